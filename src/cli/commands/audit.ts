@@ -1,0 +1,46 @@
+/** `baton audit`: the append-only ledger, oldest first. */
+import type { Command } from 'commander';
+import type { AuditEntry } from '../../core/audit-event.js';
+import { iso } from '../output.js';
+import { withCoordinator } from '../run.js';
+
+interface AuditOptions {
+  readonly task?: string;
+  readonly session?: string;
+  readonly job?: string;
+  readonly type?: string;
+  readonly after?: string;
+  readonly limit?: string;
+}
+
+export function registerAudit(program: Command): void {
+  program
+    .command('audit')
+    .description('print the audit ledger, oldest first; page on with --after <last id>')
+    .option('--task <key>', 'only entries about this task')
+    .option('--session <id>', 'only entries written by this session')
+    .option('--job <id>', 'only entries about this job')
+    .option('--type <type>', 'only entries of this type, such as claim:granted')
+    .option('--after <id>', 'only entries with a larger id')
+    .option('--limit <n>', 'at most this many (default and maximum 1000)')
+    .action((o: AuditOptions, cmd: Command) =>
+      withCoordinator(cmd, async (baton, out) => {
+        const entries = await baton.audit({ ...o, key: o.task });
+        out.result(entries, () => (entries.length === 0 ? ['no entries'] : entries.map(auditLine)));
+      }),
+    );
+}
+
+function auditLine(e: AuditEntry): string {
+  const parts = [
+    `#${e.id}`,
+    iso(e.at),
+    e.type,
+    e.key ?? '',
+    e.jobId === null ? '' : `job ${e.jobId}`,
+    e.session === null ? '' : `session ${e.session}${e.host === null ? '' : `@${e.host}`}`,
+    e.epoch === null ? '' : `epoch ${e.epoch}`,
+    Object.keys(e.detail).length === 0 ? '' : JSON.stringify(e.detail),
+  ];
+  return parts.filter((p) => p !== '').join('  ');
+}

@@ -1,0 +1,69 @@
+/**
+ * `baton claim` and `baton release`. A claim held by another session and a release with a stale
+ * epoch are expected outcomes for the store; here they become exit 3 with the current holder.
+ */
+import type { Command } from 'commander';
+import type { Holder } from '../../core/claim.js';
+import { describeHolder } from '../output.js';
+import { Refusal } from '../refusal.js';
+import { withCoordinator } from '../run.js';
+
+export function registerClaim(program: Command): void {
+  program
+    .command('claim <key>')
+    .description('claim a task for a session; exits 3 with the holder when another session has it')
+    .requiredOption('--session <id>', 'the claiming session (from `baton session start`)')
+    .action((key: string, o: { session: string }, cmd: Command) =>
+      withCoordinator(cmd, async (baton, out) => {
+        const result = await baton.claim({ key, session: o.session });
+        if (!result.ok) throw heldRefusal(key, result.holder);
+        const { claim, granted } = result;
+        out.result({ ...claim, granted }, () => {
+          const again = granted ? '' : ', already held';
+          return `claimed ${claim.key} epoch ${claim.epoch} (session ${claim.session}${again})`;
+        });
+      }),
+    );
+
+  program
+    .command('release <key>')
+    .description('release a claim; exits 3 when the epoch is no longer current (fenced)')
+    .requiredOption('--session <id>', 'the session holding the claim')
+    .requiredOption('--epoch <n>', 'the epoch printed by `baton claim`')
+    .option('--outcome <outcome>', 'done, failed or released (default released)')
+    .action(
+      (key: string, o: { session: string; epoch: string; outcome?: string }, cmd: Command) =>
+        withCoordinator(cmd, async (baton, out) => {
+          const input = { key, session: o.session, epoch: o.epoch, outcome: o.outcome };
+          const result = await baton.release(input);
+          if (!result.ok) throw fencedRefusal(key, o.epoch, result.current);
+          const outcome = o.outcome ?? 'released';
+          out.result({ key, session: Number(o.session), epoch: Number(o.epoch), outcome }, () =>
+            `released ${key} epoch ${o.epoch} (${outcome})`,
+          );
+        }),
+    );
+}
+
+export function heldRefusal(key: string, holder: Holder): Refusal {
+  return new Refusal(
+    'conflict',
+    'held',
+    `${key} is held by ${describeHolder(holder)}`,
+    'pick another task, or wait until it is released',
+    { key, holder },
+  );
+}
+
+/** The claim (key, epoch) is no longer current; says who holds the task now, if anyone. */
+export function fencedRefusal(key: string, epoch: string, current: Holder | null): Refusal {
+  const now =
+    current === null ? 'no one holds it now' : `it is now held by ${describeHolder(current)}`;
+  return new Refusal(
+    'fenced',
+    'fenced',
+    `the claim on ${key} at epoch ${epoch} is no longer current: ${now}`,
+    'stop working on it; claim it again if you still need it',
+    { key, epoch: Number(epoch), current },
+  );
+}

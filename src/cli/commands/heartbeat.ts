@@ -1,0 +1,40 @@
+/** `baton heartbeat`: a liveness signal, and with a claim named, proof it is still current. */
+import type { Command } from 'commander';
+import { Refusal } from '../refusal.js';
+import { withCoordinator } from '../run.js';
+import { fencedRefusal } from './claim.js';
+
+interface HeartbeatOptions {
+  readonly key?: string;
+  readonly epoch?: string;
+}
+
+export function registerHeartbeat(program: Command): void {
+  program
+    .command('heartbeat <session-id>')
+    .description('record that a session is alive; exits 3 once the named claim is fenced off')
+    .option('--key <key>', 'also check the claim on this task (needs --epoch)')
+    .option('--epoch <n>', 'the epoch of that claim (needs --key)')
+    .action((session: string, o: HeartbeatOptions, cmd: Command) =>
+      withCoordinator(cmd, async (baton, out) => {
+        const result = await baton.heartbeat({ session, key: o.key, epoch: o.epoch });
+        if (!result.ok) {
+          if (o.key === undefined || o.epoch === undefined) {
+            throw new Refusal(
+              'fenced',
+              'fenced',
+              `session ${session} is no longer live`,
+              'start a new session with `baton session start`',
+            );
+          }
+          throw fencedRefusal(o.key, o.epoch, result.current);
+        }
+        const claim = o.key === undefined ? {} : { key: o.key, epoch: Number(o.epoch) };
+        out.result({ ok: true, session: Number(session), ...claim }, () =>
+          o.key === undefined
+            ? `session ${session} is alive`
+            : `session ${session} is alive and holds ${o.key} at epoch ${o.epoch}`,
+        );
+      }),
+    );
+}

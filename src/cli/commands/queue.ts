@@ -1,0 +1,81 @@
+/** `baton enqueue`, `baton queue list`, `baton job show` and `baton cancel`. */
+import type { Command } from 'commander';
+import { jobDetail, jobLine, jobTable } from '../job-format.js';
+import { Refusal } from '../refusal.js';
+import { withCoordinator } from '../run.js';
+
+interface EnqueueOptions {
+  readonly priority?: string;
+  readonly ramMb?: string;
+  readonly command?: string;
+  readonly attempts?: string;
+}
+
+export function registerQueue(program: Command): void {
+  program
+    .command('enqueue <key>')
+    .description('queue a job for a task (adding the task if needed); one active job per task')
+    .option('--priority <n>', 'lower runs first, 0 to 1000 (default the task priority)')
+    .option('--ram-mb <mb>', 'memory the job needs, in MB')
+    .option('--command <template>', 'command to run for the job')
+    .option('--attempts <n>', 'attempts before the job fails for good, 1 to 100 (default 3)')
+    .action((key: string, o: EnqueueOptions, cmd: Command) =>
+      withCoordinator(cmd, async (baton, out) => {
+        const { job, created } = await baton.enqueue({
+          key,
+          priority: o.priority,
+          ramMb: o.ramMb,
+          command: o.command,
+          attempts: o.attempts,
+        });
+        out.result({ created, job }, () =>
+          created
+            ? `queued job ${job.id} for ${job.key} (priority ${job.priority})`
+            : `${job.key} already has an active job, not queued again: ${jobLine(job)}`,
+        );
+      }),
+    );
+
+  program
+    .command('queue')
+    .description('look at the job queue')
+    .command('list')
+    .description('list jobs: running, claimed and queued first, then by priority')
+    .option('--status <status>', 'only jobs in this status (or a comma-separated list)')
+    .option('--key <key>', 'only jobs for this task')
+    .option('--limit <n>', 'at most this many (default and maximum 1000)')
+    .action((o: { status?: string; key?: string; limit?: string }, cmd: Command) =>
+      withCoordinator(cmd, async (baton, out) => {
+        const jobs = await baton.listJobs(o);
+        out.result(jobs, () => jobTable(jobs));
+      }),
+    );
+
+  program
+    .command('job')
+    .description('look at one job')
+    .command('show <id>')
+    .description('show a job')
+    .action((id: string, _o: unknown, cmd: Command) =>
+      withCoordinator(cmd, async (baton, out) => {
+        const job = await baton.getJob(id);
+        out.result(job, () => jobDetail(job));
+      }),
+    );
+
+  program
+    .command('cancel <job-id>')
+    .description('cancel a queued, claimed or running job; exits 3 when it had already finished')
+    .action((id: string, _o: unknown, cmd: Command) =>
+      withCoordinator(cmd, async (baton, out) => {
+        const result = await baton.cancelJob(id);
+        if (!result.ok) {
+          const status = result.job?.status ?? 'gone';
+          const message = `job ${id} is already ${status}`;
+          const details = { job: result.job };
+          throw new Refusal('conflict', 'conflict', message, 'nothing to cancel', details);
+        }
+        out.result(result.job, () => `cancelled job ${result.job.id} (${result.job.key})`);
+      }),
+    );
+}

@@ -1,0 +1,80 @@
+/** `baton session start | end | list`. */
+import { hostname } from 'node:os';
+import type { Command } from 'commander';
+import type { Session } from '../../core/session.js';
+import { cell, iso, table } from '../output.js';
+import { withCoordinator } from '../run.js';
+
+interface StartOptions {
+  readonly kind?: string;
+  readonly host?: string;
+  readonly name?: string;
+  readonly pid?: string;
+}
+
+export function registerSession(program: Command): void {
+  const session = program.command('session').description('start, end and list sessions');
+
+  session
+    .command('start')
+    .description('start a session and print its id, for example: S=$(baton session start)')
+    .option('--kind <kind>', 'agent, human or daemon (default agent)')
+    .option('--host <name>', 'host the session runs on (default this host name)')
+    .option('--name <name>', 'a name to tell sessions apart')
+    // The CLI process exits at once, so its own pid means nothing; the caller (the shell or
+    // agent that ran `baton`) is the process that lives as long as the session.
+    .option('--pid <n>', 'process that owns the session (default the parent process of baton)')
+    .action((o: StartOptions, cmd: Command) =>
+      withCoordinator(cmd, async (baton, out) => {
+        const started = await baton.startSession({
+          kind: o.kind,
+          host: o.host ?? hostname(),
+          pid: o.pid ?? process.ppid,
+          name: o.name,
+        });
+        out.result(started, () => String(started.id));
+      }),
+    );
+
+  session
+    .command('end <id>')
+    .description('end a session and release every claim it holds')
+    .action((id: string, _o: unknown, cmd: Command) =>
+      withCoordinator(cmd, async (baton, out) => {
+        const { session: ended, ended: now } = await baton.endSession(id);
+        out.result({ ...ended, ended: now }, () =>
+          now
+            ? `ended session ${ended.id}`
+            : `session ${ended.id} had already ended (${ended.state})`,
+        );
+      }),
+    );
+
+  session
+    .command('list')
+    .description('list sessions, oldest first')
+    .option('--live', 'only live sessions')
+    .action((o: { live?: boolean }, cmd: Command) =>
+      withCoordinator(cmd, async (baton, out) => {
+        const sessions = await baton.listSessions({ liveOnly: o.live === true });
+        out.result(sessions, () => sessionTable(sessions));
+      }),
+    );
+}
+
+function sessionTable(sessions: readonly Session[]): string[] {
+  if (sessions.length === 0) return ['no sessions'];
+  return table(
+    ['ID', 'KIND', 'STATE', 'HOST', 'PID', 'NAME', 'STARTED', 'HEARTBEAT'],
+    sessions.map((s) => [
+      String(s.id),
+      s.kind,
+      s.state,
+      s.host,
+      String(s.pid),
+      cell(s.name),
+      iso(s.startedAt),
+      iso(s.heartbeatAt),
+    ]),
+  );
+}

@@ -1,0 +1,39 @@
+/**
+ * Exit codes, one table from ErrorCode. Scripts branch on these: 3 means "someone else has it or
+ * you were fenced off, stop", which differs from 4 "no such thing" and 5 "try again later".
+ * Adding an ErrorCode without a row here fails the compile.
+ */
+import type { ErrorCode } from '../core/errors.js';
+
+export const EXIT_OK = 0;
+export const EXIT_UNEXPECTED = 1;
+export const EXIT_USAGE = 2;
+
+export const EXIT_CODE_BY_ERROR = {
+  invalid_input: 2,
+  workspace_unresolved: 2,
+  conflict: 3,
+  fenced: 3,
+  not_found: 4,
+  store_unavailable: 5,
+} as const satisfies Record<ErrorCode, number>;
+
+const MEANING: Readonly<Record<number, string>> = {
+  0: 'success',
+  1: 'anything unexpected (BATON_DEBUG=1 prints the stack)',
+  2: 'bad usage or bad input',
+  3: 'conflict: held by another session, lost the race, or fenced off',
+  4: 'not found',
+  5: 'database unreachable',
+};
+
+/** The exit code table for --help, built from the mapping so the two never disagree. */
+export function exitCodeHelp(): string {
+  const lines = Object.entries(MEANING).map(([exit, meaning]) => {
+    const codes = Object.entries(EXIT_CODE_BY_ERROR)
+      .filter(([, n]) => n === Number(exit))
+      .map(([code]) => code);
+    return `  ${exit}  ${meaning}${codes.length > 0 ? ` (${codes.join(', ')})` : ''}`;
+  });
+  return ['Exit codes:', ...lines].join('\n');
+}

@@ -1,0 +1,37 @@
+/**
+ * The `baton` command (bin/baton.js imports this file). Parses arguments, runs one command and
+ * sets the exit code; see `baton --help` for the table.
+ */
+import { InvalidInputError } from '../core/errors.js';
+import { EXIT_OK, EXIT_USAGE } from './exit-codes.js';
+import { buildProgram, CommanderExit } from './program.js';
+import { reportError } from './report-error.js';
+
+export async function runCli(argv: readonly string[]): Promise<number> {
+  // Known before parsing, so that usage errors are printed in the asked-for form too.
+  const json = argv.slice(2).includes('--json');
+  try {
+    await buildProgram().parseAsync(argv);
+    return EXIT_OK;
+  } catch (error) {
+    if (error instanceof CommanderExit) return commanderExit(error, json);
+    return reportError(error, json);
+  }
+}
+
+/** Help and --version exit 0; every other commander exit is bad usage. */
+function commanderExit(exit: CommanderExit, json: boolean): number {
+  if (exit.original.exitCode === 0) return EXIT_OK;
+  // A command group, such as `baton task`, run without a subcommand.
+  const message =
+    exit.original.code === 'commander.help' ? `${exit.commandPath} needs a subcommand` : exit.message;
+  reportError(new InvalidInputError(message, `see \`${exit.commandPath} --help\``), json);
+  return EXIT_USAGE;
+}
+
+// `baton queue list | head -1`: a reader that stops early is not an error worth a stack trace.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EPIPE') throw error;
+  process.exit(process.exitCode ?? EXIT_OK);
+});
+process.exitCode = await runCli(process.argv);

@@ -1,0 +1,74 @@
+/**
+ * Everything the CLI prints goes through here. Results go to stdout: JSON with --json, short
+ * lines otherwise. Errors go to stderr as exactly one line, `baton: <message> — <hint>`, and with
+ * --json also to stdout as `{"error", "message", "hint", ...}` so a script reads one stream.
+ * Times are Instants (epoch ms) inside Baton and ISO strings on the way out.
+ */
+import type { Holder } from '../core/claim.js';
+import type { Instant } from '../core/time.js';
+
+export function iso(instant: Instant): string {
+  return new Date(instant).toISOString();
+}
+
+// Instant-valued fields of the domain types: createdAt, since, at, expiresAt, ...
+const INSTANT_KEY = /^(at|since)$|At$/;
+
+/** A JSON-ready copy with every Instant field written as an ISO string. */
+export function toWire(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(toWire);
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, field] of Object.entries(value)) {
+    out[key] = INSTANT_KEY.test(key) && typeof field === 'number' ? iso(field) : toWire(field);
+  }
+  return out;
+}
+
+export function writeJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(toWire(value), null, 2)}\n`);
+}
+
+export function writeLines(lines: string | readonly string[]): void {
+  const text = typeof lines === 'string' ? lines : lines.join('\n');
+  if (text.length > 0) process.stdout.write(`${text}\n`);
+}
+
+export function writeErrorLine(message: string, hint: string | undefined): void {
+  const line = hint === undefined || hint.length === 0 ? message : `${message} — ${hint}`;
+  process.stderr.write(`baton: ${line.replace(/\s*\n\s*/g, ' ')}\n`);
+}
+
+/** Prints a result: the value as JSON with --json, else the plain lines. */
+export class Output {
+  constructor(readonly json: boolean) {}
+
+  result(value: unknown, plain: () => string | readonly string[]): void {
+    if (this.json) writeJson(value);
+    else writeLines(plain());
+  }
+}
+
+/** Who holds a thing, in words: `session 7 on build-3 since 2025-…Z (epoch 3)`. */
+export function describeHolder(holder: Holder): string {
+  const { session, host, since, epoch } = holder;
+  return `session ${session} on ${host} since ${iso(since)} (epoch ${epoch})`;
+}
+
+/** Left-aligned columns separated by two spaces; cells are cut at 60 characters. */
+export function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
+  const cut = (cell: string): string => (cell.length > 60 ? `${cell.slice(0, 59)}…` : cell);
+  const all = [header, ...rows].map((row) => row.map(cut));
+  const widths = header.map((_, i) => Math.max(...all.map((row) => (row[i] ?? '').length)));
+  return all.map((row) =>
+    row
+      .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd(),
+  );
+}
+
+/** A nullable cell: `-` for nothing. */
+export function cell(value: string | number | null | undefined): string {
+  return value === null || value === undefined || value === '' ? '-' : String(value);
+}

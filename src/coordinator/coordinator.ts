@@ -1,0 +1,173 @@
+/**
+ * The one API the adapters (CLI, HTTP) call. It checks raw input (see inputs.ts) before anything
+ * reaches the store, turns "absent" into NotFoundError, and otherwise hands over to the Store,
+ * which owns every rule about who may hold what. Expected outcomes (held, fenced, lost) come back
+ * as values so each adapter can tell the user who holds the thing now.
+ */
+import type { AuditEntry } from '../core/audit-event.js';
+import type { Claim, ClaimResult, FencedResult, Holder } from '../core/claim.js';
+import { NotFoundError } from '../core/errors.js';
+import type { Job, JobTransitionResult } from '../core/job.js';
+import type { Lease } from '../core/lease.js';
+import type { Session } from '../core/session.js';
+import type { Task } from '../core/task.js';
+import { validateId, validateKey, validateName } from '../core/validate.js';
+import type { JobEnqueueResult, Store } from '../store/store.js';
+import {
+  parseAudit,
+  parseClaim,
+  parseEnqueue,
+  parseHeartbeat,
+  parseJobList,
+  parseRelease,
+  parseSessionStart,
+  parseTaskAdd,
+  parseTaskList,
+  type AuditInput,
+  type ClaimInput,
+  type EnqueueInput,
+  type HeartbeatInput,
+  type JobListInput,
+  type ReleaseInput,
+  type SessionStartInput,
+  type TaskAddInput,
+  type TaskListInput,
+} from './inputs.js';
+
+/** The lease the dispatcher holds while it is the leader. */
+export const DISPATCHER_LEASE = 'dispatcher';
+/** Jobs shown with a task. */
+const TASK_JOBS_SHOWN = 10;
+
+export interface TaskDetail {
+  readonly task: Task;
+  /** The live claim and who holds it, or null when the task is free. */
+  readonly claim: Claim | null;
+  readonly holder: Holder | null;
+  /** The task's jobs, active ones first. */
+  readonly jobs: readonly Job[];
+}
+
+export interface SessionEndResult {
+  readonly session: Session;
+  /** false when the session had already ended. */
+  readonly ended: boolean;
+}
+
+export interface LeaderView {
+  readonly name: string;
+  readonly lease: Lease | null;
+  /** Whether the lease has a holder and has not expired, on the database clock. */
+  readonly current: boolean;
+}
+
+export class Coordinator {
+  constructor(private readonly store: Store) {}
+
+  addTask(input: TaskAddInput): Promise<Task> {
+    return this.store.tasks.add(parseTaskAdd(input));
+  }
+
+  async getTask(key: unknown): Promise<Task> {
+    const checked = validateKey(key);
+    const task = await this.store.tasks.get(checked);
+    if (task === null) throw new NotFoundError('task', checked, 'add it with `baton task add`');
+    return task;
+  }
+
+  /** The task with its live claim holder and its recent jobs. */
+  async showTask(key: unknown): Promise<TaskDetail> {
+    const task = await this.getTask(key);
+    const claim = await this.store.claims.current(task.key);
+    const session = claim === null ? null : await this.store.sessions.get(claim.session);
+    const holder: Holder | null =
+      claim === null
+        ? null
+        : {
+            session: claim.session,
+            host: session?.host ?? '?',
+            since: claim.claimedAt,
+            epoch: claim.epoch,
+          };
+    const jobs = await this.store.jobs.list({ key: task.key, limit: TASK_JOBS_SHOWN });
+    return { task, claim, holder, jobs };
+  }
+
+  listTasks(input: TaskListInput = {}): Promise<readonly Task[]> {
+    return this.store.tasks.list(parseTaskList(input));
+  }
+
+  startSession(input: SessionStartInput): Promise<Session> {
+    return this.store.sessions.start(parseSessionStart(input));
+  }
+
+  /** Ends the session and releases its claims; NotFoundError for an unknown id. */
+  async endSession(id: unknown): Promise<SessionEndResult> {
+    const checked = validateId('session', id);
+    const ended = await this.store.sessions.end(checked);
+    return { session: await this.getSession(checked), ended };
+  }
+
+  async getSession(id: unknown): Promise<Session> {
+    const checked = validateId('session', id);
+    const session = await this.store.sessions.get(checked);
+    if (session === null) {
+      throw new NotFoundError('session', String(checked), 'start one with `baton session start`');
+    }
+    return session;
+  }
+
+  listSessions(options: { readonly liveOnly?: boolean } = {}): Promise<readonly Session[]> {
+    return this.store.sessions.list({ liveOnly: options.liveOnly === true });
+  }
+
+  /** A liveness signal; with a claim named, also proof that the claim is still current. */
+  heartbeat(input: HeartbeatInput): Promise<FencedResult> {
+    return this.store.sessions.heartbeat(parseHeartbeat(input));
+  }
+
+  claim(input: ClaimInput): Promise<ClaimResult> {
+    return this.store.claims.acquire(parseClaim(input));
+  }
+
+  release(input: ReleaseInput): Promise<FencedResult> {
+    return this.store.claims.release(parseRelease(input));
+  }
+
+  /** Queues a job for the task, creating the task if needed; returns the active job if any. */
+  enqueue(input: EnqueueInput): Promise<JobEnqueueResult> {
+    return this.store.jobs.enqueue(parseEnqueue(input));
+  }
+
+  listJobs(input: JobListInput = {}): Promise<readonly Job[]> {
+    return this.store.jobs.list(parseJobList(input));
+  }
+
+  async getJob(id: unknown): Promise<Job> {
+    const checked = validateId('job', id);
+    const job = await this.store.jobs.get(checked);
+    if (job === null) {
+      throw new NotFoundError('job', String(checked), 'list jobs with `baton queue list`');
+    }
+    return job;
+  }
+
+  /** Cancels an active job; `lost` with the job when it had already finished. */
+  async cancelJob(id: unknown): Promise<JobTransitionResult> {
+    const job = await this.getJob(id);
+    return this.store.jobs.cancel({ id: job.id });
+  }
+
+  audit(input: AuditInput = {}): Promise<readonly AuditEntry[]> {
+    return this.store.audit.list(parseAudit(input));
+  }
+
+  /** Who holds a lease (by default the dispatcher's), judged on the database clock. */
+  async leader(name: unknown = DISPATCHER_LEASE): Promise<LeaderView> {
+    const checked = validateName('lease', name);
+    const lease = await this.store.leases.get(checked);
+    const now = await this.store.now();
+    const current = lease !== null && lease.holder !== null && lease.expiresAt > now;
+    return { name: checked, lease, current };
+  }
+}

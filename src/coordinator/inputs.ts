@@ -1,0 +1,237 @@
+/**
+ * Raw input as the adapters receive it (command-line strings, parsed JSON bodies) and the checks
+ * that turn it into Store params. Every field is `unknown` until checked here; each check throws
+ * an InvalidInputError whose message names the field. Nothing here touches the database, so bad
+ * input is refused before any write.
+ */
+import { AUDIT_TYPES } from '../core/audit-event.js';
+import { RELEASE_OUTCOMES } from '../core/claim.js';
+import { InvalidInputError } from '../core/errors.js';
+import { JOB_STATES, type JobState } from '../core/job.js';
+import { SESSION_KINDS } from '../core/session.js';
+import {
+  RAM_MB_MAX,
+  validateEpoch,
+  validateId,
+  validateInteger,
+  validateKey,
+  validateLabels,
+  validateName,
+  validateOneOf,
+  validatePriority,
+  validateTitle,
+} from '../core/validate.js';
+import type {
+  AuditListParams,
+  ClaimAcquireParams,
+  ClaimReleaseParams,
+  HeartbeatParams,
+  JobEnqueueParams,
+  JobListParams,
+  SessionStartParams,
+  TaskAddParams,
+  TaskListParams,
+} from '../store/store.js';
+
+/** Rows one list call returns at most; matches the engines' own default cap. */
+export const LIST_LIMIT_MAX = 1000;
+/** Attempts one job may make before it fails for good. */
+export const ATTEMPT_MAX_LIMIT = 100;
+/** Length of a job's command template; the schema's bound. */
+export const COMMAND_LENGTH_MAX = 4000;
+/** Operating-system process ids fit a signed 32-bit integer. */
+const PID_MAX = 2_147_483_647;
+
+export interface TaskAddInput {
+  readonly key: unknown;
+  readonly title?: unknown;
+  readonly priority?: unknown;
+  readonly project?: unknown;
+  readonly assignee?: unknown;
+  readonly labels?: unknown;
+}
+
+export interface TaskListInput {
+  readonly project?: unknown;
+  readonly assignee?: unknown;
+  readonly limit?: unknown;
+}
+
+export interface SessionStartInput {
+  readonly kind?: unknown;
+  readonly host: unknown;
+  readonly pid: unknown;
+  readonly name?: unknown;
+}
+
+export interface HeartbeatInput {
+  readonly session: unknown;
+  readonly key?: unknown;
+  readonly epoch?: unknown;
+}
+
+export interface ClaimInput {
+  readonly key: unknown;
+  readonly session: unknown;
+}
+
+export interface ReleaseInput extends ClaimInput {
+  readonly epoch: unknown;
+  readonly outcome?: unknown;
+}
+
+export interface EnqueueInput {
+  readonly key: unknown;
+  readonly priority?: unknown;
+  readonly ramMb?: unknown;
+  readonly command?: unknown;
+  readonly attempts?: unknown;
+}
+
+export interface JobListInput {
+  /** One status, a comma-separated list of them, or an array. */
+  readonly status?: unknown;
+  readonly key?: unknown;
+  readonly limit?: unknown;
+}
+
+export interface AuditInput {
+  readonly key?: unknown;
+  readonly session?: unknown;
+  readonly job?: unknown;
+  readonly type?: unknown;
+  readonly after?: unknown;
+  readonly limit?: unknown;
+}
+
+/** Applies a check only when the value was given. */
+function optional<T>(value: unknown, check: (v: unknown) => T): T | undefined {
+  return value === undefined ? undefined : check(value);
+}
+
+function limit(value: unknown): number | undefined {
+  return optional(value, (v) => validateInteger('limit', v, 1, LIST_LIMIT_MAX));
+}
+
+export function parseTaskAdd(input: TaskAddInput): TaskAddParams {
+  const labels = input.labels;
+  if (labels !== undefined && !Array.isArray(labels)) {
+    throw new InvalidInputError('labels must be a list of names', 'give each label separately');
+  }
+  return {
+    key: validateKey(input.key),
+    title: optional(input.title, validateTitle),
+    priority: optional(input.priority, validatePriority),
+    project: optional(input.project, (v) => validateName('project', v)),
+    assignee: optional(input.assignee, (v) => validateName('assignee', v)),
+    labels: labels === undefined ? undefined : validateLabels(labels as unknown[]),
+  };
+}
+
+export function parseTaskList(input: TaskListInput): TaskListParams {
+  return {
+    project: optional(input.project, (v) => validateName('project', v)),
+    assignee: optional(input.assignee, (v) => validateName('assignee', v)),
+    limit: limit(input.limit),
+  };
+}
+
+export function parseSessionStart(input: SessionStartInput): SessionStartParams {
+  return {
+    kind:
+      input.kind === undefined ? 'agent' : validateOneOf('session kind', input.kind, SESSION_KINDS),
+    host: validateName('host', input.host),
+    pid: validateInteger('pid', input.pid, 0, PID_MAX),
+    name: optional(input.name, (v) => validateName('session name', v)),
+  };
+}
+
+export function parseHeartbeat(input: HeartbeatInput): HeartbeatParams {
+  const session = validateId('session', input.session);
+  if ((input.key === undefined) !== (input.epoch === undefined)) {
+    throw new InvalidInputError(
+      'a heartbeat for a claim needs both the task key and the claim epoch',
+      'give both --key and --epoch, or neither to beat for the session alone',
+    );
+  }
+  if (input.key === undefined) return { session };
+  return { session, claim: { key: validateKey(input.key), epoch: validateEpoch(input.epoch) } };
+}
+
+export function parseClaim(input: ClaimInput): ClaimAcquireParams {
+  return { key: validateKey(input.key), session: validateId('session', input.session) };
+}
+
+export function parseRelease(input: ReleaseInput): ClaimReleaseParams {
+  return {
+    ...parseClaim(input),
+    epoch: validateEpoch(input.epoch),
+    outcome:
+      input.outcome === undefined
+        ? 'released'
+        : validateOneOf('outcome', input.outcome, RELEASE_OUTCOMES),
+  };
+}
+
+export function parseEnqueue(input: EnqueueInput): JobEnqueueParams {
+  return {
+    key: validateKey(input.key),
+    priority: optional(input.priority, validatePriority),
+    ramMb: optional(input.ramMb, (v) => validateInteger('RAM (MB)', v, 0, RAM_MB_MAX)),
+    command: optional(input.command, validateCommand),
+    attemptMax: optional(input.attempts, (v) =>
+      validateInteger('attempts', v, 1, ATTEMPT_MAX_LIMIT),
+    ),
+  };
+}
+
+export function parseJobList(input: JobListInput): JobListParams {
+  return {
+    status: optional(input.status, validateStatuses),
+    key: optional(input.key, validateKey),
+    limit: limit(input.limit),
+  };
+}
+
+export function parseAudit(input: AuditInput): AuditListParams {
+  return {
+    key: optional(input.key, validateKey),
+    session: optional(input.session, (v) => validateId('session', v)),
+    jobId: optional(input.job, (v) => validateId('job', v)),
+    type: optional(input.type, (v) => validateOneOf('audit type', v, AUDIT_TYPES)),
+    afterId: optional(input.after, (v) =>
+      validateInteger('after id', v, 0, Number.MAX_SAFE_INTEGER),
+    ),
+    limit: limit(input.limit),
+  };
+}
+
+function validateCommand(value: unknown): string {
+  if (typeof value !== 'string' || value.trim().length === 0) {
+    throw new InvalidInputError(
+      'the command template is empty',
+      'give a command such as "npm test"',
+    );
+  }
+  if (value.length > COMMAND_LENGTH_MAX) {
+    throw new InvalidInputError(
+      `the command template is ${value.length} characters long; the limit is ${COMMAND_LENGTH_MAX}`,
+      'move the long part into a script and run that',
+    );
+  }
+  if (value.includes('\u0000')) {
+    throw new InvalidInputError('the command template contains a NUL character', 'remove it');
+  }
+  return value;
+}
+
+function validateStatuses(value: unknown): JobState[] {
+  const raw = typeof value === 'string' ? value.split(',').map((s) => s.trim()) : value;
+  if (!Array.isArray(raw) || raw.length === 0) {
+    throw new InvalidInputError(
+      'job status filter is empty',
+      `give one of ${JOB_STATES.join(', ')}`,
+    );
+  }
+  return [...new Set(raw.map((s: unknown) => validateOneOf('job status', s, JOB_STATES)))];
+}

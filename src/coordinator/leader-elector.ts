@@ -1,0 +1,111 @@
+/**
+ * Keeps one dispatcher leader per cluster (seed A, layer 1, made safe). The leader renews at
+ * about a third of the TTL and trusts its lease only until `sent + ttl - margin` on its own
+ * monotonic clock, anchored when the renewal was sent. It steps down as soon as a renewal is
+ * refused or that window passes, whichever comes first. Safety does not rest on this loop: every
+ * dispatch carries the term, and the store refuses a term that is no longer current.
+ */
+import { EventEmitter } from 'node:events';
+import { renewIntervalMs, trustedUntil } from '../core/lease.js';
+import type { Clock } from '../core/time.js';
+import type { Store } from '../store/store.js';
+
+export const DISPATCHER_LEASE = 'dispatcher';
+
+export interface LeaderElectorOptions {
+  readonly store: Store;
+  readonly holder: string;
+  readonly ttlMs: number;
+  /** How often a standby tries to take the lease. */
+  readonly retryIntervalMs: number;
+  /** Renewal interval; defaults to a third of the TTL. */
+  readonly renewIntervalMs?: number | undefined;
+  /** Subtracted from the trust window to absorb clock-rate differences. */
+  readonly safetyMarginMs?: number | undefined;
+  readonly clock: Clock;
+  readonly name?: string | undefined;
+}
+
+export interface LeaderEvents {
+  gained: [term: number];
+  lost: [term: number, reason: 'refused' | 'trust-window' | 'stopped'];
+  unreachable: [error: unknown];
+}
+
+export class LeaderElector extends EventEmitter<LeaderEvents> {
+  readonly name: string;
+  private currentTerm: number | null = null;
+  private trustedUntilMs = 0;
+  private readonly abort = new AbortController();
+  private loop: Promise<void> | null = null;
+
+  constructor(private readonly o: LeaderElectorOptions) {
+    super();
+    this.name = o.name ?? DISPATCHER_LEASE;
+  }
+
+  /** The term this process may act under now, or null. Checks the trust window on every call. */
+  leaderTerm(): number | null {
+    if (this.currentTerm !== null && this.o.clock.monotonicNowMs() >= this.trustedUntilMs) {
+      this.stepDown('trust-window');
+    }
+    return this.currentTerm;
+  }
+
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.abort.abort();
+    await this.loop;
+    const term = this.currentTerm;
+    if (term !== null) {
+      this.stepDown('stopped');
+      await this.o.store.leases.resign({ name: this.name, holder: this.o.holder, term }).catch(() => false);
+    }
+  }
+
+  private stepDown(reason: 'refused' | 'trust-window' | 'stopped'): void {
+    const term = this.currentTerm;
+    if (term === null) return;
+    this.currentTerm = null;
+    this.emit('lost', term, reason);
+  }
+
+  private async run(): Promise<void> {
+    const { clock } = this.o;
+    const margin = this.o.safetyMarginMs ?? Math.min(1000, Math.floor(this.o.ttlMs / 10));
+    while (!this.abort.signal.aborted) {
+      const leading = this.leaderTerm() !== null;
+      const sentAt = clock.monotonicNowMs();
+      try {
+        if (leading) {
+          const r = await this.o.store.leases.renew({
+            name: this.name,
+            holder: this.o.holder,
+            term: this.currentTerm ?? 0,
+            ttlMs: this.o.ttlMs,
+          });
+          if (r.ok) this.trustedUntilMs = trustedUntil(sentAt, this.o.ttlMs, margin);
+          else this.stepDown('refused');
+        } else {
+          const r = await this.o.store.leases.acquire({ name: this.name, holder: this.o.holder, ttlMs: this.o.ttlMs });
+          if (r.ok && !this.abort.signal.aborted) {
+            this.trustedUntilMs = trustedUntil(sentAt, this.o.ttlMs, margin);
+            this.currentTerm = r.lease.term;
+            this.emit('gained', r.lease.term);
+          }
+        }
+      } catch (error) {
+        // The database is unreachable: keep trying; the trust window ends the term if it lasts.
+        this.emit('unreachable', error);
+      }
+      const wait =
+        this.leaderTerm() !== null
+          ? (this.o.renewIntervalMs ?? renewIntervalMs(this.o.ttlMs))
+          : this.o.retryIntervalMs;
+      await clock.sleep(wait * (0.9 + Math.random() * 0.2), this.abort.signal);
+    }
+  }
+}

@@ -1,0 +1,37 @@
+/**
+ * The audit ledger: one append-only row per state change, written in the same transaction (in
+ * practice the same statement) as the change, carrying the session, its host, the epoch or term
+ * and the database time.
+ */
+import type { Instant } from './time.js';
+import type { SessionId } from './session.js';
+
+export const AUDIT_TYPES = [
+  'task:added',
+  'session:started',
+  'session:ended',
+  'claim:granted',
+  'claim:released',
+  'job:enqueued',
+  'job:claimed',
+  'job:started',
+  'job:finished',
+  'job:cancelled',
+  'job:requeued',
+  'lease:acquired',
+  'lease:resigned',
+] as const;
+export type AuditType = (typeof AUDIT_TYPES)[number];
+
+export interface AuditEntry {
+  readonly id: number;
+  readonly at: Instant;
+  readonly type: AuditType;
+  readonly key: string | null;
+  readonly jobId: number | null;
+  readonly session: SessionId | null;
+  readonly host: string | null;
+  /** The claim or job epoch, or the lease term, the change carried. */
+  readonly epoch: number | null;
+  readonly detail: Readonly<Record<string, unknown>>;
+}

@@ -1,0 +1,61 @@
+/**
+ * Refusals the caller must see. Expected outcomes (a lost race, a held claim) are returned values,
+ * never thrown; broken invariants are assertions. Every refusal carries a literal `code` so the
+ * adapters can map it to an exit code or HTTP status in one table each.
+ */
+export const ERROR_CODES = [
+  'invalid_input',
+  'not_found',
+  'conflict',
+  'fenced',
+  'store_unavailable',
+  'workspace_unresolved',
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export abstract class BatonError extends Error {
+  abstract readonly code: ErrorCode;
+  /** One sentence telling the user what to do about it. */
+  readonly hint: string | undefined;
+  constructor(message: string, hint?: string) {
+    super(message);
+    this.hint = hint;
+  }
+}
+
+/** Input that can never succeed as given: a malformed key, a negative priority, an unknown flag. */
+export class InvalidInputError extends BatonError {
+  readonly code = 'invalid_input';
+  override readonly name = 'InvalidInputError';
+}
+
+/** The named task, session, job or lease does not exist. */
+export class NotFoundError extends BatonError {
+  readonly code = 'not_found';
+  override readonly name = 'NotFoundError';
+  constructor(
+    readonly entity: 'task' | 'session' | 'job' | 'lease' | 'host' | 'workspace' | 'agent' | 'project',
+    readonly id: string,
+    hint?: string,
+  ) {
+    super(`${entity} ${id} not found`, hint);
+  }
+}
+
+/** The thing is held by someone else, or in a state that refuses the request. */
+export class ConflictError extends BatonError {
+  readonly code = 'conflict';
+  override readonly name = 'ConflictError';
+}
+
+/** The epoch (or term) presented is no longer current: the caller was fenced off. */
+export class FencedError extends BatonError {
+  readonly code = 'fenced';
+  override readonly name = 'FencedError';
+}
+
+/** The database could not be reached or refused the connection. */
+export class StoreUnavailableError extends BatonError {
+  readonly code = 'store_unavailable';
+  override readonly name = 'StoreUnavailableError';
+}

@@ -1,0 +1,72 @@
+/**
+ * A queue job asks for a task to be worked (seed A, layer 2). Each transition is one statement
+ * guarded by status and epoch; a loser gets `lost` and moves on, never retrying the same item.
+ *
+ *   queued → claimed → running → done | failed | oom_killed | cancelled
+ *      ↑        │          │
+ *      └────────┴──────────┘  requeue (recovery or retry policy, guarded by the observed epoch)
+ */
+import type { Instant } from './time.js';
+import type { SessionId } from './session.js';
+
+export const JOB_STATES = [
+  'queued',
+  'claimed',
+  'running',
+  'done',
+  'failed',
+  'oom_killed',
+  'cancelled',
+] as const;
+export type JobState = (typeof JOB_STATES)[number];
+
+export const TERMINAL_JOB_STATES = ['done', 'failed', 'oom_killed', 'cancelled'] as const;
+export type TerminalJobState = (typeof TERMINAL_JOB_STATES)[number];
+export const ACTIVE_JOB_STATES = ['queued', 'claimed', 'running'] as const;
+
+export type JobId = number;
+
+export interface Job {
+  readonly id: JobId;
+  readonly key: string;
+  readonly status: JobState;
+  readonly priority: number;
+  readonly queuedAt: Instant;
+  readonly ramMb: number | null;
+  readonly command: string | null;
+  readonly attempt: number;
+  readonly attemptMax: number;
+  /** Grows with every claim of this job; writes about the job present it. */
+  readonly epoch: number;
+  readonly session: SessionId | null;
+  readonly host: string | null;
+  readonly claimedAt: Instant | null;
+  readonly startedAt: Instant | null;
+  readonly finishedAt: Instant | null;
+  readonly exitCode: number | null;
+  /** Why the job ended as it did, or why it waits. */
+  readonly reason: string | null;
+}
+
+const NEXT: Record<JobState, readonly JobState[]> = {
+  queued: ['claimed', 'cancelled'],
+  claimed: ['running', 'queued', 'failed', 'cancelled'],
+  running: ['done', 'failed', 'oom_killed', 'cancelled', 'queued'],
+  done: [],
+  failed: [],
+  oom_killed: [],
+  cancelled: [],
+};
+
+/** The lifecycle as data: checkers and tests read it; the engines encode it in guarded SQL. */
+export function isAllowedJobTransition(from: JobState, to: JobState): boolean {
+  return NEXT[from].includes(to);
+}
+
+export function isTerminalJobState(state: JobState): state is TerminalJobState {
+  return (TERMINAL_JOB_STATES as readonly string[]).includes(state);
+}
+
+export type JobTransitionResult =
+  | { readonly ok: true; readonly job: Job }
+  | { readonly ok: false; readonly reason: 'lost'; readonly job: Job | null };

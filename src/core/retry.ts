@@ -1,0 +1,15 @@
+/**
+ * The retry policy for jobs whose session died: requeue with exponential backoff until the
+ * attempts run out, then fail.
+ */
+export interface RetryPolicy {
+  readonly backoffBaseMs: number;
+  readonly backoffMaxMs: number;
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = { backoffBaseMs: 2000, backoffMaxMs: 60_000 };
+
+/** Delay before attempt `attempt + 1`, after `attempt` attempts have been made (attempt >= 1). */
+export function backoffMs(policy: RetryPolicy, attempt: number): number {
+  return Math.min(policy.backoffMaxMs, policy.backoffBaseMs * 2 ** Math.max(0, attempt - 1));
+}

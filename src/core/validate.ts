@@ -1,0 +1,121 @@
+/**
+ * Input rules shared by every adapter. Each check returns the cleaned value or throws an
+ * InvalidInputError whose message says what was wrong and whose hint says how to fix it.
+ */
+import { InvalidInputError } from './errors.js';
+
+export const KEY_LENGTH_MAX = 200;
+export const TITLE_LENGTH_MAX = 500;
+export const NAME_LENGTH_MAX = 100;
+export const LABEL_COUNT_MAX = 32;
+export const PRIORITY_MAX = 1000;
+export const PRIORITY_DEFAULT = 100;
+export const RAM_MB_MAX = 1_048_576;
+
+// Printable, no whitespace: `github:acme/api#1246`, `JIRA-12`, `local/refactor-auth`.
+const KEY_PATTERN = /^[\x21-\x7e\u00a0-\uffff]+$/u;
+const CONTROL = /[\u0000-\u001f\u007f]/u;
+
+export function validateKey(key: unknown): string {
+  if (typeof key !== 'string' || key.length === 0) {
+    throw new InvalidInputError('task key is missing', 'give a key such as github:acme/api#1246');
+  }
+  if (key.length > KEY_LENGTH_MAX) {
+    throw new InvalidInputError(
+      `task key is ${key.length} characters long; the limit is ${KEY_LENGTH_MAX}`,
+      'use a shorter key',
+    );
+  }
+  if (!KEY_PATTERN.test(key)) {
+    throw new InvalidInputError(
+      `task key ${JSON.stringify(key)} contains whitespace or control characters`,
+      'use printable characters without spaces, such as github:acme/api#1246',
+    );
+  }
+  return key;
+}
+
+export function validateTitle(title: unknown): string {
+  if (typeof title !== 'string') throw new InvalidInputError('title must be text');
+  if (title.length > TITLE_LENGTH_MAX) {
+    throw new InvalidInputError(
+      `title is ${title.length} characters long; the limit is ${TITLE_LENGTH_MAX}`,
+      'shorten the title',
+    );
+  }
+  if (CONTROL.test(title)) {
+    throw new InvalidInputError('title contains control characters', 'remove them');
+  }
+  return title;
+}
+
+/** Project, assignee, host and label names. */
+export function validateName(what: string, value: unknown): string {
+  if (typeof value !== 'string' || value.trim().length === 0) {
+    throw new InvalidInputError(`${what} is empty`, `give a ${what} name`);
+  }
+  if (value.length > NAME_LENGTH_MAX) {
+    throw new InvalidInputError(
+      `${what} is ${value.length} characters long; the limit is ${NAME_LENGTH_MAX}`,
+      `use a shorter ${what}`,
+    );
+  }
+  if (CONTROL.test(value) || value !== value.trim()) {
+    throw new InvalidInputError(
+      `${what} ${JSON.stringify(value)} has control characters or surrounding spaces`,
+      `write the ${what} without them`,
+    );
+  }
+  return value;
+}
+
+export function validateLabels(labels: readonly unknown[]): string[] {
+  if (labels.length > LABEL_COUNT_MAX) {
+    throw new InvalidInputError(`${labels.length} labels given; the limit is ${LABEL_COUNT_MAX}`);
+  }
+  const cleaned = labels.map((label) => validateName('label', label));
+  return [...new Set(cleaned)].sort();
+}
+
+/** A whole number in [min, max], accepting numeric strings from the command line. */
+export function validateInteger(what: string, value: unknown, min: number, max: number): number {
+  const n = typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value;
+  if (typeof n !== 'number' || !Number.isSafeInteger(n)) {
+    throw new InvalidInputError(
+      `${what} must be a whole number, got ${JSON.stringify(value)}`,
+      `give a whole number from ${min} to ${max}`,
+    );
+  }
+  if (n < min || n > max) {
+    throw new InvalidInputError(
+      `${what} must be from ${min} to ${max}, got ${n}`,
+      `give a whole number from ${min} to ${max}`,
+    );
+  }
+  return n;
+}
+
+export function validatePriority(value: unknown): number {
+  return validateInteger('priority', value, 0, PRIORITY_MAX);
+}
+
+export function validateEpoch(value: unknown): number {
+  return validateInteger('epoch', value, 1, Number.MAX_SAFE_INTEGER);
+}
+
+export function validateId(what: string, value: unknown): number {
+  return validateInteger(`${what} id`, value, 1, Number.MAX_SAFE_INTEGER);
+}
+
+export function validateOneOf<const T extends readonly string[]>(
+  what: string,
+  value: unknown,
+  allowed: T,
+): T[number] {
+  if (typeof value !== 'string' || !allowed.includes(value)) {
+    throw new InvalidInputError(
+      `${what} must be one of ${allowed.join(', ')}, got ${JSON.stringify(value)}`,
+    );
+  }
+  return value;
+}

@@ -1,0 +1,102 @@
+/**
+ * The process tree of an agent, read from /proc: its members, their total resident memory, and
+ * a kill that reaches every member even when one moved to another process group.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+
+const PAGE_BYTES = 4096;
+
+interface ProcStat {
+  readonly pid: number;
+  readonly ppid: number;
+  readonly pgid: number;
+}
+
+function readStat(pid: number): ProcStat | null {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name may contain spaces and parentheses: fields start after the last ')'.
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    return { pid, ppid: Number(fields[1]), pgid: Number(fields[2]) };
+  } catch {
+    return null;
+  }
+}
+
+function allProcesses(): ProcStat[] {
+  const out: ProcStat[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const stat = readStat(Number(name));
+    if (stat !== null) out.push(stat);
+  }
+  return out;
+}
+
+/** The root, its process group, and every descendant of either. */
+export function treeMembers(rootPid: number): number[] {
+  const procs = allProcesses();
+  const members = new Set<number>([rootPid]);
+  for (const p of procs) if (p.pgid === rootPid) members.add(p.pid);
+  let grew = true;
+  while (grew) {
+    grew = false;
+    for (const p of procs) {
+      if (!members.has(p.pid) && members.has(p.ppid)) {
+        members.add(p.pid);
+        grew = true;
+      }
+    }
+  }
+  return [...members].filter((pid) => readStat(pid) !== null);
+}
+
+/** Resident memory of the tree in MB, leaving out the pids in `exclude` (the shim itself). */
+export function treeRssMb(rootPid: number, exclude: readonly number[] = []): number {
+  let pages = 0;
+  for (const pid of treeMembers(rootPid)) {
+    if (exclude.includes(pid)) continue;
+    try {
+      pages += Number(readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[1] ?? 0);
+    } catch {
+      // The process ended between listing and reading.
+    }
+  }
+  return (pages * PAGE_BYTES) / (1024 * 1024);
+}
+
+/** SIGKILLs the process group and every descendant. Returns the pids signalled. */
+export function killTree(rootPid: number): number[] {
+  const members = treeMembers(rootPid);
+  try {
+    process.kill(-rootPid, 'SIGKILL');
+  } catch {
+    // No such group any more.
+  }
+  for (const pid of members) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  }
+  return members;
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return readStat(pid) !== null && !isZombie(pid);
+  } catch {
+    return false;
+  }
+}
+
+function isZombie(pid: number): boolean {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return text.slice(text.lastIndexOf(')') + 2).startsWith('Z');
+  } catch {
+    return false;
+  }
+}

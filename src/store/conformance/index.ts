@@ -1,0 +1,23 @@
+/**
+ * The one suite every engine must pass, unchanged. A change to store.ts or to either engine
+ * comes with a change here.
+ */
+import { describe } from 'node:test';
+import { exerciseAuditAndMigrations } from './audit-migrations.js';
+import { exerciseClaims } from './claims.js';
+import type { Harness } from './harness.js';
+import { exerciseJobs } from './jobs.js';
+import { exerciseLeases } from './leases.js';
+import { exerciseTasksAndSessions } from './tasks-sessions.js';
+
+export type { Harness, Fixture, RawSql } from './harness.js';
+
+export function exerciseStore(h: Harness): void {
+  void describe(`${h.name} store`, () => {
+    exerciseTasksAndSessions(h);
+    exerciseClaims(h);
+    exerciseJobs(h);
+    exerciseLeases(h);
+    exerciseAuditAndMigrations(h);
+  });
+}

@@ -1,0 +1,177 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { FencedError } from '../../core/errors.js';
+import { givenSession, withFixture, type Harness } from './harness.js';
+
+export function exerciseJobs(h: Harness): void {
+  describe('queue jobs', () => {
+    test('enqueues a job for a new task, creating the task', () =>
+      withFixture(h, async ({ store }) => {
+        const r = await store.jobs.enqueue({ key: 'k', priority: 3, ramMb: 512, command: 'echo {{key}}' });
+        assert.equal(r.created, true);
+        assert.equal(r.job.status, 'queued');
+        assert.equal(r.job.key, 'k');
+        assert.equal(r.job.priority, 3);
+        assert.equal(r.job.ramMb, 512);
+        assert.equal(r.job.command, 'echo {{key}}');
+        assert.equal(r.job.attempt, 0);
+        assert.equal(r.job.epoch, 0);
+        assert.notEqual(await store.tasks.get('k'), null);
+        assert.deepEqual(await store.jobs.get(r.job.id), r.job);
+      }));
+
+    test('returns the active job instead of queueing the same task twice', () =>
+      withFixture(h, async ({ store }) => {
+        const first = await store.jobs.enqueue({ key: 'k' });
+        const second = await store.jobs.enqueue({ key: 'k', priority: 1 });
+        assert.equal(second.created, false);
+        assert.equal(second.job.id, first.job.id);
+        assert.equal((await store.jobs.list()).length, 1);
+      }));
+
+    test('queues a task again once its previous job has ended', () =>
+      withFixture(h, async ({ store }) => {
+        const first = await store.jobs.enqueue({ key: 'k' });
+        await store.jobs.cancel({ id: first.job.id });
+        const again = await store.jobs.enqueue({ key: 'k' });
+        assert.equal(again.created, true);
+        assert.notEqual(again.job.id, first.job.id);
+      }));
+
+    test('claims queued jobs by priority, then queued_at, then id', () =>
+      withFixture(h, async ({ store }) => {
+        const s = await givenSession(store);
+        for (const [key, priority] of [['c', 5], ['a', 1], ['d', 5], ['b', 1]] as const) {
+          await store.jobs.enqueue({ key, priority });
+        }
+        const order: string[] = [];
+        for (;;) {
+          const job = await store.jobs.claimNext({ session: s.id });
+          if (job === null) break;
+          assert.equal(job.status, 'claimed');
+          assert.equal(job.session, s.id);
+          assert.equal(job.attempt, 1);
+          assert.equal(job.epoch, 1);
+          order.push(job.key);
+        }
+        assert.deepEqual(order, ['a', 'b', 'c', 'd']);
+      }));
+
+    test('returns null when nothing is queued', () =>
+      withFixture(h, async ({ store }) => {
+        const s = await givenSession(store);
+        assert.equal(await store.jobs.claimNext({ session: s.id }), null);
+      }));
+
+    test('refuses to hand a job to an ended session', () =>
+      withFixture(h, async ({ store }) => {
+        const s = await givenSession(store);
+        await store.jobs.enqueue({ key: 'k' });
+        await store.sessions.end(s.id);
+        await assert.rejects(store.jobs.claimNext({ session: s.id }), FencedError);
+        assert.equal((await store.jobs.list())[0]?.status, 'queued');
+      }));
+
+    test('runs a job through claimed, running and done, guarded by session and epoch', () =>
+      withFixture(h, async ({ store }) => {
+        const s = await givenSession(store, 'box-1');
+        await store.jobs.enqueue({ key: 'k' });
+        const job = await store.jobs.claimNext({ session: s.id });
+        assert.ok(job !== null);
+        assert.equal(job.host, 'box-1');
+        const started = await store.jobs.start({ id: job.id, session: s.id, epoch: job.epoch });
+        assert.ok(started.ok);
+        assert.equal(started.job.status, 'running');
+        const done = await store.jobs.finish({
+          id: job.id,
+          session: s.id,
+          epoch: job.epoch,
+          status: 'done',
+          exitCode: 0,
+        });
+        assert.ok(done.ok);
+        assert.equal(done.job.status, 'done');
+        assert.equal(done.job.exitCode, 0);
+        assert.ok(done.job.finishedAt !== null);
+      }));
+
+    test('tells a transition carrying a wrong epoch or session that it lost, changing nothing', () =>
+      withFixture(h, async ({ store }) => {
+        const s = await givenSession(store);
+        const other = await givenSession(store);
+        await store.jobs.enqueue({ key: 'k' });
+        const job = await store.jobs.claimNext({ session: s.id });
+        assert.ok(job !== null);
+        const wrongEpoch = await store.jobs.start({ id: job.id, session: s.id, epoch: job.epoch + 1 });
+        const wrongSession = await store.jobs.start({ id: job.id, session: other.id, epoch: job.epoch });
+        for (const r of [wrongEpoch, wrongSession]) {
+          assert.equal(r.ok, false);
+          assert.ok(!r.ok);
+          assert.equal(r.reason, 'lost');
+          assert.equal(r.job?.status, 'claimed');
+        }
+        const finishEarly = await store.jobs.finish({
+          id: job.id,
+          session: s.id,
+          epoch: job.epoch,
+          status: 'done',
+        });
+        assert.equal(finishEarly.ok, false);
+        assert.deepEqual(await store.jobs.get(job.id), job);
+      }));
+
+    test('cancels a running job, after which its holder cannot finish it', () =>
+      withFixture(h, async ({ store }) => {
+        const s = await givenSession(store);
+        await store.jobs.enqueue({ key: 'k' });
+        const job = await store.jobs.claimNext({ session: s.id });
+        assert.ok(job !== null);
+        await store.jobs.start({ id: job.id, session: s.id, epoch: job.epoch });
+        const cancelled = await store.jobs.cancel({ id: job.id, reason: 'operator' });
+        assert.ok(cancelled.ok);
+        assert.equal(cancelled.job.status, 'cancelled');
+        assert.equal(cancelled.job.reason, 'operator');
+        const late = await store.jobs.finish({ id: job.id, session: s.id, epoch: job.epoch, status: 'done' });
+        assert.equal(late.ok, false);
+        assert.equal((await store.jobs.get(job.id))?.status, 'cancelled');
+        const again = await store.jobs.cancel({ id: job.id });
+        assert.equal(again.ok, false);
+      }));
+
+    test('never hands one job to two concurrent claimers', () =>
+      withFixture(h, async ({ store, openAnother }) => {
+        const other = await openAnother();
+        try {
+          for (let i = 0; i < 20; i++) await store.jobs.enqueue({ key: `k${i}` });
+          const sessions = await Promise.all(Array.from({ length: 8 }, () => givenSession(store)));
+          const claimed: number[] = [];
+          await Promise.all(
+            sessions.map(async (s, i) => {
+              const st = i % 2 === 0 ? store : other;
+              for (;;) {
+                const job = await st.jobs.claimNext({ session: s.id });
+                if (job === null) return;
+                claimed.push(job.id);
+              }
+            }),
+          );
+          assert.equal(claimed.length, 20);
+          assert.equal(new Set(claimed).size, 20);
+        } finally {
+          await other.close();
+        }
+      }));
+
+    test('lists jobs filtered by status and by task key', () =>
+      withFixture(h, async ({ store }) => {
+        const s = await givenSession(store);
+        await store.jobs.enqueue({ key: 'a', priority: 1 });
+        await store.jobs.enqueue({ key: 'b', priority: 2 });
+        await store.jobs.claimNext({ session: s.id });
+        assert.deepEqual((await store.jobs.list({ status: ['queued'] })).map((j) => j.key), ['b']);
+        assert.deepEqual((await store.jobs.list({ status: ['claimed'] })).map((j) => j.key), ['a']);
+        assert.deepEqual((await store.jobs.list({ key: 'b' })).map((j) => j.key), ['b']);
+        assert.equal((await store.jobs.list()).length, 2);
+      }));
+  });
+}

@@ -1,0 +1,45 @@
+/**
+ * Chooses the engine from the database URL: `postgres://` or `postgresql://` for PostgreSQL,
+ * `sqlite:<path>`, `file:<path>` or a plain path for SQLite. Engines load lazily so a CLI call
+ * pays only for the one it uses.
+ */
+import { InvalidInputError } from '../core/errors.js';
+import type { Store } from './store.js';
+
+export const DEFAULT_DB = '.baton/baton.db';
+
+export type DbTarget =
+  | { readonly engine: 'sqlite'; readonly path: string }
+  | { readonly engine: 'postgres'; readonly url: string };
+
+export function parseDbUrl(raw: string): DbTarget {
+  const url = raw.trim();
+  if (url.length === 0) {
+    throw new InvalidInputError('the database URL is empty', `pass a path such as ${DEFAULT_DB} or a postgres:// URL`);
+  }
+  if (/^postgres(ql)?:\/\//i.test(url)) return { engine: 'postgres', url };
+  const sqlite = /^(sqlite|file):(\/\/)?(.*)$/i.exec(url);
+  if (sqlite !== null) {
+    const path = sqlite[3] ?? '';
+    if (path.length === 0) throw new InvalidInputError(`no file path in ${url}`, 'write sqlite:/path/to/baton.db');
+    return { engine: 'sqlite', path };
+  }
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url);
+  if (scheme !== null) {
+    throw new InvalidInputError(
+      `unknown database scheme "${scheme[1]}:" in ${url}`,
+      'use a postgres:// URL, or a sqlite: URL or file path',
+    );
+  }
+  return { engine: 'sqlite', path: url };
+}
+
+export async function openStore(raw: string): Promise<Store> {
+  const target = parseDbUrl(raw);
+  if (target.engine === 'sqlite') {
+    const { openSqliteStore } = await import('./sqlite/sqlite-store.js');
+    return openSqliteStore({ path: target.path });
+  }
+  const { openPostgresStore } = await import('./postgres/postgres-store.js');
+  return openPostgresStore({ url: target.url });
+}

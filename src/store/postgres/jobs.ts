@@ -1,0 +1,216 @@
+/**
+ * Queue jobs on PostgreSQL: every transition is one guarded UPDATE whose audit row is written by
+ * the same statement. A transition that matches nothing reads the job once more to report `lost`.
+ */
+import { assert } from '../../core/assert.js';
+import { FencedError, NotFoundError } from '../../core/errors.js';
+import type { Job, JobTransitionResult } from '../../core/job.js';
+import { PRIORITY_DEFAULT } from '../../core/validate.js';
+import type { Store } from '../store.js';
+import { NOW, hostOf, jobColumns, jobFields, toJob, type JobRow } from './rows.js';
+import type { PgRunner } from './runner.js';
+
+const ACTIVE = `('queued', 'claimed', 'running')`;
+const ENQUEUE_RETRY_MAX = 20;
+
+export async function jobById(run: PgRunner, id: number): Promise<Job | null> {
+  const row = await run.one<JobRow>(
+    `SELECT ${jobColumns('jobs')} FROM jobs WHERE id = $1::bigint`,
+    [id],
+  );
+  return row === undefined ? null : toJob(row);
+}
+
+async function lostOr(
+  run: PgRunner,
+  id: number,
+  row: JobRow | undefined,
+): Promise<JobTransitionResult> {
+  if (row !== undefined) return { ok: true, job: toJob(row) };
+  const job = await jobById(run, id);
+  if (job === null) throw new NotFoundError('job', String(id));
+  return { ok: false, reason: 'lost', job };
+}
+
+/**
+ * Creates the task when absent, then queues a job unless one is active, in one statement. Both
+ * inserts are backed by unique indexes (tasks.key, jobs_one_active_per_task), so a concurrent
+ * enqueue of the same key makes ON CONFLICT do nothing; the statement then returns no row, and
+ * the next run sees the winner's rows and answers `created: false`.
+ */
+const ENQUEUE = `
+WITH new_task AS (
+  INSERT INTO tasks (key, priority, created_at)
+  SELECT $1::text, $7::int, ${NOW}
+  WHERE NOT EXISTS (SELECT 1 FROM tasks WHERE key = $1::text)
+  ON CONFLICT (key) DO NOTHING
+  RETURNING id, key, priority, created_at
+), task AS (
+  SELECT id, key, priority FROM new_task
+  UNION ALL
+  SELECT id, key, priority FROM tasks WHERE key = $1::text
+), active AS (
+  SELECT j.id FROM jobs j JOIN task ON j.task_id = task.id WHERE j.status IN ${ACTIVE}
+), job AS (
+  INSERT INTO jobs (task_id, priority, queued_at, ram_mb, command, attempt_max)
+  SELECT id, coalesce($2::int, priority), ${NOW}, $3::int, $4::text, coalesce($5::int, 3)
+  FROM task
+  WHERE NOT EXISTS (SELECT 1 FROM active)
+  ON CONFLICT (task_id) WHERE status IN ${ACTIVE} DO NOTHING
+  RETURNING ${jobFields('jobs')}
+), a AS (
+  INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, detail)
+  SELECT x.at, x.type, $1::text, x.job_id, $6::bigint, ${hostOf('$6::bigint')}, x.detail
+  FROM (
+    SELECT 0 AS part, created_at AS at, 'task:added' AS type, NULL::bigint AS job_id,
+      '{}'::jsonb AS detail
+    FROM new_task
+    UNION ALL
+    SELECT 1, queued_at, 'job:enqueued', id,
+      jsonb_build_object('priority', priority, 'ramMb', ram_mb)
+    FROM job
+  ) x
+  ORDER BY x.part
+)
+SELECT true AS created, job.*, $1::text AS key FROM job
+UNION ALL
+SELECT false, ${jobColumns('jobs')} FROM jobs WHERE id IN (SELECT id FROM active)`;
+
+export function postgresJobs(run: PgRunner): Store['jobs'] {
+  return {
+    enqueue: async (p) => {
+      for (let attempt = 1; ; attempt++) {
+        const row = await run.one<JobRow & { created: boolean }>(ENQUEUE, [
+          p.key,
+          p.priority ?? null,
+          p.ramMb ?? null,
+          p.command ?? null,
+          p.attemptMax ?? null,
+          p.by ?? null,
+          PRIORITY_DEFAULT,
+        ]);
+        if (row !== undefined) return { job: toJob(row), created: row.created };
+        assert(attempt < ENQUEUE_RETRY_MAX, 'an enqueue does not race forever');
+      }
+    },
+    claimNext: (p) => claimNext(run, p),
+    start: async (p) => {
+      const row = await run.one<JobRow>(
+        `WITH j AS (
+           UPDATE jobs SET status = 'running', started_at = ${NOW}
+           WHERE id = $1::bigint AND session_id = $2::bigint AND epoch = $3::bigint
+             AND status = 'claimed'
+           RETURNING ${jobColumns('jobs')}
+         ), a AS (
+           INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch)
+           SELECT started_at, 'job:started', key, id, $2::bigint, ${hostOf('$2::bigint')},
+             $3::bigint
+           FROM j
+         )
+         SELECT * FROM j`,
+        [p.id, p.session, p.epoch],
+      );
+      return lostOr(run, p.id, row);
+    },
+    finish: async (p) => {
+      const row = await run.one<JobRow>(
+        `WITH j AS (
+           UPDATE jobs SET status = $4::text, finished_at = ${NOW}, exit_code = $5::int,
+             reason = $6::text
+           WHERE id = $1::bigint AND session_id = $2::bigint AND epoch = $3::bigint
+             AND status = 'running'
+           RETURNING ${jobColumns('jobs')}
+         ), a AS (
+           INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail)
+           SELECT finished_at, 'job:finished', key, id, $2::bigint, ${hostOf('$2::bigint')},
+             $3::bigint, jsonb_build_object('status', $4::text, 'exitCode', $5::int)
+           FROM j
+         )
+         SELECT * FROM j`,
+        [p.id, p.session, p.epoch, p.status, p.exitCode ?? null, p.reason ?? null],
+      );
+      return lostOr(run, p.id, row);
+    },
+    cancel: async (p) => {
+      const row = await run.one<JobRow>(
+        `WITH j AS (
+           UPDATE jobs SET status = 'cancelled', finished_at = ${NOW}, reason = $2::text
+           WHERE id = $1::bigint AND status IN ${ACTIVE}
+           RETURNING ${jobColumns('jobs')}
+         ), a AS (
+           INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail)
+           SELECT finished_at, 'job:cancelled', key, id, $3::bigint, ${hostOf('$3::bigint')}, epoch,
+             jsonb_build_object('reason', reason)
+           FROM j
+         )
+         SELECT * FROM j`,
+        [p.id, p.reason ?? 'cancelled', p.by ?? null],
+      );
+      return lostOr(run, p.id, row);
+    },
+    get: (id) => jobById(run, id),
+    list: async (p = {}) =>
+      (
+        await run.rows<JobRow>(
+          `SELECT ${jobColumns('jobs')} FROM jobs
+           WHERE ($1::text[] IS NULL OR status = ANY ($1::text[]))
+             AND ($2::text IS NULL OR task_id = (SELECT id FROM tasks WHERE key = $2::text))
+           ORDER BY status <> 'running', status <> 'claimed', status <> 'queued',
+             priority, queued_at, id
+           LIMIT $3::int`,
+          [p.status === undefined ? null : [...p.status], p.key ?? null, p.limit ?? 1000],
+        )
+      ).map(toJob),
+  };
+}
+
+/**
+ * Takes the best queued job with FOR UPDATE SKIP LOCKED, so concurrent claimers pass over each
+ * other's rows instead of queueing behind them, and marks it claimed in the same statement.
+ */
+async function claimNext(
+  run: PgRunner,
+  p: Parameters<Store['jobs']['claimNext']>[0],
+): Promise<Job | null> {
+  const row = await run.one<Partial<JobRow> & { session_state: string | null }>(
+    `WITH s AS (
+       SELECT id, host, state FROM sessions WHERE id = $1::bigint FOR KEY SHARE
+     ),
+     -- The locking CTE is an optimisation fence (Oban's experience): with the LIMIT subquery
+     -- written inline in the UPDATE's WHERE, the planner may run it once per candidate row
+     -- and claim more rows than the LIMIT. A CTE with FOR UPDATE is materialised exactly once.
+     next AS (
+       SELECT id FROM jobs
+       WHERE status = 'queued' AND EXISTS (SELECT 1 FROM s WHERE state = 'live')
+       ORDER BY priority, queued_at, id
+       LIMIT 1
+       FOR UPDATE SKIP LOCKED
+     ), j AS (
+       UPDATE jobs SET status = 'claimed', epoch = jobs.epoch + 1, attempt = jobs.attempt + 1,
+         session_id = s.id, host = coalesce($2::text, s.host), claimed_at = ${NOW},
+         started_at = NULL, reason = NULL
+       FROM next, s
+       WHERE jobs.id = next.id AND jobs.status = 'queued'
+       RETURNING ${jobColumns('jobs')}, s.host AS session_host
+     ), a AS (
+       INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail)
+       SELECT claimed_at, 'job:claimed', key, id, session_id, session_host, epoch,
+         jsonb_build_object('attempt', attempt, 'host', host)
+       FROM j
+     )
+     SELECT s.state AS session_state, j.*
+     FROM (SELECT 1) one LEFT JOIN s ON true LEFT JOIN j ON true`,
+    [p.session, p.host ?? null],
+  );
+  assert(row !== undefined, 'claimNext returns exactly one row');
+  if (row.session_state === null) {
+    throw new NotFoundError('session', String(p.session), 'start one with `baton session start`');
+  }
+  if (row.session_state !== 'live') {
+    throw new FencedError(
+      `session ${p.session} is ${row.session_state}`,
+      'start a new session with `baton session start`',
+    );
+  }
+  return row.id === undefined || row.id === null ? null : toJob(row as JobRow);
+}

@@ -1,0 +1,131 @@
+/** Leases and the audit ledger on PostgreSQL. */
+import { assert } from '../../core/assert.js';
+import type { LeaseResult } from '../../core/lease.js';
+import type { Store } from '../store.js';
+import { LEASE_COLUMNS, NOW, ms, toAudit, toLease, type AuditRow, type LeaseRow } from './rows.js';
+import type { PgRunner } from './runner.js';
+
+const TTL = `$3::bigint * interval '1 millisecond'`;
+const ACQUIRE_RETRY_MAX = 20;
+
+/**
+ * One statement. `cur` locks the lease row FOR UPDATE, which under READ COMMITTED yields its
+ * newest version, and only then is the clock read (`n` scans `cur` first), so expiry is judged
+ * on the row as it is now and on a time taken after any wait. The row is taken when free or
+ * expired (a new term), created when absent; otherwise the locked row is returned to say who
+ * holds it, or, for its own holder, that it already holds it (same term, not extended).
+ */
+const ACQUIRE = `
+WITH cur AS (
+  SELECT ${LEASE_COLUMNS} FROM leases WHERE name = $1::text FOR UPDATE
+), n AS (
+  SELECT ${NOW} AS t FROM (SELECT count(*) FROM cur) locked
+), taken AS (
+  UPDATE leases SET holder = $2::text, term = leases.term + 1, acquired_at = n.t,
+    expires_at = n.t + ${TTL}
+  FROM cur, n
+  WHERE leases.name = cur.name AND (cur.holder IS NULL OR cur.expires_at <= n.t)
+  RETURNING leases.name, leases.holder, leases.term, leases.acquired_at, leases.expires_at
+), created AS (
+  INSERT INTO leases (name, holder, term, acquired_at, expires_at)
+  SELECT $1::text, $2::text, 1, n.t, n.t + ${TTL} FROM n
+  WHERE NOT EXISTS (SELECT 1 FROM cur)
+  ON CONFLICT (name) DO NOTHING
+  RETURNING ${LEASE_COLUMNS}
+), got AS (
+  SELECT * FROM taken UNION ALL SELECT * FROM created
+), a AS (
+  INSERT INTO audit_events (at, type, epoch, detail)
+  SELECT acquired_at, 'lease:acquired', term,
+    jsonb_build_object('name', name, 'holder', holder, 'ttlMs', $3::bigint)
+  FROM got
+)
+SELECT true AS taken, got.*, n.t AS now FROM got, n
+UNION ALL
+SELECT false, cur.*, n.t FROM cur, n WHERE NOT EXISTS (SELECT 1 FROM got)`;
+
+export function postgresLeases(run: PgRunner): Store['leases'] {
+  const get = (name: string): Promise<LeaseRow | undefined> =>
+    run.one<LeaseRow>(`SELECT ${LEASE_COLUMNS} FROM leases WHERE name = $1::text`, [name]);
+  return {
+    acquire: async (p): Promise<LeaseResult> => {
+      for (let attempt = 1; ; attempt++) {
+        const row = await run.one<LeaseRow & { taken: boolean; now: Date }>(ACQUIRE, [
+          p.name,
+          p.holder,
+          p.ttlMs,
+        ]);
+        if (row !== undefined) {
+          if (row.taken) return { ok: true, lease: toLease(row) };
+          // Not taken, so the newest version is held and unexpired (the guard said so).
+          const held = row.holder !== null && ms(row.expires_at) > ms(row.now);
+          assert(held, 'a lease left untaken is held and unexpired');
+          return row.holder === p.holder
+            ? { ok: true, lease: toLease(row) }
+            : { ok: false, reason: 'held', lease: toLease(row) };
+        }
+        // Another process created the row after our snapshot: the next run sees it.
+        assert(attempt < ACQUIRE_RETRY_MAX, 'a lease acquire does not race forever');
+      }
+    },
+    renew: async (p): Promise<LeaseResult> => {
+      const row = await run.one<LeaseRow>(
+        `UPDATE leases SET expires_at = n.t + ${TTL}
+         FROM (SELECT ${NOW} AS t) n
+         WHERE name = $1::text AND holder = $2::text AND term = $4::bigint AND expires_at > n.t
+         RETURNING ${LEASE_COLUMNS}`,
+        [p.name, p.holder, p.ttlMs, p.term],
+      );
+      if (row !== undefined) return { ok: true, lease: toLease(row) };
+      const current = await get(p.name);
+      return { ok: false, reason: 'lost', lease: current === undefined ? null : toLease(current) };
+    },
+    resign: async (p) => {
+      const [r] = await run.rows<{ resigned: number }>(
+        `WITH r AS (
+           UPDATE leases SET holder = NULL, expires_at = n.t
+           FROM (SELECT ${NOW} AS t) n
+           WHERE name = $1::text AND holder = $2::text AND term = $3::bigint AND expires_at > n.t
+           RETURNING leases.term, leases.expires_at
+         ), a AS (
+           INSERT INTO audit_events (at, type, epoch, detail)
+           SELECT expires_at, 'lease:resigned', term,
+             jsonb_build_object('name', $1::text, 'holder', $2::text)
+           FROM r
+         )
+         SELECT count(*) AS resigned FROM r`,
+        [p.name, p.holder, p.term],
+      );
+      return r?.resigned === 1;
+    },
+    get: async (name) => {
+      const row = await get(name);
+      return row === undefined ? null : toLease(row);
+    },
+  };
+}
+
+export function postgresAudit(run: PgRunner): Store['audit'] {
+  return {
+    list: async (p = {}) =>
+      (
+        await run.rows<AuditRow>(
+          `SELECT id, at, type, task_key, job_id, session_id, host, epoch, detail FROM audit_events
+           WHERE ($1::text IS NULL OR task_key = $1::text)
+             AND ($2::bigint IS NULL OR session_id = $2::bigint)
+             AND ($3::bigint IS NULL OR job_id = $3::bigint)
+             AND ($4::text IS NULL OR type = $4::text)
+             AND id > $5::bigint
+           ORDER BY id LIMIT $6::int`,
+          [
+            p.key ?? null,
+            p.session ?? null,
+            p.jobId ?? null,
+            p.type ?? null,
+            p.afterId ?? 0,
+            p.limit ?? 1000,
+          ],
+        )
+      ).map(toAudit),
+  };
+}

@@ -1,0 +1,13 @@
+import kernel from './0001-kernel.js';
+
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+/**
+ * Applied in order, each once, in one transaction that holds pg_advisory_xact_lock and re-reads
+ * the version, so processes starting together apply each migration exactly once.
+ */
+export const MIGRATIONS: readonly Migration[] = [kernel];

@@ -1,0 +1,130 @@
+/**
+ * The shared engine: one PostgreSQL database that processes on many hosts use at once.
+ *
+ * Every operation is one autocommit statement under READ COMMITTED wherever the success path
+ * allows: a data-modifying CTE that makes the guarded change, writes the history row and
+ * appends the audit row, so the ledger commits with the change in one round trip. Time is the
+ * database's (clock_timestamp(), truncated to the millisecond), never a host's.
+ */
+import pg from 'pg';
+import { assert } from '../../core/assert.js';
+import { StoreUnavailableError } from '../../core/errors.js';
+import type { Store } from '../store.js';
+import { MIGRATIONS } from './migrations/index.js';
+import { NOW, ms } from './rows.js';
+import { PgRunner } from './runner.js';
+import { postgresClaims, postgresSessions, postgresTasks } from './tasks-claims.js';
+import { postgresJobs } from './jobs.js';
+import { postgresAudit, postgresLeases } from './leases-audit.js';
+
+export interface PostgresStoreOptions {
+  /** postgres:// or postgresql:// URL. */
+  readonly url: string;
+  /** Connections in the pool (default 10). */
+  readonly poolSize?: number;
+  /** How long to wait for a connection before giving up (ms, default 5000). */
+  readonly connectTimeoutMs?: number;
+}
+
+/** "baton" in ASCII: the advisory lock key that serialises migrations across processes. */
+const MIGRATION_LOCK_KEY = 0x6261746f6e;
+const VERSION = 'SELECT max(version) AS v FROM schema_migrations';
+
+/**
+ * bigint (int8) columns as JS numbers. Ids, epochs and counts stay far below 2^53. Set on this
+ * pool only, so other pg users in the process keep pg's default (strings).
+ */
+function typeParsers(): pg.TypeOverrides {
+  const types = new pg.TypeOverrides();
+  types.setTypeParser(20 /* int8 */, (value: string) => {
+    const n = Number(value);
+    if (!Number.isSafeInteger(n)) throw new Error(`invariant broken: bigint ${value} exceeds 2^53`);
+    return n;
+  });
+  return types;
+}
+
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<Store> {
+  const server = serverOf(options.url);
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.poolSize ?? 10,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+    keepAlive: true,
+    application_name: 'baton',
+    types: typeParsers(),
+  });
+  // An idle connection that dies (server restart, pg_terminate_backend) emits here; the pool
+  // drops it and the next checkout connects afresh. Without a listener it would crash the process.
+  pool.on('error', () => {});
+  const run = new PgRunner(pool, server);
+  try {
+    await migrate(run);
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw run.translate(error);
+  }
+  return {
+    engine: 'postgres',
+    capabilities: { multiHost: true },
+    now: async () => {
+      const row = await run.one<{ now: Date }>(`SELECT ${NOW} AS now`);
+      assert(row !== undefined, 'SELECT gives one row');
+      return ms(row.now);
+    },
+    close: () => pool.end(),
+    tasks: postgresTasks(run),
+    sessions: postgresSessions(run),
+    claims: postgresClaims(run),
+    jobs: postgresJobs(run),
+    leases: postgresLeases(run),
+    audit: postgresAudit(run),
+  };
+}
+
+/**
+ * Applies missing migrations. The common case, an up-to-date schema, costs one read; otherwise
+ * one transaction takes a transaction-scoped advisory lock, re-reads the version and applies
+ * what is missing, so processes that start together apply each migration exactly once.
+ */
+async function migrate(run: PgRunner): Promise<void> {
+  const latest = MIGRATIONS.reduce((v, m) => Math.max(v, m.version), 0);
+  try {
+    const [row] = await run.exec<{ v: number | null }>(VERSION);
+    if ((row?.v ?? 0) >= latest) return;
+  } catch (error) {
+    // 42P01: undefined_table, a new database. Anything else is real.
+    if ((error as { code?: unknown }).code !== '42P01') throw error;
+  }
+  await run.transaction(async (q) => {
+    await q.exec(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`);
+    await q.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL)`);
+    const [row] = await q.exec<{ v: number | null }>(VERSION);
+    const current = row?.v ?? 0;
+    for (const m of MIGRATIONS) {
+      if (m.version <= current) continue;
+      // The simple query protocol: a migration is several statements.
+      await q.exec(m.sql);
+      await q.exec(
+        `INSERT INTO schema_migrations (version, name, applied_at)
+         VALUES (${m.version}, '${m.name}', ${NOW})`,
+      );
+    }
+  });
+}
+
+/** host:port from the URL, for messages; the password never appears. */
+function serverOf(url: string): string {
+  try {
+    const u = new URL(url);
+    const socketHost = u.searchParams.get('host');
+    const host = socketHost ?? (u.hostname === '' ? 'localhost' : u.hostname);
+    return `${host}:${u.port === '' ? '5432' : u.port}`;
+  } catch {
+    throw new StoreUnavailableError(
+      'the PostgreSQL URL is malformed',
+      'write it as postgres://user:password@host:5432/database',
+    );
+  }
+}

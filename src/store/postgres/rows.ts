@@ -1,0 +1,287 @@
+/**
+ * Maps PostgreSQL rows to domain values, and holds the SQL fragments every statement shares.
+ * Times are timestamptz truncated to the millisecond when written, so the JS Date pg returns
+ * converts to an Instant without loss. bigint columns arrive as numbers (see postgres-store.ts).
+ */
+import type { AuditEntry, AuditType } from '../../core/audit-event.js';
+import type { Claim, ClaimOutcome, Holder } from '../../core/claim.js';
+import type { Job, JobState } from '../../core/job.js';
+import type { Lease } from '../../core/lease.js';
+import type { Session, SessionKind, SessionState } from '../../core/session.js';
+import type { Task } from '../../core/task.js';
+import type { Instant } from '../../core/time.js';
+import { assert } from '../../core/assert.js';
+import type { Querier } from './runner.js';
+
+/**
+ * The database clock, in milliseconds. clock_timestamp() rather than statement_timestamp():
+ * written into a SET list it is evaluated when the row is updated, after any row-lock wait
+ * (EvalPlanQual recomputes it), so a grant can never be stamped earlier than the release it
+ * waited for. Each statement evaluates it in one place and passes the value on.
+ */
+export const NOW = "date_trunc('milliseconds', clock_timestamp())";
+
+/** The host of the session whose id is the given SQL expression, for audit rows. */
+export const hostOf = (sessionExpr: string): string =>
+  `(SELECT host FROM sessions WHERE id = ${sessionExpr})`;
+
+export const ms = (d: Date): Instant => d.getTime();
+export const msOrNull = (d: Date | null): Instant | null => (d === null ? null : d.getTime());
+
+export const TASK_COLUMNS = `id, key, title, priority, project, assignee, labels, created_at, epoch,
+  holder_session_id, claimed_at`;
+
+export interface TaskRow {
+  id: number;
+  key: string;
+  title: string;
+  priority: number;
+  project: string | null;
+  assignee: string | null;
+  labels: string[];
+  created_at: Date;
+  epoch: number;
+  holder_session_id: number | null;
+  claimed_at: Date | null;
+}
+
+export function toTask(r: TaskRow): Task {
+  return {
+    key: r.key,
+    title: r.title,
+    priority: r.priority,
+    project: r.project,
+    assignee: r.assignee,
+    labels: r.labels,
+    createdAt: ms(r.created_at),
+    epoch: r.epoch,
+    holder:
+      r.holder_session_id === null
+        ? null
+        : { session: r.holder_session_id, since: msOrNull(r.claimed_at) ?? 0 },
+  };
+}
+
+export const SESSION_COLUMNS =
+  'id, kind, host, pid, name, started_at, heartbeat_at, ended_at, state';
+
+export interface SessionRow {
+  id: number;
+  kind: string;
+  host: string;
+  pid: number;
+  name: string | null;
+  started_at: Date;
+  heartbeat_at: Date;
+  ended_at: Date | null;
+  state: string;
+}
+
+export function toSession(r: SessionRow): Session {
+  return {
+    id: r.id,
+    kind: r.kind as SessionKind,
+    host: r.host,
+    pid: r.pid,
+    name: r.name,
+    startedAt: ms(r.started_at),
+    heartbeatAt: ms(r.heartbeat_at),
+    endedAt: msOrNull(r.ended_at),
+    state: r.state as SessionState,
+  };
+}
+
+export interface ClaimRow {
+  key: string;
+  session_id: number;
+  epoch: number;
+  claimed_at: Date;
+  heartbeat_at: Date;
+  released_at: Date | null;
+  outcome: string | null;
+}
+
+export function toClaim(r: ClaimRow): Claim {
+  return {
+    key: r.key,
+    session: r.session_id,
+    epoch: r.epoch,
+    claimedAt: ms(r.claimed_at),
+    heartbeatAt: ms(r.heartbeat_at),
+    releasedAt: msOrNull(r.released_at),
+    outcome: r.outcome as ClaimOutcome | null,
+  };
+}
+
+const JOB_FIELDS = [
+  'id',
+  'task_id',
+  'status',
+  'priority',
+  'queued_at',
+  'ram_mb',
+  'command',
+  'attempt',
+  'attempt_max',
+  'epoch',
+  'session_id',
+  'host',
+  'claimed_at',
+  'started_at',
+  'finished_at',
+  'exit_code',
+  'reason',
+] as const;
+
+/** The job table's own columns, qualified by `table`. */
+export function jobFields(table: string): string {
+  return JOB_FIELDS.map((f) => `${table}.${f}`).join(', ');
+}
+
+/** The job columns qualified by `table`, plus the task key. For SELECT and RETURNING. */
+export function jobColumns(table: string): string {
+  return `${jobFields(table)}, (SELECT key FROM tasks WHERE id = ${table}.task_id) AS key`;
+}
+
+export interface JobRow {
+  id: number;
+  key: string;
+  status: string;
+  priority: number;
+  queued_at: Date;
+  ram_mb: number | null;
+  command: string | null;
+  attempt: number;
+  attempt_max: number;
+  epoch: number;
+  session_id: number | null;
+  host: string | null;
+  claimed_at: Date | null;
+  started_at: Date | null;
+  finished_at: Date | null;
+  exit_code: number | null;
+  reason: string | null;
+}
+
+export function toJob(r: JobRow): Job {
+  return {
+    id: r.id,
+    key: r.key,
+    status: r.status as JobState,
+    priority: r.priority,
+    queuedAt: ms(r.queued_at),
+    ramMb: r.ram_mb,
+    command: r.command,
+    attempt: r.attempt,
+    attemptMax: r.attempt_max,
+    epoch: r.epoch,
+    session: r.session_id,
+    host: r.host,
+    claimedAt: msOrNull(r.claimed_at),
+    startedAt: msOrNull(r.started_at),
+    finishedAt: msOrNull(r.finished_at),
+    exitCode: r.exit_code,
+    reason: r.reason,
+  };
+}
+
+export const LEASE_COLUMNS = 'name, holder, term, acquired_at, expires_at';
+
+export interface LeaseRow {
+  name: string;
+  holder: string | null;
+  term: number;
+  acquired_at: Date;
+  expires_at: Date;
+}
+
+export function toLease(r: LeaseRow): Lease {
+  return {
+    name: r.name,
+    holder: r.holder,
+    term: r.term,
+    acquiredAt: ms(r.acquired_at),
+    expiresAt: ms(r.expires_at),
+  };
+}
+
+export interface AuditRow {
+  id: number;
+  at: Date;
+  type: string;
+  task_key: string | null;
+  job_id: number | null;
+  session_id: number | null;
+  host: string | null;
+  epoch: number | null;
+  detail: Record<string, unknown>;
+}
+
+export function toAudit(r: AuditRow): AuditEntry {
+  return {
+    id: r.id,
+    at: ms(r.at),
+    type: r.type as AuditType,
+    key: r.task_key,
+    jobId: r.job_id,
+    session: r.session_id,
+    host: r.host,
+    epoch: r.epoch,
+    detail: r.detail,
+  };
+}
+
+/**
+ * What a losing or refused claim operation needs to explain itself, read fresh after the
+ * guarded statement changed nothing: whether the task and session exist, and the live claim.
+ */
+export interface ClaimStateRow {
+  task_id: number | null;
+  session_state: string | null;
+  session_id: number | null;
+  epoch: number | null;
+  claimed_at: Date | null;
+  heartbeat_at: Date | null;
+  holder_host: string | null;
+}
+
+export async function claimState(
+  q: Querier,
+  key: string,
+  session: number | null,
+): Promise<ClaimStateRow> {
+  const [row] = await q.rows<ClaimStateRow>(
+    `SELECT t.id AS task_id, s.state AS session_state, c.session_id, c.epoch, c.claimed_at,
+       c.heartbeat_at, hs.host AS holder_host
+     FROM (SELECT 1) one
+     LEFT JOIN tasks t ON t.key = $1::text
+     LEFT JOIN sessions s ON s.id = $2::bigint
+     LEFT JOIN claims c ON c.task_id = t.id AND c.released_at IS NULL
+     LEFT JOIN sessions hs ON hs.id = c.session_id`,
+    [key, session],
+  );
+  assert(row !== undefined, 'claimState returns exactly one row');
+  return row;
+}
+
+/** The holder of a task's live claim, as told to a loser. */
+export function holderOf(r: ClaimStateRow): Holder | null {
+  if (r.session_id === null || r.epoch === null || r.claimed_at === null) return null;
+  const since = ms(r.claimed_at);
+  return { session: r.session_id, host: r.holder_host ?? '', since, epoch: r.epoch };
+}
+
+/** The live claim in a ClaimStateRow as a domain Claim, or null. */
+export function liveClaimOf(key: string, r: ClaimStateRow): Claim | null {
+  if (r.session_id === null || r.epoch === null) return null;
+  if (r.claimed_at === null || r.heartbeat_at === null) return null;
+  return {
+    key,
+    session: r.session_id,
+    epoch: r.epoch,
+    claimedAt: ms(r.claimed_at),
+    heartbeatAt: ms(r.heartbeat_at),
+    releasedAt: null,
+    outcome: null,
+  };
+}

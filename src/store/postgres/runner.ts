@@ -1,0 +1,213 @@
+/**
+ * Runs statements on a pg pool. Each store operation is one autocommit statement (a
+ * data-modifying CTE), so a statement that fails on a serialization failure, a deadlock or a
+ * unique violation left nothing behind and is simply run again: on the next run its fresh
+ * snapshot sees the winner's row and takes the losing path. Connection failures become one-line
+ * StoreUnavailableErrors naming the server. Statements are prepared once per connection.
+ */
+import type pg from 'pg';
+import { StoreUnavailableError } from '../../core/errors.js';
+
+/** serialization_failure, deadlock_detected, unique_violation. */
+const RETRY_CODES = new Set(['40001', '40P01', '23505']);
+const RETRY_MAX = 8;
+
+/** Runs statements on one connection or on the pool. */
+export interface Querier {
+  /** One statement, prepared once per connection. */
+  rows<R>(sql: string, values?: readonly unknown[]): Promise<R[]>;
+  /** Unprepared SQL without parameters (simple protocol: may hold several statements). */
+  exec<R>(sql: string): Promise<R[]>;
+}
+
+export class PgRunner implements Querier {
+  private readonly names = new Map<string, string>();
+
+  /** `server` is host:port (never the password), for error messages. */
+  constructor(
+    readonly pool: pg.Pool,
+    readonly server: string,
+  ) {}
+
+  /** One autocommit statement, retried on 40001, 40P01 and 23505. */
+  async rows<R>(sql: string, values: readonly unknown[] = []): Promise<R[]> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.withClient(async (client) => {
+          return (await client.query(this.config(sql, values))).rows as R[];
+        });
+      } catch (error) {
+        if (attempt < RETRY_MAX && isRetryable(error)) {
+          await backoff(attempt);
+          continue;
+        }
+        throw this.translate(error);
+      }
+    }
+  }
+
+  /** Unprepared SQL without parameters, for migrations and the schema version check. */
+  async exec<R>(sql: string): Promise<R[]> {
+    try {
+      return await this.withClient(async (client) => rowsOf<R>(await client.query(sql)));
+    } catch (error) {
+      throw this.translate(error);
+    }
+  }
+
+  /** The first row of one statement, or undefined. */
+  async one<R>(sql: string, values: readonly unknown[] = []): Promise<R | undefined> {
+    return (await this.rows<R>(sql, values))[0];
+  }
+
+  /**
+   * Several statements in one READ COMMITTED transaction, for the rare operation that needs a
+   * fresh snapshot after taking a lock. Retried as a whole on 40001, 40P01 and 23505.
+   */
+  async transaction<T>(work: (q: Querier) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.withClient(async (client) => {
+          await client.query('BEGIN');
+          try {
+            const result = await work({
+              rows: async <R>(sql: string, values: readonly unknown[] = []) =>
+                (await client.query(this.config(sql, values))).rows as R[],
+              exec: async <R>(sql: string) => rowsOf<R>(await client.query(sql)),
+            });
+            await client.query('COMMIT');
+            return result;
+          } catch (error) {
+            // A failed ROLLBACK means the connection is gone; withClient then drops it.
+            await client.query('ROLLBACK').catch(() => undefined);
+            throw error;
+          }
+        });
+      } catch (error) {
+        if (attempt < RETRY_MAX && isRetryable(error)) {
+          await backoff(attempt);
+          continue;
+        }
+        throw this.translate(error);
+      }
+    }
+  }
+
+  /**
+   * Checks a client out for `work`. Unlike pool.query, a statement error (a unique violation
+   * about to be retried) keeps the connection and its prepared statements; only a connection
+   * failure drops it.
+   */
+  private async withClient<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    // A checked-out client has no idle listener: an error between statements must not crash.
+    let failed: unknown = undefined;
+    const onError = (error: unknown): void => {
+      failed = error;
+    };
+    client.on('error', onError);
+    let drop = true;
+    try {
+      const result = await work(client);
+      drop = failed !== undefined;
+      return result;
+    } catch (error) {
+      // Keep the connection only after a plain SQL error; anything else may have broken it.
+      drop =
+        failed !== undefined || connectionFailure(error) !== null || codeOf(error) === undefined;
+      throw error;
+    } finally {
+      client.removeListener('error', onError);
+      client.release(drop);
+    }
+  }
+
+  /** StoreUnavailableError for a connection failure; any other error as it is. */
+  translate(error: unknown): unknown {
+    const reason = connectionFailure(error);
+    if (reason === null) return error;
+    return new StoreUnavailableError(
+      `cannot use PostgreSQL at ${this.server}: ${reason.message}`,
+      reason.hint,
+    );
+  }
+
+  private config(sql: string, values: readonly unknown[]): pg.QueryConfig {
+    let name = this.names.get(sql);
+    if (name === undefined) {
+      name = `baton_${this.names.size + 1}`;
+      this.names.set(sql, name);
+    }
+    return { name, text: sql, values: [...values] };
+  }
+}
+
+/** A multi-statement simple query resolves to one result per statement: keep the last. */
+function rowsOf<R>(result: pg.QueryResult | pg.QueryResult[]): R[] {
+  const last = Array.isArray(result) ? result[result.length - 1] : result;
+  return (last?.rows ?? []) as R[];
+}
+
+function codeOf(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') return code;
+  // Node's happy-eyeballs connect reports an AggregateError of the per-address failures.
+  const inner = (error as { errors?: unknown }).errors;
+  return Array.isArray(inner) ? codeOf(inner[0]) : undefined;
+}
+
+function isRetryable(error: unknown): boolean {
+  const code = codeOf(error);
+  return code !== undefined && RETRY_CODES.has(code);
+}
+
+const backoff = (attempt: number): Promise<void> =>
+  new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
+
+const START_SERVER = 'start the server, or check the host and port in the database URL';
+// A connection lost after a write was sent is an unknown outcome, not a failure.
+const LOST =
+  'the connection dropped: a write may or may not have been applied, so read before retrying';
+
+/** What went wrong with the connection, in one line; null when it is not a connection failure. */
+export function connectionFailure(error: unknown): { message: string; hint: string } | null {
+  const code = codeOf(error) ?? '';
+  const text = oneLine(error instanceof Error ? error.message : String(error));
+  switch (code) {
+    case 'ECONNREFUSED':
+      return { message: 'connection refused', hint: START_SERVER };
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return { message: 'host not found', hint: 'check the host name in the database URL' };
+    case 'ETIMEDOUT':
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+      return { message: `network unreachable (${code})`, hint: START_SERVER };
+    case 'ECONNRESET':
+    case 'EPIPE':
+      return { message: `connection lost (${code})`, hint: LOST };
+    case '3D000':
+      return { message: text, hint: 'create the database (createdb NAME), or fix the URL' };
+    case '53300':
+      return { message: text, hint: 'lower the pool size, or raise max_connections on the server' };
+    case '57P01':
+    case '57P02':
+      return { message: text, hint: LOST };
+    case '57P03':
+      return { message: text, hint: 'the server is starting or shutting down; retry shortly' };
+  }
+  if (code.startsWith('28')) {
+    return { message: text, hint: 'check the user and password in the database URL' };
+  }
+  if (code.startsWith('08')) return { message: text, hint: START_SERVER };
+  if (code !== '') return null;
+  // pg's own failures carry no code: a connect timeout, a socket closed under a query.
+  if (/timeout/i.test(text) && /connect/i.test(text)) {
+    return { message: `connection timed out (${text})`, hint: START_SERVER };
+  }
+  if (/Connection terminated/i.test(text)) return { message: text, hint: LOST };
+  return null;
+}
+
+const oneLine = (s: string): string => s.replace(/\s+/g, ' ').trim();

@@ -1,0 +1,181 @@
+/** Queue jobs on SQLite: every transition is one guarded UPDATE inside BEGIN IMMEDIATE. */
+import type { Job, JobTransitionResult } from '../../core/job.js';
+import { NotFoundError } from '../../core/errors.js';
+import type { Store } from '../store.js';
+import { appendAudit, toJob, type JobRow } from './rows.js';
+import type { SqliteRunner } from './runner.js';
+import { insertTask, sessionRow, taskRow } from './tasks-claims.js';
+
+const JOB_SELECT = 'SELECT j.*, t.key FROM jobs j JOIN tasks t ON t.id = j.task_id';
+const RETURNING = 'RETURNING *, (SELECT key FROM tasks WHERE id = jobs.task_id) AS key';
+
+export function jobById(run: SqliteRunner, id: number): Job | null {
+  const row = run.prepare(`${JOB_SELECT} WHERE j.id = ?`).get(id) as JobRow | undefined;
+  return row === undefined ? null : toJob(row);
+}
+
+function lostOr(run: SqliteRunner, id: number, row: JobRow | undefined): JobTransitionResult {
+  if (row !== undefined) return { ok: true, job: toJob(row) };
+  const job = jobById(run, id);
+  if (job === null) throw new NotFoundError('job', String(id));
+  return { ok: false, reason: 'lost', job };
+}
+
+export function sqliteJobs(run: SqliteRunner): Store['jobs'] {
+  return {
+    enqueue: (p) =>
+      Promise.resolve(
+        run.write(() => {
+          const now = run.now();
+          const task = taskRow(run, p.key) ?? insertTask(run, now, { key: p.key, by: p.by });
+          const active = run
+            .prepare(`${JOB_SELECT} WHERE j.task_id = ? AND j.status IN ('queued', 'claimed', 'running')`)
+            .get(task.id) as JobRow | undefined;
+          if (active !== undefined) return { job: toJob(active), created: false };
+          const row = run
+            .prepare(
+              `INSERT INTO jobs (task_id, priority, queued_at, ram_mb, command, attempt_max)
+               VALUES (?, ?, ?, ?, ?, ?) ${RETURNING}`,
+            )
+            .get(
+              task.id,
+              p.priority ?? task.priority,
+              now,
+              p.ramMb ?? null,
+              p.command ?? null,
+              p.attemptMax ?? 3,
+            ) as JobRow;
+          appendAudit(run, {
+            at: now,
+            type: 'job:enqueued',
+            key: p.key,
+            jobId: row.id,
+            session: p.by ?? null,
+            detail: { priority: row.priority, ramMb: row.ram_mb },
+          });
+          return { job: toJob(row), created: true };
+        }),
+      ),
+    claimNext: (p) =>
+      Promise.resolve(
+        run.write(() => {
+          const session = sessionRow(run, p.session, true);
+          const now = run.now();
+          // The single writer makes select-and-update atomic; the status guard is kept anyway.
+          const row = run
+            .prepare(
+              `UPDATE jobs SET status = 'claimed', epoch = epoch + 1, attempt = attempt + 1,
+                 session_id = ?, host = ?, claimed_at = ?, started_at = NULL, reason = NULL
+               WHERE id = (SELECT id FROM jobs WHERE status = 'queued'
+                           ORDER BY priority, queued_at, id LIMIT 1)
+                 AND status = 'queued'
+               ${RETURNING}`,
+            )
+            .get(p.session, p.host ?? session.host, now) as JobRow | undefined;
+          if (row === undefined) return null;
+          appendAudit(run, {
+            at: now,
+            type: 'job:claimed',
+            key: row.key,
+            jobId: row.id,
+            session: p.session,
+            epoch: row.epoch,
+            detail: { attempt: row.attempt, host: row.host },
+          });
+          return toJob(row);
+        }),
+      ),
+    start: (p) =>
+      Promise.resolve(
+        run.write(() => {
+          const now = run.now();
+          const row = run
+            .prepare(
+              `UPDATE jobs SET status = 'running', started_at = ?
+               WHERE id = ? AND session_id = ? AND epoch = ? AND status = 'claimed' ${RETURNING}`,
+            )
+            .get(now, p.id, p.session, p.epoch) as JobRow | undefined;
+          if (row !== undefined) {
+            appendAudit(run, {
+              at: now,
+              type: 'job:started',
+              key: row.key,
+              jobId: p.id,
+              session: p.session,
+              epoch: p.epoch,
+            });
+          }
+          return lostOr(run, p.id, row);
+        }),
+      ),
+    finish: (p) =>
+      Promise.resolve(
+        run.write(() => {
+          const now = run.now();
+          const row = run
+            .prepare(
+              `UPDATE jobs SET status = ?, finished_at = ?, exit_code = ?, reason = ?
+               WHERE id = ? AND session_id = ? AND epoch = ? AND status = 'running' ${RETURNING}`,
+            )
+            .get(p.status, now, p.exitCode ?? null, p.reason ?? null, p.id, p.session, p.epoch) as
+            | JobRow
+            | undefined;
+          if (row !== undefined) {
+            appendAudit(run, {
+              at: now,
+              type: 'job:finished',
+              key: row.key,
+              jobId: p.id,
+              session: p.session,
+              epoch: p.epoch,
+              detail: { status: p.status, exitCode: p.exitCode ?? null },
+            });
+          }
+          return lostOr(run, p.id, row);
+        }),
+      ),
+    cancel: (p) =>
+      Promise.resolve(
+        run.write(() => {
+          const now = run.now();
+          const row = run
+            .prepare(
+              `UPDATE jobs SET status = 'cancelled', finished_at = ?, reason = ?
+               WHERE id = ? AND status IN ('queued', 'claimed', 'running') ${RETURNING}`,
+            )
+            .get(now, p.reason ?? 'cancelled', p.id) as JobRow | undefined;
+          if (row !== undefined) {
+            appendAudit(run, {
+              at: now,
+              type: 'job:cancelled',
+              key: row.key,
+              jobId: p.id,
+              session: p.by ?? null,
+              epoch: row.epoch,
+              detail: { reason: row.reason },
+            });
+          }
+          return lostOr(run, p.id, row);
+        }),
+      ),
+    get: (id) => Promise.resolve(run.read(() => jobById(run, id))),
+    list: (p = {}) =>
+      Promise.resolve(
+        run.read(() => {
+          const statuses = p.status === undefined ? null : JSON.stringify(p.status);
+          return (
+            run
+              .prepare(
+                `${JOB_SELECT}
+                 WHERE (@statuses IS NULL OR j.status IN (SELECT value FROM json_each(@statuses)))
+                   AND (@key IS NULL OR t.key = @key)
+                 ORDER BY j.status <> 'running', j.status <> 'claimed', j.status <> 'queued',
+                   j.priority, j.queued_at, j.id
+                 LIMIT @limit`,
+              )
+              .all({ statuses, key: p.key ?? null, limit: p.limit ?? 1000 }) as JobRow[]
+          ).map(toJob);
+        }),
+      ),
+  };
+}

@@ -1,0 +1,74 @@
+/**
+ * Runs work in BEGIN IMMEDIATE transactions, retrying while the database is busy so that a busy
+ * database never surfaces as a failed operation, and caches prepared statements.
+ */
+import type Database from 'better-sqlite3';
+import { StoreUnavailableError } from '../../core/errors.js';
+
+const BUSY_RETRY_MAX = 200;
+
+export class SqliteRunner {
+  private readonly statements = new Map<string, Database.Statement>();
+  private readonly nowStatement: Database.Statement;
+
+  constructor(readonly db: Database.Database) {
+    // julianday() keeps milliseconds on every SQLite version; unixepoch('subsec') is NULL before 3.42.
+    this.nowStatement = db.prepare(
+      "SELECT CAST(round((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER) AS now",
+    );
+  }
+
+  /** The database clock, in milliseconds since the Unix epoch. */
+  now(): number {
+    return (this.nowStatement.get() as { now: number }).now;
+  }
+
+  prepare(sql: string): Database.Statement {
+    let statement = this.statements.get(sql);
+    if (statement === undefined) {
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  /** One write transaction: the write lock is taken before the first read. */
+  write<T>(work: () => T): T {
+    return this.retrying(() => this.db.transaction(work).immediate());
+  }
+
+  /** A read, retried while a checkpoint or writer keeps the database busy. */
+  read<T>(work: () => T): T {
+    return this.retrying(work);
+  }
+
+  private retrying<T>(work: () => T): T {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return work();
+      } catch (error) {
+        const code = (error as { code?: string }).code;
+        if (code !== 'SQLITE_BUSY' && code !== 'SQLITE_LOCKED') throw error;
+        if (attempt >= BUSY_RETRY_MAX) {
+          throw new StoreUnavailableError(
+            'the SQLite database stayed locked by other processes',
+            'retry, or look for a process that holds a long transaction on the file',
+          );
+        }
+      }
+    }
+  }
+}
+
+/**
+ * better-sqlite3 throws synchronously; the port promises rejections. Wrapping every method of a
+ * group keeps the engine code free of that ceremony.
+ */
+export function asyncify<T extends object>(group: T): T {
+  const wrapped: Record<string, unknown> = {};
+  for (const [name, fn] of Object.entries(group)) {
+    wrapped[name] = (...args: unknown[]): Promise<unknown> =>
+      new Promise((resolve) => resolve((fn as (...a: unknown[]) => unknown)(...args)));
+  }
+  return wrapped as T;
+}

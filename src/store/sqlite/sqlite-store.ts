@@ -1,0 +1,78 @@
+/**
+ * The embedded engine: one SQLite file in WAL mode, shared safely by many processes on one host.
+ *
+ * Every operation is one `BEGIN IMMEDIATE` transaction. IMMEDIATE takes the write lock before the
+ * first read, so the read-check-write inside is atomic: SQLite admits one writer at a time. A
+ * plain (deferred) BEGIN would read under a shared lock and then fail with SQLITE_BUSY on the
+ * upgrade, which busy_timeout cannot absorb. The database clock here is the host clock read
+ * inside the write transaction: SQLite is single-host by construction.
+ */
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { StoreUnavailableError } from '../../core/errors.js';
+import type { Store } from '../store.js';
+import { MIGRATIONS } from './migrations/index.js';
+import { sqliteTasks, sqliteClaims, sqliteSessions } from './tasks-claims.js';
+import { sqliteJobs } from './jobs.js';
+import { sqliteLeases, sqliteAudit } from './leases-audit.js';
+import { SqliteRunner, asyncify } from './runner.js';
+
+export interface SqliteStoreOptions {
+  readonly path: string;
+  /** How long one attempt waits for the write lock before retrying (ms). */
+  readonly busyTimeoutMs?: number;
+}
+
+export function openSqliteStore(options: SqliteStoreOptions): Store {
+  let db: Database.Database;
+  try {
+    if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
+    db = new Database(options.path);
+    db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 1000}`);
+    db.pragma('journal_mode = WAL');
+    // FULL: an acknowledged claim survives power loss, not only a process crash.
+    db.pragma('synchronous = FULL');
+    db.pragma('foreign_keys = ON');
+  } catch (error) {
+    throw new StoreUnavailableError(
+      `cannot open SQLite database ${options.path}: ${(error as Error).message}`,
+      'check the path and its permissions, or pass --db / BATON_DB',
+    );
+  }
+  const run = new SqliteRunner(db);
+  migrate(run);
+  return {
+    engine: 'sqlite',
+    capabilities: { multiHost: false },
+    now: () => Promise.resolve(run.read(() => run.now())),
+    close: () => {
+      db.close();
+      return Promise.resolve();
+    },
+    tasks: asyncify(sqliteTasks(run)),
+    sessions: asyncify(sqliteSessions(run)),
+    claims: asyncify(sqliteClaims(run)),
+    jobs: asyncify(sqliteJobs(run)),
+    leases: asyncify(sqliteLeases(run)),
+    audit: asyncify(sqliteAudit(run)),
+  };
+}
+
+function migrate(run: SqliteRunner): void {
+  run.write(() => {
+    run.db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`);
+    const row = run.db.prepare('SELECT max(version) AS v FROM schema_migrations').get() as {
+      v: number | null;
+    };
+    const current = row.v ?? 0;
+    for (const m of MIGRATIONS) {
+      if (m.version <= current) continue;
+      run.db.exec(m.sql);
+      run.db
+        .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
+        .run(m.version, m.name, run.now());
+    }
+  });
+}

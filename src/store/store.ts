@@ -1,0 +1,215 @@
+/**
+ * The storage port. Every method is one atomic step judged on the database's clock: on
+ * PostgreSQL usually one statement (a data-modifying CTE that also writes the audit row), on
+ * SQLite one BEGIN IMMEDIATE transaction. The engines differ in SQL text, never in behaviour;
+ * `src/store/conformance/` is the proof, and every change here comes with a change there.
+ *
+ * Expected outcomes (held, lost, fenced) are returned values. Refusals (unknown task, ended
+ * session, bad input the domain could not catch) throw BatonError subclasses.
+ */
+import type { AuditEntry, AuditType } from '../core/audit-event.js';
+import type { Claim, ClaimResult, FencedResult, ReleaseOutcome } from '../core/claim.js';
+import type { Job, JobId, JobState, JobTransitionResult } from '../core/job.js';
+import type { Lease, LeaseResult } from '../core/lease.js';
+import type { Session, SessionId, SessionKind } from '../core/session.js';
+import type { Task } from '../core/task.js';
+import type { Instant } from '../core/time.js';
+
+export type Engine = 'sqlite' | 'postgres';
+
+export interface StoreCapabilities {
+  /** Whether other processes on other hosts can share this store. */
+  readonly multiHost: boolean;
+}
+
+export interface TaskAddParams {
+  readonly key: string;
+  readonly title?: string | undefined;
+  readonly priority?: number | undefined;
+  readonly project?: string | null | undefined;
+  readonly assignee?: string | null | undefined;
+  readonly labels?: readonly string[] | undefined;
+  /** Session recorded in the audit row, if any. */
+  readonly by?: SessionId | undefined;
+}
+
+export interface TaskListParams {
+  readonly project?: string | undefined;
+  readonly assignee?: string | undefined;
+  readonly limit?: number | undefined;
+}
+
+export interface SessionStartParams {
+  readonly kind: SessionKind;
+  readonly host: string;
+  readonly pid: number;
+  readonly name?: string | null | undefined;
+}
+
+export interface HeartbeatParams {
+  readonly session: SessionId;
+  /** With a claim named, the heartbeat also proves that claim is still current. */
+  readonly claim?: { readonly key: string; readonly epoch: number } | undefined;
+}
+
+export interface ClaimAcquireParams {
+  readonly key: string;
+  readonly session: SessionId;
+}
+
+export interface ClaimReleaseParams {
+  readonly key: string;
+  readonly session: SessionId;
+  readonly epoch: number;
+  readonly outcome: ReleaseOutcome;
+}
+
+export interface JobEnqueueParams {
+  readonly key: string;
+  readonly priority?: number | undefined;
+  readonly ramMb?: number | null | undefined;
+  readonly command?: string | null | undefined;
+  readonly attemptMax?: number | undefined;
+  readonly by?: SessionId | undefined;
+}
+
+export interface JobEnqueueResult {
+  readonly job: Job;
+  /** false when the task already had an active job, which is returned instead. */
+  readonly created: boolean;
+}
+
+export interface JobClaimNextParams {
+  readonly session: SessionId;
+  /** Host the job will run on; defaults to the session's host. */
+  readonly host?: string | undefined;
+}
+
+export interface JobGuardParams {
+  readonly id: JobId;
+  readonly session: SessionId;
+  readonly epoch: number;
+}
+
+export interface JobFinishParams extends JobGuardParams {
+  readonly status: 'done' | 'failed' | 'oom_killed';
+  readonly exitCode?: number | null | undefined;
+  readonly reason?: string | null | undefined;
+}
+
+export interface JobCancelParams {
+  readonly id: JobId;
+  readonly by?: SessionId | undefined;
+  readonly reason?: string | undefined;
+}
+
+export interface JobListParams {
+  readonly status?: readonly JobState[] | undefined;
+  readonly key?: string | undefined;
+  readonly limit?: number | undefined;
+}
+
+export interface LeaseAcquireParams {
+  readonly name: string;
+  readonly holder: string;
+  readonly ttlMs: number;
+}
+
+export interface LeaseRenewParams {
+  readonly name: string;
+  readonly holder: string;
+  readonly term: number;
+  readonly ttlMs: number;
+}
+
+export interface LeaseResignParams {
+  readonly name: string;
+  readonly holder: string;
+  readonly term: number;
+}
+
+export interface AuditListParams {
+  readonly key?: string | undefined;
+  readonly session?: SessionId | undefined;
+  readonly jobId?: JobId | undefined;
+  readonly type?: AuditType | undefined;
+  /** Entries with id greater than this, oldest first. */
+  readonly afterId?: number | undefined;
+  readonly limit?: number | undefined;
+}
+
+export interface Store {
+  readonly engine: Engine;
+  readonly capabilities: StoreCapabilities;
+  /** The database clock. */
+  now(): Promise<Instant>;
+  close(): Promise<void>;
+
+  readonly tasks: {
+    /** Inserts a task; a ConflictError when the key exists. */
+    add(params: TaskAddParams): Promise<Task>;
+    /** The task with this key, or null. */
+    get(key: string): Promise<Task | null>;
+    /** Tasks by priority, then key. */
+    list(params?: TaskListParams): Promise<readonly Task[]>;
+  };
+
+  readonly sessions: {
+    /** Registers a live session; its first heartbeat is its start. */
+    start(params: SessionStartParams): Promise<Session>;
+    /** Ends a live session and releases its claims (outcome `abandoned`); false if already ended. */
+    end(session: SessionId): Promise<boolean>;
+    /**
+     * Records a heartbeat. NotFoundError for an unknown session; `fenced` when the session has
+     * ended or the named claim is no longer held by it at that epoch.
+     */
+    heartbeat(params: HeartbeatParams): Promise<FencedResult>;
+    get(session: SessionId): Promise<Session | null>;
+    list(params?: { readonly liveOnly?: boolean | undefined }): Promise<readonly Session[]>;
+  };
+
+  readonly claims: {
+    /**
+     * Grants the task to the session if no live claim exists, bumping the task's epoch; returns
+     * the existing claim (granted: false) when this session already holds it; `held` with the
+     * holder otherwise. NotFoundError for an unknown task or session; FencedError for an ended one.
+     */
+    acquire(params: ClaimAcquireParams): Promise<ClaimResult>;
+    /** Releases the claim only if (session, epoch) is the live claim; `fenced` otherwise. */
+    release(params: ClaimReleaseParams): Promise<FencedResult>;
+    /** The live claim on the task, or null. */
+    current(key: string): Promise<Claim | null>;
+    /** Every claim ever granted on the task, oldest first. */
+    history(key: string): Promise<readonly Claim[]>;
+  };
+
+  readonly jobs: {
+    /** Queues a job for the task (creating the task if needed); at most one active job per task. */
+    enqueue(params: JobEnqueueParams): Promise<JobEnqueueResult>;
+    /** Claims the best queued job (priority, queued_at, id) for the session; null when none. */
+    claimNext(params: JobClaimNextParams): Promise<Job | null>;
+    /** claimed → running, guarded by (session, epoch). */
+    start(params: JobGuardParams): Promise<JobTransitionResult>;
+    /** running → done | failed | oom_killed, guarded by (session, epoch). */
+    finish(params: JobFinishParams): Promise<JobTransitionResult>;
+    /** Any active state → cancelled; `lost` when the job is already terminal. */
+    cancel(params: JobCancelParams): Promise<JobTransitionResult>;
+    get(id: JobId): Promise<Job | null>;
+    list(params?: JobListParams): Promise<readonly Job[]>;
+  };
+
+  readonly leases: {
+    /** Takes the lease when free or expired (a new term), or returns `held`. */
+    acquire(params: LeaseAcquireParams): Promise<LeaseResult>;
+    /** Extends exactly (holder, term) if it has not expired; `lost` otherwise. */
+    renew(params: LeaseRenewParams): Promise<LeaseResult>;
+    /** Gives up exactly (holder, term); false if that term is gone. */
+    resign(params: LeaseResignParams): Promise<boolean>;
+    get(name: string): Promise<Lease | null>;
+  };
+
+  readonly audit: {
+    /** Ledger entries, oldest first. */
+    list(params?: AuditListParams): Promise<readonly AuditEntry[]>;
+  };
+}
