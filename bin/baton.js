@@ -1,2 +1,4 @@
 #!/usr/bin/env node
-import '../dist/src/cli/main.js';
+import { main } from '../dist/src/cli/main.js';
+
+await main(process.argv);

@@ -1,33 +1,16 @@
 /**
- * The composition root behind `npm start`. For now it opens the default store, which applies any
- * pending migrations, says where it is and how to use the CLI, and exits; the dispatcher and its
- * services will be wired here.
+ * The composition root behind `npm start`: `baton up` on the database BATON_DB names (default
+ * the embedded .baton/baton.db), with any extra arguments passed through, e.g.
+ * `npm start -- --host box-1 --lease-ttl 5`.
  */
-import { DEFAULT_DB, openStore } from './store/open.js';
+import { main } from './cli/main.js';
 
-const db = process.env['BATON_DB'] || DEFAULT_DB;
-// Never print a password from a postgres:// URL.
-const shown = db.replace(/\/\/([^:/@]+):[^@/]*@/, '//$1:***@');
-
-try {
-  const store = await openStore(db);
-  await store.close();
-  process.stdout.write(
-    [
-      `Baton: ${store.engine} database at ${shown} is ready (set BATON_DB to use another).`,
-      '',
-      'Coordinate work from any shell or agent with the CLI:',
-      '  npx baton task add github:acme/api#1246 --title "Fix login"',
-      '  S=$(npx baton session start)',
-      '  npx baton claim github:acme/api#1246 --session "$S"',
-      '  npx baton release github:acme/api#1246 --session "$S" --epoch 1 --outcome done',
-      '  npx baton --help',
-      '',
-    ].join('\n'),
-  );
-} catch (error) {
-  const { message, hint } = error as { message?: string; hint?: string };
-  const advice = hint === undefined ? '' : ` — ${hint}`;
-  process.stderr.write(`baton: ${message ?? String(error)}${advice}\n`);
-  process.exitCode = 1;
-}
+const passthrough = process.argv.slice(2);
+process.stdout.write(
+  [
+    'Baton: joining as dispatcher candidate and runner of this host (Ctrl-C to leave).',
+    'In another shell: npx baton enqueue <key> --command \'<agent command>\' ; npx baton queue list',
+    '',
+  ].join('\n'),
+);
+await main([process.argv[0] ?? 'node', 'baton', 'up', ...passthrough]);

@@ -353,7 +353,7 @@ for (const engine of engines()) {
 
     test('says there is no dispatcher leader on a fresh database', async () => {
       const t = await setup();
-      const expected = { name: 'dispatcher', lease: null, current: false };
+      const expected = { session: null, host: null, pid: null, term: null, expiresAt: null, current: false };
       assert.deepEqual(await t.json(0, 'leader'), expected);
       assert.match((await t.run('leader')).stdout, /^no dispatcher leader/);
     });

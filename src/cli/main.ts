@@ -29,9 +29,12 @@ function commanderExit(exit: CommanderExit, json: boolean): number {
   return EXIT_USAGE;
 }
 
-// `baton queue list | head -1`: a reader that stops early is not an error worth a stack trace.
-process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-  if (error.code !== 'EPIPE') throw error;
-  process.exit(process.exitCode ?? EXIT_OK);
-});
-process.exitCode = await runCli(process.argv);
+/** The process entry (bin/baton.js): runs one command and sets the exit code. */
+export async function main(argv: readonly string[]): Promise<void> {
+  // `baton queue list | head -1`: a reader that stops early is not an error worth a stack trace.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    process.exit(process.exitCode ?? EXIT_OK);
+  });
+  process.exitCode = await runCli(argv);
+}

@@ -6,11 +6,16 @@ import { Command, type CommanderError } from 'commander';
 import { DEFAULT_DB } from '../store/open.js';
 import { registerAudit } from './commands/audit.js';
 import { registerClaim } from './commands/claim.js';
+import { registerEffect } from './commands/effect.js';
 import { registerHeartbeat } from './commands/heartbeat.js';
+import { registerHosts } from './commands/hosts.js';
 import { registerLeader } from './commands/leader.js';
+import { registerPlan } from './commands/plan.js';
 import { registerQueue } from './commands/queue.js';
 import { registerSession } from './commands/session.js';
 import { registerTask } from './commands/task.js';
+import { registerUp } from './commands/up.js';
+import { registerWorkspace } from './commands/workspace.js';
 import { exitCodeHelp } from './exit-codes.js';
 
 const DATABASE_HELP = `Database:
@@ -38,9 +43,14 @@ export function buildProgram(): Command {
   registerSession(program);
   registerHeartbeat(program);
   registerClaim(program);
+  registerEffect(program);
   registerQueue(program);
   registerAudit(program);
   registerLeader(program);
+  registerUp(program);
+  registerHosts(program);
+  registerWorkspace(program);
+  registerPlan(program);
   throwOnExit(program, 'baton');
   return program;
 }

@@ -8,11 +8,12 @@ import type { AuditEntry } from '../core/audit-event.js';
 import type { Claim, ClaimResult, FencedResult, Holder } from '../core/claim.js';
 import { NotFoundError } from '../core/errors.js';
 import type { Job, JobTransitionResult } from '../core/job.js';
-import type { Lease } from '../core/lease.js';
 import type { Session } from '../core/session.js';
 import type { Task } from '../core/task.js';
-import { validateId, validateKey, validateName } from '../core/validate.js';
+import { validateId, validateKey } from '../core/validate.js';
 import type { JobEnqueueResult, Store } from '../store/store.js';
+import { Cluster } from './cluster.js';
+import { Effects } from './effects.js';
 import {
   parseAudit,
   parseClaim,
@@ -34,8 +35,6 @@ import {
   type TaskListInput,
 } from './inputs.js';
 
-/** The lease the dispatcher holds while it is the leader. */
-export const DISPATCHER_LEASE = 'dispatcher';
 /** Jobs shown with a task. */
 const TASK_JOBS_SHOWN = 10;
 
@@ -54,15 +53,18 @@ export interface SessionEndResult {
   readonly ended: boolean;
 }
 
-export interface LeaderView {
-  readonly name: string;
-  readonly lease: Lease | null;
-  /** Whether the lease has a holder and has not expired, on the database clock. */
-  readonly current: boolean;
-}
-
 export class Coordinator {
   constructor(private readonly store: Store) {}
+
+  /** Hosts, retries, the leader and `baton up`. */
+  get cluster(): Cluster {
+    return new Cluster(this.store);
+  }
+
+  /** Fenced side effects under a claim. */
+  get effects(): Effects {
+    return new Effects(this.store);
+  }
 
   addTask(input: TaskAddInput): Promise<Task> {
     return this.store.tasks.add(parseTaskAdd(input));
@@ -163,11 +165,4 @@ export class Coordinator {
   }
 
   /** Who holds a lease (by default the dispatcher's), judged on the database clock. */
-  async leader(name: unknown = DISPATCHER_LEASE): Promise<LeaderView> {
-    const checked = validateName('lease', name);
-    const lease = await this.store.leases.get(checked);
-    const now = await this.store.now();
-    const current = lease !== null && lease.holder !== null && lease.expiresAt > now;
-    return { name: checked, lease, current };
-  }
 }

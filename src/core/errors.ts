@@ -59,3 +59,22 @@ export class StoreUnavailableError extends BatonError {
   readonly code = 'store_unavailable';
   override readonly name = 'StoreUnavailableError';
 }
+
+/**
+ * A run needs an exclusive workspace lock (its task requires the filesystem, or its agent has a
+ * coding role) and no workspace is bound to the task, the agent or the project. The message is
+ * the cause, the hint the fix; there is deliberately no fallback to some other workspace.
+ */
+export class WorkspaceConfigurationError extends BatonError {
+  readonly code = 'workspace_unresolved';
+  override readonly name = 'WorkspaceConfigurationError';
+  constructor(
+    readonly key: string,
+    readonly agent: string | null,
+    readonly project: string | null,
+    cause: string,
+    fix: string,
+  ) {
+    super(cause, fix);
+  }
+}

@@ -46,6 +46,14 @@ export interface Job {
   readonly exitCode: number | null;
   /** Why the job ended as it did, or why it waits. */
   readonly reason: string | null;
+  /** A requeued job is not dispatched before this (retry backoff). */
+  readonly runAfter: Instant;
+  /** The dispatcher term that placed the job, if a dispatcher did. */
+  readonly term: number | null;
+  /** The session the agent runs under, and its pid, once spawned. */
+  readonly agentSession: SessionId | null;
+  readonly pid: number | null;
+  readonly outputTail: string | null;
 }
 
 const NEXT: Record<JobState, readonly JobState[]> = {

@@ -56,7 +56,8 @@ export function placeJob(
   if (enabled.length === 0) {
     return {
       ok: false,
-      reason: hosts.length === 0 ? 'no host has registered: run `baton up`' : 'every host is disabled (standby)',
+      reason:
+        hosts.length === 0 ? 'no host has registered: run `baton up`' : 'every host is disabled (standby)',
     };
   }
   const live = enabled.filter((h) => isLive(h, now, staleAfterMs));

@@ -5,6 +5,7 @@
  */
 import { InvalidInputError } from '../core/errors.js';
 import type { Store } from './store.js';
+import { applySwitches, testSwitches, type OpenOptions } from './test-switches.js';
 
 export const DEFAULT_DB = '.baton/baton.db';
 
@@ -34,12 +35,14 @@ export function parseDbUrl(raw: string): DbTarget {
   return { engine: 'sqlite', path: url };
 }
 
-export async function openStore(raw: string): Promise<Store> {
+/** `options` carries only the TEST-ONLY switches of test-switches.ts; production passes none. */
+export async function openStore(raw: string, options: OpenOptions = {}): Promise<Store> {
   const target = parseDbUrl(raw);
+  const switches = testSwitches(options);
   if (target.engine === 'sqlite') {
     const { openSqliteStore } = await import('./sqlite/sqlite-store.js');
-    return openSqliteStore({ path: target.path });
+    return applySwitches(openSqliteStore({ path: target.path, switches }), switches);
   }
   const { openPostgresStore } = await import('./postgres/postgres-store.js');
-  return openPostgresStore({ url: target.url });
+  return applySwitches(await openPostgresStore({ url: target.url, switches }), switches);
 }

@@ -14,6 +14,9 @@ import type { Lease, LeaseResult } from '../core/lease.js';
 import type { Session, SessionId, SessionKind } from '../core/session.js';
 import type { Task } from '../core/task.js';
 import type { Instant } from '../core/time.js';
+import type { DispatchStore } from './dispatch-store.js';
+import type { EffectsStore } from './effects-store.js';
+import type { WorkspaceStore } from './workspace-store.js';
 
 export type Engine = 'sqlite' | 'postgres';
 
@@ -92,9 +95,11 @@ export interface JobGuardParams {
 }
 
 export interface JobFinishParams extends JobGuardParams {
-  readonly status: 'done' | 'failed' | 'oom_killed';
+  readonly status: 'done' | 'failed' | 'oom_killed' | 'cancelled';
   readonly exitCode?: number | null | undefined;
   readonly reason?: string | null | undefined;
+  /** The last lines the agent printed, kept for a failed job. */
+  readonly outputTail?: string | null | undefined;
 }
 
 export interface JobCancelParams {
@@ -138,7 +143,7 @@ export interface AuditListParams {
   readonly limit?: number | undefined;
 }
 
-export interface Store {
+export interface Store extends DispatchStore, WorkspaceStore, EffectsStore {
   readonly engine: Engine;
   readonly capabilities: StoreCapabilities;
   /** The database clock. */
@@ -190,8 +195,13 @@ export interface Store {
     claimNext(params: JobClaimNextParams): Promise<Job | null>;
     /** claimed → running, guarded by (session, epoch). */
     start(params: JobGuardParams): Promise<JobTransitionResult>;
-    /** running → done | failed | oom_killed, guarded by (session, epoch). */
+    /**
+     * claimed or running → done | failed | oom_killed | cancelled, guarded by (session, epoch);
+     * done and oom_killed only from running.
+     */
     finish(params: JobFinishParams): Promise<JobTransitionResult>;
+    /** Queues a new job for the task of an ended job, with the same command and budget. */
+    retry(params: { readonly id: JobId; readonly by?: SessionId | undefined }): Promise<JobEnqueueResult>;
     /** Any active state → cancelled; `lost` when the job is already terminal. */
     cancel(params: JobCancelParams): Promise<JobTransitionResult>;
     get(id: JobId): Promise<Job | null>;

@@ -20,9 +20,13 @@ const JOBS = 800;
 const worker = fileURLToPath(new URL('./race-worker.js', import.meta.url));
 
 function run(url: string, history: string, index: number): Promise<number> {
-  const child = spawn(process.execPath, [worker, url, history, String(TASKS), String(ATTEMPTS), String(index), String(WORKERS)], {
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [worker, url, history, String(TASKS), String(ATTEMPTS), String(index), String(WORKERS)],
+    {
+      stdio: ['ignore', 'inherit', 'inherit'],
+    },
+  );
   return new Promise((resolve) => child.on('exit', (code) => resolve(code ?? 1)));
 }
 
@@ -46,7 +50,10 @@ for (const db of bothEngines()) {
       const codes = await Promise.all(Array.from({ length: WORKERS }, (_, i) => run(url, history, i)));
       assert.deepEqual(codes, Array(WORKERS).fill(0));
 
-      const lines = readFileSync(history, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Line);
+      const lines = readFileSync(history, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Line);
       const grants = lines.filter((l) => l.kind === 'granted');
       const held = lines.filter((l) => l.kind === 'held');
       assert.equal(grants.length + held.length, WORKERS * ATTEMPTS, 'every attempt has an outcome');
@@ -73,7 +80,9 @@ for (const db of bothEngines()) {
       }
       // Every loser was told who held it, and it was somebody else.
       for (const l of held) {
-        assert.ok(l.holder !== undefined && l.holder.session !== l.session && l.holder.host.startsWith('race-'));
+        assert.ok(
+          l.holder !== undefined && l.holder.session !== l.session && l.holder.host.startsWith('race-'),
+        );
       }
 
       const jobs = lines.filter((l) => l.kind === 'job');

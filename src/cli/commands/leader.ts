@@ -1,4 +1,4 @@
-/** `baton leader`: who holds the dispatcher lease, judged on the database clock. */
+/** `baton leader`: who leads the dispatcher now (session, host, pid, term), on the database clock. */
 import type { Command } from 'commander';
 import { iso } from '../output.js';
 import { withCoordinator } from '../run.js';
@@ -6,16 +6,18 @@ import { withCoordinator } from '../run.js';
 export function registerLeader(program: Command): void {
   program
     .command('leader')
-    .description('print the holder and term of the dispatcher lease, or say there is none')
+    .description('print the dispatcher leader: session, host, pid and term; or say there is none')
     .action((_o: unknown, cmd: Command) =>
       withCoordinator(cmd, async (baton, out) => {
-        const view = await baton.leader();
-        const { lease } = view;
+        const view = await baton.cluster.leader();
         out.result(view, () => {
-          if (lease === null) return `no ${view.name} leader: the lease was never taken`;
-          if (!view.current) return `no ${view.name} leader: term ${lease.term} ended or expired`;
-          return `${view.name} leader: ${lease.holder ?? '?'}, term ${lease.term}, ` +
-            `expires ${iso(lease.expiresAt)}`;
+          if (!view.current) {
+            return view.term === null
+              ? 'no dispatcher leader: the lease was never taken'
+              : `no dispatcher leader: term ${view.term} ended or expired`;
+          }
+          return `dispatcher leader: session ${view.session ?? '?'} on ${view.host ?? '?'} ` +
+            `(pid ${view.pid ?? '?'}), term ${view.term ?? '?'}, expires ${iso(view.expiresAt ?? 0)}`;
         });
       }),
     );

@@ -5,6 +5,8 @@ import type { Task } from '../../core/task.js';
 import { cell, describeHolder, iso, table } from '../output.js';
 import { collect, withCoordinator } from '../run.js';
 import { jobLine } from '../job-format.js';
+import { withWorkspaces } from '../workspace-run.js';
+import { registerTaskSet } from './workspace.js';
 
 interface AddOptions {
   readonly title?: string;
@@ -12,6 +14,8 @@ interface AddOptions {
   readonly project?: string;
   readonly assignee?: string;
   readonly label?: string[];
+  readonly requiresFilesystem?: boolean;
+  readonly workspace?: string;
 }
 
 export function registerTask(program: Command): void {
@@ -25,17 +29,23 @@ export function registerTask(program: Command): void {
     .option('--project <name>', 'project the task belongs to')
     .option('--assignee <name>', 'who should work on it')
     .option('--label <name>', 'a label; repeat for more', collect)
+    .option('--requires-filesystem', 'the task changes files: its runs lock a workspace exclusively')
+    .option('--workspace <name>', 'the workspace its runs must lock, whatever the agent')
     .action((key: string, o: AddOptions, cmd: Command) =>
-      withCoordinator(cmd, async (baton, out) => {
-        const added = await baton.addTask({
+      withWorkspaces(cmd, async (ws, out) => {
+        const { task: added, requirements } = await ws.addTask({
           key,
           title: o.title,
           priority: o.priority,
           project: o.project,
           assignee: o.assignee,
           labels: o.label,
+          requiresFilesystem: o.requiresFilesystem,
+          workspace: o.workspace,
         });
-        out.result(added, () => `added ${added.key} (priority ${added.priority})`);
+        const { requiresFilesystem, workspace } = requirements;
+        const line = `added ${added.key} (priority ${added.priority})`;
+        out.result({ ...added, requiresFilesystem, workspace }, () => line);
       }),
     );
 
@@ -61,6 +71,8 @@ export function registerTask(program: Command): void {
         out.result(detail, () => showLines(detail));
       }),
     );
+
+  registerTaskSet(task);
 }
 
 function taskTable(tasks: readonly Task[]): string[] {

@@ -5,10 +5,13 @@
 import { describe } from 'node:test';
 import { exerciseAuditAndMigrations } from './audit-migrations.js';
 import { exerciseClaims } from './claims.js';
+import { exerciseDispatch } from './dispatch.js';
+import { exerciseEffects } from './effects.js';
 import type { Harness } from './harness.js';
 import { exerciseJobs } from './jobs.js';
 import { exerciseLeases } from './leases.js';
 import { exerciseTasksAndSessions } from './tasks-sessions.js';
+import { exerciseWorkspaces } from './workspaces.js';
 
 export type { Harness, Fixture, RawSql } from './harness.js';
 
@@ -19,5 +22,8 @@ export function exerciseStore(h: Harness): void {
     exerciseJobs(h);
     exerciseLeases(h);
     exerciseAuditAndMigrations(h);
+    exerciseDispatch(h);
+    exerciseEffects(h);
+    exerciseWorkspaces(h);
   });
 }

@@ -3,7 +3,7 @@
  * the same statement. A transition that matches nothing reads the job once more to report `lost`.
  */
 import { assert } from '../../core/assert.js';
-import { FencedError, NotFoundError } from '../../core/errors.js';
+import { ConflictError, FencedError, NotFoundError } from '../../core/errors.js';
 import type { Job, JobTransitionResult } from '../../core/job.js';
 import { PRIORITY_DEFAULT } from '../../core/validate.js';
 import type { Store } from '../store.js';
@@ -11,6 +11,7 @@ import { NOW, hostOf, jobColumns, jobFields, toJob, type JobRow } from './rows.j
 import type { PgRunner } from './runner.js';
 
 const ACTIVE = `('queued', 'claimed', 'running')`;
+const TERMINAL = `('done', 'failed', 'oom_killed', 'cancelled')`;
 const ENQUEUE_RETRY_MAX = 20;
 
 export async function jobById(run: PgRunner, id: number): Promise<Job | null> {
@@ -76,6 +77,43 @@ SELECT true AS created, job.*, $1::text AS key FROM job
 UNION ALL
 SELECT false, ${jobColumns('jobs')} FROM jobs WHERE id IN (SELECT id FROM active)`;
 
+const TERMINAL_STATES = new Set(['done', 'failed', 'oom_killed', 'cancelled']);
+
+type RetryRow = Partial<JobRow> & { old_status: string | null; created: boolean };
+
+/**
+ * Queues a new job like an ended one (same task, priority, RAM budget, command and attempt
+ * budget) unless the task has an active job, which is returned instead; one statement, the
+ * same insert as ENQUEUE behind the same unique index. Always one row: the old job's status
+ * (null when it does not exist) and the new or active job, whose columns are null when the
+ * insert lost a race (then the next run sees the winner).
+ */
+const RETRY = `
+WITH old AS (
+  SELECT id, task_id, status, priority, ram_mb, command, attempt_max
+  FROM jobs WHERE id = $1::bigint
+), active AS (
+  SELECT j.id FROM jobs j JOIN old ON j.task_id = old.task_id WHERE j.status IN ${ACTIVE}
+), job AS (
+  INSERT INTO jobs (task_id, priority, queued_at, ram_mb, command, attempt_max)
+  SELECT task_id, priority, ${NOW}, ram_mb, command, attempt_max
+  FROM old
+  WHERE old.status IN ${TERMINAL} AND NOT EXISTS (SELECT 1 FROM active)
+  ON CONFLICT (task_id) WHERE status IN ${ACTIVE} DO NOTHING
+  RETURNING ${jobColumns('jobs')}
+), a AS (
+  INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, detail)
+  SELECT queued_at, 'job:enqueued', key, id, $2::bigint, ${hostOf('$2::bigint')},
+    jsonb_build_object('priority', priority, 'ramMb', ram_mb, 'retryOf', $1::bigint)
+  FROM job
+), r AS (
+  SELECT true AS created, job.* FROM job
+  UNION ALL
+  SELECT false, ${jobColumns('jobs')} FROM jobs WHERE id IN (SELECT id FROM active)
+)
+SELECT old.status AS old_status, r.*
+FROM (SELECT 1) one LEFT JOIN old ON true LEFT JOIN r ON true`;
+
 export function postgresJobs(run: PgRunner): Store['jobs'] {
   return {
     enqueue: async (p) => {
@@ -116,9 +154,10 @@ export function postgresJobs(run: PgRunner): Store['jobs'] {
       const row = await run.one<JobRow>(
         `WITH j AS (
            UPDATE jobs SET status = $4::text, finished_at = ${NOW}, exit_code = $5::int,
-             reason = $6::text
+             reason = $6::text, output_tail = $7::text
            WHERE id = $1::bigint AND session_id = $2::bigint AND epoch = $3::bigint
-             AND status = 'running'
+             AND (status = 'running'
+               OR (status = 'claimed' AND $4::text IN ('failed', 'cancelled')))
            RETURNING ${jobColumns('jobs')}
          ), a AS (
            INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail)
@@ -127,9 +166,35 @@ export function postgresJobs(run: PgRunner): Store['jobs'] {
            FROM j
          )
          SELECT * FROM j`,
-        [p.id, p.session, p.epoch, p.status, p.exitCode ?? null, p.reason ?? null],
+        [
+          p.id,
+          p.session,
+          p.epoch,
+          p.status,
+          p.exitCode ?? null,
+          p.reason ?? null,
+          p.outputTail ?? null,
+        ],
       );
       return lostOr(run, p.id, row);
+    },
+    retry: async (p) => {
+      for (let attempt = 1; ; attempt++) {
+        const row = await run.one<RetryRow>(RETRY, [p.id, p.by ?? null]);
+        assert(row !== undefined, 'retry returns exactly one row');
+        if (row.old_status === null) throw new NotFoundError('job', String(p.id));
+        if (!TERMINAL_STATES.has(row.old_status)) {
+          throw new ConflictError(
+            `job ${p.id} is ${row.old_status}`,
+            'only an ended job can be retried',
+          );
+        }
+        if (row.id !== undefined && row.id !== null) {
+          return { job: toJob(row as JobRow), created: row.created };
+        }
+        // Another job for the task was queued after our snapshot: the next run returns it.
+        assert(attempt < ENQUEUE_RETRY_MAX, 'a retry does not race forever');
+      }
     },
     cancel: async (p) => {
       const row = await run.one<JobRow>(
@@ -181,7 +246,8 @@ async function claimNext(
      -- and claim more rows than the LIMIT. A CTE with FOR UPDATE is materialised exactly once.
      next AS (
        SELECT id FROM jobs
-       WHERE status = 'queued' AND EXISTS (SELECT 1 FROM s WHERE state = 'live')
+       WHERE status = 'queued' AND run_after <= ${NOW}
+         AND EXISTS (SELECT 1 FROM s WHERE state = 'live')
        ORDER BY priority, queued_at, id
        LIMIT 1
        FOR UPDATE SKIP LOCKED

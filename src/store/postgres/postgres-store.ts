@@ -16,6 +16,11 @@ import { PgRunner } from './runner.js';
 import { postgresClaims, postgresSessions, postgresTasks } from './tasks-claims.js';
 import { postgresJobs } from './jobs.js';
 import { postgresAudit, postgresLeases } from './leases-audit.js';
+import { postgresHosts } from './hosts.js';
+import { postgresDispatch, postgresRecovery } from './dispatch.js';
+import { postgresWorkspaceGroups } from './workspaces.js';
+import { postgresEffects } from './effects.js';
+import { SAFE, type TestSwitches } from '../test-switches.js';
 
 export interface PostgresStoreOptions {
   /** postgres:// or postgresql:// URL. */
@@ -24,6 +29,10 @@ export interface PostgresStoreOptions {
   readonly poolSize?: number;
   /** How long to wait for a connection before giving up (ms, default 5000). */
   readonly connectTimeoutMs?: number;
+  /** Apply migrations up to this version only: for tests of data migrations on an old schema. */
+  readonly migrateTo?: number;
+  /** TEST ONLY (test-switches.ts); production never sets it. */
+  readonly switches?: TestSwitches;
 }
 
 /** "baton" in ASCII: the advisory lock key that serialises migrations across processes. */
@@ -59,7 +68,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   pool.on('error', () => {});
   const run = new PgRunner(pool, server);
   try {
-    await migrate(run);
+    await migrate(run, options.migrateTo ?? Number.MAX_SAFE_INTEGER);
   } catch (error) {
     await pool.end().catch(() => undefined);
     throw run.translate(error);
@@ -79,6 +88,11 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     jobs: postgresJobs(run),
     leases: postgresLeases(run),
     audit: postgresAudit(run),
+    hosts: postgresHosts(run),
+    dispatch: postgresDispatch(run),
+    recovery: postgresRecovery(run),
+    ...postgresWorkspaceGroups(run),
+    effects: postgresEffects(run, options.switches ?? SAFE),
   };
 }
 
@@ -87,8 +101,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
  * one transaction takes a transaction-scoped advisory lock, re-reads the version and applies
  * what is missing, so processes that start together apply each migration exactly once.
  */
-async function migrate(run: PgRunner): Promise<void> {
-  const latest = MIGRATIONS.reduce((v, m) => Math.max(v, m.version), 0);
+async function migrate(run: PgRunner, target: number): Promise<void> {
+  const latest = MIGRATIONS.reduce((v, m) => (m.version <= target ? Math.max(v, m.version) : v), 0);
   try {
     const [row] = await run.exec<{ v: number | null }>(VERSION);
     if ((row?.v ?? 0) >= latest) return;
@@ -103,7 +117,7 @@ async function migrate(run: PgRunner): Promise<void> {
     const [row] = await q.exec<{ v: number | null }>(VERSION);
     const current = row?.v ?? 0;
     for (const m of MIGRATIONS) {
-      if (m.version <= current) continue;
+      if (m.version <= current || m.version > target) continue;
       // The simple query protocol: a migration is several statements.
       await q.exec(m.sql);
       await q.exec(

@@ -28,6 +28,14 @@ export const hostOf = (sessionExpr: string): string =>
 export const ms = (d: Date): Instant => d.getTime();
 export const msOrNull = (d: Date | null): Instant | null => (d === null ? null : d.getTime());
 
+/** The timestamptz for an Instant passed as a bigint parameter: exact, unlike to_timestamp(). */
+export const atMs = (param: string): string =>
+  `('epoch'::timestamptz + ${param}::bigint * interval '1 millisecond')`;
+
+/** A bigint parameter of milliseconds as an interval. */
+export const msInterval = (param: string): string =>
+  `(${param}::bigint * interval '1 millisecond')`;
+
 export const TASK_COLUMNS = `id, key, title, priority, project, assignee, labels, created_at, epoch,
   holder_session_id, claimed_at`;
 
@@ -131,6 +139,11 @@ const JOB_FIELDS = [
   'finished_at',
   'exit_code',
   'reason',
+  'run_after',
+  'term',
+  'agent_session_id',
+  'pid',
+  'output_tail',
 ] as const;
 
 /** The job table's own columns, qualified by `table`. */
@@ -161,6 +174,11 @@ export interface JobRow {
   finished_at: Date | null;
   exit_code: number | null;
   reason: string | null;
+  run_after: Date;
+  term: number | null;
+  agent_session_id: number | null;
+  pid: number | null;
+  output_tail: string | null;
 }
 
 export function toJob(r: JobRow): Job {
@@ -182,6 +200,11 @@ export function toJob(r: JobRow): Job {
     finishedAt: msOrNull(r.finished_at),
     exitCode: r.exit_code,
     reason: r.reason,
+    runAfter: ms(r.run_after),
+    term: r.term,
+    agentSession: r.agent_session_id,
+    pid: r.pid,
+    outputTail: r.output_tail,
   };
 }
 

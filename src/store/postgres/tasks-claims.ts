@@ -3,9 +3,10 @@
  * guarded change, writes the history row and appends the audit row together; when the guard
  * matches nothing, a second read explains why (not found, ended, held, fenced).
  *
- * Lock order, the same everywhere: the session row, then the task row, then the claim row.
- * Claiming takes FOR KEY SHARE on the claimer's session (the foreign-key checks take it anyway);
- * ending a session takes FOR UPDATE on it, which waits for in-flight claims and blocks new ones.
+ * Locks are taken in one order: a session row before any task or claim row, and a claim row
+ * before its task row. Claiming takes FOR KEY SHARE on the claimer's session (the foreign-key
+ * checks take it anyway); ending a session takes FOR UPDATE on it, which waits for in-flight
+ * claims and holds back new ones until the session reads as ended.
  */
 import { assert } from '../../core/assert.js';
 import type { ClaimResult, FencedResult } from '../../core/claim.js';

@@ -1,6 +1,6 @@
 /** Queue jobs on SQLite: every transition is one guarded UPDATE inside BEGIN IMMEDIATE. */
-import type { Job, JobTransitionResult } from '../../core/job.js';
-import { NotFoundError } from '../../core/errors.js';
+import { isTerminalJobState, type Job, type JobState, type JobTransitionResult } from '../../core/job.js';
+import { ConflictError, NotFoundError } from '../../core/errors.js';
 import type { Store } from '../store.js';
 import { appendAudit, toJob, type JobRow } from './rows.js';
 import type { SqliteRunner } from './runner.js';
@@ -66,12 +66,12 @@ export function sqliteJobs(run: SqliteRunner): Store['jobs'] {
             .prepare(
               `UPDATE jobs SET status = 'claimed', epoch = epoch + 1, attempt = attempt + 1,
                  session_id = ?, host = ?, claimed_at = ?, started_at = NULL, reason = NULL
-               WHERE id = (SELECT id FROM jobs WHERE status = 'queued'
+               WHERE id = (SELECT id FROM jobs WHERE status = 'queued' AND run_after <= ?
                            ORDER BY priority, queued_at, id LIMIT 1)
                  AND status = 'queued'
                ${RETURNING}`,
             )
-            .get(p.session, p.host ?? session.host, now) as JobRow | undefined;
+            .get(p.session, p.host ?? session.host, now, now) as JobRow | undefined;
           if (row === undefined) return null;
           appendAudit(run, {
             at: now,
@@ -114,12 +114,22 @@ export function sqliteJobs(run: SqliteRunner): Store['jobs'] {
           const now = run.now();
           const row = run
             .prepare(
-              `UPDATE jobs SET status = ?, finished_at = ?, exit_code = ?, reason = ?
-               WHERE id = ? AND session_id = ? AND epoch = ? AND status = 'running' ${RETURNING}`,
+              `UPDATE jobs SET status = @status, finished_at = @now, exit_code = @exitCode,
+                 reason = @reason, output_tail = @tail
+               WHERE id = @id AND session_id = @session AND epoch = @epoch
+                 AND (status = 'running' OR (status = 'claimed' AND @status IN ('failed', 'cancelled')))
+               ${RETURNING}`,
             )
-            .get(p.status, now, p.exitCode ?? null, p.reason ?? null, p.id, p.session, p.epoch) as
-            | JobRow
-            | undefined;
+            .get({
+              status: p.status,
+              now,
+              exitCode: p.exitCode ?? null,
+              reason: p.reason ?? null,
+              tail: p.outputTail ?? null,
+              id: p.id,
+              session: p.session,
+              epoch: p.epoch,
+            }) as JobRow | undefined;
           if (row !== undefined) {
             appendAudit(run, {
               at: now,
@@ -156,6 +166,36 @@ export function sqliteJobs(run: SqliteRunner): Store['jobs'] {
             });
           }
           return lostOr(run, p.id, row);
+        }),
+      ),
+    retry: (p) =>
+      Promise.resolve(
+        run.write(() => {
+          const old = run.prepare(`${JOB_SELECT} WHERE j.id = ?`).get(p.id) as JobRow | undefined;
+          if (old === undefined) throw new NotFoundError('job', String(p.id));
+          if (!isTerminalJobState(old.status as JobState)) {
+            throw new ConflictError(`job ${p.id} is ${old.status}`, 'only an ended job can be retried');
+          }
+          const active = run
+            .prepare(`${JOB_SELECT} WHERE j.task_id = ? AND j.status IN ('queued', 'claimed', 'running')`)
+            .get(old.task_id) as JobRow | undefined;
+          if (active !== undefined) return { job: toJob(active), created: false };
+          const now = run.now();
+          const row = run
+            .prepare(
+              `INSERT INTO jobs (task_id, priority, queued_at, ram_mb, command, attempt_max)
+               VALUES (?, ?, ?, ?, ?, ?) ${RETURNING}`,
+            )
+            .get(old.task_id, old.priority, now, old.ram_mb, old.command, old.attempt_max) as JobRow;
+          appendAudit(run, {
+            at: now,
+            type: 'job:enqueued',
+            key: row.key,
+            jobId: row.id,
+            session: p.by ?? null,
+            detail: { priority: row.priority, ramMb: row.ram_mb, retryOf: p.id },
+          });
+          return { job: toJob(row), created: true };
         }),
       ),
     get: (id) => Promise.resolve(run.read(() => jobById(run, id))),

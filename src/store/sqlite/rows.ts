@@ -86,6 +86,7 @@ export function toClaim(r: ClaimRow): Claim {
 
 export interface JobRow {
   id: number;
+  task_id: number;
   key: string;
   status: string;
   priority: number;
@@ -102,6 +103,11 @@ export interface JobRow {
   finished_at: number | null;
   exit_code: number | null;
   reason: string | null;
+  run_after: number;
+  term: number | null;
+  agent_session_id: number | null;
+  pid: number | null;
+  output_tail: string | null;
 }
 
 export function toJob(r: JobRow): Job {
@@ -123,6 +129,11 @@ export function toJob(r: JobRow): Job {
     finishedAt: r.finished_at,
     exitCode: r.exit_code,
     reason: r.reason,
+    runAfter: r.run_after,
+    term: r.term,
+    agentSession: r.agent_session_id,
+    pid: r.pid,
+    outputTail: r.output_tail,
   };
 }
 

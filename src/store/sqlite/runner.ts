@@ -72,3 +72,13 @@ export function asyncify<T extends object>(group: T): T {
   }
   return wrapped as T;
 }
+
+/** A port group written synchronously: each method returns its value instead of a promise. */
+export type Sync<T> = {
+  [K in keyof T]: T[K] extends (...args: infer A) => Promise<infer R> ? (...args: A) => R : T[K];
+};
+
+/** Lifts a synchronous group to the port's promise-returning shape (throws become rejections). */
+export function fromSync<T extends object>(group: Sync<T>): T {
+  return asyncify(group) as unknown as T;
+}

@@ -16,12 +16,21 @@ import { MIGRATIONS } from './migrations/index.js';
 import { sqliteTasks, sqliteClaims, sqliteSessions } from './tasks-claims.js';
 import { sqliteJobs } from './jobs.js';
 import { sqliteLeases, sqliteAudit } from './leases-audit.js';
-import { SqliteRunner, asyncify } from './runner.js';
+import { SqliteRunner, asyncify, fromSync } from './runner.js';
+import { sqliteHosts } from './hosts.js';
+import { sqliteDispatch, sqliteRecovery } from './dispatch.js';
+import { sqliteWorkspaceGroups } from './workspaces.js';
+import { sqliteEffects } from './effects.js';
+import { SAFE, type TestSwitches } from '../test-switches.js';
 
 export interface SqliteStoreOptions {
   readonly path: string;
   /** How long one attempt waits for the write lock before retrying (ms). */
   readonly busyTimeoutMs?: number;
+  /** Apply migrations up to this version only: for tests of data migrations on an old schema. */
+  readonly migrateTo?: number;
+  /** TEST ONLY (test-switches.ts); production never sets it. */
+  readonly switches?: TestSwitches;
 }
 
 export function openSqliteStore(options: SqliteStoreOptions): Store {
@@ -41,7 +50,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     );
   }
   const run = new SqliteRunner(db);
-  migrate(run);
+  migrate(run, options.migrateTo ?? Number.MAX_SAFE_INTEGER);
   return {
     engine: 'sqlite',
     capabilities: { multiHost: false },
@@ -56,10 +65,15 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     jobs: asyncify(sqliteJobs(run)),
     leases: asyncify(sqliteLeases(run)),
     audit: asyncify(sqliteAudit(run)),
+    hosts: fromSync(sqliteHosts(run)),
+    dispatch: fromSync(sqliteDispatch(run)),
+    recovery: fromSync(sqliteRecovery(run)),
+    ...sqliteWorkspaceGroups(run),
+    effects: sqliteEffects(run, options.switches ?? SAFE),
   };
 }
 
-function migrate(run: SqliteRunner): void {
+function migrate(run: SqliteRunner, target: number): void {
   run.write(() => {
     run.db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`);
@@ -68,7 +82,7 @@ function migrate(run: SqliteRunner): void {
     };
     const current = row.v ?? 0;
     for (const m of MIGRATIONS) {
-      if (m.version <= current) continue;
+      if (m.version <= current || m.version > target) continue;
       run.db.exec(m.sql);
       run.db
         .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')

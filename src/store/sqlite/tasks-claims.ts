@@ -173,7 +173,7 @@ export function releaseAllClaims(
   now: number,
   session: number,
   outcome: 'abandoned' | 'recovered',
-): void {
+): number {
   const live = run
     .prepare(
       `SELECT c.id, c.task_id, c.epoch, t.key FROM claims c JOIN tasks t ON t.id = c.task_id
@@ -194,6 +194,7 @@ export function releaseAllClaims(
       detail: { outcome },
     });
   }
+  return live.length;
 }
 
 export function sqliteClaims(run: SqliteRunner): Store['claims'] {

@@ -1,0 +1,128 @@
+/**
+ * Latency: enqueue → claimed by an idle waiting worker. The enqueuer and the worker share the
+ * process (one clock) but not a connection. Between samples the enqueuer waits a random 10-40 ms,
+ * so the worker is idle when the job arrives. The time runs from just before the enqueue call to
+ * the moment the worker holds the job (Baton: claimNext returned it; Graphile: the task handler
+ * was called). Baton has no wake-up signal in its store port, so its idle worker polls claimNext
+ * every `pollMs`; Graphile Worker waits on LISTEN/NOTIFY.
+ */
+import { hostname } from 'node:os';
+import { makeWorkerUtils } from 'graphile-worker';
+import { openStore } from '../src/store/open.js';
+import { migrateGraphile, silentLogger, startGraphile } from './peers.js';
+import { nowMs, percentile, progress, sleep } from './stats.js';
+
+export const WARMUP = 5;
+
+export interface LatencyRun {
+  readonly p50: number;
+  readonly p99: number;
+}
+
+/** Resolvers keyed by item, for the worker to report the moment it holds one. */
+class Arrivals {
+  private readonly waiting = new Map<string, (at: number) => void>();
+  expect(key: string): Promise<number> {
+    return new Promise((resolve) => this.waiting.set(key, resolve));
+  }
+  arrived(key: string): void {
+    const at = nowMs();
+    this.waiting.get(key)?.(at);
+    this.waiting.delete(key);
+  }
+}
+
+async function sample(
+  count: number,
+  arrivals: Arrivals,
+  enqueue: (key: string) => Promise<unknown>,
+): Promise<LatencyRun> {
+  const times: number[] = [];
+  for (let i = 0; i < WARMUP + count; i++) {
+    await sleep(10 + Math.random() * 30);
+    const key = `lat-${i}-${Math.random().toString(36).slice(2, 8)}`;
+    const arrived = arrivals.expect(key);
+    const t0 = nowMs();
+    await enqueue(key);
+    const at = await arrived;
+    if (i >= WARMUP) times.push(at - t0);
+  }
+  return { p50: percentile(times, 50), p99: percentile(times, 99) };
+}
+
+/** Baton on either engine: `url` is a postgres:// URL or a SQLite path. */
+export async function batonLatency(url: string, count: number, pollMs: number): Promise<LatencyRun> {
+  const workerStore = await openStore(url);
+  const enqueueStore = await openStore(url);
+  const arrivals = new Arrivals();
+  let stop = false;
+  try {
+    const session = await workerStore.sessions.start({ kind: 'agent', host: hostname(), pid: process.pid });
+    const worker = (async (): Promise<void> => {
+      while (!stop) {
+        const job = await workerStore.jobs.claimNext({ session: session.id });
+        if (job === null) {
+          await sleep(pollMs);
+          continue;
+        }
+        arrivals.arrived(job.key);
+        const guard = { id: job.id, session: session.id, epoch: job.epoch };
+        await workerStore.jobs.start(guard);
+        await workerStore.jobs.finish({ ...guard, status: 'done' });
+      }
+    })();
+    try {
+      return await sample(count, arrivals, (key) => enqueueStore.jobs.enqueue({ key }));
+    } finally {
+      stop = true;
+      await worker;
+    }
+  } finally {
+    await workerStore.close();
+    await enqueueStore.close();
+  }
+}
+
+/** Graphile Worker with the throughput settings, idle on LISTEN until a job is added. */
+export async function graphileLatency(url: string, count: number): Promise<LatencyRun> {
+  await migrateGraphile(url);
+  const arrivals = new Arrivals();
+  const runner = await startGraphile(url, {
+    noop: (payload) => Promise.resolve(arrivals.arrived((payload as { key: string }).key)),
+  });
+  const utils = await makeWorkerUtils({ connectionString: url, logger: silentLogger });
+  try {
+    return await sample(count, arrivals, (key) => utils.addJob('noop', { key }));
+  } finally {
+    await utils.release();
+    await runner.stop();
+  }
+}
+
+export interface LatencyRuns {
+  readonly batonPg: LatencyRun[];
+  readonly batonSqlite: LatencyRun[];
+  readonly graphile: LatencyRun[];
+}
+
+/** Every system once per repetition, each on a fresh database or file. */
+export async function measureLatency(
+  onPg: <T>(label: string, work: (url: string) => Promise<T>) => Promise<T>,
+  onFile: <T>(work: (path: string) => Promise<T>) => Promise<T>,
+  samples: number,
+  pollMs: number,
+  reps: number,
+): Promise<LatencyRuns> {
+  const runs: LatencyRuns = { batonPg: [], batonSqlite: [], graphile: [] };
+  const show = (r: LatencyRun[]): string => `${r.at(-1)?.p50.toFixed(2)}/${r.at(-1)?.p99.toFixed(2)}`;
+  for (let rep = 1; rep <= reps; rep++) {
+    runs.batonPg.push(await onPg('latbaton', (url) => batonLatency(url, samples, pollMs)));
+    runs.graphile.push(await onPg('latgraphile', (url) => graphileLatency(url, samples)));
+    runs.batonSqlite.push(await onFile((path) => batonLatency(path, samples, pollMs)));
+    progress(
+      `latency rep ${rep}/${reps} (p50/p99 ms): Baton PG ${show(runs.batonPg)}, ` +
+        `Graphile ${show(runs.graphile)}, Baton SQLite ${show(runs.batonSqlite)}`,
+    );
+  }
+  return runs;
+}

@@ -1,0 +1,135 @@
+/** The machine and versions of a run, and docs/benchmarks.md. */
+import Database from 'better-sqlite3';
+import { createRequire } from 'node:module';
+import { cpus, release, totalmem, type } from 'node:os';
+import { serverFacts } from './pg-server.js';
+import { GRAPHILE_CONCURRENCY, PGBOSS_BATCH, PGBOSS_POLL_SECONDS, PGBOSS_WORKERS } from './peers.js';
+import { count, verdict, type Results, type Target } from './report.js';
+import { PG_WORKERS, SQLITE_PROCESSES } from './throughput.js';
+
+const require = createRequire(import.meta.url);
+const versionOf = (name: string): string => (require(`${name}/package.json`) as { version: string }).version;
+
+export async function environment(pgUrl: string, origin: string): Promise<Record<string, string>> {
+  const facts = await serverFacts(pgUrl);
+  const db = new Database(':memory:');
+  const sqlite = (db.prepare('SELECT sqlite_version() AS v').get() as { v: string }).v;
+  db.close();
+  const cpu = cpus();
+  return {
+    cpu: `${cpu[0]?.model ?? 'unknown'} × ${cpu.length} logical cores`,
+    ram: `${(totalmem() / 2 ** 30).toFixed(1)} GiB`,
+    os: `${type()} ${release()}`,
+    node: process.version,
+    postgres: facts.server_version ?? '?',
+    postgresSettings: `fsync=${facts.fsync}, synchronous_commit=${facts.synchronous_commit}, ` +
+      `wal_sync_method=${facts.wal_sync_method}, shared_buffers=${facts.shared_buffers}`,
+    postgresOrigin: origin,
+    sqlite,
+    'better-sqlite3': versionOf('better-sqlite3'),
+    pg: versionOf('pg'),
+    'graphile-worker': versionOf('graphile-worker'),
+    'pg-boss': versionOf('pg-boss'),
+  };
+}
+
+const fmt = (x: number, digits = 0): string => (Number.isFinite(x) ? x.toFixed(digits) : '—');
+const runsOf = (xs: readonly number[], digits = 0): string => xs.map((x) => fmt(x, digits)).join(', ');
+
+/** Rows of the figures table: what, median, the repetitions. */
+function figureRows(r: Results, f: Record<string, unknown>): string[] {
+  const p = r.plan;
+  const claim = f.claimMs as Record<string, { small: number; large: number } | undefined>;
+  const line = (what: string, value: number, runs: readonly number[], digits = 0): string =>
+    `| ${what} | ${fmt(value, digits)} | ${runsOf(runs, digits)} |`;
+  const t = r.throughput;
+  const rate = (k: string): number => f[k] as number;
+  return [
+    line(`Baton on PostgreSQL, ${PG_WORKERS} workers, items/s`, rate('batonPgItemsPerSec'), t.batonPg),
+    line(`Graphile Worker, concurrency ${GRAPHILE_CONCURRENCY}, jobs/s`, rate('graphileJobsPerSec'), t.graphile),
+    line(`pg-boss, ${PGBOSS_WORKERS} workers × batch ${PGBOSS_BATCH}, jobs/s`, rate('pgBossJobsPerSec'), t.pgBoss),
+    line(`Baton on SQLite, ${SQLITE_PROCESSES} processes, items/s`, rate('batonSqliteItemsPerSec'), t.batonSqlite),
+    line(`PostgreSQL durable commits/s, ${PG_WORKERS} connections`, rate('pgDurableCommitsPerSec'), t.pgDurable),
+    line(`SQLite durable commits/s, ${SQLITE_PROCESSES} processes`, rate('sqliteDurableCommitsPerSec'), t.sqliteDurable),
+    line(`PG claimNext ms, ${count(p.scaleSmall)} queued`, claim.pg?.small ?? NaN, r.scale.pg.small.runs, 3),
+    line(`PG claimNext ms, ${count(p.scaleLarge)} queued`, claim.pg?.large ?? NaN, r.scale.pg.large.runs, 3),
+    line(`SQLite claimNext ms, ${count(p.scaleSmall)} queued`, claim.sqlite?.small ?? NaN,
+      r.scale.sqlite.small.runs, 3),
+    line(`SQLite claimNext ms, ${count(p.sqliteScaleLarge)} queued`, claim.sqlite?.large ?? NaN,
+      r.scale.sqlite.large.runs, 3),
+    line('`baton claim` (SQLite) wall ms', r.cli.batonMs, r.cli.batonRuns, 1),
+    line("`node -e ''` wall ms", r.cli.nodeMs, r.cli.nodeRuns, 1),
+  ];
+}
+
+export function markdown(r: Results, f: Record<string, unknown>, ts: readonly Target[], seconds: number): string {
+  const e = r.environment;
+  const p = r.plan;
+  const lat = f.latencyMs as Record<string, { p50: number; p99: number }>;
+  const row = (name: string, v: { p50: number; p99: number } | undefined): string =>
+    `| ${name} | ${fmt(v?.p50 ?? Number.NaN, 2)} | ${fmt(v?.p99 ?? Number.NaN, 2)} |`;
+  return `# Benchmarks
+
+Written by \`npm run bench\` (full run, ${fmt(seconds)} s). Every figure is the median of ${p.reps}
+repetitions taken in this one run on this one machine; ratios are against peers measured in the same
+repetitions. Re-run it on your machine: the ratios are the result, the absolute numbers are this machine's.
+
+## Targets
+
+| measure | this run | target | verdict |
+|---|---|---|---|
+${ts.map((t) => `| ${t.measure} | ${t.value} | ${t.target} | ${verdict(t)} |`).join('\n')}
+
+Failover is not measured yet: it needs \`baton up\` (issue 3). \`failoverMs\` and \`ttlMs\` are null until then.
+
+## Machine and versions
+
+| | |
+|---|---|
+${Object.entries(e).map(([k, v]) => `| ${k} | ${v} |`).join('\n')}
+
+## Figures
+
+| measure | median | runs |
+|---|---|---|
+${figureRows(r, f).join('\n')}
+
+Latency, enqueue → claimed by an idle worker (ms; median over repetitions of each repetition's percentile):
+
+| system | p50 | p99 |
+|---|---|---|
+${row('Baton on PostgreSQL', lat.batonPg)}
+${row('Graphile Worker', lat.graphile)}
+${row('Baton on SQLite', lat.batonSqlite)}
+
+## Method
+
+- **One server.** ${e.postgresOrigin}; durable settings (${e.postgresSettings}). Each
+  system, each repetition, gets a fresh database on it. Queues are filled before the clock starts (a bulk
+  load), then \`VACUUM ANALYZE\` on PostgreSQL (what autovacuum would do); SQLite is not analysed (Baton never
+  analyses it).
+- **Throughput.** ${p.n} no-op items. Baton: ${PG_WORKERS} async workers in one process sharing one pool,
+  each looping \`store.jobs.claimNext\` → \`start\` → \`finish\` (three guarded, audited transitions; each
+  a durable commit). Baton on SQLite: ${SQLITE_PROCESSES} processes on one WAL file (synchronous=FULL), same
+  loop. Graphile Worker: \`run()\` with concurrency ${GRAPHILE_CONCURRENCY} and its defaults (pool 10,
+  LISTEN/NOTIFY, no local queue, no completion batching). pg-boss: ${PGBOSS_WORKERS} \`work()\` loops,
+  batchSize ${PGBOSS_BATCH}, polling every ${PGBOSS_POLL_SECONDS} s (its minimum). The clock runs from the
+  first item reaching a worker to the last completion committed (for the peers: their job table shows
+  none left). One repetition runs every system once, so a slow spell of the machine hits all of them.
+- **Durable limit.** PostgreSQL: ${PG_WORKERS} pg connections, each committing
+  \`UPDATE … WHERE id = own row\` in autocommit for ${p.durableMs / 1000} s. SQLite: ${SQLITE_PROCESSES}
+  processes, \`BEGIN IMMEDIATE; UPDATE one row; COMMIT\` with Baton's pragmas (WAL, synchronous=FULL,
+  busy_timeout 1000). Every item needs at least two durable transitions, so the bound is half the rate.
+- **Latency.** ${p.latencySamples} samples per repetition after 5 warm-up ones, 10-40 ms apart, enqueuer
+  and worker in one process on separate connections, timed from just before the enqueue call. Baton's
+  store has no wake-up signal: its idle worker polls \`claimNext\` every ${p.pollMs} ms. Graphile Worker
+  waits on LISTEN/NOTIFY.
+- **Scale.** Queues of ${count(p.scaleSmall)} and ${count(p.scaleLarge)} items (SQLite:
+  ${count(p.sqliteScaleLarge)}) filled by \`INSERT … SELECT generate_series\` (a recursive CTE on SQLite),
+  open side by side; ${p.scaleClaims} \`claimNext\` calls per queue and repetition, alternating between them.
+- **CLI.** \`node bin/baton.js claim <key> --session S --db <sqlite file>\` as a fresh process against
+  \`node -e ''\`, alternating, ${p.cliRuns} runs each after one untimed run.
+
+See docs/decisions/0002-bench-findings.md for what the figures say about Baton's engines.
+`;
+}

@@ -1,0 +1,127 @@
+/**
+ * The figures of a run: the JSON object (`--json`), the targets with pass or miss, and
+ * docs/benchmarks.md for a full run.
+ */
+import type { CliResult } from './cli-time.js';
+import type { FailoverResult } from './failover.js';
+import type { LatencyRun } from './latency.js';
+import type { ScaleResult } from './scale.js';
+import { median, round } from './stats.js';
+import { ratioOfRuns, type ThroughputRuns } from './throughput.js';
+
+export interface Plan {
+  readonly n: number;
+  readonly reps: number;
+  readonly durableMs: number;
+  readonly latencySamples: number;
+  readonly pollMs: number;
+  readonly scaleSmall: number;
+  readonly scaleLarge: number;
+  /** The large SQLite queue (smaller in quick mode: its bulk load is slower). */
+  readonly sqliteScaleLarge: number;
+  readonly scaleClaims: number;
+  readonly cliRuns: number;
+}
+
+export interface Results {
+  readonly quick: boolean;
+  readonly plan: Plan;
+  readonly environment: Readonly<Record<string, string>>;
+  readonly throughput: ThroughputRuns;
+  readonly latency: {
+    readonly batonPg: readonly LatencyRun[];
+    readonly batonSqlite: readonly LatencyRun[];
+    readonly graphile: readonly LatencyRun[];
+  };
+  readonly scale: { readonly pg: ScaleResult; readonly sqlite: ScaleResult };
+  readonly cli: CliResult;
+  readonly failover: FailoverResult | null;
+}
+
+const p50 = (runs: readonly LatencyRun[]): number => median(runs.map((r) => r.p50));
+const p99 = (runs: readonly LatencyRun[]): number => median(runs.map((r) => r.p99));
+
+/** The JSON object: the nine named ratios first, then raw figures. */
+export function figures(r: Results): Record<string, unknown> {
+  const t = r.throughput;
+  const pgRate = median(t.batonPg);
+  const sqliteRate = median(t.batonSqlite);
+  return {
+    throughputVsGraphile: round(ratioOfRuns(t.batonPg, t.graphile), 3),
+    throughputVsPgBoss: round(ratioOfRuns(t.batonPg, t.pgBoss), 3),
+    // Per repetition, the drain against the durable limit measured just before it; then the median.
+    fractionOfDurableLimit: round(ratioOfRuns(t.batonPg, t.pgDurable.map((x) => x / 2)), 3),
+    sqliteFractionOfDurableLimit: round(ratioOfRuns(t.batonSqlite, t.sqliteDurable.map((x) => x / 2)), 3),
+    p50VsGraphile: round(p50(r.latency.batonPg) / p50(r.latency.graphile), 3),
+    scaleRatio: round(r.scale.pg.large.median / r.scale.pg.small.median, 3),
+    failoverMs: r.failover === null ? null : round(r.failover.failoverMs),
+    ttlMs: r.failover === null ? null : r.failover.ttlMs,
+    cliVsNode: round(r.cli.batonMs / r.cli.nodeMs, 3),
+    quick: r.quick,
+    items: r.plan.n,
+    repetitions: r.plan.reps,
+    batonPgItemsPerSec: round(pgRate),
+    batonSqliteItemsPerSec: round(sqliteRate),
+    graphileJobsPerSec: round(median(t.graphile)),
+    pgBossJobsPerSec: round(median(t.pgBoss)),
+    pgDurableCommitsPerSec: round(median(t.pgDurable)),
+    sqliteDurableCommitsPerSec: round(median(t.sqliteDurable)),
+    latencyMs: {
+      pollMs: r.plan.pollMs,
+      batonPg: { p50: round(p50(r.latency.batonPg), 2), p99: round(p99(r.latency.batonPg), 2) },
+      batonSqlite: { p50: round(p50(r.latency.batonSqlite), 2), p99: round(p99(r.latency.batonSqlite), 2) },
+      graphile: { p50: round(p50(r.latency.graphile), 2), p99: round(p99(r.latency.graphile), 2) },
+    },
+    claimMs: {
+      pg: { small: round(r.scale.pg.small.median, 3), large: round(r.scale.pg.large.median, 3) },
+      sqlite: { small: round(r.scale.sqlite.small.median, 3), large: round(r.scale.sqlite.large.median, 3) },
+      smallQueued: r.plan.scaleSmall,
+      largeQueued: r.plan.scaleLarge,
+      sqliteLargeQueued: r.plan.sqliteScaleLarge,
+    },
+    sqliteScaleRatio: round(r.scale.sqlite.large.median / r.scale.sqlite.small.median, 3),
+    cliMs: { baton: round(r.cli.batonMs, 1), node: round(r.cli.nodeMs, 1) },
+  };
+}
+
+export interface Target {
+  readonly measure: string;
+  readonly value: string;
+  readonly target: string;
+  /** null: not measured in this run. */
+  readonly pass: boolean | null;
+}
+
+export function targets(f: Record<string, unknown>, failover: FailoverResult | null, plan: Plan): Target[] {
+  // A figure this run did not measure is null in the JSON; its target is then neither met nor missed.
+  const n = (k: string): number => (typeof f[k] === 'number' ? f[k] : Number.NaN);
+  const x = (k: string): string => `${n(k).toFixed(2)}×`;
+  const pct = (k: string): string => `${(n(k) * 100).toFixed(0)}%`;
+  const list: Target[] = [
+    { measure: 'throughput vs Graphile Worker (PG)', value: x('throughputVsGraphile'), target: '≥ 1.5×',
+      pass: n('throughputVsGraphile') >= 1.5 },
+    { measure: 'throughput vs pg-boss (PG)', value: x('throughputVsPgBoss'), target: '(no target)', pass: null },
+    { measure: 'throughput / half the PG durable limit', value: pct('fractionOfDurableLimit'), target: '≥ 70%',
+      pass: n('fractionOfDurableLimit') >= 0.7 },
+    { measure: 'throughput / half the SQLite durable limit', value: pct('sqliteFractionOfDurableLimit'),
+      target: '≥ 70%', pass: n('sqliteFractionOfDurableLimit') >= 0.7 },
+    { measure: 'p50 latency vs Graphile Worker (PG)', value: x('p50VsGraphile'), target: '≤ 1×',
+      pass: n('p50VsGraphile') <= 1 },
+    { measure: `claim cost, ${count(plan.scaleLarge)} ÷ ${count(plan.scaleSmall)} queued (PG)`, value: x('scaleRatio'),
+      target: '≤ 1.2×', pass: n('scaleRatio') <= 1.2 },
+    failover === null
+      ? { measure: 'failover (SIGKILL → first dispatch)', value: 'not measured', target: '≤ TTL + one retry',
+          pass: null }
+      : { measure: 'failover (SIGKILL → first dispatch)', value: `${Math.round(failover.failoverMs)} ms`,
+          target: `≤ ${failover.ttlMs + failover.retryMs} ms`,
+          pass: failover.failoverMs <= failover.ttlMs + failover.retryMs },
+    { measure: '`baton claim` vs `node -e \'\'`', value: x('cliVsNode'), target: '≤ 3×', pass: n('cliVsNode') <= 3 },
+  ];
+  return list.map((t) => (t.value.startsWith('NaN') ? { ...t, value: 'not measured', pass: null } : t));
+}
+
+/** 1000 → 1k, 1000000 → 1M. */
+export const count = (n: number): string =>
+  n >= 1e6 && n % 1e6 === 0 ? `${n / 1e6}M` : n >= 1e3 && n % 1e3 === 0 ? `${n / 1e3}k` : String(n);
+
+export const verdict = (t: Target): string => (t.pass === null ? '—' : t.pass ? 'pass' : 'MISS');

@@ -1,0 +1,117 @@
+/**
+ * `npm run bench [-- --quick] [-- --json]`: Baton against Graphile Worker and pg-boss on one
+ * PostgreSQL, and Baton on SQLite, in one run on this machine. Progress goes to stderr; a summary
+ * to stdout; with --json the last stdout line is one JSON object of the figures. A full run
+ * (without --quick) writes docs/benchmarks.md.
+ *
+ *   --quick         fewer items, shorter windows, smaller scale queues (under two minutes), still 3
+ *                   repetitions of everything
+ *   --json          print the figures as one JSON object, last
+ *   --poll-ms N     the idle Baton worker's claimNext poll interval (default 5)
+ *   --only a,b      only these measures (throughput, latency, scale, cli), for development
+ */
+import { writeFileSync } from 'node:fs';
+import { measureCli, type CliResult } from './cli-time.js';
+import { measureFailover } from './failover.js';
+import { measureLatency, type LatencyRuns } from './latency.js';
+import { environment, markdown } from './markdown.js';
+import { dropDatabase, freshDatabase, startBenchServer } from './pg-server.js';
+import { figures, targets, verdict, type Plan, type Results } from './report.js';
+import { scalePg, scaleSqlite, type ScaleResult } from './scale.js';
+import { nowMs, progress, type Repeated } from './stats.js';
+import { measureThroughput, noThroughput, onTempFile } from './throughput.js';
+
+const args = process.argv.slice(2);
+const flag = (name: string): boolean => args.includes(name);
+const option = (name: string): string | undefined => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+};
+const quick = flag('--quick');
+const only = option('--only')?.split(',');
+const wanted = (measure: string): boolean => only === undefined || only.includes(measure);
+
+const plan: Plan = {
+  n: quick ? 1_000 : 20_000,
+  reps: 3,
+  durableMs: quick ? 1_500 : 10_000,
+  latencySamples: quick ? 20 : 100,
+  pollMs: Number(option('--poll-ms') ?? 5),
+  scaleSmall: 1_000,
+  // Quick mode keeps its bulk loads small enough for two minutes on a busy 2-core machine.
+  scaleLarge: quick ? 250_000 : 1_000_000,
+  sqliteScaleLarge: quick ? 100_000 : 1_000_000,
+  scaleClaims: quick ? 50 : 200,
+  cliRuns: quick ? 10 : 20,
+};
+
+const skipped: Repeated = { median: Number.NaN, runs: [] };
+const skippedScale: ScaleResult = { small: skipped, large: skipped, seedSeconds: Number.NaN };
+
+const started = nowMs();
+let lapStart = started;
+/** Progress: how long the last step took. */
+const lap = (what: string): void => {
+  progress(`${what} took ${((nowMs() - lapStart) / 1000).toFixed(0)} s`);
+  lapStart = nowMs();
+};
+
+const server = await startBenchServer();
+try {
+  const onPg = async <T>(label: string, work: (url: string) => Promise<T>): Promise<T> => {
+    const url = await freshDatabase(server.url, label);
+    try {
+      return await work(url);
+    } finally {
+      await dropDatabase(server.url, url);
+    }
+  };
+  const env = await environment(server.url, server.origin);
+  progress(`PostgreSQL ${env.postgres} (${server.origin}); plan ${JSON.stringify(plan)}`);
+  lap('setup');
+
+  let throughput = noThroughput();
+  if (wanted('throughput')) {
+    throughput = await measureThroughput(server.url, plan.n, plan.reps, plan.durableMs);
+    lap('throughput and durable limits');
+  }
+
+  let latency: LatencyRuns = { batonPg: [], batonSqlite: [], graphile: [] };
+  if (wanted('latency')) {
+    latency = await measureLatency(onPg, onTempFile, plan.latencySamples, plan.pollMs, plan.reps);
+    lap('latency');
+  }
+
+  const scale = { pg: skippedScale, sqlite: skippedScale };
+  if (wanted('scale')) {
+    scale.pg = await scalePg(server.url, plan.scaleSmall, plan.scaleLarge, plan.scaleClaims, plan.reps);
+    scale.sqlite = await scaleSqlite(plan.scaleSmall, plan.sqliteScaleLarge, plan.scaleClaims, plan.reps);
+    const ms = (r: ScaleResult): string => `${r.small.median.toFixed(3)} → ${r.large.median.toFixed(3)}`;
+    progress(`scale (ms per claim): PG ${ms(scale.pg)}, SQLite ${ms(scale.sqlite)}`);
+    lap('scale');
+  }
+
+  let cli: CliResult = { batonMs: Number.NaN, nodeMs: Number.NaN, batonRuns: [], nodeRuns: [] };
+  if (wanted('cli')) {
+    cli = await onTempFile((path) => measureCli(path, plan.cliRuns));
+    progress(`cli: baton claim ${cli.batonMs.toFixed(1)} ms, node -e '' ${cli.nodeMs.toFixed(1)} ms`);
+    lap('cli');
+  }
+
+  // Not measured yet: it needs `baton up` (issue 3). See failover.ts.
+  const failover = await measureFailover();
+
+  const results: Results = { quick, plan, environment: env, throughput, latency, scale, cli, failover };
+  const f = figures(results);
+  const ts = targets(f, failover, plan);
+  const seconds = (nowMs() - started) / 1000;
+  console.log(`Baton bench${quick ? ' (quick)' : ''}: ${seconds.toFixed(0)} s`);
+  for (const t of ts) console.log(`  ${verdict(t).padEnd(4)}  ${t.measure}: ${t.value} (target ${t.target})`);
+  if (!quick && only === undefined) {
+    writeFileSync(new URL('../../docs/benchmarks.md', import.meta.url), markdown(results, f, ts, seconds));
+    console.log('  wrote docs/benchmarks.md');
+  }
+  if (flag('--json')) console.log(JSON.stringify(f));
+} finally {
+  await server.stop();
+}

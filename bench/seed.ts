@@ -1,0 +1,110 @@
+/**
+ * Fills Baton's queue fast, straight in SQL: N tasks and one queued job each, in two
+ * INSERT … SELECT statements. Setup only: the bench never times it. Enqueue audit rows are not
+ * written (the drain under test writes its own). Columns left out take their defaults, so this
+ * keeps working as migrations add columns with defaults.
+ */
+import Database from 'better-sqlite3';
+import type pg from 'pg';
+import { openStore } from '../src/store/open.js';
+import { withClient } from './pg-server.js';
+
+/** Creates Baton's schema in the database (the store migrates on open). */
+export async function migrateBaton(url: string): Promise<void> {
+  const store = await openStore(url);
+  await store.close();
+}
+
+/**
+ * Foreign keys and secondary indexes (not those behind a constraint) of `tables`, as the
+ * statements that drop and re-create them, read from the catalog so that new migrations are kept.
+ */
+async function droppable(c: pg.Client, tables: readonly string[]): Promise<{ drop: string[]; create: string[] }> {
+  const fks = await c.query<{ t: string; name: string; def: string }>(
+    `SELECT conrelid::regclass::text AS t, conname AS name, pg_get_constraintdef(oid) AS def
+     FROM pg_constraint WHERE contype = 'f' AND conrelid::regclass::text = ANY ($1)`,
+    [tables],
+  );
+  const indexes = await c.query<{ name: string; def: string }>(
+    `SELECT indexname AS name, indexdef AS def FROM pg_indexes i
+     WHERE schemaname = current_schema() AND tablename = ANY ($1)
+       AND NOT EXISTS (SELECT 1 FROM pg_constraint k
+                       WHERE k.conindid = format('%I.%I', i.schemaname, i.indexname)::regclass)`,
+    [tables],
+  );
+  return {
+    drop: [
+      ...fks.rows.map((f) => `ALTER TABLE ${f.t} DROP CONSTRAINT ${f.name}`),
+      ...indexes.rows.map((i) => `DROP INDEX ${i.name}`),
+    ],
+    create: [
+      ...indexes.rows.map((i) => i.def),
+      ...fks.rows.map((f) => `ALTER TABLE ${f.t} ADD CONSTRAINT ${f.name} ${f.def}`),
+    ],
+  };
+}
+
+/**
+ * N queued jobs on PostgreSQL, keys `${prefix}-0000001…`, oldest first. A bulk load: the jobs and
+ * tasks tables' foreign keys and secondary indexes are dropped, the rows inserted, and the same
+ * indexes and (validated) keys re-created, which ends in the schema the migrations made. Then
+ * VACUUM ANALYZE: what autovacuum would have done by the time a real queue of this size is drained.
+ */
+export async function seedBatonPg(url: string, n: number, prefix = 'bench'): Promise<void> {
+  await migrateBaton(url);
+  await withClient(url, async (c) => {
+    const ddl = await droppable(c, ['tasks', 'jobs']);
+    await c.query('BEGIN');
+    for (const sql of ddl.drop) await c.query(sql);
+    await c.query(
+      `INSERT INTO tasks (key, priority, created_at)
+       SELECT $2::text || '-' || lpad(g::text, 7, '0'), 100,
+         date_trunc('milliseconds', now()) - ($1::int - g) * interval '1 millisecond'
+       FROM generate_series(1, $1::int) g`,
+      [n, prefix],
+    );
+    await c.query(
+      `INSERT INTO jobs (task_id, priority, queued_at)
+       SELECT id, priority, created_at FROM tasks WHERE key LIKE $1::text || '-%' ORDER BY id`,
+      [prefix],
+    );
+    for (const sql of ddl.create) await c.query(sql);
+    await c.query('COMMIT');
+    await c.query('VACUUM ANALYZE');
+  });
+}
+
+/**
+ * The same on SQLite (a recursive CTE for the series). No ANALYZE: Baton never runs it (nor
+ * PRAGMA optimize), so its claims are planned without statistics, and so are the bench's.
+ */
+export async function seedBatonSqlite(path: string, n: number, prefix = 'bench'): Promise<void> {
+  await migrateBaton(path);
+  const db = new Database(path);
+  try {
+    db.pragma('busy_timeout = 5000');
+    const now = Date.now();
+    // Secondary indexes (those with SQL; not the ones behind UNIQUE) are re-created after the load.
+    const indexes = db
+      .prepare(
+        `SELECT name, sql FROM sqlite_master
+         WHERE type = 'index' AND tbl_name IN ('tasks', 'jobs') AND sql IS NOT NULL`,
+      )
+      .all() as { name: string; sql: string }[];
+    db.transaction(() => {
+      for (const i of indexes) db.exec(`DROP INDEX ${i.name}`);
+      db.prepare(
+        `WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < @n)
+         INSERT INTO tasks (key, priority, created_at)
+         SELECT @prefix || '-' || substr('000000' || i, -7), 100, @now - (@n - i) FROM g`,
+      ).run({ n, prefix, now });
+      db.prepare(
+        `INSERT INTO jobs (task_id, priority, queued_at)
+         SELECT id, priority, created_at FROM tasks WHERE key LIKE @prefix || '-%' ORDER BY id`,
+      ).run({ prefix });
+      for (const i of indexes) db.exec(i.sql);
+    }).immediate();
+  } finally {
+    db.close();
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * One SQLite bench process, forked by sqlite-procs.ts. It prepares, says `ready`, waits for `go`,
+ * works, and answers `done` with its count. Modes:
+ *   drain   <path>             Baton's full path through the store: claimNext → start → finish
+ *   durable <path> <ms> <row>  BEGIN IMMEDIATE; UPDATE one row; COMMIT, for <ms>, with the pragmas
+ *                              Baton's engine uses (WAL, synchronous = FULL, busy_timeout 1000)
+ */
+import Database from 'better-sqlite3';
+import { hostname } from 'node:os';
+import { openStore } from '../src/store/open.js';
+import { nowMs } from './stats.js';
+
+export type ParentMessage = { readonly type: 'go' };
+export type ChildMessage =
+  | { readonly type: 'ready' }
+  | { readonly type: 'done'; readonly count: number; readonly firstAt: number; readonly endAt: number };
+
+const send = (m: ChildMessage): void => {
+  process.send?.(m);
+};
+const go = (): Promise<void> =>
+  new Promise((resolve) => process.once('message', (m: ParentMessage) => m.type === 'go' && resolve()));
+
+async function drain(path: string): Promise<void> {
+  const store = await openStore(path);
+  const session = await store.sessions.start({ kind: 'agent', host: hostname(), pid: process.pid });
+  send({ type: 'ready' });
+  await go();
+  let count = 0;
+  let firstAt = Number.NaN;
+  for (;;) {
+    const job = await store.jobs.claimNext({ session: session.id });
+    if (job === null) break;
+    if (count === 0) firstAt = nowMs() + performance.timeOrigin;
+    const guard = { id: job.id, session: session.id, epoch: job.epoch };
+    const started = await store.jobs.start(guard);
+    const finished = await store.jobs.finish({ ...guard, status: 'done' });
+    if (!started.ok || !finished.ok) throw new Error(`bench: job ${job.id} was lost`);
+    count++;
+  }
+  const endAt = nowMs() + performance.timeOrigin;
+  await store.sessions.end(session.id);
+  await store.close();
+  send({ type: 'done', count, firstAt, endAt });
+}
+
+async function durable(path: string, ms: number, row: number): Promise<void> {
+  const db = new Database(path);
+  db.pragma('busy_timeout = 1000');
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  const begin = db.prepare('BEGIN IMMEDIATE');
+  const update = db.prepare('UPDATE counters SET n = n + 1 WHERE id = ?');
+  const commit = db.prepare('COMMIT');
+  send({ type: 'ready' });
+  await go();
+  let count = 0;
+  const firstAt = nowMs() + performance.timeOrigin;
+  const deadline = nowMs() + ms;
+  while (nowMs() < deadline) {
+    try {
+      begin.run();
+    } catch (error) {
+      // Baton's runner retries a busy BEGIN IMMEDIATE the same way.
+      if ((error as { code?: string }).code === 'SQLITE_BUSY') continue;
+      throw error;
+    }
+    update.run(row);
+    commit.run();
+    count++;
+  }
+  const endAt = nowMs() + performance.timeOrigin;
+  db.close();
+  send({ type: 'done', count, firstAt, endAt });
+}
+
+const [mode, path, a, b] = process.argv.slice(2);
+if (path === undefined) throw new Error('usage: sqlite-worker drain|durable <path> [ms row]');
+if (mode === 'drain') await drain(path);
+else if (mode === 'durable') await durable(path, Number(a), Number(b));
+else throw new Error(`bench: unknown mode ${mode}`);
+process.disconnect?.();

@@ -1,0 +1,128 @@
+/**
+ * Throughput: N no-op items drained through Baton's full path (claimNext → start → finish, each
+ * one audited transition) by 8 concurrent workers on PostgreSQL, by 4 processes on SQLite, and by
+ * the peers on the same PostgreSQL. Every system drains a fresh database each repetition, and
+ * one repetition runs every system once, so a slower spell of the machine hits them alike.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openStore } from '../src/store/open.js';
+import type { Store } from '../src/store/store.js';
+import { pgDurableRate, sqliteDurableRate } from './durable.js';
+import { drainGraphile, drainPgBoss } from './peers.js';
+import { dropDatabase, freshDatabase } from './pg-server.js';
+import { seedBatonPg, seedBatonSqlite } from './seed.js';
+import { runSqliteProcs } from './sqlite-procs.js';
+import { median, nowMs, progress } from './stats.js';
+
+export const PG_WORKERS = 8;
+export const SQLITE_PROCESSES = 4;
+
+/** Items per second for Baton on PostgreSQL: `workers` async loops sharing one pool. */
+export async function drainBatonPg(url: string, n: number, workers: number): Promise<number> {
+  await seedBatonPg(url, n);
+  const store = await openStore(url);
+  try {
+    const start = (): ReturnType<Store['sessions']['start']> =>
+      store.sessions.start({ kind: 'agent', host: hostname(), pid: process.pid });
+    const sessions = await Promise.all(Array.from({ length: workers }, start));
+    let first = Number.NaN;
+    const counts = await Promise.all(sessions.map((s) => drainLoop(store, s.id, () => (first = first || nowMs()))));
+    const seconds = (nowMs() - first) / 1000;
+    const total = counts.reduce((a, b) => a + b, 0);
+    if (total !== n) throw new Error(`bench: Baton drained ${total} of ${n}`);
+    return n / seconds;
+  } finally {
+    await store.close();
+  }
+}
+
+async function drainLoop(store: Store, session: number, onFirst: () => void): Promise<number> {
+  let count = 0;
+  for (;;) {
+    const job = await store.jobs.claimNext({ session });
+    if (job === null) return count;
+    onFirst();
+    const guard = { id: job.id, session, epoch: job.epoch };
+    const started = await store.jobs.start(guard);
+    const finished = await store.jobs.finish({ ...guard, status: 'done' });
+    if (!started.ok || !finished.ok) throw new Error(`bench: job ${job.id} was lost`);
+    count++;
+  }
+}
+
+/** Items per second for Baton on SQLite: `processes` processes on one file. */
+export function drainBatonSqlite(n: number, processes: number): Promise<number> {
+  return onTempFile(async (path) => {
+    await seedBatonSqlite(path, n);
+    const result = await runSqliteProcs(() => ['drain', path], processes);
+    if (result.count !== n) throw new Error(`bench: Baton on SQLite drained ${result.count} of ${n}`);
+    return n / result.seconds;
+  });
+}
+
+/** A path for a SQLite file in a fresh temp folder, removed (with its WAL) afterwards. */
+export async function onTempFile<T>(work: (path: string) => Promise<T>): Promise<T> {
+  const dir = mkdtempSync(join(tmpdir(), 'baton-bench-'));
+  try {
+    return await work(join(dir, 'baton.db'));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export interface ThroughputRuns {
+  readonly batonPg: number[];
+  readonly batonSqlite: number[];
+  readonly graphile: number[];
+  readonly pgBoss: number[];
+  /** The durable limits (commits/s), measured inside each repetition beside the drains they bound. */
+  readonly pgDurable: number[];
+  readonly sqliteDurable: number[];
+}
+
+export const noThroughput = (): ThroughputRuns => ({
+  batonPg: [],
+  batonSqlite: [],
+  graphile: [],
+  pgBoss: [],
+  pgDurable: [],
+  sqliteDurable: [],
+});
+
+export async function measureThroughput(
+  serverUrl: string,
+  n: number,
+  reps: number,
+  durableMs: number,
+): Promise<ThroughputRuns> {
+  const runs = noThroughput();
+  const onPg = async (label: string, drain: (url: string) => Promise<number>): Promise<number> => {
+    const url = await freshDatabase(serverUrl, label);
+    try {
+      return await drain(url);
+    } finally {
+      await dropDatabase(serverUrl, url);
+    }
+  };
+  for (let rep = 1; rep <= reps; rep++) {
+    runs.pgDurable.push(await onPg('durable', (url) => pgDurableRate(url, PG_WORKERS, durableMs)));
+    runs.batonPg.push(await onPg('baton', (url) => drainBatonPg(url, n, PG_WORKERS)));
+    runs.graphile.push(await onPg('graphile', (url) => drainGraphile(url, n)));
+    runs.pgBoss.push(await onPg('pgboss', (url) => drainPgBoss(url, n)));
+    runs.sqliteDurable.push(await onTempFile((path) => sqliteDurableRate(path, SQLITE_PROCESSES, durableMs)));
+    runs.batonSqlite.push(await drainBatonSqlite(n, SQLITE_PROCESSES));
+    const last = (xs: number[]): number => Math.round(xs[xs.length - 1] ?? Number.NaN);
+    progress(
+      `throughput rep ${rep}/${reps} (per s): PG durable ${last(runs.pgDurable)} commits, ` +
+        `Baton PG ${last(runs.batonPg)}, Graphile ${last(runs.graphile)}, pg-boss ${last(runs.pgBoss)}; ` +
+        `SQLite durable ${last(runs.sqliteDurable)} commits, Baton SQLite ${last(runs.batonSqlite)}`,
+    );
+  }
+  return runs;
+}
+
+/** The median of per-repetition ratios a[i] / b[i]. */
+export const ratioOfRuns = (a: readonly number[], b: readonly number[]): number =>
+  median(a.map((x, i) => x / (b[i] ?? Number.NaN)));

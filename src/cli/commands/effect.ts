@@ -1,0 +1,55 @@
+/**
+ * `baton effect` records a side effect under a claim, fenced by its epoch: an agent calls it
+ * before (or as) it writes to the task's resource, and stops when told exit 3. `baton effects`
+ * lists what was accepted.
+ */
+import type { Command } from 'commander';
+import type { Effect } from '../../core/effect.js';
+import { parseJsonText } from '../../coordinator/effects.js';
+import { iso } from '../output.js';
+import { withCoordinator } from '../run.js';
+import { fencedRefusal } from './claim.js';
+
+interface EffectOptions {
+  readonly session: string;
+  readonly epoch: string;
+  readonly kind: string;
+  readonly payload?: string;
+}
+
+export function registerEffect(program: Command): void {
+  program
+    .command('effect <key>')
+    .description('record a side effect under a claim; exits 3 when the claim is no longer current (fenced)')
+    .requiredOption('--session <id>', 'the session holding the claim ($BATON_SESSION for an agent)')
+    .requiredOption('--epoch <n>', 'the claim epoch ($BATON_EPOCH for an agent)')
+    .requiredOption('--kind <kind>', 'what was done, such as file-write or pr-comment')
+    .option('--payload <json>', 'a JSON value describing it (default {})')
+    .action((key: string, o: EffectOptions, cmd: Command) =>
+      withCoordinator(cmd, async (baton, out) => {
+        const payload = o.payload === undefined ? undefined : parseJsonText('--payload', o.payload);
+        const input = { key, session: o.session, epoch: o.epoch, kind: o.kind, payload };
+        const result = await baton.effects.record(input);
+        if (!result.ok) throw fencedRefusal(key, o.epoch, result.current);
+        const e = result.effect;
+        out.result(e, () => `recorded effect ${e.id} on ${e.key} (${e.kind}, epoch ${e.epoch})`);
+      }),
+    );
+
+  program
+    .command('effects <key>')
+    .description('list the side effects accepted on a task, oldest first')
+    .option('--after <id>', 'only effects with a larger id')
+    .option('--limit <n>', 'at most this many (default and maximum 1000)')
+    .action((key: string, o: { after?: string; limit?: string }, cmd: Command) =>
+      withCoordinator(cmd, async (baton, out) => {
+        const effects = await baton.effects.list({ key, after: o.after, limit: o.limit });
+        out.result(effects, () => (effects.length === 0 ? ['no effects'] : effects.map(effectLine)));
+      }),
+    );
+}
+
+function effectLine(e: Effect): string {
+  const payload = JSON.stringify(e.payload);
+  return `#${e.id}  ${iso(e.recordedAt)}  ${e.kind}  session ${e.session}  epoch ${e.epoch}  ${payload}`;
+}

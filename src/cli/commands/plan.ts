@@ -1,0 +1,30 @@
+/**
+ * `baton plan <key>`: the task's workspace plan, resolved by the decision table of
+ * core/workspace-plan.ts. Exits 2 with WORKSPACE_UNRESOLVED, its cause and its fix, when the run
+ * needs a workspace and none is bound.
+ */
+import type { Command } from 'commander';
+import type { PlanDetail } from '../../coordinator/workspaces.js';
+import { withWorkspaces } from '../workspace-run.js';
+
+export function registerPlan(program: Command): void {
+  program
+    .command('plan <key>')
+    .description("print a task's workspace plan: an exclusive lock on which workspace, or none")
+    .option('--agent <name>', "the agent that will run it (default: the task's assignee, if an agent)")
+    .action((key: string, o: { agent?: string }, cmd: Command) =>
+      withWorkspaces(cmd, async (ws, out) => {
+        const detail = await ws.plan({ key, agent: o.agent });
+        out.result(detail.plan, () => planLine(detail));
+      }),
+    );
+}
+
+function planLine({ plan, requirements, agent }: PlanDetail): string {
+  const by = agent === null ? 'no agent' : `agent ${agent.name}`;
+  if (plan.lockMode === 'none') {
+    return `${requirements.key}: lock mode none (${by}): runs in parallel, without a workspace`;
+  }
+  const { name, kind, path } = plan.workspace;
+  return `${requirements.key}: exclusive lock on workspace ${name} (${kind} at ${path}), ${by}`;
+}

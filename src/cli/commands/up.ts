@@ -1,0 +1,122 @@
+/**
+ * `baton up`: dispatcher candidate, this host's runner, and (later) the server, in one process.
+ * SIGINT or SIGTERM stops it cleanly: agents are killed, the lease resigned, the session ended,
+ * and the leader's recovery requeues whatever was running.
+ */
+import type { Command } from 'commander';
+import { hostname } from 'node:os';
+import { resolve } from 'node:path';
+import { validateCommandTemplate } from '../../core/command-template.js';
+import { InvalidInputError } from '../../core/errors.js';
+import { validateInteger, validateName, RAM_MB_MAX } from '../../core/validate.js';
+import { systemClock } from '../../coordinator/clock.js';
+import { UP_DEFAULTS, type UpOptions } from '../../coordinator/service.js';
+import { dbUrl, withCoordinator, type GlobalOptions } from '../run.js';
+
+interface UpFlags {
+  readonly host?: string;
+  readonly leaseTtl?: string;
+  readonly retryInterval?: string;
+  readonly heartbeatInterval?: string;
+  readonly staleAfter?: string;
+  readonly slots?: string;
+  readonly ramMb?: string;
+  readonly reservedMb?: string;
+  readonly standby?: boolean;
+  readonly agentCommand?: string;
+}
+
+/** Seconds from the command line (fractions allowed) to milliseconds. */
+function seconds(what: string, raw: string | undefined, fallbackMs: number): number {
+  if (raw === undefined) return fallbackMs;
+  const s = Number(raw);
+  if (!Number.isFinite(s) || s <= 0 || s > 3600) {
+    throw new InvalidInputError(
+      `${what} must be a number of seconds above 0, got ${JSON.stringify(raw)}`,
+      'e.g. 15 or 0.5',
+    );
+  }
+  return Math.round(s * 1000);
+}
+
+export function parseUpFlags(o: UpFlags, globals: GlobalOptions): UpOptions {
+  const leaseTtlMs = seconds('--lease-ttl', o.leaseTtl, UP_DEFAULTS.leaseTtlMs);
+  const heartbeatIntervalMs = seconds(
+    '--heartbeat-interval',
+    o.heartbeatInterval,
+    Math.min(UP_DEFAULTS.heartbeatIntervalMs, Math.ceil(leaseTtlMs / 3)),
+  );
+  const staleAfterMs = seconds(
+    '--stale-after',
+    o.staleAfter,
+    Math.max(3 * heartbeatIntervalMs, Math.min(UP_DEFAULTS.staleAfterMs, leaseTtlMs)),
+  );
+  if (staleAfterMs < 2 * heartbeatIntervalMs) {
+    throw new InvalidInputError(
+      '--stale-after must be at least two heartbeat intervals',
+      'raise --stale-after',
+    );
+  }
+  return {
+    dbUrl: dbUrl(globals),
+    host: validateName('host', o.host ?? hostname()),
+    leaseTtlMs,
+    retryIntervalMs: seconds(
+      '--retry-interval',
+      o.retryInterval,
+      Math.min(UP_DEFAULTS.retryIntervalMs, leaseTtlMs),
+    ),
+    heartbeatIntervalMs,
+    staleAfterMs,
+    pollIntervalMs: Math.min(UP_DEFAULTS.pollIntervalMs, heartbeatIntervalMs),
+    recoveryIntervalMs: Math.min(UP_DEFAULTS.recoveryIntervalMs, heartbeatIntervalMs),
+    slotsMax: o.slots === undefined ? UP_DEFAULTS.slotsMax : validateInteger('--slots', o.slots, 0, 1000),
+    ramTotalMb: o.ramMb === undefined ? null : validateInteger('--ram-mb', o.ramMb, 1, RAM_MB_MAX),
+    ramReservedMb:
+      o.reservedMb === undefined
+        ? UP_DEFAULTS.ramReservedMb
+        : validateInteger('--reserved-mb', o.reservedMb, 0, RAM_MB_MAX),
+    standby: o.standby === true,
+    agentCommand: o.agentCommand === undefined ? null : validateCommandTemplate(o.agentCommand),
+    logDir: resolve('.baton', 'logs'),
+    cwd: process.cwd(),
+  };
+}
+
+export function registerUp(program: Command): void {
+  program
+    .command('up')
+    .description("join the cluster: dispatcher candidate and this host's runner (Ctrl-C to leave)")
+    .option('--host <name>', "this host's name (default the machine's hostname); one runner per name")
+    .option('--lease-ttl <seconds>', 'dispatcher lease TTL; renewed every third of it (default 15)')
+    .option('--retry-interval <seconds>', 'how often a standby tries to take the lease (default 2)')
+    .option('--heartbeat-interval <seconds>', 'heartbeat period of this runner and its agents (default 2)')
+    .option('--stale-after <seconds>', 'silence after which a session is rescued (default 10)')
+    .option('--slots <n>', 'most jobs this host runs at once')
+    .option('--ram-mb <mb>', 'RAM this host offers in total (default: all of it)')
+    .option('--reserved-mb <mb>', 'RAM kept back for the machine (default 512)')
+    .option('--standby', 'register as a warm standby: no work until `baton host enable`')
+    .option(
+      '--agent-command <template>',
+      'command for jobs enqueued without one, e.g. \'claude -p "Work on {{key}}"\'',
+    )
+    .action((o: UpFlags, cmd: Command) => {
+      const options = parseUpFlags(o, cmd.optsWithGlobals<GlobalOptions>());
+      return withCoordinator(cmd, async (baton, out) => {
+        const stop = new AbortController();
+        const leave = (): void => stop.abort();
+        process.once('SIGINT', leave);
+        process.once('SIGTERM', leave);
+        const log = (line: string): void => {
+          if (out.json) process.stdout.write(`${JSON.stringify({ at: new Date().toISOString(), line })}\n`);
+          else process.stdout.write(`${new Date().toISOString()} ${line}\n`);
+        };
+        log(
+          `baton up on ${options.host}: lease TTL ${options.leaseTtlMs} ms, ` +
+            `heartbeat ${options.heartbeatIntervalMs} ms`,
+        );
+        await baton.cluster.up(options, systemClock, log, stop.signal);
+        log('left the cluster');
+      });
+    });
+}

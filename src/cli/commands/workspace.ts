@@ -1,0 +1,106 @@
+/** `baton workspace add | list`, `baton agent add | list`, `baton project add | list`. */
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { isCodingRole } from '../../core/workspace-plan.js';
+import { cell, table } from '../output.js';
+import { withWorkspaces } from '../workspace-run.js';
+
+export function registerWorkspace(program: Command): void {
+  const workspace = program.command('workspace').description('register and list workspaces');
+  workspace
+    .command('add <name>')
+    .description('register a directory that coding runs lock exclusively')
+    .requiredOption('--path <dir>', 'the directory; a relative path is taken from the current one')
+    .option('--kind <kind>', 'dir (use it as is) or worktree (a git worktree per claim); default dir')
+    .action((name: string, o: { path: string; kind?: string }, cmd: Command) =>
+      withWorkspaces(cmd, async (ws, out) => {
+        const added = await ws.addWorkspace({ name, path: resolve(o.path), kind: o.kind });
+        out.result(added, () => `added workspace ${added.name} (${added.kind}) at ${added.path}`);
+      }),
+    );
+  workspace
+    .command('list')
+    .description('list workspaces by name')
+    .action((_o: unknown, cmd: Command) =>
+      withWorkspaces(cmd, async (ws, out) => {
+        const all = await ws.listWorkspaces();
+        const rows = all.map((w) => [w.name, w.kind, w.path]);
+        out.result(all, () => (all.length === 0 ? 'no workspaces' : table(['NAME', 'KIND', 'PATH'], rows)));
+      }),
+    );
+
+  const agent = program.command('agent').description('register and list agents');
+  agent
+    .command('add <name>')
+    .description('register an agent; a coding role or the engineering department locks its workspace')
+    .requiredOption('--role <role>', 'such as cto, engineer, writer')
+    .option('--department <name>', 'such as engineering, finance')
+    .option('--workspace <name>', "the agent's own workspace")
+    .action((name: string, o: { role: string; department?: string; workspace?: string }, cmd: Command) =>
+      withWorkspaces(cmd, async (ws, out) => {
+        const added = await ws.addAgent({ name, ...o });
+        out.result(added, () => `added agent ${added.name} (${added.role}), workspace ${cell(added.workspace)}`);
+      }),
+    );
+  agent
+    .command('list')
+    .description('list agents by name')
+    .action((_o: unknown, cmd: Command) =>
+      withWorkspaces(cmd, async (ws, out) => {
+        const all = await ws.listAgents();
+        const rows = all.map((a) => [
+          a.name,
+          a.role,
+          cell(a.department),
+          cell(a.workspace),
+          isCodingRole(a) ? 'yes' : 'no',
+        ]);
+        out.result(all, () =>
+          all.length === 0 ? 'no agents' : table(['NAME', 'ROLE', 'DEPARTMENT', 'WORKSPACE', 'CODING'], rows),
+        );
+      }),
+    );
+
+  const project = program.command('project').description('register and list projects');
+  project
+    .command('add <name>')
+    .description("register a project; its primary workspace serves coding runs whose agent has none")
+    .option('--primary-workspace <name>', "the project's primary workspace")
+    .action((name: string, o: { primaryWorkspace?: string }, cmd: Command) =>
+      withWorkspaces(cmd, async (ws, out) => {
+        const added = await ws.addProject({ name, primaryWorkspace: o.primaryWorkspace });
+        out.result(added, () => `added project ${added.name}, primary workspace ${cell(added.primaryWorkspace)}`);
+      }),
+    );
+  project
+    .command('list')
+    .description('list projects by name')
+    .action((_o: unknown, cmd: Command) =>
+      withWorkspaces(cmd, async (ws, out) => {
+        const all = await ws.listProjects();
+        const rows = all.map((p) => [p.name, cell(p.primaryWorkspace)]);
+        out.result(all, () => (all.length === 0 ? 'no projects' : table(['NAME', 'PRIMARY_WORKSPACE'], rows)));
+      }),
+    );
+}
+
+/** `baton task set <key>`: a task's filesystem requirement and workspace binding (under `task`). */
+export function registerTaskSet(task: Command): void {
+  task
+    .command('set <key>')
+    .description("change a task's filesystem requirement or workspace; without options, show them")
+    .option('--requires-filesystem', 'its runs change files and lock a workspace exclusively')
+    .option('--no-requires-filesystem', 'its runs are cognitive (unless the agent has a coding role)')
+    .option('--workspace <name>', 'the workspace its runs must lock, whatever the agent')
+    .option('--no-workspace', 'remove the explicit workspace')
+    .action((key: string, o: { requiresFilesystem?: boolean; workspace?: string | false }, cmd: Command) =>
+      withWorkspaces(cmd, async (ws, out) => {
+        const workspace = o.workspace === false ? null : o.workspace;
+        const set = await ws.setTaskRequirements({ key, requiresFilesystem: o.requiresFilesystem, workspace });
+        out.result(set, () => {
+          const files = set.requiresFilesystem ? 'requires the filesystem' : 'does not require the filesystem';
+          return `${set.key} ${files}, workspace ${cell(set.workspace)}`;
+        });
+      }),
+    );
+}

@@ -1,0 +1,248 @@
+/**
+ * One job on one host, from placement to outcome. Step 0 claims the task before anything is
+ * spawned; then the agent runs under the shim (its own process group, dying with the runner)
+ * while this loop heartbeats the claim, watches the job row and samples the tree's RSS. A fenced
+ * heartbeat, a cancelled job or a blown RAM budget kills the whole tree at once.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { renderCommand, templateEnvironment } from '../core/command-template.js';
+import type { Job } from '../core/job.js';
+import type { RetryPolicy } from '../core/retry.js';
+import type { Clock } from '../core/time.js';
+import { killTree, treeRssMb } from '../os/process-tree.js';
+import { readOomKills } from '../os/memory.js';
+import type { Store } from '../store/store.js';
+
+export interface AgentRunOptions {
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly host: string;
+  readonly runnerSession: number;
+  readonly dbUrl: string;
+  readonly shimPath: string;
+  readonly logDir: string;
+  readonly defaultCommand: string | null;
+  readonly heartbeatIntervalMs: number;
+  readonly sampleIntervalMs: number;
+  /** Without a successful heartbeat for this long, the agent is presumed fenced and killed. */
+  readonly trustMs: number;
+  readonly cwd: string;
+  readonly policy: RetryPolicy;
+  readonly log: (line: string) => void;
+}
+
+type KillReason = 'fenced' | 'cancelled' | 'oom' | 'shutdown';
+const TAIL_CHARS = 4000;
+
+export class AgentRun {
+  private child: ChildProcess | null = null;
+  private killedFor: KillReason | null = null;
+  private tail = '';
+  private peakRssMb = 0;
+
+  constructor(
+    private readonly o: AgentRunOptions,
+    readonly job: Job,
+  ) {}
+
+  /** Kills the agent's tree (used when the runner itself is fenced or stops). */
+  kill(reason: KillReason): void {
+    if (this.child?.pid === undefined || this.killedFor !== null) return;
+    this.killedFor = reason;
+    killTree(this.child.pid);
+  }
+
+  async run(): Promise<void> {
+    const { store } = this.o;
+    const job = this.job;
+    const guard = { id: job.id, session: this.o.runnerSession, epoch: job.epoch };
+    const started = await store.jobs.start(guard);
+    if (!started.ok) return;
+    const agent = await store.sessions.start({
+      kind: 'agent',
+      host: this.o.host,
+      pid: process.pid,
+      name: `job ${job.id}`,
+    });
+    try {
+      const claim = await store.claims.acquire({ key: job.key, session: agent.id });
+      if (!claim.ok) {
+        const h = claim.holder;
+        const reason = `task held by session ${h.session} on ${h.host} since ${new Date(h.since).toISOString()}`;
+        await store.jobs.finish({ ...guard, status: 'cancelled', reason });
+        this.o.log(`job ${job.id} ${job.key}: cancelled, ${reason}`);
+        return;
+      }
+      const command = job.command ?? this.o.defaultCommand;
+      if (command === null) {
+        const reason = 'no agent command: enqueue with --command, or start baton up with --agent-command';
+        await store.jobs.finish({ ...guard, status: 'failed', reason });
+        await store.claims.release({
+          key: job.key,
+          session: agent.id,
+          epoch: claim.claim.epoch,
+          outcome: 'failed',
+        });
+        return;
+      }
+      await this.supervise(command, agent.id, claim.claim.epoch, guard);
+    } finally {
+      await store.sessions.end(agent.id);
+    }
+  }
+
+  private async supervise(
+    command: string,
+    agentSession: number,
+    claimEpoch: number,
+    guard: { id: number; session: number; epoch: number },
+  ): Promise<void> {
+    const { store, clock } = this.o;
+    const job = this.job;
+    const title = (await store.tasks.get(job.key))?.title ?? '';
+    const oomBefore = readOomKills();
+    const child = this.spawnAgent(command, {
+      key: job.key,
+      title,
+      session: agentSession,
+      job: job.id,
+      epoch: claimEpoch,
+      host: this.o.host,
+      attempt: job.attempt,
+    });
+    this.child = child;
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.on('exit', (code, signal) => resolve({ code, signal })),
+    );
+    let done = false;
+    void exited.then(() => (done = true));
+    await store.dispatch.attach({ ...guard, agentSession, pid: child.pid ?? 0 });
+    this.o.log(`job ${job.id} ${job.key}: running as pid ${child.pid ?? '?'} (claim epoch ${claimEpoch})`);
+
+    let lastOkMs = clock.monotonicNowMs();
+    let lastBeatMs = -Infinity;
+    while (!done) {
+      await Promise.race([exited, clock.sleep(this.o.sampleIntervalMs)]);
+      if (done) break;
+      this.sampleRss();
+      const mono = clock.monotonicNowMs();
+      if (mono - lastBeatMs >= this.o.heartbeatIntervalMs) {
+        lastBeatMs = mono;
+        if (await this.stillOurs(agentSession, claimEpoch)) lastOkMs = clock.monotonicNowMs();
+      }
+      if (this.killedFor === null && clock.monotonicNowMs() - lastOkMs > this.o.trustMs) this.kill('fenced');
+    }
+    const exit = await exited;
+    await this.report(exit, oomBefore, agentSession, claimEpoch, guard);
+  }
+
+  /** Heartbeats the claim and reads the job; kills the tree when either says it is no longer ours. */
+  private async stillOurs(agentSession: number, claimEpoch: number): Promise<boolean> {
+    try {
+      const hb = await this.o.store.sessions.heartbeat({
+        session: agentSession,
+        claim: { key: this.job.key, epoch: claimEpoch },
+      });
+      const job = await this.o.store.jobs.get(this.job.id);
+      if (!hb.ok) this.kill('fenced');
+      else if (job?.status === 'cancelled') this.kill('cancelled');
+      else if (job === null || job.epoch !== this.job.epoch || job.status !== 'running') this.kill('fenced');
+      return hb.ok;
+    } catch {
+      return false; // The database is unreachable; the trust window decides.
+    }
+  }
+
+  private sampleRss(): void {
+    const pid = this.child?.pid;
+    if (pid === undefined) return;
+    const rss = treeRssMb(pid, [pid]);
+    this.peakRssMb = Math.max(this.peakRssMb, rss);
+    const budget = this.job.ramMb;
+    if (budget !== null && budget > 0 && rss > budget) this.kill('oom');
+  }
+
+  private async report(
+    exit: { code: number | null; signal: NodeJS.Signals | null },
+    oomBefore: number | null,
+    agentSession: number,
+    claimEpoch: number,
+    guard: { id: number; session: number; epoch: number },
+  ): Promise<void> {
+    const { store } = this.o;
+    const job = this.job;
+    const release = (outcome: 'done' | 'failed' | 'released') =>
+      store.claims.release({ key: job.key, session: agentSession, epoch: claimEpoch, outcome });
+    const rss = Math.round(this.peakRssMb);
+    if (this.killedFor === 'fenced' || this.killedFor === 'shutdown') {
+      // Fenced: the job is no longer ours to report on. Shutdown: the runner's session ends and
+      // recovery requeues the job. Either way nothing is reported, least of all success.
+      if (this.killedFor === 'shutdown') await release('released');
+      this.o.log(`job ${job.id} ${job.key}: agent killed (${this.killedFor})`);
+      return;
+    }
+    if (this.killedFor === 'cancelled') {
+      await release('released');
+      this.o.log(`job ${job.id} ${job.key}: cancelled, process tree killed`);
+      return;
+    }
+    const kernelOom = exit.signal === 'SIGKILL' && oomBefore !== null && (readOomKills() ?? 0) > oomBefore;
+    if (this.killedFor === 'oom' || kernelOom) {
+      const reason = kernelOom
+        ? 'killed by the kernel OOM killer'
+        : `RSS ${rss} MB passed the ${job.ramMb ?? 0} MB budget`;
+      await store.jobs.finish({ ...guard, status: 'oom_killed', reason, outputTail: this.tail });
+      await release('failed');
+      this.o.log(`job ${job.id} ${job.key}: oom_killed, ${reason}`);
+      return;
+    }
+    if (exit.signal !== null) {
+      // A crash, not a verdict: nobody here sent that signal. Retry under the policy.
+      const reason = `agent killed by ${exit.signal}`;
+      const r = await store.dispatch.requeue({ ...guard, reason, policy: this.o.policy });
+      await release('failed');
+      this.o.log(`job ${job.id} ${job.key}: ${reason}; ${r.ok ? r.job.status : 'lost'}`);
+      return;
+    }
+    const exitCode = exit.code ?? 128;
+    const ok = exit.code === 0;
+    await store.jobs.finish({
+      ...guard,
+      status: ok ? 'done' : 'failed',
+      exitCode,
+      reason: ok ? null : `exit code ${exitCode}`,
+      outputTail: ok ? null : this.tail,
+    });
+    await release(ok ? 'done' : 'failed');
+    this.o.log(`job ${job.id} ${job.key}: ${ok ? 'done' : `failed (exit code ${exitCode})`}`);
+  }
+
+  private spawnAgent(command: string, values: Parameters<typeof templateEnvironment>[0]): ChildProcess {
+    mkdirSync(this.o.logDir, { recursive: true });
+    const logFile = createWriteStream(
+      join(this.o.logDir, `job-${this.job.id}-attempt-${this.job.attempt}.log`),
+    );
+    const child = spawn(process.execPath, [this.o.shimPath, String(process.pid), renderCommand(command)], {
+      cwd: this.o.cwd,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        ...process.env,
+        ...templateEnvironment(values),
+        BATON_DB: this.o.dbUrl,
+        BATON_JOB_EPOCH: String(this.job.epoch),
+        BATON_RAM_MB: String(this.job.ramMb ?? ''),
+      },
+    });
+    const collect = (chunk: Buffer): void => {
+      logFile.write(chunk);
+      this.tail = (this.tail + chunk.toString('utf8')).slice(-TAIL_CHARS);
+    };
+    child.stdout?.on('data', collect);
+    child.stderr?.on('data', collect);
+    child.on('exit', () => logFile.end());
+    return child;
+  }
+}

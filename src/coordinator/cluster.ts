@@ -1,0 +1,70 @@
+/**
+ * Cluster use cases for the adapters: hosts, job retry, who leads, and `baton up` itself.
+ */
+import { validateId, validateName } from '../core/validate.js';
+import { NotFoundError } from '../core/errors.js';
+import type { Session } from '../core/session.js';
+import type { Clock } from '../core/time.js';
+import type { Host } from '../store/dispatch-store.js';
+import type { JobEnqueueResult, Store } from '../store/store.js';
+import { DISPATCHER_LEASE } from './leader-elector.js';
+import { runUp, type UpOptions } from './service.js';
+
+export interface LeaderDetail {
+  /** The leader's session, host and pid; null when nobody leads now. */
+  readonly session: number | null;
+  readonly host: string | null;
+  readonly pid: number | null;
+  readonly term: number | null;
+  readonly expiresAt: number | null;
+  readonly current: boolean;
+}
+
+export class Cluster {
+  constructor(private readonly store: Store) {}
+
+  hosts(): Promise<readonly Host[]> {
+    return this.store.hosts.list();
+  }
+
+  setHostEnabled(name: unknown, enabled: boolean): Promise<Host> {
+    return this.store.hosts.setEnabled({ name: validateName('host', name), enabled });
+  }
+
+  async retryJob(id: unknown): Promise<JobEnqueueResult> {
+    const checked = validateId('job', id);
+    if ((await this.store.jobs.get(checked)) === null) throw new NotFoundError('job', String(checked));
+    return this.store.jobs.retry({ id: checked });
+  }
+
+  /** The dispatcher leader with its session's host and pid, judged on the database clock. */
+  async leader(): Promise<LeaderDetail> {
+    const lease = await this.store.leases.get(DISPATCHER_LEASE);
+    const now = await this.store.now();
+    const current = lease !== null && lease.holder !== null && lease.expiresAt > now;
+    if (lease === null || !current) {
+      return {
+        session: null,
+        host: null,
+        pid: null,
+        term: lease?.term ?? null,
+        expiresAt: null,
+        current: false,
+      };
+    }
+    const id = Number(lease.holder);
+    const session: Session | null = Number.isSafeInteger(id) ? await this.store.sessions.get(id) : null;
+    return {
+      session: session?.id ?? null,
+      host: session?.host ?? null,
+      pid: session?.pid ?? null,
+      term: lease.term,
+      expiresAt: lease.expiresAt,
+      current,
+    };
+  }
+
+  up(options: UpOptions, clock: Clock, log: (line: string) => void, stop: AbortSignal): Promise<void> {
+    return runUp(this.store, options, clock, log, stop);
+  }
+}

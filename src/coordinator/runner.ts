@@ -1,0 +1,108 @@
+/**
+ * One runner per host: it reports the host's free RAM with its heartbeat, picks up the jobs the
+ * dispatcher placed on it, and supervises each as an AgentRun. When its own heartbeat is refused
+ * (the session was declared stale while it was paused or cut off), it kills every agent at once
+ * and reports `fenced`, so the service can rejoin under a new session.
+ */
+import { EventEmitter } from 'node:events';
+import { readMemory } from '../os/memory.js';
+import { AgentRun, type AgentRunOptions } from './agent-run.js';
+
+export interface RunnerOptions extends Omit<AgentRunOptions, 'runnerSession' | 'trustMs'> {
+  readonly session: number;
+  readonly pollIntervalMs: number;
+  /** A session silent for longer than this is declared stale by recovery. */
+  readonly staleAfterMs: number;
+}
+
+export interface RunnerEvents {
+  fenced: [];
+  failed: [error: unknown];
+}
+
+export class Runner extends EventEmitter<RunnerEvents> {
+  private readonly runs = new Map<number, { run: AgentRun; done: Promise<void> }>();
+  private readonly abort = new AbortController();
+  private loops: Promise<void>[] = [];
+  private lastHeartbeatOkMs: number;
+
+  constructor(private readonly o: RunnerOptions) {
+    super();
+    this.lastHeartbeatOkMs = o.clock.monotonicNowMs();
+  }
+
+  get active(): number {
+    return this.runs.size;
+  }
+
+  start(): void {
+    if (this.loops.length > 0) return;
+    this.loops = [
+      this.every(this.o.heartbeatIntervalMs, () => this.heartbeat()),
+      this.every(this.o.pollIntervalMs, () => this.poll()),
+    ];
+  }
+
+  /** Stops picking up work; kills running agents when `killAgents`, else waits for them. */
+  async stop(killAgents: boolean): Promise<void> {
+    this.abort.abort();
+    await Promise.all(this.loops);
+    if (killAgents) for (const { run } of this.runs.values()) run.kill('shutdown');
+    await Promise.all([...this.runs.values()].map((r) => r.done));
+  }
+
+  private async every(intervalMs: number, work: () => Promise<void>): Promise<void> {
+    while (!this.abort.signal.aborted) {
+      try {
+        await work();
+      } catch (error) {
+        this.emit('failed', error);
+      }
+      await this.o.clock.sleep(intervalMs, this.abort.signal);
+    }
+  }
+
+  private async heartbeat(): Promise<void> {
+    const { availableMb } = readMemory();
+    let ok: boolean;
+    try {
+      ok = await this.o.store.hosts.heartbeat({
+        name: this.o.host,
+        session: this.o.session,
+        ramFreeMb: availableMb,
+      });
+      if (ok) this.lastHeartbeatOkMs = this.o.clock.monotonicNowMs();
+    } catch (error) {
+      // Unreachable: past the stale threshold recovery may have handed our work away.
+      ok = this.o.clock.monotonicNowMs() - this.lastHeartbeatOkMs <= this.trustMs();
+      this.emit('failed', error);
+    }
+    if (!ok) {
+      for (const { run } of this.runs.values()) run.kill('fenced');
+      this.abort.abort();
+      this.emit('fenced');
+    }
+  }
+
+  /**
+   * How long to act without a successful heartbeat: two beats short of the stale threshold, so
+   * agents die before recovery can hand their task to someone else.
+   */
+  private trustMs(): number {
+    return Math.max(this.o.heartbeatIntervalMs, this.o.staleAfterMs - 2 * this.o.heartbeatIntervalMs);
+  }
+
+  private async poll(): Promise<void> {
+    for (const job of await this.o.store.dispatch.assigned(this.o.session)) {
+      if (this.runs.has(job.id) || this.abort.signal.aborted) continue;
+      const run = new AgentRun({ ...this.o, runnerSession: this.o.session, trustMs: this.trustMs() }, job);
+      const done = run
+        .run()
+        .catch((error: unknown) => {
+          this.emit('failed', error);
+        })
+        .finally(() => this.runs.delete(job.id));
+      this.runs.set(job.id, { run, done });
+    }
+  }
+}

@@ -1,0 +1,156 @@
+/**
+ * `baton up`: one process that is a dispatcher candidate, the runner of this host, and (later)
+ * the server. It joins under a daemon session; if that session is ever declared stale (the
+ * process was paused or cut off past the threshold), its agents are already dead and it rejoins
+ * under a new session as a standby rather than acting on a past it no longer owns.
+ */
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { DEFAULT_RETRY_POLICY } from '../core/retry.js';
+import type { Clock } from '../core/time.js';
+import { readMemory } from '../os/memory.js';
+import type { Store } from '../store/store.js';
+import { Dispatcher } from './dispatcher.js';
+import { LeaderElector } from './leader-elector.js';
+import { Runner } from './runner.js';
+
+export interface UpOptions {
+  readonly dbUrl: string;
+  readonly host: string;
+  readonly leaseTtlMs: number;
+  readonly retryIntervalMs: number;
+  readonly heartbeatIntervalMs: number;
+  readonly staleAfterMs: number;
+  readonly pollIntervalMs: number;
+  readonly recoveryIntervalMs: number;
+  readonly slotsMax: number;
+  readonly ramTotalMb: number | null;
+  readonly ramReservedMb: number;
+  readonly standby: boolean;
+  readonly agentCommand: string | null;
+  readonly logDir: string;
+  readonly cwd: string;
+}
+
+export const UP_DEFAULTS = {
+  leaseTtlMs: 15_000,
+  retryIntervalMs: 2_000,
+  heartbeatIntervalMs: 2_000,
+  staleAfterMs: 10_000,
+  pollIntervalMs: 500,
+  recoveryIntervalMs: 2_000,
+  slotsMax: Math.max(2, availableParallelism()),
+  ramReservedMb: 512,
+} as const;
+
+const SHIM = fileURLToPath(new URL('../os/agent-shim.js', import.meta.url));
+
+export async function runUp(
+  store: Store,
+  o: UpOptions,
+  clock: Clock,
+  log: (line: string) => void,
+  stop: AbortSignal,
+): Promise<void> {
+  while (!stop.aborted) {
+    const fenced = await runOnce(store, o, clock, log, stop);
+    if (!fenced) return;
+    log(
+      'this process was declared stale (its heartbeats stopped): agents killed, rejoining as a new session',
+    );
+  }
+}
+
+/** One membership, under one session. Resolves true when fenced, false when asked to stop. */
+async function runOnce(
+  store: Store,
+  o: UpOptions,
+  clock: Clock,
+  log: (line: string) => void,
+  stop: AbortSignal,
+): Promise<boolean> {
+  const session = await store.sessions.start({
+    kind: 'daemon',
+    host: o.host,
+    pid: process.pid,
+    name: 'baton up',
+  });
+  const memory = readMemory();
+  await store.hosts.register({
+    name: o.host,
+    session: session.id,
+    enabled: !o.standby,
+    ramTotalMb: o.ramTotalMb ?? memory.totalMb,
+    ramReservedMb: o.ramReservedMb,
+    ramFreeMb: memory.availableMb,
+    slotsMax: o.slotsMax,
+  });
+  const holder = String(session.id);
+  log(
+    `joined as session ${session.id} on host ${o.host}${o.standby ? ' (standby: no work until enabled)' : ''}`,
+  );
+  const elector = new LeaderElector({
+    store,
+    holder,
+    clock,
+    ttlMs: o.leaseTtlMs,
+    retryIntervalMs: o.retryIntervalMs,
+  });
+  elector.on('gained', (term) => log(`leading the dispatcher, term ${term}`));
+  elector.on('lost', (term, why) => log(`stepped down from term ${term} (${why})`));
+  const dispatcher = new Dispatcher({
+    store,
+    elector,
+    holder,
+    clock,
+    intervalMs: o.pollIntervalMs,
+    staleAfterMs: o.staleAfterMs,
+    recoveryIntervalMs: o.recoveryIntervalMs,
+    policy: DEFAULT_RETRY_POLICY,
+  });
+  dispatcher.on('placed', (job, term) =>
+    log(`placed job ${job.id} ${job.key} on ${job.host ?? '?'} (term ${term})`),
+  );
+  dispatcher.on('fenced', (term) => log(`a placement under term ${term} was refused: no longer the leader`));
+  dispatcher.on('rescued', (r) =>
+    log(
+      `rescued sessions [${r.sessions.join(', ')}]: ` +
+        `requeued [${r.jobsRequeued.join(', ')}], failed [${r.jobsFailed.join(', ')}]`,
+    ),
+  );
+  const fail = (what: string) => (e: unknown) =>
+    log(`${what}: ${e instanceof Error ? e.message : String(e)}`);
+  dispatcher.on('failed', fail('dispatch failed'));
+  elector.on('unreachable', fail('lease renewal failed'));
+  const runner = new Runner({
+    store,
+    clock,
+    host: o.host,
+    session: session.id,
+    dbUrl: o.dbUrl,
+    shimPath: SHIM,
+    logDir: o.logDir,
+    defaultCommand: o.agentCommand,
+    heartbeatIntervalMs: o.heartbeatIntervalMs,
+    sampleIntervalMs: 250,
+    pollIntervalMs: o.pollIntervalMs,
+    staleAfterMs: o.staleAfterMs,
+    cwd: o.cwd,
+    policy: DEFAULT_RETRY_POLICY,
+    log,
+  });
+  runner.on('failed', fail('runner'));
+  const fenced = new Promise<boolean>((resolve) => {
+    runner.once('fenced', () => resolve(true));
+    stop.addEventListener('abort', () => resolve(false), { once: true });
+  });
+  elector.start();
+  dispatcher.start();
+  runner.start();
+  const wasFenced = await fenced;
+  await dispatcher.stop();
+  await elector.stop();
+  await runner.stop(true);
+  if (!wasFenced) await store.sessions.end(session.id).catch(() => false);
+  return wasFenced;
+}

@@ -1,0 +1,231 @@
+/**
+ * Use cases of the workspace concurrency model: registering workspaces, agents and projects,
+ * adding a task with its filesystem requirement and binding, and resolving a task's workspace
+ * plan. Raw input is checked here before anything reaches the store; the decision itself is the
+ * pure resolveWorkspacePlan in core, fed with what the store holds.
+ */
+import { isAbsolute } from 'node:path';
+import { assert } from '../core/assert.js';
+import { InvalidInputError, NotFoundError } from '../core/errors.js';
+import type { Task } from '../core/task.js';
+import { validateKey, validateName, validateOneOf } from '../core/validate.js';
+import {
+  WORKSPACE_KINDS,
+  resolveWorkspacePlan,
+  type Agent,
+  type Project,
+  type TaskRequirements,
+  type Workspace,
+  type WorkspacePlan,
+} from '../core/workspace-plan.js';
+import type { Store } from '../store/store.js';
+import type { AgentAddParams, ProjectAddParams, WorkspaceAddParams } from '../store/workspace-store.js';
+import { parseTaskAdd, type TaskAddInput } from './inputs.js';
+
+/** The schema's bound on a workspace path. */
+export const PATH_LENGTH_MAX = 4096;
+
+export interface WorkspaceAddInput {
+  readonly name: unknown;
+  readonly path: unknown;
+  readonly kind?: unknown;
+}
+
+export interface AgentAddInput {
+  readonly name: unknown;
+  readonly role: unknown;
+  readonly department?: unknown;
+  readonly workspace?: unknown;
+}
+
+export interface ProjectAddInput {
+  readonly name: unknown;
+  readonly primaryWorkspace?: unknown;
+}
+
+export interface TaskAddWithRequirementsInput extends TaskAddInput {
+  readonly requiresFilesystem?: unknown;
+  readonly workspace?: unknown;
+}
+
+export interface TaskRequirementsInput {
+  readonly key: unknown;
+  /** true or false; left out, the current value stays. */
+  readonly requiresFilesystem?: unknown;
+  /** A workspace name, or null to unbind; left out, the current binding stays. */
+  readonly workspace?: unknown;
+}
+
+export interface PlanInput {
+  readonly key: unknown;
+  /** The agent that will run the task; by default the task's assignee, if that names an agent. */
+  readonly agent?: unknown;
+}
+
+export interface TaskWithRequirements {
+  readonly task: Task;
+  readonly requirements: TaskRequirements;
+}
+
+/** What a plan was resolved from, for display; the plan itself is `plan`. */
+export interface PlanDetail {
+  readonly plan: WorkspacePlan;
+  readonly requirements: TaskRequirements;
+  readonly agent: Agent | null;
+  readonly project: Project | null;
+}
+
+const optional = <T>(value: unknown, check: (v: unknown) => T): T | undefined =>
+  value === undefined ? undefined : check(value);
+
+export function validatePath(value: unknown): string {
+  if (typeof value !== 'string' || value.trim().length === 0) {
+    throw new InvalidInputError('workspace path is empty', 'give the directory, such as --path /srv/api');
+  }
+  if (value.length > PATH_LENGTH_MAX) {
+    throw new InvalidInputError(
+      `workspace path is ${value.length} characters long; the limit is ${PATH_LENGTH_MAX}`,
+      'use a shorter path, or a symbolic link to the directory',
+    );
+  }
+  if (/[\u0000-\u001f\u007f]/u.test(value)) {
+    throw new InvalidInputError('workspace path contains control characters', 'remove them');
+  }
+  if (!isAbsolute(value)) {
+    throw new InvalidInputError(
+      `workspace path ${JSON.stringify(value)} is relative`,
+      'give an absolute path: runners on other hosts and in other directories read it',
+    );
+  }
+  return value;
+}
+
+function validateFlag(what: string, value: unknown): boolean {
+  if (typeof value !== 'boolean') throw new InvalidInputError(`${what} must be true or false`);
+  return value;
+}
+
+export function parseWorkspaceAdd(input: WorkspaceAddInput): WorkspaceAddParams {
+  return {
+    name: validateName('workspace', input.name),
+    path: validatePath(input.path),
+    kind: input.kind === undefined ? 'dir' : validateOneOf('workspace kind', input.kind, WORKSPACE_KINDS),
+  };
+}
+
+export function parseAgentAdd(input: AgentAddInput): AgentAddParams {
+  return {
+    name: validateName('agent', input.name),
+    role: validateName('role', input.role),
+    department: optional(input.department, (v) => validateName('department', v)),
+    workspace: optional(input.workspace, (v) => validateName('workspace', v)),
+  };
+}
+
+export function parseProjectAdd(input: ProjectAddInput): ProjectAddParams {
+  return {
+    name: validateName('project', input.name),
+    primaryWorkspace: optional(input.primaryWorkspace, (v) => validateName('workspace', v)),
+  };
+}
+
+export class Workspaces {
+  constructor(private readonly store: Store) {}
+
+  addWorkspace(input: WorkspaceAddInput): Promise<Workspace> {
+    return this.store.workspaces.add(parseWorkspaceAdd(input));
+  }
+
+  listWorkspaces(): Promise<readonly Workspace[]> {
+    return this.store.workspaces.list();
+  }
+
+  addAgent(input: AgentAddInput): Promise<Agent> {
+    return this.store.agents.add(parseAgentAdd(input));
+  }
+
+  listAgents(): Promise<readonly Agent[]> {
+    return this.store.agents.list();
+  }
+
+  addProject(input: ProjectAddInput): Promise<Project> {
+    return this.store.projects.add(parseProjectAdd(input));
+  }
+
+  listProjects(): Promise<readonly Project[]> {
+    return this.store.projects.list();
+  }
+
+  /**
+   * Adds a task with its filesystem requirement and workspace binding. All input, including the
+   * workspace's existence, is checked before the first write; workspaces are never removed, so
+   * the check still holds when the requirements are written just after the task.
+   */
+  async addTask(input: TaskAddWithRequirementsInput): Promise<TaskWithRequirements> {
+    const params = parseTaskAdd(input);
+    const requiresFilesystem = optional(input.requiresFilesystem, (v) => validateFlag('requires-filesystem', v));
+    const workspace = optional(input.workspace, (v) => validateName('workspace', v)) ?? null;
+    if (workspace !== null) await this.getWorkspace(workspace);
+    const task = await this.store.tasks.add(params);
+    const wanted = { key: task.key, requiresFilesystem: requiresFilesystem ?? false, workspace };
+    if (!wanted.requiresFilesystem && wanted.workspace === null) return { task, requirements: wanted };
+    return { task, requirements: await this.store.workspaceTasks.setRequirements(wanted) };
+  }
+
+  /**
+   * Changes a task's filesystem requirement or workspace binding, keeping what is not given.
+   * Read, then written whole: two operators changing different fields of one task at the same
+   * moment can lose one change; the ledger shows both.
+   */
+  async setTaskRequirements(input: TaskRequirementsInput): Promise<TaskRequirements> {
+    const key = validateKey(input.key);
+    const requiresFilesystem = optional(input.requiresFilesystem, (v) => validateFlag('requires-filesystem', v));
+    const workspace = optional(input.workspace, (v) => (v === null ? null : validateName('workspace', v)));
+    const current = await this.store.workspaceTasks.get(key);
+    if (current === null) throw new NotFoundError('task', key, 'add it with `baton task add`');
+    if (requiresFilesystem === undefined && workspace === undefined) return current;
+    return this.store.workspaceTasks.setRequirements({
+      key,
+      requiresFilesystem: requiresFilesystem ?? current.requiresFilesystem,
+      workspace: workspace === undefined ? current.workspace : workspace,
+    });
+  }
+
+  /**
+   * Resolves the task's workspace plan by the decision table of core/workspace-plan.ts, for the
+   * given agent or else the task's assignee when it names an agent. Throws
+   * WorkspaceConfigurationError when the run needs a workspace and none is bound.
+   */
+  async plan(input: PlanInput): Promise<PlanDetail> {
+    const key = validateKey(input.key);
+    const task = await this.store.tasks.get(key);
+    if (task === null) throw new NotFoundError('task', key, 'add it with `baton task add`');
+    const requirements = await this.store.workspaceTasks.get(key);
+    assert(requirements !== null, 'a task that exists has requirements');
+    const agent = await this.runningAgent(task, input.agent);
+    const project = task.project === null ? null : await this.store.projects.get(task.project);
+    const bound = [requirements.workspace, agent?.workspace ?? null, project?.primaryWorkspace ?? null];
+    const names = [...new Set(bound.filter((name): name is string => name !== null))];
+    const workspaces = await Promise.all(names.map((name) => this.getWorkspace(name)));
+    const plan = resolveWorkspacePlan({ task: requirements, agent, project, workspaces });
+    return { plan, requirements, agent, project };
+  }
+
+  /** The agent named, or else the task's assignee when that names an agent, or else none. */
+  private async runningAgent(task: Task, named: unknown): Promise<Agent | null> {
+    if (named !== undefined) return this.getAgent(validateName('agent', named));
+    return task.assignee === null ? null : this.store.agents.get(task.assignee);
+  }
+
+  private async getWorkspace(name: string): Promise<Workspace> {
+    const workspace = await this.store.workspaces.get(name);
+    if (workspace === null) throw new NotFoundError('workspace', name, 'add it with `baton workspace add`');
+    return workspace;
+  }
+
+  private async getAgent(name: string): Promise<Agent> {
+    const agent = await this.store.agents.get(name);
+    if (agent === null) throw new NotFoundError('agent', name, 'add it with `baton agent add`');
+    return agent;
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * An effect is a side effect a claim holder makes under its claim, reported to Baton so the
+ * database can fence it: a write to a per-task resource that carries the claim's epoch. The
+ * store accepts it only while (session, epoch) is the task's live claim, judged in the same
+ * atomic step as the write, so a holder that was paused, cut off or replaced cannot land a
+ * stale write after a newer epoch was granted. Effects are append-only.
+ */
+import type { Holder } from './claim.js';
+import { InvalidInputError } from './errors.js';
+import type { SessionId } from './session.js';
+import type { Instant } from './time.js';
+
+export interface Effect {
+  readonly id: number;
+  readonly key: string;
+  readonly session: SessionId;
+  /** The claim epoch the effect was made under. */
+  readonly epoch: number;
+  readonly kind: string;
+  /** Any JSON value the holder attached (what it wrote, where, a digest). */
+  readonly payload: unknown;
+  readonly recordedAt: Instant;
+}
+
+export type EffectResult =
+  | { readonly ok: true; readonly effect: Effect }
+  | { readonly ok: false; readonly reason: 'fenced'; readonly current: Holder | null };
+
+export const EFFECT_KIND_LENGTH_MAX = 100;
+/** Characters of the payload's JSON text. */
+export const EFFECT_PAYLOAD_LENGTH_MAX = 16_384;
+
+const KIND_PATTERN = /^[\x21-\x7e]+$/;
+
+export function validateEffectKind(kind: unknown): string {
+  if (typeof kind !== 'string' || kind.length === 0) {
+    throw new InvalidInputError('effect kind is missing', 'give a kind such as file-write or pr-comment');
+  }
+  if (kind.length > EFFECT_KIND_LENGTH_MAX || !KIND_PATTERN.test(kind)) {
+    throw new InvalidInputError(
+      `effect kind ${JSON.stringify(kind.slice(0, 120))} is not 1-${EFFECT_KIND_LENGTH_MAX} printable ASCII ` +
+        'characters without spaces',
+      'use a short word such as file-write',
+    );
+  }
+  return kind;
+}
+
+/**
+ * The payload as the JSON text both engines store. Refuses what JSON cannot carry the same way
+ * on both (undefined, functions, non-finite numbers become null or vanish; PostgreSQL's jsonb
+ * refuses the NUL character), and anything longer than the limit.
+ */
+export function encodeEffectPayload(payload: unknown): string {
+  if (payload === undefined) return '{}';
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(payload, (_key, value: unknown) => {
+      if (typeof value === 'number' && !Number.isFinite(value)) throw new Error('a non-finite number');
+      if (typeof value === 'bigint' || typeof value === 'function' || typeof value === 'symbol') {
+        throw new Error(`a ${typeof value}`);
+      }
+      return value;
+    });
+  } catch (error) {
+    throw new InvalidInputError(`the effect payload is not JSON: ${(error as Error).message}`, 'pass a JSON value');
+  }
+  if (text === undefined) throw new InvalidInputError('the effect payload is not JSON', 'pass a JSON value');
+  if (text.length > EFFECT_PAYLOAD_LENGTH_MAX) {
+    throw new InvalidInputError(
+      `the effect payload is ${text.length} characters of JSON; the limit is ${EFFECT_PAYLOAD_LENGTH_MAX}`,
+      'record a reference (a path, a commit, a digest) instead of the content',
+    );
+  }
+  // An escaped NUL (\u0000 after an even run of backslashes), not a literal backslash-u.
+  if (/(^|[^\\])(\\\\)*\\u0000/.test(text)) {
+    throw new InvalidInputError('the effect payload contains a NUL character', 'remove it');
+  }
+  return text;
+}

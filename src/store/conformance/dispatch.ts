@@ -1,0 +1,383 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ConflictError } from '../../core/errors.js';
+import type { Store } from '../store.js';
+import type { TermRef } from '../dispatch-store.js';
+import { givenSession, sleep, withFixture, type Harness } from './harness.js';
+
+const POLICY = { backoffBaseMs: 60_000, backoffMaxMs: 60_000 };
+
+async function givenHost(store: Store, name = 'box-1', over: { enabled?: boolean; slotsMax?: number } = {}) {
+  const session = await store.sessions.start({ kind: 'daemon', host: name, pid: 1 });
+  const host = await store.hosts.register({
+    name,
+    session: session.id,
+    enabled: over.enabled ?? true,
+    ramTotalMb: 16_000,
+    ramReservedMb: 1_000,
+    ramFreeMb: 12_000,
+    slotsMax: over.slotsMax ?? 4,
+  });
+  return { session, host };
+}
+
+async function givenLeader(store: Store, holder = 'leader-a', ttlMs = 60_000): Promise<TermRef> {
+  const r = await store.leases.acquire({ name: 'dispatcher', holder, ttlMs });
+  assert.ok(r.ok);
+  return { lease: 'dispatcher', holder, term: r.lease.term };
+}
+
+export function exerciseDispatch(h: Harness): void {
+  describe('hosts', () => {
+    test('registers a host and lists its capacity with its active jobs and promised RAM', () =>
+      withFixture(h, async ({ store }) => {
+        const { session } = await givenHost(store);
+        const term = await givenLeader(store);
+        const { job } = await store.jobs.enqueue({ key: 'k', ramMb: 3000 });
+        await store.dispatch.place({ id: job.id, host: 'box-1', term });
+        const [host] = await store.hosts.list();
+        assert.equal(host?.name, 'box-1');
+        assert.equal(host?.session, session.id);
+        assert.equal(host?.enabled, true);
+        assert.equal(host?.ramTotalMb, 16_000);
+        assert.equal(host?.ramReservedMb, 1_000);
+        assert.equal(host?.ramFreeMb, 12_000);
+        assert.equal(host?.slotsMax, 4);
+        assert.equal(host?.jobsActive, 1);
+        assert.equal(host?.ramPromisedMb, 3000);
+        assert.equal(host?.ramPendingMb, 3000);
+      }));
+
+    test('refuses a host served by another live session and hands it over once that one ended', () =>
+      withFixture(h, async ({ store }) => {
+        const { session } = await givenHost(store);
+        const other = await store.sessions.start({ kind: 'daemon', host: 'box-1', pid: 2 });
+        const params = {
+          name: 'box-1',
+          session: other.id,
+          enabled: true,
+          ramTotalMb: 1,
+          ramReservedMb: 0,
+          ramFreeMb: 1,
+          slotsMax: 1,
+        };
+        await assert.rejects(store.hosts.register(params), ConflictError);
+        await store.sessions.end(session.id);
+        assert.equal((await store.hosts.register(params)).session, other.id);
+      }));
+
+    test('takes a heartbeat with free RAM only from the session serving the host', () =>
+      withFixture(h, async ({ store }) => {
+        const { session } = await givenHost(store);
+        const stranger = await givenSession(store);
+        assert.equal(
+          await store.hosts.heartbeat({ name: 'box-1', session: session.id, ramFreeMb: 9000 }),
+          true,
+        );
+        assert.equal(
+          await store.hosts.heartbeat({ name: 'box-1', session: stranger.id, ramFreeMb: 1 }),
+          false,
+        );
+        assert.equal((await store.hosts.list())[0]?.ramFreeMb, 9000);
+        await store.sessions.end(session.id);
+        assert.equal(
+          await store.hosts.heartbeat({ name: 'box-1', session: session.id, ramFreeMb: 1 }),
+          false,
+        );
+      }));
+
+    test('disables a host into a warm standby and enables it again, audited', () =>
+      withFixture(h, async ({ store }) => {
+        await givenHost(store);
+        assert.equal((await store.hosts.setEnabled({ name: 'box-1', enabled: false })).enabled, false);
+        assert.equal((await store.hosts.setEnabled({ name: 'box-1', enabled: true })).enabled, true);
+        const types = (await store.audit.list()).map((e) => e.type);
+        assert.ok(types.includes('host:disabled') && types.includes('host:enabled'));
+      }));
+  });
+
+  describe('dispatch', () => {
+    test('places a queued job on a host under the live term, assigned to its runner', () =>
+      withFixture(h, async ({ store }) => {
+        const { session } = await givenHost(store);
+        const term = await givenLeader(store);
+        const { job } = await store.jobs.enqueue({ key: 'k' });
+        const r = await store.dispatch.place({ id: job.id, host: 'box-1', term });
+        assert.ok(r.ok);
+        assert.equal(r.job.status, 'claimed');
+        assert.equal(r.job.host, 'box-1');
+        assert.equal(r.job.session, session.id);
+        assert.equal(r.job.term, term.term);
+        assert.equal(r.job.epoch, 1);
+        assert.equal(r.job.attempt, 1);
+        assert.deepEqual(
+          (await store.dispatch.assigned(session.id)).map((j) => j.id),
+          [job.id],
+        );
+        const placed = (await store.audit.list({ jobId: job.id })).find((e) => e.type === 'job:placed');
+        assert.deepEqual(placed?.detail, { host: 'box-1', term: term.term, attempt: 1 });
+      }));
+
+    test('refuses a placement carrying a replaced term and changes nothing', () =>
+      withFixture(h, async ({ store }) => {
+        await givenHost(store);
+        const old = await givenLeader(store, 'leader-a', 80);
+        const { job } = await store.jobs.enqueue({ key: 'k' });
+        await sleep(120);
+        const expired = await store.dispatch.place({ id: job.id, host: 'box-1', term: old });
+        assert.deepEqual(expired, { ok: false, reason: 'fenced' });
+        await givenLeader(store, 'leader-b');
+        assert.deepEqual(await store.dispatch.place({ id: job.id, host: 'box-1', term: old }), {
+          ok: false,
+          reason: 'fenced',
+        });
+        assert.deepEqual(await store.jobs.get(job.id), job);
+        assert.equal(await store.dispatch.markWaiting({ id: job.id, reason: 'x', term: old }), false);
+      }));
+
+    test('will not place on a disabled host or one whose runner is no longer live', () =>
+      withFixture(h, async ({ store }) => {
+        const { session } = await givenHost(store, 'box-1', { enabled: false });
+        const term = await givenLeader(store);
+        const { job } = await store.jobs.enqueue({ key: 'k' });
+        const disabled = await store.dispatch.place({ id: job.id, host: 'box-1', term });
+        assert.equal(disabled.ok, false);
+        await store.hosts.setEnabled({ name: 'box-1', enabled: true });
+        await store.sessions.end(session.id);
+        const dead = await store.dispatch.place({ id: job.id, host: 'box-1', term });
+        assert.equal(dead.ok, false);
+        assert.equal((await store.jobs.get(job.id))?.status, 'queued');
+      }));
+
+    test('lists dispatchable jobs in order and records why one waits', () =>
+      withFixture(h, async ({ store }) => {
+        const term = await givenLeader(store);
+        await store.jobs.enqueue({ key: 'b', priority: 2 });
+        const { job: a } = await store.jobs.enqueue({ key: 'a', priority: 1 });
+        assert.deepEqual(
+          (await store.dispatch.queued({ limit: 10 })).map((j) => j.key),
+          ['a', 'b'],
+        );
+        assert.equal(await store.dispatch.markWaiting({ id: a.id, reason: 'needs 4096 MB', term }), true);
+        assert.equal((await store.jobs.get(a.id))?.reason, 'needs 4096 MB');
+      }));
+
+    test('records the agent session and pid on a running job, guarded by epoch', () =>
+      withFixture(h, async ({ store }) => {
+        const { session } = await givenHost(store);
+        const term = await givenLeader(store);
+        const { job } = await store.jobs.enqueue({ key: 'k' });
+        const placed = await store.dispatch.place({ id: job.id, host: 'box-1', term });
+        assert.ok(placed.ok);
+        await store.jobs.start({ id: job.id, session: session.id, epoch: 1 });
+        const agent = await givenSession(store, 'box-1');
+        const stale = await store.dispatch.attach({
+          id: job.id,
+          session: session.id,
+          epoch: 2,
+          agentSession: agent.id,
+          pid: 7,
+        });
+        assert.equal(stale.ok, false);
+        const r = await store.dispatch.attach({
+          id: job.id,
+          session: session.id,
+          epoch: 1,
+          agentSession: agent.id,
+          pid: 7,
+        });
+        assert.ok(r.ok);
+        assert.equal(r.job.agentSession, agent.id);
+        assert.equal(r.job.pid, 7);
+      }));
+
+    test('ends a claimed job as failed or cancelled, but done only once running', () =>
+      withFixture(h, async ({ store }) => {
+        const s = await givenSession(store);
+        await store.jobs.enqueue({ key: 'a' });
+        await store.jobs.enqueue({ key: 'b' });
+        const a = await store.jobs.claimNext({ session: s.id });
+        const b = await store.jobs.claimNext({ session: s.id });
+        assert.ok(a !== null && b !== null);
+        const early = await store.jobs.finish({ id: a.id, session: s.id, epoch: 1, status: 'done' });
+        assert.equal(early.ok, false);
+        const cancelled = await store.jobs.finish({
+          id: a.id,
+          session: s.id,
+          epoch: 1,
+          status: 'cancelled',
+          reason: 'held',
+        });
+        assert.ok(cancelled.ok);
+        assert.equal(cancelled.job.reason, 'held');
+        const failed = await store.jobs.finish({
+          id: b.id,
+          session: s.id,
+          epoch: 1,
+          status: 'failed',
+          exitCode: 2,
+          outputTail: 'boom',
+        });
+        assert.ok(failed.ok);
+        assert.equal(failed.job.outputTail, 'boom');
+      }));
+
+    test('retries an ended job as a new job with the same command and budget', () =>
+      withFixture(h, async ({ store }) => {
+        const { job } = await store.jobs.enqueue({
+          key: 'k',
+          command: 'run {{key}}',
+          ramMb: 64,
+          priority: 3,
+        });
+        await assert.rejects(store.jobs.retry({ id: job.id }), ConflictError);
+        await store.jobs.cancel({ id: job.id });
+        const r = await store.jobs.retry({ id: job.id });
+        assert.equal(r.created, true);
+        assert.notEqual(r.job.id, job.id);
+        assert.equal(r.job.command, 'run {{key}}');
+        assert.equal(r.job.ramMb, 64);
+        assert.equal(r.job.priority, 3);
+        assert.equal(r.job.status, 'queued');
+      }));
+  });
+
+  describe('recovery', () => {
+    async function givenRunningJob(store: Store, attemptMax = 3) {
+      const { session } = await givenHost(store);
+      const term = await givenLeader(store);
+      const { job } = await store.jobs.enqueue({ key: 'k', attemptMax });
+      await store.dispatch.place({ id: job.id, host: 'box-1', term });
+      await store.jobs.start({ id: job.id, session: session.id, epoch: 1 });
+      const agent = await store.sessions.start({ kind: 'agent', host: 'box-1', pid: 3 });
+      await store.claims.acquire({ key: 'k', session: agent.id });
+      await store.dispatch.attach({
+        id: job.id,
+        session: session.id,
+        epoch: 1,
+        agentSession: agent.id,
+        pid: 3,
+      });
+      return { runner: session, agent, job, term };
+    }
+
+    test('rescues a session whose heartbeats stopped: claims recovered, job requeued with backoff', () =>
+      withFixture(h, async ({ store }) => {
+        const { runner, agent, job } = await givenRunningJob(store);
+        await sleep(120);
+        const report = await store.recovery.rescueStale({ staleAfterMs: 100, policy: POLICY });
+        assert.deepEqual([...report.sessions].sort(), [runner.id, agent.id].sort());
+        assert.equal(report.claimsReleased, 1);
+        assert.deepEqual(report.jobsRequeued, [job.id]);
+        const after = await store.jobs.get(job.id);
+        assert.equal(after?.status, 'queued');
+        assert.equal(after?.host, null);
+        assert.ok(after !== null && after.runAfter >= (await store.now()) + 50_000);
+        assert.equal((await store.dispatch.queued({ limit: 10 })).length, 0, 'in backoff');
+        assert.equal((await store.claims.history('k'))[0]?.outcome, 'recovered');
+        assert.equal((await store.sessions.get(agent.id))?.state, 'stale');
+      }));
+
+    test('fails the job of a stale session once its attempts are exhausted', () =>
+      withFixture(h, async ({ store }) => {
+        const { job } = await givenRunningJob(store, 1);
+        await sleep(120);
+        const report = await store.recovery.rescueStale({ staleAfterMs: 100, policy: POLICY });
+        assert.deepEqual(report.jobsFailed, [job.id]);
+        assert.equal((await store.jobs.get(job.id))?.status, 'failed');
+      }));
+
+    test('requeues the job of a runner that ended without finishing it', () =>
+      withFixture(h, async ({ store }) => {
+        const { runner, agent, job } = await givenRunningJob(store);
+        await store.sessions.end(agent.id);
+        await store.sessions.end(runner.id);
+        const report = await store.recovery.rescueStale({ staleAfterMs: 60_000, policy: POLICY });
+        assert.deepEqual(report.sessions, []);
+        assert.deepEqual(report.jobsRequeued, [job.id]);
+        assert.equal((await store.jobs.get(job.id))?.status, 'queued');
+        const again = await store.recovery.rescueStale({ staleAfterMs: 60_000, policy: POLICY });
+        assert.deepEqual(again.jobsRequeued, []);
+      }));
+
+    test('requeues a crashed job with backoff under its epoch, and fails it once attempts run out', () =>
+      withFixture(h, async ({ store }) => {
+        const { runner, job } = await givenRunningJob(store, 2);
+        const stale = await store.dispatch.requeue({
+          id: job.id,
+          session: runner.id,
+          epoch: 2,
+          reason: 'x',
+          policy: POLICY,
+        });
+        assert.equal(stale.ok, false);
+        const r = await store.dispatch.requeue({
+          id: job.id,
+          session: runner.id,
+          epoch: 1,
+          reason: 'killed by SIGKILL',
+          policy: POLICY,
+        });
+        assert.ok(r.ok);
+        assert.equal(r.job.status, 'queued');
+        assert.equal(r.job.reason, 'requeued: killed by SIGKILL');
+        assert.ok(r.job.runAfter > (await store.now()));
+        const again = await store.dispatch.requeue({
+          id: job.id,
+          session: runner.id,
+          epoch: 1,
+          reason: 'x',
+          policy: POLICY,
+        });
+        assert.equal(again.ok, false, "a requeued job is no longer that session's");
+        await store.jobs.cancel({ id: job.id });
+        const { job: second } = await store.jobs.enqueue({ key: 'k2', attemptMax: 1 });
+        const term = await givenLeader(store, 'leader-a');
+        const placed = await store.dispatch.place({ id: second.id, host: 'box-1', term });
+        assert.ok(placed.ok);
+        const failed = await store.dispatch.requeue({
+          id: second.id,
+          session: runner.id,
+          epoch: 1,
+          reason: 'boom',
+          policy: POLICY,
+        });
+        assert.ok(failed.ok);
+        assert.equal(failed.job.status, 'failed');
+      }));
+
+    test('leaves a session that keeps heartbeating alone', () =>
+      withFixture(h, async ({ store }) => {
+        const { runner, agent, job } = await givenRunningJob(store);
+        await sleep(80);
+        await store.hosts.heartbeat({ name: 'box-1', session: runner.id, ramFreeMb: 1 });
+        await store.sessions.heartbeat({ session: agent.id, claim: { key: 'k', epoch: 1 } });
+        await sleep(40);
+        const report = await store.recovery.rescueStale({ staleAfterMs: 100, policy: POLICY });
+        assert.deepEqual(report.sessions, []);
+        assert.equal((await store.jobs.get(job.id))?.status, 'running');
+      }));
+
+    test('rescues each session, claim and job once when two sweeps race', () =>
+      withFixture(h, async ({ store, openAnother }) => {
+        const other = await openAnother();
+        try {
+          const { job } = await givenRunningJob(store);
+          await sleep(120);
+          const [a, b] = await Promise.all([
+            store.recovery.rescueStale({ staleAfterMs: 100, policy: POLICY }),
+            other.recovery.rescueStale({ staleAfterMs: 100, policy: POLICY }),
+          ]);
+          assert.equal(a.sessions.length + b.sessions.length, 2);
+          assert.equal(a.claimsReleased + b.claimsReleased, 1);
+          assert.deepEqual([...a.jobsRequeued, ...b.jobsRequeued], [job.id]);
+          const requeues = (await store.audit.list({ jobId: job.id })).filter(
+            (e) => e.type === 'job:requeued',
+          );
+          assert.equal(requeues.length, 1);
+        } finally {
+          await other.close();
+        }
+      }));
+  });
+}

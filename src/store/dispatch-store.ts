@@ -1,0 +1,131 @@
+/**
+ * The part of the port the dispatcher, the runners and recovery use: hosts with live capacity,
+ * term-fenced placement of jobs, the runner's view of its assignments, and rescue of work whose
+ * session stopped heartbeating. Every change is one guarded step, audited with it.
+ */
+import type { Job, JobId, JobTransitionResult } from '../core/job.js';
+import type { HostCapacity } from '../core/placement.js';
+import type { RetryPolicy } from '../core/retry.js';
+import type { SessionId } from '../core/session.js';
+import type { Instant } from '../core/time.js';
+
+export interface Host extends HostCapacity {
+  /** The runner session serving the host, if any. */
+  readonly session: SessionId | null;
+  readonly registeredAt: Instant;
+}
+
+export interface HostRegisterParams {
+  readonly name: string;
+  readonly session: SessionId;
+  /** false registers a warm standby that never gets work until enabled. */
+  readonly enabled: boolean;
+  readonly ramTotalMb: number;
+  readonly ramReservedMb: number;
+  readonly ramFreeMb: number;
+  readonly slotsMax: number;
+}
+
+/** The exact lease term a dispatcher acts under; the store refuses it once it is not current. */
+export interface TermRef {
+  readonly lease: string;
+  readonly holder: string;
+  readonly term: number;
+}
+
+export type PlaceResult =
+  | { readonly ok: true; readonly job: Job }
+  | { readonly ok: false; readonly reason: 'lost'; readonly job: Job | null }
+  | { readonly ok: false; readonly reason: 'fenced' };
+
+export interface JobAttachParams {
+  readonly id: JobId;
+  readonly session: SessionId;
+  readonly epoch: number;
+  /** The session the agent runs under (it holds the task's claim). */
+  readonly agentSession: SessionId;
+  readonly pid: number;
+}
+
+export interface JobRequeueParams {
+  readonly id: JobId;
+  readonly session: SessionId;
+  readonly epoch: number;
+  readonly reason: string;
+  readonly policy: RetryPolicy;
+}
+
+export interface RescueParams {
+  /** A live session whose last heartbeat is older than this (database clock) is stale. */
+  readonly staleAfterMs: number;
+  readonly policy: RetryPolicy;
+  /** At most this many sessions per sweep. */
+  readonly limit?: number | undefined;
+}
+
+export interface RescueReport {
+  readonly sessions: readonly SessionId[];
+  readonly claimsReleased: number;
+  readonly jobsRequeued: readonly JobId[];
+  readonly jobsFailed: readonly JobId[];
+}
+
+export interface DispatchStore {
+  readonly hosts: {
+    /** Registers (or takes over) a host for a runner session; ConflictError while another live session serves it. */
+    register(params: HostRegisterParams): Promise<Host>;
+    /** Reports free RAM and heartbeats the session; false once the session no longer serves the host. */
+    heartbeat(params: {
+      readonly name: string;
+      readonly session: SessionId;
+      readonly ramFreeMb: number;
+    }): Promise<boolean>;
+    /** Enables a host, or disables it into a warm standby; NotFoundError for an unknown host. */
+    setEnabled(params: {
+      readonly name: string;
+      readonly enabled: boolean;
+      readonly by?: SessionId | undefined;
+    }): Promise<Host>;
+    /** Every host with its live load (active jobs, promised and pending RAM). */
+    list(): Promise<readonly Host[]>;
+  };
+
+  readonly dispatch: {
+    /** Queued jobs whose backoff has passed, in dispatch order (priority, queued_at, id). */
+    queued(params: { readonly limit: number }): Promise<readonly Job[]>;
+    /**
+     * queued → claimed on `host`, assigned to the host's runner session, bumping the epoch and
+     * attempt; refused as `fenced` unless `term` is the live lease term, `lost` if the job moved.
+     */
+    place(params: {
+      readonly id: JobId;
+      readonly host: string;
+      readonly term: TermRef;
+    }): Promise<PlaceResult>;
+    /** Records why a queued job waits; false when fenced or the job is no longer queued. */
+    markWaiting(params: {
+      readonly id: JobId;
+      readonly reason: string;
+      readonly term: TermRef;
+    }): Promise<boolean>;
+    /** Jobs claimed for this runner session and not yet started. */
+    assigned(session: SessionId): Promise<readonly Job[]>;
+    /** Records the agent's session and pid on a running job, guarded by (session, epoch). */
+    attach(params: JobAttachParams): Promise<JobTransitionResult>;
+    /**
+     * Gives a claimed or running job back to the queue after a crash (its agent died of a signal
+     * nobody sent on purpose), with backoff; fails it instead once attempts are exhausted.
+     * Guarded by (session, epoch); `lost` when the job moved on.
+     */
+    requeue(params: JobRequeueParams): Promise<JobTransitionResult>;
+  };
+
+  readonly recovery: {
+    /**
+     * Marks live sessions whose heartbeats stopped as stale, releases their claims (`recovered`)
+     * and requeues their jobs with backoff, or fails them once attempts run out. Every step is
+     * guarded by what it observed, so two sweeps racing each other are safe.
+     */
+    rescueStale(params: RescueParams): Promise<RescueReport>;
+  };
+}

@@ -1,0 +1,202 @@
+/**
+ * Hosts and their live capacity on PostgreSQL. Each operation is one statement; a host's load
+ * (active jobs, promised and pending RAM) is computed from jobs as SQLite's HOST_SELECT does.
+ *
+ * Locks follow the kernel's order: a session row before the host row.
+ */
+import { assert } from '../../core/assert.js';
+import { ConflictError, FencedError, NotFoundError } from '../../core/errors.js';
+import type { DispatchStore, Host } from '../dispatch-store.js';
+import { NOW, hostOf, ms } from './rows.js';
+import type { PgRunner } from './runner.js';
+
+/** How often a registration that lost a race for the host row is run again. */
+const REGISTER_RETRY_MAX = 20;
+
+const HOST_FIELDS = [
+  'name',
+  'enabled',
+  'session_id',
+  'ram_total_mb',
+  'ram_reserved_mb',
+  'ram_free_mb',
+  'slots_max',
+  'heartbeat_at',
+  'registered_at',
+] as const;
+
+const hostFields = (table: string): string => HOST_FIELDS.map((f) => `${table}.${f}`).join(', ');
+
+/**
+ * The host's load, as a LATERAL join over the host row `table`: the jobs claimed or running on
+ * it, their RAM budgets, and the budgets not visible in its measured free RAM yet (claimed, or
+ * started after its last heartbeat). The same sums as SQLite's three subqueries, in one scan.
+ */
+const load = (table: string): string => `LEFT JOIN LATERAL (
+    SELECT count(*) AS jobs_active, coalesce(sum(j.ram_mb), 0) AS ram_promised_mb,
+      coalesce(sum(j.ram_mb) FILTER (
+        WHERE j.status = 'claimed' OR j.started_at > ${table}.heartbeat_at), 0) AS ram_pending_mb
+    FROM jobs j WHERE j.host = ${table}.name AND j.status IN ('claimed', 'running')
+  ) load ON true`;
+
+const LOAD_COLUMNS = 'load.jobs_active, load.ram_promised_mb, load.ram_pending_mb';
+
+interface HostRow {
+  name: string;
+  enabled: boolean;
+  session_id: number | null;
+  ram_total_mb: number;
+  ram_reserved_mb: number;
+  ram_free_mb: number;
+  slots_max: number;
+  heartbeat_at: Date;
+  registered_at: Date;
+  jobs_active: number;
+  ram_promised_mb: number;
+  ram_pending_mb: number;
+}
+
+function toHost(r: HostRow): Host {
+  return {
+    name: r.name,
+    enabled: r.enabled,
+    session: r.session_id,
+    ramTotalMb: r.ram_total_mb,
+    ramReservedMb: r.ram_reserved_mb,
+    ramFreeMb: r.ram_free_mb,
+    slotsMax: r.slots_max,
+    heartbeatAt: ms(r.heartbeat_at),
+    registeredAt: ms(r.registered_at),
+    jobsActive: r.jobs_active,
+    ramPromisedMb: r.ram_promised_mb,
+    ramPendingMb: r.ram_pending_mb,
+  };
+}
+
+/**
+ * Registration, in one statement. The registering session is locked FOR KEY SHARE (as a claim
+ * does), so a concurrent end either commits first and reads here as not live, or waits.
+ * `other` is a live session serving the host in the snapshot: then nothing is written and the
+ * caller gets a ConflictError. Otherwise the row is inserted or taken over; the ON CONFLICT
+ * guard is judged on the newest, locked host row, so of two sessions racing for one host the
+ * second sees the first as its server and writes nothing. A server the snapshot cannot see (its
+ * session started after the snapshot) counts as live there; the next run reads it and refuses.
+ */
+const REGISTER = `
+WITH s AS (
+  SELECT id, host, state FROM sessions WHERE id = $2::bigint FOR KEY SHARE
+), n AS (
+  SELECT ${NOW} AS t FROM (SELECT count(*) FROM s) locked
+), other AS (
+  SELECT h.session_id FROM hosts h JOIN sessions o ON o.id = h.session_id
+  WHERE h.name = $1::text AND o.state = 'live' AND h.session_id <> $2::bigint
+), up AS (
+  INSERT INTO hosts AS h (name, enabled, session_id, ram_total_mb, ram_reserved_mb, ram_free_mb,
+    slots_max, heartbeat_at, registered_at)
+  SELECT $1::text, $3::boolean, s.id, $4::int, $5::int, $6::int, $7::int, n.t, n.t
+  FROM s, n
+  WHERE s.state = 'live' AND NOT EXISTS (SELECT 1 FROM other)
+  ON CONFLICT (name) DO UPDATE SET enabled = excluded.enabled, session_id = excluded.session_id,
+    ram_total_mb = excluded.ram_total_mb, ram_reserved_mb = excluded.ram_reserved_mb,
+    ram_free_mb = excluded.ram_free_mb, slots_max = excluded.slots_max,
+    heartbeat_at = excluded.heartbeat_at
+  WHERE h.session_id IS NULL OR h.session_id = excluded.session_id
+    OR EXISTS (SELECT 1 FROM sessions o WHERE o.id = h.session_id AND o.state <> 'live')
+  RETURNING ${hostFields('h')}
+), a AS (
+  INSERT INTO audit_events (at, type, session_id, host, detail)
+  SELECT up.heartbeat_at, 'host:registered', s.id, s.host,
+    jsonb_build_object('host', up.name, 'enabled', up.enabled, 'ramTotalMb', up.ram_total_mb,
+      'slotsMax', up.slots_max)
+  FROM up, s
+)
+SELECT s.state AS session_state, (SELECT min(session_id) FROM other) AS other_session,
+  ${hostFields('up')}, ${LOAD_COLUMNS}
+FROM (SELECT 1) one LEFT JOIN s ON true LEFT JOIN up ON true ${load('up')}`;
+
+export function postgresHosts(run: PgRunner): DispatchStore['hosts'] {
+  return {
+    register: async (p) => {
+      for (let attempt = 1; ; attempt++) {
+        const row = await run.one<
+          Partial<HostRow> & { session_state: string | null; other_session: number | null }
+        >(REGISTER, [
+          p.name,
+          p.session,
+          p.enabled,
+          p.ramTotalMb,
+          p.ramReservedMb,
+          p.ramFreeMb,
+          p.slotsMax,
+        ]);
+        assert(row !== undefined, 'register returns exactly one row');
+        if (row.session_state === null) {
+          throw new NotFoundError(
+            'session',
+            String(p.session),
+            'start one with `baton session start`',
+          );
+        }
+        if (row.session_state !== 'live') {
+          throw new FencedError(
+            `session ${p.session} is ${row.session_state}`,
+            'start a new session with `baton session start`',
+          );
+        }
+        if (row.name !== undefined && row.name !== null) return toHost(row as HostRow);
+        if (row.other_session !== null) {
+          throw new ConflictError(
+            `host ${p.name} is served by live session ${row.other_session}`,
+            'give this runner another name with --host, or stop the other one',
+          );
+        }
+        // The host row changed hands after our snapshot: the next run reads its new server.
+        assert(attempt < REGISTER_RETRY_MAX, 'a host registration does not race forever');
+      }
+    },
+    heartbeat: async (p) => {
+      // The session row first (the kernel's lock order), written only while the session is live
+      // and serves the host; the host row then re-checks its server on its newest version.
+      const [r] = await run.rows<{ beat: number }>(
+        `WITH s AS (
+           UPDATE sessions SET heartbeat_at = ${NOW}
+           WHERE id = $2::bigint AND state = 'live'
+             AND EXISTS (SELECT 1 FROM hosts WHERE name = $1::text AND session_id = $2::bigint)
+           RETURNING id, heartbeat_at
+         ), h AS (
+           UPDATE hosts SET ram_free_mb = $3::int, heartbeat_at = s.heartbeat_at
+           FROM s WHERE hosts.name = $1::text AND hosts.session_id = s.id
+           RETURNING hosts.name
+         )
+         SELECT count(*) AS beat FROM h`,
+        [p.name, p.session, p.ramFreeMb],
+      );
+      return r?.beat === 1;
+    },
+    setEnabled: async (p) => {
+      const row = await run.one<HostRow>(
+        `WITH h AS (
+           UPDATE hosts SET enabled = $2::boolean WHERE name = $1::text
+           RETURNING ${hostFields('hosts')}
+         ), a AS (
+           INSERT INTO audit_events (at, type, session_id, host, detail)
+           SELECT ${NOW}, CASE WHEN $2::boolean THEN 'host:enabled' ELSE 'host:disabled' END,
+             $3::bigint, ${hostOf('$3::bigint')}, jsonb_build_object('host', h.name)
+           FROM h
+         )
+         SELECT ${hostFields('h')}, ${LOAD_COLUMNS} FROM h ${load('h')}`,
+        [p.name, p.enabled, p.by ?? null],
+      );
+      if (row === undefined) {
+        throw new NotFoundError('host', p.name, 'list hosts with `baton hosts`');
+      }
+      return toHost(row);
+    },
+    list: async () =>
+      (
+        await run.rows<HostRow>(
+          `SELECT ${hostFields('h')}, ${LOAD_COLUMNS} FROM hosts h ${load('h')} ORDER BY h.name`,
+        )
+      ).map(toHost),
+  };
+}

@@ -1,0 +1,218 @@
+/** Term-fenced placement, the runner's assignments, and rescue of stale sessions, on SQLite. */
+import { backoffMs, type RetryPolicy } from '../../core/retry.js';
+import type { DispatchStore, RescueReport, TermRef } from '../dispatch-store.js';
+
+interface MutableReport extends RescueReport {
+  sessions: number[];
+  claimsReleased: number;
+  jobsRequeued: number[];
+  jobsFailed: number[];
+}
+import { jobById } from './jobs.js';
+import type { Job } from '../../core/job.js';
+import { appendAudit, toJob, type JobRow } from './rows.js';
+import type { SqliteRunner, Sync } from './runner.js';
+import { releaseAllClaims } from './tasks-claims.js';
+
+const JOB_SELECT = 'SELECT j.*, t.key FROM jobs j JOIN tasks t ON t.id = j.task_id';
+const RETURNING = 'RETURNING *, (SELECT key FROM tasks WHERE id = jobs.task_id) AS key';
+
+/** True while `term` is the live term of its lease, on the database clock. */
+function termIsCurrent(run: SqliteRunner, term: TermRef, now: number): boolean {
+  return (
+    run
+      .prepare('SELECT 1 FROM leases WHERE name = ? AND holder = ? AND term = ? AND expires_at > ?')
+      .get(term.lease, term.holder, term.term, now) !== undefined
+  );
+}
+
+export function sqliteDispatch(run: SqliteRunner): Sync<DispatchStore['dispatch']> {
+  return {
+    queued: (p) =>
+      run.read(() => {
+        const now = run.now();
+        return (
+          run
+            .prepare(
+              `${JOB_SELECT} WHERE j.status = 'queued' AND j.run_after <= ?
+               ORDER BY j.priority, j.queued_at, j.id LIMIT ?`,
+            )
+            .all(now, p.limit) as JobRow[]
+        ).map(toJob);
+      }),
+    place: (p) =>
+      run.write(() => {
+        const now = run.now();
+        if (!termIsCurrent(run, p.term, now)) return { ok: false, reason: 'fenced' } as const;
+        const row = run
+          .prepare(
+            `UPDATE jobs SET status = 'claimed', epoch = epoch + 1, attempt = attempt + 1,
+               session_id = (SELECT session_id FROM hosts WHERE name = @host), host = @host,
+               term = @term, claimed_at = @now, started_at = NULL, reason = NULL,
+               agent_session_id = NULL, pid = NULL
+             WHERE id = @id AND status = 'queued' AND run_after <= @now
+               AND EXISTS (SELECT 1 FROM hosts h JOIN sessions s ON s.id = h.session_id
+                           WHERE h.name = @host AND h.enabled = 1 AND s.state = 'live')
+             ${RETURNING}`,
+          )
+          .get({ host: p.host, term: p.term.term, now, id: p.id }) as JobRow | undefined;
+        if (row === undefined) return { ok: false, reason: 'lost', job: jobById(run, p.id) } as const;
+        appendAudit(run, {
+          at: now,
+          type: 'job:placed',
+          key: row.key,
+          jobId: row.id,
+          session: row.session_id,
+          epoch: row.epoch,
+          detail: { host: p.host, term: p.term.term, attempt: row.attempt },
+        });
+        return { ok: true, job: toJob(row) } as const;
+      }),
+    markWaiting: (p) =>
+      run.write(() => {
+        const now = run.now();
+        if (!termIsCurrent(run, p.term, now)) return false;
+        return (
+          run.prepare(`UPDATE jobs SET reason = ? WHERE id = ? AND status = 'queued'`).run(p.reason, p.id)
+            .changes === 1
+        );
+      }),
+    assigned: (session) =>
+      run.read(() =>
+        (
+          run
+            .prepare(`${JOB_SELECT} WHERE j.session_id = ? AND j.status = 'claimed' ORDER BY j.id`)
+            .all(session) as JobRow[]
+        ).map(toJob),
+      ),
+    attach: (p) =>
+      run.write(() => {
+        const now = run.now();
+        const row = run
+          .prepare(
+            `UPDATE jobs SET agent_session_id = ?, pid = ?
+             WHERE id = ? AND session_id = ? AND epoch = ? AND status = 'running' ${RETURNING}`,
+          )
+          .get(p.agentSession, p.pid, p.id, p.session, p.epoch) as JobRow | undefined;
+        if (row === undefined) return { ok: false, reason: 'lost', job: jobById(run, p.id) } as const;
+        appendAudit(run, {
+          at: now,
+          type: 'job:spawned',
+          key: row.key,
+          jobId: row.id,
+          session: p.agentSession,
+          epoch: p.epoch,
+          detail: { pid: p.pid, runner: p.session },
+        });
+        return { ok: true, job: toJob(row) } as const;
+      }),
+    requeue: (p) =>
+      run.write(() => {
+        const row = run
+          .prepare(
+            `${JOB_SELECT} WHERE j.id = ? AND j.session_id = ? AND j.epoch = ? AND j.status IN ('claimed', 'running')`,
+          )
+          .get(p.id, p.session, p.epoch) as JobRow | undefined;
+        if (row === undefined || !requeueOrFail(run, row, p.policy, emptyReport(), p.reason)) {
+          return { ok: false, reason: 'lost', job: jobById(run, p.id) } as const;
+        }
+        return { ok: true, job: jobById(run, p.id) as Job } as const;
+      }),
+  };
+}
+
+function emptyReport(): MutableReport {
+  return { sessions: [], claimsReleased: 0, jobsRequeued: [], jobsFailed: [] };
+}
+
+export function sqliteRecovery(run: SqliteRunner): Sync<DispatchStore['recovery']> {
+  return {
+    rescueStale: (p) => {
+      const report = emptyReport();
+      const candidates = run.read(() => {
+        const now = run.now();
+        return run
+          .prepare(
+            `SELECT id, heartbeat_at FROM sessions WHERE state = 'live' AND heartbeat_at < ?
+             ORDER BY id LIMIT ?`,
+          )
+          .all(now - p.staleAfterMs, p.limit ?? 100) as { id: number; heartbeat_at: number }[];
+      });
+      // One transaction per session, each guarded by the heartbeat it observed; then one per
+      // orphaned job, guarded by the epoch and status it observed.
+      for (const c of candidates) run.write(() => rescueOne(run, c, report));
+      for (const job of run.read(() => orphanedJobs(run, p.limit ?? 100))) {
+        run.write(() => requeueOrFail(run, job, p.policy, report));
+      }
+      return report;
+    },
+  };
+}
+
+function rescueOne(run: SqliteRunner, c: { id: number; heartbeat_at: number }, report: MutableReport): void {
+  const now = run.now();
+  const marked = run
+    .prepare(
+      `UPDATE sessions SET state = 'stale', ended_at = ?
+       WHERE id = ? AND state = 'live' AND heartbeat_at = ?`,
+    )
+    .run(now, c.id, c.heartbeat_at).changes;
+  if (marked === 0) return;
+  report.sessions.push(c.id);
+  appendAudit(run, {
+    at: now,
+    type: 'session:stale',
+    session: c.id,
+    detail: { heartbeatAt: c.heartbeat_at },
+  });
+  report.claimsReleased += releaseAllClaims(run, now, c.id, 'recovered');
+}
+
+/** Active jobs whose runner or agent session is no longer live: stale, or ended without finishing them. */
+function orphanedJobs(run: SqliteRunner, limit: number): JobRow[] {
+  return run
+    .prepare(
+      `${JOB_SELECT} WHERE j.status IN ('claimed', 'running') AND (
+         EXISTS (SELECT 1 FROM sessions s WHERE s.id = j.session_id AND s.state <> 'live')
+         OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = j.agent_session_id AND s.state <> 'live'))
+       ORDER BY j.id LIMIT ?`,
+    )
+    .all(limit) as JobRow[];
+}
+
+/** Requeues with backoff, or fails once attempts run out; guarded by the epoch and status observed. */
+function requeueOrFail(
+  run: SqliteRunner,
+  job: JobRow,
+  policy: RetryPolicy,
+  report: MutableReport,
+  reason?: string,
+): boolean {
+  const now = run.now();
+  const why =
+    reason ?? `session ${job.session_id ?? '-'} (agent ${job.agent_session_id ?? '-'}) is no longer live`;
+  const base = { at: now, key: job.key, jobId: job.id, session: job.session_id, epoch: job.epoch };
+  if (job.attempt < job.attempt_max) {
+    const changed = run
+      .prepare(
+        `UPDATE jobs SET status = 'queued', run_after = ?, session_id = NULL, host = NULL,
+           agent_session_id = NULL, pid = NULL, reason = ?
+         WHERE id = ? AND epoch = ? AND status = ?`,
+      )
+      .run(now + backoffMs(policy, job.attempt), `requeued: ${why}`, job.id, job.epoch, job.status).changes;
+    if (changed === 0) return false;
+    report.jobsRequeued.push(job.id);
+    appendAudit(run, { ...base, type: 'job:requeued', detail: { reason: why, attempt: job.attempt } });
+  } else {
+    const changed = run
+      .prepare(
+        `UPDATE jobs SET status = 'failed', finished_at = ?, reason = ?
+         WHERE id = ? AND epoch = ? AND status = ?`,
+      )
+      .run(now, `attempts exhausted: ${why}`, job.id, job.epoch, job.status).changes;
+    if (changed === 0) return false;
+    report.jobsFailed.push(job.id);
+    appendAudit(run, { ...base, type: 'job:finished', detail: { status: 'failed', reason: why } });
+  }
+  return true;
+}

@@ -1,0 +1,77 @@
+/**
+ * Fenced side effects on SQLite: the check and the append are one BEGIN IMMEDIATE transaction,
+ * so no grant or release can come between them (SQLite admits one writer at a time).
+ */
+import { encodeEffectPayload, validateEffectKind, type Effect, type EffectResult } from '../../core/effect.js';
+import { NotFoundError } from '../../core/errors.js';
+import type { EffectsStore } from '../effects-store.js';
+import type { TestSwitches } from '../test-switches.js';
+import { appendAudit, holderOf } from './rows.js';
+import { fromSync, type SqliteRunner } from './runner.js';
+import { sessionRow, taskRow } from './tasks-claims.js';
+
+interface EffectRow {
+  id: number;
+  key: string;
+  session_id: number;
+  epoch: number;
+  kind: string;
+  payload: string;
+  recorded_at: number;
+}
+
+const toEffect = (r: EffectRow): Effect => ({
+  id: r.id,
+  key: r.key,
+  session: r.session_id,
+  epoch: r.epoch,
+  kind: r.kind,
+  payload: JSON.parse(r.payload) as unknown,
+  recordedAt: r.recorded_at,
+});
+
+export function sqliteEffects(run: SqliteRunner, switches: TestSwitches): EffectsStore['effects'] {
+  return fromSync<EffectsStore['effects']>({
+    record: (p) =>
+      run.write((): EffectResult => {
+        const kind = validateEffectKind(p.kind);
+        const payload = encodeEffectPayload(p.payload);
+        const task = taskRow(run, p.key);
+        if (task === undefined) throw new NotFoundError('task', p.key, 'add it with `baton task add`');
+        const session = sessionRow(run, p.session, false);
+        const live =
+          session.state === 'live' && task.holder_session_id === p.session && task.epoch === p.epoch;
+        if (switches.fencing && !live) return { ok: false, reason: 'fenced', current: holderOf(run, task.id) };
+        const now = run.now();
+        const row = run
+          .prepare(
+            `INSERT INTO effects (task_id, session_id, epoch, kind, payload, recorded_at)
+             VALUES (?, ?, ?, ?, ?, ?)
+             RETURNING id, ? AS key, session_id, epoch, kind, payload, recorded_at`,
+          )
+          .get(task.id, p.session, p.epoch, kind, payload, now, p.key) as EffectRow;
+        appendAudit(run, {
+          at: now,
+          type: 'effect:recorded',
+          key: p.key,
+          session: p.session,
+          epoch: p.epoch,
+          detail: { effect: row.id, kind },
+        });
+        switches.insideEffectWrite?.();
+        return { ok: true, effect: toEffect(row) };
+      }),
+    list: (p) =>
+      run.read(() =>
+        (
+          run
+            .prepare(
+              `SELECT e.id, t.key, e.session_id, e.epoch, e.kind, e.payload, e.recorded_at
+               FROM effects e JOIN tasks t ON t.id = e.task_id
+               WHERE t.key = ? AND e.id > ? ORDER BY e.id LIMIT ?`,
+            )
+            .all(p.key, p.afterId ?? 0, p.limit ?? 1000) as EffectRow[]
+        ).map(toEffect),
+      ),
+  });
+}

@@ -1,0 +1,131 @@
+/** Real `baton up` processes for end-to-end tests, with their logs and a store to look through. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { openSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { openStore } from '../../src/store/open.js';
+import type { Store } from '../../src/store/store.js';
+import type { TestDatabase } from '../support/databases.js';
+
+export const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
+const BIN = join(ROOT, 'bin', 'baton.js');
+
+/** Short timings so faults play out in seconds. */
+export const FAST = { ttlMs: 2000, retryMs: 500, heartbeatMs: 500, staleMs: 2000 };
+const FAST_ARGS = [
+  '--lease-ttl',
+  '2',
+  '--retry-interval',
+  '0.5',
+  '--heartbeat-interval',
+  '0.5',
+  '--stale-after',
+  '2',
+];
+
+export class UpProcess {
+  constructor(
+    readonly name: string,
+    readonly child: ChildProcess,
+    readonly logPath: string,
+  ) {}
+
+  get pid(): number {
+    return this.child.pid ?? 0;
+  }
+
+  log(): string {
+    return readFileSync(this.logPath, 'utf8');
+  }
+
+  signal(signal: NodeJS.Signals): void {
+    this.child.kill(signal);
+  }
+
+  async waitForLog(pattern: RegExp, timeoutMs = 15_000): Promise<void> {
+    await waitUntil(() => pattern.test(this.log()), timeoutMs, `${this.name} to log ${pattern}`);
+  }
+
+  exited(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return Promise.resolve();
+    return new Promise((resolve) => this.child.once('exit', () => resolve()));
+  }
+}
+
+export interface ClusterFixture {
+  readonly url: string;
+  readonly dir: string;
+  readonly store: Store;
+  up(host: string, ...extra: string[]): UpProcess;
+  baton(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
+  close(): Promise<void>;
+}
+
+export async function clusterFixture(db: TestDatabase): Promise<ClusterFixture> {
+  const url = await db.fresh();
+  const dir = mkdtempSync(join(tmpdir(), 'baton-e2e-'));
+  const store = await openStore(url);
+  const ups: UpProcess[] = [];
+  return {
+    url,
+    dir,
+    store,
+    up: (host, ...extra) => {
+      const logPath = join(dir, `up-${host}-${ups.length}.log`);
+      const fd = openSync(logPath, 'a');
+      const child = spawn(
+        process.execPath,
+        [BIN, '--db', url, 'up', '--host', host, ...FAST_ARGS, ...extra],
+        {
+          cwd: dir,
+          stdio: ['ignore', fd, fd],
+        },
+      );
+      const up = new UpProcess(host, child, logPath);
+      ups.push(up);
+      return up;
+    },
+    baton: (...args) =>
+      new Promise((resolve) => {
+        const child = spawn(process.execPath, [BIN, '--db', url, ...args], { cwd: dir });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+        child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+        child.on('close', (code) => resolve({ code: code ?? 1, stdout, stderr }));
+      }),
+    close: async () => {
+      for (const up of ups) {
+        up.signal('SIGCONT');
+        up.signal('SIGKILL');
+      }
+      await Promise.all(ups.map((u) => u.exited()));
+      await store.close();
+    },
+  };
+}
+
+export async function waitUntil(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  what: string,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,193 @@
+/**
+ * Seed A end to end, with real processes on both engines: failover after SIGKILL, a paused
+ * leader that wakes up, agents killed or over budget, cancellation, and two runners that never
+ * run one job twice.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { treeMembers } from '../../src/os/process-tree.js';
+import { bothEngines } from '../support/databases.js';
+import { clusterFixture, FAST, isAlive, waitUntil, type ClusterFixture } from './cluster-support.js';
+
+async function withCluster(
+  db: Parameters<typeof clusterFixture>[0],
+  body: (c: ClusterFixture) => Promise<void>,
+) {
+  const c = await clusterFixture(db);
+  try {
+    await body(c);
+  } finally {
+    await c.close();
+  }
+}
+
+async function jobStatus(c: ClusterFixture, key: string) {
+  const [job] = await c.store.jobs.list({ key });
+  return job;
+}
+
+/** The shim has spawned the agent command under it. */
+async function agentStarted(c: ClusterFixture, key: string): Promise<boolean> {
+  const pid = (await jobStatus(c, key))?.pid;
+  return pid != null && treeMembers(pid).length >= 2;
+}
+
+for (const db of bothEngines()) {
+  describe(`${db.name}: baton up`, () => {
+    test('a standby takes the dispatcher lease within TTL plus one retry interval after SIGKILL of the leader', () =>
+      withCluster(db, async (c) => {
+        const a = c.up('a');
+        await a.waitForLog(/leading the dispatcher, term 1/);
+        const b = c.up('b');
+        await b.waitForLog(/joined as session/);
+        const before = await c.store.leases.get('dispatcher');
+        assert.ok(before !== null);
+        a.signal('SIGKILL');
+        await b.waitForLog(/leading the dispatcher, term 2/, 10_000);
+        const after = await c.store.leases.get('dispatcher');
+        assert.ok(after !== null && after.term === 2);
+        // Judged on the database clock: term 2 began no later than one retry interval (and a
+        // scheduling slack) after term 1 could last have expired.
+        const lastExpiry = before.expiresAt + FAST.ttlMs; // a renewal may have landed after `before`
+        assert.ok(
+          after.acquiredAt <= lastExpiry + FAST.retryMs + 1500,
+          `took over at +${after.acquiredAt - before.expiresAt} ms`,
+        );
+        const leader = JSON.parse((await c.baton('leader', '--json')).stdout) as Record<string, unknown>;
+        assert.equal(leader['host'], 'b');
+        assert.equal(leader['term'], 2);
+        assert.equal(leader['pid'], b.pid);
+      }));
+
+    test('a leader paused past its lease and resumed makes no accepted placement', () =>
+      withCluster(db, async (c) => {
+        for (let i = 0; i < 30; i++) await c.store.jobs.enqueue({ key: `p${i}`, command: 'sleep 0.3' });
+        const a = c.up('a', '--slots', '1');
+        await a.waitForLog(/leading the dispatcher, term 1/);
+        await a.waitForLog(/placed job/);
+        const b = c.up('b', '--slots', '1');
+        await b.waitForLog(/joined as session/);
+        a.signal('SIGSTOP');
+        await b.waitForLog(/leading the dispatcher, term 2/, 10_000);
+        await new Promise((r) => setTimeout(r, 1500));
+        a.signal('SIGCONT');
+        await a.waitForLog(/stepped down from term 1|declared stale/, 10_000);
+        await new Promise((r) => setTimeout(r, 1500));
+        const acquired = (await c.store.audit.list({ type: 'lease:acquired' })).find((e) => e.epoch === 2);
+        assert.ok(acquired !== undefined);
+        const placed = await c.store.audit.list({ type: 'job:placed', limit: 1000 });
+        const late = placed.filter((e) => e.detail['term'] === 1 && e.at >= acquired.at);
+        assert.deepEqual(late, [], 'no placement under term 1 after term 2 began');
+        assert.ok(
+          placed.some((e) => e.detail['term'] === 2),
+          'the new leader placed work',
+        );
+      }));
+
+    test('requeues and finishes the job of a SIGKILLed agent', () =>
+      withCluster(db, async (c) => {
+        await c.store.jobs.enqueue({ key: 'crash', command: 'test "$BATON_ATTEMPT" -gt 1 || exec sleep 60' });
+        c.up('a');
+        await waitUntil(async () => agentStarted(c, 'crash'), 15_000, 'the agent to start');
+        const shim = (await jobStatus(c, 'crash'))?.pid ?? 0;
+        const agent = treeMembers(shim).filter((p) => p !== shim);
+        assert.ok(agent.length > 0);
+        for (const pid of agent) process.kill(pid, 'SIGKILL');
+        await waitUntil(
+          async () => (await jobStatus(c, 'crash'))?.status === 'done',
+          20_000,
+          'the retry to finish',
+        );
+        const job = await jobStatus(c, 'crash');
+        assert.equal(job?.attempt, 2);
+        const types = (await c.store.audit.list({ jobId: job?.id ?? 0 })).map((e) => e.type);
+        assert.ok(types.includes('job:requeued'));
+      }));
+
+    test('recovers the running job of a SIGKILLed runner on another host, and its agent dies too', () =>
+      withCluster(db, async (c) => {
+        await c.store.jobs.enqueue({
+          key: 'orphan',
+          command: 'test "$BATON_ATTEMPT" -gt 1 || exec sleep 60',
+        });
+        const a = c.up('a');
+        await waitUntil(async () => agentStarted(c, 'orphan'), 15_000, 'the agent to start');
+        const shim = (await jobStatus(c, 'orphan'))?.pid ?? 0;
+        const tree = treeMembers(shim);
+        c.up('b');
+        a.signal('SIGKILL');
+        await waitUntil(() => tree.every((pid) => !isAlive(pid)), 5_000, 'the orphaned agent tree to die');
+        await waitUntil(
+          async () => (await jobStatus(c, 'orphan'))?.status === 'done',
+          30_000,
+          'the job to finish on b',
+        );
+        const job = await jobStatus(c, 'orphan');
+        assert.equal(job?.host, 'b');
+        assert.equal(job?.attempt, 2);
+      }));
+
+    test('ends an agent over its RAM budget as oom_killed', () =>
+      withCluster(db, async (c) => {
+        const hog = `node -e "const a=[];setInterval(()=>a.push(Buffer.alloc(2e7,1)),20)"`;
+        await c.store.jobs.enqueue({ key: 'hog', command: hog, ramMb: 150 });
+        c.up('a');
+        await waitUntil(
+          async () => (await jobStatus(c, 'hog'))?.status === 'oom_killed',
+          20_000,
+          'oom_killed',
+        );
+        assert.match((await jobStatus(c, 'hog'))?.reason ?? '', /passed the 150 MB budget/);
+      }));
+
+    test('cancelling a running job kills its whole process tree', () =>
+      withCluster(db, async (c) => {
+        await c.store.jobs.enqueue({
+          key: 'tree',
+          command: 'sleep 100 & sleep 100 & sh -c "sleep 100" & wait',
+        });
+        c.up('a');
+        await waitUntil(
+          async () => {
+            const pid = (await jobStatus(c, 'tree'))?.pid;
+            return pid != null && treeMembers(pid).length >= 5;
+          },
+          15_000,
+          'the tree to grow',
+        );
+        const job = await jobStatus(c, 'tree');
+        const tree = treeMembers(job?.pid ?? 0);
+        const r = await c.baton('cancel', String(job?.id));
+        assert.equal(r.code, 0, r.stderr);
+        await waitUntil(() => tree.every((pid) => !isAlive(pid)), 5_000, 'every process of the tree to die');
+        assert.equal((await jobStatus(c, 'tree'))?.status, 'cancelled');
+      }));
+
+    test('two runners on one database never run one job twice', () =>
+      withCluster(db, async (c) => {
+        const jobs = 30;
+        for (let i = 0; i < jobs; i++) {
+          await c.store.jobs.enqueue({
+            key: `once-${i}`,
+            command: 'echo "$BATON_JOB" >> ran.txt; sleep 0.1',
+          });
+        }
+        c.up('a', '--slots', '3');
+        c.up('b', '--slots', '3');
+        await waitUntil(
+          async () => (await c.store.jobs.list({ status: ['done'], limit: 100 })).length === jobs,
+          60_000,
+          'every job to finish',
+        );
+        const ran = readFileSync(join(c.dir, 'ran.txt'), 'utf8').trim().split('\n');
+        assert.equal(ran.length, jobs);
+        assert.equal(new Set(ran).size, jobs);
+        const spawned = await c.store.audit.list({ type: 'job:spawned', limit: 1000 });
+        assert.equal(spawned.length, jobs);
+        const hosts = new Set((await c.store.jobs.list({ limit: 100 })).map((j) => j.host));
+        assert.ok(hosts.size >= 1);
+      }));
+  });
+}
