@@ -60,14 +60,13 @@ export async function batonLatency(url: string, count: number, pollMs: number): 
     const session = await workerStore.sessions.start({ kind: 'agent', host: hostname(), pid: process.pid });
     const worker = (async (): Promise<void> => {
       while (!stop) {
-        const job = await workerStore.jobs.claimNext({ session: session.id });
+        const job = await workerStore.jobs.claimNext({ session: session.id, start: true });
         if (job === null) {
           await sleep(pollMs);
           continue;
         }
         arrivals.arrived(job.key);
         const guard = { id: job.id, session: session.id, epoch: job.epoch };
-        await workerStore.jobs.start(guard);
         await workerStore.jobs.finish({ ...guard, status: 'done' });
       }
     })();

@@ -1,7 +1,7 @@
 /** The machine and versions of a run, and docs/benchmarks.md. */
 import Database from 'better-sqlite3';
 import { createRequire } from 'node:module';
-import { cpus, release, totalmem, type } from 'node:os';
+import { cpus, loadavg, release, totalmem, type } from 'node:os';
 import { serverFacts } from './pg-server.js';
 import { GRAPHILE_CONCURRENCY, PGBOSS_BATCH, PGBOSS_POLL_SECONDS, PGBOSS_WORKERS } from './peers.js';
 import { count, verdict, type Results, type Target } from './report.js';
@@ -20,6 +20,7 @@ export async function environment(pgUrl: string, origin: string): Promise<Record
     cpu: `${cpu[0]?.model ?? 'unknown'} × ${cpu.length} logical cores`,
     ram: `${(totalmem() / 2 ** 30).toFixed(1)} GiB`,
     os: `${type()} ${release()}`,
+    loadAtStart: loadNow(),
     node: process.version,
     postgres: facts.server_version ?? '?',
     postgresSettings: `fsync=${facts.fsync}, synchronous_commit=${facts.synchronous_commit}, ` +
@@ -32,6 +33,9 @@ export async function environment(pgUrl: string, origin: string): Promise<Record
     'pg-boss': versionOf('pg-boss'),
   };
 }
+
+/** The 1, 5 and 15 minute load averages: other work on the machine shows here. */
+const loadNow = (): string => loadavg().map((x) => x.toFixed(1)).join(' / ');
 
 const fmt = (x: number, digits = 0): string => (Number.isFinite(x) ? x.toFixed(digits) : '—');
 const runsOf = (xs: readonly number[], digits = 0): string => xs.map((x) => fmt(x, digits)).join(', ');
@@ -50,7 +54,8 @@ function figureRows(r: Results, f: Record<string, unknown>): string[] {
     line(`pg-boss, ${PGBOSS_WORKERS} workers × batch ${PGBOSS_BATCH}, jobs/s`, rate('pgBossJobsPerSec'), t.pgBoss),
     line(`Baton on SQLite, ${SQLITE_PROCESSES} processes, items/s`, rate('batonSqliteItemsPerSec'), t.batonSqlite),
     line(`PostgreSQL durable commits/s, ${PG_WORKERS} connections`, rate('pgDurableCommitsPerSec'), t.pgDurable),
-    line(`SQLite durable commits/s, ${SQLITE_PROCESSES} processes`, rate('sqliteDurableCommitsPerSec'), t.sqliteDurable),
+    line(`SQLite durable commits/s, ${SQLITE_PROCESSES} processes`, rate('sqliteDurableCommitsPerSec'),
+      t.sqliteDurable),
     line(`PG claimNext ms, ${count(p.scaleSmall)} queued`, claim.pg?.small ?? NaN, r.scale.pg.small.runs, 3),
     line(`PG claimNext ms, ${count(p.scaleLarge)} queued`, claim.pg?.large ?? NaN, r.scale.pg.large.runs, 3),
     line(`SQLite claimNext ms, ${count(p.scaleSmall)} queued`, claim.sqlite?.small ?? NaN,
@@ -80,13 +85,17 @@ repetitions. Re-run it on your machine: the ratios are the result, the absolute 
 |---|---|---|---|
 ${ts.map((t) => `| ${t.measure} | ${t.value} | ${t.target} | ${verdict(t)} |`).join('\n')}
 
-Failover is not measured yet: it needs \`baton up\` (issue 3). \`failoverMs\` and \`ttlMs\` are null until then.
+${failoverNote(r.failover)}
 
 ## Machine and versions
 
 | | |
 |---|---|
 ${Object.entries(e).map(([k, v]) => `| ${k} | ${v} |`).join('\n')}
+| loadAtEnd | ${loadNow()} |
+
+A load average above the core count means other processes shared the cores with this run: the
+absolute rates then drop and scatter, and only the ratios within a repetition stay comparable.
 
 ## Figures
 
@@ -108,9 +117,10 @@ ${row('Baton on SQLite', lat.batonSqlite)}
   system, each repetition, gets a fresh database on it. Queues are filled before the clock starts (a bulk
   load), then \`VACUUM ANALYZE\` on PostgreSQL (what autovacuum would do); SQLite is not analysed (Baton never
   analyses it).
-- **Throughput.** ${p.n} no-op items. Baton: ${PG_WORKERS} async workers in one process sharing one pool,
-  each looping \`store.jobs.claimNext\` → \`start\` → \`finish\` (three guarded, audited transitions; each
-  a durable commit). Baton on SQLite: ${SQLITE_PROCESSES} processes on one WAL file (synchronous=FULL), same
+- **Throughput.** ${p.n} no-op items (Baton on SQLite: ${p.sqliteN}). Baton: ${PG_WORKERS} async workers
+  in one process sharing one pool, each looping \`store.jobs.claimNext({ start: true })\` → \`finish\`
+  (three guarded, audited transitions in two durable commits: claim-and-start is one statement). Baton on SQLite: ${SQLITE_PROCESSES}
+  processes on one WAL file (synchronous=FULL), same
   loop. Graphile Worker: \`run()\` with concurrency ${GRAPHILE_CONCURRENCY} and its defaults (pool 10,
   LISTEN/NOTIFY, no local queue, no completion batching). pg-boss: ${PGBOSS_WORKERS} \`work()\` loops,
   batchSize ${PGBOSS_BATCH}, polling every ${PGBOSS_POLL_SECONDS} s (its minimum). The clock runs from the
@@ -132,4 +142,12 @@ ${row('Baton on SQLite', lat.batonSqlite)}
 
 See docs/decisions/0002-bench-findings.md for what the figures say about Baton's engines.
 `;
+}
+
+function failoverNote(f: Results['failover']): string {
+  if (f === null) return 'Failover was not measured in this run: `failoverMs` and `ttlMs` are null.';
+  const runs = f.runs.map((x) => Math.round(x)).join(', ');
+  return `Failover: two \`baton up\` (hosts a and b) on one PostgreSQL database, lease TTL ${f.ttlMs} ms,
+standby retry interval ${f.retryMs} ms; from SIGKILL of the leader to the first 'job:placed' audit row
+under the next term, on the database clock: ${runs} ms (median ${Math.round(f.failoverMs)} ms).`;
 }

@@ -10,7 +10,7 @@
  */
 import { Logger, makeWorkerUtils, run, type Runner, type TaskList } from 'graphile-worker';
 import PgBoss from 'pg-boss';
-import type pg from 'pg';
+import pg from 'pg';
 import { nowMs, waitUntil } from './stats.js';
 import { withClient } from './pg-server.js';
 
@@ -42,14 +42,29 @@ async function zeroCount(client: pg.Client, sql: string, what: string): Promise<
   await waitUntil(what, async () => (await client.query<{ n: number }>(sql)).rows[0]?.n === 0, 2);
 }
 
+/**
+ * Graphile Worker's own pool (what `connectionString` would make: 10 connections), ended and
+ * awaited on stop. Its internal pool is ended without waiting and loses its error listener, so an
+ * idle connection that DROP DATABASE … WITH (FORCE) terminates right after would crash the bench.
+ */
 export async function startGraphile(url: string, taskList: TaskList): Promise<Runner> {
-  return run({
-    connectionString: url,
+  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
+  const runner = await run({
+    pgPool: pool,
     concurrency: GRAPHILE_CONCURRENCY,
     noHandleSignals: true,
     logger: silentLogger,
     taskList,
     crontab: '',
+  });
+  const stop = runner.stop.bind(runner);
+  return Object.assign(runner, {
+    stop: async (): Promise<void> => {
+      await stop();
+      await pool.end();
+    },
   });
 }
 

@@ -10,7 +10,10 @@ import { median, round } from './stats.js';
 import { ratioOfRuns, type ThroughputRuns } from './throughput.js';
 
 export interface Plan {
+  /** Items per drain on PostgreSQL (every system). */
   readonly n: number;
+  /** Items per drain of Baton on SQLite (fewer in quick mode: its commits are the slowest here). */
+  readonly sqliteN: number;
   readonly reps: number;
   readonly durableMs: number;
   readonly latencySamples: number;
@@ -21,6 +24,9 @@ export interface Plan {
   readonly sqliteScaleLarge: number;
   readonly scaleClaims: number;
   readonly cliRuns: number;
+  /** Lease TTL for the failover runs; null is `baton up`'s default (quick mode: 3 s). */
+  readonly failoverTtlSeconds: number | null;
+  readonly failoverReps: number;
 }
 
 export interface Results {
@@ -41,7 +47,11 @@ export interface Results {
 const p50 = (runs: readonly LatencyRun[]): number => median(runs.map((r) => r.p50));
 const p99 = (runs: readonly LatencyRun[]): number => median(runs.map((r) => r.p99));
 
-/** The JSON object: the nine named ratios first, then raw figures. */
+/**
+ * The JSON object: the nine named figures first, then raw figures. Every ratio is the median of
+ * per-repetition ratios (per pair of alternated runs for the CLI), so a slow spell of the machine
+ * that hits one repetition hits both sides of its ratio.
+ */
 export function figures(r: Results): Record<string, unknown> {
   const t = r.throughput;
   const pgRate = median(t.batonPg);
@@ -52,13 +62,16 @@ export function figures(r: Results): Record<string, unknown> {
     // Per repetition, the drain against the durable limit measured just before it; then the median.
     fractionOfDurableLimit: round(ratioOfRuns(t.batonPg, t.pgDurable.map((x) => x / 2)), 3),
     sqliteFractionOfDurableLimit: round(ratioOfRuns(t.batonSqlite, t.sqliteDurable.map((x) => x / 2)), 3),
-    p50VsGraphile: round(p50(r.latency.batonPg) / p50(r.latency.graphile), 3),
-    scaleRatio: round(r.scale.pg.large.median / r.scale.pg.small.median, 3),
+    p50VsGraphile: round(ratioOfRuns(r.latency.batonPg.map((x) => x.p50), r.latency.graphile.map((x) => x.p50)), 3),
+    scaleRatio: round(ratioOfRuns(r.scale.pg.large.runs, r.scale.pg.small.runs), 3),
     failoverMs: r.failover === null ? null : round(r.failover.failoverMs),
     ttlMs: r.failover === null ? null : r.failover.ttlMs,
-    cliVsNode: round(r.cli.batonMs / r.cli.nodeMs, 3),
+    retryMs: r.failover === null ? null : r.failover.retryMs,
+    failoverRuns: r.failover === null ? null : r.failover.runs.map((x) => round(x)),
+    cliVsNode: round(ratioOfRuns(r.cli.batonRuns, r.cli.nodeRuns), 3),
     quick: r.quick,
     items: r.plan.n,
+    sqliteItems: r.plan.sqliteN,
     repetitions: r.plan.reps,
     batonPgItemsPerSec: round(pgRate),
     batonSqliteItemsPerSec: round(sqliteRate),
@@ -79,7 +92,7 @@ export function figures(r: Results): Record<string, unknown> {
       largeQueued: r.plan.scaleLarge,
       sqliteLargeQueued: r.plan.sqliteScaleLarge,
     },
-    sqliteScaleRatio: round(r.scale.sqlite.large.median / r.scale.sqlite.small.median, 3),
+    sqliteScaleRatio: round(ratioOfRuns(r.scale.sqlite.large.runs, r.scale.sqlite.small.runs), 3),
     cliMs: { baton: round(r.cli.batonMs, 1), node: round(r.cli.nodeMs, 1) },
   };
 }

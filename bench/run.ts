@@ -8,11 +8,11 @@
  *                   repetitions of everything
  *   --json          print the figures as one JSON object, last
  *   --poll-ms N     the idle Baton worker's claimNext poll interval (default 5)
- *   --only a,b      only these measures (throughput, latency, scale, cli), for development
+ *   --only a,b      only these measures (throughput, latency, scale, cli, failover), for development
  */
 import { writeFileSync } from 'node:fs';
 import { measureCli, type CliResult } from './cli-time.js';
-import { measureFailover } from './failover.js';
+import { measureFailover, type FailoverResult } from './failover.js';
 import { measureLatency, type LatencyRuns } from './latency.js';
 import { environment, markdown } from './markdown.js';
 import { dropDatabase, freshDatabase, startBenchServer } from './pg-server.js';
@@ -33,8 +33,9 @@ const wanted = (measure: string): boolean => only === undefined || only.includes
 
 const plan: Plan = {
   n: quick ? 1_000 : 20_000,
+  sqliteN: quick ? 500 : 20_000,
   reps: 3,
-  durableMs: quick ? 1_500 : 10_000,
+  durableMs: quick ? 1_000 : 10_000,
   latencySamples: quick ? 20 : 100,
   pollMs: Number(option('--poll-ms') ?? 5),
   scaleSmall: 1_000,
@@ -43,6 +44,8 @@ const plan: Plan = {
   sqliteScaleLarge: quick ? 100_000 : 1_000_000,
   scaleClaims: quick ? 50 : 200,
   cliRuns: quick ? 10 : 20,
+  failoverTtlSeconds: quick ? 3 : null,
+  failoverReps: quick ? 1 : 3,
 };
 
 const skipped: Repeated = { median: Number.NaN, runs: [] };
@@ -72,7 +75,7 @@ try {
 
   let throughput = noThroughput();
   if (wanted('throughput')) {
-    throughput = await measureThroughput(server.url, plan.n, plan.reps, plan.durableMs);
+    throughput = await measureThroughput(server.url, plan, plan.durableMs);
     lap('throughput and durable limits');
   }
 
@@ -98,8 +101,13 @@ try {
     lap('cli');
   }
 
-  // Not measured yet: it needs `baton up` (issue 3). See failover.ts.
-  const failover = await measureFailover();
+  let failover: FailoverResult | null = null;
+  if (wanted('failover')) {
+    // Full runs use `baton up`'s default lease TTL; quick runs a 3 s one to stay short.
+    failover = await measureFailover(onPg, { ttlSeconds: plan.failoverTtlSeconds, reps: plan.failoverReps });
+    progress(`failover: ${failover.failoverMs} ms (TTL ${failover.ttlMs} ms, retry ${failover.retryMs} ms)`);
+    lap('failover');
+  }
 
   const results: Results = { quick, plan, environment: env, throughput, latency, scale, cli, failover };
   const f = figures(results);

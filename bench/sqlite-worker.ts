@@ -1,7 +1,7 @@
 /**
  * One SQLite bench process, forked by sqlite-procs.ts. It prepares, says `ready`, waits for `go`,
  * works, and answers `done` with its count. Modes:
- *   drain   <path>             Baton's full path through the store: claimNext → start → finish
+ *   drain   <path>             Baton's full path through the store: claimNext({ start: true }) → finish
  *   durable <path> <ms> <row>  BEGIN IMMEDIATE; UPDATE one row; COMMIT, for <ms>, with the pragmas
  *                              Baton's engine uses (WAL, synchronous = FULL, busy_timeout 1000)
  */
@@ -29,13 +29,12 @@ async function drain(path: string): Promise<void> {
   let count = 0;
   let firstAt = Number.NaN;
   for (;;) {
-    const job = await store.jobs.claimNext({ session: session.id });
+    const job = await store.jobs.claimNext({ session: session.id, start: true });
     if (job === null) break;
     if (count === 0) firstAt = nowMs() + performance.timeOrigin;
     const guard = { id: job.id, session: session.id, epoch: job.epoch };
-    const started = await store.jobs.start(guard);
     const finished = await store.jobs.finish({ ...guard, status: 'done' });
-    if (!started.ok || !finished.ok) throw new Error(`bench: job ${job.id} was lost`);
+    if (!finished.ok) throw new Error(`bench: job ${job.id} was lost`);
     count++;
   }
   const endAt = nowMs() + performance.timeOrigin;

@@ -1,5 +1,5 @@
 /**
- * Throughput: N no-op items drained through Baton's full path (claimNext → start → finish, each
+ * Throughput: N no-op items drained through Baton's full path (claimNext({ start: true }) → finish, each
  * one audited transition) by 8 concurrent workers on PostgreSQL, by 4 processes on SQLite, and by
  * the peers on the same PostgreSQL. Every system drains a fresh database each repetition, and
  * one repetition runs every system once, so a slower spell of the machine hits them alike.
@@ -41,13 +41,12 @@ export async function drainBatonPg(url: string, n: number, workers: number): Pro
 async function drainLoop(store: Store, session: number, onFirst: () => void): Promise<number> {
   let count = 0;
   for (;;) {
-    const job = await store.jobs.claimNext({ session });
+    const job = await store.jobs.claimNext({ session, start: true });
     if (job === null) return count;
     onFirst();
     const guard = { id: job.id, session, epoch: job.epoch };
-    const started = await store.jobs.start(guard);
     const finished = await store.jobs.finish({ ...guard, status: 'done' });
-    if (!started.ok || !finished.ok) throw new Error(`bench: job ${job.id} was lost`);
+    if (!finished.ok) throw new Error(`bench: job ${job.id} was lost`);
     count++;
   }
 }
@@ -93,10 +92,10 @@ export const noThroughput = (): ThroughputRuns => ({
 
 export async function measureThroughput(
   serverUrl: string,
-  n: number,
-  reps: number,
+  plan: { readonly n: number; readonly sqliteN: number; readonly reps: number },
   durableMs: number,
 ): Promise<ThroughputRuns> {
+  const { n, sqliteN, reps } = plan;
   const runs = noThroughput();
   const onPg = async (label: string, drain: (url: string) => Promise<number>): Promise<number> => {
     const url = await freshDatabase(serverUrl, label);
@@ -112,7 +111,7 @@ export async function measureThroughput(
     runs.graphile.push(await onPg('graphile', (url) => drainGraphile(url, n)));
     runs.pgBoss.push(await onPg('pgboss', (url) => drainPgBoss(url, n)));
     runs.sqliteDurable.push(await onTempFile((path) => sqliteDurableRate(path, SQLITE_PROCESSES, durableMs)));
-    runs.batonSqlite.push(await drainBatonSqlite(n, SQLITE_PROCESSES));
+    runs.batonSqlite.push(await drainBatonSqlite(sqliteN, SQLITE_PROCESSES));
     const last = (xs: number[]): number => Math.round(xs[xs.length - 1] ?? Number.NaN);
     progress(
       `throughput rep ${rep}/${reps} (per s): PG durable ${last(runs.pgDurable)} commits, ` +

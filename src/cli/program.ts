@@ -7,6 +7,7 @@ import { DEFAULT_DB } from '../store/open.js';
 import { registerAudit } from './commands/audit.js';
 import { registerClaim } from './commands/claim.js';
 import { registerEffect } from './commands/effect.js';
+import { registerGuard } from './commands/guard.js';
 import { registerHeartbeat } from './commands/heartbeat.js';
 import { registerHosts } from './commands/hosts.js';
 import { registerLeader } from './commands/leader.js';
@@ -51,6 +52,7 @@ export function buildProgram(): Command {
   registerHosts(program);
   registerWorkspace(program);
   registerPlan(program);
+  registerGuard(program);
   throwOnExit(program, 'baton');
   return program;
 }

@@ -1,8 +1,12 @@
 /**
  * One job on one host, from placement to outcome. Step 0 claims the task before anything is
- * spawned; then the agent runs under the shim (its own process group, dying with the runner)
- * while this loop heartbeats the claim, watches the job row and samples the tree's RSS. A fenced
- * heartbeat, a cancelled job or a blown RAM budget kills the whole tree at once.
+ * spawned; then the run's workspace is settled (run-workspace.ts): the locked workspace's
+ * directory, a git worktree of it for this claim, or the runner's own directory for a cognitive
+ * run. The agent runs there under the shim (its own process group, dying with the runner) while
+ * this loop heartbeats the claim, watches the job row and samples the tree's RSS. A fenced
+ * heartbeat, a cancelled job or a blown RAM budget kills the whole tree at once. A worktree is
+ * retired once the agent has exited and before the outcome is written, since writing it
+ * releases the workspace's lock to the next run.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
@@ -14,6 +18,7 @@ import type { Clock } from '../core/time.js';
 import { killTree, treeRssMb } from '../os/process-tree.js';
 import { readOomKills } from '../os/memory.js';
 import type { Store } from '../store/store.js';
+import { settleWorkspace, type RunDirectory } from './run-workspace.js';
 
 export interface AgentRunOptions {
   readonly store: Store;
@@ -28,7 +33,10 @@ export interface AgentRunOptions {
   readonly sampleIntervalMs: number;
   /** Without a successful heartbeat for this long, the agent is presumed fenced and killed. */
   readonly trustMs: number;
+  /** Where cognitive runs (lock mode none) run: the runner's own directory. */
   readonly cwd: string;
+  /** Where the worktrees of `worktree` workspaces are made, one per claim. */
+  readonly worktreeDir: string;
   readonly policy: RetryPolicy;
   readonly log: (line: string) => void;
 }
@@ -87,8 +95,23 @@ export class AgentRun {
         });
         return;
       }
-      await this.supervise(command, agent.id, claim.claim.epoch, guard);
+      const claimEpoch = claim.claim.epoch;
+      const release = (outcome: 'failed' | 'released') =>
+        store.claims.release({ key: job.key, session: agent.id, epoch: claimEpoch, outcome });
+      const dir = await settleWorkspace(this.o, job, guard, claimEpoch, release);
+      if (dir === null) return;
+      try {
+        await this.supervise(command, agent.id, claimEpoch, guard, dir);
+      } finally {
+        await dir.retire(); // idempotent: supervise retires it before reporting
+      }
     } finally {
+      // The agent's tree is dead by now (or was never spawned): the run's workspace lock can go.
+      // Usually the job's finish or requeue released it already; a cancel of a running job left
+      // it to this. Should this fail, the lock goes with this runner's session.
+      await store.workspaceLocks
+        .releaseJob({ jobId: job.id, session: this.o.runnerSession })
+        .catch((error: unknown) => this.o.log(`job ${job.id} ${job.key}: lock not released: ${String(error)}`));
       await store.sessions.end(agent.id);
     }
   }
@@ -98,12 +121,13 @@ export class AgentRun {
     agentSession: number,
     claimEpoch: number,
     guard: { id: number; session: number; epoch: number },
+    dir: RunDirectory,
   ): Promise<void> {
     const { store, clock } = this.o;
     const job = this.job;
     const title = (await store.tasks.get(job.key))?.title ?? '';
     const oomBefore = readOomKills();
-    const child = this.spawnAgent(command, {
+    const child = this.spawnAgent(command, dir, {
       key: job.key,
       title,
       session: agentSession,
@@ -117,11 +141,21 @@ export class AgentRun {
       child.on('exit', (code, signal) => resolve({ code, signal })),
     );
     let done = false;
-    void exited.then(() => (done = true));
-    await store.dispatch.attach({ ...guard, agentSession, pid: child.pid ?? 0 });
-    this.o.log(`job ${job.id} ${job.key}: running as pid ${child.pid ?? '?'} (claim epoch ${claimEpoch})`);
-
     let lastOkMs = clock.monotonicNowMs();
+    // The trust window has a timer of its own: a store call that hangs on a silent connection
+    // must not keep the agent alive past it while recovery hands the task to someone else.
+    const watchdog = setInterval(() => {
+      if (this.killedFor === null && clock.monotonicNowMs() - lastOkMs > this.o.trustMs) this.kill('fenced');
+    }, Math.min(250, this.o.heartbeatIntervalMs));
+    void exited.then(() => {
+      done = true;
+      clearInterval(watchdog);
+    });
+    await store.dispatch.attach({ ...guard, agentSession, pid: child.pid ?? 0 });
+    this.o.log(
+      `job ${job.id} ${job.key}: running as pid ${child.pid ?? '?'} (claim epoch ${claimEpoch}) in ${dir.path}`,
+    );
+
     let lastBeatMs = -Infinity;
     while (!done) {
       await Promise.race([exited, clock.sleep(this.o.sampleIntervalMs)]);
@@ -132,9 +166,9 @@ export class AgentRun {
         lastBeatMs = mono;
         if (await this.stillOurs(agentSession, claimEpoch)) lastOkMs = clock.monotonicNowMs();
       }
-      if (this.killedFor === null && clock.monotonicNowMs() - lastOkMs > this.o.trustMs) this.kill('fenced');
     }
     const exit = await exited;
+    await dir.retire();
     await this.report(exit, oomBefore, agentSession, claimEpoch, guard);
   }
 
@@ -219,13 +253,17 @@ export class AgentRun {
     this.o.log(`job ${job.id} ${job.key}: ${ok ? 'done' : `failed (exit code ${exitCode})`}`);
   }
 
-  private spawnAgent(command: string, values: Parameters<typeof templateEnvironment>[0]): ChildProcess {
+  private spawnAgent(
+    command: string,
+    dir: RunDirectory,
+    values: Parameters<typeof templateEnvironment>[0],
+  ): ChildProcess {
     mkdirSync(this.o.logDir, { recursive: true });
     const logFile = createWriteStream(
       join(this.o.logDir, `job-${this.job.id}-attempt-${this.job.attempt}.log`),
     );
     const child = spawn(process.execPath, [this.o.shimPath, String(process.pid), renderCommand(command)], {
-      cwd: this.o.cwd,
+      cwd: dir.path,
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: {
@@ -234,6 +272,7 @@ export class AgentRun {
         BATON_DB: this.o.dbUrl,
         BATON_JOB_EPOCH: String(this.job.epoch),
         BATON_RAM_MB: String(this.job.ramMb ?? ''),
+        ...dir.env,
       },
     });
     const collect = (chunk: Buffer): void => {

@@ -4,15 +4,28 @@
  * placement under its lease term; the store refuses a term that is no longer current, so a
  * paused leader that wakes up changes nothing. Every few ticks it also rescues the work of
  * sessions whose heartbeats stopped.
+ *
+ * Before placing a job it resolves the job's workspace plan (seed B, core/workspace-plan.ts):
+ * - lock mode none: placed as is; no lock is read or taken, so cognitive runs go in parallel;
+ * - exclusive: placed together with the workspace's lock, in one store step; a held workspace
+ *   keeps the job queued, `waiting for workspace W, held by job J`, tried again next tick;
+ * - unresolved (WorkspaceConfigurationError): not placed; the job stays queued behind a backoff
+ *   with `SKIPPED workspace_unresolved: <cause>`, and the ledger gets `job:skipped`.
  */
 import { EventEmitter } from 'node:events';
 import type { Job } from '../core/job.js';
 import { placeJob, type HostCapacity } from '../core/placement.js';
 import type { RetryPolicy } from '../core/retry.js';
+import { WorkspaceConfigurationError } from '../core/errors.js';
 import type { Clock } from '../core/time.js';
+import { waitingForWorkspace } from '../core/workspace-lock.js';
 import type { RescueReport, TermRef } from '../store/dispatch-store.js';
 import type { Store } from '../store/store.js';
 import type { LeaderElector } from './leader-elector.js';
+import { workspacePlanner } from './workspaces.js';
+
+/** How long a job whose workspace plan is unresolved stays out of dispatch before a new look. */
+export const UNRESOLVED_BACKOFF_MS = 5_000;
 
 export interface DispatcherOptions {
   readonly store: Store;
@@ -26,10 +39,16 @@ export interface DispatcherOptions {
   readonly policy: RetryPolicy;
   /** Queued jobs considered per tick. */
   readonly batchMax?: number | undefined;
+  /** Backoff of a job skipped for an unresolved workspace plan; default UNRESOLVED_BACKOFF_MS. */
+  readonly unresolvedBackoffMs?: number | undefined;
 }
 
 export interface DispatcherEvents {
   placed: [job: Job, term: number];
+  /** A job waits for a workspace; emitted when its reason changes. */
+  waiting: [job: Job, reason: string];
+  /** A job was skipped because its workspace plan is unresolved; emitted when its reason changes. */
+  skipped: [job: Job, error: WorkspaceConfigurationError];
   fenced: [term: number];
   rescued: [report: RescueReport];
   failed: [error: unknown];
@@ -89,8 +108,22 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
     if (jobs.length === 0) return;
     const now = await store.now();
     const hosts: HostCapacity[] = [...(await store.hosts.list())];
+    const planOf = workspacePlanner(store);
     for (const job of jobs) {
       if (this.o.elector.leaderTerm() !== ref.term) return;
+      let workspace: string | undefined;
+      try {
+        const plan = await planOf(job.key);
+        // Only the exclusive branch names a workspace, so only it reads or takes a lock. A
+        // `worktree` workspace gives every claim its own checkout (run-workspace.ts): the task's
+        // claim already makes that exclusive, so coding runs on different tasks go in parallel.
+        workspace =
+          plan.lockMode === 'exclusive' && plan.workspace.kind !== 'worktree' ? plan.workspace.name : undefined;
+      } catch (error) {
+        if (!(error instanceof WorkspaceConfigurationError)) throw error;
+        await this.skipUnresolved(job, error, ref);
+        continue;
+      }
       const ramMb = job.ramMb ?? 0;
       const placement = placeJob(ramMb, hosts, now, this.o.staleAfterMs);
       if (!placement.ok) {
@@ -100,7 +133,7 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
         }
         continue;
       }
-      const r = await store.dispatch.place({ id: job.id, host: placement.host, term: ref });
+      const r = await store.dispatch.place({ id: job.id, host: placement.host, term: ref, workspace });
       if (r.ok) {
         const i = hosts.findIndex((h) => h.name === placement.host);
         const h = hosts[i];
@@ -113,10 +146,34 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
           };
         }
         this.emit('placed', r.job, ref.term);
+      } else if (r.reason === 'workspace_held' && workspace !== undefined) {
+        // Not cancelled: it stays queued, says who holds the workspace, and is tried next tick.
+        const reason = waitingForWorkspace(workspace, r.holder);
+        if (job.reason !== reason && (await store.dispatch.markWaiting({ id: job.id, reason, term: ref }))) {
+          this.emit('waiting', job, reason);
+        }
       } else if (r.reason === 'fenced') {
         this.emit('fenced', ref.term);
         return;
       }
     }
+  }
+
+  /**
+   * A job that needs a workspace and has none bound goes back to the pool: it stays queued, not
+   * placed, behind a backoff so it does not spin, with the cause as its reason and a `job:skipped`
+   * ledger entry carrying the cause and the fix. There is no claim to release: the dispatch path
+   * never claims the task (the runner claims it in Step 0, only after a placement).
+   */
+  private async skipUnresolved(job: Job, error: WorkspaceConfigurationError, ref: TermRef): Promise<void> {
+    const reason = `SKIPPED workspace_unresolved: ${error.message}`;
+    const skipped = await this.o.store.dispatch.skip({
+      id: job.id,
+      term: ref,
+      reason,
+      detail: { reason: 'workspace_unresolved', cause: error.message, fix: error.hint ?? '' },
+      backoffMs: this.o.unresolvedBackoffMs ?? UNRESOLVED_BACKOFF_MS,
+    });
+    if (skipped && job.reason !== reason) this.emit('skipped', job, error);
   }
 }

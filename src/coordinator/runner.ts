@@ -41,6 +41,20 @@ export class Runner extends EventEmitter<RunnerEvents> {
       this.every(this.o.heartbeatIntervalMs, () => this.heartbeat()),
       this.every(this.o.pollIntervalMs, () => this.poll()),
     ];
+    // Checked on a timer of its own, not when a heartbeat returns: a call that hangs on a silent
+    // connection must not keep agents alive past the trust window.
+    const watchdog = setInterval(() => {
+      if (this.o.clock.monotonicNowMs() - this.lastHeartbeatOkMs > this.trustMs()) this.fence();
+    }, Math.min(250, this.o.heartbeatIntervalMs));
+    this.abort.signal.addEventListener('abort', () => clearInterval(watchdog), { once: true });
+  }
+
+  /** Our session can no longer be trusted: kill every agent at once and report it, once. */
+  private fence(): void {
+    if (this.abort.signal.aborted) return;
+    for (const { run } of this.runs.values()) run.kill('fenced');
+    this.abort.abort();
+    this.emit('fenced');
   }
 
   /** Stops picking up work; kills running agents when `killAgents`, else waits for them. */
@@ -77,11 +91,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
       ok = this.o.clock.monotonicNowMs() - this.lastHeartbeatOkMs <= this.trustMs();
       this.emit('failed', error);
     }
-    if (!ok) {
-      for (const { run } of this.runs.values()) run.kill('fenced');
-      this.abort.abort();
-      this.emit('fenced');
-    }
+    if (!ok) this.fence();
   }
 
   /**

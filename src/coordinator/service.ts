@@ -5,8 +5,11 @@
  * under a new session as a standby rather than acting on a past it no longer owns.
  */
 import { availableParallelism } from 'node:os';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ConflictError, StoreUnavailableError } from '../core/errors.js';
 import { DEFAULT_RETRY_POLICY } from '../core/retry.js';
+import type { SessionId } from '../core/session.js';
 import type { Clock } from '../core/time.js';
 import { readMemory } from '../os/memory.js';
 import type { Store } from '../store/store.js';
@@ -29,6 +32,8 @@ export interface UpOptions {
   readonly standby: boolean;
   readonly agentCommand: string | null;
   readonly logDir: string;
+  /** Where worktrees of `worktree` workspaces are made, one per claim; default beside logDir. */
+  readonly worktreeDir?: string | undefined;
   readonly cwd: string;
 }
 
@@ -52,23 +57,38 @@ export async function runUp(
   log: (line: string) => void,
   stop: AbortSignal,
 ): Promise<void> {
+  // The first join fails loudly (the CLI exits 5 or 3). A rejoin rides out what fenced us: it
+  // first ends the session it was fenced under, which may still be live (the database was
+  // unreachable, or no other leader exists to rescue it), and retries while the database stays
+  // unreachable. Found by the chaos suite (test/chaos/rejoin.test.ts).
+  let previous: SessionId | null = null;
   while (!stop.aborted) {
-    const fenced = await runOnce(store, o, clock, log, stop);
-    if (!fenced) return;
+    let membership: { fenced: boolean; session: SessionId };
+    try {
+      if (previous !== null) await store.sessions.end(previous);
+      membership = await runOnce(store, o, clock, log, stop);
+    } catch (error) {
+      if (previous === null || !(error instanceof StoreUnavailableError || error instanceof ConflictError)) throw error;
+      log(`cannot rejoin yet (${error.message}); retrying`);
+      await clock.sleep(o.retryIntervalMs, stop);
+      continue;
+    }
+    if (!membership.fenced) return;
+    previous = membership.session;
     log(
       'this process was declared stale (its heartbeats stopped): agents killed, rejoining as a new session',
     );
   }
 }
 
-/** One membership, under one session. Resolves true when fenced, false when asked to stop. */
+/** One membership, under one session. Resolves with fenced true when fenced, false when asked to stop. */
 async function runOnce(
   store: Store,
   o: UpOptions,
   clock: Clock,
   log: (line: string) => void,
   stop: AbortSignal,
-): Promise<boolean> {
+): Promise<{ fenced: boolean; session: SessionId }> {
   const session = await store.sessions.start({
     kind: 'daemon',
     host: o.host,
@@ -76,15 +96,21 @@ async function runOnce(
     name: 'baton up',
   });
   const memory = readMemory();
-  await store.hosts.register({
-    name: o.host,
-    session: session.id,
-    enabled: !o.standby,
-    ramTotalMb: o.ramTotalMb ?? memory.totalMb,
-    ramReservedMb: o.ramReservedMb,
-    ramFreeMb: memory.availableMb,
-    slotsMax: o.slotsMax,
-  });
+  await store.hosts
+    .register({
+      name: o.host,
+      session: session.id,
+      enabled: !o.standby,
+      ramTotalMb: o.ramTotalMb ?? memory.totalMb,
+      ramReservedMb: o.ramReservedMb,
+      ramFreeMb: memory.availableMb,
+      slotsMax: o.slotsMax,
+    })
+    .catch(async (error: unknown) => {
+      // Not joined: end the session rather than leave it for recovery to find.
+      await store.sessions.end(session.id).catch(() => false);
+      throw error;
+    });
   const holder = String(session.id);
   log(
     `joined as session ${session.id} on host ${o.host}${o.standby ? ' (standby: no work until enabled)' : ''}`,
@@ -112,6 +138,10 @@ async function runOnce(
     log(`placed job ${job.id} ${job.key} on ${job.host ?? '?'} (term ${term})`),
   );
   dispatcher.on('fenced', (term) => log(`a placement under term ${term} was refused: no longer the leader`));
+  dispatcher.on('waiting', (job, reason) => log(`job ${job.id} ${job.key}: ${reason}`));
+  dispatcher.on('skipped', (job, e) =>
+    log(`job ${job.id} ${job.key}: SKIPPED workspace_unresolved: ${e.message}; fix: ${e.hint ?? ''}`),
+  );
   dispatcher.on('rescued', (r) =>
     log(
       `rescued sessions [${r.sessions.join(', ')}]: ` +
@@ -136,6 +166,7 @@ async function runOnce(
     pollIntervalMs: o.pollIntervalMs,
     staleAfterMs: o.staleAfterMs,
     cwd: o.cwd,
+    worktreeDir: o.worktreeDir ?? join(dirname(o.logDir), 'worktrees'),
     policy: DEFAULT_RETRY_POLICY,
     log,
   });
@@ -152,5 +183,5 @@ async function runOnce(
   await elector.stop();
   await runner.stop(true);
   if (!wasFenced) await store.sessions.end(session.id).catch(() => false);
-  return wasFenced;
+  return { fenced: wasFenced, session: session.id };
 }

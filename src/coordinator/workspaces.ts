@@ -198,23 +198,8 @@ export class Workspaces {
    */
   async plan(input: PlanInput): Promise<PlanDetail> {
     const key = validateKey(input.key);
-    const task = await this.store.tasks.get(key);
-    if (task === null) throw new NotFoundError('task', key, 'add it with `baton task add`');
-    const requirements = await this.store.workspaceTasks.get(key);
-    assert(requirements !== null, 'a task that exists has requirements');
-    const agent = await this.runningAgent(task, input.agent);
-    const project = task.project === null ? null : await this.store.projects.get(task.project);
-    const bound = [requirements.workspace, agent?.workspace ?? null, project?.primaryWorkspace ?? null];
-    const names = [...new Set(bound.filter((name): name is string => name !== null))];
-    const workspaces = await Promise.all(names.map((name) => this.getWorkspace(name)));
-    const plan = resolveWorkspacePlan({ task: requirements, agent, project, workspaces });
-    return { plan, requirements, agent, project };
-  }
-
-  /** The agent named, or else the task's assignee when that names an agent, or else none. */
-  private async runningAgent(task: Task, named: unknown): Promise<Agent | null> {
-    if (named !== undefined) return this.getAgent(validateName('agent', named));
-    return task.assignee === null ? null : this.store.agents.get(task.assignee);
+    const agent = input.agent === undefined ? undefined : validateName('agent', input.agent);
+    return planDetail(this.store, key, agent, lookups(this.store));
   }
 
   private async getWorkspace(name: string): Promise<Workspace> {
@@ -223,9 +208,75 @@ export class Workspaces {
     return workspace;
   }
 
-  private async getAgent(name: string): Promise<Agent> {
-    const agent = await this.store.agents.get(name);
-    if (agent === null) throw new NotFoundError('agent', name, 'add it with `baton agent add`');
-    return agent;
-  }
+}
+
+/** Reads of bound things, each made once per planner. */
+interface Lookups {
+  agent(name: string): Promise<Agent | null>;
+  project(name: string): Promise<Project | null>;
+  workspace(name: string): Promise<Workspace | null>;
+}
+
+function lookups(store: Store): Lookups {
+  const memo = <T>(get: (name: string) => Promise<T>): ((name: string) => Promise<T>) => {
+    const seen = new Map<string, Promise<T>>();
+    return (name) => {
+      let found = seen.get(name);
+      if (found === undefined) {
+        found = get(name);
+        seen.set(name, found);
+      }
+      return found;
+    };
+  };
+  return {
+    agent: memo((name) => store.agents.get(name)),
+    project: memo((name) => store.projects.get(name)),
+    workspace: memo((name) => store.workspaces.get(name)),
+  };
+}
+
+/**
+ * The plan and what it was resolved from, for the agent `named` or else the task's assignee when
+ * that names an agent, or else none.
+ */
+async function planDetail(
+  store: Store,
+  key: string,
+  named: string | undefined,
+  look: Lookups,
+): Promise<PlanDetail> {
+  const task = await store.tasks.get(key);
+  if (task === null) throw new NotFoundError('task', key, 'add it with `baton task add`');
+  const requirements = await store.workspaceTasks.get(key);
+  assert(requirements !== null, 'a task that exists has requirements');
+  const agent = named === undefined ? await assignee(task, look) : await look.agent(named);
+  if (named !== undefined && agent === null) throw new NotFoundError('agent', named, 'add it with `baton agent add`');
+  const project = task.project === null ? null : await look.project(task.project);
+  const bound = [requirements.workspace, agent?.workspace ?? null, project?.primaryWorkspace ?? null];
+  const names = [...new Set(bound.filter((name): name is string => name !== null))];
+  const workspaces = await Promise.all(
+    names.map(async (name) => {
+      const workspace = await look.workspace(name);
+      if (workspace === null) throw new NotFoundError('workspace', name, 'add it with `baton workspace add`');
+      return workspace;
+    }),
+  );
+  const plan = resolveWorkspacePlan({ task: requirements, agent, project, workspaces });
+  return { plan, requirements, agent, project };
+}
+
+/** The task's assignee when that names an agent. */
+function assignee(task: Task, look: Lookups): Promise<Agent | null> {
+  return task.assignee === null ? Promise.resolve(null) : look.agent(task.assignee);
+}
+
+/**
+ * Resolves the workspace plans of many tasks, as a dispatcher tick does: each agent, project and
+ * workspace is read once per planner, each task on every call. Make one per tick, so a binding
+ * changed since is seen on the next. Throws WorkspaceConfigurationError as Workspaces.plan does.
+ */
+export function workspacePlanner(store: Store): (key: string) => Promise<WorkspacePlan> {
+  const look = lookups(store);
+  return async (key) => (await planDetail(store, key, undefined, look)).plan;
 }

@@ -24,6 +24,7 @@ export const AUDIT_TYPES = [
   'job:finished',
   'job:cancelled',
   'job:requeued',
+  'job:skipped',
   'lease:acquired',
   'lease:resigned',
   'workspace:added',

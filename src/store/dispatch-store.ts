@@ -8,6 +8,7 @@ import type { HostCapacity } from '../core/placement.js';
 import type { RetryPolicy } from '../core/retry.js';
 import type { SessionId } from '../core/session.js';
 import type { Instant } from '../core/time.js';
+import type { LockHolder } from '../core/workspace-lock.js';
 
 export interface Host extends HostCapacity {
   /** The runner session serving the host, if any. */
@@ -36,7 +37,32 @@ export interface TermRef {
 export type PlaceResult =
   | { readonly ok: true; readonly job: Job }
   | { readonly ok: false; readonly reason: 'lost'; readonly job: Job | null }
-  | { readonly ok: false; readonly reason: 'fenced' };
+  | { readonly ok: false; readonly reason: 'fenced' }
+  /** The workspace the placement had to lock is held: by which session and job, since when. */
+  | { readonly ok: false; readonly reason: 'workspace_held'; readonly holder: LockHolder };
+
+export interface PlaceParams {
+  readonly id: JobId;
+  readonly host: string;
+  readonly term: TermRef;
+  /**
+   * The workspace of an exclusive plan. The placement then also takes the workspace's lock for
+   * the host's runner session and this job, in the same atomic step: both happen or neither.
+   * Left out for lock mode none: no lock is read or taken.
+   */
+  readonly workspace?: string | undefined;
+}
+
+export interface JobSkipParams {
+  readonly id: JobId;
+  readonly term: TermRef;
+  /** The waiting reason `queue list` shows, such as `SKIPPED workspace_unresolved: …`. */
+  readonly reason: string;
+  /** The detail of the `job:skipped` ledger entry, such as { reason, cause, fix }. */
+  readonly detail: Readonly<Record<string, unknown>>;
+  /** The job is not dispatched again for this long (database clock), so it does not spin. */
+  readonly backoffMs: number;
+}
 
 export interface JobAttachParams {
   readonly id: JobId;
@@ -66,6 +92,8 @@ export interface RescueParams {
 export interface RescueReport {
   readonly sessions: readonly SessionId[];
   readonly claimsReleased: number;
+  /** Workspace locks the stale sessions held, released with their claims. */
+  readonly locksReleased: number;
   readonly jobsRequeued: readonly JobId[];
   readonly jobsFailed: readonly JobId[];
 }
@@ -96,18 +124,27 @@ export interface DispatchStore {
     /**
      * queued → claimed on `host`, assigned to the host's runner session, bumping the epoch and
      * attempt; refused as `fenced` unless `term` is the live lease term, `lost` if the job moved.
+     * With `workspace`, the same step grants the workspace's lock (holder: the host's runner
+     * session, job: this job, audited `lock:acquired`), or answers `workspace_held` and changes
+     * nothing when any live lock is on it. Checked in this order: fenced, an unknown workspace
+     * (NotFoundError), workspace_held, lost. The lock is released by the store in the same step
+     * as the job's finish, requeue or cancel (of a running job: by its runner once the agent is
+     * dead, workspaceLocks.releaseJob), and with its holder's session (end or rescue).
      */
-    place(params: {
-      readonly id: JobId;
-      readonly host: string;
-      readonly term: TermRef;
-    }): Promise<PlaceResult>;
+    place(params: PlaceParams): Promise<PlaceResult>;
     /** Records why a queued job waits; false when fenced or the job is no longer queued. */
     markWaiting(params: {
       readonly id: JobId;
       readonly reason: string;
       readonly term: TermRef;
     }): Promise<boolean>;
+    /**
+     * Puts a queued job back behind a backoff with a reason, because the dispatcher could not
+     * place it (its workspace plan is unresolved). Audited `job:skipped` when the reason differs
+     * from the job's current one, so a job that stays unresolved does not flood the ledger. false
+     * when fenced or the job is no longer queued.
+     */
+    skip(params: JobSkipParams): Promise<boolean>;
     /** Jobs claimed for this runner session and not yet started. */
     assigned(session: SessionId): Promise<readonly Job[]>;
     /** Records the agent's session and pid on a running job, guarded by (session, epoch). */
@@ -115,16 +152,18 @@ export interface DispatchStore {
     /**
      * Gives a claimed or running job back to the queue after a crash (its agent died of a signal
      * nobody sent on purpose), with backoff; fails it instead once attempts are exhausted.
-     * Guarded by (session, epoch); `lost` when the job moved on.
+     * Guarded by (session, epoch); `lost` when the job moved on. Releases the job's workspace
+     * lock in the same step, as do jobs.finish and jobs.cancel.
      */
     requeue(params: JobRequeueParams): Promise<JobTransitionResult>;
   };
 
   readonly recovery: {
     /**
-     * Marks live sessions whose heartbeats stopped as stale, releases their claims (`recovered`)
-     * and requeues their jobs with backoff, or fails them once attempts run out. Every step is
-     * guarded by what it observed, so two sweeps racing each other are safe.
+     * Marks live sessions whose heartbeats stopped as stale, releases their claims and workspace
+     * locks (`recovered`, in the same step as the mark) and requeues their jobs with backoff, or
+     * fails them once attempts run out. Every step is guarded by what it observed, so two sweeps
+     * racing each other are safe.
      */
     rescueStale(params: RescueParams): Promise<RescueReport>;
   };

@@ -3,6 +3,7 @@
  * `sqlite:<path>`, `file:<path>` or a plain path for SQLite. Engines load lazily so a CLI call
  * pays only for the one it uses.
  */
+import { isAbsolute, resolve } from 'node:path';
 import { InvalidInputError } from '../core/errors.js';
 import type { Store } from './store.js';
 import { applySwitches, testSwitches, type OpenOptions } from './test-switches.js';
@@ -36,6 +37,15 @@ export function parseDbUrl(raw: string): DbTarget {
 }
 
 /** `options` carries only the TEST-ONLY switches of test-switches.ts; production passes none. */
+/**
+ * The same database named so that it means the same from any directory: a relative SQLite path
+ * is resolved against `cwd`. Agents run in their own worktrees and must reach the runner's file.
+ */
+export function absoluteDbUrl(raw: string, cwd: string): string {
+  const target = parseDbUrl(raw);
+  return target.engine === 'postgres' || isAbsolute(target.path) ? raw : resolve(cwd, target.path);
+}
+
 export async function openStore(raw: string, options: OpenOptions = {}): Promise<Store> {
   const target = parseDbUrl(raw);
   const switches = testSwitches(options);

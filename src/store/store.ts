@@ -86,6 +86,12 @@ export interface JobClaimNextParams {
   readonly session: SessionId;
   /** Host the job will run on; defaults to the session's host. */
   readonly host?: string | undefined;
+  /**
+   * Start the job in the same step: queued → claimed → running in one durable commit
+   * (claimed_at = started_at), with both 'job:claimed' and 'job:started' audit rows, in order.
+   * For a caller that runs the job at once; one commit fewer per job than claimNext + start.
+   */
+  readonly start?: boolean | undefined;
 }
 
 export interface JobGuardParams {
@@ -162,7 +168,10 @@ export interface Store extends DispatchStore, WorkspaceStore, EffectsStore {
   readonly sessions: {
     /** Registers a live session; its first heartbeat is its start. */
     start(params: SessionStartParams): Promise<Session>;
-    /** Ends a live session and releases its claims (outcome `abandoned`); false if already ended. */
+    /**
+     * Ends a live session and releases its claims and workspace locks (outcome `abandoned`) in
+     * the same step; false if already ended.
+     */
     end(session: SessionId): Promise<boolean>;
     /**
      * Records a heartbeat. NotFoundError for an unknown session; `fenced` when the session has
@@ -197,12 +206,17 @@ export interface Store extends DispatchStore, WorkspaceStore, EffectsStore {
     start(params: JobGuardParams): Promise<JobTransitionResult>;
     /**
      * claimed or running → done | failed | oom_killed | cancelled, guarded by (session, epoch);
-     * done and oom_killed only from running.
+     * done and oom_killed only from running. Releases the job's workspace lock in the same step.
      */
     finish(params: JobFinishParams): Promise<JobTransitionResult>;
     /** Queues a new job for the task of an ended job, with the same command and budget. */
     retry(params: { readonly id: JobId; readonly by?: SessionId | undefined }): Promise<JobEnqueueResult>;
-    /** Any active state → cancelled; `lost` when the job is already terminal. */
+    /**
+     * Any active state → cancelled; `lost` when the job is already terminal. Releases the job's
+     * workspace lock in the same step, unless the job was running: its agent may still be at
+     * work, so the runner releases it once the tree is dead (workspaceLocks.releaseJob), or it
+     * goes with the runner's session.
+     */
     cancel(params: JobCancelParams): Promise<JobTransitionResult>;
     get(id: JobId): Promise<Job | null>;
     list(params?: JobListParams): Promise<readonly Job[]>;

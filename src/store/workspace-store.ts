@@ -100,5 +100,12 @@ export interface WorkspaceStore {
     current(workspace: string): Promise<WorkspaceLock | null>;
     /** Releases every lock the session holds (recovery, session end); returns them. */
     releaseBySession(params: LockReleaseBySessionParams): Promise<readonly WorkspaceLock[]>;
+    /**
+     * Releases the locks the session holds for the job (`released`), returning them: the
+     * runner's last step of a run, once its agent's process tree is dead. A job's finish or
+     * requeue has released its lock already (then this releases nothing); a cancel of a running
+     * job leaves it to this, so the next run cannot start while the cancelled agent still works.
+     */
+    releaseJob(params: { readonly jobId: JobId; readonly session: SessionId }): Promise<readonly WorkspaceLock[]>;
   };
 }

@@ -20,6 +20,8 @@ export interface WorkerConfig {
   readonly generation: number;
   readonly seed: number;
   readonly tasks: readonly string[];
+  /** Workspaces a claim holder sometimes also locks exclusively while it works. */
+  readonly workspaces: readonly string[];
   readonly heartbeatMs: number;
   /** An operation without an answer for this long is unknown (`info`) and the worker restarts. */
   readonly opTimeoutMs: number;

@@ -7,6 +7,8 @@
  *   fail    it definitely did not happen (a refusal: fenced, held, not found, bad input)
  *   info    unknown: the request may have been applied (timeout, connection lost after sending)
  *
+ * An outcome line repeats its invoke's fields (key, session, epoch), so each line stands alone.
+ *
  * Times are the real wall clock (performance.timeOrigin + now), which the clock-offset preload
  * does not shift, so histories of processes with skewed clocks line up.
  */

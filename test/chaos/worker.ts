@@ -20,23 +20,25 @@ const history = new HistoryWriter(cfg.history, cfg.name);
 const rng = new Rng(cfg.seed).fork(`${cfg.name}#${cfg.generation}`);
 let stopping = false;
 process.on('SIGTERM', () => (stopping = true));
-let holdArmed = false;
+/** When SIGUSR2 armed the hold (this process's clock; only differences matter). */
+let holdArmedAt = -Infinity;
 let currentOp = 0;
-process.on('SIGUSR2', () => (holdArmed = true));
+process.on('SIGUSR2', () => (holdArmedAt = Date.now()));
 
 type Outcome = readonly ['ok' | 'fail', Record<string, unknown>];
 
 /** Inside the effect's write transaction (SQLite test hook): hold it open to be killed in it. */
 function hold(): void {
-  if (!holdArmed) return;
-  holdArmed = false;
+  // An arm the nemesis gave up on (no write within its wait) lapses rather than fire later.
+  if (Date.now() - holdArmedAt > 4000) return;
+  holdArmedAt = -Infinity;
   history.line(currentOp, 'hold', 'info', { ms: cfg.holdMs });
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, cfg.holdMs);
 }
 
-function unknown(n: number, op: string, error: unknown): never {
+function unknown(n: number, op: string, error: unknown, fields: Record<string, unknown> = {}): never {
   const message = error instanceof Error ? error.message : String(error);
-  history.line(n, op, 'info', { error: message, busy: /locked|busy/i.test(message) });
+  history.line(n, op, 'info', { ...fields, error: message, busy: /locked|busy/i.test(message) });
   process.exit(EXIT_UNKNOWN);
 }
 
@@ -56,14 +58,15 @@ async function op<T>(
   try {
     const result = await Promise.race([call(n), timeout]);
     const [phase, out] = classify(result);
-    history.line(n, name, phase, out);
+    history.line(n, name, phase, { ...fields, ...out });
     return result;
   } catch (error) {
     if (error instanceof BatonError && error.code !== 'store_unavailable') {
-      history.line(n, name, 'fail', { reason: error.code, error: error.message, busy: /locked|busy/i.test(error.message) });
+      const busy = /locked|busy/i.test(error.message);
+      history.line(n, name, 'fail', { ...fields, reason: error.code, error: error.message, busy });
       throw error;
     }
-    return unknown(n, name, error);
+    return unknown(n, name, error, fields);
   } finally {
     clearTimeout(timer);
   }
@@ -99,6 +102,7 @@ async function work(store: Store, session: number, jobs: { count: number }): Pro
     return;
   }
   const epoch = claim.claim.epoch;
+  const lock = rng.chance(0.4) ? await lockWorkspace(store, session) : null;
   let refused = false;
   for (let i = 1, k = rng.between(1, 3); i <= k && !refused; i++) {
     await sleep(rng.between(50, 400));
@@ -114,8 +118,23 @@ async function work(store: Store, session: number, jobs: { count: number }): Pro
     );
     refused = !effect.ok;
   }
+  if (lock !== null) {
+    const { workspace } = lock;
+    const unlock = () => store.workspaceLocks.release({ workspace, session, epoch: lock.epoch });
+    await op('unlock', { workspace, session, epoch: lock.epoch }, unlock, fenced);
+  }
   const outcome = refused ? 'released' : 'done';
   await op('release', { key, session, epoch }, () => store.claims.release({ key, session, epoch, outcome }), fenced);
+}
+
+/** An exclusive workspace lock, taken beside the claim: the other thing two runs must never share. */
+async function lockWorkspace(store: Store, session: number): Promise<{ workspace: string; epoch: number } | null> {
+  if (cfg.workspaces.length === 0) return null;
+  const workspace = rng.pick(cfg.workspaces);
+  const r = await op('lock', { workspace, session }, () => store.workspaceLocks.acquire({ workspace, session }), (l) =>
+    l.ok ? ['ok', { epoch: l.lock.epoch, granted: l.granted }] : ['fail', { reason: 'held', holder: l.holder }],
+  );
+  return r.ok ? { workspace, epoch: r.lock.epoch } : null;
 }
 
 async function main(): Promise<void> {
@@ -132,10 +151,8 @@ async function main(): Promise<void> {
   history.line(n, 'open', 'ok');
   const jobs = { count: 0 };
   while (!stopping) {
-    const s = await op('session.start', {}, () => store.sessions.start({ kind: 'agent', host: cfg.name, pid: process.pid }), (r) => [
-      'ok',
-      { session: r.id },
-    ]);
+    const start = () => store.sessions.start({ kind: 'agent', host: cfg.name, pid: process.pid });
+    const s = await op('session.start', {}, start, (r) => ['ok', { session: r.id }]);
     const alive = { dead: false };
     const beating = beatSession(store, s.id, alive);
     while (!alive.dead && !stopping) {

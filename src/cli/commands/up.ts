@@ -11,6 +11,7 @@ import { InvalidInputError } from '../../core/errors.js';
 import { validateInteger, validateName, RAM_MB_MAX } from '../../core/validate.js';
 import { systemClock } from '../../coordinator/clock.js';
 import { UP_DEFAULTS, type UpOptions } from '../../coordinator/service.js';
+import { absoluteDbUrl } from '../../store/open.js';
 import { dbUrl, withCoordinator, type GlobalOptions } from '../run.js';
 
 interface UpFlags {
@@ -58,7 +59,7 @@ export function parseUpFlags(o: UpFlags, globals: GlobalOptions): UpOptions {
     );
   }
   return {
-    dbUrl: dbUrl(globals),
+    dbUrl: absoluteDbUrl(dbUrl(globals), process.cwd()),
     host: validateName('host', o.host ?? hostname()),
     leaseTtlMs,
     retryIntervalMs: seconds(
@@ -79,6 +80,7 @@ export function parseUpFlags(o: UpFlags, globals: GlobalOptions): UpOptions {
     standby: o.standby === true,
     agentCommand: o.agentCommand === undefined ? null : validateCommandTemplate(o.agentCommand),
     logDir: resolve('.baton', 'logs'),
+    worktreeDir: resolve('.baton', 'worktrees'),
     cwd: process.cwd(),
   };
 }

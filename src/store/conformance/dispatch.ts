@@ -7,7 +7,7 @@ import { givenSession, sleep, withFixture, type Harness } from './harness.js';
 
 const POLICY = { backoffBaseMs: 60_000, backoffMaxMs: 60_000 };
 
-async function givenHost(store: Store, name = 'box-1', over: { enabled?: boolean; slotsMax?: number } = {}) {
+export async function givenHost(store: Store, name = 'box-1', over: { enabled?: boolean; slotsMax?: number } = {}) {
   const session = await store.sessions.start({ kind: 'daemon', host: name, pid: 1 });
   const host = await store.hosts.register({
     name,
@@ -21,7 +21,7 @@ async function givenHost(store: Store, name = 'box-1', over: { enabled?: boolean
   return { session, host };
 }
 
-async function givenLeader(store: Store, holder = 'leader-a', ttlMs = 60_000): Promise<TermRef> {
+export async function givenLeader(store: Store, holder = 'leader-a', ttlMs = 60_000): Promise<TermRef> {
   const r = await store.leases.acquire({ name: 'dispatcher', holder, ttlMs });
   assert.ok(r.ok);
   return { lease: 'dispatcher', holder, term: r.lease.term };

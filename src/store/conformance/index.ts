@@ -11,6 +11,7 @@ import type { Harness } from './harness.js';
 import { exerciseJobs } from './jobs.js';
 import { exerciseLeases } from './leases.js';
 import { exerciseTasksAndSessions } from './tasks-sessions.js';
+import { exerciseWorkspaceDispatch } from './workspace-dispatch.js';
 import { exerciseWorkspaces } from './workspaces.js';
 
 export type { Harness, Fixture, RawSql } from './harness.js';
@@ -25,5 +26,6 @@ export function exerciseStore(h: Harness): void {
     exerciseDispatch(h);
     exerciseEffects(h);
     exerciseWorkspaces(h);
+    exerciseWorkspaceDispatch(h);
   });
 }

@@ -95,6 +95,80 @@ export function exerciseJobs(h: Harness): void {
         assert.ok(done.job.finishedAt !== null);
       }));
 
+    test('claims and starts a job in one step with start: true, auditing both transitions', () =>
+      withFixture(h, async ({ store }) => {
+        const s = await givenSession(store, 'box-1');
+        const other = await givenSession(store, 'box-2');
+        await store.jobs.enqueue({ key: 'k' });
+        const job = await store.jobs.claimNext({ session: s.id, start: true });
+        assert.ok(job !== null);
+        assert.equal(job.status, 'running');
+        assert.equal(job.session, s.id);
+        assert.equal(job.host, 'box-1');
+        assert.equal(job.attempt, 1);
+        assert.equal(job.epoch, 1);
+        assert.ok(job.claimedAt !== null);
+        assert.equal(job.startedAt, job.claimedAt);
+        assert.deepEqual(await store.jobs.get(job.id), job);
+        const trail = (await store.audit.list({ jobId: job.id })).filter((e) => e.type !== 'job:enqueued');
+        assert.deepEqual(
+          trail.map((e) => [e.type, e.session, e.epoch, e.host]),
+          [
+            ['job:claimed', s.id, 1, 'box-1'],
+            ['job:started', s.id, 1, 'box-1'],
+          ],
+        );
+        assert.ok(trail[0] !== undefined && trail[1] !== undefined && trail[0].id < trail[1].id);
+        // Already running: a second start loses, and so does a finish by anyone else.
+        const again = await store.jobs.start({ id: job.id, session: s.id, epoch: job.epoch });
+        assert.equal(again.ok, false);
+        const stranger = await store.jobs.finish({ id: job.id, session: other.id, epoch: 1, status: 'done' });
+        assert.equal(stranger.ok, false);
+        const stale = await store.jobs.finish({ id: job.id, session: s.id, epoch: 2, status: 'done' });
+        assert.equal(stale.ok, false);
+        const done = await store.jobs.finish({ id: job.id, session: s.id, epoch: 1, status: 'done', exitCode: 0 });
+        assert.ok(done.ok);
+        assert.equal(done.job.status, 'done');
+        assert.equal(await store.jobs.claimNext({ session: s.id, start: true }), null);
+      }));
+
+    test('refuses claimNext with start to an ended session, leaving the job queued', () =>
+      withFixture(h, async ({ store }) => {
+        const s = await givenSession(store);
+        await store.jobs.enqueue({ key: 'k' });
+        await store.sessions.end(s.id);
+        await assert.rejects(store.jobs.claimNext({ session: s.id, start: true }), FencedError);
+        assert.equal((await store.jobs.list())[0]?.status, 'queued');
+      }));
+
+    test('keeps queue order and skips jobs not yet due once the engine has statistics', () =>
+      withFixture(h, async ({ store, raw }) => {
+        const s = await givenSession(store);
+        await store.jobs.enqueue({ key: 'later', priority: 0 });
+        const first = await store.jobs.claimNext({ session: s.id, start: true });
+        assert.ok(first !== null);
+        const back = await store.dispatch.requeue({
+          id: first.id,
+          session: s.id,
+          epoch: first.epoch,
+          reason: 'x',
+          policy: { backoffBaseMs: 60_000, backoffMaxMs: 60_000 },
+        });
+        assert.ok(back.ok && back.job.status === 'queued');
+        for (const [key, priority] of [['c', 5], ['a', 1], ['b', 1]] as const) {
+          await store.jobs.enqueue({ key, priority });
+        }
+        await raw.exec('ANALYZE');
+        const order: string[] = [];
+        for (;;) {
+          const job = await store.jobs.claimNext({ session: s.id });
+          if (job === null) break;
+          order.push(job.key);
+        }
+        assert.deepEqual(order, ['a', 'b', 'c']);
+        assert.equal((await store.jobs.get(first.id))?.status, 'queued');
+      }));
+
     test('tells a transition carrying a wrong epoch or session that it lost, changing nothing', () =>
       withFixture(h, async ({ store }) => {
         const s = await givenSession(store);

@@ -1,73 +1,26 @@
 /**
- * Term-fenced placement, the runner's assignments, and rescue of stale sessions, on PostgreSQL.
- *
- * Placement is fenced by the dispatcher's lease term and serialised against a takeover of the
- * lease: the statement locks the live lease row FOR SHARE before it touches the job. A lease
- * acquire locks that row FOR UPDATE (and renew and resign UPDATE it), which conflicts with FOR
- * SHARE, so a takeover either committed before our lock (we then read the new term and are
- * fenced) or waits until our placement has committed. A placement can therefore never land
- * under a term that another dispatcher has already replaced.
+ * The runner's assignments, the dispatcher's waiting and skipped jobs, and rescue of stale
+ * sessions, on PostgreSQL; placement itself is in placement.ts.
  *
  * Lock order: the lease row, then the job row; rescue takes a session row, then its claim rows,
- * then their task rows (the kernel's order).
+ * then their task rows (the kernel's order), then its workspace lock rows.
  */
-import { assert } from '../../core/assert.js';
 import { backoffMs, type RetryPolicy } from '../../core/retry.js';
-import type { DispatchStore, PlaceResult, RescueReport, TermRef } from '../dispatch-store.js';
+import type { LockOutcome } from '../../core/workspace-lock.js';
+import type { DispatchStore, RescueReport } from '../dispatch-store.js';
 import { jobById } from './jobs.js';
+import { deleteLocks, insertAuditRows, lockReleasedRows, seqOf } from './locks.js';
+import { LIVE_TERM, place, termParams } from './placement.js';
 import { NOW, atMs, hostOf, jobColumns, ms, msInterval, toJob, type JobRow } from './rows.js';
 import type { PgRunner } from './runner.js';
 
 interface MutableReport extends RescueReport {
   sessions: number[];
   claimsReleased: number;
+  locksReleased: number;
   jobsRequeued: number[];
   jobsFailed: number[];
 }
-
-/**
- * The live lease row for (name, holder, term), locked FOR SHARE, as CTE `l`; $1 name, $2 holder,
- * $3 term. Under READ COMMITTED a row locked after a wait is re-checked on its newest version,
- * so a term replaced meanwhile makes `l` empty. The lock is held to commit: the lease cannot be
- * taken over, renewed or resigned until the statement's writes are in. The statement's write
- * joins `l`, so `l` is read (and locked) before any job row is: lease, then job.
- */
-const LIVE_TERM = `l AS (
-  SELECT term FROM leases
-  WHERE name = $1::text AND holder = $2::text AND term = $3::bigint
-    AND expires_at > ${NOW}
-  FOR SHARE
-)`;
-
-/**
- * queued → claimed on the host, assigned to its runner session, in one statement with its
- * 'job:placed' audit row. The job moves only while the term is live (`l`), its backoff has
- * passed and the host is enabled with a live runner session; a job that moved meanwhile is
- * re-checked on its newest version after the row-lock wait and matches nothing (claimed_at is
- * read in the SET list, so after that wait). Always one row: whether the term was live, and the
- * placed job (null columns when it did not move).
- */
-const PLACE = `
-WITH ${LIVE_TERM}, h AS (
-  SELECT h.name, h.session_id FROM hosts h JOIN sessions s ON s.id = h.session_id
-  WHERE h.name = $5::text AND h.enabled AND s.state = 'live'
-), j AS (
-  UPDATE jobs SET status = 'claimed', epoch = jobs.epoch + 1, attempt = jobs.attempt + 1,
-    session_id = h.session_id, host = h.name, term = l.term, claimed_at = ${NOW},
-    started_at = NULL, reason = NULL, agent_session_id = NULL, pid = NULL
-  FROM l, h
-  WHERE jobs.id = $4::bigint AND jobs.status = 'queued' AND jobs.run_after <= ${NOW}
-  RETURNING ${jobColumns('jobs')}
-), a AS (
-  INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail)
-  SELECT claimed_at, 'job:placed', key, id, session_id, ${hostOf('j.session_id')}, epoch,
-    jsonb_build_object('host', $5::text, 'term', $3::bigint, 'attempt', attempt)
-  FROM j
-)
-SELECT EXISTS (SELECT 1 FROM l) AS live_term, j.*
-FROM (SELECT 1) one LEFT JOIN j ON true`;
-
-const termParams = (t: TermRef): unknown[] => [t.lease, t.holder, t.term];
 
 export function postgresDispatch(run: PgRunner): DispatchStore['dispatch'] {
   return {
@@ -80,19 +33,7 @@ export function postgresDispatch(run: PgRunner): DispatchStore['dispatch'] {
           [p.limit],
         )
       ).map(toJob),
-    place: async (p): Promise<PlaceResult> => {
-      const row = await run.one<Partial<JobRow> & { live_term: boolean }>(PLACE, [
-        ...termParams(p.term),
-        p.id,
-        p.host,
-      ]);
-      assert(row !== undefined, 'place returns exactly one row');
-      if (!row.live_term) return { ok: false, reason: 'fenced' };
-      if (row.id === undefined || row.id === null) {
-        return { ok: false, reason: 'lost', job: await jobById(run, p.id) };
-      }
-      return { ok: true, job: toJob(row as JobRow) };
-    },
+    place: (p) => place(run, p),
     markWaiting: async (p) => {
       const [r] = await run.rows<{ marked: number }>(
         `WITH ${LIVE_TERM}, j AS (
@@ -104,6 +45,29 @@ export function postgresDispatch(run: PgRunner): DispatchStore['dispatch'] {
         [...termParams(p.term), p.id, p.reason],
       );
       return r?.marked === 1;
+    },
+    skip: async (p) => {
+      // The job row is locked (after the lease, through `l`) to read the reason it had, so the
+      // ledger row is written only when the reason changes.
+      const [r] = await run.rows<{ skipped: number }>(
+        `WITH ${LIVE_TERM}, o AS (
+           SELECT id, reason FROM jobs
+           WHERE id = $4::bigint AND status = 'queued' AND EXISTS (SELECT 1 FROM l)
+           FOR UPDATE
+         ), j AS (
+           UPDATE jobs SET reason = $5::text, run_after = ${NOW} + ${msInterval('$6')}
+           FROM o WHERE jobs.id = o.id AND jobs.status = 'queued'
+           RETURNING jobs.id, jobs.task_id, jobs.run_after, o.reason AS old_reason
+         ), a AS (
+           INSERT INTO audit_events (at, type, task_key, job_id, detail)
+           SELECT run_after - ${msInterval('$6')}, 'job:skipped',
+             (SELECT key FROM tasks WHERE id = j.task_id), id, $7::jsonb
+           FROM j WHERE old_reason IS DISTINCT FROM $5::text
+         )
+         SELECT count(*) AS skipped FROM j`,
+        [...termParams(p.term), p.id, p.reason, p.backoffMs, JSON.stringify(p.detail)],
+      );
+      return r?.skipped === 1;
     },
     assigned: async (session) =>
       (
@@ -141,7 +105,7 @@ export function postgresDispatch(run: PgRunner): DispatchStore['dispatch'] {
            AND status IN ('claimed', 'running')`,
         [p.id, p.session, p.epoch],
       );
-      const done = job === undefined ? null : await requeueOrFail(run, job, p.policy, p.reason);
+      const done = job === undefined ? null : await requeueOrFail(run, job, p.policy, 'released', p.reason);
       if (done === null) return { ok: false, reason: 'lost', job: await jobById(run, p.id) };
       return { ok: true, job: toJob(done.row) };
     },
@@ -154,6 +118,7 @@ export function postgresRecovery(run: PgRunner): DispatchStore['recovery'] {
       const report: MutableReport = {
         sessions: [],
         claimsReleased: 0,
+        locksReleased: 0,
         jobsRequeued: [],
         jobsFailed: [],
       };
@@ -170,10 +135,11 @@ export function postgresRecovery(run: PgRunner): DispatchStore['recovery'] {
         const released = await rescueSession(run, c.id, ms(c.heartbeat_at));
         if (released === null) continue;
         report.sessions.push(c.id);
-        report.claimsReleased += released;
+        report.claimsReleased += released.claims;
+        report.locksReleased += released.locks;
       }
       for (const job of await orphanedJobs(run, limit)) {
-        const done = await requeueOrFail(run, job, p.policy);
+        const done = await requeueOrFail(run, job, p.policy, 'recovered');
         if (done?.outcome === 'requeued') report.jobsRequeued.push(job.id);
         if (done?.outcome === 'failed') report.jobsFailed.push(job.id);
       }
@@ -184,12 +150,14 @@ export function postgresRecovery(run: PgRunner): DispatchStore['recovery'] {
 
 /**
  * Marks the session stale if it is still live with the heartbeat observed, then releases its
- * claims as `recovered`; the number released, or null when the session had moved on.
+ * claims and workspace locks as `recovered`; the numbers released, or null when the session had
+ * moved on.
  *
  * Two statements in one transaction, as in sessions.end. The first locks the session row FOR
  * UPDATE, which conflicts with the FOR KEY SHARE a claim takes on its session (a plain UPDATE of
  * the state would not), so every claim that saw the session live has committed by then and every
- * later one waits and then reads it stale. The release needs the second statement's fresh
+ * later one waits and then reads it stale; a lock grant (acquire, or a locking placement) takes
+ * the same FOR KEY SHARE on its session, so the same holds for locks. The release needs the second statement's fresh
  * snapshot, which sees those claims; the first statement's snapshot predates the lock wait. Of
  * two sweeps racing, the second waits for the lock and then reads the session as stale.
  */
@@ -197,7 +165,7 @@ async function rescueSession(
   run: PgRunner,
   id: number,
   heartbeatMs: number,
-): Promise<number | null> {
+): Promise<{ claims: number; locks: number } | null> {
   return run.transaction(async (q) => {
     const [marked] = await q.rows<{ marked: number }>(
       `WITH l AS (
@@ -216,7 +184,7 @@ async function rescueSession(
       [id, heartbeatMs],
     );
     if (marked?.marked !== 1) return null;
-    const [released] = await q.rows<{ released: number }>(
+    const [released] = await q.rows<{ claims: number; locks: number }>(
       `WITH c AS (
          UPDATE claims SET released_at = s.ended_at, outcome = 'recovered'
          FROM sessions s
@@ -226,17 +194,21 @@ async function rescueSession(
          UPDATE tasks SET holder_session_id = NULL, claimed_at = NULL
          FROM c WHERE tasks.id = c.task_id AND tasks.epoch = c.epoch
          RETURNING tasks.id
+       ), ${deleteLocks('k', 'workspace_locks.session_id = $1::bigint')}, n AS (
+         SELECT ended_at AS at FROM sessions WHERE id = $1::bigint
        ), a AS (
-         INSERT INTO audit_events (at, type, task_key, session_id, host, epoch, detail)
-         SELECT c.released_at, 'claim:released', k.key, $1::bigint, ${hostOf('$1::bigint')},
-           c.epoch, '{"outcome":"recovered"}'::jsonb
-         FROM c JOIN tasks k ON k.id = c.task_id
-         ORDER BY c.id
+         ${insertAuditRows(`
+           SELECT 0 AS part, ${seqOf('c.id')} AS seq, c.released_at AS at, 'claim:released'::text AS type,
+             tk.key AS task_key, NULL::bigint AS job_id, $1::bigint AS session_id,
+             ${hostOf('$1::bigint')} AS host, c.epoch, '{"outcome":"recovered"}'::jsonb AS detail
+           FROM c JOIN tasks tk ON tk.id = c.task_id
+           UNION ALL
+           ${lockReleasedRows(1, 'k', 'n.at', `'recovered'`, 'n')}`)}
        )
-       SELECT count(*) AS released FROM c`,
+       SELECT (SELECT count(*) FROM c) AS claims, (SELECT count(*) FROM k) AS locks`,
       [id],
     );
-    return released?.released ?? 0;
+    return { claims: released?.claims ?? 0, locks: released?.locks ?? 0 };
   });
 }
 
@@ -266,29 +238,41 @@ async function requeueOrFail(
   run: PgRunner,
   job: JobRow,
   policy: RetryPolicy,
+  lockOutcome: LockOutcome,
   reason?: string,
 ): Promise<{ outcome: 'requeued' | 'failed'; row: JobRow } | null> {
   const why =
     reason ??
     `session ${job.session_id ?? '-'} (agent ${job.agent_session_id ?? '-'}) is no longer live`;
-  // $1 id, $2 epoch, $3 status, $4 observed runner session, $5 why
-  const guard = [job.id, job.epoch, job.status, job.session_id, why];
+  // $1 id, $2 epoch, $3 status, $4 observed runner session, $5 why, $6 the lock's outcome
+  const guard = [job.id, job.epoch, job.status, job.session_id, why, lockOutcome];
   const where = `id = $1::bigint AND epoch = $2::bigint AND status = $3::text
          AND session_id IS NOT DISTINCT FROM $4::bigint`;
+  // The run ended either way: its workspace lock goes in the same statement.
+  const locks = deleteLocks('k', 'workspace_locks.job_id = j.id', 'j');
+  /** The job's ledger row, then its lock's; `at` names the columns of `j` qualified. */
+  const audit = (at: string, type: string, detail: string): string =>
+    insertAuditRows(`
+         SELECT 0 AS part, ''::text AS seq, ${at} AS at, '${type}'::text AS type, key AS task_key,
+           id AS job_id, $4::bigint AS session_id, ${hostOf('$4::bigint')} AS host, epoch,
+           ${detail} AS detail
+         FROM j
+         UNION ALL
+         ${lockReleasedRows(1, 'k', at, '$6::text', 'j')}`);
   if (job.attempt < job.attempt_max) {
     const row = await run.one<JobRow>(
       `WITH j AS (
-         UPDATE jobs SET status = 'queued', run_after = ${NOW} + ${msInterval('$6')},
+         UPDATE jobs SET status = 'queued', run_after = ${NOW} + ${msInterval('$7')},
            session_id = NULL, host = NULL, agent_session_id = NULL, pid = NULL,
            reason = 'requeued: ' || $5::text
          WHERE ${where}
          RETURNING ${jobColumns('jobs')}
-       ), a AS (
-         INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail)
-         SELECT run_after - ${msInterval('$6')}, 'job:requeued', key, id, $4::bigint,
-           ${hostOf('$4::bigint')}, epoch,
-           jsonb_build_object('reason', $5::text, 'attempt', attempt)
-         FROM j
+       ), ${locks}, a AS (
+         ${audit(
+           `j.run_after - ${msInterval('$7')}`,
+           'job:requeued',
+           `jsonb_build_object('reason', $5::text, 'attempt', attempt)`,
+         )}
        )
        SELECT * FROM j`,
       [...guard, backoffMs(policy, job.attempt)],
@@ -301,11 +285,8 @@ async function requeueOrFail(
          reason = 'attempts exhausted: ' || $5::text
        WHERE ${where}
        RETURNING ${jobColumns('jobs')}
-     ), a AS (
-       INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail)
-       SELECT finished_at, 'job:finished', key, id, $4::bigint, ${hostOf('$4::bigint')}, epoch,
-         jsonb_build_object('status', 'failed', 'reason', $5::text)
-       FROM j
+     ), ${locks}, a AS (
+       ${audit('j.finished_at', 'job:finished', `jsonb_build_object('status', 'failed', 'reason', $5::text)`)}
      )
      SELECT * FROM j`,
     guard,

@@ -29,6 +29,12 @@ export interface PostgresStoreOptions {
   readonly poolSize?: number;
   /** How long to wait for a connection before giving up (ms, default 5000). */
   readonly connectTimeoutMs?: number;
+  /**
+   * How long to wait for any reply before giving the call up as an unknown outcome and dropping
+   * the connection (ms, default 5000). Without it a call on a silent connection (a partition)
+   * waits for TCP keepalive, 7200 s by default on Linux, and every loop of `baton up` with it.
+   */
+  readonly queryTimeoutMs?: number;
   /** Apply migrations up to this version only: for tests of data migrations on an old schema. */
   readonly migrateTo?: number;
   /** TEST ONLY (test-switches.ts); production never sets it. */
@@ -55,20 +61,25 @@ function typeParsers(): pg.TypeOverrides {
 
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<Store> {
   const server = serverOf(options.url);
-  const pool = new pg.Pool({
+  const config = {
     connectionString: options.url,
-    max: options.poolSize ?? 10,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
     keepAlive: true,
     application_name: 'baton',
     types: typeParsers(),
-  });
+  };
+  const pool = new pg.Pool({ ...config, max: options.poolSize ?? 10, query_timeout: options.queryTimeoutMs ?? 5_000 });
   // An idle connection that dies (server restart, pg_terminate_backend) emits here; the pool
   // drops it and the next checkout connects afresh. Without a listener it would crash the process.
   pool.on('error', () => {});
   const run = new PgRunner(pool, server);
   try {
-    await migrate(run, options.migrateTo ?? Number.MAX_SAFE_INTEGER);
+    // Migrations may rewrite big tables: they run on their own connection, without the timeout.
+    await migrate(run, options.migrateTo ?? Number.MAX_SAFE_INTEGER, () => {
+      const own = new pg.Pool({ ...config, max: 1 });
+      own.on('error', () => {});
+      return { run: new PgRunner(own, server), end: () => own.end() };
+    });
   } catch (error) {
     await pool.end().catch(() => undefined);
     throw run.translate(error);
@@ -101,7 +112,11 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
  * one transaction takes a transaction-scoped advisory lock, re-reads the version and applies
  * what is missing, so processes that start together apply each migration exactly once.
  */
-async function migrate(run: PgRunner, target: number): Promise<void> {
+async function migrate(
+  run: PgRunner,
+  target: number,
+  migrator: () => { run: PgRunner; end: () => Promise<void> },
+): Promise<void> {
   const latest = MIGRATIONS.reduce((v, m) => (m.version <= target ? Math.max(v, m.version) : v), 0);
   try {
     const [row] = await run.exec<{ v: number | null }>(VERSION);
@@ -110,6 +125,15 @@ async function migrate(run: PgRunner, target: number): Promise<void> {
     // 42P01: undefined_table, a new database. Anything else is real.
     if ((error as { code?: unknown }).code !== '42P01') throw error;
   }
+  const own = migrator();
+  try {
+    await applyMissing(own.run, target);
+  } finally {
+    await own.end().catch(() => undefined);
+  }
+}
+
+async function applyMissing(run: PgRunner, target: number): Promise<void> {
   await run.transaction(async (q) => {
     await q.exec(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`);
     await q.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -207,6 +207,8 @@ export function connectionFailure(error: unknown): { message: string; hint: stri
     return { message: `connection timed out (${text})`, hint: START_SERVER };
   }
   if (/Connection terminated/i.test(text)) return { message: text, hint: LOST };
+  // query_timeout: no reply in time; the connection is dropped and the outcome is unknown.
+  if (/Query read timeout/i.test(text)) return { message: 'no reply from the server in time', hint: LOST };
   return null;
 }
 

@@ -29,6 +29,7 @@ import {
   type SessionRow,
   type TaskRow,
 } from './rows.js';
+import { deleteLocks, insertAuditRows, lockReleasedRows, seqOf } from './locks.js';
 import type { PgRunner } from './runner.js';
 
 /** How often a guarded write that found the state changed under it is tried again. */
@@ -138,8 +139,9 @@ export function postgresSessions(run: PgRunner): Store['sessions'] {
 
 /**
  * Two statements in one transaction, because the second needs a snapshot taken after the first
- * holds the session row FOR UPDATE: by then every claim that saw the session live has committed
- * (it held FOR KEY SHARE on the row), and every later claim will wait and then see it ended.
+ * holds the session row FOR UPDATE: by then every claim and every workspace lock grant that saw
+ * the session live has committed (each held FOR KEY SHARE on the row), and every later one will
+ * wait and then see it ended. The second releases the claims and the locks together.
  */
 async function endSession(run: PgRunner, id: number): Promise<boolean> {
   return run.transaction(async (q) => {
@@ -155,7 +157,8 @@ async function endSession(run: PgRunner, id: number): Promise<boolean> {
     );
     if (marked === undefined || marked.found === 0) throw sessionNotFound(id);
     if (marked.ended === 0) return false;
-    // Claims first, then the session's own row, in one ordered insert so ids follow that order.
+    // Claims first, then the session's workspace locks, then the session's own row, in one
+    // ordered insert so ids follow that order.
     await q.rows(
       `WITH c AS (
          UPDATE claims SET released_at = s.ended_at, outcome = 'abandoned'
@@ -166,18 +169,20 @@ async function endSession(run: PgRunner, id: number): Promise<boolean> {
          UPDATE tasks SET holder_session_id = NULL, claimed_at = NULL
          FROM c WHERE tasks.id = c.task_id AND tasks.epoch = c.epoch
          RETURNING tasks.id
+       ), ${deleteLocks('k', 'workspace_locks.session_id = $1::bigint')}, n AS (
+         SELECT ended_at AS at FROM sessions WHERE id = $1::bigint
        ), a AS (
-         INSERT INTO audit_events (at, type, task_key, session_id, host, epoch, detail)
-         SELECT x.at, x.type, x.task_key, $1::bigint, ${hostOf('$1::bigint')}, x.epoch, x.detail
-         FROM (
-           SELECT 0 AS part, c.id AS seq, c.released_at AS at, 'claim:released' AS type,
-             k.key AS task_key, c.epoch, '{"outcome":"abandoned"}'::jsonb AS detail
-           FROM c JOIN tasks k ON k.id = c.task_id
+         ${insertAuditRows(`
+           SELECT 0 AS part, ${seqOf('c.id')} AS seq, c.released_at AS at, 'claim:released'::text AS type,
+             tk.key AS task_key, NULL::bigint AS job_id, $1::bigint AS session_id,
+             ${hostOf('$1::bigint')} AS host, c.epoch, '{"outcome":"abandoned"}'::jsonb AS detail
+           FROM c JOIN tasks tk ON tk.id = c.task_id
            UNION ALL
-           SELECT 1, 0, s.ended_at, 'session:ended', NULL, NULL, '{}'::jsonb
-           FROM sessions s WHERE s.id = $1::bigint
-         ) x
-         ORDER BY x.part, x.seq
+           ${lockReleasedRows(1, 'k', 'n.at', `'abandoned'`, 'n')}
+           UNION ALL
+           SELECT 2, '', n.at, 'session:ended', NULL, NULL, $1::bigint, ${hostOf('$1::bigint')}, NULL,
+             '{}'::jsonb
+           FROM n`)}
        )
        SELECT (SELECT count(*) FROM t) AS released`,
       [id],

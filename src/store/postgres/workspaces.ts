@@ -343,5 +343,12 @@ function postgresWorkspaceLocks(run: PgRunner): WorkspaceStore['workspaceLocks']
       }
       return rows.map(toLock);
     },
+    releaseJob: async (p) =>
+      (
+        await run.rows<LockRow>(releaseWhere('job_id = $1::bigint AND session_id = $2::bigint', `'released'`), [
+          p.jobId,
+          p.session,
+        ])
+      ).map(toLock),
   };
 }

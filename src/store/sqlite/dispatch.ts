@@ -1,18 +1,22 @@
 /** Term-fenced placement, the runner's assignments, and rescue of stale sessions, on SQLite. */
+import type { Job } from '../../core/job.js';
 import { backoffMs, type RetryPolicy } from '../../core/retry.js';
-import type { DispatchStore, RescueReport, TermRef } from '../dispatch-store.js';
+import type { LockOutcome } from '../../core/workspace-lock.js';
+import type { DispatchStore, PlaceResult, RescueReport, TermRef } from '../dispatch-store.js';
+import { jobById } from './jobs.js';
+import { grantLock, liveLock, releaseJobLocks, releaseSessionLocks, toHolder } from './locks.js';
+import { appendAudit, toJob, type JobRow } from './rows.js';
+import type { SqliteRunner, Sync } from './runner.js';
+import { releaseAllClaims } from './tasks-claims.js';
+import { existingWorkspace } from './workspaces.js';
 
 interface MutableReport extends RescueReport {
   sessions: number[];
   claimsReleased: number;
+  locksReleased: number;
   jobsRequeued: number[];
   jobsFailed: number[];
 }
-import { jobById } from './jobs.js';
-import type { Job } from '../../core/job.js';
-import { appendAudit, toJob, type JobRow } from './rows.js';
-import type { SqliteRunner, Sync } from './runner.js';
-import { releaseAllClaims } from './tasks-claims.js';
 
 const JOB_SELECT = 'SELECT j.*, t.key FROM jobs j JOIN tasks t ON t.id = j.task_id';
 const RETURNING = 'RETURNING *, (SELECT key FROM tasks WHERE id = jobs.task_id) AS key';
@@ -41,9 +45,14 @@ export function sqliteDispatch(run: SqliteRunner): Sync<DispatchStore['dispatch'
         ).map(toJob);
       }),
     place: (p) =>
-      run.write(() => {
+      run.write((): PlaceResult => {
         const now = run.now();
-        if (!termIsCurrent(run, p.term, now)) return { ok: false, reason: 'fenced' } as const;
+        if (!termIsCurrent(run, p.term, now)) return { ok: false, reason: 'fenced' };
+        // An exclusive plan: the workspace must be free, and the lock is granted below with the
+        // placement, in this transaction, so neither happens without the other.
+        const ws = p.workspace === undefined ? null : existingWorkspace(run, p.workspace);
+        const held = ws === null ? undefined : liveLock(run, ws.name);
+        if (held !== undefined) return { ok: false, reason: 'workspace_held', holder: toHolder(held) };
         const row = run
           .prepare(
             `UPDATE jobs SET status = 'claimed', epoch = epoch + 1, attempt = attempt + 1,
@@ -56,7 +65,7 @@ export function sqliteDispatch(run: SqliteRunner): Sync<DispatchStore['dispatch'
              ${RETURNING}`,
           )
           .get({ host: p.host, term: p.term.term, now, id: p.id }) as JobRow | undefined;
-        if (row === undefined) return { ok: false, reason: 'lost', job: jobById(run, p.id) } as const;
+        if (row === undefined) return { ok: false, reason: 'lost', job: jobById(run, p.id) };
         appendAudit(run, {
           at: now,
           type: 'job:placed',
@@ -66,7 +75,11 @@ export function sqliteDispatch(run: SqliteRunner): Sync<DispatchStore['dispatch'
           epoch: row.epoch,
           detail: { host: p.host, term: p.term.term, attempt: row.attempt },
         });
-        return { ok: true, job: toJob(row) } as const;
+        if (ws !== null && row.session_id !== null) {
+          const grant = { workspace: ws.name, lockEpoch: ws.lock_epoch, session: row.session_id, jobId: row.id };
+          grantLock(run, now, { ...grant, key: row.key });
+        }
+        return { ok: true, job: toJob(row) };
       }),
     markWaiting: (p) =>
       run.write(() => {
@@ -76,6 +89,22 @@ export function sqliteDispatch(run: SqliteRunner): Sync<DispatchStore['dispatch'
           run.prepare(`UPDATE jobs SET reason = ? WHERE id = ? AND status = 'queued'`).run(p.reason, p.id)
             .changes === 1
         );
+      }),
+    skip: (p) =>
+      run.write(() => {
+        const now = run.now();
+        if (!termIsCurrent(run, p.term, now)) return false;
+        const job = run.prepare(`${JOB_SELECT} WHERE j.id = ? AND j.status = 'queued'`).get(p.id) as
+          | JobRow
+          | undefined;
+        if (job === undefined) return false;
+        run
+          .prepare(`UPDATE jobs SET reason = ?, run_after = ? WHERE id = ? AND status = 'queued'`)
+          .run(p.reason, now + p.backoffMs, p.id);
+        if (job.reason !== p.reason) {
+          appendAudit(run, { at: now, type: 'job:skipped', key: job.key, jobId: job.id, detail: p.detail });
+        }
+        return true;
       }),
     assigned: (session) =>
       run.read(() =>
@@ -113,7 +142,7 @@ export function sqliteDispatch(run: SqliteRunner): Sync<DispatchStore['dispatch'
             `${JOB_SELECT} WHERE j.id = ? AND j.session_id = ? AND j.epoch = ? AND j.status IN ('claimed', 'running')`,
           )
           .get(p.id, p.session, p.epoch) as JobRow | undefined;
-        if (row === undefined || !requeueOrFail(run, row, p.policy, emptyReport(), p.reason)) {
+        if (row === undefined || !requeueOrFail(run, row, p.policy, emptyReport(), 'released', p.reason)) {
           return { ok: false, reason: 'lost', job: jobById(run, p.id) } as const;
         }
         return { ok: true, job: jobById(run, p.id) as Job } as const;
@@ -122,7 +151,7 @@ export function sqliteDispatch(run: SqliteRunner): Sync<DispatchStore['dispatch'
 }
 
 function emptyReport(): MutableReport {
-  return { sessions: [], claimsReleased: 0, jobsRequeued: [], jobsFailed: [] };
+  return { sessions: [], claimsReleased: 0, locksReleased: 0, jobsRequeued: [], jobsFailed: [] };
 }
 
 export function sqliteRecovery(run: SqliteRunner): Sync<DispatchStore['recovery']> {
@@ -142,7 +171,7 @@ export function sqliteRecovery(run: SqliteRunner): Sync<DispatchStore['recovery'
       // orphaned job, guarded by the epoch and status it observed.
       for (const c of candidates) run.write(() => rescueOne(run, c, report));
       for (const job of run.read(() => orphanedJobs(run, p.limit ?? 100))) {
-        run.write(() => requeueOrFail(run, job, p.policy, report));
+        run.write(() => requeueOrFail(run, job, p.policy, report, 'recovered'));
       }
       return report;
     },
@@ -166,6 +195,7 @@ function rescueOne(run: SqliteRunner, c: { id: number; heartbeat_at: number }, r
     detail: { heartbeatAt: c.heartbeat_at },
   });
   report.claimsReleased += releaseAllClaims(run, now, c.id, 'recovered');
+  report.locksReleased += releaseSessionLocks(run, now, c.id, 'recovered').length;
 }
 
 /** Active jobs whose runner or agent session is no longer live: stale, or ended without finishing them. */
@@ -180,12 +210,16 @@ function orphanedJobs(run: SqliteRunner, limit: number): JobRow[] {
     .all(limit) as JobRow[];
 }
 
-/** Requeues with backoff, or fails once attempts run out; guarded by the epoch and status observed. */
+/**
+ * Requeues with backoff, or fails once attempts run out; guarded by the epoch and status observed.
+ * Either way the run ended, so its workspace lock is released in the same transaction.
+ */
 function requeueOrFail(
   run: SqliteRunner,
   job: JobRow,
   policy: RetryPolicy,
   report: MutableReport,
+  lockOutcome: LockOutcome,
   reason?: string,
 ): boolean {
   const now = run.now();
@@ -203,6 +237,7 @@ function requeueOrFail(
     if (changed === 0) return false;
     report.jobsRequeued.push(job.id);
     appendAudit(run, { ...base, type: 'job:requeued', detail: { reason: why, attempt: job.attempt } });
+    releaseJobLocks(run, now, job.id, lockOutcome);
   } else {
     const changed = run
       .prepare(
@@ -213,6 +248,7 @@ function requeueOrFail(
     if (changed === 0) return false;
     report.jobsFailed.push(job.id);
     appendAudit(run, { ...base, type: 'job:finished', detail: { status: 'failed', reason: why } });
+    releaseJobLocks(run, now, job.id, lockOutcome);
   }
   return true;
 }

@@ -2,6 +2,7 @@
 import { isTerminalJobState, type Job, type JobState, type JobTransitionResult } from '../../core/job.js';
 import { ConflictError, NotFoundError } from '../../core/errors.js';
 import type { Store } from '../store.js';
+import { releaseJobLocks } from './locks.js';
 import { appendAudit, toJob, type JobRow } from './rows.js';
 import type { SqliteRunner } from './runner.js';
 import { insertTask, sessionRow, taskRow } from './tasks-claims.js';
@@ -61,17 +62,25 @@ export function sqliteJobs(run: SqliteRunner): Store['jobs'] {
         run.write(() => {
           const session = sessionRow(run, p.session, true);
           const now = run.now();
+          const start = p.start === true;
           // The single writer makes select-and-update atomic; the status guard is kept anyway.
           const row = run
             .prepare(
-              `UPDATE jobs SET status = 'claimed', epoch = epoch + 1, attempt = attempt + 1,
-                 session_id = ?, host = ?, claimed_at = ?, started_at = NULL, reason = NULL
-               WHERE id = (SELECT id FROM jobs WHERE status = 'queued' AND run_after <= ?
+              `UPDATE jobs SET status = @status, epoch = epoch + 1, attempt = attempt + 1,
+                 session_id = @session, host = @host, claimed_at = @now, started_at = @startedAt,
+                 reason = NULL
+               WHERE id = (SELECT id FROM jobs WHERE status = 'queued' AND run_after <= @now
                            ORDER BY priority, queued_at, id LIMIT 1)
                  AND status = 'queued'
                ${RETURNING}`,
             )
-            .get(p.session, p.host ?? session.host, now, now) as JobRow | undefined;
+            .get({
+              status: start ? 'running' : 'claimed',
+              session: p.session,
+              host: p.host ?? session.host,
+              now,
+              startedAt: start ? now : null,
+            }) as JobRow | undefined;
           if (row === undefined) return null;
           appendAudit(run, {
             at: now,
@@ -82,6 +91,16 @@ export function sqliteJobs(run: SqliteRunner): Store['jobs'] {
             epoch: row.epoch,
             detail: { attempt: row.attempt, host: row.host },
           });
+          if (start) {
+            appendAudit(run, {
+              at: now,
+              type: 'job:started',
+              key: row.key,
+              jobId: row.id,
+              session: p.session,
+              epoch: row.epoch,
+            });
+          }
           return toJob(row);
         }),
       ),
@@ -140,6 +159,7 @@ export function sqliteJobs(run: SqliteRunner): Store['jobs'] {
               epoch: p.epoch,
               detail: { status: p.status, exitCode: p.exitCode ?? null },
             });
+            releaseJobLocks(run, now, p.id, 'released');
           }
           return lostOr(run, p.id, row);
         }),
@@ -148,6 +168,8 @@ export function sqliteJobs(run: SqliteRunner): Store['jobs'] {
       Promise.resolve(
         run.write(() => {
           const now = run.now();
+          const was = (run.prepare('SELECT status FROM jobs WHERE id = ?').get(p.id) as { status: string } | undefined)
+            ?.status;
           const row = run
             .prepare(
               `UPDATE jobs SET status = 'cancelled', finished_at = ?, reason = ?
@@ -164,6 +186,9 @@ export function sqliteJobs(run: SqliteRunner): Store['jobs'] {
               epoch: row.epoch,
               detail: { reason: row.reason },
             });
+            // A running job's agent may still be at work: its runner releases the lock once the
+            // tree is dead (workspaceLocks.releaseJob). Before that, no agent was ever spawned.
+            if (was !== 'running') releaseJobLocks(run, now, p.id, 'released');
           }
           return lostOr(run, p.id, row);
         }),

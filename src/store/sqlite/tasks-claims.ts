@@ -3,6 +3,7 @@ import type { ClaimResult, FencedResult } from '../../core/claim.js';
 import { ConflictError, FencedError, NotFoundError } from '../../core/errors.js';
 import { PRIORITY_DEFAULT } from '../../core/validate.js';
 import type { Store } from '../store.js';
+import { releaseSessionLocks } from './locks.js';
 import {
   appendAudit,
   holderOf,
@@ -121,6 +122,7 @@ export function sqliteSessions(run: SqliteRunner): Store['sessions'] {
           if (row.state !== 'live') return false;
           const now = run.now();
           releaseAllClaims(run, now, id, 'abandoned');
+          releaseSessionLocks(run, now, id, 'abandoned');
           run
             .prepare(`UPDATE sessions SET state = 'ended', ended_at = ? WHERE id = ?`)
             .run(now, id);

@@ -4,9 +4,19 @@
  * table's primary key backs the guard all the same.
  */
 import { ConflictError, NotFoundError } from '../../core/errors.js';
-import type { LockHolder, LockReleaseResult, LockResult, WorkspaceLock } from '../../core/workspace-lock.js';
+import type { LockReleaseResult, LockResult } from '../../core/workspace-lock.js';
 import type { Agent, Project, TaskRequirements, Workspace, WorkspaceKind } from '../../core/workspace-plan.js';
 import type { WorkspaceStore } from '../workspace-store.js';
+import {
+  grantLock,
+  keyOfJob,
+  liveLock,
+  releaseJobLocks,
+  releaseLock,
+  releaseSessionLocks,
+  toHolder,
+  toLock,
+} from './locks.js';
 import { appendAudit } from './rows.js';
 import { fromSync, type SqliteRunner, type Sync } from './runner.js';
 import { sessionRow, taskRow } from './tasks-claims.js';
@@ -25,37 +35,12 @@ interface AgentRow {
   workspace: string | null;
 }
 
-interface LockRow {
-  workspace: string;
-  job_id: number | null;
-  session_id: number;
-  epoch: number;
-  acquired_at: number;
-  host: string;
-}
-
 const toWorkspace = (r: WorkspaceRow): Workspace => ({ name: r.name, path: r.path, kind: r.kind as WorkspaceKind });
 const toAgent = (r: AgentRow): Agent => ({ ...r });
 const toProject = (r: { name: string; primary_workspace: string | null }): Project => ({
   name: r.name,
   primaryWorkspace: r.primary_workspace,
 });
-const toLock = (r: LockRow): WorkspaceLock => ({
-  workspace: r.workspace,
-  session: r.session_id,
-  jobId: r.job_id,
-  epoch: r.epoch,
-  acquiredAt: r.acquired_at,
-});
-const toHolder = (r: LockRow): LockHolder => ({
-  session: r.session_id,
-  host: r.host,
-  jobId: r.job_id,
-  since: r.acquired_at,
-  epoch: r.epoch,
-});
-
-const LOCK_SELECT = `SELECT l.*, s.host FROM workspace_locks l JOIN sessions s ON s.id = l.session_id`;
 
 /** Every workspace group of the port, for spreading into the store. */
 export function sqliteWorkspaceGroups(run: SqliteRunner): WorkspaceStore {
@@ -73,7 +58,7 @@ function workspaceRow(run: SqliteRunner, name: string): WorkspaceRow | undefined
 }
 
 /** The workspace row, or NotFoundError saying how to add it. */
-function existingWorkspace(run: SqliteRunner, name: string): WorkspaceRow {
+export function existingWorkspace(run: SqliteRunner, name: string): WorkspaceRow {
   const row = workspaceRow(run, name);
   if (row === undefined) throw new NotFoundError('workspace', name, 'add it with `baton workspace add`');
   return row;
@@ -203,89 +188,46 @@ function sqliteWorkspaceTasks(run: SqliteRunner): Sync<WorkspaceStore['workspace
 }
 
 function sqliteWorkspaceLocks(run: SqliteRunner): Sync<WorkspaceStore['workspaceLocks']> {
-  const live = (workspace: string): LockRow | undefined =>
-    run.prepare(`${LOCK_SELECT} WHERE l.workspace = ?`).get(workspace) as LockRow | undefined;
-  const keyOfJob = (jobId: number | null): string | null => {
-    if (jobId === null) return null;
-    const row = run.prepare('SELECT t.key FROM jobs j JOIN tasks t ON t.id = j.task_id WHERE j.id = ?').get(jobId);
-    return (row as { key: string } | undefined)?.key ?? null;
-  };
-  const released = (l: LockRow, now: number, outcome: string): void =>
-    appendAudit(run, {
-      at: now,
-      type: 'lock:released',
-      key: keyOfJob(l.job_id),
-      jobId: l.job_id,
-      session: l.session_id,
-      epoch: l.epoch,
-      detail: { workspace: l.workspace, outcome },
-    });
   return {
     acquire: (p) =>
       run.write((): LockResult => {
         const ws = existingWorkspace(run, p.workspace);
         sessionRow(run, p.session, true);
         const jobId = p.jobId ?? null;
-        const key = keyOfJob(jobId);
+        const key = keyOfJob(run, jobId);
         if (jobId !== null && key === null) throw new NotFoundError('job', String(jobId));
-        const current = live(ws.name);
+        const current = liveLock(run, ws.name);
         if (current !== undefined) {
           if (current.session_id === p.session && current.job_id === jobId) {
             return { ok: true, lock: toLock(current), granted: false };
           }
           return { ok: false, reason: 'held', holder: toHolder(current) };
         }
-        const now = run.now();
-        const epoch = ws.lock_epoch + 1;
-        run.prepare('UPDATE workspaces SET lock_epoch = ? WHERE name = ?').run(epoch, ws.name);
-        run
-          .prepare(
-            `INSERT INTO workspace_locks (workspace, job_id, session_id, epoch, acquired_at)
-             VALUES (?, ?, ?, ?, ?)`,
-          )
-          .run(ws.name, jobId, p.session, epoch, now);
-        appendAudit(run, {
-          at: now,
-          type: 'lock:acquired',
-          key,
-          jobId,
-          session: p.session,
-          epoch,
-          detail: { workspace: ws.name },
-        });
-        const lock = { workspace: ws.name, session: p.session, jobId, epoch, acquiredAt: now };
-        return { ok: true, lock, granted: true };
+        const grant = { workspace: ws.name, lockEpoch: ws.lock_epoch, session: p.session, jobId, key };
+        return { ok: true, lock: grantLock(run, run.now(), grant), granted: true };
       }),
     release: (p) =>
       run.write((): LockReleaseResult => {
         existingWorkspace(run, p.workspace);
         sessionRow(run, p.session, false);
-        const current = live(p.workspace);
+        const current = liveLock(run, p.workspace);
         if (current === undefined || current.session_id !== p.session || current.epoch !== p.epoch) {
           return { ok: false, reason: 'fenced', current: current === undefined ? null : toHolder(current) };
         }
-        run.prepare('DELETE FROM workspace_locks WHERE workspace = ? AND epoch = ?').run(p.workspace, p.epoch);
-        released(current, run.now(), 'released');
+        releaseLock(run, run.now(), current, 'released');
         return { ok: true };
       }),
     current: (workspace) =>
       run.read(() => {
         existingWorkspace(run, workspace);
-        const row = live(workspace);
+        const row = liveLock(run, workspace);
         return row === undefined ? null : toLock(row);
       }),
     releaseBySession: (p) =>
       run.write(() => {
         sessionRow(run, p.session, false);
-        const rows = run
-          .prepare(`${LOCK_SELECT} WHERE l.session_id = ? ORDER BY l.workspace`)
-          .all(p.session) as LockRow[];
-        const now = run.now();
-        for (const l of rows) {
-          run.prepare('DELETE FROM workspace_locks WHERE workspace = ? AND epoch = ?').run(l.workspace, l.epoch);
-          released(l, now, p.outcome ?? 'recovered');
-        }
-        return rows.map(toLock);
+        return releaseSessionLocks(run, run.now(), p.session, p.outcome ?? 'recovered').map(toLock);
       }),
+    releaseJob: (p) => run.write(() => releaseJobLocks(run, run.now(), p.jobId, 'released', p.session).map(toLock)),
   };
 }

@@ -1,0 +1,142 @@
+/**
+ * `baton guard install | check`: a git pre-push hook that refuses a push from a worktree whose
+ * claim is no longer current. `install` records the claim in the worktree and writes the hook;
+ * `check`, which the hook runs, exits 0 while the claim is current and 3 once it is fenced off.
+ */
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Command } from 'commander';
+import { Coordinator } from '../../coordinator/coordinator.js';
+import {
+  absoluteDb,
+  checkGuard,
+  guardContext,
+  installGuard,
+  parseGuardClaim,
+  type GuardClaim,
+  type GuardVerdict,
+} from '../../coordinator/guard.js';
+import { InvalidInputError } from '../../core/errors.js';
+import { DEFAULT_DB, openStore, parseDbUrl } from '../../store/open.js';
+import { Output } from '../output.js';
+import { Refusal } from '../refusal.js';
+import { dbUrl, type GlobalOptions } from '../run.js';
+
+interface InstallOptions {
+  readonly dir?: string;
+  readonly session?: string;
+  readonly key?: string;
+  readonly epoch?: string;
+}
+
+interface CheckOptions {
+  readonly dir?: string;
+  readonly defaultDb?: string;
+}
+
+export function registerGuard(program: Command): void {
+  const guard = program
+    .command('guard')
+    .description('refuse git pushes from a worktree whose claim was fenced off (a pre-push hook)');
+  guard
+    .command('install')
+    .description("record a worktree's claim and write the pre-push hook that checks it")
+    .option('--dir <worktree>', 'the worktree (default: the current directory)')
+    .option('--session <id>', "the claim's session (default $BATON_SESSION)")
+    .option('--key <key>', "the claim's task (default $BATON_KEY)")
+    .option('--epoch <n>', "the claim's epoch (default $BATON_EPOCH)")
+    .action((o: InstallOptions, cmd: Command) => install(o, cmd));
+  guard
+    .command('check')
+    .description("exit 0 while the worktree's claim is current, 3 once it is fenced off (the hook runs this)")
+    .option('--dir <worktree>', 'the worktree (default: the current directory)')
+    .option('--default-db <url>', 'the database when neither --db nor the source of the claim names one')
+    .action((o: CheckOptions, cmd: Command) => check(o, cmd));
+}
+
+async function install(o: InstallOptions, cmd: Command): Promise<void> {
+  const globals = cmd.optsWithGlobals<GlobalOptions>();
+  const env = process.env;
+  const raw = {
+    session: o.session ?? env['BATON_SESSION'],
+    key: o.key ?? env['BATON_KEY'],
+    epoch: o.epoch ?? env['BATON_EPOCH'],
+  };
+  if (!raw.session || !raw.key || !raw.epoch) {
+    throw new InvalidInputError(
+      'guard install needs the claim it guards',
+      'give --session, --key and --epoch, or set BATON_SESSION, BATON_KEY and BATON_EPOCH',
+    );
+  }
+  const claim = parseGuardClaim(raw);
+  const dir = resolve(o.dir ?? '.');
+  const db = absoluteDb(dbUrl(globals), process.cwd());
+  await withBaton(db, globals, async (baton, out) => {
+    const verdict = await checkGuard(baton, claim);
+    if (!verdict.ok) throw fencedRefusal(verdict, `nothing to guard: ${verdict.why}`, 'claim the task first');
+    const result = await installGuard({ dir, claim, db, node: process.execPath, batonBin: batonBin() });
+    out.result({ ...result, dir, db, ...claim }, () => [
+      `guarding pushes from ${dir}: session ${claim.session} holds ${claim.key} at epoch ${claim.epoch}`,
+      `${result.created ? 'wrote' : 'rewrote'} ${result.hook}`,
+    ]);
+  });
+}
+
+async function check(o: CheckOptions, cmd: Command): Promise<void> {
+  const globals = cmd.optsWithGlobals<GlobalOptions>();
+  const dir = resolve(o.dir ?? '.');
+  const context = await guardContext(dir, process.env);
+  if (context === null) {
+    // Not a Baton worktree (the hook is shared by every checkout of the repository): not guarded.
+    new Output(globals.json === true).result({ ok: true, guarded: false, dir }, () => []);
+    return;
+  }
+  const db = globals.db ?? context.db ?? o.defaultDb ?? DEFAULT_DB;
+  await withBaton(db, globals, async (baton, out) => {
+    const verdict = await checkGuard(baton, context.claim);
+    if (!verdict.ok) throw fencedRefusal(verdict, `push refused: ${verdict.why}`, 'your work is fenced off');
+    const { session, key, epoch } = context.claim;
+    out.result({ ok: true, guarded: true, dir, source: context.source, ...context.claim }, () =>
+      `push allowed: session ${session} holds ${key} at epoch ${epoch}`,
+    );
+  });
+}
+
+function fencedRefusal(verdict: Exclude<GuardVerdict, { ok: true }>, message: string, hint: string): Refusal {
+  const claim: GuardClaim = verdict.claim;
+  return new Refusal('fenced', 'fenced', message, hint, { ...claim, reason: verdict.reason, current: verdict.current });
+}
+
+/** Opens the named database, never creating one: a missing SQLite file is a wrong path, not a new cluster. */
+async function withBaton(
+  db: string,
+  globals: GlobalOptions,
+  work: (baton: Coordinator, out: Output) => Promise<void>,
+): Promise<void> {
+  const target = parseDbUrl(db);
+  if (target.engine === 'sqlite' && !existsSync(target.path)) {
+    throw new InvalidInputError(
+      `the database ${target.path} does not exist`,
+      'pass --db, or set BATON_DB, to the database the claim was made in',
+    );
+  }
+  const store = await openStore(db);
+  try {
+    await work(new Coordinator(store), new Output(globals.json === true));
+  } finally {
+    await store.close();
+  }
+}
+
+/** bin/baton.js of this installation, which the hook runs by its absolute path. */
+function batonBin(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const bin = join(dir, 'bin', 'baton.js');
+    if (existsSync(bin)) return bin;
+    const up = dirname(dir);
+    if (up === dir) throw new Error(`no bin/baton.js above ${fileURLToPath(import.meta.url)}`);
+    dir = up;
+  }
+}

@@ -1,0 +1,188 @@
+/**
+ * End-to-end tests of `baton guard`: a real repository with a bare remote, a worktree per claim
+ * (prepareWorktree), the pre-push hook installed by the CLI, and real `git push`es, on SQLite and,
+ * when the test runner provides servers, on PostgreSQL.
+ */
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { bothEngines, sqliteDatabase, type TestDatabase } from '../../test/support/databases.js';
+import { commitFile, git, isolateGit, makeRepo } from '../../test/support/git.js';
+import { prepareWorktree } from '../os/worktree.js';
+
+interface Run {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+const KEY = 'github:acme/api#1246';
+const BRANCH = 'baton/github-acme-api-1246';
+const home = isolateGit();
+
+function repoRoot(from: string): string {
+  let dir = from;
+  while (!existsSync(join(dir, 'package.json'))) dir = dirname(dir);
+  return dir;
+}
+const root = repoRoot(dirname(fileURLToPath(import.meta.url)));
+
+/** The environment of a push or a baton call: no claim variables unless the test sets them. */
+function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
+  for (const name of ['BATON_DEBUG', 'BATON_SESSION', 'BATON_KEY', 'BATON_EPOCH']) {
+    if (extra[name] === undefined) delete env[name];
+  }
+  return env;
+}
+
+function spawn(file: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<Run> {
+  return new Promise((done) => {
+    execFile(file, args, { cwd, env }, (error, stdout, stderr) => {
+      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
+      done({ code, stdout, stderr });
+    });
+  });
+}
+
+/** One database, one repository with a remote, and the calls a test makes against them. */
+async function setup(engine: TestDatabase) {
+  const db = await engine.fresh();
+  const { repo, remote, base } = makeRepo(home);
+  const baton = (args: string[], env: Record<string, string> = {}, cwd = root): Promise<Run> =>
+    spawn(process.execPath, [join(root, 'bin/baton.js'), ...args], cwd, cleanEnv({ BATON_DB: db, ...env }));
+  const ok = async (...args: string[]): Promise<string> => {
+    const run = await baton(args);
+    assert.equal(run.code, 0, `baton ${args.join(' ')}: ${run.stderr}`);
+    return run.stdout.trim();
+  };
+  const session = (host: string): Promise<string> => ok('session', 'start', '--host', host);
+  const claim = async (key: string, s: string): Promise<number> =>
+    (JSON.parse(await ok('claim', key, '--session', s, '--json')) as { epoch: number }).epoch;
+  /** A pushed-to branch's commit on the remote, or null. */
+  const remoteHead = (branch: string): string | null => {
+    const refs = git(remote, 'for-each-ref', '--format=%(objectname)', `refs/heads/${branch}`);
+    return refs === '' ? null : refs;
+  };
+  const push = (cwd: string, branch: string, env: Record<string, string> = {}): Promise<Run> =>
+    spawn('git', ['push', '--quiet', 'origin', branch], cwd, cleanEnv(env));
+  /** A task claimed by a new session on box-1, its worktree, and the guard installed in it. */
+  const guarded = async (key: string) => {
+    await ok('task', 'add', key);
+    const s = await session('box-1');
+    const epoch = await claim(key, s);
+    const wt = await prepareWorktree({ repoPath: repo, key, epoch, baseDir: base });
+    await ok('guard', 'install', '--dir', wt.path, '--session', s, '--key', key, '--epoch', String(epoch));
+    return { session: s, epoch, ...wt };
+  };
+  return { db, repo, baton, ok, session, claim, remoteHead, push, guarded };
+}
+
+function engines(): readonly TestDatabase[] {
+  return process.env['BATON_TEST_PG_SERVERS'] ? bothEngines() : [sqliteDatabase()];
+}
+
+after(() => rmSync(home, { recursive: true, force: true }));
+
+for (const engine of engines()) {
+  describe(`baton guard on ${engine.name}`, { concurrency: 4 }, () => {
+    test('lets a push through while the claim is current and refuses it once the claim moved', async () => {
+      const t = await setup(engine);
+      const wt = await t.guarded(KEY);
+      const first = commitFile(wt.path, 'fix.ts', 'export {};\n');
+      const allowed = await t.push(wt.path, BRANCH);
+      assert.equal(allowed.code, 0, allowed.stderr);
+      assert.equal(t.remoteHead(BRANCH), first);
+
+      await t.ok('release', KEY, '--session', wt.session, '--epoch', String(wt.epoch));
+      const other = await t.session('box-2');
+      assert.equal(await t.claim(KEY, other), 2);
+      commitFile(wt.path, 'late.ts', 'export {};\n');
+      const refused = await t.push(wt.path, BRANCH);
+      assert.notEqual(refused.code, 0);
+      const line = `baton: push refused: the claim on ${KEY} moved to epoch 2 held by session ${other} on box-2`;
+      assert.ok(refused.stderr.includes(`${line} — your work is fenced off`), refused.stderr);
+      assert.equal(t.remoteHead(BRANCH), first, 'the remote branch did not move');
+    });
+
+    test('exits 3 with one line naming the new holder when checked directly', async () => {
+      const t = await setup(engine);
+      const wt = await t.guarded(KEY);
+      const current = await t.baton(['guard', 'check'], {}, wt.path);
+      assert.equal(current.code, 0, current.stderr);
+      assert.match(current.stdout, new RegExp(`push allowed: session ${wt.session} holds .* at epoch 1`));
+      await t.ok('release', KEY, '--session', wt.session, '--epoch', '1');
+      const other = await t.session('box-2');
+      await t.claim(KEY, other);
+      const fenced = await t.baton(['guard', 'check', '--dir', wt.path]);
+      assert.equal(fenced.code, 3);
+      assert.deepEqual(fenced.stderr.split('\n').filter((l) => l !== ''), [
+        `baton: push refused: the claim on ${KEY} moved to epoch 2 held by session ${other} on box-2 — ` +
+          'your work is fenced off',
+      ]);
+    });
+
+    test('refuses the push once the pushing session has ended', async () => {
+      const t = await setup(engine);
+      const wt = await t.guarded(KEY);
+      await t.ok('session', 'end', wt.session);
+      commitFile(wt.path, 'fix.ts', 'export {};\n');
+      const refused = await t.push(wt.path, BRANCH);
+      assert.notEqual(refused.code, 0);
+      assert.match(refused.stderr, /push refused: session \d+ is ended/);
+      assert.equal(t.remoteHead(BRANCH), null);
+      assert.equal((await t.baton(['guard', 'check', '--dir', wt.path])).code, 3);
+    });
+
+    test('guards each worktree by its own claim although all worktrees share one hook', async () => {
+      const t = await setup(engine);
+      const a = await t.guarded(KEY);
+      const b = await t.guarded('JIRA-12');
+      await t.ok('release', KEY, '--session', a.session, '--epoch', '1');
+      commitFile(a.path, 'a.ts', 'a\n');
+      const pushedB = commitFile(b.path, 'b.ts', 'b\n');
+      assert.notEqual((await t.push(a.path, a.branch)).code, 0);
+      assert.equal((await t.push(b.path, b.branch)).code, 0);
+      assert.equal(t.remoteHead(a.branch), null);
+      assert.equal(t.remoteHead(b.branch), pushedB);
+      // The main checkout records no claim: the shared hook lets it push.
+      commitFile(t.repo, 'main.txt', 'main\n');
+      assert.equal((await t.push(t.repo, 'main')).code, 0);
+    });
+
+    test("takes the claim from BATON_SESSION, BATON_KEY and BATON_EPOCH before the worktree's record", async () => {
+      const t = await setup(engine);
+      const wt = await t.guarded(KEY);
+      const stale = { BATON_SESSION: wt.session, BATON_KEY: KEY, BATON_EPOCH: '7' };
+      const refused = await t.baton(['guard', 'check', '--dir', wt.path], stale);
+      assert.equal(refused.code, 3);
+      assert.match(refused.stderr, /the claim on \S+ moved to epoch 1 held by session/);
+      commitFile(wt.path, 'fix.ts', 'export {};\n');
+      assert.notEqual((await t.push(wt.path, BRANCH, stale)).code, 0);
+      assert.equal((await t.push(wt.path, BRANCH)).code, 0);
+    });
+
+    test('refuses to install for a claim that is not current, or over a hook that is not its own', async () => {
+      const t = await setup(engine);
+      await t.ok('task', 'add', KEY);
+      const s = await t.session('box-1');
+      const wt = await prepareWorktree({ repoPath: t.repo, key: KEY, epoch: 1, baseDir: join(t.repo, '..', 'w') });
+      const install = ['guard', 'install', '--dir', wt.path];
+      const notHeld = await t.baton([...install, '--session', s, '--key', KEY, '--epoch', '1']);
+      assert.equal(notHeld.code, 3);
+      assert.match(notHeld.stderr, /nothing to guard: the claim on \S+ at epoch 1 is no longer live/);
+      await t.claim(KEY, s);
+      const hook = join(t.repo, '.git', 'hooks', 'pre-push');
+      writeFileSync(hook, '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+      const theirs = await t.baton(install, { BATON_SESSION: s, BATON_KEY: KEY, BATON_EPOCH: '1' });
+      assert.equal(theirs.code, 3);
+      assert.match(theirs.stderr, /pre-push exists and is not Baton's/);
+      assert.equal(readFileSync(hook, 'utf8'), '#!/bin/sh\nexit 0\n');
+      const missing = await t.baton(install);
+      assert.equal(missing.code, 2);
+    });
+  });
+}

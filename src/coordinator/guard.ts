@@ -1,0 +1,167 @@
+/**
+ * The push guard: a git pre-push hook that refuses a push once the pushing claim is fenced off.
+ * Hooks live in the repository's common hooks directory, shared by every worktree, so the claim a
+ * worktree works under is recorded in that worktree's own git directory (`baton-claim.json`); the
+ * BATON_SESSION, BATON_KEY and BATON_EPOCH the runner gives its agents take precedence over it.
+ * A checkout with neither (the main checkout of a human) is not guarded.
+ */
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Holder } from '../core/claim.js';
+import { ConflictError, InvalidInputError } from '../core/errors.js';
+import { validateEpoch, validateId, validateKey } from '../core/validate.js';
+import { git, gitDirOf } from '../os/git.js';
+import { absoluteDbUrl } from '../store/open.js';
+import type { Coordinator } from './coordinator.js';
+
+/** The per-worktree record, in the directory `git rev-parse --git-dir` names. */
+export const CLAIM_FILE = 'baton-claim.json';
+/** The line that marks a pre-push hook as Baton's, so it may be replaced. */
+export const HOOK_MARKER = '# baton-guard:';
+
+export interface GuardClaim {
+  readonly session: number;
+  readonly key: string;
+  readonly epoch: number;
+}
+
+/** A claim and where it came from; db is null when the source did not name a database. */
+export interface GuardContext {
+  readonly claim: GuardClaim;
+  readonly db: string | null;
+  readonly source: 'env' | 'file';
+}
+
+export type GuardVerdict =
+  | { readonly ok: true; readonly claim: GuardClaim }
+  | {
+      readonly ok: false;
+      readonly reason: 'moved' | 'released' | 'session_ended';
+      readonly claim: GuardClaim;
+      /** Who holds the task now, if anyone. */
+      readonly current: Holder | null;
+      /** Why, in words: `the claim on K moved to epoch N held by session S on H`. */
+      readonly why: string;
+    };
+
+export function parseGuardClaim(input: { session: unknown; key: unknown; epoch: unknown }): GuardClaim {
+  return {
+    session: validateId('session', input.session),
+    key: validateKey(input.key),
+    epoch: validateEpoch(input.epoch),
+  };
+}
+
+/** The claim in BATON_SESSION, BATON_KEY and BATON_EPOCH, when all three are set. */
+export function claimFromEnv(env: NodeJS.ProcessEnv): GuardContext | null {
+  const [session, key, epoch] = [env['BATON_SESSION'], env['BATON_KEY'], env['BATON_EPOCH']];
+  if (!session || !key || !epoch) return null;
+  const db = env['BATON_DB'];
+  return { claim: parseGuardClaim({ session, key, epoch }), db: db ? db : null, source: 'env' };
+}
+
+/** The claim recorded for the worktree at `dir` by `baton guard install`, or null. */
+export async function claimFromWorktree(dir: string): Promise<GuardContext | null> {
+  const file = join(await gitDirOf(dir, 'worktree'), CLAIM_FILE);
+  if (!existsSync(file)) return null;
+  let raw: { session?: unknown; key?: unknown; epoch?: unknown; db?: unknown };
+  try {
+    raw = JSON.parse(readFileSync(file, 'utf8')) as typeof raw;
+  } catch (error) {
+    throw new InvalidInputError(`${file} is not valid JSON (${String(error)})`, 'run `baton guard install` again');
+  }
+  const db = typeof raw.db === 'string' && raw.db !== '' ? raw.db : null;
+  return { claim: parseGuardClaim({ session: raw.session, key: raw.key, epoch: raw.epoch }), db, source: 'file' };
+}
+
+/** The environment's claim if it names one, else the worktree's; null when neither does. */
+export async function guardContext(dir: string, env: NodeJS.ProcessEnv): Promise<GuardContext | null> {
+  return claimFromEnv(env) ?? (await claimFromWorktree(dir));
+}
+
+/** Whether (session, epoch) is still the task's live claim, and if not, who has it now. */
+export async function checkGuard(baton: Coordinator, claim: GuardClaim): Promise<GuardVerdict> {
+  const { key, epoch } = claim;
+  const session = await baton.getSession(claim.session);
+  const { claim: live, holder } = await baton.showTask(key);
+  const mine = live !== null && live.session === claim.session && live.epoch === epoch;
+  if (mine && session.state === 'live') return { ok: true, claim };
+  const refused = (reason: 'moved' | 'released' | 'session_ended', why: string): GuardVerdict => ({
+    ok: false,
+    reason,
+    claim,
+    current: holder,
+    why,
+  });
+  if (live !== null && holder !== null && !mine) {
+    const to = `epoch ${live.epoch} held by session ${live.session} on ${holder.host}`;
+    return refused('moved', `the claim on ${key} moved to ${to}`);
+  }
+  if (session.state !== 'live') {
+    const gone = `its claim on ${key} at epoch ${epoch} is gone`;
+    return refused('session_ended', `session ${session.id} is ${session.state}, so ${gone}`);
+  }
+  return refused('released', `the claim on ${key} at epoch ${epoch} is no longer live and no one holds the task now`);
+}
+
+/** A database URL that means the same from any directory: a relative SQLite path made absolute. */
+/** A database URL that means the same from any directory. */
+export const absoluteDb = absoluteDbUrl;
+
+export interface GuardInstallParams {
+  /** Any directory inside the worktree. */
+  readonly dir: string;
+  readonly claim: GuardClaim;
+  /** Recorded with the claim and in the hook; make it absolute first (absoluteDb). */
+  readonly db: string;
+  /** Absolute paths of the node binary and of bin/baton.js, which the hook runs. */
+  readonly node: string;
+  readonly batonBin: string;
+}
+
+export interface GuardInstallResult {
+  readonly hook: string;
+  readonly claimFile: string;
+  /** false when a Baton hook was there already and was rewritten. */
+  readonly created: boolean;
+}
+
+/** The pre-push hook: runs `baton guard check` in the worktree that pushes. */
+export function hookScript(p: Pick<GuardInstallParams, 'db' | 'node' | 'batonBin'>): string {
+  const q = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
+  return [
+    '#!/bin/sh',
+    `${HOOK_MARKER} installed by \`baton guard install\`. Refuses a push once the claim this worktree`,
+    '# works under is fenced off. The claim comes from BATON_SESSION/BATON_KEY/BATON_EPOCH, else from',
+    `# ${CLAIM_FILE} in the worktree's git directory; a checkout with neither is not guarded.`,
+    `exec ${q(p.node)} ${q(p.batonBin)} guard check --default-db ${q(p.db)}`,
+    '',
+  ].join('\n');
+}
+
+/**
+ * Records the claim in the worktree's git directory and writes the pre-push hook into the hooks
+ * directory git uses for it (the common one, or core.hooksPath). Refuses to replace a hook that is
+ * not Baton's. The caller checks first that the claim is current (checkGuard).
+ */
+export async function installGuard(p: GuardInstallParams): Promise<GuardInstallResult> {
+  const dir = resolve(p.dir);
+  const gitDir = await gitDirOf(dir, 'worktree');
+  const hooks = resolve(dir, await git(['rev-parse', '--git-path', 'hooks'], { cwd: dir }));
+  mkdirSync(hooks, { recursive: true });
+  const hook = join(hooks, 'pre-push');
+  const existing = existsSync(hook) ? readFileSync(hook, 'utf8') : null;
+  if (existing !== null && !existing.includes(HOOK_MARKER)) {
+    throw new ConflictError(
+      `${hook} exists and is not Baton's`,
+      `add this line to it yourself: ${JSON.stringify(p.node)} ${JSON.stringify(p.batonBin)} guard check`,
+    );
+  }
+  const claimFile = join(gitDir, CLAIM_FILE);
+  const record = { db: p.db, session: p.claim.session, key: p.claim.key, epoch: p.claim.epoch };
+  writeFileSync(claimFile, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
+  chmodSync(claimFile, 0o600);
+  writeFileSync(hook, hookScript(p), { mode: 0o755 });
+  chmodSync(hook, 0o755);
+  return { hook, claimFile, created: existing === null };
+}

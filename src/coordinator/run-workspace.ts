@@ -1,0 +1,141 @@
+/**
+ * Where one run's agent works, settled after Step 0 (the claim granted, its epoch known) from the
+ * task's workspace plan, resolved again here because a binding may have changed since placement:
+ *
+ * | plan                        | the run                                                         |
+ * |-----------------------------|-----------------------------------------------------------------|
+ * | lock mode none              | in the runner's directory; no lock is touched                   |
+ * | exclusive, kind dir         | in the workspace's path, under the workspace's lock             |
+ * | exclusive, kind worktree    | in a git worktree of the workspace made for this claim epoch,   |
+ * |                             |   retired when the run ends (unpushed work archived to a ref);  |
+ * |                             |   no workspace lock: the task's claim is the exclusion          |
+ * | unresolved                  | not run: the job fails with WORKSPACE_UNRESOLVED, cause and fix |
+ *
+ * The lock was normally taken by the placement, for this runner's session and this job; taking
+ * it again here is idempotent for that pair. A job placed as cognitive whose task became coding
+ * since takes it here, or goes back to the queue, saying who holds the workspace. Either way the
+ * store releases it with the job's finish, cancel or requeue, or with this runner's session.
+ */
+import { statSync } from 'node:fs';
+import { BatonError, WorkspaceConfigurationError } from '../core/errors.js';
+import type { Job } from '../core/job.js';
+import { waitingForWorkspace } from '../core/workspace-lock.js';
+import type { Workspace, WorkspacePlan } from '../core/workspace-plan.js';
+import { prepareWorktree, retireWorktree } from '../os/worktree.js';
+import type { AgentRunOptions } from './agent-run.js';
+import { Workspaces } from './workspaces.js';
+
+export interface RunDirectory {
+  /** The agent's working directory. */
+  readonly path: string;
+  /** What the agent is told about it: BATON_WORKSPACE, and BATON_BRANCH for a worktree. */
+  readonly env: Readonly<Record<string, string>>;
+  /** Ends the run's use of the directory (retires a worktree); idempotent, never throws. */
+  retire(): Promise<void>;
+}
+
+type Options = Pick<AgentRunOptions, 'store' | 'host' | 'runnerSession' | 'cwd' | 'worktreeDir' | 'policy' | 'log'>;
+type Guard = { readonly id: number; readonly session: number; readonly epoch: number };
+/** Releases the run's claim on the task, with the outcome given. */
+type ReleaseClaim = (outcome: 'failed' | 'released') => Promise<unknown>;
+
+const nothingToRetire = (): Promise<void> => Promise.resolve();
+
+/**
+ * The directory the job's agent runs in, or null when it must not run: the job has then been
+ * ended or given back, with the reason on it, and the claim released.
+ */
+export async function settleWorkspace(
+  o: Options,
+  job: Job,
+  guard: Guard,
+  claimEpoch: number,
+  releaseClaim: ReleaseClaim,
+): Promise<RunDirectory | null> {
+  const { store } = o;
+  const say = (line: string): void => o.log(`job ${job.id} ${job.key}: ${line}`);
+  const fail = async (reason: string): Promise<null> => {
+    await store.jobs.finish({ ...guard, status: 'failed', reason });
+    await releaseClaim('failed');
+    say(`failed, ${reason}`);
+    return null;
+  };
+  let plan: WorkspacePlan;
+  try {
+    plan = (await new Workspaces(store).plan({ key: job.key })).plan;
+  } catch (error) {
+    if (!(error instanceof WorkspaceConfigurationError)) throw error;
+    return fail(`WORKSPACE_UNRESOLVED: ${error.message}; fix: ${error.hint ?? ''}`);
+  }
+  if (plan.lockMode === 'none') return { path: o.cwd, env: { BATON_WORKSPACE: '' }, retire: nothingToRetire };
+
+  const workspace = plan.workspace;
+  if (workspace.kind === 'worktree') {
+    // Every claim gets its own checkout on the task's branch; the claim is the exclusion.
+    try {
+      return await worktree(o, job, workspace, claimEpoch, say);
+    } catch (error) {
+      if (!(error instanceof BatonError)) throw error;
+      const fix = error.hint ?? 'see the runner log';
+      return fail(`worktree of workspace ${workspace.name}: ${error.message}; fix: ${fix}`);
+    }
+  }
+  const lock = await store.workspaceLocks.acquire({
+    workspace: workspace.name,
+    session: o.runnerSession,
+    jobId: job.id,
+  });
+  if (!lock.ok) {
+    const reason = waitingForWorkspace(workspace.name, lock.holder);
+    const r = await store.dispatch.requeue({ ...guard, reason, policy: o.policy });
+    await releaseClaim('released');
+    say(`${reason}: ${r.ok ? `back to the queue as ${r.job.status}` : 'lost'}`);
+    return null;
+  }
+  if (!isDirectory(workspace.path)) {
+    return fail(
+      `workspace ${workspace.name}: ${workspace.path} is not a directory on host ${o.host}; ` +
+        'fix: create it there, or bind the task to a workspace this host has',
+    );
+  }
+  return { path: workspace.path, env: { BATON_WORKSPACE: workspace.name }, retire: nothingToRetire };
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** A git worktree of the workspace's repository for this claim epoch, on the task's branch. */
+async function worktree(
+  o: Options,
+  job: Job,
+  workspace: Workspace,
+  claimEpoch: number,
+  say: (line: string) => void,
+): Promise<RunDirectory> {
+  const repoPath = workspace.path;
+  const { path, branch } = await prepareWorktree({ repoPath, key: job.key, epoch: claimEpoch, baseDir: o.worktreeDir });
+  say(`worktree ${path} on branch ${branch} (workspace ${workspace.name})`);
+  let retired: Promise<void> | null = null;
+  const retire = async (): Promise<void> => {
+    try {
+      const r = await retireWorktree({ repoPath, path, branch });
+      const archived =
+        r.archivedRef === null ? 'nothing unpushed to archive' : `unpushed work archived to ${r.archivedRef}`;
+      say(`worktree ${path} ${r.removed ? 'removed' : 'already gone'}, branch ${branch} kept, ${archived}`);
+    } catch (error) {
+      // The run's outcome stands; the worktree stays for an operator, and the next claim of the
+      // task retires it before making its own.
+      say(`could not retire worktree ${path}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  };
+  return {
+    path,
+    env: { BATON_WORKSPACE: workspace.name, BATON_BRANCH: branch },
+    retire: () => (retired ??= retire()),
+  };
+}

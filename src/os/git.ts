@@ -1,0 +1,132 @@
+/**
+ * Runs `git` as a child process (execFile, never a shell) for the worktree lifecycle and the
+ * push guard. Variables that would point git at another repository (GIT_DIR and friends, which git
+ * sets for the hooks it runs) are dropped, so every call is about the directory it names.
+ */
+import { execFile } from 'node:child_process';
+import { statSync } from 'node:fs';
+import { ConflictError, InvalidInputError } from '../core/errors.js';
+
+/** Set by git for hooks; inherited, they would override `cwd`. */
+const LOCATION_VARIABLES = [
+  'GIT_DIR',
+  'GIT_WORK_TREE',
+  'GIT_INDEX_FILE',
+  'GIT_COMMON_DIR',
+  'GIT_OBJECT_DIRECTORY',
+  'GIT_ALTERNATE_OBJECT_DIRECTORIES',
+  'GIT_PREFIX',
+  'GIT_NAMESPACE',
+];
+
+const OUTPUT_BYTES_MAX = 64 * 1024 * 1024;
+
+export interface GitOptions {
+  readonly cwd: string;
+  /** Extra variables for this call only, such as GIT_INDEX_FILE. */
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+/** A git command that failed: what ran, in which directory, and git's own words. */
+export class GitCommandError extends ConflictError {
+  constructor(
+    readonly args: readonly string[],
+    readonly cwd: string,
+    readonly exitCode: number | null,
+    readonly stderr: string,
+    hint?: string,
+  ) {
+    super(`git ${args.join(' ')} failed in ${cwd}: ${firstLine(stderr) || `exit ${exitCode}`}`, hint);
+  }
+}
+
+function firstLine(text: string): string {
+  return (
+    text
+      .split('\n')
+      .map((l) => l.trim())
+      .find((l) => l.length > 0 && !l.startsWith('hint:')) ?? ''
+  );
+}
+
+function gitEnv(extra: Readonly<Record<string, string>> | undefined): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
+  for (const name of LOCATION_VARIABLES) if (extra?.[name] === undefined) delete env[name];
+  // Never wait for a password or an editor.
+  env['GIT_TERMINAL_PROMPT'] = '0';
+  env['GIT_EDITOR'] = 'true';
+  return env;
+}
+
+/** Runs git and returns its stdout without the trailing newline; GitCommandError on failure. */
+export function git(args: readonly string[], options: GitOptions): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      'git',
+      [...args],
+      { cwd: options.cwd, env: gitEnv(options.env), maxBuffer: OUTPUT_BYTES_MAX, encoding: 'utf8' },
+      (error, stdout, stderr) => {
+        if (error === null) {
+          resolve(stdout.replace(/\n$/, ''));
+          return;
+        }
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+          reject(new InvalidInputError('git is not installed or not on PATH', 'install git 2.25 or later'));
+          return;
+        }
+        const exitCode = typeof error.code === 'number' ? error.code : null;
+        reject(new GitCommandError(args, options.cwd, exitCode, stderr));
+      },
+    );
+  });
+}
+
+// Another git process (a second `baton up` on this host) holds a lock file: worth another try.
+const LOCKED = /Unable to create '[^']*\.lock'|could not lock config file|index\.lock/;
+const LOCK_TRIES = 6;
+
+/** git() for commands that write, retried with backoff while another process holds a lock file. */
+export async function gitWrite(args: readonly string[], options: GitOptions): Promise<string> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await git(args, options);
+    } catch (error) {
+      if (!(error instanceof GitCommandError) || !LOCKED.test(error.stderr) || attempt >= LOCK_TRIES) throw error;
+      await new Promise((done) => setTimeout(done, 25 * 2 ** attempt));
+    }
+  }
+}
+
+/** Like git(), but null instead of an error when git exits non-zero (a ref that does not exist). */
+export async function gitMaybe(args: readonly string[], options: GitOptions): Promise<string | null> {
+  try {
+    return await git(args, options);
+  } catch (error) {
+    if (error instanceof GitCommandError) return null;
+    throw error;
+  }
+}
+
+/**
+ * The absolute per-worktree git directory of `dir` (`.git` of a main checkout, or
+ * `.git/worktrees/<name>` of a linked one); InvalidInputError when `dir` is not in a git repository.
+ */
+export async function gitDirOf(dir: string, what = 'directory'): Promise<string> {
+  let isDir = false;
+  try {
+    isDir = statSync(dir).isDirectory();
+  } catch {
+    isDir = false;
+  }
+  if (!isDir) {
+    throw new InvalidInputError(`the ${what} ${dir} does not exist`, 'give the path of a git checkout');
+  }
+  const gitDir = await gitMaybe(['rev-parse', '--absolute-git-dir'], { cwd: dir });
+  if (gitDir === null) {
+    throw new InvalidInputError(
+      `the ${what} ${dir} is not a git repository`,
+      'point it at a git checkout, or create one with `git init` and a first commit',
+    );
+  }
+  return gitDir;
+}

@@ -1,0 +1,195 @@
+/**
+ * The worktree lifecycle on real git repositories, each made by its test in a temp directory with
+ * a bare repository as its remote. Git reads no system or user configuration here.
+ */
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { commitFile as commit, git, isolateGit, makeRepo } from '../../test/support/git.js';
+import { ConflictError, FencedError, InvalidInputError } from '../core/errors.js';
+import { prepareWorktree, retireWorktree } from './worktree.js';
+
+const home = isolateGit();
+const fixture = (): ReturnType<typeof makeRepo> => makeRepo(home);
+
+const KEY = 'github:acme/api#1246';
+const BRANCH = 'baton/github-acme-api-1246';
+
+after(() => rmSync(home, { recursive: true, force: true }));
+
+describe('git worktree per claim', () => {
+  test('creates a worktree on a branch named after the task, in a directory naming key and epoch', async () => {
+    const { repo, base } = fixture();
+    const wt = await prepareWorktree({ repoPath: repo, key: KEY, epoch: 1, baseDir: base });
+    assert.equal(wt.branch, BRANCH);
+    assert.equal(wt.path, join(base, 'github-acme-api-1246-epoch-1'));
+    assert.equal(git(wt.path, 'rev-parse', '--abbrev-ref', 'HEAD'), BRANCH);
+    assert.equal(git(wt.path, 'rev-parse', 'HEAD'), git(repo, 'rev-parse', 'main'));
+    assert.equal(readFileSync(join(wt.path, 'README.md'), 'utf8'), 'hello\n');
+  });
+
+  test('gives two tasks two worktrees on two branches', async () => {
+    const { repo, base } = fixture();
+    const [a, b] = await Promise.all([
+      prepareWorktree({ repoPath: repo, key: KEY, epoch: 1, baseDir: base }),
+      prepareWorktree({ repoPath: repo, key: 'JIRA-12', epoch: 1, baseDir: base }),
+    ]);
+    assert.notEqual(a.path, b.path);
+    assert.equal(b.branch, 'baton/jira-12');
+    assert.equal(git(b.path, 'rev-parse', '--abbrev-ref', 'HEAD'), 'baton/jira-12');
+    commit(a.path, 'a.txt', 'a');
+    assert.equal(existsSync(join(b.path, 'a.txt')), false);
+  });
+
+  test('prepares the same claim twice without making a second worktree', async () => {
+    const { repo, base } = fixture();
+    const first = await prepareWorktree({ repoPath: repo, key: KEY, epoch: 1, baseDir: base });
+    const again = await prepareWorktree({ repoPath: repo, key: KEY, epoch: 1, baseDir: base });
+    assert.deepEqual(again, first);
+    assert.equal(git(repo, 'worktree', 'list').split('\n').length, 2);
+  });
+
+  test('gives a second epoch a new directory on the same branch, continuing from the work so far', async () => {
+    const { repo, base } = fixture();
+    const one = await prepareWorktree({ repoPath: repo, key: KEY, epoch: 1, baseDir: base });
+    const work = commit(one.path, 'fix.ts', 'export {};\n');
+    await retireWorktree({ repoPath: repo, path: one.path, branch: one.branch });
+    const two = await prepareWorktree({ repoPath: repo, key: KEY, epoch: 2, baseDir: base });
+    assert.notEqual(two.path, one.path);
+    assert.equal(basename(two.path), 'github-acme-api-1246-epoch-2');
+    assert.equal(two.branch, one.branch);
+    assert.equal(git(two.path, 'rev-parse', 'HEAD'), work);
+  });
+
+  test('retires the worktree of an older epoch still holding the branch, archiving its changes', async () => {
+    const { repo, base } = fixture();
+    const one = await prepareWorktree({ repoPath: repo, key: KEY, epoch: 1, baseDir: base });
+    writeFileSync(join(one.path, 'draft.md'), 'half done\n');
+    const two = await prepareWorktree({ repoPath: repo, key: KEY, epoch: 3, baseDir: base });
+    assert.equal(existsSync(one.path), false);
+    assert.equal(git(two.path, 'rev-parse', '--abbrev-ref', 'HEAD'), BRANCH);
+    const archive = 'refs/baton/archive/github-acme-api-1246/1';
+    assert.equal(git(repo, 'show', `${archive}:draft.md`), 'half done');
+  });
+
+  test('refuses an older epoch once a newer epoch holds the branch', async () => {
+    const { repo, base } = fixture();
+    await prepareWorktree({ repoPath: repo, key: KEY, epoch: 2, baseDir: base });
+    await assert.rejects(prepareWorktree({ repoPath: repo, key: KEY, epoch: 1, baseDir: base }), FencedError);
+  });
+
+  test('refuses a second task whose key maps to the same branch', async () => {
+    const { repo, base } = fixture();
+    await prepareWorktree({ repoPath: repo, key: 'acme/api#7', epoch: 1, baseDir: base });
+    await assert.rejects(
+      prepareWorktree({ repoPath: repo, key: 'acme:api/7', epoch: 1, baseDir: join(base, 'other') }),
+      (error: unknown) => error instanceof ConflictError && /belongs to task acme\/api#7/.test(error.message),
+    );
+  });
+
+  test('refuses a path that is not a git repository, saying so with a hint', async () => {
+    const notRepo = mkdtempSync(join(home, 'plain-'));
+    const check = (error: unknown): boolean =>
+      error instanceof InvalidInputError && /is not a git repository/.test(error.message) && error.hint !== undefined;
+    const baseDir = join(notRepo, 'w');
+    await assert.rejects(prepareWorktree({ repoPath: notRepo, key: KEY, epoch: 1, baseDir }), check);
+    await assert.rejects(retireWorktree({ repoPath: notRepo, path: join(notRepo, 'w'), branch: BRANCH }), check);
+    await assert.rejects(
+      prepareWorktree({ repoPath: join(notRepo, 'missing'), key: KEY, epoch: 1, baseDir: notRepo }),
+      InvalidInputError,
+    );
+  });
+
+  test('removes a worktree whose work was pushed without writing an archive ref, and keeps the branch', async () => {
+    const { repo, base, remote } = fixture();
+    const wt = await prepareWorktree({ repoPath: repo, key: KEY, epoch: 1, baseDir: base });
+    const work = commit(wt.path, 'fix.ts', 'export {};\n');
+    // No upstream set: the remote-tracking ref alone tells that the commit is safe.
+    git(wt.path, 'push', '--quiet', 'origin', BRANCH);
+    const retired = await retireWorktree({ repoPath: repo, path: wt.path, branch: wt.branch });
+    assert.deepEqual(retired, { removed: true, archivedRef: null });
+    assert.equal(existsSync(wt.path), false);
+    assert.equal(git(repo, 'rev-parse', BRANCH), work);
+    assert.equal(git(remote, 'rev-parse', BRANCH), work);
+    assert.equal(git(repo, 'for-each-ref', 'refs/baton/'), '');
+  });
+
+  test('archives unpushed commits to a ref before removal, and they stay reachable', async () => {
+    const { repo, base } = fixture();
+    const wt = await prepareWorktree({ repoPath: repo, key: KEY, epoch: 4, baseDir: base });
+    commit(wt.path, 'one.ts', '1\n');
+    git(wt.path, 'push', '--quiet', '-u', 'origin', BRANCH);
+    const unpushed = commit(wt.path, 'two.ts', '2\n');
+    const retired = await retireWorktree({ repoPath: repo, path: wt.path, branch: wt.branch });
+    assert.deepEqual(retired, { removed: true, archivedRef: 'refs/baton/archive/github-acme-api-1246/4' });
+    assert.equal(existsSync(wt.path), false);
+    assert.equal(git(repo, 'rev-parse', retired.archivedRef ?? ''), unpushed);
+    // Even if the branch goes, the archive ref keeps the commit through a pruning gc.
+    git(repo, 'branch', '--quiet', '-D', BRANCH);
+    git(repo, 'reflog', 'expire', '--expire=now', '--all');
+    git(repo, 'gc', '--quiet', '--prune=now');
+    assert.equal(git(repo, 'cat-file', '-t', unpushed), 'commit');
+    assert.equal(git(repo, 'show', `${unpushed}:two.ts`), '2');
+  });
+
+  test('archives uncommitted changes, untracked files included, on a commit whose first parent is HEAD', async () => {
+    const { repo, base } = fixture();
+    const wt = await prepareWorktree({ repoPath: repo, key: KEY, epoch: 1, baseDir: base });
+    const head = git(wt.path, 'rev-parse', 'HEAD');
+    writeFileSync(join(wt.path, 'README.md'), 'hello, edited\n');
+    writeFileSync(join(wt.path, 'staged.txt'), 'staged\n');
+    git(wt.path, 'add', 'staged.txt');
+    writeFileSync(join(wt.path, 'new.txt'), 'untracked\n');
+    writeFileSync(join(wt.path, '.gitignore'), 'junk/\n');
+    const retired = await retireWorktree({ repoPath: repo, path: wt.path, branch: wt.branch });
+    assert.equal(retired.removed, true);
+    assert.equal(retired.archivedRef, 'refs/baton/archive/github-acme-api-1246/1');
+    assert.equal(existsSync(wt.path), false);
+    const ref = retired.archivedRef ?? '';
+    assert.equal(git(repo, 'show', `${ref}:README.md`), 'hello, edited');
+    assert.equal(git(repo, 'show', `${ref}:staged.txt`), 'staged');
+    assert.equal(git(repo, 'show', `${ref}:new.txt`), 'untracked');
+    assert.equal(git(repo, 'rev-parse', `${ref}^1`), head);
+    assert.equal(git(repo, 'rev-parse', BRANCH), head, 'the branch is kept where it was');
+  });
+
+  test('archives commits made on a detached HEAD, which the kept branch does not hold', async () => {
+    const { repo, base } = fixture();
+    const wt = await prepareWorktree({ repoPath: repo, key: KEY, epoch: 1, baseDir: base });
+    const onBranch = commit(wt.path, 'a.txt', 'a');
+    git(wt.path, 'checkout', '--quiet', '--detach');
+    const detached = commit(wt.path, 'b.txt', 'b');
+    const retired = await retireWorktree({ repoPath: repo, path: wt.path, branch: wt.branch });
+    const ref = retired.archivedRef ?? '';
+    assert.equal(git(repo, 'rev-parse', ref), detached);
+    assert.equal(git(repo, 'merge-base', '--is-ancestor', onBranch, ref), '');
+    assert.equal(git(repo, 'rev-parse', BRANCH), onBranch);
+  });
+
+  test('never overwrites an archive ref: a second archive of the same epoch gets its own', async () => {
+    const { repo, base } = fixture();
+    const first = await prepareWorktree({ repoPath: repo, key: KEY, epoch: 1, baseDir: base });
+    const a = commit(first.path, 'a.txt', 'a');
+    const ra = await retireWorktree({ repoPath: repo, path: first.path, branch: first.branch });
+    const again = await prepareWorktree({ repoPath: repo, key: KEY, epoch: 1, baseDir: base });
+    const b = commit(again.path, 'b.txt', 'b');
+    const rb = await retireWorktree({ repoPath: repo, path: again.path, branch: again.branch });
+    assert.equal(ra.archivedRef, 'refs/baton/archive/github-acme-api-1246/1');
+    assert.equal(rb.archivedRef, 'refs/baton/archive/github-acme-api-1246/1-2');
+    assert.equal(git(repo, 'rev-parse', ra.archivedRef ?? ''), a);
+    assert.equal(git(repo, 'rev-parse', rb.archivedRef ?? ''), b);
+  });
+
+  test('reports nothing removed for a worktree already retired, and refuses a directory it does not own', async () => {
+    const { repo, base } = fixture();
+    const wt = await prepareWorktree({ repoPath: repo, key: KEY, epoch: 1, baseDir: base });
+    await retireWorktree({ repoPath: repo, path: wt.path, branch: wt.branch });
+    assert.deepEqual(await retireWorktree({ repoPath: repo, path: wt.path, branch: wt.branch }), {
+      removed: false,
+      archivedRef: null,
+    });
+    await assert.rejects(retireWorktree({ repoPath: repo, path: base, branch: BRANCH }), ConflictError);
+    await assert.rejects(retireWorktree({ repoPath: repo, path: repo, branch: 'main' }), ConflictError);
+  });
+});

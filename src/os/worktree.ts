@@ -1,0 +1,253 @@
+/**
+ * A git worktree per claim, for workspaces of kind `worktree`: coding agents on different tasks
+ * never share a checkout. Each task works on its own branch, `baton/<slug of the key>`, which
+ * carries over from attempt to attempt; each claim epoch gets its own directory,
+ * `<baseDir>/<slug>-epoch-<n>`, so two epochs never share one. Retiring a worktree keeps the
+ * branch, archives whatever only the worktree held (see worktree-archive.ts), then removes it.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, realpathSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { ConflictError, FencedError, InvalidInputError } from '../core/errors.js';
+import { validateEpoch, validateKey } from '../core/validate.js';
+import { git, gitDirOf, gitMaybe, gitWrite } from './git.js';
+import { archiveWorktree } from './worktree-archive.js';
+
+export { ARCHIVE_PREFIX } from './worktree-archive.js';
+
+export const BRANCH_PREFIX = 'baton/';
+/** The key a branch was made for, in the repository's config: `branch.<name>.batonKey`. */
+const KEY_CONFIG = 'batonKey';
+const SLUG_LENGTH_MAX = 80;
+const EPOCH_SUFFIX = /-epoch-(\d+)$/;
+
+/**
+ * A task key as one valid ref component and directory name: lower case, runs of anything but
+ * letters, digits, `.`, `_` and `-` become `-`. `github:acme/api#1246` → `github-acme-api-1246`.
+ */
+export function keySlug(key: string): string {
+  const slug = key
+    .toLowerCase()
+    .replace(/[^a-z0-9._-]+/g, '-')
+    .replace(/\.{2,}/g, '.')
+    .replace(/-{2,}/g, '-')
+    .replace(/\.lock$/, '')
+    .slice(0, SLUG_LENGTH_MAX)
+    .replace(/^[-.]+|[-.]+$/g, '');
+  if (slug.length > 0) return slug;
+  return `task-${createHash('sha256').update(key).digest('hex').slice(0, 12)}`;
+}
+
+/** The branch a task's work goes to: `baton/github-acme-api-1246`. */
+export function branchForKey(key: string): string {
+  return `${BRANCH_PREFIX}${keySlug(key)}`;
+}
+
+/** The directory of one claim's worktree under baseDir. */
+export function worktreePathFor(baseDir: string, key: string, epoch: number): string {
+  return resolve(baseDir, `${keySlug(key)}-epoch-${epoch}`);
+}
+
+interface WorktreeEntry {
+  readonly path: string;
+  readonly head: string | null;
+  /** `refs/heads/…`, or null when detached. */
+  readonly ref: string | null;
+  readonly bare: boolean;
+}
+
+/** `git worktree list --porcelain`; the first entry is the main worktree. */
+async function listWorktrees(repo: string): Promise<WorktreeEntry[]> {
+  const out = await git(['worktree', 'list', '--porcelain'], { cwd: repo });
+  return out
+    .split(/\n\n+/)
+    .filter((block) => block.startsWith('worktree '))
+    .map((block) => {
+      const field = (name: string): string | null => {
+        const line = block.split('\n').find((l) => l === name || l.startsWith(`${name} `));
+        return line === undefined ? null : line.slice(name.length + 1);
+      };
+      const head = field('HEAD');
+      return {
+        path: field('worktree') ?? '',
+        head: head === null || /^0+$/.test(head) ? null : head,
+        ref: field('branch'),
+        bare: field('bare') !== null,
+      };
+    });
+}
+
+function canonical(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    // Gone already: compare by the real path of its parent.
+    const parent = dirname(path);
+    return parent === path ? path : join(canonical(parent), basename(path));
+  }
+}
+
+const samePath = (a: string, b: string): boolean => canonical(a) === canonical(b);
+
+/** Runs one worktree change at a time per repository within this process. */
+const queues = new Map<string, Promise<unknown>>();
+async function serially<T>(repo: string, work: () => Promise<T>): Promise<T> {
+  const key = canonical(resolve(repo, await git(['rev-parse', '--git-common-dir'], { cwd: repo })));
+  const previous = queues.get(key) ?? Promise.resolve();
+  const next = previous.then(work, work);
+  queues.set(key, next.catch(() => undefined));
+  return next;
+}
+
+/**
+ * Creates the worktree of one claim, on the task's branch (made from the repository's HEAD the
+ * first time, reused afterwards). Idempotent for the same (key, epoch). A worktree of an older
+ * epoch of the same task that still holds the branch is retired first (its work archived); one of
+ * a newer epoch means this claim was fenced off (FencedError).
+ */
+export async function prepareWorktree(p: {
+  repoPath: string;
+  key: string;
+  epoch: number;
+  baseDir: string;
+}): Promise<{ path: string; branch: string }> {
+  const key = validateKey(p.key);
+  const epoch = validateEpoch(p.epoch);
+  const repo = resolve(p.repoPath);
+  await gitDirOf(repo, 'repository');
+  const branch = branchForKey(key);
+  const path = worktreePathFor(p.baseDir, key, epoch);
+  return serially(repo, async () => {
+    const entries = await listWorktrees(repo);
+    const here = entries.find((e) => samePath(e.path, path));
+    if (here !== undefined && existsSync(path)) {
+      if (here.ref === `refs/heads/${branch}`) return { path, branch };
+      throw new ConflictError(
+        `${path} is already a worktree, on ${here.ref ?? 'a detached HEAD'} rather than ${branch}`,
+        'retire or remove that worktree, or use another base directory',
+      );
+    }
+    if (existsSync(path)) {
+      const hint = 'move it away or use another base directory';
+      throw new ConflictError(`${path} exists and is not a worktree of ${repo}`, hint);
+    }
+    const exists = await gitMaybe(['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], { cwd: repo });
+    if (exists !== null) await checkBranchOwner(repo, branch, key);
+    await releaseOlderEpochs(repo, entries, branch, path, epoch);
+    mkdirSync(resolve(p.baseDir), { recursive: true });
+    if (exists !== null) {
+      await gitWrite(['worktree', 'add', path, branch], { cwd: repo });
+    } else {
+      const head = await gitMaybe(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], { cwd: repo });
+      if (head === null) {
+        throw new InvalidInputError(`the repository ${repo} has no commit yet`, 'make a first commit, then try again');
+      }
+      await gitWrite(['worktree', 'add', '-b', branch, path, head], { cwd: repo });
+      await gitWrite(['config', `branch.${branch}.${KEY_CONFIG}`, key], { cwd: repo });
+    }
+    return { path, branch };
+  });
+}
+
+/** Two keys with one slug would share a branch: refused, naming the key that has it. */
+async function checkBranchOwner(repo: string, branch: string, key: string): Promise<void> {
+  const owner = await gitMaybe(['config', '--get', `branch.${branch}.${KEY_CONFIG}`], { cwd: repo });
+  if (owner !== null && owner !== key) {
+    throw new ConflictError(
+      `branch ${branch} belongs to task ${owner}, not ${key}`,
+      'rename one of the branches, or give the tasks keys that differ in more than punctuation',
+    );
+  }
+}
+
+/** The branch may be checked out once only: an older epoch's worktree makes way, anything else refuses. */
+async function releaseOlderEpochs(
+  repo: string,
+  entries: readonly WorktreeEntry[],
+  branch: string,
+  path: string,
+  epoch: number,
+): Promise<void> {
+  for (const entry of entries) {
+    const mine = entry.ref === `refs/heads/${branch}`;
+    // A registered worktree whose directory is gone: keep what its HEAD held, then forget it.
+    if (!existsSync(entry.path) && (mine || samePath(entry.path, path))) {
+      await retire(repo, entry, entry.ref?.replace(/^refs\/heads\//, '') ?? branch);
+      continue;
+    }
+    if (!mine) continue;
+    const match = EPOCH_SUFFIX.exec(basename(entry.path));
+    const sameBase = samePath(dirname(entry.path), dirname(path));
+    const sameSlug = basename(entry.path).replace(EPOCH_SUFFIX, '') === basename(path).replace(EPOCH_SUFFIX, '');
+    const other = match === null || !sameBase || !sameSlug ? null : Number(match[1]);
+    if (other !== null && other < epoch) {
+      await retire(repo, entry, branch);
+    } else if (other !== null && other > epoch) {
+      throw new FencedError(
+        `epoch ${epoch} is no longer current: ${entry.path} belongs to epoch ${other} of the same task`,
+        'stop working on this claim; claim the task again if you still need it',
+      );
+    } else {
+      throw new ConflictError(
+        `branch ${branch} is checked out in ${entry.path}`,
+        'switch that checkout to another branch, or retire it with retireWorktree',
+      );
+    }
+  }
+}
+
+/**
+ * Ends a claim's worktree: archives its unpushed commits and uncommitted changes to
+ * `refs/baton/archive/<slug>/<epoch>` (null when nothing was at risk), then removes the
+ * directory. The branch is kept. removed is false when no worktree was registered at `path`.
+ */
+export async function retireWorktree(p: {
+  repoPath: string;
+  path: string;
+  branch: string;
+}): Promise<{ removed: boolean; archivedRef: string | null }> {
+  const repo = resolve(p.repoPath);
+  await gitDirOf(repo, 'repository');
+  if ((await gitMaybe(['check-ref-format', `refs/heads/${p.branch}`], { cwd: repo })) === null) {
+    const hint = 'pass the branch prepareWorktree returned';
+    throw new InvalidInputError(`${JSON.stringify(p.branch)} is not a valid branch name`, hint);
+  }
+  return serially(repo, async () => {
+    const entries = await listWorktrees(repo);
+    const index = entries.findIndex((e) => samePath(e.path, p.path));
+    const entry = entries[index];
+    if (entry === undefined) {
+      if (existsSync(p.path)) {
+        throw new ConflictError(`${p.path} is not a worktree of ${repo}`, 'refusing to remove it; check the path');
+      }
+      return { removed: false, archivedRef: null };
+    }
+    if (index === 0 || entry.bare) {
+      throw new ConflictError(`${p.path} is the main checkout of ${repo}`, 'only linked worktrees are retired');
+    }
+    const archivedRef = await retire(repo, entry, p.branch);
+    return { removed: true, archivedRef };
+  });
+}
+
+async function retire(repo: string, entry: WorktreeEntry, branch: string): Promise<string | null> {
+  const present = existsSync(entry.path);
+  const gitDir = present ? await gitMaybe(['rev-parse', '--absolute-git-dir'], { cwd: entry.path }) : null;
+  const head = present
+    ? await gitMaybe(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], { cwd: entry.path })
+    : entry.head;
+  const epoch = EPOCH_SUFFIX.exec(basename(entry.path))?.[1];
+  const archivedRef = await archiveWorktree({
+    repo,
+    path: entry.path,
+    gitDir,
+    branch,
+    head,
+    slug: branch.startsWith(BRANCH_PREFIX) ? keySlug(branch.slice(BRANCH_PREFIX.length)) : keySlug(branch),
+    label: epoch ?? new Date().toISOString().replace(/[-:]|\.\d+/g, ''),
+  });
+  // Only now, with everything it held on a ref or its branch.
+  if (present) await gitWrite(['worktree', 'remove', '--force', entry.path], { cwd: repo });
+  else await gitWrite(['worktree', 'prune'], { cwd: repo });
+  return archivedRef;
+}

@@ -1,0 +1,127 @@
+/**
+ * Workspace lock rows on SQLite, for use inside a caller's BEGIN IMMEDIATE transaction: the
+ * grant shared by workspaceLocks.acquire and a placement that locks, and the release shared by
+ * a lock's own release, its job's end (finish, cancel, requeue) and its session's end or rescue.
+ * Every grant and release appends its ledger row in the same transaction.
+ */
+import type { LockHolder, LockOutcome, WorkspaceLock } from '../../core/workspace-lock.js';
+import { appendAudit } from './rows.js';
+import type { SqliteRunner } from './runner.js';
+
+export interface LockRow {
+  workspace: string;
+  job_id: number | null;
+  session_id: number;
+  epoch: number;
+  acquired_at: number;
+  host: string;
+}
+
+export const toLock = (r: LockRow): WorkspaceLock => ({
+  workspace: r.workspace,
+  session: r.session_id,
+  jobId: r.job_id,
+  epoch: r.epoch,
+  acquiredAt: r.acquired_at,
+});
+
+export const toHolder = (r: LockRow): LockHolder => ({
+  session: r.session_id,
+  host: r.host,
+  jobId: r.job_id,
+  since: r.acquired_at,
+  epoch: r.epoch,
+});
+
+const LOCK_SELECT = `SELECT l.*, s.host FROM workspace_locks l JOIN sessions s ON s.id = l.session_id`;
+
+/** The live lock on the workspace, with its holder's host. */
+export function liveLock(run: SqliteRunner, workspace: string): LockRow | undefined {
+  return run.prepare(`${LOCK_SELECT} WHERE l.workspace = ?`).get(workspace) as LockRow | undefined;
+}
+
+/** The task key of a job, for ledger rows. */
+export function keyOfJob(run: SqliteRunner, jobId: number | null): string | null {
+  if (jobId === null) return null;
+  const row = run.prepare('SELECT t.key FROM jobs j JOIN tasks t ON t.id = j.task_id WHERE j.id = ?').get(jobId);
+  return (row as { key: string } | undefined)?.key ?? null;
+}
+
+/**
+ * Grants the (free) workspace to the session for the job: the next lock epoch, the lock row and
+ * `lock:acquired`. The caller has checked that no live lock exists; the primary key backs it.
+ */
+export function grantLock(
+  run: SqliteRunner,
+  now: number,
+  p: { workspace: string; lockEpoch: number; session: number; jobId: number | null; key: string | null },
+): WorkspaceLock {
+  const epoch = p.lockEpoch + 1;
+  run.prepare('UPDATE workspaces SET lock_epoch = ? WHERE name = ?').run(epoch, p.workspace);
+  run
+    .prepare(
+      `INSERT INTO workspace_locks (workspace, job_id, session_id, epoch, acquired_at)
+       VALUES (?, ?, ?, ?, ?)`,
+    )
+    .run(p.workspace, p.jobId, p.session, epoch, now);
+  appendAudit(run, {
+    at: now,
+    type: 'lock:acquired',
+    key: p.key,
+    jobId: p.jobId,
+    session: p.session,
+    epoch,
+    detail: { workspace: p.workspace },
+  });
+  return { workspace: p.workspace, session: p.session, jobId: p.jobId, epoch, acquiredAt: now };
+}
+
+/** Deletes the given live locks, each audited `lock:released` with the outcome, in the order given. */
+function release(run: SqliteRunner, now: number, rows: LockRow[], outcome: LockOutcome): LockRow[] {
+  for (const l of rows) {
+    run.prepare('DELETE FROM workspace_locks WHERE workspace = ? AND epoch = ?').run(l.workspace, l.epoch);
+    appendAudit(run, {
+      at: now,
+      type: 'lock:released',
+      key: keyOfJob(run, l.job_id),
+      jobId: l.job_id,
+      session: l.session_id,
+      epoch: l.epoch,
+      detail: { workspace: l.workspace, outcome },
+    });
+  }
+  return rows;
+}
+
+/** Releases one lock row read in this transaction. */
+export function releaseLock(run: SqliteRunner, now: number, lock: LockRow, outcome: LockOutcome): void {
+  release(run, now, [lock], outcome);
+}
+
+/** Releases every lock the session holds (its end, or its rescue); returns them by workspace. */
+export function releaseSessionLocks(
+  run: SqliteRunner,
+  now: number,
+  session: number,
+  outcome: LockOutcome,
+): LockRow[] {
+  const rows = run.prepare(`${LOCK_SELECT} WHERE l.session_id = ? ORDER BY l.workspace`).all(session) as LockRow[];
+  return release(run, now, rows, outcome);
+}
+
+/**
+ * Releases the locks taken for the job (by `session` only, when given), in the same transaction
+ * as the job's end or requeue; returns them by workspace.
+ */
+export function releaseJobLocks(
+  run: SqliteRunner,
+  now: number,
+  jobId: number,
+  outcome: LockOutcome,
+  session: number | null = null,
+): LockRow[] {
+  const rows = run
+    .prepare(`${LOCK_SELECT} WHERE l.job_id = ? AND (? IS NULL OR l.session_id = ?) ORDER BY l.workspace`)
+    .all(jobId, session, session) as LockRow[];
+  return release(run, now, rows, outcome);
+}

@@ -1,0 +1,307 @@
+/**
+ * The nemesis: injects one fault at a time, a seeded 1.5-3.5 s apart (1-2.5 s in the first
+ * cycle). The first cycle runs every fault kind of the engine once, in a seeded order, retrying
+ * a kind that found no target (so even a short run covers them all, and the one PostgreSQL
+ * restart of the run happens there); later picks are weighted at random. A fault
+ * aimed at a `baton up` is only injected while the other candidate is healthy, so a failover
+ * always has somewhere to go and its bound stays meaningful.
+ */
+import { closeSync, openSync, readSync, fstatSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import type { Store } from '../../src/store/store.js';
+import { TIMING } from './config.js';
+import type { HistoryLine } from './history.js';
+import type { ChaosPostgres } from './pg-server.js';
+import type { PgProxy } from './proxy.js';
+import type { Rng } from './prng.js';
+import type { Supervisor } from './supervisor.js';
+
+export const SQLITE_FAULTS = ['kill-worker', 'pause-worker', 'kill-leader', 'pause-leader', 'kill-in-write'] as const;
+export const POSTGRES_FAULTS = [
+  ...['kill-worker', 'pause-worker', 'kill-leader', 'pause-leader'],
+  ...['terminate-backend', 'blackhole', 'drop-reply', 'pg-restart'],
+] as const;
+export type FaultKind = (typeof SQLITE_FAULTS)[number] | (typeof POSTGRES_FAULTS)[number];
+
+const WEIGHTS: Record<FaultKind, number> = {
+  'kill-worker': 2,
+  'pause-worker': 4,
+  'kill-leader': 1,
+  'pause-leader': 1,
+  'kill-in-write': 1,
+  'terminate-backend': 2,
+  blackhole: 2,
+  'drop-reply': 3,
+  'pg-restart': 0,
+};
+
+export interface FaultEvent {
+  readonly t: number;
+  readonly kind: FaultKind;
+  /** inject: it happened; end: it was lifted; skip: no fitting target, or it never triggered. */
+  readonly phase: 'inject' | 'end' | 'skip';
+  readonly target?: string;
+  readonly pid?: number;
+  /** The lease term the leader held, for leader faults. */
+  readonly term?: number;
+  readonly until?: number;
+  readonly detail?: string;
+}
+
+export interface NemesisOptions {
+  readonly rng: Rng;
+  readonly supervisor: Supervisor;
+  readonly admin: Store;
+  readonly kinds: readonly FaultKind[];
+  readonly workers: readonly string[];
+  readonly ups: readonly string[];
+  readonly historyOf: (slot: string) => string;
+  readonly proxy: PgProxy | null;
+  readonly pg: ChaosPostgres | null;
+  readonly log: (line: string) => void;
+}
+
+export class Nemesis {
+  readonly events: FaultEvent[] = [];
+  private readonly pending = new Set<Promise<unknown>>();
+  private stopped = false;
+
+  constructor(private readonly o: NemesisOptions) {}
+
+  async run(durationMs: number, signal?: AbortSignal): Promise<void> {
+    const { rng } = this.o;
+    const until = Date.now() + durationMs;
+    // Every kind once, and a second worker pause: the fault that most often catches a holder
+    // mid-claim, which both the fenced-off attempts and the negative control need.
+    const queue = rng.shuffle<FaultKind>([...this.o.kinds, 'pause-worker']);
+    while (Date.now() < until && !this.stopped && signal?.aborted !== true) {
+      const first = queue.length > 0;
+      const kind = queue.shift() ?? this.weighted();
+      if (!(await this.inject(kind)) && first) queue.push(kind);
+      await sleep(first ? rng.between(1000, 2500) : rng.between(1500, 3500));
+    }
+  }
+
+  /** Stops injecting and lifts every fault still in force. */
+  async heal(): Promise<void> {
+    this.stopped = true;
+    this.o.supervisor.resumeAll();
+    this.o.proxy?.healAll();
+    await Promise.allSettled([...this.pending]);
+  }
+
+  private weighted(): FaultKind {
+    const choices = this.o.kinds.filter((k) => WEIGHTS[k] > 0);
+    const total = choices.reduce((s, k) => s + WEIGHTS[k], 0);
+    let r = this.o.rng.next() * total;
+    for (const k of choices) if ((r -= WEIGHTS[k]) < 0) return k;
+    return choices[0] ?? 'kill-worker';
+  }
+
+  private record(e: Omit<FaultEvent, 't'>): void {
+    const event = { t: Date.now(), ...e };
+    this.events.push(event);
+    this.o.log(`nemesis ${e.phase} ${e.kind}${e.target === undefined ? '' : ` ${e.target}`} ${e.detail ?? ''}`);
+  }
+
+  private later(ms: number, work: () => void | Promise<void>): void {
+    const p = sleep(ms).then(work);
+    this.pending.add(p);
+    void p.finally(() => this.pending.delete(p));
+  }
+
+  /** Injects one fault; false when no target fits now (the kind is retried later). */
+  private async inject(kind: FaultKind): Promise<boolean> {
+    const { rng } = this.o;
+    const pauseMs = rng.between(Math.round(1.5 * TIMING.leaseTtlMs), 3 * TIMING.leaseTtlMs);
+    switch (kind) {
+      case 'kill-worker':
+      case 'pause-worker': {
+        const slot = this.worker(kind === 'pause-worker');
+        if (slot === null) return this.skip(kind, 'no healthy worker');
+        return kind === 'kill-worker' ? this.kill(kind, slot) : this.pause(kind, slot, pauseMs);
+      }
+      case 'kill-leader':
+      case 'pause-leader': {
+        const leader = await this.leader();
+        if (leader === null) return this.skip(kind, 'no leader with a healthy standby');
+        const term = leader.term;
+        if (kind === 'kill-leader') return this.kill(kind, leader.slot, term);
+        return this.pause(kind, leader.slot, pauseMs, term);
+      }
+      case 'kill-in-write':
+        return this.killInWrite();
+      case 'terminate-backend':
+        return this.terminateBackend();
+      case 'blackhole': {
+        const slot = this.proxyTarget();
+        if (slot === null || this.o.proxy === null) return this.skip(kind, 'no healthy target');
+        this.o.proxy.blackhole(slot, pauseMs);
+        this.record({ kind, phase: 'inject', target: slot, until: Date.now() + pauseMs, detail: `${pauseMs} ms` });
+        this.later(pauseMs, () => this.record({ kind, phase: 'end', target: slot }));
+        return true;
+      }
+      case 'drop-reply':
+        return this.dropReply();
+      case 'pg-restart': {
+        if (this.o.pg === null) return this.skip(kind, 'no server of ours');
+        this.record({ kind, phase: 'inject', detail: 'pg_ctl restart -m immediate' });
+        await this.o.pg.restart().catch((e: unknown) => this.o.log(`pg restart: ${String(e)}`));
+        this.record({ kind, phase: 'end' });
+        return true;
+      }
+    }
+  }
+
+  private skip(kind: FaultKind, detail: string): boolean {
+    this.record({ kind, phase: 'skip', detail });
+    return false;
+  }
+
+  private kill(kind: FaultKind, slot: string, term?: number): boolean {
+    const p = this.o.supervisor.signal(slot, 'SIGKILL');
+    if (p === null) return this.skip(kind, `${slot} is gone`);
+    this.record({ kind, phase: 'inject', target: slot, pid: p.pid, ...(term === undefined ? {} : { term }) });
+    return true;
+  }
+
+  private pause(kind: FaultKind, slot: string, ms: number, term?: number): boolean {
+    const p = this.o.supervisor.signal(slot, 'SIGSTOP');
+    if (p === null) return this.skip(kind, `${slot} is gone`);
+    p.pausedUntil = Date.now() + ms;
+    const until = p.pausedUntil;
+    const leader = term === undefined ? {} : { term };
+    this.record({ kind, phase: 'inject', target: slot, pid: p.pid, until, detail: `${ms} ms`, ...leader });
+    this.later(ms, () => {
+      if (!p.exited) process.kill(p.pid, 'SIGCONT');
+      p.pausedUntil = 0;
+      this.record({ kind, phase: 'end', target: slot, pid: p.pid });
+    });
+    return true;
+  }
+
+  /** A healthy worker; for a pause, one that is inside a claim when there is one. */
+  private worker(insideClaim: boolean): string | null {
+    const healthy = this.o.workers.filter((w) => this.o.supervisor.healthy(w, 500));
+    if (healthy.length === 0) return null;
+    if (insideClaim) {
+      const holding = healthy.filter((w) => {
+        const last = tailLines(this.o.historyOf(w))
+          .filter((l) => ['claim', 'effect', 'release'].includes(l.op))
+          .at(-1);
+        return last !== undefined && last.op !== 'release' && last.phase !== 'fail' && last.phase !== 'invoke';
+      });
+      if (holding.length > 0) return this.o.rng.pick(holding);
+    }
+    return this.o.rng.pick(healthy);
+  }
+
+  /** The leading `baton up`, when the other candidate is healthy enough to take over. */
+  private async leader(): Promise<{ slot: string; term: number } | null> {
+    try {
+      const { admin, supervisor } = this.o;
+      const lease = await admin.leases.get('dispatcher');
+      if (lease === null || lease.holder === null || lease.expiresAt <= (await admin.now())) return null;
+      const session = await admin.sessions.get(Number(lease.holder));
+      const proc = supervisor.all('up').find((p) => p.pid === session?.pid && !p.exited);
+      if (proc === undefined || !supervisor.healthy(proc.slot)) return null;
+      const others = this.o.ups.filter((u) => u !== proc.slot);
+      if (!others.every((u) => supervisor.healthy(u, 3000))) return null;
+      return { slot: proc.slot, term: lease.term };
+    } catch {
+      return null;
+    }
+  }
+
+  /** A target for a network fault: mostly workers; an up only while the other one is healthy. */
+  private proxyTarget(): string | null {
+    const { supervisor, rng } = this.o;
+    const ups = this.o.ups.every((u) => supervisor.healthy(u, 3000)) ? this.o.ups : [];
+    const workers = this.o.workers.filter((w) => supervisor.healthy(w, 500));
+    const pool = rng.chance(0.3) && ups.length > 0 ? ups : workers;
+    return pool.length === 0 ? null : rng.pick(pool);
+  }
+
+  private async killInWrite(): Promise<boolean> {
+    const kind = 'kill-in-write';
+    const slot = this.worker(false);
+    const p = slot === null ? null : this.o.supervisor.signal(slot, 'SIGUSR2');
+    if (slot === null || p === null) return this.skip(kind, 'no healthy worker');
+    const armed = Date.now();
+    while (Date.now() - armed < 3500) {
+      const hold = tailLines(this.o.historyOf(slot)).find((l) => l.op === 'hold' && l.pid === p.pid && l.t >= armed);
+      if (hold !== undefined) {
+        this.o.supervisor.signal(slot, 'SIGKILL');
+        const detail = `inside BEGIN IMMEDIATE of op ${hold.n}`;
+        this.record({ kind, phase: 'inject', target: slot, pid: p.pid, detail });
+        return true;
+      }
+      await sleep(20);
+    }
+    return this.skip(kind, `${slot} made no write in 3.5 s`);
+  }
+
+  private async terminateBackend(): Promise<boolean> {
+    const kind = 'terminate-backend';
+    const { proxy, pg: server } = this.o;
+    const slot = this.proxyTarget();
+    const ports = slot === null || proxy === null ? [] : proxy.upstreamPorts(slot);
+    if (server === null || slot === null || ports.length === 0) return this.skip(kind, 'no connection to end');
+    const client = new pg.Client({ connectionString: server.url, application_name: 'chaos-nemesis' });
+    try {
+      await client.connect();
+      const { rows } = await client.query<{ pid: number }>(
+        `SELECT pid FROM pg_stat_activity WHERE client_port = ANY($1::int[])`,
+        [ports],
+      );
+      const victim = rows.length === 0 ? undefined : this.o.rng.pick(rows);
+      if (victim === undefined) return this.skip(kind, `no backend for ${slot}`);
+      await client.query('SELECT pg_terminate_backend($1)', [victim.pid]);
+      this.record({ kind, phase: 'inject', target: slot, detail: `backend ${victim.pid}` });
+      return true;
+    } catch (error) {
+      return this.skip(kind, String(error));
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  }
+
+  private dropReply(): boolean {
+    const kind = 'drop-reply';
+    const { proxy } = this.o;
+    const slot = this.proxyTarget();
+    if (proxy === null || slot === null) return this.skip(kind, 'no healthy target');
+    proxy.dropReply(slot, (sql) => this.record({ kind, phase: 'inject', target: slot, detail: sql }));
+    this.later(5000, () => {
+      if (proxy.disarm(slot)) this.record({ kind, phase: 'skip', target: slot, detail: 'no write in 5 s' });
+    });
+    return true;
+  }
+}
+
+/** The complete lines in the last few kilobytes of a history file. */
+export function tailLines(path: string, bytes = 8192): HistoryLine[] {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return [];
+  }
+  try {
+    const size = fstatSync(fd).size;
+    const start = Math.max(0, size - bytes);
+    const buffer = Buffer.alloc(size - start);
+    readSync(fd, buffer, 0, buffer.length, start);
+    const lines = buffer.toString('utf8').split('\n').slice(start === 0 ? 0 : 1);
+    return lines.flatMap((l) => {
+      try {
+        return l.trim() === '' ? [] : [JSON.parse(l) as HistoryLine];
+      } catch {
+        return [];
+      }
+    });
+  } finally {
+    closeSync(fd);
+  }
+}
