@@ -57,6 +57,7 @@ export interface DispatcherEvents {
 export class Dispatcher extends EventEmitter<DispatcherEvents> {
   private readonly abort = new AbortController();
   private loop: Promise<void> | null = null;
+  private nap = new AbortController();
   private lastRecoveryMs = -Infinity;
 
   constructor(private readonly o: DispatcherOptions) {
@@ -79,8 +80,17 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
       } catch (error) {
         this.emit('failed', error);
       }
-      await this.o.clock.sleep(this.o.intervalMs, this.abort.signal);
+      this.nap = new AbortController();
+      const stop = (): void => this.nap.abort();
+      this.abort.signal.addEventListener('abort', stop, { once: true });
+      await this.o.clock.sleep(this.o.intervalMs, this.nap.signal);
+      this.abort.signal.removeEventListener('abort', stop);
     }
+  }
+
+  /** Ends the current pause at once: a new leader places work without waiting for its next tick. */
+  wake(): void {
+    this.nap.abort();
   }
 
   /** One pass: rescue when due, then place what fits. Does nothing unless this process leads. */

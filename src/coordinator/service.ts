@@ -122,7 +122,10 @@ async function runOnce(
     ttlMs: o.leaseTtlMs,
     retryIntervalMs: o.retryIntervalMs,
   });
-  elector.on('gained', (term) => log(`leading the dispatcher, term ${term}`));
+  elector.on('gained', (term) => {
+    log(`leading the dispatcher, term ${term}`);
+    dispatcher.wake();
+  });
   elector.on('lost', (term, why) => log(`stepped down from term ${term} (${why})`));
   const dispatcher = new Dispatcher({
     store,
