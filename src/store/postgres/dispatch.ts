@@ -9,7 +9,7 @@ import { backoffMs, type RetryPolicy } from '../../core/retry.js';
 import type { LockOutcome } from '../../core/workspace-lock.js';
 import type { DispatchStore, RescueReport } from '../dispatch-store.js';
 import { jobById } from './jobs.js';
-import { deleteLocks, insertAuditRows, lockReleasedRows, seqOf } from './locks.js';
+import { deleteLocks, insertAuditRows, lockReleasedRows, releaseSessionHoldings } from './locks.js';
 import { LIVE_TERM, place, termParams } from './placement.js';
 import { NOW, atMs, hostOf, jobColumns, ms, msInterval, toJob, type JobRow } from './rows.js';
 import type { PgRunner } from './runner.js';
@@ -185,27 +185,7 @@ async function rescueSession(
     );
     if (marked?.marked !== 1) return null;
     const [released] = await q.rows<{ claims: number; locks: number }>(
-      `WITH c AS (
-         UPDATE claims SET released_at = s.ended_at, outcome = 'recovered'
-         FROM sessions s
-         WHERE s.id = $1::bigint AND claims.session_id = s.id AND claims.released_at IS NULL
-         RETURNING claims.id, claims.task_id, claims.epoch, claims.released_at
-       ), t AS (
-         UPDATE tasks SET holder_session_id = NULL, claimed_at = NULL
-         FROM c WHERE tasks.id = c.task_id AND tasks.epoch = c.epoch
-         RETURNING tasks.id
-       ), ${deleteLocks('k', 'workspace_locks.session_id = $1::bigint')}, n AS (
-         SELECT ended_at AS at FROM sessions WHERE id = $1::bigint
-       ), a AS (
-         ${insertAuditRows(`
-           SELECT 0 AS part, ${seqOf('c.id')} AS seq, c.released_at AS at, 'claim:released'::text AS type,
-             tk.key AS task_key, NULL::bigint AS job_id, $1::bigint AS session_id,
-             ${hostOf('$1::bigint')} AS host, c.epoch, '{"outcome":"recovered"}'::jsonb AS detail
-           FROM c JOIN tasks tk ON tk.id = c.task_id
-           UNION ALL
-           ${lockReleasedRows(1, 'k', 'n.at', `'recovered'`, 'n')}`)}
-       )
-       SELECT (SELECT count(*) FROM c) AS claims, (SELECT count(*) FROM k) AS locks`,
+      releaseSessionHoldings('recovered'),
       [id],
     );
     return { claims: released?.claims ?? 0, locks: released?.locks ?? 0 };

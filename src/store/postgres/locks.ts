@@ -54,3 +54,36 @@ export const insertAuditRows = (rows: string): string =>
   `INSERT INTO audit_events (${AUDIT_COLUMNS})
   SELECT ${AUDIT_COLUMNS} FROM (${rows}) x
   ORDER BY x.part, x.seq COLLATE "C"`;
+
+/**
+ * One statement that releases a session's live claims and workspace locks as `outcome` and
+ * audits each, claims first, then `trailing` audit rows (part 2, over CTE `n` with the session's
+ * ended_at as `n.at`), in one ordered insert so ids follow that order. $1 is the session. It
+ * must run after the session row was marked (and locked) in the same transaction, in a statement
+ * of its own, so its snapshot sees every claim committed before that lock. Returns the counts
+ * `claims` and `locks`.
+ */
+export function releaseSessionHoldings(outcome: 'abandoned' | 'recovered', trailing = ''): string {
+  return `WITH c AS (
+      UPDATE claims SET released_at = s.ended_at, outcome = '${outcome}'
+      FROM sessions s
+      WHERE s.id = $1::bigint AND claims.session_id = s.id AND claims.released_at IS NULL
+      RETURNING claims.id, claims.task_id, claims.epoch, claims.released_at
+    ), t AS (
+      UPDATE tasks SET holder_session_id = NULL, claimed_at = NULL
+      FROM c WHERE tasks.id = c.task_id AND tasks.epoch = c.epoch
+      RETURNING tasks.id
+    ), ${deleteLocks('k', 'workspace_locks.session_id = $1::bigint')}, n AS (
+      SELECT ended_at AS at FROM sessions WHERE id = $1::bigint
+    ), a AS (
+      ${insertAuditRows(`
+        SELECT 0 AS part, ${seqOf('c.id')} AS seq, c.released_at AS at, 'claim:released'::text AS type,
+          tk.key AS task_key, NULL::bigint AS job_id, $1::bigint AS session_id,
+          ${hostOf('$1::bigint')} AS host, c.epoch, '{"outcome":"${outcome}"}'::jsonb AS detail
+        FROM c JOIN tasks tk ON tk.id = c.task_id
+        UNION ALL
+        ${lockReleasedRows(1, 'k', 'n.at', `'${outcome}'`, 'n')}
+        ${trailing}`)}
+    )
+    SELECT (SELECT count(*) FROM c) AS claims, (SELECT count(*) FROM k) AS locks`;
+}

@@ -29,7 +29,7 @@ import {
   type SessionRow,
   type TaskRow,
 } from './rows.js';
-import { deleteLocks, insertAuditRows, lockReleasedRows, seqOf } from './locks.js';
+import { releaseSessionHoldings } from './locks.js';
 import type { PgRunner } from './runner.js';
 
 /** How often a guarded write that found the state changed under it is tried again. */
@@ -160,31 +160,12 @@ async function endSession(run: PgRunner, id: number): Promise<boolean> {
     // Claims first, then the session's workspace locks, then the session's own row, in one
     // ordered insert so ids follow that order.
     await q.rows(
-      `WITH c AS (
-         UPDATE claims SET released_at = s.ended_at, outcome = 'abandoned'
-         FROM sessions s
-         WHERE s.id = $1::bigint AND claims.session_id = s.id AND claims.released_at IS NULL
-         RETURNING claims.id, claims.task_id, claims.epoch, claims.released_at
-       ), t AS (
-         UPDATE tasks SET holder_session_id = NULL, claimed_at = NULL
-         FROM c WHERE tasks.id = c.task_id AND tasks.epoch = c.epoch
-         RETURNING tasks.id
-       ), ${deleteLocks('k', 'workspace_locks.session_id = $1::bigint')}, n AS (
-         SELECT ended_at AS at FROM sessions WHERE id = $1::bigint
-       ), a AS (
-         ${insertAuditRows(`
-           SELECT 0 AS part, ${seqOf('c.id')} AS seq, c.released_at AS at, 'claim:released'::text AS type,
-             tk.key AS task_key, NULL::bigint AS job_id, $1::bigint AS session_id,
-             ${hostOf('$1::bigint')} AS host, c.epoch, '{"outcome":"abandoned"}'::jsonb AS detail
-           FROM c JOIN tasks tk ON tk.id = c.task_id
-           UNION ALL
-           ${lockReleasedRows(1, 'k', 'n.at', `'abandoned'`, 'n')}
-           UNION ALL
-           SELECT 2, '', n.at, 'session:ended', NULL, NULL, $1::bigint, ${hostOf('$1::bigint')}, NULL,
-             '{}'::jsonb
-           FROM n`)}
-       )
-       SELECT (SELECT count(*) FROM t) AS released`,
+      releaseSessionHoldings(
+        'abandoned',
+        `UNION ALL
+         SELECT 2, '', n.at, 'session:ended', NULL, NULL, $1::bigint, ${hostOf('$1::bigint')}, NULL, '{}'::jsonb
+         FROM n`,
+      ),
       [id],
     );
     return true;
