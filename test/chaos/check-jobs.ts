@@ -138,10 +138,21 @@ export function checkNoLostWork({ server, client }: CheckInput): CheckResult {
       f.add(`effect ${e.id} was acknowledged as ${String(told['effect'])}`, [showLine(told)]);
     }
   }
+  // SQLite: a worker killed while it held its effect's write transaction open (the `hold`
+  // line) never got an answer; the transaction must have rolled back.
+  const opId = (l: { pid: number; n: number }) => `${l.pid}#${l.n}`;
+  const answered = new Set(client.filter((l) => l.op === 'effect' && l.phase !== 'invoke').map(opId));
+  const payloads = server.effects.map((e) => e.payload as { pid?: number; n?: number } | null);
+  const written = new Set(payloads.map((p) => `${p?.pid ?? '?'}#${p?.n ?? '?'}`));
+  for (const h of client.filter((l) => l.op === 'hold' && !answered.has(opId(l)))) {
+    checked++;
+    if (written.has(opId(h))) f.add('an effect killed inside its write transaction was committed', [showLine(h)]);
+  }
   return f.result(
     'no-lost-work',
     'Every acknowledged enqueue and effect exists (and each job is terminal after the drain); ' +
-      'unknown ones are absent or terminal; refused ones are absent [3]',
+      'unknown ones are absent or terminal; refused ones, and writes killed inside their ' +
+      'transaction, are absent [3]',
     checked,
   );
 }

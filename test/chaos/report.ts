@@ -7,22 +7,25 @@ function counts<T>(items: readonly T[], key: (item: T) => string): Map<string, n
   return out;
 }
 
-/** How the unknown (`info`) writes turned out, read from the server history. */
+/** How the unknown writes turned out, read from the server history. */
 function unknownOutcomes(r: ScenarioResult): string {
   const { server } = r.input;
-  const written = new Set(
-    server.effects.map((e) => e.payload as { pid?: number; n?: number }).map((p) => `${p.pid}#${p.n}`),
-  );
+  const id = (l: { pid: number; n: number }) => `${l.pid}#${l.n}`;
+  const payloads = server.effects.map((e) => e.payload as { pid?: number; n?: number } | null);
+  const written = new Set(payloads.map((p) => `${p?.pid ?? '?'}#${p?.n ?? '?'}`));
   const jobKeys = new Set(server.jobs.map((j) => j.key));
-  const info = r.client.filter((l) => l.phase === 'info');
-  const effects = info.filter((l) => l.op === 'effect');
-  const enqueues = info.filter((l) => l.op === 'enqueue');
-  const applied = effects.filter((l) => written.has(`${l.pid}#${l.n}`)).length;
+  const answered = new Set(r.client.filter((l) => l.phase !== 'invoke' && l.op !== 'hold').map(id));
+  const unknown = r.client.filter((l) => l.phase === 'info' || (l.phase === 'invoke' && !answered.has(id(l))));
+  const effects = unknown.filter((l) => l.op === 'effect');
+  const enqueues = unknown.filter((l) => l.op === 'enqueue');
+  const applied = effects.filter((l) => written.has(id(l))).length;
   const queued = enqueues.filter((l) => jobKeys.has(String(l['key']))).length;
+  const cut = r.client.filter((l) => l.phase === 'invoke' && !answered.has(id(l))).length;
   return (
-    `Unknown outcomes, as the server history settles them: of ${effects.length} effect writes ` +
-    `${applied} were applied and ${effects.length - applied} were not; of ${enqueues.length} ` +
-    `enqueues ${queued} were applied and ${enqueues.length - queued} were not.`
+    `Unknown outcomes (\`info\`, or no answer before the process was killed: ${cut} operations), ` +
+    `as the server history settles them: of ${effects.length} effect writes ${applied} were applied and ` +
+    `${effects.length - applied} were not; of ${enqueues.length} enqueues ${queued} were applied and ` +
+    `${enqueues.length - queued} were not.`
   );
 }
 
