@@ -12,5 +12,8 @@ test('sqlite without fencing: the fenced-writes checker finds stale effects', as
   const r = await runScenario({ engine: 'sqlite', seed: SHORT.seed, durationMs: SHORT.durationMs, fencing: false });
   const fenced = r.checks.find((c) => c.name === 'fenced-writes');
   assert.ok(fenced !== undefined && fenced.count > 0, formatReport(r, 'negative control (npm test)'));
-  assert.match(fenced.violations[0]?.message ?? '', /accepted after epoch \d+ was granted/);
+  // A stale effect lands either after the next epoch was granted or after its own claim ended.
+  for (const v of fenced.violations) {
+    assert.match(v.message, /accepted after (epoch \d+ was granted|its claim was released)/);
+  }
 });
