@@ -5,6 +5,7 @@
  * and reports `fenced`, so the service can rejoin under a new session.
  */
 import { EventEmitter } from 'node:events';
+import type { Job } from '../core/job.js';
 import { readMemory } from '../os/memory.js';
 import { AgentRun, type AgentRunOptions } from './agent-run.js';
 
@@ -108,11 +109,33 @@ export class Runner extends EventEmitter<RunnerEvents> {
       const run = new AgentRun({ ...this.o, runnerSession: this.o.session, trustMs: this.trustMs() }, job);
       const done = run
         .run()
-        .catch((error: unknown) => {
+        .catch(async (error: unknown) => {
           this.emit('failed', error);
+          await this.giveBack(job, error);
         })
         .finally(() => this.runs.delete(job.id));
       this.runs.set(job.id, { run, done });
+    }
+  }
+
+  /**
+   * A run that failed on the store (an unknown outcome: the start committed but its answer was
+   * lost, say) may have left its job claimed or running under this live session, where recovery
+   * never looks. Give it back to the queue, guarded by its epoch (a no-op once it moved on),
+   * retrying while the store is unreachable. Found by the chaos suite (test/chaos/lost-start).
+   */
+  private async giveBack(job: Job, error: unknown): Promise<void> {
+    const why = error instanceof Error ? error.message : String(error);
+    const reason = `the run failed on the store (${why})`;
+    while (!this.abort.signal.aborted) {
+      try {
+        const guard = { id: job.id, session: this.o.session, epoch: job.epoch };
+        const r = await this.o.store.dispatch.requeue({ ...guard, reason, policy: this.o.policy });
+        if (r.ok) this.o.log(`job ${job.id} ${job.key}: ${reason}; given back (${r.job.status})`);
+        return;
+      } catch {
+        await this.o.clock.sleep(this.o.pollIntervalMs, this.abort.signal);
+      }
     }
   }
 }
