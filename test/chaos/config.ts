@@ -22,6 +22,8 @@ export interface WorkerConfig {
   readonly tasks: readonly string[];
   /** Workspaces a claim holder sometimes also locks exclusively while it works. */
   readonly workspaces: readonly string[];
+  /** The workspace some jobs must run alone in (the dispatcher places them with its lock). */
+  readonly jobWorkspace: string | null;
   readonly heartbeatMs: number;
   /** An operation without an answer for this long is unknown (`info`) and the worker restarts. */
   readonly opTimeoutMs: number;

@@ -88,6 +88,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
   const ups = ['up-a', 'up-b'];
   const tasks = Array.from({ length: o.tasks ?? 3 }, (_, i) => `chaos-${i}`);
   const workspaces = ['ws-0', 'ws-1'];
+  const jobWorkspace = 'ws-jobs';
   const urls = new Map<string, string>();
   for (const slot of [...workers, ...ups]) {
     const port = proxy === null ? 0 : await proxy.add(slot);
@@ -107,6 +108,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
       seed: o.seed,
       tasks,
       workspaces,
+      jobWorkspace,
       heartbeatMs: TIMING.heartbeatMs,
       opTimeoutMs: 4000,
       jobChance: 0.12,
@@ -123,7 +125,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
   let result: ScenarioResult | undefined;
   try {
     for (const key of tasks) await admin.tasks.add({ key });
-    for (const name of workspaces) await admin.workspaces.add({ name, path: dir, kind: 'dir' });
+    for (const name of [...workspaces, jobWorkspace]) await admin.workspaces.add({ name, path: dir, kind: 'dir' });
     for (const slot of ups) supervisor.start(slot, 'up');
     const leading = async () => (await admin.leases.get('dispatcher')) !== null;
     await until('a dispatcher leader', 30_000, leading, o.signal);

@@ -7,7 +7,7 @@ import { UNSAFE_ENV } from '../../src/store/test-switches.js';
 import { bothEngines } from '../support/databases.js';
 
 for (const db of bothEngines()) {
-  test(`${db.name}: the unsafe switches throw unless ${UNSAFE_ENV}=1, and then drop the fencing of effects`, async () => {
+  test(`${db.name}: the unsafe switches throw unless ${UNSAFE_ENV}=1, then drop the fencing of effects`, async () => {
     const url = await db.fresh();
     delete process.env[UNSAFE_ENV];
     await assert.rejects(openStore(url, { unsafeDisableFencing: true }), InvalidInputError);

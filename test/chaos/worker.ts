@@ -88,6 +88,13 @@ async function beatSession(store: Store, session: number, alive: { dead: boolean
 async function work(store: Store, session: number, jobs: { count: number }): Promise<void> {
   if (rng.chance(cfg.jobChance)) {
     const key = `job-${cfg.name}-g${cfg.generation}-${++jobs.count}`;
+    const workspace = cfg.jobWorkspace;
+    if (workspace !== null && rng.chance(1 / 3)) {
+      // A run that needs the filesystem: it may only run while holding the workspace's lock.
+      await op('task.add', { key }, () => store.tasks.add({ key }), () => ['ok', {}]);
+      const require = () => store.workspaceTasks.setRequirements({ key, requiresFilesystem: true, workspace });
+      await op('requirements', { key, workspace }, require, () => ['ok', {}]);
+    }
     await op('enqueue', { key }, () => store.jobs.enqueue({ key, command: cfg.jobCommand, attemptMax: 3 }), (r) => [
       'ok',
       { job: r.job.id, created: r.created },
