@@ -1,7 +1,7 @@
 /**
  * One SQLite bench process, forked by sqlite-procs.ts. It prepares, says `ready`, waits for `go`,
  * works, and answers `done` with its count. Modes:
- *   drain   <path>             Baton's full path through the store: claimNext({ start: true }) → finish
+ *   drain   <path>             Baton's full path through the store (drain-loop.ts)
  *   durable <path> <ms> <row>  BEGIN IMMEDIATE; UPDATE one row; COMMIT, for <ms>, with the pragmas
  *                              Baton's engine uses (WAL, synchronous = FULL, busy_timeout 1000)
  */
@@ -9,6 +9,7 @@ import Database from 'better-sqlite3';
 import { hostname } from 'node:os';
 import { openStore } from '../src/store/open.js';
 import { nowMs } from './stats.js';
+import { drainLoop } from './drain-loop.js';
 
 export type ParentMessage = { readonly type: 'go' };
 export type ChildMessage =
@@ -26,17 +27,8 @@ async function drain(path: string): Promise<void> {
   const session = await store.sessions.start({ kind: 'agent', host: hostname(), pid: process.pid });
   send({ type: 'ready' });
   await go();
-  let count = 0;
   let firstAt = Number.NaN;
-  for (;;) {
-    const job = await store.jobs.claimNext({ session: session.id, start: true });
-    if (job === null) break;
-    if (count === 0) firstAt = nowMs() + performance.timeOrigin;
-    const guard = { id: job.id, session: session.id, epoch: job.epoch };
-    const finished = await store.jobs.finish({ ...guard, status: 'done' });
-    if (!finished.ok) throw new Error(`bench: job ${job.id} was lost`);
-    count++;
-  }
+  const count = await drainLoop(store, session.id, () => (firstAt = nowMs() + performance.timeOrigin));
   const endAt = nowMs() + performance.timeOrigin;
   await store.sessions.end(session.id);
   await store.close();

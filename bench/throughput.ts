@@ -1,6 +1,6 @@
 /**
- * Throughput: N no-op items drained through Baton's full path (claimNext({ start: true }) → finish, each
- * one audited transition) by 8 concurrent workers on PostgreSQL, by 4 processes on SQLite, and by
+ * Throughput: N no-op items drained through Baton's full path (drain-loop.ts, every transition
+ * audited and fenced) by 8 concurrent workers on PostgreSQL, by 4 processes on SQLite, and by
  * the peers on the same PostgreSQL. Every system drains a fresh database each repetition, and
  * one repetition runs every system once, so a slower spell of the machine hits them alike.
  */
@@ -14,6 +14,7 @@ import { drainGraphile, drainPgBoss } from './peers.js';
 import { dropDatabase, freshDatabase } from './pg-server.js';
 import { seedBatonPg, seedBatonSqlite } from './seed.js';
 import { runSqliteProcs } from './sqlite-procs.js';
+import { drainLoop } from './drain-loop.js';
 import { median, nowMs, progress } from './stats.js';
 
 export const PG_WORKERS = 8;
@@ -35,19 +36,6 @@ export async function drainBatonPg(url: string, n: number, workers: number): Pro
     return n / seconds;
   } finally {
     await store.close();
-  }
-}
-
-async function drainLoop(store: Store, session: number, onFirst: () => void): Promise<number> {
-  let count = 0;
-  for (;;) {
-    const job = await store.jobs.claimNext({ session, start: true });
-    if (job === null) return count;
-    onFirst();
-    const guard = { id: job.id, session, epoch: job.epoch };
-    const finished = await store.jobs.finish({ ...guard, status: 'done' });
-    if (!finished.ok) throw new Error(`bench: job ${job.id} was lost`);
-    count++;
   }
 }
 

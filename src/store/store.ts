@@ -108,6 +108,20 @@ export interface JobFinishParams extends JobGuardParams {
   readonly outputTail?: string | null | undefined;
 }
 
+export interface JobFinishAndClaimNextParams extends JobFinishParams {
+  /** Host the next job will run on; defaults to the session's host. */
+  readonly host?: string | undefined;
+  /** Start the next job in the same step, as JobClaimNextParams.start. */
+  readonly start?: boolean | undefined;
+}
+
+export interface JobFinishAndClaimNextResult {
+  /** What finish alone would have answered. */
+  readonly finished: JobTransitionResult;
+  /** What claimNext alone would have answered. */
+  readonly next: Job | null;
+}
+
 export interface JobCancelParams {
   readonly id: JobId;
   readonly by?: SessionId | undefined;
@@ -209,6 +223,14 @@ export interface Store extends DispatchStore, WorkspaceStore, EffectsStore {
      * done and oom_killed only from running. Releases the job's workspace lock in the same step.
      */
     finish(params: JobFinishParams): Promise<JobTransitionResult>;
+    /**
+     * finish, then claimNext for the same session, in one durable commit: a worker that loops
+     * pays one commit per job instead of two. The finish keeps its guards and answers as finish
+     * does; a `lost` finish still claims the next job (the worker moves on). Audit rows in order:
+     * the finish's (and its lock releases), then the claim's. Throws FencedError (NotFoundError
+     * for an unknown session) and changes nothing unless the session is live.
+     */
+    finishAndClaimNext(params: JobFinishAndClaimNextParams): Promise<JobFinishAndClaimNextResult>;
     /** Queues a new job for the task of an ended job, with the same command and budget. */
     retry(params: { readonly id: JobId; readonly by?: SessionId | undefined }): Promise<JobEnqueueResult>;
     /**

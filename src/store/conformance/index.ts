@@ -9,6 +9,7 @@ import { exerciseDispatch } from './dispatch.js';
 import { exerciseEffects } from './effects.js';
 import type { Harness } from './harness.js';
 import { exerciseJobs } from './jobs.js';
+import { exerciseJobLoop } from './jobs-loop.js';
 import { exerciseLeases } from './leases.js';
 import { exerciseTasksAndSessions } from './tasks-sessions.js';
 import { exerciseWorkspaceDispatch } from './workspace-dispatch.js';
@@ -21,6 +22,7 @@ export function exerciseStore(h: Harness): void {
     exerciseTasksAndSessions(h);
     exerciseClaims(h);
     exerciseJobs(h);
+    exerciseJobLoop(h);
     exerciseLeases(h);
     exerciseAuditAndMigrations(h);
     exerciseDispatch(h);

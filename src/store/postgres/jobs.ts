@@ -3,12 +3,13 @@
  * the same statement. A transition that matches nothing reads the job once more to report `lost`.
  */
 import { assert } from '../../core/assert.js';
-import { ConflictError, FencedError, NotFoundError } from '../../core/errors.js';
+import { ConflictError, NotFoundError } from '../../core/errors.js';
 import type { Job, JobTransitionResult } from '../../core/job.js';
 import { PRIORITY_DEFAULT } from '../../core/validate.js';
 import type { Store } from '../store.js';
 import { deleteLocks, insertAuditRows, lockReleasedRows } from './locks.js';
 import { NOW, hostOf, jobColumns, jobFields, toJob, type JobRow } from './rows.js';
+import { claimNext, finishAndClaimNext, finishAuditRows, finishSteps } from './job-steps.js';
 import type { PgRunner } from './runner.js';
 
 const ACTIVE = `('queued', 'claimed', 'running')`;
@@ -152,37 +153,18 @@ export function postgresJobs(run: PgRunner): Store['jobs'] {
       return lostOr(run, p.id, row);
     },
     finish: async (p) => {
+      const refs = { id: '$1', session: '$2', epoch: '$3', status: '$4', exitCode: '$5', reason: '$6', tail: '$7' };
       const row = await run.one<JobRow>(
-        `WITH j AS (
-           UPDATE jobs SET status = $4::text, finished_at = ${NOW}, exit_code = $5::int,
-             reason = $6::text, output_tail = $7::text
-           WHERE id = $1::bigint AND session_id = $2::bigint AND epoch = $3::bigint
-             AND (status = 'running'
-               OR (status = 'claimed' AND $4::text IN ('failed', 'cancelled')))
-           RETURNING ${jobColumns('jobs')}
-         ), ${deleteLocks('k', 'workspace_locks.job_id = j.id', 'j')}, a AS (
-           ${insertAuditRows(`
-             SELECT 0 AS part, ''::text AS seq, finished_at AS at, 'job:finished'::text AS type,
-               key AS task_key, id AS job_id, $2::bigint AS session_id,
-               ${hostOf('$2::bigint')} AS host, $3::bigint AS epoch,
-               jsonb_build_object('status', $4::text, 'exitCode', $5::int) AS detail
-             FROM j
-             UNION ALL
-             ${lockReleasedRows(1, 'k', 'j.finished_at', `'released'`, 'j')}`)}
-         )
-         SELECT * FROM j`,
+        `WITH ${finishSteps(refs)}, a AS (${insertAuditRows(finishAuditRows(refs, 0))})
+         SELECT * FROM f`,
         [
-          p.id,
-          p.session,
-          p.epoch,
-          p.status,
-          p.exitCode ?? null,
-          p.reason ?? null,
-          p.outputTail ?? null,
+          ...[p.id, p.session, p.epoch, p.status],
+          ...[p.exitCode ?? null, p.reason ?? null, p.outputTail ?? null],
         ],
       );
       return lostOr(run, p.id, row);
     },
+    finishAndClaimNext: (p) => finishAndClaimNext(run, p, (id, row) => lostOr(run, id, row)),
     retry: async (p) => {
       for (let attempt = 1; ; attempt++) {
         const row = await run.one<RetryRow>(RETRY, [p.id, p.by ?? null]);
@@ -240,79 +222,4 @@ export function postgresJobs(run: PgRunner): Store['jobs'] {
         )
       ).map(toJob),
   };
-}
-
-/**
- * Takes the best queued job with FOR UPDATE SKIP LOCKED, so concurrent claimers pass over each
- * other's rows instead of queueing behind them, and marks it claimed (or, with `start`, running)
- * in the same statement.
- *
- * An empty poll takes no lock and writes nothing, so it needs no commit record: `seen` reads the
- * session without locking it, and `s` locks it FOR KEY SHARE only once `next` has found (and
- * locked) a job. That lock is what serialises a claim with sessions.end, which takes the session
- * row FOR UPDATE: if the end committed first, `s` waits for it and then reads the ended row
- * (READ COMMITTED re-reads the newest version of a row it had to wait for), so the guard
- * `s.state = 'live'` refuses the claim; if the claim holds the lock first, the end waits until the
- * claim has committed and then sees the job held by the session, as before. `seen` alone decides
- * only when no job was found (or the session was already ended in the snapshot), where a stale
- * answer cannot hand a job to an ended session.
- */
-async function claimNext(
-  run: PgRunner,
-  p: Parameters<Store['jobs']['claimNext']>[0],
-): Promise<Job | null> {
-  const row = await run.one<Partial<JobRow> & { session_state: string | null }>(
-    `WITH seen AS (
-       SELECT id, host, state FROM sessions WHERE id = $1::bigint
-     ),
-     -- The locking CTE is an optimisation fence (Oban's experience): with the LIMIT subquery
-     -- written inline in the UPDATE's WHERE, the planner may run it once per candidate row
-     -- and claim more rows than the LIMIT. A CTE with FOR UPDATE is materialised exactly once.
-     next AS (
-       SELECT id FROM jobs
-       WHERE status = 'queued' AND run_after <= ${NOW}
-         AND EXISTS (SELECT 1 FROM seen WHERE state = 'live')
-       ORDER BY priority, queued_at, id
-       LIMIT 1
-       FOR UPDATE SKIP LOCKED
-     ), s AS (
-       SELECT id, host, state FROM sessions
-       WHERE id = $1::bigint AND EXISTS (SELECT 1 FROM next)
-       FOR KEY SHARE
-     ), t AS (
-       SELECT ${NOW} AS now
-     ), j AS (
-       UPDATE jobs SET status = CASE WHEN $3::boolean THEN 'running' ELSE 'claimed' END,
-         epoch = jobs.epoch + 1, attempt = jobs.attempt + 1,
-         session_id = s.id, host = coalesce($2::text, s.host), claimed_at = t.now,
-         started_at = CASE WHEN $3::boolean THEN t.now END, reason = NULL
-       FROM next, s, t
-       WHERE jobs.id = next.id AND jobs.status = 'queued' AND s.state = 'live'
-       RETURNING ${jobColumns('jobs')}, s.host AS session_host
-     ), a AS (
-       INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail)
-       SELECT x.at, x.type, j.key, j.id, j.session_id, j.session_host, j.epoch, x.detail
-       FROM j CROSS JOIN LATERAL (
-         VALUES
-           (0, j.claimed_at, 'job:claimed', jsonb_build_object('attempt', j.attempt, 'host', j.host)),
-           (1, j.started_at, 'job:started', '{}'::jsonb)
-       ) x (part, at, type, detail)
-       WHERE x.part = 0 OR $3::boolean
-       ORDER BY x.part
-     )
-     SELECT coalesce(s.state, seen.state) AS session_state, j.*
-     FROM (SELECT 1) one LEFT JOIN seen ON true LEFT JOIN s ON true LEFT JOIN j ON true`,
-    [p.session, p.host ?? null, p.start === true],
-  );
-  assert(row !== undefined, 'claimNext returns exactly one row');
-  if (row.session_state === null) {
-    throw new NotFoundError('session', String(p.session), 'start one with `baton session start`');
-  }
-  if (row.session_state !== 'live') {
-    throw new FencedError(
-      `session ${p.session} is ${row.session_state}`,
-      'start a new session with `baton session start`',
-    );
-  }
-  return row.id === undefined || row.id === null ? null : toJob(row as JobRow);
 }

@@ -1,7 +1,7 @@
 /** Queue jobs on SQLite: every transition is one guarded UPDATE inside BEGIN IMMEDIATE. */
 import { isTerminalJobState, type Job, type JobState, type JobTransitionResult } from '../../core/job.js';
 import { ConflictError, NotFoundError } from '../../core/errors.js';
-import type { Store } from '../store.js';
+import type { JobClaimNextParams, JobFinishParams, Store } from '../store.js';
 import { releaseJobLocks } from './locks.js';
 import { appendAudit, toJob, type JobRow } from './rows.js';
 import type { SqliteRunner } from './runner.js';
@@ -57,53 +57,7 @@ export function sqliteJobs(run: SqliteRunner): Store['jobs'] {
           return { job: toJob(row), created: true };
         }),
       ),
-    claimNext: (p) =>
-      Promise.resolve(
-        run.write(() => {
-          const session = sessionRow(run, p.session, true);
-          const now = run.now();
-          const start = p.start === true;
-          // The single writer makes select-and-update atomic; the status guard is kept anyway.
-          const row = run
-            .prepare(
-              `UPDATE jobs SET status = @status, epoch = epoch + 1, attempt = attempt + 1,
-                 session_id = @session, host = @host, claimed_at = @now, started_at = @startedAt,
-                 reason = NULL
-               WHERE id = (SELECT id FROM jobs WHERE status = 'queued' AND run_after <= @now
-                           ORDER BY priority, queued_at, id LIMIT 1)
-                 AND status = 'queued'
-               ${RETURNING}`,
-            )
-            .get({
-              status: start ? 'running' : 'claimed',
-              session: p.session,
-              host: p.host ?? session.host,
-              now,
-              startedAt: start ? now : null,
-            }) as JobRow | undefined;
-          if (row === undefined) return null;
-          appendAudit(run, {
-            at: now,
-            type: 'job:claimed',
-            key: row.key,
-            jobId: row.id,
-            session: p.session,
-            epoch: row.epoch,
-            detail: { attempt: row.attempt, host: row.host },
-          });
-          if (start) {
-            appendAudit(run, {
-              at: now,
-              type: 'job:started',
-              key: row.key,
-              jobId: row.id,
-              session: p.session,
-              epoch: row.epoch,
-            });
-          }
-          return toJob(row);
-        }),
-      ),
+    claimNext: (p) => Promise.resolve(run.write(() => claimNextIn(run, p))),
     start: (p) =>
       Promise.resolve(
         run.write(() => {
@@ -127,41 +81,13 @@ export function sqliteJobs(run: SqliteRunner): Store['jobs'] {
           return lostOr(run, p.id, row);
         }),
       ),
-    finish: (p) =>
+    finish: (p) => Promise.resolve(run.write(() => finishIn(run, p))),
+    finishAndClaimNext: (p) =>
       Promise.resolve(
         run.write(() => {
-          const now = run.now();
-          const row = run
-            .prepare(
-              `UPDATE jobs SET status = @status, finished_at = @now, exit_code = @exitCode,
-                 reason = @reason, output_tail = @tail
-               WHERE id = @id AND session_id = @session AND epoch = @epoch
-                 AND (status = 'running' OR (status = 'claimed' AND @status IN ('failed', 'cancelled')))
-               ${RETURNING}`,
-            )
-            .get({
-              status: p.status,
-              now,
-              exitCode: p.exitCode ?? null,
-              reason: p.reason ?? null,
-              tail: p.outputTail ?? null,
-              id: p.id,
-              session: p.session,
-              epoch: p.epoch,
-            }) as JobRow | undefined;
-          if (row !== undefined) {
-            appendAudit(run, {
-              at: now,
-              type: 'job:finished',
-              key: row.key,
-              jobId: p.id,
-              session: p.session,
-              epoch: p.epoch,
-              detail: { status: p.status, exitCode: p.exitCode ?? null },
-            });
-            releaseJobLocks(run, now, p.id, 'released');
-          }
-          return lostOr(run, p.id, row);
+          sessionRow(run, p.session, true); // a session that is not live changes nothing
+          const finished = finishIn(run, p);
+          return { finished, next: claimNextIn(run, { session: p.session, host: p.host, start: p.start }) };
         }),
       ),
     cancel: (p) =>
@@ -243,4 +169,70 @@ export function sqliteJobs(run: SqliteRunner): Store['jobs'] {
         }),
       ),
   };
+}
+
+/** The body of claimNext, inside the caller's write transaction. */
+function claimNextIn(run: SqliteRunner, p: JobClaimNextParams): Job | null {
+  const session = sessionRow(run, p.session, true);
+  const now = run.now();
+  const start = p.start === true;
+  // The single writer makes select-and-update atomic; the status guard is kept anyway.
+  const row = run
+    .prepare(
+      `UPDATE jobs SET status = @status, epoch = epoch + 1, attempt = attempt + 1,
+         session_id = @session, host = @host, claimed_at = @now, started_at = @startedAt,
+         reason = NULL
+       WHERE id = (SELECT id FROM jobs WHERE status = 'queued' AND run_after <= @now
+                   ORDER BY priority, queued_at, id LIMIT 1)
+         AND status = 'queued'
+       ${RETURNING}`,
+    )
+    .get({
+      status: start ? 'running' : 'claimed',
+      session: p.session,
+      host: p.host ?? session.host,
+      now,
+      startedAt: start ? now : null,
+    }) as JobRow | undefined;
+  if (row === undefined) return null;
+  const audit = { at: now, key: row.key, jobId: row.id, session: p.session, epoch: row.epoch };
+  appendAudit(run, { ...audit, type: 'job:claimed', detail: { attempt: row.attempt, host: row.host } });
+  if (start) appendAudit(run, { ...audit, type: 'job:started' });
+  return toJob(row);
+}
+
+/** The body of finish, inside the caller's write transaction. */
+function finishIn(run: SqliteRunner, p: JobFinishParams): JobTransitionResult {
+  const now = run.now();
+  const row = run
+    .prepare(
+      `UPDATE jobs SET status = @status, finished_at = @now, exit_code = @exitCode,
+         reason = @reason, output_tail = @tail
+       WHERE id = @id AND session_id = @session AND epoch = @epoch
+         AND (status = 'running' OR (status = 'claimed' AND @status IN ('failed', 'cancelled')))
+       ${RETURNING}`,
+    )
+    .get({
+      status: p.status,
+      now,
+      exitCode: p.exitCode ?? null,
+      reason: p.reason ?? null,
+      tail: p.outputTail ?? null,
+      id: p.id,
+      session: p.session,
+      epoch: p.epoch,
+    }) as JobRow | undefined;
+  if (row !== undefined) {
+    appendAudit(run, {
+      at: now,
+      type: 'job:finished',
+      key: row.key,
+      jobId: p.id,
+      session: p.session,
+      epoch: p.epoch,
+      detail: { status: p.status, exitCode: p.exitCode ?? null },
+    });
+    releaseJobLocks(run, now, p.id, 'released');
+  }
+  return lostOr(run, p.id, row);
 }

@@ -1,0 +1,174 @@
+/**
+ * The two steps a worker repeats on PostgreSQL, as SQL fragments: the guarded finish of a job
+ * and the claim of the next one. `jobs.finish` and `jobs.claimNext` run one each;
+ * `jobs.finishAndClaimNext` runs both in one statement, so a looping worker pays one durable
+ * commit per job. Each step's audit rows come out of one ordered insert per statement.
+ */
+import { assert } from '../../core/assert.js';
+import { FencedError, NotFoundError } from '../../core/errors.js';
+import type { Job, JobTransitionResult } from '../../core/job.js';
+import type { JobClaimNextParams, JobFinishAndClaimNextParams, JobFinishAndClaimNextResult } from '../store.js';
+import { deleteLocks, insertAuditRows, lockReleasedRows } from './locks.js';
+import { NOW, hostOf, jobColumns, toJob, type JobRow } from './rows.js';
+import type { PgRunner } from './runner.js';
+
+/** The parameter references of a finish step. */
+interface FinishRefs {
+  readonly id: string;
+  readonly session: string;
+  readonly epoch: string;
+  readonly status: string;
+  readonly exitCode: string;
+  readonly reason: string;
+  readonly tail: string;
+}
+
+/**
+ * CTEs `f` (the finished job, guarded by session, epoch and status) and `k` (its workspace
+ * locks, deleted), plus `also`, an extra SQL condition on the update.
+ */
+export const finishSteps = (r: FinishRefs, also = 'true'): string => `f AS (
+  UPDATE jobs SET status = ${r.status}::text, finished_at = ${NOW}, exit_code = ${r.exitCode}::int,
+    reason = ${r.reason}::text, output_tail = ${r.tail}::text
+  WHERE id = ${r.id}::bigint AND session_id = ${r.session}::bigint AND epoch = ${r.epoch}::bigint
+    AND (status = 'running' OR (status = 'claimed' AND ${r.status}::text IN ('failed', 'cancelled')))
+    AND ${also}
+  RETURNING ${jobColumns('jobs')}
+), ${deleteLocks('k', 'workspace_locks.job_id = f.id', 'f')}`;
+
+/** Audit rows of a finish step (parts `part` and `part + 1`), for insertAuditRows. */
+export const finishAuditRows = (r: FinishRefs, part: number): string => `
+  SELECT ${part} AS part, ''::text AS seq, finished_at AS at, 'job:finished'::text AS type,
+    key AS task_key, id AS job_id, ${r.session}::bigint AS session_id,
+    ${hostOf(`${r.session}::bigint`)} AS host, ${r.epoch}::bigint AS epoch,
+    jsonb_build_object('status', ${r.status}::text, 'exitCode', ${r.exitCode}::int) AS detail
+  FROM f
+  UNION ALL
+  ${lockReleasedRows(part + 1, 'k', 'f.finished_at', `'released'`, 'f')}`;
+
+/**
+ * CTEs of a claim step for session $1, host $2 (null: the session's) and start $3: `seen`, `next`,
+ * `s`, `t` and `j` (the claimed job, with `session_host`).
+ *
+ * An empty poll takes no lock and writes nothing, so it needs no commit record: `seen` reads the
+ * session without locking it, and `s` locks it FOR KEY SHARE only once `next` has found (and
+ * locked) a job. That lock is what serialises a claim with sessions.end, which takes the session
+ * row FOR UPDATE: if the end committed first, `s` waits for it and then reads the ended row
+ * (READ COMMITTED re-reads the newest version of a row it had to wait for), so the guard
+ * `s.state = 'live'` refuses the claim; if the claim holds the lock first, the end waits until the
+ * claim has committed and then sees the job held by the session, as before. `seen` alone decides
+ * only when no job was found (or the session was already ended in the snapshot), where a stale
+ * answer cannot hand a job to an ended session.
+ */
+const CLAIM_STEPS = `seen AS (
+  SELECT id, host, state FROM sessions WHERE id = $1::bigint
+),
+-- The locking CTE is an optimisation fence (Oban's experience): with the LIMIT subquery written
+-- inline in the UPDATE's WHERE, the planner may run it once per candidate row and claim more
+-- rows than the LIMIT. A CTE with FOR UPDATE is materialised exactly once.
+next AS (
+  SELECT id FROM jobs
+  WHERE status = 'queued' AND run_after <= ${NOW}
+    AND EXISTS (SELECT 1 FROM seen WHERE state = 'live')
+  ORDER BY priority, queued_at, id
+  LIMIT 1
+  FOR UPDATE SKIP LOCKED
+), s AS (
+  SELECT id, host, state FROM sessions
+  WHERE id = $1::bigint AND EXISTS (SELECT 1 FROM next)
+  FOR KEY SHARE
+), t AS (
+  SELECT ${NOW} AS now
+), j AS (
+  UPDATE jobs SET status = CASE WHEN $3::boolean THEN 'running' ELSE 'claimed' END,
+    epoch = jobs.epoch + 1, attempt = jobs.attempt + 1,
+    session_id = s.id, host = coalesce($2::text, s.host), claimed_at = t.now,
+    started_at = CASE WHEN $3::boolean THEN t.now END, reason = NULL
+  FROM next, s, t
+  WHERE jobs.id = next.id AND jobs.status = 'queued' AND s.state = 'live'
+  RETURNING ${jobColumns('jobs')}, s.host AS session_host
+)`;
+
+/** Audit rows of a claim step (parts `part` and `part + 1`), for insertAuditRows. */
+const claimAuditRows = (part: number): string => `
+  SELECT ${part} + x.part AS part, ''::text AS seq, x.at, x.type, j.key AS task_key, j.id AS job_id,
+    j.session_id, j.session_host AS host, j.epoch, x.detail
+  FROM j CROSS JOIN LATERAL (
+    VALUES
+      (0, j.claimed_at, 'job:claimed'::text, jsonb_build_object('attempt', j.attempt, 'host', j.host)),
+      (1, j.started_at, 'job:started'::text, '{}'::jsonb)
+  ) x (part, at, type, detail)
+  WHERE x.part = 0 OR $3::boolean`;
+
+/** The session's state as the claim step saw it: locked when a job was found, else as read. */
+const SESSION_STATE = `(SELECT coalesce(s.state, seen.state)
+  FROM (SELECT 1) one LEFT JOIN seen ON true LEFT JOIN s ON true) AS session_state`;
+
+function liveOrThrow(session: number, state: string | null): void {
+  if (state === null) {
+    throw new NotFoundError('session', String(session), 'start one with `baton session start`');
+  }
+  if (state !== 'live') {
+    throw new FencedError(`session ${session} is ${state}`, 'start a new session with `baton session start`');
+  }
+}
+
+/**
+ * Takes the best queued job with FOR UPDATE SKIP LOCKED, so concurrent claimers pass over each
+ * other's rows instead of queueing behind them, and marks it claimed (or, with `start`, running)
+ * in the same statement.
+ */
+export async function claimNext(run: PgRunner, p: JobClaimNextParams): Promise<Job | null> {
+  const row = await run.one<Partial<JobRow> & { session_state: string | null }>(
+    `WITH ${CLAIM_STEPS}, a AS (${insertAuditRows(claimAuditRows(0))})
+     SELECT ${SESSION_STATE}, j.* FROM (SELECT 1) one LEFT JOIN j ON true`,
+    [p.session, p.host ?? null, p.start === true],
+  );
+  assert(row !== undefined, 'claimNext returns exactly one row');
+  liveOrThrow(p.session, row.session_state);
+  return row.id === undefined || row.id === null ? null : toJob(row as JobRow);
+}
+
+const COMBINED_REFS: FinishRefs = {
+  id: '$4',
+  epoch: '$5',
+  status: '$6',
+  exitCode: '$7',
+  reason: '$8',
+  tail: '$9',
+  session: '$1',
+};
+
+/**
+ * A finish step and a claim step in one statement. The finish is also guarded by the session
+ * being live as the statement's snapshot saw it, so a fenced session changes nothing; its audit
+ * rows come first. Returns the session's state, then a row per job: 'f' finished, 'j' claimed.
+ */
+const FINISH_AND_CLAIM = `WITH ${CLAIM_STEPS},
+${finishSteps(COMBINED_REFS, `EXISTS (SELECT 1 FROM seen WHERE state = 'live')`)},
+a AS (${insertAuditRows(`${finishAuditRows(COMBINED_REFS, 0)} UNION ALL ${claimAuditRows(2)}`)})
+SELECT ${SESSION_STATE}, x.*
+FROM (SELECT 1) one LEFT JOIN (
+  SELECT 'f' AS step, f.*, NULL::text AS session_host FROM f
+  UNION ALL
+  SELECT 'j', j.* FROM j
+) x ON true`;
+
+export async function finishAndClaimNext(
+  run: PgRunner,
+  p: JobFinishAndClaimNextParams,
+  lostOr: (id: number, row: JobRow | undefined) => Promise<JobTransitionResult>,
+): Promise<JobFinishAndClaimNextResult> {
+  const rows = await run.rows<Partial<JobRow> & { session_state: string | null; step: string | null }>(
+    FINISH_AND_CLAIM,
+    [
+      ...[p.session, p.host ?? null, p.start === true, p.id, p.epoch, p.status],
+      ...[p.exitCode ?? null, p.reason ?? null, p.outputTail ?? null],
+    ],
+  );
+  assert(rows.length >= 1, 'finishAndClaimNext returns at least one row');
+  liveOrThrow(p.session, rows[0]?.session_state ?? null);
+  const finished = rows.find((r) => r.step === 'f') as JobRow | undefined;
+  const claimed = rows.find((r) => r.step === 'j') as JobRow | undefined;
+  return { finished: await lostOr(p.id, finished), next: claimed === undefined ? null : toJob(claimed) };
+}
