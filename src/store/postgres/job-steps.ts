@@ -1,13 +1,15 @@
 /**
  * The two steps a worker repeats on PostgreSQL, as SQL fragments: the guarded finish of a job
  * and the claim of the next one. `jobs.finish` and `jobs.claimNext` run one each;
- * `jobs.finishAndClaimNext` runs both in one statement, so a looping worker pays one durable
- * commit per job. Each step's audit rows come out of one ordered insert per statement.
+ * `jobs.finishAndClaimNext` runs both for a batch of workers in one statement
+ * (job-loop-batch.ts), so a looping worker pays at most one durable commit per job. Each
+ * statement's audit rows come out of one ordered insert.
  */
 import { assert } from '../../core/assert.js';
 import { FencedError, NotFoundError } from '../../core/errors.js';
 import type { Job, JobTransitionResult } from '../../core/job.js';
 import type { JobClaimNextParams, JobFinishAndClaimNextParams, JobFinishAndClaimNextResult } from '../store.js';
+import { batchParams, FINISH_AND_CLAIM_MANY, rowsByRequest, type BatchRow } from './job-loop-batch.js';
 import { deleteLocks, insertAuditRows, lockReleasedRows } from './locks.js';
 import { NOW, hostOf, jobColumns, toJob, type JobRow } from './rows.js';
 import type { PgRunner } from './runner.js';
@@ -25,14 +27,13 @@ interface FinishRefs {
 
 /**
  * CTEs `f` (the finished job, guarded by session, epoch and status) and `k` (its workspace
- * locks, deleted), plus `also`, an extra SQL condition on the update.
+ * locks, deleted).
  */
-export const finishSteps = (r: FinishRefs, also = 'true'): string => `f AS (
+export const finishSteps = (r: FinishRefs): string => `f AS (
   UPDATE jobs SET status = ${r.status}::text, finished_at = ${NOW}, exit_code = ${r.exitCode}::int,
     reason = ${r.reason}::text, output_tail = ${r.tail}::text
   WHERE id = ${r.id}::bigint AND session_id = ${r.session}::bigint AND epoch = ${r.epoch}::bigint
     AND (status = 'running' OR (status = 'claimed' AND ${r.status}::text IN ('failed', 'cancelled')))
-    AND ${also}
   RETURNING ${jobColumns('jobs')}
 ), ${deleteLocks('k', 'workspace_locks.job_id = f.id', 'f')}`;
 
@@ -129,46 +130,33 @@ export async function claimNext(run: PgRunner, p: JobClaimNextParams): Promise<J
   return row.id === undefined || row.id === null ? null : toJob(row as JobRow);
 }
 
-const COMBINED_REFS: FinishRefs = {
-  id: '$4',
-  epoch: '$5',
-  status: '$6',
-  exitCode: '$7',
-  reason: '$8',
-  tail: '$9',
-  session: '$1',
-};
-
 /**
- * A finish step and a claim step in one statement. The finish is also guarded by the session
- * being live as the statement's snapshot saw it, so a fenced session changes nothing; its audit
- * rows come first. Returns the session's state, then a row per job: 'f' finished, 'j' claimed.
+ * finishAndClaimNext for a batch of requests (job-loop-batch.ts), each answered as if it had run
+ * alone: FencedError or NotFoundError for a session that is not live, else the finish's answer
+ * and the claimed job.
  */
-const FINISH_AND_CLAIM = `WITH ${CLAIM_STEPS},
-${finishSteps(COMBINED_REFS, `EXISTS (SELECT 1 FROM seen WHERE state = 'live')`)},
-a AS (${insertAuditRows(`${finishAuditRows(COMBINED_REFS, 0)} UNION ALL ${claimAuditRows(2)}`)})
-SELECT ${SESSION_STATE}, x.*
-FROM (SELECT 1) one LEFT JOIN (
-  SELECT 'f' AS step, f.*, NULL::text AS session_host FROM f
-  UNION ALL
-  SELECT 'j', j.* FROM j
-) x ON true`;
-
-export async function finishAndClaimNext(
+export async function finishAndClaimMany(
   run: PgRunner,
-  p: JobFinishAndClaimNextParams,
+  reqs: readonly JobFinishAndClaimNextParams[],
   lostOr: (id: number, row: JobRow | undefined) => Promise<JobTransitionResult>,
-): Promise<JobFinishAndClaimNextResult> {
-  const rows = await run.rows<Partial<JobRow> & { session_state: string | null; step: string | null }>(
-    FINISH_AND_CLAIM,
-    [
-      ...[p.session, p.host ?? null, p.start === true, p.id, p.epoch, p.status],
-      ...[p.exitCode ?? null, p.reason ?? null, p.outputTail ?? null],
-    ],
+): Promise<Outcome<JobFinishAndClaimNextResult>[]> {
+  const rows = await run.rows<BatchRow>(FINISH_AND_CLAIM_MANY, batchParams(reqs));
+  return Promise.all(
+    rowsByRequest(rows, reqs.length).map(async (mine, i): Promise<Outcome<JobFinishAndClaimNextResult>> => {
+      const p = reqs[i];
+      assert(p !== undefined && mine.length >= 1, 'finishAndClaimNext answers every request');
+      try {
+        liveOrThrow(p.session, mine[0]?.session_state ?? null);
+        const finished = mine.find((r) => r.step === 'f') as JobRow | undefined;
+        const claimed = mine.find((r) => r.step === 'j') as JobRow | undefined;
+        const value = { finished: await lostOr(p.id, finished), next: claimed === undefined ? null : toJob(claimed) };
+        return { ok: true, value };
+      } catch (error) {
+        return { ok: false, error };
+      }
+    }),
   );
-  assert(rows.length >= 1, 'finishAndClaimNext returns at least one row');
-  liveOrThrow(p.session, rows[0]?.session_state ?? null);
-  const finished = rows.find((r) => r.step === 'f') as JobRow | undefined;
-  const claimed = rows.find((r) => r.step === 'j') as JobRow | undefined;
-  return { finished: await lostOr(p.id, finished), next: claimed === undefined ? null : toJob(claimed) };
 }
+
+/** A batched call's own answer: its value, or the error it alone throws. */
+export type Outcome<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: unknown };

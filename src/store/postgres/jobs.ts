@@ -9,7 +9,8 @@ import { PRIORITY_DEFAULT } from '../../core/validate.js';
 import type { Store } from '../store.js';
 import { deleteLocks, insertAuditRows, lockReleasedRows } from './locks.js';
 import { NOW, hostOf, jobColumns, jobFields, toJob, type JobRow } from './rows.js';
-import { claimNext, finishAndClaimNext, finishAuditRows, finishSteps } from './job-steps.js';
+import { Batcher } from './batcher.js';
+import { claimNext, finishAndClaimMany, finishAuditRows, finishSteps, type Outcome } from './job-steps.js';
 import type { PgRunner } from './runner.js';
 
 const ACTIVE = `('queued', 'claimed', 'running')`;
@@ -116,7 +117,18 @@ WITH old AS (
 SELECT old.status AS old_status, r.*
 FROM (SELECT 1) one LEFT JOIN old ON true LEFT JOIN r ON true`;
 
+/** How many batched statements of one kind a store runs at once, and how many calls each takes. */
+const BATCHES_IN_FLIGHT = 2;
+const BATCH_MAX = 64;
+
 export function postgresJobs(run: PgRunner): Store['jobs'] {
+  type Loop = Parameters<Store['jobs']['finishAndClaimNext']>[0];
+  type LoopResult = Awaited<ReturnType<Store['jobs']['finishAndClaimNext']>>;
+  const loops = new Batcher<Loop, Outcome<LoopResult>>(
+    (reqs) => finishAndClaimMany(run, reqs, (id, row) => lostOr(run, id, row)),
+    BATCHES_IN_FLIGHT,
+    BATCH_MAX,
+  );
   return {
     enqueue: async (p) => {
       for (let attempt = 1; ; attempt++) {
@@ -164,7 +176,11 @@ export function postgresJobs(run: PgRunner): Store['jobs'] {
       );
       return lostOr(run, p.id, row);
     },
-    finishAndClaimNext: (p) => finishAndClaimNext(run, p, (id, row) => lostOr(run, id, row)),
+    finishAndClaimNext: async (p) => {
+      const outcome = await loops.submit(p);
+      if (!outcome.ok) throw outcome.error;
+      return outcome.value;
+    },
     retry: async (p) => {
       for (let attempt = 1; ; attempt++) {
         const row = await run.one<RetryRow>(RETRY, [p.id, p.by ?? null]);
