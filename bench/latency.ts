@@ -3,8 +3,9 @@
  * process (one clock) but not a connection. Between samples the enqueuer waits a random 10-40 ms,
  * so the worker is idle when the job arrives. The time runs from just before the enqueue call to
  * the moment the worker holds the job (Baton: claimNext returned it; Graphile: the task handler
- * was called). Baton has no wake-up signal in its store port, so its idle worker polls claimNext
- * every `pollMs`; Graphile Worker waits on LISTEN/NOTIFY.
+ * was called). Both wait for a wake-up rather than poll: Baton's idle worker on its store's
+ * waiter (LISTEN/NOTIFY on PostgreSQL, the wake counter on SQLite), with `fallbackMs` as its
+ * timeout; Graphile Worker on LISTEN/NOTIFY, with its 2 s poll as the fallback.
  */
 import { hostname } from 'node:os';
 import { makeWorkerUtils } from 'graphile-worker';
@@ -51,18 +52,20 @@ async function sample(
 }
 
 /** Baton on either engine: `url` is a postgres:// URL or a SQLite path. */
-export async function batonLatency(url: string, count: number, pollMs: number): Promise<LatencyRun> {
+export async function batonLatency(url: string, count: number, fallbackMs: number): Promise<LatencyRun> {
   const workerStore = await openStore(url);
   const enqueueStore = await openStore(url);
   const arrivals = new Arrivals();
   let stop = false;
   try {
     const session = await workerStore.sessions.start({ kind: 'agent', host: hostname(), pid: process.pid });
+    const waiter = await workerStore.wakeups.waiter();
+    const quit = new AbortController();
     const worker = (async (): Promise<void> => {
       while (!stop) {
         const job = await workerStore.jobs.claimNext({ session: session.id, start: true });
         if (job === null) {
-          await sleep(pollMs);
+          await waiter.wait(fallbackMs, quit.signal);
           continue;
         }
         arrivals.arrived(job.key);
@@ -74,7 +77,9 @@ export async function batonLatency(url: string, count: number, pollMs: number): 
       return await sample(count, arrivals, (key) => enqueueStore.jobs.enqueue({ key }));
     } finally {
       stop = true;
+      quit.abort();
       await worker;
+      waiter.close();
     }
   } finally {
     await workerStore.close();
@@ -109,15 +114,15 @@ export async function measureLatency(
   onPg: <T>(label: string, work: (url: string) => Promise<T>) => Promise<T>,
   onFile: <T>(work: (path: string) => Promise<T>) => Promise<T>,
   samples: number,
-  pollMs: number,
+  fallbackMs: number,
   reps: number,
 ): Promise<LatencyRuns> {
   const runs: LatencyRuns = { batonPg: [], batonSqlite: [], graphile: [] };
   const show = (r: LatencyRun[]): string => `${r.at(-1)?.p50.toFixed(2)}/${r.at(-1)?.p99.toFixed(2)}`;
   for (let rep = 1; rep <= reps; rep++) {
-    runs.batonPg.push(await onPg('latbaton', (url) => batonLatency(url, samples, pollMs)));
+    runs.batonPg.push(await onPg('latbaton', (url) => batonLatency(url, samples, fallbackMs)));
     runs.graphile.push(await onPg('latgraphile', (url) => graphileLatency(url, samples)));
-    runs.batonSqlite.push(await onFile((path) => batonLatency(path, samples, pollMs)));
+    runs.batonSqlite.push(await onFile((path) => batonLatency(path, samples, fallbackMs)));
     progress(
       `latency rep ${rep}/${reps} (p50/p99 ms): Baton PG ${show(runs.batonPg)}, ` +
         `Graphile ${show(runs.graphile)}, Baton SQLite ${show(runs.batonSqlite)}`,

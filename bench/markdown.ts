@@ -132,8 +132,9 @@ ${row('Baton on SQLite', lat.batonSqlite)}
   busy_timeout 1000). Every item needs at least two durable transitions, so the bound is half the rate.
 - **Latency.** ${p.latencySamples} samples per repetition after 5 warm-up ones, 10-40 ms apart, enqueuer
   and worker in one process on separate connections, timed from just before the enqueue call. Baton's
-  store has no wake-up signal: its idle worker polls \`claimNext\` every ${p.pollMs} ms. Graphile Worker
-  waits on LISTEN/NOTIFY.
+  idle worker waits on its store's wake-ups (\`store.wakeups\`: LISTEN/NOTIFY on PostgreSQL, a trigger-kept
+  counter polled every 2 ms on SQLite), with a ${p.wakeFallbackMs} ms timeout as its fallback. Graphile
+  Worker waits on LISTEN/NOTIFY, with its 2 s poll as the fallback.
 - **Scale.** Queues of ${count(p.scaleSmall)} and ${count(p.scaleLarge)} items (SQLite:
   ${count(p.sqliteScaleLarge)}) filled by \`INSERT … SELECT generate_series\` (a recursive CTE on SQLite),
   open side by side; ${p.scaleClaims} \`claimNext\` calls per queue and repetition, alternating between them.

@@ -17,7 +17,8 @@ export interface Plan {
   readonly reps: number;
   readonly durableMs: number;
   readonly latencySamples: number;
-  readonly pollMs: number;
+  /** The idle Baton worker's wait timeout, its fallback when no wake-up comes. */
+  readonly wakeFallbackMs: number;
   readonly scaleSmall: number;
   readonly scaleLarge: number;
   /** The large SQLite queue (smaller in quick mode: its bulk load is slower). */
@@ -80,7 +81,7 @@ export function figures(r: Results): Record<string, unknown> {
     pgDurableCommitsPerSec: round(median(t.pgDurable)),
     sqliteDurableCommitsPerSec: round(median(t.sqliteDurable)),
     latencyMs: {
-      pollMs: r.plan.pollMs,
+      wakeFallbackMs: r.plan.wakeFallbackMs,
       batonPg: { p50: round(p50(r.latency.batonPg), 2), p99: round(p99(r.latency.batonPg), 2) },
       batonSqlite: { p50: round(p50(r.latency.batonSqlite), 2), p99: round(p99(r.latency.batonSqlite), 2) },
       graphile: { p50: round(p50(r.latency.graphile), 2), p99: round(p99(r.latency.graphile), 2) },

@@ -7,7 +7,6 @@
  *   --quick         fewer items, shorter windows, smaller scale queues (under two minutes), still 3
  *                   repetitions of everything
  *   --json          print the figures as one JSON object, last
- *   --poll-ms N     the idle Baton worker's claimNext poll interval (default 5)
  *   --only a,b      only these measures (throughput, latency, scale, cli, failover), for development
  */
 import { writeFileSync } from 'node:fs';
@@ -37,7 +36,7 @@ const plan: Plan = {
   reps: 3,
   durableMs: quick ? 1_000 : 10_000,
   latencySamples: quick ? 20 : 100,
-  pollMs: Number(option('--poll-ms') ?? 5),
+  wakeFallbackMs: 1_000,
   scaleSmall: 1_000,
   // Quick mode keeps its bulk loads small enough for two minutes on a busy 2-core machine.
   scaleLarge: quick ? 250_000 : 1_000_000,
@@ -81,7 +80,7 @@ try {
 
   let latency: LatencyRuns = { batonPg: [], batonSqlite: [], graphile: [] };
   if (wanted('latency')) {
-    latency = await measureLatency(onPg, onTempFile, plan.latencySamples, plan.pollMs, plan.reps);
+    latency = await measureLatency(onPg, onTempFile, plan.latencySamples, plan.wakeFallbackMs, plan.reps);
     lap('latency');
   }
 

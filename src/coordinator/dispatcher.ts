@@ -21,6 +21,7 @@ import type { Clock } from '../core/time.js';
 import { waitingForWorkspace } from '../core/workspace-lock.js';
 import type { RescueReport, TermRef } from '../store/dispatch-store.js';
 import type { Store } from '../store/store.js';
+import { Nap } from './nap.js';
 import type { LeaderElector } from './leader-elector.js';
 import { workspacePlanner } from './workspaces.js';
 
@@ -57,7 +58,7 @@ export interface DispatcherEvents {
 export class Dispatcher extends EventEmitter<DispatcherEvents> {
   private readonly abort = new AbortController();
   private loop: Promise<void> | null = null;
-  private nap = new AbortController();
+  private readonly nap = new Nap();
   private lastRecoveryMs = -Infinity;
 
   constructor(private readonly o: DispatcherOptions) {
@@ -80,17 +81,16 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
       } catch (error) {
         this.emit('failed', error);
       }
-      this.nap = new AbortController();
-      const stop = (): void => this.nap.abort();
-      this.abort.signal.addEventListener('abort', stop, { once: true });
-      await this.o.clock.sleep(this.o.intervalMs, this.nap.signal);
-      this.abort.signal.removeEventListener('abort', stop);
+      await this.nap.sleep(this.o.clock, this.o.intervalMs, this.abort.signal);
     }
   }
 
-  /** Ends the current pause at once: a new leader places work without waiting for its next tick. */
+  /**
+   * Ends the current pause at once, or the next one when a pass is running: a new leader, or a
+   * wake-up from the store (work or capacity appeared), places work without waiting for a tick.
+   */
   wake(): void {
-    this.nap.abort();
+    this.nap.wake();
   }
 
   /** One pass: rescue when due, then place what fits. Does nothing unless this process leads. */

@@ -8,6 +8,7 @@ import { EventEmitter } from 'node:events';
 import type { Job } from '../core/job.js';
 import { readMemory } from '../os/memory.js';
 import { AgentRun, type AgentRunOptions } from './agent-run.js';
+import { Nap } from './nap.js';
 
 export interface RunnerOptions extends Omit<AgentRunOptions, 'runnerSession' | 'trustMs'> {
   readonly session: number;
@@ -25,6 +26,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
   private readonly runs = new Map<number, { run: AgentRun; done: Promise<void> }>();
   private readonly abort = new AbortController();
   private loops: Promise<void>[] = [];
+  private readonly pollNap = new Nap();
   private lastHeartbeatOkMs: number;
 
   constructor(private readonly o: RunnerOptions) {
@@ -40,7 +42,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
     if (this.loops.length > 0) return;
     this.loops = [
       this.every(this.o.heartbeatIntervalMs, () => this.heartbeat()),
-      this.every(this.o.pollIntervalMs, () => this.poll()),
+      this.every(this.o.pollIntervalMs, () => this.poll(), this.pollNap),
     ];
     // Checked on a timer of its own, not when a heartbeat returns: a call that hangs on a silent
     // connection must not keep agents alive past the trust window.
@@ -66,14 +68,19 @@ export class Runner extends EventEmitter<RunnerEvents> {
     await Promise.all([...this.runs.values()].map((r) => r.done));
   }
 
-  private async every(intervalMs: number, work: () => Promise<void>): Promise<void> {
+  /** Looks for placed work at once (a wake-up from the store), or right after the current look. */
+  wake(): void {
+    this.pollNap.wake();
+  }
+
+  private async every(intervalMs: number, work: () => Promise<void>, nap = new Nap()): Promise<void> {
     while (!this.abort.signal.aborted) {
       try {
         await work();
       } catch (error) {
         this.emit('failed', error);
       }
-      await this.o.clock.sleep(intervalMs, this.abort.signal);
+      await nap.sleep(this.o.clock, intervalMs, this.abort.signal);
     }
   }
 

@@ -10,6 +10,7 @@
 import type { AuditEntry, AuditType } from '../core/audit-event.js';
 import type { Claim, ClaimResult, FencedResult, ReleaseOutcome } from '../core/claim.js';
 import type { Job, JobId, JobState, JobTransitionResult } from '../core/job.js';
+import type { Wakeups } from './wakeups.js';
 import type { Lease, LeaseResult } from '../core/lease.js';
 import type { Session, SessionId, SessionKind } from '../core/session.js';
 import type { Task } from '../core/task.js';
@@ -169,6 +170,8 @@ export interface Store extends DispatchStore, WorkspaceStore, EffectsStore {
   /** The database clock. */
   now(): Promise<Instant>;
   close(): Promise<void>;
+  /** Hints that work may have appeared or capacity freed, for idle loops (wakeups.ts). */
+  readonly wakeups: Wakeups;
 
   readonly tasks: {
     /** Inserts a task; a ConflictError when the key exists. */

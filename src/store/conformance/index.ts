@@ -14,6 +14,7 @@ import { exerciseLeases } from './leases.js';
 import { exerciseTasksAndSessions } from './tasks-sessions.js';
 import { exerciseWorkspaceDispatch } from './workspace-dispatch.js';
 import { exerciseWorkspaces } from './workspaces.js';
+import { exerciseWakeups } from './wakeups.js';
 
 export type { Harness, Fixture, RawSql } from './harness.js';
 
@@ -29,5 +30,6 @@ export function exerciseStore(h: Harness): void {
     exerciseEffects(h);
     exerciseWorkspaces(h);
     exerciseWorkspaceDispatch(h);
+    exerciseWakeups(h);
   });
 }

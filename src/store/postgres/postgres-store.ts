@@ -10,6 +10,7 @@ import pg from 'pg';
 import { assert } from '../../core/assert.js';
 import { StoreUnavailableError } from '../../core/errors.js';
 import type { Store } from '../store.js';
+import { postgresWakeups } from './wakeups.js';
 import { MIGRATIONS } from './migrations/index.js';
 import { NOW, ms } from './rows.js';
 import { PgRunner } from './runner.js';
@@ -84,6 +85,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     await pool.end().catch(() => undefined);
     throw run.translate(error);
   }
+  const wake = postgresWakeups(config);
   return {
     engine: 'postgres',
     capabilities: { multiHost: true },
@@ -92,7 +94,11 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       assert(row !== undefined, 'SELECT gives one row');
       return ms(row.now);
     },
-    close: () => pool.end(),
+    close: async () => {
+      await wake.close();
+      await pool.end();
+    },
+    wakeups: wake.wakeups,
     tasks: postgresTasks(run),
     sessions: postgresSessions(run),
     claims: postgresClaims(run),

@@ -32,8 +32,12 @@ export class SqliteRunner {
     return statement;
   }
 
+  /** Write transactions this runner committed (or tried): wake-up polls look again after one. */
+  writes = 0;
+
   /** One write transaction: the write lock is taken before the first read. */
   write<T>(work: () => T): T {
+    this.writes++;
     return this.retrying(() => this.db.transaction(work).immediate());
   }
 

@@ -21,6 +21,7 @@ import { sqliteHosts } from './hosts.js';
 import { sqliteDispatch, sqliteRecovery } from './dispatch.js';
 import { sqliteWorkspaceGroups } from './workspaces.js';
 import { sqliteEffects } from './effects.js';
+import { sqliteWakeups } from './wakeups.js';
 import { SAFE, type TestSwitches } from '../test-switches.js';
 
 export interface SqliteStoreOptions {
@@ -51,11 +52,14 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
   }
   const run = new SqliteRunner(db);
   migrate(run, options.migrateTo ?? Number.MAX_SAFE_INTEGER);
+  const wake = sqliteWakeups(run);
   return {
     engine: 'sqlite',
     capabilities: { multiHost: false },
     now: () => Promise.resolve(run.read(() => run.now())),
+    wakeups: wake.wakeups,
     close: () => {
+      wake.stop();
       db.close();
       return Promise.resolve();
     },

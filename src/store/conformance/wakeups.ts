@@ -1,0 +1,129 @@
+/**
+ * Wake-ups: a waiter learns of work that appeared, or capacity that freed, in any process,
+ * without polling the queue; and a wake that arrives while its owner is busy is kept for the
+ * next wait. The bounds below are liveness limits (a wait whose timeout is a minute must return
+ * within seconds), not performance figures.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Store } from '../store.js';
+import type { Waiter } from '../wakeups.js';
+import { givenHost, givenLeader } from './dispatch.js';
+import { givenSession, sleep, withFixture, type Harness } from './harness.js';
+
+const LONG = 60_000;
+
+/** 'woke' when the waiter returns within the liveness bound, else 'timeout'. */
+async function woke(w: Waiter): Promise<'woke' | 'timeout'> {
+  const limit = new AbortController();
+  const bound = delay(20_000, 'timeout' as const, { signal: limit.signal }).catch(() => 'timeout' as const);
+  const r = await Promise.race([w.wait(LONG).then(() => 'woke' as const), bound]);
+  limit.abort();
+  return r;
+}
+
+/** Wait out whatever woke the latch so far (the LISTEN start and earlier changes). */
+async function settle(w: Waiter): Promise<void> {
+  await w.wait(300);
+}
+
+async function waiterOn(other: Store): Promise<Waiter> {
+  const w = await other.wakeups.waiter();
+  await settle(w);
+  return w;
+}
+
+export function exerciseWakeups(h: Harness): void {
+  describe('wake-ups', () => {
+    test('wakes a waiter in another process when a job is enqueued', () =>
+      withFixture(h, async ({ store, openAnother }) => {
+        const other = await openAnother();
+        const w = await waiterOn(other);
+        try {
+          const pending = woke(w);
+          await store.jobs.enqueue({ key: 'k' });
+          assert.equal(await pending, 'woke');
+        } finally {
+          w.close();
+          await other.close();
+        }
+      }));
+
+    test('keeps a wake that came while the waiter was busy, for its next wait', () =>
+      withFixture(h, async ({ store, openAnother }) => {
+        const other = await openAnother();
+        const w = await waiterOn(other);
+        try {
+          await store.jobs.enqueue({ key: 'k' });
+          await sleep(200); // the owner is busy elsewhere while the wake arrives
+          assert.equal(await woke(w), 'woke');
+        } finally {
+          w.close();
+          await other.close();
+        }
+      }));
+
+    test("wakes this store's own waiters on its own writes", () =>
+      withFixture(h, async ({ store }) => {
+        const w = await waiterOn(store);
+        try {
+          const pending = woke(w);
+          await store.jobs.enqueue({ key: 'k' });
+          assert.equal(await pending, 'woke');
+        } finally {
+          w.close();
+        }
+      }));
+
+    test('wakes on a requeue, a placement, the end of a placed job and a lock release', () =>
+      withFixture(h, async ({ store, openAnother }) => {
+        const other = await openAnother();
+        const w = await waiterOn(other);
+        try {
+          const s = await givenSession(store);
+          await store.jobs.enqueue({ key: 'a' });
+          const a = await store.jobs.claimNext({ session: s.id, start: true });
+          assert.ok(a !== null);
+          await settle(w);
+          const policy = { backoffBaseMs: 60_000, backoffMaxMs: 60_000 };
+          let pending = woke(w);
+          await store.dispatch.requeue({ id: a.id, session: s.id, epoch: a.epoch, reason: 'crash', policy });
+          assert.equal(await pending, 'woke', 'requeue');
+
+          const { session: runner } = await givenHost(store);
+          const term = await givenLeader(store);
+          await store.workspaces.add({ name: 'w', path: '/srv/w', kind: 'dir' });
+          const { job } = await store.jobs.enqueue({ key: 'b' });
+          await settle(w);
+          pending = woke(w);
+          const placed = await store.dispatch.place({ id: job.id, host: 'box-1', term, workspace: 'w' });
+          assert.ok(placed.ok);
+          assert.equal(await pending, 'woke', 'placement');
+          pending = woke(w);
+          const guard = { id: job.id, session: runner.id, epoch: placed.job.epoch };
+          assert.ok((await store.jobs.finish({ ...guard, status: 'failed' })).ok);
+          assert.equal(await pending, 'woke', 'end of a placed job (and its lock release)');
+
+          const lock = await store.workspaceLocks.acquire({ workspace: 'w', session: s.id });
+          assert.ok(lock.ok);
+          await settle(w);
+          pending = woke(w);
+          assert.ok((await store.workspaceLocks.release({ workspace: 'w', session: s.id, epoch: lock.lock.epoch })).ok);
+          assert.equal(await pending, 'woke', 'lock release');
+        } finally {
+          w.close();
+          await other.close();
+        }
+      }));
+
+    test('a closed waiter returns from its wait', () =>
+      withFixture(h, async ({ store }) => {
+        const w = await store.wakeups.waiter();
+        await settle(w);
+        const pending = woke(w);
+        w.close();
+        assert.equal(await pending, 'woke');
+      }));
+  });
+}

@@ -1,0 +1,81 @@
+/**
+ * Wake-ups on PostgreSQL: one connection per store LISTENs on `baton_wake` (migration 0006's
+ * triggers NOTIFY it) while anyone waits. pg does not listen again after a lost connection, so
+ * this does: it wakes every waiter at once (a notification may have been missed; they look
+ * again), then reconnects every second while anyone still waits. Until then, waiters fall back
+ * on their timeouts.
+ */
+import pg from 'pg';
+import { WakeHub, type Wakeups } from '../wakeups.js';
+
+const RECONNECT_MS = 1000;
+
+export function postgresWakeups(config: pg.ClientConfig): { wakeups: Wakeups; close: () => Promise<void> } {
+  let client: pg.Client | null = null;
+  let connecting: Promise<void> | null = null;
+  let retry: NodeJS.Timeout | null = null;
+  let closed = false;
+
+  const drop = (c: pg.Client | null): void => {
+    if (c === null) return;
+    c.removeAllListeners('notification');
+    c.on('error', () => {});
+    void c.end().catch(() => undefined);
+  };
+  const lost = (c: pg.Client): void => {
+    if (client !== c) return;
+    client = null;
+    drop(c);
+    hub.wake();
+    schedule();
+  };
+  const schedule = (): void => {
+    if (closed || retry !== null || hub.waiting === 0) return;
+    retry = setTimeout(() => {
+      retry = null;
+      void listen();
+    }, RECONNECT_MS);
+    retry.unref();
+  };
+  const listen = (): Promise<void> => {
+    if (closed || client !== null || hub.waiting === 0) return Promise.resolve();
+    connecting ??= (async () => {
+      const c = new pg.Client(config);
+      c.on('error', () => lost(c));
+      c.on('end', () => lost(c));
+      c.on('notification', () => hub.wake());
+      try {
+        await c.connect();
+        await c.query('LISTEN baton_wake');
+        if (closed || hub.waiting === 0) return drop(c);
+        client = c;
+        hub.wake(); // anything committed before LISTEN took effect: look once
+      } catch {
+        drop(c);
+        schedule();
+      }
+    })().finally(() => (connecting = null));
+    return connecting;
+  };
+  const hub = new WakeHub((active) => {
+    if (active) return;
+    drop(client);
+    client = null;
+  });
+  return {
+    wakeups: {
+      waiter: async () => {
+        const w = hub.add();
+        await listen();
+        return w;
+      },
+    },
+    close: async () => {
+      closed = true;
+      if (retry !== null) clearTimeout(retry);
+      await connecting;
+      drop(client);
+      client = null;
+    },
+  };
+}

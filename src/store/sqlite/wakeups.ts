@@ -1,0 +1,39 @@
+/**
+ * Wake-ups on SQLite. Migration 0006's triggers count wake-worthy changes in the one-row table
+ * `wake`; while anyone waits, this polls every few milliseconds whether the file changed
+ * (`PRAGMA data_version` moves when another connection commits: a read of the WAL index in
+ * shared memory, no lock, no I/O) or this store wrote, and only then reads the counter.
+ */
+import { WakeHub, type Wakeups } from '../wakeups.js';
+import type { SqliteRunner } from './runner.js';
+
+const POLL_MS = 2;
+
+export function sqliteWakeups(run: SqliteRunner): { wakeups: Wakeups; stop: () => void } {
+  const dataVersion = run.db.prepare('PRAGMA data_version').pluck();
+  // Prepared on first use: a store opened at an older schema (migration tests) has no table.
+  const count = (): number => run.read(() => run.prepare('SELECT n FROM wake WHERE id = 1').pluck().get() as number);
+  let timer: NodeJS.Timeout | null = null;
+  let seen = { version: 0, writes: 0, n: 0 };
+  const read = () => ({ version: dataVersion.get() as number, writes: run.writes, n: 0 });
+  const poll = (): void => {
+    if (!run.db.open) return;
+    const now = read();
+    if (now.version === seen.version && now.writes === seen.writes) return;
+    now.n = count();
+    if (now.n !== seen.n) hub.wake();
+    seen = now;
+  };
+  const stop = (): void => {
+    if (timer !== null) clearInterval(timer);
+    timer = null;
+  };
+  const hub = new WakeHub((active) => {
+    if (!active) return stop();
+    if (timer !== null || !run.db.open) return;
+    seen = { ...read(), n: count() };
+    timer = setInterval(poll, POLL_MS);
+    timer.unref();
+  });
+  return { wakeups: { waiter: () => Promise.resolve(hub.add()) }, stop };
+}
