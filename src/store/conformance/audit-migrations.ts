@@ -4,6 +4,46 @@ import { givenSession, givenTask, withFixture, type Harness } from './harness.js
 
 export function exerciseAuditAndMigrations(h: Harness): void {
   describe('audit ledger', () => {
+    test("filters by key, session, job and type, alone and together; a job's rows carry its task key", () =>
+      withFixture(h, async ({ store, raw }) => {
+        const s = await givenSession(store, 'box-1');
+        const other = await givenSession(store, 'box-2');
+        const { job: a } = await store.jobs.enqueue({ key: 'a', priority: 1 });
+        const { job: b } = await store.jobs.enqueue({ key: 'b', priority: 2 });
+        const first = await store.jobs.claimNext({ session: s.id, start: true });
+        assert.ok(first !== null && first.id === a.id);
+        const policy = { backoffBaseMs: 0, backoffMaxMs: 0 };
+        await store.dispatch.requeue({ id: a.id, session: s.id, epoch: first.epoch, reason: 'crash', policy });
+        const again = await store.jobs.claimNext({ session: other.id, start: true });
+        assert.ok(again !== null && again.id === a.id);
+        const loop = { id: a.id, session: other.id, epoch: again.epoch, status: 'done' as const, start: true };
+        const { next } = await store.jobs.finishAndClaimNext(loop);
+        assert.equal(next?.id, b.id);
+        await store.jobs.cancel({ id: b.id, by: s.id });
+        const all = await store.audit.list();
+        const types = (e: readonly { type: string }[]) => e.map((x) => x.type);
+        const byJob = await store.audit.list({ jobId: a.id });
+        assert.deepEqual(byJob, all.filter((e) => e.jobId === a.id));
+        assert.deepEqual(types(byJob), [
+          ...['job:enqueued', 'job:claimed', 'job:started', 'job:requeued'],
+          ...['job:claimed', 'job:started', 'job:finished'],
+        ]);
+        assert.deepEqual(await store.audit.list({ key: 'b' }), all.filter((e) => e.key === 'b'));
+        assert.deepEqual(await store.audit.list({ session: other.id }), all.filter((e) => e.session === other.id));
+        const mix = await store.audit.list({ jobId: a.id, session: other.id, type: 'job:claimed' });
+        const expected = all.filter((e) => e.jobId === a.id && e.session === other.id && e.type === 'job:claimed');
+        assert.deepEqual(mix, expected);
+        assert.equal(mix.length, 1);
+        const after = await store.audit.list({ key: 'a', afterId: byJob[2]?.id ?? 0, limit: 2 });
+        assert.deepEqual(after, byJob.slice(3, 5));
+        assert.deepEqual(await store.audit.list({ jobId: 999_999 }), []);
+        // The invariant the job filter relies on, over the whole ledger.
+        const keys = new Map((await store.jobs.list()).map((j) => [j.id, j.key]));
+        const wrong = (await raw.exec('SELECT id, task_key, job_id FROM audit_events WHERE job_id IS NOT NULL'))
+          .filter((r) => r.task_key !== keys.get(Number(r.job_id)));
+        assert.deepEqual(wrong, []);
+      }));
+
     test('appends one entry per state change with session, host, epoch and database time', () =>
       withFixture(h, async ({ store }) => {
         const s = await givenSession(store, 'box-7');

@@ -107,25 +107,27 @@ export function postgresLeases(run: PgRunner): Store['leases'] {
 
 export function postgresAudit(run: PgRunner): Store['audit'] {
   return {
-    list: async (p = {}) =>
-      (
-        await run.rows<AuditRow>(
-          `SELECT id, at, type, task_key, job_id, session_id, host, epoch, detail FROM audit_events
-           WHERE ($1::text IS NULL OR task_key = $1::text)
-             AND ($2::bigint IS NULL OR session_id = $2::bigint)
-             AND ($3::bigint IS NULL OR job_id = $3::bigint)
-             AND ($4::text IS NULL OR type = $4::text)
-             AND id > $5::bigint
-           ORDER BY id LIMIT $6::int`,
-          [
-            p.key ?? null,
-            p.session ?? null,
-            p.jobId ?? null,
-            p.type ?? null,
-            p.afterId ?? 0,
-            p.limit ?? 1000,
-          ],
-        )
-      ).map(toAudit),
+    list: async (p = {}) => {
+      // Only the filters given, so each combination is its own prepared statement whose plan can
+      // use the index for it. A job's rows all carry its task key: a job filter uses audit_by_key.
+      const values: unknown[] = [p.afterId ?? 0, p.limit ?? 1000];
+      const where = ['id > $1::bigint'];
+      const param = (value: unknown, type: string): string => `$${values.push(value)}::${type}`;
+      if (p.key !== undefined) where.push(`task_key = ${param(p.key, 'text')}`);
+      if (p.session !== undefined) where.push(`session_id = ${param(p.session, 'bigint')}`);
+      if (p.jobId !== undefined) {
+        const job = param(p.jobId, 'bigint');
+        where.push(`task_key = (SELECT t.key FROM jobs j JOIN tasks t ON t.id = j.task_id WHERE j.id = ${job})`);
+        where.push(`job_id = ${job}`);
+      }
+      if (p.type !== undefined) where.push(`type = ${param(p.type, 'text')}`);
+      const rows = await run.rows<AuditRow>(
+        `SELECT id, at, type, task_key, job_id, session_id, host, epoch, detail FROM audit_events
+         WHERE ${where.join(' AND ')}
+         ORDER BY id LIMIT $2::int`,
+        values,
+      );
+      return rows.map(toAudit);
+    },
   };
 }

@@ -3,7 +3,7 @@ import { isTerminalJobState, type Job, type JobState, type JobTransitionResult }
 import { ConflictError, NotFoundError } from '../../core/errors.js';
 import type { JobClaimNextParams, JobFinishParams, Store } from '../store.js';
 import { releaseJobLocks } from './locks.js';
-import { appendAudit, toJob, type JobRow } from './rows.js';
+import { appendAudit, toJob, type JobRow, type SessionRow } from './rows.js';
 import type { SqliteRunner } from './runner.js';
 import { insertTask, sessionRow, taskRow } from './tasks-claims.js';
 
@@ -85,9 +85,11 @@ export function sqliteJobs(run: SqliteRunner): Store['jobs'] {
     finishAndClaimNext: (p) =>
       Promise.resolve(
         run.write(() => {
-          sessionRow(run, p.session, true); // a session that is not live changes nothing
-          const finished = finishIn(run, p);
-          return { finished, next: claimNextIn(run, { session: p.session, host: p.host, start: p.start }) };
+          const session = sessionRow(run, p.session, true); // a session that is not live changes nothing
+          const now = run.now();
+          const finished = finishIn(run, p, now);
+          const next = claimNextIn(run, { session: p.session, host: p.host, start: p.start }, { session, now });
+          return { finished, next };
         }),
       ),
     cancel: (p) =>
@@ -172,9 +174,13 @@ export function sqliteJobs(run: SqliteRunner): Store['jobs'] {
 }
 
 /** The body of claimNext, inside the caller's write transaction. */
-function claimNextIn(run: SqliteRunner, p: JobClaimNextParams): Job | null {
-  const session = sessionRow(run, p.session, true);
-  const now = run.now();
+function claimNextIn(
+  run: SqliteRunner,
+  p: JobClaimNextParams,
+  known: { session: SessionRow; now: number } | null = null,
+): Job | null {
+  const session = known?.session ?? sessionRow(run, p.session, true);
+  const now = known?.now ?? run.now();
   const start = p.start === true;
   // The single writer makes select-and-update atomic; the status guard is kept anyway.
   const row = run
@@ -202,8 +208,7 @@ function claimNextIn(run: SqliteRunner, p: JobClaimNextParams): Job | null {
 }
 
 /** The body of finish, inside the caller's write transaction. */
-function finishIn(run: SqliteRunner, p: JobFinishParams): JobTransitionResult {
-  const now = run.now();
+function finishIn(run: SqliteRunner, p: JobFinishParams, now = run.now()): JobTransitionResult {
   const row = run
     .prepare(
       `UPDATE jobs SET status = @status, finished_at = @now, exit_code = @exitCode,

@@ -88,24 +88,33 @@ export function sqliteAudit(run: SqliteRunner): Store['audit'] {
       Promise.resolve(
         run.read(() =>
           (
-            run
-              .prepare(
-                `SELECT * FROM audit_events
-                 WHERE (@key IS NULL OR task_key = @key) AND (@session IS NULL OR session_id = @session)
-                   AND (@job IS NULL OR job_id = @job) AND (@type IS NULL OR type = @type)
-                   AND id > @after
-                 ORDER BY id LIMIT @limit`,
-              )
-              .all({
-                key: p.key ?? null,
-                session: p.session ?? null,
-                job: p.jobId ?? null,
-                type: p.type ?? null,
-                after: p.afterId ?? 0,
-                limit: p.limit ?? 1000,
-              }) as AuditRow[]
+            run.prepare(`SELECT * FROM audit_events WHERE ${auditWhere(p)} ORDER BY id LIMIT @limit`).all({
+              ...(p.key === undefined ? {} : { key: p.key }),
+              ...(p.session === undefined ? {} : { session: p.session }),
+              ...(p.jobId === undefined ? {} : { job: p.jobId }),
+              ...(p.type === undefined ? {} : { type: p.type }),
+              after: p.afterId ?? 0,
+              limit: p.limit ?? 1000,
+            }) as AuditRow[]
           ).map(toAudit),
         ),
       ),
   };
+}
+
+/**
+ * The filters given, and only those, so that SQLite can use an index: with `(@key IS NULL OR
+ * task_key = @key)` it walks the whole ledger. A job's rows all carry its task key, so a job
+ * filter goes through audit_by_key as well.
+ */
+function auditWhere(p: Parameters<Store['audit']['list']>[0] = {}): string {
+  const where = ['id > @after'];
+  if (p.key !== undefined) where.push('task_key = @key');
+  if (p.session !== undefined) where.push('session_id = @session');
+  if (p.jobId !== undefined) {
+    where.push('task_key = (SELECT t.key FROM jobs j JOIN tasks t ON t.id = j.task_id WHERE j.id = @job)');
+    where.push('job_id = @job');
+  }
+  if (p.type !== undefined) where.push('type = @type');
+  return where.join(' AND ');
 }
