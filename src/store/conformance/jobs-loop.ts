@@ -134,6 +134,24 @@ export function exerciseJobLoop(h: Harness): void {
         assert.deepEqual(tail[1]?.detail, { workspace: 'w', outcome: 'released' });
       }));
 
+    test('a requeued job forgets the term that placed it, and a pull-mode claim carries none', () =>
+      withFixture(h, async ({ store }) => {
+        const { session: runner } = await givenHost(store);
+        const term = await givenLeader(store);
+        const { job } = await store.jobs.enqueue({ key: 'a' });
+        const placed = await store.dispatch.place({ id: job.id, host: 'box-1', term });
+        assert.ok(placed.ok && placed.job.term === term.term);
+        const policy = { backoffBaseMs: 0, backoffMaxMs: 0 };
+        const guard = { id: job.id, session: runner.id, epoch: placed.job.epoch };
+        const back = await store.dispatch.requeue({ ...guard, reason: 'crash', policy });
+        assert.ok(back.ok);
+        assert.equal(back.job.term, null);
+        const s = await givenSession(store);
+        const pulled = await store.jobs.claimNext({ session: s.id, start: true });
+        assert.equal(pulled?.id, job.id);
+        assert.equal(pulled?.term, null);
+      }));
+
     test('never hands one job to two looping workers, and finishes each exactly once', () =>
       withFixture(h, async ({ store, openAnother }) => {
         const other = await openAnother();

@@ -243,7 +243,7 @@ async function requeueOrFail(
     const row = await run.one<JobRow>(
       `WITH j AS (
          UPDATE jobs SET status = 'queued', run_after = ${NOW} + ${msInterval('$7')},
-           session_id = NULL, host = NULL, agent_session_id = NULL, pid = NULL,
+           session_id = NULL, host = NULL, agent_session_id = NULL, pid = NULL, term = NULL,
            reason = 'requeued: ' || $5::text
          WHERE ${where}
          RETURNING ${jobColumns('jobs')}

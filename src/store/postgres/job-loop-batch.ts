@@ -60,7 +60,7 @@ export const FINISH_AND_CLAIM_MANY = `WITH req AS (
   UPDATE jobs SET status = CASE WHEN pairs.start THEN 'running' ELSE 'claimed' END,
     epoch = jobs.epoch + 1, attempt = jobs.attempt + 1,
     session_id = pairs.session, host = pairs.host, claimed_at = t.now,
-    started_at = CASE WHEN pairs.start THEN t.now END, reason = NULL
+    started_at = CASE WHEN pairs.start THEN t.now END, reason = NULL, term = NULL
   FROM pairs, t
   WHERE jobs.id = pairs.id AND jobs.status = 'queued'
   RETURNING ${jobColumns('jobs')}, pairs.ord, pairs.start, pairs.session_host

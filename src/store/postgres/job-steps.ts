@@ -84,7 +84,7 @@ next AS (
   UPDATE jobs SET status = CASE WHEN $3::boolean THEN 'running' ELSE 'claimed' END,
     epoch = jobs.epoch + 1, attempt = jobs.attempt + 1,
     session_id = s.id, host = coalesce($2::text, s.host), claimed_at = t.now,
-    started_at = CASE WHEN $3::boolean THEN t.now END, reason = NULL
+    started_at = CASE WHEN $3::boolean THEN t.now END, reason = NULL, term = NULL
   FROM next, s, t
   WHERE jobs.id = next.id AND jobs.status = 'queued' AND s.state = 'live'
   RETURNING ${jobColumns('jobs')}, s.host AS session_host

@@ -230,7 +230,7 @@ function requeueOrFail(
     const changed = run
       .prepare(
         `UPDATE jobs SET status = 'queued', run_after = ?, session_id = NULL, host = NULL,
-           agent_session_id = NULL, pid = NULL, reason = ?
+           agent_session_id = NULL, pid = NULL, term = NULL, reason = ?
          WHERE id = ? AND epoch = ? AND status = ?`,
       )
       .run(now + backoffMs(policy, job.attempt), `requeued: ${why}`, job.id, job.epoch, job.status).changes;

@@ -187,7 +187,7 @@ function claimNextIn(
     .prepare(
       `UPDATE jobs SET status = @status, epoch = epoch + 1, attempt = attempt + 1,
          session_id = @session, host = @host, claimed_at = @now, started_at = @startedAt,
-         reason = NULL
+         reason = NULL, term = NULL
        WHERE id = (SELECT id FROM jobs WHERE status = 'queued' AND run_after <= @now
                    ORDER BY priority, queued_at, id LIMIT 1)
          AND status = 'queued'
