@@ -16,6 +16,7 @@ import type { Store } from '../store/store.js';
 import { Dispatcher } from './dispatcher.js';
 import { LeaderElector } from './leader-elector.js';
 import { Runner } from './runner.js';
+import { takeOverDeadPredecessor } from './takeover.js';
 
 export interface UpOptions {
   readonly dbUrl: string;
@@ -89,6 +90,7 @@ async function runOnce(
   log: (line: string) => void,
   stop: AbortSignal,
 ): Promise<{ fenced: boolean; session: SessionId }> {
+  await takeOverDeadPredecessor(store, o, clock, log, stop);
   const session = await store.sessions.start({
     kind: 'daemon',
     host: o.host,

@@ -1,0 +1,82 @@
+/**
+ * A `baton up` restarted after a crash (SIGKILL, OOM, a reboot of the service) finds its host
+ * still served by its predecessor's session. With one host nobody else would ever rescue that
+ * session (the predecessor was the only dispatcher), so every restart would be refused. When
+ * the predecessor's process is provably gone from this machine, the new one ends its sessions
+ * (the runner's and its agents', which all carry its pid) and serves the host itself; recovery
+ * then requeues the jobs they left, as for any ended session.
+ *
+ * "Provably gone": the serving session is a daemon on this host name, its pid does not exist
+ * here, and its heartbeat, read on the database clock, has lapsed for two intervals. The last
+ * condition protects a host name used by mistake on two machines: there the other process keeps
+ * heartbeating, so this one waits two intervals, then gives up with the usual conflict.
+ */
+import { readFileSync } from 'node:fs';
+import type { Session } from '../core/session.js';
+import type { Clock } from '../core/time.js';
+import type { Store } from '../store/store.js';
+
+export interface TakeoverOptions {
+  readonly host: string;
+  readonly heartbeatIntervalMs: number;
+}
+
+/**
+ * Whether a process with this pid runs on this machine: EPERM means it does (someone else's); a
+ * zombie (killed, not yet reaped by its parent) does not run.
+ */
+export function processExists(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+  } catch {
+    return true; // no /proc (not Linux): the signal test is all there is
+  }
+}
+
+/**
+ * Ends the sessions of a dead predecessor serving `host`, once provably gone; returns the
+ * session taken over from, or null when there is nothing to take over (no predecessor, or one
+ * that is alive or still heartbeating after the wait: registering then fails as before).
+ */
+export async function takeOverDeadPredecessor(
+  store: Store,
+  o: TakeoverOptions,
+  clock: Clock,
+  log: (line: string) => void,
+  stop: AbortSignal,
+): Promise<Session | null> {
+  const lapse = 2 * o.heartbeatIntervalMs;
+  const deadline = clock.monotonicNowMs() + lapse + o.heartbeatIntervalMs;
+  let waiting = false;
+  while (!stop.aborted) {
+    const served = (await store.hosts.list()).find((h) => h.name === o.host)?.session ?? null;
+    const old = served === null ? null : await store.sessions.get(served);
+    if (old === null || old.state !== 'live' || old.kind !== 'daemon' || old.host !== o.host) return null;
+    if (processExists(old.pid)) return null;
+    const age = (await store.now()) - old.heartbeatAt;
+    if (age >= lapse) {
+      const live = await store.sessions.list({ liveOnly: true });
+      const mine = live.filter((s) => s.host === o.host && s.pid === old.pid);
+      for (const s of mine) await store.sessions.end(s.id);
+      log(
+        `took over host ${o.host} from session ${old.id} (pid ${old.pid} is no longer running here): ` +
+          `ended it and ${mine.length - 1} agent session(s); recovery requeues their jobs`,
+      );
+      return old;
+    }
+    if (clock.monotonicNowMs() > deadline) return null;
+    if (!waiting) {
+      log(`host ${o.host} is served by session ${old.id}, whose pid ${old.pid} is gone: waiting for it to lapse`);
+      waiting = true;
+    }
+    await clock.sleep(Math.min(lapse - age, o.heartbeatIntervalMs) + 50, stop);
+  }
+  return null;
+}
