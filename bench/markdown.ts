@@ -5,7 +5,7 @@ import { cpus, loadavg, release, totalmem, type } from 'node:os';
 import { serverFacts } from './pg-server.js';
 import { GRAPHILE_CONCURRENCY, PGBOSS_BATCH, PGBOSS_POLL_SECONDS, PGBOSS_WORKERS } from './peers.js';
 import { count, verdict, type Results, type Target } from './report.js';
-import { PG_WORKERS, SQLITE_PROCESSES } from './throughput.js';
+import { PG_WORKERS, SQLITE_PROCESSES, SQLITE_WORKERS_PER_PROCESS } from './throughput.js';
 
 const require = createRequire(import.meta.url);
 const versionOf = (name: string): string => (require(`${name}/package.json`) as { version: string }).version;
@@ -52,7 +52,7 @@ function figureRows(r: Results, f: Record<string, unknown>): string[] {
     line(`Baton on PostgreSQL, ${PG_WORKERS} workers, items/s`, rate('batonPgItemsPerSec'), t.batonPg),
     line(`Graphile Worker, concurrency ${GRAPHILE_CONCURRENCY}, jobs/s`, rate('graphileJobsPerSec'), t.graphile),
     line(`pg-boss, ${PGBOSS_WORKERS} workers × batch ${PGBOSS_BATCH}, jobs/s`, rate('pgBossJobsPerSec'), t.pgBoss),
-    line(`Baton on SQLite, ${SQLITE_PROCESSES} processes, items/s`, rate('batonSqliteItemsPerSec'), t.batonSqlite),
+    line(`Baton on SQLite, ${SQLITE_PROCESSES} processes × ${SQLITE_WORKERS_PER_PROCESS} workers, items/s`, rate('batonSqliteItemsPerSec'), t.batonSqlite),
     line(`PostgreSQL durable commits/s, ${PG_WORKERS} connections`, rate('pgDurableCommitsPerSec'), t.pgDurable),
     line(`SQLite durable commits/s, ${SQLITE_PROCESSES} processes`, rate('sqliteDurableCommitsPerSec'),
       t.sqliteDurable),
@@ -118,10 +118,14 @@ ${row('Baton on SQLite', lat.batonSqlite)}
   load), then \`VACUUM ANALYZE\` on PostgreSQL (what autovacuum would do); SQLite is not analysed (Baton never
   analyses it).
 - **Throughput.** ${p.n} no-op items (Baton on SQLite: ${p.sqliteN}). Baton: ${PG_WORKERS} async workers
-  in one process sharing one pool, each looping \`store.jobs.claimNext({ start: true })\` → \`finish\`
-  (three guarded, audited transitions in two durable commits: claim-and-start is one statement). Baton on SQLite: ${SQLITE_PROCESSES}
-  processes on one WAL file (synchronous=FULL), same
-  loop. Graphile Worker: \`run()\` with concurrency ${GRAPHILE_CONCURRENCY} and its defaults (pool 10,
+  in one process sharing one pool, each claiming and starting its first job
+  (\`claimNext({ start: true })\`), then finishing each job and claiming the next in one step
+  (\`finishAndClaimNext\`): every transition guarded, fenced by its epoch and written to the ledger,
+  three ledger rows per item. On PostgreSQL the store runs the calls that arrive while two of its
+  statements are in flight as one statement (each request keeping its own guards and answer).
+  Baton on SQLite: ${SQLITE_PROCESSES} processes × ${SQLITE_WORKERS_PER_PROCESS} workers on one WAL file
+  (synchronous=FULL), same loop; the workers of one process share a commit when their calls meet in one
+  turn of its event loop. Graphile Worker: \`run()\` with concurrency ${GRAPHILE_CONCURRENCY} and its defaults (pool 10,
   LISTEN/NOTIFY, no local queue, no completion batching). pg-boss: ${PGBOSS_WORKERS} \`work()\` loops,
   batchSize ${PGBOSS_BATCH}, polling every ${PGBOSS_POLL_SECONDS} s (its minimum). The clock runs from the
   first item reaching a worker to the last completion committed (for the peers: their job table shows

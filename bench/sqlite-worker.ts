@@ -1,7 +1,7 @@
 /**
  * One SQLite bench process, forked by sqlite-procs.ts. It prepares, says `ready`, waits for `go`,
  * works, and answers `done` with its count. Modes:
- *   drain   <path>             Baton's full path through the store (drain-loop.ts)
+ *   drain   <path> <workers>   Baton's full path through the store (drain-loop.ts), <workers> loops
  *   durable <path> <ms> <row>  BEGIN IMMEDIATE; UPDATE one row; COMMIT, for <ms>, with the pragmas
  *                              Baton's engine uses (WAL, synchronous = FULL, busy_timeout 1000)
  */
@@ -22,17 +22,21 @@ const send = (m: ChildMessage): void => {
 const go = (): Promise<void> =>
   new Promise((resolve) => process.once('message', (m: ParentMessage) => m.type === 'go' && resolve()));
 
-async function drain(path: string): Promise<void> {
+async function drain(path: string, workers: number): Promise<void> {
   const store = await openStore(path);
-  const session = await store.sessions.start({ kind: 'agent', host: hostname(), pid: process.pid });
+  const start = () => store.sessions.start({ kind: 'agent', host: hostname(), pid: process.pid });
+  const sessions = await Promise.all(Array.from({ length: workers }, start));
   send({ type: 'ready' });
   await go();
   let firstAt = Number.NaN;
-  const count = await drainLoop(store, session.id, () => (firstAt = nowMs() + performance.timeOrigin));
+  const onFirst = (): void => {
+    if (Number.isNaN(firstAt)) firstAt = nowMs() + performance.timeOrigin;
+  };
+  const counts = await Promise.all(sessions.map((s) => drainLoop(store, s.id, onFirst)));
   const endAt = nowMs() + performance.timeOrigin;
-  await store.sessions.end(session.id);
+  for (const s of sessions) await store.sessions.end(s.id);
   await store.close();
-  send({ type: 'done', count, firstAt, endAt });
+  send({ type: 'done', count: counts.reduce((a, b) => a + b, 0), firstAt, endAt });
 }
 
 async function durable(path: string, ms: number, row: number): Promise<void> {
@@ -66,8 +70,8 @@ async function durable(path: string, ms: number, row: number): Promise<void> {
 }
 
 const [mode, path, a, b] = process.argv.slice(2);
-if (path === undefined) throw new Error('usage: sqlite-worker drain|durable <path> [ms row]');
-if (mode === 'drain') await drain(path);
+if (path === undefined) throw new Error('usage: sqlite-worker drain <path> <workers> | durable <path> <ms> <row>');
+if (mode === 'drain') await drain(path, Number(a ?? 1));
 else if (mode === 'durable') await durable(path, Number(a), Number(b));
 else throw new Error(`bench: unknown mode ${mode}`);
 process.disconnect?.();

@@ -19,6 +19,8 @@ import { median, nowMs, progress } from './stats.js';
 
 export const PG_WORKERS = 8;
 export const SQLITE_PROCESSES = 4;
+/** Workers per SQLite process: 8 in all, as on PostgreSQL; one process's workers share commits. */
+export const SQLITE_WORKERS_PER_PROCESS = 2;
 
 /** Items per second for Baton on PostgreSQL: `workers` async loops sharing one pool. */
 export async function drainBatonPg(url: string, n: number, workers: number): Promise<number> {
@@ -43,7 +45,7 @@ export async function drainBatonPg(url: string, n: number, workers: number): Pro
 export function drainBatonSqlite(n: number, processes: number): Promise<number> {
   return onTempFile(async (path) => {
     await seedBatonSqlite(path, n);
-    const result = await runSqliteProcs(() => ['drain', path], processes);
+    const result = await runSqliteProcs(() => ['drain', path, String(SQLITE_WORKERS_PER_PROCESS)], processes);
     if (result.count !== n) throw new Error(`bench: Baton on SQLite drained ${result.count} of ${n}`);
     return n / result.seconds;
   });

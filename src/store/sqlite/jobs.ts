@@ -1,10 +1,11 @@
 /** Queue jobs on SQLite: every transition is one guarded UPDATE inside BEGIN IMMEDIATE. */
 import { isTerminalJobState, type Job, type JobState, type JobTransitionResult } from '../../core/job.js';
 import { ConflictError, NotFoundError } from '../../core/errors.js';
-import type { JobClaimNextParams, JobFinishParams, Store } from '../store.js';
+import type { JobClaimNextParams, JobFinishAndClaimNextParams, JobFinishParams, Store } from '../store.js';
 import { releaseJobLocks } from './locks.js';
 import { appendAudit, toJob, type JobRow, type SessionRow } from './rows.js';
 import type { SqliteRunner } from './runner.js';
+import { TickBatcher } from './tick-batcher.js';
 import { insertTask, sessionRow, taskRow } from './tasks-claims.js';
 
 const JOB_SELECT = 'SELECT j.*, t.key FROM jobs j JOIN tasks t ON t.id = j.task_id';
@@ -23,6 +24,14 @@ function lostOr(run: SqliteRunner, id: number, row: JobRow | undefined): JobTran
 }
 
 export function sqliteJobs(run: SqliteRunner): Store['jobs'] {
+  // Several workers of one process share a commit (tick-batcher.ts); each call stands alone.
+  const loops = new TickBatcher(run, (p: JobFinishAndClaimNextParams) => {
+    const session = sessionRow(run, p.session, true); // a session that is not live changes nothing
+    const now = run.now();
+    const finished = finishIn(run, p, now);
+    const next = claimNextIn(run, { session: p.session, host: p.host, start: p.start }, { session, now });
+    return { finished, next };
+  });
   return {
     enqueue: (p) =>
       Promise.resolve(
@@ -82,16 +91,7 @@ export function sqliteJobs(run: SqliteRunner): Store['jobs'] {
         }),
       ),
     finish: (p) => Promise.resolve(run.write(() => finishIn(run, p))),
-    finishAndClaimNext: (p) =>
-      Promise.resolve(
-        run.write(() => {
-          const session = sessionRow(run, p.session, true); // a session that is not live changes nothing
-          const now = run.now();
-          const finished = finishIn(run, p, now);
-          const next = claimNextIn(run, { session: p.session, host: p.host, start: p.start }, { session, now });
-          return { finished, next };
-        }),
-      ),
+    finishAndClaimNext: (p) => loops.submit(p),
     cancel: (p) =>
       Promise.resolve(
         run.write(() => {
