@@ -6,11 +6,22 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FencedError, NotFoundError } from '../../core/errors.js';
 import type { Job } from '../../core/job.js';
+import type { Store } from '../store.js';
 import { givenHost, givenLeader } from './dispatch.js';
 import { givenSession, withFixture, type Harness } from './harness.js';
 
 const trail = (entries: readonly { type: string; jobId: number | null; epoch: number | null }[]) =>
   entries.filter((e) => e.type.startsWith('job:') && e.type !== 'job:enqueued').map((e) => [e.type, e.jobId, e.epoch]);
+
+/** Session s runs job a; job b is queued behind it. */
+async function runningAThenQueuedB(store: Store) {
+  const s = await givenSession(store);
+  await store.jobs.enqueue({ key: 'a', priority: 1 });
+  await store.jobs.enqueue({ key: 'b', priority: 2 });
+  const a = await store.jobs.claimNext({ session: s.id, start: true });
+  assert.ok(a !== null);
+  return { s, a };
+}
 
 export function exerciseJobLoop(h: Harness): void {
   describe('finish and claim the next in one step', () => {
@@ -78,11 +89,7 @@ export function exerciseJobLoop(h: Harness): void {
 
     test('a lost finish changes nothing of that job and still claims the next', () =>
       withFixture(h, async ({ store }) => {
-        const s = await givenSession(store);
-        await store.jobs.enqueue({ key: 'a', priority: 1 });
-        await store.jobs.enqueue({ key: 'b', priority: 2 });
-        const a = await store.jobs.claimNext({ session: s.id, start: true });
-        assert.ok(a !== null);
+        const { s, a } = await runningAThenQueuedB(store);
         const stale = { id: a.id, session: s.id, epoch: a.epoch + 1 };
         const r = await store.jobs.finishAndClaimNext({ ...stale, status: 'done', start: true });
         assert.equal(r.finished.ok, false);
@@ -95,11 +102,7 @@ export function exerciseJobLoop(h: Harness): void {
 
     test('refuses a session that is not live and changes nothing, finish included', () =>
       withFixture(h, async ({ store }) => {
-        const s = await givenSession(store);
-        await store.jobs.enqueue({ key: 'a', priority: 1 });
-        await store.jobs.enqueue({ key: 'b', priority: 2 });
-        const a = await store.jobs.claimNext({ session: s.id, start: true });
-        assert.ok(a !== null);
+        const { s, a } = await runningAThenQueuedB(store);
         await store.sessions.end(s.id);
         const before = await store.audit.list();
         const jobs = await store.jobs.list();

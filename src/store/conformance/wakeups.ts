@@ -34,34 +34,34 @@ async function waiterOn(other: Store): Promise<Waiter> {
   return w;
 }
 
+/** A fixture whose second store ("another process") waits; the body writes through the first. */
+function withWaiterElsewhere(h: Harness, body: (store: Store, w: Waiter) => Promise<void>): Promise<void> {
+  return withFixture(h, async ({ store, openAnother }) => {
+    const other = await openAnother();
+    const w = await waiterOn(other);
+    try {
+      await body(store, w);
+    } finally {
+      w.close();
+      await other.close();
+    }
+  });
+}
+
 export function exerciseWakeups(h: Harness): void {
   describe('wake-ups', () => {
     test('wakes a waiter in another process when a job is enqueued', () =>
-      withFixture(h, async ({ store, openAnother }) => {
-        const other = await openAnother();
-        const w = await waiterOn(other);
-        try {
-          const pending = woke(w);
-          await store.jobs.enqueue({ key: 'k' });
-          assert.equal(await pending, 'woke');
-        } finally {
-          w.close();
-          await other.close();
-        }
+      withWaiterElsewhere(h, async (store, w) => {
+        const pending = woke(w);
+        await store.jobs.enqueue({ key: 'k' });
+        assert.equal(await pending, 'woke');
       }));
 
     test('keeps a wake that came while the waiter was busy, for its next wait', () =>
-      withFixture(h, async ({ store, openAnother }) => {
-        const other = await openAnother();
-        const w = await waiterOn(other);
-        try {
-          await store.jobs.enqueue({ key: 'k' });
-          await sleep(200); // the owner is busy elsewhere while the wake arrives
-          assert.equal(await woke(w), 'woke');
-        } finally {
-          w.close();
-          await other.close();
-        }
+      withWaiterElsewhere(h, async (store, w) => {
+        await store.jobs.enqueue({ key: 'k' });
+        await sleep(200); // the owner is busy elsewhere while the wake arrives
+        assert.equal(await woke(w), 'woke');
       }));
 
     test("wakes this store's own waiters on its own writes", () =>
@@ -77,44 +77,37 @@ export function exerciseWakeups(h: Harness): void {
       }));
 
     test('wakes on a requeue, a placement, the end of a placed job and a lock release', () =>
-      withFixture(h, async ({ store, openAnother }) => {
-        const other = await openAnother();
-        const w = await waiterOn(other);
-        try {
-          const s = await givenSession(store);
-          await store.jobs.enqueue({ key: 'a' });
-          const a = await store.jobs.claimNext({ session: s.id, start: true });
-          assert.ok(a !== null);
-          await settle(w);
-          const policy = { backoffBaseMs: 60_000, backoffMaxMs: 60_000 };
-          let pending = woke(w);
-          await store.dispatch.requeue({ id: a.id, session: s.id, epoch: a.epoch, reason: 'crash', policy });
-          assert.equal(await pending, 'woke', 'requeue');
+      withWaiterElsewhere(h, async (store, w) => {
+        const s = await givenSession(store);
+        await store.jobs.enqueue({ key: 'a' });
+        const a = await store.jobs.claimNext({ session: s.id, start: true });
+        assert.ok(a !== null);
+        await settle(w);
+        const policy = { backoffBaseMs: 60_000, backoffMaxMs: 60_000 };
+        let pending = woke(w);
+        await store.dispatch.requeue({ id: a.id, session: s.id, epoch: a.epoch, reason: 'crash', policy });
+        assert.equal(await pending, 'woke', 'requeue');
 
-          const { session: runner } = await givenHost(store);
-          const term = await givenLeader(store);
-          await store.workspaces.add({ name: 'w', path: '/srv/w', kind: 'dir' });
-          const { job } = await store.jobs.enqueue({ key: 'b' });
-          await settle(w);
-          pending = woke(w);
-          const placed = await store.dispatch.place({ id: job.id, host: 'box-1', term, workspace: 'w' });
-          assert.ok(placed.ok);
-          assert.equal(await pending, 'woke', 'placement');
-          pending = woke(w);
-          const guard = { id: job.id, session: runner.id, epoch: placed.job.epoch };
-          assert.ok((await store.jobs.finish({ ...guard, status: 'failed' })).ok);
-          assert.equal(await pending, 'woke', 'end of a placed job (and its lock release)');
+        const { session: runner } = await givenHost(store);
+        const term = await givenLeader(store);
+        await store.workspaces.add({ name: 'w', path: '/srv/w', kind: 'dir' });
+        const { job } = await store.jobs.enqueue({ key: 'b' });
+        await settle(w);
+        pending = woke(w);
+        const placed = await store.dispatch.place({ id: job.id, host: 'box-1', term, workspace: 'w' });
+        assert.ok(placed.ok);
+        assert.equal(await pending, 'woke', 'placement');
+        pending = woke(w);
+        const guard = { id: job.id, session: runner.id, epoch: placed.job.epoch };
+        assert.ok((await store.jobs.finish({ ...guard, status: 'failed' })).ok);
+        assert.equal(await pending, 'woke', 'end of a placed job (and its lock release)');
 
-          const lock = await store.workspaceLocks.acquire({ workspace: 'w', session: s.id });
-          assert.ok(lock.ok);
-          await settle(w);
-          pending = woke(w);
-          assert.ok((await store.workspaceLocks.release({ workspace: 'w', session: s.id, epoch: lock.lock.epoch })).ok);
-          assert.equal(await pending, 'woke', 'lock release');
-        } finally {
-          w.close();
-          await other.close();
-        }
+        const lock = await store.workspaceLocks.acquire({ workspace: 'w', session: s.id });
+        assert.ok(lock.ok);
+        await settle(w);
+        pending = woke(w);
+        assert.ok((await store.workspaceLocks.release({ workspace: 'w', session: s.id, epoch: lock.lock.epoch })).ok);
+        assert.equal(await pending, 'woke', 'lock release');
       }));
 
     test('a closed waiter returns from its wait', () =>
