@@ -98,7 +98,8 @@ export class AgentRun {
       const claimEpoch = claim.claim.epoch;
       const release = (outcome: 'failed' | 'released') =>
         store.claims.release({ key: job.key, session: agent.id, epoch: claimEpoch, outcome });
-      const dir = await settleWorkspace(this.o, job, guard, claimEpoch, release);
+      const claimRef = { session: agent.id, key: job.key, epoch: claimEpoch };
+      const dir = await settleWorkspace(this.o, job, guard, claimRef, release);
       if (dir === null) return;
       try {
         await this.supervise(command, agent.id, claimEpoch, guard, dir);

@@ -6,7 +6,8 @@
  * A checkout with neither (the main checkout of a human) is not guarded.
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Holder } from '../core/claim.js';
 import { ConflictError, InvalidInputError } from '../core/errors.js';
 import { validateEpoch, validateId, validateKey } from '../core/validate.js';
@@ -164,4 +165,16 @@ export async function installGuard(p: GuardInstallParams): Promise<GuardInstallR
   writeFileSync(hook, hookScript(p), { mode: 0o755 });
   chmodSync(hook, 0o755);
   return { hook, claimFile, created: existing === null };
+}
+
+/** bin/baton.js of this installation, which the hook runs by its absolute path. */
+export function installedBatonBin(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const bin = join(dir, 'bin', 'baton.js');
+    if (existsSync(bin)) return bin;
+    const up = dirname(dir);
+    if (up === dir) throw new Error(`no bin/baton.js above ${fileURLToPath(import.meta.url)}`);
+    dir = up;
+  }
 }

@@ -46,12 +46,14 @@ async function givenRun(store: Store, workspace?: string) {
     runnerSession: runner.id,
     cwd,
     worktreeDir: join(cwd, 'worktrees'),
+    dbUrl: join(cwd, 'baton.db'), // read by a worktree run's push guard only; none here
     policy: POLICY,
     log: (line: string) => lines.push(line),
   };
   const release = (outcome: 'failed' | 'released') =>
     store.claims.release({ key: 'k', session: agent.id, epoch: claim.claim.epoch, outcome });
-  const settle = () => settleWorkspace(options, placed.job, guard, claim.claim.epoch, release);
+  const claimRef = { session: agent.id, key: 'k', epoch: claim.claim.epoch };
+  const settle = () => settleWorkspace(options, placed.job, guard, claimRef, release);
   return { runner, job: placed.job, cwd, lines, settle, term };
 }
 

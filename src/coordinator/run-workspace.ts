@@ -23,6 +23,7 @@ import { waitingForWorkspace } from '../core/workspace-lock.js';
 import type { Workspace, WorkspacePlan } from '../core/workspace-plan.js';
 import { prepareWorktree, retireWorktree } from '../os/worktree.js';
 import type { AgentRunOptions } from './agent-run.js';
+import { absoluteDb, installGuard, installedBatonBin, type GuardClaim } from './guard.js';
 import { Workspaces } from './workspaces.js';
 
 export interface RunDirectory {
@@ -34,7 +35,10 @@ export interface RunDirectory {
   retire(): Promise<void>;
 }
 
-type Options = Pick<AgentRunOptions, 'store' | 'host' | 'runnerSession' | 'cwd' | 'worktreeDir' | 'policy' | 'log'>;
+type Options = Pick<
+  AgentRunOptions,
+  'store' | 'host' | 'runnerSession' | 'cwd' | 'worktreeDir' | 'policy' | 'log' | 'dbUrl'
+>;
 type Guard = { readonly id: number; readonly session: number; readonly epoch: number };
 /** Releases the run's claim on the task, with the outcome given. */
 type ReleaseClaim = (outcome: 'failed' | 'released') => Promise<unknown>;
@@ -49,7 +53,7 @@ export async function settleWorkspace(
   o: Options,
   job: Job,
   guard: Guard,
-  claimEpoch: number,
+  claim: GuardClaim,
   releaseClaim: ReleaseClaim,
 ): Promise<RunDirectory | null> {
   const { store } = o;
@@ -73,7 +77,7 @@ export async function settleWorkspace(
   if (workspace.kind === 'worktree') {
     // Every claim gets its own checkout on the task's branch; the claim is the exclusion.
     try {
-      return await worktree(o, job, workspace, claimEpoch, say);
+      return await worktree(o, job, workspace, claim, say);
     } catch (error) {
       if (!(error instanceof BatonError)) throw error;
       const fix = error.hint ?? 'see the runner log';
@@ -114,12 +118,14 @@ async function worktree(
   o: Options,
   job: Job,
   workspace: Workspace,
-  claimEpoch: number,
+  claim: GuardClaim,
   say: (line: string) => void,
 ): Promise<RunDirectory> {
   const repoPath = workspace.path;
-  const { path, branch } = await prepareWorktree({ repoPath, key: job.key, epoch: claimEpoch, baseDir: o.worktreeDir });
+  const where = { repoPath, key: job.key, epoch: claim.epoch, baseDir: o.worktreeDir };
+  const { path, branch } = await prepareWorktree(where);
   say(`worktree ${path} on branch ${branch} (workspace ${workspace.name})`);
+  await guardPushes(o, path, claim, say);
   let retired: Promise<void> | null = null;
   const retire = async (): Promise<void> => {
     try {
@@ -138,4 +144,20 @@ async function worktree(
     env: { BATON_WORKSPACE: workspace.name, BATON_BRANCH: branch },
     retire: () => (retired ??= retire()),
   };
+}
+
+/**
+ * Installs the push guard (guard.ts) for the run's worktree, so a push made after its claim was
+ * fenced off is refused even in the moment before the runner kills the agent. A repository with
+ * a pre-push hook of its own keeps it: the run goes on unguarded and the log says how to chain it.
+ */
+async function guardPushes(o: Options, dir: string, claim: GuardClaim, say: (line: string) => void): Promise<void> {
+  try {
+    const db = absoluteDb(o.dbUrl, o.cwd);
+    await installGuard({ dir, claim, db, node: process.execPath, batonBin: installedBatonBin() });
+    say(`pushes from ${dir} guarded by claim epoch ${claim.epoch}`);
+  } catch (error) {
+    const hint = error instanceof BatonError && error.hint !== undefined ? `; ${error.hint}` : '';
+    say(`push guard not installed: ${error instanceof Error ? error.message : String(error)}${hint}`);
+  }
 }

@@ -188,7 +188,7 @@ for (const db of bothEngines()) {
           'echo draft > draft.txt',
         ].join(' && ');
         await ok(c, 'enqueue', 'gh:acme/api#7', '--command', work);
-        c.up('a');
+        const up = c.up('a');
         await waitUntil(() => done(c, ['gh:acme/api#7']), 30_000, 'the job to finish');
         const where = readFileSync(`${out}.where`, 'utf8').trim();
         assert.notEqual(where, repo);
@@ -199,6 +199,9 @@ for (const db of bothEngines()) {
         const archived = git(repo, 'for-each-ref', '--format=%(refname)', 'refs/baton/archive/');
         assert.notEqual(archived, '', 'the uncommitted file is archived to a ref');
         assert.equal(git(repo, 'status', '--porcelain'), '', 'the main checkout is untouched');
+        const hook = join(repo, '.git', 'hooks', 'pre-push');
+        assert.match(readFileSync(hook, 'utf8'), /# baton-guard:/, 'pushes from the worktree were guarded');
+        assert.match(up.log(), /pushes from .* guarded by claim epoch 1/);
       }));
 
     test('coding tasks on one worktree workspace run at the same time, each in its own checkout', () =>

@@ -4,11 +4,11 @@
  * `check`, which the hook runs, exits 0 while the claim is current and 3 once it is fenced off.
  */
 import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { Coordinator } from '../../coordinator/coordinator.js';
 import {
+  installedBatonBin,
   absoluteDb,
   checkGuard,
   guardContext,
@@ -75,7 +75,7 @@ async function install(o: InstallOptions, cmd: Command): Promise<void> {
   await withBaton(db, globals, async (baton, out) => {
     const verdict = await checkGuard(baton, claim);
     if (!verdict.ok) throw fencedRefusal(verdict, `nothing to guard: ${verdict.why}`, 'claim the task first');
-    const result = await installGuard({ dir, claim, db, node: process.execPath, batonBin: batonBin() });
+    const result = await installGuard({ dir, claim, db, node: process.execPath, batonBin: installedBatonBin() });
     out.result({ ...result, dir, db, ...claim }, () => [
       `guarding pushes from ${dir}: session ${claim.session} holds ${claim.key} at epoch ${claim.epoch}`,
       `${result.created ? 'wrote' : 'rewrote'} ${result.hook}`,
@@ -129,14 +129,3 @@ async function withBaton(
   }
 }
 
-/** bin/baton.js of this installation, which the hook runs by its absolute path. */
-function batonBin(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const bin = join(dir, 'bin', 'baton.js');
-    if (existsSync(bin)) return bin;
-    const up = dirname(dir);
-    if (up === dir) throw new Error(`no bin/baton.js above ${fileURLToPath(import.meta.url)}`);
-    dir = up;
-  }
-}

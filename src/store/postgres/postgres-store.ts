@@ -85,7 +85,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     await pool.end().catch(() => undefined);
     throw run.translate(error);
   }
-  const wake = postgresWakeups(config);
+  // A LISTEN that never answers (a silent network) must not hold up waiters or close() for ever.
+  const wake = postgresWakeups({ ...config, query_timeout: options.queryTimeoutMs ?? 5_000 });
   return {
     engine: 'postgres',
     capabilities: { multiHost: true },
