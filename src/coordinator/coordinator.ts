@@ -14,6 +14,7 @@ import { validateId, validateKey } from '../core/validate.js';
 import type { JobEnqueueResult, Store } from '../store/store.js';
 import { Cluster } from './cluster.js';
 import { Effects } from './effects.js';
+import { Pull } from './pull.js';
 import {
   parseAudit,
   parseClaim,
@@ -55,6 +56,11 @@ export interface SessionEndResult {
 
 export class Coordinator {
   constructor(private readonly store: Store) {}
+
+  /** Pull mode: a script taking and finishing queued jobs itself. */
+  get pull(): Pull {
+    return new Pull(this.store);
+  }
 
   /** Hosts, retries, the leader and `baton up`. */
   get cluster(): Cluster {

@@ -1,8 +1,9 @@
-/** `baton enqueue`, `baton queue list`, `baton job show` and `baton cancel`. */
+/** `baton enqueue`, `baton queue list`, `baton job show|next|finish` and `baton cancel`. */
 import type { Command } from 'commander';
 import { jobDetail, jobLine, jobTable } from '../job-format.js';
 import { Refusal } from '../refusal.js';
 import { withCoordinator } from '../run.js';
+import { registerPull } from './pull.js';
 
 interface EnqueueOptions {
   readonly priority?: string;
@@ -51,9 +52,8 @@ export function registerQueue(program: Command): void {
       }),
     );
 
-  program
-    .command('job')
-    .description('look at one job')
+  const job = program.command('job').description('look at one job, or work the queue yourself (pull mode)');
+  job
     .command('show <id>')
     .description('show a job')
     .action((id: string, _o: unknown, cmd: Command) =>
@@ -62,6 +62,7 @@ export function registerQueue(program: Command): void {
         out.result(job, () => jobDetail(job));
       }),
     );
+  registerPull(job);
 
   program
     .command('cancel <job-id>')
