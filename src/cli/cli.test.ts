@@ -5,10 +5,9 @@
  */
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { baton, repoRoot, type Run } from '../../test/support/cli.js';
 import {
   bothEngines,
   postgresDatabase,
@@ -18,39 +17,10 @@ import {
 
 type Obj = Record<string, unknown>;
 
-interface Run {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-const root = repoRoot(dirname(fileURLToPath(import.meta.url)));
+const root = repoRoot();
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const UNREACHABLE_PG = 'postgres://127.0.0.1:1/nope';
 const postgresEngineBuilt = existsSync(join(root, 'dist/src/store/postgres/postgres-store.js'));
-
-function repoRoot(from: string): string {
-  let dir = from;
-  while (!existsSync(join(dir, 'package.json'))) {
-    const up = dirname(dir);
-    if (up === dir) throw new Error(`no package.json above ${from}`);
-    dir = up;
-  }
-  return dir;
-}
-
-/** Runs `baton ...args` with BATON_DB set to the database; `--db` in args overrides it. */
-function baton(db: string, ...args: string[]): Promise<Run> {
-  const env: NodeJS.ProcessEnv = { ...process.env, BATON_DB: db };
-  delete env['BATON_DEBUG'];
-  const argv = ['bin/baton.js', ...args];
-  return new Promise((resolve) => {
-    execFile(process.execPath, argv, { cwd: root, env }, (error, stdout, stderr) => {
-      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 /** Asserts the exit code and that stderr is exactly one `baton: ` line without a stack. */
 function assertOneErrorLine(run: Run, code: number, what: string): string {

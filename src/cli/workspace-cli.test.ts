@@ -6,46 +6,17 @@
  */
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { rmSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { bothEngines, sqliteDatabase, type TestDatabase } from '../../test/support/databases.js';
+import { cliOn, repoRoot } from '../../test/support/cli.js';
 
 type Obj = Record<string, unknown>;
 
-interface Run {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function repoRoot(from: string): string {
-  let dir = from;
-  while (!existsSync(join(dir, 'package.json'))) dir = dirname(dir);
-  return dir;
-}
-
-const root = repoRoot(dirname(fileURLToPath(import.meta.url)));
-
-function baton(db: string, ...args: string[]): Promise<Run> {
-  const env: NodeJS.ProcessEnv = { ...process.env, BATON_DB: db };
-  delete env['BATON_DEBUG'];
-  return new Promise((done) => {
-    execFile(process.execPath, ['bin/baton.js', ...args], { cwd: root, env }, (error, stdout, stderr) => {
-      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
-      done({ code, stdout, stderr });
-    });
-  });
-}
+const root = repoRoot();
 
 function bundle(db: string) {
-  const run = (...args: string[]): Promise<Run> => baton(db, ...args);
-  const json = async <T = Obj>(code: number, ...args: string[]): Promise<T> => {
-    const result = await run(...args, '--json');
-    assert.equal(result.code, code, `baton ${args.join(' ')}: ${result.stderr}`);
-    return JSON.parse(result.stdout) as T;
-  };
+  const { run, json } = cliOn(db);
   const plan = (key: string, ...args: string[]): Promise<Obj> => json(0, 'plan', key, ...args);
   return { run, json, plan };
 }

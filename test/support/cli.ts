@@ -11,13 +11,14 @@ export interface Run {
   readonly stderr: string;
 }
 
-function repoRoot(from: string): string {
+/** The repository's root: the folder above this file that holds package.json. */
+export function repoRoot(from = dirname(fileURLToPath(import.meta.url))): string {
   let dir = from;
   while (!existsSync(join(dir, 'package.json'))) dir = dirname(dir);
   return dir;
 }
 
-const root = repoRoot(dirname(fileURLToPath(import.meta.url)));
+const root = repoRoot();
 
 /** Runs `baton ...args` with BATON_DB set to `db`. */
 export function baton(db: string, ...args: string[]): Promise<Run> {
