@@ -18,11 +18,16 @@ export function sqliteWakeups(run: SqliteRunner): { wakeups: Wakeups; stop: () =
   const read = () => ({ version: dataVersion.get() as number, writes: run.writes, n: 0 });
   const poll = (): void => {
     if (!run.db.open) return;
-    const now = read();
-    if (now.version === seen.version && now.writes === seen.writes) return;
-    now.n = count();
-    if (now.n !== seen.n) hub.wake();
-    seen = now;
+    try {
+      const now = read();
+      if (now.version === seen.version && now.writes === seen.writes) return;
+      now.n = count();
+      if (now.n !== seen.n) hub.wake();
+      seen = now;
+    } catch {
+      // A timer must not crash the process: wake everyone, and their own store calls say what is wrong.
+      hub.wake();
+    }
   };
   const stop = (): void => {
     if (timer !== null) clearInterval(timer);
@@ -31,9 +36,13 @@ export function sqliteWakeups(run: SqliteRunner): { wakeups: Wakeups; stop: () =
   const hub = new WakeHub((active) => {
     if (!active) return stop();
     if (timer !== null || !run.db.open) return;
-    seen = { ...read(), n: count() };
+    try {
+      seen = { ...read(), n: count() };
+    } catch {
+      seen = { version: -1, writes: -1, n: -1 }; // the first poll looks again
+    }
     timer = setInterval(poll, POLL_MS);
     timer.unref();
   });
-  return { wakeups: { waiter: () => Promise.resolve(hub.add()) }, stop };
+  return { wakeups: { waiter: () => Promise.resolve().then(() => hub.add()) }, stop };
 }
