@@ -3,8 +3,8 @@
  * still served by its predecessor's session. With one host nobody else would ever rescue that
  * session (the predecessor was the only dispatcher), so every restart would be refused. When
  * the predecessor's process is provably gone from this machine, the new one ends its sessions
- * (the runner's and its agents', which all carry its pid) and serves the host itself; recovery
- * then requeues the jobs they left, as for any ended session.
+ * (the runner's and its agents', which all carry its pid), resigns the dispatcher lease it held,
+ * and serves the host itself; recovery then requeues the jobs they left, as for any ended session.
  *
  * "Provably gone": the serving session is a daemon on this host name, its pid does not exist
  * here, and its heartbeat, read on the database clock, has lapsed for two intervals. The last
@@ -15,6 +15,7 @@ import { readFileSync } from 'node:fs';
 import type { Session } from '../core/session.js';
 import type { Clock } from '../core/time.js';
 import type { Store } from '../store/store.js';
+import { DISPATCHER_LEASE } from './leader-elector.js';
 
 export interface TakeoverOptions {
   readonly host: string;
@@ -65,6 +66,12 @@ export async function takeOverDeadPredecessor(
       const live = await store.sessions.list({ liveOnly: true });
       const mine = live.filter((s) => s.host === o.host && s.pid === old.pid);
       for (const s of mine) await store.sessions.end(s.id);
+      // Its dispatcher lease (the holder is its session id) can never be renewed: resign it for
+      // the dead process, guarded by holder and term, so a leader is chosen now rather than at expiry.
+      const lease = await store.leases.get(DISPATCHER_LEASE);
+      if (lease !== null && lease.holder === String(old.id)) {
+        await store.leases.resign({ name: DISPATCHER_LEASE, holder: lease.holder, term: lease.term });
+      }
       log(
         `took over host ${o.host} from session ${old.id} (pid ${old.pid} is no longer running here): ` +
           `ended it and ${mine.length - 1} agent session(s); recovery requeues their jobs`,

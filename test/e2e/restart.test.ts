@@ -32,6 +32,9 @@ for (const db of bothEngines()) {
         await waitUntil(() => tree.every((pid) => !isAlive(pid)), 5_000, 'the agent tree to die with it');
         const second = c.up('solo');
         await second.waitForLog(/took over host solo from session \d+ \(pid \d+ is no longer running here\)/);
+        await second.waitForLog(/leading the dispatcher, term 2/);
+        const resigned = await c.store.audit.list({ type: 'lease:resigned' });
+        assert.equal(resigned.length, 1, 'the dead leader\'s lease was resigned for it, not left to expire');
         await waitUntil(
           async () => (await c.store.jobs.list({ key: 'long' }))[0]?.status === 'done',
           30_000,
