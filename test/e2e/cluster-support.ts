@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
+import { processExists } from '../../src/coordinator/takeover.js';
 import type { TestDatabase } from '../support/databases.js';
 
 export const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
@@ -120,12 +121,5 @@ export async function waitUntil(
   }
 }
 
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return !stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
-  } catch {
-    return false;
-  }
-}
+/** Whether the process runs (a zombie does not): the takeover's own test of it. */
+export const isAlive = processExists;

@@ -1,13 +1,21 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { Outcome } from '../outcome.js';
 import { Batcher } from './batcher.js';
+
+/** Each call's own answer: ten times its number, except 13, which fails alone. */
+const answer = (r: number): Outcome<number> =>
+  r === 13 ? { ok: false, error: new Error('unlucky') } : { ok: true, value: r * 10 };
 
 /** A send whose batches are recorded and finished by hand. */
 function manual() {
   const batches: { reqs: readonly number[]; done: (ok: boolean) => void }[] = [];
   const send = (reqs: readonly number[]) =>
-    new Promise<readonly number[]>((resolve, reject) =>
-      batches.push({ reqs, done: (ok) => (ok ? resolve(reqs.map((r) => r * 10)) : reject(new Error('boom'))) }),
+    new Promise<readonly Outcome<number>[]>((resolve, reject) =>
+      batches.push({
+        reqs,
+        done: (ok) => (ok ? resolve(reqs.map((r) => answer(r))) : reject(new Error('boom'))),
+      }),
     );
   return { batches, send };
 }
@@ -43,4 +51,19 @@ test('fails every call of a failed batch with its error, and goes on with the ne
   batches[1]?.done(true);
   batches[2]?.done(true);
   assert.deepEqual(await Promise.all([c, d]), [20, 30]);
+});
+
+test('a call that fails alone in a batch rejects alone', async () => {
+  const { batches, send } = manual();
+  const b = new Batcher(send, 1, 10);
+  const first = b.submit(1);
+  const [a, c, d] = [12, 13, 14].map((n) => b.submit(n));
+  batches[0]?.done(true);
+  await first;
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(batches[1]?.reqs, [12, 13, 14]);
+  batches[1]?.done(true);
+  assert.equal(await a, 120);
+  await assert.rejects(c ?? Promise.resolve(), /unlucky/);
+  assert.equal(await d, 140);
 });

@@ -2,9 +2,12 @@
  * Gathers calls into batches without waiting for a timer: a call is sent at once while fewer
  * than `inFlight` batches are running; calls that arrive while all are running queue up and go
  * together, up to `maxBatch`, as soon as one returns. An idle caller pays no delay, and a busy
- * engine pays one statement, one commit and one round trip for many calls. A batch that fails
- * fails each of its calls with the same error, as a statement of its own would have.
+ * engine pays one statement, one commit and one round trip for many calls. `send` answers each
+ * call with its own outcome; a batch that fails as a whole fails each of its calls with the same
+ * error, as a statement of its own would have.
  */
+import { settle, type Outcome } from '../outcome.js';
+
 interface Pending<Req, Res> {
   readonly req: Req;
   readonly resolve: (res: Res) => void;
@@ -16,7 +19,7 @@ export class Batcher<Req, Res> {
   private running = 0;
 
   constructor(
-    private readonly send: (reqs: readonly Req[]) => Promise<readonly Res[]>,
+    private readonly send: (reqs: readonly Req[]) => Promise<readonly Outcome<Res>[]>,
     private readonly inFlight: number,
     private readonly maxBatch: number,
   ) {}
@@ -34,7 +37,7 @@ export class Batcher<Req, Res> {
       this.running++;
       this.send(batch.map((p) => p.req))
         .then(
-          (results) => batch.forEach((p, i) => p.resolve(results[i] as Res)),
+          (outcomes) => batch.forEach((p, i) => settle(outcomes[i], p.resolve, p.reject)),
           (error: unknown) => batch.forEach((p) => p.reject(error)),
         )
         .finally(() => {

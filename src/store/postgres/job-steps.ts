@@ -12,6 +12,7 @@ import type { JobClaimNextParams, JobFinishAndClaimNextParams, JobFinishAndClaim
 import { batchParams, FINISH_AND_CLAIM_MANY, rowsByRequest, type BatchRow } from './job-loop-batch.js';
 import { deleteLocks, insertAuditRows, lockReleasedRows } from './locks.js';
 import { NOW, hostOf, jobColumns, toJob, type JobRow } from './rows.js';
+import type { Outcome } from '../outcome.js';
 import type { PgRunner } from './runner.js';
 
 /** The parameter references of a finish step. */
@@ -157,6 +158,3 @@ export async function finishAndClaimMany(
     }),
   );
 }
-
-/** A batched call's own answer: its value, or the error it alone throws. */
-export type Outcome<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: unknown };

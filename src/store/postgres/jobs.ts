@@ -10,7 +10,7 @@ import type { Store } from '../store.js';
 import { deleteLocks, insertAuditRows, lockReleasedRows } from './locks.js';
 import { NOW, hostOf, jobColumns, jobFields, toJob, type JobRow } from './rows.js';
 import { Batcher } from './batcher.js';
-import { claimNext, finishAndClaimMany, finishAuditRows, finishSteps, type Outcome } from './job-steps.js';
+import { claimNext, finishAndClaimMany, finishAuditRows, finishSteps } from './job-steps.js';
 import type { PgRunner } from './runner.js';
 
 const ACTIVE = `('queued', 'claimed', 'running')`;
@@ -124,7 +124,7 @@ const BATCH_MAX = 64;
 export function postgresJobs(run: PgRunner): Store['jobs'] {
   type Loop = Parameters<Store['jobs']['finishAndClaimNext']>[0];
   type LoopResult = Awaited<ReturnType<Store['jobs']['finishAndClaimNext']>>;
-  const loops = new Batcher<Loop, Outcome<LoopResult>>(
+  const loops = new Batcher<Loop, LoopResult>(
     (reqs) => finishAndClaimMany(run, reqs, (id, row) => lostOr(run, id, row)),
     BATCHES_IN_FLIGHT,
     BATCH_MAX,
@@ -176,11 +176,7 @@ export function postgresJobs(run: PgRunner): Store['jobs'] {
       );
       return lostOr(run, p.id, row);
     },
-    finishAndClaimNext: async (p) => {
-      const outcome = await loops.submit(p);
-      if (!outcome.ok) throw outcome.error;
-      return outcome.value;
-    },
+    finishAndClaimNext: (p) => loops.submit(p),
     retry: async (p) => {
       for (let attempt = 1; ; attempt++) {
         const row = await run.one<RetryRow>(RETRY, [p.id, p.by ?? null]);

@@ -5,6 +5,7 @@
  * while each call still succeeds or fails alone. A call waits at most until the event loop's
  * check phase (setImmediate): no timer, no added delay worth measuring.
  */
+import { settle, type Outcome } from '../outcome.js';
 import type { SqliteRunner } from './runner.js';
 
 interface Pending<Req, Res> {
@@ -36,7 +37,7 @@ export class TickBatcher<Req, Res> {
     const batch = this.queue;
     this.queue = [];
     this.scheduled = false;
-    let outcomes: ({ ok: true; value: Res } | { ok: false; error: unknown })[];
+    let outcomes: Outcome<Res>[];
     try {
       outcomes = this.run.write(() =>
         batch.map((p) => {
@@ -52,10 +53,6 @@ export class TickBatcher<Req, Res> {
       for (const p of batch) p.reject(error); // the transaction itself failed: nothing committed
       return;
     }
-    batch.forEach((p, i) => {
-      const o = outcomes[i];
-      if (o?.ok === true) p.resolve(o.value);
-      else p.reject(o?.error);
-    });
+    batch.forEach((p, i) => settle(outcomes[i], p.resolve, p.reject));
   }
 }
