@@ -28,6 +28,19 @@ async function settle(w: Waiter): Promise<void> {
   await w.wait(300);
 }
 
+/**
+ * Waits until the latch stays shut for `quietMs`: wakes from earlier writes may still be on their
+ * way (NOTIFY is delivered after the commit), so one wait is not enough to drain them.
+ */
+async function quiet(w: Waiter, quietMs = 300): Promise<void> {
+  for (let i = 0; i < 50; i++) {
+    const t0 = performance.now();
+    await w.wait(quietMs);
+    if (performance.now() - t0 >= quietMs - 5) return;
+  }
+  assert.fail('the waiter never went quiet');
+}
+
 async function waiterOn(other: Store): Promise<Waiter> {
   const w = await other.wakeups.waiter();
   await settle(w);
@@ -108,6 +121,33 @@ export function exerciseWakeups(h: Harness): void {
         pending = woke(w);
         assert.ok((await store.workspaceLocks.release({ workspace: 'w', session: s.id, epoch: lock.lock.epoch })).ok);
         assert.equal(await pending, 'woke', 'lock release');
+      }));
+
+    // Those are the hot path: a NOTIFY serialises the commits that send it (migration 0006). A
+    // wake can only come early, never late, from the machine's load: the check cannot flake slow.
+    test("raises no wake-up for a pull-mode worker's own claims and finishes", () =>
+      withWaiterElsewhere(h, async (store, w) => {
+        const s = await givenSession(store);
+        for (const key of ['a', 'b', 'c']) await store.jobs.enqueue({ key });
+        await quiet(w);
+        const first = await store.jobs.claimNext({ session: s.id, start: true });
+        assert.ok(first !== null);
+        let job = first;
+        for (let i = 0; i < 2; i++) {
+          const { finished, next } = await store.jobs.finishAndClaimNext({
+            id: job.id,
+            session: s.id,
+            epoch: job.epoch,
+            status: 'done',
+            start: true,
+          });
+          assert.ok(finished.ok && next !== null);
+          job = next;
+        }
+        assert.ok((await store.jobs.finish({ id: job.id, session: s.id, epoch: job.epoch, status: 'done' })).ok);
+        const t0 = performance.now();
+        await w.wait(1_000);
+        assert.ok(performance.now() - t0 >= 990, 'a wake-up came from the worker loop');
       }));
 
     test('a closed waiter returns from its wait', () =>

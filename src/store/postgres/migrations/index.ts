@@ -5,6 +5,7 @@ import effects from './0004-effects.js';
 import queueIndex from './0005-queue-index.js';
 import wake from './0006-wake.js';
 import leanIndexes from './0007-lean-indexes.js';
+import claimBatch from './0008-claim-batch.js';
 
 export interface Migration {
   readonly version: number;
@@ -16,4 +17,13 @@ export interface Migration {
  * Applied in order, each once, in one transaction that holds pg_advisory_xact_lock and re-reads
  * the version, so processes starting together apply each migration exactly once.
  */
-export const MIGRATIONS: readonly Migration[] = [kernel, dispatch, workspaces, effects, queueIndex, wake, leanIndexes];
+export const MIGRATIONS: readonly Migration[] = [
+  kernel,
+  dispatch,
+  workspaces,
+  effects,
+  queueIndex,
+  wake,
+  leanIndexes,
+  claimBatch,
+];
