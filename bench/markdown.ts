@@ -115,8 +115,9 @@ ${row('Baton on SQLite', lat.batonSqlite)}
 
 - **One server.** ${e.postgresOrigin}; durable settings (${e.postgresSettings}). Each
   system, each repetition, gets a fresh database on it. Queues are filled before the clock starts (a bulk
-  load), then \`VACUUM ANALYZE\` on PostgreSQL (what autovacuum would do); SQLite is not analysed (Baton never
-  analyses it).
+  load), then \`VACUUM ANALYZE\` on PostgreSQL (what autovacuum would do) and a \`CHECKPOINT\`, so every
+  drain starts as far from the last checkpoint and none lands inside one system's drain only; SQLite is not
+  analysed (Baton never analyses it).
 - **Throughput.** ${p.n} no-op items (Baton on SQLite: ${p.sqliteN}). Baton: ${PG_WORKERS} async workers
   in one process sharing one pool, each claiming and starting its first job
   (\`claimNext({ start: true })\`), then finishing each job and claiming the next in one step

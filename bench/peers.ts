@@ -12,7 +12,7 @@ import { Logger, makeWorkerUtils, run, type Runner, type TaskList } from 'graphi
 import PgBoss from 'pg-boss';
 import pg from 'pg';
 import { nowMs, waitUntil } from './stats.js';
-import { withClient } from './pg-server.js';
+import { readyForDrain, withClient } from './pg-server.js';
 
 export const GRAPHILE_CONCURRENCY = 8;
 export const PGBOSS_WORKERS = 8;
@@ -87,7 +87,7 @@ export async function drainGraphile(url: string, n: number): Promise<number> {
     await utils.release();
   }
   return withClient(url, async (monitor) => {
-    await monitor.query('VACUUM ANALYZE');
+    await readyForDrain(monitor);
     const count = counter(n);
     const runner = await startGraphile(url, { noop: () => Promise.resolve(count.hit()) });
     try {
@@ -110,7 +110,7 @@ export async function drainPgBoss(url: string, n: number): Promise<number> {
     await boss.createQueue(queue);
     await boss.insert(Array.from({ length: n }, (_, i) => ({ name: queue, data: { i } })));
     return await withClient(url, async (monitor) => {
-      await monitor.query('VACUUM ANALYZE');
+      await readyForDrain(monitor);
       const count = counter(n);
       const options = { batchSize: PGBOSS_BATCH, pollingIntervalSeconds: PGBOSS_POLL_SECONDS };
       for (let w = 0; w < PGBOSS_WORKERS; w++) {

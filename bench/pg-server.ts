@@ -37,6 +37,20 @@ export async function withClient<T>(url: string, work: (c: pg.Client) => Promise
   }
 }
 
+/**
+ * Readies a filled queue for its drain: VACUUM ANALYZE (what autovacuum would have done by the
+ * time a real queue of this size is drained), then a CHECKPOINT, so that every system's drain
+ * starts the same distance from the last checkpoint and no timed one (every 5 min) lands inside
+ * one system's drain but not another's. A server where the bench may not checkpoint (no
+ * pg_checkpoint role) skips that step.
+ */
+export async function readyForDrain(c: pg.Client): Promise<void> {
+  await c.query('VACUUM ANALYZE');
+  await c.query('CHECKPOINT').catch((error: unknown) => {
+    if ((error as { code?: string }).code !== '42501') throw error;
+  });
+}
+
 /** A new, empty database on the server, named after `label`; returns its URL. */
 export async function freshDatabase(serverUrl: string, label: string): Promise<string> {
   const name = `bench_${label}_${randomBytes(4).toString('hex')}`;

@@ -7,7 +7,7 @@
 import Database from 'better-sqlite3';
 import type pg from 'pg';
 import { openStore } from '../src/store/open.js';
-import { withClient } from './pg-server.js';
+import { readyForDrain, withClient } from './pg-server.js';
 
 /** Creates Baton's schema in the database (the store migrates on open). */
 export async function migrateBaton(url: string): Promise<void> {
@@ -48,7 +48,7 @@ async function droppable(c: pg.Client, tables: readonly string[]): Promise<{ dro
  * N queued jobs on PostgreSQL, keys `${prefix}-0000001…`, oldest first. A bulk load: the jobs and
  * tasks tables' foreign keys and secondary indexes are dropped, the rows inserted, and the same
  * indexes and (validated) keys re-created, which ends in the schema the migrations made. Then
- * VACUUM ANALYZE: what autovacuum would have done by the time a real queue of this size is drained.
+ * readyForDrain: VACUUM ANALYZE and a CHECKPOINT, as before every system's drain.
  */
 export async function seedBatonPg(url: string, n: number, prefix = 'bench'): Promise<void> {
   await migrateBaton(url);
@@ -70,7 +70,7 @@ export async function seedBatonPg(url: string, n: number, prefix = 'bench'): Pro
     );
     for (const sql of ddl.create) await c.query(sql);
     await c.query('COMMIT');
-    await c.query('VACUUM ANALYZE');
+    await readyForDrain(c);
   });
 }
 
