@@ -23,16 +23,12 @@ async function woke(w: Waiter): Promise<'woke' | 'timeout'> {
   return r;
 }
 
-/** Wait out whatever woke the latch so far (the LISTEN start and earlier changes). */
-async function settle(w: Waiter): Promise<void> {
-  await w.wait(300);
-}
-
 /**
- * Waits until the latch stays shut for `quietMs`: wakes from earlier writes may still be on their
- * way (NOTIFY is delivered after the commit), so one wait is not enough to drain them.
+ * Waits until the latch stays shut for `quietMs`, so that the wake a test then expects comes from
+ * its own write: wakes from earlier writes (and the LISTEN start) may still be on their way, as
+ * NOTIFY is delivered after the commit, so one wait is not enough to drain them.
  */
-async function quiet(w: Waiter, quietMs = 300): Promise<void> {
+async function settle(w: Waiter, quietMs = 300): Promise<void> {
   for (let i = 0; i < 50; i++) {
     const t0 = performance.now();
     await w.wait(quietMs);
@@ -123,13 +119,13 @@ export function exerciseWakeups(h: Harness): void {
         assert.equal(await pending, 'woke', 'lock release');
       }));
 
-    // Those are the hot path: a NOTIFY serialises the commits that send it (migration 0006). A
-    // wake can only come early, never late, from the machine's load: the check cannot flake slow.
+    // A pull-mode worker's loop is the hot path, and a NOTIFY serialises the commits that send it
+    // (migration 0006). A loaded machine can only make a wake late, never early: no slow flake.
     test("raises no wake-up for a pull-mode worker's own claims and finishes", () =>
       withWaiterElsewhere(h, async (store, w) => {
         const s = await givenSession(store);
         for (const key of ['a', 'b', 'c']) await store.jobs.enqueue({ key });
-        await quiet(w);
+        await settle(w);
         const first = await store.jobs.claimNext({ session: s.id, start: true });
         assert.ok(first !== null);
         let job = first;
