@@ -22,7 +22,8 @@ interface MutableReport extends RescueReport {
   jobsFailed: number[];
 }
 
-export function postgresDispatch(run: PgRunner): DispatchStore['dispatch'] {
+/** `took` counts the jobs taken from the queue, for the queue's upkeep (upkeep.ts). */
+export function postgresDispatch(run: PgRunner, took: (n: number) => void = () => {}): DispatchStore['dispatch'] {
   return {
     queued: async (p) =>
       (
@@ -33,7 +34,11 @@ export function postgresDispatch(run: PgRunner): DispatchStore['dispatch'] {
           [p.limit],
         )
       ).map(toJob),
-    place: (p) => place(run, p),
+    place: async (p) => {
+      const placed = await place(run, p);
+      if (placed.ok) took(1);
+      return placed;
+    },
     markWaiting: async (p) => {
       const [r] = await run.rows<{ marked: number }>(
         `WITH ${LIVE_TERM}, j AS (

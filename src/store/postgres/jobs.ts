@@ -117,15 +117,24 @@ WITH old AS (
 SELECT old.status AS old_status, r.*
 FROM (SELECT 1) one LEFT JOIN old ON true LEFT JOIN r ON true`;
 
-/** How many batched statements of one kind a store runs at once, and how many calls each takes. */
-const BATCHES_IN_FLIGHT = 2;
+/**
+ * How many batched statements of one kind a store runs at once, and how many calls each takes.
+ * One: two concurrent batches halve each batch and meet each other's claims, so they cost 60%
+ * more CPU per job for the same throughput on the bench machine (docs/decisions/0002).
+ */
+const BATCHES_IN_FLIGHT = 1;
 const BATCH_MAX = 64;
 
-export function postgresJobs(run: PgRunner): Store['jobs'] {
+/** `took` counts the jobs taken from the queue, for the queue's upkeep (upkeep.ts). */
+export function postgresJobs(run: PgRunner, took: (n: number) => void = () => {}): Store['jobs'] {
   type Loop = Parameters<Store['jobs']['finishAndClaimNext']>[0];
   type LoopResult = Awaited<ReturnType<Store['jobs']['finishAndClaimNext']>>;
   const loops = new Batcher<Loop, LoopResult>(
-    (reqs) => finishAndClaimMany(run, reqs, (id, row) => lostOr(run, id, row)),
+    async (reqs) => {
+      const outcomes = await finishAndClaimMany(run, reqs, (id, row) => lostOr(run, id, row));
+      took(outcomes.filter((o) => o.ok && o.value.next !== null).length);
+      return outcomes;
+    },
     BATCHES_IN_FLIGHT,
     BATCH_MAX,
   );
@@ -145,7 +154,11 @@ export function postgresJobs(run: PgRunner): Store['jobs'] {
         assert(attempt < ENQUEUE_RETRY_MAX, 'an enqueue does not race forever');
       }
     },
-    claimNext: (p) => claimNext(run, p),
+    claimNext: async (p) => {
+      const job = await claimNext(run, p);
+      if (job !== null) took(1);
+      return job;
+    },
     start: async (p) => {
       const row = await run.one<JobRow>(
         `WITH j AS (

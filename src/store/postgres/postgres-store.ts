@@ -22,6 +22,7 @@ import { postgresDispatch, postgresRecovery } from './dispatch.js';
 import { postgresWorkspaceGroups } from './workspaces.js';
 import { postgresEffects } from './effects.js';
 import { SAFE, type TestSwitches } from '../test-switches.js';
+import { queueUpkeep, type UpkeepPolicy } from './upkeep.js';
 
 export interface PostgresStoreOptions {
   /** postgres:// or postgresql:// URL. */
@@ -38,6 +39,8 @@ export interface PostgresStoreOptions {
   readonly queryTimeoutMs?: number;
   /** Apply migrations up to this version only: for tests of data migrations on an old schema. */
   readonly migrateTo?: number;
+  /** When to vacuum the queue (upkeep.ts); UPKEEP_DEFAULT unless a test or the bench says. */
+  readonly upkeep?: UpkeepPolicy;
   /** TEST ONLY (test-switches.ts); production never sets it. */
   readonly switches?: TestSwitches;
 }
@@ -87,6 +90,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   }
   // A LISTEN that never answers (a silent network) must not hold up waiters or close() for ever.
   const wake = postgresWakeups({ ...config, query_timeout: options.queryTimeoutMs ?? 5_000 });
+  const upkeep = queueUpkeep(config, options.upkeep);
+  const took = (n: number): void => upkeep.took(n);
   return {
     engine: 'postgres',
     capabilities: { multiHost: true },
@@ -97,17 +102,18 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     },
     close: async () => {
       await wake.close();
+      await upkeep.close();
       await pool.end();
     },
     wakeups: wake.wakeups,
     tasks: postgresTasks(run),
     sessions: postgresSessions(run),
     claims: postgresClaims(run),
-    jobs: postgresJobs(run),
+    jobs: postgresJobs(run, took),
     leases: postgresLeases(run),
     audit: postgresAudit(run),
     hosts: postgresHosts(run),
-    dispatch: postgresDispatch(run),
+    dispatch: postgresDispatch(run, took),
     recovery: postgresRecovery(run),
     ...postgresWorkspaceGroups(run),
     effects: postgresEffects(run, options.switches ?? SAFE),

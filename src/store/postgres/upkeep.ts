@@ -1,0 +1,102 @@
+/**
+ * Queue upkeep on PostgreSQL: a claim leaves its job's entry in the `jobs_queue` index dead (the
+ * row's new version is no longer queued), and the claim scan walks the dead entries at the head
+ * of the queue on every call until VACUUM removes them. Autovacuum waits for a fifth of the table
+ * to change, and a draining queue soon walks pages of dead entries for each claim (7% of the
+ * claim statement's CPU at 20,000 jobs, more with a bigger backlog; docs/decisions/0002).
+ *
+ * So each store counts the jobs it takes from the queue and, every `claims` of them, vacuums
+ * `jobs` in the background on a connection of its own: at most one run at a time per store,
+ * SKIP_LOCKED (another process's run is as good), no truncation (which would take an exclusive
+ * lock), index cleanup always. Its cost grows with the table, so it keeps to a share of the
+ * time: after a run of d ms the next waits at least d × (1 / share − 1). A failed run (no
+ * permission, the server gone) is dropped and the next waits a minute: upkeep never fails a
+ * caller, and data never depends on it.
+ */
+import pg from 'pg';
+
+export const VACUUM_QUEUE = 'VACUUM (SKIP_LOCKED, INDEX_CLEANUP ON, TRUNCATE false) jobs';
+
+export interface UpkeepPolicy {
+  /** Jobs taken from the queue between two runs. */
+  readonly claims: number;
+  /** The largest share of the time the runs may take, in (0, 1]. */
+  readonly share: number;
+  /** The wait after a failed run, in ms. */
+  readonly failedWaitMs: number;
+}
+
+export const UPKEEP_DEFAULT: UpkeepPolicy = { claims: 2_000, share: 0.05, failedWaitMs: 60_000 };
+
+/** When to run: pure, on a clock passed in. */
+export class UpkeepSchedule {
+  private taken = 0;
+  private running = false;
+  private notBefore = 0;
+
+  constructor(private readonly policy: UpkeepPolicy) {}
+
+  /** Counts `n` jobs taken at `nowMs`; true when a run should start now (it is then running). */
+  took(n: number, nowMs: number): boolean {
+    this.taken += n;
+    if (this.running || this.taken < this.policy.claims || nowMs < this.notBefore) return false;
+    this.running = true;
+    this.taken = 0;
+    return true;
+  }
+
+  /** A run that started at `startMs` ended at `endMs`, well or not. */
+  ended(startMs: number, endMs: number, ok: boolean): void {
+    this.running = false;
+    const took = Math.max(0, endMs - startMs);
+    this.notBefore = ok ? endMs + took * (1 / this.policy.share - 1) : endMs + this.policy.failedWaitMs;
+  }
+}
+
+export interface QueueUpkeep {
+  /** Counts jobs this store took from the queue, and starts a run when one is due. */
+  took(n: number): void;
+  /** Waits for a run in progress, then ends the upkeep connection. */
+  close(): Promise<void>;
+  /** Runs finished so far (for tests and the bench). */
+  readonly runs: number;
+}
+
+export function queueUpkeep(config: pg.PoolConfig, policy: UpkeepPolicy = UPKEEP_DEFAULT): QueueUpkeep {
+  const schedule = new UpkeepSchedule(policy);
+  let pool: pg.Pool | null = null;
+  let current: Promise<void> | null = null;
+  let runs = 0;
+  let closed = false;
+  const run = (): Promise<void> => {
+    if (pool === null) {
+      // Its own connection, without the store's query timeout: a big table takes a while.
+      pool = new pg.Pool({ ...config, max: 1, idleTimeoutMillis: 10_000 });
+      pool.on('error', () => {});
+    }
+    const start = Date.now();
+    return pool.query(VACUUM_QUEUE).then(
+      () => {
+        runs++;
+        schedule.ended(start, Date.now(), true);
+      },
+      () => schedule.ended(start, Date.now(), false),
+    );
+  };
+  return {
+    took: (n) => {
+      if (n <= 0 || closed || !schedule.took(n, Date.now())) return;
+      current = run().finally(() => {
+        current = null;
+      });
+    },
+    close: async () => {
+      closed = true;
+      await current;
+      await pool?.end().catch(() => undefined);
+    },
+    get runs() {
+      return runs;
+    },
+  };
+}
