@@ -119,8 +119,9 @@ FROM (SELECT 1) one LEFT JOIN old ON true LEFT JOIN r ON true`;
 
 /**
  * How many batched statements of one kind a store runs at once, and how many calls each takes.
- * One: two concurrent batches halve each batch and meet each other's claims, so they cost 60%
- * more CPU per job for the same throughput on the bench machine (docs/decisions/0002).
+ * One: two concurrent batches halve each batch and meet each other's claims; in the bench's
+ * drains they gave the same throughput (within the noise) for 80% more PostgreSQL CPU per job
+ * (docs/decisions/0002, Finding 7).
  */
 const BATCHES_IN_FLIGHT = 1;
 const BATCH_MAX = 64;

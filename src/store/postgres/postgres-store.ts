@@ -102,7 +102,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     },
     close: async () => {
       await wake.close();
-      await upkeep.close();
+      await upkeep.close((pid) => run.rows('SELECT pg_cancel_backend($1::int)', [pid]));
       await pool.end();
     },
     wakeups: wake.wakeups,

@@ -4,9 +4,9 @@ import pg from 'pg';
 import { hostname } from 'node:os';
 import { postgresDatabase, postgresServers } from '../../../test/support/databases.js';
 import { openPostgresStore } from './postgres-store.js';
-import { UpkeepSchedule } from './upkeep.js';
+import { UpkeepSchedule, queueUpkeep } from './upkeep.js';
 
-const policy = { claims: 100, share: 0.2, failedWaitMs: 60_000 };
+const policy = { claims: 100, share: 0.2, failedWaitMs: 60_000, runTimeoutMs: 60_000 };
 
 test('upkeep runs once enough jobs were taken, one run at a time', () => {
   const s = new UpkeepSchedule(policy);
@@ -31,11 +31,12 @@ test('upkeep counts afresh after each run and waits long after a failed one', ()
   assert.equal(s.took(1, 60_005), true);
 });
 
-test('a PostgreSQL store vacuums the queue after taking `claims` jobs, and close waits for it', async () => {
+test('a PostgreSQL store vacuums the queue in the background after taking `claims` jobs', async () => {
   const server = postgresServers()[0];
   assert.ok(server !== undefined);
   const url = await postgresDatabase(server).fresh();
-  const store = await openPostgresStore({ url, upkeep: { claims: 5, share: 1, failedWaitMs: 0 } });
+  const upkeep = { claims: 5, share: 1, failedWaitMs: 0, runTimeoutMs: 60_000 };
+  const store = await openPostgresStore({ url, upkeep });
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   const count = `SELECT vacuum_count AS n FROM pg_stat_user_tables WHERE relname = 'jobs'`;
@@ -51,10 +52,41 @@ test('a PostgreSQL store vacuums the queue after taking `claims` jobs, and close
     assert.equal(await vacuums(), 0, 'four jobs taken: no run yet');
     assert.ok(job !== null);
     await store.jobs.finishAndClaimNext({ id: job.id, session: s.id, epoch: job.epoch, status: 'done', start: true });
+    const deadline = Date.now() + 10_000;
+    while ((await vacuums()) === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(await vacuums(), 1, 'the fifth job started one run');
     await store.close();
-    assert.equal(await vacuums(), 1, 'the fifth job started one run, and close waited for it');
   } finally {
     await client.end();
     await store.close().catch(() => undefined);
+  }
+});
+
+test('close cancels a run in progress instead of waiting for it', async () => {
+  const server = postgresServers()[0];
+  assert.ok(server !== undefined);
+  const url = await postgresDatabase(server).fresh();
+  const sleep = 'SELECT pg_sleep(60)';
+  const upkeep = queueUpkeep({ connectionString: url }, { ...policy, claims: 1 }, sleep);
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const active = `SELECT pid FROM pg_stat_activity WHERE query = $1 AND state = 'active'`;
+  const sleeping = async (): Promise<number> => (await client.query(active, [sleep])).rowCount ?? 0;
+  try {
+    upkeep.took(1);
+    const deadline = Date.now() + 10_000;
+    while ((await sleeping()) === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(await sleeping(), 1, 'the run is in progress');
+    const cancelled: number[] = [];
+    const started = Date.now();
+    await upkeep.close(async (pid) => {
+      cancelled.push(pid);
+      await client.query('SELECT pg_cancel_backend($1::int)', [pid]);
+    });
+    assert.equal(cancelled.length, 1, 'close cancelled the run through the callback');
+    assert.ok(Date.now() - started < 30_000, 'close did not wait for the 60 s run');
+    assert.equal(await sleeping(), 0, 'the run is gone');
+  } finally {
+    await client.end();
   }
 });

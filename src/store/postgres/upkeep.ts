@@ -9,11 +9,17 @@
  * `jobs` in the background on a connection of its own: at most one run at a time per store,
  * SKIP_LOCKED (another process's run is as good), no truncation (which would take an exclusive
  * lock), index cleanup always. Its cost grows with the table, so it keeps to a share of the
- * time: after a run of d ms the next waits at least d × (1 / share − 1). A failed run (no
- * permission, the server gone) is dropped and the next waits a minute: upkeep never fails a
- * caller, and data never depends on it.
+ * time: after a run of d ms the next waits at least d × (1 / share − 1). A failed run (the
+ * server gone, a timeout) is dropped and the next waits a minute; a role that does not own the
+ * table gets a warning from PostgreSQL and a run that did nothing. Upkeep never fails a caller,
+ * and data never depends on it. close() cancels a run in progress rather than wait for it.
+ *
+ * Only long-lived stores count far enough: `baton up` and in-process workers. A script calling
+ * the CLI once per job opens a store per call and leaves the queue to autovacuum.
  */
 import pg from 'pg';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as delay } from 'node:timers/promises';
 
 export const VACUUM_QUEUE = 'VACUUM (SKIP_LOCKED, INDEX_CLEANUP ON, TRUNCATE false) jobs';
 
@@ -24,9 +30,19 @@ export interface UpkeepPolicy {
   readonly share: number;
   /** The wait after a failed run, in ms. */
   readonly failedWaitMs: number;
+  /** A run not answered by then is given up (a silent network), in ms. */
+  readonly runTimeoutMs: number;
 }
 
-export const UPKEEP_DEFAULT: UpkeepPolicy = { claims: 2_000, share: 0.05, failedWaitMs: 60_000 };
+export const UPKEEP_DEFAULT: UpkeepPolicy = {
+  claims: 2_000,
+  share: 0.05,
+  failedWaitMs: 60_000,
+  runTimeoutMs: 600_000,
+};
+
+/** How long close() waits for a cancelled run to answer before leaving it to its timeout. */
+const CLOSE_WAIT_MS = 2_000;
 
 /** When to run: pure, on a clock passed in. */
 export class UpkeepSchedule {
@@ -56,47 +72,55 @@ export class UpkeepSchedule {
 export interface QueueUpkeep {
   /** Counts jobs this store took from the queue, and starts a run when one is due. */
   took(n: number): void;
-  /** Waits for a run in progress, then ends the upkeep connection. */
-  close(): Promise<void>;
-  /** Runs finished so far (for tests and the bench). */
-  readonly runs: number;
+  /** Cancels a run in progress (`cancel` gets its backend's pid), then ends the upkeep connection. */
+  close(cancel: (pid: number) => Promise<unknown>): Promise<void>;
 }
 
-export function queueUpkeep(config: pg.PoolConfig, policy: UpkeepPolicy = UPKEEP_DEFAULT): QueueUpkeep {
+/** `statement` is the run's SQL: VACUUM_QUEUE, or in a test a statement that takes its time. */
+export function queueUpkeep(
+  config: pg.PoolConfig,
+  policy: UpkeepPolicy = UPKEEP_DEFAULT,
+  statement: string = VACUUM_QUEUE,
+): QueueUpkeep {
   const schedule = new UpkeepSchedule(policy);
   let pool: pg.Pool | null = null;
+  let pid: number | null = null;
   let current: Promise<void> | null = null;
-  let runs = 0;
   let closed = false;
   const run = (): Promise<void> => {
     if (pool === null) {
-      // Its own connection, without the store's query timeout: a big table takes a while.
-      pool = new pg.Pool({ ...config, max: 1, idleTimeoutMillis: 10_000 });
+      // Its own connection, with a timeout of its own: a big table takes a while.
+      pool = new pg.Pool({ ...config, max: 1, idleTimeoutMillis: 10_000, query_timeout: policy.runTimeoutMs });
       pool.on('error', () => {});
+      pool.on('connect', (client) => {
+        pid = (client as unknown as { processID: number | null }).processID;
+      });
     }
-    const start = Date.now();
-    return pool.query(VACUUM_QUEUE).then(
-      () => {
-        runs++;
-        schedule.ended(start, Date.now(), true);
-      },
-      () => schedule.ended(start, Date.now(), false),
+    const start = performance.now();
+    return pool.query(statement).then(
+      () => schedule.ended(start, performance.now(), true),
+      () => schedule.ended(start, performance.now(), false),
     );
   };
   return {
     took: (n) => {
-      if (n <= 0 || closed || !schedule.took(n, Date.now())) return;
+      if (n <= 0 || closed || !schedule.took(n, performance.now())) return;
       current = run().finally(() => {
         current = null;
       });
     },
-    close: async () => {
+    close: async (cancel) => {
       closed = true;
-      await current;
-      await pool?.end().catch(() => undefined);
-    },
-    get runs() {
-      return runs;
+      const running = current;
+      if (running !== null) {
+        if (pid !== null) await cancel(pid).catch(() => undefined);
+        const timer = new AbortController();
+        await Promise.race([running, delay(CLOSE_WAIT_MS, undefined, { signal: timer.signal }).catch(() => {})]);
+        timer.abort();
+      }
+      // A run still not answered (a silent network) ends with its timeout; close() does not wait.
+      const ended = pool?.end().catch(() => undefined);
+      if (current === null) await ended;
     },
   };
 }
