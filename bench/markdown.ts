@@ -122,8 +122,9 @@ ${row('Baton on SQLite', lat.batonSqlite)}
   in one process sharing one pool, each claiming and starting its first job
   (\`claimNext({ start: true })\`), then finishing each job and claiming the next in one step
   (\`finishAndClaimNext\`): every transition guarded, fenced by its epoch and written to the ledger,
-  three ledger rows per item. On PostgreSQL the store runs the calls that arrive while two of its
-  statements are in flight as one statement (each request keeping its own guards and answer).
+  three ledger rows per item. On PostgreSQL the store runs the calls that arrive while its previous
+  statement is in flight as one statement (each request keeping its own guards and answer), and vacuums
+  the jobs table in the background every 2,000 jobs taken (queue upkeep).
   Baton on SQLite: ${SQLITE_PROCESSES} processes × ${SQLITE_WORKERS_PER_PROCESS} workers on one WAL file
   (synchronous=FULL), same loop; the workers of one process share a commit when their calls meet in one
   turn of its event loop. Graphile Worker: \`run()\` with concurrency ${GRAPHILE_CONCURRENCY} and its defaults (pool 10,
