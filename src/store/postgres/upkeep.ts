@@ -92,8 +92,12 @@ export function queueUpkeep(
       // Its own connection, with a timeout of its own: a big table takes a while.
       pool = new pg.Pool({ ...config, max: 1, idleTimeoutMillis: 10_000, query_timeout: policy.runTimeoutMs });
       pool.on('error', () => {});
+      // The backend to cancel on close; forgotten with its connection, so no other gets cancelled.
       pool.on('connect', (client) => {
         pid = (client as unknown as { processID: number | null }).processID;
+      });
+      pool.on('remove', () => {
+        pid = null;
       });
     }
     const start = performance.now();
