@@ -23,7 +23,7 @@ interface MutableReport extends RescueReport {
 }
 
 /** `took` counts the jobs taken from the queue, for the queue's upkeep (upkeep.ts). */
-export function postgresDispatch(run: PgRunner, took: (n: number) => void = () => {}): DispatchStore['dispatch'] {
+export function postgresDispatch(run: PgRunner, took: (n: number) => void): DispatchStore['dispatch'] {
   return {
     queued: async (p) =>
       (

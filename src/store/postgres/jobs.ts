@@ -127,7 +127,7 @@ const BATCHES_IN_FLIGHT = 1;
 const BATCH_MAX = 64;
 
 /** `took` counts the jobs taken from the queue, for the queue's upkeep (upkeep.ts). */
-export function postgresJobs(run: PgRunner, took: (n: number) => void = () => {}): Store['jobs'] {
+export function postgresJobs(run: PgRunner, took: (n: number) => void): Store['jobs'] {
   type Loop = Parameters<Store['jobs']['finishAndClaimNext']>[0];
   type LoopResult = Awaited<ReturnType<Store['jobs']['finishAndClaimNext']>>;
   const loops = new Batcher<Loop, LoopResult>(

@@ -55,10 +55,9 @@ test('a PostgreSQL store vacuums the queue in the background after taking `claim
     const deadline = Date.now() + 10_000;
     while ((await vacuums()) === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     assert.equal(await vacuums(), 1, 'the fifth job started one run');
-    await store.close();
   } finally {
     await client.end();
-    await store.close().catch(() => undefined);
+    await store.close();
   }
 });
 
