@@ -119,6 +119,38 @@ export function exerciseWakeups(h: Harness): void {
         assert.equal(await pending, 'woke', 'lock release');
       }));
 
+    test('wakes on the start and the end of a placed job, however it ends', () =>
+      withWaiterElsewhere(h, async (store, w) => {
+        const { session: runner } = await givenHost(store);
+        const term = await givenLeader(store);
+        const attempts = { backoffBaseMs: 60_000, backoffMaxMs: 60_000 };
+        const placedJob = async (key: string, attemptMax = 3) => {
+          const { job } = await store.jobs.enqueue({ key, attemptMax });
+          const placed = await store.dispatch.place({ id: job.id, host: 'box-1', term });
+          assert.ok(placed.ok);
+          await settle(w);
+          return { id: placed.job.id, session: runner.id, epoch: placed.job.epoch };
+        };
+        const ends: [string, (g: { id: number; session: number; epoch: number }) => Promise<unknown>][] = [
+          ['start', (g) => store.jobs.start(g)],
+          ['finish', (g) => store.jobs.finish({ ...g, status: 'failed' })],
+          ['finish and claim the next', (g) => store.jobs.finishAndClaimNext({ ...g, status: 'failed' })],
+          ['cancel', (g) => store.jobs.cancel({ id: g.id })],
+          ['requeue', (g) => store.dispatch.requeue({ ...g, reason: 'crash', policy: attempts })],
+        ];
+        for (const [i, [what, end]] of ends.entries()) {
+          const guard = await placedJob(`p${i}`);
+          const pending = woke(w);
+          await end(guard);
+          assert.equal(await pending, 'woke', what);
+        }
+        const last = await placedJob('q', 1);
+        const pending = woke(w);
+        const failed = await store.dispatch.requeue({ ...last, reason: 'crash', policy: attempts });
+        assert.ok(failed.ok && failed.job.status === 'failed');
+        assert.equal(await pending, 'woke', 'a requeue that fails the job, its attempts spent');
+      }));
+
     // A pull-mode worker's loop is the hot path, and a NOTIFY serialises the commits that send it
     // (migration 0006). A loaded machine can only make a wake late, never early: no slow flake.
     test("raises no wake-up for a pull-mode worker's own claims and finishes", () =>
