@@ -9,6 +9,7 @@ import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
 import { processExists } from '../../src/coordinator/takeover.js';
 import type { TestDatabase } from '../support/databases.js';
+import { waitUntil } from '../support/wait.js';
 
 export const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'baton.js');
@@ -106,19 +107,6 @@ export async function clusterFixture(db: TestDatabase): Promise<ClusterFixture> 
       await store.close();
     },
   };
-}
-
-export async function waitUntil(
-  check: () => boolean | Promise<boolean>,
-  timeoutMs: number,
-  what: string,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 /** Whether the process runs (a zombie does not): the takeover's own test of it. */

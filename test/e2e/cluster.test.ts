@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { treeMembers } from '../../src/os/process-tree.js';
 import Database from 'better-sqlite3';
 import { bothEngines, type TestDatabase } from '../support/databases.js';
-import { clusterFixture, FAST, isAlive, waitUntil, type ClusterFixture, type UpProcess } from './cluster-support.js';
+import { clusterFixture, FAST, isAlive, type ClusterFixture, type UpProcess } from './cluster-support.js';
+import { waitUntil } from '../support/wait.js';
 
 async function withCluster(
   db: Parameters<typeof clusterFixture>[0],

@@ -9,7 +9,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { treeMembers } from '../../src/os/process-tree.js';
 import { bothEngines } from '../support/databases.js';
-import { clusterFixture, isAlive, waitUntil } from './cluster-support.js';
+import { clusterFixture, isAlive } from './cluster-support.js';
+import { waitUntil } from '../support/wait.js';
 
 for (const db of bothEngines()) {
   describe(`${db.name}: baton up restarted on its own host`, () => {

@@ -12,7 +12,8 @@ import type { Job } from '../../src/core/job.js';
 import { bothEngines } from '../support/databases.js';
 import { git, isolateGit, makeRepo } from '../support/git.js';
 import { treeMembers } from '../../src/os/process-tree.js';
-import { clusterFixture, isAlive, waitUntil, type ClusterFixture } from './cluster-support.js';
+import { clusterFixture, isAlive, type ClusterFixture } from './cluster-support.js';
+import { waitUntil } from '../support/wait.js';
 
 isolateGit();
 

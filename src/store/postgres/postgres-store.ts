@@ -91,7 +91,6 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   // A LISTEN that never answers (a silent network) must not hold up waiters or close() for ever.
   const wake = postgresWakeups({ ...config, query_timeout: options.queryTimeoutMs ?? 5_000 });
   const upkeep = queueUpkeep(config, options.upkeep);
-  const took = (n: number): void => upkeep.took(n);
   return {
     engine: 'postgres',
     capabilities: { multiHost: true },
@@ -109,11 +108,11 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     tasks: postgresTasks(run),
     sessions: postgresSessions(run),
     claims: postgresClaims(run),
-    jobs: postgresJobs(run, took),
+    jobs: postgresJobs(run, upkeep.took),
     leases: postgresLeases(run),
     audit: postgresAudit(run),
     hosts: postgresHosts(run),
-    dispatch: postgresDispatch(run, took),
+    dispatch: postgresDispatch(run, upkeep.took),
     recovery: postgresRecovery(run),
     ...postgresWorkspaceGroups(run),
     effects: postgresEffects(run, options.switches ?? SAFE),

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import { hostname } from 'node:os';
 import { postgresDatabase, postgresServers } from '../../../test/support/databases.js';
+import { waitUntil } from '../../../test/support/wait.js';
 import { openPostgresStore } from './postgres-store.js';
 import { UpkeepSchedule, queueUpkeep } from './upkeep.js';
 
@@ -52,8 +53,7 @@ test('a PostgreSQL store vacuums the queue in the background after taking `claim
     assert.equal(await vacuums(), 0, 'four jobs taken: no run yet');
     assert.ok(job !== null);
     await store.jobs.finishAndClaimNext({ id: job.id, session: s.id, epoch: job.epoch, status: 'done', start: true });
-    const deadline = Date.now() + 10_000;
-    while ((await vacuums()) === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await waitUntil(async () => (await vacuums()) > 0, 10_000, 'a vacuum of jobs', 20);
     assert.equal(await vacuums(), 1, 'the fifth job started one run');
   } finally {
     await client.end();
@@ -73,8 +73,7 @@ test('close cancels a run in progress instead of waiting for it', async () => {
   const sleeping = async (): Promise<number> => (await client.query(active, [sleep])).rowCount ?? 0;
   try {
     upkeep.took(1);
-    const deadline = Date.now() + 10_000;
-    while ((await sleeping()) === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await waitUntil(async () => (await sleeping()) > 0, 10_000, 'the run to start', 20);
     assert.equal(await sleeping(), 1, 'the run is in progress');
     const cancelled: number[] = [];
     const started = Date.now();
@@ -85,8 +84,7 @@ test('close cancels a run in progress instead of waiting for it', async () => {
     assert.equal(cancelled.length, 1, 'close cancelled the run through the callback');
     assert.ok(Date.now() - started < 30_000, 'close did not wait for the 60 s run');
     // The backend sends the error before it reports itself idle: give it a moment on a busy machine.
-    const gone = Date.now() + 10_000;
-    while ((await sleeping()) !== 0 && Date.now() < gone) await new Promise((r) => setTimeout(r, 20));
+    await waitUntil(async () => (await sleeping()) === 0, 10_000, 'the cancelled run to end', 20);
     assert.equal(await sleeping(), 0, 'the run is gone');
   } finally {
     await client.end();

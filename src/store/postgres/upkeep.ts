@@ -71,7 +71,7 @@ export class UpkeepSchedule {
 
 export interface QueueUpkeep {
   /** Counts jobs this store took from the queue, and starts a run when one is due. */
-  took(n: number): void;
+  readonly took: (n: number) => void;
   /** Cancels a run in progress (`cancel` gets its backend's pid), then ends the upkeep connection. */
   close(cancel: (pid: number) => Promise<unknown>): Promise<void>;
 }
