@@ -81,9 +81,9 @@ repetitions. Re-run it on your machine: the ratios are the result, the absolute 
 
 ## Targets
 
-| measure | this run | target | verdict |
-|---|---|---|---|
-${ts.map((t) => `| ${t.measure} | ${t.value} | ${t.target} | ${verdict(t)} |`).join('\n')}
+| measure | this run | target | verdict | repetitions |
+|---|---|---|---|---|
+${ts.map((t) => `| ${t.measure} | ${t.value} | ${t.target} | ${verdict(t)} | ${t.runs} |`).join('\n')}
 
 ${failoverNote(r.failover)}
 

@@ -7,7 +7,7 @@ import type { FailoverResult } from './failover.js';
 import type { LatencyRun } from './latency.js';
 import type { ScaleResult } from './scale.js';
 import { median, round } from './stats.js';
-import { ratioOfRuns, type ThroughputRuns } from './throughput.js';
+import { ratioOfRuns, ratiosOfRuns, type ThroughputRuns } from './throughput.js';
 
 export interface Plan {
   /** Items per drain on PostgreSQL (every system). */
@@ -95,6 +95,21 @@ export function figures(r: Results): Record<string, unknown> {
     },
     sqliteScaleRatio: round(ratioOfRuns(r.scale.sqlite.large.runs, r.scale.sqlite.small.runs), 3),
     cliMs: { baton: round(r.cli.batonMs, 1), node: round(r.cli.nodeMs, 1) },
+    ratioRuns: ratioRuns(r),
+  };
+}
+
+/** Each ratio's per-repetition values, whose median the named figure is: how far one run can swing. */
+function ratioRuns(r: Results): Record<string, number[]> {
+  const t = r.throughput;
+  const each = (a: readonly number[], b: readonly number[]): number[] => ratiosOfRuns(a, b).map((x) => round(x, 3));
+  return {
+    throughputVsGraphile: each(t.batonPg, t.graphile),
+    throughputVsPgBoss: each(t.batonPg, t.pgBoss),
+    fractionOfDurableLimit: each(t.batonPg, t.pgDurable.map((x) => x / 2)),
+    sqliteFractionOfDurableLimit: each(t.batonSqlite, t.sqliteDurable.map((x) => x / 2)),
+    p50VsGraphile: each(r.latency.batonPg.map((x) => x.p50), r.latency.graphile.map((x) => x.p50)),
+    scaleRatio: each(r.scale.pg.large.runs, r.scale.pg.small.runs),
   };
 }
 
@@ -104,6 +119,8 @@ export interface Target {
   readonly target: string;
   /** null: not measured in this run. */
   readonly pass: boolean | null;
+  /** The per-repetition values behind a ratio's median, as printed; '' where there are none. */
+  readonly runs: string;
 }
 
 export function targets(f: Record<string, unknown>, failover: FailoverResult | null, plan: Plan): Target[] {
@@ -111,27 +128,34 @@ export function targets(f: Record<string, unknown>, failover: FailoverResult | n
   const n = (k: string): number => (typeof f[k] === 'number' ? f[k] : Number.NaN);
   const x = (k: string): string => `${n(k).toFixed(2)}×`;
   const pct = (k: string): string => `${(n(k) * 100).toFixed(0)}%`;
+  const perRep = (f.ratioRuns ?? {}) as Readonly<Record<string, readonly number[] | undefined>>;
+  const runsX = (k: string): string => (perRep[k] ?? []).map((v) => v.toFixed(2)).join(', ');
+  const runsPct = (k: string): string => (perRep[k] ?? []).map((v) => `${(v * 100).toFixed(0)}%`).join(', ');
   const list: Target[] = [
     { measure: 'throughput vs Graphile Worker (PG)', value: x('throughputVsGraphile'), target: '≥ 1.5×',
-      pass: n('throughputVsGraphile') >= 1.5 },
-    { measure: 'throughput vs pg-boss (PG)', value: x('throughputVsPgBoss'), target: '(no target)', pass: null },
+      pass: n('throughputVsGraphile') >= 1.5, runs: runsX('throughputVsGraphile') },
+    { measure: 'throughput vs pg-boss (PG)', value: x('throughputVsPgBoss'), target: '(no target)', pass: null,
+      runs: runsX('throughputVsPgBoss') },
     { measure: 'throughput / half the PG durable limit', value: pct('fractionOfDurableLimit'), target: '≥ 70%',
-      pass: n('fractionOfDurableLimit') >= 0.7 },
+      pass: n('fractionOfDurableLimit') >= 0.7, runs: runsPct('fractionOfDurableLimit') },
     { measure: 'throughput / half the SQLite durable limit', value: pct('sqliteFractionOfDurableLimit'),
-      target: '≥ 70%', pass: n('sqliteFractionOfDurableLimit') >= 0.7 },
+      target: '≥ 70%', pass: n('sqliteFractionOfDurableLimit') >= 0.7,
+      runs: runsPct('sqliteFractionOfDurableLimit') },
     { measure: 'p50 latency vs Graphile Worker (PG)', value: x('p50VsGraphile'), target: '≤ 1×',
-      pass: n('p50VsGraphile') <= 1 },
+      pass: n('p50VsGraphile') <= 1, runs: runsX('p50VsGraphile') },
     { measure: `claim cost, ${count(plan.scaleLarge)} ÷ ${count(plan.scaleSmall)} queued (PG)`, value: x('scaleRatio'),
-      target: '≤ 1.2×', pass: n('scaleRatio') <= 1.2 },
+      target: '≤ 1.2×', pass: n('scaleRatio') <= 1.2, runs: runsX('scaleRatio') },
     failover === null
       ? { measure: 'failover (SIGKILL → first dispatch)', value: 'not measured', target: '≤ TTL + one retry',
-          pass: null }
+          pass: null, runs: '' }
       : { measure: 'failover (SIGKILL → first dispatch)', value: `${Math.round(failover.failoverMs)} ms`,
           target: `≤ ${failover.ttlMs + failover.retryMs} ms`,
-          pass: failover.failoverMs <= failover.ttlMs + failover.retryMs },
-    { measure: '`baton claim` vs `node -e \'\'`', value: x('cliVsNode'), target: '≤ 3×', pass: n('cliVsNode') <= 3 },
+          pass: failover.failoverMs <= failover.ttlMs + failover.retryMs,
+          runs: failover.runs.map((v) => `${Math.round(v)} ms`).join(', ') },
+    { measure: '`baton claim` vs `node -e \'\'`', value: x('cliVsNode'), target: '≤ 3×', pass: n('cliVsNode') <= 3,
+      runs: '' },
   ];
-  return list.map((t) => (t.value.startsWith('NaN') ? { ...t, value: 'not measured', pass: null } : t));
+  return list.map((t) => (t.value.startsWith('NaN') ? { ...t, value: 'not measured', pass: null, runs: '' } : t));
 }
 
 /** 1000 → 1k, 1000000 → 1M. */

@@ -113,7 +113,10 @@ try {
   const ts = targets(f, failover, plan);
   const seconds = (nowMs() - started) / 1000;
   console.log(`Baton bench${quick ? ' (quick)' : ''}: ${seconds.toFixed(0)} s`);
-  for (const t of ts) console.log(`  ${verdict(t).padEnd(4)}  ${t.measure}: ${t.value} (target ${t.target})`);
+  for (const t of ts) {
+    const runs = t.runs === '' ? '' : `; repetitions ${t.runs}`;
+    console.log(`  ${verdict(t).padEnd(4)}  ${t.measure}: ${t.value} (target ${t.target}${runs})`);
+  }
   if (!quick && only === undefined) {
     writeFileSync(new URL('../../docs/benchmarks.md', import.meta.url), markdown(results, f, ts, seconds));
     console.log('  wrote docs/benchmarks.md');

@@ -112,6 +112,8 @@ export async function measureThroughput(
   return runs;
 }
 
+/** The per-repetition ratios a[i] / b[i]. */
+export const ratiosOfRuns = (a: readonly number[], b: readonly number[]): number[] =>
+  a.map((x, i) => x / (b[i] ?? Number.NaN));
 /** The median of per-repetition ratios a[i] / b[i]. */
-export const ratioOfRuns = (a: readonly number[], b: readonly number[]): number =>
-  median(a.map((x, i) => x / (b[i] ?? Number.NaN)));
+export const ratioOfRuns = (a: readonly number[], b: readonly number[]): number => median(ratiosOfRuns(a, b));
