@@ -57,14 +57,15 @@ export function figures(r: Results): Record<string, unknown> {
   const t = r.throughput;
   const pgRate = median(t.batonPg);
   const sqliteRate = median(t.batonSqlite);
+  const per = perRepetition(r);
+  const med = (k: keyof typeof per): number => round(median(per[k]), 3);
   return {
-    throughputVsGraphile: round(ratioOfRuns(t.batonPg, t.graphile), 3),
-    throughputVsPgBoss: round(ratioOfRuns(t.batonPg, t.pgBoss), 3),
-    // Per repetition, the drain against the durable limit measured just before it; then the median.
-    fractionOfDurableLimit: round(ratioOfRuns(t.batonPg, t.pgDurable.map((x) => x / 2)), 3),
-    sqliteFractionOfDurableLimit: round(ratioOfRuns(t.batonSqlite, t.sqliteDurable.map((x) => x / 2)), 3),
-    p50VsGraphile: round(ratioOfRuns(r.latency.batonPg.map((x) => x.p50), r.latency.graphile.map((x) => x.p50)), 3),
-    scaleRatio: round(ratioOfRuns(r.scale.pg.large.runs, r.scale.pg.small.runs), 3),
+    throughputVsGraphile: med('throughputVsGraphile'),
+    throughputVsPgBoss: med('throughputVsPgBoss'),
+    fractionOfDurableLimit: med('fractionOfDurableLimit'),
+    sqliteFractionOfDurableLimit: med('sqliteFractionOfDurableLimit'),
+    p50VsGraphile: med('p50VsGraphile'),
+    scaleRatio: med('scaleRatio'),
     failoverMs: r.failover === null ? null : round(r.failover.failoverMs),
     ttlMs: r.failover === null ? null : r.failover.ttlMs,
     retryMs: r.failover === null ? null : r.failover.retryMs,
@@ -93,23 +94,25 @@ export function figures(r: Results): Record<string, unknown> {
       largeQueued: r.plan.scaleLarge,
       sqliteLargeQueued: r.plan.sqliteScaleLarge,
     },
-    sqliteScaleRatio: round(ratioOfRuns(r.scale.sqlite.large.runs, r.scale.sqlite.small.runs), 3),
+    sqliteScaleRatio: med('sqliteScaleRatio'),
     cliMs: { baton: round(r.cli.batonMs, 1), node: round(r.cli.nodeMs, 1) },
-    ratioRuns: ratioRuns(r),
+    // Each ratio's repetitions, whose median the figure above is: how far one repetition swings.
+    ratioRuns: Object.fromEntries(Object.entries(per).map(([k, v]) => [k, v.map((x) => round(x, 3))])),
   };
 }
 
-/** Each ratio's per-repetition values, whose median the named figure is: how far one run can swing. */
-function ratioRuns(r: Results): Record<string, number[]> {
+/** Each ratio per repetition, system against system (or against the limit) within that repetition. */
+function perRepetition(r: Results) {
   const t = r.throughput;
-  const each = (a: readonly number[], b: readonly number[]): number[] => ratiosOfRuns(a, b).map((x) => round(x, 3));
   return {
-    throughputVsGraphile: each(t.batonPg, t.graphile),
-    throughputVsPgBoss: each(t.batonPg, t.pgBoss),
-    fractionOfDurableLimit: each(t.batonPg, t.pgDurable.map((x) => x / 2)),
-    sqliteFractionOfDurableLimit: each(t.batonSqlite, t.sqliteDurable.map((x) => x / 2)),
-    p50VsGraphile: each(r.latency.batonPg.map((x) => x.p50), r.latency.graphile.map((x) => x.p50)),
-    scaleRatio: each(r.scale.pg.large.runs, r.scale.pg.small.runs),
+    throughputVsGraphile: ratiosOfRuns(t.batonPg, t.graphile),
+    throughputVsPgBoss: ratiosOfRuns(t.batonPg, t.pgBoss),
+    // Per repetition, the drain against the durable limit measured just before it; then the median.
+    fractionOfDurableLimit: ratiosOfRuns(t.batonPg, t.pgDurable.map((x) => x / 2)),
+    sqliteFractionOfDurableLimit: ratiosOfRuns(t.batonSqlite, t.sqliteDurable.map((x) => x / 2)),
+    p50VsGraphile: ratiosOfRuns(r.latency.batonPg.map((x) => x.p50), r.latency.graphile.map((x) => x.p50)),
+    scaleRatio: ratiosOfRuns(r.scale.pg.large.runs, r.scale.pg.small.runs),
+    sqliteScaleRatio: ratiosOfRuns(r.scale.sqlite.large.runs, r.scale.sqlite.small.runs),
   };
 }
 
