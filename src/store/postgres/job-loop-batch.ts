@@ -30,7 +30,7 @@ export const FINISH_AND_CLAIM_MANY = `WITH req AS (
     $7::text[], $8::text[], $9::boolean[]) WITH ORDINALITY
     AS r (id, session, epoch, status, exit_code, reason, tail, host, start, ord)
 ), s AS (
-  SELECT id, host, state FROM sessions WHERE id IN (SELECT session FROM req) FOR KEY SHARE
+  SELECT id, host, state FROM sessions WHERE id = ANY ($2::bigint[]) FOR KEY SHARE
 ), live AS (
   SELECT req.*, s.host AS session_host, row_number() OVER (ORDER BY req.ord) AS rank
   FROM req JOIN s ON s.id = req.session WHERE s.state = 'live'
