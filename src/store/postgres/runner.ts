@@ -3,10 +3,12 @@
  * data-modifying CTE), so a statement that fails on a serialization failure, a deadlock or a
  * unique violation left nothing behind and is simply run again: on the next run its fresh
  * snapshot sees the winner's row and takes the losing path. Connection failures become one-line
- * StoreUnavailableErrors naming the server. Statements are prepared once per connection.
+ * StoreUnavailableErrors naming the server. Statements are prepared once per connection, and an
+ * autocommit statement's rows reach the client during its commit (rows-before-commit.ts).
  */
 import type pg from 'pg';
 import { StoreUnavailableError } from '../../core/errors.js';
+import { queryRowsBeforeCommit } from './rows-before-commit.js';
 
 /** serialization_failure, deadlock_detected, unique_violation. */
 const RETRY_CODES = new Set(['40001', '40P01', '23505']);
@@ -33,9 +35,7 @@ export class PgRunner implements Querier {
   async rows<R>(sql: string, values: readonly unknown[] = []): Promise<R[]> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.withClient(async (client) => {
-          return (await client.query(this.config(sql, values))).rows as R[];
-        });
+        return await this.withClient((client) => queryRowsBeforeCommit<R>(client, this.config(sql, values)));
       } catch (error) {
         if (attempt < RETRY_MAX && isRetryable(error)) {
           await backoff(attempt);
