@@ -141,7 +141,7 @@ export async function finishAndClaimMany(
   reqs: readonly JobFinishAndClaimNextParams[],
   lostOr: (id: number, row: JobRow | undefined) => Promise<JobTransitionResult>,
 ): Promise<Outcome<JobFinishAndClaimNextResult>[]> {
-  const rows = await run.rows<BatchRow>(FINISH_AND_CLAIM_MANY, batchParams(reqs));
+  const rows = await run.manyRows<BatchRow>(FINISH_AND_CLAIM_MANY, batchParams(reqs));
   return Promise.all(
     rowsByRequest(rows, reqs.length).map(async (mine, i): Promise<Outcome<JobFinishAndClaimNextResult>> => {
       const p = reqs[i];

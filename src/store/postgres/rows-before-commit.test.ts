@@ -91,20 +91,20 @@ test("an autocommit statement's rows arrive while its commit waits, and it settl
   });
 });
 
-test('PgRunner.rows answers after the commit: a commit that fails fails the call, rows arrived or not', async () => {
+test('PgRunner.manyRows answers after the commit: a failed commit fails the call, rows arrived or not', async () => {
   await withGate(async (url, gate) => {
     const pool = new pg.Pool({ connectionString: url, max: 1 });
     let arrived = 0;
     pool.on('connect', (c) => c.connection.on('dataRow', () => arrived++));
     const runner = new PgRunner(pool, 'test');
     try {
-      const refused = assert.rejects(runner.rows(insert(-1).text, [-1]), /refused at commit/);
+      const refused = assert.rejects(runner.manyRows(insert(-1).text, [-1]), /refused at commit/);
       await waitUntil(() => arrived === 1, 10_000, 'the rows, sent before the commit');
       await gate.query('SELECT pg_advisory_unlock(4242)');
       await refused;
       assert.equal(await count(gate), 0);
       // The connection and its prepared statement stay usable.
-      assert.deepEqual(await runner.rows(insert(3).text, [3]), [{ id: 3 }]);
+      assert.deepEqual(await runner.manyRows(insert(3).text, [3]), [{ id: 3 }]);
       assert.equal(await count(gate), 1);
     } finally {
       await gate.query('SELECT pg_advisory_unlock_all()');

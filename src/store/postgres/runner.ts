@@ -3,8 +3,8 @@
  * data-modifying CTE), so a statement that fails on a serialization failure, a deadlock or a
  * unique violation left nothing behind and is simply run again: on the next run its fresh
  * snapshot sees the winner's row and takes the losing path. Connection failures become one-line
- * StoreUnavailableErrors naming the server. Statements are prepared once per connection, and an
- * autocommit statement's rows reach the client during its commit (rows-before-commit.ts).
+ * StoreUnavailableErrors naming the server. Statements are prepared once per connection; the
+ * worker loop's batch gets its rows during its commit (manyRows, rows-before-commit.ts).
  */
 import type pg from 'pg';
 import { StoreUnavailableError } from '../../core/errors.js';
@@ -32,10 +32,27 @@ export class PgRunner implements Querier {
   ) {}
 
   /** One autocommit statement, retried on 40001, 40P01 and 23505. */
-  async rows<R>(sql: string, values: readonly unknown[] = []): Promise<R[]> {
+  rows<R>(sql: string, values: readonly unknown[] = []): Promise<R[]> {
+    return this.autocommit(sql, values, async (client, config) => (await client.query(config)).rows as R[]);
+  }
+
+  /**
+   * As rows, for a statement that answers with many rows (a batch of the worker loop): they are
+   * sent before its commit and parsed while the commit is flushed (rows-before-commit.ts). A
+   * one-row answer gains less from that than the second wake-up costs an idle client.
+   */
+  manyRows<R>(sql: string, values: readonly unknown[]): Promise<R[]> {
+    return this.autocommit(sql, values, (client, config) => queryRowsBeforeCommit<R>(client, config));
+  }
+
+  private async autocommit<R>(
+    sql: string,
+    values: readonly unknown[],
+    query: (client: pg.PoolClient, config: pg.QueryConfig) => Promise<R[]>,
+  ): Promise<R[]> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.withClient((client) => queryRowsBeforeCommit<R>(client, this.config(sql, values)));
+        return await this.withClient((client) => query(client, this.config(sql, values)));
       } catch (error) {
         if (attempt < RETRY_MAX && isRetryable(error)) {
           await backoff(attempt);
