@@ -11,14 +11,17 @@
  *
  * Nothing is acknowledged earlier than before: the query still settles at ReadyForQuery, or
  * with the error that replaces it (an error at commit discards the rows already parsed, and a
- * connection lost during the commit fails the query as it always did). Inside an explicit
- * transaction there is no commit at Sync, so PgRunner.transaction uses plain queries.
+ * connection lost during the commit fails the query as it always did).
+ *
+ * PgRunner.manyRows uses it for the worker loop's batch only. A one-row answer to an idle client
+ * was slower this way (the client is woken twice), and inside an explicit transaction there is
+ * no commit at Sync to overlap.
  */
 import pg from 'pg';
 
 /** The part of pg's connection a query writes its protocol messages to. */
 interface ProtocolConnection {
-  execute(config: { portal: string; rows: number | undefined }): void;
+  execute(config: { portal: string }): void;
   flush(): void;
   sync(): void;
 }
@@ -26,8 +29,7 @@ interface ProtocolConnection {
 /** pg's Query as this subclass sees it: `_getRows` sends the Execute and what follows it. */
 interface QueryInternals {
   portal: string;
-  rows: number | undefined;
-  _getRows(connection: ProtocolConnection, rows: number | undefined): void;
+  _getRows(connection: ProtocolConnection): void;
 }
 
 const internals = pg.Query.prototype as unknown as Partial<QueryInternals>;
@@ -37,10 +39,9 @@ if (typeof internals._getRows !== 'function') {
 }
 
 export class RowsBeforeCommitQuery extends pg.Query {
-  /** Execute, then Flush (the rows go out now), then Sync (the commit). */
-  _getRows(connection: ProtocolConnection, rows: number | undefined): void {
-    if (rows !== undefined) throw new Error('RowsBeforeCommitQuery reads every row in one Execute');
-    connection.execute({ portal: (this as unknown as QueryInternals).portal, rows });
+  /** Execute (every row at once), then Flush (the rows go out now), then Sync (the commit). */
+  _getRows(connection: ProtocolConnection): void {
+    connection.execute({ portal: (this as unknown as QueryInternals).portal });
     connection.flush();
     connection.sync();
   }
