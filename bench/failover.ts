@@ -13,7 +13,7 @@ import { mkdtempSync, openSync, closeSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { UP_DEFAULTS } from '../src/coordinator/service.js';
+import { UP_DEFAULTS } from '../src/daemon/up.js';
 import { openStore } from '../src/store/open.js';
 import { median, progress } from './stats.js';
 

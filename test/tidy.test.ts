@@ -50,10 +50,26 @@ test('keeps the dashboard on the HTTP API only', () => {
   }
 });
 
-test('keeps the store port free of coordinator and adapters', () => {
+test('keeps the store port free of coordinator, daemon and adapters', () => {
   for (const f of files.filter((x) => x.path.startsWith('src/store/') && !x.path.endsWith('.test.ts'))) {
     for (const spec of imports(f.text)) {
-      assert.ok(!/\/(coordinator|cli|http|dashboard)\//.test(spec), `${f.path} imports ${spec}`);
+      assert.ok(!/\/(coordinator|daemon|cli|http|dashboard)\//.test(spec), `${f.path} imports ${spec}`);
+    }
+  }
+});
+
+test('keeps the use-case API free of the daemon: the daemon uses the API, never the reverse', () => {
+  for (const f of files.filter((x) => x.path.startsWith('src/coordinator/'))) {
+    for (const spec of imports(f.text)) {
+      assert.ok(!/\/(daemon|cli|http|dashboard)\//.test(spec), `${f.path} imports ${spec}`);
+    }
+  }
+});
+
+test('keeps the daemon away from the adapters', () => {
+  for (const f of files.filter((x) => x.path.startsWith('src/daemon/'))) {
+    for (const spec of imports(f.text)) {
+      assert.ok(!/\/(cli|http|dashboard)\//.test(spec), `${f.path} imports ${spec}`);
     }
   }
 });

@@ -6,6 +6,7 @@
 import type { Command } from 'commander';
 import { Coordinator } from '../coordinator/coordinator.js';
 import { DEFAULT_DB, openStore } from '../store/open.js';
+import type { Store } from '../store/store.js';
 import { Output } from './output.js';
 
 export interface GlobalOptions {
@@ -18,14 +19,19 @@ export function dbUrl(options: GlobalOptions): string {
   return options.db ?? (fromEnv !== undefined && fromEnv !== '' ? fromEnv : DEFAULT_DB);
 }
 
-export async function withCoordinator(
+export function withCoordinator(
   command: Command,
   work: (baton: Coordinator, out: Output) => Promise<void>,
 ): Promise<void> {
+  return withStore(command, (store, out) => work(new Coordinator(store), out));
+}
+
+/** The store itself, for the composition roots among the commands (`baton up`). */
+export async function withStore(command: Command, work: (store: Store, out: Output) => Promise<void>): Promise<void> {
   const options = command.optsWithGlobals<GlobalOptions>();
   const store = await openStore(dbUrl(options));
   try {
-    await work(new Coordinator(store), new Output(options.json === true));
+    await work(store, new Output(options.json === true));
   } finally {
     await store.close();
   }

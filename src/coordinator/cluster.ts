@@ -1,14 +1,13 @@
 /**
- * Cluster use cases for the adapters: hosts, job retry, who leads, and `baton up` itself.
+ * Cluster use cases for the adapters: hosts, job retry and who leads. `baton up` itself is the
+ * daemon (src/daemon/), which uses this API and is never reached from it.
  */
 import { validateId, validateName } from '../core/validate.js';
 import { NotFoundError } from '../core/errors.js';
 import type { Session } from '../core/session.js';
-import type { Clock } from '../core/time.js';
 import type { Host } from '../store/dispatch-store.js';
 import type { JobEnqueueResult, Store } from '../store/store.js';
-import { DISPATCHER_LEASE } from './leader-elector.js';
-import { runUp, type UpOptions } from './service.js';
+import { DISPATCHER_LEASE } from '../core/lease.js';
 
 export interface LeaderDetail {
   /** The leader's session, host and pid; null when nobody leads now. */
@@ -62,9 +61,5 @@ export class Cluster {
       expiresAt: lease.expiresAt,
       current,
     };
-  }
-
-  up(options: UpOptions, clock: Clock, log: (line: string) => void, stop: AbortSignal): Promise<void> {
-    return runUp(this.store, options, clock, log, stop);
   }
 }

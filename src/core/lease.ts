@@ -6,6 +6,9 @@
  */
 import type { DurationMs, Instant } from './time.js';
 
+/** The lease that makes one `baton up` the dispatcher leader. */
+export const DISPATCHER_LEASE = 'dispatcher';
+
 export interface Lease {
   readonly name: string;
   readonly holder: string | null;

@@ -12,8 +12,8 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { systemClock } from '../../src/coordinator/clock.js';
-import { runUp, type UpOptions } from '../../src/coordinator/service.js';
+import { systemClock } from '../../src/daemon/clock.js';
+import { runUp, type UpOptions } from '../../src/daemon/up.js';
 import { openStore } from '../../src/store/open.js';
 import { flaky, network } from './flaky-store.js';
 

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
-import { processExists } from '../../src/coordinator/takeover.js';
+import { processExists } from '../../src/daemon/takeover.js';
 import type { TestDatabase } from '../support/databases.js';
 import { waitUntil } from '../support/wait.js';
 

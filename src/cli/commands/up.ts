@@ -9,10 +9,10 @@ import { resolve } from 'node:path';
 import { validateCommandTemplate } from '../../core/command-template.js';
 import { InvalidInputError } from '../../core/errors.js';
 import { validateInteger, validateName, RAM_MB_MAX } from '../../core/validate.js';
-import { systemClock } from '../../coordinator/clock.js';
-import { UP_DEFAULTS, type UpOptions } from '../../coordinator/service.js';
+import { systemClock } from '../../daemon/clock.js';
+import { runUp, UP_DEFAULTS, type UpOptions } from '../../daemon/up.js';
 import { absoluteDbUrl } from '../../store/open.js';
-import { dbUrl, withCoordinator, type GlobalOptions } from '../run.js';
+import { dbUrl, withStore, type GlobalOptions } from '../run.js';
 
 interface UpFlags {
   readonly host?: string;
@@ -104,7 +104,7 @@ export function registerUp(program: Command): void {
     )
     .action((o: UpFlags, cmd: Command) => {
       const options = parseUpFlags(o, cmd.optsWithGlobals<GlobalOptions>());
-      return withCoordinator(cmd, async (baton, out) => {
+      return withStore(cmd, async (store, out) => {
         const stop = new AbortController();
         const leave = (): void => stop.abort();
         process.once('SIGINT', leave);
@@ -117,7 +117,7 @@ export function registerUp(program: Command): void {
           `baton up on ${options.host}: lease TTL ${options.leaseTtlMs} ms, ` +
             `heartbeat ${options.heartbeatIntervalMs} ms`,
         );
-        await baton.cluster.up(options, systemClock, log, stop.signal);
+        await runUp(store, options, systemClock, log, stop.signal);
         log('left the cluster');
       });
     });

@@ -23,7 +23,7 @@ import type { RescueReport, TermRef } from '../store/dispatch-store.js';
 import type { Store } from '../store/store.js';
 import { Nap } from './nap.js';
 import type { LeaderElector } from './leader-elector.js';
-import { workspacePlanner } from './workspaces.js';
+import { workspacePlanner } from '../coordinator/workspaces.js';
 
 /** How long a job whose workspace plan is unresolved stays out of dispatch before a new look. */
 export const UNRESOLVED_BACKOFF_MS = 5_000;

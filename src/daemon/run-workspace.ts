@@ -23,8 +23,8 @@ import { waitingForWorkspace } from '../core/workspace-lock.js';
 import type { Workspace, WorkspacePlan } from '../core/workspace-plan.js';
 import { prepareWorktree, retireWorktree } from '../os/worktree.js';
 import type { AgentRunOptions } from './agent-run.js';
-import { absoluteDb, installGuard, installedBatonBin, type GuardClaim } from './guard.js';
-import { Workspaces } from './workspaces.js';
+import { absoluteDb, installGuard, installedBatonBin, type GuardClaim } from '../coordinator/guard.js';
+import { Workspaces } from '../coordinator/workspaces.js';
 
 export interface RunDirectory {
   /** The agent's working directory. */

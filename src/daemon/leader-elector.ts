@@ -6,11 +6,9 @@
  * dispatch carries the term, and the store refuses a term that is no longer current.
  */
 import { EventEmitter } from 'node:events';
-import { renewIntervalMs, trustedUntil } from '../core/lease.js';
+import { DISPATCHER_LEASE, renewIntervalMs, trustedUntil } from '../core/lease.js';
 import type { Clock } from '../core/time.js';
 import type { Store } from '../store/store.js';
-
-export const DISPATCHER_LEASE = 'dispatcher';
 
 export interface LeaderElectorOptions {
   readonly store: Store;

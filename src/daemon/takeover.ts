@@ -15,7 +15,7 @@ import { readFileSync } from 'node:fs';
 import type { Session } from '../core/session.js';
 import type { Clock } from '../core/time.js';
 import type { Store } from '../store/store.js';
-import { DISPATCHER_LEASE } from './leader-elector.js';
+import { DISPATCHER_LEASE } from '../core/lease.js';
 
 export interface TakeoverOptions {
   readonly host: string;
