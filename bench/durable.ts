@@ -15,9 +15,10 @@ import { withClient } from './pg-server.js';
 export async function pgDurableRate(url: string, connections: number, ms: number): Promise<number> {
   await withClient(url, async (c) => {
     await c.query('CREATE TABLE IF NOT EXISTS counters (id int PRIMARY KEY, n bigint NOT NULL)');
-    await c.query('INSERT INTO counters SELECT g, 0 FROM generate_series(1, $1::int) g ON CONFLICT DO NOTHING', [
-      connections,
-    ]);
+    await c.query(
+      'INSERT INTO counters SELECT g, 0 FROM generate_series(1, $1::int) g ON CONFLICT DO NOTHING',
+      [connections],
+    );
   });
   const clients = await Promise.all(
     Array.from({ length: connections }, async () => {

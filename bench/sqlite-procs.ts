@@ -15,7 +15,10 @@ export interface ProcsResult {
   readonly perProcess: readonly number[];
 }
 
-export async function runSqliteProcs(argsFor: (i: number) => string[], processes: number): Promise<ProcsResult> {
+export async function runSqliteProcs(
+  argsFor: (i: number) => string[],
+  processes: number,
+): Promise<ProcsResult> {
   const children: ChildProcess[] = [];
   const ready: Promise<void>[] = [];
   const done: Promise<Extract<ChildMessage, { type: 'done' }>>[] = [];

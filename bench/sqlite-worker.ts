@@ -70,7 +70,8 @@ async function durable(path: string, ms: number, row: number): Promise<void> {
 }
 
 const [mode, path, a, b] = process.argv.slice(2);
-if (path === undefined) throw new Error('usage: sqlite-worker drain <path> <workers> | durable <path> <ms> <row>');
+if (path === undefined)
+  throw new Error('usage: sqlite-worker drain <path> <workers> | durable <path> <ms> <row>');
 if (mode === 'drain') await drain(path, Number(a ?? 1));
 else if (mode === 'durable') await durable(path, Number(a), Number(b));
 else throw new Error(`bench: unknown mode ${mode}`);

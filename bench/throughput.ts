@@ -31,7 +31,9 @@ export async function drainBatonPg(url: string, n: number, workers: number): Pro
       store.sessions.start({ kind: 'agent', host: hostname(), pid: process.pid });
     const sessions = await Promise.all(Array.from({ length: workers }, start));
     let first = Number.NaN;
-    const counts = await Promise.all(sessions.map((s) => drainLoop(store, s.id, () => (first = first || nowMs()))));
+    const counts = await Promise.all(
+      sessions.map((s) => drainLoop(store, s.id, () => (first = first || nowMs()))),
+    );
     const seconds = (nowMs() - first) / 1000;
     const total = counts.reduce((a, b) => a + b, 0);
     if (total !== n) throw new Error(`bench: Baton drained ${total} of ${n}`);

@@ -32,13 +32,16 @@ const seed = values.seed === undefined ? newSeed() : Number(values.seed);
 const minutes = Number(values.minutes);
 const engine = values.engine;
 if (!Number.isSafeInteger(seed) || !(minutes > 0) || (engine !== 'sqlite' && engine !== 'postgres')) {
-  process.stderr.write('usage: npm run chaos -- --minutes N [--seed S] [--engine sqlite|postgres] [--no-fencing]\n');
+  process.stderr.write(
+    'usage: npm run chaos -- --minutes N [--seed S] [--engine sqlite|postgres] [--no-fencing]\n',
+  );
   process.exit(2);
 }
 process.stdout.write(`seed ${seed}\n`);
 const fencing = !values['no-fencing'];
 const command =
-  `npm run chaos -- --minutes ${minutes} --seed ${seed} --engine ${engine}` + (fencing ? '' : ' --no-fencing');
+  `npm run chaos -- --minutes ${minutes} --seed ${seed} --engine ${engine}` +
+  (fencing ? '' : ' --no-fencing');
 // Ctrl-C stops the run but still cleans up its processes and its server; a second one exits.
 const stop = new AbortController();
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

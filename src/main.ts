@@ -9,7 +9,7 @@ const passthrough = process.argv.slice(2);
 process.stdout.write(
   [
     'Baton: joining as dispatcher candidate and runner of this host (Ctrl-C to leave).',
-    'In another shell: npx baton enqueue <key> --command \'<agent command>\' ; npx baton queue list',
+    "In another shell: npx baton enqueue <key> --command '<agent command>' ; npx baton queue list",
     '',
   ].join('\n'),
 );

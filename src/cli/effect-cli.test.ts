@@ -15,7 +15,11 @@ function baton(db: string, ...args: string[]): Promise<{ code: number; stdout: s
   return new Promise((resolve) => {
     const env = { ...process.env, BATON_DB: db };
     execFile(process.execPath, ['bin/baton.js', ...args], { cwd: root, env }, (error, stdout, stderr) => {
-      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
+      resolve({
+        code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1,
+        stdout,
+        stderr,
+      });
     });
   });
 }
@@ -39,7 +43,10 @@ for (const db of bothEngines()) {
       assert.equal((await baton(url, 'claim', 'k', '--session', b)).code, 0);
       const stale = await baton(url, '--json', ...effectArgs);
       assert.equal(stale.code, 3, stale.stderr);
-      assert.match(stale.stderr, /^baton: the claim on k at epoch 1 is no longer current: it is now held by session/);
+      assert.match(
+        stale.stderr,
+        /^baton: the claim on k at epoch 1 is no longer current: it is now held by session/,
+      );
       assert.match(stale.stderr, /on box-b/);
       const refusal = JSON.parse(stale.stdout) as Record<string, unknown>;
       assert.equal(refusal['error'], 'fenced');

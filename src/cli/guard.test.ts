@@ -119,10 +119,13 @@ for (const engine of engines()) {
       await t.claim(KEY, other);
       const fenced = await t.baton(['guard', 'check', '--dir', wt.path]);
       assert.equal(fenced.code, 3);
-      assert.deepEqual(fenced.stderr.split('\n').filter((l) => l !== ''), [
-        `baton: push refused: the claim on ${KEY} moved to epoch 2 held by session ${other} on box-2 — ` +
-          'your work is fenced off',
-      ]);
+      assert.deepEqual(
+        fenced.stderr.split('\n').filter((l) => l !== ''),
+        [
+          `baton: push refused: the claim on ${KEY} moved to epoch 2 held by session ${other} on box-2 — ` +
+            'your work is fenced off',
+        ],
+      );
     });
 
     test('refuses the push once the pushing session has ended', async () => {
@@ -169,7 +172,12 @@ for (const engine of engines()) {
       const t = await setup(engine);
       await t.ok('task', 'add', KEY);
       const s = await t.session('box-1');
-      const wt = await prepareWorktree({ repoPath: t.repo, key: KEY, epoch: 1, baseDir: join(t.repo, '..', 'w') });
+      const wt = await prepareWorktree({
+        repoPath: t.repo,
+        key: KEY,
+        epoch: 1,
+        baseDir: join(t.repo, '..', 'w'),
+      });
       const install = ['guard', 'install', '--dir', wt.path];
       const notHeld = await t.baton([...install, '--session', s, '--key', KEY, '--epoch', '1']);
       assert.equal(notHeld.code, 3);

@@ -8,7 +8,14 @@ import assert from 'node:assert/strict';
 import { bothEngines } from '../../test/support/databases.js';
 import { cliOn } from '../../test/support/cli.js';
 
-type JobJson = { id: number; key: string; status: string; epoch: number; attempt: number; exitCode: number | null };
+type JobJson = {
+  id: number;
+  key: string;
+  status: string;
+  epoch: number;
+  attempt: number;
+  exitCode: number | null;
+};
 type Finish = { finished: { ok: boolean; reason?: string; job: JobJson | null }; next: JobJson | null };
 
 for (const db of bothEngines()) {
@@ -22,7 +29,16 @@ for (const db of bothEngines()) {
       assert.equal(a.key, 'a');
       assert.equal(a.status, 'running');
       const args = ['--session', s, '--epoch', String(a.epoch)];
-      const r = await cli.json<Finish>(0, 'job', 'finish', String(a.id), ...args, '--exit-code', '0', '--next');
+      const r = await cli.json<Finish>(
+        0,
+        'job',
+        'finish',
+        String(a.id),
+        ...args,
+        '--exit-code',
+        '0',
+        '--next',
+      );
       assert.equal(r.finished.ok, true);
       assert.equal(r.finished.job?.status, 'done');
       assert.equal(r.finished.job?.exitCode, 0);
@@ -31,7 +47,16 @@ for (const db of bothEngines()) {
       const b = r.next;
       assert.ok(b !== null);
       const failed = ['--epoch', String(b.epoch), '--status', 'failed', '--reason', 'tests red'];
-      const last = await cli.json<Finish>(0, 'job', 'finish', String(b.id), '--session', s, ...failed, '--next');
+      const last = await cli.json<Finish>(
+        0,
+        'job',
+        'finish',
+        String(b.id),
+        '--session',
+        s,
+        ...failed,
+        '--next',
+      );
       assert.equal(last.finished.job?.status, 'failed');
       assert.equal(last.next, null);
       assert.equal(await cli.json(0, 'job', 'next', '--session', s), null);
@@ -62,7 +87,11 @@ for (const db of bothEngines()) {
       await cli.json(0, 'enqueue', 'a');
       const a = await cli.json<JobJson>(0, 'job', 'next', '--session', s);
       const guard = ['--session', s, '--epoch', String(a.epoch)];
-      for (const bad of [['--status', 'oom_killed'], ['--exit-code', '300'], ['--reason', 'x'.repeat(501)]]) {
+      for (const bad of [
+        ['--status', 'oom_killed'],
+        ['--exit-code', '300'],
+        ['--reason', 'x'.repeat(501)],
+      ]) {
         const r = await cli.run('job', 'finish', String(a.id), ...guard, ...bad);
         assert.equal(r.code, 2, `${bad.join(' ')}: ${r.stderr}`);
         assert.equal(r.stderr.trim().split('\n').length, 1);

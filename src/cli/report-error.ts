@@ -10,13 +10,7 @@ import { Refusal } from './refusal.js';
 
 // Socket errors that mean "the database is not there". Engines should already wrap these in
 // StoreUnavailableError; this keeps the exit code right if one slips through.
-const UNREACHABLE = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EHOSTUNREACH',
-  'ETIMEDOUT',
-  'EAI_AGAIN',
-]);
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ETIMEDOUT', 'EAI_AGAIN']);
 
 export function reportError(error: unknown, json: boolean): number {
   const known = asBatonError(error);

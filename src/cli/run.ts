@@ -27,7 +27,10 @@ export function withCoordinator(
 }
 
 /** The store itself, for the composition roots among the commands (`baton up`). */
-export async function withStore(command: Command, work: (store: Store, out: Output) => Promise<void>): Promise<void> {
+export async function withStore(
+  command: Command,
+  work: (store: Store, out: Output) => Promise<void>,
+): Promise<void> {
   const options = command.optsWithGlobals<GlobalOptions>();
   const store = await openStore(dbUrl(options));
   try {

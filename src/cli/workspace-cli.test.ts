@@ -50,15 +50,31 @@ for (const engine of engines()) {
       assert.deepEqual(added, { name: 'api', path: '/srv/api', kind: 'worktree' });
       const relative = await t.json(0, 'workspace', 'add', 'here', '--path', 'some/dir');
       assert.deepEqual(relative, { name: 'here', path: resolve(root, 'some/dir'), kind: 'dir' });
-      const agent = await t.json(0, 'agent', 'add', 'ada', '--role', 'CTO', '--department', 'engineering',
-        '--workspace', 'api');
+      const agent = await t.json(
+        0,
+        'agent',
+        'add',
+        'ada',
+        '--role',
+        'CTO',
+        '--department',
+        'engineering',
+        '--workspace',
+        'api',
+      );
       assert.deepEqual(agent, { name: 'ada', role: 'CTO', department: 'engineering', workspace: 'api' });
       const project = await t.json(0, 'project', 'add', 'acme', '--primary-workspace', 'here');
       assert.deepEqual(project, { name: 'acme', primaryWorkspace: 'here' });
-      assert.deepEqual((await t.json<Obj[]>(0, 'workspace', 'list')).map((w) => w['name']), ['api', 'here']);
+      assert.deepEqual(
+        (await t.json<Obj[]>(0, 'workspace', 'list')).map((w) => w['name']),
+        ['api', 'here'],
+      );
       assert.deepEqual(await t.json(0, 'agent', 'list'), [agent]);
       assert.deepEqual(await t.json(0, 'project', 'list'), [project]);
-      assert.match((await t.run('workspace', 'list')).stdout, /^NAME\s+KIND\s+PATH\napi\s+worktree\s+\/srv\/api/);
+      assert.match(
+        (await t.run('workspace', 'list')).stdout,
+        /^NAME\s+KIND\s+PATH\napi\s+worktree\s+\/srv\/api/,
+      );
       const types = (await t.json<Obj[]>(0, 'audit')).map((e) => e['type']);
       assert.deepEqual(types, ['workspace:added', 'workspace:added', 'agent:added', 'project:added']);
     });
@@ -80,22 +96,44 @@ for (const engine of engines()) {
       await t.json(0, 'agent', 'add', 'wes', '--role', 'writer', '--workspace', 'desk');
       await t.json(0, 'agent', 'add', 'nat', '--role', 'writer');
       await t.json(0, 'project', 'add', 'acme', '--primary-workspace', 'main');
-      const task = await t.json(0, 'task', 'add', 'k1', '--requires-filesystem', '--project', 'acme',
-        '--assignee', 'wes');
+      const task = await t.json(
+        0,
+        'task',
+        'add',
+        'k1',
+        '--requires-filesystem',
+        '--project',
+        'acme',
+        '--assignee',
+        'wes',
+      );
       assert.deepEqual([task['requiresFilesystem'], task['workspace']], [true, null]);
       assert.deepEqual(await t.plan('k1'), exclusive('desk', '/srv/desk'));
       assert.deepEqual(await t.plan('k1', '--agent', 'nat'), exclusive('main', '/srv/main'));
       await t.json(0, 'task', 'add', 'k2', '--requires-filesystem', '--project', 'acme');
       assert.deepEqual(await t.plan('k2'), exclusive('main', '/srv/main'));
-      assert.match((await t.run('plan', 'k2')).stdout, /^k2: exclusive lock on workspace main \(dir at \/srv\/main\)/);
+      assert.match(
+        (await t.run('plan', 'k2')).stdout,
+        /^k2: exclusive lock on workspace main \(dir at \/srv\/main\)/,
+      );
     });
 
     test("plans a coding agent's run on its workspace even when the task does not ask for one", async () => {
       const t = await setup();
       await t.json(0, 'workspace', 'add', 'desk', '--path', '/srv/desk');
       await t.json(0, 'agent', 'add', 'ada', '--role', 'Senior Engineer', '--workspace', 'desk');
-      await t.json(0, 'agent', 'add', 'ops', '--role', 'manager', '--department', 'Engineering',
-        '--workspace', 'desk');
+      await t.json(
+        0,
+        'agent',
+        'add',
+        'ops',
+        '--role',
+        'manager',
+        '--department',
+        'Engineering',
+        '--workspace',
+        'desk',
+      );
       await t.json(0, 'task', 'add', 'k1', '--assignee', 'ada');
       assert.deepEqual(await t.plan('k1'), exclusive('desk', '/srv/desk'));
       assert.deepEqual(await t.plan('k1', '--agent', 'ops'), exclusive('desk', '/srv/desk'));
@@ -104,7 +142,18 @@ for (const engine of engines()) {
     test('plans lock mode none and no workspace for cognitive work, with or without an agent', async () => {
       const t = await setup();
       await t.json(0, 'workspace', 'add', 'desk', '--path', '/srv/desk');
-      await t.json(0, 'agent', 'add', 'cfo', '--role', 'CFO', '--department', 'finance', '--workspace', 'desk');
+      await t.json(
+        0,
+        'agent',
+        'add',
+        'cfo',
+        '--role',
+        'CFO',
+        '--department',
+        'finance',
+        '--workspace',
+        'desk',
+      );
       await t.json(0, 'project', 'add', 'acme', '--primary-workspace', 'desk');
       await t.json(0, 'task', 'add', 'k1', '--assignee', 'cfo', '--project', 'acme');
       await t.json(0, 'task', 'add', 'k2', '--assignee', 'someone-not-registered');
@@ -128,7 +177,10 @@ for (const engine of engines()) {
       await t.json(0, 'task', 'set', 'k1', '--no-requires-filesystem');
       assert.deepEqual(await t.plan('k1'), NONE);
       const ledger = await t.json<Obj[]>(0, 'audit', '--task', 'k1');
-      assert.deepEqual(ledger.map((e) => e['type']), ['task:added', ...Array<string>(3).fill('task:requirements-set')]);
+      assert.deepEqual(
+        ledger.map((e) => e['type']),
+        ['task:added', ...Array<string>(3).fill('task:requirements-set')],
+      );
       assert.equal((await t.run('task', 'set', 'nope', '--requires-filesystem')).code, 4);
     });
 
@@ -140,45 +192,59 @@ for (const engine of engines()) {
       await t.json(0, 'task', 'add', 'k1', '--assignee', 'ada', '--project', 'acme');
       const refused = await t.json(2, 'plan', 'k1');
       assert.equal(refused['error'], 'WORKSPACE_UNRESOLVED');
-      assert.match(String(refused['cause']), /^task k1 needs an exclusive workspace lock \(agent ada has the coding/);
-      assert.match(String(refused['cause']), /agent ada has no workspace, project acme has no primary workspace$/);
-      assert.match(String(refused['fix']), /^bind a workspace to the task with `baton task set k1 --workspace <w>`/);
-      assert.match(String(refused['fix']), /`baton workspace add <w> --path <dir>`.*give agent ada a workspace/);
+      assert.match(
+        String(refused['cause']),
+        /^task k1 needs an exclusive workspace lock \(agent ada has the coding/,
+      );
+      assert.match(
+        String(refused['cause']),
+        /agent ada has no workspace, project acme has no primary workspace$/,
+      );
+      assert.match(
+        String(refused['fix']),
+        /^bind a workspace to the task with `baton task set k1 --workspace <w>`/,
+      );
+      assert.match(
+        String(refused['fix']),
+        /`baton workspace add <w> --path <dir>`.*give agent ada a workspace/,
+      );
       assert.deepEqual([refused['key'], refused['agent'], refused['project']], ['k1', 'ada', 'acme']);
       const plain = await t.run('plan', 'k1');
       assert.equal(plain.code, 2);
       const lines = plain.stderr.split('\n').filter((l) => l !== '');
       assert.equal(lines.length, 1);
-      assert.match(lines[0] ?? '', /^baton: task k1 needs an exclusive workspace lock .* — bind a workspace to/);
+      assert.match(
+        lines[0] ?? '',
+        /^baton: task k1 needs an exclusive workspace lock .* — bind a workspace to/,
+      );
       await t.json(0, 'task', 'add', 'k2', '--requires-filesystem');
       assert.match(String((await t.json(2, 'plan', 'k2'))['cause']), /\(it requires the filesystem\)/);
     });
 
-    test('refuses unknown names with exit 4, taken names with exit 3 and bad input with exit 2, writing nothing',
-      async () => {
-        const t = await setup();
-        await t.json(0, 'workspace', 'add', 'w', '--path', '/srv/w');
-        await t.json(0, 'task', 'add', 'k1');
-        const before = (await t.json<Obj[]>(0, 'audit')).length;
-        const cases: [number, string[]][] = [
-          [4, ['task', 'add', 'k2', '--workspace', 'nope']],
-          [4, ['agent', 'add', 'a', '--role', 'engineer', '--workspace', 'nope']],
-          [4, ['project', 'add', 'p', '--primary-workspace', 'nope']],
-          [4, ['plan', 'nope']],
-          [4, ['plan', 'k1', '--agent', 'nope']],
-          [3, ['workspace', 'add', 'w', '--path', '/srv/other']],
-          [2, ['workspace', 'add', 'x', '--path', '/srv/x', '--kind', 'clone']],
-          [2, ['workspace', 'add', 'x']],
-          [2, ['agent', 'add', 'a']],
-          [2, ['agent', 'add', 'a', '--role', '']],
-        ];
-        for (const [code, args] of cases) {
-          const r = await t.run(...args);
-          assert.equal(r.code, code, `${args.join(' ')}: ${r.stderr}`);
-          assert.match(r.stderr, /^baton: [^\n]+\n$/);
-        }
-        assert.equal((await t.json(4, 'task', 'show', 'k2'))['error'], 'not_found');
-        assert.equal((await t.json<Obj[]>(0, 'audit')).length, before);
-      });
+    test('refuses unknown names (exit 4), taken names (exit 3) and bad input (exit 2), writing nothing', async () => {
+      const t = await setup();
+      await t.json(0, 'workspace', 'add', 'w', '--path', '/srv/w');
+      await t.json(0, 'task', 'add', 'k1');
+      const before = (await t.json<Obj[]>(0, 'audit')).length;
+      const cases: [number, string[]][] = [
+        [4, ['task', 'add', 'k2', '--workspace', 'nope']],
+        [4, ['agent', 'add', 'a', '--role', 'engineer', '--workspace', 'nope']],
+        [4, ['project', 'add', 'p', '--primary-workspace', 'nope']],
+        [4, ['plan', 'nope']],
+        [4, ['plan', 'k1', '--agent', 'nope']],
+        [3, ['workspace', 'add', 'w', '--path', '/srv/other']],
+        [2, ['workspace', 'add', 'x', '--path', '/srv/x', '--kind', 'clone']],
+        [2, ['workspace', 'add', 'x']],
+        [2, ['agent', 'add', 'a']],
+        [2, ['agent', 'add', 'a', '--role', '']],
+      ];
+      for (const [code, args] of cases) {
+        const r = await t.run(...args);
+        assert.equal(r.code, code, `${args.join(' ')}: ${r.stderr}`);
+        assert.match(r.stderr, /^baton: [^\n]+\n$/);
+      }
+      assert.equal((await t.json(4, 'task', 'show', 'k2'))['error'], 'not_found');
+      assert.equal((await t.json<Obj[]>(0, 'audit')).length, before);
+    });
   });
 }

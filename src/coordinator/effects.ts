@@ -54,7 +54,9 @@ export class Effects {
     return this.store.effects.list({
       key: validateKey(input.key),
       afterId:
-        input.after === undefined ? undefined : validateInteger('after id', input.after, 0, Number.MAX_SAFE_INTEGER),
+        input.after === undefined
+          ? undefined
+          : validateInteger('after id', input.after, 0, Number.MAX_SAFE_INTEGER),
       limit: input.limit === undefined ? undefined : validateInteger('limit', input.limit, 1, LIST_LIMIT_MAX),
     });
   }

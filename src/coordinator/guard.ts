@@ -69,10 +69,17 @@ export async function claimFromWorktree(dir: string): Promise<GuardContext | nul
   try {
     raw = JSON.parse(readFileSync(file, 'utf8')) as typeof raw;
   } catch (error) {
-    throw new InvalidInputError(`${file} is not valid JSON (${String(error)})`, 'run `baton guard install` again');
+    throw new InvalidInputError(
+      `${file} is not valid JSON (${String(error)})`,
+      'run `baton guard install` again',
+    );
   }
   const db = typeof raw.db === 'string' && raw.db !== '' ? raw.db : null;
-  return { claim: parseGuardClaim({ session: raw.session, key: raw.key, epoch: raw.epoch }), db, source: 'file' };
+  return {
+    claim: parseGuardClaim({ session: raw.session, key: raw.key, epoch: raw.epoch }),
+    db,
+    source: 'file',
+  };
 }
 
 /** The environment's claim if it names one, else the worktree's; null when neither does. */
@@ -102,7 +109,10 @@ export async function checkGuard(baton: Coordinator, claim: GuardClaim): Promise
     const gone = `its claim on ${key} at epoch ${epoch} is gone`;
     return refused('session_ended', `session ${session.id} is ${session.state}, so ${gone}`);
   }
-  return refused('released', `the claim on ${key} at epoch ${epoch} is no longer live and no one holds the task now`);
+  return refused(
+    'released',
+    `the claim on ${key} at epoch ${epoch} is no longer live and no one holds the task now`,
+  );
 }
 
 /** A database URL that means the same from any directory: a relative SQLite path made absolute. */

@@ -138,8 +138,7 @@ export function parseTaskList(input: TaskListInput): TaskListParams {
 
 export function parseSessionStart(input: SessionStartInput): SessionStartParams {
   return {
-    kind:
-      input.kind === undefined ? 'agent' : validateOneOf('session kind', input.kind, SESSION_KINDS),
+    kind: input.kind === undefined ? 'agent' : validateOneOf('session kind', input.kind, SESSION_KINDS),
     host: validateName('host', input.host),
     pid: validateInteger('pid', input.pid, 0, PID_MAX),
     name: optional(input.name, (v) => validateName('session name', v)),
@@ -167,9 +166,7 @@ export function parseRelease(input: ReleaseInput): ClaimReleaseParams {
     ...parseClaim(input),
     epoch: validateEpoch(input.epoch),
     outcome:
-      input.outcome === undefined
-        ? 'released'
-        : validateOneOf('outcome', input.outcome, RELEASE_OUTCOMES),
+      input.outcome === undefined ? 'released' : validateOneOf('outcome', input.outcome, RELEASE_OUTCOMES),
   };
 }
 
@@ -179,9 +176,7 @@ export function parseEnqueue(input: EnqueueInput): JobEnqueueParams {
     priority: optional(input.priority, validatePriority),
     ramMb: optional(input.ramMb, (v) => validateInteger('RAM (MB)', v, 0, RAM_MB_MAX)),
     command: optional(input.command, validateCommand),
-    attemptMax: optional(input.attempts, (v) =>
-      validateInteger('attempts', v, 1, ATTEMPT_MAX_LIMIT),
-    ),
+    attemptMax: optional(input.attempts, (v) => validateInteger('attempts', v, 1, ATTEMPT_MAX_LIMIT)),
   };
 }
 
@@ -199,19 +194,14 @@ export function parseAudit(input: AuditInput): AuditListParams {
     session: optional(input.session, (v) => validateId('session', v)),
     jobId: optional(input.job, (v) => validateId('job', v)),
     type: optional(input.type, (v) => validateOneOf('audit type', v, AUDIT_TYPES)),
-    afterId: optional(input.after, (v) =>
-      validateInteger('after id', v, 0, Number.MAX_SAFE_INTEGER),
-    ),
+    afterId: optional(input.after, (v) => validateInteger('after id', v, 0, Number.MAX_SAFE_INTEGER)),
     limit: limit(input.limit),
   };
 }
 
 function validateCommand(value: unknown): string {
   if (typeof value !== 'string' || value.trim().length === 0) {
-    throw new InvalidInputError(
-      'the command template is empty',
-      'give a command such as "npm test"',
-    );
+    throw new InvalidInputError('the command template is empty', 'give a command such as "npm test"');
   }
   if (value.length > COMMAND_LENGTH_MAX) {
     throw new InvalidInputError(
@@ -228,10 +218,7 @@ function validateCommand(value: unknown): string {
 function validateStatuses(value: unknown): JobState[] {
   const raw = typeof value === 'string' ? value.split(',').map((s) => s.trim()) : value;
   if (!Array.isArray(raw) || raw.length === 0) {
-    throw new InvalidInputError(
-      'job status filter is empty',
-      `give one of ${JOB_STATES.join(', ')}`,
-    );
+    throw new InvalidInputError('job status filter is empty', `give one of ${JOB_STATES.join(', ')}`);
   }
   return [...new Set(raw.map((s: unknown) => validateOneOf('job status', s, JOB_STATES)))];
 }

@@ -26,7 +26,10 @@ export interface JobFinishInput {
 export function parseJobFinish(input: JobFinishInput): JobFinishParams {
   const reason = input.reason;
   if (reason !== undefined && (typeof reason !== 'string' || reason.length > REASON_LENGTH_MAX)) {
-    throw new InvalidInputError(`reason must be text of at most ${REASON_LENGTH_MAX} characters`, 'shorten it');
+    throw new InvalidInputError(
+      `reason must be text of at most ${REASON_LENGTH_MAX} characters`,
+      'shorten it',
+    );
   }
   return {
     id: validateId('job', input.id),

@@ -163,7 +163,9 @@ export class Workspaces {
    */
   async addTask(input: TaskAddWithRequirementsInput): Promise<TaskWithRequirements> {
     const params = parseTaskAdd(input);
-    const requiresFilesystem = optional(input.requiresFilesystem, (v) => validateFlag('requires-filesystem', v));
+    const requiresFilesystem = optional(input.requiresFilesystem, (v) =>
+      validateFlag('requires-filesystem', v),
+    );
     const workspace = optional(input.workspace, (v) => validateName('workspace', v)) ?? null;
     if (workspace !== null) await this.getWorkspace(workspace);
     const task = await this.store.tasks.add(params);
@@ -179,7 +181,9 @@ export class Workspaces {
    */
   async setTaskRequirements(input: TaskRequirementsInput): Promise<TaskRequirements> {
     const key = validateKey(input.key);
-    const requiresFilesystem = optional(input.requiresFilesystem, (v) => validateFlag('requires-filesystem', v));
+    const requiresFilesystem = optional(input.requiresFilesystem, (v) =>
+      validateFlag('requires-filesystem', v),
+    );
     const workspace = optional(input.workspace, (v) => (v === null ? null : validateName('workspace', v)));
     const current = await this.store.workspaceTasks.get(key);
     if (current === null) throw new NotFoundError('task', key, 'add it with `baton task add`');
@@ -207,7 +211,6 @@ export class Workspaces {
     if (workspace === null) throw new NotFoundError('workspace', name, 'add it with `baton workspace add`');
     return workspace;
   }
-
 }
 
 /** Reads of bound things, each made once per planner. */
@@ -251,7 +254,8 @@ async function planDetail(
   const requirements = await store.workspaceTasks.get(key);
   assert(requirements !== null, 'a task that exists has requirements');
   const agent = named === undefined ? await assignee(task, look) : await look.agent(named);
-  if (named !== undefined && agent === null) throw new NotFoundError('agent', named, 'add it with `baton agent add`');
+  if (named !== undefined && agent === null)
+    throw new NotFoundError('agent', named, 'add it with `baton agent add`');
   const project = task.project === null ? null : await look.project(task.project);
   const bound = [requirements.workspace, agent?.workspace ?? null, project?.primaryWorkspace ?? null];
   const names = [...new Set(bound.filter((name): name is string => name !== null))];

@@ -43,5 +43,4 @@ export type ClaimResult =
 
 /** Outcome of a write that presents (session, epoch): release, heartbeat. */
 export type FencedResult =
-  | { readonly ok: true }
-  | { readonly ok: false; readonly reason: 'fenced'; readonly current: Holder | null };
+  { readonly ok: true } | { readonly ok: false; readonly reason: 'fenced'; readonly current: Holder | null };

@@ -80,7 +80,12 @@ describe('placement', () => {
   });
 
   test('never places on a disabled (standby) or silent host', () => {
-    const r = placeJob(100, [host({ name: 'a', enabled: false }), host({ name: 'b', heartbeatAt: 0 })], 9000, 5000);
+    const r = placeJob(
+      100,
+      [host({ name: 'a', enabled: false }), host({ name: 'b', heartbeatAt: 0 })],
+      9000,
+      5000,
+    );
     assert.deepEqual(r, { ok: false, reason: 'no enabled host is live' });
   });
 
@@ -104,6 +109,9 @@ describe('placement', () => {
 describe('retry policy', () => {
   test('doubles the backoff per attempt up to the cap', () => {
     const p = { backoffBaseMs: 1000, backoffMaxMs: 5000 };
-    assert.deepEqual([1, 2, 3, 4].map((a) => backoffMs(p, a)), [1000, 2000, 4000, 5000]);
+    assert.deepEqual(
+      [1, 2, 3, 4].map((a) => backoffMs(p, a)),
+      [1000, 2000, 4000, 5000],
+    );
   });
 });

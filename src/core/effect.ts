@@ -63,7 +63,10 @@ export function encodeEffectPayload(payload: unknown): string {
       return value;
     });
   } catch (error) {
-    throw new InvalidInputError(`the effect payload is not JSON: ${(error as Error).message}`, 'pass a JSON value');
+    throw new InvalidInputError(
+      `the effect payload is not JSON: ${(error as Error).message}`,
+      'pass a JSON value',
+    );
   }
   if (text === undefined) throw new InvalidInputError('the effect payload is not JSON', 'pass a JSON value');
   if (text.length > EFFECT_PAYLOAD_LENGTH_MAX) {

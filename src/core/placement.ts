@@ -25,8 +25,7 @@ export interface HostCapacity {
 }
 
 export type Placement =
-  | { readonly ok: true; readonly host: string }
-  | { readonly ok: false; readonly reason: string };
+  { readonly ok: true; readonly host: string } | { readonly ok: false; readonly reason: string };
 
 /**
  * RAM a host can still promise: the lesser of what the kernel says is free (less what was placed

@@ -113,9 +113,7 @@ export function validateOneOf<const T extends readonly string[]>(
   allowed: T,
 ): T[number] {
   if (typeof value !== 'string' || !allowed.includes(value)) {
-    throw new InvalidInputError(
-      `${what} must be one of ${allowed.join(', ')}, got ${JSON.stringify(value)}`,
-    );
+    throw new InvalidInputError(`${what} must be one of ${allowed.join(', ')}, got ${JSON.stringify(value)}`);
   }
   return value;
 }

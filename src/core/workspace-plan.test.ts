@@ -59,7 +59,12 @@ describe('resolveWorkspacePlan: an explicit task workspace', () => {
     const cases = [
       input({ workspace: TASK_WS.name }),
       input({ workspace: TASK_WS.name, agent: writer(), project: project(PRIMARY.name) }),
-      input({ workspace: TASK_WS.name, requiresFilesystem: true, agent: engineer(), project: project(PRIMARY.name) }),
+      input({
+        workspace: TASK_WS.name,
+        requiresFilesystem: true,
+        agent: engineer(),
+        project: project(PRIMARY.name),
+      }),
     ];
     for (const c of cases) assert.deepEqual(resolveWorkspacePlan(c), exclusiveOn(TASK_WS));
   });
@@ -80,7 +85,11 @@ describe('resolveWorkspacePlan: a task that requires the filesystem', () => {
   });
 
   test('throws WorkspaceConfigurationError with cause and fix when nothing is bound', () => {
-    const unbound = input({ requiresFilesystem: true, agent: writer({ workspace: null }), project: project(null) });
+    const unbound = input({
+      requiresFilesystem: true,
+      agent: writer({ workspace: null }),
+      project: project(null),
+    });
     assert.throws(
       () => resolveWorkspacePlan(unbound),
       (error: unknown) => {
@@ -113,7 +122,10 @@ describe('resolveWorkspacePlan: a task that requires the filesystem', () => {
       (error: unknown) => {
         assert.ok(error instanceof WorkspaceConfigurationError);
         assert.match(error.message, /no agent was given, the task is in no registered project$/);
-        assert.match(error.hint ?? '', /or give the agent that runs it a workspace, or give its project a primary/);
+        assert.match(
+          error.hint ?? '',
+          /or give the agent that runs it a workspace, or give its project a primary/,
+        );
         return true;
       },
     );
@@ -129,7 +141,9 @@ describe('resolveWorkspacePlan: an agent with a coding role', () => {
   });
 
   test("falls back to the project's primary workspace, and to nothing else", () => {
-    const plan = resolveWorkspacePlan(input({ agent: engineer({ workspace: null }), project: project(PRIMARY.name) }));
+    const plan = resolveWorkspacePlan(
+      input({ agent: engineer({ workspace: null }), project: project(PRIMARY.name) }),
+    );
     assert.deepEqual(plan, exclusiveOn(PRIMARY));
   });
 
@@ -140,14 +154,20 @@ describe('resolveWorkspacePlan: an agent with a coding role', () => {
 
   test('throws naming the coding role when neither agent nor project has a workspace', () => {
     const unbound = input({ agent: engineer({ role: 'CTO', workspace: null }), project: project(null) });
-    assert.throws(() => resolveWorkspacePlan(unbound), (error: unknown) => {
-      assert.ok(error instanceof WorkspaceConfigurationError);
-      assert.match(error.message, /\(agent ada has the coding role "CTO"\)/);
-      assert.doesNotMatch(error.hint ?? '', /--no-requires-filesystem/);
-      return true;
-    });
+    assert.throws(
+      () => resolveWorkspacePlan(unbound),
+      (error: unknown) => {
+        assert.ok(error instanceof WorkspaceConfigurationError);
+        assert.match(error.message, /\(agent ada has the coding role "CTO"\)/);
+        assert.doesNotMatch(error.hint ?? '', /--no-requires-filesystem/);
+        return true;
+      },
+    );
     const both = input({ requiresFilesystem: true, agent: engineer({ workspace: null }) });
-    assert.throws(() => resolveWorkspacePlan(both), /\(it requires the filesystem and agent ada has the coding role/);
+    assert.throws(
+      () => resolveWorkspacePlan(both),
+      /\(it requires the filesystem and agent ada has the coding role/,
+    );
   });
 });
 

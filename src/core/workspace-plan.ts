@@ -111,7 +111,9 @@ function unresolved(
   const looked = [
     'the task names no workspace',
     agent === null ? 'no agent was given' : `agent ${agent.name} has no workspace`,
-    project === null ? 'the task is in no registered project' : `project ${project.name} has no primary workspace`,
+    project === null
+      ? 'the task is in no registered project'
+      : `project ${project.name} has no primary workspace`,
   ];
   const cause =
     `task ${task.key} needs an exclusive workspace lock (${signals.join(' and ')}) ` +
@@ -122,6 +124,8 @@ function unresolved(
     '(register it first with `baton workspace add <w> --path <dir>`), ' +
     `or give ${agent === null ? 'the agent that runs it' : `agent ${agent.name}`} a workspace, ` +
     `or give ${project === null ? 'its project' : `project ${project.name}`} a primary workspace` +
-    (cognitive ? `; if the task changes no files, run \`baton task set ${task.key} --no-requires-filesystem\`` : '');
+    (cognitive
+      ? `; if the task changes no files, run \`baton task set ${task.key} --no-requires-filesystem\``
+      : '');
   return new WorkspaceConfigurationError(task.key, agent?.name ?? null, project?.name ?? null, cause, fix);
 }

@@ -112,7 +112,9 @@ export class AgentRun {
       // it to this. Should this fail, the lock goes with this runner's session.
       await store.workspaceLocks
         .releaseJob({ jobId: job.id, session: this.o.runnerSession })
-        .catch((error: unknown) => this.o.log(`job ${job.id} ${job.key}: lock not released: ${String(error)}`));
+        .catch((error: unknown) =>
+          this.o.log(`job ${job.id} ${job.key}: lock not released: ${String(error)}`),
+        );
       await store.sessions.end(agent.id);
     }
   }
@@ -145,9 +147,13 @@ export class AgentRun {
     let lastOkMs = clock.monotonicNowMs();
     // The trust window has a timer of its own: a store call that hangs on a silent connection
     // must not keep the agent alive past it while recovery hands the task to someone else.
-    const watchdog = setInterval(() => {
-      if (this.killedFor === null && clock.monotonicNowMs() - lastOkMs > this.o.trustMs) this.kill('fenced');
-    }, Math.min(250, this.o.heartbeatIntervalMs));
+    const watchdog = setInterval(
+      () => {
+        if (this.killedFor === null && clock.monotonicNowMs() - lastOkMs > this.o.trustMs)
+          this.kill('fenced');
+      },
+      Math.min(250, this.o.heartbeatIntervalMs),
+    );
     void exited.then(() => {
       done = true;
       clearInterval(watchdog);

@@ -128,7 +128,9 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
         // `worktree` workspace gives every claim its own checkout (run-workspace.ts): the task's
         // claim already makes that exclusive, so coding runs on different tasks go in parallel.
         workspace =
-          plan.lockMode === 'exclusive' && plan.workspace.kind !== 'worktree' ? plan.workspace.name : undefined;
+          plan.lockMode === 'exclusive' && plan.workspace.kind !== 'worktree'
+            ? plan.workspace.name
+            : undefined;
       } catch (error) {
         if (!(error instanceof WorkspaceConfigurationError)) throw error;
         await this.skipUnresolved(job, error, ref);

@@ -88,7 +88,11 @@ export class LeaderElector extends EventEmitter<LeaderEvents> {
           if (r.ok) this.trustedUntilMs = trustedUntil(sentAt, this.o.ttlMs, margin);
           else this.stepDown('refused');
         } else {
-          const r = await this.o.store.leases.acquire({ name: this.name, holder: this.o.holder, ttlMs: this.o.ttlMs });
+          const r = await this.o.store.leases.acquire({
+            name: this.name,
+            holder: this.o.holder,
+            ttlMs: this.o.ttlMs,
+          });
           if (r.ok && !this.abort.signal.aborted) {
             this.trustedUntilMs = trustedUntil(sentAt, this.o.ttlMs, margin);
             this.currentTerm = r.lease.term;

@@ -114,7 +114,12 @@ for (const db of bothEngines()) {
         await store.tasks.add({ key: 'k' });
         const run = await givenRun(store);
         const { job: other } = await store.jobs.enqueue({ key: 'other' });
-        const held = await store.dispatch.place({ id: other.id, host: 'box-1', term: run.term, workspace: 'api' });
+        const held = await store.dispatch.place({
+          id: other.id,
+          host: 'box-1',
+          term: run.term,
+          workspace: 'api',
+        });
         assert.ok(held.ok);
         await store.workspaceTasks.setRequirements({ key: 'k', requiresFilesystem: true, workspace: 'api' });
         assert.equal(await run.settle(), null);
@@ -134,7 +139,10 @@ for (const db of bothEngines()) {
         assert.equal(await run.settle(), null);
         const job = await store.jobs.get(run.job.id);
         assert.equal(job?.status, 'failed');
-        assert.match(job.reason ?? '', /^workspace api: \/nonexistent\/baton\/api is not a directory on host box-1/);
+        assert.match(
+          job.reason ?? '',
+          /^workspace api: \/nonexistent\/baton\/api is not a directory on host box-1/,
+        );
         assert.equal(await store.workspaceLocks.current('api'), null);
       }));
   });

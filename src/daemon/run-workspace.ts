@@ -151,7 +151,12 @@ async function worktree(
  * fenced off is refused even in the moment before the runner kills the agent. A repository with
  * a pre-push hook of its own keeps it: the run goes on unguarded and the log says how to chain it.
  */
-async function guardPushes(o: Options, dir: string, claim: GuardClaim, say: (line: string) => void): Promise<void> {
+async function guardPushes(
+  o: Options,
+  dir: string,
+  claim: GuardClaim,
+  say: (line: string) => void,
+): Promise<void> {
   try {
     const db = absoluteDb(o.dbUrl, o.cwd);
     await installGuard({ dir, claim, db, node: process.execPath, batonBin: installedBatonBin() });

@@ -46,9 +46,12 @@ export class Runner extends EventEmitter<RunnerEvents> {
     ];
     // Checked on a timer of its own, not when a heartbeat returns: a call that hangs on a silent
     // connection must not keep agents alive past the trust window.
-    const watchdog = setInterval(() => {
-      if (this.o.clock.monotonicNowMs() - this.lastHeartbeatOkMs > this.trustMs()) this.fence();
-    }, Math.min(250, this.o.heartbeatIntervalMs));
+    const watchdog = setInterval(
+      () => {
+        if (this.o.clock.monotonicNowMs() - this.lastHeartbeatOkMs > this.trustMs()) this.fence();
+      },
+      Math.min(250, this.o.heartbeatIntervalMs),
+    );
     this.abort.signal.addEventListener('abort', () => clearInterval(watchdog), { once: true });
   }
 

@@ -80,7 +80,9 @@ export async function takeOverDeadPredecessor(
     }
     if (clock.monotonicNowMs() > deadline) return null;
     if (!waiting) {
-      log(`host ${o.host} is served by session ${old.id}, whose pid ${old.pid} is gone: waiting for it to lapse`);
+      log(
+        `host ${o.host} is served by session ${old.id}, whose pid ${old.pid} is gone: waiting for it to lapse`,
+      );
       waiting = true;
     }
     await clock.sleep(Math.min(lapse - age, o.heartbeatIntervalMs) + 50, stop);

@@ -69,7 +69,8 @@ export async function runUp(
       if (previous !== null) await store.sessions.end(previous);
       membership = await runOnce(store, o, clock, log, stop);
     } catch (error) {
-      if (previous === null || !(error instanceof StoreUnavailableError || error instanceof ConflictError)) throw error;
+      if (previous === null || !(error instanceof StoreUnavailableError || error instanceof ConflictError))
+        throw error;
       log(`cannot rejoin yet (${error.message}); retrying`);
       await clock.sleep(o.retryIntervalMs, stop);
       continue;
@@ -202,7 +203,11 @@ async function runOnce(
  * process) to the dispatcher and the runner, so work starts without waiting for their next poll;
  * the polls stay as the fallback. Without wake-ups (the store cannot listen) nothing changes.
  */
-function pumpWakeups(store: Store, stop: AbortSignal, wake: () => void): { stop: () => void; done: Promise<void> } {
+function pumpWakeups(
+  store: Store,
+  stop: AbortSignal,
+  wake: () => void,
+): { stop: () => void; done: Promise<void> } {
   const end = new AbortController();
   const quit = (): void => end.abort();
   stop.addEventListener('abort', quit, { once: true });

@@ -91,7 +91,8 @@ export async function gitWrite(args: readonly string[], options: GitOptions): Pr
     try {
       return await git(args, options);
     } catch (error) {
-      if (!(error instanceof GitCommandError) || !LOCKED.test(error.stderr) || attempt >= LOCK_TRIES) throw error;
+      if (!(error instanceof GitCommandError) || !LOCKED.test(error.stderr) || attempt >= LOCK_TRIES)
+        throw error;
       await new Promise((done) => setTimeout(done, 25 * 2 ** attempt));
     }
   }

@@ -38,7 +38,10 @@ export interface ArchiveTarget {
 /** Archives what removing the worktree would lose; returns the ref written, or null if nothing was at risk. */
 export async function archiveWorktree(t: ArchiveTarget): Promise<string | null> {
   const repo = { cwd: t.repo };
-  const branchTip = await gitMaybe(['rev-parse', '--verify', '--quiet', `refs/heads/${t.branch}^{commit}`], repo);
+  const branchTip = await gitMaybe(
+    ['rev-parse', '--verify', '--quiet', `refs/heads/${t.branch}^{commit}`],
+    repo,
+  );
   const tips = unique([t.head, branchTip]);
   const atRisk = await dropAncestors(t.repo, await withUnpushed(t.repo, t.branch, tips));
   const headTree = t.head === null ? EMPTY_TREE : await git(['rev-parse', `${t.head}^{tree}`], repo);

@@ -91,10 +91,15 @@ describe('git worktree per claim', () => {
   test('refuses a path that is not a git repository, saying so with a hint', async () => {
     const notRepo = mkdtempSync(join(home, 'plain-'));
     const check = (error: unknown): boolean =>
-      error instanceof InvalidInputError && /is not a git repository/.test(error.message) && error.hint !== undefined;
+      error instanceof InvalidInputError &&
+      /is not a git repository/.test(error.message) &&
+      error.hint !== undefined;
     const baseDir = join(notRepo, 'w');
     await assert.rejects(prepareWorktree({ repoPath: notRepo, key: KEY, epoch: 1, baseDir }), check);
-    await assert.rejects(retireWorktree({ repoPath: notRepo, path: join(notRepo, 'w'), branch: BRANCH }), check);
+    await assert.rejects(
+      retireWorktree({ repoPath: notRepo, path: join(notRepo, 'w'), branch: BRANCH }),
+      check,
+    );
     await assert.rejects(
       prepareWorktree({ repoPath: join(notRepo, 'missing'), key: KEY, epoch: 1, baseDir: notRepo }),
       InvalidInputError,

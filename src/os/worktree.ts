@@ -95,7 +95,10 @@ async function serially<T>(repo: string, work: () => Promise<T>): Promise<T> {
   const key = canonical(resolve(repo, await git(['rev-parse', '--git-common-dir'], { cwd: repo })));
   const previous = queues.get(key) ?? Promise.resolve();
   const next = previous.then(work, work);
-  queues.set(key, next.catch(() => undefined));
+  queues.set(
+    key,
+    next.catch(() => undefined),
+  );
   return next;
 }
 
@@ -131,7 +134,9 @@ export async function prepareWorktree(p: {
       const hint = 'move it away or use another base directory';
       throw new ConflictError(`${path} exists and is not a worktree of ${repo}`, hint);
     }
-    const exists = await gitMaybe(['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], { cwd: repo });
+    const exists = await gitMaybe(['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], {
+      cwd: repo,
+    });
     if (exists !== null) await checkBranchOwner(repo, branch, key);
     await releaseOlderEpochs(repo, entries, branch, path, epoch);
     mkdirSync(resolve(p.baseDir), { recursive: true });
@@ -140,7 +145,10 @@ export async function prepareWorktree(p: {
     } else {
       const head = await gitMaybe(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], { cwd: repo });
       if (head === null) {
-        throw new InvalidInputError(`the repository ${repo} has no commit yet`, 'make a first commit, then try again');
+        throw new InvalidInputError(
+          `the repository ${repo} has no commit yet`,
+          'make a first commit, then try again',
+        );
       }
       await gitWrite(['worktree', 'add', '-b', branch, path, head], { cwd: repo });
       await gitWrite(['config', `branch.${branch}.${KEY_CONFIG}`, key], { cwd: repo });
@@ -178,7 +186,8 @@ async function releaseOlderEpochs(
     if (!mine) continue;
     const match = EPOCH_SUFFIX.exec(basename(entry.path));
     const sameBase = samePath(dirname(entry.path), dirname(path));
-    const sameSlug = basename(entry.path).replace(EPOCH_SUFFIX, '') === basename(path).replace(EPOCH_SUFFIX, '');
+    const sameSlug =
+      basename(entry.path).replace(EPOCH_SUFFIX, '') === basename(path).replace(EPOCH_SUFFIX, '');
     const other = match === null || !sameBase || !sameSlug ? null : Number(match[1]);
     if (other !== null && other < epoch) {
       await retire(repo, entry, branch);
@@ -218,12 +227,18 @@ export async function retireWorktree(p: {
     const entry = entries[index];
     if (entry === undefined) {
       if (existsSync(p.path)) {
-        throw new ConflictError(`${p.path} is not a worktree of ${repo}`, 'refusing to remove it; check the path');
+        throw new ConflictError(
+          `${p.path} is not a worktree of ${repo}`,
+          'refusing to remove it; check the path',
+        );
       }
       return { removed: false, archivedRef: null };
     }
     if (index === 0 || entry.bare) {
-      throw new ConflictError(`${p.path} is the main checkout of ${repo}`, 'only linked worktrees are retired');
+      throw new ConflictError(
+        `${p.path} is the main checkout of ${repo}`,
+        'only linked worktrees are retired',
+      );
     }
     const archivedRef = await retire(repo, entry, p.branch);
     return { removed: true, archivedRef };

@@ -17,13 +17,17 @@ export type DbTarget =
 export function parseDbUrl(raw: string): DbTarget {
   const url = raw.trim();
   if (url.length === 0) {
-    throw new InvalidInputError('the database URL is empty', `pass a path such as ${DEFAULT_DB} or a postgres:// URL`);
+    throw new InvalidInputError(
+      'the database URL is empty',
+      `pass a path such as ${DEFAULT_DB} or a postgres:// URL`,
+    );
   }
   if (/^postgres(ql)?:\/\//i.test(url)) return { engine: 'postgres', url };
   const sqlite = /^(sqlite|file):(\/\/)?(.*)$/i.exec(url);
   if (sqlite !== null) {
     const path = sqlite[3] ?? '';
-    if (path.length === 0) throw new InvalidInputError(`no file path in ${url}`, 'write sqlite:/path/to/baton.db');
+    if (path.length === 0)
+      throw new InvalidInputError(`no file path in ${url}`, 'write sqlite:/path/to/baton.db');
     return { engine: 'sqlite', path };
   }
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url);

@@ -29,10 +29,10 @@ function oldSchema(db: TestDatabase, raw: RawSql) {
   const id = async (sql: string, params: readonly unknown[]): Promise<number> =>
     Number((await exec(`${sql} RETURNING id`, params))[0]?.['id']);
   const session = (): Promise<number> =>
-    id(`INSERT INTO sessions (kind, host, pid, started_at, heartbeat_at) VALUES ('agent', 'box', 1, $1, $2)`, [
-      time(),
-      time(),
-    ]);
+    id(
+      `INSERT INTO sessions (kind, host, pid, started_at, heartbeat_at) VALUES ('agent', 'box', 1, $1, $2)`,
+      [time(), time()],
+    );
   const task = (key: string, assignee: string | null): Promise<number> =>
     id(`INSERT INTO tasks (key, assignee, created_at) VALUES ($1, $2, $3)`, [key, assignee, time()]);
   /** A claim at `epoch`: live (holding the task) when outcome is null, else ended with it. */
@@ -40,7 +40,15 @@ function oldSchema(db: TestDatabase, raw: RawSql) {
     await exec(
       `INSERT INTO claims (task_id, session_id, epoch, claimed_at, heartbeat_at, released_at, outcome)
        VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-      [taskId, sessionId, epoch, time(epoch), time(epoch), outcome === null ? null : time(epoch + 1), outcome],
+      [
+        taskId,
+        sessionId,
+        epoch,
+        time(epoch),
+        time(epoch),
+        outcome === null ? null : time(epoch + 1),
+        outcome,
+      ],
     );
     const holder = outcome === null ? sessionId : null;
     await exec(`UPDATE tasks SET epoch = $1, holder_session_id = $2, claimed_at = $3 WHERE id = $4`, [
@@ -103,7 +111,9 @@ for (const db of allDatabases()) {
       const raw = await rawSql(db, url);
       let store: Store | undefined;
       try {
-        const versions = (await raw.exec('SELECT version FROM schema_migrations')).map((r) => Number(r['version']));
+        const versions = (await raw.exec('SELECT version FROM schema_migrations')).map((r) =>
+          Number(r['version']),
+        );
         assert.ok(!versions.includes(3), `old schema at versions ${versions.join(', ')}`);
         const expected = await givenOldTasks(db, raw);
         store = await open(db, url);

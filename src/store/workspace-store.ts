@@ -106,6 +106,9 @@ export interface WorkspaceStore {
      * requeue has released its lock already (then this releases nothing); a cancel of a running
      * job leaves it to this, so the next run cannot start while the cancelled agent still works.
      */
-    releaseJob(params: { readonly jobId: JobId; readonly session: SessionId }): Promise<readonly WorkspaceLock[]>;
+    releaseJob(params: {
+      readonly jobId: JobId;
+      readonly session: SessionId;
+    }): Promise<readonly WorkspaceLock[]>;
   };
 }

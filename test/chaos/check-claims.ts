@@ -25,13 +25,22 @@ export function checkEpochs({ server }: CheckInput): CheckResult {
     }
   };
   for (const [key, events] of byKey(server.ledger)) {
-    increasing(`task ${key}`, events.filter((e) => e.type === 'claim:granted'));
+    increasing(
+      `task ${key}`,
+      events.filter((e) => e.type === 'claim:granted'),
+    );
   }
   const jobs = groupBy(server.ledger, (e) => e.jobId);
   for (const [id, events] of jobs) {
-    increasing(`job ${id}`, events.filter((e) => e.type === 'job:claimed' || e.type === 'job:placed'));
+    increasing(
+      `job ${id}`,
+      events.filter((e) => e.type === 'job:claimed' || e.type === 'job:placed'),
+    );
   }
-  const leases = groupBy(server.ledger.filter((e) => e.type === 'lease:acquired'), (e) => String(e.detail['name']));
+  const leases = groupBy(
+    server.ledger.filter((e) => e.type === 'lease:acquired'),
+    (e) => String(e.detail['name']),
+  );
   for (const [name, events] of leases) increasing(`lease ${name}`, events);
   // The claims table and the ledger agree grant for grant.
   const granted = new Map<string, AuditEntry>();
@@ -40,7 +49,10 @@ export function checkEpochs({ server }: CheckInput): CheckResult {
     checked++;
     const g = granted.get(`${c.key}#${c.epoch}`);
     if (g === undefined || g.session !== c.session) {
-      f.add(`claim ${c.key}#${c.epoch} (session ${c.session}) has no matching ledger grant`, g ? [showEntry(g)] : []);
+      f.add(
+        `claim ${c.key}#${c.epoch} (session ${c.session}) has no matching ledger grant`,
+        g ? [showEntry(g)] : [],
+      );
     }
   }
   if (granted.size !== server.claims.length) {
@@ -72,11 +84,10 @@ export function checkFencedWrites({ server }: CheckInput): CheckResult {
       if (grant === undefined || epoch < (grant.epoch ?? 0)) {
         const own = grants.find((g) => g.epoch === epoch);
         const newer = grants.find((g) => (g.epoch ?? 0) > epoch);
-        f.add(`task ${key}: effect at epoch ${epoch} accepted after epoch ${newer?.epoch ?? '?'} was granted`, [
-          ...(own ? [showEntry(own)] : []),
-          ...(newer ? [showEntry(newer)] : []),
-          showEntry(e),
-        ]);
+        f.add(
+          `task ${key}: effect at epoch ${epoch} accepted after epoch ${newer?.epoch ?? '?'} was granted`,
+          [...(own ? [showEntry(own)] : []), ...(newer ? [showEntry(newer)] : []), showEntry(e)],
+        );
       } else if (epoch !== grant.epoch || e.session !== grant.session) {
         f.add(`task ${key}: effect by session ${e.session} at epoch ${epoch} under another claim`, [
           showEntry(grant),
@@ -93,7 +104,8 @@ export function checkFencedWrites({ server }: CheckInput): CheckResult {
   }
   // The effects table and the ledger agree effect for effect.
   const recorded = new Map<number, AuditEntry>();
-  for (const e of server.ledger) if (e.type === 'effect:recorded') recorded.set(Number(e.detail['effect']), e);
+  for (const e of server.ledger)
+    if (e.type === 'effect:recorded') recorded.set(Number(e.detail['effect']), e);
   for (const x of server.effects) {
     const e = recorded.get(x.id);
     if (e === undefined || e.epoch !== x.epoch || e.session !== x.session || e.key !== x.key) {
@@ -107,7 +119,7 @@ export function checkFencedWrites({ server }: CheckInput): CheckResult {
   return f.result(
     'fenced-writes',
     'No write is accepted under a superseded epoch or term: effects carry the live claim, job ' +
-      'transitions the job\'s current epoch, placements the live dispatcher term [2]',
+      "transitions the job's current epoch, placements the live dispatcher term [2]",
     checked,
   );
 }
@@ -137,10 +149,10 @@ function checkJobEpochs(ledger: readonly AuditEntry[], f: Findings): number {
     if (e.type !== 'job:placed') continue;
     checked++;
     if (lease === undefined || e.detail['term'] !== lease.epoch) {
-      f.add(`job ${e.jobId}: placed under term ${String(e.detail['term'])}, current ${lease?.epoch ?? 'none'}`, [
-        ...(lease ? [showEntry(lease)] : []),
-        showEntry(e),
-      ]);
+      f.add(
+        `job ${e.jobId}: placed under term ${String(e.detail['term'])}, current ${lease?.epoch ?? 'none'}`,
+        [...(lease ? [showEntry(lease)] : []), showEntry(e)],
+      );
     }
   }
   return checked;
@@ -153,7 +165,11 @@ export function checkExclusiveClaims({ server }: CheckInput): CheckResult {
   for (const [key, claims] of groupBy(server.claims, (c) => c.key)) {
     const sorted = [...claims].sort((a, b) => a.epoch - b.epoch);
     const live = sorted.filter((c) => c.releasedAt === null);
-    if (live.length > 1) f.add(`task ${key}: ${live.length} live claims`, live.map((c) => JSON.stringify(c)));
+    if (live.length > 1)
+      f.add(
+        `task ${key}: ${live.length} live claims`,
+        live.map((c) => JSON.stringify(c)),
+      );
     for (let i = 1; i < sorted.length; i++) {
       const [a, b] = [sorted[i - 1], sorted[i]];
       if (a === undefined || b === undefined) continue;
@@ -172,7 +188,10 @@ export function checkExclusiveClaims({ server }: CheckInput): CheckResult {
       if (e.type === 'claim:granted') {
         checked++;
         if (held !== undefined) {
-          f.add(`task ${key}: granted again while epoch ${held.epoch} was held`, [showEntry(held), showEntry(e)]);
+          f.add(`task ${key}: granted again while epoch ${held.epoch} was held`, [
+            showEntry(held),
+            showEntry(e),
+          ]);
         }
         held = e;
       } else if (e.type === 'claim:released') {

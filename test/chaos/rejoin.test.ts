@@ -49,7 +49,10 @@ test('a lone baton up fenced by a database outage rejoins once the database is b
   stop.abort();
   await up; // resolves: it did not exit
   assert.equal(joined(), 2, lines.join('\n'));
-  assert.ok(lines.some((l) => l.startsWith('cannot rejoin yet')), lines.join('\n'));
+  assert.ok(
+    lines.some((l) => l.startsWith('cannot rejoin yet')),
+    lines.join('\n'),
+  );
   const [first, second] = await real.sessions.list();
   assert.equal(first?.state, 'ended', 'the fenced session was ended on rejoin');
   assert.equal(second?.state, 'ended', 'the new one at the clean stop');

@@ -15,7 +15,9 @@ function unknownOutcomes(r: ScenarioResult): string {
   const written = new Set(payloads.map((p) => `${p?.pid ?? '?'}#${p?.n ?? '?'}`));
   const jobKeys = new Set(server.jobs.map((j) => j.key));
   const answered = new Set(r.client.filter((l) => l.phase !== 'invoke' && l.op !== 'hold').map(id));
-  const unknown = r.client.filter((l) => l.phase === 'info' || (l.phase === 'invoke' && !answered.has(id(l))));
+  const unknown = r.client.filter(
+    (l) => l.phase === 'info' || (l.phase === 'invoke' && !answered.has(id(l))),
+  );
   const effects = unknown.filter((l) => l.op === 'effect');
   const enqueues = unknown.filter((l) => l.op === 'enqueue');
   const applied = effects.filter((l) => written.has(id(l))).length;
@@ -40,18 +42,36 @@ export function formatReport(r: ScenarioResult, command: string): string {
   const faultMinutes = (o.durationMs / 60_000).toFixed(1);
   out.push(`Faults for ${faultMinutes} min, ${minutes} min with the drain; run folder ${r.dir}`, '');
 
-  out.push('### Faults injected', '', row(['kind', 'injected', 'not injected (no target / never triggered)']));
+  out.push(
+    '### Faults injected',
+    '',
+    row(['kind', 'injected', 'not injected (no target / never triggered)']),
+  );
   out.push(row(['---', '---:', '---:']));
-  const injected = counts(r.faults.filter((f) => f.phase === 'inject'), (f) => f.kind);
-  const skipped = counts(r.faults.filter((f) => f.phase === 'skip'), (f) => f.kind);
+  const injected = counts(
+    r.faults.filter((f) => f.phase === 'inject'),
+    (f) => f.kind,
+  );
+  const skipped = counts(
+    r.faults.filter((f) => f.phase === 'skip'),
+    (f) => f.kind,
+  );
   for (const kind of r.input.kinds) out.push(row([kind, injected.get(kind) ?? 0, skipped.get(kind) ?? 0]));
   const spawns = r.procs.filter((p) => p.event === 'spawn');
   const skewed = spawns.filter((p) => (p.offsetMs ?? 0) !== 0).map((p) => p.offsetMs ?? 0);
   out.push(row(['clock offset (per process)', skewed.length, spawns.length - skewed.length]));
-  out.push('', `Processes started ${spawns.length} times (restarts after kills and unknown outcomes included); ` +
-    `clock offsets from ${Math.min(0, ...skewed)} ms to ${Math.max(0, ...skewed)} ms.`, '');
+  out.push(
+    '',
+    `Processes started ${spawns.length} times (restarts after kills and unknown outcomes included); ` +
+      `clock offsets from ${Math.min(0, ...skewed)} ms to ${Math.max(0, ...skewed)} ms.`,
+    '',
+  );
 
-  out.push('### Operations (worker histories)', '', row(['operation', 'invoked', 'ok', 'fail', 'info (unknown)']));
+  out.push(
+    '### Operations (worker histories)',
+    '',
+    row(['operation', 'invoked', 'ok', 'fail', 'info (unknown)']),
+  );
   out.push(row(['---', '---:', '---:', '---', '---:']));
   const byOp = new Map<string, { invoke: number; ok: number; info: number; fail: Map<string, number> }>();
   for (const l of r.client) {
@@ -67,15 +87,21 @@ export function formatReport(r: ScenarioResult, command: string): string {
   const { server } = r.input;
   out.push('', unknownOutcomes(r));
   const jobs = counts(server.jobs, (j) => j.status);
-  out.push('', 'Server history: ' + [
-    `${server.ledger.length} ledger rows`,
-    `${server.claims.length} claims granted`,
-    `${server.effects.length} effects accepted ` +
-      `(${server.effects.filter((e) => e.kind === 'job-run').length} by job agents)`,
-    `${server.jobs.length} jobs (${[...jobs].map(([s, n]) => `${n} ${s}`).join(', ')})`,
-    `${server.ledger.filter((e) => e.type === 'session:stale').length} sessions rescued`,
-    `${server.ledger.filter((e) => e.type === 'lease:acquired').length} dispatcher terms`,
-  ].join('; ') + '.', '');
+  out.push(
+    '',
+    'Server history: ' +
+      [
+        `${server.ledger.length} ledger rows`,
+        `${server.claims.length} claims granted`,
+        `${server.effects.length} effects accepted ` +
+          `(${server.effects.filter((e) => e.kind === 'job-run').length} by job agents)`,
+        `${server.jobs.length} jobs (${[...jobs].map(([s, n]) => `${n} ${s}`).join(', ')})`,
+        `${server.ledger.filter((e) => e.type === 'session:stale').length} sessions rescued`,
+        `${server.ledger.filter((e) => e.type === 'lease:acquired').length} dispatcher terms`,
+      ].join('; ') +
+      '.',
+    '',
+  );
 
   out.push('### Invariants', '', row(['invariant', 'checked', 'violations', 'notes']));
   out.push(row(['---', '---:', '---:', '---']));

@@ -59,7 +59,12 @@ export interface ScenarioResult {
   readonly violations: number;
 }
 
-async function until(what: string, ms: number, check: () => Promise<boolean>, signal?: AbortSignal): Promise<void> {
+async function until(
+  what: string,
+  ms: number,
+  check: () => Promise<boolean>,
+  signal?: AbortSignal,
+): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await check().catch(() => false))) {
     if (signal?.aborted === true) throw new Error('chaos: interrupted');
@@ -125,7 +130,8 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
   let result: ScenarioResult | undefined;
   try {
     for (const key of tasks) await admin.tasks.add({ key });
-    for (const name of [...workspaces, jobWorkspace]) await admin.workspaces.add({ name, path: dir, kind: 'dir' });
+    for (const name of [...workspaces, jobWorkspace])
+      await admin.workspaces.add({ name, path: dir, kind: 'dir' });
     for (const slot of ups) supervisor.start(slot, 'up');
     const leading = async () => (await admin.leases.get('dispatcher')) !== null;
     await until('a dispatcher leader', 30_000, leading, o.signal);
@@ -138,12 +144,15 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     await nemesis.heal();
     await supervisor.stop('worker', 15_000);
     // A drain that never ends is a finding, not a crash of the run: the checkers name what is stuck.
-    await until('the queue to drain and dead sessions to be rescued', 180_000, () => drained(admin), o.signal).catch(
-      (error: unknown) => {
-        if (o.signal?.aborted === true) throw error;
-        log(`chaos: ${(error as Error).message}; checking what is stuck`);
-      },
-    );
+    await until(
+      'the queue to drain and dead sessions to be rescued',
+      180_000,
+      () => drained(admin),
+      o.signal,
+    ).catch((error: unknown) => {
+      if (o.signal?.aborted === true) throw error;
+      log(`chaos: ${(error as Error).message}; checking what is stuck`);
+    });
     const server = await collectServer(admin);
     const endedAt = Date.now();
     await supervisor.stop('up', 15_000);
@@ -173,7 +182,10 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
       ...(o.engine === 'sqlite' ? [checkBusy(input)] : []),
     ];
     const violations = checks.reduce((n, c) => n + c.count, 0);
-    writeFileSync(join(dir, 'nemesis.json'), JSON.stringify({ faults: nemesis.events, procs: supervisor.events }));
+    writeFileSync(
+      join(dir, 'nemesis.json'),
+      JSON.stringify({ faults: nemesis.events, procs: supervisor.events }),
+    );
     const { events: faults } = nemesis;
     const procs = supervisor.events;
     result = { options: o, dir, startedAt, endedAt, faults, procs, client, input, checks, violations };

@@ -26,7 +26,6 @@ function alive(pid: number): boolean {
   }
 }
 
-
 test('a runner whose database calls hang kills its agents within its trust window', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'baton-self-fence-'));
   const real = await openStore(join(dir, 'baton.db'));
@@ -59,5 +58,8 @@ test('a runner whose database calls hang kills its agents within its trust windo
     // Already gone.
   }
   await real.close();
-  assert.ok(lived <= trustMs + 1000, `the agent lived ${lived} ms after its runner was cut off (trust ${trustMs} ms)`);
+  assert.ok(
+    lived <= trustMs + 1000,
+    `the agent lived ${lived} ms after its runner was cut off (trust ${trustMs} ms)`,
+  );
 });

@@ -52,7 +52,12 @@ export interface SupervisorOptions {
 
 const UP_ARGS = [
   ...['--lease-ttl', String(TIMING.leaseTtlMs / 1000), '--retry-interval', String(TIMING.retryMs / 1000)],
-  ...['--heartbeat-interval', String(TIMING.heartbeatMs / 1000), '--stale-after', String(TIMING.staleAfterMs / 1000)],
+  ...[
+    '--heartbeat-interval',
+    String(TIMING.heartbeatMs / 1000),
+    '--stale-after',
+    String(TIMING.staleAfterMs / 1000),
+  ],
   ...['--slots', '2', '--ram-mb', '4096', '--reserved-mb', '0'],
 ];
 
@@ -96,9 +101,12 @@ export class Supervisor {
       proc.exited = true;
       this.events.push({ t: Date.now(), slot, event: 'exit', pid: proc.pid, generation, code, signal });
       if (this.stopping.has(kind) || this.current.get(slot) !== proc) return;
-      setTimeout(() => {
-        if (!this.stopping.has(kind) && this.current.get(slot) === proc) this.start(slot, kind);
-      }, this.o.rng.between(200, 1000));
+      setTimeout(
+        () => {
+          if (!this.stopping.has(kind) && this.current.get(slot) === proc) this.start(slot, kind);
+        },
+        this.o.rng.between(200, 1000),
+      );
     });
     return proc;
   }
@@ -146,7 +154,8 @@ export class Supervisor {
       this.signal(p.slot, 'SIGTERM');
     }
     const deadline = Date.now() + graceMs;
-    while (procs.some((p) => !p.exited) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    while (procs.some((p) => !p.exited) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 100));
     for (const p of procs) if (!p.exited) this.signal(p.slot, 'SIGKILL');
     while (procs.some((p) => !p.exited)) await new Promise((r) => setTimeout(r, 50));
   }

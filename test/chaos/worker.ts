@@ -91,18 +91,32 @@ async function work(store: Store, session: number, jobs: { count: number }): Pro
     const workspace = cfg.jobWorkspace;
     if (workspace !== null && rng.chance(1 / 3)) {
       // A run that needs the filesystem: it may only run while holding the workspace's lock.
-      await op('task.add', { key }, () => store.tasks.add({ key }), () => ['ok', {}]);
-      const require = () => store.workspaceTasks.setRequirements({ key, requiresFilesystem: true, workspace });
+      await op(
+        'task.add',
+        { key },
+        () => store.tasks.add({ key }),
+        () => ['ok', {}],
+      );
+      const require = () =>
+        store.workspaceTasks.setRequirements({ key, requiresFilesystem: true, workspace });
       await op('requirements', { key, workspace }, require, () => ['ok', {}]);
     }
-    await op('enqueue', { key }, () => store.jobs.enqueue({ key, command: cfg.jobCommand, attemptMax: 3 }), (r) => [
-      'ok',
-      { job: r.job.id, created: r.created },
-    ]);
+    await op(
+      'enqueue',
+      { key },
+      () => store.jobs.enqueue({ key, command: cfg.jobCommand, attemptMax: 3 }),
+      (r) => ['ok', { job: r.job.id, created: r.created }],
+    );
   }
   const key = rng.pick(cfg.tasks);
-  const claim = await op('claim', { key, session }, () => store.claims.acquire({ key, session }), (r) =>
-    r.ok ? ['ok', { epoch: r.claim.epoch, granted: r.granted }] : ['fail', { reason: 'held', holder: r.holder }],
+  const claim = await op(
+    'claim',
+    { key, session },
+    () => store.claims.acquire({ key, session }),
+    (r) =>
+      r.ok
+        ? ['ok', { epoch: r.claim.epoch, granted: r.granted }]
+        : ['fail', { reason: 'held', holder: r.holder }],
   );
   if (!claim.ok) {
     await sleep(rng.between(20, 200));
@@ -119,7 +133,13 @@ async function work(store: Store, session: number, jobs: { count: number }): Pro
       if (refused) break;
     }
     const record = (n: number) =>
-      store.effects.record({ key, session, epoch, kind: 'write', payload: { w: cfg.name, pid: process.pid, n } });
+      store.effects.record({
+        key,
+        session,
+        epoch,
+        kind: 'write',
+        payload: { w: cfg.name, pid: process.pid, n },
+      });
     const effect = await op('effect', { key, session, epoch }, record, (r) =>
       r.ok ? ['ok', { effect: r.effect.id }] : ['fail', { reason: 'fenced', current: r.current }],
     );
@@ -131,15 +151,29 @@ async function work(store: Store, session: number, jobs: { count: number }): Pro
     await op('unlock', { workspace, session, epoch: lock.epoch }, unlock, fenced);
   }
   const outcome = refused ? 'released' : 'done';
-  await op('release', { key, session, epoch }, () => store.claims.release({ key, session, epoch, outcome }), fenced);
+  await op(
+    'release',
+    { key, session, epoch },
+    () => store.claims.release({ key, session, epoch, outcome }),
+    fenced,
+  );
 }
 
 /** An exclusive workspace lock, taken beside the claim: the other thing two runs must never share. */
-async function lockWorkspace(store: Store, session: number): Promise<{ workspace: string; epoch: number } | null> {
+async function lockWorkspace(
+  store: Store,
+  session: number,
+): Promise<{ workspace: string; epoch: number } | null> {
   if (cfg.workspaces.length === 0) return null;
   const workspace = rng.pick(cfg.workspaces);
-  const r = await op('lock', { workspace, session }, () => store.workspaceLocks.acquire({ workspace, session }), (l) =>
-    l.ok ? ['ok', { epoch: l.lock.epoch, granted: l.granted }] : ['fail', { reason: 'held', holder: l.holder }],
+  const r = await op(
+    'lock',
+    { workspace, session },
+    () => store.workspaceLocks.acquire({ workspace, session }),
+    (l) =>
+      l.ok
+        ? ['ok', { epoch: l.lock.epoch, granted: l.granted }]
+        : ['fail', { reason: 'held', holder: l.holder }],
   );
   return r.ok ? { workspace, epoch: r.lock.epoch } : null;
 }
@@ -173,7 +207,13 @@ async function main(): Promise<void> {
     }
     alive.dead = true;
     await beating;
-    if (stopping) await op('session.end', { session: s.id }, () => store.sessions.end(s.id), () => ['ok', {}]);
+    if (stopping)
+      await op(
+        'session.end',
+        { session: s.id },
+        () => store.sessions.end(s.id),
+        () => ['ok', {}],
+      );
   }
   await store.close();
   history.close();

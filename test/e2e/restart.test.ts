@@ -35,7 +35,7 @@ for (const db of bothEngines()) {
         await second.waitForLog(/took over host solo from session \d+ \(pid \d+ is no longer running here\)/);
         await second.waitForLog(/leading the dispatcher, term 2/);
         const resigned = await c.store.audit.list({ type: 'lease:resigned' });
-        assert.equal(resigned.length, 1, 'the dead leader\'s lease was resigned for it, not left to expire');
+        assert.equal(resigned.length, 1, "the dead leader's lease was resigned for it, not left to expire");
         await waitUntil(
           async () => (await c.store.jobs.list({ key: 'long' }))[0]?.status === 'done',
           30_000,
@@ -45,7 +45,10 @@ for (const db of bothEngines()) {
         assert.equal(job?.attempt, 2);
         const old = (await c.store.sessions.list()).filter((s) => s.pid === first.pid);
         assert.ok(old.length >= 2, 'the runner and its agent');
-        assert.ok(old.every((s) => s.state !== 'live'), 'no session of the dead process is left live');
+        assert.ok(
+          old.every((s) => s.state !== 'live'),
+          'no session of the dead process is left live',
+        );
       } finally {
         await c.close();
       }

@@ -17,7 +17,10 @@ import { waitUntil } from '../support/wait.js';
 
 isolateGit();
 
-async function withCluster(db: Parameters<typeof clusterFixture>[0], body: (c: ClusterFixture) => Promise<void>) {
+async function withCluster(
+  db: Parameters<typeof clusterFixture>[0],
+  body: (c: ClusterFixture) => Promise<void>,
+) {
   const c = await clusterFixture(db);
   try {
     await body(c);
@@ -86,17 +89,29 @@ for (const db of bothEngines()) {
         const list = await ok(c, 'queue', 'list');
         assert.match(list, /waiting for workspace api, held by job \d+/);
 
-        await waitUntil(() => done(c, ['code-1', 'code-2', 'think-1', 'think-2']), 40_000, 'every job to finish');
+        await waitUntil(
+          () => done(c, ['code-1', 'code-2', 'think-1', 'think-2']),
+          40_000,
+          'every job to finish',
+        );
         const [one, two] = [await jobOf(c, 'code-1'), await jobOf(c, 'code-2')];
         const [first, second] = (one.startedAt ?? 0) < (two.startedAt ?? 0) ? [one, two] : [two, one];
         assert.ok(!overlaps(span(first), span(second)), 'the coding jobs never ran at the same time');
         for (const key of ['code-1', 'code-2']) {
-          assert.equal(readFileSync(join(ws, `ran-${key}`), 'utf8').trim(), ws, `${key} ran in the workspace`);
+          assert.equal(
+            readFileSync(join(ws, `ran-${key}`), 'utf8').trim(),
+            ws,
+            `${key} ran in the workspace`,
+          );
         }
         for (const key of ['think-1', 'think-2']) {
           const job = await jobOf(c, key);
           assert.ok(overlaps(span(job), span(first)), `${key} ran while the workspace was locked`);
-          assert.equal(readFileSync(join(c.dir, `ran-${key}`), 'utf8').trim(), c.dir, `${key} ran outside it`);
+          assert.equal(
+            readFileSync(join(c.dir, `ran-${key}`), 'utf8').trim(),
+            c.dir,
+            `${key} ran outside it`,
+          );
           const types = (await c.store.audit.list({ jobId: job.id })).map((e) => e.type);
           assert.ok(!types.includes('lock:acquired'), `${key} never touched a lock`);
         }
@@ -135,7 +150,11 @@ for (const db of bothEngines()) {
         const tree = treeMembers(long.pid ?? 0);
         assert.equal((await jobOf(c, 'next')).reason, `waiting for workspace api, held by job ${long.id}`);
         await ok(c, 'cancel', String(long.id));
-        await waitUntil(async () => (await jobOf(c, 'next')).status !== 'queued', 15_000, 'the next job to be placed');
+        await waitUntil(
+          async () => (await jobOf(c, 'next')).status !== 'queued',
+          15_000,
+          'the next job to be placed',
+        );
         assert.deepEqual(tree.filter(isAlive), [], 'every process of the cancelled tree died first');
         await waitUntil(() => done(c, ['next']), 15_000, 'the next job to finish');
         const entries = await c.store.audit.list({ jobId: long.id });
@@ -196,7 +215,11 @@ for (const db of bothEngines()) {
         assert.match(where, /gh-acme-api-7-epoch-1$/);
         assert.ok(!existsSync(where), 'the worktree is removed');
         assert.equal(readFileSync(`${out}.branch`, 'utf8').trim(), 'baton/gh-acme-api-7');
-        assert.equal(git(repo, 'log', '-1', '--format=%s', 'baton/gh-acme-api-7'), 'work', 'the branch is kept');
+        assert.equal(
+          git(repo, 'log', '-1', '--format=%s', 'baton/gh-acme-api-7'),
+          'work',
+          'the branch is kept',
+        );
         const archived = git(repo, 'for-each-ref', '--format=%(refname)', 'refs/baton/archive/');
         assert.notEqual(archived, '', 'the uncommitted file is archived to a ref');
         assert.equal(git(repo, 'status', '--porcelain'), '', 'the main checkout is untouched');

@@ -37,42 +37,57 @@ const junk = fc.oneof(
 
 type Call = (store: Store) => Promise<unknown>;
 const calls: fc.Arbitrary<[string, Call]>[] = [
-  fc.tuple(junk, junk, junk).map(([key, title, priority]) => [
-    'tasks.add',
-    (s: Store) => s.tasks.add({ key, title, priority } as never),
-  ]),
-  fc.tuple(junk, junk, junk).map(([kind, host, pid]) => [
-    'sessions.start',
-    (s: Store) => s.sessions.start({ kind, host, pid } as never),
-  ]),
-  fc.tuple(junk, junk, junk).map(([session, key, epoch]) => [
-    'sessions.heartbeat',
-    (s: Store) => s.sessions.heartbeat({ session, claim: { key, epoch } } as never),
-  ]),
-  fc.tuple(junk, junk).map(([key, session]) => [
-    'claims.acquire',
-    (s: Store) => s.claims.acquire({ key, session } as never),
-  ]),
-  fc.tuple(junk, junk, junk, junk).map(([key, session, epoch, outcome]) => [
-    'claims.release',
-    (s: Store) => s.claims.release({ key, session, epoch, outcome } as never),
-  ]),
-  fc.tuple(junk, junk, junk, junk, junk).map(([key, session, epoch, kind, payload]) => [
-    'effects.record',
-    (s: Store) => s.effects.record({ key, session, epoch, kind, payload } as never),
-  ]),
-  fc.tuple(junk, junk, junk, junk).map(([key, priority, ramMb, command]) => [
-    'jobs.enqueue',
-    (s: Store) => s.jobs.enqueue({ key, priority, ramMb, command } as never),
-  ]),
-  fc.tuple(junk, junk, junk, junk).map(([id, session, epoch, status]) => [
-    'jobs.finish',
-    (s: Store) => s.jobs.finish({ id, session, epoch, status } as never),
-  ]),
-  fc.tuple(junk, junk, junk).map(([name, holder, ttlMs]) => [
-    'leases.acquire',
-    (s: Store) => s.leases.acquire({ name, holder, ttlMs } as never),
-  ]),
+  fc
+    .tuple(junk, junk, junk)
+    .map(([key, title, priority]) => [
+      'tasks.add',
+      (s: Store) => s.tasks.add({ key, title, priority } as never),
+    ]),
+  fc
+    .tuple(junk, junk, junk)
+    .map(([kind, host, pid]) => [
+      'sessions.start',
+      (s: Store) => s.sessions.start({ kind, host, pid } as never),
+    ]),
+  fc
+    .tuple(junk, junk, junk)
+    .map(([session, key, epoch]) => [
+      'sessions.heartbeat',
+      (s: Store) => s.sessions.heartbeat({ session, claim: { key, epoch } } as never),
+    ]),
+  fc
+    .tuple(junk, junk)
+    .map(([key, session]) => ['claims.acquire', (s: Store) => s.claims.acquire({ key, session } as never)]),
+  fc
+    .tuple(junk, junk, junk, junk)
+    .map(([key, session, epoch, outcome]) => [
+      'claims.release',
+      (s: Store) => s.claims.release({ key, session, epoch, outcome } as never),
+    ]),
+  fc
+    .tuple(junk, junk, junk, junk, junk)
+    .map(([key, session, epoch, kind, payload]) => [
+      'effects.record',
+      (s: Store) => s.effects.record({ key, session, epoch, kind, payload } as never),
+    ]),
+  fc
+    .tuple(junk, junk, junk, junk)
+    .map(([key, priority, ramMb, command]) => [
+      'jobs.enqueue',
+      (s: Store) => s.jobs.enqueue({ key, priority, ramMb, command } as never),
+    ]),
+  fc
+    .tuple(junk, junk, junk, junk)
+    .map(([id, session, epoch, status]) => [
+      'jobs.finish',
+      (s: Store) => s.jobs.finish({ id, session, epoch, status } as never),
+    ]),
+  fc
+    .tuple(junk, junk, junk)
+    .map(([name, holder, ttlMs]) => [
+      'leases.acquire',
+      (s: Store) => s.leases.acquire({ name, holder, ttlMs } as never),
+    ]),
 ];
 
 /** Command-line words: valid ones, numbers in odd spellings, unicode, JSON-ish, no NUL (argv cannot hold one). */
@@ -85,16 +100,19 @@ const word = fc.oneof(
 const argvs: fc.Arbitrary<string[]> = fc.oneof(
   fc.tuple(word, word, word).map(([k, p, t]) => ['task', 'add', k, '--priority', p, '--title', t]),
   fc.tuple(word, word).map(([k, s]) => ['claim', k, '--session', s]),
-  fc.tuple(word, word, word, word).map(([k, s, e, o]) => ['release', k, '--session', s, '--epoch', e, '--outcome', o]),
+  fc
+    .tuple(word, word, word, word)
+    .map(([k, s, e, o]) => ['release', k, '--session', s, '--epoch', e, '--outcome', o]),
   fc.tuple(word, word, word).map(([s, k, e]) => ['heartbeat', s, '--key', k, '--epoch', e]),
-  fc.tuple(word, word, word, word, word).map(([k, s, e, kind, p]) => [
-    ...['effect', k, '--session', s, '--epoch', e],
-    ...['--kind', kind, '--payload', p],
-  ]),
-  fc.tuple(word, word, word, word).map(([k, p, r, c]) => [
-    ...['enqueue', k, '--priority', p],
-    ...['--ram-mb', r, '--command', c],
-  ]),
+  fc
+    .tuple(word, word, word, word, word)
+    .map(([k, s, e, kind, p]) => [
+      ...['effect', k, '--session', s, '--epoch', e],
+      ...['--kind', kind, '--payload', p],
+    ]),
+  fc
+    .tuple(word, word, word, word)
+    .map(([k, p, r, c]) => [...['enqueue', k, '--priority', p], ...['--ram-mb', r, '--command', c]]),
   fc.tuple(word, word).map(([kind, host]) => ['session', 'start', '--kind', kind, '--host', host]),
   fc.tuple(word).map(([id]) => ['session', 'end', id]),
   fc.tuple(word).map(([id]) => ['cancel', id]),
@@ -137,7 +155,8 @@ for (const db of bothEngines()) {
               () => false,
               () => true,
             );
-            if (refused) assert.equal(await dump(raw, db.engine), before, `${name} was refused but changed something`);
+            if (refused)
+              assert.equal(await dump(raw, db.engine), before, `${name} was refused but changed something`);
           }),
           { seed: 20261129, numRuns: 200 },
         );

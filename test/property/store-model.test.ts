@@ -38,7 +38,12 @@ const op: fc.Arbitrary<ModelOp> = fc.oneof(
       j,
       s,
       de,
-      status: fc.constantFrom('done' as const, 'failed' as const, 'oom_killed' as const, 'cancelled' as const),
+      status: fc.constantFrom(
+        'done' as const,
+        'failed' as const,
+        'oom_killed' as const,
+        'cancelled' as const,
+      ),
     }),
     2,
   ),
@@ -65,7 +70,8 @@ async function perform(
 ): Promise<Answer> {
   const sid = (i: number) => ids.sessions[i] ?? -1;
   const jid = (i: number) => ids.jobs[i] ?? -1;
-  const holder = (h: Holder | null) => (h === null ? null : { s: ids.sessions.indexOf(h.session), epoch: h.epoch });
+  const holder = (h: Holder | null) =>
+    h === null ? null : { s: ids.sessions.indexOf(h.session), epoch: h.epoch };
   const fenced = (r: { ok: boolean; current?: Holder | null }) =>
     r.ok ? { ok: true } : { ok: false, current: holder(r.current ?? null) };
   const fencedError = async <T>(work: Promise<T>): Promise<T | { error: 'fenced' }> =>
@@ -83,15 +89,27 @@ async function perform(
     case 'claim': {
       const r = await fencedError(store.claims.acquire({ key: key(o.k), session: sid(o.s) }));
       if ('error' in r) return r;
-      return r.ok ? { ok: true, epoch: r.claim.epoch, granted: r.granted } : { ok: false, holder: holder(r.holder) };
+      return r.ok
+        ? { ok: true, epoch: r.claim.epoch, granted: r.granted }
+        : { ok: false, holder: holder(r.holder) };
     }
     case 'release':
       return fenced(
-        await store.claims.release({ key: key(o.k), session: sid(o.s), epoch: m.epochFor(o.k, o.de), outcome: 'done' }),
+        await store.claims.release({
+          key: key(o.k),
+          session: sid(o.s),
+          epoch: m.epochFor(o.k, o.de),
+          outcome: 'done',
+        }),
       );
     case 'effect':
       return fenced(
-        await store.effects.record({ key: key(o.k), session: sid(o.s), epoch: m.epochFor(o.k, o.de), kind: 'w' }),
+        await store.effects.record({
+          key: key(o.k),
+          session: sid(o.s),
+          epoch: m.epochFor(o.k, o.de),
+          kind: 'w',
+        }),
       );
     case 'heartbeat': {
       const claim = o.k === null ? undefined : { key: key(o.k), epoch: m.epochFor(o.k, o.de) };
@@ -111,7 +129,9 @@ async function perform(
     case 'job.finish': {
       const guard = { id: jid(o.j), session: sid(o.s), epoch: m.jobEpochFor(o.j, o.de) };
       const r =
-        o.t === 'job.start' ? await store.jobs.start(guard) : await store.jobs.finish({ ...guard, status: o.status });
+        o.t === 'job.start'
+          ? await store.jobs.start(guard)
+          : await store.jobs.finish({ ...guard, status: o.status });
       return { ok: r.ok, status: r.job?.status };
     }
     case 'job.cancel': {

@@ -8,7 +8,8 @@ import { appendFileSync, readFileSync } from 'node:fs';
 import { openStore } from '../../src/store/open.js';
 
 const [url, historyFile, taskCountRaw, attemptsRaw, indexRaw, workersRaw] = process.argv.slice(2);
-if (url === undefined || historyFile === undefined) throw new Error('usage: race-worker url file n attempts i');
+if (url === undefined || historyFile === undefined)
+  throw new Error('usage: race-worker url file n attempts i');
 const taskCount = Number(taskCountRaw);
 const attempts = Number(attemptsRaw);
 const host = `race-${indexRaw}`;
@@ -33,7 +34,12 @@ for (let i = 0; i < attempts; i++) {
   const r = await store.claims.acquire({ key, session: session.id });
   if (r.ok) {
     log({ kind: 'granted', key, session: session.id, epoch: r.claim.epoch, fresh: r.granted });
-    const rel = await store.claims.release({ key, session: session.id, epoch: r.claim.epoch, outcome: 'done' });
+    const rel = await store.claims.release({
+      key,
+      session: session.id,
+      epoch: r.claim.epoch,
+      outcome: 'done',
+    });
     log({ kind: rel.ok ? 'released' : 'release-refused', key, session: session.id, epoch: r.claim.epoch });
   } else {
     log({ kind: 'held', key, session: session.id, holder: r.holder });

@@ -27,7 +27,8 @@ export async function rawSql(db: TestDatabase, url: string): Promise<RawSql> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   return {
-    exec: async (sql, params = []) => (await client.query(sql, [...params])).rows as Record<string, unknown>[],
+    exec: async (sql, params = []) =>
+      (await client.query(sql, [...params])).rows as Record<string, unknown>[],
     close: () => client.end(),
   };
 }

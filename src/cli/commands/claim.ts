@@ -31,17 +31,17 @@ export function registerClaim(program: Command): void {
     .requiredOption('--session <id>', 'the session holding the claim')
     .requiredOption('--epoch <n>', 'the epoch printed by `baton claim`')
     .option('--outcome <outcome>', 'done, failed or released (default released)')
-    .action(
-      (key: string, o: { session: string; epoch: string; outcome?: string }, cmd: Command) =>
-        withCoordinator(cmd, async (baton, out) => {
-          const input = { key, session: o.session, epoch: o.epoch, outcome: o.outcome };
-          const result = await baton.release(input);
-          if (!result.ok) throw fencedRefusal(key, o.epoch, result.current);
-          const outcome = o.outcome ?? 'released';
-          out.result({ key, session: Number(o.session), epoch: Number(o.epoch), outcome }, () =>
-            `released ${key} epoch ${o.epoch} (${outcome})`,
-          );
-        }),
+    .action((key: string, o: { session: string; epoch: string; outcome?: string }, cmd: Command) =>
+      withCoordinator(cmd, async (baton, out) => {
+        const input = { key, session: o.session, epoch: o.epoch, outcome: o.outcome };
+        const result = await baton.release(input);
+        if (!result.ok) throw fencedRefusal(key, o.epoch, result.current);
+        const outcome = o.outcome ?? 'released';
+        out.result(
+          { key, session: Number(o.session), epoch: Number(o.epoch), outcome },
+          () => `released ${key} epoch ${o.epoch} (${outcome})`,
+        );
+      }),
     );
 }
 
@@ -57,8 +57,7 @@ export function heldRefusal(key: string, holder: Holder): Refusal {
 
 /** The claim (key, epoch) is no longer current; says who holds the task now, if anyone. */
 export function fencedRefusal(key: string, epoch: string, current: Holder | null): Refusal {
-  const now =
-    current === null ? 'no one holds it now' : `it is now held by ${describeHolder(current)}`;
+  const now = current === null ? 'no one holds it now' : `it is now held by ${describeHolder(current)}`;
   return new Refusal(
     'fenced',
     'fenced',

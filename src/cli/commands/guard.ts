@@ -75,7 +75,13 @@ async function install(o: InstallOptions, cmd: Command): Promise<void> {
   await withBaton(db, globals, async (baton, out) => {
     const verdict = await checkGuard(baton, claim);
     if (!verdict.ok) throw fencedRefusal(verdict, `nothing to guard: ${verdict.why}`, 'claim the task first');
-    const result = await installGuard({ dir, claim, db, node: process.execPath, batonBin: installedBatonBin() });
+    const result = await installGuard({
+      dir,
+      claim,
+      db,
+      node: process.execPath,
+      batonBin: installedBatonBin(),
+    });
     out.result({ ...result, dir, db, ...claim }, () => [
       `guarding pushes from ${dir}: session ${claim.session} holds ${claim.key} at epoch ${claim.epoch}`,
       `${result.created ? 'wrote' : 'rewrote'} ${result.hook}`,
@@ -97,15 +103,20 @@ async function check(o: CheckOptions, cmd: Command): Promise<void> {
     const verdict = await checkGuard(baton, context.claim);
     if (!verdict.ok) throw fencedRefusal(verdict, `push refused: ${verdict.why}`, 'your work is fenced off');
     const { session, key, epoch } = context.claim;
-    out.result({ ok: true, guarded: true, dir, source: context.source, ...context.claim }, () =>
-      `push allowed: session ${session} holds ${key} at epoch ${epoch}`,
+    out.result(
+      { ok: true, guarded: true, dir, source: context.source, ...context.claim },
+      () => `push allowed: session ${session} holds ${key} at epoch ${epoch}`,
     );
   });
 }
 
 function fencedRefusal(verdict: Exclude<GuardVerdict, { ok: true }>, message: string, hint: string): Refusal {
   const claim: GuardClaim = verdict.claim;
-  return new Refusal('fenced', 'fenced', message, hint, { ...claim, reason: verdict.reason, current: verdict.current });
+  return new Refusal('fenced', 'fenced', message, hint, {
+    ...claim,
+    reason: verdict.reason,
+    current: verdict.current,
+  });
 }
 
 /** Opens the named database, never creating one: a missing SQLite file is a wrong path, not a new cluster. */
@@ -128,4 +139,3 @@ async function withBaton(
     await store.close();
   }
 }
-

@@ -16,8 +16,10 @@ export function registerLeader(program: Command): void {
               ? 'no dispatcher leader: the lease was never taken'
               : `no dispatcher leader: term ${view.term} ended or expired`;
           }
-          return `dispatcher leader: session ${view.session ?? '?'} on ${view.host ?? '?'} ` +
-            `(pid ${view.pid ?? '?'}), term ${view.term ?? '?'}, expires ${iso(view.expiresAt ?? 0)}`;
+          return (
+            `dispatcher leader: session ${view.session ?? '?'} on ${view.host ?? '?'} ` +
+            `(pid ${view.pid ?? '?'}), term ${view.term ?? '?'}, expires ${iso(view.expiresAt ?? 0)}`
+          );
         });
       }),
     );

@@ -43,9 +43,7 @@ export function registerSession(program: Command): void {
       withCoordinator(cmd, async (baton, out) => {
         const { session: ended, ended: now } = await baton.endSession(id);
         out.result({ ...ended, ended: now }, () =>
-          now
-            ? `ended session ${ended.id}`
-            : `session ${ended.id} had already ended (${ended.state})`,
+          now ? `ended session ${ended.id}` : `session ${ended.id} had already ended (${ended.state})`,
         );
       }),
     );

@@ -39,7 +39,10 @@ export function registerWorkspace(program: Command): void {
     .action((name: string, o: { role: string; department?: string; workspace?: string }, cmd: Command) =>
       withWorkspaces(cmd, async (ws, out) => {
         const added = await ws.addAgent({ name, ...o });
-        out.result(added, () => `added agent ${added.name} (${added.role}), workspace ${cell(added.workspace)}`);
+        out.result(
+          added,
+          () => `added agent ${added.name} (${added.role}), workspace ${cell(added.workspace)}`,
+        );
       }),
     );
   agent
@@ -64,12 +67,15 @@ export function registerWorkspace(program: Command): void {
   const project = program.command('project').description('register and list projects');
   project
     .command('add <name>')
-    .description("register a project; its primary workspace serves coding runs whose agent has none")
+    .description('register a project; its primary workspace serves coding runs whose agent has none')
     .option('--primary-workspace <name>', "the project's primary workspace")
     .action((name: string, o: { primaryWorkspace?: string }, cmd: Command) =>
       withWorkspaces(cmd, async (ws, out) => {
         const added = await ws.addProject({ name, primaryWorkspace: o.primaryWorkspace });
-        out.result(added, () => `added project ${added.name}, primary workspace ${cell(added.primaryWorkspace)}`);
+        out.result(
+          added,
+          () => `added project ${added.name}, primary workspace ${cell(added.primaryWorkspace)}`,
+        );
       }),
     );
   project
@@ -79,7 +85,9 @@ export function registerWorkspace(program: Command): void {
       withWorkspaces(cmd, async (ws, out) => {
         const all = await ws.listProjects();
         const rows = all.map((p) => [p.name, cell(p.primaryWorkspace)]);
-        out.result(all, () => (all.length === 0 ? 'no projects' : table(['NAME', 'PRIMARY_WORKSPACE'], rows)));
+        out.result(all, () =>
+          all.length === 0 ? 'no projects' : table(['NAME', 'PRIMARY_WORKSPACE'], rows),
+        );
       }),
     );
 }
@@ -96,9 +104,15 @@ export function registerTaskSet(task: Command): void {
     .action((key: string, o: { requiresFilesystem?: boolean; workspace?: string | false }, cmd: Command) =>
       withWorkspaces(cmd, async (ws, out) => {
         const workspace = o.workspace === false ? null : o.workspace;
-        const set = await ws.setTaskRequirements({ key, requiresFilesystem: o.requiresFilesystem, workspace });
+        const set = await ws.setTaskRequirements({
+          key,
+          requiresFilesystem: o.requiresFilesystem,
+          workspace,
+        });
         out.result(set, () => {
-          const files = set.requiresFilesystem ? 'requires the filesystem' : 'does not require the filesystem';
+          const files = set.requiresFilesystem
+            ? 'requires the filesystem'
+            : 'does not require the filesystem';
           return `${set.key} ${files}, workspace ${cell(set.workspace)}`;
         });
       }),

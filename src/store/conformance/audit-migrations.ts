@@ -13,25 +13,48 @@ export function exerciseAuditAndMigrations(h: Harness): void {
         const first = await store.jobs.claimNext({ session: s.id, start: true });
         assert.ok(first !== null && first.id === a.id);
         const policy = { backoffBaseMs: 0, backoffMaxMs: 0 };
-        await store.dispatch.requeue({ id: a.id, session: s.id, epoch: first.epoch, reason: 'crash', policy });
+        await store.dispatch.requeue({
+          id: a.id,
+          session: s.id,
+          epoch: first.epoch,
+          reason: 'crash',
+          policy,
+        });
         const again = await store.jobs.claimNext({ session: other.id, start: true });
         assert.ok(again !== null && again.id === a.id);
-        const loop = { id: a.id, session: other.id, epoch: again.epoch, status: 'done' as const, start: true };
+        const loop = {
+          id: a.id,
+          session: other.id,
+          epoch: again.epoch,
+          status: 'done' as const,
+          start: true,
+        };
         const { next } = await store.jobs.finishAndClaimNext(loop);
         assert.equal(next?.id, b.id);
         await store.jobs.cancel({ id: b.id, by: s.id });
         const all = await store.audit.list();
         const types = (e: readonly { type: string }[]) => e.map((x) => x.type);
         const byJob = await store.audit.list({ jobId: a.id });
-        assert.deepEqual(byJob, all.filter((e) => e.jobId === a.id));
+        assert.deepEqual(
+          byJob,
+          all.filter((e) => e.jobId === a.id),
+        );
         assert.deepEqual(types(byJob), [
           ...['job:enqueued', 'job:claimed', 'job:started', 'job:requeued'],
           ...['job:claimed', 'job:started', 'job:finished'],
         ]);
-        assert.deepEqual(await store.audit.list({ key: 'b' }), all.filter((e) => e.key === 'b'));
-        assert.deepEqual(await store.audit.list({ session: other.id }), all.filter((e) => e.session === other.id));
+        assert.deepEqual(
+          await store.audit.list({ key: 'b' }),
+          all.filter((e) => e.key === 'b'),
+        );
+        assert.deepEqual(
+          await store.audit.list({ session: other.id }),
+          all.filter((e) => e.session === other.id),
+        );
         const mix = await store.audit.list({ jobId: a.id, session: other.id, type: 'job:claimed' });
-        const expected = all.filter((e) => e.jobId === a.id && e.session === other.id && e.type === 'job:claimed');
+        const expected = all.filter(
+          (e) => e.jobId === a.id && e.session === other.id && e.type === 'job:claimed',
+        );
         assert.deepEqual(mix, expected);
         assert.equal(mix.length, 1);
         const after = await store.audit.list({ key: 'a', afterId: byJob[2]?.id ?? 0, limit: 2 });
@@ -39,8 +62,9 @@ export function exerciseAuditAndMigrations(h: Harness): void {
         assert.deepEqual(await store.audit.list({ jobId: 999_999 }), []);
         // The invariant the job filter relies on, over the whole ledger.
         const keys = new Map((await store.jobs.list()).map((j) => [j.id, j.key]));
-        const wrong = (await raw.exec('SELECT id, task_key, job_id FROM audit_events WHERE job_id IS NOT NULL'))
-          .filter((r) => r.task_key !== keys.get(Number(r.job_id)));
+        const wrong = (
+          await raw.exec('SELECT id, task_key, job_id FROM audit_events WHERE job_id IS NOT NULL')
+        ).filter((r) => r.task_key !== keys.get(Number(r.job_id)));
         assert.deepEqual(wrong, []);
       }));
 
@@ -52,7 +76,10 @@ export function exerciseAuditAndMigrations(h: Harness): void {
         await store.claims.acquire({ key: 't', session: s.id });
         await store.claims.release({ key: 't', session: s.id, epoch: 1, outcome: 'done' });
         const entries = await store.audit.list({ key: 't' });
-        assert.deepEqual(entries.map((e) => e.type), ['task:added', 'claim:granted', 'claim:released']);
+        assert.deepEqual(
+          entries.map((e) => e.type),
+          ['task:added', 'claim:granted', 'claim:released'],
+        );
         const granted = entries[1];
         assert.equal(granted?.session, s.id);
         assert.equal(granted?.host, 'box-7');
@@ -68,7 +95,13 @@ export function exerciseAuditAndMigrations(h: Harness): void {
         const claimed = await store.jobs.claimNext({ session: s.id });
         assert.ok(claimed !== null);
         await store.jobs.start({ id: job.id, session: s.id, epoch: claimed.epoch });
-        await store.jobs.finish({ id: job.id, session: s.id, epoch: claimed.epoch, status: 'failed', exitCode: 2 });
+        await store.jobs.finish({
+          id: job.id,
+          session: s.id,
+          epoch: claimed.epoch,
+          status: 'failed',
+          exitCode: 2,
+        });
         const types = (await store.audit.list({ jobId: job.id })).map((e) => e.type);
         assert.deepEqual(types, ['job:enqueued', 'job:claimed', 'job:started', 'job:finished']);
       }));
@@ -78,10 +111,16 @@ export function exerciseAuditAndMigrations(h: Harness): void {
         const a = await givenSession(store);
         const b = await givenSession(store);
         const mine = await store.audit.list({ session: a.id });
-        assert.deepEqual(mine.map((e) => e.type), ['session:started']);
+        assert.deepEqual(
+          mine.map((e) => e.type),
+          ['session:started'],
+        );
         const all = await store.audit.list();
         const firstId = all[0]?.id ?? 0;
-        assert.deepEqual((await store.audit.list({ afterId: firstId })).map((e) => e.session), [b.id]);
+        assert.deepEqual(
+          (await store.audit.list({ afterId: firstId })).map((e) => e.session),
+          [b.id],
+        );
         assert.equal((await store.audit.list({ limit: 1 })).length, 1);
       }));
 

@@ -71,12 +71,15 @@ export function exerciseClaims(h: Harness): void {
         }
         assert.deepEqual(epochs, [1, 2, 3, 4]);
         const history = await store.claims.history('t');
-        assert.deepEqual(history.map((c) => [c.epoch, c.outcome]), [
-          [1, 'released'],
-          [2, 'released'],
-          [3, 'released'],
-          [4, 'released'],
-        ]);
+        assert.deepEqual(
+          history.map((c) => [c.epoch, c.outcome]),
+          [
+            [1, 'released'],
+            [2, 'released'],
+            [3, 'released'],
+            [4, 'released'],
+          ],
+        );
       }));
 
     test('refuses a release carrying an older epoch and changes nothing', () =>
@@ -115,10 +118,9 @@ export function exerciseClaims(h: Harness): void {
         const b = await givenSession(store);
         await givenTask(store, 't');
         await store.claims.acquire({ key: 't', session: a.id });
-        assert.deepEqual(
-          await store.sessions.heartbeat({ session: a.id, claim: { key: 't', epoch: 1 } }),
-          { ok: true },
-        );
+        assert.deepEqual(await store.sessions.heartbeat({ session: a.id, claim: { key: 't', epoch: 1 } }), {
+          ok: true,
+        });
         await store.claims.release({ key: 't', session: a.id, epoch: 1, outcome: 'released' });
         await store.claims.acquire({ key: 't', session: b.id });
         const hb = await store.sessions.heartbeat({ session: a.id, claim: { key: 't', epoch: 1 } });
@@ -166,7 +168,9 @@ export function exerciseClaims(h: Harness): void {
         const other = await openAnother();
         try {
           await givenTask(store, 't');
-          const sessions = await Promise.all(Array.from({ length: 12 }, (_, i) => givenSession(store, `h${i}`)));
+          const sessions = await Promise.all(
+            Array.from({ length: 12 }, (_, i) => givenSession(store, `h${i}`)),
+          );
           const results = await Promise.all(
             sessions.map((s, i) => (i % 2 === 0 ? store : other).claims.acquire({ key: 't', session: s.id })),
           );

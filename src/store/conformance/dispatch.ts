@@ -7,7 +7,11 @@ import { givenSession, sleep, withFixture, type Harness } from './harness.js';
 
 const POLICY = { backoffBaseMs: 60_000, backoffMaxMs: 60_000 };
 
-export async function givenHost(store: Store, name = 'box-1', over: { enabled?: boolean; slotsMax?: number } = {}) {
+export async function givenHost(
+  store: Store,
+  name = 'box-1',
+  over: { enabled?: boolean; slotsMax?: number } = {},
+) {
   const session = await store.sessions.start({ kind: 'daemon', host: name, pid: 1 });
   const host = await store.hosts.register({
     name,

@@ -68,7 +68,12 @@ export function exerciseEffects(h: Harness): void {
       withFixture(h, async ({ store }) => {
         const a = await givenHeld(store);
         await store.claims.release({ key: 't', session: a.session, epoch: a.epoch, outcome: 'released' });
-        const released = await store.effects.record({ key: 't', session: a.session, epoch: a.epoch, kind: 'w' });
+        const released = await store.effects.record({
+          key: 't',
+          session: a.session,
+          epoch: a.epoch,
+          kind: 'w',
+        });
         assert.deepEqual(released, { ok: false, reason: 'fenced', current: null });
         const b = await givenHeld(store);
         assert.equal(b.epoch, a.epoch + 1);
@@ -77,19 +82,31 @@ export function exerciseEffects(h: Harness): void {
         assert.ok(!stale.ok);
         assert.equal(stale.current?.epoch, b.epoch);
         await assertUnchanged(store, 't', 0, ledger);
-        assert.ok((await store.effects.record({ key: 't', session: b.session, epoch: b.epoch, kind: 'w' })).ok);
+        assert.ok(
+          (await store.effects.record({ key: 't', session: b.session, epoch: b.epoch, kind: 'w' })).ok,
+        );
       }));
 
     test('refuses an ended session, and a session rescued after its heartbeats stopped', () =>
       withFixture(h, async ({ store }) => {
         const ended = await givenHeld(store, 'e');
         await store.sessions.end(ended.session);
-        const r1 = await store.effects.record({ key: 'e', session: ended.session, epoch: ended.epoch, kind: 'w' });
+        const r1 = await store.effects.record({
+          key: 'e',
+          session: ended.session,
+          epoch: ended.epoch,
+          kind: 'w',
+        });
         assert.equal(r1.ok, false);
         const silent = await givenHeld(store, 's');
         await sleep(150);
         await store.recovery.rescueStale({ staleAfterMs: 100, policy: POLICY });
-        const r2 = await store.effects.record({ key: 's', session: silent.session, epoch: silent.epoch, kind: 'w' });
+        const r2 = await store.effects.record({
+          key: 's',
+          session: silent.session,
+          epoch: silent.epoch,
+          kind: 'w',
+        });
         assert.equal(r2.ok, false);
         assert.equal((await store.audit.list({ type: 'effect:recorded' })).length, 0);
       }));
@@ -99,7 +116,10 @@ export function exerciseEffects(h: Harness): void {
         const { session, epoch } = await givenHeld(store);
         const ledger = (await store.audit.list()).length;
         await assert.rejects(store.effects.record({ key: 'nope', session, epoch, kind: 'w' }), NotFoundError);
-        await assert.rejects(store.effects.record({ key: 't', session: 999_999, epoch, kind: 'w' }), NotFoundError);
+        await assert.rejects(
+          store.effects.record({ key: 't', session: 999_999, epoch, kind: 'w' }),
+          NotFoundError,
+        );
         const bad = [
           { kind: '' },
           { kind: 'has space' },
@@ -111,7 +131,13 @@ export function exerciseEffects(h: Harness): void {
         for (const b of bad) {
           await assert.rejects(store.effects.record({ key: 't', session, epoch, ...b }), InvalidInputError);
         }
-        const literal = await store.effects.record({ key: 't', session, epoch, kind: 'w', payload: '\\u0000' });
+        const literal = await store.effects.record({
+          key: 't',
+          session,
+          epoch,
+          kind: 'w',
+          payload: '\\u0000',
+        });
         assert.ok(literal.ok);
         assert.equal(literal.effect.payload, '\\u0000');
         await assertUnchanged(store, 't', 1, ledger + 1);
@@ -150,7 +176,10 @@ export function exerciseEffects(h: Harness): void {
           if (e.type === 'claim:granted') [epoch, live] = [e.epoch ?? -1, true];
           if (e.type === 'claim:released') live = false;
           if (e.type === 'effect:recorded') {
-            assert.ok(live && e.epoch === epoch, `effect #${e.id} at epoch ${e.epoch} (newest ${epoch}, live ${live})`);
+            assert.ok(
+              live && e.epoch === epoch,
+              `effect #${e.id} at epoch ${e.epoch} (newest ${epoch}, live ${live})`,
+            );
           }
         }
         await other.close();

@@ -11,7 +11,9 @@ import { givenHost, givenLeader } from './dispatch.js';
 import { givenSession, withFixture, type Harness } from './harness.js';
 
 const trail = (entries: readonly { type: string; jobId: number | null; epoch: number | null }[]) =>
-  entries.filter((e) => e.type.startsWith('job:') && e.type !== 'job:enqueued').map((e) => [e.type, e.jobId, e.epoch]);
+  entries
+    .filter((e) => e.type.startsWith('job:') && e.type !== 'job:enqueued')
+    .map((e) => [e.type, e.jobId, e.epoch]);
 
 /** Session s runs job a; job b is queued behind it. */
 async function runningAThenQueuedB(store: Store) {
@@ -55,8 +57,16 @@ export function exerciseJobLoop(h: Harness): void {
           ['job:claimed', b.id, 1],
           ['job:started', b.id, 1],
         ]);
-        assert.deepEqual(entries.find((e) => e.type === 'job:finished')?.detail, { status: 'done', exitCode: 0 });
-        const last = await store.jobs.finishAndClaimNext({ id: b.id, session: s.id, epoch: 1, status: 'failed' });
+        assert.deepEqual(entries.find((e) => e.type === 'job:finished')?.detail, {
+          status: 'done',
+          exitCode: 0,
+        });
+        const last = await store.jobs.finishAndClaimNext({
+          id: b.id,
+          session: s.id,
+          epoch: 1,
+          status: 'failed',
+        });
         assert.ok(last.finished.ok && last.finished.job.status === 'failed');
         assert.equal(last.next, null, 'an empty queue: nothing claimed, the finish stands');
       }));
@@ -68,7 +78,13 @@ export function exerciseJobLoop(h: Harness): void {
         await store.jobs.enqueue({ key: 'later', priority: 0 });
         const first = await store.jobs.claimNext({ session: s.id, start: true });
         assert.ok(first !== null);
-        await store.dispatch.requeue({ id: first.id, session: s.id, epoch: first.epoch, reason: 'x', policy });
+        await store.dispatch.requeue({
+          id: first.id,
+          session: s.id,
+          epoch: first.epoch,
+          reason: 'x',
+          policy,
+        });
         await store.jobs.enqueue({ key: 'x', priority: 1 });
         await store.jobs.enqueue({ key: 'y', priority: 5 });
         await store.jobs.enqueue({ key: 'z', priority: 3 });
@@ -97,7 +113,10 @@ export function exerciseJobLoop(h: Harness): void {
         assert.deepEqual(r.finished.job, a);
         assert.deepEqual(await store.jobs.get(a.id), a);
         assert.equal(r.next?.key, 'b');
-        assert.equal((await store.audit.list({ jobId: a.id })).some((e) => e.type === 'job:finished'), false);
+        assert.equal(
+          (await store.audit.list({ jobId: a.id })).some((e) => e.type === 'job:finished'),
+          false,
+        );
       }));
 
     test('refuses a session that is not live and changes nothing, finish included', () =>
@@ -129,11 +148,14 @@ export function exerciseJobLoop(h: Harness): void {
         assert.ok(r.finished.ok && r.next !== null);
         assert.equal(await store.workspaceLocks.current('w'), null);
         const tail = (await store.audit.list()).slice(-3);
-        assert.deepEqual(tail.map((e) => [e.type, e.jobId]), [
-          ['job:finished', job.id],
-          ['lock:released', job.id],
-          ['job:claimed', r.next.id],
-        ]);
+        assert.deepEqual(
+          tail.map((e) => [e.type, e.jobId]),
+          [
+            ['job:finished', job.id],
+            ['lock:released', job.id],
+            ['job:claimed', r.next.id],
+          ],
+        );
         assert.deepEqual(tail[1]?.detail, { workspace: 'w', outcome: 'released' });
       }));
 

@@ -41,7 +41,12 @@ export function exerciseJobs(h: Harness): void {
     test('claims queued jobs by priority, then queued_at, then id', () =>
       withFixture(h, async ({ store }) => {
         const s = await givenSession(store);
-        for (const [key, priority] of [['c', 5], ['a', 1], ['d', 5], ['b', 1]] as const) {
+        for (const [key, priority] of [
+          ['c', 5],
+          ['a', 1],
+          ['d', 5],
+          ['b', 1],
+        ] as const) {
           await store.jobs.enqueue({ key, priority });
         }
         const order: string[] = [];
@@ -126,7 +131,13 @@ export function exerciseJobs(h: Harness): void {
         assert.equal(stranger.ok, false);
         const stale = await store.jobs.finish({ id: job.id, session: s.id, epoch: 2, status: 'done' });
         assert.equal(stale.ok, false);
-        const done = await store.jobs.finish({ id: job.id, session: s.id, epoch: 1, status: 'done', exitCode: 0 });
+        const done = await store.jobs.finish({
+          id: job.id,
+          session: s.id,
+          epoch: 1,
+          status: 'done',
+          exitCode: 0,
+        });
         assert.ok(done.ok);
         assert.equal(done.job.status, 'done');
         assert.equal(await store.jobs.claimNext({ session: s.id, start: true }), null);
@@ -155,7 +166,11 @@ export function exerciseJobs(h: Harness): void {
           policy: { backoffBaseMs: 60_000, backoffMaxMs: 60_000 },
         });
         assert.ok(back.ok && back.job.status === 'queued');
-        for (const [key, priority] of [['c', 5], ['a', 1], ['b', 1]] as const) {
+        for (const [key, priority] of [
+          ['c', 5],
+          ['a', 1],
+          ['b', 1],
+        ] as const) {
           await store.jobs.enqueue({ key, priority });
         }
         await raw.exec('ANALYZE');
@@ -242,9 +257,18 @@ export function exerciseJobs(h: Harness): void {
         await store.jobs.enqueue({ key: 'a', priority: 1 });
         await store.jobs.enqueue({ key: 'b', priority: 2 });
         await store.jobs.claimNext({ session: s.id });
-        assert.deepEqual((await store.jobs.list({ status: ['queued'] })).map((j) => j.key), ['b']);
-        assert.deepEqual((await store.jobs.list({ status: ['claimed'] })).map((j) => j.key), ['a']);
-        assert.deepEqual((await store.jobs.list({ key: 'b' })).map((j) => j.key), ['b']);
+        assert.deepEqual(
+          (await store.jobs.list({ status: ['queued'] })).map((j) => j.key),
+          ['b'],
+        );
+        assert.deepEqual(
+          (await store.jobs.list({ status: ['claimed'] })).map((j) => j.key),
+          ['a'],
+        );
+        assert.deepEqual(
+          (await store.jobs.list({ key: 'b' })).map((j) => j.key),
+          ['b'],
+        );
         assert.equal((await store.jobs.list()).length, 2);
       }));
   });

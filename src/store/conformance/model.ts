@@ -16,7 +16,13 @@ export type ModelOp =
   | { readonly t: 'enqueue'; readonly k: number }
   | { readonly t: 'claimNext'; readonly s: number }
   | { readonly t: 'job.start'; readonly j: number; readonly s: number; readonly de: number }
-  | { readonly t: 'job.finish'; readonly j: number; readonly s: number; readonly de: number; readonly status: Finish }
+  | {
+      readonly t: 'job.finish';
+      readonly j: number;
+      readonly s: number;
+      readonly de: number;
+      readonly status: Finish;
+    }
   | { readonly t: 'job.cancel'; readonly j: number };
 
 export type Finish = 'done' | 'failed' | 'oom_killed' | 'cancelled';
@@ -106,7 +112,9 @@ export class StoreModel {
         if (op.k === null) return { ok: true };
         const task = this.task(op.k);
         const epoch = this.epochFor(op.k, op.de);
-        return task.holder === op.s && task.epoch === epoch ? { ok: true } : { ok: false, current: this.holder(task) };
+        return task.holder === op.s && task.epoch === epoch
+          ? { ok: true }
+          : { ok: false, current: this.holder(task) };
       }
       case 'enqueue': {
         const active = this.jobs.findIndex((j) => j.k === op.k && ACTIVE.includes(j.status));
@@ -119,7 +127,12 @@ export class StoreModel {
         const j = this.jobs.findIndex((x) => x.status === 'queued');
         const job = this.jobs[j];
         if (job === undefined) return null;
-        Object.assign(job, { status: 'claimed', epoch: job.epoch + 1, attempt: job.attempt + 1, session: op.s });
+        Object.assign(job, {
+          status: 'claimed',
+          epoch: job.epoch + 1,
+          attempt: job.attempt + 1,
+          session: op.s,
+        });
         return { j, epoch: job.epoch, attempt: job.attempt };
       }
       case 'job.start':

@@ -46,9 +46,18 @@ export function exerciseTasksAndSessions(h: Harness): void {
         await store.tasks.add({ key: 'b', priority: 2, project: 'p1' });
         await store.tasks.add({ key: 'a', priority: 2, project: 'p2', assignee: 'bob' });
         await store.tasks.add({ key: 'c', priority: 1, project: 'p1' });
-        assert.deepEqual((await store.tasks.list()).map((t) => t.key), ['c', 'a', 'b']);
-        assert.deepEqual((await store.tasks.list({ project: 'p1' })).map((t) => t.key), ['c', 'b']);
-        assert.deepEqual((await store.tasks.list({ assignee: 'bob' })).map((t) => t.key), ['a']);
+        assert.deepEqual(
+          (await store.tasks.list()).map((t) => t.key),
+          ['c', 'a', 'b'],
+        );
+        assert.deepEqual(
+          (await store.tasks.list({ project: 'p1' })).map((t) => t.key),
+          ['c', 'b'],
+        );
+        assert.deepEqual(
+          (await store.tasks.list({ assignee: 'bob' })).map((t) => t.key),
+          ['a'],
+        );
       }));
   });
 
@@ -122,8 +131,14 @@ export function exerciseTasksAndSessions(h: Harness): void {
         const a = await givenSession(store);
         const b = await givenSession(store);
         await store.sessions.end(a.id);
-        assert.deepEqual((await store.sessions.list()).map((s) => s.id), [a.id, b.id]);
-        assert.deepEqual((await store.sessions.list({ liveOnly: true })).map((s) => s.id), [b.id]);
+        assert.deepEqual(
+          (await store.sessions.list()).map((s) => s.id),
+          [a.id, b.id],
+        );
+        assert.deepEqual(
+          (await store.sessions.list({ liveOnly: true })).map((s) => s.id),
+          [b.id],
+        );
       }));
   });
 }

@@ -115,7 +115,9 @@ export function exerciseWakeups(h: Harness): void {
         assert.ok(lock.ok);
         await settle(w);
         pending = woke(w);
-        assert.ok((await store.workspaceLocks.release({ workspace: 'w', session: s.id, epoch: lock.lock.epoch })).ok);
+        assert.ok(
+          (await store.workspaceLocks.release({ workspace: 'w', session: s.id, epoch: lock.lock.epoch })).ok,
+        );
         assert.equal(await pending, 'woke', 'lock release');
       }));
 
@@ -172,7 +174,9 @@ export function exerciseWakeups(h: Harness): void {
           assert.ok(finished.ok && next !== null);
           job = next;
         }
-        assert.ok((await store.jobs.finish({ id: job.id, session: s.id, epoch: job.epoch, status: 'done' })).ok);
+        assert.ok(
+          (await store.jobs.finish({ id: job.id, session: s.id, epoch: job.epoch, status: 'done' })).ok,
+        );
         const t0 = performance.now();
         await w.wait(1_000);
         assert.ok(performance.now() - t0 >= 990, 'a wake-up came from the worker loop');

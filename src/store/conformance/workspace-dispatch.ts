@@ -41,11 +41,14 @@ export function exerciseWorkspaceDispatch(h: Harness): void {
         assert.deepEqual({ ...lock, acquiredAt: 0 }, { ...expected, acquiredAt: 0 });
         assert.equal(lock.acquiredAt, r.job.claimedAt);
         const entries = await store.audit.list({ jobId: job.id });
-        assert.deepEqual(entries.map((e) => [e.type, e.key, e.session, e.host, e.epoch]), [
-          ['job:enqueued', 'k', null, null, null],
-          ['job:placed', 'k', runner.id, 'box-1', 1],
-          ['lock:acquired', 'k', runner.id, 'box-1', 1],
-        ]);
+        assert.deepEqual(
+          entries.map((e) => [e.type, e.key, e.session, e.host, e.epoch]),
+          [
+            ['job:enqueued', 'k', null, null, null],
+            ['job:placed', 'k', runner.id, 'box-1', 1],
+            ['lock:acquired', 'k', runner.id, 'box-1', 1],
+          ],
+        );
         assert.deepEqual(entries[2]?.detail, { workspace: 'w' });
       }));
 
@@ -128,14 +131,21 @@ export function exerciseWorkspaceDispatch(h: Harness): void {
         await store.jobs.start(guard);
         const stale = await store.jobs.finish({ ...guard, epoch: 2, status: 'done' });
         assert.equal(stale.ok, false);
-        assert.equal((await store.workspaceLocks.current('w'))?.jobId, a.id, 'a refused finish keeps the lock');
+        assert.equal(
+          (await store.workspaceLocks.current('w'))?.jobId,
+          a.id,
+          'a refused finish keeps the lock',
+        );
         assert.ok((await store.jobs.finish({ ...guard, status: 'done', exitCode: 0 })).ok);
         assert.equal(await store.workspaceLocks.current('w'), null);
         const tail = (await store.audit.list({ jobId: a.id })).slice(-2);
-        assert.deepEqual(tail.map((e) => [e.type, e.session, e.epoch]), [
-          ['job:finished', runner.id, 1],
-          ['lock:released', runner.id, 1],
-        ]);
+        assert.deepEqual(
+          tail.map((e) => [e.type, e.session, e.epoch]),
+          [
+            ['job:finished', runner.id, 1],
+            ['lock:released', runner.id, 1],
+          ],
+        );
         assert.deepEqual(tail[1]?.detail, { workspace: 'w', outcome: 'released' });
         assert.ok((await store.dispatch.place({ id: b.id, host: 'box-1', term, workspace: 'w' })).ok);
         assert.equal((await store.workspaceLocks.current('w'))?.epoch, 2);
@@ -149,7 +159,10 @@ export function exerciseWorkspaceDispatch(h: Harness): void {
         assert.ok((await store.jobs.cancel({ id: job.id })).ok);
         assert.equal(await store.workspaceLocks.current('w'), null);
         const tail = (await store.audit.list({ jobId: job.id })).slice(-2);
-        assert.deepEqual(tail.map((e) => e.type), ['job:cancelled', 'lock:released']);
+        assert.deepEqual(
+          tail.map((e) => e.type),
+          ['job:cancelled', 'lock:released'],
+        );
         assert.deepEqual(tail[1]?.detail, { workspace: 'w', outcome: 'released' });
       }));
 
@@ -191,7 +204,13 @@ export function exerciseWorkspaceDispatch(h: Harness): void {
           await sleep(5);
         }
         const released = (await lockEntries(store, job.id)).filter((e) => e.type === 'lock:released');
-        assert.deepEqual(released.map((e) => [e.epoch, e.detail['outcome']]), [[1, 'released'], [2, 'released']]);
+        assert.deepEqual(
+          released.map((e) => [e.epoch, e.detail['outcome']]),
+          [
+            [1, 'released'],
+            [2, 'released'],
+          ],
+        );
       }));
 
     test('gives a workspace to exactly one of many jobs placed concurrently through two stores', () =>
@@ -229,7 +248,13 @@ export function exerciseWorkspaceDispatch(h: Harness): void {
       await store.jobs.start({ id: job.id, session: runner.id, epoch: 1 });
       const agent = await store.sessions.start({ kind: 'agent', host: 'box-1', pid: 3 });
       await store.claims.acquire({ key: 'k', session: agent.id });
-      await store.dispatch.attach({ id: job.id, session: runner.id, epoch: 1, agentSession: agent.id, pid: 3 });
+      await store.dispatch.attach({
+        id: job.id,
+        session: runner.id,
+        epoch: 1,
+        agentSession: agent.id,
+        pid: 3,
+      });
       return { runner, agent, job, term };
     }
 
@@ -242,11 +267,14 @@ export function exerciseWorkspaceDispatch(h: Harness): void {
         assert.equal(await store.workspaceLocks.current('w'), null);
         assert.equal(await store.workspaceLocks.current('v'), null);
         const entries = (await store.audit.list({ session: runner.id })).slice(-3);
-        assert.deepEqual(entries.map((e) => [e.type, e.detail['workspace'] ?? null, e.detail['outcome'] ?? null]), [
-          ['lock:released', 'v', 'abandoned'],
-          ['lock:released', 'w', 'abandoned'],
-          ['session:ended', null, null],
-        ]);
+        assert.deepEqual(
+          entries.map((e) => [e.type, e.detail['workspace'] ?? null, e.detail['outcome'] ?? null]),
+          [
+            ['lock:released', 'v', 'abandoned'],
+            ['lock:released', 'w', 'abandoned'],
+            ['session:ended', null, null],
+          ],
+        );
         assert.equal(entries[1]?.key, 'k');
         assert.equal(await store.sessions.end(runner.id), false);
         assert.equal((await lockEntries(store)).filter((e) => e.type === 'lock:released').length, 2);
@@ -262,9 +290,10 @@ export function exerciseWorkspaceDispatch(h: Harness): void {
         assert.deepEqual(report.jobsRequeued, [job.id]);
         assert.equal(await store.workspaceLocks.current('w'), null);
         const released = (await lockEntries(store)).filter((e) => e.type === 'lock:released');
-        assert.deepEqual(released.map((e) => [e.session, e.jobId, e.detail['outcome']]), [
-          [runner.id, job.id, 'recovered'],
-        ]);
+        assert.deepEqual(
+          released.map((e) => [e.session, e.jobId, e.detail['outcome']]),
+          [[runner.id, job.id, 'recovered']],
+        );
         const stale = (await store.audit.list({ session: runner.id })).map((e) => e.type);
         assert.ok(stale.indexOf('session:stale') < stale.indexOf('lock:released'));
       }));
@@ -320,9 +349,18 @@ export function exerciseWorkspaceDispatch(h: Harness): void {
         assert.ok(after.runAfter >= (await store.now()) + 50_000);
         assert.deepEqual(await store.dispatch.queued({ limit: 10 }), []);
         assert.equal(await store.dispatch.skip(skip), true);
-        assert.equal(await store.dispatch.skip({ ...skip, reason: 'SKIPPED workspace_unresolved: other' }), true);
+        assert.equal(
+          await store.dispatch.skip({ ...skip, reason: 'SKIPPED workspace_unresolved: other' }),
+          true,
+        );
         const skipped = await store.audit.list({ type: 'job:skipped' });
-        assert.deepEqual(skipped.map((e) => [e.key, e.jobId, e.session]), [['k', job.id, null], ['k', job.id, null]]);
+        assert.deepEqual(
+          skipped.map((e) => [e.key, e.jobId, e.session]),
+          [
+            ['k', job.id, null],
+            ['k', job.id, null],
+          ],
+        );
         assert.deepEqual(skipped[0]?.detail, detail);
       }));
 

@@ -54,7 +54,10 @@ export function exerciseWorkspaceLocks(h: Harness): void {
         assert.ok(won.ok);
         const since = won.lock.acquiredAt;
         const entries = (await store.audit.list()).length;
-        for (const loser of [{ session: b.id, jobId: jobB }, { session: a.id, jobId: jobB }]) {
+        for (const loser of [
+          { session: b.id, jobId: jobB },
+          { session: a.id, jobId: jobB },
+        ]) {
           const lost = await store.workspaceLocks.acquire({ workspace: w, ...loser });
           assert.ok(!lost.ok);
           assert.equal(lost.reason, 'held');
@@ -73,23 +76,29 @@ export function exerciseWorkspaceLocks(h: Harness): void {
           const r = await store.workspaceLocks.acquire({ workspace: w, session: s.id });
           assert.ok(r.ok);
           epochs.push(r.lock.epoch);
-          assert.deepEqual(await store.workspaceLocks.release({ workspace: w, session: s.id, epoch: r.lock.epoch }), {
-            ok: true,
-          });
+          assert.deepEqual(
+            await store.workspaceLocks.release({ workspace: w, session: s.id, epoch: r.lock.epoch }),
+            {
+              ok: true,
+            },
+          );
         }
         assert.deepEqual(epochs, [1, 2, 3, 4]);
         assert.equal(await store.workspaceLocks.current(w), null);
         const ledger = (await store.audit.list()).filter((e) => e.type.startsWith('lock:'));
-        assert.deepEqual(ledger.map((e) => [e.type, e.epoch, e.session, e.detail['workspace']]), [
-          ['lock:acquired', 1, a.id, w],
-          ['lock:released', 1, a.id, w],
-          ['lock:acquired', 2, b.id, w],
-          ['lock:released', 2, b.id, w],
-          ['lock:acquired', 3, a.id, w],
-          ['lock:released', 3, a.id, w],
-          ['lock:acquired', 4, b.id, w],
-          ['lock:released', 4, b.id, w],
-        ]);
+        assert.deepEqual(
+          ledger.map((e) => [e.type, e.epoch, e.session, e.detail['workspace']]),
+          [
+            ['lock:acquired', 1, a.id, w],
+            ['lock:released', 1, a.id, w],
+            ['lock:acquired', 2, b.id, w],
+            ['lock:released', 2, b.id, w],
+            ['lock:acquired', 3, a.id, w],
+            ['lock:released', 3, a.id, w],
+            ['lock:acquired', 4, b.id, w],
+            ['lock:released', 4, b.id, w],
+          ],
+        );
       }));
 
     test('records the job and its task on the lock entries of the ledger', () =>
@@ -101,11 +110,14 @@ export function exerciseWorkspaceLocks(h: Harness): void {
         assert.ok(r.ok);
         await store.workspaceLocks.release({ workspace: w, session: s.id, epoch: r.lock.epoch });
         const entries = await store.audit.list({ jobId: job });
-        assert.deepEqual(entries.map((e) => [e.type, e.key, e.host]), [
-          ['job:enqueued', 'github:acme/api#7', null],
-          ['lock:acquired', 'github:acme/api#7', 'host-a'],
-          ['lock:released', 'github:acme/api#7', 'host-a'],
-        ]);
+        assert.deepEqual(
+          entries.map((e) => [e.type, e.key, e.host]),
+          [
+            ['job:enqueued', 'github:acme/api#7', null],
+            ['lock:acquired', 'github:acme/api#7', 'host-a'],
+            ['lock:released', 'github:acme/api#7', 'host-a'],
+          ],
+        );
         assert.deepEqual(entries[2]?.detail, { workspace: w, outcome: 'released' });
       }));
 
@@ -152,7 +164,9 @@ export function exerciseWorkspaceLocks(h: Harness): void {
         const w = await givenWorkspace(store);
         const sessions = await Promise.all(Array.from({ length: 8 }, () => givenSession(store)));
         const results = await Promise.all(
-          sessions.map((s, i) => (i % 2 === 0 ? store : other).workspaceLocks.acquire({ workspace: w, session: s.id })),
+          sessions.map((s, i) =>
+            (i % 2 === 0 ? store : other).workspaceLocks.acquire({ workspace: w, session: s.id }),
+          ),
         ).finally(() => other.close());
         const winners = results.filter((r) => r.ok);
         assert.equal(winners.length, 1);
@@ -202,15 +216,27 @@ export function exerciseWorkspaceLocks(h: Harness): void {
         await store.workspaceLocks.acquire({ workspace: 'w1', session: a.id });
         await store.workspaceLocks.acquire({ workspace: 'w3', session: b.id });
         const released = await store.workspaceLocks.releaseBySession({ session: a.id });
-        assert.deepEqual(released.map((l) => [l.workspace, l.epoch]), [['w1', 1], ['w2', 1]]);
+        assert.deepEqual(
+          released.map((l) => [l.workspace, l.epoch]),
+          [
+            ['w1', 1],
+            ['w2', 1],
+          ],
+        );
         assert.equal(await store.workspaceLocks.current('w1'), null);
         assert.equal((await store.workspaceLocks.current('w3'))?.session, b.id);
         const entries = await store.audit.list({ type: 'lock:released' });
-        assert.deepEqual(entries.map((e) => e.detail), [
-          { workspace: 'w1', outcome: 'recovered' },
-          { workspace: 'w2', outcome: 'recovered' },
-        ]);
-        assert.deepEqual(await store.workspaceLocks.releaseBySession({ session: a.id, outcome: 'abandoned' }), []);
+        assert.deepEqual(
+          entries.map((e) => e.detail),
+          [
+            { workspace: 'w1', outcome: 'recovered' },
+            { workspace: 'w2', outcome: 'recovered' },
+          ],
+        );
+        assert.deepEqual(
+          await store.workspaceLocks.releaseBySession({ session: a.id, outcome: 'abandoned' }),
+          [],
+        );
         const next = await store.workspaceLocks.acquire({ workspace: 'w1', session: b.id });
         assert.ok(next.ok);
         assert.equal(next.lock.epoch, 2);
@@ -222,7 +248,10 @@ export function exerciseWorkspaceLocks(h: Harness): void {
         const s = await givenSession(store);
         const ended = await givenSession(store);
         await store.sessions.end(ended.id);
-        await assert.rejects(store.workspaceLocks.acquire({ workspace: 'nope', session: s.id }), NotFoundError);
+        await assert.rejects(
+          store.workspaceLocks.acquire({ workspace: 'nope', session: s.id }),
+          NotFoundError,
+        );
         await assert.rejects(store.workspaceLocks.acquire({ workspace: w, session: 424242 }), NotFoundError);
         await assert.rejects(store.workspaceLocks.acquire({ workspace: w, session: ended.id }), FencedError);
         const unknownJob = { workspace: w, session: s.id, jobId: 424242 };

@@ -11,13 +11,21 @@ export function exerciseWorkspaces(h: Harness): void {
       withFixture(h, async ({ store }) => {
         const ws = await store.workspaces.add({ name: 'api', path: '/srv/api', kind: 'worktree' });
         assert.deepEqual(ws, { name: 'api', path: '/srv/api', kind: 'worktree' });
-        const agent = await store.agents.add({ name: 'ada', role: 'CTO', department: 'Engineering', workspace: 'api' });
+        const agent = await store.agents.add({
+          name: 'ada',
+          role: 'CTO',
+          department: 'Engineering',
+          workspace: 'api',
+        });
         assert.deepEqual(agent, { name: 'ada', role: 'CTO', department: 'Engineering', workspace: 'api' });
         const bare = await store.agents.add({ name: 'cfo', role: 'finance' });
         assert.deepEqual(bare, { name: 'cfo', role: 'finance', department: null, workspace: null });
         const project = await store.projects.add({ name: 'acme', primaryWorkspace: 'api' });
         assert.deepEqual(project, { name: 'acme', primaryWorkspace: 'api' });
-        assert.deepEqual(await store.projects.add({ name: 'docs' }), { name: 'docs', primaryWorkspace: null });
+        assert.deepEqual(await store.projects.add({ name: 'docs' }), {
+          name: 'docs',
+          primaryWorkspace: null,
+        });
         assert.deepEqual(await store.workspaces.get('api'), ws);
         assert.deepEqual(await store.agents.get('ada'), agent);
         assert.deepEqual(await store.projects.get('acme'), project);
@@ -33,9 +41,18 @@ export function exerciseWorkspaces(h: Harness): void {
           await store.agents.add({ name, role: 'engineer', workspace: name });
           await store.projects.add({ name, primaryWorkspace: name });
         }
-        assert.deepEqual((await store.workspaces.list()).map((w) => w.name), ['a', 'b', 'c']);
-        assert.deepEqual((await store.agents.list()).map((a) => a.name), ['a', 'b', 'c']);
-        assert.deepEqual((await store.projects.list()).map((p) => p.name), ['a', 'b', 'c']);
+        assert.deepEqual(
+          (await store.workspaces.list()).map((w) => w.name),
+          ['a', 'b', 'c'],
+        );
+        assert.deepEqual(
+          (await store.agents.list()).map((a) => a.name),
+          ['a', 'b', 'c'],
+        );
+        assert.deepEqual(
+          (await store.projects.list()).map((p) => p.name),
+          ['a', 'b', 'c'],
+        );
       }));
 
     test('refuses a taken workspace, agent or project name and keeps the first', () =>
@@ -44,8 +61,14 @@ export function exerciseWorkspaces(h: Harness): void {
         await store.agents.add({ name: 'a', role: 'writer' });
         await store.projects.add({ name: 'p' });
         const entries = (await store.audit.list()).length;
-        await assert.rejects(store.workspaces.add({ name: 'w', path: '/two', kind: 'worktree' }), ConflictError);
-        await assert.rejects(store.agents.add({ name: 'a', role: 'engineer', workspace: 'w' }), ConflictError);
+        await assert.rejects(
+          store.workspaces.add({ name: 'w', path: '/two', kind: 'worktree' }),
+          ConflictError,
+        );
+        await assert.rejects(
+          store.agents.add({ name: 'a', role: 'engineer', workspace: 'w' }),
+          ConflictError,
+        );
         await assert.rejects(store.projects.add({ name: 'p', primaryWorkspace: 'w' }), ConflictError);
         assert.equal((await store.workspaces.get('w'))?.path, '/one');
         assert.equal((await store.agents.get('a'))?.role, 'writer');
@@ -55,7 +78,10 @@ export function exerciseWorkspaces(h: Harness): void {
 
     test('refuses an agent or project bound to an unknown workspace and writes nothing', () =>
       withFixture(h, async ({ store }) => {
-        await assert.rejects(store.agents.add({ name: 'a', role: 'engineer', workspace: 'nope' }), NotFoundError);
+        await assert.rejects(
+          store.agents.add({ name: 'a', role: 'engineer', workspace: 'nope' }),
+          NotFoundError,
+        );
         await assert.rejects(store.projects.add({ name: 'p', primaryWorkspace: 'nope' }), NotFoundError);
         assert.deepEqual(await store.agents.list(), []);
         assert.deepEqual(await store.projects.list(), []);
@@ -68,11 +94,14 @@ export function exerciseWorkspaces(h: Harness): void {
         await store.agents.add({ name: 'a', role: 'sre', department: 'ops', workspace: 'w' });
         await store.projects.add({ name: 'p', primaryWorkspace: 'w' });
         const entries = await store.audit.list();
-        assert.deepEqual(entries.map((e) => [e.type, e.detail]), [
-          ['workspace:added', { name: 'w', path: '/w', kind: 'dir' }],
-          ['agent:added', { name: 'a', role: 'sre', department: 'ops', workspace: 'w' }],
-          ['project:added', { name: 'p', primaryWorkspace: 'w' }],
-        ]);
+        assert.deepEqual(
+          entries.map((e) => [e.type, e.detail]),
+          [
+            ['workspace:added', { name: 'w', path: '/w', kind: 'dir' }],
+            ['agent:added', { name: 'a', role: 'sre', department: 'ops', workspace: 'w' }],
+            ['project:added', { name: 'p', primaryWorkspace: 'w' }],
+          ],
+        );
       }));
   });
 
@@ -80,7 +109,11 @@ export function exerciseWorkspaces(h: Harness): void {
     test('gives a new task no filesystem requirement and no workspace', () =>
       withFixture(h, async ({ store }) => {
         await givenTask(store, 't');
-        assert.deepEqual(await store.workspaceTasks.get('t'), { key: 't', requiresFilesystem: false, workspace: null });
+        assert.deepEqual(await store.workspaceTasks.get('t'), {
+          key: 't',
+          requiresFilesystem: false,
+          workspace: null,
+        });
         assert.equal(await store.workspaceTasks.get('nope'), null);
       }));
 
@@ -88,16 +121,27 @@ export function exerciseWorkspaces(h: Harness): void {
       withFixture(h, async ({ store }) => {
         await givenTask(store, 't');
         await store.workspaces.add({ name: 'w', path: '/w', kind: 'dir' });
-        const set = await store.workspaceTasks.setRequirements({ key: 't', requiresFilesystem: true, workspace: 'w' });
+        const set = await store.workspaceTasks.setRequirements({
+          key: 't',
+          requiresFilesystem: true,
+          workspace: 'w',
+        });
         assert.deepEqual(set, { key: 't', requiresFilesystem: true, workspace: 'w' });
         assert.deepEqual(await store.workspaceTasks.get('t'), set);
         await store.workspaceTasks.setRequirements({ key: 't', requiresFilesystem: false, workspace: null });
-        assert.deepEqual(await store.workspaceTasks.get('t'), { key: 't', requiresFilesystem: false, workspace: null });
+        assert.deepEqual(await store.workspaceTasks.get('t'), {
+          key: 't',
+          requiresFilesystem: false,
+          workspace: null,
+        });
         const entries = await store.audit.list({ key: 't', type: 'task:requirements-set' });
-        assert.deepEqual(entries.map((e) => e.detail), [
-          { requiresFilesystem: true, workspace: 'w' },
-          { requiresFilesystem: false, workspace: null },
-        ]);
+        assert.deepEqual(
+          entries.map((e) => e.detail),
+          [
+            { requiresFilesystem: true, workspace: 'w' },
+            { requiresFilesystem: false, workspace: null },
+          ],
+        );
       }));
 
     test('refuses requirements for an unknown task or workspace and changes nothing', () =>
@@ -112,7 +156,11 @@ export function exerciseWorkspaces(h: Harness): void {
           store.workspaceTasks.setRequirements({ key: 't', requiresFilesystem: true, workspace: 'nope' }),
           NotFoundError,
         );
-        assert.deepEqual(await store.workspaceTasks.get('t'), { key: 't', requiresFilesystem: false, workspace: null });
+        assert.deepEqual(await store.workspaceTasks.get('t'), {
+          key: 't',
+          requiresFilesystem: false,
+          workspace: null,
+        });
         assert.equal((await store.audit.list()).length, entries);
       }));
   });

@@ -24,13 +24,21 @@ test('sends a call at once while a slot is free, and gathers the calls that wait
   const { batches, send } = manual();
   const b = new Batcher(send, 1, 3);
   const first = b.submit(1);
-  assert.deepEqual(batches.map((x) => x.reqs), [[1]], 'an idle batcher does not wait');
+  assert.deepEqual(
+    batches.map((x) => x.reqs),
+    [[1]],
+    'an idle batcher does not wait',
+  );
   const rest = [2, 3, 4, 5].map((n) => b.submit(n));
   assert.equal(batches.length, 1, 'nothing more is sent while the only slot is busy');
   batches[0]?.done(true);
   assert.equal(await first, 10);
   await new Promise((r) => setImmediate(r));
-  assert.deepEqual(batches.map((x) => x.reqs), [[1], [2, 3, 4]], 'the waiting calls go together, at most 3');
+  assert.deepEqual(
+    batches.map((x) => x.reqs),
+    [[1], [2, 3, 4]],
+    'the waiting calls go together, at most 3',
+  );
   batches[1]?.done(true);
   await new Promise((r) => setImmediate(r));
   assert.deepEqual(batches[2]?.reqs, [5]);

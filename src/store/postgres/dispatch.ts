@@ -189,10 +189,9 @@ async function rescueSession(
       [id, heartbeatMs],
     );
     if (marked?.marked !== 1) return null;
-    const [released] = await q.rows<{ claims: number; locks: number }>(
-      releaseSessionHoldings('recovered'),
-      [id],
-    );
+    const [released] = await q.rows<{ claims: number; locks: number }>(releaseSessionHoldings('recovered'), [
+      id,
+    ]);
     return { claims: released?.claims ?? 0, locks: released?.locks ?? 0 };
   });
 }
@@ -227,8 +226,7 @@ async function requeueOrFail(
   reason?: string,
 ): Promise<{ outcome: 'requeued' | 'failed'; row: JobRow } | null> {
   const why =
-    reason ??
-    `session ${job.session_id ?? '-'} (agent ${job.agent_session_id ?? '-'}) is no longer live`;
+    reason ?? `session ${job.session_id ?? '-'} (agent ${job.agent_session_id ?? '-'}) is no longer live`;
   // $1 id, $2 epoch, $3 status, $4 observed runner session, $5 why, $6 the lock's outcome
   const guard = [job.id, job.epoch, job.status, job.session_id, why, lockOutcome];
   const where = `id = $1::bigint AND epoch = $2::bigint AND status = $3::text

@@ -120,22 +120,10 @@ export function postgresHosts(run: PgRunner): DispatchStore['hosts'] {
       for (let attempt = 1; ; attempt++) {
         const row = await run.one<
           Partial<HostRow> & { session_state: string | null; other_session: number | null }
-        >(REGISTER, [
-          p.name,
-          p.session,
-          p.enabled,
-          p.ramTotalMb,
-          p.ramReservedMb,
-          p.ramFreeMb,
-          p.slotsMax,
-        ]);
+        >(REGISTER, [p.name, p.session, p.enabled, p.ramTotalMb, p.ramReservedMb, p.ramFreeMb, p.slotsMax]);
         assert(row !== undefined, 'register returns exactly one row');
         if (row.session_state === null) {
-          throw new NotFoundError(
-            'session',
-            String(p.session),
-            'start one with `baton session start`',
-          );
+          throw new NotFoundError('session', String(p.session), 'start one with `baton session start`');
         }
         if (row.session_state !== 'live') {
           throw new FencedError(

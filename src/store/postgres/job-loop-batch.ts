@@ -84,7 +84,11 @@ FROM req LEFT JOIN s ON s.id = req.session LEFT JOIN (
 ) x ON x.step_ord = req.ord`;
 
 /** One request's row of the answer: its session's state, and a job when `step` is 'f' or 'j'. */
-export type BatchRow = Partial<JobRow> & { ord: string; session_state: string | null; step: 'f' | 'j' | null };
+export type BatchRow = Partial<JobRow> & {
+  ord: string;
+  session_state: string | null;
+  step: 'f' | 'j' | null;
+};
 
 /** The statement's parameters for a batch of requests, column by column. */
 export function batchParams(reqs: readonly JobFinishAndClaimNextParams[]): unknown[] {

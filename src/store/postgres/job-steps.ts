@@ -8,7 +8,11 @@
 import { assert } from '../../core/assert.js';
 import { FencedError, NotFoundError } from '../../core/errors.js';
 import type { Job, JobTransitionResult } from '../../core/job.js';
-import type { JobClaimNextParams, JobFinishAndClaimNextParams, JobFinishAndClaimNextResult } from '../store.js';
+import type {
+  JobClaimNextParams,
+  JobFinishAndClaimNextParams,
+  JobFinishAndClaimNextResult,
+} from '../store.js';
 import { batchParams, FINISH_AND_CLAIM_MANY, rowsByRequest, type BatchRow } from './job-loop-batch.js';
 import { deleteLocks, insertAuditRows, lockReleasedRows } from './locks.js';
 import { NOW, hostOf, jobColumns, toJob, type JobRow } from './rows.js';
@@ -150,7 +154,10 @@ export async function finishAndClaimMany(
         liveOrThrow(p.session, mine[0]?.session_state ?? null);
         const finished = mine.find((r) => r.step === 'f') as JobRow | undefined;
         const claimed = mine.find((r) => r.step === 'j') as JobRow | undefined;
-        const value = { finished: await lostOr(p.id, finished), next: claimed === undefined ? null : toJob(claimed) };
+        const value = {
+          finished: await lostOr(p.id, finished),
+          next: claimed === undefined ? null : toJob(claimed),
+        };
         return { ok: true, value };
       } catch (error) {
         return { ok: false, error };

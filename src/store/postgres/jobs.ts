@@ -18,18 +18,11 @@ const TERMINAL = `('done', 'failed', 'oom_killed', 'cancelled')`;
 const ENQUEUE_RETRY_MAX = 20;
 
 export async function jobById(run: PgRunner, id: number): Promise<Job | null> {
-  const row = await run.one<JobRow>(
-    `SELECT ${jobColumns('jobs')} FROM jobs WHERE id = $1::bigint`,
-    [id],
-  );
+  const row = await run.one<JobRow>(`SELECT ${jobColumns('jobs')} FROM jobs WHERE id = $1::bigint`, [id]);
   return row === undefined ? null : toJob(row);
 }
 
-async function lostOr(
-  run: PgRunner,
-  id: number,
-  row: JobRow | undefined,
-): Promise<JobTransitionResult> {
+async function lostOr(run: PgRunner, id: number, row: JobRow | undefined): Promise<JobTransitionResult> {
   if (row !== undefined) return { ok: true, job: toJob(row) };
   const job = await jobById(run, id);
   if (job === null) throw new NotFoundError('job', String(id));
@@ -179,7 +172,15 @@ export function postgresJobs(run: PgRunner, took: (n: number) => void): Store['j
       return lostOr(run, p.id, row);
     },
     finish: async (p) => {
-      const refs = { id: '$1', session: '$2', epoch: '$3', status: '$4', exitCode: '$5', reason: '$6', tail: '$7' };
+      const refs = {
+        id: '$1',
+        session: '$2',
+        epoch: '$3',
+        status: '$4',
+        exitCode: '$5',
+        reason: '$6',
+        tail: '$7',
+      };
       const row = await run.one<JobRow>(
         `WITH ${finishSteps(refs)}, a AS (${insertAuditRows(finishAuditRows(refs, 0))})
          SELECT * FROM f`,
@@ -197,10 +198,7 @@ export function postgresJobs(run: PgRunner, took: (n: number) => void): Store['j
         assert(row !== undefined, 'retry returns exactly one row');
         if (row.old_status === null) throw new NotFoundError('job', String(p.id));
         if (!TERMINAL_STATES.has(row.old_status)) {
-          throw new ConflictError(
-            `job ${p.id} is ${row.old_status}`,
-            'only an ended job can be retried',
-          );
+          throw new ConflictError(`job ${p.id} is ${row.old_status}`, 'only an ended job can be retried');
         }
         if (row.id !== undefined && row.id !== null) {
           return { job: toJob(row as JobRow), created: row.created };

@@ -117,7 +117,9 @@ export function postgresAudit(run: PgRunner): Store['audit'] {
       if (p.session !== undefined) where.push(`session_id = ${param(p.session, 'bigint')}`);
       if (p.jobId !== undefined) {
         const job = param(p.jobId, 'bigint');
-        where.push(`task_key = (SELECT t.key FROM jobs j JOIN tasks t ON t.id = j.task_id WHERE j.id = ${job})`);
+        where.push(
+          `task_key = (SELECT t.key FROM jobs j JOIN tasks t ON t.id = j.task_id WHERE j.id = ${job})`,
+        );
         where.push(`job_id = ${job}`);
       }
       if (p.type !== undefined) where.push(`type = ${param(p.type, 'text')}`);

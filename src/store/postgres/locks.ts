@@ -38,7 +38,13 @@ export const AUDIT_COLUMNS = 'at, type, task_key, job_id, session_id, host, epoc
  * Rows for a combined audit insert: one `lock:released` per lock in CTE `locks`, at `at`, with
  * the outcome (an SQL expression); `from` adds the CTEs `at` reads.
  */
-export const lockReleasedRows = (part: number, locks: string, at: string, outcome: string, from = ''): string =>
+export const lockReleasedRows = (
+  part: number,
+  locks: string,
+  at: string,
+  outcome: string,
+  from = '',
+): string =>
   `SELECT ${part} AS part, ${locks}.workspace::text AS seq, ${at} AS at, 'lock:released'::text AS type,
     ${keyOfJob(`${locks}.job_id`)} AS task_key, ${locks}.job_id::bigint AS job_id,
     ${locks}.session_id::bigint AS session_id, ${hostOf(`${locks}.session_id`)} AS host,

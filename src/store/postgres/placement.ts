@@ -133,7 +133,8 @@ export async function place(run: PgRunner, p: PlaceParams): Promise<PlaceResult>
     const row = await run.one<PlaceRow>(PLACE, params);
     assert(row !== undefined, 'place returns exactly one row');
     if (!row.live_term) return { ok: false, reason: 'fenced' };
-    if (row.id === undefined || row.id === null) return { ok: false, reason: 'lost', job: await jobById(run, p.id) };
+    if (row.id === undefined || row.id === null)
+      return { ok: false, reason: 'lost', job: await jobById(run, p.id) };
     return { ok: true, job: toJob(row as JobRow) };
   }
   for (let attempt = 1; ; attempt++) {
@@ -143,7 +144,8 @@ export async function place(run: PgRunner, p: PlaceParams): Promise<PlaceResult>
     if (row.id !== undefined && row.id !== null) return { ok: true, job: toJob(row as JobRow) };
     // Not placed: explain it in SQLite's order of checks, on a fresh snapshot.
     const state = await workspaceState(run, p.workspace);
-    if (state === null) throw new NotFoundError('workspace', p.workspace, 'add it with `baton workspace add`');
+    if (state === null)
+      throw new NotFoundError('workspace', p.workspace, 'add it with `baton workspace add`');
     if (state.holder !== null) return { ok: false, reason: 'workspace_held', holder: state.holder };
     if (row.placeable !== true) return { ok: false, reason: 'lost', job: await jobById(run, p.id) };
     // The lock was released between the two statements: the workspace is free, so try again.
@@ -152,7 +154,10 @@ export async function place(run: PgRunner, p: PlaceParams): Promise<PlaceResult>
 }
 
 /** Whether the workspace exists (null when not) and who holds it. */
-async function workspaceState(run: PgRunner, workspace: string): Promise<{ holder: LockHolder | null } | null> {
+async function workspaceState(
+  run: PgRunner,
+  workspace: string,
+): Promise<{ holder: LockHolder | null } | null> {
   const row = await run.one<{
     found: boolean;
     job_id: number | null;
@@ -171,5 +176,7 @@ async function workspaceState(run: PgRunner, workspace: string): Promise<{ holde
   if (row === undefined || !row.found) return null;
   if (row.session_id === null || row.epoch === null || row.acquired_at === null) return { holder: null };
   const since = ms(row.acquired_at);
-  return { holder: { session: row.session_id, host: row.host ?? '', jobId: row.job_id, since, epoch: row.epoch } };
+  return {
+    holder: { session: row.session_id, host: row.host ?? '', jobId: row.job_id, since, epoch: row.epoch },
+  };
 }

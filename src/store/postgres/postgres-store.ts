@@ -72,7 +72,11 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     application_name: 'baton',
     types: typeParsers(),
   };
-  const pool = new pg.Pool({ ...config, max: options.poolSize ?? 10, query_timeout: options.queryTimeoutMs ?? 5_000 });
+  const pool = new pg.Pool({
+    ...config,
+    max: options.poolSize ?? 10,
+    query_timeout: options.queryTimeoutMs ?? 5_000,
+  });
   // An idle connection that dies (server restart, pg_terminate_backend) emits here; the pool
   // drops it and the next checkout connects afresh. Without a listener it would crash the process.
   pool.on('error', () => {});

@@ -8,11 +8,9 @@ import { RowsBeforeCommitQuery, queryRowsBeforeCommit } from './rows-before-comm
 
 test('a rows-before-commit query sends Flush between Execute and Sync', () => {
   const sent: string[] = [];
-  const record =
-    (name: string) =>
-    (): void => {
-      sent.push(name);
-    };
+  const record = (name: string) => (): void => {
+    sent.push(name);
+  };
   const connection = {
     parsedStatements: {},
     submittedNamedStatements: {},

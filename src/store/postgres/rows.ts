@@ -33,8 +33,7 @@ export const atMs = (param: string): string =>
   `('epoch'::timestamptz + ${param}::bigint * interval '1 millisecond')`;
 
 /** A bigint parameter of milliseconds as an interval. */
-export const msInterval = (param: string): string =>
-  `(${param}::bigint * interval '1 millisecond')`;
+export const msInterval = (param: string): string => `(${param}::bigint * interval '1 millisecond')`;
 
 export const TASK_COLUMNS = `id, key, title, priority, project, assignee, labels, created_at, epoch,
   holder_session_id, claimed_at`;
@@ -70,8 +69,7 @@ export function toTask(r: TaskRow): Task {
   };
 }
 
-export const SESSION_COLUMNS =
-  'id, kind, host, pid, name, started_at, heartbeat_at, ended_at, state';
+export const SESSION_COLUMNS = 'id, kind, host, pid, name, started_at, heartbeat_at, ended_at, state';
 
 export interface SessionRow {
   id: number;
@@ -268,11 +266,7 @@ export interface ClaimStateRow {
   holder_host: string | null;
 }
 
-export async function claimState(
-  q: Querier,
-  key: string,
-  session: number | null,
-): Promise<ClaimStateRow> {
+export async function claimState(q: Querier, key: string, session: number | null): Promise<ClaimStateRow> {
   const [row] = await q.rows<ClaimStateRow>(
     `SELECT t.id AS task_id, s.state AS session_state, c.session_id, c.epoch, c.claimed_at,
        c.heartbeat_at, hs.host AS holder_host

@@ -130,8 +130,7 @@ export class PgRunner implements Querier {
       return result;
     } catch (error) {
       // Keep the connection only after a plain SQL error; anything else may have broken it.
-      drop =
-        failed !== undefined || connectionFailure(error) !== null || codeOf(error) === undefined;
+      drop = failed !== undefined || connectionFailure(error) !== null || codeOf(error) === undefined;
       throw error;
     } finally {
       client.removeListener('error', onError);
@@ -184,8 +183,7 @@ const backoff = (attempt: number): Promise<void> =>
 
 const START_SERVER = 'start the server, or check the host and port in the database URL';
 // A connection lost after a write was sent is an unknown outcome, not a failure.
-const LOST =
-  'the connection dropped: a write may or may not have been applied, so read before retrying';
+const LOST = 'the connection dropped: a write may or may not have been applied, so read before retrying';
 
 /** What went wrong with the connection, in one line; null when it is not a connection failure. */
 export function connectionFailure(error: unknown): { message: string; hint: string } | null {

@@ -70,18 +70,12 @@ export function postgresTasks(run: PgRunner): Store['tasks'] {
         ],
       );
       if (row === undefined) {
-        throw new ConflictError(
-          `task ${p.key} already exists`,
-          'pick another key, or use it as is',
-        );
+        throw new ConflictError(`task ${p.key} already exists`, 'pick another key, or use it as is');
       }
       return toTask(row);
     },
     get: async (key) => {
-      const row = await run.one<TaskRow>(
-        `SELECT ${TASK_COLUMNS} FROM tasks WHERE key = $1::text`,
-        [key],
-      );
+      const row = await run.one<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE key = $1::text`, [key]);
       return row === undefined ? null : toTask(row);
     },
     list: async (p = {}) =>
@@ -120,10 +114,9 @@ export function postgresSessions(run: PgRunner): Store['sessions'] {
     end: (id) => endSession(run, id),
     heartbeat: (p) => heartbeat(run, p),
     get: async (id) => {
-      const row = await run.one<SessionRow>(
-        `SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = $1::bigint`,
-        [id],
-      );
+      const row = await run.one<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = $1::bigint`, [
+        id,
+      ]);
       return row === undefined ? null : toSession(row);
     },
     list: async (p = {}) =>
@@ -239,10 +232,7 @@ export function postgresClaims(run: PgRunner): Store['claims'] {
  * statement; the partial unique index claims_one_live_per_task backs the guard (a violation is
  * retried by the runner and then reads as held).
  */
-async function acquire(
-  run: PgRunner,
-  p: Parameters<Store['claims']['acquire']>[0],
-): Promise<ClaimResult> {
+async function acquire(run: PgRunner, p: Parameters<Store['claims']['acquire']>[0]): Promise<ClaimResult> {
   for (let attempt = 1; ; attempt++) {
     const row = await run.one<ClaimRow>(
       `WITH s AS (
@@ -287,10 +277,7 @@ function explainRefusedClaim(
   return holder === null ? null : { ok: false, reason: 'held', holder };
 }
 
-async function release(
-  run: PgRunner,
-  p: Parameters<Store['claims']['release']>[0],
-): Promise<FencedResult> {
+async function release(run: PgRunner, p: Parameters<Store['claims']['release']>[0]): Promise<FencedResult> {
   const [r] = await run.rows<{ released: number }>(
     `WITH c AS (
        UPDATE claims SET released_at = ${NOW}, outcome = $4::text

@@ -41,7 +41,8 @@ test('a PostgreSQL store vacuums the queue in the background after taking `claim
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   const count = `SELECT vacuum_count AS n FROM pg_stat_user_tables WHERE relname = 'jobs'`;
-  const vacuums = async (): Promise<number> => Number((await client.query<{ n: string }>(count)).rows[0]?.n ?? 0);
+  const vacuums = async (): Promise<number> =>
+    Number((await client.query<{ n: string }>(count)).rows[0]?.n ?? 0);
   try {
     const s = await store.sessions.start({ kind: 'agent', host: hostname(), pid: process.pid });
     for (let i = 0; i < 6; i++) await store.jobs.enqueue({ key: `t${i}` });
@@ -52,7 +53,13 @@ test('a PostgreSQL store vacuums the queue in the background after taking `claim
     }
     assert.equal(await vacuums(), 0, 'four jobs taken: no run yet');
     assert.ok(job !== null);
-    await store.jobs.finishAndClaimNext({ id: job.id, session: s.id, epoch: job.epoch, status: 'done', start: true });
+    await store.jobs.finishAndClaimNext({
+      id: job.id,
+      session: s.id,
+      epoch: job.epoch,
+      status: 'done',
+      start: true,
+    });
     await waitUntil(async () => (await vacuums()) > 0, 10_000, 'a vacuum of jobs', 20);
     assert.equal(await vacuums(), 1, 'the fifth job started one run');
   } finally {

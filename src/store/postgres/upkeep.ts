@@ -90,7 +90,12 @@ export function queueUpkeep(
   const run = (): Promise<void> => {
     if (pool === null) {
       // Its own connection, with a timeout of its own: a big table takes a while.
-      pool = new pg.Pool({ ...config, max: 1, idleTimeoutMillis: 10_000, query_timeout: policy.runTimeoutMs });
+      pool = new pg.Pool({
+        ...config,
+        max: 1,
+        idleTimeoutMillis: 10_000,
+        query_timeout: policy.runTimeoutMs,
+      });
       pool.on('error', () => {});
       // The backend to cancel on close; forgotten with its connection, so no other gets cancelled.
       pool.on('connect', (client) => {
@@ -119,7 +124,10 @@ export function queueUpkeep(
       if (running !== null) {
         if (pid !== null) await cancel(pid).catch(() => undefined);
         const timer = new AbortController();
-        await Promise.race([running, delay(CLOSE_WAIT_MS, undefined, { signal: timer.signal }).catch(() => {})]);
+        await Promise.race([
+          running,
+          delay(CLOSE_WAIT_MS, undefined, { signal: timer.signal }).catch(() => {}),
+        ]);
         timer.abort();
       }
       // A run still not answered (a silent network) ends with its timeout; close() does not wait.

@@ -11,7 +11,13 @@
 import { assert } from '../../core/assert.js';
 import { ConflictError, FencedError, NotFoundError } from '../../core/errors.js';
 import type { LockHolder, LockResult, WorkspaceLock } from '../../core/workspace-lock.js';
-import type { Agent, Project, TaskRequirements, Workspace, WorkspaceKind } from '../../core/workspace-plan.js';
+import type {
+  Agent,
+  Project,
+  TaskRequirements,
+  Workspace,
+  WorkspaceKind,
+} from '../../core/workspace-plan.js';
 import type { WorkspaceStore } from '../workspace-store.js';
 import { NOW, hostOf, ms } from './rows.js';
 import type { PgRunner } from './runner.js';
@@ -117,7 +123,8 @@ function postgresAgents(run: PgRunner): WorkspaceStore['agents'] {
       assert(workspace !== null, 'an agent without a workspace is refused only when its name is taken');
       throw workspaceNotFound(workspace);
     },
-    get: async (name) => (await run.one<Agent>(`SELECT ${COLUMNS} FROM agents WHERE name = $1::text`, [name])) ?? null,
+    get: async (name) =>
+      (await run.one<Agent>(`SELECT ${COLUMNS} FROM agents WHERE name = $1::text`, [name])) ?? null,
     list: async () => run.rows<Agent>(`SELECT ${COLUMNS} FROM agents ORDER BY name`),
   };
 }
@@ -310,7 +317,11 @@ function postgresWorkspaceLocks(run: PgRunner): WorkspaceStore['workspaceLocks']
     },
     release: async (p) => {
       const where = 'workspace = $1::text AND session_id = $2::bigint AND epoch = $3::bigint';
-      const rows = await run.rows<LockRow>(releaseWhere(where, `'released'`), [p.workspace, p.session, p.epoch]);
+      const rows = await run.rows<LockRow>(releaseWhere(where, `'released'`), [
+        p.workspace,
+        p.session,
+        p.epoch,
+      ]);
       if (rows.length === 1) return { ok: true };
       const state = await lockState(run, p.workspace, p.session, null);
       if (!state.workspace_found) throw workspaceNotFound(p.workspace);
@@ -332,10 +343,10 @@ function postgresWorkspaceLocks(run: PgRunner): WorkspaceStore['workspaceLocks']
     },
     releaseBySession: async (p) => {
       const outcome = p.outcome ?? 'recovered';
-      const rows = await run.rows<LockRow>(
-        releaseWhere('session_id = $1::bigint', '$2::text'),
-        [p.session, outcome],
-      );
+      const rows = await run.rows<LockRow>(releaseWhere('session_id = $1::bigint', '$2::text'), [
+        p.session,
+        outcome,
+      ]);
       const known = async (): Promise<boolean> =>
         (await run.one(`SELECT 1 FROM sessions WHERE id = $1::bigint`, [p.session])) !== undefined;
       if (rows.length === 0 && !(await known())) {
@@ -345,10 +356,10 @@ function postgresWorkspaceLocks(run: PgRunner): WorkspaceStore['workspaceLocks']
     },
     releaseJob: async (p) =>
       (
-        await run.rows<LockRow>(releaseWhere('job_id = $1::bigint AND session_id = $2::bigint', `'released'`), [
-          p.jobId,
-          p.session,
-        ])
+        await run.rows<LockRow>(
+          releaseWhere('job_id = $1::bigint AND session_id = $2::bigint', `'released'`),
+          [p.jobId, p.session],
+        )
       ).map(toLock),
   };
 }

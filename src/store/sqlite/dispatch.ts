@@ -76,7 +76,12 @@ export function sqliteDispatch(run: SqliteRunner): Sync<DispatchStore['dispatch'
           detail: { host: p.host, term: p.term.term, attempt: row.attempt },
         });
         if (ws !== null && row.session_id !== null) {
-          const grant = { workspace: ws.name, lockEpoch: ws.lock_epoch, session: row.session_id, jobId: row.id };
+          const grant = {
+            workspace: ws.name,
+            lockEpoch: ws.lock_epoch,
+            session: row.session_id,
+            jobId: row.id,
+          };
           grantLock(run, now, { ...grant, key: row.key });
         }
         return { ok: true, job: toJob(row) };
@@ -95,8 +100,7 @@ export function sqliteDispatch(run: SqliteRunner): Sync<DispatchStore['dispatch'
         const now = run.now();
         if (!termIsCurrent(run, p.term, now)) return false;
         const job = run.prepare(`${JOB_SELECT} WHERE j.id = ? AND j.status = 'queued'`).get(p.id) as
-          | JobRow
-          | undefined;
+          JobRow | undefined;
         if (job === undefined) return false;
         run
           .prepare(`UPDATE jobs SET reason = ?, run_after = ? WHERE id = ? AND status = 'queued'`)

@@ -2,7 +2,12 @@
  * Fenced side effects on SQLite: the check and the append are one BEGIN IMMEDIATE transaction,
  * so no grant or release can come between them (SQLite admits one writer at a time).
  */
-import { encodeEffectPayload, validateEffectKind, type Effect, type EffectResult } from '../../core/effect.js';
+import {
+  encodeEffectPayload,
+  validateEffectKind,
+  type Effect,
+  type EffectResult,
+} from '../../core/effect.js';
 import { NotFoundError } from '../../core/errors.js';
 import type { EffectsStore } from '../effects-store.js';
 import type { TestSwitches } from '../test-switches.js';
@@ -41,7 +46,8 @@ export function sqliteEffects(run: SqliteRunner, switches: TestSwitches): Effect
         const session = sessionRow(run, p.session, false);
         const live =
           session.state === 'live' && task.holder_session_id === p.session && task.epoch === p.epoch;
-        if (switches.fencing && !live) return { ok: false, reason: 'fenced', current: holderOf(run, task.id) };
+        if (switches.fencing && !live)
+          return { ok: false, reason: 'fenced', current: holderOf(run, task.id) };
         const now = run.now();
         const row = run
           .prepare(

@@ -96,8 +96,9 @@ export function sqliteJobs(run: SqliteRunner): Store['jobs'] {
       Promise.resolve(
         run.write(() => {
           const now = run.now();
-          const was = (run.prepare('SELECT status FROM jobs WHERE id = ?').get(p.id) as { status: string } | undefined)
-            ?.status;
+          const was = (
+            run.prepare('SELECT status FROM jobs WHERE id = ?').get(p.id) as { status: string } | undefined
+          )?.status;
           const row = run
             .prepare(
               `UPDATE jobs SET status = 'cancelled', finished_at = ?, reason = ?

@@ -43,7 +43,9 @@ export function liveLock(run: SqliteRunner, workspace: string): LockRow | undefi
 /** The task key of a job, for ledger rows. */
 export function keyOfJob(run: SqliteRunner, jobId: number | null): string | null {
   if (jobId === null) return null;
-  const row = run.prepare('SELECT t.key FROM jobs j JOIN tasks t ON t.id = j.task_id WHERE j.id = ?').get(jobId);
+  const row = run
+    .prepare('SELECT t.key FROM jobs j JOIN tasks t ON t.id = j.task_id WHERE j.id = ?')
+    .get(jobId);
   return (row as { key: string } | undefined)?.key ?? null;
 }
 
@@ -105,7 +107,9 @@ export function releaseSessionLocks(
   session: number,
   outcome: LockOutcome,
 ): LockRow[] {
-  const rows = run.prepare(`${LOCK_SELECT} WHERE l.session_id = ? ORDER BY l.workspace`).all(session) as LockRow[];
+  const rows = run
+    .prepare(`${LOCK_SELECT} WHERE l.session_id = ? ORDER BY l.workspace`)
+    .all(session) as LockRow[];
   return release(run, now, rows, outcome);
 }
 

@@ -31,8 +31,7 @@ export function toTask(r: TaskRow): Task {
     labels: JSON.parse(r.labels) as string[],
     createdAt: r.created_at,
     epoch: r.epoch,
-    holder:
-      r.holder_session_id === null ? null : { session: r.holder_session_id, since: r.claimed_at ?? 0 },
+    holder: r.holder_session_id === null ? null : { session: r.holder_session_id, since: r.claimed_at ?? 0 },
   };
 }
 
@@ -189,9 +188,7 @@ export function holderOf(run: SqliteRunner, taskId: number): Holder | null {
        JOIN sessions s ON s.id = c.session_id
        WHERE c.task_id = ? AND c.released_at IS NULL`,
     )
-    .get(taskId) as
-    | { session_id: number; host: string; claimed_at: number; epoch: number }
-    | undefined;
+    .get(taskId) as { session_id: number; host: string; claimed_at: number; epoch: number } | undefined;
   return row === undefined
     ? null
     : { session: row.session_id, host: row.host, since: row.claimed_at, epoch: row.epoch };

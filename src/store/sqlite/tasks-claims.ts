@@ -35,11 +35,7 @@ export function sessionRow(run: SqliteRunner, id: number, mustBeLive: boolean): 
   return row;
 }
 
-export function insertTask(
-  run: SqliteRunner,
-  now: number,
-  p: Parameters<Store['tasks']['add']>[0],
-): TaskRow {
+export function insertTask(run: SqliteRunner, now: number, p: Parameters<Store['tasks']['add']>[0]): TaskRow {
   const row = run
     .prepare(
       `INSERT INTO tasks (key, title, priority, project, assignee, labels, created_at)
@@ -87,7 +83,11 @@ export function sqliteTasks(run: SqliteRunner): Store['tasks'] {
                    AND (@assignee IS NULL OR assignee = @assignee)
                  ORDER BY priority, key LIMIT @limit`,
               )
-              .all({ project: p.project ?? null, assignee: p.assignee ?? null, limit: p.limit ?? 1000 }) as TaskRow[]
+              .all({
+                project: p.project ?? null,
+                assignee: p.assignee ?? null,
+                limit: p.limit ?? 1000,
+              }) as TaskRow[]
           ).map(toTask),
         ),
       ),
@@ -123,9 +123,7 @@ export function sqliteSessions(run: SqliteRunner): Store['sessions'] {
           const now = run.now();
           releaseAllClaims(run, now, id, 'abandoned');
           releaseSessionLocks(run, now, id, 'abandoned');
-          run
-            .prepare(`UPDATE sessions SET state = 'ended', ended_at = ? WHERE id = ?`)
-            .run(now, id);
+          run.prepare(`UPDATE sessions SET state = 'ended', ended_at = ? WHERE id = ?`).run(now, id);
           appendAudit(run, { at: now, type: 'session:ended', session: id });
           return true;
         }),
@@ -146,7 +144,9 @@ export function sqliteSessions(run: SqliteRunner): Store['sessions'] {
                WHERE task_id = ? AND session_id = ? AND epoch = ? AND released_at IS NULL`,
             )
             .run(now, task.id, p.session, p.claim.epoch).changes;
-          return changed === 1 ? { ok: true } : { ok: false, reason: 'fenced', current: holderOf(run, task.id) };
+          return changed === 1
+            ? { ok: true }
+            : { ok: false, reason: 'fenced', current: holderOf(run, task.id) };
         }),
       ),
     get: (id) =>

@@ -12,7 +12,8 @@ const POLL_MS = 2;
 export function sqliteWakeups(run: SqliteRunner): { wakeups: Wakeups; stop: () => void } {
   const dataVersion = run.db.prepare('PRAGMA data_version').pluck();
   // Prepared on first use: a store opened at an older schema (migration tests) has no table.
-  const count = (): number => run.read(() => run.prepare('SELECT n FROM wake WHERE id = 1').pluck().get() as number);
+  const count = (): number =>
+    run.read(() => run.prepare('SELECT n FROM wake WHERE id = 1').pluck().get() as number);
   let timer: NodeJS.Timeout | null = null;
   let seen = { version: 0, writes: 0, n: 0 };
   const read = () => ({ version: dataVersion.get() as number, writes: run.writes, n: 0 });

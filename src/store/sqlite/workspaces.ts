@@ -5,7 +5,13 @@
  */
 import { ConflictError, NotFoundError } from '../../core/errors.js';
 import type { LockReleaseResult, LockResult } from '../../core/workspace-lock.js';
-import type { Agent, Project, TaskRequirements, Workspace, WorkspaceKind } from '../../core/workspace-plan.js';
+import type {
+  Agent,
+  Project,
+  TaskRequirements,
+  Workspace,
+  WorkspaceKind,
+} from '../../core/workspace-plan.js';
 import type { WorkspaceStore } from '../workspace-store.js';
 import {
   grantLock,
@@ -35,7 +41,11 @@ interface AgentRow {
   workspace: string | null;
 }
 
-const toWorkspace = (r: WorkspaceRow): Workspace => ({ name: r.name, path: r.path, kind: r.kind as WorkspaceKind });
+const toWorkspace = (r: WorkspaceRow): Workspace => ({
+  name: r.name,
+  path: r.path,
+  kind: r.kind as WorkspaceKind,
+});
 const toAgent = (r: AgentRow): Agent => ({ ...r });
 const toProject = (r: { name: string; primary_workspace: string | null }): Project => ({
   name: r.name,
@@ -67,7 +77,10 @@ export function existingWorkspace(run: SqliteRunner, name: string): WorkspaceRow
 function refuseTaken(run: SqliteRunner, table: 'workspaces' | 'agents' | 'projects', name: string): void {
   if (run.prepare(`SELECT 1 FROM ${table} WHERE name = ?`).get(name) !== undefined) {
     const what = table.slice(0, -1);
-    throw new ConflictError(`${what} ${name} already exists`, `pick another name, or use ${what} ${name} as is`);
+    throw new ConflictError(
+      `${what} ${name} already exists`,
+      `pick another name, or use ${what} ${name} as is`,
+    );
   }
 }
 
@@ -90,7 +103,9 @@ function sqliteWorkspaces(run: SqliteRunner): Sync<WorkspaceStore['workspaces']>
         return row === undefined ? null : toWorkspace(row);
       }),
     list: () =>
-      run.read(() => (run.prepare('SELECT * FROM workspaces ORDER BY name').all() as WorkspaceRow[]).map(toWorkspace)),
+      run.read(() =>
+        (run.prepare('SELECT * FROM workspaces ORDER BY name').all() as WorkspaceRow[]).map(toWorkspace),
+      ),
   };
 }
 
@@ -111,7 +126,9 @@ function sqliteAgents(run: SqliteRunner): Sync<WorkspaceStore['agents']> {
         if (agent.workspace !== null) existingWorkspace(run, agent.workspace);
         const now = run.now();
         run
-          .prepare('INSERT INTO agents (name, role, department, workspace, created_at) VALUES (?, ?, ?, ?, ?)')
+          .prepare(
+            'INSERT INTO agents (name, role, department, workspace, created_at) VALUES (?, ?, ?, ?, ?)',
+          )
           .run(agent.name, agent.role, agent.department, agent.workspace, now);
         appendAudit(run, { at: now, type: 'agent:added', session: p.by ?? null, detail: { ...agent } });
         return agent;
@@ -150,7 +167,9 @@ function sqliteProjects(run: SqliteRunner): Sync<WorkspaceStore['projects']> {
       }),
     list: () =>
       run.read(() =>
-        (run.prepare('SELECT name, primary_workspace FROM projects ORDER BY name').all() as Row[]).map(toProject),
+        (run.prepare('SELECT name, primary_workspace FROM projects ORDER BY name').all() as Row[]).map(
+          toProject,
+        ),
       ),
   };
 }
@@ -158,8 +177,7 @@ function sqliteProjects(run: SqliteRunner): Sync<WorkspaceStore['projects']> {
 function sqliteWorkspaceTasks(run: SqliteRunner): Sync<WorkspaceStore['workspaceTasks']> {
   const requirementsOf = (key: string): TaskRequirements | null => {
     const row = run.prepare('SELECT requires_filesystem, workspace FROM tasks WHERE key = ?').get(key) as
-      | { requires_filesystem: number; workspace: string | null }
-      | undefined;
+      { requires_filesystem: number; workspace: string | null } | undefined;
     if (row === undefined) return null;
     return { key, requiresFilesystem: row.requires_filesystem === 1, workspace: row.workspace };
   };
@@ -228,6 +246,7 @@ function sqliteWorkspaceLocks(run: SqliteRunner): Sync<WorkspaceStore['workspace
         sessionRow(run, p.session, false);
         return releaseSessionLocks(run, run.now(), p.session, p.outcome ?? 'recovered').map(toLock);
       }),
-    releaseJob: (p) => run.write(() => releaseJobLocks(run, run.now(), p.jobId, 'released', p.session).map(toLock)),
+    releaseJob: (p) =>
+      run.write(() => releaseJobLocks(run, run.now(), p.jobId, 'released', p.session).map(toLock)),
   };
 }

@@ -13,4 +13,12 @@ export interface Migration {
 }
 
 /** Applied in order, each once, inside one BEGIN IMMEDIATE with the version check. */
-export const MIGRATIONS: readonly Migration[] = [kernel, dispatch, workspaces, effects, queueIndex, wake, leanIndexes];
+export const MIGRATIONS: readonly Migration[] = [
+  kernel,
+  dispatch,
+  workspaces,
+  effects,
+  queueIndex,
+  wake,
+  leanIndexes,
+];
