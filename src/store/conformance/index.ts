@@ -8,6 +8,7 @@ import { exerciseClaims } from './claims.js';
 import { exerciseDispatch } from './dispatch.js';
 import { exerciseEffects } from './effects.js';
 import type { Harness } from './harness.js';
+import { exerciseHostLoad } from './host-load.js';
 import { exerciseJobs } from './jobs.js';
 import { exerciseJobLoop } from './jobs-loop.js';
 import { exerciseLeases } from './leases.js';
@@ -27,6 +28,7 @@ export function exerciseStore(h: Harness): void {
     exerciseLeases(h);
     exerciseAuditAndMigrations(h);
     exerciseDispatch(h);
+    exerciseHostLoad(h);
     exerciseEffects(h);
     exerciseWorkspaces(h);
     exerciseWorkspaceDispatch(h);

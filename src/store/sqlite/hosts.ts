@@ -20,15 +20,25 @@ interface HostRow {
   ram_pending_mb: number;
 }
 
+/**
+ * A host with its load. Every subquery names the partial index's predicate (`status IN
+ * ('claimed', 'running')`) beside `j.host = h.name`, so each reads only that host's active jobs
+ * through jobs_active_by_host; a predicate that does not imply the index's (the pending RAM's
+ * alone) made SQLite scan the whole jobs table, finished history included, once per host.
+ */
 const HOST_SELECT = `
   SELECT h.*,
     (SELECT count(*) FROM jobs j WHERE j.host = h.name AND j.status IN ('claimed', 'running')) AS jobs_active,
     (SELECT coalesce(sum(j.ram_mb), 0) FROM jobs j
       WHERE j.host = h.name AND j.status IN ('claimed', 'running')) AS ram_promised_mb,
     (SELECT coalesce(sum(j.ram_mb), 0) FROM jobs j
-      WHERE j.host = h.name AND (j.status = 'claimed' OR (j.status = 'running' AND j.started_at > h.heartbeat_at))
+      WHERE j.host = h.name AND j.status IN ('claimed', 'running')
+        AND (j.status = 'claimed' OR j.started_at > h.heartbeat_at)
     ) AS ram_pending_mb
   FROM hosts h`;
+
+/** Every host with its load. */
+export const HOST_LIST = `${HOST_SELECT} ORDER BY h.name`;
 
 function toHost(r: HostRow): Host {
   return {
@@ -125,7 +135,6 @@ export function sqliteHosts(run: SqliteRunner): Sync<DispatchStore['hosts']> {
         });
         return get(p.name) as Host;
       }),
-    list: () =>
-      run.read(() => (run.prepare(`${HOST_SELECT} ORDER BY h.name`).all() as HostRow[]).map(toHost)),
+    list: () => run.read(() => (run.prepare(HOST_LIST).all() as HostRow[]).map(toHost)),
   };
 }

@@ -1,0 +1,52 @@
+/**
+ * A host's load as hosts.list() computes it from the jobs table: only the jobs claimed or
+ * running on that host count, whatever else the table holds (finished history, queued jobs,
+ * other hosts' jobs); pending RAM is what a placed job promised and the host's measured free RAM
+ * cannot show yet.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Store } from '../store.js';
+import { givenHost, givenLeader } from './dispatch.js';
+import { sleep, withFixture, type Harness } from './harness.js';
+
+async function load(store: Store, name: string) {
+  const host = (await store.hosts.list()).find((h) => h.name === name);
+  assert.ok(host !== undefined, `host ${name} is listed`);
+  return { active: host.jobsActive, promised: host.ramPromisedMb, pending: host.ramPendingMb };
+}
+
+export function exerciseHostLoad(h: Harness): void {
+  describe('host load', () => {
+    test("counts only a host's own active jobs, a running one as pending until the host's next heartbeat", () =>
+      withFixture(h, async ({ store }) => {
+        const { session } = await givenHost(store, 'box-1');
+        await givenHost(store, 'box-2');
+        const term = await givenLeader(store);
+        const placed = async (key: string, ramMb: number, host: string) => {
+          const { job } = await store.jobs.enqueue({ key, ramMb });
+          const r = await store.dispatch.place({ id: job.id, host, term });
+          assert.ok(r.ok);
+          return r.job;
+        };
+        const done = await placed('done', 4000, 'box-1');
+        const guard = (j: typeof done) => ({ id: j.id, session: session.id, epoch: j.epoch });
+        assert.ok((await store.jobs.start(guard(done))).ok);
+        assert.ok((await store.jobs.finish({ ...guard(done), status: 'done' })).ok);
+        await store.jobs.enqueue({ key: 'queued', ramMb: 8000 });
+        await placed('elsewhere', 2000, 'box-2');
+        assert.deepEqual(await load(store, 'box-1'), { active: 0, promised: 0, pending: 0 });
+
+        const running = await placed('running', 1000, 'box-1');
+        await placed('claimed', 300, 'box-1');
+        assert.deepEqual(await load(store, 'box-1'), { active: 2, promised: 1300, pending: 1300 });
+        await sleep(5); // the database clock moves past the host's last heartbeat (its registration)
+        assert.ok((await store.jobs.start(guard(running))).ok);
+        assert.deepEqual(await load(store, 'box-1'), { active: 2, promised: 1300, pending: 1300 });
+        // The heartbeat's free RAM now shows the running job; the claimed one is still pending.
+        assert.ok(await store.hosts.heartbeat({ name: 'box-1', session: session.id, ramFreeMb: 9000 }));
+        assert.deepEqual(await load(store, 'box-1'), { active: 2, promised: 1300, pending: 300 });
+        assert.deepEqual(await load(store, 'box-2'), { active: 1, promised: 2000, pending: 2000 });
+      }));
+  });
+}
