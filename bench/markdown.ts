@@ -3,8 +3,10 @@ import Database from 'better-sqlite3';
 import { createRequire } from 'node:module';
 import { cpus, loadavg, release, totalmem, type } from 'node:os';
 import { serverFacts } from './pg-server.js';
-import { GRAPHILE_CONCURRENCY, PGBOSS_BATCH, PGBOSS_POLL_SECONDS, PGBOSS_WORKERS } from './peers.js';
-import { count, verdict, type Results, type Target } from './report.js';
+import { fleetMethod, fleetSection, peerSection } from './markdown-fleet.js';
+import type { Results } from './report.js';
+import { fmt, runsOf } from './stats.js';
+import { count, verdict, type Target } from './targets.js';
 import { PG_WORKERS, SQLITE_PROCESSES, SQLITE_WORKERS_PER_PROCESS } from './throughput.js';
 
 const require = createRequire(import.meta.url);
@@ -41,9 +43,6 @@ const loadNow = (): string =>
     .map((x) => x.toFixed(1))
     .join(' / ');
 
-const fmt = (x: number, digits = 0): string => (Number.isFinite(x) ? x.toFixed(digits) : '—');
-const runsOf = (xs: readonly number[], digits = 0): string => xs.map((x) => fmt(x, digits)).join(', ');
-
 /** Rows of the figures table: what, median, the repetitions. */
 function figureRows(r: Results, f: Record<string, unknown>): string[] {
   const p = r.plan;
@@ -54,16 +53,6 @@ function figureRows(r: Results, f: Record<string, unknown>): string[] {
   const rate = (k: string): number => f[k] as number;
   return [
     line(`Baton on PostgreSQL, ${PG_WORKERS} workers, items/s`, rate('batonPgItemsPerSec'), t.batonPg),
-    line(
-      `Graphile Worker, concurrency ${GRAPHILE_CONCURRENCY}, jobs/s`,
-      rate('graphileJobsPerSec'),
-      t.graphile,
-    ),
-    line(
-      `pg-boss, ${PGBOSS_WORKERS} workers × batch ${PGBOSS_BATCH}, jobs/s`,
-      rate('pgBossJobsPerSec'),
-      t.pgBoss,
-    ),
     line(
       `Baton on SQLite, ${SQLITE_PROCESSES} processes × ${SQLITE_WORKERS_PER_PROCESS} workers, items/s`,
       rate('batonSqliteItemsPerSec'),
@@ -94,7 +83,9 @@ function figureRows(r: Results, f: Record<string, unknown>): string[] {
       3,
     ),
     line('`baton claim` (SQLite) wall ms', r.cli.batonMs, r.cli.batonRuns, 1),
-    line("`node -e ''` wall ms", r.cli.nodeMs, r.cli.nodeRuns, 1),
+    line("`node -e ''` wall ms (beside it)", r.cli.nodeMs, r.cli.nodeRuns, 1),
+    line('`baton claim` (PostgreSQL) wall ms', r.cliPg.batonMs, r.cliPg.batonRuns, 1),
+    line("`node -e ''` wall ms (beside it)", r.cliPg.nodeMs, r.cliPg.nodeRuns, 1),
   ];
 }
 
@@ -149,6 +140,10 @@ ${row('Baton on PostgreSQL', lat.batonPg)}
 ${row('Graphile Worker', lat.graphile)}
 ${row('Baton on SQLite', lat.batonSqlite)}
 
+${peerSection(r, f)}
+
+${fleetSection(r)}
+
 ## Method
 
 - **One server.** ${e.postgresOrigin}; durable settings (${e.postgresSettings}). Each
@@ -165,9 +160,8 @@ ${row('Baton on SQLite', lat.batonSqlite)}
   the jobs table in the background every 2,000 jobs taken (queue upkeep).
   Baton on SQLite: ${SQLITE_PROCESSES} processes × ${SQLITE_WORKERS_PER_PROCESS} workers on one WAL file
   (synchronous=FULL), same loop; the workers of one process share a commit when their calls meet in one
-  turn of its event loop. Graphile Worker: \`run()\` with concurrency ${GRAPHILE_CONCURRENCY} and its defaults (pool 10,
-  LISTEN/NOTIFY, no local queue, no completion batching). pg-boss: ${PGBOSS_WORKERS} \`work()\` loops,
-  batchSize ${PGBOSS_BATCH}, polling every ${PGBOSS_POLL_SECONDS} s (its minimum). The clock runs from the
+  turn of its event loop. The peers run in every configuration of "Peer configurations" above, each
+  on a fresh database, in the same repetition. The clock runs from the
   first item reaching a worker to the last completion committed (for the peers: their job table shows
   none left). One repetition runs every system once, so a slow spell of the machine hits all of them.
 - **Durable limit.** PostgreSQL: ${PG_WORKERS} pg connections, each committing
@@ -183,7 +177,9 @@ ${row('Baton on SQLite', lat.batonSqlite)}
   ${count(p.sqliteScaleLarge)}) filled by \`INSERT … SELECT generate_series\` (a recursive CTE on SQLite),
   open side by side; ${p.scaleClaims} \`claimNext\` calls per queue and repetition, alternating between them.
 - **CLI.** \`node bin/baton.js claim <key> --session S --db <sqlite file>\` as a fresh process against
-  \`node -e ''\`, alternating, ${p.cliRuns} runs each after one untimed run.
+  \`node -e ''\`, alternating, ${p.cliRuns} runs each after one untimed run; the same with
+  \`--db postgres://…\` on a fresh database of the bench server.
+${fleetMethod(r)}
 
 See docs/decisions/0002-bench-findings.md for what the figures say about Baton's engines.
 `;

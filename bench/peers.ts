@@ -1,9 +1,13 @@
 /**
- * The peers, driven from the bench on the same PostgreSQL as Baton, each in its own database:
- *  - Graphile Worker: `run()` with concurrency 8 and its defaults (pool 10, LISTEN/NOTIFY wake-up,
- *    pollInterval 2000 ms, no local queue, no completion batching); jobs added with addJobs.
- *  - pg-boss: 8 `work()` loops on one queue (policy standard), batchSize 50 and the minimum
- *    polling interval (0.5 s); jobs added with insert().
+ * The peers, driven from the bench on the same PostgreSQL as Baton, each in its own database, in
+ * several named configurations (PEERS), so that Baton is compared with each at its best too:
+ *  - Graphile Worker: `run()` with concurrency 8 and its own pool; jobs added with addJobs. Its
+ *    defaults (no local queue, no completion batching); its documented starting point for
+ *    batching (`preset.worker.localQueue.size` = concurrency + 1); and its best batching
+ *    configuration on this machine (a large local queue, completions and failures batched with
+ *    no delay: the settings of its own performance page, docs/benchmarks.md has the search).
+ *  - pg-boss: 8 `work()` loops on one queue (policy standard) at the minimum polling interval
+ *    (0.5 s), at batchSize 50 and at a large batch; jobs added with insert().
  * The handler is a no-op that counts. The clock starts when the first job reaches a handler and
  * stops when the job table says every job is complete (Graphile deletes a completed job; pg-boss
  * marks it `completed`).
@@ -14,10 +18,90 @@ import pg from 'pg';
 import { nowMs, waitUntil } from './stats.js';
 import { readyForDrain, withClient } from './pg-server.js';
 
+export interface GraphileSetup {
+  readonly system: 'graphile';
+  /** The figure's name in the JSON (`throughputRuns.<name>`) and the report. */
+  readonly name: string;
+  readonly concurrency: number;
+  /** Connections in its pool (Graphile's own default is 10). */
+  readonly poolSize: number;
+  /** `preset.worker.localQueue.size`; null leaves it off (Graphile's default, -1). */
+  readonly localQueueSize: number | null;
+  /** `preset.worker.completeJobBatchDelay` and `failJobBatchDelay`; null leaves them off (-1). */
+  readonly batchDelayMs: number | null;
+}
+
+export interface PgBossSetup {
+  readonly system: 'pgboss';
+  readonly name: string;
+  readonly workers: number;
+  readonly batchSize: number;
+  readonly pollSeconds: number;
+}
+
+export type PeerSetup = GraphileSetup | PgBossSetup;
+
 export const GRAPHILE_CONCURRENCY = 8;
-export const PGBOSS_WORKERS = 8;
-export const PGBOSS_BATCH = 50;
-export const PGBOSS_POLL_SECONDS = 0.5;
+
+export const GRAPHILE_DEFAULTS: GraphileSetup = {
+  system: 'graphile',
+  name: 'graphile',
+  concurrency: GRAPHILE_CONCURRENCY,
+  poolSize: 10,
+  localQueueSize: null,
+  batchDelayMs: null,
+};
+
+/** Graphile's documented starting point: "A good starting point is often `concurrentJobs + 1`". */
+export const GRAPHILE_START: GraphileSetup = {
+  ...GRAPHILE_DEFAULTS,
+  name: 'graphileLocalQueue',
+  localQueueSize: GRAPHILE_CONCURRENCY + 1,
+};
+
+/**
+ * Graphile's fastest configuration found on this machine (docs/benchmarks.md, "Peer
+ * configurations"): its performance page's batching settings (localQueue 500, completions and
+ * failures batched with delay 0) at the bench's concurrency.
+ */
+export const GRAPHILE_BEST: GraphileSetup = {
+  ...GRAPHILE_DEFAULTS,
+  name: 'graphileBatched',
+  localQueueSize: 1000,
+  batchDelayMs: 0,
+};
+
+export const PGBOSS_DEFAULT: PgBossSetup = {
+  system: 'pgboss',
+  name: 'pgBoss',
+  workers: 8,
+  batchSize: 50,
+  pollSeconds: 0.5,
+};
+
+export const PGBOSS_LARGE: PgBossSetup = { ...PGBOSS_DEFAULT, name: 'pgBossBatched', batchSize: 1000 };
+
+/** Every peer configuration the throughput measure drains, in the order it runs them. */
+export const PEERS: readonly PeerSetup[] = [
+  GRAPHILE_DEFAULTS,
+  GRAPHILE_START,
+  GRAPHILE_BEST,
+  PGBOSS_DEFAULT,
+  PGBOSS_LARGE,
+];
+
+/** The settings of a configuration, as the report prints them. */
+export function describePeer(p: PeerSetup): string {
+  if (p.system === 'pgboss') {
+    return `pg-boss: ${p.workers} work() loops, batchSize ${p.batchSize}, pollingIntervalSeconds ${p.pollSeconds}`;
+  }
+  const queue = p.localQueueSize === null ? 'no local queue' : `localQueue.size ${p.localQueueSize}`;
+  const batch =
+    p.batchDelayMs === null
+      ? 'no completion batching'
+      : `completeJobBatchDelay ${p.batchDelayMs}, failJobBatchDelay ${p.batchDelayMs}`;
+  return `Graphile Worker: concurrency ${p.concurrency}, pool ${p.poolSize}, ${queue}, ${batch}`;
+}
 
 export const silentLogger = new Logger(() => () => undefined);
 
@@ -43,21 +127,32 @@ async function zeroCount(client: pg.Client, sql: string, what: string): Promise<
 }
 
 /**
- * Graphile Worker's own pool (what `connectionString` would make: 10 connections), ended and
- * awaited on stop. Its internal pool is ended without waiting and loses its error listener, so an
- * idle connection that DROP DATABASE … WITH (FORCE) terminates right after would crash the bench.
+ * Graphile Worker with its own pool (what `connectionString` would make), ended and awaited on
+ * stop. Its internal pool is ended without waiting and loses its error listener, so an idle
+ * connection that DROP DATABASE … WITH (FORCE) terminates right after would crash the bench.
  */
-export async function startGraphile(url: string, taskList: TaskList): Promise<Runner> {
-  const pool = new pg.Pool({ connectionString: url, max: 10 });
+export async function startGraphile(
+  url: string,
+  taskList: TaskList,
+  setup: GraphileSetup = GRAPHILE_DEFAULTS,
+): Promise<Runner> {
+  const pool = new pg.Pool({ connectionString: url, max: setup.poolSize });
   pool.on('error', () => undefined);
   pool.on('connect', (client) => client.on('error', () => undefined));
+  const worker: GraphileConfig.WorkerOptions = {};
+  if (setup.localQueueSize !== null) worker.localQueue = { size: setup.localQueueSize };
+  if (setup.batchDelayMs !== null) {
+    worker.completeJobBatchDelay = setup.batchDelayMs;
+    worker.failJobBatchDelay = setup.batchDelayMs;
+  }
   const runner = await run({
     pgPool: pool,
-    concurrency: GRAPHILE_CONCURRENCY,
+    concurrency: setup.concurrency,
     noHandleSignals: true,
     logger: silentLogger,
     taskList,
     crontab: '',
+    preset: { worker },
   });
   const stop = runner.stop.bind(runner);
   return Object.assign(runner, {
@@ -78,7 +173,7 @@ export async function migrateGraphile(url: string): Promise<void> {
 }
 
 /** Jobs per second for Graphile Worker draining `n` no-op jobs. */
-export async function drainGraphile(url: string, n: number): Promise<number> {
+export async function drainGraphile(url: string, n: number, setup: GraphileSetup): Promise<number> {
   const utils = await makeWorkerUtils({ connectionString: url, logger: silentLogger });
   try {
     await utils.migrate();
@@ -89,7 +184,7 @@ export async function drainGraphile(url: string, n: number): Promise<number> {
   return withClient(url, async (monitor) => {
     await readyForDrain(monitor);
     const count = counter(n);
-    const runner = await startGraphile(url, { noop: () => Promise.resolve(count.hit()) });
+    const runner = await startGraphile(url, { noop: () => Promise.resolve(count.hit()) }, setup);
     try {
       await count.all;
       await zeroCount(
@@ -105,7 +200,7 @@ export async function drainGraphile(url: string, n: number): Promise<number> {
 }
 
 /** Jobs per second for pg-boss draining `n` no-op jobs. */
-export async function drainPgBoss(url: string, n: number): Promise<number> {
+export async function drainPgBoss(url: string, n: number, setup: PgBossSetup): Promise<number> {
   const boss = new PgBoss({ connectionString: url, schedule: false });
   boss.on('error', (error: Error) => process.stderr.write(`bench: pg-boss: ${error.message}\n`));
   await boss.start();
@@ -116,8 +211,8 @@ export async function drainPgBoss(url: string, n: number): Promise<number> {
     return await withClient(url, async (monitor) => {
       await readyForDrain(monitor);
       const count = counter(n);
-      const options = { batchSize: PGBOSS_BATCH, pollingIntervalSeconds: PGBOSS_POLL_SECONDS };
-      for (let w = 0; w < PGBOSS_WORKERS; w++) {
+      const options = { batchSize: setup.batchSize, pollingIntervalSeconds: setup.pollSeconds };
+      for (let w = 0; w < setup.workers; w++) {
         await boss.work(queue, options, (jobs) => Promise.resolve(count.hit(jobs.length)));
       }
       await count.all;
@@ -129,3 +224,7 @@ export async function drainPgBoss(url: string, n: number): Promise<number> {
     await boss.stop({ graceful: false, wait: true, timeout: 1000 });
   }
 }
+
+/** Jobs per second for one peer configuration draining `n` no-op jobs on a fresh database. */
+export const drainPeer = (url: string, n: number, setup: PeerSetup): Promise<number> =>
+  setup.system === 'graphile' ? drainGraphile(url, n, setup) : drainPgBoss(url, n, setup);

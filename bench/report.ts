@@ -1,13 +1,17 @@
 /**
- * The figures of a run: the JSON object (`--json`), the targets with pass or miss, and
+ * The figures of a run: the JSON object (`--json`); targets.ts judges them, markdown.ts writes
  * docs/benchmarks.md for a full run.
  */
+import type { AgentStartResult } from './agent-start.js';
 import type { CliResult } from './cli-time.js';
+import type { FleetPlan, TickResult } from './dispatch-tick.js';
 import type { FailoverResult } from './failover.js';
+import type { HeartbeatPlan, HeartbeatResult } from './heartbeats.js';
 import type { LatencyRun } from './latency.js';
+import { PEERS } from './peers.js';
 import type { ScaleResult } from './scale.js';
 import { median, round } from './stats.js';
-import { ratioOfRuns, ratiosOfRuns, type ThroughputRuns } from './throughput.js';
+import { bestOfPeers, ratioOfRuns, ratiosOfRuns, type ThroughputRuns } from './throughput.js';
 
 export interface Plan {
   /** Items per drain on PostgreSQL (every system). */
@@ -28,6 +32,17 @@ export interface Plan {
   /** Lease TTL for the failover runs; null is `baton up`'s default (quick mode: 3 s). */
   readonly failoverTtlSeconds: number | null;
   readonly failoverReps: number;
+  /** The dispatcher tick's fleet (dispatch-tick.ts). */
+  readonly fleet: FleetPlan;
+  /** The heartbeat search (heartbeats.ts). */
+  readonly heartbeats: HeartbeatPlan;
+  readonly agentStartSamples: number;
+}
+
+/** A measure taken on both engines; null where this run did not take it. */
+export interface PerEngine<T> {
+  readonly pg: T | null;
+  readonly sqlite: T | null;
 }
 
 export interface Results {
@@ -42,14 +57,57 @@ export interface Results {
   };
   readonly scale: { readonly pg: ScaleResult; readonly sqlite: ScaleResult };
   readonly cli: CliResult;
+  /** `baton claim` on PostgreSQL. */
+  readonly cliPg: CliResult;
   readonly failover: FailoverResult | null;
+  readonly dispatch: PerEngine<TickResult>;
+  readonly heartbeats: PerEngine<HeartbeatResult>;
+  readonly agentStart: PerEngine<AgentStartResult>;
 }
 
 const p50 = (runs: readonly LatencyRun[]): number => median(runs.map((r) => r.p50));
 const p99 = (runs: readonly LatencyRun[]): number => median(runs.map((r) => r.p99));
 
+const orNull = (x: number, digits = 0): number | null => (Number.isFinite(x) ? round(x, digits) : null);
+const ms = (x: number | undefined): number | null => orNull(x ?? Number.NaN, 1);
+
+/** The fleet figures of the interface contract (issue 22), null where not measured. */
+function fleetFigures(r: Results): Record<string, unknown> {
+  const d = r.dispatch;
+  const tiers = ['10', '100', '1000'];
+  return {
+    dispatchTickMs: {
+      placing: { sqlite: ms(d.sqlite?.placing), pg: ms(d.pg?.placing) },
+      saturated: { sqlite: ms(d.sqlite?.saturated), pg: ms(d.pg?.saturated) },
+      byHosts: Object.fromEntries(tiers.map((t) => [t, ms(d.pg?.byHosts[t])])),
+    },
+    heartbeatSessions: {
+      sqlite: r.heartbeats.sqlite?.sessions ?? null,
+      pg: r.heartbeats.pg?.sessions ?? null,
+    },
+    agentStartMs: { sqlite: ms(r.agentStart.sqlite?.p50), pg: ms(r.agentStart.pg?.p50) },
+  };
+}
+
+/** Raw figures behind the fleet ones: every tick, trial and sample, and the fleet's shape. */
+function fleetRaw(r: Results): Record<string, unknown> {
+  const f = r.plan.fleet;
+  const each = <T, U>(p: PerEngine<T>, pick: (x: T) => U) => ({
+    sqlite: p.sqlite === null ? null : pick(p.sqlite),
+    pg: p.pg === null ? null : pick(p.pg),
+  });
+  return {
+    fleet: { hosts: f.tiers, activePerHost: f.activePerHost, queued: f.queued, finished: f.finished },
+    dispatchTickRuns: each(r.dispatch, (t) =>
+      Object.fromEntries(Object.entries(t.runs).map(([k, v]) => [k, v.map((x) => round(x, 1))])),
+    ),
+    heartbeatTrials: each(r.heartbeats, (h) => h.trials.map((x) => [x.sessions, round(x.p99, 1)])),
+    agentStartSamples: each(r.agentStart, (a) => a.samples.map((x) => round(x, 1))),
+  };
+}
+
 /**
- * The JSON object: the nine named figures first, then raw figures. Every ratio is the median of
+ * The JSON object: the named figures first, then raw figures. Every ratio is the median of
  * per-repetition ratios (per pair of alternated runs for the CLI), so a slow spell of the machine
  * that hits one repetition hits both sides of its ratio.
  */
@@ -71,14 +129,18 @@ export function figures(r: Results): Record<string, unknown> {
     retryMs: r.failover === null ? null : r.failover.retryMs,
     failoverRuns: r.failover === null ? null : r.failover.runs.map((x) => round(x)),
     cliVsNode: round(ratioOfRuns(r.cli.batonRuns, r.cli.nodeRuns), 3),
+    throughputVsGraphileBest: med('throughputVsGraphileBest'),
+    ...fleetFigures(r),
+    cliVsNodePg: orNull(ratioOfRuns(r.cliPg.batonRuns, r.cliPg.nodeRuns), 3),
     quick: r.quick,
     items: r.plan.n,
     sqliteItems: r.plan.sqliteN,
     repetitions: r.plan.reps,
     batonPgItemsPerSec: round(pgRate),
     batonSqliteItemsPerSec: round(sqliteRate),
-    graphileJobsPerSec: round(median(t.graphile)),
-    pgBossJobsPerSec: round(median(t.pgBoss)),
+    graphileJobsPerSec: round(median(t.peers.graphile ?? [])),
+    pgBossJobsPerSec: round(median(t.peers.pgBoss ?? [])),
+    peerJobsPerSec: Object.fromEntries(PEERS.map((p) => [p.name, round(median(t.peers[p.name] ?? []))])),
     pgDurableCommitsPerSec: round(median(t.pgDurable)),
     sqliteDurableCommitsPerSec: round(median(t.sqliteDurable)),
     latencyMs: {
@@ -96,6 +158,8 @@ export function figures(r: Results): Record<string, unknown> {
     },
     sqliteScaleRatio: med('sqliteScaleRatio'),
     cliMs: { baton: round(r.cli.batonMs, 1), node: round(r.cli.nodeMs, 1) },
+    cliPgMs: { baton: round(r.cliPg.batonMs, 1), node: round(r.cliPg.nodeMs, 1) },
+    ...fleetRaw(r),
     // Each ratio's repetitions, whose median the figure above is: how far one repetition swings.
     ratioRuns: Object.fromEntries(Object.entries(per).map(([k, v]) => [k, v.map((x) => round(x, 3))])),
   };
@@ -105,8 +169,16 @@ export function figures(r: Results): Record<string, unknown> {
 function perRepetition(r: Results) {
   const t = r.throughput;
   return {
-    throughputVsGraphile: ratiosOfRuns(t.batonPg, t.graphile),
-    throughputVsPgBoss: ratiosOfRuns(t.batonPg, t.pgBoss),
+    throughputVsGraphile: ratiosOfRuns(t.batonPg, t.peers.graphile ?? []),
+    throughputVsPgBoss: ratiosOfRuns(t.batonPg, t.peers.pgBoss ?? []),
+    // Against the fastest peer configuration of the same repetition, whichever it was.
+    throughputVsGraphileBest: ratiosOfRuns(
+      t.batonPg,
+      bestOfPeers(
+        t,
+        PEERS.map((p) => p.name),
+      ),
+    ),
     // Per repetition, the drain against the durable limit measured just before it; then the median.
     fractionOfDurableLimit: ratiosOfRuns(
       t.batonPg,
@@ -124,98 +196,3 @@ function perRepetition(r: Results) {
     sqliteScaleRatio: ratiosOfRuns(r.scale.sqlite.large.runs, r.scale.sqlite.small.runs),
   };
 }
-
-export interface Target {
-  readonly measure: string;
-  readonly value: string;
-  readonly target: string;
-  /** null: not measured in this run. */
-  readonly pass: boolean | null;
-  /** The per-repetition values behind a ratio's median, as printed; '' where there are none. */
-  readonly runs: string;
-}
-
-export function targets(f: Record<string, unknown>, failover: FailoverResult | null, plan: Plan): Target[] {
-  // A figure this run did not measure is null in the JSON; its target is then neither met nor missed.
-  const n = (k: string): number => (typeof f[k] === 'number' ? f[k] : Number.NaN);
-  const x = (k: string): string => `${n(k).toFixed(2)}×`;
-  const pct = (k: string): string => `${(n(k) * 100).toFixed(0)}%`;
-  const perRep = (f.ratioRuns ?? {}) as Readonly<Record<string, readonly number[] | undefined>>;
-  const runsX = (k: string): string => (perRep[k] ?? []).map((v) => v.toFixed(2)).join(', ');
-  const runsPct = (k: string): string => (perRep[k] ?? []).map((v) => `${(v * 100).toFixed(0)}%`).join(', ');
-  const list: Target[] = [
-    {
-      measure: 'throughput vs Graphile Worker (PG)',
-      value: x('throughputVsGraphile'),
-      target: '≥ 1.5×',
-      pass: n('throughputVsGraphile') >= 1.5,
-      runs: runsX('throughputVsGraphile'),
-    },
-    {
-      measure: 'throughput vs pg-boss (PG)',
-      value: x('throughputVsPgBoss'),
-      target: '(no target)',
-      pass: null,
-      runs: runsX('throughputVsPgBoss'),
-    },
-    {
-      measure: 'throughput / half the PG durable limit',
-      value: pct('fractionOfDurableLimit'),
-      target: '≥ 70%',
-      pass: n('fractionOfDurableLimit') >= 0.7,
-      runs: runsPct('fractionOfDurableLimit'),
-    },
-    {
-      measure: 'throughput / half the SQLite durable limit',
-      value: pct('sqliteFractionOfDurableLimit'),
-      target: '≥ 70%',
-      pass: n('sqliteFractionOfDurableLimit') >= 0.7,
-      runs: runsPct('sqliteFractionOfDurableLimit'),
-    },
-    {
-      measure: 'p50 latency vs Graphile Worker (PG)',
-      value: x('p50VsGraphile'),
-      target: '≤ 1×',
-      pass: n('p50VsGraphile') <= 1,
-      runs: runsX('p50VsGraphile'),
-    },
-    {
-      measure: `claim cost, ${count(plan.scaleLarge)} ÷ ${count(plan.scaleSmall)} queued (PG)`,
-      value: x('scaleRatio'),
-      target: '≤ 1.2×',
-      pass: n('scaleRatio') <= 1.2,
-      runs: runsX('scaleRatio'),
-    },
-    failover === null
-      ? {
-          measure: 'failover (SIGKILL → first dispatch)',
-          value: 'not measured',
-          target: '≤ TTL + one retry',
-          pass: null,
-          runs: '',
-        }
-      : {
-          measure: 'failover (SIGKILL → first dispatch)',
-          value: `${Math.round(failover.failoverMs)} ms`,
-          target: `≤ ${failover.ttlMs + failover.retryMs} ms`,
-          pass: failover.failoverMs <= failover.ttlMs + failover.retryMs,
-          runs: failover.runs.map((v) => `${Math.round(v)} ms`).join(', '),
-        },
-    {
-      measure: "`baton claim` vs `node -e ''`",
-      value: x('cliVsNode'),
-      target: '≤ 3×',
-      pass: n('cliVsNode') <= 3,
-      runs: '',
-    },
-  ];
-  return list.map((t) =>
-    t.value.startsWith('NaN') ? { ...t, value: 'not measured', pass: null, runs: '' } : t,
-  );
-}
-
-/** 1000 → 1k, 1000000 → 1M. */
-export const count = (n: number): string =>
-  n >= 1e6 && n % 1e6 === 0 ? `${n / 1e6}M` : n >= 1e3 && n % 1e3 === 0 ? `${n / 1e3}k` : String(n);
-
-export const verdict = (t: Target): string => (t.pass === null ? '—' : t.pass ? 'pass' : 'MISS');

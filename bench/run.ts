@@ -7,17 +7,20 @@
  *   --quick         fewer items, shorter windows, smaller scale queues (under two minutes), still 3
  *                   repetitions of everything
  *   --json          print the figures as one JSON object, last
- *   --only a,b      only these measures (throughput, latency, scale, cli, failover), for development
+ *   --only a,b      only these measures (throughput, latency, scale, cli, failover, dispatch,
+ *                   heartbeat, agent), for development
  */
 import { writeFileSync } from 'node:fs';
 import { measureCli, type CliResult } from './cli-time.js';
 import { measureFailover, type FailoverResult } from './failover.js';
+import { measureFleet } from './fleet.js';
 import { measureLatency, type LatencyRuns } from './latency.js';
 import { environment, markdown } from './markdown.js';
 import { dropDatabase, freshDatabase, startBenchServer } from './pg-server.js';
-import { figures, targets, verdict, type Plan, type Results } from './report.js';
+import { figures, type Plan, type Results } from './report.js';
 import { scalePg, scaleSqlite, type ScaleResult } from './scale.js';
 import { nowMs, progress, type Repeated } from './stats.js';
+import { targets, verdict } from './targets.js';
 import { measureThroughput, noThroughput, onTempFile } from './throughput.js';
 
 const args = process.argv.slice(2);
@@ -45,6 +48,17 @@ const plan: Plan = {
   cliRuns: quick ? 10 : 20,
   failoverTtlSeconds: quick ? 3 : null,
   failoverReps: quick ? 1 : 3,
+  fleet: {
+    tiers: [10, 100, 1_000],
+    activePerHost: 8,
+    queued: quick ? 10_000 : 100_000,
+    finished: quick ? 100_000 : 1_000_000,
+    ticks: quick ? 5 : 15,
+  },
+  heartbeats: quick
+    ? { start: 500, max: 16_000, periods: 2, tolerance: 0.25 }
+    : { start: 500, max: 32_000, periods: 3, tolerance: 0.1 },
+  agentStartSamples: quick ? 8 : 30,
 };
 
 const skipped: Repeated = { median: Number.NaN, runs: [] };
@@ -93,10 +107,15 @@ try {
     lap('scale');
   }
 
-  let cli: CliResult = { batonMs: Number.NaN, nodeMs: Number.NaN, batonRuns: [], nodeRuns: [] };
+  const noCli: CliResult = { batonMs: Number.NaN, nodeMs: Number.NaN, batonRuns: [], nodeRuns: [] };
+  let cli = noCli;
+  let cliPg = noCli;
   if (wanted('cli')) {
+    const show = (c: CliResult): string =>
+      `${c.batonMs.toFixed(1)} ms (node -e '' ${c.nodeMs.toFixed(1)} ms)`;
     cli = await onTempFile((path) => measureCli(path, plan.cliRuns));
-    progress(`cli: baton claim ${cli.batonMs.toFixed(1)} ms, node -e '' ${cli.nodeMs.toFixed(1)} ms`);
+    cliPg = await onPg('cli', (url) => measureCli(url, plan.cliRuns));
+    progress(`cli: baton claim on SQLite ${show(cli)}, on PostgreSQL ${show(cliPg)}`);
     lap('cli');
   }
 
@@ -108,7 +127,20 @@ try {
     lap('failover');
   }
 
-  const results: Results = { quick, plan, environment: env, throughput, latency, scale, cli, failover };
+  const fleet = await measureFleet(plan, onPg, onTempFile, wanted, lap);
+
+  const results: Results = {
+    quick,
+    plan,
+    environment: env,
+    throughput,
+    latency,
+    scale,
+    cli,
+    cliPg,
+    failover,
+    ...fleet,
+  };
   const f = figures(results);
   const ts = targets(f, failover, plan);
   const seconds = (nowMs() - started) / 1000;

@@ -19,7 +19,7 @@ export async function migrateBaton(url: string): Promise<void> {
  * Foreign keys and secondary indexes (not those behind a constraint) of `tables`, as the
  * statements that drop and re-create them, read from the catalog so that new migrations are kept.
  */
-async function droppable(
+export async function droppable(
   c: pg.Client,
   tables: readonly string[],
 ): Promise<{ drop: string[]; create: string[] }> {

@@ -57,3 +57,9 @@ export const round = (x: number, digits = 0): number => {
 export const progress = (line: string): void => {
   process.stderr.write(`bench: ${line}\n`);
 };
+
+/** A figure for a report table: '—' when not measured. */
+export const fmt = (x: number, digits = 0): string => (Number.isFinite(x) ? x.toFixed(digits) : '—');
+
+/** Repetitions for a report table. */
+export const runsOf = (xs: readonly number[], digits = 0): string => xs.map((x) => fmt(x, digits)).join(', ');

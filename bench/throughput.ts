@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { openStore } from '../src/store/open.js';
 import type { Store } from '../src/store/store.js';
 import { pgDurableRate, sqliteDurableRate } from './durable.js';
-import { drainGraphile, drainPgBoss } from './peers.js';
+import { PEERS, drainPeer } from './peers.js';
 import { dropDatabase, freshDatabase } from './pg-server.js';
 import { seedBatonPg, seedBatonSqlite } from './seed.js';
 import { runSqliteProcs } from './sqlite-procs.js';
@@ -66,8 +66,8 @@ export async function onTempFile<T>(work: (path: string) => Promise<T>): Promise
 export interface ThroughputRuns {
   readonly batonPg: number[];
   readonly batonSqlite: number[];
-  readonly graphile: number[];
-  readonly pgBoss: number[];
+  /** Jobs per second of each peer configuration (peers.ts, PEERS), by its name, per repetition. */
+  readonly peers: Record<string, number[]>;
   /** The durable limits (commits/s), measured inside each repetition beside the drains they bound. */
   readonly pgDurable: number[];
   readonly sqliteDurable: number[];
@@ -76,8 +76,7 @@ export interface ThroughputRuns {
 export const noThroughput = (): ThroughputRuns => ({
   batonPg: [],
   batonSqlite: [],
-  graphile: [],
-  pgBoss: [],
+  peers: Object.fromEntries(PEERS.map((p) => [p.name, []])),
   pgDurable: [],
   sqliteDurable: [],
 });
@@ -100,18 +99,28 @@ export async function measureThroughput(
   for (let rep = 1; rep <= reps; rep++) {
     runs.pgDurable.push(await onPg('durable', (url) => pgDurableRate(url, PG_WORKERS, durableMs)));
     runs.batonPg.push(await onPg('baton', (url) => drainBatonPg(url, n, PG_WORKERS)));
-    runs.graphile.push(await onPg('graphile', (url) => drainGraphile(url, n)));
-    runs.pgBoss.push(await onPg('pgboss', (url) => drainPgBoss(url, n)));
+    for (const peer of PEERS) {
+      runs.peers[peer.name]?.push(await onPg(peer.name.toLowerCase(), (url) => drainPeer(url, n, peer)));
+    }
     runs.sqliteDurable.push(await onTempFile((path) => sqliteDurableRate(path, SQLITE_PROCESSES, durableMs)));
     runs.batonSqlite.push(await drainBatonSqlite(sqliteN, SQLITE_PROCESSES));
     const last = (xs: number[]): number => Math.round(xs[xs.length - 1] ?? Number.NaN);
+    const peers = PEERS.map((p) => `${p.name} ${last(runs.peers[p.name] ?? [])}`).join(', ');
     progress(
       `throughput rep ${rep}/${reps} (per s): PG durable ${last(runs.pgDurable)} commits, ` +
-        `Baton PG ${last(runs.batonPg)}, Graphile ${last(runs.graphile)}, pg-boss ${last(runs.pgBoss)}; ` +
+        `Baton PG ${last(runs.batonPg)}, ${peers}; ` +
         `SQLite durable ${last(runs.sqliteDurable)} commits, Baton SQLite ${last(runs.batonSqlite)}`,
     );
   }
   return runs;
+}
+
+/** Per repetition, the fastest of the peer configurations named (jobs per second). */
+export function bestOfPeers(runs: ThroughputRuns, names: readonly string[]): number[] {
+  const reps = Math.max(0, ...names.map((name) => runs.peers[name]?.length ?? 0));
+  return Array.from({ length: reps }, (_, i) =>
+    Math.max(...names.map((name) => runs.peers[name]?.[i] ?? Number.NaN)),
+  );
 }
 
 /** The per-repetition ratios a[i] / b[i]. */

@@ -1,0 +1,99 @@
+/**
+ * Agent start: from enqueue to the agent's shell running, under a real `baton up` (one process,
+ * bin/baton.js, leading the dispatcher and running this host). Each sample enqueues one job
+ * whose command is `date +%s%N > <dir>/<key>`: the shell writes the wall clock the moment it
+ * runs, which the bench compares with its own wall clock read just before the enqueue call (one
+ * machine, one clock). The path in between is the whole of Baton's: the enqueue's wake-up, the
+ * dispatcher's placement, the runner's wake-up, its claim and start, the agent shim, the shell.
+ * Samples run one at a time, each after the previous job finished, so `baton up` is idle when a
+ * job arrives; the first `WARMUP` are not counted.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { openStore } from '../src/store/open.js';
+import type { Store } from '../src/store/store.js';
+import { median, nowMs, sleep } from './stats.js';
+
+const BIN = fileURLToPath(new URL('../../bin/baton.js', import.meta.url));
+const WARMUP = 2;
+const HOST = 'bench-agent-start';
+
+export interface AgentStartResult {
+  /** p50 of the samples, ms. */
+  readonly p50: number;
+  readonly samples: readonly number[];
+}
+
+async function until<T>(what: string, probe: () => Promise<T | null>, timeoutMs = 60_000): Promise<T> {
+  const deadline = nowMs() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== null) return v;
+    if (nowMs() > deadline) throw new Error(`bench: timed out waiting for ${what}`);
+    await sleep(2);
+  }
+}
+
+/** `baton up` on `db`, leading and serving its host, its output in `dir`. */
+async function up(db: string, dir: string, store: Store): Promise<ChildProcess> {
+  const fd = openSync(join(dir, 'up.log'), 'a');
+  const child = spawn(process.execPath, [BIN, '--db', db, 'up', '--host', HOST], {
+    cwd: dir,
+    stdio: ['ignore', fd, fd],
+  });
+  closeSync(fd);
+  await until('baton up to lead and serve its host', async () => {
+    const lease = await store.leases.get('dispatcher');
+    const host = (await store.hosts.list()).find((h) => h.name === HOST);
+    return lease?.holder !== null && lease !== null && host?.session !== null && host !== undefined
+      ? 1
+      : null;
+  });
+  return child;
+}
+
+/** One sample: ms from just before the enqueue to the agent's shell writing its clock. */
+async function sample(store: Store, dir: string, i: number): Promise<number> {
+  const key = `agent-start-${i}`;
+  const mark = join(dir, key);
+  const sentAt = Date.now();
+  const { job } = await store.jobs.enqueue({
+    key,
+    command: `date +%s%N > ${mark}.tmp && mv ${mark}.tmp ${mark}`,
+  });
+  const startedNs = await until(`the agent of ${key}`, () =>
+    Promise.resolve(existsSync(mark) ? BigInt(readFileSync(mark, 'utf8').trim()) : null),
+  );
+  await until(`job ${job.id} to finish`, async () =>
+    (await store.jobs.get(job.id))?.status === 'done' ? 1 : null,
+  );
+  return Number(startedNs / 1000n) / 1000 - sentAt;
+}
+
+/** `samples` starts (after WARMUP) on the database `db` (a fresh one: SQLite path or URL). */
+export async function measureAgentStart(db: string, samples: number): Promise<AgentStartResult> {
+  const dir = mkdtempSync(join(tmpdir(), 'baton-bench-agent-'));
+  const store = await openStore(db);
+  let child: ChildProcess | null = null;
+  try {
+    child = await up(db, dir, store);
+    const times: number[] = [];
+    for (let i = 0; i < WARMUP + samples; i++) {
+      const ms = await sample(store, dir, i);
+      if (i >= WARMUP) times.push(ms);
+    }
+    return { p50: median(times), samples: times };
+  } finally {
+    if (child !== null && child.exitCode === null && child.signalCode === null) {
+      const running = child;
+      const exited = new Promise((resolve) => running.once('exit', resolve));
+      running.kill('SIGTERM');
+      await exited;
+    }
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
