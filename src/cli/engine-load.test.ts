@@ -1,0 +1,57 @@
+/**
+ * A CLI call loads the driver of the engine its database names and not the other one's: the
+ * engines are chunks of their own in the bundled CLI (scripts/bundle-cli.mjs), imported only by
+ * openStore. Each run lists, as it exits, the CommonJS modules it loaded (both drivers are
+ * CommonJS packages).
+ */
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { repoRoot } from '../../test/support/cli.js';
+import { postgresDatabase, postgresServers, sqliteDatabase } from '../../test/support/databases.js';
+
+const root = repoRoot();
+const dir = mkdtempSync(join(tmpdir(), 'baton-engine-load-'));
+const preload = join(dir, 'list-modules.cjs');
+after(() => rmSync(dir, { recursive: true, force: true }));
+const LIST_ON_EXIT = `process.on('exit', () =>
+  require('node:fs').writeFileSync(process.env.MODULES_OUT, Object.keys(require.cache).join('\\n')));
+`;
+writeFileSync(preload, LIST_ON_EXIT);
+
+/** Runs `baton --db db ...args`; returns the paths of the CommonJS modules the process loaded. */
+function loaded(db: string, ...args: string[]): Promise<string[]> {
+  const out = join(dir, `modules-${Math.random().toString(36).slice(2)}.txt`);
+  const env = { ...process.env, MODULES_OUT: out };
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      ['--require', preload, 'bin/baton.js', '--db', db, ...args],
+      { cwd: root, env },
+      (error, _stdout, stderr) => {
+        if (error !== null) reject(new Error(`baton ${args.join(' ')}: ${stderr}`));
+        else resolve(readFileSync(out, 'utf8').split('\n'));
+      },
+    );
+  });
+}
+
+const driver = (modules: readonly string[], name: string): boolean =>
+  modules.some((m) => m.includes(`/node_modules/${name}/`));
+
+test('a CLI call on SQLite loads better-sqlite3 and never pg', async () => {
+  const modules = await loaded(await sqliteDatabase().fresh(), 'task', 'add', 'k1');
+  assert.ok(driver(modules, 'better-sqlite3'), 'the SQLite driver is loaded');
+  assert.ok(!driver(modules, 'pg'), 'pg is not loaded');
+});
+
+test('a CLI call on PostgreSQL loads pg and never better-sqlite3', async () => {
+  const server = postgresServers()[0];
+  assert.ok(server !== undefined);
+  const modules = await loaded(await postgresDatabase(server).fresh(), 'task', 'add', 'k1');
+  assert.ok(driver(modules, 'pg'), 'the PostgreSQL driver is loaded');
+  assert.ok(!driver(modules, 'better-sqlite3'), 'better-sqlite3 is not loaded');
+});
