@@ -202,16 +202,20 @@ function rescueOne(run: SqliteRunner, c: { id: number; heartbeat_at: number }, r
   report.locksReleased += releaseSessionLocks(run, now, c.id, 'recovered').length;
 }
 
-/** Active jobs whose runner or agent session is no longer live: stale, or ended without finishing them. */
+/**
+ * Active jobs whose runner or agent session is no longer live: stale, or ended without finishing
+ * them. Through the active jobs' partial index: left to itself, SQLite walked the whole table in
+ * id order for the LIMIT, finished history included, on every sweep.
+ */
+export const ORPHANED_JOBS = `
+  SELECT j.*, t.key FROM jobs j INDEXED BY jobs_active JOIN tasks t ON t.id = j.task_id
+  WHERE j.status IN ('claimed', 'running') AND (
+    EXISTS (SELECT 1 FROM sessions s WHERE s.id = j.session_id AND s.state <> 'live')
+    OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = j.agent_session_id AND s.state <> 'live'))
+  ORDER BY j.id LIMIT ?`;
+
 function orphanedJobs(run: SqliteRunner, limit: number): JobRow[] {
-  return run
-    .prepare(
-      `${JOB_SELECT} WHERE j.status IN ('claimed', 'running') AND (
-         EXISTS (SELECT 1 FROM sessions s WHERE s.id = j.session_id AND s.state <> 'live')
-         OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = j.agent_session_id AND s.state <> 'live'))
-       ORDER BY j.id LIMIT ?`,
-    )
-    .all(limit) as JobRow[];
+  return run.prepare(ORPHANED_JOBS).all(limit) as JobRow[];
 }
 
 /**
