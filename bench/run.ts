@@ -4,8 +4,8 @@
  * to stdout; with --json the last stdout line is one JSON object of the figures. A full run
  * (without --quick) writes docs/benchmarks.md.
  *
- *   --quick         fewer items, shorter windows, smaller scale queues (under two minutes), still 3
- *                   repetitions of everything
+ *   --quick         fewer items, shorter windows, smaller queues and fleets (a few minutes), still 3
+ *                   repetitions of the ratios, and every key of the JSON
  *   --json          print the figures as one JSON object, last
  *   --only a,b      only these measures (throughput, latency, scale, cli, failover, dispatch,
  *                   heartbeat, agent), for development
