@@ -11,6 +11,7 @@ import type { Harness } from './harness.js';
 import { exerciseJobs } from './jobs.js';
 import { exerciseJobLoop } from './jobs-loop.js';
 import { exerciseLeases } from './leases.js';
+import { exerciseProgress } from './progress.js';
 import { exerciseTasksAndSessions } from './tasks-sessions.js';
 import { exerciseWorkspaceDispatch } from './workspace-dispatch.js';
 import { exerciseWorkspaces } from './workspaces.js';
@@ -28,6 +29,7 @@ export function exerciseStore(h: Harness): void {
     exerciseAuditAndMigrations(h);
     exerciseDispatch(h);
     exerciseEffects(h);
+    exerciseProgress(h);
     exerciseWorkspaces(h);
     exerciseWorkspaceDispatch(h);
     exerciseWakeups(h);
