@@ -11,6 +11,7 @@ import { registerGuard } from './commands/guard.js';
 import { registerHeartbeat } from './commands/heartbeat.js';
 import { registerHosts } from './commands/hosts.js';
 import { registerLeader } from './commands/leader.js';
+import { registerMcp } from './commands/mcp.js';
 import { registerPlan } from './commands/plan.js';
 import { registerQueue } from './commands/queue.js';
 import { registerSession } from './commands/session.js';
@@ -53,6 +54,7 @@ export function buildProgram(): Command {
   registerWorkspace(program);
   registerPlan(program);
   registerGuard(program);
+  registerMcp(program);
   throwOnExit(program, 'baton');
   return program;
 }
