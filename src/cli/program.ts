@@ -9,6 +9,7 @@ import { registerClaim } from './commands/claim.js';
 import { registerEffect } from './commands/effect.js';
 import { registerGuard } from './commands/guard.js';
 import { registerHeartbeat } from './commands/heartbeat.js';
+import { registerHooks } from './commands/hooks.js';
 import { registerHosts } from './commands/hosts.js';
 import { registerLeader } from './commands/leader.js';
 import { registerMcp } from './commands/mcp.js';
@@ -55,6 +56,7 @@ export function buildProgram(): Command {
   registerPlan(program);
   registerGuard(program);
   registerMcp(program);
+  registerHooks(program);
   throwOnExit(program, 'baton');
   return program;
 }

@@ -7,8 +7,6 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { mcpConfig } from '../../agents/mcp/config.js';
-import { runMcpServer } from '../../agents/mcp/server.js';
-import { openAgentClient } from '../../agents/local-client.js';
 import { installedBatonBin } from '../../coordinator/guard.js';
 import { InvalidInputError } from '../../core/errors.js';
 import { absoluteDbUrl } from '../../store/open.js';
@@ -44,6 +42,9 @@ export function registerMcp(program: Command): void {
         process.stdout.write(snippet.text);
         return;
       }
+      // Loaded here, not at the top: every other command would pay for the MCP SDK.
+      const { runMcpServer } = await import('../../agents/mcp/server.js');
+      const { openAgentClient } = await import('../../agents/local-client.js');
       const client = await openAgentClient({ db: globals.db, env: process.env, cwd: process.cwd() });
       try {
         await runMcpServer({
