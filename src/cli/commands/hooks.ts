@@ -128,7 +128,11 @@ async function runHookCommand(event: string, o: HookOptions, cmd: Command): Prom
           exitCode: 2 as const,
           stderr: `Baton: cannot check this session's claim (${why}). Stop, and tell the user.\n`,
         }
-      : { exitCode: 1 as const, stderr: `baton hook ${event}: ${why}\n` };
+      : // PreToolUse's contract is 0 to allow and 2 to block: an unguarded tool is allowed, with a note.
+        {
+          exitCode: event === 'pre-tool' ? (0 as const) : (1 as const),
+          stderr: `baton hook ${event}: ${why}\n`,
+        };
   } finally {
     await client?.close();
   }
