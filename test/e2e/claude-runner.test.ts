@@ -50,13 +50,14 @@ describe('baton up running claude -p with the MCP server and the hooks', () => {
       const mcp = await baton(db, 'mcp', '--print-config', 'claude');
       writeFileSync(join(dir, 'mcp.json'), mcp.stdout);
       assert.equal((await baton(db, 'hooks', 'install', 'claude', '--dir', dir)).code, 0);
+      // The README's prompt template, word for word.
       const prompt =
-        'You are working on Baton task {{key}} ({{title}}) under claim epoch {{epoch}}. Call baton_heartbeat ' +
-        'with that key and epoch before each change, record pull requests with baton_effect, and stop at once ' +
-        'if a Baton tool answers ok:false.';
+        'You are working on Baton task {{key}} ({{title}}) under claim epoch {{epoch}}. Before each change ' +
+        'call baton_heartbeat with that key and epoch; record pull requests and pushes with baton_effect; ' +
+        'if a Baton tool answers ok:false, stop at once and say why.';
       const command =
         `"${process.execPath}" "${CLAUDE_CLI}" -p "${prompt}" --output-format json ` +
-        `--mcp-config mcp.json --allowedTools "Read,Edit,Write,Bash,mcp__baton"`;
+        `--mcp-config ${join(dir, 'mcp.json')} --allowedTools Read,Edit,Write,Bash,mcp__baton`;
       const enq = await baton(db, 'enqueue', KEY, '--command', command);
       assert.equal(enq.code, 0, enq.stderr);
       const log = openSync(join(dir, 'up.log'), 'a');
