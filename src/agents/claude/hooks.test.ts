@@ -12,6 +12,7 @@ import { openStore } from '../../store/open.js';
 import type { Store } from '../../store/store.js';
 import { baton, repoRoot } from '../../../test/support/cli.js';
 import { sqliteDatabase } from '../../../test/support/databases.js';
+import { git, isolateGit, makeRepo } from '../../../test/support/git.js';
 import { waitUntil } from '../../../test/support/wait.js';
 
 const BIN = join(repoRoot(), 'bin', 'baton.js');
@@ -141,6 +142,37 @@ describe('baton hook', () => {
       const allowed = await hook('pre-tool', payload('PreToolUse', 'cc-2', cwd), env, withTask(db));
       assert.equal(allowed.code, 0, allowed.stderr);
       assert.equal((await store.claims.current(KEY))?.epoch, 2);
+    }));
+
+  test('takes the task from the branch: the key Baton recorded on it, or a task named like the branch', () =>
+    withFixture(async ({ db, store, env }) => {
+      isolateGit();
+      const { repo } = makeRepo(mkdtempSync(join(tmpdir(), 'baton-hooks-git-')));
+      git(repo, 'checkout', '--quiet', '-b', 'baton/github-acme-api-31');
+      git(repo, 'config', 'branch.baton/github-acme-api-31.batonKey', KEY);
+      const recorded = await hook('session-start', payload('SessionStart', 'cc-b1', repo), env, [
+        '--default-db',
+        db,
+      ]);
+      assert.match(recorded.stdout, new RegExp(`holds ${KEY} \\(epoch 1`));
+      await hook('session-end', payload('SessionEnd', 'cc-b1', repo), env, ['--default-db', db]);
+      await store.tasks.add({ key: 'fix-login', title: 'named like the branch' });
+      git(repo, 'checkout', '--quiet', '-b', 'fix-login');
+      const named = await hook('session-start', payload('SessionStart', 'cc-b2', repo), env, [
+        '--default-db',
+        db,
+      ]);
+      assert.match(named.stdout, /holds fix-login \(epoch 1/);
+      git(repo, 'checkout', '--quiet', '-b', 'no-such-task');
+      const none = await hook('session-start', payload('SessionStart', 'cc-b3', repo), env, [
+        '--default-db',
+        db,
+      ]);
+      assert.deepEqual([none.code, none.stdout], [0, '']);
+      assert.equal(
+        (await hook('pre-tool', payload('PreToolUse', 'cc-b3', repo), env, ['--default-db', db])).code,
+        0,
+      );
     }));
 
   test('fails closed: a claimed task whose database cannot be read blocks; with no task nothing is blocked', () =>

@@ -159,6 +159,12 @@ describe('baton mcp', () => {
           (status.claims as { key: string; current: boolean }[]).map((c) => [c.key, c.current]),
           [['t-1', false]],
         );
+        // Its own session was rescued: the next claim runs under a new one.
+        await store.tasks.add({ key: 't-2', title: 'next' });
+        const next = structured(await client.callTool({ name: 'baton_claim', arguments: { key: 't-2' } }));
+        assert.equal(next.ok, true);
+        assert.notEqual(next.session, claimed.session);
+        assert.equal((await store.sessions.get(next.session as number))?.state, 'live');
       } finally {
         await client.close();
       }
