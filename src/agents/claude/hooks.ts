@@ -57,12 +57,8 @@ export async function runHook(
 }
 
 async function sessionStart(input: HookInput, ctx: HookContext): Promise<HookOutcome> {
-  const previous = readState(ctx.stateDir, input.sessionId);
-  // A resumed, cleared or compacted session keeps its Baton side; it is checked afresh.
-  const state =
-    previous !== null && previous.status !== 'released' && previous.status !== 'untracked'
-      ? await check(ctx, previous)
-      : await setUp(ctx, input.sessionId, input.cwd);
+  // A resumed, cleared or compacted session keeps its Baton side, judged afresh.
+  const state = await currentState(ctx, input, readState(ctx.stateDir, input.sessionId));
   writeState(ctx.stateDir, state);
   const context = await startContext(ctx, state);
   if (context === null) return ALLOW;
