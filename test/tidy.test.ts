@@ -35,7 +35,7 @@ test('keeps src/core pure: no I/O, no clock reads, no imports from outer layers'
 });
 
 test('keeps the adapters away from the engines', () => {
-  for (const f of files.filter((x) => /^src\/(cli|http|dashboard)\//.test(x.path))) {
+  for (const f of files.filter((x) => /^src\/(cli|http|dashboard|agents)\//.test(x.path))) {
     for (const spec of imports(f.text)) {
       assert.ok(!/store\/(sqlite|postgres)/.test(spec), `${f.path} imports engine ${spec}`);
     }
@@ -53,7 +53,10 @@ test('keeps the dashboard on the HTTP API only', () => {
 test('keeps the store port free of coordinator, daemon and adapters', () => {
   for (const f of files.filter((x) => x.path.startsWith('src/store/') && !x.path.endsWith('.test.ts'))) {
     for (const spec of imports(f.text)) {
-      assert.ok(!/\/(coordinator|daemon|cli|http|dashboard)\//.test(spec), `${f.path} imports ${spec}`);
+      assert.ok(
+        !/\/(coordinator|daemon|cli|http|dashboard|agents)\//.test(spec),
+        `${f.path} imports ${spec}`,
+      );
     }
   }
 });
@@ -61,7 +64,7 @@ test('keeps the store port free of coordinator, daemon and adapters', () => {
 test('keeps the use-case API free of the daemon: the daemon uses the API, never the reverse', () => {
   for (const f of files.filter((x) => x.path.startsWith('src/coordinator/'))) {
     for (const spec of imports(f.text)) {
-      assert.ok(!/\/(daemon|cli|http|dashboard)\//.test(spec), `${f.path} imports ${spec}`);
+      assert.ok(!/\/(daemon|cli|http|dashboard|agents)\//.test(spec), `${f.path} imports ${spec}`);
     }
   }
 });
@@ -69,7 +72,15 @@ test('keeps the use-case API free of the daemon: the daemon uses the API, never 
 test('keeps the daemon away from the adapters', () => {
   for (const f of files.filter((x) => x.path.startsWith('src/daemon/'))) {
     for (const spec of imports(f.text)) {
-      assert.ok(!/\/(cli|http|dashboard)\//.test(spec), `${f.path} imports ${spec}`);
+      assert.ok(!/\/(cli|http|dashboard|agents)\//.test(spec), `${f.path} imports ${spec}`);
+    }
+  }
+});
+
+test('keeps the agent integrations (MCP server, Claude Code hooks) off the daemon and the other adapters', () => {
+  for (const f of files.filter((x) => x.path.startsWith('src/agents/') && !x.path.endsWith('.test.ts'))) {
+    for (const spec of imports(f.text)) {
+      assert.ok(!/\/(daemon|cli|http|dashboard)\//.test(spec), `${f.path} imports ${spec}`);
     }
   }
 });

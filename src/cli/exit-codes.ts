@@ -37,3 +37,14 @@ export function exitCodeHelp(): string {
   });
   return ['Exit codes:', ...lines].join('\n');
 }
+
+/**
+ * Thrown by a command that speaks another program's protocol (`baton hook` for Claude Code, whose
+ * exit 2 means "block this tool call") once it has written its own output: exit with this code.
+ */
+export class ExitWith extends Error {
+  override readonly name = 'ExitWith';
+  constructor(readonly exitCode: number) {
+    super(`exit ${exitCode}`);
+  }
+}

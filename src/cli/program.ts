@@ -9,8 +9,10 @@ import { registerClaim } from './commands/claim.js';
 import { registerEffect } from './commands/effect.js';
 import { registerGuard } from './commands/guard.js';
 import { registerHeartbeat } from './commands/heartbeat.js';
+import { registerHooks } from './commands/hooks.js';
 import { registerHosts } from './commands/hosts.js';
 import { registerLeader } from './commands/leader.js';
+import { registerMcp } from './commands/mcp.js';
 import { registerPlan } from './commands/plan.js';
 import { registerQueue } from './commands/queue.js';
 import { registerSession } from './commands/session.js';
@@ -53,6 +55,8 @@ export function buildProgram(): Command {
   registerWorkspace(program);
   registerPlan(program);
   registerGuard(program);
+  registerMcp(program);
+  registerHooks(program);
   throwOnExit(program, 'baton');
   return program;
 }

@@ -14,6 +14,7 @@ import { validateId, validateKey } from '../core/validate.js';
 import type { JobEnqueueResult, Store } from '../store/store.js';
 import { Cluster } from './cluster.js';
 import { Effects } from './effects.js';
+import { ProgressMarks } from './progress.js';
 import { Pull } from './pull.js';
 import {
   parseAudit,
@@ -70,6 +71,11 @@ export class Coordinator {
   /** Fenced side effects under a claim. */
   get effects(): Effects {
     return new Effects(this.store);
+  }
+
+  /** Progress marks, apart from heartbeats, and stalled jobs. */
+  get progress(): ProgressMarks {
+    return new ProgressMarks(this.store);
   }
 
   addTask(input: TaskAddInput): Promise<Task> {

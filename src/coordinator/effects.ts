@@ -40,14 +40,22 @@ export function parseJsonText(what: string, text: string): unknown {
 export class Effects {
   constructor(private readonly store: Store) {}
 
-  record(input: EffectInput): Promise<EffectResult> {
-    return this.store.effects.record({
+  /** Records the effect; an accepted one is also a progress mark of its session. */
+  async record(input: EffectInput): Promise<EffectResult> {
+    const session = validateId('session', input.session);
+    const kind = validateEffectKind(input.kind);
+    const result = await this.store.effects.record({
       key: validateKey(input.key),
-      session: validateId('session', input.session),
+      session,
       epoch: validateEpoch(input.epoch),
-      kind: validateEffectKind(input.kind),
+      kind,
       payload: input.payload,
     });
+    // The effect is recorded whatever happens to the mark: a lost mark only delays a stall's
+    // clearing, while failing here would invite the caller to record the effect twice.
+    if (result.ok)
+      await this.store.progress.mark({ session, effects: 1, note: `effect ${kind}` }).catch(() => null);
+    return result;
   }
 
   list(input: EffectListInput): Promise<readonly Effect[]> {

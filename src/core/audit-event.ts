@@ -34,6 +34,8 @@ export const AUDIT_TYPES = [
   'lock:acquired',
   'lock:released',
   'effect:recorded',
+  'job:stalled',
+  'job:unstalled',
 ] as const;
 export type AuditType = (typeof AUDIT_TYPES)[number];
 

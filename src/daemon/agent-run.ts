@@ -18,6 +18,7 @@ import type { Clock } from '../core/time.js';
 import { killTree, treeRssMb } from '../os/process-tree.js';
 import { readOomKills } from '../os/memory.js';
 import type { Store } from '../store/store.js';
+import { RunProgress, type StallPolicy } from './run-progress.js';
 import { settleWorkspace, type RunDirectory } from './run-workspace.js';
 
 export interface AgentRunOptions {
@@ -38,10 +39,12 @@ export interface AgentRunOptions {
   /** Where the worktrees of `worktree` workspaces are made, one per claim. */
   readonly worktreeDir: string;
   readonly policy: RetryPolicy;
+  /** When a run with no progress mark is stalled, and what then (run-progress.ts). */
+  readonly stall: StallPolicy;
   readonly log: (line: string) => void;
 }
 
-type KillReason = 'fenced' | 'cancelled' | 'oom' | 'shutdown';
+type KillReason = 'fenced' | 'cancelled' | 'oom' | 'shutdown' | 'stalled';
 const TAIL_CHARS = 4000;
 
 export class AgentRun {
@@ -49,6 +52,7 @@ export class AgentRun {
   private killedFor: KillReason | null = null;
   private tail = '';
   private peakRssMb = 0;
+  private progress: RunProgress | null = null;
 
   constructor(
     private readonly o: AgentRunOptions,
@@ -130,6 +134,10 @@ export class AgentRun {
     const job = this.job;
     const title = (await store.tasks.get(job.key))?.title ?? '';
     const oomBefore = readOomKills();
+    const workspaceDir = dir.env['BATON_WORKSPACE'] ? dir.path : null;
+    const progress = new RunProgress({ ...this.o, job, agentSession, workspaceDir });
+    this.progress = progress;
+    await progress.baseline();
     const child = this.spawnAgent(command, dir, {
       key: job.key,
       title,
@@ -172,6 +180,7 @@ export class AgentRun {
       if (mono - lastBeatMs >= this.o.heartbeatIntervalMs) {
         lastBeatMs = mono;
         if (await this.stillOurs(agentSession, claimEpoch)) lastOkMs = clock.monotonicNowMs();
+        if ((await progress.tick().catch(() => null)) === 'kill') this.kill('stalled');
       }
     }
     const exit = await exited;
@@ -229,6 +238,13 @@ export class AgentRun {
       this.o.log(`job ${job.id} ${job.key}: cancelled, process tree killed`);
       return;
     }
+    if (this.killedFor === 'stalled') {
+      const reason = this.progress?.reason() ?? 'stalled';
+      await store.jobs.finish({ ...guard, status: 'failed', reason, outputTail: this.tail });
+      await release('failed');
+      this.o.log(`job ${job.id} ${job.key}: failed, ${reason}`);
+      return;
+    }
     const kernelOom = exit.signal === 'SIGKILL' && oomBefore !== null && (readOomKills() ?? 0) > oomBefore;
     if (this.killedFor === 'oom' || kernelOom) {
       const reason = kernelOom
@@ -284,6 +300,7 @@ export class AgentRun {
     });
     const collect = (chunk: Buffer): void => {
       logFile.write(chunk);
+      this.progress?.output(chunk.length);
       this.tail = (this.tail + chunk.toString('utf8')).slice(-TAIL_CHARS);
     };
     child.stdout?.on('data', collect);

@@ -15,6 +15,7 @@ import { readMemory } from '../os/memory.js';
 import type { Store } from '../store/store.js';
 import { Dispatcher } from './dispatcher.js';
 import { LeaderElector } from './leader-elector.js';
+import { DEFAULT_STALL_POLICY, type StallPolicy } from './run-progress.js';
 import { Runner } from './runner.js';
 import { takeOverDeadPredecessor } from './takeover.js';
 
@@ -36,6 +37,8 @@ export interface UpOptions {
   /** Where worktrees of `worktree` workspaces are made, one per claim; default beside logDir. */
   readonly worktreeDir?: string | undefined;
   readonly cwd: string;
+  /** A running job with no progress mark for this long is stalled; the action says what then. */
+  readonly stall?: StallPolicy | undefined;
 }
 
 export const UP_DEFAULTS = {
@@ -174,6 +177,7 @@ async function runOnce(
     cwd: o.cwd,
     worktreeDir: o.worktreeDir ?? join(dirname(o.logDir), 'worktrees'),
     policy: DEFAULT_RETRY_POLICY,
+    stall: o.stall ?? DEFAULT_STALL_POLICY,
     log,
   });
   runner.on('failed', fail('runner'));

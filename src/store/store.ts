@@ -17,6 +17,7 @@ import type { Task } from '../core/task.js';
 import type { Instant } from '../core/time.js';
 import type { DispatchStore } from './dispatch-store.js';
 import type { EffectsStore } from './effects-store.js';
+import type { ProgressStore } from './progress-store.js';
 import type { WorkspaceStore } from './workspace-store.js';
 
 export type Engine = 'sqlite' | 'postgres';
@@ -164,7 +165,7 @@ export interface AuditListParams {
   readonly limit?: number | undefined;
 }
 
-export interface Store extends DispatchStore, WorkspaceStore, EffectsStore {
+export interface Store extends DispatchStore, WorkspaceStore, EffectsStore, ProgressStore {
   readonly engine: Engine;
   readonly capabilities: StoreCapabilities;
   /** The database clock. */

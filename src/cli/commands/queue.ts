@@ -1,6 +1,6 @@
 /** `baton enqueue`, `baton queue list`, `baton job show|next|finish` and `baton cancel`. */
 import type { Command } from 'commander';
-import { jobDetail, jobLine, jobTable } from '../job-format.js';
+import { jobDetail, jobLine, jobTable, jobWithProgress } from '../job-format.js';
 import { Refusal } from '../refusal.js';
 import { withCoordinator } from '../run.js';
 import { registerPull } from './pull.js';
@@ -48,7 +48,11 @@ export function registerQueue(program: Command): void {
     .action((o: { status?: string; key?: string; limit?: string }, cmd: Command) =>
       withCoordinator(cmd, async (baton, out) => {
         const jobs = await baton.listJobs(o);
-        out.result(jobs, () => jobTable(jobs));
+        const progress = await baton.progress.ofJobs(jobs);
+        out.result(
+          jobs.map((j) => jobWithProgress(j, progress.get(j.id))),
+          () => jobTable(jobs, progress),
+        );
       }),
     );
 
@@ -59,7 +63,8 @@ export function registerQueue(program: Command): void {
     .action((id: string, _o: unknown, cmd: Command) =>
       withCoordinator(cmd, async (baton, out) => {
         const job = await baton.getJob(id);
-        out.result(job, () => jobDetail(job));
+        const progress = (await baton.progress.ofJobs([job])).get(job.id);
+        out.result(jobWithProgress(job, progress), () => jobDetail(job, progress));
       }),
     );
   registerPull(job);

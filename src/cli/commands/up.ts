@@ -8,7 +8,8 @@ import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { validateCommandTemplate } from '../../core/command-template.js';
 import { InvalidInputError } from '../../core/errors.js';
-import { validateInteger, validateName, RAM_MB_MAX } from '../../core/validate.js';
+import { STALL_ACTIONS, STALL_AFTER_MS_DEFAULT } from '../../core/progress.js';
+import { validateInteger, validateName, validateOneOf, RAM_MB_MAX } from '../../core/validate.js';
 import { systemClock } from '../../daemon/clock.js';
 import { runUp, UP_DEFAULTS, type UpOptions } from '../../daemon/up.js';
 import { absoluteDbUrl } from '../../store/open.js';
@@ -25,13 +26,15 @@ interface UpFlags {
   readonly reservedMb?: string;
   readonly standby?: boolean;
   readonly agentCommand?: string;
+  readonly stallAfter?: string;
+  readonly stallAction?: string;
 }
 
 /** Seconds from the command line (fractions allowed) to milliseconds. */
-function seconds(what: string, raw: string | undefined, fallbackMs: number): number {
+function seconds(what: string, raw: string | undefined, fallbackMs: number, maxS = 3600): number {
   if (raw === undefined) return fallbackMs;
   const s = Number(raw);
-  if (!Number.isFinite(s) || s <= 0 || s > 3600) {
+  if (!Number.isFinite(s) || s <= 0 || s > maxS) {
     throw new InvalidInputError(
       `${what} must be a number of seconds above 0, got ${JSON.stringify(raw)}`,
       'e.g. 15 or 0.5',
@@ -82,6 +85,11 @@ export function parseUpFlags(o: UpFlags, globals: GlobalOptions): UpOptions {
     logDir: resolve('.baton', 'logs'),
     worktreeDir: resolve('.baton', 'worktrees'),
     cwd: process.cwd(),
+    stall: {
+      stallAfterMs: seconds('--stall-after', o.stallAfter, STALL_AFTER_MS_DEFAULT, 7 * 24 * 3600),
+      action:
+        o.stallAction === undefined ? 'none' : validateOneOf('--stall-action', o.stallAction, STALL_ACTIONS),
+    },
   };
 }
 
@@ -98,6 +106,14 @@ export function registerUp(program: Command): void {
     .option('--ram-mb <mb>', 'RAM this host offers in total (default: all of it)')
     .option('--reserved-mb <mb>', 'RAM kept back for the machine (default 512)')
     .option('--standby', 'register as a warm standby: no work until `baton host enable`')
+    .option(
+      '--stall-after <seconds>',
+      'a running job with no progress for this long is stalled (default 900)',
+    )
+    .option(
+      '--stall-action <action>',
+      'what to do with a stalled job: kill (fail it) or none (report; default)',
+    )
     .option(
       '--agent-command <template>',
       'command for jobs enqueued without one, e.g. \'claude -p "Work on {{key}}"\'',

@@ -12,6 +12,7 @@ import { exerciseHostLoad } from './host-load.js';
 import { exerciseJobs } from './jobs.js';
 import { exerciseJobLoop } from './jobs-loop.js';
 import { exerciseLeases } from './leases.js';
+import { exerciseProgress } from './progress.js';
 import { exerciseTasksAndSessions } from './tasks-sessions.js';
 import { exerciseWorkspaceDispatch } from './workspace-dispatch.js';
 import { exerciseWorkspaces } from './workspaces.js';
@@ -30,6 +31,7 @@ export function exerciseStore(h: Harness): void {
     exerciseDispatch(h);
     exerciseHostLoad(h);
     exerciseEffects(h);
+    exerciseProgress(h);
     exerciseWorkspaces(h);
     exerciseWorkspaceDispatch(h);
     exerciseWakeups(h);

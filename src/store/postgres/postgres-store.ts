@@ -21,6 +21,7 @@ import { postgresHosts } from './hosts.js';
 import { postgresDispatch, postgresRecovery } from './dispatch.js';
 import { postgresWorkspaceGroups } from './workspaces.js';
 import { postgresEffects } from './effects.js';
+import { postgresProgress } from './progress.js';
 import { SAFE, type TestSwitches } from '../test-switches.js';
 import { queueUpkeep, type UpkeepPolicy } from './upkeep.js';
 
@@ -120,6 +121,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     recovery: postgresRecovery(run),
     ...postgresWorkspaceGroups(run),
     effects: postgresEffects(run, options.switches ?? SAFE),
+    progress: postgresProgress(run),
   };
 }
 

@@ -21,6 +21,7 @@ import { sqliteHosts } from './hosts.js';
 import { sqliteDispatch, sqliteRecovery } from './dispatch.js';
 import { sqliteWorkspaceGroups } from './workspaces.js';
 import { sqliteEffects } from './effects.js';
+import { sqliteProgress } from './progress.js';
 import { sqliteWakeups } from './wakeups.js';
 import { SAFE, type TestSwitches } from '../test-switches.js';
 
@@ -74,6 +75,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     recovery: fromSync(sqliteRecovery(run)),
     ...sqliteWorkspaceGroups(run),
     effects: sqliteEffects(run, options.switches ?? SAFE),
+    progress: sqliteProgress(run),
   };
 }
 

@@ -7,6 +7,7 @@ import wake from './0006-wake.js';
 import leanIndexes from './0007-lean-indexes.js';
 import claimBatch from './0008-claim-batch.js';
 import hostLoadIndex from './0009-host-load-index.js';
+import progress from './0010-progress.js';
 
 export interface Migration {
   readonly version: number;
@@ -28,4 +29,5 @@ export const MIGRATIONS: readonly Migration[] = [
   leanIndexes,
   claimBatch,
   hostLoadIndex,
+  progress,
 ];

@@ -6,6 +6,7 @@ import queueIndex from './0005-queue-index.js';
 import wake from './0006-wake.js';
 import leanIndexes from './0007-lean-indexes.js';
 import hostLoadIndex from './0009-host-load-index.js';
+import progress from './0010-progress.js';
 
 export interface Migration {
   readonly version: number;
@@ -23,4 +24,5 @@ export const MIGRATIONS: readonly Migration[] = [
   wake,
   leanIndexes,
   hostLoadIndex,
+  progress,
 ];

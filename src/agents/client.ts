@@ -1,0 +1,60 @@
+/**
+ * What an agent integration (the MCP server, the Claude Code hooks) needs from Baton, as a small
+ * port of use cases. Today it is implemented over the local Coordinator (local-client.ts, through
+ * BATON_DB); the HTTP API of the operator surface (BATON_URL with a BATON_TOKEN scoped to the
+ * agent's session) will implement the same interface, and openAgentClient() will choose it, so
+ * neither the MCP tools nor the hooks change when it lands.
+ *
+ * Expected outcomes (held, fenced) are returned values, as in the store; refusals throw
+ * BatonErrors with a hint.
+ */
+import type { ClaimResult, FencedResult, Holder, ReleaseOutcome } from '../core/claim.js';
+import type { EffectResult } from '../core/effect.js';
+import type { Job } from '../core/job.js';
+import type { Session, SessionId, SessionKind } from '../core/session.js';
+import type { Task } from '../core/task.js';
+
+export interface ClaimRef {
+  readonly key: string;
+  readonly epoch: number;
+}
+
+export interface TaskView {
+  readonly task: Task;
+  /** Who holds the task now, or null when it is free. */
+  readonly holder: Holder | null;
+  /** Its recent jobs, active ones first. */
+  readonly jobs: readonly Job[];
+}
+
+export interface AgentClient {
+  /** Where Baton is reached, for messages: a database URL today, an HTTP URL later. */
+  readonly target: string;
+  startSession(p: {
+    readonly kind: SessionKind;
+    readonly name: string;
+    readonly host: string;
+    readonly pid: number;
+  }): Promise<Session>;
+  /** Ends the session and releases its claims (abandoned); false when it had ended already. */
+  endSession(session: SessionId): Promise<boolean>;
+  getSession(session: SessionId): Promise<Session>;
+  /** Liveness; with a claim named, also whether that claim is still current (`fenced` if not). */
+  heartbeat(p: { readonly session: SessionId; readonly claim?: ClaimRef | undefined }): Promise<FencedResult>;
+  claim(p: { readonly key: string; readonly session: SessionId }): Promise<ClaimResult>;
+  release(
+    p: ClaimRef & { readonly session: SessionId; readonly outcome: ReleaseOutcome },
+  ): Promise<FencedResult>;
+  /** Records a side effect under the claim; an accepted one also counts as progress. */
+  recordEffect(
+    p: ClaimRef & { readonly session: SessionId; readonly kind: string; readonly payload?: unknown },
+  ): Promise<EffectResult>;
+  /** A progress mark of tool calls; false when the session is no longer live. */
+  markToolCalls(p: {
+    readonly session: SessionId;
+    readonly count: number;
+    readonly note: string;
+  }): Promise<boolean>;
+  showTask(key: string): Promise<TaskView>;
+  close(): Promise<void>;
+}

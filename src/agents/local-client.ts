@@ -1,0 +1,73 @@
+/**
+ * The AgentClient over the local Coordinator: the database named by --db or BATON_DB (else the
+ * default file under the working directory), opened once for the life of the client. The seam
+ * for the HTTP API is openAgentClient(): with BATON_URL and no database named, it will return the
+ * HTTP client; until that API exists it refuses, saying what to set instead.
+ */
+import { Coordinator } from '../coordinator/coordinator.js';
+import { InvalidInputError } from '../core/errors.js';
+import { absoluteDbUrl, DEFAULT_DB, openStore } from '../store/open.js';
+import type { Store } from '../store/store.js';
+import type { AgentClient } from './client.js';
+
+export class LocalAgentClient implements AgentClient {
+  private readonly baton: Coordinator;
+
+  constructor(
+    private readonly store: Store,
+    readonly target: string,
+  ) {
+    this.baton = new Coordinator(store);
+  }
+
+  startSession: AgentClient['startSession'] = (p) => this.baton.startSession(p);
+
+  endSession: AgentClient['endSession'] = async (session) => (await this.baton.endSession(session)).ended;
+
+  getSession: AgentClient['getSession'] = (session) => this.baton.getSession(session);
+
+  heartbeat: AgentClient['heartbeat'] = (p) =>
+    this.baton.heartbeat({ session: p.session, key: p.claim?.key, epoch: p.claim?.epoch });
+
+  claim: AgentClient['claim'] = (p) => this.baton.claim(p);
+
+  release: AgentClient['release'] = (p) => this.baton.release(p);
+
+  recordEffect: AgentClient['recordEffect'] = (p) => this.baton.effects.record(p);
+
+  markToolCalls: AgentClient['markToolCalls'] = async (p) =>
+    (await this.baton.progress.mark({ session: p.session, toolCalls: p.count, note: p.note })).ok;
+
+  showTask: AgentClient['showTask'] = async (key) => {
+    const { task, holder, jobs } = await this.baton.showTask(key);
+    return { task, holder, jobs };
+  };
+
+  close(): Promise<void> {
+    return this.store.close();
+  }
+}
+
+export interface AgentClientSource {
+  /** --db, when given: it wins over the environment. */
+  readonly db?: string | undefined;
+  /** A database to use when neither --db nor BATON_DB names one (the hooks bake one in). */
+  readonly defaultDb?: string | undefined;
+  readonly env: NodeJS.ProcessEnv;
+  readonly cwd: string;
+}
+
+/** The client for this process: the database named by --db or BATON_DB, else the default. */
+export async function openAgentClient(source: AgentClientSource): Promise<AgentClient> {
+  const fromEnv = source.env['BATON_DB'];
+  const named = source.db ?? (fromEnv ? fromEnv : undefined);
+  if (named === undefined && source.env['BATON_URL']) {
+    // The seam for the HTTP API (BATON_URL + BATON_TOKEN): its client implements AgentClient.
+    throw new InvalidInputError(
+      `BATON_URL is set (${source.env['BATON_URL']}), but this baton reaches Baton only through its database`,
+      'set BATON_DB to the database, or pass --db',
+    );
+  }
+  const db = absoluteDbUrl(named ?? source.defaultDb ?? DEFAULT_DB, source.cwd);
+  return new LocalAgentClient(await openStore(db), db);
+}

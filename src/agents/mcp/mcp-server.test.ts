@@ -1,0 +1,308 @@
+/**
+ * `baton mcp` driven by the MCP SDK's own Client over a stdio transport, against a real database:
+ * the tools and their schemas, a race for one task, a claim fenced off under the client, bad
+ * arguments, and the session's life.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import { openStore } from '../../store/open.js';
+import type { Store } from '../../store/store.js';
+import { bothEngines, sqliteDatabase, type TestDatabase } from '../../../test/support/databases.js';
+import { baton, repoRoot } from '../../../test/support/cli.js';
+import { waitUntil } from '../../../test/support/wait.js';
+
+const BIN = `${repoRoot()}/bin/baton.js`;
+
+type Result = Awaited<ReturnType<Client['callTool']>>;
+type Structured = Record<string, unknown> & { ok?: boolean; message?: string };
+
+async function connect(db: string, env: Record<string, string> = {}): Promise<Client> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN, 'mcp', '--heartbeat-interval', '60'],
+    env: { BATON_DB: db, ...env },
+    stderr: 'pipe',
+  });
+  const client = new Client({ name: 'baton-test', version: '1.0.0' });
+  await client.connect(transport);
+  return client;
+}
+
+const structured = (r: Result): Structured => (r.structuredContent ?? {}) as Structured;
+const text = (r: Result): string =>
+  (r.content as { type: string; text?: string }[]).map((c) => c.text ?? '').join('\n');
+
+async function withBaton(
+  db: TestDatabase,
+  body: (url: string, store: Store) => Promise<void>,
+): Promise<void> {
+  const url = await db.fresh();
+  const store = await openStore(url);
+  try {
+    await body(url, store);
+  } finally {
+    await store.close();
+  }
+}
+
+describe('baton mcp', () => {
+  test('lists its tools, each described for a model, with input and output schemas that compile', () =>
+    withBaton(sqliteDatabase(), async (db) => {
+      const client = await connect(db);
+      try {
+        const { tools } = await client.listTools();
+        const names = tools.map((t) => t.name).sort();
+        assert.deepEqual(names, [
+          'baton_claim',
+          'baton_effect',
+          'baton_heartbeat',
+          'baton_release',
+          'baton_show_task',
+          'baton_status',
+        ]);
+        const ajv = new AjvJsonSchemaValidator();
+        for (const tool of tools) {
+          assert.ok((tool.description ?? '').length > 100, `${tool.name} says when to call it`);
+          assert.equal(tool.inputSchema.type, 'object');
+          assert.equal(tool.outputSchema?.type, 'object', `${tool.name} has an output schema`);
+          assert.doesNotThrow(() => ajv.getValidator(tool.inputSchema as object));
+          assert.doesNotThrow(() => ajv.getValidator(tool.outputSchema as object));
+        }
+        const claim = tools.find((t) => t.name === 'baton_claim');
+        assert.deepEqual(claim?.inputSchema.required, ['key']);
+        const check = ajv.getValidator(claim?.inputSchema as object);
+        assert.equal(check({ key: 'github:acme/api#1' }).valid, true);
+        assert.equal(check({}).valid, false);
+        const heartbeat = tools.find((t) => t.name === 'baton_heartbeat');
+        assert.deepEqual([...(heartbeat?.inputSchema.required ?? [])].sort(), ['epoch', 'key']);
+        const instructions = client.getInstructions() ?? '';
+        assert.match(instructions, /baton_claim/);
+      } finally {
+        await client.close();
+      }
+    }));
+
+  for (const db of bothEngines()) {
+    test(`two clients race for one task: exactly one gets it, the other is told the holder (${db.name})`, () =>
+      withBaton(db, async (url, store) => {
+        await store.tasks.add({ key: 'github:acme/api#7', title: 'race' });
+        const [a, b] = await Promise.all([connect(url), connect(url)]);
+        try {
+          const results = await Promise.all(
+            [a, b].map((c) => c.callTool({ name: 'baton_claim', arguments: { key: 'github:acme/api#7' } })),
+          );
+          const answers = results.map(structured);
+          const won = answers.filter((r) => r.ok === true);
+          const lost = answers.filter((r) => r.ok === false);
+          assert.equal(won.length, 1);
+          assert.equal(lost.length, 1);
+          assert.equal(won[0]?.epoch, 1);
+          const holder = lost[0]?.holder as { session: number; host: string; epoch: number };
+          assert.equal(lost[0]?.reason, 'held');
+          assert.equal(holder.session, won[0]?.session);
+          assert.equal(holder.epoch, 1);
+          assert.match(
+            lost[0]?.message ?? '',
+            new RegExp(`held by session ${holder.session} on ${holder.host}`),
+          );
+          assert.match(lost[0]?.message ?? '', /Stop: do not work on/);
+          const loser = results[answers.findIndex((r) => r.ok === false)];
+          assert.ok(loser !== undefined);
+          assert.equal(loser.isError, undefined, 'held is a result, not an error');
+          assert.equal(text(loser), lost[0]?.message);
+          assert.equal((await store.claims.history('github:acme/api#7')).length, 1);
+        } finally {
+          await Promise.all([a.close(), b.close()]);
+        }
+      }));
+  }
+
+  test('a client whose claim was rescued gets ok:false on its next heartbeat, naming who took over', () =>
+    withBaton(sqliteDatabase(), async (db, store) => {
+      await store.tasks.add({ key: 't-1', title: 'fenced' });
+      const client = await connect(db);
+      try {
+        const claimed = structured(await client.callTool({ name: 'baton_claim', arguments: { key: 't-1' } }));
+        assert.equal(claimed.ok, true);
+        const ref = { key: 't-1', epoch: claimed.epoch as number };
+        const beat = structured(await client.callTool({ name: 'baton_heartbeat', arguments: ref }));
+        assert.equal(beat.ok, true);
+        // Its session goes silent past the threshold and is rescued; another session takes the task.
+        await new Promise((r) => setTimeout(r, 50));
+        const rescued = await store.recovery.rescueStale({
+          staleAfterMs: 1,
+          policy: { backoffBaseMs: 0, backoffMaxMs: 0 },
+        });
+        assert.ok(rescued.sessions.includes(claimed.session as number));
+        const other = await store.sessions.start({ kind: 'agent', host: 'other-box', pid: 1 });
+        assert.ok((await store.claims.acquire({ key: 't-1', session: other.id })).ok);
+        const fenced = structured(await client.callTool({ name: 'baton_heartbeat', arguments: ref }));
+        assert.equal(fenced.ok, false);
+        assert.equal(fenced.reason, 'fenced');
+        assert.equal((fenced.holder as { session: number }).session, other.id);
+        assert.match(fenced.message ?? '', new RegExp(`now held by session ${other.id} on other-box`));
+        assert.match(fenced.message ?? '', /Stop working on t-1 now/);
+        const effect = structured(
+          await client.callTool({
+            name: 'baton_effect',
+            arguments: { ...ref, kind: 'push', payload: { sha: 'abc' } },
+          }),
+        );
+        assert.equal(effect.ok, false, 'no effect is accepted from a fenced claim');
+        assert.deepEqual(await store.effects.list({ key: 't-1' }), []);
+        const status = structured(await client.callTool({ name: 'baton_status', arguments: {} }));
+        assert.equal(status.state, 'stale');
+        assert.deepEqual(
+          (status.claims as { key: string; current: boolean }[]).map((c) => [c.key, c.current]),
+          [['t-1', false]],
+        );
+        // Its own session was rescued: the next claim runs under a new one.
+        await store.tasks.add({ key: 't-2', title: 'next' });
+        const next = structured(await client.callTool({ name: 'baton_claim', arguments: { key: 't-2' } }));
+        assert.equal(next.ok, true);
+        assert.notEqual(next.session, claimed.session);
+        assert.equal((await store.sessions.get(next.session as number))?.state, 'live');
+      } finally {
+        await client.close();
+      }
+    }));
+
+  test('bad arguments and unknown tasks are tool errors carrying the hint; nothing changes', () =>
+    withBaton(sqliteDatabase(), async (db, store) => {
+      const client = await connect(db);
+      try {
+        const cases: [string, Record<string, unknown>, RegExp][] = [
+          ['baton_claim', {}, /key is required: the task key/],
+          ['baton_claim', { key: '' }, /key must not be empty/],
+          [
+            'baton_heartbeat',
+            { key: 't', epoch: 'one' },
+            /epoch is required: the number baton_claim returned|epoch/,
+          ],
+          ['baton_heartbeat', { key: 't', epoch: 0 }, /epoch is 1 or more/],
+          ['baton_release', { key: 't', epoch: 1, outcome: 'finished' }, /outcome must be done/],
+          ['baton_claim', { key: 'nope' }, /task nope not found — add it with `baton task add`/],
+          ['baton_show_task', { key: 'nope' }, /task nope not found — add it/],
+        ];
+        for (const [name, args, expected] of cases) {
+          const r = await client.callTool({ name, arguments: args });
+          assert.equal(r.isError, true, `${name} ${JSON.stringify(args)}`);
+          assert.match(text(r), expected);
+        }
+        assert.equal((await store.audit.list({ type: 'claim:granted' })).length, 0);
+      } finally {
+        await client.close();
+      }
+    }));
+
+  test('starts its session on first use, records effects and releases, and ends the session when stdin closes', () =>
+    withBaton(sqliteDatabase(), async (db, store) => {
+      await store.tasks.add({ key: 'a', title: 'kept' });
+      await store.tasks.add({ key: 'b', title: 'left held' });
+      const client = await connect(db);
+      const none = structured(await client.callTool({ name: 'baton_status', arguments: {} }));
+      assert.equal(none.session, null);
+      assert.equal((await store.sessions.list()).length, 0, 'no session before a tool needs one');
+      const a = structured(await client.callTool({ name: 'baton_claim', arguments: { key: 'a' } }));
+      const again = structured(await client.callTool({ name: 'baton_claim', arguments: { key: 'a' } }));
+      assert.deepEqual([again.ok, again.granted, again.epoch], [true, false, a.epoch]);
+      const ref = { key: 'a', epoch: a.epoch as number };
+      const url = 'https://github.com/acme/api/pull/7';
+      const e = structured(
+        await client.callTool({ name: 'baton_effect', arguments: { ...ref, kind: 'pr', payload: { url } } }),
+      );
+      assert.equal(e.ok, true);
+      assert.deepEqual(
+        (await store.effects.list({ key: 'a' })).map((x) => x.payload),
+        [{ url }],
+      );
+      const released = structured(
+        await client.callTool({ name: 'baton_release', arguments: { ...ref, outcome: 'done' } }),
+      );
+      assert.equal(released.ok, true);
+      const twice = structured(
+        await client.callTool({ name: 'baton_release', arguments: { ...ref, outcome: 'done' } }),
+      );
+      assert.equal(twice.ok, false);
+      assert.match(twice.message ?? '', /no one holds a now/);
+      const b = structured(await client.callTool({ name: 'baton_claim', arguments: { key: 'b' } }));
+      const session = b.session as number;
+      const progress = await store.progress.get(session);
+      assert.ok(
+        (progress?.toolCalls ?? 0) >= 4 && progress?.effects === 1,
+        'tool calls and the effect are progress',
+      );
+      await client.close();
+      await waitUntil(
+        async () => (await store.sessions.get(session))?.state === 'ended',
+        10_000,
+        'the session to end',
+      );
+      assert.equal((await store.tasks.get('b'))?.holder, null, 'ending the session released b');
+      const [claimB] = await store.claims.history('b');
+      assert.equal(claimB?.outcome, 'abandoned');
+    }));
+
+  test('acts under BATON_SESSION with the claim of BATON_KEY and BATON_EPOCH, and leaves that session alive', () =>
+    withBaton(sqliteDatabase(), async (db, store) => {
+      await store.tasks.add({ key: 'given', title: 'runner made it' });
+      const s = await store.sessions.start({ kind: 'agent', host: 'runner-box', pid: 2 });
+      const claim = await store.claims.acquire({ key: 'given', session: s.id });
+      assert.ok(claim.ok);
+      const env = { BATON_SESSION: String(s.id), BATON_KEY: 'given', BATON_EPOCH: String(claim.claim.epoch) };
+      const client = await connect(db, env);
+      const status = structured(await client.callTool({ name: 'baton_status', arguments: {} }));
+      assert.equal(status.session, s.id);
+      assert.deepEqual(status.claims, [
+        {
+          key: 'given',
+          epoch: 1,
+          current: true,
+          holder: {
+            session: s.id,
+            host: 'runner-box',
+            since: new Date(claim.claim.claimedAt).toISOString(),
+            epoch: 1,
+          },
+        },
+      ]);
+      await client.close();
+      await new Promise((r) => setTimeout(r, 300));
+      assert.equal((await store.sessions.get(s.id))?.state, 'live');
+      assert.equal((await store.tasks.get('given'))?.holder?.session, s.id);
+    }));
+
+  test('prints the config snippet for each client, and refuses an unknown one', async () => {
+    const db = '/srv/baton/baton.db';
+    const claude = await baton(db, 'mcp', '--print-config', 'claude');
+    assert.equal(claude.code, 0, claude.stderr);
+    const server = (
+      JSON.parse(claude.stdout) as {
+        mcpServers: Record<string, { command: string; args: string[]; env: Record<string, string> }>;
+      }
+    ).mcpServers['baton'];
+    assert.equal(server?.command, process.execPath);
+    assert.deepEqual(server?.args, [BIN, 'mcp']);
+    assert.deepEqual(server?.env, { BATON_DB: db });
+    assert.match(claude.stderr, /\.mcp\.json/);
+    const cursor = await baton(db, 'mcp', '--print-config', 'cursor');
+    assert.ok((JSON.parse(cursor.stdout) as { mcpServers: { baton?: unknown } }).mcpServers.baton);
+    const codex = await baton(db, 'mcp', '--print-config', 'codex');
+    assert.equal(
+      codex.stdout,
+      [
+        '[mcp_servers.baton]',
+        `command = ${JSON.stringify(process.execPath)}`,
+        `args = [${JSON.stringify(BIN)}, "mcp"]`,
+        'env = { BATON_DB = "/srv/baton/baton.db" }',
+        '',
+      ].join('\n'),
+    );
+    const bad = await baton(db, 'mcp', '--print-config', 'vim');
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /unknown MCP client "vim" — give one of claude, codex, cursor/);
+  });
+});

@@ -1,0 +1,116 @@
+/**
+ * The MCP tools' input and output schemas. Each input field's error message is the hint a model
+ * needs to fix its call, since the SDK turns a failed parse into a tool error carrying it.
+ */
+import { z } from 'zod';
+import { RELEASE_OUTCOMES } from '../../core/claim.js';
+
+const key = z
+  .string({ error: 'key is required: the task key, such as github:acme/api#12 (baton_status lists yours)' })
+  .min(1, { error: 'key must not be empty: give the task key, such as github:acme/api#12' })
+  .max(200, { error: 'key is at most 200 characters: give the task key, such as github:acme/api#12' })
+  .describe('The task key, such as github:acme/api#12.');
+
+const epoch = z
+  .number({
+    error: 'epoch is required: the number baton_claim returned for this task (baton_status shows it)',
+  })
+  .int({ error: 'epoch is a whole number: the one baton_claim returned' })
+  .min(1, { error: 'epoch is 1 or more: the number baton_claim returned' })
+  .describe('The epoch baton_claim returned for this task.');
+
+export const holderSchema = z
+  .object({
+    session: z.number().int().describe('The Baton session that holds the task.'),
+    host: z.string().describe('The machine that session runs on.'),
+    since: z.string().describe('When it claimed the task (ISO 8601).'),
+    epoch: z.number().int().describe("The epoch of that session's claim."),
+  })
+  .describe('Who holds the task.');
+
+const message = z.string().describe('What happened and what to do next, in words.');
+
+export const claimInput = { key };
+export const claimRefInput = { key, epoch };
+export const releaseInput = {
+  key,
+  epoch,
+  outcome: z
+    .enum(RELEASE_OUTCOMES, {
+      error: 'outcome must be done (finished), failed (could not do it) or released (stopped)',
+    })
+    .describe(
+      'done: the work is finished; failed: you could not do it; released: you stop without finishing.',
+    ),
+};
+export const effectInput = {
+  key,
+  epoch,
+  kind: z
+    .string({ error: 'kind is required: a short word such as pr, push or comment' })
+    .min(1, { error: 'kind must not be empty: a short word such as pr, push or comment' })
+    .max(100, { error: 'kind is at most 100 characters: a short word such as pr' })
+    .describe('What you did, in one word: pr, push, comment, deploy...'),
+  payload: z
+    .unknown()
+    .optional()
+    .describe('A JSON value describing it, such as {"url": "https://github.com/acme/api/pull/7"}.'),
+};
+export const showTaskInput = { key };
+
+/** The answer of every claim-bearing tool: ok, and on ok:false why and who holds the task now. */
+export const claimOutput = {
+  ok: z.boolean().describe('true: go on; false: stop working on this task.'),
+  key: z.string(),
+  session: z.number().int().nullable().describe('Your Baton session.'),
+  epoch: z.number().int().optional().describe('The epoch of your claim: pass it to the other tools.'),
+  granted: z.boolean().optional().describe('false when you held the task already (the same epoch).'),
+  reason: z
+    .enum(['held', 'fenced'])
+    .optional()
+    .describe('held: someone else has it; fenced: your claim is gone.'),
+  holder: holderSchema.nullable().optional().describe('Who holds the task now; null when no one does.'),
+  message,
+};
+
+export const effectOutput = {
+  ...claimOutput,
+  effect: z
+    .object({ id: z.number().int(), kind: z.string(), recordedAt: z.string() })
+    .optional()
+    .describe('The recorded effect.'),
+};
+
+export const statusOutput = {
+  session: z.number().int().nullable().describe('Your Baton session; null until a tool needed one.'),
+  state: z.enum(['none', 'live', 'ended', 'stale']).describe('live: in good standing.'),
+  claims: z
+    .array(
+      z.object({
+        key: z.string(),
+        epoch: z.number().int(),
+        current: z.boolean().describe('false: fenced off, stop working on it.'),
+        holder: holderSchema.nullable().describe('Who holds the task now.'),
+      }),
+    )
+    .describe('The claims this server made or was given, and whether each is still yours.'),
+  message,
+};
+
+export const taskOutput = {
+  key: z.string(),
+  title: z.string(),
+  priority: z.number().int(),
+  labels: z.array(z.string()),
+  holder: holderSchema.nullable(),
+  jobs: z.array(
+    z.object({
+      id: z.number().int(),
+      status: z.string(),
+      attempt: z.number().int(),
+      host: z.string().nullable(),
+      reason: z.string().nullable(),
+    }),
+  ),
+  message,
+};

@@ -1,0 +1,70 @@
+/**
+ * `baton mcp`: Baton as an MCP server over stdio, built with the official SDK. It serves the tools
+ * of tools.ts under one Baton session (session.ts), heartbeats that session while its client is
+ * connected, and when stdin closes (the client went away) or a signal asks it to stop, it ends the
+ * session it started, releasing whatever that session still holds, and exits.
+ */
+import { hostname } from 'node:os';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { validateEpoch, validateId, validateKey } from '../../core/validate.js';
+import type { AgentClient, ClaimRef } from '../client.js';
+import { McpSession } from './session.js';
+import { registerTools } from './tools.js';
+
+export const MCP_INSTRUCTIONS =
+  'Baton coordinates the agents and people working one backlog so that no task is worked twice. ' +
+  'Before you change anything for a task, claim it with baton_claim and keep the epoch it returns. ' +
+  'Call baton_heartbeat before each change; record pull requests and pushes with baton_effect; ' +
+  'release the task with baton_release when you stop. Whenever a tool answers ok:false, stop working ' +
+  'on that task: its message names who holds it now and says what to do.';
+
+export interface McpServerOptions {
+  readonly client: AgentClient;
+  readonly env: NodeJS.ProcessEnv;
+  readonly version: string;
+  readonly heartbeatIntervalMs: number;
+}
+
+/** BATON_SESSION and BATON_KEY + BATON_EPOCH, as a runner sets them for its agents. */
+export function givenByEnvironment(env: NodeJS.ProcessEnv): {
+  session: number | null;
+  claim: ClaimRef | null;
+} {
+  const session = env['BATON_SESSION'] ? validateId('session', env['BATON_SESSION']) : null;
+  const [key, epoch] = [env['BATON_KEY'], env['BATON_EPOCH']];
+  const claim =
+    session !== null && key && epoch ? { key: validateKey(key), epoch: validateEpoch(epoch) } : null;
+  return { session, claim };
+}
+
+/** Serves MCP on stdin/stdout until the client goes away; resolves once the session is ended. */
+export async function runMcpServer(o: McpServerOptions): Promise<void> {
+  const given = givenByEnvironment(o.env);
+  const session = new McpSession({
+    client: o.client,
+    given: given.session,
+    givenClaim: given.claim,
+    name: 'baton mcp',
+    host: hostname(),
+    pid: process.pid,
+  });
+  const server = new McpServer({ name: 'baton', version: o.version }, { instructions: MCP_INSTRUCTIONS });
+  registerTools(server, { client: o.client, session });
+  const transport = new StdioServerTransport();
+  const gone = new Promise<void>((resolve) => {
+    process.stdin.once('end', resolve);
+    process.stdin.once('close', resolve);
+    transport.onclose = () => resolve();
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => resolve());
+  });
+  await server.connect(transport);
+  const beat = setInterval(() => void session.beat(), o.heartbeatIntervalMs);
+  try {
+    await gone;
+  } finally {
+    clearInterval(beat);
+    await session.end().catch(() => undefined);
+    await server.close().catch(() => undefined);
+  }
+}

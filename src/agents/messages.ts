@@ -1,0 +1,51 @@
+/**
+ * What Baton tells a model (through an MCP tool result or a Claude Code hook) when it must stop:
+ * the task is held by someone else, or its own claim was fenced off. Every message names who
+ * holds the task now, when anyone does, and says what to do next. One place, so the MCP server
+ * and the hooks say the same thing and a test can check all of them.
+ */
+import type { Holder } from '../core/claim.js';
+
+/** `session 7 on build-3 since 2025-…Z (epoch 3)`. */
+export function describeHolder(h: Holder): string {
+  return `session ${h.session} on ${h.host} since ${new Date(h.since).toISOString()} (epoch ${h.epoch})`;
+}
+
+/** Claiming failed: someone else holds the task. */
+export function heldMessage(key: string, holder: Holder): string {
+  return (
+    `Baton: ${key} is held by ${describeHolder(holder)}, so it is not yours. ` +
+    `Stop: do not work on ${key} and change nothing for it. ` +
+    `Pick another task, or tell the user that session ${holder.session} on ${holder.host} has it ` +
+    `and ask what to do.`
+  );
+}
+
+/** How a claim came to be no longer current, as far as the caller knows it. */
+export type FencedCause = 'moved' | 'released' | 'session_ended';
+
+/** The claim (key, epoch) is no longer current: the caller was fenced off. */
+export function fencedMessage(
+  key: string,
+  epoch: number,
+  current: Holder | null,
+  cause?: FencedCause,
+): string {
+  const now =
+    current !== null
+      ? `${key} is now held by ${describeHolder(current)}`
+      : cause === 'session_ended'
+        ? 'your Baton session has ended, and its claims with it'
+        : `no one holds ${key} now (the claim was released, force-released or rescued)`;
+  return (
+    `Baton: your claim on ${key} at epoch ${epoch} is no longer current: ${now}. ` +
+    `Stop working on ${key} now: make no more edits, commits, pushes or comments for it. ` +
+    `Tell the user that Baton fenced this session off; what you changed so far stays in the working tree. ` +
+    `Claim it again only if the user asks you to.`
+  );
+}
+
+/** A session start that found its task held elsewhere: the hook's words to Claude. */
+export function heldAtStartMessage(key: string, holder: Holder): string {
+  return `${heldMessage(key, holder)} Edits and shell commands stay blocked in this session while it is held.`;
+}

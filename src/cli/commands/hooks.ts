@@ -1,0 +1,215 @@
+/**
+ * `baton hooks install claude | uninstall` writes Baton's hooks into a project's
+ * `.claude/settings.json`; `baton hook <event>` is what those hooks run (src/agents/claude/). A
+ * hook speaks Claude Code's contract, not the CLI's: JSON in on stdin, and for PreToolUse exit 0
+ * to allow and exit 2 to block with the reason on stderr, so it sets its own exit code. A hook
+ * that fails for any reason blocks a guarded tool only while a task is known to be claimed.
+ */
+import { spawn } from 'node:child_process';
+import { hostname } from 'node:os';
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import type { AgentClient } from '../../agents/client.js';
+import { installHooks, uninstallHooks, type ReleaseOn } from '../../agents/claude/settings.js';
+import { installedBatonBin } from '../../coordinator/guard.js';
+import { BatonError, InvalidInputError } from '../../core/errors.js';
+import { validateId, validateInteger, validateKey, validateOneOf } from '../../core/validate.js';
+import { invokingProgram, type ProcessIdentity } from '../../os/process-ancestry.js';
+import { absoluteDbUrl } from '../../store/open.js';
+import { ExitWith } from '../exit-codes.js';
+import { Output } from '../output.js';
+import { dbUrl, type GlobalOptions } from '../run.js';
+
+interface HookOptions {
+  readonly defaultDb?: string;
+  readonly task?: string;
+}
+
+export function registerHooks(program: Command): void {
+  const hooks = program.command('hooks').description("install Baton's hooks into an agent's settings");
+  hooks
+    .command('install <agent>')
+    .description("merge Baton's hooks into <dir>/.claude/settings.json (agent: claude); idempotent")
+    .option('--dir <dir>', 'the project (default: the current directory)')
+    .option('--task <key>', 'the task every session here works (default: BATON_KEY, else the branch)')
+    .option('--release-on <when>', 'give the claim back at each stop (default) or at session-end only')
+    .action((agent: string, o: { dir?: string; task?: string; releaseOn?: string }, cmd: Command) => {
+      claudeOnly(agent);
+      const globals = cmd.optsWithGlobals<GlobalOptions>();
+      const releaseOn: ReleaseOn =
+        o.releaseOn === undefined
+          ? 'stop'
+          : validateOneOf('--release-on', o.releaseOn, ['stop', 'session-end']);
+      const r = installHooks({
+        dir: resolve(o.dir ?? '.'),
+        node: process.execPath,
+        batonBin: installedBatonBin(),
+        db: absoluteDbUrl(dbUrl(globals), process.cwd()),
+        task: o.task === undefined ? null : validateKey(o.task),
+        releaseOn,
+      });
+      new Output(globals.json === true).result(r, () =>
+        r.changed
+          ? `installed Baton's hooks in ${r.file} (${r.events.join(', ')})`
+          : `${r.file} already has them`,
+      );
+    });
+  hooks
+    .command('uninstall [agent]')
+    .description("remove Baton's hooks from <dir>/.claude/settings.json, keeping everything else")
+    .option('--dir <dir>', 'the project (default: the current directory)')
+    .action((agent: string | undefined, o: { dir?: string }, cmd: Command) => {
+      if (agent !== undefined) claudeOnly(agent);
+      const r = uninstallHooks(resolve(o.dir ?? '.'));
+      new Output(cmd.optsWithGlobals<GlobalOptions>().json === true).result(r, () =>
+        r.changed ? `removed Baton's hooks from ${r.file}` : `no Baton hooks in ${r.file}`,
+      );
+    });
+
+  program
+    .command('hook <event>')
+    .description('run one Claude Code hook: session-start, pre-tool, post-tool, stop or session-end')
+    .option('--default-db <url>', 'the database when neither --db nor BATON_DB names one')
+    .option('--task <key>', 'the task this project works')
+    .action((event: string, o: HookOptions, cmd: Command) => runHookCommand(event, o, cmd));
+
+  program
+    .command('hook-keeper', { hidden: true })
+    .description('heartbeat a session the hooks started while its Claude Code process lives')
+    .requiredOption('--session <id>')
+    .option('--claude-pid <pid>')
+    .option('--claude-start <ticks>')
+    .action((o: { session: string; claudePid?: string; claudeStart?: string }, cmd: Command) =>
+      runKeeper(o, cmd),
+    );
+}
+
+function claudeOnly(agent: string): void {
+  if (agent !== 'claude') {
+    throw new InvalidInputError(
+      `no hooks for ${JSON.stringify(agent)}`,
+      'Baton has hooks for claude (Claude Code)',
+    );
+  }
+}
+
+async function runHookCommand(event: string, o: HookOptions, cmd: Command): Promise<void> {
+  const { isHookCommand, parseHookInput } = await import('../../agents/claude/hook-input.js');
+  if (!isHookCommand(event)) {
+    throw new InvalidInputError(
+      `unknown hook ${JSON.stringify(event)}`,
+      'use session-start, pre-tool, post-tool, stop or session-end',
+    );
+  }
+  const { runHook } = await import('../../agents/claude/hooks.js');
+  const { stateDir, readState } = await import('../../agents/claude/hook-state.js');
+  const globals = cmd.optsWithGlobals<GlobalOptions>();
+  const task = o.task === undefined ? null : o.task;
+  let client: AgentClient | null = null;
+  let outcome;
+  let sessionId: string | null = null;
+  try {
+    const input = parseHookInput(event, await readStdin());
+    sessionId = input.sessionId;
+    client = await openClient(globals.db, o.defaultDb, input.cwd);
+    const ctx = { client, env: process.env, stateDir: stateDir(process.env), task, host: hostname() };
+    outcome = await runHook(event, input, {
+      ...ctx,
+      claude: invokingProgram(),
+      startKeeper: keeperStarter(client),
+    });
+  } catch (error) {
+    const why =
+      error instanceof BatonError && error.hint ? `${error.message} — ${error.hint}` : String(error);
+    const claimed = sessionId !== null && readState(stateDir(process.env), sessionId)?.key;
+    const guarded = event === 'pre-tool' && (claimed || process.env['BATON_KEY'] || task !== null);
+    outcome = guarded
+      ? {
+          exitCode: 2 as const,
+          stderr: `Baton: cannot check this session's claim (${why}). Stop, and tell the user.\n`,
+        }
+      : // PreToolUse's contract is 0 to allow and 2 to block: an unguarded tool is allowed, with a note.
+        {
+          exitCode: event === 'pre-tool' ? (0 as const) : (1 as const),
+          stderr: `baton hook ${event}: ${why}\n`,
+        };
+  } finally {
+    await client?.close();
+  }
+  if (outcome.stdout !== undefined) process.stdout.write(outcome.stdout);
+  if (outcome.stderr !== undefined) process.stderr.write(outcome.stderr);
+  if (outcome.exitCode !== 0) throw new ExitWith(outcome.exitCode);
+}
+
+async function openClient(
+  db: string | undefined,
+  defaultDb: string | undefined,
+  cwd: string,
+): Promise<AgentClient> {
+  const { openAgentClient } = await import('../../agents/local-client.js');
+  return openAgentClient({ db, defaultDb, env: process.env, cwd });
+}
+
+/** Seconds between the keeper's heartbeats: BATON_HOOK_HEARTBEAT_INTERVAL, else 2. */
+function keeperIntervalMs(): number {
+  const raw = process.env['BATON_HOOK_HEARTBEAT_INTERVAL'];
+  const s = raw ? Number(raw) : 2;
+  return Number.isFinite(s) && s >= 0.1 && s <= 3600 ? Math.round(s * 1000) : 2000;
+}
+
+/** Starts the keeper detached, with nothing attached to Claude Code's pipes (it would wait for them). */
+function keeperStarter(client: AgentClient) {
+  return (session: number, claude: ProcessIdentity | null): void => {
+    const watch =
+      claude === null
+        ? []
+        : ['--claude-pid', String(claude.pid), '--claude-start', String(claude.startTicks)];
+    const args = [
+      installedBatonBin(),
+      '--db',
+      client.target,
+      'hook-keeper',
+      '--session',
+      String(session),
+      ...watch,
+    ];
+    spawn(process.execPath, args, { detached: true, stdio: 'ignore', env: process.env }).unref();
+  };
+}
+
+async function runKeeper(o: { session: string; claudePid?: string; claudeStart?: string }, cmd: Command) {
+  const { keepSession } = await import('../../agents/claude/keeper.js');
+  const session = validateId('session', o.session);
+  const claude =
+    o.claudePid === undefined
+      ? null
+      : {
+          pid: validateInteger('--claude-pid', o.claudePid, 1, 2 ** 31),
+          startTicks: validateInteger('--claude-start', o.claudeStart ?? '0', 0, Number.MAX_SAFE_INTEGER),
+        };
+  const client = await openClient(cmd.optsWithGlobals<GlobalOptions>().db, undefined, process.cwd());
+  try {
+    const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+    await keepSession({ client, session, claude, intervalMs: keeperIntervalMs(), sleep });
+  } finally {
+    await client.close();
+  }
+}
+
+function readStdin(): Promise<string> {
+  if (process.stdin.isTTY) {
+    return Promise.reject(
+      new InvalidInputError(
+        'a hook reads JSON on stdin',
+        'Claude Code runs it; see `baton hooks install claude`',
+      ),
+    );
+  }
+  return new Promise((resolve, reject) => {
+    let text = '';
+    process.stdin.setEncoding('utf8');
+    process.stdin.on('data', (chunk: string) => (text += chunk));
+    process.stdin.on('end', () => resolve(text));
+    process.stdin.on('error', reject);
+  });
+}

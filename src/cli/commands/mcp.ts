@@ -1,0 +1,78 @@
+/**
+ * `baton mcp`: serves Baton's tools to an MCP client over stdio (src/agents/mcp/). stdout belongs
+ * to the protocol, so nothing else is printed there while it serves. `--print-config` prints the
+ * snippet a client needs instead (to stdout; where it goes, to stderr).
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { Command } from 'commander';
+import { mcpConfig } from '../../agents/mcp/config.js';
+import { installedBatonBin } from '../../coordinator/guard.js';
+import { InvalidInputError } from '../../core/errors.js';
+import { absoluteDbUrl } from '../../store/open.js';
+import { dbUrl, type GlobalOptions } from '../run.js';
+
+interface McpOptions {
+  readonly printConfig?: string;
+  readonly heartbeatInterval?: string;
+}
+
+export function registerMcp(program: Command): void {
+  program
+    .command('mcp')
+    .description('serve Baton to an MCP client (Claude Code, Codex, Cursor...) over stdio')
+    .option('--print-config <client>', 'print the config snippet for claude, codex or cursor, and exit')
+    .option('--heartbeat-interval <seconds>', "how often the server's session heartbeats (default 2)")
+    .addHelpText(
+      'after',
+      [
+        '',
+        'The session comes from BATON_SESSION (and the claim from BATON_KEY and BATON_EPOCH), as a runner',
+        'gives its agents; otherwise one is started on first use and ended when the client disconnects.',
+        'Tools: baton_claim, baton_heartbeat, baton_release, baton_effect, baton_status, baton_show_task.',
+      ].join('\n'),
+    )
+    .action(async (o: McpOptions, cmd: Command) => {
+      const globals = cmd.optsWithGlobals<GlobalOptions>();
+      if (o.printConfig !== undefined) {
+        const batonBin = installedBatonBin();
+        const db = absoluteDbUrl(dbUrl(globals), process.cwd());
+        const snippet = mcpConfig(o.printConfig, { node: process.execPath, batonBin, db });
+        process.stderr.write(`# ${snippet.where}\n`);
+        process.stdout.write(snippet.text);
+        return;
+      }
+      // Loaded here, not at the top: every other command would pay for the MCP SDK.
+      const { runMcpServer } = await import('../../agents/mcp/server.js');
+      const { openAgentClient } = await import('../../agents/local-client.js');
+      const client = await openAgentClient({ db: globals.db, env: process.env, cwd: process.cwd() });
+      try {
+        await runMcpServer({
+          client,
+          env: process.env,
+          version: batonVersion(),
+          heartbeatIntervalMs: intervalMs(o.heartbeatInterval),
+        });
+      } finally {
+        await client.close();
+      }
+    });
+}
+
+function intervalMs(raw: string | undefined): number {
+  if (raw === undefined) return 2000;
+  const s = Number(raw);
+  if (!Number.isFinite(s) || s < 0.1 || s > 3600) {
+    throw new InvalidInputError(
+      `--heartbeat-interval must be 0.1 to 3600 seconds, got ${JSON.stringify(raw)}`,
+    );
+  }
+  return Math.round(s * 1000);
+}
+
+function batonVersion(): string {
+  const pkg = JSON.parse(readFileSync(join(dirname(installedBatonBin()), '..', 'package.json'), 'utf8')) as {
+    version?: string;
+  };
+  return pkg.version ?? '0.0.0';
+}

@@ -1,0 +1,119 @@
+/**
+ * Progress of one agent run, apart from its liveness (core/progress.ts). The run feeds it the
+ * bytes its agent prints; each tick sends them as a mark, looks at the run's worktree for changed
+ * files and commits (workspace runs only: a cognitive run shares the runner's directory), and
+ * then asks the store whether the run has stalled, judged on the database clock together with
+ * the marks the agent's hooks and MCP calls made. A stall is logged and audited once; with the
+ * action `kill` the run must end, failed with reason `stalled`.
+ */
+import type { Job } from '../core/job.js';
+import { STALL_AFTER_MS_DEFAULT, type StallAction } from '../core/progress.js';
+import { sampleWorktree, worktreeChanges, type WorktreeSample } from '../os/worktree-changes.js';
+import type { Store } from '../store/store.js';
+
+export interface StallPolicy {
+  /** A running job with no progress mark for this long is stalled. */
+  readonly stallAfterMs: number;
+  /** What then: `kill` ends it failed with reason `stalled`; `none` only reports. (`escalate`: issue 18.) */
+  readonly action: StallAction;
+}
+
+/** 15 minutes, then only a report (escalate becomes the default once escalations exist). */
+export const DEFAULT_STALL_POLICY: StallPolicy = { stallAfterMs: STALL_AFTER_MS_DEFAULT, action: 'none' };
+
+export interface RunProgressOptions {
+  readonly store: Store;
+  readonly job: Job;
+  readonly runnerSession: number;
+  readonly agentSession: number;
+  /** The worktree or workspace directory to watch, or null for a run without a workspace. */
+  readonly workspaceDir: string | null;
+  readonly stall: StallPolicy;
+  readonly log: (line: string) => void;
+}
+
+export class RunProgress {
+  private pendingBytes = 0;
+  private sample: WorktreeSample | null = null;
+  private lastProgressAt: number | null = null;
+
+  constructor(private readonly o: RunProgressOptions) {}
+
+  /** Looks at the worktree before the agent starts, so its first changes count. */
+  async baseline(): Promise<void> {
+    if (this.o.workspaceDir !== null)
+      this.sample = await sampleWorktree(this.o.workspaceDir).catch(() => null);
+  }
+
+  /** Counts output the agent printed; sent with the next tick. */
+  output(bytes: number): void {
+    this.pendingBytes += bytes;
+  }
+
+  /** When the run was marked stalled, its last progress (ms since the epoch); null while progressing. */
+  get stalledSince(): number | null {
+    return this.lastProgressAt;
+  }
+
+  /** Sends the marks gathered since the last tick, then judges a stall: 'kill' when the run must end. */
+  async tick(): Promise<'kill' | null> {
+    // A mark that fails (the database is away) must not keep the stall from being judged.
+    await this.markOutput().catch(() => undefined);
+    await this.markWorktree().catch(() => undefined);
+    const { job, runnerSession } = this.o;
+    const guard = { id: job.id, session: runnerSession, epoch: job.epoch };
+    const verdict = await this.o.store.progress.markStalled({
+      ...guard,
+      stallAfterMs: this.o.stall.stallAfterMs,
+    });
+    if (verdict.stalled) {
+      this.lastProgressAt = verdict.lastProgressAt;
+      const since = new Date(verdict.lastProgressAt).toISOString();
+      this.o.log(
+        `job ${job.id} ${job.key}: stalled, no progress since ${since} (action ${this.o.stall.action})`,
+      );
+      if (this.o.stall.action === 'kill') return 'kill';
+    } else if (verdict.reason === 'progressing') {
+      this.lastProgressAt = null;
+    }
+    return null;
+  }
+
+  /** Why a run killed for a stall failed: the job's reason. */
+  reason(): string {
+    const since = this.lastProgressAt === null ? '' : ` since ${new Date(this.lastProgressAt).toISOString()}`;
+    return `stalled: no progress${since} (stall-after ${this.o.stall.stallAfterMs / 1000} s)`;
+  }
+
+  private async markOutput(): Promise<void> {
+    const bytes = this.pendingBytes;
+    if (bytes === 0) return;
+    this.pendingBytes = 0;
+    try {
+      await this.mark({ outputBytes: bytes, note: 'output' });
+    } catch (error) {
+      this.pendingBytes += bytes;
+      throw error;
+    }
+  }
+
+  private async markWorktree(): Promise<void> {
+    const dir = this.o.workspaceDir;
+    if (dir === null) return;
+    const next = await sampleWorktree(dir);
+    const before = this.sample;
+    this.sample = next;
+    if (before === null || next === null) return;
+    const { filesChanged, commits } = await worktreeChanges(dir, before, next);
+    if (filesChanged === 0 && commits === 0) return;
+    const note =
+      commits > 0
+        ? `commit ${next.head?.slice(0, 7) ?? ''}`
+        : `${filesChanged} file${filesChanged > 1 ? 's' : ''} changed`;
+    await this.mark({ filesChanged, commits, note });
+  }
+
+  private async mark(m: { outputBytes?: number; filesChanged?: number; commits?: number; note: string }) {
+    await this.o.store.progress.mark({ session: this.o.agentSession, ...m });
+  }
+}

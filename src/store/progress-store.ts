@@ -1,0 +1,65 @@
+/**
+ * Progress marks and stalls (core/progress.ts). A mark adds to its session's counters and moves
+ * the session's last progress to the database clock; a stall is judged on the same clock, in
+ * one guarded step with its ledger row (`job:stalled`), and the next mark clears it in one step
+ * with its own (`job:unstalled`). Marks themselves are not in the ledger: they are frequent and
+ * change no ownership.
+ */
+import type { JobId } from '../core/job.js';
+import type { Progress, ProgressMark } from '../core/progress.js';
+import type { SessionId } from '../core/session.js';
+import type { Instant } from '../core/time.js';
+
+export interface ProgressMarkParams extends ProgressMark {
+  readonly session: SessionId;
+}
+
+export type ProgressMarkResult =
+  | {
+      readonly ok: true;
+      readonly progress: Progress;
+      /** The running job whose stall this mark cleared, if any. */
+      readonly unstalled: JobId | null;
+    }
+  /** The session has ended or was declared stale: nothing was recorded. */
+  | { readonly ok: false; readonly reason: 'fenced' };
+
+export interface StallParams {
+  readonly id: JobId;
+  /** The job's session and epoch: the runner that supervises it. */
+  readonly session: SessionId;
+  readonly epoch: number;
+  readonly stallAfterMs: number;
+}
+
+export type StallResult =
+  | { readonly stalled: true; readonly lastProgressAt: Instant }
+  /**
+   * `progressing`: a mark (or the start) is within the threshold; `already`: the run is marked
+   * stalled and has made no mark since; `lost`: the job is not running under this (session, epoch)
+   * or its agent is not attached yet.
+   */
+  | { readonly stalled: false; readonly reason: 'progressing' | 'already' | 'lost' };
+
+export interface ProgressStore {
+  readonly progress: {
+    /**
+     * Adds the mark to the session's record (creating it) and clears a stall: in the same step,
+     * when the session's record was stalled, the running job of that agent session gets a
+     * `job:unstalled` ledger row. NotFoundError for an unknown session; InvalidInputError for a
+     * mark that counts nothing; `fenced` when the session is not live.
+     */
+    mark(params: ProgressMarkParams): Promise<ProgressMarkResult>;
+    /** The session's record, or null when it made no mark and was never stalled. */
+    get(session: SessionId): Promise<Progress | null>;
+    /** The records of these sessions (those that have one), for lists of jobs. */
+    list(sessions: readonly SessionId[]): Promise<readonly Progress[]>;
+    /**
+     * Marks a running job stalled when its agent session's last mark (or, with none, the job's
+     * start) is at least stallAfterMs old on the database clock. Guarded by (id, session,
+     * epoch, running, agent attached) and by the record not being stalled already; audited
+     * `job:stalled` with the last progress time, in the same step.
+     */
+    markStalled(params: StallParams): Promise<StallResult>;
+  };
+}

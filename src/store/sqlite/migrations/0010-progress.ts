@@ -1,0 +1,22 @@
+/**
+ * Progress marks (core/progress.ts): one record per session, its counters and its last mark, and
+ * when a job of that session was marked stalled. Kept apart from `sessions`, whose heartbeat is
+ * liveness only, and from `jobs`, so the queue's hot rows and statements are untouched.
+ */
+export default {
+  version: 10,
+  name: 'progress',
+  sql: `
+CREATE TABLE progress (
+  session_id INTEGER PRIMARY KEY REFERENCES sessions (id),
+  output_bytes INTEGER NOT NULL DEFAULT 0 CHECK (output_bytes >= 0),
+  files_changed INTEGER NOT NULL DEFAULT 0 CHECK (files_changed >= 0),
+  commits INTEGER NOT NULL DEFAULT 0 CHECK (commits >= 0),
+  effects INTEGER NOT NULL DEFAULT 0 CHECK (effects >= 0),
+  tool_calls INTEGER NOT NULL DEFAULT 0 CHECK (tool_calls >= 0),
+  last_at INTEGER,
+  note TEXT CHECK (note IS NULL OR length(note) <= 200),
+  stalled_at INTEGER
+);
+`,
+};

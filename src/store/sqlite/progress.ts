@@ -1,0 +1,172 @@
+/**
+ * Progress marks and stalls on SQLite: each mark and each stall is one BEGIN IMMEDIATE
+ * transaction, so a mark and a stall of the same session never interleave. A stall check that is
+ * not due (the common case, asked every heartbeat) is answered by a read and takes no write lock.
+ */
+import { validateProgressMark, type Progress } from '../../core/progress.js';
+import type { ProgressStore, StallResult } from '../progress-store.js';
+import { appendAudit } from './rows.js';
+import { fromSync, type SqliteRunner } from './runner.js';
+import { sessionRow } from './tasks-claims.js';
+
+interface ProgressRow {
+  session_id: number;
+  output_bytes: number;
+  files_changed: number;
+  commits: number;
+  effects: number;
+  tool_calls: number;
+  last_at: number | null;
+  note: string | null;
+  stalled_at: number | null;
+}
+
+const toProgress = (r: ProgressRow): Progress => ({
+  session: r.session_id,
+  outputBytes: r.output_bytes,
+  filesChanged: r.files_changed,
+  commits: r.commits,
+  effects: r.effects,
+  toolCalls: r.tool_calls,
+  lastAt: r.last_at,
+  note: r.note,
+  stalledAt: r.stalled_at,
+});
+
+interface StallRow {
+  job_id: number;
+  key: string;
+  agent_session_id: number;
+  started_at: number;
+  last_at: number | null;
+  stalled_at: number | null;
+}
+
+export function sqliteProgress(run: SqliteRunner): ProgressStore['progress'] {
+  const get = (session: number): ProgressRow | undefined =>
+    run.prepare('SELECT * FROM progress WHERE session_id = ?').get(session) as ProgressRow | undefined;
+
+  /** The running job (under the runner's guard) and its agent session's record. */
+  const stallRow = (p: { id: number; session: number; epoch: number }): StallRow | undefined =>
+    run
+      .prepare(
+        `SELECT j.id AS job_id, t.key, j.agent_session_id, j.started_at, p.last_at, p.stalled_at
+         FROM jobs j JOIN tasks t ON t.id = j.task_id
+         LEFT JOIN progress p ON p.session_id = j.agent_session_id
+         WHERE j.id = ? AND j.session_id = ? AND j.epoch = ? AND j.status = 'running'
+           AND j.agent_session_id IS NOT NULL`,
+      )
+      .get(p.id, p.session, p.epoch) as StallRow | undefined;
+
+  const judge = (row: StallRow | undefined, now: number, stallAfterMs: number): StallResult => {
+    if (row === undefined) return { stalled: false, reason: 'lost' };
+    if (row.stalled_at !== null) return { stalled: false, reason: 'already' };
+    const last = Math.max(row.started_at, row.last_at ?? row.started_at);
+    if (last > now - stallAfterMs) return { stalled: false, reason: 'progressing' };
+    return { stalled: true, lastProgressAt: last };
+  };
+
+  return fromSync<ProgressStore['progress']>({
+    mark: (p) => {
+      const mark = validateProgressMark(p);
+      return run.write(() => {
+        if (sessionRow(run, p.session, false).state !== 'live')
+          return { ok: false, reason: 'fenced' } as const;
+        const now = run.now();
+        const wasStalled = get(p.session)?.stalled_at ?? null;
+        const row = run
+          .prepare(
+            `INSERT INTO progress (session_id, output_bytes, files_changed, commits, effects, tool_calls,
+               last_at, note)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+             ON CONFLICT (session_id) DO UPDATE SET
+               output_bytes = output_bytes + excluded.output_bytes,
+               files_changed = files_changed + excluded.files_changed,
+               commits = commits + excluded.commits,
+               effects = effects + excluded.effects,
+               tool_calls = tool_calls + excluded.tool_calls,
+               last_at = excluded.last_at,
+               note = coalesce(excluded.note, note),
+               stalled_at = NULL
+             RETURNING *`,
+          )
+          .get(
+            p.session,
+            mark.outputBytes,
+            mark.filesChanged,
+            mark.commits,
+            mark.effects,
+            mark.toolCalls,
+            now,
+            mark.note,
+          ) as ProgressRow;
+        let unstalled: number | null = null;
+        if (wasStalled !== null) {
+          const job = run
+            .prepare(
+              `SELECT j.id, t.key, j.epoch FROM jobs j JOIN tasks t ON t.id = j.task_id
+               WHERE j.agent_session_id = ? AND j.status = 'running'`,
+            )
+            .get(p.session) as { id: number; key: string; epoch: number } | undefined;
+          if (job !== undefined) {
+            unstalled = job.id;
+            appendAudit(run, {
+              at: now,
+              type: 'job:unstalled',
+              key: job.key,
+              jobId: job.id,
+              session: p.session,
+              epoch: job.epoch,
+              detail: { stalledAt: wasStalled, note: mark.note },
+            });
+          }
+        }
+        return { ok: true, progress: toProgress(row), unstalled } as const;
+      });
+    },
+    get: (session) => {
+      const row = run.read(() => get(session));
+      return row === undefined ? null : toProgress(row);
+    },
+    list: (sessions) =>
+      sessions.length === 0
+        ? []
+        : run.read(() =>
+            (
+              run
+                .prepare(`SELECT * FROM progress WHERE session_id IN (SELECT value FROM json_each(?))`)
+                .all(JSON.stringify(sessions)) as ProgressRow[]
+            ).map(toProgress),
+          ),
+    markStalled: (p) => {
+      const first = run.read(() => judge(stallRow(p), run.now(), p.stallAfterMs));
+      if (!first.stalled) return first;
+      return run.write((): StallResult => {
+        const now = run.now();
+        const row = stallRow(p);
+        const verdict = judge(row, now, p.stallAfterMs);
+        if (!verdict.stalled || row === undefined) return verdict;
+        run
+          .prepare(
+            `INSERT INTO progress (session_id, stalled_at) VALUES (?, ?)
+             ON CONFLICT (session_id) DO UPDATE SET stalled_at = excluded.stalled_at`,
+          )
+          .run(row.agent_session_id, now);
+        appendAudit(run, {
+          at: now,
+          type: 'job:stalled',
+          key: row.key,
+          jobId: row.job_id,
+          session: p.session,
+          epoch: p.epoch,
+          detail: {
+            agentSession: row.agent_session_id,
+            lastProgressAt: verdict.lastProgressAt,
+            stallAfterMs: p.stallAfterMs,
+          },
+        });
+        return verdict;
+      });
+    },
+  });
+}
