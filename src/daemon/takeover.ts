@@ -10,9 +10,15 @@
  * here, and its heartbeat, read on the database clock, has lapsed for two intervals. The last
  * condition protects a host name used by mistake on two machines: there the other process keeps
  * heartbeating, so this one waits two intervals, then gives up with the usual conflict.
+ *
+ * Before anything runs again, it kills what the predecessor's agents left: everything in the job
+ * cgroups its host row names, and every process carrying its run's marker (os/containment.ts).
+ * The predecessor's reaper normally did that already; this covers a reaper killed with it.
  */
 import { readFileSync } from 'node:fs';
+import { decodeContainmentRef } from '../core/containment.js';
 import type { Session } from '../core/session.js';
+import { killLeftovers } from '../os/containment.js';
 import type { Clock } from '../core/time.js';
 import type { Store } from '../store/store.js';
 import { DISPATCHER_LEASE } from '../core/lease.js';
@@ -57,12 +63,17 @@ export async function takeOverDeadPredecessor(
   const deadline = clock.monotonicNowMs() + lapse + o.heartbeatIntervalMs;
   let waiting = false;
   while (!stop.aborted) {
-    const served = (await store.hosts.list()).find((h) => h.name === o.host)?.session ?? null;
+    const host = (await store.hosts.list()).find((h) => h.name === o.host);
+    const served = host?.session ?? null;
     const old = served === null ? null : await store.sessions.get(served);
     if (old === null || old.state !== 'live' || old.kind !== 'daemon' || old.host !== o.host) return null;
     if (processExists(old.pid)) return null;
     const age = (await store.now()) - old.heartbeatAt;
     if (age >= lapse) {
+      const ref = decodeContainmentRef(host?.containmentRef ?? null);
+      const killed = ref === null ? 0 : await killLeftovers(ref);
+      if (killed > 0)
+        log(`killed ${killed} process(es) left by session ${old.id}'s agents (${host?.containment ?? '?'})`);
       const live = await store.sessions.list({ liveOnly: true });
       const mine = live.filter((s) => s.host === o.host && s.pid === old.pid);
       for (const s of mine) await store.sessions.end(s.id);
