@@ -74,7 +74,11 @@ export function describeHolder(holder: Holder): string {
 
 /** Left-aligned columns separated by two spaces; cells are cut at 60 characters. */
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
-  const cut = (cell: string): string => (cell.length > 60 ? `${cell.slice(0, 59)}…` : cell);
+  // Escaped before measuring, so a cell holding control characters keeps the columns aligned.
+  const cut = (raw: string): string => {
+    const cell = escapeForTerminal(raw);
+    return cell.length > 60 ? `${cell.slice(0, 59)}…` : cell;
+  };
   const all = [header, ...rows].map((row) => row.map(cut));
   const widths = header.map((_, i) => Math.max(...all.map((row) => (row[i] ?? '').length)));
   return all.map((row) =>
