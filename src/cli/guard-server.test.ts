@@ -94,7 +94,8 @@ for (const engine of engines()) {
         assert.match(
           refused.stderr,
           new RegExp(
-            `remote: baton: push to refs/heads/${BRANCH} refused: the claim on \\S+ at epoch 1 is fenced off: it is at epoch ${theirs.epoch}`,
+            `remote: baton: push to refs/heads/${BRANCH} refused: ` +
+              `the claim on \\S+ at epoch 1 is fenced off: it is at epoch ${theirs.epoch}`,
           ),
         );
       }

@@ -42,7 +42,7 @@ describe('baton in the hands of a careless or hostile user', () => {
     }
   });
 
-  test('keys with a bidi override, a zero-width space or a lone no-break space are refused; emoji are fine', async () => {
+  test('refuses keys with a bidi override, a zero-width or a lone no-break space; emoji are fine', async () => {
     const { run } = cliOn(await sqliteDatabase().fresh());
     for (const key of ['invoice\u202eexe.txt', 'a\u200bb', '\u00a0']) {
       const r = await run('task', 'add', key);

@@ -157,7 +157,9 @@ export async function judgeRef(
   return {
     ref,
     ok: true,
-    why: `claim on ${claim.key} at epoch ${claim.epoch} (${from}) is current, held by session ${live.session} on ${holder?.host ?? '?'}`,
+    why:
+      `claim on ${claim.key} at epoch ${claim.epoch} (${from}) is current, ` +
+      `held by session ${live.session} on ${holder?.host ?? '?'}`,
   };
 }
 

@@ -70,10 +70,6 @@ export async function takeOverDeadPredecessor(
     if (processExists(old.pid)) return null;
     const age = (await store.now()) - old.heartbeatAt;
     if (age >= lapse) {
-      const ref = decodeContainmentRef(host?.containmentRef ?? null);
-      const killed = ref === null ? 0 : await killLeftovers(ref);
-      if (killed > 0)
-        log(`killed ${killed} process(es) left by session ${old.id}'s agents (${host?.containment ?? '?'})`);
       const live = await store.sessions.list({ liveOnly: true });
       const mine = live.filter((s) => s.host === o.host && s.pid === old.pid);
       for (const s of mine) await store.sessions.end(s.id);
@@ -83,6 +79,12 @@ export async function takeOverDeadPredecessor(
       if (lease !== null && lease.holder === String(old.id)) {
         await store.leases.resign({ name: DISPATCHER_LEASE, holder: lease.holder, term: lease.term });
       }
+      // After the quick steps in the store (the lease is resigned before it expires), and before
+      // this process registers and runs anything.
+      const ref = decodeContainmentRef(host?.containmentRef ?? null);
+      const killed = ref === null ? 0 : await killLeftovers(ref);
+      if (killed > 0)
+        log(`killed ${killed} process(es) left by session ${old.id}'s agents (${host?.containment ?? '?'})`);
       log(
         `took over host ${o.host} from session ${old.id} (pid ${old.pid} is no longer running here): ` +
           `ended it and ${mine.length - 1} agent session(s); recovery requeues their jobs`,

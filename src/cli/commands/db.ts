@@ -40,7 +40,8 @@ export function registerDb(program: Command): void {
         o.print === true
           ? statements.map((s) => `${s};`)
           : [
-              `roles ready: ${roles.owner} owns the tables, ${roles.runtime} may append to the ledger but not change it`,
+              `roles ready: ${roles.owner} owns the tables, ` +
+                `${roles.runtime} may append to the ledger but not change it`,
               `set their passwords (ALTER ROLE … PASSWORD) or pg_hba entries, then run baton with ` +
                 `${redactSecrets('postgres://' + roles.runtime + '@…')} and migrations with ${roles.owner}`,
             ],
