@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { encodeContainmentRef, type ContainmentChoice } from '../core/containment.js';
 import { ConflictError, StoreUnavailableError } from '../core/errors.js';
+import { hasPassword } from '../core/redact.js';
 import { DEFAULT_RETRY_POLICY } from '../core/retry.js';
 import type { SessionId } from '../core/session.js';
 import type { Clock } from '../core/time.js';
@@ -73,6 +74,13 @@ export async function runUp(
   const target = parseDbUrl(o.dbUrl);
   const sqlitePath = target.engine === 'sqlite' ? target.path : null;
   for (const note of makeStatePrivate({ stateDir: dirname(o.logDir), sqlitePath })) log(`note: ${note}`);
+  const passwordFor = (o.agentEnv ?? []).some((n) => /^PGPASS(WORD|FILE)$|^PG\*$|^PGPASS\*$/.test(n));
+  if (hasPassword(o.dbUrl) && !passwordFor) {
+    log(
+      'note: agents get BATON_DB without its password; to let them use the database, keep the password ' +
+        'in a password file and pass --agent-env PGPASSFILE (docs/security.md)',
+    );
+  }
   let previous: SessionId | null = null;
   while (!stop.aborted) {
     let membership: { fenced: boolean; session: SessionId };
