@@ -6,7 +6,7 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bothEngines, sqliteDatabase, type TestDatabase } from '../../test/support/databases.js';
@@ -48,12 +48,36 @@ function spawn(file: string, args: string[], cwd: string, env: NodeJS.ProcessEnv
   });
 }
 
+/**
+ * The password of a PostgreSQL URL in a password file (0600) instead: the guard's hook and claim
+ * record name no password, so a push finds it there, as any libpq client would.
+ */
+function passfileFor(url: string, dir: string): Record<string, string> {
+  const u = new URL(url);
+  if (u.password === '') return {};
+  const file = join(dir, 'pgpass');
+  writeFileSync(
+    file,
+    `${u.hostname}:${u.port}:*:${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}\n`,
+    {
+      mode: 0o600,
+    },
+  );
+  return { PGPASSFILE: file };
+}
+
 /** One database, one repository with a remote, and the calls a test makes against them. */
 async function setup(engine: TestDatabase) {
   const db = await engine.fresh();
   const { repo, remote, base } = makeRepo(home);
+  const pgEnv = engine.engine === 'postgres' ? passfileFor(db, dirname(repo)) : {};
   const baton = (args: string[], env: Record<string, string> = {}, cwd = root): Promise<Run> =>
-    spawn(process.execPath, [join(root, 'bin/baton.js'), ...args], cwd, cleanEnv({ BATON_DB: db, ...env }));
+    spawn(
+      process.execPath,
+      [join(root, 'bin/baton.js'), ...args],
+      cwd,
+      cleanEnv({ BATON_DB: db, ...pgEnv, ...env }),
+    );
   const ok = async (...args: string[]): Promise<string> => {
     const run = await baton(args);
     assert.equal(run.code, 0, `baton ${args.join(' ')}: ${run.stderr}`);
@@ -68,7 +92,7 @@ async function setup(engine: TestDatabase) {
     return refs === '' ? null : refs;
   };
   const push = (cwd: string, branch: string, env: Record<string, string> = {}): Promise<Run> =>
-    spawn('git', ['push', '--quiet', 'origin', branch], cwd, cleanEnv(env));
+    spawn('git', ['push', '--quiet', 'origin', branch], cwd, cleanEnv({ ...pgEnv, ...env }));
   /** A task claimed by a new session on box-1, its worktree, and the guard installed in it. */
   const guarded = async (key: string) => {
     await ok('task', 'add', key);
@@ -154,6 +178,20 @@ for (const engine of engines()) {
       // The main checkout records no claim: the shared hook lets it push.
       commitFile(t.repo, 'main.txt', 'main\n');
       assert.equal((await t.push(t.repo, 'main')).code, 0);
+    });
+
+    test('writes no credential: the hook names no database, the claim record (0600) no password', async () => {
+      const t = await setup(engine);
+      const wt = await t.guarded(KEY);
+      const hook = readFileSync(join(t.repo, '.git', 'hooks', 'pre-push'), 'utf8');
+      assert.ok(!hook.includes(t.db) && !hook.includes('--default-db'), hook);
+      const record = join(git(wt.path, 'rev-parse', '--absolute-git-dir'), 'baton-claim.json');
+      assert.equal(statSync(record).mode & 0o777, 0o600);
+      const password = engine.engine === 'postgres' ? decodeURIComponent(new URL(t.db).password) : '';
+      const db = (JSON.parse(readFileSync(record, 'utf8')) as { db: string }).db;
+      if (password !== '') assert.ok(!db.includes(`:${password}@`), db);
+      commitFile(wt.path, 'fix.ts', 'export {};\n');
+      assert.equal((await t.push(wt.path, BRANCH)).code, 0, 'the push finds the password in PGPASSFILE');
     });
 
     test("takes the claim from BATON_SESSION, BATON_KEY and BATON_EPOCH before the worktree's record", async () => {

@@ -3,8 +3,14 @@
  * lines otherwise. Errors go to stderr as exactly one line, `baton: <message> — <hint>`, and with
  * --json also to stdout as `{"error", "message", "hint", ...}` so a script reads one stream.
  * Times are Instants (epoch ms) inside Baton and ISO strings on the way out.
+ *
+ * Whatever users wrote (keys, titles, reasons, names, commands) reaches the terminal through here,
+ * so here is where it is made harmless: control and format characters are escaped (`\x1b`,
+ * `\u202e`) in text and JSON alike, and database passwords are masked (core/redact.ts).
  */
 import type { Holder } from '../core/claim.js';
+import { redactSecrets } from '../core/redact.js';
+import { escapeForTerminal, escapeJsonText } from '../core/text.js';
 import type { Instant } from '../core/time.js';
 
 export function iso(instant: Instant): string {
@@ -25,18 +31,29 @@ export function toWire(value: unknown): unknown {
   return out;
 }
 
+/** A value as JSON text that is safe on a terminal and carries no password. */
+export function jsonText(value: unknown, indent?: number): string {
+  return redactSecrets(escapeJsonText(JSON.stringify(toWire(value), null, indent)));
+}
+
+/** Lines as terminal text: each one escaped, with no password in it. */
+export function terminalText(lines: string | readonly string[]): string {
+  const all = typeof lines === 'string' ? lines.split('\n') : lines;
+  return all.map((line) => redactSecrets(escapeForTerminal(line))).join('\n');
+}
+
 export function writeJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(toWire(value), null, 2)}\n`);
+  process.stdout.write(`${jsonText(value, 2)}\n`);
 }
 
 export function writeLines(lines: string | readonly string[]): void {
-  const text = typeof lines === 'string' ? lines : lines.join('\n');
+  const text = terminalText(lines);
   if (text.length > 0) process.stdout.write(`${text}\n`);
 }
 
 export function writeErrorLine(message: string, hint: string | undefined): void {
   const line = hint === undefined || hint.length === 0 ? message : `${message} — ${hint}`;
-  process.stderr.write(`baton: ${line.replace(/\s*\n\s*/g, ' ')}\n`);
+  process.stderr.write(`baton: ${terminalText(line.replace(/\s*\n\s*/g, ' '))}\n`);
 }
 
 /** Prints a result: the value as JSON with --json, else the plain lines. */
@@ -57,7 +74,11 @@ export function describeHolder(holder: Holder): string {
 
 /** Left-aligned columns separated by two spaces; cells are cut at 60 characters. */
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
-  const cut = (cell: string): string => (cell.length > 60 ? `${cell.slice(0, 59)}…` : cell);
+  // Escaped before measuring, so a cell holding control characters keeps the columns aligned.
+  const cut = (raw: string): string => {
+    const cell = escapeForTerminal(raw);
+    return cell.length > 60 ? `${cell.slice(0, 59)}…` : cell;
+  };
   const all = [header, ...rows].map((row) => row.map(cut));
   const widths = header.map((_, i) => Math.max(...all.map((row) => (row[i] ?? '').length)));
   return all.map((row) =>

@@ -6,6 +6,7 @@ import { Command, type CommanderError } from 'commander';
 import { DEFAULT_DB } from '../store/open.js';
 import { registerAudit } from './commands/audit.js';
 import { registerClaim } from './commands/claim.js';
+import { registerDb } from './commands/db.js';
 import { registerEffect } from './commands/effect.js';
 import { registerGuard } from './commands/guard.js';
 import { registerHeartbeat } from './commands/heartbeat.js';
@@ -57,6 +58,7 @@ export function buildProgram(): Command {
   registerGuard(program);
   registerMcp(program);
   registerHooks(program);
+  registerDb(program);
   throwOnExit(program, 'baton');
   return program;
 }

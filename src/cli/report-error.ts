@@ -5,7 +5,7 @@
  */
 import { BatonError, StoreUnavailableError } from '../core/errors.js';
 import { EXIT_CODE_BY_ERROR, EXIT_UNEXPECTED } from './exit-codes.js';
-import { writeErrorLine, writeJson } from './output.js';
+import { terminalText, writeErrorLine, writeJson } from './output.js';
 import { Refusal } from './refusal.js';
 
 // Socket errors that mean "the database is not there". Engines should already wrap these in
@@ -26,7 +26,7 @@ export function reportError(error: unknown, json: boolean): number {
   const message = error instanceof Error ? error.message : String(error);
   writeErrorLine(message || 'unexpected error', 'run again with BATON_DEBUG=1 for the stack');
   if (process.env['BATON_DEBUG'] === '1' && error instanceof Error && error.stack !== undefined) {
-    process.stderr.write(`${error.stack}\n`);
+    process.stderr.write(`${terminalText(error.stack)}\n`);
   }
   if (json) writeJson({ error: 'unexpected', message, hint: null });
   return EXIT_UNEXPECTED;

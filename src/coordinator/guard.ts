@@ -10,6 +10,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Holder } from '../core/claim.js';
 import { ConflictError, InvalidInputError } from '../core/errors.js';
+import { withoutPassword } from '../core/redact.js';
 import { validateEpoch, validateId, validateKey } from '../core/validate.js';
 import { git, gitDirOf } from '../os/git.js';
 import { absoluteDbUrl } from '../store/open.js';
@@ -123,7 +124,7 @@ export interface GuardInstallParams {
   /** Any directory inside the worktree. */
   readonly dir: string;
   readonly claim: GuardClaim;
-  /** Recorded with the claim and in the hook; make it absolute first (absoluteDb). */
+  /** Recorded with the claim, without its password; make it absolute first (absoluteDb). */
   readonly db: string;
   /** Absolute paths of the node binary and of bin/baton.js, which the hook runs. */
   readonly node: string;
@@ -137,15 +138,23 @@ export interface GuardInstallResult {
   readonly created: boolean;
 }
 
-/** The pre-push hook: runs `baton guard check` in the worktree that pushes. */
-export function hookScript(p: Pick<GuardInstallParams, 'db' | 'node' | 'batonBin'>): string {
+/**
+ * The pre-push hook: runs `baton guard check` in the worktree that pushes. It names no database
+ * and holds no credential: the database comes from BATON_DB or the 0600 claim record, and its
+ * password, if any, from PGPASSFILE or PGPASSWORD. Under a runner the hook first moves itself
+ * into the job's hook cgroup (BATON_HOOK_CGROUPS), so the check, a Node process of about 55 MB,
+ * does not count against the agent's RAM budget and is not OOM-killed with it; where there are no
+ * cgroups, BATON_HOOK marks it for the runner, which leaves it out of the sum.
+ */
+export function hookScript(p: Pick<GuardInstallParams, 'node' | 'batonBin'>): string {
   const q = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
   return [
     '#!/bin/sh',
     `${HOOK_MARKER} installed by \`baton guard install\`. Refuses a push once the claim this worktree`,
     '# works under is fenced off. The claim comes from BATON_SESSION/BATON_KEY/BATON_EPOCH, else from',
     `# ${CLAIM_FILE} in the worktree's git directory; a checkout with neither is not guarded.`,
-    `exec ${q(p.node)} ${q(p.batonBin)} guard check --default-db ${q(p.db)}`,
+    'for procs in $BATON_HOOK_CGROUPS; do echo $$ > "$procs"; done 2>/dev/null',
+    'BATON_HOOK=pre-push exec ' + `${q(p.node)} ${q(p.batonBin)} guard check`,
     '',
   ].join('\n');
 }
@@ -169,7 +178,12 @@ export async function installGuard(p: GuardInstallParams): Promise<GuardInstallR
     );
   }
   const claimFile = join(gitDir, CLAIM_FILE);
-  const record = { db: p.db, session: p.claim.session, key: p.claim.key, epoch: p.claim.epoch };
+  const record = {
+    db: withoutPassword(p.db),
+    session: p.claim.session,
+    key: p.claim.key,
+    epoch: p.claim.epoch,
+  };
   writeFileSync(claimFile, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
   chmodSync(claimFile, 0o600);
   writeFileSync(hook, hookScript(p), { mode: 0o755 });

@@ -6,6 +6,7 @@
  */
 import { AUDIT_TYPES } from '../core/audit-event.js';
 import { RELEASE_OUTCOMES } from '../core/claim.js';
+import { validateCommandTemplate } from '../core/command-template.js';
 import { InvalidInputError } from '../core/errors.js';
 import { JOB_STATES, type JobState } from '../core/job.js';
 import { SESSION_KINDS } from '../core/session.js';
@@ -212,7 +213,9 @@ function validateCommand(value: unknown): string {
   if (value.includes('\u0000')) {
     throw new InvalidInputError('the command template contains a NUL character', 'remove it');
   }
-  return value;
+  // Unknown placeholders and placeholders where they would not stay data are refused here, at
+  // enqueue, rather than failing every attempt on a runner.
+  return validateCommandTemplate(value);
 }
 
 function validateStatuses(value: unknown): JobState[] {

@@ -4,9 +4,8 @@
  * in the same commit. The session is the script's own (`baton session start`), and every step is
  * guarded by it and by the job's epoch, exactly as the runner's are.
  */
-import { InvalidInputError } from '../core/errors.js';
 import type { Job } from '../core/job.js';
-import { validateEpoch, validateId, validateInteger, validateOneOf } from '../core/validate.js';
+import { validateEpoch, validateId, validateInteger, validateOneOf, validateText } from '../core/validate.js';
 import type { JobFinishAndClaimNextResult, JobFinishParams, Store } from '../store/store.js';
 
 /** What a pull-mode worker may end its job as; oom_killed is the runner's to say. */
@@ -24,13 +23,8 @@ export interface JobFinishInput {
 }
 
 export function parseJobFinish(input: JobFinishInput): JobFinishParams {
-  const reason = input.reason;
-  if (reason !== undefined && (typeof reason !== 'string' || reason.length > REASON_LENGTH_MAX)) {
-    throw new InvalidInputError(
-      `reason must be text of at most ${REASON_LENGTH_MAX} characters`,
-      'shorten it',
-    );
-  }
+  const reason =
+    input.reason === undefined ? undefined : validateText('reason', input.reason, REASON_LENGTH_MAX);
   return {
     id: validateId('job', input.id),
     session: validateId('session', input.session),

@@ -1,9 +1,24 @@
 /**
- * The agent command is a template such as `claude -p "Work on {{key}}"`. Placeholders become
- * references to environment variables the runner sets (`{{key}}` → `${BATON_KEY}`), so a task
- * title full of quotes and semicolons is expanded by the shell as data and never parsed as code.
+ * The agent command is a template such as `claude -p "Work on {{key}}: {{title}}"`. A placeholder
+ * becomes a quoted reference to an environment variable the runner sets: bare, `{{title}}` is
+ * written `"${BATON_TITLE}"`; inside double quotes, `${BATON_TITLE}`. Either way the shell
+ * expands it once, as one argument of data: no globbing (`* --version`), no word splitting
+ * (`-rf` stays inside the title), no code (`$(…)`, backticks and `;` stay text).
+ *
+ * A placeholder is refused where that cannot hold, checked when the job is enqueued:
+ * | where                                           | why                                        |
+ * |-------------------------------------------------|--------------------------------------------|
+ * | inside single quotes, or $'…'                   | it would stay literal                      |
+ * | inside backticks or $(…)                        | a command substitution: refused outright   |
+ * | inside ${…} or $((…)), or after a here-document | an expansion this scanner does not follow  |
+ * | the command string of sh/bash/… -c, su -c       | that shell runs the value as code          |
+ * | an argument of eval or ssh                      | both run their arguments as code           |
+ * | the code of python -c, node -e, perl -e, …      | the value would become program text        |
+ * An argument after the code is fine: `sh -c 'echo "$1"' sh {{title}}`. So is the environment:
+ * every script the agent runs can read $BATON_TITLE itself.
  */
 import { InvalidInputError } from './errors.js';
+import { shellContexts, type ShellContext } from './shell-context.js';
 
 export const TEMPLATE_FIELDS = {
   key: 'BATON_KEY',
@@ -18,9 +33,84 @@ export type TemplateField = keyof typeof TEMPLATE_FIELDS;
 
 const PLACEHOLDER = /\{\{\s*([a-zA-Z_]+)\s*\}\}/g;
 
-/** Checks that every placeholder names a known field; returns the template unchanged. */
-export function validateCommandTemplate(template: string): string {
-  for (const m of template.matchAll(PLACEHOLDER)) {
+const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'yash', 'fish', 'su', 'runuser']);
+const EVALUATORS = new Set(['eval', 'ssh']);
+/** Interpreters and the flags after which their next argument is program text. */
+const CODE_FLAGS: Readonly<Record<string, readonly string[]>> = {
+  python: ['-c'],
+  python2: ['-c'],
+  python3: ['-c'],
+  perl: ['-e', '-E'],
+  ruby: ['-e'],
+  node: ['-e', '-p', '--eval', '--print'],
+  deno: ['eval'],
+  php: ['-r'],
+  lua: ['-e'],
+  awk: [],
+  osascript: ['-e'],
+};
+
+const base = (word: string): string => word.slice(word.lastIndexOf('/') + 1);
+const HINT_ARGUMENT =
+  'pass the value as an argument after the code (sh -c \'echo "$1"\' sh {{title}}), ' +
+  'or read $BATON_TITLE and the other BATON_* variables from the environment';
+
+/** Why a placeholder in this context would not be data; null when it is safe there. */
+function unsafeBecause(context: ShellContext): string | null {
+  switch (context.kind) {
+    case 'single':
+      return 'inside single quotes, where the shell leaves it literal';
+    case 'substitution':
+      return 'inside a command substitution (backticks or $(…))';
+    case 'expansion':
+      return 'inside ${…} or $((…))';
+    case 'heredoc':
+      return 'after a here-document (<<)';
+    default:
+      return evaluatedBy(context.words);
+  }
+}
+
+/** Whether the word that follows `words` is program text for a command among them. */
+function evaluatedBy(words: readonly string[]): string | null {
+  for (let i = 0; i < words.length; i++) {
+    const name = base(words[i] ?? '');
+    const rest = words.slice(i + 1);
+    if (EVALUATORS.has(name)) return `as an argument of ${name}, which runs its arguments as code`;
+    if (SHELLS.has(name)) {
+      const c = rest.findIndex((w) => /^-[a-zA-Z]*c[a-zA-Z]*$/.test(w));
+      // The command string is the first word after -c that is not an option.
+      if (c !== -1 && rest.slice(c + 1).every((w) => w.startsWith('-'))) {
+        return `as the command string of ${name} ${rest[c] ?? '-c'}, which runs it as code`;
+      }
+    }
+    const flags = CODE_FLAGS[name];
+    if (name === 'awk' && rest.every((w) => w.startsWith('-'))) return 'as the program text of awk';
+    // After a script (a word naming a file: a slash or a dot in it), the interpreter's flags end:
+    // `node cli.js -p {{key}}` hands the value to cli.js, while `node -p {{key}}` evaluates it.
+    const script = rest.slice(0, -1).some((w) => !w.startsWith('-') && /[/.]/.test(w));
+    if (flags !== undefined && !script && flags.includes(rest[rest.length - 1] ?? '')) {
+      return `as the program text of ${name} ${rest[rest.length - 1] ?? ''}`;
+    }
+  }
+  return null;
+}
+
+interface Placeholder {
+  readonly field: TemplateField;
+  readonly index: number;
+  readonly length: number;
+  readonly context: ShellContext;
+}
+
+/** Every placeholder with its context; throws on an unknown name or an unsafe position. */
+function placeholders(template: string): Placeholder[] {
+  const found = [...template.matchAll(PLACEHOLDER)];
+  const contexts = shellContexts(
+    template,
+    found.map((m) => m.index),
+  );
+  return found.map((m, i) => {
     const name = m[1] ?? '';
     if (!(name in TEMPLATE_FIELDS)) {
       throw new InvalidInputError(
@@ -30,17 +120,34 @@ export function validateCommandTemplate(template: string): string {
           .join(', ')}`,
       );
     }
-  }
+    const context = contexts[i] ?? { kind: 'substitution' };
+    const why = unsafeBecause(context);
+    if (why !== null) {
+      throw new InvalidInputError(
+        `{{${name}}} at position ${m.index} of the command stands ${why}`,
+        HINT_ARGUMENT,
+      );
+    }
+    return { field: name as TemplateField, index: m.index, length: m[0].length, context };
+  });
+}
+
+/** Checks every placeholder: a known name, in a place where it stays data. Returns the template. */
+export function validateCommandTemplate(template: string): string {
+  placeholders(template);
   return template;
 }
 
-/** The shell text to run: placeholders replaced by environment references. */
+/** The shell text to run: each placeholder replaced by a quoted environment reference. */
 export function renderCommand(template: string): string {
-  return template.replace(PLACEHOLDER, (_, name: string) => {
-    const variable = TEMPLATE_FIELDS[name as TemplateField];
-    if (variable === undefined) throw new InvalidInputError(`unknown placeholder {{${name}}}`);
-    return `\${${variable}}`;
-  });
+  let out = '';
+  let at = 0;
+  for (const p of placeholders(template)) {
+    const ref = `\${${TEMPLATE_FIELDS[p.field]}}`;
+    out += template.slice(at, p.index) + (p.context.kind === 'double' ? ref : `"${ref}"`);
+    at = p.index + p.length;
+  }
+  return out + template.slice(at);
 }
 
 /** The environment that carries the values the placeholders refer to. */

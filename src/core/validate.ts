@@ -3,6 +3,7 @@
  * InvalidInputError whose message says what was wrong and whose hint says how to fix it.
  */
 import { InvalidInputError } from './errors.js';
+import { codePointName, findInvisible } from './text.js';
 
 export const KEY_LENGTH_MAX = 200;
 export const TITLE_LENGTH_MAX = 500;
@@ -12,9 +13,20 @@ export const PRIORITY_MAX = 1000;
 export const PRIORITY_DEFAULT = 100;
 export const RAM_MB_MAX = 1_048_576;
 
-// Printable, no whitespace: `github:acme/api#1246`, `JIRA-12`, `local/refactor-auth`.
-const KEY_PATTERN = /^[\x21-\x7e\u00a0-\uffff]+$/u;
-const CONTROL = /[\u0000-\u001f\u007f]/u;
+// Visible characters only: `github:acme/api#1246`, `JIRA-12`, `local/refactor-auth`, `🚀-launch`.
+// Refused by Unicode category (text.ts): controls, format characters such as U+202E or U+200B,
+// and every separator, the ordinary space included.
+const CONTROL = /\p{Cc}/u;
+
+/** Refuses text with a character that does not show; says which one and where. */
+function refuseInvisible(what: string, value: string, hint: string, allow = ''): void {
+  const bad = findInvisible(value, allow);
+  if (bad === null) return;
+  throw new InvalidInputError(
+    `${what} ${JSON.stringify(value)} contains ${bad.category} (${codePointName(bad.char)}) at position ${bad.index}`,
+    hint,
+  );
+}
 
 export function validateKey(key: unknown): string {
   if (typeof key !== 'string' || key.length === 0) {
@@ -26,12 +38,7 @@ export function validateKey(key: unknown): string {
       'use a shorter key',
     );
   }
-  if (!KEY_PATTERN.test(key)) {
-    throw new InvalidInputError(
-      `task key ${JSON.stringify(key)} contains whitespace or control characters`,
-      'use printable characters without spaces, such as github:acme/api#1246',
-    );
-  }
+  refuseInvisible('task key', key, 'use visible characters without spaces, such as github:acme/api#1246');
   return key;
 }
 
@@ -49,6 +56,24 @@ export function validateTitle(title: unknown): string {
   return title;
 }
 
+/**
+ * Free text such as a finish reason: up to `max` characters, line breaks and tabs allowed, no
+ * other control character (an escape sequence in a reason would act on every terminal showing it).
+ */
+export function validateText(what: string, value: unknown, max: number): string {
+  if (typeof value !== 'string' || value.length > max) {
+    throw new InvalidInputError(`${what} must be text of at most ${max} characters`, 'shorten it');
+  }
+  const bad = /[^\P{Cc}\n\t]/u.exec(value);
+  if (bad !== null) {
+    throw new InvalidInputError(
+      `${what} contains the control character ${codePointName(bad[0])} at position ${bad.index}`,
+      'remove it; line breaks and tabs are fine',
+    );
+  }
+  return value;
+}
+
 /** Project, assignee, host and label names. */
 export function validateName(what: string, value: unknown): string {
   if (typeof value !== 'string' || value.trim().length === 0) {
@@ -60,12 +85,13 @@ export function validateName(what: string, value: unknown): string {
       `use a shorter ${what}`,
     );
   }
-  if (CONTROL.test(value) || value !== value.trim()) {
+  if (value !== value.trim()) {
     throw new InvalidInputError(
-      `${what} ${JSON.stringify(value)} has control characters or surrounding spaces`,
+      `${what} ${JSON.stringify(value)} has surrounding spaces`,
       `write the ${what} without them`,
     );
   }
+  refuseInvisible(what, value, `write the ${what} with visible characters (single spaces are fine)`, ' ');
   return value;
 }
 

@@ -2,23 +2,25 @@
  * One job on one host, from placement to outcome. Step 0 claims the task before anything is
  * spawned; then the run's workspace is settled (run-workspace.ts): the locked workspace's
  * directory, a git worktree of it for this claim, or the runner's own directory for a cognitive
- * run. The agent runs there under the shim (its own process group, dying with the runner) while
- * this loop heartbeats the claim, watches the job row and samples the tree's RSS. A fenced
- * heartbeat, a cancelled job or a blown RAM budget kills the whole tree at once. A worktree is
- * retired once the agent has exited and before the outcome is written, since writing it
- * releases the workspace's lock to the next run.
+ * run. The agent runs there in a scope of the host's containment (a cgroup of its own, or the
+ * shim's process group; os/containment.ts) while this loop heartbeats the claim, watches the
+ * job row and samples the scope's memory. A fenced heartbeat, a cancelled job or a blown RAM
+ * budget kills the whole scope at once, and whatever the agent leaves behind when it exits dies
+ * with the job. A worktree is retired once the agent has exited and before the outcome is
+ * written, since writing it releases the workspace's lock to the next run.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { renderCommand, templateEnvironment } from '../core/command-template.js';
+import type { ChildProcess } from 'node:child_process';
+import { renderCommand } from '../core/command-template.js';
+import { BatonError } from '../core/errors.js';
 import type { Job } from '../core/job.js';
 import type { RetryPolicy } from '../core/retry.js';
 import type { Clock } from '../core/time.js';
-import { killTree, treeRssMb } from '../os/process-tree.js';
+import type { Containment, JobScope } from '../os/containment.js';
+import { killTree } from '../os/process-tree.js';
 import { readOomKills } from '../os/memory.js';
 import type { Store } from '../store/store.js';
 import { RunProgress, type StallPolicy } from './run-progress.js';
+import { spawnAgent } from './agent-process.js';
 import { settleWorkspace, type RunDirectory } from './run-workspace.js';
 
 export interface AgentRunOptions {
@@ -27,7 +29,10 @@ export interface AgentRunOptions {
   readonly host: string;
   readonly runnerSession: number;
   readonly dbUrl: string;
-  readonly shimPath: string;
+  /** How this host keeps each job's processes together (cgroup or process group). */
+  readonly containment: Containment;
+  /** Variables (or NAME* prefixes) agents inherit beyond the allowlist (agent-env.ts). */
+  readonly agentEnv: readonly string[];
   readonly logDir: string;
   readonly defaultCommand: string | null;
   readonly heartbeatIntervalMs: number;
@@ -45,24 +50,27 @@ export interface AgentRunOptions {
 }
 
 type KillReason = 'fenced' | 'cancelled' | 'oom' | 'shutdown' | 'stalled';
-const TAIL_CHARS = 4000;
+type Guard = { id: number; session: number; epoch: number };
 
 export class AgentRun {
   private child: ChildProcess | null = null;
+  private scope: JobScope | null = null;
   private killedFor: KillReason | null = null;
-  private tail = '';
+  private tail = (): string => '';
   private peakRssMb = 0;
   private progress: RunProgress | null = null;
+  private oomKills = 0;
 
   constructor(
     private readonly o: AgentRunOptions,
     readonly job: Job,
   ) {}
 
-  /** Kills the agent's tree (used when the runner itself is fenced or stops). */
+  /** Kills the agent's scope (also used when the runner itself is fenced or stops). */
   kill(reason: KillReason): void {
     if (this.child?.pid === undefined || this.killedFor !== null) return;
     this.killedFor = reason;
+    this.scope?.kill();
     killTree(this.child.pid);
   }
 
@@ -127,27 +135,19 @@ export class AgentRun {
     command: string,
     agentSession: number,
     claimEpoch: number,
-    guard: { id: number; session: number; epoch: number },
+    guard: Guard,
     dir: RunDirectory,
   ): Promise<void> {
     const { store, clock } = this.o;
     const job = this.job;
     const title = (await store.tasks.get(job.key))?.title ?? '';
-    const oomBefore = readOomKills();
     const workspaceDir = dir.env['BATON_WORKSPACE'] ? dir.path : null;
     const progress = new RunProgress({ ...this.o, job, agentSession, workspaceDir });
     this.progress = progress;
     await progress.baseline();
-    const child = this.spawnAgent(command, dir, {
-      key: job.key,
-      title,
-      session: agentSession,
-      job: job.id,
-      epoch: claimEpoch,
-      host: this.o.host,
-      attempt: job.attempt,
-    });
-    this.child = child;
+    const started = await this.start(command, dir, agentSession, claimEpoch, title, guard);
+    if (started === null) return;
+    const { child, scope, oomBefore } = started;
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
       child.on('exit', (code, signal) => resolve({ code, signal })),
     );
@@ -175,7 +175,7 @@ export class AgentRun {
     while (!done) {
       await Promise.race([exited, clock.sleep(this.o.sampleIntervalMs)]);
       if (done) break;
-      this.sampleRss();
+      this.sampleMemory(scope);
       const mono = clock.monotonicNowMs();
       if (mono - lastBeatMs >= this.o.heartbeatIntervalMs) {
         lastBeatMs = mono;
@@ -184,8 +184,85 @@ export class AgentRun {
       }
     }
     const exit = await exited;
+    // Whatever the agent left behind (a setsid child, a daemon it started) ends with the job.
+    this.oomKills = Math.max(this.oomKills, scope.oomKills());
+    this.peakRssMb = Math.max(this.peakRssMb, scope.peakMb() ?? 0);
+    await scope.close();
     await dir.retire();
     await this.report(exit, oomBefore, agentSession, claimEpoch, guard);
+  }
+
+  /**
+   * Renders the command, makes the job's scope and spawns the agent into it; null when it must
+   * not run (a template refused, a scope the host would not make): the job is then ended and
+   * the claim released, with the reason.
+   */
+  private async start(
+    template: string,
+    dir: RunDirectory,
+    agentSession: number,
+    claimEpoch: number,
+    title: string,
+    guard: Guard,
+  ): Promise<{ child: ChildProcess; scope: JobScope; oomBefore: number | null } | null> {
+    const job = this.job;
+    const release = (): Promise<unknown> =>
+      this.o.store.claims.release({
+        key: job.key,
+        session: agentSession,
+        epoch: claimEpoch,
+        outcome: 'failed',
+      });
+    let command: string;
+    try {
+      command = renderCommand(template);
+    } catch (error) {
+      // Enqueued before templates were checked: it can never run, so it fails for good.
+      if (!(error instanceof BatonError)) throw error;
+      const reason = `the command template is refused: ${error.message}; fix: ${error.hint ?? ''}`;
+      await this.o.store.jobs.finish({ ...guard, status: 'failed', reason });
+      await release();
+      this.o.log(`job ${job.id} ${job.key}: failed, ${reason}`);
+      return null;
+    }
+    const scope = this.o.containment.scope(job.id, job.epoch, job.ramMb);
+    try {
+      scope.create();
+    } catch (error) {
+      // A host problem, not the job's: back to the queue, under the retry policy.
+      const why = error instanceof Error ? error.message : String(error);
+      const reason = `${this.o.containment.kind} scope refused: ${why}`;
+      await scope.close();
+      const r = await this.o.store.dispatch.requeue({ ...guard, reason, policy: this.o.policy });
+      await release();
+      this.o.log(`job ${job.id} ${job.key}: ${reason}; ${r.ok ? r.job.status : 'lost'}`);
+      return null;
+    }
+    const oomBefore = readOomKills();
+    const agent = spawnAgent({
+      command,
+      cwd: dir.path,
+      scope,
+      logDir: this.o.logDir,
+      logName: `job-${job.id}-attempt-${job.attempt}.log`,
+      values: {
+        key: job.key,
+        title,
+        session: agentSession,
+        job: job.id,
+        epoch: claimEpoch,
+        host: this.o.host,
+        attempt: job.attempt,
+      },
+      dbUrl: this.o.dbUrl,
+      agentEnv: this.o.agentEnv,
+      more: { BATON_JOB_EPOCH: String(job.epoch), BATON_RAM_MB: String(job.ramMb ?? ''), ...dir.env },
+      onOutput: (bytes) => this.progress?.output(bytes),
+    });
+    this.child = agent.child;
+    this.scope = scope;
+    this.tail = () => agent.tail();
+    return { child: agent.child, scope, oomBefore };
   }
 
   /** Heartbeats the claim and reads the job; kills the tree when either says it is no longer ours. */
@@ -205,13 +282,21 @@ export class AgentRun {
     }
   }
 
-  private sampleRss(): void {
-    const pid = this.child?.pid;
-    if (pid === undefined) return;
-    const rss = treeRssMb(pid, [pid]);
-    this.peakRssMb = Math.max(this.peakRssMb, rss);
+  /**
+   * Where the kernel enforces the budget (a cgroup with a memory controller), an OOM kill in the
+   * scope ends the job at once, as one; elsewhere the scope's RSS is held to the budget here.
+   */
+  private sampleMemory(scope: JobScope): void {
     const budget = this.job.ramMb;
-    if (budget !== null && budget > 0 && rss > budget) this.kill('oom');
+    const mb = scope.memoryMb();
+    this.peakRssMb = Math.max(this.peakRssMb, mb, scope.peakMb() ?? 0);
+    if (budget === null || budget <= 0) return;
+    if (scope.enforcesMemory) {
+      this.oomKills = Math.max(this.oomKills, scope.oomKills());
+      if (this.oomKills > 0) this.kill('oom');
+    } else if (mb > budget) {
+      this.kill('oom');
+    }
   }
 
   private async report(
@@ -219,7 +304,7 @@ export class AgentRun {
     oomBefore: number | null,
     agentSession: number,
     claimEpoch: number,
-    guard: { id: number; session: number; epoch: number },
+    guard: Guard,
   ): Promise<void> {
     const { store } = this.o;
     const job = this.job;
@@ -240,17 +325,27 @@ export class AgentRun {
     }
     if (this.killedFor === 'stalled') {
       const reason = this.progress?.reason() ?? 'stalled';
-      await store.jobs.finish({ ...guard, status: 'failed', reason, outputTail: this.tail });
+      await store.jobs.finish({ ...guard, status: 'failed', reason, outputTail: this.tail() });
       await release('failed');
       this.o.log(`job ${job.id} ${job.key}: failed, ${reason}`);
       return;
     }
-    const kernelOom = exit.signal === 'SIGKILL' && oomBefore !== null && (readOomKills() ?? 0) > oomBefore;
+    const inScope = this.oomKills > 0;
+    // Without a count of the scope's own, a SIGKILL while the machine's count rose is taken as OOM.
+    const machineOom =
+      this.scope?.countsOom !== true &&
+      exit.signal === 'SIGKILL' &&
+      oomBefore !== null &&
+      (readOomKills() ?? 0) > oomBefore;
+    const kernelOom = inScope || machineOom;
     if (this.killedFor === 'oom' || kernelOom) {
-      const reason = kernelOom
-        ? 'killed by the kernel OOM killer'
-        : `RSS ${rss} MB passed the ${job.ramMb ?? 0} MB budget`;
-      await store.jobs.finish({ ...guard, status: 'oom_killed', reason, outputTail: this.tail });
+      const reason = inScope
+        ? `killed by the kernel OOM killer at its ${job.ramMb ?? 0} MB budget ` +
+          `(${this.o.containment.kind}, peak ${rss} MB)`
+        : kernelOom
+          ? 'killed by the kernel OOM killer'
+          : `RSS ${rss} MB passed the ${job.ramMb ?? 0} MB budget`;
+      await store.jobs.finish({ ...guard, status: 'oom_killed', reason, outputTail: this.tail() });
       await release('failed');
       this.o.log(`job ${job.id} ${job.key}: oom_killed, ${reason}`);
       return;
@@ -270,42 +365,9 @@ export class AgentRun {
       status: ok ? 'done' : 'failed',
       exitCode,
       reason: ok ? null : `exit code ${exitCode}`,
-      outputTail: ok ? null : this.tail,
+      outputTail: ok ? null : this.tail(),
     });
     await release(ok ? 'done' : 'failed');
     this.o.log(`job ${job.id} ${job.key}: ${ok ? 'done' : `failed (exit code ${exitCode})`}`);
-  }
-
-  private spawnAgent(
-    command: string,
-    dir: RunDirectory,
-    values: Parameters<typeof templateEnvironment>[0],
-  ): ChildProcess {
-    mkdirSync(this.o.logDir, { recursive: true });
-    const logFile = createWriteStream(
-      join(this.o.logDir, `job-${this.job.id}-attempt-${this.job.attempt}.log`),
-    );
-    const child = spawn(process.execPath, [this.o.shimPath, String(process.pid), renderCommand(command)], {
-      cwd: dir.path,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: {
-        ...process.env,
-        ...templateEnvironment(values),
-        BATON_DB: this.o.dbUrl,
-        BATON_JOB_EPOCH: String(this.job.epoch),
-        BATON_RAM_MB: String(this.job.ramMb ?? ''),
-        ...dir.env,
-      },
-    });
-    const collect = (chunk: Buffer): void => {
-      logFile.write(chunk);
-      this.progress?.output(chunk.length);
-      this.tail = (this.tail + chunk.toString('utf8')).slice(-TAIL_CHARS);
-    };
-    child.stdout?.on('data', collect);
-    child.stderr?.on('data', collect);
-    child.on('exit', () => logFile.end());
-    return child;
   }
 }

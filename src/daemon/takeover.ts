@@ -10,9 +10,15 @@
  * here, and its heartbeat, read on the database clock, has lapsed for two intervals. The last
  * condition protects a host name used by mistake on two machines: there the other process keeps
  * heartbeating, so this one waits two intervals, then gives up with the usual conflict.
+ *
+ * Before anything runs again, it kills what the predecessor's agents left: everything in the job
+ * cgroups its host row names, and every process carrying its run's marker (os/containment.ts).
+ * The predecessor's reaper normally did that already; this covers a reaper killed with it.
  */
 import { readFileSync } from 'node:fs';
+import { decodeContainmentRef } from '../core/containment.js';
 import type { Session } from '../core/session.js';
+import { killLeftovers } from '../os/containment.js';
 import type { Clock } from '../core/time.js';
 import type { Store } from '../store/store.js';
 import { DISPATCHER_LEASE } from '../core/lease.js';
@@ -57,7 +63,8 @@ export async function takeOverDeadPredecessor(
   const deadline = clock.monotonicNowMs() + lapse + o.heartbeatIntervalMs;
   let waiting = false;
   while (!stop.aborted) {
-    const served = (await store.hosts.list()).find((h) => h.name === o.host)?.session ?? null;
+    const host = (await store.hosts.list()).find((h) => h.name === o.host);
+    const served = host?.session ?? null;
     const old = served === null ? null : await store.sessions.get(served);
     if (old === null || old.state !== 'live' || old.kind !== 'daemon' || old.host !== o.host) return null;
     if (processExists(old.pid)) return null;
@@ -72,6 +79,12 @@ export async function takeOverDeadPredecessor(
       if (lease !== null && lease.holder === String(old.id)) {
         await store.leases.resign({ name: DISPATCHER_LEASE, holder: lease.holder, term: lease.term });
       }
+      // After the quick steps in the store (the lease is resigned before it expires), and before
+      // this process registers and runs anything.
+      const ref = decodeContainmentRef(host?.containmentRef ?? null);
+      const killed = ref === null ? 0 : await killLeftovers(ref);
+      if (killed > 0)
+        log(`killed ${killed} process(es) left by session ${old.id}'s agents (${host?.containment ?? '?'})`);
       log(
         `took over host ${o.host} from session ${old.id} (pid ${old.pid} is no longer running here): ` +
           `ended it and ${mine.length - 1} agent session(s); recovery requeues their jobs`,

@@ -7,11 +7,16 @@
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { encodeContainmentRef, type ContainmentChoice } from '../core/containment.js';
 import { ConflictError, StoreUnavailableError } from '../core/errors.js';
+import { hasPassword } from '../core/redact.js';
 import { DEFAULT_RETRY_POLICY } from '../core/retry.js';
 import type { SessionId } from '../core/session.js';
 import type { Clock } from '../core/time.js';
+import { openContainment, type Containment } from '../os/containment.js';
 import { readMemory } from '../os/memory.js';
+import { makeStatePrivate } from '../os/private-state.js';
+import { parseDbUrl } from '../store/open.js';
 import type { Store } from '../store/store.js';
 import { Dispatcher } from './dispatcher.js';
 import { LeaderElector } from './leader-elector.js';
@@ -34,6 +39,10 @@ export interface UpOptions {
   readonly standby: boolean;
   readonly agentCommand: string | null;
   readonly logDir: string;
+  /** How to keep each job's processes together: a kind, or `auto` for the best this host allows. */
+  readonly containment?: ContainmentChoice | undefined;
+  /** Variables (or NAME* prefixes) agents inherit beyond the allowlist (agent-env.ts). */
+  readonly agentEnv?: readonly string[] | undefined;
   /** Where worktrees of `worktree` workspaces are made, one per claim; default beside logDir. */
   readonly worktreeDir?: string | undefined;
   readonly cwd: string;
@@ -65,6 +74,16 @@ export async function runUp(
   // first ends the session it was fenced under, which may still be live (the database was
   // unreachable, or no other leader exists to rescue it), and retries while the database stays
   // unreachable. Found by the chaos suite (test/chaos/rejoin.test.ts).
+  const target = parseDbUrl(o.dbUrl);
+  const sqlitePath = target.engine === 'sqlite' ? target.path : null;
+  for (const note of makeStatePrivate({ stateDir: dirname(o.logDir), sqlitePath })) log(`note: ${note}`);
+  const passwordFor = (o.agentEnv ?? []).some((n) => /^PGPASS(WORD|FILE)$|^PG\*$|^PGPASS\*$/.test(n));
+  if (hasPassword(o.dbUrl) && !passwordFor) {
+    log(
+      'note: agents get BATON_DB without its password; to let them use the database, keep the password ' +
+        'in a password file and pass --agent-env PGPASSFILE (docs/security.md)',
+    );
+  }
   let previous: SessionId | null = null;
   while (!stop.aborted) {
     let membership: { fenced: boolean; session: SessionId };
@@ -95,6 +114,22 @@ async function runOnce(
   stop: AbortSignal,
 ): Promise<{ fenced: boolean; session: SessionId }> {
   await takeOverDeadPredecessor(store, o, clock, log, stop);
+  const containment = openContainment({ choice: o.containment ?? 'auto', shimPath: SHIM });
+  try {
+    return await joinWith(store, o, clock, log, stop, containment);
+  } finally {
+    await containment.close();
+  }
+}
+
+async function joinWith(
+  store: Store,
+  o: UpOptions,
+  clock: Clock,
+  log: (line: string) => void,
+  stop: AbortSignal,
+  containment: Containment,
+): Promise<{ fenced: boolean; session: SessionId }> {
   const session = await store.sessions.start({
     kind: 'daemon',
     host: o.host,
@@ -121,6 +156,13 @@ async function runOnce(
   log(
     `joined as session ${session.id} on host ${o.host}${o.standby ? ' (standby: no work until enabled)' : ''}`,
   );
+  await store.hosts.setContainment({
+    name: o.host,
+    session: session.id,
+    containment: containment.kind,
+    containmentRef: encodeContainmentRef(containment.ref),
+  });
+  log(`containment: ${containment.detail}`);
   const elector = new LeaderElector({
     store,
     holder,
@@ -167,7 +209,8 @@ async function runOnce(
     host: o.host,
     session: session.id,
     dbUrl: o.dbUrl,
-    shimPath: SHIM,
+    containment,
+    agentEnv: o.agentEnv ?? [],
     logDir: o.logDir,
     defaultCommand: o.agentCommand,
     heartbeatIntervalMs: o.heartbeatIntervalMs,

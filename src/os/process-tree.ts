@@ -53,9 +53,13 @@ export function treeMembers(rootPid: number): number[] {
 
 /** Resident memory of the tree in MB, leaving out the pids in `exclude` (the shim itself). */
 export function treeRssMb(rootPid: number, exclude: readonly number[] = []): number {
+  return rssMb(treeMembers(rootPid).filter((pid) => !exclude.includes(pid)));
+}
+
+/** Resident memory of these processes in MB. */
+export function rssMb(pids: Iterable<number>): number {
   let pages = 0;
-  for (const pid of treeMembers(rootPid)) {
-    if (exclude.includes(pid)) continue;
+  for (const pid of pids) {
     try {
       pages += Number(readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[1] ?? 0);
     } catch {
@@ -63,6 +67,48 @@ export function treeRssMb(rootPid: number, exclude: readonly number[] = []): num
     }
   }
   return (pages * PAGE_BYTES) / (1024 * 1024);
+}
+
+/**
+ * The processes whose environment holds `name=value…` (a value starting with `prefix`, or equal to
+ * it when `exact`). A process
+ * that called setsid and was orphaned is no longer anyone's descendant, but it still carries
+ * the environment it was started with: the run's marker finds it. (One that cleared its
+ * environment is not found; the cgroup kinds of containment have no such gap.)
+ */
+export function pidsWithEnv(name: string, prefix: string, exact = false): number[] {
+  const needle = Buffer.from(`${name}=${prefix}${exact ? '\0' : ''}`);
+  const out: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let env: Buffer;
+    try {
+      env = readFileSync(`/proc/${entry}/environ`);
+    } catch {
+      continue; // gone, or not ours to read
+    }
+    for (let at = env.indexOf(needle); at !== -1; at = env.indexOf(needle, at + 1)) {
+      if (at === 0 || env[at - 1] === 0) {
+        out.push(Number(entry));
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+/** SIGKILLs each pid; returns how many were signalled. */
+export function killAll(pids: Iterable<number>): number {
+  let n = 0;
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+      n++;
+    } catch {
+      // Already gone.
+    }
+  }
+  return n;
 }
 
 /** SIGKILLs the process group and every descendant. Returns the pids signalled. */

@@ -3,6 +3,7 @@
  * term-fenced placement of jobs, the runner's view of its assignments, and rescue of work whose
  * session stopped heartbeating. Every change is one guarded step, audited with it.
  */
+import type { ContainmentKind } from '../core/containment.js';
 import type { Job, JobId, JobTransitionResult } from '../core/job.js';
 import type { HostCapacity } from '../core/placement.js';
 import type { RetryPolicy } from '../core/retry.js';
@@ -14,6 +15,18 @@ export interface Host extends HostCapacity {
   /** The runner session serving the host, if any. */
   readonly session: SessionId | null;
   readonly registeredAt: Instant;
+  /** How the host's runner keeps each job's processes together; null until a runner said. */
+  readonly containment: ContainmentKind | null;
+  /** The runner's own reference to what it made (cgroups, marker), for its successor; opaque here. */
+  readonly containmentRef: string | null;
+}
+
+export interface HostContainmentParams {
+  readonly name: string;
+  /** The runner session serving the host; nothing is written for any other. */
+  readonly session: SessionId;
+  readonly containment: ContainmentKind;
+  readonly containmentRef: string;
 }
 
 export interface HostRegisterParams {
@@ -116,6 +129,8 @@ export interface DispatchStore {
     }): Promise<Host>;
     /** Every host with its live load (active jobs, promised and pending RAM). */
     list(): Promise<readonly Host[]>;
+    /** Records the serving runner's containment; false unless that live session serves the host. */
+    setContainment(params: HostContainmentParams): Promise<boolean>;
   };
 
   readonly dispatch: {

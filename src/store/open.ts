@@ -5,6 +5,7 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import { InvalidInputError } from '../core/errors.js';
+import { redactSecrets } from '../core/redact.js';
 import type { Store } from './store.js';
 import { applySwitches, testSwitches, type OpenOptions } from './test-switches.js';
 
@@ -27,13 +28,13 @@ export function parseDbUrl(raw: string): DbTarget {
   if (sqlite !== null) {
     const path = sqlite[3] ?? '';
     if (path.length === 0)
-      throw new InvalidInputError(`no file path in ${url}`, 'write sqlite:/path/to/baton.db');
+      throw new InvalidInputError(`no file path in ${redactSecrets(url)}`, 'write sqlite:/path/to/baton.db');
     return { engine: 'sqlite', path };
   }
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url);
   if (scheme !== null) {
     throw new InvalidInputError(
-      `unknown database scheme "${scheme[1]}:" in ${url}`,
+      `unknown database scheme "${scheme[1]}:" in ${redactSecrets(url)}`,
       'use a postgres:// URL, or a sqlite: URL or file path',
     );
   }

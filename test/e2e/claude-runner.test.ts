@@ -64,7 +64,11 @@ describe('baton up running claude -p with the MCP server and the hooks', () => {
       const env = offlineEnv(model.url, { BATON_HOOK_STATE_DIR: join(dir, '.hook-state') });
       const child = spawn(
         process.execPath,
-        [BIN, '--db', db, 'up', '--host', 'h1', '--heartbeat-interval', '0.5'],
+        [
+          ...[BIN, '--db', db, 'up', '--host', 'h1', '--heartbeat-interval', '0.5'],
+          // Agents inherit only an allowlist; the model's address and key are named, as the README says.
+          ...['--agent-env', 'ANTHROPIC_*', '--agent-env', 'DISABLE_*', '--agent-env', 'CLAUDE_CODE_*'],
+        ],
         {
           cwd: dir,
           env,

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
 import { processExists } from '../../src/daemon/takeover.js';
+import { treeMembers } from '../../src/os/process-tree.js';
 import type { TestDatabase } from '../support/databases.js';
 import { waitUntil } from '../support/wait.js';
 
@@ -61,6 +62,8 @@ export interface ClusterFixture {
   readonly dir: string;
   readonly store: Store;
   up(host: string, ...extra: string[]): UpProcess;
+  /** `up`, with these variables added to its environment. */
+  upWithEnv(env: Readonly<Record<string, string>>, host: string, ...extra: string[]): UpProcess;
   baton(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
   close(): Promise<void>;
 }
@@ -70,25 +73,24 @@ export async function clusterFixture(db: TestDatabase): Promise<ClusterFixture> 
   const dir = mkdtempSync(join(tmpdir(), 'baton-e2e-'));
   const store = await openStore(url);
   const ups: UpProcess[] = [];
+  const upWithEnv = (env: Readonly<Record<string, string>>, host: string, ...extra: string[]): UpProcess => {
+    const logPath = join(dir, `up-${host}-${ups.length}.log`);
+    const fd = openSync(logPath, 'a');
+    const child = spawn(process.execPath, [BIN, '--db', url, 'up', '--host', host, ...FAST_ARGS, ...extra], {
+      cwd: dir,
+      stdio: ['ignore', fd, fd],
+      env: { ...process.env, ...env },
+    });
+    const up = new UpProcess(host, child, logPath);
+    ups.push(up);
+    return up;
+  };
   return {
     url,
     dir,
     store,
-    up: (host, ...extra) => {
-      const logPath = join(dir, `up-${host}-${ups.length}.log`);
-      const fd = openSync(logPath, 'a');
-      const child = spawn(
-        process.execPath,
-        [BIN, '--db', url, 'up', '--host', host, ...FAST_ARGS, ...extra],
-        {
-          cwd: dir,
-          stdio: ['ignore', fd, fd],
-        },
-      );
-      const up = new UpProcess(host, child, logPath);
-      ups.push(up);
-      return up;
-    },
+    up: (host, ...extra) => upWithEnv({}, host, ...extra),
+    upWithEnv,
     baton: (...args) =>
       new Promise((resolve) => {
         const child = spawn(process.execPath, [BIN, '--db', url, ...args], { cwd: dir });
@@ -111,3 +113,29 @@ export async function clusterFixture(db: TestDatabase): Promise<ClusterFixture> 
 
 /** Whether the process runs (a zombie does not): the takeover's own test of it. */
 export const isAlive = processExists;
+
+function cmdline(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * The agent's own processes under a job's pid: its process tree without the Node shim
+ * (process-group containment) or the shell that enters the job's cgroup before exec'ing the
+ * command (cgroup containment; the pid becomes the agent's once it has).
+ */
+export function agentPids(jobPid: number): number[] {
+  return treeMembers(jobPid).filter((p) => {
+    const cmd = cmdline(p);
+    return cmd !== '' && !cmd.includes('agent-shim') && !cmd.includes('baton-agent');
+  });
+}
+
+/** The job of `key` has its agent running. */
+export async function agentStarted(store: Store, key: string, atLeast = 1): Promise<boolean> {
+  const pid = (await store.jobs.list({ key }))[0]?.pid;
+  return pid != null && agentPids(pid).length >= atLeast;
+}

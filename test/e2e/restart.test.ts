@@ -9,7 +9,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { treeMembers } from '../../src/os/process-tree.js';
 import { bothEngines } from '../support/databases.js';
-import { clusterFixture, isAlive } from './cluster-support.js';
+import { agentStarted, clusterFixture, isAlive } from './cluster-support.js';
 import { waitUntil } from '../support/wait.js';
 
 for (const db of bothEngines()) {
@@ -19,14 +19,7 @@ for (const db of bothEngines()) {
       try {
         await c.store.jobs.enqueue({ key: 'long', command: 'test "$BATON_ATTEMPT" -gt 1 || exec sleep 60' });
         const first = c.up('solo');
-        await waitUntil(
-          async () => {
-            const pid = (await c.store.jobs.list({ key: 'long' }))[0]?.pid;
-            return pid != null && treeMembers(pid).length >= 2;
-          },
-          15_000,
-          'the agent to start',
-        );
+        await waitUntil(async () => agentStarted(c.store, 'long'), 15_000, 'the agent to start');
         const tree = treeMembers((await c.store.jobs.list({ key: 'long' }))[0]?.pid ?? 0);
         first.signal('SIGKILL');
         await first.exited();

@@ -20,6 +20,7 @@ import {
 import { InvalidInputError } from '../../core/errors.js';
 import { DEFAULT_DB, openStore, parseDbUrl } from '../../store/open.js';
 import { Output } from '../output.js';
+import { registerGuardServer } from './guard-server.js';
 import { Refusal } from '../refusal.js';
 import { dbUrl, type GlobalOptions } from '../run.js';
 
@@ -53,6 +54,7 @@ export function registerGuard(program: Command): void {
     .option('--dir <worktree>', 'the worktree (default: the current directory)')
     .option('--default-db <url>', 'the database when neither --db nor the source of the claim names one')
     .action((o: CheckOptions, cmd: Command) => check(o, cmd));
+  registerGuardServer(guard);
 }
 
 async function install(o: InstallOptions, cmd: Command): Promise<void> {

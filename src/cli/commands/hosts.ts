@@ -1,13 +1,13 @@
 /** `baton hosts`, `baton host enable|disable <name>` and `baton retry <job>`. */
 import type { Command } from 'commander';
 import { ramAvailableMb } from '../../core/placement.js';
-import { iso, table } from '../output.js';
+import { cell, iso, table } from '../output.js';
 import { withCoordinator } from '../run.js';
 
 export function registerHosts(program: Command): void {
   program
     .command('hosts')
-    .description('list hosts: enabled or standby, RAM, job slots and running jobs')
+    .description('list hosts: enabled or standby, RAM, job slots, running jobs and containment')
     .action((_o: unknown, cmd: Command) =>
       withCoordinator(cmd, async (baton, out) => {
         const hosts = await baton.cluster.hosts();
@@ -15,7 +15,17 @@ export function registerHosts(program: Command): void {
           hosts.length === 0
             ? 'no hosts: start one with `baton up`'
             : table(
-                ['HOST', 'STATE', 'RAM_TOTAL', 'RESERVED', 'FREE', 'AVAILABLE', 'JOBS', 'HEARTBEAT'],
+                [
+                  'HOST',
+                  'STATE',
+                  'RAM_TOTAL',
+                  'RESERVED',
+                  'FREE',
+                  'AVAILABLE',
+                  'JOBS',
+                  'CONTAINMENT',
+                  'HEARTBEAT',
+                ],
                 hosts.map((h) => [
                   h.name,
                   h.enabled ? 'enabled' : 'standby',
@@ -24,6 +34,7 @@ export function registerHosts(program: Command): void {
                   `${h.ramFreeMb}`,
                   `${ramAvailableMb(h)}`,
                   `${h.jobsActive}/${h.slotsMax}`,
+                  cell(h.containment),
                   iso(h.heartbeatAt),
                 ]),
               ),

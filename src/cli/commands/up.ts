@@ -10,10 +10,13 @@ import { validateCommandTemplate } from '../../core/command-template.js';
 import { InvalidInputError } from '../../core/errors.js';
 import { STALL_ACTIONS, STALL_AFTER_MS_DEFAULT } from '../../core/progress.js';
 import { validateInteger, validateName, validateOneOf, RAM_MB_MAX } from '../../core/validate.js';
+import { CONTAINMENT_CHOICES } from '../../core/containment.js';
+import { validateAgentEnvName } from '../../daemon/agent-env.js';
 import { systemClock } from '../../daemon/clock.js';
 import { runUp, UP_DEFAULTS, type UpOptions } from '../../daemon/up.js';
 import { absoluteDbUrl } from '../../store/open.js';
-import { dbUrl, withStore, type GlobalOptions } from '../run.js';
+import { jsonText, terminalText } from '../output.js';
+import { collect, dbUrl, withStore, type GlobalOptions } from '../run.js';
 
 interface UpFlags {
   readonly host?: string;
@@ -28,6 +31,8 @@ interface UpFlags {
   readonly agentCommand?: string;
   readonly stallAfter?: string;
   readonly stallAction?: string;
+  readonly containment?: string;
+  readonly agentEnv?: readonly string[];
 }
 
 /** Seconds from the command line (fractions allowed) to milliseconds. */
@@ -82,6 +87,8 @@ export function parseUpFlags(o: UpFlags, globals: GlobalOptions): UpOptions {
         : validateInteger('--reserved-mb', o.reservedMb, 0, RAM_MB_MAX),
     standby: o.standby === true,
     agentCommand: o.agentCommand === undefined ? null : validateCommandTemplate(o.agentCommand),
+    containment: validateOneOf('--containment', o.containment ?? 'auto', CONTAINMENT_CHOICES),
+    agentEnv: (o.agentEnv ?? []).map(validateAgentEnvName),
     logDir: resolve('.baton', 'logs'),
     worktreeDir: resolve('.baton', 'worktrees'),
     cwd: process.cwd(),
@@ -118,6 +125,15 @@ export function registerUp(program: Command): void {
       '--agent-command <template>',
       'command for jobs enqueued without one, e.g. \'claude -p "Work on {{key}}"\'',
     )
+    .option(
+      '--containment <kind>',
+      "how to keep each job's processes together: auto (default), cgroup2, cgroup1 or process-group",
+    )
+    .option(
+      '--agent-env <name>',
+      'let agents inherit this variable (or NAME* prefix) besides PATH, HOME, locale and BATON_*; repeatable',
+      collect,
+    )
     .action((o: UpFlags, cmd: Command) => {
       const options = parseUpFlags(o, cmd.optsWithGlobals<GlobalOptions>());
       return withStore(cmd, async (store, out) => {
@@ -126,8 +142,8 @@ export function registerUp(program: Command): void {
         process.once('SIGINT', leave);
         process.once('SIGTERM', leave);
         const log = (line: string): void => {
-          if (out.json) process.stdout.write(`${JSON.stringify({ at: new Date().toISOString(), line })}\n`);
-          else process.stdout.write(`${new Date().toISOString()} ${line}\n`);
+          const at = new Date().toISOString();
+          process.stdout.write(`${out.json ? jsonText({ at, line }) : terminalText(`${at} ${line}`)}\n`);
         };
         log(
           `baton up on ${options.host}: lease TTL ${options.leaseTtlMs} ms, ` +

@@ -5,6 +5,7 @@
 import { describe } from 'node:test';
 import { exerciseAuditAndMigrations } from './audit-migrations.js';
 import { exerciseClaims } from './claims.js';
+import { exerciseContainment } from './containment.js';
 import { exerciseDispatch } from './dispatch.js';
 import { exerciseEffects } from './effects.js';
 import type { Harness } from './harness.js';
@@ -35,5 +36,6 @@ export function exerciseStore(h: Harness): void {
     exerciseWorkspaces(h);
     exerciseWorkspaceDispatch(h);
     exerciseWakeups(h);
+    exerciseContainment(h);
   });
 }

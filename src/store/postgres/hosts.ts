@@ -5,6 +5,7 @@
  * Locks follow the kernel's order: a session row before the host row.
  */
 import { assert } from '../../core/assert.js';
+import type { ContainmentKind } from '../../core/containment.js';
 import { ConflictError, FencedError, NotFoundError } from '../../core/errors.js';
 import type { DispatchStore, Host } from '../dispatch-store.js';
 import { NOW, hostOf, ms } from './rows.js';
@@ -23,6 +24,8 @@ const HOST_FIELDS = [
   'slots_max',
   'heartbeat_at',
   'registered_at',
+  'containment',
+  'containment_ref',
 ] as const;
 
 const hostFields = (table: string): string => HOST_FIELDS.map((f) => `${table}.${f}`).join(', ');
@@ -54,6 +57,8 @@ interface HostRow {
   slots_max: number;
   heartbeat_at: Date;
   registered_at: Date;
+  containment: ContainmentKind | null;
+  containment_ref: string | null;
   jobs_active: number;
   ram_promised_mb: number;
   ram_pending_mb: number;
@@ -70,6 +75,8 @@ function toHost(r: HostRow): Host {
     slotsMax: r.slots_max,
     heartbeatAt: ms(r.heartbeat_at),
     registeredAt: ms(r.registered_at),
+    containment: r.containment,
+    containmentRef: r.containment_ref,
     jobsActive: r.jobs_active,
     ramPromisedMb: r.ram_promised_mb,
     ramPendingMb: r.ram_pending_mb,
@@ -184,5 +191,18 @@ export function postgresHosts(run: PgRunner): DispatchStore['hosts'] {
       return toHost(row);
     },
     list: async () => (await run.rows<HostRow>(HOST_LIST)).map(toHost),
+    setContainment: async (p) => {
+      const [r] = await run.rows<{ set: number }>(
+        `WITH h AS (
+           UPDATE hosts SET containment = $3::text, containment_ref = $4::text
+           WHERE name = $1::text AND session_id = $2::bigint
+             AND EXISTS (SELECT 1 FROM sessions WHERE id = $2::bigint AND state = 'live')
+           RETURNING name
+         )
+         SELECT count(*) AS set FROM h`,
+        [p.name, p.session, p.containment, p.containmentRef],
+      );
+      return r?.set === 1;
+    },
   };
 }

@@ -13,6 +13,7 @@ import type { Store } from '../store.js';
 import { postgresWakeups } from './wakeups.js';
 import { MIGRATIONS } from './migrations/index.js';
 import { NOW, ms } from './rows.js';
+import { PassfileClient } from './pgpass.js';
 import { PgRunner } from './runner.js';
 import { postgresClaims, postgresSessions, postgresTasks } from './tasks-claims.js';
 import { postgresJobs } from './jobs.js';
@@ -72,6 +73,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     keepAlive: true,
     application_name: 'baton',
     types: typeParsers(),
+    // A URL without a password takes it from PGPASSWORD or the passfile (pgpass.ts).
+    Client: PassfileClient,
   };
   const pool = new pg.Pool({
     ...config,
@@ -146,6 +149,13 @@ async function migrate(
   const own = migrator();
   try {
     await applyMissing(own.run, target);
+  } catch (error) {
+    // 42501: insufficient_privilege. The runtime role (docs/security.md) may not change the schema.
+    if ((error as { code?: unknown }).code !== '42501') throw error;
+    throw new StoreUnavailableError(
+      `the schema needs migration ${latest}, which this role may not apply (${(error as Error).message})`,
+      "run `baton db migrate` with the owner role's URL",
+    );
   } finally {
     await own.end().catch(() => undefined);
   }

@@ -213,7 +213,12 @@ export function connectionFailure(error: unknown): { message: string; hint: stri
       return { message: text, hint: 'the server is starting or shutting down; retry shortly' };
   }
   if (code.startsWith('28')) {
-    return { message: text, hint: 'check the user and password in the database URL' };
+    return {
+      message: text,
+      hint:
+        'check the user and password: in the URL, in PGPASSWORD, or in the password file ' +
+        '(PGPASSFILE, default ~/.pgpass, mode 0600); URLs Baton hands on carry none',
+    };
   }
   if (code.startsWith('08')) return { message: text, hint: START_SERVER };
   if (code !== '') return null;

@@ -5,7 +5,8 @@
  * again), then reconnects every second while anyone still waits. Until then, waiters fall back
  * on their timeouts.
  */
-import pg from 'pg';
+import type pg from 'pg';
+import { PassfileClient } from './pgpass.js';
 import { WakeHub, type Wakeups } from '../wakeups.js';
 
 const RECONNECT_MS = 1000;
@@ -40,7 +41,7 @@ export function postgresWakeups(config: pg.ClientConfig): { wakeups: Wakeups; cl
   const listen = (): Promise<void> => {
     if (closed || client !== null || hub.waiting === 0) return Promise.resolve();
     connecting ??= (async () => {
-      const c = new pg.Client(config);
+      const c = new PassfileClient(config);
       c.on('error', () => lost(c));
       c.on('end', () => lost(c));
       c.on('notification', () => hub.wake());

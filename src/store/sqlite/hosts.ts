@@ -1,4 +1,5 @@
 /** Hosts and their live capacity on SQLite. */
+import type { ContainmentKind } from '../../core/containment.js';
 import { ConflictError, NotFoundError } from '../../core/errors.js';
 import type { DispatchStore, Host } from '../dispatch-store.js';
 import { appendAudit } from './rows.js';
@@ -15,6 +16,8 @@ interface HostRow {
   slots_max: number;
   heartbeat_at: number;
   registered_at: number;
+  containment: ContainmentKind | null;
+  containment_ref: string | null;
   jobs_active: number;
   ram_promised_mb: number;
   ram_pending_mb: number;
@@ -51,6 +54,8 @@ function toHost(r: HostRow): Host {
     slotsMax: r.slots_max,
     heartbeatAt: r.heartbeat_at,
     registeredAt: r.registered_at,
+    containment: r.containment,
+    containmentRef: r.containment_ref,
     jobsActive: r.jobs_active,
     ramPromisedMb: r.ram_promised_mb,
     ramPendingMb: r.ram_pending_mb,
@@ -136,5 +141,16 @@ export function sqliteHosts(run: SqliteRunner): Sync<DispatchStore['hosts']> {
         return get(p.name) as Host;
       }),
     list: () => run.read(() => (run.prepare(HOST_LIST).all() as HostRow[]).map(toHost)),
+    setContainment: (p) =>
+      run.write(
+        () =>
+          run
+            .prepare(
+              `UPDATE hosts SET containment = ?, containment_ref = ?
+               WHERE name = ? AND session_id = ?
+                 AND EXISTS (SELECT 1 FROM sessions WHERE id = ? AND state = 'live')`,
+            )
+            .run(p.containment, p.containmentRef, p.name, p.session, p.session).changes === 1,
+      ),
   };
 }

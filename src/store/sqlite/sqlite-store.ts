@@ -8,7 +8,7 @@
  * inside the write transaction: SQLite is single-host by construction.
  */
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { StoreUnavailableError } from '../../core/errors.js';
 import type { Store } from '../store.js';
@@ -38,7 +38,12 @@ export interface SqliteStoreOptions {
 export function openSqliteStore(options: SqliteStoreOptions): Store {
   let db: Database.Database;
   try {
-    if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
+    if (options.path !== ':memory:') {
+      // Private from birth: directories Baton makes are 0700 and the file 0600; SQLite gives its
+      // -wal and -shm files the database file's mode.
+      mkdirSync(dirname(options.path), { recursive: true, mode: 0o700 });
+      closeSync(openSync(options.path, 'a', 0o600));
+    }
     db = new Database(options.path);
     db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 1000}`);
     db.pragma('journal_mode = WAL');

@@ -8,6 +8,7 @@ import leanIndexes from './0007-lean-indexes.js';
 import claimBatch from './0008-claim-batch.js';
 import hostLoadIndex from './0009-host-load-index.js';
 import progress from './0010-progress.js';
+import containment from './0011-containment.js';
 
 export interface Migration {
   readonly version: number;
@@ -30,4 +31,5 @@ export const MIGRATIONS: readonly Migration[] = [
   claimBatch,
   hostLoadIndex,
   progress,
+  containment,
 ];

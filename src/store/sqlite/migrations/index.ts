@@ -7,6 +7,7 @@ import wake from './0006-wake.js';
 import leanIndexes from './0007-lean-indexes.js';
 import hostLoadIndex from './0009-host-load-index.js';
 import progress from './0010-progress.js';
+import containment from './0011-containment.js';
 
 export interface Migration {
   readonly version: number;
@@ -25,4 +26,5 @@ export const MIGRATIONS: readonly Migration[] = [
   leanIndexes,
   hostLoadIndex,
   progress,
+  containment,
 ];

@@ -1,0 +1,50 @@
+/**
+ * `baton db migrate` and `baton db roles`: bringing the schema up to date (with the owner's URL
+ * once roles are split) and splitting the roles on PostgreSQL (docs/security.md).
+ */
+import type { Command } from 'commander';
+import { redactSecrets } from '../../core/redact.js';
+import { migrateDatabase, setUpRoles } from '../../store/roles.js';
+import { Output } from '../output.js';
+import { dbUrl, type GlobalOptions } from '../run.js';
+
+interface RolesOptions {
+  readonly owner?: string;
+  readonly runtime?: string;
+  readonly print?: boolean;
+}
+
+export function registerDb(program: Command): void {
+  const db = program
+    .command('db')
+    .description('database administration: migrations and least-privilege roles');
+  db.command('migrate')
+    .description("apply missing schema migrations (needs the tables' owner once roles are split)")
+    .action(async (_o: unknown, cmd: Command) => {
+      const globals = cmd.optsWithGlobals<GlobalOptions>();
+      await migrateDatabase(dbUrl(globals));
+      new Output(globals.json === true).result({ migrated: true }, () => 'schema up to date');
+    });
+  db.command('roles')
+    .description(
+      'PostgreSQL: make an owner role (migrations) and a runtime role that may only append to the ledger',
+    )
+    .option('--owner <role>', 'the role that owns the tables and runs migrations', 'baton_owner')
+    .option('--runtime <role>', 'the role baton up, the CLI and the API use', 'baton_runtime')
+    .option('--print', 'print the SQL instead of running it')
+    .action(async (o: RolesOptions, cmd: Command) => {
+      const globals = cmd.optsWithGlobals<GlobalOptions>();
+      const roles = { owner: o.owner ?? 'baton_owner', runtime: o.runtime ?? 'baton_runtime' };
+      const statements = await setUpRoles(dbUrl(globals), roles, o.print !== true);
+      new Output(globals.json === true).result({ ...roles, applied: o.print !== true, statements }, () =>
+        o.print === true
+          ? statements.map((s) => `${s};`)
+          : [
+              `roles ready: ${roles.owner} owns the tables, ` +
+                `${roles.runtime} may append to the ledger but not change it`,
+              `set their passwords (ALTER ROLE … PASSWORD) or pg_hba entries, then run baton with ` +
+                `${redactSecrets('postgres://' + roles.runtime + '@…')} and migrations with ${roles.owner}`,
+            ],
+      );
+    });
+}

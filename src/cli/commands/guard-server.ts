@@ -1,0 +1,100 @@
+/**
+ * `baton guard server-install <bare-repo>` and `baton guard receive` (what its pre-receive hook
+ * runs): the enforcing side of the push guard, on the repository pushes go to
+ * (coordinator/guard-server.ts). A refused ref is one line on stderr, which git shows the pusher
+ * as `remote: baton: push to … refused: …`; any refusal refuses the whole push (exit 3).
+ */
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { Coordinator } from '../../coordinator/coordinator.js';
+import { absoluteDb, installedBatonBin } from '../../coordinator/guard.js';
+import {
+  DEFAULT_PROTECTED,
+  installServerGuard,
+  judgePush,
+  parseRefUpdates,
+  readServerConfig,
+} from '../../coordinator/guard-server.js';
+import { withoutPassword } from '../../core/redact.js';
+import { openStore } from '../../store/open.js';
+import { Output, writeErrorLine } from '../output.js';
+import { Refusal } from '../refusal.js';
+import { collect, dbUrl, type GlobalOptions } from '../run.js';
+
+export function registerGuardServer(guard: Command): void {
+  guard
+    .command('server-install <bare-repo>')
+    .description("install the enforcing pre-receive hook: pushes to a task's branch need its live claim")
+    .option(
+      '--protect <ref-glob>',
+      `refs that need a claim (default ${DEFAULT_PROTECTED.join(', ')}); repeatable`,
+      collect,
+    )
+    .action((repo: string, o: { protect?: string[] }, cmd: Command) => serverInstall(repo, o, cmd));
+  guard
+    .command('receive')
+    .description(
+      'judge the refs of a push read from stdin (the pre-receive hook runs this in the bare repository)',
+    )
+    .action((_o: unknown, cmd: Command) => receive(cmd));
+}
+
+async function serverInstall(repo: string, o: { protect?: string[] }, cmd: Command): Promise<void> {
+  const globals = cmd.optsWithGlobals<GlobalOptions>();
+  const db = absoluteDb(dbUrl(globals), process.cwd());
+  const result = await installServerGuard({
+    repo: resolve(repo),
+    db,
+    protect: o.protect ?? DEFAULT_PROTECTED,
+    node: process.execPath,
+    batonBin: installedBatonBin(),
+  });
+  new Output(globals.json === true).result({ ...result, db: withoutPassword(db) }, () => [
+    `wrote ${result.hook}: pushes to ${(o.protect ?? DEFAULT_PROTECTED).join(', ')} need the task's live claim`,
+    `settings in ${result.config} (database ${withoutPassword(db)}; its password, if any, comes from ` +
+      "PGPASSFILE or PGPASSWORD in the git server's environment)",
+    'clients push with: git push -o baton-key="$BATON_KEY" -o baton-epoch="$BATON_EPOCH" …',
+  ]);
+}
+
+function readStdin(): Promise<string> {
+  return new Promise((done, fail) => {
+    let text = '';
+    process.stdin.setEncoding('utf8');
+    process.stdin.on('data', (chunk: string) => (text += chunk));
+    process.stdin.on('end', () => done(text));
+    process.stdin.on('error', fail);
+  });
+}
+
+async function receive(cmd: Command): Promise<void> {
+  const globals = cmd.optsWithGlobals<GlobalOptions>();
+  // git runs pre-receive in the bare repository (GIT_DIR).
+  const repo = resolve(process.env['GIT_DIR'] ?? '.');
+  const config = readServerConfig(repo);
+  const updates = parseRefUpdates(await readStdin());
+  const store = await openStore(globals.db ?? config.db);
+  let verdicts;
+  try {
+    verdicts = await judgePush(new Coordinator(store), repo, config, updates, process.env);
+  } finally {
+    await store.close();
+  }
+  const refused = verdicts.filter((v) => !v.ok);
+  for (const v of verdicts) {
+    if (v.ok) writeErrorLine(`push to ${v.ref} allowed: ${v.why}`, undefined);
+  }
+  for (const v of refused.slice(0, -1)) writeErrorLine(`push to ${v.ref} refused: ${v.why}`, undefined);
+  const last = refused[refused.length - 1];
+  if (last !== undefined) {
+    throw new Refusal(
+      'fenced',
+      'fenced',
+      `push to ${last.ref} refused: ${last.why}`,
+      'your work is fenced off',
+      {
+        refused,
+      },
+    );
+  }
+}

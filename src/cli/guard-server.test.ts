@@ -1,0 +1,164 @@
+/**
+ * The enforcing guard: `baton guard server-install` on a real bare repository, and real pushes to
+ * it, `--no-verify` included (the client's pre-push hook never runs; the server's pre-receive does).
+ */
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { repoRoot, type Run } from '../../test/support/cli.js';
+import { bothEngines, sqliteDatabase, type TestDatabase } from '../../test/support/databases.js';
+import { commitFile, git, isolateGit, makeRepo } from '../../test/support/git.js';
+import { prepareWorktree } from '../os/worktree.js';
+
+const KEY = 'github:acme/api#77';
+const BRANCH = 'baton/github-acme-api-77';
+const root = repoRoot();
+const home = isolateGit();
+after(() => rmSync(home, { recursive: true, force: true }));
+
+function spawn(file: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<Run> {
+  return new Promise((done) => {
+    execFile(file, args, { cwd, env }, (error, stdout, stderr) => {
+      done({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
+    });
+  });
+}
+
+async function setup(engine: TestDatabase) {
+  const db = await engine.fresh();
+  const { repo, remote, base } = makeRepo(home);
+  const env: NodeJS.ProcessEnv = { ...process.env, BATON_DB: db };
+  for (const name of ['BATON_SESSION', 'BATON_KEY', 'BATON_EPOCH', 'BATON_DEBUG']) delete env[name];
+  const u = engine.engine === 'postgres' ? new URL(db) : null;
+  if (u !== null) {
+    // The git server's own password file: the hook's settings hold no password.
+    const file = join(base, '..', 'pgpass');
+    writeFileSync(file, `${u.hostname}:${u.port}:*:${u.username}:${decodeURIComponent(u.password)}\n`, {
+      mode: 0o600,
+    });
+    env['PGPASSFILE'] = file;
+  }
+  const baton = async (...args: string[]): Promise<string> => {
+    const r = await spawn(process.execPath, [join(root, 'bin/baton.js'), ...args], root, env);
+    assert.equal(r.code, 0, `baton ${args.join(' ')}: ${r.stderr}`);
+    return r.stdout.trim();
+  };
+  /** `git [global…] push --no-verify …`: the client's own hooks never run. */
+  const push = (cwd: string, ...args: string[]): Promise<Run> => {
+    const global = args[0] === '-c' ? args.slice(0, 2) : [];
+    return spawn(
+      'git',
+      [...global, 'push', '--no-verify', '--quiet', ...args.slice(global.length)],
+      cwd,
+      env,
+    );
+  };
+  const head = (branch: string): string =>
+    git(remote, 'for-each-ref', '--format=%(objectname)', `refs/heads/${branch}`);
+  const claim = async (host: string): Promise<{ session: string; epoch: number }> => {
+    const session = await baton('session', 'start', '--host', host);
+    const { epoch } = JSON.parse(await baton('claim', KEY, '--session', session, '--json')) as {
+      epoch: number;
+    };
+    return { session, epoch };
+  };
+  await baton('task', 'add', KEY);
+  await baton('guard', 'server-install', remote);
+  return { db, repo, remote, base, baton, push, head, claim };
+}
+
+function engines(): readonly TestDatabase[] {
+  return process.env['BATON_TEST_PG_SERVERS'] ? bothEngines() : [sqliteDatabase()];
+}
+
+for (const engine of engines()) {
+  describe(`the enforcing guard on ${engine.name}`, { concurrency: 2 }, () => {
+    test('refuses a fenced push made with --no-verify and lets the live claim push', async () => {
+      const t = await setup(engine);
+      const mine = await t.claim('box-1');
+      const wt = await prepareWorktree({ repoPath: t.repo, key: KEY, epoch: mine.epoch, baseDir: t.base });
+      const first = commitFile(wt.path, 'a.ts', 'export {};\n');
+      const options = ['-o', `baton-key=${KEY}`, '-o', `baton-epoch=${mine.epoch}`];
+      const ok = await t.push(wt.path, ...options, '-o', `baton-session=${mine.session}`, 'origin', BRANCH);
+      assert.equal(ok.code, 0, ok.stderr);
+      assert.equal(t.head(BRANCH), first);
+
+      await t.baton('release', KEY, '--session', mine.session, '--epoch', String(mine.epoch));
+      const theirs = await t.claim('box-2');
+      commitFile(wt.path, 'late.ts', 'export {};\n');
+      for (const extra of [[], ['-c', 'core.hooksPath=/dev/null']]) {
+        const refused = await t.push(wt.path, ...extra, ...options, 'origin', BRANCH);
+        assert.notEqual(refused.code, 0);
+        assert.match(
+          refused.stderr,
+          new RegExp(
+            `remote: baton: push to refs/heads/${BRANCH} refused: ` +
+              `the claim on \\S+ at epoch 1 is fenced off: it is at epoch ${theirs.epoch}`,
+          ),
+        );
+      }
+      assert.equal(t.head(BRANCH), first, 'the branch did not move');
+    });
+
+    test('reads the claim from Baton-Task and Baton-Epoch trailers when the push names none', async () => {
+      const t = await setup(engine);
+      const mine = await t.claim('box-1');
+      const wt = await prepareWorktree({ repoPath: t.repo, key: KEY, epoch: mine.epoch, baseDir: t.base });
+      writeFileSync(join(wt.path, 'b.ts'), 'export {};\n');
+      git(wt.path, 'add', 'b.ts');
+      git(wt.path, 'commit', '--quiet', '-m', `fix\n\nBaton-Task: ${KEY}\nBaton-Epoch: ${mine.epoch + 1}`);
+      const stale = await t.push(wt.path, 'origin', BRANCH);
+      assert.notEqual(stale.code, 0);
+      assert.match(stale.stderr, /at epoch 2 is fenced off/);
+      git(
+        wt.path,
+        'commit',
+        '--quiet',
+        '--amend',
+        '-m',
+        `fix\n\nBaton-Task: ${KEY}\nBaton-Epoch: ${mine.epoch}`,
+      );
+      const ok = await t.push(wt.path, 'origin', BRANCH);
+      assert.equal(ok.code, 0, ok.stderr);
+      assert.match(ok.stderr, /allowed: claim on \S+ at epoch 1 \(commit trailers\) is current/);
+    });
+
+    test("refuses a push that names no claim, or another task's claim, and lets unprotected refs through", async () => {
+      const t = await setup(engine);
+      const mine = await t.claim('box-1');
+      const wt = await prepareWorktree({ repoPath: t.repo, key: KEY, epoch: mine.epoch, baseDir: t.base });
+      commitFile(wt.path, 'c.ts', 'export {};\n');
+      const bare = await t.push(wt.path, 'origin', BRANCH);
+      assert.notEqual(bare.code, 0);
+      assert.match(bare.stderr, /names no claim/);
+      const other = 'baton/github-acme-api-78';
+      const wrong = await t.push(
+        wt.path,
+        '-o',
+        `baton-key=${KEY}`,
+        '-o',
+        'baton-epoch=1',
+        'origin',
+        `HEAD:${other}`,
+      );
+      assert.notEqual(wrong.code, 0);
+      assert.match(wrong.stderr, /is not the branch of/);
+      commitFile(t.repo, 'main.txt', 'main\n');
+      assert.equal((await t.push(t.repo, 'origin', 'main')).code, 0, 'main is not protected');
+    });
+
+    test('installs a hook with no credential and settings readable by its owner only', async () => {
+      const t = await setup(engine);
+      const hook = readFileSync(join(t.remote, 'hooks', 'pre-receive'), 'utf8');
+      assert.match(hook, /# baton-guard-server:/);
+      assert.ok(!hook.includes(t.db));
+      const settings = join(t.remote, 'baton-guard.json');
+      assert.equal(statSync(settings).mode & 0o777, 0o600);
+      const password = engine.engine === 'postgres' ? decodeURIComponent(new URL(t.db).password) : '';
+      if (password !== '') assert.ok(!readFileSync(settings, 'utf8').includes(`:${password}@`));
+      assert.equal(git(t.remote, 'config', 'receive.advertisePushOptions'), 'true');
+    });
+  });
+}

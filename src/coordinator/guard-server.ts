@@ -1,0 +1,245 @@
+/**
+ * The enforcing guard: a `pre-receive` hook in the shared (bare) repository that refuses a push to
+ * a task's branch unless it comes under the task's live claim. The client-side pre-push hook is
+ * advisory (`git push --no-verify` skips it); this one runs on the server, where the pusher has no
+ * say.
+ *
+ * How a push names its claim, first match wins:
+ * 1. push options: `git push -o baton-key=K -o baton-epoch=N [-o baton-session=S]`;
+ * 2. trailers of the pushed commit: `Baton-Task: K`, `Baton-Epoch: N` (and `Baton-Session: S`).
+ * The branch must be the task's (`baton/<slug>`, os/worktree.ts), so a claim on one task does not
+ * open another's branch. The claim must be live at that epoch (and session, when named), judged by
+ * the database at push time. A protected ref with no claim named, an unreachable database, or a
+ * stale epoch is refused: the hook fails closed. Refs outside the protected patterns pass.
+ *
+ * What this proves: the pusher names the task's current epoch. An epoch is not a secret (anyone
+ * who can read the database can learn it), so this stops stale and fenced-off work, including
+ * `--no-verify` pushes and pushes from a copied worktree, not a pusher who lies on purpose; the
+ * agent tokens of the HTTP API are the boundary for that (docs/security.md).
+ */
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { BatonError, ConflictError, InvalidInputError, StoreUnavailableError } from '../core/errors.js';
+import { withoutPassword } from '../core/redact.js';
+import { validateEpoch, validateId, validateKey } from '../core/validate.js';
+import { git } from '../os/git.js';
+import { branchForKey } from '../os/worktree.js';
+import type { Coordinator } from './coordinator.js';
+import { checkGuard } from './guard.js';
+
+/** The server hook's settings, kept (0600, no password) in the bare repository. */
+export const SERVER_CONFIG_FILE = 'baton-guard.json';
+export const SERVER_HOOK_MARKER = '# baton-guard-server:';
+export const DEFAULT_PROTECTED = ['refs/heads/baton/*'];
+const ZERO = /^0+$/;
+
+export interface ServerConfig {
+  readonly db: string;
+  readonly protect: readonly string[];
+}
+
+export interface RefUpdate {
+  readonly oldSha: string;
+  readonly newSha: string;
+  readonly ref: string;
+}
+
+export interface RefVerdict {
+  readonly ref: string;
+  readonly ok: boolean;
+  readonly why: string;
+}
+
+export function readServerConfig(repo: string): ServerConfig {
+  const file = join(repo, SERVER_CONFIG_FILE);
+  if (!existsSync(file)) {
+    throw new InvalidInputError(
+      `${file} is missing`,
+      'run `baton guard server-install` on this repository again',
+    );
+  }
+  const raw = JSON.parse(readFileSync(file, 'utf8')) as { db?: unknown; protect?: unknown };
+  const protect = Array.isArray(raw.protect)
+    ? raw.protect.filter((p): p is string => typeof p === 'string')
+    : [];
+  if (typeof raw.db !== 'string') throw new InvalidInputError(`${file} names no database`);
+  return { db: raw.db, protect: protect.length > 0 ? protect : DEFAULT_PROTECTED };
+}
+
+/** `<old> <new> <ref>` lines, as git gives them to pre-receive on stdin. */
+export function parseRefUpdates(text: string): RefUpdate[] {
+  return text
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/))
+    .filter((f) => f.length === 3)
+    .map(([oldSha = '', newSha = '', ref = '']) => ({ oldSha, newSha, ref }));
+}
+
+/** A glob over refs where `*` matches anything, `/` included. */
+export function isProtected(ref: string, patterns: readonly string[]): boolean {
+  return patterns.some((p) =>
+    new RegExp(`^${p.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`).test(ref),
+  );
+}
+
+/** The push options git hands the hook (GIT_PUSH_OPTION_COUNT, GIT_PUSH_OPTION_<i>). */
+export function pushOptions(env: NodeJS.ProcessEnv): Map<string, string> {
+  const out = new Map<string, string>();
+  const count = Number(env['GIT_PUSH_OPTION_COUNT'] ?? 0);
+  for (let i = 0; i < count; i++) {
+    const option = env[`GIT_PUSH_OPTION_${i}`] ?? '';
+    const eq = option.indexOf('=');
+    if (eq > 0) out.set(option.slice(0, eq), option.slice(eq + 1));
+  }
+  return out;
+}
+
+/** Baton-Task, Baton-Epoch and Baton-Session trailers of the commit's message. */
+export async function commitTrailers(
+  repo: string,
+  sha: string,
+  env: NodeJS.ProcessEnv,
+): Promise<Map<string, string>> {
+  // Pushed objects sit in quarantine until the hook accepts them: read them where git says.
+  const extra: Record<string, string> = {};
+  for (const name of ['GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES', 'GIT_QUARANTINE_PATH']) {
+    const value = env[name];
+    if (value !== undefined) extra[name] = value;
+  }
+  const message = await git(['log', '-1', '--format=%B', sha], { cwd: repo, env: extra });
+  const out = new Map<string, string>();
+  for (const m of message.matchAll(/^Baton-(Task|Epoch|Session):[ \t]*(.+?)[ \t]*$/gim)) {
+    out.set(
+      `baton-${(m[1] ?? '').toLowerCase() === 'task' ? 'key' : (m[1] ?? '').toLowerCase()}`,
+      m[2] ?? '',
+    );
+  }
+  return out;
+}
+
+/** The verdict on one ref update, given what the push says of its claim. */
+export async function judgeRef(
+  baton: Coordinator,
+  update: RefUpdate,
+  named: Map<string, string>,
+  from: string,
+): Promise<RefVerdict> {
+  const { ref } = update;
+  const key = named.get('baton-key');
+  const epoch = named.get('baton-epoch');
+  if (key === undefined || epoch === undefined) {
+    return {
+      ref,
+      ok: false,
+      why:
+        'the push names no claim: push with -o baton-key=<key> -o baton-epoch=<epoch>, ' +
+        'or commit with Baton-Task and Baton-Epoch trailers',
+    };
+  }
+  const claim = { key: validateKey(key), epoch: validateEpoch(epoch) };
+  const branch = `refs/heads/${branchForKey(claim.key)}`;
+  if (ref !== branch) return { ref, ok: false, why: `${ref} is not the branch of ${claim.key} (${branch})` };
+  const { claim: live, holder } = await baton.showTask(claim.key);
+  if (live === null || live.epoch !== claim.epoch) {
+    const now =
+      live === null ? 'no one holds it now' : `it is at epoch ${live.epoch}, held by session ${live.session}`;
+    return { ref, ok: false, why: `the claim on ${claim.key} at epoch ${claim.epoch} is fenced off: ${now}` };
+  }
+  const session = named.get('baton-session');
+  if (session !== undefined) {
+    const verdict = await checkGuard(baton, {
+      session: validateId('session', session),
+      key: claim.key,
+      epoch: claim.epoch,
+    });
+    if (!verdict.ok) return { ref, ok: false, why: verdict.why };
+  }
+  return {
+    ref,
+    ok: true,
+    why:
+      `claim on ${claim.key} at epoch ${claim.epoch} (${from}) is current, ` +
+      `held by session ${live.session} on ${holder?.host ?? '?'}`,
+  };
+}
+
+/** Judges every protected ref of a push; unprotected refs pass without a look. */
+export async function judgePush(
+  baton: Coordinator,
+  repo: string,
+  config: ServerConfig,
+  updates: readonly RefUpdate[],
+  env: NodeJS.ProcessEnv,
+): Promise<RefVerdict[]> {
+  const options = pushOptions(env);
+  const out: RefVerdict[] = [];
+  for (const update of updates) {
+    if (!isProtected(update.ref, config.protect)) continue;
+    const deleting = ZERO.test(update.newSha);
+    let named = options;
+    let from = 'push options';
+    if (!options.has('baton-key') && !deleting) {
+      named = await commitTrailers(repo, update.newSha, env);
+      from = 'commit trailers';
+    }
+    try {
+      out.push(await judgeRef(baton, update, named, from));
+    } catch (error) {
+      // An unknown task, a malformed epoch: a refusal of this ref. An unreachable database
+      // propagates, and the hook's failure refuses the whole push.
+      if (!(error instanceof BatonError) || error instanceof StoreUnavailableError) throw error;
+      out.push({ ref: update.ref, ok: false, why: error.message });
+    }
+  }
+  return out;
+}
+
+export interface ServerInstallParams {
+  /** The bare repository pushes go to. */
+  readonly repo: string;
+  /** Recorded without its password; the hook's user supplies it (PGPASSFILE, PGPASSWORD). */
+  readonly db: string;
+  readonly protect: readonly string[];
+  readonly node: string;
+  readonly batonBin: string;
+}
+
+/** The pre-receive hook: hands the pushed refs to `baton guard receive`. */
+export function serverHookScript(p: Pick<ServerInstallParams, 'node' | 'batonBin'>): string {
+  const q = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
+  return [
+    '#!/bin/sh',
+    `${SERVER_HOOK_MARKER} installed by \`baton guard server-install\`. Refuses a push to a task's`,
+    `# branch unless it names the task's live claim (push options or commit trailers); see ${SERVER_CONFIG_FILE}.`,
+    `exec ${q(p.node)} ${q(p.batonBin)} guard receive`,
+    '',
+  ].join('\n');
+}
+
+/**
+ * Writes the pre-receive hook and its settings into a bare repository and lets clients send push
+ * options. Refuses a repository that is not bare, and a pre-receive hook that is not Baton's.
+ */
+export async function installServerGuard(p: ServerInstallParams): Promise<{ hook: string; config: string }> {
+  const bare = await git(['rev-parse', '--is-bare-repository'], { cwd: p.repo }).catch(() => 'false');
+  if (bare !== 'true') {
+    throw new InvalidInputError(`${p.repo} is not a bare git repository`, 'give the repository pushes go to');
+  }
+  const hooks = resolve(p.repo, await git(['rev-parse', '--git-path', 'hooks'], { cwd: p.repo }));
+  mkdirSync(hooks, { recursive: true });
+  const hook = join(hooks, 'pre-receive');
+  if (existsSync(hook) && !readFileSync(hook, 'utf8').includes(SERVER_HOOK_MARKER)) {
+    throw new ConflictError(
+      `${hook} exists and is not Baton's`,
+      `call this from it, passing its stdin on: ${JSON.stringify(p.node)} ${JSON.stringify(p.batonBin)} guard receive`,
+    );
+  }
+  const config = join(p.repo, SERVER_CONFIG_FILE);
+  const record: ServerConfig = { db: withoutPassword(p.db), protect: p.protect };
+  writeFileSync(config, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
+  chmodSync(config, 0o600);
+  writeFileSync(hook, serverHookScript(p), { mode: 0o755 });
+  chmodSync(hook, 0o755);
+  await git(['config', 'receive.advertisePushOptions', 'true'], { cwd: p.repo });
+  return { hook, config };
+}

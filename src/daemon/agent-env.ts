@@ -1,0 +1,59 @@
+/**
+ * The environment an agent starts with. Agents run code a model wrote, so they inherit an
+ * allowlist of the runner's environment, never the whole of it: the runner may hold
+ * AWS_SECRET_ACCESS_KEY, GITHUB_TOKEN or a database password that no agent should see.
+ *
+ * | passed                                   | why                                               |
+ * |------------------------------------------|---------------------------------------------------|
+ * | PATH, HOME, USER, LOGNAME, SHELL, TMPDIR | to find programs and a home; no secret in them    |
+ * | TERM, TZ, LANG, LANGUAGE, LC_*           | the locale and terminal                           |
+ * | BATON_*                                  | Baton's own (the runner sets most of them itself) |
+ * | each name given with --agent-env NAME    | the operator's choice, e.g. ANTHROPIC_API_KEY;    |
+ * |   (NAME* for every name with a prefix)   |   PGPASSFILE for agents that call the database    |
+ *
+ * Then the runner's own values (BATON_DB without its password, BATON_KEY, …) are set over these.
+ */
+import { InvalidInputError } from '../core/errors.js';
+
+const ALWAYS = new Set([
+  'PATH',
+  'HOME',
+  'USER',
+  'LOGNAME',
+  'SHELL',
+  'TMPDIR',
+  'TERM',
+  'TZ',
+  'LANG',
+  'LANGUAGE',
+]);
+const ALWAYS_PREFIXES = ['LC_', 'BATON_'];
+
+/** An --agent-env entry: a variable name, or a prefix ending in `*`. */
+export function validateAgentEnvName(raw: string): string {
+  if (!/^[A-Za-z_][A-Za-z0-9_]*\*?$/.test(raw)) {
+    throw new InvalidInputError(
+      `--agent-env ${JSON.stringify(raw)} is not an environment variable name`,
+      'give a name such as ANTHROPIC_API_KEY, or a prefix such as ANTHROPIC_*',
+    );
+  }
+  return raw;
+}
+
+function allowed(name: string, extra: readonly string[]): boolean {
+  if (ALWAYS.has(name) || ALWAYS_PREFIXES.some((p) => name.startsWith(p))) return true;
+  return extra.some((e) => (e.endsWith('*') ? name.startsWith(e.slice(0, -1)) : name === e));
+}
+
+/** The agent's environment: the allowed part of `parent`, then `own` (the runner's values) over it. */
+export function agentEnvironment(
+  parent: NodeJS.ProcessEnv,
+  extra: readonly string[],
+  own: Readonly<Record<string, string>>,
+): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(parent)) {
+    if (value !== undefined && allowed(name, extra)) env[name] = value;
+  }
+  return { ...env, ...own };
+}

@@ -1,0 +1,68 @@
+/**
+ * Starting one agent process: its command rendered from the template (placeholders become quoted
+ * environment references, core/command-template.ts), its environment from the allowlist
+ * (agent-env.ts), its scope from the host's containment (a cgroup it enters before the command
+ * runs, or the shim's process group), and its output to a private log file and a tail kept
+ * for the job's record.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { templateEnvironment } from '../core/command-template.js';
+import { withoutPassword } from '../core/redact.js';
+import type { JobScope } from '../os/containment.js';
+import { RUN_MARKER } from '../os/group-scope.js';
+import { agentEnvironment } from './agent-env.js';
+
+const TAIL_CHARS = 4000;
+
+export interface AgentSpawnParams {
+  /** The shell text to run, already rendered. */
+  readonly command: string;
+  readonly cwd: string;
+  readonly scope: JobScope;
+  readonly logDir: string;
+  readonly logName: string;
+  /** The template's values (BATON_KEY, BATON_TITLE, …). */
+  readonly values: Parameters<typeof templateEnvironment>[0];
+  /** The runner's database URL; the agent gets it without its password. */
+  readonly dbUrl: string;
+  /** Names (or NAME* prefixes) the operator lets agents inherit (--agent-env). */
+  readonly agentEnv: readonly string[];
+  /** Further BATON_* values: the job's epoch and budget, the workspace and branch. */
+  readonly more: Readonly<Record<string, string>>;
+  /** Told the size of each chunk of output, as a progress mark (run-progress.ts). */
+  readonly onOutput?: ((bytes: number) => void) | undefined;
+}
+
+export interface AgentProcess {
+  readonly child: ChildProcess;
+  /** The last few thousand characters of its output. */
+  tail(): string;
+}
+
+export function spawnAgent(p: AgentSpawnParams): AgentProcess {
+  mkdirSync(p.logDir, { recursive: true, mode: 0o700 });
+  const logFile = createWriteStream(join(p.logDir, p.logName), { mode: 0o600 });
+  const { file, args } = p.scope.spawnArgs(p.command);
+  const env = agentEnvironment(process.env, p.agentEnv, {
+    ...templateEnvironment(p.values),
+    BATON_DB: withoutPassword(p.dbUrl),
+    [RUN_MARKER]: p.scope.marker,
+    ...p.scope.env(),
+    ...p.more,
+  });
+  const child = spawn(file, args, { cwd: p.cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env });
+  if (child.pid !== undefined) p.scope.started(child.pid);
+  let tail = '';
+  const collect = (chunk: Buffer): void => {
+    logFile.write(chunk);
+    p.onOutput?.(chunk.length);
+    tail = (tail + chunk.toString('utf8')).slice(-TAIL_CHARS);
+  };
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  child.on('exit', () => logFile.end());
+  child.on('error', () => logFile.end());
+  return { child, tail: () => tail };
+}

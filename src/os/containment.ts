@@ -1,0 +1,172 @@
+/**
+ * A runner's containment (core/containment.ts has the table): chosen once when `baton up` joins,
+ * from what this host really allows (a cgroup is made and removed to find out), then asked for
+ * one scope per job. A cgroup runner also starts the reaper (reaper.ts), which kills its job
+ * cgroups once the runner is gone, however it went.
+ */
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import type { ContainmentChoice, ContainmentKind, ContainmentRef } from '../core/containment.js';
+import { InvalidInputError } from '../core/errors.js';
+import {
+  cgroupPids,
+  makeCgroup,
+  readCgroupFile,
+  readLayout,
+  removeCgroup,
+  tryWriteCgroupFile,
+  type CgroupLayout,
+} from './cgroup.js';
+import { CgroupJob, emptyAndRemove, type Hierarchy } from './cgroup-scope.js';
+import { GroupJob, RUN_MARKER } from './group-scope.js';
+import { killAll, pidsWithEnv } from './process-tree.js';
+import { startReaper, type Reaper } from './reaper.js';
+
+/** One job's processes, whichever kind holds them. */
+export type JobScope = CgroupJob | GroupJob;
+
+export interface Containment {
+  readonly kind: ContainmentKind;
+  /** What the host row keeps, for a successor to clean up after this runner. */
+  readonly ref: ContainmentRef;
+  /** In words, for the log: `cgroup1 (memory, pids, freezer) under /sys/fs/cgroup/memory/…`. */
+  readonly detail: string;
+  /** The scope of one job; `create()` it (cgroups) before spawning into it. */
+  scope(jobId: number, epoch: number, ramMb: number | null): JobScope;
+  /** Kills anything left in this runner's scopes and removes its cgroups; idempotent. */
+  close(): Promise<void>;
+}
+
+export interface ContainmentOptions {
+  readonly choice: ContainmentChoice;
+  /** The Node shim, for the process-group kind. */
+  readonly shimPath: string;
+}
+
+/** Opens the containment asked for; `auto` takes the best the host allows. */
+export function openContainment(o: ContainmentOptions): Containment {
+  const run = randomBytes(6).toString('hex');
+  const layout = readLayout();
+  const tries: Record<ContainmentKind, () => Hierarchy[] | null> = {
+    cgroup2: () => v2Hierarchies(layout, run),
+    cgroup1: () => v1Hierarchies(layout, run),
+    'process-group': () => [],
+  };
+  if (o.choice !== 'auto') {
+    const h = tries[o.choice]();
+    if (h === null) {
+      throw new InvalidInputError(
+        `containment ${o.choice} is not available on this host (${describeLayout(layout)})`,
+        'use --containment auto to take the best this host offers',
+      );
+    }
+    return containment(o.choice, h, run, o.shimPath);
+  }
+  // Best first: a memory controller the kernel enforces, v2 before v1; then any cgroup at all.
+  const v2 = tries.cgroup2();
+  if (v2 !== null && v2.some((h) => h.controllers.includes('memory')))
+    return containment('cgroup2', v2, run, o.shimPath);
+  const v1 = tries.cgroup1();
+  if (v1 !== null && (v1.some((h) => h.name === 'memory') || v2 === null)) {
+    if (v2 !== null) dropBases(v2);
+    return containment('cgroup1', v1, run, o.shimPath);
+  }
+  if (v1 !== null) dropBases(v1);
+  if (v2 !== null) return containment('cgroup2', v2, run, o.shimPath);
+  return containment('process-group', [], run, o.shimPath);
+}
+
+function dropBases(h: readonly Hierarchy[]): void {
+  for (const x of h) removeCgroup(x.base);
+}
+
+function describeLayout(layout: CgroupLayout): string {
+  const v1 = Object.keys(layout.v1);
+  return `cgroup2 ${layout.v2 ?? 'not mounted'}; cgroup1 ${v1.length === 0 ? 'none' : v1.join(', ')}`;
+}
+
+/** The unified hierarchy's base for this runner, with memory and pids enabled where delegated. */
+function v2Hierarchies(layout: CgroupLayout, run: string): Hierarchy[] | null {
+  const own = layout.v2;
+  if (own === null) return null;
+  const available = (readCgroupFile(own, 'cgroup.controllers') ?? '').trim().split(/\s+/);
+  const wanted = ['memory', 'pids'].filter((c) => available.includes(c));
+  const enable = (dir: string): boolean =>
+    wanted.length === 0 ||
+    tryWriteCgroupFile(dir, 'cgroup.subtree_control', wanted.map((c) => `+${c}`).join(' '));
+  if (!enable(own)) {
+    // "No internal processes": a cgroup holding processes cannot hand controllers down. Move this
+    // process into a leaf of its own cgroup (as systemd's delegation expects), then try again.
+    const leaf = join(own, 'baton-daemon');
+    if (makeCgroup(leaf)) tryWriteCgroupFile(leaf, 'cgroup.procs', String(process.pid));
+    enable(own);
+  }
+  const base = join(own, `baton-${run}`);
+  if (!makeCgroup(base)) return null;
+  const controllers = enable(base) ? wanted : [];
+  return [{ name: 'unified', base, controllers }];
+}
+
+/** A base per v1 controller this process may make cgroups under. */
+function v1Hierarchies(layout: CgroupLayout, run: string): Hierarchy[] | null {
+  const out: Hierarchy[] = [];
+  for (const [name, own] of Object.entries(layout.v1) as [Hierarchy['name'], string][]) {
+    const base = join(own, `baton-${run}`);
+    if (makeCgroup(base)) out.push({ name, base, controllers: [name] });
+  }
+  return out.length === 0 ? null : out;
+}
+
+function containment(
+  kind: ContainmentKind,
+  hierarchies: Hierarchy[],
+  run: string,
+  shimPath: string,
+): Containment {
+  const bases = hierarchies.map((h) => h.base);
+  const reaper: Reaper | null = bases.length === 0 ? null : startReaper(bases);
+  const controllers = [...new Set(hierarchies.flatMap((h) => h.controllers))];
+  const detail =
+    kind === 'process-group'
+      ? 'process-group (the agent shim; descendants and BATON_RUN-marked processes are killed with the job)'
+      : `${kind} (${controllers.length === 0 ? 'kill only' : controllers.join(', ')}) ` +
+        `under ${bases.join(', ')}; reaper pid ${reaper?.pid ?? '?'}`;
+  let closed: Promise<void> | null = null;
+  return {
+    kind,
+    ref: { run, dirs: bases },
+    detail,
+    scope: (jobId, epoch, ramMb) => {
+      const marker = `${run}:${jobId}.${epoch}`;
+      return kind === 'process-group'
+        ? new GroupJob(shimPath, marker)
+        : new CgroupJob(hierarchies, `job-${jobId}-${epoch}`, ramMb, marker);
+    },
+    close: () =>
+      (closed ??= (async () => {
+        killAll(pidsWithEnv(RUN_MARKER, `${run}:`).filter((p) => p !== process.pid));
+        await emptyAndRemove(bases);
+        await reaper?.stop();
+      })()),
+  };
+}
+
+/**
+ * What a dead predecessor left: its cgroups (killed and removed) and any process carrying its
+ * run's marker. Run by the `baton up` that takes the host over, before it runs anything.
+ * Returns how many processes were killed.
+ */
+export async function killLeftovers(ref: ContainmentRef): Promise<number> {
+  const dirs = ref.dirs.filter((d) => d.startsWith('/') && /\/baton-[0-9a-f]+$/.test(d));
+  let killed = 0;
+  for (let i = 0; i < 50; i++) {
+    const marked = pidsWithEnv(RUN_MARKER, `${ref.run}:`).filter((p) => p !== process.pid);
+    const inCgroups = dirs.flatMap((d) => cgroupPids(d));
+    const n = killAll(new Set([...marked, ...inCgroups]));
+    if (n === 0) break;
+    killed += n;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  await emptyAndRemove(dirs);
+  return killed;
+}

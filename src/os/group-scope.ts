@@ -1,0 +1,88 @@
+/**
+ * The job scope where no cgroup can be had: the agent runs under the Node shim (agent-shim.ts,
+ * its own process group, dying with its runner), and the job's processes are the group, every
+ * descendant of the shim, and every process whose environment carries the run's marker
+ * (BATON_RUN), which finds the ones that called setsid and were orphaned. Best effort: a process
+ * that clears its environment and leaves the tree is not found; the cgroup kinds have no such gap.
+ */
+import { killAll, killTree, pidsWithEnv, rssMb, treeMembers } from './process-tree.js';
+
+export const RUN_MARKER = 'BATON_RUN';
+
+export class GroupJob {
+  private root: number | null = null;
+
+  constructor(
+    private readonly shimPath: string,
+    /** The marker's value: `<run id>:<job>.<epoch>`. */
+    readonly marker: string,
+  ) {}
+
+  spawnArgs(command: string): { file: string; args: string[] } {
+    return { file: process.execPath, args: [this.shimPath, String(process.pid), command] };
+  }
+
+  /** Nothing to make: the shim makes the process group when it starts. */
+  create(): void {}
+
+  env(): Record<string, string> {
+    return {};
+  }
+
+  /** The shim's pid, once spawned. */
+  started(pid: number): void {
+    this.root = pid;
+  }
+
+  readonly enforcesMemory = false;
+  /** No count of its own: the runner falls back to the machine's (/proc/vmstat). */
+  readonly countsOom = false;
+
+  members(): number[] {
+    const tree = this.root === null ? [] : treeMembers(this.root);
+    const marked = pidsWithEnv(RUN_MARKER, this.marker, true).filter((p) => p !== process.pid);
+    return [...new Set([...tree, ...marked])];
+  }
+
+  /**
+   * RSS of the job's processes in MB, leaving out the shim itself and the git hooks Baton
+   * installed (marked BATON_HOOK): the push guard's Node process is not the agent's to pay for.
+   */
+  memoryMb(): number {
+    const hooks = new Set(pidsWithEnv('BATON_HOOK', ''));
+    return rssMb(this.members().filter((p) => p !== this.root && !hooks.has(p)));
+  }
+
+  peakMb(): number | null {
+    return null;
+  }
+
+  oomKills(): number {
+    return 0;
+  }
+
+  kill(): void {
+    const marked = pidsWithEnv(RUN_MARKER, this.marker, true).filter((p) => p !== process.pid);
+    if (this.root !== null) killTree(this.root);
+    killAll(marked);
+  }
+
+  /** Kills until nothing of the job is left (about 2 s at most). */
+  async close(): Promise<void> {
+    for (let i = 0; i < 100; i++) {
+      const left = this.members().filter((p) => p !== this.root || isRunning(p));
+      if (left.length === 0) return;
+      this.kill();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * Baton's state is private to the user running it: the state directory (`.baton/`) and what
+ * Baton keeps there (the SQLite database, job logs, worktrees) are 0700 directories and 0600
+ * files. The database holds every task and command; the logs hold agent output. `baton up`
+ * tightens what an earlier version (or a umask) left readable by others, and says so.
+ */
+import { chmodSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+const DIR_MODE = 0o700;
+const FILE_MODE = 0o600;
+/** Directories whose files are Baton's own; others (worktrees: git checkouts) keep their files' modes. */
+const OWN_FILES = new Set(['logs']);
+
+function mode(path: string): number | null {
+  try {
+    return statSync(path).mode & 0o777;
+  } catch {
+    return null;
+  }
+}
+
+/** chmods `path` to `want` when others or the group may use it; the old mode when it did. */
+function tighten(path: string, want: number): number | null {
+  const was = mode(path);
+  if (was === null || (was & 0o077) === 0) return null;
+  chmodSync(path, want);
+  return was;
+}
+
+const octal = (m: number): string => `0${m.toString(8)}`;
+
+/**
+ * Makes the state directory (creating it if need be) and the SQLite database private; returns
+ * one note per thing changed, for the log.
+ */
+export function makeStatePrivate(o: {
+  readonly stateDir: string;
+  readonly sqlitePath: string | null;
+}): string[] {
+  const notes: string[] = [];
+  const where = (p: string): string => relative(process.cwd(), p) || p;
+  if (!existsSync(o.stateDir)) mkdirSync(o.stateDir, { recursive: true, mode: DIR_MODE });
+  const was = tighten(o.stateDir, DIR_MODE);
+  if (was !== null)
+    notes.push(`${where(o.stateDir)} was ${octal(was)}, now ${octal(DIR_MODE)} (private state)`);
+  let files = 0;
+  let dirs = 0;
+  for (const entry of readdirSync(o.stateDir, { withFileTypes: true })) {
+    const path = join(o.stateDir, entry.name);
+    if (entry.isFile()) files += tighten(path, FILE_MODE) === null ? 0 : 1;
+    if (!entry.isDirectory()) continue;
+    dirs += tighten(path, DIR_MODE) === null ? 0 : 1;
+    if (!OWN_FILES.has(entry.name)) continue;
+    for (const inner of readdirSync(path, { withFileTypes: true })) {
+      if (inner.isFile()) files += tighten(join(path, inner.name), FILE_MODE) === null ? 0 : 1;
+    }
+  }
+  if (o.sqlitePath !== null && o.sqlitePath !== ':memory:') {
+    for (const suffix of ['', '-wal', '-shm', '-journal']) {
+      const path = `${o.sqlitePath}${suffix}`;
+      if (!path.startsWith(o.stateDir)) files += tighten(path, FILE_MODE) === null ? 0 : 1;
+    }
+  }
+  if (dirs > 0)
+    notes.push(`${dirs} directories under ${where(o.stateDir)} were open to others, now ${octal(DIR_MODE)}`);
+  if (files > 0)
+    notes.push(`${files} files of Baton's state were readable by others, now ${octal(FILE_MODE)}`);
+  return notes;
+}

@@ -1,0 +1,142 @@
+/**
+ * Least privilege on PostgreSQL: an owner role that owns Baton's tables and runs migrations, and
+ * a runtime role for `baton up`, the CLI and the API, which may read and write the working tables
+ * but may only append to the ledger (audit_events) and the effects log. Only a table's owner (or a
+ * superuser) may ALTER it, so the runtime role can neither disable the append-only triggers nor
+ * the trigger that keeps a queued job's command fixed; it holds no UPDATE, DELETE or TRUNCATE on
+ * the append-only tables, and may not create objects. docs/security.md shows the same SQL.
+ */
+import { InvalidInputError } from '../../core/errors.js';
+import { PassfileClient } from './pgpass.js';
+
+/** Tables the runtime role may read and append to, never change. */
+export const APPEND_ONLY_TABLES = ['audit_events', 'effects'] as const;
+/** Tables the runtime role may only read. */
+export const READ_ONLY_TABLES = ['schema_migrations'] as const;
+
+export interface RolesParams {
+  readonly owner: string;
+  readonly runtime: string;
+}
+
+const ROLE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+function ident(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+export function validateRoleName(what: string, name: string): string {
+  if (!ROLE_NAME.test(name)) {
+    throw new InvalidInputError(
+      `${what} role ${JSON.stringify(name)} is not a plain PostgreSQL name`,
+      'use lower-case letters, digits and _, such as baton_owner and baton_runtime',
+    );
+  }
+  return name;
+}
+
+/** The statements, given the database's tables and functions (as `baton db roles --print` shows). */
+export function rolesSql(
+  p: RolesParams,
+  objects: {
+    readonly schema: string;
+    readonly tables: readonly string[];
+    readonly functions: readonly string[];
+  },
+  serverVersion: number,
+): string[] {
+  const o = ident(p.owner);
+  const r = ident(p.runtime);
+  const s = ident(objects.schema);
+  const t = (name: string): string => `${s}.${ident(name)}`;
+  const create = (name: string, attrs: string): string =>
+    `DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '${name}') THEN ` +
+    `CREATE ROLE ${ident(name)} ${attrs}; END IF; END $$`;
+  const noPower = 'NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS';
+  const working = objects.tables.filter(
+    (x) =>
+      !(APPEND_ONLY_TABLES as readonly string[]).includes(x) &&
+      !(READ_ONLY_TABLES as readonly string[]).includes(x),
+  );
+  return [
+    create(p.owner, `LOGIN ${noPower}`),
+    create(p.runtime, `LOGIN ${noPower}`),
+    `ALTER ROLE ${r} ${noPower}`,
+    `GRANT CONNECT ON DATABASE ${ident('__DATABASE__')} TO ${o}, ${r}`,
+    `GRANT USAGE, CREATE ON SCHEMA ${s} TO ${o}`,
+    `REVOKE CREATE ON SCHEMA ${s} FROM PUBLIC, ${r}`,
+    `GRANT USAGE ON SCHEMA ${s} TO ${r}`,
+    ...objects.tables.map((x) => `ALTER TABLE ${t(x)} OWNER TO ${o}`),
+    ...objects.functions.map((f) => `ALTER FUNCTION ${s}.${f} OWNER TO ${o}`),
+    ...objects.tables.map((x) => `REVOKE ALL ON ${t(x)} FROM ${r}`),
+    ...working.map((x) => `GRANT SELECT, INSERT, UPDATE, DELETE ON ${t(x)} TO ${r}`),
+    ...APPEND_ONLY_TABLES.filter((x) => objects.tables.includes(x)).map(
+      (x) => `GRANT SELECT, INSERT ON ${t(x)} TO ${r}`,
+    ),
+    ...READ_ONLY_TABLES.filter((x) => objects.tables.includes(x)).map(
+      (x) => `GRANT SELECT ON ${t(x)} TO ${r}`,
+    ),
+    `GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA ${s} TO ${r}`,
+    // The queue's upkeep vacuums jobs; PostgreSQL 17 lets a non-owner do that with MAINTAIN.
+    ...(serverVersion >= 170000 ? [`GRANT MAINTAIN ON ${t('jobs')} TO ${r}`] : []),
+    // Tables a later migration adds: working tables by default; an append-only one is revoked
+    // by running `baton db roles` again after the upgrade.
+    `ALTER DEFAULT PRIVILEGES FOR ROLE ${o} IN SCHEMA ${s} GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO ${r}`,
+    `ALTER DEFAULT PRIVILEGES FOR ROLE ${o} IN SCHEMA ${s} GRANT USAGE, SELECT ON SEQUENCES TO ${r}`,
+  ];
+}
+
+/** Creates (or updates) the two roles and their privileges on the database `url` names. */
+export async function applyRoles(url: string, p: RolesParams, apply: boolean): Promise<string[]> {
+  const client = new PassfileClient({ connectionString: url, application_name: 'baton db roles' });
+  await client.connect();
+  try {
+    const [{ schema, db, version } = { schema: 'public', db: '', version: 0 }] = (
+      await client.query<{ schema: string; db: string; version: number }>(
+        `SELECT current_schema() AS schema, current_database() AS db,
+                current_setting('server_version_num')::int AS version`,
+      )
+    ).rows;
+    const tables = (
+      await client.query<{ name: string }>(
+        `SELECT tablename AS name FROM pg_tables WHERE schemaname = $1 ORDER BY 1`,
+        [schema],
+      )
+    ).rows.map((x) => x.name);
+    if (!tables.includes('audit_events')) {
+      throw new InvalidInputError(
+        `no Baton tables in schema ${schema} of database ${db}`,
+        'run `baton db migrate` (any baton command) on it first',
+      );
+    }
+    const functions = (
+      await client.query<{ sig: string }>(
+        `SELECT format('%I(%s)', p.proname, pg_get_function_identity_arguments(p.oid)) AS sig
+         FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+         WHERE n.nspname = $1 AND p.prokind = 'f' ORDER BY 1`,
+        [schema],
+      )
+    ).rows.map((x) => x.sig);
+    const statements = rolesSql(p, { schema, tables, functions }, version).map((sql) =>
+      sql.replace(ident('__DATABASE__'), ident(db)),
+    );
+    if (apply) {
+      await client.query('BEGIN');
+      for (const sql of statements) await client.query(sql);
+      await client.query('COMMIT');
+    }
+    return statements;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    const code = (error as { code?: unknown }).code;
+    if (code === '42501' || code === '42710') {
+      throw new InvalidInputError(
+        `cannot set up the roles: ${(error as Error).message}`,
+        "run it with a superuser's URL, or a role that owns Baton's tables and may create roles",
+      );
+    }
+    throw error;
+  } finally {
+    await client.end();
+  }
+}

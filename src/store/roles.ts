@@ -1,0 +1,36 @@
+/**
+ * Database administration the CLI offers (`baton db migrate`, `baton db roles`), reached through
+ * here so adapters never import an engine; each engine module loads lazily, as in open.ts.
+ */
+import { InvalidInputError } from '../core/errors.js';
+import { openStore, parseDbUrl } from './open.js';
+
+/** Applies every missing migration (opening the store does) and closes it again. */
+export async function migrateDatabase(url: string): Promise<void> {
+  const store = await openStore(url);
+  await store.close();
+}
+
+/**
+ * The owner and runtime roles on PostgreSQL (postgres/roles.ts); returns the statements, run
+ * unless `apply` is false. SQLite has no roles: whoever can open the file can do anything.
+ */
+export async function setUpRoles(
+  url: string,
+  roles: { readonly owner: string; readonly runtime: string },
+  apply: boolean,
+): Promise<string[]> {
+  if (parseDbUrl(url).engine !== 'postgres') {
+    throw new InvalidInputError(
+      'roles exist on PostgreSQL only: on SQLite whoever can open the file can do anything',
+      'protect the file instead (Baton keeps it 0600 in a 0700 directory); see docs/security.md',
+    );
+  }
+  const { applyRoles, validateRoleName } = await import('./postgres/roles.js');
+  const p = {
+    owner: validateRoleName('owner', roles.owner),
+    runtime: validateRoleName('runtime', roles.runtime),
+  };
+  if (p.owner === p.runtime) throw new InvalidInputError('the owner and runtime roles must differ');
+  return applyRoles(url, p, apply);
+}

@@ -1,0 +1,122 @@
+/**
+ * The escapes of issue 15, tried against real `baton up` processes under each containment this
+ * host offers (cgroup2, cgroup1, process-group): a setsid memory hog, a setsid sleep that should
+ * outlive a cancel or its runner's SIGKILL, and leftovers a restarted `baton up` must kill before
+ * it runs anything. The engine does not matter here; SQLite keeps it quick.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CONTAINMENT_KINDS, type ContainmentKind } from '../../src/core/containment.js';
+import { openContainment } from '../../src/os/containment.js';
+import { sqliteDatabase } from '../support/databases.js';
+import { waitUntil } from '../support/wait.js';
+import { clusterFixture, isAlive, type ClusterFixture } from './cluster-support.js';
+
+/** Why this host cannot offer the kind, or null when it can (a probe makes and removes a cgroup). */
+async function unavailable(kind: ContainmentKind): Promise<string | null> {
+  try {
+    await openContainment({ choice: kind, shimPath: '' }).close();
+    return null;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
+const HOG = 'import time\na = []\nwhile True:\n    a.append(b"x" * 10_000_000)\n    time.sleep(0.02)\n';
+
+async function withCluster(body: (c: ClusterFixture) => Promise<void>): Promise<void> {
+  const c = await clusterFixture(sqliteDatabase());
+  try {
+    await body(c);
+  } finally {
+    await c.close();
+  }
+}
+
+const jobOf = async (c: ClusterFixture, key: string) => (await c.store.jobs.list({ key }))[0];
+
+/** The pid an agent wrote to `file` in the run directory, once it has. */
+async function pidFrom(c: ClusterFixture, file: string): Promise<number> {
+  let pid = 0;
+  await waitUntil(
+    () => {
+      try {
+        pid = Number(readFileSync(join(c.dir, file), 'utf8').trim());
+      } catch {
+        return false;
+      }
+      return pid > 0 && isAlive(pid);
+    },
+    15_000,
+    `${file} to name a live process`,
+  );
+  return pid;
+}
+
+const SETSID_SLEEP = '(setsid sleep 301 & echo $! > sleep.pid); sleep 300';
+
+for (const kind of CONTAINMENT_KINDS) {
+  const skip = (await unavailable(kind)) ?? false;
+  describe(`containment ${kind}`, { skip, concurrency: 2 }, () => {
+    test('a setsid memory hog is oom_killed at its budget, with nothing of it left', () =>
+      withCluster(async (c) => {
+        writeFileSync(join(c.dir, 'hog.py'), HOG);
+        const command = '(setsid python3 hog.py & echo $! > hog.pid); sleep 60';
+        await c.store.jobs.enqueue({ key: 'hog', command, ramMb: 50 });
+        c.up('a', '--containment', kind);
+        const hog = await pidFrom(c, 'hog.pid');
+        await waitUntil(async () => (await jobOf(c, 'hog'))?.status === 'oom_killed', 20_000, 'oom_killed');
+        assert.match((await jobOf(c, 'hog'))?.reason ?? '', /50 MB budget/);
+        await waitUntil(() => !isAlive(hog), 5_000, 'the hog to be dead');
+      }));
+
+    test('a setsid sleep is gone after the job is cancelled', () =>
+      withCluster(async (c) => {
+        await c.store.jobs.enqueue({ key: 'sleepy', command: SETSID_SLEEP });
+        c.up('a', '--containment', kind);
+        const sleeper = await pidFrom(c, 'sleep.pid');
+        const job = await jobOf(c, 'sleepy');
+        const r = await c.baton('cancel', String(job?.id));
+        assert.equal(r.code, 0, r.stderr);
+        await waitUntil(() => !isAlive(sleeper), 5_000, 'the setsid sleep to die with its job');
+        assert.equal((await jobOf(c, 'sleepy'))?.status, 'cancelled');
+      }));
+
+    test("a setsid sleep is gone after its runner's SIGKILL", () =>
+      withCluster(async (c) => {
+        await c.store.jobs.enqueue({ key: 'sleepy', command: SETSID_SLEEP });
+        const up = c.up('a', '--containment', kind);
+        const sleeper = await pidFrom(c, 'sleep.pid');
+        up.signal('SIGKILL');
+        await up.exited();
+        await waitUntil(() => !isAlive(sleeper), 5_000, 'the setsid sleep to die with its runner');
+      }));
+
+    test('the baton up that takes the host over kills what its dead predecessor left, before anything runs', () =>
+      withCluster(async (c) => {
+        await c.store.jobs.enqueue({ key: 'sleepy', command: SETSID_SLEEP });
+        const first = c.up('solo', '--containment', kind);
+        const sleeper = await pidFrom(c, 'sleep.pid');
+        // Kill what would clean up after the runner first (its reaper, or the agent's shim): the
+        // predecessor then leaves a live process behind, as when the whole service is killed.
+        const reaper = /reaper pid (\d+)/.exec(first.log())?.[1];
+        const guardian = kind === 'process-group' ? (await jobOf(c, 'sleepy'))?.pid : Number(reaper);
+        assert.ok(guardian !== undefined && guardian !== null && guardian > 0, first.log());
+        process.kill(guardian, 'SIGKILL');
+        first.signal('SIGKILL');
+        await first.exited();
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        assert.ok(isAlive(sleeper), 'nothing else killed the leftover');
+        const second = c.up('solo', '--containment', kind);
+        await second.waitForLog(/killed \d+ process\(es\) left by session \d+/);
+        await waitUntil(() => !isAlive(sleeper), 5_000, 'the leftover to be dead');
+        await second.waitForLog(/joined as session/);
+        const log = second.log();
+        assert.ok(log.indexOf('left by session') < log.indexOf('joined as session'), log);
+        const hosts = await c.baton('hosts');
+        assert.match(hosts.stdout, new RegExp(`solo .* ${kind} `));
+      }));
+  });
+}
