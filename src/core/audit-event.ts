@@ -34,6 +34,11 @@ export const AUDIT_TYPES = [
   'lock:acquired',
   'lock:released',
   'effect:recorded',
+  'task:state',
+  'task:gated',
+  'task:approved',
+  'task:updated',
+  'setting:set',
 ] as const;
 export type AuditType = (typeof AUDIT_TYPES)[number];
 

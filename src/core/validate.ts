@@ -117,3 +117,49 @@ export function validateOneOf<const T extends readonly string[]>(
   }
   return value;
 }
+
+const DURATION_UNIT_MS: Readonly<Record<string, number>> = {
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+};
+
+/**
+ * A duration such as `8h`, `90m`, `30s`, `1.5h`, `2d` or a bare number of seconds, in
+ * milliseconds within [minMs, maxMs].
+ */
+export function validateDuration(what: string, value: unknown, minMs: number, maxMs: number): number {
+  const text = typeof value === 'number' ? String(value) : value;
+  const m = typeof text === 'string' ? /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(text) : null;
+  if (m === null) {
+    throw new InvalidInputError(
+      `${what} must be a duration such as 8h, 90m or 30s, got ${JSON.stringify(value)}`,
+      'write a number followed by s, m, h or d',
+    );
+  }
+  const ms = Math.round(Number(m[1]) * (DURATION_UNIT_MS[m[2] ?? 's'] ?? 1000));
+  if (ms < minMs || ms > maxMs) {
+    throw new InvalidInputError(
+      `${what} must be from ${minMs / 1000} s to ${maxMs / 3_600_000} h, got ${JSON.stringify(value)}`,
+      'pick a duration within that range',
+    );
+  }
+  return ms;
+}
+
+/** Free text such as a reason or a note: non-empty, at most `max` characters, no NUL. */
+export function validateText(what: string, value: unknown, max: number): string {
+  if (typeof value !== 'string' || value.trim().length === 0) {
+    throw new InvalidInputError(`${what} is empty`, `say it in a few words`);
+  }
+  if (value.length > max) {
+    throw new InvalidInputError(
+      `${what} is ${value.length} characters long; the limit is ${max}`,
+      `shorten the ${what}`,
+    );
+  }
+  if (value.includes('\u0000')) throw new InvalidInputError(`${what} contains a NUL character`, 'remove it');
+  return value;
+}

@@ -11,6 +11,9 @@ import type { Harness } from './harness.js';
 import { exerciseJobs } from './jobs.js';
 import { exerciseJobLoop } from './jobs-loop.js';
 import { exerciseLeases } from './leases.js';
+import { exerciseLifecycle } from './lifecycle.js';
+import { exerciseHumanSessions } from './human-sessions.js';
+import { exerciseNext } from './next.js';
 import { exerciseTasksAndSessions } from './tasks-sessions.js';
 import { exerciseWorkspaceDispatch } from './workspace-dispatch.js';
 import { exerciseWorkspaces } from './workspaces.js';
@@ -31,5 +34,8 @@ export function exerciseStore(h: Harness): void {
     exerciseWorkspaces(h);
     exerciseWorkspaceDispatch(h);
     exerciseWakeups(h);
+    exerciseLifecycle(h);
+    exerciseHumanSessions(h);
+    exerciseNext(h);
   });
 }

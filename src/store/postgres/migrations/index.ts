@@ -6,6 +6,7 @@ import queueIndex from './0005-queue-index.js';
 import wake from './0006-wake.js';
 import leanIndexes from './0007-lean-indexes.js';
 import claimBatch from './0008-claim-batch.js';
+import taskLifecycle from './0009-task-lifecycle.js';
 
 export interface Migration {
   readonly version: number;
@@ -26,4 +27,5 @@ export const MIGRATIONS: readonly Migration[] = [
   wake,
   leanIndexes,
   claimBatch,
+  taskLifecycle,
 ];

@@ -5,6 +5,7 @@ import effects from './0004-effects.js';
 import queueIndex from './0005-queue-index.js';
 import wake from './0006-wake.js';
 import leanIndexes from './0007-lean-indexes.js';
+import taskLifecycle from './0009-task-lifecycle.js';
 
 export interface Migration {
   readonly version: number;
@@ -21,4 +22,5 @@ export const MIGRATIONS: readonly Migration[] = [
   queueIndex,
   wake,
   leanIndexes,
+  taskLifecycle,
 ];

@@ -1,0 +1,217 @@
+/**
+ * Claims on PostgreSQL. The grant is one data-modifying CTE guarded on the task's lock word; when
+ * it matches nothing, a second read explains why (not found, ended, not open, held, fenced). A
+ * holder whose session passed its own TTL on the database clock is taken over by a statement of
+ * its own (TAKE_OVER): its claim released `expired`, the epoch bumped, the new claim granted, in
+ * one statement, so no leader is needed to free a dead human's claim.
+ *
+ * Lock order (tasks-claims.ts): sessions, then claims, then the task's active job, then tasks.
+ */
+import { assert } from '../../core/assert.js';
+import type { ClaimResult, FencedResult } from '../../core/claim.js';
+import { NotFoundError } from '../../core/errors.js';
+import type { Store } from '../store.js';
+import { taskStateRefusal } from '../task-refusal.js';
+import { insertAuditRows, seqOf } from './locks.js';
+import {
+  EXPIRED,
+  NOW,
+  claimState,
+  holderOf,
+  hostOf,
+  liveClaimOf,
+  stateFacts,
+  toClaim,
+  type ClaimRow,
+  type ClaimStateRow,
+} from './rows.js';
+import type { PgRunner } from './runner.js';
+import {
+  endJob,
+  endJobAuditRows,
+  expiredDetail,
+  lockActiveJob,
+  moveAuditRows,
+  moveReturning,
+  moveSet,
+  type Move,
+} from './task-state.js';
+import { RACE_RETRY_MAX, sessionNotFound, sessionNotLive } from './tasks-claims.js';
+
+export const CLAIM_COLUMNS = `t.key, c.session_id, c.epoch, c.claimed_at, c.heartbeat_at, c.released_at,
+  c.outcome`;
+
+export function postgresClaims(run: PgRunner): Store['claims'] {
+  return {
+    acquire: (p) => acquire(run, p),
+    release: (p) => release(run, p),
+    current: async (key) => {
+      const state = await claimState(run, key, null);
+      if (state.task_id === null) throw new NotFoundError('task', key);
+      return liveClaimOf(key, state);
+    },
+    history: async (key) =>
+      (
+        await run.rows<ClaimRow>(
+          `SELECT ${CLAIM_COLUMNS} FROM claims c JOIN tasks t ON t.id = c.task_id
+           WHERE t.key = $1::text ORDER BY c.epoch`,
+          [key],
+        )
+      ).map(toClaim),
+  };
+}
+
+/**
+ * The grant: a guarded UPDATE of the task's lock word. Under READ COMMITTED the row lock and the
+ * EvalPlanQual re-check of `holder_session_id IS NULL` (and of the task being open) on the
+ * newest row version make the second of two racing claimers match nothing. The claims insert and
+ * the audit row ride in the same statement; the partial unique index claims_one_live_per_task
+ * backs the guard (a violation is retried by the runner and then reads as held).
+ */
+const GRANT = `WITH s AS (
+  SELECT id, host FROM sessions WHERE id = $2::bigint AND state = 'live' FOR KEY SHARE
+), t AS (
+  UPDATE tasks SET epoch = tasks.epoch + 1, holder_session_id = s.id, claimed_at = ${NOW}
+  FROM s
+  WHERE tasks.key = $1::text AND tasks.holder_session_id IS NULL AND tasks.state = 'open'
+  RETURNING tasks.id, tasks.key, tasks.epoch, tasks.claimed_at, s.id AS session_id, s.host
+), c AS (
+  INSERT INTO claims (task_id, session_id, epoch, claimed_at, heartbeat_at)
+  SELECT id, session_id, epoch, claimed_at, claimed_at FROM t
+  RETURNING task_id, session_id, epoch, claimed_at, heartbeat_at, released_at, outcome
+), a AS (
+  INSERT INTO audit_events (at, type, task_key, session_id, host, epoch)
+  SELECT claimed_at, 'claim:granted', key, session_id, host, epoch FROM t
+)
+SELECT ${CLAIM_COLUMNS} FROM c JOIN t ON t.id = c.task_id`;
+
+/**
+ * The takeover of a claim whose session passed its TTL: $3 is the holder's session and $4 the
+ * epoch observed. `h` locks the holder's session FOR SHARE and re-checks its expiry on the
+ * newest version: a heartbeat (FOR NO KEY UPDATE of that row) that commits first keeps the claim.
+ * `o` releases the old claim `expired`; the grant `t` reads `o`, so it runs after it, and the new
+ * claim's insert finds the old one no longer live.
+ */
+const TAKE_OVER = `WITH s AS (
+  SELECT id, host FROM sessions WHERE id = $2::bigint AND state = 'live' FOR KEY SHARE
+), h AS (
+  SELECT id, heartbeat_at, ttl_ms FROM sessions hs
+  WHERE id = $3::bigint AND ${EXPIRED('hs')} AND EXISTS (SELECT 1 FROM s)
+  FOR SHARE
+), o AS (
+  UPDATE claims SET released_at = ${NOW}, outcome = 'expired'
+  FROM h, tasks tk
+  WHERE tk.key = $1::text AND tk.state = 'open' AND claims.task_id = tk.id
+    AND claims.session_id = h.id AND claims.epoch = $4::bigint AND claims.released_at IS NULL
+  RETURNING claims.id, claims.task_id, claims.session_id, claims.epoch, claims.released_at, h.heartbeat_at,
+    h.ttl_ms
+), t AS (
+  UPDATE tasks SET epoch = tasks.epoch + 1, holder_session_id = s.id, claimed_at = o.released_at
+  FROM s, o
+  WHERE tasks.id = o.task_id AND tasks.epoch = o.epoch AND tasks.state = 'open'
+  RETURNING tasks.id, tasks.key, tasks.epoch, tasks.claimed_at, s.id AS session_id, s.host
+), c AS (
+  INSERT INTO claims (task_id, session_id, epoch, claimed_at, heartbeat_at)
+  SELECT id, session_id, epoch, claimed_at, claimed_at FROM t
+  RETURNING task_id, session_id, epoch, claimed_at, heartbeat_at, released_at, outcome
+), a AS (
+  ${insertAuditRows(`
+    SELECT 0 AS part, ''::text AS seq, o.released_at AS at, 'claim:released'::text AS type, t.key AS task_key,
+      NULL::bigint AS job_id, o.session_id, ${hostOf('o.session_id')} AS host, o.epoch,
+      ${expiredDetail('o', '$2::bigint')} AS detail
+    FROM o JOIN t ON t.id = o.task_id
+    UNION ALL
+    SELECT 1, '', t.claimed_at, 'claim:granted', t.key, NULL, t.session_id, t.host, t.epoch, '{}'::jsonb
+    FROM t`)}
+)
+SELECT ${CLAIM_COLUMNS} FROM c JOIN t ON t.id = c.task_id`;
+
+async function acquire(run: PgRunner, p: Parameters<Store['claims']['acquire']>[0]): Promise<ClaimResult> {
+  for (let attempt = 1; ; attempt++) {
+    const row = await run.one<ClaimRow>(GRANT, [p.key, p.session]);
+    if (row !== undefined) return { ok: true, claim: toClaim(row), granted: true };
+    const state = await claimState(run, p.key, p.session);
+    const lost = explainRefusedClaim(p, state);
+    if (lost !== null && !(lost.ok === false && state.holder_expired === true)) return lost;
+    if (lost !== null && state.session_id !== null && state.epoch !== null) {
+      const taken = await run.one<ClaimRow>(TAKE_OVER, [p.key, p.session, state.session_id, state.epoch]);
+      if (taken !== undefined) return { ok: true, claim: toClaim(taken), granted: true };
+    }
+    // Released, renewed or taken between the statements: look again.
+    assert(attempt < RACE_RETRY_MAX, 'a claim does not race forever');
+  }
+}
+
+/** Why a grant matched nothing, in SQLite's order of checks; null when the task is free now. */
+function explainRefusedClaim(
+  p: Parameters<Store['claims']['acquire']>[0],
+  state: ClaimStateRow,
+): ClaimResult | null {
+  if (state.task_id === null) {
+    throw new NotFoundError('task', p.key, 'add it with `baton task add`');
+  }
+  if (state.session_state === null) throw sessionNotFound(p.session);
+  if (state.session_state !== 'live') throw sessionNotLive(p.session, state.session_state);
+  if (state.state !== null && state.state !== 'open' && state.state_at !== null) {
+    const { state: s, state_at, state_by, state_reason } = state;
+    throw taskStateRefusal(stateFacts({ key: p.key, state: s, state_at, state_by, state_reason }), 'claim');
+  }
+  const mine = liveClaimOf(p.key, state);
+  if (mine !== null && mine.session === p.session) return { ok: true, claim: mine, granted: false };
+  const holder = holderOf(state);
+  return holder === null ? null : { ok: false, reason: 'held', holder };
+}
+
+const FINISH: Move = {
+  action: 'finish',
+  at: 'o.released_at',
+  by: `'session ' || $2::bigint`,
+  session: '$2::bigint',
+  reason: 'NULL::text',
+  when: `$4::text = 'done'`,
+};
+
+/**
+ * The release, guarded by (session, epoch): `c` releases the claim; with outcome done, the task's
+ * active job is locked (`oj`, before the task: `o` waits for it) and the task moves by `finish`
+ * (task-state.ts) in the same UPDATE that clears its holder, so a done task keeps no active job.
+ */
+const RELEASE = `WITH c AS (
+  UPDATE claims SET released_at = ${NOW}, outcome = $4::text
+  FROM tasks t
+  WHERE t.key = $1::text AND claims.task_id = t.id AND claims.session_id = $2::bigint
+    AND claims.epoch = $3::bigint AND claims.released_at IS NULL
+  RETURNING claims.task_id, claims.epoch, claims.released_at, t.key
+), ${lockActiveJob(`(SELECT task_id FROM c WHERE $4::text = 'done')`)}, o AS (
+  SELECT tasks.id, tasks.state, tasks.state_at, tasks.state_by, tasks.state_reason, tasks.feedback,
+    tasks.review_required, c.epoch AS claim_epoch, c.released_at
+  FROM tasks JOIN c ON tasks.id = c.task_id
+  WHERE (SELECT count(*) FROM oj) >= 0
+  FOR UPDATE OF tasks
+), t AS (
+  UPDATE tasks SET holder_session_id = CASE WHEN tasks.epoch = o.claim_epoch THEN NULL ELSE tasks.holder_session_id END,
+    claimed_at = CASE WHEN tasks.epoch = o.claim_epoch THEN NULL ELSE tasks.claimed_at END,
+    ${moveSet(FINISH, 'o')}
+  FROM o WHERE tasks.id = o.id
+  RETURNING ${moveReturning(FINISH, 'o')}
+), ${endJob('t')}, a AS (
+  ${insertAuditRows(`
+    SELECT 0 AS part, ${seqOf('0')} AS seq, released_at AS at, 'claim:released'::text AS type, key AS task_key,
+      NULL::bigint AS job_id, $2::bigint AS session_id, ${hostOf('$2::bigint')} AS host, epoch,
+      jsonb_build_object('outcome', $4::text) AS detail
+    FROM c
+    UNION ALL
+    ${moveAuditRows(1, 't', 'finish')}
+    UNION ALL
+    ${endJobAuditRows(2)}`)}
+)
+SELECT (SELECT count(*) FROM c) AS released`;
+
+async function release(run: PgRunner, p: Parameters<Store['claims']['release']>[0]): Promise<FencedResult> {
+  const [r] = await run.rows<{ released: number }>(RELEASE, [p.key, p.session, p.epoch, p.outcome]);
+  if (r !== undefined && r.released === 1) return { ok: true };
+  const state = await claimState(run, p.key, p.session);
+  if (state.task_id === null) throw new NotFoundError('task', p.key);
+  if (state.session_state === null) throw sessionNotFound(p.session);
+  return { ok: false, reason: 'fenced', current: holderOf(state) };
+}
