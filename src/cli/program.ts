@@ -11,6 +11,8 @@ import { registerGuard } from './commands/guard.js';
 import { registerHeartbeat } from './commands/heartbeat.js';
 import { registerHosts } from './commands/hosts.js';
 import { registerLeader } from './commands/leader.js';
+import { registerLifecycle } from './commands/lifecycle.js';
+import { registerNext } from './commands/next.js';
 import { registerPlan } from './commands/plan.js';
 import { registerQueue } from './commands/queue.js';
 import { registerSession } from './commands/session.js';
@@ -44,6 +46,8 @@ export function buildProgram(): Command {
   registerSession(program);
   registerHeartbeat(program);
   registerClaim(program);
+  registerNext(program);
+  registerLifecycle(program);
   registerEffect(program);
   registerQueue(program);
   registerAudit(program);

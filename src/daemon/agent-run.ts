@@ -13,6 +13,7 @@ import { createWriteStream, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { renderCommand, templateEnvironment } from '../core/command-template.js';
 import type { Job } from '../core/job.js';
+import { TaskStateError } from '../core/errors.js';
 import type { RetryPolicy } from '../core/retry.js';
 import type { Clock } from '../core/time.js';
 import { killTree, treeRssMb } from '../os/process-tree.js';
@@ -39,9 +40,11 @@ export interface AgentRunOptions {
   readonly worktreeDir: string;
   readonly policy: RetryPolicy;
   readonly log: (line: string) => void;
+  /** The TTL of the agent's session: the runner's stale threshold (agents heartbeat in seconds). */
+  readonly sessionTtlMs?: number | undefined;
 }
 
-type KillReason = 'fenced' | 'cancelled' | 'oom' | 'shutdown';
+type KillReason = 'fenced' | 'cancelled' | 'escalated' | 'oom' | 'shutdown';
 const TAIL_CHARS = 4000;
 
 export class AgentRun {
@@ -73,9 +76,20 @@ export class AgentRun {
       host: this.o.host,
       pid: process.pid,
       name: `job ${job.id}`,
+      ttlMs: this.o.sessionTtlMs,
     });
     try {
-      const claim = await store.claims.acquire({ key: job.key, session: agent.id });
+      const claim = await store.claims
+        .acquire({ key: job.key, session: agent.id })
+        .catch(async (e: unknown) => {
+          // The task left `open` after the placement (closed, escalated, done): its job was ended
+          // with it, so this finish is refused; nothing runs.
+          if (!(e instanceof TaskStateError)) throw e;
+          await store.jobs.finish({ ...guard, status: 'cancelled', reason: e.message });
+          this.o.log(`job ${job.id} ${job.key}: not run, ${e.message}`);
+          return null;
+        });
+      if (claim === null) return;
       if (!claim.ok) {
         const h = claim.holder;
         const reason = `task held by session ${h.session} on ${h.host} since ${new Date(h.since).toISOString()}`;
@@ -128,11 +142,12 @@ export class AgentRun {
   ): Promise<void> {
     const { store, clock } = this.o;
     const job = this.job;
-    const title = (await store.tasks.get(job.key))?.title ?? '';
+    const task = await store.tasks.get(job.key);
     const oomBefore = readOomKills();
     const child = this.spawnAgent(command, dir, {
       key: job.key,
-      title,
+      title: task?.title ?? '',
+      feedback: task?.feedback ?? '',
       session: agentSession,
       job: job.id,
       epoch: claimEpoch,
@@ -187,7 +202,8 @@ export class AgentRun {
         claim: { key: this.job.key, epoch: claimEpoch },
       });
       const job = await this.o.store.jobs.get(this.job.id);
-      if (!hb.ok) this.kill('fenced');
+      if (job?.status === 'escalated') this.kill('escalated');
+      else if (!hb.ok) this.kill('fenced');
       else if (job?.status === 'cancelled') this.kill('cancelled');
       else if (job === null || job.epoch !== this.job.epoch || job.status !== 'running') this.kill('fenced');
       return hb.ok;
@@ -229,6 +245,10 @@ export class AgentRun {
       this.o.log(`job ${job.id} ${job.key}: cancelled, process tree killed`);
       return;
     }
+    if (this.killedFor === 'escalated') {
+      this.o.log(`job ${job.id} ${job.key}: escalated to a human, process tree killed`);
+      return;
+    }
     const kernelOom = exit.signal === 'SIGKILL' && oomBefore !== null && (readOomKills() ?? 0) > oomBefore;
     if (this.killedFor === 'oom' || kernelOom) {
       const reason = kernelOom
@@ -249,13 +269,19 @@ export class AgentRun {
     }
     const exitCode = exit.code ?? 128;
     const ok = exit.code === 0;
-    await store.jobs.finish({
+    const finished = await store.jobs.finish({
       ...guard,
       status: ok ? 'done' : 'failed',
       exitCode,
       reason: ok ? null : `exit code ${exitCode}`,
       outputTail: ok ? null : this.tail,
     });
+    if (!finished.ok) {
+      // Ended meanwhile: the agent escalated the task (`baton escalate`), or it was cancelled.
+      const why = finished.job === null ? 'gone' : `${finished.job.status}: ${finished.job.reason ?? ''}`;
+      this.o.log(`job ${job.id} ${job.key}: agent exited ${exitCode}, job already ${why}`);
+      return;
+    }
     await release(ok ? 'done' : 'failed');
     this.o.log(`job ${job.id} ${job.key}: ${ok ? 'done' : `failed (exit code ${exitCode})`}`);
   }

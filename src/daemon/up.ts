@@ -97,6 +97,7 @@ async function runOnce(
     host: o.host,
     pid: process.pid,
     name: 'baton up',
+    ttlMs: o.staleAfterMs,
   });
   const memory = readMemory();
   await store.hosts
