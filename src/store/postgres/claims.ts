@@ -12,7 +12,7 @@ import type { ClaimResult, FencedResult } from '../../core/claim.js';
 import { NotFoundError } from '../../core/errors.js';
 import type { Store } from '../store.js';
 import { taskStateRefusal } from '../task-refusal.js';
-import { insertAuditRows, seqOf } from './locks.js';
+import { insertAuditRows } from './locks.js';
 import {
   EXPIRED,
   NOW,
@@ -26,16 +26,7 @@ import {
   type ClaimStateRow,
 } from './rows.js';
 import type { PgRunner } from './runner.js';
-import {
-  endJob,
-  endJobAuditRows,
-  expiredDetail,
-  lockActiveJob,
-  moveAuditRows,
-  moveReturning,
-  moveSet,
-  type Move,
-} from './task-state.js';
+import { expiredDetail, moveSql } from './task-state.js';
 import { RACE_RETRY_MAX, sessionNotFound, sessionNotLive } from './tasks-claims.js';
 
 export const CLAIM_COLUMNS = `t.key, c.session_id, c.epoch, c.claimed_at, c.heartbeat_at, c.released_at,
@@ -162,19 +153,11 @@ function explainRefusedClaim(
   return holder === null ? null : { ok: false, reason: 'held', holder };
 }
 
-const FINISH: Move = {
-  action: 'finish',
-  at: 'o.released_at',
-  by: `'session ' || $2::bigint`,
-  session: '$2::bigint',
-  reason: 'NULL::text',
-  when: `$4::text = 'done'`,
-};
-
 /**
- * The release, guarded by (session, epoch): `c` releases the claim; with outcome done, the task's
- * active job is locked (`oj`, before the task: `o` waits for it) and the task moves by `finish`
- * (task-state.ts) in the same UPDATE that clears its holder, so a done task keeps no active job.
+ * The release, guarded by (session, epoch): `c` releases the claim and `t` clears the task's
+ * holder (which locks the task row), with the ledger row. Outcome done then moves the task by
+ * `finish` in a second statement of the same transaction (task-state.ts, MOVE): its snapshot,
+ * taken after the lock, sees any job an enqueue committed before it, so a done task keeps none.
  */
 const RELEASE = `WITH c AS (
   UPDATE claims SET released_at = ${NOW}, outcome = $4::text
@@ -182,34 +165,36 @@ const RELEASE = `WITH c AS (
   WHERE t.key = $1::text AND claims.task_id = t.id AND claims.session_id = $2::bigint
     AND claims.epoch = $3::bigint AND claims.released_at IS NULL
   RETURNING claims.task_id, claims.epoch, claims.released_at, t.key
-), ${lockActiveJob(`(SELECT task_id FROM c WHERE $4::text = 'done')`)}, o AS (
-  SELECT tasks.id, tasks.state, tasks.state_at, tasks.state_by, tasks.state_reason, tasks.feedback,
-    tasks.review_required, c.epoch AS claim_epoch, c.released_at
-  FROM tasks JOIN c ON tasks.id = c.task_id
-  WHERE (SELECT count(*) FROM oj) >= 0
-  FOR UPDATE OF tasks
 ), t AS (
-  UPDATE tasks SET holder_session_id = CASE WHEN tasks.epoch = o.claim_epoch THEN NULL ELSE tasks.holder_session_id END,
-    claimed_at = CASE WHEN tasks.epoch = o.claim_epoch THEN NULL ELSE tasks.claimed_at END,
-    ${moveSet(FINISH, 'o')}
-  FROM o WHERE tasks.id = o.id
-  RETURNING ${moveReturning(FINISH, 'o')}
-), ${endJob('t')}, a AS (
-  ${insertAuditRows(`
-    SELECT 0 AS part, ${seqOf('0')} AS seq, released_at AS at, 'claim:released'::text AS type, key AS task_key,
-      NULL::bigint AS job_id, $2::bigint AS session_id, ${hostOf('$2::bigint')} AS host, epoch,
-      jsonb_build_object('outcome', $4::text) AS detail
-    FROM c
-    UNION ALL
-    ${moveAuditRows(1, 't', 'finish')}
-    UNION ALL
-    ${endJobAuditRows(2)}`)}
+  UPDATE tasks SET holder_session_id = NULL, claimed_at = NULL
+  FROM c WHERE tasks.id = c.task_id AND tasks.epoch = c.epoch
+  RETURNING tasks.id
+), a AS (
+  INSERT INTO audit_events (at, type, task_key, session_id, host, epoch, detail)
+  SELECT released_at, 'claim:released', key, $2::bigint, ${hostOf('$2::bigint')}, epoch,
+    jsonb_build_object('outcome', $4::text)
+  FROM c
 )
-SELECT (SELECT count(*) FROM c) AS released`;
+SELECT (SELECT count(*) FROM c) AS released, (SELECT count(*) FROM t) AS unlocked`;
+
+/** The task of a claim released done finishes: `finish` by the releasing session ($2 by, $3 session). */
+const FINISH_ON_RELEASE = moveSql(
+  { action: 'finish', at: NOW, by: '$2::text', session: '$3::bigint', reason: '$4::text' },
+  '',
+);
 
 async function release(run: PgRunner, p: Parameters<Store['claims']['release']>[0]): Promise<FencedResult> {
-  const [r] = await run.rows<{ released: number }>(RELEASE, [p.key, p.session, p.epoch, p.outcome]);
-  if (r !== undefined && r.released === 1) return { ok: true };
+  const params = [p.key, p.session, p.epoch, p.outcome];
+  const released =
+    p.outcome !== 'done'
+      ? (await run.one<{ released: number }>(RELEASE, params))?.released === 1
+      : await run.transaction(async (q) => {
+          const [r] = await q.rows<{ released: number }>(RELEASE, params);
+          if (r?.released !== 1) return false;
+          await q.rows(FINISH_ON_RELEASE, [p.key, `session ${p.session}`, p.session, null]);
+          return true;
+        });
+  if (released) return { ok: true };
   const state = await claimState(run, p.key, p.session);
   if (state.task_id === null) throw new NotFoundError('task', p.key);
   if (state.session_state === null) throw sessionNotFound(p.session);

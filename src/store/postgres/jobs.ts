@@ -53,10 +53,14 @@ WITH new_task AS (
   WHERE NOT EXISTS (SELECT 1 FROM tasks WHERE key = $1::text)
   ON CONFLICT (key) DO NOTHING
   RETURNING id, key, priority, created_at
+), old_task AS (
+  -- FOR SHARE: a state change of the task (UPDATE, then reading its jobs afresh) waits for this
+  -- enqueue to commit and then ends its job, or this enqueue waits and then reads the new state.
+  SELECT id, key, priority, state FROM tasks WHERE key = $1::text FOR SHARE
 ), task AS (
   SELECT id, key, priority, 'open'::text AS state FROM new_task
   UNION ALL
-  SELECT id, key, priority, state FROM tasks WHERE key = $1::text
+  SELECT id, key, priority, state FROM old_task
 ), active AS (
   SELECT j.id FROM jobs j JOIN task ON j.task_id = task.id WHERE j.status IN ${ACTIVE}
 ), job AS (
@@ -106,6 +110,8 @@ const RETRY = `
 WITH old AS (
   SELECT id, task_id, status, priority, ram_mb, command, attempt_max
   FROM jobs WHERE id = $1::bigint
+), tk AS (
+  SELECT id, state FROM tasks WHERE id = (SELECT task_id FROM old) FOR SHARE
 ), active AS (
   SELECT j.id FROM jobs j JOIN old ON j.task_id = old.task_id WHERE j.status IN ${ACTIVE}
 ), job AS (
@@ -113,7 +119,7 @@ WITH old AS (
   SELECT task_id, priority, ${NOW}, ram_mb, command, attempt_max
   FROM old
   WHERE old.status IN ${TERMINAL} AND NOT EXISTS (SELECT 1 FROM active)
-    AND (SELECT state FROM tasks WHERE id = old.task_id) = 'open'
+    AND (SELECT state FROM tk) = 'open'
   ON CONFLICT (task_id) WHERE status IN ${ACTIVE} DO NOTHING
   RETURNING ${jobColumns('jobs')}
 ), a AS (
@@ -126,7 +132,7 @@ WITH old AS (
   UNION ALL
   SELECT false, ${jobColumns('jobs')} FROM jobs WHERE id IN (SELECT id FROM active)
 )
-SELECT old.status AS old_status, (SELECT state FROM tasks WHERE id = old.task_id) AS task_state, r.*
+SELECT old.status AS old_status, (SELECT state FROM tk) AS task_state, r.*
 FROM (SELECT 1) one LEFT JOIN old ON true LEFT JOIN r ON true`;
 
 /**

@@ -9,7 +9,7 @@
 import { assert } from '../../core/assert.js';
 import { ConflictError, NotFoundError } from '../../core/errors.js';
 import type { TaskGate } from '../../core/task.js';
-import type { LifecycleStore, TaskEscalateResult, TaskTransitionParams } from '../lifecycle-store.js';
+import type { LifecycleStore, TaskEscalateResult } from '../lifecycle-store.js';
 import { taskStateRefusal } from '../task-refusal.js';
 import { insertAuditRows, seqOf } from './locks.js';
 import {
@@ -32,17 +32,10 @@ import {
   moveAuditRows,
   moveReturning,
   moveSet,
-  moves,
+  moveSql,
   type Move,
 } from './task-state.js';
 import { sessionNotFound, sessionNotLive } from './tasks-claims.js';
-
-/** Every task column qualified by `tasks.`, for RETURNING beside the move's own columns. */
-const TASK_REST = TASK_COLUMNS.split(',')
-  .map((c) => c.trim())
-  .filter((c) => !['id', 'key', 'state_at', 'state_by', 'state_reason'].includes(c))
-  .map((c) => `tasks.${c}`)
-  .join(', ');
 
 const move = (action: Move['action']): Move => ({
   action,
@@ -52,20 +45,8 @@ const move = (action: Move['action']): Move => ({
   reason: '$4::text',
 });
 
-/** A person's action on the task $1, by $2 (session $3), with the reason $4. */
-function transitionSql(action: TaskTransitionParams['action']): string {
-  const m = move(action);
-  return `WITH ${lockActiveJob('(SELECT id FROM tasks WHERE key = $1::text)')}, o AS (
-    SELECT * FROM tasks WHERE key = $1::text AND (SELECT count(*) FROM oj) >= 0 FOR UPDATE
-  ), t AS (
-    UPDATE tasks SET ${moveSet(m, 'o')}
-    FROM o WHERE tasks.id = o.id AND ${moves(m, 'o')}
-    RETURNING ${moveReturning(m, 'o')}, ${TASK_REST}
-  ), ${endJob('t')}, a AS (
-    ${insertAuditRows(`${moveAuditRows(0, 't', action)} UNION ALL ${endJobAuditRows(1)}`)}
-  )
-  SELECT * FROM t`;
-}
+/** Locks task $1 for a move in the same transaction (see moveSql); none when it does not exist. */
+const LOCK_TASK = 'SELECT id FROM tasks WHERE key = $1::text FOR UPDATE';
 
 async function taskByKey(q: Querier, key: string): Promise<TaskRow> {
   const [task] = await q.rows<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE key = $1::text`, [key]);
@@ -76,12 +57,11 @@ async function taskByKey(q: Querier, key: string): Promise<TaskRow> {
 export function postgresLifecycle(run: PgRunner): LifecycleStore['lifecycle'] {
   return {
     transition: async (p) => {
-      const row = await run.one<TaskRow>(transitionSql(p.action), [
-        p.key,
-        p.by.name,
-        p.by.session ?? null,
-        p.reason ?? null,
-      ]);
+      const row = await run.transaction(async (q) => {
+        await q.rows(LOCK_TASK, [p.key]);
+        const params = [p.key, p.by.name, p.by.session ?? null, p.reason ?? null];
+        return (await q.rows<TaskRow>(moveSql(move(p.action), ''), params))[0];
+      });
       if (row !== undefined) return toTask(row);
       throw taskStateRefusal(stateFacts(await taskByKey(run, p.key)), p.action);
     },
@@ -260,6 +240,13 @@ async function escalate(
 }
 
 const ESCALATE_MOVE = move('escalate');
+
+/** Every task column qualified by `tasks.`, for RETURNING beside the move's own columns. */
+const TASK_REST = TASK_COLUMNS.split(',')
+  .map((c) => c.trim())
+  .filter((c) => !['id', 'key', 'state_at', 'state_by', 'state_reason'].includes(c))
+  .map((c) => `tasks.${c}`)
+  .join(', ');
 
 /** The escalation itself, on rows the transaction has locked: $1 key, $2 by, $3 session, $4 reason. */
 const ESCALATE = `WITH c AS (

@@ -12,7 +12,7 @@
  */
 import { assert } from '../../core/assert.js';
 import { TASK_ACTION_FROM, type TaskAction } from '../../core/task.js';
-import { lockReleasedRows, seqOf } from './locks.js';
+import { insertAuditRows, lockReleasedRows, seqOf } from './locks.js';
 import { hostOf } from './rows.js';
 
 export interface Move {
@@ -147,6 +147,32 @@ export function endJobAuditRows(part: number): string {
   FROM je
   UNION ALL
   ${lockReleasedRows(part + 1, 'jl', 'je.finished_at', `'released'`, 'je')}`;
+}
+
+/** Every task column but those moveReturning gives, qualified by `tasks.`, for a full row. */
+const TASK_REST = `tasks.title, tasks.priority, tasks.project, tasks.assignee, tasks.labels, tasks.created_at,
+  tasks.epoch, tasks.holder_session_id, tasks.claimed_at, tasks.state, tasks.gate, tasks.review_required,
+  tasks.body, tasks.url, tasks.feedback`;
+
+/**
+ * One statement moving task $1 by `m` when its state allows (none of its rows when not): its
+ * active job locked (`oj`, before the task), the task locked (`o`) for the state it leaves, the
+ * move, the end of the job and the ledger rows. `extraSet` adds assignments to the task's UPDATE.
+ * Run it in a transaction that locked the task row first, so its snapshot sees every job an
+ * enqueue (which holds the task row FOR SHARE) committed before: a task that leaves open keeps
+ * no active job. Returns the moved task's full row (TaskRow columns and the move's own).
+ */
+export function moveSql(m: Move, extraSet: string): string {
+  return `WITH ${lockActiveJob('(SELECT id FROM tasks WHERE key = $1::text)')}, o AS (
+    SELECT * FROM tasks WHERE key = $1::text AND (SELECT count(*) FROM oj) >= 0 FOR UPDATE
+  ), t AS (
+    UPDATE tasks SET ${extraSet}${moveSet(m, 'o')}
+    FROM o WHERE tasks.id = o.id AND ${moves(m, 'o')}
+    RETURNING ${moveReturning(m, 'o')}, ${TASK_REST}
+  ), ${endJob('t')}, a AS (
+    ${insertAuditRows(`${moveAuditRows(0, 't', m.action)} UNION ALL ${endJobAuditRows(1)}`)}
+  )
+  SELECT * FROM t`;
 }
 
 /**
