@@ -277,8 +277,10 @@ export class AgentRun {
       outputTail: ok ? null : this.tail,
     });
     if (!finished.ok) {
-      // Ended meanwhile: the agent escalated the task (`baton escalate`), or it was cancelled.
+      // Ended meanwhile: the agent escalated the task (`baton escalate`, which ended the claim
+      // too), or the task was closed or finished and its job cancelled.
       const why = finished.job === null ? 'gone' : `${finished.job.status}: ${finished.job.reason ?? ''}`;
+      await release('released');
       this.o.log(`job ${job.id} ${job.key}: agent exited ${exitCode}, job already ${why}`);
       return;
     }

@@ -282,4 +282,54 @@ export function exerciseLifecycle(h: Harness): void {
         );
       }));
   });
+
+  describe('task fields and settings', () => {
+    test('updates only the fields given, audited with their names and who; refuses an unknown task', () =>
+      withFixture(h, async ({ store }) => {
+        await store.tasks.add({ key: 'u', title: 'old', body: 'b', url: 'https://x.test/1', labels: ['a'] });
+        const same = await store.tasks.update({ key: 'u', by: ALICE });
+        assert.equal(same.title, 'old');
+        const changed = await store.tasks.update({
+          key: 'u',
+          title: 'new',
+          url: null,
+          labels: ['bug', 'ui'],
+          reviewRequired: true,
+          by: { name: 'importer', session: undefined },
+        });
+        assert.deepEqual(
+          [changed.title, changed.body, changed.url, changed.labels, changed.reviewRequired],
+          ['new', 'b', null, ['bug', 'ui'], true],
+        );
+        const rows = await store.audit.list({ key: 'u', type: 'task:updated' });
+        assert.deepEqual(
+          rows.map((r) => r.detail),
+          [{ fields: ['title', 'url', 'labels', 'review_required'], by: 'importer' }],
+        );
+        await assert.rejects(store.tasks.update({ key: 'nope', title: 'x', by: ALICE }), /not found/);
+      }));
+
+    test('keeps settings for every store, each change audited with who made it', () =>
+      withFixture(h, async ({ store, openAnother }) => {
+        assert.equal(await store.settings.get('vague-words'), null);
+        await store.settings.set({ name: 'vague-words', value: '5', by: ALICE });
+        const set = await store.settings.set({ name: 'vague-words', value: '7', by: ALICE });
+        assert.deepEqual([set.name, set.value, set.updatedBy], ['vague-words', '7', 'alice@box']);
+        const other = await openAnother();
+        assert.equal(await other.settings.get('vague-words'), '7');
+        assert.deepEqual(
+          (await other.settings.list()).map((x) => [x.name, x.value]),
+          [['vague-words', '7']],
+        );
+        await other.close();
+        const rows = await store.audit.list({ type: 'setting:set' });
+        assert.deepEqual(
+          rows.map((r) => r.detail),
+          [
+            { name: 'vague-words', value: '5', by: 'alice@box' },
+            { name: 'vague-words', value: '7', by: 'alice@box' },
+          ],
+        );
+      }));
+  });
 }
