@@ -61,7 +61,9 @@ WHERE latest.task_id = tasks.id AND latest.n = 1 AND latest.outcome = 'done'
   AND tasks.holder_session_id IS NULL
   AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.task_id = tasks.id AND j.status IN ('queued', 'claimed', 'running'));
 UPDATE tasks SET state_at = created_at WHERE state = 'open';
-ALTER TABLE tasks ALTER COLUMN state_at SET NOT NULL;
+-- A task inserted by other means than Baton's (a bulk seed) reaches open when it is inserted.
+ALTER TABLE tasks ALTER COLUMN state_at SET NOT NULL,
+  ALTER COLUMN state_at SET DEFAULT date_trunc('milliseconds', clock_timestamp());
 INSERT INTO audit_events (at, type, task_key, detail)
 SELECT state_at, 'task:state', key,
   jsonb_build_object('from', 'open', 'to', 'done', 'action', 'backfill', 'by', state_by)
