@@ -87,7 +87,7 @@ for (const db of bothEngines()) {
       assert.equal(none.stdout.trim(), 'null');
       const plain = await t.run('next', '--session', human);
       assert.equal(plain.code, 4);
-      assert.match(plain.stderr, /designed waits for design approval/);
+      assert.match(plain.stderr, /designed: waiting for design approval/);
       await t.json(0, 'approve', 'designed', '--gate', 'design', '--note', 'plan is fine');
       const started = await t.json(0, 'next');
       assert.equal(started['key'], 'designed');

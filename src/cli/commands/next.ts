@@ -30,7 +30,7 @@ export function registerNext(program: Command): void {
       withCoordinator(cmd, async (baton, out) => {
         const r = await baton.lifecycle.next({ ...o, host: hostname(), pid: process.ppid });
         if (!r.ok) {
-          const waiting = r.gated.map((t) => `${t.key} waits for ${t.gate ?? 'design'} approval`);
+          const waiting = r.gated.map((t) => `${t.key}: waiting for ${t.gate ?? 'design'} approval`);
           if (out.json) writeJson(null);
           else {
             const started = r.session === null ? '' : ` (session ${r.session.id} started)`;
