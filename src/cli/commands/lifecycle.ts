@@ -41,6 +41,14 @@ interface ActOptions {
 const SESSION_HELP = 'the session you act under, recorded in the ledger';
 
 export function registerLifecycle(program: Command): void {
+  registerStates(program);
+  registerEscalations(program);
+  registerGates(program);
+  registerSettings(program);
+}
+
+/** A person's moves of a task: reopen and close. */
+function registerStates(program: Command): void {
   program
     .command('reopen <key>')
     .description('reopen a done or closed task, so it can be claimed and queued again')
@@ -66,7 +74,10 @@ export function registerLifecycle(program: Command): void {
         out.result(t, () => stateLine(t));
       }),
     );
+}
 
+/** The human-action queue: escalate, escalations, resolve. */
+function registerEscalations(program: Command): void {
   program
     .command('escalate <key>')
     .description('hand a task to a human: ends its claim and job as escalated; exits 3 when fenced off')
@@ -117,7 +128,10 @@ export function registerLifecycle(program: Command): void {
         out.result(t, () => stateLine(t));
       }),
     );
+}
 
+/** Review gates: gate, approve, reject. */
+function registerGates(program: Command): void {
   program
     .command('gate <key> <gate>')
     .description('make an open task wait for a human approval (gate: design) before any run')
@@ -154,7 +168,10 @@ export function registerLifecycle(program: Command): void {
         out.result(t, () => stateLine(t));
       }),
     );
+}
 
+/** The store's settings. */
+function registerSettings(program: Command): void {
   const setting = program.command('setting').description("set and list the store's settings");
   setting
     .command('set <name> <value>')
