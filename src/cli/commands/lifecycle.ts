@@ -25,11 +25,13 @@ export function cliActor(session?: string): Actor {
   };
 }
 
-/** One line for a task after an action: its key, state and why. */
-export function stateLine(t: Task): string {
+/** One line for a task after an action: its key, state (since when, with `since`), who, why and gate. */
+export function stateLine(t: Task, since = false): string {
+  const when = since ? ` since ${iso(t.stateAt)}` : '';
+  const by = t.stateBy === null ? '' : ` by ${t.stateBy}`;
   const why = t.stateReason === null ? '' : `: ${t.stateReason}`;
-  const gate = t.gate === null ? '' : `, waiting for ${t.gate} approval`;
-  return `${t.key} is ${t.state.replace('_', ' ')}${gate} (by ${cell(t.stateBy)})${why}`;
+  const gate = t.gate === null ? '' : `; waiting for ${t.gate} approval`;
+  return `${t.key} is ${t.state.replace('_', ' ')}${when}${by}${why}${gate}`;
 }
 
 interface ActOptions {

@@ -108,7 +108,7 @@ function taskTable(tasks: readonly Task[]): string[] {
 function showLines({ task, holder, jobs, history, prs }: TaskDetail): string[] {
   return [
     task.title === '' ? task.key : `${task.key}  ${task.title}`,
-    `  ${stateLine(task)} since ${iso(task.stateAt)}`,
+    `  ${stateLine(task, true)}`,
     ...(task.url === null ? [] : [`  url ${task.url}`]),
     `  priority ${task.priority}  project ${cell(task.project)}  assignee ${cell(task.assignee)}`,
     `  labels ${task.labels.length === 0 ? '-' : task.labels.join(', ')}` +
