@@ -8,12 +8,29 @@ import type { ErrorCode } from '../core/errors.js';
 export const EXIT_OK = 0;
 export const EXIT_UNEXPECTED = 1;
 export const EXIT_USAGE = 2;
+export const EXIT_NOT_FOUND = 4;
+
+/**
+ * Thrown by a command that has printed its answer and only needs this exit code: `next` (4), or
+ * `baton hook`, which speaks Claude Code's protocol (its exit 2 means "block this tool call").
+ */
+export class Exit extends Error {
+  override readonly name = 'Exit';
+  constructor(readonly code: number) {
+    super(`exit ${code}`);
+  }
+}
 
 export const EXIT_CODE_BY_ERROR = {
   invalid_input: 2,
   workspace_unresolved: 2,
   conflict: 3,
   fenced: 3,
+  task_open: 3,
+  task_in_review: 3,
+  task_done: 3,
+  task_closed: 3,
+  task_escalated: 3,
   not_found: 4,
   store_unavailable: 5,
 } as const satisfies Record<ErrorCode, number>;
@@ -22,7 +39,7 @@ const MEANING: Readonly<Record<number, string>> = {
   0: 'success',
   1: 'anything unexpected (BATON_DEBUG=1 prints the stack)',
   2: 'bad usage or bad input',
-  3: 'conflict: held by another session, lost the race, or fenced off',
+  3: "conflict: held by another session, lost the race, fenced off, or the task's state refuses it",
   4: 'not found',
   5: 'database unreachable',
 };
@@ -36,15 +53,4 @@ export function exitCodeHelp(): string {
     return `  ${exit}  ${meaning}${codes.length > 0 ? ` (${codes.join(', ')})` : ''}`;
   });
   return ['Exit codes:', ...lines].join('\n');
-}
-
-/**
- * Thrown by a command that speaks another program's protocol (`baton hook` for Claude Code, whose
- * exit 2 means "block this tool call") once it has written its own output: exit with this code.
- */
-export class ExitWith extends Error {
-  override readonly name = 'ExitWith';
-  constructor(readonly exitCode: number) {
-    super(`exit ${exitCode}`);
-  }
 }

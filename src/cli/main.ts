@@ -3,7 +3,7 @@
  * sets the exit code; see `baton --help` for the table.
  */
 import { InvalidInputError } from '../core/errors.js';
-import { EXIT_OK, EXIT_USAGE, ExitWith } from './exit-codes.js';
+import { EXIT_OK, EXIT_USAGE, Exit } from './exit-codes.js';
 import { buildProgram, CommanderExit } from './program.js';
 import { reportError } from './report-error.js';
 
@@ -14,8 +14,8 @@ export async function runCli(argv: readonly string[]): Promise<number> {
     await buildProgram().parseAsync(argv);
     return EXIT_OK;
   } catch (error) {
-    if (error instanceof ExitWith) return error.exitCode;
     if (error instanceof CommanderExit) return commanderExit(error, json);
+    if (error instanceof Exit) return error.code;
     return reportError(error, json);
   }
 }

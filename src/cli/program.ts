@@ -14,6 +14,8 @@ import { registerHooks } from './commands/hooks.js';
 import { registerHosts } from './commands/hosts.js';
 import { registerLeader } from './commands/leader.js';
 import { registerMcp } from './commands/mcp.js';
+import { registerLifecycle } from './commands/lifecycle.js';
+import { registerNext } from './commands/next.js';
 import { registerPlan } from './commands/plan.js';
 import { registerQueue } from './commands/queue.js';
 import { registerSession } from './commands/session.js';
@@ -47,6 +49,8 @@ export function buildProgram(): Command {
   registerSession(program);
   registerHeartbeat(program);
   registerClaim(program);
+  registerNext(program);
+  registerLifecycle(program);
   registerEffect(program);
   registerQueue(program);
   registerAudit(program);

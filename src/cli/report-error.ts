@@ -3,7 +3,7 @@
  * BatonErrors map through EXIT_CODE_BY_ERROR; anything else is unexpected (exit 1) and shows its
  * stack only with BATON_DEBUG=1.
  */
-import { BatonError, StoreUnavailableError } from '../core/errors.js';
+import { BatonError, StoreUnavailableError, TaskStateError } from '../core/errors.js';
 import { EXIT_CODE_BY_ERROR, EXIT_UNEXPECTED } from './exit-codes.js';
 import { terminalText, writeErrorLine, writeJson } from './output.js';
 import { Refusal } from './refusal.js';
@@ -18,8 +18,9 @@ export function reportError(error: unknown, json: boolean): number {
     writeErrorLine(known.message, known.hint);
     if (json) {
       const label = known instanceof Refusal ? known.label : known.code;
-      const details = known instanceof Refusal ? known.details : {};
-      writeJson({ error: label, message: known.message, hint: known.hint ?? null, ...details });
+      const details = known instanceof Refusal || known instanceof TaskStateError ? known.details : {};
+      const fields = { error: label, code: known.code, message: known.message, hint: known.hint ?? null };
+      writeJson({ ...fields, ...details });
     }
     return EXIT_CODE_BY_ERROR[known.code];
   }

@@ -16,6 +16,9 @@ import { Cluster } from './cluster.js';
 import { Effects } from './effects.js';
 import { ProgressMarks } from './progress.js';
 import { Pull } from './pull.js';
+import { Lifecycle, triaged } from './lifecycle.js';
+import type { Effect } from '../core/effect.js';
+import type { Actor, TaskEvent } from '../core/task.js';
 import {
   parseAudit,
   parseClaim,
@@ -47,6 +50,20 @@ export interface TaskDetail {
   readonly holder: Holder | null;
   /** The task's jobs, active ones first. */
   readonly jobs: readonly Job[];
+  /** Its history of states and gates, oldest first. */
+  readonly history: readonly TaskEvent[];
+  /** The pull requests its runs recorded (`baton effect … --kind pr`), oldest first. */
+  readonly prs: readonly Effect[];
+}
+
+export interface TaskUpdateInput {
+  readonly key: unknown;
+  readonly title?: unknown;
+  readonly body?: unknown;
+  readonly url?: unknown;
+  readonly labels?: unknown;
+  readonly review?: unknown;
+  readonly by: Actor;
 }
 
 export interface SessionEndResult {
@@ -78,8 +95,28 @@ export class Coordinator {
     return new ProgressMarks(this.store);
   }
 
-  addTask(input: TaskAddInput): Promise<Task> {
-    return this.store.tasks.add(parseTaskAdd(input));
+  /** The task lifecycle: reopen, close, approve, reject, escalations, gates, `next`, settings. */
+  get lifecycle(): Lifecycle {
+    return new Lifecycle(this.store);
+  }
+
+  /** Adds a task; the vague-issue rule may add it escalated (`insufficient-info`). */
+  async addTask(input: TaskAddInput): Promise<Task> {
+    return this.store.tasks.add(await triaged(this.store, parseTaskAdd(input)));
+  }
+
+  /** Changes a task's title, body, URL, labels or review requirement (an importer, a person). */
+  updateTask(input: TaskUpdateInput): Promise<Task> {
+    const fields = parseTaskAdd({ ...input, key: input.key });
+    return this.store.tasks.update({
+      key: fields.key,
+      title: fields.title,
+      body: fields.body,
+      url: fields.url,
+      labels: fields.labels,
+      reviewRequired: fields.reviewRequired,
+      by: input.by,
+    });
   }
 
   async getTask(key: unknown): Promise<Task> {
@@ -104,7 +141,9 @@ export class Coordinator {
             epoch: claim.epoch,
           };
     const jobs = await this.store.jobs.list({ key: task.key, limit: TASK_JOBS_SHOWN });
-    return { task, claim, holder, jobs };
+    const history = await this.lifecycle.history(task.key);
+    const prs = (await this.store.effects.list({ key: task.key })).filter((e) => e.kind === 'pr');
+    return { task, claim, holder, jobs, history, prs };
   }
 
   listTasks(input: TaskListInput = {}): Promise<readonly Task[]> {

@@ -9,7 +9,8 @@ import { RELEASE_OUTCOMES } from '../core/claim.js';
 import { validateCommandTemplate } from '../core/command-template.js';
 import { InvalidInputError } from '../core/errors.js';
 import { JOB_STATES, type JobState } from '../core/job.js';
-import { SESSION_KINDS } from '../core/session.js';
+import { SESSION_KINDS, SESSION_TTL_MAX_MS, SESSION_TTL_MIN_MS, sessionTtlMs } from '../core/session.js';
+import { BODY_LENGTH_MAX, TASK_STATES, URL_LENGTH_MAX } from '../core/task.js';
 import {
   RAM_MB_MAX,
   validateEpoch,
@@ -18,6 +19,7 @@ import {
   validateKey,
   validateLabels,
   validateName,
+  validateDuration,
   validateOneOf,
   validatePriority,
   validateTitle,
@@ -50,11 +52,16 @@ export interface TaskAddInput {
   readonly project?: unknown;
   readonly assignee?: unknown;
   readonly labels?: unknown;
+  readonly body?: unknown;
+  readonly url?: unknown;
+  /** `required` or `none` (default): whether a successful run waits in review. */
+  readonly review?: unknown;
 }
 
 export interface TaskListInput {
   readonly project?: unknown;
   readonly assignee?: unknown;
+  readonly state?: unknown;
   readonly limit?: unknown;
 }
 
@@ -63,6 +70,8 @@ export interface SessionStartInput {
   readonly host: unknown;
   readonly pid: unknown;
   readonly name?: unknown;
+  /** A duration (`8h`, `90m`, `30s`); a human's default is HUMAN_TTL_DEFAULT_MS. */
+  readonly ttl?: unknown;
 }
 
 export interface HeartbeatInput {
@@ -126,23 +135,50 @@ export function parseTaskAdd(input: TaskAddInput): TaskAddParams {
     project: optional(input.project, (v) => validateName('project', v)),
     assignee: optional(input.assignee, (v) => validateName('assignee', v)),
     labels: labels === undefined ? undefined : validateLabels(labels as unknown[]),
+    body: optional(input.body, validateBody),
+    url: optional(input.url, validateUrl),
+    reviewRequired: optional(input.review, (v) => validateOneOf('review', v, REVIEW_MODES) === 'required'),
   };
+}
+
+const REVIEW_MODES = ['required', 'none'] as const;
+
+/** Where the task lives outside Baton: an http(s) URL. */
+export function validateUrl(value: unknown): string {
+  const text = typeof value === 'string' ? value.trim() : '';
+  let ok = text.length > 0 && text.length <= URL_LENGTH_MAX && !/\s/.test(text);
+  try {
+    ok &&= ['http:', 'https:'].includes(new URL(text).protocol);
+  } catch {
+    ok = false;
+  }
+  if (!ok) {
+    throw new InvalidInputError(
+      `url must be an http(s) address of at most ${URL_LENGTH_MAX} characters, got ${JSON.stringify(value)}`,
+      'give the task page, such as https://github.com/acme/api/issues/1246',
+    );
+  }
+  return text;
 }
 
 export function parseTaskList(input: TaskListInput): TaskListParams {
   return {
     project: optional(input.project, (v) => validateName('project', v)),
     assignee: optional(input.assignee, (v) => validateName('assignee', v)),
+    state: optional(input.state, (v) => validateOneOf('task state', v, TASK_STATES)),
     limit: limit(input.limit),
   };
 }
 
 export function parseSessionStart(input: SessionStartInput): SessionStartParams {
+  const kind = input.kind === undefined ? 'agent' : validateOneOf('session kind', input.kind, SESSION_KINDS);
+  const ttl = optional(input.ttl, (v) => validateDuration('ttl', v, SESSION_TTL_MIN_MS, SESSION_TTL_MAX_MS));
   return {
-    kind: input.kind === undefined ? 'agent' : validateOneOf('session kind', input.kind, SESSION_KINDS),
+    kind,
     host: validateName('host', input.host),
     pid: validateInteger('pid', input.pid, 0, PID_MAX),
     name: optional(input.name, (v) => validateName('session name', v)),
+    ttlMs: sessionTtlMs(kind, ttl) ?? undefined,
   };
 }
 
@@ -224,4 +260,17 @@ function validateStatuses(value: unknown): JobState[] {
     throw new InvalidInputError('job status filter is empty', `give one of ${JOB_STATES.join(', ')}`);
   }
   return [...new Set(raw.map((s: unknown) => validateOneOf('job status', s, JOB_STATES)))];
+}
+
+/** A task body: any text up to BODY_LENGTH_MAX characters. */
+export function validateBody(value: unknown): string {
+  if (typeof value !== 'string') throw new InvalidInputError('body must be text');
+  if (value.length > BODY_LENGTH_MAX) {
+    throw new InvalidInputError(
+      `body is ${value.length} characters long; the limit is ${BODY_LENGTH_MAX}`,
+      'shorten it, or link to the long text with --url',
+    );
+  }
+  if (value.includes('\u0000')) throw new InvalidInputError('body contains a NUL character', 'remove it');
+  return value;
 }

@@ -21,6 +21,7 @@ import {
 import type { Store } from '../store/store.js';
 import type { AgentAddParams, ProjectAddParams, WorkspaceAddParams } from '../store/workspace-store.js';
 import { parseTaskAdd, type TaskAddInput } from './inputs.js';
+import { triaged } from './lifecycle.js';
 
 /** The schema's bound on a workspace path. */
 export const PATH_LENGTH_MAX = 4096;
@@ -168,7 +169,7 @@ export class Workspaces {
     );
     const workspace = optional(input.workspace, (v) => validateName('workspace', v)) ?? null;
     if (workspace !== null) await this.getWorkspace(workspace);
-    const task = await this.store.tasks.add(params);
+    const task = await this.store.tasks.add(await triaged(this.store, params));
     const wanted = { key: task.key, requiresFilesystem: requiresFilesystem ?? false, workspace };
     if (!wanted.requiresFilesystem && wanted.workspace === null) return { task, requirements: wanted };
     return { task, requirements: await this.store.workspaceTasks.setRequirements(wanted) };

@@ -36,6 +36,11 @@ export const AUDIT_TYPES = [
   'effect:recorded',
   'job:stalled',
   'job:unstalled',
+  'task:state',
+  'task:gated',
+  'task:approved',
+  'task:updated',
+  'setting:set',
 ] as const;
 export type AuditType = (typeof AUDIT_TYPES)[number];
 

@@ -7,7 +7,19 @@
 import type { Instant } from './time.js';
 import type { SessionId } from './session.js';
 
-export const CLAIM_OUTCOMES = ['done', 'failed', 'released', 'abandoned', 'recovered'] as const;
+/**
+ * `escalated`: the task was handed to a human; `expired`: the session passed its TTL and a
+ * claim by another session took the task over (no leader needed).
+ */
+export const CLAIM_OUTCOMES = [
+  'done',
+  'failed',
+  'released',
+  'abandoned',
+  'recovered',
+  'escalated',
+  'expired',
+] as const;
 export type ClaimOutcome = (typeof CLAIM_OUTCOMES)[number];
 
 /** The outcomes a holder may report itself; the others are written by Baton. */

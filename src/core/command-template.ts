@@ -28,6 +28,8 @@ export const TEMPLATE_FIELDS = {
   epoch: 'BATON_EPOCH',
   host: 'BATON_HOST',
   attempt: 'BATON_ATTEMPT',
+  /** The reason of the task's last rejection in review, for the next run ('' when none). */
+  feedback: 'BATON_FEEDBACK',
 } as const;
 export type TemplateField = keyof typeof TEMPLATE_FIELDS;
 

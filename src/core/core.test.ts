@@ -35,13 +35,16 @@ describe('job lifecycle', () => {
     );
     assert.deepEqual(allowed.sort(), [
       'claimed>cancelled',
+      'claimed>escalated',
       'claimed>failed',
       'claimed>queued',
       'claimed>running',
       'queued>cancelled',
       'queued>claimed',
+      'queued>escalated',
       'running>cancelled',
       'running>done',
+      'running>escalated',
       'running>failed',
       'running>oom_killed',
       'running>queued',

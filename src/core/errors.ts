@@ -10,6 +10,11 @@ export const ERROR_CODES = [
   'fenced',
   'store_unavailable',
   'workspace_unresolved',
+  'task_open',
+  'task_in_review',
+  'task_done',
+  'task_closed',
+  'task_escalated',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
@@ -78,3 +83,28 @@ export class WorkspaceConfigurationError extends BatonError {
     super(cause, fix);
   }
 }
+
+/**
+ * The task's state refuses the request: a done or closed task is never claimed, enqueued or
+ * placed again until it is reopened; an escalated one waits for a human; one in review waits for
+ * its verdict. The code names the state (`task_done`, `task_closed`, …); the message says since
+ * when and by whom, the hint how to move it on.
+ */
+export class TaskStateError extends BatonError {
+  readonly code: `task_${TaskStateName}`;
+  override readonly name = 'TaskStateError';
+  constructor(
+    readonly key: string,
+    readonly state: TaskStateName,
+    message: string,
+    hint: string,
+    /** Facts for a --json error object: the state, since when, by whom, why. */
+    readonly details: Readonly<Record<string, unknown>>,
+  ) {
+    super(message, hint);
+    this.code = `task_${state}`;
+  }
+}
+
+/** The task states, spelled here so errors.ts imports nothing (task.ts is their home). */
+type TaskStateName = 'open' | 'in_review' | 'done' | 'closed' | 'escalated';

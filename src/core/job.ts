@@ -5,6 +5,8 @@
  *   queued → claimed → running → done | failed | oom_killed | cancelled
  *      ↑        │          │
  *      └────────┴──────────┘  requeue (recovery or retry policy, guarded by the observed epoch)
+ *
+ * Any active job ends `escalated` when its task is escalated to a human (`baton escalate`).
  */
 import type { Instant } from './time.js';
 import type { SessionId } from './session.js';
@@ -17,10 +19,11 @@ export const JOB_STATES = [
   'failed',
   'oom_killed',
   'cancelled',
+  'escalated',
 ] as const;
 export type JobState = (typeof JOB_STATES)[number];
 
-export const TERMINAL_JOB_STATES = ['done', 'failed', 'oom_killed', 'cancelled'] as const;
+export const TERMINAL_JOB_STATES = ['done', 'failed', 'oom_killed', 'cancelled', 'escalated'] as const;
 export type TerminalJobState = (typeof TERMINAL_JOB_STATES)[number];
 export const ACTIVE_JOB_STATES = ['queued', 'claimed', 'running'] as const;
 
@@ -57,13 +60,14 @@ export interface Job {
 }
 
 const NEXT: Record<JobState, readonly JobState[]> = {
-  queued: ['claimed', 'cancelled'],
-  claimed: ['running', 'queued', 'failed', 'cancelled'],
-  running: ['done', 'failed', 'oom_killed', 'cancelled', 'queued'],
+  queued: ['claimed', 'cancelled', 'escalated'],
+  claimed: ['running', 'queued', 'failed', 'cancelled', 'escalated'],
+  running: ['done', 'failed', 'oom_killed', 'cancelled', 'queued', 'escalated'],
   done: [],
   failed: [],
   oom_killed: [],
   cancelled: [],
+  escalated: [],
 };
 
 /** The lifecycle as data: checkers and tests read it; the engines encode it in guarded SQL. */

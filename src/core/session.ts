@@ -1,8 +1,15 @@
 /**
  * A session is one agent, human or daemon process taking part. Its heartbeat is the liveness
  * signal that recovery reads; an ended session keeps its row for the audit trail.
+ *
+ * Each session may declare its time-to-live: how long it may stay silent and still be live. A
+ * human at a terminal heartbeats every half hour and declares hours (HUMAN_TTL_DEFAULT_MS); an
+ * agent heartbeats every few seconds. Recovery rescues a session only once its own TTL has
+ * passed, and a claim may take over a task whose holder's TTL has passed (no leader needed),
+ * both judged on the database clock. A session without one is held to the rescuer's
+ * `--stale-after`, and to SESSION_TTL_FALLBACK_MS by a claim.
  */
-import type { Instant } from './time.js';
+import type { DurationMs, Instant } from './time.js';
 
 export type SessionId = number;
 
@@ -23,4 +30,29 @@ export interface Session {
   /** Set when the session ended or was declared stale by recovery. */
   readonly endedAt: Instant | null;
   readonly state: SessionState;
+  /** How long the session may stay silent and still be live; null when it declared none. */
+  readonly ttlMs: DurationMs | null;
+}
+
+/** A human's TTL when `baton session start --kind human` names none: a working day. */
+export const HUMAN_TTL_DEFAULT_MS: DurationMs = 8 * 60 * 60 * 1000;
+/**
+ * What a claim holds a session without a TTL to, when no leader rescued it first (a leader
+ * rescues it after its `--stale-after`, 10 s by default). Generous on purpose: such a session
+ * never said how often it heartbeats, and taking a task from a slow but live agent is worse than
+ * freeing a dead one's a few minutes late. A session that wants faster takeover declares a TTL.
+ */
+export const SESSION_TTL_FALLBACK_MS: DurationMs = 5 * 60_000;
+export const SESSION_TTL_MIN_MS: DurationMs = 1_000;
+export const SESSION_TTL_MAX_MS: DurationMs = 7 * 24 * 60 * 60 * 1000;
+
+/** The TTL a session starts with: the one asked for, else a human's default, else none. */
+export function sessionTtlMs(kind: SessionKind, asked: DurationMs | undefined): DurationMs | null {
+  if (asked !== undefined) return asked;
+  return kind === 'human' ? HUMAN_TTL_DEFAULT_MS : null;
+}
+
+/** Whether a session last heard from at `heartbeatAt` has passed its TTL at `now`. */
+export function hasExpired(heartbeatAt: Instant, ttlMs: DurationMs | null, now: Instant): boolean {
+  return now - heartbeatAt > (ttlMs ?? SESSION_TTL_FALLBACK_MS);
 }

@@ -57,12 +57,17 @@ export function validateTitle(title: unknown): string {
 }
 
 /**
- * Free text such as a finish reason: up to `max` characters, line breaks and tabs allowed, no
- * other control character (an escape sequence in a reason would act on every terminal showing it).
+ * Free text such as a finish reason or a note: up to `max` characters, line breaks and tabs
+ * allowed, no other control character (an escape sequence in a reason would act on every
+ * terminal showing it). validateReason also refuses an empty one.
  */
 export function validateText(what: string, value: unknown, max: number): string {
-  if (typeof value !== 'string' || value.length > max) {
-    throw new InvalidInputError(`${what} must be text of at most ${max} characters`, 'shorten it');
+  if (typeof value !== 'string') throw new InvalidInputError(`${what} must be text`, `say it in a few words`);
+  if (value.length > max) {
+    throw new InvalidInputError(
+      `${what} is ${value.length} characters long; the limit is ${max}`,
+      `shorten the ${what}`,
+    );
   }
   const bad = /[^\P{Cc}\n\t]/u.exec(value);
   if (bad !== null) {
@@ -72,6 +77,14 @@ export function validateText(what: string, value: unknown, max: number): string 
     );
   }
   return value;
+}
+
+/** A reason or note someone must give (escalate, reject, reopen): validateText, and not empty. */
+export function validateReason(what: string, value: unknown, max: number): string {
+  if (typeof value === 'string' && value.trim().length === 0) {
+    throw new InvalidInputError(`${what} is empty`, `say it in a few words`);
+  }
+  return validateText(what, value, max);
 }
 
 /** Project, assignee, host and label names. */
@@ -142,4 +155,35 @@ export function validateOneOf<const T extends readonly string[]>(
     throw new InvalidInputError(`${what} must be one of ${allowed.join(', ')}, got ${JSON.stringify(value)}`);
   }
   return value;
+}
+
+const DURATION_UNIT_MS: Readonly<Record<string, number>> = {
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+};
+
+/**
+ * A duration such as `8h`, `90m`, `30s`, `1.5h`, `2d` or a bare number of seconds, in
+ * milliseconds within [minMs, maxMs].
+ */
+export function validateDuration(what: string, value: unknown, minMs: number, maxMs: number): number {
+  const text = typeof value === 'number' ? String(value) : value;
+  const m = typeof text === 'string' ? /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(text) : null;
+  if (m === null) {
+    throw new InvalidInputError(
+      `${what} must be a duration such as 8h, 90m or 30s, got ${JSON.stringify(value)}`,
+      'write a number followed by s, m, h or d',
+    );
+  }
+  const ms = Math.round(Number(m[1]) * (DURATION_UNIT_MS[m[2] ?? 's'] ?? 1000));
+  if (ms < minMs || ms > maxMs) {
+    throw new InvalidInputError(
+      `${what} must be from ${minMs / 1000} s to ${maxMs / 3_600_000} h, got ${JSON.stringify(value)}`,
+      'pick a duration within that range',
+    );
+  }
+  return ms;
 }

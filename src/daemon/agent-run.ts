@@ -13,11 +13,13 @@ import type { ChildProcess } from 'node:child_process';
 import { renderCommand } from '../core/command-template.js';
 import { BatonError } from '../core/errors.js';
 import type { Job } from '../core/job.js';
+import { TaskStateError } from '../core/errors.js';
 import type { RetryPolicy } from '../core/retry.js';
 import type { Clock } from '../core/time.js';
 import type { Containment, JobScope } from '../os/containment.js';
 import { killTree } from '../os/process-tree.js';
 import { readOomKills } from '../os/memory.js';
+import { judgeRun, type KillReason } from '../core/run-verdict.js';
 import type { Store } from '../store/store.js';
 import { RunProgress, type StallPolicy } from './run-progress.js';
 import { spawnAgent } from './agent-process.js';
@@ -47,9 +49,10 @@ export interface AgentRunOptions {
   /** When a run with no progress mark is stalled, and what then (run-progress.ts). */
   readonly stall: StallPolicy;
   readonly log: (line: string) => void;
+  /** The TTL of the agent's session: the runner's stale threshold (agents heartbeat in seconds). */
+  readonly sessionTtlMs?: number | undefined;
 }
 
-type KillReason = 'fenced' | 'cancelled' | 'oom' | 'shutdown' | 'stalled';
 type Guard = { id: number; session: number; epoch: number };
 
 export class AgentRun {
@@ -85,9 +88,20 @@ export class AgentRun {
       host: this.o.host,
       pid: process.pid,
       name: `job ${job.id}`,
+      ttlMs: this.o.sessionTtlMs,
     });
     try {
-      const claim = await store.claims.acquire({ key: job.key, session: agent.id });
+      const claim = await store.claims
+        .acquire({ key: job.key, session: agent.id })
+        .catch(async (e: unknown) => {
+          // The task left `open` after the placement (closed, escalated, done): its job was ended
+          // with it, so this finish is refused; nothing runs.
+          if (!(e instanceof TaskStateError)) throw e;
+          await store.jobs.finish({ ...guard, status: 'cancelled', reason: e.message });
+          this.o.log(`job ${job.id} ${job.key}: not run, ${e.message}`);
+          return null;
+        });
+      if (claim === null) return;
       if (!claim.ok) {
         const h = claim.holder;
         const reason = `task held by session ${h.session} on ${h.host} since ${new Date(h.since).toISOString()}`;
@@ -140,12 +154,13 @@ export class AgentRun {
   ): Promise<void> {
     const { store, clock } = this.o;
     const job = this.job;
-    const title = (await store.tasks.get(job.key))?.title ?? '';
+    const task = await store.tasks.get(job.key);
+    const texts = { title: task?.title ?? '', feedback: task?.feedback ?? '' };
     const workspaceDir = dir.env['BATON_WORKSPACE'] ? dir.path : null;
     const progress = new RunProgress({ ...this.o, job, agentSession, workspaceDir });
     this.progress = progress;
     await progress.baseline();
-    const started = await this.start(command, dir, agentSession, claimEpoch, title, guard);
+    const started = await this.start(command, dir, agentSession, claimEpoch, texts, guard);
     if (started === null) return;
     const { child, scope, oomBefore } = started;
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
@@ -202,7 +217,7 @@ export class AgentRun {
     dir: RunDirectory,
     agentSession: number,
     claimEpoch: number,
-    title: string,
+    texts: { readonly title: string; readonly feedback: string },
     guard: Guard,
   ): Promise<{ child: ChildProcess; scope: JobScope; oomBefore: number | null } | null> {
     const job = this.job;
@@ -247,7 +262,8 @@ export class AgentRun {
       logName: `job-${job.id}-attempt-${job.attempt}.log`,
       values: {
         key: job.key,
-        title,
+        title: texts.title,
+        feedback: texts.feedback,
         session: agentSession,
         job: job.id,
         epoch: claimEpoch,
@@ -273,7 +289,8 @@ export class AgentRun {
         claim: { key: this.job.key, epoch: claimEpoch },
       });
       const job = await this.o.store.jobs.get(this.job.id);
-      if (!hb.ok) this.kill('fenced');
+      if (job?.status === 'escalated') this.kill('escalated');
+      else if (!hb.ok) this.kill('fenced');
       else if (job?.status === 'cancelled') this.kill('cancelled');
       else if (job === null || job.epoch !== this.job.epoch || job.status !== 'running') this.kill('fenced');
       return hb.ok;
@@ -310,64 +327,45 @@ export class AgentRun {
     const job = this.job;
     const release = (outcome: 'done' | 'failed' | 'released') =>
       store.claims.release({ key: job.key, session: agentSession, epoch: claimEpoch, outcome });
-    const rss = Math.round(this.peakRssMb);
-    if (this.killedFor === 'fenced' || this.killedFor === 'shutdown') {
-      // Fenced: the job is no longer ours to report on. Shutdown: the runner's session ends and
-      // recovery requeues the job. Either way nothing is reported, least of all success.
-      if (this.killedFor === 'shutdown') await release('released');
-      this.o.log(`job ${job.id} ${job.key}: agent killed (${this.killedFor})`);
-      return;
-    }
-    if (this.killedFor === 'cancelled') {
-      await release('released');
-      this.o.log(`job ${job.id} ${job.key}: cancelled, process tree killed`);
-      return;
-    }
-    if (this.killedFor === 'stalled') {
-      const reason = this.progress?.reason() ?? 'stalled';
-      await store.jobs.finish({ ...guard, status: 'failed', reason, outputTail: this.tail() });
-      await release('failed');
-      this.o.log(`job ${job.id} ${job.key}: failed, ${reason}`);
-      return;
-    }
-    const inScope = this.oomKills > 0;
-    // Without a count of the scope's own, a SIGKILL while the machine's count rose is taken as OOM.
-    const machineOom =
-      this.scope?.countsOom !== true &&
-      exit.signal === 'SIGKILL' &&
-      oomBefore !== null &&
-      (readOomKills() ?? 0) > oomBefore;
-    const kernelOom = inScope || machineOom;
-    if (this.killedFor === 'oom' || kernelOom) {
-      const reason = inScope
-        ? `killed by the kernel OOM killer at its ${job.ramMb ?? 0} MB budget ` +
-          `(${this.o.containment.kind}, peak ${rss} MB)`
-        : kernelOom
-          ? 'killed by the kernel OOM killer'
-          : `RSS ${rss} MB passed the ${job.ramMb ?? 0} MB budget`;
-      await store.jobs.finish({ ...guard, status: 'oom_killed', reason, outputTail: this.tail() });
-      await release('failed');
-      this.o.log(`job ${job.id} ${job.key}: oom_killed, ${reason}`);
-      return;
-    }
-    if (exit.signal !== null) {
-      // A crash, not a verdict: nobody here sent that signal. Retry under the policy.
-      const reason = `agent killed by ${exit.signal}`;
-      const r = await store.dispatch.requeue({ ...guard, reason, policy: this.o.policy });
-      await release('failed');
-      this.o.log(`job ${job.id} ${job.key}: ${reason}; ${r.ok ? r.job.status : 'lost'}`);
-      return;
-    }
-    const exitCode = exit.code ?? 128;
-    const ok = exit.code === 0;
-    await store.jobs.finish({
-      ...guard,
-      status: ok ? 'done' : 'failed',
-      exitCode,
-      reason: ok ? null : `exit code ${exitCode}`,
-      outputTail: ok ? null : this.tail(),
+    const log = (line: string): void => this.o.log(`job ${job.id} ${job.key}: ${line}`);
+    const verdict = judgeRun({
+      killedFor: this.killedFor,
+      exit,
+      oomInScope: this.oomKills > 0,
+      oomOnMachine:
+        this.scope?.countsOom !== true &&
+        exit.signal === 'SIGKILL' &&
+        oomBefore !== null &&
+        (readOomKills() ?? 0) > oomBefore,
+      peakRssMb: this.peakRssMb,
+      budgetMb: job.ramMb,
+      containment: this.o.containment.kind,
+      stallReason: this.progress?.reason() ?? null,
     });
-    await release(ok ? 'done' : 'failed');
-    this.o.log(`job ${job.id} ${job.key}: ${ok ? 'done' : `failed (exit code ${exitCode})`}`);
+    if (verdict.kind === 'leave') {
+      if (verdict.release !== null) await release(verdict.release);
+      return log(verdict.log);
+    }
+    if (verdict.kind === 'requeue') {
+      const r = await store.dispatch.requeue({ ...guard, reason: verdict.reason, policy: this.o.policy });
+      await release(verdict.release);
+      return log(`${verdict.reason}; ${r.ok ? r.job.status : 'lost'}`);
+    }
+    const finished = await store.jobs.finish({
+      ...guard,
+      status: verdict.status,
+      exitCode: verdict.exitCode,
+      reason: verdict.reason,
+      outputTail: verdict.keepTail ? this.tail() : null,
+    });
+    if (!finished.ok) {
+      // Ended meanwhile: the agent escalated the task (`baton escalate`, which ended the claim
+      // too), or the task was closed or finished and its job cancelled.
+      const why = finished.job === null ? 'gone' : `${finished.job.status}: ${finished.job.reason ?? ''}`;
+      await release('released');
+      return log(`agent exited ${exit.code ?? exit.signal ?? '?'}, job already ${why}`);
+    }
+    await release(verdict.release);
+    log(verdict.log);
   }
 }

@@ -121,6 +121,10 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
     const planOf = workspacePlanner(store);
     for (const job of jobs) {
       if (this.o.elector.leaderTerm() !== ref.term) return;
+      if (job.gate !== null) {
+        await this.waitFor(job, `waiting for ${job.gate} approval`, ref);
+        continue;
+      }
       let workspace: string | undefined;
       try {
         const plan = await planOf(job.key);
@@ -164,11 +168,20 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
         if (job.reason !== reason && (await store.dispatch.markWaiting({ id: job.id, reason, term: ref }))) {
           this.emit('waiting', job, reason);
         }
+      } else if (r.reason === 'gated') {
+        await this.waitFor(job, `waiting for ${r.gate ?? 'design'} approval`, ref);
       } else if (r.reason === 'fenced') {
         this.emit('fenced', ref.term);
         return;
       }
     }
+  }
+
+  /** Records why a queued job is not placed (once per reason) and says it. */
+  private async waitFor(job: Job, reason: string, ref: TermRef): Promise<void> {
+    if (job.reason === reason) return;
+    if (await this.o.store.dispatch.markWaiting({ id: job.id, reason, term: ref }))
+      this.emit('waiting', job, reason);
   }
 
   /**

@@ -116,7 +116,8 @@ export class Runner extends EventEmitter<RunnerEvents> {
   private async poll(): Promise<void> {
     for (const job of await this.o.store.dispatch.assigned(this.o.session)) {
       if (this.runs.has(job.id) || this.abort.signal.aborted) continue;
-      const run = new AgentRun({ ...this.o, runnerSession: this.o.session, trustMs: this.trustMs() }, job);
+      const options = { ...this.o, runnerSession: this.o.session, trustMs: this.trustMs() };
+      const run = new AgentRun({ ...options, sessionTtlMs: this.o.staleAfterMs }, job);
       const done = run
         .run()
         .catch(async (error: unknown) => {

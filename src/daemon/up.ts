@@ -135,6 +135,7 @@ async function joinWith(
     host: o.host,
     pid: process.pid,
     name: 'baton up',
+    ttlMs: o.staleAfterMs,
   });
   const memory = readMemory();
   await store.hosts

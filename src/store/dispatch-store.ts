@@ -10,6 +10,12 @@ import type { RetryPolicy } from '../core/retry.js';
 import type { SessionId } from '../core/session.js';
 import type { Instant } from '../core/time.js';
 import type { LockHolder } from '../core/workspace-lock.js';
+import type { TaskGate } from '../core/task.js';
+
+/** A queued job as the dispatcher sees it: with the gate its task waits behind, if any. */
+export interface QueuedJob extends Job {
+  readonly gate: TaskGate | null;
+}
 
 export interface Host extends HostCapacity {
   /** The runner session serving the host, if any. */
@@ -51,6 +57,8 @@ export type PlaceResult =
   | { readonly ok: true; readonly job: Job }
   | { readonly ok: false; readonly reason: 'lost'; readonly job: Job | null }
   | { readonly ok: false; readonly reason: 'fenced' }
+  /** The job's task waits behind a gate (or is no longer open): nothing changed. */
+  | { readonly ok: false; readonly reason: 'gated'; readonly gate: TaskGate | null }
   /** The workspace the placement had to lock is held: by which session and job, since when. */
   | { readonly ok: false; readonly reason: 'workspace_held'; readonly holder: LockHolder };
 
@@ -95,7 +103,10 @@ export interface JobRequeueParams {
 }
 
 export interface RescueParams {
-  /** A live session whose last heartbeat is older than this (database clock) is stale. */
+  /**
+   * A live session whose last heartbeat is older than its own TTL, or than this when it declared
+   * none (database clock), is stale.
+   */
   readonly staleAfterMs: number;
   readonly policy: RetryPolicy;
   /** At most this many sessions per sweep. */
@@ -134,15 +145,19 @@ export interface DispatchStore {
   };
 
   readonly dispatch: {
-    /** Queued jobs whose backoff has passed, in dispatch order (priority, queued_at, id). */
-    queued(params: { readonly limit: number }): Promise<readonly Job[]>;
+    /**
+     * Queued jobs of open tasks whose backoff has passed, in dispatch order (priority, queued_at,
+     * id), each with its task's gate (a gated one is not placed: place answers `gated`).
+     */
+    queued(params: { readonly limit: number }): Promise<readonly QueuedJob[]>;
     /**
      * queued → claimed on `host`, assigned to the host's runner session, bumping the epoch and
      * attempt; refused as `fenced` unless `term` is the live lease term, `lost` if the job moved.
      * With `workspace`, the same step grants the workspace's lock (holder: the host's runner
      * session, job: this job, audited `lock:acquired`), or answers `workspace_held` and changes
-     * nothing when any live lock is on it. Checked in this order: fenced, an unknown workspace
-     * (NotFoundError), workspace_held, lost. The lock is released by the store in the same step
+     * nothing when any live lock is on it. Checked in this order: fenced, gated (the task waits
+     * behind a gate or is no longer open), an unknown workspace (NotFoundError), workspace_held,
+     * lost. The lock is released by the store in the same step
      * as the job's finish, requeue or cancel (of a running job: by its runner once the agent is
      * dead, workspaceLocks.releaseJob), and with its holder's session (end or rescue).
      */
@@ -175,7 +190,7 @@ export interface DispatchStore {
 
   readonly recovery: {
     /**
-     * Marks live sessions whose heartbeats stopped as stale, releases their claims and workspace
+     * Marks live sessions whose heartbeats stopped (past their own TTL) as stale, releases their claims and workspace
      * locks (`recovered`, in the same step as the mark) and requeues their jobs with backoff, or
      * fails them once attempts run out. Every step is guarded by what it observed, so two sweeps
      * racing each other are safe.

@@ -13,10 +13,11 @@ import type { Job, JobId, JobState, JobTransitionResult } from '../core/job.js';
 import type { Wakeups } from './wakeups.js';
 import type { Lease, LeaseResult } from '../core/lease.js';
 import type { Session, SessionId, SessionKind } from '../core/session.js';
-import type { Task } from '../core/task.js';
+import type { Actor, Task, TaskState } from '../core/task.js';
 import type { Instant } from '../core/time.js';
 import type { DispatchStore } from './dispatch-store.js';
 import type { EffectsStore } from './effects-store.js';
+import type { LifecycleStore } from './lifecycle-store.js';
 import type { ProgressStore } from './progress-store.js';
 import type { WorkspaceStore } from './workspace-store.js';
 
@@ -34,13 +35,33 @@ export interface TaskAddParams {
   readonly project?: string | null | undefined;
   readonly assignee?: string | null | undefined;
   readonly labels?: readonly string[] | undefined;
+  readonly body?: string | undefined;
+  readonly url?: string | null | undefined;
+  /** A successful run leaves the task in review instead of done. */
+  readonly reviewRequired?: boolean | undefined;
   /** Session recorded in the audit row, if any. */
   readonly by?: SessionId | undefined;
+  /** Who added it, in words (the task's first state_by). */
+  readonly byName?: string | undefined;
+  /** Adds the task `escalated` with this reason (the vague-issue rule), audited as such. */
+  readonly escalation?: string | undefined;
+}
+
+/** Fields of a task an importer or a person may change; left out, a field stays as it is. */
+export interface TaskUpdateParams {
+  readonly key: string;
+  readonly title?: string | undefined;
+  readonly body?: string | undefined;
+  readonly url?: string | null | undefined;
+  readonly labels?: readonly string[] | undefined;
+  readonly reviewRequired?: boolean | undefined;
+  readonly by: Actor;
 }
 
 export interface TaskListParams {
   readonly project?: string | undefined;
   readonly assignee?: string | undefined;
+  readonly state?: TaskState | undefined;
   readonly limit?: number | undefined;
 }
 
@@ -49,11 +70,16 @@ export interface SessionStartParams {
   readonly host: string;
   readonly pid: number;
   readonly name?: string | null | undefined;
+  /** How long the session may stay silent and still be live; left out, it declares none. */
+  readonly ttlMs?: number | undefined;
 }
 
 export interface HeartbeatParams {
   readonly session: SessionId;
-  /** With a claim named, the heartbeat also proves that claim is still current. */
+  /**
+   * With a claim named, the heartbeat also proves that claim is still current; without one, it
+   * renews every live claim of the session.
+   */
   readonly claim?: { readonly key: string; readonly epoch: number } | undefined;
 }
 
@@ -165,7 +191,7 @@ export interface AuditListParams {
   readonly limit?: number | undefined;
 }
 
-export interface Store extends DispatchStore, WorkspaceStore, EffectsStore, ProgressStore {
+export interface Store extends DispatchStore, WorkspaceStore, EffectsStore, LifecycleStore, ProgressStore {
   readonly engine: Engine;
   readonly capabilities: StoreCapabilities;
   /** The database clock. */
@@ -181,6 +207,8 @@ export interface Store extends DispatchStore, WorkspaceStore, EffectsStore, Prog
     get(key: string): Promise<Task | null>;
     /** Tasks by priority, then key. */
     list(params?: TaskListParams): Promise<readonly Task[]>;
+    /** Changes the fields given, audited `task:updated`; NotFoundError for an unknown task. */
+    update(params: TaskUpdateParams): Promise<Task>;
   };
 
   readonly sessions: {
@@ -204,10 +232,16 @@ export interface Store extends DispatchStore, WorkspaceStore, EffectsStore, Prog
     /**
      * Grants the task to the session if no live claim exists, bumping the task's epoch; returns
      * the existing claim (granted: false) when this session already holds it; `held` with the
-     * holder otherwise. NotFoundError for an unknown task or session; FencedError for an ended one.
+     * holder otherwise. A live claim whose session has passed its TTL (database clock) is taken
+     * over in the same step: released `expired`, the epoch bumped, the old holder fenced.
+     * NotFoundError for an unknown task or session; FencedError for an ended one; TaskStateError
+     * unless the task is open.
      */
     acquire(params: ClaimAcquireParams): Promise<ClaimResult>;
-    /** Releases the claim only if (session, epoch) is the live claim; `fenced` otherwise. */
+    /**
+     * Releases the claim only if (session, epoch) is the live claim; `fenced` otherwise. Outcome
+     * `done` finishes an open task in the same step (to done, or in review when it requires it).
+     */
     release(params: ClaimReleaseParams): Promise<FencedResult>;
     /** The live claim on the task, or null. */
     current(key: string): Promise<Claim | null>;
@@ -216,15 +250,22 @@ export interface Store extends DispatchStore, WorkspaceStore, EffectsStore, Prog
   };
 
   readonly jobs: {
-    /** Queues a job for the task (creating the task if needed); at most one active job per task. */
+    /**
+     * Queues a job for the task (creating the task if needed); at most one active job per task.
+     * TaskStateError unless the task is open.
+     */
     enqueue(params: JobEnqueueParams): Promise<JobEnqueueResult>;
-    /** Claims the best queued job (priority, queued_at, id) for the session; null when none. */
+    /**
+     * Claims the best queued job (priority, queued_at, id) for the session, passing over jobs whose
+     * task is not open or waits behind a gate; null when none.
+     */
     claimNext(params: JobClaimNextParams): Promise<Job | null>;
     /** claimed → running, guarded by (session, epoch). */
     start(params: JobGuardParams): Promise<JobTransitionResult>;
     /**
      * claimed or running → done | failed | oom_killed | cancelled, guarded by (session, epoch);
-     * done and oom_killed only from running. Releases the job's workspace lock in the same step.
+     * done and oom_killed only from running. Releases the job's workspace lock in the same step;
+     * a job that ends done finishes its open task in the same step (to done, or in review).
      */
     finish(params: JobFinishParams): Promise<JobTransitionResult>;
     /**

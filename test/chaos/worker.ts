@@ -150,7 +150,8 @@ async function work(store: Store, session: number, jobs: { count: number }): Pro
     const unlock = () => store.workspaceLocks.release({ workspace, session, epoch: lock.epoch });
     await op('unlock', { workspace, session, epoch: lock.epoch }, unlock, fenced);
   }
-  const outcome = refused ? 'released' : 'done';
+  // Never done: these tasks are claimed again and again, and a done task is never claimed again.
+  const outcome = 'released';
   await op(
     'release',
     { key, session, epoch },

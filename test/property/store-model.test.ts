@@ -1,14 +1,15 @@
 /**
  * The store against its reference model (src/store/conformance/model.ts): random sequences of
- * session starts and ends, claims, releases and effects with the right or a wrong epoch,
- * heartbeats, enqueues, claimNext, job start, finish and cancel, on both engines, seeded. Every
+ * session starts and ends, claims, releases (done or not) and effects with the right or a wrong
+ * epoch, heartbeats, enqueues, claimNext, job start, finish and cancel, and reopening a done
+ * task, on both engines, seeded. Every
  * answer and the final state must match the model's.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { Holder } from '../../src/core/claim.js';
-import { FencedError } from '../../src/core/errors.js';
+import { FencedError, TaskStateError } from '../../src/core/errors.js';
 import { StoreModel, type Answer, type ModelOp } from '../../src/store/conformance/model.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
@@ -26,7 +27,17 @@ const op: fc.Arbitrary<ModelOp> = fc.oneof(
   w(fc.constant({ t: 'session.start' as const }), 2),
   w(fc.record({ t: fc.constant('session.end' as const), s }), 1),
   w(fc.record({ t: fc.constant('claim' as const), s, k }), 4),
-  w(fc.record({ t: fc.constant('release' as const), s, k, de }), 3),
+  w(
+    fc.record({
+      t: fc.constant('release' as const),
+      s,
+      k,
+      de,
+      outcome: fc.constantFrom('done' as const, 'released' as const),
+    }),
+    3,
+  ),
+  w(fc.record({ t: fc.constant('reopen' as const), k }), 1),
   w(fc.record({ t: fc.constant('effect' as const), s, k, de }), 3),
   w(fc.record({ t: fc.constant('heartbeat' as const), s, k: fc.option(k), de }), 2),
   w(fc.record({ t: fc.constant('enqueue' as const), k }), 2),
@@ -74,9 +85,10 @@ async function perform(
     h === null ? null : { s: ids.sessions.indexOf(h.session), epoch: h.epoch };
   const fenced = (r: { ok: boolean; current?: Holder | null }) =>
     r.ok ? { ok: true } : { ok: false, current: holder(r.current ?? null) };
-  const fencedError = async <T>(work: Promise<T>): Promise<T | { error: 'fenced' }> =>
+  const fencedError = async <T>(work: Promise<T>): Promise<T | { error: string }> =>
     work.catch((e: unknown) => {
       if (e instanceof FencedError) return { error: 'fenced' as const };
+      if (e instanceof TaskStateError) return { error: e.code };
       throw e;
     });
   switch (o.t) {
@@ -99,9 +111,14 @@ async function perform(
           key: key(o.k),
           session: sid(o.s),
           epoch: m.epochFor(o.k, o.de),
-          outcome: 'done',
+          outcome: o.outcome,
         }),
       );
+    case 'reopen': {
+      const by = { name: 'model' };
+      const r = await fencedError(store.lifecycle.transition({ key: key(o.k), action: 'reopen', by }));
+      return 'error' in r ? r : { ok: true };
+    }
     case 'effect':
       return fenced(
         await store.effects.record({
@@ -116,7 +133,8 @@ async function perform(
       return fenced(await store.sessions.heartbeat({ session: sid(o.s), claim }));
     }
     case 'enqueue': {
-      const r = await store.jobs.enqueue({ key: key(o.k) });
+      const r = await fencedError(store.jobs.enqueue({ key: key(o.k) }));
+      if ('error' in r) return r;
       if (r.created) ids.jobs.push(r.job.id);
       return { created: r.created, j: ids.jobs.indexOf(r.job.id) };
     }
@@ -163,6 +181,7 @@ for (const db of bothEngines()) {
               assert.equal(task?.epoch, t?.epoch);
               assert.equal(task?.holder?.session ?? null, t?.holder == null ? null : ids.sessions[t.holder]);
               assert.equal((await store.effects.list({ key: key(i) })).length, t?.effects);
+              assert.equal(task?.state, t?.state);
             }
             for (const [n, id] of ids.jobs.entries()) {
               assert.equal((await store.jobs.get(id))?.status, model.jobs[n]?.status);

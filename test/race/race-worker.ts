@@ -17,7 +17,9 @@ const host = `race-${indexRaw}`;
 const log = (line: Record<string, unknown>): void => appendFileSync(historyFile, `${JSON.stringify(line)}\n`);
 
 const store = await openStore(url);
-const session = await store.sessions.start({ kind: 'agent', host, pid: process.pid });
+// These workers never heartbeat: a TTL longer than the race keeps other claims from taking
+// their tasks over as expired.
+const session = await store.sessions.start({ kind: 'agent', host, pid: process.pid, ttlMs: 600_000 });
 // Start together: every worker waits until all have written their ready line.
 log({ kind: 'ready', session: session.id });
 while (readFileSync(historyFile, 'utf8').split('"ready"').length - 1 < Number(workersRaw)) {
@@ -38,7 +40,8 @@ for (let i = 0; i < attempts; i++) {
       key,
       session: session.id,
       epoch: r.claim.epoch,
-      outcome: 'done',
+      // Not done: a done task is never claimed again, and this race is about the mutex.
+      outcome: 'released',
     });
     log({ kind: rel.ok ? 'released' : 'release-refused', key, session: session.id, epoch: r.claim.epoch });
   } else {

@@ -1,6 +1,9 @@
 /** Builds the conformance Harness for a test database. */
 import type { Harness } from '../../src/store/conformance/index.js';
 import { openStore } from '../../src/store/open.js';
+import type { Store } from '../../src/store/store.js';
+import { UNSAFE_ENV } from '../../src/store/test-switches.js';
+import { moveDatabaseClock } from './clock.js';
 import type { TestDatabase } from './databases.js';
 import { rawSql } from './raw-sql.js';
 
@@ -11,19 +14,28 @@ export function harnessFor(db: TestDatabase): Harness {
       const url = await db.fresh();
       const store = await openStore(url);
       const raw = await rawSql(db, url);
-      const others: { close(): Promise<void> }[] = [];
+      // Stores opened with the shared clock are closed here; openAnother's are the test's own.
+      const others: Store[] = [];
+      const another = async (options = {}): Promise<Store> => {
+        const s = await openStore(url, options);
+        if (Object.keys(options).length > 0) others.push(s);
+        return s;
+      };
       return {
         store,
         url,
         raw,
         param: (n) => (db.engine === 'sqlite' ? '?' : `$${n}`),
-        openAnother: async () => {
-          const s = await openStore(url);
-          others.push(s);
-          return s;
+        openAnother: () => another(),
+        clocked: () => {
+          // This test process only: the shared clock is refused unless it says so.
+          process.env[UNSAFE_ENV] = '1';
+          return another({ unsafeSharedClock: true });
         },
+        moveClock: (ms) => moveDatabaseClock(raw, db.engine, ms),
         close: async () => {
           await raw.close();
+          await Promise.all(others.map((s) => s.close()));
           await store.close();
         },
       };

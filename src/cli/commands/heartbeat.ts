@@ -12,7 +12,9 @@ interface HeartbeatOptions {
 export function registerHeartbeat(program: Command): void {
   program
     .command('heartbeat <session-id>')
-    .description('record that a session is alive; exits 3 once the named claim is fenced off')
+    .description(
+      'record that a session is alive and renew its claims; exits 3 once the named claim is fenced off',
+    )
     .option('--key <key>', 'also check the claim on this task (needs --epoch)')
     .option('--epoch <n>', 'the epoch of that claim (needs --key)')
     .action((session: string, o: HeartbeatOptions, cmd: Command) =>
@@ -32,7 +34,7 @@ export function registerHeartbeat(program: Command): void {
         const claim = o.key === undefined ? {} : { key: o.key, epoch: Number(o.epoch) };
         out.result({ ok: true, session: Number(session), ...claim }, () =>
           o.key === undefined
-            ? `session ${session} is alive`
+            ? `session ${session} is alive; its claims are renewed`
             : `session ${session} is alive and holds ${o.key} at epoch ${o.epoch}`,
         );
       }),

@@ -16,7 +16,7 @@ import { BatonError, InvalidInputError } from '../../core/errors.js';
 import { validateId, validateInteger, validateKey, validateOneOf } from '../../core/validate.js';
 import { invokingProgram, type ProcessIdentity } from '../../os/process-ancestry.js';
 import { absoluteDbUrl } from '../../store/open.js';
-import { ExitWith } from '../exit-codes.js';
+import { Exit } from '../exit-codes.js';
 import { Output } from '../output.js';
 import { dbUrl, type GlobalOptions } from '../run.js';
 
@@ -138,7 +138,7 @@ async function runHookCommand(event: string, o: HookOptions, cmd: Command): Prom
   }
   if (outcome.stdout !== undefined) process.stdout.write(outcome.stdout);
   if (outcome.stderr !== undefined) process.stderr.write(outcome.stderr);
-  if (outcome.exitCode !== 0) throw new ExitWith(outcome.exitCode);
+  if (outcome.exitCode !== 0) throw new Exit(outcome.exitCode);
 }
 
 async function openClient(

@@ -10,6 +10,7 @@ interface StartOptions {
   readonly host?: string;
   readonly name?: string;
   readonly pid?: string;
+  readonly ttl?: string;
 }
 
 export function registerSession(program: Command): void {
@@ -24,6 +25,7 @@ export function registerSession(program: Command): void {
     // The CLI process exits at once, so its own pid means nothing; the caller (the shell or
     // agent that ran `baton`) is the process that lives as long as the session.
     .option('--pid <n>', 'process that owns the session (default the parent process of baton)')
+    .option('--ttl <duration>', 'how long it may stay silent, such as 8h or 30s (default: 8h for a human)')
     .action((o: StartOptions, cmd: Command) =>
       withCoordinator(cmd, async (baton, out) => {
         const started = await baton.startSession({
@@ -31,6 +33,7 @@ export function registerSession(program: Command): void {
           host: o.host ?? hostname(),
           pid: o.pid ?? process.ppid,
           name: o.name,
+          ttl: o.ttl,
         });
         out.result(started, () => String(started.id));
       }),
@@ -63,7 +66,7 @@ export function registerSession(program: Command): void {
 function sessionTable(sessions: readonly Session[]): string[] {
   if (sessions.length === 0) return ['no sessions'];
   return table(
-    ['ID', 'KIND', 'STATE', 'HOST', 'PID', 'NAME', 'STARTED', 'HEARTBEAT'],
+    ['ID', 'KIND', 'STATE', 'HOST', 'PID', 'NAME', 'STARTED', 'HEARTBEAT', 'TTL'],
     sessions.map((s) => [
       String(s.id),
       s.kind,
@@ -73,6 +76,7 @@ function sessionTable(sessions: readonly Session[]): string[] {
       cell(s.name),
       iso(s.startedAt),
       iso(s.heartbeatAt),
+      s.ttlMs === null ? '-' : `${s.ttlMs / 1000} s`,
     ]),
   );
 }

@@ -1,7 +1,9 @@
 /** `baton task add | list | show`. */
 import type { Command } from 'commander';
 import type { TaskDetail } from '../../coordinator/coordinator.js';
-import type { Task } from '../../core/task.js';
+import type { Effect } from '../../core/effect.js';
+import type { Task, TaskEvent } from '../../core/task.js';
+import { stateLine } from './lifecycle.js';
 import { cell, describeHolder, iso, table } from '../output.js';
 import { collect, withCoordinator } from '../run.js';
 import { jobLine } from '../job-format.js';
@@ -16,6 +18,9 @@ interface AddOptions {
   readonly label?: string[];
   readonly requiresFilesystem?: boolean;
   readonly workspace?: string;
+  readonly body?: string;
+  readonly url?: string;
+  readonly review?: string;
 }
 
 export function registerTask(program: Command): void {
@@ -31,6 +36,9 @@ export function registerTask(program: Command): void {
     .option('--label <name>', 'a label; repeat for more', collect)
     .option('--requires-filesystem', 'the task changes files: its runs lock a workspace exclusively')
     .option('--workspace <name>', 'the workspace its runs must lock, whatever the agent')
+    .option('--body <text>', 'the longer description (with the title, what the vague-issue rule reads)')
+    .option('--url <url>', 'where the task lives, such as its issue page')
+    .option('--review <mode>', 'required: a successful run leaves it in review, not done (default none)')
     .action((key: string, o: AddOptions, cmd: Command) =>
       withWorkspaces(cmd, async (ws, out) => {
         const { task: added, requirements } = await ws.addTask({
@@ -42,9 +50,13 @@ export function registerTask(program: Command): void {
           labels: o.label,
           requiresFilesystem: o.requiresFilesystem,
           workspace: o.workspace,
+          body: o.body,
+          url: o.url,
+          review: o.review,
         });
         const { requiresFilesystem, workspace } = requirements;
-        const line = `added ${added.key} (priority ${added.priority})`;
+        const bounced = added.state === 'escalated' ? `, escalated: ${added.stateReason ?? ''}` : '';
+        const line = `added ${added.key} (priority ${added.priority}${bounced})`;
         out.result({ ...added, requiresFilesystem, workspace }, () => line);
       }),
     );
@@ -54,8 +66,9 @@ export function registerTask(program: Command): void {
     .description('list tasks by priority, then key')
     .option('--project <name>', 'only this project')
     .option('--assignee <name>', 'only this assignee')
+    .option('--state <state>', 'only tasks in this state: open, in_review, done, closed or escalated')
     .option('--limit <n>', 'at most this many (default and maximum 1000)')
-    .action((o: { project?: string; assignee?: string; limit?: string }, cmd: Command) =>
+    .action((o: { project?: string; assignee?: string; state?: string; limit?: string }, cmd: Command) =>
       withCoordinator(cmd, async (baton, out) => {
         const tasks = await baton.listTasks(o);
         out.result(tasks, () => taskTable(tasks));
@@ -64,11 +77,12 @@ export function registerTask(program: Command): void {
 
   task
     .command('show <key>')
-    .description('show a task with its live claim holder and recent jobs')
+    .description('show a task: its state and their history, its holder, recent jobs and pull requests')
     .action((key: string, _o: unknown, cmd: Command) =>
       withCoordinator(cmd, async (baton, out) => {
         const detail = await baton.showTask(key);
-        out.result(detail, () => showLines(detail));
+        // `state` at the top as well: scripts read `task show --json | jq .state`.
+        out.result({ key: detail.task.key, state: detail.task.state, ...detail }, () => showLines(detail));
       }),
     );
 
@@ -78,9 +92,10 @@ export function registerTask(program: Command): void {
 function taskTable(tasks: readonly Task[]): string[] {
   if (tasks.length === 0) return ['no tasks'];
   return table(
-    ['KEY', 'PRIORITY', 'PROJECT', 'ASSIGNEE', 'HOLDER', 'TITLE'],
+    ['KEY', 'STATE', 'PRIORITY', 'PROJECT', 'ASSIGNEE', 'HOLDER', 'TITLE'],
     tasks.map((t) => [
       t.key,
+      t.gate === null ? t.state : `${t.state} (${t.gate} gate)`,
       String(t.priority),
       cell(t.project),
       cell(t.assignee),
@@ -90,14 +105,34 @@ function taskTable(tasks: readonly Task[]): string[] {
   );
 }
 
-function showLines({ task, holder, jobs }: TaskDetail): string[] {
+function showLines({ task, holder, jobs, history, prs }: TaskDetail): string[] {
   return [
     task.title === '' ? task.key : `${task.key}  ${task.title}`,
+    `  ${stateLine(task, true)}`,
+    ...(task.url === null ? [] : [`  url ${task.url}`]),
     `  priority ${task.priority}  project ${cell(task.project)}  assignee ${cell(task.assignee)}`,
-    `  labels ${task.labels.length === 0 ? '-' : task.labels.join(', ')}`,
+    `  labels ${task.labels.length === 0 ? '-' : task.labels.join(', ')}` +
+      `  review ${task.reviewRequired ? 'required' : 'none'}`,
+    ...(task.feedback === null ? [] : [`  feedback for the next run: ${task.feedback}`]),
     `  created ${iso(task.createdAt)}  epoch ${task.epoch}`,
     holder === null ? '  not claimed' : `  claimed by ${describeHolder(holder)}`,
     jobs.length === 0 ? '  no jobs' : '  jobs:',
     ...jobs.map((job) => `    ${jobLine(job)}`),
+    ...(prs.length === 0 ? [] : ['  pull requests:', ...prs.map((e) => `    ${prLine(e)}`)]),
+    ...(history.length === 0 ? [] : ['  history:', ...history.map((e) => `    ${historyLine(e)}`)]),
   ];
+}
+
+function historyLine(e: TaskEvent): string {
+  const by = e.by === null ? '' : ` by ${e.by}`;
+  const why = e.reason === null ? '' : `: ${e.reason}`;
+  if (e.type === 'task:gated') return `${iso(e.at)}  waits for ${e.gate ?? '?'} approval${by}`;
+  if (e.type === 'task:approved') return `${iso(e.at)}  ${e.gate ?? '?'} approved${by}${why}`;
+  return `${iso(e.at)}  ${e.from ?? '?'} → ${e.to ?? '?'} (${e.action ?? '?'})${by}${why}`;
+}
+
+function prLine(e: Effect): string {
+  const payload = e.payload as { url?: unknown } | null;
+  const url = typeof payload?.url === 'string' ? payload.url : JSON.stringify(e.payload);
+  return `${url}  (session ${e.session}, epoch ${e.epoch}, ${iso(e.recordedAt)})`;
 }

@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { isCodingRole } from '../../core/workspace-plan.js';
 import { cell, table } from '../output.js';
 import { withWorkspaces } from '../workspace-run.js';
+import { cliActor } from './lifecycle.js';
 
 export function registerWorkspace(program: Command): void {
   const workspace = program.command('workspace').description('register and list workspaces');
@@ -93,16 +94,33 @@ export function registerWorkspace(program: Command): void {
 }
 
 /** `baton task set <key>`: a task's filesystem requirement and workspace binding (under `task`). */
+interface TaskSetOptions {
+  readonly requiresFilesystem?: boolean;
+  readonly workspace?: string | false;
+  readonly title?: string;
+  readonly body?: string;
+  readonly url?: string;
+  readonly review?: string;
+}
+
 export function registerTaskSet(task: Command): void {
   task
     .command('set <key>')
-    .description("change a task's filesystem requirement or workspace; without options, show them")
+    .description("change a task's fields, filesystem requirement or workspace; without options, show them")
     .option('--requires-filesystem', 'its runs change files and lock a workspace exclusively')
     .option('--no-requires-filesystem', 'its runs are cognitive (unless the agent has a coding role)')
     .option('--workspace <name>', 'the workspace its runs must lock, whatever the agent')
     .option('--no-workspace', 'remove the explicit workspace')
-    .action((key: string, o: { requiresFilesystem?: boolean; workspace?: string | false }, cmd: Command) =>
-      withWorkspaces(cmd, async (ws, out) => {
+    .option('--title <text>', 'a new title')
+    .option('--body <text>', 'a new body')
+    .option('--url <url>', 'where the task lives')
+    .option('--review <mode>', 'required or none: whether a successful run waits in review')
+    .action((key: string, o: TaskSetOptions, cmd: Command) =>
+      withWorkspaces(cmd, async (ws, out, baton) => {
+        const { title, body, url, review } = o;
+        if ([title, body, url, review].some((v) => v !== undefined)) {
+          await baton.updateTask({ key, title, body, url, review, by: cliActor() });
+        }
         const workspace = o.workspace === false ? null : o.workspace;
         const set = await ws.setTaskRequirements({
           key,

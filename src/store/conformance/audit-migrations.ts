@@ -78,7 +78,7 @@ export function exerciseAuditAndMigrations(h: Harness): void {
         const entries = await store.audit.list({ key: 't' });
         assert.deepEqual(
           entries.map((e) => e.type),
-          ['task:added', 'claim:granted', 'claim:released'],
+          ['task:added', 'claim:granted', 'claim:released', 'task:state'],
         );
         const granted = entries[1];
         assert.equal(granted?.session, s.id);
@@ -86,6 +86,15 @@ export function exerciseAuditAndMigrations(h: Harness): void {
         assert.equal(granted?.epoch, 1);
         assert.ok(granted !== undefined && granted.at >= before);
         assert.deepEqual(entries[2]?.detail, { outcome: 'done' });
+        assert.deepEqual(entries[3]?.detail, {
+          from: 'open',
+          to: 'done',
+          action: 'finish',
+          by: `session ${s.id}`,
+          reason: null,
+        });
+        assert.equal(entries[3]?.session, s.id);
+        assert.equal(entries[3]?.host, 'box-7');
       }));
 
     test('records the whole job lifecycle in order', () =>

@@ -165,7 +165,12 @@ export function exerciseEffects(h: Harness): void {
             const b = await other.sessions.start({ kind: 'agent', host: 'host-b', pid: 2 });
             const g = await other.claims.acquire({ key: 'r', session: b.id });
             assert.ok(g.ok);
-            await other.claims.release({ key: 'r', session: b.id, epoch: g.claim.epoch, outcome: 'done' });
+            await other.claims.release({
+              key: 'r',
+              session: b.id,
+              epoch: g.claim.epoch,
+              outcome: 'released',
+            });
           })();
           await Promise.all([...writes, takeover]);
         }

@@ -18,6 +18,14 @@ export interface Fixture {
   /** Placeholder syntax for raw SQL: `?` or `$n`. */
   readonly param: (n: number) => string;
   readonly openAnother: () => Promise<Store>;
+  /**
+   * Another store on the same database whose clock is the shared test clock (test-switches.ts):
+   * the database's clock plus the offset moveClock sets. Cases that move time do everything
+   * through it, so every step is judged on the same moved clock.
+   */
+  readonly clocked: () => Promise<Store>;
+  /** Moves the shared test clock forward by this many milliseconds (instead of sleeping). */
+  readonly moveClock: (ms: number) => Promise<void>;
   readonly close: () => Promise<void>;
 }
 

@@ -14,6 +14,9 @@ import { exerciseJobs } from './jobs.js';
 import { exerciseJobLoop } from './jobs-loop.js';
 import { exerciseLeases } from './leases.js';
 import { exerciseProgress } from './progress.js';
+import { exerciseLifecycle } from './lifecycle.js';
+import { exerciseHumanSessions } from './human-sessions.js';
+import { exerciseNext } from './next.js';
 import { exerciseTasksAndSessions } from './tasks-sessions.js';
 import { exerciseWorkspaceDispatch } from './workspace-dispatch.js';
 import { exerciseWorkspaces } from './workspaces.js';
@@ -37,5 +40,8 @@ export function exerciseStore(h: Harness): void {
     exerciseWorkspaceDispatch(h);
     exerciseWakeups(h);
     exerciseContainment(h);
+    exerciseLifecycle(h);
+    exerciseHumanSessions(h);
+    exerciseNext(h);
   });
 }

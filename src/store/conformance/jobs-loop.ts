@@ -147,15 +147,23 @@ export function exerciseJobLoop(h: Harness): void {
         const r = await store.jobs.finishAndClaimNext({ ...guard, status: 'done' });
         assert.ok(r.finished.ok && r.next !== null);
         assert.equal(await store.workspaceLocks.current('w'), null);
-        const tail = (await store.audit.list()).slice(-3);
+        const tail = (await store.audit.list()).slice(-4);
         assert.deepEqual(
           tail.map((e) => [e.type, e.jobId]),
           [
             ['job:finished', job.id],
             ['lock:released', job.id],
+            ['task:state', null],
             ['job:claimed', r.next.id],
           ],
         );
+        assert.deepEqual(tail[2]?.detail, {
+          from: 'open',
+          to: 'done',
+          action: 'finish',
+          by: `job ${job.id}`,
+          reason: null,
+        });
         assert.deepEqual(tail[1]?.detail, { workspace: 'w', outcome: 'released' });
       }));
 

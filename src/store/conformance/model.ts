@@ -10,7 +10,14 @@ export type ModelOp =
   | { readonly t: 'session.start' }
   | { readonly t: 'session.end'; readonly s: number }
   | { readonly t: 'claim'; readonly s: number; readonly k: number }
-  | { readonly t: 'release'; readonly s: number; readonly k: number; readonly de: number }
+  | {
+      readonly t: 'release';
+      readonly s: number;
+      readonly k: number;
+      readonly de: number;
+      readonly outcome: 'done' | 'released';
+    }
+  | { readonly t: 'reopen'; readonly k: number }
   | { readonly t: 'effect'; readonly s: number; readonly k: number; readonly de: number }
   | { readonly t: 'heartbeat'; readonly s: number; readonly k: number | null; readonly de: number }
   | { readonly t: 'enqueue'; readonly k: number }
@@ -34,6 +41,8 @@ interface TaskModel {
   epoch: number;
   holder: number | null;
   effects: number;
+  /** The task lifecycle, as far as these ops reach: a job or claim ending done finishes it. */
+  state: 'open' | 'done';
 }
 
 interface JobModel {
@@ -52,7 +61,12 @@ export class StoreModel {
   readonly jobs: JobModel[] = [];
 
   constructor(readonly taskCount: number) {
-    this.tasks = Array.from({ length: taskCount }, () => ({ epoch: 0, holder: null, effects: 0 }));
+    this.tasks = Array.from({ length: taskCount }, () => ({
+      epoch: 0,
+      holder: null,
+      effects: 0,
+      state: 'open' as const,
+    }));
   }
 
   /** The epoch an op presents: the task's current epoch shifted by `de`, never below 1. */
@@ -74,6 +88,12 @@ export class StoreModel {
     return task;
   }
 
+  /** The task is done: its active job, if any, ends with it. */
+  private finish(k: number, jobEnd: JobState): void {
+    this.task(k).state = 'done';
+    for (const job of this.jobs) if (job.k === k && ACTIVE.includes(job.status)) job.status = jobEnd;
+  }
+
   /** Applies an op whose indices are in range; returns the expected answer. */
   apply(op: ModelOp): Answer {
     switch (op.t) {
@@ -89,6 +109,7 @@ export class StoreModel {
       case 'claim': {
         const task = this.task(op.k);
         if (this.live[op.s] !== true) return { error: 'fenced' };
+        if (task.state !== 'open') return { error: `task_${task.state}` };
         if (task.holder === op.s) return { ok: true, epoch: task.epoch, granted: false };
         if (task.holder !== null) return { ok: false, holder: this.holder(task) };
         task.epoch++;
@@ -103,8 +124,17 @@ export class StoreModel {
         if (!liveEnough || task.holder !== op.s || task.epoch !== epoch) {
           return { ok: false, current: this.holder(task) };
         }
-        if (op.t === 'release') task.holder = null;
-        else task.effects++;
+        if (op.t === 'effect') task.effects++;
+        else {
+          task.holder = null;
+          if (op.outcome === 'done' && task.state === 'open') this.finish(op.k, 'cancelled');
+        }
+        return { ok: true };
+      }
+      case 'reopen': {
+        const task = this.task(op.k);
+        if (task.state !== 'done') return { error: `task_${task.state}` };
+        task.state = 'open';
         return { ok: true };
       }
       case 'heartbeat': {
@@ -117,6 +147,7 @@ export class StoreModel {
           : { ok: false, current: this.holder(task) };
       }
       case 'enqueue': {
+        if (this.task(op.k).state !== 'open') return { error: `task_${this.task(op.k).state}` };
         const active = this.jobs.findIndex((j) => j.k === op.k && ACTIVE.includes(j.status));
         if (active >= 0) return { created: false, j: active };
         this.jobs.push({ k: op.k, status: 'queued', epoch: 0, attempt: 0, session: null });
@@ -146,6 +177,7 @@ export class StoreModel {
           op.t === 'job.start' ? ['claimed'] : fromClaimed ? ['claimed', 'running'] : ['running'];
         if (!guard || !from.includes(job.status)) return { ok: false, status: job.status };
         job.status = op.t === 'job.start' ? 'running' : op.status;
+        if (job.status === 'done' && this.task(job.k).state === 'open') this.finish(job.k, 'cancelled');
         return { ok: true, status: job.status };
       }
       case 'job.cancel': {

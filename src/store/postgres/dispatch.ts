@@ -11,7 +11,8 @@ import type { DispatchStore, RescueReport } from '../dispatch-store.js';
 import { jobById } from './jobs.js';
 import { deleteLocks, insertAuditRows, lockReleasedRows, releaseSessionHoldings } from './locks.js';
 import { LIVE_TERM, place, termParams } from './placement.js';
-import { NOW, atMs, hostOf, jobColumns, ms, msInterval, toJob, type JobRow } from './rows.js';
+import { NOW, atMs, hostOf, jobColumns, jobFields, ms, msInterval, toJob, type JobRow } from './rows.js';
+import type { TaskGate } from '../../core/task.js';
 import type { PgRunner } from './runner.js';
 
 interface MutableReport extends RescueReport {
@@ -27,13 +28,13 @@ export function postgresDispatch(run: PgRunner, took: (n: number) => void): Disp
   return {
     queued: async (p) =>
       (
-        await run.rows<JobRow>(
-          `SELECT ${jobColumns('jobs')} FROM jobs
-           WHERE status = 'queued' AND run_after <= ${NOW}
-           ORDER BY priority, queued_at, id LIMIT $1::int`,
+        await run.rows<JobRow & { gate: TaskGate | null }>(
+          `SELECT ${jobFields('jobs')}, t.key, t.gate FROM jobs JOIN tasks t ON t.id = jobs.task_id
+           WHERE jobs.status = 'queued' AND jobs.run_after <= ${NOW} AND t.state = 'open'
+           ORDER BY jobs.priority, jobs.queued_at, jobs.id LIMIT $1::int`,
           [p.limit],
         )
-      ).map(toJob),
+      ).map((r) => ({ ...toJob(r), gate: r.gate })),
     place: async (p) => {
       const placed = await place(run, p);
       if (placed.ok) took(1);
@@ -130,7 +131,7 @@ export function postgresRecovery(run: PgRunner): DispatchStore['recovery'] {
       const limit = p.limit ?? 100;
       const candidates = await run.rows<{ id: number; heartbeat_at: Date }>(
         `SELECT id, heartbeat_at FROM sessions
-         WHERE state = 'live' AND heartbeat_at < ${NOW} - ${msInterval('$1')}
+         WHERE state = 'live' AND heartbeat_at < ${NOW} - ${msInterval('coalesce(ttl_ms, $1::bigint)')}
          ORDER BY id LIMIT $2::int`,
         [p.staleAfterMs, limit],
       );

@@ -9,14 +9,16 @@
  *    later waits, then finds the jobs this statement handed out. `live` numbers the requests whose
  *    session is live.
  *  - `f` finishes each live request's job, guarded by (session, epoch, status); `k` deletes the
- *    finished jobs' workspace locks. `f` and `j` join each job's task in the UPDATE itself for
+ *    finished jobs' workspace locks; `ts` finishes the open task of each job that ended done
+ *    (task-state.ts: to done, or in review). `f` and `j` join each job's task in the UPDATE itself for
  *    its key (the ledger's and the answer's), rather than in CTEs of their own: two plan nodes
  *    fewer, 2% of the statement's CPU (docs/decisions/0002, sixth round).
  *  - `n` takes as many queued jobs as there are live requests, in queue order, through
- *    baton_take_queued (migration 0008: FOR UPDATE SKIP LOCKED on a snapshot of its own), and `j`
- *    hands the n-th to the n-th live request (started when asked).
+ *    baton_take_queued (migrations 0008 and 0009: FOR UPDATE SKIP LOCKED on a snapshot of its own,
+ *    passing over jobs whose task is not open or waits behind a gate), and `j` hands the n-th to
+ *    the n-th live request (started when asked).
  *  - `a` writes every audit row in one ordered insert, request by request: the finish, its lock
- *    releases, the claim, the start.
+ *    releases, its task's state, the claim, the start.
  * Every CTE here is a plan node PostgreSQL initialises on each run, so the statement keeps few:
  * its fixed cost, paid once per batch, is what batching amortises (docs/decisions/0002).
  * The answer has one row per request (its session's state) and one per finished or claimed job.
@@ -24,6 +26,7 @@
 import type { JobFinishAndClaimNextParams } from '../store.js';
 import { NOW, hostOf, jobFields, type JobRow } from './rows.js';
 import { insertAuditRows, keyOfJob } from './locks.js';
+import { finishTaskStep, moveAuditRows } from './task-state.js';
 
 export const FINISH_AND_CLAIM_MANY = `WITH req AS (
   SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $5::int[], $6::text[],
@@ -46,8 +49,8 @@ export const FINISH_AND_CLAIM_MANY = `WITH req AS (
   DELETE FROM workspace_locks USING f WHERE workspace_locks.job_id = f.id
   RETURNING workspace_locks.workspace, workspace_locks.job_id, workspace_locks.session_id,
     workspace_locks.epoch, f.ord, f.finished_at
-), n AS (
-  SELECT id, rank FROM baton_take_queued((SELECT count(*) FROM live)::int) WITH ORDINALITY AS n (id, rank)
+), ${finishTaskStep(', f.ord')}, n AS (
+  SELECT id, rank FROM baton_take_queued((SELECT count(*) FROM live)::int, ${NOW}) WITH ORDINALITY AS n (id, rank)
 ), j AS (
   UPDATE jobs SET status = CASE WHEN live.start THEN 'running' ELSE 'claimed' END,
     epoch = jobs.epoch + 1, attempt = jobs.attempt + 1,
@@ -58,21 +61,23 @@ export const FINISH_AND_CLAIM_MANY = `WITH req AS (
   RETURNING ${jobFields('jobs')}, live.ord, live.start, live.session_host, tasks.key
 ), a AS (
   ${insertAuditRows(`
-    SELECT f.ord * 4 AS part, ''::text AS seq, f.finished_at AS at, 'job:finished'::text AS type,
+    SELECT f.ord * 5 AS part, ''::text AS seq, f.finished_at AS at, 'job:finished'::text AS type,
       f.key AS task_key, f.id AS job_id, f.session_id, f.session_host AS host, f.epoch,
       jsonb_build_object('status', f.status, 'exitCode', f.by_exit) AS detail
     FROM f
     UNION ALL
-    SELECT k.ord * 4 + 1, k.workspace::text, k.finished_at, 'lock:released', ${keyOfJob('k.job_id')},
+    SELECT k.ord * 5 + 1, k.workspace::text, k.finished_at, 'lock:released', ${keyOfJob('k.job_id')},
       k.job_id, k.session_id, ${hostOf('k.session_id')}, k.epoch,
       jsonb_build_object('workspace', k.workspace, 'outcome', 'released')
     FROM k
     UNION ALL
-    SELECT j.ord * 4 + 2, '', j.claimed_at, 'job:claimed', j.key, j.id, j.session_id, j.session_host,
+    ${moveAuditRows('ts.ord * 5 + 2', 'ts', 'finish')}
+    UNION ALL
+    SELECT j.ord * 5 + 3, '', j.claimed_at, 'job:claimed', j.key, j.id, j.session_id, j.session_host,
       j.epoch, jsonb_build_object('attempt', j.attempt, 'host', j.host)
     FROM j
     UNION ALL
-    SELECT j.ord * 4 + 3, '', j.started_at, 'job:started', j.key, j.id, j.session_id, j.session_host,
+    SELECT j.ord * 5 + 4, '', j.started_at, 'job:started', j.key, j.id, j.session_id, j.session_host,
       j.epoch, '{}'::jsonb
     FROM j WHERE j.start`)}
 )

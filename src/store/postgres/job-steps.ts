@@ -18,6 +18,7 @@ import { deleteLocks, insertAuditRows, lockReleasedRows } from './locks.js';
 import { NOW, hostOf, jobColumns, toJob, type JobRow } from './rows.js';
 import type { Outcome } from '../outcome.js';
 import type { PgRunner } from './runner.js';
+import { finishTaskStep, moveAuditRows } from './task-state.js';
 
 /** The parameter references of a finish step. */
 interface FinishRefs {
@@ -31,8 +32,8 @@ interface FinishRefs {
 }
 
 /**
- * CTEs `f` (the finished job, guarded by session, epoch and status) and `k` (its workspace
- * locks, deleted).
+ * CTEs `f` (the finished job, guarded by session, epoch and status), `k` (its workspace locks,
+ * deleted) and `ts` (its task, finished when the job ended done).
  */
 export const finishSteps = (r: FinishRefs): string => `f AS (
   UPDATE jobs SET status = ${r.status}::text, finished_at = ${NOW}, exit_code = ${r.exitCode}::int,
@@ -40,9 +41,9 @@ export const finishSteps = (r: FinishRefs): string => `f AS (
   WHERE id = ${r.id}::bigint AND session_id = ${r.session}::bigint AND epoch = ${r.epoch}::bigint
     AND (status = 'running' OR (status = 'claimed' AND ${r.status}::text IN ('failed', 'cancelled')))
   RETURNING ${jobColumns('jobs')}
-), ${deleteLocks('k', 'workspace_locks.job_id = f.id', 'f')}`;
+), ${deleteLocks('k', 'workspace_locks.job_id = f.id', 'f')}, ${finishTaskStep()}`;
 
-/** Audit rows of a finish step (parts `part` and `part + 1`), for insertAuditRows. */
+/** Audit rows of a finish step (parts `part` to `part + 2`), for insertAuditRows. */
 export const finishAuditRows = (r: FinishRefs, part: number): string => `
   SELECT ${part} AS part, ''::text AS seq, finished_at AS at, 'job:finished'::text AS type,
     key AS task_key, id AS job_id, ${r.session}::bigint AS session_id,
@@ -50,7 +51,9 @@ export const finishAuditRows = (r: FinishRefs, part: number): string => `
     jsonb_build_object('status', ${r.status}::text, 'exitCode', ${r.exitCode}::int) AS detail
   FROM f
   UNION ALL
-  ${lockReleasedRows(part + 1, 'k', 'f.finished_at', `'released'`, 'f')}`;
+  ${lockReleasedRows(part + 1, 'k', 'f.finished_at', `'released'`, 'f')}
+  UNION ALL
+  ${moveAuditRows(part + 2, 'ts', 'finish')}`;
 
 /**
  * CTEs of a claim step for session $1, host $2 (null: the session's) and start $3: `seen`, `next`,
@@ -76,9 +79,11 @@ next AS (
   SELECT id FROM jobs
   WHERE status = 'queued' AND run_after <= ${NOW}
     AND EXISTS (SELECT 1 FROM seen WHERE state = 'live')
+    AND NOT EXISTS (
+      SELECT 1 FROM tasks t WHERE t.id = jobs.task_id AND (t.state <> 'open' OR t.gate IS NOT NULL))
   ORDER BY priority, queued_at, id
   LIMIT 1
-  FOR UPDATE SKIP LOCKED
+  FOR UPDATE OF jobs SKIP LOCKED
 ), s AS (
   SELECT id, host, state FROM sessions
   WHERE id = $1::bigint AND EXISTS (SELECT 1 FROM next)

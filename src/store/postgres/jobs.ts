@@ -4,17 +4,28 @@
  */
 import { assert } from '../../core/assert.js';
 import { ConflictError, NotFoundError } from '../../core/errors.js';
-import type { Job, JobTransitionResult } from '../../core/job.js';
+import { TERMINAL_JOB_STATES, type Job, type JobTransitionResult } from '../../core/job.js';
 import { PRIORITY_DEFAULT } from '../../core/validate.js';
 import type { Store } from '../store.js';
 import { deleteLocks, insertAuditRows, lockReleasedRows } from './locks.js';
-import { NOW, hostOf, jobColumns, jobFields, toJob, type JobRow } from './rows.js';
+import {
+  NOW,
+  TASK_COLUMNS,
+  hostOf,
+  jobColumns,
+  jobFields,
+  stateFacts,
+  toJob,
+  type JobRow,
+  type TaskRow,
+} from './rows.js';
+import { taskStateRefusal } from '../task-refusal.js';
 import { Batcher } from './batcher.js';
 import { claimNext, finishAndClaimMany, finishAuditRows, finishSteps } from './job-steps.js';
 import type { PgRunner } from './runner.js';
 
 const ACTIVE = `('queued', 'claimed', 'running')`;
-const TERMINAL = `('done', 'failed', 'oom_killed', 'cancelled')`;
+const TERMINAL = `('done', 'failed', 'oom_killed', 'cancelled', 'escalated')`;
 const ENQUEUE_RETRY_MAX = 20;
 
 export async function jobById(run: PgRunner, id: number): Promise<Job | null> {
@@ -37,22 +48,26 @@ async function lostOr(run: PgRunner, id: number, row: JobRow | undefined): Promi
  */
 const ENQUEUE = `
 WITH new_task AS (
-  INSERT INTO tasks (key, priority, created_at)
-  SELECT $1::text, $7::int, ${NOW}
+  INSERT INTO tasks (key, priority, created_at, state_at)
+  SELECT $1::text, $7::int, n.now, n.now FROM (SELECT ${NOW} AS now) n
   WHERE NOT EXISTS (SELECT 1 FROM tasks WHERE key = $1::text)
   ON CONFLICT (key) DO NOTHING
   RETURNING id, key, priority, created_at
+), old_task AS (
+  -- FOR SHARE: a state change of the task (UPDATE, then reading its jobs afresh) waits for this
+  -- enqueue to commit and then ends its job, or this enqueue waits and then reads the new state.
+  SELECT id, key, priority, state FROM tasks WHERE key = $1::text FOR SHARE
 ), task AS (
-  SELECT id, key, priority FROM new_task
+  SELECT id, key, priority, 'open'::text AS state FROM new_task
   UNION ALL
-  SELECT id, key, priority FROM tasks WHERE key = $1::text
+  SELECT id, key, priority, state FROM old_task
 ), active AS (
   SELECT j.id FROM jobs j JOIN task ON j.task_id = task.id WHERE j.status IN ${ACTIVE}
 ), job AS (
   INSERT INTO jobs (task_id, priority, queued_at, ram_mb, command, attempt_max)
   SELECT id, coalesce($2::int, priority), ${NOW}, $3::int, $4::text, coalesce($5::int, 3)
   FROM task
-  WHERE NOT EXISTS (SELECT 1 FROM active)
+  WHERE NOT EXISTS (SELECT 1 FROM active) AND task.state = 'open'
   ON CONFLICT (task_id) WHERE status IN ${ACTIVE} DO NOTHING
   RETURNING ${jobFields('jobs')}
 ), a AS (
@@ -71,11 +86,18 @@ WITH new_task AS (
 )
 SELECT true AS created, job.*, $1::text AS key FROM job
 UNION ALL
-SELECT false, ${jobColumns('jobs')} FROM jobs WHERE id IN (SELECT id FROM active)`;
+SELECT false, ${jobColumns('jobs')} FROM jobs
+WHERE id IN (SELECT id FROM active) AND (SELECT state FROM task LIMIT 1) = 'open'`;
 
-const TERMINAL_STATES = new Set(['done', 'failed', 'oom_killed', 'cancelled']);
+const TERMINAL_STATES = new Set<string>(TERMINAL_JOB_STATES);
 
-type RetryRow = Partial<JobRow> & { old_status: string | null; created: boolean };
+type RetryRow = Partial<JobRow> & { old_status: string | null; task_state: string | null; created: boolean };
+
+/** The refusal of a job for a task that is not open, read fresh; null when it is open (a race). */
+async function notOpen(run: PgRunner, where: string, param: unknown): Promise<Error | null> {
+  const task = await run.one<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE ${where}`, [param]);
+  return task === undefined || task.state === 'open' ? null : taskStateRefusal(stateFacts(task), 'enqueue');
+}
 
 /**
  * Queues a new job like an ended one (same task, priority, RAM budget, command and attempt
@@ -88,6 +110,8 @@ const RETRY = `
 WITH old AS (
   SELECT id, task_id, status, priority, ram_mb, command, attempt_max
   FROM jobs WHERE id = $1::bigint
+), tk AS (
+  SELECT id, state FROM tasks WHERE id = (SELECT task_id FROM old) FOR SHARE
 ), active AS (
   SELECT j.id FROM jobs j JOIN old ON j.task_id = old.task_id WHERE j.status IN ${ACTIVE}
 ), job AS (
@@ -95,6 +119,7 @@ WITH old AS (
   SELECT task_id, priority, ${NOW}, ram_mb, command, attempt_max
   FROM old
   WHERE old.status IN ${TERMINAL} AND NOT EXISTS (SELECT 1 FROM active)
+    AND (SELECT state FROM tk) = 'open'
   ON CONFLICT (task_id) WHERE status IN ${ACTIVE} DO NOTHING
   RETURNING ${jobColumns('jobs')}
 ), a AS (
@@ -107,7 +132,7 @@ WITH old AS (
   UNION ALL
   SELECT false, ${jobColumns('jobs')} FROM jobs WHERE id IN (SELECT id FROM active)
 )
-SELECT old.status AS old_status, r.*
+SELECT old.status AS old_status, (SELECT state FROM tk) AS task_state, r.*
 FROM (SELECT 1) one LEFT JOIN old ON true LEFT JOIN r ON true`;
 
 /**
@@ -145,6 +170,8 @@ export function postgresJobs(run: PgRunner, took: (n: number) => void): Store['j
           PRIORITY_DEFAULT,
         ]);
         if (row !== undefined) return { job: toJob(row), created: row.created };
+        const refused = await notOpen(run, 'key = $1::text', p.key);
+        if (refused !== null) throw refused;
         assert(attempt < ENQUEUE_RETRY_MAX, 'an enqueue does not race forever');
       }
     },
@@ -199,6 +226,10 @@ export function postgresJobs(run: PgRunner, took: (n: number) => void): Store['j
         if (row.old_status === null) throw new NotFoundError('job', String(p.id));
         if (!TERMINAL_STATES.has(row.old_status)) {
           throw new ConflictError(`job ${p.id} is ${row.old_status}`, 'only an ended job can be retried');
+        }
+        if (row.task_state !== 'open') {
+          const refused = await notOpen(run, 'id = (SELECT task_id FROM jobs WHERE id = $1::bigint)', p.id);
+          if (refused !== null) throw refused;
         }
         if (row.id !== undefined && row.id !== null) {
           return { job: toJob(row as JobRow), created: row.created };

@@ -15,6 +15,7 @@
 import { assert } from '../../core/assert.js';
 import { NotFoundError } from '../../core/errors.js';
 import type { LockHolder } from '../../core/workspace-lock.js';
+import type { TaskGate } from '../../core/task.js';
 import type { PlaceParams, PlaceResult, TermRef } from '../dispatch-store.js';
 import { jobById } from './jobs.js';
 import { LOCK_COLUMNS, insertAuditRows } from './locks.js';
@@ -40,6 +41,15 @@ export const LIVE_TERM = `l AS (
 
 export const termParams = (t: TermRef): unknown[] => [t.lease, t.holder, t.term];
 
+/** The job's task is open and behind no gate: only then is the job placed. */
+const TASK_PLACEABLE = `EXISTS (
+  SELECT 1 FROM tasks t WHERE t.id = jobs.task_id AND t.state = 'open' AND t.gate IS NULL)`;
+
+/** Why a job was not placed, as read by the statement: whether its task is open, and its gate. */
+const TASK_GATE = `(SELECT t.state = 'open' AND t.gate IS NULL FROM jobs gj JOIN tasks t ON t.id = gj.task_id
+    WHERE gj.id = $4::bigint) AS task_open,
+  (SELECT t.gate FROM jobs gj JOIN tasks t ON t.id = gj.task_id WHERE gj.id = $4::bigint) AS task_gate`;
+
 /**
  * queued → claimed on the host, assigned to its runner session, in one statement with its
  * 'job:placed' audit row. The job moves only while the term is live (`l`), its backoff has
@@ -57,7 +67,7 @@ WITH ${LIVE_TERM}, h AS (
     session_id = h.session_id, host = h.name, term = l.term, claimed_at = ${NOW},
     started_at = NULL, reason = NULL, agent_session_id = NULL, pid = NULL
   FROM l, h
-  WHERE jobs.id = $4::bigint AND jobs.status = 'queued' AND jobs.run_after <= ${NOW}
+  WHERE jobs.id = $4::bigint AND jobs.status = 'queued' AND jobs.run_after <= ${NOW} AND ${TASK_PLACEABLE}
   RETURNING ${jobColumns('jobs')}
 ), a AS (
   INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail)
@@ -65,7 +75,7 @@ WITH ${LIVE_TERM}, h AS (
     jsonb_build_object('host', $5::text, 'term', $3::bigint, 'attempt', attempt)
   FROM j
 )
-SELECT EXISTS (SELECT 1 FROM l) AS live_term, j.*
+SELECT EXISTS (SELECT 1 FROM l) AS live_term, ${TASK_GATE}, j.*
 FROM (SELECT 1) one LEFT JOIN j ON true`;
 
 /**
@@ -92,7 +102,8 @@ WITH ${LIVE_TERM}, h AS (
 ), q AS (
   SELECT id FROM jobs
   WHERE id = $4::bigint AND status = 'queued' AND run_after <= ${NOW} AND EXISTS (SELECT 1 FROM h)
-  FOR UPDATE
+    AND ${TASK_PLACEABLE}
+  FOR UPDATE OF jobs
 ), w AS (
   SELECT name, lock_epoch FROM workspaces
   WHERE name = $6::text AND EXISTS (SELECT 1 FROM q)
@@ -122,10 +133,15 @@ WITH ${LIVE_TERM}, h AS (
       ${hostOf('k.session_id')}, k.epoch, jsonb_build_object('workspace', k.workspace)
     FROM k, j`)}
 )
-SELECT EXISTS (SELECT 1 FROM l) AS live_term, EXISTS (SELECT 1 FROM q) AS placeable, j.*
+SELECT EXISTS (SELECT 1 FROM l) AS live_term, EXISTS (SELECT 1 FROM q) AS placeable, ${TASK_GATE}, j.*
 FROM (SELECT 1) one LEFT JOIN j ON true`;
 
-type PlaceRow = Partial<JobRow> & { live_term: boolean; placeable?: boolean };
+type PlaceRow = Partial<JobRow> & {
+  live_term: boolean;
+  placeable?: boolean;
+  task_open: boolean | null;
+  task_gate: TaskGate | null;
+};
 
 export async function place(run: PgRunner, p: PlaceParams): Promise<PlaceResult> {
   const params = [...termParams(p.term), p.id, p.host];
@@ -133,6 +149,7 @@ export async function place(run: PgRunner, p: PlaceParams): Promise<PlaceResult>
     const row = await run.one<PlaceRow>(PLACE, params);
     assert(row !== undefined, 'place returns exactly one row');
     if (!row.live_term) return { ok: false, reason: 'fenced' };
+    if (row.task_open === false) return { ok: false, reason: 'gated', gate: row.task_gate };
     if (row.id === undefined || row.id === null)
       return { ok: false, reason: 'lost', job: await jobById(run, p.id) };
     return { ok: true, job: toJob(row as JobRow) };
@@ -141,6 +158,7 @@ export async function place(run: PgRunner, p: PlaceParams): Promise<PlaceResult>
     const row = await run.one<PlaceRow>(PLACE_LOCKED, [...params, p.workspace]);
     assert(row !== undefined, 'place returns exactly one row');
     if (!row.live_term) return { ok: false, reason: 'fenced' };
+    if (row.task_open === false) return { ok: false, reason: 'gated', gate: row.task_gate };
     if (row.id !== undefined && row.id !== null) return { ok: true, job: toJob(row as JobRow) };
     // Not placed: explain it in SQLite's order of checks, on a fresh snapshot.
     const state = await workspaceState(run, p.workspace);

@@ -15,7 +15,10 @@ import { MIGRATIONS } from './migrations/index.js';
 import { NOW, ms } from './rows.js';
 import { PassfileClient } from './pgpass.js';
 import { PgRunner } from './runner.js';
-import { postgresClaims, postgresSessions, postgresTasks } from './tasks-claims.js';
+import { postgresSessions, postgresTasks } from './tasks-claims.js';
+import { postgresClaims } from './claims.js';
+import { postgresLifecycle } from './lifecycle.js';
+import { postgresSettings } from './settings.js';
 import { postgresJobs } from './jobs.js';
 import { postgresAudit, postgresLeases } from './leases-audit.js';
 import { postgresHosts } from './hosts.js';
@@ -23,7 +26,7 @@ import { postgresDispatch, postgresRecovery } from './dispatch.js';
 import { postgresWorkspaceGroups } from './workspaces.js';
 import { postgresEffects } from './effects.js';
 import { postgresProgress } from './progress.js';
-import { SAFE, type TestSwitches } from '../test-switches.js';
+import { CLOCK_OFFSET, CLOCK_TABLE_SQL, SAFE, type TestSwitches } from '../test-switches.js';
 import { queueUpkeep, type UpkeepPolicy } from './upkeep.js';
 
 export interface PostgresStoreOptions {
@@ -84,7 +87,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   // An idle connection that dies (server restart, pg_terminate_backend) emits here; the pool
   // drops it and the next checkout connects afresh. Without a listener it would crash the process.
   pool.on('error', () => {});
-  const run = new PgRunner(pool, server);
+  const switches = options.switches ?? SAFE;
+  const run = new PgRunner(pool, server, switches.sharedClock ? shiftClock : null);
   try {
     // Migrations may rewrite big tables: they run on their own connection, without the timeout.
     await migrate(run, options.migrateTo ?? Number.MAX_SAFE_INTEGER, () => {
@@ -95,6 +99,14 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   } catch (error) {
     await pool.end().catch(() => undefined);
     throw run.translate(error);
+  }
+  if (switches.sharedClock) {
+    try {
+      await createClockTable(pool);
+    } catch (error) {
+      await pool.end().catch(() => undefined);
+      throw run.translate(error);
+    }
   }
   // A LISTEN that never answers (a silent network) must not hold up waiters or close() for ever.
   const wake = postgresWakeups({ ...config, query_timeout: options.queryTimeoutMs ?? 5_000 });
@@ -123,8 +135,10 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     dispatch: postgresDispatch(run, upkeep.took),
     recovery: postgresRecovery(run),
     ...postgresWorkspaceGroups(run),
-    effects: postgresEffects(run, options.switches ?? SAFE),
+    effects: postgresEffects(run, switches),
     progress: postgresProgress(run),
+    lifecycle: postgresLifecycle(run),
+    settings: postgresSettings(run),
   };
 }
 
@@ -178,6 +192,21 @@ async function applyMissing(run: PgRunner, target: number): Promise<void> {
       );
     }
   });
+}
+
+/** TEST ONLY: every statement reads the database clock plus the shared offset (test-switches.ts). */
+function shiftClock(sql: string): string {
+  return sql.replaceAll(NOW, `(${NOW} + ${CLOCK_OFFSET} * interval '1 millisecond')`);
+}
+
+/** The shared clock's table; stores that open together may race to make it, which is harmless. */
+async function createClockTable(pool: pg.Pool): Promise<void> {
+  try {
+    await pool.query(CLOCK_TABLE_SQL);
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (code !== '23505' && code !== '42P07') throw error;
+  }
 }
 
 /** host:port from the URL, for messages; the password never appears. */

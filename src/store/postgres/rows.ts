@@ -8,9 +8,11 @@ import type { Claim, ClaimOutcome, Holder } from '../../core/claim.js';
 import type { Job, JobState } from '../../core/job.js';
 import type { Lease } from '../../core/lease.js';
 import type { Session, SessionKind, SessionState } from '../../core/session.js';
-import type { Task } from '../../core/task.js';
+import type { Task, TaskGate, TaskState } from '../../core/task.js';
 import type { Instant } from '../../core/time.js';
 import { assert } from '../../core/assert.js';
+import { SESSION_TTL_FALLBACK_MS } from '../../core/session.js';
+import type { TaskStateFacts } from '../task-refusal.js';
 import type { Querier } from './runner.js';
 
 /**
@@ -20,6 +22,31 @@ import type { Querier } from './runner.js';
  * waited for. Each statement evaluates it in one place and passes the value on.
  */
 export const NOW = "date_trunc('milliseconds', clock_timestamp())";
+
+/**
+ * Whether the session row `s` has passed its TTL (SESSION_TTL_FALLBACK_MS when it declared none)
+ * on the database clock, or is no longer live: its claims may be taken over.
+ */
+export const EXPIRED = (s: string): string =>
+  `(${s}.state <> 'live' OR ${s}.heartbeat_at < ${NOW}
+    - coalesce(${s}.ttl_ms, ${SESSION_TTL_FALLBACK_MS}) * interval '1 millisecond')`;
+
+/** A task's state facts from a TaskRow-like row, for taskStateRefusal. */
+export function stateFacts(r: {
+  key: string;
+  state: string;
+  state_at: Date;
+  state_by: string | null;
+  state_reason: string | null;
+}): TaskStateFacts {
+  return {
+    key: r.key,
+    state: r.state as TaskState,
+    stateAt: ms(r.state_at),
+    stateBy: r.state_by,
+    stateReason: r.state_reason,
+  };
+}
 
 /** The host of the session whose id is the given SQL expression, for audit rows. */
 export const hostOf = (sessionExpr: string): string =>
@@ -36,7 +63,8 @@ export const atMs = (param: string): string =>
 export const msInterval = (param: string): string => `(${param}::bigint * interval '1 millisecond')`;
 
 export const TASK_COLUMNS = `id, key, title, priority, project, assignee, labels, created_at, epoch,
-  holder_session_id, claimed_at`;
+  holder_session_id, claimed_at, state, state_at, state_by, state_reason, gate, review_required, body, url,
+  feedback`;
 
 export interface TaskRow {
   id: number;
@@ -50,12 +78,23 @@ export interface TaskRow {
   epoch: number;
   holder_session_id: number | null;
   claimed_at: Date | null;
+  state: string;
+  state_at: Date;
+  state_by: string | null;
+  state_reason: string | null;
+  gate: string | null;
+  review_required: boolean;
+  body: string;
+  url: string | null;
+  feedback: string | null;
 }
 
 export function toTask(r: TaskRow): Task {
   return {
     key: r.key,
     title: r.title,
+    body: r.body,
+    url: r.url,
     priority: r.priority,
     project: r.project,
     assignee: r.assignee,
@@ -66,10 +105,17 @@ export function toTask(r: TaskRow): Task {
       r.holder_session_id === null
         ? null
         : { session: r.holder_session_id, since: msOrNull(r.claimed_at) ?? 0 },
+    state: r.state as TaskState,
+    stateAt: ms(r.state_at),
+    stateBy: r.state_by,
+    stateReason: r.state_reason,
+    gate: r.gate as TaskGate | null,
+    reviewRequired: r.review_required,
+    feedback: r.feedback,
   };
 }
 
-export const SESSION_COLUMNS = 'id, kind, host, pid, name, started_at, heartbeat_at, ended_at, state';
+export const SESSION_COLUMNS = 'id, kind, host, pid, name, started_at, heartbeat_at, ended_at, state, ttl_ms';
 
 export interface SessionRow {
   id: number;
@@ -81,6 +127,7 @@ export interface SessionRow {
   heartbeat_at: Date;
   ended_at: Date | null;
   state: string;
+  ttl_ms: number | null;
 }
 
 export function toSession(r: SessionRow): Session {
@@ -94,6 +141,7 @@ export function toSession(r: SessionRow): Session {
     heartbeatAt: ms(r.heartbeat_at),
     endedAt: msOrNull(r.ended_at),
     state: r.state as SessionState,
+    ttlMs: r.ttl_ms,
   };
 }
 
@@ -264,12 +312,20 @@ export interface ClaimStateRow {
   claimed_at: Date | null;
   heartbeat_at: Date | null;
   holder_host: string | null;
+  /** The task's state, since when, by whom and why (for a refusal). */
+  state: string | null;
+  state_at: Date | null;
+  state_by: string | null;
+  state_reason: string | null;
+  /** Whether the live claim's session has passed its TTL (or is not live), on the database clock. */
+  holder_expired: boolean | null;
 }
 
 export async function claimState(q: Querier, key: string, session: number | null): Promise<ClaimStateRow> {
   const [row] = await q.rows<ClaimStateRow>(
     `SELECT t.id AS task_id, s.state AS session_state, c.session_id, c.epoch, c.claimed_at,
-       c.heartbeat_at, hs.host AS holder_host
+       c.heartbeat_at, hs.host AS holder_host, t.state, t.state_at, t.state_by, t.state_reason,
+       ${EXPIRED('hs')} AS holder_expired
      FROM (SELECT 1) one
      LEFT JOIN tasks t ON t.key = $1::text
      LEFT JOIN sessions s ON s.id = $2::bigint

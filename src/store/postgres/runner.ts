@@ -25,10 +25,15 @@ export interface Querier {
 export class PgRunner implements Querier {
   private readonly names = new Map<string, string>();
 
-  /** `server` is host:port (never the password), for error messages. */
+  /**
+   * `server` is host:port (never the password), for error messages. `rewrite` changes every
+   * statement's text before it is sent: the TEST-ONLY shared clock (test-switches.ts) alone uses
+   * it; production passes none.
+   */
   constructor(
     readonly pool: pg.Pool,
     readonly server: string,
+    private readonly rewrite: ((sql: string) => string) | null = null,
   ) {}
 
   /** One autocommit statement, retried on 40001, 40P01 and 23505. */
@@ -66,7 +71,7 @@ export class PgRunner implements Querier {
   /** Unprepared SQL without parameters, for migrations and the schema version check. */
   async exec<R>(sql: string): Promise<R[]> {
     try {
-      return await this.withClient(async (client) => rowsOf<R>(await client.query(sql)));
+      return await this.withClient(async (client) => rowsOf<R>(await client.query(this.text(sql))));
     } catch (error) {
       throw this.translate(error);
     }
@@ -90,7 +95,7 @@ export class PgRunner implements Querier {
             const result = await work({
               rows: async <R>(sql: string, values: readonly unknown[] = []) =>
                 (await client.query(this.config(sql, values))).rows as R[],
-              exec: async <R>(sql: string) => rowsOf<R>(await client.query(sql)),
+              exec: async <R>(sql: string) => rowsOf<R>(await client.query(this.text(sql))),
             });
             await client.query('COMMIT');
             return result;
@@ -154,7 +159,11 @@ export class PgRunner implements Querier {
       name = `baton_${this.names.size + 1}`;
       this.names.set(sql, name);
     }
-    return { name, text: sql, values: [...values] };
+    return { name, text: this.text(sql), values: [...values] };
+  }
+
+  private text(sql: string): string {
+    return this.rewrite === null ? sql : this.rewrite(sql);
   }
 }
 

@@ -1,5 +1,5 @@
 /**
- * Tasks, sessions and claims on PostgreSQL. Each write is one data-modifying CTE that makes the
+ * Tasks and sessions on PostgreSQL (claims: claims.ts). Each write is one data-modifying CTE that makes the
  * guarded change, writes the history row and appends the audit row together; when the guard
  * matches nothing, a second read explains why (not found, ended, held, fenced).
  *
@@ -9,7 +9,7 @@
  * claims and holds back new ones until the session reads as ended.
  */
 import { assert } from '../../core/assert.js';
-import type { ClaimResult, FencedResult } from '../../core/claim.js';
+import type { FencedResult } from '../../core/claim.js';
 import { ConflictError, FencedError, NotFoundError } from '../../core/errors.js';
 import { PRIORITY_DEFAULT } from '../../core/validate.js';
 import type { Store } from '../store.js';
@@ -20,55 +20,40 @@ import {
   claimState,
   holderOf,
   hostOf,
-  liveClaimOf,
-  toClaim,
   toSession,
   toTask,
-  type ClaimRow,
-  type ClaimStateRow,
   type SessionRow,
   type TaskRow,
 } from './rows.js';
-import { releaseSessionHoldings } from './locks.js';
+import { insertAuditRows, releaseSessionHoldings } from './locks.js';
 import type { PgRunner } from './runner.js';
 
 /** How often a guarded write that found the state changed under it is tried again. */
-const RACE_RETRY_MAX = 100;
+export const RACE_RETRY_MAX = 100;
 
-const CLAIM_COLUMNS = `t.key, c.session_id, c.epoch, c.claimed_at, c.heartbeat_at, c.released_at,
-  c.outcome`;
-
-const sessionNotFound = (id: number): NotFoundError =>
+export const sessionNotFound = (id: number): NotFoundError =>
   new NotFoundError('session', String(id), 'start one with `baton session start`');
 
-const sessionNotLive = (id: number, state: string): FencedError =>
+export const sessionNotLive = (id: number, state: string): FencedError =>
   new FencedError(`session ${id} is ${state}`, 'start a new session with `baton session start`');
 
 export function postgresTasks(run: PgRunner): Store['tasks'] {
   return {
     add: async (p) => {
-      const row = await run.one<TaskRow>(
-        `WITH t AS (
-           INSERT INTO tasks (key, title, priority, project, assignee, labels, created_at)
-           SELECT $1::text, $2::text, $3::int, $4::text, $5::text, $6::jsonb, ${NOW}
-           WHERE NOT EXISTS (SELECT 1 FROM tasks WHERE key = $1::text)
-           ON CONFLICT (key) DO NOTHING
-           RETURNING ${TASK_COLUMNS}
-         ), a AS (
-           INSERT INTO audit_events (at, type, task_key, session_id, host)
-           SELECT created_at, 'task:added', key, $7::bigint, ${hostOf('$7::bigint')} FROM t
-         )
-         SELECT ${TASK_COLUMNS} FROM t`,
-        [
-          p.key,
-          p.title ?? '',
-          p.priority ?? PRIORITY_DEFAULT,
-          p.project ?? null,
-          p.assignee ?? null,
-          JSON.stringify(p.labels ?? []),
-          p.by ?? null,
-        ],
-      );
+      const row = await run.one<TaskRow>(ADD_TASK, [
+        p.key,
+        p.title ?? '',
+        p.priority ?? PRIORITY_DEFAULT,
+        p.project ?? null,
+        p.assignee ?? null,
+        JSON.stringify(p.labels ?? []),
+        p.by ?? null,
+        p.body ?? '',
+        p.url ?? null,
+        p.reviewRequired === true,
+        p.escalation ?? null,
+        p.byName ?? (p.by === undefined ? null : `session ${p.by}`),
+      ]);
       if (row === undefined) {
         throw new ConflictError(`task ${p.key} already exists`, 'pick another key, or use it as is');
       }
@@ -84,29 +69,99 @@ export function postgresTasks(run: PgRunner): Store['tasks'] {
           `SELECT ${TASK_COLUMNS} FROM tasks
            WHERE ($1::text IS NULL OR project = $1::text)
              AND ($2::text IS NULL OR assignee = $2::text)
+             AND ($4::text IS NULL OR state = $4::text)
            ORDER BY priority, key LIMIT $3::int`,
-          [p.project ?? null, p.assignee ?? null, p.limit ?? 1000],
+          [p.project ?? null, p.assignee ?? null, p.limit ?? 1000, p.state ?? null],
         )
       ).map(toTask),
+    update: async (p) => {
+      const row = await run.one<TaskRow>(UPDATE_TASK, [
+        p.key,
+        p.title ?? null,
+        p.body ?? null,
+        p.url === undefined ? null : JSON.stringify(p.url),
+        p.labels === undefined ? null : JSON.stringify(p.labels),
+        p.reviewRequired ?? null,
+        p.by.session ?? null,
+        p.by.name,
+      ]);
+      if (row === undefined) throw new NotFoundError('task', p.key, 'add it with `baton task add`');
+      return toTask(row);
+    },
   };
 }
+
+/**
+ * Inserts a task, open or (with $11, the vague-issue rule's reason) escalated, with its ledger
+ * rows: `task:added`, and `task:state` for an escalated one.
+ */
+const ADD_TASK = `WITH t AS (
+  INSERT INTO tasks (key, title, priority, project, assignee, labels, created_at, body, url,
+    review_required, state, state_at, state_by, state_reason)
+  SELECT $1::text, $2::text, $3::int, $4::text, $5::text, $6::jsonb, n.now, $8::text, $9::text,
+    $10::boolean, CASE WHEN $11::text IS NULL THEN 'open' ELSE 'escalated' END, n.now, $12::text, $11::text
+  FROM (SELECT ${NOW} AS now) n
+  WHERE NOT EXISTS (SELECT 1 FROM tasks WHERE key = $1::text)
+  ON CONFLICT (key) DO NOTHING
+  RETURNING ${TASK_COLUMNS}
+), a AS (
+  ${insertAuditRows(`
+    SELECT 0 AS part, ''::text AS seq, created_at AS at, 'task:added'::text AS type, key AS task_key,
+      NULL::bigint AS job_id, $7::bigint AS session_id, ${hostOf('$7::bigint')} AS host, NULL::bigint AS epoch,
+      '{}'::jsonb AS detail
+    FROM t
+    UNION ALL
+    SELECT 1, '', created_at, 'task:state', key, NULL, $7::bigint, ${hostOf('$7::bigint')}, NULL,
+      jsonb_build_object('from', 'open', 'to', 'escalated', 'action', 'escalate', 'by', state_by,
+        'reason', state_reason)
+    FROM t WHERE state = 'escalated'`)}
+)
+SELECT ${TASK_COLUMNS} FROM t`;
+
+/**
+ * Sets the fields given (a null parameter keeps the field; the URL comes as JSON so that it can
+ * be set to null), audited `task:updated` with their names when any was given.
+ */
+const UPDATE_TASK = `WITH o AS (
+  SELECT id FROM tasks WHERE key = $1::text FOR UPDATE
+), t AS (
+  UPDATE tasks SET title = coalesce($2::text, title), body = coalesce($3::text, body),
+    url = CASE WHEN $4::jsonb IS NULL THEN url ELSE $4::jsonb #>> '{}' END,
+    labels = coalesce($5::jsonb, labels), review_required = coalesce($6::boolean, review_required)
+  FROM o WHERE tasks.id = o.id
+  RETURNING ${TASK_COLUMNS.split(',')
+    .map((c) => `tasks.${c.trim()}`)
+    .join(', ')}
+), f AS (
+  SELECT array_remove(ARRAY[
+    CASE WHEN $2::text IS NOT NULL THEN 'title' END, CASE WHEN $3::text IS NOT NULL THEN 'body' END,
+    CASE WHEN $4::jsonb IS NOT NULL THEN 'url' END, CASE WHEN $5::jsonb IS NOT NULL THEN 'labels' END,
+    CASE WHEN $6::boolean IS NOT NULL THEN 'review_required' END], NULL) AS fields
+), a AS (
+  INSERT INTO audit_events (at, type, task_key, session_id, host, detail)
+  SELECT ${NOW}, 'task:updated', t.key, $7::bigint, ${hostOf('$7::bigint')},
+    jsonb_build_object('fields', to_jsonb(f.fields), 'by', $8::text)
+  FROM t, f WHERE cardinality(f.fields) > 0
+)
+SELECT * FROM t`;
 
 export function postgresSessions(run: PgRunner): Store['sessions'] {
   return {
     start: async (p) => {
       const row = await run.one<SessionRow>(
         `WITH s AS (
-           INSERT INTO sessions (kind, host, pid, name, started_at, heartbeat_at)
-           SELECT $1::text, $2::text, $3::int, $4::text, n.t, n.t FROM (SELECT ${NOW} AS t) n
+           INSERT INTO sessions (kind, host, pid, name, started_at, heartbeat_at, ttl_ms)
+           SELECT $1::text, $2::text, $3::int, $4::text, n.t, n.t, $5::bigint FROM (SELECT ${NOW} AS t) n
            RETURNING ${SESSION_COLUMNS}
          ), a AS (
            INSERT INTO audit_events (at, type, session_id, host, detail)
            SELECT started_at, 'session:started', id, host,
              jsonb_build_object('kind', kind, 'pid', pid)
+               || CASE WHEN ttl_ms IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('ttlMs', ttl_ms) END
            FROM s
          )
          SELECT ${SESSION_COLUMNS} FROM s`,
-        [p.kind, p.host, p.pid, p.name ?? null],
+        [p.kind, p.host, p.pid, p.name ?? null, p.ttlMs ?? null],
       );
       assert(row !== undefined, 'INSERT … RETURNING gives one row');
       return toSession(row);
@@ -180,17 +235,19 @@ async function heartbeat(
            AND ($2::text IS NULL OR EXISTS (SELECT 1 FROM tasks WHERE key = $2::text))
          RETURNING id, heartbeat_at
        ), c AS (
+         -- The named claim; with none named, every live claim of the session.
          UPDATE claims SET heartbeat_at = s.heartbeat_at
-         FROM s, tasks t
-         WHERE t.key = $2::text AND claims.task_id = t.id AND claims.session_id = s.id
-           AND claims.epoch = $3::bigint AND claims.released_at IS NULL
+         FROM s
+         WHERE claims.session_id = s.id AND claims.released_at IS NULL
+           AND ($2::text IS NULL OR (claims.epoch = $3::bigint
+             AND claims.task_id = (SELECT id FROM tasks WHERE key = $2::text)))
          RETURNING claims.id
        )
        SELECT (SELECT count(*) FROM s) AS live, (SELECT count(*) FROM c) AS held`,
       [p.session, key, p.claim?.epoch ?? null],
     );
     if (r !== undefined && r.live === 1) {
-      if (p.claim === undefined || r.held === 1) return { ok: true };
+      if (p.claim === undefined || r.held >= 1) return { ok: true };
       const current = holderOf(await claimState(run, p.claim.key, null));
       return { ok: false, reason: 'fenced', current };
     }
@@ -203,104 +260,4 @@ async function heartbeat(
     // The task appeared, or the session came back, between the two statements: try again.
     assert(attempt < RACE_RETRY_MAX, 'a heartbeat does not race forever');
   }
-}
-
-export function postgresClaims(run: PgRunner): Store['claims'] {
-  return {
-    acquire: (p) => acquire(run, p),
-    release: (p) => release(run, p),
-    current: async (key) => {
-      const state = await claimState(run, key, null);
-      if (state.task_id === null) throw new NotFoundError('task', key);
-      return liveClaimOf(key, state);
-    },
-    history: async (key) =>
-      (
-        await run.rows<ClaimRow>(
-          `SELECT ${CLAIM_COLUMNS} FROM claims c JOIN tasks t ON t.id = c.task_id
-           WHERE t.key = $1::text ORDER BY c.epoch`,
-          [key],
-        )
-      ).map(toClaim),
-  };
-}
-
-/**
- * The grant: a guarded UPDATE of the task's lock word. Under READ COMMITTED the row lock and the
- * EvalPlanQual re-check of `holder_session_id IS NULL` on the newest row version make the second
- * of two racing claimers match nothing. The claims insert and the audit row ride in the same
- * statement; the partial unique index claims_one_live_per_task backs the guard (a violation is
- * retried by the runner and then reads as held).
- */
-async function acquire(run: PgRunner, p: Parameters<Store['claims']['acquire']>[0]): Promise<ClaimResult> {
-  for (let attempt = 1; ; attempt++) {
-    const row = await run.one<ClaimRow>(
-      `WITH s AS (
-         SELECT id, host FROM sessions WHERE id = $2::bigint AND state = 'live' FOR KEY SHARE
-       ), t AS (
-         UPDATE tasks SET epoch = tasks.epoch + 1, holder_session_id = s.id, claimed_at = ${NOW}
-         FROM s
-         WHERE tasks.key = $1::text AND tasks.holder_session_id IS NULL
-         RETURNING tasks.id, tasks.key, tasks.epoch, tasks.claimed_at, s.id AS session_id, s.host
-       ), c AS (
-         INSERT INTO claims (task_id, session_id, epoch, claimed_at, heartbeat_at)
-         SELECT id, session_id, epoch, claimed_at, claimed_at FROM t
-         RETURNING task_id, session_id, epoch, claimed_at, heartbeat_at, released_at, outcome
-       ), a AS (
-         INSERT INTO audit_events (at, type, task_key, session_id, host, epoch)
-         SELECT claimed_at, 'claim:granted', key, session_id, host, epoch FROM t
-       )
-       SELECT ${CLAIM_COLUMNS} FROM c JOIN t ON t.id = c.task_id`,
-      [p.key, p.session],
-    );
-    if (row !== undefined) return { ok: true, claim: toClaim(row), granted: true };
-    const lost = explainRefusedClaim(p, await claimState(run, p.key, p.session));
-    if (lost !== null) return lost;
-    // Released between the two statements: the task is free again, so claim it again.
-    assert(attempt < RACE_RETRY_MAX, 'a claim does not race forever');
-  }
-}
-
-/** Why a grant matched nothing, in SQLite's order of checks; null when the task is free now. */
-function explainRefusedClaim(
-  p: Parameters<Store['claims']['acquire']>[0],
-  state: ClaimStateRow,
-): ClaimResult | null {
-  if (state.task_id === null) {
-    throw new NotFoundError('task', p.key, 'add it with `baton task add`');
-  }
-  if (state.session_state === null) throw sessionNotFound(p.session);
-  if (state.session_state !== 'live') throw sessionNotLive(p.session, state.session_state);
-  const mine = liveClaimOf(p.key, state);
-  if (mine !== null && mine.session === p.session) return { ok: true, claim: mine, granted: false };
-  const holder = holderOf(state);
-  return holder === null ? null : { ok: false, reason: 'held', holder };
-}
-
-async function release(run: PgRunner, p: Parameters<Store['claims']['release']>[0]): Promise<FencedResult> {
-  const [r] = await run.rows<{ released: number }>(
-    `WITH c AS (
-       UPDATE claims SET released_at = ${NOW}, outcome = $4::text
-       FROM tasks t
-       WHERE t.key = $1::text AND claims.task_id = t.id AND claims.session_id = $2::bigint
-         AND claims.epoch = $3::bigint AND claims.released_at IS NULL
-       RETURNING claims.task_id, claims.epoch, claims.released_at, t.key
-     ), t AS (
-       UPDATE tasks SET holder_session_id = NULL, claimed_at = NULL
-       FROM c WHERE tasks.id = c.task_id AND tasks.epoch = c.epoch
-       RETURNING tasks.id
-     ), a AS (
-       INSERT INTO audit_events (at, type, task_key, session_id, host, epoch, detail)
-       SELECT released_at, 'claim:released', key, $2::bigint, ${hostOf('$2::bigint')}, epoch,
-         jsonb_build_object('outcome', $4::text)
-       FROM c
-     )
-     SELECT (SELECT count(*) FROM c) AS released, (SELECT count(*) FROM t) AS unlocked`,
-    [p.key, p.session, p.epoch, p.outcome],
-  );
-  if (r !== undefined && r.released === 1) return { ok: true };
-  const state = await claimState(run, p.key, p.session);
-  if (state.task_id === null) throw new NotFoundError('task', p.key);
-  if (state.session_state === null) throw sessionNotFound(p.session);
-  return { ok: false, reason: 'fenced', current: holderOf(state) };
 }

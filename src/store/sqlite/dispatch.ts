@@ -1,5 +1,6 @@
 /** Term-fenced placement, the runner's assignments, and rescue of stale sessions, on SQLite. */
 import type { Job } from '../../core/job.js';
+import type { TaskGate } from '../../core/task.js';
 import { backoffMs, type RetryPolicy } from '../../core/retry.js';
 import type { LockOutcome } from '../../core/workspace-lock.js';
 import type { DispatchStore, PlaceResult, RescueReport, TermRef } from '../dispatch-store.js';
@@ -38,16 +39,23 @@ export function sqliteDispatch(run: SqliteRunner): Sync<DispatchStore['dispatch'
         return (
           run
             .prepare(
-              `${JOB_SELECT} WHERE j.status = 'queued' AND j.run_after <= ?
+              `SELECT j.*, t.key, t.gate FROM jobs j JOIN tasks t ON t.id = j.task_id
+               WHERE j.status = 'queued' AND j.run_after <= ? AND t.state = 'open'
                ORDER BY j.priority, j.queued_at, j.id LIMIT ?`,
             )
-            .all(now, p.limit) as JobRow[]
-        ).map(toJob);
+            .all(now, p.limit) as (JobRow & { gate: TaskGate | null })[]
+        ).map((r) => ({ ...toJob(r), gate: r.gate }));
       }),
     place: (p) =>
       run.write((): PlaceResult => {
         const now = run.now();
         if (!termIsCurrent(run, p.term, now)) return { ok: false, reason: 'fenced' };
+        const task = run
+          .prepare('SELECT t.state, t.gate FROM jobs j JOIN tasks t ON t.id = j.task_id WHERE j.id = ?')
+          .get(p.id) as { state: string; gate: TaskGate | null } | undefined;
+        if (task !== undefined && (task.state !== 'open' || task.gate !== null)) {
+          return { ok: false, reason: 'gated', gate: task.gate };
+        }
         // An exclusive plan: the workspace must be free, and the lock is granted below with the
         // placement, in this transaction, so neither happens without the other.
         const ws = p.workspace === undefined ? null : existingWorkspace(run, p.workspace);
@@ -166,10 +174,11 @@ export function sqliteRecovery(run: SqliteRunner): Sync<DispatchStore['recovery'
         const now = run.now();
         return run
           .prepare(
-            `SELECT id, heartbeat_at FROM sessions WHERE state = 'live' AND heartbeat_at < ?
+            `SELECT id, heartbeat_at FROM sessions
+             WHERE state = 'live' AND heartbeat_at < ? - coalesce(ttl_ms, ?)
              ORDER BY id LIMIT ?`,
           )
-          .all(now - p.staleAfterMs, p.limit ?? 100) as { id: number; heartbeat_at: number }[];
+          .all(now, p.staleAfterMs, p.limit ?? 100) as { id: number; heartbeat_at: number }[];
       });
       // One transaction per session, each guarded by the heartbeat it observed; then one per
       // orphaned job, guarded by the epoch and status it observed.

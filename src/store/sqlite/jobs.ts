@@ -3,10 +3,12 @@ import { isTerminalJobState, type Job, type JobState, type JobTransitionResult }
 import { ConflictError, NotFoundError } from '../../core/errors.js';
 import type { JobClaimNextParams, JobFinishAndClaimNextParams, JobFinishParams, Store } from '../store.js';
 import { releaseJobLocks } from './locks.js';
-import { appendAudit, toJob, type JobRow, type SessionRow } from './rows.js';
+import { appendAudit, toJob, type JobRow, type SessionRow, type TaskRow } from './rows.js';
 import type { SqliteRunner } from './runner.js';
 import { TickBatcher } from './tick-batcher.js';
 import { insertTask, sessionRow, taskRow } from './tasks-claims.js';
+import { taskStateRefusal } from '../task-refusal.js';
+import { changeTaskState, facts } from './task-state.js';
 
 const JOB_SELECT = 'SELECT j.*, t.key FROM jobs j JOIN tasks t ON t.id = j.task_id';
 const RETURNING = 'RETURNING *, (SELECT key FROM tasks WHERE id = jobs.task_id) AS key';
@@ -38,6 +40,7 @@ export function sqliteJobs(run: SqliteRunner): Store['jobs'] {
         run.write(() => {
           const now = run.now();
           const task = taskRow(run, p.key) ?? insertTask(run, now, { key: p.key, by: p.by });
+          if (task.state !== 'open') throw taskStateRefusal(facts(task), 'enqueue');
           const active = run
             .prepare(`${JOB_SELECT} WHERE j.task_id = ? AND j.status IN ('queued', 'claimed', 'running')`)
             .get(task.id) as JobRow | undefined;
@@ -130,6 +133,8 @@ export function sqliteJobs(run: SqliteRunner): Store['jobs'] {
           if (!isTerminalJobState(old.status as JobState)) {
             throw new ConflictError(`job ${p.id} is ${old.status}`, 'only an ended job can be retried');
           }
+          const task = run.prepare('SELECT * FROM tasks WHERE id = ?').get(old.task_id) as TaskRow;
+          if (task.state !== 'open') throw taskStateRefusal(facts(task), 'enqueue');
           const active = run
             .prepare(`${JOB_SELECT} WHERE j.task_id = ? AND j.status IN ('queued', 'claimed', 'running')`)
             .get(old.task_id) as JobRow | undefined;
@@ -183,13 +188,16 @@ function claimNextIn(
   const session = known?.session ?? sessionRow(run, p.session, true);
   const now = known?.now ?? run.now();
   const start = p.start === true;
-  // The single writer makes select-and-update atomic; the status guard is kept anyway.
+  // The single writer makes select-and-update atomic; the status guard is kept anyway. A job
+  // whose task is not open or waits behind a gate is passed over.
   const row = run
     .prepare(
       `UPDATE jobs SET status = @status, epoch = epoch + 1, attempt = attempt + 1,
          session_id = @session, host = @host, claimed_at = @now, started_at = @startedAt,
          reason = NULL, term = NULL
-       WHERE id = (SELECT id FROM jobs WHERE status = 'queued' AND run_after <= @now
+       WHERE id = (SELECT id FROM jobs q WHERE status = 'queued' AND run_after <= @now
+                     AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = q.task_id
+                                     AND (t.state <> 'open' OR t.gate IS NOT NULL))
                    ORDER BY priority, queued_at, id LIMIT 1)
          AND status = 'queued'
        ${RETURNING}`,
@@ -239,6 +247,17 @@ function finishIn(run: SqliteRunner, p: JobFinishParams, now = run.now()): JobTr
       detail: { status: p.status, exitCode: p.exitCode ?? null },
     });
     releaseJobLocks(run, now, p.id, 'released');
+    if (p.status === 'done') finishTask(run, now, row);
   }
   return lostOr(run, p.id, row);
+}
+
+/** A job that ended done finishes its open task (to done, or in review when it requires it). */
+function finishTask(run: SqliteRunner, now: number, job: JobRow): void {
+  const task = run.prepare('SELECT * FROM tasks WHERE id = ?').get(job.task_id) as TaskRow;
+  if (task.state !== 'open') return;
+  changeTaskState(run, now, task, {
+    action: 'finish',
+    by: { name: `job ${job.id}`, session: job.session_id },
+  });
 }

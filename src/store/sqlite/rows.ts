@@ -4,7 +4,7 @@ import type { Claim, ClaimOutcome, Holder } from '../../core/claim.js';
 import type { Job, JobState } from '../../core/job.js';
 import type { Lease } from '../../core/lease.js';
 import type { Session, SessionKind, SessionState } from '../../core/session.js';
-import type { Task } from '../../core/task.js';
+import type { Task, TaskGate, TaskState } from '../../core/task.js';
 import type { SqliteRunner } from './runner.js';
 
 export interface TaskRow {
@@ -19,12 +19,23 @@ export interface TaskRow {
   epoch: number;
   holder_session_id: number | null;
   claimed_at: number | null;
+  state: string;
+  state_at: number;
+  state_by: string | null;
+  state_reason: string | null;
+  gate: string | null;
+  review_required: number;
+  body: string;
+  url: string | null;
+  feedback: string | null;
 }
 
 export function toTask(r: TaskRow): Task {
   return {
     key: r.key,
     title: r.title,
+    body: r.body,
+    url: r.url,
     priority: r.priority,
     project: r.project,
     assignee: r.assignee,
@@ -32,6 +43,13 @@ export function toTask(r: TaskRow): Task {
     createdAt: r.created_at,
     epoch: r.epoch,
     holder: r.holder_session_id === null ? null : { session: r.holder_session_id, since: r.claimed_at ?? 0 },
+    state: r.state as TaskState,
+    stateAt: r.state_at,
+    stateBy: r.state_by,
+    stateReason: r.state_reason,
+    gate: r.gate as TaskGate | null,
+    reviewRequired: r.review_required === 1,
+    feedback: r.feedback,
   };
 }
 
@@ -45,6 +63,7 @@ export interface SessionRow {
   heartbeat_at: number;
   ended_at: number | null;
   state: string;
+  ttl_ms: number | null;
 }
 
 export function toSession(r: SessionRow): Session {
@@ -58,6 +77,7 @@ export function toSession(r: SessionRow): Session {
     heartbeatAt: r.heartbeat_at,
     endedAt: r.ended_at,
     state: r.state as SessionState,
+    ttlMs: r.ttl_ms,
   };
 }
 

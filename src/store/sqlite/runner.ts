@@ -4,6 +4,7 @@
  */
 import type Database from 'better-sqlite3';
 import { StoreUnavailableError } from '../../core/errors.js';
+import { CLOCK_OFFSET } from '../test-switches.js';
 
 const BUSY_RETRY_MAX = 200;
 
@@ -11,10 +12,15 @@ export class SqliteRunner {
   private readonly statements = new Map<string, Database.Statement>();
   private readonly nowStatement: Database.Statement;
 
-  constructor(readonly db: Database.Database) {
+  /** `sharedClock`: TEST ONLY (test-switches.ts), the clock adds the offset tests move. */
+  constructor(
+    readonly db: Database.Database,
+    sharedClock = false,
+  ) {
     // julianday() keeps milliseconds on every SQLite version; unixepoch('subsec') is NULL before 3.42.
+    const now = "CAST(round((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER)";
     this.nowStatement = db.prepare(
-      "SELECT CAST(round((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER) AS now",
+      sharedClock ? `SELECT ${now} + ${CLOCK_OFFSET} AS now` : `SELECT ${now} AS now`,
     );
   }
 

@@ -13,7 +13,9 @@ import { dirname } from 'node:path';
 import { StoreUnavailableError } from '../../core/errors.js';
 import type { Store } from '../store.js';
 import { MIGRATIONS } from './migrations/index.js';
-import { sqliteTasks, sqliteClaims, sqliteSessions } from './tasks-claims.js';
+import { sqliteTasks, sqliteSessions } from './tasks-claims.js';
+import { sqliteClaims } from './claims.js';
+import { sqliteLifecycle, sqliteSettings } from './lifecycle.js';
 import { sqliteJobs } from './jobs.js';
 import { sqliteLeases, sqliteAudit } from './leases-audit.js';
 import { SqliteRunner, asyncify, fromSync } from './runner.js';
@@ -23,7 +25,7 @@ import { sqliteWorkspaceGroups } from './workspaces.js';
 import { sqliteEffects } from './effects.js';
 import { sqliteProgress } from './progress.js';
 import { sqliteWakeups } from './wakeups.js';
-import { SAFE, type TestSwitches } from '../test-switches.js';
+import { CLOCK_TABLE_SQL, SAFE, type TestSwitches } from '../test-switches.js';
 
 export interface SqliteStoreOptions {
   readonly path: string;
@@ -56,7 +58,9 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
       'check the path and its permissions, or pass --db / BATON_DB',
     );
   }
-  const run = new SqliteRunner(db);
+  const switches = options.switches ?? SAFE;
+  if (switches.sharedClock) db.exec(CLOCK_TABLE_SQL);
+  const run = new SqliteRunner(db, switches.sharedClock);
   migrate(run, options.migrateTo ?? Number.MAX_SAFE_INTEGER);
   const wake = sqliteWakeups(run);
   return {
@@ -79,12 +83,28 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     dispatch: fromSync(sqliteDispatch(run)),
     recovery: fromSync(sqliteRecovery(run)),
     ...sqliteWorkspaceGroups(run),
-    effects: sqliteEffects(run, options.switches ?? SAFE),
+    effects: sqliteEffects(run, switches),
     progress: sqliteProgress(run),
+    lifecycle: fromSync(sqliteLifecycle(run)),
+    settings: fromSync(sqliteSettings(run)),
   };
 }
 
+/**
+ * Applies what is missing in one transaction. Foreign keys are off meanwhile (a pragma that only
+ * takes effect outside a transaction) so a migration may rebuild a table others reference, as
+ * SQLite's ALTER TABLE documentation prescribes; the transaction checks them before it commits.
+ */
 function migrate(run: SqliteRunner, target: number): void {
+  run.db.pragma('foreign_keys = OFF');
+  try {
+    migrateWithin(run, target);
+  } finally {
+    run.db.pragma('foreign_keys = ON');
+  }
+}
+
+function migrateWithin(run: SqliteRunner, target: number): void {
   run.write(() => {
     run.db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`);
@@ -99,5 +119,7 @@ function migrate(run: SqliteRunner, target: number): void {
         .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
         .run(m.version, m.name, run.now());
     }
+    const broken = run.db.pragma('foreign_key_check') as unknown[];
+    if (broken.length > 0) throw new Error(`a migration broke ${broken.length} foreign key(s)`);
   });
 }

@@ -1,23 +1,11 @@
-/** Tasks, sessions and claims on SQLite. Each method is one BEGIN IMMEDIATE transaction. */
-import type { ClaimResult, FencedResult } from '../../core/claim.js';
+/** Tasks and sessions on SQLite (claims: claims.ts). Each method is one BEGIN IMMEDIATE transaction. */
+import type { FencedResult } from '../../core/claim.js';
 import { ConflictError, FencedError, NotFoundError } from '../../core/errors.js';
 import { PRIORITY_DEFAULT } from '../../core/validate.js';
-import type { Store } from '../store.js';
+import type { Store, TaskUpdateParams } from '../store.js';
 import { releaseSessionLocks } from './locks.js';
-import {
-  appendAudit,
-  holderOf,
-  toClaim,
-  toSession,
-  toTask,
-  type ClaimRow,
-  type SessionRow,
-  type TaskRow,
-} from './rows.js';
+import { appendAudit, holderOf, toSession, toTask, type SessionRow, type TaskRow } from './rows.js';
 import type { SqliteRunner } from './runner.js';
-
-const CLAIM_COLUMNS = `t.key, c.session_id, c.epoch, c.claimed_at, c.heartbeat_at,
-  c.released_at, c.outcome`;
 
 export function taskRow(run: SqliteRunner, key: string): TaskRow | undefined {
   return run.prepare('SELECT * FROM tasks WHERE key = ?').get(key) as TaskRow | undefined;
@@ -35,22 +23,72 @@ export function sessionRow(run: SqliteRunner, id: number, mustBeLive: boolean): 
   return row;
 }
 
+/**
+ * Inserts a task, open, or escalated with `p.escalation` as its reason (the vague-issue rule),
+ * with its ledger rows: `task:added`, and `task:state` for an escalated one.
+ */
 export function insertTask(run: SqliteRunner, now: number, p: Parameters<Store['tasks']['add']>[0]): TaskRow {
+  const escalated = p.escalation !== undefined;
+  const byName = p.byName ?? (p.by === undefined ? null : `session ${p.by}`);
   const row = run
     .prepare(
-      `INSERT INTO tasks (key, title, priority, project, assignee, labels, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+      `INSERT INTO tasks (key, title, priority, project, assignee, labels, created_at, body, url,
+         review_required, state, state_at, state_by, state_reason)
+       VALUES (@key, @title, @priority, @project, @assignee, @labels, @now, @body, @url, @review,
+         @state, @now, @byName, @reason)
+       RETURNING *`,
     )
-    .get(
-      p.key,
-      p.title ?? '',
-      p.priority ?? PRIORITY_DEFAULT,
-      p.project ?? null,
-      p.assignee ?? null,
-      JSON.stringify(p.labels ?? []),
+    .get({
+      key: p.key,
+      title: p.title ?? '',
+      priority: p.priority ?? PRIORITY_DEFAULT,
+      project: p.project ?? null,
+      assignee: p.assignee ?? null,
+      labels: JSON.stringify(p.labels ?? []),
       now,
-    ) as TaskRow;
+      body: p.body ?? '',
+      url: p.url ?? null,
+      review: p.reviewRequired === true ? 1 : 0,
+      state: escalated ? 'escalated' : 'open',
+      byName,
+      reason: p.escalation ?? null,
+    }) as TaskRow;
   appendAudit(run, { at: now, type: 'task:added', key: p.key, session: p.by ?? null });
+  if (escalated) {
+    appendAudit(run, {
+      at: now,
+      type: 'task:state',
+      key: p.key,
+      session: p.by ?? null,
+      detail: { from: 'open', to: 'escalated', action: 'escalate', by: byName, reason: p.escalation },
+    });
+  }
+  return row;
+}
+
+/** Sets the fields given, audited `task:updated` with their names; NotFoundError for an unknown task. */
+function updateTask(run: SqliteRunner, p: TaskUpdateParams): TaskRow {
+  const task = taskRow(run, p.key);
+  if (task === undefined) throw new NotFoundError('task', p.key, 'add it with `baton task add`');
+  const fields: Record<string, unknown> = {
+    title: p.title,
+    body: p.body,
+    url: p.url,
+    labels: p.labels === undefined ? undefined : JSON.stringify(p.labels),
+    review_required: p.reviewRequired === undefined ? undefined : p.reviewRequired ? 1 : 0,
+  };
+  const given = Object.entries(fields).filter(([, v]) => v !== undefined);
+  if (given.length === 0) return task;
+  const row = run
+    .prepare(`UPDATE tasks SET ${given.map(([k]) => `${k} = @${k}`).join(', ')} WHERE id = @id RETURNING *`)
+    .get({ ...Object.fromEntries(given), id: task.id }) as TaskRow;
+  appendAudit(run, {
+    at: run.now(),
+    type: 'task:updated',
+    key: p.key,
+    session: p.by.session ?? null,
+    detail: { fields: given.map(([k]) => k), by: p.by.name },
+  });
   return row;
 }
 
@@ -81,16 +119,19 @@ export function sqliteTasks(run: SqliteRunner): Store['tasks'] {
                 `SELECT * FROM tasks
                  WHERE (@project IS NULL OR project = @project)
                    AND (@assignee IS NULL OR assignee = @assignee)
+                   AND (@state IS NULL OR state = @state)
                  ORDER BY priority, key LIMIT @limit`,
               )
               .all({
                 project: p.project ?? null,
                 assignee: p.assignee ?? null,
+                state: p.state ?? null,
                 limit: p.limit ?? 1000,
               }) as TaskRow[]
           ).map(toTask),
         ),
       ),
+    update: (p) => Promise.resolve(run.write(() => toTask(updateTask(run, p)))),
   };
 }
 
@@ -102,15 +143,15 @@ export function sqliteSessions(run: SqliteRunner): Store['sessions'] {
           const now = run.now();
           const row = run
             .prepare(
-              `INSERT INTO sessions (kind, host, pid, name, started_at, heartbeat_at)
-               VALUES (?, ?, ?, ?, ?, ?) RETURNING *`,
+              `INSERT INTO sessions (kind, host, pid, name, started_at, heartbeat_at, ttl_ms)
+               VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *`,
             )
-            .get(p.kind, p.host, p.pid, p.name ?? null, now, now) as SessionRow;
+            .get(p.kind, p.host, p.pid, p.name ?? null, now, now, p.ttlMs ?? null) as SessionRow;
           appendAudit(run, {
             at: now,
             type: 'session:started',
             session: row.id,
-            detail: { kind: p.kind, pid: p.pid },
+            detail: { kind: p.kind, pid: p.pid, ...(p.ttlMs === undefined ? {} : { ttlMs: p.ttlMs }) },
           });
           return toSession(row);
         }),
@@ -135,7 +176,13 @@ export function sqliteSessions(run: SqliteRunner): Store['sessions'] {
           if (session.state !== 'live') return { ok: false, reason: 'fenced', current: null };
           const now = run.now();
           run.prepare('UPDATE sessions SET heartbeat_at = ? WHERE id = ?').run(now, p.session);
-          if (p.claim === undefined) return { ok: true };
+          if (p.claim === undefined) {
+            // No claim named: renew every claim the session holds (a human's one-liner).
+            run
+              .prepare('UPDATE claims SET heartbeat_at = ? WHERE session_id = ? AND released_at IS NULL')
+              .run(now, p.session);
+            return { ok: true };
+          }
           const task = taskRow(run, p.claim.key);
           if (task === undefined) throw new NotFoundError('task', p.claim.key);
           const changed = run
@@ -197,98 +244,4 @@ export function releaseAllClaims(
     });
   }
   return live.length;
-}
-
-export function sqliteClaims(run: SqliteRunner): Store['claims'] {
-  const current = (taskId: number): ClaimRow | undefined =>
-    run
-      .prepare(
-        `SELECT ${CLAIM_COLUMNS} FROM claims c JOIN tasks t ON t.id = c.task_id
-         WHERE c.task_id = ? AND c.released_at IS NULL`,
-      )
-      .get(taskId) as ClaimRow | undefined;
-  return {
-    acquire: (p) =>
-      Promise.resolve(
-        run.write((): ClaimResult => {
-          const task = taskRow(run, p.key);
-          if (task === undefined) {
-            throw new NotFoundError('task', p.key, 'add it with `baton task add`');
-          }
-          sessionRow(run, p.session, true);
-          if (task.holder_session_id === p.session) {
-            const mine = current(task.id);
-            if (mine !== undefined) return { ok: true, claim: toClaim(mine), granted: false };
-          }
-          const holder = holderOf(run, task.id);
-          if (holder !== null) return { ok: false, reason: 'held', holder };
-          const now = run.now();
-          const epoch = task.epoch + 1;
-          run
-            .prepare(
-              `UPDATE tasks SET epoch = ?, holder_session_id = ?, claimed_at = ?
-               WHERE id = ? AND holder_session_id IS NULL`,
-            )
-            .run(epoch, p.session, now, task.id);
-          run
-            .prepare(
-              `INSERT INTO claims (task_id, session_id, epoch, claimed_at, heartbeat_at)
-               VALUES (?, ?, ?, ?, ?)`,
-            )
-            .run(task.id, p.session, epoch, now, now);
-          appendAudit(run, { at: now, type: 'claim:granted', key: p.key, session: p.session, epoch });
-          return { ok: true, claim: toClaim(current(task.id) as ClaimRow), granted: true };
-        }),
-      ),
-    release: (p) =>
-      Promise.resolve(
-        run.write((): FencedResult => {
-          const task = taskRow(run, p.key);
-          if (task === undefined) throw new NotFoundError('task', p.key);
-          sessionRow(run, p.session, false);
-          const now = run.now();
-          const changed = run
-            .prepare(
-              `UPDATE claims SET released_at = ?, outcome = ?
-               WHERE task_id = ? AND session_id = ? AND epoch = ? AND released_at IS NULL`,
-            )
-            .run(now, p.outcome, task.id, p.session, p.epoch).changes;
-          if (changed === 0) return { ok: false, reason: 'fenced', current: holderOf(run, task.id) };
-          run
-            .prepare('UPDATE tasks SET holder_session_id = NULL, claimed_at = NULL WHERE id = ?')
-            .run(task.id);
-          appendAudit(run, {
-            at: now,
-            type: 'claim:released',
-            key: p.key,
-            session: p.session,
-            epoch: p.epoch,
-            detail: { outcome: p.outcome },
-          });
-          return { ok: true };
-        }),
-      ),
-    current: (key) =>
-      Promise.resolve(
-        run.read(() => {
-          const task = taskRow(run, key);
-          if (task === undefined) throw new NotFoundError('task', key);
-          const row = current(task.id);
-          return row === undefined ? null : toClaim(row);
-        }),
-      ),
-    history: (key) =>
-      Promise.resolve(
-        run.read(() =>
-          (
-            run
-              .prepare(
-                `SELECT ${CLAIM_COLUMNS} FROM claims c JOIN tasks t ON t.id = c.task_id
-                 WHERE t.key = ? ORDER BY c.epoch`,
-              )
-              .all(key) as ClaimRow[]
-          ).map(toClaim),
-        ),
-      ),
-  };
 }

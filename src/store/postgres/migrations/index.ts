@@ -9,6 +9,7 @@ import claimBatch from './0008-claim-batch.js';
 import hostLoadIndex from './0009-host-load-index.js';
 import progress from './0010-progress.js';
 import containment from './0011-containment.js';
+import taskLifecycle from './0012-task-lifecycle.js';
 
 export interface Migration {
   readonly version: number;
@@ -32,4 +33,5 @@ export const MIGRATIONS: readonly Migration[] = [
   hostLoadIndex,
   progress,
   containment,
+  taskLifecycle,
 ];

@@ -8,6 +8,7 @@ import leanIndexes from './0007-lean-indexes.js';
 import hostLoadIndex from './0009-host-load-index.js';
 import progress from './0010-progress.js';
 import containment from './0011-containment.js';
+import taskLifecycle from './0012-task-lifecycle.js';
 
 export interface Migration {
   readonly version: number;
@@ -27,4 +28,5 @@ export const MIGRATIONS: readonly Migration[] = [
   hostLoadIndex,
   progress,
   containment,
+  taskLifecycle,
 ];

@@ -1,0 +1,223 @@
+/**
+ * Use cases of the task lifecycle (core/task.ts) for the adapters: a person's actions (reopen,
+ * close, approve, reject, resolve), escalations, gates, `next`, a task's history and the store's
+ * settings, among them the vague-issue rule's threshold. Raw input is checked here, then each
+ * use case is one store step; who acted comes in as an Actor the adapter names (the CLI: the
+ * operating-system user and host; HTTP: its token's name).
+ */
+import { InvalidInputError, NotFoundError } from '../core/errors.js';
+import type { Claim } from '../core/claim.js';
+import type { Session } from '../core/session.js';
+import {
+  APPROVAL_GATES,
+  INSUFFICIENT_INFO,
+  REASON_LENGTH_MAX,
+  TASK_GATES,
+  isVague,
+  type Actor,
+  type Task,
+  type TaskEvent,
+  type TaskState,
+} from '../core/task.js';
+import {
+  validateEpoch,
+  validateId,
+  validateInteger,
+  validateKey,
+  validateName,
+  validateOneOf,
+  validateReason,
+} from '../core/validate.js';
+import type { Setting, TaskHandAction } from '../store/lifecycle-store.js';
+import type { Store, TaskAddParams } from '../store/store.js';
+import { LIST_LIMIT_MAX, parseSessionStart, type SessionStartInput } from './inputs.js';
+
+/** The settings the store keeps, each with its check. */
+export const SETTINGS = {
+  /**
+   * The vague-issue rule: a task added or imported whose title and body hold fewer words than
+   * this goes to the escalation queue as `insufficient-info`. 0 (the default) turns it off.
+   */
+  'vague-words': (v: unknown) => String(validateInteger('vague-words', v, 0, 1000)),
+} as const satisfies Record<string, (value: unknown) => string>;
+export type SettingName = keyof typeof SETTINGS;
+
+/** The vague-issue rule applied to a task about to be added: escalated when it says too little. */
+export async function triaged(store: Store, params: TaskAddParams): Promise<TaskAddParams> {
+  const minWords = Number((await store.settings.get('vague-words')) ?? '0');
+  return isVague(params.title ?? '', params.body ?? '', minWords)
+    ? { ...params, escalation: INSUFFICIENT_INFO, byName: params.byName ?? 'the vague-issue rule' }
+    : params;
+}
+
+export interface ActionInput {
+  readonly key: unknown;
+  /** Who acted, named by the adapter; with the session they acted under, if any. */
+  readonly by: Actor;
+  readonly reason?: unknown;
+}
+
+export interface ApproveInput extends ActionInput {
+  readonly gate: unknown;
+}
+
+export interface EscalateInput extends ActionInput {
+  readonly session?: unknown;
+  readonly epoch?: unknown;
+}
+
+export interface NextInput {
+  /** The caller's session; left out, `next` starts one of `kind` (default human) for the caller. */
+  readonly session?: unknown;
+  readonly kind?: unknown;
+  readonly ttl?: unknown;
+  readonly host: unknown;
+  readonly pid: unknown;
+  readonly project?: unknown;
+  readonly label?: unknown;
+}
+
+export type NextOutcome =
+  | { readonly ok: true; readonly task: Task; readonly claim: Claim; readonly session: Session | null }
+  | {
+      readonly ok: false;
+      /** Open tasks of the same filters that wait for a gate, which `next` skipped. */
+      readonly gated: readonly Task[];
+      readonly session: Session | null;
+    };
+
+const reasonOf = (what: string, value: unknown): string => validateReason(what, value, REASON_LENGTH_MAX);
+const optionalReason = (what: string, value: unknown): string | null =>
+  value === undefined ? null : reasonOf(what, value);
+
+export class Lifecycle {
+  constructor(private readonly store: Store) {}
+
+  reopen(input: ActionInput): Promise<Task> {
+    return this.act(input, 'reopen', reasonOf('reason', input.reason));
+  }
+
+  /** Closes the task as won't do, or with `done` marks it done (a person or an importer). */
+  close(input: ActionInput & { readonly done?: boolean }): Promise<Task> {
+    return this.act(
+      input,
+      input.done === true ? 'complete' : 'close',
+      optionalReason('reason', input.reason),
+    );
+  }
+
+  resolve(input: ActionInput): Promise<Task> {
+    return this.act(input, 'resolve', optionalReason('note', input.reason));
+  }
+
+  reject(input: ActionInput): Promise<Task> {
+    return this.act(input, 'reject', reasonOf('reason', input.reason));
+  }
+
+  /** Opens the design gate, or approves a task in review (to done). */
+  approve(input: ApproveInput): Promise<Task> {
+    const gate = validateOneOf('gate', input.gate, APPROVAL_GATES);
+    const note = optionalReason('note', input.reason);
+    if (gate === 'review') return this.act(input, 'approve', note);
+    return this.store.lifecycle.approveGate({ key: validateKey(input.key), gate, by: input.by, note });
+  }
+
+  gate(input: { readonly key: unknown; readonly gate: unknown; readonly by: Actor }): Promise<Task> {
+    const gate = validateOneOf('gate', input.gate, TASK_GATES);
+    return this.store.lifecycle.gate({ key: validateKey(input.key), gate, by: input.by });
+  }
+
+  async escalate(input: EscalateInput) {
+    if ((input.session === undefined) !== (input.epoch === undefined)) {
+      throw new InvalidInputError(
+        'an escalation under a claim needs both the session and the epoch',
+        'give both --session and --epoch (an agent: $BATON_SESSION and $BATON_EPOCH), or neither',
+      );
+    }
+    const claim =
+      input.session === undefined
+        ? undefined
+        : { session: validateId('session', input.session), epoch: validateEpoch(input.epoch) };
+    const by = claim === undefined ? input.by : { ...input.by, session: claim.session };
+    const key = validateKey(input.key);
+    return this.store.lifecycle.escalate({ key, reason: reasonOf('reason', input.reason), by, claim });
+  }
+
+  escalations(input: { readonly limit?: unknown } = {}): Promise<readonly Task[]> {
+    const limit =
+      input.limit === undefined ? undefined : validateInteger('limit', input.limit, 1, LIST_LIMIT_MAX);
+    return this.store.lifecycle.escalations({ limit });
+  }
+
+  /**
+   * Claims the next eligible task for the caller (starting a session when none is given). When
+   * none is eligible, says which tasks of the same filters wait for a gate.
+   */
+  async next(input: NextInput): Promise<NextOutcome> {
+    const project = input.project === undefined ? undefined : validateName('project', input.project);
+    const label = input.label === undefined ? undefined : validateName('label', input.label);
+    let session: Session | null = null;
+    let id: number;
+    if (input.session === undefined) {
+      const start: SessionStartInput = {
+        kind: input.kind ?? 'human',
+        host: input.host,
+        pid: input.pid,
+        ttl: input.ttl,
+      };
+      session = await this.store.sessions.start(parseSessionStart(start));
+      id = session.id;
+    } else {
+      id = validateId('session', input.session);
+    }
+    const got = await this.store.lifecycle.next({ session: id, project, label });
+    if (got !== null) return { ok: true, task: got.task, claim: got.claim, session };
+    const open = await this.store.tasks.list({ project, state: 'open', limit: LIST_LIMIT_MAX });
+    const gated = open.filter((t) => t.gate !== null && (label === undefined || t.labels.includes(label)));
+    return { ok: false, gated, session };
+  }
+
+  /** The task's history of states and gates, oldest first, from the ledger. */
+  async history(key: unknown): Promise<readonly TaskEvent[]> {
+    const checked = validateKey(key);
+    if ((await this.store.tasks.get(checked)) === null) {
+      throw new NotFoundError('task', checked, 'add it with `baton task add`');
+    }
+    const types = ['task:state', 'task:gated', 'task:approved'] as const;
+    const rows = (await Promise.all(types.map((type) => this.store.audit.list({ key: checked, type }))))
+      .flat()
+      .sort((a, b) => a.id - b.id);
+    return rows.map((e) => {
+      const d = e.detail;
+      const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+      return {
+        at: e.at,
+        type: e.type as TaskEvent['type'],
+        from: text(d['from']) as TaskState | null,
+        to: text(d['to']) as TaskState | null,
+        action: text(d['action']),
+        gate: (text(d['gate']) ?? (d['action'] === 'approve' ? 'review' : null)) as TaskEvent['gate'],
+        by: text(d['by']),
+        session: e.session,
+        reason: text(d['reason']) ?? text(d['note']),
+      };
+    });
+  }
+
+  setSetting(input: {
+    readonly name: unknown;
+    readonly value: unknown;
+    readonly by: Actor;
+  }): Promise<Setting> {
+    const name = validateOneOf('setting', input.name, Object.keys(SETTINGS) as SettingName[]);
+    return this.store.settings.set({ name, value: SETTINGS[name](input.value), by: input.by });
+  }
+
+  settings(): Promise<readonly Setting[]> {
+    return this.store.settings.list();
+  }
+
+  private act(input: ActionInput, action: TaskHandAction, reason: string | null): Promise<Task> {
+    return this.store.lifecycle.transition({ key: validateKey(input.key), action, by: input.by, reason });
+  }
+}

@@ -1,0 +1,77 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { judgeRun, type RunObservation } from './run-verdict.js';
+
+const seen = (o: Partial<RunObservation> = {}): RunObservation => ({
+  killedFor: null,
+  exit: { code: 0, signal: null },
+  oomInScope: false,
+  oomOnMachine: false,
+  peakRssMb: 10,
+  budgetMb: 100,
+  containment: 'cgroup1',
+  stallReason: null,
+  ...o,
+});
+
+describe('judgeRun', () => {
+  test('a clean exit is done and a non-zero exit failed with its code, the tail kept only on failure', () => {
+    assert.deepEqual(judgeRun(seen()), {
+      kind: 'finish',
+      status: 'done',
+      exitCode: 0,
+      reason: null,
+      keepTail: false,
+      release: 'done',
+      log: 'done',
+    });
+    const failed = judgeRun(seen({ exit: { code: 3, signal: null } }));
+    assert.equal(failed.kind === 'finish' && failed.status, 'failed');
+    assert.equal(failed.kind === 'finish' && failed.reason, 'exit code 3');
+    assert.equal(failed.kind === 'finish' && failed.keepTail, true);
+  });
+
+  test('a fenced run writes nothing to the job and releases nothing, whatever the exit said', () => {
+    assert.deepEqual(judgeRun(seen({ killedFor: 'fenced', exit: { code: 0, signal: null } })), {
+      kind: 'leave',
+      release: null,
+      log: 'agent killed (fenced)',
+    });
+  });
+
+  test('a cancelled or shut-down run releases its claim without a verdict; an escalated one leaves it', () => {
+    assert.equal(judgeRun(seen({ killedFor: 'cancelled' })).kind, 'leave');
+    assert.deepEqual(judgeRun(seen({ killedFor: 'shutdown' })), {
+      kind: 'leave',
+      release: 'released',
+      log: 'agent killed (shutdown)',
+    });
+    const escalated = judgeRun(seen({ killedFor: 'escalated' }));
+    assert.equal(escalated.kind === 'leave' && escalated.release, null);
+  });
+
+  test('a run past its budget is oom_killed, naming who enforced it', () => {
+    const byRunner = judgeRun(
+      seen({ killedFor: 'oom', peakRssMb: 150.4, exit: { code: null, signal: 'SIGKILL' } }),
+    );
+    assert.equal(byRunner.kind === 'finish' && byRunner.reason, 'RSS 150 MB passed the 100 MB budget');
+    const byCgroup = judgeRun(seen({ oomInScope: true, exit: { code: null, signal: 'SIGKILL' } }));
+    assert.match(byCgroup.kind === 'finish' ? (byCgroup.reason ?? '') : '', /at its 100 MB budget \(cgroup1/);
+    const byKernel = judgeRun(seen({ oomOnMachine: true, exit: { code: null, signal: 'SIGKILL' } }));
+    assert.equal(byKernel.kind === 'finish' && byKernel.status, 'oom_killed');
+  });
+
+  test('a signal nobody here sent is a crash to retry, not a verdict', () => {
+    assert.deepEqual(judgeRun(seen({ exit: { code: null, signal: 'SIGSEGV' } })), {
+      kind: 'requeue',
+      reason: 'agent killed by SIGSEGV',
+      release: 'failed',
+    });
+  });
+
+  test('a stalled run fails with the stall as its reason', () => {
+    const v = judgeRun(seen({ killedFor: 'stalled', stallReason: 'stalled: no progress for 900 s' }));
+    assert.equal(v.kind === 'finish' && v.reason, 'stalled: no progress for 900 s');
+    assert.equal(v.kind === 'finish' && v.release, 'failed');
+  });
+});

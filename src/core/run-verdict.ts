@@ -1,0 +1,98 @@
+/**
+ * What a finished agent run means for its job and its claim, decided from what the runner saw:
+ * why it killed the agent (if it did), how the agent exited, and whether the kernel's OOM killer
+ * acted. Pure, so every branch is tested without a process; the runner only applies the verdict.
+ */
+
+/** Why the runner killed an agent's scope, if it did. */
+export type KillReason = 'fenced' | 'cancelled' | 'escalated' | 'oom' | 'shutdown' | 'stalled';
+
+export interface RunObservation {
+  readonly killedFor: KillReason | null;
+  readonly exit: { readonly code: number | null; readonly signal: string | null };
+  /** The job's own scope counted OOM kills (a cgroup with a memory controller). */
+  readonly oomInScope: boolean;
+  /** Without a count of the scope's own: the machine's OOM count rose while the agent got SIGKILL. */
+  readonly oomOnMachine: boolean;
+  readonly peakRssMb: number;
+  readonly budgetMb: number | null;
+  readonly containment: string;
+  /** Why a stalled run was stopped (run-progress.ts), when it was. */
+  readonly stallReason: string | null;
+}
+
+export type RunVerdict =
+  /** Nothing is written to the job: it is no longer ours (fenced), or someone else ended it. */
+  | { readonly kind: 'leave'; readonly release: 'released' | null; readonly log: string }
+  | {
+      readonly kind: 'finish';
+      readonly status: 'done' | 'failed' | 'oom_killed';
+      readonly exitCode: number | null;
+      readonly reason: string | null;
+      /** Whether the output's tail is kept with the job. */
+      readonly keepTail: boolean;
+      readonly release: 'done' | 'failed';
+      readonly log: string;
+    }
+  /** A crash by a signal nobody here sent: retry under the policy. */
+  | { readonly kind: 'requeue'; readonly reason: string; readonly release: 'failed' };
+
+export function judgeRun(o: RunObservation): RunVerdict {
+  switch (o.killedFor) {
+    case 'fenced':
+      // The job is no longer ours to report on, least of all as a success.
+      return { kind: 'leave', release: null, log: 'agent killed (fenced)' };
+    case 'shutdown':
+      // The runner's session ends and recovery requeues the job.
+      return { kind: 'leave', release: 'released', log: 'agent killed (shutdown)' };
+    case 'cancelled':
+      return { kind: 'leave', release: 'released', log: 'cancelled, process tree killed' };
+    case 'escalated':
+      return { kind: 'leave', release: null, log: 'escalated to a human, process tree killed' };
+    case 'stalled': {
+      const reason = o.stallReason ?? 'stalled';
+      return failed('failed', null, reason, `failed, ${reason}`);
+    }
+    case 'oom':
+    case null:
+      return judgeExit(o);
+  }
+}
+
+function judgeExit(o: RunObservation): RunVerdict {
+  const rss = Math.round(o.peakRssMb);
+  const budget = o.budgetMb ?? 0;
+  if (o.killedFor === 'oom' || o.oomInScope || o.oomOnMachine) {
+    const reason = o.oomInScope
+      ? `killed by the kernel OOM killer at its ${budget} MB budget (${o.containment}, peak ${rss} MB)`
+      : o.oomOnMachine
+        ? 'killed by the kernel OOM killer'
+        : `RSS ${rss} MB passed the ${budget} MB budget`;
+    return failed('oom_killed', null, reason, `oom_killed, ${reason}`);
+  }
+  if (o.exit.signal !== null) {
+    return { kind: 'requeue', reason: `agent killed by ${o.exit.signal}`, release: 'failed' };
+  }
+  const exitCode = o.exit.code ?? 128;
+  if (exitCode === 0) {
+    return {
+      kind: 'finish',
+      status: 'done',
+      exitCode,
+      reason: null,
+      keepTail: false,
+      release: 'done',
+      log: 'done',
+    };
+  }
+  return failed('failed', exitCode, `exit code ${exitCode}`, `failed (exit code ${exitCode})`);
+}
+
+function failed(
+  status: 'failed' | 'oom_killed',
+  exitCode: number | null,
+  reason: string,
+  log: string,
+): RunVerdict {
+  return { kind: 'finish', status, exitCode, reason, keepTail: true, release: 'failed', log };
+}

@@ -1,0 +1,202 @@
+/**
+ * Claims on PostgreSQL. The grant is one data-modifying CTE guarded on the task's lock word; when
+ * it matches nothing, a second read explains why (not found, ended, not open, held, fenced). A
+ * holder whose session passed its own TTL on the database clock is taken over by a statement of
+ * its own (TAKE_OVER): its claim released `expired`, the epoch bumped, the new claim granted, in
+ * one statement, so no leader is needed to free a dead human's claim.
+ *
+ * Lock order (tasks-claims.ts): sessions, then claims, then the task's active job, then tasks.
+ */
+import { assert } from '../../core/assert.js';
+import type { ClaimResult, FencedResult } from '../../core/claim.js';
+import { NotFoundError } from '../../core/errors.js';
+import type { Store } from '../store.js';
+import { taskStateRefusal } from '../task-refusal.js';
+import { insertAuditRows } from './locks.js';
+import {
+  EXPIRED,
+  NOW,
+  claimState,
+  holderOf,
+  hostOf,
+  liveClaimOf,
+  stateFacts,
+  toClaim,
+  type ClaimRow,
+  type ClaimStateRow,
+} from './rows.js';
+import type { PgRunner } from './runner.js';
+import { expiredDetail, moveSql } from './task-state.js';
+import { RACE_RETRY_MAX, sessionNotFound, sessionNotLive } from './tasks-claims.js';
+
+export const CLAIM_COLUMNS = `t.key, c.session_id, c.epoch, c.claimed_at, c.heartbeat_at, c.released_at,
+  c.outcome`;
+
+export function postgresClaims(run: PgRunner): Store['claims'] {
+  return {
+    acquire: (p) => acquire(run, p),
+    release: (p) => release(run, p),
+    current: async (key) => {
+      const state = await claimState(run, key, null);
+      if (state.task_id === null) throw new NotFoundError('task', key);
+      return liveClaimOf(key, state);
+    },
+    history: async (key) =>
+      (
+        await run.rows<ClaimRow>(
+          `SELECT ${CLAIM_COLUMNS} FROM claims c JOIN tasks t ON t.id = c.task_id
+           WHERE t.key = $1::text ORDER BY c.epoch`,
+          [key],
+        )
+      ).map(toClaim),
+  };
+}
+
+/**
+ * The grant: a guarded UPDATE of the task's lock word. Under READ COMMITTED the row lock and the
+ * EvalPlanQual re-check of `holder_session_id IS NULL` (and of the task being open) on the
+ * newest row version make the second of two racing claimers match nothing. The claims insert and
+ * the audit row ride in the same statement; the partial unique index claims_one_live_per_task
+ * backs the guard (a violation is retried by the runner and then reads as held).
+ */
+const GRANT = `WITH s AS (
+  SELECT id, host FROM sessions WHERE id = $2::bigint AND state = 'live' FOR KEY SHARE
+), t AS (
+  UPDATE tasks SET epoch = tasks.epoch + 1, holder_session_id = s.id, claimed_at = ${NOW}
+  FROM s
+  WHERE tasks.key = $1::text AND tasks.holder_session_id IS NULL AND tasks.state = 'open'
+  RETURNING tasks.id, tasks.key, tasks.epoch, tasks.claimed_at, s.id AS session_id, s.host
+), c AS (
+  INSERT INTO claims (task_id, session_id, epoch, claimed_at, heartbeat_at)
+  SELECT id, session_id, epoch, claimed_at, claimed_at FROM t
+  RETURNING task_id, session_id, epoch, claimed_at, heartbeat_at, released_at, outcome
+), a AS (
+  INSERT INTO audit_events (at, type, task_key, session_id, host, epoch)
+  SELECT claimed_at, 'claim:granted', key, session_id, host, epoch FROM t
+)
+SELECT ${CLAIM_COLUMNS} FROM c JOIN t ON t.id = c.task_id`;
+
+/**
+ * The takeover of a claim whose session passed its TTL: $3 is the holder's session and $4 the
+ * epoch observed. `h` locks the holder's session FOR SHARE and re-checks its expiry on the
+ * newest version: a heartbeat (FOR NO KEY UPDATE of that row) that commits first keeps the claim.
+ * `o` releases the old claim `expired`; the grant `t` reads `o`, so it runs after it, and the new
+ * claim's insert finds the old one no longer live.
+ */
+const TAKE_OVER = `WITH s AS (
+  SELECT id, host FROM sessions WHERE id = $2::bigint AND state = 'live' FOR KEY SHARE
+), h AS (
+  SELECT id, heartbeat_at, ttl_ms FROM sessions hs
+  WHERE id = $3::bigint AND ${EXPIRED('hs')} AND EXISTS (SELECT 1 FROM s)
+  FOR SHARE
+), o AS (
+  UPDATE claims SET released_at = ${NOW}, outcome = 'expired'
+  FROM h, tasks tk
+  WHERE tk.key = $1::text AND tk.state = 'open' AND claims.task_id = tk.id
+    AND claims.session_id = h.id AND claims.epoch = $4::bigint AND claims.released_at IS NULL
+  RETURNING claims.id, claims.task_id, claims.session_id, claims.epoch, claims.released_at, h.heartbeat_at,
+    h.ttl_ms
+), t AS (
+  UPDATE tasks SET epoch = tasks.epoch + 1, holder_session_id = s.id, claimed_at = o.released_at
+  FROM s, o
+  WHERE tasks.id = o.task_id AND tasks.epoch = o.epoch AND tasks.state = 'open'
+  RETURNING tasks.id, tasks.key, tasks.epoch, tasks.claimed_at, s.id AS session_id, s.host
+), c AS (
+  INSERT INTO claims (task_id, session_id, epoch, claimed_at, heartbeat_at)
+  SELECT id, session_id, epoch, claimed_at, claimed_at FROM t
+  RETURNING task_id, session_id, epoch, claimed_at, heartbeat_at, released_at, outcome
+), a AS (
+  ${insertAuditRows(`
+    SELECT 0 AS part, ''::text AS seq, o.released_at AS at, 'claim:released'::text AS type, t.key AS task_key,
+      NULL::bigint AS job_id, o.session_id, ${hostOf('o.session_id')} AS host, o.epoch,
+      ${expiredDetail('o', '$2::bigint')} AS detail
+    FROM o JOIN t ON t.id = o.task_id
+    UNION ALL
+    SELECT 1, '', t.claimed_at, 'claim:granted', t.key, NULL, t.session_id, t.host, t.epoch, '{}'::jsonb
+    FROM t`)}
+)
+SELECT ${CLAIM_COLUMNS} FROM c JOIN t ON t.id = c.task_id`;
+
+async function acquire(run: PgRunner, p: Parameters<Store['claims']['acquire']>[0]): Promise<ClaimResult> {
+  for (let attempt = 1; ; attempt++) {
+    const row = await run.one<ClaimRow>(GRANT, [p.key, p.session]);
+    if (row !== undefined) return { ok: true, claim: toClaim(row), granted: true };
+    const state = await claimState(run, p.key, p.session);
+    const lost = explainRefusedClaim(p, state);
+    if (lost !== null && !(lost.ok === false && state.holder_expired === true)) return lost;
+    if (lost !== null && state.session_id !== null && state.epoch !== null) {
+      const taken = await run.one<ClaimRow>(TAKE_OVER, [p.key, p.session, state.session_id, state.epoch]);
+      if (taken !== undefined) return { ok: true, claim: toClaim(taken), granted: true };
+    }
+    // Released, renewed or taken between the statements: look again.
+    assert(attempt < RACE_RETRY_MAX, 'a claim does not race forever');
+  }
+}
+
+/** Why a grant matched nothing, in SQLite's order of checks; null when the task is free now. */
+function explainRefusedClaim(
+  p: Parameters<Store['claims']['acquire']>[0],
+  state: ClaimStateRow,
+): ClaimResult | null {
+  if (state.task_id === null) {
+    throw new NotFoundError('task', p.key, 'add it with `baton task add`');
+  }
+  if (state.session_state === null) throw sessionNotFound(p.session);
+  if (state.session_state !== 'live') throw sessionNotLive(p.session, state.session_state);
+  if (state.state !== null && state.state !== 'open' && state.state_at !== null) {
+    const { state: s, state_at, state_by, state_reason } = state;
+    throw taskStateRefusal(stateFacts({ key: p.key, state: s, state_at, state_by, state_reason }), 'claim');
+  }
+  const mine = liveClaimOf(p.key, state);
+  if (mine !== null && mine.session === p.session) return { ok: true, claim: mine, granted: false };
+  const holder = holderOf(state);
+  return holder === null ? null : { ok: false, reason: 'held', holder };
+}
+
+/**
+ * The release, guarded by (session, epoch): `c` releases the claim and `t` clears the task's
+ * holder (which locks the task row), with the ledger row. Outcome done then moves the task by
+ * `finish` in a second statement of the same transaction (task-state.ts, MOVE): its snapshot,
+ * taken after the lock, sees any job an enqueue committed before it, so a done task keeps none.
+ */
+const RELEASE = `WITH c AS (
+  UPDATE claims SET released_at = ${NOW}, outcome = $4::text
+  FROM tasks t
+  WHERE t.key = $1::text AND claims.task_id = t.id AND claims.session_id = $2::bigint
+    AND claims.epoch = $3::bigint AND claims.released_at IS NULL
+  RETURNING claims.task_id, claims.epoch, claims.released_at, t.key
+), t AS (
+  UPDATE tasks SET holder_session_id = NULL, claimed_at = NULL
+  FROM c WHERE tasks.id = c.task_id AND tasks.epoch = c.epoch
+  RETURNING tasks.id
+), a AS (
+  INSERT INTO audit_events (at, type, task_key, session_id, host, epoch, detail)
+  SELECT released_at, 'claim:released', key, $2::bigint, ${hostOf('$2::bigint')}, epoch,
+    jsonb_build_object('outcome', $4::text)
+  FROM c
+)
+SELECT (SELECT count(*) FROM c) AS released, (SELECT count(*) FROM t) AS unlocked`;
+
+/** The task of a claim released done finishes: `finish` by the releasing session ($2 by, $3 session). */
+const FINISH_ON_RELEASE = moveSql(
+  { action: 'finish', at: NOW, by: '$2::text', session: '$3::bigint', reason: '$4::text' },
+  '',
+);
+
+async function release(run: PgRunner, p: Parameters<Store['claims']['release']>[0]): Promise<FencedResult> {
+  const params = [p.key, p.session, p.epoch, p.outcome];
+  const released =
+    p.outcome !== 'done'
+      ? (await run.one<{ released: number }>(RELEASE, params))?.released === 1
+      : await run.transaction(async (q) => {
+          const [r] = await q.rows<{ released: number }>(RELEASE, params);
+          if (r?.released !== 1) return false;
+          await q.rows(FINISH_ON_RELEASE, [p.key, `session ${p.session}`, p.session, null]);
+          return true;
+        });
+  if (released) return { ok: true };
+  const state = await claimState(run, p.key, p.session);
+  if (state.task_id === null) throw new NotFoundError('task', p.key);
+  if (state.session_state === null) throw sessionNotFound(p.session);
+  return { ok: false, reason: 'fenced', current: holderOf(state) };
+}

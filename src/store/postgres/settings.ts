@@ -1,0 +1,51 @@
+/** Settings on PostgreSQL: named values, each set with its ledger row in one statement. */
+import { assert } from '../../core/assert.js';
+import type { LifecycleStore, Setting } from '../lifecycle-store.js';
+import { NOW, hostOf, ms } from './rows.js';
+import type { PgRunner } from './runner.js';
+
+interface SettingRow {
+  name: string;
+  value: string;
+  updated_at: Date;
+  updated_by: string | null;
+}
+
+const toSetting = (r: SettingRow): Setting => ({
+  name: r.name,
+  value: r.value,
+  updatedAt: ms(r.updated_at),
+  updatedBy: r.updated_by,
+});
+
+export function postgresSettings(run: PgRunner): LifecycleStore['settings'] {
+  return {
+    get: async (name) =>
+      (await run.one<{ value: string }>('SELECT value FROM settings WHERE name = $1::text', [name]))?.value ??
+      null,
+    set: async (p) => {
+      const row = await run.one<SettingRow>(
+        `WITH s AS (
+           INSERT INTO settings (name, value, updated_at, updated_by)
+           VALUES ($1::text, $2::text, ${NOW}, $3::text)
+           ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at,
+             updated_by = excluded.updated_by
+           RETURNING name, value, updated_at, updated_by
+         ), a AS (
+           INSERT INTO audit_events (at, type, session_id, host, detail)
+           SELECT updated_at, 'setting:set', $4::bigint, ${hostOf('$4::bigint')},
+             jsonb_build_object('name', name, 'value', value, 'by', updated_by)
+           FROM s
+         )
+         SELECT * FROM s`,
+        [p.name, p.value, p.by.name, p.by.session ?? null],
+      );
+      assert(row !== undefined, 'an upsert returns its row');
+      return toSetting(row);
+    },
+    list: async () =>
+      (
+        await run.rows<SettingRow>('SELECT name, value, updated_at, updated_by FROM settings ORDER BY name')
+      ).map(toSetting),
+  };
+}

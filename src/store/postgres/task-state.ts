@@ -1,0 +1,195 @@
+/**
+ * The one place PostgreSQL changes a task's state (core/task.ts), as SQL fragments every
+ * statement that moves a task splices in: the SET list of the guarded UPDATE, the columns it
+ * returns, its `task:state` ledger rows (who made it), and the end of the task's active job when
+ * it leaves `open` for good (cancelled, or escalated with the task) with that job's workspace
+ * lock. A later outbox row would be one more fragment here, written by the same statements.
+ *
+ * Lock order, as everywhere (tasks-claims.ts): a session row before claims, a claim row before
+ * the task's active job, the job before its task. A statement that may move a task from several
+ * states locks its row first (CTE `o`, FOR UPDATE) to read the state it leaves; `finish`, which
+ * leaves only `open`, guards the UPDATE itself and needs no lock CTE.
+ */
+import { assert } from '../../core/assert.js';
+import { TASK_ACTION_FROM, type TaskAction } from '../../core/task.js';
+import { insertAuditRows, lockReleasedRows, seqOf } from './locks.js';
+import { hostOf } from './rows.js';
+
+export interface Move {
+  readonly action: TaskAction;
+  /** SQL expressions: the time, who (text), their session (bigint or NULL) and why (text or NULL). */
+  readonly at: string;
+  readonly by: string;
+  readonly session: string;
+  readonly reason: string;
+  /** An extra SQL condition for moving at all (such as the release's outcome being done). */
+  readonly when?: string | undefined;
+}
+
+const list = (xs: readonly string[]): string => `(${xs.map((x) => `'${x}'`).join(', ')})`;
+
+/** Where the action leads, reading the review flag of `row` (the old row). */
+function target(action: TaskAction, row: string): string {
+  switch (action) {
+    case 'finish':
+      return `CASE WHEN ${row}.review_required THEN 'in_review' ELSE 'done' END`;
+    case 'approve':
+    case 'complete':
+      return `'done'`;
+    case 'reject':
+    case 'reopen':
+    case 'resolve':
+      return `'open'`;
+    case 'close':
+      return `'closed'`;
+    case 'escalate':
+      return `'escalated'`;
+  }
+}
+
+/** Whether `row` (the old task row) moves: the action may leave its state, and `when` holds. */
+export function moves(m: Move, row: string): string {
+  return `(${row}.state IN ${list(TASK_ACTION_FROM[m.action])}${m.when === undefined ? '' : ` AND ${m.when}`})`;
+}
+
+/**
+ * SET assignments for an `UPDATE tasks` that move the row by `m` when it may, and keep it
+ * otherwise. `row` names the old row: `tasks` itself in a plain UPDATE, or the lock CTE `o`.
+ */
+export function moveSet(m: Move, row: string): string {
+  const ok = moves(m, row);
+  const to = target(m.action, row);
+  // A rejection's reason is kept for the next run; reaching done makes it moot.
+  const feedback =
+    m.action === 'reject' ? m.reason : `CASE WHEN ${to} = 'done' THEN NULL ELSE ${row}.feedback END`;
+  const set = (column: string, value: string): string =>
+    `${column} = CASE WHEN ${ok} THEN ${value} ELSE ${row}.${column} END`;
+  return [
+    set('state', to),
+    set('state_at', m.at),
+    set('state_by', m.by),
+    set('state_reason', m.reason),
+    set('feedback', feedback),
+  ].join(',\n    ');
+}
+
+/**
+ * RETURNING columns of that UPDATE for moveAuditRows and endJob: id, key, moved, from_state,
+ * to_state, state_at, state_by, state_reason, by_session. In a plain UPDATE (`row` = tasks) the
+ * action must leave from one state only, since RETURNING sees the new row.
+ */
+export function moveReturning(m: Move, row: string): string {
+  const from = TASK_ACTION_FROM[m.action];
+  assert(row !== 'tasks' || from.length === 1, 'a plain UPDATE knows the state it left');
+  const fromState = row === 'tasks' ? `'${from[0] ?? ''}'::text` : `${row}.state`;
+  const moved = row === 'tasks' ? 'true' : moves(m, row);
+  return `tasks.id, tasks.key, ${moved} AS moved, ${fromState} AS from_state, tasks.state AS to_state,
+    tasks.state_at, tasks.state_by, tasks.state_reason, ${m.session}::bigint AS by_session`;
+}
+
+/** The `task:state` ledger rows of the moved tasks in CTE `cte`, for insertAuditRows. */
+export function moveAuditRows(part: number | string, cte: string, action: TaskAction): string {
+  return `SELECT ${part} AS part, ${seqOf(`${cte}.id`)} AS seq, ${cte}.state_at AS at, 'task:state'::text AS type,
+    ${cte}.key AS task_key, NULL::bigint AS job_id, ${cte}.by_session AS session_id,
+    ${hostOf(`${cte}.by_session`)} AS host, NULL::bigint AS epoch,
+    jsonb_build_object('from', ${cte}.from_state, 'to', ${cte}.to_state, 'action', '${action}',
+      'by', ${cte}.state_by, 'reason', ${cte}.state_reason) AS detail
+  FROM ${cte} WHERE ${cte}.moved`;
+}
+
+/**
+ * The detail of the ledger row of a claim taken over past its session's TTL, from CTE `cte`
+ * returning the holder's heartbeat_at and ttl_ms; `by` is the session that took it.
+ */
+export const expiredDetail = (cte: string, by: string): string =>
+  `jsonb_build_object('outcome', 'expired', 'heartbeatAt', (extract(epoch FROM ${cte}.heartbeat_at) * 1000)::bigint,
+    'ttlMs', ${cte}.ttl_ms, 'takenBy', ${by})`;
+
+/** CTE `oj`: the active job of the task whose id is `taskId` (an SQL expression), locked. */
+export const lockActiveJob = (taskId: string): string => `oj AS (
+  SELECT id, status, epoch, task_id FROM jobs
+  WHERE task_id = ${taskId} AND status IN ('queued', 'claimed', 'running')
+  FOR UPDATE
+)`;
+
+/**
+ * CTEs `je` (the active job `oj` ended with the moved task in `cte`: escalated with an escalated
+ * task, cancelled when it left open for done or closed) and `jl` (its workspace lock, unless it
+ * was running: its runner releases that once the agent's tree is dead).
+ */
+export function endJob(cte: string): string {
+  return `je AS (
+  UPDATE jobs SET status = CASE WHEN ${cte}.to_state = 'escalated' THEN 'escalated' ELSE 'cancelled' END,
+    finished_at = ${cte}.state_at,
+    reason = CASE WHEN ${cte}.to_state = 'escalated' THEN 'escalated: ' || coalesce(${cte}.state_reason, '')
+      ELSE 'task ' || ${cte}.to_state || ' by ' || ${cte}.state_by
+        || coalesce(': ' || ${cte}.state_reason, '') END
+  FROM oj, ${cte}
+  WHERE jobs.id = oj.id AND jobs.status = oj.status AND ${cte}.moved AND ${cte}.from_state = 'open'
+    AND ${cte}.to_state <> 'in_review'
+  RETURNING jobs.id, jobs.status, jobs.epoch, jobs.reason, jobs.finished_at, oj.status AS was, ${cte}.key,
+    ${cte}.by_session
+), jl AS (
+  DELETE FROM workspace_locks USING je WHERE workspace_locks.job_id = je.id AND je.was <> 'running'
+  RETURNING workspace_locks.workspace, workspace_locks.job_id, workspace_locks.session_id,
+    workspace_locks.epoch
+)`;
+}
+
+/** Ledger rows of endJob (parts `part` and `part + 1`), for insertAuditRows. */
+export function endJobAuditRows(part: number): string {
+  return `SELECT ${part} AS part, ''::text AS seq, je.finished_at AS at,
+    CASE WHEN je.status = 'escalated' THEN 'job:finished' ELSE 'job:cancelled' END AS type,
+    je.key AS task_key, je.id AS job_id, je.by_session AS session_id, ${hostOf('je.by_session')} AS host,
+    je.epoch, CASE WHEN je.status = 'escalated'
+      THEN jsonb_build_object('status', je.status, 'reason', je.reason)
+      ELSE jsonb_build_object('reason', je.reason) END AS detail
+  FROM je
+  UNION ALL
+  ${lockReleasedRows(part + 1, 'jl', 'je.finished_at', `'released'`, 'je')}`;
+}
+
+/** Every task column but those moveReturning gives, qualified by `tasks.`, for a full row. */
+const TASK_REST = `tasks.title, tasks.priority, tasks.project, tasks.assignee, tasks.labels, tasks.created_at,
+  tasks.epoch, tasks.holder_session_id, tasks.claimed_at, tasks.state, tasks.gate, tasks.review_required,
+  tasks.body, tasks.url, tasks.feedback`;
+
+/**
+ * One statement moving task $1 by `m` when its state allows (none of its rows when not): its
+ * active job locked (`oj`, before the task), the task locked (`o`) for the state it leaves, the
+ * move, the end of the job and the ledger rows. `extraSet` adds assignments to the task's UPDATE.
+ * Run it in a transaction that locked the task row first, so its snapshot sees every job an
+ * enqueue (which holds the task row FOR SHARE) committed before: a task that leaves open keeps
+ * no active job. Returns the moved task's full row (TaskRow columns and the move's own).
+ */
+export function moveSql(m: Move, extraSet: string): string {
+  return `WITH ${lockActiveJob('(SELECT id FROM tasks WHERE key = $1::text)')}, o AS (
+    SELECT * FROM tasks WHERE key = $1::text AND (SELECT count(*) FROM oj) >= 0 FOR UPDATE
+  ), t AS (
+    UPDATE tasks SET ${extraSet}${moveSet(m, 'o')}
+    FROM o WHERE tasks.id = o.id AND ${moves(m, 'o')}
+    RETURNING ${moveReturning(m, 'o')}, ${TASK_REST}
+  ), ${endJob('t')}, a AS (
+    ${insertAuditRows(`${moveAuditRows(0, 't', m.action)} UNION ALL ${endJobAuditRows(1)}`)}
+  )
+  SELECT * FROM t`;
+}
+
+/**
+ * A job that ended done finishes its task: from open to done, or to in review
+ * when the task requires it. `f` names the finished jobs.
+ */
+export const FINISH_TASK: Move = {
+  action: 'finish',
+  at: 'f.finished_at',
+  by: `'job ' || f.id`,
+  session: 'f.session_id',
+  reason: 'NULL::text',
+};
+
+/** CTE `ts`: the open tasks of the jobs in `f` that ended done, moved by FINISH_TASK. */
+export const finishTaskStep = (extra = ''): string => `ts AS (
+  UPDATE tasks SET ${moveSet(FINISH_TASK, 'tasks')}
+  FROM f WHERE tasks.id = f.task_id AND f.status = 'done' AND tasks.state = 'open'
+  RETURNING ${moveReturning(FINISH_TASK, 'tasks')}${extra}
+)`;

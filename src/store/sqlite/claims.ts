@@ -1,0 +1,166 @@
+/**
+ * Claims on SQLite. Each method is one BEGIN IMMEDIATE transaction, so reading the task and its
+ * live claim and granting it are one step. A live claim whose session passed its own TTL on the
+ * database clock is taken over by the next grant in that same step (no leader needed): released
+ * `expired`, the epoch bumped, so the old holder's later writes are fenced.
+ */
+import type { ClaimResult, FencedResult } from '../../core/claim.js';
+import { NotFoundError } from '../../core/errors.js';
+import { hasExpired } from '../../core/session.js';
+import type { Store } from '../store.js';
+import { taskStateRefusal } from '../task-refusal.js';
+import { appendAudit, holderOf, toClaim, type ClaimRow, type TaskRow } from './rows.js';
+import type { SqliteRunner } from './runner.js';
+import { facts, changeTaskState } from './task-state.js';
+import { sessionRow, taskRow } from './tasks-claims.js';
+
+export const CLAIM_COLUMNS = `t.key, c.session_id, c.epoch, c.claimed_at, c.heartbeat_at,
+  c.released_at, c.outcome`;
+
+function currentClaim(run: SqliteRunner, taskId: number): ClaimRow | undefined {
+  return run
+    .prepare(
+      `SELECT ${CLAIM_COLUMNS} FROM claims c JOIN tasks t ON t.id = c.task_id
+       WHERE c.task_id = ? AND c.released_at IS NULL`,
+    )
+    .get(taskId) as ClaimRow | undefined;
+}
+
+/**
+ * Releases the task's live claim as `expired` when its session has passed its TTL (or is no
+ * longer live); true when the task is free afterwards.
+ */
+export function expireStaleHolder(run: SqliteRunner, now: number, task: TaskRow, by: number): boolean {
+  const live = run
+    .prepare(
+      `SELECT c.id, c.session_id, c.epoch, s.heartbeat_at, s.ttl_ms, s.state FROM claims c
+       JOIN sessions s ON s.id = c.session_id WHERE c.task_id = ? AND c.released_at IS NULL`,
+    )
+    .get(task.id) as
+    | {
+        id: number;
+        session_id: number;
+        epoch: number;
+        heartbeat_at: number;
+        ttl_ms: number | null;
+        state: string;
+      }
+    | undefined;
+  if (live === undefined) return true;
+  if (live.state === 'live' && !hasExpired(live.heartbeat_at, live.ttl_ms, now)) return false;
+  run.prepare(`UPDATE claims SET released_at = ?, outcome = 'expired' WHERE id = ?`).run(now, live.id);
+  run.prepare('UPDATE tasks SET holder_session_id = NULL, claimed_at = NULL WHERE id = ?').run(task.id);
+  appendAudit(run, {
+    at: now,
+    type: 'claim:released',
+    key: task.key,
+    session: live.session_id,
+    epoch: live.epoch,
+    detail: { outcome: 'expired', heartbeatAt: live.heartbeat_at, ttlMs: live.ttl_ms, takenBy: by },
+  });
+  return true;
+}
+
+/** Grants a free task (as read in this transaction) to the session, bumping its epoch. */
+export function grantClaim(
+  run: SqliteRunner,
+  now: number,
+  task: TaskRow,
+  session: number,
+  detail: Record<string, unknown> = {},
+): ClaimRow {
+  const epoch = task.epoch + 1;
+  run
+    .prepare(
+      `UPDATE tasks SET epoch = ?, holder_session_id = ?, claimed_at = ?
+       WHERE id = ? AND holder_session_id IS NULL`,
+    )
+    .run(epoch, session, now, task.id);
+  run
+    .prepare(
+      `INSERT INTO claims (task_id, session_id, epoch, claimed_at, heartbeat_at)
+       VALUES (?, ?, ?, ?, ?)`,
+    )
+    .run(task.id, session, epoch, now, now);
+  appendAudit(run, { at: now, type: 'claim:granted', key: task.key, session, epoch, detail });
+  return currentClaim(run, task.id) as ClaimRow;
+}
+
+export function sqliteClaims(run: SqliteRunner): Store['claims'] {
+  return {
+    acquire: (p) =>
+      Promise.resolve(
+        run.write((): ClaimResult => {
+          const task = taskRow(run, p.key);
+          if (task === undefined) {
+            throw new NotFoundError('task', p.key, 'add it with `baton task add`');
+          }
+          sessionRow(run, p.session, true);
+          if (task.state !== 'open') throw taskStateRefusal(facts(task), 'claim');
+          if (task.holder_session_id === p.session) {
+            const mine = currentClaim(run, task.id);
+            if (mine !== undefined) return { ok: true, claim: toClaim(mine), granted: false };
+          }
+          const now = run.now();
+          if (!expireStaleHolder(run, now, task, p.session)) {
+            const holder = holderOf(run, task.id);
+            if (holder !== null) return { ok: false, reason: 'held', holder };
+          }
+          const fresh = taskRow(run, p.key) as TaskRow;
+          return { ok: true, claim: toClaim(grantClaim(run, now, fresh, p.session)), granted: true };
+        }),
+      ),
+    release: (p) => Promise.resolve(run.write(() => release(run, p))),
+    current: (key) =>
+      Promise.resolve(
+        run.read(() => {
+          const task = taskRow(run, key);
+          if (task === undefined) throw new NotFoundError('task', key);
+          const row = currentClaim(run, task.id);
+          return row === undefined ? null : toClaim(row);
+        }),
+      ),
+    history: (key) =>
+      Promise.resolve(
+        run.read(() =>
+          (
+            run
+              .prepare(
+                `SELECT ${CLAIM_COLUMNS} FROM claims c JOIN tasks t ON t.id = c.task_id
+                 WHERE t.key = ? ORDER BY c.epoch`,
+              )
+              .all(key) as ClaimRow[]
+          ).map(toClaim),
+        ),
+      ),
+  };
+}
+
+/** The body of release: guarded by (session, epoch); outcome done finishes an open task. */
+function release(run: SqliteRunner, p: Parameters<Store['claims']['release']>[0]): FencedResult {
+  const task = taskRow(run, p.key);
+  if (task === undefined) throw new NotFoundError('task', p.key);
+  sessionRow(run, p.session, false);
+  const now = run.now();
+  const changed = run
+    .prepare(
+      `UPDATE claims SET released_at = ?, outcome = ?
+       WHERE task_id = ? AND session_id = ? AND epoch = ? AND released_at IS NULL`,
+    )
+    .run(now, p.outcome, task.id, p.session, p.epoch).changes;
+  if (changed === 0) return { ok: false, reason: 'fenced', current: holderOf(run, task.id) };
+  run.prepare('UPDATE tasks SET holder_session_id = NULL, claimed_at = NULL WHERE id = ?').run(task.id);
+  appendAudit(run, {
+    at: now,
+    type: 'claim:released',
+    key: p.key,
+    session: p.session,
+    epoch: p.epoch,
+    detail: { outcome: p.outcome },
+  });
+  if (p.outcome === 'done' && task.state === 'open') {
+    const by = { name: `session ${p.session}`, session: p.session };
+    changeTaskState(run, now, task, { action: 'finish', by });
+  }
+  return { ok: true };
+}

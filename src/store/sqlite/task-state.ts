@@ -1,0 +1,90 @@
+/**
+ * The one place SQLite changes a task's state (core/task.ts), inside the caller's BEGIN
+ * IMMEDIATE transaction: the guarded update, its `task:state` ledger row with who made it, and,
+ * when the task leaves `open` for good, the end of its active job (cancelled, or escalated with
+ * the task) and of that job's workspace lock. Every path that moves a task comes through here, so
+ * a later outbox row is written beside the ledger row, once.
+ */
+import { assert } from '../../core/assert.js';
+import { planTaskTransition, type TaskAction, type TaskState } from '../../core/task.js';
+import { taskStateRefusal, type TaskStateFacts } from '../task-refusal.js';
+import { releaseJobLocks } from './locks.js';
+import { appendAudit, type TaskRow } from './rows.js';
+import type { SqliteRunner } from './runner.js';
+
+export interface StateChange {
+  readonly action: TaskAction;
+  /** Who: in words ("job 12", "session 7", "alice@box"), and the session to audit, if any. */
+  readonly by: { readonly name: string; readonly session?: number | null | undefined };
+  readonly reason?: string | null | undefined;
+}
+
+export function facts(t: TaskRow): TaskStateFacts {
+  return {
+    key: t.key,
+    state: t.state as TaskState,
+    stateAt: t.state_at,
+    stateBy: t.state_by,
+    stateReason: t.state_reason,
+  };
+}
+
+/** Moves the task (its row as read in this transaction); TaskStateError when the action may not. */
+export function changeTaskState(run: SqliteRunner, now: number, task: TaskRow, change: StateChange): TaskRow {
+  const plan = planTaskTransition(
+    { state: task.state as TaskState, reviewRequired: task.review_required === 1 },
+    change.action,
+  );
+  if (!plan.ok) throw taskStateRefusal(facts(task), change.action);
+  const reason = change.reason ?? null;
+  // A rejection's reason is kept for the next run; reaching done makes it moot.
+  const feedback = change.action === 'reject' ? reason : plan.to === 'done' ? null : task.feedback;
+  const row = run
+    .prepare(
+      `UPDATE tasks SET state = ?, state_at = ?, state_by = ?, state_reason = ?, feedback = ?
+       WHERE id = ? AND state = ? RETURNING *`,
+    )
+    .get(plan.to, now, change.by.name, reason, feedback, task.id, plan.from) as TaskRow | undefined;
+  assert(row !== undefined, 'the task row read in this transaction is the one updated');
+  appendAudit(run, {
+    at: now,
+    type: 'task:state',
+    key: task.key,
+    session: change.by.session ?? null,
+    detail: { from: plan.from, to: plan.to, action: change.action, by: change.by.name, reason },
+  });
+  if (plan.from === 'open' && plan.to !== 'in_review') endActiveJob(run, now, row, change);
+  return row;
+}
+
+/**
+ * A task that left `open` (done, closed, escalated) keeps no active job: it would never be placed.
+ * The job ends `escalated` with an escalated task, `cancelled` otherwise; its workspace lock goes
+ * with it unless it was running (its runner releases that lock once the agent's tree is dead).
+ */
+function endActiveJob(run: SqliteRunner, now: number, task: TaskRow, change: StateChange): void {
+  const job = run
+    .prepare(
+      `SELECT id, status, epoch FROM jobs WHERE task_id = ? AND status IN ('queued', 'claimed', 'running')`,
+    )
+    .get(task.id) as { id: number; status: string; epoch: number } | undefined;
+  if (job === undefined) return;
+  const escalated = task.state === 'escalated';
+  const status = escalated ? 'escalated' : 'cancelled';
+  const reason = escalated
+    ? `escalated: ${change.reason ?? ''}`
+    : `task ${task.state} by ${change.by.name}${change.reason == null ? '' : `: ${change.reason}`}`;
+  run
+    .prepare(`UPDATE jobs SET status = ?, finished_at = ?, reason = ? WHERE id = ? AND status = ?`)
+    .run(status, now, reason, job.id, job.status);
+  appendAudit(run, {
+    at: now,
+    type: escalated ? 'job:finished' : 'job:cancelled',
+    key: task.key,
+    jobId: job.id,
+    session: change.by.session ?? null,
+    epoch: job.epoch,
+    detail: escalated ? { status, reason } : { reason },
+  });
+  if (job.status !== 'running') releaseJobLocks(run, now, job.id, 'released');
+}
