@@ -5,8 +5,9 @@ import { cpus, loadavg, release, totalmem, type } from 'node:os';
 import { serverFacts } from './pg-server.js';
 import { fleetMethod, fleetSection, peerSection } from './markdown-fleet.js';
 import type { Results } from './report.js';
-import { fmt, runsOf } from './stats.js';
+import { fmt, median, runsOf } from './stats.js';
 import { count, verdict, type Target } from './targets.js';
+import { SEAL_INTERVAL_MS } from './ledger-on.js';
 import { PG_WORKERS, SQLITE_PROCESSES, SQLITE_WORKERS_PER_PROCESS } from './throughput.js';
 
 const require = createRequire(import.meta.url);
@@ -58,6 +59,18 @@ function figureRows(r: Results, f: Record<string, unknown>): string[] {
       rate('batonSqliteItemsPerSec'),
       t.batonSqlite,
     ),
+    line(
+      'Baton on PostgreSQL, tamper evidence off, items/s',
+      rate('batonPgLedgerOffItemsPerSec'),
+      t.batonPgOff,
+    ),
+    line(
+      'Baton on SQLite, tamper evidence off, items/s',
+      rate('batonSqliteLedgerOffItemsPerSec'),
+      t.batonSqliteOff,
+    ),
+    line('Ledger rows sealed during a PG drain (sealer at work)', median(t.pgSealedDuring), t.pgSealedDuring),
+    line('Ledger rows sealed during a SQLite drain', median(t.sqliteSealedDuring), t.sqliteSealedDuring),
     line(
       `PostgreSQL durable commits/s, ${PG_WORKERS} connections`,
       rate('pgDurableCommitsPerSec'),
@@ -144,6 +157,8 @@ ${peerSection(r, f)}
 
 ${fleetSection(r)}
 
+${ledgerTable(r)}
+
 ## Method
 
 - **One server.** ${e.postgresOrigin}; durable settings (${e.postgresSettings}). Each
@@ -176,6 +191,14 @@ ${fleetSection(r)}
 - **Scale.** Queues of ${count(p.scaleSmall)} and ${count(p.scaleLarge)} items (SQLite:
   ${count(p.sqliteScaleLarge)}) filled by \`INSERT … SELECT generate_series\` (a recursive CTE on SQLite),
   open side by side; ${p.scaleClaims} \`claimNext\` calls per queue and repetition, alternating between them.
+- **Tamper evidence.** Every Baton drain runs twice per repetition, back to back in alternating order:
+  on (a ledger key registered and \`baton up\`'s sealer, src/daemon/sealer.ts, in a process of its own
+  sealing every ${SEAL_INTERVAL_MS} ms, a quarter of its default interval) and off (no key, no sealer).
+  \`ledgerOverhead\` is off ÷ on per repetition, then the median; the targets above are met with it on.
+  After each "on" drain, untimed, the last rows are sealed and the whole ledger must verify.
+- **Ledger at scale.** ${count(p.ledgerRowsSmall)} and ${count(p.ledgerRowsLarge)} ledger rows
+  bulk-loaded, sealed, then \`baton audit export --format jsonl\`, \`baton audit verify --file\` and (large
+  only) \`baton audit verify\`, each in a process of its own whose peak RSS (getrusage maxrss) is the figure.
 - **CLI.** \`node bin/baton.js claim <key> --session S --db <sqlite file>\` as a fresh process against
   \`node -e ''\`, alternating, ${p.cliRuns} runs each after one untimed run; the same with
   \`--db postgres://…\` on a fresh database of the bench server.
@@ -183,6 +206,24 @@ ${fleetMethod(r)}
 
 See docs/decisions/0002-bench-findings.md for what the figures say about Baton's engines.
 `;
+}
+
+/** Peak memory of export and verify at two ledger sizes: flat means constant memory. */
+function ledgerTable(r: Results): string {
+  if (r.ledger.length === 0) return 'The ledger at scale was not measured in this run.';
+  const mb = (x: number | undefined): string => (x === undefined ? '—' : `${fmt(x)} MB`);
+  const run = (c: { maxRssMb: number; seconds: number } | null): string =>
+    c === null ? '—' : `${mb(c.maxRssMb)} (${fmt(c.seconds, 1)} s)`;
+  const rows = r.ledger.map(
+    (x) =>
+      `| ${x.engine} | ${count(x.rows)} | ${fmt(x.sealRowsPerSec)} | ${fmt(x.exportMb)} MB | ` +
+      `${run(x.export)} | ${run(x.verifyFile)} | ${run(x.verifyDb)} |`,
+  );
+  return `The ledger at scale (peak RSS of each command in its own process, and its time):
+
+| engine | rows | sealed rows/s | export size | export | verify --file | verify (database) |
+|---|---|---|---|---|---|---|
+${rows.join('\n')}`;
 }
 
 function failoverNote(f: Results['failover']): string {

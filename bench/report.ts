@@ -9,6 +9,7 @@ import type { FailoverResult } from './failover.js';
 import type { HeartbeatPlan, HeartbeatResult } from './heartbeats.js';
 import type { LatencyRun } from './latency.js';
 import { PEERS } from './peers.js';
+import type { LedgerScaleRun } from './ledger-export.js';
 import type { ScaleResult } from './scale.js';
 import { median, round } from './stats.js';
 import { bestOfPeers, ratioOfRuns, ratiosOfRuns, type ThroughputRuns } from './throughput.js';
@@ -37,6 +38,9 @@ export interface Plan {
   /** The heartbeat search (heartbeats.ts). */
   readonly heartbeats: HeartbeatPlan;
   readonly agentStartSamples: number;
+  /** Ledger sizes for the export and verify memory figures (ledger-export.ts). */
+  readonly ledgerRowsSmall: number;
+  readonly ledgerRowsLarge: number;
 }
 
 /** A measure taken on both engines; null where this run did not take it. */
@@ -63,6 +67,7 @@ export interface Results {
   readonly dispatch: PerEngine<TickResult>;
   readonly heartbeats: PerEngine<HeartbeatResult>;
   readonly agentStart: PerEngine<AgentStartResult>;
+  readonly ledger: readonly LedgerScaleRun[];
 }
 
 const p50 = (runs: readonly LatencyRun[]): number => median(runs.map((r) => r.p50));
@@ -157,6 +162,12 @@ export function figures(r: Results): Record<string, unknown> {
       sqliteLargeQueued: r.plan.sqliteScaleLarge,
     },
     sqliteScaleRatio: med('sqliteScaleRatio'),
+    ledgerOverhead: med('ledgerOverhead'),
+    sqliteLedgerOverhead: med('sqliteLedgerOverhead'),
+    batonPgLedgerOffItemsPerSec: round(median(t.batonPgOff)),
+    batonSqliteLedgerOffItemsPerSec: round(median(t.batonSqliteOff)),
+    rowsSealedDuringDrain: { pg: t.pgSealedDuring, sqlite: t.sqliteSealedDuring },
+    ledgerExport: ledgerFigures(r),
     cliMs: { baton: round(r.cli.batonMs, 1), node: round(r.cli.nodeMs, 1) },
     cliPgMs: { baton: round(r.cliPg.batonMs, 1), node: round(r.cliPg.nodeMs, 1) },
     ...fleetRaw(r),
@@ -194,5 +205,32 @@ function perRepetition(r: Results) {
     ),
     scaleRatio: ratiosOfRuns(r.scale.pg.large.runs, r.scale.pg.small.runs),
     sqliteScaleRatio: ratiosOfRuns(r.scale.sqlite.large.runs, r.scale.sqlite.small.runs),
+    // Tamper evidence's cost: throughput with it off ÷ with it on, per repetition.
+    ledgerOverhead: ratiosOfRuns(t.batonPgOff, t.batonPg),
+    sqliteLedgerOverhead: ratiosOfRuns(t.batonSqliteOff, t.batonSqlite),
   };
+}
+
+/** Per engine: peak RSS of export and verify at both sizes, and large ÷ small (flat = constant memory). */
+function ledgerFigures(r: Results): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const engine of ['sqlite', 'postgres'] as const) {
+    const small = r.ledger.find((x) => x.engine === engine && x.rows === r.plan.ledgerRowsSmall);
+    const large = r.ledger.find((x) => x.engine === engine && x.rows === r.plan.ledgerRowsLarge);
+    if (small === undefined || large === undefined) continue;
+    out[engine] = {
+      rows: [small.rows, large.rows],
+      exportMb: round(large.exportMb, 1),
+      sealRowsPerSec: round(large.sealRowsPerSec),
+      exportPeakRssMb: [round(small.export.maxRssMb), round(large.export.maxRssMb)],
+      verifyFilePeakRssMb: [round(small.verifyFile.maxRssMb), round(large.verifyFile.maxRssMb)],
+      verifyDbPeakRssMb: large.verifyDb === null ? null : round(large.verifyDb.maxRssMb),
+      exportSeconds: round(large.export.seconds, 1),
+      verifyFileSeconds: round(large.verifyFile.seconds, 1),
+      verifyDbSeconds: large.verifyDb === null ? null : round(large.verifyDb.seconds, 1),
+      exportRssRatio: round(large.export.maxRssMb / small.export.maxRssMb, 3),
+      verifyRssRatio: round(large.verifyFile.maxRssMb / small.verifyFile.maxRssMb, 3),
+    };
+  }
+  return out;
 }

@@ -8,9 +8,10 @@
  *                   repetitions of the ratios, and every key of the JSON
  *   --json          print the figures as one JSON object, last
  *   --only a,b      only these measures (throughput, latency, scale, cli, failover, dispatch,
- *                   heartbeat, agent), for development
+ *                   heartbeat, agent, ledger), for development
  */
 import { writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { measureCli, type CliResult } from './cli-time.js';
 import { measureFailover, type FailoverResult } from './failover.js';
 import { measureFleet } from './fleet.js';
@@ -22,6 +23,7 @@ import { scalePg, scaleSqlite, type ScaleResult } from './scale.js';
 import { nowMs, progress, type Repeated } from './stats.js';
 import { targets, verdict } from './targets.js';
 import { measureThroughput, noThroughput, onTempFile } from './throughput.js';
+import { measureLedgerScale, type LedgerScaleRun } from './ledger-export.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string): boolean => args.includes(name);
@@ -59,6 +61,8 @@ const plan: Plan = {
     ? { start: 500, max: 16_000, periods: 2, tolerance: 0.25 }
     : { start: 500, max: 32_000, periods: 3, tolerance: 0.1 },
   agentStartSamples: quick ? 8 : 30,
+  ledgerRowsSmall: quick ? 20_000 : 100_000,
+  ledgerRowsLarge: quick ? 200_000 : 1_000_000,
 };
 
 const skipped: Repeated = { median: Number.NaN, runs: [] };
@@ -128,6 +132,19 @@ try {
   }
 
   const fleet = await measureFleet(plan, onPg, onTempFile, wanted, lap);
+  const ledger: LedgerScaleRun[] = [];
+  if (wanted('ledger')) {
+    for (const rows of [plan.ledgerRowsSmall, plan.ledgerRowsLarge]) {
+      const large = rows === plan.ledgerRowsLarge;
+      ledger.push(await onTempFile((path) => measureLedgerScale('sqlite', path, dirname(path), rows, large)));
+      ledger.push(
+        await onPg('ledger', (url) =>
+          onTempFile((path) => measureLedgerScale('postgres', url, dirname(path), rows, large)),
+        ),
+      );
+    }
+    lap('ledger export and verify');
+  }
 
   const results: Results = {
     quick,
@@ -140,6 +157,7 @@ try {
     cliPg,
     failover,
     ...fleet,
+    ledger,
   };
   const f = figures(results);
   const ts = targets(f, failover, plan);

@@ -144,8 +144,34 @@ function fleetTargets(f: Figures, plan: Plan): Target[] {
   return list;
 }
 
+/** Tamper evidence costs at most 10% of throughput, and export runs in constant memory. */
+function ledgerTargets(f: Figures, plan: Plan): Target[] {
+  const perRep = (f.ratioRuns ?? {}) as Readonly<Record<string, readonly number[] | undefined>>;
+  const overhead = (engine: string, k: string): Target => ({
+    measure: `ledger overhead, ${engine} (throughput off ÷ on)`,
+    value: `${at(f, k).toFixed(2)}×`,
+    target: '≤ 1.1×',
+    pass: at(f, k) <= 1.1,
+    runs: (perRep[k] ?? []).map((v) => v.toFixed(2)).join(', '),
+  });
+  const memory = (['sqlite', 'postgres'] as const).map((engine): Target => {
+    const ratio = at(f, 'ledgerExport', engine, 'exportRssRatio');
+    const peaks = (f.ledgerExport as Record<string, { exportPeakRssMb?: number[] }> | undefined)?.[engine];
+    return {
+      measure:
+        `export peak RSS, ${count(plan.ledgerRowsLarge)} ÷ ${count(plan.ledgerRowsSmall)} ` +
+        `ledger rows, ${engine}`,
+      value: `${ratio.toFixed(2)}×`,
+      target: '≤ 1.5×',
+      pass: ratio <= 1.5,
+      runs: (peaks?.exportPeakRssMb ?? []).map((mb) => `${mb} MB`).join(', '),
+    };
+  });
+  return [overhead('PG', 'ledgerOverhead'), overhead('SQLite', 'sqliteLedgerOverhead'), ...memory];
+}
+
 export function targets(f: Figures, failover: FailoverResult | null, plan: Plan): Target[] {
-  return [...coreTargets(f, failover, plan), ...fleetTargets(f, plan)].map((t) =>
+  return [...coreTargets(f, failover, plan), ...ledgerTargets(f, plan), ...fleetTargets(f, plan)].map((t) =>
     t.value.startsWith('NaN') ? { ...t, value: 'not measured', pass: null, runs: '' } : t,
   );
 }

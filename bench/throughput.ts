@@ -15,6 +15,7 @@ import { dropDatabase, freshDatabase } from './pg-server.js';
 import { seedBatonPg, seedBatonSqlite } from './seed.js';
 import { runSqliteProcs } from './sqlite-procs.js';
 import { drainLoop } from './drain-loop.js';
+import { withSealer } from './ledger-on.js';
 import { median, nowMs, progress } from './stats.js';
 
 export const PG_WORKERS = 8;
@@ -22,9 +23,31 @@ export const SQLITE_PROCESSES = 4;
 /** Workers per SQLite process: 8 in all, as on PostgreSQL; one process's workers share commits. */
 export const SQLITE_WORKERS_PER_PROCESS = 2;
 
+/** A drain's rate, and the rows the background sealer sealed meanwhile (tamper evidence on). */
+export interface Drained {
+  readonly rate: number;
+  readonly sealedDuring: number | null;
+}
+
+/** Runs a seeded drain with the ledger's sealer beside it (ledger-on.ts), or without. */
+async function drained(url: string, ledger: boolean, drain: () => Promise<number>): Promise<Drained> {
+  if (!ledger) return { rate: await drain(), sealedDuring: null };
+  const { result, sealing } = await withSealer(url, drain);
+  return { rate: result, sealedDuring: sealing.rowsSealedDuring };
+}
+
 /** Items per second for Baton on PostgreSQL: `workers` async loops sharing one pool. */
-export async function drainBatonPg(url: string, n: number, workers: number): Promise<number> {
+export async function drainBatonPg(
+  url: string,
+  n: number,
+  workers: number,
+  ledger = false,
+): Promise<Drained> {
   await seedBatonPg(url, n);
+  return drained(url, ledger, () => drainSeededPg(url, n, workers));
+}
+
+async function drainSeededPg(url: string, n: number, workers: number): Promise<number> {
   const store = await openStore(url);
   try {
     const start = (): ReturnType<Store['sessions']['start']> =>
@@ -44,12 +67,17 @@ export async function drainBatonPg(url: string, n: number, workers: number): Pro
 }
 
 /** Items per second for Baton on SQLite: `processes` processes on one file. */
-export function drainBatonSqlite(n: number, processes: number): Promise<number> {
+export function drainBatonSqlite(n: number, processes: number, ledger = false): Promise<Drained> {
   return onTempFile(async (path) => {
     await seedBatonSqlite(path, n);
-    const result = await runSqliteProcs(() => ['drain', path, String(SQLITE_WORKERS_PER_PROCESS)], processes);
-    if (result.count !== n) throw new Error(`bench: Baton on SQLite drained ${result.count} of ${n}`);
-    return n / result.seconds;
+    return drained(path, ledger, async () => {
+      const result = await runSqliteProcs(
+        () => ['drain', path, String(SQLITE_WORKERS_PER_PROCESS)],
+        processes,
+      );
+      if (result.count !== n) throw new Error(`bench: Baton on SQLite drained ${result.count} of ${n}`);
+      return n / result.seconds;
+    });
   });
 }
 
@@ -64,10 +92,17 @@ export async function onTempFile<T>(work: (path: string) => Promise<T>): Promise
 }
 
 export interface ThroughputRuns {
+  /** Baton with tamper evidence on: the ledger's sealer running beside the drain. */
   readonly batonPg: number[];
   readonly batonSqlite: number[];
   /** Jobs per second of each peer configuration (peers.ts, PEERS), by its name, per repetition. */
   readonly peers: Record<string, number[]>;
+  /** The same drains with tamper evidence off (no key, no sealer): ledgerOverhead = off ÷ on. */
+  readonly batonPgOff: number[];
+  readonly batonSqliteOff: number[];
+  /** Rows the sealer sealed during each "on" drain: it was at work, not idle. */
+  readonly pgSealedDuring: number[];
+  readonly sqliteSealedDuring: number[];
   /** The durable limits (commits/s), measured inside each repetition beside the drains they bound. */
   readonly pgDurable: number[];
   readonly sqliteDurable: number[];
@@ -77,6 +112,10 @@ export const noThroughput = (): ThroughputRuns => ({
   batonPg: [],
   batonSqlite: [],
   peers: Object.fromEntries(PEERS.map((p) => [p.name, []])),
+  batonPgOff: [],
+  batonSqliteOff: [],
+  pgSealedDuring: [],
+  sqliteSealedDuring: [],
   pgDurable: [],
   sqliteDurable: [],
 });
@@ -88,7 +127,7 @@ export async function measureThroughput(
 ): Promise<ThroughputRuns> {
   const { n, sqliteN, reps } = plan;
   const runs = noThroughput();
-  const onPg = async (label: string, drain: (url: string) => Promise<number>): Promise<number> => {
+  const onPg = async <T>(label: string, drain: (url: string) => Promise<T>): Promise<T> => {
     const url = await freshDatabase(serverUrl, label);
     try {
       return await drain(url);
@@ -96,20 +135,33 @@ export async function measureThroughput(
       await dropDatabase(serverUrl, url);
     }
   };
+  const pg = async (ledger: boolean): Promise<void> => {
+    const d = await onPg(ledger ? 'baton' : 'baton_off', (url) => drainBatonPg(url, n, PG_WORKERS, ledger));
+    (ledger ? runs.batonPg : runs.batonPgOff).push(d.rate);
+    if (ledger) runs.pgSealedDuring.push(d.sealedDuring ?? 0);
+  };
+  const sqlite = async (ledger: boolean): Promise<void> => {
+    const d = await drainBatonSqlite(sqliteN, SQLITE_PROCESSES, ledger);
+    (ledger ? runs.batonSqlite : runs.batonSqliteOff).push(d.rate);
+    if (ledger) runs.sqliteSealedDuring.push(d.sealedDuring ?? 0);
+  };
   for (let rep = 1; rep <= reps; rep++) {
+    // Tamper evidence on and off back to back, in alternating order, so neither always runs first.
+    const order = rep % 2 === 1 ? [true, false] : [false, true];
     runs.pgDurable.push(await onPg('durable', (url) => pgDurableRate(url, PG_WORKERS, durableMs)));
-    runs.batonPg.push(await onPg('baton', (url) => drainBatonPg(url, n, PG_WORKERS)));
+    for (const ledger of order) await pg(ledger);
     for (const peer of PEERS) {
       runs.peers[peer.name]?.push(await onPg(peer.name.toLowerCase(), (url) => drainPeer(url, n, peer)));
     }
     runs.sqliteDurable.push(await onTempFile((path) => sqliteDurableRate(path, SQLITE_PROCESSES, durableMs)));
-    runs.batonSqlite.push(await drainBatonSqlite(sqliteN, SQLITE_PROCESSES));
+    for (const ledger of order) await sqlite(ledger);
     const last = (xs: number[]): number => Math.round(xs[xs.length - 1] ?? Number.NaN);
     const peers = PEERS.map((p) => `${p.name} ${last(runs.peers[p.name] ?? [])}`).join(', ');
     progress(
       `throughput rep ${rep}/${reps} (per s): PG durable ${last(runs.pgDurable)} commits, ` +
-        `Baton PG ${last(runs.batonPg)}, ${peers}; ` +
-        `SQLite durable ${last(runs.sqliteDurable)} commits, Baton SQLite ${last(runs.batonSqlite)}`,
+        `Baton PG ${last(runs.batonPg)} (ledger off ${last(runs.batonPgOff)}), ${peers}; ` +
+        `SQLite durable ${last(runs.sqliteDurable)} commits, Baton SQLite ${last(runs.batonSqlite)} ` +
+        `(ledger off ${last(runs.batonSqliteOff)})`,
     );
   }
   return runs;

@@ -11,7 +11,8 @@ export const EXIT_USAGE = 2;
 export const EXIT_NOT_FOUND = 4;
 
 /**
- * Thrown by a command that has printed its answer and only needs this exit code: `next` (4), or
+ * Thrown by a command that has printed its answer and only needs this exit code: `next` (4),
+ * `audit verify` and `audit commits` (1), or
  * `baton hook`, which speaks Claude Code's protocol (its exit 2 means "block this tool call").
  */
 export class Exit extends Error {

@@ -16,8 +16,10 @@ import { registerLeader } from './commands/leader.js';
 import { registerMcp } from './commands/mcp.js';
 import { registerLifecycle } from './commands/lifecycle.js';
 import { registerNext } from './commands/next.js';
+import { registerLedger } from './commands/ledger.js';
 import { registerPlan } from './commands/plan.js';
 import { registerQueue } from './commands/queue.js';
+import { registerReport } from './commands/report.js';
 import { registerSession } from './commands/session.js';
 import { registerTask } from './commands/task.js';
 import { registerUp } from './commands/up.js';
@@ -63,6 +65,8 @@ export function buildProgram(): Command {
   registerMcp(program);
   registerHooks(program);
   registerDb(program);
+  registerLedger(program);
+  registerReport(program);
   throwOnExit(program, 'baton');
   return program;
 }

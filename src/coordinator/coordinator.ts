@@ -15,6 +15,7 @@ import type { JobEnqueueResult, Store } from '../store/store.js';
 import { Cluster } from './cluster.js';
 import { Effects } from './effects.js';
 import { ProgressMarks } from './progress.js';
+import { Ledger } from './ledger/ledger.js';
 import { Pull } from './pull.js';
 import { Lifecycle, triaged } from './lifecycle.js';
 import type { Effect } from '../core/effect.js';
@@ -98,6 +99,11 @@ export class Coordinator {
   /** The task lifecycle: reopen, close, approve, reject, escalations, gates, `next`, settings. */
   get lifecycle(): Lifecycle {
     return new Lifecycle(this.store);
+  }
+
+  /** The ledger's tamper evidence, export, retention, commit provenance and session report. */
+  get ledger(): Ledger {
+    return new Ledger(this.store);
   }
 
   /** Adds a task; the vague-issue rule may add it escalated (`insufficient-info`). */

@@ -41,6 +41,8 @@ export const AUDIT_TYPES = [
   'task:approved',
   'task:updated',
   'setting:set',
+  'ledger:key-added',
+  'ledger:pruned',
 ] as const;
 export type AuditType = (typeof AUDIT_TYPES)[number];
 

@@ -59,6 +59,14 @@ describe('judgeRun', () => {
     assert.match(byCgroup.kind === 'finish' ? (byCgroup.reason ?? '') : '', /at its 100 MB budget \(cgroup1/);
     const byKernel = judgeRun(seen({ oomOnMachine: true, exit: { code: null, signal: 'SIGKILL' } }));
     assert.equal(byKernel.kind === 'finish' && byKernel.status, 'oom_killed');
+    assert.equal(byKernel.kind === 'finish' && byKernel.reason, 'killed by the kernel OOM killer');
+  });
+
+  test("the runner's own budget kill is named as such even when another process met the OOM killer meanwhile", () => {
+    const v = judgeRun(
+      seen({ killedFor: 'oom', oomOnMachine: true, peakRssMb: 161, exit: { code: null, signal: 'SIGKILL' } }),
+    );
+    assert.equal(v.kind === 'finish' && v.reason, 'RSS 161 MB passed the 100 MB budget');
   });
 
   test('a signal nobody here sent is a crash to retry, not a verdict', () => {

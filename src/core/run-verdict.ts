@@ -65,9 +65,10 @@ function judgeExit(o: RunObservation): RunVerdict {
   if (o.killedFor === 'oom' || o.oomInScope || o.oomOnMachine) {
     const reason = o.oomInScope
       ? `killed by the kernel OOM killer at its ${budget} MB budget (${o.containment}, peak ${rss} MB)`
-      : o.oomOnMachine
-        ? 'killed by the kernel OOM killer'
-        : `RSS ${rss} MB passed the ${budget} MB budget`;
+      : o.killedFor === 'oom'
+        ? `RSS ${rss} MB passed the ${budget} MB budget`
+        : // The machine's OOM count moved while this job died unasked: its own cgroup cannot say.
+          'killed by the kernel OOM killer';
     return failed('oom_killed', null, reason, `oom_killed, ${reason}`);
   }
   if (o.exit.signal !== null) {

@@ -25,6 +25,7 @@ import { prepareWorktree, retireWorktree } from '../os/worktree.js';
 import type { AgentRunOptions } from './agent-run.js';
 import { absoluteDb, installGuard, installedBatonBin, type GuardClaim } from '../coordinator/guard.js';
 import { Workspaces } from '../coordinator/workspaces.js';
+import { installCommitTrailers } from '../coordinator/commit-trailers.js';
 
 export interface RunDirectory {
   /** The agent's working directory. */
@@ -126,6 +127,9 @@ async function worktree(
   const { path, branch } = await prepareWorktree(where);
   say(`worktree ${path} on branch ${branch} (workspace ${workspace.name})`);
   await guardPushes(o, path, claim, say);
+  await installCommitTrailers(path, { ...claim, host: o.host }).catch((error: unknown) =>
+    say(`commits not stamped: ${error instanceof Error ? error.message : String(error)}`),
+  );
   let retired: Promise<void> | null = null;
   const retire = async (): Promise<void> => {
     try {

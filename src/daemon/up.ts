@@ -23,6 +23,8 @@ import { LeaderElector } from './leader-elector.js';
 import { DEFAULT_STALL_POLICY, type StallPolicy } from './run-progress.js';
 import { Runner } from './runner.js';
 import { takeOverDeadPredecessor } from './takeover.js';
+import { LedgerSealer } from './sealer.js';
+import type { LedgerSigner } from '../coordinator/ledger/keys.js';
 
 export interface UpOptions {
   readonly dbUrl: string;
@@ -48,6 +50,12 @@ export interface UpOptions {
   readonly cwd: string;
   /** A running job with no progress mark for this long is stalled; the action says what then. */
   readonly stall?: StallPolicy | undefined;
+  /** Seal the ledger while leading (sealer.ts); null: this process does not seal. */
+  readonly ledger?: {
+    readonly signer: LedgerSigner;
+    readonly intervalMs: number;
+    readonly anchorFile: string | null;
+  } | null;
 }
 
 export const UP_DEFAULTS = {
@@ -59,6 +67,7 @@ export const UP_DEFAULTS = {
   recoveryIntervalMs: 2_000,
   slotsMax: Math.max(2, availableParallelism()),
   ramReservedMb: 512,
+  sealIntervalMs: 2_000,
 } as const;
 
 const SHIM = fileURLToPath(new URL('../os/agent-shim.js', import.meta.url));
@@ -229,6 +238,7 @@ async function joinWith(
     runner.once('fenced', () => resolve(true));
     stop.addEventListener('abort', () => resolve(false), { once: true });
   });
+  const sealer = startSealer(store, o, clock, log, () => elector.leaderTerm() !== null);
   elector.start();
   dispatcher.start();
   runner.start();
@@ -239,6 +249,7 @@ async function joinWith(
   const wasFenced = await fenced;
   pump.stop();
   await pump.done;
+  await sealer?.stop();
   await dispatcher.stop();
   await elector.stop();
   await runner.stop(true);
@@ -273,4 +284,31 @@ function pumpWakeups(
     }
   })();
   return { stop: quit, done };
+}
+
+/** The ledger's sealer while this process leads; its failures are logged once per new message. */
+function startSealer(
+  store: Store,
+  o: UpOptions,
+  clock: Clock,
+  log: (line: string) => void,
+  leading: () => boolean,
+): LedgerSealer | null {
+  if (o.ledger === undefined || o.ledger === null) return null;
+  const sealer = new LedgerSealer({ store, clock, leading, ...o.ledger });
+  let lastFailure = '';
+  sealer.on('sealed', (sealed) => {
+    lastFailure = '';
+    const last = sealed.at(-1);
+    const rows = sealed.reduce((n, c) => n + c.rowCount, 0);
+    if (last !== undefined)
+      log(`sealed ${rows} ledger rows through row ${last.lastId} (checkpoint ${last.seq})`);
+  });
+  sealer.on('failed', (error) => {
+    const message = error instanceof Error ? error.message : String(error);
+    if (message !== lastFailure) log(`sealing the ledger failed: ${message}`);
+    lastFailure = message;
+  });
+  sealer.start();
+  return sealer;
 }

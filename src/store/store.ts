@@ -19,6 +19,7 @@ import type { DispatchStore } from './dispatch-store.js';
 import type { EffectsStore } from './effects-store.js';
 import type { LifecycleStore } from './lifecycle-store.js';
 import type { ProgressStore } from './progress-store.js';
+import type { LedgerStore } from './ledger-store.js';
 import type { WorkspaceStore } from './workspace-store.js';
 
 export type Engine = 'sqlite' | 'postgres';
@@ -191,7 +192,8 @@ export interface AuditListParams {
   readonly limit?: number | undefined;
 }
 
-export interface Store extends DispatchStore, WorkspaceStore, EffectsStore, LifecycleStore, ProgressStore {
+export interface Store
+  extends DispatchStore, WorkspaceStore, EffectsStore, LifecycleStore, ProgressStore, LedgerStore {
   readonly engine: Engine;
   readonly capabilities: StoreCapabilities;
   /** The database clock. */

@@ -12,6 +12,10 @@ import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
 import { checkExclusiveClaims, checkEpochs, checkFencedWrites } from './check-claims.js';
 import { checkExclusiveLocks } from './check-locks.js';
+import { checkLedgerVerifies } from './check-ledger.js';
+import { createKeyFile } from '../../src/coordinator/ledger/keys.js';
+import { sealLedger } from '../../src/coordinator/ledger/seal.js';
+import { verifyLedger } from '../../src/coordinator/ledger/verify.js';
 import { checkJobLifecycle, checkNoLostWork } from './check-jobs.js';
 import { checkBoundedRecovery, checkBusy, checkClocks, checkFaultsBit } from './check-recovery.js';
 import type { CheckInput, CheckResult } from './check-types.js';
@@ -129,6 +133,9 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
   });
   let result: ScenarioResult | undefined;
   try {
+    // The ups seal the ledger while they lead, with the key at their default path (.baton/ledger.key).
+    const signer = createKeyFile(join(dir, '.baton', 'ledger.key'));
+    await admin.ledger.addKey({ id: signer.keyId, publicKey: signer.publicKey });
     for (const key of tasks) await admin.tasks.add({ key });
     for (const name of [...workspaces, jobWorkspace])
       await admin.workspaces.add({ name, path: dir, kind: 'dir' });
@@ -156,6 +163,9 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     const server = await collectServer(admin);
     const endedAt = Date.now();
     await supervisor.stop('up', 15_000);
+    const sealedDuringRun = await admin.ledger.checkpoints({ afterSeq: 0, limit: 100_000 });
+    await sealLedger(admin, signer);
+    const ledger = await verifyLedger(admin, { publicKeys: [signer.publicKey] });
     const client = workers.flatMap((w) => readHistory(historyOf(w)));
     const upLogs = ups.flatMap((u) => readFileSync(join(dir, `${u}.log`), 'utf8').split('\n'));
     const input: CheckInput = {
@@ -180,6 +190,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
       checkBoundedRecovery(input),
       checkClocks(input),
       ...(o.engine === 'sqlite' ? [checkBusy(input)] : []),
+      checkLedgerVerifies(ledger, sealedDuringRun),
     ];
     const violations = checks.reduce((n, c) => n + c.count, 0);
     writeFileSync(

@@ -3,6 +3,8 @@ import type { Command } from 'commander';
 import type { AuditEntry } from '../../core/audit-event.js';
 import { iso } from '../output.js';
 import { withCoordinator } from '../run.js';
+import { registerAuditCommits } from './audit-commits.js';
+import { registerAuditLedger } from './audit-ledger.js';
 
 interface AuditOptions {
   readonly task?: string;
@@ -14,7 +16,7 @@ interface AuditOptions {
 }
 
 export function registerAudit(program: Command): void {
-  program
+  const audit = program
     .command('audit')
     .description('print the audit ledger, oldest first; page on with --after <last id>')
     .option('--task <key>', 'only entries about this task')
@@ -29,6 +31,8 @@ export function registerAudit(program: Command): void {
         out.result(entries, () => (entries.length === 0 ? ['no entries'] : entries.map(auditLine)));
       }),
     );
+  registerAuditLedger(audit);
+  registerAuditCommits(audit);
 }
 
 function auditLine(e: AuditEntry): string {

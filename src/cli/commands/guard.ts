@@ -1,7 +1,8 @@
 /**
  * `baton guard install | check`: a git pre-push hook that refuses a push from a worktree whose
- * claim is no longer current. `install` records the claim in the worktree and writes the hook;
- * `check`, which the hook runs, exits 0 while the claim is current and 3 once it is fenced off.
+ * claim is no longer current (and a commit-msg hook that stamps each commit with the claim).
+ * `install` records the claim in the worktree and writes the hooks; `check`, which the hook runs,
+ * exits 0 while the claim is current and 3 once it is fenced off.
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -17,6 +18,7 @@ import {
   type GuardClaim,
   type GuardVerdict,
 } from '../../coordinator/guard.js';
+import { installCommitTrailers } from '../../coordinator/commit-trailers.js';
 import { InvalidInputError } from '../../core/errors.js';
 import { DEFAULT_DB, openStore, parseDbUrl } from '../../store/open.js';
 import { Output } from '../output.js';
@@ -84,9 +86,13 @@ async function install(o: InstallOptions, cmd: Command): Promise<void> {
       node: process.execPath,
       batonBin: installedBatonBin(),
     });
-    out.result({ ...result, dir, db, ...claim }, () => [
+    // Commit provenance (commit-trailers.ts): every commit here carries the claim's Baton-* trailers.
+    const { host } = await baton.getSession(claim.session);
+    const stamp = await installCommitTrailers(dir, { ...claim, host });
+    out.result({ ...result, commitMsgHook: stamp.hook, dir, db, ...claim }, () => [
       `guarding pushes from ${dir}: session ${claim.session} holds ${claim.key} at epoch ${claim.epoch}`,
       `${result.created ? 'wrote' : 'rewrote'} ${result.hook}`,
+      `${stamp.created ? 'wrote' : 'rewrote'} ${stamp.hook} (Baton-* trailers on every commit)`,
     ]);
   });
 }

@@ -17,6 +17,8 @@ import { runUp, UP_DEFAULTS, type UpOptions } from '../../daemon/up.js';
 import { absoluteDbUrl } from '../../store/open.js';
 import { jsonText, terminalText } from '../output.js';
 import { collect, dbUrl, withStore, type GlobalOptions } from '../run.js';
+import { existsSync } from 'node:fs';
+import { keyFilePath, loadKeyFile } from '../../coordinator/ledger/keys.js';
 
 interface UpFlags {
   readonly host?: string;
@@ -33,6 +35,9 @@ interface UpFlags {
   readonly stallAction?: string;
   readonly containment?: string;
   readonly agentEnv?: readonly string[];
+  readonly ledgerKey?: string;
+  readonly sealInterval?: string;
+  readonly ledgerAnchor?: string;
 }
 
 /** Seconds from the command line (fractions allowed) to milliseconds. */
@@ -97,6 +102,19 @@ export function parseUpFlags(o: UpFlags, globals: GlobalOptions): UpOptions {
       action:
         o.stallAction === undefined ? 'none' : validateOneOf('--stall-action', o.stallAction, STALL_ACTIONS),
     },
+    ledger: ledgerOptions(o),
+  };
+}
+
+/** The sealer's key: --ledger-key must exist; the default key file is used when it is there. */
+function ledgerOptions(o: UpFlags): NonNullable<UpOptions['ledger']> | null {
+  const path = keyFilePath(o.ledgerKey);
+  const named = o.ledgerKey !== undefined || (process.env['BATON_LEDGER_KEY'] ?? '') !== '';
+  if (!named && !existsSync(path)) return null;
+  return {
+    signer: loadKeyFile(path),
+    intervalMs: seconds('--seal-interval', o.sealInterval, UP_DEFAULTS.sealIntervalMs),
+    anchorFile: o.ledgerAnchor === undefined ? null : resolve(o.ledgerAnchor),
   };
 }
 
@@ -134,6 +152,12 @@ export function registerUp(program: Command): void {
       'let agents inherit this variable (or NAME* prefix) besides PATH, HOME, locale and BATON_*; repeatable',
       collect,
     )
+    .option(
+      '--ledger-key <file>',
+      'seal the ledger while leading, with this key (default .baton/ledger.key if present)',
+    )
+    .option('--seal-interval <seconds>', 'how often the leader seals the ledger (default 2)')
+    .option('--ledger-anchor <file>', 'append an anchor line per checkpoint sealed to this file')
     .action((o: UpFlags, cmd: Command) => {
       const options = parseUpFlags(o, cmd.optsWithGlobals<GlobalOptions>());
       return withStore(cmd, async (store, out) => {
@@ -147,7 +171,10 @@ export function registerUp(program: Command): void {
         };
         log(
           `baton up on ${options.host}: lease TTL ${options.leaseTtlMs} ms, ` +
-            `heartbeat ${options.heartbeatIntervalMs} ms`,
+            `heartbeat ${options.heartbeatIntervalMs} ms, ` +
+            (options.ledger
+              ? `sealing the ledger with key ${options.ledger.signer.keyId}`
+              : 'not sealing the ledger (no key)'),
         );
         await runUp(store, options, systemClock, log, stop.signal);
         log('left the cluster');

@@ -27,6 +27,7 @@ import { postgresWorkspaceGroups } from './workspaces.js';
 import { postgresEffects } from './effects.js';
 import { postgresProgress } from './progress.js';
 import { CLOCK_OFFSET, CLOCK_TABLE_SQL, SAFE, type TestSwitches } from '../test-switches.js';
+import { postgresLedger, postgresReports } from './ledger.js';
 import { queueUpkeep, type UpkeepPolicy } from './upkeep.js';
 
 export interface PostgresStoreOptions {
@@ -75,6 +76,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
     keepAlive: true,
     application_name: 'baton',
+    // Times in UTC and ISO whatever the server's defaults: the ledger's rows are hashed as printed.
+    options: '-c TimeZone=UTC -c DateStyle=ISO',
     types: typeParsers(),
     // A URL without a password takes it from PGPASSWORD or the passfile (pgpass.ts).
     Client: PassfileClient,
@@ -139,6 +142,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     progress: postgresProgress(run),
     lifecycle: postgresLifecycle(run),
     settings: postgresSettings(run),
+    ledger: postgresLedger(run, config.types),
+    reports: postgresReports(run),
   };
 }
 

@@ -41,6 +41,15 @@ export class PgRunner implements Querier {
     return this.autocommit(sql, values, async (client, config) => (await client.query(config)).rows as R[]);
   }
 
+  /** As rows, with this statement's own type parsers (the ledger reads times as the server prints them). */
+  typedRows<R>(sql: string, values: readonly unknown[], types: pg.CustomTypesConfig): Promise<R[]> {
+    return this.autocommit(
+      sql,
+      values,
+      async (client, config) => (await client.query({ ...config, types })).rows as R[],
+    );
+  }
+
   /**
    * As rows, for a statement that answers with many rows (a batch of the worker loop): they are
    * sent before its commit and parsed while the commit is flushed (rows-before-commit.ts). A

@@ -26,6 +26,7 @@ import { sqliteEffects } from './effects.js';
 import { sqliteProgress } from './progress.js';
 import { sqliteWakeups } from './wakeups.js';
 import { CLOCK_TABLE_SQL, SAFE, type TestSwitches } from '../test-switches.js';
+import { sqliteLedger, sqliteReports } from './ledger.js';
 
 export interface SqliteStoreOptions {
   readonly path: string;
@@ -87,6 +88,8 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     progress: sqliteProgress(run),
     lifecycle: fromSync(sqliteLifecycle(run)),
     settings: fromSync(sqliteSettings(run)),
+    ledger: sqliteLedger(run),
+    reports: sqliteReports(run),
   };
 }
 

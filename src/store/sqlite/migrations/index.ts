@@ -9,6 +9,7 @@ import hostLoadIndex from './0009-host-load-index.js';
 import progress from './0010-progress.js';
 import containment from './0011-containment.js';
 import taskLifecycle from './0012-task-lifecycle.js';
+import ledgerSeals from './0013-ledger-seals.js';
 
 export interface Migration {
   readonly version: number;
@@ -29,4 +30,5 @@ export const MIGRATIONS: readonly Migration[] = [
   progress,
   containment,
   taskLifecycle,
+  ledgerSeals,
 ];

@@ -1,0 +1,74 @@
+/**
+ * "Tamper evidence on" for a drain: a ledger key registered, and the sealer of `baton up`'s leader
+ * running in a process of its own (sealer-proc.ts) for the whole drain, every 500 ms (a quarter of
+ * `baton up`'s default, so it seals several times inside even a quick drain). After the drain, not
+ * timed: the last rows are sealed and the whole ledger must verify, or the bench fails.
+ */
+import { fork } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createKeyFile } from '../src/coordinator/ledger/keys.js';
+import { sealLedger } from '../src/coordinator/ledger/seal.js';
+import { verifyLedger } from '../src/coordinator/ledger/verify.js';
+import { openStore } from '../src/store/open.js';
+import type { SealerMessage } from './sealer-proc.js';
+
+const SEALER = fileURLToPath(new URL('./sealer-proc.js', import.meta.url));
+export const SEAL_INTERVAL_MS = 500;
+
+export interface Sealing {
+  /** Rows the background sealer sealed while the drain ran. */
+  readonly rowsSealedDuring: number;
+  readonly checkpoints: number;
+}
+
+/** Runs `drain` with the sealer beside it; null work runs without (tamper evidence off). */
+export async function withSealer<T>(
+  url: string,
+  drain: () => Promise<T>,
+): Promise<{ result: T; sealing: Sealing }> {
+  const dir = mkdtempSync(join(tmpdir(), 'baton-bench-key-'));
+  try {
+    const keyFile = join(dir, 'ledger.key');
+    const signer = createKeyFile(keyFile);
+    const store = await openStore(url);
+    try {
+      await store.ledger.addKey({ id: signer.keyId, publicKey: signer.publicKey });
+    } finally {
+      await store.close();
+    }
+    const child = fork(SEALER, [url, keyFile, String(SEAL_INTERVAL_MS)], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    const [ready] = (await once(child, 'message')) as [SealerMessage];
+    if (ready.type !== 'ready') throw new Error('bench: the sealer did not start');
+    let result: T;
+    try {
+      result = await drain();
+    } finally {
+      child.send({ type: 'stop' });
+    }
+    const [stopped] = (await once(child, 'message')) as [SealerMessage];
+    if (stopped.type !== 'stopped' || stopped.failures > 0) throw new Error('bench: the sealer failed');
+    await finalCheck(url, signer);
+    return { result, sealing: { rowsSealedDuring: stopped.rows, checkpoints: stopped.checkpoints } };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function finalCheck(url: string, signer: ReturnType<typeof createKeyFile>): Promise<void> {
+  const store = await openStore(url);
+  try {
+    await sealLedger(store, signer);
+    const report = await verifyLedger(store, { publicKeys: [signer.publicKey] });
+    if (!report.ok || report.unsealed.count > 0) {
+      throw new Error(`bench: the sealed ledger does not verify: ${JSON.stringify(report.firstBad)}`);
+    }
+  } finally {
+    await store.close();
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * The ledger's sealer as `baton up`'s leader runs it (src/daemon/sealer.ts), in a process of its
+ * own beside a drain, for the throughput bench's "tamper evidence on" runs. Forked by ledger-on.ts:
+ *   sealer-proc <db url> <key file> <interval ms>
+ * It says `ready`, seals every interval until told `stop`, then answers `stopped` with the rows
+ * and checkpoints it sealed.
+ */
+import { loadKeyFile } from '../src/coordinator/ledger/keys.js';
+import { systemClock } from '../src/daemon/clock.js';
+import { LedgerSealer } from '../src/daemon/sealer.js';
+import { openStore } from '../src/store/open.js';
+
+export type SealerMessage =
+  | { readonly type: 'ready' }
+  | {
+      readonly type: 'stopped';
+      readonly rows: number;
+      readonly checkpoints: number;
+      readonly failures: number;
+    };
+
+const [url, keyFile, interval] = process.argv.slice(2);
+if (url === undefined || keyFile === undefined)
+  throw new Error('usage: sealer-proc <db> <key file> <interval ms>');
+const store = await openStore(url);
+const sealer = new LedgerSealer({
+  store,
+  signer: loadKeyFile(keyFile),
+  leading: () => true,
+  clock: systemClock,
+  intervalMs: Number(interval ?? 500),
+  anchorFile: null,
+});
+let rows = 0;
+let checkpoints = 0;
+let failures = 0;
+sealer.on('sealed', (sealed) => {
+  checkpoints += sealed.length;
+  rows += sealed.reduce((n, c) => n + c.rowCount, 0);
+});
+sealer.on('failed', (error) => {
+  failures++;
+  process.stderr.write(`bench sealer: ${error instanceof Error ? error.message : String(error)}\n`);
+});
+process.once('message', (m: { type: string }) => {
+  if (m.type !== 'stop') return;
+  void sealer.stop().then(async () => {
+    await store.close();
+    process.send?.({ type: 'stopped', rows, checkpoints, failures } satisfies SealerMessage);
+    process.disconnect?.();
+  });
+});
+sealer.start();
+process.send?.({ type: 'ready' } satisfies SealerMessage);

@@ -1,0 +1,59 @@
+/**
+ * `baton audit commits <repo-dir> [<rev-range>]`: checks the Baton trailers of each commit against
+ * the ledger and lists the commits with none and those whose stamp cannot be true (an epoch
+ * already fenced off, another session's claim, another host). Exits 1 when any is impossible.
+ */
+import type { Command } from 'commander';
+import type { CommitCheck } from '../../coordinator/commit-audit.js';
+import { InvalidInputError } from '../../core/errors.js';
+import { Exit } from '../exit-codes.js';
+import { withCoordinator } from '../run.js';
+
+interface CommitsOptions {
+  readonly slack?: string;
+  readonly all?: boolean;
+}
+
+function slackMs(raw: string | undefined): number {
+  if (raw === undefined) return 5_000;
+  const s = Number(raw);
+  if (!Number.isFinite(s) || s < 0 || s > 86_400) {
+    throw new InvalidInputError(`--slack must be seconds between 0 and 86400, got ${JSON.stringify(raw)}`);
+  }
+  return Math.round(s * 1000);
+}
+
+function line(c: CommitCheck): string {
+  const why = c.reasons.length === 0 ? '' : `: ${c.reasons.join('; ')}`;
+  const label = c.status === 'none' ? 'no trailers' : c.status;
+  return `${c.commit.slice(0, 12)}  ${label}  ${c.subject}${why}`;
+}
+
+export function registerAuditCommits(audit: Command): void {
+  audit
+    .command('commits')
+    .description("check commits' Baton-* trailers against the ledger; list those without or impossible")
+    .argument('<repo-dir>', 'a git checkout')
+    .argument('[rev-range]', 'what to check, as for git log (default HEAD)')
+    .option('--slack <seconds>', "clock slack around a claim's grant and release (default 5)")
+    .option('--all', 'list every commit, also those whose trailers check out')
+    .action((dir: string, range: string | undefined, o: CommitsOptions, cmd: Command) =>
+      withCoordinator(cmd, async (baton, out) => {
+        const checks = await baton.ledger.commits({ dir, range, slackMs: slackMs(o.slack) });
+        const count = (s: CommitCheck['status']): number => checks.filter((c) => c.status === s).length;
+        const listed = o.all === true ? checks : checks.filter((c) => c.status !== 'ok');
+        const summary = {
+          checked: checks.length,
+          ok: count('ok'),
+          none: count('none'),
+          impossible: count('impossible'),
+        };
+        out.result({ ...summary, commits: listed }, () => [
+          `${summary.checked} commits: ${summary.ok} stamped and possible, ${summary.none} without trailers, ` +
+            `${summary.impossible} impossible`,
+          ...listed.map(line),
+        ]);
+        if (summary.impossible > 0) throw new Exit(1);
+      }),
+    );
+}

@@ -1,0 +1,221 @@
+/**
+ * `baton audit seal | verify | export | prune | anchor`: the ledger an auditor can check. seal signs
+ * settled rows into checkpoints (the leader of `baton up` does it in the background); verify
+ * recomputes everything and exits 1 naming the first bad row; export streams the ledger with what
+ * verify needs offline; prune removes old checkpoints' rows behind a signed record; anchor copies
+ * the newest checkpoint out of the database.
+ */
+import { createWriteStream } from 'node:fs';
+import { once } from 'node:events';
+import type { Command } from 'commander';
+import { appendAnchors, anchorOf, readAnchors } from '../../coordinator/ledger/anchor.js';
+import { readExport, csvLines, CSV_HEADER, jsonLines } from '../../coordinator/ledger/export-format.js';
+import { keyFilePath, loadKeyFile, parsePublicKey } from '../../coordinator/ledger/keys.js';
+import { verifyEvents, type VerifyParams, type VerifyReport } from '../../coordinator/ledger/verify.js';
+import { InvalidInputError } from '../../core/errors.js';
+import { git } from '../../os/git.js';
+import { Exit } from '../exit-codes.js';
+import { Output } from '../output.js';
+import { progressBar } from '../progress.js';
+import { collect, withCoordinator, type GlobalOptions } from '../run.js';
+import { parseWhen } from '../when.js';
+import { KEY_FILE_HELP } from './ledger.js';
+
+interface KeyOptions {
+  readonly keyFile?: string;
+  readonly anchor?: string;
+}
+
+interface VerifyOptions {
+  readonly file?: string;
+  readonly anchor?: string;
+  readonly publicKey?: string[];
+}
+
+interface ExportOptions {
+  readonly format: string;
+  readonly out?: string;
+  readonly since?: string;
+  readonly until?: string;
+  readonly task?: string;
+  readonly session?: string;
+  readonly host?: string;
+  readonly kind?: string;
+}
+
+const ANCHOR_HELP = 'append an anchor line per new checkpoint to this file (keep it outside the database)';
+
+export function registerAuditLedger(audit: Command): void {
+  audit
+    .command('seal')
+    .description('sign the settled, unsealed ledger rows into checkpoints now')
+    .option('--key-file <path>', KEY_FILE_HELP)
+    .option('--anchor <file>', ANCHOR_HELP)
+    .action((o: KeyOptions, cmd: Command) =>
+      withCoordinator(cmd, async (baton, out) => {
+        const signer = loadKeyFile(keyFilePath(o.keyFile));
+        const { sealed, raced } = await baton.ledger.seal(signer);
+        if (o.anchor !== undefined)
+          appendAnchors(
+            o.anchor,
+            sealed.map((c) => anchorOf(c, signer.publicKey)),
+          );
+        const rows = sealed.reduce((n, c) => n + c.rowCount, 0);
+        const last = sealed.at(-1);
+        out.result(
+          { checkpoints: sealed.length, rows, sealedThrough: last?.lastId ?? null, sealed, raced },
+          () =>
+            last === undefined
+              ? 'nothing new to seal'
+              : `sealed ${rows} rows in ${sealed.length} checkpoint(s), through row ${last.lastId} ` +
+                `(checkpoint ${last.seq})`,
+        );
+      }),
+    );
+  audit
+    .command('verify')
+    .description('recompute every seal; exit 0 when intact, 1 naming the first bad row')
+    .option('--file <export>', 'check an export (jsonl or csv) offline instead of the database')
+    .option('--anchor <file>', 'anchors written by `seal --anchor`: trust their keys and checkpoints only')
+    .option('--public-key <key>', 'trust only this key (ed25519:<base64>); repeatable', collect)
+    .action((o: VerifyOptions, cmd: Command) => verify(o, cmd));
+  audit
+    .command('export')
+    .description('stream the ledger, with its checkpoints, for `verify --file` (constant memory)')
+    .requiredOption('--format <format>', 'jsonl or csv')
+    .option('--out <file>', 'write to this file (default stdout)')
+    .option('--since <date>', 'rows at or after this time (ISO, or 30d ago)')
+    .option('--until <date>', 'rows before this time')
+    .option('--task <key>', "only this task's rows")
+    .option('--session <id>', "only this session's rows")
+    .option('--host <name>', "only this host's rows")
+    .option('--kind <type>', 'only rows of this type, such as claim:granted')
+    // `baton audit` has --task, --session … of its own: commander files them there, so read both.
+    .action((_: ExportOptions, cmd: Command) => exportLedger(cmd.optsWithGlobals<ExportOptions>(), cmd));
+  audit
+    .command('prune')
+    .description('remove sealed rows older than a date, leaving a signed prune record')
+    .requiredOption('--before <date>', 'an ISO date or time, or days ago such as 365d')
+    .option('--key-file <path>', KEY_FILE_HELP)
+    .option('--anchor <file>', 'append an anchor line per prune record to this file')
+    .action((o: KeyOptions & { readonly before: string }, cmd: Command) =>
+      withCoordinator(cmd, async (baton, out) => {
+        const before = parseWhen('--before', o.before) ?? 0;
+        const signer = loadKeyFile(keyFilePath(o.keyFile));
+        const { records, removed } = await baton.ledger.prune(signer, before);
+        if (o.anchor !== undefined)
+          appendAnchors(
+            o.anchor,
+            records.map((c) => anchorOf(c, signer.publicKey)),
+          );
+        const last = records.at(-1);
+        out.result({ removed, records }, () =>
+          last === undefined
+            ? `nothing to prune: no sealed checkpoint holds only rows before ${new Date(before).toISOString()}`
+            : `pruned ${removed} rows, ids ${records[0]?.firstId ?? '?'}..${last.lastId} (prune record ${last.seq})`,
+        );
+      }),
+    );
+  audit
+    .command('anchor')
+    .description('print the newest checkpoint as an anchor line, to keep outside the database')
+    .option('--out <file>', 'append it to this file')
+    .option('--git <repo>', 'also add it as a git note (refs/notes/baton-ledger) on HEAD of this repository')
+    .action((o: { readonly out?: string; readonly git?: string }, cmd: Command) =>
+      withCoordinator(cmd, async (baton, out) => {
+        const anchor = await baton.ledger.newestAnchor();
+        if (anchor === null)
+          throw new InvalidInputError('nothing is sealed yet', 'run `baton audit seal` first');
+        if (o.out !== undefined) appendAnchors(o.out, [anchor]);
+        if (o.git !== undefined) {
+          const note = JSON.stringify(anchor);
+          await git(['notes', '--ref=baton-ledger', 'append', '-m', note, 'HEAD'], { cwd: o.git });
+        }
+        out.result(anchor, () => JSON.stringify(anchor));
+      }),
+    );
+}
+
+function verifyParams(o: VerifyOptions): VerifyParams {
+  return {
+    publicKeys: (o.publicKey ?? []).map(parsePublicKey),
+    anchors: o.anchor === undefined ? [] : readAnchors(o.anchor),
+  };
+}
+
+async function verify(o: VerifyOptions, cmd: Command): Promise<void> {
+  const params = verifyParams(o);
+  const globals = cmd.optsWithGlobals<GlobalOptions>();
+  if (o.file !== undefined) {
+    const { header, ...report } = await verifyEvents(readExport(o.file), params);
+    return printVerify(
+      { ...report, source: o.file, engine: header?.engine ?? null },
+      new Output(globals.json === true),
+    );
+  }
+  await withCoordinator(cmd, async (baton, out) => {
+    const bar = progressBar('verifying', await baton.ledger.size());
+    const report = await baton.ledger.verify(params, (n) => bar.tick(n));
+    bar.done();
+    printVerify({ ...report, source: 'database', engine: null }, out);
+  });
+}
+
+function printVerify(report: VerifyReport & { source: string; engine: string | null }, out: Output): void {
+  out.result(report, () => {
+    const trust =
+      report.keys === 'pinned' ? `pinned keys ${report.keyIds.join(', ')}` : "the source's own keys";
+    const pruned = report.pruned.map(
+      (p) => `pruned: ids ${p.firstId}..${p.lastId} (${p.rowCount} rows, record ${p.checkpoint})`,
+    );
+    const from = report.unsealed.firstId === null ? '' : ` from ${report.unsealed.firstId}`;
+    const anchors = report.anchorsChecked > 0 ? ` and ${report.anchorsChecked} anchors` : '';
+    const head = report.ok
+      ? `ledger intact: ${report.rows} rows, ${report.seals} checkpoint(s), sealed through row ${report.sealedThrough}`
+      : `ledger NOT intact: ${report.problemCount} problems`;
+    return [
+      head,
+      ...report.problems.slice(0, 10).map((p) => `  row ${p.id} ${p.problem}: ${p.detail}`),
+      `  unsealed: ${report.unsealed.count} rows${from}`,
+      ...pruned.map((line) => `  ${line}`),
+      `  checked with ${trust}${anchors} (${report.source})`,
+    ];
+  });
+  if (!report.ok) throw new Exit(1);
+}
+
+async function exportLedger(o: ExportOptions, cmd: Command): Promise<void> {
+  if (o.format !== 'jsonl' && o.format !== 'csv') {
+    throw new InvalidInputError(`--format must be jsonl or csv, not ${JSON.stringify(o.format)}`);
+  }
+  const lines = o.format === 'csv' ? csvLines : jsonLines;
+  const filter = {
+    task: o.task,
+    session: o.session,
+    host: o.host,
+    kind: o.kind,
+    since: parseWhen('--since', o.since),
+    until: parseWhen('--until', o.until),
+  };
+  await withCoordinator(cmd, async (baton) => {
+    const events = baton.ledger.events(filter);
+    const sink = o.out === undefined ? process.stdout : createWriteStream(o.out);
+    const bar = progressBar('exporting', await baton.ledger.size());
+    let chunk = o.format === 'csv' ? `${CSV_HEADER}\n` : '';
+    const flush = async (): Promise<void> => {
+      if (chunk !== '' && !sink.write(chunk)) await once(sink, 'drain');
+      chunk = '';
+    };
+    for await (const e of events) {
+      chunk += lines(e);
+      if (e.kind === 'rows') bar.tick(e.rows.length);
+      if (chunk.length >= 65_536) await flush();
+    }
+    await flush();
+    bar.done();
+    if (sink !== process.stdout) {
+      sink.end();
+      await once(sink, 'finish');
+    }
+  });
+}

@@ -1,0 +1,75 @@
+/**
+ * `baton ledger init | key`: the Ed25519 key that signs the ledger's checkpoints. The private key
+ * lives in a file (default .baton/ledger.key, or --key-file, or BATON_LEDGER_KEY), mode 0600; the
+ * public key is registered in the database and printed, for an auditor to pin.
+ */
+import { existsSync } from 'node:fs';
+import type { Command } from 'commander';
+import { ConflictError } from '../../core/errors.js';
+import { createKeyFile, keyFilePath, loadKeyFile, type LedgerSigner } from '../../coordinator/ledger/keys.js';
+import { withCoordinator } from '../run.js';
+
+interface InitOptions {
+  readonly keyFile?: string;
+  readonly rotate?: boolean;
+}
+
+export const KEY_FILE_HELP = 'the private key file (default $BATON_LEDGER_KEY, else .baton/ledger.key)';
+
+export function registerLedger(program: Command): void {
+  const ledger = program.command('ledger').description("the key that signs the ledger's checkpoints");
+  ledger
+    .command('init')
+    .description('make the signing key: private half to a 0600 file, public half into the database')
+    .option('--key-file <path>', KEY_FILE_HELP)
+    .option('--rotate', 'add a new key although the ledger has one (new checkpoints are signed with it)')
+    .action((o: InitOptions, cmd: Command) =>
+      withCoordinator(cmd, async (baton, out) => {
+        const path = keyFilePath(o.keyFile);
+        const registered = await baton.ledger.keys();
+        const existing = existsSync(path) ? loadKeyFile(path) : null;
+        const known = existing !== null && registered.some((k) => k.id === existing.keyId);
+        if (!known && registered.length > 0 && o.rotate !== true) {
+          throw new ConflictError(
+            `the ledger already has a key (${registered.map((k) => k.id).join(', ')}), and ${path} is not it`,
+            'pass --key-file with the key that was registered, or --rotate to add a new one',
+          );
+        }
+        const signer: LedgerSigner = existing ?? createKeyFile(path);
+        if (!known) await baton.ledger.addKey(signer);
+        const result = {
+          keyId: signer.keyId,
+          publicKey: `ed25519:${signer.publicKey}`,
+          keyFile: path,
+          created: existing === null,
+          registered: !known,
+        };
+        out.result(result, () => [
+          known
+            ? `the ledger is initialised already with key ${signer.keyId} (${path})`
+            : `ledger key ${signer.keyId}: private key in ${path} (mode 0600: keep it with the user running baton up)`,
+          `public key: ${result.publicKey}`,
+          'give the public key to your auditor: baton audit verify --public-key <it>',
+        ]);
+      }),
+    );
+  ledger
+    .command('key')
+    .description('print the public keys the ledger is signed with, and the local key file')
+    .option('--key-file <path>', KEY_FILE_HELP)
+    .action((o: InitOptions, cmd: Command) =>
+      withCoordinator(cmd, async (baton, out) => {
+        const path = keyFilePath(o.keyFile);
+        const local = existsSync(path) ? loadKeyFile(path) : null;
+        const keys = (await baton.ledger.keys()).map((k) => ({ ...k, publicKey: `ed25519:${k.publicKey}` }));
+        const file =
+          local === null ? null : { path, keyId: local.keyId, publicKey: `ed25519:${local.publicKey}` };
+        out.result({ keys, keyFile: file }, () => [
+          ...(keys.length === 0
+            ? ['no ledger key: run `baton ledger init`']
+            : keys.map((k) => `${k.id}  ${k.publicKey}`)),
+          file === null ? `no key file at ${path}` : `key file ${path}: key ${file.keyId}`,
+        ]);
+      }),
+    );
+}

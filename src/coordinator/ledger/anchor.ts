@@ -1,0 +1,104 @@
+/**
+ * Anchors: checkpoints copied outside the database (a file, a git note, a printout), so that a
+ * consistent rewrite of the whole ledger and its checkpoints, re-signed with a key of the
+ * attacker's, is still caught: the anchored hash no longer matches, or the key is not the pinned
+ * one. A checkpoint's hash covers every checkpoint before it, so the newest anchor vouches for the
+ * whole ledger up to it; an anchor file keeps one line per checkpoint, to name the first that moved.
+ */
+import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { InvalidInputError } from '../../core/errors.js';
+import type { Checkpoint } from '../../core/ledger.js';
+import type { LedgerVerifier } from '../../core/ledger-verify.js';
+import type { KnownKey } from './keys.js';
+
+export interface Anchor {
+  readonly format: 'baton-ledger-anchor';
+  readonly seq: number;
+  readonly kind: Checkpoint['kind'];
+  readonly hash: string;
+  readonly firstId: number;
+  readonly lastId: number;
+  readonly sealedAt: string;
+  readonly keyId: string;
+  readonly publicKey: string;
+}
+
+export function anchorOf(c: Checkpoint, publicKey: string): Anchor {
+  const { seq, kind, hash, firstId, lastId, keyId } = c;
+  const sealedAt = new Date(c.sealedAt).toISOString();
+  return { format: 'baton-ledger-anchor', seq, kind, hash, firstId, lastId, sealedAt, keyId, publicKey };
+}
+
+/** Appends one line per anchor to the file (made if absent, with its folder). */
+export function appendAnchors(path: string, anchors: readonly Anchor[]): void {
+  if (anchors.length === 0) return;
+  mkdirSync(dirname(path), { recursive: true });
+  appendFileSync(path, anchors.map((a) => `${JSON.stringify(a)}\n`).join(''));
+}
+
+export function readAnchors(path: string): Anchor[] {
+  if (!existsSync(path)) {
+    throw new InvalidInputError(
+      `the anchor file ${path} does not exist`,
+      'pass the file `baton audit seal --anchor` wrote',
+    );
+  }
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line, i) => {
+      try {
+        const a = JSON.parse(line) as Partial<Anchor>;
+        if (a.format === 'baton-ledger-anchor' && typeof a.seq === 'number' && typeof a.hash === 'string') {
+          return a as Anchor;
+        }
+      } catch {
+        // reported below
+      }
+      throw new InvalidInputError(
+        `${path}:${i + 1} is not a ledger anchor`,
+        'pass a file written by `baton audit seal --anchor`',
+      );
+    });
+}
+
+/** The keys the anchors were signed with: an auditor's pinned keys. */
+export function anchorKeys(anchors: readonly Anchor[]): KnownKey[] {
+  const keys = new Map(anchors.map((a) => [a.keyId, { id: a.keyId, publicKey: a.publicKey }]));
+  return [...keys.values()];
+}
+
+/** Reports, through the verifier, every anchored checkpoint that no longer matches. */
+export function checkAnchors(verifier: LedgerVerifier, anchors: readonly Anchor[]): void {
+  const seen = verifier.seen;
+  const prunes = [...seen.values()].filter((s) => s.kind === 'prune');
+  const removedThrough = Math.max(0, ...prunes.map((p) => p.throughSeq ?? 0));
+  let matchedThrough = 0;
+  for (const a of [...anchors].sort((x, y) => x.seq - y.seq)) {
+    const at = `anchored ${a.sealedAt}`;
+    const s = seen.get(a.seq);
+    if (s !== undefined) {
+      if (s.hash === a.hash) matchedThrough = Math.max(matchedThrough, a.lastId);
+      else
+        verifier.report(
+          matchedThrough + 1,
+          'edited',
+          a.seq,
+          `checkpoint ${a.seq} no longer matches its anchor (${at})`,
+        );
+    } else if (a.seq <= removedThrough) {
+      const attest = prunes.find((p) => p.throughSeq === a.seq);
+      if (attest !== undefined && attest.root !== a.hash) {
+        verifier.report(
+          a.firstId,
+          'edited',
+          attest.seq,
+          `prune record ${attest.seq} attests another checkpoint ${a.seq} than the one ${at}`,
+        );
+      }
+    } else {
+      verifier.report(matchedThrough + 1, 'missing', a.seq, `checkpoint ${a.seq} (${at}) is missing`);
+    }
+  }
+}

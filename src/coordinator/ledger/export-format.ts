@@ -1,0 +1,189 @@
+/**
+ * The export's two formats. JSONL: one JSON object per line, `record` saying which: the `ledger`
+ * header (engine, keys, filter), each `checkpoint` (with its leaves, base64), each `row` (every
+ * column of the ledger row, as the engine stores it, under `row`), and an `end` line with the
+ * counts, so a cut-off file is told from a whole one. CSV: the same records, one per line, with a
+ * few columns to read in a spreadsheet and the JSONL line in the last column, `json`, which is
+ * what `baton audit verify --file` reads.
+ */
+import { createReadStream } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { InvalidInputError } from '../../core/errors.js';
+import { canonicalJson, type Checkpoint } from '../../core/ledger.js';
+import type { LedgerRowColumns } from '../../store/ledger-store.js';
+import type { LedgerEvent, LedgerHeader } from './events.js';
+
+const PAGE_ROWS = 1000;
+
+export type ExportFormat = 'jsonl' | 'csv';
+
+const CSV_COLUMNS = [
+  'record',
+  'checkpoint',
+  'id',
+  'at',
+  'type',
+  'task_key',
+  'job_id',
+  'session_id',
+  'host',
+  'epoch',
+  'detail',
+  'json',
+] as const;
+
+type OneRow = { readonly checkpoint: number | null; readonly columns: LedgerRowColumns };
+type Single = Exclude<LedgerEvent, { kind: 'rows' }> | ({ readonly kind: 'row' } & OneRow);
+
+/** An event's records one by one: a page of rows is one record per row. */
+function* records(e: LedgerEvent): Generator<Single> {
+  if (e.kind !== 'rows') yield e;
+  else for (const columns of e.rows) yield { kind: 'row', checkpoint: e.checkpoint, columns };
+}
+
+function jsonRecord(e: Single): string {
+  switch (e.kind) {
+    case 'header':
+      return JSON.stringify({ record: 'ledger', ...e.header });
+    case 'checkpoint':
+      return JSON.stringify({
+        record: 'checkpoint',
+        ...e.checkpoint,
+        leaves: e.leaves === null ? null : Buffer.from(e.leaves).toString('base64'),
+      });
+    case 'row':
+      return `{"record":"row","checkpoint":${e.checkpoint ?? 'null'},"row":${canonicalJson(e.columns)}}`;
+    case 'end':
+      return JSON.stringify({ record: 'end', rows: e.rows, checkpoints: e.checkpoints });
+  }
+}
+
+/** The JSONL lines of an event, each ended by a newline. */
+export function jsonLines(e: LedgerEvent): string {
+  let out = '';
+  for (const r of records(e)) out += `${jsonRecord(r)}\n`;
+  return out;
+}
+
+function csvCell(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  const text = (typeof value === 'string' ? value : JSON.stringify(value)).replace(/[\r\n]+/g, ' ');
+  return /[",]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+export const CSV_HEADER = CSV_COLUMNS.join(',');
+
+function csvRecord(e: Single): string {
+  const cells: Record<string, unknown> = {};
+  if (e.kind === 'header') cells['record'] = 'ledger';
+  else if (e.kind === 'end') cells['record'] = 'end';
+  else if (e.kind === 'checkpoint') {
+    Object.assign(cells, { record: 'checkpoint', checkpoint: e.checkpoint.seq, id: e.checkpoint.lastId });
+  } else {
+    Object.assign(cells, e.columns, { record: 'row', checkpoint: e.checkpoint });
+  }
+  cells['json'] = jsonRecord(e);
+  return CSV_COLUMNS.map((c) => csvCell(cells[c])).join(',');
+}
+
+/** The CSV lines of an event, each ended by a newline (the header line comes first, once: CSV_HEADER). */
+export function csvLines(e: LedgerEvent): string {
+  let out = '';
+  for (const r of records(e)) out += `${csvRecord(r)}\n`;
+  return out;
+}
+
+/** The last cell of a CSV line written by csvLines (a quoted field, quotes doubled). */
+function lastCsvCell(line: string): string {
+  if (!line.endsWith('"')) return line.slice(line.lastIndexOf(',') + 1);
+  let i = line.length - 2;
+  for (;;) {
+    const q = line.lastIndexOf('"', i);
+    if (q < 0) throw new Error('unterminated');
+    if (line[q - 1] === '"') {
+      i = q - 2;
+      continue;
+    }
+    return line.slice(q + 1, -1).replace(/""/g, '"');
+  }
+}
+
+function asEvent(record: Record<string, unknown>): Single {
+  switch (record['record']) {
+    case 'ledger': {
+      const header: Record<string, unknown> = { ...record };
+      delete header['record'];
+      return { kind: 'header', header: header as unknown as LedgerHeader };
+    }
+    case 'checkpoint': {
+      const { leaves, ...checkpoint } = record;
+      delete checkpoint['record'];
+      const bytes = typeof leaves === 'string' ? new Uint8Array(Buffer.from(leaves, 'base64')) : null;
+      return { kind: 'checkpoint', checkpoint: checkpoint as unknown as Checkpoint, leaves: bytes };
+    }
+    case 'row': {
+      const columns = record['row'];
+      if (typeof columns !== 'object' || columns === null) throw new Error('a row line without its row');
+      const seq = record['checkpoint'];
+      return {
+        kind: 'row',
+        checkpoint: typeof seq === 'number' ? seq : null,
+        columns: columns as Record<string, unknown>,
+      };
+    }
+    case 'end':
+      return { kind: 'end', rows: Number(record['rows']), checkpoints: Number(record['checkpoints']) };
+    default:
+      throw new Error(`an unknown record ${JSON.stringify(record['record'])}`);
+  }
+}
+
+/**
+ * The events of an export file, streamed line by line (JSONL or CSV, told apart by the first
+ * line). InvalidInputError for a line that is not an export record, or a file cut off before its
+ * end line or whose counts disagree with it.
+ */
+export async function* readExport(path: string): AsyncGenerator<LedgerEvent> {
+  const lines = createInterface({ input: createReadStream(path), crlfDelay: Infinity });
+  let csv: boolean | null = null;
+  let n = 0;
+  let rows = 0;
+  let ended = false;
+  let page: { checkpoint: number | null; rows: LedgerRowColumns[] } | null = null;
+  for await (const line of lines) {
+    n++;
+    if (line.trim() === '') continue;
+    if (csv === null) {
+      csv = line === CSV_HEADER;
+      if (csv) continue;
+    }
+    let event: Single;
+    try {
+      event = asEvent(JSON.parse(csv ? lastCsvCell(line) : line) as Record<string, unknown>);
+    } catch (error) {
+      throw new InvalidInputError(`${path}:${n} is not a ledger export record (${(error as Error).message})`);
+    }
+    if (ended) throw new InvalidInputError(`${path}:${n} comes after the end line`);
+    if (event.kind === 'row') {
+      rows++;
+      // Rows go on in pages, as they came out of the database.
+      if (page !== null && (page.checkpoint !== event.checkpoint || page.rows.length >= PAGE_ROWS)) {
+        yield { kind: 'rows', ...page };
+        page = null;
+      }
+      page ??= { checkpoint: event.checkpoint, rows: [] };
+      page.rows.push(event.columns);
+      continue;
+    }
+    if (page !== null) yield { kind: 'rows', ...page };
+    page = null;
+    if (event.kind === 'end') {
+      ended = true;
+      if (event.rows !== rows) {
+        throw new InvalidInputError(`${path} says it holds ${event.rows} rows, and holds ${rows}`);
+      }
+    }
+    yield event;
+  }
+  if (!ended) throw new InvalidInputError(`${path} ends before its end line: the export is cut off`);
+}

@@ -1,0 +1,108 @@
+/**
+ * The ledger's use cases for the adapters: keys, sealing, verifying, exporting, pruning, commit
+ * provenance and the session report. Raw input is checked here (inputs.ts style) before it reaches
+ * the store.
+ */
+import { InvalidInputError } from '../../core/errors.js';
+import type { SessionReport } from '../../core/session-report.js';
+import type { Instant } from '../../core/time.js';
+import { validateId, validateKey, validateName } from '../../core/validate.js';
+import type { LedgerKey } from '../../store/ledger-store.js';
+import type { Store } from '../../store/store.js';
+import { auditCommits, type CommitAuditParams, type CommitCheck } from '../commit-audit.js';
+import { anchorOf, type Anchor } from './anchor.js';
+import { ledgerEvents, type LedgerEvent, type LedgerFilter } from './events.js';
+import type { LedgerSigner } from './keys.js';
+import { pruneLedger, type PruneResult } from './prune.js';
+import { assertKeyRegistered, sealLedger, type SealResult } from './seal.js';
+import { verifyEvents, withoutHeader, type VerifyParams, type VerifyReport } from './verify.js';
+
+export interface ExportFilterInput {
+  readonly task?: string | undefined;
+  readonly session?: string | number | undefined;
+  readonly host?: string | undefined;
+  readonly kind?: string | undefined;
+  readonly since?: Instant | undefined;
+  readonly until?: Instant | undefined;
+}
+
+export class Ledger {
+  constructor(private readonly store: Store) {}
+
+  /** Registers the signer's public key (`baton ledger init`). */
+  addKey(signer: LedgerSigner): Promise<LedgerKey> {
+    return this.store.ledger.addKey({ id: signer.keyId, publicKey: signer.publicKey });
+  }
+
+  keys(): Promise<readonly LedgerKey[]> {
+    return this.store.ledger.keys();
+  }
+
+  async seal(signer: LedgerSigner): Promise<SealResult> {
+    await assertKeyRegistered(this.store, signer);
+    return sealLedger(this.store, signer);
+  }
+
+  /** Verifies the database's ledger; `onRows` is told of each page of rows read (a progress bar). */
+  async verify(params: VerifyParams = {}, onRows?: (n: number) => void): Promise<VerifyReport> {
+    const report = await verifyEvents(ledgerEvents(this.store), params, onRows);
+    return withoutHeader(report);
+  }
+
+  /** The newest checkpoint as an anchor; null while nothing is sealed. */
+  async newestAnchor(): Promise<Anchor | null> {
+    const keys = await this.store.ledger.keys();
+    let newest = null;
+    for (let after = 0; ;) {
+      const page = await this.store.ledger.checkpoints({ afterSeq: after, limit: 500 });
+      newest = page.at(-1) ?? newest;
+      if (page.length < 500 || newest === null) break;
+      after = newest.seq;
+    }
+    if (newest === null) return null;
+    const key = keys.find((k) => k.id === newest.keyId);
+    return anchorOf(newest, key?.publicKey ?? '');
+  }
+
+  events(input: ExportFilterInput = {}): AsyncGenerator<LedgerEvent> {
+    return ledgerEvents(this.store, parseFilter(input));
+  }
+
+  /** About how many rows the ledger holds (its id span): for a progress bar. */
+  async size(): Promise<number> {
+    const { firstId, lastId } = await this.store.ledger.extent();
+    return firstId === null || lastId === null ? 0 : lastId - firstId + 1;
+  }
+
+  prune(signer: LedgerSigner, before: Instant): Promise<PruneResult> {
+    return pruneLedger(this.store, signer, { before });
+  }
+
+  commits(params: CommitAuditParams): Promise<CommitCheck[]> {
+    return auditCommits(this.store, params);
+  }
+
+  sessions(
+    input: { since?: Instant; until?: Instant; host?: string } = {},
+  ): Promise<readonly SessionReport[]> {
+    return this.store.reports.sessions({
+      since: input.since,
+      until: input.until,
+      host: input.host === undefined ? undefined : validateName('host', input.host),
+    });
+  }
+}
+
+function parseFilter(input: ExportFilterInput): LedgerFilter {
+  if (input.since !== undefined && input.until !== undefined && input.since >= input.until) {
+    throw new InvalidInputError('--since must come before --until');
+  }
+  return {
+    key: input.task === undefined ? undefined : validateKey(input.task),
+    session: input.session === undefined ? undefined : validateId('session', input.session),
+    host: input.host === undefined ? undefined : validateName('host', input.host),
+    type: input.kind === undefined ? undefined : validateName('kind', input.kind),
+    since: input.since,
+    until: input.until,
+  };
+}

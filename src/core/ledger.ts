@@ -1,0 +1,154 @@
+/**
+ * Tamper evidence for the ledger, as data (docs/decisions/0011-tamper-evident-ledger.md). Rows are
+ * written as before, on the hot path, with nothing extra; a sealer later covers settled rows with
+ * a signed **checkpoint**: the ids and content hashes of its rows (the leaves), their hash (the
+ * root), the previous checkpoint's hash (the chain) and an Ed25519 signature over its own hash.
+ * A **prune** record is a checkpoint too: it attests the hash of the last checkpoint it removed, so
+ * the chain still verifies over what remains.
+ *
+ * A row's content is every column but `id`, read generically (`SELECT *`; times on PostgreSQL as
+ * the server prints them), without its NULL columns, as canonical JSON: a column added later (the token of
+ * issue 17) is covered from then on, and old rows, NULL there, keep their hashes. The id is bound
+ * by the leaf, so a row moved to another id is told apart from an edited one.
+ */
+
+export type CheckpointKind = 'seal' | 'prune';
+
+export interface Checkpoint {
+  /** 1, 2, 3 … in the order written; the chain follows it. */
+  readonly seq: number;
+  readonly kind: CheckpointKind;
+  /** Seal: the ids it covers are firstId..lastId (gaps allowed). Prune: the ids removed. */
+  readonly firstId: number;
+  readonly lastId: number;
+  /** Seal: the rows it covers. Prune: the rows the removed checkpoints covered. */
+  readonly rowCount: number;
+  /** Seal: the hash of its leaves. Prune: the hash of checkpoint throughSeq, the last one removed. */
+  readonly root: string;
+  readonly prevHash: string;
+  /** sha256 of checkpointText(this): every field above and below but hash and signature. */
+  readonly hash: string;
+  readonly keyId: string;
+  /** Ed25519 over the 32 bytes of `hash`, base64. */
+  readonly signature: string;
+  /** The database clock when it was written. */
+  readonly sealedAt: number;
+  /** Prune only: the seal checkpoints with seq up to this one were removed. */
+  readonly throughSeq: number | null;
+}
+
+export type CheckpointFields = Omit<Checkpoint, 'hash' | 'signature'>;
+
+/** One leaf: a sealed row's id and the sha256 (hex) of its content. */
+export interface Leaf {
+  readonly id: number;
+  readonly hash: string;
+}
+
+export type LedgerProblemKind = 'edited' | 'missing' | 'inserted' | 'reordered';
+
+export interface LedgerProblem {
+  /** The first row id concerned. */
+  readonly id: number;
+  readonly problem: LedgerProblemKind;
+  /** The checkpoint that no longer matches, when one does. */
+  readonly checkpoint: number | null;
+  readonly detail: string;
+}
+
+/** prevHash of the first checkpoint. */
+export const GENESIS_HASH = '0'.repeat(64);
+/** Rows per seal checkpoint, at most: 40 bytes of leaves each. */
+export const CHECKPOINT_ROWS_MAX = 8192;
+const LEAF_BYTES = 40;
+
+/**
+ * JSON with object keys sorted (by UTF-16 code units, as Array.prototype.sort does), recursively;
+ * byte arrays as {"$hex": …}. Stable across engines. Written for speed: the sealer and the
+ * verifier run it once per ledger row.
+ */
+export function canonicalJson(value: unknown): string {
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
+    return JSON.stringify(value);
+  }
+  if (value === null || value === undefined) return 'null';
+  if (typeof value === 'bigint') return value.toString();
+  if (value instanceof Uint8Array) return `{"$hex":"${toHex(value)}"}`;
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  return objectJson(value as Record<string, unknown>, false);
+}
+
+function objectJson(o: Readonly<Record<string, unknown>>, asRow: boolean): string {
+  let out = '';
+  for (const key of Object.keys(o).sort()) {
+    const v = o[key];
+    if (v === undefined || (asRow && (v === null || key === 'id'))) continue;
+    out += `${out === '' ? '' : ','}${JSON.stringify(key)}:${canonicalJson(v)}`;
+  }
+  return `{${out}}`;
+}
+
+/** What a row's content hash covers: every column but the id, NULL columns left out. */
+export function rowContent(columns: Readonly<Record<string, unknown>>): string {
+  return objectJson(columns, true);
+}
+
+/** The row id in a row's columns; a row without a numeric id is not a ledger row. */
+export function rowId(columns: Readonly<Record<string, unknown>>): number {
+  const id = columns['id'];
+  return typeof id === 'number' ? id : typeof id === 'bigint' ? Number(id) : Number.NaN;
+}
+
+/** The text a checkpoint's hash is taken of. */
+export function checkpointText(c: CheckpointFields): string {
+  return canonicalJson({
+    v: 1,
+    seq: c.seq,
+    kind: c.kind,
+    firstId: c.firstId,
+    lastId: c.lastId,
+    rowCount: c.rowCount,
+    root: c.root,
+    prevHash: c.prevHash,
+    keyId: c.keyId,
+    sealedAt: c.sealedAt,
+    throughSeq: c.throughSeq,
+  });
+}
+
+/** Leaves as bytes: per row its id (8 bytes, big-endian) and its content hash (32 bytes). */
+export function encodeLeaves(leaves: readonly Leaf[]): Uint8Array {
+  const bytes = new Uint8Array(leaves.length * LEAF_BYTES);
+  const view = new DataView(bytes.buffer);
+  leaves.forEach((leaf, i) => {
+    view.setBigInt64(i * LEAF_BYTES, BigInt(leaf.id));
+    bytes.set(fromHex(leaf.hash), i * LEAF_BYTES + 8);
+  });
+  return bytes;
+}
+
+/** The leaves back; null when the bytes are not a whole number of leaves. */
+export function decodeLeaves(bytes: Uint8Array): Leaf[] | null {
+  if (bytes.length % LEAF_BYTES !== 0) return null;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const leaves: Leaf[] = [];
+  for (let at = 0; at < bytes.length; at += LEAF_BYTES) {
+    leaves.push({
+      id: Number(view.getBigInt64(at)),
+      hash: toHex(bytes.subarray(at + 8, at + LEAF_BYTES)),
+    });
+  }
+  return leaves;
+}
+
+export function toHex(bytes: Uint8Array): string {
+  let out = '';
+  for (const b of bytes) out += b.toString(16).padStart(2, '0');
+  return out;
+}
+
+export function fromHex(hex: string): Uint8Array {
+  const bytes = new Uint8Array(hex.length >> 1);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  return bytes;
+}

@@ -1,0 +1,73 @@
+/** The background sealer of `baton up`: seals while leading, never while a standby. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createKeyFile } from '../coordinator/ledger/keys.js';
+import { verifyLedger } from '../coordinator/ledger/verify.js';
+import { openStore } from '../store/open.js';
+import { systemClock } from './clock.js';
+import { LedgerSealer } from './sealer.js';
+
+async function setup() {
+  const dir = mkdtempSync(join(tmpdir(), 'baton-sealer-'));
+  const store = await openStore(join(dir, 'baton.db'));
+  const signer = createKeyFile(join(dir, 'ledger.key'));
+  await store.ledger.addKey({ id: signer.keyId, publicKey: signer.publicKey });
+  await store.tasks.add({ key: 'k' });
+  return { dir, store, signer };
+}
+
+test('seals the ledger in the background while leading, with an anchor line per checkpoint', async () => {
+  const { dir, store, signer } = await setup();
+  const anchorFile = join(dir, 'anchors.jsonl');
+  const sealer = new LedgerSealer({
+    store,
+    signer,
+    leading: () => true,
+    clock: systemClock,
+    intervalMs: 10,
+    anchorFile,
+  });
+  try {
+    const sealed = once(sealer, 'sealed');
+    sealer.start();
+    const [checkpoints] = (await sealed) as [readonly { seq: number }[]];
+    assert.equal(checkpoints[0]?.seq, 1);
+    const report = await verifyLedger(store);
+    assert.equal(report.ok, true);
+    assert.equal(report.unsealed.count, 0);
+  } finally {
+    await sealer.stop();
+    await store.close();
+  }
+});
+
+test('does not seal while a standby', async () => {
+  const { store, signer } = await setup();
+  let asked = 0;
+  let answer: () => void = () => undefined;
+  const askedThrice = new Promise<void>((resolve) => (answer = resolve));
+  const leading = (): boolean => {
+    if (++asked === 3) answer();
+    return false;
+  };
+  const sealer = new LedgerSealer({
+    store,
+    signer,
+    leading,
+    clock: systemClock,
+    intervalMs: 5,
+    anchorFile: null,
+  });
+  try {
+    sealer.start();
+    await askedThrice;
+    assert.deepEqual(await store.ledger.checkpoints({ afterSeq: 0, limit: 10 }), []);
+  } finally {
+    await sealer.stop();
+    await store.close();
+  }
+});

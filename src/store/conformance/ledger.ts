@@ -1,0 +1,283 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { GENESIS_HASH, rowId, type Checkpoint } from '../../core/ledger.js';
+import { DEFAULT_RETRY_POLICY } from '../../core/retry.js';
+import { givenSession, givenTask, sleep, withFixture, type Harness } from './harness.js';
+import type { Store } from '../store.js';
+
+/** A checkpoint with made-up hashes: the store keeps checkpoints, it never checks their hashes. */
+function checkpoint(over: Partial<Checkpoint> & Pick<Checkpoint, 'seq' | 'firstId' | 'lastId'>): Checkpoint {
+  return {
+    kind: 'seal',
+    rowCount: over.lastId - over.firstId + 1,
+    root: 'r'.repeat(64),
+    prevHash: GENESIS_HASH,
+    hash: `${over.seq}`.padStart(64, 'h'),
+    keyId: 'k'.repeat(16),
+    signature: 'sig',
+    sealedAt: 1_700_000_000_000,
+    throughSeq: null,
+    ...over,
+  };
+}
+
+async function activity(store: Store): Promise<void> {
+  const s = await givenSession(store, 'box-1');
+  await givenTask(store, 'a');
+  await givenTask(store, 'b');
+  await store.claims.acquire({ key: 'a', session: s.id });
+  await store.claims.release({ key: 'a', session: s.id, epoch: 1, outcome: 'failed' });
+}
+
+export function exerciseLedger(h: Harness): void {
+  describe('ledger seals', () => {
+    test('hands out unsealed rows oldest first, every column by name, only those after the newest checkpoint', () =>
+      withFixture(h, async ({ store }) => {
+        await activity(store);
+        const all = await store.audit.list();
+        const first = await store.ledger.unsealed({ limit: 100 });
+        assert.equal(first.newest, null);
+        assert.equal(first.sealedThrough, 0);
+        assert.deepEqual(
+          first.rows.map(rowId),
+          all.map((e) => e.id),
+        );
+        const granted = first.rows.find((r) => r['type'] === 'claim:granted');
+        assert.ok(granted !== undefined);
+        for (const column of [
+          'id',
+          'at',
+          'type',
+          'task_key',
+          'job_id',
+          'session_id',
+          'host',
+          'epoch',
+          'detail',
+        ]) {
+          assert.ok(column in granted, `column ${column} is read`);
+        }
+        assert.equal(granted['task_key'], 'a');
+        assert.equal(granted['host'], 'box-1');
+        const through = all[2]?.id ?? 0;
+        assert.equal(
+          await store.ledger.append(checkpoint({ seq: 1, firstId: 1, lastId: through }), new Uint8Array([1])),
+          true,
+        );
+        const next = await store.ledger.unsealed({ limit: 2 });
+        assert.equal(next.newest?.seq, 1);
+        assert.equal(next.sealedThrough, through);
+        assert.deepEqual(
+          next.rows.map(rowId),
+          all.slice(3, 5).map((e) => e.id),
+        );
+        assert.ok(next.now >= (all.at(-1)?.at ?? 0));
+      }));
+
+    test('appends a checkpoint only after the newest one, and one of two racing sealers wins', () =>
+      withFixture(h, async ({ store, openAnother }) => {
+        await activity(store);
+        const other = await openAnother();
+        const one = checkpoint({ seq: 1, firstId: 1, lastId: 2 });
+        const results = await Promise.all([
+          store.ledger.append(one, new Uint8Array(40)),
+          other.ledger.append(one, new Uint8Array(40)),
+        ]);
+        assert.deepEqual([...results].sort(), [false, true]);
+        assert.equal(
+          await store.ledger.append(
+            checkpoint({ seq: 3, firstId: 3, lastId: 4, prevHash: one.hash }),
+            new Uint8Array(40),
+          ),
+          false,
+        );
+        assert.equal(
+          await store.ledger.append(
+            checkpoint({ seq: 2, firstId: 3, lastId: 4, prevHash: 'x'.repeat(64) }),
+            new Uint8Array(40),
+          ),
+          false,
+        );
+        // A seal whose range does not start right after the last sealed row (a sealer that read the
+        // newest checkpoint late) is refused, whatever its chain says.
+        const overlap = checkpoint({ seq: 2, firstId: 2, lastId: 4, prevHash: one.hash });
+        assert.equal(await store.ledger.append(overlap, new Uint8Array(40)), false);
+        const two = checkpoint({ seq: 2, firstId: 3, lastId: 4, prevHash: one.hash });
+        assert.equal(await store.ledger.append(two, new Uint8Array([7, 8])), true);
+        assert.deepEqual(await store.ledger.checkpoints({ afterSeq: 0, limit: 10 }), [one, two]);
+        assert.deepEqual(await store.ledger.checkpoints({ afterSeq: 1, limit: 10, kind: 'seal' }), [two]);
+        assert.deepEqual(await store.ledger.leaves(2), new Uint8Array([7, 8]));
+        assert.equal(await store.ledger.leaves(9), null);
+      }));
+
+    test('keeps checkpoints and keys append-only', () =>
+      withFixture(h, async ({ store, raw }) => {
+        await store.ledger.addKey({ id: 'abcdef0123456789', publicKey: 'cHVibGlj' });
+        await store.ledger.append(checkpoint({ seq: 1, firstId: 1, lastId: 1 }), new Uint8Array(40));
+        await assert.rejects(raw.exec(`UPDATE audit_checkpoints SET root = 'x'`), /append-only/);
+        await assert.rejects(raw.exec('DELETE FROM audit_checkpoints'), /append-only/);
+        await assert.rejects(raw.exec(`UPDATE ledger_keys SET public_key = 'x'`), /append-only/);
+        await assert.rejects(raw.exec('DELETE FROM ledger_keys'), /append-only/);
+        await assert.rejects(
+          store.ledger.addKey({ id: 'abcdef0123456789', publicKey: 'b3RoZXI=' }),
+          /registered already/,
+        );
+        const keys = await store.ledger.keys();
+        assert.deepEqual(
+          keys.map((k) => [k.id, k.publicKey]),
+          [['abcdef0123456789', 'cHVibGlj']],
+        );
+        const added = await store.audit.list({ type: 'ledger:key-added' });
+        assert.deepEqual(
+          added.map((e) => e.detail),
+          [{ keyId: 'abcdef0123456789', publicKey: 'cHVibGlj' }],
+        );
+      }));
+
+    test('reads rows by task, session, host, type and time, in id order, with their range and extent', () =>
+      withFixture(h, async ({ store }) => {
+        await activity(store);
+        const all = await store.audit.list();
+        const ids = (rows: readonly Record<string, unknown>[]): number[] => rows.map(rowId);
+        const base = { afterId: 0, limit: 100 };
+        assert.deepEqual(
+          ids(await store.ledger.rows({ ...base, key: 'a' })),
+          all.filter((e) => e.key === 'a').map((e) => e.id),
+        );
+        const s = all[0]?.session ?? 0;
+        assert.deepEqual(
+          ids(await store.ledger.rows({ ...base, session: s })),
+          all.filter((e) => e.session === s).map((e) => e.id),
+        );
+        assert.deepEqual(
+          ids(await store.ledger.rows({ ...base, host: 'box-1' })),
+          all.filter((e) => e.host === 'box-1').map((e) => e.id),
+        );
+        assert.deepEqual(
+          ids(await store.ledger.rows({ ...base, type: 'task:added' })),
+          all.filter((e) => e.type === 'task:added').map((e) => e.id),
+        );
+        const mid = all[2];
+        assert.ok(mid !== undefined);
+        const since = await store.ledger.rows({ ...base, since: mid.at });
+        assert.deepEqual(
+          ids(since),
+          all.filter((e) => e.at >= mid.at).map((e) => e.id),
+        );
+        const until = await store.ledger.rows({ ...base, until: mid.at });
+        assert.deepEqual(
+          ids(until),
+          all.filter((e) => e.at < mid.at).map((e) => e.id),
+        );
+        assert.deepEqual(ids(await store.ledger.rows({ afterId: 1, throughId: 3, limit: 100 })), [2, 3]);
+        assert.equal(await store.ledger.newestAt(1, 3), Math.max(...all.slice(0, 3).map((e) => e.at)));
+        assert.equal(await store.ledger.newestAt(900, 901), null);
+        assert.deepEqual(await store.ledger.extent(), {
+          firstId: all[0]?.id,
+          lastId: all.at(-1)?.id,
+        });
+      }));
+
+    test('prunes rows and checkpoints with a prune record in one step, only after the newest, attesting the last', () =>
+      withFixture(h, async ({ store }) => {
+        await activity(store);
+        const one = checkpoint({ seq: 1, firstId: 1, lastId: 2 });
+        const two = checkpoint({ seq: 2, firstId: 3, lastId: 4, prevHash: one.hash });
+        await store.ledger.append(one, new Uint8Array(80));
+        await store.ledger.append(two, new Uint8Array(80));
+        const record = checkpoint({
+          seq: 3,
+          kind: 'prune',
+          firstId: 1,
+          lastId: 2,
+          rowCount: 2,
+          root: one.hash,
+          prevHash: two.hash,
+          throughSeq: 1,
+        });
+        assert.equal(await store.ledger.prune({ ...record, root: 'z'.repeat(64) }), null);
+        assert.equal(await store.ledger.prune({ ...record, seq: 4 }), null);
+        assert.equal((await store.audit.list()).length, 5);
+        assert.deepEqual(await store.ledger.prune(record), { removed: 2 });
+        const left = await store.audit.list();
+        assert.deepEqual(
+          left.map((e) => e.id),
+          [3, 4, 5, 6],
+        );
+        assert.deepEqual(left.at(-1)?.detail, {
+          checkpoint: 3,
+          firstId: 1,
+          lastId: 2,
+          rowCount: 2,
+          removed: 2,
+        });
+        assert.equal(left.at(-1)?.type, 'ledger:pruned');
+        assert.deepEqual(
+          (await store.ledger.checkpoints({ afterSeq: 0, limit: 10 })).map((c) => [c.seq, c.kind]),
+          [
+            [2, 'seal'],
+            [3, 'prune'],
+          ],
+        );
+        assert.equal((await store.ledger.unsealed({ limit: 10 })).sealedThrough, 4);
+      }));
+  });
+
+  describe('session report', () => {
+    test('reports each session: host, pid, how it ended, issues worked with epochs and outcomes, jobs, time held', () =>
+      withFixture(h, async ({ store }) => {
+        const a = await store.sessions.start({ kind: 'agent', host: 'box-1', pid: 11 });
+        const b = await store.sessions.start({ kind: 'daemon', host: 'box-2', pid: 22 });
+        const gone = await store.sessions.start({ kind: 'agent', host: 'box-3', pid: 33 });
+        await givenTask(store, 'x');
+        await store.claims.acquire({ key: 'x', session: a.id });
+        await store.claims.release({ key: 'x', session: a.id, epoch: 1, outcome: 'failed' });
+        await store.claims.acquire({ key: 'x', session: b.id });
+        await store.jobs.enqueue({ key: 'y' });
+        await store.jobs.claimNext({ session: b.id });
+        await store.sessions.end(a.id);
+        // b and gone stop heartbeating and are rescued; b's process was alive: it rejoins.
+        await sleep(5);
+        const rescued = await store.recovery.rescueStale({ staleAfterMs: 1, policy: DEFAULT_RETRY_POLICY });
+        assert.deepEqual([...rescued.sessions].sort(), [b.id, gone.id].sort());
+        const again = await store.sessions.start({ kind: 'daemon', host: 'box-2', pid: 22 });
+        const all = await store.reports.sessions();
+        const by = new Map(all.map((r) => [r.session, r]));
+        assert.deepEqual(
+          all.map((r) => r.session),
+          [a.id, b.id, gone.id, again.id],
+        );
+        assert.deepEqual(
+          all.map((r) => [r.host, r.pid, r.kind, r.end]),
+          [
+            ['box-1', 11, 'agent', 'ended'],
+            ['box-2', 22, 'daemon', 'fenced'],
+            ['box-3', 33, 'agent', 'rescued'],
+            ['box-2', 22, 'daemon', 'live'],
+          ],
+        );
+        const ra = by.get(a.id);
+        assert.deepEqual(
+          ra?.issuesWorked.map((w) => [w.key, w.epoch, w.outcome]),
+          [['x', 1, 'failed']],
+        );
+        assert.ok(ra !== undefined && ra.endedAt !== null && ra.heldMs >= 0 && ra.jobs === 0);
+        const rb = by.get(b.id);
+        assert.deepEqual(
+          rb?.issuesWorked.map((w) => [w.key, w.epoch, w.outcome]),
+          [['x', 2, 'recovered']],
+        );
+        assert.deepEqual([rb?.jobs, rb?.attempts, rb?.escalations], [1, 1, 0]);
+        assert.deepEqual(
+          (await store.reports.sessions({ host: 'box-2' })).map((r) => r.session),
+          [b.id, again.id],
+        );
+        const later = (await store.now()) + 60_000;
+        assert.deepEqual(
+          (await store.reports.sessions({ since: later })).map((r) => r.session),
+          [again.id],
+        );
+        assert.deepEqual((await store.reports.sessions({ until: a.startedAt })).length, 0);
+      }));
+  });
+}

@@ -1,0 +1,55 @@
+/**
+ * PostgreSQL commits sequence ids out of order: a row can become visible below one already seen.
+ * `ledger.unsealed` must never hand out a row while a ledger writer that may still commit below it
+ * is in flight, and must not wait for transactions that write no ledger row.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import pg from 'pg';
+import { rowId } from '../../core/ledger.js';
+import { postgresDatabase, postgresServers } from '../../../test/support/databases.js';
+import { openStore } from '../open.js';
+
+for (const server of postgresServers()) {
+  void describe(`ledger horizon on ${server.name}`, () => {
+    test('hands out no row while a writer with a lower id is in flight, and every row once it commits', async () => {
+      const url = await postgresDatabase(server).fresh();
+      const store = await openStore(url);
+      const writer = new pg.Client({ connectionString: url });
+      const reader = new pg.Client({ connectionString: url });
+      await writer.connect();
+      await reader.connect();
+      try {
+        await store.tasks.add({ key: 'before' });
+        await writer.query('BEGIN');
+        const { rows } = await writer.query<{ id: string }>(
+          `INSERT INTO audit_events (at, type, detail) VALUES (now(), 'task:added', '{}') RETURNING id`,
+        );
+        const inFlight = Number(rows[0]?.id);
+        await store.tasks.add({ key: 'after' });
+        const later = (await store.audit.list()).at(-1)?.id ?? 0;
+        assert.ok(later > inFlight, 'the later row has the higher id and is committed');
+        // A reader holding a transaction open writes no ledger row: it is not waited for.
+        await reader.query('BEGIN');
+        await reader.query('SELECT count(*) FROM audit_events');
+        const waiting = await store.ledger.unsealed({ limit: 100, settleTimeoutMs: 300 });
+        assert.ok(
+          waiting.rows.every((r) => rowId(r) < inFlight),
+          `no row at or above ${inFlight} while it is in flight: ${waiting.rows.map(rowId).join(',')}`,
+        );
+        await writer.query('COMMIT');
+        const settled = await store.ledger.unsealed({ limit: 100, settleTimeoutMs: 5_000 });
+        const ids = settled.rows.map(rowId);
+        assert.ok(
+          ids.includes(inFlight) && ids.includes(later),
+          `both rows once committed: ${ids.join(',')}`,
+        );
+        await reader.query('COMMIT');
+      } finally {
+        await writer.end();
+        await reader.end();
+        await store.close();
+      }
+    });
+  });
+}

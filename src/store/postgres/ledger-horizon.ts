@@ -1,0 +1,67 @@
+/**
+ * Which ledger ids are settled on PostgreSQL: no transaction still in flight can commit a row with
+ * a lower id. Ids come from a sequence and commit in any order, so a row visible now may later get
+ * a neighbour below it.
+ *
+ * A look reads the highest visible id M, then the transactions holding RowExclusiveLock on
+ * audit_events (pg_locks). Any row with an id below M was drawn before M was, by a transaction
+ * that already held that lock when we looked (the table is locked before the insert runs); once
+ * exactly those transactions have ended, every id up to M is final. Writers that start later are
+ * never waited for, and transactions that write no ledger row (an export, an idle psql) neither.
+ * This relies on the identity's sequence handing out ids one at a time (CACHE 1, the default).
+ *
+ * pg_locks is not free: reading it takes every lock-table partition, which stalls writers taking
+ * locks meanwhile (polling it every few ms during a drain halved the bench's throughput). So each
+ * look reads it once, for both questions at the same time (have the writers we wait for ended? who
+ * writes now?), and a sealer that looks every round settles, in the steady state, the M of its
+ * previous look with one read per round. Only a first look waits within the call, polling with a
+ * growing pause.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { PgRunner } from './runner.js';
+
+const LOCKS = `
+SELECT locktype = 'relation' AS writer, virtualtransaction AS vxid FROM pg_locks
+WHERE (locktype = 'relation' AND relation = 'audit_events'::regclass AND mode = 'RowExclusiveLock'
+       AND pid IS DISTINCT FROM pg_backend_pid())
+   OR (locktype = 'virtualxid' AND virtualxid = ANY($1::text[]))`;
+
+const PAUSE_FIRST_MS = 10;
+const PAUSE_MAX_MS = 200;
+
+export class LedgerHorizon {
+  /** The last M read, and the writers that were in flight then. */
+  private pending: { readonly top: number; readonly waiting: readonly string[] } | null = null;
+
+  constructor(private readonly run: PgRunner) {}
+
+  /** The highest settled id, waiting at most timeoutMs for one; null when none settled in time. */
+  async settled(timeoutMs: number): Promise<number | null> {
+    const deadline = performance.now() + timeoutMs;
+    for (let pause = PAUSE_FIRST_MS; ; pause = Math.min(2 * pause, PAUSE_MAX_MS)) {
+      const settled = await this.look();
+      if (settled !== null) return settled;
+      if (performance.now() + pause > deadline) return null;
+      await sleep(pause);
+    }
+  }
+
+  private async look(): Promise<number | null> {
+    // M first, then the lock table: the order the argument above needs.
+    const [max] = await this.run.rows<{ id: number | null }>('SELECT max(id) AS id FROM audit_events');
+    const top = max?.id ?? 0;
+    const rows = await this.run.rows<{ writer: boolean; vxid: string }>(LOCKS, [this.pending?.waiting ?? []]);
+    const alive = new Set(rows.filter((r) => !r.writer).map((r) => r.vxid));
+    const writers = [...new Set(rows.filter((r) => r.writer).map((r) => r.vxid))];
+    let settled: number | null = null;
+    if (this.pending !== null && !this.pending.waiting.some((v) => alive.has(v))) {
+      settled = this.pending.top;
+      this.pending = null;
+    }
+    if (this.pending === null) {
+      if (writers.length === 0) settled = top;
+      else this.pending = { top, waiting: writers };
+    }
+    return settled;
+  }
+}

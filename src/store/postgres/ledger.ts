@@ -1,0 +1,268 @@
+/**
+ * The ledger's checkpoints and the session report on PostgreSQL. Ids commit out of order, so
+ * `unsealed` hands out only settled rows, up to the id ledger-horizon.ts says no transaction in
+ * flight can still commit below; the hot path takes no extra lock.
+ *
+ * Rows are read with `SELECT *`, every column by name, parsed as the pool parses them except times
+ * (timestamptz, date, …), which stay the text the server prints (ISO, UTC: set on the connection),
+ * microseconds and all: hashing a JS Date would drop them.
+ */
+import type pg from 'pg';
+import { ConflictError } from '../../core/errors.js';
+import type { Checkpoint, CheckpointKind } from '../../core/ledger.js';
+import type { SessionReport } from '../../core/session-report.js';
+import type { LedgerRowColumns, LedgerStore } from '../ledger-store.js';
+import { atMs, ms, msOrNull, NOW } from './rows.js';
+import { LedgerHorizon } from './ledger-horizon.js';
+import type { PgRunner } from './runner.js';
+
+interface CheckpointRow {
+  seq: number;
+  kind: string;
+  first_id: number;
+  last_id: number;
+  row_count: number;
+  root: string;
+  prev_hash: string;
+  hash: string;
+  key_id: string;
+  signature: string;
+  sealed_at: Date;
+  through_seq: number | null;
+}
+
+const CHECKPOINT_COLUMNS = `seq, kind, first_id, last_id, row_count, root, prev_hash, hash, key_id, signature,
+  sealed_at, through_seq`;
+
+const toCheckpoint = (r: CheckpointRow): Checkpoint => ({
+  seq: r.seq,
+  kind: r.kind as CheckpointKind,
+  firstId: r.first_id,
+  lastId: r.last_id,
+  rowCount: r.row_count,
+  root: r.root,
+  prevHash: r.prev_hash,
+  hash: r.hash,
+  keyId: r.key_id,
+  signature: r.signature,
+  sealedAt: ms(r.sealed_at),
+  throughSeq: r.through_seq,
+});
+
+/**
+ * Inserts $1..$12 (+ leaves $13) only when it follows the newest checkpoint, and, for a seal, when
+ * its range starts right after the last sealed row; returns the seq.
+ */
+const APPEND = `
+INSERT INTO audit_checkpoints (${CHECKPOINT_COLUMNS}, leaves)
+SELECT $1::bigint, $2::text, $3::bigint, $4::bigint, $5::bigint, $6::text, $7::text, $8::text, $9::text,
+  $10::text, ${atMs('$11')}, $12::bigint, $13::bytea
+WHERE coalesce((SELECT max(seq) FROM audit_checkpoints), 0) = $1::bigint - 1
+  AND ($1::bigint = 1 OR (SELECT hash FROM audit_checkpoints WHERE seq = $1::bigint - 1) = $7::text)
+  AND ($2::text <> 'seal' OR $3::bigint = coalesce((SELECT max(last_id) FROM audit_checkpoints), 0) + 1)
+ON CONFLICT (seq) DO NOTHING
+RETURNING seq`;
+
+const appendValues = (c: Checkpoint, leaves: Uint8Array | null): unknown[] => [
+  ...[c.seq, c.kind, c.firstId, c.lastId, c.rowCount, c.root, c.prevHash, c.hash, c.keyId, c.signature],
+  ...[c.sealedAt, c.throughSeq, leaves === null ? null : Buffer.from(leaves)],
+];
+
+/** date, time, timestamp, timestamptz, timetz, interval: kept as the server's text. */
+const TIME_TYPES = new Set([1082, 1083, 1114, 1184, 1266, 1186]);
+
+type Parse = (text: string) => unknown;
+
+function ledgerTypes(pool: pg.CustomTypesConfig): pg.CustomTypesConfig {
+  const poolParser = pool.getTypeParser as (oid: number, format?: 'text' | 'binary') => Parse;
+  const parser = (oid: number, format?: 'text' | 'binary'): Parse =>
+    TIME_TYPES.has(oid) ? (text: string): string => text : poolParser.call(pool, oid, format);
+  return { getTypeParser: parser as pg.CustomTypesConfig['getTypeParser'] };
+}
+
+function rowsQuery(p: Parameters<LedgerStore['ledger']['rows']>[0]): { sql: string; values: unknown[] } {
+  const values: unknown[] = [p.afterId, p.limit];
+  const where = ['id > $1::bigint'];
+  const param = (value: unknown, type: string): string => `$${values.push(value)}::${type}`;
+  if (p.throughId !== undefined) where.push(`id <= ${param(p.throughId, 'bigint')}`);
+  if (p.key !== undefined) where.push(`task_key = ${param(p.key, 'text')}`);
+  if (p.session !== undefined) where.push(`session_id = ${param(p.session, 'bigint')}`);
+  if (p.host !== undefined) where.push(`host = ${param(p.host, 'text')}`);
+  if (p.type !== undefined) where.push(`type = ${param(p.type, 'text')}`);
+  if (p.since !== undefined) where.push(`at >= ${atMs(param(p.since, 'bigint'))}`);
+  if (p.until !== undefined) where.push(`at < ${atMs(param(p.until, 'bigint'))}`);
+  const sql = `SELECT * FROM audit_events WHERE ${where.join(' AND ')} ORDER BY id LIMIT $2::int`;
+  return { sql, values };
+}
+
+export function postgresLedger(run: PgRunner, poolTypes: pg.CustomTypesConfig): LedgerStore['ledger'] {
+  const types = ledgerTypes(poolTypes);
+  const horizon = new LedgerHorizon(run);
+  /** The newest checkpoint and the last sealed id, read in one snapshot. */
+  const newest = async (): Promise<{ newest: Checkpoint | null; through: number }> => {
+    const [row] = await run.rows<Partial<CheckpointRow> & { through: number }>(
+      `SELECT s.through, c.* FROM (SELECT coalesce(max(last_id), 0) AS through FROM audit_checkpoints) s
+       LEFT JOIN LATERAL (
+         SELECT ${CHECKPOINT_COLUMNS} FROM audit_checkpoints ORDER BY seq DESC LIMIT 1
+       ) c ON true`,
+    );
+    const found = row?.seq === undefined || row.seq === null ? null : toCheckpoint(row as CheckpointRow);
+    return { newest: found, through: row?.through ?? 0 };
+  };
+  return {
+    addKey: async (p) => {
+      const [row] = await run.rows<{ added_at: Date }>(
+        `WITH k AS (
+           INSERT INTO ledger_keys (id, public_key, added_at) VALUES ($1::text, $2::text, ${NOW})
+           ON CONFLICT (id) DO NOTHING RETURNING id, public_key, added_at
+         ), a AS (
+           INSERT INTO audit_events (at, type, detail)
+           SELECT added_at, 'ledger:key-added', jsonb_build_object('keyId', id, 'publicKey', public_key) FROM k
+         )
+         SELECT added_at FROM k`,
+        [p.id, p.publicKey],
+      );
+      if (row === undefined) {
+        throw new ConflictError(`ledger key ${p.id} is registered already`, 'use it, or make a new one');
+      }
+      return { id: p.id, publicKey: p.publicKey, addedAt: ms(row.added_at) };
+    },
+    keys: async () =>
+      (
+        await run.rows<{ id: string; public_key: string; added_at: Date }>(
+          'SELECT id, public_key, added_at FROM ledger_keys ORDER BY added_at, id',
+        )
+      ).map((r) => ({ id: r.id, publicKey: r.public_key, addedAt: ms(r.added_at) })),
+    unsealed: async (p) => {
+      const { newest: last, through } = await newest();
+      const settled = await horizon.settled(p.settleTimeoutMs ?? 2_000);
+      const [now] = await run.rows<{ now: Date }>(`SELECT ${NOW} AS now`);
+      const rows =
+        settled === null || settled <= through
+          ? []
+          : await run.typedRows<LedgerRowColumns>(
+              `SELECT * FROM audit_events WHERE id > $1::bigint AND id <= $2::bigint ORDER BY id LIMIT $3::int`,
+              [through, settled, p.limit],
+              types,
+            );
+      return {
+        newest: last,
+        sealedThrough: through,
+        rows,
+        now: now === undefined ? 0 : ms(now.now),
+      };
+    },
+    append: async (c, leaves) => (await run.rows(APPEND, appendValues(c, leaves))).length === 1,
+    checkpoints: async (p) =>
+      (
+        await run.rows<CheckpointRow>(
+          `SELECT ${CHECKPOINT_COLUMNS} FROM audit_checkpoints
+           WHERE seq > $1::bigint AND ($2::text IS NULL OR kind = $2::text) ORDER BY seq LIMIT $3::int`,
+          [p.afterSeq, p.kind ?? null, p.limit],
+        )
+      ).map(toCheckpoint),
+    leaves: async (seq) => {
+      const [row] = await run.rows<{ leaves: Buffer | null }>(
+        'SELECT leaves FROM audit_checkpoints WHERE seq = $1::bigint',
+        [seq],
+      );
+      return row?.leaves == null ? null : new Uint8Array(row.leaves);
+    },
+    rows: async (p) => {
+      const { sql, values } = rowsQuery(p);
+      return run.typedRows<LedgerRowColumns>(sql, values, types);
+    },
+    newestAt: async (firstId, lastId) => {
+      const [row] = await run.rows<{ at: Date | null }>(
+        'SELECT max(at) AS at FROM audit_events WHERE id BETWEEN $1::bigint AND $2::bigint',
+        [firstId, lastId],
+      );
+      return msOrNull(row?.at ?? null);
+    },
+    extent: async () => {
+      const [r] = await run.rows<{ first: number | null; last: number | null }>(
+        'SELECT min(id) AS first, max(id) AS last FROM audit_events',
+      );
+      return { firstId: r?.first ?? null, lastId: r?.last ?? null };
+    },
+    prune: (record) => prune(run, record),
+  };
+}
+
+/** The prune record first (it carries every guard), then, only if it went in, the removals. */
+async function prune(run: PgRunner, record: Checkpoint): Promise<{ removed: number } | null> {
+  return run.transaction(async (q) => {
+    const [attested] = await q.rows<{ hash: string }>(
+      `SELECT hash FROM audit_checkpoints WHERE seq = $1::bigint AND kind = 'seal'`,
+      [record.throughSeq],
+    );
+    if (attested?.hash !== record.root) return null;
+    if ((await q.rows(APPEND, appendValues(record, null))).length === 0) return null;
+    await q.exec(`SET LOCAL baton.ledger_prune = 'on'`);
+    const [gone] = await q.rows<{ n: number }>(
+      `WITH d AS (DELETE FROM audit_events WHERE id <= $1::bigint RETURNING 1) SELECT count(*) AS n FROM d`,
+      [record.lastId],
+    );
+    await q.rows(`DELETE FROM audit_checkpoints WHERE kind = 'seal' AND seq <= $1::bigint`, [
+      record.throughSeq,
+    ]);
+    await q.exec(`SET LOCAL baton.ledger_prune = 'off'`);
+    const removed = gone?.n ?? 0;
+    await q.rows(
+      `INSERT INTO audit_events (at, type, detail)
+       VALUES (${atMs('$1')}, 'ledger:pruned', jsonb_build_object('checkpoint', $2::bigint,
+         'firstId', $3::bigint, 'lastId', $4::bigint, 'rowCount', $5::bigint, 'removed', $6::bigint))`,
+      [record.sealedAt, record.seq, record.firstId, record.lastId, record.rowCount, removed],
+    );
+    return { removed };
+  });
+}
+
+interface SessionReportRow {
+  session: number;
+  kind: string;
+  host: string;
+  pid: number;
+  name: string | null;
+  started_at: Date;
+  ended_at: Date | null;
+  end_state: string;
+  issues_worked: SessionReport['issuesWorked'];
+  jobs: number;
+  attempts: number;
+  held_ms: number;
+  escalations: number;
+}
+
+export function postgresReports(run: PgRunner): LedgerStore['reports'] {
+  return {
+    sessions: async (p = {}) => {
+      const values: unknown[] = [p.limit ?? 10_000];
+      const where = ['true'];
+      const param = (value: unknown, type: string): string => `$${values.push(value)}::${type}`;
+      if (p.since !== undefined)
+        where.push(`(ended_at IS NULL OR ended_at >= ${atMs(param(p.since, 'bigint'))})`);
+      if (p.until !== undefined) where.push(`started_at < ${atMs(param(p.until, 'bigint'))}`);
+      if (p.host !== undefined) where.push(`host = ${param(p.host, 'text')}`);
+      const rows = await run.rows<SessionReportRow>(
+        `SELECT * FROM session_report WHERE ${where.join(' AND ')} ORDER BY session LIMIT $1::int`,
+        values,
+      );
+      return rows.map((r) => ({
+        session: r.session,
+        kind: r.kind as SessionReport['kind'],
+        host: r.host,
+        pid: r.pid,
+        name: r.name,
+        startedAt: ms(r.started_at),
+        endedAt: msOrNull(r.ended_at),
+        end: r.end_state as SessionReport['end'],
+        issuesWorked: r.issues_worked,
+        jobs: r.jobs,
+        attempts: r.attempts,
+        heldMs: r.held_ms,
+        escalations: r.escalations,
+      }));
+    },
+  };
+}

@@ -1,0 +1,253 @@
+/**
+ * The ledger's checkpoints and the session report on SQLite. One writer at a time commits ids in
+ * order (AUTOINCREMENT never reuses or goes back), so every row a reader sees is settled: nothing
+ * can commit below it later. Rows are read with `SELECT *`, every column as stored.
+ */
+import { ConflictError } from '../../core/errors.js';
+import type { Checkpoint, CheckpointKind } from '../../core/ledger.js';
+import type { SessionReport } from '../../core/session-report.js';
+import type { LedgerKey, LedgerRowColumns, LedgerStore } from '../ledger-store.js';
+import { appendAudit } from './rows.js';
+import { fromSync, type SqliteRunner } from './runner.js';
+
+interface CheckpointRow {
+  seq: number;
+  kind: string;
+  first_id: number;
+  last_id: number;
+  row_count: number;
+  root: string;
+  prev_hash: string;
+  hash: string;
+  key_id: string;
+  signature: string;
+  sealed_at: number;
+  through_seq: number | null;
+}
+
+const CHECKPOINT_COLUMNS = `seq, kind, first_id, last_id, row_count, root, prev_hash, hash, key_id, signature,
+  sealed_at, through_seq`;
+
+export const toCheckpoint = (r: CheckpointRow): Checkpoint => ({
+  seq: r.seq,
+  kind: r.kind as CheckpointKind,
+  firstId: r.first_id,
+  lastId: r.last_id,
+  rowCount: r.row_count,
+  root: r.root,
+  prevHash: r.prev_hash,
+  hash: r.hash,
+  keyId: r.key_id,
+  signature: r.signature,
+  sealedAt: r.sealed_at,
+  throughSeq: r.through_seq,
+});
+
+/** The filters given, and only those, so each combination can use an index. */
+function rowsWhere(p: Parameters<LedgerStore['ledger']['rows']>[0]): string {
+  const where = ['id > @after'];
+  if (p.throughId !== undefined) where.push('id <= @through');
+  if (p.key !== undefined) where.push('task_key = @key');
+  if (p.session !== undefined) where.push('session_id = @session');
+  if (p.host !== undefined) where.push('host = @host');
+  if (p.type !== undefined) where.push('type = @type');
+  if (p.since !== undefined) where.push('at >= @since');
+  if (p.until !== undefined) where.push('at < @until');
+  return where.join(' AND ');
+}
+
+export function sqliteLedger(run: SqliteRunner): LedgerStore['ledger'] {
+  const newest = (): Checkpoint | null => {
+    const row = run
+      .prepare(`SELECT ${CHECKPOINT_COLUMNS} FROM audit_checkpoints ORDER BY seq DESC LIMIT 1`)
+      .get();
+    return row === undefined ? null : toCheckpoint(row as CheckpointRow);
+  };
+  const sealedThrough = (): number =>
+    (run.prepare('SELECT coalesce(max(last_id), 0) AS n FROM audit_checkpoints').get() as { n: number }).n;
+  const insert = (c: Checkpoint, leaves: Uint8Array | null): void => {
+    run
+      .prepare(
+        `INSERT INTO audit_checkpoints (${CHECKPOINT_COLUMNS}, leaves)
+         VALUES (@seq, @kind, @firstId, @lastId, @rowCount, @root, @prevHash, @hash, @keyId, @signature,
+           @sealedAt, @throughSeq, @leaves)`,
+      )
+      .run({ ...c, leaves: leaves === null ? null : Buffer.from(leaves) });
+  };
+  /** Follows the newest checkpoint; a seal also starts right after the last sealed row. */
+  const follows = (c: Checkpoint): boolean => {
+    const last = newest();
+    const chained = (last?.seq ?? 0) === c.seq - 1 && (last === null || last.hash === c.prevHash);
+    return chained && (c.kind !== 'seal' || c.firstId === sealedThrough() + 1);
+  };
+  return fromSync<LedgerStore['ledger']>({
+    addKey: (p) =>
+      run.write((): LedgerKey => {
+        if (run.prepare('SELECT 1 FROM ledger_keys WHERE id = ?').get(p.id) !== undefined) {
+          throw new ConflictError(`ledger key ${p.id} is registered already`, 'use it, or make a new one');
+        }
+        const at = run.now();
+        run
+          .prepare('INSERT INTO ledger_keys (id, public_key, added_at) VALUES (?, ?, ?)')
+          .run(p.id, p.publicKey, at);
+        appendAudit(run, { at, type: 'ledger:key-added', detail: { keyId: p.id, publicKey: p.publicKey } });
+        return { id: p.id, publicKey: p.publicKey, addedAt: at };
+      }),
+    keys: () =>
+      run.read(() =>
+        (
+          run.prepare('SELECT id, public_key, added_at FROM ledger_keys ORDER BY added_at, id').all() as {
+            id: string;
+            public_key: string;
+            added_at: number;
+          }[]
+        ).map((r) => ({ id: r.id, publicKey: r.public_key, addedAt: r.added_at })),
+      ),
+    unsealed: (p) =>
+      // One read transaction: the newest checkpoint, the last sealed id and the rows, one snapshot.
+      run.read(() =>
+        run.db
+          .transaction(() => {
+            const through = sealedThrough();
+            const rows = run
+              .prepare('SELECT * FROM audit_events WHERE id > ? ORDER BY id LIMIT ?')
+              .all(through, p.limit) as LedgerRowColumns[];
+            return { newest: newest(), sealedThrough: through, rows, now: run.now() };
+          })
+          .deferred(),
+      ),
+    append: (c, leaves) =>
+      run.write(() => {
+        if (!follows(c)) return false;
+        insert(c, leaves);
+        return true;
+      }),
+    checkpoints: (p) =>
+      run.read(() =>
+        (
+          run
+            .prepare(
+              `SELECT ${CHECKPOINT_COLUMNS} FROM audit_checkpoints
+               WHERE seq > ? AND (? IS NULL OR kind = ?) ORDER BY seq LIMIT ?`,
+            )
+            .all(p.afterSeq, p.kind ?? null, p.kind ?? null, p.limit) as CheckpointRow[]
+        ).map(toCheckpoint),
+      ),
+    leaves: (seq) =>
+      run.read(() => {
+        const row = run.prepare('SELECT leaves FROM audit_checkpoints WHERE seq = ?').get(seq) as
+          { leaves: Buffer | null } | undefined;
+        return row?.leaves == null ? null : new Uint8Array(row.leaves);
+      }),
+    rows: (p) =>
+      run.read(
+        () =>
+          run.prepare(`SELECT * FROM audit_events WHERE ${rowsWhere(p)} ORDER BY id LIMIT @limit`).all({
+            after: p.afterId,
+            limit: p.limit,
+            ...(p.throughId === undefined ? {} : { through: p.throughId }),
+            ...(p.key === undefined ? {} : { key: p.key }),
+            ...(p.session === undefined ? {} : { session: p.session }),
+            ...(p.host === undefined ? {} : { host: p.host }),
+            ...(p.type === undefined ? {} : { type: p.type }),
+            ...(p.since === undefined ? {} : { since: p.since }),
+            ...(p.until === undefined ? {} : { until: p.until }),
+          }) as LedgerRowColumns[],
+      ),
+    newestAt: (firstId, lastId) =>
+      run.read(
+        () =>
+          (
+            run
+              .prepare('SELECT max(at) AS at FROM audit_events WHERE id BETWEEN ? AND ?')
+              .get(firstId, lastId) as {
+              at: number | null;
+            }
+          ).at,
+      ),
+    extent: () =>
+      run.read(() => {
+        const r = run.prepare('SELECT min(id) AS first, max(id) AS last FROM audit_events').get() as {
+          first: number | null;
+          last: number | null;
+        };
+        return { firstId: r.first, lastId: r.last };
+      }),
+    prune: (record) =>
+      run.write(() => {
+        const attested = run
+          .prepare(`SELECT hash FROM audit_checkpoints WHERE seq = ? AND kind = 'seal'`)
+          .get(record.throughSeq) as { hash: string } | undefined;
+        if (!follows(record) || attested?.hash !== record.root) return null;
+        run.prepare('UPDATE ledger_prune_gate SET open = 1').run();
+        const removed = run.prepare('DELETE FROM audit_events WHERE id <= ?').run(record.lastId).changes;
+        run.prepare(`DELETE FROM audit_checkpoints WHERE kind = 'seal' AND seq <= ?`).run(record.throughSeq);
+        run.prepare('UPDATE ledger_prune_gate SET open = 0').run();
+        insert(record, null);
+        const { seq: checkpoint, firstId, lastId, rowCount } = record;
+        const detail = { checkpoint, firstId, lastId, rowCount, removed };
+        appendAudit(run, { at: record.sealedAt, type: 'ledger:pruned', detail });
+        return { removed };
+      }),
+  });
+}
+
+interface SessionReportRow {
+  session: number;
+  kind: string;
+  host: string;
+  pid: number;
+  name: string | null;
+  started_at: number;
+  ended_at: number | null;
+  end_state: string;
+  issues_worked: string;
+  jobs: number;
+  attempts: number;
+  held_ms: number;
+  escalations: number;
+}
+
+export function sqliteReports(run: SqliteRunner): LedgerStore['reports'] {
+  return fromSync<LedgerStore['reports']>({
+    sessions: (p = {}) =>
+      run.read(() => {
+        const where = ['1 = 1'];
+        if (p.since !== undefined) where.push('(ended_at IS NULL OR ended_at >= @since)');
+        if (p.until !== undefined) where.push('started_at < @until');
+        if (p.host !== undefined) where.push('host = @host');
+        const rows = run
+          .prepare(`SELECT * FROM session_report WHERE ${where.join(' AND ')} ORDER BY session LIMIT @limit`)
+          .all({
+            limit: p.limit ?? 10_000,
+            ...(p.since === undefined ? {} : { since: p.since }),
+            ...(p.until === undefined ? {} : { until: p.until }),
+            ...(p.host === undefined ? {} : { host: p.host }),
+          }) as SessionReportRow[];
+        return rows.map((r) =>
+          toSessionReport({ ...r, issues_worked: JSON.parse(r.issues_worked) as unknown }),
+        );
+      }),
+  });
+}
+
+/** A session_report row, issues_worked parsed, as the domain's SessionReport. */
+function toSessionReport(
+  r: Omit<SessionReportRow, 'issues_worked'> & { issues_worked: unknown },
+): SessionReport {
+  return {
+    session: r.session,
+    kind: r.kind as SessionReport['kind'],
+    host: r.host,
+    pid: r.pid,
+    name: r.name,
+    startedAt: r.started_at,
+    endedAt: r.ended_at,
+    end: r.end_state as SessionReport['end'],
+    issuesWorked: r.issues_worked as SessionReport['issuesWorked'],
+    jobs: r.jobs,
+    attempts: r.attempts,
+    heldMs: r.held_ms,
+    escalations: r.escalations,
+  };
+}

@@ -1,0 +1,182 @@
+/**
+ * Export and retention end to end, on both engines: `baton audit export` streams every row with
+ * what `verify --file` needs offline (also filtered, also as CSV), an edited export fails offline,
+ * and `baton audit prune` leaves a signed record so that verify passes over what remains and says
+ * what was pruned, in the database and in an export made afterwards.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { bothEngines } from '../support/databases.js';
+import { cliOn } from '../support/cli.js';
+import { ledgerFixture, someActivity, type LedgerFixture } from './ledger-fixture.js';
+
+interface Verdict {
+  readonly ok: boolean;
+  readonly rows: number;
+  readonly firstBad: {
+    readonly id: number;
+    readonly problem: string;
+    readonly checkpoint: number | null;
+  } | null;
+  readonly pruned: readonly {
+    readonly firstId: number;
+    readonly lastId: number;
+    readonly rowCount: number;
+  }[];
+  readonly unchecked: number;
+}
+
+async function on(
+  engine: Parameters<typeof ledgerFixture>[0],
+  body: (f: LedgerFixture) => Promise<void>,
+): Promise<void> {
+  const f = await ledgerFixture(engine);
+  try {
+    await body(f);
+  } finally {
+    await f.close();
+  }
+}
+
+async function exportTo(f: LedgerFixture, file: string, ...args: string[]): Promise<string[]> {
+  const run = await cliOn(f.url).run('audit', 'export', '--out', file, ...args);
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(run.stderr, '', 'no progress bar off a terminal');
+  return readFileSync(file, 'utf8').trimEnd().split('\n');
+}
+
+for (const engine of bothEngines()) {
+  void describe(`ledger export and retention on ${engine.name}`, () => {
+    test('exports one JSON object per line that verifies offline, filtered or whole, JSONL or CSV', () =>
+      on(engine, async (f) => {
+        await someActivity(f.store);
+        await f.baton.ledger.seal(f.signer);
+        await f.store.tasks.add({ key: 'unsealed-one' });
+        const cli = cliOn(f.url);
+        const stdout = await cli.run('audit', 'export', '--format', 'jsonl');
+        const lines = stdout.stdout
+          .trimEnd()
+          .split('\n')
+          .map((l) => JSON.parse(l) as { record: string; row?: Record<string, unknown> });
+        assert.deepEqual(
+          [lines[0]?.record, lines[1]?.record, lines.at(-1)?.record],
+          ['ledger', 'checkpoint', 'end'],
+        );
+        const rows = lines.filter((l) => l.record === 'row');
+        assert.deepEqual(
+          rows.map((r) => r.row?.['id']),
+          (await f.store.audit.list()).map((e) => e.id),
+        );
+        const whole = join(f.dir, 'whole.jsonl');
+        writeFileSync(whole, stdout.stdout);
+        const v = await cli.json<Verdict>(
+          0,
+          'audit',
+          'verify',
+          '--file',
+          whole,
+          '--public-key',
+          `ed25519:${f.signer.publicKey}`,
+        );
+        assert.equal(v.rows, rows.length);
+        const csv = join(f.dir, 'whole.csv');
+        const csvLines = await exportTo(f, csv, '--format', 'csv');
+        assert.match(csvLines[0] ?? '', /^record,checkpoint,id,at,type,task_key,/);
+        assert.equal((await cli.json<Verdict>(0, 'audit', 'verify', '--file', csv)).rows, rows.length);
+        const one = join(f.dir, 'task.jsonl');
+        await exportTo(f, one, '--format', 'jsonl', '--task', 'task-1', '--kind', 'claim:granted');
+        const filtered = await cli.json<Verdict>(0, 'audit', 'verify', '--file', one);
+        assert.equal(filtered.rows, 1);
+      }));
+
+    test('an edited or cut-off export fails offline, naming the row', () =>
+      on(engine, async (f) => {
+        await someActivity(f.store);
+        await f.baton.ledger.seal(f.signer);
+        const file = join(f.dir, 'e.jsonl');
+        const lines = await exportTo(f, file, '--format', 'jsonl');
+        const i = lines.findIndex((l) => l.includes('"claim:released"'));
+        const id = (JSON.parse(lines[i] ?? '{}') as { row: { id: number } }).row.id;
+        const edited = [...lines];
+        edited[i] = (lines[i] ?? '').replace(/done|failed/, 'released');
+        writeFileSync(file, `${edited.join('\n')}\n`);
+        const v = await cliOn(f.url).json<Verdict>(1, 'audit', 'verify', '--file', file);
+        assert.deepEqual(v.firstBad && [v.firstBad.id, v.firstBad.problem], [id, 'edited']);
+        writeFileSync(file, `${lines.slice(0, -4).join('\n')}\n`);
+        const cut = await cliOn(f.url).run('audit', 'verify', '--file', file);
+        assert.equal(cut.code, 2);
+        assert.match(cut.stderr, /cut off/);
+      }));
+
+    test('prunes old checkpoints behind a signed record: verify passes and reports the pruned range, offline too', () =>
+      on(engine, async (f) => {
+        await someActivity(f.store, 'old');
+        const [old] = (await f.baton.ledger.seal(f.signer)).sealed;
+        assert.ok(old !== undefined);
+        await sleep(20);
+        const cut = await f.store.now();
+        await sleep(20);
+        await someActivity(f.store, 'new');
+        await f.baton.ledger.seal(f.signer);
+        const cli = cliOn(f.url);
+        const anchors = join(f.dir, 'anchors.jsonl');
+        const pruned = await cli.json<{ removed: number }>(
+          0,
+          'audit',
+          'prune',
+          '--before',
+          new Date(cut).toISOString(),
+          '--key-file',
+          f.keyFile,
+          '--anchor',
+          anchors,
+        );
+        assert.equal(pruned.removed, old.rowCount);
+        const left = await f.store.audit.list();
+        assert.ok(left.every((e) => e.id > old.lastId));
+        assert.equal(left.at(-1)?.type, 'ledger:pruned');
+        const v = await cli.json<Verdict>(0, 'audit', 'verify', '--anchor', anchors);
+        assert.deepEqual(
+          v.pruned.map((p) => [p.firstId, p.lastId, p.rowCount]),
+          [[1, old.lastId, old.rowCount]],
+        );
+        await f.baton.ledger.seal(f.signer);
+        const file = join(f.dir, 'after.jsonl');
+        await exportTo(f, file, '--format', 'jsonl');
+        const offline = await cli.json<Verdict>(0, 'audit', 'verify', '--file', file);
+        assert.equal(offline.pruned.length, 1);
+        // A pruned row put back is not ledger history: it is reported, not read as pruned.
+        await f.attacker.unguard();
+        await f.attacker.exec(
+          `INSERT INTO audit_events (id, at, type, detail)
+           SELECT 1, at, 'task:added', '{}' FROM audit_events WHERE id = ${f.attacker.p(1)}`,
+          [left[0]?.id],
+        );
+        const back = await cli.json<Verdict>(1, 'audit', 'verify');
+        assert.deepEqual(back.firstBad && [back.firstBad.id, back.firstBad.problem], [1, 'inserted']);
+      }));
+
+    test('refuses to prune a ledger that does not verify, and changes nothing', () =>
+      on(engine, async (f) => {
+        await someActivity(f.store);
+        await f.baton.ledger.seal(f.signer);
+        await f.attacker.unguard();
+        await f.attacker.exec(`DELETE FROM audit_events WHERE id = 3`);
+        const before = (await f.store.audit.list()).length;
+        const run = await cliOn(f.url).run(
+          'audit',
+          'prune',
+          '--before',
+          '2999-01-01',
+          '--key-file',
+          f.keyFile,
+        );
+        assert.equal(run.code, 3);
+        assert.match(run.stderr, /does not verify/);
+        assert.equal((await f.store.audit.list()).length, before);
+      }));
+  });
+}

@@ -1,0 +1,98 @@
+/**
+ * The ledger key and anchors through the CLI: `baton ledger init` writes a private key only its
+ * owner can read and registers the public half, once; `baton audit anchor` copies the newest
+ * checkpoint to a file and to a git note, and `verify --anchor` checks the database against it.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { bothEngines } from '../support/databases.js';
+import { cliOn } from '../support/cli.js';
+import { git, isolateGit, makeRepo } from '../support/git.js';
+
+const home = isolateGit();
+
+interface Init {
+  readonly keyId: string;
+  readonly publicKey: string;
+  readonly keyFile: string;
+  readonly created: boolean;
+  readonly registered: boolean;
+}
+
+for (const engine of bothEngines()) {
+  void describe(`ledger key and anchors on ${engine.name}`, () => {
+    test('makes the key once: a 0600 private key file, the public key registered and printed', async () => {
+      const cli = cliOn(await engine.fresh());
+      const dir = mkdtempSync(join(tmpdir(), 'baton-key-'));
+      const file = join(dir, 'keys', 'ledger.key');
+      const first = await cli.json<Init>(0, 'ledger', 'init', '--key-file', file);
+      assert.deepEqual([first.created, first.registered, first.keyFile], [true, true, file]);
+      assert.match(first.publicKey, /^ed25519:[A-Za-z0-9+/]{43}=$/);
+      assert.equal(statSync(file).mode & 0o777, 0o600);
+      assert.equal(statSync(join(dir, 'keys')).mode & 0o777, 0o700);
+      assert.match(readFileSync(file, 'utf8'), /BEGIN PRIVATE KEY/);
+      const again = await cli.json<Init>(0, 'ledger', 'init', '--key-file', file);
+      assert.deepEqual([again.keyId, again.created, again.registered], [first.keyId, false, false]);
+      const other = join(dir, 'other.key');
+      const refused = await cli.run('ledger', 'init', '--key-file', other);
+      assert.equal(refused.code, 3);
+      assert.match(refused.stderr, /already has a key/);
+      const rotated = await cli.json<Init>(0, 'ledger', 'init', '--key-file', other, '--rotate');
+      assert.equal(rotated.registered, true);
+      const keys = await cli.json<{ keys: { id: string; publicKey: string }[] }>(
+        0,
+        'ledger',
+        'key',
+        '--key-file',
+        file,
+      );
+      assert.deepEqual(keys.keys.map((k) => k.id).sort(), [first.keyId, rotated.keyId].sort());
+      const types = (await cli.json<{ type: string }[]>(0, 'audit', '--type', 'ledger:key-added')).length;
+      assert.equal(types, 2);
+    });
+
+    test('anchors the newest checkpoint in a file and a git note; verify checks the database against it', async () => {
+      const cli = cliOn(await engine.fresh());
+      const dir = mkdtempSync(join(tmpdir(), 'baton-anchor-'));
+      const key = join(dir, 'ledger.key');
+      await cli.json(0, 'ledger', 'init', '--key-file', key);
+      await cli.json(0, 'task', 'add', 'anchored');
+      const sealed = await cli.json<{ checkpoints: number; sealedThrough: number }>(
+        0,
+        'audit',
+        'seal',
+        '--key-file',
+        key,
+      );
+      assert.equal(sealed.checkpoints, 1);
+      const { repo } = makeRepo(home);
+      const file = join(dir, 'anchors.jsonl');
+      const anchor = await cli.json<{ seq: number; hash: string }>(
+        0,
+        'audit',
+        'anchor',
+        '--out',
+        file,
+        '--git',
+        repo,
+      );
+      assert.equal(anchor.seq, 1);
+      const note = JSON.parse(git(repo, 'notes', '--ref=baton-ledger', 'show', 'HEAD')) as { hash: string };
+      assert.equal(note.hash, anchor.hash);
+      assert.equal(readFileSync(file, 'utf8').trim(), JSON.stringify(anchor));
+      const ok = await cli.json<{ ok: boolean; anchorsChecked: number; keys: string }>(
+        0,
+        'audit',
+        'verify',
+        '--anchor',
+        file,
+      );
+      assert.deepEqual([ok.ok, ok.anchorsChecked, ok.keys], [true, 1, 'pinned']);
+      const nothing = await cli.run('audit', 'anchor');
+      assert.equal(nothing.code, 0);
+    });
+  });
+}
