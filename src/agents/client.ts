@@ -14,6 +14,16 @@ import type { Job } from '../core/job.js';
 import type { Session, SessionId, SessionKind } from '../core/session.js';
 import type { Task } from '../core/task.js';
 
+/** What `next` gave the session: a claimed task, or why none was free. */
+export type NextResult =
+  | { readonly ok: true; readonly task: Task; readonly epoch: number }
+  | { readonly ok: false; readonly gated: readonly Task[] };
+
+/** An escalation under a claim: the task now waits for a human, or the claim was no longer ours. */
+export type EscalateResult =
+  | { readonly ok: true; readonly task: Task; readonly jobId: number | null }
+  | { readonly ok: false; readonly reason: 'fenced'; readonly current: Holder | null };
+
 export interface ClaimRef {
   readonly key: string;
   readonly epoch: number;
@@ -56,5 +66,13 @@ export interface AgentClient {
     readonly note: string;
   }): Promise<boolean>;
   showTask(key: string): Promise<TaskView>;
+  /** Claims the most urgent eligible task for the session (open, behind no gate, free). */
+  next(p: {
+    readonly session: SessionId;
+    readonly label?: string | undefined;
+    readonly project?: string | undefined;
+  }): Promise<NextResult>;
+  /** Hands the task to a human under the session's claim: the claim and its job end `escalated`. */
+  escalate(p: ClaimRef & { readonly session: SessionId; readonly reason: string }): Promise<EscalateResult>;
   close(): Promise<void>;
 }

@@ -4,6 +4,7 @@
  * for the HTTP API is openAgentClient(): with BATON_URL and no database named, it will return the
  * HTTP client; until that API exists it refuses, saying what to set instead.
  */
+import { hostname } from 'node:os';
 import { Coordinator } from '../coordinator/coordinator.js';
 import { InvalidInputError } from '../core/errors.js';
 import { absoluteDbUrl, DEFAULT_DB, openStore } from '../store/open.js';
@@ -41,6 +42,17 @@ export class LocalAgentClient implements AgentClient {
   showTask: AgentClient['showTask'] = async (key) => {
     const { task, holder, jobs } = await this.baton.showTask(key);
     return { task, holder, jobs };
+  };
+
+  next: AgentClient['next'] = async (p) => {
+    const r = await this.baton.lifecycle.next({ ...p, host: hostname(), pid: process.pid });
+    return r.ok ? { ok: true, task: r.task, epoch: r.claim.epoch } : { ok: false, gated: r.gated };
+  };
+
+  escalate: AgentClient['escalate'] = async (p) => {
+    const by = { name: `session ${p.session}`, session: p.session };
+    const r = await this.baton.lifecycle.escalate({ ...p, by });
+    return r.ok ? { ok: true, task: r.task, jobId: r.jobId } : r;
   };
 
   close(): Promise<void> {

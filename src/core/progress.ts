@@ -30,8 +30,13 @@ export interface Progress extends ProgressCounts {
 /** What one mark adds; a mark must add something. */
 export type ProgressMark = Partial<ProgressCounts> & { readonly note?: string | null | undefined };
 
-export type StallAction = 'kill' | 'none';
-export const STALL_ACTIONS: readonly StallAction[] = ['kill', 'none'];
+/**
+ * What a stall leads to: `escalate` hands the task to a human (the claim and its job end
+ * `escalated`, the run is killed), `kill` fails the job with reason `stalled`, `none` only reports.
+ */
+export type StallAction = 'escalate' | 'kill' | 'none';
+export const STALL_ACTIONS: readonly StallAction[] = ['escalate', 'kill', 'none'];
+export const STALL_ACTION_DEFAULT: StallAction = 'escalate';
 /** 15 minutes without a mark, by default. */
 export const STALL_AFTER_MS_DEFAULT = 15 * 60_000;
 

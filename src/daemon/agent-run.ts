@@ -195,7 +195,9 @@ export class AgentRun {
       if (mono - lastBeatMs >= this.o.heartbeatIntervalMs) {
         lastBeatMs = mono;
         if (await this.stillOurs(agentSession, claimEpoch)) lastOkMs = clock.monotonicNowMs();
-        if ((await progress.tick().catch(() => null)) === 'kill') this.kill('stalled');
+        const stall = await progress.tick().catch(() => null);
+        if (stall === 'kill') this.kill('stalled');
+        else if (stall === 'escalate') await this.escalateStall(progress, agentSession, claimEpoch);
       }
     }
     const exit = await exited;
@@ -279,6 +281,29 @@ export class AgentRun {
     this.scope = scope;
     this.tail = () => agent.tail();
     return { child: agent.child, scope, oomBefore };
+  }
+
+  /**
+   * Hands a stalled run's task to a human under the agent's claim: the claim and the job end
+   * `escalated` in one step, and the run is killed. Fenced means the task is no longer this
+   * run's to escalate (stillOurs kills it); a failure leaves the escalation for the next tick.
+   */
+  private async escalateStall(progress: RunProgress, agentSession: number, claimEpoch: number) {
+    try {
+      const r = await this.o.store.lifecycle.escalate({
+        key: this.job.key,
+        reason: progress.reason(),
+        by: { name: `runner of job ${this.job.id}`, session: this.o.runnerSession },
+        claim: { session: agentSession, epoch: claimEpoch },
+      });
+      progress.escalated();
+      if (r.ok) {
+        this.o.log(`job ${this.job.id} ${this.job.key}: stalled, escalated to a human`);
+        this.kill('escalated');
+      }
+    } catch {
+      // The database is away: the next tick asks again.
+    }
   }
 
   /** Heartbeats the claim and reads the job; kills the tree when either says it is no longer ours. */

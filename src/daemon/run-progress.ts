@@ -4,22 +4,26 @@
  * files and commits (workspace runs only: a cognitive run shares the runner's directory), and
  * then asks the store whether the run has stalled, judged on the database clock together with
  * the marks the agent's hooks and MCP calls made. A stall is logged and audited once; with the
- * action `kill` the run must end, failed with reason `stalled`.
+ * action `kill` the run must end, failed with reason `stalled`; with `escalate` the run hands its
+ * task to a human, asked again on every tick until the store has answered.
  */
 import type { Job } from '../core/job.js';
-import { STALL_AFTER_MS_DEFAULT, type StallAction } from '../core/progress.js';
+import { STALL_ACTION_DEFAULT, STALL_AFTER_MS_DEFAULT, type StallAction } from '../core/progress.js';
 import { sampleWorktree, worktreeChanges, type WorktreeSample } from '../os/worktree-changes.js';
 import type { Store } from '../store/store.js';
 
 export interface StallPolicy {
   /** A running job with no progress mark for this long is stalled. */
   readonly stallAfterMs: number;
-  /** What then: `kill` ends it failed with reason `stalled`; `none` only reports. (`escalate`: issue 18.) */
+  /** What then: `escalate` hands it to a human, `kill` fails it (reason `stalled`), `none` only reports. */
   readonly action: StallAction;
 }
 
-/** 15 minutes, then only a report (escalate becomes the default once escalations exist). */
-export const DEFAULT_STALL_POLICY: StallPolicy = { stallAfterMs: STALL_AFTER_MS_DEFAULT, action: 'none' };
+/** 15 minutes, then a human is asked. */
+export const DEFAULT_STALL_POLICY: StallPolicy = {
+  stallAfterMs: STALL_AFTER_MS_DEFAULT,
+  action: STALL_ACTION_DEFAULT,
+};
 
 export interface RunProgressOptions {
   readonly store: Store;
@@ -36,6 +40,8 @@ export class RunProgress {
   private pendingBytes = 0;
   private sample: WorktreeSample | null = null;
   private lastProgressAt: number | null = null;
+  /** A stall to escalate that the store has not yet taken (the escalation failed or is pending). */
+  private escalation = false;
 
   constructor(private readonly o: RunProgressOptions) {}
 
@@ -55,8 +61,12 @@ export class RunProgress {
     return this.lastProgressAt;
   }
 
-  /** Sends the marks gathered since the last tick, then judges a stall: 'kill' when the run must end. */
-  async tick(): Promise<'kill' | null> {
+  /**
+   * Sends the marks gathered since the last tick, then judges a stall: 'kill' when the run must
+   * end, 'escalate' while its stall waits to be handed to a human (see escalated()).
+   */
+  async tick(): Promise<'kill' | 'escalate' | null> {
+    if (this.escalation) return 'escalate';
     // A mark that fails (the database is away) must not keep the stall from being judged.
     await this.markOutput().catch(() => undefined);
     await this.markWorktree().catch(() => undefined);
@@ -73,10 +83,19 @@ export class RunProgress {
         `job ${job.id} ${job.key}: stalled, no progress since ${since} (action ${this.o.stall.action})`,
       );
       if (this.o.stall.action === 'kill') return 'kill';
+      if (this.o.stall.action === 'escalate') {
+        this.escalation = true;
+        return 'escalate';
+      }
     } else if (verdict.reason === 'progressing') {
       this.lastProgressAt = null;
     }
     return null;
+  }
+
+  /** The store took the escalation (or refused it for good): stop asking. */
+  escalated(): void {
+    this.escalation = false;
   }
 
   /** Why a run killed for a stall failed: the job's reason. */

@@ -73,6 +73,26 @@ for (const db of bothEngines()) {
         assert.equal((await stalledRows(c, 'silent')).length, 1, 'stalled once, not on every look');
       }));
 
+    test('by default escalates a silent agent: its task waits for a human, its job and claim end escalated, its tree dies', () =>
+      withCluster(db, async (c) => {
+        await c.baton('enqueue', 'silent', '--command', SILENT);
+        c.up('h1', '--stall-after', String(STALL_AFTER_S));
+        await waitUntil(async () => (await job(c, 'silent')).pid !== null, 15_000, 'the agent to start');
+        const pid = (await job(c, 'silent')).pid ?? 0;
+        await waitUntil(async () => (await job(c, 'silent')).status === 'escalated', 20_000, 'escalated');
+        const task = await c.store.tasks.get('silent');
+        assert.equal(task?.state, 'escalated');
+        assert.match(task?.stateReason ?? '', /^stalled: no progress since \d{4}-.*\(stall-after 1\.5 s\)$/);
+        assert.equal(task?.holder, null, 'the claim ended');
+        const [claim] = await c.store.claims.history('silent');
+        assert.equal(claim?.outcome, 'escalated');
+        await waitUntil(() => treeMembers(pid).length === 0, 5_000, 'the agent tree to die');
+        const escalations = await c.baton('escalations', '--json');
+        assert.match(escalations.stdout, /"silent"/);
+        // Nothing runs it again until a human resolves it.
+        assert.equal((await c.store.jobs.list({ key: 'silent' })).length, 1);
+      }));
+
     test('fails a silent agent with reason stalled and kills its tree with action kill', () =>
       withCluster(db, async (c) => {
         await c.baton('enqueue', 'silent', '--command', SILENT, '--attempts', '1');

@@ -58,7 +58,9 @@ describe('baton mcp', () => {
         assert.deepEqual(names, [
           'baton_claim',
           'baton_effect',
+          'baton_escalate',
           'baton_heartbeat',
+          'baton_next',
           'baton_release',
           'baton_show_task',
           'baton_status',
@@ -116,6 +118,82 @@ describe('baton mcp', () => {
           assert.equal((await store.claims.history('github:acme/api#7')).length, 1);
         } finally {
           await Promise.all([a.close(), b.close()]);
+        }
+      }));
+  }
+
+  for (const db of bothEngines()) {
+    test(`baton_next takes the most urgent free task, skips gated ones, and says when none is left (${db.name})`, () =>
+      withBaton(db, async (url, store) => {
+        // Lower priority numbers run first.
+        await store.tasks.add({ key: 'later', title: 'later', priority: 5 });
+        await store.tasks.add({ key: 'urgent', title: 'urgent', priority: 1 });
+        await store.tasks.add({ key: 'gated', title: 'gated', priority: 0 });
+        await store.lifecycle.gate({ key: 'gated', gate: 'design', by: { name: 'test' } });
+        const [a, b] = await Promise.all([connect(url), connect(url)]);
+        try {
+          const first = structured(await a.callTool({ name: 'baton_next', arguments: {} }));
+          assert.equal(first.ok, true);
+          assert.equal(first.key, 'urgent');
+          assert.equal(first.epoch, 1);
+          // The claim is the real one: another client is told who holds it.
+          const held = structured(await b.callTool({ name: 'baton_claim', arguments: { key: 'urgent' } }));
+          assert.equal(held.ok, false);
+          assert.equal((held.holder as { session: number }).session, first.session);
+          const second = structured(await b.callTool({ name: 'baton_next', arguments: {} }));
+          assert.equal(second.key, 'later');
+          const none = structured(await a.callTool({ name: 'baton_next', arguments: {} }));
+          assert.equal(none.ok, false);
+          assert.equal(none.key, null);
+          assert.deepEqual(none.gated, [{ key: 'gated', gate: 'design' }]);
+          assert.match(none.message ?? '', /No task is free.*gated.*Stop, and tell the user/);
+          const status = structured(await a.callTool({ name: 'baton_status', arguments: {} }));
+          assert.deepEqual(
+            (status.claims as { key: string; current: boolean }[]).map((c) => [c.key, c.current]),
+            [['urgent', true]],
+          );
+          const bad = await a.callTool({ name: 'baton_next', arguments: { label: '' } });
+          assert.equal(bad.isError, true);
+          assert.match(text(bad), /label must not be empty/);
+        } finally {
+          await Promise.all([a.close(), b.close()]);
+        }
+      }));
+
+    test(`baton_escalate hands the task to a human and ends the claim; a fenced one is told to stop (${db.name})`, () =>
+      withBaton(db, async (url, store) => {
+        await store.tasks.add({ key: 'esc', title: 'needs a human' });
+        const client = await connect(url);
+        try {
+          const claimed = structured(
+            await client.callTool({ name: 'baton_claim', arguments: { key: 'esc' } }),
+          );
+          const ref = { key: 'esc', epoch: claimed.epoch as number };
+          const bad = await client.callTool({ name: 'baton_escalate', arguments: ref });
+          assert.equal(bad.isError, true);
+          assert.match(text(bad), /reason is required/);
+          assert.equal((await store.tasks.get('esc'))?.state, 'open', 'a bad call changes nothing');
+          const reason = 'Which OAuth provider: the issue names two.';
+          const done = structured(
+            await client.callTool({ name: 'baton_escalate', arguments: { ...ref, reason } }),
+          );
+          assert.equal(done.ok, true);
+          assert.match(done.message ?? '', /stop working on this task/);
+          const task = await store.tasks.get('esc');
+          assert.equal(task?.state, 'escalated');
+          assert.equal(task?.stateReason, reason);
+          const history = await store.claims.history('esc');
+          assert.equal(history[0]?.outcome, 'escalated');
+          const again = structured(
+            await client.callTool({ name: 'baton_escalate', arguments: { ...ref, reason } }),
+          );
+          assert.equal(again.ok, false);
+          assert.equal(again.reason, 'fenced');
+          assert.match(again.message ?? '', /Stop working on esc now/);
+          const escalated = await store.audit.list({ key: 'esc', type: 'task:state' });
+          assert.ok(escalated.some((e) => e.detail['to'] === 'escalated'));
+        } finally {
+          await client.close();
         }
       }));
   }

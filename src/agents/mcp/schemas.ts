@@ -58,6 +58,28 @@ export const effectInput = {
 };
 export const showTaskInput = { key };
 
+const filter = (what: string, example: string) =>
+  z
+    .string({ error: `${what} is a name, such as ${example}` })
+    .min(1, { error: `${what} must not be empty: leave it out to take any task` })
+    .max(100, { error: `${what} is at most 100 characters, such as ${example}` })
+    .optional();
+
+export const nextInput = {
+  label: filter('label', 'bug').describe('Only tasks with this label. Leave out to take any task.'),
+  project: filter('project', 'acme/api').describe('Only tasks of this project. Leave out for any.'),
+};
+
+export const escalateInput = {
+  key,
+  epoch,
+  reason: z
+    .string({ error: 'reason is required: say in a sentence what the human must decide or do' })
+    .min(1, { error: 'reason must not be empty: say what the human must decide or do' })
+    .max(2000, { error: 'reason is at most 2000 characters: say it in a few sentences' })
+    .describe('What a human must decide or do before the work can go on, in a sentence or two.'),
+};
+
 /** The answer of every claim-bearing tool: ok, and on ok:false why and who holds the task now. */
 export const claimOutput = {
   ok: z.boolean().describe('true: go on; false: stop working on this task.'),
@@ -71,6 +93,17 @@ export const claimOutput = {
     .describe('held: someone else has it; fenced: your claim is gone.'),
   holder: holderSchema.nullable().optional().describe('Who holds the task now; null when no one does.'),
   message,
+};
+
+export const nextOutput = {
+  ...claimOutput,
+  key: z.string().nullable().describe('The task you now hold; null when no task was free.'),
+  title: z.string().optional().describe('Its title.'),
+  url: z.string().nullable().optional().describe('Its web page (an issue), if it has one.'),
+  gated: z
+    .array(z.object({ key: z.string(), gate: z.string().nullable() }))
+    .optional()
+    .describe('With no task free: open tasks that wait for a human approval gate.'),
 };
 
 export const effectOutput = {

@@ -14,9 +14,10 @@ import { registerTools } from './tools.js';
 
 export const MCP_INSTRUCTIONS =
   'Baton coordinates the agents and people working one backlog so that no task is worked twice. ' +
-  'Before you change anything for a task, claim it with baton_claim and keep the epoch it returns. ' +
-  'Call baton_heartbeat before each change; record pull requests and pushes with baton_effect; ' +
-  'release the task with baton_release when you stop. Whenever a tool answers ok:false, stop working ' +
+  'Take work with baton_next, or claim a task you were given with baton_claim, and keep the epoch it ' +
+  'returns. Call baton_heartbeat before each change; record pull requests and pushes with baton_effect; ' +
+  'release the task with baton_release when you stop, or hand it to a human with baton_escalate when ' +
+  'you cannot go on without one. Whenever a tool answers ok:false, stop working ' +
   'on that task: its message names who holds it now and says what to do.';
 
 export interface McpServerOptions {

@@ -3,9 +3,6 @@
  * to do on each outcome. Held and fenced are results (ok: false, who holds the task now, and the
  * words of messages.ts telling the model to stop); bad arguments and refusals are tool errors
  * carrying the hint. The tools speak to Baton only through the AgentClient port.
- *
- * baton_next and baton_escalate join this list once `baton next` and escalations exist (the
- * "Finished means finished" issue): each is one more entry here over one more AgentClient method.
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -22,6 +19,12 @@ export interface ToolContext {
 }
 
 export const TOOL_DESCRIPTIONS = {
+  baton_next:
+    'Take the next task to work on: Baton claims the most urgent free task for you (open, behind no ' +
+    'approval gate, held by no one) and returns its key, title and epoch. Call it when you have no task ' +
+    'or have finished one. ok:true: you hold the task now; keep the key and epoch for baton_heartbeat, ' +
+    'baton_effect and baton_release. ok:false: no task is free; stop and tell the user (the answer lists ' +
+    'tasks that wait for a human approval).',
   baton_claim:
     'Claim a Baton task before you start working on it, so that no other agent or person works on it ' +
     'at the same time. Call it once, before your first change for the task. ' +
@@ -42,6 +45,11 @@ export const TOOL_DESCRIPTIONS = {
     '(kind pr, payload {"url": ...}), a pushed commit (kind push, payload {"sha": ..., "branch": ...}), ' +
     'a comment. Baton accepts it only while your claim is current. ok:false (reason fenced): do not ' +
     'make the change; stop working on the task and tell the user.',
+  baton_escalate:
+    'Hand the task to a human when you cannot go on without one: a decision only they can make, missing ' +
+    'access, an unclear requirement. Give the reason in a sentence. Your claim ends and the task waits ' +
+    'for a human; stop working on it at once and do not release it. ok:false (reason fenced): the claim ' +
+    'was no longer yours; stop and tell the user.',
   baton_status:
     'Show your Baton session: its id, whether it is live, and each claim you made with its epoch and ' +
     'whether it is still yours. Call it when unsure what you hold, such as after a long pause or a ' +
@@ -237,7 +245,99 @@ export function registerTools(server: McpServer, ctx: ToolContext): void {
     ),
   );
 
+  registerQueueTools(server, ctx, mark);
   registerReadTools(server, ctx);
+}
+
+type Mark = (sid: number, tool: ToolName) => Promise<boolean>;
+
+function registerQueueTools(server: McpServer, ctx: ToolContext, mark: Mark): void {
+  const { client, session } = ctx;
+  server.registerTool(
+    'baton_next',
+    {
+      description: TOOL_DESCRIPTIONS.baton_next,
+      inputSchema: s.nextInput,
+      outputSchema: s.nextOutput,
+      annotations: { readOnlyHint: false, openWorldHint: false },
+    },
+    guarded(
+      ctx,
+      () =>
+        answer({
+          ok: false,
+          key: null,
+          session: ctx.session.current,
+          reason: 'fenced',
+          message:
+            'Baton: your session has ended, so it cannot take work. Stop, and tell the user that Baton ' +
+            'ended this session.',
+        }),
+      async ({ label, project }) =>
+        session.run(async (sid) => {
+          const r = await client.next({ session: sid, label, project });
+          await mark(sid, 'baton_next');
+          if (!r.ok) {
+            const gated = r.gated.map((t) => ({ key: t.key, gate: t.gate }));
+            const waiting =
+              gated.length === 0
+                ? ''
+                : ` ${gated.length} task${gated.length === 1 ? ' waits' : 's wait'} for a human approval: ` +
+                  `${gated.map((g) => g.key).join(', ')}.`;
+            return answer({
+              ok: false,
+              key: null,
+              session: sid,
+              gated,
+              message: `No task is free for you now.${waiting} Stop, and tell the user.`,
+            });
+          }
+          session.claims.set(r.task.key, r.epoch);
+          return answer({
+            ok: true,
+            key: r.task.key,
+            title: r.task.title,
+            url: r.task.url,
+            session: sid,
+            epoch: r.epoch,
+            granted: true,
+            message:
+              `You now hold ${r.task.key} "${r.task.title}" at epoch ${r.epoch}. Work on it; call ` +
+              'baton_heartbeat before each change and baton_release when done.',
+          });
+        }),
+    ),
+  );
+
+  server.registerTool(
+    'baton_escalate',
+    {
+      description: TOOL_DESCRIPTIONS.baton_escalate,
+      inputSchema: s.escalateInput,
+      outputSchema: s.claimOutput,
+      annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: false },
+    },
+    guarded(
+      ctx,
+      (a) => sessionGone(ctx, a.key, a.epoch),
+      async ({ key, epoch, reason }) => {
+        const sid = await session.use();
+        const r = await client.escalate({ key, epoch, session: sid, reason });
+        await mark(sid, 'baton_escalate');
+        if (!r.ok) return fencedAnswer(ctx, key, epoch, r);
+        session.claims.delete(key);
+        return answer({
+          ok: true,
+          key,
+          session: sid,
+          epoch,
+          message:
+            `Escalated ${key} to a human: "${reason}". Your claim has ended; stop working on this task ` +
+            'and do not release it.',
+        });
+      },
+    ),
+  );
 }
 
 function registerReadTools(server: McpServer, ctx: ToolContext): void {

@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { validateCommandTemplate } from '../../core/command-template.js';
 import { InvalidInputError } from '../../core/errors.js';
-import { STALL_ACTIONS, STALL_AFTER_MS_DEFAULT } from '../../core/progress.js';
+import { STALL_ACTION_DEFAULT, STALL_ACTIONS, STALL_AFTER_MS_DEFAULT } from '../../core/progress.js';
 import { validateInteger, validateName, validateOneOf, RAM_MB_MAX } from '../../core/validate.js';
 import { CONTAINMENT_CHOICES } from '../../core/containment.js';
 import { validateAgentEnvName } from '../../daemon/agent-env.js';
@@ -100,7 +100,9 @@ export function parseUpFlags(o: UpFlags, globals: GlobalOptions): UpOptions {
     stall: {
       stallAfterMs: seconds('--stall-after', o.stallAfter, STALL_AFTER_MS_DEFAULT, 7 * 24 * 3600),
       action:
-        o.stallAction === undefined ? 'none' : validateOneOf('--stall-action', o.stallAction, STALL_ACTIONS),
+        o.stallAction === undefined
+          ? STALL_ACTION_DEFAULT
+          : validateOneOf('--stall-action', o.stallAction, STALL_ACTIONS),
     },
     ledger: ledgerOptions(o),
   };
@@ -137,7 +139,7 @@ export function registerUp(program: Command): void {
     )
     .option(
       '--stall-action <action>',
-      'what to do with a stalled job: kill (fail it) or none (report; default)',
+      'what to do with a stalled job: escalate (hand its task to a human; default), kill (fail it) or none (report)',
     )
     .option(
       '--agent-command <template>',
