@@ -126,6 +126,50 @@ export function exerciseTasksAndSessions(h: Harness): void {
         assert.equal(result.ok, false);
       }));
 
+    test('answers each of many concurrent heartbeats alone: renewed, fenced, ended or unknown', () =>
+      withFixture(h, async ({ store }) => {
+        const n = 60;
+        const sessions = await Promise.all(Array.from({ length: n }, () => givenSession(store)));
+        for (let i = 0; i < n; i++) await givenTask(store, `t-${i}`);
+        const claims = await Promise.all(
+          sessions.map((s, i) => store.claims.acquire({ key: `t-${i}`, session: s.id })),
+        );
+        assert.ok(claims.every((c) => c.ok));
+        // Session 0 ends; session 1's claim moves to session 2 (released, then claimed again).
+        await store.sessions.end(sessions[0]!.id);
+        await store.claims.release({ key: 't-1', session: sessions[1]!.id, epoch: 1, outcome: 'released' });
+        const taker = await store.claims.acquire({ key: 't-1', session: sessions[2]!.id });
+        assert.ok(taker.ok);
+        const before = await store.sessions.get(sessions[5]!.id);
+        const beats = await Promise.allSettled([
+          ...sessions.map((s, i) =>
+            store.sessions.heartbeat({ session: s.id, claim: { key: `t-${i}`, epoch: 1 } }),
+          ),
+          store.sessions.heartbeat({ session: sessions[3]!.id, claim: { key: 'no-such-task', epoch: 1 } }),
+          store.sessions.heartbeat({ session: 424242 }),
+          store.sessions.heartbeat({ session: sessions[4]!.id }),
+        ]);
+        const value = (i: number) => {
+          const b = beats[i];
+          assert.ok(b?.status === 'fulfilled', `beat ${i} answered`);
+          return b.value;
+        };
+        assert.deepEqual(value(0), { ok: false, reason: 'fenced', current: null }, 'an ended session');
+        const moved = value(1);
+        assert.equal(moved.ok, false, 'a claim that moved is fenced');
+        assert.equal(!moved.ok && moved.current?.session, sessions[2]!.id, 'naming who holds it now');
+        for (let i = 3; i < n; i++) assert.deepEqual(value(i), { ok: true }, `beat ${i} renewed`);
+        const unknownTask = beats[n];
+        assert.ok(unknownTask?.status === 'rejected' && unknownTask.reason instanceof NotFoundError);
+        const unknownSession = beats[n + 1];
+        assert.ok(unknownSession?.status === 'rejected' && unknownSession.reason instanceof NotFoundError);
+        assert.deepEqual(value(n + 2), { ok: true });
+        const after = await store.sessions.get(sessions[5]!.id);
+        assert.ok(after !== null && before !== null && after.heartbeatAt >= before.heartbeatAt);
+        const claim = (await store.claims.history('t-5'))[0];
+        assert.ok(claim !== undefined && claim.heartbeatAt >= claim.claimedAt);
+      }));
+
     test('lists live sessions only when asked', () =>
       withFixture(h, async ({ store }) => {
         const a = await givenSession(store);

@@ -27,6 +27,8 @@ import {
 } from './rows.js';
 import { insertAuditRows, releaseSessionHoldings } from './locks.js';
 import type { PgRunner } from './runner.js';
+import { Batcher } from './batcher.js';
+import type { Outcome } from '../outcome.js';
 
 /** How often a guarded write that found the state changed under it is tried again. */
 export const RACE_RETRY_MAX = 100;
@@ -146,6 +148,12 @@ const UPDATE_TASK = `WITH o AS (
 SELECT * FROM t`;
 
 export function postgresSessions(run: PgRunner): Store['sessions'] {
+  // Many sessions of one process beating at once share a statement and a commit (batcher.ts).
+  const beats = new Batcher<HeartbeatParams, FencedResult>(
+    (reqs) => heartbeatMany(run, reqs),
+    HEARTBEATS_IN_FLIGHT,
+    HEARTBEAT_BATCH_MAX,
+  );
   return {
     start: async (p) => {
       const row = await run.one<SessionRow>(
@@ -167,7 +175,7 @@ export function postgresSessions(run: PgRunner): Store['sessions'] {
       return toSession(row);
     },
     end: (id) => endSession(run, id),
-    heartbeat: (p) => heartbeat(run, p),
+    heartbeat: (p) => beats.submit(p),
     get: async (id) => {
       const row = await run.one<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = $1::bigint`, [
         id,
@@ -220,10 +228,78 @@ async function endSession(run: PgRunner, id: number): Promise<boolean> {
   });
 }
 
-async function heartbeat(
+type HeartbeatParams = Parameters<Store['sessions']['heartbeat']>[0];
+
+/**
+ * Up to four batches in flight over the pool, each of up to 500 beats: an idle caller's beat goes
+ * at once, alone; under load one statement renews hundreds of sessions. Batches lock their
+ * sessions in id order, as one beat locks its one session, so two batches cannot deadlock.
+ */
+const HEARTBEATS_IN_FLIGHT = 4;
+const HEARTBEAT_BATCH_MAX = 500;
+
+/**
+ * The beats of a batch in one statement: every live session named (with its task, when one is
+ * named, existing) is renewed with the claims the beat names. A beat that renewed what it named
+ * is `ok`; any other (fenced, an ended session, an unknown task or session) is judged again
+ * alone by heartbeat(), which says why, so the batch only ever takes the common path.
+ */
+async function heartbeatMany(
   run: PgRunner,
-  p: Parameters<Store['sessions']['heartbeat']>[0],
-): Promise<FencedResult> {
+  reqs: readonly HeartbeatParams[],
+): Promise<readonly Outcome<FencedResult>[]> {
+  const rows = await run.rows<{ i: string; live: boolean; held: number }>(
+    `WITH req AS (
+       SELECT r.i, r.session, r.key, r.epoch, t.id AS task_id
+       FROM unnest($1::bigint[], $2::text[], $3::bigint[]) WITH ORDINALITY AS r(session, key, epoch, i)
+       LEFT JOIN tasks t ON t.key = r.key
+     ), l AS (
+       SELECT id FROM sessions
+       WHERE id IN (SELECT session FROM req WHERE key IS NULL OR task_id IS NOT NULL) AND state = 'live'
+       ORDER BY id FOR NO KEY UPDATE
+     ), s AS (
+       UPDATE sessions SET heartbeat_at = ${NOW} FROM l WHERE sessions.id = l.id
+       RETURNING sessions.id, sessions.heartbeat_at
+     ), c AS (
+       UPDATE claims SET heartbeat_at = s.heartbeat_at
+       FROM s JOIN req ON req.session = s.id
+       WHERE claims.session_id = s.id AND claims.released_at IS NULL
+         AND (req.key IS NULL OR (req.task_id IS NOT NULL
+           AND claims.epoch = req.epoch AND claims.task_id = req.task_id))
+       RETURNING claims.session_id, claims.task_id, claims.epoch
+     ), quick AS (
+       -- This statement's own transaction commits without waiting for its WAL flush: a heartbeat
+       -- lost in a server crash harms no one (it is renewed within seconds, long before any
+       -- session is judged stale), and the beats no longer queue behind fsyncs.
+       SELECT set_config('synchronous_commit', 'off', true) AS setting
+     )
+     SELECT req.i::text AS i,
+       (req.key IS NULL OR req.task_id IS NOT NULL) AND EXISTS (SELECT 1 FROM s WHERE s.id = req.session)
+         AS live,
+       (SELECT count(*)::int FROM c WHERE c.session_id = req.session AND c.task_id = req.task_id
+          AND c.epoch = req.epoch) AS held
+     FROM req, quick ORDER BY req.i`,
+    [
+      reqs.map((p) => p.session),
+      reqs.map((p) => p.claim?.key ?? null),
+      reqs.map((p) => p.claim?.epoch ?? null),
+    ],
+  );
+  return Promise.all(
+    reqs.map(async (p, i): Promise<Outcome<FencedResult>> => {
+      const r = rows[i];
+      if (r?.live === true && (p.claim === undefined || r.held >= 1))
+        return { ok: true, value: { ok: true } };
+      try {
+        return { ok: true, value: await heartbeat(run, p) };
+      } catch (error) {
+        return { ok: false, error };
+      }
+    }),
+  );
+}
+
+async function heartbeat(run: PgRunner, p: HeartbeatParams): Promise<FencedResult> {
   const key = p.claim?.key ?? null;
   for (let attempt = 1; ; attempt++) {
     // The session's heartbeat is written only when the named task exists: on SQLite an unknown

@@ -47,6 +47,20 @@ export class SqliteRunner {
     return this.retrying(() => this.db.transaction(work).immediate());
   }
 
+  /**
+   * A write whose loss in a power cut harms no one (heartbeats: after one, every session of this
+   * host is dead anyway), committed without its own fsync (`synchronous = NORMAL`). In WAL mode the
+   * next durable commit syncs the log up to and past it, and a process crash loses nothing.
+   */
+  writeNotDurable<T>(work: () => T): T {
+    this.db.pragma('synchronous = NORMAL');
+    try {
+      return this.write(work);
+    } finally {
+      this.db.pragma('synchronous = FULL');
+    }
+  }
+
   /** A read, retried while a checkpoint or writer keeps the database busy. */
   read<T>(work: () => T): T {
     return this.retrying(work);

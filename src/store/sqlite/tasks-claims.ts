@@ -6,6 +6,9 @@ import type { Store, TaskUpdateParams } from '../store.js';
 import { releaseSessionLocks } from './locks.js';
 import { appendAudit, holderOf, toSession, toTask, type SessionRow, type TaskRow } from './rows.js';
 import type { SqliteRunner } from './runner.js';
+import { TickBatcher } from './tick-batcher.js';
+
+type HeartbeatParams = Parameters<Store['sessions']['heartbeat']>[0];
 
 export function taskRow(run: SqliteRunner, key: string): TaskRow | undefined {
   return run.prepare('SELECT * FROM tasks WHERE key = ?').get(key) as TaskRow | undefined;
@@ -135,7 +138,33 @@ export function sqliteTasks(run: SqliteRunner): Store['tasks'] {
   };
 }
 
+/** One heartbeat, inside the batch's transaction: the session's, and the named claim's (or all). */
+function heartbeatIn(run: SqliteRunner, p: HeartbeatParams): FencedResult {
+  const session = sessionRow(run, p.session, false);
+  if (session.state !== 'live') return { ok: false, reason: 'fenced', current: null };
+  const now = run.now();
+  run.prepare('UPDATE sessions SET heartbeat_at = ? WHERE id = ?').run(now, p.session);
+  if (p.claim === undefined) {
+    // No claim named: renew every claim the session holds (a human's one-liner).
+    run
+      .prepare('UPDATE claims SET heartbeat_at = ? WHERE session_id = ? AND released_at IS NULL')
+      .run(now, p.session);
+    return { ok: true };
+  }
+  const task = taskRow(run, p.claim.key);
+  if (task === undefined) throw new NotFoundError('task', p.claim.key);
+  const changed = run
+    .prepare(
+      `UPDATE claims SET heartbeat_at = ?
+       WHERE task_id = ? AND session_id = ? AND epoch = ? AND released_at IS NULL`,
+    )
+    .run(now, task.id, p.session, p.claim.epoch).changes;
+  return changed === 1 ? { ok: true } : { ok: false, reason: 'fenced', current: holderOf(run, task.id) };
+}
+
 export function sqliteSessions(run: SqliteRunner): Store['sessions'] {
+  // A heartbeat need not survive a power cut (SqliteRunner.writeNotDurable): no fsync of its own.
+  const beats = new TickBatcher(run, (p: HeartbeatParams) => heartbeatIn(run, p), false);
   return {
     start: (p) =>
       Promise.resolve(
@@ -169,33 +198,8 @@ export function sqliteSessions(run: SqliteRunner): Store['sessions'] {
           return true;
         }),
       ),
-    heartbeat: (p) =>
-      Promise.resolve(
-        run.write((): FencedResult => {
-          const session = sessionRow(run, p.session, false);
-          if (session.state !== 'live') return { ok: false, reason: 'fenced', current: null };
-          const now = run.now();
-          run.prepare('UPDATE sessions SET heartbeat_at = ? WHERE id = ?').run(now, p.session);
-          if (p.claim === undefined) {
-            // No claim named: renew every claim the session holds (a human's one-liner).
-            run
-              .prepare('UPDATE claims SET heartbeat_at = ? WHERE session_id = ? AND released_at IS NULL')
-              .run(now, p.session);
-            return { ok: true };
-          }
-          const task = taskRow(run, p.claim.key);
-          if (task === undefined) throw new NotFoundError('task', p.claim.key);
-          const changed = run
-            .prepare(
-              `UPDATE claims SET heartbeat_at = ?
-               WHERE task_id = ? AND session_id = ? AND epoch = ? AND released_at IS NULL`,
-            )
-            .run(now, task.id, p.session, p.claim.epoch).changes;
-          return changed === 1
-            ? { ok: true }
-            : { ok: false, reason: 'fenced', current: holderOf(run, task.id) };
-        }),
-      ),
+    // Many sessions of one process beating together share one commit (tick-batcher.ts).
+    heartbeat: (p) => beats.submit(p),
     get: (id) =>
       Promise.resolve(
         run.read(() => {

@@ -21,6 +21,8 @@ export class TickBatcher<Req, Res> {
   constructor(
     private readonly run: SqliteRunner,
     private readonly work: (req: Req) => Res,
+    /** false: commit without an fsync of its own (SqliteRunner.writeNotDurable). */
+    private readonly durable = true,
   ) {}
 
   submit(req: Req): Promise<Res> {
@@ -39,7 +41,8 @@ export class TickBatcher<Req, Res> {
     this.scheduled = false;
     let outcomes: Outcome<Res>[];
     try {
-      outcomes = this.run.write(() =>
+      const write = this.durable ? this.run.write.bind(this.run) : this.run.writeNotDurable.bind(this.run);
+      outcomes = write(() =>
         batch.map((p) => {
           try {
             // A nested better-sqlite3 transaction is a savepoint: a call that throws undoes only itself.
