@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Holder } from '../core/claim.js';
 import { fencedMessage, heldAtStartMessage, heldMessage } from './messages.js';
-import { TOOL_DESCRIPTIONS } from './mcp/tools.js';
+import { TOOL_DESCRIPTIONS } from './mcp/descriptions.js';
 
 const KEY = 'github:acme/api#5';
 const holder: Holder = { session: 7, host: 'desk-7', since: Date.UTC(2026, 0, 2, 3, 4, 5), epoch: 3 };
@@ -41,7 +41,15 @@ test('every held or fenced message names the holder, tells the model to stop, an
 });
 
 test('each MCP tool that can refuse says in its description what to do on ok:false', () => {
-  for (const name of ['baton_claim', 'baton_heartbeat', 'baton_release', 'baton_effect'] as const) {
+  const refusing = [
+    'baton_next',
+    'baton_claim',
+    'baton_heartbeat',
+    'baton_release',
+    'baton_effect',
+    'baton_escalate',
+  ] as const;
+  for (const name of refusing) {
     const description = TOOL_DESCRIPTIONS[name];
     assert.match(description, /ok:false/, name);
     assert.match(description, /\bstop\b|do not work on it/i, name);
