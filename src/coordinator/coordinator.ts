@@ -17,6 +17,7 @@ import { Effects } from './effects.js';
 import { ProgressMarks } from './progress.js';
 import { Ledger } from './ledger/ledger.js';
 import { Pull } from './pull.js';
+import { Views } from './views.js';
 import { Lifecycle, triaged } from './lifecycle.js';
 import type { Effect } from '../core/effect.js';
 import type { Actor, TaskEvent } from '../core/task.js';
@@ -99,6 +100,11 @@ export class Coordinator {
   /** The task lifecycle: reopen, close, approve, reject, escalations, gates, `next`, settings. */
   get lifecycle(): Lifecycle {
     return new Lifecycle(this.store);
+  }
+
+  /** What the dashboard and /metrics read: queue pages, live claims, hosts, the ledger stream. */
+  get views(): Views {
+    return new Views(this.store);
   }
 
   /** The ledger's tamper evidence, export, retention, commit provenance and session report. */

@@ -20,6 +20,7 @@ import type { EffectsStore } from './effects-store.js';
 import type { LifecycleStore } from './lifecycle-store.js';
 import type { ProgressStore } from './progress-store.js';
 import type { LedgerStore } from './ledger-store.js';
+import type { ObserveStore } from './observe-store.js';
 import type { WorkspaceStore } from './workspace-store.js';
 
 export type Engine = 'sqlite' | 'postgres';
@@ -189,11 +190,24 @@ export interface AuditListParams {
   readonly type?: AuditType | undefined;
   /** Entries with id greater than this, oldest first. */
   readonly afterId?: number | undefined;
+  /** Entries with id below this (a keyset page). */
+  readonly beforeId?: number | undefined;
+  /** The host the row names. */
+  readonly host?: string | undefined;
+  /** Newest first instead of oldest first: the last `limit` entries that match. */
+  readonly newestFirst?: boolean | undefined;
   readonly limit?: number | undefined;
 }
 
 export interface Store
-  extends DispatchStore, WorkspaceStore, EffectsStore, LifecycleStore, ProgressStore, LedgerStore {
+  extends
+    DispatchStore,
+    WorkspaceStore,
+    EffectsStore,
+    LifecycleStore,
+    ProgressStore,
+    LedgerStore,
+    ObserveStore {
   readonly engine: Engine;
   readonly capabilities: StoreCapabilities;
   /** The database clock. */

@@ -17,6 +17,7 @@ import { exerciseProgress } from './progress.js';
 import { exerciseLifecycle } from './lifecycle.js';
 import { exerciseHumanSessions } from './human-sessions.js';
 import { exerciseNext } from './next.js';
+import { exerciseObserve } from './observe.js';
 import { exerciseLedger } from './ledger.js';
 import { exerciseTasksAndSessions } from './tasks-sessions.js';
 import { exerciseWorkspaceDispatch } from './workspace-dispatch.js';
@@ -45,5 +46,6 @@ export function exerciseStore(h: Harness): void {
     exerciseHumanSessions(h);
     exerciseNext(h);
     exerciseLedger(h);
+    exerciseObserve(h);
   });
 }

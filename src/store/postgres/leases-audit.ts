@@ -123,10 +123,12 @@ export function postgresAudit(run: PgRunner): Store['audit'] {
         where.push(`job_id = ${job}`);
       }
       if (p.type !== undefined) where.push(`type = ${param(p.type, 'text')}`);
+      if (p.host !== undefined) where.push(`host = ${param(p.host, 'text')}`);
+      if (p.beforeId !== undefined) where.push(`id < ${param(p.beforeId, 'bigint')}`);
       const rows = await run.rows<AuditRow>(
         `SELECT id, at, type, task_key, job_id, session_id, host, epoch, detail FROM audit_events
          WHERE ${where.join(' AND ')}
-         ORDER BY id LIMIT $2::int`,
+         ORDER BY id ${p.newestFirst === true ? 'DESC' : ''} LIMIT $2::int`,
         values,
       );
       return rows.map(toAudit);

@@ -28,6 +28,7 @@ import { postgresEffects } from './effects.js';
 import { postgresProgress } from './progress.js';
 import { CLOCK_OFFSET, CLOCK_TABLE_SQL, SAFE, type TestSwitches } from '../test-switches.js';
 import { postgresLedger, postgresReports } from './ledger.js';
+import { postgresObserve } from './observe.js';
 import { queueUpkeep, type UpkeepPolicy } from './upkeep.js';
 
 export interface PostgresStoreOptions {
@@ -144,6 +145,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     settings: postgresSettings(run),
     ledger: postgresLedger(run, config.types),
     reports: postgresReports(run),
+    observe: postgresObserve(run),
   };
 }
 

@@ -88,14 +88,21 @@ export function sqliteAudit(run: SqliteRunner): Store['audit'] {
       Promise.resolve(
         run.read(() =>
           (
-            run.prepare(`SELECT * FROM audit_events WHERE ${auditWhere(p)} ORDER BY id LIMIT @limit`).all({
-              ...(p.key === undefined ? {} : { key: p.key }),
-              ...(p.session === undefined ? {} : { session: p.session }),
-              ...(p.jobId === undefined ? {} : { job: p.jobId }),
-              ...(p.type === undefined ? {} : { type: p.type }),
-              after: p.afterId ?? 0,
-              limit: p.limit ?? 1000,
-            }) as AuditRow[]
+            run
+              .prepare(
+                `SELECT * FROM audit_events WHERE ${auditWhere(p)}
+                 ORDER BY id ${p.newestFirst === true ? 'DESC' : ''} LIMIT @limit`,
+              )
+              .all({
+                ...(p.key === undefined ? {} : { key: p.key }),
+                ...(p.session === undefined ? {} : { session: p.session }),
+                ...(p.jobId === undefined ? {} : { job: p.jobId }),
+                ...(p.type === undefined ? {} : { type: p.type }),
+                ...(p.host === undefined ? {} : { host: p.host }),
+                ...(p.beforeId === undefined ? {} : { before: p.beforeId }),
+                after: p.afterId ?? 0,
+                limit: p.limit ?? 1000,
+              }) as AuditRow[]
           ).map(toAudit),
         ),
       ),
@@ -116,5 +123,7 @@ function auditWhere(p: Parameters<Store['audit']['list']>[0] = {}): string {
     where.push('job_id = @job');
   }
   if (p.type !== undefined) where.push('type = @type');
+  if (p.host !== undefined) where.push('host = @host');
+  if (p.beforeId !== undefined) where.push('id < @before');
   return where.join(' AND ');
 }

@@ -27,6 +27,7 @@ import { sqliteProgress } from './progress.js';
 import { sqliteWakeups } from './wakeups.js';
 import { CLOCK_TABLE_SQL, SAFE, type TestSwitches } from '../test-switches.js';
 import { sqliteLedger, sqliteReports } from './ledger.js';
+import { sqliteObserve } from './observe.js';
 
 export interface SqliteStoreOptions {
   readonly path: string;
@@ -90,6 +91,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     settings: fromSync(sqliteSettings(run)),
     ledger: sqliteLedger(run),
     reports: sqliteReports(run),
+    observe: sqliteObserve(run),
   };
 }
 

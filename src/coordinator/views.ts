@@ -1,0 +1,236 @@
+/**
+ * What the operator's surface reads (the dashboard, /metrics): each view is a few store reads,
+ * shaped for display. Inputs arrive raw from a query string and are checked here, as every
+ * use case checks its own.
+ */
+import type { AuditEntry } from '../core/audit-event.js';
+import { AUDIT_TYPES } from '../core/audit-event.js';
+import { NotFoundError } from '../core/errors.js';
+import { JOB_STATES, type Job, type JobState } from '../core/job.js';
+import type { Session } from '../core/session.js';
+import type { Instant } from '../core/time.js';
+import { validateId, validateInteger, validateKey, validateName, validateOneOf } from '../core/validate.js';
+import type { WorkspaceLock } from '../core/workspace-lock.js';
+import type { Workspace } from '../core/workspace-plan.js';
+import { DISPATCHER_LEASE } from '../core/lease.js';
+import type { Host } from '../store/dispatch-store.js';
+import type { LiveClaim, StoreStats } from '../store/observe-store.js';
+import type { Store } from '../store/store.js';
+import { Cluster, type LeaderDetail } from './cluster.js';
+
+export const PAGE_MAX = 200;
+/** A claim whose holder has not beaten for this long (and declared no TTL) is shown late. */
+export const LATE_AFTER_MS_DEFAULT = 10_000;
+const TERM_CHANGES_SHOWN = 10;
+const WAITING_SCANNED = 500;
+
+export interface QueueInput {
+  readonly status?: unknown;
+  readonly host?: unknown;
+  readonly key?: unknown;
+  readonly before?: unknown;
+  readonly limit?: unknown;
+}
+
+export interface Page<T> {
+  readonly items: readonly T[];
+  /** The keyset of the next page (pass it as `before`), or null at the end. */
+  readonly next: number | null;
+}
+
+export interface ClaimView extends LiveClaim {
+  readonly heartbeatAgeMs: number;
+  /** The holder is past its TTL, or, without one, silent for longer than the late threshold. */
+  readonly late: boolean;
+  /** Workspace locks the holder's session or the claim's job has. */
+  readonly locks: readonly WorkspaceLock[];
+  /** What a force-release would do, step by step. */
+  readonly forceRelease: readonly string[];
+}
+
+export interface LeaderView extends LeaderDetail {
+  /** The newest term changes (`lease:acquired` of the dispatcher lease), newest first. */
+  readonly changes: readonly AuditEntry[];
+}
+
+export interface HostView extends Host {
+  readonly running: readonly Job[];
+}
+
+export interface WorkspaceView {
+  readonly workspace: Workspace;
+  readonly lock: WorkspaceLock | null;
+  readonly holder: Session | null;
+  /** Queued jobs whose reason says they wait for this workspace. */
+  readonly waiting: readonly Job[];
+}
+
+export interface JobView {
+  readonly job: Job;
+  /** The job's ledger rows, oldest first: claims, starts, requeues, the finish. */
+  readonly history: readonly AuditEntry[];
+}
+
+export interface AuditInput {
+  readonly key?: unknown;
+  readonly session?: unknown;
+  readonly host?: unknown;
+  readonly job?: unknown;
+  readonly type?: unknown;
+  readonly before?: unknown;
+  readonly limit?: unknown;
+}
+
+const optional = <T>(value: unknown, check: (v: unknown) => T): T | undefined =>
+  value === undefined || value === '' ? undefined : check(value);
+const pageLimit = (value: unknown, fallback: number): number =>
+  optional(value, (v) => validateInteger('limit', v, 1, PAGE_MAX)) ?? fallback;
+
+function statuses(value: unknown): JobState[] {
+  const raw = typeof value === 'string' ? value.split(',').map((s) => s.trim()) : value;
+  if (!Array.isArray(raw)) return [validateOneOf('job status', raw, JOB_STATES)];
+  return [...new Set(raw.map((s: unknown) => validateOneOf('job status', s, JOB_STATES)))];
+}
+
+/** What ending this claim by force does, in the order it happens (issue 17, item 5). */
+export function forceReleasePlan(claim: LiveClaim, locks: readonly WorkspaceLock[]): string[] {
+  const steps = [
+    `end session ${claim.session}'s claim on ${claim.key} at epoch ${claim.epoch}; its later writes are fenced`,
+  ];
+  for (const lock of locks) {
+    steps.push(`release workspace ${lock.workspace} (lock epoch ${lock.epoch})`);
+  }
+  if (claim.job !== null && claim.job.status !== 'queued') {
+    steps.push(
+      `stop job ${claim.job.id} on ${claim.job.host ?? '?'}: the runner kills its agent's processes`,
+    );
+  }
+  steps.push('write claim:force_released with who, why and the fenced epoch');
+  return steps;
+}
+
+export class Views {
+  constructor(private readonly store: Store) {}
+
+  async queue(input: QueueInput = {}): Promise<Page<Job>> {
+    const limit = pageLimit(input.limit, 50);
+    const jobs = await this.store.observe.jobsPage({
+      status: optional(input.status, statuses),
+      host: optional(input.host, (v) => validateName('host', v)),
+      key: optional(input.key, validateKey),
+      beforeId: optional(input.before, (v) => validateId('job', v)),
+      limit,
+    });
+    return { items: jobs, next: jobs.length === limit ? (jobs.at(-1)?.id ?? null) : null };
+  }
+
+  async claims(lateAfterMs = LATE_AFTER_MS_DEFAULT): Promise<{ now: Instant; claims: readonly ClaimView[] }> {
+    const [live, now, locks] = await Promise.all([
+      this.store.observe.liveClaims(),
+      this.store.now(),
+      this.locks(),
+    ]);
+    const claims = live.map((c): ClaimView => {
+      const age = Math.max(0, now - c.heartbeatAt);
+      // A run's lock is taken by the runner's session for the job; a lock taken by hand, by the
+      // holder's own session.
+      const held = locks.filter((l) => l.session === c.session || (c.job !== null && l.jobId === c.job.id));
+      return {
+        ...c,
+        heartbeatAgeMs: age,
+        late: age > (c.ttlMs ?? lateAfterMs),
+        locks: held,
+        forceRelease: forceReleasePlan(c, held),
+      };
+    });
+    return { now, claims };
+  }
+
+  async leader(): Promise<LeaderView> {
+    const detail = await new Cluster(this.store).leader();
+    const changes = await this.store.audit.list({
+      type: 'lease:acquired',
+      newestFirst: true,
+      limit: TERM_CHANGES_SHOWN * 4,
+    });
+    const dispatcher = changes.filter((e) => e.detail['name'] === DISPATCHER_LEASE);
+    return { ...detail, changes: dispatcher.slice(0, TERM_CHANGES_SHOWN) };
+  }
+
+  async hosts(): Promise<readonly HostView[]> {
+    const hosts = await this.store.hosts.list();
+    return Promise.all(
+      hosts.map(async (h) => ({
+        ...h,
+        running: await this.store.observe.jobsPage({
+          status: ['claimed', 'running'],
+          host: h.name,
+          limit: 20,
+        }),
+      })),
+    );
+  }
+
+  async workspaces(): Promise<readonly WorkspaceView[]> {
+    const [workspaces, waiting] = await Promise.all([
+      this.store.workspaces.list(),
+      this.store.observe.jobsPage({ status: ['queued'], limit: WAITING_SCANNED }),
+    ]);
+    return Promise.all(
+      workspaces.map(async (workspace) => {
+        const lock = await this.store.workspaceLocks.current(workspace.name);
+        const holder = lock === null ? null : await this.store.sessions.get(lock.session);
+        const prefix = `waiting for workspace ${workspace.name},`;
+        return {
+          workspace,
+          lock,
+          holder,
+          waiting: waiting.filter((j) => j.reason?.startsWith(prefix) === true).reverse(),
+        };
+      }),
+    );
+  }
+
+  async job(id: unknown): Promise<JobView> {
+    const checked = validateId('job', id);
+    const job = await this.store.jobs.get(checked);
+    if (job === null) throw new NotFoundError('job', String(checked), 'list jobs with `baton queue list`');
+    return { job, history: await this.store.audit.list({ jobId: checked, limit: 1000 }) };
+  }
+
+  async audit(input: AuditInput = {}): Promise<Page<AuditEntry>> {
+    const limit = pageLimit(input.limit, 100);
+    const entries = await this.store.audit.list({
+      key: optional(input.key, validateKey),
+      session: optional(input.session, (v) => validateId('session', v)),
+      host: optional(input.host, (v) => validateName('host', v)),
+      jobId: optional(input.job, (v) => validateId('job', v)),
+      type: optional(input.type, (v) => validateOneOf('audit type', v, AUDIT_TYPES)),
+      beforeId: optional(input.before, (v) => validateId('audit', v)),
+      newestFirst: true,
+      limit,
+    });
+    return { items: entries, next: entries.length === limit ? (entries.at(-1)?.id ?? null) : null };
+  }
+
+  /** Counts for /metrics, from the database. */
+  stats(): Promise<StoreStats> {
+    return this.store.observe.stats();
+  }
+
+  /** The dispatcher lease as the store has it (term and expiry even when nobody leads). */
+  dispatcherLease(): ReturnType<Store['leases']['get']> {
+    return this.store.leases.get(DISPATCHER_LEASE);
+  }
+
+  /** The newest ledger row's id: a cheap probe of "has anything changed". */
+  changeMark(): Promise<number> {
+    return this.store.observe.auditMaxId();
+  }
+
+  private async locks(): Promise<WorkspaceLock[]> {
+    const workspaces = await this.store.workspaces.list();
+    const locks = await Promise.all(workspaces.map((w) => this.store.workspaceLocks.current(w.name)));
+    return locks.filter((l): l is WorkspaceLock => l !== null);
+  }
+}

@@ -1,0 +1,31 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { waitingClass } from './waiting.js';
+import { placeJob } from './placement.js';
+import { waitingForWorkspace } from './workspace-lock.js';
+
+test('classes the reasons the dispatcher writes for a waiting job', () => {
+  const host = {
+    name: 'box',
+    enabled: true,
+    heartbeatAt: 0,
+    ramTotalMb: 4000,
+    ramReservedMb: 0,
+    ramFreeMb: 1000,
+    slotsMax: 1,
+    jobsActive: 0,
+    ramPromisedMb: 0,
+    ramPendingMb: 0,
+  };
+  const reason = (p: ReturnType<typeof placeJob>): string => (p.ok ? 'placed' : p.reason);
+  assert.equal(waitingClass(reason(placeJob(8000, [host], 0, 10_000))), 'ram');
+  assert.equal(waitingClass(reason(placeJob(1, [{ ...host, jobsActive: 1 }], 0, 10_000))), 'slots');
+  assert.equal(waitingClass(reason(placeJob(1, [], 0, 10_000))), 'no_host');
+  assert.equal(waitingClass(reason(placeJob(1, [{ ...host, enabled: false }], 0, 10_000))), 'no_host');
+  assert.equal(waitingClass(reason(placeJob(1, [host], 60_000, 10_000))), 'no_host');
+  const holder = { session: 3, host: 'box', jobId: 7, since: 0, epoch: 1 };
+  assert.equal(waitingClass(waitingForWorkspace('api', holder)), 'workspace_held');
+  assert.equal(waitingClass('SKIPPED workspace_unresolved: no workspace'), 'workspace_unresolved');
+  assert.equal(waitingClass('waiting for design approval'), 'gate');
+  assert.equal(waitingClass('something new'), 'other');
+});

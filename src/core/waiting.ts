@@ -1,0 +1,28 @@
+/**
+ * Why a queued job waits, in a few classes a metric can carry as a label (the reason text itself
+ * names workspaces, jobs and hosts, too many values for a label). The texts are the dispatcher's
+ * (daemon/dispatcher.ts, core/placement.ts, core/workspace-lock.ts).
+ */
+export const WAITING_CLASSES = [
+  'workspace_held',
+  'workspace_unresolved',
+  'ram',
+  'slots',
+  'no_host',
+  'gate',
+  'other',
+] as const;
+export type WaitingClass = (typeof WAITING_CLASSES)[number];
+
+const RULES: readonly (readonly [RegExp, WaitingClass])[] = [
+  [/^waiting for workspace /, 'workspace_held'],
+  [/^SKIPPED workspace_unresolved/, 'workspace_unresolved'],
+  [/^needs \d+ MB/, 'ram'],
+  [/at its job limit/, 'slots'],
+  [/^no host has registered|^every host is disabled|^no enabled host is live|^no host fits/, 'no_host'],
+  [/^waiting for .* approval$/, 'gate'],
+];
+
+export function waitingClass(reason: string): WaitingClass {
+  return RULES.find(([pattern]) => pattern.test(reason))?.[1] ?? 'other';
+}

@@ -1,0 +1,90 @@
+/**
+ * What the dashboard needs, as a port of its own: the dashboard reaches neither the store nor
+ * the coordinator (test/tidy.test.ts), so the composition root hands it the coordinator's
+ * read use cases (`coordinator.views`), which satisfy `DashboardReads` as they are.
+ */
+import type { AuditEntry } from '../core/audit-event.js';
+import type { Job } from '../core/job.js';
+import type { HostCapacity } from '../core/placement.js';
+import type { Session, SessionKind } from '../core/session.js';
+import type { Instant } from '../core/time.js';
+import type { WorkspaceLock } from '../core/workspace-lock.js';
+import type { Workspace } from '../core/workspace-plan.js';
+
+export interface Page<T> {
+  readonly items: readonly T[];
+  readonly next: number | null;
+}
+
+export interface ClaimRow {
+  readonly key: string;
+  readonly epoch: number;
+  readonly claimedAt: Instant;
+  readonly heartbeatAt: Instant;
+  readonly heartbeatAgeMs: number;
+  readonly late: boolean;
+  readonly session: number;
+  readonly kind: SessionKind;
+  readonly host: string;
+  readonly pid: number;
+  readonly name: string | null;
+  readonly ttlMs: number | null;
+  readonly job: Job | null;
+  readonly locks: readonly WorkspaceLock[];
+  readonly forceRelease: readonly string[];
+}
+
+export interface LeaderRow {
+  readonly session: number | null;
+  readonly host: string | null;
+  readonly pid: number | null;
+  readonly term: number | null;
+  readonly expiresAt: number | null;
+  readonly current: boolean;
+  readonly changes: readonly AuditEntry[];
+}
+
+export interface HostRow extends HostCapacity {
+  readonly session: number | null;
+  readonly running: readonly Job[];
+}
+
+export interface WorkspaceRow {
+  readonly workspace: Workspace;
+  readonly lock: WorkspaceLock | null;
+  readonly holder: Session | null;
+  readonly waiting: readonly Job[];
+}
+
+/** Raw query-string values; the reads check them and throw InvalidInputError on bad ones. */
+export type Query = Readonly<Record<string, string | undefined>>;
+
+export interface DashboardReads {
+  queue(input: Query): Promise<Page<Job>>;
+  claims(lateAfterMs?: number): Promise<{ readonly now: Instant; readonly claims: readonly ClaimRow[] }>;
+  leader(): Promise<LeaderRow>;
+  hosts(): Promise<readonly HostRow[]>;
+  workspaces(): Promise<readonly WorkspaceRow[]>;
+  job(id: unknown): Promise<{ readonly job: Job; readonly history: readonly AuditEntry[] }>;
+  audit(input: Query): Promise<Page<AuditEntry>>;
+  /** Changes whenever anything is written (the ledger's newest id). */
+  changeMark(): Promise<number>;
+}
+
+export interface DashboardDeps {
+  readonly reads: DashboardReads;
+  /**
+   * Where this process can read job output: the runner's log folder (`baton up`'s logDir, one
+   * `job-<id>-attempt-<n>.log` per run). Left out (`baton serve` on another machine), the job
+   * page says where the output is instead.
+   */
+  readonly logDir?: string | undefined;
+  /** RSS in MB of a process tree on this machine, null when the pid is not here. */
+  readonly rssMb?: ((pid: number) => number | null) | undefined;
+  /** The host this process runs on, to tell local pids and logs from remote ones. */
+  readonly hostName?: string | undefined;
+  /** How often the live stream checks the database for changes; 500 ms by default. */
+  readonly pollMs?: number | undefined;
+  /** Where the buttons send their requests: the API's routes, `/v1/...` on this origin by default. */
+  readonly apiBase?: string | undefined;
+}

@@ -1,0 +1,98 @@
+/** The page around every view: header, navigation, the token field, the live region. */
+import { html } from 'hono/html';
+import type { HtmlEscapedString } from 'hono/utils/html';
+
+export type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
+
+export const VIEWS = [
+  { path: '/', name: 'queue', title: 'Queue' },
+  { path: '/claims', name: 'claims', title: 'Claims' },
+  { path: '/leader', name: 'leader', title: 'Leader' },
+  { path: '/hosts', name: 'hosts', title: 'Hosts' },
+  { path: '/workspaces', name: 'workspaces', title: 'Workspaces' },
+  { path: '/audit', name: 'audit', title: 'Audit' },
+] as const;
+export type ViewName = (typeof VIEWS)[number]['name'] | 'job';
+
+export interface PageParams {
+  readonly view: ViewName;
+  readonly title: string;
+  /** Where the live region reloads its fragment from, with the page's filters. */
+  readonly fragment: string;
+  readonly body: Html;
+}
+
+export function page(p: PageParams): Html {
+  const nav = VIEWS.map(
+    (v) =>
+      html`<li><a href="${v.path}" ${v.name === p.view ? html`aria-current="page"` : ''}>${v.title}</a></li>`,
+  );
+  return html`<!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>${p.title} · Baton</title>
+        <link rel="icon" href="data:," />
+        <link rel="stylesheet" href="/ui/app.css" />
+        <script src="/ui/htmx.js"></script>
+        <script src="/ui/app.js"></script>
+      </head>
+      <body hx-ext="baton-json">
+        <a class="skip" href="#view">Skip to content</a>
+        <header>
+          <h1>Baton</h1>
+          <nav aria-label="Views">
+            <ul>
+              ${nav}
+            </ul>
+          </nav>
+          <label class="token"
+            >Operator token
+            <input
+              id="token"
+              type="password"
+              autocomplete="off"
+              placeholder="needed for buttons"
+              aria-describedby="token-help"
+            />
+          </label>
+          <span id="token-help" class="muted" hidden
+            >Kept in this tab only (sessionStorage), sent as a bearer token.</span
+          >
+          <span id="live" class="muted" aria-live="polite">connecting</span>
+        </header>
+        <main>
+          <h2 id="heading">${p.title}</h2>
+          <p id="status" role="status" aria-live="polite"></p>
+          <div
+            id="view"
+            tabindex="-1"
+            hx-get="${p.fragment}"
+            hx-trigger="baton:change from:body"
+            hx-swap="innerHTML"
+          >
+            ${p.body}
+          </div>
+        </main>
+      </body>
+    </html>`;
+}
+
+export const time = (at: number | null): string => (at === null ? '—' : new Date(at).toISOString());
+
+export function age(ms: number): string {
+  if (ms < 1000) return `${ms} ms`;
+  if (ms < 120_000) return `${(ms / 1000).toFixed(1)} s`;
+  if (ms < 7_200_000) return `${Math.round(ms / 60_000)} min`;
+  return `${(ms / 3_600_000).toFixed(1)} h`;
+}
+
+/** A query string from the filters given, without empty ones. */
+export function query(values: Readonly<Record<string, string | number | undefined | null>>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(values))
+    if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
+  const s = q.toString();
+  return s === '' ? '' : `?${s}`;
+}

@@ -1,0 +1,157 @@
+/**
+ * The dashboard: server-rendered pages, each with a live region that htmx reloads when the
+ * server's change stream (server-sent events) says the database moved. Mounted at `/` by the
+ * HTTP adapter; reads come through `deps.reads` (the coordinator's views), and the buttons
+ * post to the API's routes with the operator's token, so the dashboard itself changes nothing.
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { Hono, type Context } from 'hono';
+import { html } from 'hono/html';
+import { streamSSE } from 'hono/streaming';
+import { BatonError } from '../core/errors.js';
+import { APP_CSS, APP_JS } from './assets.js';
+import type { DashboardDeps, Query } from './deps.js';
+import { ChangeFeed } from './feed.js';
+import { VIEWS, page, type Html, type ViewName } from './layout.js';
+import { auditView } from './views/audit.js';
+import { claimsView } from './views/claims.js';
+import { hostsView, leaderView } from './views/cluster.js';
+import { jobOutput, jobView, outputView } from './views/job.js';
+import { queueView } from './views/queue.js';
+import { workspacesView } from './views/workspaces.js';
+
+const HTMX_PATH = createRequire(import.meta.url).resolve('htmx.org/dist/htmx.min.js');
+
+type Fragment = (deps: DashboardDeps, q: Query, param: string) => Promise<Html>;
+
+function fragments(deps: DashboardDeps): Record<ViewName, Fragment> {
+  const apiBase = deps.apiBase ?? '';
+  const rss = (pid: number, host: string | null): string => {
+    const here = deps.hostName === undefined || host === deps.hostName;
+    const mb = here ? (deps.rssMb?.(pid) ?? null) : null;
+    return mb === null ? `not measurable from here (pid ${pid} on ${host ?? '?'})` : `${mb} MB`;
+  };
+  return {
+    queue: async (d, q) => queueView(await d.reads.queue(q), q),
+    claims: async (d) => claimsView((await d.reads.claims()).claims, { apiBase, rss }),
+    leader: async (d) => leaderView(await d.reads.leader(), Date.now()),
+    hosts: async (d) => hostsView(await d.reads.hosts(), apiBase, Date.now()),
+    workspaces: async (d) => workspacesView(await d.reads.workspaces()),
+    audit: async (d, q) => auditView(await d.reads.audit(q), q),
+    job: async (d, _q, id) => {
+      const { job, history } = await d.reads.job(id);
+      return jobView(job, history, jobOutput(job, d.logDir));
+    },
+  };
+}
+
+/** A refused read (bad filter, unknown job, store down) as one line; anything else is a bug. */
+function refusal(error: unknown): { status: 400 | 404 | 503; body: Html } {
+  if (!(error instanceof BatonError)) throw error;
+  const status = error.code === 'not_found' ? 404 : error.code === 'store_unavailable' ? 503 : 400;
+  const body = html`<p class="late" role="alert">
+    ${error.code}: ${error.message}${error.hint === undefined ? '' : ` (${error.hint})`}
+  </p>`;
+  return { status, body };
+}
+
+const queryOf = (c: Context): Query => c.req.query();
+
+export function dashboardRoutes(deps: DashboardDeps): Hono {
+  const app = new Hono();
+  const views = fragments(deps);
+  const feed = new ChangeFeed(() => deps.reads.changeMark(), deps.pollMs ?? 500);
+  const htmx = readFileSync(HTMX_PATH);
+  const fragmentUrl = (c: Context, name: string, param = ''): string => {
+    const search = new URL(c.req.url).search;
+    return `/ui/frag/${name}${param === '' ? '' : `/${encodeURIComponent(param)}`}${search}`;
+  };
+
+  const full = (name: ViewName, title: (param: string) => string) => async (c: Context) => {
+    const param = c.req.param('id') ?? '';
+    const shell = (body: Html) =>
+      page({ view: name, title: title(param), fragment: fragmentUrl(c, name, param), body });
+    try {
+      return c.html(shell(await views[name](deps, queryOf(c), param)));
+    } catch (error) {
+      const { status, body } = refusal(error);
+      return c.html(
+        shell(
+          html`${body}
+            <p><a href="/">Back to the queue</a></p>`,
+        ),
+        status,
+      );
+    }
+  };
+
+  for (const v of VIEWS)
+    app.get(
+      v.path,
+      full(v.name, () => v.title),
+    );
+  app.get(
+    '/jobs/:id',
+    full('job', (id) => `Job ${id}`),
+  );
+
+  app.get('/ui/frag/:view/:id?', async (c) => {
+    const name = c.req.param('view');
+    const param = c.req.param('id') ?? '';
+    try {
+      if (name === 'output') {
+        const { job } = await deps.reads.job(param);
+        return c.html(outputView(job, jobOutput(job, deps.logDir)));
+      }
+      const view = (views as Record<string, Fragment | undefined>)[name];
+      if (view === undefined) return c.html(html`<p role="alert">no view ${name}</p>`, 404);
+      return c.html(await view(deps, queryOf(c), param));
+    } catch (error) {
+      const { status, body } = refusal(error);
+      return c.html(body, status);
+    }
+  });
+
+  app.get('/ui/events', (c) =>
+    streamSSE(c, async (stream) => {
+      const queue: number[] = [];
+      let wake: (() => void) | null = null;
+      const stop = feed.listen((mark) => {
+        queue.push(mark);
+        wake?.();
+      });
+      stream.onAbort(() => {
+        stop();
+        wake?.();
+      });
+      await stream.writeSSE({ event: 'hello', data: 'listening' });
+      while (!stream.aborted) {
+        const mark = queue.shift();
+        if (mark === undefined) {
+          // Waits for a change, or 15 s: a comment line keeps idle proxies from closing the stream.
+          await new Promise<void>((resolve) => {
+            wake = resolve;
+            setTimeout(resolve, 15_000).unref();
+          });
+          wake = null;
+          if (queue.length === 0 && !stream.aborted) await stream.write(': idle\n\n');
+          continue;
+        }
+        queue.length = 0;
+        await stream.writeSSE({ event: 'change', data: String(mark) });
+      }
+      stop();
+    }),
+  );
+
+  const asset = (type: string, body: string | Buffer) => (c: Context) =>
+    c.body(typeof body === 'string' ? body : new Uint8Array(body), 200, {
+      'content-type': type,
+      'cache-control': 'no-cache',
+    });
+  app.get('/ui/htmx.js', asset('text/javascript; charset=utf-8', htmx));
+  app.get('/ui/app.js', asset('text/javascript; charset=utf-8', APP_JS));
+  app.get('/ui/app.css', asset('text/css; charset=utf-8', APP_CSS));
+  return app;
+}

@@ -1,0 +1,72 @@
+/** The audit stream: the ledger newest first, filtered by task, session, host, job and kind. */
+import { html } from 'hono/html';
+import { AUDIT_TYPES, type AuditEntry } from '../../core/audit-event.js';
+import type { Page, Query } from '../deps.js';
+import { query, time, type Html } from '../layout.js';
+
+const FIELDS = [
+  ['key', 'Task key'],
+  ['session', 'Session'],
+  ['host', 'Host'],
+  ['job', 'Job'],
+] as const;
+
+export function auditView(page: Page<AuditEntry>, q: Query): Html {
+  const filters = { key: q['key'], session: q['session'], host: q['host'], job: q['job'], type: q['type'] };
+  const kinds = AUDIT_TYPES.map(
+    (t) => html`<option value="${t}" ${q['type'] === t ? html`selected` : ''}>${t}</option>`,
+  );
+  const inputs = FIELDS.map(
+    ([name, label]) =>
+      html`<label>${label}<input name="${name}" value="${q[name] ?? ''}" autocomplete="off" /></label>`,
+  );
+  const rows = page.items.map(
+    (e) =>
+      html`<tr>
+        <td>${e.id}</td>
+        <td>${time(e.at)}</td>
+        <td>${e.type}</td>
+        <td>${e.key ?? '—'}</td>
+        <td>${e.jobId === null ? '—' : html`<a href="/jobs/${e.jobId}">${e.jobId}</a>`}</td>
+        <td>${e.session ?? '—'}</td>
+        <td>${e.host ?? '—'}</td>
+        <td>${e.epoch ?? '—'}</td>
+        <td class="reason">${JSON.stringify(e.detail)}</td>
+      </tr>`,
+  );
+  const older =
+    page.next === null
+      ? ''
+      : html`<a href="/audit${query({ ...filters, before: page.next })}">Older rows</a>`;
+  return html`<form class="filters" method="get" action="/audit" aria-label="Filter the ledger">
+      ${inputs}
+      <label
+        >Kind<select name="type">
+          <option value="">any</option>
+          ${kinds}
+        </select></label
+      >
+      <button type="submit">Filter</button>
+    </form>
+    <div class="scroll">
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Row</th>
+            <th scope="col">At</th>
+            <th scope="col">Kind</th>
+            <th scope="col">Task</th>
+            <th scope="col">Job</th>
+            <th scope="col">Session</th>
+            <th scope="col">Host</th>
+            <th scope="col">Epoch</th>
+            <th scope="col">Detail</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${rows}
+        </tbody>
+      </table>
+    </div>
+    <p>${older}</p>`;
+}

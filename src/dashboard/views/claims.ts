@@ -1,0 +1,77 @@
+/**
+ * Claims with lock forensics: who holds each live claim (session, kind, host, pid), its epoch,
+ * since when, how old its last heartbeat is (late ones marked in words, not colour alone), its
+ * job and the agent's memory against the budget, and what a force-release would do, with the
+ * button that asks the API for it.
+ */
+import { html } from 'hono/html';
+import type { ClaimRow } from '../deps.js';
+import { age, time, type Html } from '../layout.js';
+
+export interface ClaimsContext {
+  readonly apiBase: string;
+  readonly rss: (pid: number, host: string | null) => string;
+}
+
+function memory(c: ClaimRow, ctx: ClaimsContext): Html {
+  const job = c.job;
+  if (job === null) return html`<span class="muted">no job</span>`;
+  const budget = job.ramMb === null ? 'no budget' : `budget ${job.ramMb} MB`;
+  const rss = job.pid === null ? 'not started' : ctx.rss(job.pid, job.host);
+  return html`<a href="/jobs/${job.id}">job ${job.id}</a> (${job.status}, attempt ${job.attempt})<br />
+    RSS ${rss}; ${budget}`;
+}
+
+function card(c: ClaimRow, ctx: ClaimsContext, i: number): Html {
+  const target = `${ctx.apiBase}/v1/claims/${encodeURIComponent(c.key)}/force-release`;
+  const late = c.late
+    ? html`<span class="late">${age(c.heartbeatAgeMs)} — late</span>`
+    : html`<span class="ok">${age(c.heartbeatAgeMs)}</span>`;
+  return html`<tr>
+    <th scope="row">${c.key}</th>
+    <td>
+      session ${c.session}${c.name === null ? '' : ` (${c.name})`}<br />${c.kind} on ${c.host}, pid ${c.pid}
+    </td>
+    <td>${c.epoch}</td>
+    <td>${time(c.claimedAt)}</td>
+    <td>${late}${c.ttlMs === null ? '' : html`<br /><span class="muted">TTL ${age(c.ttlMs)}</span>`}</td>
+    <td>
+      ${memory(c, ctx)}${c.locks.map((l) => html`<br />workspace ${l.workspace} (lock epoch ${l.epoch})`)}
+    </td>
+    <td>
+      <ol class="plan" aria-label="What a force-release of ${c.key} would do">
+        ${c.forceRelease.map((s) => html`<li>${s}</li>`)}
+      </ol>
+      <form hx-post="${target}" hx-swap="none" data-action="force-release ${c.key}">
+        <label for="reason-${i}">Reason</label>
+        <input id="reason-${i}" name="reason" required maxlength="500" autocomplete="off" />
+        <button type="submit" class="force-release">Force-release ${c.key}</button>
+      </form>
+    </td>
+  </tr>`;
+}
+
+export function claimsView(claims: readonly ClaimRow[], ctx: ClaimsContext): Html {
+  if (claims.length === 0) return html`<p>No live claims.</p>`;
+  return html`<div class="scroll">
+    <table>
+      <caption class="muted">
+        ${claims.length} live, oldest heartbeat first
+      </caption>
+      <thead>
+        <tr>
+          <th scope="col">Task</th>
+          <th scope="col">Holder</th>
+          <th scope="col">Epoch</th>
+          <th scope="col">Since</th>
+          <th scope="col">Heartbeat age</th>
+          <th scope="col">Job and memory</th>
+          <th scope="col">Force-release</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${claims.map((c, i) => card(c, ctx, i))}
+      </tbody>
+    </table>
+  </div>`;
+}

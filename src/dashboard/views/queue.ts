@@ -1,0 +1,63 @@
+/** Queue: jobs newest first by keyset, with status, host, attempt and why a job waits. */
+import { html } from 'hono/html';
+import { JOB_STATES, type Job } from '../../core/job.js';
+import type { Page, Query } from '../deps.js';
+import { query, time, type Html } from '../layout.js';
+
+function row(j: Job): Html {
+  const waits = j.status === 'queued' && j.reason !== null;
+  return html`<tr>
+    <td><a href="/jobs/${j.id}">${j.id}</a></td>
+    <td>${j.key}</td>
+    <td>${j.status}</td>
+    <td>${j.host ?? '—'}</td>
+    <td>${j.attempt}/${j.attemptMax}</td>
+    <td>${j.ramMb === null ? '—' : `${j.ramMb} MB`}</td>
+    <td>${time(j.queuedAt)}</td>
+    <td class="reason">${waits ? j.reason : j.status === 'queued' ? '' : (j.reason ?? '')}</td>
+  </tr>`;
+}
+
+export function queueView(page: Page<Job>, q: Query): Html {
+  const statuses = JOB_STATES.map(
+    (s) => html`<option value="${s}" ${q['status'] === s ? html`selected` : ''}>${s}</option>`,
+  );
+  const filters = { status: q['status'], host: q['host'], key: q['key'], limit: q['limit'] };
+  const older =
+    page.next === null ? '' : html`<a href="/${query({ ...filters, before: page.next })}">Older jobs</a>`;
+  const newest = q['before'] === undefined ? '' : html`<a href="/${query(filters)}">Newest jobs</a>`;
+  return html`<form class="filters" method="get" action="/" aria-label="Filter jobs">
+      <label
+        >Status<select name="status">
+          <option value="">any</option>
+          ${statuses}
+        </select></label
+      >
+      <label>Host<input name="host" value="${q['host'] ?? ''}" autocomplete="off" /></label>
+      <label>Task key<input name="key" value="${q['key'] ?? ''}" autocomplete="off" /></label>
+      <button type="submit">Filter</button>
+    </form>
+    <div class="scroll">
+      <table>
+        <caption class="muted">
+          Newest first; ${page.items.length} shown
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">Job</th>
+            <th scope="col">Task</th>
+            <th scope="col">Status</th>
+            <th scope="col">Host</th>
+            <th scope="col">Attempt</th>
+            <th scope="col">RAM</th>
+            <th scope="col">Queued</th>
+            <th scope="col">Reason</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${page.items.map(row)}
+        </tbody>
+      </table>
+    </div>
+    <p>${newest} ${older}</p>`;
+}

@@ -1,0 +1,114 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { Hono } from 'hono';
+import { Registry } from 'prom-client';
+import { Coordinator } from '../coordinator/coordinator.js';
+import { openStore } from '../store/open.js';
+import { timedStore } from '../store/timed.js';
+import { bothEngines } from '../../test/support/databases.js';
+import { metricsRoutes, storeLatencyObserver } from './metrics.js';
+
+const PROMTOOL = '/usr/bin/promtool';
+
+/** `promtool check metrics` on the text: its exit code and what it said. */
+function promtool(text: string): { code: number | null; said: string } {
+  const r = spawnSync(PROMTOOL, ['check', 'metrics'], { input: text, encoding: 'utf8' });
+  return { code: r.status, said: `${r.stdout}${r.stderr}` };
+}
+
+/** The sample's value, by its name and labels as printed (`name{a="b"}`). */
+function sample(text: string, series: string): number {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  assert.ok(line !== undefined, `${series} in\n${text}`);
+  return Number(line.slice(series.length + 1));
+}
+
+for (const db of bothEngines()) {
+  describe(`/metrics (${db.name})`, () => {
+    test('passes promtool check metrics, and its values follow the work', async () => {
+      const registry = new Registry();
+      const store = timedStore(await openStore(await db.fresh()), storeLatencyObserver(registry));
+      const coordinator = new Coordinator(store);
+      const app = new Hono();
+      app.route('/metrics', metricsRoutes({ reads: coordinator.views, registry }));
+      const scrape = async (): Promise<string> => {
+        const response = await app.request('/metrics');
+        assert.equal(response.status, 200);
+        assert.match(response.headers.get('content-type') ?? '', /^text\/plain/);
+        return response.text();
+      };
+      try {
+        const before = await scrape();
+        assert.equal(sample(before, 'baton_claims_granted_total'), 0);
+        assert.equal(sample(before, 'baton_queue_jobs{status="queued"}'), 0);
+        assert.equal(sample(before, 'baton_leader_term'), 0);
+
+        // Work: a leader, a host, jobs placed, run, finished, one OOM-killed, one waiting, a
+        // claim held and another taken from its holder.
+        const daemon = await store.sessions.start({ kind: 'daemon', host: 'box', pid: 1 });
+        const lease = await store.leases.acquire({
+          name: 'dispatcher',
+          holder: String(daemon.id),
+          ttlMs: 60_000,
+        });
+        assert.ok(lease.ok);
+        const term = { lease: 'dispatcher', holder: String(daemon.id), term: lease.lease.term };
+        const worker = await store.sessions.start({ kind: 'agent', host: 'box', pid: 2 });
+        for (const [key, status] of [
+          ['a', 'done'],
+          ['b', 'oom_killed'],
+        ] as const) {
+          await store.jobs.enqueue({ key });
+          const job = await store.jobs.claimNext({ session: worker.id, start: true });
+          assert.ok(job !== null);
+          await store.jobs.finish({ id: job.id, session: worker.id, epoch: job.epoch, status });
+        }
+        const waiting = await store.jobs.enqueue({ key: 'c', ramMb: 99_000 });
+        assert.ok(
+          await store.dispatch.markWaiting({
+            id: waiting.job.id,
+            reason: 'needs 99000 MB; the most free is 1 MB on box',
+            term,
+          }),
+        );
+        await store.tasks.add({ key: 'held' });
+        await store.tasks.add({ key: 'lost' });
+        assert.ok((await store.claims.acquire({ key: 'held', session: worker.id })).ok);
+        const victim = await store.sessions.start({ kind: 'agent', host: 'box', pid: 3 });
+        assert.ok((await store.claims.acquire({ key: 'lost', session: victim.id })).ok);
+        await coordinator.endSession(victim.id);
+
+        const after = await scrape();
+        assert.equal(sample(after, 'baton_queue_jobs{status="queued"}'), 1);
+        assert.equal(sample(after, 'baton_jobs_started_total'), 2);
+        assert.equal(sample(after, 'baton_jobs_finished_total{outcome="done"}'), 1);
+        assert.equal(sample(after, 'baton_jobs_finished_total{outcome="oom_killed"}'), 1);
+        assert.equal(sample(after, 'baton_oom_kills_total'), 1);
+        assert.equal(sample(after, 'baton_jobs_waiting{reason="ram"}'), 1);
+        assert.equal(sample(after, 'baton_claims_held'), 1);
+        assert.equal(sample(after, 'baton_claims_fenced_total'), 1);
+        assert.equal(sample(after, 'baton_claims_ended_total{outcome="abandoned"}'), 1);
+        assert.ok(sample(after, 'baton_claims_granted_total') >= 2);
+        assert.equal(sample(after, 'baton_leader_term'), lease.lease.term);
+        assert.equal(sample(after, 'baton_leader_present'), 1);
+        assert.ok(sample(after, 'baton_claim_oldest_heartbeat_age_seconds') >= 0);
+        assert.ok(
+          sample(after, 'baton_store_call_duration_seconds_count{method="claims.acquire",outcome="ok"}') >= 2,
+        );
+
+        if (!existsSync(PROMTOOL)) {
+          assert.fail(`${PROMTOOL} is absent: install Debian's prometheus package`);
+        }
+        for (const text of [before, after]) {
+          const checked = promtool(text);
+          assert.equal(checked.code, 0, checked.said);
+          assert.equal(checked.said.trim(), '');
+        }
+      } finally {
+        await store.close();
+      }
+    });
+  });
+}

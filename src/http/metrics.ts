@@ -1,0 +1,168 @@
+/**
+ * `/metrics` in Prometheus text format (prom-client). Every figure but the store latency is read
+ * from the database at scrape time (coordinator views → store.observe.stats), so it is right
+ * whichever process serves it and however many `baton up` share the database. Counters are
+ * derived from rows that only grow: claims and terminal jobs are never deleted; `job:started`
+ * counts ledger rows, so a ledger prune shows as a counter reset, which Prometheus handles.
+ *
+ * The store latency is this process's own: the composition root wraps its Store with
+ * `timedStore(store, storeLatencyObserver(registry))` (store/timed.ts).
+ */
+import { Hono } from 'hono';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { JOB_STATES, TERMINAL_JOB_STATES } from '../core/job.js';
+import type { Lease } from '../core/lease.js';
+import { WAITING_CLASSES, waitingClass } from '../core/waiting.js';
+import type { StoreStats } from '../store/observe-store.js';
+import type { StoreCallObserver } from '../store/timed.js';
+
+export interface MetricsReads {
+  stats(): Promise<StoreStats>;
+  dispatcherLease(): Promise<Lease | null>;
+}
+
+export interface MetricsDeps {
+  readonly reads: MetricsReads;
+  /** The registry to serve; give the one storeLatencyObserver registered its histogram in. */
+  readonly registry?: Registry | undefined;
+}
+
+/** Claim outcomes the holder did not choose: its claim was taken from it and it was fenced. */
+const FENCING_OUTCOMES = new Set(['abandoned', 'recovered', 'expired', 'escalated', 'force_released']);
+
+/** A histogram of store call durations by method, in the registry; pass it to timedStore. */
+export function storeLatencyObserver(registry: Registry): StoreCallObserver {
+  const histogram = new Histogram({
+    name: 'baton_store_call_duration_seconds',
+    help: 'Duration of calls to the store by method, as this process saw them.',
+    labelNames: ['method', 'outcome'] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  return (method, seconds, failed) =>
+    histogram.observe({ method, outcome: failed ? 'error' : 'ok' }, seconds);
+}
+
+function gauges(registry: Registry) {
+  const registers = [registry];
+  return {
+    queue: new Gauge({
+      name: 'baton_queue_jobs',
+      help: 'Jobs by status now.',
+      labelNames: ['status'],
+      registers,
+    }),
+    started: new Counter({
+      name: 'baton_jobs_started_total',
+      help: 'Jobs started (job:started rows).',
+      registers,
+    }),
+    finished: new Counter({
+      name: 'baton_jobs_finished_total',
+      help: 'Jobs that ended, by outcome.',
+      labelNames: ['outcome'],
+      registers,
+    }),
+    granted: new Counter({ name: 'baton_claims_granted_total', help: 'Claims ever granted.', registers }),
+    held: new Gauge({ name: 'baton_claims_held', help: 'Live claims now.', registers }),
+    fenced: new Counter({
+      name: 'baton_claims_fenced_total',
+      help: 'Claims taken from their holder (abandoned, recovered, expired, escalated, force-released).',
+      registers,
+    }),
+    ended: new Counter({
+      name: 'baton_claims_ended_total',
+      help: 'Claims ended, by outcome.',
+      labelNames: ['outcome'],
+      registers,
+    }),
+    oldest: new Gauge({
+      name: 'baton_claim_oldest_heartbeat_age_seconds',
+      help: 'Age of the oldest heartbeat among live claims, on the database clock; 0 when none is held.',
+      registers,
+    }),
+    term: new Gauge({
+      name: 'baton_leader_term',
+      help: "The dispatcher lease's term; 0 before any.",
+      registers,
+    }),
+    leading: new Gauge({
+      name: 'baton_leader_present',
+      help: 'Whether a dispatcher leader holds an unexpired lease (1) or not (0).',
+      registers,
+    }),
+    termChanges: new Counter({
+      name: 'baton_leader_term_changes_total',
+      help: 'Times the dispatcher lease changed hands (each change is a new term).',
+      registers,
+    }),
+    waiting: new Gauge({
+      name: 'baton_jobs_waiting',
+      help: 'Queued jobs that wait, by why (the reason the dispatcher gave, in classes).',
+      labelNames: ['reason'],
+      registers,
+    }),
+    oom: new Counter({ name: 'baton_oom_kills_total', help: 'Jobs ended oom_killed.', registers }),
+  };
+}
+
+/** A counter read from the database: set to the figure, which only grows between prunes. */
+function setCounter(c: Counter<string>, value: number, labels?: Record<string, string>): void {
+  if (labels === undefined) {
+    c.reset();
+    c.inc(value);
+  } else {
+    c.remove(labels);
+    c.inc(labels, value);
+  }
+}
+
+export function metricsRoutes(deps: MetricsDeps): Hono {
+  const registry = deps.registry ?? new Registry();
+  const m = gauges(registry);
+  let scrape: Promise<string> = Promise.resolve('');
+
+  const refresh = async (): Promise<string> => {
+    const [s, lease] = await Promise.all([deps.reads.stats(), deps.reads.dispatcherLease()]);
+    const count = (list: StoreStats['jobsByStatus'], name: string): number =>
+      list.find((x) => x.name === name)?.count ?? 0;
+    for (const status of JOB_STATES) m.queue.set({ status }, count(s.jobsByStatus, status));
+    setCounter(m.started, s.jobsStarted);
+    for (const outcome of TERMINAL_JOB_STATES)
+      setCounter(m.finished, count(s.jobsByStatus, outcome), { outcome });
+    setCounter(m.granted, s.claimsGranted);
+    m.held.set(s.claimsHeld);
+    setCounter(
+      m.fenced,
+      s.claimsByOutcome.filter((o) => FENCING_OUTCOMES.has(o.name)).reduce((n, o) => n + o.count, 0),
+    );
+    for (const o of s.claimsByOutcome) setCounter(m.ended, o.count, { outcome: o.name });
+    m.oldest.set(
+      s.oldestClaimHeartbeatAt === null ? 0 : Math.max(0, s.now - s.oldestClaimHeartbeatAt) / 1000,
+    );
+    m.term.set(lease?.term ?? 0);
+    m.leading.set(lease !== null && lease.holder !== null && lease.expiresAt > s.now ? 1 : 0);
+    setCounter(m.termChanges, lease?.term ?? 0);
+    const waiting = new Map<string, number>(WAITING_CLASSES.map((c) => [c, 0]));
+    for (const w of s.waitingByReason) {
+      const c = waitingClass(w.name);
+      waiting.set(c, (waiting.get(c) ?? 0) + w.count);
+    }
+    for (const [reason, n] of waiting) m.waiting.set({ reason }, n);
+    setCounter(m.oom, count(s.jobsByStatus, 'oom_killed'));
+    return registry.metrics();
+  };
+
+  const app = new Hono();
+  app.get('/', async (c) => {
+    // One scrape at a time: the metrics are shared, and a second scrape waits for the first.
+    scrape = scrape.catch(() => '').then(refresh);
+    try {
+      return c.body(await scrape, 200, { 'content-type': registry.contentType });
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      return c.text(`# the store could not be read: ${message.split('\n')[0] ?? ''}\n`, 503);
+    }
+  });
+  return app;
+}

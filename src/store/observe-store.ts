@@ -1,0 +1,72 @@
+/**
+ * Reads for the operator's surface (the dashboard and /metrics): a page of jobs by keyset, the
+ * live claims with their holders and jobs, and counts. Each is one read on the database, so the
+ * figures are the same whichever process serves them, and none takes a write lock.
+ */
+import type { Job, JobId, JobState } from '../core/job.js';
+import type { SessionId, SessionKind } from '../core/session.js';
+import type { Instant } from '../core/time.js';
+
+export interface JobPageParams {
+  readonly status?: readonly JobState[] | undefined;
+  readonly host?: string | undefined;
+  readonly key?: string | undefined;
+  /** Jobs with an id below this one (the previous page's last id); newest first. */
+  readonly beforeId?: JobId | undefined;
+  readonly limit: number;
+}
+
+/** A live claim with what lock forensics needs: who holds it, from where, and its job. */
+export interface LiveClaim {
+  readonly key: string;
+  readonly epoch: number;
+  readonly claimedAt: Instant;
+  /** The claim's own last heartbeat. */
+  readonly heartbeatAt: Instant;
+  readonly session: SessionId;
+  readonly kind: SessionKind;
+  readonly host: string;
+  readonly pid: number;
+  readonly name: string | null;
+  readonly ttlMs: number | null;
+  /** The task's active job (queued, claimed or running), if any. */
+  readonly job: Job | null;
+}
+
+export interface Count<K extends string = string> {
+  readonly name: K;
+  readonly count: number;
+}
+
+export interface StoreStats {
+  readonly now: Instant;
+  readonly jobsByStatus: readonly Count[];
+  /** Queued jobs that carry a reason (why they wait), by reason text. */
+  readonly waitingByReason: readonly Count[];
+  /**
+   * Job runs started: `job:started` ledger rows. One pass over the ledger (it has no index by
+   * type); a prune lowers it, which a Prometheus counter reads as a reset.
+   */
+  readonly jobsStarted: number;
+  /** Claims ever granted (rows of the claims table) and those live now. */
+  readonly claimsGranted: number;
+  readonly claimsHeld: number;
+  /** Ended claims by outcome. */
+  readonly claimsByOutcome: readonly Count[];
+  /** The oldest heartbeat among live claims, or null when none is held. */
+  readonly oldestClaimHeartbeatAt: Instant | null;
+  /** The newest ledger row's id (0 when empty): it changes whenever anything is written. */
+  readonly auditMaxId: number;
+}
+
+export interface ObserveStore {
+  readonly observe: {
+    /** Jobs newest first, after the keyset `beforeId`; the primary key orders the page. */
+    jobsPage(params: JobPageParams): Promise<readonly Job[]>;
+    /** Every live claim, oldest heartbeat first. */
+    liveClaims(): Promise<readonly LiveClaim[]>;
+    stats(): Promise<StoreStats>;
+    /** The newest ledger row's id, 0 when empty: a cheap "has anything changed" probe. */
+    auditMaxId(): Promise<number>;
+  };
+}

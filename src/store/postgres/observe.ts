@@ -1,0 +1,141 @@
+/**
+ * The operator's reads on PostgreSQL (observe-store.ts). stats() is one statement, so its
+ * figures come from one snapshot.
+ */
+import type { Count, LiveClaim, ObserveStore } from '../observe-store.js';
+import type { SessionKind } from '../../core/session.js';
+import { NOW, jobColumns, ms, msOrNull, toJob, type JobRow } from './rows.js';
+import type { PgRunner } from './runner.js';
+
+/**
+ * A page of jobs, newest first: an index scan backwards on the primary key from the keyset
+ * `id < $1`, which stops after $5 matches (test/dashboard/queue-scale.test.ts counts the rows
+ * it reads at 100,000 jobs). The task key is looked up for the page's rows only.
+ */
+export const JOB_PAGE_SQL = `SELECT ${jobColumns('jobs')} FROM jobs
+  WHERE id < $1::bigint
+    AND ($2::text[] IS NULL OR status = ANY ($2::text[]))
+    AND ($3::text IS NULL OR host = $3::text)
+    AND ($4::text IS NULL OR task_id = (SELECT id FROM tasks WHERE key = $4::text))
+  ORDER BY id DESC
+  LIMIT $5::int`;
+
+interface LiveClaimRow {
+  key: string;
+  epoch: number;
+  claimed_at: Date;
+  heartbeat_at: Date;
+  session_id: number;
+  kind: string;
+  host: string;
+  pid: number;
+  name: string | null;
+  ttl_ms: number | null;
+  job: JobRow | null;
+}
+
+interface StatsRow {
+  now: Date;
+  jobs: Count[] | null;
+  waiting: Count[] | null;
+  started: number;
+  outcomes: Count[] | null;
+  granted: number;
+  held: number;
+  oldest: Date | null;
+  max_id: number;
+}
+
+/** A job as JSON from a lateral subquery: its timestamps come back as text, read as dates. */
+function jobFromJson(j: Record<string, unknown>): JobRow {
+  const at = (v: unknown): Date | null => (v === null || v === undefined ? null : new Date(v as string));
+  return {
+    ...(j as unknown as JobRow),
+    queued_at: at(j['queued_at']) ?? new Date(0),
+    run_after: at(j['run_after']) ?? new Date(0),
+    claimed_at: at(j['claimed_at']),
+    started_at: at(j['started_at']),
+    finished_at: at(j['finished_at']),
+  };
+}
+
+export function postgresObserve(run: PgRunner): ObserveStore['observe'] {
+  return {
+    jobsPage: async (p) =>
+      (
+        await run.rows<JobRow>(JOB_PAGE_SQL, [
+          p.beforeId ?? Number.MAX_SAFE_INTEGER,
+          p.status === undefined ? null : [...p.status],
+          p.host ?? null,
+          p.key ?? null,
+          p.limit,
+        ])
+      ).map(toJob),
+    liveClaims: async () => {
+      const rows = await run.rows<LiveClaimRow>(
+        `SELECT t.key, c.epoch, c.claimed_at, c.heartbeat_at, c.session_id,
+                s.kind, s.host, s.pid, s.name, s.ttl_ms, to_jsonb(j) AS job
+         FROM claims c JOIN tasks t ON t.id = c.task_id JOIN sessions s ON s.id = c.session_id
+         LEFT JOIN LATERAL (
+           SELECT ${jobColumns('jobs')} FROM jobs
+           WHERE jobs.task_id = c.task_id AND jobs.status IN ('queued', 'claimed', 'running')
+         ) j ON true
+         WHERE c.released_at IS NULL
+         ORDER BY c.heartbeat_at, c.id`,
+      );
+      return rows.map((r): LiveClaim => ({
+        key: r.key,
+        epoch: Number(r.epoch),
+        claimedAt: ms(r.claimed_at),
+        heartbeatAt: ms(r.heartbeat_at),
+        session: Number(r.session_id),
+        kind: r.kind as SessionKind,
+        host: r.host,
+        pid: r.pid,
+        name: r.name,
+        ttlMs: r.ttl_ms === null ? null : Number(r.ttl_ms),
+        job: r.job === null ? null : toJob(jobFromJson(r.job as unknown as Record<string, unknown>)),
+      }));
+    },
+    stats: async () => {
+      const grouped = (sql: string): string =>
+        `(SELECT jsonb_agg(jsonb_build_object('name', g.name, 'count', g.count)) FROM (${sql}) g)`;
+      const row = await run.one<StatsRow>(
+        `SELECT ${NOW} AS now,
+           ${grouped('SELECT status AS name, count(*)::int AS count FROM jobs GROUP BY status')} AS jobs,
+           ${grouped(
+             `SELECT reason AS name, count(*)::int AS count FROM jobs
+              WHERE status = 'queued' AND reason IS NOT NULL GROUP BY reason`,
+           )} AS waiting,
+           (SELECT count(*)::int FROM audit_events WHERE type = 'job:started') AS started,
+           ${grouped(
+             `SELECT outcome AS name, count(*)::int AS count FROM claims
+              WHERE outcome IS NOT NULL GROUP BY outcome`,
+           )} AS outcomes,
+           c.granted, c.held, c.oldest,
+           (SELECT coalesce(max(id), 0)::float8 FROM audit_events) AS max_id
+         FROM (SELECT count(*)::int AS granted, (count(*) FILTER (WHERE released_at IS NULL))::int AS held,
+                      min(heartbeat_at) FILTER (WHERE released_at IS NULL) AS oldest
+               FROM claims) c`,
+      );
+      if (row === undefined) throw new Error('stats gives one row');
+      return {
+        now: ms(row.now),
+        jobsByStatus: row.jobs ?? [],
+        waitingByReason: row.waiting ?? [],
+        jobsStarted: row.started,
+        claimsGranted: row.granted,
+        claimsHeld: row.held,
+        claimsByOutcome: row.outcomes ?? [],
+        oldestClaimHeartbeatAt: msOrNull(row.oldest),
+        auditMaxId: Number(row.max_id),
+      };
+    },
+    auditMaxId: async () => {
+      const row = await run.one<{ id: number }>(
+        'SELECT coalesce(max(id), 0)::float8 AS id FROM audit_events',
+      );
+      return Number(row?.id ?? 0);
+    },
+  };
+}

@@ -1,0 +1,125 @@
+/**
+ * The queue view's pages stay cheap at 100,000 jobs, shown without timing: on SQLite by the
+ * query plan (a backwards walk of the primary key from the cursor, no sort), on PostgreSQL by
+ * EXPLAIN ANALYZE's row counts (the scan reads one page of rows, not the table).
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Coordinator } from '../../src/coordinator/coordinator.js';
+import { openStore } from '../../src/store/open.js';
+import { JOB_PAGE_SQL as PG_PAGE } from '../../src/store/postgres/observe.js';
+import { JOB_PAGE_SQL as SQLITE_PAGE } from '../../src/store/sqlite/observe.js';
+import { bothEngines } from '../support/databases.js';
+import { rawSql } from '../support/raw-sql.js';
+
+const JOBS = 100_000;
+const PAGE = 50;
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  'Scan Direction'?: string;
+  'Actual Rows': number;
+  'Actual Loops': number;
+  'Rows Removed by Filter'?: number;
+  Plans?: PlanNode[];
+}
+
+const nodes = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodes)];
+
+for (const db of bothEngines()) {
+  describe(`the queue page at ${JOBS.toLocaleString('en')} jobs (${db.name})`, () => {
+    test('reads one page of rows by keyset, never the whole table, and never sorts it', async () => {
+      const url = await db.fresh();
+      const store = await openStore(url);
+      const raw = await rawSql(db, url);
+      try {
+        const task = await store.tasks.add({ key: 'bulk' });
+        const taskId = (
+          await raw.exec(
+            db.engine === 'sqlite'
+              ? 'SELECT id FROM tasks WHERE key = ?'
+              : 'SELECT id FROM tasks WHERE key = $1',
+            ['bulk'],
+          )
+        )[0]?.['id'];
+        assert.ok(taskId !== undefined, task.key);
+        if (db.engine === 'sqlite') {
+          await raw.exec(
+            `INSERT INTO jobs (task_id, status, priority, queued_at, host)
+             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${JOBS})
+             SELECT ?, CASE WHEN i % 3 = 0 THEN 'failed' ELSE 'done' END, 100, i, 'box-' || (i % 10) FROM n`,
+            [taskId],
+          );
+          await raw.exec('ANALYZE');
+        } else {
+          await raw.exec(
+            `INSERT INTO jobs (task_id, status, priority, queued_at, host)
+             SELECT $1, CASE WHEN i % 3 = 0 THEN 'failed' ELSE 'done' END, 100, now(), 'box-' || (i % 10)
+             FROM generate_series(1, ${JOBS}) i`,
+            [taskId],
+          );
+          await raw.exec('ANALYZE jobs');
+        }
+        const views = new Coordinator(store).views;
+        const first = await views.queue({ limit: String(PAGE) });
+        assert.equal(first.items.length, PAGE);
+        const middle = await views.queue({ limit: String(PAGE), before: String(JOBS / 2) });
+        assert.deepEqual(
+          middle.items.map((j) => j.id),
+          Array.from({ length: PAGE }, (_, i) => JOBS / 2 - 1 - i),
+        );
+        const cases: [number, string[] | null, string | null][] = [
+          [Number.MAX_SAFE_INTEGER, null, null],
+          [JOBS / 2, null, null],
+          [JOBS / 2, ['failed'], null],
+          [JOBS / 2, null, 'box-3'],
+        ];
+        for (const [before, statuses, host] of cases) {
+          const what = `before ${before}, status ${String(statuses)}, host ${String(host)}`;
+          if (db.engine === 'sqlite') {
+            const plan = await raw.exec(`EXPLAIN QUERY PLAN ${SQLITE_PAGE}`, [
+              {
+                before,
+                statuses: statuses === null ? null : JSON.stringify(statuses),
+                host,
+                key: null,
+                limit: PAGE,
+              },
+            ] as unknown[]);
+            const text = plan.map((r) => String(r['detail'])).join('\n');
+            assert.match(text, /SEARCH j USING INTEGER PRIMARY KEY \(rowid<\?\)/, `${what}:\n${text}`);
+            assert.doesNotMatch(text, /TEMP B-TREE/, `${what}:\n${text}`);
+          } else {
+            const [row] = await raw.exec(`EXPLAIN (ANALYZE, FORMAT JSON) ${PG_PAGE}`, [
+              before,
+              statuses,
+              host,
+              null,
+              PAGE,
+            ]);
+            const plan = (row?.['QUERY PLAN'] as { Plan: PlanNode }[])[0]?.Plan;
+            assert.ok(plan !== undefined);
+            const all = nodes(plan);
+            assert.ok(!all.some((n) => n['Node Type'] === 'Sort'), `${what}: sorts\n${JSON.stringify(plan)}`);
+            const scan = all.find((n) => n['Relation Name'] === 'jobs');
+            assert.equal(scan?.['Node Type'], 'Index Scan', `${what}: ${JSON.stringify(scan)}`);
+            assert.equal(scan?.['Index Name'], 'jobs_pkey');
+            assert.equal(scan?.['Scan Direction'], 'Backward');
+            // A third of the rows are failed and a tenth are on each host: a page of 50 reads
+            // about 150 and 500 rows of the 100,000.
+            const read =
+              ((scan?.['Actual Rows'] ?? 0) + (scan?.['Rows Removed by Filter'] ?? 0)) *
+              (scan?.['Actual Loops'] ?? 0);
+            console.log(`${db.name}, ${what}: the scan read ${read} rows of ${JOBS}`);
+            assert.ok(read <= PAGE * 20, `${what}: read ${read} rows`);
+          }
+        }
+      } finally {
+        await raw.close();
+        await store.close();
+      }
+    });
+  });
+}
