@@ -80,7 +80,7 @@ describe('git worktree per claim', () => {
     await assert.rejects(prepareWorktree({ repoPath: repo, key: KEY, epoch: 1, baseDir: base }), FencedError);
   });
 
-  test('gives keys that differ only in case or punctuation, or have no Latin letters, worktrees of their own', async () => {
+  test('gives keys differing in case or punctuation only, or without Latin letters, own worktrees', async () => {
     const { repo, base } = fixture();
     const keys = ['JIRA-7', 'jira-7', 'acme/api#1', 'acme:api#1', 'задача-1', 'задание-1'];
     const wts = await Promise.all(
