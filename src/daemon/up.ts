@@ -98,7 +98,7 @@ export async function runUp(
     let membership: { fenced: boolean; session: SessionId };
     try {
       if (previous !== null) await store.sessions.end(previous);
-      membership = await runOnce(store, o, clock, log, stop);
+      membership = await runOnce(store, o, clock, log, stop, previous === null);
     } catch (error) {
       if (previous === null || !(error instanceof StoreUnavailableError || error instanceof ConflictError))
         throw error;
@@ -121,11 +121,12 @@ async function runOnce(
   clock: Clock,
   log: (line: string) => void,
   stop: AbortSignal,
+  first: boolean,
 ): Promise<{ fenced: boolean; session: SessionId }> {
   await takeOverDeadPredecessor(store, o, clock, log, stop);
   const containment = openContainment({ choice: o.containment ?? 'auto', shimPath: SHIM });
   try {
-    return await joinWith(store, o, clock, log, stop, containment);
+    return await joinWith(store, o, clock, log, stop, containment, first);
   } finally {
     await containment.close();
   }
@@ -138,6 +139,7 @@ async function joinWith(
   log: (line: string) => void,
   stop: AbortSignal,
   containment: Containment,
+  first: boolean,
 ): Promise<{ fenced: boolean; session: SessionId }> {
   const session = await store.sessions.start({
     kind: 'daemon',
@@ -147,11 +149,14 @@ async function joinWith(
     ttlMs: o.staleAfterMs,
   });
   const memory = readMemory();
-  await store.hosts
+  // The enabled flag is the operator's: `baton host enable|disable` survives every rejoin and
+  // restart. --standby sets it only when given, and only on this process's first join.
+  const standby = first && o.standby;
+  const host = await store.hosts
     .register({
       name: o.host,
       session: session.id,
-      enabled: !o.standby,
+      enabled: standby ? false : undefined,
       ramTotalMb: o.ramTotalMb ?? memory.totalMb,
       ramReservedMb: o.ramReservedMb,
       ramFreeMb: memory.availableMb,
@@ -163,9 +168,7 @@ async function joinWith(
       throw error;
     });
   const holder = String(session.id);
-  log(
-    `joined as session ${session.id} on host ${o.host}${o.standby ? ' (standby: no work until enabled)' : ''}`,
-  );
+  log(`joined as session ${session.id} on host ${o.host}${joinedAs(host.enabled, standby)}`);
   await store.hosts.setContainment({
     name: o.host,
     session: session.id,
@@ -255,6 +258,12 @@ async function joinWith(
   await runner.stop(true);
   if (!wasFenced) await store.sessions.end(session.id).catch(() => false);
   return { fenced: wasFenced, session: session.id };
+}
+
+function joinedAs(enabled: boolean, standby: boolean): string {
+  if (standby) return ' (standby, as --standby asks, whatever an operator set before: no work until enabled)';
+  if (!enabled) return ' (disabled by an operator: no work until `baton host enable`)';
+  return '';
 }
 
 /**

@@ -132,7 +132,10 @@ export function registerUp(program: Command): void {
     .option('--slots <n>', 'most jobs this host runs at once')
     .option('--ram-mb <mb>', 'RAM this host offers in total (default: all of it)')
     .option('--reserved-mb <mb>', 'RAM kept back for the machine (default 512)')
-    .option('--standby', 'register as a warm standby: no work until `baton host enable`')
+    .option(
+      '--standby',
+      'make the host a warm standby: no work until `baton host enable` (without it, keep the flag)',
+    )
     .option(
       '--stall-after <seconds>',
       'a running job with no progress for this long is stalled (default 900)',
