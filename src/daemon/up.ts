@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { encodeContainmentRef, type ContainmentChoice } from '../core/containment.js';
 import { ConflictError, StoreUnavailableError } from '../core/errors.js';
+import { heartbeatWindows, validateHeartbeatWindows } from '../core/heartbeat-windows.js';
 import { hasPassword } from '../core/redact.js';
 import { DEFAULT_RETRY_POLICY } from '../core/retry.js';
 import type { SessionId } from '../core/session.js';
@@ -83,6 +84,7 @@ export async function runUp(
   // first ends the session it was fenced under, which may still be live (the database was
   // unreachable, or no other leader exists to rescue it), and retries while the database stays
   // unreachable. Found by the chaos suite (test/chaos/rejoin.test.ts).
+  validateHeartbeatWindows(o.heartbeatIntervalMs, o.staleAfterMs);
   const target = parseDbUrl(o.dbUrl);
   const sqlitePath = target.engine === 'sqlite' ? target.path : null;
   for (const note of makeStatePrivate({ stateDir: dirname(o.logDir), sqlitePath })) log(`note: ${note}`);
@@ -227,7 +229,7 @@ async function joinWith(
     logDir: o.logDir,
     defaultCommand: o.agentCommand,
     heartbeatIntervalMs: o.heartbeatIntervalMs,
-    sampleIntervalMs: 250,
+    sampleIntervalMs: heartbeatWindows(o.heartbeatIntervalMs, o.staleAfterMs).sampleIntervalMs,
     pollIntervalMs: o.pollIntervalMs,
     staleAfterMs: o.staleAfterMs,
     cwd: o.cwd,

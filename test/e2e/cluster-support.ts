@@ -66,6 +66,8 @@ export interface ClusterFixture {
   up(host: string, ...extra: string[]): UpProcess;
   /** `up`, with these variables added to its environment. */
   upWithEnv(env: Readonly<Record<string, string>>, host: string, ...extra: string[]): UpProcess;
+  /** `up` with baton's own default timings, not the fast ones. */
+  upDefault(host: string, ...extra: string[]): UpProcess;
   baton(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
   close(): Promise<void>;
 }
@@ -75,10 +77,10 @@ export async function clusterFixture(db: TestDatabase): Promise<ClusterFixture> 
   const dir = mkdtempSync(join(tmpdir(), 'baton-e2e-'));
   const store = await openStore(url);
   const ups: UpProcess[] = [];
-  const upWithEnv = (env: Readonly<Record<string, string>>, host: string, ...extra: string[]): UpProcess => {
+  const spawnUp = (env: Readonly<Record<string, string>>, host: string, args: string[]): UpProcess => {
     const logPath = join(dir, `up-${host}-${ups.length}.log`);
     const fd = openSync(logPath, 'a');
-    const child = spawn(process.execPath, [BIN, '--db', url, 'up', '--host', host, ...FAST_ARGS, ...extra], {
+    const child = spawn(process.execPath, [BIN, '--db', url, 'up', '--host', host, ...args], {
       cwd: dir,
       stdio: ['ignore', fd, fd],
       env: { ...process.env, ...env },
@@ -87,12 +89,15 @@ export async function clusterFixture(db: TestDatabase): Promise<ClusterFixture> 
     ups.push(up);
     return up;
   };
+  const upWithEnv = (env: Readonly<Record<string, string>>, host: string, ...extra: string[]): UpProcess =>
+    spawnUp(env, host, [...FAST_ARGS, ...extra]);
   return {
     url,
     dir,
     store,
     up: (host, ...extra) => upWithEnv({}, host, ...extra),
     upWithEnv,
+    upDefault: (host, ...extra) => spawnUp({}, host, extra),
     baton: (...args) =>
       new Promise((resolve) => {
         const child = spawn(process.execPath, [BIN, '--db', url, ...args], { cwd: dir });
