@@ -18,6 +18,7 @@ import { ProgressMarks } from './progress.js';
 import { Ledger } from './ledger/ledger.js';
 import { Pull } from './pull.js';
 import { Views } from './views.js';
+import { Tokens } from './tokens.js';
 import { Lifecycle, triaged } from './lifecycle.js';
 import type { Effect } from '../core/effect.js';
 import type { Actor, TaskEvent } from '../core/task.js';
@@ -109,9 +110,19 @@ export class Coordinator {
     return new Views(this.store);
   }
 
+  /** API tokens: create, list, revoke; the HTTP adapter's checks and refusals. */
+  get tokens(): Tokens {
+    return new Tokens(this.store);
+  }
+
   /** The ledger's tamper evidence, export, retention, commit provenance and session report. */
   get ledger(): Ledger {
     return new Ledger(this.store);
+  }
+
+  /** Whether the database has every migration this code knows (for /readyz). */
+  schema(): Promise<{ readonly applied: number; readonly known: number }> {
+    return this.store.schema();
   }
 
   /** Adds a task; the vague-issue rule may add it escalated (`insufficient-info`). */

@@ -21,6 +21,7 @@ import type { LifecycleStore } from './lifecycle-store.js';
 import type { ProgressStore } from './progress-store.js';
 import type { LedgerStore } from './ledger-store.js';
 import type { ObserveStore } from './observe-store.js';
+import type { TokenStore } from './token-store.js';
 import type { WorkspaceStore } from './workspace-store.js';
 
 export type Engine = 'sqlite' | 'postgres';
@@ -225,11 +226,17 @@ export interface Store
     LifecycleStore,
     ProgressStore,
     LedgerStore,
-    ObserveStore {
+    ObserveStore,
+    TokenStore {
   readonly engine: Engine;
   readonly capabilities: StoreCapabilities;
   /** The database clock. */
   now(): Promise<Instant>;
+  /**
+   * The newest migration the database has and the newest this code knows: /readyz is ready when
+   * they are equal (a newer process may have migrated past this one).
+   */
+  schema(): Promise<{ readonly applied: number; readonly known: number }>;
   close(): Promise<void>;
   /** Hints that work may have appeared or capacity freed, for idle loops (wakeups.ts). */
   readonly wakeups: Wakeups;

@@ -29,6 +29,7 @@ import { postgresProgress } from './progress.js';
 import { CLOCK_OFFSET, CLOCK_TABLE_SQL, SAFE, type TestSwitches } from '../test-switches.js';
 import { postgresLedger, postgresReports } from './ledger.js';
 import { postgresObserve } from './observe.js';
+import { postgresTokens } from './tokens.js';
 import { queueUpkeep, type UpkeepPolicy } from './upkeep.js';
 
 export interface PostgresStoreOptions {
@@ -123,6 +124,10 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       assert(row !== undefined, 'SELECT gives one row');
       return ms(row.now);
     },
+    schema: async () => {
+      const row = await run.one<{ v: number | null }>(VERSION);
+      return { applied: row?.v ?? 0, known: Math.max(...MIGRATIONS.map((m) => m.version)) };
+    },
     close: async () => {
       await wake.close();
       await upkeep.close((pid) => run.rows('SELECT pg_cancel_backend($1::int)', [pid]));
@@ -146,6 +151,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     ledger: postgresLedger(run, config.types),
     reports: postgresReports(run),
     observe: postgresObserve(run),
+    tokens: postgresTokens(run),
   };
 }
 

@@ -28,6 +28,7 @@ import { sqliteWakeups } from './wakeups.js';
 import { CLOCK_TABLE_SQL, SAFE, type TestSwitches } from '../test-switches.js';
 import { sqliteLedger, sqliteReports } from './ledger.js';
 import { sqliteObserve } from './observe.js';
+import { sqliteTokens } from './tokens.js';
 
 export interface SqliteStoreOptions {
   readonly path: string;
@@ -69,6 +70,15 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     engine: 'sqlite',
     capabilities: { multiHost: false },
     now: () => Promise.resolve(run.read(() => run.now())),
+    schema: () =>
+      Promise.resolve(
+        run.read(() => ({
+          applied:
+            (run.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: number | null })
+              .v ?? 0,
+          known: Math.max(...MIGRATIONS.map((m) => m.version)),
+        })),
+      ),
     wakeups: wake.wakeups,
     close: () => {
       wake.stop();
@@ -92,6 +102,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     ledger: sqliteLedger(run),
     reports: sqliteReports(run),
     observe: sqliteObserve(run),
+    tokens: fromSync(sqliteTokens(run)),
   };
 }
 
