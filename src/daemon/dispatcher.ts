@@ -22,15 +22,23 @@ import { waitingForWorkspace } from '../core/workspace-lock.js';
 import type { RescueReport, TermRef } from '../store/dispatch-store.js';
 import type { Store } from '../store/store.js';
 import { Nap } from './nap.js';
-import type { LeaderElector } from './leader-elector.js';
 import { workspacePlanner } from '../coordinator/workspaces.js';
 
 /** How long a job whose workspace plan is unresolved stays out of dispatch before a new look. */
 export const UNRESOLVED_BACKOFF_MS = 5_000;
 
+/**
+ * What the dispatcher needs of leadership (a LeaderElector in `baton up`): the lease's name and
+ * the term this process may act under now, or null while it does not lead.
+ */
+export interface Leadership {
+  readonly name: string;
+  leaderTerm(): number | null;
+}
+
 export interface DispatcherOptions {
   readonly store: Store;
-  readonly elector: LeaderElector;
+  readonly elector: Leadership;
   readonly holder: string;
   readonly clock: Clock;
   readonly intervalMs: number;
