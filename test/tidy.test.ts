@@ -1,12 +1,24 @@
 /**
  * Keeps the architecture honest (after TigerBeetle's tidy.zig): the dependency rule between
- * layers, a pure core, and file and line sizes that stay readable.
+ * layers, a pure core, file, line and function sizes that stay readable, dynamic imports only
+ * where they are meant, and no dead exports. The checkers are in test/support/tidy-rules.ts;
+ * every rule added since issue 16 is also shown to catch a violation on a synthetic file.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import {
+  coordinatorImportsEngine,
+  deadExports,
+  dynamicImports,
+  imports,
+  longFunctions,
+  osImportsUpward,
+  type SourceFile,
+} from './support/tidy-rules.js';
+import { DEAD_EXPORTS_ALLOWED, LONG_FUNCTIONS_ALLOWED } from './tidy-allowlists.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const src = join(root, 'src');
@@ -19,9 +31,14 @@ function sources(dir: string): string[] {
   });
 }
 
-const files = sources(src).map((path) => ({ path: relative(root, path), text: readFileSync(path, 'utf8') }));
-const imports = (text: string): string[] =>
-  [...text.matchAll(/^\s*(?:import|export)[^'"]*from\s+'([^']+)'/gm)].map((m) => m[1] ?? '');
+const read = (path: string): SourceFile => ({ path: relative(root, path), text: readFileSync(path, 'utf8') });
+const files = sources(src).map(read);
+/** Everything that may import from src: for dead exports. */
+const everything = [
+  ...files,
+  ...['test', 'bench', 'scripts'].flatMap((dir) => sources(join(root, dir)).map(read)),
+];
+const shipping = files.filter((f) => !f.path.endsWith('.test.ts'));
 
 test('keeps src/core pure: no I/O, no clock reads, no imports from outer layers', () => {
   for (const f of files.filter((x) => x.path.startsWith('src/core/') && !x.path.endsWith('.test.ts'))) {
@@ -91,4 +108,101 @@ test('keeps source files under 400 lines and lines under 120 columns', () => {
     assert.ok(lines.length <= 400, `${f.path} has ${lines.length} lines`);
     lines.forEach((line, i) => assert.ok(line.length <= 120, `${f.path}:${i + 1} is ${line.length} columns`));
   }
+});
+
+test('keeps the coordinator on the store port: it never imports an engine', () => {
+  assert.deepEqual(coordinatorImportsEngine(files), []);
+});
+
+test('the coordinator rule catches an engine import', () => {
+  const bad = {
+    path: 'src/coordinator/x.ts',
+    text: "import { openSqliteStore } from '../store/sqlite/sqlite-store.js';\n",
+  };
+  assert.deepEqual(coordinatorImportsEngine([bad]), [
+    'src/coordinator/x.ts imports ../store/sqlite/sqlite-store.js',
+  ]);
+});
+
+test('keeps src/os below the layers that use it: it imports core at most', () => {
+  assert.deepEqual(osImportsUpward(files), []);
+});
+
+test('the os rule catches an import from a layer above', () => {
+  const bad = [
+    {
+      path: 'src/os/x.ts',
+      text: "import type { Store } from '../store/store.js';\nimport { a } from './y.js';\n",
+    },
+    { path: 'src/os/y.ts', text: "export { runUp } from '../daemon/up.js';\n" },
+  ];
+  assert.deepEqual(osImportsUpward(bad), [
+    'src/os/x.ts imports ../store/store.js',
+    'src/os/y.ts imports ../daemon/up.js',
+  ]);
+});
+
+test('allows dynamic import() only in the engine loader and the lazy CLI commands', () => {
+  assert.deepEqual(dynamicImports(files), []);
+});
+
+test('the dynamic import rule catches import() outside the allowed files, not in comments or strings', () => {
+  const text =
+    "// await import('./a.js') in a comment\nconst s = \"import('x')\";\nconst m = await import('./b.js');\n";
+  assert.deepEqual(dynamicImports([{ path: 'src/cli/x.ts', text }]), [
+    'src/cli/x.ts:3 uses a dynamic import() (allowed only in src/store/open.ts, src/store/roles.ts, ' +
+      'src/cli/commands/mcp.ts, src/cli/commands/hooks.ts)',
+  ]);
+  assert.deepEqual(dynamicImports([{ path: 'src/store/open.ts', text }]), []);
+});
+
+test('keeps functions to 70 lines, but for an allowlist that only shrinks', () => {
+  const code = shipping.filter((f) => !f.path.startsWith('src/store/conformance/'));
+  assert.deepEqual(longFunctions(code, 70, LONG_FUNCTIONS_ALLOWED), []);
+});
+
+test('the function-length rule catches a long function, one that grew, and a stale allowlist entry', () => {
+  const body = (n: number): string => Array.from({ length: n }, (_, i) => `  const v${i} = ${i};`).join('\n');
+  const f = {
+    path: 'src/x.ts',
+    text: `export function long() {\n${body(69)}\n}\nclass C {\n  m() {\n${body(60)}\n  }\n}\n`,
+  };
+  assert.deepEqual(longFunctions([f], 70, {}), ['src/x.ts:long is 71 lines (at most 70): split it']);
+  assert.deepEqual(longFunctions([f], 70, { 'src/x.ts:long': 70 }), [
+    'src/x.ts:long grew to 71 lines (allowlisted at 70, at most 70): split it',
+  ]);
+  assert.deepEqual(longFunctions([f], 60, { 'src/x.ts:long': 71, 'src/x.ts:C.m': 80, 'src/x.ts:gone': 90 }), [
+    'src/x.ts:C.m shrank to 62 lines: lower its allowlist entry from 80',
+    'src/x.ts:gone is no longer over 60 lines: remove it from the allowlist',
+  ]);
+});
+
+test('finds no dead exports: every exported value is imported by code that ships, or allowlisted', () => {
+  const found = deadExports(everything, 'src/', ['src/main.ts']).map((d) => d.key);
+  const allowed = Object.keys(DEAD_EXPORTS_ALLOWED);
+  assert.deepEqual(
+    found.filter((key) => !allowed.includes(key)),
+    [],
+    'dead exports: delete them, or drop `export`',
+  );
+  assert.deepEqual(
+    allowed.filter((key) => !found.includes(key)),
+    [],
+    'allowlisted exports now imported: remove them',
+  );
+});
+
+test('the dead-export rule catches an export no one imports, and one only tests import', () => {
+  const files: SourceFile[] = [
+    {
+      path: 'src/a.ts',
+      text: 'export const used = 1;\nexport function unused() {}\nexport const forTests = 2;\n',
+    },
+    { path: 'src/b.ts', text: "import { used } from './a.js';\n" },
+    { path: 'src/a.test.ts', text: "import { forTests } from './a.js';\n" },
+  ];
+  assert.deepEqual(deadExports(files, 'src/', []), [
+    { key: 'src/a.ts:unused', testsOnly: false, usedLocally: false },
+    { key: 'src/a.ts:forTests', testsOnly: true, usedLocally: false },
+  ]);
 });

@@ -7,7 +7,7 @@
 import type { Holder } from '../core/claim.js';
 
 /** `session 7 on build-3 since 2025-…Z (epoch 3)`. */
-export function describeHolder(h: Holder): string {
+function describeHolder(h: Holder): string {
   return `session ${h.session} on ${h.host} since ${new Date(h.since).toISOString()} (epoch ${h.epoch})`;
 }
 

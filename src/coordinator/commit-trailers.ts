@@ -12,9 +12,9 @@ import { ConflictError } from '../core/errors.js';
 import { git, gitDirOf } from '../os/git.js';
 
 /** The per-worktree trailers, in the directory `git rev-parse --git-dir` names. */
-export const TRAILERS_FILE = 'baton-trailers';
+const TRAILERS_FILE = 'baton-trailers';
 /** The line that marks a commit-msg hook as Baton's, so it may be replaced. */
-export const TRAILER_HOOK_MARKER = '# baton-trailers:';
+const TRAILER_HOOK_MARKER = '# baton-trailers:';
 
 export interface CommitStamp {
   readonly key: string;
@@ -25,7 +25,7 @@ export interface CommitStamp {
 
 export const TRAILER_KEYS = ['Baton-Task', 'Baton-Session', 'Baton-Epoch', 'Baton-Host'] as const;
 
-export function trailerLines(s: CommitStamp): string[] {
+function trailerLines(s: CommitStamp): string[] {
   return [
     `Baton-Task: ${s.key}`,
     `Baton-Session: ${s.session}`,
@@ -34,7 +34,7 @@ export function trailerLines(s: CommitStamp): string[] {
   ];
 }
 
-export function commitMsgHook(): string {
+function commitMsgHook(): string {
   return `#!/bin/sh
 ${TRAILER_HOOK_MARKER} installed by \`baton guard install\`. Stamps each commit made under a claim
 # with Baton-Task, Baton-Session, Baton-Epoch and Baton-Host (\`baton audit commits\` checks them),

@@ -28,8 +28,8 @@ import type { Coordinator } from './coordinator.js';
 import { checkGuard } from './guard.js';
 
 /** The server hook's settings, kept (0600, no password) in the bare repository. */
-export const SERVER_CONFIG_FILE = 'baton-guard.json';
-export const SERVER_HOOK_MARKER = '# baton-guard-server:';
+const SERVER_CONFIG_FILE = 'baton-guard.json';
+const SERVER_HOOK_MARKER = '# baton-guard-server:';
 export const DEFAULT_PROTECTED = ['refs/heads/baton/*'];
 const ZERO = /^0+$/;
 
@@ -76,14 +76,14 @@ export function parseRefUpdates(text: string): RefUpdate[] {
 }
 
 /** A glob over refs where `*` matches anything, `/` included. */
-export function isProtected(ref: string, patterns: readonly string[]): boolean {
+function isProtected(ref: string, patterns: readonly string[]): boolean {
   return patterns.some((p) =>
     new RegExp(`^${p.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`).test(ref),
   );
 }
 
 /** The push options git hands the hook (GIT_PUSH_OPTION_COUNT, GIT_PUSH_OPTION_<i>). */
-export function pushOptions(env: NodeJS.ProcessEnv): Map<string, string> {
+function pushOptions(env: NodeJS.ProcessEnv): Map<string, string> {
   const out = new Map<string, string>();
   const count = Number(env['GIT_PUSH_OPTION_COUNT'] ?? 0);
   for (let i = 0; i < count; i++) {
@@ -95,7 +95,7 @@ export function pushOptions(env: NodeJS.ProcessEnv): Map<string, string> {
 }
 
 /** Baton-Task, Baton-Epoch and Baton-Session trailers of the commit's message. */
-export async function commitTrailers(
+async function commitTrailers(
   repo: string,
   sha: string,
   env: NodeJS.ProcessEnv,
@@ -118,7 +118,7 @@ export async function commitTrailers(
 }
 
 /** The verdict on one ref update, given what the push says of its claim. */
-export async function judgeRef(
+async function judgeRef(
   baton: Coordinator,
   update: RefUpdate,
   named: Map<string, string>,
@@ -205,7 +205,7 @@ export interface ServerInstallParams {
 }
 
 /** The pre-receive hook: hands the pushed refs to `baton guard receive`. */
-export function serverHookScript(p: Pick<ServerInstallParams, 'node' | 'batonBin'>): string {
+function serverHookScript(p: Pick<ServerInstallParams, 'node' | 'batonBin'>): string {
   const q = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
   return [
     '#!/bin/sh',

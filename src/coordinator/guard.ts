@@ -17,9 +17,9 @@ import { absoluteDbUrl } from '../store/open.js';
 import type { Coordinator } from './coordinator.js';
 
 /** The per-worktree record, in the directory `git rev-parse --git-dir` names. */
-export const CLAIM_FILE = 'baton-claim.json';
+const CLAIM_FILE = 'baton-claim.json';
 /** The line that marks a pre-push hook as Baton's, so it may be replaced. */
-export const HOOK_MARKER = '# baton-guard:';
+const HOOK_MARKER = '# baton-guard:';
 
 export interface GuardClaim {
   readonly session: number;
@@ -55,7 +55,7 @@ export function parseGuardClaim(input: { session: unknown; key: unknown; epoch: 
 }
 
 /** The claim in BATON_SESSION, BATON_KEY and BATON_EPOCH, when all three are set. */
-export function claimFromEnv(env: NodeJS.ProcessEnv): GuardContext | null {
+function claimFromEnv(env: NodeJS.ProcessEnv): GuardContext | null {
   const [session, key, epoch] = [env['BATON_SESSION'], env['BATON_KEY'], env['BATON_EPOCH']];
   if (!session || !key || !epoch) return null;
   const db = env['BATON_DB'];
@@ -63,7 +63,7 @@ export function claimFromEnv(env: NodeJS.ProcessEnv): GuardContext | null {
 }
 
 /** The claim recorded for the worktree at `dir` by `baton guard install`, or null. */
-export async function claimFromWorktree(dir: string): Promise<GuardContext | null> {
+async function claimFromWorktree(dir: string): Promise<GuardContext | null> {
   const file = join(await gitDirOf(dir, 'worktree'), CLAIM_FILE);
   if (!existsSync(file)) return null;
   let raw: { session?: unknown; key?: unknown; epoch?: unknown; db?: unknown };
@@ -146,7 +146,7 @@ export interface GuardInstallResult {
  * does not count against the agent's RAM budget and is not OOM-killed with it; where there are no
  * cgroups, BATON_HOOK marks it for the runner, which leaves it out of the sum.
  */
-export function hookScript(p: Pick<GuardInstallParams, 'node' | 'batonBin'>): string {
+function hookScript(p: Pick<GuardInstallParams, 'node' | 'batonBin'>): string {
   const q = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
   return [
     '#!/bin/sh',

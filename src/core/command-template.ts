@@ -20,7 +20,7 @@
 import { InvalidInputError } from './errors.js';
 import { shellContexts, type ShellContext } from './shell-context.js';
 
-export const TEMPLATE_FIELDS = {
+const TEMPLATE_FIELDS = {
   key: 'BATON_KEY',
   title: 'BATON_TITLE',
   session: 'BATON_SESSION',

@@ -25,7 +25,6 @@ export type JobState = (typeof JOB_STATES)[number];
 
 export const TERMINAL_JOB_STATES = ['done', 'failed', 'oom_killed', 'cancelled', 'escalated'] as const;
 export type TerminalJobState = (typeof TERMINAL_JOB_STATES)[number];
-export const ACTIVE_JOB_STATES = ['queued', 'claimed', 'running'] as const;
 
 export type JobId = number;
 

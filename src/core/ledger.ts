@@ -141,13 +141,13 @@ export function decodeLeaves(bytes: Uint8Array): Leaf[] | null {
   return leaves;
 }
 
-export function toHex(bytes: Uint8Array): string {
+function toHex(bytes: Uint8Array): string {
   let out = '';
   for (const b of bytes) out += b.toString(16).padStart(2, '0');
   return out;
 }
 
-export function fromHex(hex: string): Uint8Array {
+function fromHex(hex: string): Uint8Array {
   const bytes = new Uint8Array(hex.length >> 1);
   for (let i = 0; i < bytes.length; i++) bytes[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
   return bytes;

@@ -37,7 +37,7 @@ export function ramAvailableMb(h: HostCapacity): number {
   return Math.max(0, Math.min(measured, budgeted));
 }
 
-export function isLive(h: HostCapacity, now: Instant, staleAfterMs: number): boolean {
+function isLive(h: HostCapacity, now: Instant, staleAfterMs: number): boolean {
   return now - h.heartbeatAt <= staleAfterMs;
 }
 

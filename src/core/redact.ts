@@ -11,7 +11,7 @@ const URL_PASSWORD = /(\b[a-z][a-z0-9+.-]*:\/\/[^\s:@/"'`<>]*):([^\s"'`<>]*)@/gi
 /** password=… in a query string or a keyword/value connection string (PGPASSWORD=… too). */
 const KEYWORD_PASSWORD = /(password=)('(?:[^'\\]|\\.)*'|[^\s&"'`<>;]*)/gi;
 
-export const REDACTED = '***';
+const REDACTED = '***';
 
 /** The text with every password it carries replaced by ***. */
 export function redactSecrets(text: string): string {

@@ -57,7 +57,7 @@ export const TASK_ACTION_FROM: Readonly<Record<TaskAction, readonly TaskState[]>
 };
 
 /** Where an action leads; `finish` stops in review when the task requires it. */
-export function taskActionTarget(action: TaskAction, reviewRequired: boolean): TaskState {
+function taskActionTarget(action: TaskAction, reviewRequired: boolean): TaskState {
   switch (action) {
     case 'finish':
       return reviewRequired ? 'in_review' : 'done';
@@ -73,15 +73,6 @@ export function taskActionTarget(action: TaskAction, reviewRequired: boolean): T
     case 'escalate':
       return 'escalated';
   }
-}
-
-/** Every (from, to) pair some action allows: the checkers' and the docs' view of the table. */
-export function isAllowedTaskTransition(from: TaskState, to: TaskState): boolean {
-  return TASK_ACTIONS.some(
-    (a) =>
-      TASK_ACTION_FROM[a].includes(from) &&
-      (taskActionTarget(a, false) === to || taskActionTarget(a, true) === to),
-  );
 }
 
 export type TaskTransition =
@@ -125,7 +116,7 @@ export const REASON_LENGTH_MAX = 2_000;
 export const URL_LENGTH_MAX = 2_000;
 
 /** Words in the text: runs of letters or digits. */
-export function wordCount(text: string): number {
+function wordCount(text: string): number {
   return (text.match(/[\p{L}\p{N}]+/gu) ?? []).length;
 }
 

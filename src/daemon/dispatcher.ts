@@ -13,24 +13,33 @@
  *   with `SKIPPED workspace_unresolved: <cause>`, and the ledger gets `job:skipped`.
  */
 import { EventEmitter } from 'node:events';
+import { assert, assertNever } from '../core/assert.js';
 import type { Job } from '../core/job.js';
 import { placeJob, type HostCapacity } from '../core/placement.js';
 import type { RetryPolicy } from '../core/retry.js';
 import { WorkspaceConfigurationError } from '../core/errors.js';
 import type { Clock } from '../core/time.js';
 import { waitingForWorkspace } from '../core/workspace-lock.js';
-import type { RescueReport, TermRef } from '../store/dispatch-store.js';
+import type { PlaceResult, RescueReport, TermRef } from '../store/dispatch-store.js';
 import type { Store } from '../store/store.js';
 import { Nap } from './nap.js';
-import type { LeaderElector } from './leader-elector.js';
 import { workspacePlanner } from '../coordinator/workspaces.js';
 
 /** How long a job whose workspace plan is unresolved stays out of dispatch before a new look. */
-export const UNRESOLVED_BACKOFF_MS = 5_000;
+const UNRESOLVED_BACKOFF_MS = 5_000;
+
+/**
+ * What the dispatcher needs of leadership (a LeaderElector in `baton up`): the lease's name and
+ * the term this process may act under now, or null while it does not lead.
+ */
+export interface Leadership {
+  readonly name: string;
+  leaderTerm(): number | null;
+}
 
 export interface DispatcherOptions {
   readonly store: Store;
-  readonly elector: LeaderElector;
+  readonly elector: Leadership;
   readonly holder: string;
   readonly clock: Clock;
   readonly intervalMs: number;
@@ -153,27 +162,49 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
       if (r.ok) {
         const i = hosts.findIndex((h) => h.name === placement.host);
         const h = hosts[i];
-        if (h !== undefined) {
-          hosts[i] = {
-            ...h,
-            jobsActive: h.jobsActive + 1,
-            ramPromisedMb: h.ramPromisedMb + ramMb,
-            ramPendingMb: h.ramPendingMb + ramMb,
-          };
-        }
+        assert(h !== undefined, `placed on host ${placement.host}, which the placement did not offer`);
+        hosts[i] = {
+          ...h,
+          jobsActive: h.jobsActive + 1,
+          ramPromisedMb: h.ramPromisedMb + ramMb,
+          ramPendingMb: h.ramPendingMb + ramMb,
+        };
         this.emit('placed', r.job, ref.term);
-      } else if (r.reason === 'workspace_held' && workspace !== undefined) {
+        continue;
+      }
+      if ((await this.refused(job, r, workspace, ref)) === 'fenced') return;
+    }
+  }
+
+  /** What a refused placement means for the job, and whether this pass must stop (`fenced`). */
+  private async refused(
+    job: Job,
+    r: Exclude<PlaceResult, { ok: true }>,
+    workspace: string | undefined,
+    ref: TermRef,
+  ): Promise<'fenced' | 'next'> {
+    switch (r.reason) {
+      case 'workspace_held': {
+        assert(workspace !== undefined, `job ${job.id}: a workspace was held although none was asked for`);
         // Not cancelled: it stays queued, says who holds the workspace, and is tried next tick.
         const reason = waitingForWorkspace(workspace, r.holder);
-        if (job.reason !== reason && (await store.dispatch.markWaiting({ id: job.id, reason, term: ref }))) {
-          this.emit('waiting', job, reason);
-        }
-      } else if (r.reason === 'gated') {
-        await this.waitFor(job, `waiting for ${r.gate ?? 'design'} approval`, ref);
-      } else if (r.reason === 'fenced') {
-        this.emit('fenced', ref.term);
-        return;
+        const marked =
+          job.reason !== reason &&
+          (await this.o.store.dispatch.markWaiting({ id: job.id, reason, term: ref }));
+        if (marked) this.emit('waiting', job, reason);
+        return 'next';
       }
+      case 'gated':
+        await this.waitFor(job, `waiting for ${r.gate ?? 'design'} approval`, ref);
+        return 'next';
+      case 'lost':
+        // No longer queued (cancelled, or placed by a pass under an earlier term): nothing to do.
+        return 'next';
+      case 'fenced':
+        this.emit('fenced', ref.term);
+        return 'fenced';
+      default:
+        return assertNever(r);
     }
   }
 

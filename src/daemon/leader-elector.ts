@@ -7,6 +7,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { DISPATCHER_LEASE, renewIntervalMs, trustedUntil } from '../core/lease.js';
+import { assert } from '../core/assert.js';
 import type { Clock } from '../core/time.js';
 import type { Store } from '../store/store.js';
 
@@ -21,6 +22,8 @@ export interface LeaderElectorOptions {
   /** Subtracted from the trust window to absorb clock-rate differences. */
   readonly safetyMarginMs?: number | undefined;
   readonly clock: Clock;
+  /** A draw in [0, 1) for the ±10% jitter of each pause; Math.random unless a test fixes it. */
+  readonly random?: (() => number) | undefined;
   readonly name?: string | undefined;
 }
 
@@ -75,16 +78,17 @@ export class LeaderElector extends EventEmitter<LeaderEvents> {
     const { clock } = this.o;
     const margin = this.o.safetyMarginMs ?? Math.min(1000, Math.floor(this.o.ttlMs / 10));
     while (!this.abort.signal.aborted) {
-      const leading = this.leaderTerm() !== null;
+      const term = this.leaderTerm();
       const sentAt = clock.monotonicNowMs();
       try {
-        if (leading) {
+        if (term !== null) {
           const r = await this.o.store.leases.renew({
             name: this.name,
             holder: this.o.holder,
-            term: this.currentTerm ?? 0,
+            term,
             ttlMs: this.o.ttlMs,
           });
+          // The window is anchored when the renewal was sent: a slow answer only shortens it.
           if (r.ok) this.trustedUntilMs = trustedUntil(sentAt, this.o.ttlMs, margin);
           else this.stepDown('refused');
         } else {
@@ -107,7 +111,9 @@ export class LeaderElector extends EventEmitter<LeaderEvents> {
         this.leaderTerm() !== null
           ? (this.o.renewIntervalMs ?? renewIntervalMs(this.o.ttlMs))
           : this.o.retryIntervalMs;
-      await clock.sleep(wait * (0.9 + Math.random() * 0.2), this.abort.signal);
+      const draw = (this.o.random ?? Math.random)();
+      assert(draw >= 0 && draw < 1, `a jitter draw is in [0, 1), got ${draw}`);
+      await clock.sleep(wait * (0.9 + draw * 0.2), this.abort.signal);
     }
   }
 }

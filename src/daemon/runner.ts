@@ -44,16 +44,14 @@ export class Runner extends EventEmitter<RunnerEvents> {
     this.loops = [
       this.every(this.o.heartbeatIntervalMs, () => this.heartbeat()),
       this.every(this.o.pollIntervalMs, () => this.poll(), this.pollNap),
+      // The trust window is checked by a loop of its own on the injected clock, not when a
+      // heartbeat returns: a call that hangs on a silent connection must not keep agents alive.
+      this.every(Math.min(250, this.o.heartbeatIntervalMs), () => Promise.resolve(this.watch())),
     ];
-    // Checked on a timer of its own, not when a heartbeat returns: a call that hangs on a silent
-    // connection must not keep agents alive past the trust window.
-    const watchdog = setInterval(
-      () => {
-        if (this.o.clock.monotonicNowMs() - this.lastHeartbeatOkMs > this.trustMs()) this.fence();
-      },
-      Math.min(250, this.o.heartbeatIntervalMs),
-    );
-    this.abort.signal.addEventListener('abort', () => clearInterval(watchdog), { once: true });
+  }
+
+  private watch(): void {
+    if (this.o.clock.monotonicNowMs() - this.lastHeartbeatOkMs > this.trustMs()) this.fence();
   }
 
   /** Our session can no longer be trusted: kill every agent at once and report it, once. */

@@ -22,9 +22,9 @@ import {
 
 const MIB = 1024 * 1024;
 /** A ceiling on a job's processes and threads (a fork bomb stops here): well above any agent's. */
-export const JOB_PIDS_MAX = 4096;
+const JOB_PIDS_MAX = 4096;
 /** What the git hooks of one job may use, apart from the agent's budget. */
-export const HOOKS_RAM_MB = 512;
+const HOOKS_RAM_MB = 512;
 const HOOKS_PIDS_MAX = 256;
 
 /** Enters the cgroups named before `--`, then becomes the agent's shell. */
@@ -174,7 +174,7 @@ export class CgroupJob {
 }
 
 /** Kills every process in these cgroups: cgroup.kill where the kernel has it, else freeze, kill, thaw. */
-export function killCgroups(dirs: readonly string[]): number {
+function killCgroups(dirs: readonly string[]): number {
   const rest = dirs.filter((d) => !tryWriteCgroupFile(d, 'cgroup.kill', '1'));
   const frozen = rest.filter(
     (d) => readCgroupFile(d, 'freezer.state') !== null && tryWriteCgroupFile(d, 'freezer.state', 'FROZEN'),

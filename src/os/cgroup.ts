@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from '
 import { join } from 'node:path';
 
 /** The v1 controllers Baton uses: memory for budgets and OOM, pids for a cap, freezer for a clean kill. */
-export const V1_CONTROLLERS = ['memory', 'pids', 'freezer'] as const;
+const V1_CONTROLLERS = ['memory', 'pids', 'freezer'] as const;
 export type V1Controller = (typeof V1_CONTROLLERS)[number];
 
 export interface CgroupLayout {
@@ -91,7 +91,7 @@ export function readCgroupFile(dir: string, file: string): string | null {
   }
 }
 
-export function writeCgroupFile(dir: string, file: string, value: string): void {
+function writeCgroupFile(dir: string, file: string, value: string): void {
   writeFileSync(join(dir, file), value);
 }
 
@@ -125,7 +125,7 @@ export function cgroupPids(dir: string): number[] {
 }
 
 /** The cgroups directly below `dir`. */
-export function subgroups(dir: string): string[] {
+function subgroups(dir: string): string[] {
   try {
     return readdirSync(dir, { withFileTypes: true })
       .filter((e) => e.isDirectory())

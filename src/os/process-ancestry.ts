@@ -24,7 +24,7 @@ function statFields(pid: number): string[] | null {
 }
 
 /** The process's identity, or null when it does not exist (or /proc cannot tell). */
-export function processIdentity(pid: number): ProcessIdentity | null {
+function processIdentity(pid: number): ProcessIdentity | null {
   const fields = statFields(pid);
   // Field 3 (state) is fields[0]; field 22 (starttime) is fields[19]. A zombie has exited.
   if (fields === null || fields[0] === 'Z') return null;

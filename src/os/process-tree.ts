@@ -51,11 +51,6 @@ export function treeMembers(rootPid: number): number[] {
   return [...members].filter((pid) => readStat(pid) !== null);
 }
 
-/** Resident memory of the tree in MB, leaving out the pids in `exclude` (the shim itself). */
-export function treeRssMb(rootPid: number, exclude: readonly number[] = []): number {
-  return rssMb(treeMembers(rootPid).filter((pid) => !exclude.includes(pid)));
-}
-
 /** Resident memory of these processes in MB. */
 export function rssMb(pids: Iterable<number>): number {
   let pages = 0;
@@ -127,22 +122,4 @@ export function killTree(rootPid: number): number[] {
     }
   }
   return members;
-}
-
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return readStat(pid) !== null && !isZombie(pid);
-  } catch {
-    return false;
-  }
-}
-
-function isZombie(pid: number): boolean {
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return text.slice(text.lastIndexOf(')') + 2).startsWith('Z');
-  } catch {
-    return false;
-  }
 }

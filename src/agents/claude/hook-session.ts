@@ -34,7 +34,7 @@ const BRANCH_KEY_CONFIG = 'batonKey';
  * The task this Claude Code session works: BATON_KEY, else the task given at install, else the
  * key recorded on the branch Baton made for it, else the branch name if a task has that key.
  */
-export async function resolveKey(ctx: HookContext, cwd: string): Promise<string | null> {
+async function resolveKey(ctx: HookContext, cwd: string): Promise<string | null> {
   const fromEnv = ctx.env['BATON_KEY'];
   if (fromEnv) return fromEnv;
   if (ctx.task !== null) return ctx.task;

@@ -11,7 +11,7 @@ import { InvalidInputError } from '../../core/errors.js';
 import type { HookCommand } from './hook-input.js';
 
 /** The tools whose use needs a current claim: the ones that change files or run commands. */
-export const GUARDED_TOOLS = 'Edit|Write|MultiEdit|NotebookEdit|Bash';
+const GUARDED_TOOLS = 'Edit|Write|MultiEdit|NotebookEdit|Bash';
 
 export type ReleaseOn = 'stop' | 'session-end';
 
@@ -50,14 +50,14 @@ type Settings = Record<string, unknown> & { hooks?: Record<string, MatcherGroup[
 
 const OURS = /baton\S*'? hook (session-start|pre-tool|post-tool|stop|session-end)\b/;
 
-export function settingsFile(dir: string): string {
+function settingsFile(dir: string): string {
   return join(dir, '.claude', 'settings.json');
 }
 
 const quote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 
 /** The shell command Claude Code runs for one event. */
-export function hookCommand(p: HookInstallParams, command: HookCommand): string {
+function hookCommand(p: HookInstallParams, command: HookCommand): string {
   const task = p.task === null ? '' : ` --task ${quote(p.task)}`;
   return `${quote(p.node)} ${quote(p.batonBin)} hook ${command} --default-db ${quote(p.db)}${task}`;
 }

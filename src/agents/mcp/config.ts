@@ -4,7 +4,7 @@
  */
 import { InvalidInputError } from '../../core/errors.js';
 
-export const MCP_CLIENTS = ['claude', 'codex', 'cursor'] as const;
+const MCP_CLIENTS = ['claude', 'codex', 'cursor'] as const;
 export type McpClientName = (typeof MCP_CLIENTS)[number];
 
 export interface McpLaunch {

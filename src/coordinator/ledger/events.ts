@@ -42,7 +42,7 @@ const PAGE_CHECKPOINTS = 100;
 /** Below every id: the first page starts here, so a forged row with a low id is read too. */
 const BEFORE_ALL = Number.MIN_SAFE_INTEGER;
 
-export function isFiltered(filter: LedgerFilter): boolean {
+function isFiltered(filter: LedgerFilter): boolean {
   return Object.values(filter).some((v) => v !== undefined);
 }
 

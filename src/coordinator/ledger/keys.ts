@@ -20,7 +20,7 @@ import { ConflictError, InvalidInputError } from '../../core/errors.js';
 import type { LedgerCrypto } from '../../core/ledger-verify.js';
 
 /** Where `baton ledger init` writes the private key, and where the sealers look for it. */
-export const DEFAULT_KEY_FILE = '.baton/ledger.key';
+const DEFAULT_KEY_FILE = '.baton/ledger.key';
 
 /** Signs checkpoint hashes with the ledger's private key. */
 export interface LedgerSigner {

@@ -15,7 +15,7 @@ import { time, type Html } from '../layout.js';
 const TAIL_BYTES = 16_384;
 
 /** The last bytes of a file, or null when this process cannot read it. */
-export function readTail(path: string, bytes = TAIL_BYTES): string | null {
+function readTail(path: string, bytes = TAIL_BYTES): string | null {
   let fd: number;
   try {
     fd = openSync(path, 'r');
