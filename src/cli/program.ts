@@ -10,6 +10,7 @@ import { registerDb } from './commands/db.js';
 import { registerEffect } from './commands/effect.js';
 import { registerGuard } from './commands/guard.js';
 import { registerHeartbeat } from './commands/heartbeat.js';
+import { registerGithub } from './commands/github.js';
 import { registerHooks } from './commands/hooks.js';
 import { registerHosts } from './commands/hosts.js';
 import { registerLeader } from './commands/leader.js';
@@ -67,6 +68,7 @@ export function buildProgram(): Command {
   registerDb(program);
   registerLedger(program);
   registerReport(program);
+  registerGithub(program);
   throwOnExit(program, 'baton');
   return program;
 }

@@ -43,6 +43,8 @@ export const AUDIT_TYPES = [
   'setting:set',
   'ledger:key-added',
   'ledger:pruned',
+  'github:label-repaired',
+  'github:recheck',
 ] as const;
 export type AuditType = (typeof AUDIT_TYPES)[number];
 
