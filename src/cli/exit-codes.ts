@@ -34,6 +34,7 @@ export const EXIT_CODE_BY_ERROR = {
   task_escalated: 3,
   not_found: 4,
   store_unavailable: 5,
+  github_unavailable: 5,
 } as const satisfies Record<ErrorCode, number>;
 
 const MEANING: Readonly<Record<number, string>> = {
@@ -42,7 +43,7 @@ const MEANING: Readonly<Record<number, string>> = {
   2: 'bad usage or bad input',
   3: "conflict: held by another session, lost the race, fenced off, or the task's state refuses it",
   4: 'not found',
-  5: 'database unreachable',
+  5: 'database (or GitHub) unreachable',
 };
 
 /** The exit code table for --help, built from the mapping so the two never disagree. */

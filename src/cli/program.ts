@@ -11,6 +11,7 @@ import { registerEffect } from './commands/effect.js';
 import { registerForceRelease } from './commands/force-release.js';
 import { registerGuard } from './commands/guard.js';
 import { registerHeartbeat } from './commands/heartbeat.js';
+import { registerGithub } from './commands/github.js';
 import { registerHooks } from './commands/hooks.js';
 import { registerHosts } from './commands/hosts.js';
 import { registerLeader } from './commands/leader.js';
@@ -73,6 +74,7 @@ export function buildProgram(): Command {
   registerDb(program);
   registerLedger(program);
   registerReport(program);
+  registerGithub(program);
   throwOnExit(program, 'baton');
   return program;
 }

@@ -47,6 +47,8 @@ export const AUDIT_TYPES = [
   'token:created',
   'token:revoked',
   'auth:refused',
+  'github:label-repaired',
+  'github:recheck',
 ] as const;
 export type AuditType = (typeof AUDIT_TYPES)[number];
 

@@ -15,6 +15,7 @@ export const ERROR_CODES = [
   'task_done',
   'task_closed',
   'task_escalated',
+  'github_unavailable',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
@@ -64,6 +65,12 @@ export class FencedError extends BatonError {
 export class StoreUnavailableError extends BatonError {
   readonly code = 'store_unavailable';
   override readonly name = 'StoreUnavailableError';
+}
+
+/** GitHub could not be reached, refused the token, or kept answering with errors past the retries. */
+export class GithubUnavailableError extends BatonError {
+  readonly code = 'github_unavailable';
+  override readonly name = 'GithubUnavailableError';
 }
 
 /**

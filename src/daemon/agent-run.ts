@@ -7,7 +7,8 @@
  * job row and samples the scope's memory. A fenced heartbeat, a cancelled job or a blown RAM
  * budget kills the whole scope at once, and whatever the agent leaves behind when it exits dies
  * with the job. A worktree is retired once the agent has exited and before the outcome is
- * written, since writing it releases the workspace's lock to the next run.
+ * written, since writing it releases the workspace's lock to the next run. A `recheck` (the
+ * GitHub issue's re-read, run-recheck.ts) may cancel the run before any of it.
  */
 import type { ChildProcess } from 'node:child_process';
 import { renderCommand } from '../core/command-template.js';
@@ -23,6 +24,7 @@ import type { Store } from '../store/store.js';
 import { RunProgress, type StallPolicy } from './run-progress.js';
 import { spawnAgent } from './agent-process.js';
 import { settleWorkspace, type RunDirectory } from './run-workspace.js';
+import { recheckBeforeRun, type Recheck } from './run-recheck.js';
 
 export interface AgentRunOptions {
   readonly store: Store;
@@ -50,6 +52,7 @@ export interface AgentRunOptions {
   readonly log: (line: string) => void;
   /** The TTL of the agent's session: the runner's stale threshold (agents heartbeat in seconds). */
   readonly sessionTtlMs?: number | undefined;
+  readonly recheck?: Recheck | undefined; // run-recheck.ts
 }
 
 type Guard = { id: number; session: number; epoch: number };
@@ -80,6 +83,7 @@ export class AgentRun {
     const { store } = this.o;
     const job = this.job;
     const guard = { id: job.id, session: this.o.runnerSession, epoch: job.epoch };
+    if (!(await recheckBeforeRun(this.o, job, guard))) return;
     const started = await store.jobs.start(guard);
     if (!started.ok) return;
     const agent = await store.sessions.start({

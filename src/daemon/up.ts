@@ -26,6 +26,8 @@ import { Runner } from './runner.js';
 import { takeOverDeadPredecessor } from './takeover.js';
 import { LedgerSealer } from './sealer.js';
 import type { LedgerSigner } from '../coordinator/ledger/keys.js';
+import { LeaderDuties, type LeaderDuty } from './leader-duties.js';
+import type { Recheck } from './run-recheck.js';
 
 export interface UpOptions {
   readonly dbUrl: string;
@@ -57,6 +59,10 @@ export interface UpOptions {
     readonly intervalMs: number;
     readonly anchorFile: string | null;
   } | null;
+  /** Work done only while leading (the GitHub backlog's sync and projector). */
+  readonly leaderDuties?: readonly LeaderDuty[] | undefined;
+  /** Asked before each run is spawned (the GitHub issue's re-check); may cancel the run. */
+  readonly recheck?: Recheck | undefined;
 }
 
 export const UP_DEFAULTS = {
@@ -236,6 +242,7 @@ async function joinWith(
     worktreeDir: o.worktreeDir ?? join(dirname(o.logDir), 'worktrees'),
     policy: DEFAULT_RETRY_POLICY,
     stall: o.stall ?? DEFAULT_STALL_POLICY,
+    recheck: o.recheck,
     log,
   });
   runner.on('failed', fail('runner'));
@@ -244,6 +251,13 @@ async function joinWith(
     stop.addEventListener('abort', () => resolve(false), { once: true });
   });
   const sealer = startSealer(store, o, clock, log, () => elector.leaderTerm() !== null);
+  const duties = new LeaderDuties({
+    duties: o.leaderDuties ?? [],
+    clock,
+    leading: () => elector.leaderTerm() !== null,
+    log,
+  });
+  duties.start();
   elector.start();
   dispatcher.start();
   runner.start();
@@ -255,6 +269,7 @@ async function joinWith(
   pump.stop();
   await pump.done;
   await sealer?.stop();
+  await duties.stop();
   await dispatcher.stop();
   await elector.stop();
   await runner.stop(true);

@@ -17,6 +17,7 @@ import type { Actor, Task, TaskState } from '../core/task.js';
 import type { Instant } from '../core/time.js';
 import type { DispatchStore } from './dispatch-store.js';
 import type { EffectsStore } from './effects-store.js';
+import type { GithubStore } from './github-store.js';
 import type { LifecycleStore } from './lifecycle-store.js';
 import type { ProgressStore } from './progress-store.js';
 import type { LedgerStore } from './ledger-store.js';
@@ -227,7 +228,8 @@ export interface Store
     ProgressStore,
     LedgerStore,
     ObserveStore,
-    TokenStore {
+    TokenStore,
+    GithubStore {
   readonly engine: Engine;
   readonly capabilities: StoreCapabilities;
   /** The database clock. */

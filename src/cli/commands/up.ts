@@ -23,7 +23,14 @@ import { keyFilePath, loadKeyFile } from '../../coordinator/ledger/keys.js';
 import { serveHttp, servingLine } from '../../http/server.js';
 import { parseHttpFlags, type HttpFlags } from './serve.js';
 
-interface UpFlags extends HttpFlags {
+import { validateDuration } from '../../core/validate.js';
+import type { Store } from '../../store/store.js';
+import { backlogFrom, githubOptions, type GithubFlags } from '../github-flags.js';
+
+interface UpFlags extends HttpFlags, GithubFlags {
+  readonly github?: string;
+  readonly githubEvery?: string;
+  readonly githubLabel?: readonly string[];
   readonly host?: string;
   readonly leaseTtl?: string;
   readonly retryInterval?: string;
@@ -120,7 +127,7 @@ function ledgerOptions(o: UpFlags): NonNullable<UpOptions['ledger']> | null {
 }
 
 export function registerUp(program: Command): void {
-  program
+  const up = program
     .command('up')
     .description("join the cluster: dispatcher candidate and this host's runner (Ctrl-C to leave)")
     .option('--host <name>', "this host's name (default the machine's hostname); one runner per name")
@@ -171,35 +178,65 @@ export function registerUp(program: Command): void {
     )
     .option('--no-http', 'serve no HTTP')
     .option('--auth <mode>', '`required`: reads need a token too (needed to bind beyond loopback)')
-    .action((o: UpFlags, cmd: Command) => {
-      const options = parseUpFlags(o, cmd.optsWithGlobals<GlobalOptions>());
-      const http = parseHttpFlags(o);
-      return withStore(cmd, async (store, out) => {
-        const stop = new AbortController();
-        const leave = (): void => stop.abort();
-        process.once('SIGINT', leave);
-        process.once('SIGTERM', leave);
-        const log = (line: string): void => {
-          const at = new Date().toISOString();
-          process.stdout.write(`${out.json ? jsonText({ at, line }) : terminalText(`${at} ${line}`)}\n`);
-        };
-        log(
-          `baton up on ${options.host}: lease TTL ${options.leaseTtlMs} ms, ` +
-            `heartbeat ${options.heartbeatIntervalMs} ms, ` +
-            (options.ledger
-              ? `sealing the ledger with key ${options.ledger.signer.keyId}`
-              : 'not sealing the ledger (no key)'),
-        );
-        const dashboard = { logDir: options.logDir, hostName: options.host };
-        const server =
-          http.bind === null ? null : await serveHttp(store, { bind: http.bind, auth: http.auth, dashboard });
-        if (server !== null) log(servingLine(server));
-        try {
-          await runUp(store, options, systemClock, log, stop.signal);
-        } finally {
-          await server?.close();
-        }
-        log('left the cluster');
-      });
+    .option(
+      '--github <repo>',
+      'work the GitHub backlog of owner/repo: sync and labels (leader only), re-checks',
+    )
+    .option('--github-every <duration>', 'how often the leader syncs the issues (default 60s)')
+    .option('--github-label <name>', 'import only issues with this label; repeatable (any of them)', collect)
+    .option('--no-github-comments', 'do not post escalations and review rejections as issue comments');
+  githubOptions(up).action((o: UpFlags, cmd: Command) => {
+    const options = parseUpFlags(o, cmd.optsWithGlobals<GlobalOptions>());
+    const http = parseHttpFlags(o);
+    return withStore(cmd, async (store, out) => {
+      const stop = new AbortController();
+      const leave = (): void => stop.abort();
+      process.once('SIGINT', leave);
+      process.once('SIGTERM', leave);
+      const log = (line: string): void => {
+        const at = new Date().toISOString();
+        process.stdout.write(`${out.json ? jsonText({ at, line }) : terminalText(`${at} ${line}`)}\n`);
+      };
+      log(
+        `baton up on ${options.host}: lease TTL ${options.leaseTtlMs} ms, ` +
+          `heartbeat ${options.heartbeatIntervalMs} ms, ` +
+          (options.ledger
+            ? `sealing the ledger with key ${options.ledger.signer.keyId}`
+            : 'not sealing the ledger (no key)'),
+      );
+      const dashboard = { logDir: options.logDir, hostName: options.host };
+      const server =
+        http.bind === null ? null : await serveHttp(store, { bind: http.bind, auth: http.auth, dashboard });
+      if (server !== null) log(servingLine(server));
+      try {
+        await runUp(store, { ...options, ...githubDuties(store, o, log) }, systemClock, log, stop.signal);
+      } finally {
+        await server?.close();
+      }
+      log('left the cluster');
     });
+  });
+}
+
+/** With --github: the sync and the label projector as leader duties, and the re-check before runs. */
+function githubDuties(store: Store, o: UpFlags, log: (line: string) => void): Partial<UpOptions> {
+  if (o.github === undefined) return {};
+  const backlog = backlogFrom(store, o.github, o, log);
+  const everyMs = validateDuration('--github-every', o.githubEvery ?? '60s', 1000, 86_400_000);
+  log(`working the GitHub backlog of ${backlog.repo.full}: a sync every ${everyMs / 1000} s while leading`);
+  return {
+    leaderDuties: [
+      {
+        name: 'github sync',
+        everyMs,
+        run: async () => {
+          const r = await backlog.sync({ labels: o.githubLabel ?? [] });
+          const n = r.added + r.updated + r.closed + r.done + r.reopened + r.repaired;
+          if (n > 0) log(`github sync ${r.repo}: ${JSON.stringify(r)}`);
+        },
+      },
+      { name: 'github labels', everyMs: 1000, run: async () => void (await backlog.project()) },
+    ],
+    recheck: (job) => backlog.recheck(job),
+  };
 }

@@ -30,6 +30,7 @@ import { CLOCK_OFFSET, CLOCK_TABLE_SQL, SAFE, type TestSwitches } from '../test-
 import { postgresLedger, postgresReports } from './ledger.js';
 import { postgresObserve } from './observe.js';
 import { postgresTokens } from './tokens.js';
+import { postgresGithub } from './github.js';
 import { queueUpkeep, type UpkeepPolicy } from './upkeep.js';
 
 export interface PostgresStoreOptions {
@@ -152,6 +153,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     reports: postgresReports(run),
     observe: postgresObserve(run),
     tokens: postgresTokens(run),
+    github: postgresGithub(run),
   };
 }
 

@@ -29,6 +29,7 @@ import { CLOCK_TABLE_SQL, SAFE, type TestSwitches } from '../test-switches.js';
 import { sqliteLedger, sqliteReports } from './ledger.js';
 import { sqliteObserve } from './observe.js';
 import { sqliteTokens } from './tokens.js';
+import { sqliteGithub } from './github.js';
 
 export interface SqliteStoreOptions {
   readonly path: string;
@@ -103,6 +104,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     reports: sqliteReports(run),
     observe: sqliteObserve(run),
     tokens: fromSync(sqliteTokens(run)),
+    github: sqliteGithub(run),
   };
 }
 

@@ -11,6 +11,7 @@ import containment from './0011-containment.js';
 import taskLifecycle from './0012-task-lifecycle.js';
 import ledgerSeals from './0013-ledger-seals.js';
 import tokens from './0014-tokens.js';
+import github from './0015-github.js';
 
 export interface Migration {
   readonly version: number;
@@ -33,4 +34,5 @@ export const MIGRATIONS: readonly Migration[] = [
   taskLifecycle,
   ledgerSeals,
   tokens,
+  github,
 ];

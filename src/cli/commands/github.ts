@@ -1,0 +1,75 @@
+/**
+ * `baton github sync <owner/repo>`: imports the repository's open issues as tasks keyed
+ * `github:owner/repo#N` and brings known ones up to date (closed on GitHub: closed or done here).
+ * One pass and exit; with `--every` it keeps running. `--project` also applies the label outbox
+ * once per pass, for a setup without `baton up --github` (which projects on its leader).
+ */
+import type { Command } from 'commander';
+import { validateDuration } from '../../core/validate.js';
+import { backlogFrom, githubOptions, type GithubFlags } from '../github-flags.js';
+import { jsonText, terminalText } from '../output.js';
+import { collect, withStore } from '../run.js';
+
+interface SyncFlags extends GithubFlags {
+  readonly label?: readonly string[];
+  readonly every?: string;
+  readonly project?: boolean;
+}
+
+export function registerGithub(program: Command): void {
+  const github = program.command('github').description('work a GitHub backlog: issues in, labels out');
+  githubOptions(
+    github
+      .command('sync <repo>')
+      .description('import open issues of owner/repo as tasks github:owner/repo#N; one pass unless --every')
+      .option('--label <name>', 'import only issues with this label; repeatable (any of them)', collect)
+      .option('--every <duration>', 'keep running, a pass every so often, such as 60s')
+      .option('--project', 'also apply pending label changes and comments after each pass')
+      .option('--no-comments', 'with --project: do not post escalations and rejections as comments'),
+  ).action((repo: string, o: SyncFlags, cmd: Command) =>
+    withStore(cmd, async (store, out) => {
+      const everyMs = o.every === undefined ? null : validateDuration('--every', o.every, 1000, 86_400_000);
+      const log = (line: string): void => {
+        if (!out.json) process.stderr.write(`${terminalText(line)}\n`);
+      };
+      const backlog = backlogFrom(store, repo, o, log);
+      const stop = new AbortController();
+      const leave = (): void => stop.abort();
+      process.once('SIGINT', leave);
+      process.once('SIGTERM', leave);
+      for (;;) {
+        const report = await backlog.sync({ labels: o.label ?? [] });
+        const projected = o.project === true ? await backlog.project() : null;
+        const value = projected === null ? report : { ...report, projected };
+        if (everyMs === null) {
+          out.result(value, () => summary(report));
+          return;
+        }
+        process.stdout.write(`${out.json ? jsonText(value) : summary(report)}\n`);
+        await new Promise((resolve) => {
+          const timer = setTimeout(resolve, everyMs);
+          stop.signal.addEventListener('abort', () => resolve(clearTimeout(timer)), { once: true });
+        });
+        if (stop.signal.aborted) return;
+      }
+    }),
+  );
+}
+
+function summary(r: Awaited<ReturnType<ReturnType<typeof backlogFrom>['sync']>>): string {
+  if (r.notModified) return `${r.repo}: nothing changed on GitHub since ${r.since ?? 'the last pass'}`;
+  const parts = Object.entries({
+    added: r.added,
+    updated: r.updated,
+    closed: r.closed,
+    done: r.done,
+    reopened: r.reopened,
+    gated: r.gated,
+    escalated: r.escalated,
+    'labels repaired': r.repaired,
+  })
+    .filter(([, n]) => n > 0)
+    .map(([what, n]) => `${n} ${what}`);
+  const changes = parts.length > 0 ? parts.join(', ') : 'no change';
+  return `${r.repo}: ${r.seen} issues read in ${r.pages} page(s); ${changes}`;
+}

@@ -1,0 +1,53 @@
+/**
+ * The flags `baton github sync` and `baton up --github` share: the token's variable, label names,
+ * comments on or off, and the backlog they open (src/github/backlog.ts).
+ */
+import type { Command } from 'commander';
+import { parseRepo } from '../core/github.js';
+import type { Store } from '../store/store.js';
+import { openBacklog, type Backlog } from '../github/backlog.js';
+
+export interface GithubFlags {
+  readonly tokenEnv?: string;
+  readonly labelWip?: string;
+  readonly labelQueued?: string;
+  readonly labelHuman?: string;
+  readonly labelDesign?: string;
+  /** commander's negation of --no-comments / --no-github-comments */
+  readonly comments?: boolean;
+  readonly githubComments?: boolean;
+}
+
+export function githubOptions(command: Command): Command {
+  return command
+    .option('--token-env <name>', 'the variable holding the GitHub token (default GITHUB_TOKEN)')
+    .option('--label-wip <name>', 'label while a claim or a running job exists (default WIP)')
+    .option('--label-queued <name>', 'label while a job is queued or placed (default ai-dev-queued)')
+    .option('--label-human <name>', 'label while the task is escalated (default human-action)')
+    .option(
+      '--label-design <name>',
+      'label that puts an issue behind the design gate (default needs-design-review)',
+    );
+}
+
+export function backlogFrom(
+  store: Store,
+  repo: string,
+  o: GithubFlags,
+  log: (line: string) => void,
+): Backlog {
+  return openBacklog({
+    store,
+    repo: parseRepo(repo),
+    tokenEnv: o.tokenEnv,
+    env: process.env,
+    labels: {
+      ...(o.labelWip === undefined ? {} : { wip: o.labelWip }),
+      ...(o.labelQueued === undefined ? {} : { queued: o.labelQueued }),
+      ...(o.labelHuman === undefined ? {} : { human: o.labelHuman }),
+      ...(o.labelDesign === undefined ? {} : { designReview: o.labelDesign }),
+    },
+    comments: o.comments !== false && o.githubComments !== false,
+    log,
+  });
+}

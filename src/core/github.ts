@@ -1,0 +1,136 @@
+/**
+ * The GitHub backlog's domain rules, pure: repository names and task keys
+ * (`github:owner/repo#N`), the labels that project a task's state onto its issue, and what an
+ * issue seen on GitHub means for its task. The adapter (src/github/) does the talking.
+ *
+ *   label          while
+ *   ai-dev-queued  the task has a queued or placed job (and no live claim or running job)
+ *   WIP            a live claim or a running job exists
+ *   human-action   the task is escalated
+ */
+import { InvalidInputError } from './errors.js';
+import type { TaskState } from './task.js';
+
+export interface GithubLabels {
+  readonly wip: string;
+  readonly queued: string;
+  readonly human: string;
+  /** Read, never written: an imported issue carrying it gets the design gate. */
+  readonly designReview: string;
+}
+
+export const DEFAULT_GITHUB_LABELS: GithubLabels = {
+  wip: 'WIP',
+  queued: 'ai-dev-queued',
+  human: 'human-action',
+  designReview: 'needs-design-review',
+};
+
+/** GitHub's own limits: owner up to 39 characters, repository up to 100, of [A-Za-z0-9._-]. */
+const REPO = /^([A-Za-z0-9](?:[A-Za-z0-9-]{0,38}))\/([A-Za-z0-9._-]{1,100})$/;
+
+export interface RepoName {
+  readonly owner: string;
+  readonly repo: string;
+  /** `owner/repo` */
+  readonly full: string;
+}
+
+export function parseRepo(value: unknown): RepoName {
+  const text = typeof value === 'string' ? value.trim() : '';
+  const m = REPO.exec(text);
+  if (m === null || m[1] === undefined || m[2] === undefined || m[2] === '.' || m[2] === '..') {
+    throw new InvalidInputError(
+      `repository ${JSON.stringify(value)} is not of the form owner/repo`,
+      'give it as on GitHub, such as acme/api',
+    );
+  }
+  return { owner: m[1], repo: m[2], full: `${m[1]}/${m[2]}` };
+}
+
+export const GITHUB_KEY_PREFIX = 'github:';
+
+export function issueKey(repo: RepoName, issue: number): string {
+  return `${GITHUB_KEY_PREFIX}${repo.full}#${issue}`;
+}
+
+/** The repository and issue number of a `github:owner/repo#N` key, or null for any other key. */
+export function parseIssueKey(key: string): { readonly repo: RepoName; readonly issue: number } | null {
+  const m = /^github:([^#]+)#([1-9][0-9]{0,9})$/.exec(key);
+  if (m === null || m[1] === undefined || m[2] === undefined) return null;
+  try {
+    return { repo: parseRepo(m[1]), issue: Number(m[2]) };
+  } catch {
+    return null;
+  }
+}
+
+export function sameRepo(a: string, b: string): boolean {
+  return a.toLowerCase() === b.toLowerCase();
+}
+
+/** What a task's issue labels are projected from. */
+export interface LabelFacts {
+  readonly state: TaskState;
+  readonly held: boolean;
+  readonly jobStatus: 'queued' | 'claimed' | 'running' | null;
+}
+
+/** The labels Baton manages that the issue should carry now, in a stable order. */
+export function desiredLabels(facts: LabelFacts, names: GithubLabels): readonly string[] {
+  const wip = facts.held || facts.jobStatus === 'running';
+  const queued = !wip && (facts.jobStatus === 'queued' || facts.jobStatus === 'claimed');
+  return [
+    ...(wip ? [names.wip] : []),
+    ...(queued ? [names.queued] : []),
+    ...(facts.state === 'escalated' ? [names.human] : []),
+  ];
+}
+
+/** The labels Baton writes (the design-review label is the humans' own). */
+export function managedLabels(names: GithubLabels): readonly string[] {
+  return [names.wip, names.queued, names.human];
+}
+
+/** What to add and remove so that `current` carries exactly `desired` of the managed labels. */
+export function labelChanges(
+  current: readonly string[],
+  desired: readonly string[],
+  names: GithubLabels,
+): { readonly add: readonly string[]; readonly remove: readonly string[] } {
+  const has = (list: readonly string[], label: string): boolean =>
+    list.some((l) => l.toLowerCase() === label.toLowerCase());
+  return {
+    add: desired.filter((l) => !has(current, l)),
+    remove: managedLabels(names).filter((l) => has(current, l) && !has(desired, l)),
+  };
+}
+
+/** What a closed issue does to its task: done when a merged pull request closed it. */
+export type ClosedVerdict = { readonly done: boolean; readonly reason: string };
+
+export function closedVerdict(mergedPr: number | null): ClosedVerdict {
+  return mergedPr === null
+    ? { done: false, reason: 'issue closed on GitHub' }
+    : { done: true, reason: `issue closed on GitHub by merged pull request #${mergedPr}` };
+}
+
+/** Label names: GitHub allows up to 50 characters; Baton's own must be distinct. */
+export function validateLabelNames(names: GithubLabels): GithubLabels {
+  const all = [names.wip, names.queued, names.human, names.designReview];
+  for (const n of all) {
+    if (n.trim().length === 0 || n.length > 50 || n !== n.trim()) {
+      throw new InvalidInputError(
+        `label name ${JSON.stringify(n)} is not usable on GitHub`,
+        'give 1 to 50 characters without surrounding spaces',
+      );
+    }
+  }
+  if (new Set(all.map((n) => n.toLowerCase())).size !== all.length) {
+    throw new InvalidInputError(
+      `label names ${all.join(', ')} are not distinct`,
+      'give four different names',
+    );
+  }
+  return names;
+}

@@ -1,0 +1,235 @@
+/**
+ * The GitHub REST calls Baton makes, over octokit with its throttling plugin (primary and
+ * secondary rate limits: wait as GitHub says, then retry) and its retry plugin (5xx and network
+ * failures, a timeout among them). Reads are conditional: the ETag and body of each GET are kept
+ * in the store (`github_cache`), and a 304 answers from there without spending rate limit.
+ *
+ * The token is given to octokit and to nothing else: every error leaving this module is a
+ * GithubUnavailableError whose message is built here from the method, path and status, with the
+ * token scrubbed from anything GitHub sent back.
+ */
+import { Octokit } from '@octokit/rest';
+import { retry } from '@octokit/plugin-retry';
+import { throttling } from '@octokit/plugin-throttling';
+import { GithubUnavailableError } from '../core/errors.js';
+import type { RepoName } from '../core/github.js';
+
+export interface GithubIssue {
+  readonly number: number;
+  readonly title: string;
+  readonly body: string;
+  readonly state: 'open' | 'closed';
+  readonly labels: readonly string[];
+  readonly url: string;
+  readonly updatedAt: string;
+  readonly isPullRequest: boolean;
+}
+
+/** Where conditional requests keep what they saw (the store's github_cache). */
+export interface ResponseCache {
+  cached(url: string): Promise<{ readonly etag: string; readonly body: string } | null>;
+  cache(params: { readonly url: string; readonly etag: string; readonly body: string }): Promise<void>;
+}
+
+export interface GithubApiOptions {
+  readonly token: string;
+  /** GITHUB_API_URL; https://api.github.com by default. */
+  readonly baseUrl: string;
+  readonly cache: ResponseCache;
+  /** One request's limit before it is abandoned (and retried). */
+  readonly timeoutMs?: number | undefined;
+  /** The retry plugin waits n² times this after the n-th failure (1 s by default). */
+  readonly retryBaseMs?: number | undefined;
+  /** How many times a failed request (5xx, network, timeout) or a rate-limited one is retried. */
+  readonly retries?: number | undefined;
+  readonly log?: ((line: string) => void) | undefined;
+}
+
+const RestWithPlugins = Octokit.plugin(throttling, retry);
+type Client = InstanceType<typeof RestWithPlugins>;
+
+export const DEFAULT_GITHUB_API_URL = 'https://api.github.com';
+
+interface RawIssue {
+  number: number;
+  title: string;
+  body?: string | null;
+  state: string;
+  labels: (string | { name?: string | undefined })[];
+  html_url: string;
+  updated_at: string;
+  pull_request?: unknown;
+}
+
+const toIssue = (r: RawIssue): GithubIssue => ({
+  number: r.number,
+  title: r.title,
+  body: r.body ?? '',
+  state: r.state === 'closed' ? 'closed' : 'open',
+  labels: r.labels.map((l) => (typeof l === 'string' ? l : (l.name ?? ''))).filter((l) => l !== ''),
+  url: r.html_url,
+  updatedAt: r.updated_at,
+  isPullRequest: r.pull_request !== undefined && r.pull_request !== null,
+});
+
+/** An issue as a webhook's payload carries it (the REST shape). */
+export function issueFromPayload(value: unknown): GithubIssue {
+  return toIssue(value as RawIssue);
+}
+
+export class GithubApi {
+  private readonly client: Client;
+  private readonly token: string;
+
+  constructor(private readonly o: GithubApiOptions) {
+    this.token = o.token;
+    const retries = o.retries ?? 3;
+    const timeoutMs = o.timeoutMs ?? 15_000;
+    const log = o.log ?? (() => undefined);
+    this.client = new RestWithPlugins({
+      auth: o.token,
+      baseUrl: o.baseUrl.replace(/\/+$/, ''),
+      userAgent: 'baton',
+      log: { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined },
+      request: {
+        fetch: (url: string, init: RequestInit) =>
+          fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) }),
+      },
+      retry: { retries, retryAfterBaseValue: o.retryBaseMs ?? 1000 },
+      throttle: {
+        onRateLimit: (
+          after: number,
+          options: { method: string; url: string },
+          _o: unknown,
+          count: number,
+        ) => {
+          log(`GitHub rate limit reached on ${options.method} ${options.url}; waiting ${after} s`);
+          return count < retries;
+        },
+        onSecondaryRateLimit: (
+          after: number,
+          options: { method: string; url: string },
+          _o: unknown,
+          count: number,
+        ) => {
+          log(`GitHub secondary rate limit on ${options.method} ${options.url}; waiting ${after} s`);
+          return count < retries;
+        },
+      },
+    });
+  }
+
+  /**
+   * One page of the repository's issues (and pull requests, which GitHub lists with them),
+   * oldest update first. The first page of a query is conditional: `notModified` when GitHub
+   * says nothing changed since the cached answer.
+   */
+  async listIssues(
+    repo: RepoName,
+    q: { readonly since: string | null; readonly state: 'open' | 'all'; readonly page: number },
+  ): Promise<{ readonly notModified: boolean; readonly issues: readonly GithubIssue[] }> {
+    const query = new URLSearchParams({
+      state: q.state,
+      sort: 'updated',
+      direction: 'asc',
+      per_page: '100',
+      page: String(q.page),
+      ...(q.since === null ? {} : { since: q.since }),
+    });
+    const path = `/repos/${repo.full}/issues?${query.toString()}`;
+    const got = await this.conditional(path, q.page === 1);
+    if (got === null) return { notModified: true, issues: [] };
+    return { notModified: false, issues: (JSON.parse(got) as RawIssue[]).map(toIssue) };
+  }
+
+  /** The issue, by one conditional request. */
+  async issue(repo: RepoName, number: number): Promise<GithubIssue> {
+    const path = `/repos/${repo.full}/issues/${number}`;
+    const body = await this.conditional(path, true, true);
+    return toIssue(JSON.parse(body ?? 'null') as RawIssue);
+  }
+
+  /** The number of a merged pull request that references the issue (its timeline), or null. */
+  async mergedPullRequest(repo: RepoName, number: number): Promise<number | null> {
+    const path = `/repos/${repo.full}/issues/${number}/timeline?per_page=100`;
+    const events = JSON.parse((await this.conditional(path, true, true)) ?? '[]') as {
+      event?: string;
+      source?: { issue?: { number?: number; pull_request?: { merged_at?: string | null } } };
+    }[];
+    for (const e of events) {
+      const pr = e.source?.issue;
+      if (e.event === 'cross-referenced' && pr?.pull_request?.merged_at != null && pr.number !== undefined)
+        return pr.number;
+    }
+    return null;
+  }
+
+  async addLabels(repo: RepoName, number: number, labels: readonly string[]): Promise<void> {
+    await this.call('POST', `/repos/${repo.full}/issues/${number}/labels`, { labels: [...labels] });
+  }
+
+  /** Removes the label; one the issue no longer carries is no error. */
+  async removeLabel(repo: RepoName, number: number, label: string): Promise<void> {
+    const path = `/repos/${repo.full}/issues/${number}/labels/${encodeURIComponent(label)}`;
+    await this.call('DELETE', path, undefined, [404]);
+  }
+
+  async comment(repo: RepoName, number: number, body: string): Promise<void> {
+    await this.call('POST', `/repos/${repo.full}/issues/${number}/comments`, { body });
+  }
+
+  /** Whether one of the issue's last 100 comments contains `marker`. */
+  async hasComment(repo: RepoName, number: number, marker: string): Promise<boolean> {
+    const path = `/repos/${repo.full}/issues/${number}/comments?per_page=100`;
+    const got = await this.call('GET', path);
+    return (got.data as { body?: string }[]).some((c) => (c.body ?? '').includes(marker));
+  }
+
+  /**
+   * A GET that presents the cached ETag. Returns GitHub's body; on a 304, the cached body when
+   * `always`, else null (nothing changed).
+   */
+  private async conditional(path: string, useCache: boolean, always = false): Promise<string | null> {
+    const cached = useCache ? await this.o.cache.cached(path) : null;
+    const headers = cached === null ? {} : { 'if-none-match': cached.etag };
+    const got = await this.call('GET', path, undefined, [304], headers);
+    if (got.status === 304 && cached !== null) return always ? cached.body : null;
+    const body = JSON.stringify(got.data);
+    const etag = got.headers['etag'];
+    if (useCache && typeof etag === 'string') await this.o.cache.cache({ url: path, etag, body });
+    return body;
+  }
+
+  private async call(
+    method: 'GET' | 'POST' | 'DELETE',
+    path: string,
+    data?: Record<string, unknown>,
+    accepted: readonly number[] = [],
+    headers: Record<string, string> = {},
+  ): Promise<{ status: number; data: unknown; headers: Record<string, unknown> }> {
+    try {
+      const r = await this.client.request(`${method} ${path}`, { ...data, headers });
+      return { status: r.status, data: r.data, headers: r.headers };
+    } catch (error) {
+      const status = (error as { status?: unknown }).status;
+      if (typeof status === 'number' && accepted.includes(status)) {
+        return { status, data: null, headers: {} };
+      }
+      throw new GithubUnavailableError(
+        this.scrub(`GitHub ${method} ${path.split('?')[0] ?? path}: ${describe(error)}`),
+        'check GITHUB_API_URL, the token and its scopes (issues: read and write); Baton retries on its next pass',
+      );
+    }
+  }
+
+  private scrub(text: string): string {
+    return this.token.length === 0 ? text : text.split(this.token).join('[token]');
+  }
+}
+
+function describe(error: unknown): string {
+  const status = (error as { status?: unknown }).status;
+  const message = error instanceof Error ? error.message : String(error);
+  const first = message.split('\n')[0] ?? message;
+  return typeof status === 'number' && status !== 500 ? `${status} ${first}` : first;
+}

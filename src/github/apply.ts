@@ -1,0 +1,170 @@
+/**
+ * What one issue seen on GitHub (by a sync page, a webhook or a re-check) does to its task, by
+ * key, so applying it twice changes nothing the second time:
+ *
+ *   issue open,  no task        → added (the vague-issue rule applies; `needs-design-review` gates it)
+ *   issue open,  task open      → title, body, URL and labels kept up to date; the gate label
+ *                                  newly seen gates it
+ *   issue open,  task closed/done (reopened on GitHub) → reopened
+ *   issue closed, task not finished → closed (its queued or running job cancelled with the
+ *                                  reason), or done when a merged pull request references it
+ *   issue closed, no task       → nothing
+ *
+ * The gate label is stored among the task's labels only after the gate is set, so a pass killed
+ * between the two sets it next time, and a design a human approved is not gated again while the
+ * label stays.
+ */
+import { validateName } from '../core/validate.js';
+import {
+  type GithubLabels,
+  type RepoName,
+  closedVerdict,
+  desiredLabels,
+  issueKey,
+  labelChanges,
+  managedLabels,
+} from '../core/github.js';
+import { BODY_LENGTH_MAX, type Actor, type Task } from '../core/task.js';
+import { LABEL_COUNT_MAX, TITLE_LENGTH_MAX } from '../core/validate.js';
+import { Lifecycle, triaged } from '../coordinator/lifecycle.js';
+import type { Store } from '../store/store.js';
+import type { GithubApi, GithubIssue } from './api.js';
+
+export interface BacklogDeps {
+  readonly store: Store;
+  readonly api: GithubApi;
+  readonly labels: GithubLabels;
+  readonly log: (line: string) => void;
+}
+
+export type Applied =
+  | 'added'
+  | 'updated'
+  | 'closed'
+  | 'done'
+  | 'reopened'
+  | 'gated'
+  | 'escalated'
+  | 'repaired'
+  | 'unchanged'
+  | 'skipped';
+
+const ACTOR: Actor = { name: 'github sync' };
+
+/** Applies the issue to its task. `mayAdd`: the issue passes the sync's label filter. */
+export async function applyIssue(
+  deps: BacklogDeps,
+  repo: RepoName,
+  issue: GithubIssue,
+  mayAdd = true,
+): Promise<readonly Applied[]> {
+  const key = issueKey(repo, issue.number);
+  const { store } = deps;
+  const life = new Lifecycle(store);
+  const task = await store.tasks.get(key);
+  if (issue.state === 'closed') {
+    if (task === null || ['done', 'closed'].includes(task.state)) return ['unchanged'];
+    const verdict = closedVerdict(await deps.api.mergedPullRequest(repo, issue.number));
+    await life.close({ key, by: ACTOR, reason: verdict.reason, done: verdict.done });
+    deps.log(`${key}: ${verdict.done ? 'done' : 'closed'} (${verdict.reason})`);
+    return [verdict.done ? 'done' : 'closed'];
+  }
+  const gateWanted = hasLabel(issue.labels, deps.labels.designReview);
+  const theirs = ownLabels(issue.labels, deps.labels);
+  if (task === null) {
+    if (!mayAdd) return ['skipped'];
+    const added = await store.tasks.add(
+      await triaged(store, {
+        key,
+        title: issue.title.slice(0, TITLE_LENGTH_MAX),
+        body: issue.body.slice(0, BODY_LENGTH_MAX),
+        url: issue.url,
+        labels: theirs.filter((l) => l !== deps.labels.designReview),
+        byName: ACTOR.name,
+      }),
+    );
+    const out: Applied[] = ['added'];
+    if (added.state === 'escalated') out.push('escalated');
+    if (gateWanted && added.state === 'open') {
+      await life.gate({ key, gate: 'design', by: ACTOR });
+      out.push('gated');
+    }
+    if (gateWanted) await store.tasks.update({ key, labels: theirs, by: ACTOR });
+    return out;
+  }
+  const out: Applied[] = [];
+  if (task.state === 'done' || task.state === 'closed') {
+    await life.reopen({ key, by: ACTOR, reason: 'issue reopened on GitHub' });
+    out.push('reopened');
+  }
+  const newGate = gateWanted && !hasLabel(task.labels, deps.labels.designReview);
+  if (newGate && task.gate === null && (task.state === 'open' || out.includes('reopened'))) {
+    await life.gate({ key, gate: 'design', by: ACTOR });
+    out.push('gated');
+  }
+  if (changed(task, issue, theirs)) {
+    await store.tasks.update({
+      key,
+      title: issue.title.slice(0, TITLE_LENGTH_MAX),
+      body: issue.body.slice(0, BODY_LENGTH_MAX),
+      url: issue.url,
+      labels: theirs,
+      by: ACTOR,
+    });
+    out.push('updated');
+  }
+  if (!out.includes('reopened') && (await repairLabels(deps, key, issue))) out.push('repaired');
+  return out.length === 0 ? ['unchanged'] : out;
+}
+
+/**
+ * A label Baton manages that differs from Baton's state, with no outbox row of the issue on its
+ * way to GitHub, was edited by hand: queue the projection again and say so in the ledger. (A row
+ * applied between the issue's read and this check can make one needless repair: harmless.)
+ */
+async function repairLabels(deps: BacklogDeps, key: string, issue: GithubIssue): Promise<boolean> {
+  const [facts] = await deps.store.github.labelStates([key]);
+  if (facts === undefined) return false;
+  const expected = desiredLabels(facts, deps.labels);
+  const change = labelChanges(issue.labels, expected, deps.labels);
+  if (change.add.length === 0 && change.remove.length === 0) return false;
+  const waiting = await deps.store.github.pending({ limit: 10_000, key });
+  if (waiting.length > 0) return false;
+  const found = issue.labels.filter((l) => hasLabel(managedLabels(deps.labels), l));
+  await deps.store.github.repair({
+    key,
+    detail: { expected, found, add: change.add, remove: change.remove },
+  });
+  deps.log(
+    `${key}: labels edited on GitHub (${found.join(', ') || 'none'}); putting back ${expected.join(', ') || 'none'}`,
+  );
+  return true;
+}
+
+function hasLabel(labels: readonly string[], label: string): boolean {
+  return labels.some((l) => l.toLowerCase() === label.toLowerCase());
+}
+
+/** The issue's labels as task labels: Baton's own left out, names Baton cannot keep dropped. */
+function ownLabels(labels: readonly string[], names: GithubLabels): string[] {
+  const kept = labels
+    .filter((l) => !hasLabel(managedLabels(names), l))
+    .filter((l) => {
+      try {
+        validateName('label', l);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+  return [...new Set(kept)].sort().slice(0, LABEL_COUNT_MAX);
+}
+
+function changed(task: Task, issue: GithubIssue, labels: readonly string[]): boolean {
+  return (
+    task.title !== issue.title.slice(0, TITLE_LENGTH_MAX) ||
+    task.body !== issue.body.slice(0, BODY_LENGTH_MAX) ||
+    task.url !== issue.url ||
+    JSON.stringify([...task.labels].sort()) !== JSON.stringify(labels)
+  );
+}

@@ -1,0 +1,79 @@
+/**
+ * The GitHub backlog of one repository, wired: the API client (token and base URL from the
+ * environment), the store, the label names. What `baton github sync` and `baton up --github`
+ * call: a sync pass, a projection pass, the re-check before a run, the webhook routes.
+ */
+import { InvalidInputError } from '../core/errors.js';
+import {
+  DEFAULT_GITHUB_LABELS,
+  type GithubLabels,
+  type RepoName,
+  validateLabelNames,
+} from '../core/github.js';
+import type { Job } from '../core/job.js';
+import type { Store } from '../store/store.js';
+import { DEFAULT_GITHUB_API_URL, GithubApi } from './api.js';
+import type { BacklogDeps } from './apply.js';
+import { project, type ProjectReport } from './projector.js';
+import { recheckIssue, type RecheckOutcome } from './recheck.js';
+import { syncRepo, type SyncOptions, type SyncReport } from './sync.js';
+
+export interface BacklogOptions {
+  readonly store: Store;
+  readonly repo: RepoName;
+  /** The variable holding the token: GITHUB_TOKEN unless --token-env names another. */
+  readonly tokenEnv?: string | undefined;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly labels?: Partial<GithubLabels> | undefined;
+  /** Post escalation reasons and review rejections as comments (default true). */
+  readonly comments?: boolean | undefined;
+  readonly log: (line: string) => void;
+}
+
+export interface Backlog {
+  readonly repo: RepoName;
+  readonly deps: BacklogDeps;
+  sync(o: SyncOptions): Promise<SyncReport>;
+  project(): Promise<ProjectReport>;
+  recheck(job: Pick<Job, 'id' | 'key'>): Promise<RecheckOutcome>;
+}
+
+const positive = (env: BacklogOptions['env'], name: string): number | undefined => {
+  const n = Number(env[name]);
+  return Number.isFinite(n) && n > 0 ? n : undefined;
+};
+
+export function openBacklog(o: BacklogOptions): Backlog {
+  const tokenEnv = o.tokenEnv ?? 'GITHUB_TOKEN';
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(tokenEnv)) {
+    throw new InvalidInputError(
+      `--token-env ${JSON.stringify(tokenEnv)} is not a variable name`,
+      'give a name such as GITHUB_TOKEN',
+    );
+  }
+  const token = o.env[tokenEnv] ?? '';
+  if (token === '') {
+    throw new InvalidInputError(
+      `${tokenEnv} is not set: Baton needs a GitHub token to read and label issues`,
+      `export ${tokenEnv}=<a token with issues read and write>, or name another variable with --token-env`,
+    );
+  }
+  const labels = validateLabelNames({ ...DEFAULT_GITHUB_LABELS, ...o.labels });
+  const api = new GithubApi({
+    token,
+    baseUrl: o.env['GITHUB_API_URL'] ?? DEFAULT_GITHUB_API_URL,
+    cache: o.store.github,
+    timeoutMs: positive(o.env, 'BATON_GITHUB_TIMEOUT_MS'),
+    retryBaseMs: positive(o.env, 'BATON_GITHUB_RETRY_BASE_MS'),
+    log: o.log,
+  });
+  const deps: BacklogDeps = { store: o.store, api, labels, log: o.log };
+  const comments = o.comments ?? true;
+  return {
+    repo: o.repo,
+    deps,
+    sync: (s) => syncRepo(deps, o.repo, s),
+    project: () => project(deps, o.repo, { comments }),
+    recheck: (job) => recheckIssue(deps, job),
+  };
+}

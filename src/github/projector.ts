@@ -1,0 +1,124 @@
+/**
+ * The label projector: applies the outbox (migration 0015) to GitHub, on the leader only.
+ *
+ * Each issue's rows are taken in id order. A run of `labels` rows is applied as one: the
+ * projector reads the task's state now (which is at least as new as every row it read), reads
+ * the issue's labels (a conditional GET), and adds and removes only the difference among the
+ * labels Baton manages, so applying twice is applying once, and a human's other labels are never
+ * touched. A `comment` row is posted with a marker naming the row; a retried one first looks for
+ * its marker, so a post whose answer was lost is not posted twice. A failure holds the issue's
+ * remaining rows back with a growing delay (the store keeps them; nothing is lost), and the
+ * next pass resumes from the same row.
+ */
+import {
+  type GithubLabels,
+  type RepoName,
+  desiredLabels,
+  labelChanges,
+  parseIssueKey,
+  sameRepo,
+} from '../core/github.js';
+import type { OutboxRow } from '../store/github-store.js';
+import type { BacklogDeps } from './apply.js';
+
+export interface ProjectOptions {
+  /** Post escalation reasons and review rejections as issue comments (on by default). */
+  readonly comments: boolean;
+  readonly batchMax?: number | undefined;
+}
+
+export interface ProjectReport {
+  readonly applied: number;
+  readonly failed: number;
+  readonly labelsAdded: number;
+  readonly labelsRemoved: number;
+  readonly comments: number;
+}
+
+const RETRY_MS_MAX = 5 * 60_000;
+
+/** The delay before a row's next try after `attempts` failures: 1 s, 2 s, 4 s, … up to 5 min. */
+export const retryDelayMs = (attempts: number): number => Math.min(RETRY_MS_MAX, 1000 * 2 ** attempts);
+
+export async function project(deps: BacklogDeps, repo: RepoName, o: ProjectOptions): Promise<ProjectReport> {
+  const report = { applied: 0, failed: 0, labelsAdded: 0, labelsRemoved: 0, comments: 0 };
+  const rows = await deps.store.github.pending({ limit: o.batchMax ?? 200, prefix: `github:${repo.full}#` });
+  const byKey = new Map<string, OutboxRow[]>();
+  for (const row of rows) byKey.set(row.key, [...(byKey.get(row.key) ?? []), row]);
+  for (const [key, list] of byKey) {
+    const issue = parseIssueKey(key);
+    if (issue === null || !sameRepo(issue.repo.full, repo.full)) continue;
+    let i = 0;
+    try {
+      while (i < list.length) {
+        const row = list[i] as OutboxRow;
+        if (row.kind === 'comment') {
+          if (o.comments && (await postComment(deps, issue.repo, issue.issue, row))) report.comments++;
+          await deps.store.github.applied([row.id]);
+          i++;
+          report.applied++;
+          continue;
+        }
+        let j = i;
+        while (j < list.length && list[j]?.kind === 'labels') j++;
+        const change = await applyLabels(deps, key, issue.repo, issue.issue);
+        report.labelsAdded += change.add.length;
+        report.labelsRemoved += change.remove.length;
+        await deps.store.github.applied(list.slice(i, j).map((r) => r.id));
+        report.applied += j - i;
+        i = j;
+      }
+    } catch (error) {
+      const left = list.slice(i);
+      const attempts = Math.max(...left.map((r) => r.attempts));
+      const message = error instanceof Error ? error.message : String(error);
+      await deps.store.github.failed({
+        ids: left.map((r) => r.id),
+        error: message,
+        retryAfterMs: retryDelayMs(attempts),
+      });
+      report.failed += left.length;
+      deps.log(
+        `${key}: labels not projected yet (${message}); retrying in ${retryDelayMs(attempts) / 1000} s`,
+      );
+    }
+  }
+  return report;
+}
+
+async function applyLabels(
+  deps: BacklogDeps,
+  key: string,
+  repo: RepoName,
+  number: number,
+): Promise<{ add: readonly string[]; remove: readonly string[] }> {
+  const [facts] = await deps.store.github.labelStates([key]);
+  if (facts === undefined) return { add: [], remove: [] };
+  const desired = desiredLabels(facts, deps.labels);
+  const current = (await deps.api.issue(repo, number)).labels;
+  const change = labelChanges(current, desired, deps.labels);
+  if (change.add.length > 0) await deps.api.addLabels(repo, number, change.add);
+  for (const label of change.remove) await deps.api.removeLabel(repo, number, label);
+  return change;
+}
+
+/** Posts the row's comment unless a try whose answer was lost already did; true when posted. */
+async function postComment(
+  deps: BacklogDeps,
+  repo: RepoName,
+  number: number,
+  row: OutboxRow,
+): Promise<boolean> {
+  const marker = `<!-- baton:outbox:${row.id} -->`;
+  if (row.attempts > 0 && (await deps.api.hasComment(repo, number, marker))) return false;
+  await deps.api.comment(repo, number, `${commentText(row, deps.labels)}\n\n${marker}`);
+  return true;
+}
+
+export function commentText(row: OutboxRow, labels: GithubLabels): string {
+  const body = row.body ?? '';
+  return row.cause === 'task:rejected'
+    ? `**Baton: review rejected.** ${body}\n\nThe next run is given this reason as its feedback.`
+    : `**Baton: handed to a human** (\`${labels.human}\`): ${body}\n\n` +
+        `When it is sorted out: \`baton resolve ${row.key} --note "..."\`.`;
+}

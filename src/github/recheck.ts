@@ -1,0 +1,40 @@
+/**
+ * The re-check at claim time: before the runner spawns an agent for a `github:` task, it reads
+ * the issue again with one conditional request. A closed issue closes the task (done when a
+ * merged pull request references it; that takes one more request, the issue's timeline), which
+ * cancels the job with the reason, and nothing is spawned. GitHub closes an issue when a pull
+ * request that says it fixes the issue is merged, so "a linked PR is already merged" is a closed
+ * issue here. GitHub unreachable: the run goes ahead, and the ledger says it was not re-checked.
+ */
+import { parseIssueKey } from '../core/github.js';
+import type { Job } from '../core/job.js';
+import { applyIssue, type BacklogDeps } from './apply.js';
+
+export type RecheckOutcome =
+  { readonly go: true; readonly checked: boolean } | { readonly go: false; readonly reason: string };
+
+export async function recheckIssue(deps: BacklogDeps, job: Pick<Job, 'id' | 'key'>): Promise<RecheckOutcome> {
+  const parsed = parseIssueKey(job.key);
+  if (parsed === null) return { go: true, checked: false };
+  const note = (detail: Record<string, unknown>) =>
+    deps.store.github.note({ type: 'github:recheck', key: job.key, jobId: job.id, detail });
+  let state: 'open' | 'closed';
+  try {
+    const issue = await deps.api.issue(parsed.repo, parsed.issue);
+    state = issue.state;
+    if (state === 'closed') {
+      await applyIssue(deps, parsed.repo, issue);
+      const task = await deps.store.tasks.get(job.key);
+      const reason = task?.stateReason ?? 'issue closed on GitHub';
+      await note({ checked: true, state, outcome: 'cancelled', reason });
+      return { go: false, reason };
+    }
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    await note({ checked: false, outcome: 'run', error: message });
+    deps.log(`job ${job.id} ${job.key}: not re-checked on GitHub (${message}); running it`);
+    return { go: true, checked: false };
+  }
+  await note({ checked: true, state, outcome: 'run' });
+  return { go: true, checked: true };
+}

@@ -1,0 +1,106 @@
+/**
+ * `POST /v1/github/webhook`: GitHub's issue and pull-request events, applied at once instead of
+ * at the next poll. The body is verified against `x-hub-signature-256` with the secret
+ * (GITHUB_WEBHOOK_SECRET) before anything is parsed; a missing or bad signature gets 401 and
+ * changes nothing. A verified event is applied like a sync page's issue (apply.ts), so a
+ * delivery GitHub repeats changes nothing the second time.
+ *
+ *   issues (any action)          → the issue applied to its task (closed: the job cancelled)
+ *   pull_request closed + merged → each issue the PR says it closes ("fixes #N") read and applied
+ *   ping, anything else          → 202, nothing done
+ *
+ * A sub-app: the server mounts it with `app.route('/', githubWebhookRoutes(deps))`.
+ */
+import { Webhooks } from '@octokit/webhooks';
+import { Hono } from 'hono';
+import { BatonError } from '../core/errors.js';
+import { type RepoName, sameRepo } from '../core/github.js';
+import { issueFromPayload } from './api.js';
+import { applyIssue, type Applied, type BacklogDeps } from './apply.js';
+
+export interface WebhookDeps extends BacklogDeps {
+  readonly repo: RepoName;
+  /** GITHUB_WEBHOOK_SECRET. */
+  readonly secret: string;
+}
+
+const STATUS: Partial<Record<string, 400 | 404 | 409 | 503>> = {
+  invalid_input: 400,
+  not_found: 404,
+  store_unavailable: 503,
+  github_unavailable: 503,
+};
+
+/** Issue numbers a pull request's text says it closes (GitHub's closing keywords). */
+export function closingReferences(text: string): number[] {
+  const found = [
+    ...text.matchAll(/\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s*:?\s+#([1-9][0-9]{0,9})\b/gi),
+  ];
+  return [...new Set(found.map((m) => Number(m[1])))];
+}
+
+export function githubWebhookRoutes(deps: WebhookDeps): Hono {
+  const webhooks = new Webhooks({ secret: deps.secret });
+  const app = new Hono();
+  app.post('/v1/github/webhook', async (c) => {
+    const body = await c.req.text();
+    const signature = c.req.header('x-hub-signature-256') ?? '';
+    const ok = signature !== '' && (await webhooks.verify(body, signature).catch(() => false));
+    if (!ok) {
+      return c.json(
+        {
+          error: 'unauthorized',
+          code: 'unauthorized',
+          message: 'the webhook signature is missing or does not match',
+          hint: 'set the same secret on GitHub and in GITHUB_WEBHOOK_SECRET',
+        },
+        401,
+      );
+    }
+    const event = c.req.header('x-github-event') ?? '';
+    let payload: Record<string, unknown>;
+    try {
+      payload = JSON.parse(body) as Record<string, unknown>;
+    } catch {
+      return c.json({ error: 'invalid_input', code: 'invalid_input', message: 'the body is not JSON' }, 400);
+    }
+    const repository = payload['repository'] as { full_name?: string } | undefined;
+    if (!sameRepo(repository?.full_name ?? '', deps.repo.full)) {
+      return c.json({ ok: true, ignored: `not ${deps.repo.full}` }, 202);
+    }
+    try {
+      const applied = await handle(deps, event, payload);
+      return applied === null ? c.json({ ok: true, ignored: event }, 202) : c.json({ ok: true, applied });
+    } catch (error) {
+      if (!(error instanceof BatonError)) throw error;
+      const status = STATUS[error.code] ?? 409;
+      return c.json(
+        { error: error.code, code: error.code, message: error.message, hint: error.hint },
+        status,
+      );
+    }
+  });
+  return app;
+}
+
+async function handle(
+  deps: WebhookDeps,
+  event: string,
+  payload: Record<string, unknown>,
+): Promise<readonly Applied[] | null> {
+  if (event === 'issues' && payload['issue'] !== undefined) {
+    const issue = issueFromPayload(payload['issue']);
+    if (issue.isPullRequest) return null;
+    return applyIssue(deps, deps.repo, issue);
+  }
+  const pr = payload['pull_request'] as
+    { merged?: boolean; body?: string | null; title?: string } | undefined;
+  if (event === 'pull_request' && payload['action'] === 'closed' && pr?.merged === true) {
+    const out: Applied[] = [];
+    for (const n of closingReferences(`${pr.title ?? ''}\n${pr.body ?? ''}`)) {
+      out.push(...(await applyIssue(deps, deps.repo, await deps.api.issue(deps.repo, n))));
+    }
+    return out;
+  }
+  return null;
+}

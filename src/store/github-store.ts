@@ -1,0 +1,85 @@
+/**
+ * The part of the port the GitHub backlog uses (docs/decisions/0013-github-backlog.md). The
+ * outbox rows themselves are written by the engines' triggers (migration 0015) in the same
+ * transaction as the change that makes them necessary; this group reads them for the projector,
+ * marks them applied or failed, keeps each repository's sync cursor and the ETag cache of
+ * conditional requests, and writes the backlog's own ledger rows.
+ */
+import type { Instant } from '../core/time.js';
+import type { TaskState } from '../core/task.js';
+
+export type OutboxKind = 'labels' | 'comment';
+
+export interface OutboxRow {
+  readonly id: number;
+  readonly key: string;
+  readonly kind: OutboxKind;
+  /** What wrote it: `job:queued`, `claim:granted`, `task:escalated`, `repair`, … */
+  readonly cause: string;
+  /** A comment's text. */
+  readonly body: string | null;
+  readonly createdAt: Instant;
+  readonly attempts: number;
+  readonly lastError: string | null;
+}
+
+/** What the labels of a task's issue are projected from. */
+export interface LabelState {
+  readonly key: string;
+  readonly state: TaskState;
+  /** A live claim is held on the task. */
+  readonly held: boolean;
+  /** The status of its active job (queued, claimed or running), if any. */
+  readonly jobStatus: 'queued' | 'claimed' | 'running' | null;
+}
+
+export interface GithubNoteParams {
+  readonly type: 'github:label-repaired' | 'github:recheck';
+  readonly key: string;
+  readonly jobId?: number | undefined;
+  readonly detail: Readonly<Record<string, unknown>>;
+}
+
+export interface GithubStore {
+  readonly github: {
+    /**
+     * Rows not yet applied whose retry time has come (database clock), oldest first; at most
+     * `limit`. A row of an issue that has an earlier row still waiting is left out, so that each
+     * issue's rows are applied in order. `prefix`: only tasks whose key starts with it (one
+     * repository's). With `key`: every row of that task not yet applied, whatever its retry time.
+     */
+    pending(params: {
+      readonly limit: number;
+      readonly prefix?: string | undefined;
+      readonly key?: string | undefined;
+    }): Promise<readonly OutboxRow[]>;
+    /** Marks the rows applied; rows applied already stay as they were (idempotent). */
+    applied(ids: readonly number[]): Promise<void>;
+    /** Counts a failed attempt on the rows and holds them back for `retryAfterMs`. */
+    failed(params: {
+      readonly ids: readonly number[];
+      readonly error: string;
+      readonly retryAfterMs: number;
+    }): Promise<void>;
+    /**
+     * Queues a `labels` row for the task (a label found edited by hand) and writes the
+     * `github:label-repaired` ledger row, in one step.
+     */
+    repair(params: {
+      readonly key: string;
+      readonly detail: Readonly<Record<string, unknown>>;
+    }): Promise<void>;
+    /** Writes one of the backlog's ledger rows. */
+    note(params: GithubNoteParams): Promise<void>;
+    /** What each task's labels are projected from; unknown keys are left out. */
+    labelStates(keys: readonly string[]): Promise<readonly LabelState[]>;
+    /** The repository's cursor: the newest `updated_at` fully imported, or null before any. */
+    cursor(repo: string): Promise<string | null>;
+    saveCursor(params: { readonly repo: string; readonly since: string }): Promise<void>;
+    /** The cached ETag and body of a GET, or null. */
+    cached(url: string): Promise<{ readonly etag: string; readonly body: string } | null>;
+    cache(params: { readonly url: string; readonly etag: string; readonly body: string }): Promise<void>;
+    /** Rows not yet applied, for status and tests. */
+    backlog(): Promise<number>;
+  };
+}

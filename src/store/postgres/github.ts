@@ -1,0 +1,121 @@
+/** The GitHub backlog's outbox, cursors and ETag cache on PostgreSQL (github-store.ts). */
+import type { GithubStore, LabelState, OutboxRow } from '../github-store.js';
+import { NOW, ms, msInterval } from './rows.js';
+import type { PgRunner } from './runner.js';
+
+interface Row {
+  id: string | number;
+  task_key: string;
+  kind: 'labels' | 'comment';
+  cause: string;
+  body: string | null;
+  created_at: Date;
+  attempts: number;
+  last_error: string | null;
+}
+
+const toRow = (r: Row): OutboxRow => ({
+  id: Number(r.id),
+  key: r.task_key,
+  kind: r.kind,
+  cause: r.cause,
+  body: r.body,
+  createdAt: ms(r.created_at),
+  attempts: r.attempts,
+  lastError: r.last_error,
+});
+
+const AUDIT = `INSERT INTO audit_events (at, type, task_key, job_id, detail)
+  VALUES (${NOW}, $1::text, $2::text, $3::bigint, $4::jsonb)`;
+
+export function postgresGithub(run: PgRunner): GithubStore['github'] {
+  return {
+    pending: async ({ limit, key, prefix }) =>
+      (key !== undefined
+        ? await run.rows<Row>(
+            `SELECT * FROM github_outbox WHERE task_key = $1::text AND applied_at IS NULL
+               ORDER BY id LIMIT $2::int`,
+            [key, limit],
+          )
+        : await run.rows<Row>(
+            `SELECT * FROM github_outbox o
+           WHERE o.applied_at IS NULL AND o.retry_at <= ${NOW}
+             AND left(o.task_key, length($2::text)) = $2::text
+             AND NOT EXISTS (SELECT 1 FROM github_outbox e
+               WHERE e.task_key = o.task_key AND e.id < o.id AND e.applied_at IS NULL
+                 AND e.retry_at > ${NOW})
+           ORDER BY o.id LIMIT $1::int`,
+            [limit, prefix ?? ''],
+          )
+      ).map(toRow),
+    applied: async (ids) => {
+      await run.rows(
+        `UPDATE github_outbox SET applied_at = ${NOW} WHERE id = ANY($1::bigint[]) AND applied_at IS NULL`,
+        [ids],
+      );
+    },
+    failed: async (p) => {
+      await run.rows(
+        `UPDATE github_outbox SET attempts = attempts + 1, retry_at = ${NOW} + ${msInterval('$2')},
+           last_error = left($3::text, 500)
+         WHERE id = ANY($1::bigint[]) AND applied_at IS NULL`,
+        [p.ids, p.retryAfterMs, p.error],
+      );
+    },
+    repair: async (p) => {
+      await run.rows(
+        `WITH o AS (
+           INSERT INTO github_outbox (task_key, kind, cause, created_at)
+           VALUES ($2::text, 'labels', 'repair', ${NOW})
+         ) ${AUDIT}`,
+        ['github:label-repaired', p.key, null, JSON.stringify(p.detail)],
+      );
+    },
+    note: async (p) => {
+      await run.rows(AUDIT, [p.type, p.key, p.jobId ?? null, JSON.stringify(p.detail)]);
+    },
+    labelStates: async (keys) =>
+      (
+        await run.rows<{
+          key: string;
+          state: LabelState['state'];
+          held: boolean;
+          job_status: LabelState['jobStatus'];
+        }>(
+          `SELECT t.key, t.state, t.holder_session_id IS NOT NULL AS held,
+             (SELECT j.status FROM jobs j WHERE j.task_id = t.id
+               AND j.status IN ('queued', 'claimed', 'running')) AS job_status
+           FROM tasks t WHERE t.key = ANY($1::text[]) ORDER BY t.key`,
+          [keys],
+        )
+      ).map((r) => ({ key: r.key, state: r.state, held: r.held, jobStatus: r.job_status })),
+    cursor: async (repo) =>
+      (await run.one<{ since: string | null }>('SELECT since FROM github_sync WHERE repo = $1::text', [repo]))
+        ?.since ?? null,
+    saveCursor: async (p) => {
+      await run.rows(
+        `INSERT INTO github_sync (repo, since, synced_at) VALUES ($1::text, $2::text, ${NOW})
+         ON CONFLICT (repo) DO UPDATE SET since = excluded.since, synced_at = excluded.synced_at`,
+        [p.repo, p.since],
+      );
+    },
+    cached: async (url) =>
+      (await run.one<{ etag: string; body: string }>(
+        'SELECT etag, body FROM github_cache WHERE url = $1::text',
+        [url],
+      )) ?? null,
+    cache: async (p) => {
+      await run.rows(
+        `INSERT INTO github_cache (url, etag, body, stored_at) VALUES ($1::text, $2::text, $3::text, ${NOW})
+         ON CONFLICT (url) DO UPDATE SET etag = excluded.etag, body = excluded.body,
+           stored_at = excluded.stored_at`,
+        [p.url, p.etag, p.body],
+      );
+    },
+    backlog: async () =>
+      Number(
+        (await run.one<{ n: string }>('SELECT count(*) AS n FROM github_outbox WHERE applied_at IS NULL'))
+          ?.n ?? 0,
+      ),
+  };
+}

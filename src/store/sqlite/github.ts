@@ -1,0 +1,149 @@
+/** The GitHub backlog's outbox, cursors and ETag cache on SQLite (github-store.ts). */
+import type { GithubStore, LabelState, OutboxRow } from '../github-store.js';
+import { appendAudit } from './rows.js';
+import { fromSync, type SqliteRunner } from './runner.js';
+
+interface Row {
+  id: number;
+  task_key: string;
+  kind: 'labels' | 'comment';
+  cause: string;
+  body: string | null;
+  created_at: number;
+  attempts: number;
+  last_error: string | null;
+}
+
+const toRow = (r: Row): OutboxRow => ({
+  id: r.id,
+  key: r.task_key,
+  kind: r.kind,
+  cause: r.cause,
+  body: r.body,
+  createdAt: r.created_at,
+  attempts: r.attempts,
+  lastError: r.last_error,
+});
+
+export function sqliteGithub(run: SqliteRunner): GithubStore['github'] {
+  const ids = (list: readonly number[]): string => JSON.stringify(list);
+  return fromSync<GithubStore['github']>({
+    pending: ({ limit, key, prefix }) =>
+      run.read(() =>
+        (
+          (key !== undefined
+            ? run.prepare(
+                `SELECT * FROM github_outbox WHERE task_key = @key AND applied_at IS NULL
+                 ORDER BY id LIMIT @limit`,
+              )
+            : run.prepare(
+                `SELECT * FROM github_outbox o
+               WHERE o.applied_at IS NULL AND o.retry_at <= @now
+                 AND substr(o.task_key, 1, length(@prefix)) = @prefix
+                 AND NOT EXISTS (SELECT 1 FROM github_outbox e
+                   WHERE e.task_key = o.task_key AND e.id < o.id AND e.applied_at IS NULL
+                     AND e.retry_at > @now)
+               ORDER BY o.id LIMIT @limit`,
+              )
+          ).all(key !== undefined ? { key, limit } : { now: run.now(), limit, prefix: prefix ?? '' }) as Row[]
+        ).map(toRow),
+      ),
+    applied: (list) =>
+      run.write(() => {
+        run
+          .prepare(
+            `UPDATE github_outbox SET applied_at = ?
+             WHERE id IN (SELECT value FROM json_each(?)) AND applied_at IS NULL`,
+          )
+          .run(run.now(), ids(list));
+      }),
+    failed: (p) =>
+      run.write(() => {
+        const now = run.now();
+        run
+          .prepare(
+            `UPDATE github_outbox SET attempts = attempts + 1, retry_at = ?, last_error = substr(?, 1, 500)
+             WHERE id IN (SELECT value FROM json_each(?)) AND applied_at IS NULL`,
+          )
+          .run(now + p.retryAfterMs, p.error, ids(p.ids));
+      }),
+    repair: (p) =>
+      run.write(() => {
+        const now = run.now();
+        run
+          .prepare(
+            `INSERT INTO github_outbox (task_key, kind, cause, created_at) VALUES (?, 'labels', 'repair', ?)`,
+          )
+          .run(p.key, now);
+        appendAudit(run, { at: now, type: 'github:label-repaired', key: p.key, detail: p.detail });
+      }),
+    note: (p) =>
+      run.write(() => {
+        appendAudit(run, {
+          at: run.now(),
+          type: p.type,
+          key: p.key,
+          jobId: p.jobId ?? null,
+          detail: p.detail,
+        });
+      }),
+    labelStates: (keys) =>
+      run.read(() =>
+        (
+          run
+            .prepare(
+              `SELECT t.key, t.state, t.holder_session_id IS NOT NULL AS held,
+                 (SELECT j.status FROM jobs j WHERE j.task_id = t.id
+                   AND j.status IN ('queued', 'claimed', 'running')) AS job_status
+               FROM tasks t WHERE t.key IN (SELECT value FROM json_each(?)) ORDER BY t.key`,
+            )
+            .all(JSON.stringify(keys)) as {
+            key: string;
+            state: LabelState['state'];
+            held: number;
+            job_status: LabelState['jobStatus'];
+          }[]
+        ).map((r) => ({ key: r.key, state: r.state, held: r.held === 1, jobStatus: r.job_status })),
+      ),
+    cursor: (repo) =>
+      run.read(() => {
+        const row = run.prepare('SELECT since FROM github_sync WHERE repo = ?').get(repo) as
+          { since: string | null } | undefined;
+        return row?.since ?? null;
+      }),
+    saveCursor: (p) =>
+      run.write(() => {
+        run
+          .prepare(
+            `INSERT INTO github_sync (repo, since, synced_at) VALUES (?, ?, ?)
+             ON CONFLICT (repo) DO UPDATE SET since = excluded.since, synced_at = excluded.synced_at`,
+          )
+          .run(p.repo, p.since, run.now());
+      }),
+    cached: (url) =>
+      run.read(
+        () =>
+          (run.prepare('SELECT etag, body FROM github_cache WHERE url = ?').get(url) as
+            { etag: string; body: string } | undefined) ?? null,
+      ),
+    cache: (p) =>
+      run.write(() => {
+        run
+          .prepare(
+            `INSERT INTO github_cache (url, etag, body, stored_at) VALUES (?, ?, ?, ?)
+             ON CONFLICT (url) DO UPDATE SET etag = excluded.etag, body = excluded.body,
+               stored_at = excluded.stored_at`,
+          )
+          .run(p.url, p.etag, p.body, run.now());
+      }),
+    backlog: () =>
+      run.read(
+        () =>
+          (
+            run.prepare('SELECT count(*) AS n FROM github_outbox WHERE applied_at IS NULL').get() as {
+              n: number;
+            }
+          ).n,
+      ),
+  });
+}

@@ -1,0 +1,166 @@
+/**
+ * The GitHub backlog against the stand-in, on both engines: import, closing, the labels'
+ * projection through the outbox, hand-edited labels, comments, the re-check. Every response the
+ * stand-in sent is checked against GitHub's OpenAPI description at the end of each test.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Lifecycle } from '../../src/coordinator/lifecycle.js';
+import { bothEngines } from '../support/databases.js';
+import { drain, githubFixture, key, type GithubFixture } from './fixture.js';
+
+const by = { name: 'alice@box' };
+
+async function withFixture(
+  db: Parameters<typeof githubFixture>[0],
+  body: (f: GithubFixture) => Promise<void>,
+  o: { comments?: boolean } = {},
+): Promise<void> {
+  const f = await githubFixture(db, o);
+  try {
+    await body(f);
+    assert.ok(f.checker.checked.length > 0, 'the stand-in answered');
+    assert.deepEqual(f.checker.failures, [], 'every response matches GitHub OpenAPI description');
+  } finally {
+    await f.close();
+  }
+}
+
+for (const db of bothEngines()) {
+  describe(`github backlog (${db.name})`, () => {
+    test('imports open issues once, skips pull requests, and asks GitHub conditionally the next time', () =>
+      withFixture(db, async (f) => {
+        f.gh.add(1, { labels: ['bug'] });
+        f.gh.add(2);
+        f.gh.add(3, { isPr: true });
+        const first = await f.backlog.sync({ labels: [] });
+        assert.equal(first.added, 2);
+        const task = await f.store.tasks.get(key(1));
+        assert.equal(task?.title, 'Issue 1: make the widget faster for everyone');
+        assert.match(task?.body ?? '', /three seconds/);
+        assert.equal(task?.url, 'https://github.example/acme/api/issues/1');
+        assert.deepEqual(task?.labels, ['bug']);
+        assert.equal(await f.store.tasks.get(key(3)), null, 'a pull request is no task');
+        const again = await f.backlog.sync({ labels: [] });
+        assert.equal(again.added, 0);
+        const third = await f.backlog.sync({ labels: [] });
+        assert.equal(third.notModified, true, 'nothing changed: GitHub answered 304');
+        assert.ok(f.gh.sent.some((r) => r.status === 304));
+        assert.equal((await f.store.tasks.list({})).length, 2);
+      }));
+
+    test('gates issues labelled needs-design-review, bounces vague ones, and imports only the labels asked for', () =>
+      withFixture(db, async (f) => {
+        await new Lifecycle(f.store).setSetting({ name: 'vague-words', value: 5, by });
+        f.gh.add(1, { labels: ['needs-design-review', 'ai'] });
+        f.gh.add(2, { title: 'fix', body: '', labels: ['ai'] });
+        f.gh.add(3, { labels: ['other'] });
+        const r = await f.backlog.sync({ labels: ['ai'] });
+        assert.equal(r.added, 2);
+        assert.equal((await f.store.tasks.get(key(1)))?.gate, 'design');
+        const vague = await f.store.tasks.get(key(2));
+        assert.equal(vague?.state, 'escalated');
+        assert.equal(vague?.stateReason, 'insufficient-info');
+        assert.equal(await f.store.tasks.get(key(3)), null);
+        await drain(f);
+        assert.deepEqual(f.gh.labels(2), ['ai', 'human-action'], 'the vague one waits for a human');
+        assert.match(f.gh.comments(2)[0] ?? '', /insufficient-info/);
+      }));
+
+    test('an issue closed on GitHub closes its task and cancels its queued job; closed by a merged PR, done', () =>
+      withFixture(db, async (f) => {
+        f.gh.add(1);
+        f.gh.add(2);
+        await f.backlog.sync({ labels: [] });
+        const { job } = await f.store.jobs.enqueue({ key: key(1) });
+        f.gh.close(1);
+        f.gh.close(2, { mergedPr: 9 });
+        const r = await f.backlog.sync({ labels: [] });
+        assert.equal(r.closed, 1);
+        assert.equal(r.done, 1);
+        assert.equal((await f.store.tasks.get(key(1)))?.state, 'closed');
+        const cancelled = await f.store.jobs.get(job.id);
+        assert.equal(cancelled?.status, 'cancelled');
+        assert.match(cancelled?.reason ?? '', /issue closed on GitHub/);
+        const done = await f.store.tasks.get(key(2));
+        assert.equal(done?.state, 'done');
+        assert.match(done?.stateReason ?? '', /merged pull request #9/);
+        f.gh.reopen(1);
+        assert.equal((await f.backlog.sync({ labels: [] })).reopened, 1);
+        assert.equal((await f.store.tasks.get(key(1)))?.state, 'open');
+      }));
+
+    test('labels follow the task: queued, then WIP, then none; escalated shows human-action until resolved', () =>
+      withFixture(db, async (f) => {
+        f.gh.add(1, { labels: ['bug'] });
+        await f.backlog.sync({ labels: [] });
+        await f.store.jobs.enqueue({ key: key(1) });
+        await drain(f);
+        assert.deepEqual(f.gh.labels(1), ['ai-dev-queued', 'bug']);
+        const [queued] = await f.store.jobs.list({ key: key(1) });
+        await f.store.jobs.cancel({ id: queued?.id ?? 0 });
+        const session = await f.session();
+        const claim = await f.store.claims.acquire({ key: key(1), session });
+        assert.ok(claim.ok);
+        await drain(f);
+        assert.deepEqual(f.gh.labels(1), ['WIP', 'bug']);
+        await f.store.lifecycle.escalate({ key: key(1), reason: 'which database?', by, claim: undefined });
+        await drain(f);
+        assert.deepEqual(f.gh.labels(1), ['bug', 'human-action']);
+        assert.match(f.gh.comments(1).join('\n'), /which database\?/);
+        await new Lifecycle(f.store).resolve({ key: key(1), by });
+        await drain(f);
+        assert.deepEqual(f.gh.labels(1), ['bug']);
+      }));
+
+    test('comments can be turned off: the rows are applied and nothing is posted', () =>
+      withFixture(
+        db,
+        async (f) => {
+          f.gh.add(1);
+          await f.backlog.sync({ labels: [] });
+          await f.store.lifecycle.escalate({ key: key(1), reason: 'stuck', by, claim: undefined });
+          await drain(f);
+          assert.deepEqual(f.gh.labels(1), ['human-action']);
+          assert.deepEqual(f.gh.comments(1), []);
+        },
+        { comments: false },
+      ));
+
+    test('a label edited by hand is put back by the next sync, and the ledger records the repair', () =>
+      withFixture(db, async (f) => {
+        f.gh.add(1);
+        await f.backlog.sync({ labels: [] });
+        await f.store.jobs.enqueue({ key: key(1) });
+        await drain(f);
+        f.gh.setLabels(1, ['WIP']);
+        const r = await f.backlog.sync({ labels: [] });
+        assert.equal(r.repaired, 1);
+        const [row] = await f.store.audit.list({ key: key(1), type: 'github:label-repaired' });
+        assert.deepEqual(row?.detail['found'], ['WIP']);
+        assert.deepEqual(row?.detail['expected'], ['ai-dev-queued']);
+        await drain(f);
+        assert.deepEqual(f.gh.labels(1), ['ai-dev-queued']);
+        assert.equal((await f.backlog.sync({ labels: [] })).repaired, 0, 'repaired once');
+      }));
+
+    test('the re-check cancels a run of a closed issue; with GitHub down the run goes ahead, not re-checked', () =>
+      withFixture(db, async (f) => {
+        f.gh.add(1);
+        f.gh.add(2);
+        await f.backlog.sync({ labels: [] });
+        const { job } = await f.store.jobs.enqueue({ key: key(1) });
+        f.gh.close(1);
+        const verdict = await f.backlog.recheck(job);
+        assert.equal(verdict.go, false);
+        assert.equal((await f.store.jobs.get(job.id))?.status, 'cancelled');
+        const two = (await f.store.jobs.enqueue({ key: key(2) })).job;
+        f.gh.down = '500';
+        assert.deepEqual(await f.backlog.recheck(two), { go: true, checked: false });
+        f.gh.down = null;
+        const [row] = await f.store.audit.list({ key: key(2), type: 'github:recheck' });
+        assert.equal(row?.detail['checked'], false);
+        assert.doesNotMatch(JSON.stringify(row?.detail), /SECRET/);
+      }));
+  });
+}

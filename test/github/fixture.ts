@@ -1,0 +1,74 @@
+/**
+ * A store, a GitHub stand-in whose every response is checked against GitHub's OpenAPI
+ * description, and the backlog of its repository pointed at it, for the GitHub tests.
+ */
+import { openStore } from '../../src/store/open.js';
+import type { Store } from '../../src/store/store.js';
+import { openBacklog, type Backlog } from '../../src/github/backlog.js';
+import { parseRepo } from '../../src/core/github.js';
+import type { TestDatabase } from '../support/databases.js';
+import { GithubStandIn } from '../support/github-standin.js';
+import { OpenApiChecker } from '../support/github-openapi.js';
+
+export const TOKEN = 'ghp_standInToken0123456789abcdefSECRET';
+export const REPO = 'acme/api';
+export const key = (n: number): string => `github:${REPO}#${n}`;
+
+export interface GithubFixture {
+  readonly store: Store;
+  readonly gh: GithubStandIn;
+  readonly checker: OpenApiChecker;
+  readonly backlog: Backlog;
+  readonly logs: string[];
+  readonly env: Record<string, string>;
+  /** A session for claims made by hand in a test. */
+  session(): Promise<number>;
+  close(): Promise<void>;
+}
+
+export async function githubFixture(
+  db: TestDatabase,
+  o: { readonly comments?: boolean } = {},
+): Promise<GithubFixture> {
+  const store = await openStore(await db.fresh());
+  const checker = new OpenApiChecker();
+  const gh = new GithubStandIn(REPO, (r) => void checker.check(r));
+  const url = await gh.start();
+  const logs: string[] = [];
+  const env = {
+    GITHUB_TOKEN: TOKEN,
+    GITHUB_API_URL: url,
+    BATON_GITHUB_TIMEOUT_MS: '400',
+    BATON_GITHUB_RETRY_BASE_MS: '20',
+  };
+  const backlog = openBacklog({
+    store,
+    repo: parseRepo(REPO),
+    env,
+    comments: o.comments,
+    log: (line) => logs.push(line),
+  });
+  return {
+    store,
+    gh,
+    checker,
+    backlog,
+    logs,
+    env,
+    session: async () => (await store.sessions.start({ kind: 'agent', host: 'h', pid: process.pid })).id,
+    close: async () => {
+      await gh.stop();
+      await store.close();
+    },
+  };
+}
+
+/** Runs the projector until the outbox is empty (failed rows wait out their retry delay). */
+export async function drain(f: GithubFixture, timeoutMs = 20_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while ((await f.store.github.backlog()) > 0) {
+    if (Date.now() > until) throw new Error(`the outbox still holds ${await f.store.github.backlog()} rows`);
+    await f.backlog.project();
+    if ((await f.store.github.backlog()) > 0) await new Promise((r) => setTimeout(r, 100));
+  }
+}
