@@ -24,6 +24,7 @@ import { registerReport } from './commands/report.js';
 import { registerSession } from './commands/session.js';
 import { registerTask } from './commands/task.js';
 import { registerUp } from './commands/up.js';
+import { registerToken } from './commands/token.js';
 import { registerWorkspace } from './commands/workspace.js';
 import { exitCodeHelp } from './exit-codes.js';
 
@@ -60,6 +61,7 @@ export function buildProgram(): Command {
   registerAudit(program);
   registerLeader(program);
   registerUp(program);
+  registerToken(program);
   registerHosts(program);
   registerWorkspace(program);
   registerPlan(program);

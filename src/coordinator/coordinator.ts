@@ -18,6 +18,7 @@ import { ProgressMarks } from './progress.js';
 import { Ledger } from './ledger/ledger.js';
 import { Pull } from './pull.js';
 import { Views } from './views.js';
+import { Tokens } from './tokens.js';
 import { Lifecycle, triaged } from './lifecycle.js';
 import type { Effect } from '../core/effect.js';
 import type { Actor, TaskEvent } from '../core/task.js';
@@ -107,6 +108,11 @@ export class Coordinator {
   /** What the dashboard and /metrics read: queue pages, live claims, hosts, the ledger stream. */
   get views(): Views {
     return new Views(this.store);
+  }
+
+  /** API tokens: create, list, revoke; the HTTP adapter's checks and refusals. */
+  get tokens(): Tokens {
+    return new Tokens(this.store);
   }
 
   /** The ledger's tamper evidence, export, retention, commit provenance and session report. */

@@ -44,6 +44,9 @@ export const AUDIT_TYPES = [
   'setting:set',
   'ledger:key-added',
   'ledger:pruned',
+  'token:created',
+  'token:revoked',
+  'auth:refused',
 ] as const;
 export type AuditType = (typeof AUDIT_TYPES)[number];
 
@@ -58,4 +61,6 @@ export interface AuditEntry {
   /** The claim or job epoch, or the lease term, the change carried. */
   readonly epoch: number | null;
   readonly detail: Readonly<Record<string, unknown>>;
+  /** The API token the row was written with (issue 17), or null when none was. */
+  readonly token: string | null;
 }

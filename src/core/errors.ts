@@ -39,7 +39,8 @@ export class NotFoundError extends BatonError {
   readonly code = 'not_found';
   override readonly name = 'NotFoundError';
   constructor(
-    readonly entity: 'task' | 'session' | 'job' | 'lease' | 'host' | 'workspace' | 'agent' | 'project',
+    readonly entity:
+      'task' | 'session' | 'job' | 'lease' | 'host' | 'workspace' | 'agent' | 'project' | 'token',
     readonly id: string,
     hint?: string,
   ) {

@@ -21,6 +21,7 @@ import type { LifecycleStore } from './lifecycle-store.js';
 import type { ProgressStore } from './progress-store.js';
 import type { LedgerStore } from './ledger-store.js';
 import type { ObserveStore } from './observe-store.js';
+import type { TokenStore } from './token-store.js';
 import type { WorkspaceStore } from './workspace-store.js';
 
 export type Engine = 'sqlite' | 'postgres';
@@ -225,7 +226,8 @@ export interface Store
     LifecycleStore,
     ProgressStore,
     LedgerStore,
-    ObserveStore {
+    ObserveStore,
+    TokenStore {
   readonly engine: Engine;
   readonly capabilities: StoreCapabilities;
   /** The database clock. */

@@ -24,6 +24,7 @@ import { exerciseTasksAndSessions } from './tasks-sessions.js';
 import { exerciseWorkspaceDispatch } from './workspace-dispatch.js';
 import { exerciseWorkspaces } from './workspaces.js';
 import { exerciseWakeups } from './wakeups.js';
+import { exerciseTokens } from './tokens.js';
 
 export type { Harness, Fixture, RawSql } from './harness.js';
 
@@ -49,5 +50,6 @@ export function exerciseStore(h: Harness): void {
     exerciseNext(h);
     exerciseLedger(h);
     exerciseObserve(h);
+    exerciseTokens(h);
   });
 }

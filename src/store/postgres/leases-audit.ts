@@ -126,7 +126,7 @@ export function postgresAudit(run: PgRunner): Store['audit'] {
       if (p.host !== undefined) where.push(`host = ${param(p.host, 'text')}`);
       if (p.beforeId !== undefined) where.push(`id < ${param(p.beforeId, 'bigint')}`);
       const rows = await run.rows<AuditRow>(
-        `SELECT id, at, type, task_key, job_id, session_id, host, epoch, detail FROM audit_events
+        `SELECT id, at, type, task_key, job_id, session_id, host, epoch, detail, token_id FROM audit_events
          WHERE ${where.join(' AND ')}
          ORDER BY id ${p.newestFirst === true ? 'DESC' : ''} LIMIT $2::int`,
         values,

@@ -29,6 +29,7 @@ import { postgresProgress } from './progress.js';
 import { CLOCK_OFFSET, CLOCK_TABLE_SQL, SAFE, type TestSwitches } from '../test-switches.js';
 import { postgresLedger, postgresReports } from './ledger.js';
 import { postgresObserve } from './observe.js';
+import { postgresTokens } from './tokens.js';
 import { queueUpkeep, type UpkeepPolicy } from './upkeep.js';
 
 export interface PostgresStoreOptions {
@@ -146,6 +147,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     ledger: postgresLedger(run, config.types),
     reports: postgresReports(run),
     observe: postgresObserve(run),
+    tokens: postgresTokens(run),
   };
 }
 

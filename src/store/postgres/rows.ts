@@ -283,6 +283,7 @@ export interface AuditRow {
   session_id: number | null;
   host: string | null;
   epoch: number | null;
+  token_id?: string | null;
   detail: Record<string, unknown>;
 }
 
@@ -297,6 +298,7 @@ export function toAudit(r: AuditRow): AuditEntry {
     host: r.host,
     epoch: r.epoch,
     detail: r.detail,
+    token: r.token_id ?? null,
   };
 }
 

@@ -9,6 +9,7 @@
 import type pg from 'pg';
 import { StoreUnavailableError } from '../../core/errors.js';
 import { queryRowsBeforeCommit } from './rows-before-commit.js';
+import { actingToken } from '../actor.js';
 
 /** serialization_failure, deadlock_detected, unique_violation. */
 const RETRY_CODES = new Set(['40001', '40P01', '23505']);
@@ -139,6 +140,7 @@ export class PgRunner implements Querier {
     client.on('error', onError);
     let drop = true;
     try {
+      await actAs(client);
       const result = await work(client);
       drop = failed !== undefined;
       return result;
@@ -174,6 +176,21 @@ export class PgRunner implements Querier {
   private text(sql: string): string {
     return this.rewrite === null ? sql : this.rewrite(sql);
   }
+}
+
+/** The `baton.token` each connection was last given; a connection never given one has none. */
+const tokenOf = new WeakMap<pg.PoolClient, string>();
+
+/**
+ * Gives the connection the token the caller acts with (actor.ts), which audit_events.token_id
+ * reads as its default, so every ledger row the next statements write records it. Costs a round
+ * trip only when the connection's token changes: a request with a token, then a call without one.
+ */
+async function actAs(client: pg.PoolClient): Promise<void> {
+  const token = actingToken() ?? '';
+  if ((tokenOf.get(client) ?? '') === token) return;
+  await client.query({ text: "SELECT set_config('baton.token', $1::text, false)", values: [token] });
+  tokenOf.set(client, token);
 }
 
 /** A multi-statement simple query resolves to one result per statement: keep the last. */

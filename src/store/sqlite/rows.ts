@@ -6,6 +6,7 @@ import type { Lease } from '../../core/lease.js';
 import type { Session, SessionKind, SessionState } from '../../core/session.js';
 import type { Task, TaskGate, TaskState } from '../../core/task.js';
 import type { SqliteRunner } from './runner.js';
+import { actingToken } from '../actor.js';
 
 export interface TaskRow {
   id: number;
@@ -183,6 +184,7 @@ export interface AuditRow {
   session_id: number | null;
   host: string | null;
   epoch: number | null;
+  token_id?: string | null;
   detail: string;
 }
 
@@ -197,6 +199,7 @@ export function toAudit(r: AuditRow): AuditEntry {
     host: r.host,
     epoch: r.epoch,
     detail: JSON.parse(r.detail) as Record<string, unknown>,
+    token: r.token_id ?? null,
   };
 }
 
@@ -224,12 +227,15 @@ export interface AuditInsert {
   readonly detail?: Record<string, unknown>;
 }
 
-/** Appends a ledger row inside the caller's transaction; the host is the session's. */
+/**
+ * Appends a ledger row inside the caller's transaction; the host is the session's, the token the
+ * one the caller acts with (actor.ts).
+ */
 export function appendAudit(run: SqliteRunner, e: AuditInsert): void {
   run
     .prepare(
-      `INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail)
-       VALUES (?, ?, ?, ?, ?, (SELECT host FROM sessions WHERE id = ?), ?, ?)`,
+      `INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail, token_id)
+       VALUES (?, ?, ?, ?, ?, (SELECT host FROM sessions WHERE id = ?), ?, ?, ?)`,
     )
     .run(
       e.at,
@@ -240,5 +246,6 @@ export function appendAudit(run: SqliteRunner, e: AuditInsert): void {
       e.session ?? null,
       e.epoch ?? null,
       JSON.stringify(e.detail ?? {}),
+      actingToken(),
     );
 }

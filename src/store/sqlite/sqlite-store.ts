@@ -28,6 +28,7 @@ import { sqliteWakeups } from './wakeups.js';
 import { CLOCK_TABLE_SQL, SAFE, type TestSwitches } from '../test-switches.js';
 import { sqliteLedger, sqliteReports } from './ledger.js';
 import { sqliteObserve } from './observe.js';
+import { sqliteTokens } from './tokens.js';
 
 export interface SqliteStoreOptions {
   readonly path: string;
@@ -92,6 +93,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     ledger: sqliteLedger(run),
     reports: sqliteReports(run),
     observe: sqliteObserve(run),
+    tokens: fromSync(sqliteTokens(run)),
   };
 }
 

@@ -10,6 +10,7 @@ import progress from './0010-progress.js';
 import containment from './0011-containment.js';
 import taskLifecycle from './0012-task-lifecycle.js';
 import ledgerSeals from './0013-ledger-seals.js';
+import tokens from './0014-tokens.js';
 
 export interface Migration {
   readonly version: number;
@@ -31,4 +32,5 @@ export const MIGRATIONS: readonly Migration[] = [
   containment,
   taskLifecycle,
   ledgerSeals,
+  tokens,
 ];

@@ -1,0 +1,84 @@
+/** `baton token create | list | revoke`: API tokens, shown once, stored only as a hash. */
+import type { Command } from 'commander';
+import type { Token } from '../../core/token.js';
+import { cell, iso, table } from '../output.js';
+import { withCoordinator } from '../run.js';
+
+interface CreateOptions {
+  readonly scope: string;
+  readonly session?: string;
+  readonly host?: string;
+  readonly name?: string;
+  readonly expires?: string;
+}
+
+export function registerToken(program: Command): void {
+  const token = program
+    .command('token')
+    .description('API tokens for `baton serve` and `baton up`: create, list and revoke them');
+
+  token
+    .command('create')
+    .description('make a token and print it once (only its hash is kept)')
+    .requiredOption('--scope <scope>', 'viewer, agent (one session), host (one host) or operator')
+    .option('--session <id>', 'the session an agent token acts for')
+    .option('--host <name>', 'the host a host token acts for')
+    .option('--name <name>', 'a name to tell tokens apart')
+    .option('--expires <duration>', 'lifetime such as 30d or 12h (default: until revoked)')
+    .action((o: CreateOptions, cmd: Command) =>
+      withCoordinator(cmd, async (baton, out) => {
+        const { token: t, secret } = await baton.tokens.create(o);
+        // The secret alone on stdout, so T=$(baton token create …) keeps it; the note on stderr.
+        out.result({ id: t.id, token: secret, scope: t.scope }, () => secret);
+        if (!out.json) process.stderr.write(`token ${t.id} (${describe(t)}): shown once, keep it now\n`);
+      }),
+    );
+
+  token
+    .command('list')
+    .description('list tokens, oldest first, without their secrets')
+    .action((_o: unknown, cmd: Command) =>
+      withCoordinator(cmd, async (baton, out) => {
+        const tokens = await baton.tokens.list();
+        out.result(tokens, () =>
+          tokens.length === 0
+            ? 'no tokens: make one with `baton token create --scope viewer`'
+            : table(
+                ['ID', 'SCOPE', 'BOUND TO', 'NAME', 'CREATED', 'EXPIRES', 'REVOKED'],
+                tokens.map((t) => [
+                  t.id,
+                  t.scope,
+                  bound(t),
+                  cell(t.name),
+                  iso(t.createdAt),
+                  t.expiresAt === null ? '-' : iso(t.expiresAt),
+                  t.revokedAt === null ? '-' : iso(t.revokedAt),
+                ]),
+              ),
+        );
+      }),
+    );
+
+  token
+    .command('revoke <id>')
+    .description('revoke a token: it opens nothing from then on')
+    .action((id: string, _o: unknown, cmd: Command) =>
+      withCoordinator(cmd, async (baton, out) => {
+        const { token: t, revoked } = await baton.tokens.revoke(id);
+        out.result({ ...t, revoked }, () =>
+          revoked ? `revoked token ${t.id}` : `token ${t.id} was already revoked`,
+        );
+      }),
+    );
+}
+
+function bound(t: Token): string {
+  if (t.session !== null) return `session ${t.session}`;
+  if (t.host !== null) return `host ${t.host}`;
+  return '-';
+}
+
+function describe(t: Token): string {
+  const b = bound(t);
+  return b === '-' ? t.scope : `${t.scope}, ${b}`;
+}

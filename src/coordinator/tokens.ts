@@ -1,0 +1,92 @@
+/**
+ * API tokens for the adapters: `baton token create | list | revoke`, and for the HTTP adapter the
+ * check of a presented secret and the ledger row of a refusal. Raw input is checked here, as in
+ * inputs.ts, before anything reaches the store.
+ */
+import { InvalidInputError, NotFoundError } from '../core/errors.js';
+import { SCOPES, type Token, type TokenCheck } from '../core/token.js';
+import { validateDuration, validateId, validateName, validateOneOf } from '../core/validate.js';
+import type { AuthRefusal, TokenCreated, TokenCreateParams } from '../store/token-store.js';
+import type { Store } from '../store/store.js';
+
+/** A token lives at least a minute and at most ten years; left out, until revoked. */
+export const TOKEN_TTL_MIN_MS = 60_000;
+export const TOKEN_TTL_MAX_MS = 3650 * 86_400_000;
+/** A secret is `baton_` and 43 base64url characters; anything much longer is not one. */
+const SECRET_LENGTH_MAX = 200;
+
+export interface TokenCreateInput {
+  readonly scope: unknown;
+  readonly session?: unknown;
+  readonly host?: unknown;
+  readonly name?: unknown;
+  /** A duration (`30d`, `12h`). */
+  readonly expires?: unknown;
+}
+
+const given = (v: unknown): boolean => v !== undefined && v !== null;
+
+export function parseTokenCreate(input: TokenCreateInput): TokenCreateParams {
+  return {
+    scope: validateOneOf('scope', input.scope, SCOPES),
+    session: given(input.session) ? validateId('session', input.session) : null,
+    host: given(input.host) ? validateName('host', input.host) : null,
+    name: given(input.name) ? validateName('token name', input.name) : null,
+    ttlMs: given(input.expires)
+      ? validateDuration('expires', input.expires, TOKEN_TTL_MIN_MS, TOKEN_TTL_MAX_MS)
+      : null,
+  };
+}
+
+export function validateTokenId(id: unknown): string {
+  if (typeof id !== 'string' || !/^[0-9a-f]{12}$/.test(id)) {
+    throw new InvalidInputError(
+      `token id must be 12 hexadecimal digits, got ${JSON.stringify(id)}`,
+      'copy the ID column of `baton token list`',
+    );
+  }
+  return id;
+}
+
+export class Tokens {
+  constructor(private readonly store: Store) {}
+
+  /** Makes a token; its secret is in the answer and nowhere else. */
+  create(input: TokenCreateInput): Promise<TokenCreated> {
+    return this.store.tokens.create(parseTokenCreate(input));
+  }
+
+  list(): Promise<readonly Token[]> {
+    return this.store.tokens.list();
+  }
+
+  /** Revokes the token; `revoked: false` when it already was. */
+  async revoke(id: unknown): Promise<{ readonly token: Token; readonly revoked: boolean }> {
+    const checked = validateTokenId(id);
+    const revoked = await this.store.tokens.revoke(checked);
+    const token = (await this.store.tokens.list()).find((t) => t.id === checked);
+    if (token === undefined) throw new NotFoundError('token', checked, 'list tokens with `baton token list`');
+    return { token, revoked };
+  }
+
+  /** The token a presented secret opens, or why it opens none. */
+  verify(secret: string): Promise<TokenCheck> {
+    if (secret.length > SECRET_LENGTH_MAX) return Promise.resolve({ ok: false, reason: 'unknown' });
+    return this.store.tokens.verify(secret);
+  }
+
+  /** Writes `auth:refused` for a request beyond its token's scope. */
+  refused(refusal: AuthRefusal): Promise<void> {
+    return this.store.tokens.refused({
+      ...refusal,
+      route: printable(refusal.route),
+      target: printable(refusal.target),
+      reason: printable(refusal.reason),
+    });
+  }
+}
+
+/** Text from a request kept for the ledger: control characters shown as `?`, at most 500 long. */
+function printable(text: string): string {
+  return text.replace(/\p{Cc}/gu, '?').slice(0, 500);
+}

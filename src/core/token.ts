@@ -1,0 +1,112 @@
+/**
+ * API tokens and their scopes (issue 17; docs/decisions/0012-http-api-and-tokens.md). A token is a
+ * random secret shown once and stored only as its sha256; it carries a scope and, for `agent` and
+ * `host`, the one session or host it is bound to. What each scope may do is data here, judged by
+ * one pure function, so the HTTP adapter and its tests read the same table.
+ */
+import type { SessionId } from './session.js';
+import type { Instant } from './time.js';
+
+export const SCOPES = ['viewer', 'agent', 'host', 'operator'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export interface Token {
+  /** Public id, shown by `baton token list` and written in the ledger; never the secret. */
+  readonly id: string;
+  readonly scope: Scope;
+  /** The session an `agent` token is bound to; null for other scopes. */
+  readonly session: SessionId | null;
+  /** The host a `host` token is bound to; null for other scopes. */
+  readonly host: string | null;
+  readonly name: string | null;
+  readonly createdAt: Instant;
+  readonly expiresAt: Instant | null;
+  readonly revokedAt: Instant | null;
+}
+
+/** What verify answers: the token, or why the secret opens nothing. */
+export type TokenCheck =
+  | { readonly ok: true; readonly token: Token }
+  | { readonly ok: false; readonly reason: 'unknown' | 'expired' | 'revoked' };
+
+/**
+ * Everything a request may do, by kind. `own` actions name a session (or the session of a claim
+ * or job) and are checked against an `agent` token's binding; `host` actions name a host.
+ */
+export const ACTIONS = [
+  'read',
+  'task:add',
+  'task:update',
+  'session:start',
+  'session:end',
+  'claim',
+  'heartbeat',
+  'release',
+  'effect:record',
+  'progress:mark',
+  'next',
+  'escalate',
+  'job:enqueue',
+  'job:cancel',
+  'job:retry',
+  'job:run',
+  'lifecycle',
+  'host:toggle',
+  'force-release',
+  'token:manage',
+  'settings',
+] as const;
+export type Action = (typeof ACTIONS)[number];
+
+/** The table of the issue: what each scope may do. `operator` may do everything. */
+export const SCOPE_ACTIONS: Readonly<Record<Scope, readonly Action[]>> = {
+  viewer: ['read'],
+  agent: ['read', 'claim', 'heartbeat', 'release', 'effect:record', 'progress:mark', 'next', 'escalate'],
+  host: ['read', 'session:start', 'session:end', 'heartbeat', 'job:run', 'progress:mark', 'effect:record'],
+  operator: ACTIONS,
+};
+
+/** Whom a request acts on, as far as the adapter knows it before acting. */
+export interface Target {
+  /** The session the request names or acts for (a body's `session`, a job's holder). */
+  readonly session?: SessionId | null | undefined;
+  /** The host the request names or whose session it acts for. */
+  readonly host?: string | null | undefined;
+}
+
+export type Verdict = { readonly ok: true } | { readonly ok: false; readonly reason: string };
+
+/**
+ * Whether the token may take the action on the target. An `agent` token acts only for its own
+ * session; a `host` token only for its own host (and sessions on it). Nothing else is consulted.
+ */
+export function authorize(
+  token: Pick<Token, 'scope' | 'session' | 'host'>,
+  action: Action,
+  target: Target = {},
+): Verdict {
+  if (!SCOPE_ACTIONS[token.scope].includes(action)) {
+    return { ok: false, reason: `a ${token.scope} token may not ${action}` };
+  }
+  if (action === 'read' || token.scope === 'operator' || token.scope === 'viewer') return { ok: true };
+  if (token.scope === 'agent') {
+    if (target.session === undefined || target.session === null || target.session !== token.session) {
+      return {
+        ok: false,
+        reason: `this agent token is bound to session ${String(token.session)}, not ${describe(target.session)}`,
+      };
+    }
+    return { ok: true };
+  }
+  if (target.host === undefined || target.host === null || target.host !== token.host) {
+    return {
+      ok: false,
+      reason: `this host token is bound to host ${String(token.host)}, not ${describe(target.host)}`,
+    };
+  }
+  return { ok: true };
+}
+
+function describe(value: string | number | null | undefined): string {
+  return value === undefined || value === null ? 'an unnamed one' : String(value);
+}

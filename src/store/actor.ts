@@ -1,0 +1,20 @@
+/**
+ * The token a request acts with, carried through the async calls it makes (AsyncLocalStorage).
+ * Every ledger row written while it is set records it in `audit_events.token_id`: on SQLite the
+ * row's insert reads it; on PostgreSQL the column's default reads the connection's
+ * `baton.token` setting, which the runner sets on the connection before the statement. So the
+ * ledger says which token acted without every store method taking one more parameter.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+const acting = new AsyncLocalStorage<string>();
+
+/** Runs `work` with every ledger row it writes credited to this token id. */
+export function actingAs<T>(tokenId: string, work: () => Promise<T>): Promise<T> {
+  return acting.run(tokenId, work);
+}
+
+/** The token id the current call acts with, or null. */
+export function actingToken(): string | null {
+  return acting.getStore() ?? null;
+}

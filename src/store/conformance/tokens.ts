@@ -1,0 +1,122 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { FencedError, InvalidInputError, NotFoundError } from '../../core/errors.js';
+import { actingAs } from '../actor.js';
+import { givenSession, withFixture, type Harness } from './harness.js';
+
+export function exerciseTokens(h: Harness): void {
+  describe('API tokens', () => {
+    test('a token opens by its secret, is listed without it, kept as a hash, and its creation is audited', () =>
+      withFixture(h, async ({ store, raw }) => {
+        const s = await givenSession(store);
+        const { token, secret } = await store.tokens.create({ scope: 'agent', session: s.id, name: 'bot' });
+        assert.match(secret, /^baton_[A-Za-z0-9_-]{43}$/);
+        assert.deepEqual([token.scope, token.session, token.host, token.name], ['agent', s.id, null, 'bot']);
+        const check = await store.tokens.verify(secret);
+        assert.deepEqual(check, { ok: true, token });
+        assert.deepEqual(await store.tokens.verify(`${secret}x`), { ok: false, reason: 'unknown' });
+        assert.deepEqual(await store.tokens.list(), [token]);
+        const rows = await raw.exec('SELECT * FROM tokens');
+        assert.equal(rows.length, 1);
+        assert.ok(!JSON.stringify(rows).includes(secret.slice(6)), 'the secret is not stored');
+        const [created] = await store.audit.list({ type: 'token:created' });
+        assert.deepEqual(created?.detail, {
+          id: token.id,
+          scope: 'agent',
+          session: s.id,
+          host: null,
+          name: 'bot',
+          expiresAt: null,
+        });
+      }));
+
+    test('bindings must fit the scope, and an agent token binds only to a live session', () =>
+      withFixture(h, async ({ store }) => {
+        const s = await givenSession(store);
+        await assert.rejects(store.tokens.create({ scope: 'agent' }), InvalidInputError);
+        await assert.rejects(store.tokens.create({ scope: 'viewer', session: s.id }), InvalidInputError);
+        await assert.rejects(store.tokens.create({ scope: 'host' }), InvalidInputError);
+        await assert.rejects(store.tokens.create({ scope: 'operator', host: 'box' }), InvalidInputError);
+        await assert.rejects(store.tokens.create({ scope: 'agent', session: 9999 }), NotFoundError);
+        await store.sessions.end(s.id);
+        await assert.rejects(store.tokens.create({ scope: 'agent', session: s.id }), FencedError);
+        assert.deepEqual(await store.tokens.list(), []);
+        assert.deepEqual(await store.audit.list({ type: 'token:created' }), []);
+        const host = await store.tokens.create({ scope: 'host', host: 'box-1' });
+        assert.deepEqual([host.token.scope, host.token.session, host.token.host], ['host', null, 'box-1']);
+      }));
+
+    test('a revoked token opens nothing; revoking twice answers false; an unknown id is not found', () =>
+      withFixture(h, async ({ store }) => {
+        const { token, secret } = await store.tokens.create({ scope: 'operator' });
+        assert.equal(await store.tokens.revoke(token.id), true);
+        assert.deepEqual(await store.tokens.verify(secret), { ok: false, reason: 'revoked' });
+        assert.equal(await store.tokens.revoke(token.id), false);
+        await assert.rejects(store.tokens.revoke('nope'), NotFoundError);
+        const [listed] = await store.tokens.list();
+        assert.ok(listed?.revokedAt !== null);
+        const revoked = await store.audit.list({ type: 'token:revoked' });
+        assert.deepEqual(
+          revoked.map((e) => e.detail),
+          [{ id: token.id }],
+        );
+      }));
+
+    test('a token expires on the database clock', () =>
+      withFixture(h, async ({ clocked, moveClock }) => {
+        const store = await clocked();
+        const { token, secret } = await store.tokens.create({ scope: 'viewer', ttlMs: 60_000 });
+        assert.equal(token.expiresAt, token.createdAt + 60_000);
+        assert.equal((await store.tokens.verify(secret)).ok, true);
+        await moveClock(61_000);
+        assert.deepEqual(await store.tokens.verify(secret), { ok: false, reason: 'expired' });
+      }));
+
+    test('every ledger row written while acting as a token records it, and rows written otherwise do not', () =>
+      withFixture(h, async ({ store }) => {
+        const s = await givenSession(store);
+        await actingAs('tok-a', async () => {
+          await store.tasks.add({ key: 'k1' });
+          await store.claims.acquire({ key: 'k1', session: s.id });
+        });
+        await store.tasks.add({ key: 'k2' });
+        await Promise.all([
+          actingAs('tok-b', () => store.tasks.add({ key: 'k3' })),
+          store.tasks.add({ key: 'k4' }),
+          actingAs('tok-c', () => store.jobs.enqueue({ key: 'k5' })),
+        ]);
+        const rows = await store.audit.list({});
+        const byKey = (key: string): (string | null)[] =>
+          rows.filter((e) => e.key === key && e.type !== 'session:started').map((e) => e.token);
+        assert.deepEqual(byKey('k1'), ['tok-a', 'tok-a']);
+        assert.deepEqual(byKey('k2'), [null]);
+        assert.deepEqual(byKey('k3'), ['tok-b']);
+        assert.deepEqual(byKey('k4'), [null]);
+        assert.ok(byKey('k5').length > 0 && byKey('k5').every((t) => t === 'tok-c'));
+        assert.equal(rows.find((e) => e.type === 'session:started')?.token, null);
+      }));
+
+    test('a refusal is written as auth:refused with the token, route, target and reason', () =>
+      withFixture(h, async ({ store }) => {
+        const s = await givenSession(store);
+        await store.tokens.refused({
+          token: 'tok-x',
+          route: 'POST /v1/claims/k1/release',
+          target: 'claim k1 of session 9',
+          reason: 'bound to another session',
+          key: 'k1',
+          session: s.id,
+        });
+        const [row] = await store.audit.list({ type: 'auth:refused' });
+        assert.equal(row?.key, 'k1');
+        assert.equal(row?.session, s.id);
+        assert.equal(row?.host, 'host-a');
+        assert.deepEqual(row?.detail, {
+          token: 'tok-x',
+          route: 'POST /v1/claims/k1/release',
+          target: 'claim k1 of session 9',
+          reason: 'bound to another session',
+        });
+      }));
+  });
+}

@@ -1,0 +1,88 @@
+/**
+ * What both engines share about tokens: a fresh secret and its hash, the check that a scope's
+ * bindings fit it, and the row shape. The secret is 32 random bytes; only its sha256 is stored,
+ * so a copy of the database opens nothing.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { FencedError, InvalidInputError, NotFoundError } from '../core/errors.js';
+import type { SessionId } from '../core/session.js';
+import type { Scope, Token } from '../core/token.js';
+import type { TokenCreateParams } from './token-store.js';
+
+export const TOKEN_PREFIX = 'baton_';
+
+/** sha256 of the secret, hex: the only form the store keeps. */
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret, 'utf8').digest('hex');
+}
+
+/** A new token's public id, its secret (shown once) and the secret's hash. */
+export function freshToken(): { id: string; secret: string; hash: string } {
+  const secret = `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
+  return { id: randomBytes(6).toString('hex'), secret, hash: hashSecret(secret) };
+}
+
+/** The bindings as stored: a session for `agent` only, a host for `host` only. */
+export function bindingsOf(p: TokenCreateParams): { session: SessionId | null; host: string | null } {
+  const session = p.session ?? null;
+  const host = p.host ?? null;
+  if (p.scope === 'agent' && session === null) {
+    throw new InvalidInputError('an agent token is bound to one session', 'pass --session <id>');
+  }
+  if (p.scope !== 'agent' && session !== null) {
+    throw new InvalidInputError(`a ${p.scope} token is not bound to a session`, 'leave out --session');
+  }
+  if (p.scope === 'host' && host === null) {
+    throw new InvalidInputError('a host token is bound to one host', 'pass --host <name>');
+  }
+  if (p.scope !== 'host' && host !== null) {
+    throw new InvalidInputError(`a ${p.scope} token is not bound to a host`, 'leave out --host');
+  }
+  return { session, host };
+}
+
+/** Why an agent token cannot be bound to this session: unknown or no longer live. */
+export function sessionRefusal(session: SessionId, state: string | null): Error {
+  if (state === null) {
+    return new NotFoundError('session', String(session), 'start one with `baton session start`');
+  }
+  return new FencedError(
+    `session ${session} is ${state}: a token cannot be bound to it`,
+    'bind the token to a live session',
+  );
+}
+
+export interface TokenRow {
+  id: string;
+  scope: string;
+  session_id: number | null;
+  host: string | null;
+  name: string | null;
+  created_at: number;
+  expires_at: number | null;
+  revoked_at: number | null;
+}
+
+export const TOKEN_COLUMNS = 'id, scope, session_id, host, name, created_at, expires_at, revoked_at';
+
+/** A row whose times are already milliseconds. */
+export function toToken(r: TokenRow): Token {
+  return {
+    id: r.id,
+    scope: r.scope as Scope,
+    session: r.session_id,
+    host: r.host,
+    name: r.name,
+    createdAt: r.created_at,
+    expiresAt: r.expires_at,
+    revokedAt: r.revoked_at,
+  };
+}
+
+export const tokenNotFound = (id: string): NotFoundError =>
+  new NotFoundError('token', id, 'list tokens with `baton token list`');
+
+/** The ledger detail of `token:created`. */
+export function createdDetail(t: Token): Record<string, unknown> {
+  return { id: t.id, scope: t.scope, session: t.session, host: t.host, name: t.name, expiresAt: t.expiresAt };
+}

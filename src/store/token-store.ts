@@ -1,0 +1,57 @@
+/**
+ * API tokens in storage terms (core/token.ts has the model). The store keeps only a secret's
+ * sha256; the secret itself is made here once and handed back to the creator. Expiry is judged on
+ * the database clock. Every change writes its ledger row in the same step.
+ */
+import type { SessionId } from '../core/session.js';
+import type { Scope, Token, TokenCheck } from '../core/token.js';
+
+export interface TokenCreateParams {
+  readonly scope: Scope;
+  /** Required for `agent` (a live session), refused for other scopes. */
+  readonly session?: SessionId | null | undefined;
+  /** Required for `host`, refused for other scopes. */
+  readonly host?: string | null | undefined;
+  readonly name?: string | null | undefined;
+  /** Lifetime from now on the database clock; left out, the token lasts until revoked. */
+  readonly ttlMs?: number | null | undefined;
+}
+
+export interface TokenCreated {
+  readonly token: Token;
+  /** The secret, shown once: only its hash is stored. */
+  readonly secret: string;
+}
+
+export interface AuthRefusal {
+  /** The refused token's id, or null when none was presented. */
+  readonly token: string | null;
+  /** `METHOD /path` as requested. */
+  readonly route: string;
+  /** What the request tried to act on, in words (`claim github:acme/api#1 of session 7`). */
+  readonly target: string;
+  readonly reason: string;
+  readonly key?: string | null | undefined;
+  readonly jobId?: number | null | undefined;
+  /** The session the token acts for (an agent token's own), not the victim's. */
+  readonly session?: SessionId | null | undefined;
+}
+
+export interface TokenStore {
+  readonly tokens: {
+    /**
+     * Makes a token with a fresh random secret and writes `token:created`. InvalidInputError when
+     * the bindings do not fit the scope; NotFoundError for an unknown session, FencedError for an
+     * ended one.
+     */
+    create(params: TokenCreateParams): Promise<TokenCreated>;
+    /** The token whose secret this is, unless it is unknown, expired or revoked (database clock). */
+    verify(secret: string): Promise<TokenCheck>;
+    /** Every token, oldest first, without secrets. */
+    list(): Promise<readonly Token[]>;
+    /** Revokes it and writes `token:revoked`; false if it was already revoked; NotFoundError if unknown. */
+    revoke(id: string): Promise<boolean>;
+    /** Writes `auth:refused`: a request beyond its token's scope, which changed nothing else. */
+    refused(refusal: AuthRefusal): Promise<void>;
+  };
+}
