@@ -8,28 +8,11 @@
  * so here is where it is made harmless: control and format characters are escaped (`\x1b`,
  * `\u202e`) in text and JSON alike, and database passwords are masked (core/redact.ts).
  */
-import type { Holder } from '../core/claim.js';
 import { redactSecrets } from '../core/redact.js';
 import { escapeForTerminal, escapeJsonText } from '../core/text.js';
-import type { Instant } from '../core/time.js';
 
-export function iso(instant: Instant): string {
-  return new Date(instant).toISOString();
-}
-
-// Instant-valued fields of the domain types: createdAt, since, at, expiresAt, ...
-const INSTANT_KEY = /^(at|since)$|At$/;
-
-/** A JSON-ready copy with every Instant field written as an ISO string. */
-export function toWire(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(toWire);
-  if (value === null || typeof value !== 'object') return value;
-  const out: Record<string, unknown> = {};
-  for (const [key, field] of Object.entries(value)) {
-    out[key] = INSTANT_KEY.test(key) && typeof field === 'number' ? iso(field) : toWire(field);
-  }
-  return out;
-}
+export { iso, toWire } from '../coordinator/wire.js';
+import { toWire } from '../coordinator/wire.js';
 
 /** A value as JSON text that is safe on a terminal and carries no password. */
 export function jsonText(value: unknown, indent?: number): string {
@@ -66,11 +49,7 @@ export class Output {
   }
 }
 
-/** Who holds a thing, in words: `session 7 on build-3 since 2025-…Z (epoch 3)`. */
-export function describeHolder(holder: Holder): string {
-  const { session, host, since, epoch } = holder;
-  return `session ${session} on ${host} since ${iso(since)} (epoch ${epoch})`;
-}
+export { describeHolder } from '../coordinator/refusals.js';
 
 /** Left-aligned columns separated by two spaces; cells are cut at 60 characters. */
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {

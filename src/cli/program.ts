@@ -25,6 +25,7 @@ import { registerSession } from './commands/session.js';
 import { registerTask } from './commands/task.js';
 import { registerUp } from './commands/up.js';
 import { registerToken } from './commands/token.js';
+import { registerServe } from './commands/serve.js';
 import { registerWorkspace } from './commands/workspace.js';
 import { exitCodeHelp } from './exit-codes.js';
 
@@ -65,6 +66,7 @@ export function buildProgram(): Command {
   registerAudit(program);
   registerLeader(program);
   registerUp(program);
+  registerServe(program);
   registerToken(program);
   registerHosts(program);
   registerWorkspace(program);

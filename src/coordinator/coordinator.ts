@@ -120,6 +120,11 @@ export class Coordinator {
     return new Ledger(this.store);
   }
 
+  /** Whether the database has every migration this code knows (for /readyz). */
+  schema(): Promise<{ readonly applied: number; readonly known: number }> {
+    return this.store.schema();
+  }
+
   /** Adds a task; the vague-issue rule may add it escalated (`insufficient-info`). */
   async addTask(input: TaskAddInput): Promise<Task> {
     return this.store.tasks.add(await triaged(this.store, parseTaskAdd(input)));

@@ -232,6 +232,11 @@ export interface Store
   readonly capabilities: StoreCapabilities;
   /** The database clock. */
   now(): Promise<Instant>;
+  /**
+   * The newest migration the database has and the newest this code knows: /readyz is ready when
+   * they are equal (a newer process may have migrated past this one).
+   */
+  schema(): Promise<{ readonly applied: number; readonly known: number }>;
   close(): Promise<void>;
   /** Hints that work may have appeared or capacity freed, for idle loops (wakeups.ts). */
   readonly wakeups: Wakeups;

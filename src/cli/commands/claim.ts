@@ -3,9 +3,7 @@
  * epoch are expected outcomes for the store; here they become exit 3 with the current holder.
  */
 import type { Command } from 'commander';
-import type { Holder } from '../../core/claim.js';
-import { describeHolder } from '../output.js';
-import { Refusal } from '../refusal.js';
+import { fencedRefusal, heldRefusal } from '../../coordinator/refusals.js';
 import { withAgentApi } from '../run.js';
 
 export function registerClaim(program: Command): void {
@@ -45,24 +43,4 @@ export function registerClaim(program: Command): void {
     );
 }
 
-export function heldRefusal(key: string, holder: Holder): Refusal {
-  return new Refusal(
-    'conflict',
-    'held',
-    `${key} is held by ${describeHolder(holder)}`,
-    'pick another task, or wait until it is released',
-    { key, holder },
-  );
-}
-
-/** The claim (key, epoch) is no longer current; says who holds the task now, if anyone. */
-export function fencedRefusal(key: string, epoch: string, current: Holder | null): Refusal {
-  const now = current === null ? 'no one holds it now' : `it is now held by ${describeHolder(current)}`;
-  return new Refusal(
-    'fenced',
-    'fenced',
-    `the claim on ${key} at epoch ${epoch} is no longer current: ${now}`,
-    'stop working on it; claim it again if you still need it',
-    { key, epoch: Number(epoch), current },
-  );
-}
+export { fencedRefusal, heldRefusal };

@@ -19,8 +19,10 @@ import { jsonText, terminalText } from '../output.js';
 import { collect, dbUrl, withStore, type GlobalOptions } from '../run.js';
 import { existsSync } from 'node:fs';
 import { keyFilePath, loadKeyFile } from '../../coordinator/ledger/keys.js';
+import { serveHttp, servingLine } from '../../http/server.js';
+import { parseHttpFlags, type HttpFlags } from './serve.js';
 
-interface UpFlags {
+interface UpFlags extends HttpFlags {
   readonly host?: string;
   readonly leaseTtl?: string;
   readonly retryInterval?: string;
@@ -160,8 +162,15 @@ export function registerUp(program: Command): void {
     )
     .option('--seal-interval <seconds>', 'how often the leader seals the ledger (default 2)')
     .option('--ledger-anchor <file>', 'append an anchor line per checkpoint sealed to this file')
+    .option(
+      '--http <host:port>',
+      'serve the API and dashboard here (default 127.0.0.1:7070; next free port if taken)',
+    )
+    .option('--no-http', 'serve no HTTP')
+    .option('--auth <mode>', '`required`: reads need a token too (needed to bind beyond loopback)')
     .action((o: UpFlags, cmd: Command) => {
       const options = parseUpFlags(o, cmd.optsWithGlobals<GlobalOptions>());
+      const http = parseHttpFlags(o);
       return withStore(cmd, async (store, out) => {
         const stop = new AbortController();
         const leave = (): void => stop.abort();
@@ -178,7 +187,15 @@ export function registerUp(program: Command): void {
               ? `sealing the ledger with key ${options.ledger.signer.keyId}`
               : 'not sealing the ledger (no key)'),
         );
-        await runUp(store, options, systemClock, log, stop.signal);
+        const dashboard = { logDir: options.logDir, hostName: options.host };
+        const server =
+          http.bind === null ? null : await serveHttp(store, { bind: http.bind, auth: http.auth, dashboard });
+        if (server !== null) log(servingLine(server));
+        try {
+          await runUp(store, options, systemClock, log, stop.signal);
+        } finally {
+          await server?.close();
+        }
         log('left the cluster');
       });
     });

@@ -119,4 +119,13 @@ export function exerciseTokens(h: Harness): void {
         });
       }));
   });
+
+  describe('the schema', () => {
+    test('after opening, the database has every migration this code knows', () =>
+      withFixture(h, async ({ store }) => {
+        const { applied, known } = await store.schema();
+        assert.ok(known >= 14);
+        assert.equal(applied, known);
+      }));
+  });
 }

@@ -124,6 +124,10 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       assert(row !== undefined, 'SELECT gives one row');
       return ms(row.now);
     },
+    schema: async () => {
+      const row = await run.one<{ v: number | null }>(VERSION);
+      return { applied: row?.v ?? 0, known: Math.max(...MIGRATIONS.map((m) => m.version)) };
+    },
     close: async () => {
       await wake.close();
       await upkeep.close((pid) => run.rows('SELECT pg_cancel_backend($1::int)', [pid]));

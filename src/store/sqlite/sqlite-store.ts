@@ -70,6 +70,15 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     engine: 'sqlite',
     capabilities: { multiHost: false },
     now: () => Promise.resolve(run.read(() => run.now())),
+    schema: () =>
+      Promise.resolve(
+        run.read(() => ({
+          applied:
+            (run.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: number | null })
+              .v ?? 0,
+          known: Math.max(...MIGRATIONS.map((m) => m.version)),
+        })),
+      ),
     wakeups: wake.wakeups,
     close: () => {
       wake.stop();

@@ -1,0 +1,51 @@
+/**
+ * Refusals built from returned outcomes (held, fenced, lost). The store reports these as values;
+ * the adapters turn them into an exit code (CLI) or a status (HTTP) like any thrown BatonError,
+ * with the same message and hint, and keep the outcome's facts (who holds it now) as details.
+ */
+import type { Holder } from '../core/claim.js';
+import { BatonError, type ErrorCode } from '../core/errors.js';
+
+export class Refusal extends BatonError {
+  override readonly name = 'Refusal';
+
+  constructor(
+    readonly code: ErrorCode,
+    /** The `error` field of the CLI's JSON object and the HTTP code; `held` is more telling than `conflict`. */
+    readonly label: string,
+    message: string,
+    hint: string,
+    /** Extra fields for the JSON object, such as the holder. */
+    readonly details: Readonly<Record<string, unknown>> = {},
+  ) {
+    super(message, hint);
+  }
+}
+
+/** Who holds a thing, in words: `session 7 on build-3 since 2025-…Z (epoch 3)`. */
+export function describeHolder(holder: Holder): string {
+  const { session, host, since, epoch } = holder;
+  return `session ${session} on ${host} since ${new Date(since).toISOString()} (epoch ${epoch})`;
+}
+
+export function heldRefusal(key: string, holder: Holder): Refusal {
+  return new Refusal(
+    'conflict',
+    'held',
+    `${key} is held by ${describeHolder(holder)}`,
+    'pick another task, or wait until it is released',
+    { key, holder },
+  );
+}
+
+/** The claim (key, epoch) is no longer current; says who holds the task now, if anyone. */
+export function fencedRefusal(key: string, epoch: string, current: Holder | null): Refusal {
+  const now = current === null ? 'no one holds it now' : `it is now held by ${describeHolder(current)}`;
+  return new Refusal(
+    'fenced',
+    'fenced',
+    `the claim on ${key} at epoch ${epoch} is no longer current: ${now}`,
+    'stop working on it; claim it again if you still need it',
+    { key, epoch: Number(epoch), current },
+  );
+}

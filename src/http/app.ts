@@ -1,0 +1,83 @@
+/**
+ * The HTTP surface of one process: the JSON API under /v1 (routes-core.ts, routes-more.ts), its
+ * OpenAPI 3.1 document at /openapi.json built from the same schemas, /healthz and /readyz,
+ * /metrics (metrics.ts) and the dashboard at / (mounted last). Every answer that is not a success
+ * is the error body of errors.ts; bad input never reaches the coordinator and is never a 500.
+ */
+import { Hono } from 'hono';
+import type { Registry } from 'prom-client';
+import type { Coordinator } from '../coordinator/coordinator.js';
+import type { DashboardDeps } from '../dashboard/deps.js';
+import { dashboardRoutes } from '../dashboard/routes.js';
+import { authenticate, type AuthEnv, type AuthMode } from './auth.js';
+import { errorBody, errorResponse } from './errors.js';
+import { newApi } from './kit.js';
+import { metricsRoutes } from './metrics.js';
+import { coreRoutes } from './routes-core.js';
+import { moreRoutes } from './routes-more.js';
+
+export const API_VERSION = '1';
+
+export interface HttpAppOptions {
+  readonly coordinator: Coordinator;
+  readonly auth: AuthMode;
+  /** The registry the store's latency histogram is in (timedStore), served at /metrics. */
+  readonly registry?: Registry | undefined;
+  /** What the dashboard needs besides its reads (log folder, RSS, host name, poll period). */
+  readonly dashboard?: Omit<DashboardDeps, 'reads'> | undefined;
+}
+
+/** The API alone, for tests and for the OpenAPI document. */
+export function apiApp(coordinator: Coordinator, auth: AuthMode) {
+  const api = newApi();
+  api.use('/v1/*', authenticate(coordinator, auth));
+  coreRoutes(api, { coordinator });
+  moreRoutes(api, { coordinator });
+  api.doc31('/openapi.json', {
+    openapi: '3.1.0',
+    info: {
+      title: 'Baton',
+      version: API_VERSION,
+      description:
+        'Many AI coding agents and humans, one backlog, no double work. Send Authorization: Bearer <token> ' +
+        '(`baton token create`); errors are {"error": {"code", "message", "hint", "details"}}.',
+    },
+  });
+  api.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
+  return api;
+}
+
+export function httpApp(o: HttpAppOptions): Hono<AuthEnv> {
+  const app = new Hono<AuthEnv>();
+  app.onError((error, c) => {
+    const { status, body } = errorResponse(error);
+    return c.json(body, status);
+  });
+  app.notFound((c) =>
+    c.json(
+      errorBody('not_found', `no route ${c.req.method} ${c.req.path}`, 'see /openapi.json for the routes'),
+      404,
+    ),
+  );
+  app.get('/healthz', (c) => c.json({ ok: true }));
+  app.get('/readyz', async (c) => {
+    try {
+      const { applied, known } = await o.coordinator.schema();
+      if (applied !== known) {
+        const message = `the database is at migration ${applied}, this process knows ${known}`;
+        return c.json({ ok: false, applied, known, message }, 503);
+      }
+      return c.json({ ok: true, migration: applied });
+    } catch (error) {
+      return c.json({ ok: false, message: error instanceof Error ? error.message : String(error) }, 503);
+    }
+  });
+  if (o.auth === 'required') {
+    // Past /healthz and /readyz, everything needs a token, the dashboard and /metrics included.
+    app.use('*', authenticate(o.coordinator, 'required'));
+  }
+  app.route('/', apiApp(o.coordinator, o.auth));
+  app.route('/metrics', metricsRoutes({ reads: o.coordinator.views, registry: o.registry }));
+  app.route('/', dashboardRoutes({ ...o.dashboard, reads: o.coordinator.views }));
+  return app;
+}

@@ -1,0 +1,99 @@
+/**
+ * What every route of the API shares: the error schema and responses for the OpenAPI document,
+ * JSON bodies and results, and the hook that turns a schema's refusal into a 400 with the field
+ * named. Routes are declared with @hono/zod-openapi, so one schema both checks the request and
+ * documents it in /openapi.json.
+ */
+import { OpenAPIHono, z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import type { Coordinator } from '../coordinator/coordinator.js';
+import { toWire } from '../coordinator/wire.js';
+import type { AuthEnv } from './auth.js';
+import { errorBody } from './errors.js';
+
+export type Api = OpenAPIHono<AuthEnv>;
+
+export interface ApiDeps {
+  readonly coordinator: Coordinator;
+}
+
+export const ErrorSchema = z
+  .object({
+    error: z.object({
+      code: z.string().openapi({ example: 'held' }),
+      message: z.string(),
+      hint: z.string().nullable(),
+      details: z.record(z.string(), z.unknown()),
+    }),
+  })
+  .openapi('Error');
+
+const errorContent = (description: string) => ({
+  description,
+  content: { 'application/json': { schema: ErrorSchema } },
+});
+
+/** The refusals every route may answer with, in the document. */
+export const ERRORS = {
+  400: errorContent('bad input: the field and how to fix it'),
+  401: errorContent('no token, or one that is unknown, expired or revoked'),
+  403: errorContent("beyond the token's scope; written to the ledger as auth:refused"),
+  404: errorContent('no such task, session, job, host or token'),
+  409: errorContent("held (naming the holder), fenced, lost, or the task's state refuses it"),
+  422: errorContent('the request cannot be carried out as configured (workspace_unresolved)'),
+  503: errorContent('the database is unreachable'),
+} as const;
+
+/** A 200 answer whose body is described in words (the CLI's --json shape of the same command). */
+export const ok = (description: string) => ({
+  200: { description, content: { 'application/json': { schema: z.any() } } },
+  ...ERRORS,
+});
+
+export const jsonBody = <T extends z.ZodType>(schema: T) => ({
+  body: { content: { 'application/json': { schema } }, required: true },
+});
+
+export const Id = z.coerce
+  .number()
+  .int()
+  .positive()
+  .max(Number.MAX_SAFE_INTEGER)
+  .openapi({ param: { in: 'path' }, example: 7 });
+export const Key = z
+  .string()
+  .min(1)
+  .openapi({
+    param: { in: 'path' },
+    description: 'the task key, URL-encoded',
+    example: 'github:acme/api#1246',
+  });
+export const SessionId = z.number().int().positive().max(Number.MAX_SAFE_INTEGER).openapi({ example: 7 });
+export const Epoch = z.number().int().positive().max(Number.MAX_SAFE_INTEGER).openapi({ example: 1 });
+const text = z.string().max(100_000);
+export const Text = text;
+
+/** The result as the CLI's --json prints it: Instants as ISO strings. */
+export function result(c: Context<AuthEnv>, value: unknown) {
+  return c.json(toWire(value) as Record<string, unknown>, 200);
+}
+
+export function newApi(): Api {
+  return new OpenAPIHono<AuthEnv>({
+    defaultHook: (outcome, c) => {
+      if (outcome.success) return undefined;
+      const issues = outcome.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
+      const first = issues[0];
+      const where = first === undefined || first.path === '' ? 'the request' : first.path;
+      return c.json(
+        errorBody(
+          'invalid_input',
+          `${where}: ${first?.message ?? 'invalid'}`,
+          'see /openapi.json for the fields this route takes',
+          { issues },
+        ),
+        400,
+      );
+    },
+  });
+}

@@ -1,0 +1,264 @@
+/**
+ * The interface contract's routes (issue 17): tasks, sessions, claims, jobs, the leader, hosts and
+ * the ledger. Each checks its token's scope against what it acts on, then calls the coordinator
+ * with the ledger crediting the token; held, fenced and lost answer 409 as the CLI's exit 3 does.
+ */
+import { createRoute, z } from '@hono/zod-openapi';
+import { RELEASE_OUTCOMES } from '../core/claim.js';
+import { fencedRefusal, heldRefusal, Refusal } from '../coordinator/refusals.js';
+import { acting, allow } from './auth.js';
+import { Epoch, Id, Key, SessionId, Text, jsonBody, ok, result, type Api, type ApiDeps } from './kit.js';
+
+const TaskAdd = z
+  .object({
+    key: z.string(),
+    title: Text.optional(),
+    priority: z.number().int().optional(),
+    project: z.string().optional(),
+    assignee: z.string().optional(),
+    labels: z.array(z.string()).max(64).optional(),
+    body: Text.optional(),
+    url: z.string().optional(),
+    review: z.enum(['required', 'none']).optional(),
+  })
+  .openapi('TaskAdd');
+const SessionStart = z
+  .object({
+    kind: z.enum(['agent', 'human', 'daemon']).optional(),
+    host: z.string(),
+    pid: z.number().int().min(0).optional(),
+    name: z.string().optional(),
+    ttl: z.string().optional().openapi({ example: '8h' }),
+  })
+  .openapi('SessionStart');
+const ClaimBody = z.object({ session: SessionId }).openapi('Claim');
+const HeartbeatBody = z.object({ session: SessionId, epoch: Epoch }).openapi('Heartbeat');
+const ReleaseBody = z
+  .object({ session: SessionId, epoch: Epoch, outcome: z.enum(RELEASE_OUTCOMES).optional() })
+  .openapi('Release');
+const Enqueue = z
+  .object({
+    key: z.string(),
+    command: z.string().optional(),
+    ramMb: z.number().int().optional(),
+    priority: z.number().int().optional(),
+    attempts: z.number().int().optional(),
+  })
+  .openapi('Enqueue');
+const Query = (names: readonly string[]) =>
+  z.object(Object.fromEntries(names.map((n) => [n, z.string().optional()])));
+
+const route = createRoute;
+
+export function coreRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
+  app.openapi(
+    route({
+      method: 'post',
+      path: '/v1/tasks',
+      tags: ['tasks'],
+      request: jsonBody(TaskAdd),
+      responses: ok('the task'),
+    }),
+    async (c) => {
+      const b = c.req.valid('json');
+      await allow(c, baton, 'task:add', { what: `add task ${b.key}`, key: b.key });
+      return result(c, await acting(c, () => baton.addTask(b)));
+    },
+  );
+  app.openapi(
+    route({
+      method: 'get',
+      path: '/v1/tasks',
+      tags: ['tasks'],
+      request: { query: Query(['project', 'assignee', 'state', 'limit']) },
+      responses: ok('tasks by priority, then key'),
+    }),
+    async (c) => result(c, await baton.listTasks(c.req.valid('query'))),
+  );
+  app.openapi(
+    route({
+      method: 'get',
+      path: '/v1/tasks/{key}',
+      tags: ['tasks'],
+      request: { params: z.object({ key: Key }) },
+      responses: ok('the task with its holder, jobs, history and pull requests'),
+    }),
+    async (c) => {
+      const detail = await baton.showTask(c.req.valid('param').key);
+      return result(c, { key: detail.task.key, state: detail.task.state, ...detail });
+    },
+  );
+  app.openapi(
+    route({
+      method: 'post',
+      path: '/v1/sessions',
+      tags: ['sessions'],
+      request: jsonBody(SessionStart),
+      responses: ok('the session started'),
+    }),
+    async (c) => {
+      const b = c.req.valid('json');
+      await allow(c, baton, 'session:start', { what: `start a session on host ${b.host}`, host: b.host });
+      return result(c, await acting(c, () => baton.startSession({ ...b, pid: b.pid ?? 0 })));
+    },
+  );
+  app.openapi(
+    route({
+      method: 'get',
+      path: '/v1/sessions',
+      tags: ['sessions'],
+      request: { query: Query(['live']) },
+      responses: ok('sessions, oldest first'),
+    }),
+    async (c) => result(c, await baton.listSessions({ liveOnly: c.req.valid('query').live === 'true' })),
+  );
+  app.openapi(
+    route({
+      method: 'post',
+      path: '/v1/sessions/{id}/end',
+      tags: ['sessions'],
+      request: { params: z.object({ id: Id }) },
+      responses: ok('the session, ended with its claims released'),
+    }),
+    async (c) => {
+      const { id } = c.req.valid('param');
+      await allow(c, baton, 'session:end', { what: `end session ${id}`, session: id }, async () =>
+        baton.getSession(id).then((s) => s.host),
+      );
+      const { session, ended } = await acting(c, () => baton.endSession(id));
+      return result(c, { ...session, ended });
+    },
+  );
+  app.openapi(
+    route({
+      method: 'post',
+      path: '/v1/claims/{key}',
+      tags: ['claims'],
+      request: { params: z.object({ key: Key }), ...jsonBody(ClaimBody) },
+      responses: ok('the claim, with granted: false when this session already held it'),
+    }),
+    async (c) => {
+      const { key } = c.req.valid('param');
+      const { session } = c.req.valid('json');
+      await allow(c, baton, 'claim', { what: `claim ${key} for session ${session}`, key, session });
+      const r = await acting(c, () => baton.claim({ key, session }));
+      if (!r.ok) throw heldRefusal(key, r.holder);
+      return result(c, { ...r.claim, granted: r.granted });
+    },
+  );
+  app.openapi(
+    route({
+      method: 'post',
+      path: '/v1/claims/{key}/heartbeat',
+      tags: ['claims'],
+      request: { params: z.object({ key: Key }), ...jsonBody(HeartbeatBody) },
+      responses: ok('the claim is still current'),
+    }),
+    async (c) => {
+      const { key } = c.req.valid('param');
+      const { session, epoch } = c.req.valid('json');
+      const what = `heartbeat ${key} epoch ${epoch} for session ${session}`;
+      await allow(c, baton, 'heartbeat', { what, key, session }, () =>
+        baton.getSession(session).then((s) => s.host),
+      );
+      const r = await acting(c, () => baton.heartbeat({ session, key, epoch }));
+      if (!r.ok) throw fencedRefusal(key, String(epoch), r.current);
+      return result(c, { ok: true, session, key, epoch });
+    },
+  );
+  app.openapi(
+    route({
+      method: 'post',
+      path: '/v1/claims/{key}/release',
+      tags: ['claims'],
+      request: { params: z.object({ key: Key }), ...jsonBody(ReleaseBody) },
+      responses: ok('released'),
+    }),
+    async (c) => {
+      const { key } = c.req.valid('param');
+      const { session, epoch, outcome } = c.req.valid('json');
+      const what = `release ${key} epoch ${epoch} of session ${session}`;
+      await allow(c, baton, 'release', { what, key, session });
+      const r = await acting(c, () => baton.release({ key, session, epoch, outcome }));
+      if (!r.ok) throw fencedRefusal(key, String(epoch), r.current);
+      return result(c, { key, session, epoch, outcome: outcome ?? 'released' });
+    },
+  );
+  app.openapi(
+    route({
+      method: 'post',
+      path: '/v1/jobs',
+      tags: ['jobs'],
+      request: jsonBody(Enqueue),
+      responses: ok('{created, job}'),
+    }),
+    async (c) => {
+      const b = c.req.valid('json');
+      await allow(c, baton, 'job:enqueue', { what: `enqueue a job for ${b.key}`, key: b.key });
+      const { job, created } = await acting(c, () => baton.enqueue(b));
+      return result(c, { created, job });
+    },
+  );
+  app.openapi(
+    route({
+      method: 'get',
+      path: '/v1/jobs',
+      tags: ['jobs'],
+      request: { query: Query(['status', 'key', 'limit']) },
+      responses: ok('jobs'),
+    }),
+    async (c) => {
+      return result(c, await baton.listJobs(c.req.valid('query')));
+    },
+  );
+  app.openapi(
+    route({
+      method: 'get',
+      path: '/v1/jobs/{id}',
+      tags: ['jobs'],
+      request: { params: z.object({ id: Id }) },
+      responses: ok('the job'),
+    }),
+    async (c) => result(c, await baton.getJob(c.req.valid('param').id)),
+  );
+  app.openapi(
+    route({
+      method: 'post',
+      path: '/v1/jobs/{id}/cancel',
+      tags: ['jobs'],
+      request: { params: z.object({ id: Id }) },
+      responses: ok('the job, cancelled'),
+    }),
+    async (c) => {
+      const { id } = c.req.valid('param');
+      await allow(c, baton, 'job:cancel', { what: `cancel job ${id}`, jobId: id });
+      const r = await acting(c, () => baton.cancelJob(id));
+      if (!r.ok) {
+        const message = `job ${id} is already ${r.job?.status ?? 'gone'}`;
+        throw new Refusal('conflict', 'lost', message, 'nothing to cancel', { job: r.job });
+      }
+      return result(c, r.job);
+    },
+  );
+  app.openapi(
+    route({ method: 'get', path: '/v1/leader', tags: ['cluster'], responses: ok("the dispatcher's leader") }),
+    async (c) => result(c, await baton.cluster.leader()),
+  );
+  app.openapi(
+    route({ method: 'get', path: '/v1/hosts', tags: ['cluster'], responses: ok('hosts with capacity') }),
+    async (c) => result(c, await baton.cluster.hosts()),
+  );
+  app.openapi(
+    route({
+      method: 'get',
+      path: '/v1/audit',
+      tags: ['ledger'],
+      request: { query: Query(['key', 'session', 'job', 'type', 'after', 'limit']) },
+      responses: ok('ledger rows, oldest first, each with the token that wrote it'),
+    }),
+    async (c) => {
+      const q = c.req.valid('query');
+      return result(c, await baton.audit(q));
+    },
+  );
+}

@@ -1,0 +1,131 @@
+/**
+ * Serves the HTTP surface (app.ts) for `baton serve` and `baton up`. Binds 127.0.0.1:7070 by
+ * default; a bind that is not loopback is refused unless every request needs a token
+ * (`--auth required`). When the port is taken, the next free one is taken instead and said so.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { getRequestListener } from '@hono/node-server';
+import { Registry } from 'prom-client';
+import { InvalidInputError } from '../core/errors.js';
+import { Coordinator } from '../coordinator/coordinator.js';
+import type { Store } from '../store/store.js';
+import { timedStore } from '../store/timed.js';
+import type { DashboardDeps } from '../dashboard/deps.js';
+import type { AuthMode } from './auth.js';
+import { httpApp } from './app.js';
+import { storeLatencyObserver } from './metrics.js';
+
+export const HTTP_DEFAULT = '127.0.0.1:7070';
+/** How many ports past the asked one are tried when it is taken. */
+const PORT_TRIES = 20;
+
+export interface Bind {
+  readonly host: string;
+  readonly port: number;
+}
+
+/** `host:port`, `:port` or `[::1]:port`; the host defaults to 127.0.0.1. */
+export function parseBind(text: string): Bind {
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([A-Za-z0-9.-]*)):(\d{1,5})$/.exec(text.trim());
+  const port = Number(m?.[3]);
+  if (m === null || !Number.isInteger(port) || port > 65535) {
+    throw new InvalidInputError(
+      `--http must be host:port, got ${JSON.stringify(text)}`,
+      'write it as 127.0.0.1:7070, or :0 for any free port',
+    );
+  }
+  const host = m[1] ?? (m[2] === undefined || m[2] === '' ? '127.0.0.1' : m[2]);
+  return { host, port };
+}
+
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127(?:\.\d{1,3}){3}$/.test(host);
+}
+
+/** Refuses a bind others can reach unless every request needs a token. */
+export function checkBind(bind: Bind, auth: AuthMode): void {
+  if (!isLoopback(bind.host) && auth !== 'required') {
+    throw new InvalidInputError(
+      `refusing to serve on ${bind.host}, which is not loopback, with reads open to anyone`,
+      'add --auth required (every request then needs a token), or bind 127.0.0.1',
+    );
+  }
+}
+
+export interface HttpServer {
+  readonly url: string;
+  /** The port asked for, when it was taken and another was used. */
+  readonly taken: number | null;
+  close(): Promise<void>;
+}
+
+export interface ServeOptions {
+  readonly bind: Bind;
+  readonly auth: AuthMode;
+  readonly dashboard?: Omit<DashboardDeps, 'reads'> | undefined;
+}
+
+/** Serves the API, /metrics and the dashboard on the store, which it wraps to time its calls. */
+export async function serveHttp(store: Store, o: ServeOptions): Promise<HttpServer> {
+  checkBind(o.bind, o.auth);
+  const registry = new Registry();
+  const coordinator = new Coordinator(timedStore(store, storeLatencyObserver(registry)));
+  const app = httpApp({ coordinator, auth: o.auth, registry, dashboard: o.dashboard });
+  const listener = getRequestListener(app.fetch);
+  const server = createServer((req, res) => void listener(req, res));
+  let port = o.bind.port;
+  for (let tries = 0; ; tries++) {
+    try {
+      await listen(server, o.bind.host, port);
+      break;
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (code !== 'EADDRINUSE' || o.bind.port === 0 || tries >= PORT_TRIES)
+        throw bindError(o.bind, port, error);
+      port++;
+    }
+  }
+  const actual = (server.address() as AddressInfo).port;
+  const host = o.bind.host.includes(':') ? `[${o.bind.host}]` : o.bind.host;
+  return {
+    url: `http://${host}:${actual}`,
+    taken: actual !== o.bind.port && o.bind.port !== 0 ? o.bind.port : null,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function listen(server: Server, host: string, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const failed = (error: Error): void => {
+      server.removeListener('listening', done);
+      reject(error);
+    };
+    const done = (): void => {
+      server.removeListener('error', failed);
+      resolve();
+    };
+    server.once('error', failed);
+    server.once('listening', done);
+    server.listen(port, host);
+  });
+}
+
+function bindError(bind: Bind, port: number, error: unknown): InvalidInputError {
+  const code = (error as { code?: unknown }).code;
+  const why = code === 'EADDRINUSE' ? `ports ${bind.port} to ${port} are taken` : (error as Error).message;
+  return new InvalidInputError(
+    `cannot serve HTTP on ${bind.host}: ${why}`,
+    'pick another with --http host:port',
+  );
+}
+
+/** The one line a server prints when it starts: its URL, and which port it took instead. */
+export function servingLine(server: HttpServer): string {
+  const instead = server.taken === null ? '' : ` (port ${server.taken} is taken; took the next free one)`;
+  return `serving the API and dashboard on ${server.url}${instead}`;
+}
