@@ -1,7 +1,7 @@
 /**
  * The CLI's remote mode (issue 17, item 4): with BATON_URL and BATON_TOKEN (or --url and
  * --token), the commands an agent uses (claim, heartbeat, release, effect, task show, next,
- * escalate) go over the HTTP API instead of opening the database. RemoteCoordinator answers them
+ * escalate), and force-release, go over the HTTP API instead of opening the database. RemoteCoordinator answers them
  * with the same values the Coordinator returns, so each command prints the same text, the same
  * --json and exits with the same code either way. Input is checked here first, by the same
  * rules, so bad input is refused before any request, as it is before any write.
@@ -10,16 +10,20 @@ import type { Coordinator, TaskDetail } from '../coordinator/coordinator.js';
 import type { Effects } from '../coordinator/effects.js';
 import {
   parseClaim,
+  parseForceRelease,
   parseHeartbeat,
   parseRelease,
   type ClaimInput,
+  type ForceReleaseInput,
   type HeartbeatInput,
   type ReleaseInput,
 } from '../coordinator/inputs.js';
 import type { EscalateInput, Lifecycle, NextInput, NextOutcome } from '../coordinator/lifecycle.js';
 import type { ClaimResult, FencedResult, Holder } from '../core/claim.js';
 import { InvalidInputError } from '../core/errors.js';
+import type { JobState } from '../core/job.js';
 import type { Session } from '../core/session.js';
+import type { ClaimForceReleaseResult } from '../store/store.js';
 import type { Task } from '../core/task.js';
 import { validateEpoch, validateId, validateKey, validateReason } from '../core/validate.js';
 import { REASON_LENGTH_MAX } from '../core/task.js';
@@ -31,6 +35,7 @@ export interface AgentApi {
   release: Coordinator['release'];
   heartbeat: Coordinator['heartbeat'];
   showTask: Coordinator['showTask'];
+  forceRelease: Coordinator['forceRelease'];
   readonly effects: Pick<Effects, 'record'>;
   readonly lifecycle: Pick<Lifecycle, 'next' | 'escalate'>;
 }
@@ -97,6 +102,14 @@ export class RemoteCoordinator implements AgentApi {
   showTask = async (k: unknown): Promise<TaskDetail> => {
     const d = await this.api.want<TaskDetail>('GET', `/v1/tasks/${key(validateKey(k))}`);
     return { task: d.task, claim: d.claim, holder: d.holder, jobs: d.jobs, history: d.history, prs: d.prs };
+  };
+
+  forceRelease = async (input: ForceReleaseInput): Promise<ClaimForceReleaseResult> => {
+    const p = parseForceRelease(input);
+    const a = await this.api.ask('POST', `/v1/claims/${key(p.key)}/force-release`, { reason: p.reason });
+    if (!a.ok && a.refusal.label === 'no_claim') return { ok: false, reason: 'no_claim' };
+    const r = this.api.body<{ holder: unknown; job: { id: number; was: JobState } | null }>(a);
+    return { ok: true, holder: fromWire<Holder>(r.holder), job: r.job };
   };
 
   readonly effects: AgentApi['effects'] = {

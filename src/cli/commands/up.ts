@@ -192,7 +192,9 @@ export function registerUp(program: Command): void {
           http.bind === null ? null : await serveHttp(store, { bind: http.bind, auth: http.auth, dashboard });
         if (server !== null) log(servingLine(server));
         try {
-          await runUp(store, options, systemClock, log, stop.signal);
+          // Agents reach Baton through this server, with a token of their own, not the database.
+          const apiUrl = server?.url ?? null;
+          await runUp(store, { ...options, apiUrl }, systemClock, log, stop.signal);
         } finally {
           await server?.close();
         }
