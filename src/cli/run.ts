@@ -53,7 +53,8 @@ export async function withStore(
   if (remoteTarget(options, process.env) !== null) {
     throw new InvalidInputError(
       `baton ${commandPath(command)} does not work over the HTTP API yet (BATON_URL or --url is set)`,
-      'name the database with --db (claim, heartbeat, release, effect, task show, next, escalate and force-release work remotely)',
+      'name the database with --db; over HTTP work: ' +
+        'claim, heartbeat, release, effect, task show, next, escalate and force-release',
     );
   }
   const store = await openStore(dbUrl(options));
