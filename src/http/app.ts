@@ -15,6 +15,7 @@ import { newApi } from './kit.js';
 import { metricsRoutes } from './metrics.js';
 import { coreRoutes } from './routes-core.js';
 import { moreRoutes } from './routes-more.js';
+import { agentRoutes } from './routes-agent.js';
 
 export const API_VERSION = '1';
 
@@ -33,6 +34,7 @@ export function apiApp(coordinator: Coordinator, auth: AuthMode) {
   api.use('/v1/*', authenticate(coordinator, auth));
   coreRoutes(api, { coordinator });
   moreRoutes(api, { coordinator });
+  agentRoutes(api, { coordinator });
   api.doc31('/openapi.json', {
     openapi: '3.1.0',
     info: {

@@ -209,7 +209,10 @@ export function registerUp(program: Command): void {
         http.bind === null ? null : await serveHttp(store, { bind: http.bind, auth: http.auth, dashboard });
       if (server !== null) log(servingLine(server));
       try {
-        await runUp(store, { ...options, ...githubDuties(store, o, log) }, systemClock, log, stop.signal);
+        // Agents reach Baton through this server, with a token of their own, not the database.
+        const apiUrl = server?.url ?? null;
+        const github = githubDuties(store, o, log);
+        await runUp(store, { ...options, ...github, apiUrl }, systemClock, log, stop.signal);
       } finally {
         await server?.close();
       }

@@ -1,0 +1,87 @@
+/**
+ * Routes an agent holding only BATON_URL and an agent token needs beyond the contract's (the
+ * AgentClient port, agents/http-client.ts): its session, a heartbeat of the session alone and its
+ * progress marks; and the operator's force-release, which the dashboard's button calls. Each
+ * checks its token's scope against what it acts on before calling the coordinator.
+ */
+import { createRoute, z } from '@hono/zod-openapi';
+import { Refusal } from '../coordinator/refusals.js';
+import { acting, actorOf, allow } from './auth.js';
+import { Id, Key, Text, jsonBody, ok, result, type Api, type ApiDeps } from './kit.js';
+
+const Progress = z
+  .object({ toolCalls: z.number().int().min(0).optional(), note: Text.optional() })
+  .openapi('ProgressMark');
+const ForceRelease = z.object({ reason: Text }).openapi('ForceRelease');
+
+export function agentRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/v1/sessions/{id}',
+      tags: ['sessions'],
+      request: { params: z.object({ id: Id }) },
+      responses: ok('the session'),
+    }),
+    async (c) => result(c, await baton.getSession(c.req.valid('param').id)),
+  );
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/v1/sessions/{id}/heartbeat',
+      tags: ['sessions'],
+      request: { params: z.object({ id: Id }) },
+      responses: ok('the session is alive; its claims are renewed'),
+    }),
+    async (c) => {
+      const { id } = c.req.valid('param');
+      await allow(c, baton, 'heartbeat', { what: `heartbeat session ${id}`, session: id }, () =>
+        baton.getSession(id).then((s) => s.host),
+      );
+      const r = await acting(c, () => baton.heartbeat({ session: id }));
+      if (!r.ok) {
+        const message = `session ${id} is no longer live`;
+        throw new Refusal('fenced', 'fenced', message, 'start a new session', { session: id, current: null });
+      }
+      return result(c, { ok: true, session: id });
+    },
+  );
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/v1/sessions/{id}/progress',
+      tags: ['sessions'],
+      request: { params: z.object({ id: Id }), ...jsonBody(Progress) },
+      responses: ok('{ok}: false when the session is no longer live'),
+    }),
+    async (c) => {
+      const { id } = c.req.valid('param');
+      const b = c.req.valid('json');
+      await allow(c, baton, 'progress:mark', { what: `mark progress of session ${id}`, session: id }, () =>
+        baton.getSession(id).then((s) => s.host),
+      );
+      const r = await acting(c, () => baton.progress.mark({ session: id, ...b }));
+      return result(c, { ok: r.ok });
+    },
+  );
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/v1/claims/{key}/force-release',
+      tags: ['claims'],
+      request: { params: z.object({ key: Key }), ...jsonBody(ForceRelease) },
+      responses: ok("the claim's holder at the fenced epoch, and the job cancelled, if any"),
+    }),
+    async (c) => {
+      const { key } = c.req.valid('param');
+      const { reason } = c.req.valid('json');
+      await allow(c, baton, 'force-release', { what: `force-release ${key}`, key });
+      const r = await acting(c, () => baton.forceRelease({ key, reason, by: actorOf(c) }));
+      if (!r.ok) {
+        const hint = `nothing to release; see who holds what with \`baton task show ${key}\``;
+        throw new Refusal('not_found', 'no_claim', `${key} has no live claim`, hint, { key });
+      }
+      return result(c, { key, epoch: r.holder.epoch, holder: r.holder, job: r.job, reason });
+    },
+  );
+}
