@@ -1,9 +1,8 @@
 /**
  * What an agent integration (the MCP server, the Claude Code hooks) needs from Baton, as a small
- * port of use cases. Today it is implemented over the local Coordinator (local-client.ts, through
- * BATON_DB); the HTTP API of the operator surface (BATON_URL with a BATON_TOKEN scoped to the
- * agent's session) will implement the same interface, and openAgentClient() will choose it, so
- * neither the MCP tools nor the hooks change when it lands.
+ * port of use cases: over the local Coordinator (local-client.ts, through BATON_DB), or over the
+ * HTTP API (http-client.ts, BATON_URL with a BATON_TOKEN scoped to the agent's session), chosen
+ * by openAgentClient(), so neither the MCP tools nor the hooks know which.
  *
  * Expected outcomes (held, fenced) are returned values, as in the store; refusals throw
  * BatonErrors with a hint.

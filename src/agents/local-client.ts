@@ -1,8 +1,8 @@
 /**
  * The AgentClient over the local Coordinator: the database named by --db or BATON_DB (else the
- * default file under the working directory), opened once for the life of the client. The seam
- * for the HTTP API is openAgentClient(): with BATON_URL and no database named, it will return the
- * HTTP client; until that API exists it refuses, saying what to set instead.
+ * default file under the working directory), opened once for the life of the client.
+ * openAgentClient() chooses: with BATON_URL and no database named, the HTTP client
+ * (http-client.ts), as an agent the runner started gets no database at all.
  */
 import { hostname } from 'node:os';
 import { Coordinator } from '../coordinator/coordinator.js';
@@ -10,6 +10,7 @@ import { InvalidInputError } from '../core/errors.js';
 import { absoluteDbUrl, DEFAULT_DB, openStore } from '../store/open.js';
 import type { Store } from '../store/store.js';
 import type { AgentClient } from './client.js';
+import { HttpAgentClient } from './http-client.js';
 
 export class LocalAgentClient implements AgentClient {
   private readonly baton: Coordinator;
@@ -69,16 +70,23 @@ export interface AgentClientSource {
   readonly cwd: string;
 }
 
-/** The client for this process: the database named by --db or BATON_DB, else the default. */
+/**
+ * The client for this process: the database named by --db or BATON_DB; else, with BATON_URL (and
+ * BATON_TOKEN), the HTTP API; else the default database.
+ */
 export async function openAgentClient(source: AgentClientSource): Promise<AgentClient> {
   const fromEnv = source.env['BATON_DB'];
   const named = source.db ?? (fromEnv ? fromEnv : undefined);
-  if (named === undefined && source.env['BATON_URL']) {
-    // The seam for the HTTP API (BATON_URL + BATON_TOKEN): its client implements AgentClient.
-    throw new InvalidInputError(
-      `BATON_URL is set (${source.env['BATON_URL']}), but this baton reaches Baton only through its database`,
-      'set BATON_DB to the database, or pass --db',
-    );
+  const url = source.env['BATON_URL'];
+  if (named === undefined && url) {
+    const token = source.env['BATON_TOKEN'];
+    if (!token) {
+      throw new InvalidInputError(
+        `BATON_URL is set (${url}), but BATON_TOKEN is not`,
+        'set BATON_TOKEN to a token from `baton token create` (a runner gives its agents one)',
+      );
+    }
+    return new HttpAgentClient(url, token);
   }
   const db = absoluteDbUrl(named ?? source.defaultDb ?? DEFAULT_DB, source.cwd);
   return new LocalAgentClient(await openStore(db), db);

@@ -12,6 +12,12 @@
  * |   (NAME* for every name with a prefix)   |   PGPASSFILE for agents that call the database    |
  *
  * Then the runner's own values (BATON_DB without its password, BATON_KEY, …) are set over these.
+ *
+ * When `baton up` serves the HTTP API, an agent reaches Baton through it alone (BATON_URL and a
+ * BATON_TOKEN bound to its session) and must hold no way into the database: withoutDatabase()
+ * then drops BATON_DB, every libpq variable (PG*), DATABASE_URL, and any variable whose value
+ * names a database (a postgres:// or sqlite: URL, or the runner's own database path), even one
+ * the operator passed with --agent-env.
  */
 import { InvalidInputError } from '../core/errors.js';
 
@@ -56,4 +62,19 @@ export function agentEnvironment(
     if (value !== undefined && allowed(name, extra)) env[name] = value;
   }
   return { ...env, ...own };
+}
+
+const DATABASE_NAMES = /^(BATON_DB|DATABASE_URL|PG[A-Z_]*)$/;
+const DATABASE_VALUES = /\b(postgres(ql)?:\/\/|sqlite:)/i;
+
+/** The environment without anything that reaches the database `dbUrl` (see the module doc). */
+export function withoutDatabase(env: Record<string, string>, dbUrl: string): Record<string, string> {
+  const path = dbUrl.replace(/^sqlite:/, '');
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (DATABASE_NAMES.test(name) || DATABASE_VALUES.test(value)) continue;
+    if (path.length > 0 && value.includes(path)) continue;
+    out[name] = value;
+  }
+  return out;
 }

@@ -12,7 +12,7 @@ import { templateEnvironment } from '../core/command-template.js';
 import { withoutPassword } from '../core/redact.js';
 import type { JobScope } from '../os/containment.js';
 import { RUN_MARKER } from '../os/group-scope.js';
-import { agentEnvironment } from './agent-env.js';
+import { agentEnvironment, withoutDatabase } from './agent-env.js';
 
 const TAIL_CHARS = 4000;
 
@@ -25,8 +25,13 @@ export interface AgentSpawnParams {
   readonly logName: string;
   /** The template's values (BATON_KEY, BATON_TITLE, …). */
   readonly values: Parameters<typeof templateEnvironment>[0];
-  /** The runner's database URL; the agent gets it without its password. */
+  /** The runner's database URL; the agent gets it without its password, unless `api` is given. */
   readonly dbUrl: string;
+  /**
+   * The HTTP API the agent reaches Baton through instead, with its own token (scope `agent`,
+   * bound to its session): then it gets BATON_URL and BATON_TOKEN and no way into the database.
+   */
+  readonly api?: { readonly url: string; readonly token: string } | null | undefined;
   /** Names (or NAME* prefixes) the operator lets agents inherit (--agent-env). */
   readonly agentEnv: readonly string[];
   /** Further BATON_* values: the job's epoch and budget, the workspace and branch. */
@@ -45,13 +50,13 @@ export function spawnAgent(p: AgentSpawnParams): AgentProcess {
   mkdirSync(p.logDir, { recursive: true, mode: 0o700 });
   const logFile = createWriteStream(join(p.logDir, p.logName), { mode: 0o600 });
   const { file, args } = p.scope.spawnArgs(p.command);
-  const env = agentEnvironment(process.env, p.agentEnv, {
-    ...templateEnvironment(p.values),
-    BATON_DB: withoutPassword(p.dbUrl),
-    [RUN_MARKER]: p.scope.marker,
-    ...p.scope.env(),
-    ...p.more,
-  });
+  const reach: Record<string, string> =
+    p.api == null
+      ? { BATON_DB: withoutPassword(p.dbUrl) }
+      : { BATON_URL: p.api.url, BATON_TOKEN: p.api.token };
+  const own = { ...templateEnvironment(p.values), [RUN_MARKER]: p.scope.marker, ...p.scope.env(), ...p.more };
+  const all = agentEnvironment(process.env, p.agentEnv, own);
+  const env = { ...(p.api == null ? all : withoutDatabase(all, p.dbUrl)), ...reach };
   const child = spawn(file, args, { cwd: p.cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env });
   if (child.pid !== undefined) p.scope.started(child.pid);
   let tail = '';

@@ -23,6 +23,7 @@ import { judgeRun, type KillReason } from '../core/run-verdict.js';
 import type { Store } from '../store/store.js';
 import { RunProgress, type StallPolicy } from './run-progress.js';
 import { spawnAgent } from './agent-process.js';
+import { AgentReach } from './agent-token.js';
 import { settleWorkspace, type RunDirectory } from './run-workspace.js';
 
 export interface AgentRunOptions {
@@ -51,6 +52,8 @@ export interface AgentRunOptions {
   readonly log: (line: string) => void;
   /** The TTL of the agent's session: the runner's stale threshold (agents heartbeat in seconds). */
   readonly sessionTtlMs?: number | undefined;
+  /** The HTTP API this process serves: agents reach Baton there, with a token (agent-token.ts). */
+  readonly apiUrl?: string | null | undefined;
 }
 
 type Guard = { id: number; session: number; epoch: number };
@@ -63,13 +66,14 @@ export class AgentRun {
   private peakRssMb = 0;
   private progress: RunProgress | null = null;
   private oomKills = 0;
+  private reach: AgentReach | null = null;
 
   constructor(
     private readonly o: AgentRunOptions,
     readonly job: Job,
   ) {}
 
-  /** Kills the agent's scope (also used when the runner itself is fenced or stops). */
+  /** Kills the agent's scope (also when the runner itself is fenced or stops). */
   kill(reason: KillReason): void {
     if (this.child?.pid === undefined || this.killedFor !== null) return;
     this.killedFor = reason;
@@ -122,6 +126,7 @@ export class AgentRun {
         return;
       }
       const claimEpoch = claim.claim.epoch;
+      this.reach = await AgentReach.open(this.o, agent.id, job.id);
       const release = (outcome: 'failed' | 'released') =>
         store.claims.release({ key: job.key, session: agent.id, epoch: claimEpoch, outcome });
       const claimRef = { session: agent.id, key: job.key, epoch: claimEpoch };
@@ -133,14 +138,15 @@ export class AgentRun {
         await dir.retire(); // idempotent: supervise retires it before reporting
       }
     } finally {
-      // The agent's tree is dead by now (or was never spawned): the run's workspace lock can go.
-      // Usually the job's finish or requeue released it already; a cancel of a running job left
-      // it to this. Should this fail, the lock goes with this runner's session.
+      // The agent's tree is dead (or never spawned): the run's lock can go, if a cancel of a
+      // running job left it to this; should this fail, it goes with this runner's session.
+      // The agent's token is revoked before its session ends.
       await store.workspaceLocks
         .releaseJob({ jobId: job.id, session: this.o.runnerSession })
         .catch((error: unknown) =>
           this.o.log(`job ${job.id} ${job.key}: lock not released: ${String(error)}`),
         );
+      await this.reach?.close();
       await store.sessions.end(agent.id);
     }
   }
@@ -163,9 +169,8 @@ export class AgentRun {
     const started = await this.start(command, dir, agentSession, claimEpoch, texts, guard);
     if (started === null) return;
     const { child, scope, oomBefore } = started;
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-      child.on('exit', (code, signal) => resolve({ code, signal })),
-    );
+    type Exit = { code: number | null; signal: NodeJS.Signals | null };
+    const exited = new Promise<Exit>((done) => child.on('exit', (code, signal) => done({ code, signal })));
     let done = false;
     let lastOkMs = clock.monotonicNowMs();
     // The trust window has a timer of its own: a store call that hangs on a silent connection
@@ -223,13 +228,8 @@ export class AgentRun {
     guard: Guard,
   ): Promise<{ child: ChildProcess; scope: JobScope; oomBefore: number | null } | null> {
     const job = this.job;
-    const release = (): Promise<unknown> =>
-      this.o.store.claims.release({
-        key: job.key,
-        session: agentSession,
-        epoch: claimEpoch,
-        outcome: 'failed',
-      });
+    const claim = { key: job.key, session: agentSession, epoch: claimEpoch };
+    const release = (): Promise<unknown> => this.o.store.claims.release({ ...claim, outcome: 'failed' });
     let command: string;
     try {
       command = renderCommand(template);
@@ -273,6 +273,7 @@ export class AgentRun {
         attempt: job.attempt,
       },
       dbUrl: this.o.dbUrl,
+      api: this.reach?.api,
       agentEnv: this.o.agentEnv,
       more: { BATON_JOB_EPOCH: String(job.epoch), BATON_RAM_MB: String(job.ramMb ?? ''), ...dir.env },
       onOutput: (bytes) => this.progress?.output(bytes),

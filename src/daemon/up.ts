@@ -50,6 +50,11 @@ export interface UpOptions {
   readonly cwd: string;
   /** A running job with no progress mark for this long is stalled; the action says what then. */
   readonly stall?: StallPolicy | undefined;
+  /**
+   * The URL of the HTTP API this process serves, if any: agents then reach Baton there with a
+   * token bound to their session, instead of through the database (agent-token.ts).
+   */
+  readonly apiUrl?: string | null | undefined;
   /** Seal the ledger while leading (sealer.ts); null: this process does not seal. */
   readonly ledger?: {
     readonly signer: LedgerSigner;
@@ -221,6 +226,7 @@ async function joinWith(
     dbUrl: o.dbUrl,
     containment,
     agentEnv: o.agentEnv ?? [],
+    apiUrl: o.apiUrl ?? null,
     logDir: o.logDir,
     defaultCommand: o.agentCommand,
     heartbeatIntervalMs: o.heartbeatIntervalMs,

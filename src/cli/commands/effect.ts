@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import type { Effect } from '../../core/effect.js';
 import { parseJsonText } from '../../coordinator/effects.js';
 import { iso } from '../output.js';
-import { withCoordinator } from '../run.js';
+import { withAgentApi, withCoordinator } from '../run.js';
 import { fencedRefusal } from './claim.js';
 
 interface EffectOptions {
@@ -26,7 +26,7 @@ export function registerEffect(program: Command): void {
     .requiredOption('--kind <kind>', 'what was done, such as file-write or pr-comment')
     .option('--payload <json>', 'a JSON value describing it (default {})')
     .action((key: string, o: EffectOptions, cmd: Command) =>
-      withCoordinator(cmd, async (baton, out) => {
+      withAgentApi(cmd, async (baton, out) => {
         const payload = o.payload === undefined ? undefined : parseJsonText('--payload', o.payload);
         const input = { key, session: o.session, epoch: o.epoch, kind: o.kind, payload };
         const result = await baton.effects.record(input);

@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import type { Actor, Task } from '../../core/task.js';
 import { validateId } from '../../core/validate.js';
 import { cell, iso, table } from '../output.js';
-import { withCoordinator } from '../run.js';
+import { withAgentApi, withCoordinator } from '../run.js';
 import { fencedRefusal } from './claim.js';
 
 /** The person at this terminal, as the ledger names them: user@host. */
@@ -87,7 +87,7 @@ function registerEscalations(program: Command): void {
     .option('--session <id>', 'the session holding the claim ($BATON_SESSION for an agent)')
     .option('--epoch <n>', 'the claim epoch ($BATON_EPOCH for an agent)')
     .action((key: string, o: ActOptions & { epoch?: string }, cmd: Command) =>
-      withCoordinator(cmd, async (baton, out) => {
+      withAgentApi(cmd, async (baton, out) => {
         const input = { key, reason: o.reason, session: o.session, epoch: o.epoch, by: cliActor() };
         const r = await baton.lifecycle.escalate(input);
         if (!r.ok) throw fencedRefusal(key, o.epoch ?? '?', r.current);

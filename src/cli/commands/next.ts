@@ -7,7 +7,7 @@ import { hostname } from 'node:os';
 import type { Command } from 'commander';
 import { EXIT_NOT_FOUND, Exit } from '../exit-codes.js';
 import { writeErrorLine, writeJson } from '../output.js';
-import { withCoordinator } from '../run.js';
+import { withAgentApi } from '../run.js';
 
 interface NextOptions {
   readonly session?: string;
@@ -27,7 +27,7 @@ export function registerNext(program: Command): void {
     .option('--label <name>', 'only tasks with this label')
     .option('--project <name>', 'only tasks of this project')
     .action((o: NextOptions, cmd: Command) =>
-      withCoordinator(cmd, async (baton, out) => {
+      withAgentApi(cmd, async (baton, out) => {
         const r = await baton.lifecycle.next({ ...o, host: hostname(), pid: process.ppid });
         if (!r.ok) {
           const waiting = r.gated.map((t) => `${t.key}: waiting for ${t.gate ?? 'design'} approval`);

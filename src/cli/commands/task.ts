@@ -5,7 +5,7 @@ import type { Effect } from '../../core/effect.js';
 import type { Task, TaskEvent } from '../../core/task.js';
 import { stateLine } from './lifecycle.js';
 import { cell, describeHolder, iso, table } from '../output.js';
-import { collect, withCoordinator } from '../run.js';
+import { collect, withAgentApi, withCoordinator } from '../run.js';
 import { jobLine } from '../job-format.js';
 import { withWorkspaces } from '../workspace-run.js';
 import { registerTaskSet } from './workspace.js';
@@ -79,7 +79,7 @@ export function registerTask(program: Command): void {
     .command('show <key>')
     .description('show a task: its state and their history, its holder, recent jobs and pull requests')
     .action((key: string, _o: unknown, cmd: Command) =>
-      withCoordinator(cmd, async (baton, out) => {
+      withAgentApi(cmd, async (baton, out) => {
         const detail = await baton.showTask(key);
         // `state` at the top as well: scripts read `task show --json | jq .state`.
         out.result({ key: detail.task.key, state: detail.task.state, ...detail }, () => showLines(detail));

@@ -1,0 +1,164 @@
+/**
+ * The CLI's remote mode (issue 17, item 4): with BATON_URL and BATON_TOKEN (or --url and
+ * --token), the commands an agent uses (claim, heartbeat, release, effect, task show, next,
+ * escalate) go over the HTTP API instead of opening the database. RemoteCoordinator answers them
+ * with the same values the Coordinator returns, so each command prints the same text, the same
+ * --json and exits with the same code either way. Input is checked here first, by the same
+ * rules, so bad input is refused before any request, as it is before any write.
+ */
+import type { Coordinator, TaskDetail } from '../coordinator/coordinator.js';
+import type { Effects } from '../coordinator/effects.js';
+import {
+  parseClaim,
+  parseHeartbeat,
+  parseRelease,
+  type ClaimInput,
+  type HeartbeatInput,
+  type ReleaseInput,
+} from '../coordinator/inputs.js';
+import type { EscalateInput, Lifecycle, NextInput, NextOutcome } from '../coordinator/lifecycle.js';
+import type { ClaimResult, FencedResult, Holder } from '../core/claim.js';
+import { InvalidInputError } from '../core/errors.js';
+import type { Session } from '../core/session.js';
+import type { Task } from '../core/task.js';
+import { validateEpoch, validateId, validateKey, validateReason } from '../core/validate.js';
+import { REASON_LENGTH_MAX } from '../core/task.js';
+import { ApiConnection, fencedOf, fromWire, type Answer } from '../agents/api-connection.js';
+
+/** What the agent's commands call: the Coordinator locally, RemoteCoordinator over HTTP. */
+export interface AgentApi {
+  claim: Coordinator['claim'];
+  release: Coordinator['release'];
+  heartbeat: Coordinator['heartbeat'];
+  showTask: Coordinator['showTask'];
+  readonly effects: Pick<Effects, 'record'>;
+  readonly lifecycle: Pick<Lifecycle, 'next' | 'escalate'>;
+}
+
+export interface RemoteTarget {
+  readonly url: string;
+  readonly token: string;
+}
+
+/** --url/--token, else BATON_URL/BATON_TOKEN; null when --db is given or no URL is set. */
+export function remoteTarget(
+  o: { readonly db?: string; readonly url?: string; readonly token?: string },
+  env: NodeJS.ProcessEnv,
+): RemoteTarget | null {
+  if (o.db !== undefined) return null;
+  const url = o.url ?? (env['BATON_URL'] || undefined);
+  if (url === undefined) return null;
+  const token = o.token ?? (env['BATON_TOKEN'] || undefined);
+  if (token === undefined) {
+    throw new InvalidInputError(
+      `Baton's API is named (${url}) but no token`,
+      'set BATON_TOKEN or pass --token (make one with `baton token create`)',
+    );
+  }
+  if (!/^https?:\/\//.test(url)) {
+    throw new InvalidInputError(`--url must be an http:// or https:// URL, got ${JSON.stringify(url)}`);
+  }
+  return { url, token };
+}
+
+const key = (k: string): string => encodeURIComponent(k);
+
+export class RemoteCoordinator implements AgentApi {
+  private readonly api: ApiConnection;
+
+  constructor(target: RemoteTarget) {
+    this.api = new ApiConnection(target.url, target.token);
+  }
+
+  claim = async (input: ClaimInput): Promise<ClaimResult> => {
+    const p = parseClaim(input);
+    const a = await this.api.ask('POST', `/v1/claims/${key(p.key)}`, { session: p.session });
+    if (!a.ok && a.refusal.label === 'held') {
+      return { ok: false, reason: 'held', holder: fromWire<Holder>(a.refusal.details['holder']) };
+    }
+    const { granted, ...claim } = this.api.body<{ granted: boolean } & Record<string, unknown>>(a);
+    return { ok: true, granted, claim: fromWire(claim) };
+  };
+
+  release = async (input: ReleaseInput): Promise<FencedResult> => {
+    const p = parseRelease(input);
+    const body = { session: p.session, epoch: p.epoch, outcome: p.outcome };
+    return this.fenceable(await this.api.ask('POST', `/v1/claims/${key(p.key)}/release`, body));
+  };
+
+  heartbeat = async (input: HeartbeatInput): Promise<FencedResult> => {
+    const p = parseHeartbeat(input);
+    if (p.claim === undefined)
+      return this.fenceable(await this.api.ask('POST', `/v1/sessions/${p.session}/heartbeat`));
+    const body = { session: p.session, epoch: p.claim.epoch };
+    return this.fenceable(await this.api.ask('POST', `/v1/claims/${key(p.claim.key)}/heartbeat`, body));
+  };
+
+  showTask = async (k: unknown): Promise<TaskDetail> => {
+    const d = await this.api.want<TaskDetail>('GET', `/v1/tasks/${key(validateKey(k))}`);
+    return { task: d.task, claim: d.claim, holder: d.holder, jobs: d.jobs, history: d.history, prs: d.prs };
+  };
+
+  readonly effects: AgentApi['effects'] = {
+    record: async (input) => {
+      const body = {
+        key: validateKey(input.key),
+        session: validateId('session', input.session),
+        epoch: validateEpoch(input.epoch),
+        kind: input.kind,
+        payload: input.payload,
+      };
+      const a = await this.api.ask('POST', '/v1/effects', body);
+      return fencedOf(a) ?? { ok: true, effect: fromWire(this.api.body(a)) };
+    },
+  };
+
+  readonly lifecycle: AgentApi['lifecycle'] = {
+    next: (input) => this.next(input),
+    escalate: async (input: EscalateInput) => {
+      const k = validateKey(input.key);
+      const body = {
+        reason: validateReason('reason', input.reason, REASON_LENGTH_MAX),
+        session: input.session === undefined ? undefined : validateId('session', input.session),
+        epoch: input.epoch === undefined ? undefined : validateEpoch(input.epoch),
+      };
+      const a = await this.api.ask('POST', `/v1/tasks/${key(k)}/escalate`, body);
+      const fenced = fencedOf(a);
+      if (fenced !== null) return fenced;
+      const r = this.api.body<Record<string, unknown>>(a);
+      const task = Object.fromEntries(
+        Object.entries(r).filter(([name]) => name !== 'endedJob' && name !== 'endedClaimEpoch'),
+      );
+      const claimEpoch = (r['endedClaimEpoch'] ?? null) as number | null;
+      return {
+        ok: true,
+        task: fromWire<Task>(task),
+        claimEpoch,
+        jobId: (r['endedJob'] ?? null) as number | null,
+      };
+    },
+  };
+
+  private async next(input: NextInput): Promise<NextOutcome> {
+    const session = input.session === undefined ? undefined : validateId('session', input.session);
+    const body = { ...input, session, host: String(input.host), pid: Number(input.pid) };
+    const a = await this.api.ask('POST', '/v1/next', body);
+    if (!a.ok && a.refusal.status === 404 && a.refusal.message.startsWith('no eligible task')) {
+      const gated = a.refusal.details['gated'];
+      return { ok: false, gated: Array.isArray(gated) ? fromWire<Task[]>(gated) : [], session: null };
+    }
+    const got = this.api.body<{ key: string; session?: number }>(a);
+    const detail = await this.showTask(got.key);
+    if (detail.claim === null) throw new InvalidInputError(`the claim on ${got.key} ended at once`);
+    const started =
+      got.session === undefined ? null : await this.api.want<Session>('GET', `/v1/sessions/${got.session}`);
+    return { ok: true, task: detail.task, claim: detail.claim, session: started };
+  }
+
+  private fenceable(a: Answer): FencedResult {
+    const fenced = fencedOf(a);
+    if (fenced !== null) return fenced;
+    this.api.body(a);
+    return { ok: true };
+  }
+}
