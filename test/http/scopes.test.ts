@@ -155,6 +155,32 @@ for (const db of bothEngines()) {
             [a, agent.id],
           ],
         );
+        // An operator may force-release B's claim; the ledger names the operator's token.
+        const operator = await cli.json<{ id: string; token: string }>(
+          0,
+          'token',
+          'create',
+          '--scope',
+          'operator',
+        );
+        const forced = await call(server.url, 'POST', `/v1/claims/${encodeURIComponent(key)}/force-release`, {
+          token: operator.token,
+          body: { reason: 'the holder is stuck' },
+        });
+        assert.equal(forced.status, 200, JSON.stringify(forced.body));
+        const [row] = await cli.json<{ token: string | null }[]>(
+          0,
+          'audit',
+          '--type',
+          'claim:force_released',
+        );
+        assert.equal(row?.token, operator.id);
+        const again = await call(server.url, 'POST', `/v1/claims/${encodeURIComponent(key)}/force-release`, {
+          token: operator.token,
+          body: { reason: 'twice' },
+        });
+        assert.equal(again.status, 404);
+        assert.equal((again.body['error'] as { code: string }).code, 'no_claim');
       } finally {
         await raw.close();
         await server.stop();

@@ -198,6 +198,8 @@ export function registerUp(program: Command): void {
           announce?.bump();
         };
         try {
+          // Agents still get BATON_DB: giving runUp `apiUrl: server.url` hands them BATON_URL and a
+          // token instead (issue 17, item 4), once the CLI they call can work over HTTP.
           await runUp(store, options, systemClock, said, stop.signal);
         } finally {
           announce?.now();
