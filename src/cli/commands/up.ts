@@ -207,13 +207,20 @@ export function registerUp(program: Command): void {
       const dashboard = { logDir: options.logDir, hostName: options.host };
       const server =
         http.bind === null ? null : await serveHttp(store, { bind: http.bind, auth: http.auth, dashboard });
-      if (server !== null) log(servingLine(server));
+      // The URL line comes last of the start-up lines (joined, containment, leading), so that a
+      // newcomer's `npm start` ends with it: once the log has been quiet a moment, or after 3 s.
+      const announce = server === null ? null : settle(() => log(servingLine(server)));
+      const said = (line: string): void => {
+        log(line);
+        announce?.bump();
+      };
       try {
         // Agents reach Baton through this server, with a token of their own, not the database.
         const apiUrl = server?.url ?? null;
-        const github = githubDuties(store, o, log);
-        await runUp(store, { ...options, ...github, apiUrl }, systemClock, log, stop.signal);
+        const github = githubDuties(store, o, said);
+        await runUp(store, { ...options, ...github, apiUrl }, systemClock, said, stop.signal);
       } finally {
+        announce?.now();
         await server?.close();
       }
       log('left the cluster');
@@ -241,5 +248,29 @@ function githubDuties(store: Store, o: UpFlags, log: (line: string) => void): Pa
       { name: 'github labels', everyMs: 1000, run: async () => void (await backlog.project()) },
     ],
     recheck: (job) => backlog.recheck(job),
+  };
+}
+
+/** Calls `say` once, when bump has not been called for QUIET_MS, or MAX_MS after the start. */
+function settle(say: () => void): { bump: () => void; now: () => void } {
+  const QUIET_MS = 300;
+  const MAX_MS = 3000;
+  let done = false;
+  const fire = (): void => {
+    if (done) return;
+    done = true;
+    clearTimeout(quiet);
+    clearTimeout(limit);
+    say();
+  };
+  let quiet = setTimeout(fire, QUIET_MS);
+  const limit = setTimeout(fire, MAX_MS);
+  return {
+    bump: () => {
+      if (done) return;
+      clearTimeout(quiet);
+      quiet = setTimeout(fire, QUIET_MS);
+    },
+    now: fire,
   };
 }
