@@ -19,7 +19,7 @@ export interface SentResponse {
   readonly body: unknown;
 }
 
-interface StoredIssue {
+export interface StoredIssue {
   number: number;
   title: string;
   body: string;
