@@ -31,7 +31,7 @@ export async function githubFixture(
   o: { readonly comments?: boolean } = {},
 ): Promise<GithubFixture> {
   const store = await openStore(await db.fresh());
-  const checker = new OpenApiChecker();
+  const checker = new OpenApiChecker().warm();
   const gh = new GithubStandIn(REPO, (r) => void checker.check(r));
   const url = await gh.start();
   const logs: string[] = [];

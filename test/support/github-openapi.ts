@@ -64,6 +64,7 @@ export class OpenApiChecker {
   private readonly ajv = new Ajv({
     nullable: true,
     unknownFormats: 'ignore',
+    logger: false,
     allErrors: false,
     schemaId: 'auto',
   });
@@ -80,6 +81,31 @@ export class OpenApiChecker {
     const response = own ?? (common === undefined ? undefined : sharedResponse(common));
     if (response === undefined) return null;
     return response.content?.['application/json']?.schema;
+  }
+
+  /**
+   * Loads the description and compiles the schemas of the responses Baton meets, up front: the
+   * first compile of the issue schema takes seconds, which would stall a stand-in serving from
+   * the same process.
+   */
+  warm(): this {
+    const ok = (method: string, route: string, status: number) =>
+      this.schemaOf({ method, route, status, body: null });
+    const routes: [string, string, number][] = [
+      ['GET', '/repos/{owner}/{repo}/issues', 200],
+      ['GET', '/repos/{owner}/{repo}/issues/{issue_number}', 200],
+      ['GET', '/repos/{owner}/{repo}/issues/{issue_number}/timeline', 200],
+      ['POST', '/repos/{owner}/{repo}/issues/{issue_number}/labels', 200],
+      ['DELETE', '/repos/{owner}/{repo}/issues/{issue_number}/labels/{name}', 200],
+      ['POST', '/repos/{owner}/{repo}/issues/{issue_number}/comments', 201],
+      ['GET', '/repos/{owner}/{repo}/issues/{issue_number}/comments', 200],
+    ];
+    for (const [method, route, status] of routes) {
+      const schema = ok(method, route, status);
+      if (schema !== null && schema !== undefined)
+        this.compiled.set(`${method} ${route} ${status}`, this.ajv.compile(schema));
+    }
+    return this;
   }
 
   /** Records a failure when the response does not match; returns the failure or null. */

@@ -19,7 +19,7 @@ export interface SentResponse {
   readonly body: unknown;
 }
 
-interface StoredIssue {
+export interface StoredIssue {
   number: number;
   title: string;
   body: string;
@@ -60,6 +60,10 @@ export class GithubStandIn {
   readonly faults: Fault[] = [];
   /** Faults applied to every request whose path matches, until cleared (GitHub "down"). */
   down: Fault | null = null;
+  /** A fault for the issues list only (the sync cannot see GitHub; single reads still work). */
+  listDown: Fault | null = null;
+  /** Each issue's labels after every change, oldest first. */
+  readonly history = new Map<number, string[][]>();
   readonly sent: SentResponse[] = [];
   /** Every Authorization header seen (the tests check the token was sent, and nowhere else). */
   readonly authorizations: string[] = [];
@@ -131,6 +135,10 @@ export class GithubStandIn {
     const issue = this.must(number);
     issue.labels = [...labels];
     issue.updatedAt = this.tick();
+  }
+
+  private record(issue: StoredIssue): void {
+    this.history.set(issue.number, [...(this.history.get(issue.number) ?? []), [...issue.labels].sort()]);
   }
 
   labels(number: number): string[] {
@@ -240,7 +248,8 @@ export class GithubStandIn {
     const input = chunks.length === 0 ? {} : (JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown);
     const url = new URL(req.url ?? '/', this.url);
     const method = req.method ?? 'GET';
-    const fault = this.faults.shift() ?? this.down;
+    const listing = method === 'GET' && /^\/repos\/[^/]+\/[^/]+\/issues$/.test(url.pathname);
+    const fault = this.faults.shift() ?? this.down ?? (listing ? this.listDown : null);
     if (fault !== null && fault !== undefined) return this.fault(fault, method, url.pathname, res);
     const routed = this.route(method, url, input as Record<string, unknown>);
     const body = JSON.stringify(routed.body);
@@ -331,6 +340,7 @@ export class GithubStandIn {
         const add = (input['labels'] as string[] | undefined) ?? [];
         issue.labels = [...new Set([...issue.labels, ...add])];
         issue.updatedAt = this.tick();
+        this.record(issue);
         return { route, status: 200, body: issue.labels.map((l) => this.labelJson(l)) };
       }
       case 'DELETE /repos/{owner}/{repo}/issues/{issue_number}/labels/{name}': {
@@ -342,6 +352,7 @@ export class GithubStandIn {
           };
         issue.labels = issue.labels.filter((l) => l !== name);
         issue.updatedAt = this.tick();
+        this.record(issue);
         return { route, status: 200, body: issue.labels.map((l) => this.labelJson(l)) };
       }
       case 'GET /repos/{owner}/{repo}/issues/{issue_number}/comments':

@@ -19,6 +19,7 @@ import { exerciseLifecycle } from './lifecycle.js';
 import { exerciseHumanSessions } from './human-sessions.js';
 import { exerciseNext } from './next.js';
 import { exerciseObserve } from './observe.js';
+import { exerciseGithub } from './github.js';
 import { exerciseLedger } from './ledger.js';
 import { exerciseTasksAndSessions } from './tasks-sessions.js';
 import { exerciseWorkspaceDispatch } from './workspace-dispatch.js';
@@ -51,5 +52,6 @@ export function exerciseStore(h: Harness): void {
     exerciseLedger(h);
     exerciseObserve(h);
     exerciseTokens(h);
+    exerciseGithub(h);
   });
 }

@@ -1,0 +1,118 @@
+/**
+ * `POST /v1/github/webhook`, mounted on a bare Hono app served by @hono/node-server (the way the
+ * HTTP server mounts it): a signed issue-closed event cancels a queued job at once, without a
+ * poll; an unsigned or wrongly signed one gets 401 and changes nothing; a merged pull request
+ * that says it fixes an issue finishes that issue's task.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { serve } from '@hono/node-server';
+import { Webhooks } from '@octokit/webhooks';
+import { Hono } from 'hono';
+import { parseRepo } from '../../src/core/github.js';
+import { closingReferences, githubWebhookRoutes } from '../../src/github/webhook.js';
+import { bothEngines } from '../support/databases.js';
+import type { StoredIssue } from '../support/github-standin.js';
+import { githubFixture, key, REPO, type GithubFixture } from './fixture.js';
+
+const SECRET = 'whsec-stand-in-0123456789';
+
+async function withServer(
+  db: Parameters<typeof githubFixture>[0],
+  body: (
+    f: GithubFixture,
+    post: (event: string, payload: unknown, sign?: string | null) => Promise<Response>,
+  ) => Promise<void>,
+): Promise<void> {
+  const f = await githubFixture(db);
+  const app = new Hono();
+  app.route('/', githubWebhookRoutes({ ...f.backlog.deps, repo: parseRepo(REPO), secret: SECRET }));
+  const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
+  await new Promise((resolve) => server.once('listening', resolve));
+  const address = server.address();
+  const base = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
+  const post = async (event: string, payload: unknown, sign: string | null = SECRET) => {
+    const text = JSON.stringify(payload);
+    const signature = sign === null ? null : await new Webhooks({ secret: sign }).sign(text);
+    return fetch(`${base}/v1/github/webhook`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-github-event': event,
+        'x-github-delivery': '1',
+        ...(signature === null ? {} : { 'x-hub-signature-256': signature }),
+      },
+      body: text,
+    });
+  };
+  try {
+    await body(f, post);
+    assert.deepEqual(f.checker.failures, []);
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+    await f.close();
+  }
+}
+
+const repository = { full_name: REPO, name: 'api', owner: { login: 'acme' } };
+
+describe('closing references', () => {
+  test('reads GitHub closing keywords and nothing else', () => {
+    assert.deepEqual(closingReferences('Fixes #12, closes #3 and resolved: #4; see #5'), [12, 3, 4]);
+    assert.deepEqual(closingReferences('mentions #9'), []);
+  });
+});
+
+for (const db of bothEngines()) {
+  describe(`github webhook (${db.name})`, () => {
+    test('a signed issue-closed event cancels the queued job at once; an unsigned one is refused and changes nothing', () =>
+      withServer(db, async (f, post) => {
+        f.gh.add(1);
+        f.gh.add(2);
+        await f.backlog.sync({ labels: [] });
+        const one = (await f.store.jobs.enqueue({ key: key(1) })).job;
+        const two = (await f.store.jobs.enqueue({ key: key(2) })).job;
+        f.gh.close(1);
+        f.gh.close(2);
+        const issue = (n: number) => f.gh.issueJson(f.gh.issues.get(n) as StoredIssue);
+        const unsigned = await post('issues', { action: 'closed', issue: issue(2), repository }, null);
+        assert.equal(unsigned.status, 401);
+        const wrong = await post(
+          'issues',
+          { action: 'closed', issue: issue(2), repository },
+          'not-the-secret',
+        );
+        assert.equal(wrong.status, 401);
+        assert.match(((await wrong.json()) as { hint: string }).hint, /GITHUB_WEBHOOK_SECRET/);
+        assert.equal((await f.store.jobs.get(two.id))?.status, 'queued', 'refused: nothing changed');
+        assert.equal((await f.store.tasks.get(key(2)))?.state, 'open');
+        const signed = await post('issues', { action: 'closed', issue: issue(1), repository });
+        assert.equal(signed.status, 200);
+        assert.deepEqual(((await signed.json()) as { applied: string[] }).applied, ['closed']);
+        const job = await f.store.jobs.get(one.id);
+        assert.equal(job?.status, 'cancelled');
+        assert.match(job?.reason ?? '', /issue closed on GitHub/);
+        const again = await post('issues', { action: 'closed', issue: issue(1), repository });
+        assert.deepEqual(((await again.json()) as { applied: string[] }).applied, ['unchanged']);
+      }));
+
+    test('a merged pull request that fixes an issue finishes its task; other repositories and events are ignored', () =>
+      withServer(db, async (f, post) => {
+        f.gh.add(4);
+        await f.backlog.sync({ labels: [] });
+        f.gh.close(4, { mergedPr: 10 });
+        const other = await post('issues', {
+          action: 'closed',
+          issue: f.gh.issueJson(f.gh.issues.get(4) as StoredIssue),
+          repository: { full_name: 'someone/else' },
+        });
+        assert.equal(other.status, 202);
+        assert.equal((await f.store.tasks.get(key(4)))?.state, 'open');
+        const pr = { number: 10, merged: true, title: 'Faster widget', body: 'Fixes #4' };
+        const merged = await post('pull_request', { action: 'closed', pull_request: pr, repository });
+        assert.equal(merged.status, 200);
+        assert.equal((await f.store.tasks.get(key(4)))?.state, 'done');
+        assert.equal((await post('ping', { zen: 'hi', repository })).status, 202);
+      }));
+  });
+}
