@@ -15,7 +15,7 @@ import { sweepWorktrees } from './worktree-sweep.js';
 const home = isolateGit();
 after(() => rmSync(home, { recursive: true, force: true }));
 
-test('retires the worktrees of claims that are over, archiving their drafts, and leaves live claims and foreign worktrees alone', async () => {
+test('retires the worktrees of claims that are over, archiving drafts; live claims and foreign ones stay', async () => {
   const { repo, base } = makeRepo(home);
   const store = await openStore(await sqliteDatabase().fresh());
   try {
