@@ -324,6 +324,9 @@ for (const engine of engines()) {
       assert.match(String(job['queuedAt']), ISO);
       assert.equal((await t.json(0, 'cancel', id))['status'], 'cancelled');
       assert.equal((await t.json(3, 'cancel', id))['error'], 'conflict');
+      const [cancelled] = await t.json<Obj[]>(0, 'audit', '--job', id, '--type', 'job:cancelled');
+      const who = (cancelled?.['detail'] as Obj | undefined)?.['by'];
+      assert.match(String(who), /^.+@.+$/, 'the ledger names who cancelled');
       assert.equal(await t.count('queue', 'list', '--status', 'queued'), 0);
     });
 

@@ -239,9 +239,10 @@ export class Coordinator {
   }
 
   /** Cancels an active job; `lost` with the job when it had already finished. */
-  async cancelJob(id: unknown): Promise<JobTransitionResult> {
+  /** Cancels a job, naming who did it in the ledger and in the job's reason. */
+  async cancelJob(id: unknown, by: Actor): Promise<JobTransitionResult> {
     const job = await this.getJob(id);
-    return this.store.jobs.cancel({ id: job.id });
+    return this.store.jobs.cancel({ id: job.id, actor: by.name, by: by.session });
   }
 
   audit(input: AuditInput = {}): Promise<readonly AuditEntry[]> {

@@ -82,6 +82,17 @@ describe('placement', () => {
     assert.deepEqual(r, { ok: true, host: 'b' });
   });
 
+  test('prefers a host whose heartbeat is fresh to one gone quiet, even with less RAM', () => {
+    const quiet = host({ name: 'a', heartbeatAt: 1000, ramFreeMb: 12_000 });
+    const fresh = host({ name: 'b', heartbeatAt: 3500, ramFreeMb: 2_000 });
+    assert.deepEqual(placeJob(1_000, [quiet, fresh], 4000, 5000), { ok: true, host: 'b' });
+    assert.deepEqual(
+      placeJob(3_000, [quiet, fresh], 4000, 5000),
+      { ok: true, host: 'a' },
+      'if it alone fits',
+    );
+  });
+
   test('never places on a disabled (standby) or silent host', () => {
     const r = placeJob(
       100,

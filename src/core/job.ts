@@ -81,3 +81,12 @@ export function isTerminalJobState(state: JobState): state is TerminalJobState {
 export type JobTransitionResult =
   | { readonly ok: true; readonly job: Job }
   | { readonly ok: false; readonly reason: 'lost'; readonly job: Job | null };
+
+/** A cancelled job's reason: the one given, else who cancelled it (`cancelled by alice@box`). */
+export function cancelReason(p: {
+  readonly reason?: string | undefined;
+  readonly actor?: string | undefined;
+}): string {
+  if (p.reason !== undefined) return p.reason;
+  return p.actor === undefined ? 'cancelled' : `cancelled by ${p.actor}`;
+}

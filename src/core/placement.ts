@@ -42,8 +42,18 @@ function isLive(h: HostCapacity, now: Instant, staleAfterMs: number): boolean {
 }
 
 /**
- * Chooses the host for a job needing `ramMb` (0 when unknown): among eligible hosts, the one with
- * the most RAM available, then the fewest active jobs, then by name, so placement is deterministic.
+ * A host that reported within half the stale threshold: a runner beating on time. One silent for
+ * longer is still live but may have died; it gets work only when no fresh host fits, so jobs are
+ * not placed, one after another, on a host that crashed a moment ago (issue 14, item 7).
+ */
+export function isFresh(h: HostCapacity, now: Instant, staleAfterMs: number): boolean {
+  return now - h.heartbeatAt <= staleAfterMs / 2;
+}
+
+/**
+ * Chooses the host for a job needing `ramMb` (0 when unknown): among eligible hosts, a fresh one
+ * before one gone quiet, then the one with the most RAM available, then the fewest active jobs,
+ * then by name, so placement is deterministic.
  */
 export function placeJob(
   ramMb: number,
@@ -71,9 +81,13 @@ export function placeJob(
       reason: `needs ${ramMb} MB; the most free is ${ramAvailableMb(best)} MB on ${best.name}`,
     };
   }
+  const fresh = (h: HostCapacity): number => (isFresh(h, now, staleAfterMs) ? 1 : 0);
   const chosen = [...fitting].sort(
     (a, b) =>
-      ramAvailableMb(b) - ramAvailableMb(a) || a.jobsActive - b.jobsActive || a.name.localeCompare(b.name),
+      fresh(b) - fresh(a) ||
+      ramAvailableMb(b) - ramAvailableMb(a) ||
+      a.jobsActive - b.jobsActive ||
+      a.name.localeCompare(b.name),
   )[0];
   return chosen === undefined ? { ok: false, reason: 'no host fits' } : { ok: true, host: chosen.name };
 }

@@ -13,3 +13,9 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = { backoffBaseMs: 2000, backoffM
 export function backoffMs(policy: RetryPolicy, attempt: number): number {
   return Math.min(policy.backoffMaxMs, policy.backoffBaseMs * 2 ** Math.max(0, attempt - 1));
 }
+
+/**
+ * Said of a requeue whose attempt never started an agent (placed on a host that died, say): the
+ * attempt is given back, so crashes of hosts cannot use up a job's attempts (issue 14, item 7).
+ */
+export const ATTEMPT_NOT_COUNTED = '; no agent had started, so the attempt does not count';

@@ -97,6 +97,11 @@ export class AgentRun {
       name: `job ${job.id}`,
       ttlMs: this.o.sessionTtlMs,
     });
+    // Making or retiring a worktree takes seconds on a busy host, and the loop below beats only
+    // while the agent runs: the session beats on its own timer from start to end, as a liveness
+    // signal; the claim's heartbeat (stillOurs) stays the proof the run is still ours.
+    const beat = (): void => void store.sessions.heartbeat({ session: agent.id }).catch(() => null);
+    const keepAlive = setInterval(beat, this.o.heartbeatIntervalMs);
     try {
       const claim = await store.claims
         .acquire({ key: job.key, session: agent.id })
@@ -133,11 +138,7 @@ export class AgentRun {
       const release = (outcome: 'failed' | 'released') =>
         store.claims.release({ key: job.key, session: agent.id, epoch: claimEpoch, outcome });
       const claimRef = { session: agent.id, key: job.key, epoch: claimEpoch };
-      // Making a worktree can take seconds on a busy host: the agent's session beats meanwhile.
-      const beat = (): void => void store.sessions.heartbeat({ session: agent.id }).catch(() => null);
-      const keepAlive = setInterval(beat, this.o.heartbeatIntervalMs);
-      const settled = settleWorkspace(this.o, job, guard, claimRef, release);
-      const dir = await settled.finally(() => clearInterval(keepAlive));
+      const dir = await settleWorkspace(this.o, job, guard, claimRef, release);
       if (dir === null) return;
       try {
         await this.supervise(command, agent.id, claimEpoch, guard, dir);
@@ -153,6 +154,7 @@ export class AgentRun {
         .catch((error: unknown) =>
           this.o.log(`job ${job.id} ${job.key}: lock not released: ${String(error)}`),
         );
+      clearInterval(keepAlive);
       await this.reach?.close();
       await store.sessions.end(agent.id);
     }
@@ -199,6 +201,7 @@ export class AgentRun {
     );
 
     let lastBeatMs = -Infinity;
+    let judging: Promise<void> | null = null;
     while (!done) {
       await Promise.race([exited, clock.sleep(this.o.sampleIntervalMs)]);
       if (done) break;
@@ -207,11 +210,11 @@ export class AgentRun {
       if (mono - lastBeatMs >= this.o.heartbeatIntervalMs) {
         lastBeatMs = mono;
         if (await this.stillOurs(agentSession, claimEpoch)) lastOkMs = clock.monotonicNowMs();
-        const stall = await progress.tick().catch(() => null);
-        if (stall === 'kill') this.kill('stalled');
-        else if (stall === 'escalate') await this.escalateStall(progress, agentSession, claimEpoch);
+        // Progress runs git in the worktree, slow on a busy host: it must never delay a beat.
+        judging ??= this.judgeProgress(progress, claimEpoch).finally(() => (judging = null));
       }
     }
+    await judging;
     const exit = await exited;
     // Whatever the agent left behind (a setsid child, a daemon it started) ends with the job.
     this.oomKills = Math.max(this.oomKills, scope.oomKills());
@@ -291,27 +294,10 @@ export class AgentRun {
     return { child: agent.child, scope, oomBefore };
   }
 
-  /**
-   * Hands a stalled run's task to a human under the agent's claim: the claim and the job end
-   * `escalated` in one step, and the run is killed. Fenced means the task is no longer this
-   * run's to escalate (stillOurs kills it); a failure leaves the escalation for the next tick.
-   */
-  private async escalateStall(progress: RunProgress, agentSession: number, claimEpoch: number) {
-    try {
-      const r = await this.o.store.lifecycle.escalate({
-        key: this.job.key,
-        reason: progress.reason(),
-        by: { name: `runner of job ${this.job.id}`, session: this.o.runnerSession },
-        claim: { session: agentSession, epoch: claimEpoch },
-      });
-      progress.escalated();
-      if (r.ok) {
-        this.o.log(`job ${this.job.id} ${this.job.key}: stalled, escalated to a human`);
-        this.kill('escalated');
-      }
-    } catch {
-      // The database is away: the next tick asks again.
-    }
+  private async judgeProgress(progress: RunProgress, claimEpoch: number): Promise<void> {
+    const stall = await progress.tick().catch(() => null);
+    if (stall === 'kill') this.kill('stalled');
+    else if (stall === 'escalate' && (await progress.escalate(claimEpoch))) this.kill('escalated');
   }
 
   /** Heartbeats the claim and reads the job; kills the tree when either says it is no longer ours. */

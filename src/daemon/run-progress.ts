@@ -63,7 +63,7 @@ export class RunProgress {
 
   /**
    * Sends the marks gathered since the last tick, then judges a stall: 'kill' when the run must
-   * end, 'escalate' while its stall waits to be handed to a human (see escalated()).
+   * end, 'escalate' while its stall waits to be handed to a human (see escalate()).
    */
   async tick(): Promise<'kill' | 'escalate' | null> {
     if (this.escalation) return 'escalate';
@@ -93,9 +93,26 @@ export class RunProgress {
     return null;
   }
 
-  /** The store took the escalation (or refused it for good): stop asking. */
-  escalated(): void {
-    this.escalation = false;
+  /**
+   * Hands the stalled run's task to a human under the agent's claim: the claim and the job end
+   * `escalated` in one step; true when the run must then be killed. Fenced means the task is no
+   * longer this run's to escalate (the heartbeat kills it); a failure leaves it for the next tick.
+   */
+  async escalate(claimEpoch: number): Promise<boolean> {
+    const { job } = this.o;
+    try {
+      const r = await this.o.store.lifecycle.escalate({
+        key: job.key,
+        reason: this.reason(),
+        by: { name: `runner of job ${job.id}`, session: this.o.runnerSession },
+        claim: { session: this.o.agentSession, epoch: claimEpoch },
+      });
+      this.escalation = false;
+      if (r.ok) this.o.log(`job ${job.id} ${job.key}: stalled, escalated to a human`);
+      return r.ok;
+    } catch {
+      return false; // The database is away: the next tick asks again.
+    }
   }
 
   /** Why a run killed for a stall failed: the job's reason. */

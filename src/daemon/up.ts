@@ -25,6 +25,8 @@ import { DEFAULT_STALL_POLICY, type StallPolicy } from './run-progress.js';
 import { Runner } from './runner.js';
 import { takeOverDeadPredecessor } from './takeover.js';
 import { LedgerSealer } from './sealer.js';
+import { Nap } from './nap.js';
+import { SWEEP_INTERVAL_MS, sweepWorktrees } from './worktree-sweep.js';
 import type { LedgerSigner } from '../coordinator/ledger/keys.js';
 import { LeaderDuties, type LeaderDuty } from './leader-duties.js';
 import type { Recheck } from './run-recheck.js';
@@ -252,6 +254,10 @@ async function joinWith(
     log,
   });
   runner.on('failed', fail('runner'));
+  const sweeper = startSweeper(store, clock, log, stop);
+  dispatcher.on('rescued', (r) => {
+    if (r.jobsRequeued.length + r.jobsFailed.length + r.sessions.length > 0) sweeper.now();
+  });
   const fenced = new Promise<boolean>((resolve) => {
     runner.once('fenced', () => resolve(true));
     stop.addEventListener('abort', () => resolve(false), { once: true });
@@ -275,12 +281,40 @@ async function joinWith(
   pump.stop();
   await pump.done;
   await sealer?.stop();
+  await sweeper.stop();
   await duties.stop();
   await dispatcher.stop();
   await elector.stop();
   await runner.stop(true);
   if (!wasFenced) await store.sessions.end(session.id).catch(() => false);
   return { fenced: wasFenced, session: session.id };
+}
+
+/**
+ * Sweeps the worktrees of claims that are over (worktree-sweep.ts): at once, so what a dead
+ * predecessor left goes before new work starts, then every SWEEP_INTERVAL_MS and when asked.
+ */
+function startSweeper(
+  store: Store,
+  clock: Clock,
+  log: (line: string) => void,
+  stop: AbortSignal,
+): { now: () => void; stop: () => Promise<void> } {
+  const end = new AbortController();
+  const nap = new Nap();
+  const done = (async () => {
+    while (!end.signal.aborted && !stop.aborted) {
+      await sweepWorktrees(store, log).catch((e: unknown) => log(`worktree sweep failed: ${String(e)}`));
+      await nap.sleep(clock, SWEEP_INTERVAL_MS, end.signal);
+    }
+  })();
+  return {
+    now: () => nap.wake(),
+    stop: async () => {
+      end.abort();
+      await done;
+    },
+  };
 }
 
 function joinedAs(enabled: boolean, standby: boolean): string {

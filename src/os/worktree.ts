@@ -239,6 +239,30 @@ async function releaseOlderEpochs(
   }
 }
 
+/** A linked worktree Baton made for one claim: on a `baton/` branch, in a `-epoch-<n>` directory. */
+export interface ClaimWorktree {
+  readonly path: string;
+  readonly branch: string;
+  /** The task key its branch records, or null when the branch records none. */
+  readonly key: string | null;
+  readonly epoch: number;
+}
+
+/** Every worktree of the repository that Baton made for a claim, including ones whose directory is gone. */
+export async function listClaimWorktrees(repoPath: string): Promise<ClaimWorktree[]> {
+  const repo = resolve(repoPath);
+  await gitDirOf(repo, 'repository');
+  const out: ClaimWorktree[] = [];
+  for (const entry of (await listWorktrees(repo)).slice(1)) {
+    const branch = entry.ref?.replace(/^refs\/heads\//, '') ?? '';
+    const epoch = EPOCH_SUFFIX.exec(basename(entry.path))?.[1];
+    if (!branch.startsWith(BRANCH_PREFIX) || epoch === undefined) continue;
+    const key = await gitMaybe(['config', '--get', `branch.${branch}.${KEY_CONFIG}`], { cwd: repo });
+    out.push({ path: entry.path, branch, key, epoch: Number(epoch) });
+  }
+  return out;
+}
+
 /**
  * Ends a claim's worktree: archives its unpushed commits and uncommitted changes to
  * `refs/baton/archive/<slug>/<epoch>` (null when nothing was at risk), then removes the

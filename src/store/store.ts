@@ -175,6 +175,8 @@ export interface JobFinishAndClaimNextResult {
 export interface JobCancelParams {
   readonly id: JobId;
   readonly by?: SessionId | undefined;
+  /** Who cancelled, in words (`alice@box`): the ledger row's `by`, and the job's reason. */
+  readonly actor?: string | undefined;
   readonly reason?: string | undefined;
 }
 

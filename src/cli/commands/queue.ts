@@ -1,4 +1,5 @@
 /** `baton enqueue`, `baton queue list`, `baton job show|next|finish` and `baton cancel`. */
+import { cliActor } from './lifecycle.js';
 import type { Command } from 'commander';
 import { jobDetail, jobLine, jobTable, jobWithProgress } from '../job-format.js';
 import { Refusal } from '../refusal.js';
@@ -72,9 +73,10 @@ export function registerQueue(program: Command): void {
   program
     .command('cancel <job-id>')
     .description('cancel a queued, claimed or running job; exits 3 when it had already finished')
-    .action((id: string, _o: unknown, cmd: Command) =>
+    .option('--session <id>', 'the session you act under, recorded in the ledger')
+    .action((id: string, o: { session?: string }, cmd: Command) =>
       withCoordinator(cmd, async (baton, out) => {
-        const result = await baton.cancelJob(id);
+        const result = await baton.cancelJob(id, cliActor(o.session));
         if (!result.ok) {
           const status = result.job?.status ?? 'gone';
           const message = `job ${id} is already ${status}`;

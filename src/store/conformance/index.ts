@@ -3,6 +3,7 @@
  * comes with a change here.
  */
 import { describe } from 'node:test';
+import { exerciseAttempts } from './attempts.js';
 import { exerciseAuditAndMigrations } from './audit-migrations.js';
 import { exerciseClaims } from './claims.js';
 import { exerciseContainment } from './containment.js';
@@ -39,6 +40,7 @@ export function exerciseStore(h: Harness): void {
     exerciseAuditAndMigrations(h);
     exerciseDispatch(h);
     exerciseHostLoad(h);
+    exerciseAttempts(h);
     exerciseEffects(h);
     exerciseProgress(h);
     exerciseWorkspaces(h);

@@ -227,6 +227,18 @@ export function exerciseJobs(h: Harness): void {
         assert.equal(again.ok, false);
       }));
 
+    test('names who cancelled a job in its ledger row and its reason', () =>
+      withFixture(h, async ({ store }) => {
+        const s = await givenSession(store);
+        const { job } = await store.jobs.enqueue({ key: 'k' });
+        const r = await store.jobs.cancel({ id: job.id, actor: 'alice@box', by: s.id });
+        assert.ok(r.ok);
+        assert.equal(r.job.reason, 'cancelled by alice@box');
+        const [row] = await store.audit.list({ jobId: job.id, type: 'job:cancelled' });
+        assert.equal(row?.session, s.id);
+        assert.equal(row?.detail['by'], 'alice@box');
+      }));
+
     test('never hands one job to two concurrent claimers', () =>
       withFixture(h, async ({ store, openAnother }) => {
         const other = await openAnother();

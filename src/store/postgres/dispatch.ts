@@ -5,7 +5,7 @@
  * Lock order: the lease row, then the job row; rescue takes a session row, then its claim rows,
  * then their task rows (the kernel's order), then its workspace lock rows.
  */
-import { backoffMs, type RetryPolicy } from '../../core/retry.js';
+import { ATTEMPT_NOT_COUNTED, backoffMs, type RetryPolicy } from '../../core/retry.js';
 import type { LockOutcome } from '../../core/workspace-lock.js';
 import type { DispatchStore, RescueReport } from '../dispatch-store.js';
 import { jobById } from './jobs.js';
@@ -228,8 +228,12 @@ async function requeueOrFail(
   lockOutcome: LockOutcome,
   reason?: string,
 ): Promise<{ outcome: 'requeued' | 'failed'; row: JobRow } | null> {
+  // Recovery gives back an attempt that never started an agent (no pid attached): a host that
+  // died after its placement must not use up the job's attempts. A runner's own requeue counts.
+  const unstarted = lockOutcome === 'recovered' && job.pid === null;
   const why =
-    reason ?? `session ${job.session_id ?? '-'} (agent ${job.agent_session_id ?? '-'}) is no longer live`;
+    (reason ?? `session ${job.session_id ?? '-'} (agent ${job.agent_session_id ?? '-'}) is no longer live`) +
+    (unstarted ? ATTEMPT_NOT_COUNTED : '');
   // $1 id, $2 epoch, $3 status, $4 observed runner session, $5 why, $6 the lock's outcome
   const guard = [job.id, job.epoch, job.status, job.session_id, why, lockOutcome];
   const where = `id = $1::bigint AND epoch = $2::bigint AND status = $3::text
@@ -245,13 +249,14 @@ async function requeueOrFail(
          FROM j
          UNION ALL
          ${lockReleasedRows(1, 'k', at, '$6::text', 'j')}`);
-  if (job.attempt < job.attempt_max) {
+  if (job.attempt < job.attempt_max || unstarted) {
     const row = await run.one<JobRow>(
       `WITH j AS (
          UPDATE jobs SET status = 'queued', run_after = ${NOW} + ${msInterval('$7')},
            session_id = NULL, host = NULL, agent_session_id = NULL, pid = NULL, term = NULL,
+           attempt = attempt - ${unstarted ? 1 : 0},
            reason = 'requeued: ' || $5::text
-         WHERE ${where}
+         WHERE ${where} ${unstarted ? 'AND pid IS NULL' : ''}
          RETURNING ${jobColumns('jobs')}
        ), ${locks}, a AS (
          ${audit(
@@ -261,7 +266,7 @@ async function requeueOrFail(
          )}
        )
        SELECT * FROM j`,
-      [...guard, backoffMs(policy, job.attempt)],
+      [...guard, backoffMs(policy, Math.max(1, job.attempt - (unstarted ? 1 : 0)))],
     );
     return row === undefined ? null : { outcome: 'requeued', row };
   }

@@ -2,6 +2,7 @@
  * Queue jobs on PostgreSQL: every transition is one guarded UPDATE whose audit row is written by
  * the same statement. A transition that matches nothing reads the job once more to report `lost`.
  */
+import { cancelReason } from '../../core/job.js';
 import { assert } from '../../core/assert.js';
 import { ConflictError, NotFoundError } from '../../core/errors.js';
 import { TERMINAL_JOB_STATES, type Job, type JobTransitionResult } from '../../core/job.js';
@@ -253,13 +254,14 @@ export function postgresJobs(run: PgRunner, took: (n: number) => void): Store['j
            ${insertAuditRows(`
              SELECT 0 AS part, ''::text AS seq, finished_at AS at, 'job:cancelled'::text AS type,
                key AS task_key, id AS job_id, $3::bigint AS session_id,
-               ${hostOf('$3::bigint')} AS host, epoch, jsonb_build_object('reason', reason) AS detail
+               ${hostOf('$3::bigint')} AS host, epoch,
+               jsonb_build_object('reason', reason, 'by', $4::text) AS detail
              FROM j
              UNION ALL
              ${lockReleasedRows(1, 'k', 'j.finished_at', `'released'`, 'j')}`)}
          )
          SELECT * FROM j`,
-        [p.id, p.reason ?? 'cancelled', p.by ?? null],
+        [p.id, cancelReason(p), p.by ?? null, p.actor ?? null],
       );
       return lostOr(run, p.id, row);
     },

@@ -1,7 +1,7 @@
 /** Term-fenced placement, the runner's assignments, and rescue of stale sessions, on SQLite. */
 import type { Job } from '../../core/job.js';
 import type { TaskGate } from '../../core/task.js';
-import { backoffMs, type RetryPolicy } from '../../core/retry.js';
+import { ATTEMPT_NOT_COUNTED, backoffMs, type RetryPolicy } from '../../core/retry.js';
 import type { LockOutcome } from '../../core/workspace-lock.js';
 import type { DispatchStore, PlaceResult, RescueReport, TermRef } from '../dispatch-store.js';
 import { jobById } from './jobs.js';
@@ -240,20 +240,32 @@ function requeueOrFail(
   reason?: string,
 ): boolean {
   const now = run.now();
+  // Recovery gives back an attempt that never started an agent (no pid attached): a host that
+  // died after its placement must not use up the job's attempts. A runner's own requeue counts.
+  const unstarted = lockOutcome === 'recovered' && job.pid === null;
   const why =
-    reason ?? `session ${job.session_id ?? '-'} (agent ${job.agent_session_id ?? '-'}) is no longer live`;
+    (reason ?? `session ${job.session_id ?? '-'} (agent ${job.agent_session_id ?? '-'}) is no longer live`) +
+    (unstarted ? ATTEMPT_NOT_COUNTED : '');
   const base = { at: now, key: job.key, jobId: job.id, session: job.session_id, epoch: job.epoch };
-  if (job.attempt < job.attempt_max) {
+  if (job.attempt < job.attempt_max || unstarted) {
     const changed = run
       .prepare(
         `UPDATE jobs SET status = 'queued', run_after = ?, session_id = NULL, host = NULL,
-           agent_session_id = NULL, pid = NULL, term = NULL, reason = ?
-         WHERE id = ? AND epoch = ? AND status = ?`,
+           agent_session_id = NULL, attempt = attempt - ${unstarted ? 1 : 0}, pid = NULL, term = NULL,
+           reason = ?
+         WHERE id = ? AND epoch = ? AND status = ? ${unstarted ? 'AND pid IS NULL' : ''}`,
       )
-      .run(now + backoffMs(policy, job.attempt), `requeued: ${why}`, job.id, job.epoch, job.status).changes;
+      .run(
+        now + backoffMs(policy, Math.max(1, job.attempt - (unstarted ? 1 : 0))),
+        `requeued: ${why}`,
+        job.id,
+        job.epoch,
+        job.status,
+      ).changes;
     if (changed === 0) return false;
     report.jobsRequeued.push(job.id);
-    appendAudit(run, { ...base, type: 'job:requeued', detail: { reason: why, attempt: job.attempt } });
+    const attempt = job.attempt - (unstarted ? 1 : 0);
+    appendAudit(run, { ...base, type: 'job:requeued', detail: { reason: why, attempt } });
     releaseJobLocks(run, now, job.id, lockOutcome);
   } else {
     const changed = run

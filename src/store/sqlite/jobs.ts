@@ -1,4 +1,5 @@
 /** Queue jobs on SQLite: every transition is one guarded UPDATE inside BEGIN IMMEDIATE. */
+import { cancelReason } from '../../core/job.js';
 import { isTerminalJobState, type Job, type JobState, type JobTransitionResult } from '../../core/job.js';
 import { ConflictError, NotFoundError } from '../../core/errors.js';
 import type { JobClaimNextParams, JobFinishAndClaimNextParams, JobFinishParams, Store } from '../store.js';
@@ -107,7 +108,7 @@ export function sqliteJobs(run: SqliteRunner): Store['jobs'] {
               `UPDATE jobs SET status = 'cancelled', finished_at = ?, reason = ?
                WHERE id = ? AND status IN ('queued', 'claimed', 'running') ${RETURNING}`,
             )
-            .get(now, p.reason ?? 'cancelled', p.id) as JobRow | undefined;
+            .get(now, cancelReason(p), p.id) as JobRow | undefined;
           if (row !== undefined) {
             appendAudit(run, {
               at: now,
@@ -116,7 +117,7 @@ export function sqliteJobs(run: SqliteRunner): Store['jobs'] {
               jobId: p.id,
               session: p.by ?? null,
               epoch: row.epoch,
-              detail: { reason: row.reason },
+              detail: { reason: row.reason, by: p.actor ?? null },
             });
             // A running job's agent may still be at work: its runner releases the lock once the
             // tree is dead (workspaceLocks.releaseJob). Before that, no agent was ever spawned.

@@ -1,0 +1,54 @@
+/**
+ * Attempts that never started an agent do not count (issue 14, item 7): a job placed on a host
+ * that died before its runner spawned anything is given its attempt back, so crashes of hosts
+ * cannot use up a job's attempts; an attempt whose agent ran counts as before.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { givenHost, givenLeader } from './dispatch.js';
+import { withFixture, type Harness } from './harness.js';
+
+const POLICY = { backoffBaseMs: 1, backoffMaxMs: 1 };
+
+export function exerciseAttempts(h: Harness): void {
+  describe('attempts', () => {
+    test('gives back the attempt of a placement whose host died before any agent started', () =>
+      withFixture(h, async ({ store }) => {
+        const { job } = await store.jobs.enqueue({ key: 'k', attemptMax: 1 });
+        for (let crash = 1; crash <= 3; crash++) {
+          const { session } = await givenHost(store, `box-${crash}`);
+          const term = await givenLeader(store, `leader-${crash}`);
+          const placed = await store.dispatch.place({ id: job.id, host: `box-${crash}`, term });
+          assert.ok(placed.ok, `placement ${crash}`);
+          assert.equal(placed.job.attempt, 1);
+          if (crash === 3)
+            await store.jobs.start({ id: job.id, session: session.id, epoch: placed.job.epoch });
+          await store.sessions.end(session.id);
+          const report = await store.recovery.rescueStale({ staleAfterMs: 60_000, policy: POLICY });
+          assert.deepEqual(report.jobsRequeued, [job.id], `crash ${crash} requeues`);
+          const after = await store.jobs.get(job.id);
+          assert.equal(after?.status, 'queued');
+          assert.equal(after?.attempt, 0, 'the attempt is not counted');
+          assert.match(after?.reason ?? '', /no agent had started, so the attempt does not count/);
+          await store.leases.resign({ name: 'dispatcher', holder: term.holder, term: term.term });
+        }
+      }));
+
+    test('counts an attempt whose agent started, failing the job once they are used up', () =>
+      withFixture(h, async ({ store }) => {
+        const { session } = await givenHost(store);
+        const term = await givenLeader(store);
+        const { job } = await store.jobs.enqueue({ key: 'k', attemptMax: 1 });
+        const placed = await store.dispatch.place({ id: job.id, host: 'box-1', term });
+        assert.ok(placed.ok);
+        const guard = { id: job.id, session: session.id, epoch: placed.job.epoch };
+        await store.jobs.start(guard);
+        const agent = await store.sessions.start({ kind: 'agent', host: 'box-1', pid: 3 });
+        await store.dispatch.attach({ ...guard, agentSession: agent.id, pid: 3 });
+        await store.sessions.end(session.id);
+        const report = await store.recovery.rescueStale({ staleAfterMs: 60_000, policy: POLICY });
+        assert.deepEqual(report.jobsFailed, [job.id]);
+        assert.match((await store.jobs.get(job.id))?.reason ?? '', /^attempts exhausted/);
+      }));
+  });
+}
