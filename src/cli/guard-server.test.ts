@@ -13,7 +13,7 @@ import { commitFile, git, isolateGit, makeRepo } from '../../test/support/git.js
 import { prepareWorktree } from '../os/worktree.js';
 
 const KEY = 'github:acme/api#77';
-const BRANCH = 'baton/github-acme-api-77';
+const BRANCH = 'baton/github-acme-api-77-69cec2fc';
 const root = repoRoot();
 const home = isolateGit();
 after(() => rmSync(home, { recursive: true, force: true }));
@@ -133,7 +133,7 @@ for (const engine of engines()) {
       const bare = await t.push(wt.path, 'origin', BRANCH);
       assert.notEqual(bare.code, 0);
       assert.match(bare.stderr, /names no claim/);
-      const other = 'baton/github-acme-api-78';
+      const other = 'baton/github-acme-api-78-f462a279';
       const wrong = await t.push(
         wt.path,
         '-o',

@@ -20,7 +20,7 @@ interface Run {
 }
 
 const KEY = 'github:acme/api#1246';
-const BRANCH = 'baton/github-acme-api-1246';
+const BRANCH = 'baton/github-acme-api-1246-44c34579';
 const home = isolateGit();
 
 function repoRoot(from: string): string {

@@ -8,6 +8,7 @@ import { registerAudit } from './commands/audit.js';
 import { registerClaim } from './commands/claim.js';
 import { registerDb } from './commands/db.js';
 import { registerEffect } from './commands/effect.js';
+import { registerForceRelease } from './commands/force-release.js';
 import { registerGuard } from './commands/guard.js';
 import { registerHeartbeat } from './commands/heartbeat.js';
 import { registerHooks } from './commands/hooks.js';
@@ -51,6 +52,7 @@ export function buildProgram(): Command {
   registerSession(program);
   registerHeartbeat(program);
   registerClaim(program);
+  registerForceRelease(program);
   registerNext(program);
   registerLifecycle(program);
   registerEffect(program);

@@ -11,7 +11,7 @@ import type { Job, JobTransitionResult } from '../core/job.js';
 import type { Session } from '../core/session.js';
 import type { Task } from '../core/task.js';
 import { validateId, validateKey } from '../core/validate.js';
-import type { JobEnqueueResult, Store } from '../store/store.js';
+import type { ClaimForceReleaseResult, JobEnqueueResult, Store } from '../store/store.js';
 import { Cluster } from './cluster.js';
 import { Effects } from './effects.js';
 import { ProgressMarks } from './progress.js';
@@ -25,6 +25,7 @@ import {
   parseAudit,
   parseClaim,
   parseEnqueue,
+  parseForceRelease,
   parseHeartbeat,
   parseJobList,
   parseRelease,
@@ -34,6 +35,7 @@ import {
   type AuditInput,
   type ClaimInput,
   type EnqueueInput,
+  type ForceReleaseInput,
   type HeartbeatInput,
   type JobListInput,
   type ReleaseInput,
@@ -197,6 +199,14 @@ export class Coordinator {
 
   release(input: ReleaseInput): Promise<FencedResult> {
     return this.store.claims.release(parseRelease(input));
+  }
+
+  /**
+   * An operator ends the task's live claim, whoever holds it, with a reason: the holder is
+   * fenced and its run cancelled (store.ts, claims.forceRelease); `no_claim` when none is live.
+   */
+  forceRelease(input: ForceReleaseInput): Promise<ClaimForceReleaseResult> {
+    return this.store.claims.forceRelease(parseForceRelease(input));
   }
 
   /** Queues a job for the task, creating the task if needed; returns the active job if any. */

@@ -10,7 +10,7 @@ import { validateCommandTemplate } from '../core/command-template.js';
 import { InvalidInputError } from '../core/errors.js';
 import { JOB_STATES, type JobState } from '../core/job.js';
 import { SESSION_KINDS, SESSION_TTL_MAX_MS, SESSION_TTL_MIN_MS, sessionTtlMs } from '../core/session.js';
-import { BODY_LENGTH_MAX, TASK_STATES, URL_LENGTH_MAX } from '../core/task.js';
+import { BODY_LENGTH_MAX, REASON_LENGTH_MAX, TASK_STATES, URL_LENGTH_MAX, type Actor } from '../core/task.js';
 import {
   RAM_MB_MAX,
   validateEpoch,
@@ -22,11 +22,13 @@ import {
   validateDuration,
   validateOneOf,
   validatePriority,
+  validateReason,
   validateTitle,
 } from '../core/validate.js';
 import type {
   AuditListParams,
   ClaimAcquireParams,
+  ClaimForceReleaseParams,
   ClaimReleaseParams,
   HeartbeatParams,
   JobEnqueueParams,
@@ -88,6 +90,13 @@ export interface ClaimInput {
 export interface ReleaseInput extends ClaimInput {
   readonly epoch: unknown;
   readonly outcome?: unknown;
+}
+
+export interface ForceReleaseInput {
+  readonly key: unknown;
+  readonly reason: unknown;
+  /** Who does it, named by the adapter (the CLI: user@host; HTTP: its token). */
+  readonly by: Actor;
 }
 
 export interface EnqueueInput {
@@ -204,6 +213,14 @@ export function parseRelease(input: ReleaseInput): ClaimReleaseParams {
     epoch: validateEpoch(input.epoch),
     outcome:
       input.outcome === undefined ? 'released' : validateOneOf('outcome', input.outcome, RELEASE_OUTCOMES),
+  };
+}
+
+export function parseForceRelease(input: ForceReleaseInput): ClaimForceReleaseParams {
+  return {
+    key: validateKey(input.key),
+    reason: validateReason('reason', input.reason, REASON_LENGTH_MAX),
+    by: input.by,
   };
 }
 

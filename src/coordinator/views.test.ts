@@ -94,5 +94,43 @@ for (const db of bothEngines()) {
         await store.close();
       }
     });
+
+    test('reports each session with the issues it worked, filtered by host, and refuses a bad time', async () => {
+      const { store, views } = await open();
+      try {
+        const a = await store.sessions.start({ kind: 'agent', host: 'box-1', pid: 11, name: 'claude' });
+        const b = await store.sessions.start({ kind: 'human', host: 'box-2', pid: 12 });
+        await store.tasks.add({ key: 'rep-1', title: 'one' });
+        const held = await store.claims.acquire({ key: 'rep-1', session: a.id });
+        assert.ok(held.ok);
+        assert.ok(
+          (
+            await store.claims.release({
+              key: 'rep-1',
+              session: a.id,
+              epoch: held.claim.epoch,
+              outcome: 'failed',
+            })
+          ).ok,
+        );
+        const all = await views.sessions({});
+        const mine = all.find((s) => s.session === a.id);
+        assert.deepEqual(
+          mine?.issuesWorked.map((i) => [i.key, i.epoch]),
+          [['rep-1', held.claim.epoch]],
+        );
+        assert.ok(all.some((s) => s.session === b.id));
+        const box2 = await views.sessions({ host: 'box-2' });
+        assert.deepEqual(
+          box2.map((s) => s.session),
+          [b.id],
+        );
+        assert.deepEqual(await views.sessions({ until: '2000-01-01' }), []);
+        await assert.rejects(views.sessions({ since: 'yesterday' }), /since must be an ISO date/);
+        await assert.rejects(views.sessions({ limit: '0' }), InvalidInputError);
+      } finally {
+        await store.close();
+      }
+    });
   });
 }

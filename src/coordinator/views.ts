@@ -5,9 +5,10 @@
  */
 import type { AuditEntry } from '../core/audit-event.js';
 import { AUDIT_TYPES } from '../core/audit-event.js';
-import { NotFoundError } from '../core/errors.js';
+import { InvalidInputError, NotFoundError } from '../core/errors.js';
 import { JOB_STATES, type Job, type JobState } from '../core/job.js';
 import type { Session } from '../core/session.js';
+import type { SessionReport } from '../core/session-report.js';
 import type { Instant } from '../core/time.js';
 import { validateId, validateInteger, validateKey, validateName, validateOneOf } from '../core/validate.js';
 import type { WorkspaceLock } from '../core/workspace-lock.js';
@@ -29,6 +30,13 @@ export interface QueueInput {
   readonly host?: unknown;
   readonly key?: unknown;
   readonly before?: unknown;
+  readonly limit?: unknown;
+}
+
+export interface SessionsInput {
+  readonly host?: unknown;
+  readonly since?: unknown;
+  readonly until?: unknown;
   readonly limit?: unknown;
 }
 
@@ -85,6 +93,18 @@ const optional = <T>(value: unknown, check: (v: unknown) => T): T | undefined =>
   value === undefined || value === '' ? undefined : check(value);
 const pageLimit = (value: unknown, fallback: number): number =>
   optional(value, (v) => validateInteger('limit', v, 1, PAGE_MAX)) ?? fallback;
+
+/** An ISO date or time from a query string, as an instant. */
+function isoTime(name: string, value: unknown): Instant {
+  const at = typeof value === 'string' && /^\d{4}-\d{2}-\d{2}/.test(value) ? Date.parse(value) : NaN;
+  if (Number.isNaN(at)) {
+    throw new InvalidInputError(
+      `${name} must be an ISO date or time, got ${JSON.stringify(value)}`,
+      `for example ${name}=2026-12-01 or ${name}=2026-12-01T09:30:00Z`,
+    );
+  }
+  return at;
+}
 
 function statuses(value: unknown): JobState[] {
   const raw = typeof value === 'string' ? value.split(',').map((s) => s.trim()) : value;
@@ -211,6 +231,19 @@ export class Views {
       limit,
     });
     return { items: entries, next: entries.length === limit ? (entries.at(-1)?.id ?? null) : null };
+  }
+
+  /**
+   * The session report (issue 21's `baton report sessions`): who worked, on which host, on what,
+   * and how each session ended, newest first; `since` and `until` are ISO times.
+   */
+  async sessions(input: SessionsInput = {}): Promise<readonly SessionReport[]> {
+    return this.store.reports.sessions({
+      host: optional(input.host, (v) => validateName('host', v)),
+      since: optional(input.since, (v) => isoTime('since', v)),
+      until: optional(input.until, (v) => isoTime('until', v)),
+      limit: pageLimit(input.limit, 100),
+    });
   }
 
   /** Counts for /metrics, from the database. */

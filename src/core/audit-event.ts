@@ -16,6 +16,7 @@ export const AUDIT_TYPES = [
   'host:disabled',
   'claim:granted',
   'claim:released',
+  'claim:force_released',
   'job:enqueued',
   'job:claimed',
   'job:placed',

@@ -11,9 +11,8 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { renderCommand } from '../core/command-template.js';
-import { BatonError } from '../core/errors.js';
+import { BatonError, TaskStateError } from '../core/errors.js';
 import type { Job } from '../core/job.js';
-import { TaskStateError } from '../core/errors.js';
 import type { RetryPolicy } from '../core/retry.js';
 import type { Clock } from '../core/time.js';
 import type { Containment, JobScope } from '../os/containment.js';
@@ -125,7 +124,11 @@ export class AgentRun {
       const release = (outcome: 'failed' | 'released') =>
         store.claims.release({ key: job.key, session: agent.id, epoch: claimEpoch, outcome });
       const claimRef = { session: agent.id, key: job.key, epoch: claimEpoch };
-      const dir = await settleWorkspace(this.o, job, guard, claimRef, release);
+      // Making a worktree can take seconds on a busy host: the agent's session beats meanwhile.
+      const beat = (): void => void store.sessions.heartbeat({ session: agent.id }).catch(() => null);
+      const keepAlive = setInterval(beat, this.o.heartbeatIntervalMs);
+      const settled = settleWorkspace(this.o, job, guard, claimRef, release);
+      const dir = await settled.finally(() => clearInterval(keepAlive));
       if (dir === null) return;
       try {
         await this.supervise(command, agent.id, claimEpoch, guard, dir);

@@ -5,6 +5,7 @@
  * and reports `fenced`, so the service can rejoin under a new session.
  */
 import { EventEmitter } from 'node:events';
+import { heartbeatWindows } from '../core/heartbeat-windows.js';
 import type { Job } from '../core/job.js';
 import { readMemory } from '../os/memory.js';
 import { AgentRun, type AgentRunOptions } from './agent-run.js';
@@ -105,10 +106,11 @@ export class Runner extends EventEmitter<RunnerEvents> {
 
   /**
    * How long to act without a successful heartbeat: two beats short of the stale threshold, so
-   * agents die before recovery can hand their task to someone else.
+   * agents die before recovery can hand their task to someone else; up.ts has checked that it
+   * covers an agent's real cadence with room to spare (core/heartbeat-windows.ts).
    */
   private trustMs(): number {
-    return Math.max(this.o.heartbeatIntervalMs, this.o.staleAfterMs - 2 * this.o.heartbeatIntervalMs);
+    return heartbeatWindows(this.o.heartbeatIntervalMs, this.o.staleAfterMs).trustMs;
   }
 
   private async poll(): Promise<void> {

@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { encodeContainmentRef, type ContainmentChoice } from '../core/containment.js';
 import { ConflictError, StoreUnavailableError } from '../core/errors.js';
+import { heartbeatWindows, validateHeartbeatWindows } from '../core/heartbeat-windows.js';
 import { hasPassword } from '../core/redact.js';
 import { DEFAULT_RETRY_POLICY } from '../core/retry.js';
 import type { SessionId } from '../core/session.js';
@@ -83,6 +84,7 @@ export async function runUp(
   // first ends the session it was fenced under, which may still be live (the database was
   // unreachable, or no other leader exists to rescue it), and retries while the database stays
   // unreachable. Found by the chaos suite (test/chaos/rejoin.test.ts).
+  validateHeartbeatWindows(o.heartbeatIntervalMs, o.staleAfterMs);
   const target = parseDbUrl(o.dbUrl);
   const sqlitePath = target.engine === 'sqlite' ? target.path : null;
   for (const note of makeStatePrivate({ stateDir: dirname(o.logDir), sqlitePath })) log(`note: ${note}`);
@@ -98,7 +100,7 @@ export async function runUp(
     let membership: { fenced: boolean; session: SessionId };
     try {
       if (previous !== null) await store.sessions.end(previous);
-      membership = await runOnce(store, o, clock, log, stop);
+      membership = await runOnce(store, o, clock, log, stop, previous === null);
     } catch (error) {
       if (previous === null || !(error instanceof StoreUnavailableError || error instanceof ConflictError))
         throw error;
@@ -121,11 +123,12 @@ async function runOnce(
   clock: Clock,
   log: (line: string) => void,
   stop: AbortSignal,
+  first: boolean,
 ): Promise<{ fenced: boolean; session: SessionId }> {
   await takeOverDeadPredecessor(store, o, clock, log, stop);
   const containment = openContainment({ choice: o.containment ?? 'auto', shimPath: SHIM });
   try {
-    return await joinWith(store, o, clock, log, stop, containment);
+    return await joinWith(store, o, clock, log, stop, containment, first);
   } finally {
     await containment.close();
   }
@@ -138,6 +141,7 @@ async function joinWith(
   log: (line: string) => void,
   stop: AbortSignal,
   containment: Containment,
+  first: boolean,
 ): Promise<{ fenced: boolean; session: SessionId }> {
   const session = await store.sessions.start({
     kind: 'daemon',
@@ -147,11 +151,14 @@ async function joinWith(
     ttlMs: o.staleAfterMs,
   });
   const memory = readMemory();
-  await store.hosts
+  // The enabled flag is the operator's: `baton host enable|disable` survives every rejoin and
+  // restart. --standby sets it only when given, and only on this process's first join.
+  const standby = first && o.standby;
+  const host = await store.hosts
     .register({
       name: o.host,
       session: session.id,
-      enabled: !o.standby,
+      enabled: standby ? false : undefined,
       ramTotalMb: o.ramTotalMb ?? memory.totalMb,
       ramReservedMb: o.ramReservedMb,
       ramFreeMb: memory.availableMb,
@@ -163,9 +170,7 @@ async function joinWith(
       throw error;
     });
   const holder = String(session.id);
-  log(
-    `joined as session ${session.id} on host ${o.host}${o.standby ? ' (standby: no work until enabled)' : ''}`,
-  );
+  log(`joined as session ${session.id} on host ${o.host}${joinedAs(host.enabled, standby)}`);
   await store.hosts.setContainment({
     name: o.host,
     session: session.id,
@@ -224,7 +229,7 @@ async function joinWith(
     logDir: o.logDir,
     defaultCommand: o.agentCommand,
     heartbeatIntervalMs: o.heartbeatIntervalMs,
-    sampleIntervalMs: 250,
+    sampleIntervalMs: heartbeatWindows(o.heartbeatIntervalMs, o.staleAfterMs).sampleIntervalMs,
     pollIntervalMs: o.pollIntervalMs,
     staleAfterMs: o.staleAfterMs,
     cwd: o.cwd,
@@ -255,6 +260,12 @@ async function joinWith(
   await runner.stop(true);
   if (!wasFenced) await store.sessions.end(session.id).catch(() => false);
   return { fenced: wasFenced, session: session.id };
+}
+
+function joinedAs(enabled: boolean, standby: boolean): string {
+  if (standby) return ' (standby, as --standby asks, whatever an operator set before: no work until enabled)';
+  if (!enabled) return ' (disabled by an operator: no work until `baton host enable`)';
+  return '';
 }
 
 /**

@@ -108,6 +108,7 @@ form.filters label { display: flex; flex-direction: column; font-size: 0.85rem; 
 .late { color: var(--late); font-weight: 700; }
 .ok { color: var(--ok); }
 .muted { color: var(--muted); }
+.plain { list-style: none; margin: 0; padding: 0; }
 .reason { font-family: ui-monospace, monospace; font-size: 0.85rem; }
 pre.tail { background: rgba(127,127,127,0.12); padding: 0.5rem; overflow-x: auto; max-height: 60vh;
   white-space: pre-wrap; }

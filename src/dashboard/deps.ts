@@ -3,6 +3,7 @@
  * the coordinator (test/tidy.test.ts), so the composition root hands it the coordinator's
  * read use cases (`coordinator.views`), which satisfy `DashboardReads` as they are.
  */
+import type { SessionReport } from '../core/session-report.js';
 import type { AuditEntry } from '../core/audit-event.js';
 import type { Job } from '../core/job.js';
 import type { HostCapacity } from '../core/placement.js';
@@ -67,6 +68,8 @@ export interface DashboardReads {
   workspaces(): Promise<readonly WorkspaceRow[]>;
   job(id: unknown): Promise<{ readonly job: Job; readonly history: readonly AuditEntry[] }>;
   audit(input: Query): Promise<Page<AuditEntry>>;
+  /** The session report, newest first, filtered by host, since and until (ISO). */
+  sessions(input: Query): Promise<readonly SessionReport[]>;
   /** Changes whenever anything is written (the ledger's newest id). */
   changeMark(): Promise<number>;
 }

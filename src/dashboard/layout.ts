@@ -10,6 +10,7 @@ export const VIEWS = [
   { path: '/leader', name: 'leader', title: 'Leader' },
   { path: '/hosts', name: 'hosts', title: 'Hosts' },
   { path: '/workspaces', name: 'workspaces', title: 'Workspaces' },
+  { path: '/sessions', name: 'sessions', title: 'Sessions' },
   { path: '/audit', name: 'audit', title: 'Audit' },
 ] as const;
 export type ViewName = (typeof VIEWS)[number]['name'] | 'job';

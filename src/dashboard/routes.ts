@@ -19,6 +19,7 @@ import { claimsView } from './views/claims.js';
 import { hostsView, leaderView } from './views/cluster.js';
 import { jobOutput, jobView, outputView } from './views/job.js';
 import { queueView } from './views/queue.js';
+import { sessionsView } from './views/sessions.js';
 import { workspacesView } from './views/workspaces.js';
 
 const HTMX_PATH = createRequire(import.meta.url).resolve('htmx.org/dist/htmx.min.js');
@@ -38,6 +39,7 @@ function fragments(deps: DashboardDeps): Record<ViewName, Fragment> {
     leader: async (d) => leaderView(await d.reads.leader(), Date.now()),
     hosts: async (d) => hostsView(await d.reads.hosts(), apiBase, Date.now()),
     workspaces: async (d) => workspacesView(await d.reads.workspaces()),
+    sessions: async (d, q) => sessionsView(await d.reads.sessions(q), q),
     audit: async (d, q) => auditView(await d.reads.audit(q), q),
     job: async (d, _q, id) => {
       const { job, history } = await d.reads.job(id);

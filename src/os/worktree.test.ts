@@ -14,7 +14,8 @@ const home = isolateGit();
 const fixture = (): ReturnType<typeof makeRepo> => makeRepo(home);
 
 const KEY = 'github:acme/api#1246';
-const BRANCH = 'baton/github-acme-api-1246';
+const SLUG = 'github-acme-api-1246-44c34579';
+const BRANCH = `baton/${SLUG}`;
 
 after(() => rmSync(home, { recursive: true, force: true }));
 
@@ -23,7 +24,7 @@ describe('git worktree per claim', () => {
     const { repo, base } = fixture();
     const wt = await prepareWorktree({ repoPath: repo, key: KEY, epoch: 1, baseDir: base });
     assert.equal(wt.branch, BRANCH);
-    assert.equal(wt.path, join(base, 'github-acme-api-1246-epoch-1'));
+    assert.equal(wt.path, join(base, `${SLUG}-epoch-1`));
     assert.equal(git(wt.path, 'rev-parse', '--abbrev-ref', 'HEAD'), BRANCH);
     assert.equal(git(wt.path, 'rev-parse', 'HEAD'), git(repo, 'rev-parse', 'main'));
     assert.equal(readFileSync(join(wt.path, 'README.md'), 'utf8'), 'hello\n');
@@ -36,8 +37,8 @@ describe('git worktree per claim', () => {
       prepareWorktree({ repoPath: repo, key: 'JIRA-12', epoch: 1, baseDir: base }),
     ]);
     assert.notEqual(a.path, b.path);
-    assert.equal(b.branch, 'baton/jira-12');
-    assert.equal(git(b.path, 'rev-parse', '--abbrev-ref', 'HEAD'), 'baton/jira-12');
+    assert.equal(b.branch, 'baton/jira-12-07a0256c');
+    assert.equal(git(b.path, 'rev-parse', '--abbrev-ref', 'HEAD'), 'baton/jira-12-07a0256c');
     commit(a.path, 'a.txt', 'a');
     assert.equal(existsSync(join(b.path, 'a.txt')), false);
   });
@@ -57,7 +58,7 @@ describe('git worktree per claim', () => {
     await retireWorktree({ repoPath: repo, path: one.path, branch: one.branch });
     const two = await prepareWorktree({ repoPath: repo, key: KEY, epoch: 2, baseDir: base });
     assert.notEqual(two.path, one.path);
-    assert.equal(basename(two.path), 'github-acme-api-1246-epoch-2');
+    assert.equal(basename(two.path), `${SLUG}-epoch-2`);
     assert.equal(two.branch, one.branch);
     assert.equal(git(two.path, 'rev-parse', 'HEAD'), work);
   });
@@ -69,7 +70,7 @@ describe('git worktree per claim', () => {
     const two = await prepareWorktree({ repoPath: repo, key: KEY, epoch: 3, baseDir: base });
     assert.equal(existsSync(one.path), false);
     assert.equal(git(two.path, 'rev-parse', '--abbrev-ref', 'HEAD'), BRANCH);
-    const archive = 'refs/baton/archive/github-acme-api-1246/1';
+    const archive = `refs/baton/archive/${SLUG}/1`;
     assert.equal(git(repo, 'show', `${archive}:draft.md`), 'half done');
   });
 
@@ -79,13 +80,58 @@ describe('git worktree per claim', () => {
     await assert.rejects(prepareWorktree({ repoPath: repo, key: KEY, epoch: 1, baseDir: base }), FencedError);
   });
 
-  test('refuses a second task whose key maps to the same branch', async () => {
+  test('gives keys differing in case or punctuation only, or without Latin letters, own worktrees', async () => {
     const { repo, base } = fixture();
-    await prepareWorktree({ repoPath: repo, key: 'acme/api#7', epoch: 1, baseDir: base });
-    await assert.rejects(
-      prepareWorktree({ repoPath: repo, key: 'acme:api/7', epoch: 1, baseDir: join(base, 'other') }),
-      (error: unknown) => error instanceof ConflictError && /belongs to task acme\/api#7/.test(error.message),
+    const keys = ['JIRA-7', 'jira-7', 'acme/api#1', 'acme:api#1', 'задача-1', 'задание-1'];
+    const wts = await Promise.all(
+      keys.map((key) => prepareWorktree({ repoPath: repo, key, epoch: 1, baseDir: base })),
     );
+    assert.equal(new Set(wts.map((w) => w.path)).size, keys.length);
+    assert.equal(new Set(wts.map((w) => w.branch)).size, keys.length);
+    assert.match(wts[0]?.branch ?? '', /^baton\/jira-7-[0-9a-f]{8}$/, 'a readable slug and a short hash');
+    const [upper, lower] = wts;
+    assert.ok(upper !== undefined && lower !== undefined);
+    writeFileSync(join(lower.path, 'mine.txt'), 'lower case work\n');
+    const retired = await retireWorktree({ repoPath: repo, path: upper.path, branch: upper.branch });
+    assert.equal(retired.archivedRef, null, "the other task's files are not in this archive");
+    assert.equal(readFileSync(join(lower.path, 'mine.txt'), 'utf8'), 'lower case work\n');
+    const archive = await retireWorktree({ repoPath: repo, path: lower.path, branch: lower.branch });
+    assert.equal(git(repo, 'show', `${archive.archivedRef ?? ''}:mine.txt`), 'lower case work');
+  });
+
+  test('makes a worktree for a key whose plain slug git check-ref-format refuses', async () => {
+    const { repo, base } = fixture();
+    const wt = await prepareWorktree({ repoPath: repo, key: 'con.lock.lock', epoch: 1, baseDir: base });
+    assert.match(wt.branch, /^baton\/con\.lock\.lock-[0-9a-f]{8}$/);
+    git(repo, 'check-ref-format', `refs/heads/${wt.branch}`);
+    writeFileSync(join(wt.path, 'draft.md'), 'kept\n');
+    const retired = await retireWorktree({ repoPath: repo, path: wt.path, branch: wt.branch });
+    assert.equal(git(repo, 'show', `${retired.archivedRef ?? ''}:draft.md`), 'kept');
+  });
+
+  test('refuses to reuse a worktree or branch recorded for another key', async () => {
+    const { repo, base } = fixture();
+    const wt = await prepareWorktree({ repoPath: repo, key: 'acme/api#7', epoch: 1, baseDir: base });
+    // As if two keys' slugs collided: the branch records the key it was made for.
+    git(repo, 'config', `branch.${wt.branch}.batonKey`, 'acme:api/7');
+    await assert.rejects(
+      prepareWorktree({ repoPath: repo, key: 'acme/api#7', epoch: 1, baseDir: base }),
+      (error: unknown) => error instanceof ConflictError && /belongs to task acme:api\/7/.test(error.message),
+    );
+    assert.equal(existsSync(wt.path), true, "the other key's worktree is left alone");
+  });
+
+  test('continues a task from the branch an earlier version made for the same key', async () => {
+    const { repo, base } = fixture();
+    git(repo, 'branch', 'baton/jira-9');
+    git(repo, 'config', 'branch.baton/jira-9.batonKey', 'JIRA-9');
+    git(repo, 'worktree', 'add', '--quiet', join(base, 'old'), 'baton/jira-9');
+    const work = commit(join(base, 'old'), 'old.txt', 'old\n');
+    git(repo, 'worktree', 'remove', join(base, 'old'));
+    const wt = await prepareWorktree({ repoPath: repo, key: 'JIRA-9', epoch: 2, baseDir: base });
+    assert.equal(git(wt.path, 'rev-parse', 'HEAD'), work);
+    const other = await prepareWorktree({ repoPath: repo, key: 'jira-9', epoch: 1, baseDir: base });
+    assert.equal(git(other.path, 'rev-parse', 'HEAD'), git(repo, 'rev-parse', 'main'));
   });
 
   test('refuses a path that is not a git repository, saying so with a hint', async () => {
@@ -127,7 +173,7 @@ describe('git worktree per claim', () => {
     git(wt.path, 'push', '--quiet', '-u', 'origin', BRANCH);
     const unpushed = commit(wt.path, 'two.ts', '2\n');
     const retired = await retireWorktree({ repoPath: repo, path: wt.path, branch: wt.branch });
-    assert.deepEqual(retired, { removed: true, archivedRef: 'refs/baton/archive/github-acme-api-1246/4' });
+    assert.deepEqual(retired, { removed: true, archivedRef: `refs/baton/archive/${SLUG}/4` });
     assert.equal(existsSync(wt.path), false);
     assert.equal(git(repo, 'rev-parse', retired.archivedRef ?? ''), unpushed);
     // Even if the branch goes, the archive ref keeps the commit through a pruning gc.
@@ -149,7 +195,7 @@ describe('git worktree per claim', () => {
     writeFileSync(join(wt.path, '.gitignore'), 'junk/\n');
     const retired = await retireWorktree({ repoPath: repo, path: wt.path, branch: wt.branch });
     assert.equal(retired.removed, true);
-    assert.equal(retired.archivedRef, 'refs/baton/archive/github-acme-api-1246/1');
+    assert.equal(retired.archivedRef, `refs/baton/archive/${SLUG}/1`);
     assert.equal(existsSync(wt.path), false);
     const ref = retired.archivedRef ?? '';
     assert.equal(git(repo, 'show', `${ref}:README.md`), 'hello, edited');
@@ -180,8 +226,8 @@ describe('git worktree per claim', () => {
     const again = await prepareWorktree({ repoPath: repo, key: KEY, epoch: 1, baseDir: base });
     const b = commit(again.path, 'b.txt', 'b');
     const rb = await retireWorktree({ repoPath: repo, path: again.path, branch: again.branch });
-    assert.equal(ra.archivedRef, 'refs/baton/archive/github-acme-api-1246/1');
-    assert.equal(rb.archivedRef, 'refs/baton/archive/github-acme-api-1246/1-2');
+    assert.equal(ra.archivedRef, `refs/baton/archive/${SLUG}/1`);
+    assert.equal(rb.archivedRef, `refs/baton/archive/${SLUG}/1-2`);
     assert.equal(git(repo, 'rev-parse', ra.archivedRef ?? ''), a);
     assert.equal(git(repo, 'rev-parse', rb.archivedRef ?? ''), b);
   });

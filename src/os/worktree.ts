@@ -21,26 +21,46 @@ const KEY_CONFIG = 'batonKey';
 const SLUG_LENGTH_MAX = 80;
 const EPOCH_SUFFIX = /-epoch-(\d+)$/;
 
+/** Hex digits of the key's SHA-256 that every slug ends with. */
+const HASH_LENGTH = 8;
+
 /**
- * A task key as one valid ref component and directory name: lower case, runs of anything but
- * letters, digits, `.`, `_` and `-` become `-`. `github:acme/api#1246` → `github-acme-api-1246`.
+ * A task key as one valid ref component and directory name: a readable part (lower case, runs of
+ * anything but letters, digits, `.`, `_` and `-` become `-`) and a short hash of the key itself.
+ * `github:acme/api#1246` → `github-acme-api-1246-<8 hex>`. The hash keeps keys that differ
+ * only in case or punctuation (`JIRA-7`, `jira-7`), or that have no Latin letters at all, on
+ * branches and directories of their own; ending in hex digits, the slug is never refused by
+ * `git check-ref-format` (a key like `con.lock.lock`).
  */
 export function keySlug(key: string): string {
-  const slug = key
+  const hash = createHash('sha256').update(key).digest('hex').slice(0, HASH_LENGTH);
+  const readable = readableSlug(key);
+  return `${readable.length > 0 ? readable : 'task'}-${hash}`;
+}
+
+/** The readable part of a slug; may be empty. */
+function readableSlug(text: string): string {
+  return text
     .toLowerCase()
     .replace(/[^a-z0-9._-]+/g, '-')
     .replace(/\.{2,}/g, '.')
     .replace(/-{2,}/g, '-')
-    .replace(/\.lock$/, '')
     .slice(0, SLUG_LENGTH_MAX)
     .replace(/^[-.]+|[-.]+$/g, '');
-  if (slug.length > 0) return slug;
-  return `task-${createHash('sha256').update(key).digest('hex').slice(0, 12)}`;
 }
 
-/** The branch a task's work goes to: `baton/github-acme-api-1246`. */
+/** The branch a task's work goes to: `baton/github-acme-api-1246-<8 hex>`. */
 export function branchForKey(key: string): string {
   return `${BRANCH_PREFIX}${keySlug(key)}`;
+}
+
+/**
+ * The branch earlier versions gave a task, `baton/<readable slug>` without the hash: a task whose
+ * work is on it continues from there, when the branch's recorded key is this very key.
+ */
+function legacyBranchForKey(key: string): string | null {
+  const readable = readableSlug(key).replace(/\.lock$/, '');
+  return readable.length > 0 ? `${BRANCH_PREFIX}${readable}` : null;
 }
 
 /** The directory of one claim's worktree under baseDir. */
@@ -124,7 +144,10 @@ export async function prepareWorktree(p: {
     const entries = await listWorktrees(repo);
     const here = entries.find((e) => samePath(e.path, path));
     if (here !== undefined && existsSync(path)) {
-      if (here.ref === `refs/heads/${branch}`) return { path, branch };
+      if (here.ref === `refs/heads/${branch}`) {
+        await checkBranchOwner(repo, branch, key);
+        return { path, branch };
+      }
       throw new ConflictError(
         `${path} is already a worktree, on ${here.ref ?? 'a detached HEAD'} rather than ${branch}`,
         'retire or remove that worktree, or use another base directory',
@@ -143,7 +166,7 @@ export async function prepareWorktree(p: {
     if (exists !== null) {
       await gitWrite(['worktree', 'add', path, branch], { cwd: repo });
     } else {
-      const head = await gitMaybe(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], { cwd: repo });
+      const head = (await legacyTip(repo, key)) ?? (await gitMaybe(headCommit, { cwd: repo }));
       if (head === null) {
         throw new InvalidInputError(
           `the repository ${repo} has no commit yet`,
@@ -157,13 +180,24 @@ export async function prepareWorktree(p: {
   });
 }
 
+const headCommit = ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'];
+
+/** The tip of the task's branch as earlier versions named it, if that branch was made for this key. */
+async function legacyTip(repo: string, key: string): Promise<string | null> {
+  const legacy = legacyBranchForKey(key);
+  if (legacy === null) return null;
+  const owner = await gitMaybe(['config', '--get', `branch.${legacy}.${KEY_CONFIG}`], { cwd: repo });
+  if (owner !== key) return null;
+  return gitMaybe(['rev-parse', '--verify', '--quiet', `refs/heads/${legacy}^{commit}`], { cwd: repo });
+}
+
 /** Two keys with one slug would share a branch: refused, naming the key that has it. */
 async function checkBranchOwner(repo: string, branch: string, key: string): Promise<void> {
   const owner = await gitMaybe(['config', '--get', `branch.${branch}.${KEY_CONFIG}`], { cwd: repo });
   if (owner !== null && owner !== key) {
     throw new ConflictError(
       `branch ${branch} belongs to task ${owner}, not ${key}`,
-      'rename one of the branches, or give the tasks keys that differ in more than punctuation',
+      `rename or delete that branch (git branch -m ${branch} <new name>), then run the task again`,
     );
   }
 }
@@ -199,7 +233,7 @@ async function releaseOlderEpochs(
     } else {
       throw new ConflictError(
         `branch ${branch} is checked out in ${entry.path}`,
-        'switch that checkout to another branch, or retire it with retireWorktree',
+        `switch that checkout to another branch, or remove it (git worktree remove ${entry.path})`,
       );
     }
   }
@@ -258,7 +292,8 @@ async function retire(repo: string, entry: WorktreeEntry, branch: string): Promi
     gitDir,
     branch,
     head,
-    slug: branch.startsWith(BRANCH_PREFIX) ? keySlug(branch.slice(BRANCH_PREFIX.length)) : keySlug(branch),
+    // A branch of ours is a valid ref already, and its slug names the task uniquely.
+    slug: branch.startsWith(BRANCH_PREFIX) ? branch.slice(BRANCH_PREFIX.length) : keySlug(branch),
     label: epoch ?? new Date().toISOString().replace(/[-:]|\.\d+/g, ''),
   });
   // Only now, with everything it held on a ref or its branch.

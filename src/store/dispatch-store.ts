@@ -38,8 +38,12 @@ export interface HostContainmentParams {
 export interface HostRegisterParams {
   readonly name: string;
   readonly session: SessionId;
-  /** false registers a warm standby that never gets work until enabled. */
-  readonly enabled: boolean;
+  /**
+   * The operator's flag, set only when given: false registers (or turns) the host into a warm
+   * standby that gets no work until enabled, true enables it. Left out, a new host is enabled and
+   * a known one keeps the flag it has, so a rejoin never undoes `baton host enable` or `disable`.
+   */
+  readonly enabled?: boolean | undefined;
   readonly ramTotalMb: number;
   readonly ramReservedMb: number;
   readonly ramFreeMb: number;

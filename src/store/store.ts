@@ -8,7 +8,7 @@
  * session, bad input the domain could not catch) throw BatonError subclasses.
  */
 import type { AuditEntry, AuditType } from '../core/audit-event.js';
-import type { Claim, ClaimResult, FencedResult, ReleaseOutcome } from '../core/claim.js';
+import type { Claim, ClaimResult, FencedResult, Holder, ReleaseOutcome } from '../core/claim.js';
 import type { Job, JobId, JobState, JobTransitionResult } from '../core/job.js';
 import type { Wakeups } from './wakeups.js';
 import type { Lease, LeaseResult } from '../core/lease.js';
@@ -96,6 +96,24 @@ export interface ClaimReleaseParams {
   readonly epoch: number;
   readonly outcome: ReleaseOutcome;
 }
+
+export interface ClaimForceReleaseParams {
+  readonly key: string;
+  /** Why, kept in the ledger and in the ended job's reason. */
+  readonly reason: string;
+  /** Who did it (an operator), kept in the ledger. */
+  readonly by: Actor;
+}
+
+export type ClaimForceReleaseResult =
+  | {
+      readonly ok: true;
+      /** Who held the claim, at the epoch now fenced. */
+      readonly holder: Holder;
+      /** The run that held it (claimed or running), now cancelled, and the state it was in. */
+      readonly job: { readonly id: JobId; readonly was: JobState } | null;
+    }
+  | { readonly ok: false; readonly reason: 'no_claim' };
 
 export interface JobEnqueueParams {
   readonly key: string;
@@ -259,6 +277,15 @@ export interface Store
      * `done` finishes an open task in the same step (to done, or in review when it requires it).
      */
     release(params: ClaimReleaseParams): Promise<FencedResult>;
+    /**
+     * An operator ends the task's live claim, whoever holds it: the claim ends `released`, the
+     * task's claimed or running job ends `cancelled` with the reason (its workspace lock goes
+     * with it, unless it was running: its runner releases that once the agent's tree is dead),
+     * and `claim:force_released` names who, why and the fenced epoch; one step. Every later
+     * write of the old holder under that epoch is fenced. `no_claim` when none is live;
+     * NotFoundError for an unknown task.
+     */
+    forceRelease(params: ClaimForceReleaseParams): Promise<ClaimForceReleaseResult>;
     /** The live claim on the task, or null. */
     current(key: string): Promise<Claim | null>;
     /** Every claim ever granted on the task, oldest first. */

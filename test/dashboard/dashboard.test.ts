@@ -67,6 +67,7 @@ void describe('the dashboard in a real browser', { skip }, () => {
       ['hosts', '/hosts', /warm standby/],
       ['workspaces', '/workspaces', /api/],
       ['job', `/jobs/${seeded.runningJob}`, /42 passing/],
+      ['sessions', '/sessions', /agent \(claude\)[\s\S]*epoch \d+: held/],
       ['audit', '/audit', /claim:granted/],
     ];
     for (const [name, path, expected] of views) {

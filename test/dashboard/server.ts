@@ -4,8 +4,8 @@
  *
  * The API's own routes (force-release, host enable/disable, tokens) are another module's; until
  * they are wired, this server stands in for the two the dashboard's buttons call, behind a fixed
- * operator token: force-release ends the holder's session (which releases its claims and fences
- * every later write of the holder) and the host toggle calls the coordinator's setHostEnabled.
+ * operator token: force-release calls the coordinator's forceRelease (which fences every later
+ * write of the holder) and the host toggle calls the coordinator's setHostEnabled.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -45,12 +45,12 @@ export async function startTestServer(
     const token = bearer(c.req.header('authorization'));
     if (token !== OPERATOR_TOKEN)
       return c.json({ error: { code: 'unauthorized', message: 'no token' } }, 401);
-    const body: unknown = await c.req.json();
-    const claim = await store.claims.current(c.req.param('key'));
-    if (claim === null) return c.json({ error: { code: 'not_found', message: 'no live claim' } }, 404);
-    await store.sessions.end(claim.session);
-    actions.push([`force-release ${c.req.param('key')}`, token, body]);
-    return c.json({ fenced: { session: claim.session, epoch: claim.epoch } });
+    const body = (await c.req.json()) as { reason?: unknown };
+    const key = c.req.param('key');
+    const r = await coordinator.forceRelease({ key, reason: body.reason, by: { name: 'operator token' } });
+    if (!r.ok) return c.json({ error: { code: 'not_found', message: 'no live claim' } }, 404);
+    actions.push([`force-release ${key}`, token, body]);
+    return c.json({ fenced: { session: r.holder.session, epoch: r.holder.epoch } });
   });
   app.post('/v1/hosts/:name/:action{enable|disable}', async (c) => {
     const token = bearer(c.req.header('authorization'));

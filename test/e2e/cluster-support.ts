@@ -5,6 +5,8 @@ import { openSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import assert from 'node:assert/strict';
+import Database from 'better-sqlite3';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
 import { processExists } from '../../src/daemon/takeover.js';
@@ -64,6 +66,8 @@ export interface ClusterFixture {
   up(host: string, ...extra: string[]): UpProcess;
   /** `up`, with these variables added to its environment. */
   upWithEnv(env: Readonly<Record<string, string>>, host: string, ...extra: string[]): UpProcess;
+  /** `up` with baton's own default timings, not the fast ones. */
+  upDefault(host: string, ...extra: string[]): UpProcess;
   baton(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
   close(): Promise<void>;
 }
@@ -73,10 +77,10 @@ export async function clusterFixture(db: TestDatabase): Promise<ClusterFixture> 
   const dir = mkdtempSync(join(tmpdir(), 'baton-e2e-'));
   const store = await openStore(url);
   const ups: UpProcess[] = [];
-  const upWithEnv = (env: Readonly<Record<string, string>>, host: string, ...extra: string[]): UpProcess => {
+  const spawnUp = (env: Readonly<Record<string, string>>, host: string, args: string[]): UpProcess => {
     const logPath = join(dir, `up-${host}-${ups.length}.log`);
     const fd = openSync(logPath, 'a');
-    const child = spawn(process.execPath, [BIN, '--db', url, 'up', '--host', host, ...FAST_ARGS, ...extra], {
+    const child = spawn(process.execPath, [BIN, '--db', url, 'up', '--host', host, ...args], {
       cwd: dir,
       stdio: ['ignore', fd, fd],
       env: { ...process.env, ...env },
@@ -85,12 +89,15 @@ export async function clusterFixture(db: TestDatabase): Promise<ClusterFixture> 
     ups.push(up);
     return up;
   };
+  const upWithEnv = (env: Readonly<Record<string, string>>, host: string, ...extra: string[]): UpProcess =>
+    spawnUp(env, host, [...FAST_ARGS, ...extra]);
   return {
     url,
     dir,
     store,
     up: (host, ...extra) => upWithEnv({}, host, ...extra),
     upWithEnv,
+    upDefault: (host, ...extra) => spawnUp({}, host, extra),
     baton: (...args) =>
       new Promise((resolve) => {
         const child = spawn(process.execPath, [BIN, '--db', url, ...args], { cwd: dir });
@@ -138,4 +145,33 @@ export function agentPids(jobPid: number): number[] {
 export async function agentStarted(store: Store, key: string, atLeast = 1): Promise<boolean> {
   const pid = (await store.jobs.list({ key }))[0]?.pid;
   return pid != null && agentPids(pid).length >= atLeast;
+}
+
+/**
+ * SIGSTOP of `up`, but never inside a SQLite write transaction: SQLite has one writer per file, so
+ * a process stopped while holding the write lock stalls every other one on the host until it
+ * resumes (a documented limit of the embedded engine, see the chaos report), and no failover
+ * can happen meanwhile. On PostgreSQL a stopped client holds no lock between its statements.
+ */
+export function pauseOutsideWriteLock(db: TestDatabase, url: string, up: UpProcess): void {
+  for (let attempt = 0; ; attempt++) {
+    up.signal('SIGSTOP');
+    if (db.engine !== 'sqlite' || writeLockFree(url)) return;
+    assert.ok(attempt < 50, 'the paused process always held the SQLite write lock');
+    up.signal('SIGCONT');
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+  }
+}
+
+function writeLockFree(path: string): boolean {
+  const probe = new Database(path, { timeout: 200 });
+  try {
+    probe.exec('BEGIN IMMEDIATE');
+    probe.exec('ROLLBACK');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    probe.close();
+  }
 }

@@ -8,16 +8,15 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { treeMembers } from '../../src/os/process-tree.js';
-import Database from 'better-sqlite3';
-import { bothEngines, type TestDatabase } from '../support/databases.js';
+import { bothEngines } from '../support/databases.js';
 import {
   agentPids,
   agentStarted as startedIn,
   clusterFixture,
   FAST,
   isAlive,
+  pauseOutsideWriteLock,
   type ClusterFixture,
-  type UpProcess,
 } from './cluster-support.js';
 import { waitUntil } from '../support/wait.js';
 
@@ -41,35 +40,6 @@ async function jobStatus(c: ClusterFixture, key: string) {
 /** The agent command runs (under the shim, or in its cgroup). */
 async function agentStarted(c: ClusterFixture, key: string): Promise<boolean> {
   return startedIn(c.store, key);
-}
-
-/**
- * SIGSTOP of `up`, but never inside a SQLite write transaction: SQLite has one writer per file, so
- * a process stopped while holding the write lock stalls every other one on the host until it
- * resumes (a documented limit of the embedded engine, see the chaos report), and no failover
- * can happen meanwhile. On PostgreSQL a stopped client holds no lock between its statements.
- */
-function pauseOutsideWriteLock(db: TestDatabase, url: string, up: UpProcess): void {
-  for (let attempt = 0; ; attempt++) {
-    up.signal('SIGSTOP');
-    if (db.engine !== 'sqlite' || writeLockFree(url)) return;
-    assert.ok(attempt < 50, 'the paused process always held the SQLite write lock');
-    up.signal('SIGCONT');
-    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
-  }
-}
-
-function writeLockFree(path: string): boolean {
-  const probe = new Database(path, { timeout: 200 });
-  try {
-    probe.exec('BEGIN IMMEDIATE');
-    probe.exec('ROLLBACK');
-    return true;
-  } catch {
-    return false;
-  } finally {
-    probe.close();
-  }
 }
 
 for (const db of bothEngines()) {

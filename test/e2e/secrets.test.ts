@@ -123,7 +123,7 @@ describe('what an agent sees and spends', () => {
           );
           const job = await statusOf(c, 'gh:acme/api#48');
           assert.equal(job?.status, 'done', `${job?.reason ?? ''}\n${job?.outputTail ?? ''}\n${up.log()}`);
-          assert.equal(git(remote, 'log', '-1', '--format=%s', 'baton/gh-acme-api-48'), 'fix');
+          assert.equal(git(remote, 'log', '-1', '--format=%s', 'baton/gh-acme-api-48-23c3b518'), 'fix');
         }),
     );
   }

@@ -213,11 +213,11 @@ for (const db of bothEngines()) {
         await waitUntil(() => done(c, ['gh:acme/api#7']), 30_000, 'the job to finish');
         const where = readFileSync(`${out}.where`, 'utf8').trim();
         assert.notEqual(where, repo);
-        assert.match(where, /gh-acme-api-7-epoch-1$/);
+        assert.match(where, /gh-acme-api-7-f6f0d8ba-epoch-1$/);
         assert.ok(!existsSync(where), 'the worktree is removed');
-        assert.equal(readFileSync(`${out}.branch`, 'utf8').trim(), 'baton/gh-acme-api-7');
+        assert.equal(readFileSync(`${out}.branch`, 'utf8').trim(), 'baton/gh-acme-api-7-f6f0d8ba');
         assert.equal(
-          git(repo, 'log', '-1', '--format=%s', 'baton/gh-acme-api-7'),
+          git(repo, 'log', '-1', '--format=%s', 'baton/gh-acme-api-7-f6f0d8ba'),
           'work',
           'the branch is kept',
         );

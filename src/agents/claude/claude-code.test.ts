@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Coordinator } from '../../coordinator/coordinator.js';
 import { openStore } from '../../store/open.js';
 import type { Store } from '../../store/store.js';
 import { baton } from '../../../test/support/cli.js';
@@ -140,6 +141,35 @@ describe('Claude Code hooks, in the real claude CLI', () => {
       assert.equal(readFileSync(p.file, 'utf8'), 'hello\n', 'the file is unchanged');
       assert.equal((await p.store.tasks.get(KEY))?.holder?.session, other.id);
       assert.equal((await p.store.claims.history(KEY)).length, 1, 'no claim was granted to the hooks');
+    }));
+
+  test('an Edit after a force-release is blocked, and the file is unchanged', () =>
+    withProject(async (p) => {
+      const run = await claude(p, [
+        read(p.file),
+        edit(p.file, 'hello', 'hello world'),
+        async () => {
+          // An operator takes the task away while the model works.
+          const forced = await new Coordinator(p.store).forceRelease({
+            key: KEY,
+            reason: 'reassigning',
+            by: { name: 'operator' },
+          });
+          assert.ok(forced.ok);
+          return [...edit(p.file, 'hello world', 'hello mars')];
+        },
+        [{ type: 'text', text: 'Stopped.' }],
+      ]);
+      assert.equal(
+        readFileSync(p.file, 'utf8'),
+        'hello world\n',
+        'the edit after the force-release never happened',
+      );
+      const blocked = run.texts[3] ?? '';
+      assert.match(blocked, /^\[error\] /);
+      assert.match(blocked, new RegExp(`your claim on ${KEY} at epoch 1 is no longer current`));
+      assert.match(blocked, new RegExp(`Stop working on ${KEY} now`));
+      assert.equal((await p.store.tasks.get(KEY))?.holder, null, 'the hook did not take the task back');
     }));
 
   test('an Edit after the claim was rescued and taken over is blocked, and the file is unchanged', () =>

@@ -1,52 +1,15 @@
 /**
  * `baton mcp` driven by the MCP SDK's own Client over a stdio transport, against a real database:
- * the tools and their schemas, a race for one task, a claim fenced off under the client, bad
- * arguments, and the session's life.
+ * the tools and their schemas, a race for one task, bad arguments, and the session's life (a claim
+ * fenced off under the client: mcp-fenced.test.ts).
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import { openStore } from '../../store/open.js';
-import type { Store } from '../../store/store.js';
-import { bothEngines, sqliteDatabase, type TestDatabase } from '../../../test/support/databases.js';
-import { baton, repoRoot } from '../../../test/support/cli.js';
+import { bothEngines, sqliteDatabase } from '../../../test/support/databases.js';
+import { baton } from '../../../test/support/cli.js';
 import { waitUntil } from '../../../test/support/wait.js';
-
-const BIN = `${repoRoot()}/bin/baton.js`;
-
-type Result = Awaited<ReturnType<Client['callTool']>>;
-type Structured = Record<string, unknown> & { ok?: boolean; message?: string };
-
-async function connect(db: string, env: Record<string, string> = {}): Promise<Client> {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [BIN, 'mcp', '--heartbeat-interval', '60'],
-    env: { BATON_DB: db, ...env },
-    stderr: 'pipe',
-  });
-  const client = new Client({ name: 'baton-test', version: '1.0.0' });
-  await client.connect(transport);
-  return client;
-}
-
-const structured = (r: Result): Structured => (r.structuredContent ?? {}) as Structured;
-const text = (r: Result): string =>
-  (r.content as { type: string; text?: string }[]).map((c) => c.text ?? '').join('\n');
-
-async function withBaton(
-  db: TestDatabase,
-  body: (url: string, store: Store) => Promise<void>,
-): Promise<void> {
-  const url = await db.fresh();
-  const store = await openStore(url);
-  try {
-    await body(url, store);
-  } finally {
-    await store.close();
-  }
-}
+import { BIN, connect, structured, text, withBaton } from '../../../test/support/mcp-client.js';
 
 describe('baton mcp', () => {
   test('lists its tools, each described for a model, with input and output schemas that compile', () =>
@@ -197,56 +160,6 @@ describe('baton mcp', () => {
         }
       }));
   }
-
-  test('a client whose claim was rescued gets ok:false on its next heartbeat, naming who took over', () =>
-    withBaton(sqliteDatabase(), async (db, store) => {
-      await store.tasks.add({ key: 't-1', title: 'fenced' });
-      const client = await connect(db);
-      try {
-        const claimed = structured(await client.callTool({ name: 'baton_claim', arguments: { key: 't-1' } }));
-        assert.equal(claimed.ok, true);
-        const ref = { key: 't-1', epoch: claimed.epoch as number };
-        const beat = structured(await client.callTool({ name: 'baton_heartbeat', arguments: ref }));
-        assert.equal(beat.ok, true);
-        // Its session goes silent past the threshold and is rescued; another session takes the task.
-        await new Promise((r) => setTimeout(r, 50));
-        const rescued = await store.recovery.rescueStale({
-          staleAfterMs: 1,
-          policy: { backoffBaseMs: 0, backoffMaxMs: 0 },
-        });
-        assert.ok(rescued.sessions.includes(claimed.session as number));
-        const other = await store.sessions.start({ kind: 'agent', host: 'other-box', pid: 1 });
-        assert.ok((await store.claims.acquire({ key: 't-1', session: other.id })).ok);
-        const fenced = structured(await client.callTool({ name: 'baton_heartbeat', arguments: ref }));
-        assert.equal(fenced.ok, false);
-        assert.equal(fenced.reason, 'fenced');
-        assert.equal((fenced.holder as { session: number }).session, other.id);
-        assert.match(fenced.message ?? '', new RegExp(`now held by session ${other.id} on other-box`));
-        assert.match(fenced.message ?? '', /Stop working on t-1 now/);
-        const effect = structured(
-          await client.callTool({
-            name: 'baton_effect',
-            arguments: { ...ref, kind: 'push', payload: { sha: 'abc' } },
-          }),
-        );
-        assert.equal(effect.ok, false, 'no effect is accepted from a fenced claim');
-        assert.deepEqual(await store.effects.list({ key: 't-1' }), []);
-        const status = structured(await client.callTool({ name: 'baton_status', arguments: {} }));
-        assert.equal(status.state, 'stale');
-        assert.deepEqual(
-          (status.claims as { key: string; current: boolean }[]).map((c) => [c.key, c.current]),
-          [['t-1', false]],
-        );
-        // Its own session was rescued: the next claim runs under a new one.
-        await store.tasks.add({ key: 't-2', title: 'next' });
-        const next = structured(await client.callTool({ name: 'baton_claim', arguments: { key: 't-2' } }));
-        assert.equal(next.ok, true);
-        assert.notEqual(next.session, claimed.session);
-        assert.equal((await store.sessions.get(next.session as number))?.state, 'live');
-      } finally {
-        await client.close();
-      }
-    }));
 
   test('bad arguments and unknown tasks are tool errors carrying the hint; nothing changes', () =>
     withBaton(sqliteDatabase(), async (db, store) => {

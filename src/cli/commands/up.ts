@@ -8,6 +8,7 @@ import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { validateCommandTemplate } from '../../core/command-template.js';
 import { InvalidInputError } from '../../core/errors.js';
+import { defaultStaleAfterMs, validateHeartbeatWindows } from '../../core/heartbeat-windows.js';
 import { STALL_ACTION_DEFAULT, STALL_ACTIONS, STALL_AFTER_MS_DEFAULT } from '../../core/progress.js';
 import { validateInteger, validateName, validateOneOf, RAM_MB_MAX } from '../../core/validate.js';
 import { CONTAINMENT_CHOICES } from '../../core/containment.js';
@@ -55,22 +56,18 @@ function seconds(what: string, raw: string | undefined, fallbackMs: number, maxS
 
 export function parseUpFlags(o: UpFlags, globals: GlobalOptions): UpOptions {
   const leaseTtlMs = seconds('--lease-ttl', o.leaseTtl, UP_DEFAULTS.leaseTtlMs);
+  // The runner's windows come from these two alone; the lease TTL is the dispatcher's business.
   const heartbeatIntervalMs = seconds(
     '--heartbeat-interval',
     o.heartbeatInterval,
-    Math.min(UP_DEFAULTS.heartbeatIntervalMs, Math.ceil(leaseTtlMs / 3)),
+    UP_DEFAULTS.heartbeatIntervalMs,
   );
   const staleAfterMs = seconds(
     '--stale-after',
     o.staleAfter,
-    Math.max(3 * heartbeatIntervalMs, Math.min(UP_DEFAULTS.staleAfterMs, leaseTtlMs)),
+    defaultStaleAfterMs(heartbeatIntervalMs, UP_DEFAULTS.staleAfterMs),
   );
-  if (staleAfterMs < 2 * heartbeatIntervalMs) {
-    throw new InvalidInputError(
-      '--stale-after must be at least two heartbeat intervals',
-      'raise --stale-after',
-    );
-  }
+  validateHeartbeatWindows(heartbeatIntervalMs, staleAfterMs);
   return {
     dbUrl: absoluteDbUrl(dbUrl(globals), process.cwd()),
     host: validateName('host', o.host ?? hostname()),
@@ -128,11 +125,17 @@ export function registerUp(program: Command): void {
     .option('--lease-ttl <seconds>', 'dispatcher lease TTL; renewed every third of it (default 15)')
     .option('--retry-interval <seconds>', 'how often a standby tries to take the lease (default 2)')
     .option('--heartbeat-interval <seconds>', 'heartbeat period of this runner and its agents (default 2)')
-    .option('--stale-after <seconds>', 'silence after which a session is rescued (default 10)')
+    .option(
+      '--stale-after <seconds>',
+      'silence after which a session is rescued (default 10); at least 3.5 heartbeat intervals + 0.25',
+    )
     .option('--slots <n>', 'most jobs this host runs at once')
     .option('--ram-mb <mb>', 'RAM this host offers in total (default: all of it)')
     .option('--reserved-mb <mb>', 'RAM kept back for the machine (default 512)')
-    .option('--standby', 'register as a warm standby: no work until `baton host enable`')
+    .option(
+      '--standby',
+      'make the host a warm standby: no work until `baton host enable` (without it, keep the flag)',
+    )
     .option(
       '--stall-after <seconds>',
       'a running job with no progress for this long is stalled (default 900)',

@@ -49,4 +49,29 @@ export function exerciseHostLoad(h: Harness): void {
         assert.deepEqual(await load(store, 'box-2'), { active: 1, promised: 2000, pending: 2000 });
       }));
   });
+
+  describe('host rejoin', () => {
+    test("keeps the operator's enable or disable across rejoins that do not set the flag", () =>
+      withFixture(h, async ({ store }) => {
+        const rejoin = async (enabled?: boolean) => {
+          const session = await store.sessions.start({ kind: 'daemon', host: 'box-1', pid: 3 });
+          const capacity = { ramTotalMb: 1, ramReservedMb: 0, ramFreeMb: 1, slotsMax: 1 };
+          const host = await store.hosts.register({
+            name: 'box-1',
+            session: session.id,
+            enabled,
+            ...capacity,
+          });
+          await store.sessions.end(session.id);
+          return host.enabled;
+        };
+        assert.equal(await rejoin(), true, 'a new host is enabled');
+        assert.equal(await rejoin(false), false, 'a standby given explicitly');
+        await store.hosts.setEnabled({ name: 'box-1', enabled: true });
+        assert.equal(await rejoin(), true, 'the enable survives a rejoin');
+        await store.hosts.setEnabled({ name: 'box-1', enabled: false });
+        assert.equal(await rejoin(), false, 'so does the disable');
+        assert.equal(await rejoin(true), true);
+      }));
+  });
 }

@@ -8,6 +8,7 @@ import { exerciseClaims } from './claims.js';
 import { exerciseContainment } from './containment.js';
 import { exerciseDispatch } from './dispatch.js';
 import { exerciseEffects } from './effects.js';
+import { exerciseForceRelease } from './force-release.js';
 import type { Harness } from './harness.js';
 import { exerciseHostLoad } from './host-load.js';
 import { exerciseJobs } from './jobs.js';
@@ -43,6 +44,7 @@ export function exerciseStore(h: Harness): void {
     exerciseWakeups(h);
     exerciseContainment(h);
     exerciseLifecycle(h);
+    exerciseForceRelease(h);
     exerciseHumanSessions(h);
     exerciseNext(h);
     exerciseLedger(h);

@@ -27,6 +27,7 @@ import {
 } from './rows.js';
 import type { PgRunner } from './runner.js';
 import { expiredDetail, moveSql } from './task-state.js';
+import { forceRelease } from './force-release.js';
 import { RACE_RETRY_MAX, sessionNotFound, sessionNotLive } from './tasks-claims.js';
 
 export const CLAIM_COLUMNS = `t.key, c.session_id, c.epoch, c.claimed_at, c.heartbeat_at, c.released_at,
@@ -36,6 +37,7 @@ export function postgresClaims(run: PgRunner): Store['claims'] {
   return {
     acquire: (p) => acquire(run, p),
     release: (p) => release(run, p),
+    forceRelease: (p) => run.transaction((q) => forceRelease(q, p)),
     current: async (key) => {
       const state = await claimState(run, key, null);
       if (state.task_id === null) throw new NotFoundError('task', key);

@@ -103,10 +103,11 @@ WITH s AS (
 ), up AS (
   INSERT INTO hosts AS h (name, enabled, session_id, ram_total_mb, ram_reserved_mb, ram_free_mb,
     slots_max, heartbeat_at, registered_at)
-  SELECT $1::text, $3::boolean, s.id, $4::int, $5::int, $6::int, $7::int, n.t, n.t
+  SELECT $1::text, coalesce($3::boolean, true), s.id, $4::int, $5::int, $6::int, $7::int, n.t, n.t
   FROM s, n
   WHERE s.state = 'live' AND NOT EXISTS (SELECT 1 FROM other)
-  ON CONFLICT (name) DO UPDATE SET enabled = excluded.enabled, session_id = excluded.session_id,
+  ON CONFLICT (name) DO UPDATE SET enabled = coalesce($3::boolean, h.enabled),
+    session_id = excluded.session_id,
     ram_total_mb = excluded.ram_total_mb, ram_reserved_mb = excluded.ram_reserved_mb,
     ram_free_mb = excluded.ram_free_mb, slots_max = excluded.slots_max,
     heartbeat_at = excluded.heartbeat_at
@@ -130,7 +131,15 @@ export function postgresHosts(run: PgRunner): DispatchStore['hosts'] {
       for (let attempt = 1; ; attempt++) {
         const row = await run.one<
           Partial<HostRow> & { session_state: string | null; other_session: number | null }
-        >(REGISTER, [p.name, p.session, p.enabled, p.ramTotalMb, p.ramReservedMb, p.ramFreeMb, p.slotsMax]);
+        >(REGISTER, [
+          p.name,
+          p.session,
+          p.enabled ?? null,
+          p.ramTotalMb,
+          p.ramReservedMb,
+          p.ramFreeMb,
+          p.slotsMax,
+        ]);
         assert(row !== undefined, 'register returns exactly one row');
         if (row.session_state === null) {
           throw new NotFoundError('session', String(p.session), 'start one with `baton session start`');

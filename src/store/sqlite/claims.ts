@@ -12,6 +12,7 @@ import { taskStateRefusal } from '../task-refusal.js';
 import { appendAudit, holderOf, toClaim, type ClaimRow, type TaskRow } from './rows.js';
 import type { SqliteRunner } from './runner.js';
 import { facts, changeTaskState } from './task-state.js';
+import { forceRelease } from './force-release.js';
 import { sessionRow, taskRow } from './tasks-claims.js';
 
 export const CLAIM_COLUMNS = `t.key, c.session_id, c.epoch, c.claimed_at, c.heartbeat_at,
@@ -111,6 +112,7 @@ export function sqliteClaims(run: SqliteRunner): Store['claims'] {
         }),
       ),
     release: (p) => Promise.resolve(run.write(() => release(run, p))),
+    forceRelease: (p) => Promise.resolve(run.write(() => forceRelease(run, p))),
     current: (key) =>
       Promise.resolve(
         run.read(() => {

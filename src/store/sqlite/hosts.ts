@@ -88,15 +88,16 @@ export function sqliteHosts(run: SqliteRunner): Sync<DispatchStore['hosts']> {
           .prepare(
             `INSERT INTO hosts (name, enabled, session_id, ram_total_mb, ram_reserved_mb, ram_free_mb,
                slots_max, heartbeat_at, registered_at)
-             VALUES (@name, @enabled, @session, @total, @reserved, @free, @slots, @now, @now)
-             ON CONFLICT (name) DO UPDATE SET enabled = excluded.enabled, session_id = excluded.session_id,
+             VALUES (@name, coalesce(@enabled, 1), @session, @total, @reserved, @free, @slots, @now, @now)
+             ON CONFLICT (name) DO UPDATE SET enabled = coalesce(@enabled, hosts.enabled),
+               session_id = excluded.session_id,
                ram_total_mb = excluded.ram_total_mb, ram_reserved_mb = excluded.ram_reserved_mb,
                ram_free_mb = excluded.ram_free_mb, slots_max = excluded.slots_max,
                heartbeat_at = excluded.heartbeat_at`,
           )
           .run({
             name: p.name,
-            enabled: p.enabled ? 1 : 0,
+            enabled: p.enabled === undefined ? null : p.enabled ? 1 : 0,
             session: p.session,
             total: p.ramTotalMb,
             reserved: p.ramReservedMb,
@@ -104,13 +105,14 @@ export function sqliteHosts(run: SqliteRunner): Sync<DispatchStore['hosts']> {
             slots: p.slotsMax,
             now,
           });
+        const host = get(p.name) as Host;
         appendAudit(run, {
           at: now,
           type: 'host:registered',
           session: p.session,
-          detail: { host: p.name, enabled: p.enabled, ramTotalMb: p.ramTotalMb, slotsMax: p.slotsMax },
+          detail: { host: p.name, enabled: host.enabled, ramTotalMb: p.ramTotalMb, slotsMax: p.slotsMax },
         });
-        return get(p.name) as Host;
+        return host;
       }),
     heartbeat: (p) =>
       run.write(() => {

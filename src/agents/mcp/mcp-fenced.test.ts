@@ -1,0 +1,95 @@
+/**
+ * `baton mcp` under the SDK's Client when its claim is taken away: force-released by an operator,
+ * or rescued and taken over. The next heartbeat says ok:false and what to do; no effect is accepted.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Coordinator } from '../../coordinator/coordinator.js';
+import { sqliteDatabase } from '../../../test/support/databases.js';
+import { connect, structured, withBaton } from '../../../test/support/mcp-client.js';
+
+describe('baton mcp, fenced', () => {
+  test('a client whose claim was force-released gets ok:false on its next heartbeat and may not record effects', () =>
+    withBaton(sqliteDatabase(), async (db, store) => {
+      await store.tasks.add({ key: 't-2', title: 'taken away' });
+      const client = await connect(db);
+      try {
+        const claimed = structured(await client.callTool({ name: 'baton_claim', arguments: { key: 't-2' } }));
+        assert.equal(claimed.ok, true);
+        const ref = { key: 't-2', epoch: claimed.epoch as number };
+        assert.equal(structured(await client.callTool({ name: 'baton_heartbeat', arguments: ref })).ok, true);
+        const forced = await new Coordinator(store).forceRelease({
+          key: 't-2',
+          reason: 'stuck for an hour',
+          by: { name: 'operator' },
+        });
+        assert.ok(forced.ok);
+        const fenced = structured(await client.callTool({ name: 'baton_heartbeat', arguments: ref }));
+        assert.equal(fenced.ok, false);
+        assert.match(fenced.message ?? '', /no one holds t-2 now \(the claim was released, force-released/);
+        assert.match(fenced.message ?? '', /Stop working on t-2 now/);
+        const effect = structured(
+          await client.callTool({
+            name: 'baton_effect',
+            arguments: { ...ref, kind: 'push', payload: { sha: 'abc' } },
+          }),
+        );
+        assert.equal(effect.ok, false, 'no effect is accepted from a force-released claim');
+        assert.deepEqual(await store.effects.list({ key: 't-2' }), []);
+        const row = (await store.audit.list({ key: 't-2' })).find((e) => e.type === 'claim:force_released');
+        assert.equal(row?.epoch, ref.epoch);
+      } finally {
+        await client.close();
+      }
+    }));
+
+  test('a client whose claim was rescued gets ok:false on its next heartbeat, naming who took over', () =>
+    withBaton(sqliteDatabase(), async (db, store) => {
+      await store.tasks.add({ key: 't-1', title: 'fenced' });
+      const client = await connect(db);
+      try {
+        const claimed = structured(await client.callTool({ name: 'baton_claim', arguments: { key: 't-1' } }));
+        assert.equal(claimed.ok, true);
+        const ref = { key: 't-1', epoch: claimed.epoch as number };
+        const beat = structured(await client.callTool({ name: 'baton_heartbeat', arguments: ref }));
+        assert.equal(beat.ok, true);
+        // Its session goes silent past the threshold and is rescued; another session takes the task.
+        await new Promise((r) => setTimeout(r, 50));
+        const rescued = await store.recovery.rescueStale({
+          staleAfterMs: 1,
+          policy: { backoffBaseMs: 0, backoffMaxMs: 0 },
+        });
+        assert.ok(rescued.sessions.includes(claimed.session as number));
+        const other = await store.sessions.start({ kind: 'agent', host: 'other-box', pid: 1 });
+        assert.ok((await store.claims.acquire({ key: 't-1', session: other.id })).ok);
+        const fenced = structured(await client.callTool({ name: 'baton_heartbeat', arguments: ref }));
+        assert.equal(fenced.ok, false);
+        assert.equal(fenced.reason, 'fenced');
+        assert.equal((fenced.holder as { session: number }).session, other.id);
+        assert.match(fenced.message ?? '', new RegExp(`now held by session ${other.id} on other-box`));
+        assert.match(fenced.message ?? '', /Stop working on t-1 now/);
+        const effect = structured(
+          await client.callTool({
+            name: 'baton_effect',
+            arguments: { ...ref, kind: 'push', payload: { sha: 'abc' } },
+          }),
+        );
+        assert.equal(effect.ok, false, 'no effect is accepted from a fenced claim');
+        assert.deepEqual(await store.effects.list({ key: 't-1' }), []);
+        const status = structured(await client.callTool({ name: 'baton_status', arguments: {} }));
+        assert.equal(status.state, 'stale');
+        assert.deepEqual(
+          (status.claims as { key: string; current: boolean }[]).map((c) => [c.key, c.current]),
+          [['t-1', false]],
+        );
+        // Its own session was rescued: the next claim runs under a new one.
+        await store.tasks.add({ key: 't-2', title: 'next' });
+        const next = structured(await client.callTool({ name: 'baton_claim', arguments: { key: 't-2' } }));
+        assert.equal(next.ok, true);
+        assert.notEqual(next.session, claimed.session);
+        assert.equal((await store.sessions.get(next.session as number))?.state, 'live');
+      } finally {
+        await client.close();
+      }
+    }));
+});

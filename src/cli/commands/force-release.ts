@@ -1,0 +1,38 @@
+/**
+ * `baton force-release <key> --reason R`: an operator ends a claim whoever holds it. The holder
+ * is fenced, its run cancelled (the runner kills the agent's tree within a heartbeat), and the
+ * ledger keeps who, why and the fenced epoch. No live claim is exit 4 and changes nothing.
+ */
+import type { Command } from 'commander';
+import { describeHolder } from '../output.js';
+import { Refusal } from '../refusal.js';
+import { withCoordinator } from '../run.js';
+import { cliActor } from './lifecycle.js';
+
+export function registerForceRelease(program: Command): void {
+  program
+    .command('force-release <key>')
+    .description("end a task's live claim whoever holds it: fences the holder, cancels its run")
+    .requiredOption('--reason <text>', 'why, kept in the ledger')
+    .action((key: string, o: { reason: string }, cmd: Command) =>
+      withCoordinator(cmd, async (baton, out) => {
+        const r = await baton.forceRelease({ key, reason: o.reason, by: cliActor() });
+        if (!r.ok) throw noClaimRefusal(key);
+        const result = { key, epoch: r.holder.epoch, holder: r.holder, job: r.job, reason: o.reason };
+        out.result(result, () => {
+          const job = r.job === null ? '' : `; job ${r.job.id} (${r.job.was}) cancelled`;
+          return `force-released ${key} from ${describeHolder(r.holder)}${job}`;
+        });
+      }),
+    );
+}
+
+export function noClaimRefusal(key: string): Refusal {
+  return new Refusal(
+    'not_found',
+    'no_claim',
+    `${key} has no live claim`,
+    `nothing to release; see who holds what with \`baton task show ${key}\``,
+    { key },
+  );
+}
