@@ -27,7 +27,7 @@ export function registerForceRelease(program: Command): void {
     );
 }
 
-export function noClaimRefusal(key: string): Refusal {
+function noClaimRefusal(key: string): Refusal {
   return new Refusal(
     'not_found',
     'no_claim',
