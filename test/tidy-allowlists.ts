@@ -15,17 +15,17 @@ export const LONG_FUNCTIONS_ALLOWED: Readonly<Record<string, number>> = {
   'src/store/postgres/jobs.ts:postgresJobs': 133,
   'src/store/sqlite/dispatch.ts:sqliteDispatch': 130,
   'src/store/sqlite/progress.ts:sqliteProgress': 128,
-  'src/daemon/up.ts:joinWith': 125,
+  'src/daemon/up.ts:joinWith': 127,
   'src/agents/mcp/tools.ts:registerTools': 121,
   'src/dashboard/routes.ts:dashboardRoutes': 97,
   'src/store/postgres/dispatch.ts:postgresDispatch': 93,
   'src/store/postgres/ledger.ts:postgresLedger': 93,
-  'src/store/sqlite/hosts.ts:sqliteHosts': 92,
+  'src/store/sqlite/hosts.ts:sqliteHosts': 94,
   'src/store/sqlite/observe.ts:sqliteObserve': 92,
   'src/cli/commands/audit-ledger.ts:registerAuditLedger': 90,
   'src/agents/mcp/tools.ts:registerQueueTools': 88,
   'src/cli/commands/workspace.ts:registerWorkspace': 86,
-  'src/store/postgres/hosts.ts:postgresHosts': 82,
+  'src/store/postgres/hosts.ts:postgresHosts': 90,
   'src/store/postgres/observe.ts:postgresObserve': 80,
   'src/store/postgres/workspaces.ts:postgresWorkspaceLocks': 80,
   'src/store/postgres/postgres-store.ts:openPostgresStore': 78,
@@ -33,6 +33,8 @@ export const LONG_FUNCTIONS_ALLOWED: Readonly<Record<string, number>> = {
   'src/agents/mcp/tools.ts:registerReadTools': 76,
   'src/cli/commands/queue.ts:registerQueue': 73,
   'src/core/shell-context.ts:shellContexts': 71,
+  // Grown or added by branches merged before this rule (issue 14 items 5-6, issue 20): split first.
+  'src/daemon/agent-run.ts:AgentRun.run': 71,
 };
 
 const TESTED = 'imported by its unit test only; the code that ships uses it in its own file';
@@ -69,9 +71,10 @@ export const DEAD_EXPORTS_ALLOWED: Readonly<Record<string, string>> = {
   'src/store/test-switches.ts:moveClockSql': 'test support moves the shared clock with it',
   'src/store/conformance/index.ts:exerciseStore': 'the conformance suite, run by each engine test',
   'src/store/conformance/model.ts:StoreModel': 'the reference model of the property test',
+  'src/cli/output.ts:INSTANT_FIELDS':
+    'output.test.ts checks it against the fields the domain types declare Instant',
   'src/cli/commands/claim.ts:heldRefusal': PENDING,
   'src/cli/commands/up.ts:parseUpFlags': PENDING,
-  'src/cli/output.ts:toWire': PENDING,
   'src/cli/output.ts:writeLines': PENDING,
   'src/cli/workspace-run.ts:unresolvedRefusal': PENDING,
   'src/coordinator/inputs.ts:ATTEMPT_MAX_LIMIT': PENDING,

@@ -11,7 +11,7 @@
 import { redactSecrets } from '../core/redact.js';
 import { escapeForTerminal, escapeJsonText } from '../core/text.js';
 
-export { iso, toWire } from '../coordinator/wire.js';
+export { INSTANT_FIELDS, iso, toWire } from '../coordinator/wire.js';
 import { toWire } from '../coordinator/wire.js';
 
 /** A value as JSON text that is safe on a terminal and carries no password. */

@@ -4,6 +4,8 @@
  */
 import { validateId, validateName } from '../core/validate.js';
 import { NotFoundError } from '../core/errors.js';
+import type { Instant } from '../core/time.js';
+
 import type { Session } from '../core/session.js';
 import type { Host } from '../store/dispatch-store.js';
 import type { JobEnqueueResult, Store } from '../store/store.js';
@@ -15,7 +17,7 @@ export interface LeaderDetail {
   readonly host: string | null;
   readonly pid: number | null;
   readonly term: number | null;
-  readonly expiresAt: number | null;
+  readonly expiresAt: Instant | null;
   readonly current: boolean;
 }
 

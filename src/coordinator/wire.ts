@@ -8,8 +8,43 @@ export function iso(instant: Instant): string {
   return new Date(instant).toISOString();
 }
 
-// Instant-valued fields of the domain types: createdAt, since, at, expiresAt, ...
-const INSTANT_KEY = /^(at|since)$|At$/;
+/**
+ * Every field the domain types (src/core, the store port, the coordinator) declare as `Instant`:
+ * these, and only these, are written as ISO strings. Kept equal to the declarations by
+ * src/cli/output.test.ts, which also refuses a name declared `Instant` in one type and a plain number in
+ * another (it could not be converted by name alone): declare a new time field as `Instant`.
+ */
+export const INSTANT_FIELDS: ReadonlySet<string> = new Set([
+  'acquiredAt',
+  'addedAt',
+  'at',
+  'before',
+  'claimedAt',
+  'committedAt',
+  'createdAt',
+  'endedAt',
+  'expiresAt',
+  'exportedAt',
+  'finishedAt',
+  'heartbeatAt',
+  'lastAt',
+  'lastProgressAt',
+  'now',
+  'oldestClaimHeartbeatAt',
+  'prunedAt',
+  'queuedAt',
+  'recordedAt',
+  'registeredAt',
+  'releasedAt',
+  'runAfter',
+  'sealedAt',
+  'since',
+  'stalledAt',
+  'startedAt',
+  'stateAt',
+  'until',
+  'updatedAt',
+]);
 
 /** A JSON-ready copy with every Instant field written as an ISO string. */
 export function toWire(value: unknown): unknown {
@@ -17,7 +52,7 @@ export function toWire(value: unknown): unknown {
   if (value === null || typeof value !== 'object') return value;
   const out: Record<string, unknown> = {};
   for (const [key, field] of Object.entries(value)) {
-    out[key] = INSTANT_KEY.test(key) && typeof field === 'number' ? iso(field) : toWire(field);
+    out[key] = INSTANT_FIELDS.has(key) && typeof field === 'number' ? iso(field) : toWire(field);
   }
   return out;
 }

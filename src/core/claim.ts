@@ -1,8 +1,8 @@
 /**
- * A claim is the per-task mutex (seed A, layer 3). The database grants it in one guarded
- * statement, bumps the task's epoch with every grant and keeps at most one live claim per task
- * through a unique partial index. Every later write about the claim presents (session, epoch);
- * a write with any other pair is refused: the writer was fenced off.
+ * A claim is the per-task mutex (docs/architecture.md#claim-per-task). The database grants it in
+ * one guarded statement, bumps the task's epoch with every grant and keeps at most one live claim
+ * per task through a unique partial index. Every later write about the claim presents (session,
+ * epoch); a write with any other pair is refused: the writer was fenced off.
  */
 import type { Instant } from './time.js';
 import type { SessionId } from './session.js';

@@ -18,7 +18,7 @@
 import { InvalidInputError } from './errors.js';
 
 /** How often a run samples its scope's memory (and looks at its heartbeat): the most. */
-export const SAMPLE_INTERVAL_MS_MAX = 250;
+const SAMPLE_INTERVAL_MS_MAX = 250;
 
 export interface HeartbeatWindows {
   readonly heartbeatIntervalMs: number;

@@ -1,6 +1,7 @@
 /**
- * A queue job asks for a task to be worked (seed A, layer 2). Each transition is one statement
- * guarded by status and epoch; a loser gets `lost` and moves on, never retrying the same item.
+ * A queue job asks for a task to be worked (docs/architecture.md#queue-job). Each transition is one
+ * statement guarded by status and epoch; a loser gets `lost` and moves on, never retrying the same
+ * item.
  *
  *   queued → claimed → running → done | failed | oom_killed | cancelled
  *      ↑        │          │

@@ -8,6 +8,8 @@
  * signatures come in through LedgerCrypto, which keeps this file pure.
  */
 import { assert } from './assert.js';
+import type { Instant } from './time.js';
+
 import {
   checkpointText,
   decodeLeaves,
@@ -49,7 +51,7 @@ export interface PrunedRange {
   readonly firstId: number;
   readonly lastId: number;
   readonly rowCount: number;
-  readonly prunedAt: number;
+  readonly prunedAt: Instant;
 }
 
 export interface LedgerReport {

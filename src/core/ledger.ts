@@ -12,6 +12,8 @@
  * by the leaf, so a row moved to another id is told apart from an edited one.
  */
 
+import type { Instant } from './time.js';
+
 export type CheckpointKind = 'seal' | 'prune';
 
 export interface Checkpoint {
@@ -32,7 +34,7 @@ export interface Checkpoint {
   /** Ed25519 over the 32 bytes of `hash`, base64. */
   readonly signature: string;
   /** The database clock when it was written. */
-  readonly sealedAt: number;
+  readonly sealedAt: Instant;
   /** Prune only: the seal checkpoints with seq up to this one were removed. */
   readonly throughSeq: number | null;
 }

@@ -1,6 +1,6 @@
 /**
- * The session report (seed A's dev_r_agent_sessions): who worked, on which host, on what, and how
- * it ended, one row per session. For Art. 13 transparency: "which physical host ran what".
+ * The session report (docs/architecture.md#session-report): who worked, on which host, on what, and
+ * how it ended, one row per session. For Art. 13 transparency: "which physical host ran what".
  */
 import type { SessionId, SessionKind } from './session.js';
 import type { Instant } from './time.js';

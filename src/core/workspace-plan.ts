@@ -1,7 +1,8 @@
 /**
- * The workspace concurrency model (seed B): which runs take an exclusive lock on a workspace,
- * and on which one. Lock mode `none` is the default, so cognitive work (planning, writing,
- * review without a checkout) runs fully in parallel; `exclusive` is for runs that touch files.
+ * The workspace concurrency model (docs/architecture.md#workspace-plan): which runs take an
+ * exclusive lock on a workspace, and on which one. Lock mode `none` is the default, so cognitive
+ * work (planning, writing, review without a checkout) runs fully in parallel; `exclusive` is for
+ * runs that touch files.
  *
  * Decision table, in order (the first row that applies wins):
  *

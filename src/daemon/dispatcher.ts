@@ -1,11 +1,12 @@
 /**
- * The dispatcher runs only while its process leads (seed A, layers 1 and 2). Each tick it places
- * queued jobs on hosts by live free RAM and free slots (core/placement.ts), writing every
- * placement under its lease term; the store refuses a term that is no longer current, so a
- * paused leader that wakes up changes nothing. Every few ticks it also rescues the work of
- * sessions whose heartbeats stopped.
+ * The dispatcher runs only while its process leads (docs/architecture.md#lease and
+ * #dispatch-run-and-rescue). Each tick it places queued jobs on hosts by live free RAM and free
+ * slots (core/placement.ts), writing every placement under its lease term; the store refuses a term
+ * that is no longer current, so a paused leader that wakes up changes nothing. Every few ticks it
+ * also rescues the work of sessions whose heartbeats stopped.
  *
- * Before placing a job it resolves the job's workspace plan (seed B, core/workspace-plan.ts):
+ * Before placing a job it resolves the job's workspace plan (docs/architecture.md#workspace-plan,
+ * core/workspace-plan.ts):
  * - lock mode none: placed as is; no lock is read or taken, so cognitive runs go in parallel;
  * - exclusive: placed together with the workspace's lock, in one store step; a held workspace
  *   keeps the job queued, `waiting for workspace W, held by job J`, tried again next tick;

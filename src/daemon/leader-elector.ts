@@ -1,5 +1,5 @@
 /**
- * Keeps one dispatcher leader per cluster (seed A, layer 1, made safe). The leader renews at
+ * Keeps one dispatcher leader per cluster (docs/architecture.md#lease). The leader renews at
  * about a third of the TTL and trusts its lease only until `sent + ttl - margin` on its own
  * monotonic clock, anchored when the renewal was sent. It steps down as soon as a renewal is
  * refused or that window passes, whichever comes first. Safety does not rest on this loop: every

@@ -6,7 +6,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { RELEASE_OUTCOMES } from '../core/claim.js';
 import { fencedRefusal, heldRefusal, Refusal } from '../coordinator/refusals.js';
-import { acting, allow } from './auth.js';
+import { acting, actorOf, allow } from './auth.js';
 import { Epoch, Id, Key, SessionId, Text, jsonBody, ok, result, type Api, type ApiDeps } from './kit.js';
 
 const TaskAdd = z
@@ -232,7 +232,7 @@ export function coreRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
     async (c) => {
       const { id } = c.req.valid('param');
       await allow(c, baton, 'job:cancel', { what: `cancel job ${id}`, jobId: id });
-      const r = await acting(c, () => baton.cancelJob(id));
+      const r = await acting(c, () => baton.cancelJob(id, actorOf(c)));
       if (!r.ok) {
         const message = `job ${id} is already ${r.job?.status ?? 'gone'}`;
         throw new Refusal('conflict', 'lost', message, 'nothing to cancel', { job: r.job });

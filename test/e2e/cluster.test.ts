@@ -1,7 +1,7 @@
 /**
- * Seed A end to end, with real processes on both engines: failover after SIGKILL, a paused
- * leader that wakes up, agents killed or over budget, cancellation, and two runners that never
- * run one job twice.
+ * Leases, dispatch and recovery end to end (docs/architecture.md#dispatch-run-and-rescue), with
+ * real processes on both engines: failover after SIGKILL, a paused leader that wakes up, agents
+ * killed or over budget, cancellation, and two runners that never run one job twice.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,8 +1,9 @@
 /**
- * Seed B end to end, with real `baton up` processes on both engines: two coding jobs on one
- * workspace take turns while cognitive jobs run beside them, an unresolved coding job is skipped
- * visibly and runs once its workspace is configured, and a `worktree` workspace gives the run its
- * own checkout, retired when it ends with the unpushed work kept.
+ * The workspace model end to end (docs/architecture.md#lock-per-workspace), with real `baton up`
+ * processes on both engines: two coding jobs on one workspace take turns while cognitive jobs run
+ * beside them, an unresolved coding job is skipped visibly and runs once its workspace is
+ * configured, and a `worktree` workspace gives the run its own checkout, retired when it ends with
+ * the unpushed work kept.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -265,3 +265,39 @@ export function deadExports(
   }
   return out;
 }
+
+/**
+ * The property names the given files declare in interfaces and type literals, each with the kinds
+ * it is declared as: `instant` (type `Instant`, nullable or optional), `number`, or `other`.
+ */
+export function declaredFieldKinds(
+  files: readonly SourceFile[],
+): Map<string, Set<'instant' | 'number' | 'other'>> {
+  const out = new Map<string, Set<'instant' | 'number' | 'other'>>();
+  for (const f of files) {
+    const source = ts.createSourceFile(f.path, f.text, ts.ScriptTarget.Latest, true);
+    const visit = (node: ts.Node): void => {
+      if (ts.isPropertySignature(node) && node.type !== undefined && ts.isIdentifier(node.name)) {
+        const parts = node.type
+          .getText(source)
+          .split('|')
+          .map((t) => t.trim());
+        const core = parts.filter((t) => t !== 'null' && t !== 'undefined');
+        const kind =
+          core.length !== 1
+            ? 'other'
+            : core[0] === 'Instant'
+              ? 'instant'
+              : core[0] === 'number'
+                ? 'number'
+                : 'other';
+        const kinds = out.get(node.name.text) ?? new Set();
+        kinds.add(kind);
+        out.set(node.name.text, kinds);
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+  }
+  return out;
+}

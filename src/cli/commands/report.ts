@@ -1,8 +1,8 @@
 /**
- * `baton report sessions`: seed A's dev_r_agent_sessions, per session: kind, host, pid, when it
- * started and ended and how (ended, rescued, fenced), the issues it worked (key, epoch, outcome),
- * its jobs and attempts, how long it held claims, and its escalations. The same rows as the
- * `session_report` view, for people who use SQL.
+ * `baton report sessions` (docs/architecture.md#session-report), per session: kind, host, pid, when
+ * it started and ended and how (ended, rescued, fenced), the issues it worked (key, epoch,
+ * outcome), its jobs and attempts, how long it held claims, and its escalations. The same rows as
+ * the `session_report` view, for people who use SQL.
  */
 import type { Command } from 'commander';
 import type { SessionReport } from '../../core/session-report.js';

@@ -1,7 +1,7 @@
 /**
- * The session report (seed A's dev_r_agent_sessions, `baton report sessions`): per session, its
- * kind, host and pid, when it started and how it ended, the issues it worked with their epochs and
- * outcomes, its jobs and attempts, time held and escalations. Filtered by host and time window.
+ * The session report (docs/architecture.md#session-report, `baton report sessions`): per session,
+ * its kind, host and pid, when it started and how it ended, the issues it worked with their epochs
+ * and outcomes, its jobs and attempts, time held and escalations. Filtered by host and time window.
  */
 import { html } from 'hono/html';
 import type { IssueWorked, SessionReport } from '../../core/session-report.js';

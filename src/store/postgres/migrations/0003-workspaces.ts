@@ -1,7 +1,8 @@
 /**
- * The workspace concurrency model (seed B): the same tables, columns, constraints and backfill
- * as the SQLite migration. Names sort by code point (COLLATE "C"); requires_filesystem is a
- * boolean here and 0/1 there. See docs/decisions/0003-requires-filesystem-backfill.md.
+ * The workspace concurrency model (docs/architecture.md#lock-per-workspace): the same tables,
+ * columns, constraints and backfill as the SQLite migration. Names sort by code point (COLLATE
+ * "C"); requires_filesystem is a boolean here and 0/1 there. See
+ * docs/decisions/0003-requires-filesystem-backfill.md.
  */
 export default {
   version: 3,

@@ -4,7 +4,7 @@
  * - `ledger_keys`, `audit_checkpoints`: public keys; signed seals and prune records.
  * - The append-only trigger lets a DELETE through only inside `baton audit prune`'s transaction,
  *   which sets `baton.ledger_prune` locally; the same trigger now guards checkpoints and keys.
- * - `session_report`: seed A's dev_r_agent_sessions, one row per session.
+ * - `session_report`: one row per session (docs/architecture.md#session-report).
  */
 export default {
   version: 13,

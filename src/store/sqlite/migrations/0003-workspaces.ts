@@ -1,6 +1,7 @@
 /**
- * The workspace concurrency model (seed B): workspaces, the agents and projects bound to them,
- * each task's filesystem requirement and explicit workspace, and exclusive workspace locks.
+ * The workspace concurrency model (docs/architecture.md#lock-per-workspace): workspaces, the agents
+ * and projects bound to them, each task's filesystem requirement and explicit workspace, and
+ * exclusive workspace locks.
  *
  * The backfill of tasks.requires_filesystem follows docs/decisions/0003-requires-filesystem-
  * backfill.md: 1 only on positive evidence, 0 for everything else. The same rule, in the same

@@ -4,7 +4,8 @@
  * - `audit_checkpoints`: signed seals over settled ranges of `audit_events`, and prune records.
  * - `ledger_prune_gate`: opened only inside `baton audit prune`'s transaction, the one writer that
  *   may delete ledger rows and checkpoints; every other update or delete is still refused.
- * - `session_report`: seed A's dev_r_agent_sessions, one row per session, for people who use SQL.
+ * - `session_report`: one row per session, for people who use SQL
+ *   (docs/architecture.md#session-report).
  */
 export default {
   version: 13,
