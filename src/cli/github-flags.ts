@@ -5,7 +5,7 @@
 import type { Command } from 'commander';
 import { parseRepo } from '../core/github.js';
 import type { Store } from '../store/store.js';
-import { openBacklog, type Backlog } from '../github/backlog.js';
+import type { Backlog } from '../github/backlog.js';
 
 export interface GithubFlags {
   readonly tokenEnv?: string;
@@ -30,12 +30,14 @@ export function githubOptions(command: Command): Command {
     );
 }
 
-export function backlogFrom(
+/** Loaded on demand: octokit is not paid for by every other command's start. */
+export async function backlogFrom(
   store: Store,
   repo: string,
   o: GithubFlags,
   log: (line: string) => void,
-): Backlog {
+): Promise<Backlog> {
+  const { openBacklog } = await import('../github/backlog.js');
   return openBacklog({
     store,
     repo: parseRepo(repo),

@@ -6,6 +6,7 @@
  */
 import type { Command } from 'commander';
 import { validateDuration } from '../../core/validate.js';
+import type { SyncReport } from '../../github/sync.js';
 import { backlogFrom, githubOptions, type GithubFlags } from '../github-flags.js';
 import { jsonText, terminalText } from '../output.js';
 import { collect, withStore } from '../run.js';
@@ -32,7 +33,7 @@ export function registerGithub(program: Command): void {
       const log = (line: string): void => {
         if (!out.json) process.stderr.write(`${terminalText(line)}\n`);
       };
-      const backlog = backlogFrom(store, repo, o, log);
+      const backlog = await backlogFrom(store, repo, o, log);
       const stop = new AbortController();
       const leave = (): void => stop.abort();
       process.once('SIGINT', leave);
@@ -56,7 +57,7 @@ export function registerGithub(program: Command): void {
   );
 }
 
-function summary(r: Awaited<ReturnType<ReturnType<typeof backlogFrom>['sync']>>): string {
+function summary(r: SyncReport): string {
   if (r.notModified) return `${r.repo}: nothing changed on GitHub since ${r.since ?? 'the last pass'}`;
   const parts = Object.entries({
     added: r.added,

@@ -191,16 +191,21 @@ export function registerUp(program: Command): void {
             ? `sealing the ledger with key ${options.ledger.signer.keyId}`
             : 'not sealing the ledger (no key)'),
       );
-      await runUp(store, { ...options, ...githubDuties(store, o, log) }, systemClock, log, stop.signal);
+      const github = await githubDuties(store, o, log);
+      await runUp(store, { ...options, ...github }, systemClock, log, stop.signal);
       log('left the cluster');
     });
   });
 }
 
 /** With --github: the sync and the label projector as leader duties, and the re-check before runs. */
-function githubDuties(store: Store, o: UpFlags, log: (line: string) => void): Partial<UpOptions> {
+async function githubDuties(
+  store: Store,
+  o: UpFlags,
+  log: (line: string) => void,
+): Promise<Partial<UpOptions>> {
   if (o.github === undefined) return {};
-  const backlog = backlogFrom(store, o.github, o, log);
+  const backlog = await backlogFrom(store, o.github, o, log);
   const everyMs = validateDuration('--github-every', o.githubEvery ?? '60s', 1000, 86_400_000);
   log(`working the GitHub backlog of ${backlog.repo.full}: a sync every ${everyMs / 1000} s while leading`);
   return {
