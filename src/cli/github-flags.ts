@@ -3,7 +3,8 @@
  * comments on or off, and the backlog they open (src/github/backlog.ts).
  */
 import type { Command } from 'commander';
-import { parseRepo } from '../core/github.js';
+import { InvalidInputError } from '../core/errors.js';
+import { DEFAULT_GITHUB_LABELS, parseRepo, validateLabelNames } from '../core/github.js';
 import type { Store } from '../store/store.js';
 import type { Backlog } from '../github/backlog.js';
 
@@ -28,6 +29,28 @@ export function githubOptions(command: Command): Command {
       '--label-design <name>',
       'label that puts an issue behind the design gate (default needs-design-review)',
     );
+}
+
+/**
+ * The flags' checks, made before the store is opened, so bad input changes nothing (not even a
+ * new database file): the repository's form, the token's variable and presence, the label names.
+ */
+export function checkGithubFlags(repo: string, o: GithubFlags): void {
+  parseRepo(repo);
+  const name = o.tokenEnv ?? 'GITHUB_TOKEN';
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) || (process.env[name] ?? '') === '') {
+    throw new InvalidInputError(
+      `${name} is not set: Baton needs a GitHub token to read and label issues`,
+      `export ${name}=<a token with issues read and write>, or name another variable with --token-env`,
+    );
+  }
+  validateLabelNames({
+    ...DEFAULT_GITHUB_LABELS,
+    ...(o.labelWip === undefined ? {} : { wip: o.labelWip }),
+    ...(o.labelQueued === undefined ? {} : { queued: o.labelQueued }),
+    ...(o.labelHuman === undefined ? {} : { human: o.labelHuman }),
+    ...(o.labelDesign === undefined ? {} : { designReview: o.labelDesign }),
+  });
 }
 
 /** Loaded on demand: octokit is not paid for by every other command's start. */

@@ -21,7 +21,7 @@ import { existsSync } from 'node:fs';
 import { keyFilePath, loadKeyFile } from '../../coordinator/ledger/keys.js';
 import { validateDuration } from '../../core/validate.js';
 import type { Store } from '../../store/store.js';
-import { backlogFrom, githubOptions, type GithubFlags } from '../github-flags.js';
+import { backlogFrom, checkGithubFlags, githubOptions, type GithubFlags } from '../github-flags.js';
 
 interface UpFlags extends GithubFlags {
   readonly github?: string;
@@ -175,6 +175,7 @@ export function registerUp(program: Command): void {
     .option('--no-github-comments', 'do not post escalations and review rejections as issue comments');
   githubOptions(up).action((o: UpFlags, cmd: Command) => {
     const options = parseUpFlags(o, cmd.optsWithGlobals<GlobalOptions>());
+    if (o.github !== undefined) checkGithubFlags(o.github, o);
     return withStore(cmd, async (store, out) => {
       const stop = new AbortController();
       const leave = (): void => stop.abort();
