@@ -52,7 +52,7 @@ test('keeps src/core pure: no I/O, no clock reads, no imports from outer layers'
 });
 
 test('keeps the adapters away from the engines', () => {
-  for (const f of files.filter((x) => /^src\/(cli|http|dashboard|agents)\//.test(x.path))) {
+  for (const f of files.filter((x) => /^src\/(cli|http|dashboard|agents|github)\//.test(x.path))) {
     for (const spec of imports(f.text)) {
       assert.ok(!/store\/(sqlite|postgres)/.test(spec), `${f.path} imports engine ${spec}`);
     }
@@ -71,7 +71,7 @@ test('keeps the store port free of coordinator, daemon and adapters', () => {
   for (const f of files.filter((x) => x.path.startsWith('src/store/') && !x.path.endsWith('.test.ts'))) {
     for (const spec of imports(f.text)) {
       assert.ok(
-        !/\/(coordinator|daemon|cli|http|dashboard|agents)\//.test(spec),
+        !/\/(coordinator|daemon|cli|http|dashboard|agents|github)\//.test(spec),
         `${f.path} imports ${spec}`,
       );
     }
@@ -81,7 +81,7 @@ test('keeps the store port free of coordinator, daemon and adapters', () => {
 test('keeps the use-case API free of the daemon: the daemon uses the API, never the reverse', () => {
   for (const f of files.filter((x) => x.path.startsWith('src/coordinator/'))) {
     for (const spec of imports(f.text)) {
-      assert.ok(!/\/(daemon|cli|http|dashboard|agents)\//.test(spec), `${f.path} imports ${spec}`);
+      assert.ok(!/\/(daemon|cli|http|dashboard|agents|github)\//.test(spec), `${f.path} imports ${spec}`);
     }
   }
 });
@@ -89,7 +89,7 @@ test('keeps the use-case API free of the daemon: the daemon uses the API, never 
 test('keeps the daemon away from the adapters', () => {
   for (const f of files.filter((x) => x.path.startsWith('src/daemon/'))) {
     for (const spec of imports(f.text)) {
-      assert.ok(!/\/(cli|http|dashboard|agents)\//.test(spec), `${f.path} imports ${spec}`);
+      assert.ok(!/\/(cli|http|dashboard|agents|github)\//.test(spec), `${f.path} imports ${spec}`);
     }
   }
 });
@@ -98,6 +98,14 @@ test('keeps the agent integrations (MCP server, Claude Code hooks) off the daemo
   for (const f of files.filter((x) => x.path.startsWith('src/agents/') && !x.path.endsWith('.test.ts'))) {
     for (const spec of imports(f.text)) {
       assert.ok(!/\/(daemon|cli|http|dashboard)\//.test(spec), `${f.path} imports ${spec}`);
+    }
+  }
+});
+
+test('keeps the GitHub adapter off the daemon and the other adapters: `baton up` is handed its duties', () => {
+  for (const f of files.filter((x) => x.path.startsWith('src/github/'))) {
+    for (const spec of imports(f.text)) {
+      assert.ok(!/\/(daemon|cli|http|dashboard|agents)\//.test(spec), `${f.path} imports ${spec}`);
     }
   }
 });

@@ -3,9 +3,11 @@
  * comments on or off, and the backlog they open (src/github/backlog.ts).
  */
 import type { Command } from 'commander';
-import { parseRepo } from '../core/github.js';
+import type { Hono } from 'hono';
+import { InvalidInputError } from '../core/errors.js';
+import { DEFAULT_GITHUB_LABELS, parseRepo, validateLabelNames } from '../core/github.js';
 import type { Store } from '../store/store.js';
-import { openBacklog, type Backlog } from '../github/backlog.js';
+import type { Backlog } from '../github/backlog.js';
 
 export interface GithubFlags {
   readonly tokenEnv?: string;
@@ -30,12 +32,36 @@ export function githubOptions(command: Command): Command {
     );
 }
 
-export function backlogFrom(
+/**
+ * The flags' checks, made before the store is opened, so bad input changes nothing (not even a
+ * new database file): the repository's form, the token's variable and presence, the label names.
+ */
+export function checkGithubFlags(repo: string, o: GithubFlags): void {
+  parseRepo(repo);
+  const name = o.tokenEnv ?? 'GITHUB_TOKEN';
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) || (process.env[name] ?? '') === '') {
+    throw new InvalidInputError(
+      `${name} is not set: Baton needs a GitHub token to read and label issues`,
+      `export ${name}=<a token with issues read and write>, or name another variable with --token-env`,
+    );
+  }
+  validateLabelNames({
+    ...DEFAULT_GITHUB_LABELS,
+    ...(o.labelWip === undefined ? {} : { wip: o.labelWip }),
+    ...(o.labelQueued === undefined ? {} : { queued: o.labelQueued }),
+    ...(o.labelHuman === undefined ? {} : { human: o.labelHuman }),
+    ...(o.labelDesign === undefined ? {} : { designReview: o.labelDesign }),
+  });
+}
+
+/** Loaded on demand: octokit is not paid for by every other command's start. */
+export async function backlogFrom(
   store: Store,
   repo: string,
   o: GithubFlags,
   log: (line: string) => void,
-): Backlog {
+): Promise<Backlog> {
+  const { openBacklog } = await import('../github/backlog.js');
   return openBacklog({
     store,
     repo: parseRepo(repo),
@@ -50,4 +76,13 @@ export function backlogFrom(
     comments: o.comments !== false && o.githubComments !== false,
     log,
   });
+}
+
+/**
+ * The webhook (`POST /v1/github/webhook`) of the backlog, when GITHUB_WEBHOOK_SECRET is set; GitHub
+ * signs each delivery with it, so no bearer token is asked.
+ */
+export function webhookOf(backlog: Backlog | null, env = process.env): Hono[] {
+  const secret = env['GITHUB_WEBHOOK_SECRET'] ?? '';
+  return backlog === null || secret === '' ? [] : [backlog.webhook(secret)];
 }

@@ -3,6 +3,8 @@
  * environment), the store, the label names. What `baton github sync` and `baton up --github`
  * call: a sync pass, a projection pass, the re-check before a run, the webhook routes.
  */
+import type { Hono } from 'hono';
+import { githubWebhookRoutes } from './webhook.js';
 import { InvalidInputError } from '../core/errors.js';
 import {
   DEFAULT_GITHUB_LABELS,
@@ -36,6 +38,8 @@ export interface Backlog {
   sync(o: SyncOptions): Promise<SyncReport>;
   project(): Promise<ProjectReport>;
   recheck(job: Pick<Job, 'id' | 'key'>): Promise<RecheckOutcome>;
+  /** `POST /v1/github/webhook` for this repository, signed with the secret (webhook.ts). */
+  webhook(secret: string): Hono;
 }
 
 const positive = (env: BacklogOptions['env'], name: string): number | undefined => {
@@ -75,5 +79,6 @@ export function openBacklog(o: BacklogOptions): Backlog {
     sync: (s) => syncRepo(deps, o.repo, s),
     project: () => project(deps, o.repo, { comments }),
     recheck: (job) => recheckIssue(deps, job),
+    webhook: (secret) => githubWebhookRoutes({ ...deps, repo: o.repo, secret }),
   };
 }

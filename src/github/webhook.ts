@@ -31,6 +31,11 @@ const STATUS: Partial<Record<string, 400 | 404 | 409 | 503>> = {
   github_unavailable: 503,
 };
 
+/** The API's error body (src/http/errors.ts): {"error": {"code", "message", "hint", "details"}}. */
+function failure(code: string, message: string, hint: string | null) {
+  return { error: { code, message, hint, details: {} } };
+}
+
 /** Issue numbers a pull request's text says it closes (GitHub's closing keywords). */
 export function closingReferences(text: string): number[] {
   const found = [
@@ -47,13 +52,9 @@ export function githubWebhookRoutes(deps: WebhookDeps): Hono {
     const signature = c.req.header('x-hub-signature-256') ?? '';
     const ok = signature !== '' && (await webhooks.verify(body, signature).catch(() => false));
     if (!ok) {
+      const message = 'the webhook signature is missing or does not match';
       return c.json(
-        {
-          error: 'unauthorized',
-          code: 'unauthorized',
-          message: 'the webhook signature is missing or does not match',
-          hint: 'set the same secret on GitHub and in GITHUB_WEBHOOK_SECRET',
-        },
+        failure('unauthorized', message, 'set the same secret on GitHub and in GITHUB_WEBHOOK_SECRET'),
         401,
       );
     }
@@ -62,7 +63,7 @@ export function githubWebhookRoutes(deps: WebhookDeps): Hono {
     try {
       payload = JSON.parse(body) as Record<string, unknown>;
     } catch {
-      return c.json({ error: 'invalid_input', code: 'invalid_input', message: 'the body is not JSON' }, 400);
+      return c.json(failure('invalid_input', 'the body is not JSON', 'send the event as GitHub does'), 400);
     }
     const repository = payload['repository'] as { full_name?: string } | undefined;
     if (!sameRepo(repository?.full_name ?? '', deps.repo.full)) {
@@ -74,10 +75,7 @@ export function githubWebhookRoutes(deps: WebhookDeps): Hono {
     } catch (error) {
       if (!(error instanceof BatonError)) throw error;
       const status = STATUS[error.code] ?? 409;
-      return c.json(
-        { error: error.code, code: error.code, message: error.message, hint: error.hint },
-        status,
-      );
+      return c.json(failure(error.code, error.message, error.hint ?? null), status);
     }
   });
   return app;

@@ -26,6 +26,11 @@ export interface HttpAppOptions {
   readonly registry?: Registry | undefined;
   /** What the dashboard needs besides its reads (log folder, RSS, host name, poll period). */
   readonly dashboard?: Omit<DashboardDeps, 'reads'> | undefined;
+  /**
+   * Sub-apps that authenticate their own requests (the GitHub webhook checks GitHub's signature),
+   * mounted before the bearer-token checks so that those never see them.
+   */
+  readonly routes?: readonly Hono[] | undefined;
 }
 
 /** The API alone, for tests and for the OpenAPI document. */
@@ -74,6 +79,7 @@ export function httpApp(o: HttpAppOptions): Hono<AuthEnv> {
       return c.json({ ok: false, message: error instanceof Error ? error.message : String(error) }, 503);
     }
   });
+  for (const routes of o.routes ?? []) app.route('/', routes);
   if (o.auth === 'required') {
     // Past /healthz and /readyz, everything needs a token, the dashboard and /metrics included.
     app.use('*', authenticate(o.coordinator, 'required'));

@@ -3,6 +3,7 @@
  * default; a bind that is not loopback is refused unless every request needs a token
  * (`--auth required`). When the port is taken, the next free one is taken instead and said so.
  */
+import type { Hono } from 'hono';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
@@ -64,6 +65,8 @@ export interface ServeOptions {
   readonly bind: Bind;
   readonly auth: AuthMode;
   readonly dashboard?: Omit<DashboardDeps, 'reads'> | undefined;
+  /** Sub-apps that authenticate their own requests (the GitHub webhook, by signature). */
+  readonly routes?: readonly Hono[] | undefined;
 }
 
 /** Serves the API, /metrics and the dashboard on the store, which it wraps to time its calls. */
@@ -71,7 +74,7 @@ export async function serveHttp(store: Store, o: ServeOptions): Promise<HttpServ
   checkBind(o.bind, o.auth);
   const registry = new Registry();
   const coordinator = new Coordinator(timedStore(store, storeLatencyObserver(registry)));
-  const app = httpApp({ coordinator, auth: o.auth, registry, dashboard: o.dashboard });
+  const app = httpApp({ coordinator, auth: o.auth, registry, dashboard: o.dashboard, routes: o.routes });
   const listener = getRequestListener(app.fetch);
   const server = createServer((req, res) => void listener(req, res));
   let port = o.bind.port;

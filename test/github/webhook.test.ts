@@ -11,6 +11,7 @@ import { Webhooks } from '@octokit/webhooks';
 import { Hono } from 'hono';
 import { parseRepo } from '../../src/core/github.js';
 import { closingReferences, githubWebhookRoutes } from '../../src/github/webhook.js';
+import { parseBind, serveHttp } from '../../src/http/server.js';
 import { bothEngines } from '../support/databases.js';
 import type { StoredIssue } from '../support/github-standin.js';
 import { githubFixture, key, REPO, type GithubFixture } from './fixture.js';
@@ -83,7 +84,9 @@ for (const db of bothEngines()) {
           'not-the-secret',
         );
         assert.equal(wrong.status, 401);
-        assert.match(((await wrong.json()) as { hint: string }).hint, /GITHUB_WEBHOOK_SECRET/);
+        const refused = (await wrong.json()) as { error: { code: string; hint: string } };
+        assert.equal(refused.error.code, 'unauthorized');
+        assert.match(refused.error.hint, /GITHUB_WEBHOOK_SECRET/);
         assert.equal((await f.store.jobs.get(two.id))?.status, 'queued', 'refused: nothing changed');
         assert.equal((await f.store.tasks.get(key(2)))?.state, 'open');
         const signed = await post('issues', { action: 'closed', issue: issue(1), repository });
@@ -114,5 +117,44 @@ for (const db of bothEngines()) {
         assert.equal((await f.store.tasks.get(key(4)))?.state, 'done');
         assert.equal((await post('ping', { zen: 'hi', repository })).status, 202);
       }));
+
+    test('served by the HTTP server with --auth required: the webhook needs its signature, not a bearer token', async () => {
+      const f = await githubFixture(db);
+      const server = await serveHttp(f.store, {
+        bind: parseBind('127.0.0.1:0'),
+        auth: 'required',
+        routes: [f.backlog.webhook(SECRET)],
+      });
+      try {
+        f.gh.add(7);
+        await f.backlog.sync({ labels: [] });
+        const job = (await f.store.jobs.enqueue({ key: key(7) })).job;
+        f.gh.close(7);
+        const text = JSON.stringify({
+          action: 'closed',
+          issue: f.gh.issueJson(f.gh.issues.get(7) as StoredIssue),
+          repository,
+        });
+        const deliver = async (signature: string | null) =>
+          fetch(`${server.url}/v1/github/webhook`, {
+            method: 'POST',
+            headers: {
+              'content-type': 'application/json',
+              'x-github-event': 'issues',
+              ...(signature === null ? {} : { 'x-hub-signature-256': signature }),
+            },
+            body: text,
+          });
+        assert.equal((await fetch(`${server.url}/v1/jobs`)).status, 401, 'the API still wants a token');
+        assert.equal((await deliver(null)).status, 401);
+        assert.equal((await f.store.jobs.get(job.id))?.status, 'queued');
+        const signed = await deliver(await new Webhooks({ secret: SECRET }).sign(text));
+        assert.equal(signed.status, 200);
+        assert.equal((await f.store.jobs.get(job.id))?.status, 'cancelled');
+      } finally {
+        await server.close();
+        await f.close();
+      }
+    });
   });
 }

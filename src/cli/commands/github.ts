@@ -5,8 +5,10 @@
  * once per pass, for a setup without `baton up --github` (which projects on its leader).
  */
 import type { Command } from 'commander';
+import { GithubUnavailableError } from '../../core/errors.js';
 import { validateDuration } from '../../core/validate.js';
-import { backlogFrom, githubOptions, type GithubFlags } from '../github-flags.js';
+import type { SyncReport } from '../../github/sync.js';
+import { backlogFrom, checkGithubFlags, githubOptions, type GithubFlags } from '../github-flags.js';
 import { jsonText, terminalText } from '../output.js';
 import { collect, withStore } from '../run.js';
 
@@ -26,37 +28,51 @@ export function registerGithub(program: Command): void {
       .option('--every <duration>', 'keep running, a pass every so often, such as 60s')
       .option('--project', 'also apply pending label changes and comments after each pass')
       .option('--no-comments', 'with --project: do not post escalations and rejections as comments'),
-  ).action((repo: string, o: SyncFlags, cmd: Command) =>
-    withStore(cmd, async (store, out) => {
-      const everyMs = o.every === undefined ? null : validateDuration('--every', o.every, 1000, 86_400_000);
+  ).action((repo: string, o: SyncFlags, cmd: Command) => {
+    checkGithubFlags(repo, o);
+    const everyMs = o.every === undefined ? null : validateDuration('--every', o.every, 1000, 86_400_000);
+    return withStore(cmd, async (store, out) => {
       const log = (line: string): void => {
         if (!out.json) process.stderr.write(`${terminalText(line)}\n`);
       };
-      const backlog = backlogFrom(store, repo, o, log);
+      const backlog = await backlogFrom(store, repo, o, log);
       const stop = new AbortController();
       const leave = (): void => stop.abort();
       process.once('SIGINT', leave);
       process.once('SIGTERM', leave);
       for (;;) {
-        const report = await backlog.sync({ labels: o.label ?? [] });
-        const projected = o.project === true ? await backlog.project() : null;
-        const value = projected === null ? report : { ...report, projected };
+        const pass = async () => {
+          const report = await backlog.sync({ labels: o.label ?? [] });
+          const projected = o.project === true ? await backlog.project() : null;
+          return { report, value: projected === null ? report : { ...report, projected } };
+        };
         if (everyMs === null) {
+          const { report, value } = await pass();
           out.result(value, () => summary(report));
           return;
         }
-        process.stdout.write(`${out.json ? jsonText(value) : summary(report)}\n`);
+        // Kept running: a pass GitHub refused is reported, and the next one tries again.
+        const line = await pass().then(
+          ({ report, value }) => (out.json ? jsonText(value) : summary(report)),
+          (e: unknown) => {
+            if (!(e instanceof GithubUnavailableError)) throw e;
+            return out.json
+              ? jsonText({ error: e.code, message: e.message })
+              : `${e.message}; next pass later`;
+          },
+        );
+        process.stdout.write(`${line}\n`);
         await new Promise((resolve) => {
           const timer = setTimeout(resolve, everyMs);
           stop.signal.addEventListener('abort', () => resolve(clearTimeout(timer)), { once: true });
         });
         if (stop.signal.aborted) return;
       }
-    }),
-  );
+    });
+  });
 }
 
-function summary(r: Awaited<ReturnType<ReturnType<typeof backlogFrom>['sync']>>): string {
+function summary(r: SyncReport): string {
   if (r.notModified) return `${r.repo}: nothing changed on GitHub since ${r.since ?? 'the last pass'}`;
   const parts = Object.entries({
     added: r.added,

@@ -7,6 +7,15 @@ import { validateOneOf } from '../../core/validate.js';
 import type { AuthMode } from '../../http/auth.js';
 import { HTTP_DEFAULT, parseBind, serveHttp, servingLine, type Bind } from '../../http/server.js';
 import { withStore } from '../run.js';
+import { InvalidInputError } from '../../core/errors.js';
+import { terminalText } from '../output.js';
+import {
+  backlogFrom,
+  checkGithubFlags,
+  githubOptions,
+  webhookOf,
+  type GithubFlags,
+} from '../github-flags.js';
 
 export interface HttpFlags {
   /** host:port; false with --no-http. */
@@ -22,22 +31,42 @@ export function parseHttpFlags(o: HttpFlags): { bind: Bind | null; auth: AuthMod
   return { bind: parseBind(typeof o.http === 'string' ? o.http : HTTP_DEFAULT), auth };
 }
 
+interface ServeFlags extends HttpFlags, GithubFlags {
+  readonly github?: string;
+}
+
 export function registerServe(program: Command): void {
-  program
+  const serve = program
     .command('serve')
     .description('serve the HTTP API, the dashboard and /metrics (no runner, no dispatcher)')
     .option('--http <host:port>', `where to listen (default ${HTTP_DEFAULT}; the next free port if taken)`)
     .option('--auth <mode>', '`required`: reads need a token too (needed to bind beyond loopback)')
-    .action((o: HttpFlags, cmd: Command) => {
-      const { bind, auth } = parseHttpFlags(o);
-      return withStore(cmd, async (store) => {
-        const server = await serveHttp(store, { bind: bind ?? parseBind(HTTP_DEFAULT), auth });
-        process.stdout.write(`${servingLine(server)}\n`);
-        await new Promise<void>((resolve) => {
-          process.once('SIGINT', resolve);
-          process.once('SIGTERM', resolve);
-        });
-        await server.close();
+    .option('--github <repo>', "accept owner/repo's GitHub webhook (needs GITHUB_WEBHOOK_SECRET)");
+  githubOptions(serve).action((o: ServeFlags, cmd: Command) => {
+    const { bind, auth } = parseHttpFlags(o);
+    if (o.github !== undefined) checkWebhookFlags(o.github, o);
+    return withStore(cmd, async (store) => {
+      const log = (line: string): void => void process.stdout.write(`${terminalText(line)}\n`);
+      const backlog = o.github === undefined ? null : await backlogFrom(store, o.github, o, log);
+      const routes = webhookOf(backlog);
+      const server = await serveHttp(store, { bind: bind ?? parseBind(HTTP_DEFAULT), auth, routes });
+      process.stdout.write(`${servingLine(server)}\n`);
+      await new Promise<void>((resolve) => {
+        process.once('SIGINT', resolve);
+        process.once('SIGTERM', resolve);
       });
+      await server.close();
     });
+  });
+}
+
+/** `serve --github` is for the webhook: without its secret it would accept nothing. */
+function checkWebhookFlags(repo: string, o: ServeFlags): void {
+  checkGithubFlags(repo, o);
+  if ((process.env['GITHUB_WEBHOOK_SECRET'] ?? '') === '') {
+    throw new InvalidInputError(
+      'GITHUB_WEBHOOK_SECRET is not set: baton serve --github accepts only signed webhook deliveries',
+      'export GITHUB_WEBHOOK_SECRET=<the secret set on the GitHub webhook>',
+    );
+  }
 }

@@ -24,8 +24,14 @@ import { serveHttp, servingLine } from '../../http/server.js';
 import { parseHttpFlags, type HttpFlags } from './serve.js';
 
 import { validateDuration } from '../../core/validate.js';
-import type { Store } from '../../store/store.js';
-import { backlogFrom, githubOptions, type GithubFlags } from '../github-flags.js';
+import {
+  backlogFrom,
+  checkGithubFlags,
+  githubOptions,
+  webhookOf,
+  type GithubFlags,
+} from '../github-flags.js';
+import type { Backlog } from '../../github/backlog.js';
 
 interface UpFlags extends HttpFlags, GithubFlags {
   readonly github?: string;
@@ -188,6 +194,7 @@ export function registerUp(program: Command): void {
   githubOptions(up).action((o: UpFlags, cmd: Command) => {
     const options = parseUpFlags(o, cmd.optsWithGlobals<GlobalOptions>());
     const http = parseHttpFlags(o);
+    if (o.github !== undefined) checkGithubFlags(o.github, o);
     return withStore(cmd, async (store, out) => {
       const stop = new AbortController();
       const leave = (): void => stop.abort();
@@ -204,9 +211,13 @@ export function registerUp(program: Command): void {
             ? `sealing the ledger with key ${options.ledger.signer.keyId}`
             : 'not sealing the ledger (no key)'),
       );
+      const backlog = o.github === undefined ? null : await backlogFrom(store, o.github, o, log);
+      const webhook = webhookOf(backlog);
       const dashboard = { logDir: options.logDir, hostName: options.host };
       const server =
-        http.bind === null ? null : await serveHttp(store, { bind: http.bind, auth: http.auth, dashboard });
+        http.bind === null
+          ? null
+          : await serveHttp(store, { bind: http.bind, auth: http.auth, dashboard, routes: webhook });
       // The URL line comes last of the start-up lines (joined, containment, leading), so that a
       // newcomer's `npm start` ends with it: once the log has been quiet a moment, or after 3 s.
       const announce = server === null ? null : settle(() => log(servingLine(server)));
@@ -217,7 +228,7 @@ export function registerUp(program: Command): void {
       try {
         // Agents reach Baton through this server, with a token of their own, not the database.
         const apiUrl = server?.url ?? null;
-        const github = githubDuties(store, o, said);
+        const github = githubDuties(backlog, o, said);
         await runUp(store, { ...options, ...github, apiUrl }, systemClock, said, stop.signal);
       } finally {
         announce?.now();
@@ -229,9 +240,8 @@ export function registerUp(program: Command): void {
 }
 
 /** With --github: the sync and the label projector as leader duties, and the re-check before runs. */
-function githubDuties(store: Store, o: UpFlags, log: (line: string) => void): Partial<UpOptions> {
-  if (o.github === undefined) return {};
-  const backlog = backlogFrom(store, o.github, o, log);
+function githubDuties(backlog: Backlog | null, o: UpFlags, log: (line: string) => void): Partial<UpOptions> {
+  if (backlog === null) return {};
   const everyMs = validateDuration('--github-every', o.githubEvery ?? '60s', 1000, 86_400_000);
   log(`working the GitHub backlog of ${backlog.repo.full}: a sync every ${everyMs / 1000} s while leading`);
   return {
