@@ -45,7 +45,7 @@ export async function startTestServer(
     const token = bearer(c.req.header('authorization'));
     if (token !== OPERATOR_TOKEN)
       return c.json({ error: { code: 'unauthorized', message: 'no token' } }, 401);
-    const body = (await c.req.json()) as { reason?: unknown };
+    const body = await c.req.json<{ reason?: unknown }>();
     const key = c.req.param('key');
     const r = await coordinator.forceRelease({ key, reason: body.reason, by: { name: 'operator token' } });
     if (!r.ok) return c.json({ error: { code: 'not_found', message: 'no live claim' } }, 404);
