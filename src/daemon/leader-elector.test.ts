@@ -184,6 +184,32 @@ test('a slow successful re-election does not extend the trust window', async () 
   }
 });
 
+test('after its trust window passed, re-taking its own running lease renews it before trusting it', async () => {
+  const s = await setup(fixedRandom(0.5), true);
+  const other = await s.f.another();
+  try {
+    await lead(s);
+    s.clock.advance(1_000); // a renewal is sent; its answer comes only after the window
+    await s.renewals.holding();
+    s.clock.advance(1_700);
+    assert.equal(s.elector.leaderTerm(), null);
+    s.renewals.open();
+    await s.clock.sleeping(1);
+    // The lease has 1.5 s left on the database clock (less the test's own time) when it asks again.
+    await s.f.moveDb(TTL - 1_500);
+    const gained = once(s.elector, 'gained');
+    s.clock.advance(RETRY);
+    assert.deepEqual(await gained, [1]);
+    await s.f.moveDb(2_000); // past the old expiry, within a renewed one
+    const taken = await other.leases.acquire({ name: 'dispatcher', holder: 'other', ttlMs: TTL });
+    assert.equal(taken.ok, false, 'the database lease was extended before the term was trusted again');
+    assert.equal(s.elector.leaderTerm(), 1);
+  } finally {
+    await other.close();
+    await done(s);
+  }
+});
+
 test('stop resigns the lease, so a standby takes it at once under the next term', async () => {
   const s = await setup();
   const other = await s.f.another();

@@ -6,7 +6,7 @@
  * dispatch carries the term, and the store refuses a term that is no longer current.
  */
 import { EventEmitter } from 'node:events';
-import { DISPATCHER_LEASE, renewIntervalMs, trustedUntil } from '../core/lease.js';
+import { DISPATCHER_LEASE, renewIntervalMs, trustedUntil, type LeaseResult } from '../core/lease.js';
 import { assert } from '../core/assert.js';
 import type { Clock } from '../core/time.js';
 import type { Store } from '../store/store.js';
@@ -36,6 +36,8 @@ export interface LeaderEvents {
 export class LeaderElector extends EventEmitter<LeaderEvents> {
   readonly name: string;
   private currentTerm: number | null = null;
+  /** The term this elector last stepped down from. */
+  private lastTerm: number | null = null;
   private trustedUntilMs = 0;
   private readonly abort = new AbortController();
   private loop: Promise<void> | null = null;
@@ -71,7 +73,20 @@ export class LeaderElector extends EventEmitter<LeaderEvents> {
     const term = this.currentTerm;
     if (term === null) return;
     this.currentTerm = null;
+    this.lastTerm = term;
     this.emit('lost', term, reason);
+  }
+
+  /**
+   * An acquire by the holder of a lease that has not expired answers that lease as it is, without
+   * extending it. After stepping down from that very term (its trust window passed while the lease
+   * still ran on the database clock), renew it before trusting it for a window of its own.
+   */
+  private async retake(r: LeaseResult): Promise<LeaseResult> {
+    if (!r.ok || r.lease.term !== this.lastTerm) return r;
+    const { name, holder } = r.lease;
+    assert(holder === this.o.holder, `acquired lease ${name} is held by ${String(holder)}`);
+    return this.o.store.leases.renew({ name, holder, term: r.lease.term, ttlMs: this.o.ttlMs });
   }
 
   private async run(): Promise<void> {
@@ -92,11 +107,13 @@ export class LeaderElector extends EventEmitter<LeaderEvents> {
           if (r.ok) this.trustedUntilMs = trustedUntil(sentAt, this.o.ttlMs, margin);
           else this.stepDown('refused');
         } else {
-          const r = await this.o.store.leases.acquire({
-            name: this.name,
-            holder: this.o.holder,
-            ttlMs: this.o.ttlMs,
-          });
+          const r = await this.retake(
+            await this.o.store.leases.acquire({
+              name: this.name,
+              holder: this.o.holder,
+              ttlMs: this.o.ttlMs,
+            }),
+          );
           if (r.ok && !this.abort.signal.aborted) {
             this.trustedUntilMs = trustedUntil(sentAt, this.o.ttlMs, margin);
             this.currentTerm = r.lease.term;
