@@ -64,7 +64,7 @@ async function agent(store: Store, url: string): Promise<{ client: Client; sessi
 
 for (const db of bothEngines()) {
   describe(`baton mcp over HTTP (${db.name})`, () => {
-    test('claims, races, heartbeats, effects, releases, next and escalation work with only a URL and a token', async () => {
+    test('claims, races, heartbeats, effects, releases, next and escalation work with a URL and a token', async () => {
       const dbUrl = await db.fresh();
       const store = await openStore(dbUrl);
       const server = await serve(dbUrl);
