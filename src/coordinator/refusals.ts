@@ -49,3 +49,14 @@ export function fencedRefusal(key: string, epoch: string, current: Holder | null
     { key, epoch: Number(epoch), current },
   );
 }
+
+/** A force-release with no live claim to end: nothing changed. */
+export function noClaimRefusal(key: string): Refusal {
+  return new Refusal(
+    'not_found',
+    'no_claim',
+    `${key} has no live claim`,
+    `nothing to release; see who holds what with \`baton task show ${key}\``,
+    { key },
+  );
+}

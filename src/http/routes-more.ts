@@ -6,7 +6,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { NotFoundError } from '../core/errors.js';
 import { SCOPES } from '../core/token.js';
-import { fencedRefusal } from '../coordinator/refusals.js';
+import { fencedRefusal, noClaimRefusal } from '../coordinator/refusals.js';
 import { acting, actorOf, allow } from './auth.js';
 import { Epoch, Id, Key, SessionId, Text, jsonBody, ok, result, type Api, type ApiDeps } from './kit.js';
 
@@ -200,6 +200,26 @@ export function moreRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
     }),
     async (c) =>
       result(c, await baton.effects.list({ key: c.req.valid('param').key, ...c.req.valid('query') })),
+  );
+  app.openapi(
+    route({
+      method: 'post',
+      path: '/v1/claims/{key}/force-release',
+      tags: ['claims'],
+      request: {
+        params: z.object({ key: Key }),
+        ...jsonBody(z.object({ reason: Text }).openapi('ForceRelease')),
+      },
+      responses: ok('the claim ended: {key, epoch, holder, job, reason}; the holder is fenced'),
+    }),
+    async (c) => {
+      const { key } = c.req.valid('param');
+      const { reason } = c.req.valid('json');
+      await allow(c, baton, 'force-release', { what: `force-release ${key}`, key });
+      const r = await acting(c, () => baton.forceRelease({ key, reason, by: actorOf(c) }));
+      if (!r.ok) throw noClaimRefusal(key);
+      return result(c, { key, epoch: r.holder.epoch, holder: r.holder, job: r.job, reason });
+    },
   );
   for (const verb of ['enable', 'disable'] as const) {
     app.openapi(

@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import { describeHolder } from '../output.js';
-import { Refusal } from '../refusal.js';
+import { noClaimRefusal } from '../../coordinator/refusals.js';
 import { withAgentApi } from '../run.js';
 import { cliActor } from './lifecycle.js';
 
@@ -27,12 +27,4 @@ export function registerForceRelease(program: Command): void {
     );
 }
 
-export function noClaimRefusal(key: string): Refusal {
-  return new Refusal(
-    'not_found',
-    'no_claim',
-    `${key} has no live claim`,
-    `nothing to release; see who holds what with \`baton task show ${key}\``,
-    { key },
-  );
-}
+export { noClaimRefusal };

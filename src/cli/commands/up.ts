@@ -190,15 +190,47 @@ export function registerUp(program: Command): void {
         const dashboard = { logDir: options.logDir, hostName: options.host };
         const server =
           http.bind === null ? null : await serveHttp(store, { bind: http.bind, auth: http.auth, dashboard });
-        if (server !== null) log(servingLine(server));
+        // The URL line comes last of the start-up lines (joined, containment, leading), so that a
+        // newcomer's `npm start` ends with it: once the log has been quiet a moment, or after 3 s.
+        const announce = server === null ? null : settle(() => log(servingLine(server)));
+        const said = (line: string): void => {
+          log(line);
+          announce?.bump();
+        };
         try {
-          // Agents reach Baton through this server, with a token of their own, not the database.
+          // Agents reach Baton through this server, with a token of their own, not the database
+          // (issue 17, item 4; daemon/agent-token.ts).
           const apiUrl = server?.url ?? null;
-          await runUp(store, { ...options, apiUrl }, systemClock, log, stop.signal);
+          await runUp(store, { ...options, apiUrl }, systemClock, said, stop.signal);
         } finally {
+          announce?.now();
           await server?.close();
         }
         log('left the cluster');
       });
     });
+}
+
+/** Calls `say` once, when bump has not been called for QUIET_MS, or MAX_MS after the start. */
+function settle(say: () => void): { bump: () => void; now: () => void } {
+  const QUIET_MS = 300;
+  const MAX_MS = 3000;
+  let done = false;
+  const fire = (): void => {
+    if (done) return;
+    done = true;
+    clearTimeout(quiet);
+    clearTimeout(limit);
+    say();
+  };
+  let quiet = setTimeout(fire, QUIET_MS);
+  const limit = setTimeout(fire, MAX_MS);
+  return {
+    bump: () => {
+      if (done) return;
+      clearTimeout(quiet);
+      quiet = setTimeout(fire, QUIET_MS);
+    },
+    now: fire,
+  };
 }

@@ -1,0 +1,212 @@
+/**
+ * `baton serve` and `baton up` as real processes: the URL line, the next free port when the asked
+ * one is taken, a bind beyond loopback refused without `--auth required`, /healthz and /readyz,
+ * the OpenAPI document, reads behind `--auth required`, and a server that outlives random requests.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import fc from 'fast-check';
+import { baton, cliOn } from '../support/cli.js';
+import { bothEngines, sqliteDatabase } from '../support/databases.js';
+import { rawSql } from '../support/raw-sql.js';
+import { call, serve } from './support.js';
+
+const CONTRACT = [
+  'post /v1/tasks',
+  'get /v1/tasks/{key}',
+  'post /v1/sessions',
+  'post /v1/claims/{key}',
+  'post /v1/claims/{key}/heartbeat',
+  'post /v1/claims/{key}/release',
+  'post /v1/jobs',
+  'get /v1/jobs',
+  'get /v1/jobs/{id}',
+  'post /v1/jobs/{id}/cancel',
+  'get /v1/leader',
+  'get /v1/hosts',
+  'get /v1/audit',
+];
+
+interface Operation {
+  parameters?: { name: string; in: string }[];
+  responses?: Record<string, unknown>;
+}
+
+/** A free port now: one a test can take to make it busy. */
+function holdPort(): Promise<{ port: number; close: () => Promise<void> }> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      resolve({ port, close: () => new Promise((done) => s.close(() => done())) });
+    });
+  });
+}
+
+void describe('baton serve', () => {
+  test('prints one line with its URL, and takes the next free port when the asked one is taken, saying so', async () => {
+    const db = await sqliteDatabase().fresh();
+    const busy = await holdPort();
+    try {
+      const server = await serve(db, ['serve', '--http', `127.0.0.1:${busy.port}`]);
+      try {
+        assert.equal(server.lines.length, 1);
+        const line = server.lines[0] ?? '';
+        assert.match(line, new RegExp(`port ${busy.port} is taken`));
+        assert.notEqual(new URL(server.url).port, String(busy.port));
+        assert.deepEqual((await call(server.url, 'GET', '/healthz')).body, { ok: true });
+      } finally {
+        await server.stop();
+      }
+    } finally {
+      await busy.close();
+    }
+  });
+
+  test('refuses a bind beyond loopback unless every request needs a token, in one line, exit 2', async () => {
+    const db = await sqliteDatabase().fresh();
+    const run = await baton(db, 'serve', '--http', '0.0.0.0:0');
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, /^baton: refusing to serve on 0\.0\.0\.0.*--auth required/);
+    assert.equal(run.stderr.trim().split('\n').length, 1);
+    const bad = await baton(db, 'serve', '--http', 'nonsense');
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--http must be host:port/);
+  });
+
+  test('with --auth required, reads need a token too; health and readiness do not', async () => {
+    const db = await sqliteDatabase().fresh();
+    const viewer = await cliOn(db).json<{ token: string }>(0, 'token', 'create', '--scope', 'viewer');
+    const server = await serve(db, ['serve', '--http', '127.0.0.1:0', '--auth', 'required']);
+    try {
+      assert.equal((await call(server.url, 'GET', '/v1/hosts')).status, 401);
+      assert.equal((await call(server.url, 'GET', '/')).status, 401);
+      assert.equal((await call(server.url, 'GET', '/v1/hosts', { token: viewer.token })).status, 200);
+      assert.equal((await call(server.url, 'GET', '/healthz')).status, 200);
+      assert.equal((await call(server.url, 'GET', '/readyz')).status, 200);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test('serves a valid OpenAPI 3.1 document that lists every route of the contract', async () => {
+    const server = await serve(await sqliteDatabase().fresh());
+    try {
+      const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as {
+        openapi: string;
+        info: { title: string; version: string };
+        paths: Record<string, Record<string, Operation>>;
+        components?: { schemas?: Record<string, unknown> };
+      };
+      assert.equal(doc.openapi, '3.1.0');
+      assert.equal(typeof doc.info.title, 'string');
+      const listed = Object.entries(doc.paths).flatMap(([p, ops]) =>
+        Object.keys(ops).map((m) => `${m} ${p}`),
+      );
+      for (const route of CONTRACT) assert.ok(listed.includes(route), `${route} is in /openapi.json`);
+      for (const [path, ops] of Object.entries(doc.paths)) {
+        const inPath = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
+        for (const [method, op] of Object.entries(ops)) {
+          assert.ok(op.responses !== undefined && '200' in op.responses, `${method} ${path} documents 200`);
+          assert.ok(
+            '400' in op.responses && '403' in op.responses,
+            `${method} ${path} documents its refusals`,
+          );
+          const declared = (op.parameters ?? []).filter((p) => p.in === 'path').map((p) => p.name);
+          assert.deepEqual(
+            declared.sort(),
+            [...inPath].sort(),
+            `${method} ${path} declares its path parameters`,
+          );
+        }
+      }
+      // Every reference resolves to a schema of the document.
+      const text = JSON.stringify(doc);
+      for (const [, name] of text.matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)) {
+        assert.ok(doc.components?.schemas?.[name ?? ''] !== undefined, `schema ${name} is defined`);
+      }
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test('survives random requests: each is answered below 500 and the process stays up', async () => {
+    const server = await serve(await sqliteDatabase().fresh());
+    try {
+      const paths = [
+        '/v1/tasks',
+        '/v1/claims/',
+        '/v1/jobs/',
+        '/v1/sessions',
+        '/v1/tokens',
+        '/v1/next',
+        '/metrics',
+        '/',
+      ];
+      await fc.assert(
+        fc.asyncProperty(
+          fc.constantFrom(...paths),
+          fc.string(),
+          fc.constantFrom('GET', 'POST', 'PUT', 'DELETE'),
+          fc.string(),
+          async (path, tail, method, body) => {
+            const init: RequestInit = { method, headers: { 'content-type': 'application/json' } };
+            if (method !== 'GET') init.body = body;
+            const response = await fetch(`${server.url}${path}${encodeURIComponent(tail)}`, init);
+            await response.arrayBuffer();
+            assert.ok(response.status < 500, `${method} ${path}${tail}: ${response.status}`);
+          },
+        ),
+        { numRuns: 300 },
+      );
+      assert.equal(server.child.exitCode, null);
+      assert.equal((await call(server.url, 'GET', '/healthz')).status, 200);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+for (const db of bothEngines()) {
+  void describe(`readiness (${db.name})`, () => {
+    test('/readyz is ready on a migrated database and not ready once another process migrated past this one', async () => {
+      const url = await db.fresh();
+      const server = await serve(url);
+      const raw = await rawSql(db, url);
+      try {
+        const ready = await call(server.url, 'GET', '/readyz');
+        assert.equal(ready.status, 200);
+        assert.equal(ready.body['ok'], true);
+        const p = db.engine === 'sqlite' ? ['?', '?', '?'] : ['$1', '$2', '$3'];
+        const at = db.engine === 'sqlite' ? 0 : new Date(0);
+        await raw.exec(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (${p.join(', ')})`, [
+          999,
+          'from-the-future',
+          at,
+        ]);
+        const behind = await call(server.url, 'GET', '/readyz');
+        assert.equal(behind.status, 503);
+        assert.match(String(behind.body['message']), /migration 999/);
+      } finally {
+        await raw.close();
+        await server.stop();
+      }
+    });
+  });
+}
+
+void describe('baton up', () => {
+  test('prints the URL it serves the dashboard on, and serves the page', async () => {
+    const db = await sqliteDatabase().fresh();
+    const up = await serve(db, ['up', '--http', '127.0.0.1:0', '--host', 'up-test']);
+    try {
+      assert.ok(up.lines.some((l) => /serving the API and dashboard on http:\/\/127\.0\.0\.1:\d+/.test(l)));
+      const page = await fetch(`${up.url}/`);
+      assert.equal(page.status, 200);
+      assert.match(await page.text(), /<html/i);
+    } finally {
+      assert.equal(await up.stop(), 0);
+    }
+  });
+});
