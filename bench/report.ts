@@ -6,6 +6,7 @@ import type { AgentStartResult } from './agent-start.js';
 import type { CliResult } from './cli-time.js';
 import type { FleetPlan, TickResult } from './dispatch-tick.js';
 import type { FailoverResult } from './failover.js';
+import type { HttpVsDirectResult } from './http-vs-direct.js';
 import type { HeartbeatPlan, HeartbeatResult } from './heartbeats.js';
 import type { LatencyRun } from './latency.js';
 import { PEERS } from './peers.js';
@@ -41,6 +42,8 @@ export interface Plan {
   /** Ledger sizes for the export and verify memory figures (ledger-export.ts). */
   readonly ledgerRowsSmall: number;
   readonly ledgerRowsLarge: number;
+  /** Claim + release round trips per worker (8 workers) per side for httpVsDirect. */
+  readonly httpRoundTrips: number;
 }
 
 /** A measure taken on both engines; null where this run did not take it. */
@@ -68,6 +71,8 @@ export interface Results {
   readonly heartbeats: PerEngine<HeartbeatResult>;
   readonly agentStart: PerEngine<AgentStartResult>;
   readonly ledger: readonly LedgerScaleRun[];
+  /** Claim + release over the HTTP API against the store in process, at concurrency 8 (PG). */
+  readonly httpVsDirect: HttpVsDirectResult | null;
 }
 
 const p50 = (runs: readonly LatencyRun[]): number => median(runs.map((r) => r.p50));
@@ -137,6 +142,9 @@ export function figures(r: Results): Record<string, unknown> {
     throughputVsGraphileBest: med('throughputVsGraphileBest'),
     ...fleetFigures(r),
     cliVsNodePg: orNull(ratioOfRuns(r.cliPg.batonRuns, r.cliPg.nodeRuns), 3),
+    httpVsDirect: r.httpVsDirect === null ? null : med('httpVsDirect'),
+    httpRoundTripsPerSec: r.httpVsDirect === null ? null : round(median(r.httpVsDirect.http)),
+    directRoundTripsPerSec: r.httpVsDirect === null ? null : round(median(r.httpVsDirect.direct)),
     quick: r.quick,
     items: r.plan.n,
     sqliteItems: r.plan.sqliteN,
@@ -182,6 +190,7 @@ function perRepetition(r: Results) {
   return {
     throughputVsGraphile: ratiosOfRuns(t.batonPg, t.peers.graphile ?? []),
     throughputVsPgBoss: ratiosOfRuns(t.batonPg, t.peers.pgBoss ?? []),
+    httpVsDirect: ratiosOfRuns(r.httpVsDirect?.http ?? [], r.httpVsDirect?.direct ?? []),
     // Against the fastest peer configuration of the same repetition, whichever it was.
     throughputVsGraphileBest: ratiosOfRuns(
       t.batonPg,

@@ -14,6 +14,7 @@ import { writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { measureCli, type CliResult } from './cli-time.js';
 import { measureFailover, type FailoverResult } from './failover.js';
+import { measureHttpVsDirect, type HttpVsDirectResult } from './http-vs-direct.js';
 import { measureFleet } from './fleet.js';
 import { measureLatency, type LatencyRuns } from './latency.js';
 import { environment, markdown } from './markdown.js';
@@ -63,6 +64,7 @@ const plan: Plan = {
   agentStartSamples: quick ? 8 : 30,
   ledgerRowsSmall: quick ? 20_000 : 100_000,
   ledgerRowsLarge: quick ? 200_000 : 1_000_000,
+  httpRoundTrips: quick ? 50 : 400,
 };
 
 const skipped: Repeated = { median: Number.NaN, runs: [] };
@@ -146,6 +148,12 @@ try {
     lap('ledger export and verify');
   }
 
+  let httpVsDirect: HttpVsDirectResult | null = null;
+  if (wanted('http')) {
+    httpVsDirect = await onPg('http', (url) => measureHttpVsDirect(url, plan.httpRoundTrips, plan.reps));
+    lap('HTTP against direct');
+  }
+
   const results: Results = {
     quick,
     plan,
@@ -158,6 +166,7 @@ try {
     failover,
     ...fleet,
     ledger,
+    httpVsDirect,
   };
   const f = figures(results);
   const ts = targets(f, failover, plan);

@@ -88,6 +88,12 @@ function coreTargets(f: Figures, failover: FailoverResult | null, plan: Plan): T
         },
     ratio("`baton claim` vs `node -e ''` (SQLite)", 'cliVsNode', '≤ 1.5×', n('cliVsNode') <= 1.5),
     ratio("`baton claim` vs `node -e ''` (PG)", 'cliVsNodePg', '≤ 2.0×', n('cliVsNodePg') <= 2),
+    ratio(
+      'claim + release over HTTP vs in process, concurrency 8 (PG)',
+      'httpVsDirect',
+      '≥ 0.5×',
+      n('httpVsDirect') >= 0.5,
+    ),
   ];
 }
 

@@ -1,18 +1,17 @@
 /**
  * Routes an agent holding only BATON_URL and an agent token needs beyond the contract's (the
  * AgentClient port, agents/http-client.ts): its session, a heartbeat of the session alone and its
- * progress marks; and the operator's force-release, which the dashboard's button calls. Each
- * checks its token's scope against what it acts on before calling the coordinator.
+ * progress marks. Each checks its token's scope against what it acts on before calling the
+ * coordinator.
  */
 import { createRoute, z } from '@hono/zod-openapi';
 import { Refusal } from '../coordinator/refusals.js';
-import { acting, actorOf, allow } from './auth.js';
-import { Id, Key, Text, jsonBody, ok, result, type Api, type ApiDeps } from './kit.js';
+import { acting, allow } from './auth.js';
+import { Id, Text, jsonBody, ok, result, type Api, type ApiDeps } from './kit.js';
 
 const Progress = z
   .object({ toolCalls: z.number().int().min(0).optional(), note: Text.optional() })
   .openapi('ProgressMark');
-const ForceRelease = z.object({ reason: Text }).openapi('ForceRelease');
 
 export function agentRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
   app.openapi(
@@ -62,26 +61,6 @@ export function agentRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       );
       const r = await acting(c, () => baton.progress.mark({ session: id, ...b }));
       return result(c, { ok: r.ok });
-    },
-  );
-  app.openapi(
-    createRoute({
-      method: 'post',
-      path: '/v1/claims/{key}/force-release',
-      tags: ['claims'],
-      request: { params: z.object({ key: Key }), ...jsonBody(ForceRelease) },
-      responses: ok("the claim's holder at the fenced epoch, and the job cancelled, if any"),
-    }),
-    async (c) => {
-      const { key } = c.req.valid('param');
-      const { reason } = c.req.valid('json');
-      await allow(c, baton, 'force-release', { what: `force-release ${key}`, key });
-      const r = await acting(c, () => baton.forceRelease({ key, reason, by: actorOf(c) }));
-      if (!r.ok) {
-        const hint = `nothing to release; see who holds what with \`baton task show ${key}\``;
-        throw new Refusal('not_found', 'no_claim', `${key} has no live claim`, hint, { key });
-      }
-      return result(c, { key, epoch: r.holder.epoch, holder: r.holder, job: r.job, reason });
     },
   );
 }

@@ -7,14 +7,29 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 
-const acting = new AsyncLocalStorage<string>();
+const acting = new AsyncLocalStorage<string | typeof ANY>();
+const ANY = Symbol('any token');
 
 /** Runs `work` with every ledger row it writes credited to this token id. */
 export function actingAs<T>(tokenId: string, work: () => Promise<T>): Promise<T> {
   return acting.run(tokenId, work);
 }
 
+/**
+ * Runs a read that writes no ledger row (a token's own check) without changing which token a
+ * PostgreSQL connection carries: a request's check and its work then need no setting in between.
+ */
+export function asAnyone<T>(work: () => Promise<T>): Promise<T> {
+  return acting.run(ANY, work);
+}
+
 /** The token id the current call acts with, or null. */
 export function actingToken(): string | null {
-  return acting.getStore() ?? null;
+  const t = acting.getStore();
+  return t === undefined || t === ANY ? null : t;
+}
+
+/** Whether the current call may leave a connection's token as it finds it (asAnyone). */
+export function actingAsAnyone(): boolean {
+  return acting.getStore() === ANY;
 }

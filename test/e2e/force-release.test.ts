@@ -62,7 +62,7 @@ for (const db of bothEngines()) {
         const again = await c.baton('force-release', 'k', '--reason', 'again');
         assert.equal(again.code, 4, again.stderr);
         assert.match(again.stderr, /^baton: k has no live claim — /);
-        const human = (await c.baton('session', 'start')).stdout.trim();
+        const human = (await c.baton('session', 'start', '--kind', 'human', '--ttl', '1h')).stdout.trim();
         const reclaimed = await c.baton('claim', 'k', '--session', human, '--json');
         assert.equal(reclaimed.code, 0, reclaimed.stderr);
         assert.ok((JSON.parse(reclaimed.stdout) as { epoch: number }).epoch > claim.epoch);

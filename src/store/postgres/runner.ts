@@ -9,7 +9,7 @@
 import type pg from 'pg';
 import { StoreUnavailableError } from '../../core/errors.js';
 import { queryRowsBeforeCommit } from './rows-before-commit.js';
-import { actingToken } from '../actor.js';
+import { actingAsAnyone, actingToken } from '../actor.js';
 
 /** serialization_failure, deadlock_detected, unique_violation. */
 const RETRY_CODES = new Set(['40001', '40P01', '23505']);
@@ -187,6 +187,7 @@ const tokenOf = new WeakMap<pg.PoolClient, string>();
  * trip only when the connection's token changes: a request with a token, then a call without one.
  */
 async function actAs(client: pg.PoolClient): Promise<void> {
+  if (actingAsAnyone()) return;
   const token = actingToken() ?? '';
   if ((tokenOf.get(client) ?? '') === token) return;
   await client.query({ text: "SELECT set_config('baton.token', $1::text, false)", values: [token] });

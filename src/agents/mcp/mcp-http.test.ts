@@ -1,0 +1,138 @@
+/**
+ * `baton mcp` over the HTTP API (issue 17, item 4): the MCP server of an agent that holds only
+ * BATON_URL, a token bound to its session and BATON_SESSION, driven by the SDK's own Client
+ * against a real `baton serve`. The main flows of mcp-server.test.ts: a race for one task, next,
+ * effects and release, escalation and a fenced claim; and the token reaches no other session.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { Coordinator } from '../../coordinator/coordinator.js';
+import { openStore } from '../../store/open.js';
+import type { Store } from '../../store/store.js';
+import { bothEngines } from '../../../test/support/databases.js';
+import { repoRoot } from '../../../test/support/cli.js';
+import { waitUntil } from '../../../test/support/wait.js';
+
+const BIN = `${repoRoot()}/bin/baton.js`;
+
+type Result = Awaited<ReturnType<Client['callTool']>>;
+type Structured = Record<string, unknown> & { ok?: boolean; message?: string };
+const structured = (r: Result): Structured => (r.structuredContent ?? {}) as Structured;
+
+/** `baton serve` on a free port; its URL from the line it prints. */
+async function serve(db: string): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, [BIN, '--db', db, 'serve', '--http', '127.0.0.1:0'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  let url = '';
+  await waitUntil(
+    () => {
+      url = /(http:\/\/127\.0\.0\.1:\d+)/.exec(out)?.[1] ?? '';
+      return url !== '';
+    },
+    15_000,
+    `baton serve to print its URL: ${out}`,
+  );
+  return { url, child };
+}
+
+/** An MCP server for a fresh agent session, reaching Baton only through `url` and its token. */
+async function agent(store: Store, url: string): Promise<{ client: Client; session: number }> {
+  const s = await store.sessions.start({ kind: 'agent', host: 'box', pid: 1 });
+  const made = await new Coordinator(store).tokens.create({ scope: 'agent', session: s.id });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN, 'mcp', '--heartbeat-interval', '60'],
+    env: {
+      BATON_URL: url,
+      BATON_TOKEN: made.secret,
+      BATON_SESSION: String(s.id),
+      PATH: process.env['PATH'] ?? '',
+    },
+    stderr: 'pipe',
+  });
+  const client = new Client({ name: 'baton-test', version: '1.0.0' });
+  await client.connect(transport);
+  return { client, session: s.id };
+}
+
+for (const db of bothEngines()) {
+  describe(`baton mcp over HTTP (${db.name})`, () => {
+    test('claims, races, heartbeats, effects, releases, next and escalation work with a URL and a token', async () => {
+      const dbUrl = await db.fresh();
+      const store = await openStore(dbUrl);
+      const server = await serve(dbUrl);
+      const clients: Client[] = [];
+      try {
+        for (const [key, priority] of [
+          ['race', 3],
+          ['urgent', 1],
+          ['esc', 9],
+        ] as const) {
+          await store.tasks.add({ key, title: key, priority });
+        }
+        const a = await agent(store, server.url);
+        const b = await agent(store, server.url);
+        clients.push(a.client, b.client);
+        const call = (c: Client, name: string, args: Record<string, unknown> = {}) =>
+          c.callTool({ name, arguments: args }).then(structured);
+
+        const answers = await Promise.all([
+          call(a.client, 'baton_claim', { key: 'race' }),
+          call(b.client, 'baton_claim', { key: 'race' }),
+        ]);
+        const won = answers.filter((r) => r.ok === true);
+        const lost = answers.filter((r) => r.ok === false);
+        assert.deepEqual([won.length, lost.length], [1, 1]);
+        assert.equal(lost[0]?.reason, 'held');
+        assert.equal((lost[0]?.holder as { session: number }).session, won[0]?.session);
+        const winner = won[0]?.session === a.session ? a.client : b.client;
+        const ref = { key: 'race', epoch: won[0]?.epoch as number };
+        assert.equal((await call(winner, 'baton_heartbeat', ref)).ok, true);
+        const effect = await call(winner, 'baton_effect', {
+          ...ref,
+          kind: 'pr',
+          payload: { url: 'https://x/1' },
+        });
+        assert.equal(effect.ok, true);
+        assert.deepEqual(
+          (await store.effects.list({ key: 'race' })).map((e) => e.payload),
+          [{ url: 'https://x/1' }],
+        );
+        assert.equal((await call(winner, 'baton_release', { ...ref, outcome: 'done' })).ok, true);
+        assert.equal((await store.tasks.get('race'))?.state, 'done');
+        const twice = await call(winner, 'baton_release', { ...ref, outcome: 'done' });
+        assert.equal(twice.ok, false);
+
+        const next = await call(a.client, 'baton_next');
+        assert.deepEqual([next.ok, next.key, next.epoch], [true, 'urgent', 1]);
+        const shown = await call(b.client, 'baton_show_task', { key: 'urgent' });
+        assert.equal(JSON.stringify(shown).includes(`${a.session}`), true, 'the holder is shown');
+
+        const claimed = await call(b.client, 'baton_claim', { key: 'esc' });
+        const escRef = { key: 'esc', epoch: claimed.epoch as number, reason: 'which provider?' };
+        assert.equal((await call(b.client, 'baton_escalate', escRef)).ok, true);
+        assert.equal((await store.tasks.get('esc'))?.state, 'escalated');
+        const again = await call(b.client, 'baton_escalate', escRef);
+        assert.deepEqual([again.ok, again.reason], [false, 'fenced']);
+        const none = await call(b.client, 'baton_next');
+        assert.equal(none.ok, false);
+
+        const progress = await store.progress.get(a.session);
+        assert.ok((progress?.toolCalls ?? 0) >= 1, 'tool calls are progress marks over HTTP too');
+        const refused = await store.audit.list({ type: 'auth:refused' });
+        assert.deepEqual(refused, [], 'each agent stayed within its own session');
+      } finally {
+        await Promise.all(clients.map((c) => c.close()));
+        server.child.kill('SIGTERM');
+        await store.close();
+      }
+    });
+  });
+}

@@ -1,0 +1,31 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ACTIONS, SCOPE_ACTIONS, authorize } from './token.js';
+
+const agent = { scope: 'agent', session: 3, host: null } as const;
+const host = { scope: 'host', session: null, host: 'box-1' } as const;
+const viewer = { scope: 'viewer', session: null, host: null } as const;
+const operator = { scope: 'operator', session: null, host: null } as const;
+
+test('an agent token acts only for its own session, and only within its actions', () => {
+  assert.deepEqual(authorize(agent, 'claim', { session: 3 }), { ok: true });
+  assert.equal(authorize(agent, 'claim', { session: 4 }).ok, false);
+  assert.equal(authorize(agent, 'release', {}).ok, false, 'a target with no session is not its own');
+  assert.equal(authorize(agent, 'job:cancel', { session: 3 }).ok, false);
+  assert.equal(authorize(agent, 'force-release', { session: 3 }).ok, false);
+  assert.deepEqual(authorize(agent, 'read'), { ok: true });
+});
+
+test('a host token acts only for its own host', () => {
+  assert.deepEqual(authorize(host, 'session:start', { host: 'box-1' }), { ok: true });
+  assert.equal(authorize(host, 'session:start', { host: 'box-2' }).ok, false);
+  assert.equal(authorize(host, 'claim', { host: 'box-1' }).ok, false);
+});
+
+test('a viewer changes nothing and an operator may do everything', () => {
+  for (const action of ACTIONS) {
+    assert.equal(authorize(viewer, action, { session: 1, host: 'h' }).ok, action === 'read', action);
+    assert.deepEqual(authorize(operator, action), { ok: true }, action);
+  }
+  assert.deepEqual(SCOPE_ACTIONS.viewer, ['read']);
+});
