@@ -287,6 +287,12 @@ for (const engine of engines()) {
       const refused = await t.json(2, 'task', 'list', '--db', 'mysql://x');
       assert.equal(refused['error'], 'invalid_input');
       assert.match(String(refused['message']), /mysql/);
+      // Mistyped URLs are refused too, creating nothing (issue 14, item 9).
+      for (const url of ['postgres:/baton', 'postgresql:baton', 'pg://x', 'mysql:x']) {
+        const r = await t.run('--db', url, 'task', 'list');
+        assertOneErrorLine(r, 2, 'unknown database scheme');
+        assert.equal(existsSync(join(root, url.split('/')[0] ?? url)), false, `nothing made for ${url}`);
+      }
     });
 
     test('queues a job, reports the active one instead of a second, lists, shows and cancels it', async () => {

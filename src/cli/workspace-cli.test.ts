@@ -87,6 +87,11 @@ for (const engine of engines()) {
       const task = await t.json(0, 'task', 'add', 'k1', '--workspace', 'branch', '--assignee', 'wes');
       assert.deepEqual([task['key'], task['requiresFilesystem'], task['workspace']], ['k1', false, 'branch']);
       assert.deepEqual(await t.plan('k1'), exclusive('branch', '/srv/branch', 'worktree'));
+      assert.match(
+        (await t.run('plan', 'k1')).stdout,
+        /^k1: a worktree of its own in workspace branch .*no lock, the claim is the exclusion/,
+        'a worktree run is never said to lock (issue 14, item 14)',
+      );
     });
 
     test("plans a filesystem task on its agent's workspace, else on the project's primary", async () => {

@@ -116,3 +116,14 @@ export class TaskStateError extends BatonError {
 
 /** The task states, spelled here so errors.ts imports nothing (task.ts is their home). */
 type TaskStateName = 'open' | 'in_review' | 'done' | 'closed' | 'escalated';
+
+/**
+ * A database whose schema is newer than this build of Baton knows (issue 14, item 10): refused,
+ * so an older process never writes to tables whose rules it does not know.
+ */
+export function schemaTooNew(current: number, known: number): ConflictError {
+  return new ConflictError(
+    `the database's schema is at version ${current}, newer than this baton knows (${known})`,
+    'upgrade baton on this host (git pull && npm ci && npm run build), or use the newer one',
+  );
+}

@@ -5,7 +5,7 @@
  * under a new session as a standby rather than acting on a past it no longer owns.
  */
 import { availableParallelism } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { encodeContainmentRef, type ContainmentChoice } from '../core/containment.js';
 import { ConflictError, StoreUnavailableError } from '../core/errors.js';
@@ -26,6 +26,7 @@ import { Runner } from './runner.js';
 import { takeOverDeadPredecessor } from './takeover.js';
 import { LedgerSealer } from './sealer.js';
 import { Nap } from './nap.js';
+import { watchDbFile } from './db-file-watch.js';
 import { SWEEP_INTERVAL_MS, sweepWorktrees } from './worktree-sweep.js';
 import type { LedgerSigner } from '../coordinator/ledger/keys.js';
 import { LeaderDuties, type LeaderDuty } from './leader-duties.js';
@@ -108,6 +109,36 @@ export async function runUp(
         'in a password file and pass --agent-env PGPASSFILE (docs/security.md)',
     );
   }
+  // The daemon stops when its SQLite file is deleted or replaced underneath it (db-file-watch.ts).
+  const inner = new AbortController();
+  const quit = (): void => inner.abort();
+  stop.addEventListener('abort', quit, { once: true });
+  const lost: { error: Error | null } = { error: null };
+  const watch =
+    sqlitePath === null
+      ? null
+      : watchDbFile(resolve(o.cwd, sqlitePath), o.heartbeatIntervalMs, (error) => {
+          lost.error = error;
+          log(`${error.message}: stopping`);
+          inner.abort();
+        });
+  try {
+    await joinAndRejoin(store, o, clock, log, inner.signal);
+  } finally {
+    watch?.stop();
+    stop.removeEventListener('abort', quit);
+  }
+  if (lost.error !== null) throw lost.error;
+}
+
+/** Joins, and rejoins under a new session whenever fenced, until asked to stop. */
+async function joinAndRejoin(
+  store: Store,
+  o: UpOptions,
+  clock: Clock,
+  log: (line: string) => void,
+  stop: AbortSignal,
+): Promise<void> {
   let previous: SessionId | null = null;
   while (!stop.aborted) {
     let membership: { fenced: boolean; session: SessionId };

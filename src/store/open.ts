@@ -31,12 +31,15 @@ export function parseDbUrl(raw: string): DbTarget {
       throw new InvalidInputError(`no file path in ${redactSecrets(url)}`, 'write sqlite:/path/to/baton.db');
     return { engine: 'sqlite', path };
   }
-  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url);
+  // Anything else that starts like a URL is a mistake, not a file name: `postgres:/db` or
+  // `mysql://x` as a path would make directories named after it and an empty database.
+  const scheme = /^([a-z][a-z0-9+.-]+):/i.exec(url);
   if (scheme !== null) {
-    throw new InvalidInputError(
-      `unknown database scheme "${scheme[1]}:" in ${redactSecrets(url)}`,
-      'use a postgres:// URL, or a sqlite: URL or file path',
-    );
+    const name = scheme[1] ?? '';
+    const hint = /^postgres(ql)?$/i.test(name)
+      ? 'a PostgreSQL URL starts with postgres:// (two slashes), e.g. postgres://user@host/db'
+      : 'use a postgres:// URL, or a sqlite: URL or file path (./name:with-colon for such a file)';
+    throw new InvalidInputError(`unknown database scheme "${name}:" in ${redactSecrets(url)}`, hint);
   }
   return { engine: 'sqlite', path: url };
 }

@@ -10,7 +10,7 @@ import { withWorkspaces } from '../workspace-run.js';
 export function registerPlan(program: Command): void {
   program
     .command('plan <key>')
-    .description("print a task's workspace plan: an exclusive lock on which workspace, or none")
+    .description("print a task's workspace plan: a worktree, an exclusive lock on a directory, or none")
     .option('--agent <name>', "the agent that will run it (default: the task's assignee, if an agent)")
     .action((key: string, o: { agent?: string }, cmd: Command) =>
       withWorkspaces(cmd, async (ws, out) => {
@@ -26,5 +26,10 @@ function planLine({ plan, requirements, agent }: PlanDetail): string {
     return `${requirements.key}: lock mode none (${by}): runs in parallel, without a workspace`;
   }
   const { name, kind, path } = plan.workspace;
+  if (kind === 'worktree') {
+    // Worktree runs take no lock: each claim gets a checkout of its own (run-workspace.ts).
+    const where = `workspace ${name} (repository at ${path}; no lock, the claim is the exclusion)`;
+    return `${requirements.key}: a worktree of its own in ${where}, ${by}`;
+  }
   return `${requirements.key}: exclusive lock on workspace ${name} (${kind} at ${path}), ${by}`;
 }

@@ -1,5 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { ConflictError } from '../../core/errors.js';
 import { givenSession, givenTask, withFixture, type Harness } from './harness.js';
 
 export function exerciseAuditAndMigrations(h: Harness): void {
@@ -151,6 +152,21 @@ export function exerciseAuditAndMigrations(h: Harness): void {
         const versions = rows.map((r) => Number(r.version));
         assert.equal(new Set(versions).size, versions.length);
         assert.ok(versions.length >= 1);
+      }));
+
+    test('refuses to open a database whose schema is newer than it knows, saying to upgrade', () =>
+      withFixture(h, async ({ raw, openAnother }) => {
+        await raw.exec(
+          `INSERT INTO schema_migrations (version, name, applied_at)
+           SELECT 9999, 'from the future', applied_at FROM schema_migrations WHERE version = 1`,
+        );
+        await assert.rejects(
+          openAnother(),
+          (e: unknown) =>
+            e instanceof ConflictError &&
+            /schema is at version 9999, newer than this baton knows/.test(e.message) &&
+            /upgrade baton/.test(e.hint ?? ''),
+        );
       }));
 
     test('reads the database clock', () =>

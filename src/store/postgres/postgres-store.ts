@@ -8,7 +8,7 @@
  */
 import pg from 'pg';
 import { assert } from '../../core/assert.js';
-import { StoreUnavailableError } from '../../core/errors.js';
+import { schemaTooNew, StoreUnavailableError } from '../../core/errors.js';
 import type { Store } from '../store.js';
 import { postgresWakeups } from './wakeups.js';
 import { MIGRATIONS } from './migrations/index.js';
@@ -170,6 +170,8 @@ async function migrate(
   const latest = MIGRATIONS.reduce((v, m) => (m.version <= target ? Math.max(v, m.version) : v), 0);
   try {
     const [row] = await run.exec<{ v: number | null }>(VERSION);
+    const known = Math.max(0, ...MIGRATIONS.map((m) => m.version));
+    if ((row?.v ?? 0) > known) throw schemaTooNew(row?.v ?? 0, known);
     if ((row?.v ?? 0) >= latest) return;
   } catch (error) {
     // 42P01: undefined_table, a new database. Anything else is real.

@@ -10,7 +10,7 @@
 import Database from 'better-sqlite3';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { StoreUnavailableError } from '../../core/errors.js';
+import { schemaTooNew, StoreUnavailableError } from '../../core/errors.js';
 import type { Store } from '../store.js';
 import { MIGRATIONS } from './migrations/index.js';
 import { sqliteTasks, sqliteSessions } from './tasks-claims.js';
@@ -130,6 +130,8 @@ function migrateWithin(run: SqliteRunner, target: number): void {
       v: number | null;
     };
     const current = row.v ?? 0;
+    const known = Math.max(0, ...MIGRATIONS.map((m) => m.version));
+    if (current > known) throw schemaTooNew(current, known);
     for (const m of MIGRATIONS) {
       if (m.version <= current || m.version > target) continue;
       run.db.exec(m.sql);
