@@ -27,6 +27,8 @@ function hostile(ids: Ids): Record<string, { path: string; body?: unknown }> {
     'POST /v1/tasks': { path: '/v1/tasks', body: { key: 'k-new' } },
     'POST /v1/sessions': { path: '/v1/sessions', body: { host: 'host-b' } },
     'POST /v1/sessions/{id}/end': { path: `/v1/sessions/${s}/end` },
+    'POST /v1/sessions/{id}/heartbeat': { path: `/v1/sessions/${s}/heartbeat` },
+    'POST /v1/sessions/{id}/progress': { path: `/v1/sessions/${s}/progress`, body: { toolCalls: 1 } },
     'POST /v1/claims/{key}': { path: `/v1/claims/${k}`, body: { session: s } },
     'POST /v1/claims/{key}/heartbeat': { path: `/v1/claims/${k}/heartbeat`, body: { session: s, epoch: 1 } },
     'POST /v1/claims/{key}/release': {
