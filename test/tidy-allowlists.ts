@@ -12,10 +12,9 @@
 export const LONG_FUNCTIONS_ALLOWED: Readonly<Record<string, number>> = {
   'src/store/sqlite/jobs.ts:sqliteJobs': 153,
   'src/store/sqlite/ledger.ts:sqliteLedger': 135,
-  'src/store/postgres/jobs.ts:postgresJobs': 133,
+  'src/store/postgres/jobs.ts:postgresJobs': 134,
   'src/store/sqlite/dispatch.ts:sqliteDispatch': 130,
   'src/store/sqlite/progress.ts:sqliteProgress': 128,
-  'src/daemon/up.ts:joinWith': 127,
   'src/agents/mcp/tools.ts:registerTools': 121,
   'src/dashboard/routes.ts:dashboardRoutes': 97,
   'src/store/postgres/dispatch.ts:postgresDispatch': 93,
@@ -28,18 +27,25 @@ export const LONG_FUNCTIONS_ALLOWED: Readonly<Record<string, number>> = {
   'src/store/postgres/hosts.ts:postgresHosts': 90,
   'src/store/postgres/observe.ts:postgresObserve': 80,
   'src/store/postgres/workspaces.ts:postgresWorkspaceLocks': 80,
-  'src/store/postgres/postgres-store.ts:openPostgresStore': 78,
+  'src/store/postgres/postgres-store.ts:openPostgresStore': 84,
   'src/store/sqlite/leases-audit.ts:sqliteLeases': 77,
   'src/agents/mcp/tools.ts:registerReadTools': 76,
-  'src/cli/commands/queue.ts:registerQueue': 73,
+  'src/cli/commands/queue.ts:registerQueue': 74,
   'src/core/shell-context.ts:shellContexts': 71,
   // Grown or added by branches merged before this rule (issue 14 items 5-6, issue 20): split first.
-  'src/daemon/agent-run.ts:AgentRun.run': 71,
+  'src/daemon/agent-run.ts:AgentRun.run': 76,
+  // Added or grown by the parallel branches of issues 14, 17 and 19, merged on 2026-12-01 after this
+  // rule landed beside them: split these first (issue 16).
+  'src/http/routes-more.ts:moreRoutes': 241,
+  'src/http/routes-core.ts:coreRoutes': 212,
+  'src/daemon/up.ts:joinWith': 142,
+  'src/store/sqlite/github.ts:sqliteGithub': 122,
+  'src/cli/commands/up.ts:registerUp': 106,
+  'src/store/postgres/github.ts:postgresGithub': 91,
+  'src/store/sqlite/tokens.ts:sqliteTokens': 73,
 };
 
 const TESTED = 'imported by its unit test only; the code that ships uses it in its own file';
-const MOUNTED_BY_HTTP =
-  'mounted by the HTTP adapter, which lands on another branch; tests mount it until then';
 const PENDING =
   'used only in its own file: drop `export` once the branches changing this file have merged ' +
   '(left in place so that a branch importing it does not break at merge)';
@@ -52,10 +58,6 @@ export const DEAD_EXPORTS_ALLOWED: Readonly<Record<string, string>> = {
   'src/core/job.ts:isAllowedJobTransition': 'the lifecycle as a predicate, for the unit and chaos checkers',
   'src/core/validate.ts:KEY_LENGTH_MAX': TESTED,
   'src/daemon/takeover.ts:processExists': 'the e2e suites ask whether a process still exists the same way',
-  'src/dashboard/routes.ts:dashboardRoutes': MOUNTED_BY_HTTP,
-  'src/http/metrics.ts:metricsRoutes': MOUNTED_BY_HTTP,
-  'src/http/metrics.ts:storeLatencyObserver': MOUNTED_BY_HTTP,
-  'src/store/timed.ts:timedStore': MOUNTED_BY_HTTP,
   'src/store/postgres/dispatch.ts:ORPHANED_JOBS': 'its query plan is checked by fleet-plans.test.ts',
   'src/store/sqlite/dispatch.ts:ORPHANED_JOBS': 'its query plan is checked by fleet-plans.test.ts',
   'src/store/postgres/hosts.ts:HOST_LIST': 'its query plan is checked by fleet-plans.test.ts',
@@ -71,8 +73,11 @@ export const DEAD_EXPORTS_ALLOWED: Readonly<Record<string, string>> = {
   'src/store/test-switches.ts:moveClockSql': 'test support moves the shared clock with it',
   'src/store/conformance/index.ts:exerciseStore': 'the conformance suite, run by each engine test',
   'src/store/conformance/model.ts:StoreModel': 'the reference model of the property test',
-  'src/cli/output.ts:INSTANT_FIELDS':
-    'output.test.ts checks it against the fields the domain types declare Instant',
+  'src/core/token.ts:ACTIONS': TESTED,
+  'src/core/token.ts:SCOPE_ACTIONS': TESTED,
+  'src/github/webhook.ts:closingReferences': TESTED,
+  'src/http/app.ts:apiApp': TESTED,
+  'src/daemon/worktree-sweep.ts:sweepWorktrees': TESTED,
   'src/cli/commands/claim.ts:heldRefusal': PENDING,
   'src/cli/commands/up.ts:parseUpFlags': PENDING,
   'src/cli/output.ts:writeLines': PENDING,
@@ -96,14 +101,11 @@ export const DEAD_EXPORTS_ALLOWED: Readonly<Record<string, string>> = {
   'src/core/claim.ts:CLAIM_OUTCOMES': PENDING,
   'src/core/effect.ts:EFFECT_KIND_LENGTH_MAX': PENDING,
   'src/core/effect.ts:EFFECT_PAYLOAD_LENGTH_MAX': PENDING,
-  'src/core/errors.ts:ERROR_CODES': PENDING,
   'src/core/progress.ts:PROGRESS_NOTE_LENGTH_MAX': PENDING,
   'src/core/session-report.ts:SESSION_ENDS': PENDING,
   'src/core/session.ts:SESSION_STATES': PENDING,
   'src/core/task.ts:TASK_ACTIONS': PENDING,
-  'src/core/validate.ts:TITLE_LENGTH_MAX': PENDING,
   'src/core/validate.ts:NAME_LENGTH_MAX': PENDING,
-  'src/core/validate.ts:LABEL_COUNT_MAX': PENDING,
   'src/core/validate.ts:PRIORITY_MAX': PENDING,
   'src/core/workspace-lock.ts:LOCK_OUTCOMES': PENDING,
   'src/os/git.ts:GitCommandError': PENDING,

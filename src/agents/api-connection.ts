@@ -11,7 +11,7 @@ import { BatonError, ERROR_CODES, type ErrorCode } from '../core/errors.js';
 const REQUEST_TIMEOUT_MS = 30_000;
 
 /** A refusal the API answered, with its code (`held`, `forbidden`, …) and HTTP status. */
-export class RemoteRefusal extends BatonError {
+class RemoteRefusal extends BatonError {
   override readonly name = 'RemoteRefusal';
   readonly code: ErrorCode;
   constructor(

@@ -11,8 +11,8 @@ import type { Store } from '../store/store.js';
 import { asAnyone } from '../store/actor.js';
 
 /** A token lives at least a minute and at most ten years; left out, until revoked. */
-export const TOKEN_TTL_MIN_MS = 60_000;
-export const TOKEN_TTL_MAX_MS = 3650 * 86_400_000;
+const TOKEN_TTL_MIN_MS = 60_000;
+const TOKEN_TTL_MAX_MS = 3650 * 86_400_000;
 /** A secret is `baton_` and 43 base64url characters; anything much longer is not one. */
 const SECRET_LENGTH_MAX = 200;
 
@@ -27,7 +27,7 @@ export interface TokenCreateInput {
 
 const given = (v: unknown): boolean => v !== undefined && v !== null;
 
-export function parseTokenCreate(input: TokenCreateInput): TokenCreateParams {
+function parseTokenCreate(input: TokenCreateInput): TokenCreateParams {
   return {
     scope: validateOneOf('scope', input.scope, SCOPES),
     session: given(input.session) ? validateId('session', input.session) : null,
@@ -39,7 +39,7 @@ export function parseTokenCreate(input: TokenCreateInput): TokenCreateParams {
   };
 }
 
-export function validateTokenId(id: unknown): string {
+function validateTokenId(id: unknown): string {
   if (typeof id !== 'string' || !/^[0-9a-f]{12}$/.test(id)) {
     throw new InvalidInputError(
       `token id must be 12 hexadecimal digits, got ${JSON.stringify(id)}`,

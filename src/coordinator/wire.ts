@@ -36,6 +36,7 @@ export const INSTANT_FIELDS: ReadonlySet<string> = new Set([
   'recordedAt',
   'registeredAt',
   'releasedAt',
+  'revokedAt',
   'runAfter',
   'sealedAt',
   'since',

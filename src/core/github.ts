@@ -48,7 +48,7 @@ export function parseRepo(value: unknown): RepoName {
   return { owner: m[1], repo: m[2], full: `${m[1]}/${m[2]}` };
 }
 
-export const GITHUB_KEY_PREFIX = 'github:';
+const GITHUB_KEY_PREFIX = 'github:';
 
 export function issueKey(repo: RepoName, issue: number): string {
   return `${GITHUB_KEY_PREFIX}${repo.full}#${issue}`;

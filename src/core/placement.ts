@@ -46,7 +46,7 @@ function isLive(h: HostCapacity, now: Instant, staleAfterMs: number): boolean {
  * longer is still live but may have died; it gets work only when no fresh host fits, so jobs are
  * not placed, one after another, on a host that crashed a moment ago (issue 14, item 7).
  */
-export function isFresh(h: HostCapacity, now: Instant, staleAfterMs: number): boolean {
+function isFresh(h: HostCapacity, now: Instant, staleAfterMs: number): boolean {
   return now - h.heartbeatAt <= staleAfterMs / 2;
 }
 

@@ -25,9 +25,8 @@ import { DEFAULT_STALL_POLICY, type StallPolicy } from './run-progress.js';
 import { Runner } from './runner.js';
 import { takeOverDeadPredecessor } from './takeover.js';
 import { LedgerSealer } from './sealer.js';
-import { Nap } from './nap.js';
 import { watchDbFile } from './db-file-watch.js';
-import { SWEEP_INTERVAL_MS, sweepWorktrees } from './worktree-sweep.js';
+import { startSweeper } from './worktree-sweep.js';
 import type { LedgerSigner } from '../coordinator/ledger/keys.js';
 import { LeaderDuties, type LeaderDuty } from './leader-duties.js';
 import type { Recheck } from './run-recheck.js';
@@ -319,33 +318,6 @@ async function joinWith(
   await runner.stop(true);
   if (!wasFenced) await store.sessions.end(session.id).catch(() => false);
   return { fenced: wasFenced, session: session.id };
-}
-
-/**
- * Sweeps the worktrees of claims that are over (worktree-sweep.ts): at once, so what a dead
- * predecessor left goes before new work starts, then every SWEEP_INTERVAL_MS and when asked.
- */
-function startSweeper(
-  store: Store,
-  clock: Clock,
-  log: (line: string) => void,
-  stop: AbortSignal,
-): { now: () => void; stop: () => Promise<void> } {
-  const end = new AbortController();
-  const nap = new Nap();
-  const done = (async () => {
-    while (!end.signal.aborted && !stop.aborted) {
-      await sweepWorktrees(store, log).catch((e: unknown) => log(`worktree sweep failed: ${String(e)}`));
-      await nap.sleep(clock, SWEEP_INTERVAL_MS, end.signal);
-    }
-  })();
-  return {
-    now: () => nap.wake(),
-    stop: async () => {
-      end.abort();
-      await done;
-    },
-  };
 }
 
 function joinedAs(enabled: boolean, standby: boolean): string {

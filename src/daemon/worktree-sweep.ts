@@ -14,11 +14,13 @@
  * over is being killed as fenced, and retiring its checkout is what the next claim would do.
  */
 import { existsSync } from 'node:fs';
+import type { Clock } from '../core/time.js';
 import type { Store } from '../store/store.js';
+import { Nap } from './nap.js';
 import { listClaimWorktrees, retireWorktree } from '../os/worktree.js';
 
 /** How often a `baton up` sweeps when nothing else prompts it. */
-export const SWEEP_INTERVAL_MS = 30_000;
+const SWEEP_INTERVAL_MS = 30_000;
 
 export interface SweptWorktree {
   readonly path: string;
@@ -62,4 +64,31 @@ export async function sweepWorktrees(store: Store, log: (line: string) => void):
 
 function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Sweeps the worktrees of claims that are over (worktree-sweep.ts): at once, so what a dead
+ * predecessor left goes before new work starts, then every SWEEP_INTERVAL_MS and when asked.
+ */
+export function startSweeper(
+  store: Store,
+  clock: Clock,
+  log: (line: string) => void,
+  stop: AbortSignal,
+): { now: () => void; stop: () => Promise<void> } {
+  const end = new AbortController();
+  const nap = new Nap();
+  const done = (async () => {
+    while (!end.signal.aborted && !stop.aborted) {
+      await sweepWorktrees(store, log).catch((e: unknown) => log(`worktree sweep failed: ${String(e)}`));
+      await nap.sleep(clock, SWEEP_INTERVAL_MS, end.signal);
+    }
+  })();
+  return {
+    now: () => nap.wake(),
+    stop: async () => {
+      end.abort();
+      await done;
+    },
+  };
 }

@@ -38,7 +38,7 @@ export interface ProjectReport {
 const RETRY_MS_MAX = 5 * 60_000;
 
 /** The delay before a row's next try after `attempts` failures: 1 s, 2 s, 4 s, … up to 5 min. */
-export const retryDelayMs = (attempts: number): number => Math.min(RETRY_MS_MAX, 1000 * 2 ** attempts);
+const retryDelayMs = (attempts: number): number => Math.min(RETRY_MS_MAX, 1000 * 2 ** attempts);
 
 export async function project(deps: BacklogDeps, repo: RepoName, o: ProjectOptions): Promise<ProjectReport> {
   const report = { applied: 0, failed: 0, labelsAdded: 0, labelsRemoved: 0, comments: 0 };
@@ -115,7 +115,7 @@ async function postComment(
   return true;
 }
 
-export function commentText(row: OutboxRow, labels: GithubLabels): string {
+function commentText(row: OutboxRow, labels: GithubLabels): string {
   const body = row.body ?? '';
   return row.cause === 'task:rejected'
     ? `**Baton: review rejected.** ${body}\n\nThe next run is given this reason as its feedback.`

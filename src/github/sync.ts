@@ -10,7 +10,6 @@
  * one out of reach; only when a whole page shares one `updated_at` does the pass turn the page.
  */
 import type { RepoName } from '../core/github.js';
-import type { Actor } from '../core/task.js';
 import type { GithubIssue } from './api.js';
 import { applyIssue, type Applied, type BacklogDeps } from './apply.js';
 
@@ -37,8 +36,6 @@ export interface SyncReport {
   /** The cursor after the pass. */
   readonly since: string | null;
 }
-
-export const SYNC_ACTOR: Actor = { name: 'github sync' };
 
 const PAGE = 100;
 

@@ -17,7 +17,7 @@ import { coreRoutes } from './routes-core.js';
 import { moreRoutes } from './routes-more.js';
 import { agentRoutes } from './routes-agent.js';
 
-export const API_VERSION = '1';
+const API_VERSION = '1';
 
 export interface HttpAppOptions {
   readonly coordinator: Coordinator;

@@ -11,7 +11,7 @@ import { Refusal } from '../coordinator/refusals.js';
 import { toWire } from '../coordinator/wire.js';
 import { AuthError } from './auth.js';
 
-export const HTTP_STATUS_BY_ERROR = {
+const HTTP_STATUS_BY_ERROR = {
   invalid_input: 400,
   workspace_unresolved: 422,
   conflict: 409,
@@ -27,7 +27,7 @@ export const HTTP_STATUS_BY_ERROR = {
 } as const satisfies Record<ErrorCode, ContentfulStatusCode>;
 
 /** Codes only the HTTP adapter gives: no token or a bad one (401), beyond the token's scope (403). */
-export const HTTP_ONLY_CODES = {
+const HTTP_ONLY_CODES = {
   unauthorized: 401,
   forbidden: 403,
   unsupported_media_type: 415,

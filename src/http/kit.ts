@@ -17,7 +17,7 @@ export interface ApiDeps {
   readonly coordinator: Coordinator;
 }
 
-export const ErrorSchema = z
+const ErrorSchema = z
   .object({
     error: z.object({
       code: z.string().openapi({ example: 'held' }),
@@ -34,7 +34,7 @@ const errorContent = (description: string) => ({
 });
 
 /** The refusals every route may answer with, in the document. */
-export const ERRORS = {
+const ERRORS = {
   400: errorContent('bad input: the field and how to fix it'),
   401: errorContent('no token, or one that is unknown, expired or revoked'),
   403: errorContent("beyond the token's scope; written to the ledger as auth:refused"),

@@ -40,12 +40,12 @@ export function parseBind(text: string): Bind {
   return { host, port };
 }
 
-export function isLoopback(host: string): boolean {
+function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127(?:\.\d{1,3}){3}$/.test(host);
 }
 
 /** Refuses a bind others can reach unless every request needs a token. */
-export function checkBind(bind: Bind, auth: AuthMode): void {
+function checkBind(bind: Bind, auth: AuthMode): void {
   if (!isLoopback(bind.host) && auth !== 'required') {
     throw new InvalidInputError(
       `refusing to serve on ${bind.host}, which is not loopback, with reads open to anyone`,

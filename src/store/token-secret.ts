@@ -9,7 +9,7 @@ import type { SessionId } from '../core/session.js';
 import type { Scope, Token } from '../core/token.js';
 import type { TokenCreateParams } from './token-store.js';
 
-export const TOKEN_PREFIX = 'baton_';
+const TOKEN_PREFIX = 'baton_';
 
 /** sha256 of the secret, hex: the only form the store keeps. */
 export function hashSecret(secret: string): string {

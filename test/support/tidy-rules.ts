@@ -51,6 +51,7 @@ export const DYNAMIC_IMPORTS_ALLOWED: Readonly<Record<string, string>> = {
   'src/store/roles.ts': 'PostgreSQL roles: loads the PostgreSQL engine only when asked',
   'src/cli/commands/mcp.ts': 'a lazy CLI command: the MCP server loads only for `baton mcp`',
   'src/cli/commands/hooks.ts': 'a lazy CLI command: Claude Code hooks load only when a hook runs',
+  'src/cli/github-flags.ts': 'the GitHub backlog: octokit loads only for `baton github` and `--github`',
 };
 
 /** Dynamic `import(` in code (comments and strings aside) outside the allowed files. */

@@ -23,12 +23,12 @@ WHERE id = (SELECT id FROM jobs q WHERE status = 'queued' AND run_after <= @now
 RETURNING *, (SELECT key FROM tasks WHERE id = jobs.task_id) AS key;
 
 -- statement 5 of 7
-INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail)
-VALUES (?, ?, ?, ?, ?, (SELECT host FROM sessions WHERE id = ?), ?, ?);
+INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail, token_id)
+VALUES (?, ?, ?, ?, ?, (SELECT host FROM sessions WHERE id = ?), ?, ?, ?);
 
 -- statement 6 of 7
-INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail)
-VALUES (?, ?, ?, ?, ?, (SELECT host FROM sessions WHERE id = ?), ?, ?);
+INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail, token_id)
+VALUES (?, ?, ?, ?, ?, (SELECT host FROM sessions WHERE id = ?), ?, ?, ?);
 
 -- statement 7 of 7
 COMMIT;

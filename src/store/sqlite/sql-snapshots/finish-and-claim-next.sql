@@ -22,8 +22,8 @@ WHERE id = @id AND session_id = @session AND epoch = @epoch
 RETURNING *, (SELECT key FROM tasks WHERE id = jobs.task_id) AS key;
 
 -- statement 6 of 16
-INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail)
-VALUES (?, ?, ?, ?, ?, (SELECT host FROM sessions WHERE id = ?), ?, ?);
+INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail, token_id)
+VALUES (?, ?, ?, ?, ?, (SELECT host FROM sessions WHERE id = ?), ?, ?, ?);
 
 -- statement 7 of 16
 SELECT l.*, s.host FROM workspace_locks l JOIN sessions s ON s.id = l.session_id WHERE l.job_id = ? AND (? IS NULL OR l.session_id = ?) ORDER BY l.workspace;
@@ -36,8 +36,8 @@ UPDATE tasks SET state = ?, state_at = ?, state_by = ?, state_reason = ?, feedba
 WHERE id = ? AND state = ? RETURNING *;
 
 -- statement 10 of 16
-INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail)
-VALUES (?, ?, ?, ?, ?, (SELECT host FROM sessions WHERE id = ?), ?, ?);
+INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail, token_id)
+VALUES (?, ?, ?, ?, ?, (SELECT host FROM sessions WHERE id = ?), ?, ?, ?);
 
 -- statement 11 of 16
 SELECT id, status, epoch FROM jobs WHERE task_id = ? AND status IN ('queued', 'claimed', 'running');
@@ -54,12 +54,12 @@ WHERE id = (SELECT id FROM jobs q WHERE status = 'queued' AND run_after <= @now
 RETURNING *, (SELECT key FROM tasks WHERE id = jobs.task_id) AS key;
 
 -- statement 13 of 16
-INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail)
-VALUES (?, ?, ?, ?, ?, (SELECT host FROM sessions WHERE id = ?), ?, ?);
+INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail, token_id)
+VALUES (?, ?, ?, ?, ?, (SELECT host FROM sessions WHERE id = ?), ?, ?, ?);
 
 -- statement 14 of 16
-INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail)
-VALUES (?, ?, ?, ?, ?, (SELECT host FROM sessions WHERE id = ?), ?, ?);
+INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail, token_id)
+VALUES (?, ?, ?, ?, ?, (SELECT host FROM sessions WHERE id = ?), ?, ?, ?);
 
 -- statement 15 of 16
 RELEASE `	_bs3.	`;

@@ -16,8 +16,8 @@ WHERE id = @id AND session_id = @session AND epoch = @epoch
 RETURNING *, (SELECT key FROM tasks WHERE id = jobs.task_id) AS key;
 
 -- statement 4 of 10
-INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail)
-VALUES (?, ?, ?, ?, ?, (SELECT host FROM sessions WHERE id = ?), ?, ?);
+INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail, token_id)
+VALUES (?, ?, ?, ?, ?, (SELECT host FROM sessions WHERE id = ?), ?, ?, ?);
 
 -- statement 5 of 10
 SELECT l.*, s.host FROM workspace_locks l JOIN sessions s ON s.id = l.session_id WHERE l.job_id = ? AND (? IS NULL OR l.session_id = ?) ORDER BY l.workspace;
@@ -30,8 +30,8 @@ UPDATE tasks SET state = ?, state_at = ?, state_by = ?, state_reason = ?, feedba
 WHERE id = ? AND state = ? RETURNING *;
 
 -- statement 8 of 10
-INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail)
-VALUES (?, ?, ?, ?, ?, (SELECT host FROM sessions WHERE id = ?), ?, ?);
+INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail, token_id)
+VALUES (?, ?, ?, ?, ?, (SELECT host FROM sessions WHERE id = ?), ?, ?, ?);
 
 -- statement 9 of 10
 SELECT id, status, epoch FROM jobs WHERE task_id = ? AND status IN ('queued', 'claimed', 'running');
