@@ -32,8 +32,9 @@ import { exitCodeHelp } from './exit-codes.js';
 
 const DATABASE_HELP = `Database:
   --db <url> or the environment variable BATON_DB names the database; --db wins.
-  --url and --token (or BATON_URL and BATON_TOKEN) reach Baton over its HTTP API instead, as an
-  agent started by \`baton up\` does; BATON_URL wins over BATON_DB, --db over both.
+  --api and --token (or BATON_URL and BATON_TOKEN) reach Baton over its HTTP API instead, as an
+  agent started by \`baton up\` does; BATON_URL wins over BATON_DB, --db over both. (--api, not
+  --url: \`task add --url\` is a task's link.)
   A file path or sqlite:<path> uses SQLite (one host); postgres://user@host/db uses PostgreSQL
   (many hosts). The default is ${DEFAULT_DB} under the current directory.`;
 
@@ -48,8 +49,8 @@ export function buildProgram(): Command {
     .description('Many AI coding agents and humans, one backlog, no double work.')
     .option('--json', 'print results (and errors) as JSON on stdout')
     .option('--db <url>', `SQLite path or postgres:// URL (default $BATON_DB, else ${DEFAULT_DB})`)
-    .option('--url <url>', "Baton's HTTP API instead of the database (default $BATON_URL)")
-    .option('--token <token>', 'the API token to present with --url (default $BATON_TOKEN)')
+    .option('--api <url>', "Baton's HTTP API instead of the database (default $BATON_URL)")
+    .option('--token <token>', 'the API token to present with --api (default $BATON_TOKEN)')
     // Commander writes to stderr only to complain; main.ts says it in one line instead.
     .configureOutput({ outputError: () => undefined, writeErr: () => undefined })
     .configureHelp({ showGlobalOptions: true, sortSubcommands: false })

@@ -1,5 +1,5 @@
 /**
- * The CLI's remote mode (issue 17, item 4): with BATON_URL and BATON_TOKEN (or --url and
+ * The CLI's remote mode (issue 17, item 4): with BATON_URL and BATON_TOKEN (or --api and
  * --token), the commands an agent uses (claim, heartbeat, release, effect, task show, next,
  * escalate), and force-release, go over the HTTP API instead of opening the database. RemoteCoordinator answers them
  * with the same values the Coordinator returns, so each command prints the same text, the same
@@ -45,13 +45,13 @@ export interface RemoteTarget {
   readonly token: string;
 }
 
-/** --url/--token, else BATON_URL/BATON_TOKEN; null when --db is given or no URL is set. */
+/** --api/--token, else BATON_URL/BATON_TOKEN; null when --db is given or no URL is set. */
 export function remoteTarget(
-  o: { readonly db?: string; readonly url?: string; readonly token?: string },
+  o: { readonly db?: string; readonly api?: string; readonly token?: string },
   env: NodeJS.ProcessEnv,
 ): RemoteTarget | null {
   if (o.db !== undefined) return null;
-  const url = o.url ?? (env['BATON_URL'] || undefined);
+  const url = o.api ?? (env['BATON_URL'] || undefined);
   if (url === undefined) return null;
   const token = o.token ?? (env['BATON_TOKEN'] || undefined);
   if (token === undefined) {
@@ -61,7 +61,9 @@ export function remoteTarget(
     );
   }
   if (!/^https?:\/\//.test(url)) {
-    throw new InvalidInputError(`--url must be an http:// or https:// URL, got ${JSON.stringify(url)}`);
+    throw new InvalidInputError(
+      `--api (or BATON_URL) must be an http:// or https:// URL, got ${JSON.stringify(url)}`,
+    );
   }
   return { url, token };
 }

@@ -14,7 +14,7 @@ import { RemoteCoordinator, remoteTarget, type AgentApi } from './remote.js';
 export interface GlobalOptions {
   readonly json?: boolean;
   readonly db?: string;
-  readonly url?: string;
+  readonly api?: string;
   readonly token?: string;
 }
 
@@ -52,7 +52,7 @@ export async function withStore(
   const options = command.optsWithGlobals<GlobalOptions>();
   if (remoteTarget(options, process.env) !== null) {
     throw new InvalidInputError(
-      `baton ${commandPath(command)} does not work over the HTTP API yet (BATON_URL or --url is set)`,
+      `baton ${commandPath(command)} does not work over the HTTP API yet (BATON_URL or --api is set)`,
       'name the database with --db; over HTTP work: ' +
         'claim, heartbeat, release, effect, task show, next, escalate and force-release',
     );

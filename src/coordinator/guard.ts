@@ -85,7 +85,13 @@ async function claimFromWorktree(dir: string): Promise<GuardContext | null> {
 
 /** The environment's claim if it names one, else the worktree's; null when neither does. */
 export async function guardContext(dir: string, env: NodeJS.ProcessEnv): Promise<GuardContext | null> {
-  return claimFromEnv(env) ?? (await claimFromWorktree(dir));
+  const fromEnv = claimFromEnv(env);
+  if (fromEnv === null) return claimFromWorktree(dir);
+  if (fromEnv.db !== null) return fromEnv;
+  // An agent reaching Baton over HTTP holds no BATON_DB: the database is the one the runner
+  // recorded for this worktree (its 0600 claim record, no password).
+  const recorded = await claimFromWorktree(dir).catch(() => null);
+  return { ...fromEnv, db: recorded?.db ?? null };
 }
 
 /** Whether (session, epoch) is still the task's live claim, and if not, who has it now. */

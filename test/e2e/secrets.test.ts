@@ -61,9 +61,20 @@ describe('what an agent sees and spends', () => {
       for (const value of Object.values(secrets)) assert.ok(!env.includes(value), `leaked ${value}`);
       for (const [name, value] of Object.entries(allowed))
         assert.ok(env.includes(`${name}=${value}\n`), name);
-      for (const name of ['PATH', 'HOME', 'BATON_KEY', 'BATON_DB', 'BATON_SESSION', 'BATON_EPOCH']) {
+      for (const name of [
+        'PATH',
+        'HOME',
+        'BATON_KEY',
+        'BATON_URL',
+        'BATON_TOKEN',
+        'BATON_SESSION',
+        'BATON_EPOCH',
+      ]) {
         assert.match(env, new RegExp(`^${name}=`, 'm'));
       }
+      // baton up serves HTTP by default: the agent reaches Baton there, with no database at all.
+      assert.doesNotMatch(env, /^(BATON_DB|DATABASE_URL|PG[A-Z_]*)=/m);
+      assert.ok(!env.includes(c.url), 'no database path');
     }));
 
   test('a job whose template is refused fails once, saying why, and opens no log for it', () =>
