@@ -97,3 +97,30 @@ export function query(values: Readonly<Record<string, string | number | undefine
   const s = q.toString();
   return s === '' ? '' : `?${s}`;
 }
+
+/**
+ * A view's table: scrolls sideways on its own at phone width, headed by one column header each
+ * (scope="col", for screen readers), with an optional muted caption.
+ */
+export function table(columns: readonly string[], rows: readonly Html[], caption?: Html): Html {
+  const head = columns.map((c) => html`<th scope="col">${c}</th>`);
+  return html`<div class="scroll">
+    <table>
+      ${
+        caption === undefined
+          ? ''
+          : html`<caption class="muted">
+              ${caption}
+            </caption>`
+      }
+      <thead>
+        <tr>
+          ${head}
+        </tr>
+      </thead>
+      <tbody>
+        ${rows}
+      </tbody>
+    </table>
+  </div>`;
+}

@@ -2,7 +2,7 @@
 import { html } from 'hono/html';
 import { AUDIT_TYPES, type AuditEntry } from '../../core/audit-event.js';
 import type { Page, Query } from '../deps.js';
-import { query, time, type Html } from '../layout.js';
+import { query, time, type Html, table } from '../layout.js';
 
 const FIELDS = [
   ['key', 'Task key'],
@@ -48,25 +48,6 @@ export function auditView(page: Page<AuditEntry>, q: Query): Html {
       >
       <button type="submit">Filter</button>
     </form>
-    <div class="scroll">
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Row</th>
-            <th scope="col">At</th>
-            <th scope="col">Kind</th>
-            <th scope="col">Task</th>
-            <th scope="col">Job</th>
-            <th scope="col">Session</th>
-            <th scope="col">Host</th>
-            <th scope="col">Epoch</th>
-            <th scope="col">Detail</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${rows}
-        </tbody>
-      </table>
-    </div>
+    ${table(['Row', 'At', 'Kind', 'Task', 'Job', 'Session', 'Host', 'Epoch', 'Detail'], rows)}
     <p>${older}</p>`;
 }

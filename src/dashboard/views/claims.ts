@@ -6,7 +6,7 @@
  */
 import { html } from 'hono/html';
 import type { ClaimRow } from '../deps.js';
-import { age, time, type Html } from '../layout.js';
+import { age, time, type Html, table } from '../layout.js';
 
 export interface ClaimsContext {
   readonly apiBase: string;
@@ -53,25 +53,9 @@ function card(c: ClaimRow, ctx: ClaimsContext, i: number): Html {
 
 export function claimsView(claims: readonly ClaimRow[], ctx: ClaimsContext): Html {
   if (claims.length === 0) return html`<p>No live claims.</p>`;
-  return html`<div class="scroll">
-    <table>
-      <caption class="muted">
-        ${claims.length} live, oldest heartbeat first
-      </caption>
-      <thead>
-        <tr>
-          <th scope="col">Task</th>
-          <th scope="col">Holder</th>
-          <th scope="col">Epoch</th>
-          <th scope="col">Since</th>
-          <th scope="col">Heartbeat age</th>
-          <th scope="col">Job and memory</th>
-          <th scope="col">Force-release</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${claims.map((c, i) => card(c, ctx, i))}
-      </tbody>
-    </table>
-  </div>`;
+  return table(
+    ['Task', 'Holder', 'Epoch', 'Since', 'Heartbeat age', 'Job and memory', 'Force-release'],
+    claims.map((c, i) => card(c, ctx, i)),
+    html`${claims.length} live, oldest heartbeat first`,
+  );
 }

@@ -2,7 +2,7 @@
 import { html } from 'hono/html';
 import { ramAvailableMb } from '../../core/placement.js';
 import type { HostRow, LeaderRow } from '../deps.js';
-import { age, time, type Html } from '../layout.js';
+import { age, time, type Html, table } from '../layout.js';
 
 export function leaderView(l: LeaderRow, now: number): Html {
   const who = l.current
@@ -34,20 +34,7 @@ export function leaderView(l: LeaderRow, now: number): Html {
     ${
       l.changes.length === 0
         ? html`<p class="muted">None recorded.</p>`
-        : html`<div class="scroll">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Term</th>
-                  <th scope="col">At</th>
-                  <th scope="col">Holder (session)</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${changes}
-              </tbody>
-            </table>
-          </div>`
+        : table(['Term', 'At', 'Holder (session)'], changes)
     }`;
 }
 
@@ -79,24 +66,18 @@ function hostRow(h: HostRow, apiBase: string, now: number, staleAfterMs: number)
 
 export function hostsView(hosts: readonly HostRow[], apiBase: string, now: number): Html {
   if (hosts.length === 0) return html`<p>No host has registered: run \`baton up\`.</p>`;
-  return html`<div class="scroll">
-    <table>
-      <thead>
-        <tr>
-          <th scope="col">Host</th>
-          <th scope="col">State</th>
-          <th scope="col">RAM total</th>
-          <th scope="col">Reserved</th>
-          <th scope="col">Free</th>
-          <th scope="col">Slots used</th>
-          <th scope="col">Running jobs</th>
-          <th scope="col">Last report</th>
-          <th scope="col">Operator</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${hosts.map((h) => hostRow(h, apiBase, now, 10_000))}
-      </tbody>
-    </table>
-  </div>`;
+  return table(
+    [
+      'Host',
+      'State',
+      'RAM total',
+      'Reserved',
+      'Free',
+      'Slots used',
+      'Running jobs',
+      'Last report',
+      'Operator',
+    ],
+    hosts.map((h) => hostRow(h, apiBase, now, 10_000)),
+  );
 }

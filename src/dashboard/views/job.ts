@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { html } from 'hono/html';
 import type { AuditEntry } from '../../core/audit-event.js';
 import type { Job } from '../../core/job.js';
-import { time, type Html } from '../layout.js';
+import { time, type Html, table } from '../layout.js';
 
 const TAIL_BYTES = 16_384;
 
@@ -100,22 +100,5 @@ export function jobView(job: Job, history: readonly AuditEntry[], out: Output): 
     </dl>
     ${outputView(job, out)}
     <h3>Ledger</h3>
-    <div class="scroll">
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Row</th>
-            <th scope="col">At</th>
-            <th scope="col">Kind</th>
-            <th scope="col">Epoch</th>
-            <th scope="col">Session</th>
-            <th scope="col">Host</th>
-            <th scope="col">Detail</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${rows}
-        </tbody>
-      </table>
-    </div>`;
+    ${table(['Row', 'At', 'Kind', 'Epoch', 'Session', 'Host', 'Detail'], rows)}`;
 }

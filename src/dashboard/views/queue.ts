@@ -2,7 +2,7 @@
 import { html } from 'hono/html';
 import { JOB_STATES, type Job } from '../../core/job.js';
 import type { Page, Query } from '../deps.js';
-import { query, time, type Html } from '../layout.js';
+import { query, time, type Html, table } from '../layout.js';
 
 function row(j: Job): Html {
   const waits = j.status === 'queued' && j.reason !== null;
@@ -17,6 +17,8 @@ function row(j: Job): Html {
     <td class="reason">${waits ? j.reason : j.status === 'queued' ? '' : (j.reason ?? '')}</td>
   </tr>`;
 }
+
+const COLUMNS = ['Job', 'Task', 'Status', 'Host', 'Attempt', 'RAM', 'Queued', 'Reason'];
 
 export function queueView(page: Page<Job>, q: Query): Html {
   const statuses = JOB_STATES.map(
@@ -37,27 +39,6 @@ export function queueView(page: Page<Job>, q: Query): Html {
       <label>Task key<input name="key" value="${q['key'] ?? ''}" autocomplete="off" /></label>
       <button type="submit">Filter</button>
     </form>
-    <div class="scroll">
-      <table>
-        <caption class="muted">
-          Newest first; ${page.items.length} shown
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">Job</th>
-            <th scope="col">Task</th>
-            <th scope="col">Status</th>
-            <th scope="col">Host</th>
-            <th scope="col">Attempt</th>
-            <th scope="col">RAM</th>
-            <th scope="col">Queued</th>
-            <th scope="col">Reason</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${page.items.map(row)}
-        </tbody>
-      </table>
-    </div>
+    ${table(COLUMNS, page.items.map(row), html`Newest first; ${page.items.length} shown`)}
     <p>${newest} ${older}</p>`;
 }

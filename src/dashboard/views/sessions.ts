@@ -6,7 +6,7 @@
 import { html } from 'hono/html';
 import type { IssueWorked, SessionReport } from '../../core/session-report.js';
 import type { Query } from '../deps.js';
-import { age, query, time, type Html } from '../layout.js';
+import { age, query, time, type Html, table } from '../layout.js';
 
 const FIELDS = [
   ['host', 'Host', 'text'],
@@ -26,6 +26,20 @@ function worked(issues: readonly IssueWorked[]): Html {
     ${items}
   </ul>`;
 }
+
+const COLUMNS = [
+  'Session',
+  'Kind',
+  'Host',
+  'Pid',
+  'Started',
+  'Ended',
+  'End',
+  'Issues worked',
+  'Jobs / attempts',
+  'Held',
+  'Escalations',
+];
 
 export function sessionsView(report: readonly SessionReport[], q: Query): Html {
   const inputs = FIELDS.map(
@@ -55,31 +69,5 @@ export function sessionsView(report: readonly SessionReport[], q: Query): Html {
       ${inputs}
       <button type="submit">Filter</button>
     </form>
-    <div class="scroll">
-      <table>
-        <caption class="muted">
-          Newest first; export with
-          <code>baton report sessions --csv</code>
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">Session</th>
-            <th scope="col">Kind</th>
-            <th scope="col">Host</th>
-            <th scope="col">Pid</th>
-            <th scope="col">Started</th>
-            <th scope="col">Ended</th>
-            <th scope="col">End</th>
-            <th scope="col">Issues worked</th>
-            <th scope="col">Jobs / attempts</th>
-            <th scope="col">Held</th>
-            <th scope="col">Escalations</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${rows}
-        </tbody>
-      </table>
-    </div>
-    ${empty}`;
+    ${table(COLUMNS, rows, html`Newest first; export with <code>baton report sessions --csv</code>`)} ${empty}`;
 }

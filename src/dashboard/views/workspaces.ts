@@ -1,7 +1,7 @@
 /** Workspaces: each one's lock, its holder, and the runs waiting for it. */
 import { html } from 'hono/html';
 import type { WorkspaceRow } from '../deps.js';
-import { time, type Html } from '../layout.js';
+import { time, type Html, table } from '../layout.js';
 
 function row(w: WorkspaceRow): Html {
   const lock =
@@ -31,21 +31,5 @@ function row(w: WorkspaceRow): Html {
 
 export function workspacesView(rows: readonly WorkspaceRow[]): Html {
   if (rows.length === 0) return html`<p>No workspace registered (\`baton workspace add\`).</p>`;
-  return html`<div class="scroll">
-    <table>
-      <thead>
-        <tr>
-          <th scope="col">Workspace</th>
-          <th scope="col">Kind</th>
-          <th scope="col">Path</th>
-          <th scope="col">Lock</th>
-          <th scope="col">Holder</th>
-          <th scope="col">Waiting runs</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${rows.map(row)}
-      </tbody>
-    </table>
-  </div>`;
+  return table(['Workspace', 'Kind', 'Path', 'Lock', 'Holder', 'Waiting runs'], rows.map(row));
 }
