@@ -4,7 +4,7 @@
  * `finished` done jobs in the table and `queued` jobs waiting. Hosts are added in tiers
  * (10, 100, then `hosts`), each with `active` running jobs:
  *  - a placing tick: every host has free slots, so each tick places a full batch (50 jobs, the
- *    dispatcher's default), one by one as the dispatcher does; timed at every tier on PostgreSQL
+ *    dispatcher's default), as a set as the dispatcher does (docs/decisions/0016); timed at every tier on PostgreSQL
  *    (`byHosts`), at the last tier on both engines (`placing`);
  *  - a saturated tick: every host is at its job limit, so a tick reads the queue and the hosts,
  *    places nothing and (after its first pass, untimed) writes nothing.

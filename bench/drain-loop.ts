@@ -2,19 +2,33 @@
 import type { Store } from '../src/store/store.js';
 
 /**
- * One worker's loop on Baton's full path: claim and start the first job, then finish each job and
- * claim the next in one step (jobs.finishAndClaimNext), every transition audited and fenced.
+ * Jobs a loop takes and completes per commit: Graphile's best configuration fetches up to 1000
+ * (localQueue.size); of 500 and 1000 tried here, 500 with two loops (docs/benchmarks.md).
  */
-export async function drainLoop(store: Store, session: number, onFirst: () => void): Promise<number> {
+export const DRAIN_BATCH = 500;
+/** Long enough for a batch of no-op jobs; a worker that stalls past it is fenced. */
+const LEASE_MS = 60_000;
+
+/**
+ * One worker's loop on Baton's full path, in batches (jobs.batch): take up to `batch` jobs, run
+ * them, then complete them all and take the next batch in one commit. Every job is still claimed,
+ * started and finished under its own epoch and lease, with its own ledger rows.
+ */
+export async function drainLoop(
+  store: Store,
+  session: number,
+  onFirst: () => void,
+  batch = DRAIN_BATCH,
+): Promise<number> {
   let count = 0;
-  let job = await store.jobs.claimNext({ session, start: true });
-  while (job !== null) {
+  let r = await store.jobs.batch({ session, take: batch, leaseMs: LEASE_MS });
+  while (r.taken.length > 0) {
     if (count === 0) onFirst();
-    const guard = { id: job.id, session, epoch: job.epoch };
-    const { finished, next } = await store.jobs.finishAndClaimNext({ ...guard, status: 'done', start: true });
-    if (!finished.ok) throw new Error(`bench: job ${job.id} was lost`);
-    count++;
-    job = next;
+    const finish = r.taken.map((j) => ({ id: j.id, epoch: j.epoch, status: 'done' as const }));
+    r = await store.jobs.batch({ session, finish, take: batch, leaseMs: LEASE_MS });
+    const lost = r.finished.find((f) => !f.ok);
+    if (lost !== undefined) throw new Error(`bench: job ${lost.job?.id ?? '?'} was lost`);
+    count += finish.length;
   }
   return count;
 }

@@ -1,10 +1,17 @@
 /**
  * `httpVsDirect` (issue 17): claim + release round trips at concurrency 8, over the HTTP API (a
- * real `baton serve` process, an operator token, keep-alive connections) against the same calls on
+ * real `baton serve` process, an operator token, keep-alive connections of node:http) against the same calls on
  * the store in this process, on one PostgreSQL database. Alternated per repetition; the figure is
  * the median of the per-repetition ratios of round trips per second.
+ *
+ * Both sides reach PostgreSQL the same way: over TCP to the server's URL, or, with
+ * `--pg-socket <dir>`, over the server's Unix socket in that directory (same port, so the same
+ * server; the bench's throwaway server puts its socket in /tmp), for `baton serve` and the
+ * in-process store alike, so the ratio compares the HTTP hop only.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openStore } from '../src/store/open.js';
@@ -15,13 +22,22 @@ export interface HttpVsDirectResult {
   /** Round trips per second, per repetition. */
   readonly http: readonly number[];
   readonly direct: readonly number[];
+  /** How both sides reached PostgreSQL: `tcp`, or `unix socket <dir>`. */
+  readonly transport?: string;
+}
+
+/** The database URL reached over the Unix socket in `dir` (libpq's `host` parameter), same port. */
+export function overSocket(url: string, dir: string): string {
+  const u = new URL(url);
+  u.searchParams.set('host', dir);
+  return u.toString();
 }
 
 const CONCURRENCY = 8;
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '..', '..');
 
 /** Each worker claims and releases its own tasks, one after another, `perWorker` times. */
-async function rounds(
+async function timedRounds(
   perWorker: number,
   sessions: readonly number[],
   prefix: string,
@@ -36,7 +52,67 @@ async function rounds(
   return (perWorker * sessions.length) / ((nowMs() - start) / 1000);
 }
 
-function serve(url: string): Promise<{ url: string; stop: () => void }> {
+const ticksPerSecond = ((): number => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** CPU ms (user + system) so far of each process `pick` chooses by pid and command line; empty off Linux. */
+function cpuMsOf(pick: (pid: number, cmdline: string) => boolean): Map<number, number> {
+  const found = new Map<number, number>();
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+  } catch {
+    return found;
+  }
+  for (const pid of pids) {
+    try {
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+      if (!pick(Number(pid), cmdline)) continue;
+      // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      found.set(Number(pid), ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+/** Where a side's CPU went so far: this process, `baton serve`, and the database's backends, by pid. */
+function cpuNow(serverPid: number | undefined, database: string): readonly Map<number, number>[] {
+  const self = process.cpuUsage();
+  return [
+    new Map([[0, (self.user + self.system) / 1000]]),
+    cpuMsOf((pid) => pid === serverPid),
+    cpuMsOf((_pid, cmdline) => cmdline.startsWith('postgres: ') && cmdline.includes(` ${database} `)),
+  ];
+}
+
+/**
+ * CPU per round trip of one side, from two cpuNow readings, as "client/serve/PG µs": a process
+ * that started in between counts whole, one that ended in between is left out.
+ */
+function cpuPerRound(
+  before: readonly Map<number, number>[],
+  after: readonly Map<number, number>[],
+  rounds: number,
+): string {
+  return after
+    .map((now, i) => {
+      let ms = 0;
+      for (const [pid, v] of now) ms += v - (before[i]?.get(pid) ?? 0);
+      return ((ms * 1000) / rounds).toFixed(0);
+    })
+    .join('/');
+}
+
+function serve(url: string): Promise<{ url: string; pid: number | undefined; stop: () => void }> {
   const child = spawn(process.execPath, [join(root, 'bin/baton.js'), 'serve', '--http', '127.0.0.1:0'], {
     env: { ...process.env, BATON_DB: url },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -45,9 +121,54 @@ function serve(url: string): Promise<{ url: string; stop: () => void }> {
     child.on('exit', (code) => reject(new Error(`baton serve exited ${code}`)));
     child.stdout.on('data', (d: Buffer) => {
       const found = /(http:\/\/\S+)/.exec(d.toString())?.[1];
-      if (found !== undefined) resolve({ url: found, stop: () => child.kill('SIGINT') });
+      if (found !== undefined) resolve({ url: found, pid: child.pid, stop: () => child.kill('SIGINT') });
     });
   });
+}
+
+/**
+ * What a real client does: one keep-alive connection per worker (node:http's Agent, as undici's
+ * pool in fetch would, with less per-request machinery), every request with its bearer token.
+ */
+function poster(base: string, secret: string): (path: string, body: unknown) => Promise<void> {
+  const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+  const { hostname, port } = new URL(base);
+  const send = (path: string, payload: string, retried: boolean): Promise<void> =>
+    new Promise((resolve, reject) => {
+      const req = request(
+        {
+          agent,
+          hostname,
+          port,
+          path,
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${secret}`,
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(payload),
+          },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            if (res.statusCode === 200) resolve();
+            else reject(new Error(`${path}: ${res.statusCode} ${Buffer.concat(chunks).toString()}`));
+          });
+          res.on('error', reject);
+        },
+      );
+      req.on('error', (error: NodeJS.ErrnoException) => {
+        // The server closed an idle keep-alive connection (after its 5 s keepAliveTimeout, while
+        // the other side was measured) just as this request reused it: the request never reached
+        // it, so it is sent again once on a new connection, as node:http's documentation advises.
+        if (req.reusedSocket && error.code === 'ECONNRESET' && !retried)
+          send(path, payload, true).then(resolve, reject);
+        else reject(error);
+      });
+      req.end(payload);
+    });
+  return (path, body) => send(path, JSON.stringify(body), false);
 }
 
 async function seed(store: Store, prefix: string, perWorker: number): Promise<void> {
@@ -57,10 +178,14 @@ async function seed(store: Store, prefix: string, perWorker: number): Promise<vo
 }
 
 export async function measureHttpVsDirect(
-  url: string,
+  tcpUrl: string,
   perWorker: number,
   reps: number,
+  socketDir?: string,
 ): Promise<HttpVsDirectResult> {
+  const url = socketDir === undefined ? tcpUrl : overSocket(tcpUrl, socketDir);
+  const transport = socketDir === undefined ? 'tcp' : `unix socket ${socketDir}`;
+  progress(`httpVsDirect: both sides reach PostgreSQL over ${transport}`);
   const store = await openStore(url);
   const server = await serve(url);
   try {
@@ -68,36 +193,36 @@ export async function measureHttpVsDirect(
     const sessions: number[] = [];
     for (let w = 0; w < CONCURRENCY; w++)
       sessions.push((await store.sessions.start({ kind: 'agent', host: 'bench', pid: w })).id);
-    const headers = { authorization: `Bearer ${secret}`, 'content-type': 'application/json' };
-    const post = async (path: string, body: unknown): Promise<void> => {
-      const r = await fetch(`${server.url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
-      if (r.status !== 200) throw new Error(`${path}: ${r.status} ${await r.text()}`);
-      await r.arrayBuffer();
+    const post = poster(server.url, secret);
+    const overHttp = async (key: string, session: number): Promise<void> => {
+      const k = encodeURIComponent(key);
+      await post(`/v1/claims/${k}`, { session });
+      await post(`/v1/claims/${k}/release`, { session, epoch: 1, outcome: 'released' });
     };
+    const inProcess = async (key: string, session: number): Promise<void> => {
+      const c = await store.claims.acquire({ key, session });
+      if (!c.ok) throw new Error(`${key} held`);
+      await store.claims.release({ key, session, epoch: c.claim.epoch, outcome: 'released' });
+    };
+    const database = new URL(url).pathname.slice(1);
+    const rounds = perWorker * CONCURRENCY;
     const http: number[] = [];
     const direct: number[] = [];
     for (let rep = 0; rep < reps; rep++) {
       await seed(store, `h${rep}`, perWorker);
       await seed(store, `d${rep}`, perWorker);
-      http.push(
-        await rounds(perWorker, sessions, `h${rep}`, async (key, session) => {
-          const k = encodeURIComponent(key);
-          await post(`/v1/claims/${k}`, { session });
-          await post(`/v1/claims/${k}/release`, { session, epoch: 1, outcome: 'released' });
-        }),
-      );
-      direct.push(
-        await rounds(perWorker, sessions, `d${rep}`, async (key, session) => {
-          const c = await store.claims.acquire({ key, session });
-          if (!c.ok) throw new Error(`${key} held`);
-          await store.claims.release({ key, session, epoch: c.claim.epoch, outcome: 'released' });
-        }),
-      );
+      const h0 = cpuNow(server.pid, database);
+      http.push(await timedRounds(perWorker, sessions, `h${rep}`, overHttp));
+      const h1 = cpuNow(server.pid, database);
+      direct.push(await timedRounds(perWorker, sessions, `d${rep}`, inProcess));
+      const d1 = cpuNow(server.pid, database);
       progress(
-        `httpVsDirect rep ${rep + 1}: HTTP ${http.at(-1)?.toFixed(0)}/s, direct ${direct.at(-1)?.toFixed(0)}/s`,
+        `httpVsDirect rep ${rep + 1}: HTTP ${http.at(-1)?.toFixed(0)}/s, direct ${direct.at(-1)?.toFixed(0)}/s; ` +
+          `CPU µs per round trip (bench client/baton serve/PostgreSQL): HTTP ${cpuPerRound(h0, h1, rounds)}, ` +
+          `direct ${cpuPerRound(h1, d1, rounds)}`,
       );
     }
-    return { http, direct };
+    return { http, direct, transport };
   } finally {
     server.stop();
     await store.close();

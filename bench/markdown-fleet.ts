@@ -73,8 +73,9 @@ export function fleetMethod(r: Results): string {
   return `- **Dispatcher tick.** The real \`Dispatcher\` of \`baton up\`, leading under a real \`LeaderElector\`,
   ticked by hand on a fresh database of each engine: ${count(f.finished)} done and ${count(f.queued)} queued
   jobs loaded in bulk, then hosts added in tiers (${f.tiers.join(', ')}), each with a live runner session
-  and ${f.activePerHost} running jobs. A placing tick (every host has free slots) places a full batch of 50,
-  one job at a time as the dispatcher does; a saturated tick (every host at its job limit) reads the queue
+  and ${f.activePerHost} running jobs. A placing tick (every host has free slots) places a full batch of 50
+  as the dispatcher does, as a set (one read of the candidates, one of the hosts, one placing
+  statement; docs/decisions/0016); a saturated tick (every host at its job limit) reads the queue
   and the hosts and places nothing. ${f.ticks} timed ticks each, after an untimed one (it also sweeps for
   stale sessions; the saturated one also records why the jobs wait).
 - **Heartbeats.** N live agent sessions, each holding the claim on its own task, beat every 2 s through one

@@ -8,7 +8,8 @@ import type { Results } from './report.js';
 import { fmt, median, runsOf } from './stats.js';
 import { count, verdict, type Target } from './targets.js';
 import { SEAL_INTERVAL_MS } from './ledger-on.js';
-import { PG_WORKERS, SQLITE_PROCESSES, SQLITE_WORKERS_PER_PROCESS } from './throughput.js';
+import { PG_BATCH_LOOPS, PG_WORKERS, SQLITE_PROCESSES, SQLITE_WORKERS_PER_PROCESS } from './throughput.js';
+import { DRAIN_BATCH } from './drain-loop.js';
 
 const require = createRequire(import.meta.url);
 const versionOf = (name: string): string => (require(`${name}/package.json`) as { version: string }).version;
@@ -53,7 +54,11 @@ function figureRows(r: Results, f: Record<string, unknown>): string[] {
   const t = r.throughput;
   const rate = (k: string): number => f[k] as number;
   return [
-    line(`Baton on PostgreSQL, ${PG_WORKERS} workers, items/s`, rate('batonPgItemsPerSec'), t.batonPg),
+    line(
+      `Baton on PostgreSQL, ${PG_BATCH_LOOPS} batch loops of ${DRAIN_BATCH}, items/s`,
+      rate('batonPgItemsPerSec'),
+      t.batonPg,
+    ),
     line(
       `Baton on SQLite, ${SQLITE_PROCESSES} processes × ${SQLITE_WORKERS_PER_PROCESS} workers, items/s`,
       rate('batonSqliteItemsPerSec'),
@@ -166,13 +171,12 @@ ${ledgerTable(r)}
   load), then \`VACUUM ANALYZE\` on PostgreSQL (what autovacuum would do) and a \`CHECKPOINT\`, so every
   drain starts as far from the last checkpoint and none lands inside one system's drain only; SQLite is not
   analysed (Baton never analyses it).
-- **Throughput.** ${p.n} no-op items (Baton on SQLite: ${p.sqliteN}). Baton: ${PG_WORKERS} async workers
-  in one process sharing one pool, each claiming and starting its first job
-  (\`claimNext({ start: true })\`), then finishing each job and claiming the next in one step
-  (\`finishAndClaimNext\`): every transition guarded, fenced by its epoch and written to the ledger,
-  three ledger rows per item. On PostgreSQL the store runs the calls that arrive while its previous
-  statement is in flight as one statement (each request keeping its own guards and answer), and vacuums
-  the jobs table in the background every 2,000 jobs taken (queue upkeep).
+- **Throughput.** ${p.n} no-op items (Baton on SQLite: ${p.sqliteN}). Baton: ${PG_BATCH_LOOPS} batch loops
+  in one process sharing one pool (\`jobs.batch\`, docs/decisions/0017): each takes up to ${DRAIN_BATCH} jobs, runs
+  them, then finishes them all and takes the next batch in one commit. Every job is still claimed,
+  started and finished under its own epoch guard and lease, with its own ledger rows (four per item:
+  claimed, started, finished, and its task's state); a fenced member fails alone. The store
+  vacuums the jobs table in the background every 2,000 jobs taken (queue upkeep).
   Baton on SQLite: ${SQLITE_PROCESSES} processes × ${SQLITE_WORKERS_PER_PROCESS} workers on one WAL file
   (synchronous=FULL), same loop; the workers of one process share a commit when their calls meet in one
   turn of its event loop. The peers run in every configuration of "Peer configurations" above, each

@@ -8,7 +8,9 @@
  *                   repetitions of the ratios, and every key of the JSON
  *   --json          print the figures as one JSON object, last
  *   --only a,b      only these measures (throughput, latency, scale, cli, failover, dispatch,
- *                   heartbeat, agent, ledger), for development
+ *                   heartbeat, agent, ledger, http), for development
+ *   --pg-socket dir the http measure reaches PostgreSQL over its Unix socket in dir (both sides);
+ *                   the throwaway server's is in /tmp
  */
 import { writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -150,7 +152,10 @@ try {
 
   let httpVsDirect: HttpVsDirectResult | null = null;
   if (wanted('http')) {
-    httpVsDirect = await onPg('http', (url) => measureHttpVsDirect(url, plan.httpRoundTrips, plan.reps));
+    const socket = option('--pg-socket');
+    httpVsDirect = await onPg('http', (url) =>
+      measureHttpVsDirect(url, plan.httpRoundTrips, plan.reps, socket),
+    );
     lap('HTTP against direct');
   }
 

@@ -14,11 +14,17 @@ import { PEERS, drainPeer } from './peers.js';
 import { dropDatabase, freshDatabase } from './pg-server.js';
 import { seedBatonPg, seedBatonSqlite } from './seed.js';
 import { runSqliteProcs } from './sqlite-procs.js';
-import { drainLoop } from './drain-loop.js';
+import { DRAIN_BATCH, drainLoop } from './drain-loop.js';
 import { withSealer } from './ledger-on.js';
 import { median, nowMs, progress } from './stats.js';
 
 export const PG_WORKERS = 8;
+/**
+ * Baton's batch loops on PostgreSQL: two, so one's statement runs while the other's answer is
+ * handled, as Graphile's best configuration runs one fetcher feeding its 8 handlers. Eight loops
+ * of big batches ran eight heavy statements at once on two cores and timed out (docs/benchmarks.md).
+ */
+export const PG_BATCH_LOOPS = 2;
 export const SQLITE_PROCESSES = 4;
 /** Workers per SQLite process: 8 in all, as on PostgreSQL; one process's workers share commits. */
 export const SQLITE_WORKERS_PER_PROCESS = 2;
@@ -42,12 +48,13 @@ export async function drainBatonPg(
   n: number,
   workers: number,
   ledger = false,
+  batch = DRAIN_BATCH,
 ): Promise<Drained> {
   await seedBatonPg(url, n);
-  return drained(url, ledger, () => drainSeededPg(url, n, workers));
+  return drained(url, ledger, () => drainSeededPg(url, n, workers, batch));
 }
 
-async function drainSeededPg(url: string, n: number, workers: number): Promise<number> {
+async function drainSeededPg(url: string, n: number, workers: number, batch: number): Promise<number> {
   const store = await openStore(url);
   try {
     const start = (): ReturnType<Store['sessions']['start']> =>
@@ -55,7 +62,7 @@ async function drainSeededPg(url: string, n: number, workers: number): Promise<n
     const sessions = await Promise.all(Array.from({ length: workers }, start));
     let first = Number.NaN;
     const counts = await Promise.all(
-      sessions.map((s) => drainLoop(store, s.id, () => (first = first || nowMs()))),
+      sessions.map((s) => drainLoop(store, s.id, () => (first = first || nowMs()), batch)),
     );
     const seconds = (nowMs() - first) / 1000;
     const total = counts.reduce((a, b) => a + b, 0);
@@ -136,7 +143,9 @@ export async function measureThroughput(
     }
   };
   const pg = async (ledger: boolean): Promise<void> => {
-    const d = await onPg(ledger ? 'baton' : 'baton_off', (url) => drainBatonPg(url, n, PG_WORKERS, ledger));
+    const d = await onPg(ledger ? 'baton' : 'baton_off', (url) =>
+      drainBatonPg(url, n, PG_BATCH_LOOPS, ledger),
+    );
     (ledger ? runs.batonPg : runs.batonPgOff).push(d.rate);
     if (ledger) runs.pgSealedDuring.push(d.sealedDuring ?? 0);
   };

@@ -3,6 +3,11 @@
  *
  *   npm run chaos -- --minutes N [--seed S] [--engine sqlite|postgres] [--no-fencing]
  *                    [--workers N] [--out FILE] [--keep]
+ *   npm run chaos -- --scenario batch-kill [--seed S] [--engine sqlite|postgres] [--no-fencing]
+ *
+ * batch-kill (test/chaos/batch-kill.ts, docs/decisions/0017): batch workers SIGKILLed between a
+ * batch's fetch and its completion; --no-fencing is its negative control (completions acknowledged
+ * before their commit), which must exit 1.
  *
  * No --engine: PostgreSQL, on a throwaway server this run starts (it restarts it once).
  * Prints the seed first, writes the report to stdout and to FILE (default
@@ -15,6 +20,8 @@ import { parseArgs } from 'node:util';
 import { newSeed } from '../test/chaos/prng.js';
 import { formatReport } from '../test/chaos/report.js';
 import { runScenario } from '../test/chaos/scenario.js';
+import { runBatchKill } from '../test/chaos/batch-kill.js';
+import { startChaosPostgres } from '../test/chaos/pg-server.js';
 
 const { values } = parseArgs({
   options: {
@@ -25,6 +32,7 @@ const { values } = parseArgs({
     workers: { type: 'string', default: '4' },
     out: { type: 'string' },
     keep: { type: 'boolean', default: false },
+    scenario: { type: 'string', default: 'faults' },
   },
 });
 
@@ -39,6 +47,28 @@ if (!Number.isSafeInteger(seed) || !(minutes > 0) || (engine !== 'sqlite' && eng
 }
 process.stdout.write(`seed ${seed}\n`);
 const fencing = !values['no-fencing'];
+if (values.scenario === 'batch-kill') {
+  const pg = engine === 'postgres' ? await startChaosPostgres() : null;
+  try {
+    const r = await runBatchKill({
+      url: pg?.url ?? null,
+      seed,
+      ackEarly: !fencing,
+      log: (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`),
+    });
+    for (const c of r.checks) {
+      process.stdout.write(
+        `${c.count === 0 ? 'ok  ' : 'FAIL'} ${c.name}: ${c.invariant} (${c.checked} checked)\n`,
+      );
+      for (const v of c.violations) process.stdout.write(`     ${v.message}\n`);
+      for (const note of c.notes ?? []) process.stdout.write(`     ${note}\n`);
+    }
+    process.exitCode = r.violations === 0 ? 0 : 1;
+  } finally {
+    await pg?.stop();
+  }
+  process.exit();
+}
 const command =
   `npm run chaos -- --minutes ${minutes} --seed ${seed} --engine ${engine}` +
   (fencing ? '' : ' --no-fencing');

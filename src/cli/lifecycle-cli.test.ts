@@ -4,186 +4,193 @@
  * task_closed; `next --json` prints {key, title, epoch} or null with exit 4; `session start
  * --kind human --ttl 8h`), escalations, gates, review, the vague-issue setting and `task show`.
  */
-import { describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cliOn } from '../../test/support/cli.js';
+import { cliModes, cliOn, stopServers } from '../../test/support/cli.js';
 import { bothEngines } from '../../test/support/databases.js';
 
 type Obj = Record<string, unknown>;
 
-for (const db of bothEngines()) {
-  describe(`${db.name}: the task lifecycle on the command line`, () => {
-    test('a done task refuses claims and jobs (exit 3, task_done) until reopened; closed: task_closed', async () => {
-      const t = cliOn(await db.fresh());
-      await t.json(0, 'task', 'add', 'k', '--title', 'fix the login race');
-      const s = await t.session();
-      await t.json(0, 'claim', 'k', '--session', s);
-      await t.json(0, 'release', 'k', '--session', s, '--epoch', '1', '--outcome', 'done');
-      assert.equal((await t.json(0, 'task', 'show', 'k'))['state'], 'done');
-      const claim = await t.json(3, 'claim', 'k', '--session', s);
-      assert.equal(claim['error'], 'task_done');
-      assert.equal(claim['code'], 'task_done');
-      assert.equal(claim['by'], `session ${s}`);
-      assert.match(String(claim['hint']), /baton reopen k --reason/);
-      const plain = await t.run('enqueue', 'k');
-      assert.equal(plain.code, 3);
-      assert.match(
-        plain.stderr,
-        /^baton: task k is done since \d{4}-.*Z by session \d+: cannot enqueue it — reopen/,
-      );
-      assert.equal((await t.json(3, 'enqueue', 'k'))['error'], 'task_done');
-      assert.equal((await t.run('reopen', 'k')).code, 2, '--reason is required');
-      assert.equal((await t.json(0, 'reopen', 'k', '--reason', 'regressed'))['state'], 'open');
-      assert.equal((await t.json(0, 'claim', 'k', '--session', s))['epoch'], 2);
-      await t.json(0, 'close', 'k', '--reason', "won't do");
-      assert.equal((await t.json(3, 'enqueue', 'k'))['error'], 'task_closed');
-      assert.equal((await t.json(3, 'claim', 'k', '--session', await t.session()))['error'], 'task_closed');
-      const listed = await t.json<Obj[]>(0, 'task', 'list', '--state', 'closed');
-      assert.deepEqual(
-        listed.map((x) => x['key']),
-        ['k'],
-      );
-      assert.equal((await t.run('task', 'list', '--state', 'finished')).code, 2);
-      const show = await t.json<{ history: Obj[] } & Obj>(0, 'task', 'show', 'k');
-      assert.deepEqual(
-        show.history.map((e) => [e['from'], e['to'], e['action']]),
-        [
-          ['open', 'done', 'finish'],
-          ['done', 'open', 'reopen'],
-          ['open', 'closed', 'close'],
-        ],
-      );
-    });
+after(stopServers);
 
-    test('next hands out the most urgent free task as {key, title, epoch}, or null with exit 4', async () => {
-      const t = cliOn(await db.fresh());
-      await t.json(0, 'task', 'add', 'low', '--title', 'later', '--priority', '50');
-      await t.json(
-        0,
-        'task',
-        'add',
-        'high',
-        '--title',
-        'now',
-        '--priority',
-        '5',
-        '--url',
-        'https://x.test/1',
-      );
-      await t.json(0, 'task', 'add', 'designed', '--title', 'gated', '--priority', '1');
-      await t.json(0, 'gate', 'designed', 'design');
-      const human = (await t.run('session', 'start', '--kind', 'human', '--ttl', '8h')).stdout.trim();
-      const session = await t.json(0, 'session', 'list');
-      assert.equal((session as unknown as Obj[])[0]?.['ttlMs'], 8 * 3600 * 1000);
-      assert.deepEqual(await t.json(0, 'next', '--session', human), {
-        key: 'high',
-        title: 'now',
-        epoch: 1,
-        url: 'https://x.test/1',
+for (const db of bothEngines())
+  for (const mode of cliModes(db.engine)) {
+    describe(`${db.name}: the task lifecycle on the command line, ${mode === 'db' ? 'with --db' : 'over HTTP'}`, () => {
+      test('a done task refuses claims and jobs (exit 3, task_done) until reopened; closed: task_closed', async () => {
+        const t = cliOn(await db.fresh(), mode);
+        await t.json(0, 'task', 'add', 'k', '--title', 'fix the login race');
+        const s = await t.session();
+        await t.json(0, 'claim', 'k', '--session', s);
+        await t.json(0, 'release', 'k', '--session', s, '--epoch', '1', '--outcome', 'done');
+        assert.equal((await t.json(0, 'task', 'show', 'k'))['state'], 'done');
+        const claim = await t.json(3, 'claim', 'k', '--session', s);
+        assert.equal(claim['error'], 'task_done');
+        assert.equal(claim['code'], 'task_done');
+        assert.equal(claim['by'], `session ${s}`);
+        assert.match(String(claim['hint']), /baton reopen k --reason/);
+        const plain = await t.run('enqueue', 'k');
+        assert.equal(plain.code, 3);
+        assert.match(
+          plain.stderr,
+          /^baton: task k is done since \d{4}-.*Z by session \d+: cannot enqueue it — reopen/,
+        );
+        assert.equal((await t.json(3, 'enqueue', 'k'))['error'], 'task_done');
+        assert.equal((await t.run('reopen', 'k')).code, 2, '--reason is required');
+        assert.equal((await t.json(0, 'reopen', 'k', '--reason', 'regressed'))['state'], 'open');
+        assert.equal((await t.json(0, 'claim', 'k', '--session', s))['epoch'], 2);
+        await t.json(0, 'close', 'k', '--reason', "won't do");
+        assert.equal((await t.json(3, 'enqueue', 'k'))['error'], 'task_closed');
+        assert.equal((await t.json(3, 'claim', 'k', '--session', await t.session()))['error'], 'task_closed');
+        const listed = await t.json<Obj[]>(0, 'task', 'list', '--state', 'closed');
+        assert.deepEqual(
+          listed.map((x) => x['key']),
+          ['k'],
+        );
+        assert.equal((await t.run('task', 'list', '--state', 'finished')).code, 2);
+        const show = await t.json<{ history: Obj[] } & Obj>(0, 'task', 'show', 'k');
+        assert.deepEqual(
+          show.history.map((e) => [e['from'], e['to'], e['action']]),
+          [
+            ['open', 'done', 'finish'],
+            ['done', 'open', 'reopen'],
+            ['open', 'closed', 'close'],
+          ],
+        );
       });
-      assert.deepEqual(await t.json(0, 'next', '--session', human), { key: 'low', title: 'later', epoch: 1 });
-      const none = await t.run('next', '--session', human, '--json');
-      assert.equal(none.code, 4);
-      assert.equal(none.stdout.trim(), 'null');
-      const plain = await t.run('next', '--session', human);
-      assert.equal(plain.code, 4);
-      assert.match(plain.stderr, /designed: waiting for design approval/);
-      await t.json(0, 'approve', 'designed', '--gate', 'design', '--note', 'plan is fine');
-      const started = await t.json(0, 'next');
-      assert.equal(started['key'], 'designed');
-      assert.equal(typeof started['session'], 'number', 'a human session was started for the caller');
-      assert.equal((await t.run('session', 'start', '--kind', 'human', '--ttl', 'forever')).code, 2);
-    });
 
-    test('an escalation under a stale epoch exits 3; the live one queues the task until resolved', async () => {
-      const t = cliOn(await db.fresh());
-      await t.json(0, 'task', 'add', 'e');
-      const s = await t.session();
-      await t.json(0, 'claim', 'e', '--session', s);
-      const stale = await t.json(3, 'escalate', 'e', '--reason', 'stuck', '--session', s, '--epoch', '7');
-      assert.equal(stale['error'], 'fenced');
-      assert.equal((await t.run('escalate', 'e', '--reason', 'x', '--session', s)).code, 2);
-      const done = await t.json(
-        0,
-        'escalate',
-        'e',
-        '--reason',
-        'needs credentials',
-        '--session',
-        s,
-        '--epoch',
-        '1',
-      );
-      assert.equal(done['state'], 'escalated');
-      const queue = await t.json<Obj[]>(0, 'escalations');
-      assert.deepEqual(
-        queue.map((x) => [x['key'], x['stateReason']]),
-        [['e', 'needs credentials']],
-      );
-      assert.equal((await t.json(3, 'enqueue', 'e'))['error'], 'task_escalated');
-      assert.equal((await t.json(0, 'resolve', 'e', '--note', 'added them'))['state'], 'open');
-      assert.deepEqual(await t.json(0, 'escalations'), []);
-    });
+      test('next hands out the most urgent free task as {key, title, epoch}, or null with exit 4', async () => {
+        const t = cliOn(await db.fresh(), mode);
+        await t.json(0, 'task', 'add', 'low', '--title', 'later', '--priority', '50');
+        await t.json(
+          0,
+          'task',
+          'add',
+          'high',
+          '--title',
+          'now',
+          '--priority',
+          '5',
+          '--url',
+          'https://x.test/1',
+        );
+        await t.json(0, 'task', 'add', 'designed', '--title', 'gated', '--priority', '1');
+        await t.json(0, 'gate', 'designed', 'design');
+        const human = (await t.run('session', 'start', '--kind', 'human', '--ttl', '8h')).stdout.trim();
+        const session = await t.json(0, 'session', 'list');
+        assert.equal((session as unknown as Obj[])[0]?.['ttlMs'], 8 * 3600 * 1000);
+        assert.deepEqual(await t.json(0, 'next', '--session', human), {
+          key: 'high',
+          title: 'now',
+          epoch: 1,
+          url: 'https://x.test/1',
+        });
+        assert.deepEqual(await t.json(0, 'next', '--session', human), {
+          key: 'low',
+          title: 'later',
+          epoch: 1,
+        });
+        const none = await t.run('next', '--session', human, '--json');
+        assert.equal(none.code, 4);
+        assert.equal(none.stdout.trim(), 'null');
+        const plain = await t.run('next', '--session', human);
+        assert.equal(plain.code, 4);
+        assert.match(plain.stderr, /designed: waiting for design approval/);
+        await t.json(0, 'approve', 'designed', '--gate', 'design', '--note', 'plan is fine');
+        const started = await t.json(0, 'next');
+        assert.equal(started['key'], 'designed');
+        assert.equal(typeof started['session'], 'number', 'a human session was started for the caller');
+        assert.equal((await t.run('session', 'start', '--kind', 'human', '--ttl', 'forever')).code, 2);
+      });
 
-    test('review required: reject keeps the reason, approve --gate review finishes; PRs are shown', async () => {
-      const t = cliOn(await db.fresh());
-      await t.json(0, 'task', 'add', 'r', '--review', 'required');
-      await t.json(0, 'enqueue', 'r');
-      const s = await t.session();
-      const job = await t.json(0, 'job', 'next', '--session', s);
-      await t.json(0, 'job', 'finish', String(job['id']), '--session', s, '--epoch', String(job['epoch']));
-      assert.equal((await t.json(0, 'task', 'show', 'r'))['state'], 'in_review');
-      assert.equal((await t.json(3, 'approve', 'r', '--gate', 'design'))['error'], 'conflict');
-      assert.equal((await t.json(2, 'approve', 'r', '--gate', 'merge'))['error'], 'invalid_input');
-      const rejected = await t.json(0, 'reject', 'r', '--reason', 'needs a test');
-      assert.deepEqual([rejected['state'], rejected['feedback']], ['open', 'needs a test']);
-      const c = await t.json(0, 'claim', 'r', '--session', s);
-      const pr = JSON.stringify({ url: 'https://github.com/acme/api/pull/9' });
-      await t.json(
-        0,
-        'effect',
-        'r',
-        '--session',
-        s,
-        '--epoch',
-        String(c['epoch']),
-        '--kind',
-        'pr',
-        '--payload',
-        pr,
-      );
-      await t.json(0, 'release', 'r', '--session', s, '--epoch', String(c['epoch']), '--outcome', 'done');
-      assert.equal((await t.json(0, 'task', 'show', 'r'))['state'], 'in_review');
-      assert.equal((await t.json(0, 'approve', 'r', '--gate', 'review'))['state'], 'done');
-      const show = await t.run('task', 'show', 'r');
-      assert.match(show.stdout, /pull requests:\n {4}https:\/\/github.com\/acme\/api\/pull\/9/);
-      assert.match(show.stdout, /in_review → open \(reject\) by .*: needs a test/);
-    });
+      test('an escalation under a stale epoch exits 3; the live one queues the task until resolved', async () => {
+        const t = cliOn(await db.fresh(), mode);
+        await t.json(0, 'task', 'add', 'e');
+        const s = await t.session();
+        await t.json(0, 'claim', 'e', '--session', s);
+        const stale = await t.json(3, 'escalate', 'e', '--reason', 'stuck', '--session', s, '--epoch', '7');
+        assert.equal(stale['error'], 'fenced');
+        assert.equal((await t.run('escalate', 'e', '--reason', 'x', '--session', s)).code, 2);
+        const done = await t.json(
+          0,
+          'escalate',
+          'e',
+          '--reason',
+          'needs credentials',
+          '--session',
+          s,
+          '--epoch',
+          '1',
+        );
+        assert.equal(done['state'], 'escalated');
+        const queue = await t.json<Obj[]>(0, 'escalations');
+        assert.deepEqual(
+          queue.map((x) => [x['key'], x['stateReason']]),
+          [['e', 'needs credentials']],
+        );
+        assert.equal((await t.json(3, 'enqueue', 'e'))['error'], 'task_escalated');
+        assert.equal((await t.json(0, 'resolve', 'e', '--note', 'added them'))['state'], 'open');
+        assert.deepEqual(await t.json(0, 'escalations'), []);
+      });
 
-    test('the vague-issue rule bounces a task with too few words to the escalation queue, once set', async () => {
-      const t = cliOn(await db.fresh());
-      await t.json(0, 'task', 'add', 'before', '--title', 'fix');
-      assert.equal((await t.json(2, 'setting', 'set', 'vague-words', 'many'))['error'], 'invalid_input');
-      assert.equal((await t.json(2, 'setting', 'set', 'colour', '3'))['error'], 'invalid_input');
-      await t.json(0, 'setting', 'set', 'vague-words', '5');
-      const vague = await t.json(0, 'task', 'add', 'vague', '--title', 'fix it');
-      assert.deepEqual([vague['state'], vague['stateReason']], ['escalated', 'insufficient-info']);
-      const clear = await t.json(
-        0,
-        'task',
-        'add',
-        'clear',
-        '--title',
-        'fix the login',
-        '--body',
-        'token expires early',
-      );
-      assert.equal(clear['state'], 'open');
-      assert.deepEqual(
-        (await t.json<Obj[]>(0, 'escalations')).map((x) => x['key']),
-        ['vague'],
-      );
-      assert.equal((await t.json<Obj[]>(0, 'setting', 'list'))[0]?.['value'], '5');
+      test('review required: reject keeps the reason, approve --gate review finishes; PRs are shown', async () => {
+        const t = cliOn(await db.fresh(), mode);
+        await t.json(0, 'task', 'add', 'r', '--review', 'required');
+        await t.json(0, 'enqueue', 'r');
+        const s = await t.session();
+        const job = await t.json(0, 'job', 'next', '--session', s);
+        await t.json(0, 'job', 'finish', String(job['id']), '--session', s, '--epoch', String(job['epoch']));
+        assert.equal((await t.json(0, 'task', 'show', 'r'))['state'], 'in_review');
+        assert.equal((await t.json(3, 'approve', 'r', '--gate', 'design'))['error'], 'conflict');
+        assert.equal((await t.json(2, 'approve', 'r', '--gate', 'merge'))['error'], 'invalid_input');
+        const rejected = await t.json(0, 'reject', 'r', '--reason', 'needs a test');
+        assert.deepEqual([rejected['state'], rejected['feedback']], ['open', 'needs a test']);
+        const c = await t.json(0, 'claim', 'r', '--session', s);
+        const pr = JSON.stringify({ url: 'https://github.com/acme/api/pull/9' });
+        await t.json(
+          0,
+          'effect',
+          'r',
+          '--session',
+          s,
+          '--epoch',
+          String(c['epoch']),
+          '--kind',
+          'pr',
+          '--payload',
+          pr,
+        );
+        await t.json(0, 'release', 'r', '--session', s, '--epoch', String(c['epoch']), '--outcome', 'done');
+        assert.equal((await t.json(0, 'task', 'show', 'r'))['state'], 'in_review');
+        assert.equal((await t.json(0, 'approve', 'r', '--gate', 'review'))['state'], 'done');
+        const show = await t.run('task', 'show', 'r');
+        assert.match(show.stdout, /pull requests:\n {4}https:\/\/github.com\/acme\/api\/pull\/9/);
+        assert.match(show.stdout, /in_review → open \(reject\) by .*: needs a test/);
+      });
+
+      test('the vague-issue rule bounces a task with too few words to the escalation queue, once set', async () => {
+        const t = cliOn(await db.fresh(), mode);
+        await t.json(0, 'task', 'add', 'before', '--title', 'fix');
+        assert.equal((await t.json(2, 'setting', 'set', 'vague-words', 'many'))['error'], 'invalid_input');
+        assert.equal((await t.json(2, 'setting', 'set', 'colour', '3'))['error'], 'invalid_input');
+        await t.json(0, 'setting', 'set', 'vague-words', '5');
+        const vague = await t.json(0, 'task', 'add', 'vague', '--title', 'fix it');
+        assert.deepEqual([vague['state'], vague['stateReason']], ['escalated', 'insufficient-info']);
+        const clear = await t.json(
+          0,
+          'task',
+          'add',
+          'clear',
+          '--title',
+          'fix the login',
+          '--body',
+          'token expires early',
+        );
+        assert.equal(clear['state'], 'open');
+        assert.deepEqual(
+          (await t.json<Obj[]>(0, 'escalations')).map((x) => x['key']),
+          ['vague'],
+        );
+        assert.equal((await t.json<Obj[]>(0, 'setting', 'list'))[0]?.['value'], '5');
+      });
     });
-  });
-}
+  }

@@ -2,11 +2,11 @@
  * Times leave the CLI as ISO strings by type, not by name: the fields converted are exactly those
  * the domain types declare as `Instant`, so `runAfter` comes out ISO beside `queuedAt`.
  */
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { cliOn, repoRoot } from '../../test/support/cli.js';
+import { cliModes, cliOn, repoRoot, stopServers } from '../../test/support/cli.js';
 import { sqliteDatabase } from '../../test/support/databases.js';
 import { declaredFieldKinds, type SourceFile } from '../../test/support/tidy-rules.js';
 import { INSTANT_FIELDS, jsonText } from './output.js';
@@ -70,21 +70,26 @@ function times(value: unknown, path = '$'): { fields: [string, unknown][]; epoch
   return { fields, epochLike };
 }
 
-test('every time field of the JSON of a task, its claim and its jobs is ISO, runAfter included', async () => {
-  const t = cliOn(await sqliteDatabase().fresh());
-  await t.json(0, 'task', 'add', 'k1');
-  const session = await t.session();
-  const outputs = {
-    enqueue: await t.json(0, 'enqueue', 'k1'),
-    claim: await t.json(0, 'claim', 'k1', '--session', session),
-    show: await t.json(0, 'task', 'show', 'k1'),
-    queue: await t.json<unknown[]>(0, 'queue', 'list'),
-    job: await t.json(0, 'job', 'show', '1'),
-  };
-  const { fields, epochLike } = times(outputs);
-  assert.deepEqual(epochLike, [], 'numbers that look like epoch milliseconds');
-  for (const [at, v] of fields) assert.match(String(v), ISO, `${at} is ${JSON.stringify(v)}`);
-  const names = new Set(fields.map(([at]) => at.split('.').pop()));
-  for (const name of ['runAfter', 'queuedAt', 'createdAt', 'since'])
-    assert.ok(names.has(name), `no ${name} seen`);
-});
+after(stopServers);
+
+for (const mode of cliModes('sqlite')) {
+  const isoName = 'every time field of the JSON of a task, its claim and its jobs is ISO, runAfter included';
+  test(`${isoName}${mode === 'db' ? '' : ' (over HTTP)'}`, async () => {
+    const t = cliOn(await sqliteDatabase().fresh(), mode);
+    await t.json(0, 'task', 'add', 'k1');
+    const session = await t.session();
+    const outputs = {
+      enqueue: await t.json(0, 'enqueue', 'k1'),
+      claim: await t.json(0, 'claim', 'k1', '--session', session),
+      show: await t.json(0, 'task', 'show', 'k1'),
+      queue: await t.json<unknown[]>(0, 'queue', 'list'),
+      job: await t.json(0, 'job', 'show', '1'),
+    };
+    const { fields, epochLike } = times(outputs);
+    assert.deepEqual(epochLike, [], 'numbers that look like epoch milliseconds');
+    for (const [at, v] of fields) assert.match(String(v), ISO, `${at} is ${JSON.stringify(v)}`);
+    const names = new Set(fields.map(([at]) => at.split('.').pop()));
+    for (const name of ['runAfter', 'queuedAt', 'createdAt', 'since'])
+      assert.ok(names.has(name), `no ${name} seen`);
+  });
+}

@@ -29,7 +29,7 @@ export function writeJson(value: unknown): void {
   process.stdout.write(`${jsonText(value, 2)}\n`);
 }
 
-export function writeLines(lines: string | readonly string[]): void {
+function writeLines(lines: string | readonly string[]): void {
   const text = terminalText(lines);
   if (text.length > 0) process.stdout.write(`${text}\n`);
 }

@@ -3,10 +3,10 @@
  * taken is claimed and started in one step; a finish is guarded by session and epoch; a lost
  * finish exits 3 and changes nothing, unless --next took another job (exit 0: the script holds it).
  */
-import { describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { bothEngines } from '../../test/support/databases.js';
-import { cliOn } from '../../test/support/cli.js';
+import { cliModes, cliOn, stopServers } from '../../test/support/cli.js';
 
 type JobJson = {
   id: number;
@@ -18,88 +18,91 @@ type JobJson = {
 };
 type Finish = { finished: { ok: boolean; reason?: string; job: JobJson | null }; next: JobJson | null };
 
-for (const db of bothEngines()) {
-  describe(`${db.name}: pull mode`, () => {
-    test('takes jobs in queue order, finishes each, and takes the next in the same step', async () => {
-      const cli = cliOn(await db.fresh());
-      const s = await cli.session();
-      await cli.json(0, 'enqueue', 'a', '--priority', '1');
-      await cli.json(0, 'enqueue', 'b', '--priority', '2');
-      const a = await cli.json<JobJson>(0, 'job', 'next', '--session', s);
-      assert.equal(a.key, 'a');
-      assert.equal(a.status, 'running');
-      const args = ['--session', s, '--epoch', String(a.epoch)];
-      const r = await cli.json<Finish>(
-        0,
-        'job',
-        'finish',
-        String(a.id),
-        ...args,
-        '--exit-code',
-        '0',
-        '--next',
-      );
-      assert.equal(r.finished.ok, true);
-      assert.equal(r.finished.job?.status, 'done');
-      assert.equal(r.finished.job?.exitCode, 0);
-      assert.equal(r.next?.key, 'b');
-      assert.equal(r.next?.status, 'running');
-      const b = r.next;
-      assert.ok(b !== null);
-      const failed = ['--epoch', String(b.epoch), '--status', 'failed', '--reason', 'tests red'];
-      const last = await cli.json<Finish>(
-        0,
-        'job',
-        'finish',
-        String(b.id),
-        '--session',
-        s,
-        ...failed,
-        '--next',
-      );
-      assert.equal(last.finished.job?.status, 'failed');
-      assert.equal(last.next, null);
-      assert.equal(await cli.json(0, 'job', 'next', '--session', s), null);
-      const text = await cli.run('job', 'next', '--session', s);
-      assert.equal(text.stdout, 'no job is due\n');
-    });
+after(stopServers);
 
-    test('a lost finish exits 3 and changes nothing; with --next it still hands over the job it took', async () => {
-      const cli = cliOn(await db.fresh());
-      const s = await cli.session();
-      await cli.json(0, 'enqueue', 'a', '--priority', '1');
-      await cli.json(0, 'enqueue', 'b', '--priority', '2');
-      const a = await cli.json<JobJson>(0, 'job', 'next', '--session', s);
-      const stale = ['--session', s, '--epoch', String(a.epoch + 1)];
-      const refused = await cli.run('job', 'finish', String(a.id), ...stale);
-      assert.equal(refused.code, 3, refused.stderr);
-      assert.match(refused.stderr, /^baton: job \d+ moved on: it is running at epoch 1/);
-      assert.equal((await cli.json<JobJson>(0, 'job', 'show', String(a.id))).status, 'running');
-      const r = await cli.json<Finish>(0, 'job', 'finish', String(a.id), ...stale, '--next');
-      assert.equal(r.finished.ok, false);
-      assert.equal(r.finished.reason, 'lost');
-      assert.equal(r.next?.key, 'b', 'the job taken is handed over, not dropped');
-    });
+for (const db of bothEngines())
+  for (const mode of cliModes(db.engine)) {
+    describe(`${db.name}: pull mode, ${mode === 'db' ? 'with --db' : 'over HTTP'}`, () => {
+      test('takes jobs in queue order, finishes each, and takes the next in the same step', async () => {
+        const cli = cliOn(await db.fresh(), mode);
+        const s = await cli.session();
+        await cli.json(0, 'enqueue', 'a', '--priority', '1');
+        await cli.json(0, 'enqueue', 'b', '--priority', '2');
+        const a = await cli.json<JobJson>(0, 'job', 'next', '--session', s);
+        assert.equal(a.key, 'a');
+        assert.equal(a.status, 'running');
+        const args = ['--session', s, '--epoch', String(a.epoch)];
+        const r = await cli.json<Finish>(
+          0,
+          'job',
+          'finish',
+          String(a.id),
+          ...args,
+          '--exit-code',
+          '0',
+          '--next',
+        );
+        assert.equal(r.finished.ok, true);
+        assert.equal(r.finished.job?.status, 'done');
+        assert.equal(r.finished.job?.exitCode, 0);
+        assert.equal(r.next?.key, 'b');
+        assert.equal(r.next?.status, 'running');
+        const b = r.next;
+        assert.ok(b !== null);
+        const failed = ['--epoch', String(b.epoch), '--status', 'failed', '--reason', 'tests red'];
+        const last = await cli.json<Finish>(
+          0,
+          'job',
+          'finish',
+          String(b.id),
+          '--session',
+          s,
+          ...failed,
+          '--next',
+        );
+        assert.equal(last.finished.job?.status, 'failed');
+        assert.equal(last.next, null);
+        assert.equal(await cli.json(0, 'job', 'next', '--session', s), null);
+        const text = await cli.run('job', 'next', '--session', s);
+        assert.equal(text.stdout, 'no job is due\n');
+      });
 
-    test('bad input changes nothing: exit 2 with one line; an ended session exits 3', async () => {
-      const cli = cliOn(await db.fresh());
-      const s = await cli.session();
-      await cli.json(0, 'enqueue', 'a');
-      const a = await cli.json<JobJson>(0, 'job', 'next', '--session', s);
-      const guard = ['--session', s, '--epoch', String(a.epoch)];
-      for (const bad of [
-        ['--status', 'oom_killed'],
-        ['--exit-code', '300'],
-        ['--reason', 'x'.repeat(501)],
-      ]) {
-        const r = await cli.run('job', 'finish', String(a.id), ...guard, ...bad);
-        assert.equal(r.code, 2, `${bad.join(' ')}: ${r.stderr}`);
-        assert.equal(r.stderr.trim().split('\n').length, 1);
-      }
-      assert.equal((await cli.json<JobJson>(0, 'job', 'show', String(a.id))).status, 'running');
-      assert.equal((await cli.run('session', 'end', s)).code, 0);
-      const fenced = await cli.run('job', 'next', '--session', s);
-      assert.equal(fenced.code, 3, fenced.stderr);
+      test('a lost finish exits 3 and changes nothing; with --next it still hands over the job it took', async () => {
+        const cli = cliOn(await db.fresh(), mode);
+        const s = await cli.session();
+        await cli.json(0, 'enqueue', 'a', '--priority', '1');
+        await cli.json(0, 'enqueue', 'b', '--priority', '2');
+        const a = await cli.json<JobJson>(0, 'job', 'next', '--session', s);
+        const stale = ['--session', s, '--epoch', String(a.epoch + 1)];
+        const refused = await cli.run('job', 'finish', String(a.id), ...stale);
+        assert.equal(refused.code, 3, refused.stderr);
+        assert.match(refused.stderr, /^baton: job \d+ moved on: it is running at epoch 1/);
+        assert.equal((await cli.json<JobJson>(0, 'job', 'show', String(a.id))).status, 'running');
+        const r = await cli.json<Finish>(0, 'job', 'finish', String(a.id), ...stale, '--next');
+        assert.equal(r.finished.ok, false);
+        assert.equal(r.finished.reason, 'lost');
+        assert.equal(r.next?.key, 'b', 'the job taken is handed over, not dropped');
+      });
+
+      test('bad input changes nothing: exit 2 with one line; an ended session exits 3', async () => {
+        const cli = cliOn(await db.fresh(), mode);
+        const s = await cli.session();
+        await cli.json(0, 'enqueue', 'a');
+        const a = await cli.json<JobJson>(0, 'job', 'next', '--session', s);
+        const guard = ['--session', s, '--epoch', String(a.epoch)];
+        for (const bad of [
+          ['--status', 'oom_killed'],
+          ['--exit-code', '300'],
+          ['--reason', 'x'.repeat(501)],
+        ]) {
+          const r = await cli.run('job', 'finish', String(a.id), ...guard, ...bad);
+          assert.equal(r.code, 2, `${bad.join(' ')}: ${r.stderr}`);
+          assert.equal(r.stderr.trim().split('\n').length, 1);
+        }
+        assert.equal((await cli.json<JobJson>(0, 'job', 'show', String(a.id))).status, 'running');
+        assert.equal((await cli.run('session', 'end', s)).code, 0);
+        const fenced = await cli.run('job', 'next', '--session', s);
+        assert.equal(fenced.code, 3, fenced.stderr);
+      });
     });
-  });
-}
+  }

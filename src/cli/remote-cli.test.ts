@@ -7,8 +7,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { repoRoot, type Run } from '../../test/support/cli.js';
-import { bothEngines } from '../../test/support/databases.js';
+import { cliModes, repoRoot, type Run } from '../../test/support/cli.js';
+import { bothEngines, sqliteDatabase } from '../../test/support/databases.js';
 import { waitUntil } from '../../test/support/wait.js';
 
 const root = repoRoot();
@@ -64,7 +64,8 @@ const script = (s: string): string[][] => [
   ['task', 'show', 'nope'],
 ];
 
-for (const db of bothEngines()) {
+// Over HTTP on the engine cliModes runs HTTP on (test/support/cli.ts says why one is enough).
+for (const db of bothEngines().filter((d) => cliModes(d.engine).includes('api'))) {
   describe(`${db.name}: the agent's commands over HTTP`, () => {
     test('print the same text and JSON, and exit the same, as with the database', async () => {
       const local = await db.fresh();
@@ -109,3 +110,47 @@ for (const db of bothEngines()) {
     });
   });
 }
+
+/** `baton serve` on the database; returns its URL and a stop function. */
+async function serveOn(db: string): Promise<{ url: string; stop: () => void }> {
+  const server = spawn(process.execPath, ['bin/baton.js', '--db', db, 'serve', '--http', '127.0.0.1:0'], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  let out = '';
+  server.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  await waitUntil(() => /http:\/\/127\.0\.0\.1:\d+/.test(out), 15_000, 'baton serve');
+  return { url: /(http:\/\/127\.0\.0\.1:\d+)/.exec(out)?.[1] ?? '', stop: () => server.kill('SIGTERM') };
+}
+
+describe('refusals over HTTP', () => {
+  const refusals =
+    'a token beyond its scope, or a bad one, exits 6 and changes nothing; local commands say why they refuse';
+  test(refusals, async () => {
+    const db = await sqliteDatabase().fresh();
+    const made = await run({ BATON_DB: db }, ['token', 'create', '--scope', 'viewer', '--json']);
+    const viewer = (JSON.parse(made.stdout) as { token: string }).token;
+    const { url, stop } = await serveOn(db);
+    try {
+      const as = (token: string, args: string[]) => run({ BATON_URL: url, BATON_TOKEN: token }, args);
+      const refused = await as(viewer, ['task', 'add', 'k', '--json']);
+      assert.equal(refused.code, 6, refused.stderr);
+      assert.equal((JSON.parse(refused.stdout) as { error: string }).error, 'forbidden');
+      assert.equal(refused.stderr.split('\n').filter(Boolean).length, 1, refused.stderr);
+      assert.equal((await as('not-a-token', ['task', 'add', 'k'])).code, 6);
+      const listed = await as(viewer, ['task', 'list', '--json']);
+      assert.equal(listed.code, 0, listed.stderr);
+      assert.deepEqual(JSON.parse(listed.stdout), [], 'nothing was added');
+      for (const args of [['db', 'migrate'], ['audit', 'verify'], ['serve']]) {
+        const local = await as(viewer, args);
+        assert.equal(local.code, 2, local.stderr);
+        assert.match(
+          local.stderr,
+          /^baton: baton .* does not work over the HTTP API .*: .* — run it where the database is/,
+        );
+      }
+    } finally {
+      stop();
+    }
+  });
+});

@@ -35,6 +35,7 @@ export interface AgentApi {
   release: Coordinator['release'];
   heartbeat: Coordinator['heartbeat'];
   showTask: Coordinator['showTask'];
+  getSession: Coordinator['getSession'];
   forceRelease: Coordinator['forceRelease'];
   readonly effects: Pick<Effects, 'record'>;
   readonly lifecycle: Pick<Lifecycle, 'next' | 'escalate'>;
@@ -71,7 +72,7 @@ export function remoteTarget(
 const key = (k: string): string => encodeURIComponent(k);
 
 export class RemoteCoordinator implements AgentApi {
-  private readonly api: ApiConnection;
+  protected readonly api: ApiConnection;
 
   constructor(target: RemoteTarget) {
     this.api = new ApiConnection(target.url, target.token);
@@ -106,6 +107,9 @@ export class RemoteCoordinator implements AgentApi {
     return { task: d.task, claim: d.claim, holder: d.holder, jobs: d.jobs, history: d.history, prs: d.prs };
   };
 
+  getSession = (id: unknown): Promise<Session> =>
+    this.api.want<Session>('GET', `/v1/sessions/${validateId('session', id)}`);
+
   forceRelease = async (input: ForceReleaseInput): Promise<ClaimForceReleaseResult> => {
     const p = parseForceRelease(input);
     const a = await this.api.ask('POST', `/v1/claims/${key(p.key)}/force-release`, { reason: p.reason });
@@ -114,47 +118,49 @@ export class RemoteCoordinator implements AgentApi {
     return { ok: true, holder: fromWire<Holder>(r.holder), job: r.job };
   };
 
-  readonly effects: AgentApi['effects'] = {
-    record: async (input) => {
-      const body = {
-        key: validateKey(input.key),
-        session: validateId('session', input.session),
-        epoch: validateEpoch(input.epoch),
-        kind: input.kind,
-        payload: input.payload,
-      };
-      const a = await this.api.ask('POST', '/v1/effects', body);
-      return fencedOf(a) ?? { ok: true, effect: fromWire(this.api.body(a)) };
-    },
-  };
+  readonly effects: AgentApi['effects'] = { record: (input) => this.recordEffect(input) };
 
   readonly lifecycle: AgentApi['lifecycle'] = {
     next: (input) => this.next(input),
-    escalate: async (input: EscalateInput) => {
-      const k = validateKey(input.key);
-      const body = {
-        reason: validateReason('reason', input.reason, REASON_LENGTH_MAX),
-        session: input.session === undefined ? undefined : validateId('session', input.session),
-        epoch: input.epoch === undefined ? undefined : validateEpoch(input.epoch),
-      };
-      const a = await this.api.ask('POST', `/v1/tasks/${key(k)}/escalate`, body);
-      const fenced = fencedOf(a);
-      if (fenced !== null) return fenced;
-      const r = this.api.body<Record<string, unknown>>(a);
-      const task = Object.fromEntries(
-        Object.entries(r).filter(([name]) => name !== 'endedJob' && name !== 'endedClaimEpoch'),
-      );
-      const claimEpoch = (r['endedClaimEpoch'] ?? null) as number | null;
-      return {
-        ok: true,
-        task: fromWire<Task>(task),
-        claimEpoch,
-        jobId: (r['endedJob'] ?? null) as number | null,
-      };
-    },
+    escalate: (input) => this.escalate(input),
   };
 
-  private async next(input: NextInput): Promise<NextOutcome> {
+  protected async recordEffect(input: Parameters<Effects['record']>[0]): ReturnType<Effects['record']> {
+    const body = {
+      key: validateKey(input.key),
+      session: validateId('session', input.session),
+      epoch: validateEpoch(input.epoch),
+      kind: input.kind,
+      payload: input.payload,
+    };
+    const a = await this.api.ask('POST', '/v1/effects', body);
+    return fencedOf(a) ?? { ok: true, effect: fromWire(this.api.body(a)) };
+  }
+
+  protected async escalate(input: EscalateInput): ReturnType<Lifecycle['escalate']> {
+    const k = validateKey(input.key);
+    const body = {
+      reason: validateReason('reason', input.reason, REASON_LENGTH_MAX),
+      session: input.session === undefined ? undefined : validateId('session', input.session),
+      epoch: input.epoch === undefined ? undefined : validateEpoch(input.epoch),
+    };
+    const a = await this.api.ask('POST', `/v1/tasks/${key(k)}/escalate`, body);
+    const fenced = fencedOf(a);
+    if (fenced !== null) return fenced;
+    const r = this.api.body<Record<string, unknown>>(a);
+    const task = Object.fromEntries(
+      Object.entries(r).filter(([name]) => name !== 'endedJob' && name !== 'endedClaimEpoch'),
+    );
+    const claimEpoch = (r['endedClaimEpoch'] ?? null) as number | null;
+    return {
+      ok: true,
+      task: fromWire<Task>(task),
+      claimEpoch,
+      jobId: (r['endedJob'] ?? null) as number | null,
+    };
+  }
+
+  protected async next(input: NextInput): Promise<NextOutcome> {
     const session = input.session === undefined ? undefined : validateId('session', input.session);
     const body = { ...input, session, host: String(input.host), pid: Number(input.pid) };
     const a = await this.api.ask('POST', '/v1/next', body);

@@ -3,10 +3,19 @@
  * BatonErrors map through EXIT_CODE_BY_ERROR; anything else is unexpected (exit 1) and shows its
  * stack only with BATON_DEBUG=1.
  */
-import { BatonError, StoreUnavailableError, TaskStateError } from '../core/errors.js';
+import {
+  BatonError,
+  diskFullError,
+  isCorrupt,
+  isDiskFull,
+  notADatabase,
+  StoreUnavailableError,
+  TaskStateError,
+} from '../core/errors.js';
 import { EXIT_CODE_BY_ERROR, EXIT_UNEXPECTED } from './exit-codes.js';
 import { terminalText, writeErrorLine, writeJson } from './output.js';
 import { Refusal } from './refusal.js';
+import { RemoteRefusal } from '../agents/api-connection.js';
 
 // Socket errors that mean "the database is not there". Engines should already wrap these in
 // StoreUnavailableError; this keeps the exit code right if one slips through.
@@ -17,8 +26,10 @@ export function reportError(error: unknown, json: boolean): number {
   if (known !== null) {
     writeErrorLine(known.message, known.hint);
     if (json) {
-      const label = known instanceof Refusal ? known.label : known.code;
-      const details = known instanceof Refusal || known instanceof TaskStateError ? known.details : {};
+      // A refusal the HTTP API answered carries the server's label and details, as a local one does.
+      const labelled = known instanceof Refusal || known instanceof RemoteRefusal;
+      const label = labelled ? known.label : known.code;
+      const details = labelled || known instanceof TaskStateError ? known.details : {};
       const fields = { error: label, code: known.code, message: known.message, hint: known.hint ?? null };
       writeJson({ ...fields, ...details });
     }
@@ -35,6 +46,9 @@ export function reportError(error: unknown, json: boolean): number {
 
 function asBatonError(error: unknown): BatonError | null {
   if (error instanceof BatonError) return error;
+  // A full disk or a damaged file met after the open: the same named causes as at the open.
+  if (isDiskFull(error)) return diskFullError('the database cannot be written', (error as Error).message);
+  if (isCorrupt(error)) return notADatabase('the database', (error as Error).message);
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && UNREACHABLE.has(code)) {
     return new StoreUnavailableError(

@@ -8,8 +8,10 @@ import { Coordinator } from '../coordinator/coordinator.js';
 import { DEFAULT_DB, openStore } from '../store/open.js';
 import type { Store } from '../store/store.js';
 import { Output } from './output.js';
-import { InvalidInputError } from '../core/errors.js';
-import { RemoteCoordinator, remoteTarget, type AgentApi } from './remote.js';
+import { InvalidInputError, WorkspaceConfigurationError } from '../core/errors.js';
+import { unresolvedRefusal } from '../coordinator/refusals.js';
+import { remoteTarget } from './remote.js';
+import { RemoteApi, type CliApi } from './remote-api.js';
 
 export interface GlobalOptions {
   readonly json?: boolean;
@@ -31,33 +33,68 @@ export function withCoordinator(
 }
 
 /**
- * For the commands an agent uses: over the HTTP API in remote mode (remote.ts), else the
- * Coordinator on the database, with the same answers either way.
+ * The one place a command gets its API: over HTTP in remote mode (remote-api.ts), else the
+ * Coordinator on the database, with the same answers either way. A workspace the model cannot
+ * resolve is WORKSPACE_UNRESOLVED with its cause and fix, from either.
  */
-export async function withAgentApi(
+export async function withApi(
   command: Command,
-  work: (baton: AgentApi, out: Output) => Promise<void>,
+  work: (baton: CliApi, out: Output) => Promise<void>,
 ): Promise<void> {
   const options = command.optsWithGlobals<GlobalOptions>();
   const target = remoteTarget(options, process.env);
-  if (target === null) return withCoordinator(command, work);
-  await work(new RemoteCoordinator(target), new Output(options.json === true));
+  try {
+    if (target === null) return await withCoordinator(command, work);
+    await work(new RemoteApi(target), new Output(options.json === true));
+  } catch (error) {
+    throw error instanceof WorkspaceConfigurationError ? unresolvedRefusal(error) : error;
+  }
 }
 
-/** The store itself, for the composition roots among the commands (`baton up`). */
+/**
+ * Why a command needs the database itself, by command path; what is not named here and opens
+ * the store is refused remotely with the general reason.
+ */
+const LOCAL_ONLY: Readonly<Record<string, string>> = {
+  up: 'it runs the dispatcher and the agents on this machine against the database',
+  serve: 'it is what serves the HTTP API, from the database',
+  'db migrate': "it changes the schema with the database owner's credentials",
+  'db roles': "it creates database roles with the database owner's credentials",
+  'github sync': "it writes GitHub's issues into the database in bulk",
+  'audit seal': 'it signs the ledger with a private key that stays on the database host',
+  'audit prune': 'it signs a prune checkpoint with a private key that stays on the database host',
+  'audit verify': "it reads and checks every ledger row from the database's own tables",
+  'audit export': 'it streams the whole ledger from the database',
+  'audit anchor': "it prints the ledger's anchor from the database's own tables",
+  'audit commits': 'it reads git history on this machine against the ledger',
+  'ledger init': 'it makes a signing key on this machine and registers it in the database',
+  'ledger key': 'it reads the signing keys from the database directly',
+};
+
+/** Refuses remote mode for a command that needs the database itself, saying why and what to do. */
+export function refuseRemote(command: Command): void {
+  const options = command.optsWithGlobals<GlobalOptions>();
+  if (remoteTarget(options, process.env) === null) return;
+  const path = commandPath(command);
+  const why = LOCAL_ONLY[path] ?? 'it needs the database itself';
+  throw new InvalidInputError(
+    `baton ${path} does not work over the HTTP API (BATON_URL or --api is set): ${why}`,
+    'run it where the database is, with --db or BATON_DB (and BATON_URL unset)',
+  );
+}
+
+/**
+ * The store itself, for the composition roots among the commands (`baton up`). Only `baton up`
+ * creates and migrates: every other command uses the database as it is (OpenIntent in errors.ts).
+ */
 export async function withStore(
   command: Command,
   work: (store: Store, out: Output) => Promise<void>,
 ): Promise<void> {
+  const intent = command.name() === 'up' && command.parent?.parent == null ? 'create' : 'use';
   const options = command.optsWithGlobals<GlobalOptions>();
-  if (remoteTarget(options, process.env) !== null) {
-    throw new InvalidInputError(
-      `baton ${commandPath(command)} does not work over the HTTP API yet (BATON_URL or --api is set)`,
-      'name the database with --db; over HTTP work: ' +
-        'claim, heartbeat, release, effect, task show, next, escalate and force-release',
-    );
-  }
-  const store = await openStore(dbUrl(options));
+  refuseRemote(command);
+  const store = await openStore(dbUrl(options), { intent });
   try {
     await work(store, new Output(options.json === true));
   } finally {

@@ -2,13 +2,13 @@
  * The CLI as a hostile or sloppy user meets it: passwords never echoed, invisible keys refused,
  * terminal escapes shown as text, unsafe templates refused at enqueue, private state on disk.
  */
-import { describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { baton, cliOn, repoRoot, type Run } from '../../test/support/cli.js';
+import { baton, cliModes, cliOn, stopServers, repoRoot, type Run } from '../../test/support/cli.js';
 import { sqliteDatabase } from '../../test/support/databases.js';
 import { openStore } from '../store/open.js';
 
@@ -31,6 +31,7 @@ function batonIn(cwd: string, ...args: string[]): Promise<Run> {
 }
 
 describe('baton in the hands of a careless or hostile user', () => {
+  after(stopServers);
   test('a mistyped URL scheme is refused without echoing its password', async () => {
     for (const url of ['postgress://baton:hunter2@db.example/baton', 'mysql://root:hunter2@h/x']) {
       for (const json of [[], ['--json']]) {
@@ -42,82 +43,89 @@ describe('baton in the hands of a careless or hostile user', () => {
     }
   });
 
-  test('refuses keys with a bidi override, a zero-width or a lone no-break space; emoji are fine', async () => {
-    const { run } = cliOn(await sqliteDatabase().fresh());
-    for (const key of ['invoice\u202eexe.txt', 'a\u200bb', '\u00a0']) {
-      const r = await run('task', 'add', key);
-      assert.equal(r.code, 2, `${JSON.stringify(key)}: ${r.stderr}`);
-    }
-    const ok = await run('task', 'add', '🚀-launch', '--title', 'ship it 👩‍💻');
-    assert.equal(ok.code, 0, ok.stderr);
-    const listed = await run('task', 'list');
-    assert.ok(listed.stdout.includes('🚀-launch'), listed.stdout);
-  });
-
-  test('--reason with control characters is refused, and reasons already stored print as escapes', async () => {
-    const db = await sqliteDatabase().fresh();
-    const { run, json } = cliOn(db);
-    const s = (await json<{ id: number }>(0, 'session', 'start')).id;
-    await json(0, 'enqueue', 'k1', '--command', 'true');
-    const job = await json<{ id: number; epoch: number } | null>(0, 'job', 'next', '--session', String(s));
-    assert.ok(job !== null);
-    const evil = 'done \u001b]0;pwned\u0007\u001b[2J';
-    const refused = await run(
-      'job',
-      'finish',
-      String(job.id),
-      '--session',
-      String(s),
-      '--epoch',
-      String(job.epoch),
-      '--reason',
-      evil,
-    );
-    assert.equal(refused.code, 2, refused.stderr);
-    // What an older version (or another writer) left in the database still reaches no terminal raw.
-    const store = await openStore(db);
-    await store.jobs.finish({
-      id: job.id,
-      session: s,
-      epoch: job.epoch,
-      status: 'failed',
-      reason: `${evil} \u202e\u009b`,
+  for (const mode of cliModes('sqlite')) {
+    const over = mode === 'db' ? '' : ' (over HTTP)';
+    const keys = 'refuses keys with a bidi override, a zero-width or a lone no-break space; emoji are fine';
+    test(`${keys}${over}`, async () => {
+      const { run } = cliOn(await sqliteDatabase().fresh(), mode);
+      for (const key of ['invoice\u202eexe.txt', 'a\u200bb', '\u00a0']) {
+        const r = await run('task', 'add', key);
+        assert.equal(r.code, 2, `${JSON.stringify(key)}: ${r.stderr}`);
+      }
+      const ok = await run('task', 'add', '🚀-launch', '--title', 'ship it 👩‍💻');
+      assert.equal(ok.code, 0, ok.stderr);
+      const listed = await run('task', 'list');
+      assert.ok(listed.stdout.includes('🚀-launch'), listed.stdout);
     });
-    await store.close();
-    for (const args of [
-      ['queue', 'list'],
-      ['job', 'show', String(job.id)],
-      ['queue', 'list', '--json'],
-    ]) {
-      const r = await run(...args);
-      assert.equal(r.code, 0, r.stderr);
-      assert.ok(
-        !/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/.test(r.stdout),
-        `${args.join(' ')}: ${JSON.stringify(r.stdout)}`,
+
+    const reasons =
+      '--reason with control characters is refused, and reasons already stored print as escapes';
+    test(`${reasons}${over}`, async () => {
+      const db = await sqliteDatabase().fresh();
+      const { run, json } = cliOn(db, mode);
+      const s = (await json<{ id: number }>(0, 'session', 'start')).id;
+      await json(0, 'enqueue', 'k1', '--command', 'true');
+      const job = await json<{ id: number; epoch: number } | null>(0, 'job', 'next', '--session', String(s));
+      assert.ok(job !== null);
+      const evil = 'done \u001b]0;pwned\u0007\u001b[2J';
+      const refused = await run(
+        'job',
+        'finish',
+        String(job.id),
+        '--session',
+        String(s),
+        '--epoch',
+        String(job.epoch),
+        '--reason',
+        evil,
       );
-      assert.ok(r.stdout.includes('pwned'));
-    }
-  });
+      assert.equal(refused.code, 2, refused.stderr);
+      // What an older version (or another writer) left in the database still reaches no terminal raw.
+      const store = await openStore(db);
+      await store.jobs.finish({
+        id: job.id,
+        session: s,
+        epoch: job.epoch,
+        status: 'failed',
+        reason: `${evil} \u202e\u009b`,
+      });
+      await store.close();
+      for (const args of [
+        ['queue', 'list'],
+        ['job', 'show', String(job.id)],
+        ['queue', 'list', '--json'],
+      ]) {
+        const r = await run(...args);
+        assert.equal(r.code, 0, r.stderr);
+        assert.ok(
+          !/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/.test(r.stdout),
+          `${args.join(' ')}: ${JSON.stringify(r.stdout)}`,
+        );
+        assert.ok(r.stdout.includes('pwned'));
+      }
+    });
 
-  test('an unknown or unsafe placeholder is refused at enqueue, and nothing is queued', async () => {
-    const { run, json } = cliOn(await sqliteDatabase().fresh());
-    for (const command of [
-      'echo {{tittle}}',
-      "echo '{{title}}'",
-      'sh -c "echo {{title}}"',
-      'echo `{{key}}`',
-    ]) {
-      const r = await run('enqueue', 'k', '--command', command);
-      assert.equal(r.code, 2, `${command}: ${r.stderr}`);
-      assert.equal(r.stderr.split('\n').filter((l) => l !== '').length, 1);
-    }
-    assert.deepEqual(await json(0, 'queue', 'list'), []);
-  });
+    test(`an unknown or unsafe placeholder is refused at enqueue, and nothing is queued${over}`, async () => {
+      const { run, json } = cliOn(await sqliteDatabase().fresh(), mode);
+      for (const command of [
+        'echo {{tittle}}',
+        "echo '{{title}}'",
+        'sh -c "echo {{title}}"',
+        'echo `{{key}}`',
+      ]) {
+        const r = await run('enqueue', 'k', '--command', command);
+        assert.equal(r.code, 2, `${command}: ${r.stderr}`);
+        assert.equal(r.stderr.split('\n').filter((l) => l !== '').length, 1);
+      }
+      assert.deepEqual(await json(0, 'queue', 'list'), []);
+    });
+  }
 
-  test('the state directory and the database are created private (0700 and 0600)', async () => {
+  test('baton init creates the state directory and the database private (0700 and 0600)', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'baton-private-'));
-    const r = await batonIn(cwd, 'task', 'add', 'k');
+    const r = await batonIn(cwd, 'init');
     assert.equal(r.code, 0, r.stderr);
+    assert.equal((await batonIn(cwd, 'task', 'add', 'k')).code, 0);
     assert.equal(statSync(join(cwd, '.baton')).mode & 0o777, 0o700);
     assert.equal(statSync(join(cwd, '.baton', 'baton.db')).mode & 0o777, 0o600);
   });

@@ -7,6 +7,7 @@ import { NotFoundError } from '../core/errors.js';
 import type { Instant } from '../core/time.js';
 
 import type { Session } from '../core/session.js';
+import type { Actor } from '../core/task.js';
 import type { Host } from '../store/dispatch-store.js';
 import type { JobEnqueueResult, Store } from '../store/store.js';
 import { DISPATCHER_LEASE } from '../core/lease.js';
@@ -28,14 +29,17 @@ export class Cluster {
     return this.store.hosts.list();
   }
 
-  setHostEnabled(name: unknown, enabled: boolean): Promise<Host> {
-    return this.store.hosts.setEnabled({ name: validateName('host', name), enabled });
+  /** An operator's enable or disable, naming who in the ledger (issue 14, item 11). */
+  setHostEnabled(name: unknown, enabled: boolean, by: Actor): Promise<Host> {
+    const host = validateName('host', name);
+    return this.store.hosts.setEnabled({ name: host, enabled, actor: by.name, by: by.session });
   }
 
-  async retryJob(id: unknown): Promise<JobEnqueueResult> {
+  /** Queues an ended job again, naming who asked in the ledger. */
+  async retryJob(id: unknown, by: Actor): Promise<JobEnqueueResult> {
     const checked = validateId('job', id);
     if ((await this.store.jobs.get(checked)) === null) throw new NotFoundError('job', String(checked));
-    return this.store.jobs.retry({ id: checked });
+    return this.store.jobs.retry({ id: checked, actor: by.name, by: by.session });
   }
 
   /** The dispatcher leader with its session's host and pid, judged on the database clock. */

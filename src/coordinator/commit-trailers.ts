@@ -6,7 +6,8 @@
  * into the worktree's own git directory. A checkout with neither is not stamped. `baton audit
  * commits` later checks each stamp against the ledger (commit-audit.ts).
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { writeHookFile } from '../os/hook-file.js';
 import { join, resolve } from 'node:path';
 import { ConflictError } from '../core/errors.js';
 import { git, gitDirOf } from '../os/git.js';
@@ -81,7 +82,6 @@ export async function installCommitTrailers(dir: string, stamp: CommitStamp): Pr
   }
   const trailersFile = join(gitDir, TRAILERS_FILE);
   writeFileSync(trailersFile, `${trailerLines(stamp).join('\n')}\n`, { mode: 0o644 });
-  writeFileSync(hook, commitMsgHook(), { mode: 0o755 });
-  chmodSync(hook, 0o755);
+  writeHookFile(hook, commitMsgHook());
   return { hook, trailersFile, created: existing === null };
 }

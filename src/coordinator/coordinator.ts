@@ -19,6 +19,7 @@ import { Ledger } from './ledger/ledger.js';
 import { Pull } from './pull.js';
 import { Views } from './views.js';
 import { Tokens } from './tokens.js';
+import { Workspaces } from './workspaces.js';
 import { Lifecycle, triaged } from './lifecycle.js';
 import type { Effect } from '../core/effect.js';
 import type { Actor, TaskEvent } from '../core/task.js';
@@ -118,6 +119,11 @@ export class Coordinator {
   /** The ledger's tamper evidence, export, retention, commit provenance and session report. */
   get ledger(): Ledger {
     return new Ledger(this.store);
+  }
+
+  /** The workspace model: workspaces, agents, projects, a task's requirements and its plan. */
+  get workspaces(): Workspaces {
+    return new Workspaces(this.store);
   }
 
   /** Whether the database has every migration this code knows (for /readyz). */

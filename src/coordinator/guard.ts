@@ -6,6 +6,7 @@
  * A checkout with neither (the main checkout of a human) is not guarded.
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { writeHookFile } from '../os/hook-file.js';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Holder } from '../core/claim.js';
@@ -34,11 +35,17 @@ export interface GuardContext {
   readonly source: 'env' | 'file';
 }
 
+/**
+ * Why a push is refused: the claim moved on, was released, its session ended, or never existed;
+ * or, asked over the API, the API no longer accepts the run's token (its run has ended).
+ */
+type Refusal = 'moved' | 'released' | 'session_ended' | 'never_granted' | 'token_refused';
+
 export type GuardVerdict =
   | { readonly ok: true; readonly claim: GuardClaim }
   | {
       readonly ok: false;
-      readonly reason: 'moved' | 'released' | 'session_ended';
+      readonly reason: Refusal;
       readonly claim: GuardClaim;
       /** Who holds the task now, if anyone. */
       readonly current: Holder | null;
@@ -94,20 +101,31 @@ export async function guardContext(dir: string, env: NodeJS.ProcessEnv): Promise
   return { ...fromEnv, db: recorded?.db ?? null };
 }
 
+/** What the guard asks: the Coordinator on the database, or the HTTP API with the agent's token. */
+export type GuardApi = Pick<Coordinator, 'getSession' | 'showTask'>;
+
 /** Whether (session, epoch) is still the task's live claim, and if not, who has it now. */
-export async function checkGuard(baton: Coordinator, claim: GuardClaim): Promise<GuardVerdict> {
+export async function checkGuard(baton: GuardApi, claim: GuardClaim): Promise<GuardVerdict> {
   const { key, epoch } = claim;
   const session = await baton.getSession(claim.session);
-  const { claim: live, holder } = await baton.showTask(key);
+  const { task, claim: live, holder } = await baton.showTask(key);
   const mine = live !== null && live.session === claim.session && live.epoch === epoch;
   if (mine && session.state === 'live') return { ok: true, claim };
-  const refused = (reason: 'moved' | 'released' | 'session_ended', why: string): GuardVerdict => ({
+  const refused = (reason: Refusal, why: string): GuardVerdict => ({
     ok: false,
     reason,
     claim,
     current: holder,
     why,
   });
+  // Epochs only grow: one past the newest grant was never held by anyone (issue 14, item 12).
+  if (epoch > task.epoch) {
+    const now =
+      live !== null && holder !== null
+        ? `its live claim is at epoch ${live.epoch}, held by session ${live.session} on ${holder.host}`
+        : `the newest claim ever granted on it is epoch ${task.epoch}`;
+    return refused('never_granted', `epoch ${epoch} was never granted on ${key}: ${now}`);
+  }
   if (live !== null && holder !== null && !mine) {
     const to = `epoch ${live.epoch} held by session ${live.session} on ${holder.host}`;
     return refused('moved', `the claim on ${key} moved to ${to}`);
@@ -192,8 +210,7 @@ export async function installGuard(p: GuardInstallParams): Promise<GuardInstallR
   };
   writeFileSync(claimFile, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
   chmodSync(claimFile, 0o600);
-  writeFileSync(hook, hookScript(p), { mode: 0o755 });
-  chmodSync(hook, 0o755);
+  writeHookFile(hook, hookScript(p));
   return { hook, claimFile, created: existing === null };
 }
 

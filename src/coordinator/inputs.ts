@@ -9,7 +9,13 @@ import { RELEASE_OUTCOMES } from '../core/claim.js';
 import { validateCommandTemplate } from '../core/command-template.js';
 import { InvalidInputError } from '../core/errors.js';
 import { JOB_STATES, type JobState } from '../core/job.js';
-import { SESSION_KINDS, SESSION_TTL_MAX_MS, SESSION_TTL_MIN_MS, sessionTtlMs } from '../core/session.js';
+import {
+  SESSION_KINDS,
+  type SessionId,
+  SESSION_TTL_MAX_MS,
+  SESSION_TTL_MIN_MS,
+  sessionTtlMs,
+} from '../core/session.js';
 import { BODY_LENGTH_MAX, REASON_LENGTH_MAX, TASK_STATES, URL_LENGTH_MAX, type Actor } from '../core/task.js';
 import {
   RAM_MB_MAX,
@@ -41,9 +47,9 @@ import type {
 /** Rows one list call returns at most; matches the engines' own default cap. */
 export const LIST_LIMIT_MAX = 1000;
 /** Attempts one job may make before it fails for good. */
-export const ATTEMPT_MAX_LIMIT = 100;
+const ATTEMPT_MAX_LIMIT = 100;
 /** Length of a job's command template; the schema's bound. */
-export const COMMAND_LENGTH_MAX = 4000;
+const COMMAND_LENGTH_MAX = 4000;
 /** Operating-system process ids fit a signed 32-bit integer. */
 const PID_MAX = 2_147_483_647;
 
@@ -58,6 +64,8 @@ export interface TaskAddInput {
   readonly url?: unknown;
   /** `required` or `none` (default): whether a successful run waits in review. */
   readonly review?: unknown;
+  /** Who asked, named by the adapter (issue 14, item 11): the ledger row's `by`. */
+  readonly by?: Actor | undefined;
 }
 
 export interface TaskListInput {
@@ -105,6 +113,8 @@ export interface EnqueueInput {
   readonly ramMb?: unknown;
   readonly command?: unknown;
   readonly attempts?: unknown;
+  /** Who asked, named by the adapter: the ledger row's `by`, and its session. */
+  readonly by?: Actor | undefined;
 }
 
 export interface JobListInput {
@@ -147,13 +157,20 @@ export function parseTaskAdd(input: TaskAddInput): TaskAddParams {
     body: optional(input.body, validateBody),
     url: optional(input.url, validateUrl),
     reviewRequired: optional(input.review, (v) => validateOneOf('review', v, REVIEW_MODES) === 'required'),
+    ...actorParams(input.by),
   };
+}
+
+/** Who asked, as store params: `actor` in words, `by` the session they acted under. */
+export function actorParams(by: Actor | undefined): { actor?: string; by?: SessionId } {
+  if (by === undefined) return {};
+  return by.session === undefined ? { actor: by.name } : { actor: by.name, by: by.session };
 }
 
 const REVIEW_MODES = ['required', 'none'] as const;
 
 /** Where the task lives outside Baton: an http(s) URL. */
-export function validateUrl(value: unknown): string {
+function validateUrl(value: unknown): string {
   const text = typeof value === 'string' ? value.trim() : '';
   let ok = text.length > 0 && text.length <= URL_LENGTH_MAX && !/\s/.test(text);
   try {
@@ -231,6 +248,7 @@ export function parseEnqueue(input: EnqueueInput): JobEnqueueParams {
     ramMb: optional(input.ramMb, (v) => validateInteger('RAM (MB)', v, 0, RAM_MB_MAX)),
     command: optional(input.command, validateCommand),
     attemptMax: optional(input.attempts, (v) => validateInteger('attempts', v, 1, ATTEMPT_MAX_LIMIT)),
+    ...actorParams(input.by),
   };
 }
 
@@ -280,7 +298,7 @@ function validateStatuses(value: unknown): JobState[] {
 }
 
 /** A task body: any text up to BODY_LENGTH_MAX characters. */
-export function validateBody(value: unknown): string {
+function validateBody(value: unknown): string {
   if (typeof value !== 'string') throw new InvalidInputError('body must be text');
   if (value.length > BODY_LENGTH_MAX) {
     throw new InvalidInputError(

@@ -33,7 +33,7 @@ import type { Store, TaskAddParams } from '../store/store.js';
 import { LIST_LIMIT_MAX, parseSessionStart, type SessionStartInput } from './inputs.js';
 
 /** The settings the store keeps, each with its check. */
-export const SETTINGS = {
+const SETTINGS = {
   /**
    * The vague-issue rule: a task added or imported whose title and body hold fewer words than
    * this goes to the escalation queue as `insufficient-info`. 0 (the default) turns it off.

@@ -4,14 +4,23 @@
  * in the same commit. The session is the script's own (`baton session start`), and every step is
  * guarded by it and by the job's epoch, exactly as the runner's are.
  */
+import { InvalidInputError } from '../core/errors.js';
 import type { Job } from '../core/job.js';
-import { validateEpoch, validateId, validateInteger, validateOneOf, validateText } from '../core/validate.js';
+import {
+  validateDuration,
+  validateEpoch,
+  validateId,
+  validateInteger,
+  validateOneOf,
+  validateText,
+} from '../core/validate.js';
+import type { JobBatchFinish, JobBatchResult } from '../store/job-batch.js';
 import type { JobFinishAndClaimNextResult, JobFinishParams, Store } from '../store/store.js';
 
 /** What a pull-mode worker may end its job as; oom_killed is the runner's to say. */
-export const PULL_FINISH_STATUSES = ['done', 'failed', 'cancelled'] as const;
-/** Length of a finish reason; the same bound as a task title. */
-export const REASON_LENGTH_MAX = 500;
+const PULL_FINISH_STATUSES = ['done', 'failed', 'cancelled'] as const;
+/** Length of a job's finish reason; the same bound as a task title (a task's reason: core/task.ts). */
+const FINISH_REASON_LENGTH_MAX = 500;
 
 export interface JobFinishInput {
   readonly id: unknown;
@@ -24,7 +33,7 @@ export interface JobFinishInput {
 
 export function parseJobFinish(input: JobFinishInput): JobFinishParams {
   const reason =
-    input.reason === undefined ? undefined : validateText('reason', input.reason, REASON_LENGTH_MAX);
+    input.reason === undefined ? undefined : validateText('reason', input.reason, FINISH_REASON_LENGTH_MAX);
   return {
     id: validateId('job', input.id),
     session: validateId('session', input.session),
@@ -35,12 +44,83 @@ export function parseJobFinish(input: JobFinishInput): JobFinishParams {
   };
 }
 
+/** Jobs one batch may take or finish: bounds the statement and the time its jobs wait. */
+export const BATCH_SIZE_MAX = 1000;
+/** How long each job of a batch may be held unless the caller says: long enough to run a batch. */
+const BATCH_LEASE_DEFAULT_MS = 300_000;
+const BATCH_LEASE_MIN_MS = 1_000;
+const BATCH_LEASE_MAX_MS = 86_400_000;
+
+export interface JobBatchInput {
+  readonly session: unknown;
+  /** Jobs to finish: each { id, epoch, status?, exitCode?, reason? }. */
+  readonly finish?: readonly Omit<JobFinishInput, 'session'>[] | undefined;
+  /** How many jobs to take next, in the same commit (0 or left out: none). */
+  readonly take?: unknown;
+  /** How long each job taken may be held (a duration: 90s, 5m; default 5 minutes). */
+  readonly lease?: unknown;
+}
+
+/** The size of a batch to take on its own (`job next --batch N`): at least one job. */
+export function parseBatchSize(value: unknown): number {
+  return validateInteger('batch size', value, 1, BATCH_SIZE_MAX);
+}
+
+export interface JobNextBatchInput {
+  readonly session: unknown;
+  /** How many due jobs to take, 1 to 1,000. */
+  readonly size: unknown;
+  readonly lease?: unknown;
+}
+
+/** Checks a batch by the rules `batch` applies (adapters check first, before any request). */
+export function parseBatch(input: JobBatchInput) {
+  const session = validateId('session', input.session);
+  const take = input.take === undefined ? 0 : validateInteger('batch size', input.take, 0, BATCH_SIZE_MAX);
+  const members = input.finish ?? [];
+  if (members.length > BATCH_SIZE_MAX) {
+    throw new InvalidInputError(
+      `a batch finishes at most ${BATCH_SIZE_MAX} jobs, got ${members.length}`,
+      'split the finishes into several batches',
+    );
+  }
+  const finish: JobBatchFinish[] = members.map((m) => parseJobFinish({ ...m, session }));
+  const seen = new Set<number>();
+  for (const m of finish) {
+    if (seen.has(m.id)) {
+      throw new InvalidInputError(`job ${m.id} appears twice in the batch`, 'finish each job once');
+    }
+    seen.add(m.id);
+  }
+  const leaseMs =
+    input.lease === undefined
+      ? BATCH_LEASE_DEFAULT_MS
+      : validateDuration('lease', input.lease, BATCH_LEASE_MIN_MS, BATCH_LEASE_MAX_MS);
+  return { session, finish, take, leaseMs };
+}
+
 export class Pull {
   constructor(private readonly store: Store) {}
 
   /** Claims and starts the best due job for the session; null when none is due. */
   next(session: unknown): Promise<Job | null> {
     return this.store.jobs.claimNext({ session: validateId('session', session), start: true });
+  }
+
+  /**
+   * Batch completion and fetch in one commit: finishes each job given under its own epoch (a
+   * fenced one answers lost alone), then takes up to `take` due jobs, each started under its own
+   * epoch and a lease of `lease`.
+   */
+  batch(input: JobBatchInput): Promise<JobBatchResult> {
+    return this.store.jobs.batch(parseBatch(input));
+  }
+
+  /** Takes up to `size` due jobs (at least one) in one commit, each under its own epoch and lease. */
+  nextBatch(input: JobNextBatchInput): Promise<JobBatchResult> {
+    const session = validateId('session', input.session);
+    const take = parseBatchSize(input.size);
+    return this.batch({ session, take, ...(input.lease === undefined ? {} : { lease: input.lease }) });
   }
 
   /** Finishes the session's job; with `next`, claims and starts the next one in the same commit. */

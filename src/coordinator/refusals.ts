@@ -4,7 +4,7 @@
  * with the same message and hint, and keep the outcome's facts (who holds it now) as details.
  */
 import type { Holder } from '../core/claim.js';
-import { BatonError, type ErrorCode } from '../core/errors.js';
+import { BatonError, type ErrorCode, type WorkspaceConfigurationError } from '../core/errors.js';
 
 export class Refusal extends BatonError {
   override readonly name = 'Refusal';
@@ -58,5 +58,39 @@ export function noClaimRefusal(key: string): Refusal {
     `${key} has no live claim`,
     `nothing to release; see who holds what with \`baton task show ${key}\``,
     { key },
+  );
+}
+
+/**
+ * `WORKSPACE_UNRESOLVED` with its cause and its fix: exit 2 (HTTP 422), one line, and as JSON
+ * `{"error": "WORKSPACE_UNRESOLVED", "cause": …, "fix": …, "key": …, …}`.
+ */
+export function unresolvedRefusal(error: WorkspaceConfigurationError): Refusal {
+  const fix = error.hint ?? '';
+  return new Refusal('workspace_unresolved', 'WORKSPACE_UNRESOLVED', error.message, fix, {
+    cause: error.message,
+    fix,
+    key: error.key,
+    agent: error.agent,
+    project: error.project,
+  });
+}
+
+/**
+ * `next` found nothing eligible: says which open tasks wait for a gate (their key and gate in
+ * the hint, the tasks themselves in details.gated) and which session it started, if any.
+ */
+export function noEligibleRefusal(
+  gated: readonly { readonly key: string; readonly gate: string | null }[],
+  started: number | null,
+): Refusal {
+  const waiting = gated.map((t) => `${t.key}: waiting for ${t.gate ?? 'design'} approval`);
+  const also = started === null ? '' : ` (session ${started} started)`;
+  return new Refusal(
+    'not_found',
+    'not_found',
+    `no eligible task: nothing open is free${also}`,
+    waiting.join('; ') || 'add or reopen a task',
+    { gated, session: started },
   );
 }

@@ -19,9 +19,9 @@ import type { LiveClaim, StoreStats } from '../store/observe-store.js';
 import type { Store } from '../store/store.js';
 import { Cluster, type LeaderDetail } from './cluster.js';
 
-export const PAGE_MAX = 200;
+const PAGE_MAX = 200;
 /** A claim whose holder has not beaten for this long (and declared no TTL) is shown late. */
-export const LATE_AFTER_MS_DEFAULT = 10_000;
+const LATE_AFTER_MS_DEFAULT = 10_000;
 const TERM_CHANGES_SHOWN = 10;
 const WAITING_SCANNED = 500;
 
@@ -113,7 +113,7 @@ function statuses(value: unknown): JobState[] {
 }
 
 /** What ending this claim by force does, in the order it happens (issue 17, item 5). */
-export function forceReleasePlan(claim: LiveClaim, locks: readonly WorkspaceLock[]): string[] {
+function forceReleasePlan(claim: LiveClaim, locks: readonly WorkspaceLock[]): string[] {
   const steps = [
     `end session ${claim.session}'s claim on ${claim.key} at epoch ${claim.epoch}; its later writes are fenced`,
   ];

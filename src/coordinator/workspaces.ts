@@ -7,7 +7,7 @@
 import { isAbsolute } from 'node:path';
 import { assert } from '../core/assert.js';
 import { InvalidInputError, NotFoundError } from '../core/errors.js';
-import type { Task } from '../core/task.js';
+import type { Actor, Task } from '../core/task.js';
 import { validateKey, validateName, validateOneOf } from '../core/validate.js';
 import {
   WORKSPACE_KINDS,
@@ -20,16 +20,18 @@ import {
 } from '../core/workspace-plan.js';
 import type { Store } from '../store/store.js';
 import type { AgentAddParams, ProjectAddParams, WorkspaceAddParams } from '../store/workspace-store.js';
-import { parseTaskAdd, type TaskAddInput } from './inputs.js';
+import { actorParams, parseTaskAdd, type TaskAddInput } from './inputs.js';
 import { triaged } from './lifecycle.js';
 
 /** The schema's bound on a workspace path. */
-export const PATH_LENGTH_MAX = 4096;
+const PATH_LENGTH_MAX = 4096;
 
 export interface WorkspaceAddInput {
   readonly name: unknown;
   readonly path: unknown;
   readonly kind?: unknown;
+  /** Who asked, named by the adapter (issue 14, item 11): the ledger row's `by`. */
+  readonly by?: Actor | undefined;
 }
 
 export interface AgentAddInput {
@@ -79,7 +81,7 @@ export interface PlanDetail {
 const optional = <T>(value: unknown, check: (v: unknown) => T): T | undefined =>
   value === undefined ? undefined : check(value);
 
-export function validatePath(value: unknown): string {
+function validatePath(value: unknown): string {
   if (typeof value !== 'string' || value.trim().length === 0) {
     throw new InvalidInputError('workspace path is empty', 'give the directory, such as --path /srv/api');
   }
@@ -106,15 +108,16 @@ function validateFlag(what: string, value: unknown): boolean {
   return value;
 }
 
-export function parseWorkspaceAdd(input: WorkspaceAddInput): WorkspaceAddParams {
+function parseWorkspaceAdd(input: WorkspaceAddInput): WorkspaceAddParams {
   return {
     name: validateName('workspace', input.name),
     path: validatePath(input.path),
     kind: input.kind === undefined ? 'dir' : validateOneOf('workspace kind', input.kind, WORKSPACE_KINDS),
+    ...actorParams(input.by),
   };
 }
 
-export function parseAgentAdd(input: AgentAddInput): AgentAddParams {
+function parseAgentAdd(input: AgentAddInput): AgentAddParams {
   return {
     name: validateName('agent', input.name),
     role: validateName('role', input.role),
@@ -123,7 +126,7 @@ export function parseAgentAdd(input: AgentAddInput): AgentAddParams {
   };
 }
 
-export function parseProjectAdd(input: ProjectAddInput): ProjectAddParams {
+function parseProjectAdd(input: ProjectAddInput): ProjectAddParams {
   return {
     name: validateName('project', input.name),
     primaryWorkspace: optional(input.primaryWorkspace, (v) => validateName('workspace', v)),
@@ -274,14 +277,4 @@ async function planDetail(
 /** The task's assignee when that names an agent. */
 function assignee(task: Task, look: Lookups): Promise<Agent | null> {
   return task.assignee === null ? Promise.resolve(null) : look.agent(task.assignee);
-}
-
-/**
- * Resolves the workspace plans of many tasks, as a dispatcher tick does: each agent, project and
- * workspace is read once per planner, each task on every call. Make one per tick, so a binding
- * changed since is seen on the next. Throws WorkspaceConfigurationError as Workspaces.plan does.
- */
-export function workspacePlanner(store: Store): (key: string) => Promise<WorkspacePlan> {
-  const look = lookups(store);
-  return async (key) => (await planDetail(store, key, undefined, look)).plan;
 }

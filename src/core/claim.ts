@@ -11,16 +11,8 @@ import type { SessionId } from './session.js';
  * `escalated`: the task was handed to a human; `expired`: the session passed its TTL and a
  * claim by another session took the task over (no leader needed).
  */
-export const CLAIM_OUTCOMES = [
-  'done',
-  'failed',
-  'released',
-  'abandoned',
-  'recovered',
-  'escalated',
-  'expired',
-] as const;
-export type ClaimOutcome = (typeof CLAIM_OUTCOMES)[number];
+export type ClaimOutcome =
+  'done' | 'failed' | 'released' | 'abandoned' | 'recovered' | 'escalated' | 'expired';
 
 /** The outcomes a holder may report itself; the others are written by Baton. */
 export const RELEASE_OUTCOMES = ['done', 'failed', 'released'] as const;

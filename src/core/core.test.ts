@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { InvalidInputError } from './errors.js';
 import { isAllowedJobTransition, JOB_STATES } from './job.js';
 import { renewIntervalMs, trustedUntil } from './lease.js';
-import { placeJob, type HostCapacity } from './placement.js';
+import { fleetOf, placeOnFleet, type HostCapacity } from './capacity.js';
 import { backoffMs } from './retry.js';
 import { KEY_LENGTH_MAX, validateKey, validatePriority } from './validate.js';
 
@@ -62,6 +62,13 @@ describe('lease maths', () => {
   });
 });
 
+/** The host placeOnFleet chooses among `hosts`, or why none fits. */
+function placeJob(ramMb: number, hosts: readonly HostCapacity[], now: number, staleAfterMs: number) {
+  const fleet = fleetOf(hosts);
+  const i = placeOnFleet(ramMb, fleet, now, staleAfterMs);
+  return typeof i === 'string' ? { ok: false, reason: i } : { ok: true, host: fleet.open[i]?.name };
+}
+
 describe('placement', () => {
   const host = (over: Partial<HostCapacity>): HostCapacity => ({
     name: 'h',
@@ -116,7 +123,42 @@ describe('placement', () => {
 
   test('waits when every host is at its job limit', () => {
     const r = placeJob(0, [host({ jobsActive: 2 })], 1000, 5000);
-    assert.equal(r.ok, false);
+    assert.deepEqual(r, { ok: false, reason: 'every live host is at its job limit' });
+  });
+
+  test('breaks ties by fewer active jobs, then by name in code-unit order (as hosts.list sorts)', () => {
+    const hosts = [
+      host({ name: 'b', jobsActive: 1 }),
+      host({ name: 'a', jobsActive: 1 }),
+      host({ name: 'B' }),
+    ];
+    assert.deepEqual(placeJob(0, hosts, 1000, 5000), { ok: true, host: 'B' });
+    assert.deepEqual(placeJob(0, hosts.slice(0, 2), 1000, 5000), { ok: true, host: 'a' });
+    assert.deepEqual(placeJob(0, [host({ name: 'a' }), host({ name: 'B' })], 1000, 5000), {
+      ok: true,
+      host: 'B',
+    });
+  });
+
+  test('passes over a host filled during the pass, and names the roomiest host with a slot', () => {
+    const fleet = fleetOf([host({ name: 'a', ramFreeMb: 12_000 }), host({ name: 'b', ramFreeMb: 3_000 })]);
+    const open = [...fleet.open];
+    open[0] = host({ name: 'a', ramFreeMb: 12_000, jobsActive: 2 });
+    assert.equal(placeOnFleet(1_000, { ...fleet, open }, 1000, 5000), 1);
+    assert.equal(
+      placeOnFleet(4_000, { ...fleet, open }, 1000, 5000),
+      'needs 4000 MB; the most free is 3000 MB on b',
+    );
+  });
+
+  test('tells a fleet with no host, none enabled and none live apart', () => {
+    const at = (hosts: HostCapacity[], now = 1000) => placeJob(1, hosts, now, 5000);
+    assert.deepEqual(at([]), { ok: false, reason: 'no host has registered: run `baton up`' });
+    assert.deepEqual(at([host({ enabled: false })]), {
+      ok: false,
+      reason: 'every host is disabled (standby)',
+    });
+    assert.deepEqual(at([host({ jobsActive: 2 })], 9000), { ok: false, reason: 'no enabled host is live' });
   });
 });
 

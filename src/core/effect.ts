@@ -26,9 +26,9 @@ export type EffectResult =
   | { readonly ok: true; readonly effect: Effect }
   | { readonly ok: false; readonly reason: 'fenced'; readonly current: Holder | null };
 
-export const EFFECT_KIND_LENGTH_MAX = 100;
+const EFFECT_KIND_LENGTH_MAX = 100;
 /** Characters of the payload's JSON text. */
-export const EFFECT_PAYLOAD_LENGTH_MAX = 16_384;
+const EFFECT_PAYLOAD_LENGTH_MAX = 16_384;
 
 const KIND_PATTERN = /^[\x21-\x7e]+$/;
 

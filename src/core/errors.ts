@@ -16,6 +16,7 @@ export const ERROR_CODES = [
   'task_closed',
   'task_escalated',
   'github_unavailable',
+  'forbidden',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
@@ -41,7 +42,16 @@ export class NotFoundError extends BatonError {
   override readonly name = 'NotFoundError';
   constructor(
     readonly entity:
-      'task' | 'session' | 'job' | 'lease' | 'host' | 'workspace' | 'agent' | 'project' | 'token',
+      | 'task'
+      | 'session'
+      | 'job'
+      | 'lease'
+      | 'host'
+      | 'workspace'
+      | 'agent'
+      | 'project'
+      | 'token'
+      | 'database',
     readonly id: string,
     hint?: string,
   ) {
@@ -65,6 +75,54 @@ export class FencedError extends BatonError {
 export class StoreUnavailableError extends BatonError {
   readonly code = 'store_unavailable';
   override readonly name = 'StoreUnavailableError';
+}
+
+/** Error codes of a full disk: SQLite's, the file system's, PostgreSQL's disk_full (53100). */
+const DISK_FULL_CODES: ReadonlySet<unknown> = new Set(['SQLITE_FULL', 'ENOSPC', '53100']);
+
+/**
+ * Whether a database call failed because the disk holding the database is full: the driver's
+ * error, or one an engine named (diskFullError) with the driver's as its cause.
+ */
+export function isDiskFull(error: unknown): boolean {
+  return DISK_FULL_CODES.has((error as { code?: unknown } | null)?.code) || causeIs(error, isDiskFull);
+}
+
+/** Whether a database call failed on a damaged file: SQLite's, or PostgreSQL's data_corrupted/index_corrupted. */
+export function isCorrupt(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  // SQLite's extended codes too: SQLITE_CORRUPT_INDEX, SQLITE_CORRUPT_SEQUENCE, …
+  const sqlite = typeof code === 'string' && code.startsWith('SQLITE_CORRUPT');
+  return CORRUPT_CODES.has(code) || sqlite || causeIs(error, isCorrupt);
+}
+
+const causeIs = (error: unknown, is: (cause: unknown) => boolean): boolean =>
+  error instanceof Error && error.cause !== undefined && is(error.cause);
+
+/**
+ * A SQLite file found damaged by a read or a write after it opened well (issue 14, item 12),
+ * naming the file; `cause` is the driver's error. Exit 2, as a damaged file met at the open.
+ */
+export function corruptDatabase(path: string, cause: Error): InvalidInputError {
+  const error = new InvalidInputError(
+    `the SQLite database ${path} is corrupt (${cause.message})`,
+    'stop every baton on it and restore it from a backup (or move it aside: `baton init` makes a new one)',
+  );
+  error.cause = cause;
+  return error;
+}
+const CORRUPT_CODES: ReadonlySet<unknown> = new Set(['SQLITE_CORRUPT', 'SQLITE_NOTADB', 'XX001', 'XX002']);
+
+/**
+ * A database that cannot be written for want of disk space, named as such (issue 14, item 12)
+ * when it is opened and when it is used: not "unreachable", since checking the path will not
+ * help. Exit 5 all the same: it works again, unchanged, once space is freed.
+ */
+export function diskFullError(what: string, detail: string): StoreUnavailableError {
+  return new StoreUnavailableError(
+    `${what}: the disk is full (${detail})`,
+    'free space on the device that holds the database, then run again; nothing was changed',
+  );
 }
 
 /** GitHub could not be reached, refused the token, or kept answering with errors past the retries. */
@@ -125,5 +183,51 @@ export function schemaTooNew(current: number, known: number): ConflictError {
   return new ConflictError(
     `the database's schema is at version ${current}, newer than this baton knows (${known})`,
     'upgrade baton on this host (git pull && npm ci && npm run build), or use the newer one',
+  );
+}
+
+/**
+ * How a process opens the database (issue 14, items 9 and 10). Only `baton up` and `baton init`
+ * create one (`create`); `baton db migrate` brings an existing one up to date (`migrate`); every
+ * other command uses it as it is (`use`): it creates no file and changes no schema, so a
+ * mistyped path or a newer CLI can never split the cluster or migrate under a running daemon.
+ */
+export type OpenIntent = 'create' | 'migrate' | 'use';
+
+/** A SQLite path with no file, or a PostgreSQL database without Baton's tables. */
+export function noDatabase(where: string, sqlite: boolean): NotFoundError {
+  return new NotFoundError(
+    'database',
+    sqlite ? where : `${where} (it has no Baton tables)`,
+    sqlite
+      ? 'check --db / BATON_DB (or the directory you are in); `baton init` or `baton up` creates a new one'
+      : '`baton init` or `baton up` creates the tables; check --db / BATON_DB if it should have them',
+  );
+}
+
+/** A schema older than this build needs, met by a command that does not migrate. */
+function schemaTooOld(current: number, known: number): ConflictError {
+  return new ConflictError(
+    `the database's schema is at version ${current}, older than this baton needs (${known})`,
+    'run `baton db migrate` (or restart `baton up`, which migrates) and try again',
+  );
+}
+
+/** A schema version this process can use as it is, or the refusal to throw. */
+export function schemaRefusal(current: number, known: number): ConflictError | null {
+  if (current > known) return schemaTooNew(current, known);
+  if (current < known) return schemaTooOld(current, known);
+  return null;
+}
+
+/**
+ * A file SQLite cannot read as a database (SQLITE_NOTADB or SQLITE_CORRUPT): not "unreachable",
+ * since checking the path will not help when the path is right and the file is damaged.
+ */
+export function notADatabase(path: string, detail: string): InvalidInputError {
+  return new InvalidInputError(
+    `${path} is not a Baton database, or it is corrupt (${detail})`,
+    'check --db / BATON_DB names the right file; if it does, stop every baton on it and restore it ' +
+      'from a backup (or move it aside: `baton init` makes a new one)',
   );
 }

@@ -9,6 +9,7 @@
  *   human-action   the task is escalated
  */
 import { InvalidInputError } from './errors.js';
+import type { ActiveJobState } from './job.js';
 import type { TaskState } from './task.js';
 
 export interface GithubLabels {
@@ -72,8 +73,10 @@ export function sameRepo(a: string, b: string): boolean {
 /** What a task's issue labels are projected from. */
 export interface LabelFacts {
   readonly state: TaskState;
+  /** A live claim is held on the task. */
   readonly held: boolean;
-  readonly jobStatus: 'queued' | 'claimed' | 'running' | null;
+  /** The status of its active job, if it has one. */
+  readonly jobStatus: ActiveJobState | null;
 }
 
 /** The labels Baton manages that the issue should carry now, in a stable order. */

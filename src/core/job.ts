@@ -27,6 +27,15 @@ export type JobState = (typeof JOB_STATES)[number];
 export const TERMINAL_JOB_STATES = ['done', 'failed', 'oom_killed', 'cancelled', 'escalated'] as const;
 export type TerminalJobState = (typeof TERMINAL_JOB_STATES)[number];
 
+/** A job that is not over: at most one per task (the engines' partial unique index). */
+export const ACTIVE_JOB_STATES = ['queued', 'claimed', 'running'] as const;
+export type ActiveJobState = (typeof ACTIVE_JOB_STATES)[number];
+/** A job a session holds: what its holder's guarded writes (start, finish) may act on. */
+export const HELD_JOB_STATES = ['claimed', 'running'] as const;
+/** What a holder may end its job as (escalated is the task's doing, never the holder's). */
+const JOB_FINISH_STATES = ['done', 'failed', 'oom_killed', 'cancelled'] as const;
+export type JobFinishState = (typeof JOB_FINISH_STATES)[number];
+
 export type JobId = number;
 
 export interface Job {
@@ -68,6 +77,15 @@ const NEXT: Record<JobState, readonly JobState[]> = {
   oom_killed: [],
   cancelled: [],
   escalated: [],
+};
+
+/**
+ * The ends a holder may finish its job in from each held state, read off the lifecycle: done and
+ * oom_killed only once running. The engines' finish guard is written from this (store/job-guard.ts).
+ */
+export const FINISH_FROM: Readonly<Record<(typeof HELD_JOB_STATES)[number], readonly JobFinishState[]>> = {
+  claimed: JOB_FINISH_STATES.filter((s) => NEXT.claimed.includes(s)),
+  running: JOB_FINISH_STATES.filter((s) => NEXT.running.includes(s)),
 };
 
 /** The lifecycle as data: checkers and tests read it; the engines encode it in guarded SQL. */

@@ -40,7 +40,7 @@ export const STALL_ACTION_DEFAULT: StallAction = 'escalate';
 /** 15 minutes without a mark, by default. */
 export const STALL_AFTER_MS_DEFAULT = 15 * 60_000;
 
-export const PROGRESS_NOTE_LENGTH_MAX = 200;
+const PROGRESS_NOTE_LENGTH_MAX = 200;
 const COUNT_MAX = 1_000_000_000_000;
 
 /** The mark with every counter present and checked; InvalidInputError when it adds nothing. */

@@ -10,8 +10,7 @@ import type { Instant } from './time.js';
  * heartbeats stopped and its process never came back; `fenced` when declared stale while its
  * process was still alive (it rejoined under a new session with the same host and pid).
  */
-export const SESSION_ENDS = ['live', 'ended', 'rescued', 'fenced'] as const;
-export type SessionEnd = (typeof SESSION_ENDS)[number];
+export type SessionEnd = 'live' | 'ended' | 'rescued' | 'fenced';
 
 export interface IssueWorked {
   readonly key: string;

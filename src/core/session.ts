@@ -16,8 +16,7 @@ export type SessionId = number;
 export const SESSION_KINDS = ['agent', 'human', 'daemon'] as const;
 export type SessionKind = (typeof SESSION_KINDS)[number];
 
-export const SESSION_STATES = ['live', 'ended', 'stale'] as const;
-export type SessionState = (typeof SESSION_STATES)[number];
+export type SessionState = 'live' | 'ended' | 'stale';
 
 export interface Session {
   readonly id: SessionId;

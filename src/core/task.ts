@@ -32,17 +32,8 @@ export type TaskGate = (typeof TASK_GATES)[number];
 export const APPROVAL_GATES = ['design', 'review'] as const;
 export type ApprovalGate = (typeof APPROVAL_GATES)[number];
 
-export const TASK_ACTIONS = [
-  'finish',
-  'approve',
-  'reject',
-  'close',
-  'complete',
-  'reopen',
-  'escalate',
-  'resolve',
-] as const;
-export type TaskAction = (typeof TASK_ACTIONS)[number];
+export type TaskAction =
+  'finish' | 'approve' | 'reject' | 'close' | 'complete' | 'reopen' | 'escalate' | 'resolve';
 
 /** The states each action may leave from. */
 export const TASK_ACTION_FROM: Readonly<Record<TaskAction, readonly TaskState[]>> = {

@@ -11,3 +11,20 @@ export interface Clock {
   monotonicNowMs(): number;
   sleep(ms: DurationMs, signal?: AbortSignal): Promise<void>;
 }
+
+/**
+ * Calls `tick` every `ms` on `clock` until `stop` aborts, and resolves once stopped: setInterval
+ * on an injected clock, so a test drives it with a fake one. The tick is not awaited, as with
+ * setInterval: one that hangs (a store call on a silent connection) does not hold back the next.
+ */
+export async function every(
+  clock: Clock,
+  ms: DurationMs,
+  tick: () => void,
+  stop: AbortSignal,
+): Promise<void> {
+  while (!stop.aborted) {
+    await clock.sleep(ms, stop);
+    if (!stop.aborted) tick();
+  }
+}

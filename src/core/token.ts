@@ -27,7 +27,7 @@ export interface Token {
 /** What verify answers: the token, or why the secret opens nothing. */
 export type TokenCheck =
   | { readonly ok: true; readonly token: Token }
-  | { readonly ok: false; readonly reason: 'unknown' | 'expired' | 'revoked' };
+  | { readonly ok: false; readonly reason: 'unknown' | 'expired' | 'revoked' | 'ended' };
 
 /**
  * Everything a request may do, by kind. `own` actions name a session (or the session of a claim
@@ -55,6 +55,7 @@ export const ACTIONS = [
   'force-release',
   'token:manage',
   'settings',
+  'workspace:manage',
 ] as const;
 export type Action = (typeof ACTIONS)[number];
 

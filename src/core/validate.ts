@@ -7,9 +7,9 @@ import { codePointName, findInvisible } from './text.js';
 
 export const KEY_LENGTH_MAX = 200;
 export const TITLE_LENGTH_MAX = 500;
-export const NAME_LENGTH_MAX = 100;
+const NAME_LENGTH_MAX = 100;
 export const LABEL_COUNT_MAX = 32;
-export const PRIORITY_MAX = 1000;
+const PRIORITY_MAX = 1000;
 export const PRIORITY_DEFAULT = 100;
 export const RAM_MB_MAX = 1_048_576;
 

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { waitingClass } from './waiting.js';
-import { placeJob } from './placement.js';
+import { fleetOf, placeOnFleet, type HostCapacity } from './capacity.js';
 import { waitingForWorkspace } from './workspace-lock.js';
 
 test('classes the reasons the dispatcher writes for a waiting job', () => {
@@ -17,7 +17,9 @@ test('classes the reasons the dispatcher writes for a waiting job', () => {
     ramPromisedMb: 0,
     ramPendingMb: 0,
   };
-  const reason = (p: ReturnType<typeof placeJob>): string => (p.ok ? 'placed' : p.reason);
+  const placeJob = (ramMb: number, hosts: HostCapacity[], now: number, staleAfterMs: number) =>
+    placeOnFleet(ramMb, fleetOf(hosts), now, staleAfterMs);
+  const reason = (p: number | string): string => (typeof p === 'number' ? 'placed' : p);
   assert.equal(waitingClass(reason(placeJob(8000, [host], 0, 10_000))), 'ram');
   assert.equal(waitingClass(reason(placeJob(1, [{ ...host, jobsActive: 1 }], 0, 10_000))), 'slots');
   assert.equal(waitingClass(reason(placeJob(1, [], 0, 10_000))), 'no_host');

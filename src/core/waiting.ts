@@ -1,7 +1,7 @@
 /**
  * Why a queued job waits, in a few classes a metric can carry as a label (the reason text itself
  * names workspaces, jobs and hosts, too many values for a label). The texts are the dispatcher's
- * (daemon/dispatcher.ts, core/placement.ts, core/workspace-lock.ts).
+ * (daemon/dispatcher.ts, core/capacity.ts, core/workspace-lock.ts).
  */
 export const WAITING_CLASSES = [
   'workspace_held',

@@ -43,14 +43,16 @@ export type LockReleaseResult =
   | { readonly ok: false; readonly reason: 'fenced'; readonly current: LockHolder | null };
 
 /** How a lock ended: given back by its holder, or taken back from a dead or ended session. */
-export const LOCK_OUTCOMES = ['released', 'abandoned', 'recovered'] as const;
-export type LockOutcome = (typeof LOCK_OUTCOMES)[number];
+export type LockOutcome = 'released' | 'abandoned' | 'recovered';
 
 /**
  * Why a run waits for a workspace, as `queue list` shows it: `waiting for workspace api, held by
  * job 7`; a lock taken outside any job names its session and host instead.
  */
-export function waitingForWorkspace(workspace: string, holder: LockHolder): string {
+export function waitingForWorkspace(
+  workspace: string,
+  holder: Pick<LockHolder, 'session' | 'host' | 'jobId'>,
+): string {
   const by = holder.jobId === null ? `session ${holder.session} on ${holder.host}` : `job ${holder.jobId}`;
   return `waiting for workspace ${workspace}, held by ${by}`;
 }

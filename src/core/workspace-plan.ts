@@ -14,6 +14,13 @@
  *   |                                                    |   else WorkspaceConfigurationError     |
  *   | everything else                                    | lockMode none, workspace null          |
  *
+ * What an exclusive plan locks depends on the workspace's kind (sharedLock):
+ *
+ *   | kind     | the run works in                      | shared lock taken with the placement    |
+ *   |----------|---------------------------------------|-----------------------------------------|
+ *   | dir      | the directory itself                  | the workspace's lock                    |
+ *   | worktree | a git worktree of its own, per claim  | none: the task's claim is the exclusion |
+ *
  * There is no other fallback: never "any workspace there is". Four coding agents without a
  * binding silently serialising on the one workspace that exists was the failure this replaces;
  * a run that needs files and has no workspace is a configuration error the operator must see.
@@ -75,6 +82,16 @@ const CODING_ROLE = /cto|engineer|developer|devops|sre/i;
 /** The seed's transition-window safety net: an engineering agent is assumed to touch files. */
 export function isCodingRole(agent: Pick<Agent, 'role' | 'department'>): boolean {
   return CODING_ROLE.test(agent.role) || agent.department?.toLowerCase() === 'engineering';
+}
+
+/**
+ * The workspace whose lock a run of this plan must hold, or null: only an exclusive plan on a
+ * `dir` workspace shares one directory between runs. A `worktree` workspace gives every claim a
+ * checkout of its own, which the task's claim already makes exclusive, so coding runs on
+ * different tasks of one repository go in parallel.
+ */
+export function sharedLock(plan: WorkspacePlan): Workspace | null {
+  return plan.lockMode === 'exclusive' && plan.workspace.kind === 'dir' ? plan.workspace : null;
 }
 
 /** Resolves the plan by the decision table above; throws WorkspaceConfigurationError. */

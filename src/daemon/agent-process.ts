@@ -6,13 +6,12 @@
  * for the job's record.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { templateEnvironment } from '../core/command-template.js';
 import { withoutPassword } from '../core/redact.js';
 import type { JobScope } from '../os/containment.js';
 import { RUN_MARKER } from '../os/group-scope.js';
 import { agentEnvironment, withoutDatabase } from './agent-env.js';
+import { JobLog } from './job-log.js';
 
 const TAIL_CHARS = 4000;
 
@@ -23,6 +22,10 @@ export interface AgentSpawnParams {
   readonly scope: JobScope;
   readonly logDir: string;
   readonly logName: string;
+  /** The cap of the log file: its head and its tail are kept (job-log.ts). */
+  readonly logMaxBytes: number;
+  /** Told when the log cannot be written (a full disk): the job goes on, its output dropped. */
+  readonly onLogProblem: (problem: string) => void;
   /** The template's values (BATON_KEY, BATON_TITLE, …). */
   readonly values: Parameters<typeof templateEnvironment>[0];
   /** The runner's database URL; the agent gets it without its password, unless `api` is given. */
@@ -44,11 +47,12 @@ export interface AgentProcess {
   readonly child: ChildProcess;
   /** The last few thousand characters of its output. */
   tail(): string;
+  /** Why output did not reach the log file, or null. */
+  logProblem(): string | null;
 }
 
 export function spawnAgent(p: AgentSpawnParams): AgentProcess {
-  mkdirSync(p.logDir, { recursive: true, mode: 0o700 });
-  const logFile = createWriteStream(join(p.logDir, p.logName), { mode: 0o600 });
+  const logFile = new JobLog(p.logDir, p.logName, p.logMaxBytes, p.onLogProblem);
   const { file, args } = p.scope.spawnArgs(p.command);
   const reach: Record<string, string> =
     p.api == null
@@ -67,7 +71,7 @@ export function spawnAgent(p: AgentSpawnParams): AgentProcess {
   };
   child.stdout?.on('data', collect);
   child.stderr?.on('data', collect);
-  child.on('exit', () => logFile.end());
-  child.on('error', () => logFile.end());
-  return { child, tail: () => tail };
+  child.on('exit', () => void logFile.end());
+  child.on('error', () => void logFile.end());
+  return { child, tail: () => tail, logProblem: () => logFile.problem() };
 }

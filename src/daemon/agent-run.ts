@@ -1,62 +1,31 @@
 /**
- * One job on one host, from placement to outcome. Step 0 claims the task before anything is
- * spawned; then the run's workspace is settled (run-workspace.ts): the locked workspace's
- * directory, a git worktree of it for this claim, or the runner's own directory for a cognitive
- * run. The agent runs there in a scope of the host's containment (a cgroup of its own, or the
- * shim's process group; os/containment.ts) while this loop heartbeats the claim, watches the
- * job row and samples the scope's memory. A fenced heartbeat, a cancelled job or a blown RAM
- * budget kills the whole scope at once, and whatever the agent leaves behind when it exits dies
- * with the job. A worktree is retired once the agent has exited and before the outcome is
- * written, since writing it releases the workspace's lock to the next run. A `recheck` (the
- * GitHub issue's re-read, run-recheck.ts) may cancel the run before any of it.
+ * One job on one host, from placement to outcome. Step 0 claims the task before anything is spawned;
+ * then the run's workspace is settled (run-workspace.ts): the locked workspace's directory, a git
+ * worktree of it for this claim, or the runner's own directory for a cognitive run. The agent runs
+ * there in a scope of the host's containment (a cgroup, or the shim's process group) while this loop
+ * heartbeats the claim, watches the job row and samples the scope's memory. A fenced heartbeat, a
+ * cancelled job or a blown RAM budget kills the whole scope at once, and what the agent leaves
+ * behind dies with the job. A worktree is retired after the agent's exit and before the outcome is
+ * written, which releases the workspace's lock. A `recheck` (run-recheck.ts) may cancel the run.
  */
 import type { ChildProcess } from 'node:child_process';
 import { renderCommand } from '../core/command-template.js';
 import { BatonError, TaskStateError } from '../core/errors.js';
 import type { Job } from '../core/job.js';
-import type { RetryPolicy } from '../core/retry.js';
-import type { Clock } from '../core/time.js';
-import type { Containment, JobScope } from '../os/containment.js';
+import { every } from '../core/time.js';
+import type { JobScope } from '../os/containment.js';
 import { killTree } from '../os/process-tree.js';
 import { readOomKills } from '../os/memory.js';
 import { judgeRun, type KillReason } from '../core/run-verdict.js';
-import type { Store } from '../store/store.js';
-import { RunProgress, type StallPolicy } from './run-progress.js';
-import { spawnAgent } from './agent-process.js';
+import { RunProgress } from './run-progress.js';
+import { spawnAgent, type AgentProcess } from './agent-process.js';
 import { AgentReach } from './agent-token.js';
 import { settleWorkspace, type RunDirectory } from './run-workspace.js';
-import { recheckBeforeRun, type Recheck } from './run-recheck.js';
+import { recheckBeforeRun } from './run-recheck.js';
+import { jobLogName, LOG_MAX_MB_DEFAULT, withLogProblem } from './job-log.js';
+import type { AgentRunOptions } from './agent-run-options.js';
 
-export interface AgentRunOptions {
-  readonly store: Store;
-  readonly clock: Clock;
-  readonly host: string;
-  readonly runnerSession: number;
-  readonly dbUrl: string;
-  /** How this host keeps each job's processes together (cgroup or process group). */
-  readonly containment: Containment;
-  /** Variables (or NAME* prefixes) agents inherit beyond the allowlist (agent-env.ts). */
-  readonly agentEnv: readonly string[];
-  readonly logDir: string;
-  readonly defaultCommand: string | null;
-  readonly heartbeatIntervalMs: number;
-  readonly sampleIntervalMs: number;
-  /** Without a successful heartbeat for this long, the agent is presumed fenced and killed. */
-  readonly trustMs: number;
-  /** Where cognitive runs (lock mode none) run: the runner's own directory. */
-  readonly cwd: string;
-  /** Where the worktrees of `worktree` workspaces are made, one per claim. */
-  readonly worktreeDir: string;
-  readonly policy: RetryPolicy;
-  /** When a run with no progress mark is stalled, and what then (run-progress.ts). */
-  readonly stall: StallPolicy;
-  readonly log: (line: string) => void;
-  /** The TTL of the agent's session: the runner's stale threshold (agents heartbeat in seconds). */
-  readonly sessionTtlMs?: number | undefined;
-  readonly recheck?: Recheck | undefined; // run-recheck.ts
-  /** The HTTP API this process serves: agents reach Baton there, with a token (agent-token.ts). */
-  readonly apiUrl?: string | null | undefined;
-}
+export type { AgentRunOptions } from './agent-run-options.js';
 
 type Guard = { id: number; session: number; epoch: number };
 
@@ -64,7 +33,7 @@ export class AgentRun {
   private child: ChildProcess | null = null;
   private scope: JobScope | null = null;
   private killedFor: KillReason | null = null;
-  private tail = (): string => '';
+  private agent: AgentProcess | null = null;
   private peakRssMb = 0;
   private progress: RunProgress | null = null;
   private oomKills = 0;
@@ -101,7 +70,8 @@ export class AgentRun {
     // while the agent runs: the session beats on its own timer from start to end, as a liveness
     // signal; the claim's heartbeat (stillOurs) stays the proof the run is still ours.
     const beat = (): void => void store.sessions.heartbeat({ session: agent.id }).catch(() => null);
-    const keepAlive = setInterval(beat, this.o.heartbeatIntervalMs);
+    const keepAlive = new AbortController();
+    const beating = every(this.o.clock, this.o.heartbeatIntervalMs, beat, keepAlive.signal);
     try {
       const claim = await store.claims
         .acquire({ key: job.key, session: agent.id })
@@ -122,19 +92,9 @@ export class AgentRun {
         return;
       }
       const command = job.command ?? this.o.defaultCommand;
-      if (command === null) {
-        const reason = 'no agent command: enqueue with --command, or start baton up with --agent-command';
-        await store.jobs.finish({ ...guard, status: 'failed', reason });
-        await store.claims.release({
-          key: job.key,
-          session: agent.id,
-          epoch: claim.claim.epoch,
-          outcome: 'failed',
-        });
-        return;
-      }
+      if (command === null) return await this.failWithoutCommand(guard, agent.id, claim.claim.epoch);
       const claimEpoch = claim.claim.epoch;
-      this.reach = await AgentReach.open(this.o, agent.id, job.id);
+      this.reach = await AgentReach.open(this.o, agent.id, job, claimEpoch);
       const release = (outcome: 'failed' | 'released') =>
         store.claims.release({ key: job.key, session: agent.id, epoch: claimEpoch, outcome });
       const claimRef = { session: agent.id, key: job.key, epoch: claimEpoch };
@@ -146,18 +106,25 @@ export class AgentRun {
         await dir.retire(); // idempotent: supervise retires it before reporting
       }
     } finally {
-      // The agent's tree is dead (or never spawned): the run's lock can go, if a cancel of a
-      // running job left it to this; should this fail, it goes with this runner's session.
-      // The agent's token is revoked before its session ends.
+      // The agent's tree is dead (or never spawned): the run's lock can go, if a cancel left it to
+      // this (else it goes with this runner's session); its token is revoked before its session ends.
       await store.workspaceLocks
         .releaseJob({ jobId: job.id, session: this.o.runnerSession })
         .catch((error: unknown) =>
           this.o.log(`job ${job.id} ${job.key}: lock not released: ${String(error)}`),
         );
-      clearInterval(keepAlive);
+      keepAlive.abort();
+      await beating;
       await this.reach?.close();
       await store.sessions.end(agent.id);
     }
+  }
+
+  /** A job enqueued without a command, on a runner without a default: failed, its claim released. */
+  private async failWithoutCommand(guard: Guard, agentSession: number, epoch: number): Promise<void> {
+    const reason = 'no agent command: enqueue with --command, or start baton up with --agent-command';
+    await this.o.store.jobs.finish({ ...guard, status: 'failed', reason });
+    await this.o.store.claims.release({ key: this.job.key, session: agentSession, epoch, outcome: 'failed' });
   }
 
   private async supervise(
@@ -169,12 +136,8 @@ export class AgentRun {
   ): Promise<void> {
     const { store, clock } = this.o;
     const job = this.job;
-    const task = await store.tasks.get(job.key);
-    const texts = { title: task?.title ?? '', feedback: task?.feedback ?? '' };
-    const workspaceDir = dir.env['BATON_WORKSPACE'] ? dir.path : null;
-    const progress = new RunProgress({ ...this.o, job, agentSession, workspaceDir });
-    this.progress = progress;
-    await progress.baseline();
+    const texts = await this.taskTexts();
+    const progress = await this.startProgress(agentSession, dir);
     const started = await this.start(command, dir, agentSession, claimEpoch, texts, guard);
     if (started === null) return;
     const { child, scope, oomBefore } = started;
@@ -184,16 +147,19 @@ export class AgentRun {
     let lastOkMs = clock.monotonicNowMs();
     // The trust window has a timer of its own: a store call that hangs on a silent connection
     // must not keep the agent alive past it while recovery hands the task to someone else.
-    const watchdog = setInterval(
+    const watchdog = new AbortController();
+    const watching = every(
+      clock,
+      Math.min(250, this.o.heartbeatIntervalMs),
       () => {
         if (this.killedFor === null && clock.monotonicNowMs() - lastOkMs > this.o.trustMs)
           this.kill('fenced');
       },
-      Math.min(250, this.o.heartbeatIntervalMs),
+      watchdog.signal,
     );
     void exited.then(() => {
       done = true;
-      clearInterval(watchdog);
+      watchdog.abort();
     });
     await store.dispatch.attach({ ...guard, agentSession, pid: child.pid ?? 0 });
     this.o.log(
@@ -202,6 +168,7 @@ export class AgentRun {
 
     let lastBeatMs = -Infinity;
     let judging: Promise<void> | null = null;
+    let beating: Promise<void> | null = null;
     while (!done) {
       await Promise.race([exited, clock.sleep(this.o.sampleIntervalMs)]);
       if (done) break;
@@ -209,19 +176,46 @@ export class AgentRun {
       const mono = clock.monotonicNowMs();
       if (mono - lastBeatMs >= this.o.heartbeatIntervalMs) {
         lastBeatMs = mono;
-        if (await this.stillOurs(agentSession, claimEpoch)) lastOkMs = clock.monotonicNowMs();
+        // Beside the sampling: a store waiting out a lock must not stop RAM kills (issue 14, item 8).
+        // Trusted from when the beat was sent, not when its answer came: an answer that arrives
+        // after a pause of this process (SIGSTOP, a swap storm) vouches only for the time before.
+        beating ??= this.stillOurs(agentSession, claimEpoch, (sentAtMs) => {
+          lastOkMs = Math.max(lastOkMs, sentAtMs);
+        }).finally(() => (beating = null));
         // Progress runs git in the worktree, slow on a busy host: it must never delay a beat.
         judging ??= this.judgeProgress(progress, claimEpoch).finally(() => (judging = null));
       }
     }
+    await beating;
     await judging;
+    await watching;
     const exit = await exited;
-    // Whatever the agent left behind (a setsid child, a daemon it started) ends with the job.
-    this.oomKills = Math.max(this.oomKills, scope.oomKills());
-    this.peakRssMb = Math.max(this.peakRssMb, scope.peakMb() ?? 0);
-    await scope.close();
+    await this.closeScope(scope);
     await dir.retire();
     await this.report(exit, oomBefore, agentSession, claimEpoch, guard);
+  }
+
+  /** The task's title and feedback, for the command template. */
+  private async taskTexts(): Promise<{ readonly title: string; readonly feedback: string }> {
+    const task = await this.o.store.tasks.get(this.job.key);
+    return { title: task?.title ?? '', feedback: task?.feedback ?? '' };
+  }
+
+  /** The run's progress watch, its baseline taken before the agent starts. */
+  private async startProgress(agentSession: number, dir: RunDirectory): Promise<RunProgress> {
+    const workspaceDir = dir.env['BATON_WORKSPACE'] ? dir.path : null;
+    const progress = new RunProgress({ ...this.o, job: this.job, agentSession, workspaceDir });
+    this.progress = progress;
+    await progress.baseline();
+    return progress;
+  }
+
+  /** Takes the scope's last figures, then closes it. */
+  private async closeScope(scope: JobScope): Promise<void> {
+    this.oomKills = Math.max(this.oomKills, scope.oomKills());
+    this.peakRssMb = Math.max(this.peakRssMb, scope.peakMb() ?? 0);
+    // Whatever the agent left behind (a setsid child, a daemon it started) ends with the job.
+    await scope.close();
   }
 
   /**
@@ -271,7 +265,9 @@ export class AgentRun {
       cwd: dir.path,
       scope,
       logDir: this.o.logDir,
-      logName: `job-${job.id}-attempt-${job.attempt}.log`,
+      logName: jobLogName(job),
+      logMaxBytes: this.o.logMaxBytes ?? LOG_MAX_MB_DEFAULT * 1024 * 1024,
+      onLogProblem: (problem) => this.o.log(`job ${job.id} ${job.key}: ${problem}; the job goes on`),
       values: {
         key: job.key,
         title: texts.title,
@@ -290,7 +286,7 @@ export class AgentRun {
     });
     this.child = agent.child;
     this.scope = scope;
-    this.tail = () => agent.tail();
+    this.agent = agent;
     return { child: agent.child, scope, oomBefore };
   }
 
@@ -300,22 +296,25 @@ export class AgentRun {
     else if (stall === 'escalate' && (await progress.escalate(claimEpoch))) this.kill('escalated');
   }
 
-  /** Heartbeats the claim and reads the job; kills the tree when either says it is no longer ours. */
-  private async stillOurs(agentSession: number, claimEpoch: number): Promise<boolean> {
-    try {
-      const hb = await this.o.store.sessions.heartbeat({
-        session: agentSession,
-        claim: { key: this.job.key, epoch: claimEpoch },
-      });
-      const job = await this.o.store.jobs.get(this.job.id);
-      if (job?.status === 'escalated') this.kill('escalated');
-      else if (!hb.ok) this.kill('fenced');
-      else if (job?.status === 'cancelled') this.kill('cancelled');
-      else if (job === null || job.epoch !== this.job.epoch || job.status !== 'running') this.kill('fenced');
-      return hb.ok;
-    } catch {
-      return false; // The database is unreachable; the trust window decides.
-    }
+  /**
+   * Heartbeats the claim, then reads the job (killFor). Only the beat, on the store's liveness
+   * connections, vouches for the claim: `alive` gets its send time. A job read that waits behind a
+   * busy pool or fails is left to the next beat, never counted against trust (issue 14, item 5).
+   */
+  private async stillOurs(
+    agentSession: number,
+    claimEpoch: number,
+    alive: (sentAtMs: number) => void,
+  ): Promise<void> {
+    const sentAtMs = this.o.clock.monotonicNowMs();
+    const claim = { key: this.job.key, epoch: claimEpoch };
+    const hb = await this.o.store.sessions.heartbeat({ session: agentSession, claim }).catch(() => null);
+    if (hb === null) return; // The database is unreachable; the trust window decides.
+    if (hb.ok) alive(sentAtMs);
+    // Read even when the beat was refused: an escalation ends the claim too, and names the kill.
+    const job = await this.o.store.jobs.get(this.job.id).catch(() => undefined);
+    const reason = killFor(hb.ok, job, this.job.epoch);
+    if (reason !== null) this.kill(reason);
   }
 
   /**
@@ -374,8 +373,8 @@ export class AgentRun {
       ...guard,
       status: verdict.status,
       exitCode: verdict.exitCode,
-      reason: verdict.reason,
-      outputTail: verdict.keepTail ? this.tail() : null,
+      reason: withLogProblem(verdict.reason, this.agent?.logProblem() ?? null),
+      outputTail: verdict.keepTail ? (this.agent?.tail() ?? '') : null,
     });
     if (!finished.ok) {
       // Ended meanwhile: the agent escalated the task (`baton escalate`, which ended the claim
@@ -387,4 +386,14 @@ export class AgentRun {
     await release(verdict.release);
     log(verdict.log);
   }
+}
+
+/** Why an agent must die, from its beat and its job as read (undefined: not read this time). */
+function killFor(beatOk: boolean, job: Job | null | undefined, epoch: number): KillReason | null {
+  if (job?.status === 'escalated') return 'escalated';
+  if (!beatOk) return 'fenced';
+  if (job === undefined) return null; // read again at the next beat
+  if (job?.status === 'cancelled') return 'cancelled';
+  if (job === null || job.epoch !== epoch || job.status !== 'running') return 'fenced';
+  return null;
 }

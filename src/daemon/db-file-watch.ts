@@ -45,3 +45,44 @@ export function watchDbFile(
   }, intervalMs);
   return { stop: () => clearInterval(timer) };
 }
+
+/**
+ * Calls `lost` once when another process migrates the database past the schema this code knows
+ * (issue 14, item 10): a newer `baton up` or `baton db migrate` may add rules this process would
+ * break by writing on. Checked every interval with one read; an unreachable database is left to
+ * the heartbeats.
+ */
+export function watchSchema(
+  schema: () => Promise<{ readonly applied: number; readonly known: number }>,
+  intervalMs: number,
+  lost: (error: ConflictError) => void,
+): { stop: () => void } {
+  let busy = false;
+  let stopped = false;
+  const timer = setInterval(() => {
+    if (busy || stopped) return;
+    busy = true;
+    schema()
+      .then(({ applied, known }) => {
+        if (applied <= known || stopped) return;
+        stopped = true;
+        clearInterval(timer);
+        lost(
+          new ConflictError(
+            `the database's schema moved to version ${applied} while baton up ran, ` +
+              `newer than this baton knows (${known})`,
+            'stopped so that it writes nothing under rules it does not know; upgrade baton on this host ' +
+              '(git pull && npm ci && npm run build) and start it again',
+          ),
+        );
+      })
+      .catch(() => undefined)
+      .finally(() => (busy = false));
+  }, intervalMs);
+  return {
+    stop: () => {
+      stopped = true;
+      clearInterval(timer);
+    },
+  };
+}

@@ -1,12 +1,15 @@
 /**
  * The dispatcher runs only while its process leads (docs/architecture.md#lease and
  * #dispatch-run-and-rescue). Each tick it places queued jobs on hosts by live free RAM and free
- * slots (core/placement.ts), writing every placement under its lease term; the store refuses a term
+ * slots (core/capacity.ts), writing every placement under its lease term; the store refuses a term
  * that is no longer current, so a paused leader that wakes up changes nothing. Every few ticks it
  * also rescues the work of sessions whose heartbeats stopped.
  *
- * Before placing a job it resolves the job's workspace plan (docs/architecture.md#workspace-plan,
- * core/workspace-plan.ts):
+ * A pass is set-based (core/dispatch-plan.ts, docs/decisions/0016-set-based-dispatch.md): one
+ * read of the candidates with everything their plans need, one of the hosts, a pure decision, one
+ * store step placing every job that fits and one recording why the others wait; a fixed number of
+ * round trips whatever the batch. For each job it resolves the workspace plan
+ * (docs/architecture.md#workspace-plan, core/workspace-plan.ts):
  * - lock mode none: placed as is; no lock is read or taken, so cognitive runs go in parallel;
  * - exclusive: placed together with the workspace's lock, in one store step; a held workspace
  *   keeps the job queued, `waiting for workspace W, held by job J`, tried again next tick;
@@ -15,16 +18,15 @@
  */
 import { EventEmitter } from 'node:events';
 import { assert, assertNever } from '../core/assert.js';
+import { decideDispatch, gateReason, skippedReason } from '../core/dispatch-plan.js';
+import type { WorkspaceConfigurationError } from '../core/errors.js';
 import type { Job } from '../core/job.js';
-import { placeJob, type HostCapacity } from '../core/placement.js';
 import type { RetryPolicy } from '../core/retry.js';
-import { WorkspaceConfigurationError } from '../core/errors.js';
 import type { Clock } from '../core/time.js';
-import { waitingForWorkspace } from '../core/workspace-lock.js';
+import { waitingForWorkspace, type LockHolder } from '../core/workspace-lock.js';
 import type { PlaceResult, RescueReport, TermRef } from '../store/dispatch-store.js';
 import type { Store } from '../store/store.js';
 import { Nap } from './nap.js';
-import { workspacePlanner } from '../coordinator/workspaces.js';
 
 /** How long a job whose workspace plan is unresolved stays out of dispatch before a new look. */
 const UNRESOLVED_BACKOFF_MS = 5_000;
@@ -122,115 +124,100 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
     await this.place(ref);
   }
 
+  /**
+   * One pass, set-based (docs/decisions/0016-set-based-dispatch.md): the candidates in one read,
+   * the fleet (the hosts with a free slot, and counts) in another, the decision in core
+   * (core/dispatch-plan.ts), then the placements in one store step and the reasons in one more,
+   * whatever the batch size. Every write carries the term, and the store judges each placement;
+   * a refused one is reported as before.
+   */
   private async place(ref: TermRef): Promise<void> {
     const { store } = this.o;
-    const jobs = await store.dispatch.queued({ limit: this.o.batchMax ?? 50 });
+    const { now, jobs } = await store.dispatch.candidates({ limit: this.o.batchMax ?? 50 });
     if (jobs.length === 0) return;
-    const now = await store.now();
-    const hosts: HostCapacity[] = [...(await store.hosts.list())];
-    const planOf = workspacePlanner(store);
-    for (const job of jobs) {
-      if (this.o.elector.leaderTerm() !== ref.term) return;
-      if (job.gate !== null) {
-        await this.waitFor(job, `waiting for ${job.gate} approval`, ref);
-        continue;
-      }
-      let workspace: string | undefined;
-      try {
-        const plan = await planOf(job.key);
-        // Only the exclusive branch names a workspace, so only it reads or takes a lock. A
-        // `worktree` workspace gives every claim its own checkout (run-workspace.ts): the task's
-        // claim already makes that exclusive, so coding runs on different tasks go in parallel.
-        workspace =
-          plan.lockMode === 'exclusive' && plan.workspace.kind !== 'worktree'
-            ? plan.workspace.name
-            : undefined;
-      } catch (error) {
-        if (!(error instanceof WorkspaceConfigurationError)) throw error;
-        await this.skipUnresolved(job, error, ref);
-        continue;
-      }
-      const ramMb = job.ramMb ?? 0;
-      const placement = placeJob(ramMb, hosts, now, this.o.staleAfterMs);
-      if (!placement.ok) {
-        // Smaller jobs behind may still fit (backfill); the one that waits says why.
-        if (job.reason !== placement.reason) {
-          await store.dispatch.markWaiting({ id: job.id, reason: placement.reason, term: ref });
-        }
-        continue;
-      }
-      const r = await store.dispatch.place({ id: job.id, host: placement.host, term: ref, workspace });
+    const fleet = await store.hosts.fleet();
+    const d = decideDispatch(jobs, fleet, now, this.o.staleAfterMs);
+    if (this.o.elector.leaderTerm() !== ref.term) return;
+    const asks = d.place.map((p) => ({ id: p.job.id, host: p.host, workspace: p.workspace }));
+    const results = asks.length === 0 ? [] : await store.dispatch.placeMany({ term: ref, jobs: asks });
+    const waits = d.wait.map((w) => ({ job: w.job, reason: w.reason }));
+    for (const [i, r] of results.entries()) {
+      const p = d.place[i];
+      assert(p !== undefined, 'placeMany answers each placement asked, in order');
       if (r.ok) {
-        const i = hosts.findIndex((h) => h.name === placement.host);
-        const h = hosts[i];
-        assert(h !== undefined, `placed on host ${placement.host}, which the placement did not offer`);
-        hosts[i] = {
-          ...h,
-          jobsActive: h.jobsActive + 1,
-          ramPromisedMb: h.ramPromisedMb + ramMb,
-          ramPendingMb: h.ramPendingMb + ramMb,
-        };
         this.emit('placed', r.job, ref.term);
         continue;
       }
-      if ((await this.refused(job, r, workspace, ref)) === 'fenced') return;
-    }
-  }
-
-  /** What a refused placement means for the job, and whether this pass must stop (`fenced`). */
-  private async refused(
-    job: Job,
-    r: Exclude<PlaceResult, { ok: true }>,
-    workspace: string | undefined,
-    ref: TermRef,
-  ): Promise<'fenced' | 'next'> {
-    switch (r.reason) {
-      case 'workspace_held': {
-        assert(workspace !== undefined, `job ${job.id}: a workspace was held although none was asked for`);
-        // Not cancelled: it stays queued, says who holds the workspace, and is tried next tick.
-        const reason = waitingForWorkspace(workspace, r.holder);
-        const marked =
-          job.reason !== reason &&
-          (await this.o.store.dispatch.markWaiting({ id: job.id, reason, term: ref }));
-        if (marked) this.emit('waiting', job, reason);
-        return 'next';
-      }
-      case 'gated':
-        await this.waitFor(job, `waiting for ${r.gate ?? 'design'} approval`, ref);
-        return 'next';
-      case 'lost':
-        // No longer queued (cancelled, or placed by a pass under an earlier term): nothing to do.
-        return 'next';
-      case 'fenced':
+      if (r.reason === 'fenced') {
         this.emit('fenced', ref.term);
-        return 'fenced';
-      default:
-        return assertNever(r);
+        return;
+      }
+      const reason = refusedReason(p.job, r, p.workspace);
+      if (reason !== null) waits.push({ job: p.job, reason });
     }
+    for (const b of d.behind) {
+      const holder = holderAfter(results[b.index]);
+      const reason = holder === null ? null : waitingForWorkspace(b.workspace, holder);
+      if (reason !== null && b.job.reason !== reason) waits.push({ job: b.job, reason });
+    }
+    await this.setAside(ref, waits, d.skip);
   }
 
-  /** Records why a queued job is not placed (once per reason) and says it. */
-  private async waitFor(job: Job, reason: string, ref: TermRef): Promise<void> {
-    if (job.reason === reason) return;
-    if (await this.o.store.dispatch.markWaiting({ id: job.id, reason, term: ref }))
-      this.emit('waiting', job, reason);
-  }
-
-  /**
-   * A job that needs a workspace and has none bound goes back to the pool: it stays queued, not
-   * placed, behind a backoff so it does not spin, with the cause as its reason and a `job:skipped`
-   * ledger entry carrying the cause and the fix. There is no claim to release: the dispatch path
-   * never claims the task (the runner claims it in Step 0, only after a placement).
-   */
-  private async skipUnresolved(job: Job, error: WorkspaceConfigurationError, ref: TermRef): Promise<void> {
-    const reason = `SKIPPED workspace_unresolved: ${error.message}`;
-    const skipped = await this.o.store.dispatch.skip({
-      id: job.id,
+  /** Records the reasons that changed and the skips, in one store step, and says which moved. */
+  private async setAside(
+    ref: TermRef,
+    waits: readonly { job: Job; reason: string }[],
+    skips: readonly { job: Job; error: WorkspaceConfigurationError }[],
+  ): Promise<void> {
+    if (waits.length + skips.length === 0) return;
+    const backoffMs = this.o.unresolvedBackoffMs ?? UNRESOLVED_BACKOFF_MS;
+    const r = await this.o.store.dispatch.setAside({
       term: ref,
-      reason,
-      detail: { reason: 'workspace_unresolved', cause: error.message, fix: error.hint ?? '' },
-      backoffMs: this.o.unresolvedBackoffMs ?? UNRESOLVED_BACKOFF_MS,
+      waits: waits.map((w) => ({ id: w.job.id, reason: w.reason })),
+      skips: skips.map(({ job, error }) => ({
+        id: job.id,
+        reason: skippedReason(error),
+        detail: { reason: 'workspace_unresolved', cause: error.message, fix: error.hint ?? '' },
+        backoffMs,
+      })),
     });
-    if (skipped && job.reason !== reason) this.emit('skipped', job, error);
+    const waited = new Set(r.waited);
+    const skipped = new Set(r.skipped);
+    for (const w of waits) if (waited.has(w.job.id)) this.emit('waiting', w.job, w.reason);
+    for (const s of skips) if (skipped.has(s.job.id)) this.emit('skipped', s.job, s.error);
+  }
+}
+
+/** Who holds the lock a placement of this pass asked for: its job once placed, or the holder met. */
+function holderAfter(r: PlaceResult | undefined): Pick<LockHolder, 'session' | 'host' | 'jobId'> | null {
+  if (r === undefined) return null;
+  if (r.ok) return { session: r.job.session ?? 0, host: r.job.host ?? '', jobId: r.job.id };
+  return r.reason === 'workspace_held' ? r.holder : null;
+}
+
+/**
+ * Why a job the store refused to place (but did not fence) waits now, or null when there is
+ * nothing new to record (the job moved on: cancelled, or placed under an earlier term).
+ */
+function refusedReason(
+  job: Job,
+  r: Exclude<PlaceResult, { ok: true } | { reason: 'fenced' }>,
+  workspace: string | undefined,
+): string | null {
+  switch (r.reason) {
+    case 'workspace_held': {
+      assert(workspace !== undefined, `job ${job.id}: a workspace was held although none was asked for`);
+      // Not cancelled: it stays queued, says who holds the workspace, and is tried next pass.
+      const reason = waitingForWorkspace(workspace, r.holder);
+      return job.reason === reason ? null : reason;
+    }
+    case 'gated': {
+      const reason = gateReason(r.gate);
+      return job.reason === reason ? null : reason;
+    }
+    case 'lost':
+      return null;
+    default:
+      return assertNever(r);
   }
 }

@@ -20,7 +20,7 @@ import { statSync } from 'node:fs';
 import { BatonError, WorkspaceConfigurationError } from '../core/errors.js';
 import type { Job } from '../core/job.js';
 import { waitingForWorkspace } from '../core/workspace-lock.js';
-import type { Workspace, WorkspacePlan } from '../core/workspace-plan.js';
+import { sharedLock, type Workspace, type WorkspacePlan } from '../core/workspace-plan.js';
 import { prepareWorktree, retireWorktree } from '../os/worktree.js';
 import type { AgentRunOptions } from './agent-run.js';
 import { absoluteDb, installGuard, installedBatonBin, type GuardClaim } from '../coordinator/guard.js';
@@ -75,8 +75,9 @@ export async function settleWorkspace(
   if (plan.lockMode === 'none') return { path: o.cwd, env: { BATON_WORKSPACE: '' }, retire: nothingToRetire };
 
   const workspace = plan.workspace;
-  if (workspace.kind === 'worktree') {
-    // Every claim gets its own checkout on the task's branch; the claim is the exclusion.
+  const shared = sharedLock(plan);
+  if (shared === null) {
+    // No shared lock (a worktree): every claim gets its own checkout on the task's branch.
     try {
       return await worktree(o, job, workspace, claim, say);
     } catch (error) {
@@ -86,7 +87,7 @@ export async function settleWorkspace(
     }
   }
   const lock = await store.workspaceLocks.acquire({
-    workspace: workspace.name,
+    workspace: shared.name,
     session: o.runnerSession,
     jobId: job.id,
   });

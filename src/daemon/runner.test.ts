@@ -1,7 +1,8 @@
 /**
  * The runner's trust window on a fake process clock, against a real SQLite store: heartbeats
  * that get through keep it trusted, a refused one fences it at once, and one that hangs fences it
- * from its own watchdog once the window has passed, whatever the hanging call does.
+ * from its own watchdog once the window has passed, whatever the hanging call does; a good answer
+ * that comes back late vouches only for the time its beat was sent.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -136,6 +137,34 @@ test('a heartbeat that hangs fences the runner from its watchdog once the trust 
     await pass(s, WATCH, 2);
     assert.equal(s.fenced, true, 'fenced by the watchdog at 3,250 with the beat still hanging');
     assert.equal(s.clock.monotonicNowMs(), 3_250);
+  } finally {
+    await done(s);
+  }
+});
+
+test('a late answer vouches for the time its beat was sent, not the time it came back', async () => {
+  const s = await setup();
+  try {
+    s.runner.start();
+    await s.clock.sleeping(3); // the first beat got through at 0
+    s.beats.close();
+    s.clock.advance(HEARTBEAT); // the second beat is sent at 1,000; the database takes it, its answer waits
+    await s.beats.holding();
+    await s.clock.sleeping(2);
+    await pass(s, 1_500, 2);
+    // The good answer comes back at 2,500, as it would to a process that was paused meanwhile.
+    s.beats.release();
+    await s.clock.sleeping(3);
+    await pass(s, 750, 3); // 3,250
+    await s.f.moveDb(WATCH);
+    s.clock.advance(WATCH); // 3,500: the third beat is sent and hangs
+    await s.beats.holding();
+    await s.clock.sleeping(2);
+    await pass(s, 500, 2); // 4,000: 3,000 ms after the second beat was sent
+    assert.equal(s.fenced, false, 'trusted for 3,000 ms after the send time of the last good beat');
+    await pass(s, WATCH, 2);
+    assert.equal(s.fenced, true, 'fenced at 4,250, not 3,000 ms after the late answer arrived (5,750)');
+    assert.equal(s.clock.monotonicNowMs(), 4_250);
   } finally {
     await done(s);
   }

@@ -7,9 +7,12 @@
 import { EventEmitter } from 'node:events';
 import { heartbeatWindows } from '../core/heartbeat-windows.js';
 import type { Job } from '../core/job.js';
+import { BatonError, isCorrupt, isDiskFull } from '../core/errors.js';
 import { readMemory } from '../os/memory.js';
+import { readDisk } from '../os/disk.js';
 import { AgentRun, type AgentRunOptions } from './agent-run.js';
 import { Nap } from './nap.js';
+import { jobLogName } from './job-log.js';
 
 export interface RunnerOptions extends Omit<AgentRunOptions, 'runnerSession' | 'trustMs'> {
   readonly session: number;
@@ -19,7 +22,8 @@ export interface RunnerOptions extends Omit<AgentRunOptions, 'runnerSession' | '
 }
 
 export interface RunnerEvents {
-  fenced: [];
+  /** Why, in words: ended by someone else, declared stale, or the database failing (issue 14, item 12). */
+  fenced: [why: string];
   failed: [error: unknown];
 }
 
@@ -29,6 +33,8 @@ export class Runner extends EventEmitter<RunnerEvents> {
   private loops: Promise<void>[] = [];
   private readonly pollNap = new Nap();
   private lastHeartbeatOkMs: number;
+  /** The last heartbeat's error since the last success: the cause to name when trust runs out. */
+  private lastError: unknown = null;
 
   constructor(private readonly o: RunnerOptions) {
     super();
@@ -38,6 +44,10 @@ export class Runner extends EventEmitter<RunnerEvents> {
   get active(): number {
     return this.runs.size;
   }
+
+  /** Whether a log file is a running job's: the log pruner leaves those (log-pruner.ts). */
+  readonly logsInUse = (name: string): boolean =>
+    [...this.runs.values()].some(({ run }) => jobLogName(run.job) === name);
 
   start(): void {
     if (this.loops.length > 0) return;
@@ -51,15 +61,38 @@ export class Runner extends EventEmitter<RunnerEvents> {
   }
 
   private watch(): void {
-    if (this.o.clock.monotonicNowMs() - this.lastHeartbeatOkMs > this.trustMs()) this.fence();
+    if (this.o.clock.monotonicNowMs() - this.lastHeartbeatOkMs > this.trustMs()) this.fence(this.silence());
   }
 
   /** Our session can no longer be trusted: kill every agent at once and report it, once. */
-  private fence(): void {
+  private fence(why: string): void {
     if (this.abort.signal.aborted) return;
     for (const { run } of this.runs.values()) run.kill('fenced');
     this.abort.abort();
-    this.emit('fenced');
+    this.emit('fenced', why);
+  }
+
+  /** Why no heartbeat counted for the whole trust window: the database's error, or no answer. */
+  private silence(): string {
+    const s = ((this.o.clock.monotonicNowMs() - this.lastHeartbeatOkMs) / 1000).toFixed(1);
+    const cause =
+      this.lastError === null
+        ? 'a heartbeat call did not answer'
+        : `the database failed: ${databaseFault(this.lastError)}`;
+    return `no heartbeat of this host reached the database for ${s} s (${cause})`;
+  }
+
+  /** Why the database refused our heartbeat: who ended the session, or recovery declaring it stale. */
+  private async refusal(): Promise<string> {
+    const session = await this.o.store.sessions.get(this.o.session).catch(() => null);
+    if (session?.state === 'ended') {
+      return `its session ${this.o.session} was ended by someone else (baton session end, or a force-release of it)`;
+    }
+    if (session?.state === 'stale') {
+      const over = `no heartbeat for over ${this.o.staleAfterMs / 1000} s`;
+      return `its session ${this.o.session} was declared stale by the leader's recovery (${over})`;
+    }
+    return `the database refused the heartbeat of session ${this.o.session}`;
   }
 
   /** Stops picking up work; kills running agents when `killAgents`, else waits for them. */
@@ -88,20 +121,29 @@ export class Runner extends EventEmitter<RunnerEvents> {
 
   private async heartbeat(): Promise<void> {
     const { availableMb } = readMemory();
+    const disk = readDisk(this.o.logDir);
     let ok: boolean;
+    // Trusted from the send time: an answer read after a pause vouches only for before it.
+    const sentAtMs = this.o.clock.monotonicNowMs();
     try {
       ok = await this.o.store.hosts.heartbeat({
         name: this.o.host,
         session: this.o.session,
         ramFreeMb: availableMb,
+        disk,
       });
-      if (ok) this.lastHeartbeatOkMs = this.o.clock.monotonicNowMs();
+      if (ok) {
+        this.lastHeartbeatOkMs = Math.max(this.lastHeartbeatOkMs, sentAtMs);
+        this.lastError = null;
+      } else {
+        this.fence(await this.refusal());
+      }
     } catch (error) {
       // Unreachable: past the stale threshold recovery may have handed our work away.
-      ok = this.o.clock.monotonicNowMs() - this.lastHeartbeatOkMs <= this.trustMs();
+      this.lastError = error;
       this.emit('failed', error);
+      if (this.o.clock.monotonicNowMs() - this.lastHeartbeatOkMs > this.trustMs()) this.fence(this.silence());
     }
-    if (!ok) this.fence();
   }
 
   /**
@@ -149,4 +191,18 @@ export class Runner extends EventEmitter<RunnerEvents> {
       }
     }
   }
+}
+
+/** A store error in words, naming a full disk or a damaged file as such. */
+function databaseFault(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  // An engine that named the fault already says so (and which file), in its own words.
+  if (error instanceof BatonError && (isDiskFull(error) || isCorrupt(error))) {
+    return `${message}; ${error.hint ?? ''}`;
+  }
+  if (isDiskFull(error)) return `the disk is full (${message})`;
+  if (isCorrupt(error)) {
+    return `the database file is corrupt (${message}); restore it from a backup`;
+  }
+  return message;
 }

@@ -4,7 +4,6 @@
  * process was paused or cut off past the threshold), its agents are already dead and it rejoins
  * under a new session as a standby rather than acting on a past it no longer owns.
  */
-import { availableParallelism } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { encodeContainmentRef, type ContainmentChoice } from '../core/containment.js';
@@ -25,8 +24,11 @@ import { DEFAULT_STALL_POLICY, type StallPolicy } from './run-progress.js';
 import { Runner } from './runner.js';
 import { takeOverDeadPredecessor } from './takeover.js';
 import { LedgerSealer } from './sealer.js';
-import { watchDbFile } from './db-file-watch.js';
+import { watchDbFile, watchSchema } from './db-file-watch.js';
 import { startSweeper } from './worktree-sweep.js';
+import { startLogPruner } from './log-pruner.js';
+import { pumpWakeups } from './wakeup-pump.js';
+import type { LogPrunePolicy } from '../os/log-prune.js';
 import type { LedgerSigner } from '../coordinator/ledger/keys.js';
 import { LeaderDuties, type LeaderDuty } from './leader-duties.js';
 import type { Recheck } from './run-recheck.js';
@@ -46,6 +48,9 @@ export interface UpOptions {
   readonly standby: boolean;
   readonly agentCommand: string | null;
   readonly logDir: string;
+  /** The cap of each job's log (job-log.ts), and how long and how much of the logs are kept. */
+  readonly logMaxBytes?: number | undefined;
+  readonly logKeep?: LogPrunePolicy | undefined;
   /** How to keep each job's processes together: a kind, or `auto` for the best this host allows. */
   readonly containment?: ContainmentChoice | undefined;
   /** Variables (or NAME* prefixes) agents inherit beyond the allowlist (agent-env.ts). */
@@ -72,17 +77,7 @@ export interface UpOptions {
   readonly recheck?: Recheck | undefined;
 }
 
-export const UP_DEFAULTS = {
-  leaseTtlMs: 15_000,
-  retryIntervalMs: 2_000,
-  heartbeatIntervalMs: 2_000,
-  staleAfterMs: 10_000,
-  pollIntervalMs: 500,
-  recoveryIntervalMs: 2_000,
-  slotsMax: Math.max(2, availableParallelism()),
-  ramReservedMb: 512,
-  sealIntervalMs: 2_000,
-} as const;
+export { UP_DEFAULTS } from './up-defaults.js';
 
 const SHIM = fileURLToPath(new URL('../os/agent-shim.js', import.meta.url));
 
@@ -108,22 +103,24 @@ export async function runUp(
         'in a password file and pass --agent-env PGPASSFILE (docs/security.md)',
     );
   }
-  // The daemon stops when its SQLite file is deleted or replaced underneath it (db-file-watch.ts).
+  // The daemon stops when its SQLite file is deleted or replaced underneath it, or another process
+  // migrates the schema past what it knows (db-file-watch.ts).
   const inner = new AbortController();
   const quit = (): void => inner.abort();
   stop.addEventListener('abort', quit, { once: true });
   const lost: { error: Error | null } = { error: null };
+  const stopOn = (error: Error): void => {
+    lost.error ??= error;
+    log(`${error.message}: stopping`);
+    inner.abort();
+  };
   const watch =
-    sqlitePath === null
-      ? null
-      : watchDbFile(resolve(o.cwd, sqlitePath), o.heartbeatIntervalMs, (error) => {
-          lost.error = error;
-          log(`${error.message}: stopping`);
-          inner.abort();
-        });
+    sqlitePath === null ? null : watchDbFile(resolve(o.cwd, sqlitePath), o.heartbeatIntervalMs, stopOn);
+  const schema = watchSchema(() => store.schema(), o.heartbeatIntervalMs, stopOn);
   try {
     await joinAndRejoin(store, o, clock, log, inner.signal);
   } finally {
+    schema.stop();
     watch?.stop();
     stop.removeEventListener('abort', quit);
   }
@@ -140,7 +137,7 @@ async function joinAndRejoin(
 ): Promise<void> {
   let previous: SessionId | null = null;
   while (!stop.aborted) {
-    let membership: { fenced: boolean; session: SessionId };
+    let membership: { fenced: string | null; session: SessionId };
     try {
       if (previous !== null) await store.sessions.end(previous);
       membership = await runOnce(store, o, clock, log, stop, previous === null);
@@ -151,15 +148,13 @@ async function joinAndRejoin(
       await clock.sleep(o.retryIntervalMs, stop);
       continue;
     }
-    if (!membership.fenced) return;
+    if (membership.fenced === null) return;
     previous = membership.session;
-    log(
-      'this process was declared stale (its heartbeats stopped): agents killed, rejoining as a new session',
-    );
+    log(`fenced off: ${membership.fenced}: agents killed, rejoining as a new session`);
   }
 }
 
-/** One membership, under one session. Resolves with fenced true when fenced, false when asked to stop. */
+/** One membership, under one session. Resolves with why it was fenced, or null when asked to stop. */
 async function runOnce(
   store: Store,
   o: UpOptions,
@@ -167,7 +162,7 @@ async function runOnce(
   log: (line: string) => void,
   stop: AbortSignal,
   first: boolean,
-): Promise<{ fenced: boolean; session: SessionId }> {
+): Promise<{ fenced: string | null; session: SessionId }> {
   await takeOverDeadPredecessor(store, o, clock, log, stop);
   const containment = openContainment({ choice: o.containment ?? 'auto', shimPath: SHIM });
   try {
@@ -185,7 +180,53 @@ async function joinWith(
   stop: AbortSignal,
   containment: Containment,
   first: boolean,
-): Promise<{ fenced: boolean; session: SessionId }> {
+): Promise<{ fenced: string | null; session: SessionId }> {
+  const session = await joinAsHost(store, o, log, containment, first);
+  const { elector, dispatcher } = leadership(store, o, clock, log, String(session));
+  const runner = runnerFor(store, o, clock, log, session, containment);
+  runner.on('failed', logFailure(log, 'runner'));
+  const sweeper = startSweeper(store, clock, log, stop);
+  const pruner = startLogPruner({ ...o, policy: o.logKeep, inUse: runner.logsInUse }, clock, log, stop);
+  dispatcher.on('rescued', (r) => {
+    if (r.jobsRequeued.length + r.jobsFailed.length + r.sessions.length > 0) sweeper.now();
+  });
+  const fenced = new Promise<string | null>((resolve) => {
+    runner.once('fenced', (why) => resolve(why));
+    stop.addEventListener('abort', () => resolve(null), { once: true });
+  });
+  const leading = (): boolean => elector.leaderTerm() !== null;
+  const sealer = startSealer(store, o, clock, log, leading);
+  const duties = new LeaderDuties({ duties: o.leaderDuties ?? [], clock, leading, log });
+  duties.start();
+  elector.start();
+  dispatcher.start();
+  runner.start();
+  const pump = pumpWakeups(store, stop, () => {
+    dispatcher.wake();
+    runner.wake();
+  });
+  const wasFenced = await fenced;
+  pump.stop();
+  await pump.done;
+  await sealer?.stop();
+  await sweeper.stop();
+  await pruner.stop();
+  await duties.stop();
+  await dispatcher.stop();
+  await elector.stop();
+  await runner.stop(true);
+  if (wasFenced === null) await store.sessions.end(session).catch(() => false);
+  return { fenced: wasFenced, session };
+}
+
+/** Joins: a daemon session, this host registered under it, and the host's containment recorded. */
+async function joinAsHost(
+  store: Store,
+  o: UpOptions,
+  log: (line: string) => void,
+  containment: Containment,
+  first: boolean,
+): Promise<SessionId> {
   const session = await store.sessions.start({
     kind: 'daemon',
     host: o.host,
@@ -212,7 +253,6 @@ async function joinWith(
       await store.sessions.end(session.id).catch(() => false);
       throw error;
     });
-  const holder = String(session.id);
   log(`joined as session ${session.id} on host ${o.host}${joinedAs(host.enabled, standby)}`);
   await store.hosts.setContainment({
     name: o.host,
@@ -221,6 +261,22 @@ async function joinWith(
     containmentRef: encodeContainmentRef(containment.ref),
   });
   log(`containment: ${containment.detail}`);
+  return session.id;
+}
+
+const logFailure =
+  (log: (line: string) => void, what: string) =>
+  (e: unknown): void =>
+    log(`${what}: ${e instanceof Error ? e.message : String(e)}`);
+
+/** The leader election and the dispatcher it drives, each saying what it does in the log. */
+function leadership(
+  store: Store,
+  o: UpOptions,
+  clock: Clock,
+  log: (line: string) => void,
+  holder: string,
+): { elector: LeaderElector; dispatcher: Dispatcher } {
   const elector = new LeaderElector({
     store,
     holder,
@@ -228,11 +284,6 @@ async function joinWith(
     ttlMs: o.leaseTtlMs,
     retryIntervalMs: o.retryIntervalMs,
   });
-  elector.on('gained', (term) => {
-    log(`leading the dispatcher, term ${term}`);
-    dispatcher.wake();
-  });
-  elector.on('lost', (term, why) => log(`stepped down from term ${term} (${why})`));
   const dispatcher = new Dispatcher({
     store,
     elector,
@@ -243,6 +294,12 @@ async function joinWith(
     recoveryIntervalMs: o.recoveryIntervalMs,
     policy: DEFAULT_RETRY_POLICY,
   });
+  elector.on('gained', (term) => {
+    log(`leading the dispatcher, term ${term}`);
+    dispatcher.wake();
+  });
+  elector.on('lost', (term, why) => log(`stepped down from term ${term} (${why})`));
+  elector.on('unreachable', logFailure(log, 'lease renewal failed'));
   dispatcher.on('placed', (job, term) =>
     log(`placed job ${job.id} ${job.key} on ${job.host ?? '?'} (term ${term})`),
   );
@@ -257,20 +314,30 @@ async function joinWith(
         `requeued [${r.jobsRequeued.join(', ')}], failed [${r.jobsFailed.join(', ')}]`,
     ),
   );
-  const fail = (what: string) => (e: unknown) =>
-    log(`${what}: ${e instanceof Error ? e.message : String(e)}`);
-  dispatcher.on('failed', fail('dispatch failed'));
-  elector.on('unreachable', fail('lease renewal failed'));
-  const runner = new Runner({
+  dispatcher.on('failed', logFailure(log, 'dispatch failed'));
+  return { elector, dispatcher };
+}
+
+/** This host's runner (runner.ts), under the daemon's session. */
+function runnerFor(
+  store: Store,
+  o: UpOptions,
+  clock: Clock,
+  log: (line: string) => void,
+  session: SessionId,
+  containment: Containment,
+): Runner {
+  return new Runner({
     store,
     clock,
     host: o.host,
-    session: session.id,
+    session,
     dbUrl: o.dbUrl,
     containment,
     agentEnv: o.agentEnv ?? [],
     apiUrl: o.apiUrl ?? null,
     logDir: o.logDir,
+    logMaxBytes: o.logMaxBytes,
     defaultCommand: o.agentCommand,
     heartbeatIntervalMs: o.heartbeatIntervalMs,
     sampleIntervalMs: heartbeatWindows(o.heartbeatIntervalMs, o.staleAfterMs).sampleIntervalMs,
@@ -283,76 +350,12 @@ async function joinWith(
     recheck: o.recheck,
     log,
   });
-  runner.on('failed', fail('runner'));
-  const sweeper = startSweeper(store, clock, log, stop);
-  dispatcher.on('rescued', (r) => {
-    if (r.jobsRequeued.length + r.jobsFailed.length + r.sessions.length > 0) sweeper.now();
-  });
-  const fenced = new Promise<boolean>((resolve) => {
-    runner.once('fenced', () => resolve(true));
-    stop.addEventListener('abort', () => resolve(false), { once: true });
-  });
-  const sealer = startSealer(store, o, clock, log, () => elector.leaderTerm() !== null);
-  const duties = new LeaderDuties({
-    duties: o.leaderDuties ?? [],
-    clock,
-    leading: () => elector.leaderTerm() !== null,
-    log,
-  });
-  duties.start();
-  elector.start();
-  dispatcher.start();
-  runner.start();
-  const pump = pumpWakeups(store, stop, () => {
-    dispatcher.wake();
-    runner.wake();
-  });
-  const wasFenced = await fenced;
-  pump.stop();
-  await pump.done;
-  await sealer?.stop();
-  await sweeper.stop();
-  await duties.stop();
-  await dispatcher.stop();
-  await elector.stop();
-  await runner.stop(true);
-  if (!wasFenced) await store.sessions.end(session.id).catch(() => false);
-  return { fenced: wasFenced, session: session.id };
 }
 
 function joinedAs(enabled: boolean, standby: boolean): string {
   if (standby) return ' (standby, as --standby asks, whatever an operator set before: no work until enabled)';
   if (!enabled) return ' (disabled by an operator: no work until `baton host enable`)';
   return '';
-}
-
-/**
- * Passes the store's wake-ups (an enqueue, a requeue, a placement, a freed slot or lock, in any
- * process) to the dispatcher and the runner, so work starts without waiting for their next poll;
- * the polls stay as the fallback. Without wake-ups (the store cannot listen) nothing changes.
- */
-function pumpWakeups(
-  store: Store,
-  stop: AbortSignal,
-  wake: () => void,
-): { stop: () => void; done: Promise<void> } {
-  const end = new AbortController();
-  const quit = (): void => end.abort();
-  stop.addEventListener('abort', quit, { once: true });
-  const done = (async () => {
-    const waiter = await store.wakeups.waiter().catch(() => null);
-    if (waiter === null) return;
-    try {
-      while (!end.signal.aborted) {
-        await waiter.wait(60_000, end.signal);
-        if (!end.signal.aborted) wake();
-      }
-    } finally {
-      waiter.close();
-      stop.removeEventListener('abort', quit);
-    }
-  })();
-  return { stop: quit, done };
 }
 
 /** The ledger's sealer while this process leads; its failures are logged once per new message. */

@@ -97,6 +97,8 @@ nav ul { display: flex; flex-wrap: wrap; gap: 0.25rem 0.75rem; list-style: none;
 nav a[aria-current="page"] { font-weight: 700; }
 .token { margin-left: auto; display: flex; gap: 0.4rem; align-items: center; }
 .token input { width: 12rem; max-width: 40vw; }
+.signin { display: flex; flex-wrap: wrap; gap: 0.4rem; align-items: center; }
+form.login { display: flex; flex-direction: column; gap: 0.4rem; max-width: 28rem; }
 main { padding: 0.5rem 1rem 2rem; }
 h2 { font-size: 1.05rem; }
 .scroll { overflow-x: auto; }

@@ -3,10 +3,12 @@
  * the coordinator (test/tidy.test.ts), so the composition root hands it the coordinator's
  * read use cases (`coordinator.views`), which satisfy `DashboardReads` as they are.
  */
+import type { Context } from 'hono';
+import type { SignedIn } from './login-page.js';
 import type { SessionReport } from '../core/session-report.js';
 import type { AuditEntry } from '../core/audit-event.js';
 import type { Job } from '../core/job.js';
-import type { HostCapacity } from '../core/placement.js';
+import type { HostCapacity } from '../core/capacity.js';
 import type { Session, SessionKind } from '../core/session.js';
 import type { Instant } from '../core/time.js';
 import type { WorkspaceLock } from '../core/workspace-lock.js';
@@ -90,4 +92,6 @@ export interface DashboardDeps {
   readonly pollMs?: number | undefined;
   /** Where the buttons send their requests: the API's routes, `/v1/...` on this origin by default. */
   readonly apiBase?: string | undefined;
+  /** Who reads this request's page, signed in by the sign-in cookie (the HTTP adapter knows). */
+  readonly signedIn?: ((c: Context) => SignedIn | null) | undefined;
 }

@@ -1,6 +1,7 @@
-/** The page around every view: header, navigation, the token field, the live region. */
+/** The page around every view: header, navigation, the token field or who is signed in, the live region. */
 import { html } from 'hono/html';
 import type { HtmlEscapedString } from 'hono/utils/html';
+import { signInState, type SignedIn } from './login-page.js';
 
 export type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
 
@@ -21,6 +22,8 @@ export interface PageParams {
   /** Where the live region reloads its fragment from, with the page's filters. */
   readonly fragment: string;
   readonly body: Html;
+  /** Who reads the page, signed in by the dashboard's cookie; null when nobody is. */
+  readonly signedIn?: SignedIn | null | undefined;
 }
 
 export function page(p: PageParams): Html {
@@ -48,19 +51,24 @@ export function page(p: PageParams): Html {
               ${nav}
             </ul>
           </nav>
-          <label class="token"
-            >Operator token
-            <input
-              id="token"
-              type="password"
-              autocomplete="off"
-              placeholder="needed for buttons"
-              aria-describedby="token-help"
-            />
-          </label>
-          <span id="token-help" class="muted" hidden
-            >Kept in this tab only (sessionStorage), sent as a bearer token.</span
-          >
+          ${
+            p.signedIn == null
+              ? html`<label class="token"
+                    >Operator token
+                    <input
+                      id="token"
+                      type="password"
+                      autocomplete="off"
+                      placeholder="needed for buttons"
+                      aria-describedby="token-help"
+                    />
+                  </label>
+                  <span id="token-help" class="muted" hidden
+                    >Kept in this tab only (sessionStorage), sent as a bearer token.</span
+                  >`
+              : ''
+          }
+          ${signInState(p.signedIn ?? null)}
           <span id="live" class="muted" aria-live="polite">connecting</span>
         </header>
         <main>

@@ -64,7 +64,6 @@ export function dashboardRoutes(deps: DashboardDeps): Hono {
   const app = new Hono();
   const views = fragments(deps);
   const feed = new ChangeFeed(() => deps.reads.changeMark(), deps.pollMs ?? 500);
-  const htmx = readFileSync(HTMX_PATH);
   const fragmentUrl = (c: Context, name: string, param = ''): string => {
     const search = new URL(c.req.url).search;
     return `/ui/frag/${name}${param === '' ? '' : `/${encodeURIComponent(param)}`}${search}`;
@@ -73,7 +72,13 @@ export function dashboardRoutes(deps: DashboardDeps): Hono {
   const full = (name: ViewName, title: (param: string) => string) => async (c: Context) => {
     const param = c.req.param('id') ?? '';
     const shell = (body: Html) =>
-      page({ view: name, title: title(param), fragment: fragmentUrl(c, name, param), body });
+      page({
+        view: name,
+        title: title(param),
+        fragment: fragmentUrl(c, name, param),
+        body,
+        signedIn: deps.signedIn?.(c) ?? null,
+      });
     try {
       return c.html(shell(await views[name](deps, queryOf(c), param)));
     } catch (error) {
@@ -147,6 +152,16 @@ export function dashboardRoutes(deps: DashboardDeps): Hono {
     }),
   );
 
+  return app;
+}
+
+/**
+ * The dashboard's script, style and htmx: public, like any site's static files (they hold no
+ * data), so the sign-in page can be styled before anyone has signed in.
+ */
+export function dashboardAssets(): Hono {
+  const app = new Hono();
+  const htmx = readFileSync(HTMX_PATH);
   const asset = (type: string, body: string | Buffer) => (c: Context) =>
     c.body(typeof body === 'string' ? body : new Uint8Array(body), 200, {
       'content-type': type,

@@ -4,18 +4,21 @@
  * /metrics (metrics.ts) and the dashboard at / (mounted last). Every answer that is not a success
  * is the error body of errors.ts; bad input never reaches the coordinator and is never a 500.
  */
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
+import type { SignedIn } from '../dashboard/login-page.js';
 import type { Registry } from 'prom-client';
 import type { Coordinator } from '../coordinator/coordinator.js';
 import type { DashboardDeps } from '../dashboard/deps.js';
-import { dashboardRoutes } from '../dashboard/routes.js';
+import { dashboardAssets, dashboardRoutes } from '../dashboard/routes.js';
 import { authenticate, type AuthEnv, type AuthMode } from './auth.js';
+import { loginRoutes, pageGate, pageReader } from './login.js';
 import { errorBody, errorResponse } from './errors.js';
 import { newApi } from './kit.js';
 import { metricsRoutes } from './metrics.js';
 import { coreRoutes } from './routes-core.js';
 import { moreRoutes } from './routes-more.js';
 import { agentRoutes } from './routes-agent.js';
+import { cliRoutes } from './routes-cli.js';
 
 const API_VERSION = '1';
 
@@ -40,6 +43,7 @@ export function apiApp(coordinator: Coordinator, auth: AuthMode) {
   coreRoutes(api, { coordinator });
   moreRoutes(api, { coordinator });
   agentRoutes(api, { coordinator });
+  cliRoutes(api, { coordinator });
   api.doc31('/openapi.json', {
     openapi: '3.1.0',
     info: {
@@ -80,12 +84,23 @@ export function httpApp(o: HttpAppOptions): Hono<AuthEnv> {
     }
   });
   for (const routes of o.routes ?? []) app.route('/', routes);
+  app.route('/', dashboardAssets());
+  app.route('/', loginRoutes(o.coordinator));
   if (o.auth === 'required') {
-    // Past /healthz and /readyz, everything needs a token, the dashboard and /metrics included.
-    app.use('*', authenticate(o.coordinator, 'required'));
+    // Past /healthz, /readyz, the sign-in page and the static files, everything needs a token
+    // (the bearer header or the sign-in cookie), the dashboard and /metrics included; a page
+    // asked for without one is sent to /login.
+    app.use('*', pageGate(o.coordinator));
+  } else {
+    // Reads are open, but a page shows who is signed in by cookie; a stale cookie is ignored.
+    app.use('*', pageReader(o.coordinator));
   }
   app.route('/', apiApp(o.coordinator, o.auth));
   app.route('/metrics', metricsRoutes({ reads: o.coordinator.views, registry: o.registry }));
-  app.route('/', dashboardRoutes({ ...o.dashboard, reads: o.coordinator.views }));
+  const signedIn = (c: Context): SignedIn | null => {
+    const token = (c as Context<AuthEnv>).get('token') ?? null;
+    return token === null ? null : { id: token.id, scope: token.scope, name: token.name };
+  };
+  app.route('/', dashboardRoutes({ ...o.dashboard, reads: o.coordinator.views, signedIn }));
   return app;
 }

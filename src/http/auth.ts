@@ -7,6 +7,7 @@
  * credited to its token (store/actor.ts).
  */
 import type { Context } from 'hono';
+import { getCookie } from 'hono/cookie';
 import type { Coordinator } from '../coordinator/coordinator.js';
 import { actingAs } from '../store/actor.js';
 import { authorize, type Action, type Target, type Token } from '../core/token.js';
@@ -31,43 +32,92 @@ export interface AuthEnv {
   Variables: { token: Token | null };
 }
 
-const BEARER = /^Bearer ([\x21-\x7e]+)$/;
+/**
+ * The dashboard's sign-in cookie (login.ts): the token's secret, HttpOnly and SameSite=Strict,
+ * which authenticates like `Authorization: Bearer`. A change it authenticates must also come
+ * from this server's own pages: its Origin header must name this host (sameOrigin).
+ */
+export const TOKEN_COOKIE = 'baton_token';
 
-/** Middleware: verifies the bearer token, if any, and requires one where the mode says so. */
+const BEARER = /^Bearer ([\x21-\x7e]+)$/;
+const COOKIE_VALUE = /^[\x21-\x7e]{1,200}$/;
+
+/** Middleware: verifies the bearer token (or the sign-in cookie), requiring one where the mode says so. */
 export function authenticate(coordinator: Coordinator, mode: AuthMode) {
   return async (c: Context<AuthEnv>, next: () => Promise<void>): Promise<void> => {
-    const header = c.req.header('authorization');
-    const read = c.req.method === 'GET' || c.req.method === 'HEAD';
-    if (header === undefined) {
-      if (read && mode === 'reads-open') {
-        c.set('token', null);
-        return next();
-      }
-      throw new AuthError(
-        'unauthorized',
-        read ? 'this server requires a token for reads (--auth required)' : 'a change needs a token',
-        'send Authorization: Bearer <token>; make one with `baton token create`',
-      );
-    }
-    const secret = BEARER.exec(header)?.[1];
-    if (secret === undefined) {
-      throw new AuthError(
-        'unauthorized',
-        'the Authorization header is not `Bearer <token>`',
-        'send Bearer <token>',
-      );
-    }
-    const check = await coordinator.tokens.verify(secret);
-    if (!check.ok) {
-      throw new AuthError(
-        'unauthorized',
-        `the token is ${check.reason}`,
-        check.reason === 'unknown' ? 'check the token you copied' : 'ask an operator for a new token',
-      );
-    }
-    c.set('token', check.token);
+    await identify(c, coordinator, mode);
     return next();
   };
+}
+
+const isRead = (c: Context): boolean => c.req.method === 'GET' || c.req.method === 'HEAD';
+
+/**
+ * Sets the request's token from its bearer header, else its sign-in cookie; throws AuthError
+ * when there is none and the mode needs one, or when what was presented opens nothing.
+ */
+export async function identify(c: Context<AuthEnv>, coordinator: Coordinator, mode: AuthMode): Promise<void> {
+  const header = c.req.header('authorization');
+  const read = isRead(c);
+  const cookie = header === undefined ? getCookie(c, TOKEN_COOKIE) : undefined;
+  if (header === undefined && cookie === undefined) {
+    if (read && mode === 'reads-open') {
+      c.set('token', null);
+      return;
+    }
+    throw new AuthError(
+      'unauthorized',
+      read ? 'this server requires a token for reads (--auth required)' : 'a change needs a token',
+      'send Authorization: Bearer <token>, or sign in at /login; make one with `baton token create`',
+    );
+  }
+  const secret = header === undefined ? COOKIE_VALUE.exec(cookie ?? '')?.[0] : BEARER.exec(header)?.[1];
+  if (secret === undefined) {
+    throw new AuthError(
+      'unauthorized',
+      header === undefined
+        ? 'the sign-in cookie is not a token'
+        : 'the Authorization header is not `Bearer <token>`',
+      header === undefined ? 'sign in again at /login' : 'send Bearer <token>',
+    );
+  }
+  if (header === undefined && !read) sameOrigin(c);
+  const check = await coordinator.tokens.verify(secret);
+  if (!check.ok) {
+    const ended = check.reason === 'ended';
+    throw new AuthError(
+      'unauthorized',
+      ended ? "the token's session or run has ended" : `the token is ${check.reason}`,
+      check.reason === 'unknown' ? 'check the token you copied' : 'ask an operator for a new token',
+    );
+  }
+  c.set('token', check.token);
+}
+
+/**
+ * A change authenticated by the cookie alone must come from this server's pages: its Origin
+ * header (which browsers send with every POST, and which a page cannot forge) must name this
+ * host. With SameSite=Strict, a cross-site request carries no cookie anyway; this is the second
+ * lock, for a browser that ignores SameSite. Refused without a ledger row: nobody can tell who
+ * sent it.
+ */
+export function sameOrigin(c: Context): void {
+  const origin = c.req.header('origin');
+  const host = c.req.header('host');
+  let from: string | null = null;
+  try {
+    from = origin === undefined ? null : new URL(origin).host;
+  } catch {
+    from = null;
+  }
+  if (from === null || host === undefined || from !== host) {
+    throw new AuthError(
+      'forbidden',
+      `refused: a change signed in by cookie must come from this server's pages ` +
+        `(Origin ${origin ?? 'absent'}, host ${host ?? 'absent'})`,
+      'use the dashboard served here, or send Authorization: Bearer <token>',
+    );
+  }
 }
 
 /** What a request acts on, for the check and, if refused, the ledger row. */
@@ -100,14 +150,17 @@ export async function allow(
       : subject;
   const verdict = authorize(token, action, target);
   if (verdict.ok) return;
-  const route = `${c.req.method} ${c.req.path}`;
+  // The ledger keeps what was asked for, but a NUL (which PostgreSQL's text cannot hold) is
+  // written as U+FFFD, and a key holding one (never a valid key) is not named as the row's task.
+  const clean = (text: string): string => text.split('\u0000').join('\uFFFD');
+  const route = clean(`${c.req.method} ${c.req.path}`);
   await actingAs(token.id, () =>
     coordinator.tokens.refused({
       token: token.id,
       route,
-      target: subject.what,
+      target: clean(subject.what),
       reason: verdict.reason,
-      key: subject.key,
+      key: subject.key?.includes('\u0000') === true ? undefined : subject.key,
       jobId: subject.jobId,
       session: token.session,
     }),

@@ -24,6 +24,7 @@ const HTTP_STATUS_BY_ERROR = {
   not_found: 404,
   store_unavailable: 503,
   github_unavailable: 503,
+  forbidden: 403,
 } as const satisfies Record<ErrorCode, ContentfulStatusCode>;
 
 /** Codes only the HTTP adapter gives: no token or a bad one (401), beyond the token's scope (403). */

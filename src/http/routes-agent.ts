@@ -1,13 +1,15 @@
 /**
  * Routes an agent holding only BATON_URL and an agent token needs beyond the contract's (the
- * AgentClient port, agents/http-client.ts): its session, a heartbeat of the session alone and its
- * progress marks. Each checks its token's scope against what it acts on before calling the
- * coordinator.
+ * AgentClient port, agents/http-client.ts): its session, a heartbeat of the session alone, its
+ * progress marks, and the push guard's question (is this claim still live at this epoch?), which
+ * the pre-push hook of an agent without database credentials asks with the agent's token. Each
+ * checks its token's scope against what it acts on before calling the coordinator.
  */
 import { createRoute, z } from '@hono/zod-openapi';
 import { Refusal } from '../coordinator/refusals.js';
+import { checkGuard, parseGuardClaim } from '../coordinator/guard.js';
 import { acting, allow } from './auth.js';
-import { Id, Text, jsonBody, ok, result, type Api, type ApiDeps } from './kit.js';
+import { Id, Key, Text, jsonBody, ok, result, type Api, type ApiDeps } from './kit.js';
 
 const Progress = z
   .object({ toolCalls: z.number().int().min(0).optional(), note: Text.optional() })
@@ -61,6 +63,25 @@ export function agentRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       );
       const r = await acting(c, () => baton.progress.mark({ session: id, ...b }));
       return result(c, { ok: r.ok });
+    },
+  );
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/v1/claims/{key}/guard',
+      tags: ['claims'],
+      request: {
+        params: z.object({ key: Key }),
+        query: z.object({ session: z.string().max(20), epoch: z.string().max(20) }),
+      },
+      responses: ok("the push guard's verdict: {ok: true} while (session, epoch) is the live claim"),
+    }),
+    async (c) => {
+      const { key } = c.req.valid('param');
+      const claim = parseGuardClaim({ key, ...c.req.valid('query') });
+      const what = `check the push guard of ${key} at epoch ${claim.epoch} for session ${claim.session}`;
+      await allow(c, baton, 'read', { what, key, session: claim.session });
+      return result(c, await checkGuard(baton, claim));
     },
   );
 }

@@ -5,6 +5,7 @@
  */
 import { createRoute, z } from '@hono/zod-openapi';
 import { RELEASE_OUTCOMES } from '../core/claim.js';
+import type { Job } from '../core/job.js';
 import { fencedRefusal, heldRefusal, Refusal } from '../coordinator/refusals.js';
 import { acting, actorOf, allow } from './auth.js';
 import { Epoch, Id, Key, SessionId, Text, jsonBody, ok, result, type Api, type ApiDeps } from './kit.js';
@@ -20,6 +21,8 @@ const TaskAdd = z
     body: Text.optional(),
     url: z.string().optional(),
     review: z.enum(['required', 'none']).optional(),
+    requiresFilesystem: z.boolean().optional(),
+    workspace: z.string().optional(),
   })
   .openapi('TaskAdd');
 const SessionStart = z
@@ -50,19 +53,48 @@ const Query = (names: readonly string[]) =>
 
 const route = createRoute;
 
+/** Jobs as `baton queue list --json` shows them: each with its progress. */
+async function withProgress(baton: ApiDeps['coordinator'], jobs: readonly Job[]) {
+  const progress = await baton.progress.ofJobs(jobs);
+  return jobs.map((job) => {
+    const p = progress.get(job.id);
+    return {
+      ...job,
+      stalled: p?.stalled ?? false,
+      lastProgressAt: p?.lastProgressAt ?? null,
+      progress: p?.progress ?? null,
+    };
+  });
+}
+
+type Coordinator = ApiDeps['coordinator'];
+
 export function coreRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
+  taskRoutes(app, baton);
+  sessionRoutes(app, baton);
+  claimRoutes(app, baton);
+  jobRoutes(app, baton);
+  clusterRoutes(app, baton);
+}
+
+/** `/v1/tasks`: add, list and show tasks. */
+function taskRoutes(app: Api, baton: Coordinator): void {
   app.openapi(
     route({
       method: 'post',
       path: '/v1/tasks',
       tags: ['tasks'],
       request: jsonBody(TaskAdd),
-      responses: ok('the task'),
+      responses: ok('the task, with its filesystem requirement and workspace'),
     }),
     async (c) => {
       const b = c.req.valid('json');
       await allow(c, baton, 'task:add', { what: `add task ${b.key}`, key: b.key });
-      return result(c, await acting(c, () => baton.addTask(b)));
+      const { task, requirements } = await acting(c, () =>
+        baton.workspaces.addTask({ ...b, by: actorOf(c) }),
+      );
+      const { requiresFilesystem, workspace } = requirements;
+      return result(c, { ...task, requiresFilesystem, workspace });
     },
   );
   app.openapi(
@@ -88,6 +120,10 @@ export function coreRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       return result(c, { key: detail.task.key, state: detail.task.state, ...detail });
     },
   );
+}
+
+/** `/v1/sessions`: start, list and end sessions. */
+function sessionRoutes(app: Api, baton: Coordinator): void {
   app.openapi(
     route({
       method: 'post',
@@ -129,6 +165,10 @@ export function coreRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       return result(c, { ...session, ended });
     },
   );
+}
+
+/** `/v1/claims`: claim, heartbeat and release. */
+function claimRoutes(app: Api, baton: Coordinator): void {
   app.openapi(
     route({
       method: 'post',
@@ -184,6 +224,10 @@ export function coreRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       return result(c, { key, session, epoch, outcome: outcome ?? 'released' });
     },
   );
+}
+
+/** `/v1/jobs`: enqueue, list, show and cancel jobs. */
+function jobRoutes(app: Api, baton: Coordinator): void {
   app.openapi(
     route({
       method: 'post',
@@ -195,7 +239,7 @@ export function coreRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
     async (c) => {
       const b = c.req.valid('json');
       await allow(c, baton, 'job:enqueue', { what: `enqueue a job for ${b.key}`, key: b.key });
-      const { job, created } = await acting(c, () => baton.enqueue(b));
+      const { job, created } = await acting(c, () => baton.enqueue({ ...b, by: actorOf(c) }));
       return result(c, { created, job });
     },
   );
@@ -204,11 +248,13 @@ export function coreRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       method: 'get',
       path: '/v1/jobs',
       tags: ['jobs'],
-      request: { query: Query(['status', 'key', 'limit']) },
-      responses: ok('jobs'),
+      request: { query: Query(['status', 'key', 'limit', 'progress']) },
+      responses: ok('jobs; with progress=true, each with stalled, lastProgressAt and progress'),
     }),
     async (c) => {
-      return result(c, await baton.listJobs(c.req.valid('query')));
+      const { progress, ...q } = c.req.valid('query');
+      const jobs = await baton.listJobs(q);
+      return result(c, progress === 'true' ? await withProgress(baton, jobs) : jobs);
     },
   );
   app.openapi(
@@ -216,10 +262,16 @@ export function coreRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       method: 'get',
       path: '/v1/jobs/{id}',
       tags: ['jobs'],
-      request: { params: z.object({ id: Id }) },
-      responses: ok('the job'),
+      request: { params: z.object({ id: Id }), query: Query(['progress']) },
+      responses: ok('the job; with progress=true, with stalled, lastProgressAt and progress'),
     }),
-    async (c) => result(c, await baton.getJob(c.req.valid('param').id)),
+    async (c) => {
+      const job = await baton.getJob(c.req.valid('param').id);
+      return result(
+        c,
+        c.req.valid('query').progress === 'true' ? (await withProgress(baton, [job]))[0] : job,
+      );
+    },
   );
   app.openapi(
     route({
@@ -240,6 +292,10 @@ export function coreRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       return result(c, r.job);
     },
   );
+}
+
+/** The leader, the hosts and the audit ledger. */
+function clusterRoutes(app: Api, baton: Coordinator): void {
   app.openapi(
     route({ method: 'get', path: '/v1/leader', tags: ['cluster'], responses: ok("the dispatcher's leader") }),
     async (c) => result(c, await baton.cluster.leader()),

@@ -4,9 +4,8 @@
  * everything else here is an operator's.
  */
 import { createRoute, z } from '@hono/zod-openapi';
-import { NotFoundError } from '../core/errors.js';
 import { SCOPES } from '../core/token.js';
-import { fencedRefusal, noClaimRefusal } from '../coordinator/refusals.js';
+import { fencedRefusal, noClaimRefusal, noEligibleRefusal } from '../coordinator/refusals.js';
 import { acting, actorOf, allow } from './auth.js';
 import { Epoch, Id, Key, SessionId, Text, jsonBody, ok, result, type Api, type ApiDeps } from './kit.js';
 
@@ -49,6 +48,12 @@ const TokenCreate = z
   .openapi('TokenCreate');
 const TokenId = z.string().openapi({ param: { in: 'path' }, example: '0123456789ab' });
 
+/** The host routes: enable or disable, with the flag each sets. */
+const HOST_TOGGLES = [
+  ['enable', true],
+  ['disable', false],
+] as const;
+
 export function moreRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
   app.openapi(
     route({
@@ -65,13 +70,7 @@ export function moreRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       const r = await acting(c, () =>
         baton.lifecycle.next({ ...b, host: b.host ?? 'http', pid: b.pid ?? 0 }),
       );
-      if (!r.ok) {
-        const started = r.session === null ? '' : ` (session ${r.session.id} started)`;
-        const waiting = r.gated.map((t) => `${t.key}: waiting for ${t.gate ?? 'design'} approval`);
-        const error = new NotFoundError('task', 'eligible', waiting.join('; ') || 'add or reopen a task');
-        error.message = `no eligible task: nothing open is free${started}`;
-        throw error;
-      }
+      if (!r.ok) throw noEligibleRefusal(r.gated, r.session?.id ?? null);
       const { task, claim } = r;
       const session = r.session === null ? {} : { session: r.session.id };
       const url = task.url === null ? {} : { url: task.url };
@@ -165,8 +164,14 @@ export function moreRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
     },
   );
   app.openapi(
-    route({ method: 'get', path: '/v1/escalations', tags: ['lifecycle'], responses: ok('escalated tasks') }),
-    async (c) => result(c, await baton.lifecycle.escalations()),
+    route({
+      method: 'get',
+      path: '/v1/escalations',
+      tags: ['lifecycle'],
+      request: { query: z.object({ limit: z.string().optional() }) },
+      responses: ok('escalated tasks, oldest first'),
+    }),
+    async (c) => result(c, await baton.lifecycle.escalations(c.req.valid('query'))),
   );
   app.openapi(
     route({
@@ -221,7 +226,7 @@ export function moreRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       return result(c, { key, epoch: r.holder.epoch, holder: r.holder, job: r.job, reason });
     },
   );
-  for (const verb of ['enable', 'disable'] as const) {
+  for (const [verb, on] of HOST_TOGGLES) {
     app.openapi(
       route({
         method: 'post',
@@ -233,7 +238,7 @@ export function moreRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       async (c) => {
         const { name } = c.req.valid('param');
         await allow(c, baton, 'host:toggle', { what: `${verb} host ${name}`, host: name });
-        return result(c, await acting(c, () => baton.cluster.setHostEnabled(name, verb === 'enable')));
+        return result(c, await acting(c, () => baton.cluster.setHostEnabled(name, on, actorOf(c))));
       },
     );
   }
@@ -248,7 +253,7 @@ export function moreRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
     async (c) => {
       const { id } = c.req.valid('param');
       await allow(c, baton, 'job:retry', { what: `retry job ${id}`, jobId: id });
-      const { job, created } = await acting(c, () => baton.cluster.retryJob(id));
+      const { job, created } = await acting(c, () => baton.cluster.retryJob(id, actorOf(c)));
       return result(c, { job, created });
     },
   );
@@ -270,7 +275,7 @@ export function moreRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
     async (c) => {
       const b = c.req.valid('json');
       await allow(c, baton, 'token:manage', { what: `create a ${b.scope} token` });
-      const { token, secret } = await acting(c, () => baton.tokens.create(b));
+      const { token, secret } = await acting(c, () => baton.tokens.create({ ...b, by: actorOf(c) }));
       return result(c, { id: token.id, token: secret, scope: token.scope });
     },
   );
@@ -285,7 +290,7 @@ export function moreRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
     async (c) => {
       const { id } = c.req.valid('param');
       await allow(c, baton, 'token:manage', { what: `revoke token ${id}` });
-      const { token, revoked } = await acting(c, () => baton.tokens.revoke(id));
+      const { token, revoked } = await acting(c, () => baton.tokens.revoke(id, actorOf(c)));
       return result(c, { ...token, revoked });
     },
   );

@@ -14,31 +14,12 @@ import type { Store } from '../store/store.js';
 import { timedStore } from '../store/timed.js';
 import type { DashboardDeps } from '../dashboard/deps.js';
 import type { AuthMode } from './auth.js';
+import type { Bind, HttpServer } from './bind.js';
 import { httpApp } from './app.js';
 import { storeLatencyObserver } from './metrics.js';
 
-export const HTTP_DEFAULT = '127.0.0.1:7070';
 /** How many ports past the asked one are tried when it is taken. */
 const PORT_TRIES = 20;
-
-export interface Bind {
-  readonly host: string;
-  readonly port: number;
-}
-
-/** `host:port`, `:port` or `[::1]:port`; the host defaults to 127.0.0.1. */
-export function parseBind(text: string): Bind {
-  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([A-Za-z0-9.-]*)):(\d{1,5})$/.exec(text.trim());
-  const port = Number(m?.[3]);
-  if (m === null || !Number.isInteger(port) || port > 65535) {
-    throw new InvalidInputError(
-      `--http must be host:port, got ${JSON.stringify(text)}`,
-      'write it as 127.0.0.1:7070, or :0 for any free port',
-    );
-  }
-  const host = m[1] ?? (m[2] === undefined || m[2] === '' ? '127.0.0.1' : m[2]);
-  return { host, port };
-}
 
 function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127(?:\.\d{1,3}){3}$/.test(host);
@@ -52,13 +33,6 @@ function checkBind(bind: Bind, auth: AuthMode): void {
       'add --auth required (every request then needs a token), or bind 127.0.0.1',
     );
   }
-}
-
-export interface HttpServer {
-  readonly url: string;
-  /** The port asked for, when it was taken and another was used. */
-  readonly taken: number | null;
-  close(): Promise<void>;
 }
 
 export interface ServeOptions {
@@ -125,10 +99,4 @@ function bindError(bind: Bind, port: number, error: unknown): InvalidInputError 
     `cannot serve HTTP on ${bind.host}: ${why}`,
     'pick another with --http host:port',
   );
-}
-
-/** The one line a server prints when it starts: its URL, and which port it took instead. */
-export function servingLine(server: HttpServer): string {
-  const instead = server.taken === null ? '' : ` (port ${server.taken} is taken; took the next free one)`;
-  return `serving the API and dashboard on ${server.url}${instead}`;
 }

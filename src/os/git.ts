@@ -28,7 +28,7 @@ export interface GitOptions {
 }
 
 /** A git command that failed: what ran, in which directory, and git's own words. */
-export class GitCommandError extends ConflictError {
+class GitCommandError extends ConflictError {
   constructor(
     readonly args: readonly string[],
     readonly cwd: string,

@@ -15,7 +15,12 @@ export interface WorktreeSample {
 
 /** The worktree's state now, or null when `dir` is not inside a git work tree. */
 export async function sampleWorktree(dir: string): Promise<WorktreeSample | null> {
-  const status = await gitMaybe(['status', '--porcelain=v1', '-z', '--untracked-files=all'], { cwd: dir });
+  // A look, never a write: plain `git status` refreshes the index under index.lock when it can,
+  // and the agent's own `git add` or `git commit` at that moment dies with "index.lock: File exists".
+  const status = await gitMaybe(
+    ['--no-optional-locks', 'status', '--porcelain=v1', '-z', '--untracked-files=all'],
+    { cwd: dir },
+  );
   if (status === null) return null;
   const head = await gitMaybe(['rev-parse', '--verify', '--quiet', 'HEAD'], { cwd: dir });
   const entries = new Map<string, string>();

@@ -74,6 +74,37 @@ describe('git worktree per claim', () => {
     assert.equal(git(repo, 'show', `${archive}:draft.md`), 'half done');
   });
 
+  test('retires an older epoch made under another base directory, as by a second baton up of the machine', async () => {
+    // Issue 14, item 3: `baton up` in h1 and in h2 on one repository; h1 dies, the retry runs on h2.
+    const { repo, base } = fixture();
+    const one = await prepareWorktree({ repoPath: repo, key: KEY, epoch: 1, baseDir: join(base, 'h1') });
+    writeFileSync(join(one.path, 'draft.md'), 'from h1\n');
+    const two = await prepareWorktree({ repoPath: repo, key: KEY, epoch: 2, baseDir: join(base, 'h2') });
+    assert.equal(two.path, join(base, 'h2', `${SLUG}-epoch-2`));
+    assert.equal(existsSync(one.path), false, "h1's checkout of the old epoch is retired");
+    assert.equal(git(repo, 'show', `refs/baton/archive/${SLUG}/1:draft.md`), 'from h1');
+    assert.equal(git(repo, 'worktree', 'list').split('\n').length, 2);
+    // And the other way round: an older epoch is fenced off by a newer one made elsewhere.
+    await assert.rejects(
+      prepareWorktree({ repoPath: repo, key: KEY, epoch: 1, baseDir: join(base, 'h1') }),
+      FencedError,
+    );
+  });
+
+  test('refuses a branch checked out by hand elsewhere with a hint an operator can follow', async () => {
+    const { repo, base } = fixture();
+    const wt = await prepareWorktree({ repoPath: repo, key: KEY, epoch: 1, baseDir: base });
+    git(repo, 'worktree', 'move', wt.path, join(base, 'by-hand'));
+    await assert.rejects(
+      prepareWorktree({ repoPath: repo, key: KEY, epoch: 2, baseDir: base }),
+      (error: unknown) =>
+        error instanceof ConflictError &&
+        /is checked out in .*by-hand/.test(error.message) &&
+        /git -C .*by-hand switch --detach/.test(error.hint ?? '') &&
+        !/retireWorktree|prepareWorktree/.test(`${error.message} ${error.hint ?? ''}`),
+    );
+  });
+
   test('refuses an older epoch once a newer epoch holds the branch', async () => {
     const { repo, base } = fixture();
     await prepareWorktree({ repoPath: repo, key: KEY, epoch: 2, baseDir: base });

@@ -15,7 +15,7 @@ import { archiveWorktree } from './worktree-archive.js';
 
 export { ARCHIVE_PREFIX } from './worktree-archive.js';
 
-export const BRANCH_PREFIX = 'baton/';
+const BRANCH_PREFIX = 'baton/';
 /** The key a branch was made for, in the repository's config: `branch.<name>.batonKey`. */
 const KEY_CONFIG = 'batonKey';
 const SLUG_LENGTH_MAX = 80;
@@ -32,7 +32,7 @@ const HASH_LENGTH = 8;
  * branches and directories of their own; ending in hex digits, the slug is never refused by
  * `git check-ref-format` (a key like `con.lock.lock`).
  */
-export function keySlug(key: string): string {
+function keySlug(key: string): string {
   const hash = createHash('sha256').update(key).digest('hex').slice(0, HASH_LENGTH);
   const readable = readableSlug(key);
   return `${readable.length > 0 ? readable : 'task'}-${hash}`;
@@ -64,7 +64,7 @@ function legacyBranchForKey(key: string): string | null {
 }
 
 /** The directory of one claim's worktree under baseDir. */
-export function worktreePathFor(baseDir: string, key: string, epoch: number): string {
+function worktreePathFor(baseDir: string, key: string, epoch: number): string {
   return resolve(baseDir, `${keySlug(key)}-epoch-${epoch}`);
 }
 
@@ -150,7 +150,7 @@ export async function prepareWorktree(p: {
       }
       throw new ConflictError(
         `${path} is already a worktree, on ${here.ref ?? 'a detached HEAD'} rather than ${branch}`,
-        'retire or remove that worktree, or use another base directory',
+        `switch that checkout back to ${branch}, or move it away (git worktree move ${path} <elsewhere>)`,
       );
     }
     if (existsSync(path)) {
@@ -218,11 +218,13 @@ async function releaseOlderEpochs(
       continue;
     }
     if (!mine) continue;
+    // Worktrees belong to the repository, not to the directory a `baton up` started in: an epoch
+    // of this task is one wherever it was made (several `baton up` on one machine, each with its
+    // own .baton/worktrees; issue 14, item 3). The branch is the task's alone (checkBranchOwner).
     const match = EPOCH_SUFFIX.exec(basename(entry.path));
-    const sameBase = samePath(dirname(entry.path), dirname(path));
     const sameSlug =
       basename(entry.path).replace(EPOCH_SUFFIX, '') === basename(path).replace(EPOCH_SUFFIX, '');
-    const other = match === null || !sameBase || !sameSlug ? null : Number(match[1]);
+    const other = match === null || !sameSlug ? null : Number(match[1]);
     if (other !== null && other < epoch) {
       await retire(repo, entry, branch);
     } else if (other !== null && other > epoch) {
@@ -231,9 +233,11 @@ async function releaseOlderEpochs(
         'stop working on this claim; claim the task again if you still need it',
       );
     } else {
+      const why = other === epoch ? ', by another run of this same claim' : '';
       throw new ConflictError(
-        `branch ${branch} is checked out in ${entry.path}`,
-        `switch that checkout to another branch, or remove it (git worktree remove ${entry.path})`,
+        `branch ${branch} is checked out in ${entry.path}${why}`,
+        `commit its work there, switch it to another branch (git -C ${entry.path} switch --detach) ` +
+          'or remove it (git worktree remove <path>), then run the task again',
       );
     }
   }
@@ -266,7 +270,8 @@ export async function listClaimWorktrees(repoPath: string): Promise<ClaimWorktre
 /**
  * Ends a claim's worktree: archives its unpushed commits and uncommitted changes to
  * `refs/baton/archive/<slug>/<epoch>` (null when nothing was at risk), then removes the
- * directory. The branch is kept. removed is false when no worktree was registered at `path`.
+ * directory. The branch is kept. removed is false when no worktree was registered at `path`, or
+ * when another process retired it meanwhile.
  */
 export async function retireWorktree(p: {
   repoPath: string;
@@ -276,7 +281,7 @@ export async function retireWorktree(p: {
   const repo = resolve(p.repoPath);
   await gitDirOf(repo, 'repository');
   if ((await gitMaybe(['check-ref-format', `refs/heads/${p.branch}`], { cwd: repo })) === null) {
-    const hint = 'pass the branch prepareWorktree returned';
+    const hint = 'pass the branch the worktree is on (git worktree list)';
     throw new InvalidInputError(`${JSON.stringify(p.branch)} is not a valid branch name`, hint);
   }
   return serially(repo, async () => {
@@ -298,12 +303,34 @@ export async function retireWorktree(p: {
         'only linked worktrees are retired',
       );
     }
-    const archivedRef = await retire(repo, entry, p.branch);
-    return { removed: true, archivedRef };
+    return retire(repo, entry, p.branch);
   });
 }
 
-async function retire(repo: string, entry: WorktreeEntry, branch: string): Promise<string | null> {
+/** What retiring one worktree did: removed is false when another process had retired it first. */
+interface Retired {
+  readonly removed: boolean;
+  readonly archivedRef: string | null;
+}
+
+/**
+ * Retires one worktree. Several `baton up` on one machine may retire the same one at once (one's
+ * sweep, another's next claim of the task; issue 14's fleet run): this process's queue does not
+ * order theirs, so one of them finds it gone half-way, as a failing `git worktree remove` or a
+ * checkout that vanished under its snapshot. Once it is no longer registered, the other process
+ * retired it (archiving before removing): that is no failure, and removed says it was not this one.
+ */
+async function retire(repo: string, entry: WorktreeEntry, branch: string): Promise<Retired> {
+  try {
+    return { removed: true, archivedRef: await retireOnce(repo, entry, branch) };
+  } catch (error) {
+    const entries = await listWorktrees(repo);
+    if (entries.some((e) => samePath(e.path, entry.path))) throw error;
+    return { removed: false, archivedRef: null };
+  }
+}
+
+async function retireOnce(repo: string, entry: WorktreeEntry, branch: string): Promise<string | null> {
   const present = existsSync(entry.path);
   const gitDir = present ? await gitMaybe(['rev-parse', '--absolute-git-dir'], { cwd: entry.path }) : null;
   const head = present

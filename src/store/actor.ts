@@ -33,3 +33,14 @@ export function actingToken(): string | null {
 export function actingAsAnyone(): boolean {
   return acting.getStore() === ANY;
 }
+
+/**
+ * A ledger row's detail with `by`, who asked in words (`alice@box`, `token t1`), when the caller
+ * named them (issue 14, item 11); left as it is otherwise.
+ */
+export function withActor(
+  detail: Record<string, unknown>,
+  actor: string | undefined,
+): Record<string, unknown> {
+  return actor === undefined ? detail : { ...detail, by: actor };
+}

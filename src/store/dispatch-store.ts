@@ -4,8 +4,9 @@
  * session stopped heartbeating. Every change is one guarded step, audited with it.
  */
 import type { ContainmentKind } from '../core/containment.js';
+import type { DispatchCandidate } from '../core/dispatch-plan.js';
 import type { Job, JobId, JobTransitionResult } from '../core/job.js';
-import type { HostCapacity } from '../core/placement.js';
+import type { Fleet, HostCapacity } from '../core/capacity.js';
 import type { RetryPolicy } from '../core/retry.js';
 import type { SessionId } from '../core/session.js';
 import type { Instant } from '../core/time.js';
@@ -25,6 +26,9 @@ export interface Host extends HostCapacity {
   readonly containment: ContainmentKind | null;
   /** The runner's own reference to what it made (cgroups, marker), for its successor; opaque here. */
   readonly containmentRef: string | null;
+  /** Free and total space where its runner keeps state and job logs (MB); null until it said. */
+  readonly diskFreeMb: number | null;
+  readonly diskTotalMb: number | null;
 }
 
 export interface HostContainmentParams {
@@ -76,6 +80,32 @@ export interface PlaceParams {
    * Left out for lock mode none: no lock is read or taken.
    */
   readonly workspace?: string | undefined;
+}
+
+export interface PlaceManyParams {
+  readonly term: TermRef;
+  /** Distinct jobs, each as PlaceParams without the term. */
+  readonly jobs: readonly Omit<PlaceParams, 'term'>[];
+}
+
+/** A pass's candidates (core/dispatch-plan.ts), read at `now` on the database clock. */
+export interface DispatchCandidates {
+  readonly now: Instant;
+  readonly jobs: readonly DispatchCandidate[];
+}
+
+export interface SetAsideParams {
+  readonly term: TermRef;
+  /** Jobs whose waiting reason is recorded, as markWaiting does. */
+  readonly waits: readonly { readonly id: JobId; readonly reason: string }[];
+  /** Jobs put behind a backoff, as skip does. */
+  readonly skips: readonly Omit<JobSkipParams, 'term'>[];
+}
+
+/** The jobs whose reason the call changed (none when fenced). */
+export interface SetAsideResult {
+  readonly waited: readonly JobId[];
+  readonly skipped: readonly JobId[];
 }
 
 export interface JobSkipParams {
@@ -135,15 +165,26 @@ export interface DispatchStore {
       readonly name: string;
       readonly session: SessionId;
       readonly ramFreeMb: number;
+      /** Free and total space of the runner's state and log directory (MB), when it could tell. */
+      readonly disk?: { readonly freeMb: number; readonly totalMb: number } | null | undefined;
     }): Promise<boolean>;
     /** Enables a host, or disables it into a warm standby; NotFoundError for an unknown host. */
     setEnabled(params: {
       readonly name: string;
       readonly enabled: boolean;
       readonly by?: SessionId | undefined;
+      /** Who asked, in words (`alice@box`, `token t1`): the ledger row's `by`. */
+      readonly actor?: string | undefined;
     }): Promise<Host>;
     /** Every host with its live load (active jobs, promised and pending RAM). */
     list(): Promise<readonly Host[]>;
+    /**
+     * The fleet as a placement sees it (core/capacity.ts): the enabled hosts with a free slot,
+     * with their load, in name order, and the counts and newest heartbeat that say why a job fits
+     * nowhere; equal to fleetOf(list()) read at one instant. What a dispatcher pass reads: a
+     * saturated fleet answers without sending its hosts.
+     */
+    fleet(): Promise<Fleet>;
     /** Records the serving runner's containment; false unless that live session serves the host. */
     setContainment(params: HostContainmentParams): Promise<boolean>;
   };
@@ -166,6 +207,26 @@ export interface DispatchStore {
      * dead, workspaceLocks.releaseJob), and with its holder's session (end or rescue).
      */
     place(params: PlaceParams): Promise<PlaceResult>;
+    /**
+     * The queued jobs `queued` lists (at most `limit`), each with its task's gate, workspace
+     * requirements, assignee agent (when it names one), project, and the workspaces those bind
+     * with their live locks: what a dispatcher pass decides on (core/dispatch-plan.ts), in one
+     * read, with the database's time.
+     */
+    candidates(params: { readonly limit: number }): Promise<DispatchCandidates>;
+    /**
+     * Places many jobs as `place` places one, each guarded and answered on its own (results in
+     * the order asked), every placement with its ledger rows; in one statement (PostgreSQL) or
+     * in transactions of a bounded number of jobs (SQLite, so that no synchronous step grows with
+     * the batch). A term that is not live answers `fenced` for every job not placed yet. An
+     * unknown workspace throws NotFoundError before anything is placed.
+     */
+    placeMany(params: PlaceManyParams): Promise<readonly PlaceResult[]>;
+    /**
+     * Records many waiting reasons (as markWaiting) and skips (as skip, each audited when its
+     * reason changes) in one step under the term; nothing when the term is not live.
+     */
+    setAside(params: SetAsideParams): Promise<SetAsideResult>;
     /** Records why a queued job waits; false when fenced or the job is no longer queued. */
     markWaiting(params: {
       readonly id: JobId;

@@ -6,7 +6,7 @@
  * conditional requests, and writes the backlog's own ledger rows.
  */
 import type { Instant } from '../core/time.js';
-import type { TaskState } from '../core/task.js';
+import type { LabelFacts } from '../core/github.js';
 
 export type OutboxKind = 'labels' | 'comment';
 
@@ -23,14 +23,9 @@ export interface OutboxRow {
   readonly lastError: string | null;
 }
 
-/** What the labels of a task's issue are projected from. */
-export interface LabelState {
+/** What the labels of a task's issue are projected from (core/github.ts), and whose they are. */
+export interface LabelState extends LabelFacts {
   readonly key: string;
-  readonly state: TaskState;
-  /** A live claim is held on the task. */
-  readonly held: boolean;
-  /** The status of its active job (queued, claimed or running), if any. */
-  readonly jobStatus: 'queued' | 'claimed' | 'running' | null;
 }
 
 export interface GithubNoteParams {

@@ -48,8 +48,15 @@ export interface LedgerRowsParams {
 
 export interface LedgerStore {
   readonly ledger: {
-    /** Registers a public key and writes `ledger:key-added`; ConflictError when the id exists. */
-    addKey(params: { readonly id: string; readonly publicKey: string }): Promise<LedgerKey>;
+    /**
+     * Registers a public key and writes `ledger:key-added` (`by`: the actor, who asked, in
+     * words); ConflictError when the id exists.
+     */
+    addKey(params: {
+      readonly id: string;
+      readonly publicKey: string;
+      readonly actor?: string | undefined;
+    }): Promise<LedgerKey>;
     /** Every key ever registered, oldest first. */
     keys(): Promise<readonly LedgerKey[]>;
     /**

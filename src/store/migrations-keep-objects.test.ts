@@ -56,7 +56,7 @@ async function actual(db: TestDatabase, url: string): Promise<Set<string>> {
 for (const db of allDatabases()) {
   describe(`migrations on ${db.name}`, () => {
     test('leave every index and trigger a migration made, unless a later one dropped it by name', async () => {
-      const url = await db.fresh();
+      const url = await db.empty();
       await (await openStore(url)).close();
       const expected = survivors(db.engine === 'sqlite' ? SQLITE_MIGRATIONS : PG_MIGRATIONS);
       const found = await actual(db, url);

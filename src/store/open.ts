@@ -4,7 +4,7 @@
  * pays only for the one it uses.
  */
 import { isAbsolute, resolve } from 'node:path';
-import { InvalidInputError } from '../core/errors.js';
+import { InvalidInputError, type OpenIntent } from '../core/errors.js';
 import { redactSecrets } from '../core/redact.js';
 import type { Store } from './store.js';
 import { applySwitches, testSwitches, type OpenOptions } from './test-switches.js';
@@ -54,13 +54,22 @@ export function absoluteDbUrl(raw: string, cwd: string): string {
   return target.engine === 'postgres' || isAbsolute(target.path) ? raw : resolve(cwd, target.path);
 }
 
-export async function openStore(raw: string, options: OpenOptions = {}): Promise<Store> {
+/**
+ * `intent` says what the caller may do to the database (core/errors.ts): the CLI passes `use`
+ * for every command but `baton up`, `baton init` and `baton db migrate`. Library callers (tests,
+ * benchmarks, the demo) get `create`: they make their own databases.
+ */
+export async function openStore(
+  raw: string,
+  options: OpenOptions & { readonly intent?: OpenIntent } = {},
+): Promise<Store> {
   const target = parseDbUrl(raw);
   const switches = testSwitches(options);
+  const intent = options.intent ?? 'create';
   if (target.engine === 'sqlite') {
     const { openSqliteStore } = await import('./sqlite/sqlite-store.js');
-    return applySwitches(openSqliteStore({ path: target.path, switches }), switches);
+    return applySwitches(openSqliteStore({ path: target.path, switches, intent }), switches);
   }
   const { openPostgresStore } = await import('./postgres/postgres-store.js');
-  return applySwitches(await openPostgresStore({ url: target.url, switches }), switches);
+  return applySwitches(await openPostgresStore({ url: target.url, switches, intent }), switches);
 }

@@ -5,10 +5,17 @@
 import { InvalidInputError } from '../core/errors.js';
 import { openStore, parseDbUrl } from './open.js';
 
-/** Applies every missing migration (opening the store does) and closes it again. */
-export async function migrateDatabase(url: string): Promise<void> {
-  const store = await openStore(url);
-  await store.close();
+/**
+ * Applies every missing migration (opening the store does) and closes it again; returns the
+ * schema version. `migrate` refuses a missing SQLite file, `create` (`baton init`) makes it.
+ */
+export async function migrateDatabase(url: string, intent: 'create' | 'migrate'): Promise<number> {
+  const store = await openStore(url, { intent });
+  try {
+    return (await store.schema()).applied;
+  } finally {
+    await store.close();
+  }
 }
 
 /**

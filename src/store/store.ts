@@ -24,6 +24,7 @@ import type { LedgerStore } from './ledger-store.js';
 import type { ObserveStore } from './observe-store.js';
 import type { TokenStore } from './token-store.js';
 import type { WorkspaceStore } from './workspace-store.js';
+import type { JobBatchParams, JobBatchResult } from './job-batch.js';
 
 export type Engine = 'sqlite' | 'postgres';
 
@@ -47,6 +48,8 @@ export interface TaskAddParams {
   readonly by?: SessionId | undefined;
   /** Who added it, in words (the task's first state_by). */
   readonly byName?: string | undefined;
+  /** Who asked, in words (`alice@box`, `token t1`): `by` in the `task:added` row (issue 14, item 11). */
+  readonly actor?: string | undefined;
   /** Adds the task `escalated` with this reason (the vague-issue rule), audited as such. */
   readonly escalation?: string | undefined;
 }
@@ -124,6 +127,8 @@ export interface JobEnqueueParams {
   readonly command?: string | null | undefined;
   readonly attemptMax?: number | undefined;
   readonly by?: SessionId | undefined;
+  /** Who asked, in words: `by` in the `job:enqueued` row (and `task:added`, when it adds the task). */
+  readonly actor?: string | undefined;
 }
 
 export interface JobEnqueueResult {
@@ -330,8 +335,23 @@ export interface Store
      * for an unknown session) and changes nothing unless the session is live.
      */
     finishAndClaimNext(params: JobFinishAndClaimNextParams): Promise<JobFinishAndClaimNextResult>;
+    /**
+     * Batch completion and fetch in one durable commit: finishes each member of `finish` as
+     * finish would (a fenced member answers `lost` alone, the others commit), gives back to the
+     * queue jobs whose lease has passed (audited `job:requeued`, or failed once their attempts are
+     * spent), then takes up to `take` due jobs in queue order, each claimed and started under its
+     * own epoch and lease. Ledger rows in order: the give-backs, the finishes (member by member),
+     * the claims. With `take`, throws FencedError (NotFoundError for an unknown session) and
+     * changes nothing unless the session is live.
+     */
+    batch(params: JobBatchParams): Promise<JobBatchResult>;
     /** Queues a new job for the task of an ended job, with the same command and budget. */
-    retry(params: { readonly id: JobId; readonly by?: SessionId | undefined }): Promise<JobEnqueueResult>;
+    /** `actor`: who asked, in words (`alice@box`, `token t1`), the ledger row's `by`. */
+    retry(params: {
+      readonly id: JobId;
+      readonly by?: SessionId | undefined;
+      readonly actor?: string | undefined;
+    }): Promise<JobEnqueueResult>;
     /**
      * Any active state → cancelled; `lost` when the job is already terminal. Releases the job's
      * workspace lock in the same step, unless the job was running: its agent may still be at

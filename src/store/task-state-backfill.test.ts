@@ -117,7 +117,7 @@ async function givenOldTasks(db: TestDatabase, raw: RawSql): Promise<Map<string,
 for (const db of allDatabases()) {
   describe(`migration 0012 on a ${db.name} database of the old schema`, () => {
     test('puts every task in the state its jobs and claims imply, with when, by whom and a ledger row', async () => {
-      const url = await db.fresh();
+      const url = await db.empty();
       await (await open(db, url, 11)).close();
       const raw = await rawSql(db, url);
       let store: Store | undefined;

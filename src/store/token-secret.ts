@@ -7,7 +7,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { FencedError, InvalidInputError, NotFoundError } from '../core/errors.js';
 import type { SessionId } from '../core/session.js';
 import type { Scope, Token } from '../core/token.js';
-import type { TokenCreateParams } from './token-store.js';
+import type { TokenCreateParams, TokenRun } from './token-store.js';
 
 const TOKEN_PREFIX = 'baton_';
 
@@ -23,9 +23,20 @@ export function freshToken(): { id: string; secret: string; hash: string } {
 }
 
 /** The bindings as stored: a session for `agent` only, a host for `host` only. */
-export function bindingsOf(p: TokenCreateParams): { session: SessionId | null; host: string | null } {
+export function bindingsOf(p: TokenCreateParams): {
+  session: SessionId | null;
+  host: string | null;
+  run: TokenRun | null;
+} {
   const session = p.session ?? null;
   const host = p.host ?? null;
+  const run = p.run ?? null;
+  if (p.scope !== 'agent' && run !== null) {
+    throw new InvalidInputError(
+      `a ${p.scope} token is not bound to a run`,
+      'bind only agent tokens to a run',
+    );
+  }
   if (p.scope === 'agent' && session === null) {
     throw new InvalidInputError('an agent token is bound to one session', 'pass --session <id>');
   }
@@ -38,7 +49,7 @@ export function bindingsOf(p: TokenCreateParams): { session: SessionId | null; h
   if (p.scope !== 'host' && host !== null) {
     throw new InvalidInputError(`a ${p.scope} token is not bound to a host`, 'leave out --host');
   }
-  return { session, host };
+  return { session, host, run };
 }
 
 /** Why an agent token cannot be bound to this session: unknown or no longer live. */

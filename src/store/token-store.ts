@@ -15,6 +15,28 @@ export interface TokenCreateParams {
   readonly name?: string | null | undefined;
   /** Lifetime from now on the database clock; left out, the token lasts until revoked. */
   readonly ttlMs?: number | null | undefined;
+  /** For `agent` only: the run the token is minted for; it opens nothing once that run is over. */
+  readonly run?: TokenRun | null | undefined;
+  /** Who asked, in words (`alice@box`, `token t1`): `by` in the `token:created` row. */
+  readonly actor?: string | undefined;
+}
+
+export interface TokenRevokeParams {
+  readonly id: string;
+  /** Who asked, in words: `by` in the `token:revoked` row. */
+  readonly actor?: string | undefined;
+}
+
+/**
+ * The run an agent token belongs to: one attempt of a job (its id and the epoch it was placed
+ * at) and the claim that attempt holds (the claim's epoch, on the job's task, by the token's
+ * session). `verify` answers `ended` once the job is no longer claimed or running at that epoch,
+ * the claim is released, or the session is not live within its TTL, on the database clock.
+ */
+export interface TokenRun {
+  readonly jobId: number;
+  readonly jobEpoch: number;
+  readonly claimEpoch: number;
 }
 
 export interface TokenCreated {
@@ -45,12 +67,17 @@ export interface TokenStore {
      * ended one.
      */
     create(params: TokenCreateParams): Promise<TokenCreated>;
-    /** The token whose secret this is, unless it is unknown, expired or revoked (database clock). */
+    /**
+     * The token whose secret this is, unless it is unknown, revoked, expired (database clock) or,
+     * bound to a session, that session is no longer live (`ended`): an agent token dies with its
+     * run's session however the run ended, even if nobody revoked it; a token minted for a run
+     * (TokenRun) also dies with that job attempt and its claim.
+     */
     verify(secret: string): Promise<TokenCheck>;
     /** Every token, oldest first, without secrets. */
     list(): Promise<readonly Token[]>;
     /** Revokes it and writes `token:revoked`; false if it was already revoked; NotFoundError if unknown. */
-    revoke(id: string): Promise<boolean>;
+    revoke(params: TokenRevokeParams): Promise<boolean>;
     /** Writes `auth:refused`: a request beyond its token's scope, which changed nothing else. */
     refused(refusal: AuthRefusal): Promise<void>;
   };

@@ -106,7 +106,7 @@ async function givenOldTasks(db: TestDatabase, raw: RawSql): Promise<ReadonlyMap
 for (const db of allDatabases()) {
   describe(`migration 0003 on a ${db.name} database of the old schema`, () => {
     test('backfills requires_filesystem only on positive evidence, row by row', async () => {
-      const url = await db.fresh();
+      const url = await db.empty();
       await (await open(db, url, 2)).close();
       const raw = await rawSql(db, url);
       let store: Store | undefined;

@@ -13,6 +13,8 @@ export interface WorkspaceAddParams {
   readonly path: string;
   readonly kind: WorkspaceKind;
   readonly by?: SessionId | undefined;
+  /** Who asked, in words: `by` in the `workspace:added` row. */
+  readonly actor?: string | undefined;
 }
 
 export interface AgentAddParams {

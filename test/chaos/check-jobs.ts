@@ -27,7 +27,9 @@ function stateAfter(e: AuditEntry): JobState | undefined {
 /**
  * [4, 5] Every job change is an allowed transition of the lifecycle (core/job.ts), starting at
  * enqueue; a job ends at most once and then never moves; attempts never exceed the maximum; the
- * table's final state is the ledger's.
+ * table's final state is the ledger's. An attempt is a claim whose agent started (job:spawned),
+ * or the job's last claim: recovery gives back an attempt that never attached a pid (issue 14,
+ * item 7), so a claim rescued before its spawn uses none.
  */
 export function checkJobLifecycle({ server }: CheckInput): CheckResult {
   const f = new Findings();
@@ -37,9 +39,11 @@ export function checkJobLifecycle({ server }: CheckInput): CheckResult {
     let state: JobState | undefined;
     let last: AuditEntry | undefined;
     let claims = 0;
+    let spawnedSinceClaim = true;
     let ends = 0;
     for (const e of events) {
       if (e.type === 'job:spawned') {
+        spawnedSinceClaim = true;
         if (state !== 'running') f.add(`job ${id}: spawned while ${state ?? 'absent'}`, [showEntry(e)]);
         continue;
       }
@@ -53,7 +57,12 @@ export function checkJobLifecycle({ server }: CheckInput): CheckResult {
           showEntry(e),
         ]);
       }
-      if (next === 'claimed') claims++;
+      if (next === 'claimed') {
+        // The claim before this one used an attempt only if its agent started.
+        if (!spawnedSinceClaim) claims--;
+        claims++;
+        spawnedSinceClaim = false;
+      }
       if (isTerminalJobState(next)) ends++;
       if (ends > 1 && isTerminalJobState(next)) {
         f.add(`job ${id}: ended a second time`, [...(last ? [showEntry(last)] : []), showEntry(e)]);

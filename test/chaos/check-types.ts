@@ -14,6 +14,8 @@ export interface CheckInput {
   readonly procs: readonly ProcEvent[];
   /** Lines of the `baton up` logs. */
   readonly upLogs: readonly string[];
+  /** Real clock before the run's first write to the database (its setup: key, tasks, workspaces). */
+  readonly setupAt?: number;
   /** Real clock at the start and end of the run. */
   readonly startedAt: number;
   readonly endedAt: number;

@@ -39,3 +39,16 @@ export interface WorkerConfig {
 export const WORKER_ENV = 'CHAOS_WORKER';
 /** A worker exits with this after an unknown outcome; the supervisor restarts it. */
 export const EXIT_UNKNOWN = 75;
+
+/** What the batch-kill scenario (batch-kill.ts) tells each batch worker (batch-worker.ts). */
+export interface BatchWorkerConfig {
+  readonly url: string;
+  readonly history: string;
+  readonly name: string;
+  readonly take: number;
+  readonly leaseMs: number;
+  /** The negative control: acknowledge completions before their commit. */
+  readonly ackEarly: boolean;
+}
+
+export const BATCH_WORKER_ENV = 'BATCH_WORKER';

@@ -32,9 +32,11 @@ test('a job whose start committed but whose answer was lost is given back and ru
       },
     },
   };
+  // The give-back is the runner's own, not a rescue: a stale threshold far above the heartbeat keeps
+  // a loaded machine's pause from also declaring the session stale (a third attempt).
   const options: UpOptions = {
     ...{ dbUrl: join(dir, 'baton.db'), host: 'solo', leaseTtlMs: 900, retryIntervalMs: 100 },
-    ...{ heartbeatIntervalMs: 100, staleAfterMs: 600, pollIntervalMs: 100, recoveryIntervalMs: 100 },
+    ...{ heartbeatIntervalMs: 100, staleAfterMs: 5000, pollIntervalMs: 100, recoveryIntervalMs: 100 },
     ...{ slotsMax: 1, ramTotalMb: 1024, ramReservedMb: 0, standby: false, agentCommand: null },
     ...{ logDir: join(dir, 'logs'), cwd: dir },
   };

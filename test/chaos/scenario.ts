@@ -134,6 +134,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
   let result: ScenarioResult | undefined;
   try {
     // The ups seal the ledger while they lead, with the key at their default path (.baton/ledger.key).
+    const setupAt = Date.now();
     const signer = createKeyFile(join(dir, '.baton', 'ledger.key'));
     await admin.ledger.addKey({ id: signer.keyId, publicKey: signer.publicKey });
     for (const key of tasks) await admin.tasks.add({ key });
@@ -175,6 +176,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
       faults: nemesis.events,
       procs: supervisor.events,
       upLogs,
+      setupAt,
       startedAt,
       endedAt,
       kinds,

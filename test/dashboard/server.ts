@@ -11,7 +11,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { Coordinator } from '../../src/coordinator/coordinator.js';
 import { httpApp } from '../../src/http/app.js';
-import type { AuthEnv } from '../../src/http/auth.js';
+import type { AuthEnv, AuthMode } from '../../src/http/auth.js';
 import type { DashboardDeps } from '../../src/dashboard/deps.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
@@ -31,12 +31,13 @@ export async function startTestServer(
   db: string,
   extra: (app: Hono<AuthEnv>, store: Store) => void = () => {},
   deps: Partial<DashboardDeps> = {},
+  auth: AuthMode = 'reads-open',
 ): Promise<TestServer> {
   const store = await openStore(db);
   const coordinator = new Coordinator(store);
   // The real API beside the dashboard, as `baton serve` mounts them, with an operator token.
   const operator = await store.tokens.create({ scope: 'operator', name: 'dashboard test' });
-  const app = httpApp({ coordinator, auth: 'reads-open', dashboard: { pollMs: 100, ...deps } });
+  const app = httpApp({ coordinator, auth, dashboard: { pollMs: 100, ...deps } });
   extra(app, store);
   const server: ServerType = await new Promise((resolve) => {
     const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));

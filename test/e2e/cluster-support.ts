@@ -68,6 +68,11 @@ export interface ClusterFixture {
   upWithEnv(env: Readonly<Record<string, string>>, host: string, ...extra: string[]): UpProcess;
   /** `up` with baton's own default timings, not the fast ones. */
   upDefault(host: string, ...extra: string[]): UpProcess;
+  /**
+   * `up` with exactly these arguments after `--host`, started in `cwd` (its own `.baton` state
+   * directory: worktrees and logs), with these variables added to its environment.
+   */
+  upAt(cwd: string, env: Readonly<Record<string, string>>, host: string, args: readonly string[]): UpProcess;
   baton(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
   close(): Promise<void>;
 }
@@ -77,11 +82,16 @@ export async function clusterFixture(db: TestDatabase): Promise<ClusterFixture> 
   const dir = mkdtempSync(join(tmpdir(), 'baton-e2e-'));
   const store = await openStore(url);
   const ups: UpProcess[] = [];
-  const spawnUp = (env: Readonly<Record<string, string>>, host: string, args: string[]): UpProcess => {
+  const spawnUp = (
+    env: Readonly<Record<string, string>>,
+    host: string,
+    args: readonly string[],
+    cwd = dir,
+  ): UpProcess => {
     const logPath = join(dir, `up-${host}-${ups.length}.log`);
     const fd = openSync(logPath, 'a');
     const child = spawn(process.execPath, [BIN, '--db', url, 'up', '--host', host, ...args], {
-      cwd: dir,
+      cwd,
       stdio: ['ignore', fd, fd],
       env: { ...process.env, ...env },
     });
@@ -98,6 +108,7 @@ export async function clusterFixture(db: TestDatabase): Promise<ClusterFixture> 
     up: (host, ...extra) => upWithEnv({}, host, ...extra),
     upWithEnv,
     upDefault: (host, ...extra) => spawnUp({}, host, extra),
+    upAt: (cwd, env, host, args) => spawnUp(env, host, args, cwd),
     baton: (...args) =>
       new Promise((resolve) => {
         const child = spawn(process.execPath, [BIN, '--db', url, ...args], { cwd: dir });

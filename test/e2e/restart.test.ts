@@ -18,13 +18,16 @@ for (const db of bothEngines()) {
       const c = await clusterFixture(db);
       try {
         await c.store.jobs.enqueue({ key: 'long', command: 'test "$BATON_ATTEMPT" -gt 1 || exec sleep 60' });
-        const first = c.up('solo');
+        // A lease that outlives a slow restart on a loaded machine (2 s did not), so that only the
+        // takeover's resign, not the lease's expiry, can let term 2 begin.
+        const slowLease = ['--lease-ttl', '8'];
+        const first = c.up('solo', ...slowLease);
         await waitUntil(async () => agentStarted(c.store, 'long'), 15_000, 'the agent to start');
         const tree = treeMembers((await c.store.jobs.list({ key: 'long' }))[0]?.pid ?? 0);
         first.signal('SIGKILL');
         await first.exited();
         await waitUntil(() => tree.every((pid) => !isAlive(pid)), 5_000, 'the agent tree to die with it');
-        const second = c.up('solo');
+        const second = c.up('solo', ...slowLease);
         await second.waitForLog(/took over host solo from session \d+ \(pid \d+ is no longer running here\)/);
         await second.waitForLog(/leading the dispatcher, term 2/);
         const resigned = await c.store.audit.list({ type: 'lease:resigned' });

@@ -37,6 +37,10 @@ const FIELDS = [
   'expires',
   'payload',
   'review',
+  'size',
+  'finish',
+  'next',
+  'lease',
 ];
 
 const junkText = fc.oneof(

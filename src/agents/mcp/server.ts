@@ -7,6 +7,7 @@
 import { hostname } from 'node:os';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { every, type Clock } from '../../core/time.js';
 import { validateEpoch, validateId, validateKey } from '../../core/validate.js';
 import type { AgentClient, ClaimRef } from '../client.js';
 import { McpSession } from './session.js';
@@ -25,6 +26,8 @@ export interface McpServerOptions {
   readonly env: NodeJS.ProcessEnv;
   readonly version: string;
   readonly heartbeatIntervalMs: number;
+  /** The session's heartbeats run on it (daemon/clock.ts's systemClock outside tests). */
+  readonly clock: Clock;
 }
 
 /** BATON_SESSION and BATON_KEY + BATON_EPOCH, as a runner sets them for its agents. */
@@ -60,11 +63,13 @@ export async function runMcpServer(o: McpServerOptions): Promise<void> {
     for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => resolve());
   });
   await server.connect(transport);
-  const beat = setInterval(() => void session.beat(), o.heartbeatIntervalMs);
+  const beat = new AbortController();
+  const beating = every(o.clock, o.heartbeatIntervalMs, () => void session.beat(), beat.signal);
   try {
     await gone;
   } finally {
-    clearInterval(beat);
+    beat.abort();
+    await beating;
     await session.end().catch(() => undefined);
     await server.close().catch(() => undefined);
   }

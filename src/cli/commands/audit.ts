@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import type { AuditEntry } from '../../core/audit-event.js';
 import { iso } from '../output.js';
-import { withCoordinator } from '../run.js';
+import { withApi } from '../run.js';
 import { registerAuditCommits } from './audit-commits.js';
 import { registerAuditLedger } from './audit-ledger.js';
 
@@ -26,7 +26,7 @@ export function registerAudit(program: Command): void {
     .option('--after <id>', 'only entries with a larger id')
     .option('--limit <n>', 'at most this many (default and maximum 1000)')
     .action((o: AuditOptions, cmd: Command) =>
-      withCoordinator(cmd, async (baton, out) => {
+      withApi(cmd, async (baton, out) => {
         const entries = await baton.audit({ ...o, key: o.task });
         out.result(entries, () => (entries.length === 0 ? ['no entries'] : entries.map(auditLine)));
       }),

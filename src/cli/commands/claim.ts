@@ -4,7 +4,7 @@
  */
 import type { Command } from 'commander';
 import { fencedRefusal, heldRefusal } from '../../coordinator/refusals.js';
-import { withAgentApi } from '../run.js';
+import { withApi } from '../run.js';
 
 export function registerClaim(program: Command): void {
   program
@@ -12,7 +12,7 @@ export function registerClaim(program: Command): void {
     .description('claim a task for a session; exits 3 with the holder when another session has it')
     .requiredOption('--session <id>', 'the claiming session (from `baton session start`)')
     .action((key: string, o: { session: string }, cmd: Command) =>
-      withAgentApi(cmd, async (baton, out) => {
+      withApi(cmd, async (baton, out) => {
         const result = await baton.claim({ key, session: o.session });
         if (!result.ok) throw heldRefusal(key, result.holder);
         const { claim, granted } = result;
@@ -30,7 +30,7 @@ export function registerClaim(program: Command): void {
     .requiredOption('--epoch <n>', 'the epoch printed by `baton claim`')
     .option('--outcome <outcome>', 'done, failed or released (default released)')
     .action((key: string, o: { session: string; epoch: string; outcome?: string }, cmd: Command) =>
-      withAgentApi(cmd, async (baton, out) => {
+      withApi(cmd, async (baton, out) => {
         const input = { key, session: o.session, epoch: o.epoch, outcome: o.outcome };
         const result = await baton.release(input);
         if (!result.ok) throw fencedRefusal(key, o.epoch, result.current);
@@ -42,5 +42,3 @@ export function registerClaim(program: Command): void {
       }),
     );
 }
-
-export { fencedRefusal, heldRefusal };

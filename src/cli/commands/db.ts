@@ -1,12 +1,12 @@
 /**
- * `baton db migrate` and `baton db roles`: bringing the schema up to date (with the owner's URL
+ * `baton init`, `baton db migrate` and `baton db roles`: bringing the schema up to date (with the owner's URL
  * once roles are split) and splitting the roles on PostgreSQL (docs/security.md).
  */
 import type { Command } from 'commander';
 import { redactSecrets } from '../../core/redact.js';
 import { migrateDatabase, setUpRoles } from '../../store/roles.js';
 import { Output } from '../output.js';
-import { dbUrl, type GlobalOptions } from '../run.js';
+import { dbUrl, refuseRemote, type GlobalOptions } from '../run.js';
 
 interface RolesOptions {
   readonly owner?: string;
@@ -15,15 +15,37 @@ interface RolesOptions {
 }
 
 export function registerDb(program: Command): void {
+  program
+    .command('init')
+    .description(
+      'create the database (a SQLite file, or the tables in a PostgreSQL database) or bring it up to date; ' +
+        'only this and `baton up` create one',
+    )
+    .action(async (_o: unknown, cmd: Command) => {
+      const globals = cmd.optsWithGlobals<GlobalOptions>();
+      const url = dbUrl(globals);
+      const version = await migrateDatabase(url, 'create');
+      const where = redactSecrets(url);
+      new Output(globals.json === true).result(
+        { database: where, version },
+        () => `database ready: ${where} (schema version ${version})`,
+      );
+    });
   const db = program
     .command('db')
     .description('database administration: migrations and least-privilege roles');
   db.command('migrate')
-    .description("apply missing schema migrations (needs the tables' owner once roles are split)")
+    .description(
+      "apply missing schema migrations to an existing database (needs the tables' owner once roles are split)",
+    )
     .action(async (_o: unknown, cmd: Command) => {
+      refuseRemote(cmd);
       const globals = cmd.optsWithGlobals<GlobalOptions>();
-      await migrateDatabase(dbUrl(globals));
-      new Output(globals.json === true).result({ migrated: true }, () => 'schema up to date');
+      const version = await migrateDatabase(dbUrl(globals), 'migrate');
+      new Output(globals.json === true).result(
+        { migrated: true, version },
+        () => `schema up to date (version ${version})`,
+      );
     });
   db.command('roles')
     .description(
@@ -33,6 +55,7 @@ export function registerDb(program: Command): void {
     .option('--runtime <role>', 'the role baton up, the CLI and the API use', 'baton_runtime')
     .option('--print', 'print the SQL instead of running it')
     .action(async (o: RolesOptions, cmd: Command) => {
+      refuseRemote(cmd);
       const globals = cmd.optsWithGlobals<GlobalOptions>();
       const roles = { owner: o.owner ?? 'baton_owner', runtime: o.runtime ?? 'baton_runtime' };
       const statements = await setUpRoles(dbUrl(globals), roles, o.print !== true);

@@ -7,8 +7,8 @@ import type { Command } from 'commander';
 import type { Effect } from '../../core/effect.js';
 import { parseJsonText } from '../../coordinator/effects.js';
 import { iso } from '../output.js';
-import { withAgentApi, withCoordinator } from '../run.js';
-import { fencedRefusal } from './claim.js';
+import { withApi } from '../run.js';
+import { fencedRefusal } from '../../coordinator/refusals.js';
 
 interface EffectOptions {
   readonly session: string;
@@ -26,7 +26,7 @@ export function registerEffect(program: Command): void {
     .requiredOption('--kind <kind>', 'what was done, such as file-write or pr-comment')
     .option('--payload <json>', 'a JSON value describing it (default {})')
     .action((key: string, o: EffectOptions, cmd: Command) =>
-      withAgentApi(cmd, async (baton, out) => {
+      withApi(cmd, async (baton, out) => {
         const payload = o.payload === undefined ? undefined : parseJsonText('--payload', o.payload);
         const input = { key, session: o.session, epoch: o.epoch, kind: o.kind, payload };
         const result = await baton.effects.record(input);
@@ -42,7 +42,7 @@ export function registerEffect(program: Command): void {
     .option('--after <id>', 'only effects with a larger id')
     .option('--limit <n>', 'at most this many (default and maximum 1000)')
     .action((key: string, o: { after?: string; limit?: string }, cmd: Command) =>
-      withCoordinator(cmd, async (baton, out) => {
+      withApi(cmd, async (baton, out) => {
         const effects = await baton.effects.list({ key, after: o.after, limit: o.limit });
         out.result(effects, () => (effects.length === 0 ? ['no effects'] : effects.map(effectLine)));
       }),

@@ -6,7 +6,7 @@
 import type { Command } from 'commander';
 import { describeHolder } from '../output.js';
 import { noClaimRefusal } from '../../coordinator/refusals.js';
-import { withAgentApi } from '../run.js';
+import { withApi } from '../run.js';
 import { cliActor } from './lifecycle.js';
 
 export function registerForceRelease(program: Command): void {
@@ -15,7 +15,7 @@ export function registerForceRelease(program: Command): void {
     .description("end a task's live claim whoever holds it: fences the holder, cancels its run")
     .requiredOption('--reason <text>', 'why, kept in the ledger')
     .action((key: string, o: { reason: string }, cmd: Command) =>
-      withAgentApi(cmd, async (baton, out) => {
+      withApi(cmd, async (baton, out) => {
         const r = await baton.forceRelease({ key, reason: o.reason, by: cliActor() });
         if (!r.ok) throw noClaimRefusal(key);
         const result = { key, epoch: r.holder.epoch, holder: r.holder, job: r.job, reason: o.reason };

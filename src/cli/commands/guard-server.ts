@@ -73,7 +73,7 @@ async function receive(cmd: Command): Promise<void> {
   const repo = resolve(process.env['GIT_DIR'] ?? '.');
   const config = readServerConfig(repo);
   const updates = parseRefUpdates(await readStdin());
-  const store = await openStore(globals.db ?? config.db);
+  const store = await openStore(globals.db ?? config.db, { intent: 'use' });
   let verdicts;
   try {
     verdicts = await judgePush(new Coordinator(store), repo, config, updates, process.env);

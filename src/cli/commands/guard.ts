@@ -22,6 +22,8 @@ import { installCommitTrailers } from '../../coordinator/commit-trailers.js';
 import { InvalidInputError } from '../../core/errors.js';
 import { DEFAULT_DB, openStore, parseDbUrl } from '../../store/open.js';
 import { Output } from '../output.js';
+import { remoteTarget, type RemoteTarget } from '../remote.js';
+import { ApiConnection, fromWire } from '../../agents/api-connection.js';
 import { registerGuardServer } from './guard-server.js';
 import { Refusal } from '../refusal.js';
 import { dbUrl, type GlobalOptions } from '../run.js';
@@ -76,7 +78,8 @@ async function install(o: InstallOptions, cmd: Command): Promise<void> {
   const claim = parseGuardClaim(raw);
   const dir = resolve(o.dir ?? '.');
   const db = absoluteDb(dbUrl(globals), process.cwd());
-  await withBaton(db, globals, async (baton, out) => {
+  const out = new Output(globals.json === true);
+  await withBaton(db, async (baton) => {
     const verdict = await checkGuard(baton, claim);
     if (!verdict.ok) throw fencedRefusal(verdict, `nothing to guard: ${verdict.why}`, 'claim the task first');
     const result = await installGuard({
@@ -101,21 +104,45 @@ async function check(o: CheckOptions, cmd: Command): Promise<void> {
   const globals = cmd.optsWithGlobals<GlobalOptions>();
   const dir = resolve(o.dir ?? '.');
   const context = await guardContext(dir, process.env);
+  const out = new Output(globals.json === true);
   if (context === null) {
     // Not a Baton worktree (the hook is shared by every checkout of the repository): not guarded.
-    new Output(globals.json === true).result({ ok: true, guarded: false, dir }, () => []);
+    out.result({ ok: true, guarded: false, dir }, () => []);
     return;
   }
-  const db = globals.db ?? context.db ?? o.defaultDb ?? DEFAULT_DB;
-  await withBaton(db, globals, async (baton, out) => {
-    const verdict = await checkGuard(baton, context.claim);
-    if (!verdict.ok) throw fencedRefusal(verdict, `push refused: ${verdict.why}`, 'your work is fenced off');
-    const { session, key, epoch } = context.claim;
-    out.result(
-      { ok: true, guarded: true, dir, source: context.source, ...context.claim },
-      () => `push allowed: session ${session} holds ${key} at epoch ${epoch}`,
-    );
-  });
+  // An agent without database credentials (BATON_URL and BATON_TOKEN) asks the API with its own
+  // token and never opens the database; a token the API no longer accepts (its run has ended,
+  // token-store.ts TokenRun) refuses the push like a fenced claim.
+  const target = remoteTarget(globals, process.env);
+  const verdict =
+    target === null
+      ? await withBaton(globals.db ?? context.db ?? o.defaultDb ?? DEFAULT_DB, (baton) =>
+          checkGuard(baton, context.claim),
+        )
+      : await checkOverApi(target, context.claim);
+  if (!verdict.ok) throw fencedRefusal(verdict, `push refused: ${verdict.why}`, 'your work is fenced off');
+  const { session, key, epoch } = context.claim;
+  out.result(
+    {
+      ok: true,
+      guarded: true,
+      dir,
+      source: context.source,
+      via: target === null ? 'db' : 'api',
+      ...context.claim,
+    },
+    () => `push allowed: session ${session} holds ${key} at epoch ${epoch}`,
+  );
+}
+
+async function checkOverApi(target: RemoteTarget, claim: GuardClaim): Promise<GuardVerdict> {
+  const api = new ApiConnection(target.url, target.token);
+  const path = `/v1/claims/${encodeURIComponent(claim.key)}/guard?session=${claim.session}&epoch=${claim.epoch}`;
+  const a = await api.ask('GET', path);
+  if (a.ok) return fromWire<GuardVerdict>(a.body);
+  if (a.refusal.status !== 401) throw a.refusal;
+  const why = `Baton's API no longer accepts this run's token: ${a.refusal.message}`;
+  return { ok: false, reason: 'token_refused', claim, current: null, why };
 }
 
 function fencedRefusal(verdict: Exclude<GuardVerdict, { ok: true }>, message: string, hint: string): Refusal {
@@ -128,11 +155,7 @@ function fencedRefusal(verdict: Exclude<GuardVerdict, { ok: true }>, message: st
 }
 
 /** Opens the named database, never creating one: a missing SQLite file is a wrong path, not a new cluster. */
-async function withBaton(
-  db: string,
-  globals: GlobalOptions,
-  work: (baton: Coordinator, out: Output) => Promise<void>,
-): Promise<void> {
+async function withBaton<T>(db: string, work: (baton: Coordinator) => Promise<T>): Promise<T> {
   const target = parseDbUrl(db);
   if (target.engine === 'sqlite' && !existsSync(target.path)) {
     throw new InvalidInputError(
@@ -140,9 +163,9 @@ async function withBaton(
       'pass --db, or set BATON_DB, to the database the claim was made in',
     );
   }
-  const store = await openStore(db);
+  const store = await openStore(db, { intent: 'use' });
   try {
-    await work(new Coordinator(store), new Output(globals.json === true));
+    return await work(new Coordinator(store));
   } finally {
     await store.close();
   }

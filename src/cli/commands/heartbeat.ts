@@ -1,8 +1,8 @@
 /** `baton heartbeat`: a liveness signal, and with a claim named, proof it is still current. */
 import type { Command } from 'commander';
 import { Refusal } from '../refusal.js';
-import { withAgentApi } from '../run.js';
-import { fencedRefusal } from './claim.js';
+import { withApi } from '../run.js';
+import { fencedRefusal } from '../../coordinator/refusals.js';
 
 interface HeartbeatOptions {
   readonly key?: string;
@@ -18,7 +18,7 @@ export function registerHeartbeat(program: Command): void {
     .option('--key <key>', 'also check the claim on this task (needs --epoch)')
     .option('--epoch <n>', 'the epoch of that claim (needs --key)')
     .action((session: string, o: HeartbeatOptions, cmd: Command) =>
-      withAgentApi(cmd, async (baton, out) => {
+      withApi(cmd, async (baton, out) => {
         const result = await baton.heartbeat({ session, key: o.key, epoch: o.epoch });
         if (!result.ok) {
           if (o.key === undefined || o.epoch === undefined) {

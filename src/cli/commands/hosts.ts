@@ -1,31 +1,42 @@
 /** `baton hosts`, `baton host enable|disable <name>` and `baton retry <job>`. */
 import type { Command } from 'commander';
-import { ramAvailableMb } from '../../core/placement.js';
+import { diskLow } from '../../core/disk.js';
+import { ramAvailableMb } from '../../core/capacity.js';
 import { cell, iso, table } from '../output.js';
-import { withCoordinator } from '../run.js';
+import { withApi } from '../run.js';
+import { cliActor } from './lifecycle.js';
+
+/** Free space of the host's state and log directory, flagged LOW when it runs out. */
+function diskCell(freeMb: number | null, totalMb: number | null): string {
+  if (freeMb === null || totalMb === null) return cell(null);
+  return `${freeMb}${diskLow(freeMb, totalMb) ? ' LOW' : ''}`;
+}
+
+const HOST_COLUMNS = [
+  'HOST',
+  'STATE',
+  'RAM_TOTAL',
+  'RESERVED',
+  'FREE',
+  'AVAILABLE',
+  'JOBS',
+  'CONTAINMENT',
+  'DISK_FREE',
+  'HEARTBEAT',
+];
 
 export function registerHosts(program: Command): void {
   program
     .command('hosts')
-    .description('list hosts: enabled or standby, RAM, job slots, running jobs and containment')
+    .description('list hosts: enabled or standby, RAM, job slots, running jobs, containment and free disk')
     .action((_o: unknown, cmd: Command) =>
-      withCoordinator(cmd, async (baton, out) => {
+      withApi(cmd, async (baton, out) => {
         const hosts = await baton.cluster.hosts();
         out.result(hosts, () =>
           hosts.length === 0
             ? 'no hosts: start one with `baton up`'
             : table(
-                [
-                  'HOST',
-                  'STATE',
-                  'RAM_TOTAL',
-                  'RESERVED',
-                  'FREE',
-                  'AVAILABLE',
-                  'JOBS',
-                  'CONTAINMENT',
-                  'HEARTBEAT',
-                ],
+                HOST_COLUMNS,
                 hosts.map((h) => [
                   h.name,
                   h.enabled ? 'enabled' : 'standby',
@@ -35,6 +46,7 @@ export function registerHosts(program: Command): void {
                   `${ramAvailableMb(h)}`,
                   `${h.jobsActive}/${h.slotsMax}`,
                   cell(h.containment),
+                  diskCell(h.diskFreeMb, h.diskTotalMb),
                   iso(h.heartbeatAt),
                 ]),
               ),
@@ -42,6 +54,26 @@ export function registerHosts(program: Command): void {
       }),
     );
 
+  registerHostToggle(program);
+
+  program
+    .command('retry <job-id>')
+    .description('queue an ended job again as a new job with the same command and RAM budget')
+    .option('--session <id>', 'the session you act under, recorded in the ledger')
+    .action((id: string, o: { session?: string }, cmd: Command) =>
+      withApi(cmd, async (baton, out) => {
+        const { job, created } = await baton.cluster.retryJob(id, cliActor(o.session));
+        out.result({ job, created }, () =>
+          created
+            ? `queued job ${job.id} for ${job.key} (retry of job ${id})`
+            : `job ${job.id} for ${job.key} is already ${job.status}`,
+        );
+      }),
+    );
+}
+
+/** `baton host enable|disable <name>`, naming who acted in the ledger. */
+function registerHostToggle(program: Command): void {
   const host = program.command('host').description('enable a host, or disable it into a warm standby');
   for (const [verb, enabled] of [
     ['enable', true],
@@ -52,25 +84,12 @@ export function registerHosts(program: Command): void {
       .description(
         enabled ? 'let the dispatcher place work on the host' : 'stop placing work on it (standby)',
       )
-      .action((name: string, _o: unknown, cmd: Command) =>
-        withCoordinator(cmd, async (baton, out) => {
-          const h = await baton.cluster.setHostEnabled(name, enabled);
+      .option('--session <id>', 'the session you act under, recorded in the ledger')
+      .action((name: string, o: { session?: string }, cmd: Command) =>
+        withApi(cmd, async (baton, out) => {
+          const h = await baton.cluster.setHostEnabled(name, enabled, cliActor(o.session));
           out.result(h, () => `host ${h.name} ${h.enabled ? 'enabled' : 'disabled (standby)'}`);
         }),
       );
   }
-
-  program
-    .command('retry <job-id>')
-    .description('queue an ended job again as a new job with the same command and RAM budget')
-    .action((id: string, _o: unknown, cmd: Command) =>
-      withCoordinator(cmd, async (baton, out) => {
-        const { job, created } = await baton.cluster.retryJob(id);
-        out.result({ job, created }, () =>
-          created
-            ? `queued job ${job.id} for ${job.key} (retry of job ${id})`
-            : `job ${job.id} for ${job.key} is already ${job.status}`,
-        );
-      }),
-    );
 }

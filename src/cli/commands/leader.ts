@@ -1,14 +1,14 @@
 /** `baton leader`: who leads the dispatcher now (session, host, pid, term), on the database clock. */
 import type { Command } from 'commander';
 import { iso } from '../output.js';
-import { withCoordinator } from '../run.js';
+import { withApi } from '../run.js';
 
 export function registerLeader(program: Command): void {
   program
     .command('leader')
     .description('print the dispatcher leader: session, host, pid and term; or say there is none')
     .action((_o: unknown, cmd: Command) =>
-      withCoordinator(cmd, async (baton, out) => {
+      withApi(cmd, async (baton, out) => {
         const view = await baton.cluster.leader();
         out.result(view, () => {
           if (!view.current) {

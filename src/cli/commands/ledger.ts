@@ -8,6 +8,7 @@ import type { Command } from 'commander';
 import { ConflictError } from '../../core/errors.js';
 import { createKeyFile, keyFilePath, loadKeyFile, type LedgerSigner } from '../../coordinator/ledger/keys.js';
 import { withCoordinator } from '../run.js';
+import { cliActor } from './lifecycle.js';
 
 interface InitOptions {
   readonly keyFile?: string;
@@ -36,7 +37,7 @@ export function registerLedger(program: Command): void {
           );
         }
         const signer: LedgerSigner = existing ?? createKeyFile(path);
-        if (!known) await baton.ledger.addKey(signer);
+        if (!known) await baton.ledger.addKey(signer, cliActor());
         const result = {
           keyId: signer.keyId,
           publicKey: `ed25519:${signer.publicKey}`,

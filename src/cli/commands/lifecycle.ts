@@ -8,8 +8,8 @@ import type { Command } from 'commander';
 import type { Actor, Task } from '../../core/task.js';
 import { validateId } from '../../core/validate.js';
 import { cell, iso, table } from '../output.js';
-import { withAgentApi, withCoordinator } from '../run.js';
-import { fencedRefusal } from './claim.js';
+import { withApi } from '../run.js';
+import { fencedRefusal } from '../../coordinator/refusals.js';
 
 /** The person at this terminal, as the ledger names them: user@host. */
 export function cliActor(session?: string): Actor {
@@ -57,7 +57,7 @@ function registerStates(program: Command): void {
     .requiredOption('--reason <text>', 'why it needs more work')
     .option('--session <id>', SESSION_HELP)
     .action((key: string, o: ActOptions, cmd: Command) =>
-      withCoordinator(cmd, async (baton, out) => {
+      withApi(cmd, async (baton, out) => {
         const t = await baton.lifecycle.reopen({ key, reason: o.reason, by: cliActor(o.session) });
         out.result(t, () => stateLine(t));
       }),
@@ -70,7 +70,7 @@ function registerStates(program: Command): void {
     .option('--done', 'the work is done (elsewhere): the task goes to done instead of closed')
     .option('--session <id>', SESSION_HELP)
     .action((key: string, o: ActOptions & { done?: boolean }, cmd: Command) =>
-      withCoordinator(cmd, async (baton, out) => {
+      withApi(cmd, async (baton, out) => {
         const by = cliActor(o.session);
         const t = await baton.lifecycle.close({ key, reason: o.reason, done: o.done === true, by });
         out.result(t, () => stateLine(t));
@@ -87,7 +87,7 @@ function registerEscalations(program: Command): void {
     .option('--session <id>', 'the session holding the claim ($BATON_SESSION for an agent)')
     .option('--epoch <n>', 'the claim epoch ($BATON_EPOCH for an agent)')
     .action((key: string, o: ActOptions & { epoch?: string }, cmd: Command) =>
-      withAgentApi(cmd, async (baton, out) => {
+      withApi(cmd, async (baton, out) => {
         const input = { key, reason: o.reason, session: o.session, epoch: o.epoch, by: cliActor() };
         const r = await baton.lifecycle.escalate(input);
         if (!r.ok) throw fencedRefusal(key, o.epoch ?? '?', r.current);
@@ -100,7 +100,7 @@ function registerEscalations(program: Command): void {
     .description('the human-action queue: escalated tasks, oldest first')
     .option('--limit <n>', 'at most this many (default and maximum 1000)')
     .action((o: { limit?: string }, cmd: Command) =>
-      withCoordinator(cmd, async (baton, out) => {
+      withApi(cmd, async (baton, out) => {
         const tasks = await baton.lifecycle.escalations(o);
         out.result(tasks, () =>
           tasks.length === 0
@@ -125,7 +125,7 @@ function registerEscalations(program: Command): void {
     .option('--note <text>', 'what was done about it')
     .option('--session <id>', SESSION_HELP)
     .action((key: string, o: ActOptions, cmd: Command) =>
-      withCoordinator(cmd, async (baton, out) => {
+      withApi(cmd, async (baton, out) => {
         const t = await baton.lifecycle.resolve({ key, reason: o.note, by: cliActor(o.session) });
         out.result(t, () => stateLine(t));
       }),
@@ -139,7 +139,7 @@ function registerGates(program: Command): void {
     .description('make an open task wait for a human approval (gate: design) before any run')
     .option('--session <id>', SESSION_HELP)
     .action((key: string, gate: string, o: ActOptions, cmd: Command) =>
-      withCoordinator(cmd, async (baton, out) => {
+      withApi(cmd, async (baton, out) => {
         const t = await baton.lifecycle.gate({ key, gate, by: cliActor(o.session) });
         out.result(t, () => stateLine(t));
       }),
@@ -152,7 +152,7 @@ function registerGates(program: Command): void {
     .option('--note <text>', 'a note for the ledger')
     .option('--session <id>', SESSION_HELP)
     .action((key: string, o: ActOptions & { gate: string }, cmd: Command) =>
-      withCoordinator(cmd, async (baton, out) => {
+      withApi(cmd, async (baton, out) => {
         const by = cliActor(o.session);
         const t = await baton.lifecycle.approve({ key, gate: o.gate, reason: o.note, by });
         out.result(t, () => stateLine(t));
@@ -165,7 +165,7 @@ function registerGates(program: Command): void {
     .requiredOption('--reason <text>', 'what to change (the next run reads $BATON_FEEDBACK)')
     .option('--session <id>', SESSION_HELP)
     .action((key: string, o: ActOptions, cmd: Command) =>
-      withCoordinator(cmd, async (baton, out) => {
+      withApi(cmd, async (baton, out) => {
         const t = await baton.lifecycle.reject({ key, reason: o.reason, by: cliActor(o.session) });
         out.result(t, () => stateLine(t));
       }),
@@ -179,7 +179,7 @@ function registerSettings(program: Command): void {
     .command('set <name> <value>')
     .description('set a setting; vague-words N: tasks added with fewer words are escalated (0: off)')
     .action((name: string, value: string, _o: unknown, cmd: Command) =>
-      withCoordinator(cmd, async (baton, out) => {
+      withApi(cmd, async (baton, out) => {
         const s = await baton.lifecycle.setSetting({ name, value, by: cliActor() });
         out.result(s, () => `${s.name} = ${s.value}`);
       }),
@@ -188,7 +188,7 @@ function registerSettings(program: Command): void {
     .command('list')
     .description('list the settings that were set')
     .action((_o: unknown, cmd: Command) =>
-      withCoordinator(cmd, async (baton, out) => {
+      withApi(cmd, async (baton, out) => {
         const all = await baton.lifecycle.settings();
         out.result(all, () =>
           all.length === 0

@@ -9,6 +9,7 @@ import type { Command } from 'commander';
 import { mcpConfig } from '../../agents/mcp/config.js';
 import { installedBatonBin } from '../../coordinator/guard.js';
 import { InvalidInputError } from '../../core/errors.js';
+import { systemClock } from '../../daemon/clock.js';
 import { absoluteDbUrl } from '../../store/open.js';
 import { dbUrl, type GlobalOptions } from '../run.js';
 
@@ -52,6 +53,7 @@ export function registerMcp(program: Command): void {
           env: process.env,
           version: batonVersion(),
           heartbeatIntervalMs: intervalMs(o.heartbeatInterval),
+          clock: systemClock,
         });
       } finally {
         await client.close();

@@ -7,7 +7,8 @@ import { hostname } from 'node:os';
 import type { Command } from 'commander';
 import { EXIT_NOT_FOUND, Exit } from '../exit-codes.js';
 import { writeErrorLine, writeJson } from '../output.js';
-import { withAgentApi } from '../run.js';
+import { withApi } from '../run.js';
+import { noEligibleRefusal } from '../../coordinator/refusals.js';
 
 interface NextOptions {
   readonly session?: string;
@@ -27,15 +28,12 @@ export function registerNext(program: Command): void {
     .option('--label <name>', 'only tasks with this label')
     .option('--project <name>', 'only tasks of this project')
     .action((o: NextOptions, cmd: Command) =>
-      withAgentApi(cmd, async (baton, out) => {
+      withApi(cmd, async (baton, out) => {
         const r = await baton.lifecycle.next({ ...o, host: hostname(), pid: process.ppid });
         if (!r.ok) {
-          const waiting = r.gated.map((t) => `${t.key}: waiting for ${t.gate ?? 'design'} approval`);
+          const refusal = noEligibleRefusal(r.gated, r.session?.id ?? null);
           if (out.json) writeJson(null);
-          else {
-            const started = r.session === null ? '' : ` (session ${r.session.id} started)`;
-            writeErrorLine(`no eligible task: nothing open is free${started}`, waiting.join('; '));
-          }
+          else writeErrorLine(refusal.message, refusal.hint);
           throw new Exit(EXIT_NOT_FOUND);
         }
         const { task, claim } = r;

@@ -4,8 +4,8 @@
  * needs a workspace and none is bound.
  */
 import type { Command } from 'commander';
+import { withApi } from '../run.js';
 import type { PlanDetail } from '../../coordinator/workspaces.js';
-import { withWorkspaces } from '../workspace-run.js';
 
 export function registerPlan(program: Command): void {
   program
@@ -13,7 +13,8 @@ export function registerPlan(program: Command): void {
     .description("print a task's workspace plan: a worktree, an exclusive lock on a directory, or none")
     .option('--agent <name>', "the agent that will run it (default: the task's assignee, if an agent)")
     .action((key: string, o: { agent?: string }, cmd: Command) =>
-      withWorkspaces(cmd, async (ws, out) => {
+      withApi(cmd, async (baton, out) => {
+        const ws = baton.workspaces;
         const detail = await ws.plan({ key, agent: o.agent });
         out.result(detail.plan, () => planLine(detail));
       }),

@@ -8,13 +8,14 @@
  * A finish that lost its job (recovered, cancelled: it moved on) exits 3 and changes nothing. With
  * --next the next job is claimed in the same commit even then, so the answer is the next job and
  * the exit is 0 whenever one was taken: the script now holds it and must not drop it. `finished`
- * in the JSON says what became of the previous one.
+ * in the JSON says what became of the previous one. Batches: pull-batch.ts.
  */
 import type { Command } from 'commander';
 import type { Job, JobTransitionResult } from '../../core/job.js';
 import { jobLine } from '../job-format.js';
 import { Refusal } from '../refusal.js';
-import { withCoordinator } from '../run.js';
+import { withApi } from '../run.js';
+import { nextBatch, registerPullBatch } from './pull-batch.js';
 
 interface FinishOptions {
   readonly session: string;
@@ -38,15 +39,20 @@ const finishedJson = (r: JobTransitionResult) =>
   r.ok ? { ok: true, job: r.job } : { ok: false, reason: r.reason, job: r.job };
 
 export function registerPull(job: Command): void {
+  registerPullBatch(job);
   job
     .command('next')
     .description('take the next due job for your session: claimed and started in one step (null when none)')
     .requiredOption('--session <id>', 'your session (from `baton session start`)')
-    .action((o: { session: string }, cmd: Command) =>
-      withCoordinator(cmd, async (baton, out) => {
-        const next = await baton.pull.next(o.session);
-        out.result(next, () => (next === null ? ['no job is due'] : taken(next, o.session)));
-      }),
+    .option('--batch <n>', 'take up to n jobs in one commit, each under its own epoch and lease')
+    .option('--lease <duration>', 'with --batch: how long each job may be held (default 5m)')
+    .action((o: { session: string; batch?: string; lease?: string }, cmd: Command) =>
+      o.batch !== undefined
+        ? withApi(cmd, (baton, out) => nextBatch(baton, out, { ...o, batch: o.batch ?? '' }))
+        : withApi(cmd, async (baton, out) => {
+            const next = await baton.pull.next(o.session);
+            out.result(next, () => (next === null ? ['no job is due'] : taken(next, o.session)));
+          }),
     );
 
   job
@@ -59,7 +65,7 @@ export function registerPull(job: Command): void {
     .option('--reason <text>', 'why, for a failed or cancelled job')
     .option('--next', 'also take the next due job, in the same commit')
     .action((id: string, o: FinishOptions, cmd: Command) =>
-      withCoordinator(cmd, async (baton, out) => {
+      withApi(cmd, async (baton, out) => {
         const { session, epoch, status, exitCode, reason } = o;
         const input = { id, session, epoch, status, exitCode, reason };
         const { finished, next } = await baton.pull.finish(input, o.next === true);

@@ -3,7 +3,7 @@ import { cliActor } from './lifecycle.js';
 import type { Command } from 'commander';
 import { jobDetail, jobLine, jobTable, jobWithProgress } from '../job-format.js';
 import { Refusal } from '../refusal.js';
-import { withCoordinator } from '../run.js';
+import { withApi } from '../run.js';
 import { registerPull } from './pull.js';
 
 interface EnqueueOptions {
@@ -22,14 +22,10 @@ export function registerQueue(program: Command): void {
     .option('--command <template>', 'command to run for the job')
     .option('--attempts <n>', 'attempts before the job fails for good, 1 to 100 (default 3)')
     .action((key: string, o: EnqueueOptions, cmd: Command) =>
-      withCoordinator(cmd, async (baton, out) => {
-        const { job, created } = await baton.enqueue({
-          key,
-          priority: o.priority,
-          ramMb: o.ramMb,
-          command: o.command,
-          attempts: o.attempts,
-        });
+      withApi(cmd, async (baton, out) => {
+        const { priority, ramMb, command, attempts } = o;
+        const input = { key, priority, ramMb, command, attempts, by: cliActor() };
+        const { job, created } = await baton.enqueue(input);
         out.result({ created, job }, () =>
           created
             ? `queued job ${job.id} for ${job.key} (priority ${job.priority})`
@@ -47,7 +43,7 @@ export function registerQueue(program: Command): void {
     .option('--key <key>', 'only jobs for this task')
     .option('--limit <n>', 'at most this many (default and maximum 1000)')
     .action((o: { status?: string; key?: string; limit?: string }, cmd: Command) =>
-      withCoordinator(cmd, async (baton, out) => {
+      withApi(cmd, async (baton, out) => {
         const jobs = await baton.listJobs(o);
         const progress = await baton.progress.ofJobs(jobs);
         out.result(
@@ -62,7 +58,7 @@ export function registerQueue(program: Command): void {
     .command('show <id>')
     .description('show a job')
     .action((id: string, _o: unknown, cmd: Command) =>
-      withCoordinator(cmd, async (baton, out) => {
+      withApi(cmd, async (baton, out) => {
         const job = await baton.getJob(id);
         const progress = (await baton.progress.ofJobs([job])).get(job.id);
         out.result(jobWithProgress(job, progress), () => jobDetail(job, progress));
@@ -75,7 +71,7 @@ export function registerQueue(program: Command): void {
     .description('cancel a queued, claimed or running job; exits 3 when it had already finished')
     .option('--session <id>', 'the session you act under, recorded in the ledger')
     .action((id: string, o: { session?: string }, cmd: Command) =>
-      withCoordinator(cmd, async (baton, out) => {
+      withApi(cmd, async (baton, out) => {
         const result = await baton.cancelJob(id, cliActor(o.session));
         if (!result.ok) {
           const status = result.job?.status ?? 'gone';

@@ -7,7 +7,7 @@
 import type { Command } from 'commander';
 import type { SessionReport } from '../../core/session-report.js';
 import { cell, iso, table } from '../output.js';
-import { withCoordinator } from '../run.js';
+import { withApi } from '../run.js';
 import { parseWhen } from '../when.js';
 
 interface SessionsOptions {
@@ -73,7 +73,7 @@ export function registerReport(program: Command): void {
     .option('--host <name>', "only this host's sessions")
     .option('--csv', 'print CSV')
     .action((o: SessionsOptions, cmd: Command) =>
-      withCoordinator(cmd, async (baton, out) => {
+      withApi(cmd, async (baton, out) => {
         const rows = await baton.ledger.sessions({
           ...(o.since === undefined ? {} : { since: parseWhen('--since', o.since) ?? 0 }),
           ...(o.until === undefined ? {} : { until: parseWhen('--until', o.until) ?? 0 }),

@@ -5,7 +5,9 @@
 import type { Command } from 'commander';
 import { validateOneOf } from '../../core/validate.js';
 import type { AuthMode } from '../../http/auth.js';
-import { HTTP_DEFAULT, parseBind, serveHttp, servingLine, type Bind } from '../../http/server.js';
+import { HTTP_DEFAULT, parseBind, servingLine, type Bind, type HttpServer } from '../../http/bind.js';
+import type { ServeOptions } from '../../http/server.js';
+import type { Store } from '../../store/store.js';
 import { withStore } from '../run.js';
 import { InvalidInputError } from '../../core/errors.js';
 import { terminalText } from '../output.js';
@@ -31,6 +33,15 @@ export function parseHttpFlags(o: HttpFlags): { bind: Bind | null; auth: AuthMod
   return { bind: parseBind(typeof o.http === 'string' ? o.http : HTTP_DEFAULT), auth };
 }
 
+/**
+ * Serves the HTTP surface, loading the server only now: it brings hono, zod and prom-client, which
+ * would otherwise cost every CLI call about 0.6 s of CPU at start (src/http/bind.ts).
+ */
+export async function serveHttpLazily(store: Store, o: ServeOptions): Promise<HttpServer> {
+  const { serveHttp } = await import('../../http/server.js');
+  return serveHttp(store, o);
+}
+
 interface ServeFlags extends HttpFlags, GithubFlags {
   readonly github?: string;
 }
@@ -49,7 +60,7 @@ export function registerServe(program: Command): void {
       const log = (line: string): void => void process.stdout.write(`${terminalText(line)}\n`);
       const backlog = o.github === undefined ? null : await backlogFrom(store, o.github, o, log);
       const routes = webhookOf(backlog);
-      const server = await serveHttp(store, { bind: bind ?? parseBind(HTTP_DEFAULT), auth, routes });
+      const server = await serveHttpLazily(store, { bind: bind ?? parseBind(HTTP_DEFAULT), auth, routes });
       process.stdout.write(`${servingLine(server)}\n`);
       await new Promise<void>((resolve) => {
         process.once('SIGINT', resolve);

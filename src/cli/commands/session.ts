@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import type { Command } from 'commander';
 import type { Session } from '../../core/session.js';
 import { cell, iso, table } from '../output.js';
-import { withCoordinator } from '../run.js';
+import { withApi } from '../run.js';
 
 interface StartOptions {
   readonly kind?: string;
@@ -27,7 +27,7 @@ export function registerSession(program: Command): void {
     .option('--pid <n>', 'process that owns the session (default the parent process of baton)')
     .option('--ttl <duration>', 'how long it may stay silent, such as 8h or 30s (default: 8h for a human)')
     .action((o: StartOptions, cmd: Command) =>
-      withCoordinator(cmd, async (baton, out) => {
+      withApi(cmd, async (baton, out) => {
         const started = await baton.startSession({
           kind: o.kind,
           host: o.host ?? hostname(),
@@ -43,7 +43,7 @@ export function registerSession(program: Command): void {
     .command('end <id>')
     .description('end a session and release every claim it holds')
     .action((id: string, _o: unknown, cmd: Command) =>
-      withCoordinator(cmd, async (baton, out) => {
+      withApi(cmd, async (baton, out) => {
         const { session: ended, ended: now } = await baton.endSession(id);
         out.result({ ...ended, ended: now }, () =>
           now ? `ended session ${ended.id}` : `session ${ended.id} had already ended (${ended.state})`,
@@ -56,7 +56,7 @@ export function registerSession(program: Command): void {
     .description('list sessions, oldest first')
     .option('--live', 'only live sessions')
     .action((o: { live?: boolean }, cmd: Command) =>
-      withCoordinator(cmd, async (baton, out) => {
+      withApi(cmd, async (baton, out) => {
         const sessions = await baton.listSessions({ liveOnly: o.live === true });
         out.result(sessions, () => sessionTable(sessions));
       }),

@@ -3,11 +3,10 @@ import type { Command } from 'commander';
 import type { TaskDetail } from '../../coordinator/coordinator.js';
 import type { Effect } from '../../core/effect.js';
 import type { Task, TaskEvent } from '../../core/task.js';
-import { stateLine } from './lifecycle.js';
+import { cliActor, stateLine } from './lifecycle.js';
 import { cell, describeHolder, iso, table } from '../output.js';
-import { collect, withAgentApi, withCoordinator } from '../run.js';
+import { collect, withApi } from '../run.js';
 import { jobLine } from '../job-format.js';
-import { withWorkspaces } from '../workspace-run.js';
 import { registerTaskSet } from './workspace.js';
 
 interface AddOptions {
@@ -40,7 +39,8 @@ export function registerTask(program: Command): void {
     .option('--url <url>', 'where the task lives, such as its issue page')
     .option('--review <mode>', 'required: a successful run leaves it in review, not done (default none)')
     .action((key: string, o: AddOptions, cmd: Command) =>
-      withWorkspaces(cmd, async (ws, out) => {
+      withApi(cmd, async (baton, out) => {
+        const ws = baton.workspaces;
         const { task: added, requirements } = await ws.addTask({
           key,
           title: o.title,
@@ -53,6 +53,7 @@ export function registerTask(program: Command): void {
           body: o.body,
           url: o.url,
           review: o.review,
+          by: cliActor(),
         });
         const { requiresFilesystem, workspace } = requirements;
         const bounced = added.state === 'escalated' ? `, escalated: ${added.stateReason ?? ''}` : '';
@@ -69,7 +70,7 @@ export function registerTask(program: Command): void {
     .option('--state <state>', 'only tasks in this state: open, in_review, done, closed or escalated')
     .option('--limit <n>', 'at most this many (default and maximum 1000)')
     .action((o: { project?: string; assignee?: string; state?: string; limit?: string }, cmd: Command) =>
-      withCoordinator(cmd, async (baton, out) => {
+      withApi(cmd, async (baton, out) => {
         const tasks = await baton.listTasks(o);
         out.result(tasks, () => taskTable(tasks));
       }),
@@ -79,7 +80,7 @@ export function registerTask(program: Command): void {
     .command('show <key>')
     .description('show a task: its state and their history, its holder, recent jobs and pull requests')
     .action((key: string, _o: unknown, cmd: Command) =>
-      withAgentApi(cmd, async (baton, out) => {
+      withApi(cmd, async (baton, out) => {
         const detail = await baton.showTask(key);
         // `state` at the top as well: scripts read `task show --json | jq .state`.
         out.result({ key: detail.task.key, state: detail.task.state, ...detail }, () => showLines(detail));

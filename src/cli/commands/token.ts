@@ -2,7 +2,8 @@
 import type { Command } from 'commander';
 import type { Token } from '../../core/token.js';
 import { cell, iso, table } from '../output.js';
-import { withCoordinator } from '../run.js';
+import { withApi } from '../run.js';
+import { cliActor } from './lifecycle.js';
 
 interface CreateOptions {
   readonly scope: string;
@@ -26,8 +27,8 @@ export function registerToken(program: Command): void {
     .option('--name <name>', 'a name to tell tokens apart')
     .option('--expires <duration>', 'lifetime such as 30d or 12h (default: until revoked)')
     .action((o: CreateOptions, cmd: Command) =>
-      withCoordinator(cmd, async (baton, out) => {
-        const { token: t, secret } = await baton.tokens.create(o);
+      withApi(cmd, async (baton, out) => {
+        const { token: t, secret } = await baton.tokens.create({ ...o, by: cliActor() });
         // The secret alone on stdout, so T=$(baton token create …) keeps it; the note on stderr.
         out.result({ id: t.id, token: secret, scope: t.scope }, () => secret);
         if (!out.json) process.stderr.write(`token ${t.id} (${describe(t)}): shown once, keep it now\n`);
@@ -38,7 +39,7 @@ export function registerToken(program: Command): void {
     .command('list')
     .description('list tokens, oldest first, without their secrets')
     .action((_o: unknown, cmd: Command) =>
-      withCoordinator(cmd, async (baton, out) => {
+      withApi(cmd, async (baton, out) => {
         const tokens = await baton.tokens.list();
         out.result(tokens, () =>
           tokens.length === 0
@@ -63,8 +64,8 @@ export function registerToken(program: Command): void {
     .command('revoke <id>')
     .description('revoke a token: it opens nothing from then on')
     .action((id: string, _o: unknown, cmd: Command) =>
-      withCoordinator(cmd, async (baton, out) => {
-        const { token: t, revoked } = await baton.tokens.revoke(id);
+      withApi(cmd, async (baton, out) => {
+        const { token: t, revoked } = await baton.tokens.revoke(id, cliActor());
         out.result({ ...t, revoked }, () =>
           revoked ? `revoked token ${t.id}` : `token ${t.id} was already revoked`,
         );

@@ -14,14 +14,17 @@ import { validateInteger, validateName, validateOneOf, RAM_MB_MAX } from '../../
 import { CONTAINMENT_CHOICES } from '../../core/containment.js';
 import { validateAgentEnvName } from '../../daemon/agent-env.js';
 import { systemClock } from '../../daemon/clock.js';
-import { runUp, UP_DEFAULTS, type UpOptions } from '../../daemon/up.js';
+import { LOG_MAX_MB_DEFAULT } from '../../daemon/job-log.js';
+import { LOG_KEEP_DAYS_DEFAULT, LOG_KEEP_MB_DEFAULT } from '../../daemon/log-pruner.js';
+import type { UpOptions } from '../../daemon/up.js';
+import { UP_DEFAULTS } from '../../daemon/up-defaults.js';
 import { absoluteDbUrl } from '../../store/open.js';
 import { jsonText, terminalText } from '../output.js';
 import { collect, dbUrl, withStore, type GlobalOptions } from '../run.js';
 import { existsSync } from 'node:fs';
 import { keyFilePath, loadKeyFile } from '../../coordinator/ledger/keys.js';
-import { serveHttp, servingLine } from '../../http/server.js';
-import { parseHttpFlags, type HttpFlags } from './serve.js';
+import { servingLine } from '../../http/bind.js';
+import { parseHttpFlags, serveHttpLazily, type HttpFlags } from './serve.js';
 
 import { validateDuration } from '../../core/validate.js';
 import {
@@ -54,6 +57,9 @@ interface UpFlags extends HttpFlags, GithubFlags {
   readonly ledgerKey?: string;
   readonly sealInterval?: string;
   readonly ledgerAnchor?: string;
+  readonly logMaxMb?: string;
+  readonly logKeepDays?: string;
+  readonly logKeepMb?: string;
 }
 
 /** Seconds from the command line (fractions allowed) to milliseconds. */
@@ -69,7 +75,39 @@ function seconds(what: string, raw: string | undefined, fallbackMs: number, maxS
   return Math.round(s * 1000);
 }
 
-export function parseUpFlags(o: UpFlags, globals: GlobalOptions): UpOptions {
+/** A positive amount from the command line (fractions allowed), times `unit`. */
+function amount(
+  what: string,
+  raw: string | undefined,
+  fallback: number,
+  unit: number,
+  example: string,
+): number {
+  if (raw === undefined) return fallback * unit;
+  const n = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(n) || n <= 0 || n > 1e9) {
+    throw new InvalidInputError(
+      `${what} must be a number above 0, got ${JSON.stringify(raw)}`,
+      `e.g. ${example}`,
+    );
+  }
+  return Math.round(n * unit);
+}
+
+const MB = 1024 * 1024;
+
+/** The cap of each job's log and how long and how much of the logs are kept. */
+function logOptions(o: UpFlags): Pick<UpOptions, 'logMaxBytes' | 'logKeep'> {
+  return {
+    logMaxBytes: amount('--log-max-mb', o.logMaxMb, LOG_MAX_MB_DEFAULT, MB, '32 or 0.5'),
+    logKeep: {
+      maxAgeMs: amount('--log-keep-days', o.logKeepDays, LOG_KEEP_DAYS_DEFAULT, 86_400_000, '14'),
+      maxBytes: amount('--log-keep-mb', o.logKeepMb, LOG_KEEP_MB_DEFAULT, MB, '2048'),
+    },
+  };
+}
+
+function parseUpFlags(o: UpFlags, globals: GlobalOptions): UpOptions {
   const leaseTtlMs = seconds('--lease-ttl', o.leaseTtl, UP_DEFAULTS.leaseTtlMs);
   // The runner's windows come from these two alone; the lease TTL is the dispatcher's business.
   const heartbeatIntervalMs = seconds(
@@ -107,6 +145,7 @@ export function parseUpFlags(o: UpFlags, globals: GlobalOptions): UpOptions {
     containment: validateOneOf('--containment', o.containment ?? 'auto', CONTAINMENT_CHOICES),
     agentEnv: (o.agentEnv ?? []).map(validateAgentEnvName),
     logDir: resolve('.baton', 'logs'),
+    ...logOptions(o),
     worktreeDir: resolve('.baton', 'worktrees'),
     cwd: process.cwd(),
     stall: {
@@ -132,10 +171,33 @@ function ledgerOptions(o: UpFlags): NonNullable<UpOptions['ledger']> | null {
   };
 }
 
+/** The flags of job logs: the cap of each, and how long and how much of them are kept. */
+function logFlags(command: Command): Command {
+  return command
+    .option(
+      '--log-max-mb <mb>',
+      `cap of each job's log: its head and tail are kept, the middle cut (default ${LOG_MAX_MB_DEFAULT})`,
+    )
+    .option(
+      '--log-keep-days <days>',
+      `job logs older than this are pruned (default ${LOG_KEEP_DAYS_DEFAULT})`,
+    )
+    .option(
+      '--log-keep-mb <mb>',
+      `the oldest job logs are pruned past this total (default ${LOG_KEEP_MB_DEFAULT})`,
+    );
+}
+
 export function registerUp(program: Command): void {
-  const up = program
+  const command = program
     .command('up')
-    .description("join the cluster: dispatcher candidate and this host's runner (Ctrl-C to leave)")
+    .description("join the cluster: dispatcher candidate and this host's runner (Ctrl-C to leave)");
+  logFlags(githubOptions(upFlags(command))).action(up);
+}
+
+/** The flags of `baton up`. */
+function upFlags(up: Command): Command {
+  return up
     .option('--host <name>', "this host's name (default the machine's hostname); one runner per name")
     .option('--lease-ttl <seconds>', 'dispatcher lease TTL; renewed every third of it (default 15)')
     .option('--retry-interval <seconds>', 'how often a standby tries to take the lease (default 2)')
@@ -191,51 +253,53 @@ export function registerUp(program: Command): void {
     .option('--github-every <duration>', 'how often the leader syncs the issues (default 60s)')
     .option('--github-label <name>', 'import only issues with this label; repeatable (any of them)', collect)
     .option('--no-github-comments', 'do not post escalations and review rejections as issue comments');
-  githubOptions(up).action((o: UpFlags, cmd: Command) => {
-    const options = parseUpFlags(o, cmd.optsWithGlobals<GlobalOptions>());
-    const http = parseHttpFlags(o);
-    if (o.github !== undefined) checkGithubFlags(o.github, o);
-    return withStore(cmd, async (store, out) => {
-      const stop = new AbortController();
-      const leave = (): void => stop.abort();
-      process.once('SIGINT', leave);
-      process.once('SIGTERM', leave);
-      const log = (line: string): void => {
-        const at = new Date().toISOString();
-        process.stdout.write(`${out.json ? jsonText({ at, line }) : terminalText(`${at} ${line}`)}\n`);
-      };
-      log(
-        `baton up on ${options.host}: lease TTL ${options.leaseTtlMs} ms, ` +
-          `heartbeat ${options.heartbeatIntervalMs} ms, ` +
-          (options.ledger
-            ? `sealing the ledger with key ${options.ledger.signer.keyId}`
-            : 'not sealing the ledger (no key)'),
-      );
-      const backlog = o.github === undefined ? null : await backlogFrom(store, o.github, o, log);
-      const webhook = webhookOf(backlog);
-      const dashboard = { logDir: options.logDir, hostName: options.host };
-      const server =
-        http.bind === null
-          ? null
-          : await serveHttp(store, { bind: http.bind, auth: http.auth, dashboard, routes: webhook });
-      // The URL line comes last of the start-up lines (joined, containment, leading), so that a
-      // newcomer's `npm start` ends with it: once the log has been quiet a moment, or after 3 s.
-      const announce = server === null ? null : settle(() => log(servingLine(server)));
-      const said = (line: string): void => {
-        log(line);
-        announce?.bump();
-      };
-      try {
-        // Agents reach Baton through this server, with a token of their own, not the database.
-        const apiUrl = server?.url ?? null;
-        const github = githubDuties(backlog, o, said);
-        await runUp(store, { ...options, ...github, apiUrl }, systemClock, said, stop.signal);
-      } finally {
-        announce?.now();
-        await server?.close();
-      }
-      log('left the cluster');
-    });
+}
+
+/** Joins the cluster until SIGINT or SIGTERM: the HTTP server (unless --no-http), then runUp. */
+function up(o: UpFlags, cmd: Command): Promise<void> {
+  const options = parseUpFlags(o, cmd.optsWithGlobals<GlobalOptions>());
+  const { bind, auth } = parseHttpFlags(o);
+  if (o.github !== undefined) checkGithubFlags(o.github, o);
+  return withStore(cmd, async (store, out) => {
+    const stop = new AbortController();
+    const leave = (): void => stop.abort();
+    process.once('SIGINT', leave);
+    process.once('SIGTERM', leave);
+    const log = (line: string): void => {
+      const at = new Date().toISOString();
+      process.stdout.write(`${out.json ? jsonText({ at, line }) : terminalText(`${at} ${line}`)}\n`);
+    };
+    log(
+      `baton up on ${options.host}: lease TTL ${options.leaseTtlMs} ms, ` +
+        `heartbeat ${options.heartbeatIntervalMs} ms, ` +
+        (options.ledger
+          ? `sealing the ledger with key ${options.ledger.signer.keyId}`
+          : 'not sealing the ledger (no key)'),
+    );
+    const backlog = o.github === undefined ? null : await backlogFrom(store, o.github, o, log);
+    const webhook = webhookOf(backlog);
+    const dashboard = { logDir: options.logDir, hostName: options.host };
+    const server =
+      bind === null ? null : await serveHttpLazily(store, { bind, auth, dashboard, routes: webhook });
+    // The URL line comes last of the start-up lines (joined, containment, leading), so that a
+    // newcomer's `npm start` ends with it: once the log has been quiet a moment, or after 3 s.
+    const announce = server === null ? null : settle(() => log(servingLine(server)));
+    const said = (line: string): void => {
+      log(line);
+      announce?.bump();
+    };
+    try {
+      // Agents reach Baton through this server, with a token of their own, not the database.
+      const apiUrl = server?.url ?? null;
+      const github = githubDuties(backlog, o, said);
+      // The daemon is loaded only here: every other command starts without it (issue 22).
+      const { runUp } = await import('../../daemon/up.js');
+      await runUp(store, { ...options, ...github, apiUrl }, systemClock, said, stop.signal);
+    } finally {
+      announce?.now();
+      await server?.close();
+    }
+    log('left the cluster');
   });
 }
 

@@ -1,9 +1,9 @@
 /** `baton workspace add | list`, `baton agent add | list`, `baton project add | list`. */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { withApi } from '../run.js';
 import { isCodingRole } from '../../core/workspace-plan.js';
 import { cell, table } from '../output.js';
-import { withWorkspaces } from '../workspace-run.js';
 import { cliActor } from './lifecycle.js';
 
 export function registerWorkspace(program: Command): void {
@@ -14,8 +14,14 @@ export function registerWorkspace(program: Command): void {
     .requiredOption('--path <dir>', 'the directory; a relative path is taken from the current one')
     .option('--kind <kind>', 'dir (use it as is) or worktree (a git worktree per claim); default dir')
     .action((name: string, o: { path: string; kind?: string }, cmd: Command) =>
-      withWorkspaces(cmd, async (ws, out) => {
-        const added = await ws.addWorkspace({ name, path: resolve(o.path), kind: o.kind });
+      withApi(cmd, async (baton, out) => {
+        const ws = baton.workspaces;
+        const added = await ws.addWorkspace({
+          name,
+          path: resolve(o.path),
+          kind: o.kind,
+          by: cliActor(),
+        });
         out.result(added, () => `added workspace ${added.name} (${added.kind}) at ${added.path}`);
       }),
     );
@@ -23,13 +29,19 @@ export function registerWorkspace(program: Command): void {
     .command('list')
     .description('list workspaces by name')
     .action((_o: unknown, cmd: Command) =>
-      withWorkspaces(cmd, async (ws, out) => {
+      withApi(cmd, async (baton, out) => {
+        const ws = baton.workspaces;
         const all = await ws.listWorkspaces();
         const rows = all.map((w) => [w.name, w.kind, w.path]);
         out.result(all, () => (all.length === 0 ? 'no workspaces' : table(['NAME', 'KIND', 'PATH'], rows)));
       }),
     );
+  registerAgent(program);
+  registerProject(program);
+}
 
+/** `baton agent add|list`. */
+function registerAgent(program: Command): void {
   const agent = program.command('agent').description('register and list agents');
   agent
     .command('add <name>')
@@ -38,7 +50,8 @@ export function registerWorkspace(program: Command): void {
     .option('--department <name>', 'such as engineering, finance')
     .option('--workspace <name>', "the agent's own workspace")
     .action((name: string, o: { role: string; department?: string; workspace?: string }, cmd: Command) =>
-      withWorkspaces(cmd, async (ws, out) => {
+      withApi(cmd, async (baton, out) => {
+        const ws = baton.workspaces;
         const added = await ws.addAgent({ name, ...o });
         out.result(
           added,
@@ -50,7 +63,8 @@ export function registerWorkspace(program: Command): void {
     .command('list')
     .description('list agents by name')
     .action((_o: unknown, cmd: Command) =>
-      withWorkspaces(cmd, async (ws, out) => {
+      withApi(cmd, async (baton, out) => {
+        const ws = baton.workspaces;
         const all = await ws.listAgents();
         const rows = all.map((a) => [
           a.name,
@@ -64,14 +78,18 @@ export function registerWorkspace(program: Command): void {
         );
       }),
     );
+}
 
+/** `baton project add|list`. */
+function registerProject(program: Command): void {
   const project = program.command('project').description('register and list projects');
   project
     .command('add <name>')
     .description('register a project; its primary workspace serves coding runs whose agent has none')
     .option('--primary-workspace <name>', "the project's primary workspace")
     .action((name: string, o: { primaryWorkspace?: string }, cmd: Command) =>
-      withWorkspaces(cmd, async (ws, out) => {
+      withApi(cmd, async (baton, out) => {
+        const ws = baton.workspaces;
         const added = await ws.addProject({ name, primaryWorkspace: o.primaryWorkspace });
         out.result(
           added,
@@ -83,7 +101,8 @@ export function registerWorkspace(program: Command): void {
     .command('list')
     .description('list projects by name')
     .action((_o: unknown, cmd: Command) =>
-      withWorkspaces(cmd, async (ws, out) => {
+      withApi(cmd, async (baton, out) => {
+        const ws = baton.workspaces;
         const all = await ws.listProjects();
         const rows = all.map((p) => [p.name, cell(p.primaryWorkspace)]);
         out.result(all, () =>
@@ -116,7 +135,8 @@ export function registerTaskSet(task: Command): void {
     .option('--url <url>', 'where the task lives')
     .option('--review <mode>', 'required or none: whether a successful run waits in review')
     .action((key: string, o: TaskSetOptions, cmd: Command) =>
-      withWorkspaces(cmd, async (ws, out, baton) => {
+      withApi(cmd, async (baton, out) => {
+        const ws = baton.workspaces;
         const { title, body, url, review } = o;
         if ([title, body, url, review].some((v) => v !== undefined)) {
           await baton.updateTask({ key, title, body, url, review, by: cliActor() });

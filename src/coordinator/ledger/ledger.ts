@@ -5,6 +5,7 @@
  */
 import { InvalidInputError } from '../../core/errors.js';
 import type { SessionReport } from '../../core/session-report.js';
+import type { Actor } from '../../core/task.js';
 import type { Instant } from '../../core/time.js';
 import { validateId, validateKey, validateName } from '../../core/validate.js';
 import type { LedgerKey } from '../../store/ledger-store.js';
@@ -29,9 +30,9 @@ export interface ExportFilterInput {
 export class Ledger {
   constructor(private readonly store: Store) {}
 
-  /** Registers the signer's public key (`baton ledger init`). */
-  addKey(signer: LedgerSigner): Promise<LedgerKey> {
-    return this.store.ledger.addKey({ id: signer.keyId, publicKey: signer.publicKey });
+  /** Registers the signer's public key (`baton ledger init`), naming who asked in the ledger. */
+  addKey(signer: LedgerSigner, by?: Actor): Promise<LedgerKey> {
+    return this.store.ledger.addKey({ id: signer.keyId, publicKey: signer.publicKey, actor: by?.name });
   }
 
   keys(): Promise<readonly LedgerKey[]> {

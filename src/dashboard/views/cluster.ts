@@ -1,6 +1,6 @@
 /** Leader (who leads, its term and lease, recent term changes) and Hosts (capacity, toggle). */
 import { html } from 'hono/html';
-import { ramAvailableMb } from '../../core/placement.js';
+import { ramAvailableMb } from '../../core/capacity.js';
 import type { HostRow, LeaderRow } from '../deps.js';
 import { age, time, type Html, table } from '../layout.js';
 

@@ -1,6 +1,7 @@
 /**
  * What issue 15 asks of the store: each host's containment, set by its serving runner only and
- * listed with it; and a job's command that no writer can change once it is queued.
+ * listed with it; and a job's command that no writer can change once it is queued. And the free
+ * disk space each runner reports for its host (issue 14, item 4).
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -24,6 +25,27 @@ export function exerciseContainment(h: Harness): void {
         assert.equal(host?.containmentRef, ref);
         await store.sessions.end(session.id);
         assert.equal(await store.hosts.setContainment({ ...set, session: session.id }), false);
+      }));
+
+    test("keeps the free disk space the serving runner's heartbeat reports, and none from another session", () =>
+      withFixture(h, async ({ store }) => {
+        const { session } = await givenHost(store);
+        const [fresh] = await store.hosts.list();
+        assert.equal(fresh?.diskFreeMb, null, 'unknown until a runner says');
+        const disk = { freeMb: 512, totalMb: 100_000 };
+        assert.equal(
+          await store.hosts.heartbeat({ name: 'box-1', session: session.id, ramFreeMb: 1, disk }),
+          true,
+        );
+        const stranger = await givenSession(store);
+        const other = { freeMb: 1, totalMb: 1 };
+        assert.equal(
+          await store.hosts.heartbeat({ name: 'box-1', session: stranger.id, ramFreeMb: 1, disk: other }),
+          false,
+        );
+        const [host] = await store.hosts.list();
+        assert.equal(host?.diskFreeMb, 512);
+        assert.equal(host?.diskTotalMb, 100_000);
       }));
 
     test("refuses to change a queued job's command, whoever writes, and lets its other fields move", () =>

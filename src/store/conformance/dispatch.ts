@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { ConflictError } from '../../core/errors.js';
 import type { Store } from '../store.js';
 import type { TermRef } from '../dispatch-store.js';
-import { givenSession, sleep, withFixture, type Harness } from './harness.js';
+import { givenSession, withFixture, type Harness } from './harness.js';
 
 const POLICY = { backoffBaseMs: 60_000, backoffMaxMs: 60_000 };
 
@@ -93,10 +93,16 @@ export function exerciseDispatch(h: Harness): void {
     test('disables a host into a warm standby and enables it again, audited', () =>
       withFixture(h, async ({ store }) => {
         await givenHost(store);
-        assert.equal((await store.hosts.setEnabled({ name: 'box-1', enabled: false })).enabled, false);
-        assert.equal((await store.hosts.setEnabled({ name: 'box-1', enabled: true })).enabled, true);
-        const types = (await store.audit.list()).map((e) => e.type);
-        assert.ok(types.includes('host:disabled') && types.includes('host:enabled'));
+        const off = await store.hosts.setEnabled({ name: 'box-1', enabled: false, actor: 'alice@box' });
+        assert.equal(off.enabled, false);
+        assert.equal(
+          (await store.hosts.setEnabled({ name: 'box-1', enabled: true, actor: 'bob@box' })).enabled,
+          true,
+        );
+        const rows = await store.audit.list();
+        const by = (type: string) => rows.find((e) => e.type === type)?.detail['by'];
+        assert.equal(by('host:disabled'), 'alice@box', 'the ledger names who disabled it');
+        assert.equal(by('host:enabled'), 'bob@box');
       }));
   });
 
@@ -123,11 +129,12 @@ export function exerciseDispatch(h: Harness): void {
       }));
 
     test('refuses a placement carrying a replaced term and changes nothing', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(h, async ({ clocked, moveClock }) => {
+        const store = await clocked();
         await givenHost(store);
         const old = await givenLeader(store, 'leader-a', 80);
         const { job } = await store.jobs.enqueue({ key: 'k' });
-        await sleep(120);
+        await moveClock(120);
         const expired = await store.dispatch.place({ id: job.id, host: 'box-1', term: old });
         assert.deepEqual(expired, { ok: false, reason: 'fenced' });
         await givenLeader(store, 'leader-b');
@@ -266,9 +273,10 @@ export function exerciseDispatch(h: Harness): void {
     }
 
     test('rescues a session whose heartbeats stopped: claims recovered, job requeued with backoff', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(h, async ({ clocked, moveClock }) => {
+        const store = await clocked();
         const { runner, agent, job } = await givenRunningJob(store);
-        await sleep(120);
+        await moveClock(120);
         const report = await store.recovery.rescueStale({ staleAfterMs: 100, policy: POLICY });
         assert.deepEqual([...report.sessions].sort(), [runner.id, agent.id].sort());
         assert.equal(report.claimsReleased, 1);
@@ -283,9 +291,10 @@ export function exerciseDispatch(h: Harness): void {
       }));
 
     test('fails the job of a stale session once its attempts are exhausted', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(h, async ({ clocked, moveClock }) => {
+        const store = await clocked();
         const { job } = await givenRunningJob(store, 1);
-        await sleep(120);
+        await moveClock(120);
         const report = await store.recovery.rescueStale({ staleAfterMs: 100, policy: POLICY });
         assert.deepEqual(report.jobsFailed, [job.id]);
         assert.equal((await store.jobs.get(job.id))?.status, 'failed');
@@ -351,39 +360,36 @@ export function exerciseDispatch(h: Harness): void {
       }));
 
     test('leaves a session that keeps heartbeating alone', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(h, async ({ clocked, moveClock }) => {
+        const store = await clocked();
         const { runner, agent, job } = await givenRunningJob(store);
         const silent = await store.sessions.start({ kind: 'agent', host: 'box-1', pid: 4 });
-        // Wide margins, as a loaded machine may pause between any two statements: the sweep
-        // must find the silent session (younger than the other two) stale and leave those alone.
-        await sleep(1_000);
+        // Wide margins, as a loaded machine may pause for seconds between any two statements
+        // (cases run a few at a time): the sweep must find the silent session (younger than the
+        // other two) stale and leave the two that beat since alone.
+        await moveClock(60_000);
         await store.hosts.heartbeat({ name: 'box-1', session: runner.id, ramFreeMb: 1 });
         await store.sessions.heartbeat({ session: agent.id, claim: { key: 'k', epoch: 1 } });
-        const report = await store.recovery.rescueStale({ staleAfterMs: 500, policy: POLICY });
+        const report = await store.recovery.rescueStale({ staleAfterMs: 30_000, policy: POLICY });
         assert.deepEqual(report.sessions, [silent.id]);
         assert.equal((await store.jobs.get(job.id))?.status, 'running');
       }));
 
     test('rescues each session, claim and job once when two sweeps race', () =>
-      withFixture(h, async ({ store, openAnother }) => {
-        const other = await openAnother();
-        try {
-          const { job } = await givenRunningJob(store);
-          await sleep(120);
-          const [a, b] = await Promise.all([
-            store.recovery.rescueStale({ staleAfterMs: 100, policy: POLICY }),
-            other.recovery.rescueStale({ staleAfterMs: 100, policy: POLICY }),
-          ]);
-          assert.equal(a.sessions.length + b.sessions.length, 2);
-          assert.equal(a.claimsReleased + b.claimsReleased, 1);
-          assert.deepEqual([...a.jobsRequeued, ...b.jobsRequeued], [job.id]);
-          const requeues = (await store.audit.list({ jobId: job.id })).filter(
-            (e) => e.type === 'job:requeued',
-          );
-          assert.equal(requeues.length, 1);
-        } finally {
-          await other.close();
-        }
+      withFixture(h, async ({ clocked, moveClock }) => {
+        const store = await clocked();
+        const other = await clocked();
+        const { job } = await givenRunningJob(store);
+        await moveClock(120);
+        const [a, b] = await Promise.all([
+          store.recovery.rescueStale({ staleAfterMs: 100, policy: POLICY }),
+          other.recovery.rescueStale({ staleAfterMs: 100, policy: POLICY }),
+        ]);
+        assert.equal(a.sessions.length + b.sessions.length, 2);
+        assert.equal(a.claimsReleased + b.claimsReleased, 1);
+        assert.deepEqual([...a.jobsRequeued, ...b.jobsRequeued], [job.id]);
+        const requeues = (await store.audit.list({ jobId: job.id })).filter((e) => e.type === 'job:requeued');
+        assert.equal(requeues.length, 1);
       }));
   });
 }

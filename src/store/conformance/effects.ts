@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { InvalidInputError, NotFoundError } from '../../core/errors.js';
 import type { Store } from '../store.js';
-import { givenSession, givenTask, sleep, withFixture, type Harness } from './harness.js';
+import { givenSession, givenTask, withFixture, type Harness } from './harness.js';
 
 const POLICY = { backoffBaseMs: 60_000, backoffMaxMs: 60_000 };
 
@@ -88,7 +88,8 @@ export function exerciseEffects(h: Harness): void {
       }));
 
     test('refuses an ended session, and a session rescued after its heartbeats stopped', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(h, async ({ clocked, moveClock }) => {
+        const store = await clocked();
         const ended = await givenHeld(store, 'e');
         await store.sessions.end(ended.session);
         const r1 = await store.effects.record({
@@ -99,7 +100,7 @@ export function exerciseEffects(h: Harness): void {
         });
         assert.equal(r1.ok, false);
         const silent = await givenHeld(store, 's');
-        await sleep(150);
+        await moveClock(150);
         await store.recovery.rescueStale({ staleAfterMs: 100, policy: POLICY });
         const r2 = await store.effects.record({
           key: 's',

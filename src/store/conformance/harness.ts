@@ -36,13 +36,45 @@ export interface Harness {
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-/** Runs a test body against a fresh fixture and always cleans up. */
+/**
+ * How many cases hold a fixture at once (BATON_TEST_STORE_CONCURRENCY=n to change it): four.
+ * Each has a database of its own, so none sees another's rows, and a case spends most of its time
+ * waiting on the database (a round trip, a commit's flush, a LISTEN wake-up, a lock wait), not on
+ * this process: one at a time, the suite left the test process and the server mostly idle.
+ */
+function fixturesAtOnce(): number {
+  const n = Number(process.env['BATON_TEST_STORE_CONCURRENCY'] ?? '4');
+  return Number.isInteger(n) && n >= 1 ? n : 4;
+}
+
+const slots = { free: fixturesAtOnce(), waiting: [] as (() => void)[] };
+
+async function takeSlot(): Promise<void> {
+  if (slots.free > 0) {
+    slots.free -= 1;
+    return;
+  }
+  await new Promise<void>((r) => slots.waiting.push(r));
+}
+
+function giveSlot(): void {
+  const next = slots.waiting.shift();
+  if (next === undefined) slots.free += 1;
+  else next();
+}
+
+/** Runs a test body against a fresh fixture and always cleans up; a few at a time (above). */
 export async function withFixture(h: Harness, body: (f: Fixture) => Promise<void>): Promise<void> {
-  const f = await h.fresh();
+  await takeSlot();
   try {
-    await body(f);
+    const f = await h.fresh();
+    try {
+      await body(f);
+    } finally {
+      await f.close();
+    }
   } finally {
-    await f.close();
+    giveSlot();
   }
 }
 

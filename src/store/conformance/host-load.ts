@@ -6,6 +6,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { fleetOf } from '../../core/capacity.js';
 import type { Store } from '../store.js';
 import { givenHost, givenLeader } from './dispatch.js';
 import { sleep, withFixture, type Harness } from './harness.js';
@@ -47,6 +48,51 @@ export function exerciseHostLoad(h: Harness): void {
         assert.ok(await store.hosts.heartbeat({ name: 'box-1', session: session.id, ramFreeMb: 9000 }));
         assert.deepEqual(await load(store, 'box-1'), { active: 2, promised: 1300, pending: 300 });
         assert.deepEqual(await load(store, 'box-2'), { active: 1, promised: 2000, pending: 2000 });
+      }));
+  });
+
+  describe('fleet', () => {
+    test('is the enabled hosts with a free slot, with their load, and counts of every host', () =>
+      withFixture(h, async ({ store }) => {
+        assert.deepEqual(await store.hosts.fleet(), { open: [], hosts: 0, enabled: 0, lastBeatAt: null });
+        await givenHost(store, 'box-3', { slotsMax: 1 });
+        await givenHost(store, 'box-1');
+        await givenHost(store, 'box-2');
+        await givenHost(store, 'box-4', { slotsMax: 1 });
+        const term = await givenLeader(store);
+        for (const [key, host] of [
+          ['a', 'box-1'],
+          ['b', 'box-3'],
+          ['c', 'box-1'],
+          ['d', 'box-2'],
+        ] as const) {
+          const { job } = await store.jobs.enqueue({ key, ramMb: 500 });
+          assert.ok((await store.dispatch.place({ id: job.id, host, term })).ok);
+        }
+        await store.hosts.setEnabled({ name: 'box-2', enabled: false });
+        const fleet = await store.hosts.fleet();
+        assert.deepEqual(
+          fleet.open.map((o) => [o.name, o.jobsActive, o.ramPromisedMb]),
+          [
+            ['box-1', 2, 1000],
+            ['box-4', 0, 0],
+          ],
+          'box-2 is disabled and box-3 full',
+        );
+        assert.deepEqual([fleet.hosts, fleet.enabled], [4, 3]);
+        const listed = (await store.hosts.list()).map((x) => ({
+          name: x.name,
+          enabled: x.enabled,
+          heartbeatAt: x.heartbeatAt,
+          ramTotalMb: x.ramTotalMb,
+          ramReservedMb: x.ramReservedMb,
+          ramFreeMb: x.ramFreeMb,
+          slotsMax: x.slotsMax,
+          jobsActive: x.jobsActive,
+          ramPromisedMb: x.ramPromisedMb,
+          ramPendingMb: x.ramPendingMb,
+        }));
+        assert.deepEqual(fleet, fleetOf(listed), 'as the hosts list says');
       }));
   });
 

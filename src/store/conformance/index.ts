@@ -3,17 +3,20 @@
  * comes with a change here.
  */
 import { describe } from 'node:test';
+import { exerciseActors } from './actors.js';
 import { exerciseAttempts } from './attempts.js';
 import { exerciseAuditAndMigrations } from './audit-migrations.js';
 import { exerciseClaims } from './claims.js';
 import { exerciseContainment } from './containment.js';
 import { exerciseDispatch } from './dispatch.js';
+import { exerciseDispatchPass } from './dispatch-pass.js';
 import { exerciseEffects } from './effects.js';
 import { exerciseForceRelease } from './force-release.js';
 import type { Harness } from './harness.js';
 import { exerciseHostLoad } from './host-load.js';
 import { exerciseJobs } from './jobs.js';
 import { exerciseJobLoop } from './jobs-loop.js';
+import { exerciseJobBatch } from './jobs-batch.js';
 import { exerciseLeases } from './leases.js';
 import { exerciseProgress } from './progress.js';
 import { exerciseLifecycle } from './lifecycle.js';
@@ -30,15 +33,21 @@ import { exerciseTokens } from './tokens.js';
 
 export type { Harness, Fixture, RawSql } from './harness.js';
 
+/**
+ * Every case may start at once; withFixture (harness.ts) lets four hold a database at a time.
+ */
 export function exerciseStore(h: Harness): void {
-  void describe(`${h.name} store`, () => {
+  // Nested describes inherit it.
+  void describe(`${h.name} store`, { concurrency: true }, () => {
     exerciseTasksAndSessions(h);
     exerciseClaims(h);
     exerciseJobs(h);
     exerciseJobLoop(h);
+    exerciseJobBatch(h);
     exerciseLeases(h);
     exerciseAuditAndMigrations(h);
     exerciseDispatch(h);
+    exerciseDispatchPass(h);
     exerciseHostLoad(h);
     exerciseAttempts(h);
     exerciseEffects(h);
@@ -55,5 +64,6 @@ export function exerciseStore(h: Harness): void {
     exerciseObserve(h);
     exerciseTokens(h);
     exerciseGithub(h);
+    exerciseActors(h);
   });
 }

@@ -239,6 +239,16 @@ export function exerciseJobs(h: Harness): void {
         assert.equal(row?.detail['by'], 'alice@box');
       }));
 
+    test("names who retried a job in the new job's ledger row", () =>
+      withFixture(h, async ({ store }) => {
+        const { job } = await store.jobs.enqueue({ key: 'k' });
+        assert.ok((await store.jobs.cancel({ id: job.id })).ok);
+        const { job: again } = await store.jobs.retry({ id: job.id, actor: 'alice@box' });
+        const [row] = await store.audit.list({ jobId: again.id, type: 'job:enqueued' });
+        assert.equal(row?.detail['retryOf'], job.id);
+        assert.equal(row?.detail['by'], 'alice@box');
+      }));
+
     test('never hands one job to two concurrent claimers', () =>
       withFixture(h, async ({ store, openAnother }) => {
         const other = await openAnother();

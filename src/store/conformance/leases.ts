@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { sleep, withFixture, type Harness } from './harness.js';
+import { withFixture, type Harness } from './harness.js';
 
 export function exerciseLeases(h: Harness): void {
   describe('leases', () => {
@@ -35,28 +35,26 @@ export function exerciseLeases(h: Harness): void {
       }));
 
     test('gives an expired lease to exactly one of two contenders, with a new term', () =>
-      withFixture(h, async ({ store, openAnother }) => {
-        const other = await openAnother();
-        try {
-          await store.leases.acquire({ name: 'd', holder: 'old', ttlMs: 100 });
-          await sleep(150);
-          const [a, b] = await Promise.all([
-            store.leases.acquire({ name: 'd', holder: 'a', ttlMs: 5000 }),
-            other.leases.acquire({ name: 'd', holder: 'b', ttlMs: 5000 }),
-          ]);
-          assert.equal([a, b].filter((r) => r.ok).length, 1);
-          const winner = a.ok ? a.lease : b.lease;
-          assert.equal(winner?.term, 2);
-          assert.equal((await store.leases.get('d'))?.holder, winner?.holder);
-        } finally {
-          await other.close();
-        }
+      withFixture(h, async ({ clocked, moveClock }) => {
+        const store = await clocked();
+        const other = await clocked();
+        await store.leases.acquire({ name: 'd', holder: 'old', ttlMs: 100 });
+        await moveClock(150);
+        const [a, b] = await Promise.all([
+          store.leases.acquire({ name: 'd', holder: 'a', ttlMs: 5000 }),
+          other.leases.acquire({ name: 'd', holder: 'b', ttlMs: 5000 }),
+        ]);
+        assert.equal([a, b].filter((r) => r.ok).length, 1);
+        const winner = a.ok ? a.lease : b.lease;
+        assert.equal(winner?.term, 2);
+        assert.equal((await store.leases.get('d'))?.holder, winner?.holder);
       }));
 
     test('renews only the current term: a replaced term is told it lost', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(h, async ({ clocked, moveClock }) => {
+        const store = await clocked();
         await store.leases.acquire({ name: 'd', holder: 'a', ttlMs: 100 });
-        await sleep(150);
+        await moveClock(150);
         const b = await store.leases.acquire({ name: 'd', holder: 'b', ttlMs: 5000 });
         assert.ok(b.ok);
         const stale = await store.leases.renew({ name: 'd', holder: 'a', term: 1, ttlMs: 5000 });
@@ -68,20 +66,23 @@ export function exerciseLeases(h: Harness): void {
       }));
 
     test('extends a live term from the database clock when renewed', () =>
-      withFixture(h, async ({ store }) => {
-        const a = await store.leases.acquire({ name: 'd', holder: 'a', ttlMs: 1000 });
+      withFixture(h, async ({ clocked, moveClock }) => {
+        const store = await clocked();
+        // A term far longer than any pause of a loaded machine between the two statements.
+        const a = await store.leases.acquire({ name: 'd', holder: 'a', ttlMs: 60_000 });
         assert.ok(a.ok);
-        await sleep(30);
-        const r = await store.leases.renew({ name: 'd', holder: 'a', term: 1, ttlMs: 1000 });
+        await moveClock(30);
+        const r = await store.leases.renew({ name: 'd', holder: 'a', term: 1, ttlMs: 60_000 });
         assert.ok(r.ok);
         assert.equal(r.lease.term, 1);
         assert.ok(r.lease.expiresAt > a.lease.expiresAt);
       }));
 
     test('refuses to renew an expired term even when nobody took the lease', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(h, async ({ clocked, moveClock }) => {
+        const store = await clocked();
         await store.leases.acquire({ name: 'd', holder: 'a', ttlMs: 50 });
-        await sleep(100);
+        await moveClock(100);
         const r = await store.leases.renew({ name: 'd', holder: 'a', term: 1, ttlMs: 5000 });
         assert.equal(r.ok, false);
       }));

@@ -49,10 +49,10 @@ export function exerciseTokens(h: Harness): void {
     test('a revoked token opens nothing; revoking twice answers false; an unknown id is not found', () =>
       withFixture(h, async ({ store }) => {
         const { token, secret } = await store.tokens.create({ scope: 'operator' });
-        assert.equal(await store.tokens.revoke(token.id), true);
+        assert.equal(await store.tokens.revoke({ id: token.id }), true);
         assert.deepEqual(await store.tokens.verify(secret), { ok: false, reason: 'revoked' });
-        assert.equal(await store.tokens.revoke(token.id), false);
-        await assert.rejects(store.tokens.revoke('nope'), NotFoundError);
+        assert.equal(await store.tokens.revoke({ id: token.id }), false);
+        await assert.rejects(store.tokens.revoke({ id: 'nope' }), NotFoundError);
         const [listed] = await store.tokens.list();
         assert.ok(listed?.revokedAt !== null);
         const revoked = await store.audit.list({ type: 'token:revoked' });
@@ -60,6 +60,82 @@ export function exerciseTokens(h: Harness): void {
           revoked.map((e) => e.detail),
           [{ id: token.id }],
         );
+      }));
+
+    test("a session's token opens nothing once its session has ended, however it ended", () =>
+      withFixture(h, async ({ store }) => {
+        const ended = await givenSession(store);
+        const a = await store.tokens.create({ scope: 'agent', session: ended.id });
+        assert.equal((await store.tokens.verify(a.secret)).ok, true);
+        await store.sessions.end(ended.id);
+        assert.deepEqual(await store.tokens.verify(a.secret), { ok: false, reason: 'ended' });
+        const viewer = await store.tokens.create({ scope: 'viewer' });
+        assert.equal(
+          (await store.tokens.verify(viewer.secret)).ok,
+          true,
+          'a token bound to no session lives on',
+        );
+      }));
+
+    test("a run's token opens nothing once its claim or job attempt is over, though its session lives on", () =>
+      withFixture(h, async ({ store }) => {
+        const runner = await givenSession(store);
+        const agent = await givenSession(store);
+        await store.jobs.enqueue({ key: 'k' });
+        const job = await store.jobs.claimNext({ session: runner.id, start: true });
+        assert.ok(job !== null);
+        const claimed = await store.claims.acquire({ key: 'k', session: agent.id });
+        assert.ok(claimed.ok);
+        const run = { jobId: job.id, jobEpoch: job.epoch, claimEpoch: claimed.claim.epoch };
+        const a = await store.tokens.create({ scope: 'agent', session: agent.id, run });
+        const stale = await store.tokens.create({
+          scope: 'agent',
+          session: agent.id,
+          run: { ...run, jobEpoch: 99 },
+        });
+        assert.equal((await store.tokens.verify(a.secret)).ok, true);
+        assert.deepEqual(await store.tokens.verify(stale.secret), { ok: false, reason: 'ended' });
+        await store.claims.release({
+          key: 'k',
+          session: agent.id,
+          epoch: run.claimEpoch,
+          outcome: 'released',
+        });
+        assert.deepEqual(await store.tokens.verify(a.secret), { ok: false, reason: 'ended' });
+
+        const again = await store.claims.acquire({ key: 'k', session: agent.id });
+        assert.ok(again.ok);
+        const b = await store.tokens.create({
+          scope: 'agent',
+          session: agent.id,
+          run: { ...run, claimEpoch: again.claim.epoch },
+        });
+        assert.equal((await store.tokens.verify(b.secret)).ok, true);
+        const guard = { id: job.id, session: runner.id, epoch: job.epoch };
+        assert.equal((await store.jobs.finish({ ...guard, status: 'failed' })).ok, true);
+        assert.deepEqual(await store.tokens.verify(b.secret), { ok: false, reason: 'ended' });
+        assert.equal((await store.sessions.get(agent.id))?.state, 'live');
+        const plain = await store.tokens.create({ scope: 'agent', session: agent.id });
+        assert.equal((await store.tokens.verify(plain.secret)).ok, true, 'a token bound to no run lives on');
+        await assert.rejects(store.tokens.create({ scope: 'viewer', run }), InvalidInputError);
+      }));
+
+    test("a run's token dies once its session passes its TTL on the database clock, before anyone ends it", () =>
+      withFixture(h, async ({ clocked, moveClock }) => {
+        const store = await clocked();
+        const runner = await store.sessions.start({ kind: 'agent', host: 'host-a', pid: 1, ttlMs: 600_000 });
+        const agent = await store.sessions.start({ kind: 'agent', host: 'host-a', pid: 2, ttlMs: 60_000 });
+        await store.jobs.enqueue({ key: 'k' });
+        const job = await store.jobs.claimNext({ session: runner.id, start: true });
+        const claimed = await store.claims.acquire({ key: 'k', session: agent.id });
+        assert.ok(job !== null && claimed.ok);
+        const run = { jobId: job.id, jobEpoch: job.epoch, claimEpoch: claimed.claim.epoch };
+        const { secret } = await store.tokens.create({ scope: 'agent', session: agent.id, run });
+        await moveClock(30_000);
+        assert.equal((await store.tokens.verify(secret)).ok, true);
+        await moveClock(31_000);
+        assert.deepEqual(await store.tokens.verify(secret), { ok: false, reason: 'ended' });
+        assert.equal((await store.sessions.get(agent.id))?.state, 'live', 'nobody has ended it');
       }));
 
     test('a token expires on the database clock', () =>

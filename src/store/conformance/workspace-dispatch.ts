@@ -97,12 +97,13 @@ export function exerciseWorkspaceDispatch(h: Harness): void {
       }));
 
     test('takes no lock when the placement is fenced or lost, and refuses an unknown workspace', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(h, async ({ clocked, moveClock }) => {
+        const store = await clocked();
         await givenHost(store);
         await store.workspaces.add({ name: 'w', path: '/srv/w', kind: 'dir' });
         const old = await givenLeader(store, 'leader-a', 80);
         const { job } = await store.jobs.enqueue({ key: 'k' });
-        await sleep(120);
+        await moveClock(120);
         const fenced = await store.dispatch.place({ id: job.id, host: 'box-1', term: old, workspace: 'w' });
         assert.deepEqual(fenced, { ok: false, reason: 'fenced' });
         const term = await givenLeader(store, 'leader-b');
@@ -281,9 +282,10 @@ export function exerciseWorkspaceDispatch(h: Harness): void {
       }));
 
     test("rescues a stale runner's locks with its claims, as recovered, and requeues the job once", () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(h, async ({ clocked, moveClock }) => {
+        const store = await clocked();
         const { runner, job } = await givenLockedRun(store);
-        await sleep(120);
+        await moveClock(120);
         const report = await store.recovery.rescueStale({ staleAfterMs: 100, policy: POLICY });
         assert.equal(report.claimsReleased, 1);
         assert.equal(report.locksReleased, 1);
@@ -299,24 +301,21 @@ export function exerciseWorkspaceDispatch(h: Harness): void {
       }));
 
     test('releases each lock once when two rescues race', () =>
-      withFixture(h, async ({ store, openAnother }) => {
-        const other = await openAnother();
-        try {
-          const { runner } = await givenLockedRun(store);
-          await store.workspaces.add({ name: 'v', path: '/srv/v', kind: 'dir' });
-          await store.workspaceLocks.acquire({ workspace: 'v', session: runner.id });
-          await sleep(120);
-          const [a, b] = await Promise.all([
-            store.recovery.rescueStale({ staleAfterMs: 100, policy: POLICY }),
-            other.recovery.rescueStale({ staleAfterMs: 100, policy: POLICY }),
-          ]);
-          assert.equal(a.locksReleased + b.locksReleased, 2);
-          assert.equal(a.jobsRequeued.length + b.jobsRequeued.length, 1);
-          const released = (await lockEntries(store)).filter((e) => e.type === 'lock:released');
-          assert.deepEqual(released.map((e) => e.detail['workspace']).sort(), ['v', 'w']);
-        } finally {
-          await other.close();
-        }
+      withFixture(h, async ({ clocked, moveClock }) => {
+        const store = await clocked();
+        const other = await clocked();
+        const { runner } = await givenLockedRun(store);
+        await store.workspaces.add({ name: 'v', path: '/srv/v', kind: 'dir' });
+        await store.workspaceLocks.acquire({ workspace: 'v', session: runner.id });
+        await moveClock(120);
+        const [a, b] = await Promise.all([
+          store.recovery.rescueStale({ staleAfterMs: 100, policy: POLICY }),
+          other.recovery.rescueStale({ staleAfterMs: 100, policy: POLICY }),
+        ]);
+        assert.equal(a.locksReleased + b.locksReleased, 2);
+        assert.equal(a.jobsRequeued.length + b.jobsRequeued.length, 1);
+        const released = (await lockEntries(store)).filter((e) => e.type === 'lock:released');
+        assert.deepEqual(released.map((e) => e.detail['workspace']).sort(), ['v', 'w']);
       }));
 
     test('releases the lock of a job whose agent session ended while its runner lives, as recovered', () =>
@@ -365,10 +364,11 @@ export function exerciseWorkspaceDispatch(h: Harness): void {
       }));
 
     test('skips nothing under a replaced term or once the job left the queue', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(h, async ({ clocked, moveClock }) => {
+        const store = await clocked();
         const old = await givenLeader(store, 'leader-a', 80);
         const { job } = await store.jobs.enqueue({ key: 'k' });
-        await sleep(120);
+        await moveClock(120);
         const skip = { id: job.id, term: old, reason: 'SKIPPED', detail: {}, backoffMs: 1000 };
         assert.equal(await store.dispatch.skip(skip), false);
         assert.deepEqual(await store.jobs.get(job.id), job);

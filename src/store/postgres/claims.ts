@@ -30,7 +30,7 @@ import { expiredDetail, moveSql } from './task-state.js';
 import { forceRelease } from './force-release.js';
 import { RACE_RETRY_MAX, sessionNotFound, sessionNotLive } from './tasks-claims.js';
 
-export const CLAIM_COLUMNS = `t.key, c.session_id, c.epoch, c.claimed_at, c.heartbeat_at, c.released_at,
+const CLAIM_COLUMNS = `t.key, c.session_id, c.epoch, c.claimed_at, c.heartbeat_at, c.released_at,
   c.outcome`;
 
 export function postgresClaims(run: PgRunner): Store['claims'] {

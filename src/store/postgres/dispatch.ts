@@ -10,7 +10,8 @@ import type { LockOutcome } from '../../core/workspace-lock.js';
 import type { DispatchStore, RescueReport } from '../dispatch-store.js';
 import { jobById } from './jobs.js';
 import { deleteLocks, insertAuditRows, lockReleasedRows, releaseSessionHoldings } from './locks.js';
-import { LIVE_TERM, place, termParams } from './placement.js';
+import { postgresDispatchPass } from './dispatch-pass.js';
+import { LIVE_TERM, termParams } from './placement.js';
 import { NOW, atMs, hostOf, jobColumns, jobFields, ms, msInterval, toJob, type JobRow } from './rows.js';
 import type { TaskGate } from '../../core/task.js';
 import type { PgRunner } from './runner.js';
@@ -35,11 +36,7 @@ export function postgresDispatch(run: PgRunner, took: (n: number) => void): Disp
           [p.limit],
         )
       ).map((r) => ({ ...toJob(r), gate: r.gate })),
-    place: async (p) => {
-      const placed = await place(run, p);
-      if (placed.ok) took(1);
-      return placed;
-    },
+    ...postgresDispatchPass(run, took),
     markWaiting: async (p) => {
       const [r] = await run.rows<{ marked: number }>(
         `WITH ${LIVE_TERM}, j AS (
@@ -254,7 +251,7 @@ async function requeueOrFail(
       `WITH j AS (
          UPDATE jobs SET status = 'queued', run_after = ${NOW} + ${msInterval('$7')},
            session_id = NULL, host = NULL, agent_session_id = NULL, pid = NULL, term = NULL,
-           attempt = attempt - ${unstarted ? 1 : 0},
+           lease_until = NULL, attempt = attempt - ${unstarted ? 1 : 0},
            reason = 'requeued: ' || $5::text
          WHERE ${where} ${unstarted ? 'AND pid IS NULL' : ''}
          RETURNING ${jobColumns('jobs')}

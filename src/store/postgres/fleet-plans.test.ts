@@ -6,21 +6,17 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import pg from 'pg';
-import { postgresDatabase, postgresServers } from '../../../test/support/databases.js';
+import type pg from 'pg';
+import { freshPostgresClient } from '../../../test/support/databases.js';
 import { ORPHANED_JOBS } from './dispatch.js';
-import { HOST_LIST } from './hosts.js';
-import { openPostgresStore } from './postgres-store.js';
+import { takeQueued } from './claim-set.js';
+import { CANDIDATES } from './dispatch-pass.js';
+import { HOST_FLEET, HOST_LIST } from './hosts.js';
 
 let client: pg.Client;
 
 before(async () => {
-  const server = postgresServers()[0];
-  assert.ok(server !== undefined);
-  const url = await postgresDatabase(server).fresh();
-  await (await openPostgresStore({ url })).close();
-  client = new pg.Client({ connectionString: url });
-  await client.connect();
+  client = await freshPostgresClient();
   await client.query('SET enable_seqscan = off');
 });
 
@@ -33,14 +29,42 @@ async function plan(sql: string, values: unknown[] = []): Promise<string> {
 
 // With jobs.host in another collation than hosts.name, no index on jobs.host can serve the join,
 // and every host reads every active job of the fleet.
-test("hosts.list finds each host's active jobs through jobs_active_by_host", async () => {
-  const p = await plan(HOST_LIST);
-  assert.match(p, /Index Scan using jobs_active_by_host on jobs j/, p);
-  assert.match(p, /Index Cond: \(host = h\.name\)/, p);
-});
+for (const [name, sql] of [
+  ['hosts.list', HOST_LIST],
+  ['hosts.fleet', HOST_FLEET],
+] as const) {
+  test(`${name} finds each host's active jobs through jobs_active_by_host`, async () => {
+    const p = await plan(sql);
+    assert.match(p, /Index Scan using jobs_active_by_host on jobs j/, p);
+    assert.match(p, /Index Cond: \(host = h\.name\)/, p);
+  });
+}
 
 test('the rescue sweep reads only the active jobs, never the whole table in id order', async () => {
   const p = await plan(ORPHANED_JOBS, [100]);
   assert.doesNotMatch(p, /jobs_pkey/, p);
   assert.match(p, /(Index|Bitmap Index) Scan (using|on) jobs_active/, p);
+});
+
+test("a pass reads its candidates in dispatch order through jobs_queue, and each one's bindings by key", async () => {
+  const p = await plan(CANDIDATES, [50]);
+  assert.match(p, /Index Scan using jobs_queue on jobs/, p);
+  assert.doesNotMatch(p, /Seq Scan/, p);
+  for (const table of ['tasks', 'agents', 'projects', 'workspace_locks', 'sessions']) {
+    assert.match(p, new RegExp(`Index Scan using ${table}_pkey`), p);
+  }
+});
+
+// As an anti-join, the planner may compare each queued job with every task that is not open,
+// the finished history included (it did, with statistics from a fresh queue).
+test("a take looks each queued job's task up by its key, never through an anti-join", async () => {
+  await client.query('SET enable_seqscan = on');
+  try {
+    const p = await plan(takeQueued('500', 'now()'));
+    assert.match(p, /Index Scan using jobs_queue on jobs/, p);
+    assert.match(p, /SubPlan[\s\S]*Index Scan using tasks_pkey on tasks t/, p);
+    assert.doesNotMatch(p, /Anti Join|Seq Scan on tasks/, p);
+  } finally {
+    await client.query('SET enable_seqscan = off');
+  }
 });

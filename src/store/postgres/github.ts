@@ -1,5 +1,10 @@
-/** The GitHub backlog's outbox, cursors and ETag cache on PostgreSQL (github-store.ts). */
+/**
+ * The GitHub backlog's outbox, cursors and ETag cache on PostgreSQL (github-store.ts), in three
+ * parts: the outbox the label projector drains, the labels' state it reads and the repairs and
+ * notes it records, and what the sync keeps between runs.
+ */
 import type { GithubStore, LabelState, OutboxRow } from '../github-store.js';
+import { ACTIVE_SQL } from '../job-guard.js';
 import { NOW, ms, msInterval } from './rows.js';
 import type { PgRunner } from './runner.js';
 
@@ -28,7 +33,10 @@ const toRow = (r: Row): OutboxRow => ({
 const AUDIT = `INSERT INTO audit_events (at, type, task_key, job_id, detail)
   VALUES (${NOW}, $1::text, $2::text, $3::bigint, $4::jsonb)`;
 
-export function postgresGithub(run: PgRunner): GithubStore['github'] {
+type Github = GithubStore['github'];
+
+/** The outbox: rows due, marked applied or failed, and the count still waiting. */
+function outbox(run: PgRunner): Pick<Github, 'pending' | 'applied' | 'failed' | 'backlog'> {
   return {
     pending: async ({ limit, key, prefix }) =>
       (key !== undefined
@@ -62,6 +70,32 @@ export function postgresGithub(run: PgRunner): GithubStore['github'] {
         [p.ids, p.retryAfterMs, p.error],
       );
     },
+    backlog: async () =>
+      Number(
+        (await run.one<{ n: string }>('SELECT count(*) AS n FROM github_outbox WHERE applied_at IS NULL'))
+          ?.n ?? 0,
+      ),
+  };
+}
+
+/** The labels' state the projector reads, and what it records: a repair, a note in the ledger. */
+function labels(run: PgRunner): Pick<Github, 'labelStates' | 'repair' | 'note'> {
+  return {
+    labelStates: async (keys) =>
+      (
+        await run.rows<{
+          key: string;
+          state: LabelState['state'];
+          held: boolean;
+          job_status: LabelState['jobStatus'];
+        }>(
+          `SELECT t.key, t.state, t.holder_session_id IS NOT NULL AS held,
+             (SELECT j.status FROM jobs j WHERE j.task_id = t.id
+               AND j.status IN ${ACTIVE_SQL}) AS job_status
+           FROM tasks t WHERE t.key = ANY($1::text[]) ORDER BY t.key`,
+          [keys],
+        )
+      ).map((r) => ({ key: r.key, state: r.state, held: r.held, jobStatus: r.job_status })),
     repair: async (p) => {
       await run.rows(
         `WITH o AS (
@@ -74,21 +108,12 @@ export function postgresGithub(run: PgRunner): GithubStore['github'] {
     note: async (p) => {
       await run.rows(AUDIT, [p.type, p.key, p.jobId ?? null, JSON.stringify(p.detail)]);
     },
-    labelStates: async (keys) =>
-      (
-        await run.rows<{
-          key: string;
-          state: LabelState['state'];
-          held: boolean;
-          job_status: LabelState['jobStatus'];
-        }>(
-          `SELECT t.key, t.state, t.holder_session_id IS NOT NULL AS held,
-             (SELECT j.status FROM jobs j WHERE j.task_id = t.id
-               AND j.status IN ('queued', 'claimed', 'running')) AS job_status
-           FROM tasks t WHERE t.key = ANY($1::text[]) ORDER BY t.key`,
-          [keys],
-        )
-      ).map((r) => ({ key: r.key, state: r.state, held: r.held, jobStatus: r.job_status })),
+  };
+}
+
+/** What the sync keeps between runs: each repository's cursor and the ETag cache. */
+function syncState(run: PgRunner): Pick<Github, 'cursor' | 'saveCursor' | 'cached' | 'cache'> {
+  return {
     cursor: async (repo) =>
       (await run.one<{ since: string | null }>('SELECT since FROM github_sync WHERE repo = $1::text', [repo]))
         ?.since ?? null,
@@ -112,10 +137,9 @@ export function postgresGithub(run: PgRunner): GithubStore['github'] {
         [p.url, p.etag, p.body],
       );
     },
-    backlog: async () =>
-      Number(
-        (await run.one<{ n: string }>('SELECT count(*) AS n FROM github_outbox WHERE applied_at IS NULL'))
-          ?.n ?? 0,
-      ),
   };
+}
+
+export function postgresGithub(run: PgRunner): Github {
+  return { ...outbox(run), ...labels(run), ...syncState(run) };
 }

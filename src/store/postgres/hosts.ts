@@ -1,14 +1,17 @@
 /**
  * Hosts and their live capacity on PostgreSQL. Each operation is one statement; a host's load
- * (active jobs, promised and pending RAM) is computed from jobs as SQLite's HOST_SELECT does.
+ * (active jobs, promised and pending RAM) is computed from jobs as SQLite's hostSelect does.
  *
  * Locks follow the kernel's order: a session row before the host row.
  */
 import { assert } from '../../core/assert.js';
 import type { ContainmentKind } from '../../core/containment.js';
+import type { Fleet } from '../../core/capacity.js';
+import type { Instant } from '../../core/time.js';
 import { ConflictError, FencedError, NotFoundError } from '../../core/errors.js';
 import type { DispatchStore, Host } from '../dispatch-store.js';
-import { NOW, hostOf, ms } from './rows.js';
+import { fleetOfRows, type FleetRow } from '../host-fleet.js';
+import { NOW, hostOf, ms, msOf } from './rows.js';
 import type { PgRunner } from './runner.js';
 
 /** How often a registration that lost a race for the host row is run again. */
@@ -26,6 +29,8 @@ const HOST_FIELDS = [
   'registered_at',
   'containment',
   'containment_ref',
+  'disk_free_mb',
+  'disk_total_mb',
 ] as const;
 
 const hostFields = (table: string): string => HOST_FIELDS.map((f) => `${table}.${f}`).join(', ');
@@ -47,6 +52,31 @@ const LOAD_COLUMNS = 'load.jobs_active, load.ram_promised_mb, load.ram_pending_m
 /** Every host with its load: one index lookup of its active jobs per host (jobs_active_by_host). */
 export const HOST_LIST = `SELECT ${hostFields('h')}, ${LOAD_COLUMNS} FROM hosts h ${load('h')} ORDER BY h.name`;
 
+/**
+ * The fleet as a placement sees it (core/capacity.ts Fleet): the counts of every host and the
+ * enabled ones with their newest heartbeat, then the enabled hosts with a free slot and their
+ * load, in name order. A full or disabled host is counted but not sent, so a saturated fleet
+ * answers one row whatever its size. Always one row at least (null host columns when none is open).
+ */
+export const HOST_FLEET = `
+WITH f AS (
+  SELECT count(*) AS hosts, count(*) FILTER (WHERE enabled) AS enabled,
+    ${msOf('max(heartbeat_at) FILTER (WHERE enabled)')} AS last_beat_at
+  FROM hosts
+)
+SELECT f.hosts, f.enabled, f.last_beat_at, o.* FROM f LEFT JOIN LATERAL (
+  SELECT h.name, ${msOf('h.heartbeat_at')} AS heartbeat_at, h.ram_total_mb, h.ram_reserved_mb, h.ram_free_mb,
+    h.slots_max,
+    ${LOAD_COLUMNS}
+  FROM hosts h ${load('h')}
+  WHERE h.enabled AND load.jobs_active < h.slots_max
+) o ON true
+ORDER BY o.name`;
+
+async function fleet(run: PgRunner): Promise<Fleet> {
+  return fleetOfRows(await run.rows<FleetRow<Instant>>(HOST_FLEET), (t) => t);
+}
+
 interface HostRow {
   name: string;
   enabled: boolean;
@@ -59,6 +89,8 @@ interface HostRow {
   registered_at: Date;
   containment: ContainmentKind | null;
   containment_ref: string | null;
+  disk_free_mb: number | null;
+  disk_total_mb: number | null;
   jobs_active: number;
   ram_promised_mb: number;
   ram_pending_mb: number;
@@ -77,6 +109,8 @@ function toHost(r: HostRow): Host {
     registeredAt: ms(r.registered_at),
     containment: r.containment,
     containmentRef: r.containment_ref,
+    diskFreeMb: r.disk_free_mb,
+    diskTotalMb: r.disk_total_mb,
     jobsActive: r.jobs_active,
     ramPromisedMb: r.ram_promised_mb,
     ramPendingMb: r.ram_pending_mb,
@@ -125,7 +159,17 @@ SELECT s.state AS session_state, (SELECT min(session_id) FROM other) AS other_se
   ${hostFields('up')}, ${LOAD_COLUMNS}
 FROM (SELECT 1) one LEFT JOIN s ON true LEFT JOIN up ON true ${load('up')}`;
 
-export function postgresHosts(run: PgRunner): DispatchStore['hosts'] {
+/** The serving runner's containment ($3, $4) on host $1, written only while session $2 is live and serves it. */
+const SET_CONTAINMENT = `WITH h AS (
+  UPDATE hosts SET containment = $3::text, containment_ref = $4::text
+  WHERE name = $1::text AND session_id = $2::bigint
+    AND EXISTS (SELECT 1 FROM sessions WHERE id = $2::bigint AND state = 'live')
+  RETURNING name
+)
+SELECT count(*) AS set FROM h`;
+
+/** `beat` runs the heartbeat, on connections of its own (postgres-store.ts, livenessPool). */
+export function postgresHosts(run: PgRunner, beat: PgRunner = run): DispatchStore['hosts'] {
   return {
     register: async (p) => {
       for (let attempt = 1; ; attempt++) {
@@ -164,19 +208,19 @@ export function postgresHosts(run: PgRunner): DispatchStore['hosts'] {
     heartbeat: async (p) => {
       // The session row first (the kernel's lock order), written only while the session is live
       // and serves the host; the host row then re-checks its server on its newest version.
-      const [r] = await run.rows<{ beat: number }>(
+      const [r] = await beat.rows<{ beat: number }>(
         `WITH s AS (
            UPDATE sessions SET heartbeat_at = ${NOW}
            WHERE id = $2::bigint AND state = 'live'
              AND EXISTS (SELECT 1 FROM hosts WHERE name = $1::text AND session_id = $2::bigint)
            RETURNING id, heartbeat_at
          ), h AS (
-           UPDATE hosts SET ram_free_mb = $3::int, heartbeat_at = s.heartbeat_at
-           FROM s WHERE hosts.name = $1::text AND hosts.session_id = s.id
+           UPDATE hosts SET ram_free_mb = $3::int, disk_free_mb = $4::int, disk_total_mb = $5::int,
+             heartbeat_at = s.heartbeat_at FROM s WHERE hosts.name = $1::text AND hosts.session_id = s.id
            RETURNING hosts.name
          )
          SELECT count(*) AS beat FROM h`,
-        [p.name, p.session, p.ramFreeMb],
+        [p.name, p.session, p.ramFreeMb, p.disk?.freeMb ?? null, p.disk?.totalMb ?? null],
       );
       return r?.beat === 1;
     },
@@ -188,11 +232,11 @@ export function postgresHosts(run: PgRunner): DispatchStore['hosts'] {
          ), a AS (
            INSERT INTO audit_events (at, type, session_id, host, detail)
            SELECT ${NOW}, CASE WHEN $2::boolean THEN 'host:enabled' ELSE 'host:disabled' END,
-             $3::bigint, ${hostOf('$3::bigint')}, jsonb_build_object('host', h.name)
+             $3::bigint, ${hostOf('$3::bigint')}, jsonb_build_object('host', h.name, 'by', $4::text)
            FROM h
          )
          SELECT ${hostFields('h')}, ${LOAD_COLUMNS} FROM h ${load('h')}`,
-        [p.name, p.enabled, p.by ?? null],
+        [p.name, p.enabled, p.by ?? null, p.actor ?? null],
       );
       if (row === undefined) {
         throw new NotFoundError('host', p.name, 'list hosts with `baton hosts`');
@@ -200,17 +244,10 @@ export function postgresHosts(run: PgRunner): DispatchStore['hosts'] {
       return toHost(row);
     },
     list: async () => (await run.rows<HostRow>(HOST_LIST)).map(toHost),
+    fleet: () => fleet(run),
     setContainment: async (p) => {
-      const [r] = await run.rows<{ set: number }>(
-        `WITH h AS (
-           UPDATE hosts SET containment = $3::text, containment_ref = $4::text
-           WHERE name = $1::text AND session_id = $2::bigint
-             AND EXISTS (SELECT 1 FROM sessions WHERE id = $2::bigint AND state = 'live')
-           RETURNING name
-         )
-         SELECT count(*) AS set FROM h`,
-        [p.name, p.session, p.containment, p.containmentRef],
-      );
+      const params = [p.name, p.session, p.containment, p.containmentRef];
+      const [r] = await run.rows<{ set: number }>(SET_CONTAINMENT, params);
       return r?.set === 1;
     },
   };

@@ -27,6 +27,18 @@ import type { JobFinishAndClaimNextParams } from '../store.js';
 import { NOW, hostOf, jobFields, type JobRow } from './rows.js';
 import { insertAuditRows, keyOfJob } from './locks.js';
 import { finishTaskStep, moveAuditRows } from './task-state.js';
+import { finishGuard } from '../job-guard.js';
+import { TAKEN_BY_KEY, claimSet } from './claim-set.js';
+
+/** A live request's finish guard and claim, from its own columns. */
+const LIVE_MEMBER = {
+  ...{ job: 'jobs', id: 'live.id', session: 'live.session', epoch: 'live.epoch' },
+  ...{ status: 'live.status', now: NOW },
+};
+const LIVE_CLAIM = {
+  ...{ session: 'live.session', host: 'coalesce(live.host, live.session_host)' },
+  ...{ now: 't.now', start: 'live.start' },
+};
 
 export const FINISH_AND_CLAIM_MANY = `WITH req AS (
   SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $5::int[], $6::text[],
@@ -41,9 +53,8 @@ export const FINISH_AND_CLAIM_MANY = `WITH req AS (
   UPDATE jobs SET status = live.status, finished_at = ${NOW}, exit_code = live.exit_code,
     reason = live.reason, output_tail = live.tail
   FROM live, tasks
-  WHERE jobs.id = live.id AND jobs.session_id = live.session AND jobs.epoch = live.epoch
+  WHERE ${finishGuard(LIVE_MEMBER)}
     AND tasks.id = jobs.task_id
-    AND (jobs.status = 'running' OR (jobs.status = 'claimed' AND live.status IN ('failed', 'cancelled')))
   RETURNING ${jobFields('jobs')}, live.ord, live.session_host, live.exit_code AS by_exit, tasks.key
 ), k AS (
   DELETE FROM workspace_locks USING f WHERE workspace_locks.job_id = f.id
@@ -52,12 +63,9 @@ export const FINISH_AND_CLAIM_MANY = `WITH req AS (
 ), ${finishTaskStep(', f.ord')}, n AS (
   SELECT id, rank FROM baton_take_queued((SELECT count(*) FROM live)::int, ${NOW}) WITH ORDINALITY AS n (id, rank)
 ), j AS (
-  UPDATE jobs SET status = CASE WHEN live.start THEN 'running' ELSE 'claimed' END,
-    epoch = jobs.epoch + 1, attempt = jobs.attempt + 1,
-    session_id = live.session, host = coalesce(live.host, live.session_host), claimed_at = t.now,
-    started_at = CASE WHEN live.start THEN t.now END, reason = NULL, term = NULL
+  UPDATE jobs SET ${claimSet(LIVE_CLAIM)}
   FROM n JOIN live ON live.rank = n.rank, tasks, (SELECT ${NOW} AS now) t
-  WHERE jobs.id = n.id AND jobs.status = 'queued' AND tasks.id = jobs.task_id
+  WHERE jobs.id = n.id AND ${TAKEN_BY_KEY} AND jobs.status = 'queued' AND tasks.id = jobs.task_id
   RETURNING ${jobFields('jobs')}, live.ord, live.start, live.session_host, tasks.key
 ), a AS (
   ${insertAuditRows(`

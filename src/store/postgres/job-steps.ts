@@ -14,11 +14,13 @@ import type {
   JobFinishAndClaimNextResult,
 } from '../store.js';
 import { batchParams, FINISH_AND_CLAIM_MANY, rowsByRequest, type BatchRow } from './job-loop-batch.js';
+import { finishGuard } from '../job-guard.js';
 import { deleteLocks, insertAuditRows, lockReleasedRows } from './locks.js';
 import { NOW, hostOf, jobColumns, toJob, type JobRow } from './rows.js';
 import type { Outcome } from '../outcome.js';
 import type { PgRunner } from './runner.js';
 import { finishTaskStep, moveAuditRows } from './task-state.js';
+import { claimSet, jobTaskOpen } from './claim-set.js';
 
 /** The parameter references of a finish step. */
 interface FinishRefs {
@@ -38,8 +40,10 @@ interface FinishRefs {
 export const finishSteps = (r: FinishRefs): string => `f AS (
   UPDATE jobs SET status = ${r.status}::text, finished_at = ${NOW}, exit_code = ${r.exitCode}::int,
     reason = ${r.reason}::text, output_tail = ${r.tail}::text
-  WHERE id = ${r.id}::bigint AND session_id = ${r.session}::bigint AND epoch = ${r.epoch}::bigint
-    AND (status = 'running' OR (status = 'claimed' AND ${r.status}::text IN ('failed', 'cancelled')))
+  WHERE ${finishGuard({
+    ...{ job: 'jobs', id: `${r.id}::bigint`, session: `${r.session}::bigint` },
+    ...{ epoch: `${r.epoch}::bigint`, status: `${r.status}::text`, now: NOW },
+  })}
   RETURNING ${jobColumns('jobs')}
 ), ${deleteLocks('k', 'workspace_locks.job_id = f.id', 'f')}, ${finishTaskStep()}`;
 
@@ -69,19 +73,22 @@ export const finishAuditRows = (r: FinishRefs, part: number): string => `
  * only when no job was found (or the session was already ended in the snapshot), where a stale
  * answer cannot hand a job to an ended session.
  */
+const ONE_CLAIM = { session: 's.id', host: 'coalesce($2::text, s.host)', now: 't.now', start: '$3::boolean' };
+
 const CLAIM_STEPS = `seen AS (
   SELECT id, host, state FROM sessions WHERE id = $1::bigint
 ),
 -- The locking CTE is an optimisation fence (Oban's experience): with the LIMIT subquery written
 -- inline in the UPDATE's WHERE, the planner may run it once per candidate row and claim more
 -- rows than the LIMIT. A CTE with FOR UPDATE is materialised exactly once.
+-- Each candidate's task is looked up by its key, in queue order (jobTaskOpen), and the scan
+-- stops at the first it may take.
 next AS (
-  SELECT id FROM jobs
-  WHERE status = 'queued' AND run_after <= ${NOW}
+  SELECT jobs.id FROM jobs
+  WHERE jobs.status = 'queued' AND jobs.run_after <= ${NOW}
     AND EXISTS (SELECT 1 FROM seen WHERE state = 'live')
-    AND NOT EXISTS (
-      SELECT 1 FROM tasks t WHERE t.id = jobs.task_id AND (t.state <> 'open' OR t.gate IS NOT NULL))
-  ORDER BY priority, queued_at, id
+    AND ${jobTaskOpen('jobs')}
+  ORDER BY jobs.priority, jobs.queued_at, jobs.id
   LIMIT 1
   FOR UPDATE OF jobs SKIP LOCKED
 ), s AS (
@@ -91,10 +98,7 @@ next AS (
 ), t AS (
   SELECT ${NOW} AS now
 ), j AS (
-  UPDATE jobs SET status = CASE WHEN $3::boolean THEN 'running' ELSE 'claimed' END,
-    epoch = jobs.epoch + 1, attempt = jobs.attempt + 1,
-    session_id = s.id, host = coalesce($2::text, s.host), claimed_at = t.now,
-    started_at = CASE WHEN $3::boolean THEN t.now END, reason = NULL, term = NULL
+  UPDATE jobs SET ${claimSet(ONE_CLAIM)}
   FROM next, s, t
   WHERE jobs.id = next.id AND jobs.status = 'queued' AND s.state = 'live'
   RETURNING ${jobColumns('jobs')}, s.host AS session_host
@@ -115,7 +119,7 @@ const claimAuditRows = (part: number): string => `
 const SESSION_STATE = `(SELECT coalesce(s.state, seen.state)
   FROM (SELECT 1) one LEFT JOIN seen ON true LEFT JOIN s ON true) AS session_state`;
 
-function liveOrThrow(session: number, state: string | null): void {
+export function liveOrThrow(session: number, state: string | null): void {
   if (state === null) {
     throw new NotFoundError('session', String(session), 'start one with `baton session start`');
   }
@@ -129,12 +133,15 @@ function liveOrThrow(session: number, state: string | null): void {
  * other's rows instead of queueing behind them, and marks it claimed (or, with `start`, running)
  * in the same statement.
  */
+export const CLAIM_NEXT = `WITH ${CLAIM_STEPS}, a AS (${insertAuditRows(claimAuditRows(0))})
+  SELECT ${SESSION_STATE}, j.* FROM (SELECT 1) one LEFT JOIN j ON true`;
+
 export async function claimNext(run: PgRunner, p: JobClaimNextParams): Promise<Job | null> {
-  const row = await run.one<Partial<JobRow> & { session_state: string | null }>(
-    `WITH ${CLAIM_STEPS}, a AS (${insertAuditRows(claimAuditRows(0))})
-     SELECT ${SESSION_STATE}, j.* FROM (SELECT 1) one LEFT JOIN j ON true`,
-    [p.session, p.host ?? null, p.start === true],
-  );
+  const row = await run.one<Partial<JobRow> & { session_state: string | null }>(CLAIM_NEXT, [
+    p.session,
+    p.host ?? null,
+    p.start === true,
+  ]);
   assert(row !== undefined, 'claimNext returns exactly one row');
   liveOrThrow(p.session, row.session_state);
   return row.id === undefined || row.id === null ? null : toJob(row as JobRow);

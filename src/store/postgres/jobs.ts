@@ -7,11 +7,12 @@ import { assert } from '../../core/assert.js';
 import { ConflictError, NotFoundError } from '../../core/errors.js';
 import { TERMINAL_JOB_STATES, type Job, type JobTransitionResult } from '../../core/job.js';
 import { PRIORITY_DEFAULT } from '../../core/validate.js';
-import type { Store } from '../store.js';
+import type { JobEnqueueResult, Store } from '../store.js';
 import { deleteLocks, insertAuditRows, lockReleasedRows } from './locks.js';
 import {
   NOW,
   TASK_COLUMNS,
+  actorJson,
   hostOf,
   jobColumns,
   jobFields,
@@ -23,11 +24,16 @@ import {
 import { taskStateRefusal } from '../task-refusal.js';
 import { Batcher } from './batcher.js';
 import { claimNext, finishAndClaimMany, finishAuditRows, finishSteps } from './job-steps.js';
+import { jobBatch } from './job-batch.js';
+import { ACTIVE_SQL, TERMINAL_SQL } from '../job-guard.js';
 import type { PgRunner } from './runner.js';
 
-const ACTIVE = `('queued', 'claimed', 'running')`;
-const TERMINAL = `('done', 'failed', 'oom_killed', 'cancelled', 'escalated')`;
 const ENQUEUE_RETRY_MAX = 20;
+/** The parameters of a single finish. */
+const FINISH_REFS = {
+  ...{ id: '$1', session: '$2', epoch: '$3', status: '$4' },
+  ...{ exitCode: '$5', reason: '$6', tail: '$7' },
+};
 
 export async function jobById(run: PgRunner, id: number): Promise<Job | null> {
   const row = await run.one<JobRow>(`SELECT ${jobColumns('jobs')} FROM jobs WHERE id = $1::bigint`, [id]);
@@ -63,24 +69,24 @@ WITH new_task AS (
   UNION ALL
   SELECT id, key, priority, state FROM old_task
 ), active AS (
-  SELECT j.id FROM jobs j JOIN task ON j.task_id = task.id WHERE j.status IN ${ACTIVE}
+  SELECT j.id FROM jobs j JOIN task ON j.task_id = task.id WHERE j.status IN ${ACTIVE_SQL}
 ), job AS (
   INSERT INTO jobs (task_id, priority, queued_at, ram_mb, command, attempt_max)
   SELECT id, coalesce($2::int, priority), ${NOW}, $3::int, $4::text, coalesce($5::int, 3)
   FROM task
   WHERE NOT EXISTS (SELECT 1 FROM active) AND task.state = 'open'
-  ON CONFLICT (task_id) WHERE status IN ${ACTIVE} DO NOTHING
+  ON CONFLICT (task_id) WHERE status IN ${ACTIVE_SQL} DO NOTHING
   RETURNING ${jobFields('jobs')}
 ), a AS (
   INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, detail)
   SELECT x.at, x.type, $1::text, x.job_id, $6::bigint, ${hostOf('$6::bigint')}, x.detail
   FROM (
     SELECT 0 AS part, created_at AS at, 'task:added' AS type, NULL::bigint AS job_id,
-      '{}'::jsonb AS detail
+      ${actorJson('$8')} AS detail
     FROM new_task
     UNION ALL
     SELECT 1, queued_at, 'job:enqueued', id,
-      jsonb_build_object('priority', priority, 'ramMb', ram_mb)
+      jsonb_build_object('priority', priority, 'ramMb', ram_mb) || ${actorJson('$8')}
     FROM job
   ) x
   ORDER BY x.part
@@ -89,6 +95,26 @@ SELECT true AS created, job.*, $1::text AS key FROM job
 UNION ALL
 SELECT false, ${jobColumns('jobs')} FROM jobs
 WHERE id IN (SELECT id FROM active) AND (SELECT state FROM task LIMIT 1) = 'open'`;
+
+/** ENQUEUE, run again when it lost a race (no row) to a concurrent enqueue of the key. */
+async function enqueue(run: PgRunner, p: Parameters<Store['jobs']['enqueue']>[0]): Promise<JobEnqueueResult> {
+  for (let attempt = 1; ; attempt++) {
+    const row = await run.one<JobRow & { created: boolean }>(ENQUEUE, [
+      p.key,
+      p.priority ?? null,
+      p.ramMb ?? null,
+      p.command ?? null,
+      p.attemptMax ?? null,
+      p.by ?? null,
+      PRIORITY_DEFAULT,
+      p.actor ?? null,
+    ]);
+    if (row !== undefined) return { job: toJob(row), created: row.created };
+    const refused = await notOpen(run, 'key = $1::text', p.key);
+    if (refused !== null) throw refused;
+    assert(attempt < ENQUEUE_RETRY_MAX, 'an enqueue does not race forever');
+  }
+}
 
 const TERMINAL_STATES = new Set<string>(TERMINAL_JOB_STATES);
 
@@ -114,19 +140,19 @@ WITH old AS (
 ), tk AS (
   SELECT id, state FROM tasks WHERE id = (SELECT task_id FROM old) FOR SHARE
 ), active AS (
-  SELECT j.id FROM jobs j JOIN old ON j.task_id = old.task_id WHERE j.status IN ${ACTIVE}
+  SELECT j.id FROM jobs j JOIN old ON j.task_id = old.task_id WHERE j.status IN ${ACTIVE_SQL}
 ), job AS (
   INSERT INTO jobs (task_id, priority, queued_at, ram_mb, command, attempt_max)
   SELECT task_id, priority, ${NOW}, ram_mb, command, attempt_max
   FROM old
-  WHERE old.status IN ${TERMINAL} AND NOT EXISTS (SELECT 1 FROM active)
+  WHERE old.status IN ${TERMINAL_SQL} AND NOT EXISTS (SELECT 1 FROM active)
     AND (SELECT state FROM tk) = 'open'
-  ON CONFLICT (task_id) WHERE status IN ${ACTIVE} DO NOTHING
+  ON CONFLICT (task_id) WHERE status IN ${ACTIVE_SQL} DO NOTHING
   RETURNING ${jobColumns('jobs')}
 ), a AS (
   INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, detail)
   SELECT queued_at, 'job:enqueued', key, id, $2::bigint, ${hostOf('$2::bigint')},
-    jsonb_build_object('priority', priority, 'ramMb', ram_mb, 'retryOf', $1::bigint)
+    jsonb_build_object('priority', priority, 'ramMb', ram_mb, 'retryOf', $1::bigint, 'by', $3::text)
   FROM job
 ), r AS (
   SELECT true AS created, job.* FROM job
@@ -159,23 +185,7 @@ export function postgresJobs(run: PgRunner, took: (n: number) => void): Store['j
     BATCH_MAX,
   );
   return {
-    enqueue: async (p) => {
-      for (let attempt = 1; ; attempt++) {
-        const row = await run.one<JobRow & { created: boolean }>(ENQUEUE, [
-          p.key,
-          p.priority ?? null,
-          p.ramMb ?? null,
-          p.command ?? null,
-          p.attemptMax ?? null,
-          p.by ?? null,
-          PRIORITY_DEFAULT,
-        ]);
-        if (row !== undefined) return { job: toJob(row), created: row.created };
-        const refused = await notOpen(run, 'key = $1::text', p.key);
-        if (refused !== null) throw refused;
-        assert(attempt < ENQUEUE_RETRY_MAX, 'an enqueue does not race forever');
-      }
-    },
+    enqueue: (p) => enqueue(run, p),
     claimNext: async (p) => {
       const job = await claimNext(run, p);
       if (job !== null) took(1);
@@ -200,17 +210,8 @@ export function postgresJobs(run: PgRunner, took: (n: number) => void): Store['j
       return lostOr(run, p.id, row);
     },
     finish: async (p) => {
-      const refs = {
-        id: '$1',
-        session: '$2',
-        epoch: '$3',
-        status: '$4',
-        exitCode: '$5',
-        reason: '$6',
-        tail: '$7',
-      };
       const row = await run.one<JobRow>(
-        `WITH ${finishSteps(refs)}, a AS (${insertAuditRows(finishAuditRows(refs, 0))})
+        `WITH ${finishSteps(FINISH_REFS)}, a AS (${insertAuditRows(finishAuditRows(FINISH_REFS, 0))})
          SELECT * FROM f`,
         [
           ...[p.id, p.session, p.epoch, p.status],
@@ -220,9 +221,10 @@ export function postgresJobs(run: PgRunner, took: (n: number) => void): Store['j
       return lostOr(run, p.id, row);
     },
     finishAndClaimNext: (p) => loops.submit(p),
+    batch: (p) => jobBatch(run, p, (id, row) => lostOr(run, id, row), took),
     retry: async (p) => {
       for (let attempt = 1; ; attempt++) {
-        const row = await run.one<RetryRow>(RETRY, [p.id, p.by ?? null]);
+        const row = await run.one<RetryRow>(RETRY, [p.id, p.by ?? null, p.actor ?? null]);
         assert(row !== undefined, 'retry returns exactly one row');
         if (row.old_status === null) throw new NotFoundError('job', String(p.id));
         if (!TERMINAL_STATES.has(row.old_status)) {
@@ -245,10 +247,10 @@ export function postgresJobs(run: PgRunner, took: (n: number) => void): Store['j
         // running job's agent may still be at work, so its runner releases the lock once the tree
         // is dead (workspaceLocks.releaseJob); before running, no agent was ever spawned.
         `WITH o AS (
-           SELECT id, status FROM jobs WHERE id = $1::bigint AND status IN ${ACTIVE} FOR UPDATE
+           SELECT id, status FROM jobs WHERE id = $1::bigint AND status IN ${ACTIVE_SQL} FOR UPDATE
          ), j AS (
            UPDATE jobs SET status = 'cancelled', finished_at = ${NOW}, reason = $2::text
-           FROM o WHERE jobs.id = o.id AND jobs.status IN ${ACTIVE}
+           FROM o WHERE jobs.id = o.id AND jobs.status IN ${ACTIVE_SQL}
            RETURNING ${jobColumns('jobs')}, o.status AS was
          ), ${deleteLocks('k', `workspace_locks.job_id = j.id AND j.was <> 'running'`, 'j')}, a AS (
            ${insertAuditRows(`

@@ -44,7 +44,8 @@ SELECT true AS taken, got.*, n.t AS now FROM got, n
 UNION ALL
 SELECT false, cur.*, n.t FROM cur, n WHERE NOT EXISTS (SELECT 1 FROM got)`;
 
-export function postgresLeases(run: PgRunner): Store['leases'] {
+/** `beat` runs renewals, on connections of their own (postgres-store.ts, livenessPool). */
+export function postgresLeases(run: PgRunner, beat: PgRunner = run): Store['leases'] {
   const get = (name: string): Promise<LeaseRow | undefined> =>
     run.one<LeaseRow>(`SELECT ${LEASE_COLUMNS} FROM leases WHERE name = $1::text`, [name]);
   return {
@@ -69,7 +70,7 @@ export function postgresLeases(run: PgRunner): Store['leases'] {
       }
     },
     renew: async (p): Promise<LeaseResult> => {
-      const row = await run.one<LeaseRow>(
+      const row = await beat.one<LeaseRow>(
         `UPDATE leases SET expires_at = n.t + ${TTL}
          FROM (SELECT ${NOW} AS t) n
          WHERE name = $1::text AND holder = $2::text AND term = $4::bigint AND expires_at > n.t

@@ -11,6 +11,7 @@ import { ConflictError, NotFoundError } from '../../core/errors.js';
 import type { TaskGate } from '../../core/task.js';
 import type { LifecycleStore, TaskEscalateResult } from '../lifecycle-store.js';
 import { taskStateRefusal } from '../task-refusal.js';
+import { taskOpen } from './claim-set.js';
 import { insertAuditRows, seqOf } from './locks.js';
 import {
   EXPIRED,
@@ -161,7 +162,7 @@ const NEXT = `WITH s AS (
   SELECT id, host, state FROM sessions WHERE id = $1::bigint FOR KEY SHARE
 ), cand AS (
   SELECT t.id FROM tasks t
-  WHERE t.state = 'open' AND t.gate IS NULL AND EXISTS (SELECT 1 FROM s WHERE s.state = 'live')
+  WHERE ${taskOpen('t')} AND EXISTS (SELECT 1 FROM s WHERE s.state = 'live')
     AND (t.holder_session_id IS NULL OR EXISTS (
       SELECT 1 FROM sessions h WHERE h.id = t.holder_session_id AND ${EXPIRED('h')}))
     AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.task_id = t.id AND j.status IN ('queued', 'claimed', 'running'))

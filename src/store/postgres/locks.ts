@@ -32,7 +32,7 @@ export const deleteLocks = (name: string, where: string, using = ''): string =>
  * The columns every audit row of a combined insert carries, in order, after a sort key `part`
  * and a tie-breaker `seq` (text, compared byte by byte; numbers go in zero-padded, see seqOf).
  */
-export const AUDIT_COLUMNS = 'at, type, task_key, job_id, session_id, host, epoch, detail';
+const AUDIT_COLUMNS = 'at, type, task_key, job_id, session_id, host, epoch, detail';
 
 /**
  * Rows for a combined audit insert: one `lock:released` per lock in CTE `locks`, at `at`, with

@@ -19,7 +19,7 @@ interface Target {
 }
 
 /** The file libpq would read, or null when PGPASSFILE is unset and there is no home directory. */
-export function passfilePath(env: NodeJS.ProcessEnv = process.env): string | null {
+function passfilePath(env: NodeJS.ProcessEnv = process.env): string | null {
   const named = env['PGPASSFILE'];
   if (named !== undefined && named !== '') return named;
   const home = env['HOME'] ?? homedir();

@@ -16,9 +16,10 @@ import { assert } from '../../core/assert.js';
 import { NotFoundError } from '../../core/errors.js';
 import type { LockHolder } from '../../core/workspace-lock.js';
 import type { TaskGate } from '../../core/task.js';
-import type { PlaceParams, PlaceResult, TermRef } from '../dispatch-store.js';
+import type { PlaceManyParams, PlaceParams, PlaceResult, TermRef } from '../dispatch-store.js';
+import { claimSet, jobTaskOpen, taskOpen } from './claim-set.js';
 import { jobById } from './jobs.js';
-import { LOCK_COLUMNS, insertAuditRows } from './locks.js';
+import { LOCK_COLUMNS, insertAuditRows, seqOf } from './locks.js';
 import { NOW, hostOf, jobColumns, ms, toJob, type JobRow } from './rows.js';
 import type { PgRunner } from './runner.js';
 
@@ -41,160 +42,194 @@ export const LIVE_TERM = `l AS (
 
 export const termParams = (t: TermRef): unknown[] => [t.lease, t.holder, t.term];
 
-/** The job's task is open and behind no gate: only then is the job placed. */
-const TASK_PLACEABLE = `EXISTS (
-  SELECT 1 FROM tasks t WHERE t.id = jobs.task_id AND t.state = 'open' AND t.gate IS NULL)`;
-
-/** Why a job was not placed, as read by the statement: whether its task is open, and its gate. */
-const TASK_GATE = `(SELECT t.state = 'open' AND t.gate IS NULL FROM jobs gj JOIN tasks t ON t.id = gj.task_id
-    WHERE gj.id = $4::bigint) AS task_open,
-  (SELECT t.gate FROM jobs gj JOIN tasks t ON t.id = gj.task_id WHERE gj.id = $4::bigint) AS task_gate`;
-
-/**
- * queued → claimed on the host, assigned to its runner session, in one statement with its
- * 'job:placed' audit row. The job moves only while the term is live (`l`), its backoff has
- * passed and the host is enabled with a live runner session; a job that moved meanwhile is
- * re-checked on its newest version after the row-lock wait and matches nothing (claimed_at is
- * read in the SET list, so after that wait). Always one row: whether the term was live, and the
- * placed job (null columns when it did not move).
- */
-const PLACE = `
-WITH ${LIVE_TERM}, h AS (
-  SELECT h.name, h.session_id FROM hosts h JOIN sessions s ON s.id = h.session_id
-  WHERE h.name = $5::text AND h.enabled AND s.state = 'live'
-), j AS (
-  UPDATE jobs SET status = 'claimed', epoch = jobs.epoch + 1, attempt = jobs.attempt + 1,
-    session_id = h.session_id, host = h.name, term = l.term, claimed_at = ${NOW},
-    started_at = NULL, reason = NULL, agent_session_id = NULL, pid = NULL
-  FROM l, h
-  WHERE jobs.id = $4::bigint AND jobs.status = 'queued' AND jobs.run_after <= ${NOW} AND ${TASK_PLACEABLE}
-  RETURNING ${jobColumns('jobs')}
-), a AS (
-  INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail)
-  SELECT claimed_at, 'job:placed', key, id, session_id, ${hostOf('j.session_id')}, epoch,
-    jsonb_build_object('host', $5::text, 'term', $3::bigint, 'attempt', attempt)
-  FROM j
-)
-SELECT EXISTS (SELECT 1 FROM l) AS live_term, ${TASK_GATE}, j.*
-FROM (SELECT 1) one LEFT JOIN j ON true`;
+/** A placement's claim (`j` below): for the host's runner session, under the term, never started. */
+const PLACED = claimSet({
+  session: 'h.session_id',
+  host: 'h.name',
+  now: `coalesce(k.acquired_at, ${NOW})`,
+  start: 'false',
+  term: 'l.term',
+});
 
 /**
- * PLACE plus the workspace lock ($6), in one statement: both happen or neither.
+ * Places the jobs of `r` ($4 ids, $5 hosts, $6 workspaces or nulls, in the order asked) in one
+ * statement, each with its 'job:placed' ledger row and, with a workspace, the workspace's lock
+ * and its 'lock:acquired' row: a job with a workspace moves only with the lock its row got.
  *
- * - `h` takes FOR KEY SHARE on the host's runner session, as a claim does on its session, so a
- *   sessions.end or a rescue of that session (FOR UPDATE on it, then releasing its locks on a
- *   fresh snapshot) waits for this statement and then sees the lock it granted.
- * - `q` locks the job row; after a wait the status and backoff are re-checked on its newest
- *   version, so a job placed or cancelled meanwhile is left alone.
- * - `w` locks the workspace row FOR UPDATE, serialising every grant on the workspace (acquire
+ * - `missing`: a workspace that does not exist stops the whole statement (nothing is locked).
+ * - `h` takes FOR KEY SHARE on the asked hosts' runner sessions (the hosts named by key: a
+ *   semi-join with `r` hashed every host of the fleet), as a claim does on its session,
+ *   so a sessions.end or a rescue of one (FOR UPDATE on it, then releasing its locks on a fresh
+ *   snapshot) waits for this statement and then sees the locks it granted.
+ * - `q` locks the job rows; after a wait the status and backoff are re-checked on their newest
+ *   versions, so a job placed or cancelled meanwhile is left alone.
+ * - `w` locks the workspace rows FOR UPDATE, serialising every grant on a workspace (acquire
  *   locks it too); after a wait it yields the newest lock epoch.
- * - `k` inserts the lock: ON CONFLICT on the primary key (one live lock per workspace) inserts
- *   nothing when a lock is there, including one committed after this statement's snapshot.
- * - `j` places the job only with the lock `k` returned.
+ * - `k` inserts the locks: ON CONFLICT on the primary key (one live lock per workspace) inserts
+ *   nothing when a lock is there, including one committed after this statement's snapshot, or
+ *   one this statement inserted for an earlier row naming the same workspace.
+ * - `j` places each job on its host under the term, only with its lock when it needs one.
+ * Every step joins `l` (through `h`), so the lease row is locked first: lease, sessions, jobs,
+ * workspaces; rows of one kind are locked in id (or name) order.
  *
- * Always one row: whether the term was live, whether the job was placeable, and the placed job.
+ * One row per job asked, in order: whether the term was live, whether the job was placeable,
+ * its task's gate as read, and the placed job (null columns when it did not move).
  */
-const PLACE_LOCKED = `
-WITH ${LIVE_TERM}, h AS (
+const PLACE_MANY = `
+WITH ${LIVE_TERM}, r AS (
+  SELECT * FROM unnest($4::bigint[], $5::text[], $6::text[]) WITH ORDINALITY AS r(id, host, workspace, n)
+), missing AS (
+  SELECT r.workspace FROM r
+  WHERE r.workspace IS NOT NULL AND NOT EXISTS (SELECT 1 FROM workspaces w WHERE w.name = r.workspace)
+), h AS (
   SELECT h.name, h.session_id FROM hosts h JOIN sessions s ON s.id = h.session_id
-  WHERE h.name = $5::text AND h.enabled AND s.state = 'live' AND EXISTS (SELECT 1 FROM l)
+  WHERE h.name = ANY ($5::text[]) AND h.enabled AND s.state = 'live'
+    AND EXISTS (SELECT 1 FROM l) AND NOT EXISTS (SELECT 1 FROM missing)
+  ORDER BY s.id
   FOR KEY SHARE OF s
 ), q AS (
-  SELECT id FROM jobs
-  WHERE id = $4::bigint AND status = 'queued' AND run_after <= ${NOW} AND EXISTS (SELECT 1 FROM h)
-    AND ${TASK_PLACEABLE}
+  SELECT jobs.id FROM jobs
+  WHERE jobs.id IN (SELECT r.id FROM r JOIN h ON h.name = r.host)
+    AND jobs.status = 'queued' AND jobs.run_after <= ${NOW} AND ${jobTaskOpen('jobs')}
+  ORDER BY jobs.id
   FOR UPDATE OF jobs
 ), w AS (
   SELECT name, lock_epoch FROM workspaces
-  WHERE name = $6::text AND EXISTS (SELECT 1 FROM q)
+  WHERE name IN (SELECT r.workspace FROM r JOIN q ON q.id = r.id)
+  ORDER BY name
   FOR UPDATE
 ), k AS (
   INSERT INTO workspace_locks (workspace, job_id, session_id, epoch, acquired_at)
-  SELECT w.name, q.id, h.session_id, w.lock_epoch + 1, ${NOW} FROM w, q, h
+  SELECT w.name, q.id, h.session_id, w.lock_epoch + 1, ${NOW}
+  FROM r JOIN q ON q.id = r.id JOIN h ON h.name = r.host JOIN w ON w.name = r.workspace
+  ORDER BY r.n
   ON CONFLICT (workspace) DO NOTHING
   RETURNING ${LOCK_COLUMNS}
 ), e AS (
   UPDATE workspaces SET lock_epoch = k.epoch FROM k WHERE workspaces.name = k.workspace
 ), j AS (
-  UPDATE jobs SET status = 'claimed', epoch = jobs.epoch + 1, attempt = jobs.attempt + 1,
-    session_id = h.session_id, host = h.name, term = l.term, claimed_at = k.acquired_at,
-    started_at = NULL, reason = NULL, agent_session_id = NULL, pid = NULL
-  FROM l, h, k
-  WHERE jobs.id = k.job_id AND jobs.status = 'queued'
+  UPDATE jobs SET ${PLACED}
+  FROM l, r JOIN h ON h.name = r.host LEFT JOIN k ON k.job_id = r.id
+  WHERE jobs.id = r.id AND jobs.id IN (SELECT q.id FROM q) AND jobs.status = 'queued'
+    AND (r.workspace IS NULL OR k.job_id IS NOT NULL)
   RETURNING ${jobColumns('jobs')}
 ), a AS (
   ${insertAuditRows(`
-    SELECT 0 AS part, ''::text AS seq, claimed_at AS at, 'job:placed'::text AS type, key AS task_key,
-      id AS job_id, session_id, ${hostOf('j.session_id')} AS host, epoch,
-      jsonb_build_object('host', $5::text, 'term', $3::bigint, 'attempt', attempt) AS detail
-    FROM j
+    SELECT 0 AS part, ${seqOf('r.n')} || '0' AS seq, j.claimed_at AS at, 'job:placed'::text AS type,
+      j.key AS task_key, j.id AS job_id, j.session_id, ${hostOf('j.session_id')} AS host, j.epoch,
+      jsonb_build_object('host', j.host, 'term', $3::bigint, 'attempt', j.attempt) AS detail
+    FROM j JOIN r ON r.id = j.id
     UNION ALL
-    SELECT 1, k.workspace, k.acquired_at, 'lock:acquired', j.key, k.job_id, k.session_id,
+    SELECT 0, ${seqOf('r.n')} || '1', k.acquired_at, 'lock:acquired', j.key, k.job_id, k.session_id,
       ${hostOf('k.session_id')}, k.epoch, jsonb_build_object('workspace', k.workspace)
-    FROM k, j`)}
+    FROM k JOIN j ON j.id = k.job_id JOIN r ON r.id = j.id`)}
 )
-SELECT EXISTS (SELECT 1 FROM l) AS live_term, EXISTS (SELECT 1 FROM q) AS placeable, ${TASK_GATE}, j.*
-FROM (SELECT 1) one LEFT JOIN j ON true`;
+SELECT EXISTS (SELECT 1 FROM l) AS live_term, (SELECT min(workspace) FROM missing) AS missing,
+  r.id IN (SELECT q.id FROM q) AS placeable, ${taskOpen('t')} AS task_open,
+  t.gate AS task_gate, j.*
+FROM r LEFT JOIN j ON j.id = r.id LEFT JOIN jobs gj ON gj.id = r.id LEFT JOIN tasks t ON t.id = gj.task_id
+ORDER BY r.n`;
 
 type PlaceRow = Partial<JobRow> & {
   live_term: boolean;
-  placeable?: boolean;
+  missing: string | null;
+  placeable: boolean;
   task_open: boolean | null;
   task_gate: TaskGate | null;
 };
 
+type Ask = Omit<PlaceParams, 'term'>;
+
 export async function place(run: PgRunner, p: PlaceParams): Promise<PlaceResult> {
-  const params = [...termParams(p.term), p.id, p.host];
-  if (p.workspace === undefined) {
-    const row = await run.one<PlaceRow>(PLACE, params);
-    assert(row !== undefined, 'place returns exactly one row');
-    if (!row.live_term) return { ok: false, reason: 'fenced' };
-    if (row.task_open === false) return { ok: false, reason: 'gated', gate: row.task_gate };
-    if (row.id === undefined || row.id === null)
-      return { ok: false, reason: 'lost', job: await jobById(run, p.id) };
-    return { ok: true, job: toJob(row as JobRow) };
-  }
-  for (let attempt = 1; ; attempt++) {
-    const row = await run.one<PlaceRow>(PLACE_LOCKED, [...params, p.workspace]);
-    assert(row !== undefined, 'place returns exactly one row');
-    if (!row.live_term) return { ok: false, reason: 'fenced' };
-    if (row.task_open === false) return { ok: false, reason: 'gated', gate: row.task_gate };
-    if (row.id !== undefined && row.id !== null) return { ok: true, job: toJob(row as JobRow) };
-    // Not placed: explain it in SQLite's order of checks, on a fresh snapshot.
-    const state = await workspaceState(run, p.workspace);
-    if (state === null)
-      throw new NotFoundError('workspace', p.workspace, 'add it with `baton workspace add`');
-    if (state.holder !== null) return { ok: false, reason: 'workspace_held', holder: state.holder };
-    if (row.placeable !== true) return { ok: false, reason: 'lost', job: await jobById(run, p.id) };
-    // The lock was released between the two statements: the workspace is free, so try again.
-    assert(attempt < RACE_RETRY_MAX, 'a locking placement does not race forever');
-  }
+  const [r] = await placeMany(run, { term: p.term, jobs: [p] });
+  assert(r !== undefined, 'placeMany answers every job asked');
+  return r;
 }
 
-/** Whether the workspace exists (null when not) and who holds it. */
-async function workspaceState(
+/**
+ * PLACE_MANY, then each job's answer, checked in SQLite's order: fenced, gated, an unknown
+ * workspace (thrown), workspace_held, lost. A job whose lock was released between the statement
+ * and the look at its holder found the workspace free: it is asked again, with the others so.
+ */
+export async function placeMany(run: PgRunner, p: PlaceManyParams): Promise<PlaceResult[]> {
+  assert(new Set(p.jobs.map((j) => j.id)).size === p.jobs.length, 'placeMany asks for distinct jobs');
+  const results: (PlaceResult | undefined)[] = p.jobs.map(() => undefined);
+  let asking = p.jobs.map((ask, i) => ({ ask, i }));
+  for (let attempt = 1; asking.length > 0; attempt++) {
+    assert(attempt <= RACE_RETRY_MAX, 'a locking placement does not race forever');
+    const rows = await run.rows<PlaceRow>(PLACE_MANY, [
+      ...termParams(p.term),
+      asking.map((a) => a.ask.id),
+      asking.map((a) => a.ask.host),
+      asking.map((a) => a.ask.workspace ?? null),
+    ]);
+    assert(rows.length === asking.length, 'placeMany returns one row per job asked');
+    const missing = rows[0]?.missing ?? null;
+    if (missing !== null) throw new NotFoundError('workspace', missing, 'add it with `baton workspace add`');
+    const holders = await workspaceHolders(
+      run,
+      asking.filter((a, i) => a.ask.workspace !== undefined && !isPlaced(rows[i])).map((a) => a.ask),
+    );
+    const again: typeof asking = [];
+    for (const [n, a] of asking.entries()) {
+      const answer = await answerOf(run, a.ask, rows[n] as PlaceRow, holders);
+      if (answer === 'again') again.push(a);
+      else results[a.i] = answer;
+    }
+    asking = again;
+  }
+  return results.map((r) => {
+    assert(r !== undefined, 'every job asked is answered');
+    return r;
+  });
+}
+
+const isPlaced = (row: PlaceRow | undefined): boolean => row?.id !== undefined && row.id !== null;
+
+async function answerOf(
   run: PgRunner,
-  workspace: string,
-): Promise<{ holder: LockHolder | null } | null> {
-  const row = await run.one<{
-    found: boolean;
+  ask: Ask,
+  row: PlaceRow,
+  holders: ReadonlyMap<string, LockHolder>,
+): Promise<PlaceResult | 'again'> {
+  if (!row.live_term) return { ok: false, reason: 'fenced' };
+  if (row.task_open === false) return { ok: false, reason: 'gated', gate: row.task_gate };
+  if (isPlaced(row)) return { ok: true, job: toJob(row as JobRow) };
+  const holder = ask.workspace === undefined ? undefined : holders.get(ask.workspace);
+  if (holder !== undefined) return { ok: false, reason: 'workspace_held', holder };
+  if (!row.placeable || ask.workspace === undefined)
+    return { ok: false, reason: 'lost', job: await jobById(run, ask.id) };
+  // The lock was released between the statement and the look at its holder: try again.
+  return 'again';
+}
+
+/** Who holds the workspaces the jobs not placed asked for, on a fresh snapshot. */
+async function workspaceHolders(run: PgRunner, asks: readonly Ask[]): Promise<Map<string, LockHolder>> {
+  const names = [...new Set(asks.map((a) => a.workspace).filter((w): w is string => w !== undefined))];
+  if (names.length === 0) return new Map();
+  const rows = await run.rows<{
+    workspace: string;
     job_id: number | null;
-    session_id: number | null;
-    epoch: number | null;
-    acquired_at: Date | null;
+    session_id: number;
+    epoch: number;
+    acquired_at: Date;
     host: string | null;
   }>(
-    `SELECT w.name IS NOT NULL AS found, l.job_id, l.session_id, l.epoch, l.acquired_at, s.host
-     FROM (SELECT 1) one
-     LEFT JOIN workspaces w ON w.name = $1::text
-     LEFT JOIN workspace_locks l ON l.workspace = $1::text
-     LEFT JOIN sessions s ON s.id = l.session_id`,
-    [workspace],
+    `SELECT l.workspace, l.job_id, l.session_id, l.epoch, l.acquired_at, s.host
+     FROM workspace_locks l LEFT JOIN sessions s ON s.id = l.session_id
+     WHERE l.workspace = ANY($1::text[])`,
+    [names],
   );
-  if (row === undefined || !row.found) return null;
-  if (row.session_id === null || row.epoch === null || row.acquired_at === null) return { holder: null };
-  const since = ms(row.acquired_at);
-  return {
-    holder: { session: row.session_id, host: row.host ?? '', jobId: row.job_id, since, epoch: row.epoch },
-  };
+  return new Map(
+    rows.map((r) => [
+      r.workspace,
+      {
+        session: r.session_id,
+        host: r.host ?? '',
+        jobId: r.job_id,
+        since: ms(r.acquired_at),
+        epoch: r.epoch,
+      },
+    ]),
+  );
 }

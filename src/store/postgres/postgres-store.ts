@@ -8,7 +8,14 @@
  */
 import pg from 'pg';
 import { assert } from '../../core/assert.js';
-import { schemaTooNew, StoreUnavailableError } from '../../core/errors.js';
+import {
+  noDatabase,
+  schemaRefusal,
+  schemaTooNew,
+  StoreUnavailableError,
+  type OpenIntent,
+} from '../../core/errors.js';
+import { withoutPassword } from '../../core/redact.js';
 import type { Store } from '../store.js';
 import { postgresWakeups } from './wakeups.js';
 import { MIGRATIONS } from './migrations/index.js';
@@ -48,6 +55,8 @@ export interface PostgresStoreOptions {
   readonly queryTimeoutMs?: number;
   /** Apply migrations up to this version only: for tests of data migrations on an old schema. */
   readonly migrateTo?: number;
+  /** What the caller may do to the database (errors.ts); `create` unless said. */
+  readonly intent?: OpenIntent;
   /** When to vacuum the queue (upkeep.ts); UPKEEP_DEFAULT unless a test or the bench says. */
   readonly upkeep?: UpkeepPolicy;
   /** TEST ONLY (test-switches.ts); production never sets it. */
@@ -95,27 +104,10 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   pool.on('error', () => {});
   const switches = options.switches ?? SAFE;
   const run = new PgRunner(pool, server, switches.sharedClock ? shiftClock : null);
-  try {
-    // Migrations may rewrite big tables: they run on their own connection, without the timeout.
-    await migrate(run, options.migrateTo ?? Number.MAX_SAFE_INTEGER, () => {
-      const own = new pg.Pool({ ...config, max: 1 });
-      own.on('error', () => {});
-      return { run: new PgRunner(own, server), end: () => own.end() };
-    });
-  } catch (error) {
-    await pool.end().catch(() => undefined);
-    throw run.translate(error);
-  }
-  if (switches.sharedClock) {
-    try {
-      await createClockTable(pool);
-    } catch (error) {
-      await pool.end().catch(() => undefined);
-      throw run.translate(error);
-    }
-  }
+  await prepareSchema(run, pool, config, options, switches.sharedClock);
   // A LISTEN that never answers (a silent network) must not hold up waiters or close() for ever.
   const wake = postgresWakeups({ ...config, query_timeout: options.queryTimeoutMs ?? 5_000 });
+  const beat = livenessPool(config, options, server, switches.sharedClock ? shiftClock : null);
   const upkeep = queueUpkeep(config, options.upkeep);
   return {
     engine: 'postgres',
@@ -132,16 +124,16 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     close: async () => {
       await wake.close();
       await upkeep.close((pid) => run.rows('SELECT pg_cancel_backend($1::int)', [pid]));
-      await pool.end();
+      await Promise.all([pool.end(), beat.pool.end()]);
     },
     wakeups: wake.wakeups,
     tasks: postgresTasks(run),
-    sessions: postgresSessions(run),
+    sessions: postgresSessions(run, beat),
     claims: postgresClaims(run),
     jobs: postgresJobs(run, upkeep.took),
-    leases: postgresLeases(run),
+    leases: postgresLeases(run, beat),
     audit: postgresAudit(run),
-    hosts: postgresHosts(run),
+    hosts: postgresHosts(run, beat),
     dispatch: postgresDispatch(run, upkeep.took),
     recovery: postgresRecovery(run),
     ...postgresWorkspaceGroups(run),
@@ -155,6 +147,79 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     tokens: postgresTokens(run),
     github: postgresGithub(run),
   };
+}
+
+/**
+ * Connections kept for heartbeats and lease renewals alone (livenessPool): the sessions' beat
+ * batches in flight at once (4, tasks-claims.ts), the runner's host beat and the renewal, so that
+ * none of them queues behind another. Opened on demand, closed when idle.
+ */
+const LIVENESS_POOL_SIZE = 6;
+
+/**
+ * The runner of heartbeats and lease renewals, on a small pool of their own (issue 14, item 5).
+ * On the shared pool a beat queued for a connection behind every slow call of a busy `baton up`
+ * (its dispatcher's tick, its agents' API calls, a report): with all ten connections held for
+ * seconds, a healthy host's beats did not reach the database within its trust window and it
+ * fenced itself ("a heartbeat call did not answer"). Beats are short statements; their
+ * connections are opened on first use.
+ */
+function livenessPool(
+  config: pg.PoolConfig,
+  options: PostgresStoreOptions,
+  server: string,
+  rewrite: ((sql: string) => string) | null,
+): PgRunner {
+  const pool = new pg.Pool({
+    ...config,
+    max: LIVENESS_POOL_SIZE,
+    query_timeout: options.queryTimeoutMs ?? 5_000,
+  });
+  pool.on('error', () => {});
+  return new PgRunner(pool, server, rewrite);
+}
+
+/**
+ * Brings the schema to what this open asks for: intent `use` only checks it, the others migrate
+ * it; under the shared-clock test switch it also makes the clock table. On failure the pool is
+ * ended and the error translated.
+ */
+async function prepareSchema(
+  run: PgRunner,
+  pool: pg.Pool,
+  config: pg.PoolConfig,
+  options: PostgresStoreOptions,
+  sharedClock: boolean,
+): Promise<void> {
+  try {
+    // Migrations may rewrite big tables: they run on their own connection, without the timeout.
+    if (options.intent === 'use') await useAsItIs(run, withoutPassword(options.url));
+    else
+      await migrate(run, options.migrateTo ?? Number.MAX_SAFE_INTEGER, () => {
+        const own = new pg.Pool({ ...config, max: 1 });
+        own.on('error', () => {});
+        return { run: new PgRunner(own, serverOf(options.url)), end: () => own.end() };
+      });
+    if (sharedClock) await createClockTable(pool);
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw run.translate(error);
+  }
+}
+
+/** Refuses a database without Baton's tables, or with a schema other than the one this code knows. */
+async function useAsItIs(run: PgRunner, where: string): Promise<void> {
+  let current = 0;
+  try {
+    const [row] = await run.exec<{ v: number | null }>(VERSION);
+    current = row?.v ?? 0;
+  } catch (error) {
+    // 42P01: undefined_table, a database nobody initialised.
+    if ((error as { code?: unknown }).code !== '42P01') throw error;
+  }
+  if (current === 0) throw noDatabase(where, false);
+  const refusal = schemaRefusal(current, Math.max(0, ...MIGRATIONS.map((m) => m.version)));
+  if (refusal !== null) throw refusal;
 }
 
 /**

@@ -106,7 +106,7 @@ export async function applyRoles(url: string, p: RolesParams, apply: boolean): P
     if (!tables.includes('audit_events')) {
       throw new InvalidInputError(
         `no Baton tables in schema ${schema} of database ${db}`,
-        'run `baton db migrate` (any baton command) on it first',
+        'run `baton init` (or `baton db migrate`) on it first',
       );
     }
     const functions = (

@@ -52,8 +52,21 @@ export function stateFacts(r: {
 export const hostOf = (sessionExpr: string): string =>
   `(SELECT host FROM sessions WHERE id = ${sessionExpr})`;
 
+/**
+ * JSON to add (`||`) to a ledger row's detail: `by`, who asked in words, when the text parameter
+ * is given, else nothing (store/actor.ts, withActor).
+ */
+export const actorJson = (param: string): string =>
+  `(CASE WHEN ${param}::text IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('by', ${param}::text) END)`;
+
 export const ms = (d: Date): Instant => d.getTime();
 export const msOrNull = (d: Date | null): Instant | null => (d === null ? null : d.getTime());
+
+/**
+ * A timestamptz as the Instant `ms` makes of it (milliseconds, floored), computed by the server: a
+ * read of many rows (the fleet's thousand hosts) parses numbers instead of one Date per time.
+ */
+export const msOf = (expr: string): string => `floor(extract(epoch FROM ${expr}) * 1000)::bigint`;
 
 /** The timestamptz for an Instant passed as a bigint parameter: exact, unlike to_timestamp(). */
 export const atMs = (param: string): string =>

@@ -222,7 +222,7 @@ const START_SERVER = 'start the server, or check the host and port in the databa
 const LOST = 'the connection dropped: a write may or may not have been applied, so read before retrying';
 
 /** What went wrong with the connection, in one line; null when it is not a connection failure. */
-export function connectionFailure(error: unknown): { message: string; hint: string } | null {
+function connectionFailure(error: unknown): { message: string; hint: string } | null {
   const code = codeOf(error) ?? '';
   const text = oneLine(error instanceof Error ? error.message : String(error));
   switch (code) {

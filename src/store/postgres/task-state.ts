@@ -48,7 +48,7 @@ function target(action: TaskAction, row: string): string {
 }
 
 /** Whether `row` (the old task row) moves: the action may leave its state, and `when` holds. */
-export function moves(m: Move, row: string): string {
+function moves(m: Move, row: string): string {
   return `(${row}.state IN ${list(TASK_ACTION_FROM[m.action])}${m.when === undefined ? '' : ` AND ${m.when}`})`;
 }
 
@@ -179,7 +179,7 @@ export function moveSql(m: Move, extraSet: string): string {
  * A job that ended done finishes its task: from open to done, or to in review
  * when the task requires it. `f` names the finished jobs.
  */
-export const FINISH_TASK: Move = {
+const FINISH_TASK: Move = {
   action: 'finish',
   at: 'f.finished_at',
   by: `'job ' || f.id`,

@@ -17,6 +17,7 @@ import {
   NOW,
   SESSION_COLUMNS,
   TASK_COLUMNS,
+  actorJson,
   claimState,
   holderOf,
   hostOf,
@@ -55,6 +56,7 @@ export function postgresTasks(run: PgRunner): Store['tasks'] {
         p.reviewRequired === true,
         p.escalation ?? null,
         p.byName ?? (p.by === undefined ? null : `session ${p.by}`),
+        p.actor ?? null,
       ]);
       if (row === undefined) {
         throw new ConflictError(`task ${p.key} already exists`, 'pick another key, or use it as is');
@@ -95,7 +97,7 @@ export function postgresTasks(run: PgRunner): Store['tasks'] {
 
 /**
  * Inserts a task, open or (with $11, the vague-issue rule's reason) escalated, with its ledger
- * rows: `task:added`, and `task:state` for an escalated one.
+ * rows: `task:added` (by $13, who asked), and `task:state` for an escalated one.
  */
 const ADD_TASK = `WITH t AS (
   INSERT INTO tasks (key, title, priority, project, assignee, labels, created_at, body, url,
@@ -110,7 +112,7 @@ const ADD_TASK = `WITH t AS (
   ${insertAuditRows(`
     SELECT 0 AS part, ''::text AS seq, created_at AS at, 'task:added'::text AS type, key AS task_key,
       NULL::bigint AS job_id, $7::bigint AS session_id, ${hostOf('$7::bigint')} AS host, NULL::bigint AS epoch,
-      '{}'::jsonb AS detail
+      ${actorJson('$13')} AS detail
     FROM t
     UNION ALL
     SELECT 1, '', created_at, 'task:state', key, NULL, $7::bigint, ${hostOf('$7::bigint')}, NULL,
@@ -147,10 +149,11 @@ const UPDATE_TASK = `WITH o AS (
 )
 SELECT * FROM t`;
 
-export function postgresSessions(run: PgRunner): Store['sessions'] {
+/** `beat` runs heartbeats, on connections of their own (postgres-store.ts, livenessPool). */
+export function postgresSessions(run: PgRunner, beat: PgRunner = run): Store['sessions'] {
   // Many sessions of one process beating at once share a statement and a commit (batcher.ts).
   const beats = new Batcher<HeartbeatParams, FencedResult>(
-    (reqs) => heartbeatMany(run, reqs),
+    (reqs) => heartbeatMany(beat, reqs),
     HEARTBEATS_IN_FLIGHT,
     HEARTBEAT_BATCH_MAX,
   );

@@ -10,7 +10,7 @@ import {
   toToken,
   type TokenRow,
 } from '../token-secret.js';
-import { NOW, hostOf } from './rows.js';
+import { EXPIRED, NOW, actorJson, hostOf } from './rows.js';
 import type { PgRunner } from './runner.js';
 
 const msOf = (column: string): string => `(extract(epoch FROM ${column}) * 1000)::float8`;
@@ -18,50 +18,42 @@ const COLUMNS = (t: string): string =>
   `${t}.id, ${t}.scope, ${t}.session_id, ${t}.host, ${t}.name, ${msOf(`${t}.created_at`)} AS created_at,
    ${msOf(`${t}.expires_at`)} AS expires_at, ${msOf(`${t}.revoked_at`)} AS revoked_at`;
 
+/**
+ * A run-bound token's run is live (token-store.ts TokenRun): its job attempt is claimed or running
+ * at the epoch it was minted for, that job's task is claimed at the token's claim epoch by the
+ * token's session, unreleased, and the session is live within its TTL on the database clock.
+ */
+const RUN_LIVE = `SELECT 1 FROM jobs j
+  JOIN claims c ON c.task_id = j.task_id AND c.epoch = t.claim_epoch
+  JOIN sessions s ON s.id = c.session_id
+  WHERE j.id = t.job_id AND j.epoch = t.job_epoch AND j.status IN ('claimed', 'running')
+    AND c.session_id = t.session_id AND c.released_at IS NULL AND NOT ${EXPIRED('s')}`;
+
 export function postgresTokens(run: PgRunner): TokenStore['tokens'] {
   return {
-    create: async (p) => {
-      const { session, host } = bindingsOf(p);
-      const fresh = freshToken();
-      const row = await run.one<Partial<TokenRow> & { session_state: string | null }>(
-        `WITH n AS (SELECT ${NOW} AS t),
-         s AS (SELECT state FROM sessions WHERE id = $4::bigint),
-         ins AS (
-           INSERT INTO tokens (id, hash, scope, session_id, host, name, created_at, expires_at)
-           SELECT $1::text, $2::text, $3::text, $4::bigint, $5::text, $6::text, n.t,
-             n.t + $7::float8 * interval '1 millisecond'
-           FROM n WHERE $4::bigint IS NULL OR (SELECT state FROM s) = 'live'
-           RETURNING *
-         ), a AS (
-           INSERT INTO audit_events (at, type, detail)
-           SELECT created_at, 'token:created', jsonb_build_object('id', id, 'scope', scope,
-             'session', session_id, 'host', host, 'name', name, 'expiresAt', ${msOf('expires_at')})
-           FROM ins
-         )
-         SELECT ${COLUMNS('ins')}, (SELECT state FROM s) AS session_state
-         FROM (SELECT 1) one LEFT JOIN ins ON true`,
-        [fresh.id, fresh.hash, p.scope, session, host, p.name ?? null, p.ttlMs ?? null],
-      );
-      assert(row !== undefined, 'the statement answers one row');
-      if (row.id === null || row.id === undefined) throw sessionRefusal(session ?? 0, row.session_state);
-      return { token: toToken(row as TokenRow), secret: fresh.secret };
-    },
+    create: (p) => createToken(run, p),
     verify: async (secret) => {
-      const row = await run.one<TokenRow & { expired: boolean }>(
-        `SELECT ${COLUMNS('t')}, t.expires_at IS NOT NULL AND t.expires_at <= ${NOW} AS expired
+      const row = await run.one<
+        TokenRow & { expired: boolean; session_state: string | null; run_over: boolean }
+      >(
+        `SELECT ${COLUMNS('t')}, t.expires_at IS NOT NULL AND t.expires_at <= ${NOW} AS expired,
+           (SELECT s.state FROM sessions s WHERE s.id = t.session_id) AS session_state,
+           t.job_id IS NOT NULL AND NOT EXISTS (${RUN_LIVE}) AS run_over
          FROM tokens t WHERE t.hash = $1::text`,
         [hashSecret(secret)],
       );
       if (row === undefined) return { ok: false, reason: 'unknown' };
       if (row.revoked_at !== null) return { ok: false, reason: 'revoked' };
       if (row.expired) return { ok: false, reason: 'expired' };
+      if (row.session_id !== null && row.session_state !== 'live') return { ok: false, reason: 'ended' };
+      if (row.run_over) return { ok: false, reason: 'ended' };
       return { ok: true, token: toToken(row) };
     },
     list: async () =>
       (await run.rows<TokenRow>(`SELECT ${COLUMNS('t')} FROM tokens t ORDER BY t.created_at, t.id`)).map(
         toToken,
       ),
-    revoke: async (id) => {
+    revoke: async ({ id, actor }) => {
       const row = await run.one<{ known: number; revoked: number }>(
         `WITH t AS (SELECT id FROM tokens WHERE id = $1::text),
          r AS (
@@ -69,10 +61,10 @@ export function postgresTokens(run: PgRunner): TokenStore['tokens'] {
            RETURNING id, revoked_at
          ), a AS (
            INSERT INTO audit_events (at, type, detail)
-           SELECT revoked_at, 'token:revoked', jsonb_build_object('id', id) FROM r
+           SELECT revoked_at, 'token:revoked', jsonb_build_object('id', id) || ${actorJson('$2')} FROM r
          )
          SELECT (SELECT count(*) FROM t)::int AS known, (SELECT count(*) FROM r)::int AS revoked`,
-        [id],
+        [id, actor ?? null],
       );
       if (row === undefined || row.known === 0) throw tokenNotFound(id);
       return row.revoked === 1;
@@ -86,4 +78,48 @@ export function postgresTokens(run: PgRunner): TokenStore['tokens'] {
       );
     },
   };
+}
+
+type Create = TokenStore['tokens']['create'];
+
+/** Makes a token, bound to a live session if one is named, and audits it in the same statement. */
+async function createToken(run: PgRunner, p: Parameters<Create>[0]): ReturnType<Create> {
+  const { session, host, run: bound } = bindingsOf(p);
+  const fresh = freshToken();
+  const row = await run.one<Partial<TokenRow> & { session_state: string | null }>(
+    `WITH n AS (SELECT ${NOW} AS t),
+         s AS (SELECT state FROM sessions WHERE id = $4::bigint),
+         ins AS (
+           INSERT INTO tokens (id, hash, scope, session_id, host, name, created_at, expires_at,
+             job_id, job_epoch, claim_epoch)
+           SELECT $1::text, $2::text, $3::text, $4::bigint, $5::text, $6::text, n.t,
+             n.t + $7::float8 * interval '1 millisecond', $8::bigint, $9::bigint, $10::bigint
+           FROM n WHERE $4::bigint IS NULL OR (SELECT state FROM s) = 'live'
+           RETURNING *
+         ), a AS (
+           INSERT INTO audit_events (at, type, detail)
+           SELECT created_at, 'token:created', jsonb_build_object('id', id, 'scope', scope,
+             'session', session_id, 'host', host, 'name', name, 'expiresAt', ${msOf('expires_at')})
+             || ${actorJson('$11')}
+           FROM ins
+         )
+         SELECT ${COLUMNS('ins')}, (SELECT state FROM s) AS session_state
+         FROM (SELECT 1) one LEFT JOIN ins ON true`,
+    [
+      fresh.id,
+      fresh.hash,
+      p.scope,
+      session,
+      host,
+      p.name ?? null,
+      p.ttlMs ?? null,
+      bound?.jobId ?? null,
+      bound?.jobEpoch ?? null,
+      bound?.claimEpoch ?? null,
+      p.actor ?? null,
+    ],
+  );
+  assert(row !== undefined, 'the statement answers one row');
+  if (row.id === null || row.id === undefined) throw sessionRefusal(session ?? 0, row.session_state);
+  return { token: toToken(row as TokenRow), secret: fresh.secret };
 }

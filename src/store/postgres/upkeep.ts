@@ -21,7 +21,7 @@ import pg from 'pg';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 
-export const VACUUM_QUEUE = 'VACUUM (SKIP_LOCKED, INDEX_CLEANUP ON, TRUNCATE false) jobs';
+const VACUUM_QUEUE = 'VACUUM (SKIP_LOCKED, INDEX_CLEANUP ON, TRUNCATE false) jobs';
 
 export interface UpkeepPolicy {
   /** Jobs taken from the queue between two runs. */
@@ -34,7 +34,7 @@ export interface UpkeepPolicy {
   readonly runTimeoutMs: number;
 }
 
-export const UPKEEP_DEFAULT: UpkeepPolicy = {
+const UPKEEP_DEFAULT: UpkeepPolicy = {
   claims: 2_000,
   share: 0.05,
   failedWaitMs: 60_000,

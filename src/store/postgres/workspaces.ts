@@ -19,7 +19,7 @@ import type {
   WorkspaceKind,
 } from '../../core/workspace-plan.js';
 import type { WorkspaceStore } from '../workspace-store.js';
-import { NOW, hostOf, ms } from './rows.js';
+import { NOW, actorJson, hostOf, ms } from './rows.js';
 import type { PgRunner } from './runner.js';
 
 /** How often a grant that found the lock released under it is tried again. */
@@ -77,11 +77,11 @@ function postgresWorkspaces(run: PgRunner): WorkspaceStore['workspaces'] {
          ), a AS (
            INSERT INTO audit_events (at, type, session_id, host, detail)
            SELECT created_at, 'workspace:added', $4::bigint, ${hostOf('$4::bigint')},
-             jsonb_build_object('name', name, 'path', path, 'kind', kind)
+             jsonb_build_object('name', name, 'path', path, 'kind', kind) || ${actorJson('$5')}
            FROM w
          )
          SELECT name, path, kind FROM w`,
-        [p.name, p.path, p.kind, p.by ?? null],
+        [p.name, p.path, p.kind, p.by ?? null, p.actor ?? null],
       );
       if (row === undefined) throw taken('workspace', p.name);
       return toWorkspace(row);

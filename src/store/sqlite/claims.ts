@@ -10,12 +10,12 @@ import { hasExpired } from '../../core/session.js';
 import type { Store } from '../store.js';
 import { taskStateRefusal } from '../task-refusal.js';
 import { appendAudit, holderOf, toClaim, type ClaimRow, type TaskRow } from './rows.js';
-import type { SqliteRunner } from './runner.js';
+import type { SqliteRunner, Sync } from './runner.js';
 import { facts, changeTaskState } from './task-state.js';
 import { forceRelease } from './force-release.js';
 import { sessionRow, taskRow } from './tasks-claims.js';
 
-export const CLAIM_COLUMNS = `t.key, c.session_id, c.epoch, c.claimed_at, c.heartbeat_at,
+const CLAIM_COLUMNS = `t.key, c.session_id, c.epoch, c.claimed_at, c.heartbeat_at,
   c.released_at, c.outcome`;
 
 function currentClaim(run: SqliteRunner, taskId: number): ClaimRow | undefined {
@@ -87,53 +87,47 @@ export function grantClaim(
   return currentClaim(run, task.id) as ClaimRow;
 }
 
-export function sqliteClaims(run: SqliteRunner): Store['claims'] {
+export function sqliteClaims(run: SqliteRunner): Sync<Store['claims']> {
   return {
     acquire: (p) =>
-      Promise.resolve(
-        run.write((): ClaimResult => {
-          const task = taskRow(run, p.key);
-          if (task === undefined) {
-            throw new NotFoundError('task', p.key, 'add it with `baton task add`');
-          }
-          sessionRow(run, p.session, true);
-          if (task.state !== 'open') throw taskStateRefusal(facts(task), 'claim');
-          if (task.holder_session_id === p.session) {
-            const mine = currentClaim(run, task.id);
-            if (mine !== undefined) return { ok: true, claim: toClaim(mine), granted: false };
-          }
-          const now = run.now();
-          if (!expireStaleHolder(run, now, task, p.session)) {
-            const holder = holderOf(run, task.id);
-            if (holder !== null) return { ok: false, reason: 'held', holder };
-          }
-          const fresh = taskRow(run, p.key) as TaskRow;
-          return { ok: true, claim: toClaim(grantClaim(run, now, fresh, p.session)), granted: true };
-        }),
-      ),
-    release: (p) => Promise.resolve(run.write(() => release(run, p))),
-    forceRelease: (p) => Promise.resolve(run.write(() => forceRelease(run, p))),
+      run.write((): ClaimResult => {
+        const task = taskRow(run, p.key);
+        if (task === undefined) {
+          throw new NotFoundError('task', p.key, 'add it with `baton task add`');
+        }
+        sessionRow(run, p.session, true);
+        if (task.state !== 'open') throw taskStateRefusal(facts(task), 'claim');
+        if (task.holder_session_id === p.session) {
+          const mine = currentClaim(run, task.id);
+          if (mine !== undefined) return { ok: true, claim: toClaim(mine), granted: false };
+        }
+        const now = run.now();
+        if (!expireStaleHolder(run, now, task, p.session)) {
+          const holder = holderOf(run, task.id);
+          if (holder !== null) return { ok: false, reason: 'held', holder };
+        }
+        const fresh = taskRow(run, p.key) as TaskRow;
+        return { ok: true, claim: toClaim(grantClaim(run, now, fresh, p.session)), granted: true };
+      }),
+    release: (p) => run.write(() => release(run, p)),
+    forceRelease: (p) => run.write(() => forceRelease(run, p)),
     current: (key) =>
-      Promise.resolve(
-        run.read(() => {
-          const task = taskRow(run, key);
-          if (task === undefined) throw new NotFoundError('task', key);
-          const row = currentClaim(run, task.id);
-          return row === undefined ? null : toClaim(row);
-        }),
-      ),
+      run.read(() => {
+        const task = taskRow(run, key);
+        if (task === undefined) throw new NotFoundError('task', key);
+        const row = currentClaim(run, task.id);
+        return row === undefined ? null : toClaim(row);
+      }),
     history: (key) =>
-      Promise.resolve(
-        run.read(() =>
-          (
-            run
-              .prepare(
-                `SELECT ${CLAIM_COLUMNS} FROM claims c JOIN tasks t ON t.id = c.task_id
+      run.read(() =>
+        (
+          run
+            .prepare(
+              `SELECT ${CLAIM_COLUMNS} FROM claims c JOIN tasks t ON t.id = c.task_id
                  WHERE t.key = ? ORDER BY c.epoch`,
-              )
-              .all(key) as ClaimRow[]
-          ).map(toClaim),
-        ),
+            )
+            .all(key) as ClaimRow[]
+        ).map(toClaim),
       ),
   };
 }

@@ -3,7 +3,8 @@ import type { Job } from '../../core/job.js';
 import type { TaskGate } from '../../core/task.js';
 import { ATTEMPT_NOT_COUNTED, backoffMs, type RetryPolicy } from '../../core/retry.js';
 import type { LockOutcome } from '../../core/workspace-lock.js';
-import type { DispatchStore, PlaceResult, RescueReport, TermRef } from '../dispatch-store.js';
+import type { DispatchStore, PlaceParams, PlaceResult, RescueReport, TermRef } from '../dispatch-store.js';
+import { claimSet, taskOpen } from './claim-set.js';
 import { jobById } from './jobs.js';
 import { grantLock, liveLock, releaseJobLocks, releaseSessionLocks, toHolder } from './locks.js';
 import { appendAudit, toJob, type JobRow } from './rows.js';
@@ -19,11 +20,21 @@ interface MutableReport extends RescueReport {
   jobsFailed: number[];
 }
 
+/** A placement's claim: for the host's runner session, under the term, never started. */
+const PLACEMENT_SET = claimSet({
+  status: "'claimed'",
+  session: '(SELECT session_id FROM hosts WHERE name = @host)',
+  host: '@host',
+  now: '@now',
+  startedAt: 'NULL',
+  term: '@term',
+});
+
 const JOB_SELECT = 'SELECT j.*, t.key FROM jobs j JOIN tasks t ON t.id = j.task_id';
 const RETURNING = 'RETURNING *, (SELECT key FROM tasks WHERE id = jobs.task_id) AS key';
 
 /** True while `term` is the live term of its lease, on the database clock. */
-function termIsCurrent(run: SqliteRunner, term: TermRef, now: number): boolean {
+export function termIsCurrent(run: SqliteRunner, term: TermRef, now: number): boolean {
   return (
     run
       .prepare('SELECT 1 FROM leases WHERE name = ? AND holder = ? AND term = ? AND expires_at > ?')
@@ -31,7 +42,60 @@ function termIsCurrent(run: SqliteRunner, term: TermRef, now: number): boolean {
   );
 }
 
-export function sqliteDispatch(run: SqliteRunner): Sync<DispatchStore['dispatch']> {
+/**
+ * One placement inside the caller's write transaction, the term already checked at `now`:
+ * gated, an unknown workspace (thrown), workspace_held, lost, else the job claimed on the host
+ * for its runner session with its ledger row, and the workspace's lock with the placement.
+ */
+export function placeOne(run: SqliteRunner, now: number, p: PlaceParams): PlaceResult {
+  const task = run
+    .prepare(
+      `SELECT ${taskOpen('t')} AS open, t.gate FROM jobs j JOIN tasks t ON t.id = j.task_id WHERE j.id = ?`,
+    )
+    .get(p.id) as { open: 0 | 1; gate: TaskGate | null } | undefined;
+  if (task !== undefined && task.open === 0) {
+    return { ok: false, reason: 'gated', gate: task.gate };
+  }
+  // An exclusive plan: the workspace must be free, and the lock is granted below with the
+  // placement, in this transaction, so neither happens without the other.
+  const ws = p.workspace === undefined ? null : existingWorkspace(run, p.workspace);
+  const held = ws === null ? undefined : liveLock(run, ws.name);
+  if (held !== undefined) return { ok: false, reason: 'workspace_held', holder: toHolder(held) };
+  const row = run
+    .prepare(
+      `UPDATE jobs SET ${PLACEMENT_SET}
+       WHERE id = @id AND status = 'queued' AND run_after <= @now
+         AND EXISTS (SELECT 1 FROM hosts h JOIN sessions s ON s.id = h.session_id
+                     WHERE h.name = @host AND h.enabled = 1 AND s.state = 'live')
+       ${RETURNING}`,
+    )
+    .get({ host: p.host, term: p.term.term, now, id: p.id }) as JobRow | undefined;
+  if (row === undefined) return { ok: false, reason: 'lost', job: jobById(run, p.id) };
+  appendAudit(run, {
+    at: now,
+    type: 'job:placed',
+    key: row.key,
+    jobId: row.id,
+    session: row.session_id,
+    epoch: row.epoch,
+    detail: { host: p.host, term: p.term.term, attempt: row.attempt },
+  });
+  if (ws !== null && row.session_id !== null) {
+    grantLock(run, now, {
+      workspace: ws.name,
+      lockEpoch: ws.lock_epoch,
+      session: row.session_id,
+      jobId: row.id,
+      key: row.key,
+    });
+  }
+  return { ok: true, job: toJob(row) };
+}
+
+/** The dispatch group but for the pass's own steps (dispatch-pass.ts). */
+export type SyncDispatch = Omit<DispatchStore['dispatch'], 'candidates' | 'placeMany' | 'setAside'>;
+
+export function sqliteDispatch(run: SqliteRunner): Sync<SyncDispatch> {
   return {
     queued: (p) =>
       run.read(() => {
@@ -50,49 +114,7 @@ export function sqliteDispatch(run: SqliteRunner): Sync<DispatchStore['dispatch'
       run.write((): PlaceResult => {
         const now = run.now();
         if (!termIsCurrent(run, p.term, now)) return { ok: false, reason: 'fenced' };
-        const task = run
-          .prepare('SELECT t.state, t.gate FROM jobs j JOIN tasks t ON t.id = j.task_id WHERE j.id = ?')
-          .get(p.id) as { state: string; gate: TaskGate | null } | undefined;
-        if (task !== undefined && (task.state !== 'open' || task.gate !== null)) {
-          return { ok: false, reason: 'gated', gate: task.gate };
-        }
-        // An exclusive plan: the workspace must be free, and the lock is granted below with the
-        // placement, in this transaction, so neither happens without the other.
-        const ws = p.workspace === undefined ? null : existingWorkspace(run, p.workspace);
-        const held = ws === null ? undefined : liveLock(run, ws.name);
-        if (held !== undefined) return { ok: false, reason: 'workspace_held', holder: toHolder(held) };
-        const row = run
-          .prepare(
-            `UPDATE jobs SET status = 'claimed', epoch = epoch + 1, attempt = attempt + 1,
-               session_id = (SELECT session_id FROM hosts WHERE name = @host), host = @host,
-               term = @term, claimed_at = @now, started_at = NULL, reason = NULL,
-               agent_session_id = NULL, pid = NULL
-             WHERE id = @id AND status = 'queued' AND run_after <= @now
-               AND EXISTS (SELECT 1 FROM hosts h JOIN sessions s ON s.id = h.session_id
-                           WHERE h.name = @host AND h.enabled = 1 AND s.state = 'live')
-             ${RETURNING}`,
-          )
-          .get({ host: p.host, term: p.term.term, now, id: p.id }) as JobRow | undefined;
-        if (row === undefined) return { ok: false, reason: 'lost', job: jobById(run, p.id) };
-        appendAudit(run, {
-          at: now,
-          type: 'job:placed',
-          key: row.key,
-          jobId: row.id,
-          session: row.session_id,
-          epoch: row.epoch,
-          detail: { host: p.host, term: p.term.term, attempt: row.attempt },
-        });
-        if (ws !== null && row.session_id !== null) {
-          const grant = {
-            workspace: ws.name,
-            lockEpoch: ws.lock_epoch,
-            session: row.session_id,
-            jobId: row.id,
-          };
-          grantLock(run, now, { ...grant, key: row.key });
-        }
-        return { ok: true, job: toJob(row) };
+        return placeOne(run, now, p);
       }),
     markWaiting: (p) =>
       run.write(() => {
@@ -252,7 +274,7 @@ function requeueOrFail(
       .prepare(
         `UPDATE jobs SET status = 'queued', run_after = ?, session_id = NULL, host = NULL,
            agent_session_id = NULL, attempt = attempt - ${unstarted ? 1 : 0}, pid = NULL, term = NULL,
-           reason = ?
+           lease_until = NULL, reason = ?
          WHERE id = ? AND epoch = ? AND status = ? ${unstarted ? 'AND pid IS NULL' : ''}`,
       )
       .run(

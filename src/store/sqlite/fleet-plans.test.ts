@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { sqliteDatabase } from '../../../test/support/databases.js';
 import { ORPHANED_JOBS } from './dispatch.js';
-import { HOST_LIST } from './hosts.js';
+import { CANDIDATES } from './dispatch-pass.js';
+import { HOST_FLEET, HOST_LIST } from './hosts.js';
 import { openSqliteStore } from './sqlite-store.js';
 
 let db: Database.Database;
@@ -31,14 +32,32 @@ function onJobs(sql: string, ...params: unknown[]): { steps: string[]; all: stri
 
 // A subquery whose predicate does not imply the partial index's scans the whole jobs table,
 // finished history included, once per host.
-test("hosts.list finds each host's active jobs through jobs_active_by_host, never by a scan", () => {
-  const { steps, all } = onJobs(HOST_LIST);
-  assert.equal(steps.length, 3, all);
-  for (const d of steps) assert.match(d, /^SEARCH j USING INDEX jobs_active_by_host \(host=\?\)$/, all);
-});
+// The index covers the subqueries' columns (migration 0016): no read of the table, whose pages
+// hold the finished history.
+// One join grouped by host, not three correlated subqueries: one lookup per host.
+for (const [name, sql] of [
+  ['hosts.list', HOST_LIST],
+  ['hosts.fleet', HOST_FLEET],
+] as const) {
+  test(`${name} reads each host's active jobs from jobs_active_by_host alone, once, never by a scan`, () => {
+    const { steps, all } = onJobs(sql);
+    assert.equal(steps.length, 1, all);
+    assert.match(steps[0] ?? '', /^SEARCH j USING COVERING INDEX jobs_active_by_host \(host=\?/, all);
+  });
+}
 
 test('the rescue sweep reads only the active jobs, never the whole table in id order', () => {
   const { steps, all } = onJobs(ORPHANED_JOBS, 100);
   assert.equal(steps.length, 1, all);
   assert.match(steps[0] ?? '', /^SCAN j USING INDEX jobs_active$/, all);
+});
+
+test("a pass reads its candidates in dispatch order through jobs_queue, and each one's bindings by key", () => {
+  const steps = (db.prepare(`EXPLAIN QUERY PLAN ${CANDIDATES}`).all(0, 50) as { detail: string }[]).map(
+    (r) => r.detail,
+  );
+  const all = steps.join('\n');
+  assert.equal(steps[0], 'SCAN j USING INDEX jobs_queue', all);
+  assert.doesNotMatch(all, /TEMP B-TREE/, all);
+  for (const d of steps.slice(1).filter((x) => /^(SCAN|SEARCH)/.test(x))) assert.match(d, /^SEARCH /, all);
 });

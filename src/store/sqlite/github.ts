@@ -1,7 +1,14 @@
-/** The GitHub backlog's outbox, cursors and ETag cache on SQLite (github-store.ts). */
+/**
+ * The GitHub backlog's outbox, cursors and ETag cache on SQLite (github-store.ts), in three parts:
+ * the outbox the label projector drains, the labels' state it reads and the repairs and notes it
+ * records, and what the sync keeps between runs.
+ */
 import type { GithubStore, LabelState, OutboxRow } from '../github-store.js';
+import { ACTIVE_SQL } from '../job-guard.js';
 import { appendAudit } from './rows.js';
-import { fromSync, type SqliteRunner } from './runner.js';
+import { fromSync, type SqliteRunner, type Sync } from './runner.js';
+
+type Github = GithubStore['github'];
 
 interface Row {
   id: number;
@@ -25,9 +32,11 @@ const toRow = (r: Row): OutboxRow => ({
   lastError: r.last_error,
 });
 
-export function sqliteGithub(run: SqliteRunner): GithubStore['github'] {
-  const ids = (list: readonly number[]): string => JSON.stringify(list);
-  return fromSync<GithubStore['github']>({
+const ids = (list: readonly number[]): string => JSON.stringify(list);
+
+/** The outbox: rows due, marked applied or failed, and the count still waiting. */
+function outbox(run: SqliteRunner): Sync<Pick<Github, 'pending' | 'applied' | 'failed' | 'backlog'>> {
+  return {
     pending: ({ limit, key, prefix }) =>
       run.read(() =>
         (
@@ -67,6 +76,39 @@ export function sqliteGithub(run: SqliteRunner): GithubStore['github'] {
           )
           .run(now + p.retryAfterMs, p.error, ids(p.ids));
       }),
+    backlog: () =>
+      run.read(
+        () =>
+          (
+            run.prepare('SELECT count(*) AS n FROM github_outbox WHERE applied_at IS NULL').get() as {
+              n: number;
+            }
+          ).n,
+      ),
+  };
+}
+
+/** The labels' state the projector reads, and what it records: a repair, a note in the ledger. */
+function labels(run: SqliteRunner): Sync<Pick<Github, 'labelStates' | 'repair' | 'note'>> {
+  return {
+    labelStates: (keys) =>
+      run.read(() =>
+        (
+          run
+            .prepare(
+              `SELECT t.key, t.state, t.holder_session_id IS NOT NULL AS held,
+                 (SELECT j.status FROM jobs j WHERE j.task_id = t.id
+                   AND j.status IN ${ACTIVE_SQL}) AS job_status
+               FROM tasks t WHERE t.key IN (SELECT value FROM json_each(?)) ORDER BY t.key`,
+            )
+            .all(JSON.stringify(keys)) as {
+            key: string;
+            state: LabelState['state'];
+            held: number;
+            job_status: LabelState['jobStatus'];
+          }[]
+        ).map((r) => ({ key: r.key, state: r.state, held: r.held === 1, jobStatus: r.job_status })),
+      ),
     repair: (p) =>
       run.write(() => {
         const now = run.now();
@@ -87,24 +129,12 @@ export function sqliteGithub(run: SqliteRunner): GithubStore['github'] {
           detail: p.detail,
         });
       }),
-    labelStates: (keys) =>
-      run.read(() =>
-        (
-          run
-            .prepare(
-              `SELECT t.key, t.state, t.holder_session_id IS NOT NULL AS held,
-                 (SELECT j.status FROM jobs j WHERE j.task_id = t.id
-                   AND j.status IN ('queued', 'claimed', 'running')) AS job_status
-               FROM tasks t WHERE t.key IN (SELECT value FROM json_each(?)) ORDER BY t.key`,
-            )
-            .all(JSON.stringify(keys)) as {
-            key: string;
-            state: LabelState['state'];
-            held: number;
-            job_status: LabelState['jobStatus'];
-          }[]
-        ).map((r) => ({ key: r.key, state: r.state, held: r.held === 1, jobStatus: r.job_status })),
-      ),
+  };
+}
+
+/** What the sync keeps between runs: each repository's cursor and the ETag cache. */
+function syncState(run: SqliteRunner): Sync<Pick<Github, 'cursor' | 'saveCursor' | 'cached' | 'cache'>> {
+  return {
     cursor: (repo) =>
       run.read(() => {
         const row = run.prepare('SELECT since FROM github_sync WHERE repo = ?').get(repo) as
@@ -136,14 +166,9 @@ export function sqliteGithub(run: SqliteRunner): GithubStore['github'] {
           )
           .run(p.url, p.etag, p.body, run.now());
       }),
-    backlog: () =>
-      run.read(
-        () =>
-          (
-            run.prepare('SELECT count(*) AS n FROM github_outbox WHERE applied_at IS NULL').get() as {
-              n: number;
-            }
-          ).n,
-      ),
-  });
+  };
+}
+
+export function sqliteGithub(run: SqliteRunner): Github {
+  return fromSync<Github>({ ...outbox(run), ...labels(run), ...syncState(run) });
 }

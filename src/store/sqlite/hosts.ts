@@ -1,7 +1,9 @@
 /** Hosts and their live capacity on SQLite. */
 import type { ContainmentKind } from '../../core/containment.js';
+import type { Fleet } from '../../core/capacity.js';
 import { ConflictError, NotFoundError } from '../../core/errors.js';
 import type { DispatchStore, Host } from '../dispatch-store.js';
+import { fleetOfRows, type FleetRow } from '../host-fleet.js';
 import { appendAudit } from './rows.js';
 import type { SqliteRunner, Sync } from './runner.js';
 import { sessionRow } from './tasks-claims.js';
@@ -18,30 +20,59 @@ interface HostRow {
   registered_at: number;
   containment: ContainmentKind | null;
   containment_ref: string | null;
+  disk_free_mb: number | null;
+  disk_total_mb: number | null;
   jobs_active: number;
   ram_promised_mb: number;
   ram_pending_mb: number;
 }
 
 /**
- * A host with its load. Every subquery names the partial index's predicate (`status IN
- * ('claimed', 'running')`) beside `j.host = h.name`, so each reads only that host's active jobs
- * through jobs_active_by_host; a predicate that does not imply the index's (the pending RAM's
- * alone) made SQLite scan the whole jobs table, finished history included, once per host.
+ * The load of host `h` from its active jobs `j`, as columns of a query grouped by host: one index
+ * lookup per host. The join names the partial index's predicate (`status IN ('claimed',
+ * 'running')`) beside `j.host = h.name`, so it reads only that host's active jobs through
+ * jobs_active_by_host (covering: migration 0016); a predicate that does not imply the index's
+ * made SQLite scan the whole jobs table, finished history included, once per host.
  */
-const HOST_SELECT = `
-  SELECT h.*,
-    (SELECT count(*) FROM jobs j WHERE j.host = h.name AND j.status IN ('claimed', 'running')) AS jobs_active,
-    (SELECT coalesce(sum(j.ram_mb), 0) FROM jobs j
-      WHERE j.host = h.name AND j.status IN ('claimed', 'running')) AS ram_promised_mb,
-    (SELECT coalesce(sum(j.ram_mb), 0) FROM jobs j
-      WHERE j.host = h.name AND j.status IN ('claimed', 'running')
-        AND (j.status = 'claimed' OR j.started_at > h.heartbeat_at)
-    ) AS ram_pending_mb
-  FROM hosts h`;
+const LOAD = `count(j.host) AS jobs_active, coalesce(sum(j.ram_mb), 0) AS ram_promised_mb,
+    coalesce(sum(CASE WHEN j.status = 'claimed' OR j.started_at > h.heartbeat_at THEN j.ram_mb END), 0)
+      AS ram_pending_mb`;
+const ACTIVE_JOBS = `LEFT JOIN jobs j ON j.host = h.name AND j.status IN ('claimed', 'running')`;
+
+/** Hosts (those `where` keeps) with their load. */
+const hostSelect = (where: string): string =>
+  `SELECT h.*, ${LOAD} FROM hosts h ${ACTIVE_JOBS} ${where} GROUP BY h.name`;
 
 /** Every host with its load. */
-export const HOST_LIST = `${HOST_SELECT} ORDER BY h.name`;
+export const HOST_LIST = `${hostSelect('')} ORDER BY h.name`;
+
+/**
+ * The fleet as a placement sees it (core/capacity.ts Fleet), as PostgreSQL's HOST_FLEET: the
+ * counts, then the enabled hosts with a free slot and their load, in name order; one row at
+ * least (null host columns when none is open).
+ */
+export const HOST_FLEET = `
+  WITH f AS (
+    SELECT count(*) AS hosts, coalesce(sum(enabled), 0) AS enabled,
+      max(CASE WHEN enabled = 1 THEN heartbeat_at END) AS last_beat_at
+    FROM hosts
+  ), o AS (
+    SELECT h.name, h.heartbeat_at, h.ram_total_mb, h.ram_reserved_mb, h.ram_free_mb, h.slots_max, ${LOAD}
+    FROM hosts h ${ACTIVE_JOBS}
+    WHERE h.enabled = 1 GROUP BY h.name HAVING count(j.host) < h.slots_max
+  )
+  SELECT f.hosts, f.enabled, f.last_beat_at, o.* FROM f LEFT JOIN o ON true ORDER BY o.name`;
+
+function fleet(run: SqliteRunner): Fleet {
+  return fleetOfRows(run.prepare(HOST_FLEET).all() as FleetRow<number>[], (t) => t);
+}
+
+/** Free and total disk space as heartbeat parameters: null when the runner could not tell. */
+function diskOf(p: {
+  readonly disk?: { freeMb: number; totalMb: number } | null | undefined;
+}): (number | null)[] {
+  return [p.disk?.freeMb ?? null, p.disk?.totalMb ?? null];
+}
 
 function toHost(r: HostRow): Host {
   return {
@@ -56,15 +87,21 @@ function toHost(r: HostRow): Host {
     registeredAt: r.registered_at,
     containment: r.containment,
     containmentRef: r.containment_ref,
+    diskFreeMb: r.disk_free_mb,
+    diskTotalMb: r.disk_total_mb,
     jobsActive: r.jobs_active,
     ramPromisedMb: r.ram_promised_mb,
     ramPendingMb: r.ram_pending_mb,
   };
 }
 
+/** The serving runner's containment, written only while its session is live and serves the host. */
+const SET_CONTAINMENT = `UPDATE hosts SET containment = ?, containment_ref = ?
+  WHERE name = ? AND session_id = ? AND EXISTS (SELECT 1 FROM sessions WHERE id = ? AND state = 'live')`;
+
 export function sqliteHosts(run: SqliteRunner): Sync<DispatchStore['hosts']> {
   const get = (name: string): Host | null => {
-    const row = run.prepare(`${HOST_SELECT} WHERE h.name = ?`).get(name) as HostRow | undefined;
+    const row = run.prepare(hostSelect('WHERE h.name = ?')).get(name) as HostRow | undefined;
     return row === undefined ? null : toHost(row);
   };
   return {
@@ -119,11 +156,11 @@ export function sqliteHosts(run: SqliteRunner): Sync<DispatchStore['hosts']> {
         const now = run.now();
         const changed = run
           .prepare(
-            `UPDATE hosts SET ram_free_mb = ?, heartbeat_at = ?
+            `UPDATE hosts SET ram_free_mb = ?, disk_free_mb = ?, disk_total_mb = ?, heartbeat_at = ?
              WHERE name = ? AND session_id = ?
                AND EXISTS (SELECT 1 FROM sessions WHERE id = ? AND state = 'live')`,
           )
-          .run(p.ramFreeMb, now, p.name, p.session, p.session).changes;
+          .run(p.ramFreeMb, ...diskOf(p), now, p.name, p.session, p.session).changes;
         if (changed === 0) return false;
         run.prepare('UPDATE sessions SET heartbeat_at = ? WHERE id = ?').run(now, p.session);
         return true;
@@ -138,21 +175,17 @@ export function sqliteHosts(run: SqliteRunner): Sync<DispatchStore['hosts']> {
           at: run.now(),
           type: p.enabled ? 'host:enabled' : 'host:disabled',
           session: p.by ?? null,
-          detail: { host: p.name },
+          detail: { host: p.name, by: p.actor ?? null },
         });
         return get(p.name) as Host;
       }),
     list: () => run.read(() => (run.prepare(HOST_LIST).all() as HostRow[]).map(toHost)),
+    fleet: () => run.read(() => fleet(run)),
     setContainment: (p) =>
       run.write(
         () =>
-          run
-            .prepare(
-              `UPDATE hosts SET containment = ?, containment_ref = ?
-               WHERE name = ? AND session_id = ?
-                 AND EXISTS (SELECT 1 FROM sessions WHERE id = ? AND state = 'live')`,
-            )
-            .run(p.containment, p.containmentRef, p.name, p.session, p.session).changes === 1,
+          run.prepare(SET_CONTAINMENT).run(p.containment, p.containmentRef, p.name, p.session, p.session)
+            .changes === 1,
       ),
   };
 }

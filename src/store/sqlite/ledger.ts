@@ -7,6 +7,7 @@ import { ConflictError } from '../../core/errors.js';
 import type { Checkpoint, CheckpointKind } from '../../core/ledger.js';
 import type { SessionReport } from '../../core/session-report.js';
 import type { LedgerKey, LedgerRowColumns, LedgerStore } from '../ledger-store.js';
+import { withActor } from '../actor.js';
 import { appendAudit } from './rows.js';
 import { fromSync, type SqliteRunner } from './runner.js';
 
@@ -28,7 +29,7 @@ interface CheckpointRow {
 const CHECKPOINT_COLUMNS = `seq, kind, first_id, last_id, row_count, root, prev_hash, hash, key_id, signature,
   sealed_at, through_seq`;
 
-export const toCheckpoint = (r: CheckpointRow): Checkpoint => ({
+const toCheckpoint = (r: CheckpointRow): Checkpoint => ({
   seq: r.seq,
   kind: r.kind as CheckpointKind,
   firstId: r.first_id,
@@ -56,6 +57,20 @@ function rowsWhere(p: Parameters<LedgerStore['ledger']['rows']>[0]): string {
   return where.join(' AND ');
 }
 
+/** Registers a public key with its `ledger:key-added` row; ConflictError when the id exists. */
+function addKey(run: SqliteRunner, p: Parameters<LedgerStore['ledger']['addKey']>[0]): LedgerKey {
+  if (run.prepare('SELECT 1 FROM ledger_keys WHERE id = ?').get(p.id) !== undefined) {
+    throw new ConflictError(`ledger key ${p.id} is registered already`, 'use it, or make a new one');
+  }
+  const at = run.now();
+  run
+    .prepare('INSERT INTO ledger_keys (id, public_key, added_at) VALUES (?, ?, ?)')
+    .run(p.id, p.publicKey, at);
+  const detail = withActor({ keyId: p.id, publicKey: p.publicKey }, p.actor);
+  appendAudit(run, { at, type: 'ledger:key-added', detail });
+  return { id: p.id, publicKey: p.publicKey, addedAt: at };
+}
+
 export function sqliteLedger(run: SqliteRunner): LedgerStore['ledger'] {
   const newest = (): Checkpoint | null => {
     const row = run
@@ -81,18 +96,7 @@ export function sqliteLedger(run: SqliteRunner): LedgerStore['ledger'] {
     return chained && (c.kind !== 'seal' || c.firstId === sealedThrough() + 1);
   };
   return fromSync<LedgerStore['ledger']>({
-    addKey: (p) =>
-      run.write((): LedgerKey => {
-        if (run.prepare('SELECT 1 FROM ledger_keys WHERE id = ?').get(p.id) !== undefined) {
-          throw new ConflictError(`ledger key ${p.id} is registered already`, 'use it, or make a new one');
-        }
-        const at = run.now();
-        run
-          .prepare('INSERT INTO ledger_keys (id, public_key, added_at) VALUES (?, ?, ?)')
-          .run(p.id, p.publicKey, at);
-        appendAudit(run, { at, type: 'ledger:key-added', detail: { keyId: p.id, publicKey: p.publicKey } });
-        return { id: p.id, publicKey: p.publicKey, addedAt: at };
-      }),
+    addKey: (p) => run.write(() => addKey(run, p)),
     keys: () =>
       run.read(() =>
         (

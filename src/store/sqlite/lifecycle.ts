@@ -8,6 +8,7 @@ import { ConflictError, NotFoundError } from '../../core/errors.js';
 import { SESSION_TTL_FALLBACK_MS } from '../../core/session.js';
 import type { LifecycleStore, Setting, TaskEscalateResult } from '../lifecycle-store.js';
 import { taskStateRefusal } from '../task-refusal.js';
+import { taskOpen } from './claim-set.js';
 import { expireStaleHolder, grantClaim } from './claims.js';
 import { appendAudit, holderOf, toClaim, toTask, type TaskRow } from './rows.js';
 import type { SqliteRunner, Sync } from './runner.js';
@@ -97,7 +98,7 @@ function nextCandidate(
   return run
     .prepare(
       `SELECT t.* FROM tasks t
-       WHERE t.state = 'open' AND t.gate IS NULL
+       WHERE ${taskOpen('t')}
          AND (t.holder_session_id IS NULL OR EXISTS (
            SELECT 1 FROM sessions h WHERE h.id = t.holder_session_id
              AND (h.state <> 'live' OR h.heartbeat_at < @now - coalesce(h.ttl_ms, @fallback))))

@@ -5,7 +5,7 @@
 import type { Count, LiveClaim, ObserveStore, StoreStats } from '../observe-store.js';
 import type { SessionKind } from '../../core/session.js';
 import { toJob, type JobRow } from './rows.js';
-import type { SqliteRunner } from './runner.js';
+import type { SqliteRunner, Sync } from './runner.js';
 
 const JOB_SELECT = 'SELECT j.*, t.key FROM jobs j JOIN tasks t ON t.id = j.task_id';
 
@@ -39,95 +39,89 @@ interface LiveClaimRow {
 const counts = (rows: readonly { name: string; count: number }[]): readonly Count[] =>
   rows.map((r) => ({ name: r.name, count: r.count }));
 
-export function sqliteObserve(run: SqliteRunner): ObserveStore['observe'] {
+export function sqliteObserve(run: SqliteRunner): Sync<ObserveStore['observe']> {
   const auditMaxId = (): number =>
     (run.prepare('SELECT coalesce(max(id), 0) AS id FROM audit_events').get() as { id: number }).id;
   return {
     jobsPage: (p) =>
-      Promise.resolve(
-        run.read(() => {
-          const statuses = p.status === undefined ? null : JSON.stringify(p.status);
-          const rows = run.prepare(JOB_PAGE_SQL).all({
-            before: p.beforeId ?? Number.MAX_SAFE_INTEGER,
-            statuses,
-            host: p.host ?? null,
-            key: p.key ?? null,
-            limit: p.limit,
-          }) as JobRow[];
-          return rows.map(toJob);
-        }),
-      ),
+      run.read(() => {
+        const statuses = p.status === undefined ? null : JSON.stringify(p.status);
+        const rows = run.prepare(JOB_PAGE_SQL).all({
+          before: p.beforeId ?? Number.MAX_SAFE_INTEGER,
+          statuses,
+          host: p.host ?? null,
+          key: p.key ?? null,
+          limit: p.limit,
+        }) as JobRow[];
+        return rows.map(toJob);
+      }),
     liveClaims: () =>
-      Promise.resolve(
-        run.read(() => {
-          const rows = run
-            .prepare(
-              `SELECT t.key, c.task_id, c.epoch, c.claimed_at, c.heartbeat_at, c.session_id,
+      run.read(() => {
+        const rows = run
+          .prepare(
+            `SELECT t.key, c.task_id, c.epoch, c.claimed_at, c.heartbeat_at, c.session_id,
                       s.kind, s.host, s.pid, s.name, s.ttl_ms
                FROM claims c JOIN tasks t ON t.id = c.task_id JOIN sessions s ON s.id = c.session_id
                WHERE c.released_at IS NULL
                ORDER BY c.heartbeat_at, c.id`,
-            )
-            .all() as LiveClaimRow[];
-          const active = run.prepare(
-            `${JOB_SELECT} WHERE j.task_id = ? AND j.status IN ('queued', 'claimed', 'running')`,
-          );
-          return rows.map((r): LiveClaim => {
-            const job = active.get(r.task_id) as JobRow | undefined;
-            return {
-              key: r.key,
-              epoch: r.epoch,
-              claimedAt: r.claimed_at,
-              heartbeatAt: r.heartbeat_at,
-              session: r.session_id,
-              kind: r.kind as SessionKind,
-              host: r.host,
-              pid: r.pid,
-              name: r.name,
-              ttlMs: r.ttl_ms,
-              job: job === undefined ? null : toJob(job),
-            };
-          });
-        }),
-      ),
+          )
+          .all() as LiveClaimRow[];
+        const active = run.prepare(
+          `${JOB_SELECT} WHERE j.task_id = ? AND j.status IN ('queued', 'claimed', 'running')`,
+        );
+        return rows.map((r): LiveClaim => {
+          const job = active.get(r.task_id) as JobRow | undefined;
+          return {
+            key: r.key,
+            epoch: r.epoch,
+            claimedAt: r.claimed_at,
+            heartbeatAt: r.heartbeat_at,
+            session: r.session_id,
+            kind: r.kind as SessionKind,
+            host: r.host,
+            pid: r.pid,
+            name: r.name,
+            ttlMs: r.ttl_ms,
+            job: job === undefined ? null : toJob(job),
+          };
+        });
+      }),
     stats: () =>
-      Promise.resolve(
-        run.read((): StoreStats => {
-          const all = <R>(sql: string): R[] => run.prepare(sql).all() as R[];
-          const claims = run
-            .prepare(
-              `SELECT count(*) AS granted, count(*) FILTER (WHERE released_at IS NULL) AS held,
+      run.read((): StoreStats => {
+        const all = <R>(sql: string): R[] => run.prepare(sql).all() as R[];
+        const claims = run
+          .prepare(
+            `SELECT count(*) AS granted, count(*) FILTER (WHERE released_at IS NULL) AS held,
                       min(heartbeat_at) FILTER (WHERE released_at IS NULL) AS oldest
                FROM claims`,
-            )
-            .get() as { granted: number; held: number; oldest: number | null };
-          return {
-            now: run.now(),
-            jobsByStatus: counts(all('SELECT status AS name, count(*) AS count FROM jobs GROUP BY status')),
-            waitingByReason: counts(
-              all(
-                `SELECT reason AS name, count(*) AS count FROM jobs
+          )
+          .get() as { granted: number; held: number; oldest: number | null };
+        return {
+          now: run.now(),
+          jobsByStatus: counts(all('SELECT status AS name, count(*) AS count FROM jobs GROUP BY status')),
+          waitingByReason: counts(
+            all(
+              `SELECT reason AS name, count(*) AS count FROM jobs
                  WHERE status = 'queued' AND reason IS NOT NULL GROUP BY reason`,
-              ),
             ),
-            jobsStarted: (
-              run.prepare("SELECT count(*) AS n FROM audit_events WHERE type = 'job:started'").get() as {
-                n: number;
-              }
-            ).n,
-            claimsGranted: claims.granted,
-            claimsHeld: claims.held,
-            claimsByOutcome: counts(
-              all(
-                `SELECT outcome AS name, count(*) AS count FROM claims
+          ),
+          jobsStarted: (
+            run.prepare("SELECT count(*) AS n FROM audit_events WHERE type = 'job:started'").get() as {
+              n: number;
+            }
+          ).n,
+          claimsGranted: claims.granted,
+          claimsHeld: claims.held,
+          claimsByOutcome: counts(
+            all(
+              `SELECT outcome AS name, count(*) AS count FROM claims
                  WHERE outcome IS NOT NULL GROUP BY outcome`,
-              ),
             ),
-            oldestClaimHeartbeatAt: claims.oldest,
-            auditMaxId: auditMaxId(),
-          };
-        }),
-      ),
-    auditMaxId: () => Promise.resolve(run.read(auditMaxId)),
+          ),
+          oldestClaimHeartbeatAt: claims.oldest,
+          auditMaxId: auditMaxId(),
+        };
+      }),
+    auditMaxId: () => run.read(auditMaxId),
   };
 }

@@ -1,16 +1,53 @@
 /**
  * Runs work in BEGIN IMMEDIATE transactions, retrying while the database is busy so that a busy
  * database never surfaces as a failed operation, and caches prepared statements.
+ *
+ * better-sqlite3 is synchronous: SQLite's busy handler sleeps on the event loop. One attempt waits
+ * at most `busy_timeout` (short, sqlite-store.ts); a port call (fromSync) that still finds the
+ * file locked waits out the lock asynchronously, so that a lock held for seconds by another
+ * program (a `BEGIN EXCLUSIVE` in a shell) does not freeze the daemon: its RAM sampling, OOM kills
+ * and trust windows keep running meanwhile (issue 14, item 8). While one call waits out a lock,
+ * the others queue behind it instead of each knocking (and blocking the loop) in turn.
  */
 import type Database from 'better-sqlite3';
-import { StoreUnavailableError } from '../../core/errors.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  corruptDatabase,
+  diskFullError,
+  isCorrupt,
+  isDiskFull,
+  StoreUnavailableError,
+} from '../../core/errors.js';
 import { CLOCK_OFFSET } from '../test-switches.js';
 
-const BUSY_RETRY_MAX = 200;
+/** How long a call keeps retrying a locked database before it reports the store unavailable. */
+const BUSY_GIVE_UP_MS = 200_000;
+const PAUSE_FIRST_MS = 5;
+const PAUSE_MAX_MS = 250;
+
+/** Thrown out of an attempt that found the file locked, to the asynchronous retry around it. */
+class LockedNow extends Error {}
+
+function isBusy(error: unknown): boolean {
+  const code = (error as { code?: string }).code;
+  return code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED';
+}
+
+function stayedLocked(): StoreUnavailableError {
+  return new StoreUnavailableError(
+    'the SQLite database stayed locked by other processes',
+    'retry, or look for a process that holds a long transaction on the file',
+  );
+}
 
 export class SqliteRunner {
   private readonly statements = new Map<string, Database.Statement>();
   private readonly nowStatement: Database.Statement;
+  /** Inside a port call that retries asynchronously, before any of its writes committed. */
+  private retriesLater = false;
+  /** While a call waits out a lock, the others wait behind it; the pause grows while it lasts. */
+  private waiting: Promise<void> | null = null;
+  private pauseMs = PAUSE_FIRST_MS;
 
   /** `sharedClock`: TEST ONLY (test-switches.ts), the clock adds the offset tests move. */
   constructor(
@@ -44,7 +81,10 @@ export class SqliteRunner {
   /** One write transaction: the write lock is taken before the first read. */
   write<T>(work: () => T): T {
     this.writes++;
-    return this.retrying(() => this.db.transaction(work).immediate());
+    const result = this.retrying(() => this.db.transaction(work).immediate());
+    // A call that committed a write must not be run again: later busy waits in it stay synchronous.
+    this.retriesLater = false;
+    return result;
   }
 
   /**
@@ -66,35 +106,86 @@ export class SqliteRunner {
     return this.retrying(work);
   }
 
+  /**
+   * Starts a port call, and starts it again after an asynchronous pause whenever its synchronous
+   * part found the database locked before committing anything (nothing of it happened, so it may
+   * run again). Later parts of an asynchronous call (after an await) retry synchronously.
+   */
+  async later<T>(call: () => Promise<T>): Promise<T> {
+    const giveUpAt = Date.now() + BUSY_GIVE_UP_MS;
+    for (;;) {
+      while (this.waiting !== null) await this.waiting;
+      const outer = this.retriesLater;
+      this.retriesLater = true;
+      let pending: Promise<T>;
+      try {
+        pending = new Promise<T>((resolve) => resolve(call()));
+      } finally {
+        this.retriesLater = outer;
+      }
+      try {
+        const result = await pending;
+        this.pauseMs = PAUSE_FIRST_MS;
+        return result;
+      } catch (error) {
+        if (!(error instanceof LockedNow)) throw this.named(error);
+      }
+      if (Date.now() >= giveUpAt) throw stayedLocked();
+      const pause = this.pauseMs;
+      this.pauseMs = Math.min(PAUSE_MAX_MS, pause * 2);
+      this.waiting ??= sleep(pause).then(() => {
+        this.waiting = null;
+      });
+    }
+  }
+
+  /**
+   * A damaged file or a full disk met by a call after the open, named with the file (issue 14,
+   * item 12): the driver's error alone says neither which file nor what to do. The driver's
+   * error stays its cause, so isCorrupt and isDiskFull still know it.
+   */
+  private named(error: unknown): unknown {
+    if (!(error instanceof Error)) return error;
+    if (isCorrupt(error)) return corruptDatabase(this.db.name, error);
+    if (!isDiskFull(error)) return error;
+    const full = diskFullError(`cannot write SQLite database ${this.db.name}`, error.message);
+    full.cause = error;
+    return full;
+  }
+
+  /** Wraps every method of every group of a store in `later`. */
+  retryingLater<S extends object>(store: S): S {
+    const out: Record<string, unknown> = {};
+    for (const [name, group] of Object.entries(store)) {
+      if (typeof group !== 'object' || group === null || name === 'capabilities') {
+        out[name] = group;
+        continue;
+      }
+      const wrapped: Record<string, unknown> = {};
+      for (const [method, fn] of Object.entries(group as Record<string, unknown>)) {
+        wrapped[method] =
+          typeof fn === 'function'
+            ? (...args: unknown[]): Promise<unknown> =>
+                this.later(() => (fn as (...a: unknown[]) => Promise<unknown>)(...args))
+            : fn;
+      }
+      out[name] = wrapped;
+    }
+    return out as S;
+  }
+
   private retrying<T>(work: () => T): T {
-    for (let attempt = 1; ; attempt++) {
+    const giveUpAt = Date.now() + BUSY_GIVE_UP_MS;
+    for (;;) {
       try {
         return work();
       } catch (error) {
-        const code = (error as { code?: string }).code;
-        if (code !== 'SQLITE_BUSY' && code !== 'SQLITE_LOCKED') throw error;
-        if (attempt >= BUSY_RETRY_MAX) {
-          throw new StoreUnavailableError(
-            'the SQLite database stayed locked by other processes',
-            'retry, or look for a process that holds a long transaction on the file',
-          );
-        }
+        if (!isBusy(error)) throw error;
+        if (this.retriesLater && !this.db.inTransaction) throw new LockedNow();
+        if (Date.now() >= giveUpAt) throw stayedLocked();
       }
     }
   }
-}
-
-/**
- * better-sqlite3 throws synchronously; the port promises rejections. Wrapping every method of a
- * group keeps the engine code free of that ceremony.
- */
-export function asyncify<T extends object>(group: T): T {
-  const wrapped: Record<string, unknown> = {};
-  for (const [name, fn] of Object.entries(group)) {
-    wrapped[name] = (...args: unknown[]): Promise<unknown> =>
-      new Promise((resolve) => resolve((fn as (...a: unknown[]) => unknown)(...args)));
-  }
-  return wrapped as T;
 }
 
 /** A port group written synchronously: each method returns its value instead of a promise. */
@@ -102,7 +193,18 @@ export type Sync<T> = {
   [K in keyof T]: T[K] extends (...args: infer A) => Promise<infer R> ? (...args: A) => R : T[K];
 };
 
-/** Lifts a synchronous group to the port's promise-returning shape (throws become rejections). */
+/**
+ * Lifts a synchronous group to the port's promise-returning shape. better-sqlite3 throws
+ * synchronously; the port promises rejections, so each method's throw becomes its rejection.
+ * The engine's one way to fit the async port: methods are written synchronously (Sync<T>) and
+ * lifted here, never wrapped one by one in Promise.resolve (which lets a throw escape as a
+ * synchronous exception).
+ */
 export function fromSync<T extends object>(group: Sync<T>): T {
-  return asyncify(group) as unknown as T;
+  const lifted: Record<string, unknown> = {};
+  for (const [name, fn] of Object.entries(group)) {
+    lifted[name] = (...args: unknown[]): Promise<unknown> =>
+      new Promise((resolve) => resolve((fn as (...a: unknown[]) => unknown)(...args)));
+  }
+  return lifted as T;
 }

@@ -8,9 +8,18 @@
  * inside the write transaction: SQLite is single-host by construction.
  */
 import Database from 'better-sqlite3';
-import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, statfsSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { schemaTooNew, StoreUnavailableError } from '../../core/errors.js';
+import {
+  diskFullError,
+  isDiskFull,
+  noDatabase,
+  notADatabase,
+  schemaRefusal,
+  schemaTooNew,
+  StoreUnavailableError,
+  type OpenIntent,
+} from '../../core/errors.js';
 import type { Store } from '../store.js';
 import { MIGRATIONS } from './migrations/index.js';
 import { sqliteTasks, sqliteSessions } from './tasks-claims.js';
@@ -18,9 +27,10 @@ import { sqliteClaims } from './claims.js';
 import { sqliteLifecycle, sqliteSettings } from './lifecycle.js';
 import { sqliteJobs } from './jobs.js';
 import { sqliteLeases, sqliteAudit } from './leases-audit.js';
-import { SqliteRunner, asyncify, fromSync } from './runner.js';
+import { SqliteRunner, fromSync } from './runner.js';
 import { sqliteHosts } from './hosts.js';
-import { sqliteDispatch, sqliteRecovery } from './dispatch.js';
+import { sqliteDispatch, sqliteRecovery, type SyncDispatch } from './dispatch.js';
+import { sqliteDispatchPass } from './dispatch-pass.js';
 import { sqliteWorkspaceGroups } from './workspaces.js';
 import { sqliteEffects } from './effects.js';
 import { sqliteProgress } from './progress.js';
@@ -33,67 +43,62 @@ import { sqliteGithub } from './github.js';
 
 export interface SqliteStoreOptions {
   readonly path: string;
-  /** How long one attempt waits for the write lock before retrying (ms). */
+  /**
+   * How long one attempt waits for the write lock, blocking the event loop, before the call waits
+   * out the lock asynchronously (runner.ts) (ms).
+   */
   readonly busyTimeoutMs?: number;
   /** Apply migrations up to this version only: for tests of data migrations on an old schema. */
   readonly migrateTo?: number;
+  /** What the caller may do to the database (errors.ts); `create` unless said. */
+  readonly intent?: OpenIntent;
   /** TEST ONLY (test-switches.ts); production never sets it. */
   readonly switches?: TestSwitches;
 }
 
+/** Long enough for another Baton process's transaction (milliseconds), short for the event loop. */
+const BUSY_TIMEOUT_MS = 25;
+
 export function openSqliteStore(options: SqliteStoreOptions): Store {
-  let db: Database.Database;
-  try {
-    if (options.path !== ':memory:') {
-      // Private from birth: directories Baton makes are 0700 and the file 0600; SQLite gives its
-      // -wal and -shm files the database file's mode.
-      mkdirSync(dirname(options.path), { recursive: true, mode: 0o700 });
-      closeSync(openSync(options.path, 'a', 0o600));
-    }
-    db = new Database(options.path);
-    db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 1000}`);
-    db.pragma('journal_mode = WAL');
-    // FULL: an acknowledged claim survives power loss, not only a process crash.
-    db.pragma('synchronous = FULL');
-    db.pragma('foreign_keys = ON');
-  } catch (error) {
-    throw new StoreUnavailableError(
-      `cannot open SQLite database ${options.path}: ${(error as Error).message}`,
-      'check the path and its permissions, or pass --db / BATON_DB',
-    );
-  }
+  const intent = options.intent ?? 'create';
+  const db = openDatabase(options, intent);
   const switches = options.switches ?? SAFE;
   if (switches.sharedClock) db.exec(CLOCK_TABLE_SQL);
   const run = new SqliteRunner(db, switches.sharedClock);
-  migrate(run, options.migrateTo ?? Number.MAX_SAFE_INTEGER);
+  try {
+    if (intent === 'use') useAsItIs(run, options.path);
+    else migrate(run, options.migrateTo ?? Number.MAX_SAFE_INTEGER);
+  } catch (error) {
+    db.close();
+    throw damaged(options.path, error) ?? error;
+  }
   const wake = sqliteWakeups(run);
-  return {
+  return run.retryingLater<Store>({
     engine: 'sqlite',
     capabilities: { multiHost: false },
-    now: () => Promise.resolve(run.read(() => run.now())),
-    schema: () =>
-      Promise.resolve(
+    ...fromSync<Pick<Store, 'now' | 'schema' | 'close'>>({
+      now: () => run.read(() => run.now()),
+      schema: () =>
         run.read(() => ({
           applied:
             (run.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: number | null })
               .v ?? 0,
           known: Math.max(...MIGRATIONS.map((m) => m.version)),
         })),
-      ),
+      close: () => {
+        wake.stop();
+        db.close();
+      },
+    }),
     wakeups: wake.wakeups,
-    close: () => {
-      wake.stop();
-      db.close();
-      return Promise.resolve();
-    },
-    tasks: asyncify(sqliteTasks(run)),
-    sessions: asyncify(sqliteSessions(run)),
-    claims: asyncify(sqliteClaims(run)),
-    jobs: asyncify(sqliteJobs(run)),
-    leases: asyncify(sqliteLeases(run)),
-    audit: asyncify(sqliteAudit(run)),
+    tasks: fromSync(sqliteTasks(run)),
+    sessions: sqliteSessions(run),
+    claims: fromSync(sqliteClaims(run)),
+    jobs: sqliteJobs(run),
+    leases: fromSync(sqliteLeases(run)),
+    audit: fromSync(sqliteAudit(run)),
     hosts: fromSync(sqliteHosts(run)),
-    dispatch: fromSync(sqliteDispatch(run)),
+    dispatch: { ...fromSync<SyncDispatch>(sqliteDispatch(run)), ...sqliteDispatchPass(run) },
     recovery: fromSync(sqliteRecovery(run)),
     ...sqliteWorkspaceGroups(run),
     effects: sqliteEffects(run, switches),
@@ -102,10 +107,86 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     settings: fromSync(sqliteSettings(run)),
     ledger: sqliteLedger(run),
     reports: sqliteReports(run),
-    observe: sqliteObserve(run),
+    observe: fromSync(sqliteObserve(run)),
     tokens: fromSync(sqliteTokens(run)),
     github: sqliteGithub(run),
-  };
+  });
+}
+
+/**
+ * Opens (with intent `create`, makes) the database file and sets its pragmas. Only `baton up` and
+ * `baton init` make a database: anything else refuses a missing path before SQLite could create
+ * it (issue 14, item 9).
+ */
+function openDatabase(
+  options: SqliteStoreOptions,
+  intent: NonNullable<SqliteStoreOptions['intent']>,
+): Database.Database {
+  if (intent !== 'create' && options.path !== ':memory:' && !existsSync(options.path)) {
+    throw noDatabase(options.path, true);
+  }
+  try {
+    if (intent === 'create' && options.path !== ':memory:') {
+      // Private from birth: directories Baton makes are 0700 and the file 0600; SQLite gives its
+      // -wal and -shm files the database file's mode.
+      mkdirSync(dirname(options.path), { recursive: true, mode: 0o700 });
+      closeSync(openSync(options.path, 'a', 0o600));
+    }
+    const db = new Database(options.path, { fileMustExist: intent !== 'create' });
+    db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? BUSY_TIMEOUT_MS}`);
+    db.pragma('journal_mode = WAL');
+    // FULL: an acknowledged claim survives power loss, not only a process crash.
+    db.pragma('synchronous = FULL');
+    db.pragma('foreign_keys = ON');
+    return db;
+  } catch (error) {
+    const notOne = damaged(options.path, error);
+    if (notOne !== null) throw notOne;
+    if (diskFullAt(options.path, error))
+      throw diskFullError(`cannot open SQLite database ${options.path}`, (error as Error).message);
+    throw new StoreUnavailableError(
+      `cannot open SQLite database ${options.path}: ${(error as Error).message}`,
+      'check the path and its permissions, or pass --db / BATON_DB',
+    );
+  }
+}
+
+/**
+ * Whether opening failed for want of space: SQLITE_FULL, or an I/O error (growing the WAL index
+ * fails as SQLITE_IOERR_*) while the file system holding the database has no block left.
+ */
+function diskFullAt(path: string, error: unknown): boolean {
+  if (isDiskFull(error)) return true;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code !== 'string' || !code.startsWith('SQLITE_IOERR')) return false;
+  try {
+    return statfsSync(dirname(path)).bavail === 0;
+  } catch {
+    return false;
+  }
+}
+
+/** The refusal for a file SQLite cannot read as a database, or null for any other error. */
+function damaged(path: string, error: unknown): Error | null {
+  const code = (error as { code?: unknown }).code;
+  if (code !== 'SQLITE_NOTADB' && code !== 'SQLITE_CORRUPT') return null;
+  return notADatabase(path, (error as Error).message);
+}
+
+/** Refuses a file without Baton's tables, or with a schema other than the one this code knows. */
+function useAsItIs(run: SqliteRunner, path: string): void {
+  const current = run.read(() => {
+    const table = run.db
+      .prepare("SELECT 1 AS t FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'")
+      .get();
+    if (table === undefined) return 0;
+    return (
+      (run.db.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: number | null }).v ?? 0
+    );
+  });
+  if (current === 0) throw noDatabase(path, false);
+  const refusal = schemaRefusal(current, Math.max(0, ...MIGRATIONS.map((m) => m.version)));
+  if (refusal !== null) throw refusal;
 }
 
 /**

@@ -4,8 +4,9 @@ import { ConflictError, FencedError, NotFoundError } from '../../core/errors.js'
 import { PRIORITY_DEFAULT } from '../../core/validate.js';
 import type { Store, TaskUpdateParams } from '../store.js';
 import { releaseSessionLocks } from './locks.js';
+import { withActor } from '../actor.js';
 import { appendAudit, holderOf, toSession, toTask, type SessionRow, type TaskRow } from './rows.js';
-import type { SqliteRunner } from './runner.js';
+import { fromSync, type SqliteRunner, type Sync } from './runner.js';
 import { TickBatcher } from './tick-batcher.js';
 
 type HeartbeatParams = Parameters<Store['sessions']['heartbeat']>[0];
@@ -56,7 +57,8 @@ export function insertTask(run: SqliteRunner, now: number, p: Parameters<Store['
       byName,
       reason: p.escalation ?? null,
     }) as TaskRow;
-  appendAudit(run, { at: now, type: 'task:added', key: p.key, session: p.by ?? null });
+  const detail = withActor({}, p.actor);
+  appendAudit(run, { at: now, type: 'task:added', key: p.key, session: p.by ?? null, detail });
   if (escalated) {
     appendAudit(run, {
       at: now,
@@ -95,46 +97,40 @@ function updateTask(run: SqliteRunner, p: TaskUpdateParams): TaskRow {
   return row;
 }
 
-export function sqliteTasks(run: SqliteRunner): Store['tasks'] {
+export function sqliteTasks(run: SqliteRunner): Sync<Store['tasks']> {
   return {
     add: (p) =>
-      Promise.resolve(
-        run.write(() => {
-          if (taskRow(run, p.key) !== undefined) {
-            throw new ConflictError(`task ${p.key} already exists`, 'pick another key, or use it as is');
-          }
-          return toTask(insertTask(run, run.now(), p));
-        }),
-      ),
+      run.write(() => {
+        if (taskRow(run, p.key) !== undefined) {
+          throw new ConflictError(`task ${p.key} already exists`, 'pick another key, or use it as is');
+        }
+        return toTask(insertTask(run, run.now(), p));
+      }),
     get: (key) =>
-      Promise.resolve(
-        run.read(() => {
-          const row = taskRow(run, key);
-          return row === undefined ? null : toTask(row);
-        }),
-      ),
+      run.read(() => {
+        const row = taskRow(run, key);
+        return row === undefined ? null : toTask(row);
+      }),
     list: (p = {}) =>
-      Promise.resolve(
-        run.read(() =>
-          (
-            run
-              .prepare(
-                `SELECT * FROM tasks
+      run.read(() =>
+        (
+          run
+            .prepare(
+              `SELECT * FROM tasks
                  WHERE (@project IS NULL OR project = @project)
                    AND (@assignee IS NULL OR assignee = @assignee)
                    AND (@state IS NULL OR state = @state)
                  ORDER BY priority, key LIMIT @limit`,
-              )
-              .all({
-                project: p.project ?? null,
-                assignee: p.assignee ?? null,
-                state: p.state ?? null,
-                limit: p.limit ?? 1000,
-              }) as TaskRow[]
-          ).map(toTask),
-        ),
+            )
+            .all({
+              project: p.project ?? null,
+              assignee: p.assignee ?? null,
+              state: p.state ?? null,
+              limit: p.limit ?? 1000,
+            }) as TaskRow[]
+        ).map(toTask),
       ),
-    update: (p) => Promise.resolve(run.write(() => toTask(updateTask(run, p)))),
+    update: (p) => run.write(() => toTask(updateTask(run, p))),
   };
 }
 
@@ -165,59 +161,51 @@ function heartbeatIn(run: SqliteRunner, p: HeartbeatParams): FencedResult {
 export function sqliteSessions(run: SqliteRunner): Store['sessions'] {
   // A heartbeat need not survive a power cut (SqliteRunner.writeNotDurable): no fsync of its own.
   const beats = new TickBatcher(run, (p: HeartbeatParams) => heartbeatIn(run, p), false);
-  return {
+  const sync: Sync<Omit<Store['sessions'], 'heartbeat'>> = {
     start: (p) =>
-      Promise.resolve(
-        run.write(() => {
-          const now = run.now();
-          const row = run
-            .prepare(
-              `INSERT INTO sessions (kind, host, pid, name, started_at, heartbeat_at, ttl_ms)
+      run.write(() => {
+        const now = run.now();
+        const row = run
+          .prepare(
+            `INSERT INTO sessions (kind, host, pid, name, started_at, heartbeat_at, ttl_ms)
                VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-            )
-            .get(p.kind, p.host, p.pid, p.name ?? null, now, now, p.ttlMs ?? null) as SessionRow;
-          appendAudit(run, {
-            at: now,
-            type: 'session:started',
-            session: row.id,
-            detail: { kind: p.kind, pid: p.pid, ...(p.ttlMs === undefined ? {} : { ttlMs: p.ttlMs }) },
-          });
-          return toSession(row);
-        }),
-      ),
+          )
+          .get(p.kind, p.host, p.pid, p.name ?? null, now, now, p.ttlMs ?? null) as SessionRow;
+        appendAudit(run, {
+          at: now,
+          type: 'session:started',
+          session: row.id,
+          detail: { kind: p.kind, pid: p.pid, ...(p.ttlMs === undefined ? {} : { ttlMs: p.ttlMs }) },
+        });
+        return toSession(row);
+      }),
     end: (id) =>
-      Promise.resolve(
-        run.write(() => {
-          const row = sessionRow(run, id, false);
-          if (row.state !== 'live') return false;
-          const now = run.now();
-          releaseAllClaims(run, now, id, 'abandoned');
-          releaseSessionLocks(run, now, id, 'abandoned');
-          run.prepare(`UPDATE sessions SET state = 'ended', ended_at = ? WHERE id = ?`).run(now, id);
-          appendAudit(run, { at: now, type: 'session:ended', session: id });
-          return true;
-        }),
-      ),
-    // Many sessions of one process beating together share one commit (tick-batcher.ts).
-    heartbeat: (p) => beats.submit(p),
+      run.write(() => {
+        const row = sessionRow(run, id, false);
+        if (row.state !== 'live') return false;
+        const now = run.now();
+        releaseAllClaims(run, now, id, 'abandoned');
+        releaseSessionLocks(run, now, id, 'abandoned');
+        run.prepare(`UPDATE sessions SET state = 'ended', ended_at = ? WHERE id = ?`).run(now, id);
+        appendAudit(run, { at: now, type: 'session:ended', session: id });
+        return true;
+      }),
     get: (id) =>
-      Promise.resolve(
-        run.read(() => {
-          const row = run.prepare('SELECT * FROM sessions WHERE id = ?').get(id) as SessionRow | undefined;
-          return row === undefined ? null : toSession(row);
-        }),
-      ),
+      run.read(() => {
+        const row = run.prepare('SELECT * FROM sessions WHERE id = ?').get(id) as SessionRow | undefined;
+        return row === undefined ? null : toSession(row);
+      }),
     list: (p = {}) =>
-      Promise.resolve(
-        run.read(() =>
-          (
-            run
-              .prepare(`SELECT * FROM sessions WHERE (? = 0 OR state = 'live') ORDER BY id`)
-              .all(p.liveOnly === true ? 1 : 0) as SessionRow[]
-          ).map(toSession),
-        ),
+      run.read(() =>
+        (
+          run
+            .prepare(`SELECT * FROM sessions WHERE (? = 0 OR state = 'live') ORDER BY id`)
+            .all(p.liveOnly === true ? 1 : 0) as SessionRow[]
+        ).map(toSession),
       ),
   };
+  // Many sessions of one process beating together share one commit (tick-batcher.ts).
+  return { ...fromSync(sync), heartbeat: (p) => beats.submit(p) };
 }
 
 /** Releases every live claim of a session, inside the caller's transaction. */

@@ -39,23 +39,24 @@ export class TickBatcher<Req, Res> {
     const batch = this.queue;
     this.queue = [];
     this.scheduled = false;
-    let outcomes: Outcome<Res>[];
-    try {
-      const write = this.durable ? this.run.write.bind(this.run) : this.run.writeNotDurable.bind(this.run);
-      outcomes = write(() =>
-        batch.map((p) => {
-          try {
-            // A nested better-sqlite3 transaction is a savepoint: a call that throws undoes only itself.
-            return { ok: true as const, value: this.run.db.transaction(() => this.work(p.req))() };
-          } catch (error) {
-            return { ok: false as const, error };
-          }
-        }),
-      );
-    } catch (error) {
-      for (const p of batch) p.reject(error); // the transaction itself failed: nothing committed
-      return;
-    }
-    batch.forEach((p, i) => settle(outcomes[i], p.resolve, p.reject));
+    const write = this.durable ? this.run.write.bind(this.run) : this.run.writeNotDurable.bind(this.run);
+    const each = (): Outcome<Res>[] =>
+      batch.map((p) => {
+        try {
+          // A nested better-sqlite3 transaction is a savepoint: a call that throws undoes only itself.
+          return { ok: true as const, value: this.run.db.transaction(() => this.work(p.req))() };
+        } catch (error) {
+          return { ok: false as const, error };
+        }
+      });
+    // A locked file is waited out asynchronously (SqliteRunner.later), like any port call.
+    const committed = this.run.later(() => Promise.resolve(write(each)));
+    committed.then(
+      (outcomes: Outcome<Res>[]) => batch.forEach((p, i) => settle(outcomes[i], p.resolve, p.reject)),
+      // The transaction itself failed: nothing committed.
+      (error: unknown) => {
+        for (const p of batch) p.reject(error);
+      },
+    );
   }
 }

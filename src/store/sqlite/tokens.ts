@@ -1,5 +1,5 @@
 /** API tokens on SQLite (token-store.ts): each change one write transaction with its ledger row. */
-import type { TokenStore } from '../token-store.js';
+import type { TokenCreateParams, TokenCreated, TokenStore } from '../token-store.js';
 import {
   TOKEN_COLUMNS,
   bindingsOf,
@@ -11,50 +11,43 @@ import {
   toToken,
   type TokenRow,
 } from '../token-secret.js';
+import { SESSION_TTL_FALLBACK_MS } from '../../core/session.js';
+import { withActor } from '../actor.js';
 import { appendAudit } from './rows.js';
 import type { SqliteRunner, Sync } from './runner.js';
 
+/**
+ * A run-bound token's run is live (token-store.ts TokenRun): its job attempt is claimed or running
+ * at the epoch it was minted for, that job's task is claimed at the token's claim epoch by the
+ * token's session, unreleased, and the session is live within its TTL (@now, the database clock).
+ */
+const RUN_LIVE = `SELECT 1 FROM jobs j
+  JOIN claims c ON c.task_id = j.task_id AND c.epoch = tokens.claim_epoch
+  JOIN sessions s ON s.id = c.session_id
+  WHERE j.id = tokens.job_id AND j.epoch = tokens.job_epoch AND j.status IN ('claimed', 'running')
+    AND c.session_id = tokens.session_id AND c.released_at IS NULL
+    AND s.state = 'live' AND @now - s.heartbeat_at <= coalesce(s.ttl_ms, ${SESSION_TTL_FALLBACK_MS})`;
+
 export function sqliteTokens(run: SqliteRunner): Sync<TokenStore['tokens']> {
   return {
-    create: (p) => {
-      const { session, host } = bindingsOf(p);
-      const fresh = freshToken();
-      return run.write(() => {
-        const now = run.now();
-        if (session !== null) {
-          const s = run.prepare('SELECT state FROM sessions WHERE id = ?').get(session) as
-            { state: string } | undefined;
-          if (s?.state !== 'live') throw sessionRefusal(session, s?.state ?? null);
-        }
-        const row = run
-          .prepare(
-            `INSERT INTO tokens (id, hash, scope, session_id, host, name, created_at, expires_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING ${TOKEN_COLUMNS}`,
-          )
-          .get(
-            fresh.id,
-            fresh.hash,
-            p.scope,
-            session,
-            host,
-            p.name ?? null,
-            now,
-            p.ttlMs === null || p.ttlMs === undefined ? null : now + p.ttlMs,
-          ) as TokenRow;
-        const token = toToken(row);
-        appendAudit(run, { at: now, type: 'token:created', detail: createdDetail(token) });
-        return { token, secret: fresh.secret };
-      });
-    },
+    create: (p) => createToken(run, p),
     verify: (secret) =>
       run.read(() => {
         const row = run
-          .prepare(`SELECT ${TOKEN_COLUMNS} FROM tokens WHERE hash = ?`)
-          .get(hashSecret(secret)) as TokenRow | undefined;
+          .prepare(
+            `SELECT ${TOKEN_COLUMNS}, (SELECT s.state FROM sessions s WHERE s.id = tokens.session_id) AS session_state,
+               tokens.job_id IS NOT NULL AND NOT EXISTS (${RUN_LIVE}) AS run_over
+             FROM tokens WHERE hash = @hash`,
+          )
+          .get({ hash: hashSecret(secret), now: run.now() }) as
+          (TokenRow & { session_state: string | null; run_over: number }) | undefined;
         if (row === undefined) return { ok: false, reason: 'unknown' } as const;
         if (row.revoked_at !== null) return { ok: false, reason: 'revoked' } as const;
         if (row.expires_at !== null && row.expires_at <= run.now())
           return { ok: false, reason: 'expired' } as const;
+        if (row.session_id !== null && row.session_state !== 'live')
+          return { ok: false, reason: 'ended' } as const;
+        if (row.run_over === 1) return { ok: false, reason: 'ended' } as const;
         return { ok: true, token: toToken(row) } as const;
       }),
     list: () =>
@@ -63,7 +56,7 @@ export function sqliteTokens(run: SqliteRunner): Sync<TokenStore['tokens']> {
           toToken,
         ),
       ),
-    revoke: (id) =>
+    revoke: ({ id, actor }) =>
       run.write(() => {
         const row = run.prepare('SELECT revoked_at FROM tokens WHERE id = ?').get(id) as
           { revoked_at: number | null } | undefined;
@@ -71,7 +64,7 @@ export function sqliteTokens(run: SqliteRunner): Sync<TokenStore['tokens']> {
         if (row.revoked_at !== null) return false;
         const now = run.now();
         run.prepare('UPDATE tokens SET revoked_at = ? WHERE id = ?').run(now, id);
-        appendAudit(run, { at: now, type: 'token:revoked', detail: { id } });
+        appendAudit(run, { at: now, type: 'token:revoked', detail: withActor({ id }, actor) });
         return true;
       }),
     refused: (r) =>
@@ -86,4 +79,41 @@ export function sqliteTokens(run: SqliteRunner): Sync<TokenStore['tokens']> {
         });
       }),
   };
+}
+
+/** A new token, bound to a live session when it names one; the secret is returned once, here. */
+function createToken(run: SqliteRunner, p: TokenCreateParams): TokenCreated {
+  const { session, host, run: bound } = bindingsOf(p);
+  const fresh = freshToken();
+  return run.write(() => {
+    const now = run.now();
+    if (session !== null) {
+      const s = run.prepare('SELECT state FROM sessions WHERE id = ?').get(session) as
+        { state: string } | undefined;
+      if (s?.state !== 'live') throw sessionRefusal(session, s?.state ?? null);
+    }
+    const row = run
+      .prepare(
+        `INSERT INTO tokens (id, hash, scope, session_id, host, name, created_at, expires_at,
+             job_id, job_epoch, claim_epoch)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ${TOKEN_COLUMNS}`,
+      )
+      .get(
+        fresh.id,
+        fresh.hash,
+        p.scope,
+        session,
+        host,
+        p.name ?? null,
+        now,
+        p.ttlMs === null || p.ttlMs === undefined ? null : now + p.ttlMs,
+        bound?.jobId ?? null,
+        bound?.jobEpoch ?? null,
+        bound?.claimEpoch ?? null,
+      ) as TokenRow;
+    const token = toToken(row);
+    const detail = withActor(createdDetail(token), p.actor);
+    appendAudit(run, { at: now, type: 'token:created', detail });
+    return { token, secret: fresh.secret };
+  });
 }

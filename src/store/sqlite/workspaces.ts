@@ -23,6 +23,7 @@ import {
   toHolder,
   toLock,
 } from './locks.js';
+import { withActor } from '../actor.js';
 import { appendAudit } from './rows.js';
 import { fromSync, type SqliteRunner, type Sync } from './runner.js';
 import { sessionRow, taskRow } from './tasks-claims.js';
@@ -93,7 +94,7 @@ function sqliteWorkspaces(run: SqliteRunner): Sync<WorkspaceStore['workspaces']>
         run
           .prepare('INSERT INTO workspaces (name, path, kind, created_at) VALUES (?, ?, ?, ?)')
           .run(p.name, p.path, p.kind, now);
-        const detail = { name: p.name, path: p.path, kind: p.kind };
+        const detail = withActor({ name: p.name, path: p.path, kind: p.kind }, p.actor);
         appendAudit(run, { at: now, type: 'workspace:added', session: p.by ?? null, detail });
         return toWorkspace(existingWorkspace(run, p.name));
       }),

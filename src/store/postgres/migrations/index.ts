@@ -13,6 +13,11 @@ import taskLifecycle from './0012-task-lifecycle.js';
 import ledgerSeals from './0013-ledger-seals.js';
 import tokens from './0014-tokens.js';
 import github from './0015-github.js';
+import jobLeases from './0017-job-leases.js';
+import disk from './0018-disk.js';
+import takeByKey from './0020-take-by-key.js';
+import runTokens from './0021-run-tokens.js';
+import takeFromOneRule from './0022-take-from-one-rule.js';
 
 export interface Migration {
   readonly version: number;
@@ -40,4 +45,9 @@ export const MIGRATIONS: readonly Migration[] = [
   ledgerSeals,
   tokens,
   github,
+  jobLeases,
+  disk,
+  takeByKey,
+  runTokens,
+  takeFromOneRule,
 ];

@@ -9,13 +9,14 @@ WITH seen AS (
 -- The locking CTE is an optimisation fence (Oban's experience): with the LIMIT subquery written
 -- inline in the UPDATE's WHERE, the planner may run it once per candidate row and claim more
 -- rows than the LIMIT. A CTE with FOR UPDATE is materialised exactly once.
+-- Each candidate's task is looked up by its key, in queue order (jobTaskOpen), and the scan
+-- stops at the first it may take.
 next AS (
-  SELECT id FROM jobs
-  WHERE status = 'queued' AND run_after <= date_trunc('milliseconds', clock_timestamp())
+  SELECT jobs.id FROM jobs
+  WHERE jobs.status = 'queued' AND jobs.run_after <= date_trunc('milliseconds', clock_timestamp())
     AND EXISTS (SELECT 1 FROM seen WHERE state = 'live')
-    AND NOT EXISTS (
-      SELECT 1 FROM tasks t WHERE t.id = jobs.task_id AND (t.state <> 'open' OR t.gate IS NOT NULL))
-  ORDER BY priority, queued_at, id
+    AND (SELECT t.state = 'open' AND t.gate IS NULL FROM tasks t WHERE t.id = jobs.task_id)
+  ORDER BY jobs.priority, jobs.queued_at, jobs.id
   LIMIT 1
   FOR UPDATE OF jobs SKIP LOCKED
 ), s AS (
@@ -28,7 +29,8 @@ next AS (
   UPDATE jobs SET status = CASE WHEN $3::boolean THEN 'running' ELSE 'claimed' END,
     epoch = jobs.epoch + 1, attempt = jobs.attempt + 1,
     session_id = s.id, host = coalesce($2::text, s.host), claimed_at = t.now,
-    started_at = CASE WHEN $3::boolean THEN t.now END, reason = NULL, term = NULL
+    started_at = CASE WHEN $3::boolean THEN t.now END, reason = NULL, term = NULL,
+    lease_until = NULL, agent_session_id = NULL, pid = NULL
   FROM next, s, t
   WHERE jobs.id = next.id AND jobs.status = 'queued' AND s.state = 'live'
   RETURNING jobs.id, jobs.task_id, jobs.status, jobs.priority, jobs.queued_at, jobs.ram_mb, jobs.command, jobs.attempt, jobs.attempt_max, jobs.epoch, jobs.session_id, jobs.host, jobs.claimed_at, jobs.started_at, jobs.finished_at, jobs.exit_code, jobs.reason, jobs.run_after, jobs.term, jobs.agent_session_id, jobs.pid, jobs.output_tail, (SELECT key FROM tasks WHERE id = jobs.task_id) AS key, s.host AS session_host
@@ -43,5 +45,5 @@ next AS (
   ) x (part, at, type, detail)
   WHERE x.part = 0 OR $3::boolean) x
   ORDER BY x.part, x.seq COLLATE "C")
-     SELECT (SELECT coalesce(s.state, seen.state)
+  SELECT (SELECT coalesce(s.state, seen.state)
   FROM (SELECT 1) one LEFT JOIN seen ON true LEFT JOIN s ON true) AS session_state, j.* FROM (SELECT 1) one LEFT JOIN j ON true;

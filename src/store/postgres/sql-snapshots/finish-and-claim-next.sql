@@ -17,8 +17,8 @@ WITH req AS (
     reason = live.reason, output_tail = live.tail
   FROM live, tasks
   WHERE jobs.id = live.id AND jobs.session_id = live.session AND jobs.epoch = live.epoch
+    AND ((jobs.status = 'claimed' AND live.status IN ('failed', 'cancelled')) OR (jobs.status = 'running' AND live.status IN ('done', 'failed', 'oom_killed', 'cancelled'))) AND (jobs.lease_until IS NULL OR jobs.lease_until > date_trunc('milliseconds', clock_timestamp()))
     AND tasks.id = jobs.task_id
-    AND (jobs.status = 'running' OR (jobs.status = 'claimed' AND live.status IN ('failed', 'cancelled')))
   RETURNING jobs.id, jobs.task_id, jobs.status, jobs.priority, jobs.queued_at, jobs.ram_mb, jobs.command, jobs.attempt, jobs.attempt_max, jobs.epoch, jobs.session_id, jobs.host, jobs.claimed_at, jobs.started_at, jobs.finished_at, jobs.exit_code, jobs.reason, jobs.run_after, jobs.term, jobs.agent_session_id, jobs.pid, jobs.output_tail, live.ord, live.session_host, live.exit_code AS by_exit, tasks.key
 ), k AS (
   DELETE FROM workspace_locks USING f WHERE workspace_locks.job_id = f.id
@@ -39,9 +39,10 @@ WITH req AS (
   UPDATE jobs SET status = CASE WHEN live.start THEN 'running' ELSE 'claimed' END,
     epoch = jobs.epoch + 1, attempt = jobs.attempt + 1,
     session_id = live.session, host = coalesce(live.host, live.session_host), claimed_at = t.now,
-    started_at = CASE WHEN live.start THEN t.now END, reason = NULL, term = NULL
+    started_at = CASE WHEN live.start THEN t.now END, reason = NULL, term = NULL,
+    lease_until = NULL, agent_session_id = NULL, pid = NULL
   FROM n JOIN live ON live.rank = n.rank, tasks, (SELECT date_trunc('milliseconds', clock_timestamp()) AS now) t
-  WHERE jobs.id = n.id AND jobs.status = 'queued' AND tasks.id = jobs.task_id
+  WHERE jobs.id = n.id AND jobs.id = ANY (ARRAY(SELECT n.id FROM n)) AND jobs.status = 'queued' AND tasks.id = jobs.task_id
   RETURNING jobs.id, jobs.task_id, jobs.status, jobs.priority, jobs.queued_at, jobs.ram_mb, jobs.command, jobs.attempt, jobs.attempt_max, jobs.epoch, jobs.session_id, jobs.host, jobs.claimed_at, jobs.started_at, jobs.finished_at, jobs.exit_code, jobs.reason, jobs.run_after, jobs.term, jobs.agent_session_id, jobs.pid, jobs.output_tail, live.ord, live.start, live.session_host, tasks.key
 ), a AS (
   INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail)

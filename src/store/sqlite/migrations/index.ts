@@ -12,6 +12,10 @@ import taskLifecycle from './0012-task-lifecycle.js';
 import ledgerSeals from './0013-ledger-seals.js';
 import tokens from './0014-tokens.js';
 import github from './0015-github.js';
+import hostLoadCovering from './0016-host-load-covering.js';
+import jobLeases from './0017-job-leases.js';
+import disk from './0018-disk.js';
+import runTokens from './0021-run-tokens.js';
 
 export interface Migration {
   readonly version: number;
@@ -35,4 +39,8 @@ export const MIGRATIONS: readonly Migration[] = [
   ledgerSeals,
   tokens,
   github,
+  hostLoadCovering,
+  jobLeases,
+  disk,
+  runTokens,
 ];

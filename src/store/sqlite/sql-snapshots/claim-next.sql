@@ -13,14 +13,14 @@ SELECT CAST(round((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER) AS no
 
 -- statement 4 of 7
 UPDATE jobs SET status = @status, epoch = epoch + 1, attempt = attempt + 1,
-  session_id = @session, host = @host, claimed_at = @now, started_at = @startedAt,
-  reason = NULL, term = NULL
-WHERE id = (SELECT id FROM jobs q WHERE status = 'queued' AND run_after <= @now
-              AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = q.task_id
-                              AND (t.state <> 'open' OR t.gate IS NOT NULL))
-            ORDER BY priority, queued_at, id LIMIT 1)
-  AND status = 'queued'
-RETURNING *, (SELECT key FROM tasks WHERE id = jobs.task_id) AS key;
+session_id = @session, host = @host, claimed_at = @now, started_at = @startedAt,
+reason = NULL, term = NULL, lease_until = @lease,
+agent_session_id = NULL, pid = NULL
+   WHERE id IN (SELECT id FROM jobs q WHERE status = 'queued' AND run_after <= @now
+                  AND (SELECT t.state = 'open' AND t.gate IS NULL FROM tasks t WHERE t.id = q.task_id)
+                ORDER BY priority, queued_at, id LIMIT @limit)
+     AND status = 'queued'
+   RETURNING *, (SELECT key FROM tasks WHERE id = jobs.task_id) AS key;
 
 -- statement 5 of 7
 INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail, token_id)

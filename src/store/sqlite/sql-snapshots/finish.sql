@@ -10,10 +10,10 @@ SELECT CAST(round((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER) AS no
 
 -- statement 3 of 10
 UPDATE jobs SET status = @status, finished_at = @now, exit_code = @exitCode,
-  reason = @reason, output_tail = @tail
-WHERE id = @id AND session_id = @session AND epoch = @epoch
-  AND (status = 'running' OR (status = 'claimed' AND @status IN ('failed', 'cancelled')))
-RETURNING *, (SELECT key FROM tasks WHERE id = jobs.task_id) AS key;
+     reason = @reason, output_tail = @tail
+   WHERE jobs.id = @id AND jobs.session_id = @session AND jobs.epoch = @epoch
+AND ((jobs.status = 'claimed' AND @status IN ('failed', 'cancelled')) OR (jobs.status = 'running' AND @status IN ('done', 'failed', 'oom_killed', 'cancelled'))) AND (jobs.lease_until IS NULL OR jobs.lease_until > @now)
+   RETURNING *, (SELECT key FROM tasks WHERE id = jobs.task_id) AS key;
 
 -- statement 4 of 10
 INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail, token_id)

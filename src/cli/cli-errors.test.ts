@@ -1,0 +1,112 @@
+/**
+ * End-to-end tests of the `baton` command's refusals, help and choice of database: exit codes
+ * and one-line errors that change nothing (cli.test.ts has the rest of the command's contract).
+ */
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { baton, localOnly, repoRoot, stopServers } from '../../test/support/cli.js';
+import { assertOneErrorLine, bundle, describeCli } from '../../test/support/cli-suite.js';
+
+const root = repoRoot();
+const UNREACHABLE_PG = 'postgres://127.0.0.1:1/nope';
+const postgresEngineBuilt = existsSync(join(root, 'dist/src/store/postgres/postgres-store.js'));
+
+after(stopServers);
+
+describeCli('baton CLI refusals', ({ mode, setup, fresh }) => {
+  test('exits 4 for an unknown task, session or job', async () => {
+    const t = await setup();
+    const s = await t.session();
+    await t.json(0, 'task', 'add', 'k1');
+    const cases: string[][] = [
+      ['task', 'show', 'nope'],
+      ['claim', 'nope', '--session', s],
+      ['claim', 'k1', '--session', '999'],
+      ['heartbeat', '999'],
+      ['session', 'end', '999'],
+      ['job', 'show', '999'],
+      ['cancel', '999'],
+    ];
+    for (const args of cases) assertOneErrorLine(await t.run(...args), 4, args.join(' '));
+    assert.equal((await t.json(4, 'task', 'show', 'nope'))['error'], 'not_found');
+  });
+
+  test('exits 2 for bad input and bad usage with one line, and writes nothing', async () => {
+    const t = await setup();
+    const s = await t.session();
+    await t.json(0, 'task', 'add', 'k1');
+    const before = await t.counts();
+    const negative = await t.run('task', 'add', 'k2', '--priority', '-1');
+    const line = assertOneErrorLine(negative, 2, 'negative priority');
+    assert.match(line, /priority must be from 0 to 1000, got -1 — /);
+    const cases: string[][] = [
+      ['task', 'add', 'has space'],
+      ['task', 'add', 'k3', '--label', ''],
+      ['task', 'add', 'k3', '--priority', 'high'],
+      ['session', 'start', '--kind', 'robot'],
+      ['claim', 'k1', '--session', 'abc'],
+      ['heartbeat', s, '--key', 'k1'],
+      ['heartbeat', s, '--epoch', '1'],
+      ['release', 'k1', '--session', s, '--epoch', '0'],
+      ['release', 'k1', '--session', s, '--epoch', '1', '--outcome', 'abandoned'],
+      ['enqueue', 'k9', '--ram-mb', '-5'],
+      ['enqueue', 'k9', '--attempts', '0'],
+      ['queue', 'list', '--status', 'bogus'],
+      ['audit', '--limit', '0'],
+      ['claim', 'k1', '--session', s, '--nope'],
+      ['claim', 'k1'],
+      ['task', 'add'],
+      ['frobnicate'],
+    ];
+    for (const args of cases) assertOneErrorLine(await t.run(...args), 2, args.join(' '));
+    const usage = await t.json(2, 'claim', 'k1');
+    assert.equal(usage['error'], 'invalid_input');
+    assert.match(String(usage['hint']), /baton claim --help/);
+    assert.deepEqual(await t.counts(), before);
+  });
+
+  const dbFlag = localOnly(mode, 'it names the database with --db');
+  test('exits 2 for an unknown database scheme', { skip: dbFlag }, async () => {
+    const t = await setup();
+    assertOneErrorLine(await t.run('--db', 'mysql://x', 'task', 'list'), 2, 'mysql');
+    const refused = await t.json(2, 'task', 'list', '--db', 'mysql://x');
+    assert.equal(refused['error'], 'invalid_input');
+    assert.match(String(refused['message']), /mysql/);
+    // Mistyped URLs are refused too, creating nothing (issue 14, item 9).
+    for (const url of ['postgres:/baton', 'postgresql:baton', 'pg://x', 'mysql:x']) {
+      const r = await t.run('--db', url, 'task', 'list');
+      assertOneErrorLine(r, 2, 'unknown database scheme');
+      assert.equal(existsSync(join(root, url.split('/')[0] ?? url)), false, `nothing made for ${url}`);
+    }
+  });
+
+  test('prefers --db over BATON_DB', { skip: dbFlag }, async () => {
+    const t = await setup();
+    const other = await fresh();
+    await t.json(0, 'task', 'add', 'only-in-baton-db');
+    assert.equal(await t.count('task', 'list'), 1);
+    assert.equal(await t.count('task', 'list', '--db', other), 0);
+  });
+});
+
+describe('baton CLI without a database', () => {
+  test('prints help with the exit code table and the database explanation', async () => {
+    const run = await baton('unused.db', '--help');
+    assert.equal(run.code, 0);
+    for (const text of ['Exit codes:', 'BATON_DB', '--db', 'store_unavailable', 'fenced']) {
+      assert.ok(run.stdout.includes(text), `help lacks ${text}`);
+    }
+    const sub = await baton('unused.db', 'claim', '--help');
+    assert.equal(sub.code, 0);
+    assert.match(sub.stdout, /--session <id>/);
+  });
+
+  const skip = postgresEngineBuilt ? false : 'the PostgreSQL engine is not built yet';
+  test('exits 5 with one line when PostgreSQL is unreachable', { skip }, async () => {
+    assertOneErrorLine(await baton(UNREACHABLE_PG, 'task', 'list'), 5, 'unreachable postgres');
+    const refused = await bundle(UNREACHABLE_PG, 'db').json(5, 'task', 'list');
+    assert.equal(refused['error'], 'store_unavailable');
+  });
+});

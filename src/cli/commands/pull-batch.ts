@@ -1,0 +1,100 @@
+/**
+ * Pull mode in batches: `baton job next --batch N` takes up to N due jobs in one commit, each
+ * started under its own epoch and a lease; `baton job finish-batch` finishes any number of them in
+ * one commit, each under its own epoch (one that moved on, or outlived its lease, fails alone),
+ * and with --next takes the next batch in the same commit.
+ *
+ *   batch=$(baton job next --session "$S" --batch 50 --lease 5m --json)
+ *   ... work on each ...
+ *   baton job finish-batch --session "$S" 17:1 18:1:failed --next 50 --json
+ *
+ * A finish-batch whose members all went through exits 0. One whose members moved on exits 3 when
+ * it took no job (the others are finished: the JSON says which); with jobs taken it exits 0, since
+ * the script now holds them and must not drop them. Both work over the HTTP API too
+ * (POST /v1/jobs/next-batch and /v1/jobs/finish-batch), with the same output and exit codes.
+ */
+import type { Command } from 'commander';
+import type { Pull } from '../../coordinator/pull.js';
+import { InvalidInputError } from '../../core/errors.js';
+import type { Job } from '../../core/job.js';
+import type { JobBatchResult } from '../../store/job-batch.js';
+import { jobLine } from '../job-format.js';
+import { Refusal } from '../refusal.js';
+import { withApi } from '../run.js';
+import type { Output } from '../output.js';
+
+/** `id:epoch` or `id:epoch:status`, as `baton job next --batch` prints them. */
+function member(text: string): { id: string; epoch: string; status?: string } {
+  const [id, epoch, status, ...rest] = text.split(':');
+  if (id === undefined || epoch === undefined || rest.length > 0) {
+    throw new InvalidInputError(
+      `a batch member must be id:epoch or id:epoch:status, got ${JSON.stringify(text)}`,
+      'write each job as printed by `baton job next --batch`, such as 17:1 or 18:1:failed',
+    );
+  }
+  return status === undefined ? { id, epoch } : { id, epoch, status };
+}
+
+const takenLines = (r: JobBatchResult, session: string): string[] => {
+  if (r.taken.length === 0) return ['no job is due'];
+  const until = r.leaseUntil === null ? '' : `, leases until ${new Date(r.leaseUntil).toISOString()}`;
+  return [
+    `took ${r.taken.length} job(s)${until}:`,
+    ...r.taken.map((j: Job) => `  ${j.id}:${j.epoch} ${j.key} (attempt ${j.attempt}/${j.attemptMax})`),
+    `finish them with: baton job finish-batch --session ${session} <id:epoch[:status]>... [--next N]`,
+  ];
+};
+
+/** The `job next --batch` answer. */
+export async function nextBatch(
+  baton: { readonly pull: Pick<Pull, 'nextBatch'> },
+  out: Output,
+  o: { session: string; batch: string; lease?: string },
+): Promise<void> {
+  const input = { session: o.session, size: o.batch, ...(o.lease === undefined ? {} : { lease: o.lease }) };
+  const r = await baton.pull.nextBatch(input);
+  out.result({ jobs: r.taken, leaseUntil: r.leaseUntil }, () => takenLines(r, o.session));
+}
+
+interface FinishBatchOptions {
+  readonly session: string;
+  readonly next?: string;
+  readonly lease?: string;
+}
+
+export function registerPullBatch(job: Command): void {
+  job
+    .command('finish-batch <members...>')
+    .description('finish jobs you took, each as id:epoch[:status], in one commit; --next N takes more')
+    .requiredOption('--session <id>', 'the session that took the jobs')
+    .option('--next <n>', 'also take up to n due jobs, in the same commit')
+    .option('--lease <duration>', 'how long each job taken may be held (default 5m)')
+    .action((members: string[], o: FinishBatchOptions, cmd: Command) =>
+      withApi(cmd, async (baton, out) => {
+        const finish = members.map(member);
+        const input = {
+          session: o.session,
+          finish,
+          take: o.next ?? 0,
+          ...(o.lease === undefined ? {} : { lease: o.lease }),
+        };
+        const r = await baton.pull.batch(input);
+        const lost = r.finished.flatMap((f, i) => (f.ok ? [] : [members[i] ?? '?']));
+        const json = { finished: r.finished, jobs: r.taken, leaseUntil: r.leaseUntil };
+        if (lost.length > 0 && r.taken.length === 0) {
+          const done = r.finished.length - lost.length;
+          const hint = 'they are no longer yours; take more with `baton job next --batch N`';
+          const why = `${lost.length} of ${r.finished.length} jobs moved on (${lost.join(' ')}); ${done} finished`;
+          throw new Refusal('conflict', 'lost', why, hint, json);
+        }
+        out.result(json, () => [
+          ...r.finished.map((f, i) =>
+            f.ok
+              ? `finished ${jobLine(f.job)}`
+              : `job ${members[i] ?? '?'} had moved on: not finished by you`,
+          ),
+          ...(o.next === undefined ? [] : takenLines(r, o.session)),
+        ]);
+      }),
+    );
+}

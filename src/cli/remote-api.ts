@@ -1,0 +1,290 @@
+/**
+ * What every remote-capable command calls (CliApi): the Coordinator on the database, or RemoteApi
+ * over Baton's HTTP API. RemoteApi extends the agent's RemoteCoordinator (remote.ts) to the rest
+ * of the CLI, answering with the values the Coordinator returns, so each command prints the same
+ * text, --json and exit code either way. Numbers the CLI takes as text (sessions, epochs, ids,
+ * priorities) and keys in paths are checked here by the coordinator's own rules first, so bad
+ * input gets the same one line before any request; text fields go as given and the server's
+ * coordinator checks them with the same words.
+ */
+import type { Coordinator } from '../coordinator/coordinator.js';
+import type { Effects } from '../coordinator/effects.js';
+import type { Cluster } from '../coordinator/cluster.js';
+import { parseEnqueue, parseSessionStart, parseTaskAdd, type TaskListInput } from '../coordinator/inputs.js';
+import type { Ledger } from '../coordinator/ledger/ledger.js';
+import type { ActionInput, Lifecycle } from '../coordinator/lifecycle.js';
+import type { JobProgress, ProgressMarks } from '../coordinator/progress.js';
+import { parseBatch, parseBatchSize, parseJobFinish, type Pull } from '../coordinator/pull.js';
+import type { Tokens } from '../coordinator/tokens.js';
+import type { Workspaces } from '../coordinator/workspaces.js';
+import type { Job, JobId } from '../core/job.js';
+import type { JobBatchResult } from '../store/job-batch.js';
+import { validateId, validateKey } from '../core/validate.js';
+import { fromWire } from '../agents/api-connection.js';
+import { RemoteCoordinator, type AgentApi } from './remote.js';
+
+/** The API the CLI's commands use: the Coordinator, or RemoteApi over HTTP. */
+export interface CliApi extends Omit<AgentApi, 'effects' | 'lifecycle'> {
+  updateTask: Coordinator['updateTask'];
+  listTasks: Coordinator['listTasks'];
+  startSession: Coordinator['startSession'];
+  endSession: Coordinator['endSession'];
+  listSessions: Coordinator['listSessions'];
+  enqueue: Coordinator['enqueue'];
+  listJobs: Coordinator['listJobs'];
+  getJob: Coordinator['getJob'];
+  cancelJob: Coordinator['cancelJob'];
+  audit: Coordinator['audit'];
+  readonly effects: Pick<Effects, 'record' | 'list'>;
+  readonly lifecycle: Pick<
+    Lifecycle,
+    | 'next'
+    | 'escalate'
+    | 'reopen'
+    | 'close'
+    | 'resolve'
+    | 'reject'
+    | 'approve'
+    | 'gate'
+    | 'escalations'
+    | 'setSetting'
+    | 'settings'
+  >;
+  readonly cluster: Pick<Cluster, 'hosts' | 'leader' | 'setHostEnabled' | 'retryJob'>;
+  readonly tokens: Pick<Tokens, 'create' | 'list' | 'revoke'>;
+  readonly progress: Pick<ProgressMarks, 'ofJobs'>;
+  readonly pull: Pick<Pull, 'next' | 'finish' | 'nextBatch' | 'batch'>;
+  readonly ledger: Pick<Ledger, 'sessions'>;
+  readonly workspaces: Pick<
+    Workspaces,
+    | 'addWorkspace'
+    | 'listWorkspaces'
+    | 'addAgent'
+    | 'listAgents'
+    | 'addProject'
+    | 'listProjects'
+    | 'addTask'
+    | 'setTaskRequirements'
+    | 'plan'
+  >;
+}
+
+const enc = (k: unknown): string => encodeURIComponent(validateKey(k));
+
+/** A query string of the fields given, each as text. */
+function query(fields: Readonly<Record<string, unknown>>): string {
+  const given = Object.entries(fields).filter(([, v]) => v !== undefined && v !== null);
+  return given.length === 0
+    ? ''
+    : `?${new URLSearchParams(given.map(([k, v]): [string, string] => [k, String(v)])).toString()}`;
+}
+
+/** A batch route's answer: the CLI's --json of `job next --batch` and `job finish-batch`. */
+interface WireBatch {
+  readonly finished?: JobBatchResult['finished'];
+  readonly jobs: readonly Job[];
+  readonly leaseUntil: string | null;
+}
+
+const batchResult = (r: WireBatch): JobBatchResult => ({
+  finished: r.finished ?? [],
+  taken: r.jobs,
+  leaseUntil: r.leaseUntil === null ? null : Date.parse(r.leaseUntil),
+});
+
+const session = (s: unknown): number | undefined => (s === undefined ? undefined : validateId('session', s));
+
+export class RemoteApi extends RemoteCoordinator implements CliApi {
+  private get = <T>(path: string): Promise<T> => this.api.want<T>('GET', path);
+  private post = <T>(path: string, body: unknown = {}): Promise<T> => this.api.want<T>('POST', path, body);
+
+  updateTask: CliApi['updateTask'] = (input) => {
+    const { title, body, url, review } = input;
+    return this.post(`/v1/tasks/${enc(input.key)}/update`, { title, body, url, review });
+  };
+
+  listTasks: CliApi['listTasks'] = (input: TaskListInput = {}) => this.get(`/v1/tasks${query({ ...input })}`);
+
+  startSession: CliApi['startSession'] = (input) => {
+    const p = parseSessionStart(input);
+    const body = { kind: p.kind, host: p.host, pid: p.pid, name: p.name, ttl: input.ttl };
+    return this.post('/v1/sessions', body);
+  };
+
+  endSession: CliApi['endSession'] = async (id) => {
+    const { ended, ...s } = await this.post<Record<string, unknown>>(
+      `/v1/sessions/${validateId('session', id)}/end`,
+    );
+    return { session: s as never, ended: ended === true };
+  };
+
+  listSessions: CliApi['listSessions'] = (o = {}) =>
+    this.get(`/v1/sessions${query({ live: o.liveOnly === true ? 'true' : undefined })}`);
+
+  enqueue: CliApi['enqueue'] = (input) => {
+    const p = parseEnqueue(input);
+    const body = {
+      key: p.key,
+      command: p.command,
+      ramMb: p.ramMb,
+      priority: p.priority,
+      attempts: p.attemptMax,
+    };
+    return this.post('/v1/jobs', body);
+  };
+
+  listJobs: CliApi['listJobs'] = (input = {}) => this.get(`/v1/jobs${query({ ...input, progress: 'true' })}`);
+
+  getJob: CliApi['getJob'] = (id) => this.get(`/v1/jobs/${validateId('job', id)}?progress=true`);
+
+  cancelJob: CliApi['cancelJob'] = async (id) => {
+    const a = await this.api.ask('POST', `/v1/jobs/${validateId('job', id)}/cancel`);
+    if (!a.ok && a.refusal.label === 'lost') {
+      return { ok: false, reason: 'lost', job: fromWire<Job | null>(a.refusal.details['job'] ?? null) };
+    }
+    return { ok: true, job: fromWire<Job>(this.api.body(a)) };
+  };
+
+  audit: CliApi['audit'] = (input = {}) => this.get(`/v1/audit${query({ ...input })}`);
+
+  override readonly effects: CliApi['effects'] = {
+    record: (input) => this.recordEffect(input),
+    list: (input) => {
+      const { after, limit } = input;
+      return this.get(`/v1/tasks/${enc(input.key)}/effects${query({ after, limit })}`);
+    },
+  };
+
+  override readonly lifecycle: CliApi['lifecycle'] = {
+    next: (input) => this.next(input),
+    escalate: (input) => this.escalate(input),
+    reopen: (input) => this.act('reopen', input),
+    resolve: (input) => this.act('resolve', input),
+    reject: (input) => this.act('reject', input),
+    close: (input) =>
+      this.post(`/v1/tasks/${enc(input.key)}/close`, { reason: input.reason, done: input.done === true }),
+    approve: (input) =>
+      this.post(`/v1/tasks/${enc(input.key)}/approve`, { gate: input.gate, note: input.reason }),
+    gate: (input) => this.post(`/v1/tasks/${enc(input.key)}/gate`, { gate: input.gate }),
+    escalations: (input = {}) => this.get(`/v1/escalations${query({ limit: input.limit })}`),
+    setSetting: (input) =>
+      this.post(`/v1/settings/${encodeURIComponent(String(input.name))}`, { value: String(input.value) }),
+    settings: () => this.get('/v1/settings'),
+  };
+
+  readonly cluster: CliApi['cluster'] = {
+    hosts: () => this.get('/v1/hosts'),
+    leader: () => this.get('/v1/leader'),
+    setHostEnabled: (name, enabled) =>
+      this.post(`/v1/hosts/${encodeURIComponent(String(name))}/${enabled ? 'enable' : 'disable'}`),
+    retryJob: (id) => this.post(`/v1/jobs/${validateId('job', id)}/retry`),
+  };
+
+  readonly tokens: CliApi['tokens'] = {
+    create: async (input) => {
+      const { scope, host, name, expires } = input;
+      const body = { scope, session: session(input.session), host, name, expires };
+      const made = await this.post<{ id: string; token: string }>('/v1/tokens', body);
+      const token = (await this.tokens.list()).find((t) => t.id === made.id);
+      if (token === undefined) throw new Error(`token ${made.id} was made but is not listed`);
+      return { token, secret: made.token };
+    },
+    list: () => this.get('/v1/tokens'),
+    revoke: async (id) => {
+      const { revoked, ...token } = await this.post<Record<string, unknown>>(
+        `/v1/tokens/${encodeURIComponent(String(id))}/revoke`,
+      );
+      return { token: token as never, revoked: revoked === true };
+    },
+  };
+
+  /** Remote jobs come with their progress (listJobs and getJob ask for it), read back here. */
+  readonly progress: CliApi['progress'] = {
+    ofJobs: (jobs) => {
+      const read = (j: Job): JobProgress => {
+        const p = j as Job & Partial<JobProgress>;
+        return {
+          progress: p.progress ?? null,
+          stalled: p.stalled ?? false,
+          lastProgressAt: p.lastProgressAt ?? null,
+        };
+      };
+      return Promise.resolve(new Map<JobId, JobProgress>(jobs.map((j) => [j.id, read(j)])));
+    },
+  };
+
+  readonly pull: CliApi['pull'] = {
+    next: async (s) => (await this.post<{ job: Job | null }>('/v1/jobs/next', { session: session(s) })).job,
+    finish: (input, next) => {
+      const { id, ...p } = parseJobFinish(input);
+      const body = { ...p, exitCode: p.exitCode ?? undefined, reason: p.reason ?? undefined, next };
+      return this.post(`/v1/jobs/${id}/finish`, body);
+    },
+    nextBatch: async (input) => {
+      const s = validateId('session', input.session);
+      const size = parseBatchSize(input.size);
+      const { leaseMs } = parseBatch({ session: s, take: size, lease: input.lease });
+      const body = { session: s, size, lease: input.lease === undefined ? undefined : `${leaseMs}ms` };
+      return batchResult(await this.post<WireBatch>('/v1/jobs/next-batch', body));
+    },
+    batch: async (input) => {
+      const p = parseBatch(input);
+      const finish = p.finish.map((m) => ({
+        id: m.id,
+        epoch: m.epoch,
+        status: m.status,
+        exitCode: m.exitCode ?? undefined,
+        reason: m.reason ?? undefined,
+      }));
+      const lease = input.lease === undefined ? undefined : `${p.leaseMs}ms`;
+      const body = { session: p.session, finish, next: p.take, lease };
+      return batchResult(await this.post<WireBatch>('/v1/jobs/finish-batch', body));
+    },
+  };
+
+  readonly ledger: CliApi['ledger'] = {
+    sessions: (input = {}) => this.get(`/v1/report/sessions${query({ ...input })}`),
+  };
+
+  readonly workspaces: CliApi['workspaces'] = {
+    addWorkspace: (input) => this.post('/v1/workspaces', input),
+    listWorkspaces: () => this.get('/v1/workspaces'),
+    addAgent: (input) => this.post('/v1/agents', input),
+    listAgents: () => this.get('/v1/agents'),
+    addProject: (input) => this.post('/v1/projects', input),
+    listProjects: () => this.get('/v1/projects'),
+    addTask: async (input) => {
+      const p = parseTaskAdd(input);
+      const { key, title, priority, project, assignee, labels, body, url } = p;
+      const review = p.reviewRequired === undefined ? undefined : p.reviewRequired ? 'required' : 'none';
+      const fields = { key, title, priority, project, assignee, labels, body, url, review };
+      const { requiresFilesystem, workspace } = input;
+      const r = await this.post<Record<string, unknown>>('/v1/tasks', {
+        ...fields,
+        requiresFilesystem,
+        workspace,
+      });
+      const { requiresFilesystem: rf, workspace: ws, ...task } = r;
+      return {
+        task: task as never,
+        requirements: {
+          key: p.key,
+          requiresFilesystem: rf === true,
+          workspace: (ws ?? null) as string | null,
+        },
+      };
+    },
+    setTaskRequirements: (input) => {
+      const { requiresFilesystem, workspace } = input;
+      return this.post(`/v1/tasks/${enc(input.key)}/requirements`, { requiresFilesystem, workspace });
+    },
+    plan: (input) => this.get(`/v1/tasks/${enc(input.key)}/plan${query({ agent: input.agent })}`),
+  };
+
+  private act(verb: 'reopen' | 'resolve' | 'reject', input: ActionInput): Promise<never> {
+    return this.post(`/v1/tasks/${enc(input.key)}/${verb}`, {
+      reason: input.reason,
+      session: input.by.session,
+    });
+  }
+}

@@ -1,0 +1,143 @@
+/**
+ * Host capacity: the arithmetic that chooses a host for a placement. (A placement itself, the
+ * dispatcher's term-fenced assignment of a job to a host, is the store's: each engine's placement.ts.)
+ * RAM-aware (the seed's server capacity table, made live): the dispatcher puts the
+ * top queued job on an enabled, live host that has a free slot and enough free RAM for the job's
+ * estimate. A job that fits nowhere waits, with a reason a human can act on.
+ */
+import type { Instant } from './time.js';
+
+export interface HostCapacity {
+  readonly name: string;
+  readonly enabled: boolean;
+  /** When the host's runner last reported; a host silent for longer than staleAfterMs is dead. */
+  readonly heartbeatAt: Instant;
+  readonly ramTotalMb: number;
+  /** Kept back for the machine itself; never offered to jobs. */
+  readonly ramReservedMb: number;
+  /** Free RAM the runner measured at its last heartbeat. */
+  readonly ramFreeMb: number;
+  readonly slotsMax: number;
+  /** Jobs claimed or running on the host now. */
+  readonly jobsActive: number;
+  /** The RAM budgets of the jobs claimed or running on the host. */
+  readonly ramPromisedMb: number;
+  /** The budgets of jobs placed but not started yet: not visible in ramFreeMb. */
+  readonly ramPendingMb: number;
+}
+
+/**
+ * RAM a host can still promise: the lesser of what the kernel says is free (less what was placed
+ * and has not started yet) and what the budgets leave of the total after the reserve.
+ */
+export function ramAvailableMb(h: HostCapacity): number {
+  const measured = h.ramFreeMb - h.ramPendingMb;
+  const budgeted = h.ramTotalMb - h.ramReservedMb - h.ramPromisedMb;
+  return Math.max(0, Math.min(measured, budgeted));
+}
+
+/**
+ * The host as the next placement of the same pass sees it, once a job needing `ramMb` was placed
+ * on it: one more active job, its budget promised, and pending (not started, so not yet visible
+ * in the measured free RAM) until the host's next heartbeat.
+ */
+export function afterPlacement(h: HostCapacity, ramMb: number): HostCapacity {
+  return {
+    ...h,
+    jobsActive: h.jobsActive + 1,
+    ramPromisedMb: h.ramPromisedMb + ramMb,
+    ramPendingMb: h.ramPendingMb + ramMb,
+  };
+}
+
+/**
+ * The fleet as a placement sees it: the enabled hosts that have a free slot (the only ones a job
+ * can go to), in name order, and what the others tell about why a job fits nowhere. A store can
+ * read it without the hosts that are full or disabled (dispatch.fleet), so a saturated fleet is
+ * a small answer whatever its size.
+ */
+export interface Fleet {
+  /** The enabled hosts with fewer active jobs than slots, in name order. */
+  readonly open: readonly HostCapacity[];
+  /** Every registered host. */
+  readonly hosts: number;
+  /** The enabled ones. */
+  readonly enabled: number;
+  /** The newest heartbeat of an enabled host; null when none is enabled. */
+  readonly lastBeatAt: Instant | null;
+}
+
+/** The fleet of `hosts` (as hosts.list() gives them: in name order). */
+export function fleetOf(hosts: readonly HostCapacity[]): Fleet {
+  const enabled = hosts.filter((h) => h.enabled);
+  return {
+    open: enabled.filter((h) => h.jobsActive < h.slotsMax),
+    hosts: hosts.length,
+    enabled: enabled.length,
+    lastBeatAt: enabled.reduce<Instant | null>(
+      (t, h) => (t === null || h.heartbeatAt > t ? h.heartbeatAt : t),
+      null,
+    ),
+  };
+}
+
+/**
+ * Chooses the host for a job needing `ramMb` (0 when unknown): the index in `fleet.open` of the
+ * host chosen, or why none fits. Among eligible hosts (live, with a free slot and the RAM), a
+ * fresh one before one gone quiet, then the one with the most RAM available, then the fewest
+ * active jobs, then by name, so placement is deterministic. One pass over the open hosts without
+ * allocating, since a dispatcher pass asks it for each of its jobs over a fleet of thousands of
+ * hosts. A host of `open` may have filled up during the pass (afterPlacement): it is passed over.
+ */
+export function placeOnFleet(
+  ramMb: number,
+  fleet: Fleet,
+  now: Instant,
+  staleAfterMs: number,
+): number | string {
+  if (fleet.enabled === 0) {
+    return fleet.hosts === 0 ? 'no host has registered: run `baton up`' : 'every host is disabled (standby)';
+  }
+  if (fleet.lastBeatAt === null || now - fleet.lastBeatAt > staleAfterMs) return 'no enabled host is live';
+  let chosen = -1;
+  let chosenRam = 0;
+  let chosenFresh = false;
+  let roomiest = -1;
+  let roomiestRam = 0;
+  for (let i = 0; i < fleet.open.length; i++) {
+    const h = fleet.open[i] as HostCapacity;
+    const age = now - h.heartbeatAt;
+    if (age > staleAfterMs || h.jobsActive >= h.slotsMax) continue;
+    const ram = ramAvailableMb(h);
+    if (roomiest < 0 || ram > roomiestRam) [roomiest, roomiestRam] = [i, ram];
+    if (ram < ramMb) continue;
+    const fresh = age <= staleAfterMs / 2;
+    if (chosen < 0 || better(h, fresh, ram, fleet.open[chosen] as HostCapacity, chosenFresh, chosenRam)) {
+      [chosen, chosenRam, chosenFresh] = [i, ram, fresh];
+    }
+  }
+  if (chosen >= 0) return chosen;
+  if (roomiest < 0) return 'every live host is at its job limit';
+  const name = (fleet.open[roomiest] as HostCapacity).name;
+  return `needs ${ramMb} MB; the most free is ${roomiestRam} MB on ${name}`;
+}
+
+/**
+ * Whether `a` goes before `b`: a fresh host (one that reported within half the stale threshold,
+ * a runner beating on time) before one gone quiet, which is live but may have died and gets work
+ * only when no fresh host fits (issue 14, item 7); then more RAM available, fewer active jobs,
+ * and the name in code-unit order (the order hosts.list() gives, PostgreSQL's "C" collation).
+ */
+function better(
+  a: HostCapacity,
+  aFresh: boolean,
+  aRam: number,
+  b: HostCapacity,
+  bFresh: boolean,
+  bRam: number,
+): boolean {
+  if (aFresh !== bFresh) return aFresh;
+  if (aRam !== bRam) return aRam > bRam;
+  if (a.jobsActive !== b.jobsActive) return a.jobsActive < b.jobsActive;
+  return a.name < b.name;
+}

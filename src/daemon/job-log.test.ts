@@ -1,0 +1,44 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { JobLog } from './job-log.js';
+
+test('a log written on a full device (ENOSPC) drops its output and names the cause, never throwing', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'baton-joblog-'));
+  symlinkSync('/dev/full', join(dir, 'job-1-attempt-1.log'));
+  const told: string[] = [];
+  const log = new JobLog(dir, 'job-1-attempt-1.log', 1 << 20, (p) => told.push(p));
+  for (let i = 0; i < 100; i++) {
+    log.write(Buffer.from(`line ${i}\n`));
+    await new Promise((r) => setImmediate(r));
+  }
+  await log.end();
+  assert.match(log.problem() ?? '', /ENOSPC.*output after it dropped/);
+  assert.equal(told.length, 1, 'told once');
+});
+
+test('a write that fails only after end was called (the file still opening) still names the cause', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'baton-joblog-'));
+  symlinkSync('/dev/full', join(dir, 'job-1-attempt-1.log'));
+  const told: string[] = [];
+  const log = new JobLog(dir, 'job-1-attempt-1.log', 1 << 20, (p) => told.push(p));
+  log.write(Buffer.from('the only line\n')); // queued: the file is not open yet
+  await log.end(); // called before the write reaches the device, as on a slow disk
+  assert.match(log.problem() ?? '', /ENOSPC.*output after it dropped/);
+  assert.equal(told.length, 1, 'told once');
+});
+
+test('a capped log keeps its head as written and its tail at the end, with the bytes cut between', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'baton-joblog-'));
+  const log = new JobLog(dir, 'job-1-attempt-1.log', 1000, () => assert.fail('no problem expected'));
+  const lines = Array.from({ length: 1000 }, (_, i) => `${i}\n`).join(''); // 3890 bytes
+  for (let i = 0; i < lines.length; i += 70) log.write(Buffer.from(lines.slice(i, i + 70)));
+  await log.end();
+  const text = readFileSync(join(dir, 'job-1-attempt-1.log'), 'utf8');
+  assert.ok(text.startsWith(lines.slice(0, 500)), 'the first 500 bytes');
+  assert.ok(text.endsWith(lines.slice(-500)), 'the last 500 bytes');
+  assert.match(text, /\[baton: 2890 bytes cut here; the last 500 bytes of output follow\]\n/);
+  assert.equal(log.problem(), null);
+});

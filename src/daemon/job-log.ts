@@ -1,0 +1,160 @@
+/**
+ * One job's log file (issue 14, item 4). Two faults are absorbed here, so that neither touches the
+ * runner or the other jobs of the host:
+ *
+ * - A write that fails (ENOSPC on a full disk, EIO, a log directory that cannot be made) once
+ *   crashed `baton up`: the write stream's `error` had no listener. Now the job goes on, its
+ *   further output is dropped (its last lines are still kept in memory for the job's record), a
+ *   marker is appended to the log when the disk takes it again, and `problem()` names the cause
+ *   for the job's reason.
+ * - A job that writes without end (2 GB in six seconds) is capped at `maxBytes`: the first half
+ *   goes to the file as it comes, the last half is kept in memory, and when the job ends the file
+ *   gets a marker saying how much was cut, then that tail. Memory per job stays under maxBytes / 2.
+ */
+import { appendFileSync, createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { join } from 'node:path';
+
+/** Default cap of one job's log (`baton up --log-max-mb`). */
+export const LOG_MAX_MB_DEFAULT = 32;
+
+/** The file name of one attempt's log. */
+export function jobLogName(job: { readonly id: number; readonly attempt: number }): string {
+  return `job-${job.id}-attempt-${job.attempt}.log`;
+}
+
+export class JobLog {
+  private readonly stream: WriteStream | null = null;
+  private headBytes = 0;
+  private tail: Buffer[] = [];
+  private tailBytes = 0;
+  private cutBytes = 0;
+  private droppedBytes = 0;
+  private failure: string | null = null;
+  private ended = false;
+  private readonly path: string;
+
+  constructor(
+    dir: string,
+    name: string,
+    private readonly maxBytes: number,
+    /** Told once, when a write first fails. */
+    private readonly onProblem: (problem: string) => void = () => undefined,
+  ) {
+    this.path = join(dir, name);
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      this.stream = createWriteStream(this.path, { mode: 0o600 });
+      this.stream.on('error', (error) => this.fail(error));
+    } catch (error) {
+      this.fail(error);
+    }
+  }
+
+  /** Why output was dropped, or null when all of it went to the file (or to its cap). */
+  problem(): string | null {
+    return this.failure === null ? null : `log ${this.path}: ${this.failure}; output after it dropped`;
+  }
+
+  write(chunk: Buffer): void {
+    if (this.ended) return; // output read after the agent's exit: its log is closed
+    if (this.failure !== null || this.stream === null) {
+      this.droppedBytes += chunk.length;
+      return;
+    }
+    const headMax = Math.ceil(this.maxBytes / 2);
+    const room = headMax - this.headBytes;
+    if (room > 0) {
+      const head = chunk.subarray(0, room);
+      this.stream.write(head);
+      this.headBytes += head.length;
+      if (head.length === chunk.length) return;
+      this.stream.write(
+        `\n[baton: this log reached half its cap of ${this.maxBytes} bytes; ` +
+          'what follows is kept in memory and its end written here when the job ends]\n',
+      );
+      chunk = chunk.subarray(room);
+    }
+    this.keepTail(chunk, this.maxBytes - headMax);
+  }
+
+  /**
+   * A stream that failed says so in `errored` at once, but emits `error` only on a later tick, and
+   * end's callback may come first: with ERR_STREAM_DESTROYED when the write failed before end was
+   * called, or with the write's own error when it failed after (the file still opening on a slow
+   * disk). Either way the cause to name is the stream's first error (found by CI, job-log.test.ts).
+   */
+  private noteErrored(): void {
+    const errored = this.stream?.errored;
+    if (errored) this.fail(errored);
+  }
+
+  /** Writes the cut marker and the tail, and closes the file. */
+  end(): Promise<void> {
+    if (this.ended) return Promise.resolve();
+    this.ended = true;
+    this.noteErrored();
+    const stream = this.stream;
+    if (stream === null || this.failure !== null) return Promise.resolve(this.markDropped());
+    if (this.cutBytes > 0 || this.tailBytes > 0) {
+      const cut = this.cutBytes > 0 ? `${this.cutBytes} bytes cut here; ` : '';
+      stream.write(`[baton: ${cut}the last ${this.tailBytes} bytes of output follow]\n`);
+      for (const b of this.tail) stream.write(b);
+      this.tail = [];
+    }
+    return new Promise<void>((resolve) => {
+      stream.end(() => {
+        this.noteErrored();
+        resolve();
+      });
+      stream.once('error', () => resolve());
+    }).then(() => this.markDropped());
+  }
+
+  private keepTail(chunk: Buffer, tailMax: number): void {
+    this.tail.push(chunk);
+    this.tailBytes += chunk.length;
+    while (this.tailBytes > tailMax) {
+      const first = this.tail[0];
+      if (first === undefined) break;
+      const over = this.tailBytes - tailMax;
+      if (first.length <= over) {
+        this.tail.shift();
+        this.tailBytes -= first.length;
+        this.cutBytes += first.length;
+      } else {
+        this.tail[0] = first.subarray(over);
+        this.tailBytes -= over;
+        this.cutBytes += over;
+      }
+    }
+  }
+
+  private fail(error: unknown): void {
+    if (this.failure !== null) return;
+    const e = error as NodeJS.ErrnoException;
+    this.failure = e.code !== undefined ? `${e.code} (${e.message})` : String(error);
+    this.droppedBytes += this.tailBytes;
+    this.tail = [];
+    this.tailBytes = 0;
+    this.onProblem(this.problem() ?? this.failure);
+  }
+
+  /** Best effort: on a disk that is still full the marker is lost too, and the job's reason says it. */
+  private markDropped(): void {
+    if (this.failure === null) return;
+    try {
+      appendFileSync(
+        this.path,
+        `\n[baton: ${this.droppedBytes} bytes of output dropped after a write error: ${this.failure}]\n`,
+      );
+    } catch {
+      // Nothing more to do: problem() carries the cause to the job's record.
+    }
+  }
+}
+
+/** The job's reason, with the log's problem (a full disk) added when there was one. */
+export function withLogProblem(reason: string | null, problem: string | null): string | null {
+  if (problem === null) return reason;
+  return reason === null ? problem : `${reason}; ${problem}`;
+}

@@ -1,0 +1,17 @@
+/**
+ * `baton up`'s defaults, apart from the daemon that uses them: the CLI reads them to parse its
+ * flags before it loads the daemon, which only `baton up` itself needs (issue 22, item 4).
+ */
+import { availableParallelism } from 'node:os';
+
+export const UP_DEFAULTS = {
+  leaseTtlMs: 15_000,
+  retryIntervalMs: 2_000,
+  heartbeatIntervalMs: 2_000,
+  staleAfterMs: 10_000,
+  pollIntervalMs: 500,
+  recoveryIntervalMs: 2_000,
+  slotsMax: Math.max(2, availableParallelism()),
+  ramReservedMb: 512,
+  sealIntervalMs: 2_000,
+} as const;

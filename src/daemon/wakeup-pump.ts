@@ -1,0 +1,30 @@
+import type { Store } from '../store/store.js';
+
+/**
+ * Passes the store's wake-ups (an enqueue, a requeue, a placement, a freed slot or lock, in any
+ * process) to the dispatcher and the runner, so work starts without waiting for their next poll;
+ * the polls stay as the fallback. Without wake-ups (the store cannot listen) nothing changes.
+ */
+export function pumpWakeups(
+  store: Store,
+  stop: AbortSignal,
+  wake: () => void,
+): { stop: () => void; done: Promise<void> } {
+  const end = new AbortController();
+  const quit = (): void => end.abort();
+  stop.addEventListener('abort', quit, { once: true });
+  const done = (async () => {
+    const waiter = await store.wakeups.waiter().catch(() => null);
+    if (waiter === null) return;
+    try {
+      while (!end.signal.aborted) {
+        await waiter.wait(60_000, end.signal);
+        if (!end.signal.aborted) wake();
+      }
+    } finally {
+      waiter.close();
+      stop.removeEventListener('abort', quit);
+    }
+  })();
+  return { stop: quit, done };
+}

@@ -1,0 +1,41 @@
+/**
+ * Where `baton serve` and `baton up` listen, and the line they print once they do: what the CLI
+ * needs before it decides to serve. The server itself (server.ts) loads hono, zod and prom-client,
+ * about 0.6 s of CPU that every other command would pay at start, so the CLI imports it only when
+ * it serves (commands/serve.ts, serveHttpLazily).
+ */
+import { InvalidInputError } from '../core/errors.js';
+
+export const HTTP_DEFAULT = '127.0.0.1:7070';
+
+export interface Bind {
+  readonly host: string;
+  readonly port: number;
+}
+
+/** `host:port`, `:port` or `[::1]:port`; the host defaults to 127.0.0.1. */
+export function parseBind(text: string): Bind {
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([A-Za-z0-9.-]*)):(\d{1,5})$/.exec(text.trim());
+  const port = Number(m?.[3]);
+  if (m === null || !Number.isInteger(port) || port > 65535) {
+    throw new InvalidInputError(
+      `--http must be host:port, got ${JSON.stringify(text)}`,
+      'write it as 127.0.0.1:7070, or :0 for any free port',
+    );
+  }
+  const host = m[1] ?? (m[2] === undefined || m[2] === '' ? '127.0.0.1' : m[2]);
+  return { host, port };
+}
+
+export interface HttpServer {
+  readonly url: string;
+  /** The port asked for, when it was taken and another was used. */
+  readonly taken: number | null;
+  close(): Promise<void>;
+}
+
+/** The one line a server prints when it starts: its URL, and which port it took instead. */
+export function servingLine(server: HttpServer): string {
+  const instead = server.taken === null ? '' : ` (port ${server.taken} is taken; took the next free one)`;
+  return `serving the API and dashboard on ${server.url}${instead}`;
+}

@@ -1,0 +1,92 @@
+/**
+ * Signing in to the dashboard with a token (issue 17): a browser sends no bearer header, so
+ * `POST /login` checks the token it is given and keeps it in a cookie that authenticates like
+ * the header (auth.ts): HttpOnly (no script reads it), SameSite=Strict (no other site's page
+ * sends it), Secure when the request came over https, Path=/, for the browser's session.
+ * `POST /logout` clears it. Under `--auth required`, a page asked for without a token is
+ * redirected here (pageGate) instead of answered with JSON.
+ */
+import { Hono, type Context } from 'hono';
+import { deleteCookie, setCookie } from 'hono/cookie';
+import type { Coordinator } from '../coordinator/coordinator.js';
+import { loginPage } from '../dashboard/login-page.js';
+import { AuthError, TOKEN_COOKIE, identify, sameOrigin, type AuthEnv } from './auth.js';
+
+/** A local path to return to after signing in; anything else (another site, `//host`) is `/`. */
+function localPath(next: unknown): string {
+  if (typeof next !== 'string' || !next.startsWith('/') || next.startsWith('//') || next.includes('\\'))
+    return '/';
+  return /^[\x21-\x7e]{1,2000}$/.test(next) ? next : '/';
+}
+
+const overHttps = (c: Context): boolean =>
+  new URL(c.req.url).protocol === 'https:' || c.req.header('x-forwarded-proto') === 'https';
+
+export function loginRoutes(coordinator: Coordinator): Hono<AuthEnv> {
+  const app = new Hono<AuthEnv>();
+  app.get('/login', (c) => c.html(loginPage({ next: localPath(c.req.query('next')) })));
+  app.post('/login', async (c) => {
+    // Signing someone in to another's token from a foreign page is refused like any change.
+    sameOrigin(c);
+    const form: Record<string, unknown> = await c.req.parseBody().catch(() => ({}));
+    const next = localPath(form['next']);
+    const secret = typeof form['token'] === 'string' ? form['token'].trim() : '';
+    const refuse = (error: string) => c.html(loginPage({ next, error }), 401);
+    if (!/^[\x21-\x7e]{1,200}$/.test(secret)) return refuse('enter a token (from `baton token create`)');
+    const check = await coordinator.tokens.verify(secret);
+    if (!check.ok) {
+      const why = check.reason === 'ended' ? 'its session or run has ended' : `it is ${check.reason}`;
+      return refuse(`that token opens nothing: ${why}`);
+    }
+    setCookie(c, TOKEN_COOKIE, secret, {
+      httpOnly: true,
+      sameSite: 'Strict',
+      secure: overHttps(c),
+      path: '/',
+    });
+    return c.redirect(next, 303);
+  });
+  app.post('/logout', (c) => {
+    deleteCookie(c, TOKEN_COOKIE, { path: '/', secure: overHttps(c) });
+    return c.html(loginPage({ next: '/', notice: 'Signed out.' }));
+  });
+  return app;
+}
+
+/** A browser asking for a page (not the API, not a fragment): it gets the sign-in page, not JSON. */
+function wantsPage(c: Context): boolean {
+  const path = c.req.path;
+  return (
+    (c.req.method === 'GET' || c.req.method === 'HEAD') &&
+    !/^\/(v1|ui|metrics|openapi\.json)(\/|$)/.test(path) &&
+    (c.req.header('accept') ?? '').includes('text/html')
+  );
+}
+
+/**
+ * `--auth required`: every request past this point needs a token; a page asked for without
+ * one (or with a cookie that no longer opens anything) is sent to /login, and the stale cookie
+ * dropped.
+ */
+export function pageGate(coordinator: Coordinator) {
+  return async (c: Context<AuthEnv>, next: () => Promise<void>): Promise<Response | void> => {
+    try {
+      await identify(c, coordinator, 'required');
+    } catch (error) {
+      if (!(error instanceof AuthError) || error.code !== 'unauthorized' || !wantsPage(c)) throw error;
+      deleteCookie(c, TOKEN_COOKIE, { path: '/' });
+      const back = localPath(`${c.req.path}${new URL(c.req.url).search}`);
+      return c.redirect(`/login?next=${encodeURIComponent(back)}`, 303);
+    }
+    await next();
+  };
+}
+
+/** Reads open: a page still shows who is signed in by cookie; a cookie that opens nothing is ignored. */
+export function pageReader(coordinator: Coordinator) {
+  return async (c: Context<AuthEnv>, next: () => Promise<void>): Promise<void> => {
+    if (!c.req.path.startsWith('/v1/') && (c.req.method === 'GET' || c.req.method === 'HEAD'))
+      await identify(c, coordinator, 'reads-open').catch(() => c.set('token', null));
+    await next();
+  };
+}

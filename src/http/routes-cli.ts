@@ -1,0 +1,347 @@
+/**
+ * The routes the CLI's remote mode needs beyond the contract's and the lifecycle's (issue 17,
+ * item 4): settings, the sessions report, pull mode (one job or a batch), and the workspace model (workspaces, agents,
+ * projects, a task's requirements and fields, its plan). Reads are anyone's the bind lets read;
+ * changes are an operator's, pull mode also a host's for its own sessions.
+ */
+import { createRoute, z } from '@hono/zod-openapi';
+import { InvalidInputError, WorkspaceConfigurationError } from '../core/errors.js';
+import { unresolvedRefusal } from '../coordinator/refusals.js';
+import { BATCH_SIZE_MAX } from '../coordinator/pull.js';
+import { acting, actorOf, allow } from './auth.js';
+import { Epoch, Id, Key, SessionId, Text, jsonBody, ok, result, type Api, type ApiDeps } from './kit.js';
+
+const route = createRoute;
+const Setting = z.object({ value: z.string() }).openapi('Setting');
+const Name = z.string().openapi({ param: { in: 'path' }, example: 'vague-words' });
+const PullNext = z.object({ session: SessionId }).openapi('PullNext');
+const PullFinish = z
+  .object({
+    session: SessionId,
+    epoch: Epoch,
+    status: z.enum(['done', 'failed', 'cancelled']).optional(),
+    exitCode: z.number().int().min(0).max(255).optional(),
+    reason: Text.optional(),
+    next: z.boolean().optional(),
+  })
+  .openapi('PullFinish');
+const JobId = z.number().int().positive().max(Number.MAX_SAFE_INTEGER).openapi({ example: 17 });
+const Lease = z.string().max(100).openapi({
+  description: 'how long each job taken may be held, such as 90s or 5m (1 s to 24 h; default 5m)',
+  example: '5m',
+});
+const PullNextBatch = z
+  .object({
+    session: SessionId,
+    size: z.number().int().min(1).max(BATCH_SIZE_MAX).openapi({ description: 'jobs to take', example: 50 }),
+    lease: Lease.optional(),
+  })
+  .openapi('PullNextBatch');
+const PullBatchMember = z
+  .object({
+    id: JobId,
+    epoch: Epoch,
+    status: z.enum(['done', 'failed', 'cancelled']).optional(),
+    exitCode: z.number().int().min(0).max(255).optional(),
+    reason: Text.optional(),
+  })
+  .openapi('PullBatchMember');
+const PullFinishBatch = z
+  .object({
+    session: SessionId,
+    finish: z.array(PullBatchMember).min(1).max(BATCH_SIZE_MAX),
+    next: z
+      .number()
+      .int()
+      .min(0)
+      .max(BATCH_SIZE_MAX)
+      .optional()
+      .openapi({ description: 'then take up to this many due jobs, in the same commit' }),
+    lease: Lease.optional(),
+  })
+  .openapi('PullFinishBatch');
+const WorkspaceAdd = z
+  .object({ name: z.string(), path: z.string(), kind: z.string().optional() })
+  .openapi('WorkspaceAdd');
+const AgentAdd = z
+  .object({
+    name: z.string(),
+    role: z.string(),
+    department: z.string().optional(),
+    workspace: z.string().optional(),
+  })
+  .openapi('AgentAdd');
+const ProjectAdd = z
+  .object({ name: z.string(), primaryWorkspace: z.string().optional() })
+  .openapi('ProjectAdd');
+const Requirements = z
+  .object({ requiresFilesystem: z.boolean().optional(), workspace: z.string().nullable().optional() })
+  .openapi('TaskRequirements');
+const TaskUpdate = z
+  .object({
+    title: Text.optional(),
+    body: Text.optional(),
+    url: z.string().optional(),
+    review: z.enum(['required', 'none']).optional(),
+  })
+  .openapi('TaskUpdate');
+
+/** A time in a query: epoch ms or an ISO date. */
+function instant(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = /^\d+$/.test(value) ? Number(value) : Date.parse(value);
+  if (Number.isNaN(ms)) throw new InvalidInputError(`${name} must be epoch ms or an ISO time, got ${value}`);
+  return ms;
+}
+
+/** A workspace the model cannot resolve is WORKSPACE_UNRESOLVED with its cause and fix, as the CLI says. */
+async function resolving<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw error instanceof WorkspaceConfigurationError ? unresolvedRefusal(error) : error;
+  }
+}
+
+export function cliRoutes(app: Api, deps: ApiDeps): void {
+  settingRoutes(app, deps);
+  pullRoutes(app, deps);
+  batchRoutes(app, deps);
+  workspaceRoutes(app, deps);
+  taskRoutes(app, deps);
+}
+
+function settingRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
+  app.openapi(
+    route({ method: 'get', path: '/v1/settings', tags: ['settings'], responses: ok('the settings set') }),
+    async (c) => result(c, await baton.lifecycle.settings()),
+  );
+  app.openapi(
+    route({
+      method: 'post',
+      path: '/v1/settings/{name}',
+      tags: ['settings'],
+      request: { params: z.object({ name: Name }), ...jsonBody(Setting) },
+      responses: ok('the setting'),
+    }),
+    async (c) => {
+      const { name } = c.req.valid('param');
+      const { value } = c.req.valid('json');
+      await allow(c, baton, 'settings', { what: `set ${name}` });
+      return result(c, await acting(c, () => baton.lifecycle.setSetting({ name, value, by: actorOf(c) })));
+    },
+  );
+  app.openapi(
+    route({
+      method: 'get',
+      path: '/v1/report/sessions',
+      tags: ['ledger'],
+      request: {
+        query: z.object({
+          since: z.string().optional().openapi({ description: 'epoch ms or ISO time' }),
+          until: z.string().optional(),
+          host: z.string().optional(),
+        }),
+      },
+      responses: ok('per session: host, pid, start, end and how, issues worked, jobs, time held'),
+    }),
+    async (c) => {
+      const q = c.req.valid('query');
+      const since = instant('since', q.since);
+      const until = instant('until', q.until);
+      return result(
+        c,
+        await baton.ledger.sessions({
+          ...(since === undefined ? {} : { since }),
+          ...(until === undefined ? {} : { until }),
+          ...(q.host === undefined ? {} : { host: q.host }),
+        }),
+      );
+    },
+  );
+}
+
+function pullRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
+  const hostOf = (session: number) => () => baton.getSession(session).then((s) => s.host);
+  app.openapi(
+    route({
+      method: 'post',
+      path: '/v1/jobs/next',
+      tags: ['jobs'],
+      request: jsonBody(PullNext),
+      responses: ok('the next due job, claimed and started for the session; null when none'),
+    }),
+    async (c) => {
+      const { session } = c.req.valid('json');
+      const what = `take the next job for session ${session}`;
+      await allow(c, baton, 'job:run', { what, session }, hostOf(session));
+      return result(c, { job: await acting(c, () => baton.pull.next(session)) });
+    },
+  );
+  app.openapi(
+    route({
+      method: 'post',
+      path: '/v1/jobs/{id}/finish',
+      tags: ['jobs'],
+      request: {
+        params: z.object({ id: Id }),
+        ...jsonBody(PullFinish),
+      },
+      responses: ok('{finished: {ok, job, reason?}, next}'),
+    }),
+    async (c) => {
+      const { id } = c.req.valid('param');
+      const { next, ...b } = c.req.valid('json');
+      const what = `finish job ${id} for session ${b.session}`;
+      await allow(c, baton, 'job:run', { what, session: b.session, jobId: id }, hostOf(b.session));
+      return result(c, await acting(c, () => baton.pull.finish({ id, ...b }, next === true)));
+    },
+  );
+}
+
+/** `job next --batch N` and `job finish-batch`: one commit each, every member under its own epoch. */
+function batchRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
+  const hostOf = (session: number) => () => baton.getSession(session).then((s) => s.host);
+  app.openapi(
+    route({
+      method: 'post',
+      path: '/v1/jobs/next-batch',
+      tags: ['jobs'],
+      request: jsonBody(PullNextBatch),
+      responses: ok('{jobs, leaseUntil}: the due jobs taken (none: []), each started under its own epoch'),
+    }),
+    async (c) => {
+      const { session, size, lease } = c.req.valid('json');
+      const what = `take a batch of ${size} jobs for session ${session}`;
+      await allow(c, baton, 'job:run', { what, session }, hostOf(session));
+      const r = await acting(c, () => baton.pull.nextBatch({ session, size, lease }));
+      return result(c, { jobs: r.taken, leaseUntil: r.leaseUntil });
+    },
+  );
+  app.openapi(
+    route({
+      method: 'post',
+      path: '/v1/jobs/finish-batch',
+      tags: ['jobs'],
+      request: jsonBody(PullFinishBatch),
+      responses: ok(
+        '{finished, jobs, leaseUntil}: per member in order {ok, job, reason?} (a fenced one: ok false, ' +
+          'reason lost, the job as it is now; the others still finish), then the jobs taken',
+      ),
+    }),
+    async (c) => {
+      const { session, finish, next, lease } = c.req.valid('json');
+      const ids = finish.map((m) => m.id);
+      const named = ids.length > 10 ? `${ids.slice(0, 10).join(', ')}, …` : ids.join(', ');
+      const what = `finish jobs ${named} for session ${session}`;
+      await allow(c, baton, 'job:run', { what, session }, hostOf(session));
+      const input = { session, finish, take: next ?? 0, ...(lease === undefined ? {} : { lease }) };
+      const r = await acting(c, () => baton.pull.batch(input));
+      return result(c, { finished: r.finished, jobs: r.taken, leaseUntil: r.leaseUntil });
+    },
+  );
+}
+
+function workspaceRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
+  const ws = baton.workspaces;
+  const lists = [
+    ['workspaces', () => ws.listWorkspaces()],
+    ['agents', () => ws.listAgents()],
+    ['projects', () => ws.listProjects()],
+  ] as const;
+  for (const [name, list] of lists) {
+    app.openapi(
+      route({ method: 'get', path: `/v1/${name}`, tags: ['workspaces'], responses: ok(`${name} by name`) }),
+      async (c) => result(c, await list()),
+    );
+  }
+  app.openapi(
+    route({
+      method: 'post',
+      path: '/v1/workspaces',
+      tags: ['workspaces'],
+      request: jsonBody(WorkspaceAdd),
+      responses: ok('the workspace'),
+    }),
+    async (c) => {
+      const b = c.req.valid('json');
+      await allow(c, baton, 'workspace:manage', { what: `add workspace ${b.name}` });
+      return result(c, await acting(c, () => ws.addWorkspace({ ...b, by: actorOf(c) })));
+    },
+  );
+  app.openapi(
+    route({
+      method: 'post',
+      path: '/v1/agents',
+      tags: ['workspaces'],
+      request: jsonBody(AgentAdd),
+      responses: ok('the agent'),
+    }),
+    async (c) => {
+      const b = c.req.valid('json');
+      await allow(c, baton, 'workspace:manage', { what: `add agent ${b.name}` });
+      return result(c, await acting(c, () => ws.addAgent(b)));
+    },
+  );
+  app.openapi(
+    route({
+      method: 'post',
+      path: '/v1/projects',
+      tags: ['workspaces'],
+      request: jsonBody(ProjectAdd),
+      responses: ok('the project'),
+    }),
+    async (c) => {
+      const b = c.req.valid('json');
+      await allow(c, baton, 'workspace:manage', { what: `add project ${b.name}` });
+      return result(c, await acting(c, () => ws.addProject(b)));
+    },
+  );
+}
+
+function taskRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
+  const ws = baton.workspaces;
+  app.openapi(
+    route({
+      method: 'get',
+      path: '/v1/tasks/{key}/plan',
+      tags: ['workspaces'],
+      request: { params: z.object({ key: Key }), query: z.object({ agent: z.string().optional() }) },
+      responses: ok("the task's workspace plan, its requirements and agent"),
+    }),
+    async (c) => {
+      const { key } = c.req.valid('param');
+      return result(c, await resolving(() => ws.plan({ key, agent: c.req.valid('query').agent })));
+    },
+  );
+  app.openapi(
+    route({
+      method: 'post',
+      path: '/v1/tasks/{key}/requirements',
+      tags: ['workspaces'],
+      request: { params: z.object({ key: Key }), ...jsonBody(Requirements) },
+      responses: ok("the task's filesystem requirement and workspace"),
+    }),
+    async (c) => {
+      const { key } = c.req.valid('param');
+      const b = c.req.valid('json');
+      await allow(c, baton, 'task:update', { what: `set the requirements of ${key}`, key });
+      return result(c, await acting(c, () => resolving(() => ws.setTaskRequirements({ key, ...b }))));
+    },
+  );
+  app.openapi(
+    route({
+      method: 'post',
+      path: '/v1/tasks/{key}/update',
+      tags: ['tasks'],
+      request: { params: z.object({ key: Key }), ...jsonBody(TaskUpdate) },
+      responses: ok('the task, with its new title, body, url or review mode'),
+    }),
+    async (c) => {
+      const { key } = c.req.valid('param');
+      const b = c.req.valid('json');
+      await allow(c, baton, 'task:update', { what: `update ${key}`, key });
+      return result(c, await acting(c, () => baton.updateTask({ key, ...b, by: actorOf(c) })));
+    },
+  );
+}

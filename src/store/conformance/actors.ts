@@ -1,0 +1,49 @@
+/**
+ * Issue 14, item 11: every operator action names its actor in the ledger. The adapters pass who
+ * asked (`alice@box` at a terminal, `token <id>` over HTTP) and the row's detail keeps it as `by`;
+ * a call that names nobody (the daemon, a pull worker) leaves the detail as it was.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { givenSession, withFixture, type Harness } from './harness.js';
+
+export function exerciseActors(h: Harness): void {
+  describe('who acted, in the ledger', () => {
+    test('task add, enqueue, workspace add, token create and revoke and a ledger key name who asked', () =>
+      withFixture(h, async ({ store }) => {
+        const s = await givenSession(store, 'box-1');
+        await store.tasks.add({ key: 't1', actor: 'alice@box' });
+        await store.jobs.enqueue({ key: 't1', actor: 'bob@box', by: s.id });
+        // An enqueue that adds its task names the asker on both rows.
+        await store.jobs.enqueue({ key: 't2', actor: 'token 0123456789ab (ci)' });
+        await store.workspaces.add({ name: 'w', path: '/srv/w', kind: 'dir', actor: 'carol@box' });
+        const { token } = await store.tokens.create({ scope: 'viewer', actor: 'dave@box' });
+        await store.tokens.revoke({ id: token.id, actor: 'erin@box' });
+        await store.ledger.addKey({ id: 'abcdef0123456789', publicKey: 'cHVibGlj', actor: 'frank@box' });
+        const rows = await store.audit.list();
+        const by = (type: string, key?: string): unknown[] =>
+          rows
+            .filter((e) => e.type === type && (key === undefined || e.key === key))
+            .map((e) => e.detail['by']);
+        assert.deepEqual(by('task:added', 't1'), ['alice@box']);
+        assert.deepEqual(by('job:enqueued', 't1'), ['bob@box']);
+        assert.equal(rows.find((e) => e.type === 'job:enqueued' && e.key === 't1')?.session, s.id);
+        assert.equal(rows.find((e) => e.type === 'job:enqueued' && e.key === 't1')?.host, 'box-1');
+        assert.deepEqual(by('task:added', 't2'), ['token 0123456789ab (ci)']);
+        assert.deepEqual(by('job:enqueued', 't2'), ['token 0123456789ab (ci)']);
+        assert.deepEqual(by('workspace:added'), ['carol@box']);
+        assert.deepEqual(by('token:created'), ['dave@box']);
+        assert.deepEqual(by('token:revoked'), ['erin@box']);
+        assert.deepEqual(by('ledger:key-added'), ['frank@box']);
+      }));
+
+    test('a call that names nobody leaves the row without `by`', () =>
+      withFixture(h, async ({ store }) => {
+        await store.jobs.enqueue({ key: 't1' });
+        await store.workspaces.add({ name: 'w', path: '/srv/w', kind: 'dir' });
+        const rows = await store.audit.list();
+        assert.ok(rows.length >= 3);
+        for (const row of rows) assert.equal('by' in row.detail, false, `${row.type} has no by`);
+      }));
+  });
+}

@@ -1,0 +1,44 @@
+/**
+ * The fleet read's rows as both engines' `hosts.fleet()` query returns them (one row per open
+ * host, each carrying the fleet's counts; a single row with no name when none is open), and the
+ * one mapping to the domain: the engines differ only in how a time arrives, which `instant` says.
+ */
+import { assert } from '../core/assert.js';
+import type { Fleet } from '../core/capacity.js';
+import type { Instant } from '../core/time.js';
+
+export interface FleetRow<T> {
+  hosts: number;
+  enabled: number;
+  last_beat_at: T | null;
+  name: string | null;
+  heartbeat_at: T;
+  ram_total_mb: number;
+  ram_reserved_mb: number;
+  ram_free_mb: number;
+  slots_max: number;
+  jobs_active: number;
+  ram_promised_mb: number;
+  ram_pending_mb: number;
+}
+
+export function fleetOfRows<T>(rows: readonly FleetRow<T>[], instant: (t: T) => Instant): Fleet {
+  const [first] = rows;
+  assert(first !== undefined, 'the fleet read answers one row at least');
+  const open = rows
+    .filter((r): r is FleetRow<T> & { name: string } => r.name !== null)
+    .map((r) => ({
+      name: r.name,
+      enabled: true,
+      heartbeatAt: instant(r.heartbeat_at),
+      ramTotalMb: r.ram_total_mb,
+      ramReservedMb: r.ram_reserved_mb,
+      ramFreeMb: r.ram_free_mb,
+      slotsMax: r.slots_max,
+      jobsActive: r.jobs_active,
+      ramPromisedMb: r.ram_promised_mb,
+      ramPendingMb: r.ram_pending_mb,
+    }));
+  const lastBeatAt = first.last_beat_at === null ? null : instant(first.last_beat_at);
+  return { open, hosts: first.hosts, enabled: first.enabled, lastBeatAt };
+}

@@ -1,0 +1,122 @@
+/**
+ * A dispatcher pass on PostgreSQL, in a fixed number of statements whatever its size
+ * (docs/decisions/0016-set-based-dispatch.md): the candidates in one read, the placements in one
+ * statement (placement.ts), the waiting reasons and skips in one more.
+ */
+import { assert } from '../../core/assert.js';
+import type { DispatchCandidate } from '../../core/dispatch-plan.js';
+import { candidateOf, type CandidateColumns, type CandidateWorkspaceJson } from '../dispatch-candidate.js';
+import type { DispatchStore } from '../dispatch-store.js';
+import { LIVE_TERM, place, placeMany, termParams } from './placement.js';
+import { NOW, jobFields, ms, msInterval, toJob, type JobRow } from './rows.js';
+import type { PgRunner } from './runner.js';
+
+/**
+ * The queued jobs of open tasks in dispatch order (through jobs_queue), each with what its
+ * workspace plan is resolved from: the task's requirements, its assignee when that names an
+ * agent, its project, and the workspaces those bind with their live locks (a few primary-key
+ * lookups per job). `now` is read once, for the backoff and for the caller.
+ */
+export const CANDIDATES = `
+WITH n AS (SELECT ${NOW} AS t)
+SELECT n.t AS now, c.* FROM n LEFT JOIN LATERAL (
+  SELECT ${jobFields('jobs')}, t.key, t.gate, t.requires_filesystem, t.workspace AS task_workspace,
+    a.name AS agent_name, a.role AS agent_role, a.department AS agent_department,
+    a.workspace AS agent_workspace, p.name AS project_name, p.primary_workspace,
+    (SELECT coalesce(json_agg(json_build_object('name', w.name, 'path', w.path, 'kind', w.kind,
+        'session', wl.session_id, 'jobId', wl.job_id, 'epoch', wl.epoch,
+        'since', (extract(epoch FROM wl.acquired_at) * 1000)::bigint, 'host', ws.host)), '[]'::json)
+     FROM workspaces w LEFT JOIN workspace_locks wl ON wl.workspace = w.name
+       LEFT JOIN sessions ws ON ws.id = wl.session_id
+     WHERE w.name IN (t.workspace, a.workspace, p.primary_workspace)) AS workspaces
+  FROM jobs JOIN tasks t ON t.id = jobs.task_id
+    LEFT JOIN agents a ON a.name = t.assignee COLLATE "C"
+    LEFT JOIN projects p ON p.name = t.project COLLATE "C"
+  WHERE jobs.status = 'queued' AND jobs.run_after <= n.t AND t.state = 'open'
+  ORDER BY jobs.priority, jobs.queued_at, jobs.id LIMIT $1::int
+) c ON true
+ORDER BY c.priority, c.queued_at, c.id`;
+
+/** The shared columns (dispatch-candidate.ts), and those each engine decodes its own way. */
+interface CandidateRow extends JobRow, CandidateColumns {
+  requires_filesystem: boolean;
+  workspaces: CandidateWorkspaceJson[];
+  now: Date;
+}
+
+function toCandidate(r: CandidateRow): DispatchCandidate {
+  return candidateOf(toJob(r), r, r.requires_filesystem, r.workspaces);
+}
+
+/**
+ * The reasons of waiting jobs ($4 ids, $5 reasons), written only where they change, and the
+ * skips ($6 ids, $7 reasons, $8 backoffs, $9 ledger details), each job locked after the lease
+ * (through `l`) to read the reason it had, so a skip is audited only when its reason changes.
+ * Returns the jobs whose reason changed, by kind.
+ */
+const SET_ASIDE = `
+WITH ${LIVE_TERM}, wr AS (
+  SELECT * FROM unnest($4::bigint[], $5::text[]) AS wr(id, reason)
+), w AS (
+  UPDATE jobs SET reason = wr.reason FROM wr, l
+  WHERE jobs.id = wr.id AND jobs.status = 'queued' AND jobs.reason IS DISTINCT FROM wr.reason
+  RETURNING jobs.id
+), sr AS (
+  SELECT * FROM unnest($6::bigint[], $7::text[], $8::bigint[], $9::text[]) AS sr(id, reason, backoff_ms, detail)
+), o AS (
+  SELECT jobs.id, jobs.reason FROM jobs
+  WHERE jobs.id IN (SELECT sr.id FROM sr) AND jobs.status = 'queued' AND EXISTS (SELECT 1 FROM l)
+  ORDER BY jobs.id
+  FOR UPDATE OF jobs
+), s AS (
+  UPDATE jobs SET reason = sr.reason, run_after = ${NOW} + ${msInterval('sr.backoff_ms')}
+  FROM o JOIN sr ON sr.id = o.id
+  WHERE jobs.id = o.id AND jobs.status = 'queued'
+  RETURNING jobs.id, jobs.task_id, jobs.run_after, sr.backoff_ms, sr.detail,
+    o.reason IS DISTINCT FROM sr.reason AS changed
+), a AS (
+  INSERT INTO audit_events (at, type, task_key, job_id, detail)
+  SELECT run_after - ${msInterval('backoff_ms')}, 'job:skipped', (SELECT key FROM tasks WHERE id = s.task_id),
+    id, detail::jsonb
+  FROM s WHERE changed ORDER BY id
+)
+SELECT 'waited' AS kind, id FROM w UNION ALL SELECT 'skipped', id FROM s WHERE changed`;
+
+type Pass = Pick<DispatchStore['dispatch'], 'place' | 'placeMany' | 'candidates' | 'setAside'>;
+
+/** `took` counts the jobs taken from the queue, for the queue's upkeep (upkeep.ts). */
+export function postgresDispatchPass(run: PgRunner, took: (n: number) => void): Pass {
+  return {
+    place: async (p) => {
+      const placed = await place(run, p);
+      if (placed.ok) took(1);
+      return placed;
+    },
+    placeMany: async (p) => {
+      const placed = await placeMany(run, p);
+      took(placed.filter((r) => r.ok).length);
+      return placed;
+    },
+    candidates: async (p) => {
+      // Always one row at least: `now`, with null job columns when nothing is queued.
+      const rows = await run.rows<CandidateRow>(CANDIDATES, [p.limit]);
+      const now = rows[0]?.now;
+      assert(now !== undefined, 'the candidates read returns the time');
+      return { now: ms(now), jobs: rows.filter((r) => r.id !== null).map(toCandidate) };
+    },
+    setAside: async (p) => {
+      if (p.waits.length + p.skips.length === 0) return { waited: [], skipped: [] };
+      const rows = await run.rows<{ kind: 'waited' | 'skipped'; id: number }>(SET_ASIDE, [
+        ...termParams(p.term),
+        p.waits.map((w) => w.id),
+        p.waits.map((w) => w.reason),
+        p.skips.map((s) => s.id),
+        p.skips.map((s) => s.reason),
+        p.skips.map((s) => s.backoffMs),
+        p.skips.map((s) => JSON.stringify(s.detail)),
+      ]);
+      const ids = (kind: string): number[] => rows.filter((r) => r.kind === kind).map((r) => r.id);
+      return { waited: ids('waited'), skipped: ids('skipped') };
+    },
+  };
+}

@@ -1,0 +1,172 @@
+/**
+ * jobs.batch on PostgreSQL: a worker's batch completion and its next batch fetch in one
+ * statement, so one commit and one round trip serve up to a thousand jobs, each still guarded by
+ * its own epoch and lease and audited in its own ledger rows (docs/decisions/0017):
+ *  - `s` locks the session FOR KEY SHARE when the batch takes jobs, which serialises the statement
+ *    with sessions.end as in claimNext (job-steps.ts); `go` says whether it may take.
+ *  - `x` and `g` give back jobs whose lease has passed (FOR UPDATE SKIP LOCKED, oldest lease
+ *    first, at most as many as the batch takes): to the queue, or failed once their attempts are
+ *    spent; `gk` drops their workspace locks.
+ *  - `f` finishes each member under the shared finish guard (store/job-guard.ts), so a member
+ *    that was fenced (moved on, or past its lease) matches nothing and answers `lost` alone; `k`
+ *    drops the finished jobs' locks and `ts` finishes the tasks of the jobs that ended done.
+ *  - `n` takes up to `take` due jobs through baton_take_queued (migrations 0008, 0012) and `j`
+ *    claims and starts them, each with epoch + 1 and the lease.
+ *  - `a` writes every ledger row in one ordered insert: member by member its finish, lock
+ *    releases and task state, then each job taken's claim and start, then the give-backs (a job
+ *    given back is not visible to this statement's take: a later batch takes it).
+ * A finish and a give-back never meet on one row: the give-back needs the lease passed when `x`
+ * read the clock, the finish needs it unpassed when `f` reads it later.
+ */
+import { assert } from '../../core/assert.js';
+import type { JobTransitionResult } from '../../core/job.js';
+import { HELD_SQL, finishGuard } from '../job-guard.js';
+import type { JobBatchParams, JobBatchResult } from '../job-batch.js';
+import { deleteLocks, insertAuditRows, seqOf } from './locks.js';
+import { NOW, hostOf, jobFields, ms, msInterval, toJob, type JobRow } from './rows.js';
+import type { PgRunner } from './runner.js';
+import { finishTaskStep, moveAuditRows } from './task-state.js';
+import { TAKEN_BY_KEY, claimSet } from './claim-set.js';
+import { liveOrThrow } from './job-steps.js';
+
+/** A member's guard: its own id, epoch and status, the batch's session. */
+const MEMBER = { job: 'jobs', id: 'req.id', session: '$1::bigint', epoch: 'req.epoch', status: 'req.status' };
+const TAKE = { session: 's.id', host: 'coalesce($2::text, s.host)', now: 't.now', start: 'true' };
+
+/** Why a job was given back. */
+const LEASE_PASSED = 'lease expired';
+
+const JOB_BATCH = `WITH seen AS (
+  SELECT id, host, state FROM sessions WHERE id = $1::bigint
+), s AS (
+  SELECT id, host, state FROM sessions WHERE id = $1::bigint AND $3::int > 0 FOR KEY SHARE
+), go AS (
+  SELECT $3::int = 0 OR EXISTS (SELECT 1 FROM s WHERE state = 'live') AS ok
+), req AS (
+  SELECT * FROM unnest($5::bigint[], $6::bigint[], $7::text[], $8::int[], $9::text[], $10::text[])
+    WITH ORDINALITY AS r (id, epoch, status, exit_code, reason, tail, ord)
+), x AS (
+  SELECT id, session_id, status FROM jobs
+  WHERE lease_until <= ${NOW} AND status IN ${HELD_SQL} AND EXISTS (SELECT 1 FROM s WHERE state = 'live')
+  ORDER BY lease_until, id LIMIT $3::int
+  FOR UPDATE SKIP LOCKED
+), g AS (
+  UPDATE jobs SET
+    status = CASE WHEN jobs.attempt < jobs.attempt_max THEN 'queued' ELSE 'failed' END,
+    finished_at = CASE WHEN jobs.attempt < jobs.attempt_max THEN NULL ELSE t.now END,
+    run_after = CASE WHEN jobs.attempt < jobs.attempt_max THEN t.now ELSE jobs.run_after END,
+    session_id = CASE WHEN jobs.attempt < jobs.attempt_max THEN NULL ELSE jobs.session_id END,
+    host = CASE WHEN jobs.attempt < jobs.attempt_max THEN NULL ELSE jobs.host END,
+    agent_session_id = NULL, pid = NULL, term = NULL,
+    lease_until = CASE WHEN jobs.attempt < jobs.attempt_max THEN NULL ELSE jobs.lease_until END,
+    reason = CASE WHEN jobs.attempt < jobs.attempt_max THEN 'requeued: ' ELSE 'attempts exhausted: ' END
+      || '${LEASE_PASSED}'
+  FROM x, (SELECT ${NOW} AS now) t
+  WHERE jobs.id = x.id AND jobs.status = x.status AND jobs.lease_until <= t.now
+  RETURNING jobs.id, jobs.status, jobs.epoch, jobs.attempt, jobs.reason, t.now AS at, x.session_id AS holder,
+    (SELECT key FROM tasks WHERE id = jobs.task_id) AS key
+), ${deleteLocks('gk', 'workspace_locks.job_id = g.id', 'g')}, f AS (
+  UPDATE jobs SET status = req.status, finished_at = ${NOW}, exit_code = req.exit_code,
+    reason = req.reason, output_tail = req.tail
+  FROM req, tasks
+  WHERE ${finishGuard({ ...MEMBER, now: NOW })}
+    AND tasks.id = jobs.task_id AND (SELECT ok FROM go)
+  RETURNING ${jobFields('jobs')}, req.ord, req.exit_code AS by_exit, tasks.key
+), k AS (
+  DELETE FROM workspace_locks USING f WHERE workspace_locks.job_id = f.id
+  RETURNING workspace_locks.workspace, workspace_locks.job_id, workspace_locks.session_id,
+    workspace_locks.epoch, f.ord, f.finished_at
+), ${finishTaskStep(', f.ord')}, n AS (
+  SELECT id, rank FROM baton_take_queued(
+    CASE WHEN EXISTS (SELECT 1 FROM s WHERE state = 'live') THEN $3::int ELSE 0 END, ${NOW})
+    WITH ORDINALITY AS n (id, rank)
+), j AS (
+  UPDATE jobs SET ${claimSet({ ...TAKE, lease: `t.now + ${msInterval('$4')}` })}
+  FROM n, s, tasks, (SELECT ${NOW} AS now) t
+  WHERE jobs.id = n.id AND ${TAKEN_BY_KEY} AND jobs.status = 'queued' AND tasks.id = jobs.task_id AND s.state = 'live'
+  RETURNING ${jobFields('jobs')}, jobs.lease_until, n.rank, s.host AS session_host, tasks.key
+), a AS (
+  ${insertAuditRows(`
+    SELECT f.ord * 3 + 2 AS part, ''::text AS seq, f.finished_at AS at, 'job:finished'::text AS type,
+      f.key AS task_key, f.id AS job_id, f.session_id, ${hostOf('f.session_id')} AS host, f.epoch,
+      jsonb_build_object('status', f.status, 'exitCode', f.by_exit) AS detail
+    FROM f
+    UNION ALL
+    SELECT k.ord * 3 + 3, k.workspace::text, k.finished_at, 'lock:released', f.key, k.job_id,
+      k.session_id, ${hostOf('k.session_id')}, k.epoch,
+      jsonb_build_object('workspace', k.workspace, 'outcome', 'released')
+    FROM k JOIN f ON f.id = k.job_id
+    UNION ALL
+    ${moveAuditRows('ts.ord * 3 + 4', 'ts', 'finish')}
+    UNION ALL
+    SELECT 10000000 + j.rank * 2 + x.part, '', j.claimed_at, x.type, j.key, j.id, j.session_id,
+      j.session_host, j.epoch, x.detail
+    FROM j CROSS JOIN LATERAL (VALUES
+      (0, 'job:claimed'::text, jsonb_build_object('attempt', j.attempt, 'host', j.host)),
+      (1, 'job:started'::text, '{}'::jsonb)) x (part, type, detail)
+    UNION ALL
+    SELECT 20000000 AS part, ${seqOf('g.id')} AS seq, g.at, CASE WHEN g.status = 'queued' THEN 'job:requeued'
+      ELSE 'job:finished' END AS type, g.key AS task_key, g.id AS job_id, g.holder AS session_id,
+      ${hostOf('g.holder')} AS host, g.epoch,
+      CASE WHEN g.status = 'queued' THEN jsonb_build_object('reason', '${LEASE_PASSED}', 'attempt', g.attempt)
+        ELSE jsonb_build_object('status', 'failed', 'reason', '${LEASE_PASSED}') END AS detail
+    FROM g
+    UNION ALL
+    SELECT 20000000, ${seqOf('g.id')} || ' ' || gk.workspace, g.at, 'lock:released', g.key, gk.job_id,
+      gk.session_id, ${hostOf('gk.session_id')}, gk.epoch,
+      jsonb_build_object('workspace', gk.workspace, 'outcome', 'released')
+    FROM gk JOIN g ON g.id = gk.job_id`)}
+)
+SELECT coalesce((SELECT state FROM s), seen.state) AS session_state, y.*
+FROM (SELECT 1) one LEFT JOIN seen ON true LEFT JOIN (
+  SELECT 'f' AS step, f.ord AS step_ord, NULL::timestamptz AS lease_until, ${jobFields('f')}, f.key FROM f
+  UNION ALL
+  SELECT 'j', j.rank, j.lease_until, ${jobFields('j')}, j.key FROM j
+) y ON true`;
+
+type BatchRow = Partial<JobRow> & {
+  session_state: string | null;
+  step: 'f' | 'j' | null;
+  step_ord: string | null;
+  lease_until: Date | null;
+};
+
+/** jobs.batch: runs the statement and answers each member as jobs.finish would. */
+export async function jobBatch(
+  run: PgRunner,
+  p: JobBatchParams,
+  lostOr: (id: number, row: JobRow | undefined) => Promise<JobTransitionResult>,
+  took: (n: number) => void,
+): Promise<JobBatchResult> {
+  const finish = p.finish ?? [];
+  const take = p.take ?? 0;
+  const col = <T>(f: (m: (typeof finish)[number]) => T): T[] => finish.map(f);
+  const rows = await run.manyRows<BatchRow>(JOB_BATCH, [
+    p.session,
+    p.host ?? null,
+    take,
+    p.leaseMs ?? 0,
+    col((m) => m.id),
+    col((m) => m.epoch),
+    col((m) => m.status),
+    col((m) => m.exitCode ?? null),
+    col((m) => m.reason ?? null),
+    col((m) => m.outputTail ?? null),
+  ]);
+  assert(rows.length >= 1, 'jobs.batch answers at least one row');
+  if (take > 0) liveOrThrow(p.session, rows[0]?.session_state ?? null);
+  const done = new Map<number, JobRow>();
+  const taken: { rank: number; row: JobRow }[] = [];
+  let leaseUntil: number | null = null;
+  for (const r of rows) {
+    if (r.step === 'f') done.set(Number(r.step_ord), r as JobRow);
+    if (r.step === 'j') {
+      taken.push({ rank: Number(r.step_ord), row: r as JobRow });
+      leaseUntil = r.lease_until === null ? null : ms(r.lease_until);
+    }
+  }
+  taken.sort((a, b) => a.rank - b.rank);
+  took(taken.length);
+  const finished = await Promise.all(finish.map((m, i) => lostOr(m.id, done.get(i + 1))));
+  return { finished, taken: taken.map((t) => toJob(t.row)), leaseUntil };
+}

@@ -1,0 +1,36 @@
+/**
+ * The claim of a queued job on SQLite, in one place: which jobs may be taken (their task is open
+ * and ungated: jobTaskOpen, for claimDue in job-steps.ts and a placement in dispatch.ts) and the
+ * SET list both splice in, as on PostgreSQL (postgres/claim-set.ts).
+ */
+
+/** A task takes claims and jobs: it is open and behind no gate (SQL, on the tasks row `t`). */
+export const taskOpen = (t: string): string => `${t}.state = 'open' AND ${t}.gate IS NULL`;
+
+/** The task of the job row `jobs` takes jobs (taskOpen), looked up by its key per job. */
+export const jobTaskOpen = (jobs: string): string =>
+  `(SELECT ${taskOpen('t')} FROM tasks t WHERE t.id = ${jobs}.task_id)`;
+
+/** SQL expressions (or parameters) of a claim: who takes the job, where, when, started or not. */
+interface ClaimRefs {
+  readonly status: string;
+  readonly session: string;
+  readonly host: string;
+  readonly now: string;
+  readonly startedAt: string;
+  /** When the lease of a job taken in a batch runs out; none for a claim held by liveness alone. */
+  readonly lease?: string | undefined;
+  /** The dispatcher's lease term a placement is fenced by; none for a claim by the session itself. */
+  readonly term?: string | undefined;
+}
+
+/**
+ * The claim transition's column effects, for every claim of a queued job (claimDue, a placement):
+ * the epoch and attempt grow, the holder and its host are set, a start in the same step stamps
+ * started_at, and the new attempt has no agent session or pid yet.
+ */
+export const claimSet = (r: ClaimRefs): string =>
+  `status = ${r.status}, epoch = epoch + 1, attempt = attempt + 1,
+    session_id = ${r.session}, host = ${r.host}, claimed_at = ${r.now}, started_at = ${r.startedAt},
+    reason = NULL, term = ${r.term ?? 'NULL'}, lease_until = ${r.lease ?? 'NULL'},
+    agent_session_id = NULL, pid = NULL`;

@@ -1,0 +1,118 @@
+/**
+ * A dispatcher pass on SQLite (docs/decisions/0016-set-based-dispatch.md): the candidates in one
+ * read, the placements in write transactions of at most PLACE_CHUNK jobs with a turn of the
+ * event loop between them, and the waiting reasons and skips in one more. better-sqlite3 runs
+ * every statement on the event loop, so no step of the pass may grow with its batch: the runner's
+ * heartbeat and the lease's renewal are timers on that loop.
+ */
+import { assert } from '../../core/assert.js';
+import type { DispatchCandidate } from '../../core/dispatch-plan.js';
+import { candidateOf, type CandidateColumns, type CandidateWorkspaceJson } from '../dispatch-candidate.js';
+import type { DispatchStore, PlaceResult } from '../dispatch-store.js';
+import { placeOne, termIsCurrent } from './dispatch.js';
+import { appendAudit, toJob, type JobRow } from './rows.js';
+import { fromSync, type SqliteRunner } from './runner.js';
+import { existingWorkspace } from './workspaces.js';
+
+/** Placements per write transaction: about a millisecond of work on this machine. */
+const PLACE_CHUNK = 64;
+
+/**
+ * The queued jobs of open tasks in dispatch order (through jobs_queue), each with what its
+ * workspace plan is resolved from: the task's requirements, its assignee when that names an
+ * agent, its project, and the workspaces those bind with their live locks.
+ */
+export const CANDIDATES = `
+  SELECT j.*, t.key, t.gate, t.requires_filesystem, t.workspace AS task_workspace,
+    a.name AS agent_name, a.role AS agent_role, a.department AS agent_department,
+    a.workspace AS agent_workspace, p.name AS project_name, p.primary_workspace,
+    (SELECT json_group_array(json_object('name', w.name, 'path', w.path, 'kind', w.kind,
+        'session', wl.session_id, 'jobId', wl.job_id, 'epoch', wl.epoch, 'since', wl.acquired_at,
+        'host', ws.host))
+     FROM workspaces w LEFT JOIN workspace_locks wl ON wl.workspace = w.name
+       LEFT JOIN sessions ws ON ws.id = wl.session_id
+     WHERE w.name IN (t.workspace, a.workspace, p.primary_workspace)) AS workspaces
+  FROM jobs j JOIN tasks t ON t.id = j.task_id
+    LEFT JOIN agents a ON a.name = t.assignee
+    LEFT JOIN projects p ON p.name = t.project
+  WHERE j.status = 'queued' AND j.run_after <= ? AND t.state = 'open'
+  ORDER BY j.priority, j.queued_at, j.id LIMIT ?`;
+
+/** The shared columns (dispatch-candidate.ts), and those each engine decodes its own way. */
+interface CandidateRow extends JobRow, CandidateColumns {
+  requires_filesystem: number;
+  workspaces: string;
+}
+
+function toCandidate(r: CandidateRow): DispatchCandidate {
+  return candidateOf(
+    toJob(r),
+    r,
+    r.requires_filesystem === 1,
+    JSON.parse(r.workspaces) as CandidateWorkspaceJson[],
+  );
+}
+
+/** Lets the event loop run its timers before the next chunk. */
+const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+type Pass = Pick<DispatchStore['dispatch'], 'candidates' | 'placeMany' | 'setAside'>;
+
+export function sqliteDispatchPass(run: SqliteRunner): Pass {
+  return {
+    ...fromSync<Pick<Pass, 'candidates' | 'setAside'>>({
+      candidates: (p) =>
+        run.read(() => {
+          const now = run.now();
+          const rows = run.prepare(CANDIDATES).all(now, p.limit) as CandidateRow[];
+          return { now, jobs: rows.map(toCandidate) };
+        }),
+      setAside: (p) => {
+        if (p.waits.length + p.skips.length === 0) return { waited: [], skipped: [] };
+        return run.write(() => {
+          const now = run.now();
+          if (!termIsCurrent(run, p.term, now)) return { waited: [], skipped: [] };
+          const mark = run.prepare(
+            `UPDATE jobs SET reason = ? WHERE id = ? AND status = 'queued' AND reason IS NOT ?`,
+          );
+          const waited = p.waits
+            .filter((w) => mark.run(w.reason, w.id, w.reason).changes === 1)
+            .map((w) => w.id);
+          const read = run.prepare(
+            `SELECT j.reason, t.key FROM jobs j JOIN tasks t ON t.id = j.task_id
+             WHERE j.id = ? AND j.status = 'queued'`,
+          );
+          const push = run.prepare(`UPDATE jobs SET reason = ?, run_after = ? WHERE id = ?`);
+          const skipped = p.skips.filter((s) => {
+            const job = read.get(s.id) as { reason: string | null; key: string } | undefined;
+            if (job === undefined) return false;
+            push.run(s.reason, now + s.backoffMs, s.id);
+            if (job.reason === s.reason) return false;
+            appendAudit(run, { at: now, type: 'job:skipped', key: job.key, jobId: s.id, detail: s.detail });
+            return true;
+          });
+          return { waited, skipped: skipped.map((s) => s.id) };
+        });
+      },
+    }),
+    placeMany: async (p) => {
+      assert(new Set(p.jobs.map((j) => j.id)).size === p.jobs.length, 'placeMany asks for distinct jobs');
+      // An unknown workspace refuses the whole call before anything is placed (never removed).
+      run.read(() => {
+        for (const j of p.jobs) if (j.workspace !== undefined) existingWorkspace(run, j.workspace);
+      });
+      const results: PlaceResult[] = [];
+      for (let i = 0; i < p.jobs.length; i += PLACE_CHUNK) {
+        if (i > 0) await turn();
+        const chunk = p.jobs.slice(i, i + PLACE_CHUNK);
+        const placed = run.write((): PlaceResult[] => {
+          const now = run.now();
+          if (!termIsCurrent(run, p.term, now)) return chunk.map(() => ({ ok: false, reason: 'fenced' }));
+          return chunk.map((ask) => placeOne(run, now, { ...ask, term: p.term }));
+        });
+        results.push(...placed);
+      }
+      return results;
+    },
+  };
+}

@@ -1,0 +1,201 @@
+/**
+ * The steps a worker repeats on SQLite, each inside its caller's BEGIN IMMEDIATE: the claim of
+ * due jobs (the claim transition's one home on this engine), the guarded finish of one job, the
+ * give-back of jobs whose lease has passed, and jobs.batch, which runs the last three for a whole
+ * batch in one transaction (docs/decisions/0017). The single writer makes each select-and-update
+ * atomic; the guards are kept anyway.
+ */
+import { assert } from '../../core/assert.js';
+import { NotFoundError } from '../../core/errors.js';
+import type { Job, JobTransitionResult } from '../../core/job.js';
+import { HELD_SQL, finishGuard } from '../job-guard.js';
+import { claimSet, jobTaskOpen } from './claim-set.js';
+import type { JobFinishParams } from '../store.js';
+import type { JobBatchParams, JobBatchResult } from '../job-batch.js';
+import { releaseJobLocks } from './locks.js';
+import { appendAudit, toJob, type JobRow, type SessionRow, type TaskRow } from './rows.js';
+import type { SqliteRunner } from './runner.js';
+import { sessionRow } from './tasks-claims.js';
+import { changeTaskState } from './task-state.js';
+
+const CLAIM_DUE_SET = claimSet({
+  status: '@status',
+  session: '@session',
+  host: '@host',
+  now: '@now',
+  startedAt: '@startedAt',
+  lease: '@lease',
+});
+
+const JOB_SELECT = 'SELECT j.*, t.key FROM jobs j JOIN tasks t ON t.id = j.task_id';
+export const RETURNING = 'RETURNING *, (SELECT key FROM tasks WHERE id = jobs.task_id) AS key';
+
+export function jobById(run: SqliteRunner, id: number): Job | null {
+  const row = run.prepare(`${JOB_SELECT} WHERE j.id = ?`).get(id) as JobRow | undefined;
+  return row === undefined ? null : toJob(row);
+}
+
+export function lostOr(run: SqliteRunner, id: number, row: JobRow | undefined): JobTransitionResult {
+  if (row !== undefined) return { ok: true, job: toJob(row) };
+  const job = jobById(run, id);
+  if (job === null) throw new NotFoundError('job', String(id));
+  return { ok: false, reason: 'lost', job };
+}
+
+export interface ClaimDueParams {
+  readonly session: SessionRow;
+  readonly host: string | undefined;
+  readonly now: number;
+  readonly start: boolean;
+  readonly limit: number;
+  /** When the lease of each job taken runs out; null for a claim held by liveness alone. */
+  readonly leaseUntil: number | null;
+}
+
+/**
+ * Claims up to `limit` due jobs for the session, in queue order, passing over jobs whose task is
+ * not open or waits behind a gate, with their `job:claimed` (and `job:started`) ledger rows: the
+ * epoch and attempt grow, the holder and host are set, a start stamps started_at.
+ */
+export function claimDue(run: SqliteRunner, p: ClaimDueParams): JobRow[] {
+  const rows = run
+    .prepare(
+      `UPDATE jobs SET ${CLAIM_DUE_SET}
+       WHERE id IN (SELECT id FROM jobs q WHERE status = 'queued' AND run_after <= @now
+                      AND ${jobTaskOpen('q')}
+                    ORDER BY priority, queued_at, id LIMIT @limit)
+         AND status = 'queued'
+       ${RETURNING}`,
+    )
+    .all({
+      status: p.start ? 'running' : 'claimed',
+      session: p.session.id,
+      host: p.host ?? p.session.host,
+      now: p.now,
+      startedAt: p.start ? p.now : null,
+      lease: p.leaseUntil,
+      limit: p.limit,
+    }) as JobRow[];
+  // RETURNING promises no order: hand the jobs out, and audit them, in queue order.
+  rows.sort((a, b) => a.priority - b.priority || a.queued_at - b.queued_at || a.id - b.id);
+  for (const row of rows) {
+    const audit = { at: p.now, key: row.key, jobId: row.id, session: p.session.id, epoch: row.epoch };
+    appendAudit(run, { ...audit, type: 'job:claimed', detail: { attempt: row.attempt, host: row.host } });
+    if (p.start) appendAudit(run, { ...audit, type: 'job:started' });
+  }
+  return rows;
+}
+
+/** The body of finish: guarded by the shared finish guard (store/job-guard.ts). */
+export function finishIn(run: SqliteRunner, p: JobFinishParams, now = run.now()): JobTransitionResult {
+  const guard = finishGuard({
+    job: 'jobs',
+    id: '@id',
+    session: '@session',
+    epoch: '@epoch',
+    status: '@status',
+    now: '@now',
+  });
+  const row = run
+    .prepare(
+      `UPDATE jobs SET status = @status, finished_at = @now, exit_code = @exitCode,
+         reason = @reason, output_tail = @tail
+       WHERE ${guard}
+       ${RETURNING}`,
+    )
+    .get({
+      status: p.status,
+      now,
+      exitCode: p.exitCode ?? null,
+      reason: p.reason ?? null,
+      tail: p.outputTail ?? null,
+      id: p.id,
+      session: p.session,
+      epoch: p.epoch,
+    }) as JobRow | undefined;
+  if (row !== undefined) {
+    appendAudit(run, {
+      at: now,
+      type: 'job:finished',
+      key: row.key,
+      jobId: p.id,
+      session: p.session,
+      epoch: p.epoch,
+      detail: { status: p.status, exitCode: p.exitCode ?? null },
+    });
+    releaseJobLocks(run, now, p.id, 'released');
+    if (p.status === 'done') finishTask(run, now, row);
+  }
+  return lostOr(run, p.id, row);
+}
+
+/** A job that ended done finishes its open task (to done, or in review when it requires it). */
+function finishTask(run: SqliteRunner, now: number, job: JobRow): void {
+  const task = run.prepare('SELECT * FROM tasks WHERE id = ?').get(job.task_id) as TaskRow;
+  if (task.state !== 'open') return;
+  changeTaskState(run, now, task, {
+    action: 'finish',
+    by: { name: `job ${job.id}`, session: job.session_id },
+  });
+}
+
+const LEASE_PASSED = 'lease expired';
+
+/**
+ * Gives back up to `limit` jobs whose lease has passed, oldest lease first: to the queue, or
+ * failed once their attempts are spent, each audited, its workspace lock released.
+ */
+function giveBackExpired(run: SqliteRunner, now: number, limit: number): void {
+  const expired = run
+    .prepare(
+      `${JOB_SELECT} WHERE j.lease_until <= ? AND j.status IN ${HELD_SQL}
+       ORDER BY j.lease_until, j.id LIMIT ?`,
+    )
+    .all(now, limit) as JobRow[];
+  // In id order, as PostgreSQL's ordered ledger insert writes them.
+  for (const job of expired.sort((a, b) => a.id - b.id)) {
+    const again = job.attempt < job.attempt_max;
+    const base = { at: now, key: job.key, jobId: job.id, session: job.session_id, epoch: job.epoch };
+    if (again) {
+      run
+        .prepare(
+          `UPDATE jobs SET status = 'queued', run_after = ?, session_id = NULL, host = NULL,
+             agent_session_id = NULL, pid = NULL, term = NULL, lease_until = NULL, reason = ?
+           WHERE id = ? AND epoch = ? AND status = ?`,
+        )
+        .run(now, `requeued: ${LEASE_PASSED}`, job.id, job.epoch, job.status);
+      appendAudit(run, {
+        ...base,
+        type: 'job:requeued',
+        detail: { reason: LEASE_PASSED, attempt: job.attempt },
+      });
+    } else {
+      run
+        .prepare(
+          `UPDATE jobs SET status = 'failed', finished_at = ?, agent_session_id = NULL, pid = NULL,
+             term = NULL, reason = ?
+           WHERE id = ? AND epoch = ? AND status = ?`,
+        )
+        .run(now, `attempts exhausted: ${LEASE_PASSED}`, job.id, job.epoch, job.status);
+      appendAudit(run, { ...base, type: 'job:finished', detail: { status: 'failed', reason: LEASE_PASSED } });
+    }
+    releaseJobLocks(run, now, job.id, 'released');
+  }
+}
+
+/** jobs.batch, inside the caller's write transaction. */
+export function batchIn(run: SqliteRunner, p: JobBatchParams): JobBatchResult {
+  const take = p.take ?? 0;
+  const finish = p.finish ?? [];
+  assert(new Set(finish.map((m) => m.id)).size === finish.length, 'a batch finishes each job once');
+  // Taking needs a live session; a session that is not live changes nothing.
+  const session = take > 0 ? sessionRow(run, p.session, true) : null;
+  const now = run.now();
+  const finished = finish.map((m) => finishIn(run, { ...m, session: p.session }, now));
+  if (session === null) return { finished, taken: [], leaseUntil: null };
+  const leaseUntil = now + (p.leaseMs ?? 0);
+  const rows = claimDue(run, { session, host: p.host, now, start: true, limit: take, leaseUntil });
+  // After the take, as on PostgreSQL (one snapshot): a job given back goes to a later batch.
+  giveBackExpired(run, now, take);
+  return { finished, taken: rows.map(toJob), leaseUntil: rows.length === 0 ? null : leaseUntil };
+}

@@ -1,0 +1,98 @@
+/**
+ * Issue 14, item 12, on PostgreSQL: a full disk under the database is named as such (exit 5,
+ * "the disk is full … free space on the device"), as on SQLite (disk-faults.test.ts), not an
+ * unexpected error. A real full disk: a tablespace on a small tmpfs, a database made in it, the
+ * tmpfs filled to the last byte, then a CLI write. It needs what a throwaway or local server
+ * gives: a superuser, and the server on this machine, so that a directory mounted here is the
+ * server's; elsewhere it is skipped, saying why.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { chownSync, mkdirSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
+import { baton } from '../support/cli.js';
+import { postgresServers } from '../support/databases.js';
+import { fill, oneLine, smallDisk } from '../support/full-disk.js';
+
+const suffix = `${process.pid}_${Date.now().toString(36)}`;
+const SPACE = `baton_full_${suffix}`;
+const DATABASE = `baton_full_${suffix}`;
+
+interface Disk {
+  readonly dir: string;
+  readonly admin: pg.Client;
+  readonly url: string;
+}
+
+let disk: Disk | null = null;
+let why = '';
+
+/** The server's superuser connection, or null when this process may not do what the test needs. */
+async function setUp(): Promise<Disk | null> {
+  const server = postgresServers()[0];
+  if (server === undefined) return ((why = 'no PostgreSQL server'), null);
+  const admin = new pg.Client({ connectionString: server.url });
+  await admin.connect();
+  const owner = await serverOwner(admin);
+  if (owner === null) {
+    await admin.end();
+    return (
+      (why = 'the PostgreSQL server is not on this machine, or this role may not read its data directory'),
+      null
+    );
+  }
+  const dir = smallDisk('baton-pgfull-', `size=24m,mode=0700,uid=${owner.uid},gid=${owner.gid}`);
+  if (dir === null) {
+    await admin.end();
+    return ((why = 'cannot mount a tmpfs here (needs root)'), null);
+  }
+  const location = join(dir, 'space');
+  mkdirSync(location, { mode: 0o700 });
+  chownSync(location, owner.uid, owner.gid);
+  await admin.query(`CREATE TABLESPACE ${SPACE} LOCATION '${location}'`);
+  await admin.query(`CREATE DATABASE ${DATABASE} TABLESPACE ${SPACE}`);
+  const url = new URL(server.url);
+  url.pathname = `/${DATABASE}`;
+  return { dir, admin, url: url.toString() };
+}
+
+/** Who owns the server's data directory (the server's own user), or null when it is not here. */
+async function serverOwner(admin: pg.Client): Promise<{ uid: number; gid: number } | null> {
+  try {
+    const { rows } = await admin.query<{ d: string }>('SELECT current_setting($1) AS d', ['data_directory']);
+    const st = statSync(rows[0]?.d ?? '');
+    return { uid: st.uid, gid: st.gid };
+  } catch {
+    return null;
+  }
+}
+
+before(async () => {
+  disk = await setUp();
+});
+
+after(async () => {
+  if (disk === null) return;
+  const { admin, dir } = disk;
+  rmSync(join(dir, 'filler'), { force: true });
+  await admin.query(`DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`);
+  await admin.query(`DROP TABLESPACE IF EXISTS ${SPACE}`);
+  await admin.end();
+  execFileSync('umount', [dir]);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('a full disk under a PostgreSQL database exits 5 naming it, and changes nothing', async (t) => {
+  if (disk === null) return t.skip(why);
+  const { dir, url } = disk;
+  const init = await baton(url, 'init');
+  assert.equal(init.code, 0, init.stderr);
+  fill(dir);
+  oneLine(await baton(url, 'task', 'add', 'gh:acme/api#1'), 5, /the disk is full .*free space on the device/);
+  oneLine(await baton(url, 'enqueue', 'gh:acme/api#2'), 5, /the disk is full .*free space on the device/);
+  rmSync(join(dir, 'filler'));
+  assert.match((await baton(url, 'task', 'list')).stdout, /no tasks/);
+  assert.equal((await baton(url, 'task', 'add', 'gh:acme/api#1')).code, 0, 'with space freed it works again');
+});
