@@ -78,13 +78,15 @@ for (const db of bothEngines()) {
         assert.equal(job?.startedAt ?? null, null, 'never started');
         assert.equal(existsSync(join(c.dir, 'ran-1')), false, 'nothing ran');
         assert.equal((await c.store.tasks.get(key(1)))?.state, 'closed');
+        // The re-check notes its outcome after the close that cancelled the job; its log line
+        // comes after the note.
+        await up.waitForLog(/not run, issue closed on GitHub/);
         const rechecks = await c.store.audit.list({ key: key(1), type: 'github:recheck' });
         assert.deepEqual(
           rechecks.map((r) => r.detail['outcome']),
           ['cancelled'],
           JSON.stringify(rechecks.map((r) => r.detail)),
         );
-        await up.waitForLog(/not run, issue closed on GitHub/);
       }));
 
     test('enqueue, claim and finish show ai-dev-queued, then WIP, then no label', () =>

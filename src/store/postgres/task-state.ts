@@ -116,6 +116,12 @@ export const lockActiveJob = (taskId: string): string => `oj AS (
  * CTEs `je` (the active job `oj` ended with the moved task in `cte`: escalated with an escalated
  * task, cancelled when it left open for done or closed) and `jl` (its workspace lock, unless it
  * was running: its runner releases that once the agent's tree is dead).
+ *
+ * `je` finds the job by id alone. `oj` locked it and read its newest version, which a placement
+ * that committed while `oj` waited for the row may have moved from queued to claimed; the
+ * statement's snapshot still sees it queued, so a condition on the status would match nothing
+ * and leave a placed job on a task that is done (test/race/done-race.test.ts). Matched by id,
+ * the UPDATE re-reads the row's newest version, which nobody can change after `oj`'s lock.
  */
 export function endJob(cte: string): string {
   return `je AS (
@@ -125,7 +131,7 @@ export function endJob(cte: string): string {
       ELSE 'task ' || ${cte}.to_state || ' by ' || ${cte}.state_by
         || coalesce(': ' || ${cte}.state_reason, '') END
   FROM oj, ${cte}
-  WHERE jobs.id = oj.id AND jobs.status = oj.status AND ${cte}.moved AND ${cte}.from_state = 'open'
+  WHERE jobs.id = oj.id AND ${cte}.moved AND ${cte}.from_state = 'open'
     AND ${cte}.to_state <> 'in_review'
   RETURNING jobs.id, jobs.status, jobs.epoch, jobs.reason, jobs.finished_at, oj.status AS was, ${cte}.key,
     ${cte}.by_session
