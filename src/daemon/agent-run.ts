@@ -3,9 +3,9 @@
  * then the run's workspace is settled (run-workspace.ts): the locked workspace's directory, a git
  * worktree of it for this claim, or the runner's own directory for a cognitive run. The agent runs
  * there in a scope of the host's containment (a cgroup, or the shim's process group) while this loop
- * heartbeats the claim, watches the job row and samples the scope's memory. A fenced heartbeat, a
- * cancelled job or a blown RAM budget kills the whole scope at once, and what the agent leaves
- * behind dies with the job. A worktree is retired after the agent's exit and before the outcome is
+ * heartbeats the claim, watches the job row (claim-watch.ts) and samples the scope's memory. A
+ * fenced heartbeat, a cancelled job or a blown RAM budget kills the whole scope at once, and what
+ * the agent leaves behind dies with the job. A worktree is retired after the agent's exit and before the outcome is
  * written, which releases the workspace's lock. A `recheck` (run-recheck.ts) may cancel the run.
  */
 import type { ChildProcess } from 'node:child_process';
@@ -16,6 +16,7 @@ import { every } from '../core/time.js';
 import type { JobScope } from '../os/containment.js';
 import { killTree } from '../os/process-tree.js';
 import { readOomKills } from '../os/memory.js';
+import { ClaimWatch } from './claim-watch.js';
 import { judgeRun, type KillReason } from '../core/run-verdict.js';
 import { RunProgress } from './run-progress.js';
 import { spawnAgent, type AgentProcess } from './agent-process.js';
@@ -144,7 +145,7 @@ export class AgentRun {
     type Exit = { code: number | null; signal: NodeJS.Signals | null };
     const exited = new Promise<Exit>((done) => child.on('exit', (code, signal) => done({ code, signal })));
     let done = false;
-    let lastOkMs = clock.monotonicNowMs();
+    const ours = new ClaimWatch({ store, clock, job, agentSession, claimEpoch, kill: (r) => this.kill(r) });
     // The trust window has a timer of its own: a store call that hangs on a silent connection
     // must not keep the agent alive past it while recovery hands the task to someone else.
     const watchdog = new AbortController();
@@ -152,7 +153,7 @@ export class AgentRun {
       clock,
       Math.min(250, this.o.heartbeatIntervalMs),
       () => {
-        if (this.killedFor === null && clock.monotonicNowMs() - lastOkMs > this.o.trustMs)
+        if (this.killedFor === null && clock.monotonicNowMs() - ours.lastOkMs > this.o.trustMs)
           this.kill('fenced');
       },
       watchdog.signal,
@@ -168,7 +169,6 @@ export class AgentRun {
 
     let lastBeatMs = -Infinity;
     let judging: Promise<void> | null = null;
-    let beating: Promise<void> | null = null;
     while (!done) {
       await Promise.race([exited, clock.sleep(this.o.sampleIntervalMs)]);
       if (done) break;
@@ -177,16 +177,12 @@ export class AgentRun {
       if (mono - lastBeatMs >= this.o.heartbeatIntervalMs) {
         lastBeatMs = mono;
         // Beside the sampling: a store waiting out a lock must not stop RAM kills (issue 14, item 8).
-        // Trusted from when the beat was sent, not when its answer came: an answer that arrives
-        // after a pause of this process (SIGSTOP, a swap storm) vouches only for the time before.
-        beating ??= this.stillOurs(agentSession, claimEpoch, (sentAtMs) => {
-          lastOkMs = Math.max(lastOkMs, sentAtMs);
-        }).finally(() => (beating = null));
+        ours.beat();
         // Progress runs git in the worktree, slow on a busy host: it must never delay a beat.
         judging ??= this.judgeProgress(progress, claimEpoch).finally(() => (judging = null));
       }
     }
-    await beating;
+    await ours.settled();
     await judging;
     await watching;
     const exit = await exited;
@@ -297,27 +293,6 @@ export class AgentRun {
   }
 
   /**
-   * Heartbeats the claim, then reads the job (killFor). Only the beat, on the store's liveness
-   * connections, vouches for the claim: `alive` gets its send time. A job read that waits behind a
-   * busy pool or fails is left to the next beat, never counted against trust (issue 14, item 5).
-   */
-  private async stillOurs(
-    agentSession: number,
-    claimEpoch: number,
-    alive: (sentAtMs: number) => void,
-  ): Promise<void> {
-    const sentAtMs = this.o.clock.monotonicNowMs();
-    const claim = { key: this.job.key, epoch: claimEpoch };
-    const hb = await this.o.store.sessions.heartbeat({ session: agentSession, claim }).catch(() => null);
-    if (hb === null) return; // The database is unreachable; the trust window decides.
-    if (hb.ok) alive(sentAtMs);
-    // Read even when the beat was refused: an escalation ends the claim too, and names the kill.
-    const job = await this.o.store.jobs.get(this.job.id).catch(() => undefined);
-    const reason = killFor(hb.ok, job, this.job.epoch);
-    if (reason !== null) this.kill(reason);
-  }
-
-  /**
    * Where the kernel enforces the budget (a cgroup with a memory controller), an OOM kill in the
    * scope ends the job at once, as one; elsewhere the scope's RSS is held to the budget here.
    */
@@ -386,14 +361,4 @@ export class AgentRun {
     await release(verdict.release);
     log(verdict.log);
   }
-}
-
-/** Why an agent must die, from its beat and its job as read (undefined: not read this time). */
-function killFor(beatOk: boolean, job: Job | null | undefined, epoch: number): KillReason | null {
-  if (job?.status === 'escalated') return 'escalated';
-  if (!beatOk) return 'fenced';
-  if (job === undefined) return null; // read again at the next beat
-  if (job?.status === 'cancelled') return 'cancelled';
-  if (job === null || job.epoch !== epoch || job.status !== 'running') return 'fenced';
-  return null;
 }

@@ -11,6 +11,7 @@ import type { Clock } from '../../src/core/time.js';
 
 interface Sleeper {
   readonly until: number;
+  /** Ends the sleep, and drops its abort listener, as timers/promises does when its timer fires. */
   readonly resolve: () => void;
 }
 
@@ -41,16 +42,19 @@ export class FakeClock implements Clock {
         resolve();
         return;
       }
-      const sleeper: Sleeper = { until: this.mono + ms, resolve };
-      this.sleepers.push(sleeper);
-      signal?.addEventListener(
-        'abort',
-        () => {
-          this.sleepers = this.sleepers.filter((s) => s !== sleeper);
+      const onAbort = (): void => {
+        this.sleepers = this.sleepers.filter((s) => s !== sleeper);
+        resolve();
+      };
+      const sleeper: Sleeper = {
+        until: this.mono + ms,
+        resolve: () => {
+          signal?.removeEventListener('abort', onAbort);
           resolve();
         },
-        { once: true },
-      );
+      };
+      this.sleepers.push(sleeper);
+      signal?.addEventListener('abort', onAbort, { once: true });
       this.notify();
     });
   }

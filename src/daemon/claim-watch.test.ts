@@ -1,0 +1,208 @@
+/**
+ * An agent's trust rests on its claim's heartbeat alone (claim-watch.ts, issue 14, item 5): a real
+ * agent (`sleep 30` under the shim) runs on a fake process clock against a real SQLite store whose
+ * read of the job row is held back, as a busy pool or a silent connection would. The beats go on
+ * and keep the agent trusted long past the trust window; the read, when it answers, still names
+ * the kill.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setImmediate as turn } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { FakeClock } from '../../test/support/fake-clock.js';
+import { daemonFixture, Hold, type DaemonFixture } from '../../test/support/daemon-fixture.js';
+import { DEFAULT_RETRY_POLICY } from '../core/retry.js';
+import type { KillReason } from '../core/run-verdict.js';
+import { openContainment, type Containment } from '../os/containment.js';
+import type { Store } from '../store/store.js';
+import { AgentRun } from './agent-run.js';
+
+const SHIM = fileURLToPath(new URL('../os/agent-shim.js', import.meta.url));
+const HEARTBEAT = 1_000;
+const STALE = 5_000;
+const TRUST = 3_000; // the runner's: STALE - 2 * HEARTBEAT (core/heartbeat-windows.ts)
+const STEP = 250; // the watchdog looks, and the run samples, every 250 ms
+
+/** The run under test, with the kills it was asked for (the watchdog's and the watch's alike). */
+class WatchedRun extends AgentRun {
+  readonly kills: KillReason[] = [];
+  private said: () => void = () => undefined;
+  readonly killed = new Promise<void>((resolve) => (this.said = resolve));
+
+  override kill(reason: KillReason): void {
+    this.kills.push(reason);
+    this.said();
+    super.kill(reason);
+  }
+}
+
+interface Setup {
+  readonly f: DaemonFixture;
+  readonly clock: FakeClock;
+  readonly run: WatchedRun;
+  readonly running: Promise<void>;
+  readonly containment: Containment;
+  /** The answers of reads of the job's row, held until the test says. */
+  readonly reads: Hold;
+  readonly counts: { claimBeats: number; reads: number };
+  /** Every heartbeat sent so far has answered, and the run has taken the answer in. */
+  answered(): Promise<void>;
+  readonly lines: string[];
+}
+
+/** A runner's host with job `k` (`sleep 30`) placed on it, run by an AgentRun on the fake clock. */
+async function setup(): Promise<Setup> {
+  const f = await daemonFixture();
+  const clock = new FakeClock();
+  const reads = new Hold();
+  const runner = await f.store.sessions.start({ kind: 'daemon', host: 'h1', pid: 1, ttlMs: 60_000 });
+  await f.store.hosts.register({
+    name: 'h1',
+    session: runner.id,
+    enabled: true,
+    ramTotalMb: 8_000,
+    ramReservedMb: 0,
+    ramFreeMb: 8_000,
+    slotsMax: 4,
+  });
+  const lease = await f.store.leases.acquire({ name: 'dispatcher', holder: 'leader', ttlMs: 60_000 });
+  assert.ok(lease.ok);
+  const term = { lease: 'dispatcher', holder: 'leader', term: lease.lease.term };
+  const { job } = await f.store.jobs.enqueue({ key: 'k', command: 'sleep 30' });
+  const placed = await f.store.dispatch.place({ id: job.id, host: 'h1', term });
+  assert.ok(placed.ok);
+  const counts = { claimBeats: 0, reads: 0 };
+  const beats = new Set<Promise<unknown>>();
+  // The real store; a read of the job's row waits for the hold before it goes to the database,
+  // as a query queued behind a busy pool does.
+  const store: Store = {
+    ...f.store,
+    sessions: {
+      ...f.store.sessions,
+      heartbeat: (p) => {
+        if (p.claim !== undefined) counts.claimBeats++;
+        const beat = f.store.sessions.heartbeat(p);
+        const settled: Promise<unknown> = beat.then(
+          () => beats.delete(settled),
+          () => beats.delete(settled),
+        );
+        beats.add(settled);
+        return beat;
+      },
+    },
+    jobs: {
+      ...f.store.jobs,
+      get: async (id) => {
+        if (id === job.id) {
+          counts.reads++;
+          await reads.pass(null);
+        }
+        return f.store.jobs.get(id);
+      },
+    },
+  };
+  const containment = openContainment({ choice: 'process-group', shimPath: SHIM });
+  const lines: string[] = [];
+  const cwd = mkdtempSync(join(tmpdir(), 'baton-trust-'));
+  const run = new WatchedRun(
+    {
+      store,
+      clock,
+      host: 'h1',
+      runnerSession: runner.id,
+      dbUrl: f.url,
+      containment,
+      agentEnv: [],
+      logDir: cwd,
+      defaultCommand: null,
+      heartbeatIntervalMs: HEARTBEAT,
+      sampleIntervalMs: STEP,
+      trustMs: TRUST,
+      cwd,
+      worktreeDir: cwd,
+      policy: DEFAULT_RETRY_POLICY,
+      stall: { stallAfterMs: 3_600_000, action: 'none' },
+      log: (line) => lines.push(line),
+      sessionTtlMs: STALE,
+    },
+    placed.job,
+  );
+  const answered = async (): Promise<void> => {
+    while (beats.size > 0) await Promise.all([...beats]);
+    await turn(); // the run's own continuations of those answers
+  };
+  const running = run.run();
+  return { f, clock, run, running, containment, reads, counts, answered, lines };
+}
+
+/** The agent is up: its session's beat, the watchdog and the sampling loop all sleep. */
+async function agentUp(s: Setup): Promise<void> {
+  await s.clock.sleeping(3);
+  const job = await s.f.store.jobs.get(s.run.job.id);
+  assert.equal(job?.status, 'running');
+}
+
+/**
+ * Moves the process clock (and the database clock with it) in the watchdog's steps, each time
+ * until the run's three loops sleep again and every beat sent has answered; stops at a kill.
+ */
+async function pass(s: Setup, ms: number): Promise<void> {
+  for (let moved = 0; moved < ms && s.run.kills.length === 0; moved += STEP) {
+    await s.f.moveDb(STEP);
+    s.clock.advance(STEP);
+    await Promise.race([s.clock.sleeping(3), s.run.killed]);
+    await s.answered();
+  }
+}
+
+async function done(s: Setup): Promise<void> {
+  s.run.kill('shutdown');
+  s.reads.open();
+  await s.running;
+  await s.containment.close();
+  await s.f.store.close();
+}
+
+test('a job read that hangs stops no heartbeat, and the agent is not fenced while they get through', async () => {
+  const s = await setup();
+  try {
+    await agentUp(s);
+    s.clock.advance(STEP); // the first beat goes out; its answer starts the read, which hangs
+    await s.reads.holding();
+    await s.clock.sleeping(3);
+    await pass(s, 4 * TRUST);
+    assert.deepEqual(s.run.kills, [], 'not killed, fenced or otherwise');
+    const job = await s.f.store.jobs.get(s.run.job.id);
+    assert.equal(job?.status, 'running');
+    assert.ok(job.pid !== null);
+    process.kill(job.pid, 0); // the agent is alive (throws ESRCH if not)
+    assert.ok(s.counts.claimBeats >= (4 * TRUST) / HEARTBEAT, `${s.counts.claimBeats} claim beats`);
+    assert.equal(s.counts.reads, 1, 'the read in flight is not started again');
+  } finally {
+    await done(s);
+  }
+});
+
+test('a held job read that answers with the job cancelled kills the agent as cancelled', async () => {
+  const s = await setup();
+  try {
+    await agentUp(s);
+    s.clock.advance(STEP);
+    await s.reads.holding();
+    await s.clock.sleeping(3);
+    await pass(s, 4 * TRUST);
+    await s.f.store.jobs.cancel({ id: s.run.job.id, reason: 'cancelled by the test' });
+    s.reads.open(); // the read goes to the database now, and finds the job cancelled
+    await s.run.killed;
+    await s.running;
+    assert.deepEqual(s.run.kills, ['cancelled']);
+    assert.ok(s.lines.includes(`job ${s.run.job.id} k: cancelled, process tree killed`), s.lines.join('\n'));
+    assert.equal((await s.f.store.jobs.get(s.run.job.id))?.status, 'cancelled');
+    assert.equal(await s.f.store.claims.current('k'), null);
+  } finally {
+    await done(s);
+  }
+});

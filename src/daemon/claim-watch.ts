@@ -1,0 +1,80 @@
+/**
+ * Whether a running agent's claim is still ours, from two chains that never wait on each other
+ * (issue 14, item 5). The claim's heartbeat alone vouches for the claim: a beat the database took
+ * moves `lastOkMs` to the time it was sent, and the run's watchdog (agent-run.ts) kills the agent
+ * as fenced once that is older than the trust window. The beat has connections of its own on
+ * PostgreSQL (the store's liveness pool); the read of the job row, started when a beat answers,
+ * goes through the ordinary pool, where it may wait behind the host's other work or hang on a
+ * silent connection. It only names a kill (cancelled, escalated, moved elsewhere), and is never
+ * counted against trust: while the beat waited for it, beats stopped and a healthy agent died as
+ * fenced once the window passed. A read still in flight is not started again.
+ */
+import type { Job } from '../core/job.js';
+import type { KillReason } from '../core/run-verdict.js';
+import type { Clock } from '../core/time.js';
+import type { Store } from '../store/store.js';
+
+export interface ClaimWatchOptions {
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly job: Job;
+  readonly agentSession: number;
+  readonly claimEpoch: number;
+  readonly kill: (reason: KillReason) => void;
+}
+
+export class ClaimWatch {
+  /** When the last beat the database took was sent, on the monotonic clock. */
+  lastOkMs: number;
+  /** The latest beat's answer: a refusal that comes while a read waits still names its kill. */
+  private beatOk = true;
+  private beating: Promise<void> | null = null;
+  private reading: Promise<void> | null = null;
+
+  constructor(private readonly o: ClaimWatchOptions) {
+    this.lastOkMs = o.clock.monotonicNowMs();
+  }
+
+  /** Heartbeats the claim, unless the last beat has not answered yet. */
+  beat(): void {
+    this.beating ??= this.sendBeat().finally(() => (this.beating = null));
+  }
+
+  /** Waits for the beat and the read still in flight, if any. */
+  async settled(): Promise<void> {
+    await this.beating; // may start a read as it answers
+    await this.reading;
+  }
+
+  private async sendBeat(): Promise<void> {
+    // Trusted from when the beat was sent, not when its answer came: an answer that arrives
+    // after a pause of this process (SIGSTOP, a swap storm) vouches only for the time before.
+    const sentAtMs = this.o.clock.monotonicNowMs();
+    const claim = { key: this.o.job.key, epoch: this.o.claimEpoch };
+    const session = this.o.agentSession;
+    const hb = await this.o.store.sessions.heartbeat({ session, claim }).catch(() => null);
+    if (hb === null) return; // The database is unreachable; the trust window decides.
+    this.beatOk = hb.ok;
+    if (hb.ok) this.lastOkMs = Math.max(this.lastOkMs, sentAtMs);
+    // Read even when the beat was refused: an escalation ends the claim too, and names the kill.
+    // Not awaited: the next beat must not wait for it.
+    this.reading ??= this.readJob().finally(() => (this.reading = null));
+  }
+
+  /** Reads the job and kills for what it shows; a read that fails is left to the next beat. */
+  private async readJob(): Promise<void> {
+    const job = await this.o.store.jobs.get(this.o.job.id).catch(() => undefined);
+    const reason = killFor(this.beatOk, job, this.o.job.epoch);
+    if (reason !== null) this.o.kill(reason);
+  }
+}
+
+/** Why an agent must die, from its beat and its job as read (undefined: not read this time). */
+function killFor(beatOk: boolean, job: Job | null | undefined, epoch: number): KillReason | null {
+  if (job?.status === 'escalated') return 'escalated';
+  if (!beatOk) return 'fenced';
+  if (job === undefined) return null; // read again after the next beat
+  if (job?.status === 'cancelled') return 'cancelled';
+  if (job === null || job.epoch !== epoch || job.status !== 'running') return 'fenced';
+  return null;
+}
