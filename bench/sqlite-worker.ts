@@ -56,7 +56,7 @@ async function durable(path: string, ms: number, row: number): Promise<void> {
     try {
       begin.run();
     } catch (error) {
-      // Baton's runner retries a busy BEGIN IMMEDIATE the same way.
+      // Baton's executor retries a busy BEGIN IMMEDIATE the same way.
       if ((error as { code?: string }).code === 'SQLITE_BUSY') continue;
       throw error;
     }

@@ -2,8 +2,9 @@
  * The token a request acts with, carried through the async calls it makes (AsyncLocalStorage).
  * Every ledger row written while it is set records it in `audit_events.token_id`: on SQLite the
  * row's insert reads it; on PostgreSQL the column's default reads the connection's
- * `baton.token` setting, which the runner sets on the connection before the statement. So the
- * ledger says which token acted without every store method taking one more parameter.
+ * `baton.token` setting, which the executor (postgres/executor.ts) sets on the connection before
+ * the statement. So the ledger says which token acted without every store method taking one more
+ * parameter.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 

@@ -25,7 +25,7 @@ import {
   type ClaimRow,
   type ClaimStateRow,
 } from './rows.js';
-import type { PgRunner } from './runner.js';
+import type { PgExecutor } from './executor.js';
 import { expiredDetail, moveSql } from './task-state.js';
 import { forceRelease } from './force-release.js';
 import { RACE_RETRY_MAX, sessionNotFound, sessionNotLive } from './tasks-claims.js';
@@ -33,19 +33,19 @@ import { RACE_RETRY_MAX, sessionNotFound, sessionNotLive } from './tasks-claims.
 const CLAIM_COLUMNS = `t.key, c.session_id, c.epoch, c.claimed_at, c.heartbeat_at, c.released_at,
   c.outcome`;
 
-export function postgresClaims(run: PgRunner): Store['claims'] {
+export function postgresClaims(exec: PgExecutor): Store['claims'] {
   return {
-    acquire: (p) => acquire(run, p),
-    release: (p) => release(run, p),
-    forceRelease: (p) => run.transaction((q) => forceRelease(q, p)),
+    acquire: (p) => acquire(exec, p),
+    release: (p) => release(exec, p),
+    forceRelease: (p) => exec.transaction((q) => forceRelease(q, p)),
     current: async (key) => {
-      const state = await claimState(run, key, null);
+      const state = await claimState(exec, key, null);
       if (state.task_id === null) throw new NotFoundError('task', key);
       return liveClaimOf(key, state);
     },
     history: async (key) =>
       (
-        await run.rows<ClaimRow>(
+        await exec.rows<ClaimRow>(
           `SELECT ${CLAIM_COLUMNS} FROM claims c JOIN tasks t ON t.id = c.task_id
            WHERE t.key = $1::text ORDER BY c.epoch`,
           [key],
@@ -59,7 +59,7 @@ export function postgresClaims(run: PgRunner): Store['claims'] {
  * EvalPlanQual re-check of `holder_session_id IS NULL` (and of the task being open) on the
  * newest row version make the second of two racing claimers match nothing. The claims insert and
  * the audit row ride in the same statement; the partial unique index claims_one_live_per_task
- * backs the guard (a violation is retried by the runner and then reads as held).
+ * backs the guard (a violation is retried by the executor and then reads as held).
  */
 const GRANT = `WITH s AS (
   SELECT id, host FROM sessions WHERE id = $2::bigint AND state = 'live' FOR KEY SHARE
@@ -119,15 +119,15 @@ const TAKE_OVER = `WITH s AS (
 )
 SELECT ${CLAIM_COLUMNS} FROM c JOIN t ON t.id = c.task_id`;
 
-async function acquire(run: PgRunner, p: Parameters<Store['claims']['acquire']>[0]): Promise<ClaimResult> {
+async function acquire(exec: PgExecutor, p: Parameters<Store['claims']['acquire']>[0]): Promise<ClaimResult> {
   for (let attempt = 1; ; attempt++) {
-    const row = await run.one<ClaimRow>(GRANT, [p.key, p.session]);
+    const row = await exec.one<ClaimRow>(GRANT, [p.key, p.session]);
     if (row !== undefined) return { ok: true, claim: toClaim(row), granted: true };
-    const state = await claimState(run, p.key, p.session);
+    const state = await claimState(exec, p.key, p.session);
     const lost = explainRefusedClaim(p, state);
     if (lost !== null && !(lost.ok === false && state.holder_expired === true)) return lost;
     if (lost !== null && state.session_id !== null && state.epoch !== null) {
-      const taken = await run.one<ClaimRow>(TAKE_OVER, [p.key, p.session, state.session_id, state.epoch]);
+      const taken = await exec.one<ClaimRow>(TAKE_OVER, [p.key, p.session, state.session_id, state.epoch]);
       if (taken !== undefined) return { ok: true, claim: toClaim(taken), granted: true };
     }
     // Released, renewed or taken between the statements: look again.
@@ -185,19 +185,22 @@ const FINISH_ON_RELEASE = moveSql(
   '',
 );
 
-async function release(run: PgRunner, p: Parameters<Store['claims']['release']>[0]): Promise<FencedResult> {
+async function release(
+  exec: PgExecutor,
+  p: Parameters<Store['claims']['release']>[0],
+): Promise<FencedResult> {
   const params = [p.key, p.session, p.epoch, p.outcome];
   const released =
     p.outcome !== 'done'
-      ? (await run.one<{ released: number }>(RELEASE, params))?.released === 1
-      : await run.transaction(async (q) => {
+      ? (await exec.one<{ released: number }>(RELEASE, params))?.released === 1
+      : await exec.transaction(async (q) => {
           const [r] = await q.rows<{ released: number }>(RELEASE, params);
           if (r?.released !== 1) return false;
           await q.rows(FINISH_ON_RELEASE, [p.key, `session ${p.session}`, p.session, null]);
           return true;
         });
   if (released) return { ok: true };
-  const state = await claimState(run, p.key, p.session);
+  const state = await claimState(exec, p.key, p.session);
   if (state.task_id === null) throw new NotFoundError('task', p.key);
   if (state.session_state === null) throw sessionNotFound(p.session);
   return { ok: false, reason: 'fenced', current: holderOf(state) };

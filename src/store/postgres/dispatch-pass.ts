@@ -9,7 +9,7 @@ import { candidateOf, type CandidateColumns, type CandidateWorkspaceJson } from 
 import type { DispatchStore } from '../dispatch-store.js';
 import { LIVE_TERM, place, placeMany, termParams } from './placement.js';
 import { NOW, jobFields, ms, msInterval, toJob, type JobRow } from './rows.js';
-import type { PgRunner } from './runner.js';
+import type { PgExecutor } from './executor.js';
 
 /**
  * The queued jobs of open tasks in dispatch order (through jobs_queue), each with what its
@@ -85,28 +85,28 @@ SELECT 'waited' AS kind, id FROM w UNION ALL SELECT 'skipped', id FROM s WHERE c
 type Pass = Pick<DispatchStore['dispatch'], 'place' | 'placeMany' | 'candidates' | 'setAside'>;
 
 /** `took` counts the jobs taken from the queue, for the queue's upkeep (upkeep.ts). */
-export function postgresDispatchPass(run: PgRunner, took: (n: number) => void): Pass {
+export function postgresDispatchPass(exec: PgExecutor, took: (n: number) => void): Pass {
   return {
     place: async (p) => {
-      const placed = await place(run, p);
+      const placed = await place(exec, p);
       if (placed.ok) took(1);
       return placed;
     },
     placeMany: async (p) => {
-      const placed = await placeMany(run, p);
+      const placed = await placeMany(exec, p);
       took(placed.filter((r) => r.ok).length);
       return placed;
     },
     candidates: async (p) => {
       // Always one row at least: `now`, with null job columns when nothing is queued.
-      const rows = await run.rows<CandidateRow>(CANDIDATES, [p.limit]);
+      const rows = await exec.rows<CandidateRow>(CANDIDATES, [p.limit]);
       const now = rows[0]?.now;
       assert(now !== undefined, 'the candidates read returns the time');
       return { now: ms(now), jobs: rows.filter((r) => r.id !== null).map(toCandidate) };
     },
     setAside: async (p) => {
       if (p.waits.length + p.skips.length === 0) return { waited: [], skipped: [] };
-      const rows = await run.rows<{ kind: 'waited' | 'skipped'; id: number }>(SET_ASIDE, [
+      const rows = await exec.rows<{ kind: 'waited' | 'skipped'; id: number }>(SET_ASIDE, [
         ...termParams(p.term),
         p.waits.map((w) => w.id),
         p.waits.map((w) => w.reason),

@@ -14,7 +14,7 @@ import { postgresDispatchPass } from './dispatch-pass.js';
 import { LIVE_TERM, termParams } from './placement.js';
 import { NOW, atMs, hostOf, jobColumns, jobFields, ms, msInterval, toJob, type JobRow } from './rows.js';
 import type { TaskGate } from '../../core/task.js';
-import type { PgRunner } from './runner.js';
+import type { PgExecutor } from './executor.js';
 
 interface MutableReport extends RescueReport {
   sessions: number[];
@@ -25,20 +25,20 @@ interface MutableReport extends RescueReport {
 }
 
 /** `took` counts the jobs taken from the queue, for the queue's upkeep (upkeep.ts). */
-export function postgresDispatch(run: PgRunner, took: (n: number) => void): DispatchStore['dispatch'] {
+export function postgresDispatch(exec: PgExecutor, took: (n: number) => void): DispatchStore['dispatch'] {
   return {
     queued: async (p) =>
       (
-        await run.rows<JobRow & { gate: TaskGate | null }>(
+        await exec.rows<JobRow & { gate: TaskGate | null }>(
           `SELECT ${jobFields('jobs')}, t.key, t.gate FROM jobs JOIN tasks t ON t.id = jobs.task_id
            WHERE jobs.status = 'queued' AND jobs.run_after <= ${NOW} AND t.state = 'open'
            ORDER BY jobs.priority, jobs.queued_at, jobs.id LIMIT $1::int`,
           [p.limit],
         )
       ).map((r) => ({ ...toJob(r), gate: r.gate })),
-    ...postgresDispatchPass(run, took),
+    ...postgresDispatchPass(exec, took),
     markWaiting: async (p) => {
-      const [r] = await run.rows<{ marked: number }>(
+      const [r] = await exec.rows<{ marked: number }>(
         `WITH ${LIVE_TERM}, j AS (
            UPDATE jobs SET reason = $5::text
            FROM l WHERE jobs.id = $4::bigint AND jobs.status = 'queued'
@@ -52,7 +52,7 @@ export function postgresDispatch(run: PgRunner, took: (n: number) => void): Disp
     skip: async (p) => {
       // The job row is locked (after the lease, through `l`) to read the reason it had, so the
       // ledger row is written only when the reason changes.
-      const [r] = await run.rows<{ skipped: number }>(
+      const [r] = await exec.rows<{ skipped: number }>(
         `WITH ${LIVE_TERM}, o AS (
            SELECT id, reason FROM jobs
            WHERE id = $4::bigint AND status = 'queued' AND EXISTS (SELECT 1 FROM l)
@@ -74,14 +74,14 @@ export function postgresDispatch(run: PgRunner, took: (n: number) => void): Disp
     },
     assigned: async (session) =>
       (
-        await run.rows<JobRow>(
+        await exec.rows<JobRow>(
           `SELECT ${jobColumns('jobs')} FROM jobs
            WHERE session_id = $1::bigint AND status = 'claimed' ORDER BY id`,
           [session],
         )
       ).map(toJob),
     attach: async (p) => {
-      const row = await run.one<JobRow>(
+      const row = await exec.one<JobRow>(
         `WITH j AS (
            UPDATE jobs SET agent_session_id = $4::bigint, pid = $5::int
            WHERE id = $1::bigint AND session_id = $2::bigint AND epoch = $3::bigint
@@ -96,26 +96,26 @@ export function postgresDispatch(run: PgRunner, took: (n: number) => void): Disp
          SELECT * FROM j`,
         [p.id, p.session, p.epoch, p.agentSession, p.pid],
       );
-      if (row === undefined) return { ok: false, reason: 'lost', job: await jobById(run, p.id) };
+      if (row === undefined) return { ok: false, reason: 'lost', job: await jobById(exec, p.id) };
       return { ok: true, job: toJob(row) };
     },
     requeue: async (p) => {
       // A rare path (an agent crashed): read the job under (session, epoch), choose requeue or
       // fail and the backoff from what was read, then write guarded by the epoch and status read.
-      const job = await run.one<JobRow>(
+      const job = await exec.one<JobRow>(
         `SELECT ${jobColumns('jobs')} FROM jobs
          WHERE id = $1::bigint AND session_id = $2::bigint AND epoch = $3::bigint
            AND status IN ('claimed', 'running')`,
         [p.id, p.session, p.epoch],
       );
-      const done = job === undefined ? null : await requeueOrFail(run, job, p.policy, 'released', p.reason);
-      if (done === null) return { ok: false, reason: 'lost', job: await jobById(run, p.id) };
+      const done = job === undefined ? null : await requeueOrFail(exec, job, p.policy, 'released', p.reason);
+      if (done === null) return { ok: false, reason: 'lost', job: await jobById(exec, p.id) };
       return { ok: true, job: toJob(done.row) };
     },
   };
 }
 
-export function postgresRecovery(run: PgRunner): DispatchStore['recovery'] {
+export function postgresRecovery(exec: PgExecutor): DispatchStore['recovery'] {
   return {
     rescueStale: async (p) => {
       const report: MutableReport = {
@@ -126,7 +126,7 @@ export function postgresRecovery(run: PgRunner): DispatchStore['recovery'] {
         jobsFailed: [],
       };
       const limit = p.limit ?? 100;
-      const candidates = await run.rows<{ id: number; heartbeat_at: Date }>(
+      const candidates = await exec.rows<{ id: number; heartbeat_at: Date }>(
         `SELECT id, heartbeat_at FROM sessions
          WHERE state = 'live' AND heartbeat_at < ${NOW} - ${msInterval('coalesce(ttl_ms, $1::bigint)')}
          ORDER BY id LIMIT $2::int`,
@@ -135,14 +135,14 @@ export function postgresRecovery(run: PgRunner): DispatchStore['recovery'] {
       // One transaction per session, guarded by the heartbeat it observed; then one statement
       // per orphaned job, guarded by the epoch and status it observed. Counted once committed.
       for (const c of candidates) {
-        const released = await rescueSession(run, c.id, ms(c.heartbeat_at));
+        const released = await rescueSession(exec, c.id, ms(c.heartbeat_at));
         if (released === null) continue;
         report.sessions.push(c.id);
         report.claimsReleased += released.claims;
         report.locksReleased += released.locks;
       }
-      for (const job of await orphanedJobs(run, limit)) {
-        const done = await requeueOrFail(run, job, p.policy, 'recovered');
+      for (const job of await orphanedJobs(exec, limit)) {
+        const done = await requeueOrFail(exec, job, p.policy, 'recovered');
         if (done?.outcome === 'requeued') report.jobsRequeued.push(job.id);
         if (done?.outcome === 'failed') report.jobsFailed.push(job.id);
       }
@@ -165,11 +165,11 @@ export function postgresRecovery(run: PgRunner): DispatchStore['recovery'] {
  * two sweeps racing, the second waits for the lock and then reads the session as stale.
  */
 async function rescueSession(
-  run: PgRunner,
+  exec: PgExecutor,
   id: number,
   heartbeatMs: number,
 ): Promise<{ claims: number; locks: number } | null> {
-  return run.transaction(async (q) => {
+  return exec.transaction(async (q) => {
     const [marked] = await q.rows<{ marked: number }>(
       `WITH l AS (
          SELECT id, state, heartbeat_at FROM sessions WHERE id = $1::bigint FOR UPDATE
@@ -207,8 +207,8 @@ export const ORPHANED_JOBS = `
     OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = j.agent_session_id AND s.state <> 'live')
   ORDER BY j.id LIMIT $1::int`;
 
-async function orphanedJobs(run: PgRunner, limit: number): Promise<JobRow[]> {
-  return run.rows<JobRow>(ORPHANED_JOBS, [limit]);
+async function orphanedJobs(exec: PgExecutor, limit: number): Promise<JobRow[]> {
+  return exec.rows<JobRow>(ORPHANED_JOBS, [limit]);
 }
 
 /**
@@ -219,7 +219,7 @@ async function orphanedJobs(run: PgRunner, limit: number): Promise<JobRow[]> {
  * matches nothing. The backoff is core/retry.ts's, for the attempt observed.
  */
 async function requeueOrFail(
-  run: PgRunner,
+  exec: PgExecutor,
   job: JobRow,
   policy: RetryPolicy,
   lockOutcome: LockOutcome,
@@ -247,7 +247,7 @@ async function requeueOrFail(
          UNION ALL
          ${lockReleasedRows(1, 'k', at, '$6::text', 'j')}`);
   if (job.attempt < job.attempt_max || unstarted) {
-    const row = await run.one<JobRow>(
+    const row = await exec.one<JobRow>(
       `WITH j AS (
          UPDATE jobs SET status = 'queued', run_after = ${NOW} + ${msInterval('$7')},
            session_id = NULL, host = NULL, agent_session_id = NULL, pid = NULL, term = NULL,
@@ -267,7 +267,7 @@ async function requeueOrFail(
     );
     return row === undefined ? null : { outcome: 'requeued', row };
   }
-  const row = await run.one<JobRow>(
+  const row = await exec.one<JobRow>(
     `WITH j AS (
        UPDATE jobs SET status = 'failed', finished_at = ${NOW},
          reason = 'attempts exhausted: ' || $5::text

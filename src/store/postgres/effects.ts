@@ -14,7 +14,7 @@ import { NotFoundError } from '../../core/errors.js';
 import type { EffectsStore } from '../effects-store.js';
 import type { TestSwitches } from '../test-switches.js';
 import { NOW, claimState, holderOf, ms } from './rows.js';
-import type { PgRunner } from './runner.js';
+import type { PgExecutor } from './executor.js';
 
 interface EffectRow {
   id: number;
@@ -61,15 +61,15 @@ function recordSql(fencing: boolean): string {
     SELECT ${EFFECT_COLUMNS} FROM e JOIN t ON t.id = e.task_id`;
 }
 
-export function postgresEffects(run: PgRunner, switches: TestSwitches): EffectsStore['effects'] {
+export function postgresEffects(exec: PgExecutor, switches: TestSwitches): EffectsStore['effects'] {
   const sql = recordSql(switches.fencing);
   return {
     record: async (p) => {
       const kind = validateEffectKind(p.kind);
       const payload = encodeEffectPayload(p.payload);
-      const row = await run.one<EffectRow>(sql, [p.key, p.session, p.epoch, kind, payload]);
+      const row = await exec.one<EffectRow>(sql, [p.key, p.session, p.epoch, kind, payload]);
       if (row !== undefined) return { ok: true, effect: toEffect(row) };
-      const state = await claimState(run, p.key, p.session);
+      const state = await claimState(exec, p.key, p.session);
       if (state.task_id === null) throw new NotFoundError('task', p.key, 'add it with `baton task add`');
       if (state.session_state === null) {
         throw new NotFoundError('session', String(p.session), 'start one with `baton session start`');
@@ -78,7 +78,7 @@ export function postgresEffects(run: PgRunner, switches: TestSwitches): EffectsS
     },
     list: async (p) =>
       (
-        await run.rows<EffectRow>(
+        await exec.rows<EffectRow>(
           `SELECT ${EFFECT_COLUMNS} FROM effects e JOIN tasks t ON t.id = e.task_id
            WHERE t.key = $1::text AND e.id > $2::bigint ORDER BY e.id LIMIT $3::int`,
           [p.key, p.afterId ?? 0, p.limit ?? 1000],

@@ -12,7 +12,7 @@ import type { JobState } from '../../core/job.js';
 import type { ClaimForceReleaseParams, ClaimForceReleaseResult } from '../store.js';
 import { deleteLocks, insertAuditRows, lockReleasedRows } from './locks.js';
 import { NOW, hostOf } from './rows.js';
-import type { Querier } from './runner.js';
+import type { Querier } from './executor.js';
 
 interface LiveRow {
   id: number;

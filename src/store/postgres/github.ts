@@ -6,7 +6,7 @@
 import type { GithubStore, LabelState, OutboxRow } from '../github-store.js';
 import { ACTIVE_SQL } from '../job-guard.js';
 import { NOW, ms, msInterval } from './rows.js';
-import type { PgRunner } from './runner.js';
+import type { PgExecutor } from './executor.js';
 
 interface Row {
   id: string | number;
@@ -36,16 +36,16 @@ const AUDIT = `INSERT INTO audit_events (at, type, task_key, job_id, detail)
 type Github = GithubStore['github'];
 
 /** The outbox: rows due, marked applied or failed, and the count still waiting. */
-function outbox(run: PgRunner): Pick<Github, 'pending' | 'applied' | 'failed' | 'backlog'> {
+function outbox(exec: PgExecutor): Pick<Github, 'pending' | 'applied' | 'failed' | 'backlog'> {
   return {
     pending: async ({ limit, key, prefix }) =>
       (key !== undefined
-        ? await run.rows<Row>(
+        ? await exec.rows<Row>(
             `SELECT * FROM github_outbox WHERE task_key = $1::text AND applied_at IS NULL
                ORDER BY id LIMIT $2::int`,
             [key, limit],
           )
-        : await run.rows<Row>(
+        : await exec.rows<Row>(
             `SELECT * FROM github_outbox o
            WHERE o.applied_at IS NULL AND o.retry_at <= ${NOW}
              AND left(o.task_key, length($2::text)) = $2::text
@@ -57,13 +57,13 @@ function outbox(run: PgRunner): Pick<Github, 'pending' | 'applied' | 'failed' | 
           )
       ).map(toRow),
     applied: async (ids) => {
-      await run.rows(
+      await exec.rows(
         `UPDATE github_outbox SET applied_at = ${NOW} WHERE id = ANY($1::bigint[]) AND applied_at IS NULL`,
         [ids],
       );
     },
     failed: async (p) => {
-      await run.rows(
+      await exec.rows(
         `UPDATE github_outbox SET attempts = attempts + 1, retry_at = ${NOW} + ${msInterval('$2')},
            last_error = left($3::text, 500)
          WHERE id = ANY($1::bigint[]) AND applied_at IS NULL`,
@@ -72,18 +72,18 @@ function outbox(run: PgRunner): Pick<Github, 'pending' | 'applied' | 'failed' | 
     },
     backlog: async () =>
       Number(
-        (await run.one<{ n: string }>('SELECT count(*) AS n FROM github_outbox WHERE applied_at IS NULL'))
+        (await exec.one<{ n: string }>('SELECT count(*) AS n FROM github_outbox WHERE applied_at IS NULL'))
           ?.n ?? 0,
       ),
   };
 }
 
 /** The labels' state the projector reads, and what it records: a repair, a note in the ledger. */
-function labels(run: PgRunner): Pick<Github, 'labelStates' | 'repair' | 'note'> {
+function labels(exec: PgExecutor): Pick<Github, 'labelStates' | 'repair' | 'note'> {
   return {
     labelStates: async (keys) =>
       (
-        await run.rows<{
+        await exec.rows<{
           key: string;
           state: LabelState['state'];
           held: boolean;
@@ -97,7 +97,7 @@ function labels(run: PgRunner): Pick<Github, 'labelStates' | 'repair' | 'note'> 
         )
       ).map((r) => ({ key: r.key, state: r.state, held: r.held, jobStatus: r.job_status })),
     repair: async (p) => {
-      await run.rows(
+      await exec.rows(
         `WITH o AS (
            INSERT INTO github_outbox (task_key, kind, cause, created_at)
            VALUES ($2::text, 'labels', 'repair', ${NOW})
@@ -106,31 +106,34 @@ function labels(run: PgRunner): Pick<Github, 'labelStates' | 'repair' | 'note'> 
       );
     },
     note: async (p) => {
-      await run.rows(AUDIT, [p.type, p.key, p.jobId ?? null, JSON.stringify(p.detail)]);
+      await exec.rows(AUDIT, [p.type, p.key, p.jobId ?? null, JSON.stringify(p.detail)]);
     },
   };
 }
 
 /** What the sync keeps between runs: each repository's cursor and the ETag cache. */
-function syncState(run: PgRunner): Pick<Github, 'cursor' | 'saveCursor' | 'cached' | 'cache'> {
+function syncState(exec: PgExecutor): Pick<Github, 'cursor' | 'saveCursor' | 'cached' | 'cache'> {
   return {
     cursor: async (repo) =>
-      (await run.one<{ since: string | null }>('SELECT since FROM github_sync WHERE repo = $1::text', [repo]))
-        ?.since ?? null,
+      (
+        await exec.one<{ since: string | null }>('SELECT since FROM github_sync WHERE repo = $1::text', [
+          repo,
+        ])
+      )?.since ?? null,
     saveCursor: async (p) => {
-      await run.rows(
+      await exec.rows(
         `INSERT INTO github_sync (repo, since, synced_at) VALUES ($1::text, $2::text, ${NOW})
          ON CONFLICT (repo) DO UPDATE SET since = excluded.since, synced_at = excluded.synced_at`,
         [p.repo, p.since],
       );
     },
     cached: async (url) =>
-      (await run.one<{ etag: string; body: string }>(
+      (await exec.one<{ etag: string; body: string }>(
         'SELECT etag, body FROM github_cache WHERE url = $1::text',
         [url],
       )) ?? null,
     cache: async (p) => {
-      await run.rows(
+      await exec.rows(
         `INSERT INTO github_cache (url, etag, body, stored_at) VALUES ($1::text, $2::text, $3::text, ${NOW})
          ON CONFLICT (url) DO UPDATE SET etag = excluded.etag, body = excluded.body,
            stored_at = excluded.stored_at`,
@@ -140,6 +143,6 @@ function syncState(run: PgRunner): Pick<Github, 'cursor' | 'saveCursor' | 'cache
   };
 }
 
-export function postgresGithub(run: PgRunner): Github {
-  return { ...outbox(run), ...labels(run), ...syncState(run) };
+export function postgresGithub(exec: PgExecutor): Github {
+  return { ...outbox(exec), ...labels(exec), ...syncState(exec) };
 }

@@ -12,7 +12,7 @@ import { ConflictError, FencedError, NotFoundError } from '../../core/errors.js'
 import type { DispatchStore, Host } from '../dispatch-store.js';
 import { fleetOfRows, type FleetRow } from '../host-fleet.js';
 import { NOW, hostOf, ms, msOf } from './rows.js';
-import type { PgRunner } from './runner.js';
+import type { PgExecutor } from './executor.js';
 
 /** How often a registration that lost a race for the host row is run again. */
 const REGISTER_RETRY_MAX = 20;
@@ -73,8 +73,8 @@ SELECT f.hosts, f.enabled, f.last_beat_at, o.* FROM f LEFT JOIN LATERAL (
 ) o ON true
 ORDER BY o.name`;
 
-async function fleet(run: PgRunner): Promise<Fleet> {
-  return fleetOfRows(await run.rows<FleetRow<Instant>>(HOST_FLEET), (t) => t);
+async function fleet(exec: PgExecutor): Promise<Fleet> {
+  return fleetOfRows(await exec.rows<FleetRow<Instant>>(HOST_FLEET), (t) => t);
 }
 
 interface HostRow {
@@ -169,11 +169,11 @@ const SET_CONTAINMENT = `WITH h AS (
 SELECT count(*) AS set FROM h`;
 
 /** `beat` runs the heartbeat, on connections of its own (postgres-store.ts, livenessPool). */
-export function postgresHosts(run: PgRunner, beat: PgRunner = run): DispatchStore['hosts'] {
+export function postgresHosts(exec: PgExecutor, beat: PgExecutor = exec): DispatchStore['hosts'] {
   return {
     register: async (p) => {
       for (let attempt = 1; ; attempt++) {
-        const row = await run.one<
+        const row = await exec.one<
           Partial<HostRow> & { session_state: string | null; other_session: number | null }
         >(REGISTER, [
           p.name,
@@ -225,7 +225,7 @@ export function postgresHosts(run: PgRunner, beat: PgRunner = run): DispatchStor
       return r?.beat === 1;
     },
     setEnabled: async (p) => {
-      const row = await run.one<HostRow>(
+      const row = await exec.one<HostRow>(
         `WITH h AS (
            UPDATE hosts SET enabled = $2::boolean WHERE name = $1::text
            RETURNING ${hostFields('hosts')}
@@ -243,11 +243,11 @@ export function postgresHosts(run: PgRunner, beat: PgRunner = run): DispatchStor
       }
       return toHost(row);
     },
-    list: async () => (await run.rows<HostRow>(HOST_LIST)).map(toHost),
-    fleet: () => fleet(run),
+    list: async () => (await exec.rows<HostRow>(HOST_LIST)).map(toHost),
+    fleet: () => fleet(exec),
     setContainment: async (p) => {
       const params = [p.name, p.session, p.containment, p.containmentRef];
-      const [r] = await run.rows<{ set: number }>(SET_CONTAINMENT, params);
+      const [r] = await exec.rows<{ set: number }>(SET_CONTAINMENT, params);
       return r?.set === 1;
     },
   };

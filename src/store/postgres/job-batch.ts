@@ -24,7 +24,7 @@ import { HELD_SQL, finishGuard } from '../job-guard.js';
 import type { JobBatchParams, JobBatchResult } from '../job-batch.js';
 import { deleteLocks, insertAuditRows, seqOf } from './locks.js';
 import { NOW, hostOf, jobFields, ms, msInterval, toJob, type JobRow } from './rows.js';
-import type { PgRunner } from './runner.js';
+import type { PgExecutor } from './executor.js';
 import { finishTaskStep, moveAuditRows } from './task-state.js';
 import { TAKEN_BY_KEY, claimSet } from './claim-set.js';
 import { liveOrThrow } from './job-steps.js';
@@ -133,7 +133,7 @@ type BatchRow = Partial<JobRow> & {
 
 /** jobs.batch: runs the statement and answers each member as jobs.finish would. */
 export async function jobBatch(
-  run: PgRunner,
+  exec: PgExecutor,
   p: JobBatchParams,
   lostOr: (id: number, row: JobRow | undefined) => Promise<JobTransitionResult>,
   took: (n: number) => void,
@@ -141,7 +141,7 @@ export async function jobBatch(
   const finish = p.finish ?? [];
   const take = p.take ?? 0;
   const col = <T>(f: (m: (typeof finish)[number]) => T): T[] => finish.map(f);
-  const rows = await run.manyRows<BatchRow>(JOB_BATCH, [
+  const rows = await exec.manyRows<BatchRow>(JOB_BATCH, [
     p.session,
     p.host ?? null,
     take,

@@ -18,7 +18,7 @@ import { finishGuard } from '../job-guard.js';
 import { deleteLocks, insertAuditRows, lockReleasedRows } from './locks.js';
 import { NOW, hostOf, jobColumns, toJob, type JobRow } from './rows.js';
 import type { Outcome } from '../outcome.js';
-import type { PgRunner } from './runner.js';
+import type { PgExecutor } from './executor.js';
 import { finishTaskStep, moveAuditRows } from './task-state.js';
 import { claimSet, jobTaskOpen } from './claim-set.js';
 
@@ -136,8 +136,8 @@ export function liveOrThrow(session: number, state: string | null): void {
 export const CLAIM_NEXT = `WITH ${CLAIM_STEPS}, a AS (${insertAuditRows(claimAuditRows(0))})
   SELECT ${SESSION_STATE}, j.* FROM (SELECT 1) one LEFT JOIN j ON true`;
 
-export async function claimNext(run: PgRunner, p: JobClaimNextParams): Promise<Job | null> {
-  const row = await run.one<Partial<JobRow> & { session_state: string | null }>(CLAIM_NEXT, [
+export async function claimNext(exec: PgExecutor, p: JobClaimNextParams): Promise<Job | null> {
+  const row = await exec.one<Partial<JobRow> & { session_state: string | null }>(CLAIM_NEXT, [
     p.session,
     p.host ?? null,
     p.start === true,
@@ -153,11 +153,11 @@ export async function claimNext(run: PgRunner, p: JobClaimNextParams): Promise<J
  * and the claimed job.
  */
 export async function finishAndClaimMany(
-  run: PgRunner,
+  exec: PgExecutor,
   reqs: readonly JobFinishAndClaimNextParams[],
   lostOr: (id: number, row: JobRow | undefined) => Promise<JobTransitionResult>,
 ): Promise<Outcome<JobFinishAndClaimNextResult>[]> {
-  const rows = await run.manyRows<BatchRow>(FINISH_AND_CLAIM_MANY, batchParams(reqs));
+  const rows = await exec.manyRows<BatchRow>(FINISH_AND_CLAIM_MANY, batchParams(reqs));
   return Promise.all(
     rowsByRequest(rows, reqs.length).map(async (mine, i): Promise<Outcome<JobFinishAndClaimNextResult>> => {
       const p = reqs[i];

@@ -26,7 +26,7 @@ import { Batcher } from './batcher.js';
 import { claimNext, finishAndClaimMany, finishAuditRows, finishSteps } from './job-steps.js';
 import { jobBatch } from './job-batch.js';
 import { ACTIVE_SQL, TERMINAL_SQL } from '../job-guard.js';
-import type { PgRunner } from './runner.js';
+import type { PgExecutor } from './executor.js';
 
 const ENQUEUE_RETRY_MAX = 20;
 /** The parameters of a single finish. */
@@ -35,14 +35,14 @@ const FINISH_REFS = {
   ...{ exitCode: '$5', reason: '$6', tail: '$7' },
 };
 
-export async function jobById(run: PgRunner, id: number): Promise<Job | null> {
-  const row = await run.one<JobRow>(`SELECT ${jobColumns('jobs')} FROM jobs WHERE id = $1::bigint`, [id]);
+export async function jobById(exec: PgExecutor, id: number): Promise<Job | null> {
+  const row = await exec.one<JobRow>(`SELECT ${jobColumns('jobs')} FROM jobs WHERE id = $1::bigint`, [id]);
   return row === undefined ? null : toJob(row);
 }
 
-async function lostOr(run: PgRunner, id: number, row: JobRow | undefined): Promise<JobTransitionResult> {
+async function lostOr(exec: PgExecutor, id: number, row: JobRow | undefined): Promise<JobTransitionResult> {
   if (row !== undefined) return { ok: true, job: toJob(row) };
-  const job = await jobById(run, id);
+  const job = await jobById(exec, id);
   if (job === null) throw new NotFoundError('job', String(id));
   return { ok: false, reason: 'lost', job };
 }
@@ -97,9 +97,12 @@ SELECT false, ${jobColumns('jobs')} FROM jobs
 WHERE id IN (SELECT id FROM active) AND (SELECT state FROM task LIMIT 1) = 'open'`;
 
 /** ENQUEUE, run again when it lost a race (no row) to a concurrent enqueue of the key. */
-async function enqueue(run: PgRunner, p: Parameters<Store['jobs']['enqueue']>[0]): Promise<JobEnqueueResult> {
+async function enqueue(
+  exec: PgExecutor,
+  p: Parameters<Store['jobs']['enqueue']>[0],
+): Promise<JobEnqueueResult> {
   for (let attempt = 1; ; attempt++) {
-    const row = await run.one<JobRow & { created: boolean }>(ENQUEUE, [
+    const row = await exec.one<JobRow & { created: boolean }>(ENQUEUE, [
       p.key,
       p.priority ?? null,
       p.ramMb ?? null,
@@ -110,7 +113,7 @@ async function enqueue(run: PgRunner, p: Parameters<Store['jobs']['enqueue']>[0]
       p.actor ?? null,
     ]);
     if (row !== undefined) return { job: toJob(row), created: row.created };
-    const refused = await notOpen(run, 'key = $1::text', p.key);
+    const refused = await notOpen(exec, 'key = $1::text', p.key);
     if (refused !== null) throw refused;
     assert(attempt < ENQUEUE_RETRY_MAX, 'an enqueue does not race forever');
   }
@@ -121,8 +124,8 @@ const TERMINAL_STATES = new Set<string>(TERMINAL_JOB_STATES);
 type RetryRow = Partial<JobRow> & { old_status: string | null; task_state: string | null; created: boolean };
 
 /** The refusal of a job for a task that is not open, read fresh; null when it is open (a race). */
-async function notOpen(run: PgRunner, where: string, param: unknown): Promise<Error | null> {
-  const task = await run.one<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE ${where}`, [param]);
+async function notOpen(exec: PgExecutor, where: string, param: unknown): Promise<Error | null> {
+  const task = await exec.one<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE ${where}`, [param]);
   return task === undefined || task.state === 'open' ? null : taskStateRefusal(stateFacts(task), 'enqueue');
 }
 
@@ -172,12 +175,12 @@ const BATCHES_IN_FLIGHT = 1;
 const BATCH_MAX = 64;
 
 /** `took` counts the jobs taken from the queue, for the queue's upkeep (upkeep.ts). */
-export function postgresJobs(run: PgRunner, took: (n: number) => void): Store['jobs'] {
+export function postgresJobs(exec: PgExecutor, took: (n: number) => void): Store['jobs'] {
   type Loop = Parameters<Store['jobs']['finishAndClaimNext']>[0];
   type LoopResult = Awaited<ReturnType<Store['jobs']['finishAndClaimNext']>>;
   const loops = new Batcher<Loop, LoopResult>(
     async (reqs) => {
-      const outcomes = await finishAndClaimMany(run, reqs, (id, row) => lostOr(run, id, row));
+      const outcomes = await finishAndClaimMany(exec, reqs, (id, row) => lostOr(exec, id, row));
       took(outcomes.filter((o) => o.ok && o.value.next !== null).length);
       return outcomes;
     },
@@ -185,14 +188,14 @@ export function postgresJobs(run: PgRunner, took: (n: number) => void): Store['j
     BATCH_MAX,
   );
   return {
-    enqueue: (p) => enqueue(run, p),
+    enqueue: (p) => enqueue(exec, p),
     claimNext: async (p) => {
-      const job = await claimNext(run, p);
+      const job = await claimNext(exec, p);
       if (job !== null) took(1);
       return job;
     },
     start: async (p) => {
-      const row = await run.one<JobRow>(
+      const row = await exec.one<JobRow>(
         `WITH j AS (
            UPDATE jobs SET status = 'running', started_at = ${NOW}
            WHERE id = $1::bigint AND session_id = $2::bigint AND epoch = $3::bigint
@@ -207,10 +210,10 @@ export function postgresJobs(run: PgRunner, took: (n: number) => void): Store['j
          SELECT * FROM j`,
         [p.id, p.session, p.epoch],
       );
-      return lostOr(run, p.id, row);
+      return lostOr(exec, p.id, row);
     },
     finish: async (p) => {
-      const row = await run.one<JobRow>(
+      const row = await exec.one<JobRow>(
         `WITH ${finishSteps(FINISH_REFS)}, a AS (${insertAuditRows(finishAuditRows(FINISH_REFS, 0))})
          SELECT * FROM f`,
         [
@@ -218,20 +221,20 @@ export function postgresJobs(run: PgRunner, took: (n: number) => void): Store['j
           ...[p.exitCode ?? null, p.reason ?? null, p.outputTail ?? null],
         ],
       );
-      return lostOr(run, p.id, row);
+      return lostOr(exec, p.id, row);
     },
     finishAndClaimNext: (p) => loops.submit(p),
-    batch: (p) => jobBatch(run, p, (id, row) => lostOr(run, id, row), took),
+    batch: (p) => jobBatch(exec, p, (id, row) => lostOr(exec, id, row), took),
     retry: async (p) => {
       for (let attempt = 1; ; attempt++) {
-        const row = await run.one<RetryRow>(RETRY, [p.id, p.by ?? null, p.actor ?? null]);
+        const row = await exec.one<RetryRow>(RETRY, [p.id, p.by ?? null, p.actor ?? null]);
         assert(row !== undefined, 'retry returns exactly one row');
         if (row.old_status === null) throw new NotFoundError('job', String(p.id));
         if (!TERMINAL_STATES.has(row.old_status)) {
           throw new ConflictError(`job ${p.id} is ${row.old_status}`, 'only an ended job can be retried');
         }
         if (row.task_state !== 'open') {
-          const refused = await notOpen(run, 'id = (SELECT task_id FROM jobs WHERE id = $1::bigint)', p.id);
+          const refused = await notOpen(exec, 'id = (SELECT task_id FROM jobs WHERE id = $1::bigint)', p.id);
           if (refused !== null) throw refused;
         }
         if (row.id !== undefined && row.id !== null) {
@@ -242,7 +245,7 @@ export function postgresJobs(run: PgRunner, took: (n: number) => void): Store['j
       }
     },
     cancel: async (p) => {
-      const row = await run.one<JobRow>(
+      const row = await exec.one<JobRow>(
         // `o` locks the job and reads the status it had (its newest version, after any wait): a
         // running job's agent may still be at work, so its runner releases the lock once the tree
         // is dead (workspaceLocks.releaseJob); before running, no agent was ever spawned.
@@ -265,12 +268,12 @@ export function postgresJobs(run: PgRunner, took: (n: number) => void): Store['j
          SELECT * FROM j`,
         [p.id, cancelReason(p), p.by ?? null, p.actor ?? null],
       );
-      return lostOr(run, p.id, row);
+      return lostOr(exec, p.id, row);
     },
-    get: (id) => jobById(run, id),
+    get: (id) => jobById(exec, id),
     list: async (p = {}) =>
       (
-        await run.rows<JobRow>(
+        await exec.rows<JobRow>(
           `SELECT ${jobColumns('jobs')} FROM jobs
            WHERE ($1::text[] IS NULL OR status = ANY ($1::text[]))
              AND ($2::text IS NULL OR task_id = (SELECT id FROM tasks WHERE key = $2::text))

@@ -3,7 +3,7 @@ import { assert } from '../../core/assert.js';
 import type { LeaseResult } from '../../core/lease.js';
 import type { Store } from '../store.js';
 import { LEASE_COLUMNS, NOW, ms, toAudit, toLease, type AuditRow, type LeaseRow } from './rows.js';
-import type { PgRunner } from './runner.js';
+import type { PgExecutor } from './executor.js';
 
 const TTL = `$3::bigint * interval '1 millisecond'`;
 const ACQUIRE_RETRY_MAX = 20;
@@ -45,13 +45,13 @@ UNION ALL
 SELECT false, cur.*, n.t FROM cur, n WHERE NOT EXISTS (SELECT 1 FROM got)`;
 
 /** `beat` runs renewals, on connections of their own (postgres-store.ts, livenessPool). */
-export function postgresLeases(run: PgRunner, beat: PgRunner = run): Store['leases'] {
+export function postgresLeases(exec: PgExecutor, beat: PgExecutor = exec): Store['leases'] {
   const get = (name: string): Promise<LeaseRow | undefined> =>
-    run.one<LeaseRow>(`SELECT ${LEASE_COLUMNS} FROM leases WHERE name = $1::text`, [name]);
+    exec.one<LeaseRow>(`SELECT ${LEASE_COLUMNS} FROM leases WHERE name = $1::text`, [name]);
   return {
     acquire: async (p): Promise<LeaseResult> => {
       for (let attempt = 1; ; attempt++) {
-        const row = await run.one<LeaseRow & { taken: boolean; now: Date }>(ACQUIRE, [
+        const row = await exec.one<LeaseRow & { taken: boolean; now: Date }>(ACQUIRE, [
           p.name,
           p.holder,
           p.ttlMs,
@@ -82,7 +82,7 @@ export function postgresLeases(run: PgRunner, beat: PgRunner = run): Store['leas
       return { ok: false, reason: 'lost', lease: current === undefined ? null : toLease(current) };
     },
     resign: async (p) => {
-      const [r] = await run.rows<{ resigned: number }>(
+      const [r] = await exec.rows<{ resigned: number }>(
         `WITH r AS (
            UPDATE leases SET holder = NULL, expires_at = n.t
            FROM (SELECT ${NOW} AS t) n
@@ -106,7 +106,7 @@ export function postgresLeases(run: PgRunner, beat: PgRunner = run): Store['leas
   };
 }
 
-export function postgresAudit(run: PgRunner): Store['audit'] {
+export function postgresAudit(exec: PgExecutor): Store['audit'] {
   return {
     list: async (p = {}) => {
       // Only the filters given, so each combination is its own prepared statement whose plan can
@@ -126,7 +126,7 @@ export function postgresAudit(run: PgRunner): Store['audit'] {
       if (p.type !== undefined) where.push(`type = ${param(p.type, 'text')}`);
       if (p.host !== undefined) where.push(`host = ${param(p.host, 'text')}`);
       if (p.beforeId !== undefined) where.push(`id < ${param(p.beforeId, 'bigint')}`);
-      const rows = await run.rows<AuditRow>(
+      const rows = await exec.rows<AuditRow>(
         `SELECT id, at, type, task_key, job_id, session_id, host, epoch, detail, token_id FROM audit_events
          WHERE ${where.join(' AND ')}
          ORDER BY id ${p.newestFirst === true ? 'DESC' : ''} LIMIT $2::int`,

@@ -18,7 +18,7 @@
  * growing pause.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { PgRunner } from './runner.js';
+import type { PgExecutor } from './executor.js';
 
 const LOCKS = `
 SELECT locktype = 'relation' AS writer, virtualtransaction AS vxid FROM pg_locks
@@ -33,7 +33,7 @@ export class LedgerHorizon {
   /** The last M read, and the writers that were in flight then. */
   private pending: { readonly top: number; readonly waiting: readonly string[] } | null = null;
 
-  constructor(private readonly run: PgRunner) {}
+  constructor(private readonly exec: PgExecutor) {}
 
   /** The highest settled id, waiting at most timeoutMs for one; null when none settled in time. */
   async settled(timeoutMs: number): Promise<number | null> {
@@ -48,9 +48,11 @@ export class LedgerHorizon {
 
   private async look(): Promise<number | null> {
     // M first, then the lock table: the order the argument above needs.
-    const [max] = await this.run.rows<{ id: number | null }>('SELECT max(id) AS id FROM audit_events');
+    const [max] = await this.exec.rows<{ id: number | null }>('SELECT max(id) AS id FROM audit_events');
     const top = max?.id ?? 0;
-    const rows = await this.run.rows<{ writer: boolean; vxid: string }>(LOCKS, [this.pending?.waiting ?? []]);
+    const rows = await this.exec.rows<{ writer: boolean; vxid: string }>(LOCKS, [
+      this.pending?.waiting ?? [],
+    ]);
     const alive = new Set(rows.filter((r) => !r.writer).map((r) => r.vxid));
     const writers = [...new Set(rows.filter((r) => r.writer).map((r) => r.vxid))];
     let settled: number | null = null;

@@ -14,7 +14,7 @@ import type { SessionReport } from '../../core/session-report.js';
 import type { LedgerRowColumns, LedgerStore } from '../ledger-store.js';
 import { actorJson, atMs, ms, msOrNull, NOW } from './rows.js';
 import { LedgerHorizon } from './ledger-horizon.js';
-import type { PgRunner } from './runner.js';
+import type { PgExecutor } from './executor.js';
 
 interface CheckpointRow {
   seq: number;
@@ -119,12 +119,12 @@ const ADD_KEY = `WITH k AS (
 )
 SELECT added_at FROM k`;
 
-export function postgresLedger(run: PgRunner, poolTypes: pg.CustomTypesConfig): LedgerStore['ledger'] {
+export function postgresLedger(exec: PgExecutor, poolTypes: pg.CustomTypesConfig): LedgerStore['ledger'] {
   const types = ledgerTypes(poolTypes);
-  const horizon = new LedgerHorizon(run);
+  const horizon = new LedgerHorizon(exec);
   /** The newest checkpoint and the last sealed id, read in one snapshot. */
   const newest = async (): Promise<{ newest: Checkpoint | null; through: number }> => {
-    const [row] = await run.rows<Partial<CheckpointRow> & { through: number }>(
+    const [row] = await exec.rows<Partial<CheckpointRow> & { through: number }>(
       `SELECT s.through, c.* FROM (SELECT coalesce(max(last_id), 0) AS through FROM audit_checkpoints) s
        LEFT JOIN LATERAL (
          SELECT ${CHECKPOINT_COLUMNS} FROM audit_checkpoints ORDER BY seq DESC LIMIT 1
@@ -135,7 +135,7 @@ export function postgresLedger(run: PgRunner, poolTypes: pg.CustomTypesConfig): 
   };
   return {
     addKey: async (p) => {
-      const [row] = await run.rows<{ added_at: Date }>(ADD_KEY, [p.id, p.publicKey, p.actor ?? null]);
+      const [row] = await exec.rows<{ added_at: Date }>(ADD_KEY, [p.id, p.publicKey, p.actor ?? null]);
       if (row === undefined) {
         throw new ConflictError(`ledger key ${p.id} is registered already`, 'use it, or make a new one');
       }
@@ -143,18 +143,18 @@ export function postgresLedger(run: PgRunner, poolTypes: pg.CustomTypesConfig): 
     },
     keys: async () =>
       (
-        await run.rows<{ id: string; public_key: string; added_at: Date }>(
+        await exec.rows<{ id: string; public_key: string; added_at: Date }>(
           'SELECT id, public_key, added_at FROM ledger_keys ORDER BY added_at, id',
         )
       ).map((r) => ({ id: r.id, publicKey: r.public_key, addedAt: ms(r.added_at) })),
     unsealed: async (p) => {
       const { newest: last, through } = await newest();
       const settled = await horizon.settled(p.settleTimeoutMs ?? 2_000);
-      const [now] = await run.rows<{ now: Date }>(`SELECT ${NOW} AS now`);
+      const [now] = await exec.rows<{ now: Date }>(`SELECT ${NOW} AS now`);
       const rows =
         settled === null || settled <= through
           ? []
-          : await run.typedRows<LedgerRowColumns>(UNSEALED_ROWS, [through, settled, p.limit], types);
+          : await exec.typedRows<LedgerRowColumns>(UNSEALED_ROWS, [through, settled, p.limit], types);
       return {
         newest: last,
         sealedThrough: through,
@@ -162,17 +162,17 @@ export function postgresLedger(run: PgRunner, poolTypes: pg.CustomTypesConfig): 
         now: now === undefined ? 0 : ms(now.now),
       };
     },
-    append: async (c, leaves) => (await run.rows(APPEND, appendValues(c, leaves))).length === 1,
+    append: async (c, leaves) => (await exec.rows(APPEND, appendValues(c, leaves))).length === 1,
     checkpoints: async (p) =>
       (
-        await run.rows<CheckpointRow>(
+        await exec.rows<CheckpointRow>(
           `SELECT ${CHECKPOINT_COLUMNS} FROM audit_checkpoints
            WHERE seq > $1::bigint AND ($2::text IS NULL OR kind = $2::text) ORDER BY seq LIMIT $3::int`,
           [p.afterSeq, p.kind ?? null, p.limit],
         )
       ).map(toCheckpoint),
     leaves: async (seq) => {
-      const [row] = await run.rows<{ leaves: Buffer | null }>(
+      const [row] = await exec.rows<{ leaves: Buffer | null }>(
         'SELECT leaves FROM audit_checkpoints WHERE seq = $1::bigint',
         [seq],
       );
@@ -180,28 +180,28 @@ export function postgresLedger(run: PgRunner, poolTypes: pg.CustomTypesConfig): 
     },
     rows: async (p) => {
       const { sql, values } = rowsQuery(p);
-      return run.typedRows<LedgerRowColumns>(sql, values, types);
+      return exec.typedRows<LedgerRowColumns>(sql, values, types);
     },
     newestAt: async (firstId, lastId) => {
-      const [row] = await run.rows<{ at: Date | null }>(
+      const [row] = await exec.rows<{ at: Date | null }>(
         'SELECT max(at) AS at FROM audit_events WHERE id BETWEEN $1::bigint AND $2::bigint',
         [firstId, lastId],
       );
       return msOrNull(row?.at ?? null);
     },
     extent: async () => {
-      const [r] = await run.rows<{ first: number | null; last: number | null }>(
+      const [r] = await exec.rows<{ first: number | null; last: number | null }>(
         'SELECT min(id) AS first, max(id) AS last FROM audit_events',
       );
       return { firstId: r?.first ?? null, lastId: r?.last ?? null };
     },
-    prune: (record) => prune(run, record),
+    prune: (record) => prune(exec, record),
   };
 }
 
 /** The prune record first (it carries every guard), then, only if it went in, the removals. */
-async function prune(run: PgRunner, record: Checkpoint): Promise<{ removed: number } | null> {
-  return run.transaction(async (q) => {
+async function prune(exec: PgExecutor, record: Checkpoint): Promise<{ removed: number } | null> {
+  return exec.transaction(async (q) => {
     const [attested] = await q.rows<{ hash: string }>(
       `SELECT hash FROM audit_checkpoints WHERE seq = $1::bigint AND kind = 'seal'`,
       [record.throughSeq],
@@ -244,7 +244,7 @@ interface SessionReportRow {
   escalations: number;
 }
 
-export function postgresReports(run: PgRunner): LedgerStore['reports'] {
+export function postgresReports(exec: PgExecutor): LedgerStore['reports'] {
   return {
     sessions: async (p = {}) => {
       const values: unknown[] = [p.limit ?? 10_000];
@@ -254,7 +254,7 @@ export function postgresReports(run: PgRunner): LedgerStore['reports'] {
         where.push(`(ended_at IS NULL OR ended_at >= ${atMs(param(p.since, 'bigint'))})`);
       if (p.until !== undefined) where.push(`started_at < ${atMs(param(p.until, 'bigint'))}`);
       if (p.host !== undefined) where.push(`host = ${param(p.host, 'text')}`);
-      const rows = await run.rows<SessionReportRow>(
+      const rows = await exec.rows<SessionReportRow>(
         `SELECT * FROM session_report WHERE ${where.join(' AND ')} ORDER BY session LIMIT $1::int`,
         values,
       );

@@ -24,7 +24,7 @@ import {
   type ClaimRow,
   type TaskRow,
 } from './rows.js';
-import type { PgRunner, Querier } from './runner.js';
+import type { PgExecutor, Querier } from './executor.js';
 import {
   endJob,
   endJobAuditRows,
@@ -55,31 +55,31 @@ async function taskByKey(q: Querier, key: string): Promise<TaskRow> {
   return task;
 }
 
-export function postgresLifecycle(run: PgRunner): LifecycleStore['lifecycle'] {
+export function postgresLifecycle(exec: PgExecutor): LifecycleStore['lifecycle'] {
   return {
     transition: async (p) => {
-      const row = await run.transaction(async (q) => {
+      const row = await exec.transaction(async (q) => {
         await q.rows(LOCK_TASK, [p.key]);
         const params = [p.key, p.by.name, p.by.session ?? null, p.reason ?? null];
         return (await q.rows<TaskRow>(moveSql(move(p.action), ''), params))[0];
       });
       if (row !== undefined) return toTask(row);
-      throw taskStateRefusal(stateFacts(await taskByKey(run, p.key)), p.action);
+      throw taskStateRefusal(stateFacts(await taskByKey(exec, p.key)), p.action);
     },
-    escalate: (p) => run.transaction((q) => escalate(q, p)),
+    escalate: (p) => exec.transaction((q) => escalate(q, p)),
     gate: async (p) => {
-      const row = await run.one<TaskRow & { old_state: string; old_gate: TaskGate | null }>(GATE, [
+      const row = await exec.one<TaskRow & { old_state: string; old_gate: TaskGate | null }>(GATE, [
         p.key,
         p.gate,
         p.by.name,
         p.by.session ?? null,
       ]);
       if (row === undefined) throw new NotFoundError('task', p.key, 'add it with `baton task add`');
-      if (row.old_state !== 'open') throw taskStateRefusal(stateFacts(await taskByKey(run, p.key)), 'gate');
-      return row.id === null ? toTask(await taskByKey(run, p.key)) : toTask(row);
+      if (row.old_state !== 'open') throw taskStateRefusal(stateFacts(await taskByKey(exec, p.key)), 'gate');
+      return row.id === null ? toTask(await taskByKey(exec, p.key)) : toTask(row);
     },
     approveGate: async (p) => {
-      const row = await run.one<TaskRow & { old_gate: TaskGate | null }>(APPROVE, [
+      const row = await exec.one<TaskRow & { old_gate: TaskGate | null }>(APPROVE, [
         p.key,
         p.gate,
         p.by.name,
@@ -96,7 +96,7 @@ export function postgresLifecycle(run: PgRunner): LifecycleStore['lifecycle'] {
       return toTask(row);
     },
     next: async (p) => {
-      const row = await run.one<
+      const row = await exec.one<
         Partial<TaskRow> & Partial<ClaimRow> & { session_state: string | null; claim_epoch: number }
       >(NEXT, [p.session, p.project ?? null, p.label ?? null]);
       assert(row !== undefined, 'next returns exactly one row');
@@ -108,7 +108,7 @@ export function postgresLifecycle(run: PgRunner): LifecycleStore['lifecycle'] {
     },
     escalations: async (p = {}) =>
       (
-        await run.rows<TaskRow>(
+        await exec.rows<TaskRow>(
           `SELECT ${TASK_COLUMNS} FROM tasks WHERE state = 'escalated' ORDER BY state_at, id LIMIT $1::int`,
           [p.limit ?? 1000],
         )

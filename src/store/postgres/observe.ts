@@ -5,7 +5,7 @@
 import type { Count, LiveClaim, ObserveStore } from '../observe-store.js';
 import type { SessionKind } from '../../core/session.js';
 import { NOW, jobColumns, ms, msOrNull, toJob, type JobRow } from './rows.js';
-import type { PgRunner } from './runner.js';
+import type { PgExecutor } from './executor.js';
 
 /**
  * A page of jobs, newest first: an index scan backwards on the primary key from the keyset
@@ -59,11 +59,11 @@ function jobFromJson(j: Record<string, unknown>): JobRow {
   };
 }
 
-export function postgresObserve(run: PgRunner): ObserveStore['observe'] {
+export function postgresObserve(exec: PgExecutor): ObserveStore['observe'] {
   return {
     jobsPage: async (p) =>
       (
-        await run.rows<JobRow>(JOB_PAGE_SQL, [
+        await exec.rows<JobRow>(JOB_PAGE_SQL, [
           p.beforeId ?? Number.MAX_SAFE_INTEGER,
           p.status === undefined ? null : [...p.status],
           p.host ?? null,
@@ -72,7 +72,7 @@ export function postgresObserve(run: PgRunner): ObserveStore['observe'] {
         ])
       ).map(toJob),
     liveClaims: async () => {
-      const rows = await run.rows<LiveClaimRow>(
+      const rows = await exec.rows<LiveClaimRow>(
         `SELECT t.key, c.epoch, c.claimed_at, c.heartbeat_at, c.session_id,
                 s.kind, s.host, s.pid, s.name, s.ttl_ms, to_jsonb(j) AS job
          FROM claims c JOIN tasks t ON t.id = c.task_id JOIN sessions s ON s.id = c.session_id
@@ -100,7 +100,7 @@ export function postgresObserve(run: PgRunner): ObserveStore['observe'] {
     stats: async () => {
       const grouped = (sql: string): string =>
         `(SELECT jsonb_agg(jsonb_build_object('name', g.name, 'count', g.count)) FROM (${sql}) g)`;
-      const row = await run.one<StatsRow>(
+      const row = await exec.one<StatsRow>(
         `SELECT ${NOW} AS now,
            ${grouped('SELECT status AS name, count(*)::int AS count FROM jobs GROUP BY status')} AS jobs,
            ${grouped(
@@ -132,7 +132,7 @@ export function postgresObserve(run: PgRunner): ObserveStore['observe'] {
       };
     },
     auditMaxId: async () => {
-      const row = await run.one<{ id: number }>(
+      const row = await exec.one<{ id: number }>(
         'SELECT coalesce(max(id), 0)::float8 AS id FROM audit_events',
       );
       return Number(row?.id ?? 0);

@@ -21,7 +21,7 @@ import { claimSet, jobTaskOpen, taskOpen } from './claim-set.js';
 import { jobById } from './jobs.js';
 import { LOCK_COLUMNS, insertAuditRows, seqOf } from './locks.js';
 import { NOW, hostOf, jobColumns, ms, toJob, type JobRow } from './rows.js';
-import type { PgRunner } from './runner.js';
+import type { PgExecutor } from './executor.js';
 
 /** How often a locking placement that found the lock released under it is tried again. */
 const RACE_RETRY_MAX = 100;
@@ -140,8 +140,8 @@ type PlaceRow = Partial<JobRow> & {
 
 type Ask = Omit<PlaceParams, 'term'>;
 
-export async function place(run: PgRunner, p: PlaceParams): Promise<PlaceResult> {
-  const [r] = await placeMany(run, { term: p.term, jobs: [p] });
+export async function place(exec: PgExecutor, p: PlaceParams): Promise<PlaceResult> {
+  const [r] = await placeMany(exec, { term: p.term, jobs: [p] });
   assert(r !== undefined, 'placeMany answers every job asked');
   return r;
 }
@@ -151,13 +151,13 @@ export async function place(run: PgRunner, p: PlaceParams): Promise<PlaceResult>
  * workspace (thrown), workspace_held, lost. A job whose lock was released between the statement
  * and the look at its holder found the workspace free: it is asked again, with the others so.
  */
-export async function placeMany(run: PgRunner, p: PlaceManyParams): Promise<PlaceResult[]> {
+export async function placeMany(exec: PgExecutor, p: PlaceManyParams): Promise<PlaceResult[]> {
   assert(new Set(p.jobs.map((j) => j.id)).size === p.jobs.length, 'placeMany asks for distinct jobs');
   const results: (PlaceResult | undefined)[] = p.jobs.map(() => undefined);
   let asking = p.jobs.map((ask, i) => ({ ask, i }));
   for (let attempt = 1; asking.length > 0; attempt++) {
     assert(attempt <= RACE_RETRY_MAX, 'a locking placement does not race forever');
-    const rows = await run.rows<PlaceRow>(PLACE_MANY, [
+    const rows = await exec.rows<PlaceRow>(PLACE_MANY, [
       ...termParams(p.term),
       asking.map((a) => a.ask.id),
       asking.map((a) => a.ask.host),
@@ -167,12 +167,12 @@ export async function placeMany(run: PgRunner, p: PlaceManyParams): Promise<Plac
     const missing = rows[0]?.missing ?? null;
     if (missing !== null) throw new NotFoundError('workspace', missing, 'add it with `baton workspace add`');
     const holders = await workspaceHolders(
-      run,
+      exec,
       asking.filter((a, i) => a.ask.workspace !== undefined && !isPlaced(rows[i])).map((a) => a.ask),
     );
     const again: typeof asking = [];
     for (const [n, a] of asking.entries()) {
-      const answer = await answerOf(run, a.ask, rows[n] as PlaceRow, holders);
+      const answer = await answerOf(exec, a.ask, rows[n] as PlaceRow, holders);
       if (answer === 'again') again.push(a);
       else results[a.i] = answer;
     }
@@ -187,7 +187,7 @@ export async function placeMany(run: PgRunner, p: PlaceManyParams): Promise<Plac
 const isPlaced = (row: PlaceRow | undefined): boolean => row?.id !== undefined && row.id !== null;
 
 async function answerOf(
-  run: PgRunner,
+  exec: PgExecutor,
   ask: Ask,
   row: PlaceRow,
   holders: ReadonlyMap<string, LockHolder>,
@@ -198,16 +198,16 @@ async function answerOf(
   const holder = ask.workspace === undefined ? undefined : holders.get(ask.workspace);
   if (holder !== undefined) return { ok: false, reason: 'workspace_held', holder };
   if (!row.placeable || ask.workspace === undefined)
-    return { ok: false, reason: 'lost', job: await jobById(run, ask.id) };
+    return { ok: false, reason: 'lost', job: await jobById(exec, ask.id) };
   // The lock was released between the statement and the look at its holder: try again.
   return 'again';
 }
 
 /** Who holds the workspaces the jobs not placed asked for, on a fresh snapshot. */
-async function workspaceHolders(run: PgRunner, asks: readonly Ask[]): Promise<Map<string, LockHolder>> {
+async function workspaceHolders(exec: PgExecutor, asks: readonly Ask[]): Promise<Map<string, LockHolder>> {
   const names = [...new Set(asks.map((a) => a.workspace).filter((w): w is string => w !== undefined))];
   if (names.length === 0) return new Map();
-  const rows = await run.rows<{
+  const rows = await exec.rows<{
     workspace: string;
     job_id: number | null;
     session_id: number;

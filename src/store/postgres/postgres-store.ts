@@ -21,7 +21,7 @@ import { postgresWakeups } from './wakeups.js';
 import { MIGRATIONS } from './migrations/index.js';
 import { NOW, ms } from './rows.js';
 import { PassfileClient } from './pgpass.js';
-import { PgRunner } from './runner.js';
+import { PgExecutor } from './executor.js';
 import { postgresSessions, postgresTasks } from './tasks-claims.js';
 import { postgresClaims } from './claims.js';
 import { postgresLifecycle } from './lifecycle.js';
@@ -103,8 +103,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   // drops it and the next checkout connects afresh. Without a listener it would crash the process.
   pool.on('error', () => {});
   const switches = options.switches ?? SAFE;
-  const run = new PgRunner(pool, server, switches.sharedClock ? shiftClock : null);
-  await prepareSchema(run, pool, config, options, switches.sharedClock);
+  const exec = new PgExecutor(pool, server, switches.sharedClock ? shiftClock : null);
+  await prepareSchema(exec, pool, config, options, switches.sharedClock);
   // A LISTEN that never answers (a silent network) must not hold up waiters or close() for ever.
   const wake = postgresWakeups({ ...config, query_timeout: options.queryTimeoutMs ?? 5_000 });
   const beat = livenessPool(config, options, server, switches.sharedClock ? shiftClock : null);
@@ -113,39 +113,39 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     engine: 'postgres',
     capabilities: { multiHost: true },
     now: async () => {
-      const row = await run.one<{ now: Date }>(`SELECT ${NOW} AS now`);
+      const row = await exec.one<{ now: Date }>(`SELECT ${NOW} AS now`);
       assert(row !== undefined, 'SELECT gives one row');
       return ms(row.now);
     },
     schema: async () => {
-      const row = await run.one<{ v: number | null }>(VERSION);
+      const row = await exec.one<{ v: number | null }>(VERSION);
       return { applied: row?.v ?? 0, known: Math.max(...MIGRATIONS.map((m) => m.version)) };
     },
     close: async () => {
       await wake.close();
-      await upkeep.close((pid) => run.rows('SELECT pg_cancel_backend($1::int)', [pid]));
+      await upkeep.close((pid) => exec.rows('SELECT pg_cancel_backend($1::int)', [pid]));
       await Promise.all([pool.end(), beat.pool.end()]);
     },
     wakeups: wake.wakeups,
-    tasks: postgresTasks(run),
-    sessions: postgresSessions(run, beat),
-    claims: postgresClaims(run),
-    jobs: postgresJobs(run, upkeep.took),
-    leases: postgresLeases(run, beat),
-    audit: postgresAudit(run),
-    hosts: postgresHosts(run, beat),
-    dispatch: postgresDispatch(run, upkeep.took),
-    recovery: postgresRecovery(run),
-    ...postgresWorkspaceGroups(run),
-    effects: postgresEffects(run, switches),
-    progress: postgresProgress(run),
-    lifecycle: postgresLifecycle(run),
-    settings: postgresSettings(run),
-    ledger: postgresLedger(run, config.types),
-    reports: postgresReports(run),
-    observe: postgresObserve(run),
-    tokens: postgresTokens(run),
-    github: postgresGithub(run),
+    tasks: postgresTasks(exec),
+    sessions: postgresSessions(exec, beat),
+    claims: postgresClaims(exec),
+    jobs: postgresJobs(exec, upkeep.took),
+    leases: postgresLeases(exec, beat),
+    audit: postgresAudit(exec),
+    hosts: postgresHosts(exec, beat),
+    dispatch: postgresDispatch(exec, upkeep.took),
+    recovery: postgresRecovery(exec),
+    ...postgresWorkspaceGroups(exec),
+    effects: postgresEffects(exec, switches),
+    progress: postgresProgress(exec),
+    lifecycle: postgresLifecycle(exec),
+    settings: postgresSettings(exec),
+    ledger: postgresLedger(exec, config.types),
+    reports: postgresReports(exec),
+    observe: postgresObserve(exec),
+    tokens: postgresTokens(exec),
+    github: postgresGithub(exec),
   };
 }
 
@@ -157,7 +157,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
 const LIVENESS_POOL_SIZE = 6;
 
 /**
- * The runner of heartbeats and lease renewals, on a small pool of their own (issue 14, item 5).
+ * The executor of heartbeats and lease renewals, on a small pool of their own (issue 14, item 5).
  * On the shared pool a beat queued for a connection behind every slow call of a busy `baton up`
  * (its dispatcher's tick, its agents' API calls, a report): with all ten connections held for
  * seconds, a healthy host's beats did not reach the database within its trust window and it
@@ -169,14 +169,14 @@ function livenessPool(
   options: PostgresStoreOptions,
   server: string,
   rewrite: ((sql: string) => string) | null,
-): PgRunner {
+): PgExecutor {
   const pool = new pg.Pool({
     ...config,
     max: LIVENESS_POOL_SIZE,
     query_timeout: options.queryTimeoutMs ?? 5_000,
   });
   pool.on('error', () => {});
-  return new PgRunner(pool, server, rewrite);
+  return new PgExecutor(pool, server, rewrite);
 }
 
 /**
@@ -185,7 +185,7 @@ function livenessPool(
  * ended and the error translated.
  */
 async function prepareSchema(
-  run: PgRunner,
+  exec: PgExecutor,
   pool: pg.Pool,
   config: pg.PoolConfig,
   options: PostgresStoreOptions,
@@ -193,25 +193,25 @@ async function prepareSchema(
 ): Promise<void> {
   try {
     // Migrations may rewrite big tables: they run on their own connection, without the timeout.
-    if (options.intent === 'use') await useAsItIs(run, withoutPassword(options.url));
+    if (options.intent === 'use') await useAsItIs(exec, withoutPassword(options.url));
     else
-      await migrate(run, options.migrateTo ?? Number.MAX_SAFE_INTEGER, () => {
+      await migrate(exec, options.migrateTo ?? Number.MAX_SAFE_INTEGER, () => {
         const own = new pg.Pool({ ...config, max: 1 });
         own.on('error', () => {});
-        return { run: new PgRunner(own, serverOf(options.url)), end: () => own.end() };
+        return { exec: new PgExecutor(own, serverOf(options.url)), end: () => own.end() };
       });
     if (sharedClock) await createClockTable(pool);
   } catch (error) {
     await pool.end().catch(() => undefined);
-    throw run.translate(error);
+    throw exec.translate(error);
   }
 }
 
 /** Refuses a database without Baton's tables, or with a schema other than the one this code knows. */
-async function useAsItIs(run: PgRunner, where: string): Promise<void> {
+async function useAsItIs(exec: PgExecutor, where: string): Promise<void> {
   let current = 0;
   try {
-    const [row] = await run.exec<{ v: number | null }>(VERSION);
+    const [row] = await exec.exec<{ v: number | null }>(VERSION);
     current = row?.v ?? 0;
   } catch (error) {
     // 42P01: undefined_table, a database nobody initialised.
@@ -228,13 +228,13 @@ async function useAsItIs(run: PgRunner, where: string): Promise<void> {
  * what is missing, so processes that start together apply each migration exactly once.
  */
 async function migrate(
-  run: PgRunner,
+  exec: PgExecutor,
   target: number,
-  migrator: () => { run: PgRunner; end: () => Promise<void> },
+  migrator: () => { exec: PgExecutor; end: () => Promise<void> },
 ): Promise<void> {
   const latest = MIGRATIONS.reduce((v, m) => (m.version <= target ? Math.max(v, m.version) : v), 0);
   try {
-    const [row] = await run.exec<{ v: number | null }>(VERSION);
+    const [row] = await exec.exec<{ v: number | null }>(VERSION);
     const known = Math.max(0, ...MIGRATIONS.map((m) => m.version));
     if ((row?.v ?? 0) > known) throw schemaTooNew(row?.v ?? 0, known);
     if ((row?.v ?? 0) >= latest) return;
@@ -244,7 +244,7 @@ async function migrate(
   }
   const own = migrator();
   try {
-    await applyMissing(own.run, target);
+    await applyMissing(own.exec, target);
   } catch (error) {
     // 42501: insufficient_privilege. The runtime role (docs/security.md) may not change the schema.
     if ((error as { code?: unknown }).code !== '42501') throw error;
@@ -257,8 +257,8 @@ async function migrate(
   }
 }
 
-async function applyMissing(run: PgRunner, target: number): Promise<void> {
-  await run.transaction(async (q) => {
+async function applyMissing(exec: PgExecutor, target: number): Promise<void> {
+  await exec.transaction(async (q) => {
     await q.exec(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`);
     await q.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL)`);

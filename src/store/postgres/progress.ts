@@ -10,7 +10,7 @@ import { NotFoundError } from '../../core/errors.js';
 import { validateProgressMark, type Progress } from '../../core/progress.js';
 import type { ProgressStore, StallResult } from '../progress-store.js';
 import { NOW, hostOf, ms, msInterval, msOrNull } from './rows.js';
-import type { PgRunner } from './runner.js';
+import type { PgExecutor } from './executor.js';
 
 interface ProgressRow {
   session_id: number;
@@ -111,12 +111,12 @@ WITH j AS (
 SELECT EXISTS (SELECT 1 FROM j) AS running, EXISTS (SELECT 1 FROM old WHERE stalled_at IS NOT NULL) AS already,
   (SELECT last FROM due) AS last`;
 
-export function postgresProgress(run: PgRunner): ProgressStore['progress'] {
+export function postgresProgress(exec: PgExecutor): ProgressStore['progress'] {
   return {
     mark: async (p) => {
       const m = validateProgressMark(p);
       const values = [p.session, m.outputBytes, m.filesChanged, m.commits, m.effects, m.toolCalls, m.note];
-      const row = await run.one<
+      const row = await exec.one<
         { known: boolean; unstalled: number | null } & { [K in keyof ProgressRow]: ProgressRow[K] | null }
       >(MARK_SQL, values);
       if (row === undefined || !row.known) {
@@ -126,7 +126,7 @@ export function postgresProgress(run: PgRunner): ProgressStore['progress'] {
       return { ok: true, progress: toProgress(row as ProgressRow), unstalled: row.unstalled };
     },
     get: async (session) => {
-      const row = await run.one<ProgressRow>(
+      const row = await exec.one<ProgressRow>(
         `SELECT ${COLUMNS} FROM progress WHERE session_id = $1::bigint`,
         [session],
       );
@@ -136,13 +136,13 @@ export function postgresProgress(run: PgRunner): ProgressStore['progress'] {
       sessions.length === 0
         ? []
         : (
-            await run.rows<ProgressRow>(
+            await exec.rows<ProgressRow>(
               `SELECT ${COLUMNS} FROM progress WHERE session_id = ANY ($1::bigint[])`,
               [sessions],
             )
           ).map(toProgress),
     markStalled: async (p): Promise<StallResult> => {
-      const row = await run.one<{ running: boolean; already: boolean; last: Date | null }>(STALL_SQL, [
+      const row = await exec.one<{ running: boolean; already: boolean; last: Date | null }>(STALL_SQL, [
         p.id,
         p.session,
         p.epoch,

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import { postgresDatabase, postgresServers } from '../../../test/support/databases.js';
 import { waitUntil } from '../../../test/support/wait.js';
-import { PgRunner } from './runner.js';
+import { PgExecutor } from './executor.js';
 import { RowsBeforeCommitQuery, queryRowsBeforeCommit } from './rows-before-commit.js';
 
 test('a rows-before-commit query sends Flush between Execute and Sync', () => {
@@ -89,20 +89,20 @@ test("an autocommit statement's rows arrive while its commit waits, and it settl
   });
 });
 
-test('PgRunner.manyRows answers after the commit: a failed commit fails the call, rows arrived or not', async () => {
+test('PgExecutor.manyRows answers after the commit: a failed commit fails the call, rows arrived or not', async () => {
   await withGate(async (url, gate) => {
     const pool = new pg.Pool({ connectionString: url, max: 1 });
     let arrived = 0;
     pool.on('connect', (c) => c.connection.on('dataRow', () => arrived++));
-    const runner = new PgRunner(pool, 'test');
+    const executor = new PgExecutor(pool, 'test');
     try {
-      const refused = assert.rejects(runner.manyRows(insert(-1).text, [-1]), /refused at commit/);
+      const refused = assert.rejects(executor.manyRows(insert(-1).text, [-1]), /refused at commit/);
       await waitUntil(() => arrived === 1, 10_000, 'the rows, sent before the commit');
       await gate.query('SELECT pg_advisory_unlock(4242)');
       await refused;
       assert.equal(await count(gate), 0);
       // The connection and its prepared statement stay usable.
-      assert.deepEqual(await runner.manyRows(insert(3).text, [3]), [{ id: 3 }]);
+      assert.deepEqual(await executor.manyRows(insert(3).text, [3]), [{ id: 3 }]);
       assert.equal(await count(gate), 1);
     } finally {
       await gate.query('SELECT pg_advisory_unlock_all()');

@@ -13,7 +13,7 @@
  * with the error that replaces it (an error at commit discards the rows already parsed, and a
  * connection lost during the commit fails the query as it always did).
  *
- * PgRunner.manyRows uses it for the worker loop's batch only. A one-row answer to an idle client
+ * PgExecutor.manyRows uses it for the worker loop's batch only. A one-row answer to an idle client
  * was slower this way (the client is woken twice), and inside an explicit transaction there is
  * no commit at Sync to overlap.
  */

@@ -13,7 +13,7 @@ import type { Instant } from '../../core/time.js';
 import { assert } from '../../core/assert.js';
 import { SESSION_TTL_FALLBACK_MS } from '../../core/session.js';
 import type { TaskStateFacts } from '../task-refusal.js';
-import type { Querier } from './runner.js';
+import type { Querier } from './executor.js';
 
 /**
  * The database clock, in milliseconds. clock_timestamp() rather than statement_timestamp():

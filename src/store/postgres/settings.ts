@@ -2,7 +2,7 @@
 import { assert } from '../../core/assert.js';
 import type { LifecycleStore, Setting } from '../lifecycle-store.js';
 import { NOW, hostOf, ms } from './rows.js';
-import type { PgRunner } from './runner.js';
+import type { PgExecutor } from './executor.js';
 
 interface SettingRow {
   name: string;
@@ -18,13 +18,13 @@ const toSetting = (r: SettingRow): Setting => ({
   updatedBy: r.updated_by,
 });
 
-export function postgresSettings(run: PgRunner): LifecycleStore['settings'] {
+export function postgresSettings(exec: PgExecutor): LifecycleStore['settings'] {
   return {
     get: async (name) =>
-      (await run.one<{ value: string }>('SELECT value FROM settings WHERE name = $1::text', [name]))?.value ??
-      null,
+      (await exec.one<{ value: string }>('SELECT value FROM settings WHERE name = $1::text', [name]))
+        ?.value ?? null,
     set: async (p) => {
-      const row = await run.one<SettingRow>(
+      const row = await exec.one<SettingRow>(
         `WITH s AS (
            INSERT INTO settings (name, value, updated_at, updated_by)
            VALUES ($1::text, $2::text, ${NOW}, $3::text)
@@ -45,7 +45,7 @@ export function postgresSettings(run: PgRunner): LifecycleStore['settings'] {
     },
     list: async () =>
       (
-        await run.rows<SettingRow>('SELECT name, value, updated_at, updated_by FROM settings ORDER BY name')
+        await exec.rows<SettingRow>('SELECT name, value, updated_at, updated_by FROM settings ORDER BY name')
       ).map(toSetting),
   };
 }

@@ -27,7 +27,7 @@ import {
   type TaskRow,
 } from './rows.js';
 import { insertAuditRows, releaseSessionHoldings } from './locks.js';
-import type { PgRunner } from './runner.js';
+import type { PgExecutor } from './executor.js';
 import { Batcher } from './batcher.js';
 import type { Outcome } from '../outcome.js';
 
@@ -40,10 +40,10 @@ export const sessionNotFound = (id: number): NotFoundError =>
 export const sessionNotLive = (id: number, state: string): FencedError =>
   new FencedError(`session ${id} is ${state}`, 'start a new session with `baton session start`');
 
-export function postgresTasks(run: PgRunner): Store['tasks'] {
+export function postgresTasks(exec: PgExecutor): Store['tasks'] {
   return {
     add: async (p) => {
-      const row = await run.one<TaskRow>(ADD_TASK, [
+      const row = await exec.one<TaskRow>(ADD_TASK, [
         p.key,
         p.title ?? '',
         p.priority ?? PRIORITY_DEFAULT,
@@ -64,12 +64,12 @@ export function postgresTasks(run: PgRunner): Store['tasks'] {
       return toTask(row);
     },
     get: async (key) => {
-      const row = await run.one<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE key = $1::text`, [key]);
+      const row = await exec.one<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE key = $1::text`, [key]);
       return row === undefined ? null : toTask(row);
     },
     list: async (p = {}) =>
       (
-        await run.rows<TaskRow>(
+        await exec.rows<TaskRow>(
           `SELECT ${TASK_COLUMNS} FROM tasks
            WHERE ($1::text IS NULL OR project = $1::text)
              AND ($2::text IS NULL OR assignee = $2::text)
@@ -79,7 +79,7 @@ export function postgresTasks(run: PgRunner): Store['tasks'] {
         )
       ).map(toTask),
     update: async (p) => {
-      const row = await run.one<TaskRow>(UPDATE_TASK, [
+      const row = await exec.one<TaskRow>(UPDATE_TASK, [
         p.key,
         p.title ?? null,
         p.body ?? null,
@@ -150,7 +150,7 @@ const UPDATE_TASK = `WITH o AS (
 SELECT * FROM t`;
 
 /** `beat` runs heartbeats, on connections of their own (postgres-store.ts, livenessPool). */
-export function postgresSessions(run: PgRunner, beat: PgRunner = run): Store['sessions'] {
+export function postgresSessions(exec: PgExecutor, beat: PgExecutor = exec): Store['sessions'] {
   // Many sessions of one process beating at once share a statement and a commit (batcher.ts).
   const beats = new Batcher<HeartbeatParams, FencedResult>(
     (reqs) => heartbeatMany(beat, reqs),
@@ -159,7 +159,7 @@ export function postgresSessions(run: PgRunner, beat: PgRunner = run): Store['se
   );
   return {
     start: async (p) => {
-      const row = await run.one<SessionRow>(
+      const row = await exec.one<SessionRow>(
         `WITH s AS (
            INSERT INTO sessions (kind, host, pid, name, started_at, heartbeat_at, ttl_ms)
            SELECT $1::text, $2::text, $3::int, $4::text, n.t, n.t, $5::bigint FROM (SELECT ${NOW} AS t) n
@@ -177,17 +177,18 @@ export function postgresSessions(run: PgRunner, beat: PgRunner = run): Store['se
       assert(row !== undefined, 'INSERT … RETURNING gives one row');
       return toSession(row);
     },
-    end: (id) => endSession(run, id),
+    end: (id) => endSession(exec, id),
     heartbeat: (p) => beats.submit(p),
     get: async (id) => {
-      const row = await run.one<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = $1::bigint`, [
-        id,
-      ]);
+      const row = await exec.one<SessionRow>(
+        `SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = $1::bigint`,
+        [id],
+      );
       return row === undefined ? null : toSession(row);
     },
     list: async (p = {}) =>
       (
-        await run.rows<SessionRow>(
+        await exec.rows<SessionRow>(
           `SELECT ${SESSION_COLUMNS} FROM sessions
            WHERE (NOT $1::boolean OR state = 'live') ORDER BY id`,
           [p.liveOnly === true],
@@ -202,8 +203,8 @@ export function postgresSessions(run: PgRunner, beat: PgRunner = run): Store['se
  * the session live has committed (each held FOR KEY SHARE on the row), and every later one will
  * wait and then see it ended. The second releases the claims and the locks together.
  */
-async function endSession(run: PgRunner, id: number): Promise<boolean> {
-  return run.transaction(async (q) => {
+async function endSession(exec: PgExecutor, id: number): Promise<boolean> {
+  return exec.transaction(async (q) => {
     const [marked] = await q.rows<{ found: number; ended: number }>(
       `WITH l AS (SELECT id, state FROM sessions WHERE id = $1::bigint FOR UPDATE),
        u AS (
@@ -248,10 +249,10 @@ const HEARTBEAT_BATCH_MAX = 500;
  * alone by heartbeat(), which says why, so the batch only ever takes the common path.
  */
 async function heartbeatMany(
-  run: PgRunner,
+  exec: PgExecutor,
   reqs: readonly HeartbeatParams[],
 ): Promise<readonly Outcome<FencedResult>[]> {
-  const rows = await run.rows<{ i: string; live: boolean; held: number }>(
+  const rows = await exec.rows<{ i: string; live: boolean; held: number }>(
     `WITH req AS (
        SELECT r.i, r.session, r.key, r.epoch, t.id AS task_id
        FROM unnest($1::bigint[], $2::text[], $3::bigint[]) WITH ORDINALITY AS r(session, key, epoch, i)
@@ -294,7 +295,7 @@ async function heartbeatMany(
       if (r?.live === true && (p.claim === undefined || r.held >= 1))
         return { ok: true, value: { ok: true } };
       try {
-        return { ok: true, value: await heartbeat(run, p) };
+        return { ok: true, value: await heartbeat(exec, p) };
       } catch (error) {
         return { ok: false, error };
       }
@@ -302,12 +303,12 @@ async function heartbeatMany(
   );
 }
 
-async function heartbeat(run: PgRunner, p: HeartbeatParams): Promise<FencedResult> {
+async function heartbeat(exec: PgExecutor, p: HeartbeatParams): Promise<FencedResult> {
   const key = p.claim?.key ?? null;
   for (let attempt = 1; ; attempt++) {
     // The session's heartbeat is written only when the named task exists: on SQLite an unknown
     // task rolls the whole heartbeat back.
-    const [r] = await run.rows<{ live: number; held: number }>(
+    const [r] = await exec.rows<{ live: number; held: number }>(
       `WITH s AS (
          UPDATE sessions SET heartbeat_at = ${NOW}
          WHERE id = $1::bigint AND state = 'live'
@@ -327,10 +328,10 @@ async function heartbeat(run: PgRunner, p: HeartbeatParams): Promise<FencedResul
     );
     if (r !== undefined && r.live === 1) {
       if (p.claim === undefined || r.held >= 1) return { ok: true };
-      const current = holderOf(await claimState(run, p.claim.key, null));
+      const current = holderOf(await claimState(exec, p.claim.key, null));
       return { ok: false, reason: 'fenced', current };
     }
-    const state = await claimState(run, key ?? '', p.session);
+    const state = await claimState(exec, key ?? '', p.session);
     if (state.session_state === null) throw sessionNotFound(p.session);
     if (state.session_state !== 'live') return { ok: false, reason: 'fenced', current: null };
     if (p.claim !== undefined && state.task_id === null) {

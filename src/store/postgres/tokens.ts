@@ -11,7 +11,7 @@ import {
   type TokenRow,
 } from '../token-secret.js';
 import { EXPIRED, NOW, actorJson, hostOf } from './rows.js';
-import type { PgRunner } from './runner.js';
+import type { PgExecutor } from './executor.js';
 
 const msOf = (column: string): string => `(extract(epoch FROM ${column}) * 1000)::float8`;
 const COLUMNS = (t: string): string =>
@@ -29,11 +29,11 @@ const RUN_LIVE = `SELECT 1 FROM jobs j
   WHERE j.id = t.job_id AND j.epoch = t.job_epoch AND j.status IN ('claimed', 'running')
     AND c.session_id = t.session_id AND c.released_at IS NULL AND NOT ${EXPIRED('s')}`;
 
-export function postgresTokens(run: PgRunner): TokenStore['tokens'] {
+export function postgresTokens(exec: PgExecutor): TokenStore['tokens'] {
   return {
-    create: (p) => createToken(run, p),
+    create: (p) => createToken(exec, p),
     verify: async (secret) => {
-      const row = await run.one<
+      const row = await exec.one<
         TokenRow & { expired: boolean; session_state: string | null; run_over: boolean }
       >(
         `SELECT ${COLUMNS('t')}, t.expires_at IS NOT NULL AND t.expires_at <= ${NOW} AS expired,
@@ -50,11 +50,11 @@ export function postgresTokens(run: PgRunner): TokenStore['tokens'] {
       return { ok: true, token: toToken(row) };
     },
     list: async () =>
-      (await run.rows<TokenRow>(`SELECT ${COLUMNS('t')} FROM tokens t ORDER BY t.created_at, t.id`)).map(
+      (await exec.rows<TokenRow>(`SELECT ${COLUMNS('t')} FROM tokens t ORDER BY t.created_at, t.id`)).map(
         toToken,
       ),
     revoke: async ({ id, actor }) => {
-      const row = await run.one<{ known: number; revoked: number }>(
+      const row = await exec.one<{ known: number; revoked: number }>(
         `WITH t AS (SELECT id FROM tokens WHERE id = $1::text),
          r AS (
            UPDATE tokens SET revoked_at = ${NOW} WHERE id = $1::text AND revoked_at IS NULL
@@ -70,7 +70,7 @@ export function postgresTokens(run: PgRunner): TokenStore['tokens'] {
       return row.revoked === 1;
     },
     refused: async (r) => {
-      await run.rows(
+      await exec.rows(
         `INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, detail)
          VALUES (${NOW}, 'auth:refused', $5::text, $6::bigint, $7::bigint, ${hostOf('$7::bigint')},
            jsonb_build_object('token', $1::text, 'route', $2::text, 'target', $3::text, 'reason', $4::text))`,
@@ -83,10 +83,10 @@ export function postgresTokens(run: PgRunner): TokenStore['tokens'] {
 type Create = TokenStore['tokens']['create'];
 
 /** Makes a token, bound to a live session if one is named, and audits it in the same statement. */
-async function createToken(run: PgRunner, p: Parameters<Create>[0]): ReturnType<Create> {
+async function createToken(exec: PgExecutor, p: Parameters<Create>[0]): ReturnType<Create> {
   const { session, host, run: bound } = bindingsOf(p);
   const fresh = freshToken();
-  const row = await run.one<Partial<TokenRow> & { session_state: string | null }>(
+  const row = await exec.one<Partial<TokenRow> & { session_state: string | null }>(
     `WITH n AS (SELECT ${NOW} AS t),
          s AS (SELECT state FROM sessions WHERE id = $4::bigint),
          ins AS (

@@ -20,7 +20,7 @@ import type {
 } from '../../core/workspace-plan.js';
 import type { WorkspaceStore } from '../workspace-store.js';
 import { NOW, actorJson, hostOf, ms } from './rows.js';
-import type { PgRunner } from './runner.js';
+import type { PgExecutor } from './executor.js';
 
 /** How often a grant that found the lock released under it is tried again. */
 const RACE_RETRY_MAX = 100;
@@ -53,22 +53,22 @@ const taken = (what: string, name: string): ConflictError =>
   new ConflictError(`${what} ${name} already exists`, `pick another name, or use ${what} ${name} as is`);
 
 /** Every workspace group of the port, for spreading into the store. */
-export function postgresWorkspaceGroups(run: PgRunner): WorkspaceStore {
+export function postgresWorkspaceGroups(exec: PgExecutor): WorkspaceStore {
   return {
-    workspaces: postgresWorkspaces(run),
-    agents: postgresAgents(run),
-    projects: postgresProjects(run),
-    workspaceTasks: postgresWorkspaceTasks(run),
-    workspaceLocks: postgresWorkspaceLocks(run),
+    workspaces: postgresWorkspaces(exec),
+    agents: postgresAgents(exec),
+    projects: postgresProjects(exec),
+    workspaceTasks: postgresWorkspaceTasks(exec),
+    workspaceLocks: postgresWorkspaceLocks(exec),
   };
 }
 
-function postgresWorkspaces(run: PgRunner): WorkspaceStore['workspaces'] {
+function postgresWorkspaces(exec: PgExecutor): WorkspaceStore['workspaces'] {
   type Row = { name: string; path: string; kind: string };
   const toWorkspace = (r: Row): Workspace => ({ name: r.name, path: r.path, kind: r.kind as WorkspaceKind });
   return {
     add: async (p) => {
-      const row = await run.one<Row>(
+      const row = await exec.one<Row>(
         `WITH w AS (
            INSERT INTO workspaces (name, path, kind, created_at)
            SELECT $1::text, $2::text, $3::text, ${NOW}
@@ -87,20 +87,22 @@ function postgresWorkspaces(run: PgRunner): WorkspaceStore['workspaces'] {
       return toWorkspace(row);
     },
     get: async (name) => {
-      const row = await run.one<Row>(`SELECT name, path, kind FROM workspaces WHERE name = $1::text`, [name]);
+      const row = await exec.one<Row>(`SELECT name, path, kind FROM workspaces WHERE name = $1::text`, [
+        name,
+      ]);
       return row === undefined ? null : toWorkspace(row);
     },
     list: async () =>
-      (await run.rows<Row>(`SELECT name, path, kind FROM workspaces ORDER BY name`)).map(toWorkspace),
+      (await exec.rows<Row>(`SELECT name, path, kind FROM workspaces ORDER BY name`)).map(toWorkspace),
   };
 }
 
-function postgresAgents(run: PgRunner): WorkspaceStore['agents'] {
+function postgresAgents(exec: PgExecutor): WorkspaceStore['agents'] {
   const COLUMNS = 'name, role, department, workspace';
   return {
     add: async (p) => {
       const workspace = p.workspace ?? null;
-      const row = await run.one<Agent>(
+      const row = await exec.one<Agent>(
         `WITH g AS (
            INSERT INTO agents (name, role, department, workspace, created_at)
            SELECT $1::text, $2::text, $3::text, $4::text, ${NOW}
@@ -117,24 +119,24 @@ function postgresAgents(run: PgRunner): WorkspaceStore['agents'] {
         [p.name, p.role, p.department ?? null, workspace, p.by ?? null],
       );
       if (row !== undefined) return row;
-      if ((await run.one(`SELECT 1 FROM agents WHERE name = $1::text`, [p.name])) !== undefined) {
+      if ((await exec.one(`SELECT 1 FROM agents WHERE name = $1::text`, [p.name])) !== undefined) {
         throw taken('agent', p.name);
       }
       assert(workspace !== null, 'an agent without a workspace is refused only when its name is taken');
       throw workspaceNotFound(workspace);
     },
     get: async (name) =>
-      (await run.one<Agent>(`SELECT ${COLUMNS} FROM agents WHERE name = $1::text`, [name])) ?? null,
-    list: async () => run.rows<Agent>(`SELECT ${COLUMNS} FROM agents ORDER BY name`),
+      (await exec.one<Agent>(`SELECT ${COLUMNS} FROM agents WHERE name = $1::text`, [name])) ?? null,
+    list: async () => exec.rows<Agent>(`SELECT ${COLUMNS} FROM agents ORDER BY name`),
   };
 }
 
-function postgresProjects(run: PgRunner): WorkspaceStore['projects'] {
+function postgresProjects(exec: PgExecutor): WorkspaceStore['projects'] {
   const COLUMNS = `name, primary_workspace AS "primaryWorkspace"`;
   return {
     add: async (p) => {
       const primary = p.primaryWorkspace ?? null;
-      const row = await run.one<Project>(
+      const row = await exec.one<Project>(
         `WITH p AS (
            INSERT INTO projects (name, primary_workspace, created_at)
            SELECT $1::text, $2::text, ${NOW}
@@ -151,19 +153,19 @@ function postgresProjects(run: PgRunner): WorkspaceStore['projects'] {
         [p.name, primary, p.by ?? null],
       );
       if (row !== undefined) return row;
-      if ((await run.one(`SELECT 1 FROM projects WHERE name = $1::text`, [p.name])) !== undefined) {
+      if ((await exec.one(`SELECT 1 FROM projects WHERE name = $1::text`, [p.name])) !== undefined) {
         throw taken('project', p.name);
       }
       assert(primary !== null, 'a project without a workspace is refused only when its name is taken');
       throw workspaceNotFound(primary);
     },
     get: async (name) =>
-      (await run.one<Project>(`SELECT ${COLUMNS} FROM projects WHERE name = $1::text`, [name])) ?? null,
-    list: async () => run.rows<Project>(`SELECT ${COLUMNS} FROM projects ORDER BY name`),
+      (await exec.one<Project>(`SELECT ${COLUMNS} FROM projects WHERE name = $1::text`, [name])) ?? null,
+    list: async () => exec.rows<Project>(`SELECT ${COLUMNS} FROM projects ORDER BY name`),
   };
 }
 
-function postgresWorkspaceTasks(run: PgRunner): WorkspaceStore['workspaceTasks'] {
+function postgresWorkspaceTasks(exec: PgExecutor): WorkspaceStore['workspaceTasks'] {
   type Row = { key: string; requires_filesystem: boolean; workspace: string | null };
   const toRequirements = (r: Row): TaskRequirements => ({
     key: r.key,
@@ -172,7 +174,7 @@ function postgresWorkspaceTasks(run: PgRunner): WorkspaceStore['workspaceTasks']
   });
   return {
     setRequirements: async (p) => {
-      const row = await run.one<Row>(
+      const row = await exec.one<Row>(
         `WITH t AS (
            UPDATE tasks SET requires_filesystem = $2::boolean, workspace = $3::text
            WHERE key = $1::text
@@ -188,14 +190,14 @@ function postgresWorkspaceTasks(run: PgRunner): WorkspaceStore['workspaceTasks']
         [p.key, p.requiresFilesystem, p.workspace, p.by ?? null],
       );
       if (row !== undefined) return toRequirements(row);
-      if ((await run.one(`SELECT 1 FROM tasks WHERE key = $1::text`, [p.key])) === undefined) {
+      if ((await exec.one(`SELECT 1 FROM tasks WHERE key = $1::text`, [p.key])) === undefined) {
         throw new NotFoundError('task', p.key, 'add it with `baton task add`');
       }
       assert(p.workspace !== null, 'requirements without a workspace are refused only for an unknown task');
       throw workspaceNotFound(p.workspace);
     },
     get: async (key) => {
-      const row = await run.one<Row>(
+      const row = await exec.one<Row>(
         `SELECT key, requires_filesystem, workspace FROM tasks WHERE key = $1::text`,
         [key],
       );
@@ -216,8 +218,8 @@ interface LockStateRow {
   lock_acquired_at: Date | null;
 }
 
-async function lockState(run: PgRunner, workspace: string, session: number, jobId: number | null) {
-  const row = await run.one<LockStateRow>(
+async function lockState(exec: PgExecutor, workspace: string, session: number, jobId: number | null) {
+  const row = await exec.one<LockStateRow>(
     `SELECT w.name IS NOT NULL AS workspace_found, s.state AS session_state,
        ($3::bigint IS NULL OR EXISTS (SELECT 1 FROM jobs WHERE id = $3::bigint)) AS job_found,
        hs.host AS holder_host, l.job_id AS lock_job_id, l.session_id AS lock_session_id,
@@ -283,14 +285,14 @@ WITH l AS (
 )
 SELECT ${LOCK_COLUMNS} FROM l ORDER BY workspace`;
 
-function postgresWorkspaceLocks(run: PgRunner): WorkspaceStore['workspaceLocks'] {
+function postgresWorkspaceLocks(exec: PgExecutor): WorkspaceStore['workspaceLocks'] {
   return {
     acquire: async (p): Promise<LockResult> => {
       const jobId = p.jobId ?? null;
       for (let attempt = 1; ; attempt++) {
-        const row = await run.one<LockRow>(ACQUIRE, [p.workspace, p.session, jobId]);
+        const row = await exec.one<LockRow>(ACQUIRE, [p.workspace, p.session, jobId]);
         if (row !== undefined) return { ok: true, lock: toLock(row), granted: true };
-        const state = await lockState(run, p.workspace, p.session, jobId);
+        const state = await lockState(exec, p.workspace, p.session, jobId);
         if (!state.workspace_found) throw workspaceNotFound(p.workspace);
         if (state.session_state === null) {
           throw new NotFoundError('session', String(p.session), 'start one with `baton session start`');
@@ -317,13 +319,13 @@ function postgresWorkspaceLocks(run: PgRunner): WorkspaceStore['workspaceLocks']
     },
     release: async (p) => {
       const where = 'workspace = $1::text AND session_id = $2::bigint AND epoch = $3::bigint';
-      const rows = await run.rows<LockRow>(releaseWhere(where, `'released'`), [
+      const rows = await exec.rows<LockRow>(releaseWhere(where, `'released'`), [
         p.workspace,
         p.session,
         p.epoch,
       ]);
       if (rows.length === 1) return { ok: true };
-      const state = await lockState(run, p.workspace, p.session, null);
+      const state = await lockState(exec, p.workspace, p.session, null);
       if (!state.workspace_found) throw workspaceNotFound(p.workspace);
       if (state.session_state === null) {
         throw new NotFoundError('session', String(p.session), 'start one with `baton session start`');
@@ -331,7 +333,7 @@ function postgresWorkspaceLocks(run: PgRunner): WorkspaceStore['workspaceLocks']
       return { ok: false, reason: 'fenced', current: holderOf(state) };
     },
     current: async (workspace) => {
-      const row = await run.one<Omit<LockRow, 'workspace'> & { found: boolean; workspace: string | null }>(
+      const row = await exec.one<Omit<LockRow, 'workspace'> & { found: boolean; workspace: string | null }>(
         `SELECT w.name IS NOT NULL AS found, l.workspace, l.job_id, l.session_id, l.epoch, l.acquired_at
          FROM (SELECT 1) one
          LEFT JOIN workspaces w ON w.name = $1::text
@@ -343,12 +345,12 @@ function postgresWorkspaceLocks(run: PgRunner): WorkspaceStore['workspaceLocks']
     },
     releaseBySession: async (p) => {
       const outcome = p.outcome ?? 'recovered';
-      const rows = await run.rows<LockRow>(releaseWhere('session_id = $1::bigint', '$2::text'), [
+      const rows = await exec.rows<LockRow>(releaseWhere('session_id = $1::bigint', '$2::text'), [
         p.session,
         outcome,
       ]);
       const known = async (): Promise<boolean> =>
-        (await run.one(`SELECT 1 FROM sessions WHERE id = $1::bigint`, [p.session])) !== undefined;
+        (await exec.one(`SELECT 1 FROM sessions WHERE id = $1::bigint`, [p.session])) !== undefined;
       if (rows.length === 0 && !(await known())) {
         throw new NotFoundError('session', String(p.session), 'start one with `baton session start`');
       }
@@ -356,7 +358,7 @@ function postgresWorkspaceLocks(run: PgRunner): WorkspaceStore['workspaceLocks']
     },
     releaseJob: async (p) =>
       (
-        await run.rows<LockRow>(
+        await exec.rows<LockRow>(
           releaseWhere('job_id = $1::bigint AND session_id = $2::bigint', `'released'`),
           [p.jobId, p.session],
         )

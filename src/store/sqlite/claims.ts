@@ -10,7 +10,7 @@ import { hasExpired } from '../../core/session.js';
 import type { Store } from '../store.js';
 import { taskStateRefusal } from '../task-refusal.js';
 import { appendAudit, holderOf, toClaim, type ClaimRow, type TaskRow } from './rows.js';
-import type { SqliteRunner, Sync } from './runner.js';
+import type { SqliteExecutor, Sync } from './executor.js';
 import { facts, changeTaskState } from './task-state.js';
 import { forceRelease } from './force-release.js';
 import { sessionRow, taskRow } from './tasks-claims.js';
@@ -18,8 +18,8 @@ import { sessionRow, taskRow } from './tasks-claims.js';
 const CLAIM_COLUMNS = `t.key, c.session_id, c.epoch, c.claimed_at, c.heartbeat_at,
   c.released_at, c.outcome`;
 
-function currentClaim(run: SqliteRunner, taskId: number): ClaimRow | undefined {
-  return run
+function currentClaim(exec: SqliteExecutor, taskId: number): ClaimRow | undefined {
+  return exec
     .prepare(
       `SELECT ${CLAIM_COLUMNS} FROM claims c JOIN tasks t ON t.id = c.task_id
        WHERE c.task_id = ? AND c.released_at IS NULL`,
@@ -31,8 +31,8 @@ function currentClaim(run: SqliteRunner, taskId: number): ClaimRow | undefined {
  * Releases the task's live claim as `expired` when its session has passed its TTL (or is no
  * longer live); true when the task is free afterwards.
  */
-export function expireStaleHolder(run: SqliteRunner, now: number, task: TaskRow, by: number): boolean {
-  const live = run
+export function expireStaleHolder(exec: SqliteExecutor, now: number, task: TaskRow, by: number): boolean {
+  const live = exec
     .prepare(
       `SELECT c.id, c.session_id, c.epoch, s.heartbeat_at, s.ttl_ms, s.state FROM claims c
        JOIN sessions s ON s.id = c.session_id WHERE c.task_id = ? AND c.released_at IS NULL`,
@@ -49,9 +49,9 @@ export function expireStaleHolder(run: SqliteRunner, now: number, task: TaskRow,
     | undefined;
   if (live === undefined) return true;
   if (live.state === 'live' && !hasExpired(live.heartbeat_at, live.ttl_ms, now)) return false;
-  run.prepare(`UPDATE claims SET released_at = ?, outcome = 'expired' WHERE id = ?`).run(now, live.id);
-  run.prepare('UPDATE tasks SET holder_session_id = NULL, claimed_at = NULL WHERE id = ?').run(task.id);
-  appendAudit(run, {
+  exec.prepare(`UPDATE claims SET released_at = ?, outcome = 'expired' WHERE id = ?`).run(now, live.id);
+  exec.prepare('UPDATE tasks SET holder_session_id = NULL, claimed_at = NULL WHERE id = ?').run(task.id);
+  appendAudit(exec, {
     at: now,
     type: 'claim:released',
     key: task.key,
@@ -64,64 +64,64 @@ export function expireStaleHolder(run: SqliteRunner, now: number, task: TaskRow,
 
 /** Grants a free task (as read in this transaction) to the session, bumping its epoch. */
 export function grantClaim(
-  run: SqliteRunner,
+  exec: SqliteExecutor,
   now: number,
   task: TaskRow,
   session: number,
   detail: Record<string, unknown> = {},
 ): ClaimRow {
   const epoch = task.epoch + 1;
-  run
+  exec
     .prepare(
       `UPDATE tasks SET epoch = ?, holder_session_id = ?, claimed_at = ?
        WHERE id = ? AND holder_session_id IS NULL`,
     )
     .run(epoch, session, now, task.id);
-  run
+  exec
     .prepare(
       `INSERT INTO claims (task_id, session_id, epoch, claimed_at, heartbeat_at)
        VALUES (?, ?, ?, ?, ?)`,
     )
     .run(task.id, session, epoch, now, now);
-  appendAudit(run, { at: now, type: 'claim:granted', key: task.key, session, epoch, detail });
-  return currentClaim(run, task.id) as ClaimRow;
+  appendAudit(exec, { at: now, type: 'claim:granted', key: task.key, session, epoch, detail });
+  return currentClaim(exec, task.id) as ClaimRow;
 }
 
-export function sqliteClaims(run: SqliteRunner): Sync<Store['claims']> {
+export function sqliteClaims(exec: SqliteExecutor): Sync<Store['claims']> {
   return {
     acquire: (p) =>
-      run.write((): ClaimResult => {
-        const task = taskRow(run, p.key);
+      exec.write((): ClaimResult => {
+        const task = taskRow(exec, p.key);
         if (task === undefined) {
           throw new NotFoundError('task', p.key, 'add it with `baton task add`');
         }
-        sessionRow(run, p.session, true);
+        sessionRow(exec, p.session, true);
         if (task.state !== 'open') throw taskStateRefusal(facts(task), 'claim');
         if (task.holder_session_id === p.session) {
-          const mine = currentClaim(run, task.id);
+          const mine = currentClaim(exec, task.id);
           if (mine !== undefined) return { ok: true, claim: toClaim(mine), granted: false };
         }
-        const now = run.now();
-        if (!expireStaleHolder(run, now, task, p.session)) {
-          const holder = holderOf(run, task.id);
+        const now = exec.now();
+        if (!expireStaleHolder(exec, now, task, p.session)) {
+          const holder = holderOf(exec, task.id);
           if (holder !== null) return { ok: false, reason: 'held', holder };
         }
-        const fresh = taskRow(run, p.key) as TaskRow;
-        return { ok: true, claim: toClaim(grantClaim(run, now, fresh, p.session)), granted: true };
+        const fresh = taskRow(exec, p.key) as TaskRow;
+        return { ok: true, claim: toClaim(grantClaim(exec, now, fresh, p.session)), granted: true };
       }),
-    release: (p) => run.write(() => release(run, p)),
-    forceRelease: (p) => run.write(() => forceRelease(run, p)),
+    release: (p) => exec.write(() => release(exec, p)),
+    forceRelease: (p) => exec.write(() => forceRelease(exec, p)),
     current: (key) =>
-      run.read(() => {
-        const task = taskRow(run, key);
+      exec.read(() => {
+        const task = taskRow(exec, key);
         if (task === undefined) throw new NotFoundError('task', key);
-        const row = currentClaim(run, task.id);
+        const row = currentClaim(exec, task.id);
         return row === undefined ? null : toClaim(row);
       }),
     history: (key) =>
-      run.read(() =>
+      exec.read(() =>
         (
-          run
+          exec
             .prepare(
               `SELECT ${CLAIM_COLUMNS} FROM claims c JOIN tasks t ON t.id = c.task_id
                  WHERE t.key = ? ORDER BY c.epoch`,
@@ -133,20 +133,20 @@ export function sqliteClaims(run: SqliteRunner): Sync<Store['claims']> {
 }
 
 /** The body of release: guarded by (session, epoch); outcome done finishes an open task. */
-function release(run: SqliteRunner, p: Parameters<Store['claims']['release']>[0]): FencedResult {
-  const task = taskRow(run, p.key);
+function release(exec: SqliteExecutor, p: Parameters<Store['claims']['release']>[0]): FencedResult {
+  const task = taskRow(exec, p.key);
   if (task === undefined) throw new NotFoundError('task', p.key);
-  sessionRow(run, p.session, false);
-  const now = run.now();
-  const changed = run
+  sessionRow(exec, p.session, false);
+  const now = exec.now();
+  const changed = exec
     .prepare(
       `UPDATE claims SET released_at = ?, outcome = ?
        WHERE task_id = ? AND session_id = ? AND epoch = ? AND released_at IS NULL`,
     )
     .run(now, p.outcome, task.id, p.session, p.epoch).changes;
-  if (changed === 0) return { ok: false, reason: 'fenced', current: holderOf(run, task.id) };
-  run.prepare('UPDATE tasks SET holder_session_id = NULL, claimed_at = NULL WHERE id = ?').run(task.id);
-  appendAudit(run, {
+  if (changed === 0) return { ok: false, reason: 'fenced', current: holderOf(exec, task.id) };
+  exec.prepare('UPDATE tasks SET holder_session_id = NULL, claimed_at = NULL WHERE id = ?').run(task.id);
+  appendAudit(exec, {
     at: now,
     type: 'claim:released',
     key: p.key,
@@ -156,7 +156,7 @@ function release(run: SqliteRunner, p: Parameters<Store['claims']['release']>[0]
   });
   if (p.outcome === 'done' && task.state === 'open') {
     const by = { name: `session ${p.session}`, session: p.session };
-    changeTaskState(run, now, task, { action: 'finish', by });
+    changeTaskState(exec, now, task, { action: 'finish', by });
   }
   return { ok: true };
 }

@@ -11,7 +11,7 @@ import { candidateOf, type CandidateColumns, type CandidateWorkspaceJson } from 
 import type { DispatchStore, PlaceResult } from '../dispatch-store.js';
 import { placeOne, termIsCurrent } from './dispatch.js';
 import { appendAudit, toJob, type JobRow } from './rows.js';
-import { fromSync, type SqliteRunner } from './runner.js';
+import { fromSync, type SqliteExecutor } from './executor.js';
 import { existingWorkspace } from './workspaces.js';
 
 /** Placements per write transaction: about a millisecond of work on this machine. */
@@ -58,37 +58,37 @@ const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve)
 
 type Pass = Pick<DispatchStore['dispatch'], 'candidates' | 'placeMany' | 'setAside'>;
 
-export function sqliteDispatchPass(run: SqliteRunner): Pass {
+export function sqliteDispatchPass(exec: SqliteExecutor): Pass {
   return {
     ...fromSync<Pick<Pass, 'candidates' | 'setAside'>>({
       candidates: (p) =>
-        run.read(() => {
-          const now = run.now();
-          const rows = run.prepare(CANDIDATES).all(now, p.limit) as CandidateRow[];
+        exec.read(() => {
+          const now = exec.now();
+          const rows = exec.prepare(CANDIDATES).all(now, p.limit) as CandidateRow[];
           return { now, jobs: rows.map(toCandidate) };
         }),
       setAside: (p) => {
         if (p.waits.length + p.skips.length === 0) return { waited: [], skipped: [] };
-        return run.write(() => {
-          const now = run.now();
-          if (!termIsCurrent(run, p.term, now)) return { waited: [], skipped: [] };
-          const mark = run.prepare(
+        return exec.write(() => {
+          const now = exec.now();
+          if (!termIsCurrent(exec, p.term, now)) return { waited: [], skipped: [] };
+          const mark = exec.prepare(
             `UPDATE jobs SET reason = ? WHERE id = ? AND status = 'queued' AND reason IS NOT ?`,
           );
           const waited = p.waits
             .filter((w) => mark.run(w.reason, w.id, w.reason).changes === 1)
             .map((w) => w.id);
-          const read = run.prepare(
+          const read = exec.prepare(
             `SELECT j.reason, t.key FROM jobs j JOIN tasks t ON t.id = j.task_id
              WHERE j.id = ? AND j.status = 'queued'`,
           );
-          const push = run.prepare(`UPDATE jobs SET reason = ?, run_after = ? WHERE id = ?`);
+          const push = exec.prepare(`UPDATE jobs SET reason = ?, run_after = ? WHERE id = ?`);
           const skipped = p.skips.filter((s) => {
             const job = read.get(s.id) as { reason: string | null; key: string } | undefined;
             if (job === undefined) return false;
             push.run(s.reason, now + s.backoffMs, s.id);
             if (job.reason === s.reason) return false;
-            appendAudit(run, { at: now, type: 'job:skipped', key: job.key, jobId: s.id, detail: s.detail });
+            appendAudit(exec, { at: now, type: 'job:skipped', key: job.key, jobId: s.id, detail: s.detail });
             return true;
           });
           return { waited, skipped: skipped.map((s) => s.id) };
@@ -98,17 +98,17 @@ export function sqliteDispatchPass(run: SqliteRunner): Pass {
     placeMany: async (p) => {
       assert(new Set(p.jobs.map((j) => j.id)).size === p.jobs.length, 'placeMany asks for distinct jobs');
       // An unknown workspace refuses the whole call before anything is placed (never removed).
-      run.read(() => {
-        for (const j of p.jobs) if (j.workspace !== undefined) existingWorkspace(run, j.workspace);
+      exec.read(() => {
+        for (const j of p.jobs) if (j.workspace !== undefined) existingWorkspace(exec, j.workspace);
       });
       const results: PlaceResult[] = [];
       for (let i = 0; i < p.jobs.length; i += PLACE_CHUNK) {
         if (i > 0) await turn();
         const chunk = p.jobs.slice(i, i + PLACE_CHUNK);
-        const placed = run.write((): PlaceResult[] => {
-          const now = run.now();
-          if (!termIsCurrent(run, p.term, now)) return chunk.map(() => ({ ok: false, reason: 'fenced' }));
-          return chunk.map((ask) => placeOne(run, now, { ...ask, term: p.term }));
+        const placed = exec.write((): PlaceResult[] => {
+          const now = exec.now();
+          if (!termIsCurrent(exec, p.term, now)) return chunk.map(() => ({ ok: false, reason: 'fenced' }));
+          return chunk.map((ask) => placeOne(exec, now, { ...ask, term: p.term }));
         });
         results.push(...placed);
       }

@@ -8,7 +8,7 @@ import { claimSet, taskOpen } from './claim-set.js';
 import { jobById } from './jobs.js';
 import { grantLock, liveLock, releaseJobLocks, releaseSessionLocks, toHolder } from './locks.js';
 import { appendAudit, toJob, type JobRow } from './rows.js';
-import type { SqliteRunner, Sync } from './runner.js';
+import type { SqliteExecutor, Sync } from './executor.js';
 import { releaseAllClaims } from './tasks-claims.js';
 import { existingWorkspace } from './workspaces.js';
 
@@ -34,9 +34,9 @@ const JOB_SELECT = 'SELECT j.*, t.key FROM jobs j JOIN tasks t ON t.id = j.task_
 const RETURNING = 'RETURNING *, (SELECT key FROM tasks WHERE id = jobs.task_id) AS key';
 
 /** True while `term` is the live term of its lease, on the database clock. */
-export function termIsCurrent(run: SqliteRunner, term: TermRef, now: number): boolean {
+export function termIsCurrent(exec: SqliteExecutor, term: TermRef, now: number): boolean {
   return (
-    run
+    exec
       .prepare('SELECT 1 FROM leases WHERE name = ? AND holder = ? AND term = ? AND expires_at > ?')
       .get(term.lease, term.holder, term.term, now) !== undefined
   );
@@ -47,8 +47,8 @@ export function termIsCurrent(run: SqliteRunner, term: TermRef, now: number): bo
  * gated, an unknown workspace (thrown), workspace_held, lost, else the job claimed on the host
  * for its runner session with its ledger row, and the workspace's lock with the placement.
  */
-export function placeOne(run: SqliteRunner, now: number, p: PlaceParams): PlaceResult {
-  const task = run
+export function placeOne(exec: SqliteExecutor, now: number, p: PlaceParams): PlaceResult {
+  const task = exec
     .prepare(
       `SELECT ${taskOpen('t')} AS open, t.gate FROM jobs j JOIN tasks t ON t.id = j.task_id WHERE j.id = ?`,
     )
@@ -58,10 +58,10 @@ export function placeOne(run: SqliteRunner, now: number, p: PlaceParams): PlaceR
   }
   // An exclusive plan: the workspace must be free, and the lock is granted below with the
   // placement, in this transaction, so neither happens without the other.
-  const ws = p.workspace === undefined ? null : existingWorkspace(run, p.workspace);
-  const held = ws === null ? undefined : liveLock(run, ws.name);
+  const ws = p.workspace === undefined ? null : existingWorkspace(exec, p.workspace);
+  const held = ws === null ? undefined : liveLock(exec, ws.name);
   if (held !== undefined) return { ok: false, reason: 'workspace_held', holder: toHolder(held) };
-  const row = run
+  const row = exec
     .prepare(
       `UPDATE jobs SET ${PLACEMENT_SET}
        WHERE id = @id AND status = 'queued' AND run_after <= @now
@@ -70,8 +70,8 @@ export function placeOne(run: SqliteRunner, now: number, p: PlaceParams): PlaceR
        ${RETURNING}`,
     )
     .get({ host: p.host, term: p.term.term, now, id: p.id }) as JobRow | undefined;
-  if (row === undefined) return { ok: false, reason: 'lost', job: jobById(run, p.id) };
-  appendAudit(run, {
+  if (row === undefined) return { ok: false, reason: 'lost', job: jobById(exec, p.id) };
+  appendAudit(exec, {
     at: now,
     type: 'job:placed',
     key: row.key,
@@ -81,7 +81,7 @@ export function placeOne(run: SqliteRunner, now: number, p: PlaceParams): PlaceR
     detail: { host: p.host, term: p.term.term, attempt: row.attempt },
   });
   if (ws !== null && row.session_id !== null) {
-    grantLock(run, now, {
+    grantLock(exec, now, {
       workspace: ws.name,
       lockEpoch: ws.lock_epoch,
       session: row.session_id,
@@ -95,13 +95,13 @@ export function placeOne(run: SqliteRunner, now: number, p: PlaceParams): PlaceR
 /** The dispatch group but for the pass's own steps (dispatch-pass.ts). */
 export type SyncDispatch = Omit<DispatchStore['dispatch'], 'candidates' | 'placeMany' | 'setAside'>;
 
-export function sqliteDispatch(run: SqliteRunner): Sync<SyncDispatch> {
+export function sqliteDispatch(exec: SqliteExecutor): Sync<SyncDispatch> {
   return {
     queued: (p) =>
-      run.read(() => {
-        const now = run.now();
+      exec.read(() => {
+        const now = exec.now();
         return (
-          run
+          exec
             .prepare(
               `SELECT j.*, t.key, t.gate FROM jobs j JOIN tasks t ON t.id = j.task_id
                WHERE j.status = 'queued' AND j.run_after <= ? AND t.state = 'open'
@@ -111,54 +111,54 @@ export function sqliteDispatch(run: SqliteRunner): Sync<SyncDispatch> {
         ).map((r) => ({ ...toJob(r), gate: r.gate }));
       }),
     place: (p) =>
-      run.write((): PlaceResult => {
-        const now = run.now();
-        if (!termIsCurrent(run, p.term, now)) return { ok: false, reason: 'fenced' };
-        return placeOne(run, now, p);
+      exec.write((): PlaceResult => {
+        const now = exec.now();
+        if (!termIsCurrent(exec, p.term, now)) return { ok: false, reason: 'fenced' };
+        return placeOne(exec, now, p);
       }),
     markWaiting: (p) =>
-      run.write(() => {
-        const now = run.now();
-        if (!termIsCurrent(run, p.term, now)) return false;
+      exec.write(() => {
+        const now = exec.now();
+        if (!termIsCurrent(exec, p.term, now)) return false;
         return (
-          run.prepare(`UPDATE jobs SET reason = ? WHERE id = ? AND status = 'queued'`).run(p.reason, p.id)
+          exec.prepare(`UPDATE jobs SET reason = ? WHERE id = ? AND status = 'queued'`).run(p.reason, p.id)
             .changes === 1
         );
       }),
     skip: (p) =>
-      run.write(() => {
-        const now = run.now();
-        if (!termIsCurrent(run, p.term, now)) return false;
-        const job = run.prepare(`${JOB_SELECT} WHERE j.id = ? AND j.status = 'queued'`).get(p.id) as
+      exec.write(() => {
+        const now = exec.now();
+        if (!termIsCurrent(exec, p.term, now)) return false;
+        const job = exec.prepare(`${JOB_SELECT} WHERE j.id = ? AND j.status = 'queued'`).get(p.id) as
           JobRow | undefined;
         if (job === undefined) return false;
-        run
+        exec
           .prepare(`UPDATE jobs SET reason = ?, run_after = ? WHERE id = ? AND status = 'queued'`)
           .run(p.reason, now + p.backoffMs, p.id);
         if (job.reason !== p.reason) {
-          appendAudit(run, { at: now, type: 'job:skipped', key: job.key, jobId: job.id, detail: p.detail });
+          appendAudit(exec, { at: now, type: 'job:skipped', key: job.key, jobId: job.id, detail: p.detail });
         }
         return true;
       }),
     assigned: (session) =>
-      run.read(() =>
+      exec.read(() =>
         (
-          run
+          exec
             .prepare(`${JOB_SELECT} WHERE j.session_id = ? AND j.status = 'claimed' ORDER BY j.id`)
             .all(session) as JobRow[]
         ).map(toJob),
       ),
     attach: (p) =>
-      run.write(() => {
-        const now = run.now();
-        const row = run
+      exec.write(() => {
+        const now = exec.now();
+        const row = exec
           .prepare(
             `UPDATE jobs SET agent_session_id = ?, pid = ?
              WHERE id = ? AND session_id = ? AND epoch = ? AND status = 'running' ${RETURNING}`,
           )
           .get(p.agentSession, p.pid, p.id, p.session, p.epoch) as JobRow | undefined;
-        if (row === undefined) return { ok: false, reason: 'lost', job: jobById(run, p.id) } as const;
-        appendAudit(run, {
+        if (row === undefined) return { ok: false, reason: 'lost', job: jobById(exec, p.id) } as const;
+        appendAudit(exec, {
           at: now,
           type: 'job:spawned',
           key: row.key,
@@ -170,16 +170,16 @@ export function sqliteDispatch(run: SqliteRunner): Sync<SyncDispatch> {
         return { ok: true, job: toJob(row) } as const;
       }),
     requeue: (p) =>
-      run.write(() => {
-        const row = run
+      exec.write(() => {
+        const row = exec
           .prepare(
             `${JOB_SELECT} WHERE j.id = ? AND j.session_id = ? AND j.epoch = ? AND j.status IN ('claimed', 'running')`,
           )
           .get(p.id, p.session, p.epoch) as JobRow | undefined;
-        if (row === undefined || !requeueOrFail(run, row, p.policy, emptyReport(), 'released', p.reason)) {
-          return { ok: false, reason: 'lost', job: jobById(run, p.id) } as const;
+        if (row === undefined || !requeueOrFail(exec, row, p.policy, emptyReport(), 'released', p.reason)) {
+          return { ok: false, reason: 'lost', job: jobById(exec, p.id) } as const;
         }
-        return { ok: true, job: jobById(run, p.id) as Job } as const;
+        return { ok: true, job: jobById(exec, p.id) as Job } as const;
       }),
   };
 }
@@ -188,13 +188,13 @@ function emptyReport(): MutableReport {
   return { sessions: [], claimsReleased: 0, locksReleased: 0, jobsRequeued: [], jobsFailed: [] };
 }
 
-export function sqliteRecovery(run: SqliteRunner): Sync<DispatchStore['recovery']> {
+export function sqliteRecovery(exec: SqliteExecutor): Sync<DispatchStore['recovery']> {
   return {
     rescueStale: (p) => {
       const report = emptyReport();
-      const candidates = run.read(() => {
-        const now = run.now();
-        return run
+      const candidates = exec.read(() => {
+        const now = exec.now();
+        return exec
           .prepare(
             `SELECT id, heartbeat_at FROM sessions
              WHERE state = 'live' AND heartbeat_at < ? - coalesce(ttl_ms, ?)
@@ -204,18 +204,22 @@ export function sqliteRecovery(run: SqliteRunner): Sync<DispatchStore['recovery'
       });
       // One transaction per session, each guarded by the heartbeat it observed; then one per
       // orphaned job, guarded by the epoch and status it observed.
-      for (const c of candidates) run.write(() => rescueOne(run, c, report));
-      for (const job of run.read(() => orphanedJobs(run, p.limit ?? 100))) {
-        run.write(() => requeueOrFail(run, job, p.policy, report, 'recovered'));
+      for (const c of candidates) exec.write(() => rescueOne(exec, c, report));
+      for (const job of exec.read(() => orphanedJobs(exec, p.limit ?? 100))) {
+        exec.write(() => requeueOrFail(exec, job, p.policy, report, 'recovered'));
       }
       return report;
     },
   };
 }
 
-function rescueOne(run: SqliteRunner, c: { id: number; heartbeat_at: number }, report: MutableReport): void {
-  const now = run.now();
-  const marked = run
+function rescueOne(
+  exec: SqliteExecutor,
+  c: { id: number; heartbeat_at: number },
+  report: MutableReport,
+): void {
+  const now = exec.now();
+  const marked = exec
     .prepare(
       `UPDATE sessions SET state = 'stale', ended_at = ?
        WHERE id = ? AND state = 'live' AND heartbeat_at = ?`,
@@ -223,14 +227,14 @@ function rescueOne(run: SqliteRunner, c: { id: number; heartbeat_at: number }, r
     .run(now, c.id, c.heartbeat_at).changes;
   if (marked === 0) return;
   report.sessions.push(c.id);
-  appendAudit(run, {
+  appendAudit(exec, {
     at: now,
     type: 'session:stale',
     session: c.id,
     detail: { heartbeatAt: c.heartbeat_at },
   });
-  report.claimsReleased += releaseAllClaims(run, now, c.id, 'recovered');
-  report.locksReleased += releaseSessionLocks(run, now, c.id, 'recovered').length;
+  report.claimsReleased += releaseAllClaims(exec, now, c.id, 'recovered');
+  report.locksReleased += releaseSessionLocks(exec, now, c.id, 'recovered').length;
 }
 
 /**
@@ -245,8 +249,8 @@ export const ORPHANED_JOBS = `
     OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = j.agent_session_id AND s.state <> 'live'))
   ORDER BY j.id LIMIT ?`;
 
-function orphanedJobs(run: SqliteRunner, limit: number): JobRow[] {
-  return run.prepare(ORPHANED_JOBS).all(limit) as JobRow[];
+function orphanedJobs(exec: SqliteExecutor, limit: number): JobRow[] {
+  return exec.prepare(ORPHANED_JOBS).all(limit) as JobRow[];
 }
 
 /**
@@ -254,14 +258,14 @@ function orphanedJobs(run: SqliteRunner, limit: number): JobRow[] {
  * Either way the run ended, so its workspace lock is released in the same transaction.
  */
 function requeueOrFail(
-  run: SqliteRunner,
+  exec: SqliteExecutor,
   job: JobRow,
   policy: RetryPolicy,
   report: MutableReport,
   lockOutcome: LockOutcome,
   reason?: string,
 ): boolean {
-  const now = run.now();
+  const now = exec.now();
   // Recovery gives back an attempt that never started an agent (no pid attached): a host that
   // died after its placement must not use up the job's attempts. A runner's own requeue counts.
   const unstarted = lockOutcome === 'recovered' && job.pid === null;
@@ -270,7 +274,7 @@ function requeueOrFail(
     (unstarted ? ATTEMPT_NOT_COUNTED : '');
   const base = { at: now, key: job.key, jobId: job.id, session: job.session_id, epoch: job.epoch };
   if (job.attempt < job.attempt_max || unstarted) {
-    const changed = run
+    const changed = exec
       .prepare(
         `UPDATE jobs SET status = 'queued', run_after = ?, session_id = NULL, host = NULL,
            agent_session_id = NULL, attempt = attempt - ${unstarted ? 1 : 0}, pid = NULL, term = NULL,
@@ -287,10 +291,10 @@ function requeueOrFail(
     if (changed === 0) return false;
     report.jobsRequeued.push(job.id);
     const attempt = job.attempt - (unstarted ? 1 : 0);
-    appendAudit(run, { ...base, type: 'job:requeued', detail: { reason: why, attempt } });
-    releaseJobLocks(run, now, job.id, lockOutcome);
+    appendAudit(exec, { ...base, type: 'job:requeued', detail: { reason: why, attempt } });
+    releaseJobLocks(exec, now, job.id, lockOutcome);
   } else {
-    const changed = run
+    const changed = exec
       .prepare(
         `UPDATE jobs SET status = 'failed', finished_at = ?, reason = ?
          WHERE id = ? AND epoch = ? AND status = ?`,
@@ -298,8 +302,8 @@ function requeueOrFail(
       .run(now, `attempts exhausted: ${why}`, job.id, job.epoch, job.status).changes;
     if (changed === 0) return false;
     report.jobsFailed.push(job.id);
-    appendAudit(run, { ...base, type: 'job:finished', detail: { status: 'failed', reason: why } });
-    releaseJobLocks(run, now, job.id, lockOutcome);
+    appendAudit(exec, { ...base, type: 'job:finished', detail: { status: 'failed', reason: why } });
+    releaseJobLocks(exec, now, job.id, lockOutcome);
   }
   return true;
 }

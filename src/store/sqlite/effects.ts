@@ -12,7 +12,7 @@ import { NotFoundError } from '../../core/errors.js';
 import type { EffectsStore } from '../effects-store.js';
 import type { TestSwitches } from '../test-switches.js';
 import { appendAudit, holderOf } from './rows.js';
-import { fromSync, type SqliteRunner } from './runner.js';
+import { fromSync, type SqliteExecutor } from './executor.js';
 import { sessionRow, taskRow } from './tasks-claims.js';
 
 interface EffectRow {
@@ -35,28 +35,28 @@ const toEffect = (r: EffectRow): Effect => ({
   recordedAt: r.recorded_at,
 });
 
-export function sqliteEffects(run: SqliteRunner, switches: TestSwitches): EffectsStore['effects'] {
+export function sqliteEffects(exec: SqliteExecutor, switches: TestSwitches): EffectsStore['effects'] {
   return fromSync<EffectsStore['effects']>({
     record: (p) =>
-      run.write((): EffectResult => {
+      exec.write((): EffectResult => {
         const kind = validateEffectKind(p.kind);
         const payload = encodeEffectPayload(p.payload);
-        const task = taskRow(run, p.key);
+        const task = taskRow(exec, p.key);
         if (task === undefined) throw new NotFoundError('task', p.key, 'add it with `baton task add`');
-        const session = sessionRow(run, p.session, false);
+        const session = sessionRow(exec, p.session, false);
         const live =
           session.state === 'live' && task.holder_session_id === p.session && task.epoch === p.epoch;
         if (switches.fencing && !live)
-          return { ok: false, reason: 'fenced', current: holderOf(run, task.id) };
-        const now = run.now();
-        const row = run
+          return { ok: false, reason: 'fenced', current: holderOf(exec, task.id) };
+        const now = exec.now();
+        const row = exec
           .prepare(
             `INSERT INTO effects (task_id, session_id, epoch, kind, payload, recorded_at)
              VALUES (?, ?, ?, ?, ?, ?)
              RETURNING id, ? AS key, session_id, epoch, kind, payload, recorded_at`,
           )
           .get(task.id, p.session, p.epoch, kind, payload, now, p.key) as EffectRow;
-        appendAudit(run, {
+        appendAudit(exec, {
           at: now,
           type: 'effect:recorded',
           key: p.key,
@@ -68,9 +68,9 @@ export function sqliteEffects(run: SqliteRunner, switches: TestSwitches): Effect
         return { ok: true, effect: toEffect(row) };
       }),
     list: (p) =>
-      run.read(() =>
+      exec.read(() =>
         (
-          run
+          exec
             .prepare(
               `SELECT e.id, t.key, e.session_id, e.epoch, e.kind, e.payload, e.recorded_at
                FROM effects e JOIN tasks t ON t.id = e.task_id

@@ -10,7 +10,7 @@ import type { JobState } from '../../core/job.js';
 import type { ClaimForceReleaseParams, ClaimForceReleaseResult } from '../store.js';
 import { releaseJobLocks } from './locks.js';
 import { appendAudit } from './rows.js';
-import type { SqliteRunner } from './runner.js';
+import type { SqliteExecutor } from './executor.js';
 import { taskRow } from './tasks-claims.js';
 
 interface LiveRow {
@@ -21,23 +21,23 @@ interface LiveRow {
   host: string;
 }
 
-export function forceRelease(run: SqliteRunner, p: ClaimForceReleaseParams): ClaimForceReleaseResult {
-  const task = taskRow(run, p.key);
+export function forceRelease(exec: SqliteExecutor, p: ClaimForceReleaseParams): ClaimForceReleaseResult {
+  const task = taskRow(exec, p.key);
   if (task === undefined) throw new NotFoundError('task', p.key, 'add it with `baton task add`');
-  const live = run
+  const live = exec
     .prepare(
       `SELECT c.id, c.session_id, c.epoch, c.claimed_at, s.host FROM claims c
        JOIN sessions s ON s.id = c.session_id WHERE c.task_id = ? AND c.released_at IS NULL`,
     )
     .get(task.id) as LiveRow | undefined;
   if (live === undefined) return { ok: false, reason: 'no_claim' };
-  const now = run.now();
-  run.prepare(`UPDATE claims SET released_at = ?, outcome = 'released' WHERE id = ?`).run(now, live.id);
-  run.prepare('UPDATE tasks SET holder_session_id = NULL, claimed_at = NULL WHERE id = ?').run(task.id);
-  const job = run
+  const now = exec.now();
+  exec.prepare(`UPDATE claims SET released_at = ?, outcome = 'released' WHERE id = ?`).run(now, live.id);
+  exec.prepare('UPDATE tasks SET holder_session_id = NULL, claimed_at = NULL WHERE id = ?').run(task.id);
+  const job = exec
     .prepare(`SELECT id, status, epoch FROM jobs WHERE task_id = ? AND status IN ('claimed', 'running')`)
     .get(task.id) as { id: number; status: JobState; epoch: number } | undefined;
-  appendAudit(run, {
+  appendAudit(exec, {
     at: now,
     type: 'claim:force_released',
     key: p.key,
@@ -53,12 +53,12 @@ export function forceRelease(run: SqliteRunner, p: ClaimForceReleaseParams): Cla
   });
   if (job !== undefined) {
     const reason = `force-released by ${p.by.name}: ${p.reason}`;
-    run
+    exec
       .prepare(
         `UPDATE jobs SET status = 'cancelled', finished_at = ?, reason = ? WHERE id = ? AND status = ?`,
       )
       .run(now, reason, job.id, job.status);
-    appendAudit(run, {
+    appendAudit(exec, {
       at: now,
       type: 'job:cancelled',
       key: p.key,
@@ -68,7 +68,7 @@ export function forceRelease(run: SqliteRunner, p: ClaimForceReleaseParams): Cla
       detail: { reason },
     });
     // A running agent may still be at work: its runner releases the lock once the tree is dead.
-    if (job.status !== 'running') releaseJobLocks(run, now, job.id, 'released');
+    if (job.status !== 'running') releaseJobLocks(exec, now, job.id, 'released');
   }
   const holder = { session: live.session_id, host: live.host, since: live.claimed_at, epoch: live.epoch };
   return { ok: true, holder, job: job === undefined ? null : { id: job.id, was: job.status } };

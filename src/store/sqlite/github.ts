@@ -6,7 +6,7 @@
 import type { GithubStore, LabelState, OutboxRow } from '../github-store.js';
 import { ACTIVE_SQL } from '../job-guard.js';
 import { appendAudit } from './rows.js';
-import { fromSync, type SqliteRunner, type Sync } from './runner.js';
+import { fromSync, type SqliteExecutor, type Sync } from './executor.js';
 
 type Github = GithubStore['github'];
 
@@ -35,17 +35,17 @@ const toRow = (r: Row): OutboxRow => ({
 const ids = (list: readonly number[]): string => JSON.stringify(list);
 
 /** The outbox: rows due, marked applied or failed, and the count still waiting. */
-function outbox(run: SqliteRunner): Sync<Pick<Github, 'pending' | 'applied' | 'failed' | 'backlog'>> {
+function outbox(exec: SqliteExecutor): Sync<Pick<Github, 'pending' | 'applied' | 'failed' | 'backlog'>> {
   return {
     pending: ({ limit, key, prefix }) =>
-      run.read(() =>
+      exec.read(() =>
         (
           (key !== undefined
-            ? run.prepare(
+            ? exec.prepare(
                 `SELECT * FROM github_outbox WHERE task_key = @key AND applied_at IS NULL
                  ORDER BY id LIMIT @limit`,
               )
-            : run.prepare(
+            : exec.prepare(
                 `SELECT * FROM github_outbox o
                WHERE o.applied_at IS NULL AND o.retry_at <= @now
                  AND substr(o.task_key, 1, length(@prefix)) = @prefix
@@ -54,22 +54,24 @@ function outbox(run: SqliteRunner): Sync<Pick<Github, 'pending' | 'applied' | 'f
                      AND e.retry_at > @now)
                ORDER BY o.id LIMIT @limit`,
               )
-          ).all(key !== undefined ? { key, limit } : { now: run.now(), limit, prefix: prefix ?? '' }) as Row[]
+          ).all(
+            key !== undefined ? { key, limit } : { now: exec.now(), limit, prefix: prefix ?? '' },
+          ) as Row[]
         ).map(toRow),
       ),
     applied: (list) =>
-      run.write(() => {
-        run
+      exec.write(() => {
+        exec
           .prepare(
             `UPDATE github_outbox SET applied_at = ?
              WHERE id IN (SELECT value FROM json_each(?)) AND applied_at IS NULL`,
           )
-          .run(run.now(), ids(list));
+          .run(exec.now(), ids(list));
       }),
     failed: (p) =>
-      run.write(() => {
-        const now = run.now();
-        run
+      exec.write(() => {
+        const now = exec.now();
+        exec
           .prepare(
             `UPDATE github_outbox SET attempts = attempts + 1, retry_at = ?, last_error = substr(?, 1, 500)
              WHERE id IN (SELECT value FROM json_each(?)) AND applied_at IS NULL`,
@@ -77,10 +79,10 @@ function outbox(run: SqliteRunner): Sync<Pick<Github, 'pending' | 'applied' | 'f
           .run(now + p.retryAfterMs, p.error, ids(p.ids));
       }),
     backlog: () =>
-      run.read(
+      exec.read(
         () =>
           (
-            run.prepare('SELECT count(*) AS n FROM github_outbox WHERE applied_at IS NULL').get() as {
+            exec.prepare('SELECT count(*) AS n FROM github_outbox WHERE applied_at IS NULL').get() as {
               n: number;
             }
           ).n,
@@ -89,12 +91,12 @@ function outbox(run: SqliteRunner): Sync<Pick<Github, 'pending' | 'applied' | 'f
 }
 
 /** The labels' state the projector reads, and what it records: a repair, a note in the ledger. */
-function labels(run: SqliteRunner): Sync<Pick<Github, 'labelStates' | 'repair' | 'note'>> {
+function labels(exec: SqliteExecutor): Sync<Pick<Github, 'labelStates' | 'repair' | 'note'>> {
   return {
     labelStates: (keys) =>
-      run.read(() =>
+      exec.read(() =>
         (
-          run
+          exec
             .prepare(
               `SELECT t.key, t.state, t.holder_session_id IS NOT NULL AS held,
                  (SELECT j.status FROM jobs j WHERE j.task_id = t.id
@@ -110,19 +112,19 @@ function labels(run: SqliteRunner): Sync<Pick<Github, 'labelStates' | 'repair' |
         ).map((r) => ({ key: r.key, state: r.state, held: r.held === 1, jobStatus: r.job_status })),
       ),
     repair: (p) =>
-      run.write(() => {
-        const now = run.now();
-        run
+      exec.write(() => {
+        const now = exec.now();
+        exec
           .prepare(
             `INSERT INTO github_outbox (task_key, kind, cause, created_at) VALUES (?, 'labels', 'repair', ?)`,
           )
           .run(p.key, now);
-        appendAudit(run, { at: now, type: 'github:label-repaired', key: p.key, detail: p.detail });
+        appendAudit(exec, { at: now, type: 'github:label-repaired', key: p.key, detail: p.detail });
       }),
     note: (p) =>
-      run.write(() => {
-        appendAudit(run, {
-          at: run.now(),
+      exec.write(() => {
+        appendAudit(exec, {
+          at: exec.now(),
           type: p.type,
           key: p.key,
           jobId: p.jobId ?? null,
@@ -133,42 +135,42 @@ function labels(run: SqliteRunner): Sync<Pick<Github, 'labelStates' | 'repair' |
 }
 
 /** What the sync keeps between runs: each repository's cursor and the ETag cache. */
-function syncState(run: SqliteRunner): Sync<Pick<Github, 'cursor' | 'saveCursor' | 'cached' | 'cache'>> {
+function syncState(exec: SqliteExecutor): Sync<Pick<Github, 'cursor' | 'saveCursor' | 'cached' | 'cache'>> {
   return {
     cursor: (repo) =>
-      run.read(() => {
-        const row = run.prepare('SELECT since FROM github_sync WHERE repo = ?').get(repo) as
+      exec.read(() => {
+        const row = exec.prepare('SELECT since FROM github_sync WHERE repo = ?').get(repo) as
           { since: string | null } | undefined;
         return row?.since ?? null;
       }),
     saveCursor: (p) =>
-      run.write(() => {
-        run
+      exec.write(() => {
+        exec
           .prepare(
             `INSERT INTO github_sync (repo, since, synced_at) VALUES (?, ?, ?)
              ON CONFLICT (repo) DO UPDATE SET since = excluded.since, synced_at = excluded.synced_at`,
           )
-          .run(p.repo, p.since, run.now());
+          .run(p.repo, p.since, exec.now());
       }),
     cached: (url) =>
-      run.read(
+      exec.read(
         () =>
-          (run.prepare('SELECT etag, body FROM github_cache WHERE url = ?').get(url) as
+          (exec.prepare('SELECT etag, body FROM github_cache WHERE url = ?').get(url) as
             { etag: string; body: string } | undefined) ?? null,
       ),
     cache: (p) =>
-      run.write(() => {
-        run
+      exec.write(() => {
+        exec
           .prepare(
             `INSERT INTO github_cache (url, etag, body, stored_at) VALUES (?, ?, ?, ?)
              ON CONFLICT (url) DO UPDATE SET etag = excluded.etag, body = excluded.body,
                stored_at = excluded.stored_at`,
           )
-          .run(p.url, p.etag, p.body, run.now());
+          .run(p.url, p.etag, p.body, exec.now());
       }),
   };
 }
 
-export function sqliteGithub(run: SqliteRunner): Github {
-  return fromSync<Github>({ ...outbox(run), ...labels(run), ...syncState(run) });
+export function sqliteGithub(exec: SqliteExecutor): Github {
+  return fromSync<Github>({ ...outbox(exec), ...labels(exec), ...syncState(exec) });
 }

@@ -5,7 +5,7 @@ import { ConflictError, NotFoundError } from '../../core/errors.js';
 import type { DispatchStore, Host } from '../dispatch-store.js';
 import { fleetOfRows, type FleetRow } from '../host-fleet.js';
 import { appendAudit } from './rows.js';
-import type { SqliteRunner, Sync } from './runner.js';
+import type { SqliteExecutor, Sync } from './executor.js';
 import { sessionRow } from './tasks-claims.js';
 
 interface HostRow {
@@ -63,8 +63,8 @@ export const HOST_FLEET = `
   )
   SELECT f.hosts, f.enabled, f.last_beat_at, o.* FROM f LEFT JOIN o ON true ORDER BY o.name`;
 
-function fleet(run: SqliteRunner): Fleet {
-  return fleetOfRows(run.prepare(HOST_FLEET).all() as FleetRow<number>[], (t) => t);
+function fleet(exec: SqliteExecutor): Fleet {
+  return fleetOfRows(exec.prepare(HOST_FLEET).all() as FleetRow<number>[], (t) => t);
 }
 
 /** Free and total disk space as heartbeat parameters: null when the runner could not tell. */
@@ -99,17 +99,17 @@ function toHost(r: HostRow): Host {
 const SET_CONTAINMENT = `UPDATE hosts SET containment = ?, containment_ref = ?
   WHERE name = ? AND session_id = ? AND EXISTS (SELECT 1 FROM sessions WHERE id = ? AND state = 'live')`;
 
-export function sqliteHosts(run: SqliteRunner): Sync<DispatchStore['hosts']> {
+export function sqliteHosts(exec: SqliteExecutor): Sync<DispatchStore['hosts']> {
   const get = (name: string): Host | null => {
-    const row = run.prepare(hostSelect('WHERE h.name = ?')).get(name) as HostRow | undefined;
+    const row = exec.prepare(hostSelect('WHERE h.name = ?')).get(name) as HostRow | undefined;
     return row === undefined ? null : toHost(row);
   };
   return {
     register: (p) =>
-      run.write(() => {
-        sessionRow(run, p.session, true);
-        const now = run.now();
-        const current = run
+      exec.write(() => {
+        sessionRow(exec, p.session, true);
+        const now = exec.now();
+        const current = exec
           .prepare(
             `SELECT h.session_id FROM hosts h JOIN sessions s ON s.id = h.session_id
              WHERE h.name = ? AND s.state = 'live' AND h.session_id <> ?`,
@@ -121,7 +121,7 @@ export function sqliteHosts(run: SqliteRunner): Sync<DispatchStore['hosts']> {
             'give this runner another name with --host, or stop the other one',
           );
         }
-        run
+        exec
           .prepare(
             `INSERT INTO hosts (name, enabled, session_id, ram_total_mb, ram_reserved_mb, ram_free_mb,
                slots_max, heartbeat_at, registered_at)
@@ -143,7 +143,7 @@ export function sqliteHosts(run: SqliteRunner): Sync<DispatchStore['hosts']> {
             now,
           });
         const host = get(p.name) as Host;
-        appendAudit(run, {
+        appendAudit(exec, {
           at: now,
           type: 'host:registered',
           session: p.session,
@@ -152,9 +152,9 @@ export function sqliteHosts(run: SqliteRunner): Sync<DispatchStore['hosts']> {
         return host;
       }),
     heartbeat: (p) =>
-      run.write(() => {
-        const now = run.now();
-        const changed = run
+      exec.write(() => {
+        const now = exec.now();
+        const changed = exec
           .prepare(
             `UPDATE hosts SET ram_free_mb = ?, disk_free_mb = ?, disk_total_mb = ?, heartbeat_at = ?
              WHERE name = ? AND session_id = ?
@@ -162,29 +162,29 @@ export function sqliteHosts(run: SqliteRunner): Sync<DispatchStore['hosts']> {
           )
           .run(p.ramFreeMb, ...diskOf(p), now, p.name, p.session, p.session).changes;
         if (changed === 0) return false;
-        run.prepare('UPDATE sessions SET heartbeat_at = ? WHERE id = ?').run(now, p.session);
+        exec.prepare('UPDATE sessions SET heartbeat_at = ? WHERE id = ?').run(now, p.session);
         return true;
       }),
     setEnabled: (p) =>
-      run.write(() => {
-        const changed = run
+      exec.write(() => {
+        const changed = exec
           .prepare('UPDATE hosts SET enabled = ? WHERE name = ?')
           .run(p.enabled ? 1 : 0, p.name).changes;
         if (changed === 0) throw new NotFoundError('host', p.name, 'list hosts with `baton hosts`');
-        appendAudit(run, {
-          at: run.now(),
+        appendAudit(exec, {
+          at: exec.now(),
           type: p.enabled ? 'host:enabled' : 'host:disabled',
           session: p.by ?? null,
           detail: { host: p.name, by: p.actor ?? null },
         });
         return get(p.name) as Host;
       }),
-    list: () => run.read(() => (run.prepare(HOST_LIST).all() as HostRow[]).map(toHost)),
-    fleet: () => run.read(() => fleet(run)),
+    list: () => exec.read(() => (exec.prepare(HOST_LIST).all() as HostRow[]).map(toHost)),
+    fleet: () => exec.read(() => fleet(exec)),
     setContainment: (p) =>
-      run.write(
+      exec.write(
         () =>
-          run.prepare(SET_CONTAINMENT).run(p.containment, p.containmentRef, p.name, p.session, p.session)
+          exec.prepare(SET_CONTAINMENT).run(p.containment, p.containmentRef, p.name, p.session, p.session)
             .changes === 1,
       ),
   };

@@ -14,7 +14,7 @@ import type { JobFinishParams } from '../store.js';
 import type { JobBatchParams, JobBatchResult } from '../job-batch.js';
 import { releaseJobLocks } from './locks.js';
 import { appendAudit, toJob, type JobRow, type SessionRow, type TaskRow } from './rows.js';
-import type { SqliteRunner } from './runner.js';
+import type { SqliteExecutor } from './executor.js';
 import { sessionRow } from './tasks-claims.js';
 import { changeTaskState } from './task-state.js';
 
@@ -30,14 +30,14 @@ const CLAIM_DUE_SET = claimSet({
 const JOB_SELECT = 'SELECT j.*, t.key FROM jobs j JOIN tasks t ON t.id = j.task_id';
 export const RETURNING = 'RETURNING *, (SELECT key FROM tasks WHERE id = jobs.task_id) AS key';
 
-export function jobById(run: SqliteRunner, id: number): Job | null {
-  const row = run.prepare(`${JOB_SELECT} WHERE j.id = ?`).get(id) as JobRow | undefined;
+export function jobById(exec: SqliteExecutor, id: number): Job | null {
+  const row = exec.prepare(`${JOB_SELECT} WHERE j.id = ?`).get(id) as JobRow | undefined;
   return row === undefined ? null : toJob(row);
 }
 
-export function lostOr(run: SqliteRunner, id: number, row: JobRow | undefined): JobTransitionResult {
+export function lostOr(exec: SqliteExecutor, id: number, row: JobRow | undefined): JobTransitionResult {
   if (row !== undefined) return { ok: true, job: toJob(row) };
-  const job = jobById(run, id);
+  const job = jobById(exec, id);
   if (job === null) throw new NotFoundError('job', String(id));
   return { ok: false, reason: 'lost', job };
 }
@@ -57,8 +57,8 @@ export interface ClaimDueParams {
  * not open or waits behind a gate, with their `job:claimed` (and `job:started`) ledger rows: the
  * epoch and attempt grow, the holder and host are set, a start stamps started_at.
  */
-export function claimDue(run: SqliteRunner, p: ClaimDueParams): JobRow[] {
-  const rows = run
+export function claimDue(exec: SqliteExecutor, p: ClaimDueParams): JobRow[] {
+  const rows = exec
     .prepare(
       `UPDATE jobs SET ${CLAIM_DUE_SET}
        WHERE id IN (SELECT id FROM jobs q WHERE status = 'queued' AND run_after <= @now
@@ -80,14 +80,14 @@ export function claimDue(run: SqliteRunner, p: ClaimDueParams): JobRow[] {
   rows.sort((a, b) => a.priority - b.priority || a.queued_at - b.queued_at || a.id - b.id);
   for (const row of rows) {
     const audit = { at: p.now, key: row.key, jobId: row.id, session: p.session.id, epoch: row.epoch };
-    appendAudit(run, { ...audit, type: 'job:claimed', detail: { attempt: row.attempt, host: row.host } });
-    if (p.start) appendAudit(run, { ...audit, type: 'job:started' });
+    appendAudit(exec, { ...audit, type: 'job:claimed', detail: { attempt: row.attempt, host: row.host } });
+    if (p.start) appendAudit(exec, { ...audit, type: 'job:started' });
   }
   return rows;
 }
 
 /** The body of finish: guarded by the shared finish guard (store/job-guard.ts). */
-export function finishIn(run: SqliteRunner, p: JobFinishParams, now = run.now()): JobTransitionResult {
+export function finishIn(exec: SqliteExecutor, p: JobFinishParams, now = exec.now()): JobTransitionResult {
   const guard = finishGuard({
     job: 'jobs',
     id: '@id',
@@ -96,7 +96,7 @@ export function finishIn(run: SqliteRunner, p: JobFinishParams, now = run.now())
     status: '@status',
     now: '@now',
   });
-  const row = run
+  const row = exec
     .prepare(
       `UPDATE jobs SET status = @status, finished_at = @now, exit_code = @exitCode,
          reason = @reason, output_tail = @tail
@@ -114,7 +114,7 @@ export function finishIn(run: SqliteRunner, p: JobFinishParams, now = run.now())
       epoch: p.epoch,
     }) as JobRow | undefined;
   if (row !== undefined) {
-    appendAudit(run, {
+    appendAudit(exec, {
       at: now,
       type: 'job:finished',
       key: row.key,
@@ -123,17 +123,17 @@ export function finishIn(run: SqliteRunner, p: JobFinishParams, now = run.now())
       epoch: p.epoch,
       detail: { status: p.status, exitCode: p.exitCode ?? null },
     });
-    releaseJobLocks(run, now, p.id, 'released');
-    if (p.status === 'done') finishTask(run, now, row);
+    releaseJobLocks(exec, now, p.id, 'released');
+    if (p.status === 'done') finishTask(exec, now, row);
   }
-  return lostOr(run, p.id, row);
+  return lostOr(exec, p.id, row);
 }
 
 /** A job that ended done finishes its open task (to done, or in review when it requires it). */
-function finishTask(run: SqliteRunner, now: number, job: JobRow): void {
-  const task = run.prepare('SELECT * FROM tasks WHERE id = ?').get(job.task_id) as TaskRow;
+function finishTask(exec: SqliteExecutor, now: number, job: JobRow): void {
+  const task = exec.prepare('SELECT * FROM tasks WHERE id = ?').get(job.task_id) as TaskRow;
   if (task.state !== 'open') return;
-  changeTaskState(run, now, task, {
+  changeTaskState(exec, now, task, {
     action: 'finish',
     by: { name: `job ${job.id}`, session: job.session_id },
   });
@@ -145,8 +145,8 @@ const LEASE_PASSED = 'lease expired';
  * Gives back up to `limit` jobs whose lease has passed, oldest lease first: to the queue, or
  * failed once their attempts are spent, each audited, its workspace lock released.
  */
-function giveBackExpired(run: SqliteRunner, now: number, limit: number): void {
-  const expired = run
+function giveBackExpired(exec: SqliteExecutor, now: number, limit: number): void {
+  const expired = exec
     .prepare(
       `${JOB_SELECT} WHERE j.lease_until <= ? AND j.status IN ${HELD_SQL}
        ORDER BY j.lease_until, j.id LIMIT ?`,
@@ -157,45 +157,49 @@ function giveBackExpired(run: SqliteRunner, now: number, limit: number): void {
     const again = job.attempt < job.attempt_max;
     const base = { at: now, key: job.key, jobId: job.id, session: job.session_id, epoch: job.epoch };
     if (again) {
-      run
+      exec
         .prepare(
           `UPDATE jobs SET status = 'queued', run_after = ?, session_id = NULL, host = NULL,
              agent_session_id = NULL, pid = NULL, term = NULL, lease_until = NULL, reason = ?
            WHERE id = ? AND epoch = ? AND status = ?`,
         )
         .run(now, `requeued: ${LEASE_PASSED}`, job.id, job.epoch, job.status);
-      appendAudit(run, {
+      appendAudit(exec, {
         ...base,
         type: 'job:requeued',
         detail: { reason: LEASE_PASSED, attempt: job.attempt },
       });
     } else {
-      run
+      exec
         .prepare(
           `UPDATE jobs SET status = 'failed', finished_at = ?, agent_session_id = NULL, pid = NULL,
              term = NULL, reason = ?
            WHERE id = ? AND epoch = ? AND status = ?`,
         )
         .run(now, `attempts exhausted: ${LEASE_PASSED}`, job.id, job.epoch, job.status);
-      appendAudit(run, { ...base, type: 'job:finished', detail: { status: 'failed', reason: LEASE_PASSED } });
+      appendAudit(exec, {
+        ...base,
+        type: 'job:finished',
+        detail: { status: 'failed', reason: LEASE_PASSED },
+      });
     }
-    releaseJobLocks(run, now, job.id, 'released');
+    releaseJobLocks(exec, now, job.id, 'released');
   }
 }
 
 /** jobs.batch, inside the caller's write transaction. */
-export function batchIn(run: SqliteRunner, p: JobBatchParams): JobBatchResult {
+export function batchIn(exec: SqliteExecutor, p: JobBatchParams): JobBatchResult {
   const take = p.take ?? 0;
   const finish = p.finish ?? [];
   assert(new Set(finish.map((m) => m.id)).size === finish.length, 'a batch finishes each job once');
   // Taking needs a live session; a session that is not live changes nothing.
-  const session = take > 0 ? sessionRow(run, p.session, true) : null;
-  const now = run.now();
-  const finished = finish.map((m) => finishIn(run, { ...m, session: p.session }, now));
+  const session = take > 0 ? sessionRow(exec, p.session, true) : null;
+  const now = exec.now();
+  const finished = finish.map((m) => finishIn(exec, { ...m, session: p.session }, now));
   if (session === null) return { finished, taken: [], leaseUntil: null };
   const leaseUntil = now + (p.leaseMs ?? 0);
-  const rows = claimDue(run, { session, host: p.host, now, start: true, limit: take, leaseUntil });
+  const rows = claimDue(exec, { session, host: p.host, now, start: true, limit: take, leaseUntil });
   // After the take, as on PostgreSQL (one snapshot): a job given back goes to a later batch.
-  giveBackExpired(run, now, take);
+  giveBackExpired(exec, now, take);
   return { finished, taken: rows.map(toJob), leaseUntil: rows.length === 0 ? null : leaseUntil };
 }

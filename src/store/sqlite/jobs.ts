@@ -11,7 +11,7 @@ import { withActor } from '../actor.js';
 import { appendAudit, toJob, type JobRow, type SessionRow, type TaskRow } from './rows.js';
 import { RETURNING, batchIn, claimDue, finishIn, jobById, lostOr } from './job-steps.js';
 import { ACTIVE_SQL } from '../job-guard.js';
-import { fromSync, type SqliteRunner, type Sync } from './runner.js';
+import { fromSync, type SqliteExecutor, type Sync } from './executor.js';
 import { TickBatcher } from './tick-batcher.js';
 import { insertTask, sessionRow, taskRow } from './tasks-claims.js';
 import { taskStateRefusal } from '../task-refusal.js';
@@ -21,20 +21,20 @@ export { jobById };
 
 const JOB_SELECT = 'SELECT j.*, t.key FROM jobs j JOIN tasks t ON t.id = j.task_id';
 
-export function sqliteJobs(run: SqliteRunner): Store['jobs'] {
+export function sqliteJobs(exec: SqliteExecutor): Store['jobs'] {
   // Several workers of one process share a commit (tick-batcher.ts); each call stands alone.
-  const loops = new TickBatcher(run, (p: JobFinishAndClaimNextParams) => loopIn(run, p));
+  const loops = new TickBatcher(exec, (p: JobFinishAndClaimNextParams) => loopIn(exec, p));
   const sync: Sync<Omit<Store['jobs'], 'finishAndClaimNext'>> = {
     enqueue: (p) =>
-      run.write(() => {
-        const now = run.now();
-        const task = taskRow(run, p.key) ?? insertTask(run, now, { key: p.key, by: p.by, actor: p.actor });
+      exec.write(() => {
+        const now = exec.now();
+        const task = taskRow(exec, p.key) ?? insertTask(exec, now, { key: p.key, by: p.by, actor: p.actor });
         if (task.state !== 'open') throw taskStateRefusal(facts(task), 'enqueue');
-        const active = run
+        const active = exec
           .prepare(`${JOB_SELECT} WHERE j.task_id = ? AND j.status IN ${ACTIVE_SQL}`)
           .get(task.id) as JobRow | undefined;
         if (active !== undefined) return { job: toJob(active), created: false };
-        const row = run
+        const row = exec
           .prepare(
             `INSERT INTO jobs (task_id, priority, queued_at, ram_mb, command, attempt_max)
                VALUES (?, ?, ?, ?, ?, ?) ${RETURNING}`,
@@ -47,7 +47,7 @@ export function sqliteJobs(run: SqliteRunner): Store['jobs'] {
             p.command ?? null,
             p.attemptMax ?? 3,
           ) as JobRow;
-        appendAudit(run, {
+        appendAudit(exec, {
           at: now,
           type: 'job:enqueued',
           key: p.key,
@@ -57,18 +57,18 @@ export function sqliteJobs(run: SqliteRunner): Store['jobs'] {
         });
         return { job: toJob(row), created: true };
       }),
-    claimNext: (p) => run.write(() => claimNextIn(run, p)),
+    claimNext: (p) => exec.write(() => claimNextIn(exec, p)),
     start: (p) =>
-      run.write(() => {
-        const now = run.now();
-        const row = run
+      exec.write(() => {
+        const now = exec.now();
+        const row = exec
           .prepare(
             `UPDATE jobs SET status = 'running', started_at = ?
                WHERE id = ? AND session_id = ? AND epoch = ? AND status = 'claimed' ${RETURNING}`,
           )
           .get(now, p.id, p.session, p.epoch) as JobRow | undefined;
         if (row !== undefined) {
-          appendAudit(run, {
+          appendAudit(exec, {
             at: now,
             type: 'job:started',
             key: row.key,
@@ -77,24 +77,24 @@ export function sqliteJobs(run: SqliteRunner): Store['jobs'] {
             epoch: p.epoch,
           });
         }
-        return lostOr(run, p.id, row);
+        return lostOr(exec, p.id, row);
       }),
-    finish: (p) => run.write(() => finishIn(run, p)),
-    batch: (p) => run.write(() => batchIn(run, p)),
+    finish: (p) => exec.write(() => finishIn(exec, p)),
+    batch: (p) => exec.write(() => batchIn(exec, p)),
     cancel: (p) =>
-      run.write(() => {
-        const now = run.now();
+      exec.write(() => {
+        const now = exec.now();
         const was = (
-          run.prepare('SELECT status FROM jobs WHERE id = ?').get(p.id) as { status: string } | undefined
+          exec.prepare('SELECT status FROM jobs WHERE id = ?').get(p.id) as { status: string } | undefined
         )?.status;
-        const row = run
+        const row = exec
           .prepare(
             `UPDATE jobs SET status = 'cancelled', finished_at = ?, reason = ?
                WHERE id = ? AND status IN ${ACTIVE_SQL} ${RETURNING}`,
           )
           .get(now, cancelReason(p), p.id) as JobRow | undefined;
         if (row !== undefined) {
-          appendAudit(run, {
+          appendAudit(exec, {
             at: now,
             type: 'job:cancelled',
             key: row.key,
@@ -105,31 +105,31 @@ export function sqliteJobs(run: SqliteRunner): Store['jobs'] {
           });
           // A running job's agent may still be at work: its runner releases the lock once the
           // tree is dead (workspaceLocks.releaseJob). Before that, no agent was ever spawned.
-          if (was !== 'running') releaseJobLocks(run, now, p.id, 'released');
+          if (was !== 'running') releaseJobLocks(exec, now, p.id, 'released');
         }
-        return lostOr(run, p.id, row);
+        return lostOr(exec, p.id, row);
       }),
     retry: (p) =>
-      run.write(() => {
-        const old = run.prepare(`${JOB_SELECT} WHERE j.id = ?`).get(p.id) as JobRow | undefined;
+      exec.write(() => {
+        const old = exec.prepare(`${JOB_SELECT} WHERE j.id = ?`).get(p.id) as JobRow | undefined;
         if (old === undefined) throw new NotFoundError('job', String(p.id));
         if (!isTerminalJobState(old.status as JobState)) {
           throw new ConflictError(`job ${p.id} is ${old.status}`, 'only an ended job can be retried');
         }
-        const task = run.prepare('SELECT * FROM tasks WHERE id = ?').get(old.task_id) as TaskRow;
+        const task = exec.prepare('SELECT * FROM tasks WHERE id = ?').get(old.task_id) as TaskRow;
         if (task.state !== 'open') throw taskStateRefusal(facts(task), 'enqueue');
-        const active = run
+        const active = exec
           .prepare(`${JOB_SELECT} WHERE j.task_id = ? AND j.status IN ${ACTIVE_SQL}`)
           .get(old.task_id) as JobRow | undefined;
         if (active !== undefined) return { job: toJob(active), created: false };
-        const now = run.now();
-        const row = run
+        const now = exec.now();
+        const row = exec
           .prepare(
             `INSERT INTO jobs (task_id, priority, queued_at, ram_mb, command, attempt_max)
                VALUES (?, ?, ?, ?, ?, ?) ${RETURNING}`,
           )
           .get(old.task_id, old.priority, now, old.ram_mb, old.command, old.attempt_max) as JobRow;
-        appendAudit(run, {
+        appendAudit(exec, {
           at: now,
           type: 'job:enqueued',
           key: row.key,
@@ -139,12 +139,12 @@ export function sqliteJobs(run: SqliteRunner): Store['jobs'] {
         });
         return { job: toJob(row), created: true };
       }),
-    get: (id) => run.read(() => jobById(run, id)),
+    get: (id) => exec.read(() => jobById(exec, id)),
     list: (p = {}) =>
-      run.read(() => {
+      exec.read(() => {
         const statuses = p.status === undefined ? null : JSON.stringify(p.status);
         return (
-          run
+          exec
             .prepare(
               `${JOB_SELECT}
                  WHERE (@statuses IS NULL OR j.status IN (SELECT value FROM json_each(@statuses)))
@@ -161,23 +161,23 @@ export function sqliteJobs(run: SqliteRunner): Store['jobs'] {
 }
 
 /** The body of finishAndClaimNext, inside the caller's write transaction. */
-function loopIn(run: SqliteRunner, p: JobFinishAndClaimNextParams) {
-  const session = sessionRow(run, p.session, true); // a session that is not live changes nothing
-  const now = run.now();
-  const finished = finishIn(run, p, now);
-  const next = claimNextIn(run, { session: p.session, host: p.host, start: p.start }, { session, now });
+function loopIn(exec: SqliteExecutor, p: JobFinishAndClaimNextParams) {
+  const session = sessionRow(exec, p.session, true); // a session that is not live changes nothing
+  const now = exec.now();
+  const finished = finishIn(exec, p, now);
+  const next = claimNextIn(exec, { session: p.session, host: p.host, start: p.start }, { session, now });
   return { finished, next };
 }
 
 /** The body of claimNext, inside the caller's write transaction. */
 function claimNextIn(
-  run: SqliteRunner,
+  exec: SqliteExecutor,
   p: JobClaimNextParams,
   known: { session: SessionRow; now: number } | null = null,
 ): Job | null {
-  const session = known?.session ?? sessionRow(run, p.session, true);
-  const now = known?.now ?? run.now();
-  const [row] = claimDue(run, {
+  const session = known?.session ?? sessionRow(exec, p.session, true);
+  const now = known?.now ?? exec.now();
+  const [row] = claimDue(exec, {
     session,
     host: p.host,
     now,

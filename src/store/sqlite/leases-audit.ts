@@ -2,22 +2,22 @@
 import type { LeaseResult } from '../../core/lease.js';
 import type { Store } from '../store.js';
 import { appendAudit, toAudit, toLease, type AuditRow, type LeaseRow } from './rows.js';
-import type { SqliteRunner, Sync } from './runner.js';
+import type { SqliteExecutor, Sync } from './executor.js';
 
-export function sqliteLeases(run: SqliteRunner): Sync<Store['leases']> {
+export function sqliteLeases(exec: SqliteExecutor): Sync<Store['leases']> {
   const get = (name: string): LeaseRow | undefined =>
-    run.prepare('SELECT * FROM leases WHERE name = ?').get(name) as LeaseRow | undefined;
+    exec.prepare('SELECT * FROM leases WHERE name = ?').get(name) as LeaseRow | undefined;
   return {
     acquire: (p) =>
-      run.write((): LeaseResult => {
-        const now = run.now();
+      exec.write((): LeaseResult => {
+        const now = exec.now();
         const row = get(p.name);
         if (row !== undefined && row.holder !== null && row.expires_at > now) {
           return row.holder === p.holder
             ? { ok: true, lease: toLease(row) }
             : { ok: false, reason: 'held', lease: toLease(row) };
         }
-        const taken = run
+        const taken = exec
           .prepare(
             `INSERT INTO leases (name, holder, term, acquired_at, expires_at) VALUES (?, ?, 1, ?, ?)
                ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, term = leases.term + 1,
@@ -26,7 +26,7 @@ export function sqliteLeases(run: SqliteRunner): Sync<Store['leases']> {
                RETURNING *`,
           )
           .get(p.name, p.holder, now, now + p.ttlMs) as LeaseRow;
-        appendAudit(run, {
+        appendAudit(exec, {
           at: now,
           type: 'lease:acquired',
           epoch: taken.term,
@@ -35,9 +35,9 @@ export function sqliteLeases(run: SqliteRunner): Sync<Store['leases']> {
         return { ok: true, lease: toLease(taken) };
       }),
     renew: (p) =>
-      run.write((): LeaseResult => {
-        const now = run.now();
-        const row = run
+      exec.write((): LeaseResult => {
+        const now = exec.now();
+        const row = exec
           .prepare(
             `UPDATE leases SET expires_at = ?
                WHERE name = ? AND holder = ? AND term = ? AND expires_at > ? RETURNING *`,
@@ -48,16 +48,16 @@ export function sqliteLeases(run: SqliteRunner): Sync<Store['leases']> {
         return { ok: false, reason: 'lost', lease: current === undefined ? null : toLease(current) };
       }),
     resign: (p) =>
-      run.write(() => {
-        const now = run.now();
-        const changed = run
+      exec.write(() => {
+        const now = exec.now();
+        const changed = exec
           .prepare(
             `UPDATE leases SET holder = NULL, expires_at = ?
                WHERE name = ? AND holder = ? AND term = ? AND expires_at > ?`,
           )
           .run(now, p.name, p.holder, p.term, now).changes;
         if (changed === 1) {
-          appendAudit(run, {
+          appendAudit(exec, {
             at: now,
             type: 'lease:resigned',
             epoch: p.term,
@@ -67,19 +67,19 @@ export function sqliteLeases(run: SqliteRunner): Sync<Store['leases']> {
         return changed === 1;
       }),
     get: (name) =>
-      run.read(() => {
+      exec.read(() => {
         const row = get(name);
         return row === undefined ? null : toLease(row);
       }),
   };
 }
 
-export function sqliteAudit(run: SqliteRunner): Sync<Store['audit']> {
+export function sqliteAudit(exec: SqliteExecutor): Sync<Store['audit']> {
   return {
     list: (p = {}) =>
-      run.read(() =>
+      exec.read(() =>
         (
-          run
+          exec
             .prepare(
               `SELECT * FROM audit_events WHERE ${auditWhere(p)}
                  ORDER BY id ${p.newestFirst === true ? 'DESC' : ''} LIMIT @limit`,

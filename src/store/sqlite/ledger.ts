@@ -9,7 +9,7 @@ import type { SessionReport } from '../../core/session-report.js';
 import type { LedgerKey, LedgerRowColumns, LedgerStore } from '../ledger-store.js';
 import { withActor } from '../actor.js';
 import { appendAudit } from './rows.js';
-import { fromSync, type SqliteRunner } from './runner.js';
+import { fromSync, type SqliteExecutor } from './executor.js';
 
 interface CheckpointRow {
   seq: number;
@@ -58,30 +58,30 @@ function rowsWhere(p: Parameters<LedgerStore['ledger']['rows']>[0]): string {
 }
 
 /** Registers a public key with its `ledger:key-added` row; ConflictError when the id exists. */
-function addKey(run: SqliteRunner, p: Parameters<LedgerStore['ledger']['addKey']>[0]): LedgerKey {
-  if (run.prepare('SELECT 1 FROM ledger_keys WHERE id = ?').get(p.id) !== undefined) {
+function addKey(exec: SqliteExecutor, p: Parameters<LedgerStore['ledger']['addKey']>[0]): LedgerKey {
+  if (exec.prepare('SELECT 1 FROM ledger_keys WHERE id = ?').get(p.id) !== undefined) {
     throw new ConflictError(`ledger key ${p.id} is registered already`, 'use it, or make a new one');
   }
-  const at = run.now();
-  run
+  const at = exec.now();
+  exec
     .prepare('INSERT INTO ledger_keys (id, public_key, added_at) VALUES (?, ?, ?)')
     .run(p.id, p.publicKey, at);
   const detail = withActor({ keyId: p.id, publicKey: p.publicKey }, p.actor);
-  appendAudit(run, { at, type: 'ledger:key-added', detail });
+  appendAudit(exec, { at, type: 'ledger:key-added', detail });
   return { id: p.id, publicKey: p.publicKey, addedAt: at };
 }
 
-export function sqliteLedger(run: SqliteRunner): LedgerStore['ledger'] {
+export function sqliteLedger(exec: SqliteExecutor): LedgerStore['ledger'] {
   const newest = (): Checkpoint | null => {
-    const row = run
+    const row = exec
       .prepare(`SELECT ${CHECKPOINT_COLUMNS} FROM audit_checkpoints ORDER BY seq DESC LIMIT 1`)
       .get();
     return row === undefined ? null : toCheckpoint(row as CheckpointRow);
   };
   const sealedThrough = (): number =>
-    (run.prepare('SELECT coalesce(max(last_id), 0) AS n FROM audit_checkpoints').get() as { n: number }).n;
+    (exec.prepare('SELECT coalesce(max(last_id), 0) AS n FROM audit_checkpoints').get() as { n: number }).n;
   const insert = (c: Checkpoint, leaves: Uint8Array | null): void => {
-    run
+    exec
       .prepare(
         `INSERT INTO audit_checkpoints (${CHECKPOINT_COLUMNS}, leaves)
          VALUES (@seq, @kind, @firstId, @lastId, @rowCount, @root, @prevHash, @hash, @keyId, @signature,
@@ -96,11 +96,11 @@ export function sqliteLedger(run: SqliteRunner): LedgerStore['ledger'] {
     return chained && (c.kind !== 'seal' || c.firstId === sealedThrough() + 1);
   };
   return fromSync<LedgerStore['ledger']>({
-    addKey: (p) => run.write(() => addKey(run, p)),
+    addKey: (p) => exec.write(() => addKey(exec, p)),
     keys: () =>
-      run.read(() =>
+      exec.read(() =>
         (
-          run.prepare('SELECT id, public_key, added_at FROM ledger_keys ORDER BY added_at, id').all() as {
+          exec.prepare('SELECT id, public_key, added_at FROM ledger_keys ORDER BY added_at, id').all() as {
             id: string;
             public_key: string;
             added_at: number;
@@ -109,27 +109,27 @@ export function sqliteLedger(run: SqliteRunner): LedgerStore['ledger'] {
       ),
     unsealed: (p) =>
       // One read transaction: the newest checkpoint, the last sealed id and the rows, one snapshot.
-      run.read(() =>
-        run.db
+      exec.read(() =>
+        exec.db
           .transaction(() => {
             const through = sealedThrough();
-            const rows = run
+            const rows = exec
               .prepare('SELECT * FROM audit_events WHERE id > ? ORDER BY id LIMIT ?')
               .all(through, p.limit) as LedgerRowColumns[];
-            return { newest: newest(), sealedThrough: through, rows, now: run.now() };
+            return { newest: newest(), sealedThrough: through, rows, now: exec.now() };
           })
           .deferred(),
       ),
     append: (c, leaves) =>
-      run.write(() => {
+      exec.write(() => {
         if (!follows(c)) return false;
         insert(c, leaves);
         return true;
       }),
     checkpoints: (p) =>
-      run.read(() =>
+      exec.read(() =>
         (
-          run
+          exec
             .prepare(
               `SELECT ${CHECKPOINT_COLUMNS} FROM audit_checkpoints
                WHERE seq > ? AND (? IS NULL OR kind = ?) ORDER BY seq LIMIT ?`,
@@ -138,15 +138,15 @@ export function sqliteLedger(run: SqliteRunner): LedgerStore['ledger'] {
         ).map(toCheckpoint),
       ),
     leaves: (seq) =>
-      run.read(() => {
-        const row = run.prepare('SELECT leaves FROM audit_checkpoints WHERE seq = ?').get(seq) as
+      exec.read(() => {
+        const row = exec.prepare('SELECT leaves FROM audit_checkpoints WHERE seq = ?').get(seq) as
           { leaves: Buffer | null } | undefined;
         return row?.leaves == null ? null : new Uint8Array(row.leaves);
       }),
     rows: (p) =>
-      run.read(
+      exec.read(
         () =>
-          run.prepare(`SELECT * FROM audit_events WHERE ${rowsWhere(p)} ORDER BY id LIMIT @limit`).all({
+          exec.prepare(`SELECT * FROM audit_events WHERE ${rowsWhere(p)} ORDER BY id LIMIT @limit`).all({
             after: p.afterId,
             limit: p.limit,
             ...(p.throughId === undefined ? {} : { through: p.throughId }),
@@ -159,10 +159,10 @@ export function sqliteLedger(run: SqliteRunner): LedgerStore['ledger'] {
           }) as LedgerRowColumns[],
       ),
     newestAt: (firstId, lastId) =>
-      run.read(
+      exec.read(
         () =>
           (
-            run
+            exec
               .prepare('SELECT max(at) AS at FROM audit_events WHERE id BETWEEN ? AND ?')
               .get(firstId, lastId) as {
               at: number | null;
@@ -170,27 +170,27 @@ export function sqliteLedger(run: SqliteRunner): LedgerStore['ledger'] {
           ).at,
       ),
     extent: () =>
-      run.read(() => {
-        const r = run.prepare('SELECT min(id) AS first, max(id) AS last FROM audit_events').get() as {
+      exec.read(() => {
+        const r = exec.prepare('SELECT min(id) AS first, max(id) AS last FROM audit_events').get() as {
           first: number | null;
           last: number | null;
         };
         return { firstId: r.first, lastId: r.last };
       }),
     prune: (record) =>
-      run.write(() => {
-        const attested = run
+      exec.write(() => {
+        const attested = exec
           .prepare(`SELECT hash FROM audit_checkpoints WHERE seq = ? AND kind = 'seal'`)
           .get(record.throughSeq) as { hash: string } | undefined;
         if (!follows(record) || attested?.hash !== record.root) return null;
-        run.prepare('UPDATE ledger_prune_gate SET open = 1').run();
-        const removed = run.prepare('DELETE FROM audit_events WHERE id <= ?').run(record.lastId).changes;
-        run.prepare(`DELETE FROM audit_checkpoints WHERE kind = 'seal' AND seq <= ?`).run(record.throughSeq);
-        run.prepare('UPDATE ledger_prune_gate SET open = 0').run();
+        exec.prepare('UPDATE ledger_prune_gate SET open = 1').run();
+        const removed = exec.prepare('DELETE FROM audit_events WHERE id <= ?').run(record.lastId).changes;
+        exec.prepare(`DELETE FROM audit_checkpoints WHERE kind = 'seal' AND seq <= ?`).run(record.throughSeq);
+        exec.prepare('UPDATE ledger_prune_gate SET open = 0').run();
         insert(record, null);
         const { seq: checkpoint, firstId, lastId, rowCount } = record;
         const detail = { checkpoint, firstId, lastId, rowCount, removed };
-        appendAudit(run, { at: record.sealedAt, type: 'ledger:pruned', detail });
+        appendAudit(exec, { at: record.sealedAt, type: 'ledger:pruned', detail });
         return { removed };
       }),
   });
@@ -212,15 +212,15 @@ interface SessionReportRow {
   escalations: number;
 }
 
-export function sqliteReports(run: SqliteRunner): LedgerStore['reports'] {
+export function sqliteReports(exec: SqliteExecutor): LedgerStore['reports'] {
   return fromSync<LedgerStore['reports']>({
     sessions: (p = {}) =>
-      run.read(() => {
+      exec.read(() => {
         const where = ['1 = 1'];
         if (p.since !== undefined) where.push('(ended_at IS NULL OR ended_at >= @since)');
         if (p.until !== undefined) where.push('started_at < @until');
         if (p.host !== undefined) where.push('host = @host');
-        const rows = run
+        const rows = exec
           .prepare(`SELECT * FROM session_report WHERE ${where.join(' AND ')} ORDER BY session LIMIT @limit`)
           .all({
             limit: p.limit ?? 10_000,

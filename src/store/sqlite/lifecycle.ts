@@ -11,32 +11,32 @@ import { taskStateRefusal } from '../task-refusal.js';
 import { taskOpen } from './claim-set.js';
 import { expireStaleHolder, grantClaim } from './claims.js';
 import { appendAudit, holderOf, toClaim, toTask, type TaskRow } from './rows.js';
-import type { SqliteRunner, Sync } from './runner.js';
+import type { SqliteExecutor, Sync } from './executor.js';
 import { changeTaskState, facts } from './task-state.js';
 import { sessionRow, taskRow } from './tasks-claims.js';
 
-function existing(run: SqliteRunner, key: string): TaskRow {
-  const task = taskRow(run, key);
+function existing(exec: SqliteExecutor, key: string): TaskRow {
+  const task = taskRow(exec, key);
   if (task === undefined) throw new NotFoundError('task', key, 'add it with `baton task add`');
   return task;
 }
 
-export function sqliteLifecycle(run: SqliteRunner): Sync<LifecycleStore['lifecycle']> {
+export function sqliteLifecycle(exec: SqliteExecutor): Sync<LifecycleStore['lifecycle']> {
   return {
     transition: (p) =>
-      run.write(() => {
-        const task = existing(run, p.key);
-        return toTask(changeTaskState(run, run.now(), task, p));
+      exec.write(() => {
+        const task = existing(exec, p.key);
+        return toTask(changeTaskState(exec, exec.now(), task, p));
       }),
-    escalate: (p) => run.write(() => escalate(run, p)),
+    escalate: (p) => exec.write(() => escalate(exec, p)),
     gate: (p) =>
-      run.write(() => {
-        const task = existing(run, p.key);
+      exec.write(() => {
+        const task = existing(exec, p.key);
         if (task.state !== 'open') throw taskStateRefusal(facts(task), 'gate');
         if (task.gate === p.gate) return toTask(task);
-        const now = run.now();
-        const row = run.prepare('UPDATE tasks SET gate = ? WHERE id = ? RETURNING *').get(p.gate, task.id);
-        appendAudit(run, {
+        const now = exec.now();
+        const row = exec.prepare('UPDATE tasks SET gate = ? WHERE id = ? RETURNING *').get(p.gate, task.id);
+        appendAudit(exec, {
           at: now,
           type: 'task:gated',
           key: p.key,
@@ -46,17 +46,17 @@ export function sqliteLifecycle(run: SqliteRunner): Sync<LifecycleStore['lifecyc
         return toTask(row as TaskRow);
       }),
     approveGate: (p) =>
-      run.write(() => {
-        const task = existing(run, p.key);
+      exec.write(() => {
+        const task = existing(exec, p.key);
         if (task.gate !== p.gate) {
           throw new ConflictError(
             `task ${p.key} does not wait for ${p.gate} approval`,
             `put it behind the gate with \`baton gate ${p.key} ${p.gate}\` first`,
           );
         }
-        const now = run.now();
-        const row = run.prepare('UPDATE tasks SET gate = NULL WHERE id = ? RETURNING *').get(task.id);
-        appendAudit(run, {
+        const now = exec.now();
+        const row = exec.prepare('UPDATE tasks SET gate = NULL WHERE id = ? RETURNING *').get(task.id);
+        appendAudit(exec, {
           at: now,
           type: 'task:approved',
           key: p.key,
@@ -66,19 +66,19 @@ export function sqliteLifecycle(run: SqliteRunner): Sync<LifecycleStore['lifecyc
         return toTask(row as TaskRow);
       }),
     next: (p) =>
-      run.write(() => {
-        sessionRow(run, p.session, true);
-        const now = run.now();
-        const task = nextCandidate(run, now, p);
+      exec.write(() => {
+        sessionRow(exec, p.session, true);
+        const now = exec.now();
+        const task = nextCandidate(exec, now, p);
         if (task === undefined) return null;
-        expireStaleHolder(run, now, task, p.session);
-        const claim = grantClaim(run, now, existing(run, task.key), p.session, { via: 'next' });
-        return { task: toTask(existing(run, task.key)), claim: toClaim(claim) };
+        expireStaleHolder(exec, now, task, p.session);
+        const claim = grantClaim(exec, now, existing(exec, task.key), p.session, { via: 'next' });
+        return { task: toTask(existing(exec, task.key)), claim: toClaim(claim) };
       }),
     escalations: (p = {}) =>
-      run.read(() =>
+      exec.read(() =>
         (
-          run
+          exec
             .prepare(`SELECT * FROM tasks WHERE state = 'escalated' ORDER BY state_at, id LIMIT ?`)
             .all(p.limit ?? 1000) as TaskRow[]
         ).map(toTask),
@@ -91,11 +91,11 @@ export function sqliteLifecycle(run: SqliteRunner): Sync<LifecycleStore['lifecyc
  * session past its TTL); by priority, then age.
  */
 function nextCandidate(
-  run: SqliteRunner,
+  exec: SqliteExecutor,
   now: number,
   p: { readonly project?: string | undefined; readonly label?: string | undefined },
 ): TaskRow | undefined {
-  return run
+  return exec
     .prepare(
       `SELECT t.* FROM tasks t
        WHERE ${taskOpen('t')}
@@ -113,25 +113,25 @@ function nextCandidate(
 }
 
 function escalate(
-  run: SqliteRunner,
+  exec: SqliteExecutor,
   p: Parameters<LifecycleStore['lifecycle']['escalate']>[0],
 ): TaskEscalateResult {
-  const task = existing(run, p.key);
-  const now = run.now();
-  const live = run
+  const task = existing(exec, p.key);
+  const now = exec.now();
+  const live = exec
     .prepare('SELECT id, session_id, epoch FROM claims WHERE task_id = ? AND released_at IS NULL')
     .get(task.id) as { id: number; session_id: number; epoch: number } | undefined;
   if (p.claim !== undefined && (live?.session_id !== p.claim.session || live.epoch !== p.claim.epoch)) {
-    return { ok: false, reason: 'fenced', current: holderOf(run, task.id) };
+    return { ok: false, reason: 'fenced', current: holderOf(exec, task.id) };
   }
   if (task.state !== 'open' && task.state !== 'in_review') throw taskStateRefusal(facts(task), 'escalate');
-  const job = run
+  const job = exec
     .prepare(`SELECT id FROM jobs WHERE task_id = ? AND status IN ('queued', 'claimed', 'running')`)
     .get(task.id) as { id: number } | undefined;
   if (live !== undefined) {
-    run.prepare(`UPDATE claims SET released_at = ?, outcome = 'escalated' WHERE id = ?`).run(now, live.id);
-    run.prepare('UPDATE tasks SET holder_session_id = NULL, claimed_at = NULL WHERE id = ?').run(task.id);
-    appendAudit(run, {
+    exec.prepare(`UPDATE claims SET released_at = ?, outcome = 'escalated' WHERE id = ?`).run(now, live.id);
+    exec.prepare('UPDATE tasks SET holder_session_id = NULL, claimed_at = NULL WHERE id = ?').run(task.id);
+    appendAudit(exec, {
       at: now,
       type: 'claim:released',
       key: p.key,
@@ -140,7 +140,7 @@ function escalate(
       detail: { outcome: 'escalated' },
     });
   }
-  const row = changeTaskState(run, now, existing(run, p.key), {
+  const row = changeTaskState(exec, now, existing(exec, p.key), {
     action: 'escalate',
     by: p.by,
     reason: p.reason,
@@ -162,20 +162,20 @@ const toSetting = (r: SettingRow): Setting => ({
   updatedBy: r.updated_by,
 });
 
-export function sqliteSettings(run: SqliteRunner): Sync<LifecycleStore['settings']> {
+export function sqliteSettings(exec: SqliteExecutor): Sync<LifecycleStore['settings']> {
   return {
     get: (name) =>
-      run.read(
+      exec.read(
         () =>
           (
-            run.prepare('SELECT value FROM settings WHERE name = ?').get(name) as
+            exec.prepare('SELECT value FROM settings WHERE name = ?').get(name) as
               { value: string } | undefined
           )?.value ?? null,
       ),
     set: (p) =>
-      run.write(() => {
-        const now = run.now();
-        const row = run
+      exec.write(() => {
+        const now = exec.now();
+        const row = exec
           .prepare(
             `INSERT INTO settings (name, value, updated_at, updated_by) VALUES (?, ?, ?, ?)
              ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at,
@@ -183,7 +183,7 @@ export function sqliteSettings(run: SqliteRunner): Sync<LifecycleStore['settings
              RETURNING *`,
           )
           .get(p.name, p.value, now, p.by.name) as SettingRow;
-        appendAudit(run, {
+        appendAudit(exec, {
           at: now,
           type: 'setting:set',
           session: p.by.session ?? null,
@@ -192,8 +192,8 @@ export function sqliteSettings(run: SqliteRunner): Sync<LifecycleStore['settings
         return toSetting(row);
       }),
     list: () =>
-      run.read(() =>
-        (run.prepare('SELECT * FROM settings ORDER BY name').all() as SettingRow[]).map(toSetting),
+      exec.read(() =>
+        (exec.prepare('SELECT * FROM settings ORDER BY name').all() as SettingRow[]).map(toSetting),
       ),
   };
 }

@@ -6,7 +6,7 @@
  */
 import type { LockHolder, LockOutcome, WorkspaceLock } from '../../core/workspace-lock.js';
 import { appendAudit } from './rows.js';
-import type { SqliteRunner } from './runner.js';
+import type { SqliteExecutor } from './executor.js';
 
 export interface LockRow {
   workspace: string;
@@ -36,14 +36,14 @@ export const toHolder = (r: LockRow): LockHolder => ({
 const LOCK_SELECT = `SELECT l.*, s.host FROM workspace_locks l JOIN sessions s ON s.id = l.session_id`;
 
 /** The live lock on the workspace, with its holder's host. */
-export function liveLock(run: SqliteRunner, workspace: string): LockRow | undefined {
-  return run.prepare(`${LOCK_SELECT} WHERE l.workspace = ?`).get(workspace) as LockRow | undefined;
+export function liveLock(exec: SqliteExecutor, workspace: string): LockRow | undefined {
+  return exec.prepare(`${LOCK_SELECT} WHERE l.workspace = ?`).get(workspace) as LockRow | undefined;
 }
 
 /** The task key of a job, for ledger rows. */
-export function keyOfJob(run: SqliteRunner, jobId: number | null): string | null {
+export function keyOfJob(exec: SqliteExecutor, jobId: number | null): string | null {
   if (jobId === null) return null;
-  const row = run
+  const row = exec
     .prepare('SELECT t.key FROM jobs j JOIN tasks t ON t.id = j.task_id WHERE j.id = ?')
     .get(jobId);
   return (row as { key: string } | undefined)?.key ?? null;
@@ -54,19 +54,19 @@ export function keyOfJob(run: SqliteRunner, jobId: number | null): string | null
  * `lock:acquired`. The caller has checked that no live lock exists; the primary key backs it.
  */
 export function grantLock(
-  run: SqliteRunner,
+  exec: SqliteExecutor,
   now: number,
   p: { workspace: string; lockEpoch: number; session: number; jobId: number | null; key: string | null },
 ): WorkspaceLock {
   const epoch = p.lockEpoch + 1;
-  run.prepare('UPDATE workspaces SET lock_epoch = ? WHERE name = ?').run(epoch, p.workspace);
-  run
+  exec.prepare('UPDATE workspaces SET lock_epoch = ? WHERE name = ?').run(epoch, p.workspace);
+  exec
     .prepare(
       `INSERT INTO workspace_locks (workspace, job_id, session_id, epoch, acquired_at)
        VALUES (?, ?, ?, ?, ?)`,
     )
     .run(p.workspace, p.jobId, p.session, epoch, now);
-  appendAudit(run, {
+  appendAudit(exec, {
     at: now,
     type: 'lock:acquired',
     key: p.key,
@@ -79,13 +79,13 @@ export function grantLock(
 }
 
 /** Deletes the given live locks, each audited `lock:released` with the outcome, in the order given. */
-function release(run: SqliteRunner, now: number, rows: LockRow[], outcome: LockOutcome): LockRow[] {
+function release(exec: SqliteExecutor, now: number, rows: LockRow[], outcome: LockOutcome): LockRow[] {
   for (const l of rows) {
-    run.prepare('DELETE FROM workspace_locks WHERE workspace = ? AND epoch = ?').run(l.workspace, l.epoch);
-    appendAudit(run, {
+    exec.prepare('DELETE FROM workspace_locks WHERE workspace = ? AND epoch = ?').run(l.workspace, l.epoch);
+    appendAudit(exec, {
       at: now,
       type: 'lock:released',
-      key: keyOfJob(run, l.job_id),
+      key: keyOfJob(exec, l.job_id),
       jobId: l.job_id,
       session: l.session_id,
       epoch: l.epoch,
@@ -96,21 +96,21 @@ function release(run: SqliteRunner, now: number, rows: LockRow[], outcome: LockO
 }
 
 /** Releases one lock row read in this transaction. */
-export function releaseLock(run: SqliteRunner, now: number, lock: LockRow, outcome: LockOutcome): void {
-  release(run, now, [lock], outcome);
+export function releaseLock(exec: SqliteExecutor, now: number, lock: LockRow, outcome: LockOutcome): void {
+  release(exec, now, [lock], outcome);
 }
 
 /** Releases every lock the session holds (its end, or its rescue); returns them by workspace. */
 export function releaseSessionLocks(
-  run: SqliteRunner,
+  exec: SqliteExecutor,
   now: number,
   session: number,
   outcome: LockOutcome,
 ): LockRow[] {
-  const rows = run
+  const rows = exec
     .prepare(`${LOCK_SELECT} WHERE l.session_id = ? ORDER BY l.workspace`)
     .all(session) as LockRow[];
-  return release(run, now, rows, outcome);
+  return release(exec, now, rows, outcome);
 }
 
 /**
@@ -118,14 +118,14 @@ export function releaseSessionLocks(
  * as the job's end or requeue; returns them by workspace.
  */
 export function releaseJobLocks(
-  run: SqliteRunner,
+  exec: SqliteExecutor,
   now: number,
   jobId: number,
   outcome: LockOutcome,
   session: number | null = null,
 ): LockRow[] {
-  const rows = run
+  const rows = exec
     .prepare(`${LOCK_SELECT} WHERE l.job_id = ? AND (? IS NULL OR l.session_id = ?) ORDER BY l.workspace`)
     .all(jobId, session, session) as LockRow[];
-  return release(run, now, rows, outcome);
+  return release(exec, now, rows, outcome);
 }

@@ -5,7 +5,7 @@
 import type { Count, LiveClaim, ObserveStore, StoreStats } from '../observe-store.js';
 import type { SessionKind } from '../../core/session.js';
 import { toJob, type JobRow } from './rows.js';
-import type { SqliteRunner, Sync } from './runner.js';
+import type { SqliteExecutor, Sync } from './executor.js';
 
 const JOB_SELECT = 'SELECT j.*, t.key FROM jobs j JOIN tasks t ON t.id = j.task_id';
 
@@ -39,14 +39,14 @@ interface LiveClaimRow {
 const counts = (rows: readonly { name: string; count: number }[]): readonly Count[] =>
   rows.map((r) => ({ name: r.name, count: r.count }));
 
-export function sqliteObserve(run: SqliteRunner): Sync<ObserveStore['observe']> {
+export function sqliteObserve(exec: SqliteExecutor): Sync<ObserveStore['observe']> {
   const auditMaxId = (): number =>
-    (run.prepare('SELECT coalesce(max(id), 0) AS id FROM audit_events').get() as { id: number }).id;
+    (exec.prepare('SELECT coalesce(max(id), 0) AS id FROM audit_events').get() as { id: number }).id;
   return {
     jobsPage: (p) =>
-      run.read(() => {
+      exec.read(() => {
         const statuses = p.status === undefined ? null : JSON.stringify(p.status);
-        const rows = run.prepare(JOB_PAGE_SQL).all({
+        const rows = exec.prepare(JOB_PAGE_SQL).all({
           before: p.beforeId ?? Number.MAX_SAFE_INTEGER,
           statuses,
           host: p.host ?? null,
@@ -56,8 +56,8 @@ export function sqliteObserve(run: SqliteRunner): Sync<ObserveStore['observe']> 
         return rows.map(toJob);
       }),
     liveClaims: () =>
-      run.read(() => {
-        const rows = run
+      exec.read(() => {
+        const rows = exec
           .prepare(
             `SELECT t.key, c.task_id, c.epoch, c.claimed_at, c.heartbeat_at, c.session_id,
                       s.kind, s.host, s.pid, s.name, s.ttl_ms
@@ -66,7 +66,7 @@ export function sqliteObserve(run: SqliteRunner): Sync<ObserveStore['observe']> 
                ORDER BY c.heartbeat_at, c.id`,
           )
           .all() as LiveClaimRow[];
-        const active = run.prepare(
+        const active = exec.prepare(
           `${JOB_SELECT} WHERE j.task_id = ? AND j.status IN ('queued', 'claimed', 'running')`,
         );
         return rows.map((r): LiveClaim => {
@@ -87,9 +87,9 @@ export function sqliteObserve(run: SqliteRunner): Sync<ObserveStore['observe']> 
         });
       }),
     stats: () =>
-      run.read((): StoreStats => {
-        const all = <R>(sql: string): R[] => run.prepare(sql).all() as R[];
-        const claims = run
+      exec.read((): StoreStats => {
+        const all = <R>(sql: string): R[] => exec.prepare(sql).all() as R[];
+        const claims = exec
           .prepare(
             `SELECT count(*) AS granted, count(*) FILTER (WHERE released_at IS NULL) AS held,
                       min(heartbeat_at) FILTER (WHERE released_at IS NULL) AS oldest
@@ -97,7 +97,7 @@ export function sqliteObserve(run: SqliteRunner): Sync<ObserveStore['observe']> 
           )
           .get() as { granted: number; held: number; oldest: number | null };
         return {
-          now: run.now(),
+          now: exec.now(),
           jobsByStatus: counts(all('SELECT status AS name, count(*) AS count FROM jobs GROUP BY status')),
           waitingByReason: counts(
             all(
@@ -106,7 +106,7 @@ export function sqliteObserve(run: SqliteRunner): Sync<ObserveStore['observe']> 
             ),
           ),
           jobsStarted: (
-            run.prepare("SELECT count(*) AS n FROM audit_events WHERE type = 'job:started'").get() as {
+            exec.prepare("SELECT count(*) AS n FROM audit_events WHERE type = 'job:started'").get() as {
               n: number;
             }
           ).n,
@@ -122,6 +122,6 @@ export function sqliteObserve(run: SqliteRunner): Sync<ObserveStore['observe']> 
           auditMaxId: auditMaxId(),
         };
       }),
-    auditMaxId: () => run.read(auditMaxId),
+    auditMaxId: () => exec.read(auditMaxId),
   };
 }

@@ -6,7 +6,7 @@
 import { validateProgressMark, type Progress } from '../../core/progress.js';
 import type { ProgressStore, StallResult } from '../progress-store.js';
 import { appendAudit } from './rows.js';
-import { fromSync, type SqliteRunner } from './runner.js';
+import { fromSync, type SqliteExecutor } from './executor.js';
 import { sessionRow } from './tasks-claims.js';
 
 interface ProgressRow {
@@ -42,13 +42,13 @@ interface StallRow {
   stalled_at: number | null;
 }
 
-export function sqliteProgress(run: SqliteRunner): ProgressStore['progress'] {
+export function sqliteProgress(exec: SqliteExecutor): ProgressStore['progress'] {
   const get = (session: number): ProgressRow | undefined =>
-    run.prepare('SELECT * FROM progress WHERE session_id = ?').get(session) as ProgressRow | undefined;
+    exec.prepare('SELECT * FROM progress WHERE session_id = ?').get(session) as ProgressRow | undefined;
 
   /** The running job (under the runner's guard) and its agent session's record. */
   const stallRow = (p: { id: number; session: number; epoch: number }): StallRow | undefined =>
-    run
+    exec
       .prepare(
         `SELECT j.id AS job_id, t.key, j.agent_session_id, j.started_at, p.last_at, p.stalled_at
          FROM jobs j JOIN tasks t ON t.id = j.task_id
@@ -69,12 +69,12 @@ export function sqliteProgress(run: SqliteRunner): ProgressStore['progress'] {
   return fromSync<ProgressStore['progress']>({
     mark: (p) => {
       const mark = validateProgressMark(p);
-      return run.write(() => {
-        if (sessionRow(run, p.session, false).state !== 'live')
+      return exec.write(() => {
+        if (sessionRow(exec, p.session, false).state !== 'live')
           return { ok: false, reason: 'fenced' } as const;
-        const now = run.now();
+        const now = exec.now();
         const wasStalled = get(p.session)?.stalled_at ?? null;
-        const row = run
+        const row = exec
           .prepare(
             `INSERT INTO progress (session_id, output_bytes, files_changed, commits, effects, tool_calls,
                last_at, note)
@@ -102,7 +102,7 @@ export function sqliteProgress(run: SqliteRunner): ProgressStore['progress'] {
           ) as ProgressRow;
         let unstalled: number | null = null;
         if (wasStalled !== null) {
-          const job = run
+          const job = exec
             .prepare(
               `SELECT j.id, t.key, j.epoch FROM jobs j JOIN tasks t ON t.id = j.task_id
                WHERE j.agent_session_id = ? AND j.status = 'running'`,
@@ -110,7 +110,7 @@ export function sqliteProgress(run: SqliteRunner): ProgressStore['progress'] {
             .get(p.session) as { id: number; key: string; epoch: number } | undefined;
           if (job !== undefined) {
             unstalled = job.id;
-            appendAudit(run, {
+            appendAudit(exec, {
               at: now,
               type: 'job:unstalled',
               key: job.key,
@@ -125,34 +125,34 @@ export function sqliteProgress(run: SqliteRunner): ProgressStore['progress'] {
       });
     },
     get: (session) => {
-      const row = run.read(() => get(session));
+      const row = exec.read(() => get(session));
       return row === undefined ? null : toProgress(row);
     },
     list: (sessions) =>
       sessions.length === 0
         ? []
-        : run.read(() =>
+        : exec.read(() =>
             (
-              run
+              exec
                 .prepare(`SELECT * FROM progress WHERE session_id IN (SELECT value FROM json_each(?))`)
                 .all(JSON.stringify(sessions)) as ProgressRow[]
             ).map(toProgress),
           ),
     markStalled: (p) => {
-      const first = run.read(() => judge(stallRow(p), run.now(), p.stallAfterMs));
+      const first = exec.read(() => judge(stallRow(p), exec.now(), p.stallAfterMs));
       if (!first.stalled) return first;
-      return run.write((): StallResult => {
-        const now = run.now();
+      return exec.write((): StallResult => {
+        const now = exec.now();
         const row = stallRow(p);
         const verdict = judge(row, now, p.stallAfterMs);
         if (!verdict.stalled || row === undefined) return verdict;
-        run
+        exec
           .prepare(
             `INSERT INTO progress (session_id, stalled_at) VALUES (?, ?)
              ON CONFLICT (session_id) DO UPDATE SET stalled_at = excluded.stalled_at`,
           )
           .run(row.agent_session_id, now);
-        appendAudit(run, {
+        appendAudit(exec, {
           at: now,
           type: 'job:stalled',
           key: row.key,

@@ -5,7 +5,7 @@ import type { Job, JobState } from '../../core/job.js';
 import type { Lease } from '../../core/lease.js';
 import type { Session, SessionKind, SessionState } from '../../core/session.js';
 import type { Task, TaskGate, TaskState } from '../../core/task.js';
-import type { SqliteRunner } from './runner.js';
+import type { SqliteExecutor } from './executor.js';
 import { actingToken } from '../actor.js';
 
 export interface TaskRow {
@@ -204,8 +204,8 @@ export function toAudit(r: AuditRow): AuditEntry {
 }
 
 /** The holder of a task's live claim, as told to a loser. */
-export function holderOf(run: SqliteRunner, taskId: number): Holder | null {
-  const row = run
+export function holderOf(exec: SqliteExecutor, taskId: number): Holder | null {
+  const row = exec
     .prepare(
       `SELECT c.session_id, s.host, c.claimed_at, c.epoch FROM claims c
        JOIN sessions s ON s.id = c.session_id
@@ -231,8 +231,8 @@ export interface AuditInsert {
  * Appends a ledger row inside the caller's transaction; the host is the session's, the token the
  * one the caller acts with (actor.ts).
  */
-export function appendAudit(run: SqliteRunner, e: AuditInsert): void {
-  run
+export function appendAudit(exec: SqliteExecutor, e: AuditInsert): void {
+  exec
     .prepare(
       `INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail, token_id)
        VALUES (?, ?, ?, ?, ?, (SELECT host FROM sessions WHERE id = ?), ?, ?, ?)`,

@@ -27,7 +27,7 @@ import { sqliteClaims } from './claims.js';
 import { sqliteLifecycle, sqliteSettings } from './lifecycle.js';
 import { sqliteJobs } from './jobs.js';
 import { sqliteLeases, sqliteAudit } from './leases-audit.js';
-import { SqliteRunner, fromSync } from './runner.js';
+import { SqliteExecutor, fromSync } from './executor.js';
 import { sqliteHosts } from './hosts.js';
 import { sqliteDispatch, sqliteRecovery, type SyncDispatch } from './dispatch.js';
 import { sqliteDispatchPass } from './dispatch-pass.js';
@@ -45,7 +45,7 @@ export interface SqliteStoreOptions {
   readonly path: string;
   /**
    * How long one attempt waits for the write lock, blocking the event loop, before the call waits
-   * out the lock asynchronously (runner.ts) (ms).
+   * out the lock asynchronously (executor.ts) (ms).
    */
   readonly busyTimeoutMs?: number;
   /** Apply migrations up to this version only: for tests of data migrations on an old schema. */
@@ -64,24 +64,24 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
   const db = openDatabase(options, intent);
   const switches = options.switches ?? SAFE;
   if (switches.sharedClock) db.exec(CLOCK_TABLE_SQL);
-  const run = new SqliteRunner(db, switches.sharedClock);
+  const exec = new SqliteExecutor(db, switches.sharedClock);
   try {
-    if (intent === 'use') useAsItIs(run, options.path);
-    else migrate(run, options.migrateTo ?? Number.MAX_SAFE_INTEGER);
+    if (intent === 'use') useAsItIs(exec, options.path);
+    else migrate(exec, options.migrateTo ?? Number.MAX_SAFE_INTEGER);
   } catch (error) {
     db.close();
     throw damaged(options.path, error) ?? error;
   }
-  const wake = sqliteWakeups(run);
-  return run.retryingLater<Store>({
+  const wake = sqliteWakeups(exec);
+  return exec.retryingLater<Store>({
     engine: 'sqlite',
     capabilities: { multiHost: false },
     ...fromSync<Pick<Store, 'now' | 'schema' | 'close'>>({
-      now: () => run.read(() => run.now()),
+      now: () => exec.read(() => exec.now()),
       schema: () =>
-        run.read(() => ({
+        exec.read(() => ({
           applied:
-            (run.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: number | null })
+            (exec.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: number | null })
               .v ?? 0,
           known: Math.max(...MIGRATIONS.map((m) => m.version)),
         })),
@@ -91,25 +91,25 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
       },
     }),
     wakeups: wake.wakeups,
-    tasks: fromSync(sqliteTasks(run)),
-    sessions: sqliteSessions(run),
-    claims: fromSync(sqliteClaims(run)),
-    jobs: sqliteJobs(run),
-    leases: fromSync(sqliteLeases(run)),
-    audit: fromSync(sqliteAudit(run)),
-    hosts: fromSync(sqliteHosts(run)),
-    dispatch: { ...fromSync<SyncDispatch>(sqliteDispatch(run)), ...sqliteDispatchPass(run) },
-    recovery: fromSync(sqliteRecovery(run)),
-    ...sqliteWorkspaceGroups(run),
-    effects: sqliteEffects(run, switches),
-    progress: sqliteProgress(run),
-    lifecycle: fromSync(sqliteLifecycle(run)),
-    settings: fromSync(sqliteSettings(run)),
-    ledger: sqliteLedger(run),
-    reports: sqliteReports(run),
-    observe: fromSync(sqliteObserve(run)),
-    tokens: fromSync(sqliteTokens(run)),
-    github: sqliteGithub(run),
+    tasks: fromSync(sqliteTasks(exec)),
+    sessions: sqliteSessions(exec),
+    claims: fromSync(sqliteClaims(exec)),
+    jobs: sqliteJobs(exec),
+    leases: fromSync(sqliteLeases(exec)),
+    audit: fromSync(sqliteAudit(exec)),
+    hosts: fromSync(sqliteHosts(exec)),
+    dispatch: { ...fromSync<SyncDispatch>(sqliteDispatch(exec)), ...sqliteDispatchPass(exec) },
+    recovery: fromSync(sqliteRecovery(exec)),
+    ...sqliteWorkspaceGroups(exec),
+    effects: sqliteEffects(exec, switches),
+    progress: sqliteProgress(exec),
+    lifecycle: fromSync(sqliteLifecycle(exec)),
+    settings: fromSync(sqliteSettings(exec)),
+    ledger: sqliteLedger(exec),
+    reports: sqliteReports(exec),
+    observe: fromSync(sqliteObserve(exec)),
+    tokens: fromSync(sqliteTokens(exec)),
+    github: sqliteGithub(exec),
   });
 }
 
@@ -174,14 +174,15 @@ function damaged(path: string, error: unknown): Error | null {
 }
 
 /** Refuses a file without Baton's tables, or with a schema other than the one this code knows. */
-function useAsItIs(run: SqliteRunner, path: string): void {
-  const current = run.read(() => {
-    const table = run.db
+function useAsItIs(exec: SqliteExecutor, path: string): void {
+  const current = exec.read(() => {
+    const table = exec.db
       .prepare("SELECT 1 AS t FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'")
       .get();
     if (table === undefined) return 0;
     return (
-      (run.db.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: number | null }).v ?? 0
+      (exec.db.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: number | null }).v ??
+      0
     );
   });
   if (current === 0) throw noDatabase(path, false);
@@ -194,20 +195,20 @@ function useAsItIs(run: SqliteRunner, path: string): void {
  * takes effect outside a transaction) so a migration may rebuild a table others reference, as
  * SQLite's ALTER TABLE documentation prescribes; the transaction checks them before it commits.
  */
-function migrate(run: SqliteRunner, target: number): void {
-  run.db.pragma('foreign_keys = OFF');
+function migrate(exec: SqliteExecutor, target: number): void {
+  exec.db.pragma('foreign_keys = OFF');
   try {
-    migrateWithin(run, target);
+    migrateWithin(exec, target);
   } finally {
-    run.db.pragma('foreign_keys = ON');
+    exec.db.pragma('foreign_keys = ON');
   }
 }
 
-function migrateWithin(run: SqliteRunner, target: number): void {
-  run.write(() => {
-    run.db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+function migrateWithin(exec: SqliteExecutor, target: number): void {
+  exec.write(() => {
+    exec.db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`);
-    const row = run.db.prepare('SELECT max(version) AS v FROM schema_migrations').get() as {
+    const row = exec.db.prepare('SELECT max(version) AS v FROM schema_migrations').get() as {
       v: number | null;
     };
     const current = row.v ?? 0;
@@ -215,12 +216,12 @@ function migrateWithin(run: SqliteRunner, target: number): void {
     if (current > known) throw schemaTooNew(current, known);
     for (const m of MIGRATIONS) {
       if (m.version <= current || m.version > target) continue;
-      run.db.exec(m.sql);
-      run.db
+      exec.db.exec(m.sql);
+      exec.db
         .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
-        .run(m.version, m.name, run.now());
+        .run(m.version, m.name, exec.now());
     }
-    const broken = run.db.pragma('foreign_key_check') as unknown[];
+    const broken = exec.db.pragma('foreign_key_check') as unknown[];
     if (broken.length > 0) throw new Error(`a migration broke ${broken.length} foreign key(s)`);
   });
 }

@@ -10,7 +10,7 @@ import { planTaskTransition, type TaskAction, type TaskState } from '../../core/
 import { taskStateRefusal, type TaskStateFacts } from '../task-refusal.js';
 import { releaseJobLocks } from './locks.js';
 import { appendAudit, type TaskRow } from './rows.js';
-import type { SqliteRunner } from './runner.js';
+import type { SqliteExecutor } from './executor.js';
 
 export interface StateChange {
   readonly action: TaskAction;
@@ -30,7 +30,12 @@ export function facts(t: TaskRow): TaskStateFacts {
 }
 
 /** Moves the task (its row as read in this transaction); TaskStateError when the action may not. */
-export function changeTaskState(run: SqliteRunner, now: number, task: TaskRow, change: StateChange): TaskRow {
+export function changeTaskState(
+  exec: SqliteExecutor,
+  now: number,
+  task: TaskRow,
+  change: StateChange,
+): TaskRow {
   const plan = planTaskTransition(
     { state: task.state as TaskState, reviewRequired: task.review_required === 1 },
     change.action,
@@ -39,21 +44,21 @@ export function changeTaskState(run: SqliteRunner, now: number, task: TaskRow, c
   const reason = change.reason ?? null;
   // A rejection's reason is kept for the next run; reaching done makes it moot.
   const feedback = change.action === 'reject' ? reason : plan.to === 'done' ? null : task.feedback;
-  const row = run
+  const row = exec
     .prepare(
       `UPDATE tasks SET state = ?, state_at = ?, state_by = ?, state_reason = ?, feedback = ?
        WHERE id = ? AND state = ? RETURNING *`,
     )
     .get(plan.to, now, change.by.name, reason, feedback, task.id, plan.from) as TaskRow | undefined;
   assert(row !== undefined, 'the task row read in this transaction is the one updated');
-  appendAudit(run, {
+  appendAudit(exec, {
     at: now,
     type: 'task:state',
     key: task.key,
     session: change.by.session ?? null,
     detail: { from: plan.from, to: plan.to, action: change.action, by: change.by.name, reason },
   });
-  if (plan.from === 'open' && plan.to !== 'in_review') endActiveJob(run, now, row, change);
+  if (plan.from === 'open' && plan.to !== 'in_review') endActiveJob(exec, now, row, change);
   return row;
 }
 
@@ -62,8 +67,8 @@ export function changeTaskState(run: SqliteRunner, now: number, task: TaskRow, c
  * The job ends `escalated` with an escalated task, `cancelled` otherwise; its workspace lock goes
  * with it unless it was running (its runner releases that lock once the agent's tree is dead).
  */
-function endActiveJob(run: SqliteRunner, now: number, task: TaskRow, change: StateChange): void {
-  const job = run
+function endActiveJob(exec: SqliteExecutor, now: number, task: TaskRow, change: StateChange): void {
+  const job = exec
     .prepare(
       `SELECT id, status, epoch FROM jobs WHERE task_id = ? AND status IN ('queued', 'claimed', 'running')`,
     )
@@ -74,10 +79,10 @@ function endActiveJob(run: SqliteRunner, now: number, task: TaskRow, change: Sta
   const reason = escalated
     ? `escalated: ${change.reason ?? ''}`
     : `task ${task.state} by ${change.by.name}${change.reason == null ? '' : `: ${change.reason}`}`;
-  run
+  exec
     .prepare(`UPDATE jobs SET status = ?, finished_at = ?, reason = ? WHERE id = ? AND status = ?`)
     .run(status, now, reason, job.id, job.status);
-  appendAudit(run, {
+  appendAudit(exec, {
     at: now,
     type: escalated ? 'job:finished' : 'job:cancelled',
     key: task.key,
@@ -86,5 +91,5 @@ function endActiveJob(run: SqliteRunner, now: number, task: TaskRow, change: Sta
     epoch: job.epoch,
     detail: escalated ? { status, reason } : { reason },
   });
-  if (job.status !== 'running') releaseJobLocks(run, now, job.id, 'released');
+  if (job.status !== 'running') releaseJobLocks(exec, now, job.id, 'released');
 }

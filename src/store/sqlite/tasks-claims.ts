@@ -6,18 +6,18 @@ import type { Store, TaskUpdateParams } from '../store.js';
 import { releaseSessionLocks } from './locks.js';
 import { withActor } from '../actor.js';
 import { appendAudit, holderOf, toSession, toTask, type SessionRow, type TaskRow } from './rows.js';
-import { fromSync, type SqliteRunner, type Sync } from './runner.js';
+import { fromSync, type SqliteExecutor, type Sync } from './executor.js';
 import { TickBatcher } from './tick-batcher.js';
 
 type HeartbeatParams = Parameters<Store['sessions']['heartbeat']>[0];
 
-export function taskRow(run: SqliteRunner, key: string): TaskRow | undefined {
-  return run.prepare('SELECT * FROM tasks WHERE key = ?').get(key) as TaskRow | undefined;
+export function taskRow(exec: SqliteExecutor, key: string): TaskRow | undefined {
+  return exec.prepare('SELECT * FROM tasks WHERE key = ?').get(key) as TaskRow | undefined;
 }
 
 /** The session row, or NotFoundError; FencedError when `mustBeLive` and it is not. */
-export function sessionRow(run: SqliteRunner, id: number, mustBeLive: boolean): SessionRow {
-  const row = run.prepare('SELECT * FROM sessions WHERE id = ?').get(id) as SessionRow | undefined;
+export function sessionRow(exec: SqliteExecutor, id: number, mustBeLive: boolean): SessionRow {
+  const row = exec.prepare('SELECT * FROM sessions WHERE id = ?').get(id) as SessionRow | undefined;
   if (row === undefined) {
     throw new NotFoundError('session', String(id), 'start one with `baton session start`');
   }
@@ -31,10 +31,14 @@ export function sessionRow(run: SqliteRunner, id: number, mustBeLive: boolean): 
  * Inserts a task, open, or escalated with `p.escalation` as its reason (the vague-issue rule),
  * with its ledger rows: `task:added`, and `task:state` for an escalated one.
  */
-export function insertTask(run: SqliteRunner, now: number, p: Parameters<Store['tasks']['add']>[0]): TaskRow {
+export function insertTask(
+  exec: SqliteExecutor,
+  now: number,
+  p: Parameters<Store['tasks']['add']>[0],
+): TaskRow {
   const escalated = p.escalation !== undefined;
   const byName = p.byName ?? (p.by === undefined ? null : `session ${p.by}`);
-  const row = run
+  const row = exec
     .prepare(
       `INSERT INTO tasks (key, title, priority, project, assignee, labels, created_at, body, url,
          review_required, state, state_at, state_by, state_reason)
@@ -58,9 +62,9 @@ export function insertTask(run: SqliteRunner, now: number, p: Parameters<Store['
       reason: p.escalation ?? null,
     }) as TaskRow;
   const detail = withActor({}, p.actor);
-  appendAudit(run, { at: now, type: 'task:added', key: p.key, session: p.by ?? null, detail });
+  appendAudit(exec, { at: now, type: 'task:added', key: p.key, session: p.by ?? null, detail });
   if (escalated) {
-    appendAudit(run, {
+    appendAudit(exec, {
       at: now,
       type: 'task:state',
       key: p.key,
@@ -72,8 +76,8 @@ export function insertTask(run: SqliteRunner, now: number, p: Parameters<Store['
 }
 
 /** Sets the fields given, audited `task:updated` with their names; NotFoundError for an unknown task. */
-function updateTask(run: SqliteRunner, p: TaskUpdateParams): TaskRow {
-  const task = taskRow(run, p.key);
+function updateTask(exec: SqliteExecutor, p: TaskUpdateParams): TaskRow {
+  const task = taskRow(exec, p.key);
   if (task === undefined) throw new NotFoundError('task', p.key, 'add it with `baton task add`');
   const fields: Record<string, unknown> = {
     title: p.title,
@@ -84,11 +88,11 @@ function updateTask(run: SqliteRunner, p: TaskUpdateParams): TaskRow {
   };
   const given = Object.entries(fields).filter(([, v]) => v !== undefined);
   if (given.length === 0) return task;
-  const row = run
+  const row = exec
     .prepare(`UPDATE tasks SET ${given.map(([k]) => `${k} = @${k}`).join(', ')} WHERE id = @id RETURNING *`)
     .get({ ...Object.fromEntries(given), id: task.id }) as TaskRow;
-  appendAudit(run, {
-    at: run.now(),
+  appendAudit(exec, {
+    at: exec.now(),
     type: 'task:updated',
     key: p.key,
     session: p.by.session ?? null,
@@ -97,24 +101,24 @@ function updateTask(run: SqliteRunner, p: TaskUpdateParams): TaskRow {
   return row;
 }
 
-export function sqliteTasks(run: SqliteRunner): Sync<Store['tasks']> {
+export function sqliteTasks(exec: SqliteExecutor): Sync<Store['tasks']> {
   return {
     add: (p) =>
-      run.write(() => {
-        if (taskRow(run, p.key) !== undefined) {
+      exec.write(() => {
+        if (taskRow(exec, p.key) !== undefined) {
           throw new ConflictError(`task ${p.key} already exists`, 'pick another key, or use it as is');
         }
-        return toTask(insertTask(run, run.now(), p));
+        return toTask(insertTask(exec, exec.now(), p));
       }),
     get: (key) =>
-      run.read(() => {
-        const row = taskRow(run, key);
+      exec.read(() => {
+        const row = taskRow(exec, key);
         return row === undefined ? null : toTask(row);
       }),
     list: (p = {}) =>
-      run.read(() =>
+      exec.read(() =>
         (
-          run
+          exec
             .prepare(
               `SELECT * FROM tasks
                  WHERE (@project IS NULL OR project = @project)
@@ -130,48 +134,48 @@ export function sqliteTasks(run: SqliteRunner): Sync<Store['tasks']> {
             }) as TaskRow[]
         ).map(toTask),
       ),
-    update: (p) => run.write(() => toTask(updateTask(run, p))),
+    update: (p) => exec.write(() => toTask(updateTask(exec, p))),
   };
 }
 
 /** One heartbeat, inside the batch's transaction: the session's, and the named claim's (or all). */
-function heartbeatIn(run: SqliteRunner, p: HeartbeatParams): FencedResult {
-  const session = sessionRow(run, p.session, false);
+function heartbeatIn(exec: SqliteExecutor, p: HeartbeatParams): FencedResult {
+  const session = sessionRow(exec, p.session, false);
   if (session.state !== 'live') return { ok: false, reason: 'fenced', current: null };
-  const now = run.now();
-  run.prepare('UPDATE sessions SET heartbeat_at = ? WHERE id = ?').run(now, p.session);
+  const now = exec.now();
+  exec.prepare('UPDATE sessions SET heartbeat_at = ? WHERE id = ?').run(now, p.session);
   if (p.claim === undefined) {
     // No claim named: renew every claim the session holds (a human's one-liner).
-    run
+    exec
       .prepare('UPDATE claims SET heartbeat_at = ? WHERE session_id = ? AND released_at IS NULL')
       .run(now, p.session);
     return { ok: true };
   }
-  const task = taskRow(run, p.claim.key);
+  const task = taskRow(exec, p.claim.key);
   if (task === undefined) throw new NotFoundError('task', p.claim.key);
-  const changed = run
+  const changed = exec
     .prepare(
       `UPDATE claims SET heartbeat_at = ?
        WHERE task_id = ? AND session_id = ? AND epoch = ? AND released_at IS NULL`,
     )
     .run(now, task.id, p.session, p.claim.epoch).changes;
-  return changed === 1 ? { ok: true } : { ok: false, reason: 'fenced', current: holderOf(run, task.id) };
+  return changed === 1 ? { ok: true } : { ok: false, reason: 'fenced', current: holderOf(exec, task.id) };
 }
 
-export function sqliteSessions(run: SqliteRunner): Store['sessions'] {
-  // A heartbeat need not survive a power cut (SqliteRunner.writeNotDurable): no fsync of its own.
-  const beats = new TickBatcher(run, (p: HeartbeatParams) => heartbeatIn(run, p), false);
+export function sqliteSessions(exec: SqliteExecutor): Store['sessions'] {
+  // A heartbeat need not survive a power cut (SqliteExecutor.writeNotDurable): no fsync of its own.
+  const beats = new TickBatcher(exec, (p: HeartbeatParams) => heartbeatIn(exec, p), false);
   const sync: Sync<Omit<Store['sessions'], 'heartbeat'>> = {
     start: (p) =>
-      run.write(() => {
-        const now = run.now();
-        const row = run
+      exec.write(() => {
+        const now = exec.now();
+        const row = exec
           .prepare(
             `INSERT INTO sessions (kind, host, pid, name, started_at, heartbeat_at, ttl_ms)
                VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *`,
           )
           .get(p.kind, p.host, p.pid, p.name ?? null, now, now, p.ttlMs ?? null) as SessionRow;
-        appendAudit(run, {
+        appendAudit(exec, {
           at: now,
           type: 'session:started',
           session: row.id,
@@ -180,25 +184,25 @@ export function sqliteSessions(run: SqliteRunner): Store['sessions'] {
         return toSession(row);
       }),
     end: (id) =>
-      run.write(() => {
-        const row = sessionRow(run, id, false);
+      exec.write(() => {
+        const row = sessionRow(exec, id, false);
         if (row.state !== 'live') return false;
-        const now = run.now();
-        releaseAllClaims(run, now, id, 'abandoned');
-        releaseSessionLocks(run, now, id, 'abandoned');
-        run.prepare(`UPDATE sessions SET state = 'ended', ended_at = ? WHERE id = ?`).run(now, id);
-        appendAudit(run, { at: now, type: 'session:ended', session: id });
+        const now = exec.now();
+        releaseAllClaims(exec, now, id, 'abandoned');
+        releaseSessionLocks(exec, now, id, 'abandoned');
+        exec.prepare(`UPDATE sessions SET state = 'ended', ended_at = ? WHERE id = ?`).run(now, id);
+        appendAudit(exec, { at: now, type: 'session:ended', session: id });
         return true;
       }),
     get: (id) =>
-      run.read(() => {
-        const row = run.prepare('SELECT * FROM sessions WHERE id = ?').get(id) as SessionRow | undefined;
+      exec.read(() => {
+        const row = exec.prepare('SELECT * FROM sessions WHERE id = ?').get(id) as SessionRow | undefined;
         return row === undefined ? null : toSession(row);
       }),
     list: (p = {}) =>
-      run.read(() =>
+      exec.read(() =>
         (
-          run
+          exec
             .prepare(`SELECT * FROM sessions WHERE (? = 0 OR state = 'live') ORDER BY id`)
             .all(p.liveOnly === true ? 1 : 0) as SessionRow[]
         ).map(toSession),
@@ -210,23 +214,23 @@ export function sqliteSessions(run: SqliteRunner): Store['sessions'] {
 
 /** Releases every live claim of a session, inside the caller's transaction. */
 export function releaseAllClaims(
-  run: SqliteRunner,
+  exec: SqliteExecutor,
   now: number,
   session: number,
   outcome: 'abandoned' | 'recovered',
 ): number {
-  const live = run
+  const live = exec
     .prepare(
       `SELECT c.id, c.task_id, c.epoch, t.key FROM claims c JOIN tasks t ON t.id = c.task_id
        WHERE c.session_id = ? AND c.released_at IS NULL`,
     )
     .all(session) as { id: number; task_id: number; epoch: number; key: string }[];
   for (const c of live) {
-    run.prepare('UPDATE claims SET released_at = ?, outcome = ? WHERE id = ?').run(now, outcome, c.id);
-    run
+    exec.prepare('UPDATE claims SET released_at = ?, outcome = ? WHERE id = ?').run(now, outcome, c.id);
+    exec
       .prepare('UPDATE tasks SET holder_session_id = NULL, claimed_at = NULL WHERE id = ? AND epoch = ?')
       .run(c.task_id, c.epoch);
-    appendAudit(run, {
+    appendAudit(exec, {
       at: now,
       type: 'claim:released',
       key: c.key,

@@ -6,7 +6,7 @@
  * check phase (setImmediate): no timer, no added delay worth measuring.
  */
 import { settle, type Outcome } from '../outcome.js';
-import type { SqliteRunner } from './runner.js';
+import type { SqliteExecutor } from './executor.js';
 
 interface Pending<Req, Res> {
   readonly req: Req;
@@ -19,9 +19,9 @@ export class TickBatcher<Req, Res> {
   private scheduled = false;
 
   constructor(
-    private readonly run: SqliteRunner,
+    private readonly exec: SqliteExecutor,
     private readonly work: (req: Req) => Res,
-    /** false: commit without an fsync of its own (SqliteRunner.writeNotDurable). */
+    /** false: commit without an fsync of its own (SqliteExecutor.writeNotDurable). */
     private readonly durable = true,
   ) {}
 
@@ -39,18 +39,18 @@ export class TickBatcher<Req, Res> {
     const batch = this.queue;
     this.queue = [];
     this.scheduled = false;
-    const write = this.durable ? this.run.write.bind(this.run) : this.run.writeNotDurable.bind(this.run);
+    const write = this.durable ? this.exec.write.bind(this.exec) : this.exec.writeNotDurable.bind(this.exec);
     const each = (): Outcome<Res>[] =>
       batch.map((p) => {
         try {
           // A nested better-sqlite3 transaction is a savepoint: a call that throws undoes only itself.
-          return { ok: true as const, value: this.run.db.transaction(() => this.work(p.req))() };
+          return { ok: true as const, value: this.exec.db.transaction(() => this.work(p.req))() };
         } catch (error) {
           return { ok: false as const, error };
         }
       });
-    // A locked file is waited out asynchronously (SqliteRunner.later), like any port call.
-    const committed = this.run.later(() => Promise.resolve(write(each)));
+    // A locked file is waited out asynchronously (SqliteExecutor.later), like any port call.
+    const committed = this.exec.later(() => Promise.resolve(write(each)));
     committed.then(
       (outcomes: Outcome<Res>[]) => batch.forEach((p, i) => settle(outcomes[i], p.resolve, p.reject)),
       // The transaction itself failed: nothing committed.

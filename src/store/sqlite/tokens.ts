@@ -14,7 +14,7 @@ import {
 import { SESSION_TTL_FALLBACK_MS } from '../../core/session.js';
 import { withActor } from '../actor.js';
 import { appendAudit } from './rows.js';
-import type { SqliteRunner, Sync } from './runner.js';
+import type { SqliteExecutor, Sync } from './executor.js';
 
 /**
  * A run-bound token's run is live (token-store.ts TokenRun): its job attempt is claimed or running
@@ -28,22 +28,22 @@ const RUN_LIVE = `SELECT 1 FROM jobs j
     AND c.session_id = tokens.session_id AND c.released_at IS NULL
     AND s.state = 'live' AND @now - s.heartbeat_at <= coalesce(s.ttl_ms, ${SESSION_TTL_FALLBACK_MS})`;
 
-export function sqliteTokens(run: SqliteRunner): Sync<TokenStore['tokens']> {
+export function sqliteTokens(exec: SqliteExecutor): Sync<TokenStore['tokens']> {
   return {
-    create: (p) => createToken(run, p),
+    create: (p) => createToken(exec, p),
     verify: (secret) =>
-      run.read(() => {
-        const row = run
+      exec.read(() => {
+        const row = exec
           .prepare(
             `SELECT ${TOKEN_COLUMNS}, (SELECT s.state FROM sessions s WHERE s.id = tokens.session_id) AS session_state,
                tokens.job_id IS NOT NULL AND NOT EXISTS (${RUN_LIVE}) AS run_over
              FROM tokens WHERE hash = @hash`,
           )
-          .get({ hash: hashSecret(secret), now: run.now() }) as
+          .get({ hash: hashSecret(secret), now: exec.now() }) as
           (TokenRow & { session_state: string | null; run_over: number }) | undefined;
         if (row === undefined) return { ok: false, reason: 'unknown' } as const;
         if (row.revoked_at !== null) return { ok: false, reason: 'revoked' } as const;
-        if (row.expires_at !== null && row.expires_at <= run.now())
+        if (row.expires_at !== null && row.expires_at <= exec.now())
           return { ok: false, reason: 'expired' } as const;
         if (row.session_id !== null && row.session_state !== 'live')
           return { ok: false, reason: 'ended' } as const;
@@ -51,26 +51,26 @@ export function sqliteTokens(run: SqliteRunner): Sync<TokenStore['tokens']> {
         return { ok: true, token: toToken(row) } as const;
       }),
     list: () =>
-      run.read(() =>
-        (run.prepare(`SELECT ${TOKEN_COLUMNS} FROM tokens ORDER BY created_at, id`).all() as TokenRow[]).map(
+      exec.read(() =>
+        (exec.prepare(`SELECT ${TOKEN_COLUMNS} FROM tokens ORDER BY created_at, id`).all() as TokenRow[]).map(
           toToken,
         ),
       ),
     revoke: ({ id, actor }) =>
-      run.write(() => {
-        const row = run.prepare('SELECT revoked_at FROM tokens WHERE id = ?').get(id) as
+      exec.write(() => {
+        const row = exec.prepare('SELECT revoked_at FROM tokens WHERE id = ?').get(id) as
           { revoked_at: number | null } | undefined;
         if (row === undefined) throw tokenNotFound(id);
         if (row.revoked_at !== null) return false;
-        const now = run.now();
-        run.prepare('UPDATE tokens SET revoked_at = ? WHERE id = ?').run(now, id);
-        appendAudit(run, { at: now, type: 'token:revoked', detail: withActor({ id }, actor) });
+        const now = exec.now();
+        exec.prepare('UPDATE tokens SET revoked_at = ? WHERE id = ?').run(now, id);
+        appendAudit(exec, { at: now, type: 'token:revoked', detail: withActor({ id }, actor) });
         return true;
       }),
     refused: (r) =>
-      run.write(() => {
-        appendAudit(run, {
-          at: run.now(),
+      exec.write(() => {
+        appendAudit(exec, {
+          at: exec.now(),
           type: 'auth:refused',
           key: r.key ?? null,
           jobId: r.jobId ?? null,
@@ -82,17 +82,17 @@ export function sqliteTokens(run: SqliteRunner): Sync<TokenStore['tokens']> {
 }
 
 /** A new token, bound to a live session when it names one; the secret is returned once, here. */
-function createToken(run: SqliteRunner, p: TokenCreateParams): TokenCreated {
+function createToken(exec: SqliteExecutor, p: TokenCreateParams): TokenCreated {
   const { session, host, run: bound } = bindingsOf(p);
   const fresh = freshToken();
-  return run.write(() => {
-    const now = run.now();
+  return exec.write(() => {
+    const now = exec.now();
     if (session !== null) {
-      const s = run.prepare('SELECT state FROM sessions WHERE id = ?').get(session) as
+      const s = exec.prepare('SELECT state FROM sessions WHERE id = ?').get(session) as
         { state: string } | undefined;
       if (s?.state !== 'live') throw sessionRefusal(session, s?.state ?? null);
     }
-    const row = run
+    const row = exec
       .prepare(
         `INSERT INTO tokens (id, hash, scope, session_id, host, name, created_at, expires_at,
              job_id, job_epoch, claim_epoch)
@@ -113,7 +113,7 @@ function createToken(run: SqliteRunner, p: TokenCreateParams): TokenCreated {
       ) as TokenRow;
     const token = toToken(row);
     const detail = withActor(createdDetail(token), p.actor);
-    appendAudit(run, { at: now, type: 'token:created', detail });
+    appendAudit(exec, { at: now, type: 'token:created', detail });
     return { token, secret: fresh.secret };
   });
 }

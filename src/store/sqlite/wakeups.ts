@@ -5,20 +5,20 @@
  * shared memory, no lock, no I/O) or this store wrote, and only then reads the counter.
  */
 import { WakeHub, type Wakeups } from '../wakeups.js';
-import type { SqliteRunner } from './runner.js';
+import type { SqliteExecutor } from './executor.js';
 
 const POLL_MS = 2;
 
-export function sqliteWakeups(run: SqliteRunner): { wakeups: Wakeups; stop: () => void } {
-  const dataVersion = run.db.prepare('PRAGMA data_version').pluck();
+export function sqliteWakeups(exec: SqliteExecutor): { wakeups: Wakeups; stop: () => void } {
+  const dataVersion = exec.db.prepare('PRAGMA data_version').pluck();
   // Prepared on first use: a store opened at an older schema (migration tests) has no table.
   const count = (): number =>
-    run.read(() => run.prepare('SELECT n FROM wake WHERE id = 1').pluck().get() as number);
+    exec.read(() => exec.prepare('SELECT n FROM wake WHERE id = 1').pluck().get() as number);
   let timer: NodeJS.Timeout | null = null;
   let seen = { version: 0, writes: 0, n: 0 };
-  const read = () => ({ version: dataVersion.get() as number, writes: run.writes, n: 0 });
+  const read = () => ({ version: dataVersion.get() as number, writes: exec.writes, n: 0 });
   const poll = (): void => {
-    if (!run.db.open) return;
+    if (!exec.db.open) return;
     try {
       const now = read();
       if (now.version === seen.version && now.writes === seen.writes) return;
@@ -36,7 +36,7 @@ export function sqliteWakeups(run: SqliteRunner): { wakeups: Wakeups; stop: () =
   };
   const hub = new WakeHub((active) => {
     if (!active) return stop();
-    if (timer !== null || !run.db.open) return;
+    if (timer !== null || !exec.db.open) return;
     try {
       seen = { ...read(), n: count() };
     } catch {

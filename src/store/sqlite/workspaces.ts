@@ -25,7 +25,7 @@ import {
 } from './locks.js';
 import { withActor } from '../actor.js';
 import { appendAudit } from './rows.js';
-import { fromSync, type SqliteRunner, type Sync } from './runner.js';
+import { fromSync, type SqliteExecutor, type Sync } from './executor.js';
 import { sessionRow, taskRow } from './tasks-claims.js';
 
 interface WorkspaceRow {
@@ -54,29 +54,29 @@ const toProject = (r: { name: string; primary_workspace: string | null }): Proje
 });
 
 /** Every workspace group of the port, for spreading into the store. */
-export function sqliteWorkspaceGroups(run: SqliteRunner): WorkspaceStore {
+export function sqliteWorkspaceGroups(exec: SqliteExecutor): WorkspaceStore {
   return {
-    workspaces: fromSync(sqliteWorkspaces(run)),
-    agents: fromSync(sqliteAgents(run)),
-    projects: fromSync(sqliteProjects(run)),
-    workspaceTasks: fromSync(sqliteWorkspaceTasks(run)),
-    workspaceLocks: fromSync(sqliteWorkspaceLocks(run)),
+    workspaces: fromSync(sqliteWorkspaces(exec)),
+    agents: fromSync(sqliteAgents(exec)),
+    projects: fromSync(sqliteProjects(exec)),
+    workspaceTasks: fromSync(sqliteWorkspaceTasks(exec)),
+    workspaceLocks: fromSync(sqliteWorkspaceLocks(exec)),
   };
 }
 
-function workspaceRow(run: SqliteRunner, name: string): WorkspaceRow | undefined {
-  return run.prepare('SELECT * FROM workspaces WHERE name = ?').get(name) as WorkspaceRow | undefined;
+function workspaceRow(exec: SqliteExecutor, name: string): WorkspaceRow | undefined {
+  return exec.prepare('SELECT * FROM workspaces WHERE name = ?').get(name) as WorkspaceRow | undefined;
 }
 
 /** The workspace row, or NotFoundError saying how to add it. */
-export function existingWorkspace(run: SqliteRunner, name: string): WorkspaceRow {
-  const row = workspaceRow(run, name);
+export function existingWorkspace(exec: SqliteExecutor, name: string): WorkspaceRow {
+  const row = workspaceRow(exec, name);
   if (row === undefined) throw new NotFoundError('workspace', name, 'add it with `baton workspace add`');
   return row;
 }
 
-function refuseTaken(run: SqliteRunner, table: 'workspaces' | 'agents' | 'projects', name: string): void {
-  if (run.prepare(`SELECT 1 FROM ${table} WHERE name = ?`).get(name) !== undefined) {
+function refuseTaken(exec: SqliteExecutor, table: 'workspaces' | 'agents' | 'projects', name: string): void {
+  if (exec.prepare(`SELECT 1 FROM ${table} WHERE name = ?`).get(name) !== undefined) {
     const what = table.slice(0, -1);
     throw new ConflictError(
       `${what} ${name} already exists`,
@@ -85,115 +85,115 @@ function refuseTaken(run: SqliteRunner, table: 'workspaces' | 'agents' | 'projec
   }
 }
 
-function sqliteWorkspaces(run: SqliteRunner): Sync<WorkspaceStore['workspaces']> {
+function sqliteWorkspaces(exec: SqliteExecutor): Sync<WorkspaceStore['workspaces']> {
   return {
     add: (p) =>
-      run.write(() => {
-        refuseTaken(run, 'workspaces', p.name);
-        const now = run.now();
-        run
+      exec.write(() => {
+        refuseTaken(exec, 'workspaces', p.name);
+        const now = exec.now();
+        exec
           .prepare('INSERT INTO workspaces (name, path, kind, created_at) VALUES (?, ?, ?, ?)')
           .run(p.name, p.path, p.kind, now);
         const detail = withActor({ name: p.name, path: p.path, kind: p.kind }, p.actor);
-        appendAudit(run, { at: now, type: 'workspace:added', session: p.by ?? null, detail });
-        return toWorkspace(existingWorkspace(run, p.name));
+        appendAudit(exec, { at: now, type: 'workspace:added', session: p.by ?? null, detail });
+        return toWorkspace(existingWorkspace(exec, p.name));
       }),
     get: (name) =>
-      run.read(() => {
-        const row = workspaceRow(run, name);
+      exec.read(() => {
+        const row = workspaceRow(exec, name);
         return row === undefined ? null : toWorkspace(row);
       }),
     list: () =>
-      run.read(() =>
-        (run.prepare('SELECT * FROM workspaces ORDER BY name').all() as WorkspaceRow[]).map(toWorkspace),
+      exec.read(() =>
+        (exec.prepare('SELECT * FROM workspaces ORDER BY name').all() as WorkspaceRow[]).map(toWorkspace),
       ),
   };
 }
 
-function sqliteAgents(run: SqliteRunner): Sync<WorkspaceStore['agents']> {
+function sqliteAgents(exec: SqliteExecutor): Sync<WorkspaceStore['agents']> {
   const COLUMNS = 'name, role, department, workspace';
   const get = (name: string): AgentRow | undefined =>
-    run.prepare(`SELECT ${COLUMNS} FROM agents WHERE name = ?`).get(name) as AgentRow | undefined;
+    exec.prepare(`SELECT ${COLUMNS} FROM agents WHERE name = ?`).get(name) as AgentRow | undefined;
   return {
     add: (p) =>
-      run.write(() => {
-        refuseTaken(run, 'agents', p.name);
+      exec.write(() => {
+        refuseTaken(exec, 'agents', p.name);
         const agent: Agent = {
           name: p.name,
           role: p.role,
           department: p.department ?? null,
           workspace: p.workspace ?? null,
         };
-        if (agent.workspace !== null) existingWorkspace(run, agent.workspace);
-        const now = run.now();
-        run
+        if (agent.workspace !== null) existingWorkspace(exec, agent.workspace);
+        const now = exec.now();
+        exec
           .prepare(
             'INSERT INTO agents (name, role, department, workspace, created_at) VALUES (?, ?, ?, ?, ?)',
           )
           .run(agent.name, agent.role, agent.department, agent.workspace, now);
-        appendAudit(run, { at: now, type: 'agent:added', session: p.by ?? null, detail: { ...agent } });
+        appendAudit(exec, { at: now, type: 'agent:added', session: p.by ?? null, detail: { ...agent } });
         return agent;
       }),
     get: (name) =>
-      run.read(() => {
+      exec.read(() => {
         const row = get(name);
         return row === undefined ? null : toAgent(row);
       }),
     list: () =>
-      run.read(() =>
-        (run.prepare(`SELECT ${COLUMNS} FROM agents ORDER BY name`).all() as AgentRow[]).map(toAgent),
+      exec.read(() =>
+        (exec.prepare(`SELECT ${COLUMNS} FROM agents ORDER BY name`).all() as AgentRow[]).map(toAgent),
       ),
   };
 }
 
-function sqliteProjects(run: SqliteRunner): Sync<WorkspaceStore['projects']> {
+function sqliteProjects(exec: SqliteExecutor): Sync<WorkspaceStore['projects']> {
   type Row = { name: string; primary_workspace: string | null };
   return {
     add: (p) =>
-      run.write(() => {
-        refuseTaken(run, 'projects', p.name);
+      exec.write(() => {
+        refuseTaken(exec, 'projects', p.name);
         const project: Project = { name: p.name, primaryWorkspace: p.primaryWorkspace ?? null };
-        if (project.primaryWorkspace !== null) existingWorkspace(run, project.primaryWorkspace);
-        const now = run.now();
-        run
+        if (project.primaryWorkspace !== null) existingWorkspace(exec, project.primaryWorkspace);
+        const now = exec.now();
+        exec
           .prepare('INSERT INTO projects (name, primary_workspace, created_at) VALUES (?, ?, ?)')
           .run(project.name, project.primaryWorkspace, now);
-        appendAudit(run, { at: now, type: 'project:added', session: p.by ?? null, detail: { ...project } });
+        appendAudit(exec, { at: now, type: 'project:added', session: p.by ?? null, detail: { ...project } });
         return project;
       }),
     get: (name) =>
-      run.read(() => {
-        const row = run.prepare('SELECT name, primary_workspace FROM projects WHERE name = ?').get(name);
+      exec.read(() => {
+        const row = exec.prepare('SELECT name, primary_workspace FROM projects WHERE name = ?').get(name);
         return row === undefined ? null : toProject(row as Row);
       }),
     list: () =>
-      run.read(() =>
-        (run.prepare('SELECT name, primary_workspace FROM projects ORDER BY name').all() as Row[]).map(
+      exec.read(() =>
+        (exec.prepare('SELECT name, primary_workspace FROM projects ORDER BY name').all() as Row[]).map(
           toProject,
         ),
       ),
   };
 }
 
-function sqliteWorkspaceTasks(run: SqliteRunner): Sync<WorkspaceStore['workspaceTasks']> {
+function sqliteWorkspaceTasks(exec: SqliteExecutor): Sync<WorkspaceStore['workspaceTasks']> {
   const requirementsOf = (key: string): TaskRequirements | null => {
-    const row = run.prepare('SELECT requires_filesystem, workspace FROM tasks WHERE key = ?').get(key) as
+    const row = exec.prepare('SELECT requires_filesystem, workspace FROM tasks WHERE key = ?').get(key) as
       { requires_filesystem: number; workspace: string | null } | undefined;
     if (row === undefined) return null;
     return { key, requiresFilesystem: row.requires_filesystem === 1, workspace: row.workspace };
   };
   return {
     setRequirements: (p) =>
-      run.write(() => {
-        if (taskRow(run, p.key) === undefined) {
+      exec.write(() => {
+        if (taskRow(exec, p.key) === undefined) {
           throw new NotFoundError('task', p.key, 'add it with `baton task add`');
         }
-        if (p.workspace !== null) existingWorkspace(run, p.workspace);
-        const now = run.now();
-        run
+        if (p.workspace !== null) existingWorkspace(exec, p.workspace);
+        const now = exec.now();
+        exec
           .prepare('UPDATE tasks SET requires_filesystem = ?, workspace = ? WHERE key = ?')
           .run(p.requiresFilesystem ? 1 : 0, p.workspace, p.key);
-        appendAudit(run, {
+        appendAudit(exec, {
           at: now,
           type: 'task:requirements-set',
           key: p.key,
@@ -202,20 +202,20 @@ function sqliteWorkspaceTasks(run: SqliteRunner): Sync<WorkspaceStore['workspace
         });
         return { key: p.key, requiresFilesystem: p.requiresFilesystem, workspace: p.workspace };
       }),
-    get: (key) => run.read(() => requirementsOf(key)),
+    get: (key) => exec.read(() => requirementsOf(key)),
   };
 }
 
-function sqliteWorkspaceLocks(run: SqliteRunner): Sync<WorkspaceStore['workspaceLocks']> {
+function sqliteWorkspaceLocks(exec: SqliteExecutor): Sync<WorkspaceStore['workspaceLocks']> {
   return {
     acquire: (p) =>
-      run.write((): LockResult => {
-        const ws = existingWorkspace(run, p.workspace);
-        sessionRow(run, p.session, true);
+      exec.write((): LockResult => {
+        const ws = existingWorkspace(exec, p.workspace);
+        sessionRow(exec, p.session, true);
         const jobId = p.jobId ?? null;
-        const key = keyOfJob(run, jobId);
+        const key = keyOfJob(exec, jobId);
         if (jobId !== null && key === null) throw new NotFoundError('job', String(jobId));
-        const current = liveLock(run, ws.name);
+        const current = liveLock(exec, ws.name);
         if (current !== undefined) {
           if (current.session_id === p.session && current.job_id === jobId) {
             return { ok: true, lock: toLock(current), granted: false };
@@ -223,31 +223,31 @@ function sqliteWorkspaceLocks(run: SqliteRunner): Sync<WorkspaceStore['workspace
           return { ok: false, reason: 'held', holder: toHolder(current) };
         }
         const grant = { workspace: ws.name, lockEpoch: ws.lock_epoch, session: p.session, jobId, key };
-        return { ok: true, lock: grantLock(run, run.now(), grant), granted: true };
+        return { ok: true, lock: grantLock(exec, exec.now(), grant), granted: true };
       }),
     release: (p) =>
-      run.write((): LockReleaseResult => {
-        existingWorkspace(run, p.workspace);
-        sessionRow(run, p.session, false);
-        const current = liveLock(run, p.workspace);
+      exec.write((): LockReleaseResult => {
+        existingWorkspace(exec, p.workspace);
+        sessionRow(exec, p.session, false);
+        const current = liveLock(exec, p.workspace);
         if (current === undefined || current.session_id !== p.session || current.epoch !== p.epoch) {
           return { ok: false, reason: 'fenced', current: current === undefined ? null : toHolder(current) };
         }
-        releaseLock(run, run.now(), current, 'released');
+        releaseLock(exec, exec.now(), current, 'released');
         return { ok: true };
       }),
     current: (workspace) =>
-      run.read(() => {
-        existingWorkspace(run, workspace);
-        const row = liveLock(run, workspace);
+      exec.read(() => {
+        existingWorkspace(exec, workspace);
+        const row = liveLock(exec, workspace);
         return row === undefined ? null : toLock(row);
       }),
     releaseBySession: (p) =>
-      run.write(() => {
-        sessionRow(run, p.session, false);
-        return releaseSessionLocks(run, run.now(), p.session, p.outcome ?? 'recovered').map(toLock);
+      exec.write(() => {
+        sessionRow(exec, p.session, false);
+        return releaseSessionLocks(exec, exec.now(), p.session, p.outcome ?? 'recovered').map(toLock);
       }),
     releaseJob: (p) =>
-      run.write(() => releaseJobLocks(run, run.now(), p.jobId, 'released', p.session).map(toLock)),
+      exec.write(() => releaseJobLocks(exec, exec.now(), p.jobId, 'released', p.session).map(toLock)),
   };
 }

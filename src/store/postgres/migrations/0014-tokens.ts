@@ -3,7 +3,7 @@
  * migration of the same number:
  * - `tokens`: a secret's sha256 only, its scope and binding, expiry on the database clock.
  * - `audit_events.token_id`: the token a row was written with. Its default reads the connection's
- *   `baton.token` setting, which the runner sets for calls made by an API request (actor.ts), so
+ *   `baton.token` setting, which the executor sets for calls made by an API request (actor.ts), so
  *   every statement that writes the ledger records it unchanged. Old rows read NULL there, which
  *   the ledger's hashes leave out, so their seals still verify.
  */

@@ -23,7 +23,7 @@ export interface Querier {
   exec<R>(sql: string): Promise<R[]>;
 }
 
-export class PgRunner implements Querier {
+export class PgExecutor implements Querier {
   private readonly names = new Map<string, string>();
 
   /**

@@ -40,7 +40,7 @@ function stayedLocked(): StoreUnavailableError {
   );
 }
 
-export class SqliteRunner {
+export class SqliteExecutor {
   private readonly statements = new Map<string, Database.Statement>();
   private readonly nowStatement: Database.Statement;
   /** Inside a port call that retries asynchronously, before any of its writes committed. */
@@ -75,7 +75,7 @@ export class SqliteRunner {
     return statement;
   }
 
-  /** Write transactions this runner committed (or tried): wake-up polls look again after one. */
+  /** Write transactions this executor committed (or tried): wake-up polls look again after one. */
   writes = 0;
 
   /** One write transaction: the write lock is taken before the first read. */
