@@ -5,9 +5,10 @@
  * Lock order: the lease row, then the job row; rescue takes a session row, then its claim rows,
  * then their task rows (the kernel's order), then its workspace lock rows.
  */
-import { ATTEMPT_NOT_COUNTED, backoffMs, type RetryPolicy } from '../../core/retry.js';
+import { backoffMs, type RetryPolicy } from '../../core/retry.js';
 import type { LockOutcome } from '../../core/workspace-lock.js';
-import type { DispatchStore, RescueReport } from '../dispatch-store.js';
+import type { DispatchStore } from '../dispatch-store.js';
+import { emptyReport, rescueReason } from '../rescue.js';
 import { jobById } from './jobs.js';
 import { deleteLocks, insertAuditRows, lockReleasedRows, releaseSessionHoldings } from './locks.js';
 import { postgresDispatchPass } from './dispatch-pass.js';
@@ -15,14 +16,6 @@ import { LIVE_TERM, termParams } from './placement.js';
 import { NOW, atMs, hostOf, jobColumns, jobFields, ms, msInterval, toJob, type JobRow } from './rows.js';
 import type { TaskGate } from '../../core/task.js';
 import type { PgExecutor } from './executor.js';
-
-interface MutableReport extends RescueReport {
-  sessions: number[];
-  claimsReleased: number;
-  locksReleased: number;
-  jobsRequeued: number[];
-  jobsFailed: number[];
-}
 
 /** `took` counts the jobs taken from the queue, for the queue's upkeep (upkeep.ts). */
 export function postgresDispatch(exec: PgExecutor, took: (n: number) => void): DispatchStore['dispatch'] {
@@ -118,13 +111,7 @@ export function postgresDispatch(exec: PgExecutor, took: (n: number) => void): D
 export function postgresRecovery(exec: PgExecutor): DispatchStore['recovery'] {
   return {
     rescueStale: async (p) => {
-      const report: MutableReport = {
-        sessions: [],
-        claimsReleased: 0,
-        locksReleased: 0,
-        jobsRequeued: [],
-        jobsFailed: [],
-      };
+      const report = emptyReport();
       const limit = p.limit ?? 100;
       const candidates = await exec.rows<{ id: number; heartbeat_at: Date }>(
         `SELECT id, heartbeat_at FROM sessions
@@ -225,12 +212,7 @@ async function requeueOrFail(
   lockOutcome: LockOutcome,
   reason?: string,
 ): Promise<{ outcome: 'requeued' | 'failed'; row: JobRow } | null> {
-  // Recovery gives back an attempt that never started an agent (no pid attached): a host that
-  // died after its placement must not use up the job's attempts. A runner's own requeue counts.
-  const unstarted = lockOutcome === 'recovered' && job.pid === null;
-  const why =
-    (reason ?? `session ${job.session_id ?? '-'} (agent ${job.agent_session_id ?? '-'}) is no longer live`) +
-    (unstarted ? ATTEMPT_NOT_COUNTED : '');
+  const { unstarted, why } = rescueReason(job, lockOutcome, reason);
   // $1 id, $2 epoch, $3 status, $4 observed runner session, $5 why, $6 the lock's outcome
   const guard = [job.id, job.epoch, job.status, job.session_id, why, lockOutcome];
   const where = `id = $1::bigint AND epoch = $2::bigint AND status = $3::text

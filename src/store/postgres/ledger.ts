@@ -9,45 +9,17 @@
  */
 import type pg from 'pg';
 import { ConflictError } from '../../core/errors.js';
-import type { Checkpoint, CheckpointKind } from '../../core/ledger.js';
+import type { Checkpoint } from '../../core/ledger.js';
 import type { SessionReport } from '../../core/session-report.js';
+import { CHECKPOINT_COLUMNS, checkpointOf, type CheckpointColumns } from '../checkpoint-columns.js';
 import type { LedgerRowColumns, LedgerStore } from '../ledger-store.js';
 import { actorJson, atMs, ms, msOrNull, NOW } from './rows.js';
 import { LedgerHorizon } from './ledger-horizon.js';
 import type { PgExecutor } from './executor.js';
 
-interface CheckpointRow {
-  seq: number;
-  kind: string;
-  first_id: number;
-  last_id: number;
-  row_count: number;
-  root: string;
-  prev_hash: string;
-  hash: string;
-  key_id: string;
-  signature: string;
-  sealed_at: Date;
-  through_seq: number | null;
-}
+type CheckpointRow = CheckpointColumns<Date>;
 
-const CHECKPOINT_COLUMNS = `seq, kind, first_id, last_id, row_count, root, prev_hash, hash, key_id, signature,
-  sealed_at, through_seq`;
-
-const toCheckpoint = (r: CheckpointRow): Checkpoint => ({
-  seq: r.seq,
-  kind: r.kind as CheckpointKind,
-  firstId: r.first_id,
-  lastId: r.last_id,
-  rowCount: r.row_count,
-  root: r.root,
-  prevHash: r.prev_hash,
-  hash: r.hash,
-  keyId: r.key_id,
-  signature: r.signature,
-  sealedAt: ms(r.sealed_at),
-  throughSeq: r.through_seq,
-});
+const toCheckpoint = (r: CheckpointRow): Checkpoint => checkpointOf(r, ms);
 
 /**
  * Inserts $1..$12 (+ leaves $13) only when it follows the newest checkpoint, and, for a seal, when

@@ -1,9 +1,10 @@
 /** Term-fenced placement, the runner's assignments, and rescue of stale sessions, on SQLite. */
 import type { Job } from '../../core/job.js';
 import type { TaskGate } from '../../core/task.js';
-import { ATTEMPT_NOT_COUNTED, backoffMs, type RetryPolicy } from '../../core/retry.js';
+import { backoffMs, type RetryPolicy } from '../../core/retry.js';
 import type { LockOutcome } from '../../core/workspace-lock.js';
-import type { DispatchStore, PlaceParams, PlaceResult, RescueReport, TermRef } from '../dispatch-store.js';
+import type { DispatchStore, PlaceParams, PlaceResult, TermRef } from '../dispatch-store.js';
+import { emptyReport, rescueReason, type MutableReport } from '../rescue.js';
 import { claimSet, taskOpen } from './claim-set.js';
 import { jobById } from './jobs.js';
 import { grantLock, liveLock, releaseJobLocks, releaseSessionLocks, toHolder } from './locks.js';
@@ -11,14 +12,6 @@ import { appendAudit, toJob, type JobRow } from './rows.js';
 import type { SqliteExecutor, Sync } from './executor.js';
 import { releaseAllClaims } from './tasks-claims.js';
 import { existingWorkspace } from './workspaces.js';
-
-interface MutableReport extends RescueReport {
-  sessions: number[];
-  claimsReleased: number;
-  locksReleased: number;
-  jobsRequeued: number[];
-  jobsFailed: number[];
-}
 
 /** A placement's claim: for the host's runner session, under the term, never started. */
 const PLACEMENT_SET = claimSet({
@@ -184,10 +177,6 @@ export function sqliteDispatch(exec: SqliteExecutor): Sync<SyncDispatch> {
   };
 }
 
-function emptyReport(): MutableReport {
-  return { sessions: [], claimsReleased: 0, locksReleased: 0, jobsRequeued: [], jobsFailed: [] };
-}
-
 export function sqliteRecovery(exec: SqliteExecutor): Sync<DispatchStore['recovery']> {
   return {
     rescueStale: (p) => {
@@ -266,12 +255,7 @@ function requeueOrFail(
   reason?: string,
 ): boolean {
   const now = exec.now();
-  // Recovery gives back an attempt that never started an agent (no pid attached): a host that
-  // died after its placement must not use up the job's attempts. A runner's own requeue counts.
-  const unstarted = lockOutcome === 'recovered' && job.pid === null;
-  const why =
-    (reason ?? `session ${job.session_id ?? '-'} (agent ${job.agent_session_id ?? '-'}) is no longer live`) +
-    (unstarted ? ATTEMPT_NOT_COUNTED : '');
+  const { unstarted, why } = rescueReason(job, lockOutcome, reason);
   const base = { at: now, key: job.key, jobId: job.id, session: job.session_id, epoch: job.epoch };
   if (job.attempt < job.attempt_max || unstarted) {
     const changed = exec

@@ -4,45 +4,18 @@
  * can commit below it later. Rows are read with `SELECT *`, every column as stored.
  */
 import { ConflictError } from '../../core/errors.js';
-import type { Checkpoint, CheckpointKind } from '../../core/ledger.js';
+import type { Checkpoint } from '../../core/ledger.js';
+import type { Instant } from '../../core/time.js';
 import type { SessionReport } from '../../core/session-report.js';
+import { CHECKPOINT_COLUMNS, checkpointOf, type CheckpointColumns } from '../checkpoint-columns.js';
 import type { LedgerKey, LedgerRowColumns, LedgerStore } from '../ledger-store.js';
 import { withActor } from '../actor.js';
 import { appendAudit } from './rows.js';
 import { fromSync, type SqliteExecutor } from './executor.js';
 
-interface CheckpointRow {
-  seq: number;
-  kind: string;
-  first_id: number;
-  last_id: number;
-  row_count: number;
-  root: string;
-  prev_hash: string;
-  hash: string;
-  key_id: string;
-  signature: string;
-  sealed_at: number;
-  through_seq: number | null;
-}
+type CheckpointRow = CheckpointColumns<Instant>;
 
-const CHECKPOINT_COLUMNS = `seq, kind, first_id, last_id, row_count, root, prev_hash, hash, key_id, signature,
-  sealed_at, through_seq`;
-
-const toCheckpoint = (r: CheckpointRow): Checkpoint => ({
-  seq: r.seq,
-  kind: r.kind as CheckpointKind,
-  firstId: r.first_id,
-  lastId: r.last_id,
-  rowCount: r.row_count,
-  root: r.root,
-  prevHash: r.prev_hash,
-  hash: r.hash,
-  keyId: r.key_id,
-  signature: r.signature,
-  sealedAt: r.sealed_at,
-  throughSeq: r.through_seq,
-});
+const toCheckpoint = (r: CheckpointRow): Checkpoint => checkpointOf(r, (at) => at);
 
 /** The filters given, and only those, so each combination can use an index. */
 function rowsWhere(p: Parameters<LedgerStore['ledger']['rows']>[0]): string {

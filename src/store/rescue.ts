@@ -1,0 +1,43 @@
+/**
+ * What both engines' rescue of stale sessions shares beside its SQL: the report a sweep fills in,
+ * and why a rescued job is requeued or failed, with whether its attempt counts.
+ */
+import { ATTEMPT_NOT_COUNTED } from '../core/retry.js';
+import type { LockOutcome } from '../core/workspace-lock.js';
+import type { RescueReport } from './dispatch-store.js';
+
+/** A RescueReport while a sweep fills it in. */
+export interface MutableReport extends RescueReport {
+  sessions: number[];
+  claimsReleased: number;
+  locksReleased: number;
+  jobsRequeued: number[];
+  jobsFailed: number[];
+}
+
+export function emptyReport(): MutableReport {
+  return { sessions: [], claimsReleased: 0, locksReleased: 0, jobsRequeued: [], jobsFailed: [] };
+}
+
+/** The columns of a job row the reason reads, as both engines name them. */
+interface RescuedJob {
+  readonly session_id: number | null;
+  readonly agent_session_id: number | null;
+  readonly pid: number | null;
+}
+
+/**
+ * Recovery gives back an attempt that never started an agent (no pid attached): a host that died
+ * after its placement must not use up the job's attempts. A runner's own requeue counts.
+ */
+export function rescueReason(
+  job: RescuedJob,
+  lockOutcome: LockOutcome,
+  reason?: string,
+): { unstarted: boolean; why: string } {
+  const unstarted = lockOutcome === 'recovered' && job.pid === null;
+  const why =
+    (reason ?? `session ${job.session_id ?? '-'} (agent ${job.agent_session_id ?? '-'}) is no longer live`) +
+    (unstarted ? ATTEMPT_NOT_COUNTED : '');
+  return { unstarted, why };
+}
