@@ -159,9 +159,9 @@ function poster(base: string, secret: string): (path: string, body: unknown) => 
         },
       );
       req.on('error', (error: NodeJS.ErrnoException) => {
-        // The server closed an idle keep-alive connection (after its 5 s keepAliveTimeout, while
-        // the other side was measured) just as this request reused it: the request never reached
-        // it, so it is sent again once on a new connection, as node:http's documentation advises.
+        // The server closed an idle keep-alive connection (after its keepAliveTimeout, 65 s since
+        // issue 17, 5 s before) just as this request reused it: the request never reached it, so
+        // it is sent again once on a new connection, as node:http's documentation advises.
         if (req.reusedSocket && error.code === 'ECONNRESET' && !retried)
           send(path, payload, true).then(resolve, reject);
         else reject(error);
