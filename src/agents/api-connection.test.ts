@@ -60,7 +60,7 @@ async function closingServer(): Promise<Closing> {
   };
 }
 
-void test('sends a GET once more, on a new connection, when the server resets the kept-alive one under it', async () => {
+void test('sends a GET once more, on a new connection, when the server resets the kept-alive one', async () => {
   const server = await closingServer();
   try {
     const api = new ApiConnection(server.url, 'baton_test');
@@ -72,7 +72,7 @@ void test('sends a GET once more, on a new connection, when the server resets th
   }
 });
 
-void test('does not send a POST twice when its connection broke under it: the server may have acted on it', async () => {
+void test('does not send a POST twice when its connection broke: the server may have acted on it', async () => {
   const server = await closingServer();
   try {
     const api = new ApiConnection(server.url, 'baton_test');
