@@ -4,13 +4,26 @@
  * server's code, message, hint and details; the CLI's remote mode (cli/remote.ts) and the agents'
  * client (http-client.ts) both speak through it.
  */
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent as HttpAgent, request as httpRequest, type ClientRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Holder } from '../core/claim.js';
 import { BatonError, ERROR_CODES, type ErrorCode } from '../core/errors.js';
 
 /** How long one request may take before it counts as the server being away. */
 const REQUEST_TIMEOUT_MS = 30_000;
+
+/**
+ * How long a connection is kept idle for the next request: below the server's keepAliveTimeout
+ * (65 s for `baton serve`, 5 s for a Node server left at its default), so that this side closes
+ * an idle connection first and never sends a request on one the server is closing. A server that
+ * announces less (`Keep-Alive: timeout=N`) is left a second before it (Node's agent does that).
+ * Free connections do not keep a CLI process alive.
+ */
+const IDLE_TIMEOUT_MS = 4_000;
+const agents = {
+  http: new HttpAgent({ keepAlive: true, timeout: IDLE_TIMEOUT_MS }),
+  https: new HttpsAgent({ keepAlive: true, timeout: IDLE_TIMEOUT_MS }),
+};
 
 /** A refusal the API answered, with its code (`held`, `forbidden`, …) and HTTP status. */
 export class RemoteRefusal extends BatonError {
@@ -132,19 +145,35 @@ interface Exchanged {
  * over HTTP paid (ten processes making one request each: 5.5 s of CPU with fetch, 2.0 s with
  * node:http, 1.5 s for ten that do nothing). Rejects when the server cannot be reached or does
  * not answer in full within REQUEST_TIMEOUT_MS.
+ *
+ * A GET that fails on a kept-alive connection the server closed meanwhile (another server, or a
+ * proxy, with a shorter idle timeout than it announced) is sent once more on a new connection:
+ * it changes nothing, so sending it twice is safe. A POST is not: the server may have carried it
+ * out before the connection broke, and the caller is told the server could not be reached.
  */
-function exchange(url: URL, method: 'GET' | 'POST', token: string, body: string | null): Promise<Exchanged> {
+function exchange(
+  url: URL,
+  method: 'GET' | 'POST',
+  token: string,
+  body: string | null,
+  retried = false,
+): Promise<Exchanged> {
   const headers: Record<string, string | number> = { authorization: `Bearer ${token}` };
   if (body !== null) {
     headers['content-type'] = 'application/json';
     headers['content-length'] = Buffer.byteLength(body);
   }
   return new Promise((resolve, reject) => {
-    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-    const request = send(url, { method, headers }, (answer) => {
+    const https = url.protocol === 'https:';
+    const send = https ? httpsRequest : httpRequest;
+    const agent = https ? agents.https : agents.http;
+    const request = send(url, { method, headers, agent }, (answer) => {
       const chunks: Buffer[] = [];
       answer.on('data', (chunk: Buffer) => chunks.push(chunk));
-      answer.on('error', fail);
+      answer.on('error', (error) => {
+        clearTimeout(timer);
+        reject(error);
+      });
       answer.on('end', () => {
         clearTimeout(timer);
         resolve({ status: answer.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
@@ -156,9 +185,17 @@ function exchange(url: URL, method: 'GET' | 'POST', token: string, body: string 
     );
     function fail(error: Error): void {
       clearTimeout(timer);
-      reject(error);
+      if (method === 'GET' && !retried && closedUnder(request, error))
+        exchange(url, method, token, body, true).then(resolve, reject);
+      else reject(error);
     }
     request.on('error', fail);
     request.end(body ?? undefined);
   });
+}
+
+/** The request went out on a reused connection that the server had closed (reset, broken pipe). */
+function closedUnder(request: ClientRequest, error: Error): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return request.reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE');
 }

@@ -45,7 +45,8 @@ const COOKIE_VALUE = /^[\x21-\x7e]{1,200}$/;
 /** Middleware: verifies the bearer token (or the sign-in cookie), requiring one where the mode says so. */
 export function authenticate(coordinator: Coordinator, mode: AuthMode) {
   return async (c: Context<AuthEnv>, next: () => Promise<void>): Promise<void> => {
-    await identify(c, coordinator, mode);
+    // Under --auth required the page gate (login.ts) has already verified this request's token.
+    if ((c.get('token') ?? null) === null) await identify(c, coordinator, mode);
     return next();
   };
 }

@@ -21,6 +21,18 @@ import { storeLatencyObserver } from './metrics.js';
 /** How many ports past the asked one are tried when it is taken. */
 const PORT_TRIES = 20;
 
+/**
+ * How long an idle keep-alive connection is kept open. Node's default, 5 s, equals the idle
+ * timeout of Node's own client agent and undici's, so a client could reuse a connection just as
+ * the server closed it and get ECONNRESET for a request the server never read. Above the idle
+ * timeouts clients keep (Node 4–5 s, undici 4 s, browsers and load balancers up to 60 s), the
+ * client is always the side that closes an idle connection, which it cannot race with itself.
+ * Each idle connection costs a file descriptor and a few kB for that long.
+ */
+const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+/** Above keepAliveTimeout, so that a connection's wait for its next request's headers outlasts it. */
+const HEADERS_TIMEOUT_MS = 66_000;
+
 function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127(?:\.\d{1,3}){3}$/.test(host);
 }
@@ -51,6 +63,8 @@ export async function serveHttp(store: Store, o: ServeOptions): Promise<HttpServ
   const app = httpApp({ coordinator, auth: o.auth, registry, dashboard: o.dashboard, routes: o.routes });
   const listener = getRequestListener(app.fetch);
   const server = createServer((req, res) => void listener(req, res));
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  server.headersTimeout = HEADERS_TIMEOUT_MS;
   let port = o.bind.port;
   for (let tries = 0; ; tries++) {
     try {
