@@ -9,7 +9,9 @@
  * server; the bench's throwaway server puts its socket in /tmp), for `baton serve` and the
  * in-process store alike, so the ratio compares the HTTP hop only.
  *
- * `baton serve` starts fresh, and --quick's 400 round trips a repetition are mostly its warm-up:
+ * Both sides first run one repetition that is not counted (a warm-up, as JMH and criterion do),
+ * since `baton serve` starts fresh while this process has already run the store's code seeding:
+ * without it, --quick's 400 round trips a repetition were mostly the server's warm-up:
  * measured on the 2-core machine (issue 17), its CPU per request runs about 1.3–1.6 ms in the
  * first 800 requests, 1.0 ms in the next 800, 0.6 ms in the third and 0.4–0.5 ms after some
  * 2,500, while V8 still interprets and then compiles the request path (node:http, Hono and its
@@ -178,6 +180,8 @@ function poster(base: string, secret: string): (path: string, body: unknown) => 
   return (path, body) => send(path, JSON.stringify(body), false);
 }
 
+const WARM_UP_PER_WORKER = 160;
+
 async function seed(store: Store, prefix: string, perWorker: number): Promise<void> {
   for (let w = 0; w < CONCURRENCY; w++) {
     for (let i = 0; i < perWorker; i++) await store.tasks.add({ key: `${prefix}-${w}-${i}` });
@@ -215,6 +219,17 @@ export async function measureHttpVsDirect(
     const rounds = perWorker * CONCURRENCY;
     const http: number[] = [];
     const direct: number[] = [];
+    // Some 2,500 requests warm the server (see above): 160 round trips per worker at least.
+    const warmPerWorker = Math.max(perWorker, WARM_UP_PER_WORKER);
+    await seed(store, 'hw', warmPerWorker);
+    await seed(store, 'dw', warmPerWorker);
+    const warm = [
+      await timedRounds(warmPerWorker, sessions, 'hw', overHttp),
+      await timedRounds(warmPerWorker, sessions, 'dw', inProcess),
+    ];
+    progress(
+      `httpVsDirect warm-up (not counted): HTTP ${warm[0]?.toFixed(0)}/s, direct ${warm[1]?.toFixed(0)}/s`,
+    );
     for (let rep = 0; rep < reps; rep++) {
       await seed(store, `h${rep}`, perWorker);
       await seed(store, `d${rep}`, perWorker);
