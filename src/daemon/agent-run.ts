@@ -45,10 +45,16 @@ export class AgentRun {
     readonly job: Job,
   ) {}
 
-  /** Kills the agent's scope (also when the runner itself is fenced or stops). */
-  kill(reason: KillReason): void {
+  /**
+   * Kills the agent's scope (also when the runner itself is fenced or stops). `why` names what
+   * decided it (a watchdog, a refused beat, the job as read), logged at once: the run's end is
+   * logged only after its worktree is retired, seconds later on a busy host.
+   */
+  kill(reason: KillReason, why?: string): void {
     if (this.child?.pid === undefined || this.killedFor !== null) return;
     this.killedFor = reason;
+    if (why !== undefined)
+      this.o.log(`job ${this.job.id} ${this.job.key}: killing its agent (${reason}: ${why})`);
     this.scope?.kill();
     killTree(this.child.pid);
   }
@@ -145,7 +151,14 @@ export class AgentRun {
     type Exit = { code: number | null; signal: NodeJS.Signals | null };
     const exited = new Promise<Exit>((done) => child.on('exit', (code, signal) => done({ code, signal })));
     let done = false;
-    const ours = new ClaimWatch({ store, clock, job, agentSession, claimEpoch, kill: (r) => this.kill(r) });
+    const ours = new ClaimWatch({
+      store,
+      clock,
+      job,
+      agentSession,
+      claimEpoch,
+      kill: (r, why) => this.kill(r, why),
+    });
     // The trust window has a timer of its own: a store call that hangs on a silent connection
     // must not keep the agent alive past it while recovery hands the task to someone else.
     const watchdog = new AbortController();
@@ -153,8 +166,9 @@ export class AgentRun {
       clock,
       Math.min(250, this.o.heartbeatIntervalMs),
       () => {
-        if (this.killedFor === null && clock.monotonicNowMs() - ours.lastOkMs > this.o.trustMs)
-          this.kill('fenced');
+        const silentMs = clock.monotonicNowMs() - ours.lastOkMs;
+        if (this.killedFor === null && silentMs > this.o.trustMs)
+          this.kill('fenced', `no claim heartbeat answered for ${(silentMs / 1000).toFixed(1)} s`);
       },
       watchdog.signal,
     );

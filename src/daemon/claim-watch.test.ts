@@ -32,10 +32,10 @@ class WatchedRun extends AgentRun {
   private said: () => void = () => undefined;
   readonly killed = new Promise<void>((resolve) => (this.said = resolve));
 
-  override kill(reason: KillReason): void {
+  override kill(reason: KillReason, why?: string): void {
     this.kills.push(reason);
     this.said();
-    super.kill(reason);
+    super.kill(reason, why);
   }
 }
 
@@ -199,9 +199,31 @@ test('a held job read that answers with the job cancelled kills the agent as can
     await s.run.killed;
     await s.running;
     assert.deepEqual(s.run.kills, ['cancelled']);
-    assert.ok(s.lines.includes(`job ${s.run.job.id} k: cancelled, process tree killed`), s.lines.join('\n'));
+    const id = s.run.job.id;
+    assert.ok(
+      s.lines.includes(`job ${id} k: killing its agent (cancelled: its job was cancelled)`),
+      s.lines.join('\n'),
+    );
+    assert.ok(s.lines.includes(`job ${id} k: cancelled, process tree killed`), s.lines.join('\n'));
     assert.equal((await s.f.store.jobs.get(s.run.job.id))?.status, 'cancelled');
     assert.equal(await s.f.store.claims.current('k'), null);
+  } finally {
+    await done(s);
+  }
+});
+
+test('a refused claim heartbeat kills the agent as fenced, and the log says why at once', async () => {
+  const s = await setup();
+  try {
+    await agentUp(s);
+    s.reads.open();
+    const job = await s.f.store.jobs.get(s.run.job.id);
+    assert.ok(job?.agentSession != null);
+    await s.f.store.sessions.end(job.agentSession); // as someone else ending the agent's session does
+    await pass(s, 2 * TRUST);
+    assert.deepEqual(s.run.kills, ['fenced']);
+    const line = `job ${job.id} k: killing its agent (fenced: its claim heartbeat was refused)`;
+    assert.ok(s.lines.includes(line), s.lines.join('\n'));
   } finally {
     await done(s);
   }

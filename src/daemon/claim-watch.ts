@@ -20,7 +20,7 @@ export interface ClaimWatchOptions {
   readonly job: Job;
   readonly agentSession: number;
   readonly claimEpoch: number;
-  readonly kill: (reason: KillReason) => void;
+  readonly kill: (reason: KillReason, why: string) => void;
 }
 
 export class ClaimWatch {
@@ -64,17 +64,23 @@ export class ClaimWatch {
   /** Reads the job and kills for what it shows; a read that fails is left to the next beat. */
   private async readJob(): Promise<void> {
     const job = await this.o.store.jobs.get(this.o.job.id).catch(() => undefined);
-    const reason = killFor(this.beatOk, job, this.o.job.epoch);
-    if (reason !== null) this.o.kill(reason);
+    const kill = killFor(this.beatOk, job, this.o.job.epoch);
+    if (kill !== null) this.o.kill(kill.reason, kill.why);
   }
 }
 
 /** Why an agent must die, from its beat and its job as read (undefined: not read this time). */
-function killFor(beatOk: boolean, job: Job | null | undefined, epoch: number): KillReason | null {
-  if (job?.status === 'escalated') return 'escalated';
-  if (!beatOk) return 'fenced';
+function killFor(
+  beatOk: boolean,
+  job: Job | null | undefined,
+  epoch: number,
+): { reason: KillReason; why: string } | null {
+  if (job?.status === 'escalated') return { reason: 'escalated', why: 'its job was escalated' };
+  if (!beatOk) return { reason: 'fenced', why: 'its claim heartbeat was refused' };
   if (job === undefined) return null; // read again after the next beat
-  if (job?.status === 'cancelled') return 'cancelled';
-  if (job === null || job.epoch !== epoch || job.status !== 'running') return 'fenced';
+  if (job?.status === 'cancelled') return { reason: 'cancelled', why: 'its job was cancelled' };
+  if (job === null) return { reason: 'fenced', why: 'its job is gone' };
+  if (job.epoch !== epoch) return { reason: 'fenced', why: `its job moved to epoch ${job.epoch}` };
+  if (job.status !== 'running') return { reason: 'fenced', why: `its job is ${job.status}` };
   return null;
 }

@@ -67,7 +67,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
   /** Our session can no longer be trusted: kill every agent at once and report it, once. */
   private fence(why: string): void {
     if (this.abort.signal.aborted) return;
-    for (const { run } of this.runs.values()) run.kill('fenced');
+    for (const { run } of this.runs.values()) run.kill('fenced', `its runner was fenced: ${why}`);
     this.abort.abort();
     this.emit('fenced', why);
   }
