@@ -5,8 +5,9 @@
  * there in a scope of the host's containment (a cgroup, or the shim's process group) while this loop
  * heartbeats the claim, watches the job row (claim-watch.ts) and samples the scope's memory. A
  * fenced heartbeat, a cancelled job or a blown RAM budget kills the whole scope at once, and what
- * the agent leaves behind dies with the job. A worktree is retired after the agent's exit and before the outcome is
- * written, which releases the workspace's lock. A `recheck` (run-recheck.ts) may cancel the run.
+ * the agent leaves behind dies with the job. A worktree is retired after the agent's exit and
+ * before the outcome is written, which releases the workspace's lock. A `recheck`
+ * (run-recheck.ts) may cancel the run.
  */
 import type { ChildProcess } from 'node:child_process';
 import { renderCommand } from '../core/command-template.js';
