@@ -58,8 +58,36 @@ function gitEnv(extra: Readonly<Record<string, string>> | undefined): NodeJS.Pro
   return env;
 }
 
+/**
+ * git read a linked worktree's files while another process (a second `baton up` on this host)
+ * removed them: git lists `.git/worktrees/<id>` and resolves paths beneath it in separate steps,
+ * and dies in the second when the entry is gone ("Invalid path '…/.git/worktrees/<id>': No such
+ * file or directory", from the fleet scenario). Every command that looks at the worktrees (list,
+ * add, remove, branch) does so before it changes anything, so the same command again sees the
+ * list without the entry.
+ */
+const WORKTREE_VANISHED = /Invalid path '[^']*\/worktrees\/[^']*': No such file or directory/;
+const VANISHED_TRIES = 6;
+
 /** Runs git and returns its stdout without the trailing newline; GitCommandError on failure. */
 export function git(args: readonly string[], options: GitOptions): Promise<string> {
+  return retried(WORKTREE_VANISHED, VANISHED_TRIES, () => gitOnce(args, options));
+}
+
+/** Runs `call` again, with backoff (50, 100, 200 … ms), while git fails with stderr matching `transient`. */
+async function retried(transient: RegExp, tries: number, call: () => Promise<string>): Promise<string> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await call();
+    } catch (error) {
+      const again = error instanceof GitCommandError && transient.test(error.stderr);
+      if (!again || attempt >= tries) throw error;
+      await new Promise((done) => setTimeout(done, 25 * 2 ** attempt));
+    }
+  }
+}
+
+function gitOnce(args: readonly string[], options: GitOptions): Promise<string> {
   return new Promise((resolve, reject) => {
     execFile(
       'git',
@@ -86,16 +114,8 @@ const LOCKED = /Unable to create '[^']*\.lock'|could not lock config file|index\
 const LOCK_TRIES = 6;
 
 /** git() for commands that write, retried with backoff while another process holds a lock file. */
-export async function gitWrite(args: readonly string[], options: GitOptions): Promise<string> {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await git(args, options);
-    } catch (error) {
-      if (!(error instanceof GitCommandError) || !LOCKED.test(error.stderr) || attempt >= LOCK_TRIES)
-        throw error;
-      await new Promise((done) => setTimeout(done, 25 * 2 ** attempt));
-    }
-  }
+export function gitWrite(args: readonly string[], options: GitOptions): Promise<string> {
+  return retried(LOCKED, LOCK_TRIES, () => git(args, options));
 }
 
 /** Like git(), but null instead of an error when git exits non-zero (a ref that does not exist). */

@@ -7,8 +7,8 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { git, isolateGit, makeRepo } from '../../test/support/git.js';
 import { prepareWorktree } from './worktree.js';
 
@@ -55,6 +55,31 @@ describe('worktrees retired by several processes at once', () => {
       assert.equal(git(repo, 'worktree', 'list').split('\n').length, 1);
       const ref = results.find((r) => r.removed)?.archivedRef ?? '';
       assert.equal(git(repo, 'show', `${ref}:draft.txt`), `round ${round}`);
+    }
+  });
+
+  test('git failing because another process removed a worktree under it is asked again', async () => {
+    // A second `baton up` removing a worktree while git reads the list makes git die with
+    // "Invalid path '<repo>/.git/worktrees/<id>': No such file or directory" (seen in the fleet
+    // scenario, where the job failed for good). That window is microseconds wide. An entry whose
+    // common-dir path leads through a missing entry makes git die with those very words until
+    // the entry is gone: here 800 ms in, within git()'s retries (1.5 s), as the other process's
+    // removal would. A slow start can only make the first try succeed, never the test fail.
+    const { repo, base } = makeRepo(home);
+    const other = await prepareWorktree({ repoPath: repo, key: 'fleet/code-2', epoch: 1, baseDir: base });
+    const admin = join(repo, '.git', 'worktrees', basename(other.path));
+    writeFileSync(join(admin, 'commondir'), '../../worktrees/vanished/../..\n');
+    assert.throws(() => git(repo, 'worktree', 'list'), /Invalid path '[^']*\/worktrees\/vanished'/);
+    const removal = setTimeout(() => {
+      rmSync(admin, { recursive: true, force: true });
+      rmSync(other.path, { recursive: true, force: true });
+    }, 800);
+    try {
+      const wt = await prepareWorktree({ repoPath: repo, key: KEY, epoch: 1, baseDir: base });
+      assert.equal(git(wt.path, 'rev-parse', '--abbrev-ref', 'HEAD'), wt.branch);
+      assert.deepEqual(readdirSync(join(repo, '.git', 'worktrees')), [basename(wt.path)]);
+    } finally {
+      clearTimeout(removal);
     }
   });
 });
