@@ -168,8 +168,7 @@ export class AgentRun {
       Math.min(250, this.o.heartbeatIntervalMs),
       () => {
         const silentMs = clock.monotonicNowMs() - ours.lastOkMs;
-        if (this.killedFor === null && silentMs > this.o.trustMs)
-          this.kill('fenced', `no claim heartbeat answered for ${(silentMs / 1000).toFixed(1)} s`);
+        if (this.killedFor === null && silentMs > this.o.trustMs) this.kill('fenced', ours.silence(silentMs));
       },
       watchdog.signal,
     );

@@ -48,6 +48,8 @@ interface Setup {
   /** The answers of reads of the job's row, held until the test says. */
   readonly reads: Hold;
   readonly counts: { claimBeats: number; reads: number };
+  /** What claim beats do from now on: go to the database, never answer, or fail. */
+  readonly claimBeats: { fault: 'none' | 'hang' | 'fail'; readonly hung: (() => void)[] };
   /** Every heartbeat sent so far has answered, and the run has taken the answer in. */
   answered(): Promise<void>;
   readonly lines: string[];
@@ -75,6 +77,7 @@ async function setup(): Promise<Setup> {
   const placed = await f.store.dispatch.place({ id: job.id, host: 'h1', term });
   assert.ok(placed.ok);
   const counts = { claimBeats: 0, reads: 0 };
+  const claimBeats: Setup['claimBeats'] = { fault: 'none', hung: [] };
   const beats = new Set<Promise<unknown>>();
   // The real store; a read of the job's row waits for the hold before it goes to the database,
   // as a query queued behind a busy pool does.
@@ -84,6 +87,13 @@ async function setup(): Promise<Setup> {
       ...f.store.sessions,
       heartbeat: (p) => {
         if (p.claim !== undefined) counts.claimBeats++;
+        if (p.claim !== undefined && claimBeats.fault === 'hang') {
+          // Until the test ends, as a silent connection until the query timeout.
+          return new Promise((_, reject) => claimBeats.hung.push(() => reject(new Error('timeout'))));
+        }
+        if (p.claim !== undefined && claimBeats.fault === 'fail') {
+          return Promise.reject(new Error('Connection terminated unexpectedly'));
+        }
         const beat = f.store.sessions.heartbeat(p);
         const settled: Promise<unknown> = beat.then(
           () => beats.delete(settled),
@@ -135,7 +145,7 @@ async function setup(): Promise<Setup> {
     await turn(); // the run's own continuations of those answers
   };
   const running = run.run();
-  return { f, clock, run, running, containment, reads, counts, answered, lines };
+  return { f, clock, run, running, containment, reads, counts, claimBeats, answered, lines };
 }
 
 /** The agent is up: its session's beat, the watchdog and the sampling loop all sleep. */
@@ -160,6 +170,7 @@ async function pass(s: Setup, ms: number): Promise<void> {
 
 async function done(s: Setup): Promise<void> {
   s.run.kill('shutdown');
+  for (const fail of s.claimBeats.hung) fail();
   s.reads.open();
   await s.running;
   await s.containment.close();
@@ -228,3 +239,26 @@ test('a refused claim heartbeat kills the agent as fenced, and the log says why 
     await done(s);
   }
 });
+
+for (const [fault, what, cause] of [
+  ['hang', 'never answer', /\(a beat sent \d+\.\d s ago has not answered\)/],
+  ['fail', 'fail', /\(the database failed: Connection terminated unexpectedly\)/],
+] as const) {
+  test(`claim beats that ${what} kill the agent as fenced after the trust window, saying which`, async () => {
+    const s = await setup();
+    try {
+      await agentUp(s);
+      s.reads.open();
+      await pass(s, 2 * HEARTBEAT);
+      assert.deepEqual(s.run.kills, [], 'trusted while its beats are taken');
+      s.claimBeats.fault = fault;
+      await pass(s, 2 * TRUST);
+      assert.deepEqual(s.run.kills, ['fenced']);
+      const prefix = `job ${s.run.job.id} k: killing its agent (fenced: no claim heartbeat answered for `;
+      const line = s.lines.find((l) => l.startsWith(prefix));
+      assert.ok(line !== undefined && cause.test(line), s.lines.join('\n'));
+    } finally {
+      await done(s);
+    }
+  });
+}

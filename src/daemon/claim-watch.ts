@@ -13,6 +13,7 @@ import type { Job } from '../core/job.js';
 import type { KillReason } from '../core/run-verdict.js';
 import type { Clock } from '../core/time.js';
 import type { Store } from '../store/store.js';
+import { databaseFault } from './database-fault.js';
 
 export interface ClaimWatchOptions {
   readonly store: Store;
@@ -28,6 +29,10 @@ export class ClaimWatch {
   lastOkMs: number;
   /** The latest beat's answer: a refusal that comes while a read waits still names its kill. */
   private beatOk = true;
+  /** The last beat's error since a beat was taken: the cause a watchdog kill names. */
+  private lastError: unknown = null;
+  /** When the beat in flight was sent, if one is. */
+  private sentAtMs: number | null = null;
   private beating: Promise<void> | null = null;
   private reading: Promise<void> | null = null;
 
@@ -38,6 +43,18 @@ export class ClaimWatch {
   /** Heartbeats the claim, unless the last beat has not answered yet. */
   beat(): void {
     this.beating ??= this.sendBeat().finally(() => (this.beating = null));
+  }
+
+  /** Why no beat counted for `silentMs`, for the watchdog's kill line. */
+  silence(silentMs: number): string {
+    const s = (silentMs / 1000).toFixed(1);
+    let cause: string;
+    if (this.sentAtMs !== null) {
+      const waited = ((this.o.clock.monotonicNowMs() - this.sentAtMs) / 1000).toFixed(1);
+      cause = `a beat sent ${waited} s ago has not answered`;
+    } else if (this.lastError !== null) cause = `the database failed: ${databaseFault(this.lastError)}`;
+    else cause = 'no beat was sent: this process was too busy to send one';
+    return `no claim heartbeat answered for ${s} s (${cause})`;
   }
 
   /** Waits for the beat and the read still in flight, if any. */
@@ -52,8 +69,17 @@ export class ClaimWatch {
     const sentAtMs = this.o.clock.monotonicNowMs();
     const claim = { key: this.o.job.key, epoch: this.o.claimEpoch };
     const session = this.o.agentSession;
-    const hb = await this.o.store.sessions.heartbeat({ session, claim }).catch(() => null);
+    this.sentAtMs = sentAtMs;
+    const hb = await this.o.store.sessions.heartbeat({ session, claim }).then(
+      (answer) => answer,
+      (error: unknown) => {
+        this.lastError = error;
+        return null;
+      },
+    );
+    this.sentAtMs = null;
     if (hb === null) return; // The database is unreachable; the trust window decides.
+    this.lastError = null;
     this.beatOk = hb.ok;
     if (hb.ok) this.lastOkMs = Math.max(this.lastOkMs, sentAtMs);
     // Read even when the beat was refused: an escalation ends the claim too, and names the kill.

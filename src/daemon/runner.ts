@@ -7,7 +7,7 @@
 import { EventEmitter } from 'node:events';
 import { heartbeatWindows } from '../core/heartbeat-windows.js';
 import type { Job } from '../core/job.js';
-import { BatonError, isCorrupt, isDiskFull } from '../core/errors.js';
+import { databaseFault } from './database-fault.js';
 import { readMemory } from '../os/memory.js';
 import { readDisk } from '../os/disk.js';
 import { AgentRun, type AgentRunOptions } from './agent-run.js';
@@ -191,18 +191,4 @@ export class Runner extends EventEmitter<RunnerEvents> {
       }
     }
   }
-}
-
-/** A store error in words, naming a full disk or a damaged file as such. */
-function databaseFault(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  // An engine that named the fault already says so (and which file), in its own words.
-  if (error instanceof BatonError && (isDiskFull(error) || isCorrupt(error))) {
-    return `${message}; ${error.hint ?? ''}`;
-  }
-  if (isDiskFull(error)) return `the disk is full (${message})`;
-  if (isCorrupt(error)) {
-    return `the database file is corrupt (${message}); restore it from a backup`;
-  }
-  return message;
 }
