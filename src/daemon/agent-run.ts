@@ -14,6 +14,7 @@ import { renderCommand } from '../core/command-template.js';
 import { BatonError, TaskStateError } from '../core/errors.js';
 import type { Job } from '../core/job.js';
 import { every } from '../core/time.js';
+import { afterPendingIo } from './pending-io.js';
 import type { JobScope } from '../os/containment.js';
 import { killTree } from '../os/process-tree.js';
 import { readOomKills } from '../os/memory.js';
@@ -160,22 +161,8 @@ export class AgentRun {
       claimEpoch,
       kill: (r, why) => this.kill(r, why),
     });
-    // The trust window has a timer of its own: a store call that hangs on a silent connection
-    // must not keep the agent alive past it while recovery hands the task to someone else.
-    const watchdog = new AbortController();
-    const watching = every(
-      clock,
-      Math.min(250, this.o.heartbeatIntervalMs),
-      () => {
-        const silentMs = clock.monotonicNowMs() - ours.lastOkMs;
-        if (this.killedFor === null && silentMs > this.o.trustMs) this.kill('fenced', ours.silence(silentMs));
-      },
-      watchdog.signal,
-    );
-    void exited.then(() => {
-      done = true;
-      watchdog.abort();
-    });
+    const watching = this.watchTrust(ours, exited);
+    void exited.then(() => (done = true));
     await store.dispatch.attach({ ...guard, agentSession, pid: child.pid ?? 0 });
     this.o.log(
       `job ${job.id} ${job.key}: running as pid ${child.pid ?? '?'} (claim epoch ${claimEpoch}) in ${dir.path}`,
@@ -203,6 +190,31 @@ export class AgentRun {
     await this.closeScope(scope);
     await dir.retire();
     await this.report(exit, oomBefore, agentSession, claimEpoch, guard);
+  }
+
+  /**
+   * The trust window has a timer of its own: a store call that hangs on a silent connection must
+   * not keep the agent alive past it while recovery hands the task to someone else. Resolves once
+   * the agent has exited.
+   */
+  private watchTrust(ours: ClaimWatch, exited: Promise<unknown>): Promise<void> {
+    const { clock, trustMs } = this.o;
+    const watchdog = new AbortController();
+    let over = false;
+    void exited.then(() => {
+      over = true;
+      watchdog.abort();
+    });
+    const silentMs = (): number => clock.monotonicNowMs() - ours.lastOkMs;
+    const look = (): void => {
+      if (silentMs() <= trustMs) return;
+      // Judged after the answers that came in meanwhile are read (afterPendingIo).
+      void afterPendingIo().then(() => {
+        if (this.killedFor === null && !over && silentMs() > trustMs)
+          this.kill('fenced', ours.silence(silentMs()));
+      });
+    };
+    return every(clock, Math.min(250, this.o.heartbeatIntervalMs), look, watchdog.signal);
   }
 
   /** The task's title and feedback, for the command template. */

@@ -8,6 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setImmediate as turn } from 'node:timers/promises';
@@ -18,6 +19,8 @@ import { DEFAULT_RETRY_POLICY } from '../core/retry.js';
 import type { KillReason } from '../core/run-verdict.js';
 import { openContainment, type Containment } from '../os/containment.js';
 import type { Store } from '../store/store.js';
+import type { Clock } from '../core/time.js';
+import { systemClock } from './clock.js';
 import { AgentRun } from './agent-run.js';
 
 const SHIM = fileURLToPath(new URL('../os/agent-shim.js', import.meta.url));
@@ -39,9 +42,9 @@ class WatchedRun extends AgentRun {
   }
 }
 
-interface Setup {
+interface Setup<C extends Clock = FakeClock> {
   readonly f: DaemonFixture;
-  readonly clock: FakeClock;
+  readonly clock: C;
   readonly run: WatchedRun;
   readonly running: Promise<void>;
   readonly containment: Containment;
@@ -55,10 +58,31 @@ interface Setup {
   readonly lines: string[];
 }
 
-/** A runner's host with job `k` (`sleep 30`) placed on it, run by an AgentRun on the fake clock. */
-async function setup(): Promise<Setup> {
+interface Timing<C extends Clock> {
+  readonly clock: C;
+  readonly heartbeatMs: number;
+  readonly trustMs: number;
+  readonly staleMs: number;
+  /**
+   * Called as a claim beat is sent, once the database took it; with it, the beat's answer reaches
+   * the run through real I/O (a file system call), as a PostgreSQL answer does, not at once.
+   */
+  readonly onClaimBeat?: () => void;
+}
+
+const FAKE: Timing<FakeClock> = {
+  clock: new FakeClock(),
+  heartbeatMs: HEARTBEAT,
+  trustMs: TRUST,
+  staleMs: STALE,
+};
+
+/** A runner's host with job `k` (`sleep 30`) placed on it, run by an AgentRun (on the fake clock). */
+async function setup(): Promise<Setup>;
+async function setup<C extends Clock>(timing: Timing<C>): Promise<Setup<C>>;
+async function setup(timing: Timing<Clock> = { ...FAKE, clock: new FakeClock() }): Promise<Setup<Clock>> {
   const f = await daemonFixture();
-  const clock = new FakeClock();
+  const clock = timing.clock;
   const reads = new Hold();
   const runner = await f.store.sessions.start({ kind: 'daemon', host: 'h1', pid: 1, ttlMs: 60_000 });
   await f.store.hosts.register({
@@ -76,6 +100,7 @@ async function setup(): Promise<Setup> {
   const { job } = await f.store.jobs.enqueue({ key: 'k', command: 'sleep 30' });
   const placed = await f.store.dispatch.place({ id: job.id, host: 'h1', term });
   assert.ok(placed.ok);
+  const cwd = mkdtempSync(join(tmpdir(), 'baton-trust-'));
   const counts = { claimBeats: 0, reads: 0 };
   const claimBeats: Setup['claimBeats'] = { fault: 'none', hung: [] };
   const beats = new Set<Promise<unknown>>();
@@ -94,7 +119,13 @@ async function setup(): Promise<Setup> {
         if (p.claim !== undefined && claimBeats.fault === 'fail') {
           return Promise.reject(new Error('Connection terminated unexpectedly'));
         }
-        const beat = f.store.sessions.heartbeat(p);
+        let beat = f.store.sessions.heartbeat(p);
+        const onClaimBeat = p.claim === undefined ? undefined : timing.onClaimBeat;
+        if (onClaimBeat !== undefined) {
+          const io = stat(cwd); // under way at once, and done during a pause that follows
+          beat = Promise.all([beat, io]).then(([answer]) => answer);
+          onClaimBeat();
+        }
         const settled: Promise<unknown> = beat.then(
           () => beats.delete(settled),
           () => beats.delete(settled),
@@ -116,7 +147,6 @@ async function setup(): Promise<Setup> {
   };
   const containment = openContainment({ choice: 'process-group', shimPath: SHIM });
   const lines: string[] = [];
-  const cwd = mkdtempSync(join(tmpdir(), 'baton-trust-'));
   const run = new WatchedRun(
     {
       store,
@@ -128,15 +158,15 @@ async function setup(): Promise<Setup> {
       agentEnv: [],
       logDir: cwd,
       defaultCommand: null,
-      heartbeatIntervalMs: HEARTBEAT,
+      heartbeatIntervalMs: timing.heartbeatMs,
       sampleIntervalMs: STEP,
-      trustMs: TRUST,
+      trustMs: timing.trustMs,
       cwd,
       worktreeDir: cwd,
       policy: DEFAULT_RETRY_POLICY,
       stall: { stallAfterMs: 3_600_000, action: 'none' },
       log: (line) => lines.push(line),
-      sessionTtlMs: STALE,
+      sessionTtlMs: timing.staleMs,
     },
     placed.job,
   );
@@ -168,7 +198,7 @@ async function pass(s: Setup, ms: number): Promise<void> {
   }
 }
 
-async function done(s: Setup): Promise<void> {
+async function done(s: Setup<Clock>): Promise<void> {
   s.run.kill('shutdown');
   for (const fail of s.claimBeats.hung) fail();
   s.reads.open();
@@ -262,3 +292,36 @@ for (const [fault, what, cause] of [
     }
   });
 }
+
+test('after this process did not run for longer than the window, a beat answered meanwhile still counts', async () => {
+  // Timers run before pending I/O: the watchdog woke first after the pause and, without reading
+  // the answer already in, judged from the beat before (found by the 6 s fleet run, where the
+  // leader's process stalled for about 3 s and its newest agent was killed as fenced).
+  const heartbeatMs = 2_000;
+  const trustMs = 5_000; // beats every 2-2.25 s; the pause below starts as one is taken
+  const pauseMs = 4_000; // > trustMs - heartbeatMs: from the beat before, the window has passed
+  let beatsSent = 0;
+  let pauses = 1;
+  const s = await setup({
+    clock: systemClock,
+    heartbeatMs,
+    trustMs,
+    staleMs: 60_000,
+    onClaimBeat: () => {
+      beatsSent += 1;
+      if (beatsSent < 3 || pauses === 0) return;
+      pauses -= 1;
+      const until = Date.now() + pauseMs;
+      while (Date.now() < until); // this process does not run: CPU starvation, a long sync call
+    },
+  });
+  try {
+    s.reads.open();
+    while (pauses > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+    await new Promise((resolve) => setTimeout(resolve, 2 * heartbeatMs));
+    assert.deepEqual(s.run.kills, [], s.lines.join('\n'));
+    assert.equal((await s.f.store.jobs.get(s.run.job.id))?.status, 'running');
+  } finally {
+    await done(s);
+  }
+});

@@ -12,6 +12,7 @@ import { readMemory } from '../os/memory.js';
 import { readDisk } from '../os/disk.js';
 import { AgentRun, type AgentRunOptions } from './agent-run.js';
 import { Nap } from './nap.js';
+import { afterPendingIo } from './pending-io.js';
 import { jobLogName } from './job-log.js';
 
 export interface RunnerOptions extends Omit<AgentRunOptions, 'runnerSession' | 'trustMs'> {
@@ -56,12 +57,15 @@ export class Runner extends EventEmitter<RunnerEvents> {
       this.every(this.o.pollIntervalMs, () => this.poll(), this.pollNap),
       // The trust window is checked by a loop of its own on the injected clock, not when a
       // heartbeat returns: a call that hangs on a silent connection must not keep agents alive.
-      this.every(Math.min(250, this.o.heartbeatIntervalMs), () => Promise.resolve(this.watch())),
+      this.every(Math.min(250, this.o.heartbeatIntervalMs), () => this.watch()),
     ];
   }
 
-  private watch(): void {
-    if (this.o.clock.monotonicNowMs() - this.lastHeartbeatOkMs > this.trustMs()) this.fence(this.silence());
+  private async watch(): Promise<void> {
+    const silent = (): boolean => this.o.clock.monotonicNowMs() - this.lastHeartbeatOkMs > this.trustMs();
+    if (!silent()) return;
+    await afterPendingIo(); // judged after the answers that came in meanwhile are read
+    if (silent()) this.fence(this.silence());
   }
 
   /** Our session can no longer be trusted: kill every agent at once and report it, once. */
