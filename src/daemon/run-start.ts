@@ -2,8 +2,9 @@
  * The steps of a run between its placement and its agent's spawn (agent-run.ts), overlapped where
  * they need nothing of each other (issue 22, item 3: the start of an agent, p50 from enqueue). On
  * PostgreSQL each overlapped step is a statement on another pooled connection, so the run waits
- * for one round trip and one commit instead of several; on SQLite they still run one after the
- * other (one connection, synchronous), in the order written here.
+ * for one round trip instead of several; on SQLite they run one after the other (one connection,
+ * synchronous), in the order written here, and the job's start and the agent's session share one
+ * commit (SqliteExecutor.grouped).
  */
 import type { Job } from '../core/job.js';
 import type { Session } from '../core/session.js';
