@@ -4,7 +4,9 @@
  * whose command is `date +%s%N > <dir>/<key>`: the shell writes the wall clock the moment it
  * runs, which the bench compares with its own wall clock read just before the enqueue call (one
  * machine, one clock). The path in between is the whole of Baton's: the enqueue's wake-up, the
- * dispatcher's placement, the runner's wake-up, its claim and start, the agent shim, the shell.
+ * dispatcher's placement, its hand-off to the runner of the same process, the run's start, claim
+ * and token, the job's scope (a cgroup the shell enters; the Node shim only where the host has no
+ * cgroup), the shell.
  * Samples run one at a time, each after the previous job finished, so `baton up` is idle when a
  * job arrives; the first `WARMUP` are not counted.
  */

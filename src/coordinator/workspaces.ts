@@ -253,9 +253,9 @@ async function planDetail(
   named: string | undefined,
   look: Lookups,
 ): Promise<PlanDetail> {
-  const task = await store.tasks.get(key);
+  // Read together: one round trip, not two, on a run's path from placement to spawn.
+  const [task, requirements] = await Promise.all([store.tasks.get(key), store.workspaceTasks.get(key)]);
   if (task === null) throw new NotFoundError('task', key, 'add it with `baton task add`');
-  const requirements = await store.workspaceTasks.get(key);
   assert(requirements !== null, 'a task that exists has requirements');
   const agent = named === undefined ? await assignee(task, look) : await look.agent(named);
   if (named !== undefined && agent === null)

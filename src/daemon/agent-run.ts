@@ -22,9 +22,10 @@ import { ClaimWatch } from './claim-watch.js';
 import { judgeRun, type KillReason } from '../core/run-verdict.js';
 import { RunProgress } from './run-progress.js';
 import { spawnAgent, type AgentProcess } from './agent-process.js';
-import { AgentReach } from './agent-token.js';
-import { settleWorkspace, type RunDirectory } from './run-workspace.js';
+import type { AgentReach } from './agent-token.js';
+import type { RunDirectory } from './run-workspace.js';
 import { recheckBeforeRun } from './run-recheck.js';
+import { prepareRun, startWithSession, type TaskTexts } from './run-start.js';
 import { jobLogName, LOG_MAX_MB_DEFAULT, withLogProblem } from './job-log.js';
 import type { AgentRunOptions } from './agent-run-options.js';
 
@@ -66,15 +67,8 @@ export class AgentRun {
     const job = this.job;
     const guard = { id: job.id, session: this.o.runnerSession, epoch: job.epoch };
     if (!(await recheckBeforeRun(this.o, job, guard))) return;
-    const started = await store.jobs.start(guard);
-    if (!started.ok) return;
-    const agent = await store.sessions.start({
-      kind: 'agent',
-      host: this.o.host,
-      pid: process.pid,
-      name: `job ${job.id}`,
-      ttlMs: this.o.sessionTtlMs,
-    });
+    const agent = await startWithSession(this.o, job, guard);
+    if (agent === null) return;
     // Making or retiring a worktree takes seconds on a busy host, and the loop below beats only
     // while the agent runs: the session beats on its own timer from start to end, as a liveness
     // signal; the claim's heartbeat (stillOurs) stays the proof the run is still ours.
@@ -103,14 +97,16 @@ export class AgentRun {
       const command = job.command ?? this.o.defaultCommand;
       if (command === null) return await this.failWithoutCommand(guard, agent.id, claim.claim.epoch);
       const claimEpoch = claim.claim.epoch;
-      this.reach = await AgentReach.open(this.o, agent.id, job, claimEpoch);
-      const release = (outcome: 'failed' | 'released') =>
-        store.claims.release({ key: job.key, session: agent.id, epoch: claimEpoch, outcome });
-      const claimRef = { session: agent.id, key: job.key, epoch: claimEpoch };
-      const dir = await settleWorkspace(this.o, job, guard, claimRef, release);
-      if (dir === null) return;
+      const prepared = await prepareRun(this.o, job, guard, {
+        session: agent.id,
+        key: job.key,
+        epoch: claimEpoch,
+      });
+      if (prepared.reach !== null) this.reach = prepared.reach; // closed in the finally below
+      if (prepared.run === null) return;
+      const { dir, texts } = prepared.run;
       try {
-        await this.supervise(command, agent.id, claimEpoch, guard, dir);
+        await this.supervise(command, agent.id, claimEpoch, guard, dir, texts);
       } finally {
         await dir.retire(); // idempotent: supervise retires it before reporting
       }
@@ -142,10 +138,10 @@ export class AgentRun {
     claimEpoch: number,
     guard: Guard,
     dir: RunDirectory,
+    texts: TaskTexts,
   ): Promise<void> {
     const { store, clock } = this.o;
     const job = this.job;
-    const texts = await this.taskTexts();
     const progress = await this.startProgress(agentSession, dir);
     const started = await this.start(command, dir, agentSession, claimEpoch, texts, guard);
     if (started === null) return;
@@ -217,12 +213,6 @@ export class AgentRun {
     return every(clock, Math.min(250, this.o.heartbeatIntervalMs), look, watchdog.signal);
   }
 
-  /** The task's title and feedback, for the command template. */
-  private async taskTexts(): Promise<{ readonly title: string; readonly feedback: string }> {
-    const task = await this.o.store.tasks.get(this.job.key);
-    return { title: task?.title ?? '', feedback: task?.feedback ?? '' };
-  }
-
   /** The run's progress watch, its baseline taken before the agent starts. */
   private async startProgress(agentSession: number, dir: RunDirectory): Promise<RunProgress> {
     const workspaceDir = dir.env['BATON_WORKSPACE'] ? dir.path : null;
@@ -250,7 +240,7 @@ export class AgentRun {
     dir: RunDirectory,
     agentSession: number,
     claimEpoch: number,
-    texts: { readonly title: string; readonly feedback: string },
+    texts: TaskTexts,
     guard: Guard,
   ): Promise<{ child: ChildProcess; scope: JobScope; oomBefore: number | null } | null> {
     const job = this.job;

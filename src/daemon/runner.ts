@@ -160,19 +160,33 @@ export class Runner extends EventEmitter<RunnerEvents> {
   }
 
   private async poll(): Promise<void> {
-    for (const job of await this.o.store.dispatch.assigned(this.o.session)) {
-      if (this.runs.has(job.id) || this.abort.signal.aborted) continue;
-      const options = { ...this.o, runnerSession: this.o.session, trustMs: this.trustMs() };
-      const run = new AgentRun({ ...options, sessionTtlMs: this.o.staleAfterMs }, job);
-      const done = run
-        .run()
-        .catch(async (error: unknown) => {
-          this.emit('failed', error);
-          await this.giveBack(job, error);
-        })
-        .finally(() => this.runs.delete(job.id));
-      this.runs.set(job.id, { run, done });
-    }
+    const assigned = await this.o.store.dispatch.assigned(this.o.session);
+    for (const job of assigned) this.begin(job);
+  }
+
+  /**
+   * Runs a job the dispatcher of this same process has just placed on this runner, at once: not
+   * after the store's wake-up (a NOTIFY, or SQLite's file poll) and an `assigned` read. The job
+   * is the row the placement returned (claimed, for this session, at its epoch); the run's first
+   * write is guarded by that epoch as the poll's would be, and the poll, still the fallback for
+   * placements made elsewhere, skips a job already running here.
+   */
+  take(job: Job): void {
+    if (job.session === this.o.session && job.status === 'claimed') this.begin(job);
+  }
+
+  private begin(job: Job): void {
+    if (this.runs.has(job.id) || this.abort.signal.aborted) return;
+    const options = { ...this.o, runnerSession: this.o.session, trustMs: this.trustMs() };
+    const run = new AgentRun({ ...options, sessionTtlMs: this.o.staleAfterMs }, job);
+    const done = run
+      .run()
+      .catch(async (error: unknown) => {
+        this.emit('failed', error);
+        await this.giveBack(job, error);
+      })
+      .finally(() => this.runs.delete(job.id));
+    this.runs.set(job.id, { run, done });
   }
 
   /**

@@ -185,6 +185,8 @@ async function joinWith(
   const { elector, dispatcher } = leadership(store, o, clock, log, String(session));
   const runner = runnerFor(store, o, clock, log, session, containment);
   runner.on('failed', logFailure(log, 'runner'));
+  // A job placed here on this host starts at once, without a round trip through the store.
+  dispatcher.on('placed', (job) => runner.take(job));
   const sweeper = startSweeper(store, clock, log, stop);
   const pruner = startLogPruner({ ...o, policy: o.logKeep, inUse: runner.logsInUse }, clock, log, stop);
   dispatcher.on('rescued', (r) => {

@@ -34,6 +34,31 @@ export function exerciseAttempts(h: Harness): void {
         }
       }));
 
+    test("a job's start and its agent's session sent together each take effect, and a stale start alone is refused", () =>
+      withFixture(h, async ({ store }) => {
+        const { session } = await givenHost(store);
+        const term = await givenLeader(store);
+        const { job } = await store.jobs.enqueue({ key: 'k' });
+        assert.ok((await store.dispatch.place({ id: job.id, host: 'box-1', term })).ok);
+        // As a run sends them (daemon/run-start.ts); SQLite commits them together.
+        const agent = { kind: 'agent', host: 'box-1', pid: 7 } as const;
+        const [stale, fresh] = await Promise.all([
+          store.jobs.start({ id: job.id, session: session.id, epoch: 2 }),
+          store.sessions.start(agent),
+        ]);
+        assert.equal(stale.ok, false);
+        assert.equal((await store.sessions.get(fresh.id))?.state, 'live');
+        const [started, made] = await Promise.all([
+          store.jobs.start({ id: job.id, session: session.id, epoch: 1 }),
+          store.sessions.start(agent),
+        ]);
+        assert.ok(started.ok);
+        assert.equal(started.job.status, 'running');
+        assert.equal((await store.sessions.get(made.id))?.state, 'live');
+        const types = (await store.audit.list({ jobId: job.id })).map((e) => e.type);
+        assert.equal(types.filter((t) => t === 'job:started').length, 1);
+      }));
+
     test('counts an attempt whose agent started, failing the job once they are used up', () =>
       withFixture(h, async ({ store }) => {
         const { session } = await givenHost(store);

@@ -19,6 +19,7 @@ import {
   StoreUnavailableError,
 } from '../../core/errors.js';
 import { CLOCK_OFFSET } from '../test-switches.js';
+import { TickBatcher } from './tick-batcher.js';
 
 /** How long a call keeps retrying a locked database before it reports the store unavailable. */
 const BUSY_GIVE_UP_MS = 200_000;
@@ -77,6 +78,19 @@ export class SqliteExecutor {
 
   /** Write transactions this executor committed (or tried): wake-up polls look again after one. */
   writes = 0;
+
+  private group: TickBatcher<() => unknown, unknown> | null = null;
+
+  /**
+   * A durable write that commits together with the others sent in the same turn of the event
+   * loop (tick-batcher.ts: one BEGIN IMMEDIATE, a savepoint each, one fsync; each still succeeds
+   * or fails alone), for port calls a caller sends together: a run's job start and its agent's
+   * session (daemon/run-start.ts) cost one commit, not two. A lone call commits one turn later.
+   */
+  grouped<T>(work: () => T): Promise<T> {
+    this.group ??= new TickBatcher(this, (w: () => unknown) => w());
+    return this.group.submit(work) as Promise<T>;
+  }
 
   /** One write transaction: the write lock is taken before the first read. */
   write<T>(work: () => T): T {

@@ -3,9 +3,9 @@
  * a worker repeats (claim, finish, the batch) are in job-steps.ts.
  */
 import { cancelReason } from '../../core/job.js';
-import { isTerminalJobState, type Job, type JobState } from '../../core/job.js';
+import { isTerminalJobState, type Job, type JobState, type JobTransitionResult } from '../../core/job.js';
 import { ConflictError, NotFoundError } from '../../core/errors.js';
-import type { JobClaimNextParams, JobFinishAndClaimNextParams, Store } from '../store.js';
+import type { JobClaimNextParams, JobFinishAndClaimNextParams, JobGuardParams, Store } from '../store.js';
 import { releaseJobLocks } from './locks.js';
 import { withActor } from '../actor.js';
 import { appendAudit, toJob, type JobRow, type SessionRow, type TaskRow } from './rows.js';
@@ -24,7 +24,7 @@ const JOB_SELECT = 'SELECT j.*, t.key FROM jobs j JOIN tasks t ON t.id = j.task_
 export function sqliteJobs(exec: SqliteExecutor): Store['jobs'] {
   // Several workers of one process share a commit (tick-batcher.ts); each call stands alone.
   const loops = new TickBatcher(exec, (p: JobFinishAndClaimNextParams) => loopIn(exec, p));
-  const sync: Sync<Omit<Store['jobs'], 'finishAndClaimNext'>> = {
+  const sync: Sync<Omit<Store['jobs'], 'finishAndClaimNext' | 'start'>> = {
     enqueue: (p) =>
       exec.write(() => {
         const now = exec.now();
@@ -58,27 +58,6 @@ export function sqliteJobs(exec: SqliteExecutor): Store['jobs'] {
         return { job: toJob(row), created: true };
       }),
     claimNext: (p) => exec.write(() => claimNextIn(exec, p)),
-    start: (p) =>
-      exec.write(() => {
-        const now = exec.now();
-        const row = exec
-          .prepare(
-            `UPDATE jobs SET status = 'running', started_at = ?
-               WHERE id = ? AND session_id = ? AND epoch = ? AND status = 'claimed' ${RETURNING}`,
-          )
-          .get(now, p.id, p.session, p.epoch) as JobRow | undefined;
-        if (row !== undefined) {
-          appendAudit(exec, {
-            at: now,
-            type: 'job:started',
-            key: row.key,
-            jobId: p.id,
-            session: p.session,
-            epoch: p.epoch,
-          });
-        }
-        return lostOr(exec, p.id, row);
-      }),
     finish: (p) => exec.write(() => finishIn(exec, p)),
     batch: (p) => exec.write(() => batchIn(exec, p)),
     cancel: (p) =>
@@ -157,7 +136,12 @@ export function sqliteJobs(exec: SqliteExecutor): Store['jobs'] {
         ).map(toJob);
       }),
   };
-  return { ...fromSync(sync), finishAndClaimNext: (p) => loops.submit(p) };
+  return {
+    ...fromSync(sync),
+    finishAndClaimNext: (p) => loops.submit(p),
+    // A run sends its start with its agent's session: one commit for both (SqliteExecutor.grouped).
+    start: (p) => exec.grouped(() => startIn(exec, p)),
+  };
 }
 
 /** The body of finishAndClaimNext, inside the caller's write transaction. */
@@ -186,4 +170,26 @@ function claimNextIn(
     leaseUntil: null,
   });
   return row === undefined ? null : toJob(row);
+}
+
+/** jobs.start: claimed → running, guarded by (session, epoch), with its `job:started` row. */
+function startIn(exec: SqliteExecutor, p: JobGuardParams): JobTransitionResult {
+  const now = exec.now();
+  const row = exec
+    .prepare(
+      `UPDATE jobs SET status = 'running', started_at = ?
+               WHERE id = ? AND session_id = ? AND epoch = ? AND status = 'claimed' ${RETURNING}`,
+    )
+    .get(now, p.id, p.session, p.epoch) as JobRow | undefined;
+  if (row !== undefined) {
+    appendAudit(exec, {
+      at: now,
+      type: 'job:started',
+      key: row.key,
+      jobId: p.id,
+      session: p.session,
+      epoch: p.epoch,
+    });
+  }
+  return lostOr(exec, p.id, row);
 }

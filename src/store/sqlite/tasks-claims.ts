@@ -2,7 +2,8 @@
 import type { FencedResult } from '../../core/claim.js';
 import { ConflictError, FencedError, NotFoundError } from '../../core/errors.js';
 import { PRIORITY_DEFAULT } from '../../core/validate.js';
-import type { Store, TaskUpdateParams } from '../store.js';
+import type { SessionStartParams, Store, TaskUpdateParams } from '../store.js';
+import type { Session } from '../../core/session.js';
 import { releaseSessionLocks } from './locks.js';
 import { withActor } from '../actor.js';
 import { appendAudit, holderOf, toSession, toTask, type SessionRow, type TaskRow } from './rows.js';
@@ -165,24 +166,7 @@ function heartbeatIn(exec: SqliteExecutor, p: HeartbeatParams): FencedResult {
 export function sqliteSessions(exec: SqliteExecutor): Store['sessions'] {
   // A heartbeat need not survive a power cut (SqliteExecutor.writeNotDurable): no fsync of its own.
   const beats = new TickBatcher(exec, (p: HeartbeatParams) => heartbeatIn(exec, p), false);
-  const sync: Sync<Omit<Store['sessions'], 'heartbeat'>> = {
-    start: (p) =>
-      exec.write(() => {
-        const now = exec.now();
-        const row = exec
-          .prepare(
-            `INSERT INTO sessions (kind, host, pid, name, started_at, heartbeat_at, ttl_ms)
-               VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-          )
-          .get(p.kind, p.host, p.pid, p.name ?? null, now, now, p.ttlMs ?? null) as SessionRow;
-        appendAudit(exec, {
-          at: now,
-          type: 'session:started',
-          session: row.id,
-          detail: { kind: p.kind, pid: p.pid, ...(p.ttlMs === undefined ? {} : { ttlMs: p.ttlMs }) },
-        });
-        return toSession(row);
-      }),
+  const sync: Sync<Omit<Store['sessions'], 'heartbeat' | 'start'>> = {
     end: (id) =>
       exec.write(() => {
         const row = sessionRow(exec, id, false);
@@ -209,7 +193,12 @@ export function sqliteSessions(exec: SqliteExecutor): Store['sessions'] {
       ),
   };
   // Many sessions of one process beating together share one commit (tick-batcher.ts).
-  return { ...fromSync(sync), heartbeat: (p) => beats.submit(p) };
+  return {
+    ...fromSync(sync),
+    heartbeat: (p) => beats.submit(p),
+    // Commits with a write sent in the same turn: a run's job start (SqliteExecutor.grouped).
+    start: (p) => exec.grouped(() => startSessionIn(exec, p)),
+  };
 }
 
 /** Releases every live claim of a session, inside the caller's transaction. */
@@ -240,4 +229,22 @@ export function releaseAllClaims(
     });
   }
   return live.length;
+}
+
+/** sessions.start: a live session, with its `session:started` row. */
+function startSessionIn(exec: SqliteExecutor, p: SessionStartParams): Session {
+  const now = exec.now();
+  const row = exec
+    .prepare(
+      `INSERT INTO sessions (kind, host, pid, name, started_at, heartbeat_at, ttl_ms)
+               VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+    )
+    .get(p.kind, p.host, p.pid, p.name ?? null, now, now, p.ttlMs ?? null) as SessionRow;
+  appendAudit(exec, {
+    at: now,
+    type: 'session:started',
+    session: row.id,
+    detail: { kind: p.kind, pid: p.pid, ...(p.ttlMs === undefined ? {} : { ttlMs: p.ttlMs }) },
+  });
+  return toSession(row);
 }

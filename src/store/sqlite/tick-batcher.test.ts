@@ -3,6 +3,9 @@ import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { SqliteExecutor } from './executor.js';
 import { TickBatcher } from './tick-batcher.js';
+import { sqliteJobs } from './jobs.js';
+import { sqliteSessions } from './tasks-claims.js';
+import { sqliteDatabase } from '../../../test/support/databases.js';
 
 function table(): SqliteExecutor {
   const db = new Database(':memory:');
@@ -39,4 +42,22 @@ test('when the transaction itself fails, every call of the batch is rejected', a
   });
   const results = await Promise.allSettled([1, 2].map((n) => batcher.submit(n)));
   assert.ok(results.every((r) => r.status === 'rejected'));
+});
+
+test("a job's start and a session sent in one turn commit in one transaction, each with its own answer", async () => {
+  const db = new Database(await sqliteDatabase().fresh());
+  const exec = new SqliteExecutor(db);
+  const jobs = sqliteJobs(exec);
+  const sessions = sqliteSessions(exec);
+  const { job } = await jobs.enqueue({ key: 'k' });
+  const before = exec.writes;
+  // As a run sends them (daemon/run-start.ts): the start of a job that is not claimed is refused.
+  const [started, session] = await Promise.all([
+    jobs.start({ id: job.id, session: 1, epoch: job.epoch }),
+    sessions.start({ kind: 'agent', host: 'h', pid: 1 }),
+  ]);
+  assert.equal(exec.writes - before, 1, 'one write transaction, one commit');
+  assert.equal(started.ok ? 'started' : started.reason, 'lost');
+  assert.equal((await sessions.get(session.id))?.state, 'live', 'the session committed');
+  db.close();
 });
