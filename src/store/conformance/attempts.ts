@@ -34,7 +34,7 @@ export function exerciseAttempts(h: Harness): void {
         }
       }));
 
-    test("a job's start and its agent's session sent together each take effect, and a stale start alone is refused", () =>
+    test("a job's start and its agent's session sent together take effect; a stale start alone is refused", () =>
       withFixture(h, async ({ store }) => {
         const { session } = await givenHost(store);
         const term = await givenLeader(store);
