@@ -55,9 +55,24 @@ export class PgExecutor implements Querier {
    * As rows, for a statement that answers with many rows (a batch of the worker loop): they are
    * sent before its commit and parsed while the commit is flushed (rows-before-commit.ts). A
    * one-row answer gains less from that than the second wake-up costs an idle client.
+   *
+   * `planned: 'per call'` sends the statement unnamed, so PostgreSQL plans it for the values of
+   * each call (3-15 ms). Prepared, it got a generic plan after five runs, and jobs.batch's was far
+   * worse: planned for arrays of unknown length and for statistics taken before any job ran, its
+   * finish step re-read the finish list once per job the session held (500 × 500 rows: 83-100 ms,
+   * against 12-24 ms planned for the values; docs/decisions/0017, "Measured design").
    */
-  manyRows<R>(sql: string, values: readonly unknown[]): Promise<R[]> {
-    return this.autocommit(sql, values, (client, config) => queryRowsBeforeCommit<R>(client, config));
+  manyRows<R>(
+    sql: string,
+    values: readonly unknown[],
+    planned: 'once per connection' | 'per call' = 'once per connection',
+  ): Promise<R[]> {
+    return this.autocommit(sql, values, (client, config) =>
+      queryRowsBeforeCommit<R>(
+        client,
+        planned === 'per call' ? { text: config.text, values: [...values] } : config,
+      ),
+    );
   }
 
   private async autocommit<R>(

@@ -141,18 +141,22 @@ export async function jobBatch(
   const finish = p.finish ?? [];
   const take = p.take ?? 0;
   const col = <T>(f: (m: (typeof finish)[number]) => T): T[] => finish.map(f);
-  const rows = await exec.manyRows<BatchRow>(JOB_BATCH, [
-    p.session,
-    p.host ?? null,
-    take,
-    p.leaseMs ?? 0,
-    col((m) => m.id),
-    col((m) => m.epoch),
-    col((m) => m.status),
-    col((m) => m.exitCode ?? null),
-    col((m) => m.reason ?? null),
-    col((m) => m.outputTail ?? null),
-  ]);
+  const rows = await exec.manyRows<BatchRow>(
+    JOB_BATCH,
+    [
+      p.session,
+      p.host ?? null,
+      take,
+      p.leaseMs ?? 0,
+      col((m) => m.id),
+      col((m) => m.epoch),
+      col((m) => m.status),
+      col((m) => m.exitCode ?? null),
+      col((m) => m.reason ?? null),
+      col((m) => m.outputTail ?? null),
+    ],
+    'per call',
+  );
   assert(rows.length >= 1, 'jobs.batch answers at least one row');
   if (take > 0) liveOrThrow(p.session, rows[0]?.session_state ?? null);
   const done = new Map<number, JobRow>();
