@@ -9,8 +9,6 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Holder } from '../core/claim.js';
 import { RemoteRefusal } from './remote-refusal.js';
 
-export { RemoteRefusal };
-
 /** How long one request may take before it counts as the server being away. */
 const REQUEST_TIMEOUT_MS = 30_000;
 
