@@ -7,7 +7,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server, type Socket } from 'node:net';
-import { ApiConnection, RemoteRefusal } from './api-connection.js';
+import { ApiConnection } from './api-connection.js';
+import { RemoteRefusal } from './remote-refusal.js';
 
 interface Closing {
   readonly url: string;

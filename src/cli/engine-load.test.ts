@@ -1,8 +1,9 @@
 /**
- * A CLI call loads the driver of the engine its database names and not the other one's: the
- * engines are chunks of their own in the bundled CLI (scripts/bundle-cli.mjs), imported only by
- * openStore. Each run lists, as it exits, the CommonJS modules it loaded (both drivers are
- * CommonJS packages).
+ * A CLI call loads the driver of the engine its database names and not the other one's: each
+ * engine sits behind openStore's `await import(…)` in the bundled CLI (scripts/bundle-cli.mjs).
+ * Each run lists, as it exits, the CommonJS modules it loaded from node_modules: better-sqlite3
+ * is one of them; pg is bundled into the CLI, so lazy-load.test.ts checks it in the build's
+ * import graph instead.
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -48,10 +49,9 @@ test('a CLI call on SQLite loads better-sqlite3 and never pg', async () => {
   assert.ok(!driver(modules, 'pg'), 'pg is not loaded');
 });
 
-test('a CLI call on PostgreSQL loads pg and never better-sqlite3', async () => {
+test('a CLI call on PostgreSQL works without loading better-sqlite3', async () => {
   const server = postgresServers()[0];
   assert.ok(server !== undefined);
   const modules = await loaded(await postgresDatabase(server).fresh(), 'task', 'add', 'k1');
-  assert.ok(driver(modules, 'pg'), 'the PostgreSQL driver is loaded');
   assert.ok(!driver(modules, 'better-sqlite3'), 'better-sqlite3 is not loaded');
 });

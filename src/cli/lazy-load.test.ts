@@ -1,8 +1,10 @@
 /**
- * A CLI call loads only what its command needs (issue 22, item 4): the bundled CLI's entry and
- * the chunks it imports statically hold the command tree and the store, not the daemon of
- * `baton up`, which is a chunk of its own imported by `baton up` alone. Read from the bundle
- * itself (scripts/bundle-cli.mjs), following its static imports as Node would.
+ * A CLI call loads only what its command needs (issue 22, item 4). The bundled CLI
+ * (scripts/bundle-cli.mjs) is one file, but esbuild runs a module's code at the start only when
+ * the entry reaches it by static imports; whatever sits behind an `await import(…)` runs only when
+ * that import does. So what a start runs is the static import graph from src/cli/main.ts in the
+ * build's own meta.json: it holds the command tree, and neither any command nor the daemon of
+ * `baton up`, nor either engine, nor pg; `baton claim` adds its command and not the daemon.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,35 +12,53 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from '../../test/support/cli.js';
 
-const BUNDLE = join(repoRoot(), 'dist', 'src', 'cli-bundle');
-/** `import { a } from "./chunk-X.js";` or `import "./chunk-X.js";`, not `import("./x.js")`. */
-const STATIC_IMPORT = /^import\s*(?:[^'"()]*?\sfrom\s*)?["'](\.\/[^"']+)["'];?$/gm;
+interface Metafile {
+  readonly inputs: Record<string, { readonly imports: readonly { path: string; kind: string }[] }>;
+}
 
-/** The bundle files a start of the CLI loads before any command runs. */
-function loadedAtStart(entry = 'main.js', seen = new Set<string>()): Set<string> {
-  seen.add(entry);
-  for (const [, path] of readFileSync(join(BUNDLE, entry), 'utf8').matchAll(STATIC_IMPORT)) {
-    const file = (path ?? '').slice(2);
-    if (!seen.has(file)) loadedAtStart(file, seen);
+const meta = JSON.parse(
+  readFileSync(join(repoRoot(), 'dist', 'src', 'cli-bundle', 'meta.json'), 'utf8'),
+) as Metafile;
+
+/** The inputs whose path ends with `suffix` (esbuild names them relative to the working folder). */
+function input(suffix: string): string {
+  const found = Object.keys(meta.inputs).filter((path) => path.endsWith(suffix));
+  assert.equal(found.length, 1, `one input ends with ${suffix}: ${found.join(', ')}`);
+  return found[0] ?? '';
+}
+
+/** What runs when `from` runs: its static imports, transitively, packages included. */
+function staticallyFrom(from: string, seen = new Set<string>()): Set<string> {
+  seen.add(from);
+  for (const i of meta.inputs[from]?.imports ?? []) {
+    if (i.kind === 'import-statement' || i.kind === 'require-call') {
+      if (!seen.has(i.path)) staticallyFrom(i.path, seen);
+    }
   }
   return seen;
 }
 
-test("the CLI's start loads no part of the daemon; `baton up` imports it on its own", () => {
-  const files = [...loadedAtStart()];
-  assert.ok(files.length > 1, `the entry imports its shared chunks statically: ${files.join(', ')}`);
-  const text = (file: string): string => readFileSync(join(BUNDLE, file), 'utf8');
-  for (const file of files) {
-    // How esbuild writes the daemon's entry point and its classes (`class X` or `X = class`).
-    for (const marker of [
-      /function runUp\(/,
-      /\b(class AgentRun|AgentRun = class)\b/,
-      /\b(class Dispatcher|Dispatcher = class)\b/,
-    ]) {
-      assert.ok(!marker.test(text(file)), `${file}, loaded at every start, holds ${marker.source}`);
-    }
+const holds = (files: Set<string>, part: string): string[] => [...files].filter((f) => f.includes(part));
+
+test("the CLI's start runs no command, no engine and no part of the daemon", () => {
+  const start = staticallyFrom(input('src/cli/main.ts'));
+  assert.ok(holds(start, 'src/cli/program.ts').length === 1, 'the start runs the command tree');
+  for (const part of ['src/cli/commands/', 'src/daemon/', 'src/store/sqlite/', 'src/store/postgres/']) {
+    assert.deepEqual(holds(start, part), [], `the start runs ${part}`);
   }
-  const daemon = text('main.js').match(/import\(["'](\.\/up-[^"']+)["']\)/);
-  assert.ok(daemon?.[1] !== undefined, 'main.js imports the daemon chunk dynamically');
-  assert.ok(text(daemon[1].slice(2)).includes('function runUp('), 'the daemon chunk holds runUp');
+  assert.deepEqual(holds(start, 'node_modules/pg'), [], 'the start runs pg');
+  const sqlite = staticallyFrom(input('src/store/sqlite/sqlite-store.ts'));
+  assert.deepEqual(holds(sqlite, 'node_modules/pg'), [], 'the SQLite engine runs pg');
+  assert.deepEqual(holds(sqlite, 'src/store/postgres/'), [], 'the SQLite engine runs the other one');
+});
+
+test('`baton claim` runs its command and the coordinator, not the daemon nor the HTTP client', () => {
+  const claim = staticallyFrom(input('src/cli/commands/claim.ts'));
+  assert.ok(holds(claim, 'src/coordinator/coordinator.ts').length === 1);
+  for (const part of ['src/daemon/', 'src/cli/commands/up.ts', 'src/agents/api-connection.ts']) {
+    assert.deepEqual(holds(claim, part), [], `baton claim runs ${part}`);
+  }
+  const program = meta.inputs[input('src/cli/program.ts')]?.imports ?? [];
+  const up = program.find((i) => i.path.endsWith('src/cli/commands/up.ts'));
+  assert.equal(up?.kind, 'dynamic-import', 'the command tree imports `baton up` when it runs');
 });

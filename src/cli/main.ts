@@ -11,7 +11,7 @@ export async function runCli(argv: readonly string[]): Promise<number> {
   // Known before parsing, so that usage errors are printed in the asked-for form too.
   const json = argv.slice(2).includes('--json');
   try {
-    await buildProgram().parseAsync(argv);
+    await (await buildProgram(argv)).parseAsync(argv);
     return EXIT_OK;
   } catch (error) {
     if (error instanceof CommanderExit) return commanderExit(error, json);

@@ -4,30 +4,6 @@
  */
 import { Command, type CommanderError } from 'commander';
 import { DEFAULT_DB } from '../store/open.js';
-import { registerAudit } from './commands/audit.js';
-import { registerClaim } from './commands/claim.js';
-import { registerDb } from './commands/db.js';
-import { registerEffect } from './commands/effect.js';
-import { registerForceRelease } from './commands/force-release.js';
-import { registerGuard } from './commands/guard.js';
-import { registerHeartbeat } from './commands/heartbeat.js';
-import { registerGithub } from './commands/github.js';
-import { registerHooks } from './commands/hooks.js';
-import { registerHosts } from './commands/hosts.js';
-import { registerLeader } from './commands/leader.js';
-import { registerMcp } from './commands/mcp.js';
-import { registerLifecycle } from './commands/lifecycle.js';
-import { registerNext } from './commands/next.js';
-import { registerLedger } from './commands/ledger.js';
-import { registerPlan } from './commands/plan.js';
-import { registerQueue } from './commands/queue.js';
-import { registerReport } from './commands/report.js';
-import { registerSession } from './commands/session.js';
-import { registerTask } from './commands/task.js';
-import { registerUp } from './commands/up.js';
-import { registerToken } from './commands/token.js';
-import { registerServe } from './commands/serve.js';
-import { registerWorkspace } from './commands/workspace.js';
 import { exitCodeHelp } from './exit-codes.js';
 
 const DATABASE_HELP = `Database:
@@ -44,7 +20,13 @@ const EXAMPLE_HELP = `Example:
   baton claim github:acme/api#1246 --session "$S"      # exit 3 if someone else has it
   baton release github:acme/api#1246 --session "$S" --epoch 1 --outcome done`;
 
-export function buildProgram(): Command {
+/**
+ * The tree for one call. Only the module of the command `argv` names is imported and registered,
+ * so a call compiles and runs one command's code, not all of them (docs/decisions/0007); help, an
+ * unknown command and anything before the command that is not a global option register them all,
+ * so commander answers those exactly as with the whole tree.
+ */
+export async function buildProgram(argv: readonly string[]): Promise<Command> {
   const program = new Command('baton')
     .description('Many AI coding agents and humans, one backlog, no double work.')
     .option('--json', 'print results (and errors) as JSON on stdout')
@@ -56,32 +38,69 @@ export function buildProgram(): Command {
     .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
     .showSuggestionAfterError(true)
     .addHelpText('after', `\n${DATABASE_HELP}\n\n${exitCodeHelp()}\n\n${EXAMPLE_HELP}`);
-  registerTask(program);
-  registerSession(program);
-  registerHeartbeat(program);
-  registerClaim(program);
-  registerForceRelease(program);
-  registerNext(program);
-  registerLifecycle(program);
-  registerEffect(program);
-  registerQueue(program);
-  registerAudit(program);
-  registerLeader(program);
-  registerUp(program);
-  registerServe(program);
-  registerToken(program);
-  registerHosts(program);
-  registerWorkspace(program);
-  registerPlan(program);
-  registerGuard(program);
-  registerMcp(program);
-  registerHooks(program);
-  registerDb(program);
-  registerLedger(program);
-  registerReport(program);
-  registerGithub(program);
+  const wanted = commandNamed(argv.slice(2));
+  const chosen = COMMANDS.filter(([names]) => wanted !== null && names.includes(wanted));
+  const registers = await Promise.all((chosen.length > 0 ? chosen : COMMANDS).map(([, load]) => load()));
+  for (const register of registers) register(program);
   throwOnExit(program, 'baton');
   return program;
+}
+
+type Register = (program: Command) => void;
+
+/**
+ * Every top-level command, in the order `baton --help` lists them, with the module that registers
+ * it (and nothing else at the top level). program.test.ts checks this against the modules.
+ */
+export const COMMANDS: readonly (readonly [names: readonly string[], load: () => Promise<Register>])[] = [
+  [['task'], async () => (await import('./commands/task.js')).registerTask],
+  [['session'], async () => (await import('./commands/session.js')).registerSession],
+  [['heartbeat'], async () => (await import('./commands/heartbeat.js')).registerHeartbeat],
+  [['claim', 'release'], async () => (await import('./commands/claim.js')).registerClaim],
+  [['force-release'], async () => (await import('./commands/force-release.js')).registerForceRelease],
+  [['next'], async () => (await import('./commands/next.js')).registerNext],
+  [
+    ['reopen', 'close', 'escalate', 'escalations', 'resolve', 'gate', 'approve', 'reject', 'setting'],
+    async () => (await import('./commands/lifecycle.js')).registerLifecycle,
+  ],
+  [['effect', 'effects'], async () => (await import('./commands/effect.js')).registerEffect],
+  [['enqueue', 'queue', 'job', 'cancel'], async () => (await import('./commands/queue.js')).registerQueue],
+  [['audit'], async () => (await import('./commands/audit.js')).registerAudit],
+  [['leader'], async () => (await import('./commands/leader.js')).registerLeader],
+  [['up'], async () => (await import('./commands/up.js')).registerUp],
+  [['serve'], async () => (await import('./commands/serve.js')).registerServe],
+  [['token'], async () => (await import('./commands/token.js')).registerToken],
+  [['hosts', 'host', 'retry'], async () => (await import('./commands/hosts.js')).registerHosts],
+  [
+    ['workspace', 'agent', 'project'],
+    async () => (await import('./commands/workspace.js')).registerWorkspace,
+  ],
+  [['plan'], async () => (await import('./commands/plan.js')).registerPlan],
+  [['guard'], async () => (await import('./commands/guard.js')).registerGuard],
+  [['mcp'], async () => (await import('./commands/mcp.js')).registerMcp],
+  [['hooks', 'hook', 'hook-keeper'], async () => (await import('./commands/hooks.js')).registerHooks],
+  [['init', 'db'], async () => (await import('./commands/db.js')).registerDb],
+  [['ledger'], async () => (await import('./commands/ledger.js')).registerLedger],
+  [['report'], async () => (await import('./commands/report.js')).registerReport],
+  [['github'], async () => (await import('./commands/github.js')).registerGithub],
+];
+
+/** The program's options that take a value: the word after one is that value, not a command. */
+const VALUE_OPTIONS: ReadonlySet<string> = new Set(['--db', '--api', '--token']);
+
+/**
+ * The command the arguments name, read as commander reads the words before it: the first word
+ * that is neither a global option nor its value. Null when something else comes first (`--help`,
+ * `--db=x`, `--`, an unknown option), or there is no command.
+ */
+export function commandNamed(args: readonly string[]): string | null {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] ?? '';
+    if (arg === '--json') continue;
+    if (VALUE_OPTIONS.has(arg)) i++;
+    else return arg.startsWith('-') ? null : arg;
+  }
+  return null;
 }
 
 /** Commander's exit, thrown instead, naming the command whose help to read. */

@@ -28,6 +28,7 @@ import type { Task } from '../core/task.js';
 import { validateEpoch, validateId, validateKey, validateReason } from '../core/validate.js';
 import { REASON_LENGTH_MAX } from '../core/task.js';
 import { ApiConnection, fencedOf, fromWire, type Answer } from '../agents/api-connection.js';
+import type { RemoteTarget } from './remote-target.js';
 
 /** What the agent's commands call: the Coordinator locally, RemoteCoordinator over HTTP. */
 export interface AgentApi {
@@ -39,34 +40,6 @@ export interface AgentApi {
   forceRelease: Coordinator['forceRelease'];
   readonly effects: Pick<Effects, 'record'>;
   readonly lifecycle: Pick<Lifecycle, 'next' | 'escalate'>;
-}
-
-export interface RemoteTarget {
-  readonly url: string;
-  readonly token: string;
-}
-
-/** --api/--token, else BATON_URL/BATON_TOKEN; null when --db is given or no URL is set. */
-export function remoteTarget(
-  o: { readonly db?: string; readonly api?: string; readonly token?: string },
-  env: NodeJS.ProcessEnv,
-): RemoteTarget | null {
-  if (o.db !== undefined) return null;
-  const url = o.api ?? (env['BATON_URL'] || undefined);
-  if (url === undefined) return null;
-  const token = o.token ?? (env['BATON_TOKEN'] || undefined);
-  if (token === undefined) {
-    throw new InvalidInputError(
-      `Baton's API is named (${url}) but no token`,
-      'set BATON_TOKEN or pass --token (make one with `baton token create`)',
-    );
-  }
-  if (!/^https?:\/\//.test(url)) {
-    throw new InvalidInputError(
-      `--api (or BATON_URL) must be an http:// or https:// URL, got ${JSON.stringify(url)}`,
-    );
-  }
-  return { url, token };
 }
 
 const key = (k: string): string => encodeURIComponent(k);

@@ -15,7 +15,7 @@ import {
 import { EXIT_CODE_BY_ERROR, EXIT_UNEXPECTED } from './exit-codes.js';
 import { terminalText, writeErrorLine, writeJson } from './output.js';
 import { Refusal } from './refusal.js';
-import { RemoteRefusal } from '../agents/api-connection.js';
+import { RemoteRefusal } from '../agents/remote-refusal.js';
 
 // Socket errors that mean "the database is not there". Engines should already wrap these in
 // StoreUnavailableError; this keeps the exit code right if one slips through.

@@ -10,8 +10,8 @@ import type { Store } from '../store/store.js';
 import { Output } from './output.js';
 import { InvalidInputError, WorkspaceConfigurationError } from '../core/errors.js';
 import { unresolvedRefusal } from '../coordinator/refusals.js';
-import { remoteTarget } from './remote.js';
-import { RemoteApi, type CliApi } from './remote-api.js';
+import { remoteTarget } from './remote-target.js';
+import type { CliApi } from './remote-api.js';
 
 export interface GlobalOptions {
   readonly json?: boolean;
@@ -45,6 +45,8 @@ export async function withApi(
   const target = remoteTarget(options, process.env);
   try {
     if (target === null) return await withCoordinator(command, work);
+    // Loaded here: a local call has no use for the HTTP client (node:http, node:https).
+    const { RemoteApi } = await import('./remote-api.js');
     await work(new RemoteApi(target), new Output(options.json === true));
   } catch (error) {
     throw error instanceof WorkspaceConfigurationError ? unresolvedRefusal(error) : error;

@@ -22,7 +22,7 @@ import { installCommitTrailers } from '../../coordinator/commit-trailers.js';
 import { InvalidInputError } from '../../core/errors.js';
 import { DEFAULT_DB, openStore, parseDbUrl } from '../../store/open.js';
 import { Output } from '../output.js';
-import { remoteTarget, type RemoteTarget } from '../remote.js';
+import { remoteTarget, type RemoteTarget } from '../remote-target.js';
 import { ApiConnection, fromWire } from '../../agents/api-connection.js';
 import { registerGuardServer } from './guard-server.js';
 import { Refusal } from '../refusal.js';

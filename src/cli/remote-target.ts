@@ -1,0 +1,33 @@
+/**
+ * Whether a command goes over Baton's HTTP API (remote.ts) or to the database: read before
+ * anything else, so that a local call does not load the HTTP client (docs/decisions/0007).
+ */
+import { InvalidInputError } from '../core/errors.js';
+
+export interface RemoteTarget {
+  readonly url: string;
+  readonly token: string;
+}
+
+/** --api/--token, else BATON_URL/BATON_TOKEN; null when --db is given or no URL is set. */
+export function remoteTarget(
+  o: { readonly db?: string; readonly api?: string; readonly token?: string },
+  env: NodeJS.ProcessEnv,
+): RemoteTarget | null {
+  if (o.db !== undefined) return null;
+  const url = o.api ?? (env['BATON_URL'] || undefined);
+  if (url === undefined) return null;
+  const token = o.token ?? (env['BATON_TOKEN'] || undefined);
+  if (token === undefined) {
+    throw new InvalidInputError(
+      `Baton's API is named (${url}) but no token`,
+      'set BATON_TOKEN or pass --token (make one with `baton token create`)',
+    );
+  }
+  if (!/^https?:\/\//.test(url)) {
+    throw new InvalidInputError(
+      `--api (or BATON_URL) must be an http:// or https:// URL, got ${JSON.stringify(url)}`,
+    );
+  }
+  return { url, token };
+}
