@@ -13,28 +13,13 @@ import { encodeEffectPayload, validateEffectKind, type Effect } from '../../core
 import { NotFoundError } from '../../core/errors.js';
 import type { EffectsStore } from '../effects-store.js';
 import type { TestSwitches } from '../test-switches.js';
-import { NOW, claimState, holderOf, ms } from './rows.js';
+import type * as shared from '../run-rows.js';
+import { effectOf } from '../run-rows.js';
+import { NOW, PG, claimState, holderOf, type PgEncoding } from './rows.js';
 import type { PgExecutor } from './executor.js';
 
-interface EffectRow {
-  id: number;
-  key: string;
-  session_id: number;
-  epoch: number;
-  kind: string;
-  payload: unknown;
-  recorded_at: Date;
-}
-
-const toEffect = (r: EffectRow): Effect => ({
-  id: r.id,
-  key: r.key,
-  session: r.session_id,
-  epoch: r.epoch,
-  kind: r.kind,
-  payload: r.payload,
-  recordedAt: ms(r.recorded_at),
-});
+type EffectRow = shared.EffectRow<PgEncoding>;
+const toEffect = (r: EffectRow): Effect => effectOf(PG, r);
 
 const EFFECT_COLUMNS = 'e.id, t.key, e.session_id, e.epoch, e.kind, e.payload, e.recorded_at';
 

@@ -5,30 +5,12 @@
  */
 import type { GithubStore, LabelState, OutboxRow } from '../github-store.js';
 import { ACTIVE_SQL } from '../job-guard.js';
-import { NOW, ms, msInterval } from './rows.js';
+import { outboxRowOf, type OutboxColumns } from '../run-rows.js';
+import { NOW, PG, msInterval, type PgEncoding } from './rows.js';
 import type { PgExecutor } from './executor.js';
 
-interface Row {
-  id: string | number;
-  task_key: string;
-  kind: 'labels' | 'comment';
-  cause: string;
-  body: string | null;
-  created_at: Date;
-  attempts: number;
-  last_error: string | null;
-}
-
-const toRow = (r: Row): OutboxRow => ({
-  id: Number(r.id),
-  key: r.task_key,
-  kind: r.kind,
-  cause: r.cause,
-  body: r.body,
-  createdAt: ms(r.created_at),
-  attempts: r.attempts,
-  lastError: r.last_error,
-});
+type Row = OutboxColumns<PgEncoding>;
+const toRow = (r: Row): OutboxRow => outboxRowOf(PG, r);
 
 const AUDIT = `INSERT INTO audit_events (at, type, task_key, job_id, detail)
   VALUES (${NOW}, $1::text, $2::text, $3::bigint, $4::jsonb)`;

@@ -9,32 +9,13 @@
 import { NotFoundError } from '../../core/errors.js';
 import { validateProgressMark, type Progress } from '../../core/progress.js';
 import type { ProgressStore, StallResult } from '../progress-store.js';
-import { NOW, hostOf, ms, msInterval, msOrNull } from './rows.js';
+import type * as shared from '../run-rows.js';
+import { progressOf } from '../run-rows.js';
+import { NOW, PG, hostOf, ms, msInterval, type PgEncoding } from './rows.js';
 import type { PgExecutor } from './executor.js';
 
-interface ProgressRow {
-  session_id: number;
-  output_bytes: number;
-  files_changed: number;
-  commits: number;
-  effects: number;
-  tool_calls: number;
-  last_at: Date | null;
-  note: string | null;
-  stalled_at: Date | null;
-}
-
-const toProgress = (r: ProgressRow): Progress => ({
-  session: r.session_id,
-  outputBytes: r.output_bytes,
-  filesChanged: r.files_changed,
-  commits: r.commits,
-  effects: r.effects,
-  toolCalls: r.tool_calls,
-  lastAt: msOrNull(r.last_at),
-  note: r.note,
-  stalledAt: msOrNull(r.stalled_at),
-});
+type ProgressRow = shared.ProgressRow<PgEncoding>;
+const toProgress = (r: ProgressRow): Progress => progressOf(PG, r);
 
 const COLUMNS =
   'session_id, output_bytes, files_changed, commits, effects, tool_calls, last_at, note, stalled_at';

@@ -19,27 +19,16 @@ import type {
   WorkspaceKind,
 } from '../../core/workspace-plan.js';
 import type { WorkspaceStore } from '../workspace-store.js';
-import { NOW, actorJson, hostOf, ms } from './rows.js';
+import type * as shared from '../rows.js';
+import { lockOf } from '../rows.js';
+import { NOW, PG, actorJson, hostOf, ms, type PgEncoding } from './rows.js';
 import type { PgExecutor } from './executor.js';
 
 /** How often a grant that found the lock released under it is tried again. */
 const RACE_RETRY_MAX = 100;
 
-interface LockRow {
-  workspace: string;
-  job_id: number | null;
-  session_id: number;
-  epoch: number;
-  acquired_at: Date;
-}
-
-const toLock = (r: LockRow): WorkspaceLock => ({
-  workspace: r.workspace,
-  session: r.session_id,
-  jobId: r.job_id,
-  epoch: r.epoch,
-  acquiredAt: ms(r.acquired_at),
-});
+type LockRow = shared.LockRow<PgEncoding>;
+const toLock = (r: LockRow): WorkspaceLock => lockOf(PG, r);
 
 const LOCK_COLUMNS = 'workspace, job_id, session_id, epoch, acquired_at';
 /** The task key of a job, for audit rows, given the job id as an SQL expression. */

@@ -11,29 +11,14 @@ import {
 import { NotFoundError } from '../../core/errors.js';
 import type { EffectsStore } from '../effects-store.js';
 import type { TestSwitches } from '../test-switches.js';
-import { appendAudit, holderOf } from './rows.js';
+import type * as shared from '../run-rows.js';
+import { effectOf } from '../run-rows.js';
+import { SQLITE, appendAudit, holderOf, type SqliteEncoding } from './rows.js';
 import { fromSync, type SqliteExecutor } from './executor.js';
 import { sessionRow, taskRow } from './tasks-claims.js';
 
-interface EffectRow {
-  id: number;
-  key: string;
-  session_id: number;
-  epoch: number;
-  kind: string;
-  payload: string;
-  recorded_at: number;
-}
-
-const toEffect = (r: EffectRow): Effect => ({
-  id: r.id,
-  key: r.key,
-  session: r.session_id,
-  epoch: r.epoch,
-  kind: r.kind,
-  payload: JSON.parse(r.payload) as unknown,
-  recordedAt: r.recorded_at,
-});
+type EffectRow = shared.EffectRow<SqliteEncoding>;
+const toEffect = (r: EffectRow): Effect => effectOf(SQLITE, r);
 
 export function sqliteEffects(exec: SqliteExecutor, switches: TestSwitches): EffectsStore['effects'] {
   return fromSync<EffectsStore['effects']>({

@@ -5,32 +5,14 @@
  */
 import type { GithubStore, LabelState, OutboxRow } from '../github-store.js';
 import { ACTIVE_SQL } from '../job-guard.js';
-import { appendAudit } from './rows.js';
+import { outboxRowOf, type OutboxColumns } from '../run-rows.js';
+import { SQLITE, appendAudit, type SqliteEncoding } from './rows.js';
 import { fromSync, type SqliteExecutor, type Sync } from './executor.js';
 
 type Github = GithubStore['github'];
 
-interface Row {
-  id: number;
-  task_key: string;
-  kind: 'labels' | 'comment';
-  cause: string;
-  body: string | null;
-  created_at: number;
-  attempts: number;
-  last_error: string | null;
-}
-
-const toRow = (r: Row): OutboxRow => ({
-  id: r.id,
-  key: r.task_key,
-  kind: r.kind,
-  cause: r.cause,
-  body: r.body,
-  createdAt: r.created_at,
-  attempts: r.attempts,
-  lastError: r.last_error,
-});
+type Row = OutboxColumns<SqliteEncoding>;
+const toRow = (r: Row): OutboxRow => outboxRowOf(SQLITE, r);
 
 const ids = (list: readonly number[]): string => JSON.stringify(list);
 

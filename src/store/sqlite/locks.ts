@@ -5,25 +5,17 @@
  * Every grant and release appends its ledger row in the same transaction.
  */
 import type { LockHolder, LockOutcome, WorkspaceLock } from '../../core/workspace-lock.js';
-import { appendAudit } from './rows.js';
+import type * as shared from '../rows.js';
+import { lockOf } from '../rows.js';
+import { SQLITE, appendAudit, type SqliteEncoding } from './rows.js';
 import type { SqliteExecutor } from './executor.js';
 
-export interface LockRow {
-  workspace: string;
-  job_id: number | null;
-  session_id: number;
-  epoch: number;
-  acquired_at: number;
+/** A lock row with its holder's host. */
+export interface LockRow extends shared.LockRow<SqliteEncoding> {
   host: string;
 }
 
-export const toLock = (r: LockRow): WorkspaceLock => ({
-  workspace: r.workspace,
-  session: r.session_id,
-  jobId: r.job_id,
-  epoch: r.epoch,
-  acquiredAt: r.acquired_at,
-});
+export const toLock = (r: LockRow): WorkspaceLock => lockOf(SQLITE, r);
 
 export const toHolder = (r: LockRow): LockHolder => ({
   session: r.session_id,

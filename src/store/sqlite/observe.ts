@@ -3,8 +3,9 @@
  * figures agree with one another.
  */
 import type { Count, LiveClaim, ObserveStore, StoreStats } from '../observe-store.js';
-import type { SessionKind } from '../../core/session.js';
-import { toJob, type JobRow } from './rows.js';
+import type * as shared from '../run-rows.js';
+import { liveClaimOf } from '../run-rows.js';
+import { SQLITE, toJob, type JobRow, type SqliteEncoding } from './rows.js';
 import type { SqliteExecutor, Sync } from './executor.js';
 
 const JOB_SELECT = 'SELECT j.*, t.key FROM jobs j JOIN tasks t ON t.id = j.task_id';
@@ -22,18 +23,9 @@ export const JOB_PAGE_SQL = `${JOB_SELECT}
   ORDER BY j.id DESC
   LIMIT @limit`;
 
-interface LiveClaimRow {
-  key: string;
+/** The live claim's task id, to read its active job beside it. */
+interface LiveClaimRow extends shared.LiveClaimRow<SqliteEncoding> {
   task_id: number;
-  epoch: number;
-  claimed_at: number;
-  heartbeat_at: number;
-  session_id: number;
-  kind: string;
-  host: string;
-  pid: number;
-  name: string | null;
-  ttl_ms: number | null;
 }
 
 const counts = (rows: readonly { name: string; count: number }[]): readonly Count[] =>
@@ -71,19 +63,7 @@ export function sqliteObserve(exec: SqliteExecutor): Sync<ObserveStore['observe'
         );
         return rows.map((r): LiveClaim => {
           const job = active.get(r.task_id) as JobRow | undefined;
-          return {
-            key: r.key,
-            epoch: r.epoch,
-            claimedAt: r.claimed_at,
-            heartbeatAt: r.heartbeat_at,
-            session: r.session_id,
-            kind: r.kind as SessionKind,
-            host: r.host,
-            pid: r.pid,
-            name: r.name,
-            ttlMs: r.ttl_ms,
-            job: job === undefined ? null : toJob(job),
-          };
+          return liveClaimOf(SQLITE, r, job === undefined ? null : toJob(job));
         });
       }),
     stats: () =>

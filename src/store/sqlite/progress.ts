@@ -5,33 +5,14 @@
  */
 import { validateProgressMark, type Progress } from '../../core/progress.js';
 import type { ProgressStore, StallResult } from '../progress-store.js';
-import { appendAudit } from './rows.js';
+import type * as shared from '../run-rows.js';
+import { progressOf } from '../run-rows.js';
+import { SQLITE, appendAudit, type SqliteEncoding } from './rows.js';
 import { fromSync, type SqliteExecutor } from './executor.js';
 import { sessionRow } from './tasks-claims.js';
 
-interface ProgressRow {
-  session_id: number;
-  output_bytes: number;
-  files_changed: number;
-  commits: number;
-  effects: number;
-  tool_calls: number;
-  last_at: number | null;
-  note: string | null;
-  stalled_at: number | null;
-}
-
-const toProgress = (r: ProgressRow): Progress => ({
-  session: r.session_id,
-  outputBytes: r.output_bytes,
-  filesChanged: r.files_changed,
-  commits: r.commits,
-  effects: r.effects,
-  toolCalls: r.tool_calls,
-  lastAt: r.last_at,
-  note: r.note,
-  stalledAt: r.stalled_at,
-});
+type ProgressRow = shared.ProgressRow<SqliteEncoding>;
+const toProgress = (r: ProgressRow): Progress => progressOf(SQLITE, r);
 
 interface StallRow {
   job_id: number;
