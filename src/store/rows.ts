@@ -60,29 +60,29 @@ export interface TaskRow<E extends Encoding> {
   feedback: string | null;
 }
 
-export function taskOf<E extends Encoding>(decode: RowDecoder<E>, r: TaskRow<E>): Task {
+export function taskOf<E extends Encoding>(decode: RowDecoder<E>, row: TaskRow<E>): Task {
   return {
-    key: r.key,
-    title: r.title,
-    body: r.body,
-    url: r.url,
-    priority: r.priority,
-    project: r.project,
-    assignee: r.assignee,
-    labels: decode.json(r.labels) as string[],
-    createdAt: decode.instant(r.created_at),
-    epoch: r.epoch,
+    key: row.key,
+    title: row.title,
+    body: row.body,
+    url: row.url,
+    priority: row.priority,
+    project: row.project,
+    assignee: row.assignee,
+    labels: decode.json(row.labels) as string[],
+    createdAt: decode.instant(row.created_at),
+    epoch: row.epoch,
     holder:
-      r.holder_session_id === null
+      row.holder_session_id === null
         ? null
-        : { session: r.holder_session_id, since: instantOrNull(decode, r.claimed_at) ?? 0 },
-    state: r.state as TaskState,
-    stateAt: decode.instant(r.state_at),
-    stateBy: r.state_by,
-    stateReason: r.state_reason,
-    gate: r.gate as TaskGate | null,
-    reviewRequired: decode.flag(r.review_required),
-    feedback: r.feedback,
+        : { session: row.holder_session_id, since: instantOrNull(decode, row.claimed_at) ?? 0 },
+    state: row.state as TaskState,
+    stateAt: decode.instant(row.state_at),
+    stateBy: row.state_by,
+    stateReason: row.state_reason,
+    gate: row.gate as TaskGate | null,
+    reviewRequired: decode.flag(row.review_required),
+    feedback: row.feedback,
   };
 }
 
@@ -94,14 +94,14 @@ export type TaskStateColumns<E extends Encoding> = Pick<
 /** A task's state facts from a task row (or the columns of one), for taskStateRefusal. */
 export function stateFactsOf<E extends Encoding>(
   decode: RowDecoder<E>,
-  r: TaskStateColumns<E>,
+  row: TaskStateColumns<E>,
 ): TaskStateFacts {
   return {
-    key: r.key,
-    state: r.state as TaskState,
-    stateAt: decode.instant(r.state_at),
-    stateBy: r.state_by,
-    stateReason: r.state_reason,
+    key: row.key,
+    state: row.state as TaskState,
+    stateAt: decode.instant(row.state_at),
+    stateBy: row.state_by,
+    stateReason: row.state_reason,
   };
 }
 
@@ -118,18 +118,18 @@ export interface SessionRow<E extends Encoding> {
   ttl_ms: number | null;
 }
 
-export function sessionOf<E extends Encoding>(decode: RowDecoder<E>, r: SessionRow<E>): Session {
+export function sessionOf<E extends Encoding>(decode: RowDecoder<E>, row: SessionRow<E>): Session {
   return {
-    id: r.id,
-    kind: r.kind as SessionKind,
-    host: r.host,
-    pid: r.pid,
-    name: r.name,
-    startedAt: decode.instant(r.started_at),
-    heartbeatAt: decode.instant(r.heartbeat_at),
-    endedAt: instantOrNull(decode, r.ended_at),
-    state: r.state as SessionState,
-    ttlMs: r.ttl_ms,
+    id: row.id,
+    kind: row.kind as SessionKind,
+    host: row.host,
+    pid: row.pid,
+    name: row.name,
+    startedAt: decode.instant(row.started_at),
+    heartbeatAt: decode.instant(row.heartbeat_at),
+    endedAt: instantOrNull(decode, row.ended_at),
+    state: row.state as SessionState,
+    ttlMs: row.ttl_ms,
   };
 }
 
@@ -143,15 +143,15 @@ export interface ClaimRow<E extends Encoding> {
   outcome: string | null;
 }
 
-export function claimOf<E extends Encoding>(decode: RowDecoder<E>, r: ClaimRow<E>): Claim {
+export function claimOf<E extends Encoding>(decode: RowDecoder<E>, row: ClaimRow<E>): Claim {
   return {
-    key: r.key,
-    session: r.session_id,
-    epoch: r.epoch,
-    claimedAt: decode.instant(r.claimed_at),
-    heartbeatAt: decode.instant(r.heartbeat_at),
-    releasedAt: instantOrNull(decode, r.released_at),
-    outcome: r.outcome as ClaimOutcome | null,
+    key: row.key,
+    session: row.session_id,
+    epoch: row.epoch,
+    claimedAt: decode.instant(row.claimed_at),
+    heartbeatAt: decode.instant(row.heartbeat_at),
+    releasedAt: instantOrNull(decode, row.released_at),
+    outcome: row.outcome as ClaimOutcome | null,
   };
 }
 
@@ -181,30 +181,30 @@ export interface JobRow<E extends Encoding> {
   output_tail: string | null;
 }
 
-export function jobOf<E extends Encoding>(decode: RowDecoder<E>, r: JobRow<E>): Job {
+export function jobOf<E extends Encoding>(decode: RowDecoder<E>, row: JobRow<E>): Job {
   return {
-    id: r.id,
-    key: r.key,
-    status: r.status as JobState,
-    priority: r.priority,
-    queuedAt: decode.instant(r.queued_at),
-    ramMb: r.ram_mb,
-    command: r.command,
-    attempt: r.attempt,
-    attemptMax: r.attempt_max,
-    epoch: r.epoch,
-    session: r.session_id,
-    host: r.host,
-    claimedAt: instantOrNull(decode, r.claimed_at),
-    startedAt: instantOrNull(decode, r.started_at),
-    finishedAt: instantOrNull(decode, r.finished_at),
-    exitCode: r.exit_code,
-    reason: r.reason,
-    runAfter: decode.instant(r.run_after),
-    term: r.term,
-    agentSession: r.agent_session_id,
-    pid: r.pid,
-    outputTail: r.output_tail,
+    id: row.id,
+    key: row.key,
+    status: row.status as JobState,
+    priority: row.priority,
+    queuedAt: decode.instant(row.queued_at),
+    ramMb: row.ram_mb,
+    command: row.command,
+    attempt: row.attempt,
+    attemptMax: row.attempt_max,
+    epoch: row.epoch,
+    session: row.session_id,
+    host: row.host,
+    claimedAt: instantOrNull(decode, row.claimed_at),
+    startedAt: instantOrNull(decode, row.started_at),
+    finishedAt: instantOrNull(decode, row.finished_at),
+    exitCode: row.exit_code,
+    reason: row.reason,
+    runAfter: decode.instant(row.run_after),
+    term: row.term,
+    agentSession: row.agent_session_id,
+    pid: row.pid,
+    outputTail: row.output_tail,
   };
 }
 
@@ -216,13 +216,13 @@ export interface LeaseRow<E extends Encoding> {
   expires_at: E['time'];
 }
 
-export function leaseOf<E extends Encoding>(decode: RowDecoder<E>, r: LeaseRow<E>): Lease {
+export function leaseOf<E extends Encoding>(decode: RowDecoder<E>, row: LeaseRow<E>): Lease {
   return {
-    name: r.name,
-    holder: r.holder,
-    term: r.term,
-    acquiredAt: decode.instant(r.acquired_at),
-    expiresAt: decode.instant(r.expires_at),
+    name: row.name,
+    holder: row.holder,
+    term: row.term,
+    acquiredAt: decode.instant(row.acquired_at),
+    expiresAt: decode.instant(row.expires_at),
   };
 }
 
@@ -239,18 +239,18 @@ export interface AuditRow<E extends Encoding> {
   detail: E['json'];
 }
 
-export function auditOf<E extends Encoding>(decode: RowDecoder<E>, r: AuditRow<E>): AuditEntry {
+export function auditOf<E extends Encoding>(decode: RowDecoder<E>, row: AuditRow<E>): AuditEntry {
   return {
-    id: r.id,
-    at: decode.instant(r.at),
-    type: r.type as AuditType,
-    key: r.task_key,
-    jobId: r.job_id,
-    session: r.session_id,
-    host: r.host,
-    epoch: r.epoch,
-    detail: decode.json(r.detail) as Record<string, unknown>,
-    token: r.token_id ?? null,
+    id: row.id,
+    at: decode.instant(row.at),
+    type: row.type as AuditType,
+    key: row.task_key,
+    jobId: row.job_id,
+    session: row.session_id,
+    host: row.host,
+    epoch: row.epoch,
+    detail: decode.json(row.detail) as Record<string, unknown>,
+    token: row.token_id ?? null,
   };
 }
 
@@ -262,12 +262,12 @@ export interface LockRow<E extends Encoding> {
   acquired_at: E['time'];
 }
 
-export function lockOf<E extends Encoding>(decode: RowDecoder<E>, r: LockRow<E>): WorkspaceLock {
+export function lockOf<E extends Encoding>(decode: RowDecoder<E>, row: LockRow<E>): WorkspaceLock {
   return {
-    workspace: r.workspace,
-    session: r.session_id,
-    jobId: r.job_id,
-    epoch: r.epoch,
-    acquiredAt: decode.instant(r.acquired_at),
+    workspace: row.workspace,
+    session: row.session_id,
+    jobId: row.job_id,
+    epoch: row.epoch,
+    acquiredAt: decode.instant(row.acquired_at),
   };
 }

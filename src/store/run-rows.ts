@@ -23,15 +23,15 @@ export interface EffectRow<E extends Encoding> {
   recorded_at: E['time'];
 }
 
-export function effectOf<E extends Encoding>(decode: RowDecoder<E>, r: EffectRow<E>): Effect {
+export function effectOf<E extends Encoding>(decode: RowDecoder<E>, row: EffectRow<E>): Effect {
   return {
-    id: r.id,
-    key: r.key,
-    session: r.session_id,
-    epoch: r.epoch,
-    kind: r.kind,
-    payload: decode.json(r.payload),
-    recordedAt: decode.instant(r.recorded_at),
+    id: row.id,
+    key: row.key,
+    session: row.session_id,
+    epoch: row.epoch,
+    kind: row.kind,
+    payload: decode.json(row.payload),
+    recordedAt: decode.instant(row.recorded_at),
   };
 }
 
@@ -47,17 +47,17 @@ export interface ProgressRow<E extends Encoding> {
   stalled_at: E['time'] | null;
 }
 
-export function progressOf<E extends Encoding>(decode: RowDecoder<E>, r: ProgressRow<E>): Progress {
+export function progressOf<E extends Encoding>(decode: RowDecoder<E>, row: ProgressRow<E>): Progress {
   return {
-    session: r.session_id,
-    outputBytes: r.output_bytes,
-    filesChanged: r.files_changed,
-    commits: r.commits,
-    effects: r.effects,
-    toolCalls: r.tool_calls,
-    lastAt: instantOrNull(decode, r.last_at),
-    note: r.note,
-    stalledAt: instantOrNull(decode, r.stalled_at),
+    session: row.session_id,
+    outputBytes: row.output_bytes,
+    filesChanged: row.files_changed,
+    commits: row.commits,
+    effects: row.effects,
+    toolCalls: row.tool_calls,
+    lastAt: instantOrNull(decode, row.last_at),
+    note: row.note,
+    stalledAt: instantOrNull(decode, row.stalled_at),
   };
 }
 
@@ -81,24 +81,24 @@ export interface HostRow<E extends Encoding> {
   ram_pending_mb: number;
 }
 
-export function hostWithLoadOf<E extends Encoding>(decode: RowDecoder<E>, r: HostRow<E>): Host {
+export function hostWithLoadOf<E extends Encoding>(decode: RowDecoder<E>, row: HostRow<E>): Host {
   return {
-    name: r.name,
-    enabled: decode.flag(r.enabled),
-    session: r.session_id,
-    ramTotalMb: r.ram_total_mb,
-    ramReservedMb: r.ram_reserved_mb,
-    ramFreeMb: r.ram_free_mb,
-    slotsMax: r.slots_max,
-    heartbeatAt: decode.instant(r.heartbeat_at),
-    registeredAt: decode.instant(r.registered_at),
-    containment: r.containment,
-    containmentRef: r.containment_ref,
-    diskFreeMb: r.disk_free_mb,
-    diskTotalMb: r.disk_total_mb,
-    jobsActive: r.jobs_active,
-    ramPromisedMb: r.ram_promised_mb,
-    ramPendingMb: r.ram_pending_mb,
+    name: row.name,
+    enabled: decode.flag(row.enabled),
+    session: row.session_id,
+    ramTotalMb: row.ram_total_mb,
+    ramReservedMb: row.ram_reserved_mb,
+    ramFreeMb: row.ram_free_mb,
+    slotsMax: row.slots_max,
+    heartbeatAt: decode.instant(row.heartbeat_at),
+    registeredAt: decode.instant(row.registered_at),
+    containment: row.containment,
+    containmentRef: row.containment_ref,
+    diskFreeMb: row.disk_free_mb,
+    diskTotalMb: row.disk_total_mb,
+    jobsActive: row.jobs_active,
+    ramPromisedMb: row.ram_promised_mb,
+    ramPendingMb: row.ram_pending_mb,
   };
 }
 
@@ -121,22 +121,22 @@ export interface SessionReportRow<E extends Encoding> {
 
 export function sessionReportOf<E extends Encoding>(
   decode: RowDecoder<E>,
-  r: SessionReportRow<E>,
+  row: SessionReportRow<E>,
 ): SessionReport {
   return {
-    session: r.session,
-    kind: r.kind as SessionReport['kind'],
-    host: r.host,
-    pid: r.pid,
-    name: r.name,
-    startedAt: decode.instant(r.started_at),
-    endedAt: instantOrNull(decode, r.ended_at),
-    end: r.end_state as SessionReport['end'],
-    issuesWorked: decode.json(r.issues_worked) as SessionReport['issuesWorked'],
-    jobs: r.jobs,
-    attempts: r.attempts,
-    heldMs: r.held_ms,
-    escalations: r.escalations,
+    session: row.session,
+    kind: row.kind as SessionReport['kind'],
+    host: row.host,
+    pid: row.pid,
+    name: row.name,
+    startedAt: decode.instant(row.started_at),
+    endedAt: instantOrNull(decode, row.ended_at),
+    end: row.end_state as SessionReport['end'],
+    issuesWorked: decode.json(row.issues_worked) as SessionReport['issuesWorked'],
+    jobs: row.jobs,
+    attempts: row.attempts,
+    heldMs: row.held_ms,
+    escalations: row.escalations,
   };
 }
 
@@ -156,20 +156,20 @@ export interface LiveClaimRow<E extends Encoding> {
 
 export function liveClaimOf<E extends Encoding>(
   decode: RowDecoder<E>,
-  r: LiveClaimRow<E>,
+  row: LiveClaimRow<E>,
   job: Job | null,
 ): LiveClaim {
   return {
-    key: r.key,
-    epoch: r.epoch,
-    claimedAt: decode.instant(r.claimed_at),
-    heartbeatAt: decode.instant(r.heartbeat_at),
-    session: r.session_id,
-    kind: r.kind as SessionKind,
-    host: r.host,
-    pid: r.pid,
-    name: r.name,
-    ttlMs: r.ttl_ms,
+    key: row.key,
+    epoch: row.epoch,
+    claimedAt: decode.instant(row.claimed_at),
+    heartbeatAt: decode.instant(row.heartbeat_at),
+    session: row.session_id,
+    kind: row.kind as SessionKind,
+    host: row.host,
+    pid: row.pid,
+    name: row.name,
+    ttlMs: row.ttl_ms,
     job,
   };
 }
@@ -186,15 +186,15 @@ export interface OutboxColumns<E extends Encoding> {
   last_error: string | null;
 }
 
-export function outboxRowOf<E extends Encoding>(decode: RowDecoder<E>, r: OutboxColumns<E>): OutboxRow {
+export function outboxRowOf<E extends Encoding>(decode: RowDecoder<E>, row: OutboxColumns<E>): OutboxRow {
   return {
-    id: r.id,
-    key: r.task_key,
-    kind: r.kind,
-    cause: r.cause,
-    body: r.body,
-    createdAt: decode.instant(r.created_at),
-    attempts: r.attempts,
-    lastError: r.last_error,
+    id: row.id,
+    key: row.task_key,
+    kind: row.kind,
+    cause: row.cause,
+    body: row.body,
+    createdAt: decode.instant(row.created_at),
+    attempts: row.attempts,
+    lastError: row.last_error,
   };
 }

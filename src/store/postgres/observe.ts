@@ -53,14 +53,14 @@ function jobFromJson(j: Record<string, unknown>): JobRow {
 
 export function postgresObserve(exec: PgExecutor): ObserveStore['observe'] {
   return {
-    jobsPage: async (p) =>
+    jobsPage: async (params) =>
       (
         await exec.rows<JobRow>(JOB_PAGE_SQL, [
-          p.beforeId ?? Number.MAX_SAFE_INTEGER,
-          p.status === undefined ? null : [...p.status],
-          p.host ?? null,
-          p.key ?? null,
-          p.limit,
+          params.beforeId ?? Number.MAX_SAFE_INTEGER,
+          params.status === undefined ? null : [...params.status],
+          params.host ?? null,
+          params.key ?? null,
+          params.limit,
         ])
       ).map(toJob),
     liveClaims: async () => {

@@ -94,14 +94,22 @@ SELECT EXISTS (SELECT 1 FROM j) AS running, EXISTS (SELECT 1 FROM old WHERE stal
 
 export function postgresProgress(exec: PgExecutor): ProgressStore['progress'] {
   return {
-    mark: async (p) => {
-      const m = validateProgressMark(p);
-      const values = [p.session, m.outputBytes, m.filesChanged, m.commits, m.effects, m.toolCalls, m.note];
+    mark: async (params) => {
+      const m = validateProgressMark(params);
+      const values = [
+        params.session,
+        m.outputBytes,
+        m.filesChanged,
+        m.commits,
+        m.effects,
+        m.toolCalls,
+        m.note,
+      ];
       const row = await exec.one<
         { known: boolean; unstalled: number | null } & { [K in keyof ProgressRow]: ProgressRow[K] | null }
       >(MARK_SQL, values);
       if (row === undefined || !row.known) {
-        throw new NotFoundError('session', String(p.session), 'start one with `baton session start`');
+        throw new NotFoundError('session', String(params.session), 'start one with `baton session start`');
       }
       if (row.session_id === null) return { ok: false, reason: 'fenced' };
       return { ok: true, progress: toProgress(row as ProgressRow), unstalled: row.unstalled };
@@ -122,12 +130,12 @@ export function postgresProgress(exec: PgExecutor): ProgressStore['progress'] {
               [sessions],
             )
           ).map(toProgress),
-    markStalled: async (p): Promise<StallResult> => {
+    markStalled: async (params): Promise<StallResult> => {
       const row = await exec.one<{ running: boolean; already: boolean; last: Date | null }>(STALL_SQL, [
-        p.id,
-        p.session,
-        p.epoch,
-        p.stallAfterMs,
+        params.id,
+        params.session,
+        params.epoch,
+        params.stallAfterMs,
       ]);
       if (row === undefined || !row.running) return { stalled: false, reason: 'lost' };
       if (row.last !== null) return { stalled: true, lastProgressAt: ms(row.last) };

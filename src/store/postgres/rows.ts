@@ -164,8 +164,12 @@ export interface ClaimStateRow {
   holder_expired: boolean | null;
 }
 
-export async function claimState(q: Querier, key: string, session: number | null): Promise<ClaimStateRow> {
-  const [row] = await q.rows<ClaimStateRow>(
+export async function claimState(
+  querier: Querier,
+  key: string,
+  session: number | null,
+): Promise<ClaimStateRow> {
+  const [row] = await querier.rows<ClaimStateRow>(
     `SELECT t.id AS task_id, s.state AS session_state, c.session_id, c.epoch, c.claimed_at,
        c.heartbeat_at, hs.host AS holder_host, t.state, t.state_at, t.state_by, t.state_reason,
        ${EXPIRED('hs')} AS holder_expired
@@ -181,22 +185,22 @@ export async function claimState(q: Querier, key: string, session: number | null
 }
 
 /** The holder of a task's live claim, as told to a loser. */
-export function holderOf(r: ClaimStateRow): Holder | null {
-  if (r.session_id === null || r.epoch === null || r.claimed_at === null) return null;
-  const since = ms(r.claimed_at);
-  return { session: r.session_id, host: r.holder_host ?? '', since, epoch: r.epoch };
+export function holderOf(row: ClaimStateRow): Holder | null {
+  if (row.session_id === null || row.epoch === null || row.claimed_at === null) return null;
+  const since = ms(row.claimed_at);
+  return { session: row.session_id, host: row.holder_host ?? '', since, epoch: row.epoch };
 }
 
 /** The live claim in a ClaimStateRow as a domain Claim, or null. */
-export function liveClaimOf(key: string, r: ClaimStateRow): Claim | null {
-  if (r.session_id === null || r.epoch === null) return null;
-  if (r.claimed_at === null || r.heartbeat_at === null) return null;
+export function liveClaimOf(key: string, row: ClaimStateRow): Claim | null {
+  if (row.session_id === null || row.epoch === null) return null;
+  if (row.claimed_at === null || row.heartbeat_at === null) return null;
   return {
     key,
-    session: r.session_id,
-    epoch: r.epoch,
-    claimedAt: ms(r.claimed_at),
-    heartbeatAt: ms(r.heartbeat_at),
+    session: row.session_id,
+    epoch: row.epoch,
+    claimedAt: ms(row.claimed_at),
+    heartbeatAt: ms(row.heartbeat_at),
     releasedAt: null,
     outcome: null,
   };

@@ -35,15 +35,15 @@ export function sqliteObserve(exec: SqliteExecutor): Sync<ObserveStore['observe'
   const auditMaxId = (): number =>
     (exec.prepare('SELECT coalesce(max(id), 0) AS id FROM audit_events').get() as { id: number }).id;
   return {
-    jobsPage: (p) =>
+    jobsPage: (params) =>
       exec.read(() => {
-        const statuses = p.status === undefined ? null : JSON.stringify(p.status);
+        const statuses = params.status === undefined ? null : JSON.stringify(params.status);
         const rows = exec.prepare(JOB_PAGE_SQL).all({
-          before: p.beforeId ?? Number.MAX_SAFE_INTEGER,
+          before: params.beforeId ?? Number.MAX_SAFE_INTEGER,
           statuses,
-          host: p.host ?? null,
-          key: p.key ?? null,
-          limit: p.limit,
+          host: params.host ?? null,
+          key: params.key ?? null,
+          limit: params.limit,
         }) as JobRow[];
         return rows.map(toJob);
       }),
@@ -61,9 +61,9 @@ export function sqliteObserve(exec: SqliteExecutor): Sync<ObserveStore['observe'
         const active = exec.prepare(
           `${JOB_SELECT} WHERE j.task_id = ? AND j.status IN ('queued', 'claimed', 'running')`,
         );
-        return rows.map((r): LiveClaim => {
-          const job = active.get(r.task_id) as JobRow | undefined;
-          return liveClaimOf(SQLITE, r, job === undefined ? null : toJob(job));
+        return rows.map((row): LiveClaim => {
+          const job = active.get(row.task_id) as JobRow | undefined;
+          return liveClaimOf(SQLITE, row, job === undefined ? null : toJob(job));
         });
       }),
     stats: () =>

@@ -77,21 +77,21 @@ export interface AuditInsert {
  * Appends a ledger row inside the caller's transaction; the host is the session's, the token the
  * one the caller acts with (actor.ts).
  */
-export function appendAudit(exec: SqliteExecutor, e: AuditInsert): void {
+export function appendAudit(exec: SqliteExecutor, insert: AuditInsert): void {
   exec
     .prepare(
       `INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail, token_id)
        VALUES (?, ?, ?, ?, ?, (SELECT host FROM sessions WHERE id = ?), ?, ?, ?)`,
     )
     .run(
-      e.at,
-      e.type,
-      e.key ?? null,
-      e.jobId ?? null,
-      e.session ?? null,
-      e.session ?? null,
-      e.epoch ?? null,
-      JSON.stringify(e.detail ?? {}),
+      insert.at,
+      insert.type,
+      insert.key ?? null,
+      insert.jobId ?? null,
+      insert.session ?? null,
+      insert.session ?? null,
+      insert.epoch ?? null,
+      JSON.stringify(insert.detail ?? {}),
       actingToken(),
     );
 }
