@@ -44,9 +44,9 @@ export type Answer =
   { readonly ok: true; readonly body: unknown } | { readonly ok: false; readonly refusal: RemoteRefusal };
 
 /** A refusal that is the `fenced` outcome of a guarded write, as a value; null for anything else. */
-export function fencedOf(a: Answer): { ok: false; reason: 'fenced'; current: Holder | null } | null {
-  if (a.ok || a.refusal.label !== 'fenced' || !('current' in a.refusal.details)) return null;
-  return { ok: false, reason: 'fenced', current: fromWire<Holder | null>(a.refusal.details['current']) };
+export function fencedOf(answer: Answer): { ok: false; reason: 'fenced'; current: Holder | null } | null {
+  if (answer.ok || answer.refusal.label !== 'fenced' || !('current' in answer.refusal.details)) return null;
+  return { ok: false, reason: 'fenced', current: fromWire<Holder | null>(answer.refusal.details['current']) };
 }
 
 export class ApiConnection {
@@ -55,9 +55,9 @@ export class ApiConnection {
     private readonly token: string,
   ) {}
 
-  body<T>(a: Answer): T {
-    if (!a.ok) throw a.refusal;
-    return a.body as T;
+  body<T>(answer: Answer): T {
+    if (!answer.ok) throw answer.refusal;
+    return answer.body as T;
   }
 
   async want<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {

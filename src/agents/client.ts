@@ -39,7 +39,7 @@ export interface TaskView {
 export interface AgentClient {
   /** Where Baton is reached, for messages: a database URL today, an HTTP URL later. */
   readonly target: string;
-  startSession(p: {
+  startSession(params: {
     readonly kind: SessionKind;
     readonly name: string;
     readonly host: string;
@@ -59,14 +59,14 @@ export interface AgentClient {
     p: ClaimRef & { readonly session: SessionId; readonly kind: string; readonly payload?: unknown },
   ): Promise<EffectResult>;
   /** A progress mark of tool calls; false when the session is no longer live. */
-  markToolCalls(p: {
+  markToolCalls(params: {
     readonly session: SessionId;
     readonly count: number;
     readonly note: string;
   }): Promise<boolean>;
   showTask(key: string): Promise<TaskView>;
   /** Claims the most urgent eligible task for the session (open, behind no gate, free). */
-  next(p: {
+  next(params: {
     readonly session: SessionId;
     readonly label?: string | undefined;
     readonly project?: string | undefined;

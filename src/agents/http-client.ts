@@ -34,22 +34,27 @@ export class HttpAgentClient implements AgentClient {
   getSession: AgentClient['getSession'] = (session) =>
     this.api.want<Session>('GET', `/v1/sessions/${session}`);
 
-  heartbeat: AgentClient['heartbeat'] = async (p) => {
-    if (p.claim === undefined) {
-      await this.api.want('POST', `/v1/sessions/${p.session}/heartbeat`);
+  heartbeat: AgentClient['heartbeat'] = async (params) => {
+    if (params.claim === undefined) {
+      await this.api.want('POST', `/v1/sessions/${params.session}/heartbeat`);
       return { ok: true };
     }
-    const path = `/v1/claims/${encodeURIComponent(p.claim.key)}/heartbeat`;
-    return this.fenceable(await this.api.ask('POST', path, { session: p.session, epoch: p.claim.epoch }));
+    const path = `/v1/claims/${encodeURIComponent(params.claim.key)}/heartbeat`;
+    return this.fenceable(
+      await this.api.ask('POST', path, { session: params.session, epoch: params.claim.epoch }),
+    );
   };
 
-  claim: AgentClient['claim'] = async (p) => {
-    const a = await this.api.ask('POST', `/v1/claims/${encodeURIComponent(p.key)}`, { session: p.session });
-    if (!a.ok && a.refusal.label === 'held') {
-      return { ok: false, reason: 'held', holder: fromWire<Holder>(a.refusal.details['holder']) };
+  claim: AgentClient['claim'] = async (params) => {
+    const answer = await this.api.ask('POST', `/v1/claims/${encodeURIComponent(params.key)}`, {
+      session: params.session,
+    });
+    if (!answer.ok && answer.refusal.label === 'held') {
+      return { ok: false, reason: 'held', holder: fromWire<Holder>(answer.refusal.details['holder']) };
     }
-    if (!a.ok && a.refusal.label === 'fenced') throw new FencedError(a.refusal.message, a.refusal.hint);
-    const { granted, ...claim } = this.api.body<{ granted: boolean } & Record<string, unknown>>(a);
+    if (!answer.ok && answer.refusal.label === 'fenced')
+      throw new FencedError(answer.refusal.message, answer.refusal.hint);
+    const { granted, ...claim } = this.api.body<{ granted: boolean } & Record<string, unknown>>(answer);
     return { ok: true, granted, claim: fromWire(claim) };
   };
 
@@ -60,43 +65,47 @@ export class HttpAgentClient implements AgentClient {
   };
 
   recordEffect: AgentClient['recordEffect'] = async (p) => {
-    const a = await this.api.ask('POST', '/v1/effects', p);
-    const fenced = fencedOf(a);
-    return fenced ?? { ok: true, effect: fromWire(this.api.body(a)) };
+    const answer = await this.api.ask('POST', '/v1/effects', p);
+    const fenced = fencedOf(answer);
+    return fenced ?? { ok: true, effect: fromWire(this.api.body(answer)) };
   };
 
-  markToolCalls: AgentClient['markToolCalls'] = async (p) => {
-    const body = { toolCalls: p.count, note: p.note };
-    const r = await this.api.want<{ ok: boolean }>('POST', `/v1/sessions/${p.session}/progress`, body);
-    return r.ok;
+  markToolCalls: AgentClient['markToolCalls'] = async (params) => {
+    const body = { toolCalls: params.count, note: params.note };
+    const row = await this.api.want<{ ok: boolean }>('POST', `/v1/sessions/${params.session}/progress`, body);
+    return row.ok;
   };
 
   showTask: AgentClient['showTask'] = async (key) => {
-    const d = await this.api.want<TaskView>('GET', `/v1/tasks/${encodeURIComponent(key)}`);
-    return { task: d.task, holder: d.holder, jobs: d.jobs };
+    const view = await this.api.want<TaskView>('GET', `/v1/tasks/${encodeURIComponent(key)}`);
+    return { task: view.task, holder: view.holder, jobs: view.jobs };
   };
 
-  next: AgentClient['next'] = async (p) => {
-    const a = await this.api.ask('POST', '/v1/next', p);
-    if (!a.ok && a.refusal.status === 404 && a.refusal.message.startsWith('no eligible task')) {
-      const gated = a.refusal.details['gated'];
+  next: AgentClient['next'] = async (params) => {
+    const answer = await this.api.ask('POST', '/v1/next', params);
+    if (
+      !answer.ok &&
+      answer.refusal.status === 404 &&
+      answer.refusal.message.startsWith('no eligible task')
+    ) {
+      const gated = answer.refusal.details['gated'];
       return { ok: false, gated: Array.isArray(gated) ? fromWire<Task[]>(gated) : [] };
     }
-    const got = this.api.body<{ key: string; epoch: number }>(a);
+    const got = this.api.body<{ key: string; epoch: number }>(answer);
     const { task } = await this.showTask(got.key);
     return { ok: true, task, epoch: got.epoch };
   };
 
   escalate: AgentClient['escalate'] = async (p) => {
     const path = `/v1/tasks/${encodeURIComponent(p.key)}/escalate`;
-    const a = await this.api.ask('POST', path, { reason: p.reason, session: p.session, epoch: p.epoch });
-    const fenced = fencedOf(a);
+    const answer = await this.api.ask('POST', path, { reason: p.reason, session: p.session, epoch: p.epoch });
+    const fenced = fencedOf(answer);
     if (fenced !== null) return fenced;
-    const r = this.api.body<{ endedJob: number | null } & Record<string, unknown>>(a);
+    const row = this.api.body<{ endedJob: number | null } & Record<string, unknown>>(answer);
     const task = Object.fromEntries(
-      Object.entries(r).filter(([k]) => k !== 'endedJob' && k !== 'endedClaimEpoch'),
+      Object.entries(row).filter(([k]) => k !== 'endedJob' && k !== 'endedClaimEpoch'),
     );
-    return { ok: true, task: fromWire<Task>(task), jobId: r.endedJob };
+    return { ok: true, task: fromWire<Task>(task), jobId: row.endedJob };
   };
 
   close(): Promise<void> {
@@ -104,10 +113,10 @@ export class HttpAgentClient implements AgentClient {
   }
 
   /** A heartbeat or release: `fenced` as a value, anything else refused is thrown. */
-  private fenceable(a: Answer): { ok: true } | { ok: false; reason: 'fenced'; current: Holder | null } {
-    const fenced = fencedOf(a);
+  private fenceable(answer: Answer): { ok: true } | { ok: false; reason: 'fenced'; current: Holder | null } {
+    const fenced = fencedOf(answer);
     if (fenced !== null) return fenced;
-    this.api.body(a);
+    this.api.body(answer);
     return { ok: true };
   }
 }

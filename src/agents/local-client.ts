@@ -45,15 +45,17 @@ export class LocalAgentClient implements AgentClient {
     return { task, holder, jobs };
   };
 
-  next: AgentClient['next'] = async (p) => {
-    const r = await this.baton.lifecycle.next({ ...p, host: hostname(), pid: process.pid });
-    return r.ok ? { ok: true, task: r.task, epoch: r.claim.epoch } : { ok: false, gated: r.gated };
+  next: AgentClient['next'] = async (params) => {
+    const outcome = await this.baton.lifecycle.next({ ...params, host: hostname(), pid: process.pid });
+    return outcome.ok
+      ? { ok: true, task: outcome.task, epoch: outcome.claim.epoch }
+      : { ok: false, gated: outcome.gated };
   };
 
   escalate: AgentClient['escalate'] = async (p) => {
     const by = { name: `session ${p.session}`, session: p.session };
-    const r = await this.baton.lifecycle.escalate({ ...p, by });
-    return r.ok ? { ok: true, task: r.task, jobId: r.jobId } : r;
+    const result = await this.baton.lifecycle.escalate({ ...p, by });
+    return result.ok ? { ok: true, task: result.task, jobId: result.jobId } : result;
   };
 
   close(): Promise<void> {

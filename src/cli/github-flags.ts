@@ -36,9 +36,9 @@ export function githubOptions(command: Command): Command {
  * The flags' checks, made before the store is opened, so bad input changes nothing (not even a
  * new database file): the repository's form, the token's variable and presence, the label names.
  */
-export function checkGithubFlags(repo: string, o: GithubFlags): void {
+export function checkGithubFlags(repo: string, flags: GithubFlags): void {
   parseRepo(repo);
-  const name = o.tokenEnv ?? 'GITHUB_TOKEN';
+  const name = flags.tokenEnv ?? 'GITHUB_TOKEN';
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) || (process.env[name] ?? '') === '') {
     throw new InvalidInputError(
       `${name} is not set: Baton needs a GitHub token to read and label issues`,
@@ -47,10 +47,10 @@ export function checkGithubFlags(repo: string, o: GithubFlags): void {
   }
   validateLabelNames({
     ...DEFAULT_GITHUB_LABELS,
-    ...(o.labelWip === undefined ? {} : { wip: o.labelWip }),
-    ...(o.labelQueued === undefined ? {} : { queued: o.labelQueued }),
-    ...(o.labelHuman === undefined ? {} : { human: o.labelHuman }),
-    ...(o.labelDesign === undefined ? {} : { designReview: o.labelDesign }),
+    ...(flags.labelWip === undefined ? {} : { wip: flags.labelWip }),
+    ...(flags.labelQueued === undefined ? {} : { queued: flags.labelQueued }),
+    ...(flags.labelHuman === undefined ? {} : { human: flags.labelHuman }),
+    ...(flags.labelDesign === undefined ? {} : { designReview: flags.labelDesign }),
   });
 }
 
@@ -58,22 +58,22 @@ export function checkGithubFlags(repo: string, o: GithubFlags): void {
 export async function backlogFrom(
   store: Store,
   repo: string,
-  o: GithubFlags,
+  flags: GithubFlags,
   log: (line: string) => void,
 ): Promise<Backlog> {
   const { openBacklog } = await import('../github/backlog.js');
   return openBacklog({
     store,
     repo: parseRepo(repo),
-    tokenEnv: o.tokenEnv,
+    tokenEnv: flags.tokenEnv,
     env: process.env,
     labels: {
-      ...(o.labelWip === undefined ? {} : { wip: o.labelWip }),
-      ...(o.labelQueued === undefined ? {} : { queued: o.labelQueued }),
-      ...(o.labelHuman === undefined ? {} : { human: o.labelHuman }),
-      ...(o.labelDesign === undefined ? {} : { designReview: o.labelDesign }),
+      ...(flags.labelWip === undefined ? {} : { wip: flags.labelWip }),
+      ...(flags.labelQueued === undefined ? {} : { queued: flags.labelQueued }),
+      ...(flags.labelHuman === undefined ? {} : { human: flags.labelHuman }),
+      ...(flags.labelDesign === undefined ? {} : { designReview: flags.labelDesign }),
     },
-    comments: o.comments !== false && o.githubComments !== false,
+    comments: flags.comments !== false && flags.githubComments !== false,
     log,
   });
 }

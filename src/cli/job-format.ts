@@ -16,19 +16,19 @@ export function jobTable(jobs: readonly Job[], progress?: ReadonlyMap<JobId, Job
   if (jobs.length === 0) return ['no jobs'];
   return table(
     ['ID', 'KEY', 'STATUS', 'HOST', 'ATTEMPT', 'EPOCH', 'PRIORITY', 'RAM_MB', 'REASON'],
-    jobs.map((j) => {
-      const p = progress?.get(j.id);
+    jobs.map((job) => {
+      const p = progress?.get(job.id);
       const stalled = p?.stalled === true;
       return [
-        String(j.id),
-        j.key,
-        stalled ? 'stalled' : j.status,
-        cell(j.host),
-        `${j.attempt}/${j.attemptMax}`,
-        String(j.epoch),
-        String(j.priority),
-        cell(j.ramMb),
-        stalled ? stalledReason(p) : cell(j.reason),
+        String(job.id),
+        job.key,
+        stalled ? 'stalled' : job.status,
+        cell(job.host),
+        `${job.attempt}/${job.attemptMax}`,
+        String(job.epoch),
+        String(job.priority),
+        cell(job.ramMb),
+        stalled ? stalledReason(p) : cell(job.reason),
       ];
     }),
   );
@@ -39,12 +39,12 @@ function stalledReason(p: JobProgress): string {
 }
 
 /** A job as JSON with its progress: `stalled`, `lastProgressAt` and the agent's counters. */
-export function jobWithProgress(job: Job, p: JobProgress | undefined): object {
+export function jobWithProgress(job: Job, progress: JobProgress | undefined): object {
   return {
     ...job,
-    stalled: p?.stalled ?? false,
-    lastProgressAt: p?.lastProgressAt ?? null,
-    progress: p?.progress ?? null,
+    stalled: progress?.stalled ?? false,
+    lastProgressAt: progress?.lastProgressAt ?? null,
+    progress: progress?.progress ?? null,
   };
 }
 
@@ -66,12 +66,12 @@ export function jobDetail(job: Job, progress?: JobProgress): string[] {
   ];
 }
 
-function progressLines(p: JobProgress | undefined): string[] {
-  if (p === undefined || p.lastProgressAt === null) return [];
+function progressLines(progress: JobProgress | undefined): string[] {
+  if (progress === undefined || progress.lastProgressAt === null) return [];
   const lines = [
-    `  last progress ${iso(p.lastProgressAt)}${p.progress?.note ? ` (${p.progress.note})` : ''}`,
-    `  progress ${p.progress === null ? 'no marks' : describeProgress(p.progress)}`,
+    `  last progress ${iso(progress.lastProgressAt)}${progress.progress?.note ? ` (${progress.progress.note})` : ''}`,
+    `  progress ${progress.progress === null ? 'no marks' : describeProgress(progress.progress)}`,
   ];
-  if (p.stalled) lines.unshift(`  STALLED: no progress since ${iso(p.lastProgressAt)}`);
+  if (progress.stalled) lines.unshift(`  STALLED: no progress since ${iso(progress.lastProgressAt)}`);
   return lines;
 }

@@ -86,10 +86,10 @@ interface WireBatch {
   readonly leaseUntil: string | null;
 }
 
-const batchResult = (r: WireBatch): JobBatchResult => ({
-  finished: r.finished ?? [],
-  taken: r.jobs,
-  leaseUntil: r.leaseUntil === null ? null : Date.parse(r.leaseUntil),
+const batchResult = (batch: WireBatch): JobBatchResult => ({
+  finished: batch.finished ?? [],
+  taken: batch.jobs,
+  leaseUntil: batch.leaseUntil === null ? null : Date.parse(batch.leaseUntil),
 });
 
 const session = (s: unknown): number | undefined => (s === undefined ? undefined : validateId('session', s));
@@ -106,8 +106,8 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
   listTasks: CliApi['listTasks'] = (input: TaskListInput = {}) => this.get(`/v1/tasks${query({ ...input })}`);
 
   startSession: CliApi['startSession'] = (input) => {
-    const p = parseSessionStart(input);
-    const body = { kind: p.kind, host: p.host, pid: p.pid, name: p.name, ttl: input.ttl };
+    const params = parseSessionStart(input);
+    const body = { kind: params.kind, host: params.host, pid: params.pid, name: params.name, ttl: input.ttl };
     return this.post('/v1/sessions', body);
   };
 
@@ -122,13 +122,13 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
     this.get(`/v1/sessions${query({ live: o.liveOnly === true ? 'true' : undefined })}`);
 
   enqueue: CliApi['enqueue'] = (input) => {
-    const p = parseEnqueue(input);
+    const params = parseEnqueue(input);
     const body = {
-      key: p.key,
-      command: p.command,
-      ramMb: p.ramMb,
-      priority: p.priority,
-      attempts: p.attemptMax,
+      key: params.key,
+      command: params.command,
+      ramMb: params.ramMb,
+      priority: params.priority,
+      attempts: params.attemptMax,
     };
     return this.post('/v1/jobs', body);
   };
@@ -138,11 +138,11 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
   getJob: CliApi['getJob'] = (id) => this.get(`/v1/jobs/${validateId('job', id)}?progress=true`);
 
   cancelJob: CliApi['cancelJob'] = async (id) => {
-    const a = await this.api.ask('POST', `/v1/jobs/${validateId('job', id)}/cancel`);
-    if (!a.ok && a.refusal.label === 'lost') {
-      return { ok: false, reason: 'lost', job: fromWire<Job | null>(a.refusal.details['job'] ?? null) };
+    const answer = await this.api.ask('POST', `/v1/jobs/${validateId('job', id)}/cancel`);
+    if (!answer.ok && answer.refusal.label === 'lost') {
+      return { ok: false, reason: 'lost', job: fromWire<Job | null>(answer.refusal.details['job'] ?? null) };
     }
-    return { ok: true, job: fromWire<Job>(this.api.body(a)) };
+    return { ok: true, job: fromWire<Job>(this.api.body(answer)) };
   };
 
   audit: CliApi['audit'] = (input = {}) => this.get(`/v1/audit${query({ ...input })}`);
@@ -201,8 +201,8 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
   /** Remote jobs come with their progress (listJobs and getJob ask for it), read back here. */
   readonly progress: CliApi['progress'] = {
     ofJobs: (jobs) => {
-      const read = (j: Job): JobProgress => {
-        const p = j as Job & Partial<JobProgress>;
+      const read = (job: Job): JobProgress => {
+        const p = job as Job & Partial<JobProgress>;
         return {
           progress: p.progress ?? null,
           stalled: p.stalled ?? false,
@@ -216,8 +216,13 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
   readonly pull: CliApi['pull'] = {
     next: async (s) => (await this.post<{ job: Job | null }>('/v1/jobs/next', { session: session(s) })).job,
     finish: (input, next) => {
-      const { id, ...p } = parseJobFinish(input);
-      const body = { ...p, exitCode: p.exitCode ?? undefined, reason: p.reason ?? undefined, next };
+      const { id, ...params } = parseJobFinish(input);
+      const body = {
+        ...params,
+        exitCode: params.exitCode ?? undefined,
+        reason: params.reason ?? undefined,
+        next,
+      };
       return this.post(`/v1/jobs/${id}/finish`, body);
     },
     nextBatch: async (input) => {
@@ -228,16 +233,16 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
       return batchResult(await this.post<WireBatch>('/v1/jobs/next-batch', body));
     },
     batch: async (input) => {
-      const p = parseBatch(input);
-      const finish = p.finish.map((m) => ({
-        id: m.id,
-        epoch: m.epoch,
-        status: m.status,
-        exitCode: m.exitCode ?? undefined,
-        reason: m.reason ?? undefined,
+      const params = parseBatch(input);
+      const finish = params.finish.map((finish) => ({
+        id: finish.id,
+        epoch: finish.epoch,
+        status: finish.status,
+        exitCode: finish.exitCode ?? undefined,
+        reason: finish.reason ?? undefined,
       }));
-      const lease = input.lease === undefined ? undefined : `${p.leaseMs}ms`;
-      const body = { session: p.session, finish, next: p.take, lease };
+      const lease = input.lease === undefined ? undefined : `${params.leaseMs}ms`;
+      const body = { session: params.session, finish, next: params.take, lease };
       return batchResult(await this.post<WireBatch>('/v1/jobs/finish-batch', body));
     },
   };
@@ -254,9 +259,10 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
     addProject: (input) => this.post('/v1/projects', input),
     listProjects: () => this.get('/v1/projects'),
     addTask: async (input) => {
-      const p = parseTaskAdd(input);
-      const { key, title, priority, project, assignee, labels, body, url } = p;
-      const review = p.reviewRequired === undefined ? undefined : p.reviewRequired ? 'required' : 'none';
+      const params = parseTaskAdd(input);
+      const { key, title, priority, project, assignee, labels, body, url } = params;
+      const review =
+        params.reviewRequired === undefined ? undefined : params.reviewRequired ? 'required' : 'none';
       const fields = { key, title, priority, project, assignee, labels, body, url, review };
       const { requiresFilesystem, workspace } = input;
       const r = await this.post<Record<string, unknown>>('/v1/tasks', {
@@ -268,7 +274,7 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
       return {
         task: task as never,
         requirements: {
-          key: p.key,
+          key: params.key,
           requiresFilesystem: rf === true,
           workspace: (ws ?? null) as string | null,
         },

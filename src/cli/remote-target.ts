@@ -11,13 +11,13 @@ export interface RemoteTarget {
 
 /** --api/--token, else BATON_URL/BATON_TOKEN; null when --db is given or no URL is set. */
 export function remoteTarget(
-  o: { readonly db?: string; readonly api?: string; readonly token?: string },
+  options: { readonly db?: string; readonly api?: string; readonly token?: string },
   env: NodeJS.ProcessEnv,
 ): RemoteTarget | null {
-  if (o.db !== undefined) return null;
-  const url = o.api ?? (env['BATON_URL'] || undefined);
+  if (options.db !== undefined) return null;
+  const url = options.api ?? (env['BATON_URL'] || undefined);
   if (url === undefined) return null;
-  const token = o.token ?? (env['BATON_TOKEN'] || undefined);
+  const token = options.token ?? (env['BATON_TOKEN'] || undefined);
   if (token === undefined) {
     throw new InvalidInputError(
       `Baton's API is named (${url}) but no token`,

@@ -52,43 +52,52 @@ export class RemoteCoordinator implements AgentApi {
   }
 
   claim = async (input: ClaimInput): Promise<ClaimResult> => {
-    const p = parseClaim(input);
-    const a = await this.api.ask('POST', `/v1/claims/${key(p.key)}`, { session: p.session });
-    if (!a.ok && a.refusal.label === 'held') {
-      return { ok: false, reason: 'held', holder: fromWire<Holder>(a.refusal.details['holder']) };
+    const params = parseClaim(input);
+    const answer = await this.api.ask('POST', `/v1/claims/${key(params.key)}`, { session: params.session });
+    if (!answer.ok && answer.refusal.label === 'held') {
+      return { ok: false, reason: 'held', holder: fromWire<Holder>(answer.refusal.details['holder']) };
     }
-    const { granted, ...claim } = this.api.body<{ granted: boolean } & Record<string, unknown>>(a);
+    const { granted, ...claim } = this.api.body<{ granted: boolean } & Record<string, unknown>>(answer);
     return { ok: true, granted, claim: fromWire(claim) };
   };
 
   release = async (input: ReleaseInput): Promise<FencedResult> => {
-    const p = parseRelease(input);
-    const body = { session: p.session, epoch: p.epoch, outcome: p.outcome };
-    return this.fenceable(await this.api.ask('POST', `/v1/claims/${key(p.key)}/release`, body));
+    const params = parseRelease(input);
+    const body = { session: params.session, epoch: params.epoch, outcome: params.outcome };
+    return this.fenceable(await this.api.ask('POST', `/v1/claims/${key(params.key)}/release`, body));
   };
 
   heartbeat = async (input: HeartbeatInput): Promise<FencedResult> => {
-    const p = parseHeartbeat(input);
-    if (p.claim === undefined)
-      return this.fenceable(await this.api.ask('POST', `/v1/sessions/${p.session}/heartbeat`));
-    const body = { session: p.session, epoch: p.claim.epoch };
-    return this.fenceable(await this.api.ask('POST', `/v1/claims/${key(p.claim.key)}/heartbeat`, body));
+    const params = parseHeartbeat(input);
+    if (params.claim === undefined)
+      return this.fenceable(await this.api.ask('POST', `/v1/sessions/${params.session}/heartbeat`));
+    const body = { session: params.session, epoch: params.claim.epoch };
+    return this.fenceable(await this.api.ask('POST', `/v1/claims/${key(params.claim.key)}/heartbeat`, body));
   };
 
   showTask = async (k: unknown): Promise<TaskDetail> => {
-    const d = await this.api.want<TaskDetail>('GET', `/v1/tasks/${key(validateKey(k))}`);
-    return { task: d.task, claim: d.claim, holder: d.holder, jobs: d.jobs, history: d.history, prs: d.prs };
+    const detail = await this.api.want<TaskDetail>('GET', `/v1/tasks/${key(validateKey(k))}`);
+    return {
+      task: detail.task,
+      claim: detail.claim,
+      holder: detail.holder,
+      jobs: detail.jobs,
+      history: detail.history,
+      prs: detail.prs,
+    };
   };
 
   getSession = (id: unknown): Promise<Session> =>
     this.api.want<Session>('GET', `/v1/sessions/${validateId('session', id)}`);
 
   forceRelease = async (input: ForceReleaseInput): Promise<ClaimForceReleaseResult> => {
-    const p = parseForceRelease(input);
-    const a = await this.api.ask('POST', `/v1/claims/${key(p.key)}/force-release`, { reason: p.reason });
-    if (!a.ok && a.refusal.label === 'no_claim') return { ok: false, reason: 'no_claim' };
-    const r = this.api.body<{ holder: unknown; job: { id: number; was: JobState } | null }>(a);
-    return { ok: true, holder: fromWire<Holder>(r.holder), job: r.job };
+    const params = parseForceRelease(input);
+    const answer = await this.api.ask('POST', `/v1/claims/${key(params.key)}/force-release`, {
+      reason: params.reason,
+    });
+    if (!answer.ok && answer.refusal.label === 'no_claim') return { ok: false, reason: 'no_claim' };
+    const row = this.api.body<{ holder: unknown; job: { id: number; was: JobState } | null }>(answer);
+    return { ok: true, holder: fromWire<Holder>(row.holder), job: row.job };
   };
 
   readonly effects: AgentApi['effects'] = { record: (input) => this.recordEffect(input) };
@@ -106,8 +115,8 @@ export class RemoteCoordinator implements AgentApi {
       kind: input.kind,
       payload: input.payload,
     };
-    const a = await this.api.ask('POST', '/v1/effects', body);
-    return fencedOf(a) ?? { ok: true, effect: fromWire(this.api.body(a)) };
+    const answer = await this.api.ask('POST', '/v1/effects', body);
+    return fencedOf(answer) ?? { ok: true, effect: fromWire(this.api.body(answer)) };
   }
 
   protected async escalate(input: EscalateInput): ReturnType<Lifecycle['escalate']> {
@@ -117,10 +126,10 @@ export class RemoteCoordinator implements AgentApi {
       session: input.session === undefined ? undefined : validateId('session', input.session),
       epoch: input.epoch === undefined ? undefined : validateEpoch(input.epoch),
     };
-    const a = await this.api.ask('POST', `/v1/tasks/${key(k)}/escalate`, body);
-    const fenced = fencedOf(a);
+    const answer = await this.api.ask('POST', `/v1/tasks/${key(k)}/escalate`, body);
+    const fenced = fencedOf(answer);
     if (fenced !== null) return fenced;
-    const r = this.api.body<Record<string, unknown>>(a);
+    const r = this.api.body<Record<string, unknown>>(answer);
     const task = Object.fromEntries(
       Object.entries(r).filter(([name]) => name !== 'endedJob' && name !== 'endedClaimEpoch'),
     );
@@ -136,12 +145,16 @@ export class RemoteCoordinator implements AgentApi {
   protected async next(input: NextInput): Promise<NextOutcome> {
     const session = input.session === undefined ? undefined : validateId('session', input.session);
     const body = { ...input, session, host: String(input.host), pid: Number(input.pid) };
-    const a = await this.api.ask('POST', '/v1/next', body);
-    if (!a.ok && a.refusal.status === 404 && a.refusal.message.startsWith('no eligible task')) {
-      const gated = a.refusal.details['gated'];
+    const answer = await this.api.ask('POST', '/v1/next', body);
+    if (
+      !answer.ok &&
+      answer.refusal.status === 404 &&
+      answer.refusal.message.startsWith('no eligible task')
+    ) {
+      const gated = answer.refusal.details['gated'];
       return { ok: false, gated: Array.isArray(gated) ? fromWire<Task[]>(gated) : [], session: null };
     }
-    const got = this.api.body<{ key: string; session?: number }>(a);
+    const got = this.api.body<{ key: string; session?: number }>(answer);
     const detail = await this.showTask(got.key);
     if (detail.claim === null) throw new InvalidInputError(`the claim on ${got.key} ended at once`);
     const started =
@@ -149,10 +162,10 @@ export class RemoteCoordinator implements AgentApi {
     return { ok: true, task: detail.task, claim: detail.claim, session: started };
   }
 
-  private fenceable(a: Answer): FencedResult {
-    const fenced = fencedOf(a);
+  private fenceable(answer: Answer): FencedResult {
+    const fenced = fencedOf(answer);
     if (fenced !== null) return fenced;
-    this.api.body(a);
+    this.api.body(answer);
     return { ok: true };
   }
 }

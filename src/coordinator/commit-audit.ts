@@ -53,9 +53,9 @@ function parseLog(
 function stampOf(trailers: string): CommitCheck['stamp'] {
   const stamp: Record<string, string> = {};
   for (const line of trailers.split('\n')) {
-    const m = /^(Baton-(?:Task|Session|Epoch|Host)):\s*(.*)$/i.exec(line.trim());
-    const key = TRAILER_KEYS.find((k) => k.toLowerCase() === m?.[1]?.toLowerCase());
-    if (m !== null && key !== undefined) stamp[key] = (m[2] ?? '').trim();
+    const match = /^(Baton-(?:Task|Session|Epoch|Host)):\s*(.*)$/i.exec(line.trim());
+    const key = TRAILER_KEYS.find((k) => k.toLowerCase() === match?.[1]?.toLowerCase());
+    if (match !== null && key !== undefined) stamp[key] = (match[2] ?? '').trim();
   }
   return Object.keys(stamp).length === 0 ? null : stamp;
 }
@@ -106,11 +106,11 @@ function judge(
   return reasons;
 }
 
-export async function auditCommits(store: Store, p: CommitAuditParams): Promise<CommitCheck[]> {
-  const dir = resolve(p.dir);
+export async function auditCommits(store: Store, params: CommitAuditParams): Promise<CommitCheck[]> {
+  const dir = resolve(params.dir);
   await gitDirOf(dir, 'repository');
   const format = `%H${FIELD}%ct${FIELD}%s${FIELD}%(trailers:only,unfold)${RECORD}`;
-  const log = parseLog(await git(['log', `--format=${format}`, p.range ?? 'HEAD'], { cwd: dir }));
+  const log = parseLog(await git(['log', `--format=${format}`, params.range ?? 'HEAD'], { cwd: dir }));
   const now = await store.now();
   const claims = new Map<string, readonly Claim[]>();
   const sessions = new Map<number, Session | null>();
@@ -137,7 +137,7 @@ export async function auditCommits(store: Store, p: CommitAuditParams): Promise<
       entry.committedAt,
       claims.get(complete.key) ?? [],
       sessions.get(complete.session) ?? null,
-      p.slackMs ?? 5_000,
+      params.slackMs ?? 5_000,
       now,
     );
     checks.push({ ...base, stamp, status: reasons.length === 0 ? 'ok' : 'impossible', reasons });

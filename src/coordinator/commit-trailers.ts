@@ -26,12 +26,12 @@ export interface CommitStamp {
 
 export const TRAILER_KEYS = ['Baton-Task', 'Baton-Session', 'Baton-Epoch', 'Baton-Host'] as const;
 
-function trailerLines(s: CommitStamp): string[] {
+function trailerLines(stamp: CommitStamp): string[] {
   return [
-    `Baton-Task: ${s.key}`,
-    `Baton-Session: ${s.session}`,
-    `Baton-Epoch: ${s.epoch}`,
-    `Baton-Host: ${s.host}`,
+    `Baton-Task: ${stamp.key}`,
+    `Baton-Session: ${stamp.session}`,
+    `Baton-Epoch: ${stamp.epoch}`,
+    `Baton-Host: ${stamp.host}`,
   ];
 }
 

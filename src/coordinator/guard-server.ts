@@ -108,10 +108,10 @@ async function commitTrailers(
   }
   const message = await git(['log', '-1', '--format=%B', sha], { cwd: repo, env: extra });
   const out = new Map<string, string>();
-  for (const m of message.matchAll(/^Baton-(Task|Epoch|Session):[ \t]*(.+?)[ \t]*$/gim)) {
+  for (const match of message.matchAll(/^Baton-(Task|Epoch|Session):[ \t]*(.+?)[ \t]*$/gim)) {
     out.set(
-      `baton-${(m[1] ?? '').toLowerCase() === 'task' ? 'key' : (m[1] ?? '').toLowerCase()}`,
-      m[2] ?? '',
+      `baton-${(match[1] ?? '').toLowerCase() === 'task' ? 'key' : (match[1] ?? '').toLowerCase()}`,
+      match[2] ?? '',
     );
   }
   return out;
@@ -220,26 +220,32 @@ function serverHookScript(p: Pick<ServerInstallParams, 'node' | 'batonBin'>): st
  * Writes the pre-receive hook and its settings into a bare repository and lets clients send push
  * options. Refuses a repository that is not bare, and a pre-receive hook that is not Baton's.
  */
-export async function installServerGuard(p: ServerInstallParams): Promise<{ hook: string; config: string }> {
-  const bare = await git(['rev-parse', '--is-bare-repository'], { cwd: p.repo }).catch(() => 'false');
+export async function installServerGuard(
+  params: ServerInstallParams,
+): Promise<{ hook: string; config: string }> {
+  const bare = await git(['rev-parse', '--is-bare-repository'], { cwd: params.repo }).catch(() => 'false');
   if (bare !== 'true') {
-    throw new InvalidInputError(`${p.repo} is not a bare git repository`, 'give the repository pushes go to');
+    throw new InvalidInputError(
+      `${params.repo} is not a bare git repository`,
+      'give the repository pushes go to',
+    );
   }
-  const hooks = resolve(p.repo, await git(['rev-parse', '--git-path', 'hooks'], { cwd: p.repo }));
+  const hooks = resolve(params.repo, await git(['rev-parse', '--git-path', 'hooks'], { cwd: params.repo }));
   mkdirSync(hooks, { recursive: true });
   const hook = join(hooks, 'pre-receive');
   if (existsSync(hook) && !readFileSync(hook, 'utf8').includes(SERVER_HOOK_MARKER)) {
     throw new ConflictError(
       `${hook} exists and is not Baton's`,
-      `call this from it, passing its stdin on: ${JSON.stringify(p.node)} ${JSON.stringify(p.batonBin)} guard receive`,
+      `call this from it, passing its stdin on: ${JSON.stringify(params.node)} ` +
+        `${JSON.stringify(params.batonBin)} guard receive`,
     );
   }
-  const config = join(p.repo, SERVER_CONFIG_FILE);
-  const record: ServerConfig = { db: withoutPassword(p.db), protect: p.protect };
+  const config = join(params.repo, SERVER_CONFIG_FILE);
+  const record: ServerConfig = { db: withoutPassword(params.db), protect: params.protect };
   writeFileSync(config, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
   chmodSync(config, 0o600);
-  writeFileSync(hook, serverHookScript(p), { mode: 0o755 });
+  writeFileSync(hook, serverHookScript(params), { mode: 0o755 });
   chmodSync(hook, 0o755);
-  await git(['config', 'receive.advertisePushOptions', 'true'], { cwd: p.repo });
+  await git(['config', 'receive.advertisePushOptions', 'true'], { cwd: params.repo });
   return { hook, config };
 }

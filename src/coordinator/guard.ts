@@ -188,8 +188,8 @@ function hookScript(p: Pick<GuardInstallParams, 'node' | 'batonBin'>): string {
  * directory git uses for it (the common one, or core.hooksPath). Refuses to replace a hook that is
  * not Baton's. The caller checks first that the claim is current (checkGuard).
  */
-export async function installGuard(p: GuardInstallParams): Promise<GuardInstallResult> {
-  const dir = resolve(p.dir);
+export async function installGuard(params: GuardInstallParams): Promise<GuardInstallResult> {
+  const dir = resolve(params.dir);
   const gitDir = await gitDirOf(dir, 'worktree');
   const hooks = resolve(dir, await git(['rev-parse', '--git-path', 'hooks'], { cwd: dir }));
   mkdirSync(hooks, { recursive: true });
@@ -198,19 +198,19 @@ export async function installGuard(p: GuardInstallParams): Promise<GuardInstallR
   if (existing !== null && !existing.includes(HOOK_MARKER)) {
     throw new ConflictError(
       `${hook} exists and is not Baton's`,
-      `add this line to it yourself: ${JSON.stringify(p.node)} ${JSON.stringify(p.batonBin)} guard check`,
+      `add this line to it yourself: ${JSON.stringify(params.node)} ${JSON.stringify(params.batonBin)} guard check`,
     );
   }
   const claimFile = join(gitDir, CLAIM_FILE);
   const record = {
-    db: withoutPassword(p.db),
-    session: p.claim.session,
-    key: p.claim.key,
-    epoch: p.claim.epoch,
+    db: withoutPassword(params.db),
+    session: params.claim.session,
+    key: params.claim.key,
+    epoch: params.claim.epoch,
   };
   writeFileSync(claimFile, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
   chmodSync(claimFile, 0o600);
-  writeHookFile(hook, hookScript(p));
+  writeHookFile(hook, hookScript(params));
   return { hook, claimFile, created: existing === null };
 }
 

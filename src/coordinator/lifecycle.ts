@@ -187,18 +187,18 @@ export class Lifecycle {
     const rows = (await Promise.all(types.map((type) => this.store.audit.list({ key: checked, type }))))
       .flat()
       .sort((a, b) => a.id - b.id);
-    return rows.map((e) => {
-      const d = e.detail;
+    return rows.map((entry) => {
+      const d = entry.detail;
       const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
       return {
-        at: e.at,
-        type: e.type as TaskEvent['type'],
+        at: entry.at,
+        type: entry.type as TaskEvent['type'],
         from: text(d['from']) as TaskState | null,
         to: text(d['to']) as TaskState | null,
         action: text(d['action']),
         gate: (text(d['gate']) ?? (d['action'] === 'approve' ? 'review' : null)) as TaskEvent['gate'],
         by: text(d['by']),
-        session: e.session,
+        session: entry.session,
         reason: text(d['reason']) ?? text(d['note']),
       };
     });

@@ -125,8 +125,8 @@ export class Pull {
 
   /** Finishes the session's job; with `next`, claims and starts the next one in the same commit. */
   async finish(input: JobFinishInput, next: boolean): Promise<JobFinishAndClaimNextResult> {
-    const p = parseJobFinish(input);
-    if (next) return this.store.jobs.finishAndClaimNext({ ...p, start: true });
-    return { finished: await this.store.jobs.finish(p), next: null };
+    const params = parseJobFinish(input);
+    if (next) return this.store.jobs.finishAndClaimNext({ ...params, start: true });
+    return { finished: await this.store.jobs.finish(params), next: null };
   }
 }

@@ -150,17 +150,19 @@ export class Views {
       this.store.now(),
       this.locks(),
     ]);
-    const claims = live.map((c): ClaimView => {
-      const age = Math.max(0, now - c.heartbeatAt);
+    const claims = live.map((claim): ClaimView => {
+      const age = Math.max(0, now - claim.heartbeatAt);
       // A run's lock is taken by the runner's session for the job; a lock taken by hand, by the
       // holder's own session.
-      const held = locks.filter((l) => l.session === c.session || (c.job !== null && l.jobId === c.job.id));
+      const held = locks.filter(
+        (l) => l.session === claim.session || (claim.job !== null && l.jobId === claim.job.id),
+      );
       return {
-        ...c,
+        ...claim,
         heartbeatAgeMs: age,
-        late: age > (c.ttlMs ?? lateAfterMs),
+        late: age > (claim.ttlMs ?? lateAfterMs),
         locks: held,
-        forceRelease: forceReleasePlan(c, held),
+        forceRelease: forceReleasePlan(claim, held),
       };
     });
     return { now, claims };
@@ -180,11 +182,11 @@ export class Views {
   async hosts(): Promise<readonly HostView[]> {
     const hosts = await this.store.hosts.list();
     return Promise.all(
-      hosts.map(async (h) => ({
-        ...h,
+      hosts.map(async (host) => ({
+        ...host,
         running: await this.store.observe.jobsPage({
           status: ['claimed', 'running'],
-          host: h.name,
+          host: host.name,
           limit: 20,
         }),
       })),

@@ -30,9 +30,9 @@ export interface HostCapacity {
  * RAM a host can still promise: the lesser of what the kernel says is free (less what was placed
  * and has not started yet) and what the budgets leave of the total after the reserve.
  */
-export function ramAvailableMb(h: HostCapacity): number {
-  const measured = h.ramFreeMb - h.ramPendingMb;
-  const budgeted = h.ramTotalMb - h.ramReservedMb - h.ramPromisedMb;
+export function ramAvailableMb(capacity: HostCapacity): number {
+  const measured = capacity.ramFreeMb - capacity.ramPendingMb;
+  const budgeted = capacity.ramTotalMb - capacity.ramReservedMb - capacity.ramPromisedMb;
   return Math.max(0, Math.min(measured, budgeted));
 }
 
@@ -41,12 +41,12 @@ export function ramAvailableMb(h: HostCapacity): number {
  * on it: one more active job, its budget promised, and pending (not started, so not yet visible
  * in the measured free RAM) until the host's next heartbeat.
  */
-export function afterPlacement(h: HostCapacity, ramMb: number): HostCapacity {
+export function afterPlacement(capacity: HostCapacity, ramMb: number): HostCapacity {
   return {
-    ...h,
-    jobsActive: h.jobsActive + 1,
-    ramPromisedMb: h.ramPromisedMb + ramMb,
-    ramPendingMb: h.ramPendingMb + ramMb,
+    ...capacity,
+    jobsActive: capacity.jobsActive + 1,
+    ramPromisedMb: capacity.ramPromisedMb + ramMb,
+    ramPendingMb: capacity.ramPendingMb + ramMb,
   };
 }
 
@@ -105,14 +105,17 @@ export function placeOnFleet(
   let roomiest = -1;
   let roomiestRam = 0;
   for (let i = 0; i < fleet.open.length; i++) {
-    const h = fleet.open[i] as HostCapacity;
-    const age = now - h.heartbeatAt;
-    if (age > staleAfterMs || h.jobsActive >= h.slotsMax) continue;
-    const ram = ramAvailableMb(h);
+    const capacity = fleet.open[i] as HostCapacity;
+    const age = now - capacity.heartbeatAt;
+    if (age > staleAfterMs || capacity.jobsActive >= capacity.slotsMax) continue;
+    const ram = ramAvailableMb(capacity);
     if (roomiest < 0 || ram > roomiestRam) [roomiest, roomiestRam] = [i, ram];
     if (ram < ramMb) continue;
     const fresh = age <= staleAfterMs / 2;
-    if (chosen < 0 || better(h, fresh, ram, fleet.open[chosen] as HostCapacity, chosenFresh, chosenRam)) {
+    if (
+      chosen < 0 ||
+      better(capacity, fresh, ram, fleet.open[chosen] as HostCapacity, chosenFresh, chosenRam)
+    ) {
       [chosen, chosenRam, chosenFresh] = [i, ram, fresh];
     }
   }
@@ -132,12 +135,12 @@ function better(
   a: HostCapacity,
   aFresh: boolean,
   aRam: number,
-  b: HostCapacity,
+  capacity: HostCapacity,
   bFresh: boolean,
   bRam: number,
 ): boolean {
   if (aFresh !== bFresh) return aFresh;
   if (aRam !== bRam) return aRam > bRam;
-  if (a.jobsActive !== b.jobsActive) return a.jobsActive < b.jobsActive;
-  return a.name < b.name;
+  if (a.jobsActive !== capacity.jobsActive) return a.jobsActive < capacity.jobsActive;
+  return a.name < capacity.name;
 }

@@ -112,8 +112,8 @@ function placeholders(template: string): Placeholder[] {
     template,
     found.map((m) => m.index),
   );
-  return found.map((m, i) => {
-    const name = m[1] ?? '';
+  return found.map((match, i) => {
+    const name = match[1] ?? '';
     if (!(name in TEMPLATE_FIELDS)) {
       throw new InvalidInputError(
         `unknown placeholder {{${name}}} in the command`,
@@ -126,11 +126,11 @@ function placeholders(template: string): Placeholder[] {
     const why = unsafeBecause(context);
     if (why !== null) {
       throw new InvalidInputError(
-        `{{${name}}} at position ${m.index} of the command stands ${why}`,
+        `{{${name}}} at position ${match.index} of the command stands ${why}`,
         HINT_ARGUMENT,
       );
     }
-    return { field: name as TemplateField, index: m.index, length: m[0].length, context };
+    return { field: name as TemplateField, index: match.index, length: match[0].length, context };
   });
 }
 
@@ -144,10 +144,10 @@ export function validateCommandTemplate(template: string): string {
 export function renderCommand(template: string): string {
   let out = '';
   let at = 0;
-  for (const p of placeholders(template)) {
-    const ref = `\${${TEMPLATE_FIELDS[p.field]}}`;
-    out += template.slice(at, p.index) + (p.context.kind === 'double' ? ref : `"${ref}"`);
-    at = p.index + p.length;
+  for (const placeholder of placeholders(template)) {
+    const ref = `\${${TEMPLATE_FIELDS[placeholder.field]}}`;
+    out += template.slice(at, placeholder.index) + (placeholder.context.kind === 'double' ? ref : `"${ref}"`);
+    at = placeholder.index + placeholder.length;
   }
   return out + template.slice(at);
 }

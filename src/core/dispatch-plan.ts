@@ -73,9 +73,11 @@ export function gateReason(gate: TaskGate | null): string {
 }
 
 /** The lock a candidate's plan needs (a workspace name), or an unresolved plan's error. */
-function lockOf(c: DispatchCandidate): string | null | WorkspaceConfigurationError {
+function lockOf(candidate: DispatchCandidate): string | null | WorkspaceConfigurationError {
   try {
-    return sharedLock(resolveWorkspacePlan({ ...c.plan, workspaces: c.workspaces }))?.name ?? null;
+    return (
+      sharedLock(resolveWorkspacePlan({ ...candidate.plan, workspaces: candidate.workspaces }))?.name ?? null
+    );
   } catch (error) {
     if (error instanceof WorkspaceConfigurationError) return error;
     throw error;
@@ -103,18 +105,18 @@ export function decideDispatch(
   const waitFor = (job: Job, reason: string): void => {
     if (job.reason !== reason) wait.push({ job, reason });
   };
-  for (const c of candidates) {
-    const { job } = c;
-    if (c.gate !== null) {
-      waitFor(job, gateReason(c.gate));
+  for (const candidate of candidates) {
+    const { job } = candidate;
+    if (candidate.gate !== null) {
+      waitFor(job, gateReason(candidate.gate));
       continue;
     }
-    const lock = lockOf(c);
+    const lock = lockOf(candidate);
     if (lock instanceof WorkspaceConfigurationError) {
       skip.push({ job, error: lock });
       continue;
     }
-    const holder = lock === null ? null : c.workspaces.find((w) => w.name === lock)?.holder;
+    const holder = lock === null ? null : candidate.workspaces.find((w) => w.name === lock)?.holder;
     if (lock !== null && holder !== null && holder !== undefined) {
       waitFor(job, waitingForWorkspace(lock, holder));
       continue;

@@ -39,14 +39,20 @@ export interface RepoName {
 
 export function parseRepo(value: unknown): RepoName {
   const text = typeof value === 'string' ? value.trim() : '';
-  const m = REPO.exec(text);
-  if (m === null || m[1] === undefined || m[2] === undefined || m[2] === '.' || m[2] === '..') {
+  const match = REPO.exec(text);
+  if (
+    match === null ||
+    match[1] === undefined ||
+    match[2] === undefined ||
+    match[2] === '.' ||
+    match[2] === '..'
+  ) {
     throw new InvalidInputError(
       `repository ${JSON.stringify(value)} is not of the form owner/repo`,
       'give it as on GitHub, such as acme/api',
     );
   }
-  return { owner: m[1], repo: m[2], full: `${m[1]}/${m[2]}` };
+  return { owner: match[1], repo: match[2], full: `${match[1]}/${match[2]}` };
 }
 
 const GITHUB_KEY_PREFIX = 'github:';
@@ -57,10 +63,10 @@ export function issueKey(repo: RepoName, issue: number): string {
 
 /** The repository and issue number of a `github:owner/repo#N` key, or null for any other key. */
 export function parseIssueKey(key: string): { readonly repo: RepoName; readonly issue: number } | null {
-  const m = /^github:([^#]+)#([1-9][0-9]{0,9})$/.exec(key);
-  if (m === null || m[1] === undefined || m[2] === undefined) return null;
+  const match = /^github:([^#]+)#([1-9][0-9]{0,9})$/.exec(key);
+  if (match === null || match[1] === undefined || match[2] === undefined) return null;
   try {
-    return { repo: parseRepo(m[1]), issue: Number(m[2]) };
+    return { repo: parseRepo(match[1]), issue: Number(match[2]) };
   } catch {
     return null;
   }

@@ -53,17 +53,17 @@ export function validateHeartbeatWindows(
   heartbeatIntervalMs: number,
   staleAfterMs: number,
 ): HeartbeatWindows {
-  const w = heartbeatWindows(heartbeatIntervalMs, staleAfterMs);
-  if (staleAfterMs < w.staleAfterMinMs) {
+  const windows = heartbeatWindows(heartbeatIntervalMs, staleAfterMs);
+  if (staleAfterMs < windows.staleAfterMinMs) {
     const s = (ms: number): string => `${ms / 1000} s`;
     throw new InvalidInputError(
       `--stale-after ${s(staleAfterMs)} is too close to --heartbeat-interval ${s(heartbeatIntervalMs)}: ` +
         `agents would be killed as fenced between healthy heartbeats`,
-      `give --stale-after at least ${s(w.staleAfterMinMs)} (3.5 heartbeat intervals and one ` +
-        `${s(w.sampleIntervalMs)} sample), or a shorter --heartbeat-interval`,
+      `give --stale-after at least ${s(windows.staleAfterMinMs)} (3.5 heartbeat intervals and one ` +
+        `${s(windows.sampleIntervalMs)} sample), or a shorter --heartbeat-interval`,
     );
   }
-  return w;
+  return windows;
 }
 
 /** The stale threshold when none is given: 10 s, or the least the heartbeat interval allows. */

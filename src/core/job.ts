@@ -102,10 +102,10 @@ export type JobTransitionResult =
   | { readonly ok: false; readonly reason: 'lost'; readonly job: Job | null };
 
 /** A cancelled job's reason: the one given, else who cancelled it (`cancelled by alice@box`). */
-export function cancelReason(p: {
+export function cancelReason(params: {
   readonly reason?: string | undefined;
   readonly actor?: string | undefined;
 }): string {
-  if (p.reason !== undefined) return p.reason;
-  return p.actor === undefined ? 'cancelled' : `cancelled by ${p.actor}`;
+  if (params.reason !== undefined) return params.reason;
+  return params.actor === undefined ? 'cancelled' : `cancelled by ${params.actor}`;
 }

@@ -100,18 +100,28 @@ export class LedgerVerifier {
   ) {}
 
   /** A checkpoint, with its leaves when the stream carries them. */
-  checkpoint(c: Checkpoint, leaves: Uint8Array | null): void {
+  checkpoint(checkpoint: Checkpoint, leaves: Uint8Array | null): void {
     this.close();
-    this.seen.set(c.seq, { ...c });
-    if (!this.checkSelf(c)) return this.kindOf(c);
-    if (c.kind === 'prune') return this.prune(c);
-    if (c.firstId <= this.lastRowId) {
-      this.report(c.firstId, 'reordered', c.seq, `checkpoint ${c.seq} comes after row ${this.lastRowId}`);
+    this.seen.set(checkpoint.seq, { ...checkpoint });
+    if (!this.checkSelf(checkpoint)) return this.kindOf(checkpoint);
+    if (checkpoint.kind === 'prune') return this.prune(checkpoint);
+    if (checkpoint.firstId <= this.lastRowId) {
+      this.report(
+        checkpoint.firstId,
+        'reordered',
+        checkpoint.seq,
+        `checkpoint ${checkpoint.seq} comes after row ${this.lastRowId}`,
+      );
     }
-    if (this.checkLink(c)) this.checkRange(c);
-    this.lastSeal = c;
+    if (this.checkLink(checkpoint)) this.checkRange(checkpoint);
+    this.lastSeal = checkpoint;
     this.seals++;
-    this.current = { c, leaves: leaves === null ? null : this.checkLeaves(c, leaves), next: 0, byHash: null };
+    this.current = {
+      c: checkpoint,
+      leaves: leaves === null ? null : this.checkLeaves(checkpoint, leaves),
+      next: 0,
+      byHash: null,
+    };
   }
 
   /** One row's columns, by name, as the engine gives them. */
@@ -143,14 +153,14 @@ export class LedgerVerifier {
 
   finish(): LedgerReport {
     this.close();
-    for (const p of this.prunes) {
-      const before = this.seen.get(p.seq - 1);
-      if (before !== undefined && before.hash !== p.prevHash) {
+    for (const checkpoint of this.prunes) {
+      const before = this.seen.get(checkpoint.seq - 1);
+      if (before !== undefined && before.hash !== checkpoint.prevHash) {
         this.report(
-          p.firstId,
+          checkpoint.firstId,
           'edited',
-          p.seq,
-          `prune record ${p.seq} does not follow checkpoint ${p.seq - 1}`,
+          checkpoint.seq,
+          `prune record ${checkpoint.seq} does not follow checkpoint ${checkpoint.seq - 1}`,
         );
       }
     }
@@ -162,12 +172,12 @@ export class LedgerVerifier {
       sealedThrough: Math.max(this.lastSeal?.lastId ?? 0, this.prunedThrough),
       unsealed: { ...this.unsealed },
       unchecked: this.unchecked,
-      pruned: this.prunes.map((p) => ({
-        checkpoint: p.seq,
-        firstId: p.firstId,
-        lastId: p.lastId,
-        rowCount: p.rowCount,
-        prunedAt: p.sealedAt,
+      pruned: this.prunes.map((checkpoint) => ({
+        checkpoint: checkpoint.seq,
+        firstId: checkpoint.firstId,
+        lastId: checkpoint.lastId,
+        rowCount: checkpoint.rowCount,
+        prunedAt: checkpoint.sealedAt,
       })),
       firstBad: problems[0] ?? null,
       problems,
@@ -184,53 +194,63 @@ export class LedgerVerifier {
   }
 
   /** A checkpoint whose own hash or signature fails still counts as a seal or a prune. */
-  private kindOf(c: Checkpoint): void {
-    if (c.kind === 'prune') {
-      this.prunes.push(c);
-      this.prunedThrough = Math.max(this.prunedThrough, c.lastId);
+  private kindOf(checkpoint: Checkpoint): void {
+    if (checkpoint.kind === 'prune') {
+      this.prunes.push(checkpoint);
+      this.prunedThrough = Math.max(this.prunedThrough, checkpoint.lastId);
       return;
     }
-    this.lastSeal = c;
+    this.lastSeal = checkpoint;
     this.seals++;
-    this.current = { c, leaves: null, next: 0, byHash: null };
+    this.current = { c: checkpoint, leaves: null, next: 0, byHash: null };
   }
 
-  private checkSelf(c: Checkpoint): boolean {
-    const what = c.kind === 'prune' ? 'prune record' : 'checkpoint';
-    if (this.crypto.sha256(checkpointText(c)) !== c.hash) {
+  private checkSelf(checkpoint: Checkpoint): boolean {
+    const what = checkpoint.kind === 'prune' ? 'prune record' : 'checkpoint';
+    if (this.crypto.sha256(checkpointText(checkpoint)) !== checkpoint.hash) {
       this.report(
-        c.firstId,
+        checkpoint.firstId,
         'edited',
-        c.seq,
-        `${what} ${c.seq} was altered: its hash does not match its fields`,
+        checkpoint.seq,
+        `${what} ${checkpoint.seq} was altered: its hash does not match its fields`,
       );
       return false;
     }
-    const refused = this.crypto.checkSignature(c.keyId, c.hash, c.signature);
+    const refused = this.crypto.checkSignature(checkpoint.keyId, checkpoint.hash, checkpoint.signature);
     if (refused !== null) {
-      this.report(c.firstId, 'edited', c.seq, `${what} ${c.seq}: ${refused}`);
+      this.report(checkpoint.firstId, 'edited', checkpoint.seq, `${what} ${checkpoint.seq}: ${refused}`);
       return false;
     }
     return true;
   }
 
-  private prune(p: Checkpoint): void {
+  private prune(checkpoint: Checkpoint): void {
     const expectedFirst = (this.prunes.at(-1)?.lastId ?? 0) + 1;
-    if (p.firstId !== expectedFirst) {
-      const problem = p.firstId > expectedFirst ? 'missing' : 'inserted';
-      this.report(expectedFirst, problem, p.seq, `prune record ${p.seq} starts at row ${p.firstId}`);
+    if (checkpoint.firstId !== expectedFirst) {
+      const problem = checkpoint.firstId > expectedFirst ? 'missing' : 'inserted';
+      this.report(
+        expectedFirst,
+        problem,
+        checkpoint.seq,
+        `prune record ${checkpoint.seq} starts at row ${checkpoint.firstId}`,
+      );
     }
-    this.prunes.push(p);
-    this.prunedThrough = Math.max(this.prunedThrough, p.lastId);
-    this.removedThroughSeq = Math.max(this.removedThroughSeq, p.throughSeq ?? 0);
+    this.prunes.push(checkpoint);
+    this.prunedThrough = Math.max(this.prunedThrough, checkpoint.lastId);
+    this.removedThroughSeq = Math.max(this.removedThroughSeq, checkpoint.throughSeq ?? 0);
   }
 
   /** Whether the seal follows its predecessor in the chain; reports it when not. */
-  private checkLink(c: Checkpoint): boolean {
-    const p = c.seq - 1;
+  private checkLink(checkpoint: Checkpoint): boolean {
+    const p = checkpoint.seq - 1;
     const firstId = (this.lastSeal?.lastId ?? this.prunedThrough) + 1;
-    if (c.seq <= this.removedThroughSeq) {
-      this.report(c.firstId, 'inserted', c.seq, `checkpoint ${c.seq} was pruned, yet it is there`);
+    if (checkpoint.seq <= this.removedThroughSeq) {
+      this.report(
+        checkpoint.firstId,
+        'inserted',
+        checkpoint.seq,
+        `checkpoint ${checkpoint.seq} was pruned, yet it is there`,
+      );
       return false;
     }
     let expected: string | null = null;
@@ -242,41 +262,59 @@ export class LedgerVerifier {
       expected = prune?.hash ?? through?.root ?? null;
     }
     if (expected === null) {
-      this.report(firstId, 'missing', p, `checkpoint ${p} is missing: checkpoint ${c.seq} follows nothing`);
+      this.report(
+        firstId,
+        'missing',
+        p,
+        `checkpoint ${p} is missing: checkpoint ${checkpoint.seq} follows nothing`,
+      );
       return false;
     }
-    if (c.prevHash !== expected) {
-      this.report(c.firstId, 'edited', c.seq, `checkpoint ${c.seq} does not follow checkpoint ${p}`);
+    if (checkpoint.prevHash !== expected) {
+      this.report(
+        checkpoint.firstId,
+        'edited',
+        checkpoint.seq,
+        `checkpoint ${checkpoint.seq} does not follow checkpoint ${p}`,
+      );
       return false;
     }
     return true;
   }
 
-  private checkRange(c: Checkpoint): void {
+  private checkRange(checkpoint: Checkpoint): void {
     const expectedFirst = (this.lastSeal?.lastId ?? this.prunedThrough) + 1;
-    if (c.firstId > expectedFirst) {
-      const gap = `rows ${expectedFirst}..${c.firstId - 1} are covered by no checkpoint`;
-      this.report(expectedFirst, 'missing', c.seq, gap);
-    } else if (c.firstId < expectedFirst) {
-      this.report(c.firstId, 'inserted', c.seq, `checkpoint ${c.seq} covers rows already sealed`);
+    if (checkpoint.firstId > expectedFirst) {
+      const gap = `rows ${expectedFirst}..${checkpoint.firstId - 1} are covered by no checkpoint`;
+      this.report(expectedFirst, 'missing', checkpoint.seq, gap);
+    } else if (checkpoint.firstId < expectedFirst) {
+      this.report(
+        checkpoint.firstId,
+        'inserted',
+        checkpoint.seq,
+        `checkpoint ${checkpoint.seq} covers rows already sealed`,
+      );
     }
   }
 
   /** The leaves when they match the checkpoint's root and range; null (and a problem) otherwise. */
-  private checkLeaves(c: Checkpoint, bytes: Uint8Array): readonly Leaf[] | null {
-    const leaves = this.crypto.sha256(bytes) === c.root ? decodeLeaves(bytes) : null;
+  private checkLeaves(checkpoint: Checkpoint, bytes: Uint8Array): readonly Leaf[] | null {
+    const leaves = this.crypto.sha256(bytes) === checkpoint.root ? decodeLeaves(bytes) : null;
     const fits =
       leaves !== null &&
-      leaves.length === c.rowCount &&
+      leaves.length === checkpoint.rowCount &&
       leaves.every(
-        (l, i) => l.id >= c.firstId && l.id <= c.lastId && (i === 0 || l.id > (leaves[i - 1]?.id ?? 0)),
+        (l, i) =>
+          l.id >= checkpoint.firstId &&
+          l.id <= checkpoint.lastId &&
+          (i === 0 || l.id > (leaves[i - 1]?.id ?? 0)),
       );
     if (!fits) {
       this.report(
-        c.firstId,
+        checkpoint.firstId,
         'edited',
-        c.seq,
-        `checkpoint ${c.seq}'s leaves were altered: they do not match its root`,
+        checkpoint.seq,
+        `checkpoint ${checkpoint.seq}'s leaves were altered: they do not match its root`,
       );
       return null;
     }
@@ -284,9 +322,9 @@ export class LedgerVerifier {
   }
 
   private sealedRow(cur: Current, id: number, columns: Readonly<Record<string, unknown>>): void {
-    const { c, leaves } = cur;
-    if (id < c.firstId) {
-      this.report(id, 'inserted', c.seq, `row ${id} lies before every checkpoint`);
+    const { c: checkpoint, leaves } = cur;
+    if (id < checkpoint.firstId) {
+      this.report(id, 'inserted', checkpoint.seq, `row ${id} lies before every checkpoint`);
       return;
     }
     if (leaves === null) {
@@ -299,8 +337,8 @@ export class LedgerVerifier {
       this.report(
         id,
         'inserted',
-        c.seq,
-        `row ${id} was never sealed by checkpoint ${c.seq}, which covers it`,
+        checkpoint.seq,
+        `row ${id} was never sealed by checkpoint ${checkpoint.seq}, which covers it`,
       );
       return;
     }
@@ -313,11 +351,16 @@ export class LedgerVerifier {
       this.report(
         id,
         'reordered',
-        c.seq,
-        `row ${id} holds what checkpoint ${c.seq} sealed as row ${sealedAs}`,
+        checkpoint.seq,
+        `row ${id} holds what checkpoint ${checkpoint.seq} sealed as row ${sealedAs}`,
       );
     } else {
-      this.report(id, 'edited', c.seq, `row ${id} differs from what checkpoint ${c.seq} sealed`);
+      this.report(
+        id,
+        'edited',
+        checkpoint.seq,
+        `row ${id} differs from what checkpoint ${checkpoint.seq} sealed`,
+      );
     }
   }
 

@@ -102,19 +102,19 @@ export function rowId(columns: Readonly<Record<string, unknown>>): number {
 }
 
 /** The text a checkpoint's hash is taken of. */
-export function checkpointText(c: CheckpointFields): string {
+export function checkpointText(fields: CheckpointFields): string {
   return canonicalJson({
     v: 1,
-    seq: c.seq,
-    kind: c.kind,
-    firstId: c.firstId,
-    lastId: c.lastId,
-    rowCount: c.rowCount,
-    root: c.root,
-    prevHash: c.prevHash,
-    keyId: c.keyId,
-    sealedAt: c.sealedAt,
-    throughSeq: c.throughSeq,
+    seq: fields.seq,
+    kind: fields.kind,
+    firstId: fields.firstId,
+    lastId: fields.lastId,
+    rowCount: fields.rowCount,
+    root: fields.root,
+    prevHash: fields.prevHash,
+    keyId: fields.keyId,
+    sealedAt: fields.sealedAt,
+    throughSeq: fields.throughSeq,
   });
 }
 

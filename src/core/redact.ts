@@ -32,10 +32,10 @@ export function hasPassword(url: string): boolean {
  * be written down or handed to an agent. Anything that does not parse as a URL is only redacted.
  */
 export function withoutPassword(url: string): string {
-  const m = /^([a-z][a-z0-9+.-]*:\/\/)([^/?#]*)@(.*)$/is.exec(url);
+  const match = /^([a-z][a-z0-9+.-]*:\/\/)([^/?#]*)@(.*)$/is.exec(url);
   let out = url;
-  if (m !== null) {
-    const [, scheme = '', userinfo = '', rest = ''] = m;
+  if (match !== null) {
+    const [, scheme = '', userinfo = '', rest = ''] = match;
     const colon = userinfo.indexOf(':');
     const user = colon === -1 ? userinfo : userinfo.slice(0, colon);
     out = `${scheme}${user === '' ? '' : `${user}@`}${rest}`;

@@ -37,8 +37,8 @@ export type RunVerdict =
   /** A crash by a signal nobody here sent: retry under the policy. */
   | { readonly kind: 'requeue'; readonly reason: string; readonly release: 'failed' };
 
-export function judgeRun(o: RunObservation): RunVerdict {
-  switch (o.killedFor) {
+export function judgeRun(observation: RunObservation): RunVerdict {
+  switch (observation.killedFor) {
     case 'fenced':
       // The job is no longer ours to report on, least of all as a success.
       return { kind: 'leave', release: null, log: 'agent killed (fenced)' };
@@ -50,31 +50,31 @@ export function judgeRun(o: RunObservation): RunVerdict {
     case 'escalated':
       return { kind: 'leave', release: null, log: 'escalated to a human, process tree killed' };
     case 'stalled': {
-      const reason = o.stallReason ?? 'stalled';
+      const reason = observation.stallReason ?? 'stalled';
       return failed('failed', null, reason, `failed, ${reason}`);
     }
     case 'oom':
     case null:
-      return judgeExit(o);
+      return judgeExit(observation);
   }
 }
 
-function judgeExit(o: RunObservation): RunVerdict {
-  const rss = Math.round(o.peakRssMb);
-  const budget = o.budgetMb ?? 0;
-  if (o.killedFor === 'oom' || o.oomInScope || o.oomOnMachine) {
-    const reason = o.oomInScope
-      ? `killed by the kernel OOM killer at its ${budget} MB budget (${o.containment}, peak ${rss} MB)`
-      : o.killedFor === 'oom'
+function judgeExit(observation: RunObservation): RunVerdict {
+  const rss = Math.round(observation.peakRssMb);
+  const budget = observation.budgetMb ?? 0;
+  if (observation.killedFor === 'oom' || observation.oomInScope || observation.oomOnMachine) {
+    const reason = observation.oomInScope
+      ? `killed by the kernel OOM killer at its ${budget} MB budget (${observation.containment}, peak ${rss} MB)`
+      : observation.killedFor === 'oom'
         ? `RSS ${rss} MB passed the ${budget} MB budget`
         : // The machine's OOM count moved while this job died unasked: its own cgroup cannot say.
           'killed by the kernel OOM killer';
     return failed('oom_killed', null, reason, `oom_killed, ${reason}`);
   }
-  if (o.exit.signal !== null) {
-    return { kind: 'requeue', reason: `agent killed by ${o.exit.signal}`, release: 'failed' };
+  if (observation.exit.signal !== null) {
+    return { kind: 'requeue', reason: `agent killed by ${observation.exit.signal}`, release: 'failed' };
   }
-  const exitCode = o.exit.code ?? 128;
+  const exitCode = observation.exit.code ?? 128;
   if (exitCode === 0) {
     return {
       kind: 'finish',

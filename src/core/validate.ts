@@ -171,14 +171,14 @@ const DURATION_UNIT_MS: Readonly<Record<string, number>> = {
  */
 export function validateDuration(what: string, value: unknown, minMs: number, maxMs: number): number {
   const text = typeof value === 'number' ? String(value) : value;
-  const m = typeof text === 'string' ? /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(text) : null;
-  if (m === null) {
+  const match = typeof text === 'string' ? /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(text) : null;
+  if (match === null) {
     throw new InvalidInputError(
       `${what} must be a duration such as 8h, 90m or 30s, got ${JSON.stringify(value)}`,
       'write a number followed by s, m, h or d',
     );
   }
-  const ms = Math.round(Number(m[1]) * (DURATION_UNIT_MS[m[2] ?? 's'] ?? 1000));
+  const ms = Math.round(Number(match[1]) * (DURATION_UNIT_MS[match[2] ?? 's'] ?? 1000));
   if (ms < minMs || ms > maxMs) {
     throw new InvalidInputError(
       `${what} must be from ${minMs / 1000} s to ${maxMs / 3_600_000} h, got ${JSON.stringify(value)}`,

@@ -51,22 +51,32 @@ export interface AgentProcess {
   logProblem(): string | null;
 }
 
-export function spawnAgent(p: AgentSpawnParams): AgentProcess {
-  const logFile = new JobLog(p.logDir, p.logName, p.logMaxBytes, p.onLogProblem);
-  const { file, args } = p.scope.spawnArgs(p.command);
+export function spawnAgent(params: AgentSpawnParams): AgentProcess {
+  const logFile = new JobLog(params.logDir, params.logName, params.logMaxBytes, params.onLogProblem);
+  const { file, args } = params.scope.spawnArgs(params.command);
   const reach: Record<string, string> =
-    p.api == null
-      ? { BATON_DB: withoutPassword(p.dbUrl) }
-      : { BATON_URL: p.api.url, BATON_TOKEN: p.api.token };
-  const own = { ...templateEnvironment(p.values), [RUN_MARKER]: p.scope.marker, ...p.scope.env(), ...p.more };
-  const all = agentEnvironment(process.env, p.agentEnv, own);
-  const env = { ...(p.api == null ? all : withoutDatabase(all, p.dbUrl)), ...reach };
-  const child = spawn(file, args, { cwd: p.cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env });
-  if (child.pid !== undefined) p.scope.started(child.pid);
+    params.api == null
+      ? { BATON_DB: withoutPassword(params.dbUrl) }
+      : { BATON_URL: params.api.url, BATON_TOKEN: params.api.token };
+  const own = {
+    ...templateEnvironment(params.values),
+    [RUN_MARKER]: params.scope.marker,
+    ...params.scope.env(),
+    ...params.more,
+  };
+  const all = agentEnvironment(process.env, params.agentEnv, own);
+  const env = { ...(params.api == null ? all : withoutDatabase(all, params.dbUrl)), ...reach };
+  const child = spawn(file, args, {
+    cwd: params.cwd,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env,
+  });
+  if (child.pid !== undefined) params.scope.started(child.pid);
   let tail = '';
   const collect = (chunk: Buffer): void => {
     logFile.write(chunk);
-    p.onOutput?.(chunk.length);
+    params.onOutput?.(chunk.length);
     tail = (tail + chunk.toString('utf8')).slice(-TAIL_CHARS);
   };
   child.stdout?.on('data', collect);

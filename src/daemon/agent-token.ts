@@ -21,15 +21,20 @@ export class AgentReach {
 
   /** The reach of one run (the job attempt and its claim): a fresh agent token when `apiUrl` is set, else null. */
   static async open(
-    o: { readonly store: Store; readonly apiUrl?: string | null | undefined },
+    options: { readonly store: Store; readonly apiUrl?: string | null | undefined },
     session: SessionId,
     job: { readonly id: number; readonly epoch: number },
     claimEpoch: number,
   ): Promise<AgentReach | null> {
-    if (o.apiUrl == null) return null;
+    if (options.apiUrl == null) return null;
     const run: TokenRun = { jobId: job.id, jobEpoch: job.epoch, claimEpoch };
-    const made = await o.store.tokens.create({ scope: 'agent', session, run, name: `job ${run.jobId}` });
-    return new AgentReach(o.store, { url: o.apiUrl, token: made.secret }, made.token.id);
+    const made = await options.store.tokens.create({
+      scope: 'agent',
+      session,
+      run,
+      name: `job ${run.jobId}`,
+    });
+    return new AgentReach(options.store, { url: options.apiUrl, token: made.secret }, made.token.id);
   }
 
   /** Revokes the run's token; from now on the API answers it 401. */

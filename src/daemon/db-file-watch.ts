@@ -16,8 +16,8 @@ interface FileIdentity {
 
 function identityOf(path: string): FileIdentity | null {
   try {
-    const s = statSync(path);
-    return { dev: s.dev, ino: s.ino };
+    const stats = statSync(path);
+    return { dev: stats.dev, ino: stats.ino };
   } catch {
     return null;
   }

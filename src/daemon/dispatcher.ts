@@ -136,31 +136,31 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
     const { now, jobs } = await store.dispatch.candidates({ limit: this.o.batchMax ?? 50 });
     if (jobs.length === 0) return;
     const fleet = await store.hosts.fleet();
-    const d = decideDispatch(jobs, fleet, now, this.o.staleAfterMs);
+    const decision = decideDispatch(jobs, fleet, now, this.o.staleAfterMs);
     if (this.o.elector.leaderTerm() !== ref.term) return;
-    const asks = d.place.map((p) => ({ id: p.job.id, host: p.host, workspace: p.workspace }));
+    const asks = decision.place.map((p) => ({ id: p.job.id, host: p.host, workspace: p.workspace }));
     const results = asks.length === 0 ? [] : await store.dispatch.placeMany({ term: ref, jobs: asks });
-    const waits = d.wait.map((w) => ({ job: w.job, reason: w.reason }));
-    for (const [i, r] of results.entries()) {
-      const p = d.place[i];
-      assert(p !== undefined, 'placeMany answers each placement asked, in order');
-      if (r.ok) {
-        this.emit('placed', r.job, ref.term);
+    const waits = decision.wait.map((w) => ({ job: w.job, reason: w.reason }));
+    for (const [i, result] of results.entries()) {
+      const placement = decision.place[i];
+      assert(placement !== undefined, 'placeMany answers each placement asked, in order');
+      if (result.ok) {
+        this.emit('placed', result.job, ref.term);
         continue;
       }
-      if (r.reason === 'fenced') {
+      if (result.reason === 'fenced') {
         this.emit('fenced', ref.term);
         return;
       }
-      const reason = refusedReason(p.job, r, p.workspace);
-      if (reason !== null) waits.push({ job: p.job, reason });
+      const reason = refusedReason(placement.job, result, placement.workspace);
+      if (reason !== null) waits.push({ job: placement.job, reason });
     }
-    for (const b of d.behind) {
-      const holder = holderAfter(results[b.index]);
-      const reason = holder === null ? null : waitingForWorkspace(b.workspace, holder);
-      if (reason !== null && b.job.reason !== reason) waits.push({ job: b.job, reason });
+    for (const body of decision.behind) {
+      const holder = holderAfter(results[body.index]);
+      const reason = holder === null ? null : waitingForWorkspace(body.workspace, holder);
+      if (reason !== null && body.job.reason !== reason) waits.push({ job: body.job, reason });
     }
-    await this.setAside(ref, waits, d.skip);
+    await this.setAside(ref, waits, decision.skip);
   }
 
   /** Records the reasons that changed and the skips, in one store step, and says which moved. */
@@ -171,7 +171,7 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
   ): Promise<void> {
     if (waits.length + skips.length === 0) return;
     const backoffMs = this.o.unresolvedBackoffMs ?? UNRESOLVED_BACKOFF_MS;
-    const r = await this.o.store.dispatch.setAside({
+    const result = await this.o.store.dispatch.setAside({
       term: ref,
       waits: waits.map((w) => ({ id: w.job.id, reason: w.reason })),
       skips: skips.map(({ job, error }) => ({
@@ -181,18 +181,19 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
         backoffMs,
       })),
     });
-    const waited = new Set(r.waited);
-    const skipped = new Set(r.skipped);
+    const waited = new Set(result.waited);
+    const skipped = new Set(result.skipped);
     for (const w of waits) if (waited.has(w.job.id)) this.emit('waiting', w.job, w.reason);
     for (const s of skips) if (skipped.has(s.job.id)) this.emit('skipped', s.job, s.error);
   }
 }
 
 /** Who holds the lock a placement of this pass asked for: its job once placed, or the holder met. */
-function holderAfter(r: PlaceResult | undefined): Pick<LockHolder, 'session' | 'host' | 'jobId'> | null {
-  if (r === undefined) return null;
-  if (r.ok) return { session: r.job.session ?? 0, host: r.job.host ?? '', jobId: r.job.id };
-  return r.reason === 'workspace_held' ? r.holder : null;
+function holderAfter(result: PlaceResult | undefined): Pick<LockHolder, 'session' | 'host' | 'jobId'> | null {
+  if (result === undefined) return null;
+  if (result.ok)
+    return { session: result.job.session ?? 0, host: result.job.host ?? '', jobId: result.job.id };
+  return result.reason === 'workspace_held' ? result.holder : null;
 }
 
 /**
@@ -201,23 +202,23 @@ function holderAfter(r: PlaceResult | undefined): Pick<LockHolder, 'session' | '
  */
 function refusedReason(
   job: Job,
-  r: Exclude<PlaceResult, { ok: true } | { reason: 'fenced' }>,
+  row: Exclude<PlaceResult, { ok: true } | { reason: 'fenced' }>,
   workspace: string | undefined,
 ): string | null {
-  switch (r.reason) {
+  switch (row.reason) {
     case 'workspace_held': {
       assert(workspace !== undefined, `job ${job.id}: a workspace was held although none was asked for`);
       // Not cancelled: it stays queued, says who holds the workspace, and is tried next pass.
-      const reason = waitingForWorkspace(workspace, r.holder);
+      const reason = waitingForWorkspace(workspace, row.holder);
       return job.reason === reason ? null : reason;
     }
     case 'gated': {
-      const reason = gateReason(r.gate);
+      const reason = gateReason(row.gate);
       return job.reason === reason ? null : reason;
     }
     case 'lost':
       return null;
     default:
-      return assertNever(r);
+      return assertNever(row);
   }
 }

@@ -17,7 +17,7 @@ export class LeaderDuties {
   private loops: Promise<void>[] = [];
 
   constructor(
-    private readonly o: {
+    private readonly options: {
       readonly duties: readonly LeaderDuty[];
       readonly clock: Clock;
       readonly leading: () => boolean;
@@ -27,7 +27,7 @@ export class LeaderDuties {
 
   start(): void {
     if (this.loops.length > 0) return;
-    this.loops = this.o.duties.map((duty) => this.loop(duty));
+    this.loops = this.options.duties.map((duty) => this.loop(duty));
   }
 
   async stop(): Promise<void> {
@@ -38,20 +38,20 @@ export class LeaderDuties {
   private async loop(duty: LeaderDuty): Promise<void> {
     let lastFailure = '';
     while (!this.abort.signal.aborted) {
-      const leading = this.o.leading();
+      const leading = this.options.leading();
       if (leading) {
         try {
           await duty.run();
           lastFailure = '';
         } catch (error) {
           const message = error instanceof Error ? error.message : String(error);
-          if (message !== lastFailure) this.o.log(`${duty.name} failed: ${message}`);
+          if (message !== lastFailure) this.options.log(`${duty.name} failed: ${message}`);
           lastFailure = message;
         }
       }
       // A standby looks again soon, so a new leader's first pass does not wait a whole period.
       const napMs = leading ? duty.everyMs : Math.min(duty.everyMs, 500);
-      await this.o.clock.sleep(napMs, this.abort.signal).catch(() => undefined);
+      await this.options.clock.sleep(napMs, this.abort.signal).catch(() => undefined);
     }
   }
 }

@@ -42,14 +42,14 @@ export class LeaderElector extends EventEmitter<LeaderEvents> {
   private readonly abort = new AbortController();
   private loop: Promise<void> | null = null;
 
-  constructor(private readonly o: LeaderElectorOptions) {
+  constructor(private readonly options: LeaderElectorOptions) {
     super();
-    this.name = o.name ?? DISPATCHER_LEASE;
+    this.name = options.name ?? DISPATCHER_LEASE;
   }
 
   /** The term this process may act under now, or null. Checks the trust window on every call. */
   leaderTerm(): number | null {
-    if (this.currentTerm !== null && this.o.clock.monotonicNowMs() >= this.trustedUntilMs) {
+    if (this.currentTerm !== null && this.options.clock.monotonicNowMs() >= this.trustedUntilMs) {
       this.stepDown('trust-window');
     }
     return this.currentTerm;
@@ -65,7 +65,9 @@ export class LeaderElector extends EventEmitter<LeaderEvents> {
     const term = this.currentTerm;
     if (term !== null) {
       this.stepDown('stopped');
-      await this.o.store.leases.resign({ name: this.name, holder: this.o.holder, term }).catch(() => false);
+      await this.options.store.leases
+        .resign({ name: this.name, holder: this.options.holder, term })
+        .catch(() => false);
     }
   }
 
@@ -82,42 +84,47 @@ export class LeaderElector extends EventEmitter<LeaderEvents> {
    * extending it. After stepping down from that very term (its trust window passed while the lease
    * still ran on the database clock), renew it before trusting it for a window of its own.
    */
-  private async retake(r: LeaseResult): Promise<LeaseResult> {
-    if (!r.ok || r.lease.term !== this.lastTerm) return r;
-    const { name, holder } = r.lease;
-    assert(holder === this.o.holder, `acquired lease ${name} is held by ${String(holder)}`);
-    return this.o.store.leases.renew({ name, holder, term: r.lease.term, ttlMs: this.o.ttlMs });
+  private async retake(result: LeaseResult): Promise<LeaseResult> {
+    if (!result.ok || result.lease.term !== this.lastTerm) return result;
+    const { name, holder } = result.lease;
+    assert(holder === this.options.holder, `acquired lease ${name} is held by ${String(holder)}`);
+    return this.options.store.leases.renew({
+      name,
+      holder,
+      term: result.lease.term,
+      ttlMs: this.options.ttlMs,
+    });
   }
 
   private async run(): Promise<void> {
-    const { clock } = this.o;
-    const margin = this.o.safetyMarginMs ?? Math.min(1000, Math.floor(this.o.ttlMs / 10));
+    const { clock } = this.options;
+    const margin = this.options.safetyMarginMs ?? Math.min(1000, Math.floor(this.options.ttlMs / 10));
     while (!this.abort.signal.aborted) {
       const term = this.leaderTerm();
       const sentAt = clock.monotonicNowMs();
       try {
         if (term !== null) {
-          const r = await this.o.store.leases.renew({
+          const result = await this.options.store.leases.renew({
             name: this.name,
-            holder: this.o.holder,
+            holder: this.options.holder,
             term,
-            ttlMs: this.o.ttlMs,
+            ttlMs: this.options.ttlMs,
           });
           // The window is anchored when the renewal was sent: a slow answer only shortens it.
-          if (r.ok) this.trustedUntilMs = trustedUntil(sentAt, this.o.ttlMs, margin);
+          if (result.ok) this.trustedUntilMs = trustedUntil(sentAt, this.options.ttlMs, margin);
           else this.stepDown('refused');
         } else {
-          const r = await this.retake(
-            await this.o.store.leases.acquire({
+          const result = await this.retake(
+            await this.options.store.leases.acquire({
               name: this.name,
-              holder: this.o.holder,
-              ttlMs: this.o.ttlMs,
+              holder: this.options.holder,
+              ttlMs: this.options.ttlMs,
             }),
           );
-          if (r.ok && !this.abort.signal.aborted) {
-            this.trustedUntilMs = trustedUntil(sentAt, this.o.ttlMs, margin);
-            this.currentTerm = r.lease.term;
-            this.emit('gained', r.lease.term);
+          if (result.ok && !this.abort.signal.aborted) {
+            this.trustedUntilMs = trustedUntil(sentAt, this.options.ttlMs, margin);
+            this.currentTerm = result.lease.term;
+            this.emit('gained', result.lease.term);
           }
         }
       } catch (error) {
@@ -126,9 +133,9 @@ export class LeaderElector extends EventEmitter<LeaderEvents> {
       }
       const wait =
         this.leaderTerm() !== null
-          ? (this.o.renewIntervalMs ?? renewIntervalMs(this.o.ttlMs))
-          : this.o.retryIntervalMs;
-      const draw = (this.o.random ?? Math.random)();
+          ? (this.options.renewIntervalMs ?? renewIntervalMs(this.options.ttlMs))
+          : this.options.retryIntervalMs;
+      const draw = (this.options.random ?? Math.random)();
       assert(draw >= 0 && draw < 1, `a jitter draw is in [0, 1), got ${draw}`);
       await clock.sleep(wait * (0.9 + draw * 0.2), this.abort.signal);
     }

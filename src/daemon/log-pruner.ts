@@ -15,7 +15,7 @@ const LOG_KEEP_DEFAULT: LogPrunePolicy = {
 };
 
 export function startLogPruner(
-  o: {
+  options: {
     readonly logDir: string;
     readonly policy?: LogPrunePolicy | undefined;
     readonly inUse: (name: string) => boolean;
@@ -29,10 +29,16 @@ export function startLogPruner(
   stop.addEventListener('abort', quit, { once: true });
   const done = (async () => {
     while (!end.signal.aborted) {
-      const r = pruneLogs(o.logDir, o.policy ?? LOG_KEEP_DEFAULT, clock.wallNow(), o.inUse);
-      if (r.removed.length > 0)
+      const logs = pruneLogs(
+        options.logDir,
+        options.policy ?? LOG_KEEP_DEFAULT,
+        clock.wallNow(),
+        options.inUse,
+      );
+      if (logs.removed.length > 0)
         log(
-          `pruned ${r.removed.length} old job logs (${Math.round(r.freedBytes / 1024)} KiB) from ${o.logDir}`,
+          `pruned ${logs.removed.length} old job logs (${Math.round(logs.freedBytes / 1024)} KiB) ` +
+            `from ${options.logDir}`,
         );
       await new Nap().sleep(clock, PRUNE_INTERVAL_MS, end.signal);
     }

@@ -101,15 +101,15 @@ export class RunProgress {
   async escalate(claimEpoch: number): Promise<boolean> {
     const { job } = this.o;
     try {
-      const r = await this.o.store.lifecycle.escalate({
+      const result = await this.o.store.lifecycle.escalate({
         key: job.key,
         reason: this.reason(),
         by: { name: `runner of job ${job.id}`, session: this.o.runnerSession },
         claim: { session: this.o.agentSession, epoch: claimEpoch },
       });
       this.escalation = false;
-      if (r.ok) this.o.log(`job ${job.id} ${job.key}: stalled, escalated to a human`);
-      return r.ok;
+      if (result.ok) this.o.log(`job ${job.id} ${job.key}: stalled, escalated to a human`);
+      return result.ok;
     } catch {
       return false; // The database is away: the next tick asks again.
     }

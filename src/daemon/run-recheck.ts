@@ -12,15 +12,19 @@ export type Recheck = (
 
 /** true when the run may go ahead. */
 export async function recheckBeforeRun(
-  o: { readonly store: Store; readonly recheck?: Recheck | undefined; readonly log: (line: string) => void },
+  options: {
+    readonly store: Store;
+    readonly recheck?: Recheck | undefined;
+    readonly log: (line: string) => void;
+  },
   job: Job,
   guard: { readonly id: number; readonly session: number; readonly epoch: number },
 ): Promise<boolean> {
-  if (o.recheck === undefined) return true;
-  const verdict = await o.recheck(job);
+  if (options.recheck === undefined) return true;
+  const verdict = await options.recheck(job);
   if (verdict.go) return true;
   // Usually the re-check closed the task, which cancelled this job already (this finish is `lost`).
-  await o.store.jobs.finish({ ...guard, status: 'cancelled', reason: verdict.reason });
-  o.log(`job ${job.id} ${job.key}: not run, ${verdict.reason}`);
+  await options.store.jobs.finish({ ...guard, status: 'cancelled', reason: verdict.reason });
+  options.log(`job ${job.id} ${job.key}: not run, ${verdict.reason}`);
   return false;
 }

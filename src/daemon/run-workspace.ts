@@ -51,14 +51,14 @@ const nothingToRetire = (): Promise<void> => Promise.resolve();
  * ended or given back, with the reason on it, and the claim released.
  */
 export async function settleWorkspace(
-  o: Options,
+  options: Options,
   job: Job,
   guard: Guard,
   claim: GuardClaim,
   releaseClaim: ReleaseClaim,
 ): Promise<RunDirectory | null> {
-  const { store } = o;
-  const say = (line: string): void => o.log(`job ${job.id} ${job.key}: ${line}`);
+  const { store } = options;
+  const say = (line: string): void => options.log(`job ${job.id} ${job.key}: ${line}`);
   const fail = async (reason: string): Promise<null> => {
     await store.jobs.finish({ ...guard, status: 'failed', reason });
     await releaseClaim('failed');
@@ -72,14 +72,15 @@ export async function settleWorkspace(
     if (!(error instanceof WorkspaceConfigurationError)) throw error;
     return fail(`WORKSPACE_UNRESOLVED: ${error.message}; fix: ${error.hint ?? ''}`);
   }
-  if (plan.lockMode === 'none') return { path: o.cwd, env: { BATON_WORKSPACE: '' }, retire: nothingToRetire };
+  if (plan.lockMode === 'none')
+    return { path: options.cwd, env: { BATON_WORKSPACE: '' }, retire: nothingToRetire };
 
   const workspace = plan.workspace;
   const shared = sharedLock(plan);
   if (shared === null) {
     // No shared lock (a worktree): every claim gets its own checkout on the task's branch.
     try {
-      return await worktree(o, job, workspace, claim, say);
+      return await worktree(options, job, workspace, claim, say);
     } catch (error) {
       if (!(error instanceof BatonError)) throw error;
       const fix = error.hint ?? 'see the runner log';
@@ -88,19 +89,19 @@ export async function settleWorkspace(
   }
   const lock = await store.workspaceLocks.acquire({
     workspace: shared.name,
-    session: o.runnerSession,
+    session: options.runnerSession,
     jobId: job.id,
   });
   if (!lock.ok) {
     const reason = waitingForWorkspace(workspace.name, lock.holder);
-    const r = await store.dispatch.requeue({ ...guard, reason, policy: o.policy });
+    const result = await store.dispatch.requeue({ ...guard, reason, policy: options.policy });
     await releaseClaim('released');
-    say(`${reason}: ${r.ok ? `back to the queue as ${r.job.status}` : 'lost'}`);
+    say(`${reason}: ${result.ok ? `back to the queue as ${result.job.status}` : 'lost'}`);
     return null;
   }
   if (!isDirectory(workspace.path)) {
     return fail(
-      `workspace ${workspace.name}: ${workspace.path} is not a directory on host ${o.host}; ` +
+      `workspace ${workspace.name}: ${workspace.path} is not a directory on host ${options.host}; ` +
         'fix: create it there, or bind the task to a workspace this host has',
     );
   }
@@ -117,27 +118,29 @@ function isDirectory(path: string): boolean {
 
 /** A git worktree of the workspace's repository for this claim epoch, on the task's branch. */
 async function worktree(
-  o: Options,
+  options: Options,
   job: Job,
   workspace: Workspace,
   claim: GuardClaim,
   say: (line: string) => void,
 ): Promise<RunDirectory> {
   const repoPath = workspace.path;
-  const where = { repoPath, key: job.key, epoch: claim.epoch, baseDir: o.worktreeDir };
+  const where = { repoPath, key: job.key, epoch: claim.epoch, baseDir: options.worktreeDir };
   const { path, branch } = await prepareWorktree(where);
   say(`worktree ${path} on branch ${branch} (workspace ${workspace.name})`);
-  await guardPushes(o, path, claim, say);
-  await installCommitTrailers(path, { ...claim, host: o.host }).catch((error: unknown) =>
+  await guardPushes(options, path, claim, say);
+  await installCommitTrailers(path, { ...claim, host: options.host }).catch((error: unknown) =>
     say(`commits not stamped: ${error instanceof Error ? error.message : String(error)}`),
   );
   let retired: Promise<void> | null = null;
   const retire = async (): Promise<void> => {
     try {
-      const r = await retireWorktree({ repoPath, path, branch });
+      const row = await retireWorktree({ repoPath, path, branch });
       const archived =
-        r.archivedRef === null ? 'nothing unpushed to archive' : `unpushed work archived to ${r.archivedRef}`;
-      say(`worktree ${path} ${r.removed ? 'removed' : 'already gone'}, branch ${branch} kept, ${archived}`);
+        row.archivedRef === null
+          ? 'nothing unpushed to archive'
+          : `unpushed work archived to ${row.archivedRef}`;
+      say(`worktree ${path} ${row.removed ? 'removed' : 'already gone'}, branch ${branch} kept, ${archived}`);
     } catch (error) {
       // The run's outcome stands; the worktree stays for an operator, and the next claim of the
       // task retires it before making its own.
@@ -157,13 +160,13 @@ async function worktree(
  * a pre-push hook of its own keeps it: the run goes on unguarded and the log says how to chain it.
  */
 async function guardPushes(
-  o: Options,
+  options: Options,
   dir: string,
   claim: GuardClaim,
   say: (line: string) => void,
 ): Promise<void> {
   try {
-    const db = absoluteDb(o.dbUrl, o.cwd);
+    const db = absoluteDb(options.dbUrl, options.cwd);
     await installGuard({ dir, claim, db, node: process.execPath, batonBin: installedBatonBin() });
     say(`pushes from ${dir} guarded by claim epoch ${claim.epoch}`);
   } catch (error) {

@@ -54,24 +54,25 @@ export function processExists(pid: number): boolean {
  */
 export async function takeOverDeadPredecessor(
   store: Store,
-  o: TakeoverOptions,
+  options: TakeoverOptions,
   clock: Clock,
   log: (line: string) => void,
   stop: AbortSignal,
 ): Promise<Session | null> {
-  const lapse = 2 * o.heartbeatIntervalMs;
-  const deadline = clock.monotonicNowMs() + lapse + o.heartbeatIntervalMs;
+  const lapse = 2 * options.heartbeatIntervalMs;
+  const deadline = clock.monotonicNowMs() + lapse + options.heartbeatIntervalMs;
   let waiting = false;
   while (!stop.aborted) {
-    const host = (await store.hosts.list()).find((h) => h.name === o.host);
+    const host = (await store.hosts.list()).find((h) => h.name === options.host);
     const served = host?.session ?? null;
     const old = served === null ? null : await store.sessions.get(served);
-    if (old === null || old.state !== 'live' || old.kind !== 'daemon' || old.host !== o.host) return null;
+    if (old === null || old.state !== 'live' || old.kind !== 'daemon' || old.host !== options.host)
+      return null;
     if (processExists(old.pid)) return null;
     const age = (await store.now()) - old.heartbeatAt;
     if (age >= lapse) {
       const live = await store.sessions.list({ liveOnly: true });
-      const mine = live.filter((s) => s.host === o.host && s.pid === old.pid);
+      const mine = live.filter((s) => s.host === options.host && s.pid === old.pid);
       for (const s of mine) await store.sessions.end(s.id);
       // Its dispatcher lease (the holder is its session id) can never be renewed: resign it for
       // the dead process, guarded by holder and term, so a leader is chosen now rather than at expiry.
@@ -86,7 +87,7 @@ export async function takeOverDeadPredecessor(
       if (killed > 0)
         log(`killed ${killed} process(es) left by session ${old.id}'s agents (${host?.containment ?? '?'})`);
       log(
-        `took over host ${o.host} from session ${old.id} (pid ${old.pid} is no longer running here): ` +
+        `took over host ${options.host} from session ${old.id} (pid ${old.pid} is no longer running here): ` +
           `ended it and ${mine.length - 1} agent session(s); recovery requeues their jobs`,
       );
       return old;
@@ -94,11 +95,11 @@ export async function takeOverDeadPredecessor(
     if (clock.monotonicNowMs() > deadline) return null;
     if (!waiting) {
       log(
-        `host ${o.host} is served by session ${old.id}, whose pid ${old.pid} is gone: waiting for it to lapse`,
+        `host ${options.host} is served by session ${old.id}, whose pid ${old.pid} is gone: waiting for it to lapse`,
       );
       waiting = true;
     }
-    await clock.sleep(Math.min(lapse - age, o.heartbeatIntervalMs) + 50, stop);
+    await clock.sleep(Math.min(lapse - age, options.heartbeatIntervalMs) + 50, stop);
   }
   return null;
 }

@@ -46,10 +46,11 @@ export async function sweepWorktrees(store: Store, log: (line: string) => void):
       const claim = await store.claims.current(wt.key);
       if (claim !== null && claim.epoch === wt.epoch) continue;
       try {
-        const r = await retireWorktree({ repoPath: workspace.path, path: wt.path, branch: wt.branch });
-        if (!r.removed) continue;
-        swept.push({ path: wt.path, key: wt.key, epoch: wt.epoch, archivedRef: r.archivedRef });
-        const archived = r.archivedRef === null ? 'nothing unpushed' : `work archived to ${r.archivedRef}`;
+        const row = await retireWorktree({ repoPath: workspace.path, path: wt.path, branch: wt.branch });
+        if (!row.removed) continue;
+        swept.push({ path: wt.path, key: wt.key, epoch: wt.epoch, archivedRef: row.archivedRef });
+        const archived =
+          row.archivedRef === null ? 'nothing unpushed' : `work archived to ${row.archivedRef}`;
         log(
           `retired worktree ${wt.path} of ${wt.key} epoch ${wt.epoch}, whose claim is over: ` +
             `${archived}, branch ${wt.branch} kept`,

@@ -26,17 +26,19 @@ export interface PageParams {
   readonly signedIn?: SignedIn | null | undefined;
 }
 
-export function page(p: PageParams): Html {
+export function page(params: PageParams): Html {
   const nav = VIEWS.map(
     (v) =>
-      html`<li><a href="${v.path}" ${v.name === p.view ? html`aria-current="page"` : ''}>${v.title}</a></li>`,
+      html`<li>
+        <a href="${v.path}" ${v.name === params.view ? html`aria-current="page"` : ''}>${v.title}</a>
+      </li>`,
   );
   return html`<!doctype html>
     <html lang="en">
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>${p.title} · Baton</title>
+        <title>${params.title} · Baton</title>
         <link rel="icon" href="data:," />
         <link rel="stylesheet" href="/ui/app.css" />
         <script src="/ui/htmx.js"></script>
@@ -52,7 +54,7 @@ export function page(p: PageParams): Html {
             </ul>
           </nav>
           ${
-            p.signedIn == null
+            params.signedIn == null
               ? html`<label class="token"
                     >Operator token
                     <input
@@ -68,20 +70,20 @@ export function page(p: PageParams): Html {
                   >`
               : ''
           }
-          ${signInState(p.signedIn ?? null)}
+          ${signInState(params.signedIn ?? null)}
           <span id="live" class="muted" aria-live="polite">connecting</span>
         </header>
         <main>
-          <h2 id="heading">${p.title}</h2>
+          <h2 id="heading">${params.title}</h2>
           <p id="status" role="status" aria-live="polite"></p>
           <div
             id="view"
             tabindex="-1"
-            hx-get="${p.fragment}"
+            hx-get="${params.fragment}"
             hx-trigger="baton:change from:body"
             hx-swap="innerHTML"
           >
-            ${p.body}
+            ${params.body}
           </div>
         </main>
       </body>
@@ -99,10 +101,10 @@ export function age(ms: number): string {
 
 /** A query string from the filters given, without empty ones. */
 export function query(values: Readonly<Record<string, string | number | undefined | null>>): string {
-  const q = new URLSearchParams();
+  const params = new URLSearchParams();
   for (const [k, v] of Object.entries(values))
-    if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
-  const s = q.toString();
+    if (v !== undefined && v !== null && v !== '') params.set(k, String(v));
+  const s = params.toString();
   return s === '' ? '' : `?${s}`;
 }
 

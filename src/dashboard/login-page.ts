@@ -16,7 +16,7 @@ export interface LoginPageParams {
   readonly notice?: string | undefined;
 }
 
-export function loginPage(p: LoginPageParams): Html {
+export function loginPage(params: LoginPageParams): Html {
   return html`<!doctype html>
     <html lang="en">
       <head>
@@ -30,10 +30,10 @@ export function loginPage(p: LoginPageParams): Html {
         <header><h1>Baton</h1></header>
         <main>
           <h2 id="heading">Sign in</h2>
-          ${p.error === undefined ? '' : html`<p class="late" role="alert" id="login-error">${p.error}</p>`}
-          ${p.notice === undefined ? '' : html`<p role="status">${p.notice}</p>`}
+          ${params.error === undefined ? '' : html`<p class="late" role="alert" id="login-error">${params.error}</p>`}
+          ${params.notice === undefined ? '' : html`<p role="status">${params.notice}</p>`}
           <form class="login" method="post" action="/login">
-            <input type="hidden" name="next" value="${p.next}" />
+            <input type="hidden" name="next" value="${params.next}" />
             <label for="login-token">Token</label>
             <input
               id="login-token"
@@ -43,7 +43,7 @@ export function loginPage(p: LoginPageParams): Html {
               maxlength="200"
               autocomplete="current-password"
               aria-describedby="login-help"
-              ${p.error === undefined ? '' : html`aria-invalid="true" aria-errormessage="login-error"`}
+              ${params.error === undefined ? '' : html`aria-invalid="true" aria-errormessage="login-error"`}
               autofocus
             />
             <p id="login-help" class="muted">

@@ -41,9 +41,9 @@ function fragments(deps: DashboardDeps): Record<ViewName, Fragment> {
     workspaces: async (d) => workspacesView(await d.reads.workspaces()),
     sessions: async (d, q) => sessionsView(await d.reads.sessions(q), q),
     audit: async (d, q) => auditView(await d.reads.audit(q), q),
-    job: async (d, _q, id) => {
-      const { job, history } = await d.reads.job(id);
-      return jobView(job, history, jobOutput(job, d.logDir));
+    job: async (deps, _q, id) => {
+      const { job, history } = await deps.reads.job(id);
+      return jobView(job, history, jobOutput(job, deps.logDir));
     },
   };
 }
@@ -64,26 +64,26 @@ export function dashboardRoutes(deps: DashboardDeps): Hono {
   const app = new Hono();
   const views = fragments(deps);
   const feed = new ChangeFeed(() => deps.reads.changeMark(), deps.pollMs ?? 500);
-  const fragmentUrl = (c: Context, name: string, param = ''): string => {
-    const search = new URL(c.req.url).search;
+  const fragmentUrl = (context: Context, name: string, param = ''): string => {
+    const search = new URL(context.req.url).search;
     return `/ui/frag/${name}${param === '' ? '' : `/${encodeURIComponent(param)}`}${search}`;
   };
 
-  const full = (name: ViewName, title: (param: string) => string) => async (c: Context) => {
-    const param = c.req.param('id') ?? '';
+  const full = (name: ViewName, title: (param: string) => string) => async (context: Context) => {
+    const param = context.req.param('id') ?? '';
     const shell = (body: Html) =>
       page({
         view: name,
         title: title(param),
-        fragment: fragmentUrl(c, name, param),
+        fragment: fragmentUrl(context, name, param),
         body,
-        signedIn: deps.signedIn?.(c) ?? null,
+        signedIn: deps.signedIn?.(context) ?? null,
       });
     try {
-      return c.html(shell(await views[name](deps, queryOf(c), param)));
+      return context.html(shell(await views[name](deps, queryOf(context), param)));
     } catch (error) {
       const { status, body } = refusal(error);
-      return c.html(
+      return context.html(
         shell(
           html`${body}
             <p><a href="/">Back to the queue</a></p>`,
@@ -103,25 +103,25 @@ export function dashboardRoutes(deps: DashboardDeps): Hono {
     full('job', (id) => `Job ${id}`),
   );
 
-  app.get('/ui/frag/:view/:id?', async (c) => {
-    const name = c.req.param('view');
-    const param = c.req.param('id') ?? '';
+  app.get('/ui/frag/:view/:id?', async (context) => {
+    const name = context.req.param('view');
+    const param = context.req.param('id') ?? '';
     try {
       if (name === 'output') {
         const { job } = await deps.reads.job(param);
-        return c.html(outputView(job, jobOutput(job, deps.logDir)));
+        return context.html(outputView(job, jobOutput(job, deps.logDir)));
       }
       const view = (views as Record<string, Fragment | undefined>)[name];
-      if (view === undefined) return c.html(html`<p role="alert">no view ${name}</p>`, 404);
-      return c.html(await view(deps, queryOf(c), param));
+      if (view === undefined) return context.html(html`<p role="alert">no view ${name}</p>`, 404);
+      return context.html(await view(deps, queryOf(context), param));
     } catch (error) {
       const { status, body } = refusal(error);
-      return c.html(body, status);
+      return context.html(body, status);
     }
   });
 
-  app.get('/ui/events', (c) =>
-    streamSSE(c, async (stream) => {
+  app.get('/ui/events', (context) =>
+    streamSSE(context, async (stream) => {
       const queue: number[] = [];
       let wake: (() => void) | null = null;
       const stop = feed.listen((mark) => {
@@ -162,8 +162,8 @@ export function dashboardRoutes(deps: DashboardDeps): Hono {
 export function dashboardAssets(): Hono {
   const app = new Hono();
   const htmx = readFileSync(HTMX_PATH);
-  const asset = (type: string, body: string | Buffer) => (c: Context) =>
-    c.body(typeof body === 'string' ? body : new Uint8Array(body), 200, {
+  const asset = (type: string, body: string | Buffer) => (context: Context) =>
+    context.body(typeof body === 'string' ? body : new Uint8Array(body), 200, {
       'content-type': type,
       'cache-control': 'no-cache',
     });

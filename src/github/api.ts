@@ -61,15 +61,15 @@ interface RawIssue {
   pull_request?: unknown;
 }
 
-const toIssue = (r: RawIssue): GithubIssue => ({
-  number: r.number,
-  title: r.title,
-  body: r.body ?? '',
-  state: r.state === 'closed' ? 'closed' : 'open',
-  labels: r.labels.map((l) => (typeof l === 'string' ? l : (l.name ?? ''))).filter((l) => l !== ''),
-  url: r.html_url,
-  updatedAt: r.updated_at,
-  isPullRequest: r.pull_request !== undefined && r.pull_request !== null,
+const toIssue = (issue: RawIssue): GithubIssue => ({
+  number: issue.number,
+  title: issue.title,
+  body: issue.body ?? '',
+  state: issue.state === 'closed' ? 'closed' : 'open',
+  labels: issue.labels.map((l) => (typeof l === 'string' ? l : (l.name ?? ''))).filter((l) => l !== ''),
+  url: issue.html_url,
+  updatedAt: issue.updated_at,
+  isPullRequest: issue.pull_request !== undefined && issue.pull_request !== null,
 });
 
 /** An issue as a webhook's payload carries it (the REST shape). */
@@ -208,8 +208,8 @@ export class GithubApi {
     headers: Record<string, string> = {},
   ): Promise<{ status: number; data: unknown; headers: Record<string, unknown> }> {
     try {
-      const r = await this.client.request(`${method} ${path}`, { ...data, headers });
-      return { status: r.status, data: r.data, headers: r.headers };
+      const response = await this.client.request(`${method} ${path}`, { ...data, headers });
+      return { status: response.status, data: response.data, headers: response.headers };
     } catch (error) {
       const status = (error as { status?: unknown }).status;
       if (typeof status === 'number' && accepted.includes(status)) {

@@ -47,38 +47,38 @@ const positive = (env: BacklogOptions['env'], name: string): number | undefined 
   return Number.isFinite(n) && n > 0 ? n : undefined;
 };
 
-export function openBacklog(o: BacklogOptions): Backlog {
-  const tokenEnv = o.tokenEnv ?? 'GITHUB_TOKEN';
+export function openBacklog(options: BacklogOptions): Backlog {
+  const tokenEnv = options.tokenEnv ?? 'GITHUB_TOKEN';
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(tokenEnv)) {
     throw new InvalidInputError(
       `--token-env ${JSON.stringify(tokenEnv)} is not a variable name`,
       'give a name such as GITHUB_TOKEN',
     );
   }
-  const token = o.env[tokenEnv] ?? '';
+  const token = options.env[tokenEnv] ?? '';
   if (token === '') {
     throw new InvalidInputError(
       `${tokenEnv} is not set: Baton needs a GitHub token to read and label issues`,
       `export ${tokenEnv}=<a token with issues read and write>, or name another variable with --token-env`,
     );
   }
-  const labels = validateLabelNames({ ...DEFAULT_GITHUB_LABELS, ...o.labels });
+  const labels = validateLabelNames({ ...DEFAULT_GITHUB_LABELS, ...options.labels });
   const api = new GithubApi({
     token,
-    baseUrl: o.env['GITHUB_API_URL'] ?? DEFAULT_GITHUB_API_URL,
-    cache: o.store.github,
-    timeoutMs: positive(o.env, 'BATON_GITHUB_TIMEOUT_MS'),
-    retryBaseMs: positive(o.env, 'BATON_GITHUB_RETRY_BASE_MS'),
-    log: o.log,
+    baseUrl: options.env['GITHUB_API_URL'] ?? DEFAULT_GITHUB_API_URL,
+    cache: options.store.github,
+    timeoutMs: positive(options.env, 'BATON_GITHUB_TIMEOUT_MS'),
+    retryBaseMs: positive(options.env, 'BATON_GITHUB_RETRY_BASE_MS'),
+    log: options.log,
   });
-  const deps: BacklogDeps = { store: o.store, api, labels, log: o.log };
-  const comments = o.comments ?? true;
+  const deps: BacklogDeps = { store: options.store, api, labels, log: options.log };
+  const comments = options.comments ?? true;
   return {
-    repo: o.repo,
+    repo: options.repo,
     deps,
-    sync: (s) => syncRepo(deps, o.repo, s),
-    project: () => project(deps, o.repo, { comments }),
+    sync: (s) => syncRepo(deps, options.repo, s),
+    project: () => project(deps, options.repo, { comments }),
     recheck: (job) => recheckIssue(deps, job),
-    webhook: (secret) => githubWebhookRoutes({ ...deps, repo: o.repo, secret }),
+    webhook: (secret) => githubWebhookRoutes({ ...deps, repo: options.repo, secret }),
   };
 }

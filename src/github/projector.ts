@@ -40,9 +40,16 @@ const RETRY_MS_MAX = 5 * 60_000;
 /** The delay before a row's next try after `attempts` failures: 1 s, 2 s, 4 s, … up to 5 min. */
 const retryDelayMs = (attempts: number): number => Math.min(RETRY_MS_MAX, 1000 * 2 ** attempts);
 
-export async function project(deps: BacklogDeps, repo: RepoName, o: ProjectOptions): Promise<ProjectReport> {
+export async function project(
+  deps: BacklogDeps,
+  repo: RepoName,
+  options: ProjectOptions,
+): Promise<ProjectReport> {
   const report = { applied: 0, failed: 0, labelsAdded: 0, labelsRemoved: 0, comments: 0 };
-  const rows = await deps.store.github.pending({ limit: o.batchMax ?? 200, prefix: `github:${repo.full}#` });
+  const rows = await deps.store.github.pending({
+    limit: options.batchMax ?? 200,
+    prefix: `github:${repo.full}#`,
+  });
   const byKey = new Map<string, OutboxRow[]>();
   for (const row of rows) byKey.set(row.key, [...(byKey.get(row.key) ?? []), row]);
   for (const [key, list] of byKey) {
@@ -53,7 +60,7 @@ export async function project(deps: BacklogDeps, repo: RepoName, o: ProjectOptio
       while (i < list.length) {
         const row = list[i] as OutboxRow;
         if (row.kind === 'comment') {
-          if (o.comments && (await postComment(deps, issue.repo, issue.issue, row))) report.comments++;
+          if (options.comments && (await postComment(deps, issue.repo, issue.issue, row))) report.comments++;
           await deps.store.github.applied([row.id]);
           i++;
           report.applied++;

@@ -39,7 +39,7 @@ export interface SyncReport {
 
 const PAGE = 100;
 
-export async function syncRepo(deps: BacklogDeps, repo: RepoName, o: SyncOptions): Promise<SyncReport> {
+export async function syncRepo(deps: BacklogDeps, repo: RepoName, options: SyncOptions): Promise<SyncReport> {
   const counts: Record<Applied, number> = {
     added: 0,
     updated: 0,
@@ -59,7 +59,7 @@ export async function syncRepo(deps: BacklogDeps, repo: RepoName, o: SyncOptions
   let page = 1;
   let notModified = false;
   for (;;) {
-    if (o.pagesMax !== undefined && pages >= o.pagesMax) break;
+    if (options.pagesMax !== undefined && pages >= options.pagesMax) break;
     const got = await deps.api.listIssues(repo, { since, state, page });
     pages++;
     if (got.notModified) {
@@ -69,7 +69,7 @@ export async function syncRepo(deps: BacklogDeps, repo: RepoName, o: SyncOptions
     for (const issue of got.issues) {
       seen++;
       if (issue.isPullRequest) continue;
-      for (const a of await applyIssue(deps, repo, issue, wanted(issue, o.labels))) counts[a]++;
+      for (const a of await applyIssue(deps, repo, issue, wanted(issue, options.labels))) counts[a]++;
     }
     const newest = got.issues.at(-1)?.updatedAt ?? null;
     if (newest !== null && newest !== since) {

@@ -47,35 +47,40 @@ export function closingReferences(text: string): number[] {
 export function githubWebhookRoutes(deps: WebhookDeps): Hono {
   const webhooks = new Webhooks({ secret: deps.secret });
   const app = new Hono();
-  app.post('/v1/github/webhook', async (c) => {
-    const body = await c.req.text();
-    const signature = c.req.header('x-hub-signature-256') ?? '';
+  app.post('/v1/github/webhook', async (context) => {
+    const body = await context.req.text();
+    const signature = context.req.header('x-hub-signature-256') ?? '';
     const ok = signature !== '' && (await webhooks.verify(body, signature).catch(() => false));
     if (!ok) {
       const message = 'the webhook signature is missing or does not match';
-      return c.json(
+      return context.json(
         failure('unauthorized', message, 'set the same secret on GitHub and in GITHUB_WEBHOOK_SECRET'),
         401,
       );
     }
-    const event = c.req.header('x-github-event') ?? '';
+    const event = context.req.header('x-github-event') ?? '';
     let payload: Record<string, unknown>;
     try {
       payload = JSON.parse(body) as Record<string, unknown>;
     } catch {
-      return c.json(failure('invalid_input', 'the body is not JSON', 'send the event as GitHub does'), 400);
+      return context.json(
+        failure('invalid_input', 'the body is not JSON', 'send the event as GitHub does'),
+        400,
+      );
     }
     const repository = payload['repository'] as { full_name?: string } | undefined;
     if (!sameRepo(repository?.full_name ?? '', deps.repo.full)) {
-      return c.json({ ok: true, ignored: `not ${deps.repo.full}` }, 202);
+      return context.json({ ok: true, ignored: `not ${deps.repo.full}` }, 202);
     }
     try {
       const applied = await handle(deps, event, payload);
-      return applied === null ? c.json({ ok: true, ignored: event }, 202) : c.json({ ok: true, applied });
+      return applied === null
+        ? context.json({ ok: true, ignored: event }, 202)
+        : context.json({ ok: true, applied });
     } catch (error) {
       if (!(error instanceof BatonError)) throw error;
       const status = STATUS[error.code] ?? 409;
-      return c.json(failure(error.code, error.message, error.hint ?? null), status);
+      return context.json(failure(error.code, error.message, error.hint ?? null), status);
     }
   });
   return app;

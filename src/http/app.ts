@@ -58,49 +58,56 @@ export function apiApp(coordinator: Coordinator, auth: AuthMode) {
   return api;
 }
 
-export function httpApp(o: HttpAppOptions): Hono<AuthEnv> {
+export function httpApp(options: HttpAppOptions): Hono<AuthEnv> {
   const app = new Hono<AuthEnv>();
-  app.onError((error, c) => {
+  app.onError((error, context) => {
     const { status, body } = errorResponse(error);
-    return c.json(body, status);
+    return context.json(body, status);
   });
-  app.notFound((c) =>
-    c.json(
-      errorBody('not_found', `no route ${c.req.method} ${c.req.path}`, 'see /openapi.json for the routes'),
+  app.notFound((context) =>
+    context.json(
+      errorBody(
+        'not_found',
+        `no route ${context.req.method} ${context.req.path}`,
+        'see /openapi.json for the routes',
+      ),
       404,
     ),
   );
   app.get('/healthz', (c) => c.json({ ok: true }));
-  app.get('/readyz', async (c) => {
+  app.get('/readyz', async (context) => {
     try {
-      const { applied, known } = await o.coordinator.schema();
+      const { applied, known } = await options.coordinator.schema();
       if (applied !== known) {
         const message = `the database is at migration ${applied}, this process knows ${known}`;
-        return c.json({ ok: false, applied, known, message }, 503);
+        return context.json({ ok: false, applied, known, message }, 503);
       }
-      return c.json({ ok: true, migration: applied });
+      return context.json({ ok: true, migration: applied });
     } catch (error) {
-      return c.json({ ok: false, message: error instanceof Error ? error.message : String(error) }, 503);
+      return context.json(
+        { ok: false, message: error instanceof Error ? error.message : String(error) },
+        503,
+      );
     }
   });
-  for (const routes of o.routes ?? []) app.route('/', routes);
+  for (const routes of options.routes ?? []) app.route('/', routes);
   app.route('/', dashboardAssets());
-  app.route('/', loginRoutes(o.coordinator));
-  if (o.auth === 'required') {
+  app.route('/', loginRoutes(options.coordinator));
+  if (options.auth === 'required') {
     // Past /healthz, /readyz, the sign-in page and the static files, everything needs a token
     // (the bearer header or the sign-in cookie), the dashboard and /metrics included; a page
     // asked for without one is sent to /login.
-    app.use('*', pageGate(o.coordinator));
+    app.use('*', pageGate(options.coordinator));
   } else {
     // Reads are open, but a page shows who is signed in by cookie; a stale cookie is ignored.
-    app.use('*', pageReader(o.coordinator));
+    app.use('*', pageReader(options.coordinator));
   }
-  app.route('/', apiApp(o.coordinator, o.auth));
-  app.route('/metrics', metricsRoutes({ reads: o.coordinator.views, registry: o.registry }));
-  const signedIn = (c: Context): SignedIn | null => {
-    const token = (c as Context<AuthEnv>).get('token') ?? null;
+  app.route('/', apiApp(options.coordinator, options.auth));
+  app.route('/metrics', metricsRoutes({ reads: options.coordinator.views, registry: options.registry }));
+  const signedIn = (context: Context): SignedIn | null => {
+    const token = (context as Context<AuthEnv>).get('token') ?? null;
     return token === null ? null : { id: token.id, scope: token.scope, name: token.name };
   };
-  app.route('/', dashboardRoutes({ ...o.dashboard, reads: o.coordinator.views, signedIn }));
+  app.route('/', dashboardRoutes({ ...options.dashboard, reads: options.coordinator.views, signedIn }));
   return app;
 }

@@ -44,9 +44,9 @@ const COOKIE_VALUE = /^[\x21-\x7e]{1,200}$/;
 
 /** Middleware: verifies the bearer token (or the sign-in cookie), requiring one where the mode says so. */
 export function authenticate(coordinator: Coordinator, mode: AuthMode) {
-  return async (c: Context<AuthEnv>, next: () => Promise<void>): Promise<void> => {
+  return async (context: Context<AuthEnv>, next: () => Promise<void>): Promise<void> => {
     // Under --auth required the page gate (login.ts) has already verified this request's token.
-    if ((c.get('token') ?? null) === null) await identify(c, coordinator, mode);
+    if ((context.get('token') ?? null) === null) await identify(context, coordinator, mode);
     return next();
   };
 }
@@ -57,13 +57,17 @@ const isRead = (c: Context): boolean => c.req.method === 'GET' || c.req.method =
  * Sets the request's token from its bearer header, else its sign-in cookie; throws AuthError
  * when there is none and the mode needs one, or when what was presented opens nothing.
  */
-export async function identify(c: Context<AuthEnv>, coordinator: Coordinator, mode: AuthMode): Promise<void> {
-  const header = c.req.header('authorization');
-  const read = isRead(c);
-  const cookie = header === undefined ? getCookie(c, TOKEN_COOKIE) : undefined;
+export async function identify(
+  context: Context<AuthEnv>,
+  coordinator: Coordinator,
+  mode: AuthMode,
+): Promise<void> {
+  const header = context.req.header('authorization');
+  const read = isRead(context);
+  const cookie = header === undefined ? getCookie(context, TOKEN_COOKIE) : undefined;
   if (header === undefined && cookie === undefined) {
     if (read && mode === 'reads-open') {
-      c.set('token', null);
+      context.set('token', null);
       return;
     }
     throw new AuthError(
@@ -82,7 +86,7 @@ export async function identify(c: Context<AuthEnv>, coordinator: Coordinator, mo
       header === undefined ? 'sign in again at /login' : 'send Bearer <token>',
     );
   }
-  if (header === undefined && !read) sameOrigin(c);
+  if (header === undefined && !read) sameOrigin(context);
   const check = await coordinator.tokens.verify(secret);
   if (!check.ok) {
     const ended = check.reason === 'ended';
@@ -92,7 +96,7 @@ export async function identify(c: Context<AuthEnv>, coordinator: Coordinator, mo
       check.reason === 'unknown' ? 'check the token you copied' : 'ask an operator for a new token',
     );
   }
-  c.set('token', check.token);
+  context.set('token', check.token);
 }
 
 /**
@@ -102,9 +106,9 @@ export async function identify(c: Context<AuthEnv>, coordinator: Coordinator, mo
  * lock, for a browser that ignores SameSite. Refused without a ledger row: nobody can tell who
  * sent it.
  */
-export function sameOrigin(c: Context): void {
-  const origin = c.req.header('origin');
-  const host = c.req.header('host');
+export function sameOrigin(context: Context): void {
+  const origin = context.req.header('origin');
+  const host = context.req.header('host');
   let from: string | null = null;
   try {
     from = origin === undefined ? null : new URL(origin).host;
@@ -134,13 +138,13 @@ export interface Subject extends Target {
  * and throws 403. `hostOf` finds a session's host, asked only for a host token.
  */
 export async function allow(
-  c: Context<AuthEnv>,
+  context: Context<AuthEnv>,
   coordinator: Coordinator,
   action: Action,
   subject: Subject,
   hostOf?: () => Promise<string | null>,
 ): Promise<void> {
-  const token = c.get('token');
+  const token = context.get('token');
   if (token === null) {
     if (action === 'read') return;
     throw new AuthError('unauthorized', 'a change needs a token', 'send Authorization: Bearer <token>');
@@ -154,7 +158,7 @@ export async function allow(
   // The ledger keeps what was asked for, but a NUL (which PostgreSQL's text cannot hold) is
   // written as U+FFFD, and a key holding one (never a valid key) is not named as the row's task.
   const clean = (text: string): string => text.split('\u0000').join('\uFFFD');
-  const route = clean(`${c.req.method} ${c.req.path}`);
+  const route = clean(`${context.req.method} ${context.req.path}`);
   await actingAs(token.id, () =>
     coordinator.tokens.refused({
       token: token.id,
@@ -180,14 +184,14 @@ export async function allow(
 }
 
 /** Runs the work with every ledger row it writes credited to the request's token. */
-export function acting<T>(c: Context<AuthEnv>, work: () => Promise<T>): Promise<T> {
-  const token = c.get('token');
+export function acting<T>(context: Context<AuthEnv>, work: () => Promise<T>): Promise<T> {
+  const token = context.get('token');
   return token === null ? work() : actingAs(token.id, work);
 }
 
 /** Who acted, for the lifecycle's state rows: the token, by id and name. */
-export function actorOf(c: Context<AuthEnv>, session?: number): Actor {
-  const token = c.get('token');
+export function actorOf(context: Context<AuthEnv>, session?: number): Actor {
+  const token = context.get('token');
   const name =
     token === null ? 'anonymous' : `token ${token.id}${token.name === null ? '' : ` (${token.name})`}`;
   return session === undefined ? { name } : { name, session };

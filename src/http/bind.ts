@@ -15,15 +15,15 @@ export interface Bind {
 
 /** `host:port`, `:port` or `[::1]:port`; the host defaults to 127.0.0.1. */
 export function parseBind(text: string): Bind {
-  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([A-Za-z0-9.-]*)):(\d{1,5})$/.exec(text.trim());
-  const port = Number(m?.[3]);
-  if (m === null || !Number.isInteger(port) || port > 65535) {
+  const match = /^(?:\[([0-9a-fA-F:.]+)\]|([A-Za-z0-9.-]*)):(\d{1,5})$/.exec(text.trim());
+  const port = Number(match?.[3]);
+  if (match === null || !Number.isInteger(port) || port > 65535) {
     throw new InvalidInputError(
       `--http must be host:port, got ${JSON.stringify(text)}`,
       'write it as 127.0.0.1:7070, or :0 for any free port',
     );
   }
-  const host = m[1] ?? (m[2] === undefined || m[2] === '' ? '127.0.0.1' : m[2]);
+  const host = match[1] ?? (match[2] === undefined || match[2] === '' ? '127.0.0.1' : match[2]);
   return { host, port };
 }
 

@@ -80,12 +80,12 @@ export function result(c: Context<AuthEnv>, value: unknown) {
 
 export function newApi(): Api {
   return new OpenAPIHono<AuthEnv>({
-    defaultHook: (outcome, c) => {
+    defaultHook: (outcome, context) => {
       if (outcome.success) return undefined;
       const issues = outcome.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
       const first = issues[0];
       const where = first === undefined || first.path === '' ? 'the request' : first.path;
-      return c.json(
+      return context.json(
         errorBody(
           'invalid_input',
           `${where}: ${first?.message ?? 'invalid'}`,

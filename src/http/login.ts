@@ -25,41 +25,41 @@ const overHttps = (c: Context): boolean =>
 export function loginRoutes(coordinator: Coordinator): Hono<AuthEnv> {
   const app = new Hono<AuthEnv>();
   app.get('/login', (c) => c.html(loginPage({ next: localPath(c.req.query('next')) })));
-  app.post('/login', async (c) => {
+  app.post('/login', async (context) => {
     // Signing someone in to another's token from a foreign page is refused like any change.
-    sameOrigin(c);
-    const form: Record<string, unknown> = await c.req.parseBody().catch(() => ({}));
+    sameOrigin(context);
+    const form: Record<string, unknown> = await context.req.parseBody().catch(() => ({}));
     const next = localPath(form['next']);
     const secret = typeof form['token'] === 'string' ? form['token'].trim() : '';
-    const refuse = (error: string) => c.html(loginPage({ next, error }), 401);
+    const refuse = (error: string) => context.html(loginPage({ next, error }), 401);
     if (!/^[\x21-\x7e]{1,200}$/.test(secret)) return refuse('enter a token (from `baton token create`)');
     const check = await coordinator.tokens.verify(secret);
     if (!check.ok) {
       const why = check.reason === 'ended' ? 'its session or run has ended' : `it is ${check.reason}`;
       return refuse(`that token opens nothing: ${why}`);
     }
-    setCookie(c, TOKEN_COOKIE, secret, {
+    setCookie(context, TOKEN_COOKIE, secret, {
       httpOnly: true,
       sameSite: 'Strict',
-      secure: overHttps(c),
+      secure: overHttps(context),
       path: '/',
     });
-    return c.redirect(next, 303);
+    return context.redirect(next, 303);
   });
-  app.post('/logout', (c) => {
-    deleteCookie(c, TOKEN_COOKIE, { path: '/', secure: overHttps(c) });
-    return c.html(loginPage({ next: '/', notice: 'Signed out.' }));
+  app.post('/logout', (context) => {
+    deleteCookie(context, TOKEN_COOKIE, { path: '/', secure: overHttps(context) });
+    return context.html(loginPage({ next: '/', notice: 'Signed out.' }));
   });
   return app;
 }
 
 /** A browser asking for a page (not the API, not a fragment): it gets the sign-in page, not JSON. */
-function wantsPage(c: Context): boolean {
-  const path = c.req.path;
+function wantsPage(context: Context): boolean {
+  const path = context.req.path;
   return (
-    (c.req.method === 'GET' || c.req.method === 'HEAD') &&
+    (context.req.method === 'GET' || context.req.method === 'HEAD') &&
     !/^\/(v1|ui|metrics|openapi\.json)(\/|$)/.test(path) &&
-    (c.req.header('accept') ?? '').includes('text/html')
+    (context.req.header('accept') ?? '').includes('text/html')
   );
 }
 
@@ -69,14 +69,14 @@ function wantsPage(c: Context): boolean {
  * dropped.
  */
 export function pageGate(coordinator: Coordinator) {
-  return async (c: Context<AuthEnv>, next: () => Promise<void>): Promise<Response | void> => {
+  return async (context: Context<AuthEnv>, next: () => Promise<void>): Promise<Response | void> => {
     try {
-      await identify(c, coordinator, 'required');
+      await identify(context, coordinator, 'required');
     } catch (error) {
-      if (!(error instanceof AuthError) || error.code !== 'unauthorized' || !wantsPage(c)) throw error;
-      deleteCookie(c, TOKEN_COOKIE, { path: '/' });
-      const back = localPath(`${c.req.path}${new URL(c.req.url).search}`);
-      return c.redirect(`/login?next=${encodeURIComponent(back)}`, 303);
+      if (!(error instanceof AuthError) || error.code !== 'unauthorized' || !wantsPage(context)) throw error;
+      deleteCookie(context, TOKEN_COOKIE, { path: '/' });
+      const back = localPath(`${context.req.path}${new URL(context.req.url).search}`);
+      return context.redirect(`/login?next=${encodeURIComponent(back)}`, 303);
     }
     await next();
   };
@@ -84,9 +84,12 @@ export function pageGate(coordinator: Coordinator) {
 
 /** Reads open: a page still shows who is signed in by cookie; a cookie that opens nothing is ignored. */
 export function pageReader(coordinator: Coordinator) {
-  return async (c: Context<AuthEnv>, next: () => Promise<void>): Promise<void> => {
-    if (!c.req.path.startsWith('/v1/') && (c.req.method === 'GET' || c.req.method === 'HEAD'))
-      await identify(c, coordinator, 'reads-open').catch(() => c.set('token', null));
+  return async (context: Context<AuthEnv>, next: () => Promise<void>): Promise<void> => {
+    if (
+      !context.req.path.startsWith('/v1/') &&
+      (context.req.method === 'GET' || context.req.method === 'HEAD')
+    )
+      await identify(context, coordinator, 'reads-open').catch(() => context.set('token', null));
     await next();
   };
 }

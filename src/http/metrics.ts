@@ -107,13 +107,13 @@ function gauges(registry: Registry) {
 }
 
 /** A counter read from the database: set to the figure, which only grows between prunes. */
-function setCounter(c: Counter<string>, value: number, labels?: Record<string, string>): void {
+function setCounter(counter: Counter<string>, value: number, labels?: Record<string, string>): void {
   if (labels === undefined) {
-    c.reset();
-    c.inc(value);
+    counter.reset();
+    counter.inc(value);
   } else {
-    c.remove(labels);
-    c.inc(labels, value);
+    counter.remove(labels);
+    counter.inc(labels, value);
   }
 }
 
@@ -123,45 +123,47 @@ export function metricsRoutes(deps: MetricsDeps): Hono {
   let scrape: Promise<string> = Promise.resolve('');
 
   const refresh = async (): Promise<string> => {
-    const [s, lease] = await Promise.all([deps.reads.stats(), deps.reads.dispatcherLease()]);
+    const [stats, lease] = await Promise.all([deps.reads.stats(), deps.reads.dispatcherLease()]);
     const count = (list: StoreStats['jobsByStatus'], name: string): number =>
       list.find((x) => x.name === name)?.count ?? 0;
-    for (const status of JOB_STATES) m.queue.set({ status }, count(s.jobsByStatus, status));
-    setCounter(m.started, s.jobsStarted);
+    for (const status of JOB_STATES) m.queue.set({ status }, count(stats.jobsByStatus, status));
+    setCounter(m.started, stats.jobsStarted);
     for (const outcome of TERMINAL_JOB_STATES)
-      setCounter(m.finished, count(s.jobsByStatus, outcome), { outcome });
-    setCounter(m.granted, s.claimsGranted);
-    m.held.set(s.claimsHeld);
+      setCounter(m.finished, count(stats.jobsByStatus, outcome), { outcome });
+    setCounter(m.granted, stats.claimsGranted);
+    m.held.set(stats.claimsHeld);
     setCounter(
       m.fenced,
-      s.claimsByOutcome.filter((o) => FENCING_OUTCOMES.has(o.name)).reduce((n, o) => n + o.count, 0),
+      stats.claimsByOutcome.filter((o) => FENCING_OUTCOMES.has(o.name)).reduce((n, o) => n + o.count, 0),
     );
-    for (const o of s.claimsByOutcome) setCounter(m.ended, o.count, { outcome: o.name });
+    for (const o of stats.claimsByOutcome) setCounter(m.ended, o.count, { outcome: o.name });
     m.oldest.set(
-      s.oldestClaimHeartbeatAt === null ? 0 : Math.max(0, s.now - s.oldestClaimHeartbeatAt) / 1000,
+      stats.oldestClaimHeartbeatAt === null
+        ? 0
+        : Math.max(0, stats.now - stats.oldestClaimHeartbeatAt) / 1000,
     );
     m.term.set(lease?.term ?? 0);
-    m.leading.set(lease !== null && lease.holder !== null && lease.expiresAt > s.now ? 1 : 0);
+    m.leading.set(lease !== null && lease.holder !== null && lease.expiresAt > stats.now ? 1 : 0);
     setCounter(m.termChanges, lease?.term ?? 0);
     const waiting = new Map<string, number>(WAITING_CLASSES.map((c) => [c, 0]));
-    for (const w of s.waitingByReason) {
-      const c = waitingClass(w.name);
-      waiting.set(c, (waiting.get(c) ?? 0) + w.count);
+    for (const count of stats.waitingByReason) {
+      const c = waitingClass(count.name);
+      waiting.set(c, (waiting.get(c) ?? 0) + count.count);
     }
     for (const [reason, n] of waiting) m.waiting.set({ reason }, n);
-    setCounter(m.oom, count(s.jobsByStatus, 'oom_killed'));
+    setCounter(m.oom, count(stats.jobsByStatus, 'oom_killed'));
     return registry.metrics();
   };
 
   const app = new Hono();
-  app.get('/', async (c) => {
+  app.get('/', async (context) => {
     // One scrape at a time: the metrics are shared, and a second scrape waits for the first.
     scrape = scrape.catch(() => '').then(refresh);
     try {
-      return c.body(await scrape, 200, { 'content-type': registry.contentType });
+      return context.body(await scrape, 200, { 'content-type': registry.contentType });
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      return c.text(`# the store could not be read: ${message.split('\n')[0] ?? ''}\n`, 503);
+      return context.text(`# the store could not be read: ${message.split('\n')[0] ?? ''}\n`, 503);
     }
   });
   return app;

@@ -124,11 +124,14 @@ function settingRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       request: { params: z.object({ name: Name }), ...jsonBody(Setting) },
       responses: ok('the setting'),
     }),
-    async (c) => {
-      const { name } = c.req.valid('param');
-      const { value } = c.req.valid('json');
-      await allow(c, baton, 'settings', { what: `set ${name}` });
-      return result(c, await acting(c, () => baton.lifecycle.setSetting({ name, value, by: actorOf(c) })));
+    async (context) => {
+      const { name } = context.req.valid('param');
+      const { value } = context.req.valid('json');
+      await allow(context, baton, 'settings', { what: `set ${name}` });
+      return result(
+        context,
+        await acting(context, () => baton.lifecycle.setSetting({ name, value, by: actorOf(context) })),
+      );
     },
   );
   app.openapi(
@@ -145,16 +148,16 @@ function settingRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       },
       responses: ok('per session: host, pid, start, end and how, issues worked, jobs, time held'),
     }),
-    async (c) => {
-      const q = c.req.valid('query');
-      const since = instant('since', q.since);
-      const until = instant('until', q.until);
+    async (context) => {
+      const query = context.req.valid('query');
+      const since = instant('since', query.since);
+      const until = instant('until', query.until);
       return result(
-        c,
+        context,
         await baton.ledger.sessions({
           ...(since === undefined ? {} : { since }),
           ...(until === undefined ? {} : { until }),
-          ...(q.host === undefined ? {} : { host: q.host }),
+          ...(query.host === undefined ? {} : { host: query.host }),
         }),
       );
     },
@@ -171,11 +174,11 @@ function pullRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       request: jsonBody(PullNext),
       responses: ok('the next due job, claimed and started for the session; null when none'),
     }),
-    async (c) => {
-      const { session } = c.req.valid('json');
+    async (context) => {
+      const { session } = context.req.valid('json');
       const what = `take the next job for session ${session}`;
-      await allow(c, baton, 'job:run', { what, session }, hostOf(session));
-      return result(c, { job: await acting(c, () => baton.pull.next(session)) });
+      await allow(context, baton, 'job:run', { what, session }, hostOf(session));
+      return result(context, { job: await acting(context, () => baton.pull.next(session)) });
     },
   );
   app.openapi(
@@ -189,12 +192,18 @@ function pullRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       },
       responses: ok('{finished: {ok, job, reason?}, next}'),
     }),
-    async (c) => {
-      const { id } = c.req.valid('param');
-      const { next, ...b } = c.req.valid('json');
-      const what = `finish job ${id} for session ${b.session}`;
-      await allow(c, baton, 'job:run', { what, session: b.session, jobId: id }, hostOf(b.session));
-      return result(c, await acting(c, () => baton.pull.finish({ id, ...b }, next === true)));
+    async (context) => {
+      const { id } = context.req.valid('param');
+      const { next, ...body } = context.req.valid('json');
+      const what = `finish job ${id} for session ${body.session}`;
+      await allow(
+        context,
+        baton,
+        'job:run',
+        { what, session: body.session, jobId: id },
+        hostOf(body.session),
+      );
+      return result(context, await acting(context, () => baton.pull.finish({ id, ...body }, next === true)));
     },
   );
 }
@@ -210,12 +219,12 @@ function batchRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       request: jsonBody(PullNextBatch),
       responses: ok('{jobs, leaseUntil}: the due jobs taken (none: []), each started under its own epoch'),
     }),
-    async (c) => {
-      const { session, size, lease } = c.req.valid('json');
+    async (context) => {
+      const { session, size, lease } = context.req.valid('json');
       const what = `take a batch of ${size} jobs for session ${session}`;
-      await allow(c, baton, 'job:run', { what, session }, hostOf(session));
-      const r = await acting(c, () => baton.pull.nextBatch({ session, size, lease }));
-      return result(c, { jobs: r.taken, leaseUntil: r.leaseUntil });
+      await allow(context, baton, 'job:run', { what, session }, hostOf(session));
+      const r = await acting(context, () => baton.pull.nextBatch({ session, size, lease }));
+      return result(context, { jobs: r.taken, leaseUntil: r.leaseUntil });
     },
   );
   app.openapi(
@@ -229,15 +238,15 @@ function batchRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
           'reason lost, the job as it is now; the others still finish), then the jobs taken',
       ),
     }),
-    async (c) => {
-      const { session, finish, next, lease } = c.req.valid('json');
+    async (context) => {
+      const { session, finish, next, lease } = context.req.valid('json');
       const ids = finish.map((m) => m.id);
       const named = ids.length > 10 ? `${ids.slice(0, 10).join(', ')}, …` : ids.join(', ');
       const what = `finish jobs ${named} for session ${session}`;
-      await allow(c, baton, 'job:run', { what, session }, hostOf(session));
+      await allow(context, baton, 'job:run', { what, session }, hostOf(session));
       const input = { session, finish, take: next ?? 0, ...(lease === undefined ? {} : { lease }) };
-      const r = await acting(c, () => baton.pull.batch(input));
-      return result(c, { finished: r.finished, jobs: r.taken, leaseUntil: r.leaseUntil });
+      const r = await acting(context, () => baton.pull.batch(input));
+      return result(context, { finished: r.finished, jobs: r.taken, leaseUntil: r.leaseUntil });
     },
   );
 }
@@ -263,10 +272,10 @@ function workspaceRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       request: jsonBody(WorkspaceAdd),
       responses: ok('the workspace'),
     }),
-    async (c) => {
-      const b = c.req.valid('json');
-      await allow(c, baton, 'workspace:manage', { what: `add workspace ${b.name}` });
-      return result(c, await acting(c, () => ws.addWorkspace({ ...b, by: actorOf(c) })));
+    async (context) => {
+      const body = context.req.valid('json');
+      await allow(context, baton, 'workspace:manage', { what: `add workspace ${body.name}` });
+      return result(context, await acting(context, () => ws.addWorkspace({ ...body, by: actorOf(context) })));
     },
   );
   app.openapi(
@@ -277,10 +286,10 @@ function workspaceRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       request: jsonBody(AgentAdd),
       responses: ok('the agent'),
     }),
-    async (c) => {
-      const b = c.req.valid('json');
-      await allow(c, baton, 'workspace:manage', { what: `add agent ${b.name}` });
-      return result(c, await acting(c, () => ws.addAgent(b)));
+    async (context) => {
+      const body = context.req.valid('json');
+      await allow(context, baton, 'workspace:manage', { what: `add agent ${body.name}` });
+      return result(context, await acting(context, () => ws.addAgent(body)));
     },
   );
   app.openapi(
@@ -291,10 +300,10 @@ function workspaceRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       request: jsonBody(ProjectAdd),
       responses: ok('the project'),
     }),
-    async (c) => {
-      const b = c.req.valid('json');
-      await allow(c, baton, 'workspace:manage', { what: `add project ${b.name}` });
-      return result(c, await acting(c, () => ws.addProject(b)));
+    async (context) => {
+      const body = context.req.valid('json');
+      await allow(context, baton, 'workspace:manage', { what: `add project ${body.name}` });
+      return result(context, await acting(context, () => ws.addProject(body)));
     },
   );
 }
@@ -309,9 +318,12 @@ function taskRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       request: { params: z.object({ key: Key }), query: z.object({ agent: z.string().optional() }) },
       responses: ok("the task's workspace plan, its requirements and agent"),
     }),
-    async (c) => {
-      const { key } = c.req.valid('param');
-      return result(c, await resolving(() => ws.plan({ key, agent: c.req.valid('query').agent })));
+    async (context) => {
+      const { key } = context.req.valid('param');
+      return result(
+        context,
+        await resolving(() => ws.plan({ key, agent: context.req.valid('query').agent })),
+      );
     },
   );
   app.openapi(
@@ -322,11 +334,14 @@ function taskRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       request: { params: z.object({ key: Key }), ...jsonBody(Requirements) },
       responses: ok("the task's filesystem requirement and workspace"),
     }),
-    async (c) => {
-      const { key } = c.req.valid('param');
-      const b = c.req.valid('json');
-      await allow(c, baton, 'task:update', { what: `set the requirements of ${key}`, key });
-      return result(c, await acting(c, () => resolving(() => ws.setTaskRequirements({ key, ...b }))));
+    async (context) => {
+      const { key } = context.req.valid('param');
+      const body = context.req.valid('json');
+      await allow(context, baton, 'task:update', { what: `set the requirements of ${key}`, key });
+      return result(
+        context,
+        await acting(context, () => resolving(() => ws.setTaskRequirements({ key, ...body }))),
+      );
     },
   );
   app.openapi(
@@ -337,11 +352,14 @@ function taskRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       request: { params: z.object({ key: Key }), ...jsonBody(TaskUpdate) },
       responses: ok('the task, with its new title, body, url or review mode'),
     }),
-    async (c) => {
-      const { key } = c.req.valid('param');
-      const b = c.req.valid('json');
-      await allow(c, baton, 'task:update', { what: `update ${key}`, key });
-      return result(c, await acting(c, () => baton.updateTask({ key, ...b, by: actorOf(c) })));
+    async (context) => {
+      const { key } = context.req.valid('param');
+      const body = context.req.valid('json');
+      await allow(context, baton, 'task:update', { what: `update ${key}`, key });
+      return result(
+        context,
+        await acting(context, () => baton.updateTask({ key, ...body, by: actorOf(context) })),
+      );
     },
   );
 }

@@ -87,14 +87,14 @@ function taskRoutes(app: Api, baton: Coordinator): void {
       request: jsonBody(TaskAdd),
       responses: ok('the task, with its filesystem requirement and workspace'),
     }),
-    async (c) => {
-      const b = c.req.valid('json');
-      await allow(c, baton, 'task:add', { what: `add task ${b.key}`, key: b.key });
-      const { task, requirements } = await acting(c, () =>
-        baton.workspaces.addTask({ ...b, by: actorOf(c) }),
+    async (context) => {
+      const body = context.req.valid('json');
+      await allow(context, baton, 'task:add', { what: `add task ${body.key}`, key: body.key });
+      const { task, requirements } = await acting(context, () =>
+        baton.workspaces.addTask({ ...body, by: actorOf(context) }),
       );
       const { requiresFilesystem, workspace } = requirements;
-      return result(c, { ...task, requiresFilesystem, workspace });
+      return result(context, { ...task, requiresFilesystem, workspace });
     },
   );
   app.openapi(
@@ -115,9 +115,9 @@ function taskRoutes(app: Api, baton: Coordinator): void {
       request: { params: z.object({ key: Key }) },
       responses: ok('the task with its holder, jobs, history and pull requests'),
     }),
-    async (c) => {
-      const detail = await baton.showTask(c.req.valid('param').key);
-      return result(c, { key: detail.task.key, state: detail.task.state, ...detail });
+    async (context) => {
+      const detail = await baton.showTask(context.req.valid('param').key);
+      return result(context, { key: detail.task.key, state: detail.task.state, ...detail });
     },
   );
 }
@@ -132,10 +132,16 @@ function sessionRoutes(app: Api, baton: Coordinator): void {
       request: jsonBody(SessionStart),
       responses: ok('the session started'),
     }),
-    async (c) => {
-      const b = c.req.valid('json');
-      await allow(c, baton, 'session:start', { what: `start a session on host ${b.host}`, host: b.host });
-      return result(c, await acting(c, () => baton.startSession({ ...b, pid: b.pid ?? 0 })));
+    async (context) => {
+      const body = context.req.valid('json');
+      await allow(context, baton, 'session:start', {
+        what: `start a session on host ${body.host}`,
+        host: body.host,
+      });
+      return result(
+        context,
+        await acting(context, () => baton.startSession({ ...body, pid: body.pid ?? 0 })),
+      );
     },
   );
   app.openapi(
@@ -156,13 +162,13 @@ function sessionRoutes(app: Api, baton: Coordinator): void {
       request: { params: z.object({ id: Id }) },
       responses: ok('the session, ended with its claims released'),
     }),
-    async (c) => {
-      const { id } = c.req.valid('param');
-      await allow(c, baton, 'session:end', { what: `end session ${id}`, session: id }, async () =>
+    async (context) => {
+      const { id } = context.req.valid('param');
+      await allow(context, baton, 'session:end', { what: `end session ${id}`, session: id }, async () =>
         baton.getSession(id).then((s) => s.host),
       );
-      const { session, ended } = await acting(c, () => baton.endSession(id));
-      return result(c, { ...session, ended });
+      const { session, ended } = await acting(context, () => baton.endSession(id));
+      return result(context, { ...session, ended });
     },
   );
 }
@@ -177,13 +183,13 @@ function claimRoutes(app: Api, baton: Coordinator): void {
       request: { params: z.object({ key: Key }), ...jsonBody(ClaimBody) },
       responses: ok('the claim, with granted: false when this session already held it'),
     }),
-    async (c) => {
-      const { key } = c.req.valid('param');
-      const { session } = c.req.valid('json');
-      await allow(c, baton, 'claim', { what: `claim ${key} for session ${session}`, key, session });
-      const r = await acting(c, () => baton.claim({ key, session }));
+    async (context) => {
+      const { key } = context.req.valid('param');
+      const { session } = context.req.valid('json');
+      await allow(context, baton, 'claim', { what: `claim ${key} for session ${session}`, key, session });
+      const r = await acting(context, () => baton.claim({ key, session }));
       if (!r.ok) throw heldRefusal(key, r.holder);
-      return result(c, { ...r.claim, granted: r.granted });
+      return result(context, { ...r.claim, granted: r.granted });
     },
   );
   app.openapi(
@@ -194,16 +200,16 @@ function claimRoutes(app: Api, baton: Coordinator): void {
       request: { params: z.object({ key: Key }), ...jsonBody(HeartbeatBody) },
       responses: ok('the claim is still current'),
     }),
-    async (c) => {
-      const { key } = c.req.valid('param');
-      const { session, epoch } = c.req.valid('json');
+    async (context) => {
+      const { key } = context.req.valid('param');
+      const { session, epoch } = context.req.valid('json');
       const what = `heartbeat ${key} epoch ${epoch} for session ${session}`;
-      await allow(c, baton, 'heartbeat', { what, key, session }, () =>
+      await allow(context, baton, 'heartbeat', { what, key, session }, () =>
         baton.getSession(session).then((s) => s.host),
       );
-      const r = await acting(c, () => baton.heartbeat({ session, key, epoch }));
+      const r = await acting(context, () => baton.heartbeat({ session, key, epoch }));
       if (!r.ok) throw fencedRefusal(key, String(epoch), r.current);
-      return result(c, { ok: true, session, key, epoch });
+      return result(context, { ok: true, session, key, epoch });
     },
   );
   app.openapi(
@@ -214,14 +220,14 @@ function claimRoutes(app: Api, baton: Coordinator): void {
       request: { params: z.object({ key: Key }), ...jsonBody(ReleaseBody) },
       responses: ok('released'),
     }),
-    async (c) => {
-      const { key } = c.req.valid('param');
-      const { session, epoch, outcome } = c.req.valid('json');
+    async (context) => {
+      const { key } = context.req.valid('param');
+      const { session, epoch, outcome } = context.req.valid('json');
       const what = `release ${key} epoch ${epoch} of session ${session}`;
-      await allow(c, baton, 'release', { what, key, session });
-      const r = await acting(c, () => baton.release({ key, session, epoch, outcome }));
+      await allow(context, baton, 'release', { what, key, session });
+      const r = await acting(context, () => baton.release({ key, session, epoch, outcome }));
       if (!r.ok) throw fencedRefusal(key, String(epoch), r.current);
-      return result(c, { key, session, epoch, outcome: outcome ?? 'released' });
+      return result(context, { key, session, epoch, outcome: outcome ?? 'released' });
     },
   );
 }
@@ -236,11 +242,11 @@ function jobRoutes(app: Api, baton: Coordinator): void {
       request: jsonBody(Enqueue),
       responses: ok('{created, job}'),
     }),
-    async (c) => {
-      const b = c.req.valid('json');
-      await allow(c, baton, 'job:enqueue', { what: `enqueue a job for ${b.key}`, key: b.key });
-      const { job, created } = await acting(c, () => baton.enqueue({ ...b, by: actorOf(c) }));
-      return result(c, { created, job });
+    async (context) => {
+      const body = context.req.valid('json');
+      await allow(context, baton, 'job:enqueue', { what: `enqueue a job for ${body.key}`, key: body.key });
+      const { job, created } = await acting(context, () => baton.enqueue({ ...body, by: actorOf(context) }));
+      return result(context, { created, job });
     },
   );
   app.openapi(
@@ -251,10 +257,10 @@ function jobRoutes(app: Api, baton: Coordinator): void {
       request: { query: Query(['status', 'key', 'limit', 'progress']) },
       responses: ok('jobs; with progress=true, each with stalled, lastProgressAt and progress'),
     }),
-    async (c) => {
-      const { progress, ...q } = c.req.valid('query');
-      const jobs = await baton.listJobs(q);
-      return result(c, progress === 'true' ? await withProgress(baton, jobs) : jobs);
+    async (context) => {
+      const { progress, ...query } = context.req.valid('query');
+      const jobs = await baton.listJobs(query);
+      return result(context, progress === 'true' ? await withProgress(baton, jobs) : jobs);
     },
   );
   app.openapi(
@@ -265,11 +271,11 @@ function jobRoutes(app: Api, baton: Coordinator): void {
       request: { params: z.object({ id: Id }), query: Query(['progress']) },
       responses: ok('the job; with progress=true, with stalled, lastProgressAt and progress'),
     }),
-    async (c) => {
-      const job = await baton.getJob(c.req.valid('param').id);
+    async (context) => {
+      const job = await baton.getJob(context.req.valid('param').id);
       return result(
-        c,
-        c.req.valid('query').progress === 'true' ? (await withProgress(baton, [job]))[0] : job,
+        context,
+        context.req.valid('query').progress === 'true' ? (await withProgress(baton, [job]))[0] : job,
       );
     },
   );
@@ -281,15 +287,15 @@ function jobRoutes(app: Api, baton: Coordinator): void {
       request: { params: z.object({ id: Id }) },
       responses: ok('the job, cancelled'),
     }),
-    async (c) => {
-      const { id } = c.req.valid('param');
-      await allow(c, baton, 'job:cancel', { what: `cancel job ${id}`, jobId: id });
-      const r = await acting(c, () => baton.cancelJob(id, actorOf(c)));
+    async (context) => {
+      const { id } = context.req.valid('param');
+      await allow(context, baton, 'job:cancel', { what: `cancel job ${id}`, jobId: id });
+      const r = await acting(context, () => baton.cancelJob(id, actorOf(context)));
       if (!r.ok) {
         const message = `job ${id} is already ${r.job?.status ?? 'gone'}`;
         throw new Refusal('conflict', 'lost', message, 'nothing to cancel', { job: r.job });
       }
-      return result(c, r.job);
+      return result(context, r.job);
     },
   );
 }
@@ -312,9 +318,9 @@ function clusterRoutes(app: Api, baton: Coordinator): void {
       request: { query: Query(['key', 'session', 'job', 'type', 'after', 'limit']) },
       responses: ok('ledger rows, oldest first, each with the token that wrote it'),
     }),
-    async (c) => {
-      const q = c.req.valid('query');
-      return result(c, await baton.audit(q));
+    async (context) => {
+      const query = context.req.valid('query');
+      return result(context, await baton.audit(query));
     },
   );
 }

@@ -56,32 +56,38 @@ export interface ServeOptions {
 }
 
 /** Serves the API, /metrics and the dashboard on the store, which it wraps to time its calls. */
-export async function serveHttp(store: Store, o: ServeOptions): Promise<HttpServer> {
-  checkBind(o.bind, o.auth);
+export async function serveHttp(store: Store, options: ServeOptions): Promise<HttpServer> {
+  checkBind(options.bind, options.auth);
   const registry = new Registry();
   const coordinator = new Coordinator(timedStore(store, storeLatencyObserver(registry)));
-  const app = httpApp({ coordinator, auth: o.auth, registry, dashboard: o.dashboard, routes: o.routes });
+  const app = httpApp({
+    coordinator,
+    auth: options.auth,
+    registry,
+    dashboard: options.dashboard,
+    routes: options.routes,
+  });
   const listener = getRequestListener(app.fetch);
   const server = createServer((req, res) => void listener(req, res));
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.headersTimeout = HEADERS_TIMEOUT_MS;
-  let port = o.bind.port;
+  let port = options.bind.port;
   for (let tries = 0; ; tries++) {
     try {
-      await listen(server, o.bind.host, port);
+      await listen(server, options.bind.host, port);
       break;
     } catch (error) {
       const code = (error as { code?: unknown }).code;
-      if (code !== 'EADDRINUSE' || o.bind.port === 0 || tries >= PORT_TRIES)
-        throw bindError(o.bind, port, error);
+      if (code !== 'EADDRINUSE' || options.bind.port === 0 || tries >= PORT_TRIES)
+        throw bindError(options.bind, port, error);
       port++;
     }
   }
   const actual = (server.address() as AddressInfo).port;
-  const host = o.bind.host.includes(':') ? `[${o.bind.host}]` : o.bind.host;
+  const host = options.bind.host.includes(':') ? `[${options.bind.host}]` : options.bind.host;
   return {
     url: `http://${host}:${actual}`,
-    taken: actual !== o.bind.port && o.bind.port !== 0 ? o.bind.port : null,
+    taken: actual !== options.bind.port && options.bind.port !== 0 ? options.bind.port : null,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -54,14 +54,20 @@ function hasPids(h: Hierarchy): boolean {
 }
 
 /** Sets the limits of one cgroup in one hierarchy; throws when a required limit cannot be set. */
-function limit(h: Hierarchy, dir: string, ramMb: number | null, pidsMax: number, oomGroup: boolean): void {
+function limit(
+  hierarchy: Hierarchy,
+  dir: string,
+  ramMb: number | null,
+  pidsMax: number,
+  oomGroup: boolean,
+): void {
   const must = (file: string, value: string): void => {
     if (!tryWriteCgroupFile(dir, file, value)) throw new Error(`cannot write ${value} to ${join(dir, file)}`);
   };
-  if (hasPids(h)) must('pids.max', String(pidsMax));
-  if (!hasMemory(h) || ramMb === null || ramMb <= 0) return;
+  if (hasPids(hierarchy)) must('pids.max', String(pidsMax));
+  if (!hasMemory(hierarchy) || ramMb === null || ramMb <= 0) return;
   const bytes = String(ramMb * MIB);
-  if (h.name === 'unified') {
+  if (hierarchy.name === 'unified') {
     must('memory.max', bytes);
     tryWriteCgroupFile(dir, 'memory.swap.max', '0'); // a budget that swaps is no budget
     if (oomGroup) tryWriteCgroupFile(dir, 'memory.oom.group', '1'); // the job dies as one
@@ -89,13 +95,13 @@ export class CgroupJob {
 
   /** Makes the cgroups and sets their limits; throws (naming the file) when the host refuses. */
   create(): void {
-    this.hierarchies.forEach((h, i) => {
+    this.hierarchies.forEach((hierarchy, i) => {
       for (const [dir, ram, pids, group] of [
         [this.dirs[i] ?? '', this.ramMb, JOB_PIDS_MAX, true],
         [this.hookDirs[i] ?? '', HOOKS_RAM_MB, HOOKS_PIDS_MAX, false],
       ] as const) {
         if (!makeCgroup(dir)) throw new Error(`cannot make cgroup ${dir}`);
-        limit(h, dir, ram, pids, group);
+        limit(hierarchy, dir, ram, pids, group);
       }
     });
   }
@@ -135,9 +141,9 @@ export class CgroupJob {
   memoryMb(): number {
     const i = this.hierarchies.findIndex(hasMemory);
     const dir = this.dirs[i];
-    const h = this.hierarchies[i];
-    if (dir === undefined || h === undefined) return rssMb(this.members());
-    const bytes = readNumber(dir, h.name === 'unified' ? 'memory.current' : 'memory.usage_in_bytes');
+    const hierarchy = this.hierarchies[i];
+    if (dir === undefined || hierarchy === undefined) return rssMb(this.members());
+    const bytes = readNumber(dir, hierarchy.name === 'unified' ? 'memory.current' : 'memory.usage_in_bytes');
     return bytes === null ? rssMb(this.members()) : bytes / MIB;
   }
 
@@ -145,9 +151,9 @@ export class CgroupJob {
   peakMb(): number | null {
     const i = this.hierarchies.findIndex(hasMemory);
     const dir = this.dirs[i];
-    const h = this.hierarchies[i];
-    if (dir === undefined || h === undefined) return null;
-    const bytes = readNumber(dir, h.name === 'unified' ? 'memory.peak' : 'memory.max_usage_in_bytes');
+    const hierarchy = this.hierarchies[i];
+    if (dir === undefined || hierarchy === undefined) return null;
+    const bytes = readNumber(dir, hierarchy.name === 'unified' ? 'memory.peak' : 'memory.max_usage_in_bytes');
     return bytes === null ? null : bytes / MIB;
   }
 
@@ -155,9 +161,9 @@ export class CgroupJob {
   oomKills(): number {
     const i = this.hierarchies.findIndex(hasMemory);
     const dir = this.dirs[i];
-    const h = this.hierarchies[i];
-    if (dir === undefined || h === undefined) return 0;
-    return h.name === 'unified'
+    const hierarchy = this.hierarchies[i];
+    if (dir === undefined || hierarchy === undefined) return 0;
+    return hierarchy.name === 'unified'
       ? readKeyed(dir, 'memory.events', 'oom_kill')
       : readKeyed(dir, 'memory.oom_control', 'oom_kill');
   }

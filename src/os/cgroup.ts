@@ -64,9 +64,9 @@ export function readLayout(): CgroupLayout {
   let v2: string | null = null;
   const v1: Partial<Record<V1Controller, string>> = {};
   for (const line of lines) {
-    const m = /^(\d+):([^:]*):(.*)$/.exec(line);
-    if (m === null) continue;
-    const [, id = '', controllers = '', path = ''] = m;
+    const match = /^(\d+):([^:]*):(.*)$/.exec(line);
+    if (match === null) continue;
+    const [, id = '', controllers = '', path = ''] = match;
     if (id === '0' && controllers === '') {
       const mount = all.find((x) => x.type === 'cgroup2');
       v2 = mount === undefined ? null : under(mount, path);
@@ -138,8 +138,8 @@ function subgroups(dir: string): string[] {
 /** A number from a flat-keyed file such as memory.events (`oom_kill 3`); 0 when absent. */
 export function readKeyed(dir: string, file: string, key: string): number {
   const text = readCgroupFile(dir, file);
-  const m = text === null ? null : new RegExp(`^${key} (\\d+)$`, 'm').exec(text);
-  return m?.[1] === undefined ? 0 : Number(m[1]);
+  const match = text === null ? null : new RegExp(`^${key} (\\d+)$`, 'm').exec(text);
+  return match?.[1] === undefined ? 0 : Number(match[1]);
 }
 
 /** A file holding one number (memory.current, memory.usage_in_bytes); null when absent. */

@@ -44,7 +44,7 @@ export interface ContainmentOptions {
 }
 
 /** Opens the containment asked for; `auto` takes the best the host allows. */
-export function openContainment(o: ContainmentOptions): Containment {
+export function openContainment(options: ContainmentOptions): Containment {
   const run = randomBytes(6).toString('hex');
   const layout = readLayout();
   const tries: Record<ContainmentKind, () => Hierarchy[] | null> = {
@@ -52,28 +52,28 @@ export function openContainment(o: ContainmentOptions): Containment {
     cgroup1: () => v1Hierarchies(layout, run),
     'process-group': () => [],
   };
-  if (o.choice !== 'auto') {
-    const h = tries[o.choice]();
-    if (h === null) {
+  if (options.choice !== 'auto') {
+    const hierarchies = tries[options.choice]();
+    if (hierarchies === null) {
       throw new InvalidInputError(
-        `containment ${o.choice} is not available on this host (${describeLayout(layout)})`,
+        `containment ${options.choice} is not available on this host (${describeLayout(layout)})`,
         'use --containment auto to take the best this host offers',
       );
     }
-    return containment(o.choice, h, run, o.shimPath);
+    return containment(options.choice, hierarchies, run, options.shimPath);
   }
   // Best first: a memory controller the kernel enforces, v2 before v1; then any cgroup at all.
   const v2 = tries.cgroup2();
   if (v2 !== null && v2.some((h) => h.controllers.includes('memory')))
-    return containment('cgroup2', v2, run, o.shimPath);
+    return containment('cgroup2', v2, run, options.shimPath);
   const v1 = tries.cgroup1();
   if (v1 !== null && (v1.some((h) => h.name === 'memory') || v2 === null)) {
     if (v2 !== null) dropBases(v2);
-    return containment('cgroup1', v1, run, o.shimPath);
+    return containment('cgroup1', v1, run, options.shimPath);
   }
   if (v1 !== null) dropBases(v1);
-  if (v2 !== null) return containment('cgroup2', v2, run, o.shimPath);
-  return containment('process-group', [], run, o.shimPath);
+  if (v2 !== null) return containment('cgroup2', v2, run, options.shimPath);
+  return containment('process-group', [], run, options.shimPath);
 }
 
 function dropBases(h: readonly Hierarchy[]): void {

@@ -7,10 +7,10 @@ const MB = 1024 * 1024;
 export function readDisk(dir: string): { freeMb: number; totalMb: number } | null {
   for (let at = resolve(dir); ; at = dirname(at)) {
     try {
-      const s = statfsSync(at);
+      const stats = statfsSync(at);
       return {
-        freeMb: Math.floor((s.bavail * s.bsize) / MB),
-        totalMb: Math.floor((s.blocks * s.bsize) / MB),
+        freeMb: Math.floor((stats.bavail * stats.bsize) / MB),
+        totalMb: Math.floor((stats.blocks * stats.bsize) / MB),
       };
     } catch {
       if (dirname(at) === at) return null;

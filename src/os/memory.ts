@@ -11,8 +11,8 @@ export function readMemory(): MemoryReading {
   try {
     const info = readFileSync('/proc/meminfo', 'utf8');
     const kb = (field: string): number | null => {
-      const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(info);
-      return m?.[1] === undefined ? null : Number(m[1]);
+      const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(info);
+      return match?.[1] === undefined ? null : Number(match[1]);
     };
     const total = kb('MemTotal');
     const available = kb('MemAvailable');
@@ -28,8 +28,8 @@ export function readMemory(): MemoryReading {
 /** The kernel's count of OOM kills so far; null where /proc/vmstat does not say. */
 export function readOomKills(): number | null {
   try {
-    const m = /^oom_kill (\d+)$/m.exec(readFileSync('/proc/vmstat', 'utf8'));
-    return m?.[1] === undefined ? null : Number(m[1]);
+    const match = /^oom_kill (\d+)$/m.exec(readFileSync('/proc/vmstat', 'utf8'));
+    return match?.[1] === undefined ? null : Number(match[1]);
   } catch {
     return null;
   }

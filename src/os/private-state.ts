@@ -34,20 +34,20 @@ const octal = (m: number): string => `0${m.toString(8)}`;
  * Makes the state directory (creating it if need be) and the SQLite database private; returns
  * one note per thing changed, for the log.
  */
-export function makeStatePrivate(o: {
+export function makeStatePrivate(options: {
   readonly stateDir: string;
   readonly sqlitePath: string | null;
 }): string[] {
   const notes: string[] = [];
   const where = (p: string): string => relative(process.cwd(), p) || p;
-  if (!existsSync(o.stateDir)) mkdirSync(o.stateDir, { recursive: true, mode: DIR_MODE });
-  const was = tighten(o.stateDir, DIR_MODE);
+  if (!existsSync(options.stateDir)) mkdirSync(options.stateDir, { recursive: true, mode: DIR_MODE });
+  const was = tighten(options.stateDir, DIR_MODE);
   if (was !== null)
-    notes.push(`${where(o.stateDir)} was ${octal(was)}, now ${octal(DIR_MODE)} (private state)`);
+    notes.push(`${where(options.stateDir)} was ${octal(was)}, now ${octal(DIR_MODE)} (private state)`);
   let files = 0;
   let dirs = 0;
-  for (const entry of readdirSync(o.stateDir, { withFileTypes: true })) {
-    const path = join(o.stateDir, entry.name);
+  for (const entry of readdirSync(options.stateDir, { withFileTypes: true })) {
+    const path = join(options.stateDir, entry.name);
     if (entry.isFile()) files += tighten(path, FILE_MODE) === null ? 0 : 1;
     if (!entry.isDirectory()) continue;
     dirs += tighten(path, DIR_MODE) === null ? 0 : 1;
@@ -56,14 +56,16 @@ export function makeStatePrivate(o: {
       if (inner.isFile()) files += tighten(join(path, inner.name), FILE_MODE) === null ? 0 : 1;
     }
   }
-  if (o.sqlitePath !== null && o.sqlitePath !== ':memory:') {
+  if (options.sqlitePath !== null && options.sqlitePath !== ':memory:') {
     for (const suffix of ['', '-wal', '-shm', '-journal']) {
-      const path = `${o.sqlitePath}${suffix}`;
-      if (!path.startsWith(o.stateDir)) files += tighten(path, FILE_MODE) === null ? 0 : 1;
+      const path = `${options.sqlitePath}${suffix}`;
+      if (!path.startsWith(options.stateDir)) files += tighten(path, FILE_MODE) === null ? 0 : 1;
     }
   }
   if (dirs > 0)
-    notes.push(`${dirs} directories under ${where(o.stateDir)} were open to others, now ${octal(DIR_MODE)}`);
+    notes.push(
+      `${dirs} directories under ${where(options.stateDir)} were open to others, now ${octal(DIR_MODE)}`,
+    );
   if (files > 0)
     notes.push(`${files} files of Baton's state were readable by others, now ${octal(FILE_MODE)}`);
   return notes;

@@ -41,9 +41,9 @@ export function treeMembers(rootPid: number): number[] {
   let grew = true;
   while (grew) {
     grew = false;
-    for (const p of procs) {
-      if (!members.has(p.pid) && members.has(p.ppid)) {
-        members.add(p.pid);
+    for (const stat of procs) {
+      if (!members.has(stat.pid) && members.has(stat.ppid)) {
+        members.add(stat.pid);
         grew = true;
       }
     }

@@ -39,8 +39,8 @@ export async function sampleWorktree(dir: string): Promise<WorktreeSample | null
 
 function signature(path: string): string {
   try {
-    const s = statSync(path);
-    return `${s.size}:${s.mtimeMs}`;
+    const stats = statSync(path);
+    return `${stats.size}:${stats.mtimeMs}`;
   } catch {
     return 'gone';
   }

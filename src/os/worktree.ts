@@ -128,18 +128,18 @@ async function serially<T>(repo: string, work: () => Promise<T>): Promise<T> {
  * epoch of the same task that still holds the branch is retired first (its work archived); one of
  * a newer epoch means this claim was fenced off (FencedError).
  */
-export async function prepareWorktree(p: {
+export async function prepareWorktree(params: {
   repoPath: string;
   key: string;
   epoch: number;
   baseDir: string;
 }): Promise<{ path: string; branch: string }> {
-  const key = validateKey(p.key);
-  const epoch = validateEpoch(p.epoch);
-  const repo = resolve(p.repoPath);
+  const key = validateKey(params.key);
+  const epoch = validateEpoch(params.epoch);
+  const repo = resolve(params.repoPath);
   await gitDirOf(repo, 'repository');
   const branch = branchForKey(key);
-  const path = worktreePathFor(p.baseDir, key, epoch);
+  const path = worktreePathFor(params.baseDir, key, epoch);
   return serially(repo, async () => {
     const entries = await listWorktrees(repo);
     const here = entries.find((e) => samePath(e.path, path));
@@ -162,7 +162,7 @@ export async function prepareWorktree(p: {
     });
     if (exists !== null) await checkBranchOwner(repo, branch, key);
     await releaseOlderEpochs(repo, entries, branch, path, epoch);
-    mkdirSync(resolve(p.baseDir), { recursive: true });
+    mkdirSync(resolve(params.baseDir), { recursive: true });
     if (exists !== null) {
       await gitWrite(['worktree', 'add', path, branch], { cwd: repo });
     } else {
@@ -273,25 +273,25 @@ export async function listClaimWorktrees(repoPath: string): Promise<ClaimWorktre
  * directory. The branch is kept. removed is false when no worktree was registered at `path`, or
  * when another process retired it meanwhile.
  */
-export async function retireWorktree(p: {
+export async function retireWorktree(params: {
   repoPath: string;
   path: string;
   branch: string;
 }): Promise<{ removed: boolean; archivedRef: string | null }> {
-  const repo = resolve(p.repoPath);
+  const repo = resolve(params.repoPath);
   await gitDirOf(repo, 'repository');
-  if ((await gitMaybe(['check-ref-format', `refs/heads/${p.branch}`], { cwd: repo })) === null) {
+  if ((await gitMaybe(['check-ref-format', `refs/heads/${params.branch}`], { cwd: repo })) === null) {
     const hint = 'pass the branch the worktree is on (git worktree list)';
-    throw new InvalidInputError(`${JSON.stringify(p.branch)} is not a valid branch name`, hint);
+    throw new InvalidInputError(`${JSON.stringify(params.branch)} is not a valid branch name`, hint);
   }
   return serially(repo, async () => {
     const entries = await listWorktrees(repo);
-    const index = entries.findIndex((e) => samePath(e.path, p.path));
+    const index = entries.findIndex((e) => samePath(e.path, params.path));
     const entry = entries[index];
     if (entry === undefined) {
-      if (existsSync(p.path)) {
+      if (existsSync(params.path)) {
         throw new ConflictError(
-          `${p.path} is not a worktree of ${repo}`,
+          `${params.path} is not a worktree of ${repo}`,
           'refusing to remove it; check the path',
         );
       }
@@ -299,11 +299,11 @@ export async function retireWorktree(p: {
     }
     if (index === 0 || entry.bare) {
       throw new ConflictError(
-        `${p.path} is the main checkout of ${repo}`,
+        `${params.path} is the main checkout of ${repo}`,
         'only linked worktrees are retired',
       );
     }
-    return retire(repo, entry, p.branch);
+    return retire(repo, entry, params.branch);
   });
 }
 

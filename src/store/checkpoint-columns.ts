@@ -24,19 +24,19 @@ export interface CheckpointColumns<Time> {
 export const CHECKPOINT_COLUMNS = `seq, kind, first_id, last_id, row_count, root, prev_hash, hash, key_id, signature,
   sealed_at, through_seq`;
 
-export function checkpointOf<Time>(r: CheckpointColumns<Time>, at: (t: Time) => Instant): Checkpoint {
+export function checkpointOf<Time>(row: CheckpointColumns<Time>, at: (t: Time) => Instant): Checkpoint {
   return {
-    seq: r.seq,
-    kind: r.kind as CheckpointKind,
-    firstId: r.first_id,
-    lastId: r.last_id,
-    rowCount: r.row_count,
-    root: r.root,
-    prevHash: r.prev_hash,
-    hash: r.hash,
-    keyId: r.key_id,
-    signature: r.signature,
-    sealedAt: at(r.sealed_at),
-    throughSeq: r.through_seq,
+    seq: row.seq,
+    kind: row.kind as CheckpointKind,
+    firstId: row.first_id,
+    lastId: row.last_id,
+    rowCount: row.row_count,
+    root: row.root,
+    prevHash: row.prev_hash,
+    hash: row.hash,
+    keyId: row.key_id,
+    signature: row.signature,
+    sealedAt: at(row.sealed_at),
+    throughSeq: row.through_seq,
   };
 }

@@ -57,14 +57,20 @@ export function candidateOf(
       project:
         r.project_name === null ? null : { name: r.project_name, primaryWorkspace: r.primary_workspace },
     },
-    workspaces: workspaces.map((w) => ({
-      name: w.name,
-      path: w.path,
-      kind: w.kind,
+    workspaces: workspaces.map((workspace) => ({
+      name: workspace.name,
+      path: workspace.path,
+      kind: workspace.kind,
       holder:
-        w.session === null || w.epoch === null || w.since === null
+        workspace.session === null || workspace.epoch === null || workspace.since === null
           ? null
-          : { session: w.session, host: w.host ?? '', jobId: w.jobId, since: w.since, epoch: w.epoch },
+          : {
+              session: workspace.session,
+              host: workspace.host ?? '',
+              jobId: workspace.jobId,
+              since: workspace.since,
+              epoch: workspace.epoch,
+            },
     })),
   };
 }

@@ -33,10 +33,10 @@ const leaseHolds = (job: string, now: string): string =>
   `(${job}.lease_until IS NULL OR ${job}.lease_until > ${now})`;
 
 /** The WHERE condition of a holder's finish. */
-export function finishGuard(r: JobGuardRefs): string {
+export function finishGuard(refs: JobGuardRefs): string {
   const from = HELD_JOB_STATES.map(
-    (state) => `(${r.job}.status = '${state}' AND ${r.status} IN ${sqlList(FINISH_FROM[state])})`,
+    (state) => `(${refs.job}.status = '${state}' AND ${refs.status} IN ${sqlList(FINISH_FROM[state])})`,
   ).join(' OR ');
-  return `${r.job}.id = ${r.id} AND ${r.job}.session_id = ${r.session} AND ${r.job}.epoch = ${r.epoch}
-    AND (${from}) AND ${leaseHolds(r.job, r.now)}`;
+  return `${refs.job}.id = ${refs.id} AND ${refs.job}.session_id = ${refs.session} AND ${refs.job}.epoch = ${refs.epoch}
+    AND (${from}) AND ${leaseHolds(refs.job, refs.now)}`;
 }

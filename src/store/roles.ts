@@ -34,10 +34,10 @@ export async function setUpRoles(
     );
   }
   const { applyRoles, validateRoleName } = await import('./postgres/roles.js');
-  const p = {
+  const params = {
     owner: validateRoleName('owner', roles.owner),
     runtime: validateRoleName('runtime', roles.runtime),
   };
-  if (p.owner === p.runtime) throw new InvalidInputError('the owner and runtime roles must differ');
-  return applyRoles(url, p, apply);
+  if (params.owner === params.runtime) throw new InvalidInputError('the owner and runtime roles must differ');
+  return applyRoles(url, params, apply);
 }

@@ -23,15 +23,15 @@ const WORDS: Readonly<Record<TaskState, string>> = {
   escalated: 'escalated',
 };
 
-export function taskStateRefusal(t: TaskStateFacts, action: TaskAction | TaskUse): TaskStateError {
-  const since = new Date(t.stateAt).toISOString();
-  const by = t.stateBy === null ? '' : ` by ${t.stateBy}`;
-  const why = t.stateReason === null ? '' : ` (${t.stateReason})`;
+export function taskStateRefusal(facts: TaskStateFacts, action: TaskAction | TaskUse): TaskStateError {
+  const since = new Date(facts.stateAt).toISOString();
+  const by = facts.stateBy === null ? '' : ` by ${facts.stateBy}`;
+  const why = facts.stateReason === null ? '' : ` (${facts.stateReason})`;
   return new TaskStateError(
-    t.key,
-    t.state,
-    `task ${t.key} is ${WORDS[t.state]} since ${since}${by}${why}: cannot ${action} it`,
-    taskStateHint(t.key, t.state, action),
-    { key: t.key, state: t.state, since, by: t.stateBy, reason: t.stateReason },
+    facts.key,
+    facts.state,
+    `task ${facts.key} is ${WORDS[facts.state]} since ${since}${by}${why}: cannot ${action} it`,
+    taskStateHint(facts.key, facts.state, action),
+    { key: facts.key, state: facts.state, since, by: facts.stateBy, reason: facts.stateReason },
   );
 }

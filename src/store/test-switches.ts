@@ -75,8 +75,8 @@ export function applySwitches(store: Store, switches: TestSwitches): Store {
     ...store,
     sessions: {
       ...store.sessions,
-      heartbeat: async (p) => {
-        await heartbeat(p);
+      heartbeat: async (params) => {
+        await heartbeat(params);
         return { ok: true };
       },
     },

@@ -23,31 +23,31 @@ export function freshToken(): { id: string; secret: string; hash: string } {
 }
 
 /** The bindings as stored: a session for `agent` only, a host for `host` only. */
-export function bindingsOf(p: TokenCreateParams): {
+export function bindingsOf(params: TokenCreateParams): {
   session: SessionId | null;
   host: string | null;
   run: TokenRun | null;
 } {
-  const session = p.session ?? null;
-  const host = p.host ?? null;
-  const run = p.run ?? null;
-  if (p.scope !== 'agent' && run !== null) {
+  const session = params.session ?? null;
+  const host = params.host ?? null;
+  const run = params.run ?? null;
+  if (params.scope !== 'agent' && run !== null) {
     throw new InvalidInputError(
-      `a ${p.scope} token is not bound to a run`,
+      `a ${params.scope} token is not bound to a run`,
       'bind only agent tokens to a run',
     );
   }
-  if (p.scope === 'agent' && session === null) {
+  if (params.scope === 'agent' && session === null) {
     throw new InvalidInputError('an agent token is bound to one session', 'pass --session <id>');
   }
-  if (p.scope !== 'agent' && session !== null) {
-    throw new InvalidInputError(`a ${p.scope} token is not bound to a session`, 'leave out --session');
+  if (params.scope !== 'agent' && session !== null) {
+    throw new InvalidInputError(`a ${params.scope} token is not bound to a session`, 'leave out --session');
   }
-  if (p.scope === 'host' && host === null) {
+  if (params.scope === 'host' && host === null) {
     throw new InvalidInputError('a host token is bound to one host', 'pass --host <name>');
   }
-  if (p.scope !== 'host' && host !== null) {
-    throw new InvalidInputError(`a ${p.scope} token is not bound to a host`, 'leave out --host');
+  if (params.scope !== 'host' && host !== null) {
+    throw new InvalidInputError(`a ${params.scope} token is not bound to a host`, 'leave out --host');
   }
   return { session, host, run };
 }
@@ -77,16 +77,16 @@ export interface TokenRow {
 export const TOKEN_COLUMNS = 'id, scope, session_id, host, name, created_at, expires_at, revoked_at';
 
 /** A row whose times are already milliseconds. */
-export function toToken(r: TokenRow): Token {
+export function toToken(row: TokenRow): Token {
   return {
-    id: r.id,
-    scope: r.scope as Scope,
-    session: r.session_id,
-    host: r.host,
-    name: r.name,
-    createdAt: r.created_at,
-    expiresAt: r.expires_at,
-    revokedAt: r.revoked_at,
+    id: row.id,
+    scope: row.scope as Scope,
+    session: row.session_id,
+    host: row.host,
+    name: row.name,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    revokedAt: row.revoked_at,
   };
 }
 

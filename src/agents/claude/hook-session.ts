@@ -96,9 +96,9 @@ export async function check(ctx: HookContext, state: HookState): Promise<HookSta
     return state;
   }
   const claimRef = { key: state.key, epoch: state.epoch };
-  const r = await ctx.client.heartbeat({ session: state.session, claim: claimRef });
-  if (r.ok) return state;
-  return { ...state, status: 'fenced', holder: r.current ?? (await currentHolder(ctx, state.key)) };
+  const result = await ctx.client.heartbeat({ session: state.session, claim: claimRef });
+  if (result.ok) return state;
+  return { ...state, status: 'fenced', holder: result.current ?? (await currentHolder(ctx, state.key)) };
 }
 
 async function taskExists(ctx: HookContext, key: string): Promise<boolean> {

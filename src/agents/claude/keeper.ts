@@ -26,33 +26,33 @@ const END_TRIES = 30;
 /** How often the keeper looks whether Claude Code still runs (a read of /proc). */
 const WATCH_MS = 250;
 
-export async function keepSession(o: KeeperOptions): Promise<KeeperEnd> {
+export async function keepSession(options: KeeperOptions): Promise<KeeperEnd> {
   let sinceBeatMs = Infinity;
   for (;;) {
-    if (o.claude !== null && !isRunning(o.claude)) {
-      await endSession(o);
+    if (options.claude !== null && !isRunning(options.claude)) {
+      await endSession(options);
       return 'claude-gone';
     }
-    if (sinceBeatMs >= o.intervalMs) {
+    if (sinceBeatMs >= options.intervalMs) {
       sinceBeatMs = 0;
-      const beat = await o.client.heartbeat({ session: o.session }).catch(() => null);
+      const beat = await options.client.heartbeat({ session: options.session }).catch(() => null);
       // Ended by the hooks (SessionEnd), by an operator, or rescued as stale: nothing left to keep.
       if (beat !== null && !beat.ok) return 'session-ended';
     }
-    const napMs = Math.min(WATCH_MS, o.intervalMs);
-    await o.sleep(napMs);
+    const napMs = Math.min(WATCH_MS, options.intervalMs);
+    await options.sleep(napMs);
     sinceBeatMs += napMs;
   }
 }
 
 /** Ends the session, retrying while the database is away: its claim must not outlive Claude Code. */
-async function endSession(o: KeeperOptions): Promise<void> {
+async function endSession(options: KeeperOptions): Promise<void> {
   for (let attempt = 1; attempt <= END_TRIES; attempt++) {
     try {
-      await o.client.endSession(o.session);
+      await options.client.endSession(options.session);
       return;
     } catch {
-      await o.sleep(o.intervalMs);
+      await options.sleep(options.intervalMs);
     }
   }
 }

@@ -57,14 +57,14 @@ function settingsFile(dir: string): string {
 const quote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 
 /** The shell command Claude Code runs for one event. */
-function hookCommand(p: HookInstallParams, command: HookCommand): string {
-  const task = p.task === null ? '' : ` --task ${quote(p.task)}`;
-  return `${quote(p.node)} ${quote(p.batonBin)} hook ${command} --default-db ${quote(p.db)}${task}`;
+function hookCommand(params: HookInstallParams, command: HookCommand): string {
+  const task = params.task === null ? '' : ` --task ${quote(params.task)}`;
+  return `${quote(params.node)} ${quote(params.batonBin)} hook ${command} --default-db ${quote(params.db)}${task}`;
 }
 
-function batonGroups(p: HookInstallParams): Record<string, MatcherGroup> {
+function batonGroups(params: HookInstallParams): Record<string, MatcherGroup> {
   const entry = (command: HookCommand): HookEntry[] => [
-    { type: 'command', command: hookCommand(p, command), timeout: 30 },
+    { type: 'command', command: hookCommand(params, command), timeout: 30 },
   ];
   const groups: Record<string, MatcherGroup> = {
     SessionStart: { hooks: entry('session-start') },
@@ -72,16 +72,16 @@ function batonGroups(p: HookInstallParams): Record<string, MatcherGroup> {
     PostToolUse: { matcher: '*', hooks: entry('post-tool') },
     SessionEnd: { hooks: entry('session-end') },
   };
-  if (p.releaseOn === 'stop') groups['Stop'] = { hooks: entry('stop') };
+  if (params.releaseOn === 'stop') groups['Stop'] = { hooks: entry('stop') };
   return groups;
 }
 
-export function installHooks(p: HookInstallParams): HookInstallResult {
-  const file = settingsFile(p.dir);
+export function installHooks(params: HookInstallParams): HookInstallResult {
+  const file = settingsFile(params.dir);
   const before = readSettings(file);
   const settings = withoutBaton(before.settings);
   const hooks = { ...(settings.hooks ?? {}) };
-  const groups = batonGroups(p);
+  const groups = batonGroups(params);
   for (const [event, group] of Object.entries(groups)) hooks[event] = [...(hooks[event] ?? []), group];
   const after = `${JSON.stringify({ ...settings, hooks }, null, 2)}\n`;
   return { file, changed: write(file, before.text, after), events: Object.keys(groups) };
@@ -104,10 +104,12 @@ function withoutBaton(settings: Settings): Settings {
   if (settings.hooks === undefined) return settings;
   const hooks: Record<string, MatcherGroup[]> = {};
   for (const [event, groups] of Object.entries(settings.hooks)) {
-    const kept = groups.flatMap((g) => {
-      const entries = (g.hooks ?? []).filter((h) => !(typeof h.command === 'string' && OURS.test(h.command)));
-      if (entries.length === (g.hooks ?? []).length) return [g];
-      return entries.length === 0 ? [] : [{ ...g, hooks: entries }];
+    const kept = groups.flatMap((group) => {
+      const entries = (group.hooks ?? []).filter(
+        (h) => !(typeof h.command === 'string' && OURS.test(h.command)),
+      );
+      if (entries.length === (group.hooks ?? []).length) return [group];
+      return entries.length === 0 ? [] : [{ ...group, hooks: entries }];
     });
     if (kept.length > 0) hooks[event] = kept;
   }

@@ -43,18 +43,21 @@ export function givenByEnvironment(env: NodeJS.ProcessEnv): {
 }
 
 /** Serves MCP on stdin/stdout until the client goes away; resolves once the session is ended. */
-export async function runMcpServer(o: McpServerOptions): Promise<void> {
-  const given = givenByEnvironment(o.env);
+export async function runMcpServer(options: McpServerOptions): Promise<void> {
+  const given = givenByEnvironment(options.env);
   const session = new McpSession({
-    client: o.client,
+    client: options.client,
     given: given.session,
     givenClaim: given.claim,
     name: 'baton mcp',
     host: hostname(),
     pid: process.pid,
   });
-  const server = new McpServer({ name: 'baton', version: o.version }, { instructions: MCP_INSTRUCTIONS });
-  registerTools(server, { client: o.client, session });
+  const server = new McpServer(
+    { name: 'baton', version: options.version },
+    { instructions: MCP_INSTRUCTIONS },
+  );
+  registerTools(server, { client: options.client, session });
   const transport = new StdioServerTransport();
   const gone = new Promise<void>((resolve) => {
     process.stdin.once('end', resolve);
@@ -64,7 +67,7 @@ export async function runMcpServer(o: McpServerOptions): Promise<void> {
   });
   await server.connect(transport);
   const beat = new AbortController();
-  const beating = every(o.clock, o.heartbeatIntervalMs, () => void session.beat(), beat.signal);
+  const beating = every(options.clock, options.heartbeatIntervalMs, () => void session.beat(), beat.signal);
   try {
     await gone;
   } finally {

@@ -26,14 +26,14 @@ export class McpSession {
   /** Claims made through this server (or given), by key. */
   readonly claims = new Map<string, number>();
 
-  constructor(private readonly o: McpSessionOptions) {
-    this.id = o.given;
-    if (o.givenClaim !== null) this.claims.set(o.givenClaim.key, o.givenClaim.epoch);
+  constructor(private readonly options: McpSessionOptions) {
+    this.id = options.given;
+    if (options.givenClaim !== null) this.claims.set(options.givenClaim.key, options.givenClaim.epoch);
   }
 
   /** Whether this server started the session (and so ends it). */
   get owned(): boolean {
-    return this.o.given === null;
+    return this.options.given === null;
   }
 
   /** The session id, or null before the first tool that needed one. */
@@ -44,8 +44,13 @@ export class McpSession {
   /** The session, started on first use. */
   async use(): Promise<SessionId> {
     if (this.id !== null) return this.id;
-    this.starting ??= this.o.client
-      .startSession({ kind: 'agent', name: this.o.name, host: this.o.host, pid: this.o.pid })
+    this.starting ??= this.options.client
+      .startSession({
+        kind: 'agent',
+        name: this.options.name,
+        host: this.options.host,
+        pid: this.options.pid,
+      })
       .then((s) => (this.id = s.id));
     try {
       return await this.starting;
@@ -73,12 +78,12 @@ export class McpSession {
   /** The liveness heartbeat; never throws (the trust is judged by the claims' own heartbeats). */
   async beat(): Promise<void> {
     if (this.id === null) return;
-    await this.o.client.heartbeat({ session: this.id }).catch(() => undefined);
+    await this.options.client.heartbeat({ session: this.id }).catch(() => undefined);
   }
 
   /** Ends an owned session (releasing what it holds); a given one is left to its owner. */
   async end(): Promise<void> {
     if (this.id === null || !this.owned) return;
-    await this.o.client.endSession(this.id);
+    await this.options.client.endSession(this.id);
   }
 }

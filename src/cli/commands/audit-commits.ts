@@ -23,10 +23,10 @@ function slackMs(raw: string | undefined): number {
   return Math.round(s * 1000);
 }
 
-function line(c: CommitCheck): string {
-  const why = c.reasons.length === 0 ? '' : `: ${c.reasons.join('; ')}`;
-  const label = c.status === 'none' ? 'no trailers' : c.status;
-  return `${c.commit.slice(0, 12)}  ${label}  ${c.subject}${why}`;
+function line(check: CommitCheck): string {
+  const why = check.reasons.length === 0 ? '' : `: ${check.reasons.join('; ')}`;
+  const label = check.status === 'none' ? 'no trailers' : check.status;
+  return `${check.commit.slice(0, 12)}  ${label}  ${check.subject}${why}`;
 }
 
 export function registerAuditCommits(audit: Command): void {
@@ -37,11 +37,11 @@ export function registerAuditCommits(audit: Command): void {
     .argument('[rev-range]', 'what to check, as for git log (default HEAD)')
     .option('--slack <seconds>', "clock slack around a claim's grant and release (default 5)")
     .option('--all', 'list every commit, also those whose trailers check out')
-    .action((dir: string, range: string | undefined, o: CommitsOptions, cmd: Command) =>
+    .action((dir: string, range: string | undefined, options: CommitsOptions, cmd: Command) =>
       withCoordinator(cmd, async (baton, out) => {
-        const checks = await baton.ledger.commits({ dir, range, slackMs: slackMs(o.slack) });
+        const checks = await baton.ledger.commits({ dir, range, slackMs: slackMs(options.slack) });
         const count = (s: CommitCheck['status']): number => checks.filter((c) => c.status === s).length;
-        const listed = o.all === true ? checks : checks.filter((c) => c.status !== 'ok');
+        const listed = options.all === true ? checks : checks.filter((c) => c.status !== 'ok');
         const summary = {
           checked: checks.length,
           ok: count('ok'),

@@ -51,13 +51,13 @@ export function registerAuditLedger(audit: Command): void {
     .description('sign the settled, unsealed ledger rows into checkpoints now')
     .option('--key-file <path>', KEY_FILE_HELP)
     .option('--anchor <file>', ANCHOR_HELP)
-    .action((o: KeyOptions, cmd: Command) =>
+    .action((options: KeyOptions, cmd: Command) =>
       withCoordinator(cmd, async (baton, out) => {
-        const signer = loadKeyFile(keyFilePath(o.keyFile));
+        const signer = loadKeyFile(keyFilePath(options.keyFile));
         const { sealed, raced } = await baton.ledger.seal(signer);
-        if (o.anchor !== undefined)
+        if (options.anchor !== undefined)
           appendAnchors(
-            o.anchor,
+            options.anchor,
             sealed.map((c) => anchorOf(c, signer.publicKey)),
           );
         const rows = sealed.reduce((n, c) => n + c.rowCount, 0);
@@ -121,35 +121,35 @@ export function registerAuditLedger(audit: Command): void {
     .description('print the newest checkpoint as an anchor line, to keep outside the database')
     .option('--out <file>', 'append it to this file')
     .option('--git <repo>', 'also add it as a git note (refs/notes/baton-ledger) on HEAD of this repository')
-    .action((o: { readonly out?: string; readonly git?: string }, cmd: Command) =>
+    .action((options: { readonly out?: string; readonly git?: string }, cmd: Command) =>
       withCoordinator(cmd, async (baton, out) => {
         const anchor = await baton.ledger.newestAnchor();
         if (anchor === null)
           throw new InvalidInputError('nothing is sealed yet', 'run `baton audit seal` first');
-        if (o.out !== undefined) appendAnchors(o.out, [anchor]);
-        if (o.git !== undefined) {
+        if (options.out !== undefined) appendAnchors(options.out, [anchor]);
+        if (options.git !== undefined) {
           const note = JSON.stringify(anchor);
-          await git(['notes', '--ref=baton-ledger', 'append', '-m', note, 'HEAD'], { cwd: o.git });
+          await git(['notes', '--ref=baton-ledger', 'append', '-m', note, 'HEAD'], { cwd: options.git });
         }
         out.result(anchor, () => JSON.stringify(anchor));
       }),
     );
 }
 
-function verifyParams(o: VerifyOptions): VerifyParams {
+function verifyParams(options: VerifyOptions): VerifyParams {
   return {
-    publicKeys: (o.publicKey ?? []).map(parsePublicKey),
-    anchors: o.anchor === undefined ? [] : readAnchors(o.anchor),
+    publicKeys: (options.publicKey ?? []).map(parsePublicKey),
+    anchors: options.anchor === undefined ? [] : readAnchors(options.anchor),
   };
 }
 
-async function verify(o: VerifyOptions, cmd: Command): Promise<void> {
-  const params = verifyParams(o);
+async function verify(options: VerifyOptions, cmd: Command): Promise<void> {
+  const params = verifyParams(options);
   const globals = cmd.optsWithGlobals<GlobalOptions>();
-  if (o.file !== undefined) {
-    const { header, ...report } = await verifyEvents(readExport(o.file), params);
+  if (options.file !== undefined) {
+    const { header, ...report } = await verifyEvents(readExport(options.file), params);
     return printVerify(
-      { ...report, source: o.file, engine: header?.engine ?? null },
+      { ...report, source: options.file, engine: header?.engine ?? null },
       new Output(globals.json === true),
     );
   }
@@ -184,31 +184,31 @@ function printVerify(report: VerifyReport & { source: string; engine: string | n
   if (!report.ok) throw new Exit(1);
 }
 
-async function exportLedger(o: ExportOptions, cmd: Command): Promise<void> {
-  if (o.format !== 'jsonl' && o.format !== 'csv') {
-    throw new InvalidInputError(`--format must be jsonl or csv, not ${JSON.stringify(o.format)}`);
+async function exportLedger(options: ExportOptions, cmd: Command): Promise<void> {
+  if (options.format !== 'jsonl' && options.format !== 'csv') {
+    throw new InvalidInputError(`--format must be jsonl or csv, not ${JSON.stringify(options.format)}`);
   }
-  const lines = o.format === 'csv' ? csvLines : jsonLines;
+  const lines = options.format === 'csv' ? csvLines : jsonLines;
   const filter = {
-    task: o.task,
-    session: o.session,
-    host: o.host,
-    kind: o.kind,
-    since: parseWhen('--since', o.since),
-    until: parseWhen('--until', o.until),
+    task: options.task,
+    session: options.session,
+    host: options.host,
+    kind: options.kind,
+    since: parseWhen('--since', options.since),
+    until: parseWhen('--until', options.until),
   };
   await withCoordinator(cmd, async (baton) => {
     const events = baton.ledger.events(filter);
-    const sink = o.out === undefined ? process.stdout : createWriteStream(o.out);
+    const sink = options.out === undefined ? process.stdout : createWriteStream(options.out);
     const bar = progressBar('exporting', await baton.ledger.size());
-    let chunk = o.format === 'csv' ? `${CSV_HEADER}\n` : '';
+    let chunk = options.format === 'csv' ? `${CSV_HEADER}\n` : '';
     const flush = async (): Promise<void> => {
       if (chunk !== '' && !sink.write(chunk)) await once(sink, 'drain');
       chunk = '';
     };
-    for await (const e of events) {
-      chunk += lines(e);
-      if (e.kind === 'rows') bar.tick(e.rows.length);
+    for await (const event of events) {
+      chunk += lines(event);
+      if (event.kind === 'rows') bar.tick(event.rows.length);
       if (chunk.length >= 65_536) await flush();
     }
     await flush();

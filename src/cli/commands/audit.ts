@@ -25,9 +25,9 @@ export function registerAudit(program: Command): void {
     .option('--type <type>', 'only entries of this type, such as claim:granted')
     .option('--after <id>', 'only entries with a larger id')
     .option('--limit <n>', 'at most this many (default and maximum 1000)')
-    .action((o: AuditOptions, cmd: Command) =>
+    .action((options: AuditOptions, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
-        const entries = await baton.audit({ ...o, key: o.task });
+        const entries = await baton.audit({ ...options, key: options.task });
         out.result(entries, () => (entries.length === 0 ? ['no entries'] : entries.map(auditLine)));
       }),
     );
@@ -35,16 +35,16 @@ export function registerAudit(program: Command): void {
   registerAuditCommits(audit);
 }
 
-function auditLine(e: AuditEntry): string {
+function auditLine(entry: AuditEntry): string {
   const parts = [
-    `#${e.id}`,
-    iso(e.at),
-    e.type,
-    e.key ?? '',
-    e.jobId === null ? '' : `job ${e.jobId}`,
-    e.session === null ? '' : `session ${e.session}${e.host === null ? '' : `@${e.host}`}`,
-    e.epoch === null ? '' : `epoch ${e.epoch}`,
-    Object.keys(e.detail).length === 0 ? '' : JSON.stringify(e.detail),
+    `#${entry.id}`,
+    iso(entry.at),
+    entry.type,
+    entry.key ?? '',
+    entry.jobId === null ? '' : `job ${entry.jobId}`,
+    entry.session === null ? '' : `session ${entry.session}${entry.host === null ? '' : `@${entry.host}`}`,
+    entry.epoch === null ? '' : `epoch ${entry.epoch}`,
+    Object.keys(entry.detail).length === 0 ? '' : JSON.stringify(entry.detail),
   ];
   return parts.filter((p) => p !== '').join('  ');
 }

@@ -11,9 +11,9 @@ export function registerClaim(program: Command): void {
     .command('claim <key>')
     .description('claim a task for a session; exits 3 with the holder when another session has it')
     .requiredOption('--session <id>', 'the claiming session (from `baton session start`)')
-    .action((key: string, o: { session: string }, cmd: Command) =>
+    .action((key: string, options: { session: string }, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
-        const result = await baton.claim({ key, session: o.session });
+        const result = await baton.claim({ key, session: options.session });
         if (!result.ok) throw heldRefusal(key, result.holder);
         const { claim, granted } = result;
         out.result({ ...claim, granted }, () => {
@@ -29,15 +29,15 @@ export function registerClaim(program: Command): void {
     .requiredOption('--session <id>', 'the session holding the claim')
     .requiredOption('--epoch <n>', 'the epoch printed by `baton claim`')
     .option('--outcome <outcome>', 'done, failed or released (default released)')
-    .action((key: string, o: { session: string; epoch: string; outcome?: string }, cmd: Command) =>
+    .action((key: string, options: { session: string; epoch: string; outcome?: string }, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
-        const input = { key, session: o.session, epoch: o.epoch, outcome: o.outcome };
+        const input = { key, session: options.session, epoch: options.epoch, outcome: options.outcome };
         const result = await baton.release(input);
-        if (!result.ok) throw fencedRefusal(key, o.epoch, result.current);
-        const outcome = o.outcome ?? 'released';
+        if (!result.ok) throw fencedRefusal(key, options.epoch, result.current);
+        const outcome = options.outcome ?? 'released';
         out.result(
-          { key, session: Number(o.session), epoch: Number(o.epoch), outcome },
-          () => `released ${key} epoch ${o.epoch} (${outcome})`,
+          { key, session: Number(options.session), epoch: Number(options.epoch), outcome },
+          () => `released ${key} epoch ${options.epoch} (${outcome})`,
         );
       }),
     );

@@ -54,20 +54,22 @@ export function registerDb(program: Command): void {
     .option('--owner <role>', 'the role that owns the tables and runs migrations', 'baton_owner')
     .option('--runtime <role>', 'the role baton up, the CLI and the API use', 'baton_runtime')
     .option('--print', 'print the SQL instead of running it')
-    .action(async (o: RolesOptions, cmd: Command) => {
+    .action(async (options: RolesOptions, cmd: Command) => {
       refuseRemote(cmd);
       const globals = cmd.optsWithGlobals<GlobalOptions>();
-      const roles = { owner: o.owner ?? 'baton_owner', runtime: o.runtime ?? 'baton_runtime' };
-      const statements = await setUpRoles(dbUrl(globals), roles, o.print !== true);
-      new Output(globals.json === true).result({ ...roles, applied: o.print !== true, statements }, () =>
-        o.print === true
-          ? statements.map((s) => `${s};`)
-          : [
-              `roles ready: ${roles.owner} owns the tables, ` +
-                `${roles.runtime} may append to the ledger but not change it`,
-              `set their passwords (ALTER ROLE … PASSWORD) or pg_hba entries, then run baton with ` +
-                `${redactSecrets('postgres://' + roles.runtime + '@…')} and migrations with ${roles.owner}`,
-            ],
+      const roles = { owner: options.owner ?? 'baton_owner', runtime: options.runtime ?? 'baton_runtime' };
+      const statements = await setUpRoles(dbUrl(globals), roles, options.print !== true);
+      new Output(globals.json === true).result(
+        { ...roles, applied: options.print !== true, statements },
+        () =>
+          options.print === true
+            ? statements.map((s) => `${s};`)
+            : [
+                `roles ready: ${roles.owner} owns the tables, ` +
+                  `${roles.runtime} may append to the ledger but not change it`,
+                `set their passwords (ALTER ROLE … PASSWORD) or pg_hba entries, then run baton with ` +
+                  `${redactSecrets('postgres://' + roles.runtime + '@…')} and migrations with ${roles.owner}`,
+              ],
       );
     });
 }

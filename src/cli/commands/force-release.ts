@@ -14,11 +14,11 @@ export function registerForceRelease(program: Command): void {
     .command('force-release <key>')
     .description("end a task's live claim whoever holds it: fences the holder, cancels its run")
     .requiredOption('--reason <text>', 'why, kept in the ledger')
-    .action((key: string, o: { reason: string }, cmd: Command) =>
+    .action((key: string, options: { reason: string }, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
-        const r = await baton.forceRelease({ key, reason: o.reason, by: cliActor() });
+        const r = await baton.forceRelease({ key, reason: options.reason, by: cliActor() });
         if (!r.ok) throw noClaimRefusal(key);
-        const result = { key, epoch: r.holder.epoch, holder: r.holder, job: r.job, reason: o.reason };
+        const result = { key, epoch: r.holder.epoch, holder: r.holder, job: r.job, reason: options.reason };
         out.result(result, () => {
           const job = r.job === null ? '' : `; job ${r.job.id} (${r.job.was}) cancelled`;
           return `force-released ${key} from ${describeHolder(r.holder)}${job}`;

@@ -28,22 +28,23 @@ export function registerGithub(program: Command): void {
       .option('--every <duration>', 'keep running, a pass every so often, such as 60s')
       .option('--project', 'also apply pending label changes and comments after each pass')
       .option('--no-comments', 'with --project: do not post escalations and rejections as comments'),
-  ).action((repo: string, o: SyncFlags, cmd: Command) => {
-    checkGithubFlags(repo, o);
-    const everyMs = o.every === undefined ? null : validateDuration('--every', o.every, 1000, 86_400_000);
+  ).action((repo: string, flags: SyncFlags, cmd: Command) => {
+    checkGithubFlags(repo, flags);
+    const everyMs =
+      flags.every === undefined ? null : validateDuration('--every', flags.every, 1000, 86_400_000);
     return withStore(cmd, async (store, out) => {
       const log = (line: string): void => {
         if (!out.json) process.stderr.write(`${terminalText(line)}\n`);
       };
-      const backlog = await backlogFrom(store, repo, o, log);
+      const backlog = await backlogFrom(store, repo, flags, log);
       const stop = new AbortController();
       const leave = (): void => stop.abort();
       process.once('SIGINT', leave);
       process.once('SIGTERM', leave);
       for (;;) {
         const pass = async () => {
-          const report = await backlog.sync({ labels: o.label ?? [] });
-          const projected = o.project === true ? await backlog.project() : null;
+          const report = await backlog.sync({ labels: flags.label ?? [] });
+          const projected = flags.project === true ? await backlog.project() : null;
           return { report, value: projected === null ? report : { ...report, projected } };
         };
         if (everyMs === null) {
@@ -72,20 +73,21 @@ export function registerGithub(program: Command): void {
   });
 }
 
-function summary(r: SyncReport): string {
-  if (r.notModified) return `${r.repo}: nothing changed on GitHub since ${r.since ?? 'the last pass'}`;
+function summary(report: SyncReport): string {
+  if (report.notModified)
+    return `${report.repo}: nothing changed on GitHub since ${report.since ?? 'the last pass'}`;
   const parts = Object.entries({
-    added: r.added,
-    updated: r.updated,
-    closed: r.closed,
-    done: r.done,
-    reopened: r.reopened,
-    gated: r.gated,
-    escalated: r.escalated,
-    'labels repaired': r.repaired,
+    added: report.added,
+    updated: report.updated,
+    closed: report.closed,
+    done: report.done,
+    reopened: report.reopened,
+    gated: report.gated,
+    escalated: report.escalated,
+    'labels repaired': report.repaired,
   })
     .filter(([, n]) => n > 0)
     .map(([what, n]) => `${n} ${what}`);
   const changes = parts.length > 0 ? parts.join(', ') : 'no change';
-  return `${r.repo}: ${r.seen} issues read in ${r.pages} page(s); ${changes}`;
+  return `${report.repo}: ${report.seen} issues read in ${report.pages} page(s); ${changes}`;
 }

@@ -39,18 +39,18 @@ export function registerGuardServer(guard: Command): void {
     .action((_o: unknown, cmd: Command) => receive(cmd));
 }
 
-async function serverInstall(repo: string, o: { protect?: string[] }, cmd: Command): Promise<void> {
+async function serverInstall(repo: string, options: { protect?: string[] }, cmd: Command): Promise<void> {
   const globals = cmd.optsWithGlobals<GlobalOptions>();
   const db = absoluteDb(dbUrl(globals), process.cwd());
   const result = await installServerGuard({
     repo: resolve(repo),
     db,
-    protect: o.protect ?? DEFAULT_PROTECTED,
+    protect: options.protect ?? DEFAULT_PROTECTED,
     node: process.execPath,
     batonBin: installedBatonBin(),
   });
   new Output(globals.json === true).result({ ...result, db: withoutPassword(db) }, () => [
-    `wrote ${result.hook}: pushes to ${(o.protect ?? DEFAULT_PROTECTED).join(', ')} need the task's live claim`,
+    `wrote ${result.hook}: pushes to ${(options.protect ?? DEFAULT_PROTECTED).join(', ')} need the task's live claim`,
     `settings in ${result.config} (database ${withoutPassword(db)}; its password, if any, comes from ` +
       "PGPASSFILE or PGPASSWORD in the git server's environment)",
     'clients push with: git push -o baton-key="$BATON_KEY" -o baton-epoch="$BATON_EPOCH" …',

@@ -61,13 +61,13 @@ export function registerGuard(program: Command): void {
   registerGuardServer(guard);
 }
 
-async function install(o: InstallOptions, cmd: Command): Promise<void> {
+async function install(options: InstallOptions, cmd: Command): Promise<void> {
   const globals = cmd.optsWithGlobals<GlobalOptions>();
   const env = process.env;
   const raw = {
-    session: o.session ?? env['BATON_SESSION'],
-    key: o.key ?? env['BATON_KEY'],
-    epoch: o.epoch ?? env['BATON_EPOCH'],
+    session: options.session ?? env['BATON_SESSION'],
+    key: options.key ?? env['BATON_KEY'],
+    epoch: options.epoch ?? env['BATON_EPOCH'],
   };
   if (!raw.session || !raw.key || !raw.epoch) {
     throw new InvalidInputError(
@@ -76,7 +76,7 @@ async function install(o: InstallOptions, cmd: Command): Promise<void> {
     );
   }
   const claim = parseGuardClaim(raw);
-  const dir = resolve(o.dir ?? '.');
+  const dir = resolve(options.dir ?? '.');
   const db = absoluteDb(dbUrl(globals), process.cwd());
   const out = new Output(globals.json === true);
   await withBaton(db, async (baton) => {
@@ -100,9 +100,9 @@ async function install(o: InstallOptions, cmd: Command): Promise<void> {
   });
 }
 
-async function check(o: CheckOptions, cmd: Command): Promise<void> {
+async function check(options: CheckOptions, cmd: Command): Promise<void> {
   const globals = cmd.optsWithGlobals<GlobalOptions>();
-  const dir = resolve(o.dir ?? '.');
+  const dir = resolve(options.dir ?? '.');
   const context = await guardContext(dir, process.env);
   const out = new Output(globals.json === true);
   if (context === null) {
@@ -116,7 +116,7 @@ async function check(o: CheckOptions, cmd: Command): Promise<void> {
   const target = remoteTarget(globals, process.env);
   const verdict =
     target === null
-      ? await withBaton(globals.db ?? context.db ?? o.defaultDb ?? DEFAULT_DB, (baton) =>
+      ? await withBaton(globals.db ?? context.db ?? options.defaultDb ?? DEFAULT_DB, (baton) =>
           checkGuard(baton, context.claim),
         )
       : await checkOverApi(target, context.claim);
@@ -138,10 +138,10 @@ async function check(o: CheckOptions, cmd: Command): Promise<void> {
 async function checkOverApi(target: RemoteTarget, claim: GuardClaim): Promise<GuardVerdict> {
   const api = new ApiConnection(target.url, target.token);
   const path = `/v1/claims/${encodeURIComponent(claim.key)}/guard?session=${claim.session}&epoch=${claim.epoch}`;
-  const a = await api.ask('GET', path);
-  if (a.ok) return fromWire<GuardVerdict>(a.body);
-  if (a.refusal.status !== 401) throw a.refusal;
-  const why = `Baton's API no longer accepts this run's token: ${a.refusal.message}`;
+  const answer = await api.ask('GET', path);
+  if (answer.ok) return fromWire<GuardVerdict>(answer.body);
+  if (answer.refusal.status !== 401) throw answer.refusal;
+  const why = `Baton's API no longer accepts this run's token: ${answer.refusal.message}`;
   return { ok: false, reason: 'token_refused', claim, current: null, why };
 }
 

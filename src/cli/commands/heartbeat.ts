@@ -17,11 +17,11 @@ export function registerHeartbeat(program: Command): void {
     )
     .option('--key <key>', 'also check the claim on this task (needs --epoch)')
     .option('--epoch <n>', 'the epoch of that claim (needs --key)')
-    .action((session: string, o: HeartbeatOptions, cmd: Command) =>
+    .action((session: string, options: HeartbeatOptions, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
-        const result = await baton.heartbeat({ session, key: o.key, epoch: o.epoch });
+        const result = await baton.heartbeat({ session, key: options.key, epoch: options.epoch });
         if (!result.ok) {
-          if (o.key === undefined || o.epoch === undefined) {
+          if (options.key === undefined || options.epoch === undefined) {
             throw new Refusal(
               'fenced',
               'fenced',
@@ -29,13 +29,13 @@ export function registerHeartbeat(program: Command): void {
               'start a new session with `baton session start`',
             );
           }
-          throw fencedRefusal(o.key, o.epoch, result.current);
+          throw fencedRefusal(options.key, options.epoch, result.current);
         }
-        const claim = o.key === undefined ? {} : { key: o.key, epoch: Number(o.epoch) };
+        const claim = options.key === undefined ? {} : { key: options.key, epoch: Number(options.epoch) };
         out.result({ ok: true, session: Number(session), ...claim }, () =>
-          o.key === undefined
+          options.key === undefined
             ? `session ${session} is alive; its claims are renewed`
-            : `session ${session} is alive and holds ${o.key} at epoch ${o.epoch}`,
+            : `session ${session} is alive and holds ${options.key} at epoch ${options.epoch}`,
         );
       }),
     );

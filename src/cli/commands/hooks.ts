@@ -33,36 +33,36 @@ export function registerHooks(program: Command): void {
     .option('--dir <dir>', 'the project (default: the current directory)')
     .option('--task <key>', 'the task every session here works (default: BATON_KEY, else the branch)')
     .option('--release-on <when>', 'give the claim back at each stop (default) or at session-end only')
-    .action((agent: string, o: { dir?: string; task?: string; releaseOn?: string }, cmd: Command) => {
+    .action((agent: string, options: { dir?: string; task?: string; releaseOn?: string }, cmd: Command) => {
       claudeOnly(agent);
       const globals = cmd.optsWithGlobals<GlobalOptions>();
       const releaseOn: ReleaseOn =
-        o.releaseOn === undefined
+        options.releaseOn === undefined
           ? 'stop'
-          : validateOneOf('--release-on', o.releaseOn, ['stop', 'session-end']);
-      const r = installHooks({
-        dir: resolve(o.dir ?? '.'),
+          : validateOneOf('--release-on', options.releaseOn, ['stop', 'session-end']);
+      const result = installHooks({
+        dir: resolve(options.dir ?? '.'),
         node: process.execPath,
         batonBin: installedBatonBin(),
         db: absoluteDbUrl(dbUrl(globals), process.cwd()),
-        task: o.task === undefined ? null : validateKey(o.task),
+        task: options.task === undefined ? null : validateKey(options.task),
         releaseOn,
       });
-      new Output(globals.json === true).result(r, () =>
-        r.changed
-          ? `installed Baton's hooks in ${r.file} (${r.events.join(', ')})`
-          : `${r.file} already has them`,
+      new Output(globals.json === true).result(result, () =>
+        result.changed
+          ? `installed Baton's hooks in ${result.file} (${result.events.join(', ')})`
+          : `${result.file} already has them`,
       );
     });
   hooks
     .command('uninstall [agent]')
     .description("remove Baton's hooks from <dir>/.claude/settings.json, keeping everything else")
     .option('--dir <dir>', 'the project (default: the current directory)')
-    .action((agent: string | undefined, o: { dir?: string }, cmd: Command) => {
+    .action((agent: string | undefined, options: { dir?: string }, cmd: Command) => {
       if (agent !== undefined) claudeOnly(agent);
-      const r = uninstallHooks(resolve(o.dir ?? '.'));
-      new Output(cmd.optsWithGlobals<GlobalOptions>().json === true).result(r, () =>
-        r.changed ? `removed Baton's hooks from ${r.file}` : `no Baton hooks in ${r.file}`,
+      const result = uninstallHooks(resolve(options.dir ?? '.'));
+      new Output(cmd.optsWithGlobals<GlobalOptions>().json === true).result(result, () =>
+        result.changed ? `removed Baton's hooks from ${result.file}` : `no Baton hooks in ${result.file}`,
       );
     });
 
@@ -93,7 +93,7 @@ function claudeOnly(agent: string): void {
   }
 }
 
-async function runHookCommand(event: string, o: HookOptions, cmd: Command): Promise<void> {
+async function runHookCommand(event: string, options: HookOptions, cmd: Command): Promise<void> {
   const { isHookCommand, parseHookInput } = await import('../../agents/claude/hook-input.js');
   if (!isHookCommand(event)) {
     throw new InvalidInputError(
@@ -104,14 +104,14 @@ async function runHookCommand(event: string, o: HookOptions, cmd: Command): Prom
   const { runHook } = await import('../../agents/claude/hooks.js');
   const { stateDir, readState } = await import('../../agents/claude/hook-state.js');
   const globals = cmd.optsWithGlobals<GlobalOptions>();
-  const task = o.task === undefined ? null : o.task;
+  const task = options.task === undefined ? null : options.task;
   let client: AgentClient | null = null;
   let outcome;
   let sessionId: string | null = null;
   try {
     const input = parseHookInput(event, await readStdin());
     sessionId = input.sessionId;
-    client = await openClient(globals.db, o.defaultDb, input.cwd);
+    client = await openClient(globals.db, options.defaultDb, input.cwd);
     const ctx = { client, env: process.env, stateDir: stateDir(process.env), task, host: hostname() };
     outcome = await runHook(event, input, {
       ...ctx,
@@ -177,15 +177,23 @@ function keeperStarter(client: AgentClient) {
   };
 }
 
-async function runKeeper(o: { session: string; claudePid?: string; claudeStart?: string }, cmd: Command) {
+async function runKeeper(
+  options: { session: string; claudePid?: string; claudeStart?: string },
+  cmd: Command,
+) {
   const { keepSession } = await import('../../agents/claude/keeper.js');
-  const session = validateId('session', o.session);
+  const session = validateId('session', options.session);
   const claude =
-    o.claudePid === undefined
+    options.claudePid === undefined
       ? null
       : {
-          pid: validateInteger('--claude-pid', o.claudePid, 1, 2 ** 31),
-          startTicks: validateInteger('--claude-start', o.claudeStart ?? '0', 0, Number.MAX_SAFE_INTEGER),
+          pid: validateInteger('--claude-pid', options.claudePid, 1, 2 ** 31),
+          startTicks: validateInteger(
+            '--claude-start',
+            options.claudeStart ?? '0',
+            0,
+            Number.MAX_SAFE_INTEGER,
+          ),
         };
   const client = await openClient(cmd.optsWithGlobals<GlobalOptions>().db, undefined, process.cwd());
   try {

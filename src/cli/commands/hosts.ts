@@ -37,17 +37,17 @@ export function registerHosts(program: Command): void {
             ? 'no hosts: start one with `baton up`'
             : table(
                 HOST_COLUMNS,
-                hosts.map((h) => [
-                  h.name,
-                  h.enabled ? 'enabled' : 'standby',
-                  `${h.ramTotalMb}`,
-                  `${h.ramReservedMb}`,
-                  `${h.ramFreeMb}`,
-                  `${ramAvailableMb(h)}`,
-                  `${h.jobsActive}/${h.slotsMax}`,
-                  cell(h.containment),
-                  diskCell(h.diskFreeMb, h.diskTotalMb),
-                  iso(h.heartbeatAt),
+                hosts.map((host) => [
+                  host.name,
+                  host.enabled ? 'enabled' : 'standby',
+                  `${host.ramTotalMb}`,
+                  `${host.ramReservedMb}`,
+                  `${host.ramFreeMb}`,
+                  `${ramAvailableMb(host)}`,
+                  `${host.jobsActive}/${host.slotsMax}`,
+                  cell(host.containment),
+                  diskCell(host.diskFreeMb, host.diskTotalMb),
+                  iso(host.heartbeatAt),
                 ]),
               ),
         );
@@ -60,9 +60,9 @@ export function registerHosts(program: Command): void {
     .command('retry <job-id>')
     .description('queue an ended job again as a new job with the same command and RAM budget')
     .option('--session <id>', 'the session you act under, recorded in the ledger')
-    .action((id: string, o: { session?: string }, cmd: Command) =>
+    .action((id: string, options: { session?: string }, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
-        const { job, created } = await baton.cluster.retryJob(id, cliActor(o.session));
+        const { job, created } = await baton.cluster.retryJob(id, cliActor(options.session));
         out.result({ job, created }, () =>
           created
             ? `queued job ${job.id} for ${job.key} (retry of job ${id})`
@@ -85,10 +85,10 @@ function registerHostToggle(program: Command): void {
         enabled ? 'let the dispatcher place work on the host' : 'stop placing work on it (standby)',
       )
       .option('--session <id>', 'the session you act under, recorded in the ledger')
-      .action((name: string, o: { session?: string }, cmd: Command) =>
+      .action((name: string, options: { session?: string }, cmd: Command) =>
         withApi(cmd, async (baton, out) => {
-          const h = await baton.cluster.setHostEnabled(name, enabled, cliActor(o.session));
-          out.result(h, () => `host ${h.name} ${h.enabled ? 'enabled' : 'disabled (standby)'}`);
+          const host = await baton.cluster.setHostEnabled(name, enabled, cliActor(options.session));
+          out.result(host, () => `host ${host.name} ${host.enabled ? 'enabled' : 'disabled (standby)'}`);
         }),
       );
   }

@@ -24,13 +24,13 @@ export function registerLedger(program: Command): void {
     .description('make the signing key: private half to a 0600 file, public half into the database')
     .option('--key-file <path>', KEY_FILE_HELP)
     .option('--rotate', 'add a new key although the ledger has one (new checkpoints are signed with it)')
-    .action((o: InitOptions, cmd: Command) =>
+    .action((options: InitOptions, cmd: Command) =>
       withCoordinator(cmd, async (baton, out) => {
-        const path = keyFilePath(o.keyFile);
+        const path = keyFilePath(options.keyFile);
         const registered = await baton.ledger.keys();
         const existing = existsSync(path) ? loadKeyFile(path) : null;
         const known = existing !== null && registered.some((k) => k.id === existing.keyId);
-        if (!known && registered.length > 0 && o.rotate !== true) {
+        if (!known && registered.length > 0 && options.rotate !== true) {
           throw new ConflictError(
             `the ledger already has a key (${registered.map((k) => k.id).join(', ')}), and ${path} is not it`,
             'pass --key-file with the key that was registered, or --rotate to add a new one',
@@ -58,9 +58,9 @@ export function registerLedger(program: Command): void {
     .command('key')
     .description('print the public keys the ledger is signed with, and the local key file')
     .option('--key-file <path>', KEY_FILE_HELP)
-    .action((o: InitOptions, cmd: Command) =>
+    .action((options: InitOptions, cmd: Command) =>
       withCoordinator(cmd, async (baton, out) => {
-        const path = keyFilePath(o.keyFile);
+        const path = keyFilePath(options.keyFile);
         const local = existsSync(path) ? loadKeyFile(path) : null;
         const keys = (await baton.ledger.keys()).map((k) => ({ ...k, publicKey: `ed25519:${k.publicKey}` }));
         const file =

@@ -26,12 +26,12 @@ export function cliActor(session?: string): Actor {
 }
 
 /** One line for a task after an action: its key, state (since when, with `since`), who, why and gate. */
-export function stateLine(t: Task, since = false): string {
-  const when = since ? ` since ${iso(t.stateAt)}` : '';
-  const by = t.stateBy === null ? '' : ` by ${t.stateBy}`;
-  const why = t.stateReason === null ? '' : `: ${t.stateReason}`;
-  const gate = t.gate === null ? '' : `; waiting for ${t.gate} approval`;
-  return `${t.key} is ${t.state.replace('_', ' ')}${when}${by}${why}${gate}`;
+export function stateLine(task: Task, since = false): string {
+  const when = since ? ` since ${iso(task.stateAt)}` : '';
+  const by = task.stateBy === null ? '' : ` by ${task.stateBy}`;
+  const why = task.stateReason === null ? '' : `: ${task.stateReason}`;
+  const gate = task.gate === null ? '' : `; waiting for ${task.gate} approval`;
+  return `${task.key} is ${task.state.replace('_', ' ')}${when}${by}${why}${gate}`;
 }
 
 interface ActOptions {
@@ -56,10 +56,14 @@ function registerStates(program: Command): void {
     .description('reopen a done or closed task, so it can be claimed and queued again')
     .requiredOption('--reason <text>', 'why it needs more work')
     .option('--session <id>', SESSION_HELP)
-    .action((key: string, o: ActOptions, cmd: Command) =>
+    .action((key: string, options: ActOptions, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
-        const t = await baton.lifecycle.reopen({ key, reason: o.reason, by: cliActor(o.session) });
-        out.result(t, () => stateLine(t));
+        const task = await baton.lifecycle.reopen({
+          key,
+          reason: options.reason,
+          by: cliActor(options.session),
+        });
+        out.result(task, () => stateLine(task));
       }),
     );
 
@@ -72,8 +76,8 @@ function registerStates(program: Command): void {
     .action((key: string, o: ActOptions & { done?: boolean }, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
         const by = cliActor(o.session);
-        const t = await baton.lifecycle.close({ key, reason: o.reason, done: o.done === true, by });
-        out.result(t, () => stateLine(t));
+        const task = await baton.lifecycle.close({ key, reason: o.reason, done: o.done === true, by });
+        out.result(task, () => stateLine(task));
       }),
     );
 }
@@ -89,9 +93,11 @@ function registerEscalations(program: Command): void {
     .action((key: string, o: ActOptions & { epoch?: string }, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
         const input = { key, reason: o.reason, session: o.session, epoch: o.epoch, by: cliActor() };
-        const r = await baton.lifecycle.escalate(input);
-        if (!r.ok) throw fencedRefusal(key, o.epoch ?? '?', r.current);
-        out.result({ ...r.task, endedClaimEpoch: r.claimEpoch, endedJob: r.jobId }, () => stateLine(r.task));
+        const result = await baton.lifecycle.escalate(input);
+        if (!result.ok) throw fencedRefusal(key, o.epoch ?? '?', result.current);
+        out.result({ ...result.task, endedClaimEpoch: result.claimEpoch, endedJob: result.jobId }, () =>
+          stateLine(result.task),
+        );
       }),
     );
 
@@ -99,20 +105,20 @@ function registerEscalations(program: Command): void {
     .command('escalations')
     .description('the human-action queue: escalated tasks, oldest first')
     .option('--limit <n>', 'at most this many (default and maximum 1000)')
-    .action((o: { limit?: string }, cmd: Command) =>
+    .action((options: { limit?: string }, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
-        const tasks = await baton.lifecycle.escalations(o);
+        const tasks = await baton.lifecycle.escalations(options);
         out.result(tasks, () =>
           tasks.length === 0
             ? ['no escalations']
             : table(
                 ['KEY', 'SINCE', 'BY', 'REASON', 'TITLE'],
-                tasks.map((t) => [
-                  t.key,
-                  iso(t.stateAt),
-                  cell(t.stateBy),
-                  cell(t.stateReason),
-                  cell(t.title),
+                tasks.map((task) => [
+                  task.key,
+                  iso(task.stateAt),
+                  cell(task.stateBy),
+                  cell(task.stateReason),
+                  cell(task.title),
                 ]),
               ),
         );
@@ -124,10 +130,14 @@ function registerEscalations(program: Command): void {
     .description('return an escalated task to open, so it is worked again')
     .option('--note <text>', 'what was done about it')
     .option('--session <id>', SESSION_HELP)
-    .action((key: string, o: ActOptions, cmd: Command) =>
+    .action((key: string, options: ActOptions, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
-        const t = await baton.lifecycle.resolve({ key, reason: o.note, by: cliActor(o.session) });
-        out.result(t, () => stateLine(t));
+        const task = await baton.lifecycle.resolve({
+          key,
+          reason: options.note,
+          by: cliActor(options.session),
+        });
+        out.result(task, () => stateLine(task));
       }),
     );
 }
@@ -138,10 +148,10 @@ function registerGates(program: Command): void {
     .command('gate <key> <gate>')
     .description('make an open task wait for a human approval (gate: design) before any run')
     .option('--session <id>', SESSION_HELP)
-    .action((key: string, gate: string, o: ActOptions, cmd: Command) =>
+    .action((key: string, gate: string, options: ActOptions, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
-        const t = await baton.lifecycle.gate({ key, gate, by: cliActor(o.session) });
-        out.result(t, () => stateLine(t));
+        const task = await baton.lifecycle.gate({ key, gate, by: cliActor(options.session) });
+        out.result(task, () => stateLine(task));
       }),
     );
 
@@ -154,8 +164,8 @@ function registerGates(program: Command): void {
     .action((key: string, o: ActOptions & { gate: string }, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
         const by = cliActor(o.session);
-        const t = await baton.lifecycle.approve({ key, gate: o.gate, reason: o.note, by });
-        out.result(t, () => stateLine(t));
+        const task = await baton.lifecycle.approve({ key, gate: o.gate, reason: o.note, by });
+        out.result(task, () => stateLine(task));
       }),
     );
 
@@ -164,10 +174,14 @@ function registerGates(program: Command): void {
     .description('send a task in review back to open; the reason is kept for the next run')
     .requiredOption('--reason <text>', 'what to change (the next run reads $BATON_FEEDBACK)')
     .option('--session <id>', SESSION_HELP)
-    .action((key: string, o: ActOptions, cmd: Command) =>
+    .action((key: string, options: ActOptions, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
-        const t = await baton.lifecycle.reject({ key, reason: o.reason, by: cliActor(o.session) });
-        out.result(t, () => stateLine(t));
+        const task = await baton.lifecycle.reject({
+          key,
+          reason: options.reason,
+          by: cliActor(options.session),
+        });
+        out.result(task, () => stateLine(task));
       }),
     );
 }
@@ -180,8 +194,8 @@ function registerSettings(program: Command): void {
     .description('set a setting; vague-words N: tasks added with fewer words are escalated (0: off)')
     .action((name: string, value: string, _o: unknown, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
-        const s = await baton.lifecycle.setSetting({ name, value, by: cliActor() });
-        out.result(s, () => `${s.name} = ${s.value}`);
+        const setting = await baton.lifecycle.setSetting({ name, value, by: cliActor() });
+        out.result(setting, () => `${setting.name} = ${setting.value}`);
       }),
     );
   setting

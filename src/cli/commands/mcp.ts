@@ -33,12 +33,12 @@ export function registerMcp(program: Command): void {
         'Tools: baton_claim, baton_heartbeat, baton_release, baton_effect, baton_status, baton_show_task.',
       ].join('\n'),
     )
-    .action(async (o: McpOptions, cmd: Command) => {
+    .action(async (options: McpOptions, cmd: Command) => {
       const globals = cmd.optsWithGlobals<GlobalOptions>();
-      if (o.printConfig !== undefined) {
+      if (options.printConfig !== undefined) {
         const batonBin = installedBatonBin();
         const db = absoluteDbUrl(dbUrl(globals), process.cwd());
-        const snippet = mcpConfig(o.printConfig, { node: process.execPath, batonBin, db });
+        const snippet = mcpConfig(options.printConfig, { node: process.execPath, batonBin, db });
         process.stderr.write(`# ${snippet.where}\n`);
         process.stdout.write(snippet.text);
         return;
@@ -52,7 +52,7 @@ export function registerMcp(program: Command): void {
           client,
           env: process.env,
           version: batonVersion(),
-          heartbeatIntervalMs: intervalMs(o.heartbeatInterval),
+          heartbeatIntervalMs: intervalMs(options.heartbeatInterval),
           clock: systemClock,
         });
       } finally {

@@ -27,17 +27,17 @@ export function registerNext(program: Command): void {
     .option('--ttl <duration>', 'TTL of that session, such as 8h (default: 8h for a human)')
     .option('--label <name>', 'only tasks with this label')
     .option('--project <name>', 'only tasks of this project')
-    .action((o: NextOptions, cmd: Command) =>
+    .action((options: NextOptions, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
-        const r = await baton.lifecycle.next({ ...o, host: hostname(), pid: process.ppid });
-        if (!r.ok) {
-          const refusal = noEligibleRefusal(r.gated, r.session?.id ?? null);
+        const outcome = await baton.lifecycle.next({ ...options, host: hostname(), pid: process.ppid });
+        if (!outcome.ok) {
+          const refusal = noEligibleRefusal(outcome.gated, outcome.session?.id ?? null);
           if (out.json) writeJson(null);
           else writeErrorLine(refusal.message, refusal.hint);
           throw new Exit(EXIT_NOT_FOUND);
         }
-        const { task, claim } = r;
-        const session = r.session === null ? {} : { session: r.session.id };
+        const { task, claim } = outcome;
+        const session = outcome.session === null ? {} : { session: outcome.session.id };
         const url = task.url === null ? {} : { url: task.url };
         out.result({ key: task.key, title: task.title, epoch: claim.epoch, ...url, ...session }, () => [
           `${task.key}  ${task.title}`,

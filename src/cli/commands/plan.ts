@@ -12,10 +12,10 @@ export function registerPlan(program: Command): void {
     .command('plan <key>')
     .description("print a task's workspace plan: a worktree, an exclusive lock on a directory, or none")
     .option('--agent <name>', "the agent that will run it (default: the task's assignee, if an agent)")
-    .action((key: string, o: { agent?: string }, cmd: Command) =>
+    .action((key: string, options: { agent?: string }, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
         const ws = baton.workspaces;
-        const detail = await ws.plan({ key, agent: o.agent });
+        const detail = await ws.plan({ key, agent: options.agent });
         out.result(detail.plan, () => planLine(detail));
       }),
     );

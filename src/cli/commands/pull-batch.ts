@@ -35,12 +35,13 @@ function member(text: string): { id: string; epoch: string; status?: string } {
   return status === undefined ? { id, epoch } : { id, epoch, status };
 }
 
-const takenLines = (r: JobBatchResult, session: string): string[] => {
-  if (r.taken.length === 0) return ['no job is due'];
-  const until = r.leaseUntil === null ? '' : `, leases until ${new Date(r.leaseUntil).toISOString()}`;
+const takenLines = (result: JobBatchResult, session: string): string[] => {
+  if (result.taken.length === 0) return ['no job is due'];
+  const until =
+    result.leaseUntil === null ? '' : `, leases until ${new Date(result.leaseUntil).toISOString()}`;
   return [
-    `took ${r.taken.length} job(s)${until}:`,
-    ...r.taken.map((j: Job) => `  ${j.id}:${j.epoch} ${j.key} (attempt ${j.attempt}/${j.attemptMax})`),
+    `took ${result.taken.length} job(s)${until}:`,
+    ...result.taken.map((j: Job) => `  ${j.id}:${j.epoch} ${j.key} (attempt ${j.attempt}/${j.attemptMax})`),
     `finish them with: baton job finish-batch --session ${session} <id:epoch[:status]>... [--next N]`,
   ];
 };
@@ -49,11 +50,17 @@ const takenLines = (r: JobBatchResult, session: string): string[] => {
 export async function nextBatch(
   baton: { readonly pull: Pick<Pull, 'nextBatch'> },
   out: Output,
-  o: { session: string; batch: string; lease?: string },
+  options: { session: string; batch: string; lease?: string },
 ): Promise<void> {
-  const input = { session: o.session, size: o.batch, ...(o.lease === undefined ? {} : { lease: o.lease }) };
-  const r = await baton.pull.nextBatch(input);
-  out.result({ jobs: r.taken, leaseUntil: r.leaseUntil }, () => takenLines(r, o.session));
+  const input = {
+    session: options.session,
+    size: options.batch,
+    ...(options.lease === undefined ? {} : { lease: options.lease }),
+  };
+  const result = await baton.pull.nextBatch(input);
+  out.result({ jobs: result.taken, leaseUntil: result.leaseUntil }, () =>
+    takenLines(result, options.session),
+  );
 }
 
 interface FinishBatchOptions {
@@ -69,14 +76,14 @@ export function registerPullBatch(job: Command): void {
     .requiredOption('--session <id>', 'the session that took the jobs')
     .option('--next <n>', 'also take up to n due jobs, in the same commit')
     .option('--lease <duration>', 'how long each job taken may be held (default 5m)')
-    .action((members: string[], o: FinishBatchOptions, cmd: Command) =>
+    .action((members: string[], options: FinishBatchOptions, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
         const finish = members.map(member);
         const input = {
-          session: o.session,
+          session: options.session,
           finish,
-          take: o.next ?? 0,
-          ...(o.lease === undefined ? {} : { lease: o.lease }),
+          take: options.next ?? 0,
+          ...(options.lease === undefined ? {} : { lease: options.lease }),
         };
         const r = await baton.pull.batch(input);
         const lost = r.finished.flatMap((f, i) => (f.ok ? [] : [members[i] ?? '?']));
@@ -88,12 +95,12 @@ export function registerPullBatch(job: Command): void {
           throw new Refusal('conflict', 'lost', why, hint, json);
         }
         out.result(json, () => [
-          ...r.finished.map((f, i) =>
-            f.ok
-              ? `finished ${jobLine(f.job)}`
+          ...r.finished.map((result, i) =>
+            result.ok
+              ? `finished ${jobLine(result.job)}`
               : `job ${members[i] ?? '?'} had moved on: not finished by you`,
           ),
-          ...(o.next === undefined ? [] : takenLines(r, o.session)),
+          ...(options.next === undefined ? [] : takenLines(r, options.session)),
         ]);
       }),
     );

@@ -46,12 +46,12 @@ export function registerPull(job: Command): void {
     .requiredOption('--session <id>', 'your session (from `baton session start`)')
     .option('--batch <n>', 'take up to n jobs in one commit, each under its own epoch and lease')
     .option('--lease <duration>', 'with --batch: how long each job may be held (default 5m)')
-    .action((o: { session: string; batch?: string; lease?: string }, cmd: Command) =>
-      o.batch !== undefined
-        ? withApi(cmd, (baton, out) => nextBatch(baton, out, { ...o, batch: o.batch ?? '' }))
+    .action((options: { session: string; batch?: string; lease?: string }, cmd: Command) =>
+      options.batch !== undefined
+        ? withApi(cmd, (baton, out) => nextBatch(baton, out, { ...options, batch: options.batch ?? '' }))
         : withApi(cmd, async (baton, out) => {
-            const next = await baton.pull.next(o.session);
-            out.result(next, () => (next === null ? ['no job is due'] : taken(next, o.session)));
+            const next = await baton.pull.next(options.session);
+            out.result(next, () => (next === null ? ['no job is due'] : taken(next, options.session)));
           }),
     );
 
@@ -64,11 +64,11 @@ export function registerPull(job: Command): void {
     .option('--exit-code <n>', 'the exit code of the work, 0 to 255')
     .option('--reason <text>', 'why, for a failed or cancelled job')
     .option('--next', 'also take the next due job, in the same commit')
-    .action((id: string, o: FinishOptions, cmd: Command) =>
+    .action((id: string, options: FinishOptions, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
-        const { session, epoch, status, exitCode, reason } = o;
+        const { session, epoch, status, exitCode, reason } = options;
         const input = { id, session, epoch, status, exitCode, reason };
-        const { finished, next } = await baton.pull.finish(input, o.next === true);
+        const { finished, next } = await baton.pull.finish(input, options.next === true);
         if (!finished.ok && next === null) {
           const was = finished.job;
           const now = was === null ? 'gone' : `${was.status} at epoch ${was.epoch}`;
@@ -80,7 +80,11 @@ export function registerPull(job: Command): void {
           finished.ok
             ? `finished ${jobLine(finished.job)}`
             : `job ${id} had moved on (${finished.job?.status ?? 'gone'}): not finished by you`,
-          ...(next === null ? (o.next === true ? ['no job is due'] : []) : taken(next, o.session)),
+          ...(next === null
+            ? options.next === true
+              ? ['no job is due']
+              : []
+            : taken(next, options.session)),
         ]);
       }),
     );

@@ -21,9 +21,9 @@ export function registerQueue(program: Command): void {
     .option('--ram-mb <mb>', 'memory the job needs, in MB')
     .option('--command <template>', 'command to run for the job')
     .option('--attempts <n>', 'attempts before the job fails for good, 1 to 100 (default 3)')
-    .action((key: string, o: EnqueueOptions, cmd: Command) =>
+    .action((key: string, options: EnqueueOptions, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
-        const { priority, ramMb, command, attempts } = o;
+        const { priority, ramMb, command, attempts } = options;
         const input = { key, priority, ramMb, command, attempts, by: cliActor() };
         const { job, created } = await baton.enqueue(input);
         out.result({ created, job }, () =>
@@ -42,9 +42,9 @@ export function registerQueue(program: Command): void {
     .option('--status <status>', 'only jobs in this status (or a comma-separated list)')
     .option('--key <key>', 'only jobs for this task')
     .option('--limit <n>', 'at most this many (default and maximum 1000)')
-    .action((o: { status?: string; key?: string; limit?: string }, cmd: Command) =>
+    .action((options: { status?: string; key?: string; limit?: string }, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
-        const jobs = await baton.listJobs(o);
+        const jobs = await baton.listJobs(options);
         const progress = await baton.progress.ofJobs(jobs);
         out.result(
           jobs.map((j) => jobWithProgress(j, progress.get(j.id))),
@@ -70,9 +70,9 @@ export function registerQueue(program: Command): void {
     .command('cancel <job-id>')
     .description('cancel a queued, claimed or running job; exits 3 when it had already finished')
     .option('--session <id>', 'the session you act under, recorded in the ledger')
-    .action((id: string, o: { session?: string }, cmd: Command) =>
+    .action((id: string, options: { session?: string }, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
-        const result = await baton.cancelJob(id, cliActor(o.session));
+        const result = await baton.cancelJob(id, cliActor(options.session));
         if (!result.ok) {
           const status = result.job?.status ?? 'gone';
           const message = `job ${id} is already ${status}`;

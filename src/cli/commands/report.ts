@@ -41,21 +41,21 @@ function csvCell(value: string): string {
 }
 
 function csv(rows: readonly SessionReport[]): string {
-  const lines = rows.map((r) =>
+  const lines = rows.map((report) =>
     [
-      String(r.session),
-      r.kind,
-      r.host,
-      String(r.pid),
-      r.name ?? '',
-      iso(r.startedAt),
-      r.endedAt === null ? '' : iso(r.endedAt),
-      r.end,
-      worked(r),
-      String(r.jobs),
-      String(r.attempts),
-      String(r.heldMs),
-      String(r.escalations),
+      String(report.session),
+      report.kind,
+      report.host,
+      String(report.pid),
+      report.name ?? '',
+      iso(report.startedAt),
+      report.endedAt === null ? '' : iso(report.endedAt),
+      report.end,
+      worked(report),
+      String(report.jobs),
+      String(report.attempts),
+      String(report.heldMs),
+      String(report.escalations),
     ]
       .map(csvCell)
       .join(','),
@@ -72,14 +72,14 @@ export function registerReport(program: Command): void {
     .option('--until <date>', 'sessions started before this time')
     .option('--host <name>', "only this host's sessions")
     .option('--csv', 'print CSV')
-    .action((o: SessionsOptions, cmd: Command) =>
+    .action((options: SessionsOptions, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
         const rows = await baton.ledger.sessions({
-          ...(o.since === undefined ? {} : { since: parseWhen('--since', o.since) ?? 0 }),
-          ...(o.until === undefined ? {} : { until: parseWhen('--until', o.until) ?? 0 }),
-          ...(o.host === undefined ? {} : { host: o.host }),
+          ...(options.since === undefined ? {} : { since: parseWhen('--since', options.since) ?? 0 }),
+          ...(options.until === undefined ? {} : { until: parseWhen('--until', options.until) ?? 0 }),
+          ...(options.host === undefined ? {} : { host: options.host }),
         });
-        if (o.csv === true && !out.json) {
+        if (options.csv === true && !out.json) {
           process.stdout.write(`${csv(rows)}\n`);
           return;
         }
@@ -99,17 +99,17 @@ export function registerReport(program: Command): void {
                   'held s',
                   'issues worked',
                 ],
-                rows.map((r) => [
-                  String(r.session),
-                  r.kind,
-                  r.host,
-                  String(r.pid),
-                  iso(r.startedAt),
-                  r.endedAt === null ? '-' : iso(r.endedAt),
-                  r.end,
-                  `${r.jobs}/${r.attempts}`,
-                  (r.heldMs / 1000).toFixed(0),
-                  cell(worked(r)),
+                rows.map((report) => [
+                  String(report.session),
+                  report.kind,
+                  report.host,
+                  String(report.pid),
+                  iso(report.startedAt),
+                  report.endedAt === null ? '-' : iso(report.endedAt),
+                  report.end,
+                  `${report.jobs}/${report.attempts}`,
+                  (report.heldMs / 1000).toFixed(0),
+                  cell(worked(report)),
                 ]),
               ),
         );

@@ -26,20 +26,20 @@ export interface HttpFlags {
 }
 
 /** Where to serve (null: not at all) and whether reads need a token. */
-export function parseHttpFlags(o: HttpFlags): { bind: Bind | null; auth: AuthMode } {
+export function parseHttpFlags(flags: HttpFlags): { bind: Bind | null; auth: AuthMode } {
   const auth: AuthMode =
-    o.auth === undefined ? 'reads-open' : validateOneOf('--auth', o.auth, ['required'] as const);
-  if (o.http === false) return { bind: null, auth };
-  return { bind: parseBind(typeof o.http === 'string' ? o.http : HTTP_DEFAULT), auth };
+    flags.auth === undefined ? 'reads-open' : validateOneOf('--auth', flags.auth, ['required'] as const);
+  if (flags.http === false) return { bind: null, auth };
+  return { bind: parseBind(typeof flags.http === 'string' ? flags.http : HTTP_DEFAULT), auth };
 }
 
 /**
  * Serves the HTTP surface, loading the server only now: it brings hono, zod and prom-client, which
  * would otherwise cost every CLI call about 0.6 s of CPU at start (src/http/bind.ts).
  */
-export async function serveHttpLazily(store: Store, o: ServeOptions): Promise<HttpServer> {
+export async function serveHttpLazily(store: Store, options: ServeOptions): Promise<HttpServer> {
   const { serveHttp } = await import('../../http/server.js');
-  return serveHttp(store, o);
+  return serveHttp(store, options);
 }
 
 interface ServeFlags extends HttpFlags, GithubFlags {
@@ -53,12 +53,12 @@ export function registerServe(program: Command): void {
     .option('--http <host:port>', `where to listen (default ${HTTP_DEFAULT}; the next free port if taken)`)
     .option('--auth <mode>', '`required`: reads need a token too (needed to bind beyond loopback)')
     .option('--github <repo>', "accept owner/repo's GitHub webhook (needs GITHUB_WEBHOOK_SECRET)");
-  githubOptions(serve).action((o: ServeFlags, cmd: Command) => {
-    const { bind, auth } = parseHttpFlags(o);
-    if (o.github !== undefined) checkWebhookFlags(o.github, o);
+  githubOptions(serve).action((flags: ServeFlags, cmd: Command) => {
+    const { bind, auth } = parseHttpFlags(flags);
+    if (flags.github !== undefined) checkWebhookFlags(flags.github, flags);
     return withStore(cmd, async (store) => {
       const log = (line: string): void => void process.stdout.write(`${terminalText(line)}\n`);
-      const backlog = o.github === undefined ? null : await backlogFrom(store, o.github, o, log);
+      const backlog = flags.github === undefined ? null : await backlogFrom(store, flags.github, flags, log);
       const routes = webhookOf(backlog);
       const server = await serveHttpLazily(store, { bind: bind ?? parseBind(HTTP_DEFAULT), auth, routes });
       process.stdout.write(`${servingLine(server)}\n`);
@@ -72,8 +72,8 @@ export function registerServe(program: Command): void {
 }
 
 /** `serve --github` is for the webhook: without its secret it would accept nothing. */
-function checkWebhookFlags(repo: string, o: ServeFlags): void {
-  checkGithubFlags(repo, o);
+function checkWebhookFlags(repo: string, flags: ServeFlags): void {
+  checkGithubFlags(repo, flags);
   if ((process.env['GITHUB_WEBHOOK_SECRET'] ?? '') === '') {
     throw new InvalidInputError(
       'GITHUB_WEBHOOK_SECRET is not set: baton serve --github accepts only signed webhook deliveries',

@@ -26,14 +26,14 @@ export function registerSession(program: Command): void {
     // agent that ran `baton`) is the process that lives as long as the session.
     .option('--pid <n>', 'process that owns the session (default the parent process of baton)')
     .option('--ttl <duration>', 'how long it may stay silent, such as 8h or 30s (default: 8h for a human)')
-    .action((o: StartOptions, cmd: Command) =>
+    .action((options: StartOptions, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
         const started = await baton.startSession({
-          kind: o.kind,
-          host: o.host ?? hostname(),
-          pid: o.pid ?? process.ppid,
-          name: o.name,
-          ttl: o.ttl,
+          kind: options.kind,
+          host: options.host ?? hostname(),
+          pid: options.pid ?? process.ppid,
+          name: options.name,
+          ttl: options.ttl,
         });
         out.result(started, () => String(started.id));
       }),
@@ -55,9 +55,9 @@ export function registerSession(program: Command): void {
     .command('list')
     .description('list sessions, oldest first')
     .option('--live', 'only live sessions')
-    .action((o: { live?: boolean }, cmd: Command) =>
+    .action((options: { live?: boolean }, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
-        const sessions = await baton.listSessions({ liveOnly: o.live === true });
+        const sessions = await baton.listSessions({ liveOnly: options.live === true });
         out.result(sessions, () => sessionTable(sessions));
       }),
     );
@@ -67,16 +67,16 @@ function sessionTable(sessions: readonly Session[]): string[] {
   if (sessions.length === 0) return ['no sessions'];
   return table(
     ['ID', 'KIND', 'STATE', 'HOST', 'PID', 'NAME', 'STARTED', 'HEARTBEAT', 'TTL'],
-    sessions.map((s) => [
-      String(s.id),
-      s.kind,
-      s.state,
-      s.host,
-      String(s.pid),
-      cell(s.name),
-      iso(s.startedAt),
-      iso(s.heartbeatAt),
-      s.ttlMs === null ? '-' : `${s.ttlMs / 1000} s`,
+    sessions.map((session) => [
+      String(session.id),
+      session.kind,
+      session.state,
+      session.host,
+      String(session.pid),
+      cell(session.name),
+      iso(session.startedAt),
+      iso(session.heartbeatAt),
+      session.ttlMs === null ? '-' : `${session.ttlMs / 1000} s`,
     ]),
   );
 }

@@ -38,21 +38,21 @@ export function registerTask(program: Command): void {
     .option('--body <text>', 'the longer description (with the title, what the vague-issue rule reads)')
     .option('--url <url>', 'where the task lives, such as its issue page')
     .option('--review <mode>', 'required: a successful run leaves it in review, not done (default none)')
-    .action((key: string, o: AddOptions, cmd: Command) =>
+    .action((key: string, options: AddOptions, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
         const ws = baton.workspaces;
         const { task: added, requirements } = await ws.addTask({
           key,
-          title: o.title,
-          priority: o.priority,
-          project: o.project,
-          assignee: o.assignee,
-          labels: o.label,
-          requiresFilesystem: o.requiresFilesystem,
-          workspace: o.workspace,
-          body: o.body,
-          url: o.url,
-          review: o.review,
+          title: options.title,
+          priority: options.priority,
+          project: options.project,
+          assignee: options.assignee,
+          labels: options.label,
+          requiresFilesystem: options.requiresFilesystem,
+          workspace: options.workspace,
+          body: options.body,
+          url: options.url,
+          review: options.review,
           by: cliActor(),
         });
         const { requiresFilesystem, workspace } = requirements;
@@ -69,11 +69,12 @@ export function registerTask(program: Command): void {
     .option('--assignee <name>', 'only this assignee')
     .option('--state <state>', 'only tasks in this state: open, in_review, done, closed or escalated')
     .option('--limit <n>', 'at most this many (default and maximum 1000)')
-    .action((o: { project?: string; assignee?: string; state?: string; limit?: string }, cmd: Command) =>
-      withApi(cmd, async (baton, out) => {
-        const tasks = await baton.listTasks(o);
-        out.result(tasks, () => taskTable(tasks));
-      }),
+    .action(
+      (options: { project?: string; assignee?: string; state?: string; limit?: string }, cmd: Command) =>
+        withApi(cmd, async (baton, out) => {
+          const tasks = await baton.listTasks(options);
+          out.result(tasks, () => taskTable(tasks));
+        }),
     );
 
   task
@@ -94,14 +95,14 @@ function taskTable(tasks: readonly Task[]): string[] {
   if (tasks.length === 0) return ['no tasks'];
   return table(
     ['KEY', 'STATE', 'PRIORITY', 'PROJECT', 'ASSIGNEE', 'HOLDER', 'TITLE'],
-    tasks.map((t) => [
-      t.key,
-      t.gate === null ? t.state : `${t.state} (${t.gate} gate)`,
-      String(t.priority),
-      cell(t.project),
-      cell(t.assignee),
-      t.holder === null ? '-' : `session ${t.holder.session}`,
-      cell(t.title),
+    tasks.map((task) => [
+      task.key,
+      task.gate === null ? task.state : `${task.state} (${task.gate} gate)`,
+      String(task.priority),
+      cell(task.project),
+      cell(task.assignee),
+      task.holder === null ? '-' : `session ${task.holder.session}`,
+      cell(task.title),
     ]),
   );
 }
@@ -124,16 +125,16 @@ function showLines({ task, holder, jobs, history, prs }: TaskDetail): string[] {
   ];
 }
 
-function historyLine(e: TaskEvent): string {
-  const by = e.by === null ? '' : ` by ${e.by}`;
-  const why = e.reason === null ? '' : `: ${e.reason}`;
-  if (e.type === 'task:gated') return `${iso(e.at)}  waits for ${e.gate ?? '?'} approval${by}`;
-  if (e.type === 'task:approved') return `${iso(e.at)}  ${e.gate ?? '?'} approved${by}${why}`;
-  return `${iso(e.at)}  ${e.from ?? '?'} → ${e.to ?? '?'} (${e.action ?? '?'})${by}${why}`;
+function historyLine(event: TaskEvent): string {
+  const by = event.by === null ? '' : ` by ${event.by}`;
+  const why = event.reason === null ? '' : `: ${event.reason}`;
+  if (event.type === 'task:gated') return `${iso(event.at)}  waits for ${event.gate ?? '?'} approval${by}`;
+  if (event.type === 'task:approved') return `${iso(event.at)}  ${event.gate ?? '?'} approved${by}${why}`;
+  return `${iso(event.at)}  ${event.from ?? '?'} → ${event.to ?? '?'} (${event.action ?? '?'})${by}${why}`;
 }
 
-function prLine(e: Effect): string {
-  const payload = e.payload as { url?: unknown } | null;
-  const url = typeof payload?.url === 'string' ? payload.url : JSON.stringify(e.payload);
-  return `${url}  (session ${e.session}, epoch ${e.epoch}, ${iso(e.recordedAt)})`;
+function prLine(effect: Effect): string {
+  const payload = effect.payload as { url?: unknown } | null;
+  const url = typeof payload?.url === 'string' ? payload.url : JSON.stringify(effect.payload);
+  return `${url}  (session ${effect.session}, epoch ${effect.epoch}, ${iso(effect.recordedAt)})`;
 }

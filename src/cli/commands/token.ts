@@ -26,9 +26,9 @@ export function registerToken(program: Command): void {
     .option('--host <name>', 'the host a host token acts for')
     .option('--name <name>', 'a name to tell tokens apart')
     .option('--expires <duration>', 'lifetime such as 30d or 12h (default: until revoked)')
-    .action((o: CreateOptions, cmd: Command) =>
+    .action((options: CreateOptions, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
-        const { token: t, secret } = await baton.tokens.create({ ...o, by: cliActor() });
+        const { token: t, secret } = await baton.tokens.create({ ...options, by: cliActor() });
         // The secret alone on stdout, so T=$(baton token create …) keeps it; the note on stderr.
         out.result({ id: t.id, token: secret, scope: t.scope }, () => secret);
         if (!out.json) process.stderr.write(`token ${t.id} (${describe(t)}): shown once, keep it now\n`);
@@ -46,14 +46,14 @@ export function registerToken(program: Command): void {
             ? 'no tokens: make one with `baton token create --scope viewer`'
             : table(
                 ['ID', 'SCOPE', 'BOUND TO', 'NAME', 'CREATED', 'EXPIRES', 'REVOKED'],
-                tokens.map((t) => [
-                  t.id,
-                  t.scope,
-                  bound(t),
-                  cell(t.name),
-                  iso(t.createdAt),
-                  t.expiresAt === null ? '-' : iso(t.expiresAt),
-                  t.revokedAt === null ? '-' : iso(t.revokedAt),
+                tokens.map((token) => [
+                  token.id,
+                  token.scope,
+                  bound(token),
+                  cell(token.name),
+                  iso(token.createdAt),
+                  token.expiresAt === null ? '-' : iso(token.expiresAt),
+                  token.revokedAt === null ? '-' : iso(token.revokedAt),
                 ]),
               ),
         );
@@ -73,13 +73,13 @@ export function registerToken(program: Command): void {
     );
 }
 
-function bound(t: Token): string {
-  if (t.session !== null) return `session ${t.session}`;
-  if (t.host !== null) return `host ${t.host}`;
+function bound(token: Token): string {
+  if (token.session !== null) return `session ${token.session}`;
+  if (token.host !== null) return `host ${token.host}`;
   return '-';
 }
 
-function describe(t: Token): string {
-  const b = bound(t);
-  return b === '-' ? t.scope : `${t.scope}, ${b}`;
+function describe(token: Token): string {
+  const b = bound(token);
+  return b === '-' ? token.scope : `${token.scope}, ${b}`;
 }

@@ -97,77 +97,78 @@ function amount(
 const MB = 1024 * 1024;
 
 /** The cap of each job's log and how long and how much of the logs are kept. */
-function logOptions(o: UpFlags): Pick<UpOptions, 'logMaxBytes' | 'logKeep'> {
+function logOptions(flags: UpFlags): Pick<UpOptions, 'logMaxBytes' | 'logKeep'> {
   return {
-    logMaxBytes: amount('--log-max-mb', o.logMaxMb, LOG_MAX_MB_DEFAULT, MB, '32 or 0.5'),
+    logMaxBytes: amount('--log-max-mb', flags.logMaxMb, LOG_MAX_MB_DEFAULT, MB, '32 or 0.5'),
     logKeep: {
-      maxAgeMs: amount('--log-keep-days', o.logKeepDays, LOG_KEEP_DAYS_DEFAULT, 86_400_000, '14'),
-      maxBytes: amount('--log-keep-mb', o.logKeepMb, LOG_KEEP_MB_DEFAULT, MB, '2048'),
+      maxAgeMs: amount('--log-keep-days', flags.logKeepDays, LOG_KEEP_DAYS_DEFAULT, 86_400_000, '14'),
+      maxBytes: amount('--log-keep-mb', flags.logKeepMb, LOG_KEEP_MB_DEFAULT, MB, '2048'),
     },
   };
 }
 
-function parseUpFlags(o: UpFlags, globals: GlobalOptions): UpOptions {
-  const leaseTtlMs = seconds('--lease-ttl', o.leaseTtl, UP_DEFAULTS.leaseTtlMs);
+function parseUpFlags(flags: UpFlags, globals: GlobalOptions): UpOptions {
+  const leaseTtlMs = seconds('--lease-ttl', flags.leaseTtl, UP_DEFAULTS.leaseTtlMs);
   // The runner's windows come from these two alone; the lease TTL is the dispatcher's business.
   const heartbeatIntervalMs = seconds(
     '--heartbeat-interval',
-    o.heartbeatInterval,
+    flags.heartbeatInterval,
     UP_DEFAULTS.heartbeatIntervalMs,
   );
   const staleAfterMs = seconds(
     '--stale-after',
-    o.staleAfter,
+    flags.staleAfter,
     defaultStaleAfterMs(heartbeatIntervalMs, UP_DEFAULTS.staleAfterMs),
   );
   validateHeartbeatWindows(heartbeatIntervalMs, staleAfterMs);
   return {
     dbUrl: absoluteDbUrl(dbUrl(globals), process.cwd()),
-    host: validateName('host', o.host ?? hostname()),
+    host: validateName('host', flags.host ?? hostname()),
     leaseTtlMs,
     retryIntervalMs: seconds(
       '--retry-interval',
-      o.retryInterval,
+      flags.retryInterval,
       Math.min(UP_DEFAULTS.retryIntervalMs, leaseTtlMs),
     ),
     heartbeatIntervalMs,
     staleAfterMs,
     pollIntervalMs: Math.min(UP_DEFAULTS.pollIntervalMs, heartbeatIntervalMs),
     recoveryIntervalMs: Math.min(UP_DEFAULTS.recoveryIntervalMs, heartbeatIntervalMs),
-    slotsMax: o.slots === undefined ? UP_DEFAULTS.slotsMax : validateInteger('--slots', o.slots, 0, 1000),
-    ramTotalMb: o.ramMb === undefined ? null : validateInteger('--ram-mb', o.ramMb, 1, RAM_MB_MAX),
+    slotsMax:
+      flags.slots === undefined ? UP_DEFAULTS.slotsMax : validateInteger('--slots', flags.slots, 0, 1000),
+    ramTotalMb: flags.ramMb === undefined ? null : validateInteger('--ram-mb', flags.ramMb, 1, RAM_MB_MAX),
     ramReservedMb:
-      o.reservedMb === undefined
+      flags.reservedMb === undefined
         ? UP_DEFAULTS.ramReservedMb
-        : validateInteger('--reserved-mb', o.reservedMb, 0, RAM_MB_MAX),
-    standby: o.standby === true,
-    agentCommand: o.agentCommand === undefined ? null : validateCommandTemplate(o.agentCommand),
-    containment: validateOneOf('--containment', o.containment ?? 'auto', CONTAINMENT_CHOICES),
-    agentEnv: (o.agentEnv ?? []).map(validateAgentEnvName),
+        : validateInteger('--reserved-mb', flags.reservedMb, 0, RAM_MB_MAX),
+    standby: flags.standby === true,
+    agentCommand: flags.agentCommand === undefined ? null : validateCommandTemplate(flags.agentCommand),
+    containment: validateOneOf('--containment', flags.containment ?? 'auto', CONTAINMENT_CHOICES),
+    agentEnv: (flags.agentEnv ?? []).map(validateAgentEnvName),
     logDir: resolve('.baton', 'logs'),
-    ...logOptions(o),
+    ...logOptions(flags),
     worktreeDir: resolve('.baton', 'worktrees'),
     cwd: process.cwd(),
     stall: {
-      stallAfterMs: seconds('--stall-after', o.stallAfter, STALL_AFTER_MS_DEFAULT, 7 * 24 * 3600),
+      stallAfterMs: seconds('--stall-after', flags.stallAfter, STALL_AFTER_MS_DEFAULT, 7 * 24 * 3600),
       action:
-        o.stallAction === undefined
+        flags.stallAction === undefined
           ? STALL_ACTION_DEFAULT
-          : validateOneOf('--stall-action', o.stallAction, STALL_ACTIONS),
+          : validateOneOf('--stall-action', flags.stallAction, STALL_ACTIONS),
     },
-    ledger: ledgerOptions(o),
+    ledger: ledgerOptions(flags),
   };
 }
 
 /** The sealer's key: --ledger-key must exist; the default key file is used when it is there. */
-function ledgerOptions(o: UpFlags): NonNullable<UpOptions['ledger']> | null {
-  const path = keyFilePath(o.ledgerKey);
-  const named = o.ledgerKey !== undefined || (process.env['BATON_LEDGER_KEY'] ?? '') !== '';
+function ledgerOptions(flags: UpFlags): NonNullable<UpOptions['ledger']> | null {
+  const path = keyFilePath(flags.ledgerKey);
+  const named = flags.ledgerKey !== undefined || (process.env['BATON_LEDGER_KEY'] ?? '') !== '';
   if (!named && !existsSync(path)) return null;
   return {
     signer: loadKeyFile(path),
-    intervalMs: seconds('--seal-interval', o.sealInterval, UP_DEFAULTS.sealIntervalMs),
-    anchorFile: o.ledgerAnchor === undefined ? null : resolve(o.ledgerAnchor),
+    intervalMs: seconds('--seal-interval', flags.sealInterval, UP_DEFAULTS.sealIntervalMs),
+    anchorFile: flags.ledgerAnchor === undefined ? null : resolve(flags.ledgerAnchor),
   };
 }
 
@@ -256,10 +257,10 @@ function upFlags(up: Command): Command {
 }
 
 /** Joins the cluster until SIGINT or SIGTERM: the HTTP server (unless --no-http), then runUp. */
-function up(o: UpFlags, cmd: Command): Promise<void> {
-  const options = parseUpFlags(o, cmd.optsWithGlobals<GlobalOptions>());
-  const { bind, auth } = parseHttpFlags(o);
-  if (o.github !== undefined) checkGithubFlags(o.github, o);
+function up(flags: UpFlags, cmd: Command): Promise<void> {
+  const options = parseUpFlags(flags, cmd.optsWithGlobals<GlobalOptions>());
+  const { bind, auth } = parseHttpFlags(flags);
+  if (flags.github !== undefined) checkGithubFlags(flags.github, flags);
   return withStore(cmd, async (store, out) => {
     const stop = new AbortController();
     const leave = (): void => stop.abort();
@@ -276,7 +277,7 @@ function up(o: UpFlags, cmd: Command): Promise<void> {
           ? `sealing the ledger with key ${options.ledger.signer.keyId}`
           : 'not sealing the ledger (no key)'),
     );
-    const backlog = o.github === undefined ? null : await backlogFrom(store, o.github, o, log);
+    const backlog = flags.github === undefined ? null : await backlogFrom(store, flags.github, flags, log);
     const webhook = webhookOf(backlog);
     const dashboard = { logDir: options.logDir, hostName: options.host };
     const server =
@@ -291,7 +292,7 @@ function up(o: UpFlags, cmd: Command): Promise<void> {
     try {
       // Agents reach Baton through this server, with a token of their own, not the database.
       const apiUrl = server?.url ?? null;
-      const github = githubDuties(backlog, o, said);
+      const github = githubDuties(backlog, flags, said);
       // The daemon is loaded only here: every other command starts without it (issue 22).
       const { runUp } = await import('../../daemon/up.js');
       await runUp(store, { ...options, ...github, apiUrl }, systemClock, said, stop.signal);
@@ -304,9 +305,13 @@ function up(o: UpFlags, cmd: Command): Promise<void> {
 }
 
 /** With --github: the sync and the label projector as leader duties, and the re-check before runs. */
-function githubDuties(backlog: Backlog | null, o: UpFlags, log: (line: string) => void): Partial<UpOptions> {
+function githubDuties(
+  backlog: Backlog | null,
+  flags: UpFlags,
+  log: (line: string) => void,
+): Partial<UpOptions> {
   if (backlog === null) return {};
-  const everyMs = validateDuration('--github-every', o.githubEvery ?? '60s', 1000, 86_400_000);
+  const everyMs = validateDuration('--github-every', flags.githubEvery ?? '60s', 1000, 86_400_000);
   log(`working the GitHub backlog of ${backlog.repo.full}: a sync every ${everyMs / 1000} s while leading`);
   return {
     leaderDuties: [
@@ -314,9 +319,10 @@ function githubDuties(backlog: Backlog | null, o: UpFlags, log: (line: string) =
         name: 'github sync',
         everyMs,
         run: async () => {
-          const r = await backlog.sync({ labels: o.githubLabel ?? [] });
-          const n = r.added + r.updated + r.closed + r.done + r.reopened + r.repaired;
-          if (n > 0) log(`github sync ${r.repo}: ${JSON.stringify(r)}`);
+          const report = await backlog.sync({ labels: flags.githubLabel ?? [] });
+          const n =
+            report.added + report.updated + report.closed + report.done + report.reopened + report.repaired;
+          if (n > 0) log(`github sync ${report.repo}: ${JSON.stringify(report)}`);
         },
       },
       { name: 'github labels', everyMs: 1000, run: async () => void (await backlog.project()) },

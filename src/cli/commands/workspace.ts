@@ -13,13 +13,13 @@ export function registerWorkspace(program: Command): void {
     .description('register a directory that coding runs lock exclusively')
     .requiredOption('--path <dir>', 'the directory; a relative path is taken from the current one')
     .option('--kind <kind>', 'dir (use it as is) or worktree (a git worktree per claim); default dir')
-    .action((name: string, o: { path: string; kind?: string }, cmd: Command) =>
+    .action((name: string, options: { path: string; kind?: string }, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
         const ws = baton.workspaces;
         const added = await ws.addWorkspace({
           name,
-          path: resolve(o.path),
-          kind: o.kind,
+          path: resolve(options.path),
+          kind: options.kind,
           by: cliActor(),
         });
         out.result(added, () => `added workspace ${added.name} (${added.kind}) at ${added.path}`);
@@ -49,15 +49,16 @@ function registerAgent(program: Command): void {
     .requiredOption('--role <role>', 'such as cto, engineer, writer')
     .option('--department <name>', 'such as engineering, finance')
     .option('--workspace <name>', "the agent's own workspace")
-    .action((name: string, o: { role: string; department?: string; workspace?: string }, cmd: Command) =>
-      withApi(cmd, async (baton, out) => {
-        const ws = baton.workspaces;
-        const added = await ws.addAgent({ name, ...o });
-        out.result(
-          added,
-          () => `added agent ${added.name} (${added.role}), workspace ${cell(added.workspace)}`,
-        );
-      }),
+    .action(
+      (name: string, options: { role: string; department?: string; workspace?: string }, cmd: Command) =>
+        withApi(cmd, async (baton, out) => {
+          const ws = baton.workspaces;
+          const added = await ws.addAgent({ name, ...options });
+          out.result(
+            added,
+            () => `added agent ${added.name} (${added.role}), workspace ${cell(added.workspace)}`,
+          );
+        }),
     );
   agent
     .command('list')
@@ -66,12 +67,12 @@ function registerAgent(program: Command): void {
       withApi(cmd, async (baton, out) => {
         const ws = baton.workspaces;
         const all = await ws.listAgents();
-        const rows = all.map((a) => [
-          a.name,
-          a.role,
-          cell(a.department),
-          cell(a.workspace),
-          isCodingRole(a) ? 'yes' : 'no',
+        const rows = all.map((agent) => [
+          agent.name,
+          agent.role,
+          cell(agent.department),
+          cell(agent.workspace),
+          isCodingRole(agent) ? 'yes' : 'no',
         ]);
         out.result(all, () =>
           all.length === 0 ? 'no agents' : table(['NAME', 'ROLE', 'DEPARTMENT', 'WORKSPACE', 'CODING'], rows),
@@ -87,10 +88,10 @@ function registerProject(program: Command): void {
     .command('add <name>')
     .description('register a project; its primary workspace serves coding runs whose agent has none')
     .option('--primary-workspace <name>', "the project's primary workspace")
-    .action((name: string, o: { primaryWorkspace?: string }, cmd: Command) =>
+    .action((name: string, options: { primaryWorkspace?: string }, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
         const ws = baton.workspaces;
-        const added = await ws.addProject({ name, primaryWorkspace: o.primaryWorkspace });
+        const added = await ws.addProject({ name, primaryWorkspace: options.primaryWorkspace });
         out.result(
           added,
           () => `added project ${added.name}, primary workspace ${cell(added.primaryWorkspace)}`,
@@ -134,17 +135,17 @@ export function registerTaskSet(task: Command): void {
     .option('--body <text>', 'a new body')
     .option('--url <url>', 'where the task lives')
     .option('--review <mode>', 'required or none: whether a successful run waits in review')
-    .action((key: string, o: TaskSetOptions, cmd: Command) =>
+    .action((key: string, options: TaskSetOptions, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
         const ws = baton.workspaces;
-        const { title, body, url, review } = o;
+        const { title, body, url, review } = options;
         if ([title, body, url, review].some((v) => v !== undefined)) {
           await baton.updateTask({ key, title, body, url, review, by: cliActor() });
         }
-        const workspace = o.workspace === false ? null : o.workspace;
+        const workspace = options.workspace === false ? null : options.workspace;
         const set = await ws.setTaskRequirements({
           key,
-          requiresFilesystem: o.requiresFilesystem,
+          requiresFilesystem: options.requiresFilesystem,
           workspace,
         });
         out.result(set, () => {

@@ -24,9 +24,9 @@ export interface Anchor {
   readonly publicKey: string;
 }
 
-export function anchorOf(c: Checkpoint, publicKey: string): Anchor {
-  const { seq, kind, hash, firstId, lastId, keyId } = c;
-  const sealedAt = new Date(c.sealedAt).toISOString();
+export function anchorOf(checkpoint: Checkpoint, publicKey: string): Anchor {
+  const { seq, kind, hash, firstId, lastId, keyId } = checkpoint;
+  const sealedAt = new Date(checkpoint.sealedAt).toISOString();
   return { format: 'baton-ledger-anchor', seq, kind, hash, firstId, lastId, sealedAt, keyId, publicKey };
 }
 
@@ -49,9 +49,13 @@ export function readAnchors(path: string): Anchor[] {
     .filter((line) => line.trim() !== '')
     .map((line, i) => {
       try {
-        const a = JSON.parse(line) as Partial<Anchor>;
-        if (a.format === 'baton-ledger-anchor' && typeof a.seq === 'number' && typeof a.hash === 'string') {
-          return a as Anchor;
+        const anchor = JSON.parse(line) as Partial<Anchor>;
+        if (
+          anchor.format === 'baton-ledger-anchor' &&
+          typeof anchor.seq === 'number' &&
+          typeof anchor.hash === 'string'
+        ) {
+          return anchor as Anchor;
         }
       } catch {
         // reported below
@@ -75,30 +79,35 @@ export function checkAnchors(verifier: LedgerVerifier, anchors: readonly Anchor[
   const prunes = [...seen.values()].filter((s) => s.kind === 'prune');
   const removedThrough = Math.max(0, ...prunes.map((p) => p.throughSeq ?? 0));
   let matchedThrough = 0;
-  for (const a of [...anchors].sort((x, y) => x.seq - y.seq)) {
-    const at = `anchored ${a.sealedAt}`;
-    const s = seen.get(a.seq);
-    if (s !== undefined) {
-      if (s.hash === a.hash) matchedThrough = Math.max(matchedThrough, a.lastId);
+  for (const anchor of [...anchors].sort((x, y) => x.seq - y.seq)) {
+    const at = `anchored ${anchor.sealedAt}`;
+    const checkpoint = seen.get(anchor.seq);
+    if (checkpoint !== undefined) {
+      if (checkpoint.hash === anchor.hash) matchedThrough = Math.max(matchedThrough, anchor.lastId);
       else
         verifier.report(
           matchedThrough + 1,
           'edited',
-          a.seq,
-          `checkpoint ${a.seq} no longer matches its anchor (${at})`,
+          anchor.seq,
+          `checkpoint ${anchor.seq} no longer matches its anchor (${at})`,
         );
-    } else if (a.seq <= removedThrough) {
-      const attest = prunes.find((p) => p.throughSeq === a.seq);
-      if (attest !== undefined && attest.root !== a.hash) {
+    } else if (anchor.seq <= removedThrough) {
+      const attest = prunes.find((p) => p.throughSeq === anchor.seq);
+      if (attest !== undefined && attest.root !== anchor.hash) {
         verifier.report(
-          a.firstId,
+          anchor.firstId,
           'edited',
           attest.seq,
-          `prune record ${attest.seq} attests another checkpoint ${a.seq} than the one ${at}`,
+          `prune record ${attest.seq} attests another checkpoint ${anchor.seq} than the one ${at}`,
         );
       }
     } else {
-      verifier.report(matchedThrough + 1, 'missing', a.seq, `checkpoint ${a.seq} (${at}) is missing`);
+      verifier.report(
+        matchedThrough + 1,
+        'missing',
+        anchor.seq,
+        `checkpoint ${anchor.seq} (${at}) is missing`,
+      );
     }
   }
 }

@@ -71,29 +71,29 @@ export async function* ledgerEvents(store: Store, filter: LedgerFilter = {}): As
   yield { kind: 'header', header };
   let checkpoints = 0;
   let rows = 0;
-  for await (const p of checkpointsOf(store, 'prune')) {
+  for await (const checkpoint of checkpointsOf(store, 'prune')) {
     checkpoints++;
-    yield { kind: 'checkpoint', checkpoint: p, leaves: null };
+    yield { kind: 'checkpoint', checkpoint: checkpoint, leaves: null };
   }
   let cursor = BEFORE_ALL;
   const page = (throughId?: number): Promise<readonly LedgerRowColumns[]> => {
     const params: LedgerRowsParams = { ...filter, afterId: cursor, limit: PAGE_ROWS };
     return store.ledger.rows(throughId === undefined ? params : { ...params, throughId });
   };
-  for await (const c of checkpointsOf(store, 'seal')) {
+  for await (const checkpoint of checkpointsOf(store, 'seal')) {
     checkpoints++;
-    let batch = await page(c.lastId);
+    let batch = await page(checkpoint.lastId);
     // A filtered export carries a checkpoint's leaves only when it carries some of its rows.
-    const leaves = complete || batch.length > 0 ? await store.ledger.leaves(c.seq) : null;
-    yield { kind: 'checkpoint', checkpoint: c, leaves };
+    const leaves = complete || batch.length > 0 ? await store.ledger.leaves(checkpoint.seq) : null;
+    yield { kind: 'checkpoint', checkpoint: checkpoint, leaves };
     for (;;) {
-      if (batch.length > 0) yield { kind: 'rows', checkpoint: c.seq, rows: batch };
+      if (batch.length > 0) yield { kind: 'rows', checkpoint: checkpoint.seq, rows: batch };
       rows += batch.length;
       if (batch.length < PAGE_ROWS) break;
       cursor = Number(batch.at(-1)?.['id']);
-      batch = await page(c.lastId);
+      batch = await page(checkpoint.lastId);
     }
-    cursor = Math.max(cursor, c.lastId);
+    cursor = Math.max(cursor, checkpoint.lastId);
   }
   for (;;) {
     const batch = await page();

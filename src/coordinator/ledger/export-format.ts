@@ -36,9 +36,9 @@ type OneRow = { readonly checkpoint: number | null; readonly columns: LedgerRowC
 type Single = Exclude<LedgerEvent, { kind: 'rows' }> | ({ readonly kind: 'row' } & OneRow);
 
 /** An event's records one by one: a page of rows is one record per row. */
-function* records(e: LedgerEvent): Generator<Single> {
-  if (e.kind !== 'rows') yield e;
-  else for (const columns of e.rows) yield { kind: 'row', checkpoint: e.checkpoint, columns };
+function* records(event: LedgerEvent): Generator<Single> {
+  if (event.kind !== 'rows') yield event;
+  else for (const columns of event.rows) yield { kind: 'row', checkpoint: event.checkpoint, columns };
 }
 
 function jsonRecord(e: Single): string {
@@ -59,9 +59,9 @@ function jsonRecord(e: Single): string {
 }
 
 /** The JSONL lines of an event, each ended by a newline. */
-export function jsonLines(e: LedgerEvent): string {
+export function jsonLines(event: LedgerEvent): string {
   let out = '';
-  for (const r of records(e)) out += `${jsonRecord(r)}\n`;
+  for (const r of records(event)) out += `${jsonRecord(r)}\n`;
   return out;
 }
 
@@ -87,9 +87,9 @@ function csvRecord(e: Single): string {
 }
 
 /** The CSV lines of an event, each ended by a newline (the header line comes first, once: CSV_HEADER). */
-export function csvLines(e: LedgerEvent): string {
+export function csvLines(event: LedgerEvent): string {
   let out = '';
-  for (const r of records(e)) out += `${csvRecord(r)}\n`;
+  for (const r of records(event)) out += `${csvRecord(r)}\n`;
   return out;
 }
 

@@ -121,10 +121,10 @@ export interface KnownKey {
  */
 export function ledgerCrypto(known: readonly KnownKey[], pinned: readonly KnownKey[] | null): LedgerCrypto {
   const keys = new Map<string, KeyObject>();
-  const add = (k: KnownKey): void => {
-    if (keyIdOf(k.publicKey) !== k.id || keys.has(k.id)) return;
-    const x = Buffer.from(k.publicKey, 'base64').toString('base64url');
-    keys.set(k.id, createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x }, format: 'jwk' }));
+  const add = (key: KnownKey): void => {
+    if (keyIdOf(key.publicKey) !== key.id || keys.has(key.id)) return;
+    const x = Buffer.from(key.publicKey, 'base64').toString('base64url');
+    keys.set(key.id, createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x }, format: 'jwk' }));
   };
   pinned?.forEach(add);
   if (pinned === null) known.forEach(add);

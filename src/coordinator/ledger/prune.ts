@@ -45,17 +45,21 @@ async function prunable(
 ): Promise<Checkpoint[]> {
   const out: Checkpoint[] = [];
   let rows = 0;
-  for (const c of seals) {
-    if (out.length > 0 && rows + c.rowCount > rowsMax) break;
-    const newest = await store.ledger.newestAt(c.firstId, c.lastId);
+  for (const checkpoint of seals) {
+    if (out.length > 0 && rows + checkpoint.rowCount > rowsMax) break;
+    const newest = await store.ledger.newestAt(checkpoint.firstId, checkpoint.lastId);
     if (newest === null || newest >= before) break;
-    out.push(c);
-    rows += c.rowCount;
+    out.push(checkpoint);
+    rows += checkpoint.rowCount;
   }
   return out;
 }
 
-export async function pruneLedger(store: Store, signer: LedgerSigner, o: PruneOptions): Promise<PruneResult> {
+export async function pruneLedger(
+  store: Store,
+  signer: LedgerSigner,
+  options: PruneOptions,
+): Promise<PruneResult> {
   await assertKeyRegistered(store, signer);
   const report = await verifyLedger(store);
   if (!report.ok) {
@@ -73,8 +77,8 @@ export async function pruneLedger(store: Store, signer: LedgerSigner, o: PruneOp
     const batch = await prunable(
       store,
       all.filter((c) => c.kind === 'seal'),
-      o.before,
-      o.batchRowsMax ?? 50_000,
+      options.before,
+      options.batchRowsMax ?? 50_000,
     );
     const through = batch.at(-1);
     if (newest === undefined || through === undefined) break;

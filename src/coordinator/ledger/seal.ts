@@ -68,36 +68,36 @@ export async function assertKeyRegistered(store: Store, signer: LedgerSigner): P
 export async function sealLedger(
   store: Store,
   signer: LedgerSigner,
-  o: SealOptions = {},
+  options: SealOptions = {},
 ): Promise<SealResult> {
   const sealed: Checkpoint[] = [];
-  for (let round = 0; round < (o.checkpointsMax ?? 128); round++) {
-    const u = await store.ledger.unsealed({
+  for (let round = 0; round < (options.checkpointsMax ?? 128); round++) {
+    const unsealed = await store.ledger.unsealed({
       limit: CHECKPOINT_ROWS_MAX,
-      ...(o.settleTimeoutMs === undefined ? {} : { settleTimeoutMs: o.settleTimeoutMs }),
+      ...(options.settleTimeoutMs === undefined ? {} : { settleTimeoutMs: options.settleTimeoutMs }),
     });
-    const last = u.rows.at(-1);
+    const last = unsealed.rows.at(-1);
     if (last === undefined) break;
-    const leaves = await leavesOf(u.rows);
+    const leaves = await leavesOf(unsealed.rows);
     const bytes = encodeLeaves(leaves);
     const checkpoint = signCheckpoint(
       {
-        seq: (u.newest?.seq ?? 0) + 1,
+        seq: (unsealed.newest?.seq ?? 0) + 1,
         kind: 'seal',
-        firstId: u.sealedThrough + 1,
+        firstId: unsealed.sealedThrough + 1,
         lastId: rowId(last),
         rowCount: leaves.length,
         root: sha256Hex(bytes),
-        prevHash: u.newest?.hash ?? GENESIS_HASH,
+        prevHash: unsealed.newest?.hash ?? GENESIS_HASH,
         keyId: signer.keyId,
-        sealedAt: u.now,
+        sealedAt: unsealed.now,
         throughSeq: null,
       },
       signer,
     );
     if (!(await store.ledger.append(checkpoint, bytes))) return { sealed, raced: true };
     sealed.push(checkpoint);
-    if (u.rows.length < CHECKPOINT_ROWS_MAX) break;
+    if (unsealed.rows.length < CHECKPOINT_ROWS_MAX) break;
   }
   return { sealed, raced: false };
 }

@@ -25,19 +25,19 @@ export interface VerifyReport extends LedgerReport {
   readonly anchorsChecked: number;
 }
 
-function pinnedKeys(p: VerifyParams): KnownKey[] | null {
-  const given = (p.publicKeys ?? []).map((publicKey) => ({ id: keyIdOf(publicKey), publicKey }));
-  const pinned = [...given, ...anchorKeys(p.anchors ?? [])];
+function pinnedKeys(params: VerifyParams): KnownKey[] | null {
+  const given = (params.publicKeys ?? []).map((publicKey) => ({ id: keyIdOf(publicKey), publicKey }));
+  const pinned = [...given, ...anchorKeys(params.anchors ?? [])];
   return pinned.length === 0 ? null : pinned;
 }
 
 /** Runs the verifier over a stream of ledger events (the database's, or a file's). */
 export async function verifyEvents(
   events: AsyncIterable<LedgerEvent>,
-  p: VerifyParams = {},
+  params: VerifyParams = {},
   onRows?: (n: number) => void,
 ): Promise<VerifyReport & { readonly header: LedgerHeader | null }> {
-  const pinned = pinnedKeys(p);
+  const pinned = pinnedKeys(params);
   let verifier: LedgerVerifier | null = null;
   let header: LedgerHeader | null = null;
   const ready = (): LedgerVerifier => {
@@ -46,29 +46,29 @@ export async function verifyEvents(
     });
     return verifier;
   };
-  for await (const e of events) {
-    if (e.kind === 'header') header = e.header;
-    else if (e.kind === 'checkpoint') ready().checkpoint(e.checkpoint, e.leaves);
-    else if (e.kind === 'rows') {
-      const v = ready();
-      for (const columns of e.rows) v.row(columns);
-      onRows?.(e.rows.length);
+  for await (const event of events) {
+    if (event.kind === 'header') header = event.header;
+    else if (event.kind === 'checkpoint') ready().checkpoint(event.checkpoint, event.leaves);
+    else if (event.kind === 'rows') {
+      const verifier = ready();
+      for (const columns of event.rows) verifier.row(columns);
+      onRows?.(event.rows.length);
     }
   }
   const v = ready();
-  checkAnchors(v, p.anchors ?? []);
+  checkAnchors(v, params.anchors ?? []);
   const keyIds = (pinned ?? header?.keys ?? []).map((k) => k.id);
   return {
     ...v.finish(),
     keys: pinned === null ? 'source' : 'pinned',
     keyIds,
-    anchorsChecked: p.anchors?.length ?? 0,
+    anchorsChecked: params.anchors?.length ?? 0,
     header,
   };
 }
 
-export async function verifyLedger(store: Store, p: VerifyParams = {}): Promise<VerifyReport> {
-  const report = await verifyEvents(ledgerEvents(store), p);
+export async function verifyLedger(store: Store, params: VerifyParams = {}): Promise<VerifyReport> {
+  const report = await verifyEvents(ledgerEvents(store), params);
   return withoutHeader(report);
 }
 

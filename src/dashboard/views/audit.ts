@@ -21,17 +21,17 @@ export function auditView(page: Page<AuditEntry>, q: Query): Html {
       html`<label>${label}<input name="${name}" value="${q[name] ?? ''}" autocomplete="off" /></label>`,
   );
   const rows = page.items.map(
-    (e) =>
+    (entry) =>
       html`<tr>
-        <td>${e.id}</td>
-        <td>${time(e.at)}</td>
-        <td>${e.type}</td>
-        <td>${e.key ?? '—'}</td>
-        <td>${e.jobId === null ? '—' : html`<a href="/jobs/${e.jobId}">${e.jobId}</a>`}</td>
-        <td>${e.session ?? '—'}</td>
-        <td>${e.host ?? '—'}</td>
-        <td>${e.epoch ?? '—'}</td>
-        <td class="reason">${JSON.stringify(e.detail)}</td>
+        <td>${entry.id}</td>
+        <td>${time(entry.at)}</td>
+        <td>${entry.type}</td>
+        <td>${entry.key ?? '—'}</td>
+        <td>${entry.jobId === null ? '—' : html`<a href="/jobs/${entry.jobId}">${entry.jobId}</a>`}</td>
+        <td>${entry.session ?? '—'}</td>
+        <td>${entry.host ?? '—'}</td>
+        <td>${entry.epoch ?? '—'}</td>
+        <td class="reason">${JSON.stringify(entry.detail)}</td>
       </tr>`,
   );
   const older =

@@ -13,8 +13,8 @@ export interface ClaimsContext {
   readonly rss: (pid: number, host: string | null) => string;
 }
 
-function memory(c: ClaimRow, ctx: ClaimsContext): Html {
-  const job = c.job;
+function memory(row: ClaimRow, ctx: ClaimsContext): Html {
+  const job = row.job;
   if (job === null) return html`<span class="muted">no job</span>`;
   const budget = job.ramMb === null ? 'no budget' : `budget ${job.ramMb} MB`;
   const rss = job.pid === null ? 'not started' : ctx.rss(job.pid, job.host);
@@ -22,30 +22,31 @@ function memory(c: ClaimRow, ctx: ClaimsContext): Html {
     RSS ${rss}; ${budget}`;
 }
 
-function card(c: ClaimRow, ctx: ClaimsContext, i: number): Html {
-  const target = `${ctx.apiBase}/v1/claims/${encodeURIComponent(c.key)}/force-release`;
-  const late = c.late
-    ? html`<span class="late">${age(c.heartbeatAgeMs)} — late</span>`
-    : html`<span class="ok">${age(c.heartbeatAgeMs)}</span>`;
+function card(row: ClaimRow, ctx: ClaimsContext, i: number): Html {
+  const target = `${ctx.apiBase}/v1/claims/${encodeURIComponent(row.key)}/force-release`;
+  const late = row.late
+    ? html`<span class="late">${age(row.heartbeatAgeMs)} — late</span>`
+    : html`<span class="ok">${age(row.heartbeatAgeMs)}</span>`;
   return html`<tr>
-    <th scope="row">${c.key}</th>
+    <th scope="row">${row.key}</th>
     <td>
-      session ${c.session}${c.name === null ? '' : ` (${c.name})`}<br />${c.kind} on ${c.host}, pid ${c.pid}
+      session ${row.session}${row.name === null ? '' : ` (${row.name})`}<br />${row.kind} on ${row.host}, pid
+      ${row.pid}
     </td>
-    <td>${c.epoch}</td>
-    <td>${time(c.claimedAt)}</td>
-    <td>${late}${c.ttlMs === null ? '' : html`<br /><span class="muted">TTL ${age(c.ttlMs)}</span>`}</td>
+    <td>${row.epoch}</td>
+    <td>${time(row.claimedAt)}</td>
+    <td>${late}${row.ttlMs === null ? '' : html`<br /><span class="muted">TTL ${age(row.ttlMs)}</span>`}</td>
     <td>
-      ${memory(c, ctx)}${c.locks.map((l) => html`<br />workspace ${l.workspace} (lock epoch ${l.epoch})`)}
+      ${memory(row, ctx)}${row.locks.map((l) => html`<br />workspace ${l.workspace} (lock epoch ${l.epoch})`)}
     </td>
     <td>
-      <ol class="plan" aria-label="What a force-release of ${c.key} would do">
-        ${c.forceRelease.map((s) => html`<li>${s}</li>`)}
+      <ol class="plan" aria-label="What a force-release of ${row.key} would do">
+        ${row.forceRelease.map((s) => html`<li>${s}</li>`)}
       </ol>
-      <form hx-post="${target}" hx-swap="none" data-action="force-release ${c.key}">
+      <form hx-post="${target}" hx-swap="none" data-action="force-release ${row.key}">
         <label for="reason-${i}">Reason</label>
         <input id="reason-${i}" name="reason" required maxlength="500" autocomplete="off" />
-        <button type="submit" class="force-release">Force-release ${c.key}</button>
+        <button type="submit" class="force-release">Force-release ${row.key}</button>
       </form>
     </td>
   </tr>`;

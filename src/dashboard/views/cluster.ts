@@ -4,61 +4,63 @@ import { ramAvailableMb } from '../../core/capacity.js';
 import type { HostRow, LeaderRow } from '../deps.js';
 import { age, time, type Html, table } from '../layout.js';
 
-export function leaderView(l: LeaderRow, now: number): Html {
-  const who = l.current
+export function leaderView(leader: LeaderRow, now: number): Html {
+  const who = leader.current
     ? html`<dl>
         <dt>Session</dt>
-        <dd>${l.session ?? '—'}</dd>
+        <dd>${leader.session ?? '—'}</dd>
         <dt>Host</dt>
-        <dd>${l.host ?? '—'}${l.pid === null ? '' : `, pid ${l.pid}`}</dd>
+        <dd>${leader.host ?? '—'}${leader.pid === null ? '' : `, pid ${leader.pid}`}</dd>
         <dt>Term</dt>
-        <dd>${l.term ?? '—'}</dd>
+        <dd>${leader.term ?? '—'}</dd>
         <dt>Lease expires</dt>
         <dd>
-          ${time(l.expiresAt)}${l.expiresAt === null ? '' : ` (in ${age(Math.max(0, l.expiresAt - now))})`}
+          ${time(leader.expiresAt)}${
+            leader.expiresAt === null ? '' : ` (in ${age(Math.max(0, leader.expiresAt - now))})`
+          }
         </dd>
       </dl>`
     : html`<p class="late">
-        Nobody leads now${l.term === null ? '' : ` (last term ${l.term})`}: start \`baton up\`.
+        Nobody leads now${leader.term === null ? '' : ` (last term ${leader.term})`}: start \`baton up\`.
       </p>`;
-  const changes = l.changes.map(
-    (e) =>
+  const changes = leader.changes.map(
+    (entry) =>
       html`<tr>
-        <td>${e.epoch ?? '—'}</td>
-        <td>${time(e.at)}</td>
-        <td>${typeof e.detail['holder'] === 'string' ? e.detail['holder'] : '—'}</td>
+        <td>${entry.epoch ?? '—'}</td>
+        <td>${time(entry.at)}</td>
+        <td>${typeof entry.detail['holder'] === 'string' ? entry.detail['holder'] : '—'}</td>
       </tr>`,
   );
   return html`${who}
     <h3>Recent term changes</h3>
     ${
-      l.changes.length === 0
+      leader.changes.length === 0
         ? html`<p class="muted">None recorded.</p>`
         : table(['Term', 'At', 'Holder (session)'], changes)
     }`;
 }
 
-function hostRow(h: HostRow, apiBase: string, now: number, staleAfterMs: number): Html {
-  const free = ramAvailableMb(h);
-  const silent = now - h.heartbeatAt;
-  const action = h.enabled ? 'disable' : 'enable';
-  const target = `${apiBase}/v1/hosts/${encodeURIComponent(h.name)}/${action}`;
+function hostRow(host: HostRow, apiBase: string, now: number, staleAfterMs: number): Html {
+  const free = ramAvailableMb(host);
+  const silent = now - host.heartbeatAt;
+  const action = host.enabled ? 'disable' : 'enable';
+  const target = `${apiBase}/v1/hosts/${encodeURIComponent(host.name)}/${action}`;
   return html`<tr>
-    <th scope="row">${h.name}</th>
-    <td>${h.enabled ? 'enabled' : 'warm standby'}</td>
-    <td>${h.ramTotalMb} MB</td>
-    <td>${h.ramReservedMb} MB</td>
-    <td>${h.ramFreeMb} MB (${free} MB for new jobs)</td>
-    <td>${h.jobsActive}/${h.slotsMax}</td>
+    <th scope="row">${host.name}</th>
+    <td>${host.enabled ? 'enabled' : 'warm standby'}</td>
+    <td>${host.ramTotalMb} MB</td>
+    <td>${host.ramReservedMb} MB</td>
+    <td>${host.ramFreeMb} MB (${free} MB for new jobs)</td>
+    <td>${host.jobsActive}/${host.slotsMax}</td>
     <td>
-      ${h.running.length === 0 ? '—' : h.running.map((j) => html`<a href="/jobs/${j.id}">${j.id}</a> `)}
+      ${host.running.length === 0 ? '—' : host.running.map((j) => html`<a href="/jobs/${j.id}">${j.id}</a> `)}
     </td>
     <td>
       ${silent > staleAfterMs ? html`<span class="late">${age(silent)} ago — silent</span>` : `${age(silent)} ago`}
     </td>
     <td>
-      <button hx-post="${target}" hx-swap="none" data-action="${action} ${h.name}">
-        ${h.enabled ? 'Disable' : 'Enable'} ${h.name}
+      <button hx-post="${target}" hx-swap="none" data-action="${action} ${host.name}">
+        ${host.enabled ? 'Disable' : 'Enable'} ${host.name}
       </button>
     </td>
   </tr>`;

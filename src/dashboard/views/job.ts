@@ -71,15 +71,15 @@ export function outputView(job: Job, out: Output): Html {
 
 export function jobView(job: Job, history: readonly AuditEntry[], out: Output): Html {
   const rows = history.map(
-    (e) =>
+    (entry) =>
       html`<tr>
-        <td>${e.id}</td>
-        <td>${time(e.at)}</td>
-        <td>${e.type}</td>
-        <td>${e.epoch ?? '—'}</td>
-        <td>${e.session ?? '—'}</td>
-        <td>${e.host ?? '—'}</td>
-        <td class="reason">${JSON.stringify(e.detail)}</td>
+        <td>${entry.id}</td>
+        <td>${time(entry.at)}</td>
+        <td>${entry.type}</td>
+        <td>${entry.epoch ?? '—'}</td>
+        <td>${entry.session ?? '—'}</td>
+        <td>${entry.host ?? '—'}</td>
+        <td class="reason">${JSON.stringify(entry.detail)}</td>
       </tr>`,
   );
   return html`<dl>

@@ -4,17 +4,17 @@ import { JOB_STATES, type Job } from '../../core/job.js';
 import type { Page, Query } from '../deps.js';
 import { query, time, type Html, table } from '../layout.js';
 
-function row(j: Job): Html {
-  const waits = j.status === 'queued' && j.reason !== null;
+function row(job: Job): Html {
+  const waits = job.status === 'queued' && job.reason !== null;
   return html`<tr>
-    <td><a href="/jobs/${j.id}">${j.id}</a></td>
-    <td>${j.key}</td>
-    <td>${j.status}</td>
-    <td>${j.host ?? '—'}</td>
-    <td>${j.attempt}/${j.attemptMax}</td>
-    <td>${j.ramMb === null ? '—' : `${j.ramMb} MB`}</td>
-    <td>${time(j.queuedAt)}</td>
-    <td class="reason">${waits ? j.reason : j.status === 'queued' ? '' : (j.reason ?? '')}</td>
+    <td><a href="/jobs/${job.id}">${job.id}</a></td>
+    <td>${job.key}</td>
+    <td>${job.status}</td>
+    <td>${job.host ?? '—'}</td>
+    <td>${job.attempt}/${job.attemptMax}</td>
+    <td>${job.ramMb === null ? '—' : `${job.ramMb} MB`}</td>
+    <td>${time(job.queuedAt)}</td>
+    <td class="reason">${waits ? job.reason : job.status === 'queued' ? '' : (job.reason ?? '')}</td>
   </tr>`;
 }
 

@@ -17,9 +17,10 @@ const FIELDS = [
 function worked(issues: readonly IssueWorked[]): Html {
   if (issues.length === 0) return html`<span class="muted">none</span>`;
   const items = issues.map(
-    (i) =>
+    (issue) =>
       html`<li>
-        <a href="/audit${query({ key: i.key })}">${i.key}</a> epoch ${i.epoch}: ${i.outcome ?? 'held'}
+        <a href="/audit${query({ key: issue.key })}">${issue.key}</a> epoch ${issue.epoch}:
+        ${issue.outcome ?? 'held'}
       </li>`,
   );
   return html`<ul class="plain">
@@ -49,19 +50,19 @@ export function sessionsView(report: readonly SessionReport[], q: Query): Html {
       /></label>`,
   );
   const rows = report.map(
-    (s) =>
+    (report) =>
       html`<tr>
-        <td><a href="/audit${query({ session: s.session })}">${s.session}</a></td>
-        <td>${s.kind}${s.name === null ? '' : ` (${s.name})`}</td>
-        <td>${s.host}</td>
-        <td>${s.pid}</td>
-        <td>${time(s.startedAt)}</td>
-        <td>${time(s.endedAt)}</td>
-        <td>${s.end}</td>
-        <td>${worked(s.issuesWorked)}</td>
-        <td>${s.jobs} / ${s.attempts}</td>
-        <td>${age(s.heldMs)}</td>
-        <td>${s.escalations}</td>
+        <td><a href="/audit${query({ session: report.session })}">${report.session}</a></td>
+        <td>${report.kind}${report.name === null ? '' : ` (${report.name})`}</td>
+        <td>${report.host}</td>
+        <td>${report.pid}</td>
+        <td>${time(report.startedAt)}</td>
+        <td>${time(report.endedAt)}</td>
+        <td>${report.end}</td>
+        <td>${worked(report.issuesWorked)}</td>
+        <td>${report.jobs} / ${report.attempts}</td>
+        <td>${age(report.heldMs)}</td>
+        <td>${report.escalations}</td>
       </tr>`,
   );
   const empty = report.length === 0 ? html`<p class="muted">No session matches.</p>` : '';

@@ -52,17 +52,17 @@ interface ClaimRefs {
  * its host are set, a start in the same step stamps started_at, and the new attempt has no agent
  * session or pid yet.
  */
-export const claimSet = (r: ClaimRefs): string => {
+export const claimSet = (refs: ClaimRefs): string => {
   const started =
-    r.start === 'false'
+    refs.start === 'false'
       ? "status = 'claimed'"
-      : `status = CASE WHEN ${r.start} THEN 'running' ELSE 'claimed' END`;
-  const startedAt = r.start === 'false' ? 'NULL' : `CASE WHEN ${r.start} THEN ${r.now} END`;
+      : `status = CASE WHEN ${refs.start} THEN 'running' ELSE 'claimed' END`;
+  const startedAt = refs.start === 'false' ? 'NULL' : `CASE WHEN ${refs.start} THEN ${refs.now} END`;
   return `${started},
     epoch = jobs.epoch + 1, attempt = jobs.attempt + 1,
-    session_id = ${r.session}, host = ${r.host}, claimed_at = ${r.now},
-    started_at = ${startedAt}, reason = NULL, term = ${r.term ?? 'NULL'},
-    lease_until = ${r.lease ?? 'NULL'}, agent_session_id = NULL, pid = NULL`;
+    session_id = ${refs.session}, host = ${refs.host}, claimed_at = ${refs.now},
+    started_at = ${startedAt}, reason = NULL, term = ${refs.term ?? 'NULL'},
+    lease_until = ${refs.lease ?? 'NULL'}, agent_session_id = NULL, pid = NULL`;
 };
 
 /**

@@ -119,15 +119,23 @@ const TAKE_OVER = `WITH s AS (
 )
 SELECT ${CLAIM_COLUMNS} FROM c JOIN t ON t.id = c.task_id`;
 
-async function acquire(exec: PgExecutor, p: Parameters<Store['claims']['acquire']>[0]): Promise<ClaimResult> {
+async function acquire(
+  exec: PgExecutor,
+  params: Parameters<Store['claims']['acquire']>[0],
+): Promise<ClaimResult> {
   for (let attempt = 1; ; attempt++) {
-    const row = await exec.one<ClaimRow>(GRANT, [p.key, p.session]);
+    const row = await exec.one<ClaimRow>(GRANT, [params.key, params.session]);
     if (row !== undefined) return { ok: true, claim: toClaim(row), granted: true };
-    const state = await claimState(exec, p.key, p.session);
-    const lost = explainRefusedClaim(p, state);
+    const state = await claimState(exec, params.key, params.session);
+    const lost = explainRefusedClaim(params, state);
     if (lost !== null && !(lost.ok === false && state.holder_expired === true)) return lost;
     if (lost !== null && state.session_id !== null && state.epoch !== null) {
-      const taken = await exec.one<ClaimRow>(TAKE_OVER, [p.key, p.session, state.session_id, state.epoch]);
+      const taken = await exec.one<ClaimRow>(TAKE_OVER, [
+        params.key,
+        params.session,
+        state.session_id,
+        state.epoch,
+      ]);
       if (taken !== undefined) return { ok: true, claim: toClaim(taken), granted: true };
     }
     // Released, renewed or taken between the statements: look again.
@@ -137,20 +145,23 @@ async function acquire(exec: PgExecutor, p: Parameters<Store['claims']['acquire'
 
 /** Why a grant matched nothing, in SQLite's order of checks; null when the task is free now. */
 function explainRefusedClaim(
-  p: Parameters<Store['claims']['acquire']>[0],
+  params: Parameters<Store['claims']['acquire']>[0],
   state: ClaimStateRow,
 ): ClaimResult | null {
   if (state.task_id === null) {
-    throw new NotFoundError('task', p.key, 'add it with `baton task add`');
+    throw new NotFoundError('task', params.key, 'add it with `baton task add`');
   }
-  if (state.session_state === null) throw sessionNotFound(p.session);
-  if (state.session_state !== 'live') throw sessionNotLive(p.session, state.session_state);
+  if (state.session_state === null) throw sessionNotFound(params.session);
+  if (state.session_state !== 'live') throw sessionNotLive(params.session, state.session_state);
   if (state.state !== null && state.state !== 'open' && state.state_at !== null) {
     const { state: s, state_at, state_by, state_reason } = state;
-    throw taskStateRefusal(stateFacts({ key: p.key, state: s, state_at, state_by, state_reason }), 'claim');
+    throw taskStateRefusal(
+      stateFacts({ key: params.key, state: s, state_at, state_by, state_reason }),
+      'claim',
+    );
   }
-  const mine = liveClaimOf(p.key, state);
-  if (mine !== null && mine.session === p.session) return { ok: true, claim: mine, granted: false };
+  const mine = liveClaimOf(params.key, state);
+  if (mine !== null && mine.session === params.session) return { ok: true, claim: mine, granted: false };
   const holder = holderOf(state);
   return holder === null ? null : { ok: false, reason: 'held', holder };
 }
@@ -193,10 +204,10 @@ async function release(
   const released =
     p.outcome !== 'done'
       ? (await exec.one<{ released: number }>(RELEASE, params))?.released === 1
-      : await exec.transaction(async (q) => {
-          const [r] = await q.rows<{ released: number }>(RELEASE, params);
-          if (r?.released !== 1) return false;
-          await q.rows(FINISH_ON_RELEASE, [p.key, `session ${p.session}`, p.session, null]);
+      : await exec.transaction(async (querier) => {
+          const [row] = await querier.rows<{ released: number }>(RELEASE, params);
+          if (row?.released !== 1) return false;
+          await querier.rows(FINISH_ON_RELEASE, [p.key, `session ${p.session}`, p.session, null]);
           return true;
         });
   if (released) return { ok: true };

@@ -87,33 +87,33 @@ type Pass = Pick<DispatchStore['dispatch'], 'place' | 'placeMany' | 'candidates'
 /** `took` counts the jobs taken from the queue, for the queue's upkeep (upkeep.ts). */
 export function postgresDispatchPass(exec: PgExecutor, took: (n: number) => void): Pass {
   return {
-    place: async (p) => {
-      const placed = await place(exec, p);
+    place: async (params) => {
+      const placed = await place(exec, params);
       if (placed.ok) took(1);
       return placed;
     },
-    placeMany: async (p) => {
-      const placed = await placeMany(exec, p);
+    placeMany: async (params) => {
+      const placed = await placeMany(exec, params);
       took(placed.filter((r) => r.ok).length);
       return placed;
     },
-    candidates: async (p) => {
+    candidates: async (params) => {
       // Always one row at least: `now`, with null job columns when nothing is queued.
-      const rows = await exec.rows<CandidateRow>(CANDIDATES, [p.limit]);
+      const rows = await exec.rows<CandidateRow>(CANDIDATES, [params.limit]);
       const now = rows[0]?.now;
       assert(now !== undefined, 'the candidates read returns the time');
       return { now: ms(now), jobs: rows.filter((r) => r.id !== null).map(toCandidate) };
     },
-    setAside: async (p) => {
-      if (p.waits.length + p.skips.length === 0) return { waited: [], skipped: [] };
+    setAside: async (params) => {
+      if (params.waits.length + params.skips.length === 0) return { waited: [], skipped: [] };
       const rows = await exec.rows<{ kind: 'waited' | 'skipped'; id: number }>(SET_ASIDE, [
-        ...termParams(p.term),
-        p.waits.map((w) => w.id),
-        p.waits.map((w) => w.reason),
-        p.skips.map((s) => s.id),
-        p.skips.map((s) => s.reason),
-        p.skips.map((s) => s.backoffMs),
-        p.skips.map((s) => JSON.stringify(s.detail)),
+        ...termParams(params.term),
+        params.waits.map((w) => w.id),
+        params.waits.map((w) => w.reason),
+        params.skips.map((s) => s.id),
+        params.skips.map((s) => s.reason),
+        params.skips.map((s) => s.backoffMs),
+        params.skips.map((s) => JSON.stringify(s.detail)),
       ]);
       const ids = (kind: string): number[] => rows.filter((r) => r.kind === kind).map((r) => r.id);
       return { waited: ids('waited'), skipped: ids('skipped') };

@@ -13,28 +13,13 @@ import { encodeEffectPayload, validateEffectKind, type Effect } from '../../core
 import { NotFoundError } from '../../core/errors.js';
 import type { EffectsStore } from '../effects-store.js';
 import type { TestSwitches } from '../test-switches.js';
-import { NOW, claimState, holderOf, ms } from './rows.js';
+import type * as shared from '../run-rows.js';
+import { effectOf } from '../run-rows.js';
+import { NOW, PG, claimState, holderOf, type PgEncoding } from './rows.js';
 import type { PgExecutor } from './executor.js';
 
-interface EffectRow {
-  id: number;
-  key: string;
-  session_id: number;
-  epoch: number;
-  kind: string;
-  payload: unknown;
-  recorded_at: Date;
-}
-
-const toEffect = (r: EffectRow): Effect => ({
-  id: r.id,
-  key: r.key,
-  session: r.session_id,
-  epoch: r.epoch,
-  kind: r.kind,
-  payload: r.payload,
-  recordedAt: ms(r.recorded_at),
-});
+type EffectRow = shared.EffectRow<PgEncoding>;
+const toEffect = (r: EffectRow): Effect => effectOf(PG, r);
 
 const EFFECT_COLUMNS = 'e.id, t.key, e.session_id, e.epoch, e.kind, e.payload, e.recorded_at';
 
@@ -64,24 +49,24 @@ function recordSql(fencing: boolean): string {
 export function postgresEffects(exec: PgExecutor, switches: TestSwitches): EffectsStore['effects'] {
   const sql = recordSql(switches.fencing);
   return {
-    record: async (p) => {
-      const kind = validateEffectKind(p.kind);
-      const payload = encodeEffectPayload(p.payload);
-      const row = await exec.one<EffectRow>(sql, [p.key, p.session, p.epoch, kind, payload]);
+    record: async (params) => {
+      const kind = validateEffectKind(params.kind);
+      const payload = encodeEffectPayload(params.payload);
+      const row = await exec.one<EffectRow>(sql, [params.key, params.session, params.epoch, kind, payload]);
       if (row !== undefined) return { ok: true, effect: toEffect(row) };
-      const state = await claimState(exec, p.key, p.session);
-      if (state.task_id === null) throw new NotFoundError('task', p.key, 'add it with `baton task add`');
+      const state = await claimState(exec, params.key, params.session);
+      if (state.task_id === null) throw new NotFoundError('task', params.key, 'add it with `baton task add`');
       if (state.session_state === null) {
-        throw new NotFoundError('session', String(p.session), 'start one with `baton session start`');
+        throw new NotFoundError('session', String(params.session), 'start one with `baton session start`');
       }
       return { ok: false, reason: 'fenced', current: holderOf(state) };
     },
-    list: async (p) =>
+    list: async (params) =>
       (
         await exec.rows<EffectRow>(
           `SELECT ${EFFECT_COLUMNS} FROM effects e JOIN tasks t ON t.id = e.task_id
            WHERE t.key = $1::text AND e.id > $2::bigint ORDER BY e.id LIMIT $3::int`,
-          [p.key, p.afterId ?? 0, p.limit ?? 1000],
+          [params.key, params.afterId ?? 0, params.limit ?? 1000],
         )
       ).map(toEffect),
   };

@@ -23,28 +23,33 @@ interface LiveRow {
   host: string;
 }
 
-export async function forceRelease(q: Querier, p: ClaimForceReleaseParams): Promise<ClaimForceReleaseResult> {
-  const [task] = await q.rows<{ id: number }>('SELECT id FROM tasks WHERE key = $1::text', [p.key]);
-  if (task === undefined) throw new NotFoundError('task', p.key, 'add it with `baton task add`');
-  const [job] = await q.rows<{ id: number; status: JobState }>(
+export async function forceRelease(
+  querier: Querier,
+  params: ClaimForceReleaseParams,
+): Promise<ClaimForceReleaseResult> {
+  const [task] = await querier.rows<{ id: number }>('SELECT id FROM tasks WHERE key = $1::text', [
+    params.key,
+  ]);
+  if (task === undefined) throw new NotFoundError('task', params.key, 'add it with `baton task add`');
+  const [job] = await querier.rows<{ id: number; status: JobState }>(
     `SELECT id, status FROM jobs WHERE task_id = $1::bigint AND status IN ('claimed', 'running') FOR UPDATE`,
     [task.id],
   );
-  const [live] = await q.rows<LiveRow>(
+  const [live] = await querier.rows<LiveRow>(
     `SELECT c.id, c.task_id, c.session_id, c.epoch, c.claimed_at, s.host
      FROM claims c JOIN sessions s ON s.id = c.session_id
      WHERE c.task_id = $1::bigint AND c.released_at IS NULL FOR UPDATE OF c`,
     [task.id],
   );
   if (live === undefined) return { ok: false, reason: 'no_claim' };
-  const [row] = await q.rows<{ released: boolean }>(FORCE_RELEASE, [
+  const [row] = await querier.rows<{ released: boolean }>(FORCE_RELEASE, [
     live.id,
     job?.id ?? null,
     job?.status ?? null,
-    p.by.name,
-    p.by.session ?? null,
-    p.reason,
-    `force-released by ${p.by.name}: ${p.reason}`,
+    params.by.name,
+    params.by.session ?? null,
+    params.reason,
+    `force-released by ${params.by.name}: ${params.reason}`,
   ]);
   assert(row?.released === true, 'the locked live claim is the one released');
   const holder = {

@@ -5,30 +5,12 @@
  */
 import type { GithubStore, LabelState, OutboxRow } from '../github-store.js';
 import { ACTIVE_SQL } from '../job-guard.js';
-import { NOW, ms, msInterval } from './rows.js';
+import { outboxRowOf, type OutboxColumns } from '../run-rows.js';
+import { NOW, PG, msInterval, type PgEncoding } from './rows.js';
 import type { PgExecutor } from './executor.js';
 
-interface Row {
-  id: string | number;
-  task_key: string;
-  kind: 'labels' | 'comment';
-  cause: string;
-  body: string | null;
-  created_at: Date;
-  attempts: number;
-  last_error: string | null;
-}
-
-const toRow = (r: Row): OutboxRow => ({
-  id: Number(r.id),
-  key: r.task_key,
-  kind: r.kind,
-  cause: r.cause,
-  body: r.body,
-  createdAt: ms(r.created_at),
-  attempts: r.attempts,
-  lastError: r.last_error,
-});
+type Row = OutboxColumns<PgEncoding>;
+const toRow = (r: Row): OutboxRow => outboxRowOf(PG, r);
 
 const AUDIT = `INSERT INTO audit_events (at, type, task_key, job_id, detail)
   VALUES (${NOW}, $1::text, $2::text, $3::bigint, $4::jsonb)`;
@@ -62,12 +44,12 @@ function outbox(exec: PgExecutor): Pick<Github, 'pending' | 'applied' | 'failed'
         [ids],
       );
     },
-    failed: async (p) => {
+    failed: async (params) => {
       await exec.rows(
         `UPDATE github_outbox SET attempts = attempts + 1, retry_at = ${NOW} + ${msInterval('$2')},
            last_error = left($3::text, 500)
          WHERE id = ANY($1::bigint[]) AND applied_at IS NULL`,
-        [p.ids, p.retryAfterMs, p.error],
+        [params.ids, params.retryAfterMs, params.error],
       );
     },
     backlog: async () =>
@@ -96,13 +78,13 @@ function labels(exec: PgExecutor): Pick<Github, 'labelStates' | 'repair' | 'note
           [keys],
         )
       ).map((r) => ({ key: r.key, state: r.state, held: r.held, jobStatus: r.job_status })),
-    repair: async (p) => {
+    repair: async (params) => {
       await exec.rows(
         `WITH o AS (
            INSERT INTO github_outbox (task_key, kind, cause, created_at)
            VALUES ($2::text, 'labels', 'repair', ${NOW})
          ) ${AUDIT}`,
-        ['github:label-repaired', p.key, null, JSON.stringify(p.detail)],
+        ['github:label-repaired', params.key, null, JSON.stringify(params.detail)],
       );
     },
     note: async (p) => {
@@ -120,11 +102,11 @@ function syncState(exec: PgExecutor): Pick<Github, 'cursor' | 'saveCursor' | 'ca
           repo,
         ])
       )?.since ?? null,
-    saveCursor: async (p) => {
+    saveCursor: async (params) => {
       await exec.rows(
         `INSERT INTO github_sync (repo, since, synced_at) VALUES ($1::text, $2::text, ${NOW})
          ON CONFLICT (repo) DO UPDATE SET since = excluded.since, synced_at = excluded.synced_at`,
-        [p.repo, p.since],
+        [params.repo, params.since],
       );
     },
     cached: async (url) =>
@@ -132,12 +114,12 @@ function syncState(exec: PgExecutor): Pick<Github, 'cursor' | 'saveCursor' | 'ca
         'SELECT etag, body FROM github_cache WHERE url = $1::text',
         [url],
       )) ?? null,
-    cache: async (p) => {
+    cache: async (params) => {
       await exec.rows(
         `INSERT INTO github_cache (url, etag, body, stored_at) VALUES ($1::text, $2::text, $3::text, ${NOW})
          ON CONFLICT (url) DO UPDATE SET etag = excluded.etag, body = excluded.body,
            stored_at = excluded.stored_at`,
-        [p.url, p.etag, p.body],
+        [params.url, params.etag, params.body],
       );
     },
   };

@@ -5,13 +5,14 @@
  * Locks follow the kernel's order: a session row before the host row.
  */
 import { assert } from '../../core/assert.js';
-import type { ContainmentKind } from '../../core/containment.js';
 import type { Fleet } from '../../core/capacity.js';
 import type { Instant } from '../../core/time.js';
 import { ConflictError, FencedError, NotFoundError } from '../../core/errors.js';
 import type { DispatchStore, Host } from '../dispatch-store.js';
 import { fleetOfRows, type FleetRow } from '../host-fleet.js';
-import { NOW, hostOf, ms, msOf } from './rows.js';
+import type * as shared from '../run-rows.js';
+import { hostWithLoadOf } from '../run-rows.js';
+import { NOW, PG, hostOf, msOf, type PgEncoding } from './rows.js';
 import type { PgExecutor } from './executor.js';
 
 /** How often a registration that lost a race for the host row is run again. */
@@ -77,45 +78,8 @@ async function fleet(exec: PgExecutor): Promise<Fleet> {
   return fleetOfRows(await exec.rows<FleetRow<Instant>>(HOST_FLEET), (t) => t);
 }
 
-interface HostRow {
-  name: string;
-  enabled: boolean;
-  session_id: number | null;
-  ram_total_mb: number;
-  ram_reserved_mb: number;
-  ram_free_mb: number;
-  slots_max: number;
-  heartbeat_at: Date;
-  registered_at: Date;
-  containment: ContainmentKind | null;
-  containment_ref: string | null;
-  disk_free_mb: number | null;
-  disk_total_mb: number | null;
-  jobs_active: number;
-  ram_promised_mb: number;
-  ram_pending_mb: number;
-}
-
-function toHost(r: HostRow): Host {
-  return {
-    name: r.name,
-    enabled: r.enabled,
-    session: r.session_id,
-    ramTotalMb: r.ram_total_mb,
-    ramReservedMb: r.ram_reserved_mb,
-    ramFreeMb: r.ram_free_mb,
-    slotsMax: r.slots_max,
-    heartbeatAt: ms(r.heartbeat_at),
-    registeredAt: ms(r.registered_at),
-    containment: r.containment,
-    containmentRef: r.containment_ref,
-    diskFreeMb: r.disk_free_mb,
-    diskTotalMb: r.disk_total_mb,
-    jobsActive: r.jobs_active,
-    ramPromisedMb: r.ram_promised_mb,
-    ramPendingMb: r.ram_pending_mb,
-  };
-}
+type HostRow = shared.HostRow<PgEncoding>;
+const toHost = (r: HostRow): Host => hostWithLoadOf(PG, r);
 
 /**
  * Registration, in one statement. The registering session is locked FOR KEY SHARE (as a claim

@@ -49,19 +49,19 @@ export function postgresLeases(exec: PgExecutor, beat: PgExecutor = exec): Store
   const get = (name: string): Promise<LeaseRow | undefined> =>
     exec.one<LeaseRow>(`SELECT ${LEASE_COLUMNS} FROM leases WHERE name = $1::text`, [name]);
   return {
-    acquire: async (p): Promise<LeaseResult> => {
+    acquire: async (params): Promise<LeaseResult> => {
       for (let attempt = 1; ; attempt++) {
         const row = await exec.one<LeaseRow & { taken: boolean; now: Date }>(ACQUIRE, [
-          p.name,
-          p.holder,
-          p.ttlMs,
+          params.name,
+          params.holder,
+          params.ttlMs,
         ]);
         if (row !== undefined) {
           if (row.taken) return { ok: true, lease: toLease(row) };
           // Not taken, so the newest version is held and unexpired (the guard said so).
           const held = row.holder !== null && ms(row.expires_at) > ms(row.now);
           assert(held, 'a lease left untaken is held and unexpired');
-          return row.holder === p.holder
+          return row.holder === params.holder
             ? { ok: true, lease: toLease(row) }
             : { ok: false, reason: 'held', lease: toLease(row) };
         }
@@ -69,20 +69,20 @@ export function postgresLeases(exec: PgExecutor, beat: PgExecutor = exec): Store
         assert(attempt < ACQUIRE_RETRY_MAX, 'a lease acquire does not race forever');
       }
     },
-    renew: async (p): Promise<LeaseResult> => {
+    renew: async (params): Promise<LeaseResult> => {
       const row = await beat.one<LeaseRow>(
         `UPDATE leases SET expires_at = n.t + ${TTL}
          FROM (SELECT ${NOW} AS t) n
          WHERE name = $1::text AND holder = $2::text AND term = $4::bigint AND expires_at > n.t
          RETURNING ${LEASE_COLUMNS}`,
-        [p.name, p.holder, p.ttlMs, p.term],
+        [params.name, params.holder, params.ttlMs, params.term],
       );
       if (row !== undefined) return { ok: true, lease: toLease(row) };
-      const current = await get(p.name);
+      const current = await get(params.name);
       return { ok: false, reason: 'lost', lease: current === undefined ? null : toLease(current) };
     },
-    resign: async (p) => {
-      const [r] = await exec.rows<{ resigned: number }>(
+    resign: async (params) => {
+      const [row] = await exec.rows<{ resigned: number }>(
         `WITH r AS (
            UPDATE leases SET holder = NULL, expires_at = n.t
            FROM (SELECT ${NOW} AS t) n
@@ -95,9 +95,9 @@ export function postgresLeases(exec: PgExecutor, beat: PgExecutor = exec): Store
            FROM r
          )
          SELECT count(*) AS resigned FROM r`,
-        [p.name, p.holder, p.term],
+        [params.name, params.holder, params.term],
       );
-      return r?.resigned === 1;
+      return row?.resigned === 1;
     },
     get: async (name) => {
       const row = await get(name);
@@ -108,28 +108,28 @@ export function postgresLeases(exec: PgExecutor, beat: PgExecutor = exec): Store
 
 export function postgresAudit(exec: PgExecutor): Store['audit'] {
   return {
-    list: async (p = {}) => {
+    list: async (params = {}) => {
       // Only the filters given, so each combination is its own prepared statement whose plan can
       // use the index for it. A job's rows all carry its task key: a job filter uses audit_by_key.
-      const values: unknown[] = [p.afterId ?? 0, p.limit ?? 1000];
+      const values: unknown[] = [params.afterId ?? 0, params.limit ?? 1000];
       const where = ['id > $1::bigint'];
       const param = (value: unknown, type: string): string => `$${values.push(value)}::${type}`;
-      if (p.key !== undefined) where.push(`task_key = ${param(p.key, 'text')}`);
-      if (p.session !== undefined) where.push(`session_id = ${param(p.session, 'bigint')}`);
-      if (p.jobId !== undefined) {
-        const job = param(p.jobId, 'bigint');
+      if (params.key !== undefined) where.push(`task_key = ${param(params.key, 'text')}`);
+      if (params.session !== undefined) where.push(`session_id = ${param(params.session, 'bigint')}`);
+      if (params.jobId !== undefined) {
+        const job = param(params.jobId, 'bigint');
         where.push(
           `task_key = (SELECT t.key FROM jobs j JOIN tasks t ON t.id = j.task_id WHERE j.id = ${job})`,
         );
         where.push(`job_id = ${job}`);
       }
-      if (p.type !== undefined) where.push(`type = ${param(p.type, 'text')}`);
-      if (p.host !== undefined) where.push(`host = ${param(p.host, 'text')}`);
-      if (p.beforeId !== undefined) where.push(`id < ${param(p.beforeId, 'bigint')}`);
+      if (params.type !== undefined) where.push(`type = ${param(params.type, 'text')}`);
+      if (params.host !== undefined) where.push(`host = ${param(params.host, 'text')}`);
+      if (params.beforeId !== undefined) where.push(`id < ${param(params.beforeId, 'bigint')}`);
       const rows = await exec.rows<AuditRow>(
         `SELECT id, at, type, task_key, job_id, session_id, host, epoch, detail, token_id FROM audit_events
          WHERE ${where.join(' AND ')}
-         ORDER BY id ${p.newestFirst === true ? 'DESC' : ''} LIMIT $2::int`,
+         ORDER BY id ${params.newestFirst === true ? 'DESC' : ''} LIMIT $2::int`,
         values,
       );
       return rows.map(toAudit);

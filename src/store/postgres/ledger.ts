@@ -10,10 +10,11 @@
 import type pg from 'pg';
 import { ConflictError } from '../../core/errors.js';
 import type { Checkpoint } from '../../core/ledger.js';
-import type { SessionReport } from '../../core/session-report.js';
+import type * as shared from '../run-rows.js';
+import { sessionReportOf } from '../run-rows.js';
 import { CHECKPOINT_COLUMNS, checkpointOf, type CheckpointColumns } from '../checkpoint-columns.js';
 import type { LedgerRowColumns, LedgerStore } from '../ledger-store.js';
-import { actorJson, atMs, ms, msOrNull, NOW } from './rows.js';
+import { actorJson, atMs, ms, msOrNull, NOW, PG, type PgEncoding } from './rows.js';
 import { LedgerHorizon } from './ledger-horizon.js';
 import type { PgExecutor } from './executor.js';
 
@@ -200,21 +201,7 @@ async function prune(exec: PgExecutor, record: Checkpoint): Promise<{ removed: n
   });
 }
 
-interface SessionReportRow {
-  session: number;
-  kind: string;
-  host: string;
-  pid: number;
-  name: string | null;
-  started_at: Date;
-  ended_at: Date | null;
-  end_state: string;
-  issues_worked: SessionReport['issuesWorked'];
-  jobs: number;
-  attempts: number;
-  held_ms: number;
-  escalations: number;
-}
+type SessionReportRow = shared.SessionReportRow<PgEncoding>;
 
 export function postgresReports(exec: PgExecutor): LedgerStore['reports'] {
   return {
@@ -230,21 +217,7 @@ export function postgresReports(exec: PgExecutor): LedgerStore['reports'] {
         `SELECT * FROM session_report WHERE ${where.join(' AND ')} ORDER BY session LIMIT $1::int`,
         values,
       );
-      return rows.map((r) => ({
-        session: r.session,
-        kind: r.kind as SessionReport['kind'],
-        host: r.host,
-        pid: r.pid,
-        name: r.name,
-        startedAt: ms(r.started_at),
-        endedAt: msOrNull(r.ended_at),
-        end: r.end_state as SessionReport['end'],
-        issuesWorked: r.issues_worked,
-        jobs: r.jobs,
-        attempts: r.attempts,
-        heldMs: r.held_ms,
-        escalations: r.escalations,
-      }));
+      return rows.map((r) => sessionReportOf(PG, r));
     },
   };
 }

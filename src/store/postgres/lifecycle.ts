@@ -49,8 +49,8 @@ const move = (action: Move['action']): Move => ({
 /** Locks task $1 for a move in the same transaction (see moveSql); none when it does not exist. */
 const LOCK_TASK = 'SELECT id FROM tasks WHERE key = $1::text FOR UPDATE';
 
-async function taskByKey(q: Querier, key: string): Promise<TaskRow> {
-  const [task] = await q.rows<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE key = $1::text`, [key]);
+async function taskByKey(querier: Querier, key: string): Promise<TaskRow> {
+  const [task] = await querier.rows<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE key = $1::text`, [key]);
   if (task === undefined) throw new NotFoundError('task', key, 'add it with `baton task add`');
   return task;
 }
@@ -58,59 +58,60 @@ async function taskByKey(q: Querier, key: string): Promise<TaskRow> {
 export function postgresLifecycle(exec: PgExecutor): LifecycleStore['lifecycle'] {
   return {
     transition: async (p) => {
-      const row = await exec.transaction(async (q) => {
-        await q.rows(LOCK_TASK, [p.key]);
+      const row = await exec.transaction(async (querier) => {
+        await querier.rows(LOCK_TASK, [p.key]);
         const params = [p.key, p.by.name, p.by.session ?? null, p.reason ?? null];
-        return (await q.rows<TaskRow>(moveSql(move(p.action), ''), params))[0];
+        return (await querier.rows<TaskRow>(moveSql(move(p.action), ''), params))[0];
       });
       if (row !== undefined) return toTask(row);
       throw taskStateRefusal(stateFacts(await taskByKey(exec, p.key)), p.action);
     },
     escalate: (p) => exec.transaction((q) => escalate(q, p)),
-    gate: async (p) => {
+    gate: async (params) => {
       const row = await exec.one<TaskRow & { old_state: string; old_gate: TaskGate | null }>(GATE, [
-        p.key,
-        p.gate,
-        p.by.name,
-        p.by.session ?? null,
+        params.key,
+        params.gate,
+        params.by.name,
+        params.by.session ?? null,
       ]);
-      if (row === undefined) throw new NotFoundError('task', p.key, 'add it with `baton task add`');
-      if (row.old_state !== 'open') throw taskStateRefusal(stateFacts(await taskByKey(exec, p.key)), 'gate');
-      return row.id === null ? toTask(await taskByKey(exec, p.key)) : toTask(row);
+      if (row === undefined) throw new NotFoundError('task', params.key, 'add it with `baton task add`');
+      if (row.old_state !== 'open')
+        throw taskStateRefusal(stateFacts(await taskByKey(exec, params.key)), 'gate');
+      return row.id === null ? toTask(await taskByKey(exec, params.key)) : toTask(row);
     },
-    approveGate: async (p) => {
+    approveGate: async (params) => {
       const row = await exec.one<TaskRow & { old_gate: TaskGate | null }>(APPROVE, [
-        p.key,
-        p.gate,
-        p.by.name,
-        p.by.session ?? null,
-        p.note ?? null,
+        params.key,
+        params.gate,
+        params.by.name,
+        params.by.session ?? null,
+        params.note ?? null,
       ]);
-      if (row === undefined) throw new NotFoundError('task', p.key, 'add it with `baton task add`');
+      if (row === undefined) throw new NotFoundError('task', params.key, 'add it with `baton task add`');
       if (row.id === null) {
         throw new ConflictError(
-          `task ${p.key} does not wait for ${p.gate} approval`,
-          `put it behind the gate with \`baton gate ${p.key} ${p.gate}\` first`,
+          `task ${params.key} does not wait for ${params.gate} approval`,
+          `put it behind the gate with \`baton gate ${params.key} ${params.gate}\` first`,
         );
       }
       return toTask(row);
     },
-    next: async (p) => {
+    next: async (params) => {
       const row = await exec.one<
         Partial<TaskRow> & Partial<ClaimRow> & { session_state: string | null; claim_epoch: number }
-      >(NEXT, [p.session, p.project ?? null, p.label ?? null]);
+      >(NEXT, [params.session, params.project ?? null, params.label ?? null]);
       assert(row !== undefined, 'next returns exactly one row');
-      if (row.session_state === null) throw sessionNotFound(p.session);
-      if (row.session_state !== 'live') throw sessionNotLive(p.session, row.session_state);
+      if (row.session_state === null) throw sessionNotFound(params.session);
+      if (row.session_state !== 'live') throw sessionNotLive(params.session, row.session_state);
       if (row.id === undefined || row.id === null) return null;
       const task = toTask(row as TaskRow);
       return { task, claim: toClaim({ ...(row as ClaimRow), key: task.key, epoch: row.claim_epoch }) };
     },
-    escalations: async (p = {}) =>
+    escalations: async (params = {}) =>
       (
         await exec.rows<TaskRow>(
           `SELECT ${TASK_COLUMNS} FROM tasks WHERE state = 'escalated' ORDER BY state_at, id LIMIT $1::int`,
-          [p.limit ?? 1000],
+          [params.limit ?? 1000],
         )
       ).map(toTask),
   };
@@ -207,25 +208,28 @@ FROM (SELECT 1) one LEFT JOIN s ON true LEFT JOIN t ON true LEFT JOIN c ON true`
  * action, and one statement ends the claim and the job and moves the task, with the ledger rows.
  */
 async function escalate(
-  q: Querier,
-  p: Parameters<LifecycleStore['lifecycle']['escalate']>[0],
+  querier: Querier,
+  params: Parameters<LifecycleStore['lifecycle']['escalate']>[0],
 ): Promise<TaskEscalateResult> {
-  const task = await taskByKey(q, p.key);
-  const [job] = await q.rows<{ id: number }>(
+  const task = await taskByKey(querier, params.key);
+  const [job] = await querier.rows<{ id: number }>(
     `SELECT id FROM jobs WHERE task_id = $1::bigint AND status IN ('queued', 'claimed', 'running') FOR UPDATE`,
     [task.id],
   );
-  const [live] = await q.rows<{ session_id: number; epoch: number; claimed_at: Date; host: string }>(
+  const [live] = await querier.rows<{ session_id: number; epoch: number; claimed_at: Date; host: string }>(
     `SELECT c.session_id, c.epoch, c.claimed_at, s.host FROM claims c JOIN sessions s ON s.id = c.session_id
      WHERE c.task_id = $1::bigint AND c.released_at IS NULL FOR UPDATE OF c`,
     [task.id],
   );
-  const [locked] = await q.rows<TaskRow>(
+  const [locked] = await querier.rows<TaskRow>(
     `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1::bigint FOR UPDATE`,
     [task.id],
   );
   assert(locked !== undefined, 'a task is never deleted');
-  if (p.claim !== undefined && (live?.session_id !== p.claim.session || live.epoch !== p.claim.epoch)) {
+  if (
+    params.claim !== undefined &&
+    (live?.session_id !== params.claim.session || live.epoch !== params.claim.epoch)
+  ) {
     const current =
       live === undefined
         ? null
@@ -235,7 +239,12 @@ async function escalate(
   if (locked.state !== 'open' && locked.state !== 'in_review') {
     throw taskStateRefusal(stateFacts(locked), 'escalate');
   }
-  const [row] = await q.rows<TaskRow>(ESCALATE, [p.key, p.by.name, p.by.session ?? null, p.reason]);
+  const [row] = await querier.rows<TaskRow>(ESCALATE, [
+    params.key,
+    params.by.name,
+    params.by.session ?? null,
+    params.reason,
+  ]);
   assert(row !== undefined, 'a locked task in a state escalate leaves moves');
   return { ok: true, task: toTask(row), claimEpoch: live?.epoch ?? null, jobId: job?.id ?? null };
 }

@@ -3,8 +3,9 @@
  * figures come from one snapshot.
  */
 import type { Count, LiveClaim, ObserveStore } from '../observe-store.js';
-import type { SessionKind } from '../../core/session.js';
-import { NOW, jobColumns, ms, msOrNull, toJob, type JobRow } from './rows.js';
+import type * as shared from '../run-rows.js';
+import { liveClaimOf } from '../run-rows.js';
+import { NOW, PG, jobColumns, ms, msOrNull, toJob, type JobRow, type PgEncoding } from './rows.js';
 import type { PgExecutor } from './executor.js';
 
 /**
@@ -20,18 +21,9 @@ export const JOB_PAGE_SQL = `SELECT ${jobColumns('jobs')} FROM jobs
   ORDER BY id DESC
   LIMIT $5::int`;
 
-interface LiveClaimRow {
-  key: string;
-  epoch: number;
-  claimed_at: Date;
-  heartbeat_at: Date;
-  session_id: number;
-  kind: string;
-  host: string;
-  pid: number;
-  name: string | null;
-  ttl_ms: number | null;
-  job: JobRow | null;
+/** The live claim's active job comes as JSON (to_jsonb), read by jobFromJson. */
+interface LiveClaimRow extends shared.LiveClaimRow<PgEncoding> {
+  job: Record<string, unknown> | null;
 }
 
 interface StatsRow {
@@ -61,14 +53,14 @@ function jobFromJson(j: Record<string, unknown>): JobRow {
 
 export function postgresObserve(exec: PgExecutor): ObserveStore['observe'] {
   return {
-    jobsPage: async (p) =>
+    jobsPage: async (params) =>
       (
         await exec.rows<JobRow>(JOB_PAGE_SQL, [
-          p.beforeId ?? Number.MAX_SAFE_INTEGER,
-          p.status === undefined ? null : [...p.status],
-          p.host ?? null,
-          p.key ?? null,
-          p.limit,
+          params.beforeId ?? Number.MAX_SAFE_INTEGER,
+          params.status === undefined ? null : [...params.status],
+          params.host ?? null,
+          params.key ?? null,
+          params.limit,
         ])
       ).map(toJob),
     liveClaims: async () => {
@@ -83,19 +75,9 @@ export function postgresObserve(exec: PgExecutor): ObserveStore['observe'] {
          WHERE c.released_at IS NULL
          ORDER BY c.heartbeat_at, c.id`,
       );
-      return rows.map((r): LiveClaim => ({
-        key: r.key,
-        epoch: Number(r.epoch),
-        claimedAt: ms(r.claimed_at),
-        heartbeatAt: ms(r.heartbeat_at),
-        session: Number(r.session_id),
-        kind: r.kind as SessionKind,
-        host: r.host,
-        pid: r.pid,
-        name: r.name,
-        ttlMs: r.ttl_ms === null ? null : Number(r.ttl_ms),
-        job: r.job === null ? null : toJob(jobFromJson(r.job as unknown as Record<string, unknown>)),
-      }));
+      return rows.map((r): LiveClaim =>
+        liveClaimOf(PG, r, r.job === null ? null : toJob(jobFromJson(r.job))),
+      );
     },
     stats: async () => {
       const grouped = (sql: string): string =>

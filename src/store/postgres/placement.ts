@@ -140,10 +140,10 @@ type PlaceRow = Partial<JobRow> & {
 
 type Ask = Omit<PlaceParams, 'term'>;
 
-export async function place(exec: PgExecutor, p: PlaceParams): Promise<PlaceResult> {
-  const [r] = await placeMany(exec, { term: p.term, jobs: [p] });
-  assert(r !== undefined, 'placeMany answers every job asked');
-  return r;
+export async function place(exec: PgExecutor, params: PlaceParams): Promise<PlaceResult> {
+  const [result] = await placeMany(exec, { term: params.term, jobs: [params] });
+  assert(result !== undefined, 'placeMany answers every job asked');
+  return result;
 }
 
 /**
@@ -151,14 +151,17 @@ export async function place(exec: PgExecutor, p: PlaceParams): Promise<PlaceResu
  * workspace (thrown), workspace_held, lost. A job whose lock was released between the statement
  * and the look at its holder found the workspace free: it is asked again, with the others so.
  */
-export async function placeMany(exec: PgExecutor, p: PlaceManyParams): Promise<PlaceResult[]> {
-  assert(new Set(p.jobs.map((j) => j.id)).size === p.jobs.length, 'placeMany asks for distinct jobs');
-  const results: (PlaceResult | undefined)[] = p.jobs.map(() => undefined);
-  let asking = p.jobs.map((ask, i) => ({ ask, i }));
+export async function placeMany(exec: PgExecutor, params: PlaceManyParams): Promise<PlaceResult[]> {
+  assert(
+    new Set(params.jobs.map((j) => j.id)).size === params.jobs.length,
+    'placeMany asks for distinct jobs',
+  );
+  const results: (PlaceResult | undefined)[] = params.jobs.map(() => undefined);
+  let asking = params.jobs.map((ask, i) => ({ ask, i }));
   for (let attempt = 1; asking.length > 0; attempt++) {
     assert(attempt <= RACE_RETRY_MAX, 'a locking placement does not race forever');
     const rows = await exec.rows<PlaceRow>(PLACE_MANY, [
-      ...termParams(p.term),
+      ...termParams(params.term),
       asking.map((a) => a.ask.id),
       asking.map((a) => a.ask.host),
       asking.map((a) => a.ask.workspace ?? null),
@@ -178,9 +181,9 @@ export async function placeMany(exec: PgExecutor, p: PlaceManyParams): Promise<P
     }
     asking = again;
   }
-  return results.map((r) => {
-    assert(r !== undefined, 'every job asked is answered');
-    return r;
+  return results.map((result) => {
+    assert(result !== undefined, 'every job asked is answered');
+    return result;
   });
 }
 
@@ -221,14 +224,14 @@ async function workspaceHolders(exec: PgExecutor, asks: readonly Ask[]): Promise
     [names],
   );
   return new Map(
-    rows.map((r) => [
-      r.workspace,
+    rows.map((row) => [
+      row.workspace,
       {
-        session: r.session_id,
-        host: r.host ?? '',
-        jobId: r.job_id,
-        since: ms(r.acquired_at),
-        epoch: r.epoch,
+        session: row.session_id,
+        host: row.host ?? '',
+        jobId: row.job_id,
+        since: ms(row.acquired_at),
+        epoch: row.epoch,
       },
     ]),
   );

@@ -258,19 +258,19 @@ async function migrate(
 }
 
 async function applyMissing(exec: PgExecutor, target: number): Promise<void> {
-  await exec.transaction(async (q) => {
-    await q.exec(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`);
-    await q.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+  await exec.transaction(async (querier) => {
+    await querier.exec(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`);
+    await querier.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL)`);
-    const [row] = await q.exec<{ v: number | null }>(VERSION);
+    const [row] = await querier.exec<{ v: number | null }>(VERSION);
     const current = row?.v ?? 0;
-    for (const m of MIGRATIONS) {
-      if (m.version <= current || m.version > target) continue;
+    for (const migration of MIGRATIONS) {
+      if (migration.version <= current || migration.version > target) continue;
       // The simple query protocol: a migration is several statements.
-      await q.exec(m.sql);
-      await q.exec(
+      await querier.exec(migration.sql);
+      await querier.exec(
         `INSERT INTO schema_migrations (version, name, applied_at)
-         VALUES (${m.version}, '${m.name}', ${NOW})`,
+         VALUES (${migration.version}, '${migration.name}', ${NOW})`,
       );
     }
   });

@@ -9,32 +9,13 @@
 import { NotFoundError } from '../../core/errors.js';
 import { validateProgressMark, type Progress } from '../../core/progress.js';
 import type { ProgressStore, StallResult } from '../progress-store.js';
-import { NOW, hostOf, ms, msInterval, msOrNull } from './rows.js';
+import type * as shared from '../run-rows.js';
+import { progressOf } from '../run-rows.js';
+import { NOW, PG, hostOf, ms, msInterval, type PgEncoding } from './rows.js';
 import type { PgExecutor } from './executor.js';
 
-interface ProgressRow {
-  session_id: number;
-  output_bytes: number;
-  files_changed: number;
-  commits: number;
-  effects: number;
-  tool_calls: number;
-  last_at: Date | null;
-  note: string | null;
-  stalled_at: Date | null;
-}
-
-const toProgress = (r: ProgressRow): Progress => ({
-  session: r.session_id,
-  outputBytes: r.output_bytes,
-  filesChanged: r.files_changed,
-  commits: r.commits,
-  effects: r.effects,
-  toolCalls: r.tool_calls,
-  lastAt: msOrNull(r.last_at),
-  note: r.note,
-  stalledAt: msOrNull(r.stalled_at),
-});
+type ProgressRow = shared.ProgressRow<PgEncoding>;
+const toProgress = (r: ProgressRow): Progress => progressOf(PG, r);
 
 const COLUMNS =
   'session_id, output_bytes, files_changed, commits, effects, tool_calls, last_at, note, stalled_at';
@@ -113,14 +94,22 @@ SELECT EXISTS (SELECT 1 FROM j) AS running, EXISTS (SELECT 1 FROM old WHERE stal
 
 export function postgresProgress(exec: PgExecutor): ProgressStore['progress'] {
   return {
-    mark: async (p) => {
-      const m = validateProgressMark(p);
-      const values = [p.session, m.outputBytes, m.filesChanged, m.commits, m.effects, m.toolCalls, m.note];
+    mark: async (params) => {
+      const m = validateProgressMark(params);
+      const values = [
+        params.session,
+        m.outputBytes,
+        m.filesChanged,
+        m.commits,
+        m.effects,
+        m.toolCalls,
+        m.note,
+      ];
       const row = await exec.one<
         { known: boolean; unstalled: number | null } & { [K in keyof ProgressRow]: ProgressRow[K] | null }
       >(MARK_SQL, values);
       if (row === undefined || !row.known) {
-        throw new NotFoundError('session', String(p.session), 'start one with `baton session start`');
+        throw new NotFoundError('session', String(params.session), 'start one with `baton session start`');
       }
       if (row.session_id === null) return { ok: false, reason: 'fenced' };
       return { ok: true, progress: toProgress(row as ProgressRow), unstalled: row.unstalled };
@@ -141,12 +130,12 @@ export function postgresProgress(exec: PgExecutor): ProgressStore['progress'] {
               [sessions],
             )
           ).map(toProgress),
-    markStalled: async (p): Promise<StallResult> => {
+    markStalled: async (params): Promise<StallResult> => {
       const row = await exec.one<{ running: boolean; already: boolean; last: Date | null }>(STALL_SQL, [
-        p.id,
-        p.session,
-        p.epoch,
-        p.stallAfterMs,
+        params.id,
+        params.session,
+        params.epoch,
+        params.stallAfterMs,
       ]);
       if (row === undefined || !row.running) return { stalled: false, reason: 'lost' };
       if (row.last !== null) return { stalled: true, lastProgressAt: ms(row.last) };

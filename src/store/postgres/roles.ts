@@ -37,7 +37,7 @@ export function validateRoleName(what: string, name: string): string {
 
 /** The statements, given the database's tables and functions (as `baton db roles --print` shows). */
 export function rolesSql(
-  p: RolesParams,
+  params: RolesParams,
   objects: {
     readonly schema: string;
     readonly tables: readonly string[];
@@ -45,8 +45,8 @@ export function rolesSql(
   },
   serverVersion: number,
 ): string[] {
-  const o = ident(p.owner);
-  const r = ident(p.runtime);
+  const o = ident(params.owner);
+  const r = ident(params.runtime);
   const s = ident(objects.schema);
   const t = (name: string): string => `${s}.${ident(name)}`;
   const create = (name: string, attrs: string): string =>
@@ -59,8 +59,8 @@ export function rolesSql(
       !(READ_ONLY_TABLES as readonly string[]).includes(x),
   );
   return [
-    create(p.owner, `LOGIN ${noPower}`),
-    create(p.runtime, `LOGIN ${noPower}`),
+    create(params.owner, `LOGIN ${noPower}`),
+    create(params.runtime, `LOGIN ${noPower}`),
     `ALTER ROLE ${r} ${noPower}`,
     `GRANT CONNECT ON DATABASE ${ident('__DATABASE__')} TO ${o}, ${r}`,
     `GRANT USAGE, CREATE ON SCHEMA ${s} TO ${o}`,
@@ -87,7 +87,7 @@ export function rolesSql(
 }
 
 /** Creates (or updates) the two roles and their privileges on the database `url` names. */
-export async function applyRoles(url: string, p: RolesParams, apply: boolean): Promise<string[]> {
+export async function applyRoles(url: string, params: RolesParams, apply: boolean): Promise<string[]> {
   const client = new PassfileClient({ connectionString: url, application_name: 'baton db roles' });
   await client.connect();
   try {
@@ -117,7 +117,7 @@ export async function applyRoles(url: string, p: RolesParams, apply: boolean): P
         [schema],
       )
     ).rows.map((x) => x.sig);
-    const statements = rolesSql(p, { schema, tables, functions }, version).map((sql) =>
+    const statements = rolesSql(params, { schema, tables, functions }, version).map((sql) =>
       sql.replace(ident('__DATABASE__'), ident(db)),
     );
     if (apply) {

@@ -3,16 +3,29 @@
  * Times are timestamptz truncated to the millisecond when written, so the JS Date pg returns
  * converts to an Instant without loss. bigint columns arrive as numbers (see postgres-store.ts).
  */
-import type { AuditEntry, AuditType } from '../../core/audit-event.js';
-import type { Claim, ClaimOutcome, Holder } from '../../core/claim.js';
-import type { Job, JobState } from '../../core/job.js';
+import type { AuditEntry } from '../../core/audit-event.js';
+import type { Claim, Holder } from '../../core/claim.js';
+import type { Job } from '../../core/job.js';
 import type { Lease } from '../../core/lease.js';
-import type { Session, SessionKind, SessionState } from '../../core/session.js';
-import type { Task, TaskGate, TaskState } from '../../core/task.js';
+import type { Session } from '../../core/session.js';
+import type { Task } from '../../core/task.js';
 import type { Instant } from '../../core/time.js';
 import { assert } from '../../core/assert.js';
 import { SESSION_TTL_FALLBACK_MS } from '../../core/session.js';
 import type { TaskStateFacts } from '../task-refusal.js';
+import type * as rows from '../rows.js';
+import {
+  auditOf,
+  claimOf,
+  jobOf,
+  leaseOf,
+  sessionOf,
+  stateFactsOf,
+  taskOf,
+  type Encoding,
+  type RowDecoder,
+  type TaskStateColumns,
+} from '../rows.js';
 import type { Querier } from './executor.js';
 
 /**
@@ -32,21 +45,7 @@ export const EXPIRED = (s: string): string =>
     - coalesce(${s}.ttl_ms, ${SESSION_TTL_FALLBACK_MS}) * interval '1 millisecond')`;
 
 /** A task's state facts from a TaskRow-like row, for taskStateRefusal. */
-export function stateFacts(r: {
-  key: string;
-  state: string;
-  state_at: Date;
-  state_by: string | null;
-  state_reason: string | null;
-}): TaskStateFacts {
-  return {
-    key: r.key,
-    state: r.state as TaskState,
-    stateAt: ms(r.state_at),
-    stateBy: r.state_by,
-    stateReason: r.state_reason,
-  };
-}
+export const stateFacts = (r: TaskStateColumns<PgEncoding>): TaskStateFacts => stateFactsOf(PG, r);
 
 /** The host of the session whose id is the given SQL expression, for audit rows. */
 export const hostOf = (sessionExpr: string): string =>
@@ -61,6 +60,32 @@ export const actorJson = (param: string): string =>
 
 export const ms = (d: Date): Instant => d.getTime();
 export const msOrNull = (d: Date | null): Instant | null => (d === null ? null : d.getTime());
+
+/**
+ * How pg returns the columns the engines store differently (store/rows.ts): timestamptz as a
+ * Date, boolean as a boolean, and jsonb and text[] parsed.
+ */
+export interface PgEncoding extends Encoding {
+  readonly time: Date;
+  readonly flag: boolean;
+  readonly json: unknown;
+}
+
+export const PG: RowDecoder<PgEncoding> = { instant: ms, flag: (value) => value, json: (value) => value };
+
+export type TaskRow = rows.TaskRow<PgEncoding>;
+export type SessionRow = rows.SessionRow<PgEncoding>;
+export type ClaimRow = rows.ClaimRow<PgEncoding>;
+export type JobRow = rows.JobRow<PgEncoding>;
+export type LeaseRow = rows.LeaseRow<PgEncoding>;
+export type AuditRow = rows.AuditRow<PgEncoding>;
+
+export const toTask = (r: TaskRow): Task => taskOf(PG, r);
+export const toSession = (r: SessionRow): Session => sessionOf(PG, r);
+export const toClaim = (r: ClaimRow): Claim => claimOf(PG, r);
+export const toJob = (r: JobRow): Job => jobOf(PG, r);
+export const toLease = (r: LeaseRow): Lease => leaseOf(PG, r);
+export const toAudit = (r: AuditRow): AuditEntry => auditOf(PG, r);
 
 /**
  * A timestamptz as the Instant `ms` makes of it (milliseconds, floored), computed by the server: a
@@ -79,106 +104,7 @@ export const TASK_COLUMNS = `id, key, title, priority, project, assignee, labels
   holder_session_id, claimed_at, state, state_at, state_by, state_reason, gate, review_required, body, url,
   feedback`;
 
-export interface TaskRow {
-  id: number;
-  key: string;
-  title: string;
-  priority: number;
-  project: string | null;
-  assignee: string | null;
-  labels: string[];
-  created_at: Date;
-  epoch: number;
-  holder_session_id: number | null;
-  claimed_at: Date | null;
-  state: string;
-  state_at: Date;
-  state_by: string | null;
-  state_reason: string | null;
-  gate: string | null;
-  review_required: boolean;
-  body: string;
-  url: string | null;
-  feedback: string | null;
-}
-
-export function toTask(r: TaskRow): Task {
-  return {
-    key: r.key,
-    title: r.title,
-    body: r.body,
-    url: r.url,
-    priority: r.priority,
-    project: r.project,
-    assignee: r.assignee,
-    labels: r.labels,
-    createdAt: ms(r.created_at),
-    epoch: r.epoch,
-    holder:
-      r.holder_session_id === null
-        ? null
-        : { session: r.holder_session_id, since: msOrNull(r.claimed_at) ?? 0 },
-    state: r.state as TaskState,
-    stateAt: ms(r.state_at),
-    stateBy: r.state_by,
-    stateReason: r.state_reason,
-    gate: r.gate as TaskGate | null,
-    reviewRequired: r.review_required,
-    feedback: r.feedback,
-  };
-}
-
 export const SESSION_COLUMNS = 'id, kind, host, pid, name, started_at, heartbeat_at, ended_at, state, ttl_ms';
-
-export interface SessionRow {
-  id: number;
-  kind: string;
-  host: string;
-  pid: number;
-  name: string | null;
-  started_at: Date;
-  heartbeat_at: Date;
-  ended_at: Date | null;
-  state: string;
-  ttl_ms: number | null;
-}
-
-export function toSession(r: SessionRow): Session {
-  return {
-    id: r.id,
-    kind: r.kind as SessionKind,
-    host: r.host,
-    pid: r.pid,
-    name: r.name,
-    startedAt: ms(r.started_at),
-    heartbeatAt: ms(r.heartbeat_at),
-    endedAt: msOrNull(r.ended_at),
-    state: r.state as SessionState,
-    ttlMs: r.ttl_ms,
-  };
-}
-
-export interface ClaimRow {
-  key: string;
-  session_id: number;
-  epoch: number;
-  claimed_at: Date;
-  heartbeat_at: Date;
-  released_at: Date | null;
-  outcome: string | null;
-}
-
-export function toClaim(r: ClaimRow): Claim {
-  return {
-    key: r.key,
-    session: r.session_id,
-    epoch: r.epoch,
-    claimedAt: ms(r.claimed_at),
-    heartbeatAt: ms(r.heartbeat_at),
-    releasedAt: msOrNull(r.released_at),
-    outcome: r.outcome as ClaimOutcome | null,
-  };
-}
 
 const JOB_FIELDS = [
   'id',
@@ -215,105 +141,7 @@ export function jobColumns(table: string): string {
   return `${jobFields(table)}, (SELECT key FROM tasks WHERE id = ${table}.task_id) AS key`;
 }
 
-export interface JobRow {
-  id: number;
-  key: string;
-  status: string;
-  priority: number;
-  queued_at: Date;
-  ram_mb: number | null;
-  command: string | null;
-  attempt: number;
-  attempt_max: number;
-  epoch: number;
-  session_id: number | null;
-  host: string | null;
-  claimed_at: Date | null;
-  started_at: Date | null;
-  finished_at: Date | null;
-  exit_code: number | null;
-  reason: string | null;
-  run_after: Date;
-  term: number | null;
-  agent_session_id: number | null;
-  pid: number | null;
-  output_tail: string | null;
-}
-
-export function toJob(r: JobRow): Job {
-  return {
-    id: r.id,
-    key: r.key,
-    status: r.status as JobState,
-    priority: r.priority,
-    queuedAt: ms(r.queued_at),
-    ramMb: r.ram_mb,
-    command: r.command,
-    attempt: r.attempt,
-    attemptMax: r.attempt_max,
-    epoch: r.epoch,
-    session: r.session_id,
-    host: r.host,
-    claimedAt: msOrNull(r.claimed_at),
-    startedAt: msOrNull(r.started_at),
-    finishedAt: msOrNull(r.finished_at),
-    exitCode: r.exit_code,
-    reason: r.reason,
-    runAfter: ms(r.run_after),
-    term: r.term,
-    agentSession: r.agent_session_id,
-    pid: r.pid,
-    outputTail: r.output_tail,
-  };
-}
-
 export const LEASE_COLUMNS = 'name, holder, term, acquired_at, expires_at';
-
-export interface LeaseRow {
-  name: string;
-  holder: string | null;
-  term: number;
-  acquired_at: Date;
-  expires_at: Date;
-}
-
-export function toLease(r: LeaseRow): Lease {
-  return {
-    name: r.name,
-    holder: r.holder,
-    term: r.term,
-    acquiredAt: ms(r.acquired_at),
-    expiresAt: ms(r.expires_at),
-  };
-}
-
-export interface AuditRow {
-  id: number;
-  at: Date;
-  type: string;
-  task_key: string | null;
-  job_id: number | null;
-  session_id: number | null;
-  host: string | null;
-  epoch: number | null;
-  token_id?: string | null;
-  detail: Record<string, unknown>;
-}
-
-export function toAudit(r: AuditRow): AuditEntry {
-  return {
-    id: r.id,
-    at: ms(r.at),
-    type: r.type as AuditType,
-    key: r.task_key,
-    jobId: r.job_id,
-    session: r.session_id,
-    host: r.host,
-    epoch: r.epoch,
-    detail: r.detail,
-    token: r.token_id ?? null,
-  };
-}
 
 /**
  * What a losing or refused claim operation needs to explain itself, read fresh after the
@@ -336,8 +164,12 @@ export interface ClaimStateRow {
   holder_expired: boolean | null;
 }
 
-export async function claimState(q: Querier, key: string, session: number | null): Promise<ClaimStateRow> {
-  const [row] = await q.rows<ClaimStateRow>(
+export async function claimState(
+  querier: Querier,
+  key: string,
+  session: number | null,
+): Promise<ClaimStateRow> {
+  const [row] = await querier.rows<ClaimStateRow>(
     `SELECT t.id AS task_id, s.state AS session_state, c.session_id, c.epoch, c.claimed_at,
        c.heartbeat_at, hs.host AS holder_host, t.state, t.state_at, t.state_by, t.state_reason,
        ${EXPIRED('hs')} AS holder_expired
@@ -353,22 +185,22 @@ export async function claimState(q: Querier, key: string, session: number | null
 }
 
 /** The holder of a task's live claim, as told to a loser. */
-export function holderOf(r: ClaimStateRow): Holder | null {
-  if (r.session_id === null || r.epoch === null || r.claimed_at === null) return null;
-  const since = ms(r.claimed_at);
-  return { session: r.session_id, host: r.holder_host ?? '', since, epoch: r.epoch };
+export function holderOf(row: ClaimStateRow): Holder | null {
+  if (row.session_id === null || row.epoch === null || row.claimed_at === null) return null;
+  const since = ms(row.claimed_at);
+  return { session: row.session_id, host: row.holder_host ?? '', since, epoch: row.epoch };
 }
 
 /** The live claim in a ClaimStateRow as a domain Claim, or null. */
-export function liveClaimOf(key: string, r: ClaimStateRow): Claim | null {
-  if (r.session_id === null || r.epoch === null) return null;
-  if (r.claimed_at === null || r.heartbeat_at === null) return null;
+export function liveClaimOf(key: string, row: ClaimStateRow): Claim | null {
+  if (row.session_id === null || row.epoch === null) return null;
+  if (row.claimed_at === null || row.heartbeat_at === null) return null;
   return {
     key,
-    session: r.session_id,
-    epoch: r.epoch,
-    claimedAt: ms(r.claimed_at),
-    heartbeatAt: ms(r.heartbeat_at),
+    session: row.session_id,
+    epoch: row.epoch,
+    claimedAt: ms(row.claimed_at),
+    heartbeatAt: ms(row.heartbeat_at),
     releasedAt: null,
     outcome: null,
   };

@@ -11,11 +11,11 @@ interface SettingRow {
   updated_by: string | null;
 }
 
-const toSetting = (r: SettingRow): Setting => ({
-  name: r.name,
-  value: r.value,
-  updatedAt: ms(r.updated_at),
-  updatedBy: r.updated_by,
+const toSetting = (row: SettingRow): Setting => ({
+  name: row.name,
+  value: row.value,
+  updatedAt: ms(row.updated_at),
+  updatedBy: row.updated_by,
 });
 
 export function postgresSettings(exec: PgExecutor): LifecycleStore['settings'] {
@@ -23,7 +23,7 @@ export function postgresSettings(exec: PgExecutor): LifecycleStore['settings'] {
     get: async (name) =>
       (await exec.one<{ value: string }>('SELECT value FROM settings WHERE name = $1::text', [name]))
         ?.value ?? null,
-    set: async (p) => {
+    set: async (params) => {
       const row = await exec.one<SettingRow>(
         `WITH s AS (
            INSERT INTO settings (name, value, updated_at, updated_by)
@@ -38,7 +38,7 @@ export function postgresSettings(exec: PgExecutor): LifecycleStore['settings'] {
            FROM s
          )
          SELECT * FROM s`,
-        [p.name, p.value, p.by.name, p.by.session ?? null],
+        [params.name, params.value, params.by.name, params.by.session ?? null],
       );
       assert(row !== undefined, 'an upsert returns its row');
       return toSetting(row);

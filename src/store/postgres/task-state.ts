@@ -56,19 +56,19 @@ function moves(m: Move, row: string): string {
  * SET assignments for an `UPDATE tasks` that move the row by `m` when it may, and keep it
  * otherwise. `row` names the old row: `tasks` itself in a plain UPDATE, or the lock CTE `o`.
  */
-export function moveSet(m: Move, row: string): string {
-  const ok = moves(m, row);
-  const to = target(m.action, row);
+export function moveSet(move: Move, row: string): string {
+  const ok = moves(move, row);
+  const to = target(move.action, row);
   // A rejection's reason is kept for the next run; reaching done makes it moot.
   const feedback =
-    m.action === 'reject' ? m.reason : `CASE WHEN ${to} = 'done' THEN NULL ELSE ${row}.feedback END`;
+    move.action === 'reject' ? move.reason : `CASE WHEN ${to} = 'done' THEN NULL ELSE ${row}.feedback END`;
   const set = (column: string, value: string): string =>
     `${column} = CASE WHEN ${ok} THEN ${value} ELSE ${row}.${column} END`;
   return [
     set('state', to),
-    set('state_at', m.at),
-    set('state_by', m.by),
-    set('state_reason', m.reason),
+    set('state_at', move.at),
+    set('state_by', move.by),
+    set('state_reason', move.reason),
     set('feedback', feedback),
   ].join(',\n    ');
 }
@@ -78,13 +78,13 @@ export function moveSet(m: Move, row: string): string {
  * to_state, state_at, state_by, state_reason, by_session. In a plain UPDATE (`row` = tasks) the
  * action must leave from one state only, since RETURNING sees the new row.
  */
-export function moveReturning(m: Move, row: string): string {
-  const from = TASK_ACTION_FROM[m.action];
+export function moveReturning(move: Move, row: string): string {
+  const from = TASK_ACTION_FROM[move.action];
   assert(row !== 'tasks' || from.length === 1, 'a plain UPDATE knows the state it left');
   const fromState = row === 'tasks' ? `'${from[0] ?? ''}'::text` : `${row}.state`;
-  const moved = row === 'tasks' ? 'true' : moves(m, row);
+  const moved = row === 'tasks' ? 'true' : moves(move, row);
   return `tasks.id, tasks.key, ${moved} AS moved, ${fromState} AS from_state, tasks.state AS to_state,
-    tasks.state_at, tasks.state_by, tasks.state_reason, ${m.session}::bigint AS by_session`;
+    tasks.state_at, tasks.state_by, tasks.state_reason, ${move.session}::bigint AS by_session`;
 }
 
 /** The `task:state` ledger rows of the moved tasks in CTE `cte`, for insertAuditRows. */
@@ -168,15 +168,15 @@ const TASK_REST = `tasks.title, tasks.priority, tasks.project, tasks.assignee, t
  * enqueue (which holds the task row FOR SHARE) committed before: a task that leaves open keeps
  * no active job. Returns the moved task's full row (TaskRow columns and the move's own).
  */
-export function moveSql(m: Move, extraSet: string): string {
+export function moveSql(move: Move, extraSet: string): string {
   return `WITH ${lockActiveJob('(SELECT id FROM tasks WHERE key = $1::text)')}, o AS (
     SELECT * FROM tasks WHERE key = $1::text AND (SELECT count(*) FROM oj) >= 0 FOR UPDATE
   ), t AS (
-    UPDATE tasks SET ${extraSet}${moveSet(m, 'o')}
-    FROM o WHERE tasks.id = o.id AND ${moves(m, 'o')}
-    RETURNING ${moveReturning(m, 'o')}, ${TASK_REST}
+    UPDATE tasks SET ${extraSet}${moveSet(move, 'o')}
+    FROM o WHERE tasks.id = o.id AND ${moves(move, 'o')}
+    RETURNING ${moveReturning(move, 'o')}, ${TASK_REST}
   ), ${endJob('t')}, a AS (
-    ${insertAuditRows(`${moveAuditRows(0, 't', m.action)} UNION ALL ${endJobAuditRows(1)}`)}
+    ${insertAuditRows(`${moveAuditRows(0, 't', move.action)} UNION ALL ${endJobAuditRows(1)}`)}
   )
   SELECT * FROM t`;
 }

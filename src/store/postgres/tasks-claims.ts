@@ -42,24 +42,24 @@ export const sessionNotLive = (id: number, state: string): FencedError =>
 
 export function postgresTasks(exec: PgExecutor): Store['tasks'] {
   return {
-    add: async (p) => {
+    add: async (params) => {
       const row = await exec.one<TaskRow>(ADD_TASK, [
-        p.key,
-        p.title ?? '',
-        p.priority ?? PRIORITY_DEFAULT,
-        p.project ?? null,
-        p.assignee ?? null,
-        JSON.stringify(p.labels ?? []),
-        p.by ?? null,
-        p.body ?? '',
-        p.url ?? null,
-        p.reviewRequired === true,
-        p.escalation ?? null,
-        p.byName ?? (p.by === undefined ? null : `session ${p.by}`),
-        p.actor ?? null,
+        params.key,
+        params.title ?? '',
+        params.priority ?? PRIORITY_DEFAULT,
+        params.project ?? null,
+        params.assignee ?? null,
+        JSON.stringify(params.labels ?? []),
+        params.by ?? null,
+        params.body ?? '',
+        params.url ?? null,
+        params.reviewRequired === true,
+        params.escalation ?? null,
+        params.byName ?? (params.by === undefined ? null : `session ${params.by}`),
+        params.actor ?? null,
       ]);
       if (row === undefined) {
-        throw new ConflictError(`task ${p.key} already exists`, 'pick another key, or use it as is');
+        throw new ConflictError(`task ${params.key} already exists`, 'pick another key, or use it as is');
       }
       return toTask(row);
     },
@@ -67,7 +67,7 @@ export function postgresTasks(exec: PgExecutor): Store['tasks'] {
       const row = await exec.one<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE key = $1::text`, [key]);
       return row === undefined ? null : toTask(row);
     },
-    list: async (p = {}) =>
+    list: async (params = {}) =>
       (
         await exec.rows<TaskRow>(
           `SELECT ${TASK_COLUMNS} FROM tasks
@@ -75,21 +75,21 @@ export function postgresTasks(exec: PgExecutor): Store['tasks'] {
              AND ($2::text IS NULL OR assignee = $2::text)
              AND ($4::text IS NULL OR state = $4::text)
            ORDER BY priority, key LIMIT $3::int`,
-          [p.project ?? null, p.assignee ?? null, p.limit ?? 1000, p.state ?? null],
+          [params.project ?? null, params.assignee ?? null, params.limit ?? 1000, params.state ?? null],
         )
       ).map(toTask),
-    update: async (p) => {
+    update: async (params) => {
       const row = await exec.one<TaskRow>(UPDATE_TASK, [
-        p.key,
-        p.title ?? null,
-        p.body ?? null,
-        p.url === undefined ? null : JSON.stringify(p.url),
-        p.labels === undefined ? null : JSON.stringify(p.labels),
-        p.reviewRequired ?? null,
-        p.by.session ?? null,
-        p.by.name,
+        params.key,
+        params.title ?? null,
+        params.body ?? null,
+        params.url === undefined ? null : JSON.stringify(params.url),
+        params.labels === undefined ? null : JSON.stringify(params.labels),
+        params.reviewRequired ?? null,
+        params.by.session ?? null,
+        params.by.name,
       ]);
-      if (row === undefined) throw new NotFoundError('task', p.key, 'add it with `baton task add`');
+      if (row === undefined) throw new NotFoundError('task', params.key, 'add it with `baton task add`');
       return toTask(row);
     },
   };
@@ -158,7 +158,7 @@ export function postgresSessions(exec: PgExecutor, beat: PgExecutor = exec): Sto
     HEARTBEAT_BATCH_MAX,
   );
   return {
-    start: async (p) => {
+    start: async (params) => {
       const row = await exec.one<SessionRow>(
         `WITH s AS (
            INSERT INTO sessions (kind, host, pid, name, started_at, heartbeat_at, ttl_ms)
@@ -172,7 +172,7 @@ export function postgresSessions(exec: PgExecutor, beat: PgExecutor = exec): Sto
            FROM s
          )
          SELECT ${SESSION_COLUMNS} FROM s`,
-        [p.kind, p.host, p.pid, p.name ?? null, p.ttlMs ?? null],
+        [params.kind, params.host, params.pid, params.name ?? null, params.ttlMs ?? null],
       );
       assert(row !== undefined, 'INSERT … RETURNING gives one row');
       return toSession(row);
@@ -186,12 +186,12 @@ export function postgresSessions(exec: PgExecutor, beat: PgExecutor = exec): Sto
       );
       return row === undefined ? null : toSession(row);
     },
-    list: async (p = {}) =>
+    list: async (params = {}) =>
       (
         await exec.rows<SessionRow>(
           `SELECT ${SESSION_COLUMNS} FROM sessions
            WHERE (NOT $1::boolean OR state = 'live') ORDER BY id`,
-          [p.liveOnly === true],
+          [params.liveOnly === true],
         )
       ).map(toSession),
   };
@@ -204,8 +204,8 @@ export function postgresSessions(exec: PgExecutor, beat: PgExecutor = exec): Sto
  * wait and then see it ended. The second releases the claims and the locks together.
  */
 async function endSession(exec: PgExecutor, id: number): Promise<boolean> {
-  return exec.transaction(async (q) => {
-    const [marked] = await q.rows<{ found: number; ended: number }>(
+  return exec.transaction(async (querier) => {
+    const [marked] = await querier.rows<{ found: number; ended: number }>(
       `WITH l AS (SELECT id, state FROM sessions WHERE id = $1::bigint FOR UPDATE),
        u AS (
          UPDATE sessions s SET state = 'ended', ended_at = ${NOW}
@@ -219,7 +219,7 @@ async function endSession(exec: PgExecutor, id: number): Promise<boolean> {
     if (marked.ended === 0) return false;
     // Claims first, then the session's workspace locks, then the session's own row, in one
     // ordered insert so ids follow that order.
-    await q.rows(
+    await querier.rows(
       releaseSessionHoldings(
         'abandoned',
         `UNION ALL
@@ -290,12 +290,12 @@ async function heartbeatMany(
     ],
   );
   return Promise.all(
-    reqs.map(async (p, i): Promise<Outcome<FencedResult>> => {
-      const r = rows[i];
-      if (r?.live === true && (p.claim === undefined || r.held >= 1))
+    reqs.map(async (params, i): Promise<Outcome<FencedResult>> => {
+      const row = rows[i];
+      if (row?.live === true && (params.claim === undefined || row.held >= 1))
         return { ok: true, value: { ok: true } };
       try {
-        return { ok: true, value: await heartbeat(exec, p) };
+        return { ok: true, value: await heartbeat(exec, params) };
       } catch (error) {
         return { ok: false, error };
       }
@@ -303,12 +303,12 @@ async function heartbeatMany(
   );
 }
 
-async function heartbeat(exec: PgExecutor, p: HeartbeatParams): Promise<FencedResult> {
-  const key = p.claim?.key ?? null;
+async function heartbeat(exec: PgExecutor, params: HeartbeatParams): Promise<FencedResult> {
+  const key = params.claim?.key ?? null;
   for (let attempt = 1; ; attempt++) {
     // The session's heartbeat is written only when the named task exists: on SQLite an unknown
     // task rolls the whole heartbeat back.
-    const [r] = await exec.rows<{ live: number; held: number }>(
+    const [row] = await exec.rows<{ live: number; held: number }>(
       `WITH s AS (
          UPDATE sessions SET heartbeat_at = ${NOW}
          WHERE id = $1::bigint AND state = 'live'
@@ -324,18 +324,18 @@ async function heartbeat(exec: PgExecutor, p: HeartbeatParams): Promise<FencedRe
          RETURNING claims.id
        )
        SELECT (SELECT count(*) FROM s) AS live, (SELECT count(*) FROM c) AS held`,
-      [p.session, key, p.claim?.epoch ?? null],
+      [params.session, key, params.claim?.epoch ?? null],
     );
-    if (r !== undefined && r.live === 1) {
-      if (p.claim === undefined || r.held >= 1) return { ok: true };
-      const current = holderOf(await claimState(exec, p.claim.key, null));
+    if (row !== undefined && row.live === 1) {
+      if (params.claim === undefined || row.held >= 1) return { ok: true };
+      const current = holderOf(await claimState(exec, params.claim.key, null));
       return { ok: false, reason: 'fenced', current };
     }
-    const state = await claimState(exec, key ?? '', p.session);
-    if (state.session_state === null) throw sessionNotFound(p.session);
+    const state = await claimState(exec, key ?? '', params.session);
+    if (state.session_state === null) throw sessionNotFound(params.session);
     if (state.session_state !== 'live') return { ok: false, reason: 'fenced', current: null };
-    if (p.claim !== undefined && state.task_id === null) {
-      throw new NotFoundError('task', p.claim.key);
+    if (params.claim !== undefined && state.task_id === null) {
+      throw new NotFoundError('task', params.claim.key);
     }
     // The task appeared, or the session came back, between the two statements: try again.
     assert(attempt < RACE_RETRY_MAX, 'a heartbeat does not race forever');

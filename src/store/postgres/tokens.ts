@@ -69,12 +69,20 @@ export function postgresTokens(exec: PgExecutor): TokenStore['tokens'] {
       if (row === undefined || row.known === 0) throw tokenNotFound(id);
       return row.revoked === 1;
     },
-    refused: async (r) => {
+    refused: async (refusal) => {
       await exec.rows(
         `INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, detail)
          VALUES (${NOW}, 'auth:refused', $5::text, $6::bigint, $7::bigint, ${hostOf('$7::bigint')},
            jsonb_build_object('token', $1::text, 'route', $2::text, 'target', $3::text, 'reason', $4::text))`,
-        [r.token, r.route, r.target, r.reason, r.key ?? null, r.jobId ?? null, r.session ?? null],
+        [
+          refusal.token,
+          refusal.route,
+          refusal.target,
+          refusal.reason,
+          refusal.key ?? null,
+          refusal.jobId ?? null,
+          refusal.session ?? null,
+        ],
       );
     },
   };
@@ -83,8 +91,8 @@ export function postgresTokens(exec: PgExecutor): TokenStore['tokens'] {
 type Create = TokenStore['tokens']['create'];
 
 /** Makes a token, bound to a live session if one is named, and audits it in the same statement. */
-async function createToken(exec: PgExecutor, p: Parameters<Create>[0]): ReturnType<Create> {
-  const { session, host, run: bound } = bindingsOf(p);
+async function createToken(exec: PgExecutor, params: Parameters<Create>[0]): ReturnType<Create> {
+  const { session, host, run: bound } = bindingsOf(params);
   const fresh = freshToken();
   const row = await exec.one<Partial<TokenRow> & { session_state: string | null }>(
     `WITH n AS (SELECT ${NOW} AS t),
@@ -108,15 +116,15 @@ async function createToken(exec: PgExecutor, p: Parameters<Create>[0]): ReturnTy
     [
       fresh.id,
       fresh.hash,
-      p.scope,
+      params.scope,
       session,
       host,
-      p.name ?? null,
-      p.ttlMs ?? null,
+      params.name ?? null,
+      params.ttlMs ?? null,
       bound?.jobId ?? null,
       bound?.jobEpoch ?? null,
       bound?.claimEpoch ?? null,
-      p.actor ?? null,
+      params.actor ?? null,
     ],
   );
   assert(row !== undefined, 'the statement answers one row');

@@ -17,11 +17,11 @@ export function postgresWakeups(config: pg.ClientConfig): { wakeups: Wakeups; cl
   let retry: NodeJS.Timeout | null = null;
   let closed = false;
 
-  const drop = (c: pg.Client | null): void => {
-    if (c === null) return;
-    c.removeAllListeners('notification');
-    c.on('error', () => {});
-    void c.end().catch(() => undefined);
+  const drop = (client: pg.Client | null): void => {
+    if (client === null) return;
+    client.removeAllListeners('notification');
+    client.on('error', () => {});
+    void client.end().catch(() => undefined);
   };
   const lost = (c: pg.Client): void => {
     if (client !== c) return;
@@ -66,9 +66,9 @@ export function postgresWakeups(config: pg.ClientConfig): { wakeups: Wakeups; cl
   return {
     wakeups: {
       waiter: async () => {
-        const w = hub.add();
+        const waiter = hub.add();
         await listen();
-        return w;
+        return waiter;
       },
     },
     close: async () => {

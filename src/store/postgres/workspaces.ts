@@ -19,27 +19,16 @@ import type {
   WorkspaceKind,
 } from '../../core/workspace-plan.js';
 import type { WorkspaceStore } from '../workspace-store.js';
-import { NOW, actorJson, hostOf, ms } from './rows.js';
+import type * as shared from '../rows.js';
+import { lockOf } from '../rows.js';
+import { NOW, PG, actorJson, hostOf, ms, type PgEncoding } from './rows.js';
 import type { PgExecutor } from './executor.js';
 
 /** How often a grant that found the lock released under it is tried again. */
 const RACE_RETRY_MAX = 100;
 
-interface LockRow {
-  workspace: string;
-  job_id: number | null;
-  session_id: number;
-  epoch: number;
-  acquired_at: Date;
-}
-
-const toLock = (r: LockRow): WorkspaceLock => ({
-  workspace: r.workspace,
-  session: r.session_id,
-  jobId: r.job_id,
-  epoch: r.epoch,
-  acquiredAt: ms(r.acquired_at),
-});
+type LockRow = shared.LockRow<PgEncoding>;
+const toLock = (r: LockRow): WorkspaceLock => lockOf(PG, r);
 
 const LOCK_COLUMNS = 'workspace, job_id, session_id, epoch, acquired_at';
 /** The task key of a job, for audit rows, given the job id as an SQL expression. */
@@ -67,7 +56,7 @@ function postgresWorkspaces(exec: PgExecutor): WorkspaceStore['workspaces'] {
   type Row = { name: string; path: string; kind: string };
   const toWorkspace = (r: Row): Workspace => ({ name: r.name, path: r.path, kind: r.kind as WorkspaceKind });
   return {
-    add: async (p) => {
+    add: async (params) => {
       const row = await exec.one<Row>(
         `WITH w AS (
            INSERT INTO workspaces (name, path, kind, created_at)
@@ -81,9 +70,9 @@ function postgresWorkspaces(exec: PgExecutor): WorkspaceStore['workspaces'] {
            FROM w
          )
          SELECT name, path, kind FROM w`,
-        [p.name, p.path, p.kind, p.by ?? null, p.actor ?? null],
+        [params.name, params.path, params.kind, params.by ?? null, params.actor ?? null],
       );
-      if (row === undefined) throw taken('workspace', p.name);
+      if (row === undefined) throw taken('workspace', params.name);
       return toWorkspace(row);
     },
     get: async (name) => {
@@ -100,8 +89,8 @@ function postgresWorkspaces(exec: PgExecutor): WorkspaceStore['workspaces'] {
 function postgresAgents(exec: PgExecutor): WorkspaceStore['agents'] {
   const COLUMNS = 'name, role, department, workspace';
   return {
-    add: async (p) => {
-      const workspace = p.workspace ?? null;
+    add: async (params) => {
+      const workspace = params.workspace ?? null;
       const row = await exec.one<Agent>(
         `WITH g AS (
            INSERT INTO agents (name, role, department, workspace, created_at)
@@ -116,11 +105,11 @@ function postgresAgents(exec: PgExecutor): WorkspaceStore['agents'] {
            FROM g
          )
          SELECT ${COLUMNS} FROM g`,
-        [p.name, p.role, p.department ?? null, workspace, p.by ?? null],
+        [params.name, params.role, params.department ?? null, workspace, params.by ?? null],
       );
       if (row !== undefined) return row;
-      if ((await exec.one(`SELECT 1 FROM agents WHERE name = $1::text`, [p.name])) !== undefined) {
-        throw taken('agent', p.name);
+      if ((await exec.one(`SELECT 1 FROM agents WHERE name = $1::text`, [params.name])) !== undefined) {
+        throw taken('agent', params.name);
       }
       assert(workspace !== null, 'an agent without a workspace is refused only when its name is taken');
       throw workspaceNotFound(workspace);
@@ -134,8 +123,8 @@ function postgresAgents(exec: PgExecutor): WorkspaceStore['agents'] {
 function postgresProjects(exec: PgExecutor): WorkspaceStore['projects'] {
   const COLUMNS = `name, primary_workspace AS "primaryWorkspace"`;
   return {
-    add: async (p) => {
-      const primary = p.primaryWorkspace ?? null;
+    add: async (params) => {
+      const primary = params.primaryWorkspace ?? null;
       const row = await exec.one<Project>(
         `WITH p AS (
            INSERT INTO projects (name, primary_workspace, created_at)
@@ -150,11 +139,11 @@ function postgresProjects(exec: PgExecutor): WorkspaceStore['projects'] {
            FROM p
          )
          SELECT ${COLUMNS} FROM p`,
-        [p.name, primary, p.by ?? null],
+        [params.name, primary, params.by ?? null],
       );
       if (row !== undefined) return row;
-      if ((await exec.one(`SELECT 1 FROM projects WHERE name = $1::text`, [p.name])) !== undefined) {
-        throw taken('project', p.name);
+      if ((await exec.one(`SELECT 1 FROM projects WHERE name = $1::text`, [params.name])) !== undefined) {
+        throw taken('project', params.name);
       }
       assert(primary !== null, 'a project without a workspace is refused only when its name is taken');
       throw workspaceNotFound(primary);
@@ -167,13 +156,13 @@ function postgresProjects(exec: PgExecutor): WorkspaceStore['projects'] {
 
 function postgresWorkspaceTasks(exec: PgExecutor): WorkspaceStore['workspaceTasks'] {
   type Row = { key: string; requires_filesystem: boolean; workspace: string | null };
-  const toRequirements = (r: Row): TaskRequirements => ({
-    key: r.key,
-    requiresFilesystem: r.requires_filesystem,
-    workspace: r.workspace,
+  const toRequirements = (row: Row): TaskRequirements => ({
+    key: row.key,
+    requiresFilesystem: row.requires_filesystem,
+    workspace: row.workspace,
   });
   return {
-    setRequirements: async (p) => {
+    setRequirements: async (params) => {
       const row = await exec.one<Row>(
         `WITH t AS (
            UPDATE tasks SET requires_filesystem = $2::boolean, workspace = $3::text
@@ -187,14 +176,17 @@ function postgresWorkspaceTasks(exec: PgExecutor): WorkspaceStore['workspaceTask
            FROM t
          )
          SELECT key, requires_filesystem, workspace FROM t`,
-        [p.key, p.requiresFilesystem, p.workspace, p.by ?? null],
+        [params.key, params.requiresFilesystem, params.workspace, params.by ?? null],
       );
       if (row !== undefined) return toRequirements(row);
-      if ((await exec.one(`SELECT 1 FROM tasks WHERE key = $1::text`, [p.key])) === undefined) {
-        throw new NotFoundError('task', p.key, 'add it with `baton task add`');
+      if ((await exec.one(`SELECT 1 FROM tasks WHERE key = $1::text`, [params.key])) === undefined) {
+        throw new NotFoundError('task', params.key, 'add it with `baton task add`');
       }
-      assert(p.workspace !== null, 'requirements without a workspace are refused only for an unknown task');
-      throw workspaceNotFound(p.workspace);
+      assert(
+        params.workspace !== null,
+        'requirements without a workspace are refused only for an unknown task',
+      );
+      throw workspaceNotFound(params.workspace);
     },
     get: async (key) => {
       const row = await exec.one<Row>(
@@ -235,14 +227,14 @@ async function lockState(exec: PgExecutor, workspace: string, session: number, j
   return row;
 }
 
-function holderOf(r: LockStateRow): LockHolder | null {
-  if (r.lock_session_id === null || r.lock_epoch === null || r.lock_acquired_at === null) return null;
+function holderOf(row: LockStateRow): LockHolder | null {
+  if (row.lock_session_id === null || row.lock_epoch === null || row.lock_acquired_at === null) return null;
   return {
-    session: r.lock_session_id,
-    host: r.holder_host ?? '',
-    jobId: r.lock_job_id,
-    since: ms(r.lock_acquired_at),
-    epoch: r.lock_epoch,
+    session: row.lock_session_id,
+    host: row.holder_host ?? '',
+    jobId: row.lock_job_id,
+    since: ms(row.lock_acquired_at),
+    epoch: row.lock_epoch,
   };
 }
 
@@ -287,28 +279,28 @@ SELECT ${LOCK_COLUMNS} FROM l ORDER BY workspace`;
 
 function postgresWorkspaceLocks(exec: PgExecutor): WorkspaceStore['workspaceLocks'] {
   return {
-    acquire: async (p): Promise<LockResult> => {
-      const jobId = p.jobId ?? null;
+    acquire: async (params): Promise<LockResult> => {
+      const jobId = params.jobId ?? null;
       for (let attempt = 1; ; attempt++) {
-        const row = await exec.one<LockRow>(ACQUIRE, [p.workspace, p.session, jobId]);
+        const row = await exec.one<LockRow>(ACQUIRE, [params.workspace, params.session, jobId]);
         if (row !== undefined) return { ok: true, lock: toLock(row), granted: true };
-        const state = await lockState(exec, p.workspace, p.session, jobId);
-        if (!state.workspace_found) throw workspaceNotFound(p.workspace);
+        const state = await lockState(exec, params.workspace, params.session, jobId);
+        if (!state.workspace_found) throw workspaceNotFound(params.workspace);
         if (state.session_state === null) {
-          throw new NotFoundError('session', String(p.session), 'start one with `baton session start`');
+          throw new NotFoundError('session', String(params.session), 'start one with `baton session start`');
         }
         if (state.session_state !== 'live') {
           throw new FencedError(
-            `session ${p.session} is ${state.session_state}`,
+            `session ${params.session} is ${state.session_state}`,
             'start a new session with `baton session start`',
           );
         }
         if (!state.job_found) throw new NotFoundError('job', String(jobId));
         const holder = holderOf(state);
         if (holder !== null) {
-          if (holder.session === p.session && holder.jobId === jobId) {
+          if (holder.session === params.session && holder.jobId === jobId) {
             const { session, epoch, since } = holder;
-            const lock = { workspace: p.workspace, session, jobId, epoch, acquiredAt: since };
+            const lock = { workspace: params.workspace, session, jobId, epoch, acquiredAt: since };
             return { ok: true, lock, granted: false };
           }
           return { ok: false, reason: 'held', holder };
@@ -317,18 +309,18 @@ function postgresWorkspaceLocks(exec: PgExecutor): WorkspaceStore['workspaceLock
         assert(attempt < RACE_RETRY_MAX, 'a lock grant does not race forever');
       }
     },
-    release: async (p) => {
+    release: async (params) => {
       const where = 'workspace = $1::text AND session_id = $2::bigint AND epoch = $3::bigint';
       const rows = await exec.rows<LockRow>(releaseWhere(where, `'released'`), [
-        p.workspace,
-        p.session,
-        p.epoch,
+        params.workspace,
+        params.session,
+        params.epoch,
       ]);
       if (rows.length === 1) return { ok: true };
-      const state = await lockState(exec, p.workspace, p.session, null);
-      if (!state.workspace_found) throw workspaceNotFound(p.workspace);
+      const state = await lockState(exec, params.workspace, params.session, null);
+      if (!state.workspace_found) throw workspaceNotFound(params.workspace);
       if (state.session_state === null) {
-        throw new NotFoundError('session', String(p.session), 'start one with `baton session start`');
+        throw new NotFoundError('session', String(params.session), 'start one with `baton session start`');
       }
       return { ok: false, reason: 'fenced', current: holderOf(state) };
     },
@@ -343,24 +335,24 @@ function postgresWorkspaceLocks(exec: PgExecutor): WorkspaceStore['workspaceLock
       if (row === undefined || !row.found) throw workspaceNotFound(workspace);
       return row.workspace === null ? null : toLock({ ...row, workspace: row.workspace });
     },
-    releaseBySession: async (p) => {
-      const outcome = p.outcome ?? 'recovered';
+    releaseBySession: async (params) => {
+      const outcome = params.outcome ?? 'recovered';
       const rows = await exec.rows<LockRow>(releaseWhere('session_id = $1::bigint', '$2::text'), [
-        p.session,
+        params.session,
         outcome,
       ]);
       const known = async (): Promise<boolean> =>
-        (await exec.one(`SELECT 1 FROM sessions WHERE id = $1::bigint`, [p.session])) !== undefined;
+        (await exec.one(`SELECT 1 FROM sessions WHERE id = $1::bigint`, [params.session])) !== undefined;
       if (rows.length === 0 && !(await known())) {
-        throw new NotFoundError('session', String(p.session), 'start one with `baton session start`');
+        throw new NotFoundError('session', String(params.session), 'start one with `baton session start`');
       }
       return rows.map(toLock);
     },
-    releaseJob: async (p) =>
+    releaseJob: async (params) =>
       (
         await exec.rows<LockRow>(
           releaseWhere('job_id = $1::bigint AND session_id = $2::bigint', `'released'`),
-          [p.jobId, p.session],
+          [params.jobId, params.session],
         )
       ).map(toLock),
   };

@@ -29,8 +29,8 @@ interface ClaimRefs {
  * the epoch and attempt grow, the holder and its host are set, a start in the same step stamps
  * started_at, and the new attempt has no agent session or pid yet.
  */
-export const claimSet = (r: ClaimRefs): string =>
-  `status = ${r.status}, epoch = epoch + 1, attempt = attempt + 1,
-    session_id = ${r.session}, host = ${r.host}, claimed_at = ${r.now}, started_at = ${r.startedAt},
-    reason = NULL, term = ${r.term ?? 'NULL'}, lease_until = ${r.lease ?? 'NULL'},
+export const claimSet = (refs: ClaimRefs): string =>
+  `status = ${refs.status}, epoch = epoch + 1, attempt = attempt + 1,
+    session_id = ${refs.session}, host = ${refs.host}, claimed_at = ${refs.now}, started_at = ${refs.startedAt},
+    reason = NULL, term = ${refs.term ?? 'NULL'}, lease_until = ${refs.lease ?? 'NULL'},
     agent_session_id = NULL, pid = NULL`;

@@ -89,25 +89,25 @@ export function grantClaim(
 
 export function sqliteClaims(exec: SqliteExecutor): Sync<Store['claims']> {
   return {
-    acquire: (p) =>
+    acquire: (params) =>
       exec.write((): ClaimResult => {
-        const task = taskRow(exec, p.key);
+        const task = taskRow(exec, params.key);
         if (task === undefined) {
-          throw new NotFoundError('task', p.key, 'add it with `baton task add`');
+          throw new NotFoundError('task', params.key, 'add it with `baton task add`');
         }
-        sessionRow(exec, p.session, true);
+        sessionRow(exec, params.session, true);
         if (task.state !== 'open') throw taskStateRefusal(facts(task), 'claim');
-        if (task.holder_session_id === p.session) {
+        if (task.holder_session_id === params.session) {
           const mine = currentClaim(exec, task.id);
           if (mine !== undefined) return { ok: true, claim: toClaim(mine), granted: false };
         }
         const now = exec.now();
-        if (!expireStaleHolder(exec, now, task, p.session)) {
+        if (!expireStaleHolder(exec, now, task, params.session)) {
           const holder = holderOf(exec, task.id);
           if (holder !== null) return { ok: false, reason: 'held', holder };
         }
-        const fresh = taskRow(exec, p.key) as TaskRow;
-        return { ok: true, claim: toClaim(grantClaim(exec, now, fresh, p.session)), granted: true };
+        const fresh = taskRow(exec, params.key) as TaskRow;
+        return { ok: true, claim: toClaim(grantClaim(exec, now, fresh, params.session)), granted: true };
       }),
     release: (p) => exec.write(() => release(exec, p)),
     forceRelease: (p) => exec.write(() => forceRelease(exec, p)),
@@ -133,29 +133,29 @@ export function sqliteClaims(exec: SqliteExecutor): Sync<Store['claims']> {
 }
 
 /** The body of release: guarded by (session, epoch); outcome done finishes an open task. */
-function release(exec: SqliteExecutor, p: Parameters<Store['claims']['release']>[0]): FencedResult {
-  const task = taskRow(exec, p.key);
-  if (task === undefined) throw new NotFoundError('task', p.key);
-  sessionRow(exec, p.session, false);
+function release(exec: SqliteExecutor, params: Parameters<Store['claims']['release']>[0]): FencedResult {
+  const task = taskRow(exec, params.key);
+  if (task === undefined) throw new NotFoundError('task', params.key);
+  sessionRow(exec, params.session, false);
   const now = exec.now();
   const changed = exec
     .prepare(
       `UPDATE claims SET released_at = ?, outcome = ?
        WHERE task_id = ? AND session_id = ? AND epoch = ? AND released_at IS NULL`,
     )
-    .run(now, p.outcome, task.id, p.session, p.epoch).changes;
+    .run(now, params.outcome, task.id, params.session, params.epoch).changes;
   if (changed === 0) return { ok: false, reason: 'fenced', current: holderOf(exec, task.id) };
   exec.prepare('UPDATE tasks SET holder_session_id = NULL, claimed_at = NULL WHERE id = ?').run(task.id);
   appendAudit(exec, {
     at: now,
     type: 'claim:released',
-    key: p.key,
-    session: p.session,
-    epoch: p.epoch,
-    detail: { outcome: p.outcome },
+    key: params.key,
+    session: params.session,
+    epoch: params.epoch,
+    detail: { outcome: params.outcome },
   });
-  if (p.outcome === 'done' && task.state === 'open') {
-    const by = { name: `session ${p.session}`, session: p.session };
+  if (params.outcome === 'done' && task.state === 'open') {
+    const by = { name: `session ${params.session}`, session: params.session };
     changeTaskState(exec, now, task, { action: 'finish', by });
   }
   return { ok: true };

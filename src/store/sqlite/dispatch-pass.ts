@@ -44,12 +44,12 @@ interface CandidateRow extends JobRow, CandidateColumns {
   workspaces: string;
 }
 
-function toCandidate(r: CandidateRow): DispatchCandidate {
+function toCandidate(row: CandidateRow): DispatchCandidate {
   return candidateOf(
-    toJob(r),
-    r,
-    r.requires_filesystem === 1,
-    JSON.parse(r.workspaces) as CandidateWorkspaceJson[],
+    toJob(row),
+    row,
+    row.requires_filesystem === 1,
+    JSON.parse(row.workspaces) as CandidateWorkspaceJson[],
   );
 }
 
@@ -61,21 +61,21 @@ type Pass = Pick<DispatchStore['dispatch'], 'candidates' | 'placeMany' | 'setAsi
 export function sqliteDispatchPass(exec: SqliteExecutor): Pass {
   return {
     ...fromSync<Pick<Pass, 'candidates' | 'setAside'>>({
-      candidates: (p) =>
+      candidates: (params) =>
         exec.read(() => {
           const now = exec.now();
-          const rows = exec.prepare(CANDIDATES).all(now, p.limit) as CandidateRow[];
+          const rows = exec.prepare(CANDIDATES).all(now, params.limit) as CandidateRow[];
           return { now, jobs: rows.map(toCandidate) };
         }),
-      setAside: (p) => {
-        if (p.waits.length + p.skips.length === 0) return { waited: [], skipped: [] };
+      setAside: (params) => {
+        if (params.waits.length + params.skips.length === 0) return { waited: [], skipped: [] };
         return exec.write(() => {
           const now = exec.now();
-          if (!termIsCurrent(exec, p.term, now)) return { waited: [], skipped: [] };
+          if (!termIsCurrent(exec, params.term, now)) return { waited: [], skipped: [] };
           const mark = exec.prepare(
             `UPDATE jobs SET reason = ? WHERE id = ? AND status = 'queued' AND reason IS NOT ?`,
           );
-          const waited = p.waits
+          const waited = params.waits
             .filter((w) => mark.run(w.reason, w.id, w.reason).changes === 1)
             .map((w) => w.id);
           const read = exec.prepare(
@@ -83,7 +83,7 @@ export function sqliteDispatchPass(exec: SqliteExecutor): Pass {
              WHERE j.id = ? AND j.status = 'queued'`,
           );
           const push = exec.prepare(`UPDATE jobs SET reason = ?, run_after = ? WHERE id = ?`);
-          const skipped = p.skips.filter((s) => {
+          const skipped = params.skips.filter((s) => {
             const job = read.get(s.id) as { reason: string | null; key: string } | undefined;
             if (job === undefined) return false;
             push.run(s.reason, now + s.backoffMs, s.id);
@@ -95,20 +95,24 @@ export function sqliteDispatchPass(exec: SqliteExecutor): Pass {
         });
       },
     }),
-    placeMany: async (p) => {
-      assert(new Set(p.jobs.map((j) => j.id)).size === p.jobs.length, 'placeMany asks for distinct jobs');
+    placeMany: async (params) => {
+      assert(
+        new Set(params.jobs.map((j) => j.id)).size === params.jobs.length,
+        'placeMany asks for distinct jobs',
+      );
       // An unknown workspace refuses the whole call before anything is placed (never removed).
       exec.read(() => {
-        for (const j of p.jobs) if (j.workspace !== undefined) existingWorkspace(exec, j.workspace);
+        for (const j of params.jobs) if (j.workspace !== undefined) existingWorkspace(exec, j.workspace);
       });
       const results: PlaceResult[] = [];
-      for (let i = 0; i < p.jobs.length; i += PLACE_CHUNK) {
+      for (let i = 0; i < params.jobs.length; i += PLACE_CHUNK) {
         if (i > 0) await turn();
-        const chunk = p.jobs.slice(i, i + PLACE_CHUNK);
+        const chunk = params.jobs.slice(i, i + PLACE_CHUNK);
         const placed = exec.write((): PlaceResult[] => {
           const now = exec.now();
-          if (!termIsCurrent(exec, p.term, now)) return chunk.map(() => ({ ok: false, reason: 'fenced' }));
-          return chunk.map((ask) => placeOne(exec, now, { ...ask, term: p.term }));
+          if (!termIsCurrent(exec, params.term, now))
+            return chunk.map(() => ({ ok: false, reason: 'fenced' }));
+          return chunk.map((ask) => placeOne(exec, now, { ...ask, term: params.term }));
         });
         results.push(...placed);
       }

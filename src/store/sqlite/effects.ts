@@ -11,41 +11,28 @@ import {
 import { NotFoundError } from '../../core/errors.js';
 import type { EffectsStore } from '../effects-store.js';
 import type { TestSwitches } from '../test-switches.js';
-import { appendAudit, holderOf } from './rows.js';
+import type * as shared from '../run-rows.js';
+import { effectOf } from '../run-rows.js';
+import { SQLITE, appendAudit, holderOf, type SqliteEncoding } from './rows.js';
 import { fromSync, type SqliteExecutor } from './executor.js';
 import { sessionRow, taskRow } from './tasks-claims.js';
 
-interface EffectRow {
-  id: number;
-  key: string;
-  session_id: number;
-  epoch: number;
-  kind: string;
-  payload: string;
-  recorded_at: number;
-}
-
-const toEffect = (r: EffectRow): Effect => ({
-  id: r.id,
-  key: r.key,
-  session: r.session_id,
-  epoch: r.epoch,
-  kind: r.kind,
-  payload: JSON.parse(r.payload) as unknown,
-  recordedAt: r.recorded_at,
-});
+type EffectRow = shared.EffectRow<SqliteEncoding>;
+const toEffect = (r: EffectRow): Effect => effectOf(SQLITE, r);
 
 export function sqliteEffects(exec: SqliteExecutor, switches: TestSwitches): EffectsStore['effects'] {
   return fromSync<EffectsStore['effects']>({
-    record: (p) =>
+    record: (params) =>
       exec.write((): EffectResult => {
-        const kind = validateEffectKind(p.kind);
-        const payload = encodeEffectPayload(p.payload);
-        const task = taskRow(exec, p.key);
-        if (task === undefined) throw new NotFoundError('task', p.key, 'add it with `baton task add`');
-        const session = sessionRow(exec, p.session, false);
+        const kind = validateEffectKind(params.kind);
+        const payload = encodeEffectPayload(params.payload);
+        const task = taskRow(exec, params.key);
+        if (task === undefined) throw new NotFoundError('task', params.key, 'add it with `baton task add`');
+        const session = sessionRow(exec, params.session, false);
         const live =
-          session.state === 'live' && task.holder_session_id === p.session && task.epoch === p.epoch;
+          session.state === 'live' &&
+          task.holder_session_id === params.session &&
+          task.epoch === params.epoch;
         if (switches.fencing && !live)
           return { ok: false, reason: 'fenced', current: holderOf(exec, task.id) };
         const now = exec.now();
@@ -55,19 +42,19 @@ export function sqliteEffects(exec: SqliteExecutor, switches: TestSwitches): Eff
              VALUES (?, ?, ?, ?, ?, ?)
              RETURNING id, ? AS key, session_id, epoch, kind, payload, recorded_at`,
           )
-          .get(task.id, p.session, p.epoch, kind, payload, now, p.key) as EffectRow;
+          .get(task.id, params.session, params.epoch, kind, payload, now, params.key) as EffectRow;
         appendAudit(exec, {
           at: now,
           type: 'effect:recorded',
-          key: p.key,
-          session: p.session,
-          epoch: p.epoch,
+          key: params.key,
+          session: params.session,
+          epoch: params.epoch,
           detail: { effect: row.id, kind },
         });
         switches.insideEffectWrite?.();
         return { ok: true, effect: toEffect(row) };
       }),
-    list: (p) =>
+    list: (params) =>
       exec.read(() =>
         (
           exec
@@ -76,7 +63,7 @@ export function sqliteEffects(exec: SqliteExecutor, switches: TestSwitches): Eff
                FROM effects e JOIN tasks t ON t.id = e.task_id
                WHERE t.key = ? AND e.id > ? ORDER BY e.id LIMIT ?`,
             )
-            .all(p.key, p.afterId ?? 0, p.limit ?? 1000) as EffectRow[]
+            .all(params.key, params.afterId ?? 0, params.limit ?? 1000) as EffectRow[]
         ).map(toEffect),
       ),
   });

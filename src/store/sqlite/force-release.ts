@@ -21,9 +21,9 @@ interface LiveRow {
   host: string;
 }
 
-export function forceRelease(exec: SqliteExecutor, p: ClaimForceReleaseParams): ClaimForceReleaseResult {
-  const task = taskRow(exec, p.key);
-  if (task === undefined) throw new NotFoundError('task', p.key, 'add it with `baton task add`');
+export function forceRelease(exec: SqliteExecutor, params: ClaimForceReleaseParams): ClaimForceReleaseResult {
+  const task = taskRow(exec, params.key);
+  if (task === undefined) throw new NotFoundError('task', params.key, 'add it with `baton task add`');
   const live = exec
     .prepare(
       `SELECT c.id, c.session_id, c.epoch, c.claimed_at, s.host FROM claims c
@@ -40,19 +40,19 @@ export function forceRelease(exec: SqliteExecutor, p: ClaimForceReleaseParams): 
   appendAudit(exec, {
     at: now,
     type: 'claim:force_released',
-    key: p.key,
+    key: params.key,
     session: live.session_id,
     epoch: live.epoch,
     detail: {
-      by: p.by.name,
-      bySession: p.by.session ?? null,
-      reason: p.reason,
+      by: params.by.name,
+      bySession: params.by.session ?? null,
+      reason: params.reason,
       epoch: live.epoch,
       jobId: job?.id ?? null,
     },
   });
   if (job !== undefined) {
-    const reason = `force-released by ${p.by.name}: ${p.reason}`;
+    const reason = `force-released by ${params.by.name}: ${params.reason}`;
     exec
       .prepare(
         `UPDATE jobs SET status = 'cancelled', finished_at = ?, reason = ? WHERE id = ? AND status = ?`,
@@ -61,9 +61,9 @@ export function forceRelease(exec: SqliteExecutor, p: ClaimForceReleaseParams): 
     appendAudit(exec, {
       at: now,
       type: 'job:cancelled',
-      key: p.key,
+      key: params.key,
       jobId: job.id,
-      session: p.by.session ?? null,
+      session: params.by.session ?? null,
       epoch: job.epoch,
       detail: { reason },
     });

@@ -5,32 +5,14 @@
  */
 import type { GithubStore, LabelState, OutboxRow } from '../github-store.js';
 import { ACTIVE_SQL } from '../job-guard.js';
-import { appendAudit } from './rows.js';
+import { outboxRowOf, type OutboxColumns } from '../run-rows.js';
+import { SQLITE, appendAudit, type SqliteEncoding } from './rows.js';
 import { fromSync, type SqliteExecutor, type Sync } from './executor.js';
 
 type Github = GithubStore['github'];
 
-interface Row {
-  id: number;
-  task_key: string;
-  kind: 'labels' | 'comment';
-  cause: string;
-  body: string | null;
-  created_at: number;
-  attempts: number;
-  last_error: string | null;
-}
-
-const toRow = (r: Row): OutboxRow => ({
-  id: r.id,
-  key: r.task_key,
-  kind: r.kind,
-  cause: r.cause,
-  body: r.body,
-  createdAt: r.created_at,
-  attempts: r.attempts,
-  lastError: r.last_error,
-});
+type Row = OutboxColumns<SqliteEncoding>;
+const toRow = (r: Row): OutboxRow => outboxRowOf(SQLITE, r);
 
 const ids = (list: readonly number[]): string => JSON.stringify(list);
 
@@ -68,7 +50,7 @@ function outbox(exec: SqliteExecutor): Sync<Pick<Github, 'pending' | 'applied' |
           )
           .run(exec.now(), ids(list));
       }),
-    failed: (p) =>
+    failed: (params) =>
       exec.write(() => {
         const now = exec.now();
         exec
@@ -76,7 +58,7 @@ function outbox(exec: SqliteExecutor): Sync<Pick<Github, 'pending' | 'applied' |
             `UPDATE github_outbox SET attempts = attempts + 1, retry_at = ?, last_error = substr(?, 1, 500)
              WHERE id IN (SELECT value FROM json_each(?)) AND applied_at IS NULL`,
           )
-          .run(now + p.retryAfterMs, p.error, ids(p.ids));
+          .run(now + params.retryAfterMs, params.error, ids(params.ids));
       }),
     backlog: () =>
       exec.read(
@@ -111,24 +93,24 @@ function labels(exec: SqliteExecutor): Sync<Pick<Github, 'labelStates' | 'repair
           }[]
         ).map((r) => ({ key: r.key, state: r.state, held: r.held === 1, jobStatus: r.job_status })),
       ),
-    repair: (p) =>
+    repair: (params) =>
       exec.write(() => {
         const now = exec.now();
         exec
           .prepare(
             `INSERT INTO github_outbox (task_key, kind, cause, created_at) VALUES (?, 'labels', 'repair', ?)`,
           )
-          .run(p.key, now);
-        appendAudit(exec, { at: now, type: 'github:label-repaired', key: p.key, detail: p.detail });
+          .run(params.key, now);
+        appendAudit(exec, { at: now, type: 'github:label-repaired', key: params.key, detail: params.detail });
       }),
-    note: (p) =>
+    note: (params) =>
       exec.write(() => {
         appendAudit(exec, {
           at: exec.now(),
-          type: p.type,
-          key: p.key,
-          jobId: p.jobId ?? null,
-          detail: p.detail,
+          type: params.type,
+          key: params.key,
+          jobId: params.jobId ?? null,
+          detail: params.detail,
         });
       }),
   };
@@ -143,14 +125,14 @@ function syncState(exec: SqliteExecutor): Sync<Pick<Github, 'cursor' | 'saveCurs
           { since: string | null } | undefined;
         return row?.since ?? null;
       }),
-    saveCursor: (p) =>
+    saveCursor: (params) =>
       exec.write(() => {
         exec
           .prepare(
             `INSERT INTO github_sync (repo, since, synced_at) VALUES (?, ?, ?)
              ON CONFLICT (repo) DO UPDATE SET since = excluded.since, synced_at = excluded.synced_at`,
           )
-          .run(p.repo, p.since, exec.now());
+          .run(params.repo, params.since, exec.now());
       }),
     cached: (url) =>
       exec.read(
@@ -158,7 +140,7 @@ function syncState(exec: SqliteExecutor): Sync<Pick<Github, 'cursor' | 'saveCurs
           (exec.prepare('SELECT etag, body FROM github_cache WHERE url = ?').get(url) as
             { etag: string; body: string } | undefined) ?? null,
       ),
-    cache: (p) =>
+    cache: (params) =>
       exec.write(() => {
         exec
           .prepare(
@@ -166,7 +148,7 @@ function syncState(exec: SqliteExecutor): Sync<Pick<Github, 'cursor' | 'saveCurs
              ON CONFLICT (url) DO UPDATE SET etag = excluded.etag, body = excluded.body,
                stored_at = excluded.stored_at`,
           )
-          .run(p.url, p.etag, p.body, exec.now());
+          .run(params.url, params.etag, params.body, exec.now());
       }),
   };
 }

@@ -1,31 +1,15 @@
 /** Hosts and their live capacity on SQLite. */
-import type { ContainmentKind } from '../../core/containment.js';
 import type { Fleet } from '../../core/capacity.js';
 import { ConflictError, NotFoundError } from '../../core/errors.js';
 import type { DispatchStore, Host } from '../dispatch-store.js';
 import { fleetOfRows, type FleetRow } from '../host-fleet.js';
-import { appendAudit } from './rows.js';
+import type * as shared from '../run-rows.js';
+import { hostWithLoadOf } from '../run-rows.js';
+import { SQLITE, appendAudit, type SqliteEncoding } from './rows.js';
 import type { SqliteExecutor, Sync } from './executor.js';
 import { sessionRow } from './tasks-claims.js';
 
-interface HostRow {
-  name: string;
-  enabled: number;
-  session_id: number | null;
-  ram_total_mb: number;
-  ram_reserved_mb: number;
-  ram_free_mb: number;
-  slots_max: number;
-  heartbeat_at: number;
-  registered_at: number;
-  containment: ContainmentKind | null;
-  containment_ref: string | null;
-  disk_free_mb: number | null;
-  disk_total_mb: number | null;
-  jobs_active: number;
-  ram_promised_mb: number;
-  ram_pending_mb: number;
-}
+type HostRow = shared.HostRow<SqliteEncoding>;
 
 /**
  * The load of host `h` from its active jobs `j`, as columns of a query grouped by host: one index
@@ -74,26 +58,7 @@ function diskOf(p: {
   return [p.disk?.freeMb ?? null, p.disk?.totalMb ?? null];
 }
 
-function toHost(r: HostRow): Host {
-  return {
-    name: r.name,
-    enabled: r.enabled === 1,
-    session: r.session_id,
-    ramTotalMb: r.ram_total_mb,
-    ramReservedMb: r.ram_reserved_mb,
-    ramFreeMb: r.ram_free_mb,
-    slotsMax: r.slots_max,
-    heartbeatAt: r.heartbeat_at,
-    registeredAt: r.registered_at,
-    containment: r.containment,
-    containmentRef: r.containment_ref,
-    diskFreeMb: r.disk_free_mb,
-    diskTotalMb: r.disk_total_mb,
-    jobsActive: r.jobs_active,
-    ramPromisedMb: r.ram_promised_mb,
-    ramPendingMb: r.ram_pending_mb,
-  };
-}
+const toHost = (r: HostRow): Host => hostWithLoadOf(SQLITE, r);
 
 /** The serving runner's containment, written only while its session is live and serves the host. */
 const SET_CONTAINMENT = `UPDATE hosts SET containment = ?, containment_ref = ?

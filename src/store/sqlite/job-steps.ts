@@ -57,7 +57,7 @@ export interface ClaimDueParams {
  * not open or waits behind a gate, with their `job:claimed` (and `job:started`) ledger rows: the
  * epoch and attempt grow, the holder and host are set, a start stamps started_at.
  */
-export function claimDue(exec: SqliteExecutor, p: ClaimDueParams): JobRow[] {
+export function claimDue(exec: SqliteExecutor, params: ClaimDueParams): JobRow[] {
   const rows = exec
     .prepare(
       `UPDATE jobs SET ${CLAIM_DUE_SET}
@@ -68,26 +68,36 @@ export function claimDue(exec: SqliteExecutor, p: ClaimDueParams): JobRow[] {
        ${RETURNING}`,
     )
     .all({
-      status: p.start ? 'running' : 'claimed',
-      session: p.session.id,
-      host: p.host ?? p.session.host,
-      now: p.now,
-      startedAt: p.start ? p.now : null,
-      lease: p.leaseUntil,
-      limit: p.limit,
+      status: params.start ? 'running' : 'claimed',
+      session: params.session.id,
+      host: params.host ?? params.session.host,
+      now: params.now,
+      startedAt: params.start ? params.now : null,
+      lease: params.leaseUntil,
+      limit: params.limit,
     }) as JobRow[];
   // RETURNING promises no order: hand the jobs out, and audit them, in queue order.
   rows.sort((a, b) => a.priority - b.priority || a.queued_at - b.queued_at || a.id - b.id);
   for (const row of rows) {
-    const audit = { at: p.now, key: row.key, jobId: row.id, session: p.session.id, epoch: row.epoch };
+    const audit = {
+      at: params.now,
+      key: row.key,
+      jobId: row.id,
+      session: params.session.id,
+      epoch: row.epoch,
+    };
     appendAudit(exec, { ...audit, type: 'job:claimed', detail: { attempt: row.attempt, host: row.host } });
-    if (p.start) appendAudit(exec, { ...audit, type: 'job:started' });
+    if (params.start) appendAudit(exec, { ...audit, type: 'job:started' });
   }
   return rows;
 }
 
 /** The body of finish: guarded by the shared finish guard (store/job-guard.ts). */
-export function finishIn(exec: SqliteExecutor, p: JobFinishParams, now = exec.now()): JobTransitionResult {
+export function finishIn(
+  exec: SqliteExecutor,
+  params: JobFinishParams,
+  now = exec.now(),
+): JobTransitionResult {
   const guard = finishGuard({
     job: 'jobs',
     id: '@id',
@@ -104,29 +114,29 @@ export function finishIn(exec: SqliteExecutor, p: JobFinishParams, now = exec.no
        ${RETURNING}`,
     )
     .get({
-      status: p.status,
+      status: params.status,
       now,
-      exitCode: p.exitCode ?? null,
-      reason: p.reason ?? null,
-      tail: p.outputTail ?? null,
-      id: p.id,
-      session: p.session,
-      epoch: p.epoch,
+      exitCode: params.exitCode ?? null,
+      reason: params.reason ?? null,
+      tail: params.outputTail ?? null,
+      id: params.id,
+      session: params.session,
+      epoch: params.epoch,
     }) as JobRow | undefined;
   if (row !== undefined) {
     appendAudit(exec, {
       at: now,
       type: 'job:finished',
       key: row.key,
-      jobId: p.id,
-      session: p.session,
-      epoch: p.epoch,
-      detail: { status: p.status, exitCode: p.exitCode ?? null },
+      jobId: params.id,
+      session: params.session,
+      epoch: params.epoch,
+      detail: { status: params.status, exitCode: params.exitCode ?? null },
     });
-    releaseJobLocks(exec, now, p.id, 'released');
-    if (p.status === 'done') finishTask(exec, now, row);
+    releaseJobLocks(exec, now, params.id, 'released');
+    if (params.status === 'done') finishTask(exec, now, row);
   }
-  return lostOr(exec, p.id, row);
+  return lostOr(exec, params.id, row);
 }
 
 /** A job that ended done finishes its open task (to done, or in review when it requires it). */
@@ -188,17 +198,17 @@ function giveBackExpired(exec: SqliteExecutor, now: number, limit: number): void
 }
 
 /** jobs.batch, inside the caller's write transaction. */
-export function batchIn(exec: SqliteExecutor, p: JobBatchParams): JobBatchResult {
-  const take = p.take ?? 0;
-  const finish = p.finish ?? [];
+export function batchIn(exec: SqliteExecutor, params: JobBatchParams): JobBatchResult {
+  const take = params.take ?? 0;
+  const finish = params.finish ?? [];
   assert(new Set(finish.map((m) => m.id)).size === finish.length, 'a batch finishes each job once');
   // Taking needs a live session; a session that is not live changes nothing.
-  const session = take > 0 ? sessionRow(exec, p.session, true) : null;
+  const session = take > 0 ? sessionRow(exec, params.session, true) : null;
   const now = exec.now();
-  const finished = finish.map((m) => finishIn(exec, { ...m, session: p.session }, now));
+  const finished = finish.map((m) => finishIn(exec, { ...m, session: params.session }, now));
   if (session === null) return { finished, taken: [], leaseUntil: null };
-  const leaseUntil = now + (p.leaseMs ?? 0);
-  const rows = claimDue(exec, { session, host: p.host, now, start: true, limit: take, leaseUntil });
+  const leaseUntil = now + (params.leaseMs ?? 0);
+  const rows = claimDue(exec, { session, host: params.host, now, start: true, limit: take, leaseUntil });
   // After the take, as on PostgreSQL (one snapshot): a job given back goes to a later batch.
   giveBackExpired(exec, now, take);
   return { finished, taken: rows.map(toJob), leaseUntil: rows.length === 0 ? null : leaseUntil };

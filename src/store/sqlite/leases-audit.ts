@@ -8,12 +8,12 @@ export function sqliteLeases(exec: SqliteExecutor): Sync<Store['leases']> {
   const get = (name: string): LeaseRow | undefined =>
     exec.prepare('SELECT * FROM leases WHERE name = ?').get(name) as LeaseRow | undefined;
   return {
-    acquire: (p) =>
+    acquire: (params) =>
       exec.write((): LeaseResult => {
         const now = exec.now();
-        const row = get(p.name);
+        const row = get(params.name);
         if (row !== undefined && row.holder !== null && row.expires_at > now) {
-          return row.holder === p.holder
+          return row.holder === params.holder
             ? { ok: true, lease: toLease(row) }
             : { ok: false, reason: 'held', lease: toLease(row) };
         }
@@ -25,16 +25,16 @@ export function sqliteLeases(exec: SqliteExecutor): Sync<Store['leases']> {
                WHERE leases.holder IS NULL OR leases.expires_at <= excluded.acquired_at
                RETURNING *`,
           )
-          .get(p.name, p.holder, now, now + p.ttlMs) as LeaseRow;
+          .get(params.name, params.holder, now, now + params.ttlMs) as LeaseRow;
         appendAudit(exec, {
           at: now,
           type: 'lease:acquired',
           epoch: taken.term,
-          detail: { name: p.name, holder: p.holder, ttlMs: p.ttlMs },
+          detail: { name: params.name, holder: params.holder, ttlMs: params.ttlMs },
         });
         return { ok: true, lease: toLease(taken) };
       }),
-    renew: (p) =>
+    renew: (params) =>
       exec.write((): LeaseResult => {
         const now = exec.now();
         const row = exec
@@ -42,12 +42,12 @@ export function sqliteLeases(exec: SqliteExecutor): Sync<Store['leases']> {
             `UPDATE leases SET expires_at = ?
                WHERE name = ? AND holder = ? AND term = ? AND expires_at > ? RETURNING *`,
           )
-          .get(now + p.ttlMs, p.name, p.holder, p.term, now) as LeaseRow | undefined;
+          .get(now + params.ttlMs, params.name, params.holder, params.term, now) as LeaseRow | undefined;
         if (row !== undefined) return { ok: true, lease: toLease(row) };
-        const current = get(p.name);
+        const current = get(params.name);
         return { ok: false, reason: 'lost', lease: current === undefined ? null : toLease(current) };
       }),
-    resign: (p) =>
+    resign: (params) =>
       exec.write(() => {
         const now = exec.now();
         const changed = exec
@@ -55,13 +55,13 @@ export function sqliteLeases(exec: SqliteExecutor): Sync<Store['leases']> {
             `UPDATE leases SET holder = NULL, expires_at = ?
                WHERE name = ? AND holder = ? AND term = ? AND expires_at > ?`,
           )
-          .run(now, p.name, p.holder, p.term, now).changes;
+          .run(now, params.name, params.holder, params.term, now).changes;
         if (changed === 1) {
           appendAudit(exec, {
             at: now,
             type: 'lease:resigned',
-            epoch: p.term,
-            detail: { name: p.name, holder: p.holder },
+            epoch: params.term,
+            detail: { name: params.name, holder: params.holder },
           });
         }
         return changed === 1;
@@ -76,23 +76,23 @@ export function sqliteLeases(exec: SqliteExecutor): Sync<Store['leases']> {
 
 export function sqliteAudit(exec: SqliteExecutor): Sync<Store['audit']> {
   return {
-    list: (p = {}) =>
+    list: (params = {}) =>
       exec.read(() =>
         (
           exec
             .prepare(
-              `SELECT * FROM audit_events WHERE ${auditWhere(p)}
-                 ORDER BY id ${p.newestFirst === true ? 'DESC' : ''} LIMIT @limit`,
+              `SELECT * FROM audit_events WHERE ${auditWhere(params)}
+                 ORDER BY id ${params.newestFirst === true ? 'DESC' : ''} LIMIT @limit`,
             )
             .all({
-              ...(p.key === undefined ? {} : { key: p.key }),
-              ...(p.session === undefined ? {} : { session: p.session }),
-              ...(p.jobId === undefined ? {} : { job: p.jobId }),
-              ...(p.type === undefined ? {} : { type: p.type }),
-              ...(p.host === undefined ? {} : { host: p.host }),
-              ...(p.beforeId === undefined ? {} : { before: p.beforeId }),
-              after: p.afterId ?? 0,
-              limit: p.limit ?? 1000,
+              ...(params.key === undefined ? {} : { key: params.key }),
+              ...(params.session === undefined ? {} : { session: params.session }),
+              ...(params.jobId === undefined ? {} : { job: params.jobId }),
+              ...(params.type === undefined ? {} : { type: params.type }),
+              ...(params.host === undefined ? {} : { host: params.host }),
+              ...(params.beforeId === undefined ? {} : { before: params.beforeId }),
+              after: params.afterId ?? 0,
+              limit: params.limit ?? 1000,
             }) as AuditRow[]
         ).map(toAudit),
       ),
@@ -104,16 +104,16 @@ export function sqliteAudit(exec: SqliteExecutor): Sync<Store['audit']> {
  * task_key = @key)` it walks the whole ledger. A job's rows all carry its task key, so a job
  * filter goes through audit_by_key as well.
  */
-function auditWhere(p: Parameters<Store['audit']['list']>[0] = {}): string {
+function auditWhere(params: Parameters<Store['audit']['list']>[0] = {}): string {
   const where = ['id > @after'];
-  if (p.key !== undefined) where.push('task_key = @key');
-  if (p.session !== undefined) where.push('session_id = @session');
-  if (p.jobId !== undefined) {
+  if (params.key !== undefined) where.push('task_key = @key');
+  if (params.session !== undefined) where.push('session_id = @session');
+  if (params.jobId !== undefined) {
     where.push('task_key = (SELECT t.key FROM jobs j JOIN tasks t ON t.id = j.task_id WHERE j.id = @job)');
     where.push('job_id = @job');
   }
-  if (p.type !== undefined) where.push('type = @type');
-  if (p.host !== undefined) where.push('host = @host');
-  if (p.beforeId !== undefined) where.push('id < @before');
+  if (params.type !== undefined) where.push('type = @type');
+  if (params.host !== undefined) where.push('host = @host');
+  if (params.beforeId !== undefined) where.push('id < @before');
   return where.join(' AND ');
 }

@@ -6,11 +6,12 @@
 import { ConflictError } from '../../core/errors.js';
 import type { Checkpoint } from '../../core/ledger.js';
 import type { Instant } from '../../core/time.js';
-import type { SessionReport } from '../../core/session-report.js';
+import type * as shared from '../run-rows.js';
+import { sessionReportOf } from '../run-rows.js';
 import { CHECKPOINT_COLUMNS, checkpointOf, type CheckpointColumns } from '../checkpoint-columns.js';
 import type { LedgerKey, LedgerRowColumns, LedgerStore } from '../ledger-store.js';
 import { withActor } from '../actor.js';
-import { appendAudit } from './rows.js';
+import { SQLITE, appendAudit, type SqliteEncoding } from './rows.js';
 import { fromSync, type SqliteExecutor } from './executor.js';
 
 type CheckpointRow = CheckpointColumns<Instant>;
@@ -169,21 +170,7 @@ export function sqliteLedger(exec: SqliteExecutor): LedgerStore['ledger'] {
   });
 }
 
-interface SessionReportRow {
-  session: number;
-  kind: string;
-  host: string;
-  pid: number;
-  name: string | null;
-  started_at: number;
-  ended_at: number | null;
-  end_state: string;
-  issues_worked: string;
-  jobs: number;
-  attempts: number;
-  held_ms: number;
-  escalations: number;
-}
+type SessionReportRow = shared.SessionReportRow<SqliteEncoding>;
 
 export function sqliteReports(exec: SqliteExecutor): LedgerStore['reports'] {
   return fromSync<LedgerStore['reports']>({
@@ -201,30 +188,7 @@ export function sqliteReports(exec: SqliteExecutor): LedgerStore['reports'] {
             ...(p.until === undefined ? {} : { until: p.until }),
             ...(p.host === undefined ? {} : { host: p.host }),
           }) as SessionReportRow[];
-        return rows.map((r) =>
-          toSessionReport({ ...r, issues_worked: JSON.parse(r.issues_worked) as unknown }),
-        );
+        return rows.map((r) => sessionReportOf(SQLITE, r));
       }),
   });
-}
-
-/** A session_report row, issues_worked parsed, as the domain's SessionReport. */
-function toSessionReport(
-  r: Omit<SessionReportRow, 'issues_worked'> & { issues_worked: unknown },
-): SessionReport {
-  return {
-    session: r.session,
-    kind: r.kind as SessionReport['kind'],
-    host: r.host,
-    pid: r.pid,
-    name: r.name,
-    startedAt: r.started_at,
-    endedAt: r.ended_at,
-    end: r.end_state as SessionReport['end'],
-    issuesWorked: r.issues_worked as SessionReport['issuesWorked'],
-    jobs: r.jobs,
-    attempts: r.attempts,
-    heldMs: r.held_ms,
-    escalations: r.escalations,
-  };
 }

@@ -23,35 +23,37 @@ function existing(exec: SqliteExecutor, key: string): TaskRow {
 
 export function sqliteLifecycle(exec: SqliteExecutor): Sync<LifecycleStore['lifecycle']> {
   return {
-    transition: (p) =>
+    transition: (params) =>
       exec.write(() => {
-        const task = existing(exec, p.key);
-        return toTask(changeTaskState(exec, exec.now(), task, p));
+        const task = existing(exec, params.key);
+        return toTask(changeTaskState(exec, exec.now(), task, params));
       }),
     escalate: (p) => exec.write(() => escalate(exec, p)),
-    gate: (p) =>
+    gate: (params) =>
       exec.write(() => {
-        const task = existing(exec, p.key);
+        const task = existing(exec, params.key);
         if (task.state !== 'open') throw taskStateRefusal(facts(task), 'gate');
-        if (task.gate === p.gate) return toTask(task);
+        if (task.gate === params.gate) return toTask(task);
         const now = exec.now();
-        const row = exec.prepare('UPDATE tasks SET gate = ? WHERE id = ? RETURNING *').get(p.gate, task.id);
+        const row = exec
+          .prepare('UPDATE tasks SET gate = ? WHERE id = ? RETURNING *')
+          .get(params.gate, task.id);
         appendAudit(exec, {
           at: now,
           type: 'task:gated',
-          key: p.key,
-          session: p.by.session ?? null,
-          detail: { gate: p.gate, by: p.by.name },
+          key: params.key,
+          session: params.by.session ?? null,
+          detail: { gate: params.gate, by: params.by.name },
         });
         return toTask(row as TaskRow);
       }),
-    approveGate: (p) =>
+    approveGate: (params) =>
       exec.write(() => {
-        const task = existing(exec, p.key);
-        if (task.gate !== p.gate) {
+        const task = existing(exec, params.key);
+        if (task.gate !== params.gate) {
           throw new ConflictError(
-            `task ${p.key} does not wait for ${p.gate} approval`,
-            `put it behind the gate with \`baton gate ${p.key} ${p.gate}\` first`,
+            `task ${params.key} does not wait for ${params.gate} approval`,
+            `put it behind the gate with \`baton gate ${params.key} ${params.gate}\` first`,
           );
         }
         const now = exec.now();
@@ -59,28 +61,28 @@ export function sqliteLifecycle(exec: SqliteExecutor): Sync<LifecycleStore['life
         appendAudit(exec, {
           at: now,
           type: 'task:approved',
-          key: p.key,
-          session: p.by.session ?? null,
-          detail: { gate: p.gate, by: p.by.name, note: p.note ?? null },
+          key: params.key,
+          session: params.by.session ?? null,
+          detail: { gate: params.gate, by: params.by.name, note: params.note ?? null },
         });
         return toTask(row as TaskRow);
       }),
-    next: (p) =>
+    next: (params) =>
       exec.write(() => {
-        sessionRow(exec, p.session, true);
+        sessionRow(exec, params.session, true);
         const now = exec.now();
-        const task = nextCandidate(exec, now, p);
+        const task = nextCandidate(exec, now, params);
         if (task === undefined) return null;
-        expireStaleHolder(exec, now, task, p.session);
-        const claim = grantClaim(exec, now, existing(exec, task.key), p.session, { via: 'next' });
+        expireStaleHolder(exec, now, task, params.session);
+        const claim = grantClaim(exec, now, existing(exec, task.key), params.session, { via: 'next' });
         return { task: toTask(existing(exec, task.key)), claim: toClaim(claim) };
       }),
-    escalations: (p = {}) =>
+    escalations: (params = {}) =>
       exec.read(() =>
         (
           exec
             .prepare(`SELECT * FROM tasks WHERE state = 'escalated' ORDER BY state_at, id LIMIT ?`)
-            .all(p.limit ?? 1000) as TaskRow[]
+            .all(params.limit ?? 1000) as TaskRow[]
         ).map(toTask),
       ),
   };
@@ -93,7 +95,7 @@ export function sqliteLifecycle(exec: SqliteExecutor): Sync<LifecycleStore['life
 function nextCandidate(
   exec: SqliteExecutor,
   now: number,
-  p: { readonly project?: string | undefined; readonly label?: string | undefined },
+  params: { readonly project?: string | undefined; readonly label?: string | undefined },
 ): TaskRow | undefined {
   return exec
     .prepare(
@@ -108,20 +110,27 @@ function nextCandidate(
          AND (@label IS NULL OR EXISTS (SELECT 1 FROM json_each(t.labels) WHERE value = @label))
        ORDER BY t.priority, t.created_at, t.id LIMIT 1`,
     )
-    .get({ now, fallback: SESSION_TTL_FALLBACK_MS, project: p.project ?? null, label: p.label ?? null }) as
-    TaskRow | undefined;
+    .get({
+      now,
+      fallback: SESSION_TTL_FALLBACK_MS,
+      project: params.project ?? null,
+      label: params.label ?? null,
+    }) as TaskRow | undefined;
 }
 
 function escalate(
   exec: SqliteExecutor,
-  p: Parameters<LifecycleStore['lifecycle']['escalate']>[0],
+  params: Parameters<LifecycleStore['lifecycle']['escalate']>[0],
 ): TaskEscalateResult {
-  const task = existing(exec, p.key);
+  const task = existing(exec, params.key);
   const now = exec.now();
   const live = exec
     .prepare('SELECT id, session_id, epoch FROM claims WHERE task_id = ? AND released_at IS NULL')
     .get(task.id) as { id: number; session_id: number; epoch: number } | undefined;
-  if (p.claim !== undefined && (live?.session_id !== p.claim.session || live.epoch !== p.claim.epoch)) {
+  if (
+    params.claim !== undefined &&
+    (live?.session_id !== params.claim.session || live.epoch !== params.claim.epoch)
+  ) {
     return { ok: false, reason: 'fenced', current: holderOf(exec, task.id) };
   }
   if (task.state !== 'open' && task.state !== 'in_review') throw taskStateRefusal(facts(task), 'escalate');
@@ -134,16 +143,16 @@ function escalate(
     appendAudit(exec, {
       at: now,
       type: 'claim:released',
-      key: p.key,
+      key: params.key,
       session: live.session_id,
       epoch: live.epoch,
       detail: { outcome: 'escalated' },
     });
   }
-  const row = changeTaskState(exec, now, existing(exec, p.key), {
+  const row = changeTaskState(exec, now, existing(exec, params.key), {
     action: 'escalate',
-    by: p.by,
-    reason: p.reason,
+    by: params.by,
+    reason: params.reason,
   });
   return { ok: true, task: toTask(row), claimEpoch: live?.epoch ?? null, jobId: job?.id ?? null };
 }
@@ -155,11 +164,11 @@ interface SettingRow {
   updated_by: string | null;
 }
 
-const toSetting = (r: SettingRow): Setting => ({
-  name: r.name,
-  value: r.value,
-  updatedAt: r.updated_at,
-  updatedBy: r.updated_by,
+const toSetting = (row: SettingRow): Setting => ({
+  name: row.name,
+  value: row.value,
+  updatedAt: row.updated_at,
+  updatedBy: row.updated_by,
 });
 
 export function sqliteSettings(exec: SqliteExecutor): Sync<LifecycleStore['settings']> {
@@ -172,7 +181,7 @@ export function sqliteSettings(exec: SqliteExecutor): Sync<LifecycleStore['setti
               { value: string } | undefined
           )?.value ?? null,
       ),
-    set: (p) =>
+    set: (params) =>
       exec.write(() => {
         const now = exec.now();
         const row = exec
@@ -182,12 +191,12 @@ export function sqliteSettings(exec: SqliteExecutor): Sync<LifecycleStore['setti
                updated_by = excluded.updated_by
              RETURNING *`,
           )
-          .get(p.name, p.value, now, p.by.name) as SettingRow;
+          .get(params.name, params.value, now, params.by.name) as SettingRow;
         appendAudit(exec, {
           at: now,
           type: 'setting:set',
-          session: p.by.session ?? null,
-          detail: { name: p.name, value: p.value, by: p.by.name },
+          session: params.by.session ?? null,
+          detail: { name: params.name, value: params.value, by: params.by.name },
         });
         return toSetting(row);
       }),

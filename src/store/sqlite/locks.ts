@@ -5,32 +5,24 @@
  * Every grant and release appends its ledger row in the same transaction.
  */
 import type { LockHolder, LockOutcome, WorkspaceLock } from '../../core/workspace-lock.js';
-import { appendAudit } from './rows.js';
+import type * as shared from '../rows.js';
+import { lockOf } from '../rows.js';
+import { SQLITE, appendAudit, type SqliteEncoding } from './rows.js';
 import type { SqliteExecutor } from './executor.js';
 
-export interface LockRow {
-  workspace: string;
-  job_id: number | null;
-  session_id: number;
-  epoch: number;
-  acquired_at: number;
+/** A lock row with its holder's host. */
+export interface LockRow extends shared.LockRow<SqliteEncoding> {
   host: string;
 }
 
-export const toLock = (r: LockRow): WorkspaceLock => ({
-  workspace: r.workspace,
-  session: r.session_id,
-  jobId: r.job_id,
-  epoch: r.epoch,
-  acquiredAt: r.acquired_at,
-});
+export const toLock = (r: LockRow): WorkspaceLock => lockOf(SQLITE, r);
 
-export const toHolder = (r: LockRow): LockHolder => ({
-  session: r.session_id,
-  host: r.host,
-  jobId: r.job_id,
-  since: r.acquired_at,
-  epoch: r.epoch,
+export const toHolder = (row: LockRow): LockHolder => ({
+  session: row.session_id,
+  host: row.host,
+  jobId: row.job_id,
+  since: row.acquired_at,
+  epoch: row.epoch,
 });
 
 const LOCK_SELECT = `SELECT l.*, s.host FROM workspace_locks l JOIN sessions s ON s.id = l.session_id`;
@@ -56,40 +48,48 @@ export function keyOfJob(exec: SqliteExecutor, jobId: number | null): string | n
 export function grantLock(
   exec: SqliteExecutor,
   now: number,
-  p: { workspace: string; lockEpoch: number; session: number; jobId: number | null; key: string | null },
+  params: { workspace: string; lockEpoch: number; session: number; jobId: number | null; key: string | null },
 ): WorkspaceLock {
-  const epoch = p.lockEpoch + 1;
-  exec.prepare('UPDATE workspaces SET lock_epoch = ? WHERE name = ?').run(epoch, p.workspace);
+  const epoch = params.lockEpoch + 1;
+  exec.prepare('UPDATE workspaces SET lock_epoch = ? WHERE name = ?').run(epoch, params.workspace);
   exec
     .prepare(
       `INSERT INTO workspace_locks (workspace, job_id, session_id, epoch, acquired_at)
        VALUES (?, ?, ?, ?, ?)`,
     )
-    .run(p.workspace, p.jobId, p.session, epoch, now);
+    .run(params.workspace, params.jobId, params.session, epoch, now);
   appendAudit(exec, {
     at: now,
     type: 'lock:acquired',
-    key: p.key,
-    jobId: p.jobId,
-    session: p.session,
+    key: params.key,
+    jobId: params.jobId,
+    session: params.session,
     epoch,
-    detail: { workspace: p.workspace },
+    detail: { workspace: params.workspace },
   });
-  return { workspace: p.workspace, session: p.session, jobId: p.jobId, epoch, acquiredAt: now };
+  return {
+    workspace: params.workspace,
+    session: params.session,
+    jobId: params.jobId,
+    epoch,
+    acquiredAt: now,
+  };
 }
 
 /** Deletes the given live locks, each audited `lock:released` with the outcome, in the order given. */
 function release(exec: SqliteExecutor, now: number, rows: LockRow[], outcome: LockOutcome): LockRow[] {
-  for (const l of rows) {
-    exec.prepare('DELETE FROM workspace_locks WHERE workspace = ? AND epoch = ?').run(l.workspace, l.epoch);
+  for (const row of rows) {
+    exec
+      .prepare('DELETE FROM workspace_locks WHERE workspace = ? AND epoch = ?')
+      .run(row.workspace, row.epoch);
     appendAudit(exec, {
       at: now,
       type: 'lock:released',
-      key: keyOfJob(exec, l.job_id),
-      jobId: l.job_id,
-      session: l.session_id,
-      epoch: l.epoch,
-      detail: { workspace: l.workspace, outcome },
+      key: keyOfJob(exec, row.job_id),
+      jobId: row.job_id,
+      session: row.session_id,
+      epoch: row.epoch,
+      detail: { workspace: row.workspace, outcome },
     });
   }
   return rows;

@@ -3,8 +3,9 @@
  * figures agree with one another.
  */
 import type { Count, LiveClaim, ObserveStore, StoreStats } from '../observe-store.js';
-import type { SessionKind } from '../../core/session.js';
-import { toJob, type JobRow } from './rows.js';
+import type * as shared from '../run-rows.js';
+import { liveClaimOf } from '../run-rows.js';
+import { SQLITE, toJob, type JobRow, type SqliteEncoding } from './rows.js';
 import type { SqliteExecutor, Sync } from './executor.js';
 
 const JOB_SELECT = 'SELECT j.*, t.key FROM jobs j JOIN tasks t ON t.id = j.task_id';
@@ -22,18 +23,9 @@ export const JOB_PAGE_SQL = `${JOB_SELECT}
   ORDER BY j.id DESC
   LIMIT @limit`;
 
-interface LiveClaimRow {
-  key: string;
+/** The live claim's task id, to read its active job beside it. */
+interface LiveClaimRow extends shared.LiveClaimRow<SqliteEncoding> {
   task_id: number;
-  epoch: number;
-  claimed_at: number;
-  heartbeat_at: number;
-  session_id: number;
-  kind: string;
-  host: string;
-  pid: number;
-  name: string | null;
-  ttl_ms: number | null;
 }
 
 const counts = (rows: readonly { name: string; count: number }[]): readonly Count[] =>
@@ -43,15 +35,15 @@ export function sqliteObserve(exec: SqliteExecutor): Sync<ObserveStore['observe'
   const auditMaxId = (): number =>
     (exec.prepare('SELECT coalesce(max(id), 0) AS id FROM audit_events').get() as { id: number }).id;
   return {
-    jobsPage: (p) =>
+    jobsPage: (params) =>
       exec.read(() => {
-        const statuses = p.status === undefined ? null : JSON.stringify(p.status);
+        const statuses = params.status === undefined ? null : JSON.stringify(params.status);
         const rows = exec.prepare(JOB_PAGE_SQL).all({
-          before: p.beforeId ?? Number.MAX_SAFE_INTEGER,
+          before: params.beforeId ?? Number.MAX_SAFE_INTEGER,
           statuses,
-          host: p.host ?? null,
-          key: p.key ?? null,
-          limit: p.limit,
+          host: params.host ?? null,
+          key: params.key ?? null,
+          limit: params.limit,
         }) as JobRow[];
         return rows.map(toJob);
       }),
@@ -69,21 +61,9 @@ export function sqliteObserve(exec: SqliteExecutor): Sync<ObserveStore['observe'
         const active = exec.prepare(
           `${JOB_SELECT} WHERE j.task_id = ? AND j.status IN ('queued', 'claimed', 'running')`,
         );
-        return rows.map((r): LiveClaim => {
-          const job = active.get(r.task_id) as JobRow | undefined;
-          return {
-            key: r.key,
-            epoch: r.epoch,
-            claimedAt: r.claimed_at,
-            heartbeatAt: r.heartbeat_at,
-            session: r.session_id,
-            kind: r.kind as SessionKind,
-            host: r.host,
-            pid: r.pid,
-            name: r.name,
-            ttlMs: r.ttl_ms,
-            job: job === undefined ? null : toJob(job),
-          };
+        return rows.map((row): LiveClaim => {
+          const job = active.get(row.task_id) as JobRow | undefined;
+          return liveClaimOf(SQLITE, row, job === undefined ? null : toJob(job));
         });
       }),
     stats: () =>

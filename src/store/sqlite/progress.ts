@@ -5,33 +5,14 @@
  */
 import { validateProgressMark, type Progress } from '../../core/progress.js';
 import type { ProgressStore, StallResult } from '../progress-store.js';
-import { appendAudit } from './rows.js';
+import type * as shared from '../run-rows.js';
+import { progressOf } from '../run-rows.js';
+import { SQLITE, appendAudit, type SqliteEncoding } from './rows.js';
 import { fromSync, type SqliteExecutor } from './executor.js';
 import { sessionRow } from './tasks-claims.js';
 
-interface ProgressRow {
-  session_id: number;
-  output_bytes: number;
-  files_changed: number;
-  commits: number;
-  effects: number;
-  tool_calls: number;
-  last_at: number | null;
-  note: string | null;
-  stalled_at: number | null;
-}
-
-const toProgress = (r: ProgressRow): Progress => ({
-  session: r.session_id,
-  outputBytes: r.output_bytes,
-  filesChanged: r.files_changed,
-  commits: r.commits,
-  effects: r.effects,
-  toolCalls: r.tool_calls,
-  lastAt: r.last_at,
-  note: r.note,
-  stalledAt: r.stalled_at,
-});
+type ProgressRow = shared.ProgressRow<SqliteEncoding>;
+const toProgress = (r: ProgressRow): Progress => progressOf(SQLITE, r);
 
 interface StallRow {
   job_id: number;
@@ -47,7 +28,7 @@ export function sqliteProgress(exec: SqliteExecutor): ProgressStore['progress'] 
     exec.prepare('SELECT * FROM progress WHERE session_id = ?').get(session) as ProgressRow | undefined;
 
   /** The running job (under the runner's guard) and its agent session's record. */
-  const stallRow = (p: { id: number; session: number; epoch: number }): StallRow | undefined =>
+  const stallRow = (params: { id: number; session: number; epoch: number }): StallRow | undefined =>
     exec
       .prepare(
         `SELECT j.id AS job_id, t.key, j.agent_session_id, j.started_at, p.last_at, p.stalled_at
@@ -56,7 +37,7 @@ export function sqliteProgress(exec: SqliteExecutor): ProgressStore['progress'] 
          WHERE j.id = ? AND j.session_id = ? AND j.epoch = ? AND j.status = 'running'
            AND j.agent_session_id IS NOT NULL`,
       )
-      .get(p.id, p.session, p.epoch) as StallRow | undefined;
+      .get(params.id, params.session, params.epoch) as StallRow | undefined;
 
   const judge = (row: StallRow | undefined, now: number, stallAfterMs: number): StallResult => {
     if (row === undefined) return { stalled: false, reason: 'lost' };
@@ -67,13 +48,13 @@ export function sqliteProgress(exec: SqliteExecutor): ProgressStore['progress'] 
   };
 
   return fromSync<ProgressStore['progress']>({
-    mark: (p) => {
-      const mark = validateProgressMark(p);
+    mark: (params) => {
+      const mark = validateProgressMark(params);
       return exec.write(() => {
-        if (sessionRow(exec, p.session, false).state !== 'live')
+        if (sessionRow(exec, params.session, false).state !== 'live')
           return { ok: false, reason: 'fenced' } as const;
         const now = exec.now();
-        const wasStalled = get(p.session)?.stalled_at ?? null;
+        const wasStalled = get(params.session)?.stalled_at ?? null;
         const row = exec
           .prepare(
             `INSERT INTO progress (session_id, output_bytes, files_changed, commits, effects, tool_calls,
@@ -91,7 +72,7 @@ export function sqliteProgress(exec: SqliteExecutor): ProgressStore['progress'] 
              RETURNING *`,
           )
           .get(
-            p.session,
+            params.session,
             mark.outputBytes,
             mark.filesChanged,
             mark.commits,
@@ -107,7 +88,7 @@ export function sqliteProgress(exec: SqliteExecutor): ProgressStore['progress'] 
               `SELECT j.id, t.key, j.epoch FROM jobs j JOIN tasks t ON t.id = j.task_id
                WHERE j.agent_session_id = ? AND j.status = 'running'`,
             )
-            .get(p.session) as { id: number; key: string; epoch: number } | undefined;
+            .get(params.session) as { id: number; key: string; epoch: number } | undefined;
           if (job !== undefined) {
             unstalled = job.id;
             appendAudit(exec, {
@@ -115,7 +96,7 @@ export function sqliteProgress(exec: SqliteExecutor): ProgressStore['progress'] 
               type: 'job:unstalled',
               key: job.key,
               jobId: job.id,
-              session: p.session,
+              session: params.session,
               epoch: job.epoch,
               detail: { stalledAt: wasStalled, note: mark.note },
             });
@@ -138,13 +119,13 @@ export function sqliteProgress(exec: SqliteExecutor): ProgressStore['progress'] 
                 .all(JSON.stringify(sessions)) as ProgressRow[]
             ).map(toProgress),
           ),
-    markStalled: (p) => {
-      const first = exec.read(() => judge(stallRow(p), exec.now(), p.stallAfterMs));
+    markStalled: (params) => {
+      const first = exec.read(() => judge(stallRow(params), exec.now(), params.stallAfterMs));
       if (!first.stalled) return first;
       return exec.write((): StallResult => {
         const now = exec.now();
-        const row = stallRow(p);
-        const verdict = judge(row, now, p.stallAfterMs);
+        const row = stallRow(params);
+        const verdict = judge(row, now, params.stallAfterMs);
         if (!verdict.stalled || row === undefined) return verdict;
         exec
           .prepare(
@@ -157,12 +138,12 @@ export function sqliteProgress(exec: SqliteExecutor): ProgressStore['progress'] 
           type: 'job:stalled',
           key: row.key,
           jobId: row.job_id,
-          session: p.session,
-          epoch: p.epoch,
+          session: params.session,
+          epoch: params.epoch,
           detail: {
             agentSession: row.agent_session_id,
             lastProgressAt: verdict.lastProgressAt,
-            stallAfterMs: p.stallAfterMs,
+            stallAfterMs: params.stallAfterMs,
           },
         });
         return verdict;

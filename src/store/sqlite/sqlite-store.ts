@@ -214,12 +214,12 @@ function migrateWithin(exec: SqliteExecutor, target: number): void {
     const current = row.v ?? 0;
     const known = Math.max(0, ...MIGRATIONS.map((m) => m.version));
     if (current > known) throw schemaTooNew(current, known);
-    for (const m of MIGRATIONS) {
-      if (m.version <= current || m.version > target) continue;
-      exec.db.exec(m.sql);
+    for (const migration of MIGRATIONS) {
+      if (migration.version <= current || migration.version > target) continue;
+      exec.db.exec(migration.sql);
       exec.db
         .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
-        .run(m.version, m.name, exec.now());
+        .run(migration.version, migration.name, exec.now());
     }
     const broken = exec.db.pragma('foreign_key_check') as unknown[];
     if (broken.length > 0) throw new Error(`a migration broke ${broken.length} foreign key(s)`);

@@ -9,7 +9,8 @@ import { assert } from '../../core/assert.js';
 import { planTaskTransition, type TaskAction, type TaskState } from '../../core/task.js';
 import { taskStateRefusal, type TaskStateFacts } from '../task-refusal.js';
 import { releaseJobLocks } from './locks.js';
-import { appendAudit, type TaskRow } from './rows.js';
+import { stateFactsOf } from '../rows.js';
+import { SQLITE, appendAudit, type TaskRow } from './rows.js';
 import type { SqliteExecutor } from './executor.js';
 
 export interface StateChange {
@@ -19,15 +20,7 @@ export interface StateChange {
   readonly reason?: string | null | undefined;
 }
 
-export function facts(t: TaskRow): TaskStateFacts {
-  return {
-    key: t.key,
-    state: t.state as TaskState,
-    stateAt: t.state_at,
-    stateBy: t.state_by,
-    stateReason: t.state_reason,
-  };
-}
+export const facts = (t: TaskRow): TaskStateFacts => stateFactsOf(SQLITE, t);
 
 /** Moves the task (its row as read in this transaction); TaskStateError when the action may not. */
 export function changeTaskState(

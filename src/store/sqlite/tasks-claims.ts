@@ -35,10 +35,10 @@ export function sessionRow(exec: SqliteExecutor, id: number, mustBeLive: boolean
 export function insertTask(
   exec: SqliteExecutor,
   now: number,
-  p: Parameters<Store['tasks']['add']>[0],
+  params: Parameters<Store['tasks']['add']>[0],
 ): TaskRow {
-  const escalated = p.escalation !== undefined;
-  const byName = p.byName ?? (p.by === undefined ? null : `session ${p.by}`);
+  const escalated = params.escalation !== undefined;
+  const byName = params.byName ?? (params.by === undefined ? null : `session ${params.by}`);
   const row = exec
     .prepare(
       `INSERT INTO tasks (key, title, priority, project, assignee, labels, created_at, body, url,
@@ -48,44 +48,44 @@ export function insertTask(
        RETURNING *`,
     )
     .get({
-      key: p.key,
-      title: p.title ?? '',
-      priority: p.priority ?? PRIORITY_DEFAULT,
-      project: p.project ?? null,
-      assignee: p.assignee ?? null,
-      labels: JSON.stringify(p.labels ?? []),
+      key: params.key,
+      title: params.title ?? '',
+      priority: params.priority ?? PRIORITY_DEFAULT,
+      project: params.project ?? null,
+      assignee: params.assignee ?? null,
+      labels: JSON.stringify(params.labels ?? []),
       now,
-      body: p.body ?? '',
-      url: p.url ?? null,
-      review: p.reviewRequired === true ? 1 : 0,
+      body: params.body ?? '',
+      url: params.url ?? null,
+      review: params.reviewRequired === true ? 1 : 0,
       state: escalated ? 'escalated' : 'open',
       byName,
-      reason: p.escalation ?? null,
+      reason: params.escalation ?? null,
     }) as TaskRow;
-  const detail = withActor({}, p.actor);
-  appendAudit(exec, { at: now, type: 'task:added', key: p.key, session: p.by ?? null, detail });
+  const detail = withActor({}, params.actor);
+  appendAudit(exec, { at: now, type: 'task:added', key: params.key, session: params.by ?? null, detail });
   if (escalated) {
     appendAudit(exec, {
       at: now,
       type: 'task:state',
-      key: p.key,
-      session: p.by ?? null,
-      detail: { from: 'open', to: 'escalated', action: 'escalate', by: byName, reason: p.escalation },
+      key: params.key,
+      session: params.by ?? null,
+      detail: { from: 'open', to: 'escalated', action: 'escalate', by: byName, reason: params.escalation },
     });
   }
   return row;
 }
 
 /** Sets the fields given, audited `task:updated` with their names; NotFoundError for an unknown task. */
-function updateTask(exec: SqliteExecutor, p: TaskUpdateParams): TaskRow {
-  const task = taskRow(exec, p.key);
-  if (task === undefined) throw new NotFoundError('task', p.key, 'add it with `baton task add`');
+function updateTask(exec: SqliteExecutor, params: TaskUpdateParams): TaskRow {
+  const task = taskRow(exec, params.key);
+  if (task === undefined) throw new NotFoundError('task', params.key, 'add it with `baton task add`');
   const fields: Record<string, unknown> = {
-    title: p.title,
-    body: p.body,
-    url: p.url,
-    labels: p.labels === undefined ? undefined : JSON.stringify(p.labels),
-    review_required: p.reviewRequired === undefined ? undefined : p.reviewRequired ? 1 : 0,
+    title: params.title,
+    body: params.body,
+    url: params.url,
+    labels: params.labels === undefined ? undefined : JSON.stringify(params.labels),
+    review_required: params.reviewRequired === undefined ? undefined : params.reviewRequired ? 1 : 0,
   };
   const given = Object.entries(fields).filter(([, v]) => v !== undefined);
   if (given.length === 0) return task;
@@ -95,28 +95,28 @@ function updateTask(exec: SqliteExecutor, p: TaskUpdateParams): TaskRow {
   appendAudit(exec, {
     at: exec.now(),
     type: 'task:updated',
-    key: p.key,
-    session: p.by.session ?? null,
-    detail: { fields: given.map(([k]) => k), by: p.by.name },
+    key: params.key,
+    session: params.by.session ?? null,
+    detail: { fields: given.map(([k]) => k), by: params.by.name },
   });
   return row;
 }
 
 export function sqliteTasks(exec: SqliteExecutor): Sync<Store['tasks']> {
   return {
-    add: (p) =>
+    add: (params) =>
       exec.write(() => {
-        if (taskRow(exec, p.key) !== undefined) {
-          throw new ConflictError(`task ${p.key} already exists`, 'pick another key, or use it as is');
+        if (taskRow(exec, params.key) !== undefined) {
+          throw new ConflictError(`task ${params.key} already exists`, 'pick another key, or use it as is');
         }
-        return toTask(insertTask(exec, exec.now(), p));
+        return toTask(insertTask(exec, exec.now(), params));
       }),
     get: (key) =>
       exec.read(() => {
         const row = taskRow(exec, key);
         return row === undefined ? null : toTask(row);
       }),
-    list: (p = {}) =>
+    list: (params = {}) =>
       exec.read(() =>
         (
           exec
@@ -128,10 +128,10 @@ export function sqliteTasks(exec: SqliteExecutor): Sync<Store['tasks']> {
                  ORDER BY priority, key LIMIT @limit`,
             )
             .all({
-              project: p.project ?? null,
-              assignee: p.assignee ?? null,
-              state: p.state ?? null,
-              limit: p.limit ?? 1000,
+              project: params.project ?? null,
+              assignee: params.assignee ?? null,
+              state: params.state ?? null,
+              limit: params.limit ?? 1000,
             }) as TaskRow[]
         ).map(toTask),
       ),
@@ -140,26 +140,26 @@ export function sqliteTasks(exec: SqliteExecutor): Sync<Store['tasks']> {
 }
 
 /** One heartbeat, inside the batch's transaction: the session's, and the named claim's (or all). */
-function heartbeatIn(exec: SqliteExecutor, p: HeartbeatParams): FencedResult {
-  const session = sessionRow(exec, p.session, false);
+function heartbeatIn(exec: SqliteExecutor, params: HeartbeatParams): FencedResult {
+  const session = sessionRow(exec, params.session, false);
   if (session.state !== 'live') return { ok: false, reason: 'fenced', current: null };
   const now = exec.now();
-  exec.prepare('UPDATE sessions SET heartbeat_at = ? WHERE id = ?').run(now, p.session);
-  if (p.claim === undefined) {
+  exec.prepare('UPDATE sessions SET heartbeat_at = ? WHERE id = ?').run(now, params.session);
+  if (params.claim === undefined) {
     // No claim named: renew every claim the session holds (a human's one-liner).
     exec
       .prepare('UPDATE claims SET heartbeat_at = ? WHERE session_id = ? AND released_at IS NULL')
-      .run(now, p.session);
+      .run(now, params.session);
     return { ok: true };
   }
-  const task = taskRow(exec, p.claim.key);
-  if (task === undefined) throw new NotFoundError('task', p.claim.key);
+  const task = taskRow(exec, params.claim.key);
+  if (task === undefined) throw new NotFoundError('task', params.claim.key);
   const changed = exec
     .prepare(
       `UPDATE claims SET heartbeat_at = ?
        WHERE task_id = ? AND session_id = ? AND epoch = ? AND released_at IS NULL`,
     )
-    .run(now, task.id, p.session, p.claim.epoch).changes;
+    .run(now, task.id, params.session, params.claim.epoch).changes;
   return changed === 1 ? { ok: true } : { ok: false, reason: 'fenced', current: holderOf(exec, task.id) };
 }
 
@@ -183,12 +183,12 @@ export function sqliteSessions(exec: SqliteExecutor): Store['sessions'] {
         const row = exec.prepare('SELECT * FROM sessions WHERE id = ?').get(id) as SessionRow | undefined;
         return row === undefined ? null : toSession(row);
       }),
-    list: (p = {}) =>
+    list: (params = {}) =>
       exec.read(() =>
         (
           exec
             .prepare(`SELECT * FROM sessions WHERE (? = 0 OR state = 'live') ORDER BY id`)
-            .all(p.liveOnly === true ? 1 : 0) as SessionRow[]
+            .all(params.liveOnly === true ? 1 : 0) as SessionRow[]
         ).map(toSession),
       ),
   };

@@ -41,10 +41,10 @@ export class TickBatcher<Req, Res> {
     this.scheduled = false;
     const write = this.durable ? this.exec.write.bind(this.exec) : this.exec.writeNotDurable.bind(this.exec);
     const each = (): Outcome<Res>[] =>
-      batch.map((p) => {
+      batch.map((pending) => {
         try {
           // A nested better-sqlite3 transaction is a savepoint: a call that throws undoes only itself.
-          return { ok: true as const, value: this.exec.db.transaction(() => this.work(p.req))() };
+          return { ok: true as const, value: this.exec.db.transaction(() => this.work(pending.req))() };
         } catch (error) {
           return { ok: false as const, error };
         }

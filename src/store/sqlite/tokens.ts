@@ -67,23 +67,28 @@ export function sqliteTokens(exec: SqliteExecutor): Sync<TokenStore['tokens']> {
         appendAudit(exec, { at: now, type: 'token:revoked', detail: withActor({ id }, actor) });
         return true;
       }),
-    refused: (r) =>
+    refused: (refusal) =>
       exec.write(() => {
         appendAudit(exec, {
           at: exec.now(),
           type: 'auth:refused',
-          key: r.key ?? null,
-          jobId: r.jobId ?? null,
-          session: r.session ?? null,
-          detail: { token: r.token, route: r.route, target: r.target, reason: r.reason },
+          key: refusal.key ?? null,
+          jobId: refusal.jobId ?? null,
+          session: refusal.session ?? null,
+          detail: {
+            token: refusal.token,
+            route: refusal.route,
+            target: refusal.target,
+            reason: refusal.reason,
+          },
         });
       }),
   };
 }
 
 /** A new token, bound to a live session when it names one; the secret is returned once, here. */
-function createToken(exec: SqliteExecutor, p: TokenCreateParams): TokenCreated {
-  const { session, host, run: bound } = bindingsOf(p);
+function createToken(exec: SqliteExecutor, params: TokenCreateParams): TokenCreated {
+  const { session, host, run: bound } = bindingsOf(params);
   const fresh = freshToken();
   return exec.write(() => {
     const now = exec.now();
@@ -101,18 +106,18 @@ function createToken(exec: SqliteExecutor, p: TokenCreateParams): TokenCreated {
       .get(
         fresh.id,
         fresh.hash,
-        p.scope,
+        params.scope,
         session,
         host,
-        p.name ?? null,
+        params.name ?? null,
         now,
-        p.ttlMs === null || p.ttlMs === undefined ? null : now + p.ttlMs,
+        params.ttlMs === null || params.ttlMs === undefined ? null : now + params.ttlMs,
         bound?.jobId ?? null,
         bound?.jobEpoch ?? null,
         bound?.claimEpoch ?? null,
       ) as TokenRow;
     const token = toToken(row);
-    const detail = withActor(createdDetail(token), p.actor);
+    const detail = withActor(createdDetail(token), params.actor);
     appendAudit(exec, { at: now, type: 'token:created', detail });
     return { token, secret: fresh.secret };
   });

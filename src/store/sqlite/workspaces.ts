@@ -42,15 +42,15 @@ interface AgentRow {
   workspace: string | null;
 }
 
-const toWorkspace = (r: WorkspaceRow): Workspace => ({
-  name: r.name,
-  path: r.path,
-  kind: r.kind as WorkspaceKind,
+const toWorkspace = (row: WorkspaceRow): Workspace => ({
+  name: row.name,
+  path: row.path,
+  kind: row.kind as WorkspaceKind,
 });
 const toAgent = (r: AgentRow): Agent => ({ ...r });
-const toProject = (r: { name: string; primary_workspace: string | null }): Project => ({
-  name: r.name,
-  primaryWorkspace: r.primary_workspace,
+const toProject = (row: { name: string; primary_workspace: string | null }): Project => ({
+  name: row.name,
+  primaryWorkspace: row.primary_workspace,
 });
 
 /** Every workspace group of the port, for spreading into the store. */
@@ -87,16 +87,16 @@ function refuseTaken(exec: SqliteExecutor, table: 'workspaces' | 'agents' | 'pro
 
 function sqliteWorkspaces(exec: SqliteExecutor): Sync<WorkspaceStore['workspaces']> {
   return {
-    add: (p) =>
+    add: (params) =>
       exec.write(() => {
-        refuseTaken(exec, 'workspaces', p.name);
+        refuseTaken(exec, 'workspaces', params.name);
         const now = exec.now();
         exec
           .prepare('INSERT INTO workspaces (name, path, kind, created_at) VALUES (?, ?, ?, ?)')
-          .run(p.name, p.path, p.kind, now);
-        const detail = withActor({ name: p.name, path: p.path, kind: p.kind }, p.actor);
-        appendAudit(exec, { at: now, type: 'workspace:added', session: p.by ?? null, detail });
-        return toWorkspace(existingWorkspace(exec, p.name));
+          .run(params.name, params.path, params.kind, now);
+        const detail = withActor({ name: params.name, path: params.path, kind: params.kind }, params.actor);
+        appendAudit(exec, { at: now, type: 'workspace:added', session: params.by ?? null, detail });
+        return toWorkspace(existingWorkspace(exec, params.name));
       }),
     get: (name) =>
       exec.read(() => {
@@ -115,14 +115,14 @@ function sqliteAgents(exec: SqliteExecutor): Sync<WorkspaceStore['agents']> {
   const get = (name: string): AgentRow | undefined =>
     exec.prepare(`SELECT ${COLUMNS} FROM agents WHERE name = ?`).get(name) as AgentRow | undefined;
   return {
-    add: (p) =>
+    add: (params) =>
       exec.write(() => {
-        refuseTaken(exec, 'agents', p.name);
+        refuseTaken(exec, 'agents', params.name);
         const agent: Agent = {
-          name: p.name,
-          role: p.role,
-          department: p.department ?? null,
-          workspace: p.workspace ?? null,
+          name: params.name,
+          role: params.role,
+          department: params.department ?? null,
+          workspace: params.workspace ?? null,
         };
         if (agent.workspace !== null) existingWorkspace(exec, agent.workspace);
         const now = exec.now();
@@ -131,7 +131,7 @@ function sqliteAgents(exec: SqliteExecutor): Sync<WorkspaceStore['agents']> {
             'INSERT INTO agents (name, role, department, workspace, created_at) VALUES (?, ?, ?, ?, ?)',
           )
           .run(agent.name, agent.role, agent.department, agent.workspace, now);
-        appendAudit(exec, { at: now, type: 'agent:added', session: p.by ?? null, detail: { ...agent } });
+        appendAudit(exec, { at: now, type: 'agent:added', session: params.by ?? null, detail: { ...agent } });
         return agent;
       }),
     get: (name) =>
@@ -149,16 +149,21 @@ function sqliteAgents(exec: SqliteExecutor): Sync<WorkspaceStore['agents']> {
 function sqliteProjects(exec: SqliteExecutor): Sync<WorkspaceStore['projects']> {
   type Row = { name: string; primary_workspace: string | null };
   return {
-    add: (p) =>
+    add: (params) =>
       exec.write(() => {
-        refuseTaken(exec, 'projects', p.name);
-        const project: Project = { name: p.name, primaryWorkspace: p.primaryWorkspace ?? null };
+        refuseTaken(exec, 'projects', params.name);
+        const project: Project = { name: params.name, primaryWorkspace: params.primaryWorkspace ?? null };
         if (project.primaryWorkspace !== null) existingWorkspace(exec, project.primaryWorkspace);
         const now = exec.now();
         exec
           .prepare('INSERT INTO projects (name, primary_workspace, created_at) VALUES (?, ?, ?)')
           .run(project.name, project.primaryWorkspace, now);
-        appendAudit(exec, { at: now, type: 'project:added', session: p.by ?? null, detail: { ...project } });
+        appendAudit(exec, {
+          at: now,
+          type: 'project:added',
+          session: params.by ?? null,
+          detail: { ...project },
+        });
         return project;
       }),
     get: (name) =>
@@ -183,24 +188,28 @@ function sqliteWorkspaceTasks(exec: SqliteExecutor): Sync<WorkspaceStore['worksp
     return { key, requiresFilesystem: row.requires_filesystem === 1, workspace: row.workspace };
   };
   return {
-    setRequirements: (p) =>
+    setRequirements: (params) =>
       exec.write(() => {
-        if (taskRow(exec, p.key) === undefined) {
-          throw new NotFoundError('task', p.key, 'add it with `baton task add`');
+        if (taskRow(exec, params.key) === undefined) {
+          throw new NotFoundError('task', params.key, 'add it with `baton task add`');
         }
-        if (p.workspace !== null) existingWorkspace(exec, p.workspace);
+        if (params.workspace !== null) existingWorkspace(exec, params.workspace);
         const now = exec.now();
         exec
           .prepare('UPDATE tasks SET requires_filesystem = ?, workspace = ? WHERE key = ?')
-          .run(p.requiresFilesystem ? 1 : 0, p.workspace, p.key);
+          .run(params.requiresFilesystem ? 1 : 0, params.workspace, params.key);
         appendAudit(exec, {
           at: now,
           type: 'task:requirements-set',
-          key: p.key,
-          session: p.by ?? null,
-          detail: { requiresFilesystem: p.requiresFilesystem, workspace: p.workspace },
+          key: params.key,
+          session: params.by ?? null,
+          detail: { requiresFilesystem: params.requiresFilesystem, workspace: params.workspace },
         });
-        return { key: p.key, requiresFilesystem: p.requiresFilesystem, workspace: p.workspace };
+        return {
+          key: params.key,
+          requiresFilesystem: params.requiresFilesystem,
+          workspace: params.workspace,
+        };
       }),
     get: (key) => exec.read(() => requirementsOf(key)),
   };
@@ -208,29 +217,33 @@ function sqliteWorkspaceTasks(exec: SqliteExecutor): Sync<WorkspaceStore['worksp
 
 function sqliteWorkspaceLocks(exec: SqliteExecutor): Sync<WorkspaceStore['workspaceLocks']> {
   return {
-    acquire: (p) =>
+    acquire: (params) =>
       exec.write((): LockResult => {
-        const ws = existingWorkspace(exec, p.workspace);
-        sessionRow(exec, p.session, true);
-        const jobId = p.jobId ?? null;
+        const ws = existingWorkspace(exec, params.workspace);
+        sessionRow(exec, params.session, true);
+        const jobId = params.jobId ?? null;
         const key = keyOfJob(exec, jobId);
         if (jobId !== null && key === null) throw new NotFoundError('job', String(jobId));
         const current = liveLock(exec, ws.name);
         if (current !== undefined) {
-          if (current.session_id === p.session && current.job_id === jobId) {
+          if (current.session_id === params.session && current.job_id === jobId) {
             return { ok: true, lock: toLock(current), granted: false };
           }
           return { ok: false, reason: 'held', holder: toHolder(current) };
         }
-        const grant = { workspace: ws.name, lockEpoch: ws.lock_epoch, session: p.session, jobId, key };
+        const grant = { workspace: ws.name, lockEpoch: ws.lock_epoch, session: params.session, jobId, key };
         return { ok: true, lock: grantLock(exec, exec.now(), grant), granted: true };
       }),
-    release: (p) =>
+    release: (params) =>
       exec.write((): LockReleaseResult => {
-        existingWorkspace(exec, p.workspace);
-        sessionRow(exec, p.session, false);
-        const current = liveLock(exec, p.workspace);
-        if (current === undefined || current.session_id !== p.session || current.epoch !== p.epoch) {
+        existingWorkspace(exec, params.workspace);
+        sessionRow(exec, params.session, false);
+        const current = liveLock(exec, params.workspace);
+        if (
+          current === undefined ||
+          current.session_id !== params.session ||
+          current.epoch !== params.epoch
+        ) {
           return { ok: false, reason: 'fenced', current: current === undefined ? null : toHolder(current) };
         }
         releaseLock(exec, exec.now(), current, 'released');
@@ -242,10 +255,12 @@ function sqliteWorkspaceLocks(exec: SqliteExecutor): Sync<WorkspaceStore['worksp
         const row = liveLock(exec, workspace);
         return row === undefined ? null : toLock(row);
       }),
-    releaseBySession: (p) =>
+    releaseBySession: (params) =>
       exec.write(() => {
-        sessionRow(exec, p.session, false);
-        return releaseSessionLocks(exec, exec.now(), p.session, p.outcome ?? 'recovered').map(toLock);
+        sessionRow(exec, params.session, false);
+        return releaseSessionLocks(exec, exec.now(), params.session, params.outcome ?? 'recovered').map(
+          toLock,
+        );
       }),
     releaseJob: (p) =>
       exec.write(() => releaseJobLocks(exec, exec.now(), p.jobId, 'released', p.session).map(toLock)),
