@@ -22,6 +22,7 @@ import type { Job } from '../core/job.js';
 import { waitingForWorkspace } from '../core/workspace-lock.js';
 import { sharedLock, type Workspace, type WorkspacePlan } from '../core/workspace-plan.js';
 import { prepareWorktree, retireWorktree } from '../os/worktree.js';
+import { isGitFailure } from '../os/git.js';
 import type { AgentRunOptions } from './agent-run.js';
 import { absoluteDb, installGuard, installedBatonBin, type GuardClaim } from '../coordinator/guard.js';
 import { Workspaces } from '../coordinator/workspaces.js';
@@ -65,6 +66,12 @@ export async function settleWorkspace(
     say(`failed, ${reason}`);
     return null;
   };
+  const giveBack = async (reason: string): Promise<null> => {
+    const result = await store.dispatch.requeue({ ...guard, reason, policy: options.policy });
+    await releaseClaim('failed');
+    say(`${reason}: ${result.ok ? `back to the queue as ${result.job.status}` : 'lost'}`);
+    return null;
+  };
   let plan: WorkspacePlan;
   try {
     plan = (await new Workspaces(store).plan({ key: job.key })).plan;
@@ -84,7 +91,10 @@ export async function settleWorkspace(
     } catch (error) {
       if (!(error instanceof BatonError)) throw error;
       const fix = error.hint ?? 'see the runner log';
-      return fail(`worktree of workspace ${workspace.name}: ${error.message}; fix: ${fix}`);
+      const reason = `worktree of workspace ${workspace.name}: ${error.message}; fix: ${fix}`;
+      // git failing (a race with another process on this repository, a lock, a full disk) is this
+      // host's trouble, not the job's: another attempt, as its retry policy allows.
+      return isGitFailure(error) ? giveBack(reason) : fail(reason);
     }
   }
   const lock = await store.workspaceLocks.acquire({

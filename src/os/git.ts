@@ -40,13 +40,18 @@ class GitCommandError extends ConflictError {
   }
 }
 
+/** git's own verdict (its `fatal:` or `error:` line), else its first line that is not a hint. */
 function firstLine(text: string): string {
-  return (
-    text
-      .split('\n')
-      .map((l) => l.trim())
-      .find((l) => l.length > 0 && !l.startsWith('hint:')) ?? ''
-  );
+  const lines = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l.length > 0 && !l.startsWith('hint:'));
+  return lines.find((l) => /^(fatal|error):/.test(l)) ?? lines[0] ?? '';
+}
+
+/** A git command that ran and failed: this host's trouble with its checkout, not the job's. */
+export function isGitFailure(error: unknown): boolean {
+  return error instanceof GitCommandError;
 }
 
 function gitEnv(extra: Readonly<Record<string, string>> | undefined): NodeJS.ProcessEnv {

@@ -13,6 +13,7 @@ import type { Job } from '../../src/core/job.js';
 import { bothEngines } from '../support/databases.js';
 import { git, isolateGit, makeRepo } from '../support/git.js';
 import { treeMembers } from '../../src/os/process-tree.js';
+import { branchForKey } from '../../src/os/worktree.js';
 import { clusterFixture, isAlive, type ClusterFixture } from './cluster-support.js';
 import { waitUntil } from '../support/wait.js';
 
@@ -227,6 +228,37 @@ for (const db of bothEngines()) {
         const hook = join(repo, '.git', 'hooks', 'pre-push');
         assert.match(readFileSync(hook, 'utf8'), /# baton-guard:/, 'pushes from the worktree were guarded');
         assert.match(up.log(), /pushes from .* guarded by claim epoch 1/);
+      }));
+
+    test("git failing to make a job's worktree gives the job another attempt, naming git's fatal line", () =>
+      withCluster(db, async (c) => {
+        // In the fleet scenario a `git worktree add` lost a race with another host's git and the
+        // job failed for good. Here a ref in the way fails the first attempt the same way (git
+        // refuses to create the branch), and is gone before the second.
+        const { repo } = makeRepo(c.dir);
+        const key = 'gh:acme/api#9';
+        git(repo, 'branch', `${branchForKey(key)}/in-the-way`);
+        await ok(c, 'workspace', 'add', 'repo', '--path', repo, '--kind', 'worktree');
+        await ok(c, 'task', 'add', key, '--workspace', 'repo');
+        await ok(c, 'enqueue', key, '--command', 'true');
+        const up = c.up('a');
+        await waitUntil(
+          async () => (await jobOf(c, key)).reason?.includes('cannot lock ref') === true,
+          30_000,
+          'a first attempt refused by git',
+        ).catch(async (e: unknown) => {
+          throw new Error(String(e) + JSON.stringify(await jobOf(c, key)) + up.log());
+        });
+        const first = await jobOf(c, key);
+        assert.equal(first.status, 'queued', `given back, not failed: ${first.reason ?? ''}`);
+        assert.match(
+          first.reason ?? '',
+          /^requeued: worktree of workspace repo: git worktree add .* fatal: cannot lock ref/,
+        );
+        git(repo, 'branch', '-D', `${branchForKey(key)}/in-the-way`);
+        await waitUntil(() => done(c, [key]), 30_000, 'the second attempt to finish');
+        assert.equal((await jobOf(c, key)).attempt, 2);
+        assert.match(up.log(), /fatal: cannot lock ref.*: back to the queue as queued/);
       }));
 
     test('coding tasks on one worktree workspace run at the same time, each in its own checkout', () =>
