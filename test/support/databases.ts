@@ -156,3 +156,25 @@ export async function freshPostgresClient(): Promise<pg.Client> {
   await client.connect();
   return client;
 }
+
+/**
+ * Fills a fresh PostgreSQL database with `count` open tasks, each with one queued job, oldest
+ * first; with `analyze`, statistics taken as a queue's before its first run (nothing claimed).
+ */
+export async function seedQueue(
+  db: Pick<pg.Client, 'query'>,
+  count: number,
+  analyze: boolean,
+): Promise<void> {
+  await db.query(
+    `INSERT INTO tasks (key, priority, created_at)
+     SELECT 'plan-' || g, 100, now() - g * interval '1 millisecond' FROM generate_series(1, $1::int) g`,
+    [count],
+  );
+  await db.query(
+    'INSERT INTO jobs (task_id, priority, queued_at) SELECT id, priority, created_at FROM tasks',
+  );
+  if (!analyze) return;
+  await db.query('ANALYZE tasks');
+  await db.query('ANALYZE jobs');
+}

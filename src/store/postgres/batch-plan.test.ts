@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { hostname } from 'node:os';
 import pg from 'pg';
-import { postgresDatabase, postgresServers } from '../../../test/support/databases.js';
+import { postgresDatabase, postgresServers, seedQueue } from '../../../test/support/databases.js';
 import { openStore } from '../open.js';
 import type { Store } from '../store.js';
 import { PgExecutor } from './executor.js';
@@ -29,17 +29,8 @@ before(async () => {
   url = await postgresDatabase(server).fresh();
   store = await openStore(url);
   pool = new pg.Pool({ connectionString: url, max: 1 });
-  await pool.query(
-    `INSERT INTO tasks (key, priority, created_at)
-     SELECT 'plan-' || g, 100, now() - g * interval '1 millisecond' FROM generate_series(1, $1::int) g`,
-    [QUEUED],
-  );
-  await pool.query(
-    'INSERT INTO jobs (task_id, priority, queued_at) SELECT id, priority, created_at FROM tasks',
-  );
   // Statistics of a queue before its first run: no job is claimed or running.
-  await pool.query('ANALYZE tasks');
-  await pool.query('ANALYZE jobs');
+  await seedQueue(pool, QUEUED, true);
 });
 
 after(async () => {

@@ -8,7 +8,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type pg from 'pg';
-import { freshPostgresClient } from '../../../test/support/databases.js';
+import { freshPostgresClient, seedQueue } from '../../../test/support/databases.js';
 import { takeQueued } from './claim-set.js';
 import { CLAIM_NEXT } from './job-steps.js';
 
@@ -17,16 +17,7 @@ let client: pg.Client;
 
 before(async () => {
   client = await freshPostgresClient();
-  await client.query(
-    `INSERT INTO tasks (key, priority, created_at)
-     SELECT 'plan-' || g, 100, now() - g * interval '1 millisecond' FROM generate_series(1, $1::int) g`,
-    [QUEUED],
-  );
-  await client.query(
-    'INSERT INTO jobs (task_id, priority, queued_at) SELECT id, priority, created_at FROM tasks',
-  );
-  await client.query('ANALYZE tasks');
-  await client.query('ANALYZE jobs');
+  await seedQueue(client, QUEUED, true);
 });
 
 after(() => client.end());
