@@ -43,7 +43,8 @@ type Options = Pick<
 >;
 type Guard = { readonly id: number; readonly session: number; readonly epoch: number };
 /** Releases the run's claim on the task, with the outcome given. */
-type ReleaseClaim = (outcome: 'failed' | 'released') => Promise<unknown>;
+type ClaimOutcome = 'failed' | 'released';
+type ReleaseClaim = (outcome: ClaimOutcome) => Promise<unknown>;
 
 const nothingToRetire = (): Promise<void> => Promise.resolve();
 
@@ -66,9 +67,10 @@ export async function settleWorkspace(
     say(`failed, ${reason}`);
     return null;
   };
-  const giveBack = async (reason: string): Promise<null> => {
+  /** Back to the queue as the job's retry policy says; the claim ends as `outcome`. */
+  const giveBack = async (reason: string, outcome: ClaimOutcome): Promise<null> => {
     const result = await store.dispatch.requeue({ ...guard, reason, policy: options.policy });
-    await releaseClaim('failed');
+    await releaseClaim(outcome);
     say(`${reason}: ${result.ok ? `back to the queue as ${result.job.status}` : 'lost'}`);
     return null;
   };
@@ -94,7 +96,7 @@ export async function settleWorkspace(
       const reason = `worktree of workspace ${workspace.name}: ${error.message}; fix: ${fix}`;
       // git failing (a race with another process on this repository, a lock, a full disk) is this
       // host's trouble, not the job's: another attempt, as its retry policy allows.
-      return isGitFailure(error) ? giveBack(reason) : fail(reason);
+      return isGitFailure(error) ? giveBack(reason, 'failed') : fail(reason);
     }
   }
   const lock = await store.workspaceLocks.acquire({
@@ -102,13 +104,7 @@ export async function settleWorkspace(
     session: options.runnerSession,
     jobId: job.id,
   });
-  if (!lock.ok) {
-    const reason = waitingForWorkspace(workspace.name, lock.holder);
-    const result = await store.dispatch.requeue({ ...guard, reason, policy: options.policy });
-    await releaseClaim('released');
-    say(`${reason}: ${result.ok ? `back to the queue as ${result.job.status}` : 'lost'}`);
-    return null;
-  }
+  if (!lock.ok) return giveBack(waitingForWorkspace(workspace.name, lock.holder), 'released');
   if (!isDirectory(workspace.path)) {
     return fail(
       `workspace ${workspace.name}: ${workspace.path} is not a directory on host ${options.host}; ` +
@@ -145,12 +141,14 @@ async function worktree(
   let retired: Promise<void> | null = null;
   const retire = async (): Promise<void> => {
     try {
-      const row = await retireWorktree({ repoPath, path, branch });
+      const result = await retireWorktree({ repoPath, path, branch });
       const archived =
-        row.archivedRef === null
+        result.archivedRef === null
           ? 'nothing unpushed to archive'
-          : `unpushed work archived to ${row.archivedRef}`;
-      say(`worktree ${path} ${row.removed ? 'removed' : 'already gone'}, branch ${branch} kept, ${archived}`);
+          : `unpushed work archived to ${result.archivedRef}`;
+      say(
+        `worktree ${path} ${result.removed ? 'removed' : 'already gone'}, branch ${branch} kept, ${archived}`,
+      );
     } catch (error) {
       // The run's outcome stands; the worktree stays for an operator, and the next claim of the
       // task retires it before making its own.
