@@ -58,7 +58,7 @@ function refusal(error: unknown): { status: 400 | 404 | 503; body: Html } {
   return { status, body };
 }
 
-const queryOf = (c: Context): Query => c.req.query();
+const queryOf = (context: Context): Query => context.req.query();
 
 export function dashboardRoutes(deps: DashboardDeps): Hono {
   const app = new Hono();
