@@ -15,7 +15,6 @@ export const LONG_FUNCTIONS_ALLOWED: Readonly<Record<string, number>> = {
   'src/store/postgres/jobs.ts:postgresJobs': 110,
   'src/store/sqlite/dispatch.ts:sqliteDispatch': 88,
   'src/store/sqlite/progress.ts:sqliteProgress': 128,
-  'src/dashboard/routes.ts:dashboardRoutes': 94,
   'src/store/postgres/dispatch.ts:postgresDispatch': 89,
   'src/store/postgres/ledger.ts:postgresLedger': 79,
   'src/store/sqlite/hosts.ts:sqliteHosts': 90,
