@@ -19,7 +19,6 @@ export const LONG_FUNCTIONS_ALLOWED: Readonly<Record<string, number>> = {
   'src/store/postgres/ledger.ts:postgresLedger': 79,
   'src/store/sqlite/hosts.ts:sqliteHosts': 90,
   'src/store/sqlite/observe.ts:sqliteObserve': 74,
-  'src/cli/commands/audit-ledger.ts:registerAuditLedger': 90,
   'src/store/postgres/hosts.ts:postgresHosts': 83,
   'src/store/postgres/workspaces.ts:postgresWorkspaceLocks': 80,
   'src/core/shell-context.ts:shellContexts': 71,
