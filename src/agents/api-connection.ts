@@ -30,7 +30,7 @@ const INSTANT_KEY = /^(at|since)$|At$/;
 
 /** The inverse of the adapters' toWire: ISO strings of Instant fields back to epoch ms. */
 export function fromWire<T>(value: unknown): T {
-  if (Array.isArray(value)) return value.map((v) => fromWire(v)) as T;
+  if (Array.isArray(value)) return value.map((item) => fromWire(item)) as T;
   if (value === null || typeof value !== 'object') return value as T;
   const out: Record<string, unknown> = {};
   for (const [key, field] of Object.entries(value)) {
@@ -92,14 +92,14 @@ export class ApiConnection {
       parsed = null;
     }
     if (response.status >= 200 && response.status < 300) return { ok: true, body: parsed };
-    const e = (parsed as { error?: Record<string, unknown> } | null)?.error ?? {};
-    const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
-    const details = (e['details'] ?? {}) as Record<string, unknown>;
-    const message = str(e['message']) ?? `${method} ${path} answered ${response.status}`;
-    const label = str(e['code']) ?? `http_${response.status}`;
+    const error = (parsed as { error?: Record<string, unknown> } | null)?.error ?? {};
+    const str = (field: unknown): string | undefined => (typeof field === 'string' ? field : undefined);
+    const details = (error['details'] ?? {}) as Record<string, unknown>;
+    const message = str(error['message']) ?? `${method} ${path} answered ${response.status}`;
+    const label = str(error['code']) ?? `http_${response.status}`;
     return {
       ok: false,
-      refusal: new RemoteRefusal(label, message, str(e['hint']), details, response.status),
+      refusal: new RemoteRefusal(label, message, str(error['hint']), details, response.status),
     };
   }
 }

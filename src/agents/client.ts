@@ -49,14 +49,17 @@ export interface AgentClient {
   endSession(session: SessionId): Promise<boolean>;
   getSession(session: SessionId): Promise<Session>;
   /** Liveness; with a claim named, also whether that claim is still current (`fenced` if not). */
-  heartbeat(p: { readonly session: SessionId; readonly claim?: ClaimRef | undefined }): Promise<FencedResult>;
-  claim(p: { readonly key: string; readonly session: SessionId }): Promise<ClaimResult>;
+  heartbeat(params: {
+    readonly session: SessionId;
+    readonly claim?: ClaimRef | undefined;
+  }): Promise<FencedResult>;
+  claim(params: { readonly key: string; readonly session: SessionId }): Promise<ClaimResult>;
   release(
-    p: ClaimRef & { readonly session: SessionId; readonly outcome: ReleaseOutcome },
+    params: ClaimRef & { readonly session: SessionId; readonly outcome: ReleaseOutcome },
   ): Promise<FencedResult>;
   /** Records a side effect under the claim; an accepted one also counts as progress. */
   recordEffect(
-    p: ClaimRef & { readonly session: SessionId; readonly kind: string; readonly payload?: unknown },
+    params: ClaimRef & { readonly session: SessionId; readonly kind: string; readonly payload?: unknown },
   ): Promise<EffectResult>;
   /** A progress mark of tool calls; false when the session is no longer live. */
   markToolCalls(params: {
@@ -72,6 +75,8 @@ export interface AgentClient {
     readonly project?: string | undefined;
   }): Promise<NextResult>;
   /** Hands the task to a human under the session's claim: the claim and its job end `escalated`. */
-  escalate(p: ClaimRef & { readonly session: SessionId; readonly reason: string }): Promise<EscalateResult>;
+  escalate(
+    params: ClaimRef & { readonly session: SessionId; readonly reason: string },
+  ): Promise<EscalateResult>;
   close(): Promise<void>;
 }

@@ -26,7 +26,8 @@ export class HttpAgentClient implements AgentClient {
     this.api = new ApiConnection(target, token);
   }
 
-  startSession: AgentClient['startSession'] = async (p) => this.api.want<Session>('POST', '/v1/sessions', p);
+  startSession: AgentClient['startSession'] = async (params) =>
+    this.api.want<Session>('POST', '/v1/sessions', params);
 
   endSession: AgentClient['endSession'] = async (session) =>
     (await this.api.want<{ ended: boolean }>('POST', `/v1/sessions/${session}/end`)).ended;
@@ -58,14 +59,14 @@ export class HttpAgentClient implements AgentClient {
     return { ok: true, granted, claim: fromWire(claim) };
   };
 
-  release: AgentClient['release'] = async (p) => {
-    const path = `/v1/claims/${encodeURIComponent(p.key)}/release`;
-    const body = { session: p.session, epoch: p.epoch, outcome: p.outcome };
+  release: AgentClient['release'] = async (params) => {
+    const path = `/v1/claims/${encodeURIComponent(params.key)}/release`;
+    const body = { session: params.session, epoch: params.epoch, outcome: params.outcome };
     return this.fenceable(await this.api.ask('POST', path, body));
   };
 
-  recordEffect: AgentClient['recordEffect'] = async (p) => {
-    const answer = await this.api.ask('POST', '/v1/effects', p);
+  recordEffect: AgentClient['recordEffect'] = async (params) => {
+    const answer = await this.api.ask('POST', '/v1/effects', params);
     const fenced = fencedOf(answer);
     return fenced ?? { ok: true, effect: fromWire(this.api.body(answer)) };
   };
@@ -96,14 +97,18 @@ export class HttpAgentClient implements AgentClient {
     return { ok: true, task, epoch: got.epoch };
   };
 
-  escalate: AgentClient['escalate'] = async (p) => {
-    const path = `/v1/tasks/${encodeURIComponent(p.key)}/escalate`;
-    const answer = await this.api.ask('POST', path, { reason: p.reason, session: p.session, epoch: p.epoch });
+  escalate: AgentClient['escalate'] = async (params) => {
+    const path = `/v1/tasks/${encodeURIComponent(params.key)}/escalate`;
+    const answer = await this.api.ask('POST', path, {
+      reason: params.reason,
+      session: params.session,
+      epoch: params.epoch,
+    });
     const fenced = fencedOf(answer);
     if (fenced !== null) return fenced;
     const row = this.api.body<{ endedJob: number | null } & Record<string, unknown>>(answer);
     const task = Object.fromEntries(
-      Object.entries(row).filter(([k]) => k !== 'endedJob' && k !== 'endedClaimEpoch'),
+      Object.entries(row).filter(([field]) => field !== 'endedJob' && field !== 'endedClaimEpoch'),
     );
     return { ok: true, task: fromWire<Task>(task), jobId: row.endedJob };
   };

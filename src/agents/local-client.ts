@@ -22,23 +22,24 @@ export class LocalAgentClient implements AgentClient {
     this.baton = new Coordinator(store);
   }
 
-  startSession: AgentClient['startSession'] = (p) => this.baton.startSession(p);
+  startSession: AgentClient['startSession'] = (params) => this.baton.startSession(params);
 
   endSession: AgentClient['endSession'] = async (session) => (await this.baton.endSession(session)).ended;
 
   getSession: AgentClient['getSession'] = (session) => this.baton.getSession(session);
 
-  heartbeat: AgentClient['heartbeat'] = (p) =>
-    this.baton.heartbeat({ session: p.session, key: p.claim?.key, epoch: p.claim?.epoch });
+  heartbeat: AgentClient['heartbeat'] = (params) =>
+    this.baton.heartbeat({ session: params.session, key: params.claim?.key, epoch: params.claim?.epoch });
 
-  claim: AgentClient['claim'] = (p) => this.baton.claim(p);
+  claim: AgentClient['claim'] = (params) => this.baton.claim(params);
 
-  release: AgentClient['release'] = (p) => this.baton.release(p);
+  release: AgentClient['release'] = (params) => this.baton.release(params);
 
-  recordEffect: AgentClient['recordEffect'] = (p) => this.baton.effects.record(p);
+  recordEffect: AgentClient['recordEffect'] = (params) => this.baton.effects.record(params);
 
-  markToolCalls: AgentClient['markToolCalls'] = async (p) =>
-    (await this.baton.progress.mark({ session: p.session, toolCalls: p.count, note: p.note })).ok;
+  markToolCalls: AgentClient['markToolCalls'] = async (params) =>
+    (await this.baton.progress.mark({ session: params.session, toolCalls: params.count, note: params.note }))
+      .ok;
 
   showTask: AgentClient['showTask'] = async (key) => {
     const { task, holder, jobs } = await this.baton.showTask(key);
@@ -52,9 +53,9 @@ export class LocalAgentClient implements AgentClient {
       : { ok: false, gated: outcome.gated };
   };
 
-  escalate: AgentClient['escalate'] = async (p) => {
-    const by = { name: `session ${p.session}`, session: p.session };
-    const result = await this.baton.lifecycle.escalate({ ...p, by });
+  escalate: AgentClient['escalate'] = async (params) => {
+    const by = { name: `session ${params.session}`, session: params.session };
+    const result = await this.baton.lifecycle.escalate({ ...params, by });
     return result.ok ? { ok: true, task: result.task, jobId: result.jobId } : result;
   };
 

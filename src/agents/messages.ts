@@ -7,8 +7,9 @@
 import type { Holder } from '../core/claim.js';
 
 /** `session 7 on build-3 since 2025-…Z (epoch 3)`. */
-function describeHolder(h: Holder): string {
-  return `session ${h.session} on ${h.host} since ${new Date(h.since).toISOString()} (epoch ${h.epoch})`;
+function describeHolder(holder: Holder): string {
+  const since = new Date(holder.since).toISOString();
+  return `session ${holder.session} on ${holder.host} since ${since} (epoch ${holder.epoch})`;
 }
 
 /** Claiming failed: someone else holds the task. */

@@ -24,17 +24,16 @@ export function shellContexts(text: string, positions: readonly number[]): Shell
   let wordStart = 0;
   let heredoc = false;
   let next = 0;
-  for (let i = 0; i <= text.length && next < positions.length; i++) {
-    while (next < positions.length && positions[next] === i) {
-      out.push(contextOf(stack, heredoc, words, word === null ? i : wordStart));
+  for (let index = 0; index <= text.length && next < positions.length; index++) {
+    while (next < positions.length && positions[next] === index) {
+      out.push(contextOf(stack, heredoc, words, word === null ? index : wordStart));
       next++;
     }
-    const ch = text[i] ?? '';
+    const ch = text[index] ?? '';
     const frame = stack[stack.length - 1] ?? 'top';
-    // Characters of the top-level word, including what its quotes enclose.
-    const inWord = stack.length === 1 || (stack.length === 2 && ['double', 'single', 'ansi'].includes(frame));
-    const add = (c: string): void => {
-      if (inWord && word !== null) word += c;
+    const inWord = inTopWord(stack);
+    const add = (char: string): void => {
+      if (inWord && word !== null) word += char;
     };
     if (frame === 'comment') {
       if (ch === '\n') stack.pop();
@@ -42,24 +41,24 @@ export function shellContexts(text: string, positions: readonly number[]): Shell
     }
     if (frame === 'single' || frame === 'ansi') {
       if (ch === "'") stack.pop();
-      else if (frame === 'ansi' && ch === '\\') add(text[++i] ?? '');
+      else if (frame === 'ansi' && ch === '\\') add(text[++index] ?? '');
       else add(ch);
       continue;
     }
     if (ch === '\\') {
-      if (stack.length === 1 && word === null) [word, wordStart] = ['', i];
-      add(text[++i] ?? '');
+      if (stack.length === 1 && word === null) [word, wordStart] = ['', index];
+      add(text[++index] ?? '');
       continue;
     }
     if (frame === 'double') {
       if (ch === '"') stack.pop();
       else if (ch === '`') stack.push('backtick');
-      else if (ch === '$') i = openDollar(text, i, stack);
+      else if (ch === '$') index = openDollar(text, index, stack);
       else add(ch);
       continue;
     }
-    if (close(frame, text, i)) {
-      if (frame === 'arith') i++;
+    if (close(frame, text, index)) {
+      if (frame === 'arith') index++;
       stack.pop();
       continue;
     }
@@ -68,7 +67,7 @@ export function shellContexts(text: string, positions: readonly number[]): Shell
     if (atTop && blank) {
       if (word !== null) words.push(word);
       word = null;
-      if (ch === '<' && text[i + 1] === '<') heredoc = true;
+      if (ch === '<' && text[index + 1] === '<') heredoc = true;
       if (/[;&|()\n]/.test(ch)) words = [];
       continue;
     }
@@ -77,42 +76,51 @@ export function shellContexts(text: string, positions: readonly number[]): Shell
         stack.push('comment'); // to the end of the line; a placeholder there is inert
         continue;
       }
-      [word, wordStart] = ['', i];
+      [word, wordStart] = ['', index];
     }
-    if (ch === "'") stack.push(text[i - 1] === '$' ? 'ansi' : 'single');
+    if (ch === "'") stack.push(text[index - 1] === '$' ? 'ansi' : 'single');
     else if (ch === '"') stack.push('double');
     else if (ch === '`') stack.push('backtick');
-    else if (ch === '$') i = openDollar(text, i, stack);
+    else if (ch === '$') index = openDollar(text, index, stack);
     else add(ch);
   }
   return out;
 }
 
-/** Whether `text[i]` ends the nested frame. */
-function close(frame: Frame, text: string, i: number): boolean {
-  const ch = text[i];
+/** Whether a character belongs to the top-level word: at the top, or inside that word's quotes. */
+function inTopWord(stack: readonly Frame[]): boolean {
+  const frame = stack[stack.length - 1];
+  return (
+    stack.length === 1 ||
+    (stack.length === 2 && (frame === 'double' || frame === 'single' || frame === 'ansi'))
+  );
+}
+
+/** Whether `text[index]` ends the nested frame. */
+function close(frame: Frame, text: string, index: number): boolean {
+  const ch = text[index];
   if (frame === 'backtick') return ch === '`';
   if (frame === 'command') return ch === ')';
   if (frame === 'param') return ch === '}';
-  if (frame === 'arith') return ch === ')' && text[i + 1] === ')';
+  if (frame === 'arith') return ch === ')' && text[index + 1] === ')';
   return false;
 }
 
-/** Opens what a `$` at `i` starts; returns the index of its last character. */
-function openDollar(text: string, i: number, stack: Frame[]): number {
-  if (text.startsWith('$((', i)) {
+/** Opens what a `$` at `index` starts; returns the index of its last character. */
+function openDollar(text: string, index: number, stack: Frame[]): number {
+  if (text.startsWith('$((', index)) {
     stack.push('arith');
-    return i + 2;
+    return index + 2;
   }
-  if (text[i + 1] === '(') {
+  if (text[index + 1] === '(') {
     stack.push('command');
-    return i + 1;
+    return index + 1;
   }
-  if (text[i + 1] === '{') {
+  if (text[index + 1] === '{') {
     stack.push('param');
-    return i + 1;
+    return index + 1;
   }
-  return i;
+  return index;
 }
 
 function contextOf(
@@ -122,8 +130,8 @@ function contextOf(
   wordStart: number,
 ): ShellContext {
   if (heredoc) return { kind: 'heredoc' };
-  if (stack.some((f) => f === 'backtick' || f === 'command')) return { kind: 'substitution' };
-  if (stack.some((f) => f === 'param' || f === 'arith')) return { kind: 'expansion' };
+  if (stack.some((frame) => frame === 'backtick' || frame === 'command')) return { kind: 'substitution' };
+  if (stack.some((frame) => frame === 'param' || frame === 'arith')) return { kind: 'expansion' };
   const frame = stack[stack.length - 1];
   if (frame === 'single' || frame === 'ansi') return { kind: 'single' };
   if (frame === 'comment') return { kind: 'top', words: [], wordStart };

@@ -93,5 +93,5 @@ export interface DashboardDeps {
   /** Where the buttons send their requests: the API's routes, `/v1/...` on this origin by default. */
   readonly apiBase?: string | undefined;
   /** Who reads this request's page, signed in by the sign-in cookie (the HTTP adapter knows). */
-  readonly signedIn?: ((c: Context) => SignedIn | null) | undefined;
+  readonly signedIn?: ((context: Context) => SignedIn | null) | undefined;
 }

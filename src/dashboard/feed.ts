@@ -37,7 +37,7 @@ export class ChangeFeed {
     this.busy = true;
     try {
       const mark = await this.mark();
-      if (this.last !== null && mark !== this.last) for (const l of this.listeners) l(mark);
+      if (this.last !== null && mark !== this.last) for (const listener of this.listeners) listener(mark);
       this.last = mark;
     } catch {
       // The database is unreachable for now; the next poll tries again.

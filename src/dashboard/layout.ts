@@ -28,9 +28,9 @@ export interface PageParams {
 
 export function page(params: PageParams): Html {
   const nav = VIEWS.map(
-    (v) =>
+    (view) =>
       html`<li>
-        <a href="${v.path}" ${v.name === params.view ? html`aria-current="page"` : ''}>${v.title}</a>
+        <a href="${view.path}" ${view.name === params.view ? html`aria-current="page"` : ''}>${view.title}</a>
       </li>`,
   );
   return html`<!doctype html>
@@ -102,10 +102,10 @@ export function age(ms: number): string {
 /** A query string from the filters given, without empty ones. */
 export function query(values: Readonly<Record<string, string | number | undefined | null>>): string {
   const params = new URLSearchParams();
-  for (const [k, v] of Object.entries(values))
-    if (v !== undefined && v !== null && v !== '') params.set(k, String(v));
-  const s = params.toString();
-  return s === '' ? '' : `?${s}`;
+  for (const [name, value] of Object.entries(values))
+    if (value !== undefined && value !== null && value !== '') params.set(name, String(value));
+  const search = params.toString();
+  return search === '' ? '' : `?${search}`;
 }
 
 /**
@@ -113,7 +113,7 @@ export function query(values: Readonly<Record<string, string | number | undefine
  * (scope="col", for screen readers), with an optional muted caption.
  */
 export function table(columns: readonly string[], rows: readonly Html[], caption?: Html): Html {
-  const head = columns.map((c) => html`<th scope="col">${c}</th>`);
+  const head = columns.map((column) => html`<th scope="col">${column}</th>`);
   return html`<div class="scroll">
     <table>
       ${

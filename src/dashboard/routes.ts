@@ -24,9 +24,11 @@ import { workspacesView } from './views/workspaces.js';
 
 const HTMX_PATH = createRequire(import.meta.url).resolve('htmx.org/dist/htmx.min.js');
 
-type Fragment = (deps: DashboardDeps, q: Query, param: string) => Promise<Html>;
+type Fragment = (query: Query, param: string) => Promise<Html>;
+type Fragments = Record<ViewName, Fragment>;
 
-function fragments(deps: DashboardDeps): Record<ViewName, Fragment> {
+function fragments(deps: DashboardDeps): Fragments {
+  const { reads } = deps;
   const apiBase = deps.apiBase ?? '';
   const rss = (pid: number, host: string | null): string => {
     const here = deps.hostName === undefined || host === deps.hostName;
@@ -34,15 +36,15 @@ function fragments(deps: DashboardDeps): Record<ViewName, Fragment> {
     return mb === null ? `not measurable from here (pid ${pid} on ${host ?? '?'})` : `${mb} MB`;
   };
   return {
-    queue: async (d, q) => queueView(await d.reads.queue(q), q),
-    claims: async (d) => claimsView((await d.reads.claims()).claims, { apiBase, rss }),
-    leader: async (d) => leaderView(await d.reads.leader(), Date.now()),
-    hosts: async (d) => hostsView(await d.reads.hosts(), apiBase, Date.now()),
-    workspaces: async (d) => workspacesView(await d.reads.workspaces()),
-    sessions: async (d, q) => sessionsView(await d.reads.sessions(q), q),
-    audit: async (d, q) => auditView(await d.reads.audit(q), q),
-    job: async (deps, _q, id) => {
-      const { job, history } = await deps.reads.job(id);
+    queue: async (query) => queueView(await reads.queue(query), query),
+    claims: async () => claimsView((await reads.claims()).claims, { apiBase, rss }),
+    leader: async () => leaderView(await reads.leader(), Date.now()),
+    hosts: async () => hostsView(await reads.hosts(), apiBase, Date.now()),
+    workspaces: async () => workspacesView(await reads.workspaces()),
+    sessions: async (query) => sessionsView(await reads.sessions(query), query),
+    audit: async (query) => auditView(await reads.audit(query), query),
+    job: async (_query, id) => {
+      const { job, history } = await reads.job(id);
       return jobView(job, history, jobOutput(job, deps.logDir));
     },
   };
@@ -58,17 +60,23 @@ function refusal(error: unknown): { status: 400 | 404 | 503; body: Html } {
   return { status, body };
 }
 
-const queryOf = (c: Context): Query => c.req.query();
+const queryOf = (context: Context): Query => context.req.query();
 
 export function dashboardRoutes(deps: DashboardDeps): Hono {
   const app = new Hono();
   const views = fragments(deps);
-  const feed = new ChangeFeed(() => deps.reads.changeMark(), deps.pollMs ?? 500);
-  const fragmentUrl = (context: Context, name: string, param = ''): string => {
+  pageRoutes(app, deps, views);
+  fragmentRoutes(app, deps, views);
+  app.get('/ui/events', changeStream(new ChangeFeed(() => deps.reads.changeMark(), deps.pollMs ?? 500)));
+  return app;
+}
+
+/** Each view as a whole page, whose live region reloads from its fragment's address. */
+function pageRoutes(app: Hono, deps: DashboardDeps, views: Fragments): void {
+  const fragmentUrl = (context: Context, name: string, param: string): string => {
     const search = new URL(context.req.url).search;
     return `/ui/frag/${name}${param === '' ? '' : `/${encodeURIComponent(param)}`}${search}`;
   };
-
   const full = (name: ViewName, title: (param: string) => string) => async (context: Context) => {
     const param = context.req.param('id') ?? '';
     const shell = (body: Html) =>
@@ -80,7 +88,7 @@ export function dashboardRoutes(deps: DashboardDeps): Hono {
         signedIn: deps.signedIn?.(context) ?? null,
       });
     try {
-      return context.html(shell(await views[name](deps, queryOf(context), param)));
+      return context.html(shell(await views[name](queryOf(context), param)));
     } catch (error) {
       const { status, body } = refusal(error);
       return context.html(
@@ -92,17 +100,19 @@ export function dashboardRoutes(deps: DashboardDeps): Hono {
       );
     }
   };
-
-  for (const v of VIEWS)
+  for (const view of VIEWS)
     app.get(
-      v.path,
-      full(v.name, () => v.title),
+      view.path,
+      full(view.name, () => view.title),
     );
   app.get(
     '/jobs/:id',
     full('job', (id) => `Job ${id}`),
   );
+}
 
+/** The live regions alone, as htmx reloads them (and a job's output, which follows its log). */
+function fragmentRoutes(app: Hono, deps: DashboardDeps, views: Fragments): void {
   app.get('/ui/frag/:view/:id?', async (context) => {
     const name = context.req.param('view');
     const param = context.req.param('id') ?? '';
@@ -113,14 +123,20 @@ export function dashboardRoutes(deps: DashboardDeps): Hono {
       }
       const view = (views as Record<string, Fragment | undefined>)[name];
       if (view === undefined) return context.html(html`<p role="alert">no view ${name}</p>`, 404);
-      return context.html(await view(deps, queryOf(context), param));
+      return context.html(await view(queryOf(context), param));
     } catch (error) {
       const { status, body } = refusal(error);
       return context.html(body, status);
     }
   });
+}
 
-  app.get('/ui/events', (context) =>
+/**
+ * The change stream as server-sent events: `change` with the database's mark each time it moves,
+ * coalescing marks that arrive while one is being sent.
+ */
+function changeStream(feed: ChangeFeed) {
+  return (context: Context) =>
     streamSSE(context, async (stream) => {
       const queue: number[] = [];
       let wake: (() => void) | null = null;
@@ -149,10 +165,7 @@ export function dashboardRoutes(deps: DashboardDeps): Hono {
         await stream.writeSSE({ event: 'change', data: String(mark) });
       }
       stop();
-    }),
-  );
-
-  return app;
+    });
 }
 
 /**

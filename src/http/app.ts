@@ -74,7 +74,7 @@ export function httpApp(options: HttpAppOptions): Hono<AuthEnv> {
       404,
     ),
   );
-  app.get('/healthz', (c) => c.json({ ok: true }));
+  app.get('/healthz', (context) => context.json({ ok: true }));
   app.get('/readyz', async (context) => {
     try {
       const { applied, known } = await options.coordinator.schema();

@@ -51,7 +51,7 @@ export function authenticate(coordinator: Coordinator, mode: AuthMode) {
   };
 }
 
-const isRead = (c: Context): boolean => c.req.method === 'GET' || c.req.method === 'HEAD';
+const isRead = (context: Context): boolean => context.req.method === 'GET' || context.req.method === 'HEAD';
 
 /**
  * Sets the request's token from its bearer header, else its sign-in cookie; throws AuthError
@@ -182,6 +182,10 @@ export async function allow(
     },
   );
 }
+
+/** The host a session runs on, for `allow`: asked only when a host-scoped token needs it. */
+export const sessionHost = (coordinator: Coordinator, session: number) => (): Promise<string> =>
+  coordinator.getSession(session).then((found) => found.host);
 
 /** Runs the work with every ledger row it writes credited to the request's token. */
 export function acting<T>(context: Context<AuthEnv>, work: () => Promise<T>): Promise<T> {

@@ -74,15 +74,18 @@ const text = z.string().max(100_000);
 export const Text = text;
 
 /** The result as the CLI's --json prints it: Instants as ISO strings. */
-export function result(c: Context<AuthEnv>, value: unknown) {
-  return c.json(toWire(value) as Record<string, unknown>, 200);
+export function result(context: Context<AuthEnv>, value: unknown) {
+  return context.json(toWire(value) as Record<string, unknown>, 200);
 }
 
 export function newApi(): Api {
   return new OpenAPIHono<AuthEnv>({
     defaultHook: (outcome, context) => {
       if (outcome.success) return undefined;
-      const issues = outcome.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
+      const issues = outcome.error.issues.map((issue) => ({
+        path: issue.path.join('.'),
+        message: issue.message,
+      }));
       const first = issues[0];
       const where = first === undefined || first.path === '' ? 'the request' : first.path;
       return context.json(

@@ -19,12 +19,12 @@ function localPath(next: unknown): string {
   return /^[\x21-\x7e]{1,2000}$/.test(next) ? next : '/';
 }
 
-const overHttps = (c: Context): boolean =>
-  new URL(c.req.url).protocol === 'https:' || c.req.header('x-forwarded-proto') === 'https';
+const overHttps = (context: Context): boolean =>
+  new URL(context.req.url).protocol === 'https:' || context.req.header('x-forwarded-proto') === 'https';
 
 export function loginRoutes(coordinator: Coordinator): Hono<AuthEnv> {
   const app = new Hono<AuthEnv>();
-  app.get('/login', (c) => c.html(loginPage({ next: localPath(c.req.query('next')) })));
+  app.get('/login', (context) => context.html(loginPage({ next: localPath(context.req.query('next')) })));
   app.post('/login', async (context) => {
     // Signing someone in to another's token from a foreign page is refused like any change.
     sameOrigin(context);

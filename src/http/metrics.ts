@@ -119,39 +119,42 @@ function setCounter(counter: Counter<string>, value: number, labels?: Record<str
 
 export function metricsRoutes(deps: MetricsDeps): Hono {
   const registry = deps.registry ?? new Registry();
-  const m = gauges(registry);
+  const metrics = gauges(registry);
   let scrape: Promise<string> = Promise.resolve('');
 
   const refresh = async (): Promise<string> => {
     const [stats, lease] = await Promise.all([deps.reads.stats(), deps.reads.dispatcherLease()]);
     const count = (list: StoreStats['jobsByStatus'], name: string): number =>
-      list.find((x) => x.name === name)?.count ?? 0;
-    for (const status of JOB_STATES) m.queue.set({ status }, count(stats.jobsByStatus, status));
-    setCounter(m.started, stats.jobsStarted);
+      list.find((entry) => entry.name === name)?.count ?? 0;
+    for (const status of JOB_STATES) metrics.queue.set({ status }, count(stats.jobsByStatus, status));
+    setCounter(metrics.started, stats.jobsStarted);
     for (const outcome of TERMINAL_JOB_STATES)
-      setCounter(m.finished, count(stats.jobsByStatus, outcome), { outcome });
-    setCounter(m.granted, stats.claimsGranted);
-    m.held.set(stats.claimsHeld);
+      setCounter(metrics.finished, count(stats.jobsByStatus, outcome), { outcome });
+    setCounter(metrics.granted, stats.claimsGranted);
+    metrics.held.set(stats.claimsHeld);
     setCounter(
-      m.fenced,
-      stats.claimsByOutcome.filter((o) => FENCING_OUTCOMES.has(o.name)).reduce((n, o) => n + o.count, 0),
+      metrics.fenced,
+      stats.claimsByOutcome
+        .filter((ended) => FENCING_OUTCOMES.has(ended.name))
+        .reduce((sum, ended) => sum + ended.count, 0),
     );
-    for (const o of stats.claimsByOutcome) setCounter(m.ended, o.count, { outcome: o.name });
-    m.oldest.set(
+    for (const ended of stats.claimsByOutcome)
+      setCounter(metrics.ended, ended.count, { outcome: ended.name });
+    metrics.oldest.set(
       stats.oldestClaimHeartbeatAt === null
         ? 0
         : Math.max(0, stats.now - stats.oldestClaimHeartbeatAt) / 1000,
     );
-    m.term.set(lease?.term ?? 0);
-    m.leading.set(lease !== null && lease.holder !== null && lease.expiresAt > stats.now ? 1 : 0);
-    setCounter(m.termChanges, lease?.term ?? 0);
-    const waiting = new Map<string, number>(WAITING_CLASSES.map((c) => [c, 0]));
+    metrics.term.set(lease?.term ?? 0);
+    metrics.leading.set(lease !== null && lease.holder !== null && lease.expiresAt > stats.now ? 1 : 0);
+    setCounter(metrics.termChanges, lease?.term ?? 0);
+    const waiting = new Map<string, number>(WAITING_CLASSES.map((name) => [name, 0]));
     for (const count of stats.waitingByReason) {
-      const c = waitingClass(count.name);
-      waiting.set(c, (waiting.get(c) ?? 0) + count.count);
+      const name = waitingClass(count.name);
+      waiting.set(name, (waiting.get(name) ?? 0) + count.count);
     }
-    for (const [reason, n] of waiting) m.waiting.set({ reason }, n);
-    setCounter(m.oom, count(stats.jobsByStatus, 'oom_killed'));
+    for (const [reason, jobs] of waiting) metrics.waiting.set({ reason }, jobs);
+    setCounter(metrics.oom, count(stats.jobsByStatus, 'oom_killed'));
     return registry.metrics();
   };
 

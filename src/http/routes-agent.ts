@@ -8,7 +8,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { Refusal } from '../coordinator/refusals.js';
 import { checkGuard, parseGuardClaim } from '../coordinator/guard.js';
-import { acting, allow } from './auth.js';
+import { acting, allow, sessionHost } from './auth.js';
 import { Id, Key, Text, jsonBody, ok, result, type Api, type ApiDeps } from './kit.js';
 
 const Progress = z
@@ -24,7 +24,7 @@ export function agentRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       request: { params: z.object({ id: Id }) },
       responses: ok('the session'),
     }),
-    async (c) => result(c, await baton.getSession(c.req.valid('param').id)),
+    async (context) => result(context, await baton.getSession(context.req.valid('param').id)),
   );
   app.openapi(
     createRoute({
@@ -34,17 +34,16 @@ export function agentRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       request: { params: z.object({ id: Id }) },
       responses: ok('the session is alive; its claims are renewed'),
     }),
-    async (c) => {
-      const { id } = c.req.valid('param');
-      await allow(c, baton, 'heartbeat', { what: `heartbeat session ${id}`, session: id }, () =>
-        baton.getSession(id).then((s) => s.host),
-      );
-      const r = await acting(c, () => baton.heartbeat({ session: id }));
-      if (!r.ok) {
+    async (context) => {
+      const { id } = context.req.valid('param');
+      const subject = { what: `heartbeat session ${id}`, session: id };
+      await allow(context, baton, 'heartbeat', subject, sessionHost(baton, id));
+      const alive = await acting(context, () => baton.heartbeat({ session: id }));
+      if (!alive.ok) {
         const message = `session ${id} is no longer live`;
         throw new Refusal('fenced', 'fenced', message, 'start a new session', { session: id, current: null });
       }
-      return result(c, { ok: true, session: id });
+      return result(context, { ok: true, session: id });
     },
   );
   app.openapi(
@@ -55,14 +54,13 @@ export function agentRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       request: { params: z.object({ id: Id }), ...jsonBody(Progress) },
       responses: ok('{ok}: false when the session is no longer live'),
     }),
-    async (c) => {
-      const { id } = c.req.valid('param');
-      const b = c.req.valid('json');
-      await allow(c, baton, 'progress:mark', { what: `mark progress of session ${id}`, session: id }, () =>
-        baton.getSession(id).then((s) => s.host),
-      );
-      const r = await acting(c, () => baton.progress.mark({ session: id, ...b }));
-      return result(c, { ok: r.ok });
+    async (context) => {
+      const { id } = context.req.valid('param');
+      const body = context.req.valid('json');
+      const subject = { what: `mark progress of session ${id}`, session: id };
+      await allow(context, baton, 'progress:mark', subject, sessionHost(baton, id));
+      const marked = await acting(context, () => baton.progress.mark({ session: id, ...body }));
+      return result(context, { ok: marked.ok });
     },
   );
   app.openapi(
@@ -76,12 +74,12 @@ export function agentRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       },
       responses: ok("the push guard's verdict: {ok: true} while (session, epoch) is the live claim"),
     }),
-    async (c) => {
-      const { key } = c.req.valid('param');
-      const claim = parseGuardClaim({ key, ...c.req.valid('query') });
+    async (context) => {
+      const { key } = context.req.valid('param');
+      const claim = parseGuardClaim({ key, ...context.req.valid('query') });
       const what = `check the push guard of ${key} at epoch ${claim.epoch} for session ${claim.session}`;
-      await allow(c, baton, 'read', { what, key, session: claim.session });
-      return result(c, await checkGuard(baton, claim));
+      await allow(context, baton, 'read', { what, key, session: claim.session });
+      return result(context, await checkGuard(baton, claim));
     },
   );
 }

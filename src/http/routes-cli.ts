@@ -8,7 +8,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { InvalidInputError, WorkspaceConfigurationError } from '../core/errors.js';
 import { unresolvedRefusal } from '../coordinator/refusals.js';
 import { BATCH_SIZE_MAX } from '../coordinator/pull.js';
-import { acting, actorOf, allow } from './auth.js';
+import { acting, actorOf, allow, sessionHost } from './auth.js';
 import { Epoch, Id, Key, SessionId, Text, jsonBody, ok, result, type Api, type ApiDeps } from './kit.js';
 
 const route = createRoute;
@@ -114,7 +114,7 @@ export function cliRoutes(app: Api, deps: ApiDeps): void {
 function settingRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
   app.openapi(
     route({ method: 'get', path: '/v1/settings', tags: ['settings'], responses: ok('the settings set') }),
-    async (c) => result(c, await baton.lifecycle.settings()),
+    async (context) => result(context, await baton.lifecycle.settings()),
   );
   app.openapi(
     route({
@@ -165,7 +165,6 @@ function settingRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
 }
 
 function pullRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
-  const hostOf = (session: number) => () => baton.getSession(session).then((s) => s.host);
   app.openapi(
     route({
       method: 'post',
@@ -177,7 +176,7 @@ function pullRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
     async (context) => {
       const { session } = context.req.valid('json');
       const what = `take the next job for session ${session}`;
-      await allow(context, baton, 'job:run', { what, session }, hostOf(session));
+      await allow(context, baton, 'job:run', { what, session }, sessionHost(baton, session));
       return result(context, { job: await acting(context, () => baton.pull.next(session)) });
     },
   );
@@ -201,7 +200,7 @@ function pullRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
         baton,
         'job:run',
         { what, session: body.session, jobId: id },
-        hostOf(body.session),
+        sessionHost(baton, body.session),
       );
       return result(context, await acting(context, () => baton.pull.finish({ id, ...body }, next === true)));
     },
@@ -210,7 +209,6 @@ function pullRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
 
 /** `job next --batch N` and `job finish-batch`: one commit each, every member under its own epoch. */
 function batchRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
-  const hostOf = (session: number) => () => baton.getSession(session).then((s) => s.host);
   app.openapi(
     route({
       method: 'post',
@@ -222,9 +220,9 @@ function batchRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
     async (context) => {
       const { session, size, lease } = context.req.valid('json');
       const what = `take a batch of ${size} jobs for session ${session}`;
-      await allow(context, baton, 'job:run', { what, session }, hostOf(session));
-      const r = await acting(context, () => baton.pull.nextBatch({ session, size, lease }));
-      return result(context, { jobs: r.taken, leaseUntil: r.leaseUntil });
+      await allow(context, baton, 'job:run', { what, session }, sessionHost(baton, session));
+      const taken = await acting(context, () => baton.pull.nextBatch({ session, size, lease }));
+      return result(context, { jobs: taken.taken, leaseUntil: taken.leaseUntil });
     },
   );
   app.openapi(
@@ -240,13 +238,13 @@ function batchRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
     }),
     async (context) => {
       const { session, finish, next, lease } = context.req.valid('json');
-      const ids = finish.map((m) => m.id);
+      const ids = finish.map((member) => member.id);
       const named = ids.length > 10 ? `${ids.slice(0, 10).join(', ')}, …` : ids.join(', ');
       const what = `finish jobs ${named} for session ${session}`;
-      await allow(context, baton, 'job:run', { what, session }, hostOf(session));
+      await allow(context, baton, 'job:run', { what, session }, sessionHost(baton, session));
       const input = { session, finish, take: next ?? 0, ...(lease === undefined ? {} : { lease }) };
-      const r = await acting(context, () => baton.pull.batch(input));
-      return result(context, { finished: r.finished, jobs: r.taken, leaseUntil: r.leaseUntil });
+      const batch = await acting(context, () => baton.pull.batch(input));
+      return result(context, { finished: batch.finished, jobs: batch.taken, leaseUntil: batch.leaseUntil });
     },
   );
 }
@@ -261,7 +259,7 @@ function workspaceRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
   for (const [name, list] of lists) {
     app.openapi(
       route({ method: 'get', path: `/v1/${name}`, tags: ['workspaces'], responses: ok(`${name} by name`) }),
-      async (c) => result(c, await list()),
+      async (context) => result(context, await list()),
     );
   }
   app.openapi(

@@ -7,7 +7,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { RELEASE_OUTCOMES } from '../core/claim.js';
 import type { Job } from '../core/job.js';
 import { fencedRefusal, heldRefusal, Refusal } from '../coordinator/refusals.js';
-import { acting, actorOf, allow } from './auth.js';
+import { acting, actorOf, allow, sessionHost } from './auth.js';
 import { Epoch, Id, Key, SessionId, Text, jsonBody, ok, result, type Api, type ApiDeps } from './kit.js';
 
 const TaskAdd = z
@@ -49,7 +49,7 @@ const Enqueue = z
   })
   .openapi('Enqueue');
 const Query = (names: readonly string[]) =>
-  z.object(Object.fromEntries(names.map((n) => [n, z.string().optional()])));
+  z.object(Object.fromEntries(names.map((name) => [name, z.string().optional()])));
 
 const route = createRoute;
 
@@ -57,12 +57,12 @@ const route = createRoute;
 async function withProgress(baton: ApiDeps['coordinator'], jobs: readonly Job[]) {
   const progress = await baton.progress.ofJobs(jobs);
   return jobs.map((job) => {
-    const p = progress.get(job.id);
+    const known = progress.get(job.id);
     return {
       ...job,
-      stalled: p?.stalled ?? false,
-      lastProgressAt: p?.lastProgressAt ?? null,
-      progress: p?.progress ?? null,
+      stalled: known?.stalled ?? false,
+      lastProgressAt: known?.lastProgressAt ?? null,
+      progress: known?.progress ?? null,
     };
   });
 }
@@ -105,7 +105,7 @@ function taskRoutes(app: Api, baton: Coordinator): void {
       request: { query: Query(['project', 'assignee', 'state', 'limit']) },
       responses: ok('tasks by priority, then key'),
     }),
-    async (c) => result(c, await baton.listTasks(c.req.valid('query'))),
+    async (context) => result(context, await baton.listTasks(context.req.valid('query'))),
   );
   app.openapi(
     route({
@@ -152,7 +152,8 @@ function sessionRoutes(app: Api, baton: Coordinator): void {
       request: { query: Query(['live']) },
       responses: ok('sessions, oldest first'),
     }),
-    async (c) => result(c, await baton.listSessions({ liveOnly: c.req.valid('query').live === 'true' })),
+    async (context) =>
+      result(context, await baton.listSessions({ liveOnly: context.req.valid('query').live === 'true' })),
   );
   app.openapi(
     route({
@@ -164,8 +165,12 @@ function sessionRoutes(app: Api, baton: Coordinator): void {
     }),
     async (context) => {
       const { id } = context.req.valid('param');
-      await allow(context, baton, 'session:end', { what: `end session ${id}`, session: id }, async () =>
-        baton.getSession(id).then((s) => s.host),
+      await allow(
+        context,
+        baton,
+        'session:end',
+        { what: `end session ${id}`, session: id },
+        sessionHost(baton, id),
       );
       const { session, ended } = await acting(context, () => baton.endSession(id));
       return result(context, { ...session, ended });
@@ -187,9 +192,9 @@ function claimRoutes(app: Api, baton: Coordinator): void {
       const { key } = context.req.valid('param');
       const { session } = context.req.valid('json');
       await allow(context, baton, 'claim', { what: `claim ${key} for session ${session}`, key, session });
-      const r = await acting(context, () => baton.claim({ key, session }));
-      if (!r.ok) throw heldRefusal(key, r.holder);
-      return result(context, { ...r.claim, granted: r.granted });
+      const outcome = await acting(context, () => baton.claim({ key, session }));
+      if (!outcome.ok) throw heldRefusal(key, outcome.holder);
+      return result(context, { ...outcome.claim, granted: outcome.granted });
     },
   );
   app.openapi(
@@ -204,11 +209,9 @@ function claimRoutes(app: Api, baton: Coordinator): void {
       const { key } = context.req.valid('param');
       const { session, epoch } = context.req.valid('json');
       const what = `heartbeat ${key} epoch ${epoch} for session ${session}`;
-      await allow(context, baton, 'heartbeat', { what, key, session }, () =>
-        baton.getSession(session).then((s) => s.host),
-      );
-      const r = await acting(context, () => baton.heartbeat({ session, key, epoch }));
-      if (!r.ok) throw fencedRefusal(key, String(epoch), r.current);
+      await allow(context, baton, 'heartbeat', { what, key, session }, sessionHost(baton, session));
+      const outcome = await acting(context, () => baton.heartbeat({ session, key, epoch }));
+      if (!outcome.ok) throw fencedRefusal(key, String(epoch), outcome.current);
       return result(context, { ok: true, session, key, epoch });
     },
   );
@@ -225,8 +228,8 @@ function claimRoutes(app: Api, baton: Coordinator): void {
       const { session, epoch, outcome } = context.req.valid('json');
       const what = `release ${key} epoch ${epoch} of session ${session}`;
       await allow(context, baton, 'release', { what, key, session });
-      const r = await acting(context, () => baton.release({ key, session, epoch, outcome }));
-      if (!r.ok) throw fencedRefusal(key, String(epoch), r.current);
+      const released = await acting(context, () => baton.release({ key, session, epoch, outcome }));
+      if (!released.ok) throw fencedRefusal(key, String(epoch), released.current);
       return result(context, { key, session, epoch, outcome: outcome ?? 'released' });
     },
   );
@@ -290,12 +293,12 @@ function jobRoutes(app: Api, baton: Coordinator): void {
     async (context) => {
       const { id } = context.req.valid('param');
       await allow(context, baton, 'job:cancel', { what: `cancel job ${id}`, jobId: id });
-      const r = await acting(context, () => baton.cancelJob(id, actorOf(context)));
-      if (!r.ok) {
-        const message = `job ${id} is already ${r.job?.status ?? 'gone'}`;
-        throw new Refusal('conflict', 'lost', message, 'nothing to cancel', { job: r.job });
+      const cancel = await acting(context, () => baton.cancelJob(id, actorOf(context)));
+      if (!cancel.ok) {
+        const message = `job ${id} is already ${cancel.job?.status ?? 'gone'}`;
+        throw new Refusal('conflict', 'lost', message, 'nothing to cancel', { job: cancel.job });
       }
-      return result(context, r.job);
+      return result(context, cancel.job);
     },
   );
 }
@@ -304,11 +307,11 @@ function jobRoutes(app: Api, baton: Coordinator): void {
 function clusterRoutes(app: Api, baton: Coordinator): void {
   app.openapi(
     route({ method: 'get', path: '/v1/leader', tags: ['cluster'], responses: ok("the dispatcher's leader") }),
-    async (c) => result(c, await baton.cluster.leader()),
+    async (context) => result(context, await baton.cluster.leader()),
   );
   app.openapi(
     route({ method: 'get', path: '/v1/hosts', tags: ['cluster'], responses: ok('hosts with capacity') }),
-    async (c) => result(c, await baton.cluster.hosts()),
+    async (context) => result(context, await baton.cluster.hosts()),
   );
   app.openapi(
     route({

@@ -4,9 +4,11 @@
  * everything else here is an operator's.
  */
 import { createRoute, z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
 import { SCOPES } from '../core/token.js';
 import { fencedRefusal, noClaimRefusal, noEligibleRefusal } from '../coordinator/refusals.js';
-import { acting, actorOf, allow } from './auth.js';
+import { acting, actorOf, allow, sessionHost, type AuthEnv } from './auth.js';
+import type { Coordinator } from '../coordinator/coordinator.js';
 import { Epoch, Id, Key, SessionId, Text, jsonBody, ok, result, type Api, type ApiDeps } from './kit.js';
 
 const route = createRoute;
@@ -55,6 +57,16 @@ const HOST_TOGGLES = [
 ] as const;
 
 export function moreRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
+  takeRoutes(app, baton);
+  lifecycleRoutes(app, baton);
+  approvalRoutes(app, baton);
+  effectRoutes(app, baton);
+  operatorRoutes(app, baton);
+  tokenRoutes(app, baton);
+}
+
+/** `next` and `escalate`: an agent takes the most urgent free task, or hands its own to a human. */
+function takeRoutes(app: Api, baton: Coordinator): void {
   app.openapi(
     route({
       method: 'post',
@@ -63,18 +75,18 @@ export function moreRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       request: jsonBody(Next),
       responses: ok('the most urgent free task, claimed: {key, title, epoch, url?, session?}'),
     }),
-    async (c) => {
-      const b = c.req.valid('json');
-      const what = `take the next task for session ${b.session ?? '(a new one)'}`;
-      await allow(c, baton, 'next', { what, session: b.session, host: b.host });
-      const r = await acting(c, () =>
-        baton.lifecycle.next({ ...b, host: b.host ?? 'http', pid: b.pid ?? 0 }),
+    async (context) => {
+      const body = context.req.valid('json');
+      const what = `take the next task for session ${body.session ?? '(a new one)'}`;
+      await allow(context, baton, 'next', { what, session: body.session, host: body.host });
+      const outcome = await acting(context, () =>
+        baton.lifecycle.next({ ...body, host: body.host ?? 'http', pid: body.pid ?? 0 }),
       );
-      if (!r.ok) throw noEligibleRefusal(r.gated, r.session?.id ?? null);
-      const { task, claim } = r;
-      const session = r.session === null ? {} : { session: r.session.id };
+      if (!outcome.ok) throw noEligibleRefusal(outcome.gated, outcome.session?.id ?? null);
+      const { task, claim } = outcome;
+      const session = outcome.session === null ? {} : { session: outcome.session.id };
       const url = task.url === null ? {} : { url: task.url };
-      return result(c, { key: task.key, title: task.title, epoch: claim.epoch, ...url, ...session });
+      return result(context, { key: task.key, title: task.title, epoch: claim.epoch, ...url, ...session });
     },
   );
   app.openapi(
@@ -85,19 +97,41 @@ export function moreRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       request: { params: z.object({ key: Key }), ...jsonBody(Escalate) },
       responses: ok('the task, escalated, with the claim and job it ended'),
     }),
-    async (c) => {
-      const { key } = c.req.valid('param');
-      const b = c.req.valid('json');
-      await allow(c, baton, 'escalate', {
-        what: `escalate ${key} for session ${b.session ?? '-'}`,
+    async (context) => {
+      const { key } = context.req.valid('param');
+      const body = context.req.valid('json');
+      await allow(context, baton, 'escalate', {
+        what: `escalate ${key} for session ${body.session ?? '-'}`,
         key,
-        session: b.session,
+        session: body.session,
       });
-      const r = await acting(c, () => baton.lifecycle.escalate({ key, ...b, by: actorOf(c, b.session) }));
-      if (!r.ok) throw fencedRefusal(key, String(b.epoch ?? '?'), r.current);
-      return result(c, { ...r.task, endedClaimEpoch: r.claimEpoch, endedJob: r.jobId });
+      const by = actorOf(context, body.session);
+      const outcome = await acting(context, () => baton.lifecycle.escalate({ key, ...body, by }));
+      if (!outcome.ok) throw fencedRefusal(key, String(body.epoch ?? '?'), outcome.current);
+      return result(context, {
+        ...outcome.task,
+        endedClaimEpoch: outcome.claimEpoch,
+        endedJob: outcome.jobId,
+      });
     },
   );
+}
+
+/** An operator's step in a task's lifecycle: allowed by the token's scope, run crediting it. */
+async function lifecycleStep(
+  context: Context<AuthEnv>,
+  baton: Coordinator,
+  verb: string,
+  key: string,
+  step: () => Promise<unknown>,
+) {
+  await allow(context, baton, 'lifecycle', { what: `${verb} ${key}`, key });
+  return result(context, await acting(context, step));
+}
+
+/** The operator ends or reopens a task: reopen, resolve, reject, close. */
+function lifecycleRoutes(app: Api, baton: Coordinator): void {
+  const { lifecycle } = baton;
   for (const verb of ['reopen', 'resolve', 'reject'] as const) {
     app.openapi(
       route({
@@ -107,12 +141,11 @@ export function moreRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
         request: { params: z.object({ key: Key }), ...jsonBody(Reason) },
         responses: ok(`the task after ${verb}`),
       }),
-      async (c) => {
-        const { key } = c.req.valid('param');
-        const b = c.req.valid('json');
-        await allow(c, baton, 'lifecycle', { what: `${verb} ${key}`, key });
-        const input = { key, reason: b.reason, by: actorOf(c, b.session) };
-        return result(c, await acting(c, () => baton.lifecycle[verb](input)));
+      async (context) => {
+        const { key } = context.req.valid('param');
+        const body = context.req.valid('json');
+        const input = { key, reason: body.reason, by: actorOf(context, body.session) };
+        return lifecycleStep(context, baton, verb, key, () => lifecycle[verb](input));
       },
     );
   }
@@ -124,14 +157,18 @@ export function moreRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       request: { params: z.object({ key: Key }), ...jsonBody(Close) },
       responses: ok('the task, closed (or done)'),
     }),
-    async (c) => {
-      const { key } = c.req.valid('param');
-      const b = c.req.valid('json');
-      await allow(c, baton, 'lifecycle', { what: `close ${key}`, key });
-      const input = { key, reason: b.reason, done: b.done === true, by: actorOf(c) };
-      return result(c, await acting(c, () => baton.lifecycle.close(input)));
+    async (context) => {
+      const { key } = context.req.valid('param');
+      const body = context.req.valid('json');
+      const input = { key, reason: body.reason, done: body.done === true, by: actorOf(context) };
+      return lifecycleStep(context, baton, 'close', key, () => lifecycle.close(input));
     },
   );
+}
+
+/** What waits for a human: approve a task behind its gate, put one behind a gate, list escalations. */
+function approvalRoutes(app: Api, baton: Coordinator): void {
+  const { lifecycle } = baton;
   app.openapi(
     route({
       method: 'post',
@@ -140,12 +177,11 @@ export function moreRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       request: { params: z.object({ key: Key }), ...jsonBody(Approve) },
       responses: ok('the task, approved'),
     }),
-    async (c) => {
-      const { key } = c.req.valid('param');
-      const b = c.req.valid('json');
-      await allow(c, baton, 'lifecycle', { what: `approve ${key}`, key });
-      const input = { key, gate: b.gate, reason: b.note, by: actorOf(c) };
-      return result(c, await acting(c, () => baton.lifecycle.approve(input)));
+    async (context) => {
+      const { key } = context.req.valid('param');
+      const body = context.req.valid('json');
+      const input = { key, gate: body.gate, reason: body.note, by: actorOf(context) };
+      return lifecycleStep(context, baton, 'approve', key, () => lifecycle.approve(input));
     },
   );
   app.openapi(
@@ -156,11 +192,10 @@ export function moreRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       request: { params: z.object({ key: Key }), ...jsonBody(Gate) },
       responses: ok('the task, waiting behind the gate'),
     }),
-    async (c) => {
-      const { key } = c.req.valid('param');
-      const b = c.req.valid('json');
-      await allow(c, baton, 'lifecycle', { what: `gate ${key}`, key });
-      return result(c, await acting(c, () => baton.lifecycle.gate({ key, gate: b.gate, by: actorOf(c) })));
+    async (context) => {
+      const { key } = context.req.valid('param');
+      const input = { key, gate: context.req.valid('json').gate, by: actorOf(context) };
+      return lifecycleStep(context, baton, 'gate', key, () => lifecycle.gate(input));
     },
   );
   app.openapi(
@@ -171,8 +206,12 @@ export function moreRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       request: { query: z.object({ limit: z.string().optional() }) },
       responses: ok('escalated tasks, oldest first'),
     }),
-    async (c) => result(c, await baton.lifecycle.escalations(c.req.valid('query'))),
+    async (context) => result(context, await lifecycle.escalations(context.req.valid('query'))),
   );
+}
+
+/** Effects: an agent records one under its claim; anyone who may read lists a task's. */
+function effectRoutes(app: Api, baton: Coordinator): void {
   app.openapi(
     route({
       method: 'post',
@@ -181,15 +220,14 @@ export function moreRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       request: jsonBody(Effect),
       responses: ok('the effect'),
     }),
-    async (c) => {
-      const b = c.req.valid('json');
-      const what = `record a ${b.kind} effect on ${b.key} for session ${b.session}`;
-      await allow(c, baton, 'effect:record', { what, key: b.key, session: b.session }, () =>
-        baton.getSession(b.session).then((s) => s.host),
-      );
-      const r = await acting(c, () => baton.effects.record(b));
-      if (!r.ok) throw fencedRefusal(b.key, String(b.epoch), r.current);
-      return result(c, r.effect);
+    async (context) => {
+      const body = context.req.valid('json');
+      const what = `record a ${body.kind} effect on ${body.key} for session ${body.session}`;
+      const subject = { what, key: body.key, session: body.session };
+      await allow(context, baton, 'effect:record', subject, sessionHost(baton, body.session));
+      const outcome = await acting(context, () => baton.effects.record(body));
+      if (!outcome.ok) throw fencedRefusal(body.key, String(body.epoch), outcome.current);
+      return result(context, outcome.effect);
     },
   );
   app.openapi(
@@ -203,9 +241,15 @@ export function moreRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       },
       responses: ok('effects on the task, oldest first'),
     }),
-    async (c) =>
-      result(c, await baton.effects.list({ key: c.req.valid('param').key, ...c.req.valid('query') })),
+    async (context) => {
+      const filter = { key: context.req.valid('param').key, ...context.req.valid('query') };
+      return result(context, await baton.effects.list(filter));
+    },
   );
+}
+
+/** An operator's repairs: force-release a claim, enable or disable a host, retry a job. */
+function operatorRoutes(app: Api, baton: Coordinator): void {
   app.openapi(
     route({
       method: 'post',
@@ -217,13 +261,19 @@ export function moreRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       },
       responses: ok('the claim ended: {key, epoch, holder, job, reason}; the holder is fenced'),
     }),
-    async (c) => {
-      const { key } = c.req.valid('param');
-      const { reason } = c.req.valid('json');
-      await allow(c, baton, 'force-release', { what: `force-release ${key}`, key });
-      const r = await acting(c, () => baton.forceRelease({ key, reason, by: actorOf(c) }));
-      if (!r.ok) throw noClaimRefusal(key);
-      return result(c, { key, epoch: r.holder.epoch, holder: r.holder, job: r.job, reason });
+    async (context) => {
+      const { key } = context.req.valid('param');
+      const { reason } = context.req.valid('json');
+      await allow(context, baton, 'force-release', { what: `force-release ${key}`, key });
+      const outcome = await acting(context, () => baton.forceRelease({ key, reason, by: actorOf(context) }));
+      if (!outcome.ok) throw noClaimRefusal(key);
+      return result(context, {
+        key,
+        epoch: outcome.holder.epoch,
+        holder: outcome.holder,
+        job: outcome.job,
+        reason,
+      });
     },
   );
   for (const [verb, on] of HOST_TOGGLES) {
@@ -235,10 +285,11 @@ export function moreRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
         request: { params: z.object({ name: z.string().openapi({ param: { in: 'path' } }) }) },
         responses: ok(`the host, ${verb}d`),
       }),
-      async (c) => {
-        const { name } = c.req.valid('param');
-        await allow(c, baton, 'host:toggle', { what: `${verb} host ${name}`, host: name });
-        return result(c, await acting(c, () => baton.cluster.setHostEnabled(name, on, actorOf(c))));
+      async (context) => {
+        const { name } = context.req.valid('param');
+        await allow(context, baton, 'host:toggle', { what: `${verb} host ${name}`, host: name });
+        const host = await acting(context, () => baton.cluster.setHostEnabled(name, on, actorOf(context)));
+        return result(context, host);
       },
     );
   }
@@ -250,18 +301,22 @@ export function moreRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       request: { params: z.object({ id: Id }) },
       responses: ok('{created, job}: the new job'),
     }),
-    async (c) => {
-      const { id } = c.req.valid('param');
-      await allow(c, baton, 'job:retry', { what: `retry job ${id}`, jobId: id });
-      const { job, created } = await acting(c, () => baton.cluster.retryJob(id, actorOf(c)));
-      return result(c, { job, created });
+    async (context) => {
+      const { id } = context.req.valid('param');
+      await allow(context, baton, 'job:retry', { what: `retry job ${id}`, jobId: id });
+      const { job, created } = await acting(context, () => baton.cluster.retryJob(id, actorOf(context)));
+      return result(context, { job, created });
     },
   );
+}
+
+/** Tokens: an operator lists, creates (the secret is shown once) and revokes them. */
+function tokenRoutes(app: Api, baton: Coordinator): void {
   app.openapi(
     route({ method: 'get', path: '/v1/tokens', tags: ['tokens'], responses: ok('tokens without secrets') }),
-    async (c) => {
-      await allow(c, baton, 'token:manage', { what: 'list tokens' });
-      return result(c, await baton.tokens.list());
+    async (context) => {
+      await allow(context, baton, 'token:manage', { what: 'list tokens' });
+      return result(context, await baton.tokens.list());
     },
   );
   app.openapi(
@@ -272,11 +327,13 @@ export function moreRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       request: jsonBody(TokenCreate),
       responses: ok('{id, token, scope}: the secret, shown once'),
     }),
-    async (c) => {
-      const b = c.req.valid('json');
-      await allow(c, baton, 'token:manage', { what: `create a ${b.scope} token` });
-      const { token, secret } = await acting(c, () => baton.tokens.create({ ...b, by: actorOf(c) }));
-      return result(c, { id: token.id, token: secret, scope: token.scope });
+    async (context) => {
+      const body = context.req.valid('json');
+      await allow(context, baton, 'token:manage', { what: `create a ${body.scope} token` });
+      const { token, secret } = await acting(context, () =>
+        baton.tokens.create({ ...body, by: actorOf(context) }),
+      );
+      return result(context, { id: token.id, token: secret, scope: token.scope });
     },
   );
   app.openapi(
@@ -287,11 +344,11 @@ export function moreRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       request: { params: z.object({ id: TokenId }) },
       responses: ok('the token, revoked'),
     }),
-    async (c) => {
-      const { id } = c.req.valid('param');
-      await allow(c, baton, 'token:manage', { what: `revoke token ${id}` });
-      const { token, revoked } = await acting(c, () => baton.tokens.revoke(id, actorOf(c)));
-      return result(c, { ...token, revoked });
+    async (context) => {
+      const { id } = context.req.valid('param');
+      await allow(context, baton, 'token:manage', { what: `revoke token ${id}` });
+      const { token, revoked } = await acting(context, () => baton.tokens.revoke(id, actorOf(context)));
+      return result(context, { ...token, revoked });
     },
   );
 }

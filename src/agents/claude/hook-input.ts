@@ -45,8 +45,8 @@ export function parseHookInput(command: HookCommand, text: string): HookInput {
       'run it from a Claude Code hook (baton hooks install claude)',
     );
   }
-  const o = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>;
-  const field = (name: string): string | null => (typeof o[name] === 'string' ? o[name] : null);
+  const input = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>;
+  const field = (name: string): string | null => (typeof input[name] === 'string' ? input[name] : null);
   const sessionId = field('session_id');
   if (sessionId === null || !/^[A-Za-z0-9_.-]{1,200}$/.test(sessionId)) {
     throw new InvalidInputError(
@@ -66,7 +66,7 @@ export function parseHookInput(command: HookCommand, text: string): HookInput {
     sessionId,
     cwd: field('cwd') ?? process.cwd(),
     toolName: field('tool_name'),
-    toolInput: o['tool_input'] ?? null,
+    toolInput: input['tool_input'] ?? null,
     source: field('source'),
   };
 }

@@ -64,30 +64,30 @@ export async function setUp(ctx: HookContext, claudeSession: string, cwd: string
   }
   const untracked: HookState = { ...base, session: null, owned: true, key, epoch: null, status: 'untracked' };
   if (key === null || !(await taskExists(ctx, key))) return untracked;
-  const s = await ctx.client.startSession({
+  const started = await ctx.client.startSession({
     kind: 'agent',
     name: `claude-code ${claudeSession.slice(0, 8)}`,
     host: ctx.host,
     pid: ctx.claude?.pid ?? process.ppid,
   });
-  ctx.startKeeper(s.id, ctx.claude);
-  return claim(ctx, { ...base, session: s.id, owned: true, key, epoch: null, status: 'held' }, key);
+  ctx.startKeeper(started.id, ctx.claude);
+  return claim(ctx, { ...base, session: started.id, owned: true, key, epoch: null, status: 'held' }, key);
 }
 
 /** Claims the state's task for its session: `holding`, or `held` with the holder. */
 export async function claim(ctx: HookContext, state: HookState, key: string): Promise<HookState> {
   const session = state.session ?? 0;
-  let r;
+  let outcome;
   try {
-    r = await ctx.client.claim({ key, session });
+    outcome = await ctx.client.claim({ key, session });
   } catch (error) {
     // A task Baton does not know is not guarded: say so once, at the start.
     if (error instanceof NotFoundError && error.entity === 'task')
       return { ...state, key, status: 'untracked' };
     throw error;
   }
-  if (!r.ok) return { ...state, key, epoch: null, status: 'held', holder: r.holder };
-  return { ...state, key, epoch: r.claim.epoch, status: 'holding', holder: null };
+  if (!outcome.ok) return { ...state, key, epoch: null, status: 'held', holder: outcome.holder };
+  return { ...state, key, epoch: outcome.claim.epoch, status: 'holding', holder: null };
 }
 
 /** Whether the state's claim is still current (a heartbeat with the claim); `fenced` with the holder if not. */

@@ -54,7 +54,7 @@ function settingsFile(dir: string): string {
   return join(dir, '.claude', 'settings.json');
 }
 
-const quote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
+const quote = (text: string): string => `'${text.replace(/'/g, `'\\''`)}'`;
 
 /** The shell command Claude Code runs for one event. */
 function hookCommand(params: HookInstallParams, command: HookCommand): string {
@@ -93,7 +93,7 @@ export function uninstallHooks(dir: string): HookInstallResult {
   const before = readSettings(file);
   const settings = withoutBaton(before.settings);
   const removed = Object.keys(before.settings.hooks ?? {}).filter(
-    (e) => JSON.stringify(before.settings.hooks?.[e]) !== JSON.stringify(settings.hooks?.[e]),
+    (event) => JSON.stringify(before.settings.hooks?.[event]) !== JSON.stringify(settings.hooks?.[event]),
   );
   const after = `${JSON.stringify(settings, null, 2)}\n`;
   return { file, changed: write(file, before.text, after), events: removed };
@@ -106,7 +106,7 @@ function withoutBaton(settings: Settings): Settings {
   for (const [event, groups] of Object.entries(settings.hooks)) {
     const kept = groups.flatMap((group) => {
       const entries = (group.hooks ?? []).filter(
-        (h) => !(typeof h.command === 'string' && OURS.test(h.command)),
+        (hook) => !(typeof hook.command === 'string' && OURS.test(hook.command)),
       );
       if (entries.length === (group.hooks ?? []).length) return [group];
       return entries.length === 0 ? [] : [{ ...group, hooks: entries }];
@@ -140,7 +140,9 @@ function readSettings(file: string): { settings: Settings; text: string | null }
   const hooks = settings.hooks as unknown;
   const shaped =
     hooks === undefined ||
-    (typeof hooks === 'object' && hooks !== null && Object.values(hooks).every((v) => Array.isArray(v)));
+    (typeof hooks === 'object' &&
+      hooks !== null &&
+      Object.values(hooks).every((groups) => Array.isArray(groups)));
   if (!shaped) {
     throw new InvalidInputError(
       `the "hooks" of ${file} are not in Claude Code's shape (event → list of matcher groups); nothing was changed`,

@@ -51,7 +51,7 @@ export class McpSession {
         host: this.options.host,
         pid: this.options.pid,
       })
-      .then((s) => (this.id = s.id));
+      .then((started) => (this.id = started.id));
     try {
       return await this.starting;
     } finally {

@@ -26,6 +26,15 @@ interface KeyOptions {
   readonly anchor?: string;
 }
 
+interface PruneOptions extends KeyOptions {
+  readonly before: string;
+}
+
+interface AnchorOptions {
+  readonly out?: string;
+  readonly git?: string;
+}
+
 interface VerifyOptions {
   readonly file?: string;
   readonly anchor?: string;
@@ -51,34 +60,14 @@ export function registerAuditLedger(audit: Command): void {
     .description('sign the settled, unsealed ledger rows into checkpoints now')
     .option('--key-file <path>', KEY_FILE_HELP)
     .option('--anchor <file>', ANCHOR_HELP)
-    .action((options: KeyOptions, cmd: Command) =>
-      withCoordinator(cmd, async (baton, out) => {
-        const signer = loadKeyFile(keyFilePath(options.keyFile));
-        const { sealed, raced } = await baton.ledger.seal(signer);
-        if (options.anchor !== undefined)
-          appendAnchors(
-            options.anchor,
-            sealed.map((c) => anchorOf(c, signer.publicKey)),
-          );
-        const rows = sealed.reduce((n, c) => n + c.rowCount, 0);
-        const last = sealed.at(-1);
-        out.result(
-          { checkpoints: sealed.length, rows, sealedThrough: last?.lastId ?? null, sealed, raced },
-          () =>
-            last === undefined
-              ? 'nothing new to seal'
-              : `sealed ${rows} rows in ${sealed.length} checkpoint(s), through row ${last.lastId} ` +
-                `(checkpoint ${last.seq})`,
-        );
-      }),
-    );
+    .action((options: KeyOptions, cmd: Command) => seal(options, cmd));
   audit
     .command('verify')
     .description('recompute every seal; exit 0 when intact, 1 naming the first bad row')
     .option('--file <export>', 'check an export (jsonl or csv) offline instead of the database')
     .option('--anchor <file>', 'anchors written by `seal --anchor`: trust their keys and checkpoints only')
     .option('--public-key <key>', 'trust only this key (ed25519:<base64>); repeatable', collect)
-    .action((o: VerifyOptions, cmd: Command) => verify(o, cmd));
+    .action((options: VerifyOptions, cmd: Command) => verify(options, cmd));
   audit
     .command('export')
     .description('stream the ledger, with its checkpoints, for `verify --file` (constant memory)')
@@ -98,42 +87,67 @@ export function registerAuditLedger(audit: Command): void {
     .requiredOption('--before <date>', 'an ISO date or time, or days ago such as 365d')
     .option('--key-file <path>', KEY_FILE_HELP)
     .option('--anchor <file>', 'append an anchor line per prune record to this file')
-    .action((o: KeyOptions & { readonly before: string }, cmd: Command) =>
-      withCoordinator(cmd, async (baton, out) => {
-        const before = parseWhen('--before', o.before) ?? 0;
-        const signer = loadKeyFile(keyFilePath(o.keyFile));
-        const { records, removed } = await baton.ledger.prune(signer, before);
-        if (o.anchor !== undefined)
-          appendAnchors(
-            o.anchor,
-            records.map((c) => anchorOf(c, signer.publicKey)),
-          );
-        const last = records.at(-1);
-        out.result({ removed, records }, () =>
-          last === undefined
-            ? `nothing to prune: no sealed checkpoint holds only rows before ${new Date(before).toISOString()}`
-            : `pruned ${removed} rows, ids ${records[0]?.firstId ?? '?'}..${last.lastId} (prune record ${last.seq})`,
-        );
-      }),
-    );
+    .action((options: PruneOptions, cmd: Command) => prune(options, cmd));
   audit
     .command('anchor')
     .description('print the newest checkpoint as an anchor line, to keep outside the database')
     .option('--out <file>', 'append it to this file')
     .option('--git <repo>', 'also add it as a git note (refs/notes/baton-ledger) on HEAD of this repository')
-    .action((options: { readonly out?: string; readonly git?: string }, cmd: Command) =>
-      withCoordinator(cmd, async (baton, out) => {
-        const anchor = await baton.ledger.newestAnchor();
-        if (anchor === null)
-          throw new InvalidInputError('nothing is sealed yet', 'run `baton audit seal` first');
-        if (options.out !== undefined) appendAnchors(options.out, [anchor]);
-        if (options.git !== undefined) {
-          const note = JSON.stringify(anchor);
-          await git(['notes', '--ref=baton-ledger', 'append', '-m', note, 'HEAD'], { cwd: options.git });
-        }
-        out.result(anchor, () => JSON.stringify(anchor));
-      }),
+    .action((options: AnchorOptions, cmd: Command) => anchor(options, cmd));
+}
+
+function seal(options: KeyOptions, cmd: Command): Promise<void> {
+  return withCoordinator(cmd, async (baton, out) => {
+    const signer = loadKeyFile(keyFilePath(options.keyFile));
+    const { sealed, raced } = await baton.ledger.seal(signer);
+    if (options.anchor !== undefined)
+      appendAnchors(
+        options.anchor,
+        sealed.map((checkpoint) => anchorOf(checkpoint, signer.publicKey)),
+      );
+    const rows = sealed.reduce((sum, checkpoint) => sum + checkpoint.rowCount, 0);
+    const last = sealed.at(-1);
+    out.result(
+      { checkpoints: sealed.length, rows, sealedThrough: last?.lastId ?? null, sealed, raced },
+      () =>
+        last === undefined
+          ? 'nothing new to seal'
+          : `sealed ${rows} rows in ${sealed.length} checkpoint(s), through row ${last.lastId} ` +
+            `(checkpoint ${last.seq})`,
     );
+  });
+}
+
+function prune(options: PruneOptions, cmd: Command): Promise<void> {
+  return withCoordinator(cmd, async (baton, out) => {
+    const before = parseWhen('--before', options.before) ?? 0;
+    const signer = loadKeyFile(keyFilePath(options.keyFile));
+    const { records, removed } = await baton.ledger.prune(signer, before);
+    if (options.anchor !== undefined)
+      appendAnchors(
+        options.anchor,
+        records.map((record) => anchorOf(record, signer.publicKey)),
+      );
+    const last = records.at(-1);
+    out.result({ removed, records }, () =>
+      last === undefined
+        ? `nothing to prune: no sealed checkpoint holds only rows before ${new Date(before).toISOString()}`
+        : `pruned ${removed} rows, ids ${records[0]?.firstId ?? '?'}..${last.lastId} (prune record ${last.seq})`,
+    );
+  });
+}
+
+function anchor(options: AnchorOptions, cmd: Command): Promise<void> {
+  return withCoordinator(cmd, async (baton, out) => {
+    const newest = await baton.ledger.newestAnchor();
+    if (newest === null) throw new InvalidInputError('nothing is sealed yet', 'run `baton audit seal` first');
+    if (options.out !== undefined) appendAnchors(options.out, [newest]);
+    if (options.git !== undefined) {
+      const note = JSON.stringify(newest);
+      await git(['notes', '--ref=baton-ledger', 'append', '-m', note, 'HEAD'], { cwd: options.git });
+    }
+    out.result(newest, () => JSON.stringify(newest));
+  });
 }
 
 function verifyParams(options: VerifyOptions): VerifyParams {
@@ -155,7 +169,7 @@ async function verify(options: VerifyOptions, cmd: Command): Promise<void> {
   }
   await withCoordinator(cmd, async (baton, out) => {
     const bar = progressBar('verifying', await baton.ledger.size());
-    const report = await baton.ledger.verify(params, (n) => bar.tick(n));
+    const report = await baton.ledger.verify(params, (rows) => bar.tick(rows));
     bar.done();
     printVerify({ ...report, source: 'database', engine: null }, out);
   });
@@ -166,7 +180,8 @@ function printVerify(report: VerifyReport & { source: string; engine: string | n
     const trust =
       report.keys === 'pinned' ? `pinned keys ${report.keyIds.join(', ')}` : "the source's own keys";
     const pruned = report.pruned.map(
-      (p) => `pruned: ids ${p.firstId}..${p.lastId} (${p.rowCount} rows, record ${p.checkpoint})`,
+      (record) =>
+        `pruned: ids ${record.firstId}..${record.lastId} (${record.rowCount} rows, record ${record.checkpoint})`,
     );
     const from = report.unsealed.firstId === null ? '' : ` from ${report.unsealed.firstId}`;
     const anchors = report.anchorsChecked > 0 ? ` and ${report.anchorsChecked} anchors` : '';
@@ -175,7 +190,7 @@ function printVerify(report: VerifyReport & { source: string; engine: string | n
       : `ledger NOT intact: ${report.problemCount} problems`;
     return [
       head,
-      ...report.problems.slice(0, 10).map((p) => `  row ${p.id} ${p.problem}: ${p.detail}`),
+      ...report.problems.slice(0, 10).map((bad) => `  row ${bad.id} ${bad.problem}: ${bad.detail}`),
       `  unsealed: ${report.unsealed.count} rows${from}`,
       ...pruned.map((line) => `  ${line}`),
       `  checked with ${trust}${anchors} (${report.source})`,

@@ -25,14 +25,19 @@ export function registerEffect(program: Command): void {
     .requiredOption('--epoch <n>', 'the claim epoch ($BATON_EPOCH for an agent)')
     .requiredOption('--kind <kind>', 'what was done, such as file-write or pr-comment')
     .option('--payload <json>', 'a JSON value describing it (default {})')
-    .action((key: string, o: EffectOptions, cmd: Command) =>
+    .action((key: string, options: EffectOptions, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
-        const payload = o.payload === undefined ? undefined : parseJsonText('--payload', o.payload);
-        const input = { key, session: o.session, epoch: o.epoch, kind: o.kind, payload };
+        const { session, epoch, kind } = options;
+        const payload =
+          options.payload === undefined ? undefined : parseJsonText('--payload', options.payload);
+        const input = { key, session, epoch, kind, payload };
         const result = await baton.effects.record(input);
-        if (!result.ok) throw fencedRefusal(key, o.epoch, result.current);
-        const e = result.effect;
-        out.result(e, () => `recorded effect ${e.id} on ${e.key} (${e.kind}, epoch ${e.epoch})`);
+        if (!result.ok) throw fencedRefusal(key, epoch, result.current);
+        const { effect } = result;
+        out.result(
+          effect,
+          () => `recorded effect ${effect.id} on ${effect.key} (${effect.kind}, epoch ${effect.epoch})`,
+        );
       }),
     );
 
@@ -41,15 +46,16 @@ export function registerEffect(program: Command): void {
     .description('list the side effects accepted on a task, oldest first')
     .option('--after <id>', 'only effects with a larger id')
     .option('--limit <n>', 'at most this many (default and maximum 1000)')
-    .action((key: string, o: { after?: string; limit?: string }, cmd: Command) =>
+    .action((key: string, options: { after?: string; limit?: string }, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
-        const effects = await baton.effects.list({ key, after: o.after, limit: o.limit });
+        const effects = await baton.effects.list({ key, after: options.after, limit: options.limit });
         out.result(effects, () => (effects.length === 0 ? ['no effects'] : effects.map(effectLine)));
       }),
     );
 }
 
-function effectLine(e: Effect): string {
-  const payload = JSON.stringify(e.payload);
-  return `#${e.id}  ${iso(e.recordedAt)}  ${e.kind}  session ${e.session}  epoch ${e.epoch}  ${payload}`;
+function effectLine(effect: Effect): string {
+  const { id, recordedAt, kind, session, epoch } = effect;
+  const payload = JSON.stringify(effect.payload);
+  return `#${id}  ${iso(recordedAt)}  ${kind}  session ${session}  epoch ${epoch}  ${payload}`;
 }

@@ -11,14 +11,20 @@ const FIELDS = [
   ['job', 'Job'],
 ] as const;
 
-export function auditView(page: Page<AuditEntry>, q: Query): Html {
-  const filters = { key: q['key'], session: q['session'], host: q['host'], job: q['job'], type: q['type'] };
+export function auditView(page: Page<AuditEntry>, search: Query): Html {
+  const filters = {
+    key: search['key'],
+    session: search['session'],
+    host: search['host'],
+    job: search['job'],
+    type: search['type'],
+  };
   const kinds = AUDIT_TYPES.map(
-    (t) => html`<option value="${t}" ${q['type'] === t ? html`selected` : ''}>${t}</option>`,
+    (kind) => html`<option value="${kind}" ${search['type'] === kind ? html`selected` : ''}>${kind}</option>`,
   );
   const inputs = FIELDS.map(
     ([name, label]) =>
-      html`<label>${label}<input name="${name}" value="${q[name] ?? ''}" autocomplete="off" /></label>`,
+      html`<label>${label}<input name="${name}" value="${search[name] ?? ''}" autocomplete="off" /></label>`,
   );
   const rows = page.items.map(
     (entry) =>

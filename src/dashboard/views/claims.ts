@@ -22,7 +22,7 @@ function memory(row: ClaimRow, ctx: ClaimsContext): Html {
     RSS ${rss}; ${budget}`;
 }
 
-function card(row: ClaimRow, ctx: ClaimsContext, i: number): Html {
+function card(row: ClaimRow, ctx: ClaimsContext, index: number): Html {
   const target = `${ctx.apiBase}/v1/claims/${encodeURIComponent(row.key)}/force-release`;
   const late = row.late
     ? html`<span class="late">${age(row.heartbeatAgeMs)} — late</span>`
@@ -37,15 +37,15 @@ function card(row: ClaimRow, ctx: ClaimsContext, i: number): Html {
     <td>${time(row.claimedAt)}</td>
     <td>${late}${row.ttlMs === null ? '' : html`<br /><span class="muted">TTL ${age(row.ttlMs)}</span>`}</td>
     <td>
-      ${memory(row, ctx)}${row.locks.map((l) => html`<br />workspace ${l.workspace} (lock epoch ${l.epoch})`)}
+      ${memory(row, ctx)}${row.locks.map((lock) => html`<br />workspace ${lock.workspace} (lock epoch ${lock.epoch})`)}
     </td>
     <td>
       <ol class="plan" aria-label="What a force-release of ${row.key} would do">
-        ${row.forceRelease.map((s) => html`<li>${s}</li>`)}
+        ${row.forceRelease.map((step) => html`<li>${step}</li>`)}
       </ol>
       <form hx-post="${target}" hx-swap="none" data-action="force-release ${row.key}">
-        <label for="reason-${i}">Reason</label>
-        <input id="reason-${i}" name="reason" required maxlength="500" autocomplete="off" />
+        <label for="reason-${index}">Reason</label>
+        <input id="reason-${index}" name="reason" required maxlength="500" autocomplete="off" />
         <button type="submit" class="force-release">Force-release ${row.key}</button>
       </form>
     </td>
@@ -56,7 +56,7 @@ export function claimsView(claims: readonly ClaimRow[], ctx: ClaimsContext): Htm
   if (claims.length === 0) return html`<p>No live claims.</p>`;
   return table(
     ['Task', 'Holder', 'Epoch', 'Since', 'Heartbeat age', 'Job and memory', 'Force-release'],
-    claims.map((c, i) => card(c, ctx, i)),
+    claims.map((claim, index) => card(claim, ctx, index)),
     html`${claims.length} live, oldest heartbeat first`,
   );
 }

@@ -53,7 +53,7 @@ function hostRow(host: HostRow, apiBase: string, now: number, staleAfterMs: numb
     <td>${host.ramFreeMb} MB (${free} MB for new jobs)</td>
     <td>${host.jobsActive}/${host.slotsMax}</td>
     <td>
-      ${host.running.length === 0 ? '—' : host.running.map((j) => html`<a href="/jobs/${j.id}">${j.id}</a> `)}
+      ${host.running.length === 0 ? '—' : host.running.map((job) => html`<a href="/jobs/${job.id}">${job.id}</a> `)}
     </td>
     <td>
       ${silent > staleAfterMs ? html`<span class="late">${age(silent)} ago — silent</span>` : `${age(silent)} ago`}
@@ -80,6 +80,6 @@ export function hostsView(hosts: readonly HostRow[], apiBase: string, now: numbe
       'Last report',
       'Operator',
     ],
-    hosts.map((h) => hostRow(h, apiBase, now, 10_000)),
+    hosts.map((host) => hostRow(host, apiBase, now, 10_000)),
   );
 }

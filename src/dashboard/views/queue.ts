@@ -20,14 +20,20 @@ function row(job: Job): Html {
 
 const COLUMNS = ['Job', 'Task', 'Status', 'Host', 'Attempt', 'RAM', 'Queued', 'Reason'];
 
-export function queueView(page: Page<Job>, q: Query): Html {
+export function queueView(page: Page<Job>, search: Query): Html {
   const statuses = JOB_STATES.map(
-    (s) => html`<option value="${s}" ${q['status'] === s ? html`selected` : ''}>${s}</option>`,
+    (status) =>
+      html`<option value="${status}" ${search['status'] === status ? html`selected` : ''}>${status}</option>`,
   );
-  const filters = { status: q['status'], host: q['host'], key: q['key'], limit: q['limit'] };
+  const filters = {
+    status: search['status'],
+    host: search['host'],
+    key: search['key'],
+    limit: search['limit'],
+  };
   const older =
     page.next === null ? '' : html`<a href="/${query({ ...filters, before: page.next })}">Older jobs</a>`;
-  const newest = q['before'] === undefined ? '' : html`<a href="/${query(filters)}">Newest jobs</a>`;
+  const newest = search['before'] === undefined ? '' : html`<a href="/${query(filters)}">Newest jobs</a>`;
   return html`<form class="filters" method="get" action="/" aria-label="Filter jobs">
       <label
         >Status<select name="status">
@@ -35,8 +41,8 @@ export function queueView(page: Page<Job>, q: Query): Html {
           ${statuses}
         </select></label
       >
-      <label>Host<input name="host" value="${q['host'] ?? ''}" autocomplete="off" /></label>
-      <label>Task key<input name="key" value="${q['key'] ?? ''}" autocomplete="off" /></label>
+      <label>Host<input name="host" value="${search['host'] ?? ''}" autocomplete="off" /></label>
+      <label>Task key<input name="key" value="${search['key'] ?? ''}" autocomplete="off" /></label>
       <button type="submit">Filter</button>
     </form>
     ${table(COLUMNS, page.items.map(row), html`Newest first; ${page.items.length} shown`)}

@@ -42,11 +42,11 @@ const COLUMNS = [
   'Escalations',
 ];
 
-export function sessionsView(report: readonly SessionReport[], q: Query): Html {
+export function sessionsView(report: readonly SessionReport[], search: Query): Html {
   const inputs = FIELDS.map(
     ([name, label, type]) =>
       html`<label
-        >${label}<input name="${name}" type="${type}" value="${q[name] ?? ''}" autocomplete="off"
+        >${label}<input name="${name}" type="${type}" value="${search[name] ?? ''}" autocomplete="off"
       /></label>`,
   );
   const rows = report.map(

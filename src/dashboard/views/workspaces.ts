@@ -3,26 +3,28 @@ import { html } from 'hono/html';
 import type { WorkspaceRow } from '../deps.js';
 import { time, type Html, table } from '../layout.js';
 
-function row(w: WorkspaceRow): Html {
+function row(entry: WorkspaceRow): Html {
   const lock =
-    w.lock === null
+    entry.lock === null
       ? html`<span class="muted">free</span>`
-      : html`held since ${time(w.lock.acquiredAt)}, lock epoch ${w.lock.epoch}`;
+      : html`held since ${time(entry.lock.acquiredAt)}, lock epoch ${entry.lock.epoch}`;
   const holder =
-    w.lock === null
+    entry.lock === null
       ? '—'
       : html`session
-        ${w.lock.session}${w.holder === null ? '' : ` on ${w.holder.host}, pid ${w.holder.pid}`}${
-          w.lock.jobId === null ? '' : html`, <a href="/jobs/${w.lock.jobId}">job ${w.lock.jobId}</a>`
+        ${entry.lock.session}${entry.holder === null ? '' : ` on ${entry.holder.host}, pid ${entry.holder.pid}`}${
+          entry.lock.jobId === null
+            ? ''
+            : html`, <a href="/jobs/${entry.lock.jobId}">job ${entry.lock.jobId}</a>`
         }`;
   const waiting =
-    w.waiting.length === 0
+    entry.waiting.length === 0
       ? '—'
-      : w.waiting.map((j) => html`<a href="/jobs/${j.id}">${j.id}</a> (${j.key}) `);
+      : entry.waiting.map((job) => html`<a href="/jobs/${job.id}">${job.id}</a> (${job.key}) `);
   return html`<tr>
-    <th scope="row">${w.workspace.name}</th>
-    <td>${w.workspace.kind}</td>
-    <td class="reason">${w.workspace.path}</td>
+    <th scope="row">${entry.workspace.name}</th>
+    <td>${entry.workspace.kind}</td>
+    <td class="reason">${entry.workspace.path}</td>
     <td>${lock}</td>
     <td>${holder}</td>
     <td>${waiting}</td>
