@@ -47,8 +47,10 @@ export function validateAgentEnvName(raw: string): string {
 }
 
 function allowed(name: string, extra: readonly string[]): boolean {
-  if (ALWAYS.has(name) || ALWAYS_PREFIXES.some((p) => name.startsWith(p))) return true;
-  return extra.some((e) => (e.endsWith('*') ? name.startsWith(e.slice(0, -1)) : name === e));
+  if (ALWAYS.has(name) || ALWAYS_PREFIXES.some((prefix) => name.startsWith(prefix))) return true;
+  return extra.some((pattern) =>
+    pattern.endsWith('*') ? name.startsWith(pattern.slice(0, -1)) : name === pattern,
+  );
 }
 
 /** The agent's environment: the allowed part of `parent`, then `own` (the runner's values) over it. */

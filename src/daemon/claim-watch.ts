@@ -36,8 +36,8 @@ export class ClaimWatch {
   private beating: Promise<void> | null = null;
   private reading: Promise<void> | null = null;
 
-  constructor(private readonly o: ClaimWatchOptions) {
-    this.lastOkMs = o.clock.monotonicNowMs();
+  constructor(private readonly options: ClaimWatchOptions) {
+    this.lastOkMs = options.clock.monotonicNowMs();
   }
 
   /** Heartbeats the claim, unless the last beat has not answered yet. */
@@ -47,14 +47,14 @@ export class ClaimWatch {
 
   /** Why no beat counted for `silentMs`, for the watchdog's kill line. */
   silence(silentMs: number): string {
-    const s = (silentMs / 1000).toFixed(1);
+    const seconds = (silentMs / 1000).toFixed(1);
     let cause: string;
     if (this.sentAtMs !== null) {
-      const waited = ((this.o.clock.monotonicNowMs() - this.sentAtMs) / 1000).toFixed(1);
+      const waited = ((this.options.clock.monotonicNowMs() - this.sentAtMs) / 1000).toFixed(1);
       cause = `a beat sent ${waited} s ago has not answered`;
     } else if (this.lastError !== null) cause = `the database failed: ${databaseFault(this.lastError)}`;
     else cause = 'no beat was sent: this process was too busy to send one';
-    return `no claim heartbeat answered for ${s} s (${cause})`;
+    return `no claim heartbeat answered for ${seconds} s (${cause})`;
   }
 
   /** Waits for the beat and the read still in flight, if any. */
@@ -66,11 +66,11 @@ export class ClaimWatch {
   private async sendBeat(): Promise<void> {
     // Trusted from when the beat was sent, not when its answer came: an answer that arrives
     // after a pause of this process (SIGSTOP, a swap storm) vouches only for the time before.
-    const sentAtMs = this.o.clock.monotonicNowMs();
-    const claim = { key: this.o.job.key, epoch: this.o.claimEpoch };
-    const session = this.o.agentSession;
+    const sentAtMs = this.options.clock.monotonicNowMs();
+    const claim = { key: this.options.job.key, epoch: this.options.claimEpoch };
+    const session = this.options.agentSession;
     this.sentAtMs = sentAtMs;
-    const hb = await this.o.store.sessions.heartbeat({ session, claim }).then(
+    const hb = await this.options.store.sessions.heartbeat({ session, claim }).then(
       (answer) => answer,
       (error: unknown) => {
         this.lastError = error;
@@ -89,9 +89,9 @@ export class ClaimWatch {
 
   /** Reads the job and kills for what it shows; a read that fails is left to the next beat. */
   private async readJob(): Promise<void> {
-    const job = await this.o.store.jobs.get(this.o.job.id).catch(() => undefined);
-    const kill = killFor(this.beatOk, job, this.o.job.epoch);
-    if (kill !== null) this.o.kill(kill.reason, kill.why);
+    const job = await this.options.store.jobs.get(this.options.job.id).catch(() => undefined);
+    const kill = killFor(this.beatOk, job, this.options.job.epoch);
+    if (kill !== null) this.options.kill(kill.reason, kill.why);
   }
 }
 

@@ -73,7 +73,7 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
   private readonly nap = new Nap();
   private lastRecoveryMs = -Infinity;
 
-  constructor(private readonly o: DispatcherOptions) {
+  constructor(private readonly options: DispatcherOptions) {
     super();
   }
 
@@ -93,7 +93,7 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
       } catch (error) {
         this.emit('failed', error);
       }
-      await this.nap.sleep(this.o.clock, this.o.intervalMs, this.abort.signal);
+      await this.nap.sleep(this.options.clock, this.options.intervalMs, this.abort.signal);
     }
   }
 
@@ -107,15 +107,15 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
 
   /** One pass: rescue when due, then place what fits. Does nothing unless this process leads. */
   async tick(): Promise<void> {
-    const term = this.o.elector.leaderTerm();
+    const term = this.options.elector.leaderTerm();
     if (term === null) return;
-    const ref: TermRef = { lease: this.o.elector.name, holder: this.o.holder, term };
-    const mono = this.o.clock.monotonicNowMs();
-    if (mono - this.lastRecoveryMs >= this.o.recoveryIntervalMs) {
+    const ref: TermRef = { lease: this.options.elector.name, holder: this.options.holder, term };
+    const mono = this.options.clock.monotonicNowMs();
+    if (mono - this.lastRecoveryMs >= this.options.recoveryIntervalMs) {
       this.lastRecoveryMs = mono;
-      const report = await this.o.store.recovery.rescueStale({
-        staleAfterMs: this.o.staleAfterMs,
-        policy: this.o.policy,
+      const report = await this.options.store.recovery.rescueStale({
+        staleAfterMs: this.options.staleAfterMs,
+        policy: this.options.policy,
       });
       if (report.sessions.length + report.jobsRequeued.length + report.jobsFailed.length > 0) {
         this.emit('rescued', report);
@@ -132,17 +132,21 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
    * a refused one is reported as before.
    */
   private async place(ref: TermRef): Promise<void> {
-    const { store } = this.o;
-    const { now, jobs } = await store.dispatch.candidates({ limit: this.o.batchMax ?? 50 });
+    const { store } = this.options;
+    const { now, jobs } = await store.dispatch.candidates({ limit: this.options.batchMax ?? 50 });
     if (jobs.length === 0) return;
     const fleet = await store.hosts.fleet();
-    const decision = decideDispatch(jobs, fleet, now, this.o.staleAfterMs);
-    if (this.o.elector.leaderTerm() !== ref.term) return;
-    const asks = decision.place.map((p) => ({ id: p.job.id, host: p.host, workspace: p.workspace }));
+    const decision = decideDispatch(jobs, fleet, now, this.options.staleAfterMs);
+    if (this.options.elector.leaderTerm() !== ref.term) return;
+    const asks = decision.place.map((placement) => ({
+      id: placement.job.id,
+      host: placement.host,
+      workspace: placement.workspace,
+    }));
     const results = asks.length === 0 ? [] : await store.dispatch.placeMany({ term: ref, jobs: asks });
-    const waits = decision.wait.map((w) => ({ job: w.job, reason: w.reason }));
-    for (const [i, result] of results.entries()) {
-      const placement = decision.place[i];
+    const waits = decision.wait.map((wait) => ({ job: wait.job, reason: wait.reason }));
+    for (const [index, result] of results.entries()) {
+      const placement = decision.place[index];
       assert(placement !== undefined, 'placeMany answers each placement asked, in order');
       if (result.ok) {
         this.emit('placed', result.job, ref.term);
@@ -170,10 +174,10 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
     skips: readonly { job: Job; error: WorkspaceConfigurationError }[],
   ): Promise<void> {
     if (waits.length + skips.length === 0) return;
-    const backoffMs = this.o.unresolvedBackoffMs ?? UNRESOLVED_BACKOFF_MS;
-    const result = await this.o.store.dispatch.setAside({
+    const backoffMs = this.options.unresolvedBackoffMs ?? UNRESOLVED_BACKOFF_MS;
+    const result = await this.options.store.dispatch.setAside({
       term: ref,
-      waits: waits.map((w) => ({ id: w.job.id, reason: w.reason })),
+      waits: waits.map((wait) => ({ id: wait.job.id, reason: wait.reason })),
       skips: skips.map(({ job, error }) => ({
         id: job.id,
         reason: skippedReason(error),
@@ -183,8 +187,8 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
     });
     const waited = new Set(result.waited);
     const skipped = new Set(result.skipped);
-    for (const w of waits) if (waited.has(w.job.id)) this.emit('waiting', w.job, w.reason);
-    for (const s of skips) if (skipped.has(s.job.id)) this.emit('skipped', s.job, s.error);
+    for (const wait of waits) if (waited.has(wait.job.id)) this.emit('waiting', wait.job, wait.reason);
+    for (const skip of skips) if (skipped.has(skip.job.id)) this.emit('skipped', skip.job, skip.error);
   }
 }
 

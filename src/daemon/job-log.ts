@@ -98,7 +98,7 @@ export class JobLog {
     if (this.cutBytes > 0 || this.tailBytes > 0) {
       const cut = this.cutBytes > 0 ? `${this.cutBytes} bytes cut here; ` : '';
       stream.write(`[baton: ${cut}the last ${this.tailBytes} bytes of output follow]\n`);
-      for (const b of this.tail) stream.write(b);
+      for (const chunk of this.tail) stream.write(chunk);
       this.tail = [];
     }
     return new Promise<void>((resolve) => {
@@ -131,8 +131,8 @@ export class JobLog {
 
   private fail(error: unknown): void {
     if (this.failure !== null) return;
-    const e = error as NodeJS.ErrnoException;
-    this.failure = e.code !== undefined ? `${e.code} (${e.message})` : String(error);
+    const errno = error as NodeJS.ErrnoException;
+    this.failure = errno.code !== undefined ? `${errno.code} (${errno.message})` : String(error);
     this.droppedBytes += this.tailBytes;
     this.tail = [];
     this.tailBytes = 0;

@@ -43,12 +43,12 @@ export class RunProgress {
   /** A stall to escalate that the store has not yet taken (the escalation failed or is pending). */
   private escalation = false;
 
-  constructor(private readonly o: RunProgressOptions) {}
+  constructor(private readonly options: RunProgressOptions) {}
 
   /** Looks at the worktree before the agent starts, so its first changes count. */
   async baseline(): Promise<void> {
-    if (this.o.workspaceDir !== null)
-      this.sample = await sampleWorktree(this.o.workspaceDir).catch(() => null);
+    if (this.options.workspaceDir !== null)
+      this.sample = await sampleWorktree(this.options.workspaceDir).catch(() => null);
   }
 
   /** Counts output the agent printed; sent with the next tick. */
@@ -70,20 +70,20 @@ export class RunProgress {
     // A mark that fails (the database is away) must not keep the stall from being judged.
     await this.markOutput().catch(() => undefined);
     await this.markWorktree().catch(() => undefined);
-    const { job, runnerSession } = this.o;
+    const { job, runnerSession } = this.options;
     const guard = { id: job.id, session: runnerSession, epoch: job.epoch };
-    const verdict = await this.o.store.progress.markStalled({
+    const verdict = await this.options.store.progress.markStalled({
       ...guard,
-      stallAfterMs: this.o.stall.stallAfterMs,
+      stallAfterMs: this.options.stall.stallAfterMs,
     });
     if (verdict.stalled) {
       this.lastProgressAt = verdict.lastProgressAt;
       const since = new Date(verdict.lastProgressAt).toISOString();
-      this.o.log(
-        `job ${job.id} ${job.key}: stalled, no progress since ${since} (action ${this.o.stall.action})`,
+      this.options.log(
+        `job ${job.id} ${job.key}: stalled, no progress since ${since} (action ${this.options.stall.action})`,
       );
-      if (this.o.stall.action === 'kill') return 'kill';
-      if (this.o.stall.action === 'escalate') {
+      if (this.options.stall.action === 'kill') return 'kill';
+      if (this.options.stall.action === 'escalate') {
         this.escalation = true;
         return 'escalate';
       }
@@ -99,16 +99,16 @@ export class RunProgress {
    * longer this run's to escalate (the heartbeat kills it); a failure leaves it for the next tick.
    */
   async escalate(claimEpoch: number): Promise<boolean> {
-    const { job } = this.o;
+    const { job } = this.options;
     try {
-      const result = await this.o.store.lifecycle.escalate({
+      const result = await this.options.store.lifecycle.escalate({
         key: job.key,
         reason: this.reason(),
-        by: { name: `runner of job ${job.id}`, session: this.o.runnerSession },
-        claim: { session: this.o.agentSession, epoch: claimEpoch },
+        by: { name: `runner of job ${job.id}`, session: this.options.runnerSession },
+        claim: { session: this.options.agentSession, epoch: claimEpoch },
       });
       this.escalation = false;
-      if (result.ok) this.o.log(`job ${job.id} ${job.key}: stalled, escalated to a human`);
+      if (result.ok) this.options.log(`job ${job.id} ${job.key}: stalled, escalated to a human`);
       return result.ok;
     } catch {
       return false; // The database is away: the next tick asks again.
@@ -118,7 +118,7 @@ export class RunProgress {
   /** Why a run killed for a stall failed: the job's reason. */
   reason(): string {
     const since = this.lastProgressAt === null ? '' : ` since ${new Date(this.lastProgressAt).toISOString()}`;
-    return `stalled: no progress${since} (stall-after ${this.o.stall.stallAfterMs / 1000} s)`;
+    return `stalled: no progress${since} (stall-after ${this.options.stall.stallAfterMs / 1000} s)`;
   }
 
   private async markOutput(): Promise<void> {
@@ -134,7 +134,7 @@ export class RunProgress {
   }
 
   private async markWorktree(): Promise<void> {
-    const dir = this.o.workspaceDir;
+    const dir = this.options.workspaceDir;
     if (dir === null) return;
     const next = await sampleWorktree(dir);
     const before = this.sample;
@@ -149,7 +149,7 @@ export class RunProgress {
     await this.mark({ filesChanged, commits, note });
   }
 
-  private async mark(m: { outputBytes?: number; filesChanged?: number; commits?: number; note: string }) {
-    await this.o.store.progress.mark({ session: this.o.agentSession, ...m });
+  private async mark(change: { outputBytes?: number; filesChanged?: number; commits?: number; note: string }) {
+    await this.options.store.progress.mark({ session: this.options.agentSession, ...change });
   }
 }

@@ -23,19 +23,23 @@ export type TaskTexts = { readonly title: string; readonly feedback: string };
  * job moved on since its placement): the session, made for nothing, is ended at once. Either
  * failing throws, after ending the session if it was made.
  */
-export async function startWithSession(o: AgentRunOptions, job: Job, guard: Guard): Promise<Session | null> {
+export async function startWithSession(
+  options: AgentRunOptions,
+  job: Job,
+  guard: Guard,
+): Promise<Session | null> {
   const [started, agent] = await Promise.allSettled([
-    o.store.jobs.start(guard),
-    o.store.sessions.start({
+    options.store.jobs.start(guard),
+    options.store.sessions.start({
       kind: 'agent',
-      host: o.host,
+      host: options.host,
       pid: process.pid,
       name: `job ${job.id}`,
-      ttlMs: o.sessionTtlMs,
+      ttlMs: options.sessionTtlMs,
     }),
   ]);
   if (started.status === 'fulfilled' && started.value.ok && agent.status === 'fulfilled') return agent.value;
-  if (agent.status === 'fulfilled') await o.store.sessions.end(agent.value.id);
+  if (agent.status === 'fulfilled') await options.store.sessions.end(agent.value.id);
   if (started.status === 'rejected') throw started.reason;
   if (agent.status === 'rejected') throw agent.reason;
   return null;
@@ -50,18 +54,18 @@ export async function startWithSession(o: AgentRunOptions, job: Job, guard: Guar
  * the directory and closing the reach.
  */
 export async function prepareRun(
-  o: AgentRunOptions,
+  options: AgentRunOptions,
   job: Job,
   guard: Guard,
   claim: ClaimRef,
 ): Promise<{ reach: AgentReach | null; run: { dir: RunDirectory; texts: TaskTexts } | null }> {
-  const release = (outcome: 'failed' | 'released') => o.store.claims.release({ ...claim, outcome });
+  const release = (outcome: 'failed' | 'released') => options.store.claims.release({ ...claim, outcome });
   const [reach, dir, texts] = await Promise.allSettled([
-    AgentReach.open(o, claim.session, job, claim.epoch),
-    settleWorkspace(o, job, guard, claim, release),
-    o.store.tasks.get(job.key),
+    AgentReach.open(options, claim.session, job, claim.epoch),
+    settleWorkspace(options, job, guard, claim, release),
+    options.store.tasks.get(job.key),
   ]);
-  const failed = [reach, dir, texts].find((r) => r.status === 'rejected');
+  const failed = [reach, dir, texts].find((outcome) => outcome.status === 'rejected');
   if (failed !== undefined) {
     if (dir.status === 'fulfilled') await dir.value?.retire();
     await (reach.status === 'fulfilled' ? reach.value?.close() : undefined);

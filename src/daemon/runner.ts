@@ -37,9 +37,9 @@ export class Runner extends EventEmitter<RunnerEvents> {
   /** The last heartbeat's error since the last success: the cause to name when trust runs out. */
   private lastError: unknown = null;
 
-  constructor(private readonly o: RunnerOptions) {
+  constructor(private readonly options: RunnerOptions) {
     super();
-    this.lastHeartbeatOkMs = o.clock.monotonicNowMs();
+    this.lastHeartbeatOkMs = options.clock.monotonicNowMs();
   }
 
   get active(): number {
@@ -53,16 +53,17 @@ export class Runner extends EventEmitter<RunnerEvents> {
   start(): void {
     if (this.loops.length > 0) return;
     this.loops = [
-      this.every(this.o.heartbeatIntervalMs, () => this.heartbeat()),
-      this.every(this.o.pollIntervalMs, () => this.poll(), this.pollNap),
+      this.every(this.options.heartbeatIntervalMs, () => this.heartbeat()),
+      this.every(this.options.pollIntervalMs, () => this.poll(), this.pollNap),
       // The trust window is checked by a loop of its own on the injected clock, not when a
       // heartbeat returns: a call that hangs on a silent connection must not keep agents alive.
-      this.every(Math.min(250, this.o.heartbeatIntervalMs), () => this.watch()),
+      this.every(Math.min(250, this.options.heartbeatIntervalMs), () => this.watch()),
     ];
   }
 
   private async watch(): Promise<void> {
-    const silent = (): boolean => this.o.clock.monotonicNowMs() - this.lastHeartbeatOkMs > this.trustMs();
+    const silent = (): boolean =>
+      this.options.clock.monotonicNowMs() - this.lastHeartbeatOkMs > this.trustMs();
     if (!silent()) return;
     await afterPendingIo(); // judged after the answers that came in meanwhile are read
     if (silent()) this.fence(this.silence());
@@ -78,25 +79,26 @@ export class Runner extends EventEmitter<RunnerEvents> {
 
   /** Why no heartbeat counted for the whole trust window: the database's error, or no answer. */
   private silence(): string {
-    const s = ((this.o.clock.monotonicNowMs() - this.lastHeartbeatOkMs) / 1000).toFixed(1);
+    const seconds = ((this.options.clock.monotonicNowMs() - this.lastHeartbeatOkMs) / 1000).toFixed(1);
     const cause =
       this.lastError === null
         ? 'a heartbeat call did not answer'
         : `the database failed: ${databaseFault(this.lastError)}`;
-    return `no heartbeat of this host reached the database for ${s} s (${cause})`;
+    return `no heartbeat of this host reached the database for ${seconds} s (${cause})`;
   }
 
   /** Why the database refused our heartbeat: who ended the session, or recovery declaring it stale. */
   private async refusal(): Promise<string> {
-    const session = await this.o.store.sessions.get(this.o.session).catch(() => null);
+    const session = await this.options.store.sessions.get(this.options.session).catch(() => null);
     if (session?.state === 'ended') {
-      return `its session ${this.o.session} was ended by someone else (baton session end, or a force-release of it)`;
+      const by = 'someone else (baton session end, or a force-release of it)';
+      return `its session ${this.options.session} was ended by ${by}`;
     }
     if (session?.state === 'stale') {
-      const over = `no heartbeat for over ${this.o.staleAfterMs / 1000} s`;
-      return `its session ${this.o.session} was declared stale by the leader's recovery (${over})`;
+      const over = `no heartbeat for over ${this.options.staleAfterMs / 1000} s`;
+      return `its session ${this.options.session} was declared stale by the leader's recovery (${over})`;
     }
-    return `the database refused the heartbeat of session ${this.o.session}`;
+    return `the database refused the heartbeat of session ${this.options.session}`;
   }
 
   /** Stops picking up work; kills running agents when `killAgents`, else waits for them. */
@@ -104,7 +106,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
     this.abort.abort();
     await Promise.all(this.loops);
     if (killAgents) for (const { run } of this.runs.values()) run.kill('shutdown');
-    await Promise.all([...this.runs.values()].map((r) => r.done));
+    await Promise.all([...this.runs.values()].map((run) => run.done));
   }
 
   /** Looks for placed work at once (a wake-up from the store), or right after the current look. */
@@ -119,20 +121,20 @@ export class Runner extends EventEmitter<RunnerEvents> {
       } catch (error) {
         this.emit('failed', error);
       }
-      await nap.sleep(this.o.clock, intervalMs, this.abort.signal);
+      await nap.sleep(this.options.clock, intervalMs, this.abort.signal);
     }
   }
 
   private async heartbeat(): Promise<void> {
     const { availableMb } = readMemory();
-    const disk = readDisk(this.o.logDir);
+    const disk = readDisk(this.options.logDir);
     let ok: boolean;
     // Trusted from the send time: an answer read after a pause vouches only for before it.
-    const sentAtMs = this.o.clock.monotonicNowMs();
+    const sentAtMs = this.options.clock.monotonicNowMs();
     try {
-      ok = await this.o.store.hosts.heartbeat({
-        name: this.o.host,
-        session: this.o.session,
+      ok = await this.options.store.hosts.heartbeat({
+        name: this.options.host,
+        session: this.options.session,
         ramFreeMb: availableMb,
         disk,
       });
@@ -146,7 +148,8 @@ export class Runner extends EventEmitter<RunnerEvents> {
       // Unreachable: past the stale threshold recovery may have handed our work away.
       this.lastError = error;
       this.emit('failed', error);
-      if (this.o.clock.monotonicNowMs() - this.lastHeartbeatOkMs > this.trustMs()) this.fence(this.silence());
+      if (this.options.clock.monotonicNowMs() - this.lastHeartbeatOkMs > this.trustMs())
+        this.fence(this.silence());
     }
   }
 
@@ -156,11 +159,11 @@ export class Runner extends EventEmitter<RunnerEvents> {
    * covers an agent's real cadence with room to spare (core/heartbeat-windows.ts).
    */
   private trustMs(): number {
-    return heartbeatWindows(this.o.heartbeatIntervalMs, this.o.staleAfterMs).trustMs;
+    return heartbeatWindows(this.options.heartbeatIntervalMs, this.options.staleAfterMs).trustMs;
   }
 
   private async poll(): Promise<void> {
-    const assigned = await this.o.store.dispatch.assigned(this.o.session);
+    const assigned = await this.options.store.dispatch.assigned(this.options.session);
     for (const job of assigned) this.begin(job);
   }
 
@@ -172,13 +175,13 @@ export class Runner extends EventEmitter<RunnerEvents> {
    * placements made elsewhere, skips a job already running here.
    */
   take(job: Job): void {
-    if (job.session === this.o.session && job.status === 'claimed') this.begin(job);
+    if (job.session === this.options.session && job.status === 'claimed') this.begin(job);
   }
 
   private begin(job: Job): void {
     if (this.runs.has(job.id) || this.abort.signal.aborted) return;
-    const options = { ...this.o, runnerSession: this.o.session, trustMs: this.trustMs() };
-    const run = new AgentRun({ ...options, sessionTtlMs: this.o.staleAfterMs }, job);
+    const options = { ...this.options, runnerSession: this.options.session, trustMs: this.trustMs() };
+    const run = new AgentRun({ ...options, sessionTtlMs: this.options.staleAfterMs }, job);
     const done = run
       .run()
       .catch(async (error: unknown) => {
@@ -200,12 +203,17 @@ export class Runner extends EventEmitter<RunnerEvents> {
     const reason = `the run failed on the store (${why})`;
     while (!this.abort.signal.aborted) {
       try {
-        const guard = { id: job.id, session: this.o.session, epoch: job.epoch };
-        const r = await this.o.store.dispatch.requeue({ ...guard, reason, policy: this.o.policy });
-        if (r.ok) this.o.log(`job ${job.id} ${job.key}: ${reason}; given back (${r.job.status})`);
+        const guard = { id: job.id, session: this.options.session, epoch: job.epoch };
+        const result = await this.options.store.dispatch.requeue({
+          ...guard,
+          reason,
+          policy: this.options.policy,
+        });
+        if (result.ok)
+          this.options.log(`job ${job.id} ${job.key}: ${reason}; given back (${result.job.status})`);
         return;
       } catch {
-        await this.o.clock.sleep(this.o.pollIntervalMs, this.abort.signal);
+        await this.options.clock.sleep(this.options.pollIntervalMs, this.abort.signal);
       }
     }
   }

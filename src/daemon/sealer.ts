@@ -33,7 +33,7 @@ export class LedgerSealer extends EventEmitter<SealerEvents> {
   private loop: Promise<void> | null = null;
   private keyChecked = false;
 
-  constructor(private readonly o: SealerOptions) {
+  constructor(private readonly options: SealerOptions) {
     super();
   }
 
@@ -49,14 +49,14 @@ export class LedgerSealer extends EventEmitter<SealerEvents> {
   /** One round, whether leading or not: for `baton up`'s last seal and for tests. */
   async sealNow(): Promise<readonly Checkpoint[]> {
     if (!this.keyChecked) {
-      await assertKeyRegistered(this.o.store, this.o.signer);
+      await assertKeyRegistered(this.options.store, this.options.signer);
       this.keyChecked = true;
     }
-    const { sealed } = await sealLedger(this.o.store, this.o.signer);
-    if (this.o.anchorFile !== null) {
+    const { sealed } = await sealLedger(this.options.store, this.options.signer);
+    if (this.options.anchorFile !== null) {
       appendAnchors(
-        this.o.anchorFile,
-        sealed.map((c) => anchorOf(c, this.o.signer.publicKey)),
+        this.options.anchorFile,
+        sealed.map((checkpoint) => anchorOf(checkpoint, this.options.signer.publicKey)),
       );
     }
     if (sealed.length > 0) this.emit('sealed', sealed);
@@ -65,8 +65,8 @@ export class LedgerSealer extends EventEmitter<SealerEvents> {
 
   private async run(): Promise<void> {
     while (!this.abort.signal.aborted) {
-      await this.o.clock.sleep(this.o.intervalMs, this.abort.signal);
-      if (this.abort.signal.aborted || !this.o.leading()) continue;
+      await this.options.clock.sleep(this.options.intervalMs, this.abort.signal);
+      if (this.abort.signal.aborted || !this.options.leading()) continue;
       try {
         await this.sealNow();
       } catch (error) {

@@ -63,7 +63,7 @@ export async function takeOverDeadPredecessor(
   const deadline = clock.monotonicNowMs() + lapse + options.heartbeatIntervalMs;
   let waiting = false;
   while (!stop.aborted) {
-    const host = (await store.hosts.list()).find((h) => h.name === options.host);
+    const host = (await store.hosts.list()).find((entry) => entry.name === options.host);
     const served = host?.session ?? null;
     const old = served === null ? null : await store.sessions.get(served);
     if (old === null || old.state !== 'live' || old.kind !== 'daemon' || old.host !== options.host)
@@ -72,8 +72,8 @@ export async function takeOverDeadPredecessor(
     const age = (await store.now()) - old.heartbeatAt;
     if (age >= lapse) {
       const live = await store.sessions.list({ liveOnly: true });
-      const mine = live.filter((s) => s.host === options.host && s.pid === old.pid);
-      for (const s of mine) await store.sessions.end(s.id);
+      const mine = live.filter((session) => session.host === options.host && session.pid === old.pid);
+      for (const session of mine) await store.sessions.end(session.id);
       // Its dispatcher lease (the holder is its session id) can never be renewed: resign it for
       // the dead process, guarded by holder and term, so a leader is chosen now rather than at expiry.
       const lease = await store.leases.get(DISPATCHER_LEASE);

@@ -83,7 +83,7 @@ const SHIM = fileURLToPath(new URL('../os/agent-shim.js', import.meta.url));
 
 export async function runUp(
   store: Store,
-  o: UpOptions,
+  options: UpOptions,
   clock: Clock,
   log: (line: string) => void,
   stop: AbortSignal,
@@ -92,12 +92,15 @@ export async function runUp(
   // first ends the session it was fenced under, which may still be live (the database was
   // unreachable, or no other leader exists to rescue it), and retries while the database stays
   // unreachable. Found by the chaos suite (test/chaos/rejoin.test.ts).
-  validateHeartbeatWindows(o.heartbeatIntervalMs, o.staleAfterMs);
-  const target = parseDbUrl(o.dbUrl);
+  validateHeartbeatWindows(options.heartbeatIntervalMs, options.staleAfterMs);
+  const target = parseDbUrl(options.dbUrl);
   const sqlitePath = target.engine === 'sqlite' ? target.path : null;
-  for (const note of makeStatePrivate({ stateDir: dirname(o.logDir), sqlitePath })) log(`note: ${note}`);
-  const passwordFor = (o.agentEnv ?? []).some((n) => /^PGPASS(WORD|FILE)$|^PG\*$|^PGPASS\*$/.test(n));
-  if (hasPassword(o.dbUrl) && !passwordFor) {
+  for (const note of makeStatePrivate({ stateDir: dirname(options.logDir), sqlitePath }))
+    log(`note: ${note}`);
+  const passwordFor = (options.agentEnv ?? []).some((name) =>
+    /^PGPASS(WORD|FILE)$|^PG\*$|^PGPASS\*$/.test(name),
+  );
+  if (hasPassword(options.dbUrl) && !passwordFor) {
     log(
       'note: agents get BATON_DB without its password; to let them use the database, keep the password ' +
         'in a password file and pass --agent-env PGPASSFILE (docs/security.md)',
@@ -115,10 +118,12 @@ export async function runUp(
     inner.abort();
   };
   const watch =
-    sqlitePath === null ? null : watchDbFile(resolve(o.cwd, sqlitePath), o.heartbeatIntervalMs, stopOn);
-  const schema = watchSchema(() => store.schema(), o.heartbeatIntervalMs, stopOn);
+    sqlitePath === null
+      ? null
+      : watchDbFile(resolve(options.cwd, sqlitePath), options.heartbeatIntervalMs, stopOn);
+  const schema = watchSchema(() => store.schema(), options.heartbeatIntervalMs, stopOn);
   try {
-    await joinAndRejoin(store, o, clock, log, inner.signal);
+    await joinAndRejoin(store, options, clock, log, inner.signal);
   } finally {
     schema.stop();
     watch?.stop();
@@ -130,7 +135,7 @@ export async function runUp(
 /** Joins, and rejoins under a new session whenever fenced, until asked to stop. */
 async function joinAndRejoin(
   store: Store,
-  o: UpOptions,
+  options: UpOptions,
   clock: Clock,
   log: (line: string) => void,
   stop: AbortSignal,
@@ -140,12 +145,12 @@ async function joinAndRejoin(
     let membership: { fenced: string | null; session: SessionId };
     try {
       if (previous !== null) await store.sessions.end(previous);
-      membership = await runOnce(store, o, clock, log, stop, previous === null);
+      membership = await runOnce(store, options, clock, log, stop, previous === null);
     } catch (error) {
       if (previous === null || !(error instanceof StoreUnavailableError || error instanceof ConflictError))
         throw error;
       log(`cannot rejoin yet (${error.message}); retrying`);
-      await clock.sleep(o.retryIntervalMs, stop);
+      await clock.sleep(options.retryIntervalMs, stop);
       continue;
     }
     if (membership.fenced === null) return;
@@ -157,16 +162,16 @@ async function joinAndRejoin(
 /** One membership, under one session. Resolves with why it was fenced, or null when asked to stop. */
 async function runOnce(
   store: Store,
-  o: UpOptions,
+  options: UpOptions,
   clock: Clock,
   log: (line: string) => void,
   stop: AbortSignal,
   first: boolean,
 ): Promise<{ fenced: string | null; session: SessionId }> {
-  await takeOverDeadPredecessor(store, o, clock, log, stop);
-  const containment = openContainment({ choice: o.containment ?? 'auto', shimPath: SHIM });
+  await takeOverDeadPredecessor(store, options, clock, log, stop);
+  const containment = openContainment({ choice: options.containment ?? 'auto', shimPath: SHIM });
   try {
-    return await joinWith(store, o, clock, log, stop, containment, first);
+    return await joinWith(store, options, clock, log, stop, containment, first);
   } finally {
     await containment.close();
   }
@@ -174,31 +179,36 @@ async function runOnce(
 
 async function joinWith(
   store: Store,
-  o: UpOptions,
+  options: UpOptions,
   clock: Clock,
   log: (line: string) => void,
   stop: AbortSignal,
   containment: Containment,
   first: boolean,
 ): Promise<{ fenced: string | null; session: SessionId }> {
-  const session = await joinAsHost(store, o, log, containment, first);
-  const { elector, dispatcher } = leadership(store, o, clock, log, String(session));
-  const runner = runnerFor(store, o, clock, log, session, containment);
+  const session = await joinAsHost(store, options, log, containment, first);
+  const { elector, dispatcher } = leadership(store, options, clock, log, String(session));
+  const runner = runnerFor(store, options, clock, log, session, containment);
   runner.on('failed', logFailure(log, 'runner'));
   // A job placed here on this host starts at once, without a round trip through the store.
   dispatcher.on('placed', (job) => runner.take(job));
   const sweeper = startSweeper(store, clock, log, stop);
-  const pruner = startLogPruner({ ...o, policy: o.logKeep, inUse: runner.logsInUse }, clock, log, stop);
-  dispatcher.on('rescued', (r) => {
-    if (r.jobsRequeued.length + r.jobsFailed.length + r.sessions.length > 0) sweeper.now();
+  const pruner = startLogPruner(
+    { ...options, policy: options.logKeep, inUse: runner.logsInUse },
+    clock,
+    log,
+    stop,
+  );
+  dispatcher.on('rescued', (rescue) => {
+    if (rescue.jobsRequeued.length + rescue.jobsFailed.length + rescue.sessions.length > 0) sweeper.now();
   });
   const fenced = new Promise<string | null>((resolve) => {
     runner.once('fenced', (why) => resolve(why));
     stop.addEventListener('abort', () => resolve(null), { once: true });
   });
   const leading = (): boolean => elector.leaderTerm() !== null;
-  const sealer = startSealer(store, o, clock, log, leading);
-  const duties = new LeaderDuties({ duties: o.leaderDuties ?? [], clock, leading, log });
+  const sealer = startSealer(store, options, clock, log, leading);
+  const duties = new LeaderDuties({ duties: options.leaderDuties ?? [], clock, leading, log });
   duties.start();
   elector.start();
   dispatcher.start();
@@ -224,40 +234,40 @@ async function joinWith(
 /** Joins: a daemon session, this host registered under it, and the host's containment recorded. */
 async function joinAsHost(
   store: Store,
-  o: UpOptions,
+  options: UpOptions,
   log: (line: string) => void,
   containment: Containment,
   first: boolean,
 ): Promise<SessionId> {
   const session = await store.sessions.start({
     kind: 'daemon',
-    host: o.host,
+    host: options.host,
     pid: process.pid,
     name: 'baton up',
-    ttlMs: o.staleAfterMs,
+    ttlMs: options.staleAfterMs,
   });
   const memory = readMemory();
   // The enabled flag is the operator's: `baton host enable|disable` survives every rejoin and
   // restart. --standby sets it only when given, and only on this process's first join.
-  const standby = first && o.standby;
+  const standby = first && options.standby;
   const host = await store.hosts
     .register({
-      name: o.host,
+      name: options.host,
       session: session.id,
       enabled: standby ? false : undefined,
-      ramTotalMb: o.ramTotalMb ?? memory.totalMb,
-      ramReservedMb: o.ramReservedMb,
+      ramTotalMb: options.ramTotalMb ?? memory.totalMb,
+      ramReservedMb: options.ramReservedMb,
       ramFreeMb: memory.availableMb,
-      slotsMax: o.slotsMax,
+      slotsMax: options.slotsMax,
     })
     .catch(async (error: unknown) => {
       // Not joined: end the session rather than leave it for recovery to find.
       await store.sessions.end(session.id).catch(() => false);
       throw error;
     });
-  log(`joined as session ${session.id} on host ${o.host}${joinedAs(host.enabled, standby)}`);
+  log(`joined as session ${session.id} on host ${options.host}${joinedAs(host.enabled, standby)}`);
   await store.hosts.setContainment({
-    name: o.host,
+    name: options.host,
     session: session.id,
     containment: containment.kind,
     containmentRef: encodeContainmentRef(containment.ref),
@@ -268,13 +278,13 @@ async function joinAsHost(
 
 const logFailure =
   (log: (line: string) => void, what: string) =>
-  (e: unknown): void =>
-    log(`${what}: ${e instanceof Error ? e.message : String(e)}`);
+  (error: unknown): void =>
+    log(`${what}: ${error instanceof Error ? error.message : String(error)}`);
 
 /** The leader election and the dispatcher it drives, each saying what it does in the log. */
 function leadership(
   store: Store,
-  o: UpOptions,
+  options: UpOptions,
   clock: Clock,
   log: (line: string) => void,
   holder: string,
@@ -283,17 +293,17 @@ function leadership(
     store,
     holder,
     clock,
-    ttlMs: o.leaseTtlMs,
-    retryIntervalMs: o.retryIntervalMs,
+    ttlMs: options.leaseTtlMs,
+    retryIntervalMs: options.retryIntervalMs,
   });
   const dispatcher = new Dispatcher({
     store,
     elector,
     holder,
     clock,
-    intervalMs: o.pollIntervalMs,
-    staleAfterMs: o.staleAfterMs,
-    recoveryIntervalMs: o.recoveryIntervalMs,
+    intervalMs: options.pollIntervalMs,
+    staleAfterMs: options.staleAfterMs,
+    recoveryIntervalMs: options.recoveryIntervalMs,
     policy: DEFAULT_RETRY_POLICY,
   });
   elector.on('gained', (term) => {
@@ -307,13 +317,13 @@ function leadership(
   );
   dispatcher.on('fenced', (term) => log(`a placement under term ${term} was refused: no longer the leader`));
   dispatcher.on('waiting', (job, reason) => log(`job ${job.id} ${job.key}: ${reason}`));
-  dispatcher.on('skipped', (job, e) =>
-    log(`job ${job.id} ${job.key}: SKIPPED workspace_unresolved: ${e.message}; fix: ${e.hint ?? ''}`),
+  dispatcher.on('skipped', (job, error) =>
+    log(`job ${job.id} ${job.key}: SKIPPED workspace_unresolved: ${error.message}; fix: ${error.hint ?? ''}`),
   );
-  dispatcher.on('rescued', (r) =>
+  dispatcher.on('rescued', (rescue) =>
     log(
-      `rescued sessions [${r.sessions.join(', ')}]: ` +
-        `requeued [${r.jobsRequeued.join(', ')}], failed [${r.jobsFailed.join(', ')}]`,
+      `rescued sessions [${rescue.sessions.join(', ')}]: ` +
+        `requeued [${rescue.jobsRequeued.join(', ')}], failed [${rescue.jobsFailed.join(', ')}]`,
     ),
   );
   dispatcher.on('failed', logFailure(log, 'dispatch failed'));
@@ -323,7 +333,7 @@ function leadership(
 /** This host's runner (runner.ts), under the daemon's session. */
 function runnerFor(
   store: Store,
-  o: UpOptions,
+  options: UpOptions,
   clock: Clock,
   log: (line: string) => void,
   session: SessionId,
@@ -332,24 +342,24 @@ function runnerFor(
   return new Runner({
     store,
     clock,
-    host: o.host,
+    host: options.host,
     session,
-    dbUrl: o.dbUrl,
+    dbUrl: options.dbUrl,
     containment,
-    agentEnv: o.agentEnv ?? [],
-    apiUrl: o.apiUrl ?? null,
-    logDir: o.logDir,
-    logMaxBytes: o.logMaxBytes,
-    defaultCommand: o.agentCommand,
-    heartbeatIntervalMs: o.heartbeatIntervalMs,
-    sampleIntervalMs: heartbeatWindows(o.heartbeatIntervalMs, o.staleAfterMs).sampleIntervalMs,
-    pollIntervalMs: o.pollIntervalMs,
-    staleAfterMs: o.staleAfterMs,
-    cwd: o.cwd,
-    worktreeDir: o.worktreeDir ?? join(dirname(o.logDir), 'worktrees'),
+    agentEnv: options.agentEnv ?? [],
+    apiUrl: options.apiUrl ?? null,
+    logDir: options.logDir,
+    logMaxBytes: options.logMaxBytes,
+    defaultCommand: options.agentCommand,
+    heartbeatIntervalMs: options.heartbeatIntervalMs,
+    sampleIntervalMs: heartbeatWindows(options.heartbeatIntervalMs, options.staleAfterMs).sampleIntervalMs,
+    pollIntervalMs: options.pollIntervalMs,
+    staleAfterMs: options.staleAfterMs,
+    cwd: options.cwd,
+    worktreeDir: options.worktreeDir ?? join(dirname(options.logDir), 'worktrees'),
     policy: DEFAULT_RETRY_POLICY,
-    stall: o.stall ?? DEFAULT_STALL_POLICY,
-    recheck: o.recheck,
+    stall: options.stall ?? DEFAULT_STALL_POLICY,
+    recheck: options.recheck,
     log,
   });
 }
@@ -363,18 +373,18 @@ function joinedAs(enabled: boolean, standby: boolean): string {
 /** The ledger's sealer while this process leads; its failures are logged once per new message. */
 function startSealer(
   store: Store,
-  o: UpOptions,
+  options: UpOptions,
   clock: Clock,
   log: (line: string) => void,
   leading: () => boolean,
 ): LedgerSealer | null {
-  if (o.ledger === undefined || o.ledger === null) return null;
-  const sealer = new LedgerSealer({ store, clock, leading, ...o.ledger });
+  if (options.ledger === undefined || options.ledger === null) return null;
+  const sealer = new LedgerSealer({ store, clock, leading, ...options.ledger });
   let lastFailure = '';
   sealer.on('sealed', (sealed) => {
     lastFailure = '';
     const last = sealed.at(-1);
-    const rows = sealed.reduce((n, c) => n + c.rowCount, 0);
+    const rows = sealed.reduce((total, checkpoint) => total + checkpoint.rowCount, 0);
     if (last !== undefined)
       log(`sealed ${rows} ledger rows through row ${last.lastId} (checkpoint ${last.seq})`);
   });

@@ -81,7 +81,9 @@ export function startSweeper(
   const nap = new Nap();
   const done = (async () => {
     while (!end.signal.aborted && !stop.aborted) {
-      await sweepWorktrees(store, log).catch((e: unknown) => log(`worktree sweep failed: ${String(e)}`));
+      await sweepWorktrees(store, log).catch((error: unknown) =>
+        log(`worktree sweep failed: ${String(error)}`),
+      );
       await nap.sleep(clock, SWEEP_INTERVAL_MS, end.signal);
     }
   })();
