@@ -1,14 +1,17 @@
 /**
  * Keeps the architecture honest (after TigerBeetle's tidy.zig): the dependency rule between
  * layers, a pure core, file, line and function sizes that stay readable, dynamic imports only
- * where they are meant, and no dead exports. The checkers are in test/support/tidy-rules.ts;
- * every rule added since issue 16 is also shown to catch a violation on a synthetic file.
+ * where they are meant, no dead exports, and no one-letter names (ESLint's id-length, set in
+ * eslint.config.js). The checkers are in test/support/tidy-rules.ts; every rule added since
+ * issue 16 is also shown to catch a violation on a synthetic file.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ESLint, Linter } from 'eslint';
+import tseslint from 'typescript-eslint';
 import {
   coordinatorImportsEngine,
   deadExports,
@@ -214,4 +217,36 @@ test('the dead-export rule catches an export no one imports, and one only tests 
     { key: 'src/a.ts:unused', testsOnly: false, usedLocally: false },
     { key: 'src/a.ts:forTests', testsOnly: true, usedLocally: false },
   ]);
+});
+
+/** The id-length entry eslint.config.js gives a file; undefined where the rule does not apply. */
+async function idLengthRule(eslint: ESLint, path: string): Promise<Linter.RuleEntry | undefined> {
+  const config = (await eslint.calculateConfigForFile(join(root, path))) as Linter.Config | undefined;
+  return config?.rules?.['id-length'];
+}
+
+test('the one-letter-name rule (ESLint id-length) covers shipping code, not tests, and catches a violation', async () => {
+  const eslint = new ESLint({ cwd: root });
+  const rule = await idLengthRule(eslint, 'src/core/x.ts');
+  assert.ok(rule !== undefined, 'eslint.config.js applies id-length to src/core');
+  assert.equal(await idLengthRule(eslint, 'src/core/x.test.ts'), undefined);
+  assert.equal(await idLengthRule(eslint, 'src/store/conformance/x.ts'), undefined);
+  // The rule as configured, on a snippet: ESLint's own Linter, without type information.
+  const text = [
+    'export function f(options: { x: number }, _: number): number[] {',
+    '  const total = options.x;',
+    '  return [total].map((v) => v + 1);',
+    '}',
+  ].join('\n');
+  const linter = new Linter({ configType: 'flat' });
+  const config = {
+    files: ['**/*.ts'],
+    languageOptions: { parser: tseslint.parser },
+    rules: { 'id-length': rule },
+  };
+  const messages = linter.verify(text, [config], 'src/core/x.ts');
+  assert.deepEqual(
+    messages.map((message) => `${message.line}:${message.column} ${message.message}`),
+    ["1:17 Identifier name 'f' is too short (< 2).", "3:23 Identifier name 'v' is too short (< 2)."],
+  );
 });

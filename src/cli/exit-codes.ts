@@ -52,7 +52,7 @@ const MEANING: Readonly<Record<number, string>> = {
 export function exitCodeHelp(): string {
   const lines = Object.entries(MEANING).map(([exit, meaning]) => {
     const codes = Object.entries(EXIT_CODE_BY_ERROR)
-      .filter(([, n]) => n === Number(exit))
+      .filter(([, mapped]) => mapped === Number(exit))
       .map(([code]) => code);
     return `  ${exit}  ${meaning}${codes.length > 0 ? ` (${codes.join(', ')})` : ''}`;
   });

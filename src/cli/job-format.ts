@@ -17,8 +17,8 @@ export function jobTable(jobs: readonly Job[], progress?: ReadonlyMap<JobId, Job
   return table(
     ['ID', 'KEY', 'STATUS', 'HOST', 'ATTEMPT', 'EPOCH', 'PRIORITY', 'RAM_MB', 'REASON'],
     jobs.map((job) => {
-      const p = progress?.get(job.id);
-      const stalled = p?.stalled === true;
+      const jobProgress = progress?.get(job.id);
+      const stalled = jobProgress?.stalled === true;
       return [
         String(job.id),
         job.key,
@@ -28,14 +28,14 @@ export function jobTable(jobs: readonly Job[], progress?: ReadonlyMap<JobId, Job
         String(job.epoch),
         String(job.priority),
         cell(job.ramMb),
-        stalled ? stalledReason(p) : cell(job.reason),
+        stalled ? stalledReason(jobProgress) : cell(job.reason),
       ];
     }),
   );
 }
 
-function stalledReason(p: JobProgress): string {
-  return `no progress since ${p.lastProgressAt === null ? '-' : iso(p.lastProgressAt)}`;
+function stalledReason(jobProgress: JobProgress): string {
+  return `no progress since ${jobProgress.lastProgressAt === null ? '-' : iso(jobProgress.lastProgressAt)}`;
 }
 
 /** A job as JSON with its progress: `stalled`, `lastProgressAt` and the agent's counters. */

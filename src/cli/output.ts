@@ -59,10 +59,10 @@ export function table(header: readonly string[], rows: readonly (readonly string
     return cell.length > 60 ? `${cell.slice(0, 59)}…` : cell;
   };
   const all = [header, ...rows].map((row) => row.map(cut));
-  const widths = header.map((_, i) => Math.max(...all.map((row) => (row[i] ?? '').length)));
+  const widths = header.map((_, column) => Math.max(...all.map((row) => (row[column] ?? '').length)));
   return all.map((row) =>
     row
-      .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+      .map((cell, column) => cell.padEnd(widths[column] ?? 0))
       .join('  ')
       .trimEnd(),
   );

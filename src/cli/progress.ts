@@ -5,7 +5,7 @@
 import { performance } from 'node:perf_hooks';
 
 export interface Progress {
-  tick(n?: number): void;
+  tick(amount?: number): void;
   done(): void;
 }
 
@@ -24,8 +24,8 @@ export function progressBar(
     stream.write(`\r${what} [${bar}] ${count.toLocaleString('en')} of ~${total.toLocaleString('en')}`);
   };
   return {
-    tick: (n = 1) => {
-      count += n;
+    tick: (amount = 1) => {
+      count += amount;
       const now = performance.now();
       if (now - drawnAt >= 200) {
         drawnAt = now;

@@ -69,14 +69,14 @@ export interface CliApi extends Omit<AgentApi, 'effects' | 'lifecycle'> {
   >;
 }
 
-const enc = (k: unknown): string => encodeURIComponent(validateKey(k));
+const enc = (key: unknown): string => encodeURIComponent(validateKey(key));
 
 /** A query string of the fields given, each as text. */
 function query(fields: Readonly<Record<string, unknown>>): string {
-  const given = Object.entries(fields).filter(([, v]) => v !== undefined && v !== null);
+  const given = Object.entries(fields).filter(([, value]) => value !== undefined && value !== null);
   return given.length === 0
     ? ''
-    : `?${new URLSearchParams(given.map(([k, v]): [string, string] => [k, String(v)])).toString()}`;
+    : `?${new URLSearchParams(given.map(([name, value]): [string, string] => [name, String(value)])).toString()}`;
 }
 
 /** A batch route's answer: the CLI's --json of `job next --batch` and `job finish-batch`. */
@@ -92,7 +92,8 @@ const batchResult = (batch: WireBatch): JobBatchResult => ({
   leaseUntil: batch.leaseUntil === null ? null : Date.parse(batch.leaseUntil),
 });
 
-const session = (s: unknown): number | undefined => (s === undefined ? undefined : validateId('session', s));
+const session = (raw: unknown): number | undefined =>
+  raw === undefined ? undefined : validateId('session', raw);
 
 export class RemoteApi extends RemoteCoordinator implements CliApi {
   private get = <T>(path: string): Promise<T> => this.api.want<T>('GET', path);
@@ -112,14 +113,14 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
   };
 
   endSession: CliApi['endSession'] = async (id) => {
-    const { ended, ...s } = await this.post<Record<string, unknown>>(
+    const { ended, ...fields } = await this.post<Record<string, unknown>>(
       `/v1/sessions/${validateId('session', id)}/end`,
     );
-    return { session: s as never, ended: ended === true };
+    return { session: fields as never, ended: ended === true };
   };
 
-  listSessions: CliApi['listSessions'] = (o = {}) =>
-    this.get(`/v1/sessions${query({ live: o.liveOnly === true ? 'true' : undefined })}`);
+  listSessions: CliApi['listSessions'] = (filter = {}) =>
+    this.get(`/v1/sessions${query({ live: filter.liveOnly === true ? 'true' : undefined })}`);
 
   enqueue: CliApi['enqueue'] = (input) => {
     const params = parseEnqueue(input);
@@ -185,7 +186,7 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
       const { scope, host, name, expires } = input;
       const body = { scope, session: session(input.session), host, name, expires };
       const made = await this.post<{ id: string; token: string }>('/v1/tokens', body);
-      const token = (await this.tokens.list()).find((t) => t.id === made.id);
+      const token = (await this.tokens.list()).find((listed) => listed.id === made.id);
       if (token === undefined) throw new Error(`token ${made.id} was made but is not listed`);
       return { token, secret: made.token };
     },
@@ -202,19 +203,20 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
   readonly progress: CliApi['progress'] = {
     ofJobs: (jobs) => {
       const read = (job: Job): JobProgress => {
-        const p = job as Job & Partial<JobProgress>;
+        const wire = job as Job & Partial<JobProgress>;
         return {
-          progress: p.progress ?? null,
-          stalled: p.stalled ?? false,
-          lastProgressAt: p.lastProgressAt ?? null,
+          progress: wire.progress ?? null,
+          stalled: wire.stalled ?? false,
+          lastProgressAt: wire.lastProgressAt ?? null,
         };
       };
-      return Promise.resolve(new Map<JobId, JobProgress>(jobs.map((j) => [j.id, read(j)])));
+      return Promise.resolve(new Map<JobId, JobProgress>(jobs.map((job) => [job.id, read(job)])));
     },
   };
 
   readonly pull: CliApi['pull'] = {
-    next: async (s) => (await this.post<{ job: Job | null }>('/v1/jobs/next', { session: session(s) })).job,
+    next: async (sessionId) =>
+      (await this.post<{ job: Job | null }>('/v1/jobs/next', { session: session(sessionId) })).job,
     finish: (input, next) => {
       const { id, ...params } = parseJobFinish(input);
       const body = {
@@ -226,10 +228,14 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
       return this.post(`/v1/jobs/${id}/finish`, body);
     },
     nextBatch: async (input) => {
-      const s = validateId('session', input.session);
+      const sessionId = validateId('session', input.session);
       const size = parseBatchSize(input.size);
-      const { leaseMs } = parseBatch({ session: s, take: size, lease: input.lease });
-      const body = { session: s, size, lease: input.lease === undefined ? undefined : `${leaseMs}ms` };
+      const { leaseMs } = parseBatch({ session: sessionId, take: size, lease: input.lease });
+      const body = {
+        session: sessionId,
+        size,
+        lease: input.lease === undefined ? undefined : `${leaseMs}ms`,
+      };
       return batchResult(await this.post<WireBatch>('/v1/jobs/next-batch', body));
     },
     batch: async (input) => {
@@ -265,12 +271,12 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
         params.reviewRequired === undefined ? undefined : params.reviewRequired ? 'required' : 'none';
       const fields = { key, title, priority, project, assignee, labels, body, url, review };
       const { requiresFilesystem, workspace } = input;
-      const r = await this.post<Record<string, unknown>>('/v1/tasks', {
+      const answer = await this.post<Record<string, unknown>>('/v1/tasks', {
         ...fields,
         requiresFilesystem,
         workspace,
       });
-      const { requiresFilesystem: rf, workspace: ws, ...task } = r;
+      const { requiresFilesystem: rf, workspace: ws, ...task } = answer;
       return {
         task: task as never,
         requirements: {

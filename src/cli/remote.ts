@@ -42,7 +42,7 @@ export interface AgentApi {
   readonly lifecycle: Pick<Lifecycle, 'next' | 'escalate'>;
 }
 
-const key = (k: string): string => encodeURIComponent(k);
+const key = (raw: string): string => encodeURIComponent(raw);
 
 export class RemoteCoordinator implements AgentApi {
   protected readonly api: ApiConnection;
@@ -75,8 +75,8 @@ export class RemoteCoordinator implements AgentApi {
     return this.fenceable(await this.api.ask('POST', `/v1/claims/${key(params.claim.key)}/heartbeat`, body));
   };
 
-  showTask = async (k: unknown): Promise<TaskDetail> => {
-    const detail = await this.api.want<TaskDetail>('GET', `/v1/tasks/${key(validateKey(k))}`);
+  showTask = async (taskKey: unknown): Promise<TaskDetail> => {
+    const detail = await this.api.want<TaskDetail>('GET', `/v1/tasks/${key(validateKey(taskKey))}`);
     return {
       task: detail.task,
       claim: detail.claim,
@@ -120,25 +120,25 @@ export class RemoteCoordinator implements AgentApi {
   }
 
   protected async escalate(input: EscalateInput): ReturnType<Lifecycle['escalate']> {
-    const k = validateKey(input.key);
+    const taskKey = validateKey(input.key);
     const body = {
       reason: validateReason('reason', input.reason, REASON_LENGTH_MAX),
       session: input.session === undefined ? undefined : validateId('session', input.session),
       epoch: input.epoch === undefined ? undefined : validateEpoch(input.epoch),
     };
-    const answer = await this.api.ask('POST', `/v1/tasks/${key(k)}/escalate`, body);
+    const answer = await this.api.ask('POST', `/v1/tasks/${key(taskKey)}/escalate`, body);
     const fenced = fencedOf(answer);
     if (fenced !== null) return fenced;
-    const r = this.api.body<Record<string, unknown>>(answer);
+    const reply = this.api.body<Record<string, unknown>>(answer);
     const task = Object.fromEntries(
-      Object.entries(r).filter(([name]) => name !== 'endedJob' && name !== 'endedClaimEpoch'),
+      Object.entries(reply).filter(([name]) => name !== 'endedJob' && name !== 'endedClaimEpoch'),
     );
-    const claimEpoch = (r['endedClaimEpoch'] ?? null) as number | null;
+    const claimEpoch = (reply['endedClaimEpoch'] ?? null) as number | null;
     return {
       ok: true,
       task: fromWire<Task>(task),
       claimEpoch,
-      jobId: (r['endedJob'] ?? null) as number | null,
+      jobId: (reply['endedJob'] ?? null) as number | null,
     };
   }
 

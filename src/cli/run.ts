@@ -107,7 +107,9 @@ export async function withStore(
 /** `task list` for the command `baton task list`. */
 function commandPath(command: Command): string {
   const names: string[] = [];
-  for (let c: Command | null = command; c?.parent != null; c = c.parent) names.unshift(c.name());
+  for (let current: Command | null = command; current?.parent != null; current = current.parent) {
+    names.unshift(current.name());
+  }
   return names.join(' ');
 }
 

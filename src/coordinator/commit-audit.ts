@@ -42,10 +42,10 @@ function parseLog(
 ): { commit: string; committedAt: Instant; subject: string; trailers: string }[] {
   return out
     .split(RECORD)
-    .map((r) => r.replace(/^\n/, ''))
-    .filter((r) => r !== '')
-    .map((r) => {
-      const [commit = '', seconds = '0', subject = '', trailers = ''] = r.split(FIELD);
+    .map((record) => record.replace(/^\n/, ''))
+    .filter((record) => record !== '')
+    .map((record) => {
+      const [commit = '', seconds = '0', subject = '', trailers = ''] = record.split(FIELD);
       return { commit, committedAt: Number(seconds) * 1000, subject, trailers };
     });
 }
@@ -54,17 +54,19 @@ function stampOf(trailers: string): CommitCheck['stamp'] {
   const stamp: Record<string, string> = {};
   for (const line of trailers.split('\n')) {
     const match = /^(Baton-(?:Task|Session|Epoch|Host)):\s*(.*)$/i.exec(line.trim());
-    const key = TRAILER_KEYS.find((k) => k.toLowerCase() === match?.[1]?.toLowerCase());
+    const key = TRAILER_KEYS.find((trailer) => trailer.toLowerCase() === match?.[1]?.toLowerCase());
     if (match !== null && key !== undefined) stamp[key] = (match[2] ?? '').trim();
   }
   return Object.keys(stamp).length === 0 ? null : stamp;
 }
 
-function completeStamp(s: NonNullable<CommitCheck['stamp']>): CommitStamp | null {
-  const [key, session, epoch, host] = TRAILER_KEYS.map((k) => s[k]);
+function completeStamp(stamp: NonNullable<CommitCheck['stamp']>): CommitStamp | null {
+  const [key, session, epoch, host] = TRAILER_KEYS.map((trailer) => stamp[trailer]);
   if (key === undefined || session === undefined || epoch === undefined || host === undefined) return null;
-  const [n, e] = [Number(session), Number(epoch)];
-  return Number.isSafeInteger(n) && Number.isSafeInteger(e) ? { key, session: n, epoch: e, host } : null;
+  const [sessionId, epochNumber] = [Number(session), Number(epoch)];
+  return Number.isSafeInteger(sessionId) && Number.isSafeInteger(epochNumber)
+    ? { key, session: sessionId, epoch: epochNumber, host }
+    : null;
 }
 
 /** Why a complete stamp cannot be true, judged against the claims and sessions in the store. */
@@ -77,7 +79,7 @@ function judge(
   now: Instant,
 ): string[] {
   const reasons: string[] = [];
-  const claim = claims.find((c) => c.epoch === stamp.epoch);
+  const claim = claims.find((candidate) => candidate.epoch === stamp.epoch);
   if (claim === undefined) return [`${stamp.key} never had a claim at epoch ${stamp.epoch}`];
   if (claim.session !== stamp.session) {
     reasons.push(
@@ -88,7 +90,7 @@ function judge(
   else if (session.host !== stamp.host) {
     reasons.push(`session ${stamp.session} ran on host ${session.host}, not ${stamp.host}`);
   }
-  const iso = (t: Instant): string => new Date(t).toISOString();
+  const iso = (instant: Instant): string => new Date(instant).toISOString();
   if (at + 1000 + slackMs < claim.claimedAt) {
     reasons.push(
       `committed at ${iso(at)}, before epoch ${stamp.epoch} was granted at ${iso(claim.claimedAt)}`,
@@ -96,7 +98,7 @@ function judge(
   }
   const end = claim.releasedAt ?? now;
   if (at - slackMs > end) {
-    const next = claims.find((c) => c.epoch > stamp.epoch);
+    const next = claims.find((later) => later.epoch > stamp.epoch);
     const moved = next === undefined ? '' : `; epoch ${next.epoch} went to session ${next.session}`;
     reasons.push(
       `committed at ${iso(at)}, after epoch ${stamp.epoch} was fenced off ` +
@@ -124,7 +126,7 @@ export async function auditCommits(store: Store, params: CommitAuditParams): Pro
     }
     const complete = completeStamp(stamp);
     if (complete === null) {
-      const absent = TRAILER_KEYS.filter((k) => stamp[k] === undefined).join(', ');
+      const absent = TRAILER_KEYS.filter((trailer) => stamp[trailer] === undefined).join(', ');
       const reasons = [`incomplete Baton trailers: ${absent || 'malformed numbers'}`];
       checks.push({ ...base, stamp, status: 'impossible', reasons });
       continue;

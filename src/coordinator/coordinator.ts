@@ -173,7 +173,7 @@ export class Coordinator {
           };
     const jobs = await this.store.jobs.list({ key: task.key, limit: TASK_JOBS_SHOWN });
     const history = await this.lifecycle.history(task.key);
-    const prs = (await this.store.effects.list({ key: task.key })).filter((e) => e.kind === 'pr');
+    const prs = (await this.store.effects.list({ key: task.key })).filter((effect) => effect.kind === 'pr');
     return { task, claim, holder, jobs, history, prs };
   }
 

@@ -60,7 +60,7 @@ export function readServerConfig(repo: string): ServerConfig {
   }
   const raw = JSON.parse(readFileSync(file, 'utf8')) as { db?: unknown; protect?: unknown };
   const protect = Array.isArray(raw.protect)
-    ? raw.protect.filter((p): p is string => typeof p === 'string')
+    ? raw.protect.filter((pattern): pattern is string => typeof pattern === 'string')
     : [];
   if (typeof raw.db !== 'string') throw new InvalidInputError(`${file} names no database`);
   return { db: raw.db, protect: protect.length > 0 ? protect : DEFAULT_PROTECTED };
@@ -70,15 +70,15 @@ export function readServerConfig(repo: string): ServerConfig {
 export function parseRefUpdates(text: string): RefUpdate[] {
   return text
     .split('\n')
-    .map((l) => l.trim().split(/\s+/))
-    .filter((f) => f.length === 3)
+    .map((line) => line.trim().split(/\s+/))
+    .filter((fields) => fields.length === 3)
     .map(([oldSha = '', newSha = '', ref = '']) => ({ oldSha, newSha, ref }));
 }
 
 /** A glob over refs where `*` matches anything, `/` included. */
 function isProtected(ref: string, patterns: readonly string[]): boolean {
-  return patterns.some((p) =>
-    new RegExp(`^${p.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`).test(ref),
+  return patterns.some((pattern) =>
+    new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`).test(ref),
   );
 }
 
@@ -86,8 +86,8 @@ function isProtected(ref: string, patterns: readonly string[]): boolean {
 function pushOptions(env: NodeJS.ProcessEnv): Map<string, string> {
   const out = new Map<string, string>();
   const count = Number(env['GIT_PUSH_OPTION_COUNT'] ?? 0);
-  for (let i = 0; i < count; i++) {
-    const option = env[`GIT_PUSH_OPTION_${i}`] ?? '';
+  for (let index = 0; index < count; index++) {
+    const option = env[`GIT_PUSH_OPTION_${index}`] ?? '';
     const eq = option.indexOf('=');
     if (eq > 0) out.set(option.slice(0, eq), option.slice(eq + 1));
   }
@@ -205,13 +205,13 @@ export interface ServerInstallParams {
 }
 
 /** The pre-receive hook: hands the pushed refs to `baton guard receive`. */
-function serverHookScript(p: Pick<ServerInstallParams, 'node' | 'batonBin'>): string {
-  const q = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
+function serverHookScript(params: Pick<ServerInstallParams, 'node' | 'batonBin'>): string {
+  const quote = (text: string): string => `'${text.replace(/'/g, `'\\''`)}'`;
   return [
     '#!/bin/sh',
     `${SERVER_HOOK_MARKER} installed by \`baton guard server-install\`. Refuses a push to a task's`,
     `# branch unless it names the task's live claim (push options or commit trailers); see ${SERVER_CONFIG_FILE}.`,
-    `exec ${q(p.node)} ${q(p.batonBin)} guard receive`,
+    `exec ${quote(params.node)} ${quote(params.batonBin)} guard receive`,
     '',
   ].join('\n');
 }

@@ -170,15 +170,15 @@ export interface GuardInstallResult {
  * does not count against the agent's RAM budget and is not OOM-killed with it; where there are no
  * cgroups, BATON_HOOK marks it for the runner, which leaves it out of the sum.
  */
-function hookScript(p: Pick<GuardInstallParams, 'node' | 'batonBin'>): string {
-  const q = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
+function hookScript(params: Pick<GuardInstallParams, 'node' | 'batonBin'>): string {
+  const quote = (text: string): string => `'${text.replace(/'/g, `'\\''`)}'`;
   return [
     '#!/bin/sh',
     `${HOOK_MARKER} installed by \`baton guard install\`. Refuses a push once the claim this worktree`,
     '# works under is fenced off. The claim comes from BATON_SESSION/BATON_KEY/BATON_EPOCH, else from',
     `# ${CLAIM_FILE} in the worktree's git directory; a checkout with neither is not guarded.`,
     'for procs in $BATON_HOOK_CGROUPS; do echo $$ > "$procs"; done 2>/dev/null',
-    'BATON_HOOK=pre-push exec ' + `${q(p.node)} ${q(p.batonBin)} guard check`,
+    'BATON_HOOK=pre-push exec ' + `${quote(params.node)} ${quote(params.batonBin)} guard check`,
     '',
   ].join('\n');
 }

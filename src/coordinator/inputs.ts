@@ -134,12 +134,12 @@ export interface AuditInput {
 }
 
 /** Applies a check only when the value was given. */
-function optional<T>(value: unknown, check: (v: unknown) => T): T | undefined {
+function optional<T>(value: unknown, check: (raw: unknown) => T): T | undefined {
   return value === undefined ? undefined : check(value);
 }
 
 function limit(value: unknown): number | undefined {
-  return optional(value, (v) => validateInteger('limit', v, 1, LIST_LIMIT_MAX));
+  return optional(value, (raw) => validateInteger('limit', raw, 1, LIST_LIMIT_MAX));
 }
 
 export function parseTaskAdd(input: TaskAddInput): TaskAddParams {
@@ -151,12 +151,15 @@ export function parseTaskAdd(input: TaskAddInput): TaskAddParams {
     key: validateKey(input.key),
     title: optional(input.title, validateTitle),
     priority: optional(input.priority, validatePriority),
-    project: optional(input.project, (v) => validateName('project', v)),
-    assignee: optional(input.assignee, (v) => validateName('assignee', v)),
+    project: optional(input.project, (value) => validateName('project', value)),
+    assignee: optional(input.assignee, (value) => validateName('assignee', value)),
     labels: labels === undefined ? undefined : validateLabels(labels as unknown[]),
     body: optional(input.body, validateBody),
     url: optional(input.url, validateUrl),
-    reviewRequired: optional(input.review, (v) => validateOneOf('review', v, REVIEW_MODES) === 'required'),
+    reviewRequired: optional(
+      input.review,
+      (value) => validateOneOf('review', value, REVIEW_MODES) === 'required',
+    ),
     ...actorParams(input.by),
   };
 }
@@ -189,21 +192,23 @@ function validateUrl(value: unknown): string {
 
 export function parseTaskList(input: TaskListInput): TaskListParams {
   return {
-    project: optional(input.project, (v) => validateName('project', v)),
-    assignee: optional(input.assignee, (v) => validateName('assignee', v)),
-    state: optional(input.state, (v) => validateOneOf('task state', v, TASK_STATES)),
+    project: optional(input.project, (value) => validateName('project', value)),
+    assignee: optional(input.assignee, (value) => validateName('assignee', value)),
+    state: optional(input.state, (value) => validateOneOf('task state', value, TASK_STATES)),
     limit: limit(input.limit),
   };
 }
 
 export function parseSessionStart(input: SessionStartInput): SessionStartParams {
   const kind = input.kind === undefined ? 'agent' : validateOneOf('session kind', input.kind, SESSION_KINDS);
-  const ttl = optional(input.ttl, (v) => validateDuration('ttl', v, SESSION_TTL_MIN_MS, SESSION_TTL_MAX_MS));
+  const ttl = optional(input.ttl, (value) =>
+    validateDuration('ttl', value, SESSION_TTL_MIN_MS, SESSION_TTL_MAX_MS),
+  );
   return {
     kind,
     host: validateName('host', input.host),
     pid: validateInteger('pid', input.pid, 0, PID_MAX),
-    name: optional(input.name, (v) => validateName('session name', v)),
+    name: optional(input.name, (value) => validateName('session name', value)),
     ttlMs: sessionTtlMs(kind, ttl) ?? undefined,
   };
 }
@@ -245,9 +250,9 @@ export function parseEnqueue(input: EnqueueInput): JobEnqueueParams {
   return {
     key: validateKey(input.key),
     priority: optional(input.priority, validatePriority),
-    ramMb: optional(input.ramMb, (v) => validateInteger('RAM (MB)', v, 0, RAM_MB_MAX)),
+    ramMb: optional(input.ramMb, (value) => validateInteger('RAM (MB)', value, 0, RAM_MB_MAX)),
     command: optional(input.command, validateCommand),
-    attemptMax: optional(input.attempts, (v) => validateInteger('attempts', v, 1, ATTEMPT_MAX_LIMIT)),
+    attemptMax: optional(input.attempts, (value) => validateInteger('attempts', value, 1, ATTEMPT_MAX_LIMIT)),
     ...actorParams(input.by),
   };
 }
@@ -263,10 +268,10 @@ export function parseJobList(input: JobListInput): JobListParams {
 export function parseAudit(input: AuditInput): AuditListParams {
   return {
     key: optional(input.key, validateKey),
-    session: optional(input.session, (v) => validateId('session', v)),
-    jobId: optional(input.job, (v) => validateId('job', v)),
-    type: optional(input.type, (v) => validateOneOf('audit type', v, AUDIT_TYPES)),
-    afterId: optional(input.after, (v) => validateInteger('after id', v, 0, Number.MAX_SAFE_INTEGER)),
+    session: optional(input.session, (value) => validateId('session', value)),
+    jobId: optional(input.job, (value) => validateId('job', value)),
+    type: optional(input.type, (value) => validateOneOf('audit type', value, AUDIT_TYPES)),
+    afterId: optional(input.after, (value) => validateInteger('after id', value, 0, Number.MAX_SAFE_INTEGER)),
     limit: limit(input.limit),
   };
 }
@@ -290,11 +295,11 @@ function validateCommand(value: unknown): string {
 }
 
 function validateStatuses(value: unknown): JobState[] {
-  const raw = typeof value === 'string' ? value.split(',').map((s) => s.trim()) : value;
+  const raw = typeof value === 'string' ? value.split(',').map((status) => status.trim()) : value;
   if (!Array.isArray(raw) || raw.length === 0) {
     throw new InvalidInputError('job status filter is empty', `give one of ${JOB_STATES.join(', ')}`);
   }
-  return [...new Set(raw.map((s: unknown) => validateOneOf('job status', s, JOB_STATES)))];
+  return [...new Set(raw.map((status: unknown) => validateOneOf('job status', status, JOB_STATES)))];
 }
 
 /** A task body: any text up to BODY_LENGTH_MAX characters. */

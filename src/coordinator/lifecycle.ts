@@ -38,7 +38,7 @@ const SETTINGS = {
    * The vague-issue rule: a task added or imported whose title and body hold fewer words than
    * this goes to the escalation queue as `insufficient-info`. 0 (the default) turns it off.
    */
-  'vague-words': (v: unknown) => String(validateInteger('vague-words', v, 0, 1000)),
+  'vague-words': (value: unknown) => String(validateInteger('vague-words', value, 0, 1000)),
 } as const satisfies Record<string, (value: unknown) => string>;
 export type SettingName = keyof typeof SETTINGS;
 
@@ -173,7 +173,9 @@ export class Lifecycle {
     const got = await this.store.lifecycle.next({ session: id, project, label });
     if (got !== null) return { ok: true, task: got.task, claim: got.claim, session };
     const open = await this.store.tasks.list({ project, state: 'open', limit: LIST_LIMIT_MAX });
-    const gated = open.filter((t) => t.gate !== null && (label === undefined || t.labels.includes(label)));
+    const gated = open.filter(
+      (task) => task.gate !== null && (label === undefined || task.labels.includes(label)),
+    );
     return { ok: false, gated, session };
   }
 
@@ -186,20 +188,21 @@ export class Lifecycle {
     const types = ['task:state', 'task:gated', 'task:approved'] as const;
     const rows = (await Promise.all(types.map((type) => this.store.audit.list({ key: checked, type }))))
       .flat()
-      .sort((a, b) => a.id - b.id);
+      .sort((left, right) => left.id - right.id);
     return rows.map((entry) => {
-      const d = entry.detail;
-      const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+      const detail = entry.detail;
+      const text = (value: unknown): string | null => (typeof value === 'string' ? value : null);
       return {
         at: entry.at,
         type: entry.type as TaskEvent['type'],
-        from: text(d['from']) as TaskState | null,
-        to: text(d['to']) as TaskState | null,
-        action: text(d['action']),
-        gate: (text(d['gate']) ?? (d['action'] === 'approve' ? 'review' : null)) as TaskEvent['gate'],
-        by: text(d['by']),
+        from: text(detail['from']) as TaskState | null,
+        to: text(detail['to']) as TaskState | null,
+        action: text(detail['action']),
+        gate: (text(detail['gate']) ??
+          (detail['action'] === 'approve' ? 'review' : null)) as TaskEvent['gate'],
+        by: text(detail['by']),
         session: entry.session,
-        reason: text(d['reason']) ?? text(d['note']),
+        reason: text(detail['reason']) ?? text(detail['note']),
       };
     });
   }

@@ -50,8 +50,12 @@ export class ProgressMarks {
 
   /** The progress of each job, by id: one read for the whole list. */
   async ofJobs(jobs: readonly Job[]): Promise<ReadonlyMap<JobId, JobProgress>> {
-    const sessions = [...new Set(jobs.flatMap((j) => (j.agentSession === null ? [] : [j.agentSession])))];
-    const records = new Map((await this.store.progress.list(sessions)).map((p) => [p.session, p]));
+    const sessions = [
+      ...new Set(jobs.flatMap((job) => (job.agentSession === null ? [] : [job.agentSession]))),
+    ];
+    const records = new Map(
+      (await this.store.progress.list(sessions)).map((record) => [record.session, record]),
+    );
     return new Map(jobs.map((job) => [job.id, jobProgress(job, records)]));
   }
 }

@@ -84,13 +84,13 @@ export function parseBatch(input: JobBatchInput) {
       'split the finishes into several batches',
     );
   }
-  const finish: JobBatchFinish[] = members.map((m) => parseJobFinish({ ...m, session }));
+  const finish: JobBatchFinish[] = members.map((member) => parseJobFinish({ ...member, session }));
   const seen = new Set<number>();
-  for (const m of finish) {
-    if (seen.has(m.id)) {
-      throw new InvalidInputError(`job ${m.id} appears twice in the batch`, 'finish each job once');
+  for (const member of finish) {
+    if (seen.has(member.id)) {
+      throw new InvalidInputError(`job ${member.id} appears twice in the batch`, 'finish each job once');
     }
-    seen.add(m.id);
+    seen.add(member.id);
   }
   const leaseMs =
     input.lease === undefined

@@ -84,7 +84,7 @@ export function noEligibleRefusal(
   gated: readonly { readonly key: string; readonly gate: string | null }[],
   started: number | null,
 ): Refusal {
-  const waiting = gated.map((t) => `${t.key}: waiting for ${t.gate ?? 'design'} approval`);
+  const waiting = gated.map((task) => `${task.key}: waiting for ${task.gate ?? 'design'} approval`);
   const also = started === null ? '' : ` (session ${started} started)`;
   return new Refusal(
     'not_found',

@@ -29,7 +29,7 @@ export interface TokenCreateInput {
   readonly by?: Actor | undefined;
 }
 
-const given = (v: unknown): boolean => v !== undefined && v !== null;
+const given = (value: unknown): boolean => value !== undefined && value !== null;
 
 function parseTokenCreate(input: TokenCreateInput): TokenCreateParams {
   return {
@@ -71,7 +71,7 @@ export class Tokens {
     const checked = validateTokenId(id);
     const revoked = await this.store.tokens.revoke({ id: checked, actor: by?.name });
     verifiedTokens.forget(checked);
-    const token = (await this.store.tokens.list()).find((t) => t.id === checked);
+    const token = (await this.store.tokens.list()).find((entry) => entry.id === checked);
     if (token === undefined) throw new NotFoundError('token', checked, 'list tokens with `baton token list`');
     return { token, revoked };
   }

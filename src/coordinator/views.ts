@@ -89,10 +89,10 @@ export interface AuditInput {
   readonly limit?: unknown;
 }
 
-const optional = <T>(value: unknown, check: (v: unknown) => T): T | undefined =>
+const optional = <T>(value: unknown, check: (raw: unknown) => T): T | undefined =>
   value === undefined || value === '' ? undefined : check(value);
 const pageLimit = (value: unknown, fallback: number): number =>
-  optional(value, (v) => validateInteger('limit', v, 1, PAGE_MAX)) ?? fallback;
+  optional(value, (raw) => validateInteger('limit', raw, 1, PAGE_MAX)) ?? fallback;
 
 /** An ISO date or time from a query string, as an instant. */
 function isoTime(name: string, value: unknown): Instant {
@@ -107,9 +107,9 @@ function isoTime(name: string, value: unknown): Instant {
 }
 
 function statuses(value: unknown): JobState[] {
-  const raw = typeof value === 'string' ? value.split(',').map((s) => s.trim()) : value;
+  const raw = typeof value === 'string' ? value.split(',').map((status) => status.trim()) : value;
   if (!Array.isArray(raw)) return [validateOneOf('job status', raw, JOB_STATES)];
-  return [...new Set(raw.map((s: unknown) => validateOneOf('job status', s, JOB_STATES)))];
+  return [...new Set(raw.map((status: unknown) => validateOneOf('job status', status, JOB_STATES)))];
 }
 
 /** What ending this claim by force does, in the order it happens (issue 17, item 5). */
@@ -136,9 +136,9 @@ export class Views {
     const limit = pageLimit(input.limit, 50);
     const jobs = await this.store.observe.jobsPage({
       status: optional(input.status, statuses),
-      host: optional(input.host, (v) => validateName('host', v)),
+      host: optional(input.host, (value) => validateName('host', value)),
       key: optional(input.key, validateKey),
-      beforeId: optional(input.before, (v) => validateId('job', v)),
+      beforeId: optional(input.before, (value) => validateId('job', value)),
       limit,
     });
     return { items: jobs, next: jobs.length === limit ? (jobs.at(-1)?.id ?? null) : null };
@@ -155,7 +155,7 @@ export class Views {
       // A run's lock is taken by the runner's session for the job; a lock taken by hand, by the
       // holder's own session.
       const held = locks.filter(
-        (l) => l.session === claim.session || (claim.job !== null && l.jobId === claim.job.id),
+        (lock) => lock.session === claim.session || (claim.job !== null && lock.jobId === claim.job.id),
       );
       return {
         ...claim,
@@ -175,7 +175,7 @@ export class Views {
       newestFirst: true,
       limit: TERM_CHANGES_SHOWN * 4,
     });
-    const dispatcher = changes.filter((e) => e.detail['name'] === DISPATCHER_LEASE);
+    const dispatcher = changes.filter((entry) => entry.detail['name'] === DISPATCHER_LEASE);
     return { ...detail, changes: dispatcher.slice(0, TERM_CHANGES_SHOWN) };
   }
 
@@ -207,7 +207,7 @@ export class Views {
           workspace,
           lock,
           holder,
-          waiting: waiting.filter((j) => j.reason?.startsWith(prefix) === true).reverse(),
+          waiting: waiting.filter((job) => job.reason?.startsWith(prefix) === true).reverse(),
         };
       }),
     );
@@ -224,11 +224,11 @@ export class Views {
     const limit = pageLimit(input.limit, 100);
     const entries = await this.store.audit.list({
       key: optional(input.key, validateKey),
-      session: optional(input.session, (v) => validateId('session', v)),
-      host: optional(input.host, (v) => validateName('host', v)),
-      jobId: optional(input.job, (v) => validateId('job', v)),
-      type: optional(input.type, (v) => validateOneOf('audit type', v, AUDIT_TYPES)),
-      beforeId: optional(input.before, (v) => validateId('audit', v)),
+      session: optional(input.session, (value) => validateId('session', value)),
+      host: optional(input.host, (value) => validateName('host', value)),
+      jobId: optional(input.job, (value) => validateId('job', value)),
+      type: optional(input.type, (value) => validateOneOf('audit type', value, AUDIT_TYPES)),
+      beforeId: optional(input.before, (value) => validateId('audit', value)),
       newestFirst: true,
       limit,
     });
@@ -241,9 +241,9 @@ export class Views {
    */
   async sessions(input: SessionsInput = {}): Promise<readonly SessionReport[]> {
     return this.store.reports.sessions({
-      host: optional(input.host, (v) => validateName('host', v)),
-      since: optional(input.since, (v) => isoTime('since', v)),
-      until: optional(input.until, (v) => isoTime('until', v)),
+      host: optional(input.host, (value) => validateName('host', value)),
+      since: optional(input.since, (value) => isoTime('since', value)),
+      until: optional(input.until, (value) => isoTime('until', value)),
       limit: pageLimit(input.limit, 100),
     });
   }
@@ -265,7 +265,9 @@ export class Views {
 
   private async locks(): Promise<WorkspaceLock[]> {
     const workspaces = await this.store.workspaces.list();
-    const locks = await Promise.all(workspaces.map((w) => this.store.workspaceLocks.current(w.name)));
-    return locks.filter((l): l is WorkspaceLock => l !== null);
+    const locks = await Promise.all(
+      workspaces.map((workspace) => this.store.workspaceLocks.current(workspace.name)),
+    );
+    return locks.filter((lock): lock is WorkspaceLock => lock !== null);
   }
 }

@@ -78,7 +78,7 @@ export interface PlanDetail {
   readonly project: Project | null;
 }
 
-const optional = <T>(value: unknown, check: (v: unknown) => T): T | undefined =>
+const optional = <T>(value: unknown, check: (raw: unknown) => T): T | undefined =>
   value === undefined ? undefined : check(value);
 
 function validatePath(value: unknown): string {
@@ -121,15 +121,15 @@ function parseAgentAdd(input: AgentAddInput): AgentAddParams {
   return {
     name: validateName('agent', input.name),
     role: validateName('role', input.role),
-    department: optional(input.department, (v) => validateName('department', v)),
-    workspace: optional(input.workspace, (v) => validateName('workspace', v)),
+    department: optional(input.department, (value) => validateName('department', value)),
+    workspace: optional(input.workspace, (value) => validateName('workspace', value)),
   };
 }
 
 function parseProjectAdd(input: ProjectAddInput): ProjectAddParams {
   return {
     name: validateName('project', input.name),
-    primaryWorkspace: optional(input.primaryWorkspace, (v) => validateName('workspace', v)),
+    primaryWorkspace: optional(input.primaryWorkspace, (value) => validateName('workspace', value)),
   };
 }
 
@@ -167,10 +167,10 @@ export class Workspaces {
    */
   async addTask(input: TaskAddWithRequirementsInput): Promise<TaskWithRequirements> {
     const params = parseTaskAdd(input);
-    const requiresFilesystem = optional(input.requiresFilesystem, (v) =>
-      validateFlag('requires-filesystem', v),
+    const requiresFilesystem = optional(input.requiresFilesystem, (value) =>
+      validateFlag('requires-filesystem', value),
     );
-    const workspace = optional(input.workspace, (v) => validateName('workspace', v)) ?? null;
+    const workspace = optional(input.workspace, (value) => validateName('workspace', value)) ?? null;
     if (workspace !== null) await this.getWorkspace(workspace);
     const task = await this.store.tasks.add(await triaged(this.store, params));
     const wanted = { key: task.key, requiresFilesystem: requiresFilesystem ?? false, workspace };
@@ -185,10 +185,12 @@ export class Workspaces {
    */
   async setTaskRequirements(input: TaskRequirementsInput): Promise<TaskRequirements> {
     const key = validateKey(input.key);
-    const requiresFilesystem = optional(input.requiresFilesystem, (v) =>
-      validateFlag('requires-filesystem', v),
+    const requiresFilesystem = optional(input.requiresFilesystem, (value) =>
+      validateFlag('requires-filesystem', value),
     );
-    const workspace = optional(input.workspace, (v) => (v === null ? null : validateName('workspace', v)));
+    const workspace = optional(input.workspace, (value) =>
+      value === null ? null : validateName('workspace', value),
+    );
     const current = await this.store.workspaceTasks.get(key);
     if (current === null) throw new NotFoundError('task', key, 'add it with `baton task add`');
     if (requiresFilesystem === undefined && workspace === undefined) return current;

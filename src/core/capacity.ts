@@ -69,13 +69,13 @@ export interface Fleet {
 
 /** The fleet of `hosts` (as hosts.list() gives them: in name order). */
 export function fleetOf(hosts: readonly HostCapacity[]): Fleet {
-  const enabled = hosts.filter((h) => h.enabled);
+  const enabled = hosts.filter((host) => host.enabled);
   return {
-    open: enabled.filter((h) => h.jobsActive < h.slotsMax),
+    open: enabled.filter((host) => host.jobsActive < host.slotsMax),
     hosts: hosts.length,
     enabled: enabled.length,
     lastBeatAt: enabled.reduce<Instant | null>(
-      (t, h) => (t === null || h.heartbeatAt > t ? h.heartbeatAt : t),
+      (latest, host) => (latest === null || host.heartbeatAt > latest ? host.heartbeatAt : latest),
       null,
     ),
   };
@@ -104,19 +104,19 @@ export function placeOnFleet(
   let chosenFresh = false;
   let roomiest = -1;
   let roomiestRam = 0;
-  for (let i = 0; i < fleet.open.length; i++) {
-    const capacity = fleet.open[i] as HostCapacity;
+  for (let index = 0; index < fleet.open.length; index++) {
+    const capacity = fleet.open[index] as HostCapacity;
     const age = now - capacity.heartbeatAt;
     if (age > staleAfterMs || capacity.jobsActive >= capacity.slotsMax) continue;
     const ram = ramAvailableMb(capacity);
-    if (roomiest < 0 || ram > roomiestRam) [roomiest, roomiestRam] = [i, ram];
+    if (roomiest < 0 || ram > roomiestRam) [roomiest, roomiestRam] = [index, ram];
     if (ram < ramMb) continue;
     const fresh = age <= staleAfterMs / 2;
     if (
       chosen < 0 ||
       better(capacity, fresh, ram, fleet.open[chosen] as HostCapacity, chosenFresh, chosenRam)
     ) {
-      [chosen, chosenRam, chosenFresh] = [i, ram, fresh];
+      [chosen, chosenRam, chosenFresh] = [index, ram, fresh];
     }
   }
   if (chosen >= 0) return chosen;
@@ -126,21 +126,21 @@ export function placeOnFleet(
 }
 
 /**
- * Whether `a` goes before `b`: a fresh host (one that reported within half the stale threshold,
+ * Whether `candidate` goes before `chosen`: a fresh host (one that reported within half the stale threshold,
  * a runner beating on time) before one gone quiet, which is live but may have died and gets work
  * only when no fresh host fits (issue 14, item 7); then more RAM available, fewer active jobs,
  * and the name in code-unit order (the order hosts.list() gives, PostgreSQL's "C" collation).
  */
 function better(
-  a: HostCapacity,
-  aFresh: boolean,
-  aRam: number,
-  capacity: HostCapacity,
-  bFresh: boolean,
-  bRam: number,
+  candidate: HostCapacity,
+  candidateFresh: boolean,
+  candidateRam: number,
+  chosen: HostCapacity,
+  chosenFresh: boolean,
+  chosenRam: number,
 ): boolean {
-  if (aFresh !== bFresh) return aFresh;
-  if (aRam !== bRam) return aRam > bRam;
-  if (a.jobsActive !== capacity.jobsActive) return a.jobsActive < capacity.jobsActive;
-  return a.name < capacity.name;
+  if (candidateFresh !== chosenFresh) return candidateFresh;
+  if (candidateRam !== chosenRam) return candidateRam > chosenRam;
+  if (candidate.jobsActive !== chosen.jobsActive) return candidate.jobsActive < chosen.jobsActive;
+  return candidate.name < chosen.name;
 }

@@ -75,22 +75,22 @@ function unsafeBecause(context: ShellContext): string | null {
 
 /** Whether the word that follows `words` is program text for a command among them. */
 function evaluatedBy(words: readonly string[]): string | null {
-  for (let i = 0; i < words.length; i++) {
-    const name = base(words[i] ?? '');
-    const rest = words.slice(i + 1);
+  for (let index = 0; index < words.length; index++) {
+    const name = base(words[index] ?? '');
+    const rest = words.slice(index + 1);
     if (EVALUATORS.has(name)) return `as an argument of ${name}, which runs its arguments as code`;
     if (SHELLS.has(name)) {
-      const c = rest.findIndex((w) => /^-[a-zA-Z]*c[a-zA-Z]*$/.test(w));
+      const flagAt = rest.findIndex((word) => /^-[a-zA-Z]*c[a-zA-Z]*$/.test(word));
       // The command string is the first word after -c that is not an option.
-      if (c !== -1 && rest.slice(c + 1).every((w) => w.startsWith('-'))) {
-        return `as the command string of ${name} ${rest[c] ?? '-c'}, which runs it as code`;
+      if (flagAt !== -1 && rest.slice(flagAt + 1).every((word) => word.startsWith('-'))) {
+        return `as the command string of ${name} ${rest[flagAt] ?? '-c'}, which runs it as code`;
       }
     }
     const flags = CODE_FLAGS[name];
-    if (name === 'awk' && rest.every((w) => w.startsWith('-'))) return 'as the program text of awk';
+    if (name === 'awk' && rest.every((word) => word.startsWith('-'))) return 'as the program text of awk';
     // After a script (a word naming a file: a slash or a dot in it), the interpreter's flags end:
     // `node cli.js -p {{key}}` hands the value to cli.js, while `node -p {{key}}` evaluates it.
-    const script = rest.slice(0, -1).some((w) => !w.startsWith('-') && /[/.]/.test(w));
+    const script = rest.slice(0, -1).some((word) => !word.startsWith('-') && /[/.]/.test(word));
     if (flags !== undefined && !script && flags.includes(rest[rest.length - 1] ?? '')) {
       return `as the program text of ${name} ${rest[rest.length - 1] ?? ''}`;
     }
@@ -110,19 +110,19 @@ function placeholders(template: string): Placeholder[] {
   const found = [...template.matchAll(PLACEHOLDER)];
   const contexts = shellContexts(
     template,
-    found.map((m) => m.index),
+    found.map((match) => match.index),
   );
-  return found.map((match, i) => {
+  return found.map((match, index) => {
     const name = match[1] ?? '';
     if (!(name in TEMPLATE_FIELDS)) {
       throw new InvalidInputError(
         `unknown placeholder {{${name}}} in the command`,
         `use one of ${Object.keys(TEMPLATE_FIELDS)
-          .map((f) => `{{${f}}}`)
+          .map((field) => `{{${field}}}`)
           .join(', ')}`,
       );
     }
-    const context = contexts[i] ?? { kind: 'substitution' };
+    const context = contexts[index] ?? { kind: 'substitution' };
     const why = unsafeBecause(context);
     if (why !== null) {
       throw new InvalidInputError(

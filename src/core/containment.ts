@@ -37,7 +37,9 @@ export function decodeContainmentRef(text: string | null): ContainmentRef | null
   try {
     const raw = JSON.parse(text) as { run?: unknown; dirs?: unknown };
     if (typeof raw.run !== 'string' || !/^[0-9a-f]{8,32}$/.test(raw.run)) return null;
-    const dirs = Array.isArray(raw.dirs) ? raw.dirs.filter((d): d is string => typeof d === 'string') : [];
+    const dirs = Array.isArray(raw.dirs)
+      ? raw.dirs.filter((dir): dir is string => typeof dir === 'string')
+      : [];
     return { run: raw.run, dirs };
   } catch {
     return null;

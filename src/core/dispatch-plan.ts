@@ -116,7 +116,8 @@ export function decideDispatch(
       skip.push({ job, error: lock });
       continue;
     }
-    const holder = lock === null ? null : candidate.workspaces.find((w) => w.name === lock)?.holder;
+    const holder =
+      lock === null ? null : candidate.workspaces.find((workspace) => workspace.name === lock)?.holder;
     if (lock !== null && holder !== null && holder !== undefined) {
       waitFor(job, waitingForWorkspace(lock, holder));
       continue;
@@ -127,13 +128,13 @@ export function decideDispatch(
       continue;
     }
     const ramMb = job.ramMb ?? 0;
-    const i = placeOnFleet(ramMb, open, now, staleAfterMs);
-    if (typeof i === 'string') {
-      waitFor(job, i);
+    const placed = placeOnFleet(ramMb, open, now, staleAfterMs);
+    if (typeof placed === 'string') {
+      waitFor(job, placed);
       continue;
     }
-    const host = capacity[i] as HostCapacity;
-    capacity[i] = afterPlacement(host, ramMb);
+    const host = capacity[placed] as HostCapacity;
+    capacity[placed] = afterPlacement(host, ramMb);
     if (lock !== null) taking.set(lock, place.length);
     place.push({ job, host: host.name, workspace: lock ?? undefined });
   }

@@ -72,8 +72,8 @@ export function parseIssueKey(key: string): { readonly repo: RepoName; readonly 
   }
 }
 
-export function sameRepo(a: string, b: string): boolean {
-  return a.toLowerCase() === b.toLowerCase();
+export function sameRepo(repo: string, other: string): boolean {
+  return repo.toLowerCase() === other.toLowerCase();
 }
 
 /** What a task's issue labels are projected from. */
@@ -108,10 +108,10 @@ export function labelChanges(
   names: GithubLabels,
 ): { readonly add: readonly string[]; readonly remove: readonly string[] } {
   const has = (list: readonly string[], label: string): boolean =>
-    list.some((l) => l.toLowerCase() === label.toLowerCase());
+    list.some((entry) => entry.toLowerCase() === label.toLowerCase());
   return {
-    add: desired.filter((l) => !has(current, l)),
-    remove: managedLabels(names).filter((l) => has(current, l) && !has(desired, l)),
+    add: desired.filter((wanted) => !has(current, wanted)),
+    remove: managedLabels(names).filter((managed) => has(current, managed) && !has(desired, managed)),
   };
 }
 
@@ -127,15 +127,15 @@ export function closedVerdict(mergedPr: number | null): ClosedVerdict {
 /** Label names: GitHub allows up to 50 characters; Baton's own must be distinct. */
 export function validateLabelNames(names: GithubLabels): GithubLabels {
   const all = [names.wip, names.queued, names.human, names.designReview];
-  for (const n of all) {
-    if (n.trim().length === 0 || n.length > 50 || n !== n.trim()) {
+  for (const name of all) {
+    if (name.trim().length === 0 || name.length > 50 || name !== name.trim()) {
       throw new InvalidInputError(
-        `label name ${JSON.stringify(n)} is not usable on GitHub`,
+        `label name ${JSON.stringify(name)} is not usable on GitHub`,
         'give 1 to 50 characters without surrounding spaces',
       );
     }
   }
-  if (new Set(all.map((n) => n.toLowerCase())).size !== all.length) {
+  if (new Set(all.map((name) => name.toLowerCase())).size !== all.length) {
     throw new InvalidInputError(
       `label names ${all.join(', ')} are not distinct`,
       'give four different names',

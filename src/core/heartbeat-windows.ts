@@ -55,12 +55,12 @@ export function validateHeartbeatWindows(
 ): HeartbeatWindows {
   const windows = heartbeatWindows(heartbeatIntervalMs, staleAfterMs);
   if (staleAfterMs < windows.staleAfterMinMs) {
-    const s = (ms: number): string => `${ms / 1000} s`;
+    const seconds = (ms: number): string => `${ms / 1000} s`;
     throw new InvalidInputError(
-      `--stale-after ${s(staleAfterMs)} is too close to --heartbeat-interval ${s(heartbeatIntervalMs)}: ` +
+      `--stale-after ${seconds(staleAfterMs)} is too close to --heartbeat-interval ${seconds(heartbeatIntervalMs)}: ` +
         `agents would be killed as fenced between healthy heartbeats`,
-      `give --stale-after at least ${s(windows.staleAfterMinMs)} (3.5 heartbeat intervals and one ` +
-        `${s(windows.sampleIntervalMs)} sample), or a shorter --heartbeat-interval`,
+      `give --stale-after at least ${seconds(windows.staleAfterMinMs)} (3.5 heartbeat intervals and one ` +
+        `${seconds(windows.sampleIntervalMs)} sample), or a shorter --heartbeat-interval`,
     );
   }
   return windows;

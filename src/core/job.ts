@@ -84,8 +84,8 @@ const NEXT: Record<JobState, readonly JobState[]> = {
  * oom_killed only once running. The engines' finish guard is written from this (store/job-guard.ts).
  */
 export const FINISH_FROM: Readonly<Record<(typeof HELD_JOB_STATES)[number], readonly JobFinishState[]>> = {
-  claimed: JOB_FINISH_STATES.filter((s) => NEXT.claimed.includes(s)),
-  running: JOB_FINISH_STATES.filter((s) => NEXT.running.includes(s)),
+  claimed: JOB_FINISH_STATES.filter((state) => NEXT.claimed.includes(state)),
+  running: JOB_FINISH_STATES.filter((state) => NEXT.running.includes(state)),
 };
 
 /** The lifecycle as data: checkers and tests read it; the engines encode it in guarded SQL. */

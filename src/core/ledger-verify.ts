@@ -141,7 +141,7 @@ export class LedgerVerifier {
     this.lastRowId = id;
     const cur = this.current;
     if (id <= this.prunedThrough) {
-      const by = this.prunes.find((p) => id >= p.firstId && id <= p.lastId) ?? this.prunes.at(-1);
+      const by = this.prunes.find((prune) => id >= prune.firstId && id <= prune.lastId) ?? this.prunes.at(-1);
       this.report(id, 'inserted', by?.seq ?? null, `row ${id} lies in a pruned range, yet it is there`);
     } else if (cur !== null && id <= cur.c.lastId) {
       this.sealedRow(cur, id, columns);
@@ -164,7 +164,7 @@ export class LedgerVerifier {
         );
       }
     }
-    const problems = [...this.problems].sort((a, b) => a.id - b.id);
+    const problems = [...this.problems].sort((left, right) => left.id - right.id);
     return {
       ok: this.problemCount === 0,
       rows: this.rows,
@@ -242,7 +242,7 @@ export class LedgerVerifier {
 
   /** Whether the seal follows its predecessor in the chain; reports it when not. */
   private checkLink(checkpoint: Checkpoint): boolean {
-    const p = checkpoint.seq - 1;
+    const previous = checkpoint.seq - 1;
     const firstId = (this.lastSeal?.lastId ?? this.prunedThrough) + 1;
     if (checkpoint.seq <= this.removedThroughSeq) {
       this.report(
@@ -254,19 +254,19 @@ export class LedgerVerifier {
       return false;
     }
     let expected: string | null = null;
-    if (p === 0) expected = GENESIS_HASH;
-    else if (this.lastSeal?.seq === p) expected = this.lastSeal.hash;
+    if (previous === 0) expected = GENESIS_HASH;
+    else if (this.lastSeal?.seq === previous) expected = this.lastSeal.hash;
     else {
-      const prune = this.prunes.find((x) => x.seq === p);
-      const through = this.prunes.find((x) => x.throughSeq === p);
+      const prune = this.prunes.find((entry) => entry.seq === previous);
+      const through = this.prunes.find((entry) => entry.throughSeq === previous);
       expected = prune?.hash ?? through?.root ?? null;
     }
     if (expected === null) {
       this.report(
         firstId,
         'missing',
-        p,
-        `checkpoint ${p} is missing: checkpoint ${checkpoint.seq} follows nothing`,
+        previous,
+        `checkpoint ${previous} is missing: checkpoint ${checkpoint.seq} follows nothing`,
       );
       return false;
     }
@@ -275,7 +275,7 @@ export class LedgerVerifier {
         checkpoint.firstId,
         'edited',
         checkpoint.seq,
-        `checkpoint ${checkpoint.seq} does not follow checkpoint ${p}`,
+        `checkpoint ${checkpoint.seq} does not follow checkpoint ${previous}`,
       );
       return false;
     }
@@ -304,10 +304,10 @@ export class LedgerVerifier {
       leaves !== null &&
       leaves.length === checkpoint.rowCount &&
       leaves.every(
-        (l, i) =>
-          l.id >= checkpoint.firstId &&
-          l.id <= checkpoint.lastId &&
-          (i === 0 || l.id > (leaves[i - 1]?.id ?? 0)),
+        (leaf, index) =>
+          leaf.id >= checkpoint.firstId &&
+          leaf.id <= checkpoint.lastId &&
+          (index === 0 || leaf.id > (leaves[index - 1]?.id ?? 0)),
       );
     if (!fits) {
       this.report(
@@ -345,7 +345,7 @@ export class LedgerVerifier {
     cur.next++;
     const hash = this.crypto.sha256(rowContent(columns));
     if (hash === leaf.hash) return;
-    cur.byHash ??= new Map(leaves.map((l) => [l.hash, l.id]));
+    cur.byHash ??= new Map(leaves.map((sealedLeaf) => [sealedLeaf.hash, sealedLeaf.id]));
     const sealedAs = cur.byHash.get(hash);
     if (sealedAs !== undefined && sealedAs !== id) {
       this.report(

@@ -80,12 +80,12 @@ export function canonicalJson(value: unknown): string {
   return objectJson(value as Record<string, unknown>, false);
 }
 
-function objectJson(o: Readonly<Record<string, unknown>>, asRow: boolean): string {
+function objectJson(record: Readonly<Record<string, unknown>>, asRow: boolean): string {
   let out = '';
-  for (const key of Object.keys(o).sort()) {
-    const v = o[key];
-    if (v === undefined || (asRow && (v === null || key === 'id'))) continue;
-    out += `${out === '' ? '' : ','}${JSON.stringify(key)}:${canonicalJson(v)}`;
+  for (const key of Object.keys(record).sort()) {
+    const value = record[key];
+    if (value === undefined || (asRow && (value === null || key === 'id'))) continue;
+    out += `${out === '' ? '' : ','}${JSON.stringify(key)}:${canonicalJson(value)}`;
   }
   return `{${out}}`;
 }
@@ -122,9 +122,9 @@ export function checkpointText(fields: CheckpointFields): string {
 export function encodeLeaves(leaves: readonly Leaf[]): Uint8Array {
   const bytes = new Uint8Array(leaves.length * LEAF_BYTES);
   const view = new DataView(bytes.buffer);
-  leaves.forEach((leaf, i) => {
-    view.setBigInt64(i * LEAF_BYTES, BigInt(leaf.id));
-    bytes.set(fromHex(leaf.hash), i * LEAF_BYTES + 8);
+  leaves.forEach((leaf, index) => {
+    view.setBigInt64(index * LEAF_BYTES, BigInt(leaf.id));
+    bytes.set(fromHex(leaf.hash), index * LEAF_BYTES + 8);
   });
   return bytes;
 }
@@ -145,12 +145,13 @@ export function decodeLeaves(bytes: Uint8Array): Leaf[] | null {
 
 function toHex(bytes: Uint8Array): string {
   let out = '';
-  for (const b of bytes) out += b.toString(16).padStart(2, '0');
+  for (const byte of bytes) out += byte.toString(16).padStart(2, '0');
   return out;
 }
 
 function fromHex(hex: string): Uint8Array {
   const bytes = new Uint8Array(hex.length >> 1);
-  for (let i = 0; i < bytes.length; i++) bytes[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  for (let index = 0; index < bytes.length; index++)
+    bytes[index] = parseInt(hex.slice(2 * index, 2 * index + 2), 16);
   return bytes;
 }

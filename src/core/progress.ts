@@ -76,7 +76,7 @@ export function lastProgressAt(startedAt: Instant, progress: Pick<Progress, 'las
 }
 
 /** The counters in words, skipping zeros: `1200 output bytes, 3 tool calls`. */
-export function describeProgress(p: ProgressCounts): string {
+export function describeProgress(counts: ProgressCounts): string {
   const words: Record<ProgressCounter, string> = {
     outputBytes: 'output bytes',
     filesChanged: 'files changed',
@@ -84,6 +84,8 @@ export function describeProgress(p: ProgressCounts): string {
     effects: 'effects',
     toolCalls: 'tool calls',
   };
-  const parts = PROGRESS_COUNTERS.filter((c) => p[c] > 0).map((c) => `${p[c]} ${words[c]}`);
+  const parts = PROGRESS_COUNTERS.filter((counter) => counts[counter] > 0).map(
+    (counter) => `${counts[counter]} ${words[counter]}`,
+  );
   return parts.length === 0 ? 'no marks' : parts.join(', ');
 }

@@ -36,11 +36,13 @@ export function findInvisible(
 ): { readonly index: number; readonly char: string; readonly category: string } | null {
   const chars = [...text];
   let index = 0;
-  for (let i = 0; i < chars.length; i++) {
-    const ch = chars[i] ?? '';
+  for (let position = 0; position < chars.length; position++) {
+    const ch = chars[position] ?? '';
     if (INVISIBLE.test(ch) && !allow.includes(ch)) {
       const joinsEmoji =
-        ch === ZWJ && EMOJI_END.test(chars[i - 1] ?? '') && EMOJI_START.test(chars[i + 1] ?? '');
+        ch === ZWJ &&
+        EMOJI_END.test(chars[position - 1] ?? '') &&
+        EMOJI_START.test(chars[position + 1] ?? '');
       if (!joinsEmoji) return { index, char: ch, category: categoryOf(ch) };
     }
     index += ch.length;
@@ -68,10 +70,10 @@ function escapeChar(ch: string): string {
 export function escapeForTerminal(line: string): string {
   const chars = [...line];
   return chars
-    .map((ch, i) => {
+    .map((ch, index) => {
       if (!TERMINAL_UNSAFE.test(ch)) return ch;
       const joinsEmoji =
-        ch === ZWJ && EMOJI_END.test(chars[i - 1] ?? '') && EMOJI_START.test(chars[i + 1] ?? '');
+        ch === ZWJ && EMOJI_END.test(chars[index - 1] ?? '') && EMOJI_START.test(chars[index + 1] ?? '');
       return joinsEmoji ? ch : escapeChar(ch);
     })
     .join('');
@@ -86,6 +88,8 @@ const JSON_UNSAFE = /[\u007f-\u009f\p{Cf}\u2028\u2029]/gu;
  */
 export function escapeJsonText(json: string): string {
   return json.replace(JSON_UNSAFE, (ch) =>
-    [...Array(ch.length).keys()].map((i) => `\\u${ch.charCodeAt(i).toString(16).padStart(4, '0')}`).join(''),
+    [...Array(ch.length).keys()]
+      .map((index) => `\\u${ch.charCodeAt(index).toString(16).padStart(4, '0')}`)
+      .join(''),
   );
 }

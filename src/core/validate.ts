@@ -118,20 +118,20 @@ export function validateLabels(labels: readonly unknown[]): string[] {
 
 /** A whole number in [min, max], accepting numeric strings from the command line. */
 export function validateInteger(what: string, value: unknown, min: number, max: number): number {
-  const n = typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value;
-  if (typeof n !== 'number' || !Number.isSafeInteger(n)) {
+  const parsed = typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value;
+  if (typeof parsed !== 'number' || !Number.isSafeInteger(parsed)) {
     throw new InvalidInputError(
       `${what} must be a whole number, got ${JSON.stringify(value)}`,
       `give a whole number from ${min} to ${max}`,
     );
   }
-  if (n < min || n > max) {
+  if (parsed < min || parsed > max) {
     throw new InvalidInputError(
-      `${what} must be from ${min} to ${max}, got ${n}`,
+      `${what} must be from ${min} to ${max}, got ${parsed}`,
       `give a whole number from ${min} to ${max}`,
     );
   }
-  return n;
+  return parsed;
 }
 
 export function validatePriority(value: unknown): number {

@@ -98,7 +98,7 @@ export function sharedLock(plan: WorkspacePlan): Workspace | null {
 export function resolveWorkspacePlan(input: WorkspacePlanInput): WorkspacePlan {
   const { task, agent, project } = input;
   const lookup = (name: string): Workspace => {
-    const found = input.workspaces.find((w) => w.name === name);
+    const found = input.workspaces.find((workspace) => workspace.name === name);
     // Bindings are foreign keys: a caller that did not pass the bound workspace has a bug.
     assert(found !== undefined, `workspace ${name} is bound but was not given`);
     return found;

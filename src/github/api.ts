@@ -66,7 +66,9 @@ const toIssue = (issue: RawIssue): GithubIssue => ({
   title: issue.title,
   body: issue.body ?? '',
   state: issue.state === 'closed' ? 'closed' : 'open',
-  labels: issue.labels.map((l) => (typeof l === 'string' ? l : (l.name ?? ''))).filter((l) => l !== ''),
+  labels: issue.labels
+    .map((label) => (typeof label === 'string' ? label : (label.name ?? '')))
+    .filter((label) => label !== ''),
   url: issue.html_url,
   updatedAt: issue.updated_at,
   isPullRequest: issue.pull_request !== undefined && issue.pull_request !== null,
@@ -81,38 +83,38 @@ export class GithubApi {
   private readonly client: Client;
   private readonly token: string;
 
-  constructor(private readonly o: GithubApiOptions) {
-    this.token = o.token;
-    const retries = o.retries ?? 3;
-    const timeoutMs = o.timeoutMs ?? 15_000;
-    const log = o.log ?? (() => undefined);
+  constructor(private readonly options: GithubApiOptions) {
+    this.token = options.token;
+    const retries = options.retries ?? 3;
+    const timeoutMs = options.timeoutMs ?? 15_000;
+    const log = options.log ?? (() => undefined);
     this.client = new RestWithPlugins({
-      auth: o.token,
-      baseUrl: o.baseUrl.replace(/\/+$/, ''),
+      auth: options.token,
+      baseUrl: options.baseUrl.replace(/\/+$/, ''),
       userAgent: 'baton',
       log: { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined },
       request: {
         fetch: (url: string, init: RequestInit) =>
           fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) }),
       },
-      retry: { retries, retryAfterBaseValue: o.retryBaseMs ?? 1000 },
+      retry: { retries, retryAfterBaseValue: options.retryBaseMs ?? 1000 },
       throttle: {
         onRateLimit: (
           after: number,
-          options: { method: string; url: string },
+          request: { method: string; url: string },
           _o: unknown,
           count: number,
         ) => {
-          log(`GitHub rate limit reached on ${options.method} ${options.url}; waiting ${after} s`);
+          log(`GitHub rate limit reached on ${request.method} ${request.url}; waiting ${after} s`);
           return count < retries;
         },
         onSecondaryRateLimit: (
           after: number,
-          options: { method: string; url: string },
+          request: { method: string; url: string },
           _o: unknown,
           count: number,
         ) => {
-          log(`GitHub secondary rate limit on ${options.method} ${options.url}; waiting ${after} s`);
+          log(`GitHub secondary rate limit on ${request.method} ${request.url}; waiting ${after} s`);
           return count < retries;
         },
       },
@@ -126,18 +128,18 @@ export class GithubApi {
    */
   async listIssues(
     repo: RepoName,
-    q: { readonly since: string | null; readonly state: 'open' | 'all'; readonly page: number },
+    params: { readonly since: string | null; readonly state: 'open' | 'all'; readonly page: number },
   ): Promise<{ readonly notModified: boolean; readonly issues: readonly GithubIssue[] }> {
     const query = new URLSearchParams({
-      state: q.state,
+      state: params.state,
       sort: 'updated',
       direction: 'asc',
       per_page: '100',
-      page: String(q.page),
-      ...(q.since === null ? {} : { since: q.since }),
+      page: String(params.page),
+      ...(params.since === null ? {} : { since: params.since }),
     });
     const path = `/repos/${repo.full}/issues?${query.toString()}`;
-    const got = await this.conditional(path, q.page === 1);
+    const got = await this.conditional(path, params.page === 1);
     if (got === null) return { notModified: true, issues: [] };
     return { notModified: false, issues: (JSON.parse(got) as RawIssue[]).map(toIssue) };
   }
@@ -156,9 +158,13 @@ export class GithubApi {
       event?: string;
       source?: { issue?: { number?: number; pull_request?: { merged_at?: string | null } } };
     }[];
-    for (const e of events) {
-      const pr = e.source?.issue;
-      if (e.event === 'cross-referenced' && pr?.pull_request?.merged_at != null && pr.number !== undefined)
+    for (const event of events) {
+      const pr = event.source?.issue;
+      if (
+        event.event === 'cross-referenced' &&
+        pr?.pull_request?.merged_at != null &&
+        pr.number !== undefined
+      )
         return pr.number;
     }
     return null;
@@ -182,7 +188,7 @@ export class GithubApi {
   async hasComment(repo: RepoName, number: number, marker: string): Promise<boolean> {
     const path = `/repos/${repo.full}/issues/${number}/comments?per_page=100`;
     const got = await this.call('GET', path);
-    return (got.data as { body?: string }[]).some((c) => (c.body ?? '').includes(marker));
+    return (got.data as { body?: string }[]).some((comment) => (comment.body ?? '').includes(marker));
   }
 
   /**
@@ -190,13 +196,13 @@ export class GithubApi {
    * `always`, else null (nothing changed).
    */
   private async conditional(path: string, useCache: boolean, always = false): Promise<string | null> {
-    const cached = useCache ? await this.o.cache.cached(path) : null;
+    const cached = useCache ? await this.options.cache.cached(path) : null;
     const headers = cached === null ? {} : { 'if-none-match': cached.etag };
     const got = await this.call('GET', path, undefined, [304], headers);
     if (got.status === 304 && cached !== null) return always ? cached.body : null;
     const body = JSON.stringify(got.data);
     const etag = got.headers['etag'];
-    if (useCache && typeof etag === 'string') await this.o.cache.cache({ url: path, etag, body });
+    if (useCache && typeof etag === 'string') await this.options.cache.cache({ url: path, etag, body });
     return body;
   }
 

@@ -79,7 +79,7 @@ export async function applyIssue(
         title: issue.title.slice(0, TITLE_LENGTH_MAX),
         body: issue.body.slice(0, BODY_LENGTH_MAX),
         url: issue.url,
-        labels: theirs.filter((l) => l !== deps.labels.designReview),
+        labels: theirs.filter((label) => label !== deps.labels.designReview),
         byName: ACTOR.name,
       }),
     );
@@ -130,7 +130,7 @@ async function repairLabels(deps: BacklogDeps, key: string, issue: GithubIssue):
   if (change.add.length === 0 && change.remove.length === 0) return false;
   const waiting = await deps.store.github.pending({ limit: 10_000, key });
   if (waiting.length > 0) return false;
-  const found = issue.labels.filter((l) => hasLabel(managedLabels(deps.labels), l));
+  const found = issue.labels.filter((label) => hasLabel(managedLabels(deps.labels), label));
   await deps.store.github.repair({
     key,
     detail: { expected, found, add: change.add, remove: change.remove },
@@ -142,16 +142,16 @@ async function repairLabels(deps: BacklogDeps, key: string, issue: GithubIssue):
 }
 
 function hasLabel(labels: readonly string[], label: string): boolean {
-  return labels.some((l) => l.toLowerCase() === label.toLowerCase());
+  return labels.some((entry) => entry.toLowerCase() === label.toLowerCase());
 }
 
 /** The issue's labels as task labels: Baton's own left out, names Baton cannot keep dropped. */
 function ownLabels(labels: readonly string[], names: GithubLabels): string[] {
   const kept = labels
-    .filter((l) => !hasLabel(managedLabels(names), l))
-    .filter((l) => {
+    .filter((label) => !hasLabel(managedLabels(names), label))
+    .filter((label) => {
       try {
-        validateName('label', l);
+        validateName('label', label);
         return true;
       } catch {
         return false;

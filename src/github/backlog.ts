@@ -35,7 +35,7 @@ export interface BacklogOptions {
 export interface Backlog {
   readonly repo: RepoName;
   readonly deps: BacklogDeps;
-  sync(o: SyncOptions): Promise<SyncReport>;
+  sync(options: SyncOptions): Promise<SyncReport>;
   project(): Promise<ProjectReport>;
   recheck(job: Pick<Job, 'id' | 'key'>): Promise<RecheckOutcome>;
   /** `POST /v1/github/webhook` for this repository, signed with the secret (webhook.ts). */
@@ -43,8 +43,8 @@ export interface Backlog {
 }
 
 const positive = (env: BacklogOptions['env'], name: string): number | undefined => {
-  const n = Number(env[name]);
-  return Number.isFinite(n) && n > 0 ? n : undefined;
+  const value = Number(env[name]);
+  return Number.isFinite(value) && value > 0 ? value : undefined;
 };
 
 export function openBacklog(options: BacklogOptions): Backlog {
@@ -76,7 +76,7 @@ export function openBacklog(options: BacklogOptions): Backlog {
   return {
     repo: options.repo,
     deps,
-    sync: (s) => syncRepo(deps, options.repo, s),
+    sync: (syncOptions) => syncRepo(deps, options.repo, syncOptions),
     project: () => project(deps, options.repo, { comments }),
     recheck: (job) => recheckIssue(deps, job),
     webhook: (secret) => githubWebhookRoutes({ ...deps, repo: options.repo, secret }),

@@ -55,32 +55,32 @@ export async function project(
   for (const [key, list] of byKey) {
     const issue = parseIssueKey(key);
     if (issue === null || !sameRepo(issue.repo.full, repo.full)) continue;
-    let i = 0;
+    let next = 0;
     try {
-      while (i < list.length) {
-        const row = list[i] as OutboxRow;
+      while (next < list.length) {
+        const row = list[next] as OutboxRow;
         if (row.kind === 'comment') {
           if (options.comments && (await postComment(deps, issue.repo, issue.issue, row))) report.comments++;
           await deps.store.github.applied([row.id]);
-          i++;
+          next++;
           report.applied++;
           continue;
         }
-        let j = i;
-        while (j < list.length && list[j]?.kind === 'labels') j++;
+        let runEnd = next;
+        while (runEnd < list.length && list[runEnd]?.kind === 'labels') runEnd++;
         const change = await applyLabels(deps, key, issue.repo, issue.issue);
         report.labelsAdded += change.add.length;
         report.labelsRemoved += change.remove.length;
-        await deps.store.github.applied(list.slice(i, j).map((r) => r.id));
-        report.applied += j - i;
-        i = j;
+        await deps.store.github.applied(list.slice(next, runEnd).map((labelRow) => labelRow.id));
+        report.applied += runEnd - next;
+        next = runEnd;
       }
     } catch (error) {
-      const left = list.slice(i);
-      const attempts = Math.max(...left.map((r) => r.attempts));
+      const left = list.slice(next);
+      const attempts = Math.max(...left.map((row) => row.attempts));
       const message = error instanceof Error ? error.message : String(error);
       await deps.store.github.failed({
-        ids: left.map((r) => r.id),
+        ids: left.map((row) => row.id),
         error: message,
         retryAfterMs: retryDelayMs(attempts),
       });

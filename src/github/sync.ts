@@ -69,7 +69,9 @@ export async function syncRepo(deps: BacklogDeps, repo: RepoName, options: SyncO
     for (const issue of got.issues) {
       seen++;
       if (issue.isPullRequest) continue;
-      for (const a of await applyIssue(deps, repo, issue, wanted(issue, options.labels))) counts[a]++;
+      for (const outcome of await applyIssue(deps, repo, issue, wanted(issue, options.labels))) {
+        counts[outcome]++;
+      }
     }
     const newest = got.issues.at(-1)?.updatedAt ?? null;
     if (newest !== null && newest !== since) {
@@ -100,6 +102,6 @@ export async function syncRepo(deps: BacklogDeps, repo: RepoName, options: SyncO
 
 function wanted(issue: GithubIssue, labels: readonly string[]): boolean {
   if (labels.length === 0) return true;
-  const have = issue.labels.map((l) => l.toLowerCase());
-  return labels.some((l) => have.includes(l.toLowerCase()));
+  const have = issue.labels.map((label) => label.toLowerCase());
+  return labels.some((label) => have.includes(label.toLowerCase()));
 }

@@ -41,7 +41,7 @@ export function closingReferences(text: string): number[] {
   const found = [
     ...text.matchAll(/\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s*:?\s+#([1-9][0-9]{0,9})\b/gi),
   ];
-  return [...new Set(found.map((m) => Number(m[1])))];
+  return [...new Set(found.map((match) => Number(match[1])))];
 }
 
 export function githubWebhookRoutes(deps: WebhookDeps): Hono {
@@ -100,8 +100,8 @@ async function handle(
     { merged?: boolean; body?: string | null; title?: string } | undefined;
   if (event === 'pull_request' && payload['action'] === 'closed' && pr?.merged === true) {
     const out: Applied[] = [];
-    for (const n of closingReferences(`${pr.title ?? ''}\n${pr.body ?? ''}`)) {
-      out.push(...(await applyIssue(deps, deps.repo, await deps.api.issue(deps.repo, n))));
+    for (const issueNumber of closingReferences(`${pr.title ?? ''}\n${pr.body ?? ''}`)) {
+      out.push(...(await applyIssue(deps, deps.repo, await deps.api.issue(deps.repo, issueNumber))));
     }
     return out;
   }

@@ -45,12 +45,16 @@ export interface Hierarchy {
   readonly controllers: readonly string[];
 }
 
-function hasMemory(h: Hierarchy): boolean {
-  return h.name === 'memory' || (h.name === 'unified' && h.controllers.includes('memory'));
+function hasMemory(hierarchy: Hierarchy): boolean {
+  return (
+    hierarchy.name === 'memory' || (hierarchy.name === 'unified' && hierarchy.controllers.includes('memory'))
+  );
 }
 
-function hasPids(h: Hierarchy): boolean {
-  return h.name === 'pids' || (h.name === 'unified' && h.controllers.includes('pids'));
+function hasPids(hierarchy: Hierarchy): boolean {
+  return (
+    hierarchy.name === 'pids' || (hierarchy.name === 'unified' && hierarchy.controllers.includes('pids'))
+  );
 }
 
 /** Sets the limits of one cgroup in one hierarchy; throws when a required limit cannot be set. */
@@ -89,16 +93,16 @@ export class CgroupJob {
     /** The run's marker (BATON_RUN), set in the agent's environment. */
     readonly marker: string,
   ) {
-    this.dirs = hierarchies.map((h) => join(h.base, name));
-    this.hookDirs = hierarchies.map((h) => join(h.base, `${name}-hooks`));
+    this.dirs = hierarchies.map((hierarchy) => join(hierarchy.base, name));
+    this.hookDirs = hierarchies.map((hierarchy) => join(hierarchy.base, `${name}-hooks`));
   }
 
   /** Makes the cgroups and sets their limits; throws (naming the file) when the host refuses. */
   create(): void {
-    this.hierarchies.forEach((hierarchy, i) => {
+    this.hierarchies.forEach((hierarchy, index) => {
       for (const [dir, ram, pids, group] of [
-        [this.dirs[i] ?? '', this.ramMb, JOB_PIDS_MAX, true],
-        [this.hookDirs[i] ?? '', HOOKS_RAM_MB, HOOKS_PIDS_MAX, false],
+        [this.dirs[index] ?? '', this.ramMb, JOB_PIDS_MAX, true],
+        [this.hookDirs[index] ?? '', HOOKS_RAM_MB, HOOKS_PIDS_MAX, false],
       ] as const) {
         if (!makeCgroup(dir)) throw new Error(`cannot make cgroup ${dir}`);
         limit(hierarchy, dir, ram, pids, group);
@@ -108,7 +112,7 @@ export class CgroupJob {
 
   /** `sh -c ENTER baton-agent <procs…> -- <command>`: the agent enters its cgroups, then runs. */
   spawnArgs(command: string): { file: string; args: string[] } {
-    const procs = this.dirs.map((d) => join(d, 'cgroup.procs'));
+    const procs = this.dirs.map((dir) => join(dir, 'cgroup.procs'));
     return { file: '/bin/sh', args: ['-c', ENTER, 'baton-agent', ...procs, '--', command] };
   }
 
@@ -117,8 +121,8 @@ export class CgroupJob {
    * which the hooks Baton installs move themselves into (none when a path holds a space).
    */
   env(): Record<string, string> {
-    const files = this.hookDirs.map((d) => join(d, 'cgroup.procs'));
-    return { BATON_HOOK_CGROUPS: files.some((f) => /\s/.test(f)) ? '' : files.join(' ') };
+    const files = this.hookDirs.map((dir) => join(dir, 'cgroup.procs'));
+    return { BATON_HOOK_CGROUPS: files.some((file) => /\s/.test(file)) ? '' : files.join(' ') };
   }
 
   /** Nothing to learn from the spawned pid: membership is the cgroup's. */
@@ -134,14 +138,14 @@ export class CgroupJob {
   }
 
   members(): number[] {
-    return [...new Set(this.dirs.flatMap((d) => cgroupPids(d)))];
+    return [...new Set(this.dirs.flatMap((dir) => cgroupPids(dir)))];
   }
 
   /** The job's memory in MB: the cgroup's own count where it has one, else its members' RSS. */
   memoryMb(): number {
-    const i = this.hierarchies.findIndex(hasMemory);
-    const dir = this.dirs[i];
-    const hierarchy = this.hierarchies[i];
+    const index = this.hierarchies.findIndex(hasMemory);
+    const dir = this.dirs[index];
+    const hierarchy = this.hierarchies[index];
     if (dir === undefined || hierarchy === undefined) return rssMb(this.members());
     const bytes = readNumber(dir, hierarchy.name === 'unified' ? 'memory.current' : 'memory.usage_in_bytes');
     return bytes === null ? rssMb(this.members()) : bytes / MIB;
@@ -149,9 +153,9 @@ export class CgroupJob {
 
   /** The most memory the job used, in MB, where the cgroup records it. */
   peakMb(): number | null {
-    const i = this.hierarchies.findIndex(hasMemory);
-    const dir = this.dirs[i];
-    const hierarchy = this.hierarchies[i];
+    const index = this.hierarchies.findIndex(hasMemory);
+    const dir = this.dirs[index];
+    const hierarchy = this.hierarchies[index];
     if (dir === undefined || hierarchy === undefined) return null;
     const bytes = readNumber(dir, hierarchy.name === 'unified' ? 'memory.peak' : 'memory.max_usage_in_bytes');
     return bytes === null ? null : bytes / MIB;
@@ -159,9 +163,9 @@ export class CgroupJob {
 
   /** How many processes of the job the kernel's OOM killer has killed. */
   oomKills(): number {
-    const i = this.hierarchies.findIndex(hasMemory);
-    const dir = this.dirs[i];
-    const hierarchy = this.hierarchies[i];
+    const index = this.hierarchies.findIndex(hasMemory);
+    const dir = this.dirs[index];
+    const hierarchy = this.hierarchies[index];
     if (dir === undefined || hierarchy === undefined) return 0;
     return hierarchy.name === 'unified'
       ? readKeyed(dir, 'memory.events', 'oom_kill')
@@ -181,20 +185,21 @@ export class CgroupJob {
 
 /** Kills every process in these cgroups: cgroup.kill where the kernel has it, else freeze, kill, thaw. */
 function killCgroups(dirs: readonly string[]): number {
-  const rest = dirs.filter((d) => !tryWriteCgroupFile(d, 'cgroup.kill', '1'));
+  const rest = dirs.filter((dir) => !tryWriteCgroupFile(dir, 'cgroup.kill', '1'));
   const frozen = rest.filter(
-    (d) => readCgroupFile(d, 'freezer.state') !== null && tryWriteCgroupFile(d, 'freezer.state', 'FROZEN'),
+    (dir) =>
+      readCgroupFile(dir, 'freezer.state') !== null && tryWriteCgroupFile(dir, 'freezer.state', 'FROZEN'),
   );
-  const n = signalAll(rest);
-  for (const d of frozen) tryWriteCgroupFile(d, 'freezer.state', 'THAWED');
-  return n;
+  const signalled = signalAll(rest);
+  for (const dir of frozen) tryWriteCgroupFile(dir, 'freezer.state', 'THAWED');
+  return signalled;
 }
 
 /** Kills until the cgroups are empty (about 2 s at most), then removes them; true when all went. */
 export async function emptyAndRemove(dirs: readonly string[]): Promise<boolean> {
-  for (let i = 0; i < 100 && dirs.some((d) => cgroupPids(d).length > 0); i++) {
+  for (let round = 0; round < 100 && dirs.some((dir) => cgroupPids(dir).length > 0); round++) {
     killCgroups(dirs);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
-  return dirs.map((d) => removeCgroup(d)).every(Boolean);
+  return dirs.map((dir) => removeCgroup(dir)).every(Boolean);
 }

@@ -30,13 +30,13 @@ function mounts(): Mount[] {
   for (const line of readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
     const [left, right] = line.split(' - ');
     if (left === undefined || right === undefined) continue;
-    const f = left.split(' ');
+    const fields = left.split(' ');
     const [type = '', , superOptions = ''] = right.split(' ');
-    const unescape = (s: string): string =>
-      s.replace(/\\(\d{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
+    const unescape = (text: string): string =>
+      text.replace(/\\(\d{3})/g, (_, digits: string) => String.fromCharCode(parseInt(digits, 8)));
     out.push({
-      root: unescape(f[3] ?? '/'),
-      point: unescape(f[4] ?? ''),
+      root: unescape(fields[3] ?? '/'),
+      point: unescape(fields[4] ?? ''),
       type,
       options: superOptions.split(','),
     });
@@ -68,15 +68,15 @@ export function readLayout(): CgroupLayout {
     if (match === null) continue;
     const [, id = '', controllers = '', path = ''] = match;
     if (id === '0' && controllers === '') {
-      const mount = all.find((x) => x.type === 'cgroup2');
+      const mount = all.find((entry) => entry.type === 'cgroup2');
       v2 = mount === undefined ? null : under(mount, path);
       continue;
     }
-    for (const c of V1_CONTROLLERS) {
-      if (!controllers.split(',').includes(c)) continue;
-      const mount = all.find((x) => x.type === 'cgroup' && x.options.includes(c));
+    for (const controller of V1_CONTROLLERS) {
+      if (!controllers.split(',').includes(controller)) continue;
+      const mount = all.find((entry) => entry.type === 'cgroup' && entry.options.includes(controller));
       const dir = mount === undefined ? null : under(mount, path);
-      if (dir !== null) v1[c] = dir;
+      if (dir !== null) v1[controller] = dir;
     }
   }
   return { v2, v1 };
@@ -119,7 +119,7 @@ export function makeCgroup(dir: string): boolean {
 export function cgroupPids(dir: string): number[] {
   const out: number[] = [];
   const text = readCgroupFile(dir, 'cgroup.procs');
-  if (text !== null) for (const p of text.split('\n')) if (p !== '') out.push(Number(p));
+  if (text !== null) for (const pid of text.split('\n')) if (pid !== '') out.push(Number(pid));
   for (const child of subgroups(dir)) out.push(...cgroupPids(child));
   return out;
 }
@@ -128,8 +128,8 @@ export function cgroupPids(dir: string): number[] {
 function subgroups(dir: string): string[] {
   try {
     return readdirSync(dir, { withFileTypes: true })
-      .filter((e) => e.isDirectory())
-      .map((e) => join(dir, e.name));
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => join(dir, entry.name));
   } catch {
     return [];
   }
@@ -146,8 +146,8 @@ export function readKeyed(dir: string, file: string, key: string): number {
 export function readNumber(dir: string, file: string): number | null {
   const text = readCgroupFile(dir, file);
   if (text === null) return null;
-  const n = Number(text.trim());
-  return Number.isFinite(n) ? n : null;
+  const value = Number(text.trim());
+  return Number.isFinite(value) ? value : null;
 }
 
 /** Removes a cgroup and those below it, deepest first; cgroups still holding processes stay. */
@@ -163,16 +163,16 @@ export function removeCgroup(dir: string): boolean {
 
 /** SIGKILLs every process listed in the cgroups; returns how many were signalled. */
 export function signalAll(dirs: readonly string[]): number {
-  let n = 0;
+  let signalled = 0;
   for (const dir of dirs) {
     for (const pid of cgroupPids(dir)) {
       try {
         process.kill(pid, 'SIGKILL');
-        n++;
+        signalled++;
       } catch {
         // It exited meanwhile.
       }
     }
   }
-  return n;
+  return signalled;
 }

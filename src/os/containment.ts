@@ -64,10 +64,10 @@ export function openContainment(options: ContainmentOptions): Containment {
   }
   // Best first: a memory controller the kernel enforces, v2 before v1; then any cgroup at all.
   const v2 = tries.cgroup2();
-  if (v2 !== null && v2.some((h) => h.controllers.includes('memory')))
+  if (v2 !== null && v2.some((hierarchy) => hierarchy.controllers.includes('memory')))
     return containment('cgroup2', v2, run, options.shimPath);
   const v1 = tries.cgroup1();
-  if (v1 !== null && (v1.some((h) => h.name === 'memory') || v2 === null)) {
+  if (v1 !== null && (v1.some((hierarchy) => hierarchy.name === 'memory') || v2 === null)) {
     if (v2 !== null) dropBases(v2);
     return containment('cgroup1', v1, run, options.shimPath);
   }
@@ -76,8 +76,8 @@ export function openContainment(options: ContainmentOptions): Containment {
   return containment('process-group', [], run, options.shimPath);
 }
 
-function dropBases(h: readonly Hierarchy[]): void {
-  for (const x of h) removeCgroup(x.base);
+function dropBases(hierarchies: readonly Hierarchy[]): void {
+  for (const hierarchy of hierarchies) removeCgroup(hierarchy.base);
 }
 
 function describeLayout(layout: CgroupLayout): string {
@@ -90,10 +90,10 @@ function v2Hierarchies(layout: CgroupLayout, run: string): Hierarchy[] | null {
   const own = layout.v2;
   if (own === null) return null;
   const available = (readCgroupFile(own, 'cgroup.controllers') ?? '').trim().split(/\s+/);
-  const wanted = ['memory', 'pids'].filter((c) => available.includes(c));
+  const wanted = ['memory', 'pids'].filter((controller) => available.includes(controller));
   const enable = (dir: string): boolean =>
     wanted.length === 0 ||
-    tryWriteCgroupFile(dir, 'cgroup.subtree_control', wanted.map((c) => `+${c}`).join(' '));
+    tryWriteCgroupFile(dir, 'cgroup.subtree_control', wanted.map((controller) => `+${controller}`).join(' '));
   if (!enable(own)) {
     // "No internal processes": a cgroup holding processes cannot hand controllers down. Move this
     // process into a leaf of its own cgroup (as systemd's delegation expects), then try again.
@@ -123,9 +123,9 @@ function containment(
   run: string,
   shimPath: string,
 ): Containment {
-  const bases = hierarchies.map((h) => h.base);
+  const bases = hierarchies.map((hierarchy) => hierarchy.base);
   const reaper: Reaper | null = bases.length === 0 ? null : startReaper(bases);
-  const controllers = [...new Set(hierarchies.flatMap((h) => h.controllers))];
+  const controllers = [...new Set(hierarchies.flatMap((hierarchy) => hierarchy.controllers))];
   const detail =
     kind === 'process-group'
       ? 'process-group (the agent shim; descendants and BATON_RUN-marked processes are killed with the job)'
@@ -144,7 +144,7 @@ function containment(
     },
     close: () =>
       (closed ??= (async () => {
-        killAll(pidsWithEnv(RUN_MARKER, `${run}:`).filter((p) => p !== process.pid));
+        killAll(pidsWithEnv(RUN_MARKER, `${run}:`).filter((pid) => pid !== process.pid));
         await emptyAndRemove(bases);
         await reaper?.stop();
       })()),
@@ -157,14 +157,14 @@ function containment(
  * Returns how many processes were killed.
  */
 export async function killLeftovers(ref: ContainmentRef): Promise<number> {
-  const dirs = ref.dirs.filter((d) => d.startsWith('/') && /\/baton-[0-9a-f]+$/.test(d));
+  const dirs = ref.dirs.filter((dir) => dir.startsWith('/') && /\/baton-[0-9a-f]+$/.test(dir));
   let killed = 0;
-  for (let i = 0; i < 50; i++) {
-    const marked = pidsWithEnv(RUN_MARKER, `${ref.run}:`).filter((p) => p !== process.pid);
-    const inCgroups = dirs.flatMap((d) => cgroupPids(d));
-    const n = killAll(new Set([...marked, ...inCgroups]));
-    if (n === 0) break;
-    killed += n;
+  for (let round = 0; round < 50; round++) {
+    const marked = pidsWithEnv(RUN_MARKER, `${ref.run}:`).filter((pid) => pid !== process.pid);
+    const inCgroups = dirs.flatMap((dir) => cgroupPids(dir));
+    const signalled = killAll(new Set([...marked, ...inCgroups]));
+    if (signalled === 0) break;
+    killed += signalled;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   await emptyAndRemove(dirs);

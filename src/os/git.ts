@@ -44,9 +44,9 @@ class GitCommandError extends ConflictError {
 function firstLine(text: string): string {
   const lines = text
     .split('\n')
-    .map((l) => l.trim())
-    .filter((l) => l.length > 0 && !l.startsWith('hint:'));
-  return lines.find((l) => /^(fatal|error):/.test(l)) ?? lines[0] ?? '';
+    .map((line) => line.trim())
+    .filter((line) => line.length > 0 && !line.startsWith('hint:'));
+  return lines.find((line) => /^(fatal|error):/.test(line)) ?? lines[0] ?? '';
 }
 
 /** A git command that ran and failed: this host's trouble with its checkout, not the job's. */

@@ -40,7 +40,7 @@ export class GroupJob {
 
   members(): number[] {
     const tree = this.root === null ? [] : treeMembers(this.root);
-    const marked = pidsWithEnv(RUN_MARKER, this.marker, true).filter((p) => p !== process.pid);
+    const marked = pidsWithEnv(RUN_MARKER, this.marker, true).filter((pid) => pid !== process.pid);
     return [...new Set([...tree, ...marked])];
   }
 
@@ -50,7 +50,7 @@ export class GroupJob {
    */
   memoryMb(): number {
     const hooks = new Set(pidsWithEnv('BATON_HOOK', ''));
-    return rssMb(this.members().filter((p) => p !== this.root && !hooks.has(p)));
+    return rssMb(this.members().filter((pid) => pid !== this.root && !hooks.has(pid)));
   }
 
   peakMb(): number | null {
@@ -62,15 +62,15 @@ export class GroupJob {
   }
 
   kill(): void {
-    const marked = pidsWithEnv(RUN_MARKER, this.marker, true).filter((p) => p !== process.pid);
+    const marked = pidsWithEnv(RUN_MARKER, this.marker, true).filter((pid) => pid !== process.pid);
     if (this.root !== null) killTree(this.root);
     killAll(marked);
   }
 
   /** Kills until nothing of the job is left (about 2 s at most). */
   async close(): Promise<void> {
-    for (let i = 0; i < 100; i++) {
-      const left = this.members().filter((p) => p !== this.root || isRunning(p));
+    for (let round = 0; round < 100; round++) {
+      const left = this.members().filter((pid) => pid !== this.root || isRunning(pid));
       if (left.length === 0) return;
       this.kill();
       await new Promise((resolve) => setTimeout(resolve, 20));

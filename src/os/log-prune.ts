@@ -26,7 +26,7 @@ export function pruneLogs(
 ): PrunedLogs {
   let names: string[];
   try {
-    names = readdirSync(dir).filter((n) => JOB_LOG.test(n));
+    names = readdirSync(dir).filter((name) => JOB_LOG.test(name));
   } catch {
     return { removed: [], freedBytes: 0 }; // no logs yet
   }
@@ -39,9 +39,9 @@ export function pruneLogs(
         return null; // removed meanwhile
       }
     })
-    .filter((l): l is { name: string; bytes: number; mtimeMs: number } => l !== null)
-    .sort((a, b) => a.mtimeMs - b.mtimeMs);
-  let total = logs.reduce((n, l) => n + l.bytes, 0);
+    .filter((log): log is { name: string; bytes: number; mtimeMs: number } => log !== null)
+    .sort((older, newer) => older.mtimeMs - newer.mtimeMs);
+  let total = logs.reduce((sum, log) => sum + log.bytes, 0);
   const removed: string[] = [];
   let freedBytes = 0;
   for (const log of logs) {

@@ -28,7 +28,7 @@ function tighten(path: string, want: number): number | null {
   return was;
 }
 
-const octal = (m: number): string => `0${m.toString(8)}`;
+const octal = (bits: number): string => `0${bits.toString(8)}`;
 
 /**
  * Makes the state directory (creating it if need be) and the SQLite database private; returns
@@ -39,7 +39,7 @@ export function makeStatePrivate(options: {
   readonly sqlitePath: string | null;
 }): string[] {
   const notes: string[] = [];
-  const where = (p: string): string => relative(process.cwd(), p) || p;
+  const where = (path: string): string => relative(process.cwd(), path) || path;
   if (!existsSync(options.stateDir)) mkdirSync(options.stateDir, { recursive: true, mode: DIR_MODE });
   const was = tighten(options.stateDir, DIR_MODE);
   if (was !== null)

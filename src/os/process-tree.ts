@@ -37,7 +37,7 @@ function allProcesses(): ProcStat[] {
 export function treeMembers(rootPid: number): number[] {
   const procs = allProcesses();
   const members = new Set<number>([rootPid]);
-  for (const p of procs) if (p.pgid === rootPid) members.add(p.pid);
+  for (const proc of procs) if (proc.pgid === rootPid) members.add(proc.pid);
   let grew = true;
   while (grew) {
     grew = false;
@@ -94,16 +94,16 @@ export function pidsWithEnv(name: string, prefix: string, exact = false): number
 
 /** SIGKILLs each pid; returns how many were signalled. */
 export function killAll(pids: Iterable<number>): number {
-  let n = 0;
+  let signalled = 0;
   for (const pid of pids) {
     try {
       process.kill(pid, 'SIGKILL');
-      n++;
+      signalled++;
     } catch {
       // Already gone.
     }
   }
-  return n;
+  return signalled;
 }
 
 /** SIGKILLs the process group and every descendant. Returns the pids signalled. */

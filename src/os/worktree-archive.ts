@@ -36,35 +36,39 @@ export interface ArchiveTarget {
 }
 
 /** Archives what removing the worktree would lose; returns the ref written, or null if nothing was at risk. */
-export async function archiveWorktree(t: ArchiveTarget): Promise<string | null> {
-  const repo = { cwd: t.repo };
+export async function archiveWorktree(worktree: ArchiveTarget): Promise<string | null> {
+  const repo = { cwd: worktree.repo };
   const branchTip = await gitMaybe(
-    ['rev-parse', '--verify', '--quiet', `refs/heads/${t.branch}^{commit}`],
+    ['rev-parse', '--verify', '--quiet', `refs/heads/${worktree.branch}^{commit}`],
     repo,
   );
-  const tips = unique([t.head, branchTip]);
-  const atRisk = await dropAncestors(t.repo, await withUnpushed(t.repo, t.branch, tips));
-  const headTree = t.head === null ? EMPTY_TREE : await git(['rev-parse', `${t.head}^{tree}`], repo);
-  const state = t.gitDir !== null && existsSync(t.path) ? await snapshotTree(t.path, t.gitDir) : headTree;
+  const tips = unique([worktree.head, branchTip]);
+  const atRisk = await dropAncestors(worktree.repo, await withUnpushed(worktree.repo, worktree.branch, tips));
+  const headTree =
+    worktree.head === null ? EMPTY_TREE : await git(['rev-parse', `${worktree.head}^{tree}`], repo);
+  const state =
+    worktree.gitDir !== null && existsSync(worktree.path)
+      ? await snapshotTree(worktree.path, worktree.gitDir)
+      : headTree;
   const dirty = state !== headTree;
   if (!dirty && atRisk.length === 0) return null;
   let target = atRisk[0];
   if (dirty || atRisk.length > 1 || target === undefined) {
-    const parents = dirty && t.head !== null ? [t.head] : [];
+    const parents = dirty && worktree.head !== null ? [worktree.head] : [];
     for (const tip of atRisk) if (!parents.includes(tip)) parents.push(tip);
     const first = parents[0];
     const tree = dirty || first === undefined ? state : await git(['rev-parse', `${first}^{tree}`], repo);
-    const message = `baton archive of ${t.path} (branch ${t.branch})\n\n${
+    const message = `baton archive of ${worktree.path} (branch ${worktree.branch})\n\n${
       dirty ? 'Uncommitted changes (first parent: HEAD)' : 'Unpushed commits'
     } kept when the worktree was retired.`;
-    const args = ['commit-tree', tree, ...parents.flatMap((p) => ['-p', p]), '-m', message];
-    target = await git(args, { cwd: t.repo, env: IDENTITY });
+    const args = ['commit-tree', tree, ...parents.flatMap((parent) => ['-p', parent]), '-m', message];
+    target = await git(args, { cwd: worktree.repo, env: IDENTITY });
   }
-  return createRef(t.repo, `${ARCHIVE_PREFIX}${t.slug}/${t.label}`, target);
+  return createRef(worktree.repo, `${ARCHIVE_PREFIX}${worktree.slug}/${worktree.label}`, target);
 }
 
 function unique(values: readonly (string | null)[]): string[] {
-  return [...new Set(values.filter((v): v is string => v !== null))];
+  return [...new Set(values.filter((value): value is string => value !== null))];
 }
 
 /** The tips with commits that are not on the branch's upstream, or with none, on no remote. */
@@ -116,8 +120,8 @@ async function snapshotTree(path: string, gitDir: string): Promise<string> {
 
 /** Creates the ref (never moving an existing one): `<base>`, else `<base>-2`, `<base>-3` … */
 async function createRef(repo: string, base: string, commit: string): Promise<string> {
-  for (let n = 1; ; n += 1) {
-    const ref = n === 1 ? base : `${base}-${n}`;
+  for (let suffix = 1; ; suffix += 1) {
+    const ref = suffix === 1 ? base : `${base}-${suffix}`;
     const existing = await gitMaybe(['rev-parse', '--verify', '--quiet', ref], { cwd: repo });
     if (existing === commit) return ref;
     if (existing !== null) continue;
@@ -125,7 +129,7 @@ async function createRef(repo: string, base: string, commit: string): Promise<st
     const created = await gitWrite(['update-ref', '-m', 'baton archive', ref, commit, ''], { cwd: repo })
       .then(() => true)
       .catch((error: unknown) => {
-        if (n < 100 && /already exists|cannot lock ref/.test(String(error))) return false;
+        if (suffix < 100 && /already exists|cannot lock ref/.test(String(error))) return false;
         throw error;
       });
     if (created) return ref;

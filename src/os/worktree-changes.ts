@@ -25,13 +25,13 @@ export async function sampleWorktree(dir: string): Promise<WorktreeSample | null
   const head = await gitMaybe(['rev-parse', '--verify', '--quiet', 'HEAD'], { cwd: dir });
   const entries = new Map<string, string>();
   const fields = status.split('\0');
-  for (let i = 0; i < fields.length; i++) {
-    const field = fields[i] ?? '';
+  for (let index = 0; index < fields.length; index++) {
+    const field = fields[index] ?? '';
     if (field.length < 4) continue;
     const code = field.slice(0, 2);
     const path = field.slice(3);
     // A rename or copy is followed by its source path, in a field of its own.
-    if (code.includes('R') || code.includes('C')) i++;
+    if (code.includes('R') || code.includes('C')) index++;
     entries.set(path, `${code}:${signature(join(dir, path))}`);
   }
   return { head, entries };

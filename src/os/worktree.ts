@@ -84,7 +84,9 @@ async function listWorktrees(repo: string): Promise<WorktreeEntry[]> {
     .filter((block) => block.startsWith('worktree '))
     .map((block) => {
       const field = (name: string): string | null => {
-        const line = block.split('\n').find((l) => l === name || l.startsWith(`${name} `));
+        const line = block
+          .split('\n')
+          .find((candidate) => candidate === name || candidate.startsWith(`${name} `));
         return line === undefined ? null : line.slice(name.length + 1);
       };
       const head = field('HEAD');
@@ -107,7 +109,7 @@ function canonical(path: string): string {
   }
 }
 
-const samePath = (a: string, b: string): boolean => canonical(a) === canonical(b);
+const samePath = (left: string, right: string): boolean => canonical(left) === canonical(right);
 
 /** Runs one worktree change at a time per repository within this process. */
 const queues = new Map<string, Promise<unknown>>();
@@ -142,7 +144,7 @@ export async function prepareWorktree(params: {
   const path = worktreePathFor(params.baseDir, key, epoch);
   return serially(repo, async () => {
     const entries = await listWorktrees(repo);
-    const here = entries.find((e) => samePath(e.path, path));
+    const here = entries.find((entry) => samePath(entry.path, path));
     if (here !== undefined && existsSync(path)) {
       if (here.ref === `refs/heads/${branch}`) {
         await checkBranchOwner(repo, branch, key);
@@ -286,7 +288,7 @@ export async function retireWorktree(params: {
   }
   return serially(repo, async () => {
     const entries = await listWorktrees(repo);
-    const index = entries.findIndex((e) => samePath(e.path, params.path));
+    const index = entries.findIndex((listed) => samePath(listed.path, params.path));
     const entry = entries[index];
     if (entry === undefined) {
       if (existsSync(params.path)) {
@@ -325,7 +327,7 @@ async function retire(repo: string, entry: WorktreeEntry, branch: string): Promi
     return { removed: true, archivedRef: await retireOnce(repo, entry, branch) };
   } catch (error) {
     const entries = await listWorktrees(repo);
-    if (entries.some((e) => samePath(e.path, entry.path))) throw error;
+    if (entries.some((listed) => samePath(listed.path, entry.path))) throw error;
     return { removed: false, archivedRef: null };
   }
 }

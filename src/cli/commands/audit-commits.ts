@@ -16,11 +16,11 @@ interface CommitsOptions {
 
 function slackMs(raw: string | undefined): number {
   if (raw === undefined) return 5_000;
-  const s = Number(raw);
-  if (!Number.isFinite(s) || s < 0 || s > 86_400) {
+  const seconds = Number(raw);
+  if (!Number.isFinite(seconds) || seconds < 0 || seconds > 86_400) {
     throw new InvalidInputError(`--slack must be seconds between 0 and 86400, got ${JSON.stringify(raw)}`);
   }
-  return Math.round(s * 1000);
+  return Math.round(seconds * 1000);
 }
 
 function line(check: CommitCheck): string {
@@ -40,8 +40,9 @@ export function registerAuditCommits(audit: Command): void {
     .action((dir: string, range: string | undefined, options: CommitsOptions, cmd: Command) =>
       withCoordinator(cmd, async (baton, out) => {
         const checks = await baton.ledger.commits({ dir, range, slackMs: slackMs(options.slack) });
-        const count = (s: CommitCheck['status']): number => checks.filter((c) => c.status === s).length;
-        const listed = options.all === true ? checks : checks.filter((c) => c.status !== 'ok');
+        const count = (status: CommitCheck['status']): number =>
+          checks.filter((check) => check.status === status).length;
+        const listed = options.all === true ? checks : checks.filter((check) => check.status !== 'ok');
         const summary = {
           checked: checks.length,
           ok: count('ok'),

@@ -46,5 +46,5 @@ function auditLine(entry: AuditEntry): string {
     entry.epoch === null ? '' : `epoch ${entry.epoch}`,
     Object.keys(entry.detail).length === 0 ? '' : JSON.stringify(entry.detail),
   ];
-  return parts.filter((p) => p !== '').join('  ');
+  return parts.filter((part) => part !== '').join('  ');
 }

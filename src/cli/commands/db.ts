@@ -63,7 +63,7 @@ export function registerDb(program: Command): void {
         { ...roles, applied: options.print !== true, statements },
         () =>
           options.print === true
-            ? statements.map((s) => `${s};`)
+            ? statements.map((statement) => `${statement};`)
             : [
                 `roles ready: ${roles.owner} owns the tables, ` +
                   `${roles.runtime} may append to the ledger but not change it`,

@@ -16,12 +16,18 @@ export function registerForceRelease(program: Command): void {
     .requiredOption('--reason <text>', 'why, kept in the ledger')
     .action((key: string, options: { reason: string }, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
-        const r = await baton.forceRelease({ key, reason: options.reason, by: cliActor() });
-        if (!r.ok) throw noClaimRefusal(key);
-        const result = { key, epoch: r.holder.epoch, holder: r.holder, job: r.job, reason: options.reason };
+        const released = await baton.forceRelease({ key, reason: options.reason, by: cliActor() });
+        if (!released.ok) throw noClaimRefusal(key);
+        const result = {
+          key,
+          epoch: released.holder.epoch,
+          holder: released.holder,
+          job: released.job,
+          reason: options.reason,
+        };
         out.result(result, () => {
-          const job = r.job === null ? '' : `; job ${r.job.id} (${r.job.was}) cancelled`;
-          return `force-released ${key} from ${describeHolder(r.holder)}${job}`;
+          const job = released.job === null ? '' : `; job ${released.job.id} (${released.job.was}) cancelled`;
+          return `force-released ${key} from ${describeHolder(released.holder)}${job}`;
         });
       }),
     );

@@ -55,11 +55,11 @@ export function registerGithub(program: Command): void {
         // Kept running: a pass GitHub refused is reported, and the next one tries again.
         const line = await pass().then(
           ({ report, value }) => (out.json ? jsonText(value) : summary(report)),
-          (e: unknown) => {
-            if (!(e instanceof GithubUnavailableError)) throw e;
+          (error: unknown) => {
+            if (!(error instanceof GithubUnavailableError)) throw error;
             return out.json
-              ? jsonText({ error: e.code, message: e.message })
-              : `${e.message}; next pass later`;
+              ? jsonText({ error: error.code, message: error.message })
+              : `${error.message}; next pass later`;
           },
         );
         process.stdout.write(`${line}\n`);
@@ -86,8 +86,8 @@ function summary(report: SyncReport): string {
     escalated: report.escalated,
     'labels repaired': report.repaired,
   })
-    .filter(([, n]) => n > 0)
-    .map(([what, n]) => `${n} ${what}`);
+    .filter(([, count]) => count > 0)
+    .map(([what, count]) => `${count} ${what}`);
   const changes = parts.length > 0 ? parts.join(', ') : 'no change';
   return `${report.repo}: ${report.seen} issues read in ${report.pages} page(s); ${changes}`;
 }

@@ -30,7 +30,9 @@ export function registerGuardServer(guard: Command): void {
       `refs that need a claim (default ${DEFAULT_PROTECTED.join(', ')}); repeatable`,
       collect,
     )
-    .action((repo: string, o: { protect?: string[] }, cmd: Command) => serverInstall(repo, o, cmd));
+    .action((repo: string, options: { protect?: string[] }, cmd: Command) =>
+      serverInstall(repo, options, cmd),
+    );
   guard
     .command('receive')
     .description(
@@ -80,11 +82,13 @@ async function receive(cmd: Command): Promise<void> {
   } finally {
     await store.close();
   }
-  const refused = verdicts.filter((v) => !v.ok);
-  for (const v of verdicts) {
-    if (v.ok) writeErrorLine(`push to ${v.ref} allowed: ${v.why}`, undefined);
+  const refused = verdicts.filter((verdict) => !verdict.ok);
+  for (const verdict of verdicts) {
+    if (verdict.ok) writeErrorLine(`push to ${verdict.ref} allowed: ${verdict.why}`, undefined);
   }
-  for (const v of refused.slice(0, -1)) writeErrorLine(`push to ${v.ref} refused: ${v.why}`, undefined);
+  for (const verdict of refused.slice(0, -1)) {
+    writeErrorLine(`push to ${verdict.ref} refused: ${verdict.why}`, undefined);
+  }
   const last = refused[refused.length - 1];
   if (last !== undefined) {
     throw new Refusal(

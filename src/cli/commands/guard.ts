@@ -51,13 +51,13 @@ export function registerGuard(program: Command): void {
     .option('--session <id>', "the claim's session (default $BATON_SESSION)")
     .option('--key <key>', "the claim's task (default $BATON_KEY)")
     .option('--epoch <n>', "the claim's epoch (default $BATON_EPOCH)")
-    .action((o: InstallOptions, cmd: Command) => install(o, cmd));
+    .action((options: InstallOptions, cmd: Command) => install(options, cmd));
   guard
     .command('check')
     .description("exit 0 while the worktree's claim is current, 3 once it is fenced off (the hook runs this)")
     .option('--dir <worktree>', 'the worktree (default: the current directory)')
     .option('--default-db <url>', 'the database when neither --db nor the source of the claim names one')
-    .action((o: CheckOptions, cmd: Command) => check(o, cmd));
+    .action((options: CheckOptions, cmd: Command) => check(options, cmd));
   registerGuardServer(guard);
 }
 

@@ -71,7 +71,7 @@ export function registerHooks(program: Command): void {
     .description('run one Claude Code hook: session-start, pre-tool, post-tool, stop or session-end')
     .option('--default-db <url>', 'the database when neither --db nor BATON_DB names one')
     .option('--task <key>', 'the task this project works')
-    .action((event: string, o: HookOptions, cmd: Command) => runHookCommand(event, o, cmd));
+    .action((event: string, options: HookOptions, cmd: Command) => runHookCommand(event, options, cmd));
 
   program
     .command('hook-keeper', { hidden: true })
@@ -79,8 +79,8 @@ export function registerHooks(program: Command): void {
     .requiredOption('--session <id>')
     .option('--claude-pid <pid>')
     .option('--claude-start <ticks>')
-    .action((o: { session: string; claudePid?: string; claudeStart?: string }, cmd: Command) =>
-      runKeeper(o, cmd),
+    .action((options: { session: string; claudePid?: string; claudeStart?: string }, cmd: Command) =>
+      runKeeper(options, cmd),
     );
 }
 
@@ -153,8 +153,8 @@ async function openClient(
 /** Seconds between the keeper's heartbeats: BATON_HOOK_HEARTBEAT_INTERVAL, else 2. */
 function keeperIntervalMs(): number {
   const raw = process.env['BATON_HOOK_HEARTBEAT_INTERVAL'];
-  const s = raw ? Number(raw) : 2;
-  return Number.isFinite(s) && s >= 0.1 && s <= 3600 ? Math.round(s * 1000) : 2000;
+  const seconds = raw ? Number(raw) : 2;
+  return Number.isFinite(seconds) && seconds >= 0.1 && seconds <= 3600 ? Math.round(seconds * 1000) : 2000;
 }
 
 /** Starts the keeper detached, with nothing attached to Claude Code's pipes (it would wait for them). */
@@ -197,7 +197,7 @@ async function runKeeper(
         };
   const client = await openClient(cmd.optsWithGlobals<GlobalOptions>().db, undefined, process.cwd());
   try {
-    const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+    const sleep = (ms: number) => new Promise<void>((wake) => setTimeout(wake, ms));
     await keepSession({ client, session, claude, intervalMs: keeperIntervalMs(), sleep });
   } finally {
     await client.close();

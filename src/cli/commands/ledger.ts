@@ -29,10 +29,10 @@ export function registerLedger(program: Command): void {
         const path = keyFilePath(options.keyFile);
         const registered = await baton.ledger.keys();
         const existing = existsSync(path) ? loadKeyFile(path) : null;
-        const known = existing !== null && registered.some((k) => k.id === existing.keyId);
+        const known = existing !== null && registered.some((key) => key.id === existing.keyId);
         if (!known && registered.length > 0 && options.rotate !== true) {
           throw new ConflictError(
-            `the ledger already has a key (${registered.map((k) => k.id).join(', ')}), and ${path} is not it`,
+            `the ledger already has a key (${registered.map((key) => key.id).join(', ')}), and ${path} is not it`,
             'pass --key-file with the key that was registered, or --rotate to add a new one',
           );
         }
@@ -62,13 +62,16 @@ export function registerLedger(program: Command): void {
       withCoordinator(cmd, async (baton, out) => {
         const path = keyFilePath(options.keyFile);
         const local = existsSync(path) ? loadKeyFile(path) : null;
-        const keys = (await baton.ledger.keys()).map((k) => ({ ...k, publicKey: `ed25519:${k.publicKey}` }));
+        const keys = (await baton.ledger.keys()).map((key) => ({
+          ...key,
+          publicKey: `ed25519:${key.publicKey}`,
+        }));
         const file =
           local === null ? null : { path, keyId: local.keyId, publicKey: `ed25519:${local.publicKey}` };
         out.result({ keys, keyFile: file }, () => [
           ...(keys.length === 0
             ? ['no ledger key: run `baton ledger init`']
-            : keys.map((k) => `${k.id}  ${k.publicKey}`)),
+            : keys.map((key) => `${key.id}  ${key.publicKey}`)),
           file === null ? `no key file at ${path}` : `key file ${path}: key ${file.keyId}`,
         ]);
       }),

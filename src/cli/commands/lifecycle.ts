@@ -73,10 +73,15 @@ function registerStates(program: Command): void {
     .option('--reason <text>', 'why')
     .option('--done', 'the work is done (elsewhere): the task goes to done instead of closed')
     .option('--session <id>', SESSION_HELP)
-    .action((key: string, o: ActOptions & { done?: boolean }, cmd: Command) =>
+    .action((key: string, options: ActOptions & { done?: boolean }, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
-        const by = cliActor(o.session);
-        const task = await baton.lifecycle.close({ key, reason: o.reason, done: o.done === true, by });
+        const by = cliActor(options.session);
+        const task = await baton.lifecycle.close({
+          key,
+          reason: options.reason,
+          done: options.done === true,
+          by,
+        });
         out.result(task, () => stateLine(task));
       }),
     );
@@ -90,11 +95,17 @@ function registerEscalations(program: Command): void {
     .requiredOption('--reason <text>', 'what the human must do')
     .option('--session <id>', 'the session holding the claim ($BATON_SESSION for an agent)')
     .option('--epoch <n>', 'the claim epoch ($BATON_EPOCH for an agent)')
-    .action((key: string, o: ActOptions & { epoch?: string }, cmd: Command) =>
+    .action((key: string, options: ActOptions & { epoch?: string }, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
-        const input = { key, reason: o.reason, session: o.session, epoch: o.epoch, by: cliActor() };
+        const input = {
+          key,
+          reason: options.reason,
+          session: options.session,
+          epoch: options.epoch,
+          by: cliActor(),
+        };
         const result = await baton.lifecycle.escalate(input);
-        if (!result.ok) throw fencedRefusal(key, o.epoch ?? '?', result.current);
+        if (!result.ok) throw fencedRefusal(key, options.epoch ?? '?', result.current);
         out.result({ ...result.task, endedClaimEpoch: result.claimEpoch, endedJob: result.jobId }, () =>
           stateLine(result.task),
         );
@@ -161,10 +172,10 @@ function registerGates(program: Command): void {
     .requiredOption('--gate <gate>', 'design or review')
     .option('--note <text>', 'a note for the ledger')
     .option('--session <id>', SESSION_HELP)
-    .action((key: string, o: ActOptions & { gate: string }, cmd: Command) =>
+    .action((key: string, options: ActOptions & { gate: string }, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
-        const by = cliActor(o.session);
-        const task = await baton.lifecycle.approve({ key, gate: o.gate, reason: o.note, by });
+        const by = cliActor(options.session);
+        const task = await baton.lifecycle.approve({ key, gate: options.gate, reason: options.note, by });
         out.result(task, () => stateLine(task));
       }),
     );
@@ -209,7 +220,7 @@ function registerSettings(program: Command): void {
             ? ['no settings (vague-words is 0: off)']
             : table(
                 ['NAME', 'VALUE', 'SET', 'BY'],
-                all.map((s) => [s.name, s.value, iso(s.updatedAt), cell(s.updatedBy)]),
+                all.map((entry) => [entry.name, entry.value, iso(entry.updatedAt), cell(entry.updatedBy)]),
               ),
         );
       }),

@@ -63,13 +63,13 @@ export function registerMcp(program: Command): void {
 
 function intervalMs(raw: string | undefined): number {
   if (raw === undefined) return 2000;
-  const s = Number(raw);
-  if (!Number.isFinite(s) || s < 0.1 || s > 3600) {
+  const seconds = Number(raw);
+  if (!Number.isFinite(seconds) || seconds < 0.1 || seconds > 3600) {
     throw new InvalidInputError(
       `--heartbeat-interval must be 0.1 to 3600 seconds, got ${JSON.stringify(raw)}`,
     );
   }
-  return Math.round(s * 1000);
+  return Math.round(seconds * 1000);
 }
 
 function batonVersion(): string {

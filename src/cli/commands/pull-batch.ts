@@ -41,7 +41,9 @@ const takenLines = (result: JobBatchResult, session: string): string[] => {
     result.leaseUntil === null ? '' : `, leases until ${new Date(result.leaseUntil).toISOString()}`;
   return [
     `took ${result.taken.length} job(s)${until}:`,
-    ...result.taken.map((j: Job) => `  ${j.id}:${j.epoch} ${j.key} (attempt ${j.attempt}/${j.attemptMax})`),
+    ...result.taken.map(
+      (job: Job) => `  ${job.id}:${job.epoch} ${job.key} (attempt ${job.attempt}/${job.attemptMax})`,
+    ),
     `finish them with: baton job finish-batch --session ${session} <id:epoch[:status]>... [--next N]`,
   ];
 };
@@ -85,22 +87,24 @@ export function registerPullBatch(job: Command): void {
           take: options.next ?? 0,
           ...(options.lease === undefined ? {} : { lease: options.lease }),
         };
-        const r = await baton.pull.batch(input);
-        const lost = r.finished.flatMap((f, i) => (f.ok ? [] : [members[i] ?? '?']));
-        const json = { finished: r.finished, jobs: r.taken, leaseUntil: r.leaseUntil };
-        if (lost.length > 0 && r.taken.length === 0) {
-          const done = r.finished.length - lost.length;
+        const answer = await baton.pull.batch(input);
+        const lost = answer.finished.flatMap((finished, index) =>
+          finished.ok ? [] : [members[index] ?? '?'],
+        );
+        const json = { finished: answer.finished, jobs: answer.taken, leaseUntil: answer.leaseUntil };
+        if (lost.length > 0 && answer.taken.length === 0) {
+          const done = answer.finished.length - lost.length;
           const hint = 'they are no longer yours; take more with `baton job next --batch N`';
-          const why = `${lost.length} of ${r.finished.length} jobs moved on (${lost.join(' ')}); ${done} finished`;
+          const why = `${lost.length} of ${answer.finished.length} jobs moved on (${lost.join(' ')}); ${done} finished`;
           throw new Refusal('conflict', 'lost', why, hint, json);
         }
         out.result(json, () => [
-          ...r.finished.map((result, i) =>
+          ...answer.finished.map((result, index) =>
             result.ok
               ? `finished ${jobLine(result.job)}`
-              : `job ${members[i] ?? '?'} had moved on: not finished by you`,
+              : `job ${members[index] ?? '?'} had moved on: not finished by you`,
           ),
-          ...(options.next === undefined ? [] : takenLines(r, options.session)),
+          ...(options.next === undefined ? [] : takenLines(answer, options.session)),
         ]);
       }),
     );

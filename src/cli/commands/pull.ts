@@ -35,8 +35,8 @@ const taken = (job: Job, session: string): string[] => [
   finishHint(job, session),
 ];
 
-const finishedJson = (r: JobTransitionResult) =>
-  r.ok ? { ok: true, job: r.job } : { ok: false, reason: r.reason, job: r.job };
+const finishedJson = (result: JobTransitionResult) =>
+  result.ok ? { ok: true, job: result.job } : { ok: false, reason: result.reason, job: result.job };
 
 export function registerPull(job: Command): void {
   registerPullBatch(job);

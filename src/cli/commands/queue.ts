@@ -47,7 +47,7 @@ export function registerQueue(program: Command): void {
         const jobs = await baton.listJobs(options);
         const progress = await baton.progress.ofJobs(jobs);
         out.result(
-          jobs.map((j) => jobWithProgress(j, progress.get(j.id))),
+          jobs.map((queued) => jobWithProgress(queued, progress.get(queued.id))),
           () => jobTable(jobs, progress),
         );
       }),

@@ -33,8 +33,8 @@ const CSV_COLUMNS = [
   'escalations',
 ];
 
-const worked = (r: SessionReport): string =>
-  r.issuesWorked.map((w) => `${w.key}@${w.epoch}:${w.outcome ?? 'held'}`).join(' ');
+const worked = (report: SessionReport): string =>
+  report.issuesWorked.map((issue) => `${issue.key}@${issue.epoch}:${issue.outcome ?? 'held'}`).join(' ');
 
 function csvCell(value: string): string {
   return /[",\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;

@@ -120,8 +120,8 @@ function showLines({ task, holder, jobs, history, prs }: TaskDetail): string[] {
     holder === null ? '  not claimed' : `  claimed by ${describeHolder(holder)}`,
     jobs.length === 0 ? '  no jobs' : '  jobs:',
     ...jobs.map((job) => `    ${jobLine(job)}`),
-    ...(prs.length === 0 ? [] : ['  pull requests:', ...prs.map((e) => `    ${prLine(e)}`)]),
-    ...(history.length === 0 ? [] : ['  history:', ...history.map((e) => `    ${historyLine(e)}`)]),
+    ...(prs.length === 0 ? [] : ['  pull requests:', ...prs.map((effect) => `    ${prLine(effect)}`)]),
+    ...(history.length === 0 ? [] : ['  history:', ...history.map((event) => `    ${historyLine(event)}`)]),
   ];
 }
 

@@ -28,10 +28,12 @@ export function registerToken(program: Command): void {
     .option('--expires <duration>', 'lifetime such as 30d or 12h (default: until revoked)')
     .action((options: CreateOptions, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
-        const { token: t, secret } = await baton.tokens.create({ ...options, by: cliActor() });
+        const { token: created, secret } = await baton.tokens.create({ ...options, by: cliActor() });
         // The secret alone on stdout, so T=$(baton token create …) keeps it; the note on stderr.
-        out.result({ id: t.id, token: secret, scope: t.scope }, () => secret);
-        if (!out.json) process.stderr.write(`token ${t.id} (${describe(t)}): shown once, keep it now\n`);
+        out.result({ id: created.id, token: secret, scope: created.scope }, () => secret);
+        if (!out.json) {
+          process.stderr.write(`token ${created.id} (${describe(created)}): shown once, keep it now\n`);
+        }
       }),
     );
 
@@ -65,9 +67,9 @@ export function registerToken(program: Command): void {
     .description('revoke a token: it opens nothing from then on')
     .action((id: string, _o: unknown, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
-        const { token: t, revoked } = await baton.tokens.revoke(id, cliActor());
-        out.result({ ...t, revoked }, () =>
-          revoked ? `revoked token ${t.id}` : `token ${t.id} was already revoked`,
+        const { token: target, revoked } = await baton.tokens.revoke(id, cliActor());
+        out.result({ ...target, revoked }, () =>
+          revoked ? `revoked token ${target.id}` : `token ${target.id} was already revoked`,
         );
       }),
     );
@@ -80,6 +82,6 @@ function bound(token: Token): string {
 }
 
 function describe(token: Token): string {
-  const b = bound(token);
-  return b === '-' ? token.scope : `${token.scope}, ${b}`;
+  const binding = bound(token);
+  return binding === '-' ? token.scope : `${token.scope}, ${binding}`;
 }

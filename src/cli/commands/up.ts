@@ -65,14 +65,14 @@ interface UpFlags extends HttpFlags, GithubFlags {
 /** Seconds from the command line (fractions allowed) to milliseconds. */
 function seconds(what: string, raw: string | undefined, fallbackMs: number, maxS = 3600): number {
   if (raw === undefined) return fallbackMs;
-  const s = Number(raw);
-  if (!Number.isFinite(s) || s <= 0 || s > maxS) {
+  const given = Number(raw);
+  if (!Number.isFinite(given) || given <= 0 || given > maxS) {
     throw new InvalidInputError(
       `${what} must be a number of seconds above 0, got ${JSON.stringify(raw)}`,
       'e.g. 15 or 0.5',
     );
   }
-  return Math.round(s * 1000);
+  return Math.round(given * 1000);
 }
 
 /** A positive amount from the command line (fractions allowed), times `unit`. */
@@ -84,14 +84,14 @@ function amount(
   example: string,
 ): number {
   if (raw === undefined) return fallback * unit;
-  const n = Number(raw);
-  if (raw.trim() === '' || !Number.isFinite(n) || n <= 0 || n > 1e9) {
+  const parsed = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(parsed) || parsed <= 0 || parsed > 1e9) {
     throw new InvalidInputError(
       `${what} must be a number above 0, got ${JSON.stringify(raw)}`,
       `e.g. ${example}`,
     );
   }
-  return Math.round(n * unit);
+  return Math.round(parsed * unit);
 }
 
 const MB = 1024 * 1024;
@@ -320,9 +320,9 @@ function githubDuties(
         everyMs,
         run: async () => {
           const report = await backlog.sync({ labels: flags.githubLabel ?? [] });
-          const n =
+          const changed =
             report.added + report.updated + report.closed + report.done + report.reopened + report.repaired;
-          if (n > 0) log(`github sync ${report.repo}: ${JSON.stringify(report)}`);
+          if (changed > 0) log(`github sync ${report.repo}: ${JSON.stringify(report)}`);
         },
       },
       { name: 'github labels', everyMs: 1000, run: async () => void (await backlog.project()) },

@@ -32,7 +32,7 @@ export function registerWorkspace(program: Command): void {
       withApi(cmd, async (baton, out) => {
         const ws = baton.workspaces;
         const all = await ws.listWorkspaces();
-        const rows = all.map((w) => [w.name, w.kind, w.path]);
+        const rows = all.map((entry) => [entry.name, entry.kind, entry.path]);
         out.result(all, () => (all.length === 0 ? 'no workspaces' : table(['NAME', 'KIND', 'PATH'], rows)));
       }),
     );
@@ -105,7 +105,7 @@ function registerProject(program: Command): void {
       withApi(cmd, async (baton, out) => {
         const ws = baton.workspaces;
         const all = await ws.listProjects();
-        const rows = all.map((p) => [p.name, cell(p.primaryWorkspace)]);
+        const rows = all.map((entry) => [entry.name, cell(entry.primaryWorkspace)]);
         out.result(all, () =>
           all.length === 0 ? 'no projects' : table(['NAME', 'PRIMARY_WORKSPACE'], rows),
         );
@@ -139,7 +139,7 @@ export function registerTaskSet(task: Command): void {
       withApi(cmd, async (baton, out) => {
         const ws = baton.workspaces;
         const { title, body, url, review } = options;
-        if ([title, body, url, review].some((v) => v !== undefined)) {
+        if ([title, body, url, review].some((field) => field !== undefined)) {
           await baton.updateTask({ key, title, body, url, review, by: cliActor() });
         }
         const workspace = options.workspace === false ? null : options.workspace;

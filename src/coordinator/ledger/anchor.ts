@@ -34,7 +34,7 @@ export function anchorOf(checkpoint: Checkpoint, publicKey: string): Anchor {
 export function appendAnchors(path: string, anchors: readonly Anchor[]): void {
   if (anchors.length === 0) return;
   mkdirSync(dirname(path), { recursive: true });
-  appendFileSync(path, anchors.map((a) => `${JSON.stringify(a)}\n`).join(''));
+  appendFileSync(path, anchors.map((anchor) => `${JSON.stringify(anchor)}\n`).join(''));
 }
 
 export function readAnchors(path: string): Anchor[] {
@@ -47,7 +47,7 @@ export function readAnchors(path: string): Anchor[] {
   return readFileSync(path, 'utf8')
     .split('\n')
     .filter((line) => line.trim() !== '')
-    .map((line, i) => {
+    .map((line, index) => {
       try {
         const anchor = JSON.parse(line) as Partial<Anchor>;
         if (
@@ -61,7 +61,7 @@ export function readAnchors(path: string): Anchor[] {
         // reported below
       }
       throw new InvalidInputError(
-        `${path}:${i + 1} is not a ledger anchor`,
+        `${path}:${index + 1} is not a ledger anchor`,
         'pass a file written by `baton audit seal --anchor`',
       );
     });
@@ -69,17 +69,19 @@ export function readAnchors(path: string): Anchor[] {
 
 /** The keys the anchors were signed with: an auditor's pinned keys. */
 export function anchorKeys(anchors: readonly Anchor[]): KnownKey[] {
-  const keys = new Map(anchors.map((a) => [a.keyId, { id: a.keyId, publicKey: a.publicKey }]));
+  const keys = new Map(
+    anchors.map((anchor) => [anchor.keyId, { id: anchor.keyId, publicKey: anchor.publicKey }]),
+  );
   return [...keys.values()];
 }
 
 /** Reports, through the verifier, every anchored checkpoint that no longer matches. */
 export function checkAnchors(verifier: LedgerVerifier, anchors: readonly Anchor[]): void {
   const seen = verifier.seen;
-  const prunes = [...seen.values()].filter((s) => s.kind === 'prune');
-  const removedThrough = Math.max(0, ...prunes.map((p) => p.throughSeq ?? 0));
+  const prunes = [...seen.values()].filter((checkpoint) => checkpoint.kind === 'prune');
+  const removedThrough = Math.max(0, ...prunes.map((prune) => prune.throughSeq ?? 0));
   let matchedThrough = 0;
-  for (const anchor of [...anchors].sort((x, y) => x.seq - y.seq)) {
+  for (const anchor of [...anchors].sort((left, right) => left.seq - right.seq)) {
     const at = `anchored ${anchor.sealedAt}`;
     const checkpoint = seen.get(anchor.seq);
     if (checkpoint !== undefined) {
@@ -92,7 +94,7 @@ export function checkAnchors(verifier: LedgerVerifier, anchors: readonly Anchor[
           `checkpoint ${anchor.seq} no longer matches its anchor (${at})`,
         );
     } else if (anchor.seq <= removedThrough) {
-      const attest = prunes.find((p) => p.throughSeq === anchor.seq);
+      const attest = prunes.find((prune) => prune.throughSeq === anchor.seq);
       if (attest !== undefined && attest.root !== anchor.hash) {
         verifier.report(
           anchor.firstId,

@@ -43,7 +43,7 @@ const PAGE_CHECKPOINTS = 100;
 const BEFORE_ALL = Number.MIN_SAFE_INTEGER;
 
 function isFiltered(filter: LedgerFilter): boolean {
-  return Object.values(filter).some((v) => v !== undefined);
+  return Object.values(filter).some((value) => value !== undefined);
 }
 
 async function* checkpointsOf(store: Store, kind: Checkpoint['kind']): AsyncGenerator<Checkpoint> {

@@ -41,27 +41,27 @@ function* records(event: LedgerEvent): Generator<Single> {
   else for (const columns of event.rows) yield { kind: 'row', checkpoint: event.checkpoint, columns };
 }
 
-function jsonRecord(e: Single): string {
-  switch (e.kind) {
+function jsonRecord(event: Single): string {
+  switch (event.kind) {
     case 'header':
-      return JSON.stringify({ record: 'ledger', ...e.header });
+      return JSON.stringify({ record: 'ledger', ...event.header });
     case 'checkpoint':
       return JSON.stringify({
         record: 'checkpoint',
-        ...e.checkpoint,
-        leaves: e.leaves === null ? null : Buffer.from(e.leaves).toString('base64'),
+        ...event.checkpoint,
+        leaves: event.leaves === null ? null : Buffer.from(event.leaves).toString('base64'),
       });
     case 'row':
-      return `{"record":"row","checkpoint":${e.checkpoint ?? 'null'},"row":${canonicalJson(e.columns)}}`;
+      return `{"record":"row","checkpoint":${event.checkpoint ?? 'null'},"row":${canonicalJson(event.columns)}}`;
     case 'end':
-      return JSON.stringify({ record: 'end', rows: e.rows, checkpoints: e.checkpoints });
+      return JSON.stringify({ record: 'end', rows: event.rows, checkpoints: event.checkpoints });
   }
 }
 
 /** The JSONL lines of an event, each ended by a newline. */
 export function jsonLines(event: LedgerEvent): string {
   let out = '';
-  for (const r of records(event)) out += `${jsonRecord(r)}\n`;
+  for (const record of records(event)) out += `${jsonRecord(record)}\n`;
   return out;
 }
 
@@ -73,38 +73,42 @@ function csvCell(value: unknown): string {
 
 export const CSV_HEADER = CSV_COLUMNS.join(',');
 
-function csvRecord(e: Single): string {
+function csvRecord(event: Single): string {
   const cells: Record<string, unknown> = {};
-  if (e.kind === 'header') cells['record'] = 'ledger';
-  else if (e.kind === 'end') cells['record'] = 'end';
-  else if (e.kind === 'checkpoint') {
-    Object.assign(cells, { record: 'checkpoint', checkpoint: e.checkpoint.seq, id: e.checkpoint.lastId });
+  if (event.kind === 'header') cells['record'] = 'ledger';
+  else if (event.kind === 'end') cells['record'] = 'end';
+  else if (event.kind === 'checkpoint') {
+    Object.assign(cells, {
+      record: 'checkpoint',
+      checkpoint: event.checkpoint.seq,
+      id: event.checkpoint.lastId,
+    });
   } else {
-    Object.assign(cells, e.columns, { record: 'row', checkpoint: e.checkpoint });
+    Object.assign(cells, event.columns, { record: 'row', checkpoint: event.checkpoint });
   }
-  cells['json'] = jsonRecord(e);
-  return CSV_COLUMNS.map((c) => csvCell(cells[c])).join(',');
+  cells['json'] = jsonRecord(event);
+  return CSV_COLUMNS.map((column) => csvCell(cells[column])).join(',');
 }
 
 /** The CSV lines of an event, each ended by a newline (the header line comes first, once: CSV_HEADER). */
 export function csvLines(event: LedgerEvent): string {
   let out = '';
-  for (const r of records(event)) out += `${csvRecord(r)}\n`;
+  for (const record of records(event)) out += `${csvRecord(record)}\n`;
   return out;
 }
 
 /** The last cell of a CSV line written by csvLines (a quoted field, quotes doubled). */
 function lastCsvCell(line: string): string {
   if (!line.endsWith('"')) return line.slice(line.lastIndexOf(',') + 1);
-  let i = line.length - 2;
+  let searchFrom = line.length - 2;
   for (;;) {
-    const q = line.lastIndexOf('"', i);
-    if (q < 0) throw new Error('unterminated');
-    if (line[q - 1] === '"') {
-      i = q - 2;
+    const quoteAt = line.lastIndexOf('"', searchFrom);
+    if (quoteAt < 0) throw new Error('unterminated');
+    if (line[quoteAt - 1] === '"') {
+      searchFrom = quoteAt - 2;
       continue;
     }
-    return line.slice(q + 1, -1).replace(/""/g, '"');
+    return line.slice(quoteAt + 1, -1).replace(/""/g, '"');
   }
 }
 
@@ -146,12 +150,12 @@ function asEvent(record: Record<string, unknown>): Single {
 export async function* readExport(path: string): AsyncGenerator<LedgerEvent> {
   const lines = createInterface({ input: createReadStream(path), crlfDelay: Infinity });
   let csv: boolean | null = null;
-  let n = 0;
+  let lineNumber = 0;
   let rows = 0;
   let ended = false;
   let page: { checkpoint: number | null; rows: LedgerRowColumns[] } | null = null;
   for await (const line of lines) {
-    n++;
+    lineNumber++;
     if (line.trim() === '') continue;
     if (csv === null) {
       csv = line === CSV_HEADER;
@@ -161,9 +165,11 @@ export async function* readExport(path: string): AsyncGenerator<LedgerEvent> {
     try {
       event = asEvent(JSON.parse(csv ? lastCsvCell(line) : line) as Record<string, unknown>);
     } catch (error) {
-      throw new InvalidInputError(`${path}:${n} is not a ledger export record (${(error as Error).message})`);
+      throw new InvalidInputError(
+        `${path}:${lineNumber} is not a ledger export record (${(error as Error).message})`,
+      );
     }
-    if (ended) throw new InvalidInputError(`${path}:${n} comes after the end line`);
+    if (ended) throw new InvalidInputError(`${path}:${lineNumber} comes after the end line`);
     if (event.kind === 'row') {
       rows++;
       // Rows go on in pages, as they came out of the database.

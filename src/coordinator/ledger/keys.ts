@@ -41,9 +41,9 @@ export function keyIdOf(publicKey: string): string {
 }
 
 function rawPublicKey(key: KeyObject): string {
-  const x = key.export({ format: 'jwk' }).x;
-  if (typeof x !== 'string') throw new Error('invariant broken: an Ed25519 key has a public part');
-  return Buffer.from(x, 'base64url').toString('base64');
+  const publicPart = key.export({ format: 'jwk' }).x;
+  if (typeof publicPart !== 'string') throw new Error('invariant broken: an Ed25519 key has a public part');
+  return Buffer.from(publicPart, 'base64url').toString('base64');
 }
 
 function signerOf(privateKey: KeyObject): LedgerSigner {
@@ -123,8 +123,8 @@ export function ledgerCrypto(known: readonly KnownKey[], pinned: readonly KnownK
   const keys = new Map<string, KeyObject>();
   const add = (key: KnownKey): void => {
     if (keyIdOf(key.publicKey) !== key.id || keys.has(key.id)) return;
-    const x = Buffer.from(key.publicKey, 'base64').toString('base64url');
-    keys.set(key.id, createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x }, format: 'jwk' }));
+    const publicPart = Buffer.from(key.publicKey, 'base64').toString('base64url');
+    keys.set(key.id, createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: publicPart }, format: 'jwk' }));
   };
   pinned?.forEach(add);
   if (pinned === null) known.forEach(add);

@@ -45,7 +45,7 @@ export class Ledger {
   }
 
   /** Verifies the database's ledger; `onRows` is told of each page of rows read (a progress bar). */
-  async verify(params: VerifyParams = {}, onRows?: (n: number) => void): Promise<VerifyReport> {
+  async verify(params: VerifyParams = {}, onRows?: (count: number) => void): Promise<VerifyReport> {
     const report = await verifyEvents(ledgerEvents(this.store), params, onRows);
     return withoutHeader(report);
   }
@@ -61,7 +61,7 @@ export class Ledger {
       after = newest.seq;
     }
     if (newest === null) return null;
-    const key = keys.find((k) => k.id === newest.keyId);
+    const key = keys.find((known) => known.id === newest.keyId);
     return anchorOf(newest, key?.publicKey ?? '');
   }
 

@@ -76,20 +76,23 @@ export async function pruneLedger(
     const newest = all.at(-1);
     const batch = await prunable(
       store,
-      all.filter((c) => c.kind === 'seal'),
+      all.filter((checkpoint) => checkpoint.kind === 'seal'),
       options.before,
       options.batchRowsMax ?? 50_000,
     );
     const through = batch.at(-1);
     if (newest === undefined || through === undefined) break;
-    const prunedThrough = Math.max(0, ...all.filter((c) => c.kind === 'prune').map((c) => c.lastId));
+    const prunedThrough = Math.max(
+      0,
+      ...all.filter((checkpoint) => checkpoint.kind === 'prune').map((checkpoint) => checkpoint.lastId),
+    );
     const record = signCheckpoint(
       {
         seq: newest.seq + 1,
         kind: 'prune',
         firstId: prunedThrough + 1,
         lastId: through.lastId,
-        rowCount: batch.reduce((n, c) => n + c.rowCount, 0),
+        rowCount: batch.reduce((sum, checkpoint) => sum + checkpoint.rowCount, 0),
         root: through.hash,
         prevHash: newest.hash,
         keyId: signer.keyId,

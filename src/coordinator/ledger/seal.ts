@@ -39,9 +39,9 @@ const LEAVES_PER_TURN = 1024;
  */
 async function leavesOf(rows: readonly Readonly<Record<string, unknown>>[]): Promise<Leaf[]> {
   const leaves: Leaf[] = [];
-  for (let i = 0; i < rows.length; i += LEAVES_PER_TURN) {
-    if (i > 0) await new Promise((resolve) => setImmediate(resolve));
-    for (const columns of rows.slice(i, i + LEAVES_PER_TURN)) {
+  for (let start = 0; start < rows.length; start += LEAVES_PER_TURN) {
+    if (start > 0) await new Promise((resolve) => setImmediate(resolve));
+    for (const columns of rows.slice(start, start + LEAVES_PER_TURN)) {
       leaves.push({ id: rowId(columns), hash: sha256Hex(rowContent(columns)) });
     }
   }
@@ -57,7 +57,7 @@ export function signCheckpoint(fields: CheckpointFields, signer: LedgerSigner): 
 /** Refuses to sign with a key the database does not list (an auditor could not check it). */
 export async function assertKeyRegistered(store: Store, signer: LedgerSigner): Promise<void> {
   const keys = await store.ledger.keys();
-  if (!keys.some((k) => k.id === signer.keyId)) {
+  if (!keys.some((key) => key.id === signer.keyId)) {
     throw new ConflictError(
       `the ledger key ${signer.keyId} is not registered in this database`,
       'run `baton ledger init` against this database, or pass the key file that was registered',

@@ -35,7 +35,7 @@ function pinnedKeys(params: VerifyParams): KnownKey[] | null {
 export async function verifyEvents(
   events: AsyncIterable<LedgerEvent>,
   params: VerifyParams = {},
-  onRows?: (n: number) => void,
+  onRows?: (count: number) => void,
 ): Promise<VerifyReport & { readonly header: LedgerHeader | null }> {
   const pinned = pinnedKeys(params);
   let verifier: LedgerVerifier | null = null;
@@ -55,11 +55,11 @@ export async function verifyEvents(
       onRows?.(event.rows.length);
     }
   }
-  const v = ready();
-  checkAnchors(v, params.anchors ?? []);
-  const keyIds = (pinned ?? header?.keys ?? []).map((k) => k.id);
+  const finalVerifier = ready();
+  checkAnchors(finalVerifier, params.anchors ?? []);
+  const keyIds = (pinned ?? header?.keys ?? []).map((key) => key.id);
   return {
-    ...v.finish(),
+    ...finalVerifier.finish(),
     keys: pinned === null ? 'source' : 'pinned',
     keyIds,
     anchorsChecked: params.anchors?.length ?? 0,
