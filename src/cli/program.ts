@@ -94,10 +94,10 @@ const VALUE_OPTIONS: ReadonlySet<string> = new Set(['--db', '--api', '--token'])
  * `--db=x`, `--`, an unknown option), or there is no command.
  */
 export function commandNamed(args: readonly string[]): string | null {
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i] ?? '';
+  for (let index = 0; index < args.length; index++) {
+    const arg = args[index] ?? '';
     if (arg === '--json') continue;
-    if (VALUE_OPTIONS.has(arg)) i++;
+    if (VALUE_OPTIONS.has(arg)) index++;
     else return arg.startsWith('-') ? null : arg;
   }
   return null;

@@ -149,7 +149,12 @@ export class RunProgress {
     await this.mark({ filesChanged, commits, note });
   }
 
-  private async mark(change: { outputBytes?: number; filesChanged?: number; commits?: number; note: string }) {
+  private async mark(change: {
+    outputBytes?: number;
+    filesChanged?: number;
+    commits?: number;
+    note: string;
+  }) {
     await this.options.store.progress.mark({ session: this.options.agentSession, ...change });
   }
 }
