@@ -1,9 +1,18 @@
 /** Term-fenced placement, the runner's assignments, and rescue of stale sessions, on SQLite. */
-import type { Job } from '../../core/job.js';
+import type { Job, JobTransitionResult } from '../../core/job.js';
 import type { TaskGate } from '../../core/task.js';
 import { backoffMs, type RetryPolicy } from '../../core/retry.js';
 import type { LockOutcome } from '../../core/workspace-lock.js';
-import type { DispatchStore, PlaceParams, PlaceResult, TermRef } from '../dispatch-store.js';
+import type {
+  DispatchStore,
+  JobAttachParams,
+  JobRequeueParams,
+  JobSkipParams,
+  PlaceParams,
+  PlaceResult,
+  QueuedJob,
+  TermRef,
+} from '../dispatch-store.js';
 import { emptyReport, rescueReason, type MutableReport } from '../rescue.js';
 import { claimSet, taskOpen } from './claim-set.js';
 import { jobById } from './jobs.js';
@@ -90,19 +99,7 @@ export type SyncDispatch = Omit<DispatchStore['dispatch'], 'candidates' | 'place
 
 export function sqliteDispatch(exec: SqliteExecutor): Sync<SyncDispatch> {
   return {
-    queued: (p) =>
-      exec.read(() => {
-        const now = exec.now();
-        return (
-          exec
-            .prepare(
-              `SELECT j.*, t.key, t.gate FROM jobs j JOIN tasks t ON t.id = j.task_id
-               WHERE j.status = 'queued' AND j.run_after <= ? AND t.state = 'open'
-               ORDER BY j.priority, j.queued_at, j.id LIMIT ?`,
-            )
-            .all(now, p.limit) as (JobRow & { gate: TaskGate | null })[]
-        ).map((r) => ({ ...toJob(r), gate: r.gate }));
-      }),
+    queued: (p) => exec.read(() => queuedIn(exec, p)),
     place: (p) =>
       exec.write((): PlaceResult => {
         const now = exec.now();
@@ -118,21 +115,7 @@ export function sqliteDispatch(exec: SqliteExecutor): Sync<SyncDispatch> {
             .changes === 1
         );
       }),
-    skip: (p) =>
-      exec.write(() => {
-        const now = exec.now();
-        if (!termIsCurrent(exec, p.term, now)) return false;
-        const job = exec.prepare(`${JOB_SELECT} WHERE j.id = ? AND j.status = 'queued'`).get(p.id) as
-          JobRow | undefined;
-        if (job === undefined) return false;
-        exec
-          .prepare(`UPDATE jobs SET reason = ?, run_after = ? WHERE id = ? AND status = 'queued'`)
-          .run(p.reason, now + p.backoffMs, p.id);
-        if (job.reason !== p.reason) {
-          appendAudit(exec, { at: now, type: 'job:skipped', key: job.key, jobId: job.id, detail: p.detail });
-        }
-        return true;
-      }),
+    skip: (p) => exec.write(() => skipIn(exec, p)),
     assigned: (session) =>
       exec.read(() =>
         (
@@ -141,40 +124,74 @@ export function sqliteDispatch(exec: SqliteExecutor): Sync<SyncDispatch> {
             .all(session) as JobRow[]
         ).map(toJob),
       ),
-    attach: (p) =>
-      exec.write(() => {
-        const now = exec.now();
-        const row = exec
-          .prepare(
-            `UPDATE jobs SET agent_session_id = ?, pid = ?
-             WHERE id = ? AND session_id = ? AND epoch = ? AND status = 'running' ${RETURNING}`,
-          )
-          .get(p.agentSession, p.pid, p.id, p.session, p.epoch) as JobRow | undefined;
-        if (row === undefined) return { ok: false, reason: 'lost', job: jobById(exec, p.id) } as const;
-        appendAudit(exec, {
-          at: now,
-          type: 'job:spawned',
-          key: row.key,
-          jobId: row.id,
-          session: p.agentSession,
-          epoch: p.epoch,
-          detail: { pid: p.pid, runner: p.session },
-        });
-        return { ok: true, job: toJob(row) } as const;
-      }),
-    requeue: (p) =>
-      exec.write(() => {
-        const row = exec
-          .prepare(
-            `${JOB_SELECT} WHERE j.id = ? AND j.session_id = ? AND j.epoch = ? AND j.status IN ('claimed', 'running')`,
-          )
-          .get(p.id, p.session, p.epoch) as JobRow | undefined;
-        if (row === undefined || !requeueOrFail(exec, row, p.policy, emptyReport(), 'released', p.reason)) {
-          return { ok: false, reason: 'lost', job: jobById(exec, p.id) } as const;
-        }
-        return { ok: true, job: jobById(exec, p.id) as Job } as const;
-      }),
+    attach: (p) => exec.write(() => attachIn(exec, p)),
+    requeue: (p) => exec.write(() => requeueIn(exec, p)),
   };
+}
+
+/** dispatch.queued, inside the caller's read transaction: due jobs of open tasks, in dispatch order. */
+function queuedIn(exec: SqliteExecutor, p: { readonly limit: number }): QueuedJob[] {
+  const now = exec.now();
+  return (
+    exec
+      .prepare(
+        `SELECT j.*, t.key, t.gate FROM jobs j JOIN tasks t ON t.id = j.task_id
+               WHERE j.status = 'queued' AND j.run_after <= ? AND t.state = 'open'
+               ORDER BY j.priority, j.queued_at, j.id LIMIT ?`,
+      )
+      .all(now, p.limit) as (JobRow & { gate: TaskGate | null })[]
+  ).map((r) => ({ ...toJob(r), gate: r.gate }));
+}
+
+/** dispatch.skip, inside the caller's write transaction; audited only when the reason changes. */
+function skipIn(exec: SqliteExecutor, p: JobSkipParams): boolean {
+  const now = exec.now();
+  if (!termIsCurrent(exec, p.term, now)) return false;
+  const job = exec.prepare(`${JOB_SELECT} WHERE j.id = ? AND j.status = 'queued'`).get(p.id) as
+    JobRow | undefined;
+  if (job === undefined) return false;
+  exec
+    .prepare(`UPDATE jobs SET reason = ?, run_after = ? WHERE id = ? AND status = 'queued'`)
+    .run(p.reason, now + p.backoffMs, p.id);
+  if (job.reason !== p.reason) {
+    appendAudit(exec, { at: now, type: 'job:skipped', key: job.key, jobId: job.id, detail: p.detail });
+  }
+  return true;
+}
+
+/** dispatch.attach, inside the caller's write transaction, with its `job:spawned` row. */
+function attachIn(exec: SqliteExecutor, p: JobAttachParams): JobTransitionResult {
+  const now = exec.now();
+  const row = exec
+    .prepare(
+      `UPDATE jobs SET agent_session_id = ?, pid = ?
+             WHERE id = ? AND session_id = ? AND epoch = ? AND status = 'running' ${RETURNING}`,
+    )
+    .get(p.agentSession, p.pid, p.id, p.session, p.epoch) as JobRow | undefined;
+  if (row === undefined) return { ok: false, reason: 'lost', job: jobById(exec, p.id) } as const;
+  appendAudit(exec, {
+    at: now,
+    type: 'job:spawned',
+    key: row.key,
+    jobId: row.id,
+    session: p.agentSession,
+    epoch: p.epoch,
+    detail: { pid: p.pid, runner: p.session },
+  });
+  return { ok: true, job: toJob(row) } as const;
+}
+
+/** dispatch.requeue, inside the caller's write transaction. */
+function requeueIn(exec: SqliteExecutor, p: JobRequeueParams): JobTransitionResult {
+  const row = exec
+    .prepare(
+      `${JOB_SELECT} WHERE j.id = ? AND j.session_id = ? AND j.epoch = ? AND j.status IN ('claimed', 'running')`,
+    )
+    .get(p.id, p.session, p.epoch) as JobRow | undefined;
+  if (row === undefined || !requeueOrFail(exec, row, p.policy, emptyReport(), 'released', p.reason)) {
+    return { ok: false, reason: 'lost', job: jobById(exec, p.id) } as const;
+  }
+  return { ok: true, job: jobById(exec, p.id) as Job } as const;
 }
 
 export function sqliteRecovery(exec: SqliteExecutor): Sync<DispatchStore['recovery']> {

@@ -1,7 +1,7 @@
 /** Hosts and their live capacity on SQLite. */
 import type { Fleet } from '../../core/capacity.js';
 import { ConflictError, NotFoundError } from '../../core/errors.js';
-import type { DispatchStore, Host } from '../dispatch-store.js';
+import type { DispatchStore, Host, HostRegisterParams } from '../dispatch-store.js';
 import { fleetOfRows, type FleetRow } from '../host-fleet.js';
 import type * as shared from '../run-rows.js';
 import { hostWithLoadOf } from '../run-rows.js';
@@ -64,86 +64,17 @@ const toHost = (r: HostRow): Host => hostWithLoadOf(SQLITE, r);
 const SET_CONTAINMENT = `UPDATE hosts SET containment = ?, containment_ref = ?
   WHERE name = ? AND session_id = ? AND EXISTS (SELECT 1 FROM sessions WHERE id = ? AND state = 'live')`;
 
+/** One host with its load; null for an unknown name. */
+function hostNamed(exec: SqliteExecutor, name: string): Host | null {
+  const row = exec.prepare(hostSelect('WHERE h.name = ?')).get(name) as HostRow | undefined;
+  return row === undefined ? null : toHost(row);
+}
+
 export function sqliteHosts(exec: SqliteExecutor): Sync<DispatchStore['hosts']> {
-  const get = (name: string): Host | null => {
-    const row = exec.prepare(hostSelect('WHERE h.name = ?')).get(name) as HostRow | undefined;
-    return row === undefined ? null : toHost(row);
-  };
   return {
-    register: (p) =>
-      exec.write(() => {
-        sessionRow(exec, p.session, true);
-        const now = exec.now();
-        const current = exec
-          .prepare(
-            `SELECT h.session_id FROM hosts h JOIN sessions s ON s.id = h.session_id
-             WHERE h.name = ? AND s.state = 'live' AND h.session_id <> ?`,
-          )
-          .get(p.name, p.session) as { session_id: number } | undefined;
-        if (current !== undefined) {
-          throw new ConflictError(
-            `host ${p.name} is served by live session ${current.session_id}`,
-            'give this runner another name with --host, or stop the other one',
-          );
-        }
-        exec
-          .prepare(
-            `INSERT INTO hosts (name, enabled, session_id, ram_total_mb, ram_reserved_mb, ram_free_mb,
-               slots_max, heartbeat_at, registered_at)
-             VALUES (@name, coalesce(@enabled, 1), @session, @total, @reserved, @free, @slots, @now, @now)
-             ON CONFLICT (name) DO UPDATE SET enabled = coalesce(@enabled, hosts.enabled),
-               session_id = excluded.session_id,
-               ram_total_mb = excluded.ram_total_mb, ram_reserved_mb = excluded.ram_reserved_mb,
-               ram_free_mb = excluded.ram_free_mb, slots_max = excluded.slots_max,
-               heartbeat_at = excluded.heartbeat_at`,
-          )
-          .run({
-            name: p.name,
-            enabled: p.enabled === undefined ? null : p.enabled ? 1 : 0,
-            session: p.session,
-            total: p.ramTotalMb,
-            reserved: p.ramReservedMb,
-            free: p.ramFreeMb,
-            slots: p.slotsMax,
-            now,
-          });
-        const host = get(p.name) as Host;
-        appendAudit(exec, {
-          at: now,
-          type: 'host:registered',
-          session: p.session,
-          detail: { host: p.name, enabled: host.enabled, ramTotalMb: p.ramTotalMb, slotsMax: p.slotsMax },
-        });
-        return host;
-      }),
-    heartbeat: (p) =>
-      exec.write(() => {
-        const now = exec.now();
-        const changed = exec
-          .prepare(
-            `UPDATE hosts SET ram_free_mb = ?, disk_free_mb = ?, disk_total_mb = ?, heartbeat_at = ?
-             WHERE name = ? AND session_id = ?
-               AND EXISTS (SELECT 1 FROM sessions WHERE id = ? AND state = 'live')`,
-          )
-          .run(p.ramFreeMb, ...diskOf(p), now, p.name, p.session, p.session).changes;
-        if (changed === 0) return false;
-        exec.prepare('UPDATE sessions SET heartbeat_at = ? WHERE id = ?').run(now, p.session);
-        return true;
-      }),
-    setEnabled: (p) =>
-      exec.write(() => {
-        const changed = exec
-          .prepare('UPDATE hosts SET enabled = ? WHERE name = ?')
-          .run(p.enabled ? 1 : 0, p.name).changes;
-        if (changed === 0) throw new NotFoundError('host', p.name, 'list hosts with `baton hosts`');
-        appendAudit(exec, {
-          at: exec.now(),
-          type: p.enabled ? 'host:enabled' : 'host:disabled',
-          session: p.by ?? null,
-          detail: { host: p.name, by: p.actor ?? null },
-        });
-        return get(p.name) as Host;
-      }),
+    register: (p) => exec.write(() => registerIn(exec, p)),
+    heartbeat: (p) => exec.write(() => heartbeatIn(exec, p)),
+    setEnabled: (p) => exec.write(() => setEnabledIn(exec, p)),
     list: () => exec.read(() => (exec.prepare(HOST_LIST).all() as HostRow[]).map(toHost)),
     fleet: () => exec.read(() => fleet(exec)),
     setContainment: (p) =>
@@ -153,4 +84,81 @@ export function sqliteHosts(exec: SqliteExecutor): Sync<DispatchStore['hosts']> 
             .changes === 1,
       ),
   };
+}
+
+/** hosts.register, inside the caller's write transaction; ConflictError while another live session serves the host. */
+function registerIn(exec: SqliteExecutor, p: HostRegisterParams): Host {
+  sessionRow(exec, p.session, true);
+  const now = exec.now();
+  const current = exec
+    .prepare(
+      `SELECT h.session_id FROM hosts h JOIN sessions s ON s.id = h.session_id
+             WHERE h.name = ? AND s.state = 'live' AND h.session_id <> ?`,
+    )
+    .get(p.name, p.session) as { session_id: number } | undefined;
+  if (current !== undefined) {
+    throw new ConflictError(
+      `host ${p.name} is served by live session ${current.session_id}`,
+      'give this runner another name with --host, or stop the other one',
+    );
+  }
+  exec
+    .prepare(
+      `INSERT INTO hosts (name, enabled, session_id, ram_total_mb, ram_reserved_mb, ram_free_mb,
+               slots_max, heartbeat_at, registered_at)
+             VALUES (@name, coalesce(@enabled, 1), @session, @total, @reserved, @free, @slots, @now, @now)
+             ON CONFLICT (name) DO UPDATE SET enabled = coalesce(@enabled, hosts.enabled),
+               session_id = excluded.session_id,
+               ram_total_mb = excluded.ram_total_mb, ram_reserved_mb = excluded.ram_reserved_mb,
+               ram_free_mb = excluded.ram_free_mb, slots_max = excluded.slots_max,
+               heartbeat_at = excluded.heartbeat_at`,
+    )
+    .run({
+      name: p.name,
+      enabled: p.enabled === undefined ? null : p.enabled ? 1 : 0,
+      session: p.session,
+      total: p.ramTotalMb,
+      reserved: p.ramReservedMb,
+      free: p.ramFreeMb,
+      slots: p.slotsMax,
+      now,
+    });
+  const host = hostNamed(exec, p.name) as Host;
+  appendAudit(exec, {
+    at: now,
+    type: 'host:registered',
+    session: p.session,
+    detail: { host: p.name, enabled: host.enabled, ramTotalMb: p.ramTotalMb, slotsMax: p.slotsMax },
+  });
+  return host;
+}
+
+/** hosts.heartbeat, inside the caller's write transaction: the host's free space and its session's heartbeat. */
+function heartbeatIn(exec: SqliteExecutor, p: Parameters<DispatchStore['hosts']['heartbeat']>[0]): boolean {
+  const now = exec.now();
+  const changed = exec
+    .prepare(
+      `UPDATE hosts SET ram_free_mb = ?, disk_free_mb = ?, disk_total_mb = ?, heartbeat_at = ?
+             WHERE name = ? AND session_id = ?
+               AND EXISTS (SELECT 1 FROM sessions WHERE id = ? AND state = 'live')`,
+    )
+    .run(p.ramFreeMb, ...diskOf(p), now, p.name, p.session, p.session).changes;
+  if (changed === 0) return false;
+  exec.prepare('UPDATE sessions SET heartbeat_at = ? WHERE id = ?').run(now, p.session);
+  return true;
+}
+
+/** hosts.setEnabled, inside the caller's write transaction, with its ledger row. */
+function setEnabledIn(exec: SqliteExecutor, p: Parameters<DispatchStore['hosts']['setEnabled']>[0]): Host {
+  const changed = exec
+    .prepare('UPDATE hosts SET enabled = ? WHERE name = ?')
+    .run(p.enabled ? 1 : 0, p.name).changes;
+  if (changed === 0) throw new NotFoundError('host', p.name, 'list hosts with `baton hosts`');
+  appendAudit(exec, {
+    at: exec.now(),
+    type: p.enabled ? 'host:enabled' : 'host:disabled',
+    session: p.by ?? null,
+    detail: { host: p.name, by: p.actor ?? null },
+  });
+  return hostNamed(exec, p.name) as Host;
 }

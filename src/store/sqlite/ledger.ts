@@ -45,30 +45,39 @@ function addKey(exec: SqliteExecutor, p: Parameters<LedgerStore['ledger']['addKe
   return { id: p.id, publicKey: p.publicKey, addedAt: at };
 }
 
-export function sqliteLedger(exec: SqliteExecutor): LedgerStore['ledger'] {
-  const newest = (): Checkpoint | null => {
-    const row = exec
-      .prepare(`SELECT ${CHECKPOINT_COLUMNS} FROM audit_checkpoints ORDER BY seq DESC LIMIT 1`)
-      .get();
-    return row === undefined ? null : toCheckpoint(row as CheckpointRow);
-  };
-  const sealedThrough = (): number =>
-    (exec.prepare('SELECT coalesce(max(last_id), 0) AS n FROM audit_checkpoints').get() as { n: number }).n;
-  const insert = (c: Checkpoint, leaves: Uint8Array | null): void => {
-    exec
-      .prepare(
-        `INSERT INTO audit_checkpoints (${CHECKPOINT_COLUMNS}, leaves)
+/** The newest checkpoint, null before the first. */
+function newestCheckpoint(exec: SqliteExecutor): Checkpoint | null {
+  const row = exec
+    .prepare(`SELECT ${CHECKPOINT_COLUMNS} FROM audit_checkpoints ORDER BY seq DESC LIMIT 1`)
+    .get();
+  return row === undefined ? null : toCheckpoint(row as CheckpointRow);
+}
+
+/** The last row id a seal covers, 0 before the first seal. */
+function sealedThrough(exec: SqliteExecutor): number {
+  return (exec.prepare('SELECT coalesce(max(last_id), 0) AS n FROM audit_checkpoints').get() as { n: number })
+    .n;
+}
+
+/** Writes a checkpoint, with the leaves of its tree when they are kept (null: not kept). */
+function insertCheckpoint(exec: SqliteExecutor, c: Checkpoint, leaves: Uint8Array | null): void {
+  exec
+    .prepare(
+      `INSERT INTO audit_checkpoints (${CHECKPOINT_COLUMNS}, leaves)
          VALUES (@seq, @kind, @firstId, @lastId, @rowCount, @root, @prevHash, @hash, @keyId, @signature,
            @sealedAt, @throughSeq, @leaves)`,
-      )
-      .run({ ...c, leaves: leaves === null ? null : Buffer.from(leaves) });
-  };
-  /** Follows the newest checkpoint; a seal also starts right after the last sealed row. */
-  const follows = (c: Checkpoint): boolean => {
-    const last = newest();
-    const chained = (last?.seq ?? 0) === c.seq - 1 && (last === null || last.hash === c.prevHash);
-    return chained && (c.kind !== 'seal' || c.firstId === sealedThrough() + 1);
-  };
+    )
+    .run({ ...c, leaves: leaves === null ? null : Buffer.from(leaves) });
+}
+
+/** Follows the newest checkpoint; a seal also starts right after the last sealed row. */
+function follows(exec: SqliteExecutor, c: Checkpoint): boolean {
+  const last = newestCheckpoint(exec);
+  const chained = (last?.seq ?? 0) === c.seq - 1 && (last === null || last.hash === c.prevHash);
+  return chained && (c.kind !== 'seal' || c.firstId === sealedThrough(exec) + 1);
+}
+
+export function sqliteLedger(exec: SqliteExecutor): LedgerStore['ledger'] {
   return fromSync<LedgerStore['ledger']>({
     addKey: (p) => exec.write(() => addKey(exec, p)),
     keys: () =>
@@ -83,55 +92,21 @@ export function sqliteLedger(exec: SqliteExecutor): LedgerStore['ledger'] {
       ),
     unsealed: (p) =>
       // One read transaction: the newest checkpoint, the last sealed id and the rows, one snapshot.
-      exec.read(() =>
-        exec.db
-          .transaction(() => {
-            const through = sealedThrough();
-            const rows = exec
-              .prepare('SELECT * FROM audit_events WHERE id > ? ORDER BY id LIMIT ?')
-              .all(through, p.limit) as LedgerRowColumns[];
-            return { newest: newest(), sealedThrough: through, rows, now: exec.now() };
-          })
-          .deferred(),
-      ),
+      exec.read(() => unsealedIn(exec, p)),
     append: (c, leaves) =>
       exec.write(() => {
-        if (!follows(c)) return false;
-        insert(c, leaves);
+        if (!follows(exec, c)) return false;
+        insertCheckpoint(exec, c, leaves);
         return true;
       }),
-    checkpoints: (p) =>
-      exec.read(() =>
-        (
-          exec
-            .prepare(
-              `SELECT ${CHECKPOINT_COLUMNS} FROM audit_checkpoints
-               WHERE seq > ? AND (? IS NULL OR kind = ?) ORDER BY seq LIMIT ?`,
-            )
-            .all(p.afterSeq, p.kind ?? null, p.kind ?? null, p.limit) as CheckpointRow[]
-        ).map(toCheckpoint),
-      ),
+    checkpoints: (p) => exec.read(() => checkpointsIn(exec, p)),
     leaves: (seq) =>
       exec.read(() => {
         const row = exec.prepare('SELECT leaves FROM audit_checkpoints WHERE seq = ?').get(seq) as
           { leaves: Buffer | null } | undefined;
         return row?.leaves == null ? null : new Uint8Array(row.leaves);
       }),
-    rows: (p) =>
-      exec.read(
-        () =>
-          exec.prepare(`SELECT * FROM audit_events WHERE ${rowsWhere(p)} ORDER BY id LIMIT @limit`).all({
-            after: p.afterId,
-            limit: p.limit,
-            ...(p.throughId === undefined ? {} : { through: p.throughId }),
-            ...(p.key === undefined ? {} : { key: p.key }),
-            ...(p.session === undefined ? {} : { session: p.session }),
-            ...(p.host === undefined ? {} : { host: p.host }),
-            ...(p.type === undefined ? {} : { type: p.type }),
-            ...(p.since === undefined ? {} : { since: p.since }),
-            ...(p.until === undefined ? {} : { until: p.until }),
-          }) as LedgerRowColumns[],
-      ),
+    rows: (p) => exec.read(() => rowsIn(exec, p)),
     newestAt: (firstId, lastId) =>
       exec.read(
         () =>
@@ -151,23 +126,71 @@ export function sqliteLedger(exec: SqliteExecutor): LedgerStore['ledger'] {
         };
         return { firstId: r.first, lastId: r.last };
       }),
-    prune: (record) =>
-      exec.write(() => {
-        const attested = exec
-          .prepare(`SELECT hash FROM audit_checkpoints WHERE seq = ? AND kind = 'seal'`)
-          .get(record.throughSeq) as { hash: string } | undefined;
-        if (!follows(record) || attested?.hash !== record.root) return null;
-        exec.prepare('UPDATE ledger_prune_gate SET open = 1').run();
-        const removed = exec.prepare('DELETE FROM audit_events WHERE id <= ?').run(record.lastId).changes;
-        exec.prepare(`DELETE FROM audit_checkpoints WHERE kind = 'seal' AND seq <= ?`).run(record.throughSeq);
-        exec.prepare('UPDATE ledger_prune_gate SET open = 0').run();
-        insert(record, null);
-        const { seq: checkpoint, firstId, lastId, rowCount } = record;
-        const detail = { checkpoint, firstId, lastId, rowCount, removed };
-        appendAudit(exec, { at: record.sealedAt, type: 'ledger:pruned', detail });
-        return { removed };
-      }),
+    prune: (record) => exec.write(() => pruneIn(exec, record)),
   });
+}
+
+/** ledger.unsealed: the rows past the last seal, with the newest checkpoint. */
+function unsealedIn(
+  exec: SqliteExecutor,
+  p: Parameters<LedgerStore['ledger']['unsealed']>[0],
+): Awaited<ReturnType<LedgerStore['ledger']['unsealed']>> {
+  return exec.db
+    .transaction(() => {
+      const through = sealedThrough(exec);
+      const rows = exec
+        .prepare('SELECT * FROM audit_events WHERE id > ? ORDER BY id LIMIT ?')
+        .all(through, p.limit) as LedgerRowColumns[];
+      return { newest: newestCheckpoint(exec), sealedThrough: through, rows, now: exec.now() };
+    })
+    .deferred();
+}
+
+/** ledger.checkpoints, in sequence order. */
+function checkpointsIn(
+  exec: SqliteExecutor,
+  p: Parameters<LedgerStore['ledger']['checkpoints']>[0],
+): Checkpoint[] {
+  return (
+    exec
+      .prepare(
+        `SELECT ${CHECKPOINT_COLUMNS} FROM audit_checkpoints
+               WHERE seq > ? AND (? IS NULL OR kind = ?) ORDER BY seq LIMIT ?`,
+      )
+      .all(p.afterSeq, p.kind ?? null, p.kind ?? null, p.limit) as CheckpointRow[]
+  ).map(toCheckpoint);
+}
+
+/** ledger.rows: the rows after `afterId` that match the filters given, in id order. */
+function rowsIn(exec: SqliteExecutor, p: Parameters<LedgerStore['ledger']['rows']>[0]): LedgerRowColumns[] {
+  return exec.prepare(`SELECT * FROM audit_events WHERE ${rowsWhere(p)} ORDER BY id LIMIT @limit`).all({
+    after: p.afterId,
+    limit: p.limit,
+    ...(p.throughId === undefined ? {} : { through: p.throughId }),
+    ...(p.key === undefined ? {} : { key: p.key }),
+    ...(p.session === undefined ? {} : { session: p.session }),
+    ...(p.host === undefined ? {} : { host: p.host }),
+    ...(p.type === undefined ? {} : { type: p.type }),
+    ...(p.since === undefined ? {} : { since: p.since }),
+    ...(p.until === undefined ? {} : { until: p.until }),
+  }) as LedgerRowColumns[];
+}
+
+/** ledger.prune, inside the caller's write transaction: null unless the record follows and a seal attests it. */
+function pruneIn(exec: SqliteExecutor, record: Checkpoint): { removed: number } | null {
+  const attested = exec
+    .prepare(`SELECT hash FROM audit_checkpoints WHERE seq = ? AND kind = 'seal'`)
+    .get(record.throughSeq) as { hash: string } | undefined;
+  if (!follows(exec, record) || attested?.hash !== record.root) return null;
+  exec.prepare('UPDATE ledger_prune_gate SET open = 1').run();
+  const removed = exec.prepare('DELETE FROM audit_events WHERE id <= ?').run(record.lastId).changes;
+  exec.prepare(`DELETE FROM audit_checkpoints WHERE kind = 'seal' AND seq <= ?`).run(record.throughSeq);
+  exec.prepare('UPDATE ledger_prune_gate SET open = 0').run();
+  insertCheckpoint(exec, record, null);
+  const { seq: checkpoint, firstId, lastId, rowCount } = record;
+  const detail = { checkpoint, firstId, lastId, rowCount, removed };
+  appendAudit(exec, { at: record.sealedAt, type: 'ledger:pruned', detail });
+  return { removed };
 }
 
 type SessionReportRow = shared.SessionReportRow<SqliteEncoding>;
