@@ -7,7 +7,8 @@
  */
 import { backoffMs, type RetryPolicy } from '../../core/retry.js';
 import type { LockOutcome } from '../../core/workspace-lock.js';
-import type { DispatchStore } from '../dispatch-store.js';
+import type { DispatchStore, JobAttachParams, JobRequeueParams, JobSkipParams } from '../dispatch-store.js';
+import type { JobTransitionResult } from '../../core/job.js';
 import { emptyReport, rescueReason } from '../rescue.js';
 import { jobById } from './jobs.js';
 import { deleteLocks, insertAuditRows, lockReleasedRows, releaseSessionHoldings } from './locks.js';
@@ -30,23 +31,44 @@ export function postgresDispatch(exec: PgExecutor, took: (n: number) => void): D
         )
       ).map((r) => ({ ...toJob(r), gate: r.gate })),
     ...postgresDispatchPass(exec, took),
-    markWaiting: async (p) => {
-      const [r] = await exec.rows<{ marked: number }>(
-        `WITH ${LIVE_TERM}, j AS (
+    markWaiting: (p) => markWaiting(exec, p),
+    skip: (p) => skipJob(exec, p),
+    assigned: async (session) =>
+      (
+        await exec.rows<JobRow>(
+          `SELECT ${jobColumns('jobs')} FROM jobs
+           WHERE session_id = $1::bigint AND status = 'claimed' ORDER BY id`,
+          [session],
+        )
+      ).map(toJob),
+    attach: (p) => attachAgent(exec, p),
+    requeue: (p) => requeueJob(exec, p),
+  };
+}
+
+/** dispatch.markWaiting: one statement under the live term. */
+async function markWaiting(
+  exec: PgExecutor,
+  p: Parameters<DispatchStore['dispatch']['markWaiting']>[0],
+): Promise<boolean> {
+  const [r] = await exec.rows<{ marked: number }>(
+    `WITH ${LIVE_TERM}, j AS (
            UPDATE jobs SET reason = $5::text
            FROM l WHERE jobs.id = $4::bigint AND jobs.status = 'queued'
            RETURNING jobs.id
          )
          SELECT count(*) AS marked FROM j`,
-        [...termParams(p.term), p.id, p.reason],
-      );
-      return r?.marked === 1;
-    },
-    skip: async (p) => {
-      // The job row is locked (after the lease, through `l`) to read the reason it had, so the
-      // ledger row is written only when the reason changes.
-      const [r] = await exec.rows<{ skipped: number }>(
-        `WITH ${LIVE_TERM}, o AS (
+    [...termParams(p.term), p.id, p.reason],
+  );
+  return r?.marked === 1;
+}
+
+/** dispatch.skip: one statement under the live term, audited only when the reason changes. */
+async function skipJob(exec: PgExecutor, p: JobSkipParams): Promise<boolean> {
+  // The job row is locked (after the lease, through `l`) to read the reason it had, so the
+  // ledger row is written only when the reason changes.
+  const [r] = await exec.rows<{ skipped: number }>(
+    `WITH ${LIVE_TERM}, o AS (
            SELECT id, reason FROM jobs
            WHERE id = $4::bigint AND status = 'queued' AND EXISTS (SELECT 1 FROM l)
            FOR UPDATE
@@ -61,21 +83,15 @@ export function postgresDispatch(exec: PgExecutor, took: (n: number) => void): D
            FROM j WHERE old_reason IS DISTINCT FROM $5::text
          )
          SELECT count(*) AS skipped FROM j`,
-        [...termParams(p.term), p.id, p.reason, p.backoffMs, JSON.stringify(p.detail)],
-      );
-      return r?.skipped === 1;
-    },
-    assigned: async (session) =>
-      (
-        await exec.rows<JobRow>(
-          `SELECT ${jobColumns('jobs')} FROM jobs
-           WHERE session_id = $1::bigint AND status = 'claimed' ORDER BY id`,
-          [session],
-        )
-      ).map(toJob),
-    attach: async (p) => {
-      const row = await exec.one<JobRow>(
-        `WITH j AS (
+    [...termParams(p.term), p.id, p.reason, p.backoffMs, JSON.stringify(p.detail)],
+  );
+  return r?.skipped === 1;
+}
+
+/** dispatch.attach: one statement, with its `job:spawned` row. */
+async function attachAgent(exec: PgExecutor, p: JobAttachParams): Promise<JobTransitionResult> {
+  const row = await exec.one<JobRow>(
+    `WITH j AS (
            UPDATE jobs SET agent_session_id = $4::bigint, pid = $5::int
            WHERE id = $1::bigint AND session_id = $2::bigint AND epoch = $3::bigint
              AND status = 'running'
@@ -87,25 +103,25 @@ export function postgresDispatch(exec: PgExecutor, took: (n: number) => void): D
            FROM j
          )
          SELECT * FROM j`,
-        [p.id, p.session, p.epoch, p.agentSession, p.pid],
-      );
-      if (row === undefined) return { ok: false, reason: 'lost', job: await jobById(exec, p.id) };
-      return { ok: true, job: toJob(row) };
-    },
-    requeue: async (p) => {
-      // A rare path (an agent crashed): read the job under (session, epoch), choose requeue or
-      // fail and the backoff from what was read, then write guarded by the epoch and status read.
-      const job = await exec.one<JobRow>(
-        `SELECT ${jobColumns('jobs')} FROM jobs
+    [p.id, p.session, p.epoch, p.agentSession, p.pid],
+  );
+  if (row === undefined) return { ok: false, reason: 'lost', job: await jobById(exec, p.id) };
+  return { ok: true, job: toJob(row) };
+}
+
+/** dispatch.requeue: the job read under its guard, then given back or failed (requeueOrFail). */
+async function requeueJob(exec: PgExecutor, p: JobRequeueParams): Promise<JobTransitionResult> {
+  // A rare path (an agent crashed): read the job under (session, epoch), choose requeue or
+  // fail and the backoff from what was read, then write guarded by the epoch and status read.
+  const job = await exec.one<JobRow>(
+    `SELECT ${jobColumns('jobs')} FROM jobs
          WHERE id = $1::bigint AND session_id = $2::bigint AND epoch = $3::bigint
            AND status IN ('claimed', 'running')`,
-        [p.id, p.session, p.epoch],
-      );
-      const done = job === undefined ? null : await requeueOrFail(exec, job, p.policy, 'released', p.reason);
-      if (done === null) return { ok: false, reason: 'lost', job: await jobById(exec, p.id) };
-      return { ok: true, job: toJob(done.row) };
-    },
-  };
+    [p.id, p.session, p.epoch],
+  );
+  const done = job === undefined ? null : await requeueOrFail(exec, job, p.policy, 'released', p.reason);
+  if (done === null) return { ok: false, reason: 'lost', job: await jobById(exec, p.id) };
+  return { ok: true, job: toJob(done.row) };
 }
 
 export function postgresRecovery(exec: PgExecutor): DispatchStore['recovery'] {

@@ -7,13 +7,14 @@
 import { assert } from '../../core/assert.js';
 import type { Fleet } from '../../core/capacity.js';
 import type { Instant } from '../../core/time.js';
-import { ConflictError, FencedError, NotFoundError } from '../../core/errors.js';
-import type { DispatchStore, Host } from '../dispatch-store.js';
+import { ConflictError, NotFoundError } from '../../core/errors.js';
+import type { DispatchStore, Host, HostRegisterParams } from '../dispatch-store.js';
 import { fleetOfRows, type FleetRow } from '../host-fleet.js';
 import type * as shared from '../run-rows.js';
 import { hostWithLoadOf } from '../run-rows.js';
 import { NOW, PG, hostOf, msOf, type PgEncoding } from './rows.js';
 import type { PgExecutor } from './executor.js';
+import { liveOrThrow } from './job-steps.js';
 
 /** How often a registration that lost a race for the host row is run again. */
 const REGISTER_RETRY_MAX = 20;
@@ -135,45 +136,56 @@ SELECT count(*) AS set FROM h`;
 /** `beat` runs the heartbeat, on connections of its own (postgres-store.ts, livenessPool). */
 export function postgresHosts(exec: PgExecutor, beat: PgExecutor = exec): DispatchStore['hosts'] {
   return {
-    register: async (p) => {
-      for (let attempt = 1; ; attempt++) {
-        const row = await exec.one<
-          Partial<HostRow> & { session_state: string | null; other_session: number | null }
-        >(REGISTER, [
-          p.name,
-          p.session,
-          p.enabled ?? null,
-          p.ramTotalMb,
-          p.ramReservedMb,
-          p.ramFreeMb,
-          p.slotsMax,
-        ]);
-        assert(row !== undefined, 'register returns exactly one row');
-        if (row.session_state === null) {
-          throw new NotFoundError('session', String(p.session), 'start one with `baton session start`');
-        }
-        if (row.session_state !== 'live') {
-          throw new FencedError(
-            `session ${p.session} is ${row.session_state}`,
-            'start a new session with `baton session start`',
-          );
-        }
-        if (row.name !== undefined && row.name !== null) return toHost(row as HostRow);
-        if (row.other_session !== null) {
-          throw new ConflictError(
-            `host ${p.name} is served by live session ${row.other_session}`,
-            'give this runner another name with --host, or stop the other one',
-          );
-        }
-        // The host row changed hands after our snapshot: the next run reads its new server.
-        assert(attempt < REGISTER_RETRY_MAX, 'a host registration does not race forever');
-      }
+    register: (p) => registerHost(exec, p),
+    heartbeat: (p) => heartbeatHost(beat, p),
+    setEnabled: (p) => setEnabled(exec, p),
+    list: async () => (await exec.rows<HostRow>(HOST_LIST)).map(toHost),
+    fleet: () => fleet(exec),
+    setContainment: async (p) => {
+      const params = [p.name, p.session, p.containment, p.containmentRef];
+      const [r] = await exec.rows<{ set: number }>(SET_CONTAINMENT, params);
+      return r?.set === 1;
     },
-    heartbeat: async (p) => {
-      // The session row first (the kernel's lock order), written only while the session is live
-      // and serves the host; the host row then re-checks its server on its newest version.
-      const [r] = await beat.rows<{ beat: number }>(
-        `WITH s AS (
+  };
+}
+
+/** REGISTER, run again when the host row changed hands after its snapshot. */
+async function registerHost(exec: PgExecutor, p: HostRegisterParams): Promise<Host> {
+  for (let attempt = 1; ; attempt++) {
+    const row = await exec.one<
+      Partial<HostRow> & { session_state: string | null; other_session: number | null }
+    >(REGISTER, [
+      p.name,
+      p.session,
+      p.enabled ?? null,
+      p.ramTotalMb,
+      p.ramReservedMb,
+      p.ramFreeMb,
+      p.slotsMax,
+    ]);
+    assert(row !== undefined, 'register returns exactly one row');
+    liveOrThrow(p.session, row.session_state);
+    if (row.name !== undefined && row.name !== null) return toHost(row as HostRow);
+    if (row.other_session !== null) {
+      throw new ConflictError(
+        `host ${p.name} is served by live session ${row.other_session}`,
+        'give this runner another name with --host, or stop the other one',
+      );
+    }
+    // The host row changed hands after our snapshot: the next run reads its new server.
+    assert(attempt < REGISTER_RETRY_MAX, 'a host registration does not race forever');
+  }
+}
+
+/** hosts.heartbeat, on the liveness connections `beat`: the session's heartbeat and the host's free space. */
+async function heartbeatHost(
+  beat: PgExecutor,
+  p: Parameters<DispatchStore['hosts']['heartbeat']>[0],
+): Promise<boolean> {
+  // The session row first (the kernel's lock order), written only while the session is live
+  // and serves the host; the host row then re-checks its server on its newest version.
+  const [r] = await beat.rows<{ beat: number }>(
+    `WITH s AS (
            UPDATE sessions SET heartbeat_at = ${NOW}
            WHERE id = $2::bigint AND state = 'live'
              AND EXISTS (SELECT 1 FROM hosts WHERE name = $1::text AND session_id = $2::bigint)
@@ -184,13 +196,18 @@ export function postgresHosts(exec: PgExecutor, beat: PgExecutor = exec): Dispat
            RETURNING hosts.name
          )
          SELECT count(*) AS beat FROM h`,
-        [p.name, p.session, p.ramFreeMb, p.disk?.freeMb ?? null, p.disk?.totalMb ?? null],
-      );
-      return r?.beat === 1;
-    },
-    setEnabled: async (p) => {
-      const row = await exec.one<HostRow>(
-        `WITH h AS (
+    [p.name, p.session, p.ramFreeMb, p.disk?.freeMb ?? null, p.disk?.totalMb ?? null],
+  );
+  return r?.beat === 1;
+}
+
+/** hosts.setEnabled: one statement, with its ledger row; NotFoundError for an unknown host. */
+async function setEnabled(
+  exec: PgExecutor,
+  p: Parameters<DispatchStore['hosts']['setEnabled']>[0],
+): Promise<Host> {
+  const row = await exec.one<HostRow>(
+    `WITH h AS (
            UPDATE hosts SET enabled = $2::boolean WHERE name = $1::text
            RETURNING ${hostFields('hosts')}
          ), a AS (
@@ -200,19 +217,10 @@ export function postgresHosts(exec: PgExecutor, beat: PgExecutor = exec): Dispat
            FROM h
          )
          SELECT ${hostFields('h')}, ${LOAD_COLUMNS} FROM h ${load('h')}`,
-        [p.name, p.enabled, p.by ?? null, p.actor ?? null],
-      );
-      if (row === undefined) {
-        throw new NotFoundError('host', p.name, 'list hosts with `baton hosts`');
-      }
-      return toHost(row);
-    },
-    list: async () => (await exec.rows<HostRow>(HOST_LIST)).map(toHost),
-    fleet: () => fleet(exec),
-    setContainment: async (p) => {
-      const params = [p.name, p.session, p.containment, p.containmentRef];
-      const [r] = await exec.rows<{ set: number }>(SET_CONTAINMENT, params);
-      return r?.set === 1;
-    },
-  };
+    [p.name, p.enabled, p.by ?? null, p.actor ?? null],
+  );
+  if (row === undefined) {
+    throw new NotFoundError('host', p.name, 'list hosts with `baton hosts`');
+  }
+  return toHost(row);
 }

@@ -13,7 +13,7 @@ import type { Checkpoint } from '../../core/ledger.js';
 import type * as shared from '../run-rows.js';
 import { sessionReportOf } from '../run-rows.js';
 import { CHECKPOINT_COLUMNS, checkpointOf, type CheckpointColumns } from '../checkpoint-columns.js';
-import type { LedgerRowColumns, LedgerStore } from '../ledger-store.js';
+import type { LedgerKey, LedgerRowColumns, LedgerStore } from '../ledger-store.js';
 import { actorJson, atMs, ms, msOrNull, NOW, PG, type PgEncoding } from './rows.js';
 import { LedgerHorizon } from './ledger-horizon.js';
 import type { PgExecutor } from './executor.js';
@@ -92,49 +92,30 @@ const ADD_KEY = `WITH k AS (
 )
 SELECT added_at FROM k`;
 
-export function postgresLedger(exec: PgExecutor, poolTypes: pg.CustomTypesConfig): LedgerStore['ledger'] {
-  const types = ledgerTypes(poolTypes);
-  const horizon = new LedgerHorizon(exec);
-  /** The newest checkpoint and the last sealed id, read in one snapshot. */
-  const newest = async (): Promise<{ newest: Checkpoint | null; through: number }> => {
-    const [row] = await exec.rows<Partial<CheckpointRow> & { through: number }>(
-      `SELECT s.through, c.* FROM (SELECT coalesce(max(last_id), 0) AS through FROM audit_checkpoints) s
+/** The newest checkpoint and the last sealed id, read in one snapshot. */
+async function newestCheckpoint(exec: PgExecutor): Promise<{ newest: Checkpoint | null; through: number }> {
+  const [row] = await exec.rows<Partial<CheckpointRow> & { through: number }>(
+    `SELECT s.through, c.* FROM (SELECT coalesce(max(last_id), 0) AS through FROM audit_checkpoints) s
        LEFT JOIN LATERAL (
          SELECT ${CHECKPOINT_COLUMNS} FROM audit_checkpoints ORDER BY seq DESC LIMIT 1
        ) c ON true`,
-    );
-    const found = row?.seq === undefined || row.seq === null ? null : toCheckpoint(row as CheckpointRow);
-    return { newest: found, through: row?.through ?? 0 };
-  };
+  );
+  const found = row?.seq === undefined || row.seq === null ? null : toCheckpoint(row as CheckpointRow);
+  return { newest: found, through: row?.through ?? 0 };
+}
+
+export function postgresLedger(exec: PgExecutor, poolTypes: pg.CustomTypesConfig): LedgerStore['ledger'] {
+  const types = ledgerTypes(poolTypes);
+  const horizon = new LedgerHorizon(exec);
   return {
-    addKey: async (p) => {
-      const [row] = await exec.rows<{ added_at: Date }>(ADD_KEY, [p.id, p.publicKey, p.actor ?? null]);
-      if (row === undefined) {
-        throw new ConflictError(`ledger key ${p.id} is registered already`, 'use it, or make a new one');
-      }
-      return { id: p.id, publicKey: p.publicKey, addedAt: ms(row.added_at) };
-    },
+    addKey: (p) => addKey(exec, p),
     keys: async () =>
       (
         await exec.rows<{ id: string; public_key: string; added_at: Date }>(
           'SELECT id, public_key, added_at FROM ledger_keys ORDER BY added_at, id',
         )
       ).map((r) => ({ id: r.id, publicKey: r.public_key, addedAt: ms(r.added_at) })),
-    unsealed: async (p) => {
-      const { newest: last, through } = await newest();
-      const settled = await horizon.settled(p.settleTimeoutMs ?? 2_000);
-      const [now] = await exec.rows<{ now: Date }>(`SELECT ${NOW} AS now`);
-      const rows =
-        settled === null || settled <= through
-          ? []
-          : await exec.typedRows<LedgerRowColumns>(UNSEALED_ROWS, [through, settled, p.limit], types);
-      return {
-        newest: last,
-        sealedThrough: through,
-        rows,
-        now: now === undefined ? 0 : ms(now.now),
-      };
-    },
+    unsealed: (p) => unsealedRows(exec, horizon, types, p),
     append: async (c, leaves) => (await exec.rows(APPEND, appendValues(c, leaves))).length === 1,
     checkpoints: async (p) =>
       (
@@ -169,6 +150,40 @@ export function postgresLedger(exec: PgExecutor, poolTypes: pg.CustomTypesConfig
       return { firstId: r?.first ?? null, lastId: r?.last ?? null };
     },
     prune: (record) => prune(exec, record),
+  };
+}
+
+/** ledger.addKey: one statement (ADD_KEY); ConflictError when the id exists. */
+async function addKey(
+  exec: PgExecutor,
+  p: Parameters<LedgerStore['ledger']['addKey']>[0],
+): Promise<LedgerKey> {
+  const [row] = await exec.rows<{ added_at: Date }>(ADD_KEY, [p.id, p.publicKey, p.actor ?? null]);
+  if (row === undefined) {
+    throw new ConflictError(`ledger key ${p.id} is registered already`, 'use it, or make a new one');
+  }
+  return { id: p.id, publicKey: p.publicKey, addedAt: ms(row.added_at) };
+}
+
+/** ledger.unsealed: the settled rows past the last seal (ledger-horizon.ts), with the newest checkpoint. */
+async function unsealedRows(
+  exec: PgExecutor,
+  horizon: LedgerHorizon,
+  types: pg.CustomTypesConfig,
+  p: Parameters<LedgerStore['ledger']['unsealed']>[0],
+): ReturnType<LedgerStore['ledger']['unsealed']> {
+  const { newest: last, through } = await newestCheckpoint(exec);
+  const settled = await horizon.settled(p.settleTimeoutMs ?? 2_000);
+  const [now] = await exec.rows<{ now: Date }>(`SELECT ${NOW} AS now`);
+  const rows =
+    settled === null || settled <= through
+      ? []
+      : await exec.typedRows<LedgerRowColumns>(UNSEALED_ROWS, [through, settled, p.limit], types);
+  return {
+    newest: last,
+    sealedThrough: through,
+    rows,
+    now: now === undefined ? 0 : ms(now.now),
   };
 }
 
