@@ -15,7 +15,7 @@ import { NOW, PG, hostOf, ms, msInterval, type PgEncoding } from './rows.js';
 import type { PgExecutor } from './executor.js';
 
 type ProgressRow = shared.ProgressRow<PgEncoding>;
-const toProgress = (r: ProgressRow): Progress => progressOf(PG, r);
+const toProgress = (row: ProgressRow): Progress => progressOf(PG, row);
 
 const COLUMNS =
   'session_id, output_bytes, files_changed, commits, effects, tool_calls, last_at, note, stalled_at';
@@ -35,7 +35,7 @@ WITH s AS (
     last_at = clock.now, note = coalesce($7::text, p.note), stalled_at = NULL
   FROM old, clock WHERE p.session_id = old.session_id
   RETURNING ${COLUMNS.split(', ')
-    .map((c) => `p.${c}`)
+    .map((column) => `p.${column}`)
     .join(', ')}, old.stalled_at AS was_stalled
 ), ins AS (
   INSERT INTO progress (session_id, output_bytes, files_changed, commits, effects, tool_calls, last_at, note)
@@ -95,15 +95,15 @@ SELECT EXISTS (SELECT 1 FROM j) AS running, EXISTS (SELECT 1 FROM old WHERE stal
 export function postgresProgress(exec: PgExecutor): ProgressStore['progress'] {
   return {
     mark: async (params) => {
-      const m = validateProgressMark(params);
+      const mark = validateProgressMark(params);
       const values = [
         params.session,
-        m.outputBytes,
-        m.filesChanged,
-        m.commits,
-        m.effects,
-        m.toolCalls,
-        m.note,
+        mark.outputBytes,
+        mark.filesChanged,
+        mark.commits,
+        mark.effects,
+        mark.toolCalls,
+        mark.note,
       ];
       const row = await exec.one<
         { known: boolean; unstalled: number | null } & { [K in keyof ProgressRow]: ProgressRow[K] | null }

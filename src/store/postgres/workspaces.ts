@@ -29,7 +29,7 @@ import { liveOrThrow } from './job-steps.js';
 const RACE_RETRY_MAX = 100;
 
 type LockRow = shared.LockRow<PgEncoding>;
-const toLock = (r: LockRow): WorkspaceLock => lockOf(PG, r);
+const toLock = (row: LockRow): WorkspaceLock => lockOf(PG, row);
 
 const LOCK_COLUMNS = 'workspace, job_id, session_id, epoch, acquired_at';
 /** The task key of a job, for audit rows, given the job id as an SQL expression. */
@@ -55,7 +55,11 @@ export function postgresWorkspaceGroups(exec: PgExecutor): WorkspaceStore {
 
 function postgresWorkspaces(exec: PgExecutor): WorkspaceStore['workspaces'] {
   type Row = { name: string; path: string; kind: string };
-  const toWorkspace = (r: Row): Workspace => ({ name: r.name, path: r.path, kind: r.kind as WorkspaceKind });
+  const toWorkspace = (row: Row): Workspace => ({
+    name: row.name,
+    path: row.path,
+    kind: row.kind as WorkspaceKind,
+  });
   return {
     add: async (params) => {
       const row = await exec.one<Row>(

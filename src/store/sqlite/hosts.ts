@@ -48,17 +48,17 @@ export const HOST_FLEET = `
   SELECT f.hosts, f.enabled, f.last_beat_at, o.* FROM f LEFT JOIN o ON true ORDER BY o.name`;
 
 function fleet(exec: SqliteExecutor): Fleet {
-  return fleetOfRows(exec.prepare(HOST_FLEET).all() as FleetRow<number>[], (t) => t);
+  return fleetOfRows(exec.prepare(HOST_FLEET).all() as FleetRow<number>[], (instant) => instant);
 }
 
 /** Free and total disk space as heartbeat parameters: null when the runner could not tell. */
-function diskOf(p: {
+function diskOf(params: {
   readonly disk?: { freeMb: number; totalMb: number } | null | undefined;
 }): (number | null)[] {
-  return [p.disk?.freeMb ?? null, p.disk?.totalMb ?? null];
+  return [params.disk?.freeMb ?? null, params.disk?.totalMb ?? null];
 }
 
-const toHost = (r: HostRow): Host => hostWithLoadOf(SQLITE, r);
+const toHost = (row: HostRow): Host => hostWithLoadOf(SQLITE, row);
 
 /** The serving runner's containment, written only while its session is live and serves the host. */
 const SET_CONTAINMENT = `UPDATE hosts SET containment = ?, containment_ref = ?
@@ -72,33 +72,35 @@ function hostNamed(exec: SqliteExecutor, name: string): Host | null {
 
 export function sqliteHosts(exec: SqliteExecutor): Sync<DispatchStore['hosts']> {
   return {
-    register: (p) => exec.write(() => registerIn(exec, p)),
-    heartbeat: (p) => exec.write(() => heartbeatIn(exec, p)),
-    setEnabled: (p) => exec.write(() => setEnabledIn(exec, p)),
+    register: (params) => exec.write(() => registerIn(exec, params)),
+    heartbeat: (params) => exec.write(() => heartbeatIn(exec, params)),
+    setEnabled: (params) => exec.write(() => setEnabledIn(exec, params)),
     list: () => exec.read(() => (exec.prepare(HOST_LIST).all() as HostRow[]).map(toHost)),
     fleet: () => exec.read(() => fleet(exec)),
-    setContainment: (p) =>
+    setContainment: (params) =>
       exec.write(
         () =>
-          exec.prepare(SET_CONTAINMENT).run(p.containment, p.containmentRef, p.name, p.session, p.session)
+          exec
+            .prepare(SET_CONTAINMENT)
+            .run(params.containment, params.containmentRef, params.name, params.session, params.session)
             .changes === 1,
       ),
   };
 }
 
 /** hosts.register, inside the caller's write transaction; ConflictError while another live session serves the host. */
-function registerIn(exec: SqliteExecutor, p: HostRegisterParams): Host {
-  sessionRow(exec, p.session, true);
+function registerIn(exec: SqliteExecutor, params: HostRegisterParams): Host {
+  sessionRow(exec, params.session, true);
   const now = exec.now();
   const current = exec
     .prepare(
       `SELECT h.session_id FROM hosts h JOIN sessions s ON s.id = h.session_id
              WHERE h.name = ? AND s.state = 'live' AND h.session_id <> ?`,
     )
-    .get(p.name, p.session) as { session_id: number } | undefined;
+    .get(params.name, params.session) as { session_id: number } | undefined;
   if (current !== undefined) {
     throw new ConflictError(
-      `host ${p.name} is served by live session ${current.session_id}`,
+      `host ${params.name} is served by live session ${current.session_id}`,
       'give this runner another name with --host, or stop the other one',
     );
   }
@@ -114,27 +116,35 @@ function registerIn(exec: SqliteExecutor, p: HostRegisterParams): Host {
                heartbeat_at = excluded.heartbeat_at`,
     )
     .run({
-      name: p.name,
-      enabled: p.enabled === undefined ? null : p.enabled ? 1 : 0,
-      session: p.session,
-      total: p.ramTotalMb,
-      reserved: p.ramReservedMb,
-      free: p.ramFreeMb,
-      slots: p.slotsMax,
+      name: params.name,
+      enabled: params.enabled === undefined ? null : params.enabled ? 1 : 0,
+      session: params.session,
+      total: params.ramTotalMb,
+      reserved: params.ramReservedMb,
+      free: params.ramFreeMb,
+      slots: params.slotsMax,
       now,
     });
-  const host = hostNamed(exec, p.name) as Host;
+  const host = hostNamed(exec, params.name) as Host;
   appendAudit(exec, {
     at: now,
     type: 'host:registered',
-    session: p.session,
-    detail: { host: p.name, enabled: host.enabled, ramTotalMb: p.ramTotalMb, slotsMax: p.slotsMax },
+    session: params.session,
+    detail: {
+      host: params.name,
+      enabled: host.enabled,
+      ramTotalMb: params.ramTotalMb,
+      slotsMax: params.slotsMax,
+    },
   });
   return host;
 }
 
 /** hosts.heartbeat, inside the caller's write transaction: the host's free space and its session's heartbeat. */
-function heartbeatIn(exec: SqliteExecutor, p: Parameters<DispatchStore['hosts']['heartbeat']>[0]): boolean {
+function heartbeatIn(
+  exec: SqliteExecutor,
+  params: Parameters<DispatchStore['hosts']['heartbeat']>[0],
+): boolean {
   const now = exec.now();
   const changed = exec
     .prepare(
@@ -142,23 +152,26 @@ function heartbeatIn(exec: SqliteExecutor, p: Parameters<DispatchStore['hosts'][
              WHERE name = ? AND session_id = ?
                AND EXISTS (SELECT 1 FROM sessions WHERE id = ? AND state = 'live')`,
     )
-    .run(p.ramFreeMb, ...diskOf(p), now, p.name, p.session, p.session).changes;
+    .run(params.ramFreeMb, ...diskOf(params), now, params.name, params.session, params.session).changes;
   if (changed === 0) return false;
-  exec.prepare('UPDATE sessions SET heartbeat_at = ? WHERE id = ?').run(now, p.session);
+  exec.prepare('UPDATE sessions SET heartbeat_at = ? WHERE id = ?').run(now, params.session);
   return true;
 }
 
 /** hosts.setEnabled, inside the caller's write transaction, with its ledger row. */
-function setEnabledIn(exec: SqliteExecutor, p: Parameters<DispatchStore['hosts']['setEnabled']>[0]): Host {
+function setEnabledIn(
+  exec: SqliteExecutor,
+  params: Parameters<DispatchStore['hosts']['setEnabled']>[0],
+): Host {
   const changed = exec
     .prepare('UPDATE hosts SET enabled = ? WHERE name = ?')
-    .run(p.enabled ? 1 : 0, p.name).changes;
-  if (changed === 0) throw new NotFoundError('host', p.name, 'list hosts with `baton hosts`');
+    .run(params.enabled ? 1 : 0, params.name).changes;
+  if (changed === 0) throw new NotFoundError('host', params.name, 'list hosts with `baton hosts`');
   appendAudit(exec, {
     at: exec.now(),
-    type: p.enabled ? 'host:enabled' : 'host:disabled',
-    session: p.by ?? null,
-    detail: { host: p.name, by: p.actor ?? null },
+    type: params.enabled ? 'host:enabled' : 'host:disabled',
+    session: params.by ?? null,
+    detail: { host: params.name, by: params.actor ?? null },
   });
-  return hostNamed(exec, p.name) as Host;
+  return hostNamed(exec, params.name) as Host;
 }

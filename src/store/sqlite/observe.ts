@@ -29,7 +29,7 @@ interface LiveClaimRow extends shared.LiveClaimRow<SqliteEncoding> {
 }
 
 const counts = (rows: readonly { name: string; count: number }[]): readonly Count[] =>
-  rows.map((r) => ({ name: r.name, count: r.count }));
+  rows.map((row) => ({ name: row.name, count: row.count }));
 
 /** The newest ledger row's id, 0 for an empty ledger. */
 function auditMaxId(exec: SqliteExecutor): number {

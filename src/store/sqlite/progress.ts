@@ -12,7 +12,7 @@ import { fromSync, type SqliteExecutor } from './executor.js';
 import { sessionRow } from './tasks-claims.js';
 
 type ProgressRow = shared.ProgressRow<SqliteEncoding>;
-const toProgress = (r: ProgressRow): Progress => progressOf(SQLITE, r);
+const toProgress = (row: ProgressRow): Progress => progressOf(SQLITE, row);
 
 interface StallRow {
   job_id: number;
