@@ -7,7 +7,7 @@
  * finish and does nothing) and the record FOR UPDATE, and reads the clock once.
  */
 import { NotFoundError } from '../../core/errors.js';
-import { validateProgressMark, type Progress } from '../../core/progress.js';
+import { PROGRESS_COUNTERS, validateProgressMark, type Progress } from '../../core/progress.js';
 import type { ProgressStore, StallResult } from '../progress-store.js';
 import type * as shared from '../run-rows.js';
 import { progressOf } from '../run-rows.js';
@@ -96,15 +96,7 @@ export function postgresProgress(exec: PgExecutor): ProgressStore['progress'] {
   return {
     mark: async (params) => {
       const mark = validateProgressMark(params);
-      const values = [
-        params.session,
-        mark.outputBytes,
-        mark.filesChanged,
-        mark.commits,
-        mark.effects,
-        mark.toolCalls,
-        mark.note,
-      ];
+      const values = [params.session, ...PROGRESS_COUNTERS.map((counter) => mark[counter]), mark.note];
       const row = await exec.one<
         { known: boolean; unstalled: number | null } & { [K in keyof ProgressRow]: ProgressRow[K] | null }
       >(MARK_SQL, values);

@@ -3,7 +3,7 @@
  * transaction, so a mark and a stall of the same session never interleave. A stall check that is
  * not due (the common case, asked every heartbeat) is answered by a read and takes no write lock.
  */
-import { validateProgressMark, type Progress } from '../../core/progress.js';
+import { PROGRESS_COUNTERS, validateProgressMark, type Progress } from '../../core/progress.js';
 import type { ProgressStore, StallResult } from '../progress-store.js';
 import type * as shared from '../run-rows.js';
 import { progressOf } from '../run-rows.js';
@@ -103,11 +103,7 @@ function markProgress(
       )
       .get(
         params.session,
-        mark.outputBytes,
-        mark.filesChanged,
-        mark.commits,
-        mark.effects,
-        mark.toolCalls,
+        ...PROGRESS_COUNTERS.map((counter) => mark[counter]),
         now,
         mark.note,
       ) as ProgressRow;
