@@ -26,8 +26,8 @@ export function asAnyone<T>(work: () => Promise<T>): Promise<T> {
 
 /** The token id the current call acts with, or null. */
 export function actingToken(): string | null {
-  const t = acting.getStore();
-  return t === undefined || t === ANY ? null : t;
+  const actor = acting.getStore();
+  return actor === undefined || actor === ANY ? null : actor;
 }
 
 /** Whether the current call may leave a connection's token as it finds it (asAnyone). */

@@ -36,26 +36,28 @@ export interface CandidateColumns {
 
 export function candidateOf(
   job: Job,
-  r: CandidateColumns,
+  row: CandidateColumns,
   requiresFilesystem: boolean,
   workspaces: readonly CandidateWorkspaceJson[],
 ): DispatchCandidate {
   return {
     job,
-    gate: r.gate,
+    gate: row.gate,
     plan: {
-      task: { key: r.key, requiresFilesystem, workspace: r.task_workspace },
+      task: { key: row.key, requiresFilesystem, workspace: row.task_workspace },
       agent:
-        r.agent_name === null
+        row.agent_name === null
           ? null
           : {
-              name: r.agent_name,
-              role: r.agent_role ?? '',
-              department: r.agent_department,
-              workspace: r.agent_workspace,
+              name: row.agent_name,
+              role: row.agent_role ?? '',
+              department: row.agent_department,
+              workspace: row.agent_workspace,
             },
       project:
-        r.project_name === null ? null : { name: r.project_name, primaryWorkspace: r.primary_workspace },
+        row.project_name === null
+          ? null
+          : { name: row.project_name, primaryWorkspace: row.primary_workspace },
     },
     workspaces: workspaces.map((workspace) => ({
       name: workspace.name,

@@ -26,18 +26,18 @@ export function fleetOfRows<T>(rows: readonly FleetRow<T>[], instant: (t: T) => 
   const [first] = rows;
   assert(first !== undefined, 'the fleet read answers one row at least');
   const open = rows
-    .filter((r): r is FleetRow<T> & { name: string } => r.name !== null)
-    .map((r) => ({
-      name: r.name,
+    .filter((row): row is FleetRow<T> & { name: string } => row.name !== null)
+    .map((row) => ({
+      name: row.name,
       enabled: true,
-      heartbeatAt: instant(r.heartbeat_at),
-      ramTotalMb: r.ram_total_mb,
-      ramReservedMb: r.ram_reserved_mb,
-      ramFreeMb: r.ram_free_mb,
-      slotsMax: r.slots_max,
-      jobsActive: r.jobs_active,
-      ramPromisedMb: r.ram_promised_mb,
-      ramPendingMb: r.ram_pending_mb,
+      heartbeatAt: instant(row.heartbeat_at),
+      ramTotalMb: row.ram_total_mb,
+      ramReservedMb: row.ram_reserved_mb,
+      ramFreeMb: row.ram_free_mb,
+      slotsMax: row.slots_max,
+      jobsActive: row.jobs_active,
+      ramPromisedMb: row.ram_promised_mb,
+      ramPendingMb: row.ram_pending_mb,
     }));
   const lastBeatAt = first.last_beat_at === null ? null : instant(first.last_beat_at);
   return { open, hosts: first.hosts, enabled: first.enabled, lastBeatAt };

@@ -9,7 +9,7 @@
 import { ACTIVE_JOB_STATES, FINISH_FROM, HELD_JOB_STATES, TERMINAL_JOB_STATES } from '../core/job.js';
 
 /** A list of states as an SQL list literal: ('a', 'b'). */
-const sqlList = (xs: readonly string[]): string => `(${xs.map((x) => `'${x}'`).join(', ')})`;
+const sqlList = (states: readonly string[]): string => `(${states.map((state) => `'${state}'`).join(', ')})`;
 
 export const ACTIVE_SQL = sqlList(ACTIVE_JOB_STATES);
 export const HELD_SQL = sqlList(HELD_JOB_STATES);

@@ -10,13 +10,17 @@ export type StoreCallObserver = (method: string, seconds: number, failed: boolea
 
 const UNTIMED = new Set(['wakeups', 'engine', 'capabilities', 'close']);
 
-function timed<F extends (...args: never[]) => unknown>(name: string, f: F, observe: StoreCallObserver): F {
+function timed<F extends (...args: never[]) => unknown>(
+  name: string,
+  call: F,
+  observe: StoreCallObserver,
+): F {
   return ((...args: Parameters<F>) => {
     const start = process.hrtime.bigint();
     const done = (failed: boolean): void =>
       observe(name, Number(process.hrtime.bigint() - start) / 1e9, failed);
     try {
-      const result = f(...args);
+      const result = call(...args);
       if (result instanceof Promise) {
         return result.then(
           (value: unknown) => {
@@ -50,7 +54,7 @@ export function timedStore(store: Store, observe: StoreCallObserver): Store {
         if (typeof value !== 'function' || typeof key !== 'string') return value;
         let method = methods.get(key);
         if (method === undefined) {
-          method = timed(`${name}.${key}`, (value as (...a: never[]) => unknown).bind(target), observe);
+          method = timed(`${name}.${key}`, (value as (...args: never[]) => unknown).bind(target), observe);
           methods.set(key, method);
         }
         return method;
@@ -64,7 +68,7 @@ export function timedStore(store: Store, observe: StoreCallObserver): Store {
       const value: unknown = Reflect.get(target, key, receiver);
       if (typeof key !== 'string' || UNTIMED.has(key)) return value;
       if (typeof value === 'function')
-        return timed(key, (value as (...a: never[]) => unknown).bind(target), observe);
+        return timed(key, (value as (...args: never[]) => unknown).bind(target), observe);
       if (typeof value === 'object' && value !== null) return wrapGroup(key, value);
       return value;
     },

@@ -94,6 +94,13 @@ export const tokenNotFound = (id: string): NotFoundError =>
   new NotFoundError('token', id, 'list tokens with `baton token list`');
 
 /** The ledger detail of `token:created`. */
-export function createdDetail(t: Token): Record<string, unknown> {
-  return { id: t.id, scope: t.scope, session: t.session, host: t.host, name: t.name, expiresAt: t.expiresAt };
+export function createdDetail(token: Token): Record<string, unknown> {
+  return {
+    id: token.id,
+    scope: token.scope,
+    session: token.session,
+    host: token.host,
+    name: token.name,
+    expiresAt: token.expiresAt,
+  };
 }

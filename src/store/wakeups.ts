@@ -75,8 +75,8 @@ export class WakeHub {
   }
 
   add(): Waiter {
-    const latch = new Latch((l) => {
-      if (this.latches.delete(l) && this.latches.size === 0) this.onActive(false);
+    const latch = new Latch((closed) => {
+      if (this.latches.delete(closed) && this.latches.size === 0) this.onActive(false);
     });
     this.latches.add(latch);
     if (this.latches.size === 1) this.onActive(true);

@@ -80,7 +80,7 @@ export function dynamicImports(files: readonly SourceFile[], allowed = DYNAMIC_I
 }
 
 export interface FunctionSpan {
-  /** `path:name`, the key of the allowlist. */
+  /** `path:name`, how a finding names the function. */
   readonly key: string;
   readonly lines: number;
 }
@@ -137,34 +137,14 @@ export function functionSpans(file: SourceFile): FunctionSpan[] {
 }
 
 /**
- * Functions longer than `max` lines that the allowlist does not name with at least their length,
- * and allowlist entries that no longer need to be there (so the list only shrinks).
+ * Functions longer than `max` lines, each named by its key (no allowlist: split the function).
  */
-export function longFunctions(
-  files: readonly SourceFile[],
-  max: number,
-  allowlist: Readonly<Record<string, number>>,
-): string[] {
+export function longFunctions(files: readonly SourceFile[], max: number): string[] {
   const out: string[] = [];
-  const found = new Map<string, number>();
-  for (const f of files) {
-    for (const span of functionSpans(f)) {
-      if (span.lines <= max) continue;
-      found.set(span.key, span.lines);
-      const allowed = allowlist[span.key];
-      if (allowed === undefined) out.push(`${span.key} is ${span.lines} lines (at most ${max}): split it`);
-      else if (span.lines > allowed) {
-        out.push(
-          `${span.key} grew to ${span.lines} lines (allowlisted at ${allowed}, at most ${max}): split it`,
-        );
-      }
+  for (const file of files) {
+    for (const span of functionSpans(file)) {
+      if (span.lines > max) out.push(`${span.key} is ${span.lines} lines (at most ${max}): split it`);
     }
-  }
-  for (const [key, allowed] of Object.entries(allowlist)) {
-    const lines = found.get(key);
-    if (lines === undefined) out.push(`${key} is no longer over ${max} lines: remove it from the allowlist`);
-    else if (lines < allowed)
-      out.push(`${key} shrank to ${lines} lines: lower its allowlist entry from ${allowed}`);
   }
   return out;
 }

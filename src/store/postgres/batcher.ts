@@ -35,10 +35,11 @@ export class Batcher<Req, Res> {
     while (this.running < this.inFlight && this.queue.length > 0) {
       const batch = this.queue.splice(0, this.maxBatch);
       this.running++;
-      this.send(batch.map((p) => p.req))
+      this.send(batch.map((params) => params.req))
         .then(
-          (outcomes) => batch.forEach((p, i) => settle(outcomes[i], p.resolve, p.reject)),
-          (error: unknown) => batch.forEach((p) => p.reject(error)),
+          (outcomes) =>
+            batch.forEach((pending, index) => settle(outcomes[index], pending.resolve, pending.reject)),
+          (error: unknown) => batch.forEach((params) => params.reject(error)),
         )
         .finally(() => {
           this.running--;

@@ -6,8 +6,8 @@
  * job-batch.ts, placement.ts): its column effects.
  */
 
-/** A task takes claims and jobs: it is open and behind no gate (SQL, on the tasks row `t`). */
-export const taskOpen = (t: string): string => `${t}.state = 'open' AND ${t}.gate IS NULL`;
+/** A task takes claims and jobs: it is open and behind no gate (SQL, on the tasks row named `alias`). */
+export const taskOpen = (alias: string): string => `${alias}.state = 'open' AND ${alias}.gate IS NULL`;
 
 /**
  * The task of the job row `jobs` takes jobs (taskOpen), as a scalar subquery: each job the scan
@@ -21,16 +21,16 @@ export const jobTaskOpen = (jobs: string): string =>
   `(SELECT ${taskOpen('t')} FROM tasks t WHERE t.id = ${jobs}.task_id)`;
 
 /**
- * The due queued jobs whose task takes jobs, best first: `n` of them, due at `due` (SQL). The
+ * The due queued jobs whose task takes jobs, best first: `limit` of them, due at `due` (SQL). The
  * body of baton_take_queued (migration 0022); claim-plan.test.ts checks that the function in the
  * database is this one.
  */
-export const takeQueued = (n: string, due: string): string => `
+export const takeQueued = (limit: string, due: string): string => `
     SELECT jobs.id FROM jobs
     WHERE jobs.status = 'queued' AND jobs.run_after <= ${due}
       AND ${jobTaskOpen('jobs')}
     ORDER BY jobs.priority, jobs.queued_at, jobs.id
-    LIMIT ${n}
+    LIMIT ${limit}
     FOR UPDATE OF jobs SKIP LOCKED`;
 
 /** SQL expressions of a claim: who takes the job, where, when, started or not, its lease. */

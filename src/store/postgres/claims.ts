@@ -35,9 +35,9 @@ const CLAIM_COLUMNS = `t.key, c.session_id, c.epoch, c.claimed_at, c.heartbeat_a
 
 export function postgresClaims(exec: PgExecutor): Store['claims'] {
   return {
-    acquire: (p) => acquire(exec, p),
-    release: (p) => release(exec, p),
-    forceRelease: (p) => exec.transaction((q) => forceRelease(q, p)),
+    acquire: (params) => acquire(exec, params),
+    release: (params) => release(exec, params),
+    forceRelease: (params) => exec.transaction((transaction) => forceRelease(transaction, params)),
     current: async (key) => {
       const state = await claimState(exec, key, null);
       if (state.task_id === null) throw new NotFoundError('task', key);
@@ -154,9 +154,9 @@ function explainRefusedClaim(
   if (state.session_state === null) throw sessionNotFound(params.session);
   if (state.session_state !== 'live') throw sessionNotLive(params.session, state.session_state);
   if (state.state !== null && state.state !== 'open' && state.state_at !== null) {
-    const { state: s, state_at, state_by, state_reason } = state;
+    const { state: taskState, state_at, state_by, state_reason } = state;
     throw taskStateRefusal(
-      stateFacts({ key: params.key, state: s, state_at, state_by, state_reason }),
+      stateFacts({ key: params.key, state: taskState, state_at, state_by, state_reason }),
       'claim',
     );
   }
@@ -198,21 +198,26 @@ const FINISH_ON_RELEASE = moveSql(
 
 async function release(
   exec: PgExecutor,
-  p: Parameters<Store['claims']['release']>[0],
+  params: Parameters<Store['claims']['release']>[0],
 ): Promise<FencedResult> {
-  const params = [p.key, p.session, p.epoch, p.outcome];
+  const values = [params.key, params.session, params.epoch, params.outcome];
   const released =
-    p.outcome !== 'done'
-      ? (await exec.one<{ released: number }>(RELEASE, params))?.released === 1
+    params.outcome !== 'done'
+      ? (await exec.one<{ released: number }>(RELEASE, values))?.released === 1
       : await exec.transaction(async (querier) => {
-          const [row] = await querier.rows<{ released: number }>(RELEASE, params);
+          const [row] = await querier.rows<{ released: number }>(RELEASE, values);
           if (row?.released !== 1) return false;
-          await querier.rows(FINISH_ON_RELEASE, [p.key, `session ${p.session}`, p.session, null]);
+          await querier.rows(FINISH_ON_RELEASE, [
+            params.key,
+            `session ${params.session}`,
+            params.session,
+            null,
+          ]);
           return true;
         });
   if (released) return { ok: true };
-  const state = await claimState(exec, p.key, p.session);
-  if (state.task_id === null) throw new NotFoundError('task', p.key);
-  if (state.session_state === null) throw sessionNotFound(p.session);
+  const state = await claimState(exec, params.key, params.session);
+  if (state.task_id === null) throw new NotFoundError('task', params.key);
+  if (state.session_state === null) throw sessionNotFound(params.session);
   return { ok: false, reason: 'fenced', current: holderOf(state) };
 }

@@ -44,8 +44,8 @@ interface CandidateRow extends JobRow, CandidateColumns {
   now: Date;
 }
 
-function toCandidate(r: CandidateRow): DispatchCandidate {
-  return candidateOf(toJob(r), r, r.requires_filesystem, r.workspaces);
+function toCandidate(row: CandidateRow): DispatchCandidate {
+  return candidateOf(toJob(row), row, row.requires_filesystem, row.workspaces);
 }
 
 /**
@@ -85,7 +85,7 @@ SELECT 'waited' AS kind, id FROM w UNION ALL SELECT 'skipped', id FROM s WHERE c
 type Pass = Pick<DispatchStore['dispatch'], 'place' | 'placeMany' | 'candidates' | 'setAside'>;
 
 /** `took` counts the jobs taken from the queue, for the queue's upkeep (upkeep.ts). */
-export function postgresDispatchPass(exec: PgExecutor, took: (n: number) => void): Pass {
+export function postgresDispatchPass(exec: PgExecutor, took: (count: number) => void): Pass {
   return {
     place: async (params) => {
       const placed = await place(exec, params);
@@ -94,7 +94,7 @@ export function postgresDispatchPass(exec: PgExecutor, took: (n: number) => void
     },
     placeMany: async (params) => {
       const placed = await placeMany(exec, params);
-      took(placed.filter((r) => r.ok).length);
+      took(placed.filter((row) => row.ok).length);
       return placed;
     },
     candidates: async (params) => {
@@ -102,20 +102,20 @@ export function postgresDispatchPass(exec: PgExecutor, took: (n: number) => void
       const rows = await exec.rows<CandidateRow>(CANDIDATES, [params.limit]);
       const now = rows[0]?.now;
       assert(now !== undefined, 'the candidates read returns the time');
-      return { now: ms(now), jobs: rows.filter((r) => r.id !== null).map(toCandidate) };
+      return { now: ms(now), jobs: rows.filter((row) => row.id !== null).map(toCandidate) };
     },
     setAside: async (params) => {
       if (params.waits.length + params.skips.length === 0) return { waited: [], skipped: [] };
       const rows = await exec.rows<{ kind: 'waited' | 'skipped'; id: number }>(SET_ASIDE, [
         ...termParams(params.term),
-        params.waits.map((w) => w.id),
-        params.waits.map((w) => w.reason),
-        params.skips.map((s) => s.id),
-        params.skips.map((s) => s.reason),
-        params.skips.map((s) => s.backoffMs),
-        params.skips.map((s) => JSON.stringify(s.detail)),
+        params.waits.map((wait) => wait.id),
+        params.waits.map((wait) => wait.reason),
+        params.skips.map((skip) => skip.id),
+        params.skips.map((skip) => skip.reason),
+        params.skips.map((skip) => skip.backoffMs),
+        params.skips.map((skip) => JSON.stringify(skip.detail)),
       ]);
-      const ids = (kind: string): number[] => rows.filter((r) => r.kind === kind).map((r) => r.id);
+      const ids = (kind: string): number[] => rows.filter((row) => row.kind === kind).map((row) => row.id);
       return { waited: ids('waited'), skipped: ids('skipped') };
     },
   };

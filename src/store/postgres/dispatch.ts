@@ -7,7 +7,8 @@
  */
 import { backoffMs, type RetryPolicy } from '../../core/retry.js';
 import type { LockOutcome } from '../../core/workspace-lock.js';
-import type { DispatchStore } from '../dispatch-store.js';
+import type { DispatchStore, JobAttachParams, JobRequeueParams, JobSkipParams } from '../dispatch-store.js';
+import type { JobTransitionResult } from '../../core/job.js';
 import { emptyReport, rescueReason } from '../rescue.js';
 import { jobById } from './jobs.js';
 import { deleteLocks, insertAuditRows, lockReleasedRows, releaseSessionHoldings } from './locks.js';
@@ -18,35 +19,56 @@ import type { TaskGate } from '../../core/task.js';
 import type { PgExecutor } from './executor.js';
 
 /** `took` counts the jobs taken from the queue, for the queue's upkeep (upkeep.ts). */
-export function postgresDispatch(exec: PgExecutor, took: (n: number) => void): DispatchStore['dispatch'] {
+export function postgresDispatch(exec: PgExecutor, took: (count: number) => void): DispatchStore['dispatch'] {
   return {
-    queued: async (p) =>
+    queued: async (params) =>
       (
         await exec.rows<JobRow & { gate: TaskGate | null }>(
           `SELECT ${jobFields('jobs')}, t.key, t.gate FROM jobs JOIN tasks t ON t.id = jobs.task_id
            WHERE jobs.status = 'queued' AND jobs.run_after <= ${NOW} AND t.state = 'open'
            ORDER BY jobs.priority, jobs.queued_at, jobs.id LIMIT $1::int`,
-          [p.limit],
+          [params.limit],
         )
-      ).map((r) => ({ ...toJob(r), gate: r.gate })),
+      ).map((row) => ({ ...toJob(row), gate: row.gate })),
     ...postgresDispatchPass(exec, took),
-    markWaiting: async (p) => {
-      const [r] = await exec.rows<{ marked: number }>(
-        `WITH ${LIVE_TERM}, j AS (
+    markWaiting: (params) => markWaiting(exec, params),
+    skip: (params) => skipJob(exec, params),
+    assigned: async (session) =>
+      (
+        await exec.rows<JobRow>(
+          `SELECT ${jobColumns('jobs')} FROM jobs
+           WHERE session_id = $1::bigint AND status = 'claimed' ORDER BY id`,
+          [session],
+        )
+      ).map(toJob),
+    attach: (params) => attachAgent(exec, params),
+    requeue: (params) => requeueJob(exec, params),
+  };
+}
+
+/** dispatch.markWaiting: one statement under the live term. */
+async function markWaiting(
+  exec: PgExecutor,
+  params: Parameters<DispatchStore['dispatch']['markWaiting']>[0],
+): Promise<boolean> {
+  const [row] = await exec.rows<{ marked: number }>(
+    `WITH ${LIVE_TERM}, j AS (
            UPDATE jobs SET reason = $5::text
            FROM l WHERE jobs.id = $4::bigint AND jobs.status = 'queued'
            RETURNING jobs.id
          )
          SELECT count(*) AS marked FROM j`,
-        [...termParams(p.term), p.id, p.reason],
-      );
-      return r?.marked === 1;
-    },
-    skip: async (p) => {
-      // The job row is locked (after the lease, through `l`) to read the reason it had, so the
-      // ledger row is written only when the reason changes.
-      const [r] = await exec.rows<{ skipped: number }>(
-        `WITH ${LIVE_TERM}, o AS (
+    [...termParams(params.term), params.id, params.reason],
+  );
+  return row?.marked === 1;
+}
+
+/** dispatch.skip: one statement under the live term, audited only when the reason changes. */
+async function skipJob(exec: PgExecutor, params: JobSkipParams): Promise<boolean> {
+  // The job row is locked (after the lease, through `l`) to read the reason it had, so the
+  // ledger row is written only when the reason changes.
+  const [row] = await exec.rows<{ skipped: number }>(
+    `WITH ${LIVE_TERM}, o AS (
            SELECT id, reason FROM jobs
            WHERE id = $4::bigint AND status = 'queued' AND EXISTS (SELECT 1 FROM l)
            FOR UPDATE
@@ -61,21 +83,15 @@ export function postgresDispatch(exec: PgExecutor, took: (n: number) => void): D
            FROM j WHERE old_reason IS DISTINCT FROM $5::text
          )
          SELECT count(*) AS skipped FROM j`,
-        [...termParams(p.term), p.id, p.reason, p.backoffMs, JSON.stringify(p.detail)],
-      );
-      return r?.skipped === 1;
-    },
-    assigned: async (session) =>
-      (
-        await exec.rows<JobRow>(
-          `SELECT ${jobColumns('jobs')} FROM jobs
-           WHERE session_id = $1::bigint AND status = 'claimed' ORDER BY id`,
-          [session],
-        )
-      ).map(toJob),
-    attach: async (p) => {
-      const row = await exec.one<JobRow>(
-        `WITH j AS (
+    [...termParams(params.term), params.id, params.reason, params.backoffMs, JSON.stringify(params.detail)],
+  );
+  return row?.skipped === 1;
+}
+
+/** dispatch.attach: one statement, with its `job:spawned` row. */
+async function attachAgent(exec: PgExecutor, params: JobAttachParams): Promise<JobTransitionResult> {
+  const row = await exec.one<JobRow>(
+    `WITH j AS (
            UPDATE jobs SET agent_session_id = $4::bigint, pid = $5::int
            WHERE id = $1::bigint AND session_id = $2::bigint AND epoch = $3::bigint
              AND status = 'running'
@@ -87,49 +103,50 @@ export function postgresDispatch(exec: PgExecutor, took: (n: number) => void): D
            FROM j
          )
          SELECT * FROM j`,
-        [p.id, p.session, p.epoch, p.agentSession, p.pid],
-      );
-      if (row === undefined) return { ok: false, reason: 'lost', job: await jobById(exec, p.id) };
-      return { ok: true, job: toJob(row) };
-    },
-    requeue: async (p) => {
-      // A rare path (an agent crashed): read the job under (session, epoch), choose requeue or
-      // fail and the backoff from what was read, then write guarded by the epoch and status read.
-      const job = await exec.one<JobRow>(
-        `SELECT ${jobColumns('jobs')} FROM jobs
+    [params.id, params.session, params.epoch, params.agentSession, params.pid],
+  );
+  if (row === undefined) return { ok: false, reason: 'lost', job: await jobById(exec, params.id) };
+  return { ok: true, job: toJob(row) };
+}
+
+/** dispatch.requeue: the job read under its guard, then given back or failed (requeueOrFail). */
+async function requeueJob(exec: PgExecutor, params: JobRequeueParams): Promise<JobTransitionResult> {
+  // A rare path (an agent crashed): read the job under (session, epoch), choose requeue or
+  // fail and the backoff from what was read, then write guarded by the epoch and status read.
+  const job = await exec.one<JobRow>(
+    `SELECT ${jobColumns('jobs')} FROM jobs
          WHERE id = $1::bigint AND session_id = $2::bigint AND epoch = $3::bigint
            AND status IN ('claimed', 'running')`,
-        [p.id, p.session, p.epoch],
-      );
-      const done = job === undefined ? null : await requeueOrFail(exec, job, p.policy, 'released', p.reason);
-      if (done === null) return { ok: false, reason: 'lost', job: await jobById(exec, p.id) };
-      return { ok: true, job: toJob(done.row) };
-    },
-  };
+    [params.id, params.session, params.epoch],
+  );
+  const done =
+    job === undefined ? null : await requeueOrFail(exec, job, params.policy, 'released', params.reason);
+  if (done === null) return { ok: false, reason: 'lost', job: await jobById(exec, params.id) };
+  return { ok: true, job: toJob(done.row) };
 }
 
 export function postgresRecovery(exec: PgExecutor): DispatchStore['recovery'] {
   return {
-    rescueStale: async (p) => {
+    rescueStale: async (params) => {
       const report = emptyReport();
-      const limit = p.limit ?? 100;
+      const limit = params.limit ?? 100;
       const candidates = await exec.rows<{ id: number; heartbeat_at: Date }>(
         `SELECT id, heartbeat_at FROM sessions
          WHERE state = 'live' AND heartbeat_at < ${NOW} - ${msInterval('coalesce(ttl_ms, $1::bigint)')}
          ORDER BY id LIMIT $2::int`,
-        [p.staleAfterMs, limit],
+        [params.staleAfterMs, limit],
       );
       // One transaction per session, guarded by the heartbeat it observed; then one statement
       // per orphaned job, guarded by the epoch and status it observed. Counted once committed.
-      for (const c of candidates) {
-        const released = await rescueSession(exec, c.id, ms(c.heartbeat_at));
+      for (const candidate of candidates) {
+        const released = await rescueSession(exec, candidate.id, ms(candidate.heartbeat_at));
         if (released === null) continue;
-        report.sessions.push(c.id);
+        report.sessions.push(candidate.id);
         report.claimsReleased += released.claims;
         report.locksReleased += released.locks;
       }
       for (const job of await orphanedJobs(exec, limit)) {
-        const done = await requeueOrFail(exec, job, p.policy, 'recovered');
+        const done = await requeueOrFail(exec, job, params.policy, 'recovered');
         if (done?.outcome === 'requeued') report.jobsRequeued.push(job.id);
         if (done?.outcome === 'failed') report.jobsFailed.push(job.id);
       }
@@ -156,8 +173,8 @@ async function rescueSession(
   id: number,
   heartbeatMs: number,
 ): Promise<{ claims: number; locks: number } | null> {
-  return exec.transaction(async (q) => {
-    const [marked] = await q.rows<{ marked: number }>(
+  return exec.transaction(async (transaction) => {
+    const [marked] = await transaction.rows<{ marked: number }>(
       `WITH l AS (
          SELECT id, state, heartbeat_at FROM sessions WHERE id = $1::bigint FOR UPDATE
        ), u AS (
@@ -174,9 +191,10 @@ async function rescueSession(
       [id, heartbeatMs],
     );
     if (marked?.marked !== 1) return null;
-    const [released] = await q.rows<{ claims: number; locks: number }>(releaseSessionHoldings('recovered'), [
-      id,
-    ]);
+    const [released] = await transaction.rows<{ claims: number; locks: number }>(
+      releaseSessionHoldings('recovered'),
+      [id],
+    );
     return { claims: released?.claims ?? 0, locks: released?.locks ?? 0 };
   });
 }

@@ -19,7 +19,7 @@ import { NOW, PG, claimState, holderOf, type PgEncoding } from './rows.js';
 import type { PgExecutor } from './executor.js';
 
 type EffectRow = shared.EffectRow<PgEncoding>;
-const toEffect = (r: EffectRow): Effect => effectOf(PG, r);
+const toEffect = (row: EffectRow): Effect => effectOf(PG, row);
 
 const EFFECT_COLUMNS = 'e.id, t.key, e.session_id, e.epoch, e.kind, e.payload, e.recorded_at';
 

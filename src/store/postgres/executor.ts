@@ -111,7 +111,7 @@ export class PgExecutor implements Querier {
    * Several statements in one READ COMMITTED transaction, for the rare operation that needs a
    * fresh snapshot after taking a lock. Retried as a whole on 40001, 40P01 and 23505.
    */
-  async transaction<T>(work: (q: Querier) => Promise<T>): Promise<T> {
+  async transaction<T>(work: (transaction: Querier) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.withClient(async (client) => {
@@ -283,4 +283,4 @@ function connectionFailure(error: unknown): { message: string; hint: string } | 
   return null;
 }
 
-const oneLine = (s: string): string => s.replace(/\s+/g, ' ').trim();
+const oneLine = (sql: string): string => sql.replace(/\s+/g, ' ').trim();

@@ -10,7 +10,7 @@ import { NOW, PG, msInterval, type PgEncoding } from './rows.js';
 import type { PgExecutor } from './executor.js';
 
 type Row = OutboxColumns<PgEncoding>;
-const toRow = (r: Row): OutboxRow => outboxRowOf(PG, r);
+const toRow = (row: Row): OutboxRow => outboxRowOf(PG, row);
 
 const AUDIT = `INSERT INTO audit_events (at, type, task_key, job_id, detail)
   VALUES (${NOW}, $1::text, $2::text, $3::bigint, $4::jsonb)`;
@@ -77,7 +77,7 @@ function labels(exec: PgExecutor): Pick<Github, 'labelStates' | 'repair' | 'note
            FROM tasks t WHERE t.key = ANY($1::text[]) ORDER BY t.key`,
           [keys],
         )
-      ).map((r) => ({ key: r.key, state: r.state, held: r.held, jobStatus: r.job_status })),
+      ).map((row) => ({ key: row.key, state: row.state, held: row.held, jobStatus: row.job_status })),
     repair: async (params) => {
       await exec.rows(
         `WITH o AS (
@@ -87,8 +87,8 @@ function labels(exec: PgExecutor): Pick<Github, 'labelStates' | 'repair' | 'note
         ['github:label-repaired', params.key, null, JSON.stringify(params.detail)],
       );
     },
-    note: async (p) => {
-      await exec.rows(AUDIT, [p.type, p.key, p.jobId ?? null, JSON.stringify(p.detail)]);
+    note: async (params) => {
+      await exec.rows(AUDIT, [params.type, params.key, params.jobId ?? null, JSON.stringify(params.detail)]);
     },
   };
 }

@@ -7,13 +7,14 @@
 import { assert } from '../../core/assert.js';
 import type { Fleet } from '../../core/capacity.js';
 import type { Instant } from '../../core/time.js';
-import { ConflictError, FencedError, NotFoundError } from '../../core/errors.js';
-import type { DispatchStore, Host } from '../dispatch-store.js';
+import { ConflictError, NotFoundError } from '../../core/errors.js';
+import type { DispatchStore, Host, HostRegisterParams } from '../dispatch-store.js';
 import { fleetOfRows, type FleetRow } from '../host-fleet.js';
 import type * as shared from '../run-rows.js';
 import { hostWithLoadOf } from '../run-rows.js';
 import { NOW, PG, hostOf, msOf, type PgEncoding } from './rows.js';
 import type { PgExecutor } from './executor.js';
+import { liveOrThrow } from './job-steps.js';
 
 /** How often a registration that lost a race for the host row is run again. */
 const REGISTER_RETRY_MAX = 20;
@@ -34,7 +35,7 @@ const HOST_FIELDS = [
   'disk_total_mb',
 ] as const;
 
-const hostFields = (table: string): string => HOST_FIELDS.map((f) => `${table}.${f}`).join(', ');
+const hostFields = (table: string): string => HOST_FIELDS.map((field) => `${table}.${field}`).join(', ');
 
 /**
  * The host's load, as a LATERAL join over the host row `table`: the jobs claimed or running on
@@ -75,11 +76,11 @@ SELECT f.hosts, f.enabled, f.last_beat_at, o.* FROM f LEFT JOIN LATERAL (
 ORDER BY o.name`;
 
 async function fleet(exec: PgExecutor): Promise<Fleet> {
-  return fleetOfRows(await exec.rows<FleetRow<Instant>>(HOST_FLEET), (t) => t);
+  return fleetOfRows(await exec.rows<FleetRow<Instant>>(HOST_FLEET), (instant) => instant);
 }
 
 type HostRow = shared.HostRow<PgEncoding>;
-const toHost = (r: HostRow): Host => hostWithLoadOf(PG, r);
+const toHost = (row: HostRow): Host => hostWithLoadOf(PG, row);
 
 /**
  * Registration, in one statement. The registering session is locked FOR KEY SHARE (as a claim
@@ -135,45 +136,56 @@ SELECT count(*) AS set FROM h`;
 /** `beat` runs the heartbeat, on connections of its own (postgres-store.ts, livenessPool). */
 export function postgresHosts(exec: PgExecutor, beat: PgExecutor = exec): DispatchStore['hosts'] {
   return {
-    register: async (p) => {
-      for (let attempt = 1; ; attempt++) {
-        const row = await exec.one<
-          Partial<HostRow> & { session_state: string | null; other_session: number | null }
-        >(REGISTER, [
-          p.name,
-          p.session,
-          p.enabled ?? null,
-          p.ramTotalMb,
-          p.ramReservedMb,
-          p.ramFreeMb,
-          p.slotsMax,
-        ]);
-        assert(row !== undefined, 'register returns exactly one row');
-        if (row.session_state === null) {
-          throw new NotFoundError('session', String(p.session), 'start one with `baton session start`');
-        }
-        if (row.session_state !== 'live') {
-          throw new FencedError(
-            `session ${p.session} is ${row.session_state}`,
-            'start a new session with `baton session start`',
-          );
-        }
-        if (row.name !== undefined && row.name !== null) return toHost(row as HostRow);
-        if (row.other_session !== null) {
-          throw new ConflictError(
-            `host ${p.name} is served by live session ${row.other_session}`,
-            'give this runner another name with --host, or stop the other one',
-          );
-        }
-        // The host row changed hands after our snapshot: the next run reads its new server.
-        assert(attempt < REGISTER_RETRY_MAX, 'a host registration does not race forever');
-      }
+    register: (params) => registerHost(exec, params),
+    heartbeat: (params) => heartbeatHost(beat, params),
+    setEnabled: (params) => setEnabled(exec, params),
+    list: async () => (await exec.rows<HostRow>(HOST_LIST)).map(toHost),
+    fleet: () => fleet(exec),
+    setContainment: async (params) => {
+      const values = [params.name, params.session, params.containment, params.containmentRef];
+      const [row] = await exec.rows<{ set: number }>(SET_CONTAINMENT, values);
+      return row?.set === 1;
     },
-    heartbeat: async (p) => {
-      // The session row first (the kernel's lock order), written only while the session is live
-      // and serves the host; the host row then re-checks its server on its newest version.
-      const [r] = await beat.rows<{ beat: number }>(
-        `WITH s AS (
+  };
+}
+
+/** REGISTER, run again when the host row changed hands after its snapshot. */
+async function registerHost(exec: PgExecutor, params: HostRegisterParams): Promise<Host> {
+  for (let attempt = 1; ; attempt++) {
+    const row = await exec.one<
+      Partial<HostRow> & { session_state: string | null; other_session: number | null }
+    >(REGISTER, [
+      params.name,
+      params.session,
+      params.enabled ?? null,
+      params.ramTotalMb,
+      params.ramReservedMb,
+      params.ramFreeMb,
+      params.slotsMax,
+    ]);
+    assert(row !== undefined, 'register returns exactly one row');
+    liveOrThrow(params.session, row.session_state);
+    if (row.name !== undefined && row.name !== null) return toHost(row as HostRow);
+    if (row.other_session !== null) {
+      throw new ConflictError(
+        `host ${params.name} is served by live session ${row.other_session}`,
+        'give this runner another name with --host, or stop the other one',
+      );
+    }
+    // The host row changed hands after our snapshot: the next run reads its new server.
+    assert(attempt < REGISTER_RETRY_MAX, 'a host registration does not race forever');
+  }
+}
+
+/** hosts.heartbeat, on the liveness connections `beat`: the session's heartbeat and the host's free space. */
+async function heartbeatHost(
+  beat: PgExecutor,
+  params: Parameters<DispatchStore['hosts']['heartbeat']>[0],
+): Promise<boolean> {
+  // The session row first (the kernel's lock order), written only while the session is live
+  // and serves the host; the host row then re-checks its server on its newest version.
+  const [row] = await beat.rows<{ beat: number }>(
+    `WITH s AS (
            UPDATE sessions SET heartbeat_at = ${NOW}
            WHERE id = $2::bigint AND state = 'live'
              AND EXISTS (SELECT 1 FROM hosts WHERE name = $1::text AND session_id = $2::bigint)
@@ -184,13 +196,24 @@ export function postgresHosts(exec: PgExecutor, beat: PgExecutor = exec): Dispat
            RETURNING hosts.name
          )
          SELECT count(*) AS beat FROM h`,
-        [p.name, p.session, p.ramFreeMb, p.disk?.freeMb ?? null, p.disk?.totalMb ?? null],
-      );
-      return r?.beat === 1;
-    },
-    setEnabled: async (p) => {
-      const row = await exec.one<HostRow>(
-        `WITH h AS (
+    [
+      params.name,
+      params.session,
+      params.ramFreeMb,
+      params.disk?.freeMb ?? null,
+      params.disk?.totalMb ?? null,
+    ],
+  );
+  return row?.beat === 1;
+}
+
+/** hosts.setEnabled: one statement, with its ledger row; NotFoundError for an unknown host. */
+async function setEnabled(
+  exec: PgExecutor,
+  params: Parameters<DispatchStore['hosts']['setEnabled']>[0],
+): Promise<Host> {
+  const row = await exec.one<HostRow>(
+    `WITH h AS (
            UPDATE hosts SET enabled = $2::boolean WHERE name = $1::text
            RETURNING ${hostFields('hosts')}
          ), a AS (
@@ -200,19 +223,10 @@ export function postgresHosts(exec: PgExecutor, beat: PgExecutor = exec): Dispat
            FROM h
          )
          SELECT ${hostFields('h')}, ${LOAD_COLUMNS} FROM h ${load('h')}`,
-        [p.name, p.enabled, p.by ?? null, p.actor ?? null],
-      );
-      if (row === undefined) {
-        throw new NotFoundError('host', p.name, 'list hosts with `baton hosts`');
-      }
-      return toHost(row);
-    },
-    list: async () => (await exec.rows<HostRow>(HOST_LIST)).map(toHost),
-    fleet: () => fleet(exec),
-    setContainment: async (p) => {
-      const params = [p.name, p.session, p.containment, p.containmentRef];
-      const [r] = await exec.rows<{ set: number }>(SET_CONTAINMENT, params);
-      return r?.set === 1;
-    },
-  };
+    [params.name, params.enabled, params.by ?? null, params.actor ?? null],
+  );
+  if (row === undefined) {
+    throw new NotFoundError('host', params.name, 'list hosts with `baton hosts`');
+  }
+  return toHost(row);
 }

@@ -134,43 +134,43 @@ type BatchRow = Partial<JobRow> & {
 /** jobs.batch: runs the statement and answers each member as jobs.finish would. */
 export async function jobBatch(
   exec: PgExecutor,
-  p: JobBatchParams,
+  params: JobBatchParams,
   lostOr: (id: number, row: JobRow | undefined) => Promise<JobTransitionResult>,
-  took: (n: number) => void,
+  took: (count: number) => void,
 ): Promise<JobBatchResult> {
-  const finish = p.finish ?? [];
-  const take = p.take ?? 0;
-  const col = <T>(f: (m: (typeof finish)[number]) => T): T[] => finish.map(f);
+  const finish = params.finish ?? [];
+  const take = params.take ?? 0;
+  const col = <T>(pick: (member: (typeof finish)[number]) => T): T[] => finish.map(pick);
   const rows = await exec.manyRows<BatchRow>(
     JOB_BATCH,
     [
-      p.session,
-      p.host ?? null,
+      params.session,
+      params.host ?? null,
       take,
-      p.leaseMs ?? 0,
-      col((m) => m.id),
-      col((m) => m.epoch),
-      col((m) => m.status),
-      col((m) => m.exitCode ?? null),
-      col((m) => m.reason ?? null),
-      col((m) => m.outputTail ?? null),
+      params.leaseMs ?? 0,
+      col((member) => member.id),
+      col((member) => member.epoch),
+      col((member) => member.status),
+      col((member) => member.exitCode ?? null),
+      col((member) => member.reason ?? null),
+      col((member) => member.outputTail ?? null),
     ],
     'per call',
   );
   assert(rows.length >= 1, 'jobs.batch answers at least one row');
-  if (take > 0) liveOrThrow(p.session, rows[0]?.session_state ?? null);
+  if (take > 0) liveOrThrow(params.session, rows[0]?.session_state ?? null);
   const done = new Map<number, JobRow>();
   const taken: { rank: number; row: JobRow }[] = [];
   let leaseUntil: number | null = null;
-  for (const r of rows) {
-    if (r.step === 'f') done.set(Number(r.step_ord), r as JobRow);
-    if (r.step === 'j') {
-      taken.push({ rank: Number(r.step_ord), row: r as JobRow });
-      leaseUntil = r.lease_until === null ? null : ms(r.lease_until);
+  for (const row of rows) {
+    if (row.step === 'f') done.set(Number(row.step_ord), row as JobRow);
+    if (row.step === 'j') {
+      taken.push({ rank: Number(row.step_ord), row: row as JobRow });
+      leaseUntil = row.lease_until === null ? null : ms(row.lease_until);
     }
   }
-  taken.sort((a, b) => a.rank - b.rank);
+  taken.sort((left, right) => left.rank - right.rank);
   took(taken.length);
-  const finished = await Promise.all(finish.map((m, i) => lostOr(m.id, done.get(i + 1))));
-  return { finished, taken: taken.map((t) => toJob(t.row)), leaseUntil };
+  const finished = await Promise.all(finish.map((member, index) => lostOr(member.id, done.get(index + 1))));
+  return { finished, taken: taken.map((entry) => toJob(entry.row)), leaseUntil };
 }

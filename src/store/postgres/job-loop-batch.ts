@@ -105,23 +105,23 @@ export type BatchRow = Partial<JobRow> & {
 
 /** The statement's parameters for a batch of requests, column by column. */
 export function batchParams(reqs: readonly JobFinishAndClaimNextParams[]): unknown[] {
-  const col = <T>(f: (p: JobFinishAndClaimNextParams) => T): T[] => reqs.map(f);
+  const col = <T>(pick: (request: JobFinishAndClaimNextParams) => T): T[] => reqs.map(pick);
   return [
-    col((p) => p.id),
-    col((p) => p.session),
-    col((p) => p.epoch),
-    col((p) => p.status),
-    col((p) => p.exitCode ?? null),
-    col((p) => p.reason ?? null),
-    col((p) => p.outputTail ?? null),
-    col((p) => p.host ?? null),
-    col((p) => p.start === true),
+    col((params) => params.id),
+    col((params) => params.session),
+    col((params) => params.epoch),
+    col((params) => params.status),
+    col((params) => params.exitCode ?? null),
+    col((params) => params.reason ?? null),
+    col((params) => params.outputTail ?? null),
+    col((params) => params.host ?? null),
+    col((params) => params.start === true),
   ];
 }
 
 /** The answer's rows grouped by request, in request order. */
 export function rowsByRequest(rows: readonly BatchRow[], count: number): BatchRow[][] {
   const out: BatchRow[][] = Array.from({ length: count }, () => []);
-  for (const r of rows) out[Number(r.ord) - 1]?.push(r);
+  for (const row of rows) out[Number(row.ord) - 1]?.push(row);
   return out;
 }

@@ -37,22 +37,22 @@ interface FinishRefs {
  * CTEs `f` (the finished job, guarded by session, epoch and status), `k` (its workspace locks,
  * deleted) and `ts` (its task, finished when the job ended done).
  */
-export const finishSteps = (r: FinishRefs): string => `f AS (
-  UPDATE jobs SET status = ${r.status}::text, finished_at = ${NOW}, exit_code = ${r.exitCode}::int,
-    reason = ${r.reason}::text, output_tail = ${r.tail}::text
+export const finishSteps = (refs: FinishRefs): string => `f AS (
+  UPDATE jobs SET status = ${refs.status}::text, finished_at = ${NOW}, exit_code = ${refs.exitCode}::int,
+    reason = ${refs.reason}::text, output_tail = ${refs.tail}::text
   WHERE ${finishGuard({
-    ...{ job: 'jobs', id: `${r.id}::bigint`, session: `${r.session}::bigint` },
-    ...{ epoch: `${r.epoch}::bigint`, status: `${r.status}::text`, now: NOW },
+    ...{ job: 'jobs', id: `${refs.id}::bigint`, session: `${refs.session}::bigint` },
+    ...{ epoch: `${refs.epoch}::bigint`, status: `${refs.status}::text`, now: NOW },
   })}
   RETURNING ${jobColumns('jobs')}
 ), ${deleteLocks('k', 'workspace_locks.job_id = f.id', 'f')}, ${finishTaskStep()}`;
 
 /** Audit rows of a finish step (parts `part` to `part + 2`), for insertAuditRows. */
-export const finishAuditRows = (r: FinishRefs, part: number): string => `
+export const finishAuditRows = (refs: FinishRefs, part: number): string => `
   SELECT ${part} AS part, ''::text AS seq, finished_at AS at, 'job:finished'::text AS type,
-    key AS task_key, id AS job_id, ${r.session}::bigint AS session_id,
-    ${hostOf(`${r.session}::bigint`)} AS host, ${r.epoch}::bigint AS epoch,
-    jsonb_build_object('status', ${r.status}::text, 'exitCode', ${r.exitCode}::int) AS detail
+    key AS task_key, id AS job_id, ${refs.session}::bigint AS session_id,
+    ${hostOf(`${refs.session}::bigint`)} AS host, ${refs.epoch}::bigint AS epoch,
+    jsonb_build_object('status', ${refs.status}::text, 'exitCode', ${refs.exitCode}::int) AS detail
   FROM f
   UNION ALL
   ${lockReleasedRows(part + 1, 'k', 'f.finished_at', `'released'`, 'f')}
@@ -136,14 +136,14 @@ export function liveOrThrow(session: number, state: string | null): void {
 export const CLAIM_NEXT = `WITH ${CLAIM_STEPS}, a AS (${insertAuditRows(claimAuditRows(0))})
   SELECT ${SESSION_STATE}, j.* FROM (SELECT 1) one LEFT JOIN j ON true`;
 
-export async function claimNext(exec: PgExecutor, p: JobClaimNextParams): Promise<Job | null> {
+export async function claimNext(exec: PgExecutor, params: JobClaimNextParams): Promise<Job | null> {
   const row = await exec.one<Partial<JobRow> & { session_state: string | null }>(CLAIM_NEXT, [
-    p.session,
-    p.host ?? null,
-    p.start === true,
+    params.session,
+    params.host ?? null,
+    params.start === true,
   ]);
   assert(row !== undefined, 'claimNext returns exactly one row');
-  liveOrThrow(p.session, row.session_state);
+  liveOrThrow(params.session, row.session_state);
   return row.id === undefined || row.id === null ? null : toJob(row as JobRow);
 }
 
@@ -159,21 +159,23 @@ export async function finishAndClaimMany(
 ): Promise<Outcome<JobFinishAndClaimNextResult>[]> {
   const rows = await exec.manyRows<BatchRow>(FINISH_AND_CLAIM_MANY, batchParams(reqs));
   return Promise.all(
-    rowsByRequest(rows, reqs.length).map(async (mine, i): Promise<Outcome<JobFinishAndClaimNextResult>> => {
-      const p = reqs[i];
-      assert(p !== undefined && mine.length >= 1, 'finishAndClaimNext answers every request');
-      try {
-        liveOrThrow(p.session, mine[0]?.session_state ?? null);
-        const finished = mine.find((r) => r.step === 'f') as JobRow | undefined;
-        const claimed = mine.find((r) => r.step === 'j') as JobRow | undefined;
-        const value = {
-          finished: await lostOr(p.id, finished),
-          next: claimed === undefined ? null : toJob(claimed),
-        };
-        return { ok: true, value };
-      } catch (error) {
-        return { ok: false, error };
-      }
-    }),
+    rowsByRequest(rows, reqs.length).map(
+      async (mine, index): Promise<Outcome<JobFinishAndClaimNextResult>> => {
+        const request = reqs[index];
+        assert(request !== undefined && mine.length >= 1, 'finishAndClaimNext answers every request');
+        try {
+          liveOrThrow(request.session, mine[0]?.session_state ?? null);
+          const finished = mine.find((row) => row.step === 'f') as JobRow | undefined;
+          const claimed = mine.find((row) => row.step === 'j') as JobRow | undefined;
+          const value = {
+            finished: await lostOr(request.id, finished),
+            next: claimed === undefined ? null : toJob(claimed),
+          };
+          return { ok: true, value };
+        } catch (error) {
+          return { ok: false, error };
+        }
+      },
+    ),
   );
 }

@@ -7,7 +7,14 @@ import { assert } from '../../core/assert.js';
 import { ConflictError, NotFoundError } from '../../core/errors.js';
 import { TERMINAL_JOB_STATES, type Job, type JobTransitionResult } from '../../core/job.js';
 import { PRIORITY_DEFAULT } from '../../core/validate.js';
-import type { JobEnqueueResult, Store } from '../store.js';
+import type {
+  JobCancelParams,
+  JobEnqueueResult,
+  JobFinishParams,
+  JobGuardParams,
+  JobListParams,
+  Store,
+} from '../store.js';
 import { deleteLocks, insertAuditRows, lockReleasedRows } from './locks.js';
 import {
   NOW,
@@ -99,21 +106,21 @@ WHERE id IN (SELECT id FROM active) AND (SELECT state FROM task LIMIT 1) = 'open
 /** ENQUEUE, run again when it lost a race (no row) to a concurrent enqueue of the key. */
 async function enqueue(
   exec: PgExecutor,
-  p: Parameters<Store['jobs']['enqueue']>[0],
+  params: Parameters<Store['jobs']['enqueue']>[0],
 ): Promise<JobEnqueueResult> {
   for (let attempt = 1; ; attempt++) {
     const row = await exec.one<JobRow & { created: boolean }>(ENQUEUE, [
-      p.key,
-      p.priority ?? null,
-      p.ramMb ?? null,
-      p.command ?? null,
-      p.attemptMax ?? null,
-      p.by ?? null,
+      params.key,
+      params.priority ?? null,
+      params.ramMb ?? null,
+      params.command ?? null,
+      params.attemptMax ?? null,
+      params.by ?? null,
       PRIORITY_DEFAULT,
-      p.actor ?? null,
+      params.actor ?? null,
     ]);
     if (row !== undefined) return { job: toJob(row), created: row.created };
-    const refused = await notOpen(exec, 'key = $1::text', p.key);
+    const refused = await notOpen(exec, 'key = $1::text', params.key);
     if (refused !== null) throw refused;
     assert(attempt < ENQUEUE_RETRY_MAX, 'an enqueue does not race forever');
   }
@@ -175,28 +182,40 @@ const BATCHES_IN_FLIGHT = 1;
 const BATCH_MAX = 64;
 
 /** `took` counts the jobs taken from the queue, for the queue's upkeep (upkeep.ts). */
-export function postgresJobs(exec: PgExecutor, took: (n: number) => void): Store['jobs'] {
+export function postgresJobs(exec: PgExecutor, took: (count: number) => void): Store['jobs'] {
   type Loop = Parameters<Store['jobs']['finishAndClaimNext']>[0];
   type LoopResult = Awaited<ReturnType<Store['jobs']['finishAndClaimNext']>>;
   const loops = new Batcher<Loop, LoopResult>(
     async (reqs) => {
       const outcomes = await finishAndClaimMany(exec, reqs, (id, row) => lostOr(exec, id, row));
-      took(outcomes.filter((o) => o.ok && o.value.next !== null).length);
+      took(outcomes.filter((outcome) => outcome.ok && outcome.value.next !== null).length);
       return outcomes;
     },
     BATCHES_IN_FLIGHT,
     BATCH_MAX,
   );
   return {
-    enqueue: (p) => enqueue(exec, p),
-    claimNext: async (p) => {
-      const job = await claimNext(exec, p);
+    enqueue: (params) => enqueue(exec, params),
+    claimNext: async (params) => {
+      const job = await claimNext(exec, params);
       if (job !== null) took(1);
       return job;
     },
-    start: async (p) => {
-      const row = await exec.one<JobRow>(
-        `WITH j AS (
+    start: (params) => startJob(exec, params),
+    finish: (params) => finishJob(exec, params),
+    finishAndClaimNext: (params) => loops.submit(params),
+    batch: (params) => jobBatch(exec, params, (id, row) => lostOr(exec, id, row), took),
+    retry: (params) => retryJob(exec, params),
+    cancel: (params) => cancelJob(exec, params),
+    get: (id) => jobById(exec, id),
+    list: (params = {}) => listJobs(exec, params),
+  };
+}
+
+/** jobs.start: claimed → running, guarded by (session, epoch), with its `job:started` row in the statement. */
+async function startJob(exec: PgExecutor, params: JobGuardParams): Promise<JobTransitionResult> {
+  const row = await exec.one<JobRow>(
+    `WITH j AS (
            UPDATE jobs SET status = 'running', started_at = ${NOW}
            WHERE id = $1::bigint AND session_id = $2::bigint AND epoch = $3::bigint
              AND status = 'claimed'
@@ -208,48 +227,55 @@ export function postgresJobs(exec: PgExecutor, took: (n: number) => void): Store
            FROM j
          )
          SELECT * FROM j`,
-        [p.id, p.session, p.epoch],
-      );
-      return lostOr(exec, p.id, row);
-    },
-    finish: async (p) => {
-      const row = await exec.one<JobRow>(
-        `WITH ${finishSteps(FINISH_REFS)}, a AS (${insertAuditRows(finishAuditRows(FINISH_REFS, 0))})
+    [params.id, params.session, params.epoch],
+  );
+  return lostOr(exec, params.id, row);
+}
+
+/** jobs.finish: one statement, its ledger rows and lock releases included (job-steps.ts finishSteps). */
+async function finishJob(exec: PgExecutor, params: JobFinishParams): Promise<JobTransitionResult> {
+  const row = await exec.one<JobRow>(
+    `WITH ${finishSteps(FINISH_REFS)}, a AS (${insertAuditRows(finishAuditRows(FINISH_REFS, 0))})
          SELECT * FROM f`,
-        [
-          ...[p.id, p.session, p.epoch, p.status],
-          ...[p.exitCode ?? null, p.reason ?? null, p.outputTail ?? null],
-        ],
-      );
-      return lostOr(exec, p.id, row);
-    },
-    finishAndClaimNext: (p) => loops.submit(p),
-    batch: (p) => jobBatch(exec, p, (id, row) => lostOr(exec, id, row), took),
-    retry: async (p) => {
-      for (let attempt = 1; ; attempt++) {
-        const row = await exec.one<RetryRow>(RETRY, [p.id, p.by ?? null, p.actor ?? null]);
-        assert(row !== undefined, 'retry returns exactly one row');
-        if (row.old_status === null) throw new NotFoundError('job', String(p.id));
-        if (!TERMINAL_STATES.has(row.old_status)) {
-          throw new ConflictError(`job ${p.id} is ${row.old_status}`, 'only an ended job can be retried');
-        }
-        if (row.task_state !== 'open') {
-          const refused = await notOpen(exec, 'id = (SELECT task_id FROM jobs WHERE id = $1::bigint)', p.id);
-          if (refused !== null) throw refused;
-        }
-        if (row.id !== undefined && row.id !== null) {
-          return { job: toJob(row as JobRow), created: row.created };
-        }
-        // Another job for the task was queued after our snapshot: the next run returns it.
-        assert(attempt < ENQUEUE_RETRY_MAX, 'a retry does not race forever');
-      }
-    },
-    cancel: async (p) => {
-      const row = await exec.one<JobRow>(
-        // `o` locks the job and reads the status it had (its newest version, after any wait): a
-        // running job's agent may still be at work, so its runner releases the lock once the tree
-        // is dead (workspaceLocks.releaseJob); before running, no agent was ever spawned.
-        `WITH o AS (
+    [
+      ...[params.id, params.session, params.epoch, params.status],
+      ...[params.exitCode ?? null, params.reason ?? null, params.outputTail ?? null],
+    ],
+  );
+  return lostOr(exec, params.id, row);
+}
+
+/** RETRY, run again when it lost a race to a concurrent enqueue of the task. */
+async function retryJob(
+  exec: PgExecutor,
+  params: Parameters<Store['jobs']['retry']>[0],
+): Promise<JobEnqueueResult> {
+  for (let attempt = 1; ; attempt++) {
+    const row = await exec.one<RetryRow>(RETRY, [params.id, params.by ?? null, params.actor ?? null]);
+    assert(row !== undefined, 'retry returns exactly one row');
+    if (row.old_status === null) throw new NotFoundError('job', String(params.id));
+    if (!TERMINAL_STATES.has(row.old_status)) {
+      throw new ConflictError(`job ${params.id} is ${row.old_status}`, 'only an ended job can be retried');
+    }
+    if (row.task_state !== 'open') {
+      const refused = await notOpen(exec, 'id = (SELECT task_id FROM jobs WHERE id = $1::bigint)', params.id);
+      if (refused !== null) throw refused;
+    }
+    if (row.id !== undefined && row.id !== null) {
+      return { job: toJob(row as JobRow), created: row.created };
+    }
+    // Another job for the task was queued after our snapshot: the next run returns it.
+    assert(attempt < ENQUEUE_RETRY_MAX, 'a retry does not race forever');
+  }
+}
+
+/** jobs.cancel: one statement, with its ledger row and, unless the job ran, its lock's release. */
+async function cancelJob(exec: PgExecutor, params: JobCancelParams): Promise<JobTransitionResult> {
+  const row = await exec.one<JobRow>(
+    // `o` locks the job and reads the status it had (its newest version, after any wait): a
+    // running job's agent may still be at work, so its runner releases the lock once the tree
+    // is dead (workspaceLocks.releaseJob); before running, no agent was ever spawned.
+    `WITH o AS (
            SELECT id, status FROM jobs WHERE id = $1::bigint AND status IN ${ACTIVE_SQL} FOR UPDATE
          ), j AS (
            UPDATE jobs SET status = 'cancelled', finished_at = ${NOW}, reason = $2::text
@@ -266,22 +292,22 @@ export function postgresJobs(exec: PgExecutor, took: (n: number) => void): Store
              ${lockReleasedRows(1, 'k', 'j.finished_at', `'released'`, 'j')}`)}
          )
          SELECT * FROM j`,
-        [p.id, cancelReason(p), p.by ?? null, p.actor ?? null],
-      );
-      return lostOr(exec, p.id, row);
-    },
-    get: (id) => jobById(exec, id),
-    list: async (p = {}) =>
-      (
-        await exec.rows<JobRow>(
-          `SELECT ${jobColumns('jobs')} FROM jobs
+    [params.id, cancelReason(params), params.by ?? null, params.actor ?? null],
+  );
+  return lostOr(exec, params.id, row);
+}
+
+/** jobs.list: the busiest states first, then queue order. */
+async function listJobs(exec: PgExecutor, params: JobListParams): Promise<Job[]> {
+  return (
+    await exec.rows<JobRow>(
+      `SELECT ${jobColumns('jobs')} FROM jobs
            WHERE ($1::text[] IS NULL OR status = ANY ($1::text[]))
              AND ($2::text IS NULL OR task_id = (SELECT id FROM tasks WHERE key = $2::text))
            ORDER BY status <> 'running', status <> 'claimed', status <> 'queued',
              priority, queued_at, id
            LIMIT $3::int`,
-          [p.status === undefined ? null : [...p.status], p.key ?? null, p.limit ?? 1000],
-        )
-      ).map(toJob),
-  };
+      [params.status === undefined ? null : [...params.status], params.key ?? null, params.limit ?? 1000],
+    )
+  ).map(toJob);
 }

@@ -53,10 +53,10 @@ export class LedgerHorizon {
     const rows = await this.exec.rows<{ writer: boolean; vxid: string }>(LOCKS, [
       this.pending?.waiting ?? [],
     ]);
-    const alive = new Set(rows.filter((r) => !r.writer).map((r) => r.vxid));
-    const writers = [...new Set(rows.filter((r) => r.writer).map((r) => r.vxid))];
+    const alive = new Set(rows.filter((row) => !row.writer).map((row) => row.vxid));
+    const writers = [...new Set(rows.filter((row) => row.writer).map((row) => row.vxid))];
     let settled: number | null = null;
-    if (this.pending !== null && !this.pending.waiting.some((v) => alive.has(v))) {
+    if (this.pending !== null && !this.pending.waiting.some((vxid) => alive.has(vxid))) {
       settled = this.pending.top;
       this.pending = null;
     }

@@ -13,14 +13,14 @@ import type { Checkpoint } from '../../core/ledger.js';
 import type * as shared from '../run-rows.js';
 import { sessionReportOf } from '../run-rows.js';
 import { CHECKPOINT_COLUMNS, checkpointOf, type CheckpointColumns } from '../checkpoint-columns.js';
-import type { LedgerRowColumns, LedgerStore } from '../ledger-store.js';
+import type { LedgerKey, LedgerRowColumns, LedgerStore } from '../ledger-store.js';
 import { actorJson, atMs, ms, msOrNull, NOW, PG, type PgEncoding } from './rows.js';
 import { LedgerHorizon } from './ledger-horizon.js';
 import type { PgExecutor } from './executor.js';
 
 type CheckpointRow = CheckpointColumns<Date>;
 
-const toCheckpoint = (r: CheckpointRow): Checkpoint => checkpointOf(r, ms);
+const toCheckpoint = (row: CheckpointRow): Checkpoint => checkpointOf(row, ms);
 
 /**
  * Inserts $1..$12 (+ leaves $13) only when it follows the newest checkpoint, and, for a seal, when
@@ -36,9 +36,20 @@ WHERE coalesce((SELECT max(seq) FROM audit_checkpoints), 0) = $1::bigint - 1
 ON CONFLICT (seq) DO NOTHING
 RETURNING seq`;
 
-const appendValues = (c: Checkpoint, leaves: Uint8Array | null): unknown[] => [
-  ...[c.seq, c.kind, c.firstId, c.lastId, c.rowCount, c.root, c.prevHash, c.hash, c.keyId, c.signature],
-  ...[c.sealedAt, c.throughSeq, leaves === null ? null : Buffer.from(leaves)],
+const appendValues = (checkpoint: Checkpoint, leaves: Uint8Array | null): unknown[] => [
+  ...[
+    checkpoint.seq,
+    checkpoint.kind,
+    checkpoint.firstId,
+    checkpoint.lastId,
+    checkpoint.rowCount,
+    checkpoint.root,
+    checkpoint.prevHash,
+    checkpoint.hash,
+    checkpoint.keyId,
+    checkpoint.signature,
+  ],
+  ...[checkpoint.sealedAt, checkpoint.throughSeq, leaves === null ? null : Buffer.from(leaves)],
 ];
 
 /**
@@ -66,17 +77,17 @@ function ledgerTypes(pool: pg.CustomTypesConfig): pg.CustomTypesConfig {
   return { getTypeParser: parser as pg.CustomTypesConfig['getTypeParser'] };
 }
 
-function rowsQuery(p: Parameters<LedgerStore['ledger']['rows']>[0]): { sql: string; values: unknown[] } {
-  const values: unknown[] = [p.afterId, p.limit];
+function rowsQuery(params: Parameters<LedgerStore['ledger']['rows']>[0]): { sql: string; values: unknown[] } {
+  const values: unknown[] = [params.afterId, params.limit];
   const where = ['id > $1::bigint'];
   const param = (value: unknown, type: string): string => `$${values.push(value)}::${type}`;
-  if (p.throughId !== undefined) where.push(`id <= ${param(p.throughId, 'bigint')}`);
-  if (p.key !== undefined) where.push(`task_key = ${param(p.key, 'text')}`);
-  if (p.session !== undefined) where.push(`session_id = ${param(p.session, 'bigint')}`);
-  if (p.host !== undefined) where.push(`host = ${param(p.host, 'text')}`);
-  if (p.type !== undefined) where.push(`type = ${param(p.type, 'text')}`);
-  if (p.since !== undefined) where.push(`at >= ${atMs(param(p.since, 'bigint'))}`);
-  if (p.until !== undefined) where.push(`at < ${atMs(param(p.until, 'bigint'))}`);
+  if (params.throughId !== undefined) where.push(`id <= ${param(params.throughId, 'bigint')}`);
+  if (params.key !== undefined) where.push(`task_key = ${param(params.key, 'text')}`);
+  if (params.session !== undefined) where.push(`session_id = ${param(params.session, 'bigint')}`);
+  if (params.host !== undefined) where.push(`host = ${param(params.host, 'text')}`);
+  if (params.type !== undefined) where.push(`type = ${param(params.type, 'text')}`);
+  if (params.since !== undefined) where.push(`at >= ${atMs(param(params.since, 'bigint'))}`);
+  if (params.until !== undefined) where.push(`at < ${atMs(param(params.until, 'bigint'))}`);
   const sql = `SELECT * FROM audit_events WHERE ${where.join(' AND ')} ORDER BY id LIMIT $2::int`;
   return { sql, values };
 }
@@ -92,56 +103,38 @@ const ADD_KEY = `WITH k AS (
 )
 SELECT added_at FROM k`;
 
-export function postgresLedger(exec: PgExecutor, poolTypes: pg.CustomTypesConfig): LedgerStore['ledger'] {
-  const types = ledgerTypes(poolTypes);
-  const horizon = new LedgerHorizon(exec);
-  /** The newest checkpoint and the last sealed id, read in one snapshot. */
-  const newest = async (): Promise<{ newest: Checkpoint | null; through: number }> => {
-    const [row] = await exec.rows<Partial<CheckpointRow> & { through: number }>(
-      `SELECT s.through, c.* FROM (SELECT coalesce(max(last_id), 0) AS through FROM audit_checkpoints) s
+/** The newest checkpoint and the last sealed id, read in one snapshot. */
+async function newestCheckpoint(exec: PgExecutor): Promise<{ newest: Checkpoint | null; through: number }> {
+  const [row] = await exec.rows<Partial<CheckpointRow> & { through: number }>(
+    `SELECT s.through, c.* FROM (SELECT coalesce(max(last_id), 0) AS through FROM audit_checkpoints) s
        LEFT JOIN LATERAL (
          SELECT ${CHECKPOINT_COLUMNS} FROM audit_checkpoints ORDER BY seq DESC LIMIT 1
        ) c ON true`,
-    );
-    const found = row?.seq === undefined || row.seq === null ? null : toCheckpoint(row as CheckpointRow);
-    return { newest: found, through: row?.through ?? 0 };
-  };
+  );
+  const found = row?.seq === undefined || row.seq === null ? null : toCheckpoint(row as CheckpointRow);
+  return { newest: found, through: row?.through ?? 0 };
+}
+
+export function postgresLedger(exec: PgExecutor, poolTypes: pg.CustomTypesConfig): LedgerStore['ledger'] {
+  const types = ledgerTypes(poolTypes);
+  const horizon = new LedgerHorizon(exec);
   return {
-    addKey: async (p) => {
-      const [row] = await exec.rows<{ added_at: Date }>(ADD_KEY, [p.id, p.publicKey, p.actor ?? null]);
-      if (row === undefined) {
-        throw new ConflictError(`ledger key ${p.id} is registered already`, 'use it, or make a new one');
-      }
-      return { id: p.id, publicKey: p.publicKey, addedAt: ms(row.added_at) };
-    },
+    addKey: (params) => addKey(exec, params),
     keys: async () =>
       (
         await exec.rows<{ id: string; public_key: string; added_at: Date }>(
           'SELECT id, public_key, added_at FROM ledger_keys ORDER BY added_at, id',
         )
-      ).map((r) => ({ id: r.id, publicKey: r.public_key, addedAt: ms(r.added_at) })),
-    unsealed: async (p) => {
-      const { newest: last, through } = await newest();
-      const settled = await horizon.settled(p.settleTimeoutMs ?? 2_000);
-      const [now] = await exec.rows<{ now: Date }>(`SELECT ${NOW} AS now`);
-      const rows =
-        settled === null || settled <= through
-          ? []
-          : await exec.typedRows<LedgerRowColumns>(UNSEALED_ROWS, [through, settled, p.limit], types);
-      return {
-        newest: last,
-        sealedThrough: through,
-        rows,
-        now: now === undefined ? 0 : ms(now.now),
-      };
-    },
-    append: async (c, leaves) => (await exec.rows(APPEND, appendValues(c, leaves))).length === 1,
-    checkpoints: async (p) =>
+      ).map((row) => ({ id: row.id, publicKey: row.public_key, addedAt: ms(row.added_at) })),
+    unsealed: (params) => unsealedRows(exec, horizon, types, params),
+    append: async (checkpoint, leaves) =>
+      (await exec.rows(APPEND, appendValues(checkpoint, leaves))).length === 1,
+    checkpoints: async (params) =>
       (
         await exec.rows<CheckpointRow>(
           `SELECT ${CHECKPOINT_COLUMNS} FROM audit_checkpoints
            WHERE seq > $1::bigint AND ($2::text IS NULL OR kind = $2::text) ORDER BY seq LIMIT $3::int`,
-          [p.afterSeq, p.kind ?? null, p.limit],
+          [params.afterSeq, params.kind ?? null, params.limit],
         )
       ).map(toCheckpoint),
     leaves: async (seq) => {
@@ -151,8 +144,8 @@ export function postgresLedger(exec: PgExecutor, poolTypes: pg.CustomTypesConfig
       );
       return row?.leaves == null ? null : new Uint8Array(row.leaves);
     },
-    rows: async (p) => {
-      const { sql, values } = rowsQuery(p);
+    rows: async (params) => {
+      const { sql, values } = rowsQuery(params);
       return exec.typedRows<LedgerRowColumns>(sql, values, types);
     },
     newestAt: async (firstId, lastId) => {
@@ -163,35 +156,73 @@ export function postgresLedger(exec: PgExecutor, poolTypes: pg.CustomTypesConfig
       return msOrNull(row?.at ?? null);
     },
     extent: async () => {
-      const [r] = await exec.rows<{ first: number | null; last: number | null }>(
+      const [row] = await exec.rows<{ first: number | null; last: number | null }>(
         'SELECT min(id) AS first, max(id) AS last FROM audit_events',
       );
-      return { firstId: r?.first ?? null, lastId: r?.last ?? null };
+      return { firstId: row?.first ?? null, lastId: row?.last ?? null };
     },
     prune: (record) => prune(exec, record),
   };
 }
 
+/** ledger.addKey: one statement (ADD_KEY); ConflictError when the id exists. */
+async function addKey(
+  exec: PgExecutor,
+  params: Parameters<LedgerStore['ledger']['addKey']>[0],
+): Promise<LedgerKey> {
+  const [row] = await exec.rows<{ added_at: Date }>(ADD_KEY, [
+    params.id,
+    params.publicKey,
+    params.actor ?? null,
+  ]);
+  if (row === undefined) {
+    throw new ConflictError(`ledger key ${params.id} is registered already`, 'use it, or make a new one');
+  }
+  return { id: params.id, publicKey: params.publicKey, addedAt: ms(row.added_at) };
+}
+
+/** ledger.unsealed: the settled rows past the last seal (ledger-horizon.ts), with the newest checkpoint. */
+async function unsealedRows(
+  exec: PgExecutor,
+  horizon: LedgerHorizon,
+  types: pg.CustomTypesConfig,
+  params: Parameters<LedgerStore['ledger']['unsealed']>[0],
+): ReturnType<LedgerStore['ledger']['unsealed']> {
+  const { newest: last, through } = await newestCheckpoint(exec);
+  const settled = await horizon.settled(params.settleTimeoutMs ?? 2_000);
+  const [now] = await exec.rows<{ now: Date }>(`SELECT ${NOW} AS now`);
+  const rows =
+    settled === null || settled <= through
+      ? []
+      : await exec.typedRows<LedgerRowColumns>(UNSEALED_ROWS, [through, settled, params.limit], types);
+  return {
+    newest: last,
+    sealedThrough: through,
+    rows,
+    now: now === undefined ? 0 : ms(now.now),
+  };
+}
+
 /** The prune record first (it carries every guard), then, only if it went in, the removals. */
 async function prune(exec: PgExecutor, record: Checkpoint): Promise<{ removed: number } | null> {
-  return exec.transaction(async (q) => {
-    const [attested] = await q.rows<{ hash: string }>(
+  return exec.transaction(async (transaction) => {
+    const [attested] = await transaction.rows<{ hash: string }>(
       `SELECT hash FROM audit_checkpoints WHERE seq = $1::bigint AND kind = 'seal'`,
       [record.throughSeq],
     );
     if (attested?.hash !== record.root) return null;
-    if ((await q.rows(APPEND, appendValues(record, null))).length === 0) return null;
-    await q.exec(`SET LOCAL baton.ledger_prune = 'on'`);
-    const [gone] = await q.rows<{ n: number }>(
+    if ((await transaction.rows(APPEND, appendValues(record, null))).length === 0) return null;
+    await transaction.exec(`SET LOCAL baton.ledger_prune = 'on'`);
+    const [gone] = await transaction.rows<{ n: number }>(
       `WITH d AS (DELETE FROM audit_events WHERE id <= $1::bigint RETURNING 1) SELECT count(*) AS n FROM d`,
       [record.lastId],
     );
-    await q.rows(`DELETE FROM audit_checkpoints WHERE kind = 'seal' AND seq <= $1::bigint`, [
+    await transaction.rows(`DELETE FROM audit_checkpoints WHERE kind = 'seal' AND seq <= $1::bigint`, [
       record.throughSeq,
     ]);
-    await q.exec(`SET LOCAL baton.ledger_prune = 'off'`);
+    await transaction.exec(`SET LOCAL baton.ledger_prune = 'off'`);
     const removed = gone?.n ?? 0;
-    await q.rows(
+    await transaction.rows(
       `INSERT INTO audit_events (at, type, detail)
        VALUES (${atMs('$1')}, 'ledger:pruned', jsonb_build_object('checkpoint', $2::bigint,
          'firstId', $3::bigint, 'lastId', $4::bigint, 'rowCount', $5::bigint, 'removed', $6::bigint))`,
@@ -205,19 +236,19 @@ type SessionReportRow = shared.SessionReportRow<PgEncoding>;
 
 export function postgresReports(exec: PgExecutor): LedgerStore['reports'] {
   return {
-    sessions: async (p = {}) => {
-      const values: unknown[] = [p.limit ?? 10_000];
+    sessions: async (params = {}) => {
+      const values: unknown[] = [params.limit ?? 10_000];
       const where = ['true'];
       const param = (value: unknown, type: string): string => `$${values.push(value)}::${type}`;
-      if (p.since !== undefined)
-        where.push(`(ended_at IS NULL OR ended_at >= ${atMs(param(p.since, 'bigint'))})`);
-      if (p.until !== undefined) where.push(`started_at < ${atMs(param(p.until, 'bigint'))}`);
-      if (p.host !== undefined) where.push(`host = ${param(p.host, 'text')}`);
+      if (params.since !== undefined)
+        where.push(`(ended_at IS NULL OR ended_at >= ${atMs(param(params.since, 'bigint'))})`);
+      if (params.until !== undefined) where.push(`started_at < ${atMs(param(params.until, 'bigint'))}`);
+      if (params.host !== undefined) where.push(`host = ${param(params.host, 'text')}`);
       const rows = await exec.rows<SessionReportRow>(
         `SELECT * FROM session_report WHERE ${where.join(' AND ')} ORDER BY session LIMIT $1::int`,
         values,
       );
-      return rows.map((r) => sessionReportOf(PG, r));
+      return rows.map((row) => sessionReportOf(PG, row));
     },
   };
 }

@@ -57,16 +57,16 @@ async function taskByKey(querier: Querier, key: string): Promise<TaskRow> {
 
 export function postgresLifecycle(exec: PgExecutor): LifecycleStore['lifecycle'] {
   return {
-    transition: async (p) => {
+    transition: async (params) => {
       const row = await exec.transaction(async (querier) => {
-        await querier.rows(LOCK_TASK, [p.key]);
-        const params = [p.key, p.by.name, p.by.session ?? null, p.reason ?? null];
-        return (await querier.rows<TaskRow>(moveSql(move(p.action), ''), params))[0];
+        await querier.rows(LOCK_TASK, [params.key]);
+        const values = [params.key, params.by.name, params.by.session ?? null, params.reason ?? null];
+        return (await querier.rows<TaskRow>(moveSql(move(params.action), ''), values))[0];
       });
       if (row !== undefined) return toTask(row);
-      throw taskStateRefusal(stateFacts(await taskByKey(exec, p.key)), p.action);
+      throw taskStateRefusal(stateFacts(await taskByKey(exec, params.key)), params.action);
     },
-    escalate: (p) => exec.transaction((q) => escalate(q, p)),
+    escalate: (params) => exec.transaction((transaction) => escalate(transaction, params)),
     gate: async (params) => {
       const row = await exec.one<TaskRow & { old_state: string; old_gate: TaskGate | null }>(GATE, [
         params.key,
@@ -127,7 +127,7 @@ const GATE = `WITH o AS (
   UPDATE tasks SET gate = $2::text FROM o
   WHERE tasks.id = o.id AND o.state = 'open' AND o.gate IS DISTINCT FROM $2::text
   RETURNING ${TASK_COLUMNS.split(',')
-    .map((c) => `tasks.${c.trim()}`)
+    .map((column) => `tasks.${column.trim()}`)
     .join(', ')}
 ), a AS (
   INSERT INTO audit_events (at, type, task_key, session_id, host, detail)
@@ -143,7 +143,7 @@ const APPROVE = `WITH o AS (
 ), t AS (
   UPDATE tasks SET gate = NULL FROM o WHERE tasks.id = o.id AND o.gate = $2::text
   RETURNING ${TASK_COLUMNS.split(',')
-    .map((c) => `tasks.${c.trim()}`)
+    .map((column) => `tasks.${column.trim()}`)
     .join(', ')}
 ), a AS (
   INSERT INTO audit_events (at, type, task_key, session_id, host, detail)
@@ -182,7 +182,7 @@ const NEXT = `WITH s AS (
   FROM cand, s
   WHERE tasks.id = cand.id AND s.state = 'live' AND (SELECT count(*) FROM o) >= 0
   RETURNING ${TASK_COLUMNS.split(',')
-    .map((c) => `tasks.${c.trim()}`)
+    .map((column) => `tasks.${column.trim()}`)
     .join(', ')}, s.host AS session_host
 ), c AS (
   INSERT INTO claims (task_id, session_id, epoch, claimed_at, heartbeat_at)
@@ -253,9 +253,9 @@ const ESCALATE_MOVE = move('escalate');
 
 /** Every task column qualified by `tasks.`, for RETURNING beside the move's own columns. */
 const TASK_REST = TASK_COLUMNS.split(',')
-  .map((c) => c.trim())
-  .filter((c) => !['id', 'key', 'state_at', 'state_by', 'state_reason'].includes(c))
-  .map((c) => `tasks.${c}`)
+  .map((column) => column.trim())
+  .filter((column) => !['id', 'key', 'state_at', 'state_by', 'state_reason'].includes(column))
+  .map((column) => `tasks.${column}`)
   .join(', ');
 
 /** The escalation itself, on rows the transaction has locked: $1 key, $2 by, $3 session, $4 reason. */

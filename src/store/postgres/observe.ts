@@ -39,15 +39,16 @@ interface StatsRow {
 }
 
 /** A job as JSON from a lateral subquery: its timestamps come back as text, read as dates. */
-function jobFromJson(j: Record<string, unknown>): JobRow {
-  const at = (v: unknown): Date | null => (v === null || v === undefined ? null : new Date(v as string));
+function jobFromJson(json: Record<string, unknown>): JobRow {
+  const at = (value: unknown): Date | null =>
+    value === null || value === undefined ? null : new Date(value as string);
   return {
-    ...(j as unknown as JobRow),
-    queued_at: at(j['queued_at']) ?? new Date(0),
-    run_after: at(j['run_after']) ?? new Date(0),
-    claimed_at: at(j['claimed_at']),
-    started_at: at(j['started_at']),
-    finished_at: at(j['finished_at']),
+    ...(json as unknown as JobRow),
+    queued_at: at(json['queued_at']) ?? new Date(0),
+    run_after: at(json['run_after']) ?? new Date(0),
+    claimed_at: at(json['claimed_at']),
+    started_at: at(json['started_at']),
+    finished_at: at(json['finished_at']),
   };
 }
 
@@ -75,8 +76,8 @@ export function postgresObserve(exec: PgExecutor): ObserveStore['observe'] {
          WHERE c.released_at IS NULL
          ORDER BY c.heartbeat_at, c.id`,
       );
-      return rows.map((r): LiveClaim =>
-        liveClaimOf(PG, r, r.job === null ? null : toJob(jobFromJson(r.job))),
+      return rows.map((row): LiveClaim =>
+        liveClaimOf(PG, row, row.job === null ? null : toJob(jobFromJson(row.job))),
       );
     },
     stats: async () => {

@@ -30,9 +30,9 @@ function passfilePath(env: NodeJS.ProcessEnv = process.env): string | null {
 function fields(line: string): string[] {
   const out: string[] = [];
   let field = '';
-  for (let i = 0; i < line.length; i++) {
-    const ch = line[i];
-    if (ch === '\\' && i + 1 < line.length) field += line[++i];
+  for (let index = 0; index < line.length; index++) {
+    const ch = line[index];
+    if (ch === '\\' && index + 1 < line.length) field += line[++index];
     else if (ch === ':') {
       out.push(field);
       field = '';
@@ -50,9 +50,10 @@ export function passwordFromPassfile(text: string, target: Target): string | nul
   for (const raw of text.split('\n')) {
     const line = raw.replace(/\r$/, '');
     if (line.trim() === '' || line.startsWith('#')) continue;
-    const f = fields(line);
-    if (f.length < 5) continue;
-    if (wanted.every((w, i) => f[i] === '*' || f[i] === w)) return f.slice(4).join(':');
+    const entry = fields(line);
+    if (entry.length < 5) continue;
+    if (wanted.every((want, index) => entry[index] === '*' || entry[index] === want))
+      return entry.slice(4).join(':');
   }
   return null;
 }

@@ -40,7 +40,7 @@ export const LIVE_TERM = `l AS (
   FOR SHARE
 )`;
 
-export const termParams = (t: TermRef): unknown[] => [t.lease, t.holder, t.term];
+export const termParams = (term: TermRef): unknown[] => [term.lease, term.holder, term.term];
 
 /** A placement's claim (`j` below): for the host's runner session, under the term, never started. */
 const PLACED = claimSet({
@@ -153,31 +153,33 @@ export async function place(exec: PgExecutor, params: PlaceParams): Promise<Plac
  */
 export async function placeMany(exec: PgExecutor, params: PlaceManyParams): Promise<PlaceResult[]> {
   assert(
-    new Set(params.jobs.map((j) => j.id)).size === params.jobs.length,
+    new Set(params.jobs.map((job) => job.id)).size === params.jobs.length,
     'placeMany asks for distinct jobs',
   );
   const results: (PlaceResult | undefined)[] = params.jobs.map(() => undefined);
-  let asking = params.jobs.map((ask, i) => ({ ask, i }));
+  let asking = params.jobs.map((ask, index) => ({ ask, index }));
   for (let attempt = 1; asking.length > 0; attempt++) {
     assert(attempt <= RACE_RETRY_MAX, 'a locking placement does not race forever');
     const rows = await exec.rows<PlaceRow>(PLACE_MANY, [
       ...termParams(params.term),
-      asking.map((a) => a.ask.id),
-      asking.map((a) => a.ask.host),
-      asking.map((a) => a.ask.workspace ?? null),
+      asking.map((entry) => entry.ask.id),
+      asking.map((entry) => entry.ask.host),
+      asking.map((entry) => entry.ask.workspace ?? null),
     ]);
     assert(rows.length === asking.length, 'placeMany returns one row per job asked');
     const missing = rows[0]?.missing ?? null;
     if (missing !== null) throw new NotFoundError('workspace', missing, 'add it with `baton workspace add`');
     const holders = await workspaceHolders(
       exec,
-      asking.filter((a, i) => a.ask.workspace !== undefined && !isPlaced(rows[i])).map((a) => a.ask),
+      asking
+        .filter((entry, index) => entry.ask.workspace !== undefined && !isPlaced(rows[index]))
+        .map((entry) => entry.ask),
     );
     const again: typeof asking = [];
-    for (const [n, a] of asking.entries()) {
-      const answer = await answerOf(exec, a.ask, rows[n] as PlaceRow, holders);
-      if (answer === 'again') again.push(a);
-      else results[a.i] = answer;
+    for (const [position, entry] of asking.entries()) {
+      const answer = await answerOf(exec, entry.ask, rows[position] as PlaceRow, holders);
+      if (answer === 'again') again.push(entry);
+      else results[entry.index] = answer;
     }
     asking = again;
   }
@@ -208,7 +210,11 @@ async function answerOf(
 
 /** Who holds the workspaces the jobs not placed asked for, on a fresh snapshot. */
 async function workspaceHolders(exec: PgExecutor, asks: readonly Ask[]): Promise<Map<string, LockHolder>> {
-  const names = [...new Set(asks.map((a) => a.workspace).filter((w): w is string => w !== undefined))];
+  const names = [
+    ...new Set(
+      asks.map((ask) => ask.workspace).filter((workspace): workspace is string => workspace !== undefined),
+    ),
+  ];
   if (names.length === 0) return new Map();
   const rows = await exec.rows<{
     workspace: string;

@@ -74,9 +74,9 @@ const VERSION = 'SELECT max(version) AS v FROM schema_migrations';
 function typeParsers(): pg.TypeOverrides {
   const types = new pg.TypeOverrides();
   types.setTypeParser(20 /* int8 */, (value: string) => {
-    const n = Number(value);
-    if (!Number.isSafeInteger(n)) throw new Error(`invariant broken: bigint ${value} exceeds 2^53`);
-    return n;
+    const parsed = Number(value);
+    if (!Number.isSafeInteger(parsed)) throw new Error(`invariant broken: bigint ${value} exceeds 2^53`);
+    return parsed;
   });
   return types;
 }
@@ -119,7 +119,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     },
     schema: async () => {
       const row = await exec.one<{ v: number | null }>(VERSION);
-      return { applied: row?.v ?? 0, known: Math.max(...MIGRATIONS.map((m) => m.version)) };
+      return { applied: row?.v ?? 0, known: Math.max(...MIGRATIONS.map((migration) => migration.version)) };
     },
     close: async () => {
       await wake.close();
@@ -218,7 +218,7 @@ async function useAsItIs(exec: PgExecutor, where: string): Promise<void> {
     if ((error as { code?: unknown }).code !== '42P01') throw error;
   }
   if (current === 0) throw noDatabase(where, false);
-  const refusal = schemaRefusal(current, Math.max(0, ...MIGRATIONS.map((m) => m.version)));
+  const refusal = schemaRefusal(current, Math.max(0, ...MIGRATIONS.map((migration) => migration.version)));
   if (refusal !== null) throw refusal;
 }
 
@@ -232,10 +232,13 @@ async function migrate(
   target: number,
   migrator: () => { exec: PgExecutor; end: () => Promise<void> },
 ): Promise<void> {
-  const latest = MIGRATIONS.reduce((v, m) => (m.version <= target ? Math.max(v, m.version) : v), 0);
+  const latest = MIGRATIONS.reduce(
+    (highest, migration) => (migration.version <= target ? Math.max(highest, migration.version) : highest),
+    0,
+  );
   try {
     const [row] = await exec.exec<{ v: number | null }>(VERSION);
-    const known = Math.max(0, ...MIGRATIONS.map((m) => m.version));
+    const known = Math.max(0, ...MIGRATIONS.map((migration) => migration.version));
     if ((row?.v ?? 0) > known) throw schemaTooNew(row?.v ?? 0, known);
     if ((row?.v ?? 0) >= latest) return;
   } catch (error) {
@@ -294,10 +297,10 @@ async function createClockTable(pool: pg.Pool): Promise<void> {
 /** host:port from the URL, for messages; the password never appears. */
 function serverOf(url: string): string {
   try {
-    const u = new URL(url);
-    const socketHost = u.searchParams.get('host');
-    const host = socketHost ?? (u.hostname === '' ? 'localhost' : u.hostname);
-    return `${host}:${u.port === '' ? '5432' : u.port}`;
+    const parsed = new URL(url);
+    const socketHost = parsed.searchParams.get('host');
+    const host = socketHost ?? (parsed.hostname === '' ? 'localhost' : parsed.hostname);
+    return `${host}:${parsed.port === '' ? '5432' : parsed.port}`;
   } catch {
     throw new StoreUnavailableError(
       'the PostgreSQL URL is malformed',

@@ -7,7 +7,7 @@
  * finish and does nothing) and the record FOR UPDATE, and reads the clock once.
  */
 import { NotFoundError } from '../../core/errors.js';
-import { validateProgressMark, type Progress } from '../../core/progress.js';
+import { PROGRESS_COUNTERS, validateProgressMark, type Progress } from '../../core/progress.js';
 import type { ProgressStore, StallResult } from '../progress-store.js';
 import type * as shared from '../run-rows.js';
 import { progressOf } from '../run-rows.js';
@@ -15,7 +15,7 @@ import { NOW, PG, hostOf, ms, msInterval, type PgEncoding } from './rows.js';
 import type { PgExecutor } from './executor.js';
 
 type ProgressRow = shared.ProgressRow<PgEncoding>;
-const toProgress = (r: ProgressRow): Progress => progressOf(PG, r);
+const toProgress = (row: ProgressRow): Progress => progressOf(PG, row);
 
 const COLUMNS =
   'session_id, output_bytes, files_changed, commits, effects, tool_calls, last_at, note, stalled_at';
@@ -35,7 +35,7 @@ WITH s AS (
     last_at = clock.now, note = coalesce($7::text, p.note), stalled_at = NULL
   FROM old, clock WHERE p.session_id = old.session_id
   RETURNING ${COLUMNS.split(', ')
-    .map((c) => `p.${c}`)
+    .map((column) => `p.${column}`)
     .join(', ')}, old.stalled_at AS was_stalled
 ), ins AS (
   INSERT INTO progress (session_id, output_bytes, files_changed, commits, effects, tool_calls, last_at, note)
@@ -95,16 +95,8 @@ SELECT EXISTS (SELECT 1 FROM j) AS running, EXISTS (SELECT 1 FROM old WHERE stal
 export function postgresProgress(exec: PgExecutor): ProgressStore['progress'] {
   return {
     mark: async (params) => {
-      const m = validateProgressMark(params);
-      const values = [
-        params.session,
-        m.outputBytes,
-        m.filesChanged,
-        m.commits,
-        m.effects,
-        m.toolCalls,
-        m.note,
-      ];
+      const mark = validateProgressMark(params);
+      const values = [params.session, ...PROGRESS_COUNTERS.map((counter) => mark[counter]), mark.note];
       const row = await exec.one<
         { known: boolean; unstalled: number | null } & { [K in keyof ProgressRow]: ProgressRow[K] | null }
       >(MARK_SQL, values);

@@ -45,44 +45,45 @@ export function rolesSql(
   },
   serverVersion: number,
 ): string[] {
-  const o = ident(params.owner);
-  const r = ident(params.runtime);
-  const s = ident(objects.schema);
-  const t = (name: string): string => `${s}.${ident(name)}`;
+  const owner = ident(params.owner);
+  const runtime = ident(params.runtime);
+  const schema = ident(objects.schema);
+  const qualified = (name: string): string => `${schema}.${ident(name)}`;
+  const defaults = `ALTER DEFAULT PRIVILEGES FOR ROLE ${owner} IN SCHEMA ${schema}`;
   const create = (name: string, attrs: string): string =>
     `DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '${name}') THEN ` +
     `CREATE ROLE ${ident(name)} ${attrs}; END IF; END $$`;
   const noPower = 'NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS';
   const working = objects.tables.filter(
-    (x) =>
-      !(APPEND_ONLY_TABLES as readonly string[]).includes(x) &&
-      !(READ_ONLY_TABLES as readonly string[]).includes(x),
+    (table) =>
+      !(APPEND_ONLY_TABLES as readonly string[]).includes(table) &&
+      !(READ_ONLY_TABLES as readonly string[]).includes(table),
   );
   return [
     create(params.owner, `LOGIN ${noPower}`),
     create(params.runtime, `LOGIN ${noPower}`),
-    `ALTER ROLE ${r} ${noPower}`,
-    `GRANT CONNECT ON DATABASE ${ident('__DATABASE__')} TO ${o}, ${r}`,
-    `GRANT USAGE, CREATE ON SCHEMA ${s} TO ${o}`,
-    `REVOKE CREATE ON SCHEMA ${s} FROM PUBLIC, ${r}`,
-    `GRANT USAGE ON SCHEMA ${s} TO ${r}`,
-    ...objects.tables.map((x) => `ALTER TABLE ${t(x)} OWNER TO ${o}`),
-    ...objects.functions.map((f) => `ALTER FUNCTION ${s}.${f} OWNER TO ${o}`),
-    ...objects.tables.map((x) => `REVOKE ALL ON ${t(x)} FROM ${r}`),
-    ...working.map((x) => `GRANT SELECT, INSERT, UPDATE, DELETE ON ${t(x)} TO ${r}`),
-    ...APPEND_ONLY_TABLES.filter((x) => objects.tables.includes(x)).map(
-      (x) => `GRANT SELECT, INSERT ON ${t(x)} TO ${r}`,
+    `ALTER ROLE ${runtime} ${noPower}`,
+    `GRANT CONNECT ON DATABASE ${ident('__DATABASE__')} TO ${owner}, ${runtime}`,
+    `GRANT USAGE, CREATE ON SCHEMA ${schema} TO ${owner}`,
+    `REVOKE CREATE ON SCHEMA ${schema} FROM PUBLIC, ${runtime}`,
+    `GRANT USAGE ON SCHEMA ${schema} TO ${runtime}`,
+    ...objects.tables.map((table) => `ALTER TABLE ${qualified(table)} OWNER TO ${owner}`),
+    ...objects.functions.map((routine) => `ALTER FUNCTION ${schema}.${routine} OWNER TO ${owner}`),
+    ...objects.tables.map((table) => `REVOKE ALL ON ${qualified(table)} FROM ${runtime}`),
+    ...working.map((table) => `GRANT SELECT, INSERT, UPDATE, DELETE ON ${qualified(table)} TO ${runtime}`),
+    ...APPEND_ONLY_TABLES.filter((table) => objects.tables.includes(table)).map(
+      (table) => `GRANT SELECT, INSERT ON ${qualified(table)} TO ${runtime}`,
     ),
-    ...READ_ONLY_TABLES.filter((x) => objects.tables.includes(x)).map(
-      (x) => `GRANT SELECT ON ${t(x)} TO ${r}`,
+    ...READ_ONLY_TABLES.filter((table) => objects.tables.includes(table)).map(
+      (table) => `GRANT SELECT ON ${qualified(table)} TO ${runtime}`,
     ),
-    `GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA ${s} TO ${r}`,
+    `GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA ${schema} TO ${runtime}`,
     // The queue's upkeep vacuums jobs; PostgreSQL 17 lets a non-owner do that with MAINTAIN.
-    ...(serverVersion >= 170000 ? [`GRANT MAINTAIN ON ${t('jobs')} TO ${r}`] : []),
+    ...(serverVersion >= 170000 ? [`GRANT MAINTAIN ON ${qualified('jobs')} TO ${runtime}`] : []),
     // Tables a later migration adds: working tables by default; an append-only one is revoked
     // by running `baton db roles` again after the upgrade.
-    `ALTER DEFAULT PRIVILEGES FOR ROLE ${o} IN SCHEMA ${s} GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO ${r}`,
-    `ALTER DEFAULT PRIVILEGES FOR ROLE ${o} IN SCHEMA ${s} GRANT USAGE, SELECT ON SEQUENCES TO ${r}`,
+    `${defaults} GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO ${runtime}`,
+    `${defaults} GRANT USAGE, SELECT ON SEQUENCES TO ${runtime}`,
   ];
 }
 
@@ -102,7 +103,7 @@ export async function applyRoles(url: string, params: RolesParams, apply: boolea
         `SELECT tablename AS name FROM pg_tables WHERE schemaname = $1 ORDER BY 1`,
         [schema],
       )
-    ).rows.map((x) => x.name);
+    ).rows.map((row) => row.name);
     if (!tables.includes('audit_events')) {
       throw new InvalidInputError(
         `no Baton tables in schema ${schema} of database ${db}`,
@@ -116,7 +117,7 @@ export async function applyRoles(url: string, params: RolesParams, apply: boolea
          WHERE n.nspname = $1 AND p.prokind = 'f' ORDER BY 1`,
         [schema],
       )
-    ).rows.map((x) => x.sig);
+    ).rows.map((row) => row.sig);
     const statements = rolesSql(params, { schema, tables, functions }, version).map((sql) =>
       sql.replace(ident('__DATABASE__'), ident(db)),
     );

@@ -40,12 +40,12 @@ export const NOW = "date_trunc('milliseconds', clock_timestamp())";
  * Whether the session row `s` has passed its TTL (SESSION_TTL_FALLBACK_MS when it declared none)
  * on the database clock, or is no longer live: its claims may be taken over.
  */
-export const EXPIRED = (s: string): string =>
-  `(${s}.state <> 'live' OR ${s}.heartbeat_at < ${NOW}
-    - coalesce(${s}.ttl_ms, ${SESSION_TTL_FALLBACK_MS}) * interval '1 millisecond')`;
+export const EXPIRED = (session: string): string =>
+  `(${session}.state <> 'live' OR ${session}.heartbeat_at < ${NOW}
+    - coalesce(${session}.ttl_ms, ${SESSION_TTL_FALLBACK_MS}) * interval '1 millisecond')`;
 
 /** A task's state facts from a TaskRow-like row, for taskStateRefusal. */
-export const stateFacts = (r: TaskStateColumns<PgEncoding>): TaskStateFacts => stateFactsOf(PG, r);
+export const stateFacts = (row: TaskStateColumns<PgEncoding>): TaskStateFacts => stateFactsOf(PG, row);
 
 /** The host of the session whose id is the given SQL expression, for audit rows. */
 export const hostOf = (sessionExpr: string): string =>
@@ -58,8 +58,8 @@ export const hostOf = (sessionExpr: string): string =>
 export const actorJson = (param: string): string =>
   `(CASE WHEN ${param}::text IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('by', ${param}::text) END)`;
 
-export const ms = (d: Date): Instant => d.getTime();
-export const msOrNull = (d: Date | null): Instant | null => (d === null ? null : d.getTime());
+export const ms = (date: Date): Instant => date.getTime();
+export const msOrNull = (date: Date | null): Instant | null => (date === null ? null : date.getTime());
 
 /**
  * How pg returns the columns the engines store differently (store/rows.ts): timestamptz as a
@@ -80,12 +80,12 @@ export type JobRow = rows.JobRow<PgEncoding>;
 export type LeaseRow = rows.LeaseRow<PgEncoding>;
 export type AuditRow = rows.AuditRow<PgEncoding>;
 
-export const toTask = (r: TaskRow): Task => taskOf(PG, r);
-export const toSession = (r: SessionRow): Session => sessionOf(PG, r);
-export const toClaim = (r: ClaimRow): Claim => claimOf(PG, r);
-export const toJob = (r: JobRow): Job => jobOf(PG, r);
-export const toLease = (r: LeaseRow): Lease => leaseOf(PG, r);
-export const toAudit = (r: AuditRow): AuditEntry => auditOf(PG, r);
+export const toTask = (row: TaskRow): Task => taskOf(PG, row);
+export const toSession = (row: SessionRow): Session => sessionOf(PG, row);
+export const toClaim = (row: ClaimRow): Claim => claimOf(PG, row);
+export const toJob = (row: JobRow): Job => jobOf(PG, row);
+export const toLease = (row: LeaseRow): Lease => leaseOf(PG, row);
+export const toAudit = (row: AuditRow): AuditEntry => auditOf(PG, row);
 
 /**
  * A timestamptz as the Instant `ms` makes of it (milliseconds, floored), computed by the server: a
@@ -133,7 +133,7 @@ const JOB_FIELDS = [
 
 /** The job table's own columns, qualified by `table`. */
 export function jobFields(table: string): string {
-  return JOB_FIELDS.map((f) => `${table}.${f}`).join(', ');
+  return JOB_FIELDS.map((field) => `${table}.${field}`).join(', ');
 }
 
 /** The job columns qualified by `table`, plus the task key. For SELECT and RETURNING. */

@@ -26,7 +26,7 @@ export interface Move {
   readonly when?: string | undefined;
 }
 
-const list = (xs: readonly string[]): string => `(${xs.map((x) => `'${x}'`).join(', ')})`;
+const list = (xs: readonly string[]): string => `(${xs.map((value) => `'${value}'`).join(', ')})`;
 
 /** Where the action leads, reading the review flag of `row` (the old row). */
 function target(action: TaskAction, row: string): string {
@@ -48,8 +48,9 @@ function target(action: TaskAction, row: string): string {
 }
 
 /** Whether `row` (the old task row) moves: the action may leave its state, and `when` holds. */
-function moves(m: Move, row: string): string {
-  return `(${row}.state IN ${list(TASK_ACTION_FROM[m.action])}${m.when === undefined ? '' : ` AND ${m.when}`})`;
+function moves(move: Move, row: string): string {
+  const when = move.when === undefined ? '' : ` AND ${move.when}`;
+  return `(${row}.state IN ${list(TASK_ACTION_FROM[move.action])}${when})`;
 }
 
 /**

@@ -134,7 +134,7 @@ const UPDATE_TASK = `WITH o AS (
     labels = coalesce($5::jsonb, labels), review_required = coalesce($6::boolean, review_required)
   FROM o WHERE tasks.id = o.id
   RETURNING ${TASK_COLUMNS.split(',')
-    .map((c) => `tasks.${c.trim()}`)
+    .map((column) => `tasks.${column.trim()}`)
     .join(', ')}
 ), f AS (
   SELECT array_remove(ARRAY[
@@ -178,7 +178,7 @@ export function postgresSessions(exec: PgExecutor, beat: PgExecutor = exec): Sto
       return toSession(row);
     },
     end: (id) => endSession(exec, id),
-    heartbeat: (p) => beats.submit(p),
+    heartbeat: (params) => beats.submit(params),
     get: async (id) => {
       const row = await exec.one<SessionRow>(
         `SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = $1::bigint`,
@@ -284,14 +284,14 @@ async function heartbeatMany(
           AND c.epoch = req.epoch) AS held
      FROM req, quick ORDER BY req.i`,
     [
-      reqs.map((p) => p.session),
-      reqs.map((p) => p.claim?.key ?? null),
-      reqs.map((p) => p.claim?.epoch ?? null),
+      reqs.map((params) => params.session),
+      reqs.map((params) => params.claim?.key ?? null),
+      reqs.map((params) => params.claim?.epoch ?? null),
     ],
   );
   return Promise.all(
-    reqs.map(async (params, i): Promise<Outcome<FencedResult>> => {
-      const row = rows[i];
+    reqs.map(async (params, index): Promise<Outcome<FencedResult>> => {
+      const row = rows[index];
       if (row?.live === true && (params.claim === undefined || row.held >= 1))
         return { ok: true, value: { ok: true } };
       try {

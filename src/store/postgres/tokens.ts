@@ -14,9 +14,10 @@ import { EXPIRED, NOW, actorJson, hostOf } from './rows.js';
 import type { PgExecutor } from './executor.js';
 
 const msOf = (column: string): string => `(extract(epoch FROM ${column}) * 1000)::float8`;
-const COLUMNS = (t: string): string =>
-  `${t}.id, ${t}.scope, ${t}.session_id, ${t}.host, ${t}.name, ${msOf(`${t}.created_at`)} AS created_at,
-   ${msOf(`${t}.expires_at`)} AS expires_at, ${msOf(`${t}.revoked_at`)} AS revoked_at`;
+const COLUMNS = (alias: string): string =>
+  `${alias}.id, ${alias}.scope, ${alias}.session_id, ${alias}.host, ${alias}.name, ` +
+  `${msOf(`${alias}.created_at`)} AS created_at,
+   ${msOf(`${alias}.expires_at`)} AS expires_at, ${msOf(`${alias}.revoked_at`)} AS revoked_at`;
 
 /**
  * A run-bound token's run is live (token-store.ts TokenRun): its job attempt is claimed or running
@@ -31,7 +32,7 @@ const RUN_LIVE = `SELECT 1 FROM jobs j
 
 export function postgresTokens(exec: PgExecutor): TokenStore['tokens'] {
   return {
-    create: (p) => createToken(exec, p),
+    create: (params) => createToken(exec, params),
     verify: async (secret) => {
       const row = await exec.one<
         TokenRow & { expired: boolean; session_state: string | null; run_over: boolean }

@@ -53,8 +53,8 @@ export class UpkeepSchedule {
   constructor(private readonly policy: UpkeepPolicy) {}
 
   /** Counts `n` jobs taken at `nowMs`; true when a run should start now (it is then running). */
-  took(n: number, nowMs: number): boolean {
-    this.taken += n;
+  took(count: number, nowMs: number): boolean {
+    this.taken += count;
     if (this.running || this.taken < this.policy.claims || nowMs < this.notBefore) return false;
     this.running = true;
     this.taken = 0;
@@ -71,7 +71,7 @@ export class UpkeepSchedule {
 
 export interface QueueUpkeep {
   /** Counts jobs this store took from the queue, and starts a run when one is due. */
-  readonly took: (n: number) => void;
+  readonly took: (count: number) => void;
   /** Cancels a run in progress (`cancel` gets its backend's pid), then ends the upkeep connection. */
   close(cancel: (pid: number) => Promise<unknown>): Promise<void>;
 }
@@ -112,8 +112,8 @@ export function queueUpkeep(
     );
   };
   return {
-    took: (n) => {
-      if (n <= 0 || closed || !schedule.took(n, performance.now())) return;
+    took: (count) => {
+      if (count <= 0 || closed || !schedule.took(count, performance.now())) return;
       current = run().finally(() => {
         current = null;
       });

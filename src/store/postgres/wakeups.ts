@@ -23,10 +23,10 @@ export function postgresWakeups(config: pg.ClientConfig): { wakeups: Wakeups; cl
     client.on('error', () => {});
     void client.end().catch(() => undefined);
   };
-  const lost = (c: pg.Client): void => {
-    if (client !== c) return;
+  const lost = (gone: pg.Client): void => {
+    if (client !== gone) return;
     client = null;
-    drop(c);
+    drop(gone);
     hub.wake();
     schedule();
   };
@@ -41,18 +41,18 @@ export function postgresWakeups(config: pg.ClientConfig): { wakeups: Wakeups; cl
   const listen = (): Promise<void> => {
     if (closed || client !== null || hub.waiting === 0) return Promise.resolve();
     connecting ??= (async () => {
-      const c = new PassfileClient(config);
-      c.on('error', () => lost(c));
-      c.on('end', () => lost(c));
-      c.on('notification', () => hub.wake());
+      const fresh = new PassfileClient(config);
+      fresh.on('error', () => lost(fresh));
+      fresh.on('end', () => lost(fresh));
+      fresh.on('notification', () => hub.wake());
       try {
-        await c.connect();
-        await c.query('LISTEN baton_wake');
-        if (closed || hub.waiting === 0) return drop(c);
-        client = c;
+        await fresh.connect();
+        await fresh.query('LISTEN baton_wake');
+        if (closed || hub.waiting === 0) return drop(fresh);
+        client = fresh;
         hub.wake(); // anything committed before LISTEN took effect: look once
       } catch {
-        drop(c);
+        drop(fresh);
         schedule();
       }
     })().finally(() => (connecting = null));

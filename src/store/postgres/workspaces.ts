@@ -9,8 +9,8 @@
  * lock constraint, so the second acquirer inserts nothing and reads as `held`.
  */
 import { assert } from '../../core/assert.js';
-import { ConflictError, FencedError, NotFoundError } from '../../core/errors.js';
-import type { LockHolder, LockResult, WorkspaceLock } from '../../core/workspace-lock.js';
+import { ConflictError, NotFoundError } from '../../core/errors.js';
+import type { LockHolder, LockReleaseResult, LockResult, WorkspaceLock } from '../../core/workspace-lock.js';
 import type {
   Agent,
   Project,
@@ -18,17 +18,18 @@ import type {
   Workspace,
   WorkspaceKind,
 } from '../../core/workspace-plan.js';
-import type { WorkspaceStore } from '../workspace-store.js';
+import type { LockAcquireParams, LockReleaseParams, WorkspaceStore } from '../workspace-store.js';
 import type * as shared from '../rows.js';
 import { lockOf } from '../rows.js';
 import { NOW, PG, actorJson, hostOf, ms, type PgEncoding } from './rows.js';
 import type { PgExecutor } from './executor.js';
+import { liveOrThrow } from './job-steps.js';
 
 /** How often a grant that found the lock released under it is tried again. */
 const RACE_RETRY_MAX = 100;
 
 type LockRow = shared.LockRow<PgEncoding>;
-const toLock = (r: LockRow): WorkspaceLock => lockOf(PG, r);
+const toLock = (row: LockRow): WorkspaceLock => lockOf(PG, row);
 
 const LOCK_COLUMNS = 'workspace, job_id, session_id, epoch, acquired_at';
 /** The task key of a job, for audit rows, given the job id as an SQL expression. */
@@ -54,7 +55,11 @@ export function postgresWorkspaceGroups(exec: PgExecutor): WorkspaceStore {
 
 function postgresWorkspaces(exec: PgExecutor): WorkspaceStore['workspaces'] {
   type Row = { name: string; path: string; kind: string };
-  const toWorkspace = (r: Row): Workspace => ({ name: r.name, path: r.path, kind: r.kind as WorkspaceKind });
+  const toWorkspace = (row: Row): Workspace => ({
+    name: row.name,
+    path: row.path,
+    kind: row.kind as WorkspaceKind,
+  });
   return {
     add: async (params) => {
       const row = await exec.one<Row>(
@@ -279,51 +284,8 @@ SELECT ${LOCK_COLUMNS} FROM l ORDER BY workspace`;
 
 function postgresWorkspaceLocks(exec: PgExecutor): WorkspaceStore['workspaceLocks'] {
   return {
-    acquire: async (params): Promise<LockResult> => {
-      const jobId = params.jobId ?? null;
-      for (let attempt = 1; ; attempt++) {
-        const row = await exec.one<LockRow>(ACQUIRE, [params.workspace, params.session, jobId]);
-        if (row !== undefined) return { ok: true, lock: toLock(row), granted: true };
-        const state = await lockState(exec, params.workspace, params.session, jobId);
-        if (!state.workspace_found) throw workspaceNotFound(params.workspace);
-        if (state.session_state === null) {
-          throw new NotFoundError('session', String(params.session), 'start one with `baton session start`');
-        }
-        if (state.session_state !== 'live') {
-          throw new FencedError(
-            `session ${params.session} is ${state.session_state}`,
-            'start a new session with `baton session start`',
-          );
-        }
-        if (!state.job_found) throw new NotFoundError('job', String(jobId));
-        const holder = holderOf(state);
-        if (holder !== null) {
-          if (holder.session === params.session && holder.jobId === jobId) {
-            const { session, epoch, since } = holder;
-            const lock = { workspace: params.workspace, session, jobId, epoch, acquiredAt: since };
-            return { ok: true, lock, granted: false };
-          }
-          return { ok: false, reason: 'held', holder };
-        }
-        // Released between the two statements: the workspace is free again, so take it again.
-        assert(attempt < RACE_RETRY_MAX, 'a lock grant does not race forever');
-      }
-    },
-    release: async (params) => {
-      const where = 'workspace = $1::text AND session_id = $2::bigint AND epoch = $3::bigint';
-      const rows = await exec.rows<LockRow>(releaseWhere(where, `'released'`), [
-        params.workspace,
-        params.session,
-        params.epoch,
-      ]);
-      if (rows.length === 1) return { ok: true };
-      const state = await lockState(exec, params.workspace, params.session, null);
-      if (!state.workspace_found) throw workspaceNotFound(params.workspace);
-      if (state.session_state === null) {
-        throw new NotFoundError('session', String(params.session), 'start one with `baton session start`');
-      }
-      return { ok: false, reason: 'fenced', current: holderOf(state) };
-    },
+    acquire: (params) => acquireLock(exec, params),
+    release: (params) => releaseLock(exec, params),
     current: async (workspace) => {
       const row = await exec.one<Omit<LockRow, 'workspace'> & { found: boolean; workspace: string | null }>(
         `SELECT w.name IS NOT NULL AS found, l.workspace, l.job_id, l.session_id, l.epoch, l.acquired_at
@@ -356,4 +318,45 @@ function postgresWorkspaceLocks(exec: PgExecutor): WorkspaceStore['workspaceLock
         )
       ).map(toLock),
   };
+}
+
+/** ACQUIRE, then, when it granted nothing, a read that says why (or a retry when the lock went meanwhile). */
+async function acquireLock(exec: PgExecutor, params: LockAcquireParams): Promise<LockResult> {
+  const jobId = params.jobId ?? null;
+  for (let attempt = 1; ; attempt++) {
+    const row = await exec.one<LockRow>(ACQUIRE, [params.workspace, params.session, jobId]);
+    if (row !== undefined) return { ok: true, lock: toLock(row), granted: true };
+    const state = await lockState(exec, params.workspace, params.session, jobId);
+    if (!state.workspace_found) throw workspaceNotFound(params.workspace);
+    liveOrThrow(params.session, state.session_state);
+    if (!state.job_found) throw new NotFoundError('job', String(jobId));
+    const holder = holderOf(state);
+    if (holder !== null) {
+      if (holder.session === params.session && holder.jobId === jobId) {
+        const { session, epoch, since } = holder;
+        const lock = { workspace: params.workspace, session, jobId, epoch, acquiredAt: since };
+        return { ok: true, lock, granted: false };
+      }
+      return { ok: false, reason: 'held', holder };
+    }
+    // Released between the two statements: the workspace is free again, so take it again.
+    assert(attempt < RACE_RETRY_MAX, 'a lock grant does not race forever');
+  }
+}
+
+/** workspaceLocks.release: exactly (session, epoch)'s lock, else `fenced` with the current holder. */
+async function releaseLock(exec: PgExecutor, params: LockReleaseParams): Promise<LockReleaseResult> {
+  const where = 'workspace = $1::text AND session_id = $2::bigint AND epoch = $3::bigint';
+  const rows = await exec.rows<LockRow>(releaseWhere(where, `'released'`), [
+    params.workspace,
+    params.session,
+    params.epoch,
+  ]);
+  if (rows.length === 1) return { ok: true };
+  const state = await lockState(exec, params.workspace, params.session, null);
+  if (!state.workspace_found) throw workspaceNotFound(params.workspace);
+  if (state.session_state === null) {
+    throw new NotFoundError('session', String(params.session), 'start one with `baton session start`');
+  }
+  return { ok: false, reason: 'fenced', current: holderOf(state) };
 }

@@ -4,8 +4,8 @@
  * SET list both splice in, as on PostgreSQL (postgres/claim-set.ts).
  */
 
-/** A task takes claims and jobs: it is open and behind no gate (SQL, on the tasks row `t`). */
-export const taskOpen = (t: string): string => `${t}.state = 'open' AND ${t}.gate IS NULL`;
+/** A task takes claims and jobs: it is open and behind no gate (SQL, on the tasks row named `alias`). */
+export const taskOpen = (alias: string): string => `${alias}.state = 'open' AND ${alias}.gate IS NULL`;
 
 /** The task of the job row `jobs` takes jobs (taskOpen), looked up by its key per job. */
 export const jobTaskOpen = (jobs: string): string =>

@@ -109,8 +109,8 @@ export function sqliteClaims(exec: SqliteExecutor): Sync<Store['claims']> {
         const fresh = taskRow(exec, params.key) as TaskRow;
         return { ok: true, claim: toClaim(grantClaim(exec, now, fresh, params.session)), granted: true };
       }),
-    release: (p) => exec.write(() => release(exec, p)),
-    forceRelease: (p) => exec.write(() => forceRelease(exec, p)),
+    release: (params) => exec.write(() => release(exec, params)),
+    forceRelease: (params) => exec.write(() => forceRelease(exec, params)),
     current: (key) =>
       exec.read(() => {
         const task = taskRow(exec, key);

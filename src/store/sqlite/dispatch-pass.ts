@@ -76,38 +76,45 @@ export function sqliteDispatchPass(exec: SqliteExecutor): Pass {
             `UPDATE jobs SET reason = ? WHERE id = ? AND status = 'queued' AND reason IS NOT ?`,
           );
           const waited = params.waits
-            .filter((w) => mark.run(w.reason, w.id, w.reason).changes === 1)
-            .map((w) => w.id);
+            .filter((wait) => mark.run(wait.reason, wait.id, wait.reason).changes === 1)
+            .map((wait) => wait.id);
           const read = exec.prepare(
             `SELECT j.reason, t.key FROM jobs j JOIN tasks t ON t.id = j.task_id
              WHERE j.id = ? AND j.status = 'queued'`,
           );
           const push = exec.prepare(`UPDATE jobs SET reason = ?, run_after = ? WHERE id = ?`);
-          const skipped = params.skips.filter((s) => {
-            const job = read.get(s.id) as { reason: string | null; key: string } | undefined;
+          const skipped = params.skips.filter((skip) => {
+            const job = read.get(skip.id) as { reason: string | null; key: string } | undefined;
             if (job === undefined) return false;
-            push.run(s.reason, now + s.backoffMs, s.id);
-            if (job.reason === s.reason) return false;
-            appendAudit(exec, { at: now, type: 'job:skipped', key: job.key, jobId: s.id, detail: s.detail });
+            push.run(skip.reason, now + skip.backoffMs, skip.id);
+            if (job.reason === skip.reason) return false;
+            appendAudit(exec, {
+              at: now,
+              type: 'job:skipped',
+              key: job.key,
+              jobId: skip.id,
+              detail: skip.detail,
+            });
             return true;
           });
-          return { waited, skipped: skipped.map((s) => s.id) };
+          return { waited, skipped: skipped.map((skip) => skip.id) };
         });
       },
     }),
     placeMany: async (params) => {
       assert(
-        new Set(params.jobs.map((j) => j.id)).size === params.jobs.length,
+        new Set(params.jobs.map((job) => job.id)).size === params.jobs.length,
         'placeMany asks for distinct jobs',
       );
       // An unknown workspace refuses the whole call before anything is placed (never removed).
       exec.read(() => {
-        for (const j of params.jobs) if (j.workspace !== undefined) existingWorkspace(exec, j.workspace);
+        for (const job of params.jobs)
+          if (job.workspace !== undefined) existingWorkspace(exec, job.workspace);
       });
       const results: PlaceResult[] = [];
-      for (let i = 0; i < params.jobs.length; i += PLACE_CHUNK) {
-        if (i > 0) await turn();
-        const chunk = params.jobs.slice(i, i + PLACE_CHUNK);
+      for (let index = 0; index < params.jobs.length; index += PLACE_CHUNK) {
+        if (index > 0) await turn();
+        const chunk = params.jobs.slice(index, index + PLACE_CHUNK);
         const placed = exec.write((): PlaceResult[] => {
           const now = exec.now();
           if (!termIsCurrent(exec, params.term, now))

@@ -1,9 +1,18 @@
 /** Term-fenced placement, the runner's assignments, and rescue of stale sessions, on SQLite. */
-import type { Job } from '../../core/job.js';
+import type { Job, JobTransitionResult } from '../../core/job.js';
 import type { TaskGate } from '../../core/task.js';
 import { backoffMs, type RetryPolicy } from '../../core/retry.js';
 import type { LockOutcome } from '../../core/workspace-lock.js';
-import type { DispatchStore, PlaceParams, PlaceResult, TermRef } from '../dispatch-store.js';
+import type {
+  DispatchStore,
+  JobAttachParams,
+  JobRequeueParams,
+  JobSkipParams,
+  PlaceParams,
+  PlaceResult,
+  QueuedJob,
+  TermRef,
+} from '../dispatch-store.js';
 import { emptyReport, rescueReason, type MutableReport } from '../rescue.js';
 import { claimSet, taskOpen } from './claim-set.js';
 import { jobById } from './jobs.js';
@@ -40,18 +49,18 @@ export function termIsCurrent(exec: SqliteExecutor, term: TermRef, now: number):
  * gated, an unknown workspace (thrown), workspace_held, lost, else the job claimed on the host
  * for its runner session with its ledger row, and the workspace's lock with the placement.
  */
-export function placeOne(exec: SqliteExecutor, now: number, p: PlaceParams): PlaceResult {
+export function placeOne(exec: SqliteExecutor, now: number, params: PlaceParams): PlaceResult {
   const task = exec
     .prepare(
       `SELECT ${taskOpen('t')} AS open, t.gate FROM jobs j JOIN tasks t ON t.id = j.task_id WHERE j.id = ?`,
     )
-    .get(p.id) as { open: 0 | 1; gate: TaskGate | null } | undefined;
+    .get(params.id) as { open: 0 | 1; gate: TaskGate | null } | undefined;
   if (task !== undefined && task.open === 0) {
     return { ok: false, reason: 'gated', gate: task.gate };
   }
   // An exclusive plan: the workspace must be free, and the lock is granted below with the
   // placement, in this transaction, so neither happens without the other.
-  const ws = p.workspace === undefined ? null : existingWorkspace(exec, p.workspace);
+  const ws = params.workspace === undefined ? null : existingWorkspace(exec, params.workspace);
   const held = ws === null ? undefined : liveLock(exec, ws.name);
   if (held !== undefined) return { ok: false, reason: 'workspace_held', holder: toHolder(held) };
   const row = exec
@@ -62,8 +71,8 @@ export function placeOne(exec: SqliteExecutor, now: number, p: PlaceParams): Pla
                      WHERE h.name = @host AND h.enabled = 1 AND s.state = 'live')
        ${RETURNING}`,
     )
-    .get({ host: p.host, term: p.term.term, now, id: p.id }) as JobRow | undefined;
-  if (row === undefined) return { ok: false, reason: 'lost', job: jobById(exec, p.id) };
+    .get({ host: params.host, term: params.term.term, now, id: params.id }) as JobRow | undefined;
+  if (row === undefined) return { ok: false, reason: 'lost', job: jobById(exec, params.id) };
   appendAudit(exec, {
     at: now,
     type: 'job:placed',
@@ -71,7 +80,7 @@ export function placeOne(exec: SqliteExecutor, now: number, p: PlaceParams): Pla
     jobId: row.id,
     session: row.session_id,
     epoch: row.epoch,
-    detail: { host: p.host, term: p.term.term, attempt: row.attempt },
+    detail: { host: params.host, term: params.term.term, attempt: row.attempt },
   });
   if (ws !== null && row.session_id !== null) {
     grantLock(exec, now, {
@@ -90,49 +99,24 @@ export type SyncDispatch = Omit<DispatchStore['dispatch'], 'candidates' | 'place
 
 export function sqliteDispatch(exec: SqliteExecutor): Sync<SyncDispatch> {
   return {
-    queued: (p) =>
-      exec.read(() => {
-        const now = exec.now();
-        return (
-          exec
-            .prepare(
-              `SELECT j.*, t.key, t.gate FROM jobs j JOIN tasks t ON t.id = j.task_id
-               WHERE j.status = 'queued' AND j.run_after <= ? AND t.state = 'open'
-               ORDER BY j.priority, j.queued_at, j.id LIMIT ?`,
-            )
-            .all(now, p.limit) as (JobRow & { gate: TaskGate | null })[]
-        ).map((r) => ({ ...toJob(r), gate: r.gate }));
-      }),
-    place: (p) =>
+    queued: (params) => exec.read(() => queuedIn(exec, params)),
+    place: (params) =>
       exec.write((): PlaceResult => {
         const now = exec.now();
-        if (!termIsCurrent(exec, p.term, now)) return { ok: false, reason: 'fenced' };
-        return placeOne(exec, now, p);
+        if (!termIsCurrent(exec, params.term, now)) return { ok: false, reason: 'fenced' };
+        return placeOne(exec, now, params);
       }),
-    markWaiting: (p) =>
+    markWaiting: (params) =>
       exec.write(() => {
         const now = exec.now();
-        if (!termIsCurrent(exec, p.term, now)) return false;
+        if (!termIsCurrent(exec, params.term, now)) return false;
         return (
-          exec.prepare(`UPDATE jobs SET reason = ? WHERE id = ? AND status = 'queued'`).run(p.reason, p.id)
-            .changes === 1
+          exec
+            .prepare(`UPDATE jobs SET reason = ? WHERE id = ? AND status = 'queued'`)
+            .run(params.reason, params.id).changes === 1
         );
       }),
-    skip: (p) =>
-      exec.write(() => {
-        const now = exec.now();
-        if (!termIsCurrent(exec, p.term, now)) return false;
-        const job = exec.prepare(`${JOB_SELECT} WHERE j.id = ? AND j.status = 'queued'`).get(p.id) as
-          JobRow | undefined;
-        if (job === undefined) return false;
-        exec
-          .prepare(`UPDATE jobs SET reason = ?, run_after = ? WHERE id = ? AND status = 'queued'`)
-          .run(p.reason, now + p.backoffMs, p.id);
-        if (job.reason !== p.reason) {
-          appendAudit(exec, { at: now, type: 'job:skipped', key: job.key, jobId: job.id, detail: p.detail });
-        }
-        return true;
-      }),
+    skip: (params) => exec.write(() => skipIn(exec, params)),
     assigned: (session) =>
       exec.read(() =>
         (
@@ -141,45 +125,82 @@ export function sqliteDispatch(exec: SqliteExecutor): Sync<SyncDispatch> {
             .all(session) as JobRow[]
         ).map(toJob),
       ),
-    attach: (p) =>
-      exec.write(() => {
-        const now = exec.now();
-        const row = exec
-          .prepare(
-            `UPDATE jobs SET agent_session_id = ?, pid = ?
-             WHERE id = ? AND session_id = ? AND epoch = ? AND status = 'running' ${RETURNING}`,
-          )
-          .get(p.agentSession, p.pid, p.id, p.session, p.epoch) as JobRow | undefined;
-        if (row === undefined) return { ok: false, reason: 'lost', job: jobById(exec, p.id) } as const;
-        appendAudit(exec, {
-          at: now,
-          type: 'job:spawned',
-          key: row.key,
-          jobId: row.id,
-          session: p.agentSession,
-          epoch: p.epoch,
-          detail: { pid: p.pid, runner: p.session },
-        });
-        return { ok: true, job: toJob(row) } as const;
-      }),
-    requeue: (p) =>
-      exec.write(() => {
-        const row = exec
-          .prepare(
-            `${JOB_SELECT} WHERE j.id = ? AND j.session_id = ? AND j.epoch = ? AND j.status IN ('claimed', 'running')`,
-          )
-          .get(p.id, p.session, p.epoch) as JobRow | undefined;
-        if (row === undefined || !requeueOrFail(exec, row, p.policy, emptyReport(), 'released', p.reason)) {
-          return { ok: false, reason: 'lost', job: jobById(exec, p.id) } as const;
-        }
-        return { ok: true, job: jobById(exec, p.id) as Job } as const;
-      }),
+    attach: (params) => exec.write(() => attachIn(exec, params)),
+    requeue: (params) => exec.write(() => requeueIn(exec, params)),
   };
+}
+
+/** dispatch.queued, inside the caller's read transaction: due jobs of open tasks, in dispatch order. */
+function queuedIn(exec: SqliteExecutor, params: { readonly limit: number }): QueuedJob[] {
+  const now = exec.now();
+  return (
+    exec
+      .prepare(
+        `SELECT j.*, t.key, t.gate FROM jobs j JOIN tasks t ON t.id = j.task_id
+               WHERE j.status = 'queued' AND j.run_after <= ? AND t.state = 'open'
+               ORDER BY j.priority, j.queued_at, j.id LIMIT ?`,
+      )
+      .all(now, params.limit) as (JobRow & { gate: TaskGate | null })[]
+  ).map((row) => ({ ...toJob(row), gate: row.gate }));
+}
+
+/** dispatch.skip, inside the caller's write transaction; audited only when the reason changes. */
+function skipIn(exec: SqliteExecutor, params: JobSkipParams): boolean {
+  const now = exec.now();
+  if (!termIsCurrent(exec, params.term, now)) return false;
+  const job = exec.prepare(`${JOB_SELECT} WHERE j.id = ? AND j.status = 'queued'`).get(params.id) as
+    JobRow | undefined;
+  if (job === undefined) return false;
+  exec
+    .prepare(`UPDATE jobs SET reason = ?, run_after = ? WHERE id = ? AND status = 'queued'`)
+    .run(params.reason, now + params.backoffMs, params.id);
+  if (job.reason !== params.reason) {
+    appendAudit(exec, { at: now, type: 'job:skipped', key: job.key, jobId: job.id, detail: params.detail });
+  }
+  return true;
+}
+
+/** dispatch.attach, inside the caller's write transaction, with its `job:spawned` row. */
+function attachIn(exec: SqliteExecutor, params: JobAttachParams): JobTransitionResult {
+  const now = exec.now();
+  const row = exec
+    .prepare(
+      `UPDATE jobs SET agent_session_id = ?, pid = ?
+             WHERE id = ? AND session_id = ? AND epoch = ? AND status = 'running' ${RETURNING}`,
+    )
+    .get(params.agentSession, params.pid, params.id, params.session, params.epoch) as JobRow | undefined;
+  if (row === undefined) return { ok: false, reason: 'lost', job: jobById(exec, params.id) } as const;
+  appendAudit(exec, {
+    at: now,
+    type: 'job:spawned',
+    key: row.key,
+    jobId: row.id,
+    session: params.agentSession,
+    epoch: params.epoch,
+    detail: { pid: params.pid, runner: params.session },
+  });
+  return { ok: true, job: toJob(row) } as const;
+}
+
+/** dispatch.requeue, inside the caller's write transaction. */
+function requeueIn(exec: SqliteExecutor, params: JobRequeueParams): JobTransitionResult {
+  const row = exec
+    .prepare(
+      `${JOB_SELECT} WHERE j.id = ? AND j.session_id = ? AND j.epoch = ? AND j.status IN ('claimed', 'running')`,
+    )
+    .get(params.id, params.session, params.epoch) as JobRow | undefined;
+  if (
+    row === undefined ||
+    !requeueOrFail(exec, row, params.policy, emptyReport(), 'released', params.reason)
+  ) {
+    return { ok: false, reason: 'lost', job: jobById(exec, params.id) } as const;
+  }
+  return { ok: true, job: jobById(exec, params.id) as Job } as const;
 }
 
 export function sqliteRecovery(exec: SqliteExecutor): Sync<DispatchStore['recovery']> {
   return {
-    rescueStale: (p) => {
+    rescueStale: (params) => {
       const report = emptyReport();
       const candidates = exec.read(() => {
         const now = exec.now();
@@ -189,13 +210,13 @@ export function sqliteRecovery(exec: SqliteExecutor): Sync<DispatchStore['recove
              WHERE state = 'live' AND heartbeat_at < ? - coalesce(ttl_ms, ?)
              ORDER BY id LIMIT ?`,
           )
-          .all(now, p.staleAfterMs, p.limit ?? 100) as { id: number; heartbeat_at: number }[];
+          .all(now, params.staleAfterMs, params.limit ?? 100) as { id: number; heartbeat_at: number }[];
       });
       // One transaction per session, each guarded by the heartbeat it observed; then one per
       // orphaned job, guarded by the epoch and status it observed.
-      for (const c of candidates) exec.write(() => rescueOne(exec, c, report));
-      for (const job of exec.read(() => orphanedJobs(exec, p.limit ?? 100))) {
-        exec.write(() => requeueOrFail(exec, job, p.policy, report, 'recovered'));
+      for (const candidate of candidates) exec.write(() => rescueOne(exec, candidate, report));
+      for (const job of exec.read(() => orphanedJobs(exec, params.limit ?? 100))) {
+        exec.write(() => requeueOrFail(exec, job, params.policy, report, 'recovered'));
       }
       return report;
     },
@@ -204,7 +225,7 @@ export function sqliteRecovery(exec: SqliteExecutor): Sync<DispatchStore['recove
 
 function rescueOne(
   exec: SqliteExecutor,
-  c: { id: number; heartbeat_at: number },
+  candidate: { id: number; heartbeat_at: number },
   report: MutableReport,
 ): void {
   const now = exec.now();
@@ -213,17 +234,17 @@ function rescueOne(
       `UPDATE sessions SET state = 'stale', ended_at = ?
        WHERE id = ? AND state = 'live' AND heartbeat_at = ?`,
     )
-    .run(now, c.id, c.heartbeat_at).changes;
+    .run(now, candidate.id, candidate.heartbeat_at).changes;
   if (marked === 0) return;
-  report.sessions.push(c.id);
+  report.sessions.push(candidate.id);
   appendAudit(exec, {
     at: now,
     type: 'session:stale',
-    session: c.id,
-    detail: { heartbeatAt: c.heartbeat_at },
+    session: candidate.id,
+    detail: { heartbeatAt: candidate.heartbeat_at },
   });
-  report.claimsReleased += releaseAllClaims(exec, now, c.id, 'recovered');
-  report.locksReleased += releaseSessionLocks(exec, now, c.id, 'recovered').length;
+  report.claimsReleased += releaseAllClaims(exec, now, candidate.id, 'recovered');
+  report.locksReleased += releaseSessionLocks(exec, now, candidate.id, 'recovered').length;
 }
 
 /**

@@ -18,7 +18,7 @@ import { fromSync, type SqliteExecutor } from './executor.js';
 import { sessionRow, taskRow } from './tasks-claims.js';
 
 type EffectRow = shared.EffectRow<SqliteEncoding>;
-const toEffect = (r: EffectRow): Effect => effectOf(SQLITE, r);
+const toEffect = (row: EffectRow): Effect => effectOf(SQLITE, row);
 
 export function sqliteEffects(exec: SqliteExecutor, switches: TestSwitches): EffectsStore['effects'] {
   return fromSync<EffectsStore['effects']>({

@@ -88,7 +88,7 @@ export class SqliteExecutor {
    * session (daemon/run-start.ts) cost one commit, not two. A lone call commits one turn later.
    */
   grouped<T>(work: () => T): Promise<T> {
-    this.group ??= new TickBatcher(this, (w: () => unknown) => w());
+    this.group ??= new TickBatcher(this, (work: () => unknown) => work());
     return this.group.submit(work) as Promise<T>;
   }
 
@@ -180,7 +180,7 @@ export class SqliteExecutor {
         wrapped[method] =
           typeof fn === 'function'
             ? (...args: unknown[]): Promise<unknown> =>
-                this.later(() => (fn as (...a: unknown[]) => Promise<unknown>)(...args))
+                this.later(() => (fn as (...callArgs: unknown[]) => Promise<unknown>)(...args))
             : fn;
       }
       out[name] = wrapped;
@@ -218,7 +218,7 @@ export function fromSync<T extends object>(group: Sync<T>): T {
   const lifted: Record<string, unknown> = {};
   for (const [name, fn] of Object.entries(group)) {
     lifted[name] = (...args: unknown[]): Promise<unknown> =>
-      new Promise((resolve) => resolve((fn as (...a: unknown[]) => unknown)(...args)));
+      new Promise((resolve) => resolve((fn as (...callArgs: unknown[]) => unknown)(...args)));
   }
   return lifted as T;
 }

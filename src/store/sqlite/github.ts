@@ -12,7 +12,7 @@ import { fromSync, type SqliteExecutor, type Sync } from './executor.js';
 type Github = GithubStore['github'];
 
 type Row = OutboxColumns<SqliteEncoding>;
-const toRow = (r: Row): OutboxRow => outboxRowOf(SQLITE, r);
+const toRow = (row: Row): OutboxRow => outboxRowOf(SQLITE, row);
 
 const ids = (list: readonly number[]): string => JSON.stringify(list);
 
@@ -91,7 +91,7 @@ function labels(exec: SqliteExecutor): Sync<Pick<Github, 'labelStates' | 'repair
             held: number;
             job_status: LabelState['jobStatus'];
           }[]
-        ).map((r) => ({ key: r.key, state: r.state, held: r.held === 1, jobStatus: r.job_status })),
+        ).map((row) => ({ key: row.key, state: row.state, held: row.held === 1, jobStatus: row.job_status })),
       ),
     repair: (params) =>
       exec.write(() => {

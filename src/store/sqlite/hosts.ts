@@ -1,7 +1,7 @@
 /** Hosts and their live capacity on SQLite. */
 import type { Fleet } from '../../core/capacity.js';
 import { ConflictError, NotFoundError } from '../../core/errors.js';
-import type { DispatchStore, Host } from '../dispatch-store.js';
+import type { DispatchStore, Host, HostRegisterParams } from '../dispatch-store.js';
 import { fleetOfRows, type FleetRow } from '../host-fleet.js';
 import type * as shared from '../run-rows.js';
 import { hostWithLoadOf } from '../run-rows.js';
@@ -48,47 +48,65 @@ export const HOST_FLEET = `
   SELECT f.hosts, f.enabled, f.last_beat_at, o.* FROM f LEFT JOIN o ON true ORDER BY o.name`;
 
 function fleet(exec: SqliteExecutor): Fleet {
-  return fleetOfRows(exec.prepare(HOST_FLEET).all() as FleetRow<number>[], (t) => t);
+  return fleetOfRows(exec.prepare(HOST_FLEET).all() as FleetRow<number>[], (instant) => instant);
 }
 
 /** Free and total disk space as heartbeat parameters: null when the runner could not tell. */
-function diskOf(p: {
+function diskOf(params: {
   readonly disk?: { freeMb: number; totalMb: number } | null | undefined;
 }): (number | null)[] {
-  return [p.disk?.freeMb ?? null, p.disk?.totalMb ?? null];
+  return [params.disk?.freeMb ?? null, params.disk?.totalMb ?? null];
 }
 
-const toHost = (r: HostRow): Host => hostWithLoadOf(SQLITE, r);
+const toHost = (row: HostRow): Host => hostWithLoadOf(SQLITE, row);
 
 /** The serving runner's containment, written only while its session is live and serves the host. */
 const SET_CONTAINMENT = `UPDATE hosts SET containment = ?, containment_ref = ?
   WHERE name = ? AND session_id = ? AND EXISTS (SELECT 1 FROM sessions WHERE id = ? AND state = 'live')`;
 
+/** One host with its load; null for an unknown name. */
+function hostNamed(exec: SqliteExecutor, name: string): Host | null {
+  const row = exec.prepare(hostSelect('WHERE h.name = ?')).get(name) as HostRow | undefined;
+  return row === undefined ? null : toHost(row);
+}
+
 export function sqliteHosts(exec: SqliteExecutor): Sync<DispatchStore['hosts']> {
-  const get = (name: string): Host | null => {
-    const row = exec.prepare(hostSelect('WHERE h.name = ?')).get(name) as HostRow | undefined;
-    return row === undefined ? null : toHost(row);
-  };
   return {
-    register: (p) =>
-      exec.write(() => {
-        sessionRow(exec, p.session, true);
-        const now = exec.now();
-        const current = exec
-          .prepare(
-            `SELECT h.session_id FROM hosts h JOIN sessions s ON s.id = h.session_id
+    register: (params) => exec.write(() => registerIn(exec, params)),
+    heartbeat: (params) => exec.write(() => heartbeatIn(exec, params)),
+    setEnabled: (params) => exec.write(() => setEnabledIn(exec, params)),
+    list: () => exec.read(() => (exec.prepare(HOST_LIST).all() as HostRow[]).map(toHost)),
+    fleet: () => exec.read(() => fleet(exec)),
+    setContainment: (params) =>
+      exec.write(
+        () =>
+          exec
+            .prepare(SET_CONTAINMENT)
+            .run(params.containment, params.containmentRef, params.name, params.session, params.session)
+            .changes === 1,
+      ),
+  };
+}
+
+/** hosts.register, inside the caller's write transaction; ConflictError while another live session serves the host. */
+function registerIn(exec: SqliteExecutor, params: HostRegisterParams): Host {
+  sessionRow(exec, params.session, true);
+  const now = exec.now();
+  const current = exec
+    .prepare(
+      `SELECT h.session_id FROM hosts h JOIN sessions s ON s.id = h.session_id
              WHERE h.name = ? AND s.state = 'live' AND h.session_id <> ?`,
-          )
-          .get(p.name, p.session) as { session_id: number } | undefined;
-        if (current !== undefined) {
-          throw new ConflictError(
-            `host ${p.name} is served by live session ${current.session_id}`,
-            'give this runner another name with --host, or stop the other one',
-          );
-        }
-        exec
-          .prepare(
-            `INSERT INTO hosts (name, enabled, session_id, ram_total_mb, ram_reserved_mb, ram_free_mb,
+    )
+    .get(params.name, params.session) as { session_id: number } | undefined;
+  if (current !== undefined) {
+    throw new ConflictError(
+      `host ${params.name} is served by live session ${current.session_id}`,
+      'give this runner another name with --host, or stop the other one',
+    );
+  }
+  exec
+    .prepare(
+      `INSERT INTO hosts (name, enabled, session_id, ram_total_mb, ram_reserved_mb, ram_free_mb,
                slots_max, heartbeat_at, registered_at)
              VALUES (@name, coalesce(@enabled, 1), @session, @total, @reserved, @free, @slots, @now, @now)
              ON CONFLICT (name) DO UPDATE SET enabled = coalesce(@enabled, hosts.enabled),
@@ -96,61 +114,64 @@ export function sqliteHosts(exec: SqliteExecutor): Sync<DispatchStore['hosts']> 
                ram_total_mb = excluded.ram_total_mb, ram_reserved_mb = excluded.ram_reserved_mb,
                ram_free_mb = excluded.ram_free_mb, slots_max = excluded.slots_max,
                heartbeat_at = excluded.heartbeat_at`,
-          )
-          .run({
-            name: p.name,
-            enabled: p.enabled === undefined ? null : p.enabled ? 1 : 0,
-            session: p.session,
-            total: p.ramTotalMb,
-            reserved: p.ramReservedMb,
-            free: p.ramFreeMb,
-            slots: p.slotsMax,
-            now,
-          });
-        const host = get(p.name) as Host;
-        appendAudit(exec, {
-          at: now,
-          type: 'host:registered',
-          session: p.session,
-          detail: { host: p.name, enabled: host.enabled, ramTotalMb: p.ramTotalMb, slotsMax: p.slotsMax },
-        });
-        return host;
-      }),
-    heartbeat: (p) =>
-      exec.write(() => {
-        const now = exec.now();
-        const changed = exec
-          .prepare(
-            `UPDATE hosts SET ram_free_mb = ?, disk_free_mb = ?, disk_total_mb = ?, heartbeat_at = ?
+    )
+    .run({
+      name: params.name,
+      enabled: params.enabled === undefined ? null : params.enabled ? 1 : 0,
+      session: params.session,
+      total: params.ramTotalMb,
+      reserved: params.ramReservedMb,
+      free: params.ramFreeMb,
+      slots: params.slotsMax,
+      now,
+    });
+  const host = hostNamed(exec, params.name) as Host;
+  appendAudit(exec, {
+    at: now,
+    type: 'host:registered',
+    session: params.session,
+    detail: {
+      host: params.name,
+      enabled: host.enabled,
+      ramTotalMb: params.ramTotalMb,
+      slotsMax: params.slotsMax,
+    },
+  });
+  return host;
+}
+
+/** hosts.heartbeat, inside the caller's write transaction: the host's free space and its session's heartbeat. */
+function heartbeatIn(
+  exec: SqliteExecutor,
+  params: Parameters<DispatchStore['hosts']['heartbeat']>[0],
+): boolean {
+  const now = exec.now();
+  const changed = exec
+    .prepare(
+      `UPDATE hosts SET ram_free_mb = ?, disk_free_mb = ?, disk_total_mb = ?, heartbeat_at = ?
              WHERE name = ? AND session_id = ?
                AND EXISTS (SELECT 1 FROM sessions WHERE id = ? AND state = 'live')`,
-          )
-          .run(p.ramFreeMb, ...diskOf(p), now, p.name, p.session, p.session).changes;
-        if (changed === 0) return false;
-        exec.prepare('UPDATE sessions SET heartbeat_at = ? WHERE id = ?').run(now, p.session);
-        return true;
-      }),
-    setEnabled: (p) =>
-      exec.write(() => {
-        const changed = exec
-          .prepare('UPDATE hosts SET enabled = ? WHERE name = ?')
-          .run(p.enabled ? 1 : 0, p.name).changes;
-        if (changed === 0) throw new NotFoundError('host', p.name, 'list hosts with `baton hosts`');
-        appendAudit(exec, {
-          at: exec.now(),
-          type: p.enabled ? 'host:enabled' : 'host:disabled',
-          session: p.by ?? null,
-          detail: { host: p.name, by: p.actor ?? null },
-        });
-        return get(p.name) as Host;
-      }),
-    list: () => exec.read(() => (exec.prepare(HOST_LIST).all() as HostRow[]).map(toHost)),
-    fleet: () => exec.read(() => fleet(exec)),
-    setContainment: (p) =>
-      exec.write(
-        () =>
-          exec.prepare(SET_CONTAINMENT).run(p.containment, p.containmentRef, p.name, p.session, p.session)
-            .changes === 1,
-      ),
-  };
+    )
+    .run(params.ramFreeMb, ...diskOf(params), now, params.name, params.session, params.session).changes;
+  if (changed === 0) return false;
+  exec.prepare('UPDATE sessions SET heartbeat_at = ? WHERE id = ?').run(now, params.session);
+  return true;
+}
+
+/** hosts.setEnabled, inside the caller's write transaction, with its ledger row. */
+function setEnabledIn(
+  exec: SqliteExecutor,
+  params: Parameters<DispatchStore['hosts']['setEnabled']>[0],
+): Host {
+  const changed = exec
+    .prepare('UPDATE hosts SET enabled = ? WHERE name = ?')
+    .run(params.enabled ? 1 : 0, params.name).changes;
+  if (changed === 0) throw new NotFoundError('host', params.name, 'list hosts with `baton hosts`');
+  appendAudit(exec, {
+    at: exec.now(),
+    type: params.enabled ? 'host:enabled' : 'host:disabled',
+    session: params.by ?? null,
+    detail: { host: params.name, by: params.actor ?? null },
+  });
+  return hostNamed(exec, params.name) as Host;
 }

@@ -77,7 +77,9 @@ export function claimDue(exec: SqliteExecutor, params: ClaimDueParams): JobRow[]
       limit: params.limit,
     }) as JobRow[];
   // RETURNING promises no order: hand the jobs out, and audit them, in queue order.
-  rows.sort((a, b) => a.priority - b.priority || a.queued_at - b.queued_at || a.id - b.id);
+  rows.sort(
+    (left, right) => left.priority - right.priority || left.queued_at - right.queued_at || left.id - right.id,
+  );
   for (const row of rows) {
     const audit = {
       at: params.now,
@@ -163,7 +165,7 @@ function giveBackExpired(exec: SqliteExecutor, now: number, limit: number): void
     )
     .all(now, limit) as JobRow[];
   // In id order, as PostgreSQL's ordered ledger insert writes them.
-  for (const job of expired.sort((a, b) => a.id - b.id)) {
+  for (const job of expired.sort((left, right) => left.id - right.id)) {
     const again = job.attempt < job.attempt_max;
     const base = { at: now, key: job.key, jobId: job.id, session: job.session_id, epoch: job.epoch };
     if (again) {
@@ -201,11 +203,11 @@ function giveBackExpired(exec: SqliteExecutor, now: number, limit: number): void
 export function batchIn(exec: SqliteExecutor, params: JobBatchParams): JobBatchResult {
   const take = params.take ?? 0;
   const finish = params.finish ?? [];
-  assert(new Set(finish.map((m) => m.id)).size === finish.length, 'a batch finishes each job once');
+  assert(new Set(finish.map((member) => member.id)).size === finish.length, 'a batch finishes each job once');
   // Taking needs a live session; a session that is not live changes nothing.
   const session = take > 0 ? sessionRow(exec, params.session, true) : null;
   const now = exec.now();
-  const finished = finish.map((m) => finishIn(exec, { ...m, session: params.session }, now));
+  const finished = finish.map((member) => finishIn(exec, { ...member, session: params.session }, now));
   if (session === null) return { finished, taken: [], leaseUntil: null };
   const leaseUntil = now + (params.leaseMs ?? 0);
   const rows = claimDue(exec, { session, host: params.host, now, start: true, limit: take, leaseUntil });

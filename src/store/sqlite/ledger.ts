@@ -16,61 +16,71 @@ import { fromSync, type SqliteExecutor } from './executor.js';
 
 type CheckpointRow = CheckpointColumns<Instant>;
 
-const toCheckpoint = (r: CheckpointRow): Checkpoint => checkpointOf(r, (at) => at);
+const toCheckpoint = (row: CheckpointRow): Checkpoint => checkpointOf(row, (at) => at);
 
 /** The filters given, and only those, so each combination can use an index. */
-function rowsWhere(p: Parameters<LedgerStore['ledger']['rows']>[0]): string {
+function rowsWhere(params: Parameters<LedgerStore['ledger']['rows']>[0]): string {
   const where = ['id > @after'];
-  if (p.throughId !== undefined) where.push('id <= @through');
-  if (p.key !== undefined) where.push('task_key = @key');
-  if (p.session !== undefined) where.push('session_id = @session');
-  if (p.host !== undefined) where.push('host = @host');
-  if (p.type !== undefined) where.push('type = @type');
-  if (p.since !== undefined) where.push('at >= @since');
-  if (p.until !== undefined) where.push('at < @until');
+  if (params.throughId !== undefined) where.push('id <= @through');
+  if (params.key !== undefined) where.push('task_key = @key');
+  if (params.session !== undefined) where.push('session_id = @session');
+  if (params.host !== undefined) where.push('host = @host');
+  if (params.type !== undefined) where.push('type = @type');
+  if (params.since !== undefined) where.push('at >= @since');
+  if (params.until !== undefined) where.push('at < @until');
   return where.join(' AND ');
 }
 
 /** Registers a public key with its `ledger:key-added` row; ConflictError when the id exists. */
-function addKey(exec: SqliteExecutor, p: Parameters<LedgerStore['ledger']['addKey']>[0]): LedgerKey {
-  if (exec.prepare('SELECT 1 FROM ledger_keys WHERE id = ?').get(p.id) !== undefined) {
-    throw new ConflictError(`ledger key ${p.id} is registered already`, 'use it, or make a new one');
+function addKey(exec: SqliteExecutor, params: Parameters<LedgerStore['ledger']['addKey']>[0]): LedgerKey {
+  if (exec.prepare('SELECT 1 FROM ledger_keys WHERE id = ?').get(params.id) !== undefined) {
+    throw new ConflictError(`ledger key ${params.id} is registered already`, 'use it, or make a new one');
   }
   const at = exec.now();
   exec
     .prepare('INSERT INTO ledger_keys (id, public_key, added_at) VALUES (?, ?, ?)')
-    .run(p.id, p.publicKey, at);
-  const detail = withActor({ keyId: p.id, publicKey: p.publicKey }, p.actor);
+    .run(params.id, params.publicKey, at);
+  const detail = withActor({ keyId: params.id, publicKey: params.publicKey }, params.actor);
   appendAudit(exec, { at, type: 'ledger:key-added', detail });
-  return { id: p.id, publicKey: p.publicKey, addedAt: at };
+  return { id: params.id, publicKey: params.publicKey, addedAt: at };
+}
+
+/** The newest checkpoint, null before the first. */
+function newestCheckpoint(exec: SqliteExecutor): Checkpoint | null {
+  const row = exec
+    .prepare(`SELECT ${CHECKPOINT_COLUMNS} FROM audit_checkpoints ORDER BY seq DESC LIMIT 1`)
+    .get();
+  return row === undefined ? null : toCheckpoint(row as CheckpointRow);
+}
+
+/** The last row id a seal covers, 0 before the first seal. */
+function sealedThrough(exec: SqliteExecutor): number {
+  return (exec.prepare('SELECT coalesce(max(last_id), 0) AS n FROM audit_checkpoints').get() as { n: number })
+    .n;
+}
+
+/** Writes a checkpoint, with the leaves of its tree when they are kept (null: not kept). */
+function insertCheckpoint(exec: SqliteExecutor, checkpoint: Checkpoint, leaves: Uint8Array | null): void {
+  exec
+    .prepare(
+      `INSERT INTO audit_checkpoints (${CHECKPOINT_COLUMNS}, leaves)
+         VALUES (@seq, @kind, @firstId, @lastId, @rowCount, @root, @prevHash, @hash, @keyId, @signature,
+           @sealedAt, @throughSeq, @leaves)`,
+    )
+    .run({ ...checkpoint, leaves: leaves === null ? null : Buffer.from(leaves) });
+}
+
+/** Follows the newest checkpoint; a seal also starts right after the last sealed row. */
+function follows(exec: SqliteExecutor, checkpoint: Checkpoint): boolean {
+  const last = newestCheckpoint(exec);
+  const chained =
+    (last?.seq ?? 0) === checkpoint.seq - 1 && (last === null || last.hash === checkpoint.prevHash);
+  return chained && (checkpoint.kind !== 'seal' || checkpoint.firstId === sealedThrough(exec) + 1);
 }
 
 export function sqliteLedger(exec: SqliteExecutor): LedgerStore['ledger'] {
-  const newest = (): Checkpoint | null => {
-    const row = exec
-      .prepare(`SELECT ${CHECKPOINT_COLUMNS} FROM audit_checkpoints ORDER BY seq DESC LIMIT 1`)
-      .get();
-    return row === undefined ? null : toCheckpoint(row as CheckpointRow);
-  };
-  const sealedThrough = (): number =>
-    (exec.prepare('SELECT coalesce(max(last_id), 0) AS n FROM audit_checkpoints').get() as { n: number }).n;
-  const insert = (c: Checkpoint, leaves: Uint8Array | null): void => {
-    exec
-      .prepare(
-        `INSERT INTO audit_checkpoints (${CHECKPOINT_COLUMNS}, leaves)
-         VALUES (@seq, @kind, @firstId, @lastId, @rowCount, @root, @prevHash, @hash, @keyId, @signature,
-           @sealedAt, @throughSeq, @leaves)`,
-      )
-      .run({ ...c, leaves: leaves === null ? null : Buffer.from(leaves) });
-  };
-  /** Follows the newest checkpoint; a seal also starts right after the last sealed row. */
-  const follows = (c: Checkpoint): boolean => {
-    const last = newest();
-    const chained = (last?.seq ?? 0) === c.seq - 1 && (last === null || last.hash === c.prevHash);
-    return chained && (c.kind !== 'seal' || c.firstId === sealedThrough() + 1);
-  };
   return fromSync<LedgerStore['ledger']>({
-    addKey: (p) => exec.write(() => addKey(exec, p)),
+    addKey: (params) => exec.write(() => addKey(exec, params)),
     keys: () =>
       exec.read(() =>
         (
@@ -79,59 +89,25 @@ export function sqliteLedger(exec: SqliteExecutor): LedgerStore['ledger'] {
             public_key: string;
             added_at: number;
           }[]
-        ).map((r) => ({ id: r.id, publicKey: r.public_key, addedAt: r.added_at })),
+        ).map((row) => ({ id: row.id, publicKey: row.public_key, addedAt: row.added_at })),
       ),
-    unsealed: (p) =>
+    unsealed: (params) =>
       // One read transaction: the newest checkpoint, the last sealed id and the rows, one snapshot.
-      exec.read(() =>
-        exec.db
-          .transaction(() => {
-            const through = sealedThrough();
-            const rows = exec
-              .prepare('SELECT * FROM audit_events WHERE id > ? ORDER BY id LIMIT ?')
-              .all(through, p.limit) as LedgerRowColumns[];
-            return { newest: newest(), sealedThrough: through, rows, now: exec.now() };
-          })
-          .deferred(),
-      ),
-    append: (c, leaves) =>
+      exec.read(() => unsealedIn(exec, params)),
+    append: (checkpoint, leaves) =>
       exec.write(() => {
-        if (!follows(c)) return false;
-        insert(c, leaves);
+        if (!follows(exec, checkpoint)) return false;
+        insertCheckpoint(exec, checkpoint, leaves);
         return true;
       }),
-    checkpoints: (p) =>
-      exec.read(() =>
-        (
-          exec
-            .prepare(
-              `SELECT ${CHECKPOINT_COLUMNS} FROM audit_checkpoints
-               WHERE seq > ? AND (? IS NULL OR kind = ?) ORDER BY seq LIMIT ?`,
-            )
-            .all(p.afterSeq, p.kind ?? null, p.kind ?? null, p.limit) as CheckpointRow[]
-        ).map(toCheckpoint),
-      ),
+    checkpoints: (params) => exec.read(() => checkpointsIn(exec, params)),
     leaves: (seq) =>
       exec.read(() => {
         const row = exec.prepare('SELECT leaves FROM audit_checkpoints WHERE seq = ?').get(seq) as
           { leaves: Buffer | null } | undefined;
         return row?.leaves == null ? null : new Uint8Array(row.leaves);
       }),
-    rows: (p) =>
-      exec.read(
-        () =>
-          exec.prepare(`SELECT * FROM audit_events WHERE ${rowsWhere(p)} ORDER BY id LIMIT @limit`).all({
-            after: p.afterId,
-            limit: p.limit,
-            ...(p.throughId === undefined ? {} : { through: p.throughId }),
-            ...(p.key === undefined ? {} : { key: p.key }),
-            ...(p.session === undefined ? {} : { session: p.session }),
-            ...(p.host === undefined ? {} : { host: p.host }),
-            ...(p.type === undefined ? {} : { type: p.type }),
-            ...(p.since === undefined ? {} : { since: p.since }),
-            ...(p.until === undefined ? {} : { until: p.until }),
-          }) as LedgerRowColumns[],
-      ),
+    rows: (params) => exec.read(() => rowsIn(exec, params)),
     newestAt: (firstId, lastId) =>
       exec.read(
         () =>
@@ -145,50 +121,101 @@ export function sqliteLedger(exec: SqliteExecutor): LedgerStore['ledger'] {
       ),
     extent: () =>
       exec.read(() => {
-        const r = exec.prepare('SELECT min(id) AS first, max(id) AS last FROM audit_events').get() as {
+        const row = exec.prepare('SELECT min(id) AS first, max(id) AS last FROM audit_events').get() as {
           first: number | null;
           last: number | null;
         };
-        return { firstId: r.first, lastId: r.last };
+        return { firstId: row.first, lastId: row.last };
       }),
-    prune: (record) =>
-      exec.write(() => {
-        const attested = exec
-          .prepare(`SELECT hash FROM audit_checkpoints WHERE seq = ? AND kind = 'seal'`)
-          .get(record.throughSeq) as { hash: string } | undefined;
-        if (!follows(record) || attested?.hash !== record.root) return null;
-        exec.prepare('UPDATE ledger_prune_gate SET open = 1').run();
-        const removed = exec.prepare('DELETE FROM audit_events WHERE id <= ?').run(record.lastId).changes;
-        exec.prepare(`DELETE FROM audit_checkpoints WHERE kind = 'seal' AND seq <= ?`).run(record.throughSeq);
-        exec.prepare('UPDATE ledger_prune_gate SET open = 0').run();
-        insert(record, null);
-        const { seq: checkpoint, firstId, lastId, rowCount } = record;
-        const detail = { checkpoint, firstId, lastId, rowCount, removed };
-        appendAudit(exec, { at: record.sealedAt, type: 'ledger:pruned', detail });
-        return { removed };
-      }),
+    prune: (record) => exec.write(() => pruneIn(exec, record)),
   });
+}
+
+/** ledger.unsealed: the rows past the last seal, with the newest checkpoint. */
+function unsealedIn(
+  exec: SqliteExecutor,
+  params: Parameters<LedgerStore['ledger']['unsealed']>[0],
+): Awaited<ReturnType<LedgerStore['ledger']['unsealed']>> {
+  return exec.db
+    .transaction(() => {
+      const through = sealedThrough(exec);
+      const rows = exec
+        .prepare('SELECT * FROM audit_events WHERE id > ? ORDER BY id LIMIT ?')
+        .all(through, params.limit) as LedgerRowColumns[];
+      return { newest: newestCheckpoint(exec), sealedThrough: through, rows, now: exec.now() };
+    })
+    .deferred();
+}
+
+/** ledger.checkpoints, in sequence order. */
+function checkpointsIn(
+  exec: SqliteExecutor,
+  params: Parameters<LedgerStore['ledger']['checkpoints']>[0],
+): Checkpoint[] {
+  return (
+    exec
+      .prepare(
+        `SELECT ${CHECKPOINT_COLUMNS} FROM audit_checkpoints
+               WHERE seq > ? AND (? IS NULL OR kind = ?) ORDER BY seq LIMIT ?`,
+      )
+      .all(params.afterSeq, params.kind ?? null, params.kind ?? null, params.limit) as CheckpointRow[]
+  ).map(toCheckpoint);
+}
+
+/** ledger.rows: the rows after `afterId` that match the filters given, in id order. */
+function rowsIn(
+  exec: SqliteExecutor,
+  params: Parameters<LedgerStore['ledger']['rows']>[0],
+): LedgerRowColumns[] {
+  return exec.prepare(`SELECT * FROM audit_events WHERE ${rowsWhere(params)} ORDER BY id LIMIT @limit`).all({
+    after: params.afterId,
+    limit: params.limit,
+    ...(params.throughId === undefined ? {} : { through: params.throughId }),
+    ...(params.key === undefined ? {} : { key: params.key }),
+    ...(params.session === undefined ? {} : { session: params.session }),
+    ...(params.host === undefined ? {} : { host: params.host }),
+    ...(params.type === undefined ? {} : { type: params.type }),
+    ...(params.since === undefined ? {} : { since: params.since }),
+    ...(params.until === undefined ? {} : { until: params.until }),
+  }) as LedgerRowColumns[];
+}
+
+/** ledger.prune, inside the caller's write transaction: null unless the record follows and a seal attests it. */
+function pruneIn(exec: SqliteExecutor, record: Checkpoint): { removed: number } | null {
+  const attested = exec
+    .prepare(`SELECT hash FROM audit_checkpoints WHERE seq = ? AND kind = 'seal'`)
+    .get(record.throughSeq) as { hash: string } | undefined;
+  if (!follows(exec, record) || attested?.hash !== record.root) return null;
+  exec.prepare('UPDATE ledger_prune_gate SET open = 1').run();
+  const removed = exec.prepare('DELETE FROM audit_events WHERE id <= ?').run(record.lastId).changes;
+  exec.prepare(`DELETE FROM audit_checkpoints WHERE kind = 'seal' AND seq <= ?`).run(record.throughSeq);
+  exec.prepare('UPDATE ledger_prune_gate SET open = 0').run();
+  insertCheckpoint(exec, record, null);
+  const { seq: checkpoint, firstId, lastId, rowCount } = record;
+  const detail = { checkpoint, firstId, lastId, rowCount, removed };
+  appendAudit(exec, { at: record.sealedAt, type: 'ledger:pruned', detail });
+  return { removed };
 }
 
 type SessionReportRow = shared.SessionReportRow<SqliteEncoding>;
 
 export function sqliteReports(exec: SqliteExecutor): LedgerStore['reports'] {
   return fromSync<LedgerStore['reports']>({
-    sessions: (p = {}) =>
+    sessions: (params = {}) =>
       exec.read(() => {
         const where = ['1 = 1'];
-        if (p.since !== undefined) where.push('(ended_at IS NULL OR ended_at >= @since)');
-        if (p.until !== undefined) where.push('started_at < @until');
-        if (p.host !== undefined) where.push('host = @host');
+        if (params.since !== undefined) where.push('(ended_at IS NULL OR ended_at >= @since)');
+        if (params.until !== undefined) where.push('started_at < @until');
+        if (params.host !== undefined) where.push('host = @host');
         const rows = exec
           .prepare(`SELECT * FROM session_report WHERE ${where.join(' AND ')} ORDER BY session LIMIT @limit`)
           .all({
-            limit: p.limit ?? 10_000,
-            ...(p.since === undefined ? {} : { since: p.since }),
-            ...(p.until === undefined ? {} : { until: p.until }),
-            ...(p.host === undefined ? {} : { host: p.host }),
+            limit: params.limit ?? 10_000,
+            ...(params.since === undefined ? {} : { since: params.since }),
+            ...(params.until === undefined ? {} : { until: params.until }),
+            ...(params.host === undefined ? {} : { host: params.host }),
           }) as SessionReportRow[];
-        return rows.map((r) => sessionReportOf(SQLITE, r));
+        return rows.map((row) => sessionReportOf(SQLITE, row));
       }),
   });
 }

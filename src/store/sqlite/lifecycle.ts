@@ -28,7 +28,7 @@ export function sqliteLifecycle(exec: SqliteExecutor): Sync<LifecycleStore['life
         const task = existing(exec, params.key);
         return toTask(changeTaskState(exec, exec.now(), task, params));
       }),
-    escalate: (p) => exec.write(() => escalate(exec, p)),
+    escalate: (params) => exec.write(() => escalate(exec, params)),
     gate: (params) =>
       exec.write(() => {
         const task = existing(exec, params.key);

@@ -15,7 +15,7 @@ export interface LockRow extends shared.LockRow<SqliteEncoding> {
   host: string;
 }
 
-export const toLock = (r: LockRow): WorkspaceLock => lockOf(SQLITE, r);
+export const toLock = (row: LockRow): WorkspaceLock => lockOf(SQLITE, row);
 
 export const toHolder = (row: LockRow): LockHolder => ({
   session: row.session_id,

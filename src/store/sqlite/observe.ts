@@ -29,11 +29,14 @@ interface LiveClaimRow extends shared.LiveClaimRow<SqliteEncoding> {
 }
 
 const counts = (rows: readonly { name: string; count: number }[]): readonly Count[] =>
-  rows.map((r) => ({ name: r.name, count: r.count }));
+  rows.map((row) => ({ name: row.name, count: row.count }));
+
+/** The newest ledger row's id, 0 for an empty ledger. */
+function auditMaxId(exec: SqliteExecutor): number {
+  return (exec.prepare('SELECT coalesce(max(id), 0) AS id FROM audit_events').get() as { id: number }).id;
+}
 
 export function sqliteObserve(exec: SqliteExecutor): Sync<ObserveStore['observe']> {
-  const auditMaxId = (): number =>
-    (exec.prepare('SELECT coalesce(max(id), 0) AS id FROM audit_events').get() as { id: number }).id;
   return {
     jobsPage: (params) =>
       exec.read(() => {
@@ -47,61 +50,65 @@ export function sqliteObserve(exec: SqliteExecutor): Sync<ObserveStore['observe'
         }) as JobRow[];
         return rows.map(toJob);
       }),
-    liveClaims: () =>
-      exec.read(() => {
-        const rows = exec
-          .prepare(
-            `SELECT t.key, c.task_id, c.epoch, c.claimed_at, c.heartbeat_at, c.session_id,
+    liveClaims: () => exec.read(() => liveClaimsIn(exec)),
+    stats: () => exec.read(() => statsIn(exec)),
+    auditMaxId: () => exec.read(() => auditMaxId(exec)),
+  };
+}
+
+/** observe.liveClaims, inside the caller's read transaction: each live claim with its task's active job. */
+function liveClaimsIn(exec: SqliteExecutor): LiveClaim[] {
+  const rows = exec
+    .prepare(
+      `SELECT t.key, c.task_id, c.epoch, c.claimed_at, c.heartbeat_at, c.session_id,
                       s.kind, s.host, s.pid, s.name, s.ttl_ms
                FROM claims c JOIN tasks t ON t.id = c.task_id JOIN sessions s ON s.id = c.session_id
                WHERE c.released_at IS NULL
                ORDER BY c.heartbeat_at, c.id`,
-          )
-          .all() as LiveClaimRow[];
-        const active = exec.prepare(
-          `${JOB_SELECT} WHERE j.task_id = ? AND j.status IN ('queued', 'claimed', 'running')`,
-        );
-        return rows.map((row): LiveClaim => {
-          const job = active.get(row.task_id) as JobRow | undefined;
-          return liveClaimOf(SQLITE, row, job === undefined ? null : toJob(job));
-        });
-      }),
-    stats: () =>
-      exec.read((): StoreStats => {
-        const all = <R>(sql: string): R[] => exec.prepare(sql).all() as R[];
-        const claims = exec
-          .prepare(
-            `SELECT count(*) AS granted, count(*) FILTER (WHERE released_at IS NULL) AS held,
+    )
+    .all() as LiveClaimRow[];
+  const active = exec.prepare(
+    `${JOB_SELECT} WHERE j.task_id = ? AND j.status IN ('queued', 'claimed', 'running')`,
+  );
+  return rows.map((row): LiveClaim => {
+    const job = active.get(row.task_id) as JobRow | undefined;
+    return liveClaimOf(SQLITE, row, job === undefined ? null : toJob(job));
+  });
+}
+
+/** observe.stats, inside the caller's read transaction, so its figures agree. */
+function statsIn(exec: SqliteExecutor): StoreStats {
+  const all = <R>(sql: string): R[] => exec.prepare(sql).all() as R[];
+  const claims = exec
+    .prepare(
+      `SELECT count(*) AS granted, count(*) FILTER (WHERE released_at IS NULL) AS held,
                       min(heartbeat_at) FILTER (WHERE released_at IS NULL) AS oldest
                FROM claims`,
-          )
-          .get() as { granted: number; held: number; oldest: number | null };
-        return {
-          now: exec.now(),
-          jobsByStatus: counts(all('SELECT status AS name, count(*) AS count FROM jobs GROUP BY status')),
-          waitingByReason: counts(
-            all(
-              `SELECT reason AS name, count(*) AS count FROM jobs
+    )
+    .get() as { granted: number; held: number; oldest: number | null };
+  return {
+    now: exec.now(),
+    jobsByStatus: counts(all('SELECT status AS name, count(*) AS count FROM jobs GROUP BY status')),
+    waitingByReason: counts(
+      all(
+        `SELECT reason AS name, count(*) AS count FROM jobs
                  WHERE status = 'queued' AND reason IS NOT NULL GROUP BY reason`,
-            ),
-          ),
-          jobsStarted: (
-            exec.prepare("SELECT count(*) AS n FROM audit_events WHERE type = 'job:started'").get() as {
-              n: number;
-            }
-          ).n,
-          claimsGranted: claims.granted,
-          claimsHeld: claims.held,
-          claimsByOutcome: counts(
-            all(
-              `SELECT outcome AS name, count(*) AS count FROM claims
+      ),
+    ),
+    jobsStarted: (
+      exec.prepare("SELECT count(*) AS n FROM audit_events WHERE type = 'job:started'").get() as {
+        n: number;
+      }
+    ).n,
+    claimsGranted: claims.granted,
+    claimsHeld: claims.held,
+    claimsByOutcome: counts(
+      all(
+        `SELECT outcome AS name, count(*) AS count FROM claims
                  WHERE outcome IS NOT NULL GROUP BY outcome`,
-            ),
-          ),
-          oldestClaimHeartbeatAt: claims.oldest,
-          auditMaxId: auditMaxId(),
-        };
-      }),
-    auditMaxId: () => exec.read(auditMaxId),
+      ),
+    ),
+    oldestClaimHeartbeatAt: claims.oldest,
+    auditMaxId: auditMaxId(exec),
   };
 }

@@ -42,12 +42,12 @@ export type JobRow = rows.JobRow<SqliteEncoding>;
 export type LeaseRow = rows.LeaseRow<SqliteEncoding>;
 export type AuditRow = rows.AuditRow<SqliteEncoding>;
 
-export const toTask = (r: TaskRow): Task => taskOf(SQLITE, r);
-export const toSession = (r: SessionRow): Session => sessionOf(SQLITE, r);
-export const toClaim = (r: ClaimRow): Claim => claimOf(SQLITE, r);
-export const toJob = (r: JobRow): Job => jobOf(SQLITE, r);
-export const toLease = (r: LeaseRow): Lease => leaseOf(SQLITE, r);
-export const toAudit = (r: AuditRow): AuditEntry => auditOf(SQLITE, r);
+export const toTask = (row: TaskRow): Task => taskOf(SQLITE, row);
+export const toSession = (row: SessionRow): Session => sessionOf(SQLITE, row);
+export const toClaim = (row: ClaimRow): Claim => claimOf(SQLITE, row);
+export const toJob = (row: JobRow): Job => jobOf(SQLITE, row);
+export const toLease = (row: LeaseRow): Lease => leaseOf(SQLITE, row);
+export const toAudit = (row: AuditRow): AuditEntry => auditOf(SQLITE, row);
 
 /** The holder of a task's live claim, as told to a loser. */
 export function holderOf(exec: SqliteExecutor, taskId: number): Holder | null {

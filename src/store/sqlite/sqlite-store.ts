@@ -83,7 +83,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
           applied:
             (exec.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: number | null })
               .v ?? 0,
-          known: Math.max(...MIGRATIONS.map((m) => m.version)),
+          known: Math.max(...MIGRATIONS.map((migration) => migration.version)),
         })),
       close: () => {
         wake.stop();
@@ -186,7 +186,7 @@ function useAsItIs(exec: SqliteExecutor, path: string): void {
     );
   });
   if (current === 0) throw noDatabase(path, false);
-  const refusal = schemaRefusal(current, Math.max(0, ...MIGRATIONS.map((m) => m.version)));
+  const refusal = schemaRefusal(current, Math.max(0, ...MIGRATIONS.map((migration) => migration.version)));
   if (refusal !== null) throw refusal;
 }
 
@@ -212,7 +212,7 @@ function migrateWithin(exec: SqliteExecutor, target: number): void {
       v: number | null;
     };
     const current = row.v ?? 0;
-    const known = Math.max(0, ...MIGRATIONS.map((m) => m.version));
+    const known = Math.max(0, ...MIGRATIONS.map((migration) => migration.version));
     if (current > known) throw schemaTooNew(current, known);
     for (const migration of MIGRATIONS) {
       if (migration.version <= current || migration.version > target) continue;

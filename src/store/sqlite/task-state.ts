@@ -20,7 +20,7 @@ export interface StateChange {
   readonly reason?: string | null | undefined;
 }
 
-export const facts = (t: TaskRow): TaskStateFacts => stateFactsOf(SQLITE, t);
+export const facts = (task: TaskRow): TaskStateFacts => stateFactsOf(SQLITE, task);
 
 /** Moves the task (its row as read in this transaction); TaskStateError when the action may not. */
 export function changeTaskState(

@@ -87,17 +87,19 @@ function updateTask(exec: SqliteExecutor, params: TaskUpdateParams): TaskRow {
     labels: params.labels === undefined ? undefined : JSON.stringify(params.labels),
     review_required: params.reviewRequired === undefined ? undefined : params.reviewRequired ? 1 : 0,
   };
-  const given = Object.entries(fields).filter(([, v]) => v !== undefined);
+  const given = Object.entries(fields).filter(([, value]) => value !== undefined);
   if (given.length === 0) return task;
   const row = exec
-    .prepare(`UPDATE tasks SET ${given.map(([k]) => `${k} = @${k}`).join(', ')} WHERE id = @id RETURNING *`)
+    .prepare(
+      `UPDATE tasks SET ${given.map(([column]) => `${column} = @${column}`).join(', ')} WHERE id = @id RETURNING *`,
+    )
     .get({ ...Object.fromEntries(given), id: task.id }) as TaskRow;
   appendAudit(exec, {
     at: exec.now(),
     type: 'task:updated',
     key: params.key,
     session: params.by.session ?? null,
-    detail: { fields: given.map(([k]) => k), by: params.by.name },
+    detail: { fields: given.map(([column]) => column), by: params.by.name },
   });
   return row;
 }
@@ -135,7 +137,7 @@ export function sqliteTasks(exec: SqliteExecutor): Sync<Store['tasks']> {
             }) as TaskRow[]
         ).map(toTask),
       ),
-    update: (p) => exec.write(() => toTask(updateTask(exec, p))),
+    update: (params) => exec.write(() => toTask(updateTask(exec, params))),
   };
 }
 
@@ -165,7 +167,7 @@ function heartbeatIn(exec: SqliteExecutor, params: HeartbeatParams): FencedResul
 
 export function sqliteSessions(exec: SqliteExecutor): Store['sessions'] {
   // A heartbeat need not survive a power cut (SqliteExecutor.writeNotDurable): no fsync of its own.
-  const beats = new TickBatcher(exec, (p: HeartbeatParams) => heartbeatIn(exec, p), false);
+  const beats = new TickBatcher(exec, (params: HeartbeatParams) => heartbeatIn(exec, params), false);
   const sync: Sync<Omit<Store['sessions'], 'heartbeat' | 'start'>> = {
     end: (id) =>
       exec.write(() => {
@@ -195,9 +197,9 @@ export function sqliteSessions(exec: SqliteExecutor): Store['sessions'] {
   // Many sessions of one process beating together share one commit (tick-batcher.ts).
   return {
     ...fromSync(sync),
-    heartbeat: (p) => beats.submit(p),
+    heartbeat: (params) => beats.submit(params),
     // Commits with a write sent in the same turn: a run's job start (SqliteExecutor.grouped).
-    start: (p) => exec.grouped(() => startSessionIn(exec, p)),
+    start: (params) => exec.grouped(() => startSessionIn(exec, params)),
   };
 }
 
@@ -214,17 +216,17 @@ export function releaseAllClaims(
        WHERE c.session_id = ? AND c.released_at IS NULL`,
     )
     .all(session) as { id: number; task_id: number; epoch: number; key: string }[];
-  for (const c of live) {
-    exec.prepare('UPDATE claims SET released_at = ?, outcome = ? WHERE id = ?').run(now, outcome, c.id);
+  for (const claim of live) {
+    exec.prepare('UPDATE claims SET released_at = ?, outcome = ? WHERE id = ?').run(now, outcome, claim.id);
     exec
       .prepare('UPDATE tasks SET holder_session_id = NULL, claimed_at = NULL WHERE id = ? AND epoch = ?')
-      .run(c.task_id, c.epoch);
+      .run(claim.task_id, claim.epoch);
     appendAudit(exec, {
       at: now,
       type: 'claim:released',
-      key: c.key,
+      key: claim.key,
       session,
-      epoch: c.epoch,
+      epoch: claim.epoch,
       detail: { outcome },
     });
   }
@@ -232,19 +234,31 @@ export function releaseAllClaims(
 }
 
 /** sessions.start: a live session, with its `session:started` row. */
-function startSessionIn(exec: SqliteExecutor, p: SessionStartParams): Session {
+function startSessionIn(exec: SqliteExecutor, params: SessionStartParams): Session {
   const now = exec.now();
   const row = exec
     .prepare(
       `INSERT INTO sessions (kind, host, pid, name, started_at, heartbeat_at, ttl_ms)
                VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *`,
     )
-    .get(p.kind, p.host, p.pid, p.name ?? null, now, now, p.ttlMs ?? null) as SessionRow;
+    .get(
+      params.kind,
+      params.host,
+      params.pid,
+      params.name ?? null,
+      now,
+      now,
+      params.ttlMs ?? null,
+    ) as SessionRow;
   appendAudit(exec, {
     at: now,
     type: 'session:started',
     session: row.id,
-    detail: { kind: p.kind, pid: p.pid, ...(p.ttlMs === undefined ? {} : { ttlMs: p.ttlMs }) },
+    detail: {
+      kind: params.kind,
+      pid: params.pid,
+      ...(params.ttlMs === undefined ? {} : { ttlMs: params.ttlMs }),
+    },
   });
   return toSession(row);
 }

@@ -52,10 +52,11 @@ export class TickBatcher<Req, Res> {
     // A locked file is waited out asynchronously (SqliteExecutor.later), like any port call.
     const committed = this.exec.later(() => Promise.resolve(write(each)));
     committed.then(
-      (outcomes: Outcome<Res>[]) => batch.forEach((p, i) => settle(outcomes[i], p.resolve, p.reject)),
+      (outcomes: Outcome<Res>[]) =>
+        batch.forEach((pending, index) => settle(outcomes[index], pending.resolve, pending.reject)),
       // The transaction itself failed: nothing committed.
       (error: unknown) => {
-        for (const p of batch) p.reject(error);
+        for (const pending of batch) pending.reject(error);
       },
     );
   }

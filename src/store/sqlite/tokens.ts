@@ -30,7 +30,7 @@ const RUN_LIVE = `SELECT 1 FROM jobs j
 
 export function sqliteTokens(exec: SqliteExecutor): Sync<TokenStore['tokens']> {
   return {
-    create: (p) => createToken(exec, p),
+    create: (params) => createToken(exec, params),
     verify: (secret) =>
       exec.read(() => {
         const row = exec
@@ -93,9 +93,9 @@ function createToken(exec: SqliteExecutor, params: TokenCreateParams): TokenCrea
   return exec.write(() => {
     const now = exec.now();
     if (session !== null) {
-      const s = exec.prepare('SELECT state FROM sessions WHERE id = ?').get(session) as
+      const row = exec.prepare('SELECT state FROM sessions WHERE id = ?').get(session) as
         { state: string } | undefined;
-      if (s?.state !== 'live') throw sessionRefusal(session, s?.state ?? null);
+      if (row?.state !== 'live') throw sessionRefusal(session, row?.state ?? null);
     }
     const row = exec
       .prepare(

@@ -47,7 +47,7 @@ const toWorkspace = (row: WorkspaceRow): Workspace => ({
   path: row.path,
   kind: row.kind as WorkspaceKind,
 });
-const toAgent = (r: AgentRow): Agent => ({ ...r });
+const toAgent = (row: AgentRow): Agent => ({ ...row });
 const toProject = (row: { name: string; primary_workspace: string | null }): Project => ({
   name: row.name,
   primaryWorkspace: row.primary_workspace,
@@ -262,7 +262,9 @@ function sqliteWorkspaceLocks(exec: SqliteExecutor): Sync<WorkspaceStore['worksp
           toLock,
         );
       }),
-    releaseJob: (p) =>
-      exec.write(() => releaseJobLocks(exec, exec.now(), p.jobId, 'released', p.session).map(toLock)),
+    releaseJob: (params) =>
+      exec.write(() =>
+        releaseJobLocks(exec, exec.now(), params.jobId, 'released', params.session).map(toLock),
+      ),
   };
 }
