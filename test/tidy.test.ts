@@ -224,12 +224,16 @@ async function idLengthRule(eslint: ESLint, path: string): Promise<Linter.RuleEn
   return config?.rules?.['id-length'];
 }
 
-test('the one-letter-name rule (ESLint id-length) covers shipping code, not tests, and catches a violation', async () => {
+test('the one-letter-name rule (ESLint id-length) covers shipping code and the conformance suite, not tests, and catches a violation', async () => {
   const eslint = new ESLint({ cwd: root });
   const rule = await idLengthRule(eslint, 'src/core/x.ts');
   assert.ok(rule !== undefined, 'eslint.config.js applies id-length to src/core');
   assert.equal(await idLengthRule(eslint, 'src/core/x.test.ts'), undefined);
-  assert.equal(await idLengthRule(eslint, 'src/store/conformance/x.ts'), undefined);
+  assert.deepEqual(
+    await idLengthRule(eslint, 'src/store/conformance/x.ts'),
+    rule,
+    'the conformance suite holds to the same rule',
+  );
   // The rule as configured, on a snippet: ESLint's own Linter, without type information.
   const text = [
     'export function f(options: { x: number }, _: number): number[] {',

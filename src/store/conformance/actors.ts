@@ -7,13 +7,13 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { givenSession, withFixture, type Harness } from './harness.js';
 
-export function exerciseActors(h: Harness): void {
+export function exerciseActors(harness: Harness): void {
   describe('who acted, in the ledger', () => {
     test('task add, enqueue, workspace add, token create and revoke and a ledger key name who asked', () =>
-      withFixture(h, async ({ store }) => {
-        const s = await givenSession(store, 'box-1');
+      withFixture(harness, async ({ store }) => {
+        const session = await givenSession(store, 'box-1');
         await store.tasks.add({ key: 't1', actor: 'alice@box' });
-        await store.jobs.enqueue({ key: 't1', actor: 'bob@box', by: s.id });
+        await store.jobs.enqueue({ key: 't1', actor: 'bob@box', by: session.id });
         // An enqueue that adds its task names the asker on both rows.
         await store.jobs.enqueue({ key: 't2', actor: 'token 0123456789ab (ci)' });
         await store.workspaces.add({ name: 'w', path: '/srv/w', kind: 'dir', actor: 'carol@box' });
@@ -23,12 +23,18 @@ export function exerciseActors(h: Harness): void {
         const rows = await store.audit.list();
         const by = (type: string, key?: string): unknown[] =>
           rows
-            .filter((e) => e.type === type && (key === undefined || e.key === key))
-            .map((e) => e.detail['by']);
+            .filter((entry) => entry.type === type && (key === undefined || entry.key === key))
+            .map((entry) => entry.detail['by']);
         assert.deepEqual(by('task:added', 't1'), ['alice@box']);
         assert.deepEqual(by('job:enqueued', 't1'), ['bob@box']);
-        assert.equal(rows.find((e) => e.type === 'job:enqueued' && e.key === 't1')?.session, s.id);
-        assert.equal(rows.find((e) => e.type === 'job:enqueued' && e.key === 't1')?.host, 'box-1');
+        assert.equal(
+          rows.find((entry) => entry.type === 'job:enqueued' && entry.key === 't1')?.session,
+          session.id,
+        );
+        assert.equal(
+          rows.find((entry) => entry.type === 'job:enqueued' && entry.key === 't1')?.host,
+          'box-1',
+        );
         assert.deepEqual(by('task:added', 't2'), ['token 0123456789ab (ci)']);
         assert.deepEqual(by('job:enqueued', 't2'), ['token 0123456789ab (ci)']);
         assert.deepEqual(by('workspace:added'), ['carol@box']);
@@ -38,7 +44,7 @@ export function exerciseActors(h: Harness): void {
       }));
 
     test('a call that names nobody leaves the row without `by`', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         await store.jobs.enqueue({ key: 't1' });
         await store.workspaces.add({ name: 'w', path: '/srv/w', kind: 'dir' });
         const rows = await store.audit.list();

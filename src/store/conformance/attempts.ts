@@ -10,10 +10,10 @@ import { withFixture, type Harness } from './harness.js';
 
 const POLICY = { backoffBaseMs: 1, backoffMaxMs: 1 };
 
-export function exerciseAttempts(h: Harness): void {
+export function exerciseAttempts(harness: Harness): void {
   describe('attempts', () => {
     test('gives back the attempt of a placement whose host died before any agent started', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const { job } = await store.jobs.enqueue({ key: 'k', attemptMax: 1 });
         for (let crash = 1; crash <= 3; crash++) {
           const { session } = await givenHost(store, `box-${crash}`);
@@ -35,7 +35,7 @@ export function exerciseAttempts(h: Harness): void {
       }));
 
     test("a job's start and its agent's session sent together take effect; a stale start alone is refused", () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const { session } = await givenHost(store);
         const term = await givenLeader(store);
         const { job } = await store.jobs.enqueue({ key: 'k' });
@@ -55,12 +55,12 @@ export function exerciseAttempts(h: Harness): void {
         assert.ok(started.ok);
         assert.equal(started.job.status, 'running');
         assert.equal((await store.sessions.get(made.id))?.state, 'live');
-        const types = (await store.audit.list({ jobId: job.id })).map((e) => e.type);
-        assert.equal(types.filter((t) => t === 'job:started').length, 1);
+        const types = (await store.audit.list({ jobId: job.id })).map((entry) => entry.type);
+        assert.equal(types.filter((type) => type === 'job:started').length, 1);
       }));
 
     test('counts an attempt whose agent started, failing the job once they are used up', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const { session } = await givenHost(store);
         const term = await givenLeader(store);
         const { job } = await store.jobs.enqueue({ key: 'k', attemptMax: 1 });

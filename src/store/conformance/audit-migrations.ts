@@ -3,42 +3,42 @@ import assert from 'node:assert/strict';
 import { ConflictError } from '../../core/errors.js';
 import { givenSession, givenTask, withFixture, type Harness } from './harness.js';
 
-export function exerciseAuditAndMigrations(h: Harness): void {
+export function exerciseAuditAndMigrations(harness: Harness): void {
   describe('audit ledger', () => {
     test("filters by key, session, job and type, alone and together; a job's rows carry its task key", () =>
-      withFixture(h, async ({ store, raw }) => {
-        const s = await givenSession(store, 'box-1');
+      withFixture(harness, async ({ store, raw }) => {
+        const session = await givenSession(store, 'box-1');
         const other = await givenSession(store, 'box-2');
-        const { job: a } = await store.jobs.enqueue({ key: 'a', priority: 1 });
-        const { job: b } = await store.jobs.enqueue({ key: 'b', priority: 2 });
-        const first = await store.jobs.claimNext({ session: s.id, start: true });
-        assert.ok(first !== null && first.id === a.id);
+        const { job: jobA } = await store.jobs.enqueue({ key: 'a', priority: 1 });
+        const { job: jobB } = await store.jobs.enqueue({ key: 'b', priority: 2 });
+        const first = await store.jobs.claimNext({ session: session.id, start: true });
+        assert.ok(first !== null && first.id === jobA.id);
         const policy = { backoffBaseMs: 0, backoffMaxMs: 0 };
         await store.dispatch.requeue({
-          id: a.id,
-          session: s.id,
+          id: jobA.id,
+          session: session.id,
           epoch: first.epoch,
           reason: 'crash',
           policy,
         });
         const again = await store.jobs.claimNext({ session: other.id, start: true });
-        assert.ok(again !== null && again.id === a.id);
+        assert.ok(again !== null && again.id === jobA.id);
         const loop = {
-          id: a.id,
+          id: jobA.id,
           session: other.id,
           epoch: again.epoch,
           status: 'done' as const,
           start: true,
         };
         const { next } = await store.jobs.finishAndClaimNext(loop);
-        assert.equal(next?.id, b.id);
-        await store.jobs.cancel({ id: b.id, by: s.id });
+        assert.equal(next?.id, jobB.id);
+        await store.jobs.cancel({ id: jobB.id, by: session.id });
         const all = await store.audit.list();
-        const types = (e: readonly { type: string }[]) => e.map((x) => x.type);
-        const byJob = await store.audit.list({ jobId: a.id });
+        const types = (entries: readonly { type: string }[]) => entries.map((entry) => entry.type);
+        const byJob = await store.audit.list({ jobId: jobA.id });
         assert.deepEqual(
           byJob,
-          all.filter((e) => e.jobId === a.id),
+          all.filter((entry) => entry.jobId === jobA.id),
         );
         assert.deepEqual(types(byJob), [
           ...['job:enqueued', 'job:claimed', 'job:started', 'job:requeued'],
@@ -46,15 +46,15 @@ export function exerciseAuditAndMigrations(h: Harness): void {
         ]);
         assert.deepEqual(
           await store.audit.list({ key: 'b' }),
-          all.filter((e) => e.key === 'b'),
+          all.filter((entry) => entry.key === 'b'),
         );
         assert.deepEqual(
           await store.audit.list({ session: other.id }),
-          all.filter((e) => e.session === other.id),
+          all.filter((entry) => entry.session === other.id),
         );
-        const mix = await store.audit.list({ jobId: a.id, session: other.id, type: 'job:claimed' });
+        const mix = await store.audit.list({ jobId: jobA.id, session: other.id, type: 'job:claimed' });
         const expected = all.filter(
-          (e) => e.jobId === a.id && e.session === other.id && e.type === 'job:claimed',
+          (entry) => entry.jobId === jobA.id && entry.session === other.id && entry.type === 'job:claimed',
         );
         assert.deepEqual(mix, expected);
         assert.equal(mix.length, 1);
@@ -62,27 +62,27 @@ export function exerciseAuditAndMigrations(h: Harness): void {
         assert.deepEqual(after, byJob.slice(3, 5));
         assert.deepEqual(await store.audit.list({ jobId: 999_999 }), []);
         // The invariant the job filter relies on, over the whole ledger.
-        const keys = new Map((await store.jobs.list()).map((j) => [j.id, j.key]));
+        const keys = new Map((await store.jobs.list()).map((job) => [job.id, job.key]));
         const wrong = (
           await raw.exec('SELECT id, task_key, job_id FROM audit_events WHERE job_id IS NOT NULL')
-        ).filter((r) => r.task_key !== keys.get(Number(r.job_id)));
+        ).filter((row) => row.task_key !== keys.get(Number(row.job_id)));
         assert.deepEqual(wrong, []);
       }));
 
     test('appends one entry per state change with session, host, epoch and database time', () =>
-      withFixture(h, async ({ store }) => {
-        const s = await givenSession(store, 'box-7');
+      withFixture(harness, async ({ store }) => {
+        const session = await givenSession(store, 'box-7');
         await givenTask(store, 't');
         const before = await store.now();
-        await store.claims.acquire({ key: 't', session: s.id });
-        await store.claims.release({ key: 't', session: s.id, epoch: 1, outcome: 'done' });
+        await store.claims.acquire({ key: 't', session: session.id });
+        await store.claims.release({ key: 't', session: session.id, epoch: 1, outcome: 'done' });
         const entries = await store.audit.list({ key: 't' });
         assert.deepEqual(
-          entries.map((e) => e.type),
+          entries.map((entry) => entry.type),
           ['task:added', 'claim:granted', 'claim:released', 'task:state'],
         );
         const granted = entries[1];
-        assert.equal(granted?.session, s.id);
+        assert.equal(granted?.session, session.id);
         assert.equal(granted?.host, 'box-7');
         assert.equal(granted?.epoch, 1);
         assert.ok(granted !== undefined && granted.at >= before);
@@ -91,51 +91,51 @@ export function exerciseAuditAndMigrations(h: Harness): void {
           from: 'open',
           to: 'done',
           action: 'finish',
-          by: `session ${s.id}`,
+          by: `session ${session.id}`,
           reason: null,
         });
-        assert.equal(entries[3]?.session, s.id);
+        assert.equal(entries[3]?.session, session.id);
         assert.equal(entries[3]?.host, 'box-7');
       }));
 
     test('records the whole job lifecycle in order', () =>
-      withFixture(h, async ({ store }) => {
-        const s = await givenSession(store);
+      withFixture(harness, async ({ store }) => {
+        const session = await givenSession(store);
         const { job } = await store.jobs.enqueue({ key: 'k' });
-        const claimed = await store.jobs.claimNext({ session: s.id });
+        const claimed = await store.jobs.claimNext({ session: session.id });
         assert.ok(claimed !== null);
-        await store.jobs.start({ id: job.id, session: s.id, epoch: claimed.epoch });
+        await store.jobs.start({ id: job.id, session: session.id, epoch: claimed.epoch });
         await store.jobs.finish({
           id: job.id,
-          session: s.id,
+          session: session.id,
           epoch: claimed.epoch,
           status: 'failed',
           exitCode: 2,
         });
-        const types = (await store.audit.list({ jobId: job.id })).map((e) => e.type);
+        const types = (await store.audit.list({ jobId: job.id })).map((entry) => entry.type);
         assert.deepEqual(types, ['job:enqueued', 'job:claimed', 'job:started', 'job:finished']);
       }));
 
     test('filters the ledger by session and pages by id', () =>
-      withFixture(h, async ({ store }) => {
-        const a = await givenSession(store);
-        const b = await givenSession(store);
-        const mine = await store.audit.list({ session: a.id });
+      withFixture(harness, async ({ store }) => {
+        const first = await givenSession(store);
+        const second = await givenSession(store);
+        const mine = await store.audit.list({ session: first.id });
         assert.deepEqual(
-          mine.map((e) => e.type),
+          mine.map((entry) => entry.type),
           ['session:started'],
         );
         const all = await store.audit.list();
         const firstId = all[0]?.id ?? 0;
         assert.deepEqual(
-          (await store.audit.list({ afterId: firstId })).map((e) => e.session),
-          [b.id],
+          (await store.audit.list({ afterId: firstId })).map((entry) => entry.session),
+          [second.id],
         );
         assert.equal((await store.audit.list({ limit: 1 })).length, 1);
       }));
 
     test('refuses to update or delete ledger entries', () =>
-      withFixture(h, async ({ store, raw }) => {
+      withFixture(harness, async ({ store, raw }) => {
         await givenSession(store);
         await assert.rejects(raw.exec(`UPDATE audit_events SET type = 'x'`), /append-only/);
         await assert.rejects(raw.exec('DELETE FROM audit_events'), /append-only/);
@@ -145,35 +145,35 @@ export function exerciseAuditAndMigrations(h: Harness): void {
 
   describe('migrations', () => {
     test('applies each migration once when several stores open one database at once', () =>
-      withFixture(h, async ({ openAnother, raw }) => {
+      withFixture(harness, async ({ openAnother, raw }) => {
         const stores = await Promise.all(Array.from({ length: 6 }, () => openAnother()));
-        await Promise.all(stores.map((s) => s.close()));
+        await Promise.all(stores.map((store) => store.close()));
         const rows = await raw.exec('SELECT version FROM schema_migrations ORDER BY version');
-        const versions = rows.map((r) => Number(r.version));
+        const versions = rows.map((row) => Number(row.version));
         assert.equal(new Set(versions).size, versions.length);
         assert.ok(versions.length >= 1);
       }));
 
     test('refuses to open a database whose schema is newer than it knows, saying to upgrade', () =>
-      withFixture(h, async ({ raw, openAnother }) => {
+      withFixture(harness, async ({ raw, openAnother }) => {
         await raw.exec(
           `INSERT INTO schema_migrations (version, name, applied_at)
            SELECT 9999, 'from the future', applied_at FROM schema_migrations WHERE version = 1`,
         );
         await assert.rejects(
           openAnother(),
-          (e: unknown) =>
-            e instanceof ConflictError &&
-            /schema is at version 9999, newer than this baton knows/.test(e.message) &&
-            /upgrade baton/.test(e.hint ?? ''),
+          (error: unknown) =>
+            error instanceof ConflictError &&
+            /schema is at version 9999, newer than this baton knows/.test(error.message) &&
+            /upgrade baton/.test(error.hint ?? ''),
         );
       }));
 
     test('reads the database clock', () =>
-      withFixture(h, async ({ store }) => {
-        const a = await store.now();
-        const b = await store.now();
-        assert.ok(Number.isFinite(a) && b >= a);
+      withFixture(harness, async ({ store }) => {
+        const earlier = await store.now();
+        const later = await store.now();
+        assert.ok(Number.isFinite(earlier) && later >= earlier);
       }));
   });
 }

@@ -3,30 +3,30 @@ import assert from 'node:assert/strict';
 import { FencedError, NotFoundError } from '../../core/errors.js';
 import { givenSession, givenTask, withFixture, type Harness } from './harness.js';
 
-export function exerciseClaims(h: Harness): void {
+export function exerciseClaims(harness: Harness): void {
   describe('claims', () => {
     test('grants a free task with epoch 1 and records the holder on the task', () =>
-      withFixture(h, async ({ store }) => {
-        const s = await givenSession(store);
+      withFixture(harness, async ({ store }) => {
+        const session = await givenSession(store);
         await givenTask(store, 't');
-        const r = await store.claims.acquire({ key: 't', session: s.id });
-        assert.ok(r.ok);
-        assert.equal(r.granted, true);
-        assert.equal(r.claim.epoch, 1);
-        assert.equal(r.claim.session, s.id);
-        assert.equal(r.claim.releasedAt, null);
+        const result = await store.claims.acquire({ key: 't', session: session.id });
+        assert.ok(result.ok);
+        assert.equal(result.granted, true);
+        assert.equal(result.claim.epoch, 1);
+        assert.equal(result.claim.session, session.id);
+        assert.equal(result.claim.releasedAt, null);
         const task = await store.tasks.get('t');
         assert.equal(task?.epoch, 1);
-        assert.equal(task?.holder?.session, s.id);
-        assert.deepEqual(await store.claims.current('t'), r.claim);
+        assert.equal(task?.holder?.session, session.id);
+        assert.deepEqual(await store.claims.current('t'), result.claim);
       }));
 
     test('returns the same epoch when the holder claims again', () =>
-      withFixture(h, async ({ store }) => {
-        const s = await givenSession(store);
+      withFixture(harness, async ({ store }) => {
+        const session = await givenSession(store);
         await givenTask(store, 't');
-        const first = await store.claims.acquire({ key: 't', session: s.id });
-        const again = await store.claims.acquire({ key: 't', session: s.id });
+        const first = await store.claims.acquire({ key: 't', session: session.id });
+        const again = await store.claims.acquire({ key: 't', session: session.id });
         assert.ok(first.ok && again.ok);
         assert.equal(again.granted, false);
         assert.equal(again.claim.epoch, first.claim.epoch);
@@ -34,17 +34,17 @@ export function exerciseClaims(h: Harness): void {
       }));
 
     test('tells a loser which session holds the task, on which host, since when', () =>
-      withFixture(h, async ({ store }) => {
-        const a = await givenSession(store, 'host-a');
-        const b = await givenSession(store, 'host-b');
+      withFixture(harness, async ({ store }) => {
+        const first = await givenSession(store, 'host-a');
+        const second = await givenSession(store, 'host-b');
         await givenTask(store, 't');
-        const won = await store.claims.acquire({ key: 't', session: a.id });
-        const lost = await store.claims.acquire({ key: 't', session: b.id });
+        const won = await store.claims.acquire({ key: 't', session: first.id });
+        const lost = await store.claims.acquire({ key: 't', session: second.id });
         assert.ok(won.ok);
         assert.equal(lost.ok, false);
         assert.ok(!lost.ok);
         assert.deepEqual(lost.holder, {
-          session: a.id,
+          session: first.id,
           host: 'host-a',
           since: won.claim.claimedAt,
           epoch: 1,
@@ -52,19 +52,19 @@ export function exerciseClaims(h: Harness): void {
       }));
 
     test('grows the epoch with every grant', () =>
-      withFixture(h, async ({ store }) => {
-        const a = await givenSession(store);
-        const b = await givenSession(store);
+      withFixture(harness, async ({ store }) => {
+        const first = await givenSession(store);
+        const second = await givenSession(store);
         await givenTask(store, 't');
         const epochs: number[] = [];
-        for (const s of [a, b, a, b]) {
-          const r = await store.claims.acquire({ key: 't', session: s.id });
-          assert.ok(r.ok);
-          epochs.push(r.claim.epoch);
+        for (const session of [first, second, first, second]) {
+          const result = await store.claims.acquire({ key: 't', session: session.id });
+          assert.ok(result.ok);
+          epochs.push(result.claim.epoch);
           const rel = await store.claims.release({
             key: 't',
-            session: s.id,
-            epoch: r.claim.epoch,
+            session: session.id,
+            epoch: result.claim.epoch,
             outcome: 'released',
           });
           assert.deepEqual(rel, { ok: true });
@@ -72,7 +72,7 @@ export function exerciseClaims(h: Harness): void {
         assert.deepEqual(epochs, [1, 2, 3, 4]);
         const history = await store.claims.history('t');
         assert.deepEqual(
-          history.map((c) => [c.epoch, c.outcome]),
+          history.map((claim) => [claim.epoch, claim.outcome]),
           [
             [1, 'released'],
             [2, 'released'],
@@ -83,79 +83,87 @@ export function exerciseClaims(h: Harness): void {
       }));
 
     test('refuses a release carrying an older epoch and changes nothing', () =>
-      withFixture(h, async ({ store }) => {
-        const a = await givenSession(store, 'host-a');
-        const b = await givenSession(store, 'host-b');
+      withFixture(harness, async ({ store }) => {
+        const first = await givenSession(store, 'host-a');
+        const second = await givenSession(store, 'host-b');
         await givenTask(store, 't');
-        await store.claims.acquire({ key: 't', session: a.id });
-        await store.claims.release({ key: 't', session: a.id, epoch: 1, outcome: 'failed' });
-        const now = await store.claims.acquire({ key: 't', session: b.id });
+        await store.claims.acquire({ key: 't', session: first.id });
+        await store.claims.release({ key: 't', session: first.id, epoch: 1, outcome: 'failed' });
+        const now = await store.claims.acquire({ key: 't', session: second.id });
         assert.ok(now.ok);
         const ledger = (await store.audit.list()).length;
-        const stale = await store.claims.release({ key: 't', session: a.id, epoch: 1, outcome: 'done' });
+        const stale = await store.claims.release({ key: 't', session: first.id, epoch: 1, outcome: 'done' });
         assert.equal(stale.ok, false);
         assert.ok(!stale.ok);
-        assert.equal(stale.current?.session, b.id);
+        assert.equal(stale.current?.session, second.id);
         assert.equal(stale.current?.epoch, 2);
         assert.deepEqual(await store.claims.current('t'), now.claim);
         assert.equal((await store.audit.list()).length, ledger);
       }));
 
     test('refuses a release by another session presenting the right epoch', () =>
-      withFixture(h, async ({ store }) => {
-        const a = await givenSession(store);
-        const b = await givenSession(store);
+      withFixture(harness, async ({ store }) => {
+        const first = await givenSession(store);
+        const second = await givenSession(store);
         await givenTask(store, 't');
-        await store.claims.acquire({ key: 't', session: a.id });
-        const r = await store.claims.release({ key: 't', session: b.id, epoch: 1, outcome: 'done' });
-        assert.equal(r.ok, false);
-        assert.equal((await store.claims.current('t'))?.session, a.id);
+        await store.claims.acquire({ key: 't', session: first.id });
+        const result = await store.claims.release({
+          key: 't',
+          session: second.id,
+          epoch: 1,
+          outcome: 'done',
+        });
+        assert.equal(result.ok, false);
+        assert.equal((await store.claims.current('t'))?.session, first.id);
       }));
 
     test('refuses a heartbeat carrying an older epoch', () =>
-      withFixture(h, async ({ store }) => {
-        const a = await givenSession(store);
-        const b = await givenSession(store);
+      withFixture(harness, async ({ store }) => {
+        const first = await givenSession(store);
+        const second = await givenSession(store);
         await givenTask(store, 't');
-        await store.claims.acquire({ key: 't', session: a.id });
-        assert.deepEqual(await store.sessions.heartbeat({ session: a.id, claim: { key: 't', epoch: 1 } }), {
-          ok: true,
-        });
-        await store.claims.release({ key: 't', session: a.id, epoch: 1, outcome: 'released' });
-        await store.claims.acquire({ key: 't', session: b.id });
-        const hb = await store.sessions.heartbeat({ session: a.id, claim: { key: 't', epoch: 1 } });
+        await store.claims.acquire({ key: 't', session: first.id });
+        assert.deepEqual(
+          await store.sessions.heartbeat({ session: first.id, claim: { key: 't', epoch: 1 } }),
+          {
+            ok: true,
+          },
+        );
+        await store.claims.release({ key: 't', session: first.id, epoch: 1, outcome: 'released' });
+        await store.claims.acquire({ key: 't', session: second.id });
+        const hb = await store.sessions.heartbeat({ session: first.id, claim: { key: 't', epoch: 1 } });
         assert.equal(hb.ok, false);
         assert.ok(!hb.ok);
-        assert.equal(hb.current?.session, b.id);
+        assert.equal(hb.current?.session, second.id);
         const claim = await store.claims.current('t');
-        assert.equal(claim?.session, b.id);
+        assert.equal(claim?.session, second.id);
         assert.equal(claim?.heartbeatAt, claim?.claimedAt);
       }));
 
     test('refuses a claim on an unknown task or by an unknown or ended session', () =>
-      withFixture(h, async ({ store }) => {
-        const s = await givenSession(store);
+      withFixture(harness, async ({ store }) => {
+        const session = await givenSession(store);
         await givenTask(store, 't');
-        await assert.rejects(store.claims.acquire({ key: 'nope', session: s.id }), NotFoundError);
+        await assert.rejects(store.claims.acquire({ key: 'nope', session: session.id }), NotFoundError);
         await assert.rejects(store.claims.acquire({ key: 't', session: 999999 }), NotFoundError);
-        await store.sessions.end(s.id);
-        await assert.rejects(store.claims.acquire({ key: 't', session: s.id }), FencedError);
+        await store.sessions.end(session.id);
+        await assert.rejects(store.claims.acquire({ key: 't', session: session.id }), FencedError);
         assert.equal(await store.claims.current('t'), null);
         assert.equal((await store.tasks.get('t'))?.epoch, 0);
       }));
 
     test('enforces one live claim per task by a constraint, not only by the query', () =>
-      withFixture(h, async ({ store, raw, param }) => {
-        const a = await givenSession(store);
-        const b = await givenSession(store);
+      withFixture(harness, async ({ store, raw, param }) => {
+        const first = await givenSession(store);
+        const second = await givenSession(store);
         await givenTask(store, 't');
-        await store.claims.acquire({ key: 't', session: a.id });
+        await store.claims.acquire({ key: 't', session: first.id });
         const [task] = await raw.exec('SELECT id FROM tasks');
         await assert.rejects(
           raw.exec(
             `INSERT INTO claims (task_id, session_id, epoch, claimed_at, heartbeat_at)
              SELECT task_id, ${param(1)}, 2, claimed_at, heartbeat_at FROM claims`,
-            [b.id],
+            [second.id],
           ),
           /unique|UNIQUE/,
         );
@@ -164,22 +172,24 @@ export function exerciseClaims(h: Harness): void {
       }));
 
     test('grants one of many concurrent claimers and tells every other who won', () =>
-      withFixture(h, async ({ store, openAnother }) => {
+      withFixture(harness, async ({ store, openAnother }) => {
         const other = await openAnother();
         try {
           await givenTask(store, 't');
           const sessions = await Promise.all(
-            Array.from({ length: 12 }, (_, i) => givenSession(store, `h${i}`)),
+            Array.from({ length: 12 }, (_, index) => givenSession(store, `h${index}`)),
           );
           const results = await Promise.all(
-            sessions.map((s, i) => (i % 2 === 0 ? store : other).claims.acquire({ key: 't', session: s.id })),
+            sessions.map((session, index) =>
+              (index % 2 === 0 ? store : other).claims.acquire({ key: 't', session: session.id }),
+            ),
           );
-          const winners = results.filter((r) => r.ok);
+          const winners = results.filter((result) => result.ok);
           assert.equal(winners.length, 1);
           const winner = winners[0];
           assert.ok(winner?.ok);
-          for (const r of results) {
-            if (!r.ok) assert.equal(r.holder.session, winner.claim.session);
+          for (const result of results) {
+            if (!result.ok) assert.equal(result.holder.session, winner.claim.session);
           }
           assert.equal((await store.tasks.get('t'))?.epoch, 1);
         } finally {

@@ -8,10 +8,10 @@ import assert from 'node:assert/strict';
 import { givenHost } from './dispatch.js';
 import { givenSession, withFixture, type Harness } from './harness.js';
 
-export function exerciseContainment(h: Harness): void {
+export function exerciseContainment(harness: Harness): void {
   describe('containment', () => {
     test("records the serving runner's containment on its host and refuses it from any other session", () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const { session } = await givenHost(store);
         assert.equal((await store.hosts.list())[0]?.containment, null);
         const ref = '{"run":"0123456789ab","dirs":["/sys/fs/cgroup/memory/baton-0123456789ab"]}';
@@ -28,7 +28,7 @@ export function exerciseContainment(h: Harness): void {
       }));
 
     test("keeps the free disk space the serving runner's heartbeat reports, and none from another session", () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const { session } = await givenHost(store);
         const [fresh] = await store.hosts.list();
         assert.equal(fresh?.diskFreeMb, null, 'unknown until a runner says');
@@ -49,7 +49,7 @@ export function exerciseContainment(h: Harness): void {
       }));
 
     test("refuses to change a queued job's command, whoever writes, and lets its other fields move", () =>
-      withFixture(h, async ({ store, raw, param }) => {
+      withFixture(harness, async ({ store, raw, param }) => {
         const { job } = await store.jobs.enqueue({ key: 'k', command: 'npm test' });
         await assert.rejects(
           raw.exec(`UPDATE jobs SET command = ${param(1)} WHERE id = ${param(2)}`, [

@@ -18,35 +18,39 @@ const STALE_AFTER_MS = 60_000;
 /** One pass: read, decide, place, record the reasons; the placements' answers. */
 async function pass(store: Store, term: TermRef, limit = 50) {
   const { now, jobs } = await store.dispatch.candidates({ limit });
-  const d = decideDispatch(jobs, await store.hosts.fleet(), now, STALE_AFTER_MS);
+  const decision = decideDispatch(jobs, await store.hosts.fleet(), now, STALE_AFTER_MS);
   const placed = await store.dispatch.placeMany({
     term,
-    jobs: d.place.map((p) => ({ id: p.job.id, host: p.host, workspace: p.workspace })),
+    jobs: decision.place.map((placement) => ({
+      id: placement.job.id,
+      host: placement.host,
+      workspace: placement.workspace,
+    })),
   });
   const aside = await store.dispatch.setAside({
     term,
-    waits: d.wait.map((w) => ({ id: w.job.id, reason: w.reason })),
-    skips: d.skip.map((s) => ({
-      id: s.job.id,
-      reason: skippedReason(s.error),
-      detail: { cause: s.error.message },
+    waits: decision.wait.map((wait) => ({ id: wait.job.id, reason: wait.reason })),
+    skips: decision.skip.map((skip) => ({
+      id: skip.job.id,
+      reason: skippedReason(skip.error),
+      detail: { cause: skip.error.message },
       backoffMs: 60_000,
     })),
   });
-  return { d, placed, aside };
+  return { decision, placed, aside };
 }
 
 async function where(store: Store): Promise<Record<string, string>> {
   const jobs = await store.jobs.list();
   return Object.fromEntries(
-    jobs.map((j) => [j.key, j.status === 'claimed' ? `on ${j.host}` : (j.reason ?? '')]),
+    jobs.map((job) => [job.key, job.status === 'claimed' ? `on ${job.host}` : (job.reason ?? '')]),
   );
 }
 
-export function exerciseDispatchPass(h: Harness): void {
+export function exerciseDispatchPass(harness: Harness): void {
   describe('a dispatcher pass as a set', () => {
     test('reads each candidate with its gate, plan inputs and the live locks on its workspaces', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         await store.workspaces.add({ name: 'api', path: '/srv/api', kind: 'dir' });
         await store.workspaces.add({ name: 'web', path: '/srv/web', kind: 'worktree' });
         await store.agents.add({ name: 'ada', role: 'engineer', workspace: 'web' });
@@ -61,18 +65,20 @@ export function exerciseDispatchPass(h: Harness): void {
         const { now, jobs } = await store.dispatch.candidates({ limit: 10 });
         assert.ok(now >= job.queuedAt);
         assert.deepEqual(
-          jobs.map((c) => c.job.key),
+          jobs.map((candidate) => candidate.job.key),
           ['a', 'b'],
         );
-        const [a, b] = jobs;
-        assert.deepEqual(a?.job, job);
-        assert.equal(a?.gate, null);
-        assert.deepEqual(a?.plan, {
+        const [first, second] = jobs;
+        assert.deepEqual(first?.job, job);
+        assert.equal(first?.gate, null);
+        assert.deepEqual(first?.plan, {
           task: { key: 'a', requiresFilesystem: true, workspace: 'api' },
           agent: { name: 'ada', role: 'engineer', department: null, workspace: 'web' },
           project: { name: 'acme', primaryWorkspace: 'api' },
         });
-        const byName = [...(a?.workspaces ?? [])].sort((x, y) => (x.name < y.name ? -1 : 1));
+        const byName = [...(first?.workspaces ?? [])].sort((left, right) =>
+          left.name < right.name ? -1 : 1,
+        );
         assert.deepEqual(byName, [
           {
             name: 'api',
@@ -82,50 +88,50 @@ export function exerciseDispatchPass(h: Harness): void {
           },
           { name: 'web', path: '/srv/web', kind: 'worktree', holder: null },
         ]);
-        assert.deepEqual(b?.plan, {
+        assert.deepEqual(second?.plan, {
           task: { key: 'b', requiresFilesystem: false, workspace: null },
           agent: null,
           project: null,
         });
-        assert.deepEqual(b?.workspaces, []);
+        assert.deepEqual(second?.workspaces, []);
       }));
 
     test('places many jobs in one step, each guarded, answered in order and audited', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const { session: runner } = await givenHost(store);
         const term = await givenLeader(store);
         await store.workspaces.add({ name: 'w', path: '/srv/w', kind: 'dir' });
         const ids = [];
         for (const key of ['a', 'b', 'c', 'd']) ids.push((await store.jobs.enqueue({ key })).job.id);
-        const [a, b, c, d] = ids as [number, number, number, number];
-        await store.jobs.cancel({ id: c });
+        const [firstId, secondId, thirdId, fourthId] = ids as [number, number, number, number];
+        await store.jobs.cancel({ id: thirdId });
         const results = await store.dispatch.placeMany({
           term,
           jobs: [
-            { id: a, host: 'box-1', workspace: 'w' },
-            { id: b, host: 'box-1' },
-            { id: c, host: 'box-1' },
-            { id: d, host: 'box-1', workspace: 'w' },
+            { id: firstId, host: 'box-1', workspace: 'w' },
+            { id: secondId, host: 'box-1' },
+            { id: thirdId, host: 'box-1' },
+            { id: fourthId, host: 'box-1', workspace: 'w' },
           ],
         });
         assert.deepEqual(
-          results.map((r) => (r.ok ? `${r.job.key}:${r.job.status}` : r.reason)),
+          results.map((result) => (result.ok ? `${result.job.key}:${result.job.status}` : result.reason)),
           ['a:claimed', 'b:claimed', 'lost', 'workspace_held'],
         );
         const held = results[3];
         assert.ok(held !== undefined && !held.ok && held.reason === 'workspace_held');
-        assert.equal(held.holder.jobId, a);
+        assert.equal(held.holder.jobId, firstId);
         assert.equal(held.holder.session, runner.id);
         const lost = results[2];
         assert.ok(lost !== undefined && !lost.ok && lost.reason === 'lost');
         assert.equal(lost.job?.status, 'cancelled');
-        assert.equal((await store.jobs.get(d))?.status, 'queued');
-        assert.equal((await store.workspaceLocks.current('w'))?.jobId, a);
+        assert.equal((await store.jobs.get(fourthId))?.status, 'queued');
+        assert.equal((await store.workspaceLocks.current('w'))?.jobId, firstId);
         const rows = (await store.audit.list({ limit: 1000 })).filter(
-          (e) => e.type === 'job:placed' || e.type === 'lock:acquired',
+          (entry) => entry.type === 'job:placed' || entry.type === 'lock:acquired',
         );
         assert.deepEqual(
-          rows.map((e) => [e.type, e.key, e.session, e.epoch]),
+          rows.map((entry) => [entry.type, entry.key, entry.session, entry.epoch]),
           [
             ['job:placed', 'a', runner.id, 1],
             ['lock:acquired', 'a', runner.id, 1],
@@ -136,26 +142,26 @@ export function exerciseDispatchPass(h: Harness): void {
       }));
 
     test('a pass of 150 jobs places them all, in order, each with its own ledger row', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         await givenHost(store, 'box-1', { slotsMax: 1_000 });
         const term = await givenLeader(store);
-        const keys = Array.from({ length: 150 }, (_, i) => `j${String(i).padStart(3, '0')}`);
+        const keys = Array.from({ length: 150 }, (_, index) => `j${String(index).padStart(3, '0')}`);
         for (const key of keys) await store.jobs.enqueue({ key });
         const { placed } = await pass(store, term, 200);
         assert.deepEqual(
-          placed.map((r) => (r.ok ? r.job.key : r.reason)),
+          placed.map((result) => (result.ok ? result.job.key : result.reason)),
           keys,
         );
-        const rows = (await store.audit.list({ limit: 1000 })).filter((e) => e.type === 'job:placed');
+        const rows = (await store.audit.list({ limit: 1000 })).filter((entry) => entry.type === 'job:placed');
         assert.deepEqual(
-          rows.map((e) => e.key),
+          rows.map((entry) => entry.key),
           keys,
         );
         assert.equal((await store.hosts.list())[0]?.jobsActive, 150);
       }));
 
     test('a pass places what fits by RAM and slots, on both hosts, and records why the rest wait', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         await givenHost(store, 'box-1', { slotsMax: 2 });
         await givenHost(store, 'box-2', { slotsMax: 1 });
         const term = await givenLeader(store);
@@ -164,20 +170,20 @@ export function exerciseDispatchPass(h: Harness): void {
         for (const key of ['s1', 's2', 's3', 's4'])
           await store.jobs.enqueue({ key, ramMb: 5_000, priority: 2 });
         const first = await pass(store, term);
-        assert.equal(first.placed.filter((r) => r.ok).length, 3);
+        assert.equal(first.placed.filter((result) => result.ok).length, 3);
         const placed = await where(store);
         assert.equal(placed.huge, 'needs 13000 MB; the most free is 12000 MB on box-1');
         assert.equal(placed.s4, 'every live host is at its job limit');
-        const hosts = ['s1', 's2', 's3'].map((k) => placed[k]).sort();
+        const hosts = ['s1', 's2', 's3'].map((key) => placed[key]).sort();
         assert.deepEqual(hosts, ['on box-1', 'on box-1', 'on box-2']);
         assert.deepEqual(
           [...first.aside.waited].sort(),
           (await store.jobs.list())
-            .filter((j) => j.key === 'huge' || j.key === 's4')
-            .map((j) => j.id)
+            .filter((job) => job.key === 'huge' || job.key === 's4')
+            .map((job) => job.id)
             .sort(),
         );
-        const host1 = (await store.hosts.list()).find((x) => x.name === 'box-1');
+        const host1 = (await store.hosts.list()).find((host) => host.name === 'box-1');
         assert.equal(host1?.jobsActive, 2);
         assert.equal(host1?.ramPromisedMb, 10_000);
         // The next pass places nothing; the big job now waits for a slot, as the small one does.
@@ -191,7 +197,7 @@ export function exerciseDispatchPass(h: Harness): void {
       }));
 
     test('a pass gives a workspace to one job, names the holder to the others, and skips the unresolved', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         await givenHost(store, 'box-1', { slotsMax: 8 });
         const term = await givenLeader(store);
         await store.workspaces.add({ name: 'w', path: '/srv/w', kind: 'dir' });
@@ -199,8 +205,8 @@ export function exerciseDispatchPass(h: Harness): void {
         const bind = (key: string, workspace: string | null) =>
           store.workspaceTasks.setRequirements({ key, requiresFilesystem: true, workspace });
         const keys = ['w1', 'w2', 't1', 't2', 'free', 'orphan'];
-        for (const [i, key] of keys.entries()) {
-          await store.tasks.add({ key, priority: i });
+        for (const [index, key] of keys.entries()) {
+          await store.tasks.add({ key, priority: index });
         }
         await bind('w1', 'w');
         await bind('w2', 'w');
@@ -208,40 +214,42 @@ export function exerciseDispatchPass(h: Harness): void {
         await bind('t2', 'repo');
         await bind('orphan', null);
         for (const key of keys) await store.jobs.enqueue({ key, priority: 1 });
-        const { d, placed } = await pass(store, term);
-        assert.equal(d.behind.length, 1);
-        assert.equal(d.behind[0]?.job.key, 'w2');
-        const s = await where(store);
+        const { decision, placed } = await pass(store, term);
+        assert.equal(decision.behind.length, 1);
+        assert.equal(decision.behind[0]?.job.key, 'w2');
+        const placedOn = await where(store);
         // A worktree gives each claim its own checkout: both tasks of `repo` run, with no lock.
         assert.deepEqual(
-          ['w1', 't1', 't2', 'free'].map((k) => s[k]),
+          ['w1', 't1', 't2', 'free'].map((key) => placedOn[key]),
           ['on box-1', 'on box-1', 'on box-1', 'on box-1'],
         );
         assert.equal(placed.length, 4);
-        assert.match(s.orphan ?? '', /^SKIPPED workspace_unresolved: task orphan needs/);
+        assert.match(placedOn.orphan ?? '', /^SKIPPED workspace_unresolved: task orphan needs/);
         assert.equal(await store.workspaceLocks.current('repo'), null);
-        const w1 = (await store.jobs.list()).find((j) => j.key === 'w1');
+        const w1 = (await store.jobs.list()).find((job) => job.key === 'w1');
         // The next pass reads the lock w1's placement took, and says who holds it.
         await pass(store, term);
         assert.equal((await where(store)).w2, `waiting for workspace w, held by job ${w1?.id}`);
-        const skipped = (await store.audit.list({ limit: 1000 })).filter((e) => e.type === 'job:skipped');
+        const skipped = (await store.audit.list({ limit: 1000 })).filter(
+          (entry) => entry.type === 'job:skipped',
+        );
         assert.deepEqual(
-          skipped.map((e) => e.key),
+          skipped.map((entry) => entry.key),
           ['orphan'],
         );
       }));
 
     test('a replaced term places nothing and records nothing; an unknown workspace places nothing', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         await givenHost(store);
         const stale = await givenLeader(store, 'leader-a', 1);
-        const { job: a } = await store.jobs.enqueue({ key: 'a' });
-        const { job: b } = await store.jobs.enqueue({ key: 'b' });
-        await new Promise((r) => setTimeout(r, 20));
+        const { job: first } = await store.jobs.enqueue({ key: 'a' });
+        const { job: second } = await store.jobs.enqueue({ key: 'b' });
+        await new Promise((resolve) => setTimeout(resolve, 20));
         const term = await givenLeader(store, 'leader-b');
         const asks = [
-          { id: a.id, host: 'box-1' },
-          { id: b.id, host: 'box-1' },
+          { id: first.id, host: 'box-1' },
+          { id: second.id, host: 'box-1' },
         ];
         const fenced = await store.dispatch.placeMany({ term: stale, jobs: asks });
         assert.deepEqual(fenced, [
@@ -250,22 +258,22 @@ export function exerciseDispatchPass(h: Harness): void {
         ]);
         const aside = await store.dispatch.setAside({
           term: stale,
-          waits: [{ id: a.id, reason: 'x' }],
-          skips: [{ id: b.id, reason: 'y', detail: {}, backoffMs: 1 }],
+          waits: [{ id: first.id, reason: 'x' }],
+          skips: [{ id: second.id, reason: 'y', detail: {}, backoffMs: 1 }],
         });
         assert.deepEqual(aside, { waited: [], skipped: [] });
         await assert.rejects(
           store.dispatch.placeMany({
             term,
             jobs: [
-              { id: a.id, host: 'box-1' },
-              { id: b.id, host: 'box-1', workspace: 'nope' },
+              { id: first.id, host: 'box-1' },
+              { id: second.id, host: 'box-1', workspace: 'nope' },
             ],
           }),
           NotFoundError,
         );
         assert.deepEqual(
-          (await store.jobs.list()).map((j) => [j.status, j.reason]),
+          (await store.jobs.list()).map((job) => [job.status, job.reason]),
           [
             ['queued', null],
             ['queued', null],

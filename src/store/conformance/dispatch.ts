@@ -26,15 +26,15 @@ export async function givenHost(
 }
 
 export async function givenLeader(store: Store, holder = 'leader-a', ttlMs = 60_000): Promise<TermRef> {
-  const r = await store.leases.acquire({ name: 'dispatcher', holder, ttlMs });
-  assert.ok(r.ok);
-  return { lease: 'dispatcher', holder, term: r.lease.term };
+  const result = await store.leases.acquire({ name: 'dispatcher', holder, ttlMs });
+  assert.ok(result.ok);
+  return { lease: 'dispatcher', holder, term: result.lease.term };
 }
 
-export function exerciseDispatch(h: Harness): void {
+export function exerciseDispatch(harness: Harness): void {
   describe('hosts', () => {
     test('registers a host and lists its capacity with its active jobs and promised RAM', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const { session } = await givenHost(store);
         const term = await givenLeader(store);
         const { job } = await store.jobs.enqueue({ key: 'k', ramMb: 3000 });
@@ -53,7 +53,7 @@ export function exerciseDispatch(h: Harness): void {
       }));
 
     test('refuses a host served by another live session and hands it over once that one ended', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const { session } = await givenHost(store);
         const other = await store.sessions.start({ kind: 'daemon', host: 'box-1', pid: 2 });
         const params = {
@@ -71,7 +71,7 @@ export function exerciseDispatch(h: Harness): void {
       }));
 
     test('takes a heartbeat with free RAM only from the session serving the host', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const { session } = await givenHost(store);
         const stranger = await givenSession(store);
         assert.equal(
@@ -91,7 +91,7 @@ export function exerciseDispatch(h: Harness): void {
       }));
 
     test('disables a host into a warm standby and enables it again, audited', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         await givenHost(store);
         const off = await store.hosts.setEnabled({ name: 'box-1', enabled: false, actor: 'alice@box' });
         assert.equal(off.enabled, false);
@@ -100,7 +100,7 @@ export function exerciseDispatch(h: Harness): void {
           true,
         );
         const rows = await store.audit.list();
-        const by = (type: string) => rows.find((e) => e.type === type)?.detail['by'];
+        const by = (type: string) => rows.find((entry) => entry.type === type)?.detail['by'];
         assert.equal(by('host:disabled'), 'alice@box', 'the ledger names who disabled it');
         assert.equal(by('host:enabled'), 'bob@box');
       }));
@@ -108,28 +108,28 @@ export function exerciseDispatch(h: Harness): void {
 
   describe('dispatch', () => {
     test('places a queued job on a host under the live term, assigned to its runner', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const { session } = await givenHost(store);
         const term = await givenLeader(store);
         const { job } = await store.jobs.enqueue({ key: 'k' });
-        const r = await store.dispatch.place({ id: job.id, host: 'box-1', term });
-        assert.ok(r.ok);
-        assert.equal(r.job.status, 'claimed');
-        assert.equal(r.job.host, 'box-1');
-        assert.equal(r.job.session, session.id);
-        assert.equal(r.job.term, term.term);
-        assert.equal(r.job.epoch, 1);
-        assert.equal(r.job.attempt, 1);
+        const result = await store.dispatch.place({ id: job.id, host: 'box-1', term });
+        assert.ok(result.ok);
+        assert.equal(result.job.status, 'claimed');
+        assert.equal(result.job.host, 'box-1');
+        assert.equal(result.job.session, session.id);
+        assert.equal(result.job.term, term.term);
+        assert.equal(result.job.epoch, 1);
+        assert.equal(result.job.attempt, 1);
         assert.deepEqual(
-          (await store.dispatch.assigned(session.id)).map((j) => j.id),
+          (await store.dispatch.assigned(session.id)).map((assigned) => assigned.id),
           [job.id],
         );
-        const placed = (await store.audit.list({ jobId: job.id })).find((e) => e.type === 'job:placed');
+        const placed = (await store.audit.list({ jobId: job.id })).find(({ type }) => type === 'job:placed');
         assert.deepEqual(placed?.detail, { host: 'box-1', term: term.term, attempt: 1 });
       }));
 
     test('refuses a placement carrying a replaced term and changes nothing', () =>
-      withFixture(h, async ({ clocked, moveClock }) => {
+      withFixture(harness, async ({ clocked, moveClock }) => {
         const store = await clocked();
         await givenHost(store);
         const old = await givenLeader(store, 'leader-a', 80);
@@ -147,7 +147,7 @@ export function exerciseDispatch(h: Harness): void {
       }));
 
     test('will not place on a disabled host or one whose runner is no longer live', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const { session } = await givenHost(store, 'box-1', { enabled: false });
         const term = await givenLeader(store);
         const { job } = await store.jobs.enqueue({ key: 'k' });
@@ -161,20 +161,20 @@ export function exerciseDispatch(h: Harness): void {
       }));
 
     test('lists dispatchable jobs in order and records why one waits', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const term = await givenLeader(store);
         await store.jobs.enqueue({ key: 'b', priority: 2 });
-        const { job: a } = await store.jobs.enqueue({ key: 'a', priority: 1 });
+        const { job: first } = await store.jobs.enqueue({ key: 'a', priority: 1 });
         assert.deepEqual(
-          (await store.dispatch.queued({ limit: 10 })).map((j) => j.key),
+          (await store.dispatch.queued({ limit: 10 })).map((job) => job.key),
           ['a', 'b'],
         );
-        assert.equal(await store.dispatch.markWaiting({ id: a.id, reason: 'needs 4096 MB', term }), true);
-        assert.equal((await store.jobs.get(a.id))?.reason, 'needs 4096 MB');
+        assert.equal(await store.dispatch.markWaiting({ id: first.id, reason: 'needs 4096 MB', term }), true);
+        assert.equal((await store.jobs.get(first.id))?.reason, 'needs 4096 MB');
       }));
 
     test('records the agent session and pid on a running job, guarded by epoch', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const { session } = await givenHost(store);
         const term = await givenLeader(store);
         const { job } = await store.jobs.enqueue({ key: 'k' });
@@ -190,31 +190,31 @@ export function exerciseDispatch(h: Harness): void {
           pid: 7,
         });
         assert.equal(stale.ok, false);
-        const r = await store.dispatch.attach({
+        const result = await store.dispatch.attach({
           id: job.id,
           session: session.id,
           epoch: 1,
           agentSession: agent.id,
           pid: 7,
         });
-        assert.ok(r.ok);
-        assert.equal(r.job.agentSession, agent.id);
-        assert.equal(r.job.pid, 7);
+        assert.ok(result.ok);
+        assert.equal(result.job.agentSession, agent.id);
+        assert.equal(result.job.pid, 7);
       }));
 
     test('ends a claimed job as failed or cancelled, but done only once running', () =>
-      withFixture(h, async ({ store }) => {
-        const s = await givenSession(store);
+      withFixture(harness, async ({ store }) => {
+        const session = await givenSession(store);
         await store.jobs.enqueue({ key: 'a' });
         await store.jobs.enqueue({ key: 'b' });
-        const a = await store.jobs.claimNext({ session: s.id });
-        const b = await store.jobs.claimNext({ session: s.id });
-        assert.ok(a !== null && b !== null);
-        const early = await store.jobs.finish({ id: a.id, session: s.id, epoch: 1, status: 'done' });
+        const jobA = await store.jobs.claimNext({ session: session.id });
+        const jobB = await store.jobs.claimNext({ session: session.id });
+        assert.ok(jobA !== null && jobB !== null);
+        const early = await store.jobs.finish({ id: jobA.id, session: session.id, epoch: 1, status: 'done' });
         assert.equal(early.ok, false);
         const cancelled = await store.jobs.finish({
-          id: a.id,
-          session: s.id,
+          id: jobA.id,
+          session: session.id,
           epoch: 1,
           status: 'cancelled',
           reason: 'held',
@@ -222,8 +222,8 @@ export function exerciseDispatch(h: Harness): void {
         assert.ok(cancelled.ok);
         assert.equal(cancelled.job.reason, 'held');
         const failed = await store.jobs.finish({
-          id: b.id,
-          session: s.id,
+          id: jobB.id,
+          session: session.id,
           epoch: 1,
           status: 'failed',
           exitCode: 2,
@@ -234,7 +234,7 @@ export function exerciseDispatch(h: Harness): void {
       }));
 
     test('retries an ended job as a new job with the same command and budget', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const { job } = await store.jobs.enqueue({
           key: 'k',
           command: 'run {{key}}',
@@ -243,13 +243,13 @@ export function exerciseDispatch(h: Harness): void {
         });
         await assert.rejects(store.jobs.retry({ id: job.id }), ConflictError);
         await store.jobs.cancel({ id: job.id });
-        const r = await store.jobs.retry({ id: job.id });
-        assert.equal(r.created, true);
-        assert.notEqual(r.job.id, job.id);
-        assert.equal(r.job.command, 'run {{key}}');
-        assert.equal(r.job.ramMb, 64);
-        assert.equal(r.job.priority, 3);
-        assert.equal(r.job.status, 'queued');
+        const result = await store.jobs.retry({ id: job.id });
+        assert.equal(result.created, true);
+        assert.notEqual(result.job.id, job.id);
+        assert.equal(result.job.command, 'run {{key}}');
+        assert.equal(result.job.ramMb, 64);
+        assert.equal(result.job.priority, 3);
+        assert.equal(result.job.status, 'queued');
       }));
   });
 
@@ -273,7 +273,7 @@ export function exerciseDispatch(h: Harness): void {
     }
 
     test('rescues a session whose heartbeats stopped: claims recovered, job requeued with backoff', () =>
-      withFixture(h, async ({ clocked, moveClock }) => {
+      withFixture(harness, async ({ clocked, moveClock }) => {
         const store = await clocked();
         const { runner, agent, job } = await givenRunningJob(store);
         await moveClock(120);
@@ -291,7 +291,7 @@ export function exerciseDispatch(h: Harness): void {
       }));
 
     test('fails the job of a stale session once its attempts are exhausted', () =>
-      withFixture(h, async ({ clocked, moveClock }) => {
+      withFixture(harness, async ({ clocked, moveClock }) => {
         const store = await clocked();
         const { job } = await givenRunningJob(store, 1);
         await moveClock(120);
@@ -301,7 +301,7 @@ export function exerciseDispatch(h: Harness): void {
       }));
 
     test('requeues the job of a runner that ended without finishing it', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const { runner, agent, job } = await givenRunningJob(store);
         await store.sessions.end(agent.id);
         await store.sessions.end(runner.id);
@@ -314,7 +314,7 @@ export function exerciseDispatch(h: Harness): void {
       }));
 
     test('requeues a crashed job with backoff under its epoch, and fails it once attempts run out', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const { runner, job } = await givenRunningJob(store, 2);
         const stale = await store.dispatch.requeue({
           id: job.id,
@@ -324,17 +324,17 @@ export function exerciseDispatch(h: Harness): void {
           policy: POLICY,
         });
         assert.equal(stale.ok, false);
-        const r = await store.dispatch.requeue({
+        const result = await store.dispatch.requeue({
           id: job.id,
           session: runner.id,
           epoch: 1,
           reason: 'killed by SIGKILL',
           policy: POLICY,
         });
-        assert.ok(r.ok);
-        assert.equal(r.job.status, 'queued');
-        assert.equal(r.job.reason, 'requeued: killed by SIGKILL');
-        assert.ok(r.job.runAfter > (await store.now()));
+        assert.ok(result.ok);
+        assert.equal(result.job.status, 'queued');
+        assert.equal(result.job.reason, 'requeued: killed by SIGKILL');
+        assert.ok(result.job.runAfter > (await store.now()));
         const again = await store.dispatch.requeue({
           id: job.id,
           session: runner.id,
@@ -360,7 +360,7 @@ export function exerciseDispatch(h: Harness): void {
       }));
 
     test('leaves a session that keeps heartbeating alone', () =>
-      withFixture(h, async ({ clocked, moveClock }) => {
+      withFixture(harness, async ({ clocked, moveClock }) => {
         const store = await clocked();
         const { runner, agent, job } = await givenRunningJob(store);
         const silent = await store.sessions.start({ kind: 'agent', host: 'box-1', pid: 4 });
@@ -376,19 +376,21 @@ export function exerciseDispatch(h: Harness): void {
       }));
 
     test('rescues each session, claim and job once when two sweeps race', () =>
-      withFixture(h, async ({ clocked, moveClock }) => {
+      withFixture(harness, async ({ clocked, moveClock }) => {
         const store = await clocked();
         const other = await clocked();
         const { job } = await givenRunningJob(store);
         await moveClock(120);
-        const [a, b] = await Promise.all([
+        const [first, second] = await Promise.all([
           store.recovery.rescueStale({ staleAfterMs: 100, policy: POLICY }),
           other.recovery.rescueStale({ staleAfterMs: 100, policy: POLICY }),
         ]);
-        assert.equal(a.sessions.length + b.sessions.length, 2);
-        assert.equal(a.claimsReleased + b.claimsReleased, 1);
-        assert.deepEqual([...a.jobsRequeued, ...b.jobsRequeued], [job.id]);
-        const requeues = (await store.audit.list({ jobId: job.id })).filter((e) => e.type === 'job:requeued');
+        assert.equal(first.sessions.length + second.sessions.length, 2);
+        assert.equal(first.claimsReleased + second.claimsReleased, 1);
+        assert.deepEqual([...first.jobsRequeued, ...second.jobsRequeued], [job.id]);
+        const requeues = (await store.audit.list({ jobId: job.id })).filter(
+          (entry) => entry.type === 'job:requeued',
+        );
         assert.equal(requeues.length, 1);
       }));
   });

@@ -29,22 +29,26 @@ async function givenRun(store: Store, key: string, start: boolean) {
   return { runner: runner.id, agent: agent.id, epoch: claim.claim.epoch, guard };
 }
 
-export function exerciseForceRelease(h: Harness): void {
+export function exerciseForceRelease(harness: Harness): void {
   describe('force-release', () => {
     test("ends the live claim: the holder's heartbeat, release and effect are fenced; a new claim goes higher", () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         await givenTask(store, 'k');
         const holder = await givenSession(store, 'laptop', 'human');
         const held = await store.claims.acquire({ key: 'k', session: holder.id });
         assert.ok(held.ok);
-        const r = await store.claims.forceRelease({ key: 'k', reason: 'stuck for an hour', by: OPERATOR });
-        assert.ok(r.ok);
-        assert.deepEqual(r.job, null);
+        const result = await store.claims.forceRelease({
+          key: 'k',
+          reason: 'stuck for an hour',
+          by: OPERATOR,
+        });
+        assert.ok(result.ok);
+        assert.deepEqual(result.job, null);
         assert.deepEqual(
-          { ...r.holder, since: 0 },
+          { ...result.holder, since: 0 },
           { session: holder.id, host: 'laptop', since: 0, epoch: held.claim.epoch },
         );
-        assert.equal(r.holder.since, held.claim.claimedAt);
+        assert.equal(result.holder.since, held.claim.claimedAt);
         assert.equal(await store.claims.current('k'), null);
         const claim = { key: 'k', epoch: held.claim.epoch };
         const hb = await store.sessions.heartbeat({ session: holder.id, claim });
@@ -82,12 +86,12 @@ export function exerciseForceRelease(h: Harness): void {
       }));
 
     test('cancels the running job with the reason; its workspace lock stays until its runner releases it', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const run = await givenRun(store, 'k', true);
         const by = { name: 'olga@ops', session: (await givenSession(store, 'desk', 'human')).id };
-        const r = await store.claims.forceRelease({ key: 'k', reason: 'runaway', by });
-        assert.ok(r.ok);
-        assert.deepEqual(r.job, { id: run.guard.id, was: 'running' });
+        const result = await store.claims.forceRelease({ key: 'k', reason: 'runaway', by });
+        assert.ok(result.ok);
+        assert.deepEqual(result.job, { id: run.guard.id, was: 'running' });
         const job = await store.jobs.get(run.guard.id);
         assert.equal(job?.status, 'cancelled');
         assert.equal(job?.reason, 'force-released by olga@ops: runaway');
@@ -96,9 +100,9 @@ export function exerciseForceRelease(h: Harness): void {
         assert.notEqual(await store.workspaceLocks.current('w'), null, 'the agent may still be at work');
         await store.workspaceLocks.releaseJob({ jobId: run.guard.id, session: run.runner });
         assert.equal(await store.workspaceLocks.current('w'), null);
-        const types = (await store.audit.list({ key: 'k' })).map((e) => e.type);
-        const i = types.indexOf('claim:force_released');
-        assert.deepEqual(types.slice(i, i + 2), ['claim:force_released', 'job:cancelled']);
+        const types = (await store.audit.list({ key: 'k' })).map((entry) => entry.type);
+        const index = types.indexOf('claim:force_released');
+        assert.deepEqual(types.slice(index, index + 2), ['claim:force_released', 'job:cancelled']);
         const [row] = await store.audit.list({ key: 'k', type: 'claim:force_released' });
         assert.equal(row?.detail['jobId'], run.guard.id);
         assert.equal(row?.detail['bySession'], by.session);
@@ -110,30 +114,30 @@ export function exerciseForceRelease(h: Harness): void {
       }));
 
     test('releases the workspace lock of a run that had not started, in the same step', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const run = await givenRun(store, 'k', false);
-        const r = await store.claims.forceRelease({ key: 'k', reason: 'wrong branch', by: OPERATOR });
-        assert.ok(r.ok);
-        assert.deepEqual(r.job, { id: run.guard.id, was: 'claimed' });
+        const result = await store.claims.forceRelease({ key: 'k', reason: 'wrong branch', by: OPERATOR });
+        assert.ok(result.ok);
+        assert.deepEqual(result.job, { id: run.guard.id, was: 'claimed' });
         assert.equal(await store.workspaceLocks.current('w'), null);
         const locks = (await store.audit.list({ jobId: run.guard.id })).filter(
-          (e) => e.type === 'lock:released',
+          (entry) => entry.type === 'lock:released',
         );
         assert.equal(locks.length, 1);
       }));
 
     test('a task with no live claim answers no_claim and changes nothing; an unknown task is not found', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         await givenTask(store, 'free');
         const { job } = await store.jobs.enqueue({ key: 'free' });
         const before = await store.audit.list({ limit: 1000 });
-        const r = await store.claims.forceRelease({ key: 'free', reason: 'why not', by: OPERATOR });
-        assert.deepEqual(r, { ok: false, reason: 'no_claim' });
+        const result = await store.claims.forceRelease({ key: 'free', reason: 'why not', by: OPERATOR });
+        assert.deepEqual(result, { ok: false, reason: 'no_claim' });
         assert.equal((await store.jobs.get(job.id))?.status, 'queued', 'a queued job is no claim');
         assert.deepEqual(await store.audit.list({ limit: 1000 }), before);
         await assert.rejects(
           store.claims.forceRelease({ key: 'nope', reason: 'x', by: OPERATOR }),
-          (e: unknown) => e instanceof NotFoundError,
+          (error: unknown) => error instanceof NotFoundError,
         );
         assert.deepEqual(await store.audit.list({ limit: 1000 }), before);
       }));

@@ -16,7 +16,7 @@ export interface Fixture {
   readonly url: string;
   readonly raw: RawSql;
   /** Placeholder syntax for raw SQL: `?` or `$n`. */
-  readonly param: (n: number) => string;
+  readonly param: (position: number) => string;
   readonly openAnother: () => Promise<Store>;
   /**
    * Another store on the same database whose clock is the shared test clock (test-switches.ts):
@@ -34,7 +34,7 @@ export interface Harness {
   fresh(): Promise<Fixture>;
 }
 
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * How many cases hold a fixture at once (BATON_TEST_STORE_CONCURRENCY=n to change it): four.
@@ -43,8 +43,8 @@ export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeou
  * this process: one at a time, the suite left the test process and the server mostly idle.
  */
 function fixturesAtOnce(): number {
-  const n = Number(process.env['BATON_TEST_STORE_CONCURRENCY'] ?? '4');
-  return Number.isInteger(n) && n >= 1 ? n : 4;
+  const concurrency = Number(process.env['BATON_TEST_STORE_CONCURRENCY'] ?? '4');
+  return Number.isInteger(concurrency) && concurrency >= 1 ? concurrency : 4;
 }
 
 const slots = { free: fixturesAtOnce(), waiting: [] as (() => void)[] };
@@ -54,7 +54,7 @@ async function takeSlot(): Promise<void> {
     slots.free -= 1;
     return;
   }
-  await new Promise<void>((r) => slots.waiting.push(r));
+  await new Promise<void>((resolve) => slots.waiting.push(resolve));
 }
 
 function giveSlot(): void {
@@ -64,14 +64,17 @@ function giveSlot(): void {
 }
 
 /** Runs a test body against a fresh fixture and always cleans up; a few at a time (above). */
-export async function withFixture(h: Harness, body: (f: Fixture) => Promise<void>): Promise<void> {
+export async function withFixture(
+  harness: Harness,
+  body: (fixture: Fixture) => Promise<void>,
+): Promise<void> {
   await takeSlot();
   try {
-    const f = await h.fresh();
+    const fixture = await harness.fresh();
     try {
-      await body(f);
+      await body(fixture);
     } finally {
-      await f.close();
+      await fixture.close();
     }
   } finally {
     giveSlot();

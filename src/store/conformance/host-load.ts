@@ -12,26 +12,26 @@ import { givenHost, givenLeader } from './dispatch.js';
 import { sleep, withFixture, type Harness } from './harness.js';
 
 async function load(store: Store, name: string) {
-  const host = (await store.hosts.list()).find((h) => h.name === name);
+  const host = (await store.hosts.list()).find((candidate) => candidate.name === name);
   assert.ok(host !== undefined, `host ${name} is listed`);
   return { active: host.jobsActive, promised: host.ramPromisedMb, pending: host.ramPendingMb };
 }
 
-export function exerciseHostLoad(h: Harness): void {
+export function exerciseHostLoad(harness: Harness): void {
   describe('host load', () => {
     test("counts only a host's own active jobs, a running one as pending until the host's next heartbeat", () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const { session } = await givenHost(store, 'box-1');
         await givenHost(store, 'box-2');
         const term = await givenLeader(store);
         const placed = async (key: string, ramMb: number, host: string) => {
           const { job } = await store.jobs.enqueue({ key, ramMb });
-          const r = await store.dispatch.place({ id: job.id, host, term });
-          assert.ok(r.ok);
-          return r.job;
+          const result = await store.dispatch.place({ id: job.id, host, term });
+          assert.ok(result.ok);
+          return result.job;
         };
         const done = await placed('done', 4000, 'box-1');
-        const guard = (j: typeof done) => ({ id: j.id, session: session.id, epoch: j.epoch });
+        const guard = (job: typeof done) => ({ id: job.id, session: session.id, epoch: job.epoch });
         assert.ok((await store.jobs.start(guard(done))).ok);
         assert.ok((await store.jobs.finish({ ...guard(done), status: 'done' })).ok);
         await store.jobs.enqueue({ key: 'queued', ramMb: 8000 });
@@ -53,7 +53,7 @@ export function exerciseHostLoad(h: Harness): void {
 
   describe('fleet', () => {
     test('is the enabled hosts with a free slot, with their load, and counts of every host', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         assert.deepEqual(await store.hosts.fleet(), { open: [], hosts: 0, enabled: 0, lastBeatAt: null });
         await givenHost(store, 'box-3', { slotsMax: 1 });
         await givenHost(store, 'box-1');
@@ -72,7 +72,7 @@ export function exerciseHostLoad(h: Harness): void {
         await store.hosts.setEnabled({ name: 'box-2', enabled: false });
         const fleet = await store.hosts.fleet();
         assert.deepEqual(
-          fleet.open.map((o) => [o.name, o.jobsActive, o.ramPromisedMb]),
+          fleet.open.map((capacity) => [capacity.name, capacity.jobsActive, capacity.ramPromisedMb]),
           [
             ['box-1', 2, 1000],
             ['box-4', 0, 0],
@@ -80,17 +80,17 @@ export function exerciseHostLoad(h: Harness): void {
           'box-2 is disabled and box-3 full',
         );
         assert.deepEqual([fleet.hosts, fleet.enabled], [4, 3]);
-        const listed = (await store.hosts.list()).map((x) => ({
-          name: x.name,
-          enabled: x.enabled,
-          heartbeatAt: x.heartbeatAt,
-          ramTotalMb: x.ramTotalMb,
-          ramReservedMb: x.ramReservedMb,
-          ramFreeMb: x.ramFreeMb,
-          slotsMax: x.slotsMax,
-          jobsActive: x.jobsActive,
-          ramPromisedMb: x.ramPromisedMb,
-          ramPendingMb: x.ramPendingMb,
+        const listed = (await store.hosts.list()).map((host) => ({
+          name: host.name,
+          enabled: host.enabled,
+          heartbeatAt: host.heartbeatAt,
+          ramTotalMb: host.ramTotalMb,
+          ramReservedMb: host.ramReservedMb,
+          ramFreeMb: host.ramFreeMb,
+          slotsMax: host.slotsMax,
+          jobsActive: host.jobsActive,
+          ramPromisedMb: host.ramPromisedMb,
+          ramPendingMb: host.ramPendingMb,
         }));
         assert.deepEqual(fleet, fleetOf(listed), 'as the hosts list says');
       }));
@@ -98,7 +98,7 @@ export function exerciseHostLoad(h: Harness): void {
 
   describe('host rejoin', () => {
     test("keeps the operator's enable or disable across rejoins that do not set the flag", () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const rejoin = async (enabled?: boolean) => {
           const session = await store.sessions.start({ kind: 'daemon', host: 'box-1', pid: 3 });
           const capacity = { ramTotalMb: 1, ramReservedMb: 0, ramFreeMb: 1, slotsMax: 1 };

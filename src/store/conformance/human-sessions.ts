@@ -13,10 +13,10 @@ const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const POLICY = { backoffBaseMs: 0, backoffMaxMs: 0 };
 
-export function exerciseHumanSessions(h: Harness): void {
+export function exerciseHumanSessions(harness: Harness): void {
   describe('session TTL', () => {
     test('the shared test clock moves the database clock of the stores that read it, and only theirs', () =>
-      withFixture(h, async ({ store, clocked, moveClock }) => {
+      withFixture(harness, async ({ store, clocked, moveClock }) => {
         const moved = await clocked();
         const before = await moved.now();
         await moveClock(3 * HOUR);
@@ -26,12 +26,12 @@ export function exerciseHumanSessions(h: Harness): void {
           Math.abs((await store.now()) - before) < MINUTE,
           'a store without the switch keeps real time',
         );
-        const s = await moved.sessions.start({ kind: 'agent', host: 'h', pid: 1 });
-        assert.ok(s.startedAt >= after, 'rows are written on the moved clock');
+        const session = await moved.sessions.start({ kind: 'agent', host: 'h', pid: 1 });
+        assert.ok(session.startedAt >= after, 'rows are written on the moved clock');
       }));
 
     test('a human session that heartbeats every 30 minutes keeps its claim for hours while recovery sweeps', () =>
-      withFixture(h, async ({ clocked, moveClock }) => {
+      withFixture(harness, async ({ clocked, moveClock }) => {
         const store = await clocked();
         await givenTask(store, 'mine');
         const human = await store.sessions.start({
@@ -60,7 +60,7 @@ export function exerciseHumanSessions(h: Harness): void {
       }));
 
     test('with no leader, a claim takes over a task whose holder passed its TTL and fences the holder', () =>
-      withFixture(h, async ({ clocked, moveClock }) => {
+      withFixture(harness, async ({ clocked, moveClock }) => {
         const store = await clocked();
         await givenTask(store, 'x');
         const gone = await store.sessions.start({ kind: 'human', host: 'laptop', pid: 7, ttlMs: 2 * HOUR });
@@ -87,7 +87,7 @@ export function exerciseHumanSessions(h: Harness): void {
       }));
 
     test('a session without a TTL is held to the fallback; a heartbeat without a key renews every claim', () =>
-      withFixture(h, async ({ clocked, moveClock }) => {
+      withFixture(harness, async ({ clocked, moveClock }) => {
         const store = await clocked();
         await givenTask(store, 'a');
         await givenTask(store, 'b');

@@ -36,34 +36,34 @@ export type { Harness, Fixture, RawSql } from './harness.js';
 /**
  * Every case may start at once; withFixture (harness.ts) lets four hold a database at a time.
  */
-export function exerciseStore(h: Harness): void {
+export function exerciseStore(harness: Harness): void {
   // Nested describes inherit it.
-  void describe(`${h.name} store`, { concurrency: true }, () => {
-    exerciseTasksAndSessions(h);
-    exerciseClaims(h);
-    exerciseJobs(h);
-    exerciseJobLoop(h);
-    exerciseJobBatch(h);
-    exerciseLeases(h);
-    exerciseAuditAndMigrations(h);
-    exerciseDispatch(h);
-    exerciseDispatchPass(h);
-    exerciseHostLoad(h);
-    exerciseAttempts(h);
-    exerciseEffects(h);
-    exerciseProgress(h);
-    exerciseWorkspaces(h);
-    exerciseWorkspaceDispatch(h);
-    exerciseWakeups(h);
-    exerciseContainment(h);
-    exerciseLifecycle(h);
-    exerciseForceRelease(h);
-    exerciseHumanSessions(h);
-    exerciseNext(h);
-    exerciseLedger(h);
-    exerciseObserve(h);
-    exerciseTokens(h);
-    exerciseGithub(h);
-    exerciseActors(h);
+  void describe(`${harness.name} store`, { concurrency: true }, () => {
+    exerciseTasksAndSessions(harness);
+    exerciseClaims(harness);
+    exerciseJobs(harness);
+    exerciseJobLoop(harness);
+    exerciseJobBatch(harness);
+    exerciseLeases(harness);
+    exerciseAuditAndMigrations(harness);
+    exerciseDispatch(harness);
+    exerciseDispatchPass(harness);
+    exerciseHostLoad(harness);
+    exerciseAttempts(harness);
+    exerciseEffects(harness);
+    exerciseProgress(harness);
+    exerciseWorkspaces(harness);
+    exerciseWorkspaceDispatch(harness);
+    exerciseWakeups(harness);
+    exerciseContainment(harness);
+    exerciseLifecycle(harness);
+    exerciseForceRelease(harness);
+    exerciseHumanSessions(harness);
+    exerciseNext(harness);
+    exerciseLedger(harness);
+    exerciseObserve(harness);
+    exerciseTokens(harness);
+    exerciseGithub(harness);
+    exerciseActors(harness);
   });
 }

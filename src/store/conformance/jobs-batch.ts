@@ -13,61 +13,61 @@ const LEASE_MS = 60_000;
 
 const trail = (entries: readonly { type: string; jobId: number | null; epoch: number | null }[]) =>
   entries
-    .filter((e) => e.type.startsWith('job:') && e.type !== 'job:enqueued')
-    .map((e) => [e.type, e.jobId, e.epoch]);
+    .filter((entry) => entry.type.startsWith('job:') && entry.type !== 'job:enqueued')
+    .map((entry) => [entry.type, entry.jobId, entry.epoch]);
 
 async function queue(store: Store, keys: readonly string[]): Promise<void> {
-  for (const [i, key] of keys.entries()) await store.jobs.enqueue({ key, priority: i });
+  for (const [index, key] of keys.entries()) await store.jobs.enqueue({ key, priority: index });
 }
 
 const done = (jobs: readonly Job[]) =>
-  jobs.map((j) => ({ id: j.id, epoch: j.epoch, status: 'done' as const }));
+  jobs.map((job) => ({ id: job.id, epoch: job.epoch, status: 'done' as const }));
 
-export function exerciseJobBatch(h: Harness): void {
+export function exerciseJobBatch(harness: Harness): void {
   describe('batch fetch and completion', () => {
     test('takes up to N due jobs in queue order, each started under its own epoch and lease', () =>
-      withFixture(h, async ({ store }) => {
-        const s = await givenSession(store, 'box-1');
+      withFixture(harness, async ({ store }) => {
+        const session = await givenSession(store, 'box-1');
         await queue(store, ['a', 'b', 'c', 'd']);
-        const r = await store.jobs.batch({ session: s.id, take: 3, leaseMs: LEASE_MS });
-        assert.deepEqual(r.finished, []);
+        const result = await store.jobs.batch({ session: session.id, take: 3, leaseMs: LEASE_MS });
+        assert.deepEqual(result.finished, []);
         assert.deepEqual(
-          r.taken.map((j) => [j.key, j.status, j.epoch, j.attempt, j.session, j.host]),
+          result.taken.map((job) => [job.key, job.status, job.epoch, job.attempt, job.session, job.host]),
           [
-            ['a', 'running', 1, 1, s.id, 'box-1'],
-            ['b', 'running', 1, 1, s.id, 'box-1'],
-            ['c', 'running', 1, 1, s.id, 'box-1'],
+            ['a', 'running', 1, 1, session.id, 'box-1'],
+            ['b', 'running', 1, 1, session.id, 'box-1'],
+            ['c', 'running', 1, 1, session.id, 'box-1'],
           ],
         );
-        for (const j of r.taken) {
-          assert.deepEqual(await store.jobs.get(j.id), j);
-          assert.equal(j.startedAt, j.claimedAt);
-          assert.equal(r.leaseUntil, (j.claimedAt ?? 0) + LEASE_MS, 'the lease runs from the claim');
+        for (const job of result.taken) {
+          assert.deepEqual(await store.jobs.get(job.id), job);
+          assert.equal(job.startedAt, job.claimedAt);
+          assert.equal(result.leaseUntil, (job.claimedAt ?? 0) + LEASE_MS, 'the lease runs from the claim');
         }
         assert.deepEqual(
           trail(await store.audit.list()),
-          r.taken.flatMap((j) => [
-            ['job:claimed', j.id, 1],
-            ['job:started', j.id, 1],
+          result.taken.flatMap((job) => [
+            ['job:claimed', job.id, 1],
+            ['job:started', job.id, 1],
           ]),
         );
-        const rest = await store.jobs.batch({ session: s.id, take: 3, leaseMs: LEASE_MS });
+        const rest = await store.jobs.batch({ session: session.id, take: 3, leaseMs: LEASE_MS });
         assert.deepEqual(
-          rest.taken.map((j) => j.key),
+          rest.taken.map((job) => job.key),
           ['d'],
         );
-        const none = await store.jobs.batch({ session: s.id, take: 3, leaseMs: LEASE_MS });
+        const none = await store.jobs.batch({ session: session.id, take: 3, leaseMs: LEASE_MS });
         assert.deepEqual(none, { finished: [], taken: [], leaseUntil: null });
       }));
 
     test('finishes every member and takes the next batch in one step, audited member by member', () =>
-      withFixture(h, async ({ store }) => {
-        const s = await givenSession(store);
+      withFixture(harness, async ({ store }) => {
+        const session = await givenSession(store);
         await queue(store, ['a', 'b', 'c', 'd']);
-        const first = await store.jobs.batch({ session: s.id, take: 2, leaseMs: LEASE_MS });
+        const first = await store.jobs.batch({ session: session.id, take: 2, leaseMs: LEASE_MS });
         const mark = (await store.audit.list()).at(-1)?.id ?? 0;
-        const r = await store.jobs.batch({
-          session: s.id,
+        const result = await store.jobs.batch({
+          session: session.id,
           finish: [
             { id: first.taken[0]?.id ?? 0, epoch: 1, status: 'done', exitCode: 0 },
             { id: first.taken[1]?.id ?? 0, epoch: 1, status: 'failed', exitCode: 3, reason: 'boom' },
@@ -76,7 +76,12 @@ export function exerciseJobBatch(h: Harness): void {
           leaseMs: LEASE_MS,
         });
         assert.deepEqual(
-          r.finished.map((f) => [f.ok, f.job?.key, f.job?.status, f.job?.exitCode]),
+          result.finished.map((finished) => [
+            finished.ok,
+            finished.job?.key,
+            finished.job?.status,
+            finished.job?.exitCode,
+          ]),
           [
             [true, 'a', 'done', 0],
             [true, 'b', 'failed', 3],
@@ -86,38 +91,40 @@ export function exerciseJobBatch(h: Harness): void {
         assert.equal((await store.tasks.get('a'))?.state, 'done', 'a job that ended done finishes its task');
         assert.equal((await store.tasks.get('b'))?.state, 'open');
         assert.deepEqual(
-          r.taken.map((j) => j.key),
+          result.taken.map((job) => job.key),
           ['c', 'd'],
         );
-        const [a, b] = first.taken;
-        const [c, d] = r.taken;
+        const [firstJob, secondJob] = first.taken;
+        const [thirdJob, fourthJob] = result.taken;
         const after = await store.audit.list({ afterId: mark });
         assert.deepEqual(trail(after), [
-          ['job:finished', a?.id, 1],
-          ['job:finished', b?.id, 1],
-          ['job:claimed', c?.id, 1],
-          ['job:started', c?.id, 1],
-          ['job:claimed', d?.id, 1],
-          ['job:started', d?.id, 1],
+          ['job:finished', firstJob?.id, 1],
+          ['job:finished', secondJob?.id, 1],
+          ['job:claimed', thirdJob?.id, 1],
+          ['job:started', thirdJob?.id, 1],
+          ['job:claimed', fourthJob?.id, 1],
+          ['job:started', fourthJob?.id, 1],
         ]);
         assert.deepEqual(
-          after.filter((e) => e.type === 'task:state').map((e) => e.key),
+          after.filter((entry) => entry.type === 'task:state').map((entry) => entry.key),
           ['a'],
         );
       }));
 
     test('a fenced member fails alone: the others commit', () =>
-      withFixture(h, async ({ store }) => {
-        const s = await givenSession(store);
+      withFixture(harness, async ({ store }) => {
+        const session = await givenSession(store);
         await queue(store, ['a', 'b', 'c', 'd']);
-        const { taken } = await store.jobs.batch({ session: s.id, take: 4, leaseMs: LEASE_MS });
-        const [a, b, c, d] = taken;
-        assert.ok(a && b && c && d);
-        await store.jobs.cancel({ id: b.id, actor: 'ops' });
-        const members = done([a, b, c, d]).map((m) => (m.id === d.id ? { ...m, epoch: 7 } : m));
-        const r = await store.jobs.batch({ session: s.id, finish: members });
+        const { taken } = await store.jobs.batch({ session: session.id, take: 4, leaseMs: LEASE_MS });
+        const [first, second, third, fourth] = taken;
+        assert.ok(first && second && third && fourth);
+        await store.jobs.cancel({ id: second.id, actor: 'ops' });
+        const members = done([first, second, third, fourth]).map((member) =>
+          member.id === fourth.id ? { ...member, epoch: 7 } : member,
+        );
+        const result = await store.jobs.batch({ session: session.id, finish: members });
         assert.deepEqual(
-          r.finished.map((f) => [f.ok, f.job?.status]),
+          result.finished.map((finished) => [finished.ok, finished.job?.status]),
           [
             [true, 'done'],
             [false, 'cancelled'],
@@ -125,94 +132,107 @@ export function exerciseJobBatch(h: Harness): void {
             [false, 'running'],
           ],
         );
-        assert.ok(!r.finished[1]?.ok && r.finished[1]?.reason === 'lost');
-        assert.deepEqual(await store.jobs.get(d.id), d, 'a wrong epoch changes nothing');
-        const finishes = (await store.audit.list({ type: 'job:finished' })).map((e) => e.jobId);
-        assert.deepEqual(finishes, [a.id, c.id]);
+        assert.ok(!result.finished[1]?.ok && result.finished[1]?.reason === 'lost');
+        assert.deepEqual(await store.jobs.get(fourth.id), fourth, 'a wrong epoch changes nothing');
+        const finishes = (await store.audit.list({ type: 'job:finished' })).map((entry) => entry.jobId);
+        assert.deepEqual(finishes, [first.id, third.id]);
       }));
 
     test('a member past its lease is refused, and the next batch gives it back with its epoch fenced', () =>
-      withFixture(h, async ({ clocked, moveClock }) => {
+      withFixture(harness, async ({ clocked, moveClock }) => {
         const store = await clocked();
-        const s = await givenSession(store);
-        const t = await givenSession(store, 'host-b');
+        const session = await givenSession(store);
+        const rival = await givenSession(store, 'host-b');
         await queue(store, ['a', 'b']);
         // A lease far longer than any pause of a loaded machine between two statements.
-        const { taken, leaseUntil } = await store.jobs.batch({ session: s.id, take: 2, leaseMs: 60_000 });
-        const [a, b] = taken;
-        assert.ok(a && b && leaseUntil !== null);
+        const { taken, leaseUntil } = await store.jobs.batch({
+          session: session.id,
+          take: 2,
+          leaseMs: 60_000,
+        });
+        const [first, second] = taken;
+        assert.ok(first && second && leaseUntil !== null);
         await moveClock(50_000);
-        const early = await store.jobs.batch({ session: s.id, finish: done([a]) });
+        const early = await store.jobs.batch({ session: session.id, finish: done([first]) });
         assert.ok(early.finished[0]?.ok, 'within its lease a member finishes');
         await moveClock(20_000);
-        const late = await store.jobs.batch({ session: s.id, finish: done([b]) });
+        const late = await store.jobs.batch({ session: session.id, finish: done([second]) });
         assert.ok(!late.finished[0]?.ok, 'past its lease the holder is fenced');
         assert.equal(late.finished[0]?.job?.status, 'running');
-        const alone = await store.jobs.finish({ id: b.id, session: s.id, epoch: b.epoch, status: 'done' });
+        const alone = await store.jobs.finish({
+          id: second.id,
+          session: session.id,
+          epoch: second.epoch,
+          status: 'done',
+        });
         assert.equal(alone.ok, false, 'a plain finish is held to the same lease');
-        const giveBack = await store.jobs.batch({ session: t.id, take: 5, leaseMs: 60_000 });
+        const giveBack = await store.jobs.batch({ session: rival.id, take: 5, leaseMs: 60_000 });
         assert.deepEqual(giveBack.taken, [], 'a job given back goes to a later batch');
-        const back = await store.jobs.get(b.id);
+        const back = await store.jobs.get(second.id);
         assert.equal(back?.status, 'queued');
         assert.equal(back?.session, null);
-        const requeued = await store.audit.list({ jobId: b.id, type: 'job:requeued' });
+        const requeued = await store.audit.list({ jobId: second.id, type: 'job:requeued' });
         assert.deepEqual(
-          requeued.map((e) => [e.session, e.epoch, e.detail]),
-          [[s.id, 1, { reason: 'lease expired', attempt: 1 }]],
+          requeued.map((entry) => [entry.session, entry.epoch, entry.detail]),
+          [[session.id, 1, { reason: 'lease expired', attempt: 1 }]],
         );
-        const again = await store.jobs.batch({ session: t.id, take: 5, leaseMs: 60_000 });
+        const again = await store.jobs.batch({ session: rival.id, take: 5, leaseMs: 60_000 });
         assert.deepEqual(
-          again.taken.map((j) => [j.id, j.epoch, j.session]),
-          [[b.id, 2, t.id]],
+          again.taken.map((job) => [job.id, job.epoch, job.session]),
+          [[second.id, 2, rival.id]],
         );
-        const stale = await store.jobs.batch({ session: s.id, finish: done([b]) });
+        const stale = await store.jobs.batch({ session: session.id, finish: done([second]) });
         assert.ok(!stale.finished[0]?.ok, 'the old epoch stays fenced');
-        const fresh = await store.jobs.batch({ session: t.id, finish: done(again.taken) });
+        const fresh = await store.jobs.batch({ session: rival.id, finish: done(again.taken) });
         assert.ok(fresh.finished[0]?.ok);
       }));
 
     test('a job whose lease passed on its last attempt is failed, not given back', () =>
-      withFixture(h, async ({ clocked, moveClock }) => {
+      withFixture(harness, async ({ clocked, moveClock }) => {
         const store = await clocked();
-        const s = await givenSession(store);
+        const session = await givenSession(store);
         await store.jobs.enqueue({ key: 'once', attemptMax: 1 });
-        const { taken } = await store.jobs.batch({ session: s.id, take: 1, leaseMs: 1_000 });
+        const { taken } = await store.jobs.batch({ session: session.id, take: 1, leaseMs: 1_000 });
         await moveClock(1_500);
-        await store.jobs.batch({ session: s.id, take: 1, leaseMs: 1_000 });
+        await store.jobs.batch({ session: session.id, take: 1, leaseMs: 1_000 });
         const job = await store.jobs.get(taken[0]?.id ?? 0);
         assert.equal(job?.status, 'failed');
         assert.equal(job?.reason, 'attempts exhausted: lease expired');
       }));
 
     test('a take by a session that is not live changes nothing, its finishes included', () =>
-      withFixture(h, async ({ store }) => {
-        const s = await givenSession(store);
+      withFixture(harness, async ({ store }) => {
+        const session = await givenSession(store);
         await queue(store, ['a', 'b']);
-        const { taken } = await store.jobs.batch({ session: s.id, take: 1, leaseMs: LEASE_MS });
-        await store.sessions.end(s.id);
+        const { taken } = await store.jobs.batch({ session: session.id, take: 1, leaseMs: LEASE_MS });
+        await store.sessions.end(session.id);
         const before = { audit: await store.audit.list(), jobs: await store.jobs.list() };
         await assert.rejects(
-          store.jobs.batch({ session: s.id, finish: done(taken), take: 1, leaseMs: LEASE_MS }),
+          store.jobs.batch({ session: session.id, finish: done(taken), take: 1, leaseMs: LEASE_MS }),
           FencedError,
         );
         assert.deepEqual({ audit: await store.audit.list(), jobs: await store.jobs.list() }, before);
       }));
 
     test('two sessions taking batches at once never share a job', () =>
-      withFixture(h, async ({ store, openAnother }) => {
+      withFixture(harness, async ({ store, openAnother }) => {
         const other = await openAnother();
         try {
-          const keys = Array.from({ length: 12 }, (_, i) => `k${i}`);
+          const keys = Array.from({ length: 12 }, (_, index) => `k${index}`);
           await queue(store, keys);
-          const s = await givenSession(store);
-          const t = await givenSession(other, 'host-b');
+          const session = await givenSession(store);
+          const rival = await givenSession(other, 'host-b');
           const take = (st: Store, session: number) => st.jobs.batch({ session, take: 5, leaseMs: LEASE_MS });
-          const rs = await Promise.all([take(store, s.id), take(other, t.id), take(store, s.id)]);
-          const ids = rs.flatMap((r) => r.taken.map((j) => j.id));
+          const rs = await Promise.all([
+            take(store, session.id),
+            take(other, rival.id),
+            take(store, session.id),
+          ]);
+          const ids = rs.flatMap((result) => result.taken.map((job) => job.id));
           assert.equal(new Set(ids).size, ids.length, 'no job in two batches');
           const running = await store.jobs.list({ status: ['running'] });
           assert.equal(running.length, ids.length);
-          assert.ok(running.every((j) => j.epoch === 1));
+          assert.ok(running.every((job) => job.epoch === 1));
         } finally {
           await other.close();
         }

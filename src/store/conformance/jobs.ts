@@ -3,25 +3,30 @@ import assert from 'node:assert/strict';
 import { FencedError } from '../../core/errors.js';
 import { givenSession, withFixture, type Harness } from './harness.js';
 
-export function exerciseJobs(h: Harness): void {
+export function exerciseJobs(harness: Harness): void {
   describe('queue jobs', () => {
     test('enqueues a job for a new task, creating the task', () =>
-      withFixture(h, async ({ store }) => {
-        const r = await store.jobs.enqueue({ key: 'k', priority: 3, ramMb: 512, command: 'echo {{key}}' });
-        assert.equal(r.created, true);
-        assert.equal(r.job.status, 'queued');
-        assert.equal(r.job.key, 'k');
-        assert.equal(r.job.priority, 3);
-        assert.equal(r.job.ramMb, 512);
-        assert.equal(r.job.command, 'echo {{key}}');
-        assert.equal(r.job.attempt, 0);
-        assert.equal(r.job.epoch, 0);
+      withFixture(harness, async ({ store }) => {
+        const result = await store.jobs.enqueue({
+          key: 'k',
+          priority: 3,
+          ramMb: 512,
+          command: 'echo {{key}}',
+        });
+        assert.equal(result.created, true);
+        assert.equal(result.job.status, 'queued');
+        assert.equal(result.job.key, 'k');
+        assert.equal(result.job.priority, 3);
+        assert.equal(result.job.ramMb, 512);
+        assert.equal(result.job.command, 'echo {{key}}');
+        assert.equal(result.job.attempt, 0);
+        assert.equal(result.job.epoch, 0);
         assert.notEqual(await store.tasks.get('k'), null);
-        assert.deepEqual(await store.jobs.get(r.job.id), r.job);
+        assert.deepEqual(await store.jobs.get(result.job.id), result.job);
       }));
 
     test('returns the active job instead of queueing the same task twice', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const first = await store.jobs.enqueue({ key: 'k' });
         const second = await store.jobs.enqueue({ key: 'k', priority: 1 });
         assert.equal(second.created, false);
@@ -30,7 +35,7 @@ export function exerciseJobs(h: Harness): void {
       }));
 
     test('queues a task again once its previous job has ended', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const first = await store.jobs.enqueue({ key: 'k' });
         await store.jobs.cancel({ id: first.job.id });
         const again = await store.jobs.enqueue({ key: 'k' });
@@ -39,8 +44,8 @@ export function exerciseJobs(h: Harness): void {
       }));
 
     test('claims queued jobs by priority, then queued_at, then id', () =>
-      withFixture(h, async ({ store }) => {
-        const s = await givenSession(store);
+      withFixture(harness, async ({ store }) => {
+        const session = await givenSession(store);
         for (const [key, priority] of [
           ['c', 5],
           ['a', 1],
@@ -51,10 +56,10 @@ export function exerciseJobs(h: Harness): void {
         }
         const order: string[] = [];
         for (;;) {
-          const job = await store.jobs.claimNext({ session: s.id });
+          const job = await store.jobs.claimNext({ session: session.id });
           if (job === null) break;
           assert.equal(job.status, 'claimed');
-          assert.equal(job.session, s.id);
+          assert.equal(job.session, session.id);
           assert.equal(job.attempt, 1);
           assert.equal(job.epoch, 1);
           order.push(job.key);
@@ -63,33 +68,33 @@ export function exerciseJobs(h: Harness): void {
       }));
 
     test('returns null when nothing is queued', () =>
-      withFixture(h, async ({ store }) => {
-        const s = await givenSession(store);
-        assert.equal(await store.jobs.claimNext({ session: s.id }), null);
+      withFixture(harness, async ({ store }) => {
+        const session = await givenSession(store);
+        assert.equal(await store.jobs.claimNext({ session: session.id }), null);
       }));
 
     test('refuses to hand a job to an ended session', () =>
-      withFixture(h, async ({ store }) => {
-        const s = await givenSession(store);
+      withFixture(harness, async ({ store }) => {
+        const session = await givenSession(store);
         await store.jobs.enqueue({ key: 'k' });
-        await store.sessions.end(s.id);
-        await assert.rejects(store.jobs.claimNext({ session: s.id }), FencedError);
+        await store.sessions.end(session.id);
+        await assert.rejects(store.jobs.claimNext({ session: session.id }), FencedError);
         assert.equal((await store.jobs.list())[0]?.status, 'queued');
       }));
 
     test('runs a job through claimed, running and done, guarded by session and epoch', () =>
-      withFixture(h, async ({ store }) => {
-        const s = await givenSession(store, 'box-1');
+      withFixture(harness, async ({ store }) => {
+        const session = await givenSession(store, 'box-1');
         await store.jobs.enqueue({ key: 'k' });
-        const job = await store.jobs.claimNext({ session: s.id });
+        const job = await store.jobs.claimNext({ session: session.id });
         assert.ok(job !== null);
         assert.equal(job.host, 'box-1');
-        const started = await store.jobs.start({ id: job.id, session: s.id, epoch: job.epoch });
+        const started = await store.jobs.start({ id: job.id, session: session.id, epoch: job.epoch });
         assert.ok(started.ok);
         assert.equal(started.job.status, 'running');
         const done = await store.jobs.finish({
           id: job.id,
-          session: s.id,
+          session: session.id,
           epoch: job.epoch,
           status: 'done',
           exitCode: 0,
@@ -101,66 +106,68 @@ export function exerciseJobs(h: Harness): void {
       }));
 
     test('claims and starts a job in one step with start: true, auditing both transitions', () =>
-      withFixture(h, async ({ store }) => {
-        const s = await givenSession(store, 'box-1');
+      withFixture(harness, async ({ store }) => {
+        const session = await givenSession(store, 'box-1');
         const other = await givenSession(store, 'box-2');
         await store.jobs.enqueue({ key: 'k' });
-        const job = await store.jobs.claimNext({ session: s.id, start: true });
+        const job = await store.jobs.claimNext({ session: session.id, start: true });
         assert.ok(job !== null);
         assert.equal(job.status, 'running');
-        assert.equal(job.session, s.id);
+        assert.equal(job.session, session.id);
         assert.equal(job.host, 'box-1');
         assert.equal(job.attempt, 1);
         assert.equal(job.epoch, 1);
         assert.ok(job.claimedAt !== null);
         assert.equal(job.startedAt, job.claimedAt);
         assert.deepEqual(await store.jobs.get(job.id), job);
-        const trail = (await store.audit.list({ jobId: job.id })).filter((e) => e.type !== 'job:enqueued');
+        const trail = (await store.audit.list({ jobId: job.id })).filter(
+          (entry) => entry.type !== 'job:enqueued',
+        );
         assert.deepEqual(
-          trail.map((e) => [e.type, e.session, e.epoch, e.host]),
+          trail.map((entry) => [entry.type, entry.session, entry.epoch, entry.host]),
           [
-            ['job:claimed', s.id, 1, 'box-1'],
-            ['job:started', s.id, 1, 'box-1'],
+            ['job:claimed', session.id, 1, 'box-1'],
+            ['job:started', session.id, 1, 'box-1'],
           ],
         );
         assert.ok(trail[0] !== undefined && trail[1] !== undefined && trail[0].id < trail[1].id);
         // Already running: a second start loses, and so does a finish by anyone else.
-        const again = await store.jobs.start({ id: job.id, session: s.id, epoch: job.epoch });
+        const again = await store.jobs.start({ id: job.id, session: session.id, epoch: job.epoch });
         assert.equal(again.ok, false);
         const stranger = await store.jobs.finish({ id: job.id, session: other.id, epoch: 1, status: 'done' });
         assert.equal(stranger.ok, false);
-        const stale = await store.jobs.finish({ id: job.id, session: s.id, epoch: 2, status: 'done' });
+        const stale = await store.jobs.finish({ id: job.id, session: session.id, epoch: 2, status: 'done' });
         assert.equal(stale.ok, false);
         const done = await store.jobs.finish({
           id: job.id,
-          session: s.id,
+          session: session.id,
           epoch: 1,
           status: 'done',
           exitCode: 0,
         });
         assert.ok(done.ok);
         assert.equal(done.job.status, 'done');
-        assert.equal(await store.jobs.claimNext({ session: s.id, start: true }), null);
+        assert.equal(await store.jobs.claimNext({ session: session.id, start: true }), null);
       }));
 
     test('refuses claimNext with start to an ended session, leaving the job queued', () =>
-      withFixture(h, async ({ store }) => {
-        const s = await givenSession(store);
+      withFixture(harness, async ({ store }) => {
+        const session = await givenSession(store);
         await store.jobs.enqueue({ key: 'k' });
-        await store.sessions.end(s.id);
-        await assert.rejects(store.jobs.claimNext({ session: s.id, start: true }), FencedError);
+        await store.sessions.end(session.id);
+        await assert.rejects(store.jobs.claimNext({ session: session.id, start: true }), FencedError);
         assert.equal((await store.jobs.list())[0]?.status, 'queued');
       }));
 
     test('keeps queue order and skips jobs not yet due once the engine has statistics', () =>
-      withFixture(h, async ({ store, raw }) => {
-        const s = await givenSession(store);
+      withFixture(harness, async ({ store, raw }) => {
+        const session = await givenSession(store);
         await store.jobs.enqueue({ key: 'later', priority: 0 });
-        const first = await store.jobs.claimNext({ session: s.id, start: true });
+        const first = await store.jobs.claimNext({ session: session.id, start: true });
         assert.ok(first !== null);
         const back = await store.dispatch.requeue({
           id: first.id,
-          session: s.id,
+          session: session.id,
           epoch: first.epoch,
           reason: 'x',
           policy: { backoffBaseMs: 60_000, backoffMaxMs: 60_000 },
@@ -176,7 +183,7 @@ export function exerciseJobs(h: Harness): void {
         await raw.exec('ANALYZE');
         const order: string[] = [];
         for (;;) {
-          const job = await store.jobs.claimNext({ session: s.id });
+          const job = await store.jobs.claimNext({ session: session.id });
           if (job === null) break;
           order.push(job.key);
         }
@@ -185,23 +192,23 @@ export function exerciseJobs(h: Harness): void {
       }));
 
     test('tells a transition carrying a wrong epoch or session that it lost, changing nothing', () =>
-      withFixture(h, async ({ store }) => {
-        const s = await givenSession(store);
+      withFixture(harness, async ({ store }) => {
+        const session = await givenSession(store);
         const other = await givenSession(store);
         await store.jobs.enqueue({ key: 'k' });
-        const job = await store.jobs.claimNext({ session: s.id });
+        const job = await store.jobs.claimNext({ session: session.id });
         assert.ok(job !== null);
-        const wrongEpoch = await store.jobs.start({ id: job.id, session: s.id, epoch: job.epoch + 1 });
+        const wrongEpoch = await store.jobs.start({ id: job.id, session: session.id, epoch: job.epoch + 1 });
         const wrongSession = await store.jobs.start({ id: job.id, session: other.id, epoch: job.epoch });
-        for (const r of [wrongEpoch, wrongSession]) {
-          assert.equal(r.ok, false);
-          assert.ok(!r.ok);
-          assert.equal(r.reason, 'lost');
-          assert.equal(r.job?.status, 'claimed');
+        for (const result of [wrongEpoch, wrongSession]) {
+          assert.equal(result.ok, false);
+          assert.ok(!result.ok);
+          assert.equal(result.reason, 'lost');
+          assert.equal(result.job?.status, 'claimed');
         }
         const finishEarly = await store.jobs.finish({
           id: job.id,
-          session: s.id,
+          session: session.id,
           epoch: job.epoch,
           status: 'done',
         });
@@ -210,17 +217,22 @@ export function exerciseJobs(h: Harness): void {
       }));
 
     test('cancels a running job, after which its holder cannot finish it', () =>
-      withFixture(h, async ({ store }) => {
-        const s = await givenSession(store);
+      withFixture(harness, async ({ store }) => {
+        const session = await givenSession(store);
         await store.jobs.enqueue({ key: 'k' });
-        const job = await store.jobs.claimNext({ session: s.id });
+        const job = await store.jobs.claimNext({ session: session.id });
         assert.ok(job !== null);
-        await store.jobs.start({ id: job.id, session: s.id, epoch: job.epoch });
+        await store.jobs.start({ id: job.id, session: session.id, epoch: job.epoch });
         const cancelled = await store.jobs.cancel({ id: job.id, reason: 'operator' });
         assert.ok(cancelled.ok);
         assert.equal(cancelled.job.status, 'cancelled');
         assert.equal(cancelled.job.reason, 'operator');
-        const late = await store.jobs.finish({ id: job.id, session: s.id, epoch: job.epoch, status: 'done' });
+        const late = await store.jobs.finish({
+          id: job.id,
+          session: session.id,
+          epoch: job.epoch,
+          status: 'done',
+        });
         assert.equal(late.ok, false);
         assert.equal((await store.jobs.get(job.id))?.status, 'cancelled');
         const again = await store.jobs.cancel({ id: job.id });
@@ -228,19 +240,19 @@ export function exerciseJobs(h: Harness): void {
       }));
 
     test('names who cancelled a job in its ledger row and its reason', () =>
-      withFixture(h, async ({ store }) => {
-        const s = await givenSession(store);
+      withFixture(harness, async ({ store }) => {
+        const session = await givenSession(store);
         const { job } = await store.jobs.enqueue({ key: 'k' });
-        const r = await store.jobs.cancel({ id: job.id, actor: 'alice@box', by: s.id });
-        assert.ok(r.ok);
-        assert.equal(r.job.reason, 'cancelled by alice@box');
+        const result = await store.jobs.cancel({ id: job.id, actor: 'alice@box', by: session.id });
+        assert.ok(result.ok);
+        assert.equal(result.job.reason, 'cancelled by alice@box');
         const [row] = await store.audit.list({ jobId: job.id, type: 'job:cancelled' });
-        assert.equal(row?.session, s.id);
+        assert.equal(row?.session, session.id);
         assert.equal(row?.detail['by'], 'alice@box');
       }));
 
     test("names who retried a job in the new job's ledger row", () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const { job } = await store.jobs.enqueue({ key: 'k' });
         assert.ok((await store.jobs.cancel({ id: job.id })).ok);
         const { job: again } = await store.jobs.retry({ id: job.id, actor: 'alice@box' });
@@ -250,17 +262,17 @@ export function exerciseJobs(h: Harness): void {
       }));
 
     test('never hands one job to two concurrent claimers', () =>
-      withFixture(h, async ({ store, openAnother }) => {
+      withFixture(harness, async ({ store, openAnother }) => {
         const other = await openAnother();
         try {
-          for (let i = 0; i < 20; i++) await store.jobs.enqueue({ key: `k${i}` });
+          for (let index = 0; index < 20; index++) await store.jobs.enqueue({ key: `k${index}` });
           const sessions = await Promise.all(Array.from({ length: 8 }, () => givenSession(store)));
           const claimed: number[] = [];
           await Promise.all(
-            sessions.map(async (s, i) => {
-              const st = i % 2 === 0 ? store : other;
+            sessions.map(async (session, index) => {
+              const st = index % 2 === 0 ? store : other;
               for (;;) {
-                const job = await st.jobs.claimNext({ session: s.id });
+                const job = await st.jobs.claimNext({ session: session.id });
                 if (job === null) return;
                 claimed.push(job.id);
               }
@@ -274,21 +286,21 @@ export function exerciseJobs(h: Harness): void {
       }));
 
     test('lists jobs filtered by status and by task key', () =>
-      withFixture(h, async ({ store }) => {
-        const s = await givenSession(store);
+      withFixture(harness, async ({ store }) => {
+        const session = await givenSession(store);
         await store.jobs.enqueue({ key: 'a', priority: 1 });
         await store.jobs.enqueue({ key: 'b', priority: 2 });
-        await store.jobs.claimNext({ session: s.id });
+        await store.jobs.claimNext({ session: session.id });
         assert.deepEqual(
-          (await store.jobs.list({ status: ['queued'] })).map((j) => j.key),
+          (await store.jobs.list({ status: ['queued'] })).map((job) => job.key),
           ['b'],
         );
         assert.deepEqual(
-          (await store.jobs.list({ status: ['claimed'] })).map((j) => j.key),
+          (await store.jobs.list({ status: ['claimed'] })).map((job) => job.key),
           ['a'],
         );
         assert.deepEqual(
-          (await store.jobs.list({ key: 'b' })).map((j) => j.key),
+          (await store.jobs.list({ key: 'b' })).map((job) => job.key),
           ['b'],
         );
         assert.equal((await store.jobs.list()).length, 2);

@@ -22,17 +22,17 @@ function checkpoint(over: Partial<Checkpoint> & Pick<Checkpoint, 'seq' | 'firstI
 }
 
 async function activity(store: Store): Promise<void> {
-  const s = await givenSession(store, 'box-1');
+  const session = await givenSession(store, 'box-1');
   await givenTask(store, 'a');
   await givenTask(store, 'b');
-  await store.claims.acquire({ key: 'a', session: s.id });
-  await store.claims.release({ key: 'a', session: s.id, epoch: 1, outcome: 'failed' });
+  await store.claims.acquire({ key: 'a', session: session.id });
+  await store.claims.release({ key: 'a', session: session.id, epoch: 1, outcome: 'failed' });
 }
 
-export function exerciseLedger(h: Harness): void {
+export function exerciseLedger(harness: Harness): void {
   describe('ledger seals', () => {
     test('hands out unsealed rows oldest first, every column by name, only those after the newest checkpoint', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         await activity(store);
         const all = await store.audit.list();
         const first = await store.ledger.unsealed({ limit: 100 });
@@ -40,9 +40,9 @@ export function exerciseLedger(h: Harness): void {
         assert.equal(first.sealedThrough, 0);
         assert.deepEqual(
           first.rows.map(rowId),
-          all.map((e) => e.id),
+          all.map((entry) => entry.id),
         );
-        const granted = first.rows.find((r) => r['type'] === 'claim:granted');
+        const granted = first.rows.find((row) => row['type'] === 'claim:granted');
         assert.ok(granted !== undefined);
         for (const column of [
           'id',
@@ -69,13 +69,13 @@ export function exerciseLedger(h: Harness): void {
         assert.equal(next.sealedThrough, through);
         assert.deepEqual(
           next.rows.map(rowId),
-          all.slice(3, 5).map((e) => e.id),
+          all.slice(3, 5).map((entry) => entry.id),
         );
         assert.ok(next.now >= (all.at(-1)?.at ?? 0));
       }));
 
     test('appends a checkpoint only after the newest one, and one of two racing sealers wins', () =>
-      withFixture(h, async ({ store, openAnother }) => {
+      withFixture(harness, async ({ store, openAnother }) => {
         await activity(store);
         const other = await openAnother();
         const one = checkpoint({ seq: 1, firstId: 1, lastId: 2 });
@@ -111,7 +111,7 @@ export function exerciseLedger(h: Harness): void {
       }));
 
     test('keeps checkpoints and keys append-only', () =>
-      withFixture(h, async ({ store, raw }) => {
+      withFixture(harness, async ({ store, raw }) => {
         await store.ledger.addKey({ id: 'abcdef0123456789', publicKey: 'cHVibGlj' });
         await store.ledger.append(checkpoint({ seq: 1, firstId: 1, lastId: 1 }), new Uint8Array(40));
         await assert.rejects(raw.exec(`UPDATE audit_checkpoints SET root = 'x'`), /append-only/);
@@ -124,53 +124,56 @@ export function exerciseLedger(h: Harness): void {
         );
         const keys = await store.ledger.keys();
         assert.deepEqual(
-          keys.map((k) => [k.id, k.publicKey]),
+          keys.map((key) => [key.id, key.publicKey]),
           [['abcdef0123456789', 'cHVibGlj']],
         );
         const added = await store.audit.list({ type: 'ledger:key-added' });
         assert.deepEqual(
-          added.map((e) => e.detail),
+          added.map((entry) => entry.detail),
           [{ keyId: 'abcdef0123456789', publicKey: 'cHVibGlj' }],
         );
       }));
 
     test('reads rows by task, session, host, type and time, in id order, with their range and extent', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         await activity(store);
         const all = await store.audit.list();
         const ids = (rows: readonly Record<string, unknown>[]): number[] => rows.map(rowId);
         const base = { afterId: 0, limit: 100 };
         assert.deepEqual(
           ids(await store.ledger.rows({ ...base, key: 'a' })),
-          all.filter((e) => e.key === 'a').map((e) => e.id),
+          all.filter((entry) => entry.key === 'a').map((entry) => entry.id),
         );
-        const s = all[0]?.session ?? 0;
+        const sessionId = all[0]?.session ?? 0;
         assert.deepEqual(
-          ids(await store.ledger.rows({ ...base, session: s })),
-          all.filter((e) => e.session === s).map((e) => e.id),
+          ids(await store.ledger.rows({ ...base, session: sessionId })),
+          all.filter((entry) => entry.session === sessionId).map((entry) => entry.id),
         );
         assert.deepEqual(
           ids(await store.ledger.rows({ ...base, host: 'box-1' })),
-          all.filter((e) => e.host === 'box-1').map((e) => e.id),
+          all.filter((entry) => entry.host === 'box-1').map((entry) => entry.id),
         );
         assert.deepEqual(
           ids(await store.ledger.rows({ ...base, type: 'task:added' })),
-          all.filter((e) => e.type === 'task:added').map((e) => e.id),
+          all.filter((entry) => entry.type === 'task:added').map((entry) => entry.id),
         );
         const mid = all[2];
         assert.ok(mid !== undefined);
         const since = await store.ledger.rows({ ...base, since: mid.at });
         assert.deepEqual(
           ids(since),
-          all.filter((e) => e.at >= mid.at).map((e) => e.id),
+          all.filter((entry) => entry.at >= mid.at).map((entry) => entry.id),
         );
         const until = await store.ledger.rows({ ...base, until: mid.at });
         assert.deepEqual(
           ids(until),
-          all.filter((e) => e.at < mid.at).map((e) => e.id),
+          all.filter((entry) => entry.at < mid.at).map((entry) => entry.id),
         );
         assert.deepEqual(ids(await store.ledger.rows({ afterId: 1, throughId: 3, limit: 100 })), [2, 3]);
-        assert.equal(await store.ledger.newestAt(1, 3), Math.max(...all.slice(0, 3).map((e) => e.at)));
+        assert.equal(
+          await store.ledger.newestAt(1, 3),
+          Math.max(...all.slice(0, 3).map((entry) => entry.at)),
+        );
         assert.equal(await store.ledger.newestAt(900, 901), null);
         assert.deepEqual(await store.ledger.extent(), {
           firstId: all[0]?.id,
@@ -179,7 +182,7 @@ export function exerciseLedger(h: Harness): void {
       }));
 
     test('prunes rows and checkpoints with a prune record in one step, only after the newest, attesting the last', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         await activity(store);
         const one = checkpoint({ seq: 1, firstId: 1, lastId: 2 });
         const two = checkpoint({ seq: 2, firstId: 3, lastId: 4, prevHash: one.hash });
@@ -201,7 +204,7 @@ export function exerciseLedger(h: Harness): void {
         assert.deepEqual(await store.ledger.prune(record), { removed: 2 });
         const left = await store.audit.list();
         assert.deepEqual(
-          left.map((e) => e.id),
+          left.map((entry) => entry.id),
           [3, 4, 5, 6],
         );
         assert.deepEqual(left.at(-1)?.detail, {
@@ -213,7 +216,10 @@ export function exerciseLedger(h: Harness): void {
         });
         assert.equal(left.at(-1)?.type, 'ledger:pruned');
         assert.deepEqual(
-          (await store.ledger.checkpoints({ afterSeq: 0, limit: 10 })).map((c) => [c.seq, c.kind]),
+          (await store.ledger.checkpoints({ afterSeq: 0, limit: 10 })).map((sealed) => [
+            sealed.seq,
+            sealed.kind,
+          ]),
           [
             [2, 'seal'],
             [3, 'prune'],
@@ -225,30 +231,30 @@ export function exerciseLedger(h: Harness): void {
 
   describe('session report', () => {
     test('reports each session: host, pid, how it ended, issues worked with epochs and outcomes, jobs, time held', () =>
-      withFixture(h, async ({ store }) => {
-        const a = await store.sessions.start({ kind: 'agent', host: 'box-1', pid: 11 });
-        const b = await store.sessions.start({ kind: 'daemon', host: 'box-2', pid: 22 });
+      withFixture(harness, async ({ store }) => {
+        const first = await store.sessions.start({ kind: 'agent', host: 'box-1', pid: 11 });
+        const second = await store.sessions.start({ kind: 'daemon', host: 'box-2', pid: 22 });
         const gone = await store.sessions.start({ kind: 'agent', host: 'box-3', pid: 33 });
         await givenTask(store, 'x');
-        await store.claims.acquire({ key: 'x', session: a.id });
-        await store.claims.release({ key: 'x', session: a.id, epoch: 1, outcome: 'failed' });
-        await store.claims.acquire({ key: 'x', session: b.id });
+        await store.claims.acquire({ key: 'x', session: first.id });
+        await store.claims.release({ key: 'x', session: first.id, epoch: 1, outcome: 'failed' });
+        await store.claims.acquire({ key: 'x', session: second.id });
         await store.jobs.enqueue({ key: 'y' });
-        await store.jobs.claimNext({ session: b.id });
-        await store.sessions.end(a.id);
+        await store.jobs.claimNext({ session: second.id });
+        await store.sessions.end(first.id);
         // b and gone stop heartbeating and are rescued; b's process was alive: it rejoins.
         await sleep(5);
         const rescued = await store.recovery.rescueStale({ staleAfterMs: 1, policy: DEFAULT_RETRY_POLICY });
-        assert.deepEqual([...rescued.sessions].sort(), [b.id, gone.id].sort());
+        assert.deepEqual([...rescued.sessions].sort(), [second.id, gone.id].sort());
         const again = await store.sessions.start({ kind: 'daemon', host: 'box-2', pid: 22 });
         const all = await store.reports.sessions();
-        const by = new Map(all.map((r) => [r.session, r]));
+        const by = new Map(all.map((report) => [report.session, report]));
         assert.deepEqual(
-          all.map((r) => r.session),
-          [a.id, b.id, gone.id, again.id],
+          all.map((report) => report.session),
+          [first.id, second.id, gone.id, again.id],
         );
         assert.deepEqual(
-          all.map((r) => [r.host, r.pid, r.kind, r.end]),
+          all.map((report) => [report.host, report.pid, report.kind, report.end]),
           [
             ['box-1', 11, 'agent', 'ended'],
             ['box-2', 22, 'daemon', 'fenced'],
@@ -256,28 +262,28 @@ export function exerciseLedger(h: Harness): void {
             ['box-2', 22, 'daemon', 'live'],
           ],
         );
-        const ra = by.get(a.id);
+        const ra = by.get(first.id);
         assert.deepEqual(
-          ra?.issuesWorked.map((w) => [w.key, w.epoch, w.outcome]),
+          ra?.issuesWorked.map((worked) => [worked.key, worked.epoch, worked.outcome]),
           [['x', 1, 'failed']],
         );
         assert.ok(ra !== undefined && ra.endedAt !== null && ra.heldMs >= 0 && ra.jobs === 0);
-        const rb = by.get(b.id);
+        const rb = by.get(second.id);
         assert.deepEqual(
-          rb?.issuesWorked.map((w) => [w.key, w.epoch, w.outcome]),
+          rb?.issuesWorked.map((worked) => [worked.key, worked.epoch, worked.outcome]),
           [['x', 2, 'recovered']],
         );
         assert.deepEqual([rb?.jobs, rb?.attempts, rb?.escalations], [1, 1, 0]);
         assert.deepEqual(
-          (await store.reports.sessions({ host: 'box-2' })).map((r) => r.session),
-          [b.id, again.id],
+          (await store.reports.sessions({ host: 'box-2' })).map((report) => report.session),
+          [second.id, again.id],
         );
         const later = (await store.now()) + 60_000;
         assert.deepEqual(
-          (await store.reports.sessions({ since: later })).map((r) => r.session),
+          (await store.reports.sessions({ since: later })).map((report) => report.session),
           [again.id],
         );
-        assert.deepEqual((await store.reports.sessions({ until: a.startedAt })).length, 0);
+        assert.deepEqual((await store.reports.sessions({ until: first.startedAt })).length, 0);
       }));
   });
 }

@@ -13,36 +13,41 @@ const ALICE = { name: 'alice@box' };
 
 /** A session holding the task, and the epoch it holds it at. */
 async function givenHeld(store: Store, key: string) {
-  const s = await givenSession(store);
-  const r = await store.claims.acquire({ key, session: s.id });
-  assert.ok(r.ok);
-  return { session: s.id, epoch: r.claim.epoch };
+  const session = await givenSession(store);
+  const result = await store.claims.acquire({ key, session: session.id });
+  assert.ok(result.ok);
+  return { session: session.id, epoch: result.claim.epoch };
 }
 
 /** Runs the task's queued job to `done` in pull mode. */
 async function runToDone(store: Store, key: string): Promise<number> {
-  const s = await givenSession(store);
-  const job = await store.jobs.claimNext({ session: s.id, start: true });
+  const session = await givenSession(store);
+  const job = await store.jobs.claimNext({ session: session.id, start: true });
   assert.ok(job !== null && job.key === key);
-  const r = await store.jobs.finish({ id: job.id, session: s.id, epoch: job.epoch, status: 'done' });
-  assert.ok(r.ok);
+  const result = await store.jobs.finish({
+    id: job.id,
+    session: session.id,
+    epoch: job.epoch,
+    status: 'done',
+  });
+  assert.ok(result.ok);
   return job.id;
 }
 
 async function refusedAs(work: Promise<unknown>, code: string): Promise<TaskStateError> {
   const error = await work.then(
     () => assert.fail(`expected ${code}`),
-    (e: unknown) => e,
+    (thrown: unknown) => thrown,
   );
   assert.ok(error instanceof TaskStateError, String(error));
   assert.equal(error.code, code);
   return error;
 }
 
-export function exerciseLifecycle(h: Harness): void {
+export function exerciseLifecycle(harness: Harness): void {
   describe('task lifecycle', () => {
     test('a claim released done finishes the task: never claimed, enqueued or placed again until reopened', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         await givenTask(store, 't');
         const held = await givenHeld(store, 't');
         await store.claims.release({ key: 't', session: held.session, epoch: 1, outcome: 'done' });
@@ -68,7 +73,7 @@ export function exerciseLifecycle(h: Harness): void {
       }));
 
     test('a job that ends done finishes its task; a retry of it is refused as task_done', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const { job } = await store.jobs.enqueue({ key: 'j' });
         const id = await runToDone(store, 'j');
         assert.equal(id, job.id);
@@ -80,7 +85,7 @@ export function exerciseLifecycle(h: Harness): void {
       }));
 
     test('finishing a task cancels its queued job, so a done task is never placed', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         await givenHost(store);
         const term = await givenLeader(store);
         await givenTask(store, 'q');
@@ -93,18 +98,18 @@ export function exerciseLifecycle(h: Harness): void {
         const placed = await store.dispatch.place({ id: job.id, host: 'box-1', term });
         assert.equal(placed.ok, false);
         assert.deepEqual(await store.dispatch.queued({ limit: 10 }), []);
-        const types = (await store.audit.list({ key: 'q' })).map((e) => e.type);
+        const types = (await store.audit.list({ key: 'q' })).map((entry) => entry.type);
         assert.deepEqual(types.slice(-3), ['claim:released', 'task:state', 'job:cancelled']);
       }));
 
     test('a task requiring review waits in review; reject reopens it keeping the reason, approve finishes it', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         await store.tasks.add({ key: 'r', title: 'review me', reviewRequired: true });
         await store.jobs.enqueue({ key: 'r' });
         await runToDone(store, 'r');
         assert.equal((await store.tasks.get('r'))?.state, 'in_review');
-        const s = await givenSession(store);
-        await refusedAs(store.claims.acquire({ key: 'r', session: s.id }), 'task_in_review');
+        const session = await givenSession(store);
+        await refusedAs(store.claims.acquire({ key: 'r', session: session.id }), 'task_in_review');
         const rejected = await store.lifecycle.transition({
           key: 'r',
           action: 'reject',
@@ -124,7 +129,8 @@ export function exerciseLifecycle(h: Harness): void {
         assert.equal(approved.feedback, null);
         await refusedAs(store.lifecycle.transition({ key: 'r', action: 'reject', by: ALICE }), 'task_done');
         const states = (await store.audit.list({ key: 'r', type: 'task:state' })).map(
-          (e) => `${String(e.detail['from'])}>${String(e.detail['to'])}:${String(e.detail['action'])}`,
+          (entry) =>
+            `${String(entry.detail['from'])}>${String(entry.detail['to'])}:${String(entry.detail['action'])}`,
         );
         assert.deepEqual(states, [
           'open>in_review:finish',
@@ -135,7 +141,7 @@ export function exerciseLifecycle(h: Harness): void {
       }));
 
     test('closing a task cancels its job and refuses claims as task_closed; only done or closed tasks reopen', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const { job } = await store.jobs.enqueue({ key: 'c' });
         await refusedAs(store.lifecycle.transition({ key: 'c', action: 'reopen', by: ALICE }), 'task_open');
         const closed = await store.lifecycle.transition({
@@ -146,10 +152,13 @@ export function exerciseLifecycle(h: Harness): void {
         });
         assert.equal(closed.state, 'closed');
         assert.equal((await store.jobs.get(job.id))?.status, 'cancelled');
-        const s = await givenSession(store);
-        const refusal = await refusedAs(store.claims.acquire({ key: 'c', session: s.id }), 'task_closed');
+        const session = await givenSession(store);
+        const refusal = await refusedAs(
+          store.claims.acquire({ key: 'c', session: session.id }),
+          'task_closed',
+        );
         assert.match(refusal.message, /closed since .* by alice@box \(dup\)/);
-        assert.equal(await store.jobs.claimNext({ session: s.id }), null);
+        assert.equal(await store.jobs.claimNext({ session: session.id }), null);
         const entry = (await store.audit.list({ key: 'c', type: 'task:state' }))[0];
         assert.deepEqual(entry?.detail, {
           from: 'open',
@@ -169,7 +178,7 @@ export function exerciseLifecycle(h: Harness): void {
 
   describe('escalations', () => {
     test('an escalation under the live claim ends claim and job escalated and queues the task for a human', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         await givenTask(store, 'e');
         const held = await givenHeld(store, 'e');
         const { job } = await store.jobs.enqueue({ key: 'e' });
@@ -181,17 +190,17 @@ export function exerciseLifecycle(h: Harness): void {
         });
         assert.equal(stale.ok, false, 'a stale epoch is fenced');
         assert.equal((await store.tasks.get('e'))?.state, 'open', 'and changes nothing');
-        const r = await store.lifecycle.escalate({
+        const result = await store.lifecycle.escalate({
           key: 'e',
           reason: 'needs a key',
           by: { name: 'agent', session: held.session },
           claim: { session: held.session, epoch: 1 },
         });
-        assert.ok(r.ok);
-        assert.equal(r.task.state, 'escalated');
-        assert.equal(r.task.stateReason, 'needs a key');
-        assert.equal(r.claimEpoch, 1);
-        assert.equal(r.jobId, job.id);
+        assert.ok(result.ok);
+        assert.equal(result.task.state, 'escalated');
+        assert.equal(result.task.stateReason, 'needs a key');
+        assert.equal(result.claimEpoch, 1);
+        assert.equal(result.jobId, job.id);
         assert.equal((await store.claims.history('e'))[0]?.outcome, 'escalated');
         const ended = await store.jobs.get(job.id);
         assert.equal(ended?.status, 'escalated');
@@ -199,7 +208,7 @@ export function exerciseLifecycle(h: Harness): void {
         assert.equal(await store.claims.current('e'), null);
         await refusedAs(store.jobs.enqueue({ key: 'e' }), 'task_escalated');
         assert.deepEqual(
-          (await store.lifecycle.escalations()).map((t) => t.key),
+          (await store.lifecycle.escalations()).map((task) => task.key),
           ['e'],
         );
         const resolved = await store.lifecycle.transition({
@@ -213,7 +222,7 @@ export function exerciseLifecycle(h: Harness): void {
       }));
 
     test('lists escalations oldest first, and a task added escalated by the vague-issue rule is among them', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         // Escalated in this order; two escalations in one millisecond keep it by task id.
         await givenTask(store, 'a');
         await store.lifecycle.escalate({ key: 'a', reason: 'stuck', by: ALICE });
@@ -225,13 +234,13 @@ export function exerciseLifecycle(h: Harness): void {
         });
         const queue = await store.lifecycle.escalations();
         assert.deepEqual(
-          queue.map((t) => [t.key, t.stateReason]),
+          queue.map((task) => [task.key, task.stateReason]),
           [
             ['a', 'stuck'],
             ['vague', 'insufficient-info'],
           ],
         );
-        const added = (await store.audit.list({ key: 'vague' })).map((e) => e.type);
+        const added = (await store.audit.list({ key: 'vague' })).map((entry) => entry.type);
         assert.deepEqual(added, ['task:added', 'task:state']);
         await refusedAs(store.lifecycle.escalate({ key: 'a', reason: 'again', by: ALICE }), 'task_escalated');
       }));
@@ -239,7 +248,7 @@ export function exerciseLifecycle(h: Harness): void {
 
   describe('gates', () => {
     test('a gated task is neither placed nor pulled; approving the gate lets it run, both audited with who', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         await givenHost(store);
         const term = await givenLeader(store);
         const { job } = await store.jobs.enqueue({ key: 'g' });
@@ -252,8 +261,8 @@ export function exerciseLifecycle(h: Harness): void {
           reason: 'gated',
           gate: 'design',
         });
-        const s = await givenSession(store);
-        assert.equal(await store.jobs.claimNext({ session: s.id }), null);
+        const session = await givenSession(store);
+        assert.equal(await store.jobs.claimNext({ session: session.id }), null);
         assert.equal((await store.jobs.get(job.id))?.status, 'queued');
         await assert.rejects(
           store.lifecycle.approveGate({ key: 'nogate', gate: 'design', by: ALICE }),
@@ -274,8 +283,8 @@ export function exerciseLifecycle(h: Harness): void {
         const gates = await store.audit.list({ key: 'g' });
         assert.deepEqual(
           gates
-            .filter((e) => e.type === 'task:gated' || e.type === 'task:approved')
-            .map((e) => [e.type, e.detail]),
+            .filter((entry) => entry.type === 'task:gated' || entry.type === 'task:approved')
+            .map((entry) => [entry.type, entry.detail]),
           [
             ['task:gated', { gate: 'design', by: 'alice@box' }],
             ['task:approved', { gate: 'design', by: 'alice@box', note: 'lgtm' }],
@@ -286,7 +295,7 @@ export function exerciseLifecycle(h: Harness): void {
 
   describe('task fields and settings', () => {
     test('updates only the fields given, audited with their names and who; refuses an unknown task', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         await store.tasks.add({ key: 'u', title: 'old', body: 'b', url: 'https://x.test/1', labels: ['a'] });
         const same = await store.tasks.update({ key: 'u', by: ALICE });
         assert.equal(same.title, 'old');
@@ -304,14 +313,14 @@ export function exerciseLifecycle(h: Harness): void {
         );
         const rows = await store.audit.list({ key: 'u', type: 'task:updated' });
         assert.deepEqual(
-          rows.map((r) => r.detail),
+          rows.map((entry) => entry.detail),
           [{ fields: ['title', 'url', 'labels', 'review_required'], by: 'importer' }],
         );
         await assert.rejects(store.tasks.update({ key: 'nope', title: 'x', by: ALICE }), /not found/);
       }));
 
     test('keeps settings for every store, each change audited with who made it', () =>
-      withFixture(h, async ({ store, openAnother }) => {
+      withFixture(harness, async ({ store, openAnother }) => {
         assert.equal(await store.settings.get('vague-words'), null);
         await store.settings.set({ name: 'vague-words', value: '5', by: ALICE });
         const set = await store.settings.set({ name: 'vague-words', value: '7', by: ALICE });
@@ -319,13 +328,13 @@ export function exerciseLifecycle(h: Harness): void {
         const other = await openAnother();
         assert.equal(await other.settings.get('vague-words'), '7');
         assert.deepEqual(
-          (await other.settings.list()).map((x) => [x.name, x.value]),
+          (await other.settings.list()).map((setting) => [setting.name, setting.value]),
           [['vague-words', '7']],
         );
         await other.close();
         const rows = await store.audit.list({ type: 'setting:set' });
         assert.deepEqual(
-          rows.map((r) => r.detail),
+          rows.map((entry) => entry.detail),
           [
             { name: 'vague-words', value: '5', by: 'alice@box' },
             { name: 'vague-words', value: '7', by: 'alice@box' },

@@ -70,28 +70,28 @@ export class StoreModel {
   }
 
   /** The epoch an op presents: the task's current epoch shifted by `de`, never below 1. */
-  epochFor(k: number, de: number): number {
-    return Math.max(1, (this.tasks[k]?.epoch ?? 0) + de);
+  epochFor(taskIndex: number, de: number): number {
+    return Math.max(1, (this.tasks[taskIndex]?.epoch ?? 0) + de);
   }
 
-  jobEpochFor(j: number, de: number): number {
-    return Math.max(1, (this.jobs[j]?.epoch ?? 0) + de);
+  jobEpochFor(jobIndex: number, de: number): number {
+    return Math.max(1, (this.jobs[jobIndex]?.epoch ?? 0) + de);
   }
 
   private holder(task: TaskModel): Answer {
     return task.holder === null ? null : { s: task.holder, epoch: task.epoch };
   }
 
-  private task(k: number): TaskModel {
-    const task = this.tasks[k];
-    if (task === undefined) throw new Error(`model: no task ${k}`);
+  private task(taskIndex: number): TaskModel {
+    const task = this.tasks[taskIndex];
+    if (task === undefined) throw new Error(`model: no task ${taskIndex}`);
     return task;
   }
 
   /** The task is done: its active job, if any, ends with it. */
-  private finish(k: number, jobEnd: JobState): void {
-    this.task(k).state = 'done';
-    for (const job of this.jobs) if (job.k === k && ACTIVE.includes(job.status)) job.status = jobEnd;
+  private finish(taskIndex: number, jobEnd: JobState): void {
+    this.task(taskIndex).state = 'done';
+    for (const job of this.jobs) if (job.k === taskIndex && ACTIVE.includes(job.status)) job.status = jobEnd;
   }
 
   /** Applies an op whose indices are in range; returns the expected answer. */
@@ -148,15 +148,15 @@ export class StoreModel {
       }
       case 'enqueue': {
         if (this.task(op.k).state !== 'open') return { error: `task_${this.task(op.k).state}` };
-        const active = this.jobs.findIndex((j) => j.k === op.k && ACTIVE.includes(j.status));
+        const active = this.jobs.findIndex((job) => job.k === op.k && ACTIVE.includes(job.status));
         if (active >= 0) return { created: false, j: active };
         this.jobs.push({ k: op.k, status: 'queued', epoch: 0, attempt: 0, session: null });
         return { created: true, j: this.jobs.length - 1 };
       }
       case 'claimNext': {
         if (this.live[op.s] !== true) return { error: 'fenced' };
-        const j = this.jobs.findIndex((x) => x.status === 'queued');
-        const job = this.jobs[j];
+        const jobIndex = this.jobs.findIndex((candidate) => candidate.status === 'queued');
+        const job = this.jobs[jobIndex];
         if (job === undefined) return null;
         Object.assign(job, {
           status: 'claimed',
@@ -164,7 +164,7 @@ export class StoreModel {
           attempt: job.attempt + 1,
           session: op.s,
         });
-        return { j, epoch: job.epoch, attempt: job.attempt };
+        return { j: jobIndex, epoch: job.epoch, attempt: job.attempt };
       }
       case 'job.start':
       case 'job.finish': {

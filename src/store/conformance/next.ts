@@ -6,11 +6,11 @@ import { givenSession, withFixture, type Harness } from './harness.js';
 
 const ALICE = { name: 'alice@box' };
 
-export function exerciseNext(h: Harness): void {
+export function exerciseNext(harness: Harness): void {
   describe('next', () => {
     test('skips done, closed, escalated, gated, held and queued tasks, and takes the rest by priority, then age', () =>
-      withFixture(h, async ({ store }) => {
-        const s = await givenSession(store);
+      withFixture(harness, async ({ store }) => {
+        const session = await givenSession(store);
         const other = await givenSession(store);
         for (const [key, priority] of [
           ['done', 1],
@@ -33,11 +33,11 @@ export function exerciseNext(h: Harness): void {
         await store.jobs.enqueue({ key: 'queued' });
         const got: string[] = [];
         for (;;) {
-          const next = await store.lifecycle.next({ session: s.id });
+          const next = await store.lifecycle.next({ session: session.id });
           if (next === null) break;
-          assert.equal(next.claim.session, s.id);
+          assert.equal(next.claim.session, session.id);
           assert.equal(next.claim.epoch, next.task.epoch);
-          assert.equal(next.task.holder?.session, s.id);
+          assert.equal(next.task.holder?.session, session.id);
           got.push(next.task.key);
         }
         assert.deepEqual(got, ['urgent', 'late', 'early']);
@@ -46,21 +46,21 @@ export function exerciseNext(h: Harness): void {
       }));
 
     test('filters by project and label, and refuses a session that is not live', () =>
-      withFixture(h, async ({ store }) => {
-        const s = await givenSession(store);
+      withFixture(harness, async ({ store }) => {
+        const session = await givenSession(store);
         await store.tasks.add({ key: 'a', project: 'api', labels: ['bug'] });
         await store.tasks.add({ key: 'b', project: 'web', labels: ['bug', 'ui'] });
         await store.tasks.add({ key: 'c', project: 'web' });
-        assert.equal((await store.lifecycle.next({ session: s.id, label: 'ui' }))?.task.key, 'b');
-        assert.equal((await store.lifecycle.next({ session: s.id, project: 'web' }))?.task.key, 'c');
-        assert.equal(await store.lifecycle.next({ session: s.id, project: 'web' }), null);
-        assert.equal((await store.lifecycle.next({ session: s.id, label: 'bug' }))?.task.key, 'a');
-        await store.sessions.end(s.id);
-        await assert.rejects(store.lifecycle.next({ session: s.id }), FencedError);
+        assert.equal((await store.lifecycle.next({ session: session.id, label: 'ui' }))?.task.key, 'b');
+        assert.equal((await store.lifecycle.next({ session: session.id, project: 'web' }))?.task.key, 'c');
+        assert.equal(await store.lifecycle.next({ session: session.id, project: 'web' }), null);
+        assert.equal((await store.lifecycle.next({ session: session.id, label: 'bug' }))?.task.key, 'a');
+        await store.sessions.end(session.id);
+        await assert.rejects(store.lifecycle.next({ session: session.id }), FencedError);
       }));
 
     test('takes over a task whose holder passed its TTL', () =>
-      withFixture(h, async ({ clocked, moveClock }) => {
+      withFixture(harness, async ({ clocked, moveClock }) => {
         const store = await clocked();
         await store.tasks.add({ key: 'k' });
         const gone = await store.sessions.start({ kind: 'human', host: 'h', pid: 1, ttlMs: 60_000 });
@@ -71,23 +71,25 @@ export function exerciseNext(h: Harness): void {
         const next = await store.lifecycle.next({ session: me.id });
         assert.equal(next?.claim.epoch, 2);
         assert.deepEqual(
-          (await store.claims.history('k')).map((c) => c.outcome),
+          (await store.claims.history('k')).map((claim) => claim.outcome),
           ['expired', null],
         );
       }));
 
     test('never gives two concurrent callers the same task', () =>
-      withFixture(h, async ({ store, openAnother }) => {
+      withFixture(harness, async ({ store, openAnother }) => {
         const other = await openAnother();
-        for (let i = 0; i < 12; i++) await store.tasks.add({ key: `t${i}` });
-        const a = await givenSession(store);
-        const b = await givenSession(store);
+        for (let index = 0; index < 12; index++) await store.tasks.add({ key: `t${index}` });
+        const first = await givenSession(store);
+        const second = await givenSession(store);
         const got = await Promise.all(
-          Array.from({ length: 16 }, (_, i) =>
-            i % 2 === 0 ? store.lifecycle.next({ session: a.id }) : other.lifecycle.next({ session: b.id }),
+          Array.from({ length: 16 }, (_, index) =>
+            index % 2 === 0
+              ? store.lifecycle.next({ session: first.id })
+              : other.lifecycle.next({ session: second.id }),
           ),
         );
-        const keys = got.flatMap((n) => (n === null ? [] : [n.task.key]));
+        const keys = got.flatMap((result) => (result === null ? [] : [result.task.key]));
         assert.equal(keys.length, 12);
         assert.equal(new Set(keys).size, 12);
         await other.close();

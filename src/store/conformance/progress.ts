@@ -17,37 +17,43 @@ async function givenRunning(store: Store, key = 't') {
   return { job, guard, runner: runner.id, agent: agent.id };
 }
 
-export function exerciseProgress(h: Harness): void {
+export function exerciseProgress(harness: Harness): void {
   describe('progress', () => {
     test("adds each mark to the session's counters and stamps the last mark with the database time", () =>
-      withFixture(h, async ({ store }) => {
-        const s = await givenSession(store);
-        assert.equal(await store.progress.get(s.id), null);
+      withFixture(harness, async ({ store }) => {
+        const session = await givenSession(store);
+        assert.equal(await store.progress.get(session.id), null);
         const before = await store.now();
-        const first = await store.progress.mark({ session: s.id, outputBytes: 120, note: 'output' });
+        const first = await store.progress.mark({ session: session.id, outputBytes: 120, note: 'output' });
         assert.ok(first.ok);
         assert.equal(first.unstalled, null);
         const second = await store.progress.mark({
-          session: s.id,
+          session: session.id,
           toolCalls: 1,
           filesChanged: 2,
           note: 'tool Edit',
         });
-        const third = await store.progress.mark({ session: s.id, commits: 1, effects: 3 });
+        const third = await store.progress.mark({ session: session.id, commits: 1, effects: 3 });
         assert.ok(second.ok && third.ok);
-        const p = await store.progress.get(s.id);
-        assert.deepEqual(p, third.progress);
-        assert.equal(p?.session, s.id);
+        const progress = await store.progress.get(session.id);
+        assert.deepEqual(progress, third.progress);
+        assert.equal(progress?.session, session.id);
         assert.deepEqual(
-          [p?.outputBytes, p?.filesChanged, p?.commits, p?.effects, p?.toolCalls],
+          [
+            progress?.outputBytes,
+            progress?.filesChanged,
+            progress?.commits,
+            progress?.effects,
+            progress?.toolCalls,
+          ],
           [120, 2, 1, 3, 1],
         );
-        assert.equal(p?.note, 'tool Edit', 'a mark without a note keeps the last one');
-        assert.equal(p?.stalledAt, null);
-        assert.ok(p?.lastAt !== null && p?.lastAt !== undefined && p.lastAt >= before);
-        assert.ok(p.lastAt >= (second.progress.lastAt ?? 0));
+        assert.equal(progress?.note, 'tool Edit', 'a mark without a note keeps the last one');
+        assert.equal(progress?.stalledAt, null);
+        assert.ok(progress?.lastAt !== null && progress?.lastAt !== undefined && progress.lastAt >= before);
+        assert.ok(progress.lastAt >= (second.progress.lastAt ?? 0));
         const other = await givenSession(store);
-        assert.deepEqual(await store.progress.list([s.id, other.id, 999_999]), [p]);
+        assert.deepEqual(await store.progress.list([session.id, other.id, 999_999]), [progress]);
         assert.deepEqual(await store.progress.list([]), []);
         assert.equal(
           (await store.audit.list({ type: 'job:unstalled' })).length,
@@ -57,22 +63,22 @@ export function exerciseProgress(h: Harness): void {
       }));
 
     test('refuses a mark from an ended session or an unknown one, and a mark that counts nothing', () =>
-      withFixture(h, async ({ store }) => {
-        const s = await givenSession(store);
-        await assert.rejects(store.progress.mark({ session: s.id }), InvalidInputError);
-        await assert.rejects(store.progress.mark({ session: s.id, toolCalls: -1 }), InvalidInputError);
-        await assert.rejects(store.progress.mark({ session: s.id, toolCalls: 1.5 }), InvalidInputError);
+      withFixture(harness, async ({ store }) => {
+        const session = await givenSession(store);
+        await assert.rejects(store.progress.mark({ session: session.id }), InvalidInputError);
+        await assert.rejects(store.progress.mark({ session: session.id, toolCalls: -1 }), InvalidInputError);
+        await assert.rejects(store.progress.mark({ session: session.id, toolCalls: 1.5 }), InvalidInputError);
         await assert.rejects(store.progress.mark({ session: 999_999, toolCalls: 1 }), NotFoundError);
-        await store.sessions.end(s.id);
-        assert.deepEqual(await store.progress.mark({ session: s.id, toolCalls: 1 }), {
+        await store.sessions.end(session.id);
+        assert.deepEqual(await store.progress.mark({ session: session.id, toolCalls: 1 }), {
           ok: false,
           reason: 'fenced',
         });
-        assert.equal(await store.progress.get(s.id), null);
+        assert.equal(await store.progress.get(session.id), null);
       }));
 
     test('marks a running job stalled once, with its last progress, and audits it in the same step', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const { job, guard, runner, agent } = await givenRunning(store);
         assert.deepEqual(await store.progress.markStalled({ ...guard, stallAfterMs: 3_600_000 }), {
           stalled: false,
@@ -99,7 +105,7 @@ export function exerciseProgress(h: Harness): void {
       }));
 
     test('a mark clears the stall and audits it; the run is judged from that mark on', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const { job, guard, agent } = await givenRunning(store);
         assert.ok((await store.progress.markStalled({ ...guard, stallAfterMs: 0 })).stalled);
         const marked = await store.progress.mark({ session: agent, outputBytes: 10, note: 'output' });
@@ -123,7 +129,7 @@ export function exerciseProgress(h: Harness): void {
       }));
 
     test('two marks racing on a stalled run clear it once', () =>
-      withFixture(h, async ({ store, openAnother }) => {
+      withFixture(harness, async ({ store, openAnother }) => {
         const { guard, agent } = await givenRunning(store);
         const other = await openAnother();
         try {
@@ -133,19 +139,19 @@ export function exerciseProgress(h: Harness): void {
               store.progress.mark({ session: agent, toolCalls: 1 }),
               other.progress.mark({ session: agent, outputBytes: 1 }),
             ]);
-            const cleared = results.filter((r) => r.ok && r.unstalled !== null);
+            const cleared = results.filter((result) => result.ok && result.unstalled !== null);
             assert.equal(cleared.length, 1, `round ${round}`);
           }
           assert.equal((await store.audit.list({ type: 'job:unstalled' })).length, 5);
-          const p = await store.progress.get(agent);
-          assert.deepEqual([p?.toolCalls, p?.outputBytes], [5, 5]);
+          const progress = await store.progress.get(agent);
+          assert.deepEqual([progress?.toolCalls, progress?.outputBytes], [5, 5]);
         } finally {
           await other.close();
         }
       }));
 
     test('refuses to judge a run under another epoch or session, not running, or not yet attached', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const { job, guard } = await givenRunning(store);
         const lost = { stalled: false, reason: 'lost' };
         assert.deepEqual(
@@ -156,11 +162,11 @@ export function exerciseProgress(h: Harness): void {
           await store.progress.markStalled({ ...guard, session: 999_999, stallAfterMs: 0 }),
           lost,
         );
-        const r = await givenSession(store, 'box-2');
+        const spare = await givenSession(store, 'box-2');
         await store.jobs.enqueue({ key: 'u' });
-        const unattached = await store.jobs.claimNext({ session: r.id, start: true });
+        const unattached = await store.jobs.claimNext({ session: spare.id, start: true });
         assert.ok(unattached !== null);
-        const g2 = { id: unattached.id, session: r.id, epoch: unattached.epoch, stallAfterMs: 0 };
+        const g2 = { id: unattached.id, session: spare.id, epoch: unattached.epoch, stallAfterMs: 0 };
         assert.deepEqual(await store.progress.markStalled(g2), lost);
         await store.jobs.finish({ ...guard, status: 'done' });
         assert.deepEqual(await store.progress.markStalled({ ...guard, stallAfterMs: 0 }), lost);

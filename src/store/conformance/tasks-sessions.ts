@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { ConflictError, NotFoundError } from '../../core/errors.js';
 import { givenSession, givenTask, withFixture, type Harness } from './harness.js';
 
-export function exerciseTasksAndSessions(h: Harness): void {
+export function exerciseTasksAndSessions(harness: Harness): void {
   describe('tasks', () => {
     test('adds a task and reads back every field', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const before = await store.now();
         const task = await store.tasks.add({
           key: 'github:acme/api#1246',
@@ -29,7 +29,7 @@ export function exerciseTasksAndSessions(h: Harness): void {
       }));
 
     test('refuses a second task with the same key and keeps the first', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         await givenTask(store, 'k1', 7);
         await assert.rejects(store.tasks.add({ key: 'k1', priority: 1 }), ConflictError);
         assert.equal((await store.tasks.get('k1'))?.priority, 7);
@@ -37,25 +37,25 @@ export function exerciseTasksAndSessions(h: Harness): void {
       }));
 
     test('returns null for an unknown key', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         assert.equal(await store.tasks.get('nope'), null);
       }));
 
     test('lists tasks by priority then key, filtered by project and assignee', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         await store.tasks.add({ key: 'b', priority: 2, project: 'p1' });
         await store.tasks.add({ key: 'a', priority: 2, project: 'p2', assignee: 'bob' });
         await store.tasks.add({ key: 'c', priority: 1, project: 'p1' });
         assert.deepEqual(
-          (await store.tasks.list()).map((t) => t.key),
+          (await store.tasks.list()).map((task) => task.key),
           ['c', 'a', 'b'],
         );
         assert.deepEqual(
-          (await store.tasks.list({ project: 'p1' })).map((t) => t.key),
+          (await store.tasks.list({ project: 'p1' })).map((task) => task.key),
           ['c', 'b'],
         );
         assert.deepEqual(
-          (await store.tasks.list({ assignee: 'bob' })).map((t) => t.key),
+          (await store.tasks.list({ assignee: 'bob' })).map((task) => task.key),
           ['a'],
         );
       }));
@@ -63,45 +63,50 @@ export function exerciseTasksAndSessions(h: Harness): void {
 
   describe('sessions', () => {
     test('starts a live session with kind, host, pid and a first heartbeat', () =>
-      withFixture(h, async ({ store }) => {
-        const s = await store.sessions.start({ kind: 'human', host: 'laptop', pid: 99, name: 'vs code' });
-        assert.equal(s.kind, 'human');
-        assert.equal(s.host, 'laptop');
-        assert.equal(s.pid, 99);
-        assert.equal(s.name, 'vs code');
-        assert.equal(s.state, 'live');
-        assert.equal(s.endedAt, null);
-        assert.equal(s.heartbeatAt, s.startedAt);
-        assert.deepEqual(await store.sessions.get(s.id), s);
+      withFixture(harness, async ({ store }) => {
+        const session = await store.sessions.start({
+          kind: 'human',
+          host: 'laptop',
+          pid: 99,
+          name: 'vs code',
+        });
+        assert.equal(session.kind, 'human');
+        assert.equal(session.host, 'laptop');
+        assert.equal(session.pid, 99);
+        assert.equal(session.name, 'vs code');
+        assert.equal(session.state, 'live');
+        assert.equal(session.endedAt, null);
+        assert.equal(session.heartbeatAt, session.startedAt);
+        assert.deepEqual(await store.sessions.get(session.id), session);
       }));
 
     test('gives every session a distinct id', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const ids = await Promise.all(Array.from({ length: 10 }, () => givenSession(store)));
-        assert.equal(new Set(ids.map((s) => s.id)).size, 10);
+        assert.equal(new Set(ids.map((session) => session.id)).size, 10);
       }));
 
     test('advances the heartbeat on the database clock', () =>
-      withFixture(h, async ({ store }) => {
-        const s = await givenSession(store);
-        await new Promise((r) => setTimeout(r, 20));
-        assert.deepEqual(await store.sessions.heartbeat({ session: s.id }), { ok: true });
-        const after = await store.sessions.get(s.id);
-        assert.ok(after !== null && after.heartbeatAt > s.heartbeatAt);
+      withFixture(harness, async ({ store }) => {
+        const session = await givenSession(store);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        assert.deepEqual(await store.sessions.heartbeat({ session: session.id }), { ok: true });
+        const after = await store.sessions.get(session.id);
+        assert.ok(after !== null && after.heartbeatAt > session.heartbeatAt);
       }));
 
     test('reports a heartbeat of an unknown session as not found', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         await assert.rejects(store.sessions.heartbeat({ session: 424242 }), NotFoundError);
       }));
 
     test('ends a session, keeps its row and releases its claims as abandoned', () =>
-      withFixture(h, async ({ store }) => {
-        const s = await givenSession(store);
+      withFixture(harness, async ({ store }) => {
+        const session = await givenSession(store);
         await givenTask(store, 't1');
-        await store.claims.acquire({ key: 't1', session: s.id });
-        assert.equal(await store.sessions.end(s.id), true);
-        const ended = await store.sessions.get(s.id);
+        await store.claims.acquire({ key: 't1', session: session.id });
+        assert.equal(await store.sessions.end(session.id), true);
+        const ended = await store.sessions.get(session.id);
         assert.equal(ended?.state, 'ended');
         assert.ok(ended?.endedAt !== null);
         assert.equal(await store.claims.current('t1'), null);
@@ -110,31 +115,31 @@ export function exerciseTasksAndSessions(h: Harness): void {
       }));
 
     test('ending an ended session returns false and appends nothing', () =>
-      withFixture(h, async ({ store }) => {
-        const s = await givenSession(store);
-        await store.sessions.end(s.id);
+      withFixture(harness, async ({ store }) => {
+        const session = await givenSession(store);
+        await store.sessions.end(session.id);
         const entries = (await store.audit.list()).length;
-        assert.equal(await store.sessions.end(s.id), false);
+        assert.equal(await store.sessions.end(session.id), false);
         assert.equal((await store.audit.list()).length, entries);
       }));
 
     test('fences the heartbeat of an ended session', () =>
-      withFixture(h, async ({ store }) => {
-        const s = await givenSession(store);
-        await store.sessions.end(s.id);
-        const result = await store.sessions.heartbeat({ session: s.id });
+      withFixture(harness, async ({ store }) => {
+        const session = await givenSession(store);
+        await store.sessions.end(session.id);
+        const result = await store.sessions.heartbeat({ session: session.id });
         assert.equal(result.ok, false);
       }));
 
     test('answers each of many concurrent heartbeats alone: renewed, fenced, ended or unknown', () =>
-      withFixture(h, async ({ store }) => {
-        const n = 60;
-        const sessions = await Promise.all(Array.from({ length: n }, () => givenSession(store)));
-        for (let i = 0; i < n; i++) await givenTask(store, `t-${i}`);
+      withFixture(harness, async ({ store }) => {
+        const count = 60;
+        const sessions = await Promise.all(Array.from({ length: count }, () => givenSession(store)));
+        for (let index = 0; index < count; index++) await givenTask(store, `t-${index}`);
         const claims = await Promise.all(
-          sessions.map((s, i) => store.claims.acquire({ key: `t-${i}`, session: s.id })),
+          sessions.map((session, index) => store.claims.acquire({ key: `t-${index}`, session: session.id })),
         );
-        assert.ok(claims.every((c) => c.ok));
+        assert.ok(claims.every((result) => result.ok));
         // Session 0 ends; session 1's claim moves to session 2 (released, then claimed again).
         await store.sessions.end(sessions[0]!.id);
         await store.claims.release({ key: 't-1', session: sessions[1]!.id, epoch: 1, outcome: 'released' });
@@ -142,28 +147,29 @@ export function exerciseTasksAndSessions(h: Harness): void {
         assert.ok(taker.ok);
         const before = await store.sessions.get(sessions[5]!.id);
         const beats = await Promise.allSettled([
-          ...sessions.map((s, i) =>
-            store.sessions.heartbeat({ session: s.id, claim: { key: `t-${i}`, epoch: 1 } }),
+          ...sessions.map((session, index) =>
+            store.sessions.heartbeat({ session: session.id, claim: { key: `t-${index}`, epoch: 1 } }),
           ),
           store.sessions.heartbeat({ session: sessions[3]!.id, claim: { key: 'no-such-task', epoch: 1 } }),
           store.sessions.heartbeat({ session: 424242 }),
           store.sessions.heartbeat({ session: sessions[4]!.id }),
         ]);
-        const value = (i: number) => {
-          const b = beats[i];
-          assert.ok(b?.status === 'fulfilled', `beat ${i} answered`);
-          return b.value;
+        const value = (index: number) => {
+          const beat = beats[index];
+          assert.ok(beat?.status === 'fulfilled', `beat ${index} answered`);
+          return beat.value;
         };
         assert.deepEqual(value(0), { ok: false, reason: 'fenced', current: null }, 'an ended session');
         const moved = value(1);
         assert.equal(moved.ok, false, 'a claim that moved is fenced');
         assert.equal(!moved.ok && moved.current?.session, sessions[2]!.id, 'naming who holds it now');
-        for (let i = 3; i < n; i++) assert.deepEqual(value(i), { ok: true }, `beat ${i} renewed`);
-        const unknownTask = beats[n];
+        for (let index = 3; index < count; index++)
+          assert.deepEqual(value(index), { ok: true }, `beat ${index} renewed`);
+        const unknownTask = beats[count];
         assert.ok(unknownTask?.status === 'rejected' && unknownTask.reason instanceof NotFoundError);
-        const unknownSession = beats[n + 1];
+        const unknownSession = beats[count + 1];
         assert.ok(unknownSession?.status === 'rejected' && unknownSession.reason instanceof NotFoundError);
-        assert.deepEqual(value(n + 2), { ok: true });
+        assert.deepEqual(value(count + 2), { ok: true });
         const after = await store.sessions.get(sessions[5]!.id);
         assert.ok(after !== null && before !== null && after.heartbeatAt >= before.heartbeatAt);
         const claim = (await store.claims.history('t-5'))[0];
@@ -171,17 +177,17 @@ export function exerciseTasksAndSessions(h: Harness): void {
       }));
 
     test('lists live sessions only when asked', () =>
-      withFixture(h, async ({ store }) => {
-        const a = await givenSession(store);
-        const b = await givenSession(store);
-        await store.sessions.end(a.id);
+      withFixture(harness, async ({ store }) => {
+        const first = await givenSession(store);
+        const second = await givenSession(store);
+        await store.sessions.end(first.id);
         assert.deepEqual(
-          (await store.sessions.list()).map((s) => s.id),
-          [a.id, b.id],
+          (await store.sessions.list()).map((session) => session.id),
+          [first.id, second.id],
         );
         assert.deepEqual(
-          (await store.sessions.list({ liveOnly: true })).map((s) => s.id),
-          [b.id],
+          (await store.sessions.list({ liveOnly: true })).map((session) => session.id),
+          [second.id],
         );
       }));
   });

@@ -4,14 +4,21 @@ import { FencedError, InvalidInputError, NotFoundError } from '../../core/errors
 import { actingAs } from '../actor.js';
 import { givenSession, withFixture, type Harness } from './harness.js';
 
-export function exerciseTokens(h: Harness): void {
+export function exerciseTokens(harness: Harness): void {
   describe('API tokens', () => {
     test('a token opens by its secret, is listed without it, kept as a hash, and its creation is audited', () =>
-      withFixture(h, async ({ store, raw }) => {
-        const s = await givenSession(store);
-        const { token, secret } = await store.tokens.create({ scope: 'agent', session: s.id, name: 'bot' });
+      withFixture(harness, async ({ store, raw }) => {
+        const session = await givenSession(store);
+        const { token, secret } = await store.tokens.create({
+          scope: 'agent',
+          session: session.id,
+          name: 'bot',
+        });
         assert.match(secret, /^baton_[A-Za-z0-9_-]{43}$/);
-        assert.deepEqual([token.scope, token.session, token.host, token.name], ['agent', s.id, null, 'bot']);
+        assert.deepEqual(
+          [token.scope, token.session, token.host, token.name],
+          ['agent', session.id, null, 'bot'],
+        );
         const check = await store.tokens.verify(secret);
         assert.deepEqual(check, { ok: true, token });
         assert.deepEqual(await store.tokens.verify(`${secret}x`), { ok: false, reason: 'unknown' });
@@ -23,7 +30,7 @@ export function exerciseTokens(h: Harness): void {
         assert.deepEqual(created?.detail, {
           id: token.id,
           scope: 'agent',
-          session: s.id,
+          session: session.id,
           host: null,
           name: 'bot',
           expiresAt: null,
@@ -31,15 +38,18 @@ export function exerciseTokens(h: Harness): void {
       }));
 
     test('bindings must fit the scope, and an agent token binds only to a live session', () =>
-      withFixture(h, async ({ store }) => {
-        const s = await givenSession(store);
+      withFixture(harness, async ({ store }) => {
+        const session = await givenSession(store);
         await assert.rejects(store.tokens.create({ scope: 'agent' }), InvalidInputError);
-        await assert.rejects(store.tokens.create({ scope: 'viewer', session: s.id }), InvalidInputError);
+        await assert.rejects(
+          store.tokens.create({ scope: 'viewer', session: session.id }),
+          InvalidInputError,
+        );
         await assert.rejects(store.tokens.create({ scope: 'host' }), InvalidInputError);
         await assert.rejects(store.tokens.create({ scope: 'operator', host: 'box' }), InvalidInputError);
         await assert.rejects(store.tokens.create({ scope: 'agent', session: 9999 }), NotFoundError);
-        await store.sessions.end(s.id);
-        await assert.rejects(store.tokens.create({ scope: 'agent', session: s.id }), FencedError);
+        await store.sessions.end(session.id);
+        await assert.rejects(store.tokens.create({ scope: 'agent', session: session.id }), FencedError);
         assert.deepEqual(await store.tokens.list(), []);
         assert.deepEqual(await store.audit.list({ type: 'token:created' }), []);
         const host = await store.tokens.create({ scope: 'host', host: 'box-1' });
@@ -47,7 +57,7 @@ export function exerciseTokens(h: Harness): void {
       }));
 
     test('a revoked token opens nothing; revoking twice answers false; an unknown id is not found', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const { token, secret } = await store.tokens.create({ scope: 'operator' });
         assert.equal(await store.tokens.revoke({ id: token.id }), true);
         assert.deepEqual(await store.tokens.verify(secret), { ok: false, reason: 'revoked' });
@@ -57,18 +67,18 @@ export function exerciseTokens(h: Harness): void {
         assert.ok(listed?.revokedAt !== null);
         const revoked = await store.audit.list({ type: 'token:revoked' });
         assert.deepEqual(
-          revoked.map((e) => e.detail),
+          revoked.map((entry) => entry.detail),
           [{ id: token.id }],
         );
       }));
 
     test("a session's token opens nothing once its session has ended, however it ended", () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const ended = await givenSession(store);
-        const a = await store.tokens.create({ scope: 'agent', session: ended.id });
-        assert.equal((await store.tokens.verify(a.secret)).ok, true);
+        const first = await store.tokens.create({ scope: 'agent', session: ended.id });
+        assert.equal((await store.tokens.verify(first.secret)).ok, true);
         await store.sessions.end(ended.id);
-        assert.deepEqual(await store.tokens.verify(a.secret), { ok: false, reason: 'ended' });
+        assert.deepEqual(await store.tokens.verify(first.secret), { ok: false, reason: 'ended' });
         const viewer = await store.tokens.create({ scope: 'viewer' });
         assert.equal(
           (await store.tokens.verify(viewer.secret)).ok,
@@ -78,7 +88,7 @@ export function exerciseTokens(h: Harness): void {
       }));
 
     test("a run's token opens nothing once its claim or job attempt is over, though its session lives on", () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const runner = await givenSession(store);
         const agent = await givenSession(store);
         await store.jobs.enqueue({ key: 'k' });
@@ -87,13 +97,13 @@ export function exerciseTokens(h: Harness): void {
         const claimed = await store.claims.acquire({ key: 'k', session: agent.id });
         assert.ok(claimed.ok);
         const run = { jobId: job.id, jobEpoch: job.epoch, claimEpoch: claimed.claim.epoch };
-        const a = await store.tokens.create({ scope: 'agent', session: agent.id, run });
+        const first = await store.tokens.create({ scope: 'agent', session: agent.id, run });
         const stale = await store.tokens.create({
           scope: 'agent',
           session: agent.id,
           run: { ...run, jobEpoch: 99 },
         });
-        assert.equal((await store.tokens.verify(a.secret)).ok, true);
+        assert.equal((await store.tokens.verify(first.secret)).ok, true);
         assert.deepEqual(await store.tokens.verify(stale.secret), { ok: false, reason: 'ended' });
         await store.claims.release({
           key: 'k',
@@ -101,19 +111,19 @@ export function exerciseTokens(h: Harness): void {
           epoch: run.claimEpoch,
           outcome: 'released',
         });
-        assert.deepEqual(await store.tokens.verify(a.secret), { ok: false, reason: 'ended' });
+        assert.deepEqual(await store.tokens.verify(first.secret), { ok: false, reason: 'ended' });
 
         const again = await store.claims.acquire({ key: 'k', session: agent.id });
         assert.ok(again.ok);
-        const b = await store.tokens.create({
+        const second = await store.tokens.create({
           scope: 'agent',
           session: agent.id,
           run: { ...run, claimEpoch: again.claim.epoch },
         });
-        assert.equal((await store.tokens.verify(b.secret)).ok, true);
+        assert.equal((await store.tokens.verify(second.secret)).ok, true);
         const guard = { id: job.id, session: runner.id, epoch: job.epoch };
         assert.equal((await store.jobs.finish({ ...guard, status: 'failed' })).ok, true);
-        assert.deepEqual(await store.tokens.verify(b.secret), { ok: false, reason: 'ended' });
+        assert.deepEqual(await store.tokens.verify(second.secret), { ok: false, reason: 'ended' });
         assert.equal((await store.sessions.get(agent.id))?.state, 'live');
         const plain = await store.tokens.create({ scope: 'agent', session: agent.id });
         assert.equal((await store.tokens.verify(plain.secret)).ok, true, 'a token bound to no run lives on');
@@ -121,7 +131,7 @@ export function exerciseTokens(h: Harness): void {
       }));
 
     test("a run's token dies once its session passes its TTL on the database clock, before anyone ends it", () =>
-      withFixture(h, async ({ clocked, moveClock }) => {
+      withFixture(harness, async ({ clocked, moveClock }) => {
         const store = await clocked();
         const runner = await store.sessions.start({ kind: 'agent', host: 'host-a', pid: 1, ttlMs: 600_000 });
         const agent = await store.sessions.start({ kind: 'agent', host: 'host-a', pid: 2, ttlMs: 60_000 });
@@ -139,7 +149,7 @@ export function exerciseTokens(h: Harness): void {
       }));
 
     test('a token expires on the database clock', () =>
-      withFixture(h, async ({ clocked, moveClock }) => {
+      withFixture(harness, async ({ clocked, moveClock }) => {
         const store = await clocked();
         const { token, secret } = await store.tokens.create({ scope: 'viewer', ttlMs: 60_000 });
         assert.equal(token.expiresAt, token.createdAt + 60_000);
@@ -149,11 +159,11 @@ export function exerciseTokens(h: Harness): void {
       }));
 
     test('every ledger row written while acting as a token records it, and rows written otherwise do not', () =>
-      withFixture(h, async ({ store }) => {
-        const s = await givenSession(store);
+      withFixture(harness, async ({ store }) => {
+        const session = await givenSession(store);
         await actingAs('tok-a', async () => {
           await store.tasks.add({ key: 'k1' });
-          await store.claims.acquire({ key: 'k1', session: s.id });
+          await store.claims.acquire({ key: 'k1', session: session.id });
         });
         await store.tasks.add({ key: 'k2' });
         await Promise.all([
@@ -163,29 +173,31 @@ export function exerciseTokens(h: Harness): void {
         ]);
         const rows = await store.audit.list({});
         const byKey = (key: string): (string | null)[] =>
-          rows.filter((e) => e.key === key && e.type !== 'session:started').map((e) => e.token);
+          rows
+            .filter((entry) => entry.key === key && entry.type !== 'session:started')
+            .map((entry) => entry.token);
         assert.deepEqual(byKey('k1'), ['tok-a', 'tok-a']);
         assert.deepEqual(byKey('k2'), [null]);
         assert.deepEqual(byKey('k3'), ['tok-b']);
         assert.deepEqual(byKey('k4'), [null]);
-        assert.ok(byKey('k5').length > 0 && byKey('k5').every((t) => t === 'tok-c'));
-        assert.equal(rows.find((e) => e.type === 'session:started')?.token, null);
+        assert.ok(byKey('k5').length > 0 && byKey('k5').every((token) => token === 'tok-c'));
+        assert.equal(rows.find((entry) => entry.type === 'session:started')?.token, null);
       }));
 
     test('a refusal is written as auth:refused with the token, route, target and reason', () =>
-      withFixture(h, async ({ store }) => {
-        const s = await givenSession(store);
+      withFixture(harness, async ({ store }) => {
+        const session = await givenSession(store);
         await store.tokens.refused({
           token: 'tok-x',
           route: 'POST /v1/claims/k1/release',
           target: 'claim k1 of session 9',
           reason: 'bound to another session',
           key: 'k1',
-          session: s.id,
+          session: session.id,
         });
         const [row] = await store.audit.list({ type: 'auth:refused' });
         assert.equal(row?.key, 'k1');
-        assert.equal(row?.session, s.id);
+        assert.equal(row?.session, session.id);
         assert.equal(row?.host, 'host-a');
         assert.deepEqual(row?.detail, {
           token: 'tok-x',
@@ -198,7 +210,7 @@ export function exerciseTokens(h: Harness): void {
 
   describe('the schema', () => {
     test('after opening, the database has every migration this code knows', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const { applied, known } = await store.schema();
         assert.ok(known >= 14);
         assert.equal(applied, known);

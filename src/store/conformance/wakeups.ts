@@ -15,12 +15,12 @@ import { givenSession, sleep, withFixture, type Harness } from './harness.js';
 const LONG = 60_000;
 
 /** 'woke' when the waiter returns within the liveness bound, else 'timeout'. */
-async function woke(w: Waiter): Promise<'woke' | 'timeout'> {
+async function woke(waiter: Waiter): Promise<'woke' | 'timeout'> {
   const limit = new AbortController();
   const bound = delay(20_000, 'timeout' as const, { signal: limit.signal }).catch(() => 'timeout' as const);
-  const r = await Promise.race([w.wait(LONG).then(() => 'woke' as const), bound]);
+  const outcome = await Promise.race([waiter.wait(LONG).then(() => 'woke' as const), bound]);
   limit.abort();
-  return r;
+  return outcome;
 }
 
 /**
@@ -28,101 +28,116 @@ async function woke(w: Waiter): Promise<'woke' | 'timeout'> {
  * its own write: wakes from earlier writes (and the LISTEN start) may still be on their way, as
  * NOTIFY is delivered after the commit, so one wait is not enough to drain them.
  */
-async function settle(w: Waiter, quietMs = 300): Promise<void> {
-  for (let i = 0; i < 50; i++) {
+async function settle(waiter: Waiter, quietMs = 300): Promise<void> {
+  for (let index = 0; index < 50; index++) {
     const t0 = performance.now();
-    await w.wait(quietMs);
+    await waiter.wait(quietMs);
     if (performance.now() - t0 >= quietMs - 5) return;
   }
   assert.fail('the waiter never went quiet');
 }
 
 async function waiterOn(other: Store): Promise<Waiter> {
-  const w = await other.wakeups.waiter();
-  await settle(w);
-  return w;
+  const waiter = await other.wakeups.waiter();
+  await settle(waiter);
+  return waiter;
 }
 
 /** A fixture whose second store ("another process") waits; the body writes through the first. */
-function withWaiterElsewhere(h: Harness, body: (store: Store, w: Waiter) => Promise<void>): Promise<void> {
-  return withFixture(h, async ({ store, openAnother }) => {
+function withWaiterElsewhere(
+  harness: Harness,
+  body: (store: Store, waiter: Waiter) => Promise<void>,
+): Promise<void> {
+  return withFixture(harness, async ({ store, openAnother }) => {
     const other = await openAnother();
-    const w = await waiterOn(other);
+    const waiter = await waiterOn(other);
     try {
-      await body(store, w);
+      await body(store, waiter);
     } finally {
-      w.close();
+      waiter.close();
       await other.close();
     }
   });
 }
 
-export function exerciseWakeups(h: Harness): void {
+export function exerciseWakeups(harness: Harness): void {
   describe('wake-ups', () => {
     test('wakes a waiter in another process when a job is enqueued', () =>
-      withWaiterElsewhere(h, async (store, w) => {
-        const pending = woke(w);
+      withWaiterElsewhere(harness, async (store, waiter) => {
+        const pending = woke(waiter);
         await store.jobs.enqueue({ key: 'k' });
         assert.equal(await pending, 'woke');
       }));
 
     test('keeps a wake that came while the waiter was busy, for its next wait', () =>
-      withWaiterElsewhere(h, async (store, w) => {
+      withWaiterElsewhere(harness, async (store, waiter) => {
         await store.jobs.enqueue({ key: 'k' });
         await sleep(200); // the owner is busy elsewhere while the wake arrives
-        assert.equal(await woke(w), 'woke');
+        assert.equal(await woke(waiter), 'woke');
       }));
 
     test("wakes this store's own waiters on its own writes", () =>
-      withFixture(h, async ({ store }) => {
-        const w = await waiterOn(store);
+      withFixture(harness, async ({ store }) => {
+        const waiter = await waiterOn(store);
         try {
-          const pending = woke(w);
+          const pending = woke(waiter);
           await store.jobs.enqueue({ key: 'k' });
           assert.equal(await pending, 'woke');
         } finally {
-          w.close();
+          waiter.close();
         }
       }));
 
     test('wakes on a requeue, a placement, the end of a placed job and a lock release', () =>
-      withWaiterElsewhere(h, async (store, w) => {
-        const s = await givenSession(store);
+      withWaiterElsewhere(harness, async (store, waiter) => {
+        const session = await givenSession(store);
         await store.jobs.enqueue({ key: 'a' });
-        const a = await store.jobs.claimNext({ session: s.id, start: true });
-        assert.ok(a !== null);
-        await settle(w);
+        const first = await store.jobs.claimNext({ session: session.id, start: true });
+        assert.ok(first !== null);
+        await settle(waiter);
         const policy = { backoffBaseMs: 60_000, backoffMaxMs: 60_000 };
-        let pending = woke(w);
-        await store.dispatch.requeue({ id: a.id, session: s.id, epoch: a.epoch, reason: 'crash', policy });
+        let pending = woke(waiter);
+        await store.dispatch.requeue({
+          id: first.id,
+          session: session.id,
+          epoch: first.epoch,
+          reason: 'crash',
+          policy,
+        });
         assert.equal(await pending, 'woke', 'requeue');
 
         const { session: runner } = await givenHost(store);
         const term = await givenLeader(store);
         await store.workspaces.add({ name: 'w', path: '/srv/w', kind: 'dir' });
         const { job } = await store.jobs.enqueue({ key: 'b' });
-        await settle(w);
-        pending = woke(w);
+        await settle(waiter);
+        pending = woke(waiter);
         const placed = await store.dispatch.place({ id: job.id, host: 'box-1', term, workspace: 'w' });
         assert.ok(placed.ok);
         assert.equal(await pending, 'woke', 'placement');
-        pending = woke(w);
+        pending = woke(waiter);
         const guard = { id: job.id, session: runner.id, epoch: placed.job.epoch };
         assert.ok((await store.jobs.finish({ ...guard, status: 'failed' })).ok);
         assert.equal(await pending, 'woke', 'end of a placed job (and its lock release)');
 
-        const lock = await store.workspaceLocks.acquire({ workspace: 'w', session: s.id });
+        const lock = await store.workspaceLocks.acquire({ workspace: 'w', session: session.id });
         assert.ok(lock.ok);
-        await settle(w);
-        pending = woke(w);
+        await settle(waiter);
+        pending = woke(waiter);
         assert.ok(
-          (await store.workspaceLocks.release({ workspace: 'w', session: s.id, epoch: lock.lock.epoch })).ok,
+          (
+            await store.workspaceLocks.release({
+              workspace: 'w',
+              session: session.id,
+              epoch: lock.lock.epoch,
+            })
+          ).ok,
         );
         assert.equal(await pending, 'woke', 'lock release');
       }));
 
     test('wakes on the start and the end of a placed job, however it ends', () =>
-      withWaiterElsewhere(h, async (store, w) => {
+      withWaiterElsewhere(harness, async (store, waiter) => {
         const { session: runner } = await givenHost(store);
         const term = await givenLeader(store);
         const attempts = { backoffBaseMs: 60_000, backoffMaxMs: 60_000 };
@@ -130,24 +145,28 @@ export function exerciseWakeups(h: Harness): void {
           const { job } = await store.jobs.enqueue({ key, attemptMax });
           const placed = await store.dispatch.place({ id: job.id, host: 'box-1', term });
           assert.ok(placed.ok);
-          await settle(w);
+          await settle(waiter);
           return { id: placed.job.id, session: runner.id, epoch: placed.job.epoch };
         };
-        const ends: [string, (g: { id: number; session: number; epoch: number }) => Promise<unknown>][] = [
-          ['start', (g) => store.jobs.start(g)],
-          ['finish', (g) => store.jobs.finish({ ...g, status: 'failed' })],
-          ['finish and claim the next', (g) => store.jobs.finishAndClaimNext({ ...g, status: 'failed' })],
-          ['cancel', (g) => store.jobs.cancel({ id: g.id })],
-          ['requeue', (g) => store.dispatch.requeue({ ...g, reason: 'crash', policy: attempts })],
-        ];
-        for (const [i, [what, end]] of ends.entries()) {
-          const guard = await placedJob(`p${i}`);
-          const pending = woke(w);
+        const ends: [string, (grant: { id: number; session: number; epoch: number }) => Promise<unknown>][] =
+          [
+            ['start', (grant) => store.jobs.start(grant)],
+            ['finish', (grant) => store.jobs.finish({ ...grant, status: 'failed' })],
+            [
+              'finish and claim the next',
+              (grant) => store.jobs.finishAndClaimNext({ ...grant, status: 'failed' }),
+            ],
+            ['cancel', (grant) => store.jobs.cancel({ id: grant.id })],
+            ['requeue', (grant) => store.dispatch.requeue({ ...grant, reason: 'crash', policy: attempts })],
+          ];
+        for (const [index, [what, end]] of ends.entries()) {
+          const guard = await placedJob(`p${index}`);
+          const pending = woke(waiter);
           await end(guard);
           assert.equal(await pending, 'woke', what);
         }
         const last = await placedJob('q', 1);
-        const pending = woke(w);
+        const pending = woke(waiter);
         const failed = await store.dispatch.requeue({ ...last, reason: 'crash', policy: attempts });
         assert.ok(failed.ok && failed.job.status === 'failed');
         assert.equal(await pending, 'woke', 'a requeue that fails the job, its attempts spent');
@@ -156,17 +175,17 @@ export function exerciseWakeups(h: Harness): void {
     // A pull-mode worker's loop is the hot path, and a NOTIFY serialises the commits that send it
     // (migration 0006). A loaded machine can only make a wake late, never early: no slow flake.
     test("raises no wake-up for a pull-mode worker's own claims and finishes", () =>
-      withWaiterElsewhere(h, async (store, w) => {
-        const s = await givenSession(store);
+      withWaiterElsewhere(harness, async (store, waiter) => {
+        const session = await givenSession(store);
         for (const key of ['a', 'b', 'c']) await store.jobs.enqueue({ key });
-        await settle(w);
-        const first = await store.jobs.claimNext({ session: s.id, start: true });
+        await settle(waiter);
+        const first = await store.jobs.claimNext({ session: session.id, start: true });
         assert.ok(first !== null);
         let job = first;
-        for (let i = 0; i < 2; i++) {
+        for (let index = 0; index < 2; index++) {
           const { finished, next } = await store.jobs.finishAndClaimNext({
             id: job.id,
-            session: s.id,
+            session: session.id,
             epoch: job.epoch,
             status: 'done',
             start: true,
@@ -175,19 +194,19 @@ export function exerciseWakeups(h: Harness): void {
           job = next;
         }
         assert.ok(
-          (await store.jobs.finish({ id: job.id, session: s.id, epoch: job.epoch, status: 'done' })).ok,
+          (await store.jobs.finish({ id: job.id, session: session.id, epoch: job.epoch, status: 'done' })).ok,
         );
         const t0 = performance.now();
-        await w.wait(1_000);
+        await waiter.wait(1_000);
         assert.ok(performance.now() - t0 >= 990, 'a wake-up came from the worker loop');
       }));
 
     test('a closed waiter returns from its wait', () =>
-      withFixture(h, async ({ store }) => {
-        const w = await store.wakeups.waiter();
-        await settle(w);
-        const pending = woke(w);
-        w.close();
+      withFixture(harness, async ({ store }) => {
+        const waiter = await store.wakeups.waiter();
+        await settle(waiter);
+        const pending = woke(waiter);
+        waiter.close();
         assert.equal(await pending, 'woke');
       }));
   });

@@ -22,27 +22,27 @@ async function givenCluster(store: Store) {
 
 async function lockEntries(store: Store, jobId?: number) {
   const entries = await store.audit.list(jobId === undefined ? { limit: 1000 } : { jobId });
-  return entries.filter((e) => e.type.startsWith('lock:'));
+  return entries.filter((entry) => entry.type.startsWith('lock:'));
 }
 
-export function exerciseWorkspaceDispatch(h: Harness): void {
+export function exerciseWorkspaceDispatch(harness: Harness): void {
   describe('placement with a workspace lock', () => {
     test("places a job and locks its workspace for the host's runner in one step, audited in that order", () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const { runner, term } = await givenCluster(store);
         const { job } = await store.jobs.enqueue({ key: 'k' });
-        const r = await store.dispatch.place({ id: job.id, host: 'box-1', term, workspace: 'w' });
-        assert.ok(r.ok);
-        assert.equal(r.job.status, 'claimed');
-        assert.equal(r.job.session, runner.id);
+        const result = await store.dispatch.place({ id: job.id, host: 'box-1', term, workspace: 'w' });
+        assert.ok(result.ok);
+        assert.equal(result.job.status, 'claimed');
+        assert.equal(result.job.session, runner.id);
         const lock = await store.workspaceLocks.current('w');
         assert.ok(lock !== null);
         const expected = { workspace: 'w', session: runner.id, jobId: job.id, epoch: 1 };
         assert.deepEqual({ ...lock, acquiredAt: 0 }, { ...expected, acquiredAt: 0 });
-        assert.equal(lock.acquiredAt, r.job.claimedAt);
+        assert.equal(lock.acquiredAt, result.job.claimedAt);
         const entries = await store.audit.list({ jobId: job.id });
         assert.deepEqual(
-          entries.map((e) => [e.type, e.key, e.session, e.host, e.epoch]),
+          entries.map((entry) => [entry.type, entry.key, entry.session, entry.host, entry.epoch]),
           [
             ['job:enqueued', 'k', null, null, null],
             ['job:placed', 'k', runner.id, 'box-1', 1],
@@ -53,51 +53,51 @@ export function exerciseWorkspaceDispatch(h: Harness): void {
       }));
 
     test('answers workspace_held with the holding job and changes nothing', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const { runner, term } = await givenCluster(store);
-        const { job: a } = await store.jobs.enqueue({ key: 'a' });
-        const { job: b } = await store.jobs.enqueue({ key: 'b' });
-        const placed = await store.dispatch.place({ id: a.id, host: 'box-1', term, workspace: 'w' });
+        const { job: first } = await store.jobs.enqueue({ key: 'a' });
+        const { job: second } = await store.jobs.enqueue({ key: 'b' });
+        const placed = await store.dispatch.place({ id: first.id, host: 'box-1', term, workspace: 'w' });
         assert.ok(placed.ok);
         const entries = (await store.audit.list()).length;
-        const r = await store.dispatch.place({ id: b.id, host: 'box-1', term, workspace: 'w' });
+        const result = await store.dispatch.place({ id: second.id, host: 'box-1', term, workspace: 'w' });
         const since = placed.job.claimedAt ?? 0;
-        assert.deepEqual(r, {
+        assert.deepEqual(result, {
           ok: false,
           reason: 'workspace_held',
-          holder: { session: runner.id, host: 'box-1', jobId: a.id, since, epoch: 1 },
+          holder: { session: runner.id, host: 'box-1', jobId: first.id, since, epoch: 1 },
         });
-        assert.deepEqual(await store.jobs.get(b.id), b);
+        assert.deepEqual(await store.jobs.get(second.id), second);
         assert.equal((await store.audit.list()).length, entries);
       }));
 
     test('answers workspace_held for a lock taken outside any job, naming its session', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const { term } = await givenCluster(store);
         const human = await givenSession(store, 'laptop', 'human');
         await store.workspaceLocks.acquire({ workspace: 'w', session: human.id });
         const { job } = await store.jobs.enqueue({ key: 'k' });
-        const r = await store.dispatch.place({ id: job.id, host: 'box-1', term, workspace: 'w' });
-        assert.ok(!r.ok && r.reason === 'workspace_held');
-        assert.equal(r.holder.session, human.id);
-        assert.equal(r.holder.host, 'laptop');
-        assert.equal(r.holder.jobId, null);
+        const result = await store.dispatch.place({ id: job.id, host: 'box-1', term, workspace: 'w' });
+        assert.ok(!result.ok && result.reason === 'workspace_held');
+        assert.equal(result.holder.session, human.id);
+        assert.equal(result.holder.host, 'laptop');
+        assert.equal(result.holder.jobId, null);
       }));
 
     test('places without reading or taking a lock when no workspace is given, even while it is held', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const { term } = await givenCluster(store);
         const { job: coding } = await store.jobs.enqueue({ key: 'coding' });
         const { job: cognitive } = await store.jobs.enqueue({ key: 'cognitive' });
         assert.ok((await store.dispatch.place({ id: coding.id, host: 'box-1', term, workspace: 'w' })).ok);
-        const r = await store.dispatch.place({ id: cognitive.id, host: 'box-1', term });
-        assert.ok(r.ok);
+        const result = await store.dispatch.place({ id: cognitive.id, host: 'box-1', term });
+        assert.ok(result.ok);
         assert.equal((await store.workspaceLocks.current('w'))?.jobId, coding.id);
         assert.deepEqual(await lockEntries(store, cognitive.id), []);
       }));
 
     test('takes no lock when the placement is fenced or lost, and refuses an unknown workspace', () =>
-      withFixture(h, async ({ clocked, moveClock }) => {
+      withFixture(harness, async ({ clocked, moveClock }) => {
         const store = await clocked();
         await givenHost(store);
         await store.workspaces.add({ name: 'w', path: '/srv/w', kind: 'dir' });
@@ -123,37 +123,37 @@ export function exerciseWorkspaceDispatch(h: Harness): void {
       }));
 
     test('releases the lock in the same step as its job finishes, and the next job gets epoch 2', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const { runner, term } = await givenCluster(store);
-        const { job: a } = await store.jobs.enqueue({ key: 'a' });
-        const { job: b } = await store.jobs.enqueue({ key: 'b' });
-        await store.dispatch.place({ id: a.id, host: 'box-1', term, workspace: 'w' });
-        const guard = { id: a.id, session: runner.id, epoch: 1 };
+        const { job: first } = await store.jobs.enqueue({ key: 'a' });
+        const { job: second } = await store.jobs.enqueue({ key: 'b' });
+        await store.dispatch.place({ id: first.id, host: 'box-1', term, workspace: 'w' });
+        const guard = { id: first.id, session: runner.id, epoch: 1 };
         await store.jobs.start(guard);
         const stale = await store.jobs.finish({ ...guard, epoch: 2, status: 'done' });
         assert.equal(stale.ok, false);
         assert.equal(
           (await store.workspaceLocks.current('w'))?.jobId,
-          a.id,
+          first.id,
           'a refused finish keeps the lock',
         );
         assert.ok((await store.jobs.finish({ ...guard, status: 'done', exitCode: 0 })).ok);
         assert.equal(await store.workspaceLocks.current('w'), null);
-        const tail = (await store.audit.list({ jobId: a.id })).slice(-2);
+        const tail = (await store.audit.list({ jobId: first.id })).slice(-2);
         assert.deepEqual(
-          tail.map((e) => [e.type, e.session, e.epoch]),
+          tail.map((entry) => [entry.type, entry.session, entry.epoch]),
           [
             ['job:finished', runner.id, 1],
             ['lock:released', runner.id, 1],
           ],
         );
         assert.deepEqual(tail[1]?.detail, { workspace: 'w', outcome: 'released' });
-        assert.ok((await store.dispatch.place({ id: b.id, host: 'box-1', term, workspace: 'w' })).ok);
+        assert.ok((await store.dispatch.place({ id: second.id, host: 'box-1', term, workspace: 'w' })).ok);
         assert.equal((await store.workspaceLocks.current('w'))?.epoch, 2);
       }));
 
     test('releases the lock in the same step as its job is cancelled before it runs', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const { term } = await givenCluster(store);
         const { job } = await store.jobs.enqueue({ key: 'k' });
         assert.ok((await store.dispatch.place({ id: job.id, host: 'box-1', term, workspace: 'w' })).ok);
@@ -161,14 +161,14 @@ export function exerciseWorkspaceDispatch(h: Harness): void {
         assert.equal(await store.workspaceLocks.current('w'), null);
         const tail = (await store.audit.list({ jobId: job.id })).slice(-2);
         assert.deepEqual(
-          tail.map((e) => e.type),
+          tail.map((entry) => entry.type),
           ['job:cancelled', 'lock:released'],
         );
         assert.deepEqual(tail[1]?.detail, { workspace: 'w', outcome: 'released' });
       }));
 
     test('keeps the lock of a cancelled running job until its runner releases it, the agent dead', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const { runner, term } = await givenCluster(store);
         const { job } = await store.jobs.enqueue({ key: 'k' });
         assert.ok((await store.dispatch.place({ id: job.id, host: 'box-1', term, workspace: 'w' })).ok);
@@ -180,7 +180,7 @@ export function exerciseWorkspaceDispatch(h: Harness): void {
         const stranger = await givenSession(store);
         assert.deepEqual(await store.workspaceLocks.releaseJob({ jobId: job.id, session: stranger.id }), []);
         const released = await store.workspaceLocks.releaseJob({ jobId: job.id, session: runner.id });
-        const rows = released.map((l) => [l.workspace, l.jobId, l.session, l.epoch]);
+        const rows = released.map((lock) => [lock.workspace, lock.jobId, lock.session, lock.epoch]);
         assert.deepEqual(rows, [['w', job.id, runner.id, 1]]);
         assert.deepEqual(await store.workspaceLocks.releaseJob({ jobId: job.id, session: runner.id }), []);
         const last = (await store.audit.list({ jobId: job.id })).at(-1);
@@ -190,7 +190,7 @@ export function exerciseWorkspaceDispatch(h: Harness): void {
       }));
 
     test('releases the lock when its job is requeued after a crash, or failed with attempts exhausted', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const { runner, term } = await givenCluster(store);
         const { job } = await store.jobs.enqueue({ key: 'k', attemptMax: 2 });
         for (const expected of ['queued', 'failed'] as const) {
@@ -198,15 +198,15 @@ export function exerciseWorkspaceDispatch(h: Harness): void {
           assert.ok(placed.ok, `placed for ${expected}`);
           const guard = { id: job.id, session: runner.id, epoch: placed.job.epoch };
           const policy = { backoffBaseMs: 1, backoffMaxMs: 1 };
-          const r = await store.dispatch.requeue({ ...guard, reason: 'killed by SIGKILL', policy });
-          assert.ok(r.ok);
-          assert.equal(r.job.status, expected);
+          const result = await store.dispatch.requeue({ ...guard, reason: 'killed by SIGKILL', policy });
+          assert.ok(result.ok);
+          assert.equal(result.job.status, expected);
           assert.equal(await store.workspaceLocks.current('w'), null);
           await sleep(5);
         }
-        const released = (await lockEntries(store, job.id)).filter((e) => e.type === 'lock:released');
+        const released = (await lockEntries(store, job.id)).filter((entry) => entry.type === 'lock:released');
         assert.deepEqual(
-          released.map((e) => [e.epoch, e.detail['outcome']]),
+          released.map((entry) => [entry.epoch, entry.detail['outcome']]),
           [
             [1, 'released'],
             [2, 'released'],
@@ -215,23 +215,32 @@ export function exerciseWorkspaceDispatch(h: Harness): void {
       }));
 
     test('gives a workspace to exactly one of many jobs placed concurrently through two stores', () =>
-      withFixture(h, async ({ store, openAnother }) => {
+      withFixture(harness, async ({ store, openAnother }) => {
         const other = await openAnother();
         const { runner, term } = await givenCluster(store);
         const jobs = [];
-        for (let i = 0; i < 8; i++) jobs.push((await store.jobs.enqueue({ key: `k${i}` })).job);
+        for (let index = 0; index < 8; index++)
+          jobs.push((await store.jobs.enqueue({ key: `k${index}` })).job);
         const results = await Promise.all(
-          jobs.map((j, i) =>
-            (i % 2 === 0 ? store : other).dispatch.place({ id: j.id, host: 'box-1', term, workspace: 'w' }),
+          jobs.map((job, index) =>
+            (index % 2 === 0 ? store : other).dispatch.place({
+              id: job.id,
+              host: 'box-1',
+              term,
+              workspace: 'w',
+            }),
           ),
         ).finally(() => other.close());
-        const winners = results.filter((r) => r.ok);
+        const winners = results.filter((result) => result.ok);
         assert.equal(winners.length, 1);
         const winner = winners[0];
         assert.ok(winner?.ok);
-        for (const r of results.filter((x) => !x.ok)) {
-          assert.ok(!r.ok && r.reason === 'workspace_held');
-          assert.deepEqual([r.holder.jobId, r.holder.session, r.holder.epoch], [winner.job.id, runner.id, 1]);
+        for (const refusal of results.filter((result) => !result.ok)) {
+          assert.ok(!refusal.ok && refusal.reason === 'workspace_held');
+          assert.deepEqual(
+            [refusal.holder.jobId, refusal.holder.session, refusal.holder.epoch],
+            [winner.job.id, runner.id, 1],
+          );
         }
         const queued = await store.jobs.list({ status: ['queued'] });
         assert.equal(queued.length, 7);
@@ -260,7 +269,7 @@ export function exerciseWorkspaceDispatch(h: Harness): void {
     }
 
     test('ends a session with its workspace locks, audited as abandoned before session:ended', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const { runner } = await givenLockedRun(store);
         await store.workspaces.add({ name: 'v', path: '/srv/v', kind: 'dir' });
         await store.workspaceLocks.acquire({ workspace: 'v', session: runner.id });
@@ -269,7 +278,11 @@ export function exerciseWorkspaceDispatch(h: Harness): void {
         assert.equal(await store.workspaceLocks.current('v'), null);
         const entries = (await store.audit.list({ session: runner.id })).slice(-3);
         assert.deepEqual(
-          entries.map((e) => [e.type, e.detail['workspace'] ?? null, e.detail['outcome'] ?? null]),
+          entries.map((entry) => [
+            entry.type,
+            entry.detail['workspace'] ?? null,
+            entry.detail['outcome'] ?? null,
+          ]),
           [
             ['lock:released', 'v', 'abandoned'],
             ['lock:released', 'w', 'abandoned'],
@@ -278,11 +291,11 @@ export function exerciseWorkspaceDispatch(h: Harness): void {
         );
         assert.equal(entries[1]?.key, 'k');
         assert.equal(await store.sessions.end(runner.id), false);
-        assert.equal((await lockEntries(store)).filter((e) => e.type === 'lock:released').length, 2);
+        assert.equal((await lockEntries(store)).filter((entry) => entry.type === 'lock:released').length, 2);
       }));
 
     test("rescues a stale runner's locks with its claims, as recovered, and requeues the job once", () =>
-      withFixture(h, async ({ clocked, moveClock }) => {
+      withFixture(harness, async ({ clocked, moveClock }) => {
         const store = await clocked();
         const { runner, job } = await givenLockedRun(store);
         await moveClock(120);
@@ -291,35 +304,35 @@ export function exerciseWorkspaceDispatch(h: Harness): void {
         assert.equal(report.locksReleased, 1);
         assert.deepEqual(report.jobsRequeued, [job.id]);
         assert.equal(await store.workspaceLocks.current('w'), null);
-        const released = (await lockEntries(store)).filter((e) => e.type === 'lock:released');
+        const released = (await lockEntries(store)).filter((entry) => entry.type === 'lock:released');
         assert.deepEqual(
-          released.map((e) => [e.session, e.jobId, e.detail['outcome']]),
+          released.map((entry) => [entry.session, entry.jobId, entry.detail['outcome']]),
           [[runner.id, job.id, 'recovered']],
         );
-        const stale = (await store.audit.list({ session: runner.id })).map((e) => e.type);
+        const stale = (await store.audit.list({ session: runner.id })).map((entry) => entry.type);
         assert.ok(stale.indexOf('session:stale') < stale.indexOf('lock:released'));
       }));
 
     test('releases each lock once when two rescues race', () =>
-      withFixture(h, async ({ clocked, moveClock }) => {
+      withFixture(harness, async ({ clocked, moveClock }) => {
         const store = await clocked();
         const other = await clocked();
         const { runner } = await givenLockedRun(store);
         await store.workspaces.add({ name: 'v', path: '/srv/v', kind: 'dir' });
         await store.workspaceLocks.acquire({ workspace: 'v', session: runner.id });
         await moveClock(120);
-        const [a, b] = await Promise.all([
+        const [first, second] = await Promise.all([
           store.recovery.rescueStale({ staleAfterMs: 100, policy: POLICY }),
           other.recovery.rescueStale({ staleAfterMs: 100, policy: POLICY }),
         ]);
-        assert.equal(a.locksReleased + b.locksReleased, 2);
-        assert.equal(a.jobsRequeued.length + b.jobsRequeued.length, 1);
-        const released = (await lockEntries(store)).filter((e) => e.type === 'lock:released');
-        assert.deepEqual(released.map((e) => e.detail['workspace']).sort(), ['v', 'w']);
+        assert.equal(first.locksReleased + second.locksReleased, 2);
+        assert.equal(first.jobsRequeued.length + second.jobsRequeued.length, 1);
+        const released = (await lockEntries(store)).filter((entry) => entry.type === 'lock:released');
+        assert.deepEqual(released.map((entry) => entry.detail['workspace']).sort(), ['v', 'w']);
       }));
 
     test('releases the lock of a job whose agent session ended while its runner lives, as recovered', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const { runner, agent, job } = await givenLockedRun(store);
         await store.sessions.end(agent.id);
         assert.equal((await store.workspaceLocks.current('w'))?.session, runner.id, 'the runner holds it');
@@ -335,7 +348,7 @@ export function exerciseWorkspaceDispatch(h: Harness): void {
 
   describe('skipped jobs', () => {
     test('puts a queued job behind a backoff with its reason, audited once per reason', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const term = await givenLeader(store);
         const { job } = await store.jobs.enqueue({ key: 'k' });
         const detail = { reason: 'workspace_unresolved', cause: 'no workspace', fix: 'bind one' };
@@ -354,7 +367,7 @@ export function exerciseWorkspaceDispatch(h: Harness): void {
         );
         const skipped = await store.audit.list({ type: 'job:skipped' });
         assert.deepEqual(
-          skipped.map((e) => [e.key, e.jobId, e.session]),
+          skipped.map((entry) => [entry.key, entry.jobId, entry.session]),
           [
             ['k', job.id, null],
             ['k', job.id, null],
@@ -364,7 +377,7 @@ export function exerciseWorkspaceDispatch(h: Harness): void {
       }));
 
     test('skips nothing under a replaced term or once the job left the queue', () =>
-      withFixture(h, async ({ clocked, moveClock }) => {
+      withFixture(harness, async ({ clocked, moveClock }) => {
         const store = await clocked();
         const old = await givenLeader(store, 'leader-a', 80);
         const { job } = await store.jobs.enqueue({ key: 'k' });

@@ -5,10 +5,10 @@ import { givenTask, withFixture, type Harness } from './harness.js';
 import { exerciseWorkspaceLocks } from './workspace-locks.js';
 
 /** Workspaces, agents, projects, task requirements, and (in workspace-locks.ts) locks. */
-export function exerciseWorkspaces(h: Harness): void {
+export function exerciseWorkspaces(harness: Harness): void {
   describe('workspaces, agents and projects', () => {
     test('registers a workspace, an agent bound to it and a project using it, and reads them back', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         const ws = await store.workspaces.add({ name: 'api', path: '/srv/api', kind: 'worktree' });
         assert.deepEqual(ws, { name: 'api', path: '/srv/api', kind: 'worktree' });
         const agent = await store.agents.add({
@@ -35,28 +35,28 @@ export function exerciseWorkspaces(h: Harness): void {
       }));
 
     test('lists workspaces, agents and projects by name', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         for (const name of ['b', 'a', 'c']) {
           await store.workspaces.add({ name, path: `/w/${name}`, kind: 'dir' });
           await store.agents.add({ name, role: 'engineer', workspace: name });
           await store.projects.add({ name, primaryWorkspace: name });
         }
         assert.deepEqual(
-          (await store.workspaces.list()).map((w) => w.name),
+          (await store.workspaces.list()).map((workspace) => workspace.name),
           ['a', 'b', 'c'],
         );
         assert.deepEqual(
-          (await store.agents.list()).map((a) => a.name),
+          (await store.agents.list()).map((agent) => agent.name),
           ['a', 'b', 'c'],
         );
         assert.deepEqual(
-          (await store.projects.list()).map((p) => p.name),
+          (await store.projects.list()).map((project) => project.name),
           ['a', 'b', 'c'],
         );
       }));
 
     test('refuses a taken workspace, agent or project name and keeps the first', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         await store.workspaces.add({ name: 'w', path: '/one', kind: 'dir' });
         await store.agents.add({ name: 'a', role: 'writer' });
         await store.projects.add({ name: 'p' });
@@ -77,7 +77,7 @@ export function exerciseWorkspaces(h: Harness): void {
       }));
 
     test('refuses an agent or project bound to an unknown workspace and writes nothing', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         await assert.rejects(
           store.agents.add({ name: 'a', role: 'engineer', workspace: 'nope' }),
           NotFoundError,
@@ -89,13 +89,13 @@ export function exerciseWorkspaces(h: Harness): void {
       }));
 
     test('audits each registration with what was registered', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         await store.workspaces.add({ name: 'w', path: '/w', kind: 'dir' });
         await store.agents.add({ name: 'a', role: 'sre', department: 'ops', workspace: 'w' });
         await store.projects.add({ name: 'p', primaryWorkspace: 'w' });
         const entries = await store.audit.list();
         assert.deepEqual(
-          entries.map((e) => [e.type, e.detail]),
+          entries.map((entry) => [entry.type, entry.detail]),
           [
             ['workspace:added', { name: 'w', path: '/w', kind: 'dir' }],
             ['agent:added', { name: 'a', role: 'sre', department: 'ops', workspace: 'w' }],
@@ -107,7 +107,7 @@ export function exerciseWorkspaces(h: Harness): void {
 
   describe('task requirements', () => {
     test('gives a new task no filesystem requirement and no workspace', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         await givenTask(store, 't');
         assert.deepEqual(await store.workspaceTasks.get('t'), {
           key: 't',
@@ -118,7 +118,7 @@ export function exerciseWorkspaces(h: Harness): void {
       }));
 
     test('sets and clears a task requirement and its workspace, auditing each change', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         await givenTask(store, 't');
         await store.workspaces.add({ name: 'w', path: '/w', kind: 'dir' });
         const set = await store.workspaceTasks.setRequirements({
@@ -136,7 +136,7 @@ export function exerciseWorkspaces(h: Harness): void {
         });
         const entries = await store.audit.list({ key: 't', type: 'task:requirements-set' });
         assert.deepEqual(
-          entries.map((e) => e.detail),
+          entries.map((entry) => entry.detail),
           [
             { requiresFilesystem: true, workspace: 'w' },
             { requiresFilesystem: false, workspace: null },
@@ -145,7 +145,7 @@ export function exerciseWorkspaces(h: Harness): void {
       }));
 
     test('refuses requirements for an unknown task or workspace and changes nothing', () =>
-      withFixture(h, async ({ store }) => {
+      withFixture(harness, async ({ store }) => {
         await givenTask(store, 't');
         const entries = (await store.audit.list()).length;
         await assert.rejects(
@@ -165,5 +165,5 @@ export function exerciseWorkspaces(h: Harness): void {
       }));
   });
 
-  exerciseWorkspaceLocks(h);
+  exerciseWorkspaceLocks(harness);
 }
