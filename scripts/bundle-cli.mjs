@@ -46,7 +46,51 @@ const result = await build({
   },
   footer: { js: '})' },
   define: { 'import.meta.url': '__batonBundleUrl' },
+  plugins: [lazyChildProcess()],
   metafile: true,
   logLevel: 'warning',
 });
 writeFileSync(`${outdir}/meta.json`, JSON.stringify(result.metafile));
+
+// The launcher (src/cli/launch.ts) as CommonJS too, for bin/baton.js, which is CommonJS (bin/ has
+// a package.json of its own saying so): a call then never starts Node's ES module loader, whose
+// resolution and start cost about as much as the rest of the launcher (docs/decisions/0007).
+await build({
+  entryPoints: [new URL('../src/cli/launch.ts', import.meta.url).pathname],
+  outfile: `${outdir}/launch.cjs`,
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  logLevel: 'warning',
+});
+
+/**
+ * node:child_process (with net, dgram and their streams) is required when the modules importing it
+ * load: commander, for executable subcommands Baton never declares, and os/git.ts, which the
+ * Coordinator's ledger imports. A call such as `baton claim` spawns nothing, so the bundle gets
+ * a stand-in whose functions load the real module on first use. The build fails if Baton imports
+ * a name the stand-in lacks.
+ */
+function lazyChildProcess() {
+  const names = ['execFile', 'execFileSync', 'spawn', 'spawnSync'];
+  const contents = [
+    "const load = () => require('node:child_process');",
+    ...names.map((name) => `export const ${name} = (...args) => load().${name}(...args);`),
+  ].join('\n');
+  return {
+    name: 'lazy-child-process',
+    setup(plugin) {
+      plugin.onResolve({ filter: /^(node:)?child_process$/ }, ({ namespace }) =>
+        namespace === 'lazy-child-process'
+          ? { path: 'node:child_process', external: true }
+          : { path: 'child_process', namespace: 'lazy-child-process' },
+      );
+      plugin.onLoad({ filter: /.*/, namespace: 'lazy-child-process' }, () => ({
+        contents,
+        loader: 'js',
+        resolveDir: '.',
+      }));
+    },
+  };
+}
