@@ -47,6 +47,7 @@ test('a CLI call on SQLite loads better-sqlite3 and never pg', async () => {
   const modules = await loaded(await sqliteDatabase().fresh(), 'task', 'add', 'k1');
   assert.ok(driver(modules, 'better-sqlite3'), 'the SQLite driver is loaded');
   assert.ok(!driver(modules, 'pg'), 'pg is not loaded');
+  assert.ok(!driver(modules, 'bindings'), "the driver's addon is loaded by its path, not searched for");
 });
 
 test('a CLI call on PostgreSQL works without loading better-sqlite3', async () => {
