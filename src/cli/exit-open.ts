@@ -11,7 +11,7 @@
  * test's process closes every store as before.
  */
 let processEndsAfterCommand = false;
-let leftOpen = false;
+let exitNow = false;
 
 /** Said by the process entry: the process ends when the command does. */
 export function endProcessAfterCommand(): void {
@@ -19,15 +19,16 @@ export function endProcessAfterCommand(): void {
 }
 
 /**
- * Asked by a command that has committed its work on SQLite: true when it may leave the store open,
- * which the process then ends by process.exit().
+ * Said by a command whose work on the store succeeded: true when the process ends with it, by
+ * process.exit(), and so a SQLite store may be left open. Whatever the engine, nothing of the
+ * command's is left to run then, and freeing the heap as a normal exit does is work for no one.
  */
-export function leaveStoreOpen(): boolean {
-  leftOpen ||= processEndsAfterCommand;
-  return leftOpen;
+export function commandDone(): boolean {
+  exitNow ||= processEndsAfterCommand;
+  return exitNow;
 }
 
 /** Whether the process must end by process.exit(), so that no cleanup hook closes the store. */
-export function storeLeftOpen(): boolean {
-  return leftOpen;
+export function exitWithoutCleanup(): boolean {
+  return exitNow;
 }

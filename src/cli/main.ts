@@ -6,7 +6,7 @@ import { InvalidInputError } from '../core/errors.js';
 import { EXIT_OK, EXIT_USAGE, Exit } from './exit-codes.js';
 import { buildProgram, CommanderExit } from './program.js';
 import { reportError } from './report-error.js';
-import { endProcessAfterCommand, storeLeftOpen } from './exit-open.js';
+import { endProcessAfterCommand, exitWithoutCleanup } from './exit-open.js';
 
 export async function runCli(argv: readonly string[]): Promise<number> {
   // Known before parsing, so that usage errors are printed in the asked-for form too.
@@ -43,5 +43,5 @@ export async function main(argv: readonly string[]): Promise<boolean> {
   });
   endProcessAfterCommand();
   process.exitCode = await runCli(argv);
-  return storeLeftOpen();
+  return exitWithoutCleanup();
 }

@@ -11,7 +11,7 @@ import { Output } from './output.js';
 import { InvalidInputError, WorkspaceConfigurationError } from '../core/errors.js';
 import { unresolvedRefusal } from '../coordinator/refusals.js';
 import { remoteTarget } from './remote-target.js';
-import { leaveStoreOpen } from './exit-open.js';
+import { commandDone } from './exit-open.js';
 import type { CliApi } from './remote-api.js';
 
 export interface GlobalOptions {
@@ -104,8 +104,8 @@ export async function withStore(
     await work(store, new Output(options.json === true));
     done = true;
   } finally {
-    const leave = done && intent === 'use' && store.engine === 'sqlite' && leaveStoreOpen();
-    if (!leave) await store.close();
+    const ending = done && intent === 'use' && commandDone();
+    if (!ending || store.engine !== 'sqlite') await store.close();
   }
 }
 
