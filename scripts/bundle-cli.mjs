@@ -21,13 +21,15 @@ const result = await build({
   format: 'cjs',
   platform: 'node',
   target: 'node20',
-  // Packages a call needs on its hot path (commander, pg) are bundled, so their code is in the
-  // cache too. Kept external, loaded by require() as installed: better-sqlite3 (its native addon
-  // is found relative to its own files), pg's optional native binding, and the packages of the
-  // long-running commands (serve, up, mcp), which all ship CommonJS builds. The @octokit
-  // packages ship ES modules only, which require() cannot load before Node 20.19: bundled.
+  // Packages a call needs on its hot path (commander, pg, better-sqlite3's JavaScript) are
+  // bundled, so their code is in the cache too; the SQLite engine hands better-sqlite3 its native
+  // addon by path. Kept external, loaded by require() as installed: `bindings` (better-sqlite3's
+  // search for its addon when that path is missing, which finds it relative to the caller's
+  // file), pg's optional native binding, and the packages of the long-running commands (serve,
+  // up, mcp), which all ship CommonJS builds. The @octokit packages ship ES modules only, which
+  // require() cannot load before Node 20.19: bundled.
   external: [
-    'better-sqlite3',
+    'bindings',
     'pg-native',
     'hono',
     'hono/*',

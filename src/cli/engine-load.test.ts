@@ -1,9 +1,9 @@
 /**
  * A CLI call loads the driver of the engine its database names and not the other one's: each
  * engine sits behind openStore's `await import(…)` in the bundled CLI (scripts/bundle-cli.mjs).
- * Each run lists, as it exits, the CommonJS modules it loaded from node_modules: better-sqlite3
- * is one of them; pg is bundled into the CLI, so lazy-load.test.ts checks it in the build's
- * import graph instead.
+ * Each run lists, as it exits, the CommonJS modules it loaded from node_modules: better-sqlite3's
+ * native addon is one of them (its JavaScript is bundled, as pg is, which lazy-load.test.ts checks
+ * in the build's import graph instead).
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -48,6 +48,11 @@ test('a CLI call on SQLite loads better-sqlite3 and never pg', async () => {
   assert.ok(driver(modules, 'better-sqlite3'), 'the SQLite driver is loaded');
   assert.ok(!driver(modules, 'pg'), 'pg is not loaded');
   assert.ok(!driver(modules, 'bindings'), "the driver's addon is loaded by its path, not searched for");
+  const files = modules.filter((m) => m.includes('/node_modules/better-sqlite3/'));
+  assert.ok(
+    files.every((m) => m.endsWith('.node')),
+    `only the addon, the JavaScript is bundled: ${files.join()}`,
+  );
 });
 
 test('a CLI call on PostgreSQL works without loading better-sqlite3', async () => {

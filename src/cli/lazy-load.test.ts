@@ -53,6 +53,7 @@ test("the CLI's start runs no command, no engine and no part of the daemon", () 
     assert.deepEqual(holds(start, part), [], `the start runs ${part}`);
   }
   assert.deepEqual(holds(start, 'node_modules/pg'), [], 'the start runs pg');
+  assert.deepEqual(holds(start, 'node_modules/better-sqlite3'), [], 'the start runs better-sqlite3');
   const sqlite = staticallyFrom(input('src/store/sqlite/sqlite-store.ts'));
   assert.deepEqual(holds(sqlite, 'node_modules/pg'), [], 'the SQLite engine runs pg');
   assert.deepEqual(holds(sqlite, 'src/store/postgres/'), [], 'the SQLite engine runs the other one');

@@ -153,14 +153,17 @@ function openDatabase(
 }
 
 /**
- * better-sqlite3's native addon where its install builds it, so that the package's `bindings`
- * helper does not search a dozen places for it at every CLI call (issue 22, item 4); undefined
- * (the package finds it itself) when it is elsewhere, as in a debug build.
+ * better-sqlite3's native addon where its install builds it (node-gyp's Release folder, else its
+ * Debug one), so that the package's `bindings` helper does not search a dozen places for it at
+ * every CLI call (issue 22, item 4), and so that the bundled CLI, which holds the package's
+ * JavaScript but not the addon, loads it from the installed package; undefined (the package
+ * searches itself) when neither holds it.
  */
 function addonPath(): string | undefined {
   const root = dirname(createRequire(import.meta.url).resolve('better-sqlite3/package.json'));
-  const path = join(root, 'build', 'Release', 'better_sqlite3.node');
-  return existsSync(path) ? path : undefined;
+  return ['Release', 'Debug']
+    .map((build) => join(root, 'build', build, 'better_sqlite3.node'))
+    .find((path) => existsSync(path));
 }
 
 /**
