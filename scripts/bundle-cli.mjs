@@ -49,7 +49,7 @@ const result = await build({
   },
   footer: { js: '})' },
   define: { 'import.meta.url': '__batonBundleUrl' },
-  plugins: [lazyChildProcess(), pgSyncCrypto()],
+  plugins: [lazyChildProcess(), pgSyncCrypto(), pgNodeStreams()],
   metafile: true,
   logLevel: 'warning',
 });
@@ -120,6 +120,27 @@ function pgSyncCrypto() {
           throw new Error(`${path} no longer exports what ${standIn} does`);
         }
         return { contents, loader: 'js', resolveDir: dirname(standIn) };
+      });
+    },
+  };
+}
+
+/**
+ * pg's lib/stream.js asks at load whether it runs in a Cloudflare Worker: on Node 20, which has
+ * no `navigator`, by making a `Response`, the first touch of which loads Node's fetch (undici,
+ * http2 and their streams), 10 ms and more of every PostgreSQL call. The CLI runs on Node: the
+ * bundle takes pg's Node.js streams straight away. The build fails if the file no longer reads so.
+ */
+function pgNodeStreams() {
+  const asked = 'const { getStream, getSecureStream } = getStreamFuncs()';
+  const node = 'const { getStream, getSecureStream } = getNodejsStreamFuncs()';
+  return {
+    name: 'pg-node-streams',
+    setup(plugin) {
+      plugin.onLoad({ filter: /[\\/]pg[\\/]lib[\\/]stream\.js$/ }, ({ path }) => {
+        const source = readFileSync(path, 'utf8');
+        if (!source.includes(asked)) throw new Error(`${path} no longer starts with ${asked}`);
+        return { contents: source.replace(asked, node), loader: 'js' };
       });
     },
   };

@@ -18,12 +18,15 @@ const root = repoRoot();
 const dir = mkdtempSync(join(tmpdir(), 'baton-engine-load-'));
 const preload = join(dir, 'list-modules.cjs');
 after(() => rmSync(dir, { recursive: true, force: true }));
-const LIST_ON_EXIT = `process.on('exit', () =>
-  require('node:fs').writeFileSync(process.env.MODULES_OUT, Object.keys(require.cache).join('\\n')));
+const LIST_ON_EXIT = `process.on('exit', () => require('node:fs').writeFileSync(process.env.MODULES_OUT,
+  [...Object.keys(require.cache), ...process.moduleLoadList].join('\\n')));
 `;
 writeFileSync(preload, LIST_ON_EXIT);
 
-/** Runs `baton --db db ...args`; returns the paths of the CommonJS modules the process loaded. */
+/**
+ * Runs `baton --db db ...args`; returns the paths of the CommonJS modules the process loaded, then
+ * Node's own modules (`NativeModule internal/…`).
+ */
 function loaded(db: string, ...args: string[]): Promise<string[]> {
   const out = join(dir, `modules-${Math.random().toString(36).slice(2)}.txt`);
   const env = { ...process.env, MODULES_OUT: out };
@@ -55,9 +58,15 @@ test('a CLI call on SQLite loads better-sqlite3 and never pg', async () => {
   );
 });
 
-test('a CLI call on PostgreSQL works without loading better-sqlite3', async () => {
+test("a CLI call on PostgreSQL works without loading better-sqlite3 or Node's fetch", async () => {
   const server = postgresServers()[0];
   assert.ok(server !== undefined);
   const modules = await loaded(await postgresDatabase(server).fresh(), 'task', 'add', 'k1');
   assert.ok(!driver(modules, 'better-sqlite3'), 'better-sqlite3 is not loaded');
+  // pg asks whether it runs in a Cloudflare Worker by making a Response: Node's fetch, at load.
+  assert.deepEqual(
+    modules.filter((m) => m.includes('undici')),
+    [],
+    'the bundled pg does not load fetch',
+  );
 });
