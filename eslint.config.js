@@ -3,7 +3,16 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'bin/**', 'scripts/**/*.mjs', 'eslint.config.js'] },
+  {
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      'bin/**',
+      'scripts/**/*.mjs',
+      'scripts/**/*.cjs',
+      'eslint.config.js',
+    ],
+  },
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {

@@ -1,9 +1,9 @@
 /**
  * A CLI call loads the driver of the engine its database names and not the other one's: each
  * engine sits behind openStore's `await import(…)` in the bundled CLI (scripts/bundle-cli.mjs).
- * Each run lists, as it exits, the CommonJS modules it loaded from node_modules: better-sqlite3
- * is one of them; pg is bundled into the CLI, so lazy-load.test.ts checks it in the build's
- * import graph instead.
+ * Each run lists, as it exits, the CommonJS modules it loaded from node_modules: better-sqlite3's
+ * native addon is one of them (its JavaScript is bundled, as pg is, which lazy-load.test.ts checks
+ * in the build's import graph instead).
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -18,12 +18,15 @@ const root = repoRoot();
 const dir = mkdtempSync(join(tmpdir(), 'baton-engine-load-'));
 const preload = join(dir, 'list-modules.cjs');
 after(() => rmSync(dir, { recursive: true, force: true }));
-const LIST_ON_EXIT = `process.on('exit', () =>
-  require('node:fs').writeFileSync(process.env.MODULES_OUT, Object.keys(require.cache).join('\\n')));
+const LIST_ON_EXIT = `process.on('exit', () => require('node:fs').writeFileSync(process.env.MODULES_OUT,
+  [...Object.keys(require.cache), ...process.moduleLoadList].join('\\n')));
 `;
 writeFileSync(preload, LIST_ON_EXIT);
 
-/** Runs `baton --db db ...args`; returns the paths of the CommonJS modules the process loaded. */
+/**
+ * Runs `baton --db db ...args`; returns the paths of the CommonJS modules the process loaded, then
+ * Node's own modules (`NativeModule internal/…`).
+ */
 function loaded(db: string, ...args: string[]): Promise<string[]> {
   const out = join(dir, `modules-${Math.random().toString(36).slice(2)}.txt`);
   const env = { ...process.env, MODULES_OUT: out };
@@ -47,11 +50,23 @@ test('a CLI call on SQLite loads better-sqlite3 and never pg', async () => {
   const modules = await loaded(await sqliteDatabase().fresh(), 'task', 'add', 'k1');
   assert.ok(driver(modules, 'better-sqlite3'), 'the SQLite driver is loaded');
   assert.ok(!driver(modules, 'pg'), 'pg is not loaded');
+  assert.ok(!driver(modules, 'bindings'), "the driver's addon is loaded by its path, not searched for");
+  const files = modules.filter((m) => m.includes('/node_modules/better-sqlite3/'));
+  assert.ok(
+    files.every((m) => m.endsWith('.node')),
+    `only the addon, the JavaScript is bundled: ${files.join()}`,
+  );
 });
 
-test('a CLI call on PostgreSQL works without loading better-sqlite3', async () => {
+test("a CLI call on PostgreSQL works without loading better-sqlite3 or Node's fetch", async () => {
   const server = postgresServers()[0];
   assert.ok(server !== undefined);
   const modules = await loaded(await postgresDatabase(server).fresh(), 'task', 'add', 'k1');
   assert.ok(!driver(modules, 'better-sqlite3'), 'better-sqlite3 is not loaded');
+  // pg asks whether it runs in a Cloudflare Worker by making a Response: Node's fetch, at load.
+  assert.deepEqual(
+    modules.filter((m) => m.includes('undici')),
+    [],
+    'the bundled pg does not load fetch',
+  );
 });

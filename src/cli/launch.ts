@@ -24,7 +24,8 @@ const MAGIC = Buffer.from('baton-code-cache-1\n');
 const DIGEST_BYTES = 32;
 
 interface Bundle {
-  main(argv: readonly string[]): Promise<void>;
+  /** True when the process must end by process.exit() (src/cli/exit-open.ts). */
+  main(argv: readonly string[]): Promise<boolean | undefined>;
 }
 
 type Wrapped = (
@@ -57,11 +58,24 @@ export async function launch(bundlePath: string, argv: readonly string[]): Promi
     bundlePath,
     dirname(bundlePath),
   );
-  await (module.exports as Bundle).main(argv);
+  const exitNow = await (module.exports as Bundle).main(argv);
   // After the command, so that the functions it compiled on the way are in the cache too.
   if (cachedData === null || script.cachedDataRejected === true) {
     writeCache(cachePath, key, script.createCachedData());
   }
+  if (exitNow === true) await exitAfterOutput();
+}
+
+/**
+ * Ends the process by process.exit(), which runs no cleanup hook (so a SQLite store left open stays
+ * unclosed, exit-open.ts), once what the command wrote to stdout and stderr has left the process:
+ * writes to a pipe are asynchronous on some platforms.
+ */
+async function exitAfterOutput(): Promise<void> {
+  for (const stream of [process.stdout, process.stderr]) {
+    if (stream.writableLength > 0) await new Promise((resolve) => stream.once('drain', resolve));
+  }
+  process.exit();
 }
 
 /** What a cache must have been made from: this bundle's bytes, under this Node on this machine. */

@@ -4,13 +4,19 @@
  * the entry reaches it by static imports; whatever sits behind an `await import(…)` runs only when
  * that import does. So what a start runs is the static import graph from src/cli/main.ts in the
  * build's own meta.json: it holds the command tree, and neither any command nor the daemon of
- * `baton up`, nor either engine, nor pg; `baton claim` adds its command and not the daemon.
+ * `baton up`, nor either engine, nor pg; `baton claim` adds its command and not the daemon. And
+ * what a `baton claim` process loads of Node itself: neither its ES module loader (bin/baton.js
+ * and the launcher are CommonJS) nor node:child_process (a stand-in loads it on first use).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from '../../test/support/cli.js';
+import { sqliteDatabase } from '../../test/support/databases.js';
+import { openStore } from '../store/open.js';
 
 interface Metafile {
   readonly inputs: Record<string, { readonly imports: readonly { path: string; kind: string }[] }>;
@@ -47,6 +53,7 @@ test("the CLI's start runs no command, no engine and no part of the daemon", () 
     assert.deepEqual(holds(start, part), [], `the start runs ${part}`);
   }
   assert.deepEqual(holds(start, 'node_modules/pg'), [], 'the start runs pg');
+  assert.deepEqual(holds(start, 'node_modules/better-sqlite3'), [], 'the start runs better-sqlite3');
   const sqlite = staticallyFrom(input('src/store/sqlite/sqlite-store.ts'));
   assert.deepEqual(holds(sqlite, 'node_modules/pg'), [], 'the SQLite engine runs pg');
   assert.deepEqual(holds(sqlite, 'src/store/postgres/'), [], 'the SQLite engine runs the other one');
@@ -61,4 +68,35 @@ test('`baton claim` runs its command and the coordinator, not the daemon nor the
   const program = meta.inputs[input('src/cli/program.ts')]?.imports ?? [];
   const up = program.find((i) => i.path.endsWith('src/cli/commands/up.ts'));
   assert.equal(up?.kind, 'dynamic-import', 'the command tree imports `baton up` when it runs');
+});
+
+test('a `baton claim` process starts neither the ES module loader nor node:child_process', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'baton-lazy-load-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const db = await sqliteDatabase().fresh();
+  const store = await openStore(db);
+  let session: number;
+  try {
+    await store.tasks.add({ key: 'k1' });
+    session = (await store.sessions.start({ kind: 'agent', host: hostname(), pid: process.pid })).id;
+  } finally {
+    await store.close();
+  }
+  const preload = join(dir, 'list.cjs');
+  const out = join(dir, 'modules.txt');
+  const list = "process.moduleLoadList.join('\\n')";
+  writeFileSync(
+    preload,
+    `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(out)}, ${list}));`,
+  );
+  const bin = join(repoRoot(), 'bin', 'baton.js');
+  const args = ['--require', preload, bin, 'claim', 'k1', '--session', String(session), '--db', db];
+  assert.match(execFileSync(process.execPath, args, { encoding: 'utf8' }), /^claimed k1 epoch 1 /);
+  const modules = readFileSync(out, 'utf8').split('\n');
+  assert.ok(modules.includes('NativeModule vm'), 'the list is of this process');
+  // `node -e ''` loads esm/loader and its helpers as it starts; an ES module entry adds these.
+  const esm = ['esm/resolve', 'esm/module_job', 'esm/translators'];
+  const started = (m: string): boolean =>
+    esm.some((part) => m.endsWith(part)) || m.endsWith(' child_process');
+  assert.deepEqual(modules.filter(started), []);
 });

@@ -6,6 +6,7 @@ import { InvalidInputError } from '../core/errors.js';
 import { EXIT_OK, EXIT_USAGE, Exit } from './exit-codes.js';
 import { buildProgram, CommanderExit } from './program.js';
 import { reportError } from './report-error.js';
+import { endProcessAfterCommand, exitWithoutCleanup } from './exit-open.js';
 
 export async function runCli(argv: readonly string[]): Promise<number> {
   // Known before parsing, so that usage errors are printed in the asked-for form too.
@@ -30,12 +31,17 @@ function commanderExit(exit: CommanderExit, json: boolean): number {
   return EXIT_USAGE;
 }
 
-/** The process entry (bin/baton.js): runs one command and sets the exit code. */
-export async function main(argv: readonly string[]): Promise<void> {
+/**
+ * The process entry (bin/baton.js): runs one command and sets the exit code. True when the process
+ * must end by process.exit() (exit-open.ts), which src/cli/launch.ts does after its code cache.
+ */
+export async function main(argv: readonly string[]): Promise<boolean> {
   // `baton queue list | head -1`: a reader that stops early is not an error worth a stack trace.
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code !== 'EPIPE') throw error;
     process.exit(process.exitCode ?? EXIT_OK);
   });
+  endProcessAfterCommand();
   process.exitCode = await runCli(argv);
+  return exitWithoutCleanup();
 }

@@ -11,6 +11,7 @@ import { Output } from './output.js';
 import { InvalidInputError, WorkspaceConfigurationError } from '../core/errors.js';
 import { unresolvedRefusal } from '../coordinator/refusals.js';
 import { remoteTarget } from './remote-target.js';
+import { commandDone } from './exit-open.js';
 import type { CliApi } from './remote-api.js';
 
 export interface GlobalOptions {
@@ -97,10 +98,14 @@ export async function withStore(
   const options = command.optsWithGlobals<GlobalOptions>();
   refuseRemote(command);
   const store = await openStore(dbUrl(options), { intent });
+  // Every command but `baton up` ends the process soon after: SQLite's is left open (exit-open.ts).
+  let done = false;
   try {
     await work(store, new Output(options.json === true));
+    done = true;
   } finally {
-    await store.close();
+    const ending = done && intent === 'use' && commandDone();
+    if (!ending || store.engine !== 'sqlite') await store.close();
   }
 }
 

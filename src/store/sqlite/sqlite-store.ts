@@ -9,7 +9,8 @@
  */
 import Database from 'better-sqlite3';
 import { closeSync, existsSync, mkdirSync, openSync, statfsSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import {
   diskFullError,
   isDiskFull,
@@ -132,7 +133,7 @@ function openDatabase(
       mkdirSync(dirname(options.path), { recursive: true, mode: 0o700 });
       closeSync(openSync(options.path, 'a', 0o600));
     }
-    const db = new Database(options.path, { fileMustExist: intent !== 'create' });
+    const db = new Database(options.path, { fileMustExist: intent !== 'create', nativeBinding: addonPath() });
     db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? BUSY_TIMEOUT_MS}`);
     db.pragma('journal_mode = WAL');
     // FULL: an acknowledged claim survives power loss, not only a process crash.
@@ -149,6 +150,20 @@ function openDatabase(
       'check the path and its permissions, or pass --db / BATON_DB',
     );
   }
+}
+
+/**
+ * better-sqlite3's native addon where its install builds it (node-gyp's Release folder, else its
+ * Debug one), so that the package's `bindings` helper does not search a dozen places for it at
+ * every CLI call (issue 22, item 4), and so that the bundled CLI, which holds the package's
+ * JavaScript but not the addon, loads it from the installed package; undefined (the package
+ * searches itself) when neither holds it.
+ */
+function addonPath(): string | undefined {
+  const root = dirname(createRequire(import.meta.url).resolve('better-sqlite3/package.json'));
+  return ['Release', 'Debug']
+    .map((build) => join(root, 'build', build, 'better_sqlite3.node'))
+    .find((path) => existsSync(path));
 }
 
 /**
