@@ -9,7 +9,6 @@
  * before the outcome is written, which releases the workspace's lock. A `recheck`
  * (run-recheck.ts) may cancel the run.
  */
-import type { ChildProcess } from 'node:child_process';
 import { renderCommand } from '../core/command-template.js';
 import { BatonError, TaskStateError } from '../core/errors.js';
 import type { Job } from '../core/job.js';
@@ -21,7 +20,8 @@ import { readOomKills } from '../os/memory.js';
 import { ClaimWatch } from './claim-watch.js';
 import { judgeRun, type KillReason } from '../core/run-verdict.js';
 import { RunProgress } from './run-progress.js';
-import { spawnAgent, type AgentProcess } from './agent-process.js';
+import { prepareScope, spawnAgent, type AgentChild, type AgentProcess } from './agent-process.js';
+import type { EarlyScope } from './agent-process.js';
 import type { AgentReach } from './agent-token.js';
 import type { RunDirectory } from './run-workspace.js';
 import { recheckBeforeRun } from './run-recheck.js';
@@ -34,7 +34,7 @@ export type { AgentRunOptions } from './agent-run-options.js';
 type Guard = { id: number; session: number; epoch: number };
 
 export class AgentRun {
-  private child: ChildProcess | null = null;
+  private child: AgentChild | null = null;
   private scope: JobScope | null = null;
   private killedFor: KillReason | null = null;
   private agent: AgentProcess | null = null;
@@ -42,6 +42,7 @@ export class AgentRun {
   private progress: RunProgress | null = null;
   private oomKills = 0;
   private reach: AgentReach | null = null;
+  private early: EarlyScope | null = null;
 
   constructor(
     private readonly o: AgentRunOptions,
@@ -63,10 +64,25 @@ export class AgentRun {
   }
 
   async run(): Promise<void> {
-    const { store } = this.o;
     const job = this.job;
     const guard = { id: job.id, session: this.o.runnerSession, epoch: job.epoch };
     if (!(await recheckBeforeRun(this.o, job, guard))) return;
+    // The agent's process enters the job's cgroups while the store calls go on (it runs nothing
+    // until start(), and ends with its scope if the run ends before that).
+    this.early = await prepareScope(this.o.containment, job);
+    try {
+      await this.runGuarded(guard);
+    } finally {
+      if (this.child === null && this.early !== null) {
+        this.early.waiting?.cancel();
+        await this.early.scope.close();
+      }
+    }
+  }
+
+  private async runGuarded(guard: Guard): Promise<void> {
+    const { store } = this.o;
+    const job = this.job;
     const agent = await startWithSession(this.o, job, guard);
     if (agent === null) return;
     // Making or retiring a worktree takes seconds on a busy host, and the loop below beats only
@@ -242,7 +258,7 @@ export class AgentRun {
     claimEpoch: number,
     texts: TaskTexts,
     guard: Guard,
-  ): Promise<{ child: ChildProcess; scope: JobScope; oomBefore: number | null } | null> {
+  ): Promise<{ child: AgentChild; scope: JobScope; oomBefore: number | null } | null> {
     const job = this.job;
     const claim = { key: job.key, session: agentSession, epoch: claimEpoch };
     const release = (): Promise<unknown> => this.o.store.claims.release({ ...claim, outcome: 'failed' });
@@ -258,9 +274,9 @@ export class AgentRun {
       this.o.log(`job ${job.id} ${job.key}: failed, ${reason}`);
       return null;
     }
-    const scope = this.o.containment.scope(job.id, job.epoch, job.ramMb);
+    const scope = this.early?.scope ?? this.o.containment.scope(job.id, job.epoch, job.ramMb);
     try {
-      scope.create();
+      if (this.early === null) scope.create();
     } catch (error) {
       // A host problem, not the job's: back to the queue, under the retry policy.
       const why = error instanceof Error ? error.message : String(error);
@@ -272,7 +288,7 @@ export class AgentRun {
       return null;
     }
     const oomBefore = readOomKills();
-    const agent = spawnAgent({
+    const agent = await spawnAgent({
       command,
       cwd: dir.path,
       scope,
@@ -295,6 +311,7 @@ export class AgentRun {
       agentEnv: this.o.agentEnv,
       more: { BATON_JOB_EPOCH: String(job.epoch), BATON_RAM_MB: String(job.ramMb ?? ''), ...dir.env },
       onOutput: (bytes) => this.progress?.output(bytes),
+      waiting: this.early?.waiting,
     });
     this.child = agent.child;
     this.scope = scope;
