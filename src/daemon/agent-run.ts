@@ -67,11 +67,13 @@ export class AgentRun {
     const job = this.job;
     const guard = { id: job.id, session: this.o.runnerSession, epoch: job.epoch };
     if (!(await recheckBeforeRun(this.o, job, guard))) return;
-    // The agent's process enters the job's cgroups while the store calls go on (it runs nothing
-    // until start(), and ends with its scope if the run ends before that).
-    this.early = await prepareScope(this.o.containment, job);
+    // While the job's start and session are in flight, the agent's process enters the job's
+    // cgroups (it runs nothing until start(), and ends with its scope if the run ends before).
+    const starting = startWithSession(this.o, job, guard);
+    starting.catch(() => undefined); // awaited below: not an unhandled rejection meanwhile
     try {
-      await this.runGuarded(guard);
+      this.early = await prepareScope(this.o.containment, job);
+      await this.runGuarded(guard, await starting);
     } finally {
       if (this.child === null && this.early !== null) {
         this.early.waiting?.cancel();
@@ -80,10 +82,9 @@ export class AgentRun {
     }
   }
 
-  private async runGuarded(guard: Guard): Promise<void> {
+  private async runGuarded(guard: Guard, agent: Awaited<ReturnType<typeof startWithSession>>): Promise<void> {
     const { store } = this.o;
     const job = this.job;
-    const agent = await startWithSession(this.o, job, guard);
     if (agent === null) return;
     // Making or retiring a worktree takes seconds on a busy host, and the loop below beats only
     // while the agent runs: the session beats on its own timer from start to end, as a liveness

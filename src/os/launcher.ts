@@ -163,11 +163,14 @@ export class Launcher {
     if (shell === null) return null;
     const { id, fifos } = ready;
     const [out = '', control = ''] = fifos;
-    const keeper = openSync(out, constants.O_RDWR | constants.O_NONBLOCK);
-    const output = new Socket({
-      fd: openSync(out, constants.O_RDONLY | constants.O_NONBLOCK),
-      writable: false,
-    });
+    let keeper: number;
+    let output: Socket;
+    try {
+      keeper = openSync(out, constants.O_RDWR | constants.O_NONBLOCK);
+      output = new Socket({ fd: openSync(out, constants.O_RDONLY | constants.O_NONBLOCK), writable: false });
+    } catch {
+      return null; // the launcher's directory went (closing): the run spawns its agent itself
+    }
     let answer: (agent: LaunchedAgent | null) => void = () => {};
     const forked = new Promise<LaunchedAgent | null>((resolve) => (answer = resolve));
     const pending: Pending = {
