@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openContainment, type Containment } from '../os/containment.js';
@@ -80,6 +81,7 @@ test('the launcher forks the agent, not the runner: in its cgroups, own session,
   } finally {
     delete process.env['TEST_NOT_FOR_AGENTS'];
     await containment.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 
@@ -116,6 +118,7 @@ test('a waiting agent runs nothing when cancelled, and a fence kills a launched 
     await fenced.scope.close();
   } finally {
     await containment.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 
@@ -149,5 +152,26 @@ test('a launcher killed between fork and start: the agent still runs and reports
     await next.scope.close();
   } finally {
     await containment.close();
+    rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('a runner killed outright leaves no launcher directory behind: its launcher removes it at EOF', async (t) => {
+  const probe = cgroups();
+  if (probe === null) return t.skip('no cgroup on this host');
+  await probe.close();
+  const containmentJs = new URL('../os/containment.js', import.meta.url).href;
+  const script = `const { openContainment } = await import(${JSON.stringify(containmentJs)});
+    const c = openContainment({ choice: 'auto', shimPath: '' });
+    process.stdout.write(c.launcher.dir + '\\n');
+    setInterval(() => {}, 1000);`;
+  const runner = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const dir = await new Promise<string>((resolve) =>
+    runner.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString('utf8').trim())),
+  );
+  assert.ok(existsSync(dir), `${dir} made`);
+  runner.kill('SIGKILL');
+  await waitUntil(() => Promise.resolve(!existsSync(dir)), 5000, 'the launcher directory removed');
 });

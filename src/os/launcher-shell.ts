@@ -10,10 +10,14 @@ import { Socket } from 'node:net';
 import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
 
-/** One line read, one line run; NL lets a quoted value hold a newline inside a one-line request. */
+/**
+ * One line read, one line run; NL lets a quoted value hold a newline inside a one-line request.
+ * At EOF (the runner closed the pipe, or died) it removes its FIFOs' directory ($2, by rm at $1).
+ */
 const SCRIPT = `NL='
 '
-while IFS= read -r line; do eval "$line"; done`;
+while IFS= read -r line; do eval "$line"; done
+exec "$1" -rf -- "$2"`;
 
 export const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -31,18 +35,18 @@ export function exitOf(status: number): { code: number | null; signal: NodeJS.Si
     : { code: null, signal: entry[0] as NodeJS.Signals };
 }
 
-/** The two programs the launcher runs by absolute path (its own environment is empty). */
+/** The programs the launcher runs by absolute path (its own environment is empty). */
 export interface Tools {
   readonly mkfifo: string;
   readonly setsid: string;
+  readonly rm: string;
 }
 
 export function findTools(): Tools | null {
   const find = (name: string): string | undefined =>
     ['/usr/bin', '/bin'].map((dir) => join(dir, name)).find((path) => existsSync(path));
-  const mkfifo = find('mkfifo');
-  const setsid = find('setsid');
-  return mkfifo === undefined || setsid === undefined ? null : { mkfifo, setsid };
+  const [mkfifo, setsid, rm] = ['mkfifo', 'setsid', 'rm'].map(find);
+  return mkfifo === undefined || setsid === undefined || rm === undefined ? null : { mkfifo, setsid, rm };
 }
 
 /** One launcher process and what it is running. */
@@ -53,10 +57,11 @@ export class Shell {
 
   constructor(
     private readonly tools: Tools,
+    dir: string,
     private readonly onLine: (kind: string, id: number, value: number) => void,
     private readonly onGone: () => void,
   ) {
-    this.child = spawn('/bin/sh', ['-c', SCRIPT, 'baton-launcher'], {
+    this.child = spawn('/bin/sh', ['-c', SCRIPT, 'baton-launcher', tools.rm, dir], {
       detached: true,
       stdio: ['pipe', 'pipe', 'ignore'],
       env: {},

@@ -92,14 +92,15 @@ export class Launcher {
   private shell: Shell | null = null;
   private starts = 0;
   private next = 0;
-  private readonly dir: string;
+  /** The FIFOs' directory (private); removed at close, or by the launcher when its runner dies. */
+  readonly dir: string;
   private readonly pending = new Map<number, Pending>();
   /** The FIFOs made ahead of the next agent (its output and its control). */
   private ready: { id: number; fifos: string[]; made: Promise<boolean> } | null = null;
   private readonly watch: NodeJS.Timeout;
   private closed = false;
 
-  /** A launcher, or null where this host lacks `mkfifo` or `setsid` (the runner then spawns). */
+  /** A launcher, or null where this host lacks `mkfifo`, `setsid` or `rm` (the runner then spawns). */
   static open(): Launcher | null {
     const tools = findTools();
     return tools === null ? null : new Launcher(tools);
@@ -124,6 +125,7 @@ export class Launcher {
     this.starts++;
     this.shell = new Shell(
       this.tools,
+      this.dir,
       (kind, id, value) => this.answer(kind, id, value),
       () => this.lost(),
     );
