@@ -39,12 +39,7 @@ export default tseslint.config(
     // shipping code, nor in the conformance suite, which is read as the specification of the
     // Store. `_` stays allowed for a slot that is deliberately unused.
     files: ['src/**/*.ts'],
-    ignores: [
-      'src/**/*.test.ts',
-      // being renamed on parallel branches (issue 16); remove on merge
-      'src/daemon/agent-run.ts',
-      'src/daemon/agent-process.ts',
-    ],
+    ignores: ['src/**/*.test.ts'],
     rules: {
       'id-length': ['error', { min: 2, properties: 'never', exceptions: ['_'] }],
     },

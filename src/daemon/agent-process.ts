@@ -5,11 +5,13 @@
  * runs, or the shim's process group), and its output to a private log file and a tail kept
  * for the job's record.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { templateEnvironment } from '../core/command-template.js';
 import { withoutPassword } from '../core/redact.js';
-import type { JobScope } from '../os/containment.js';
+import type { Job } from '../core/job.js';
+import type { Containment, JobScope } from '../os/containment.js';
 import { RUN_MARKER } from '../os/group-scope.js';
+import type { WaitingAgent } from '../os/launcher.js';
 import { agentEnvironment, withoutDatabase } from './agent-env.js';
 import { JobLog } from './job-log.js';
 
@@ -41,17 +43,57 @@ export interface AgentSpawnParams {
   readonly more: Readonly<Record<string, string>>;
   /** Told the size of each chunk of output, as a progress mark (run-progress.ts). */
   readonly onOutput?: ((bytes: number) => void) | undefined;
+  /** The agent's process, forked by the runner's launcher and waiting in the scope's cgroups. */
+  readonly waiting?: WaitingAgent | null | undefined;
+}
+
+/** What a run needs of its agent's process, a ChildProcess or a LaunchedAgent: pid and `exit`. */
+export interface AgentChild {
+  readonly pid?: number | undefined;
+  on(event: 'exit', listener: (code: number | null, signal: NodeJS.Signals | null) => void): unknown;
 }
 
 export interface AgentProcess {
-  readonly child: ChildProcess;
+  readonly child: AgentChild;
   /** The last few thousand characters of its output. */
   tail(): string;
   /** Why output did not reach the log file, or null. */
   logProblem(): string | null;
 }
 
-export function spawnAgent(params: AgentSpawnParams): AgentProcess {
+/** A job's scope made as its run begins, and its agent's process waiting in it (launcher.ts). */
+export interface EarlyScope {
+  readonly scope: JobScope;
+  readonly waiting: WaitingAgent | null;
+}
+
+/**
+ * Makes the job's scope and forks its agent's process into it, to wait for its command while the
+ * run makes its store calls; null when the scope is refused (the run's start makes it again and
+ * reports why).
+ */
+export async function prepareScope(
+  containment: Containment,
+  job: Pick<Job, 'id' | 'epoch' | 'ramMb'>,
+): Promise<EarlyScope | null> {
+  const scope = containment.scope(job.id, job.epoch, job.ramMb);
+  try {
+    scope.create();
+  } catch {
+    await scope.close();
+    return null;
+  }
+  const enter = scope.enterFiles();
+  const waiting =
+    enter === null || containment.launcher === null ? null : await containment.launcher.prepare(enter);
+  return { scope, waiting };
+}
+
+/**
+ * Starts the agent: through the launcher where there is one (no fork of this process), else by
+ * spawn(); either way in its own session, with its scope's file and arguments.
+ */
+export async function spawnAgent(params: AgentSpawnParams): Promise<AgentProcess> {
   const logFile = new JobLog(params.logDir, params.logName, params.logMaxBytes, params.onLogProblem);
   const { file, args } = params.scope.spawnArgs(params.command);
   const reach: Record<string, string> =
@@ -66,6 +108,21 @@ export function spawnAgent(params: AgentSpawnParams): AgentProcess {
   };
   const all = agentEnvironment(process.env, params.agentEnv, own);
   const env = { ...(params.api == null ? all : withoutDatabase(all, params.dbUrl)), ...reach };
+  let tail = '';
+  const collect = (chunk: Buffer): void => {
+    logFile.write(chunk);
+    params.onOutput?.(chunk.length);
+    tail = (tail + chunk.toString('utf8')).slice(-TAIL_CHARS);
+  };
+  const request = { file: '/bin/sh', args: ['-c', params.command], cwd: params.cwd, env };
+  const launched = (await params.waiting?.start(request)) ?? null;
+  if (launched !== null) {
+    params.scope.started(launched.pid);
+    launched.output.on('data', collect);
+    launched.output.on('error', () => {});
+    launched.on('exit', () => void logFile.end());
+    return { child: launched, tail: () => tail, logProblem: () => logFile.problem() };
+  }
   const child = spawn(file, args, {
     cwd: params.cwd,
     detached: true,
@@ -73,12 +130,6 @@ export function spawnAgent(params: AgentSpawnParams): AgentProcess {
     env,
   });
   if (child.pid !== undefined) params.scope.started(child.pid);
-  let tail = '';
-  const collect = (chunk: Buffer): void => {
-    logFile.write(chunk);
-    params.onOutput?.(chunk.length);
-    tail = (tail + chunk.toString('utf8')).slice(-TAIL_CHARS);
-  };
   child.stdout?.on('data', collect);
   child.stderr?.on('data', collect);
   child.on('exit', () => void logFile.end());

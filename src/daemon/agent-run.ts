@@ -9,9 +9,8 @@
  * before the outcome is written, which releases the workspace's lock. A `recheck`
  * (run-recheck.ts) may cancel the run.
  */
-import type { ChildProcess } from 'node:child_process';
 import { renderCommand } from '../core/command-template.js';
-import { BatonError, TaskStateError } from '../core/errors.js';
+import { BatonError } from '../core/errors.js';
 import type { Job } from '../core/job.js';
 import { every } from '../core/time.js';
 import { afterPendingIo } from './pending-io.js';
@@ -21,11 +20,12 @@ import { readOomKills } from '../os/memory.js';
 import { ClaimWatch } from './claim-watch.js';
 import { judgeRun, type KillReason } from '../core/run-verdict.js';
 import { RunProgress } from './run-progress.js';
-import { spawnAgent, type AgentProcess } from './agent-process.js';
+import { prepareScope, spawnAgent, type AgentChild, type AgentProcess } from './agent-process.js';
+import type { EarlyScope } from './agent-process.js';
 import type { AgentReach } from './agent-token.js';
 import type { RunDirectory } from './run-workspace.js';
 import { recheckBeforeRun } from './run-recheck.js';
-import { prepareRun, startWithSession, type TaskTexts } from './run-start.js';
+import { claimForRun, prepareRun, startWithSession, type TaskTexts } from './run-start.js';
 import { jobLogName, LOG_MAX_MB_DEFAULT, withLogProblem } from './job-log.js';
 import type { AgentRunOptions } from './agent-run-options.js';
 
@@ -34,7 +34,7 @@ export type { AgentRunOptions } from './agent-run-options.js';
 type Guard = { id: number; session: number; epoch: number };
 
 export class AgentRun {
-  private child: ChildProcess | null = null;
+  private child: AgentChild | null = null;
   private scope: JobScope | null = null;
   private killedFor: KillReason | null = null;
   private agent: AgentProcess | null = null;
@@ -42,9 +42,10 @@ export class AgentRun {
   private progress: RunProgress | null = null;
   private oomKills = 0;
   private reach: AgentReach | null = null;
+  private early: EarlyScope | null = null;
 
   constructor(
-    private readonly o: AgentRunOptions,
+    private readonly options: AgentRunOptions,
     readonly job: Job,
   ) {}
 
@@ -57,47 +58,47 @@ export class AgentRun {
     if (this.child?.pid === undefined || this.killedFor !== null) return;
     this.killedFor = reason;
     if (why !== undefined)
-      this.o.log(`job ${this.job.id} ${this.job.key}: killing its agent (${reason}: ${why})`);
+      this.options.log(`job ${this.job.id} ${this.job.key}: killing its agent (${reason}: ${why})`);
     this.scope?.kill();
     killTree(this.child.pid);
   }
 
   async run(): Promise<void> {
-    const { store } = this.o;
     const job = this.job;
-    const guard = { id: job.id, session: this.o.runnerSession, epoch: job.epoch };
-    if (!(await recheckBeforeRun(this.o, job, guard))) return;
-    const agent = await startWithSession(this.o, job, guard);
+    const guard = { id: job.id, session: this.options.runnerSession, epoch: job.epoch };
+    if (!(await recheckBeforeRun(this.options, job, guard))) return;
+    // While the job's start and session are in flight, the agent's process enters the job's
+    // cgroups (it runs nothing until start(), and ends with its scope if the run ends before).
+    const starting = startWithSession(this.options, job, guard);
+    starting.catch(() => undefined); // awaited below: not an unhandled rejection meanwhile
+    try {
+      this.early = await prepareScope(this.options.containment, job);
+      await this.runGuarded(guard, await starting);
+    } finally {
+      if (this.child === null && this.early !== null) {
+        this.early.waiting?.cancel();
+        await this.early.scope.close();
+      }
+    }
+  }
+
+  private async runGuarded(guard: Guard, agent: Awaited<ReturnType<typeof startWithSession>>): Promise<void> {
+    const { store } = this.options;
+    const job = this.job;
     if (agent === null) return;
     // Making or retiring a worktree takes seconds on a busy host, and the loop below beats only
     // while the agent runs: the session beats on its own timer from start to end, as a liveness
     // signal; the claim's heartbeat (stillOurs) stays the proof the run is still ours.
     const beat = (): void => void store.sessions.heartbeat({ session: agent.id }).catch(() => null);
     const keepAlive = new AbortController();
-    const beating = every(this.o.clock, this.o.heartbeatIntervalMs, beat, keepAlive.signal);
+    const beating = every(this.options.clock, this.options.heartbeatIntervalMs, beat, keepAlive.signal);
     try {
-      const claim = await store.claims
-        .acquire({ key: job.key, session: agent.id })
-        .catch(async (e: unknown) => {
-          // The task left `open` after the placement (closed, escalated, done): its job was ended
-          // with it, so this finish is refused; nothing runs.
-          if (!(e instanceof TaskStateError)) throw e;
-          await store.jobs.finish({ ...guard, status: 'cancelled', reason: e.message });
-          this.o.log(`job ${job.id} ${job.key}: not run, ${e.message}`);
-          return null;
-        });
+      const claim = await claimForRun(this.options, job, guard, agent.id);
       if (claim === null) return;
-      if (!claim.ok) {
-        const h = claim.holder;
-        const reason = `task held by session ${h.session} on ${h.host} since ${new Date(h.since).toISOString()}`;
-        await store.jobs.finish({ ...guard, status: 'cancelled', reason });
-        this.o.log(`job ${job.id} ${job.key}: cancelled, ${reason}`);
-        return;
-      }
-      const command = job.command ?? this.o.defaultCommand;
-      if (command === null) return await this.failWithoutCommand(guard, agent.id, claim.claim.epoch);
-      const claimEpoch = claim.claim.epoch;
-      const prepared = await prepareRun(this.o, job, guard, {
+      const command = job.command ?? this.options.defaultCommand;
+      if (command === null) return await this.failWithoutCommand(guard, agent.id, claim.epoch);
+      const claimEpoch = claim.epoch;
+      const prepared = await prepareRun(this.options, job, guard, {
         session: agent.id,
         key: job.key,
         epoch: claimEpoch,
@@ -114,9 +115,9 @@ export class AgentRun {
       // The agent's tree is dead (or never spawned): the run's lock can go, if a cancel left it to
       // this (else it goes with this runner's session); its token is revoked before its session ends.
       await store.workspaceLocks
-        .releaseJob({ jobId: job.id, session: this.o.runnerSession })
+        .releaseJob({ jobId: job.id, session: this.options.runnerSession })
         .catch((error: unknown) =>
-          this.o.log(`job ${job.id} ${job.key}: lock not released: ${String(error)}`),
+          this.options.log(`job ${job.id} ${job.key}: lock not released: ${String(error)}`),
         );
       keepAlive.abort();
       await beating;
@@ -128,8 +129,13 @@ export class AgentRun {
   /** A job enqueued without a command, on a runner without a default: failed, its claim released. */
   private async failWithoutCommand(guard: Guard, agentSession: number, epoch: number): Promise<void> {
     const reason = 'no agent command: enqueue with --command, or start baton up with --agent-command';
-    await this.o.store.jobs.finish({ ...guard, status: 'failed', reason });
-    await this.o.store.claims.release({ key: this.job.key, session: agentSession, epoch, outcome: 'failed' });
+    await this.options.store.jobs.finish({ ...guard, status: 'failed', reason });
+    await this.options.store.claims.release({
+      key: this.job.key,
+      session: agentSession,
+      epoch,
+      outcome: 'failed',
+    });
   }
 
   private async supervise(
@@ -140,7 +146,7 @@ export class AgentRun {
     dir: RunDirectory,
     texts: TaskTexts,
   ): Promise<void> {
-    const { store, clock } = this.o;
+    const { store, clock } = this.options;
     const job = this.job;
     const progress = await this.startProgress(agentSession, dir);
     const started = await this.start(command, dir, agentSession, claimEpoch, texts, guard);
@@ -155,23 +161,23 @@ export class AgentRun {
       job,
       agentSession,
       claimEpoch,
-      kill: (r, why) => this.kill(r, why),
+      kill: (reason, why) => this.kill(reason, why),
     });
     const watching = this.watchTrust(ours, exited);
     void exited.then(() => (done = true));
     await store.dispatch.attach({ ...guard, agentSession, pid: child.pid ?? 0 });
-    this.o.log(
+    this.options.log(
       `job ${job.id} ${job.key}: running as pid ${child.pid ?? '?'} (claim epoch ${claimEpoch}) in ${dir.path}`,
     );
 
     let lastBeatMs = -Infinity;
     let judging: Promise<void> | null = null;
     while (!done) {
-      await Promise.race([exited, clock.sleep(this.o.sampleIntervalMs)]);
+      await Promise.race([exited, clock.sleep(this.options.sampleIntervalMs)]);
       if (done) break;
       this.sampleMemory(scope);
       const mono = clock.monotonicNowMs();
-      if (mono - lastBeatMs >= this.o.heartbeatIntervalMs) {
+      if (mono - lastBeatMs >= this.options.heartbeatIntervalMs) {
         lastBeatMs = mono;
         // Beside the sampling: a store waiting out a lock must not stop RAM kills (issue 14, item 8).
         ours.beat();
@@ -194,7 +200,7 @@ export class AgentRun {
    * the agent has exited.
    */
   private watchTrust(ours: ClaimWatch, exited: Promise<unknown>): Promise<void> {
-    const { clock, trustMs } = this.o;
+    const { clock, trustMs } = this.options;
     const watchdog = new AbortController();
     let over = false;
     void exited.then(() => {
@@ -210,13 +216,13 @@ export class AgentRun {
           this.kill('fenced', ours.silence(silentMs()));
       });
     };
-    return every(clock, Math.min(250, this.o.heartbeatIntervalMs), look, watchdog.signal);
+    return every(clock, Math.min(250, this.options.heartbeatIntervalMs), look, watchdog.signal);
   }
 
   /** The run's progress watch, its baseline taken before the agent starts. */
   private async startProgress(agentSession: number, dir: RunDirectory): Promise<RunProgress> {
     const workspaceDir = dir.env['BATON_WORKSPACE'] ? dir.path : null;
-    const progress = new RunProgress({ ...this.o, job: this.job, agentSession, workspaceDir });
+    const progress = new RunProgress({ ...this.options, job: this.job, agentSession, workspaceDir });
     this.progress = progress;
     await progress.baseline();
     return progress;
@@ -242,10 +248,11 @@ export class AgentRun {
     claimEpoch: number,
     texts: TaskTexts,
     guard: Guard,
-  ): Promise<{ child: ChildProcess; scope: JobScope; oomBefore: number | null } | null> {
+  ): Promise<{ child: AgentChild; scope: JobScope; oomBefore: number | null } | null> {
     const job = this.job;
     const claim = { key: job.key, session: agentSession, epoch: claimEpoch };
-    const release = (): Promise<unknown> => this.o.store.claims.release({ ...claim, outcome: 'failed' });
+    const release = (): Promise<unknown> =>
+      this.options.store.claims.release({ ...claim, outcome: 'failed' });
     let command: string;
     try {
       command = renderCommand(template);
@@ -253,33 +260,34 @@ export class AgentRun {
       // Enqueued before templates were checked: it can never run, so it fails for good.
       if (!(error instanceof BatonError)) throw error;
       const reason = `the command template is refused: ${error.message}; fix: ${error.hint ?? ''}`;
-      await this.o.store.jobs.finish({ ...guard, status: 'failed', reason });
+      await this.options.store.jobs.finish({ ...guard, status: 'failed', reason });
       await release();
-      this.o.log(`job ${job.id} ${job.key}: failed, ${reason}`);
+      this.options.log(`job ${job.id} ${job.key}: failed, ${reason}`);
       return null;
     }
-    const scope = this.o.containment.scope(job.id, job.epoch, job.ramMb);
+    const scope = this.early?.scope ?? this.options.containment.scope(job.id, job.epoch, job.ramMb);
     try {
-      scope.create();
+      if (this.early === null) scope.create();
     } catch (error) {
       // A host problem, not the job's: back to the queue, under the retry policy.
       const why = error instanceof Error ? error.message : String(error);
-      const reason = `${this.o.containment.kind} scope refused: ${why}`;
+      const reason = `${this.options.containment.kind} scope refused: ${why}`;
       await scope.close();
-      const r = await this.o.store.dispatch.requeue({ ...guard, reason, policy: this.o.policy });
+      const { store, policy } = this.options;
+      const result = await store.dispatch.requeue({ ...guard, reason, policy });
       await release();
-      this.o.log(`job ${job.id} ${job.key}: ${reason}; ${r.ok ? r.job.status : 'lost'}`);
+      this.options.log(`job ${job.id} ${job.key}: ${reason}; ${result.ok ? result.job.status : 'lost'}`);
       return null;
     }
     const oomBefore = readOomKills();
-    const agent = spawnAgent({
+    const agent = await spawnAgent({
       command,
       cwd: dir.path,
       scope,
-      logDir: this.o.logDir,
+      logDir: this.options.logDir,
       logName: jobLogName(job),
-      logMaxBytes: this.o.logMaxBytes ?? LOG_MAX_MB_DEFAULT * 1024 * 1024,
-      onLogProblem: (problem) => this.o.log(`job ${job.id} ${job.key}: ${problem}; the job goes on`),
+      logMaxBytes: this.options.logMaxBytes ?? LOG_MAX_MB_DEFAULT * 1024 * 1024,
+      onLogProblem: (problem) => this.options.log(`job ${job.id} ${job.key}: ${problem}; the job goes on`),
       values: {
         key: job.key,
         title: texts.title,
@@ -287,14 +295,15 @@ export class AgentRun {
         session: agentSession,
         job: job.id,
         epoch: claimEpoch,
-        host: this.o.host,
+        host: this.options.host,
         attempt: job.attempt,
       },
-      dbUrl: this.o.dbUrl,
+      dbUrl: this.options.dbUrl,
       api: this.reach?.api,
-      agentEnv: this.o.agentEnv,
+      agentEnv: this.options.agentEnv,
       more: { BATON_JOB_EPOCH: String(job.epoch), BATON_RAM_MB: String(job.ramMb ?? ''), ...dir.env },
       onOutput: (bytes) => this.progress?.output(bytes),
+      waiting: this.early?.waiting,
     });
     this.child = agent.child;
     this.scope = scope;
@@ -332,11 +341,11 @@ export class AgentRun {
     claimEpoch: number,
     guard: Guard,
   ): Promise<void> {
-    const { store } = this.o;
+    const { store } = this.options;
     const job = this.job;
     const release = (outcome: 'done' | 'failed' | 'released') =>
       store.claims.release({ key: job.key, session: agentSession, epoch: claimEpoch, outcome });
-    const log = (line: string): void => this.o.log(`job ${job.id} ${job.key}: ${line}`);
+    const log = (line: string): void => this.options.log(`job ${job.id} ${job.key}: ${line}`);
     const verdict = judgeRun({
       killedFor: this.killedFor,
       exit,
@@ -348,7 +357,7 @@ export class AgentRun {
         (readOomKills() ?? 0) > oomBefore,
       peakRssMb: this.peakRssMb,
       budgetMb: job.ramMb,
-      containment: this.o.containment.kind,
+      containment: this.options.containment.kind,
       stallReason: this.progress?.reason() ?? null,
     });
     if (verdict.kind === 'leave') {
@@ -356,9 +365,13 @@ export class AgentRun {
       return log(verdict.log);
     }
     if (verdict.kind === 'requeue') {
-      const r = await store.dispatch.requeue({ ...guard, reason: verdict.reason, policy: this.o.policy });
+      const result = await store.dispatch.requeue({
+        ...guard,
+        reason: verdict.reason,
+        policy: this.options.policy,
+      });
       await release(verdict.release);
-      return log(`${verdict.reason}; ${r.ok ? r.job.status : 'lost'}`);
+      return log(`${verdict.reason}; ${result.ok ? result.job.status : 'lost'}`);
     }
     const finished = await store.jobs.finish({
       ...guard,

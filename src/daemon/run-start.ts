@@ -6,6 +6,8 @@
  * synchronous), in the order written here, and the job's start and the agent's session share one
  * commit (SqliteExecutor.grouped).
  */
+import type { Claim, ClaimResult } from '../core/claim.js';
+import { TaskStateError } from '../core/errors.js';
 import type { Job } from '../core/job.js';
 import type { Session } from '../core/session.js';
 import type { AgentRunOptions } from './agent-run-options.js';
@@ -14,6 +16,38 @@ import { settleWorkspace, type RunDirectory } from './run-workspace.js';
 
 type Guard = { readonly id: number; readonly session: number; readonly epoch: number };
 type ClaimRef = { readonly session: number; readonly key: string; readonly epoch: number };
+
+/**
+ * The task's claim for the agent's session, taken after the job's start. Null when the run must
+ * not go on, with the job already ended: the task left `open` after the placement (closed,
+ * escalated, done; its job was ended with it, so this finish is refused), or another session holds
+ * the task (the job is cancelled, naming the holder).
+ */
+export async function claimForRun(
+  options: AgentRunOptions,
+  job: Job,
+  guard: Guard,
+  agentSession: number,
+): Promise<Claim | null> {
+  const { store } = options;
+  const end = async (line: string, reason: string): Promise<null> => {
+    await store.jobs.finish({ ...guard, status: 'cancelled', reason });
+    options.log(`job ${job.id} ${job.key}: ${line}`);
+    return null;
+  };
+  let result: ClaimResult;
+  try {
+    result = await store.claims.acquire({ key: job.key, session: agentSession });
+  } catch (error) {
+    if (!(error instanceof TaskStateError)) throw error;
+    return end(`not run, ${error.message}`, error.message);
+  }
+  if (result.ok) return result.claim;
+  const { holder } = result;
+  const since = new Date(holder.since).toISOString();
+  const reason = `task held by session ${holder.session} on ${holder.host} since ${since}`;
+  return end(`cancelled, ${reason}`, reason);
+}
 
 /** The task's title and feedback, for the command template. */
 export type TaskTexts = { readonly title: string; readonly feedback: string };

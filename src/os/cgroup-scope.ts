@@ -110,6 +110,11 @@ export class CgroupJob {
     });
   }
 
+  /** The files the agent's process writes `0` to, to enter its cgroups (the launcher's way). */
+  enterFiles(): string[] {
+    return this.dirs.map((dir) => join(dir, 'cgroup.procs'));
+  }
+
   /** `sh -c ENTER baton-agent <procs…> -- <command>`: the agent enters its cgroups, then runs. */
   spawnArgs(command: string): { file: string; args: string[] } {
     const procs = this.dirs.map((dir) => join(dir, 'cgroup.procs'));

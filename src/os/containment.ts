@@ -20,6 +20,7 @@ import {
 import { CgroupJob, emptyAndRemove, type Hierarchy } from './cgroup-scope.js';
 import { GroupJob, RUN_MARKER } from './group-scope.js';
 import { killAll, pidsWithEnv } from './process-tree.js';
+import { Launcher } from './launcher.js';
 import { startReaper, type Reaper } from './reaper.js';
 
 /** One job's processes, whichever kind holds them. */
@@ -31,6 +32,8 @@ export interface Containment {
   readonly ref: ContainmentRef;
   /** In words, for the log: `cgroup1 (memory, pids, freezer) under /sys/fs/cgroup/memory/…`. */
   readonly detail: string;
+  /** Forks this runner's agents (cgroup kinds, where the host has mkfifo and setsid), or null. */
+  readonly launcher: Launcher | null;
   /** The scope of one job; `create()` it (cgroups) before spawning into it. */
   scope(jobId: number, epoch: number, ramMb: number | null): JobScope;
   /** Kills anything left in this runner's scopes and removes its cgroups; idempotent. */
@@ -125,6 +128,8 @@ function containment(
 ): Containment {
   const bases = hierarchies.map((hierarchy) => hierarchy.base);
   const reaper: Reaper | null = bases.length === 0 ? null : startReaper(bases);
+  // The process-group kind keeps spawn(): its shim must be this process's child to watch it.
+  const launcher = bases.length === 0 ? null : Launcher.open();
   const controllers = [...new Set(hierarchies.flatMap((hierarchy) => hierarchy.controllers))];
   const detail =
     kind === 'process-group'
@@ -136,6 +141,7 @@ function containment(
     kind,
     ref: { run, dirs: bases },
     detail,
+    launcher,
     scope: (jobId, epoch, ramMb) => {
       const marker = `${run}:${jobId}.${epoch}`;
       return kind === 'process-group'
@@ -146,6 +152,7 @@ function containment(
       (closed ??= (async () => {
         killAll(pidsWithEnv(RUN_MARKER, `${run}:`).filter((pid) => pid !== process.pid));
         await emptyAndRemove(bases);
+        launcher?.close();
         await reaper?.stop();
       })()),
   };

@@ -18,6 +18,11 @@ export class GroupJob {
     readonly marker: string,
   ) {}
 
+  /** None: the shim must be the runner's own child to watch it, so this kind is spawned. */
+  enterFiles(): null {
+    return null;
+  }
+
   spawnArgs(command: string): { file: string; args: string[] } {
     return { file: process.execPath, args: [this.shimPath, String(process.pid), command] };
   }

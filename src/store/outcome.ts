@@ -5,8 +5,8 @@ export type Outcome<T> =
 /** Settles a call's promise from its outcome. */
 export function settle<T>(
   outcome: Outcome<T> | undefined,
-  resolve: (v: T) => void,
-  reject: (e: unknown) => void,
+  resolve: (value: T) => void,
+  reject: (error: unknown) => void,
 ): void {
   if (outcome?.ok === true) resolve(outcome.value);
   else
