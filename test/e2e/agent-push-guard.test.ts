@@ -30,6 +30,10 @@ for (const db of bothEngines()) {
           `${baton} guard check --json > '${out}.check' 2>&1`,
           'echo a > a.txt && git add a.txt && git commit -q -m a',
           `git push -q origin HEAD:refs/heads/first > '${out}.push1' 2>&1; echo $? > '${out}.push1.code'`,
+          // The run's first claim heartbeat goes at its first sample (250 ms), the next 15 s later:
+          // released after the first, the claim is refused only at the second, which leaves the
+          // refused push its seconds (CI once saw the agent release before the first beat).
+          'sleep 3',
           `${baton} release "$BATON_KEY" --session "$BATON_SESSION" --epoch "$BATON_EPOCH" > '${out}.release' 2>&1`,
           'echo b > b.txt && git add b.txt && git commit -q -m b',
           `git push -q origin HEAD:refs/heads/second > '${out}.push2' 2>&1; echo $? > '${out}.push2.code'`,
