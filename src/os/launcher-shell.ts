@@ -130,7 +130,10 @@ export class Shell {
         resolve(ok);
       });
       const make = `${quote(this.tools.mkfifo)} -m 600 ${paths.map(quote).join(' ')} 2>/dev/null`;
-      const line = `${make} && echo "f ${id}" || echo "F ${id}"`;
+      // The answer is written from a subshell that ignores SIGPIPE: a runner that died before it
+      // read the answer must not kill the launcher, which then reads EOF and removes its directory
+      // (the launcher itself keeps SIGPIPE's default, which the agents it forks inherit).
+      const line = `${make} && ( trap '' PIPE; echo "f ${id}" ) || ( trap '' PIPE; echo "F ${id}" )`;
       if (!this.send(line)) this.fifos.get(id)?.(false);
     });
   }
