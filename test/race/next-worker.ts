@@ -1,7 +1,9 @@
 /**
  * One process calling `next` in a loop for the next-race test: each task it receives it releases
- * at once, so the backlog stays contended. Every answer goes to a JSON-lines file with
- * synchronous writes.
+ * at once, so the backlog stays contended. After one release in five it pauses 1-3 ms before
+ * asking again: two workers in lockstep otherwise settle into a stable split (each re-taking the
+ * task it just released) and never contend for one task. Every answer goes to a JSON-lines file
+ * with synchronous writes.
  *
  *   node next-worker.js <db-url> <history-file> <calls> <worker-index> <workers>
  */
@@ -29,6 +31,7 @@ for (let i = 0; i < Number(callsRaw); i++) {
   log({ kind: 'got', key, epoch, session: session.id });
   const released = await store.claims.release({ key, session: session.id, epoch, outcome: 'released' });
   if (!released.ok) log({ kind: 'release-refused', key, epoch, session: session.id });
+  if (Math.random() < 0.2) await new Promise((resolve) => setTimeout(resolve, 1 + Math.random() * 2));
 }
 await store.sessions.end(session.id);
 await store.close();
