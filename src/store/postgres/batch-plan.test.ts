@@ -14,7 +14,6 @@ import { openStore } from '../open.js';
 import type { Store } from '../store.js';
 import { PgExecutor } from './executor.js';
 import { jobBatch } from './job-batch.js';
-import { toJob, type JobRow } from './rows.js';
 import type { JobTransitionResult } from '../../core/job.js';
 
 const QUEUED = 400;
@@ -42,10 +41,8 @@ test('a batch is planned for its own finish list and take, however many batches 
   const session = await store.sessions.start({ kind: 'agent', host: hostname(), pid: process.pid });
   // One connection: every batch below runs on it, as a worker loop's batches do on a warm pool.
   const exec = new PgExecutor(pool, 'test');
-  const lost = (_id: number, row: JobRow | undefined): Promise<JobTransitionResult> =>
-    row === undefined
-      ? assert.fail('no member of these batches is fenced')
-      : Promise.resolve({ ok: true, job: toJob(row) });
+  const lost = (id: number): Promise<JobTransitionResult> =>
+    assert.fail(`no member of these batches is fenced, but job ${id} was`);
   const params = { session: session.id, take: BATCH, leaseMs: 60_000 };
   let r = await jobBatch(exec, params, lost, () => undefined);
   for (let i = 0; i < 8; i++) {

@@ -19,11 +19,11 @@
  * read the clock, the finish needs it unpassed when `f` reads it later.
  */
 import { assert } from '../../core/assert.js';
-import type { JobTransitionResult } from '../../core/job.js';
+import type { Job, JobTransitionResult } from '../../core/job.js';
 import { HELD_SQL, finishGuard } from '../job-guard.js';
 import type { JobBatchParams, JobBatchResult } from '../job-batch.js';
 import { deleteLocks, insertAuditRows, seqOf } from './locks.js';
-import { NOW, hostOf, jobFields, ms, msInterval, toJob, type JobRow } from './rows.js';
+import { NOW, hostOf, jobFields, jobFieldsAsMs, msInterval, msOf, toJobAsMs, type JobMsRow } from './rows.js';
 import type { PgExecutor } from './executor.js';
 import { finishTaskStep, moveAuditRows } from './task-state.js';
 import { TAKEN_BY_KEY, claimSet } from './claim-set.js';
@@ -119,23 +119,34 @@ const JOB_BATCH = `WITH seen AS (
 )
 SELECT coalesce((SELECT state FROM s), seen.state) AS session_state, y.*
 FROM (SELECT 1) one LEFT JOIN seen ON true LEFT JOIN (
-  SELECT 'f' AS step, f.ord AS step_ord, NULL::timestamptz AS lease_until, ${jobFields('f')}, f.key FROM f
+  SELECT 'f' AS step, f.ord AS step_ord, NULL::bigint AS lease_until, ${jobFieldsAsMs('f')}, f.key FROM f
   UNION ALL
-  SELECT 'j', j.rank, j.lease_until, ${jobFields('j')}, j.key FROM j
+  SELECT 'j', j.rank, ${msOf('j.lease_until')}, ${jobFieldsAsMs('j')}, j.key FROM j
 ) y ON true`;
 
-type BatchRow = Partial<JobRow> & {
+/** Times arrive as Instants (jobFieldsAsMs): hundreds of rows parse no Date. */
+type BatchRow = Partial<JobMsRow> & {
   session_state: string | null;
   step: 'f' | 'j' | null;
   step_ord: string | null;
-  lease_until: Date | null;
+  lease_until: number | null;
 };
 
-/** jobs.batch: runs the statement and answers each member as jobs.finish would. */
+/**
+ * An array of integers (or nulls) as PostgreSQL's array text, built in one join: pg's own encoding
+ * escapes element by element, and a batch sends up to three such arrays of 1,000.
+ */
+const intArray = (values: readonly (number | null)[]): string =>
+  `{${values.map((value) => (value === null ? 'NULL' : String(value))).join(',')}}`;
+
+/**
+ * jobs.batch: runs the statement and answers each member as jobs.finish would; `lost` reads a
+ * member the statement did not finish as it is now.
+ */
 export async function jobBatch(
   exec: PgExecutor,
   params: JobBatchParams,
-  lostOr: (id: number, row: JobRow | undefined) => Promise<JobTransitionResult>,
+  lost: (id: number) => Promise<JobTransitionResult>,
   took: (count: number) => void,
 ): Promise<JobBatchResult> {
   const finish = params.finish ?? [];
@@ -148,10 +159,10 @@ export async function jobBatch(
       params.host ?? null,
       take,
       params.leaseMs ?? 0,
-      col((member) => member.id),
-      col((member) => member.epoch),
+      intArray(col((member) => member.id)),
+      intArray(col((member) => member.epoch)),
       col((member) => member.status),
-      col((member) => member.exitCode ?? null),
+      intArray(col((member) => member.exitCode ?? null)),
       col((member) => member.reason ?? null),
       col((member) => member.outputTail ?? null),
     ],
@@ -159,18 +170,23 @@ export async function jobBatch(
   );
   assert(rows.length >= 1, 'jobs.batch answers at least one row');
   if (take > 0) liveOrThrow(params.session, rows[0]?.session_state ?? null);
-  const done = new Map<number, JobRow>();
-  const taken: { rank: number; row: JobRow }[] = [];
+  const done = new Map<number, Job>();
+  const taken: { rank: number; job: Job }[] = [];
   let leaseUntil: number | null = null;
   for (const row of rows) {
-    if (row.step === 'f') done.set(Number(row.step_ord), row as JobRow);
+    if (row.step === 'f') done.set(Number(row.step_ord), toJobAsMs(row as JobMsRow));
     if (row.step === 'j') {
-      taken.push({ rank: Number(row.step_ord), row: row as JobRow });
-      leaseUntil = row.lease_until === null ? null : ms(row.lease_until);
+      taken.push({ rank: Number(row.step_ord), job: toJobAsMs(row as JobMsRow) });
+      leaseUntil = row.lease_until;
     }
   }
   taken.sort((left, right) => left.rank - right.rank);
   took(taken.length);
-  const finished = await Promise.all(finish.map((member, index) => lostOr(member.id, done.get(index + 1))));
-  return { finished, taken: taken.map((entry) => toJob(entry.row)), leaseUntil };
+  const finished = await Promise.all(
+    finish.map((member, index): Promise<JobTransitionResult> => {
+      const job = done.get(index + 1);
+      return job === undefined ? lost(member.id) : Promise.resolve({ ok: true, job });
+    }),
+  );
+  return { finished, taken: taken.map((entry) => entry.job), leaseUntil };
 }

@@ -204,7 +204,7 @@ export function postgresJobs(exec: PgExecutor, took: (count: number) => void): S
     start: (params) => startJob(exec, params),
     finish: (params) => finishJob(exec, params),
     finishAndClaimNext: (params) => loops.submit(params),
-    batch: (params) => jobBatch(exec, params, (id, row) => lostOr(exec, id, row), took),
+    batch: (params) => jobBatch(exec, params, (id) => lostOr(exec, id, undefined), took),
     retry: (params) => retryJob(exec, params),
     cancel: (params) => cancelJob(exec, params),
     get: (id) => jobById(exec, id),
