@@ -26,11 +26,17 @@ export function dbUrl(options: GlobalOptions): string {
   return options.db ?? (fromEnv !== undefined && fromEnv !== '' ? fromEnv : DEFAULT_DB);
 }
 
+/** How a command uses its connection: `scan`, it reads the database through once (openStore). */
+export interface StoreUse {
+  readonly scan?: boolean;
+}
+
 export function withCoordinator(
   command: Command,
   work: (baton: Coordinator, out: Output) => Promise<void>,
+  use: StoreUse = {},
 ): Promise<void> {
-  return withStore(command, (store, out) => work(new Coordinator(store), out));
+  return withStore(command, (store, out) => work(new Coordinator(store), out), use);
 }
 
 /**
@@ -93,11 +99,12 @@ export function refuseRemote(command: Command): void {
 export async function withStore(
   command: Command,
   work: (store: Store, out: Output) => Promise<void>,
+  use: StoreUse = {},
 ): Promise<void> {
   const intent = command.name() === 'up' && command.parent?.parent == null ? 'create' : 'use';
   const options = command.optsWithGlobals<GlobalOptions>();
   refuseRemote(command);
-  const store = await openStore(dbUrl(options), { intent });
+  const store = await openStore(dbUrl(options), { intent, scan: use.scan === true });
   // Every command but `baton up` ends the process soon after: SQLite's is left open (exit-open.ts).
   let done = false;
   try {

@@ -40,3 +40,11 @@ export function checkpointOf<Time>(row: CheckpointColumns<Time>, at: (t: Time) =
     throughSeq: row.through_seq,
   };
 }
+
+/**
+ * A seal's leaves as the driver read them (a Buffer), seen as a Uint8Array without a copy: the
+ * leaves of a full checkpoint are 320 KB, and an export or a verify reads every checkpoint's.
+ */
+export function leavesView(bytes: Buffer): Uint8Array {
+  return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}

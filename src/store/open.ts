@@ -57,18 +57,21 @@ export function absoluteDbUrl(raw: string, cwd: string): string {
 /**
  * `intent` says what the caller may do to the database (core/errors.ts): the CLI passes `use`
  * for every command but `baton up`, `baton init` and `baton db migrate`. Library callers (tests,
- * benchmarks, the demo) get `create`: they make their own databases.
+ * benchmarks, the demo) get `create`: they make their own databases. `scan`: the caller reads the
+ * database through once (`baton audit export`, `audit verify`), so SQLite keeps a small page cache;
+ * PostgreSQL's cache is the server's, and nothing changes there.
  */
 export async function openStore(
   raw: string,
-  options: OpenOptions & { readonly intent?: OpenIntent } = {},
+  options: OpenOptions & { readonly intent?: OpenIntent; readonly scan?: boolean } = {},
 ): Promise<Store> {
   const target = parseDbUrl(raw);
   const switches = testSwitches(options);
   const intent = options.intent ?? 'create';
   if (target.engine === 'sqlite') {
     const { openSqliteStore } = await import('./sqlite/sqlite-store.js');
-    return applySwitches(openSqliteStore({ path: target.path, switches, intent }), switches);
+    const scan = options.scan === true;
+    return applySwitches(openSqliteStore({ path: target.path, switches, intent, scan }), switches);
   }
   const { openPostgresStore } = await import('./postgres/postgres-store.js');
   return applySwitches(await openPostgresStore({ url: target.url, switches, intent }), switches);

@@ -11,6 +11,7 @@ import type { Command } from 'commander';
 import { appendAnchors, anchorOf, readAnchors } from '../../coordinator/ledger/anchor.js';
 import { readExport, csvLines, CSV_HEADER, jsonLines } from '../../coordinator/ledger/export-format.js';
 import { keyFilePath, loadKeyFile, parsePublicKey } from '../../coordinator/ledger/keys.js';
+import type { LedgerEvent } from '../../coordinator/ledger/events.js';
 import { verifyEvents, type VerifyParams, type VerifyReport } from '../../coordinator/ledger/verify.js';
 import { InvalidInputError } from '../../core/errors.js';
 import { git } from '../../os/git.js';
@@ -51,6 +52,12 @@ interface ExportOptions {
   readonly host?: string;
   readonly kind?: string;
 }
+
+/**
+ * The export writes about this much text at a time, well under the size V8 gives a string of its
+ * own (large-object) space, so each chunk dies young instead of waiting for a full collection.
+ */
+const CHUNK_CHARS = 32_768;
 
 const ANCHOR_HELP = 'append an anchor line per new checkpoint to this file (keep it outside the database)';
 
@@ -167,12 +174,16 @@ async function verify(options: VerifyOptions, cmd: Command): Promise<void> {
       new Output(globals.json === true),
     );
   }
-  await withCoordinator(cmd, async (baton, out) => {
-    const bar = progressBar('verifying', await baton.ledger.size());
-    const report = await baton.ledger.verify(params, (rows) => bar.tick(rows));
-    bar.done();
-    printVerify({ ...report, source: 'database', engine: null }, out);
-  });
+  await withCoordinator(
+    cmd,
+    async (baton, out) => {
+      const bar = progressBar('verifying', await baton.ledger.size());
+      const report = await baton.ledger.verify(params, (rows) => bar.tick(rows));
+      bar.done();
+      printVerify({ ...report, source: 'database', engine: null }, out);
+    },
+    { scan: true },
+  );
 }
 
 function printVerify(report: VerifyReport & { source: string; engine: string | null }, out: Output): void {
@@ -203,7 +214,7 @@ async function exportLedger(options: ExportOptions, cmd: Command): Promise<void>
   if (options.format !== 'jsonl' && options.format !== 'csv') {
     throw new InvalidInputError(`--format must be jsonl or csv, not ${JSON.stringify(options.format)}`);
   }
-  const lines = options.format === 'csv' ? csvLines : jsonLines;
+  const format = options.format;
   const filter = {
     task: options.task,
     session: options.session,
@@ -212,25 +223,44 @@ async function exportLedger(options: ExportOptions, cmd: Command): Promise<void>
     since: parseWhen('--since', options.since),
     until: parseWhen('--until', options.until),
   };
-  await withCoordinator(cmd, async (baton) => {
-    const events = baton.ledger.events(filter);
-    const sink = options.out === undefined ? process.stdout : createWriteStream(options.out);
-    const bar = progressBar('exporting', await baton.ledger.size());
-    let chunk = options.format === 'csv' ? `${CSV_HEADER}\n` : '';
-    const flush = async (): Promise<void> => {
-      if (chunk !== '' && !sink.write(chunk)) await once(sink, 'drain');
-      chunk = '';
-    };
-    for await (const event of events) {
-      chunk += lines(event);
-      if (event.kind === 'rows') bar.tick(event.rows.length);
-      if (chunk.length >= 65_536) await flush();
+  await withCoordinator(
+    cmd,
+    async (baton) => {
+      const sink = options.out === undefined ? process.stdout : createWriteStream(options.out);
+      const bar = progressBar('exporting', await baton.ledger.size());
+      await writeExport(baton.ledger.events(filter), format, sink, (rows) => bar.tick(rows));
+      bar.done();
+      if (sink !== process.stdout) {
+        sink.end();
+        await once(sink, 'finish');
+      }
+    },
+    { scan: true },
+  );
+}
+
+/**
+ * Writes the events' lines a chunk at a time, waiting for the sink to drain: nothing but the
+ * current page of rows and one chunk of text is held.
+ */
+async function writeExport(
+  events: AsyncIterable<LedgerEvent>,
+  format: 'jsonl' | 'csv',
+  sink: NodeJS.WritableStream,
+  wrote: (rows: number) => void,
+): Promise<void> {
+  const lines = format === 'csv' ? csvLines : jsonLines;
+  let chunk = format === 'csv' ? `${CSV_HEADER}\n` : '';
+  const flush = async (): Promise<void> => {
+    if (chunk !== '' && !sink.write(chunk)) await once(sink, 'drain');
+    chunk = '';
+  };
+  for await (const event of events) {
+    for (const line of lines(event)) {
+      chunk += line;
+      if (chunk.length >= CHUNK_CHARS) await flush();
     }
-    await flush();
-    bar.done();
-    if (sink !== process.stdout) {
-      sink.end();
-      await once(sink, 'finish');
-    }
-  });
+    if (event.kind === 'rows') wrote(event.rows.length);
+  }
+  await flush();
 }

@@ -57,6 +57,16 @@ async function* checkpointsOf(store: Store, kind: Checkpoint['kind']): AsyncGene
   }
 }
 
+/** A seal checkpoint's event, with its leaves read from the store when `withLeaves`. */
+async function checkpointEvent(
+  store: Store,
+  checkpoint: Checkpoint,
+  withLeaves: boolean,
+): Promise<LedgerEvent> {
+  const leaves = withLeaves ? await store.ledger.leaves(checkpoint.seq) : null;
+  return { kind: 'checkpoint', checkpoint, leaves };
+}
+
 export async function* ledgerEvents(store: Store, filter: LedgerFilter = {}): AsyncGenerator<LedgerEvent> {
   const complete = !isFiltered(filter);
   const header: LedgerHeader = {
@@ -83,9 +93,9 @@ export async function* ledgerEvents(store: Store, filter: LedgerFilter = {}): As
   for await (const checkpoint of checkpointsOf(store, 'seal')) {
     checkpoints++;
     let batch = await page(checkpoint.lastId);
-    // A filtered export carries a checkpoint's leaves only when it carries some of its rows.
-    const leaves = complete || batch.length > 0 ? await store.ledger.leaves(checkpoint.seq) : null;
-    yield { kind: 'checkpoint', checkpoint: checkpoint, leaves };
+    // A filtered export carries a checkpoint's leaves only when it carries some of its rows. They
+    // are in no variable here: one would hold them (320 KB) while the checkpoint's rows stream.
+    yield await checkpointEvent(store, checkpoint, complete || batch.length > 0);
     for (;;) {
       if (batch.length > 0) yield { kind: 'rows', checkpoint: checkpoint.seq, rows: batch };
       rows += batch.length;

@@ -12,7 +12,12 @@ import { ConflictError } from '../../core/errors.js';
 import type { Checkpoint } from '../../core/ledger.js';
 import type * as shared from '../run-rows.js';
 import { sessionReportOf } from '../run-rows.js';
-import { CHECKPOINT_COLUMNS, checkpointOf, type CheckpointColumns } from '../checkpoint-columns.js';
+import {
+  CHECKPOINT_COLUMNS,
+  checkpointOf,
+  leavesView,
+  type CheckpointColumns,
+} from '../checkpoint-columns.js';
 import type { LedgerKey, LedgerRowColumns, LedgerStore } from '../ledger-store.js';
 import { actorJson, atMs, ms, msOrNull, NOW, PG, type PgEncoding } from './rows.js';
 import { LedgerHorizon } from './ledger-horizon.js';
@@ -142,7 +147,7 @@ export function postgresLedger(exec: PgExecutor, poolTypes: pg.CustomTypesConfig
         'SELECT leaves FROM audit_checkpoints WHERE seq = $1::bigint',
         [seq],
       );
-      return row?.leaves == null ? null : new Uint8Array(row.leaves);
+      return row?.leaves == null ? null : leavesView(row.leaves);
     },
     rows: async (params) => {
       const { sql, values } = rowsQuery(params);

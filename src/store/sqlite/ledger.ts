@@ -8,7 +8,12 @@ import type { Checkpoint } from '../../core/ledger.js';
 import type { Instant } from '../../core/time.js';
 import type * as shared from '../run-rows.js';
 import { sessionReportOf } from '../run-rows.js';
-import { CHECKPOINT_COLUMNS, checkpointOf, type CheckpointColumns } from '../checkpoint-columns.js';
+import {
+  CHECKPOINT_COLUMNS,
+  checkpointOf,
+  leavesView,
+  type CheckpointColumns,
+} from '../checkpoint-columns.js';
 import type { LedgerKey, LedgerRowColumns, LedgerStore } from '../ledger-store.js';
 import { withActor } from '../actor.js';
 import { SQLITE, appendAudit, type SqliteEncoding } from './rows.js';
@@ -105,7 +110,7 @@ export function sqliteLedger(exec: SqliteExecutor): LedgerStore['ledger'] {
       exec.read(() => {
         const row = exec.prepare('SELECT leaves FROM audit_checkpoints WHERE seq = ?').get(seq) as
           { leaves: Buffer | null } | undefined;
-        return row?.leaves == null ? null : new Uint8Array(row.leaves);
+        return row?.leaves == null ? null : leavesView(row.leaves);
       }),
     rows: (params) => exec.read(() => rowsIn(exec, params)),
     newestAt: (firstId, lastId) =>

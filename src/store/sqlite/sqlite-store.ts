@@ -53,12 +53,21 @@ export interface SqliteStoreOptions {
   readonly migrateTo?: number;
   /** What the caller may do to the database (errors.ts); `create` unless said. */
   readonly intent?: OpenIntent;
+  /** The connection reads the database through once (openStore's `scan`): a small page cache. */
+  readonly scan?: boolean;
   /** TEST ONLY (test-switches.ts); production never sets it. */
   readonly switches?: TestSwitches;
 }
 
 /** Long enough for another Baton process's transaction (milliseconds), short for the event loop. */
 const BUSY_TIMEOUT_MS = 25;
+
+/**
+ * The page cache of a connection that reads the database through once (KiB): SQLite's own default.
+ * better-sqlite3 builds SQLite with 16 MB, which a pass that reads each page once fills with pages
+ * it never reads again (14 MB of `baton audit export`'s peak RSS on a 200k-row ledger, issue 22).
+ */
+const SCAN_CACHE_KIB = 2000;
 
 export function openSqliteStore(options: SqliteStoreOptions): Store {
   const intent = options.intent ?? 'create';
@@ -139,6 +148,7 @@ function openDatabase(
     // FULL: an acknowledged claim survives power loss, not only a process crash.
     db.pragma('synchronous = FULL');
     db.pragma('foreign_keys = ON');
+    if (options.scan === true) db.pragma(`cache_size = -${SCAN_CACHE_KIB}`);
     return db;
   } catch (error) {
     const notOne = damaged(options.path, error);
