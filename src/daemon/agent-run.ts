@@ -25,7 +25,7 @@ import type { EarlyScope } from './agent-process.js';
 import type { AgentReach } from './agent-token.js';
 import type { RunDirectory } from './run-workspace.js';
 import { recheckBeforeRun } from './run-recheck.js';
-import { claimForRun, prepareRun, startWithSession, type TaskTexts } from './run-start.js';
+import { beginRun, prepareRun, type TaskTexts } from './run-start.js';
 import { jobLogName, LOG_MAX_MB_DEFAULT, withLogProblem } from './job-log.js';
 import type { AgentRunOptions } from './agent-run-options.js';
 
@@ -67,9 +67,9 @@ export class AgentRun {
     const job = this.job;
     const guard = { id: job.id, session: this.options.runnerSession, epoch: job.epoch };
     if (!(await recheckBeforeRun(this.options, job, guard))) return;
-    // While the job's start and session are in flight, the agent's process enters the job's
+    // While the job's start, session and claim are in flight, the agent's process enters the job's
     // cgroups (it runs nothing until start(), and ends with its scope if the run ends before).
-    const starting = startWithSession(this.options, job, guard);
+    const starting = beginRun(this.options, job, guard);
     starting.catch(() => undefined); // awaited below: not an unhandled rejection meanwhile
     try {
       this.early = await prepareScope(this.options.containment, job);
@@ -82,10 +82,11 @@ export class AgentRun {
     }
   }
 
-  private async runGuarded(guard: Guard, agent: Awaited<ReturnType<typeof startWithSession>>): Promise<void> {
+  private async runGuarded(guard: Guard, begun: Awaited<ReturnType<typeof beginRun>>): Promise<void> {
     const { store } = this.options;
     const job = this.job;
-    if (agent === null) return;
+    if (begun === null) return;
+    const agent = begun.session;
     // Making or retiring a worktree takes seconds on a busy host, and the loop below beats only
     // while the agent runs: the session beats on its own timer from start to end, as a liveness
     // signal; the claim's heartbeat (stillOurs) stays the proof the run is still ours.
@@ -93,7 +94,7 @@ export class AgentRun {
     const keepAlive = new AbortController();
     const beating = every(this.options.clock, this.options.heartbeatIntervalMs, beat, keepAlive.signal);
     try {
-      const claim = await claimForRun(this.options, job, guard, agent.id);
+      const claim = begun.claim;
       if (claim === null) return;
       const command = job.command ?? this.options.defaultCommand;
       if (command === null) return await this.failWithoutCommand(guard, agent.id, claim.epoch);

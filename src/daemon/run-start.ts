@@ -1,12 +1,12 @@
 /**
  * The steps of a run between its placement and its agent's spawn (agent-run.ts), overlapped where
- * they need nothing of each other (issue 22, item 3: the start of an agent, p50 from enqueue). On
- * PostgreSQL each overlapped step is a statement on another pooled connection, so the run waits
- * for one round trip instead of several; on SQLite they run one after the other (one connection,
- * synchronous), in the order written here, and the job's start and the agent's session share one
- * commit (SqliteExecutor.grouped).
+ * they need nothing of each other (issue 22, item 3: the start of an agent, p50 from enqueue). The
+ * job's start, the agent's session and the claim share one transaction and one commit
+ * (store.runs.begin); then the token, the workspace plan and the task's texts go together: on
+ * PostgreSQL each is a statement on another pooled connection, so the run waits for one round
+ * trip instead of several; on SQLite they run one after the other (one connection, synchronous).
  */
-import type { Claim, ClaimResult } from '../core/claim.js';
+import type { Claim } from '../core/claim.js';
 import { TaskStateError } from '../core/errors.js';
 import type { Job } from '../core/job.js';
 import type { Session } from '../core/session.js';
@@ -18,32 +18,45 @@ type Guard = { readonly id: number; readonly session: number; readonly epoch: nu
 type ClaimRef = { readonly session: number; readonly key: string; readonly epoch: number };
 
 /**
- * The task's claim for the agent's session, taken after the job's start. Null when the run must
- * not go on, with the job already ended: the task left `open` after the placement (closed,
- * escalated, done; its job was ended with it, so this finish is refused), or another session holds
- * the task (the job is cancelled, naming the holder).
+ * The job's start, its agent's session and the task's claim for that session, in one commit
+ * (store.runs.begin). Null when the start was refused (the job moved on since its placement):
+ * nothing was written. `claim` is null when the run must not go on, with the job already ended:
+ * the task left `open` after the placement (closed, escalated, done; its job was ended with it,
+ * so this finish is refused), or another session holds the task (the job is cancelled, naming
+ * the holder). The session is then the caller's to end. Any other failure throws, after ending
+ * the session if it was made.
  */
-export async function claimForRun(
+export async function beginRun(
   options: AgentRunOptions,
   job: Job,
   guard: Guard,
-  agentSession: number,
-): Promise<Claim | null> {
+): Promise<{ session: Session; claim: Claim | null } | null> {
   const { store } = options;
-  const end = async (line: string, reason: string): Promise<null> => {
+  const begun = await store.runs.begin({
+    job: guard,
+    session: {
+      kind: 'agent',
+      host: options.host,
+      pid: process.pid,
+      name: `job ${job.id}`,
+      ttlMs: options.sessionTtlMs,
+    },
+    key: job.key,
+  });
+  if (!begun.ok) return null;
+  const { session, claim } = begun;
+  const end = async (line: string, reason: string): Promise<{ session: Session; claim: null }> => {
     await store.jobs.finish({ ...guard, status: 'cancelled', reason });
     options.log(`job ${job.id} ${job.key}: ${line}`);
-    return null;
+    return { session, claim: null };
   };
-  let result: ClaimResult;
-  try {
-    result = await store.claims.acquire({ key: job.key, session: agentSession });
-  } catch (error) {
-    if (!(error instanceof TaskStateError)) throw error;
-    return end(`not run, ${error.message}`, error.message);
+  if (claim instanceof TaskStateError) return end(`not run, ${claim.message}`, claim.message);
+  if (claim instanceof Error) {
+    await store.sessions.end(session.id);
+    throw claim;
   }
-  if (result.ok) return result.claim;
-  const { holder } = result;
+  if (claim.ok) return { session, claim: claim.claim };
+  const { holder } = claim;
   const since = new Date(holder.since).toISOString();
   const reason = `task held by session ${holder.session} on ${holder.host} since ${since}`;
   return end(`cancelled, ${reason}`, reason);
@@ -51,33 +64,6 @@ export async function claimForRun(
 
 /** The task's title and feedback, for the command template. */
 export type TaskTexts = { readonly title: string; readonly feedback: string };
-
-/**
- * The job's start and its agent's session, sent together. Null when the start was refused (the
- * job moved on since its placement): the session, made for nothing, is ended at once. Either
- * failing throws, after ending the session if it was made.
- */
-export async function startWithSession(
-  options: AgentRunOptions,
-  job: Job,
-  guard: Guard,
-): Promise<Session | null> {
-  const [started, agent] = await Promise.allSettled([
-    options.store.jobs.start(guard),
-    options.store.sessions.start({
-      kind: 'agent',
-      host: options.host,
-      pid: process.pid,
-      name: `job ${job.id}`,
-      ttlMs: options.sessionTtlMs,
-    }),
-  ]);
-  if (started.status === 'fulfilled' && started.value.ok && agent.status === 'fulfilled') return agent.value;
-  if (agent.status === 'fulfilled') await options.store.sessions.end(agent.value.id);
-  if (started.status === 'rejected') throw started.reason;
-  if (agent.status === 'rejected') throw agent.reason;
-  return null;
-}
 
 /**
  * What the run needs once its claim is granted, which depends on the claim alone: the agent's

@@ -203,6 +203,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
     const reason = `the run failed on the store (${why})`;
     while (!this.abort.signal.aborted) {
       try {
+        await this.endOrphanAgent(job);
         const guard = { id: job.id, session: this.options.session, epoch: job.epoch };
         const result = await this.options.store.dispatch.requeue({
           ...guard,
@@ -216,5 +217,22 @@ export class Runner extends EventEmitter<RunnerEvents> {
         await this.options.clock.sleep(this.options.pollIntervalMs, this.abort.signal);
       }
     }
+  }
+
+  /**
+   * A run's start, agent session and claim commit together (store.runs.begin): when its answer
+   * was lost, the run never learnt its agent's session, which holds the task's claim and would
+   * refuse the job's next attempt until it went stale. It is this process's (host, pid and the
+   * job in its name, as run-start.ts makes it), and its run is over: it is ended, which releases
+   * the claim.
+   */
+  private async endOrphanAgent(job: Job): Promise<void> {
+    const { store, host } = this.options;
+    const claim = await store.claims.current(job.key).catch(() => null);
+    if (claim === null) return;
+    const holder = await store.sessions.get(claim.session);
+    const ours = holder?.kind === 'agent' && holder.host === host && holder.pid === process.pid;
+    if (ours && holder.state === 'live' && holder.name === `job ${job.id}`)
+      await store.sessions.end(holder.id);
   }
 }

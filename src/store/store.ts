@@ -22,6 +22,7 @@ import type { LifecycleStore } from './lifecycle-store.js';
 import type { ProgressStore } from './progress-store.js';
 import type { LedgerStore } from './ledger-store.js';
 import type { ObserveStore } from './observe-store.js';
+import type { RunStore } from './run-store.js';
 import type { TokenStore } from './token-store.js';
 import type { WorkspaceStore } from './workspace-store.js';
 import type { JobBatchParams, JobBatchResult } from './job-batch.js';
@@ -236,6 +237,7 @@ export interface Store
     LedgerStore,
     ObserveStore,
     TokenStore,
+    RunStore,
     GithubStore {
   readonly engine: Engine;
   readonly capabilities: StoreCapabilities;

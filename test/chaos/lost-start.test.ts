@@ -3,7 +3,9 @@
  * committed but its answer was lost, the run gave up, and the job stayed `running` under the
  * runner's live session with no agent. Recovery only rescues dead sessions, so nobody ever moved
  * it again, and the workspace lock it held kept every later exclusive run waiting. A run that
- * fails on the store now gives its job back to the queue, guarded by its epoch.
+ * fails on the store now gives its job back to the queue, guarded by its epoch. Since the start
+ * commits with the agent's session and claim, the lost answer also hid that session, whose claim
+ * refused the next attempt ('task held'): the give-back ends it first.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -21,12 +23,13 @@ test('a job whose start committed but whose answer was lost is given back and ru
   const dir = mkdtempSync(join(tmpdir(), 'baton-lost-start-'));
   const real = await openStore(join(dir, 'baton.db'));
   let lost = 0;
+  // A run's start goes with its agent's session and claim (store.runs.begin): all three committed,
+  // the answer lost, so the run never learns the session that holds the task's claim.
   const store: Store = {
     ...real,
-    jobs: {
-      ...real.jobs,
-      start: async (p) => {
-        const r = await real.jobs.start(p);
+    runs: {
+      begin: async (p) => {
+        const r = await real.runs.begin(p);
         if (lost++ > 0) return r;
         throw new StoreUnavailableError('cannot use PostgreSQL: Connection terminated unexpectedly');
       },

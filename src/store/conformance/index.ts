@@ -7,6 +7,7 @@ import { exerciseActors } from './actors.js';
 import { exerciseAttempts } from './attempts.js';
 import { exerciseAuditAndMigrations } from './audit-migrations.js';
 import { exerciseClaims } from './claims.js';
+import { exerciseRunBegin } from './run-begin.js';
 import { exerciseContainment } from './containment.js';
 import { exerciseDispatch } from './dispatch.js';
 import { exerciseDispatchPass } from './dispatch-pass.js';
@@ -50,6 +51,7 @@ export function exerciseStore(harness: Harness): void {
     exerciseDispatchPass(harness);
     exerciseHostLoad(harness);
     exerciseAttempts(harness);
+    exerciseRunBegin(harness);
     exerciseEffects(harness);
     exerciseProgress(harness);
     exerciseWorkspaces(harness);

@@ -35,7 +35,7 @@ const CLAIM_COLUMNS = `t.key, c.session_id, c.epoch, c.claimed_at, c.heartbeat_a
 
 export function postgresClaims(exec: PgExecutor): Store['claims'] {
   return {
-    acquire: (params) => acquire(exec, params),
+    acquire: (params) => acquireClaim(exec, params),
     release: (params) => release(exec, params),
     forceRelease: (params) => exec.transaction((transaction) => forceRelease(transaction, params)),
     current: async (key) => {
@@ -119,7 +119,8 @@ const TAKE_OVER = `WITH s AS (
 )
 SELECT ${CLAIM_COLUMNS} FROM c JOIN t ON t.id = c.task_id`;
 
-async function acquire(
+/** claims.acquire; also a run's claim that its start's statement could not grant (runs.ts). */
+export async function acquireClaim(
   exec: PgExecutor,
   params: Parameters<Store['claims']['acquire']>[0],
 ): Promise<ClaimResult> {

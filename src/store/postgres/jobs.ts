@@ -47,7 +47,11 @@ export async function jobById(exec: PgExecutor, id: number): Promise<Job | null>
   return row === undefined ? null : toJob(row);
 }
 
-async function lostOr(exec: PgExecutor, id: number, row: JobRow | undefined): Promise<JobTransitionResult> {
+export async function lostOr(
+  exec: PgExecutor,
+  id: number,
+  row: JobRow | undefined,
+): Promise<JobTransitionResult> {
   if (row !== undefined) return { ok: true, job: toJob(row) };
   const job = await jobById(exec, id);
   if (job === null) throw new NotFoundError('job', String(id));

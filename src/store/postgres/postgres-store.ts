@@ -22,6 +22,7 @@ import { MIGRATIONS } from './migrations/index.js';
 import { NOW, ms } from './rows.js';
 import { PassfileClient } from './pgpass.js';
 import { PgExecutor } from './executor.js';
+import { postgresRuns } from './runs.js';
 import { postgresSessions, postgresTasks } from './tasks-claims.js';
 import { postgresClaims } from './claims.js';
 import { postgresLifecycle } from './lifecycle.js';
@@ -145,6 +146,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     reports: postgresReports(exec),
     observe: postgresObserve(exec),
     tokens: postgresTokens(exec),
+    runs: postgresRuns(exec),
     github: postgresGithub(exec),
   };
 }

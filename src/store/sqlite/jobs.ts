@@ -46,7 +46,7 @@ export function sqliteJobs(exec: SqliteExecutor): Store['jobs'] {
   return {
     ...fromSync(sync),
     finishAndClaimNext: (params) => loops.submit(params),
-    // A run sends its start with its agent's session: one commit for both (SqliteExecutor.grouped).
+    // Commits with writes sent in the same turn (SqliteExecutor.grouped); a run's start goes by runs.begin.
     start: (params) => exec.grouped(() => startIn(exec, params)),
   };
 }
@@ -196,7 +196,7 @@ function claimNextIn(
 }
 
 /** jobs.start: claimed → running, guarded by (session, epoch), with its `job:started` row. */
-function startIn(exec: SqliteExecutor, params: JobGuardParams): JobTransitionResult {
+export function startIn(exec: SqliteExecutor, params: JobGuardParams): JobTransitionResult {
   const now = exec.now();
   const row = exec
     .prepare(

@@ -40,6 +40,7 @@ import { CLOCK_TABLE_SQL, SAFE, type TestSwitches } from '../test-switches.js';
 import { sqliteLedger, sqliteReports } from './ledger.js';
 import { sqliteObserve } from './observe.js';
 import { sqliteTokens } from './tokens.js';
+import { sqliteRuns } from './runs.js';
 import { sqliteGithub } from './github.js';
 
 export interface SqliteStoreOptions {
@@ -119,6 +120,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     reports: sqliteReports(exec),
     observe: fromSync(sqliteObserve(exec)),
     tokens: fromSync(sqliteTokens(exec)),
+    runs: sqliteRuns(exec),
     github: sqliteGithub(exec),
   });
 }

@@ -198,7 +198,7 @@ export function sqliteSessions(exec: SqliteExecutor): Store['sessions'] {
   return {
     ...fromSync(sync),
     heartbeat: (params) => beats.submit(params),
-    // Commits with a write sent in the same turn: a run's job start (SqliteExecutor.grouped).
+    // Commits with writes sent in the same turn (SqliteExecutor.grouped); a run's goes by runs.begin.
     start: (params) => exec.grouped(() => startSessionIn(exec, params)),
   };
 }
@@ -234,7 +234,7 @@ export function releaseAllClaims(
 }
 
 /** sessions.start: a live session, with its `session:started` row. */
-function startSessionIn(exec: SqliteExecutor, params: SessionStartParams): Session {
+export function startSessionIn(exec: SqliteExecutor, params: SessionStartParams): Session {
   const now = exec.now();
   const row = exec
     .prepare(
