@@ -18,7 +18,7 @@ import disk from './0018-disk.js';
 import takeByKey from './0020-take-by-key.js';
 import runTokens from './0021-run-tokens.js';
 import takeFromOneRule from './0022-take-from-one-rule.js';
-import outboxPerStatement from './0024-outbox-per-statement.js';
+import outboxPerStatement from './0023-outbox-per-statement.js';
 
 export interface Migration {
   readonly version: number;

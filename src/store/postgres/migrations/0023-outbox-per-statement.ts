@@ -9,7 +9,7 @@
  * The insert trigger stays per row (one job per enqueue). SQLite keeps its per-row trigger.
  */
 export default {
-  version: 24,
+  version: 23,
   name: 'outbox-per-statement',
   sql: `
 CREATE FUNCTION baton_github_outbox_jobs() RETURNS trigger LANGUAGE plpgsql AS $$
