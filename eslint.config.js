@@ -42,6 +42,8 @@ export default tseslint.config(
     ignores: ['src/**/*.test.ts'],
     rules: {
       'id-length': ['error', { min: 2, properties: 'never', exceptions: ['_'] }],
+      // A name means one thing in a scope: an inner binding never hides an outer one.
+      '@typescript-eslint/no-shadow': 'error',
     },
   },
 );

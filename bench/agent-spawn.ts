@@ -27,8 +27,9 @@ async function once(file: string, args: string[], out: string, env: NodeJS.Proce
 }
 
 function summary(what: string, ms: number[]): string {
-  const sorted = [...ms].sort((a, b) => a - b);
-  const at = (q: number): string => (sorted[Math.floor(q * (sorted.length - 1))] ?? 0).toFixed(1);
+  const sorted = [...ms].sort((left, right) => left - right);
+  const at = (quantile: number): string =>
+    (sorted[Math.floor(quantile * (sorted.length - 1))] ?? 0).toFixed(1);
   return `${what.padEnd(14)} p50 ${at(0.5)} ms  p90 ${at(0.9)} ms  (n=${sorted.length})`;
 }
 
@@ -40,10 +41,10 @@ async function measure(kind: ContainmentKind): Promise<string> {
     return `${kind.padEnd(14)} not available on this host`;
   }
   const ms: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const scope = containment.scope(i + 1, 1, 256);
+  for (let index = 0; index < runs; index++) {
+    const scope = containment.scope(index + 1, 1, 256);
     scope.create();
-    const out = join(dir, `${kind}-${i}`);
+    const out = join(dir, `${kind}-${index}`);
     const { file, args } = scope.spawnArgs(`date +%s%N > ${out}`);
     ms.push(await once(file, args, out, { PATH: process.env['PATH'] ?? '', BATON_RUN: scope.marker }));
     await scope.close();
@@ -53,8 +54,8 @@ async function measure(kind: ContainmentKind): Promise<string> {
 }
 
 const plain: number[] = [];
-for (let i = 0; i < runs; i++) {
-  const out = join(dir, `plain-${i}`);
+for (let index = 0; index < runs; index++) {
+  const out = join(dir, `plain-${index}`);
   plain.push(await once('/bin/sh', ['-c', `date +%s%N > ${out}`], out, { PATH: process.env['PATH'] ?? '' }));
 }
 const lines = [summary('plain sh -c', plain)];

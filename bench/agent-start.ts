@@ -32,8 +32,8 @@ export interface AgentStartResult {
 async function until<T>(what: string, probe: () => Promise<T | null>, timeoutMs = 60_000): Promise<T> {
   const deadline = nowMs() + timeoutMs;
   for (;;) {
-    const v = await probe();
-    if (v !== null) return v;
+    const value = await probe();
+    if (value !== null) return value;
     if (nowMs() > deadline) throw new Error(`bench: timed out waiting for ${what}`);
     await sleep(2);
   }
@@ -49,7 +49,7 @@ async function up(db: string, dir: string, store: Store): Promise<ChildProcess> 
   closeSync(fd);
   await until('baton up to lead and serve its host', async () => {
     const lease = await store.leases.get('dispatcher');
-    const host = (await store.hosts.list()).find((h) => h.name === HOST);
+    const host = (await store.hosts.list()).find((listed) => listed.name === HOST);
     return lease?.holder !== null && lease !== null && host?.session !== null && host !== undefined
       ? 1
       : null;
@@ -58,8 +58,8 @@ async function up(db: string, dir: string, store: Store): Promise<ChildProcess> 
 }
 
 /** One sample: ms from just before the enqueue to the agent's shell writing its clock. */
-async function sample(store: Store, dir: string, i: number): Promise<number> {
-  const key = `agent-start-${i}`;
+async function sample(store: Store, dir: string, index: number): Promise<number> {
+  const key = `agent-start-${index}`;
   const mark = join(dir, key);
   const sentAt = Date.now();
   const { job } = await store.jobs.enqueue({
@@ -83,9 +83,9 @@ export async function measureAgentStart(db: string, samples: number): Promise<Ag
   try {
     child = await up(db, dir, store);
     const times: number[] = [];
-    for (let i = 0; i < WARMUP + samples; i++) {
-      const ms = await sample(store, dir, i);
-      if (i >= WARMUP) times.push(ms);
+    for (let index = 0; index < WARMUP + samples; index++) {
+      const ms = await sample(store, dir, index);
+      if (index >= WARMUP) times.push(ms);
     }
     return { p50: median(times), samples: times };
   } finally {

@@ -20,9 +20,10 @@ export interface CliResult {
 
 function timed(args: readonly string[]): number {
   const t0 = nowMs();
-  const r = spawnSync(process.execPath, args, { encoding: 'utf8' });
+  const result = spawnSync(process.execPath, args, { encoding: 'utf8' });
   const ms = nowMs() - t0;
-  if (r.status !== 0) throw new Error(`bench: node ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+  if (result.status !== 0)
+    throw new Error(`bench: node ${args.join(' ')} exited ${result.status}: ${result.stderr}`);
   return ms;
 }
 
@@ -32,7 +33,7 @@ export async function measureCli(db: string, runs: number): Promise<CliResult> {
   let session: number;
   try {
     session = (await store.sessions.start({ kind: 'agent', host: hostname(), pid: process.pid })).id;
-    for (let i = 0; i <= runs; i++) await store.tasks.add({ key: `cli-${i}` });
+    for (let index = 0; index <= runs; index++) await store.tasks.add({ key: `cli-${index}` });
   } finally {
     await store.close();
   }
@@ -41,9 +42,9 @@ export async function measureCli(db: string, runs: number): Promise<CliResult> {
   timed([BIN, 'claim', 'cli-0', '--session', String(session), '--db', db]);
   const nodeRuns: number[] = [];
   const batonRuns: number[] = [];
-  for (let i = 1; i <= runs; i++) {
+  for (let index = 1; index <= runs; index++) {
     nodeRuns.push(timed(['-e', '']));
-    batonRuns.push(timed([BIN, 'claim', `cli-${i}`, '--session', String(session), '--db', db]));
+    batonRuns.push(timed([BIN, 'claim', `cli-${index}`, '--session', String(session), '--db', db]));
   }
   return { batonMs: median(batonRuns), nodeMs: median(nodeRuns), batonRuns, nodeRuns };
 }

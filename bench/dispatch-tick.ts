@@ -97,7 +97,7 @@ async function timedTicks(leader: Leading, ticks: number, placing: boolean): Pro
   const count = (): void => void placed++;
   dispatcher.on('placed', count);
   try {
-    for (let i = 0; i < ticks; i++) {
+    for (let index = 0; index < ticks; index++) {
       const before = placed;
       const t0 = nowMs();
       await dispatcher.tick();
@@ -127,14 +127,14 @@ export async function measureTicks(url: string, plan: FleetPlan, engine: string)
   for (const tier of plan.tiers) {
     await addHosts(url, { from: hosts + 1, to: tier }, plan.activePerHost, OPEN_SLOTS);
     hosts = tier;
-    runs[`placing${tier}`] = await ticking(url, (d) => timedTicks(d, plan.ticks, true));
+    runs[`placing${tier}`] = await ticking(url, (leader) => timedTicks(leader, plan.ticks, true));
     byHosts[String(tier)] = median(runs[`placing${tier}`] ?? []);
     progress(`dispatch ${engine}: placing tick at ${tier} hosts ${byHosts[String(tier)]?.toFixed(1)} ms`);
   }
   await setSlots(url, 'full');
-  runs.saturated = await ticking(url, async (d) => {
-    await timedTicks(d, 1, false); // untimed: the first saturated pass records why jobs wait
-    return timedTicks(d, plan.ticks, false);
+  runs.saturated = await ticking(url, async (leader) => {
+    await timedTicks(leader, 1, false); // untimed: the first saturated pass records why jobs wait
+    return timedTicks(leader, plan.ticks, false);
   });
   const last = String(plan.tiers.at(-1));
   const result = {

@@ -21,12 +21,12 @@ export async function drainLoop(
   batch = DRAIN_BATCH,
 ): Promise<number> {
   let count = 0;
-  let r = await store.jobs.batch({ session, take: batch, leaseMs: LEASE_MS });
-  while (r.taken.length > 0) {
+  let answer = await store.jobs.batch({ session, take: batch, leaseMs: LEASE_MS });
+  while (answer.taken.length > 0) {
     if (count === 0) onFirst();
-    const finish = r.taken.map((j) => ({ id: j.id, epoch: j.epoch, status: 'done' as const }));
-    r = await store.jobs.batch({ session, finish, take: batch, leaseMs: LEASE_MS });
-    const lost = r.finished.find((f) => !f.ok);
+    const finish = answer.taken.map((job) => ({ id: job.id, epoch: job.epoch, status: 'done' as const }));
+    answer = await store.jobs.batch({ session, finish, take: batch, leaseMs: LEASE_MS });
+    const lost = answer.finished.find((outcome) => !outcome.ok);
     if (lost !== undefined) throw new Error(`bench: job ${lost.job?.id ?? '?'} was lost`);
     count += finish.length;
   }

@@ -13,9 +13,9 @@ import { withClient } from './pg-server.js';
 
 /** Commits per second on PostgreSQL with `connections` clients during `ms`. */
 export async function pgDurableRate(url: string, connections: number, ms: number): Promise<number> {
-  await withClient(url, async (c) => {
-    await c.query('CREATE TABLE IF NOT EXISTS counters (id int PRIMARY KEY, n bigint NOT NULL)');
-    await c.query(
+  await withClient(url, async (client) => {
+    await client.query('CREATE TABLE IF NOT EXISTS counters (id int PRIMARY KEY, n bigint NOT NULL)');
+    await client.query(
       'INSERT INTO counters SELECT g, 0 FROM generate_series(1, $1::int) g ON CONFLICT DO NOTHING',
       [connections],
     );
@@ -31,9 +31,13 @@ export async function pgDurableRate(url: string, connections: number, ms: number
     const t0 = nowMs();
     const deadline = t0 + ms;
     const counts = await Promise.all(
-      clients.map(async (client, i) => {
+      clients.map(async (client, index) => {
         let count = 0;
-        const query = { name: 'bump', text: 'UPDATE counters SET n = n + 1 WHERE id = $1', values: [i + 1] };
+        const query = {
+          name: 'bump',
+          text: 'UPDATE counters SET n = n + 1 WHERE id = $1',
+          values: [index + 1],
+        };
         while (nowMs() < deadline) {
           await client.query(query);
           count++;
@@ -42,9 +46,9 @@ export async function pgDurableRate(url: string, connections: number, ms: number
       }),
     );
     const seconds = (nowMs() - t0) / 1000;
-    return counts.reduce((a, b) => a + b, 0) / seconds;
+    return counts.reduce((sum, part) => sum + part, 0) / seconds;
   } finally {
-    await Promise.all(clients.map((c) => c.end()));
+    await Promise.all(clients.map((client) => client.end()));
   }
 }
 
@@ -54,8 +58,8 @@ export async function sqliteDurableRate(path: string, processes: number, ms: num
   db.pragma('journal_mode = WAL');
   db.exec('CREATE TABLE IF NOT EXISTS counters (id INTEGER PRIMARY KEY, n INTEGER NOT NULL)');
   const insert = db.prepare('INSERT OR IGNORE INTO counters VALUES (?, 0)');
-  for (let i = 1; i <= processes; i++) insert.run(i);
+  for (let index = 1; index <= processes; index++) insert.run(index);
   db.close();
-  const result = await runSqliteProcs((i) => ['durable', path, String(ms), String(i + 1)], processes);
+  const result = await runSqliteProcs((index) => ['durable', path, String(ms), String(index + 1)], processes);
   return result.count / result.seconds;
 }

@@ -37,13 +37,13 @@ const DEFAULT_TTL_MS = UP_DEFAULTS.leaseTtlMs;
 const DEFAULT_RETRY_MS = UP_DEFAULTS.retryIntervalMs;
 const BIN = fileURLToPath(new URL('../../bin/baton.js', import.meta.url));
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T | null>): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const v = await probe();
-    if (v !== null) return v;
+    const value = await probe();
+    if (value !== null) return value;
     if (Date.now() > deadline) throw new Error(`bench: timed out waiting for ${what}`);
     await sleep(20);
   }
@@ -76,12 +76,16 @@ async function failoverOnce(db: string, plan: FailoverPlan): Promise<number> {
       closeSync(fd);
     }
     const lease = await waitFor('a leader', 30_000, async () => {
-      const l = await store.leases.get('dispatcher');
-      return l !== null && l.holder !== null && l.expiresAt > (await store.now()) ? l : null;
+      const current = await store.leases.get('dispatcher');
+      return current !== null && current.holder !== null && current.expiresAt > (await store.now())
+        ? current
+        : null;
     });
     // Both runners must be up, or the standby may still be starting when the leader dies.
     await waitFor('both hosts', 30_000, async () => {
-      const live = (await store.sessions.list({ liveOnly: true })).filter((s) => s.kind === 'daemon');
+      const live = (await store.sessions.list({ liveOnly: true })).filter(
+        (session) => session.kind === 'daemon',
+      );
       return live.length >= 2 ? live : null;
     });
     const leaderSession = await store.sessions.get(Number(lease.holder));
@@ -92,10 +96,11 @@ async function failoverOnce(db: string, plan: FailoverPlan): Promise<number> {
     const t0 = await store.now();
     leader.kill('SIGKILL');
     await exited(leader);
-    for (let i = 0; i < 4; i++) await store.jobs.enqueue({ key: `failover-${i}`, command: 'true' });
+    for (let index = 0; index < 4; index++)
+      await store.jobs.enqueue({ key: `failover-${index}`, command: 'true' });
     const placedAt = await waitFor('a dispatch under the next term', 120_000, async () => {
       const placed = await store.audit.list({ type: 'job:placed', afterId: seenAudit, limit: 100 });
-      const first = placed.find((e) => e.detail['term'] === lease.term + 1);
+      const first = placed.find((event) => event.detail['term'] === lease.term + 1);
       return first === undefined ? null : first.at;
     });
     return placedAt - t0;

@@ -15,7 +15,7 @@ import { withClient, readyForDrain } from './pg-server.js';
 import { droppable, migrateBaton } from './seed.js';
 
 /** A host's name: `host-0001`; zero-padded so that names sort as numbers up to 9,999 hosts. */
-export const hostName = (i: number): string => `host-${String(i).padStart(4, '0')}`;
+export const hostName = (index: number): string => `host-${String(index).padStart(4, '0')}`;
 
 /** Hosts' capacity as seeded: RAM no job budget comes near, and slots for `slotsMax` jobs. */
 export const HOST_RAM_MB = 1_048_576;
@@ -28,40 +28,40 @@ export interface History {
 const isPg = (url: string): boolean => /^postgres(ql)?:\/\//i.test(url);
 
 /** `finished` done jobs and `queued` queued jobs, with their tasks, on either engine. */
-export async function seedHistory(url: string, h: History): Promise<void> {
+export async function seedHistory(url: string, history: History): Promise<void> {
   await migrateBaton(url);
-  if (isPg(url)) await seedHistoryPg(url, h);
-  else seedHistorySqlite(url, h);
+  if (isPg(url)) await seedHistoryPg(url, history);
+  else seedHistorySqlite(url, history);
 }
 
-async function seedHistoryPg(url: string, h: History): Promise<void> {
-  await withClient(url, async (c) => {
-    const ddl = await droppable(c, ['tasks', 'jobs']);
-    await c.query('BEGIN');
-    for (const sql of ddl.drop) await c.query(sql);
+async function seedHistoryPg(url: string, history: History): Promise<void> {
+  await withClient(url, async (client) => {
+    const ddl = await droppable(client, ['tasks', 'jobs']);
+    await client.query('BEGIN');
+    for (const sql of ddl.drop) await client.query(sql);
     const tasks = `INSERT INTO tasks (key, priority, created_at)
       SELECT $2::text || '-' || lpad(g::text, 7, '0'), 100,
         date_trunc('milliseconds', now()) - ($1::int - g + $3::int) * interval '1 millisecond'
       FROM generate_series(1, $1::int) g`;
-    await c.query(tasks, [h.finished, 'done', 86_400_000]);
-    await c.query(
+    await client.query(tasks, [history.finished, 'done', 86_400_000]);
+    await client.query(
       `INSERT INTO jobs (task_id, status, priority, queued_at, attempt, epoch, host, claimed_at,
          started_at, finished_at, exit_code)
        SELECT id, 'done', priority, created_at, 1, 1, 'gone', created_at, created_at, created_at, 0
        FROM tasks WHERE key LIKE 'done-%' ORDER BY id`,
     );
-    await c.query(tasks, [h.queued, 'queued', 0]);
-    await c.query(
+    await client.query(tasks, [history.queued, 'queued', 0]);
+    await client.query(
       `INSERT INTO jobs (task_id, priority, queued_at)
        SELECT id, priority, created_at FROM tasks WHERE key LIKE 'queued-%' ORDER BY id`,
     );
-    for (const sql of ddl.create) await c.query(sql);
-    await c.query('COMMIT');
-    await readyForDrain(c);
+    for (const sql of ddl.create) await client.query(sql);
+    await client.query('COMMIT');
+    await readyForDrain(client);
   });
 }
 
-function seedHistorySqlite(path: string, h: History): void {
+function seedHistorySqlite(path: string, history: History): void {
   onSqlite(path, (db) => {
     const now = Date.now();
     const indexes = db
@@ -76,20 +76,20 @@ function seedHistorySqlite(path: string, h: History): void {
        SELECT @prefix || '-' || substr('000000' || i, -7), 100, @now - (@n - i + @ago) FROM g`,
     );
     db.transaction(() => {
-      for (const i of indexes) db.exec(`DROP INDEX ${i.name}`);
-      tasks.run({ n: h.finished, prefix: 'done', now, ago: 86_400_000 });
+      for (const index of indexes) db.exec(`DROP INDEX ${index.name}`);
+      tasks.run({ n: history.finished, prefix: 'done', now, ago: 86_400_000 });
       db.exec(
         `INSERT INTO jobs (task_id, status, priority, queued_at, attempt, epoch, host, claimed_at,
            started_at, finished_at, exit_code)
          SELECT id, 'done', priority, created_at, 1, 1, 'gone', created_at, created_at, created_at, 0
          FROM tasks WHERE key LIKE 'done-%' ORDER BY id`,
       );
-      tasks.run({ n: h.queued, prefix: 'queued', now, ago: 0 });
+      tasks.run({ n: history.queued, prefix: 'queued', now, ago: 0 });
       db.exec(
         `INSERT INTO jobs (task_id, priority, queued_at)
          SELECT id, priority, created_at FROM tasks WHERE key LIKE 'queued-%' ORDER BY id`,
       );
-      for (const i of indexes) db.exec(i.sql);
+      for (const index of indexes) db.exec(index.sql);
     }).immediate();
   });
 }
@@ -106,29 +106,29 @@ export async function addHosts(
 ): Promise<void> {
   const names = { from: hostName(range.from), to: hostName(range.to) };
   if (isPg(url)) {
-    await withClient(url, async (c) => {
-      await c.query('BEGIN');
-      await c.query(
+    await withClient(url, async (client) => {
+      await client.query('BEGIN');
+      await client.query(
         `INSERT INTO sessions (kind, host, pid, name, started_at, heartbeat_at)
          SELECT 'daemon', 'host-' || lpad(g::text, 4, '0'), 1, 'baton up', ${PG_NOW}, ${PG_NOW}
          FROM generate_series($1::int, $2::int) g`,
         [range.from, range.to],
       );
-      await c.query(
+      await client.query(
         `INSERT INTO hosts (name, enabled, session_id, ram_total_mb, ram_reserved_mb, ram_free_mb,
            slots_max, heartbeat_at, registered_at)
          SELECT s.host, true, s.id, $3::int, 512, $3::int, $4::int, s.started_at, s.started_at
          FROM sessions s WHERE s.kind = 'daemon' AND s.state = 'live' AND s.host BETWEEN $1 AND $2`,
         [names.from, names.to, HOST_RAM_MB, slotsMax],
       );
-      const { rows } = await c.query<{ id: string }>('SELECT coalesce(max(id), 0) AS id FROM tasks');
-      await c.query(
+      const { rows } = await client.query<{ id: string }>('SELECT coalesce(max(id), 0) AS id FROM tasks');
+      await client.query(
         `INSERT INTO tasks (key, priority, created_at)
          SELECT h.name || '/active-' || k, 100, ${PG_NOW}
          FROM hosts h, generate_series(1, $3::int) k WHERE h.name BETWEEN $1 AND $2`,
         [names.from, names.to, active],
       );
-      await c.query(
+      await client.query(
         `INSERT INTO jobs (task_id, status, priority, queued_at, attempt, epoch, session_id, host,
            term, claimed_at, started_at)
          SELECT t.id, 'running', 100, t.created_at, 1, 1, h.session_id, h.name, 1, t.created_at,
@@ -137,8 +137,8 @@ export async function addHosts(
          WHERE t.id > $1::bigint`,
         [rows[0]?.id ?? 0],
       );
-      await c.query('COMMIT');
-      await c.query('ANALYZE');
+      await client.query('COMMIT');
+      await client.query('ANALYZE');
     });
     return;
   }
@@ -180,25 +180,25 @@ export async function setSlots(url: string, slots: number | 'full'): Promise<voi
   const active = `(SELECT count(*) FROM jobs j WHERE j.host = hosts.name AND j.status IN ('claimed', 'running'))`;
   const value = slots === 'full' ? active : String(slots);
   if (isPg(url)) {
-    await withClient(url, (c) => c.query(`UPDATE hosts SET slots_max = ${value}`));
+    await withClient(url, (client) => client.query(`UPDATE hosts SET slots_max = ${value}`));
     return;
   }
   onSqlite(url, (db) => db.exec(`UPDATE hosts SET slots_max = ${value}`));
 }
 
 /**
- * `n` live agent sessions (ids returned), each holding the claim (epoch 1) on a task of its
+ * `count` live agent sessions (ids returned), each holding the claim (epoch 1) on a task of its
  * own, `agent-<first>-…`; `first` keeps keys apart across calls.
  */
 export async function addClaimedSessions(
   url: string,
   first: number,
-  n: number,
+  count: number,
 ): Promise<{ session: number; key: string }[]> {
-  const key = (i: number): string => `agent-${String(first + i).padStart(7, '0')}`;
+  const key = (index: number): string => `agent-${String(first + index).padStart(7, '0')}`;
   if (isPg(url)) {
-    return withClient(url, async (c) => {
-      const { rows } = await c.query<{ id: string; key: string }>(
+    return withClient(url, async (client) => {
+      const { rows } = await client.query<{ id: string; key: string }>(
         `WITH s AS (
            INSERT INTO sessions (kind, host, pid, name, started_at, heartbeat_at)
            SELECT 'agent', 'bench', 1, 'agent-' || lpad(g::text, 7, '0'), ${PG_NOW}, ${PG_NOW}
@@ -213,9 +213,9 @@ export async function addClaimedSessions(
            SELECT id, holder_session_id, 1, claimed_at, claimed_at FROM t
          )
          SELECT id, name AS key FROM s ORDER BY id`,
-        [first, n],
+        [first, count],
       );
-      return rows.map((r) => ({ session: Number(r.id), key: r.key }));
+      return rows.map((row) => ({ session: Number(row.id), key: row.key }));
     });
   }
   return onSqlite(url, (db) =>
@@ -233,11 +233,11 @@ export async function addClaimedSessions(
         const claim = db.prepare(
           `INSERT INTO claims (task_id, session_id, epoch, claimed_at, heartbeat_at) VALUES (?, ?, 1, ?, ?)`,
         );
-        return Array.from({ length: n }, (_, i) => {
-          const id = (session.get(key(i), now, now) as { id: number }).id;
-          const taskId = (task.get(key(i), now, id, now) as { id: number }).id;
+        return Array.from({ length: count }, (_, index) => {
+          const id = (session.get(key(index), now, now) as { id: number }).id;
+          const taskId = (task.get(key(index), now, id, now) as { id: number }).id;
           claim.run(taskId, id, now, now);
-          return { session: id, key: key(i) };
+          return { session: id, key: key(index) };
         });
       })
       .immediate(),

@@ -41,27 +41,27 @@ interface Beater {
   readonly key: string;
 }
 
-/** p99 (ms) of the beats of the first `n` beaters over `periods` periods after one untimed. */
+/** p99 (ms) of the beats of `beaters` over `periods` periods after one untimed. */
 async function trial(store: Store, beaters: readonly Beater[], periods: number): Promise<number> {
-  const n = beaters.length;
+  const beaterCount = beaters.length;
   const latencies: number[] = [];
   const pending = new Set<Promise<void>>();
   const failed: { error?: Error } = {};
   const t0 = nowMs();
-  const total = (periods + 1) * n;
-  const timedFrom = n;
-  for (let i = 0; i < total; i++) {
-    const due = t0 + (i * BEAT_PERIOD_MS) / n;
+  const total = (periods + 1) * beaterCount;
+  const timedFrom = beaterCount;
+  for (let beatIndex = 0; beatIndex < total; beatIndex++) {
+    const due = t0 + (beatIndex * BEAT_PERIOD_MS) / beaterCount;
     const wait = due - nowMs();
     // Behind schedule, beats go out at once, but the loop still yields so answers are read.
     if (wait > 1) await sleep(wait);
     else await new Promise<void>((resolve) => setImmediate(resolve));
-    const b = beaters[i % n] as Beater;
+    const beater = beaters[beatIndex % beaterCount] as Beater;
     const beat = store.sessions
-      .heartbeat({ session: b.session, claim: { key: b.key, epoch: 1 } })
-      .then((r) => {
-        if (!r.ok) throw new Error(`bench: session ${b.session} was fenced`);
-        if (i >= timedFrom) latencies.push(nowMs() - due);
+      .heartbeat({ session: beater.session, claim: { key: beater.key, epoch: 1 } })
+      .then((answer) => {
+        if (!answer.ok) throw new Error(`bench: session ${beater.session} was fenced`);
+        if (beatIndex >= timedFrom) latencies.push(nowMs() - due);
       })
       .catch(
         (error: unknown) => void (failed.error ??= error instanceof Error ? error : new Error(String(error))),
@@ -83,28 +83,32 @@ export async function measureHeartbeats(
   const store = await openStore(url);
   const beaters: Beater[] = [];
   const trials: { sessions: number; p99: number }[] = [];
-  const run = async (n: number): Promise<boolean> => {
-    if (beaters.length < n)
-      beaters.push(...(await addClaimedSessions(url, beaters.length, n - beaters.length)));
-    const p99 = await trial(store, beaters.slice(0, n), plan.periods);
-    trials.push({ sessions: n, p99 });
-    progress(`heartbeats ${engine}: ${n} sessions, p99 ${p99.toFixed(1)} ms`);
+  const run = async (sessionCount: number): Promise<boolean> => {
+    if (beaters.length < sessionCount)
+      beaters.push(...(await addClaimedSessions(url, beaters.length, sessionCount - beaters.length)));
+    const p99 = await trial(store, beaters.slice(0, sessionCount), plan.periods);
+    trials.push({ sessions: sessionCount, p99 });
+    progress(`heartbeats ${engine}: ${sessionCount} sessions, p99 ${p99.toFixed(1)} ms`);
     return p99 < P99_LIMIT_MS;
   };
   try {
     let held = 0;
     let failed = Number.POSITIVE_INFINITY;
-    for (let n = plan.start; n <= plan.max; n *= 2) {
-      if (!(await run(n))) {
-        failed = n;
+    for (let sessionCount = plan.start; sessionCount <= plan.max; sessionCount *= 2) {
+      if (!(await run(sessionCount))) {
+        failed = sessionCount;
         break;
       }
-      held = n;
+      held = sessionCount;
     }
     // The first trial failed: halve until one holds.
-    for (let n = Math.floor(plan.start / 2); held === 0 && n >= 10; n = Math.floor(n / 2)) {
-      if (await run(n)) held = n;
-      else failed = n;
+    for (
+      let sessionCount = Math.floor(plan.start / 2);
+      held === 0 && sessionCount >= 10;
+      sessionCount = Math.floor(sessionCount / 2)
+    ) {
+      if (await run(sessionCount)) held = sessionCount;
+      else failed = sessionCount;
     }
     while (held > 0 && Number.isFinite(failed) && (failed - held) / held > plan.tolerance) {
       const mid = Math.round((held + failed) / 2);

@@ -37,9 +37,9 @@ export interface HttpVsDirectResult {
 
 /** The database URL reached over the Unix socket in `dir` (libpq's `host` parameter), same port. */
 export function overSocket(url: string, dir: string): string {
-  const u = new URL(url);
-  u.searchParams.set('host', dir);
-  return u.toString();
+  const parsed = new URL(url);
+  parsed.searchParams.set('host', dir);
+  return parsed.toString();
 }
 
 const CONCURRENCY = 8;
@@ -54,8 +54,8 @@ async function timedRounds(
 ): Promise<number> {
   const start = nowMs();
   await Promise.all(
-    sessions.map(async (session, w) => {
-      for (let i = 0; i < perWorker; i++) await step(`${prefix}-${w}-${i}`, session);
+    sessions.map(async (session, worker) => {
+      for (let index = 0; index < perWorker; index++) await step(`${prefix}-${worker}-${index}`, session);
     }),
   );
   return (perWorker * sessions.length) / ((nowMs() - start) / 1000);
@@ -74,7 +74,7 @@ function cpuMsOf(pick: (pid: number, cmdline: string) => boolean): Map<number, n
   const found = new Map<number, number>();
   let pids: string[];
   try {
-    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+    pids = readdirSync('/proc').filter((entry) => /^\d+$/.test(entry));
   } catch {
     return found;
   }
@@ -113,9 +113,9 @@ function cpuPerRound(
   rounds: number,
 ): string {
   return after
-    .map((now, i) => {
+    .map((now, index) => {
       let ms = 0;
-      for (const [pid, v] of now) ms += v - (before[i]?.get(pid) ?? 0);
+      for (const [pid, ticks] of now) ms += ticks - (before[index]?.get(pid) ?? 0);
       return ((ms * 1000) / rounds).toFixed(0);
     })
     .join('/');
@@ -128,8 +128,8 @@ function serve(url: string): Promise<{ url: string; pid: number | undefined; sto
   });
   return new Promise((resolve, reject) => {
     child.on('exit', (code) => reject(new Error(`baton serve exited ${code}`)));
-    child.stdout.on('data', (d: Buffer) => {
-      const found = /(http:\/\/\S+)/.exec(d.toString())?.[1];
+    child.stdout.on('data', (data: Buffer) => {
+      const found = /(http:\/\/\S+)/.exec(data.toString())?.[1];
       if (found !== undefined) resolve({ url: found, pid: child.pid, stop: () => child.kill('SIGINT') });
     });
   });
@@ -159,7 +159,7 @@ function poster(base: string, secret: string): (path: string, body: unknown) => 
         },
         (res) => {
           const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
           res.on('end', () => {
             if (res.statusCode === 200) resolve();
             else reject(new Error(`${path}: ${res.statusCode} ${Buffer.concat(chunks).toString()}`));
@@ -183,8 +183,9 @@ function poster(base: string, secret: string): (path: string, body: unknown) => 
 const WARM_UP_PER_WORKER = 160;
 
 async function seed(store: Store, prefix: string, perWorker: number): Promise<void> {
-  for (let w = 0; w < CONCURRENCY; w++) {
-    for (let i = 0; i < perWorker; i++) await store.tasks.add({ key: `${prefix}-${w}-${i}` });
+  for (let worker = 0; worker < CONCURRENCY; worker++) {
+    for (let index = 0; index < perWorker; index++)
+      await store.tasks.add({ key: `${prefix}-${worker}-${index}` });
   }
 }
 
@@ -202,18 +203,18 @@ export async function measureHttpVsDirect(
   try {
     const { secret } = await store.tokens.create({ scope: 'operator', name: 'bench' });
     const sessions: number[] = [];
-    for (let w = 0; w < CONCURRENCY; w++)
-      sessions.push((await store.sessions.start({ kind: 'agent', host: 'bench', pid: w })).id);
+    for (let worker = 0; worker < CONCURRENCY; worker++)
+      sessions.push((await store.sessions.start({ kind: 'agent', host: 'bench', pid: worker })).id);
     const post = poster(server.url, secret);
     const overHttp = async (key: string, session: number): Promise<void> => {
-      const k = encodeURIComponent(key);
-      await post(`/v1/claims/${k}`, { session });
-      await post(`/v1/claims/${k}/release`, { session, epoch: 1, outcome: 'released' });
+      const encoded = encodeURIComponent(key);
+      await post(`/v1/claims/${encoded}`, { session });
+      await post(`/v1/claims/${encoded}/release`, { session, epoch: 1, outcome: 'released' });
     };
     const inProcess = async (key: string, session: number): Promise<void> => {
-      const c = await store.claims.acquire({ key, session });
-      if (!c.ok) throw new Error(`${key} held`);
-      await store.claims.release({ key, session, epoch: c.claim.epoch, outcome: 'released' });
+      const acquired = await store.claims.acquire({ key, session });
+      if (!acquired.ok) throw new Error(`${key} held`);
+      await store.claims.release({ key, session, epoch: acquired.claim.epoch, outcome: 'released' });
     };
     const database = new URL(url).pathname.slice(1);
     const rounds = perWorker * CONCURRENCY;

@@ -39,14 +39,14 @@ async function sample(
   enqueue: (key: string) => Promise<unknown>,
 ): Promise<LatencyRun> {
   const times: number[] = [];
-  for (let i = 0; i < WARMUP + count; i++) {
+  for (let index = 0; index < WARMUP + count; index++) {
     await sleep(10 + Math.random() * 30);
-    const key = `lat-${i}-${Math.random().toString(36).slice(2, 8)}`;
+    const key = `lat-${index}-${Math.random().toString(36).slice(2, 8)}`;
     const arrived = arrivals.expect(key);
     const t0 = nowMs();
     await enqueue(key);
     const at = await arrived;
-    if (i >= WARMUP) times.push(at - t0);
+    if (index >= WARMUP) times.push(at - t0);
   }
   return { p50: percentile(times, 50), p99: percentile(times, 99) };
 }
@@ -118,7 +118,8 @@ export async function measureLatency(
   reps: number,
 ): Promise<LatencyRuns> {
   const runs: LatencyRuns = { batonPg: [], batonSqlite: [], graphile: [] };
-  const show = (r: LatencyRun[]): string => `${r.at(-1)?.p50.toFixed(2)}/${r.at(-1)?.p99.toFixed(2)}`;
+  const show = (latencyRuns: LatencyRun[]): string =>
+    `${latencyRuns.at(-1)?.p50.toFixed(2)}/${latencyRuns.at(-1)?.p99.toFixed(2)}`;
   for (let rep = 1; rep <= reps; rep++) {
     runs.batonPg.push(await onPg('latbaton', (url) => batonLatency(url, samples, fallbackMs)));
     runs.graphile.push(await onPg('latgraphile', (url) => graphileLatency(url, samples)));

@@ -37,7 +37,7 @@ export interface LedgerScaleRun {
 const TYPES = ['claim:granted', 'job:claimed', 'job:started', 'job:finished', 'claim:released'];
 
 /** N ledger rows in one statement: what a busy cluster writes, with a small JSON detail each. */
-async function fillLedger(url: string, engine: 'sqlite' | 'postgres', n: number): Promise<void> {
+async function fillLedger(url: string, engine: 'sqlite' | 'postgres', rowsWanted: number): Promise<void> {
   const types = `'${TYPES.join("','")}'`;
   if (engine === 'sqlite') {
     const db = new Database(url);
@@ -48,20 +48,20 @@ async function fillLedger(url: string, engine: 'sqlite' | 'postgres', n: number)
          SELECT @now + i, json_extract(json_array(${types}), '$[' || (i % 5) || ']'),
            'bench-' || (i / 3), i / 3, 1 + i % 8, 'box-' || (i % 4), 1 + i % 3,
            json_object('attempt', 1 + i % 3, 'host', 'box-' || (i % 4)) FROM g`,
-      ).run({ n, now: Date.now() - n });
+      ).run({ n: rowsWanted, now: Date.now() - rowsWanted });
     } finally {
       db.close();
     }
     return;
   }
-  await withClient(url, (c) =>
-    c.query(
+  await withClient(url, (client) =>
+    client.query(
       `INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail)
        SELECT date_trunc('milliseconds', now()) - ($1::int - g) * interval '1 millisecond',
          (ARRAY[${types}])[1 + g % 5], 'bench-' || (g / 3), g / 3, 1 + g % 8, 'box-' || (g % 4), 1 + g % 3,
          jsonb_build_object('attempt', 1 + g % 3, 'host', 'box-' || (g % 4))
        FROM generate_series(1, $1::int) g`,
-      [n],
+      [rowsWanted],
     ),
   );
 }
@@ -74,9 +74,9 @@ function runChild(args: readonly string[]): Promise<CommandRun> {
     let out = '';
     child.stdio[3]?.on('data', (chunk: Buffer) => (out += chunk.toString()));
     child.once('exit', (code) => {
-      const r = JSON.parse(out.trim() || '{}') as { code?: number; maxRssMb?: number; seconds?: number };
-      if (code !== 0 || r.code !== 0) reject(new Error(`bench: baton ${args.join(' ')} exited ${code}`));
-      else resolve({ maxRssMb: r.maxRssMb ?? Number.NaN, seconds: r.seconds ?? Number.NaN });
+      const report = JSON.parse(out.trim() || '{}') as { code?: number; maxRssMb?: number; seconds?: number };
+      if (code !== 0 || report.code !== 0) reject(new Error(`bench: baton ${args.join(' ')} exited ${code}`));
+      else resolve({ maxRssMb: report.maxRssMb ?? Number.NaN, seconds: report.seconds ?? Number.NaN });
     });
   });
 }
@@ -89,9 +89,9 @@ async function seal(url: string, signer: LedgerSigner): Promise<number> {
     let rows = 0;
     for (;;) {
       const { sealed } = await sealLedger(store, signer, { checkpointsMax: 1_000_000 });
-      const n = sealed.reduce((sum, c) => sum + c.rowCount, 0);
-      rows += n;
-      if (n === 0) break;
+      const sealedRows = sealed.reduce((sum, checkpoint) => sum + checkpoint.rowCount, 0);
+      rows += sealedRows;
+      if (sealedRows === 0) break;
     }
     return rows / ((nowMs() - started) / 1000);
   } finally {

@@ -42,85 +42,103 @@ export async function environment(pgUrl: string, origin: string): Promise<Record
 /** The 1, 5 and 15 minute load averages: other work on the machine shows here. */
 const loadNow = (): string =>
   loadavg()
-    .map((x) => x.toFixed(1))
+    .map((value) => value.toFixed(1))
     .join(' / ');
 
 /** Rows of the figures table: what, median, the repetitions. */
-function figureRows(r: Results, f: Record<string, unknown>): string[] {
-  const p = r.plan;
-  const claim = f.claimMs as Record<string, { small: number; large: number } | undefined>;
+function figureRows(results: Results, figures: Record<string, unknown>): string[] {
+  const plan = results.plan;
+  const claim = figures.claimMs as Record<string, { small: number; large: number } | undefined>;
   const line = (what: string, value: number, runs: readonly number[], digits = 0): string =>
     `| ${what} | ${fmt(value, digits)} | ${runsOf(runs, digits)} |`;
-  const t = r.throughput;
-  const rate = (k: string): number => f[k] as number;
+  const throughput = results.throughput;
+  const rate = (key: string): number => figures[key] as number;
   return [
     line(
       `Baton on PostgreSQL, ${PG_BATCH_LOOPS} batch loops of ${DRAIN_BATCH}, items/s`,
       rate('batonPgItemsPerSec'),
-      t.batonPg,
+      throughput.batonPg,
     ),
     line(
       `Baton on SQLite, ${SQLITE_PROCESSES} processes × ${SQLITE_WORKERS_PER_PROCESS} workers, items/s`,
       rate('batonSqliteItemsPerSec'),
-      t.batonSqlite,
+      throughput.batonSqlite,
     ),
     line(
       'Baton on PostgreSQL, tamper evidence off, items/s',
       rate('batonPgLedgerOffItemsPerSec'),
-      t.batonPgOff,
+      throughput.batonPgOff,
     ),
     line(
       'Baton on SQLite, tamper evidence off, items/s',
       rate('batonSqliteLedgerOffItemsPerSec'),
-      t.batonSqliteOff,
+      throughput.batonSqliteOff,
     ),
-    line('Ledger rows sealed during a PG drain (sealer at work)', median(t.pgSealedDuring), t.pgSealedDuring),
-    line('Ledger rows sealed during a SQLite drain', median(t.sqliteSealedDuring), t.sqliteSealedDuring),
+    line(
+      'Ledger rows sealed during a PG drain (sealer at work)',
+      median(throughput.pgSealedDuring),
+      throughput.pgSealedDuring,
+    ),
+    line(
+      'Ledger rows sealed during a SQLite drain',
+      median(throughput.sqliteSealedDuring),
+      throughput.sqliteSealedDuring,
+    ),
     line(
       `PostgreSQL durable commits/s, ${PG_WORKERS} connections`,
       rate('pgDurableCommitsPerSec'),
-      t.pgDurable,
+      throughput.pgDurable,
     ),
     line(
       `SQLite durable commits/s, ${SQLITE_PROCESSES} processes`,
       rate('sqliteDurableCommitsPerSec'),
-      t.sqliteDurable,
+      throughput.sqliteDurable,
     ),
-    line(`PG claimNext ms, ${count(p.scaleSmall)} queued`, claim.pg?.small ?? NaN, r.scale.pg.small.runs, 3),
-    line(`PG claimNext ms, ${count(p.scaleLarge)} queued`, claim.pg?.large ?? NaN, r.scale.pg.large.runs, 3),
     line(
-      `SQLite claimNext ms, ${count(p.scaleSmall)} queued`,
+      `PG claimNext ms, ${count(plan.scaleSmall)} queued`,
+      claim.pg?.small ?? NaN,
+      results.scale.pg.small.runs,
+      3,
+    ),
+    line(
+      `PG claimNext ms, ${count(plan.scaleLarge)} queued`,
+      claim.pg?.large ?? NaN,
+      results.scale.pg.large.runs,
+      3,
+    ),
+    line(
+      `SQLite claimNext ms, ${count(plan.scaleSmall)} queued`,
       claim.sqlite?.small ?? NaN,
-      r.scale.sqlite.small.runs,
+      results.scale.sqlite.small.runs,
       3,
     ),
     line(
-      `SQLite claimNext ms, ${count(p.sqliteScaleLarge)} queued`,
+      `SQLite claimNext ms, ${count(plan.sqliteScaleLarge)} queued`,
       claim.sqlite?.large ?? NaN,
-      r.scale.sqlite.large.runs,
+      results.scale.sqlite.large.runs,
       3,
     ),
-    line('`baton claim` (SQLite) wall ms', r.cli.batonMs, r.cli.batonRuns, 1),
-    line("`node -e ''` wall ms (beside it)", r.cli.nodeMs, r.cli.nodeRuns, 1),
-    line('`baton claim` (PostgreSQL) wall ms', r.cliPg.batonMs, r.cliPg.batonRuns, 1),
-    line("`node -e ''` wall ms (beside it)", r.cliPg.nodeMs, r.cliPg.nodeRuns, 1),
+    line('`baton claim` (SQLite) wall ms', results.cli.batonMs, results.cli.batonRuns, 1),
+    line("`node -e ''` wall ms (beside it)", results.cli.nodeMs, results.cli.nodeRuns, 1),
+    line('`baton claim` (PostgreSQL) wall ms', results.cliPg.batonMs, results.cliPg.batonRuns, 1),
+    line("`node -e ''` wall ms (beside it)", results.cliPg.nodeMs, results.cliPg.nodeRuns, 1),
   ];
 }
 
 export function markdown(
-  r: Results,
-  f: Record<string, unknown>,
+  results: Results,
+  figures: Record<string, unknown>,
   ts: readonly Target[],
   seconds: number,
 ): string {
-  const e = r.environment;
-  const p = r.plan;
-  const lat = f.latencyMs as Record<string, { p50: number; p99: number }>;
-  const row = (name: string, v: { p50: number; p99: number } | undefined): string =>
-    `| ${name} | ${fmt(v?.p50 ?? Number.NaN, 2)} | ${fmt(v?.p99 ?? Number.NaN, 2)} |`;
+  const env = results.environment;
+  const plan = results.plan;
+  const lat = figures.latencyMs as Record<string, { p50: number; p99: number }>;
+  const row = (name: string, latency: { p50: number; p99: number } | undefined): string =>
+    `| ${name} | ${fmt(latency?.p50 ?? Number.NaN, 2)} | ${fmt(latency?.p99 ?? Number.NaN, 2)} |`;
   return `# Benchmarks
 
-Written by \`npm run bench\` (full run, ${fmt(seconds)} s). Every figure is the median of ${p.reps}
+Written by \`npm run bench\` (full run, ${fmt(seconds)} s). Every figure is the median of ${plan.reps}
 repetitions taken in this one run on this one machine; ratios are against peers measured in the same
 repetitions. Re-run it on your machine: the ratios are the result, the absolute numbers are this machine's.
 
@@ -128,16 +146,16 @@ repetitions. Re-run it on your machine: the ratios are the result, the absolute 
 
 | measure | this run | target | verdict | repetitions |
 |---|---|---|---|---|
-${ts.map((t) => `| ${t.measure} | ${t.value} | ${t.target} | ${verdict(t)} | ${t.runs} |`).join('\n')}
+${ts.map((entry) => `| ${entry.measure} | ${entry.value} | ${entry.target} | ${verdict(entry)} | ${entry.runs} |`).join('\n')}
 
-${failoverNote(r.failover)}
+${failoverNote(results.failover)}
 
 ## Machine and versions
 
 | | |
 |---|---|
-${Object.entries(e)
-  .map(([k, v]) => `| ${k} | ${v} |`)
+${Object.entries(env)
+  .map(([name, value]) => `| ${name} | ${value} |`)
   .join('\n')}
 | loadAtEnd | ${loadNow()} |
 
@@ -148,7 +166,7 @@ absolute rates then drop and scatter, and only the ratios within a repetition st
 
 | measure | median | runs |
 |---|---|---|
-${figureRows(r, f).join('\n')}
+${figureRows(results, figures).join('\n')}
 
 Latency, enqueue → claimed by an idle worker (ms; median over repetitions of each repetition's percentile):
 
@@ -158,20 +176,20 @@ ${row('Baton on PostgreSQL', lat.batonPg)}
 ${row('Graphile Worker', lat.graphile)}
 ${row('Baton on SQLite', lat.batonSqlite)}
 
-${peerSection(r, f)}
+${peerSection(results, figures)}
 
-${fleetSection(r)}
+${fleetSection(results)}
 
-${ledgerTable(r)}
+${ledgerTable(results)}
 
 ## Method
 
-- **One server.** ${e.postgresOrigin}; durable settings (${e.postgresSettings}). Each
+- **One server.** ${env.postgresOrigin}; durable settings (${env.postgresSettings}). Each
   system, each repetition, gets a fresh database on it. Queues are filled before the clock starts (a bulk
   load), then \`VACUUM ANALYZE\` on PostgreSQL (what autovacuum would do) and a \`CHECKPOINT\`, so every
   drain starts as far from the last checkpoint and none lands inside one system's drain only; SQLite is not
   analysed (Baton never analyses it).
-- **Throughput.** ${p.n} no-op items (Baton on SQLite: ${p.sqliteN}). Baton: ${PG_BATCH_LOOPS} batch loops
+- **Throughput.** ${plan.n} no-op items (Baton on SQLite: ${plan.sqliteN}). Baton: ${PG_BATCH_LOOPS} batch loops
   in one process sharing one pool (\`jobs.batch\`, docs/decisions/0017): each takes up to ${DRAIN_BATCH} jobs, runs
   them, then finishes them all and takes the next batch in one commit. Every job is still claimed,
   started and finished under its own epoch guard and lease, with its own ledger rows (four per item:
@@ -184,44 +202,44 @@ ${ledgerTable(r)}
   first item reaching a worker to the last completion committed (for the peers: their job table shows
   none left). One repetition runs every system once, so a slow spell of the machine hits all of them.
 - **Durable limit.** PostgreSQL: ${PG_WORKERS} pg connections, each committing
-  \`UPDATE … WHERE id = own row\` in autocommit for ${p.durableMs / 1000} s. SQLite: ${SQLITE_PROCESSES}
+  \`UPDATE … WHERE id = own row\` in autocommit for ${plan.durableMs / 1000} s. SQLite: ${SQLITE_PROCESSES}
   processes, \`BEGIN IMMEDIATE; UPDATE one row; COMMIT\` with Baton's pragmas (WAL, synchronous=FULL,
   busy_timeout 1000). Every item needs at least two durable transitions, so the bound is half the rate.
-- **Latency.** ${p.latencySamples} samples per repetition after 5 warm-up ones, 10-40 ms apart, enqueuer
+- **Latency.** ${plan.latencySamples} samples per repetition after 5 warm-up ones, 10-40 ms apart, enqueuer
   and worker in one process on separate connections, timed from just before the enqueue call. Baton's
   idle worker waits on its store's wake-ups (\`store.wakeups\`: LISTEN/NOTIFY on PostgreSQL, a trigger-kept
-  counter polled every 2 ms on SQLite), with a ${p.wakeFallbackMs} ms timeout as its fallback. Graphile
+  counter polled every 2 ms on SQLite), with a ${plan.wakeFallbackMs} ms timeout as its fallback. Graphile
   Worker waits on LISTEN/NOTIFY, with its 2 s poll as the fallback.
-- **Scale.** Queues of ${count(p.scaleSmall)} and ${count(p.scaleLarge)} items (SQLite:
-  ${count(p.sqliteScaleLarge)}) filled by \`INSERT … SELECT generate_series\` (a recursive CTE on SQLite),
-  open side by side; ${p.scaleClaims} \`claimNext\` calls per queue and repetition, alternating between them.
+- **Scale.** Queues of ${count(plan.scaleSmall)} and ${count(plan.scaleLarge)} items (SQLite:
+  ${count(plan.sqliteScaleLarge)}) filled by \`INSERT … SELECT generate_series\` (a recursive CTE on SQLite),
+  open side by side; ${plan.scaleClaims} \`claimNext\` calls per queue and repetition, alternating between them.
 - **Tamper evidence.** Every Baton drain runs twice per repetition, back to back in alternating order:
   on (a ledger key registered and \`baton up\`'s sealer, src/daemon/sealer.ts, in a process of its own
   sealing every ${SEAL_INTERVAL_MS} ms, a quarter of its default interval) and off (no key, no sealer).
   \`ledgerOverhead\` is off ÷ on per repetition, then the median; the targets above are met with it on.
   After each "on" drain, untimed, the last rows are sealed and the whole ledger must verify.
-- **Ledger at scale.** ${count(p.ledgerRowsSmall)} and ${count(p.ledgerRowsLarge)} ledger rows
+- **Ledger at scale.** ${count(plan.ledgerRowsSmall)} and ${count(plan.ledgerRowsLarge)} ledger rows
   bulk-loaded, sealed, then \`baton audit export --format jsonl\`, \`baton audit verify --file\` and (large
   only) \`baton audit verify\`, each in a process of its own whose peak RSS (getrusage maxrss) is the figure.
 - **CLI.** \`node bin/baton.js claim <key> --session S --db <sqlite file>\` as a fresh process against
-  \`node -e ''\`, alternating, ${p.cliRuns} runs each after one untimed run; the same with
+  \`node -e ''\`, alternating, ${plan.cliRuns} runs each after one untimed run; the same with
   \`--db postgres://…\` on a fresh database of the bench server.
-${fleetMethod(r)}
+${fleetMethod(results)}
 
 See docs/decisions/0002-bench-findings.md for what the figures say about Baton's engines.
 `;
 }
 
 /** Peak memory of export and verify at two ledger sizes: flat means constant memory. */
-function ledgerTable(r: Results): string {
-  if (r.ledger.length === 0) return 'The ledger at scale was not measured in this run.';
-  const mb = (x: number | undefined): string => (x === undefined ? '—' : `${fmt(x)} MB`);
-  const run = (c: { maxRssMb: number; seconds: number } | null): string =>
-    c === null ? '—' : `${mb(c.maxRssMb)} (${fmt(c.seconds, 1)} s)`;
-  const rows = r.ledger.map(
-    (x) =>
-      `| ${x.engine} | ${count(x.rows)} | ${fmt(x.sealRowsPerSec)} | ${fmt(x.exportMb)} MB | ` +
-      `${run(x.export)} | ${run(x.verifyFile)} | ${run(x.verifyDb)} |`,
+function ledgerTable(results: Results): string {
+  if (results.ledger.length === 0) return 'The ledger at scale was not measured in this run.';
+  const mb = (value: number | undefined): string => (value === undefined ? '—' : `${fmt(value)} MB`);
+  const run = (result: { maxRssMb: number; seconds: number } | null): string =>
+    result === null ? '—' : `${mb(result.maxRssMb)} (${fmt(result.seconds, 1)} s)`;
+  const rows = results.ledger.map(
+    (measured) =>
+      `| ${measured.engine} | ${count(measured.rows)} | ${fmt(measured.sealRowsPerSec)} | ${fmt(measured.exportMb)} MB | ` +
+      `${run(measured.export)} | ${run(measured.verifyFile)} | ${run(measured.verifyDb)} |`,
   );
   return `The ledger at scale (peak RSS of each command in its own process, and its time):
 
@@ -230,10 +248,10 @@ function ledgerTable(r: Results): string {
 ${rows.join('\n')}`;
 }
 
-function failoverNote(f: Results['failover']): string {
-  if (f === null) return 'Failover was not measured in this run: `failoverMs` and `ttlMs` are null.';
-  const runs = f.runs.map((x) => Math.round(x)).join(', ');
-  return `Failover: two \`baton up\` (hosts a and b) on one PostgreSQL database, lease TTL ${f.ttlMs} ms,
-standby retry interval ${f.retryMs} ms; from SIGKILL of the leader to the first 'job:placed' audit row
-under the next term, on the database clock: ${runs} ms (median ${Math.round(f.failoverMs)} ms).`;
+function failoverNote(failover: Results['failover']): string {
+  if (failover === null) return 'Failover was not measured in this run: `failoverMs` and `ttlMs` are null.';
+  const runs = failover.runs.map((runMs) => Math.round(runMs)).join(', ');
+  return `Failover: two \`baton up\` (hosts a and b) on one PostgreSQL database, lease TTL ${failover.ttlMs} ms,
+standby retry interval ${failover.retryMs} ms; from SIGKILL of the leader to the first 'job:placed' audit row
+under the next term, on the database clock: ${runs} ms (median ${Math.round(failover.failoverMs)} ms).`;
 }

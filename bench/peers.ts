@@ -91,31 +91,31 @@ export const PEERS: readonly PeerSetup[] = [
 ];
 
 /** The settings of a configuration, as the report prints them. */
-export function describePeer(p: PeerSetup): string {
-  if (p.system === 'pgboss') {
-    return `pg-boss: ${p.workers} work() loops, batchSize ${p.batchSize}, pollingIntervalSeconds ${p.pollSeconds}`;
+export function describePeer(peer: PeerSetup): string {
+  if (peer.system === 'pgboss') {
+    return `pg-boss: ${peer.workers} work() loops, batchSize ${peer.batchSize}, pollingIntervalSeconds ${peer.pollSeconds}`;
   }
-  const queue = p.localQueueSize === null ? 'no local queue' : `localQueue.size ${p.localQueueSize}`;
+  const queue = peer.localQueueSize === null ? 'no local queue' : `localQueue.size ${peer.localQueueSize}`;
   const batch =
-    p.batchDelayMs === null
+    peer.batchDelayMs === null
       ? 'no completion batching'
-      : `completeJobBatchDelay ${p.batchDelayMs}, failJobBatchDelay ${p.batchDelayMs}`;
-  return `Graphile Worker: concurrency ${p.concurrency}, pool ${p.poolSize}, ${queue}, ${batch}`;
+      : `completeJobBatchDelay ${peer.batchDelayMs}, failJobBatchDelay ${peer.batchDelayMs}`;
+  return `Graphile Worker: concurrency ${peer.concurrency}, pool ${peer.poolSize}, ${queue}, ${batch}`;
 }
 
 export const silentLogger = new Logger(() => () => undefined);
 
-/** A count of handler calls that resolves once it reaches `n`, remembering when the first came. */
-function counter(n: number): { hit: (k?: number) => void; first: () => number; all: Promise<void> } {
+/** A count of handler calls that resolves once it reaches `target`, remembering when the first came. */
+function counter(target: number): { hit: (calls?: number) => void; first: () => number; all: Promise<void> } {
   let seen = 0;
   let first = Number.NaN;
   let resolve: () => void = () => undefined;
-  const all = new Promise<void>((r) => (resolve = r));
+  const all = new Promise<void>((settle) => (resolve = settle));
   return {
-    hit: (k = 1) => {
+    hit: (calls = 1) => {
       if (seen === 0) first = nowMs();
-      seen += k;
-      if (seen >= n) resolve();
+      seen += calls;
+      if (seen >= target) resolve();
     },
     first: () => first,
     all,
@@ -172,18 +172,20 @@ export async function migrateGraphile(url: string): Promise<void> {
   }
 }
 
-/** Jobs per second for Graphile Worker draining `n` no-op jobs. */
-export async function drainGraphile(url: string, n: number, setup: GraphileSetup): Promise<number> {
+/** Jobs per second for Graphile Worker draining `items` no-op jobs. */
+export async function drainGraphile(url: string, items: number, setup: GraphileSetup): Promise<number> {
   const utils = await makeWorkerUtils({ connectionString: url, logger: silentLogger });
   try {
     await utils.migrate();
-    await utils.addJobs(Array.from({ length: n }, (_, i) => ({ identifier: 'noop', payload: { i } })));
+    await utils.addJobs(
+      Array.from({ length: items }, (_, index) => ({ identifier: 'noop', payload: { i: index } })),
+    );
   } finally {
     await utils.release();
   }
   return withClient(url, async (monitor) => {
     await readyForDrain(monitor);
-    const count = counter(n);
+    const count = counter(items);
     const runner = await startGraphile(url, { noop: () => Promise.resolve(count.hit()) }, setup);
     try {
       await count.all;
@@ -192,39 +194,39 @@ export async function drainGraphile(url: string, n: number, setup: GraphileSetup
         'SELECT count(*)::int AS n FROM graphile_worker._private_jobs',
         'Graphile drain',
       );
-      return n / ((nowMs() - count.first()) / 1000);
+      return items / ((nowMs() - count.first()) / 1000);
     } finally {
       await runner.stop();
     }
   });
 }
 
-/** Jobs per second for pg-boss draining `n` no-op jobs. */
-export async function drainPgBoss(url: string, n: number, setup: PgBossSetup): Promise<number> {
+/** Jobs per second for pg-boss draining `items` no-op jobs. */
+export async function drainPgBoss(url: string, items: number, setup: PgBossSetup): Promise<number> {
   const boss = new PgBoss({ connectionString: url, schedule: false });
   boss.on('error', (error: Error) => process.stderr.write(`bench: pg-boss: ${error.message}\n`));
   await boss.start();
   try {
     const queue = 'noop';
     await boss.createQueue(queue);
-    await boss.insert(Array.from({ length: n }, (_, i) => ({ name: queue, data: { i } })));
+    await boss.insert(Array.from({ length: items }, (_, index) => ({ name: queue, data: { i: index } })));
     return await withClient(url, async (monitor) => {
       await readyForDrain(monitor);
-      const count = counter(n);
+      const count = counter(items);
       const options = { batchSize: setup.batchSize, pollingIntervalSeconds: setup.pollSeconds };
-      for (let w = 0; w < setup.workers; w++) {
+      for (let workerIndex = 0; workerIndex < setup.workers; workerIndex++) {
         await boss.work(queue, options, (jobs) => Promise.resolve(count.hit(jobs.length)));
       }
       await count.all;
       const open = `SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'noop' AND state <> 'completed'`;
       await zeroCount(monitor, open, 'pg-boss drain');
-      return n / ((nowMs() - count.first()) / 1000);
+      return items / ((nowMs() - count.first()) / 1000);
     });
   } finally {
     await boss.stop({ graceful: false, wait: true, timeout: 1000 });
   }
 }
 
-/** Jobs per second for one peer configuration draining `n` no-op jobs on a fresh database. */
-export const drainPeer = (url: string, n: number, setup: PeerSetup): Promise<number> =>
-  setup.system === 'graphile' ? drainGraphile(url, n, setup) : drainPgBoss(url, n, setup);
+/** Jobs per second for one peer configuration draining `items` no-op jobs on a fresh database. */
+export const drainPeer = (url: string, items: number, setup: PeerSetup): Promise<number> =>
+  setup.system === 'graphile' ? drainGraphile(url, items, setup) : drainPgBoss(url, items, setup);

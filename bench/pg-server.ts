@@ -48,9 +48,9 @@ export async function withClient<T>(url: string, work: (c: pg.Client) => Promise
  * one system's drain but not another's. A server where the bench may not checkpoint (no
  * pg_checkpoint role) skips that step.
  */
-export async function readyForDrain(c: pg.Client): Promise<void> {
-  await c.query('VACUUM ANALYZE');
-  await c.query('CHECKPOINT').catch((error: unknown) => {
+export async function readyForDrain(client: pg.Client): Promise<void> {
+  await client.query('VACUUM ANALYZE');
+  await client.query('CHECKPOINT').catch((error: unknown) => {
     if ((error as { code?: string }).code !== '42501') throw error;
   });
 }
@@ -58,7 +58,7 @@ export async function readyForDrain(c: pg.Client): Promise<void> {
 /** A new, empty database on the server, named after `label`; returns its URL. */
 export async function freshDatabase(serverUrl: string, label: string): Promise<string> {
   const name = `bench_${label}_${randomBytes(4).toString('hex')}`;
-  await withClient(serverUrl, (c) => c.query(`CREATE DATABASE ${name}`));
+  await withClient(serverUrl, (client) => client.query(`CREATE DATABASE ${name}`));
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   return url.toString();
@@ -66,12 +66,12 @@ export async function freshDatabase(serverUrl: string, label: string): Promise<s
 
 export async function dropDatabase(serverUrl: string, dbUrl: string): Promise<void> {
   const name = new URL(dbUrl).pathname.slice(1);
-  await withClient(serverUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+  await withClient(serverUrl, (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
 }
 
 /** Server facts for the report. */
 export async function serverFacts(url: string): Promise<Record<string, string>> {
-  return withClient(url, async (c) => {
+  return withClient(url, async (client) => {
     const facts: Record<string, string> = {};
     for (const name of [
       'server_version',
@@ -80,7 +80,7 @@ export async function serverFacts(url: string): Promise<Record<string, string>> 
       'wal_sync_method',
       'shared_buffers',
     ]) {
-      const { rows } = await c.query<{ v: string }>(`SELECT current_setting('${name}') AS v`);
+      const { rows } = await client.query<{ v: string }>(`SELECT current_setting('${name}') AS v`);
       facts[name] = rows[0]?.v ?? '?';
     }
     return facts;

@@ -75,44 +75,59 @@ export interface Results {
   readonly httpVsDirect: HttpVsDirectResult | null;
 }
 
-const p50 = (runs: readonly LatencyRun[]): number => median(runs.map((r) => r.p50));
-const p99 = (runs: readonly LatencyRun[]): number => median(runs.map((r) => r.p99));
+const p50 = (runs: readonly LatencyRun[]): number => median(runs.map((run) => run.p50));
+const p99 = (runs: readonly LatencyRun[]): number => median(runs.map((run) => run.p99));
 
-const orNull = (x: number, digits = 0): number | null => (Number.isFinite(x) ? round(x, digits) : null);
-const ms = (x: number | undefined): number | null => orNull(x ?? Number.NaN, 1);
+const orNull = (value: number, digits = 0): number | null =>
+  Number.isFinite(value) ? round(value, digits) : null;
+const ms = (value: number | undefined): number | null => orNull(value ?? Number.NaN, 1);
 
 /** The fleet figures of the interface contract (issue 22), null where not measured. */
-function fleetFigures(r: Results): Record<string, unknown> {
-  const d = r.dispatch;
+function fleetFigures(results: Results): Record<string, unknown> {
+  const dispatch = results.dispatch;
   const tiers = ['10', '100', '1000'];
   return {
     dispatchTickMs: {
-      placing: { sqlite: ms(d.sqlite?.placing), pg: ms(d.pg?.placing) },
-      saturated: { sqlite: ms(d.sqlite?.saturated), pg: ms(d.pg?.saturated) },
-      byHosts: Object.fromEntries(tiers.map((t) => [t, ms(d.pg?.byHosts[t])])),
+      placing: { sqlite: ms(dispatch.sqlite?.placing), pg: ms(dispatch.pg?.placing) },
+      saturated: { sqlite: ms(dispatch.sqlite?.saturated), pg: ms(dispatch.pg?.saturated) },
+      byHosts: Object.fromEntries(tiers.map((tier) => [tier, ms(dispatch.pg?.byHosts[tier])])),
     },
     heartbeatSessions: {
-      sqlite: r.heartbeats.sqlite?.sessions ?? null,
-      pg: r.heartbeats.pg?.sessions ?? null,
+      sqlite: results.heartbeats.sqlite?.sessions ?? null,
+      pg: results.heartbeats.pg?.sessions ?? null,
     },
-    agentStartMs: { sqlite: ms(r.agentStart.sqlite?.p50), pg: ms(r.agentStart.pg?.p50) },
+    agentStartMs: { sqlite: ms(results.agentStart.sqlite?.p50), pg: ms(results.agentStart.pg?.p50) },
   };
 }
 
 /** Raw figures behind the fleet ones: every tick, trial and sample, and the fleet's shape. */
-function fleetRaw(r: Results): Record<string, unknown> {
-  const f = r.plan.fleet;
-  const each = <T, U>(p: PerEngine<T>, pick: (x: T) => U) => ({
-    sqlite: p.sqlite === null ? null : pick(p.sqlite),
-    pg: p.pg === null ? null : pick(p.pg),
+function fleetRaw(results: Results): Record<string, unknown> {
+  const fleet = results.plan.fleet;
+  const each = <T, U>(values: PerEngine<T>, pick: (x: T) => U) => ({
+    sqlite: values.sqlite === null ? null : pick(values.sqlite),
+    pg: values.pg === null ? null : pick(values.pg),
   });
   return {
-    fleet: { hosts: f.tiers, activePerHost: f.activePerHost, queued: f.queued, finished: f.finished },
-    dispatchTickRuns: each(r.dispatch, (t) =>
-      Object.fromEntries(Object.entries(t.runs).map(([k, v]) => [k, v.map((x) => round(x, 1))])),
+    fleet: {
+      hosts: fleet.tiers,
+      activePerHost: fleet.activePerHost,
+      queued: fleet.queued,
+      finished: fleet.finished,
+    },
+    dispatchTickRuns: each(results.dispatch, (dispatch) =>
+      Object.fromEntries(
+        Object.entries(dispatch.runs).map(([name, samples]) => [
+          name,
+          samples.map((tickMs) => round(tickMs, 1)),
+        ]),
+      ),
     ),
-    heartbeatTrials: each(r.heartbeats, (h) => h.trials.map((x) => [x.sessions, round(x.p99, 1)])),
-    agentStartSamples: each(r.agentStart, (a) => a.samples.map((x) => round(x, 1))),
+    heartbeatTrials: each(results.heartbeats, (beats) =>
+      beats.trials.map((trial) => [trial.sessions, round(trial.p99, 1)]),
+    ),
+    agentStartSamples: each(results.agentStart, (start) =>
+      start.samples.map((sampleMs) => round(sampleMs, 1)),
+    ),
   };
 }
 
@@ -121,12 +136,12 @@ function fleetRaw(r: Results): Record<string, unknown> {
  * per-repetition ratios (per pair of alternated runs for the CLI), so a slow spell of the machine
  * that hits one repetition hits both sides of its ratio.
  */
-export function figures(r: Results): Record<string, unknown> {
-  const t = r.throughput;
-  const pgRate = median(t.batonPg);
-  const sqliteRate = median(t.batonSqlite);
-  const per = perRepetition(r);
-  const med = (k: keyof typeof per): number => round(median(per[k]), 3);
+export function figures(results: Results): Record<string, unknown> {
+  const throughput = results.throughput;
+  const pgRate = median(throughput.batonPg);
+  const sqliteRate = median(throughput.batonSqlite);
+  const per = perRepetition(results);
+  const med = (key: keyof typeof per): number => round(median(per[key]), 3);
   return {
     throughputVsGraphile: med('throughputVsGraphile'),
     throughputVsPgBoss: med('throughputVsPgBoss'),
@@ -134,98 +149,115 @@ export function figures(r: Results): Record<string, unknown> {
     sqliteFractionOfDurableLimit: med('sqliteFractionOfDurableLimit'),
     p50VsGraphile: med('p50VsGraphile'),
     scaleRatio: med('scaleRatio'),
-    failoverMs: r.failover === null ? null : round(r.failover.failoverMs),
-    ttlMs: r.failover === null ? null : r.failover.ttlMs,
-    retryMs: r.failover === null ? null : r.failover.retryMs,
-    failoverRuns: r.failover === null ? null : r.failover.runs.map((x) => round(x)),
-    cliVsNode: round(ratioOfRuns(r.cli.batonRuns, r.cli.nodeRuns), 3),
+    failoverMs: results.failover === null ? null : round(results.failover.failoverMs),
+    ttlMs: results.failover === null ? null : results.failover.ttlMs,
+    retryMs: results.failover === null ? null : results.failover.retryMs,
+    failoverRuns: results.failover === null ? null : results.failover.runs.map((runMs) => round(runMs)),
+    cliVsNode: round(ratioOfRuns(results.cli.batonRuns, results.cli.nodeRuns), 3),
     throughputVsGraphileBest: med('throughputVsGraphileBest'),
-    ...fleetFigures(r),
-    cliVsNodePg: orNull(ratioOfRuns(r.cliPg.batonRuns, r.cliPg.nodeRuns), 3),
-    httpVsDirect: r.httpVsDirect === null ? null : med('httpVsDirect'),
-    httpRoundTripsPerSec: r.httpVsDirect === null ? null : round(median(r.httpVsDirect.http)),
-    directRoundTripsPerSec: r.httpVsDirect === null ? null : round(median(r.httpVsDirect.direct)),
-    quick: r.quick,
-    items: r.plan.n,
-    sqliteItems: r.plan.sqliteN,
-    repetitions: r.plan.reps,
+    ...fleetFigures(results),
+    cliVsNodePg: orNull(ratioOfRuns(results.cliPg.batonRuns, results.cliPg.nodeRuns), 3),
+    httpVsDirect: results.httpVsDirect === null ? null : med('httpVsDirect'),
+    httpRoundTripsPerSec: results.httpVsDirect === null ? null : round(median(results.httpVsDirect.http)),
+    directRoundTripsPerSec: results.httpVsDirect === null ? null : round(median(results.httpVsDirect.direct)),
+    quick: results.quick,
+    items: results.plan.n,
+    sqliteItems: results.plan.sqliteN,
+    repetitions: results.plan.reps,
     batonPgItemsPerSec: round(pgRate),
     batonSqliteItemsPerSec: round(sqliteRate),
-    graphileJobsPerSec: round(median(t.peers.graphile ?? [])),
-    pgBossJobsPerSec: round(median(t.peers.pgBoss ?? [])),
-    peerJobsPerSec: Object.fromEntries(PEERS.map((p) => [p.name, round(median(t.peers[p.name] ?? []))])),
-    pgDurableCommitsPerSec: round(median(t.pgDurable)),
-    sqliteDurableCommitsPerSec: round(median(t.sqliteDurable)),
+    graphileJobsPerSec: round(median(throughput.peers.graphile ?? [])),
+    pgBossJobsPerSec: round(median(throughput.peers.pgBoss ?? [])),
+    peerJobsPerSec: Object.fromEntries(
+      PEERS.map((peer) => [peer.name, round(median(throughput.peers[peer.name] ?? []))]),
+    ),
+    pgDurableCommitsPerSec: round(median(throughput.pgDurable)),
+    sqliteDurableCommitsPerSec: round(median(throughput.sqliteDurable)),
     latencyMs: {
-      wakeFallbackMs: r.plan.wakeFallbackMs,
-      batonPg: { p50: round(p50(r.latency.batonPg), 2), p99: round(p99(r.latency.batonPg), 2) },
-      batonSqlite: { p50: round(p50(r.latency.batonSqlite), 2), p99: round(p99(r.latency.batonSqlite), 2) },
-      graphile: { p50: round(p50(r.latency.graphile), 2), p99: round(p99(r.latency.graphile), 2) },
+      wakeFallbackMs: results.plan.wakeFallbackMs,
+      batonPg: { p50: round(p50(results.latency.batonPg), 2), p99: round(p99(results.latency.batonPg), 2) },
+      batonSqlite: {
+        p50: round(p50(results.latency.batonSqlite), 2),
+        p99: round(p99(results.latency.batonSqlite), 2),
+      },
+      graphile: {
+        p50: round(p50(results.latency.graphile), 2),
+        p99: round(p99(results.latency.graphile), 2),
+      },
     },
     claimMs: {
-      pg: { small: round(r.scale.pg.small.median, 3), large: round(r.scale.pg.large.median, 3) },
-      sqlite: { small: round(r.scale.sqlite.small.median, 3), large: round(r.scale.sqlite.large.median, 3) },
-      smallQueued: r.plan.scaleSmall,
-      largeQueued: r.plan.scaleLarge,
-      sqliteLargeQueued: r.plan.sqliteScaleLarge,
+      pg: { small: round(results.scale.pg.small.median, 3), large: round(results.scale.pg.large.median, 3) },
+      sqlite: {
+        small: round(results.scale.sqlite.small.median, 3),
+        large: round(results.scale.sqlite.large.median, 3),
+      },
+      smallQueued: results.plan.scaleSmall,
+      largeQueued: results.plan.scaleLarge,
+      sqliteLargeQueued: results.plan.sqliteScaleLarge,
     },
     sqliteScaleRatio: med('sqliteScaleRatio'),
     ledgerOverhead: med('ledgerOverhead'),
     sqliteLedgerOverhead: med('sqliteLedgerOverhead'),
-    batonPgLedgerOffItemsPerSec: round(median(t.batonPgOff)),
-    batonSqliteLedgerOffItemsPerSec: round(median(t.batonSqliteOff)),
-    rowsSealedDuringDrain: { pg: t.pgSealedDuring, sqlite: t.sqliteSealedDuring },
-    ledgerExport: ledgerFigures(r),
-    cliMs: { baton: round(r.cli.batonMs, 1), node: round(r.cli.nodeMs, 1) },
-    cliPgMs: { baton: round(r.cliPg.batonMs, 1), node: round(r.cliPg.nodeMs, 1) },
-    ...fleetRaw(r),
+    batonPgLedgerOffItemsPerSec: round(median(throughput.batonPgOff)),
+    batonSqliteLedgerOffItemsPerSec: round(median(throughput.batonSqliteOff)),
+    rowsSealedDuringDrain: { pg: throughput.pgSealedDuring, sqlite: throughput.sqliteSealedDuring },
+    ledgerExport: ledgerFigures(results),
+    cliMs: { baton: round(results.cli.batonMs, 1), node: round(results.cli.nodeMs, 1) },
+    cliPgMs: { baton: round(results.cliPg.batonMs, 1), node: round(results.cliPg.nodeMs, 1) },
+    ...fleetRaw(results),
     // Each ratio's repetitions, whose median the figure above is: how far one repetition swings.
-    ratioRuns: Object.fromEntries(Object.entries(per).map(([k, v]) => [k, v.map((x) => round(x, 3))])),
+    ratioRuns: Object.fromEntries(
+      Object.entries(per).map(([name, ratios]) => [name, ratios.map((ratio) => round(ratio, 3))]),
+    ),
   };
 }
 
 /** Each ratio per repetition, system against system (or against the limit) within that repetition. */
-function perRepetition(r: Results) {
-  const t = r.throughput;
+function perRepetition(results: Results) {
+  const throughput = results.throughput;
   return {
-    throughputVsGraphile: ratiosOfRuns(t.batonPg, t.peers.graphile ?? []),
-    throughputVsPgBoss: ratiosOfRuns(t.batonPg, t.peers.pgBoss ?? []),
-    httpVsDirect: ratiosOfRuns(r.httpVsDirect?.http ?? [], r.httpVsDirect?.direct ?? []),
+    throughputVsGraphile: ratiosOfRuns(throughput.batonPg, throughput.peers.graphile ?? []),
+    throughputVsPgBoss: ratiosOfRuns(throughput.batonPg, throughput.peers.pgBoss ?? []),
+    httpVsDirect: ratiosOfRuns(results.httpVsDirect?.http ?? [], results.httpVsDirect?.direct ?? []),
     // Against the fastest peer configuration of the same repetition, whichever it was.
     throughputVsGraphileBest: ratiosOfRuns(
-      t.batonPg,
+      throughput.batonPg,
       bestOfPeers(
-        t,
-        PEERS.map((p) => p.name),
+        throughput,
+        PEERS.map((peer) => peer.name),
       ),
     ),
     // Per repetition, the drain against the durable limit measured just before it; then the median.
     fractionOfDurableLimit: ratiosOfRuns(
-      t.batonPg,
-      t.pgDurable.map((x) => x / 2),
+      throughput.batonPg,
+      throughput.pgDurable.map((commits) => commits / 2),
     ),
     sqliteFractionOfDurableLimit: ratiosOfRuns(
-      t.batonSqlite,
-      t.sqliteDurable.map((x) => x / 2),
+      throughput.batonSqlite,
+      throughput.sqliteDurable.map((commits) => commits / 2),
     ),
     p50VsGraphile: ratiosOfRuns(
-      r.latency.batonPg.map((x) => x.p50),
-      r.latency.graphile.map((x) => x.p50),
+      results.latency.batonPg.map((run) => run.p50),
+      results.latency.graphile.map((run) => run.p50),
     ),
-    scaleRatio: ratiosOfRuns(r.scale.pg.large.runs, r.scale.pg.small.runs),
-    sqliteScaleRatio: ratiosOfRuns(r.scale.sqlite.large.runs, r.scale.sqlite.small.runs),
+    scaleRatio: ratiosOfRuns(results.scale.pg.large.runs, results.scale.pg.small.runs),
+    sqliteScaleRatio: ratiosOfRuns(results.scale.sqlite.large.runs, results.scale.sqlite.small.runs),
     // Tamper evidence's cost: throughput with it off ÷ with it on, per repetition.
-    ledgerOverhead: ratiosOfRuns(t.batonPgOff, t.batonPg),
-    sqliteLedgerOverhead: ratiosOfRuns(t.batonSqliteOff, t.batonSqlite),
+    ledgerOverhead: ratiosOfRuns(throughput.batonPgOff, throughput.batonPg),
+    sqliteLedgerOverhead: ratiosOfRuns(throughput.batonSqliteOff, throughput.batonSqlite),
   };
 }
 
 /** Per engine: peak RSS of export and verify at both sizes, and large ÷ small (flat = constant memory). */
-function ledgerFigures(r: Results): Record<string, unknown> {
+function ledgerFigures(results: Results): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const engine of ['sqlite', 'postgres'] as const) {
-    const small = r.ledger.find((x) => x.engine === engine && x.rows === r.plan.ledgerRowsSmall);
-    const large = r.ledger.find((x) => x.engine === engine && x.rows === r.plan.ledgerRowsLarge);
+    const small = results.ledger.find(
+      (run) => run.engine === engine && run.rows === results.plan.ledgerRowsSmall,
+    );
+    const large = results.ledger.find(
+      (run) => run.engine === engine && run.rows === results.plan.ledgerRowsLarge,
+    );
     if (small === undefined || large === undefined) continue;
     out[engine] = {
       rows: [small.rows, large.rows],

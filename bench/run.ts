@@ -31,8 +31,8 @@ import { measureLedgerScale, type LedgerScaleRun } from './ledger-export.js';
 const args = process.argv.slice(2);
 const flag = (name: string): boolean => args.includes(name);
 const option = (name: string): string | undefined => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1] : undefined;
+  const index = args.indexOf(name);
+  return index >= 0 ? args[index + 1] : undefined;
 };
 const quick = flag('--quick');
 const only = option('--only')?.split(',');
@@ -110,7 +110,8 @@ try {
   if (wanted('scale')) {
     scale.pg = await scalePg(server.url, plan.scaleSmall, plan.scaleLarge, plan.scaleClaims, plan.reps);
     scale.sqlite = await scaleSqlite(plan.scaleSmall, plan.sqliteScaleLarge, plan.scaleClaims, plan.reps);
-    const ms = (r: ScaleResult): string => `${r.small.median.toFixed(3)} → ${r.large.median.toFixed(3)}`;
+    const ms = (scaleResult: ScaleResult): string =>
+      `${scaleResult.small.median.toFixed(3)} → ${scaleResult.large.median.toFixed(3)}`;
     progress(`scale (ms per claim): PG ${ms(scale.pg)}, SQLite ${ms(scale.sqlite)}`);
     lap('scale');
   }
@@ -119,8 +120,8 @@ try {
   let cli = noCli;
   let cliPg = noCli;
   if (wanted('cli')) {
-    const show = (c: CliResult): string =>
-      `${c.batonMs.toFixed(1)} ms (node -e '' ${c.nodeMs.toFixed(1)} ms)`;
+    const show = (cliResult: CliResult): string =>
+      `${cliResult.batonMs.toFixed(1)} ms (node -e '' ${cliResult.nodeMs.toFixed(1)} ms)`;
     cli = await onTempFile((path) => measureCli(path, plan.cliRuns));
     cliPg = await onPg('cli', (url) => measureCli(url, plan.cliRuns));
     progress(`cli: baton claim on SQLite ${show(cli)}, on PostgreSQL ${show(cliPg)}`);
@@ -173,19 +174,24 @@ try {
     ledger,
     httpVsDirect,
   };
-  const f = figures(results);
-  const ts = targets(f, failover, plan);
+  const measured = figures(results);
+  const ts = targets(measured, failover, plan);
   const seconds = (nowMs() - started) / 1000;
   console.log(`Baton bench${quick ? ' (quick)' : ''}: ${seconds.toFixed(0)} s`);
-  for (const t of ts) {
-    const runs = t.runs === '' ? '' : `; repetitions ${t.runs}`;
-    console.log(`  ${verdict(t).padEnd(4)}  ${t.measure}: ${t.value} (target ${t.target}${runs})`);
+  for (const target of ts) {
+    const runs = target.runs === '' ? '' : `; repetitions ${target.runs}`;
+    console.log(
+      `  ${verdict(target).padEnd(4)}  ${target.measure}: ${target.value} (target ${target.target}${runs})`,
+    );
   }
   if (!quick && only === undefined) {
-    writeFileSync(new URL('../../docs/benchmarks.md', import.meta.url), markdown(results, f, ts, seconds));
+    writeFileSync(
+      new URL('../../docs/benchmarks.md', import.meta.url),
+      markdown(results, measured, ts, seconds),
+    );
     console.log('  wrote docs/benchmarks.md');
   }
-  if (flag('--json')) console.log(JSON.stringify(f));
+  if (flag('--json')) console.log(JSON.stringify(measured));
 } finally {
   await server.stop();
 }

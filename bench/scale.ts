@@ -40,20 +40,20 @@ async function alternate(smallUrl: string, largeUrl: string, claims: number, rep
   const small = await claimer(smallUrl);
   const large = await claimer(largeUrl);
   try {
-    for (let i = 0; i < WARMUP_CLAIMS; i++) {
+    for (let index = 0; index < WARMUP_CLAIMS; index++) {
       await small.claim();
       await large.claim();
     }
     const runs = { small: [] as number[], large: [] as number[] };
     for (let rep = 0; rep < reps; rep++) {
-      const s: number[] = [];
-      const l: number[] = [];
-      for (let i = 0; i < claims; i++) {
-        s.push(await small.claim());
-        l.push(await large.claim());
+      const smallMs: number[] = [];
+      const largeMs: number[] = [];
+      for (let index = 0; index < claims; index++) {
+        smallMs.push(await small.claim());
+        largeMs.push(await large.claim());
       }
-      runs.small.push(median(s));
-      runs.large.push(median(l));
+      runs.small.push(median(smallMs));
+      runs.large.push(median(largeMs));
     }
     return {
       small: { median: median(runs.small), runs: runs.small },

@@ -36,14 +36,14 @@ let checkpoints = 0;
 let failures = 0;
 sealer.on('sealed', (sealed) => {
   checkpoints += sealed.length;
-  rows += sealed.reduce((n, c) => n + c.rowCount, 0);
+  rows += sealed.reduce((total, checkpoint) => total + checkpoint.rowCount, 0);
 });
 sealer.on('failed', (error) => {
   failures++;
   process.stderr.write(`bench sealer: ${error instanceof Error ? error.message : String(error)}\n`);
 });
-process.once('message', (m: { type: string }) => {
-  if (m.type !== 'stop') return;
+process.once('message', (message: { type: string }) => {
+  if (message.type !== 'stop') return;
   void sealer.stop().then(async () => {
     await store.close();
     process.send?.({ type: 'stopped', rows, checkpoints, failures } satisfies SealerMessage);

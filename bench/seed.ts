@@ -20,15 +20,15 @@ export async function migrateBaton(url: string): Promise<void> {
  * statements that drop and re-create them, read from the catalog so that new migrations are kept.
  */
 export async function droppable(
-  c: pg.Client,
+  client: pg.Client,
   tables: readonly string[],
 ): Promise<{ drop: string[]; create: string[] }> {
-  const fks = await c.query<{ t: string; name: string; def: string }>(
+  const fks = await client.query<{ t: string; name: string; def: string }>(
     `SELECT conrelid::regclass::text AS t, conname AS name, pg_get_constraintdef(oid) AS def
      FROM pg_constraint WHERE contype = 'f' AND conrelid::regclass::text = ANY ($1)`,
     [tables],
   );
-  const indexes = await c.query<{ name: string; def: string }>(
+  const indexes = await client.query<{ name: string; def: string }>(
     `SELECT indexname AS name, indexdef AS def FROM pg_indexes i
      WHERE schemaname = current_schema() AND tablename = ANY ($1)
        AND NOT EXISTS (SELECT 1 FROM pg_constraint k
@@ -37,12 +37,12 @@ export async function droppable(
   );
   return {
     drop: [
-      ...fks.rows.map((f) => `ALTER TABLE ${f.t} DROP CONSTRAINT ${f.name}`),
-      ...indexes.rows.map((i) => `DROP INDEX ${i.name}`),
+      ...fks.rows.map((fk) => `ALTER TABLE ${fk.t} DROP CONSTRAINT ${fk.name}`),
+      ...indexes.rows.map((index) => `DROP INDEX ${index.name}`),
     ],
     create: [
-      ...indexes.rows.map((i) => i.def),
-      ...fks.rows.map((f) => `ALTER TABLE ${f.t} ADD CONSTRAINT ${f.name} ${f.def}`),
+      ...indexes.rows.map((index) => index.def),
+      ...fks.rows.map((fk) => `ALTER TABLE ${fk.t} ADD CONSTRAINT ${fk.name} ${fk.def}`),
     ],
   };
 }
@@ -53,27 +53,27 @@ export async function droppable(
  * indexes and (validated) keys re-created, which ends in the schema the migrations made. Then
  * readyForDrain: VACUUM ANALYZE and a CHECKPOINT, as before every system's drain.
  */
-export async function seedBatonPg(url: string, n: number, prefix = 'bench'): Promise<void> {
+export async function seedBatonPg(url: string, items: number, prefix = 'bench'): Promise<void> {
   await migrateBaton(url);
-  await withClient(url, async (c) => {
-    const ddl = await droppable(c, ['tasks', 'jobs']);
-    await c.query('BEGIN');
-    for (const sql of ddl.drop) await c.query(sql);
-    await c.query(
+  await withClient(url, async (client) => {
+    const ddl = await droppable(client, ['tasks', 'jobs']);
+    await client.query('BEGIN');
+    for (const sql of ddl.drop) await client.query(sql);
+    await client.query(
       `INSERT INTO tasks (key, priority, created_at)
        SELECT $2::text || '-' || lpad(g::text, 7, '0'), 100,
          date_trunc('milliseconds', now()) - ($1::int - g) * interval '1 millisecond'
        FROM generate_series(1, $1::int) g`,
-      [n, prefix],
+      [items, prefix],
     );
-    await c.query(
+    await client.query(
       `INSERT INTO jobs (task_id, priority, queued_at)
        SELECT id, priority, created_at FROM tasks WHERE key LIKE $1::text || '-%' ORDER BY id`,
       [prefix],
     );
-    for (const sql of ddl.create) await c.query(sql);
-    await c.query('COMMIT');
-    await readyForDrain(c);
+    for (const sql of ddl.create) await client.query(sql);
+    await client.query('COMMIT');
+    await readyForDrain(client);
   });
 }
 
@@ -81,7 +81,7 @@ export async function seedBatonPg(url: string, n: number, prefix = 'bench'): Pro
  * The same on SQLite (a recursive CTE for the series). No ANALYZE: Baton never runs it (nor
  * PRAGMA optimize), so its claims are planned without statistics, and so are the bench's.
  */
-export async function seedBatonSqlite(path: string, n: number, prefix = 'bench'): Promise<void> {
+export async function seedBatonSqlite(path: string, items: number, prefix = 'bench'): Promise<void> {
   await migrateBaton(path);
   const db = new Database(path);
   try {
@@ -95,17 +95,17 @@ export async function seedBatonSqlite(path: string, n: number, prefix = 'bench')
       )
       .all() as { name: string; sql: string }[];
     db.transaction(() => {
-      for (const i of indexes) db.exec(`DROP INDEX ${i.name}`);
+      for (const index of indexes) db.exec(`DROP INDEX ${index.name}`);
       db.prepare(
         `WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < @n)
          INSERT INTO tasks (key, priority, created_at)
          SELECT @prefix || '-' || substr('000000' || i, -7), 100, @now - (@n - i) FROM g`,
-      ).run({ n, prefix, now });
+      ).run({ n: items, prefix, now });
       db.prepare(
         `INSERT INTO jobs (task_id, priority, queued_at)
          SELECT id, priority, created_at FROM tasks WHERE key LIKE @prefix || '-%' ORDER BY id`,
       ).run({ prefix });
-      for (const i of indexes) db.exec(i.sql);
+      for (const index of indexes) db.exec(index.sql);
     }).immediate();
   } finally {
     db.close();

@@ -22,11 +22,11 @@ export async function runSqliteProcs(
   const children: ChildProcess[] = [];
   const ready: Promise<void>[] = [];
   const done: Promise<Extract<ChildMessage, { type: 'done' }>>[] = [];
-  for (let i = 0; i < processes; i++) {
-    const child = fork(WORKER, argsFor(i), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  for (let index = 0; index < processes; index++) {
+    const child = fork(WORKER, argsFor(index), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     children.push(child);
     const exited = new Promise<never>((_, reject) =>
-      child.once('exit', (code) => reject(new Error(`bench: sqlite worker ${i} exited with ${code}`))),
+      child.once('exit', (code) => reject(new Error(`bench: sqlite worker ${index} exited with ${code}`))),
     );
     ready.push(Promise.race([exited, messageOf(child, 'ready').then(() => undefined)]));
     done.push(Promise.race([exited, messageOf(child, 'done')]));
@@ -37,10 +37,14 @@ export async function runSqliteProcs(
     await Promise.all(ready);
     for (const child of children) child.send({ type: 'go' });
     const results = await Promise.all(done);
-    const first = Math.min(...results.map((r) => r.firstAt).filter((x) => Number.isFinite(x)));
-    const end = Math.max(...results.map((r) => r.endAt));
-    const perProcess = results.map((r) => r.count);
-    return { count: perProcess.reduce((a, b) => a + b, 0), seconds: (end - first) / 1000, perProcess };
+    const first = Math.min(...results.map((result) => result.firstAt).filter((at) => Number.isFinite(at)));
+    const end = Math.max(...results.map((result) => result.endAt));
+    const perProcess = results.map((result) => result.count);
+    return {
+      count: perProcess.reduce((sum, part) => sum + part, 0),
+      seconds: (end - first) / 1000,
+      perProcess,
+    };
   } finally {
     for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
   }
@@ -51,10 +55,10 @@ function messageOf<T extends ChildMessage['type']>(
   type: T,
 ): Promise<Extract<ChildMessage, { type: T }>> {
   return new Promise((resolve) => {
-    const on = (m: ChildMessage): void => {
-      if (m.type !== type) return;
+    const on = (message: ChildMessage): void => {
+      if (message.type !== type) return;
       child.off('message', on);
-      resolve(m as Extract<ChildMessage, { type: T }>);
+      resolve(message as Extract<ChildMessage, { type: T }>);
     };
     child.on('message', on);
   });

@@ -16,11 +16,13 @@ export type ChildMessage =
   | { readonly type: 'ready' }
   | { readonly type: 'done'; readonly count: number; readonly firstAt: number; readonly endAt: number };
 
-const send = (m: ChildMessage): void => {
-  process.send?.(m);
+const send = (message: ChildMessage): void => {
+  process.send?.(message);
 };
 const go = (): Promise<void> =>
-  new Promise((resolve) => process.once('message', (m: ParentMessage) => m.type === 'go' && resolve()));
+  new Promise((resolve) =>
+    process.once('message', (message: ParentMessage) => message.type === 'go' && resolve()),
+  );
 
 async function drain(path: string, workers: number): Promise<void> {
   const store = await openStore(path);
@@ -32,11 +34,11 @@ async function drain(path: string, workers: number): Promise<void> {
   const onFirst = (): void => {
     if (Number.isNaN(firstAt)) firstAt = nowMs() + performance.timeOrigin;
   };
-  const counts = await Promise.all(sessions.map((s) => drainLoop(store, s.id, onFirst)));
+  const counts = await Promise.all(sessions.map((session) => drainLoop(store, session.id, onFirst)));
   const endAt = nowMs() + performance.timeOrigin;
-  for (const s of sessions) await store.sessions.end(s.id);
+  for (const session of sessions) await store.sessions.end(session.id);
   await store.close();
-  send({ type: 'done', count: counts.reduce((a, b) => a + b, 0), firstAt, endAt });
+  send({ type: 'done', count: counts.reduce((sum, part) => sum + part, 0), firstAt, endAt });
 }
 
 async function durable(path: string, ms: number, row: number): Promise<void> {
@@ -69,10 +71,10 @@ async function durable(path: string, ms: number, row: number): Promise<void> {
   send({ type: 'done', count, firstAt, endAt });
 }
 
-const [mode, path, a, b] = process.argv.slice(2);
+const [mode, path, amountArg, rowArg] = process.argv.slice(2);
 if (path === undefined)
   throw new Error('usage: sqlite-worker drain <path> <workers> | durable <path> <ms> <row>');
-if (mode === 'drain') await drain(path, Number(a ?? 1));
-else if (mode === 'durable') await durable(path, Number(a), Number(b));
+if (mode === 'drain') await drain(path, Number(amountArg ?? 1));
+else if (mode === 'durable') await durable(path, Number(amountArg), Number(rowArg));
 else throw new Error(`bench: unknown mode ${mode}`);
 process.disconnect?.();

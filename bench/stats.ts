@@ -5,18 +5,18 @@ export const nowMs = (): number => performance.now();
 
 export function median(values: readonly number[]): number {
   if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
+  const sorted = [...values].sort((left, right) => left - right);
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1
     ? (sorted[mid] ?? Number.NaN)
     : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
 }
 
-/** Nearest-rank percentile, p in [0, 100]. */
-export function percentile(values: readonly number[], p: number): number {
+/** Nearest-rank percentile, percent in [0, 100]. */
+export function percentile(values: readonly number[], percent: number): number {
   if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  const rank = Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length)));
+  const sorted = [...values].sort((left, right) => left - right);
+  const rank = Math.min(sorted.length, Math.max(1, Math.ceil((percent / 100) * sorted.length)));
   return sorted[rank - 1] ?? Number.NaN;
 }
 
@@ -48,9 +48,9 @@ export async function waitUntil(
   }
 }
 
-export const round = (x: number, digits = 0): number => {
-  const f = 10 ** digits;
-  return Math.round(x * f) / f;
+export const round = (value: number, digits = 0): number => {
+  const scale = 10 ** digits;
+  return Math.round(value * scale) / scale;
 };
 
 /** Progress lines go to stderr so that `--json` output stays one clean object on stdout. */
@@ -59,7 +59,9 @@ export const progress = (line: string): void => {
 };
 
 /** A figure for a report table: '—' when not measured. */
-export const fmt = (x: number, digits = 0): string => (Number.isFinite(x) ? x.toFixed(digits) : '—');
+export const fmt = (value: number, digits = 0): string =>
+  Number.isFinite(value) ? value.toFixed(digits) : '—';
 
 /** Repetitions for a report table. */
-export const runsOf = (xs: readonly number[], digits = 0): string => xs.map((x) => fmt(x, digits)).join(', ');
+export const runsOf = (xs: readonly number[], digits = 0): string =>
+  xs.map((value) => fmt(value, digits)).join(', ');

@@ -15,61 +15,63 @@ export interface Target {
 type Figures = Record<string, unknown>;
 
 /** A number at `path` in the figures (NaN when absent or null: not measured). */
-function at(f: Figures, ...path: string[]): number {
-  let v: unknown = f;
-  for (const k of path) v = typeof v === 'object' && v !== null ? (v as Figures)[k] : undefined;
-  return typeof v === 'number' ? v : Number.NaN;
+function at(figures: Figures, ...path: string[]): number {
+  let node: unknown = figures;
+  for (const step of path)
+    node = typeof node === 'object' && node !== null ? (node as Figures)[step] : undefined;
+  return typeof node === 'number' ? node : Number.NaN;
 }
 
 /** The throughput, latency, scale and failover targets (the bench's first ones). */
-function coreTargets(f: Figures, failover: FailoverResult | null, plan: Plan): Target[] {
-  const n = (k: string): number => at(f, k);
-  const x = (k: string): string => `${n(k).toFixed(2)}×`;
-  const pct = (k: string): string => `${(n(k) * 100).toFixed(0)}%`;
-  const perRep = (f.ratioRuns ?? {}) as Readonly<Record<string, readonly number[] | undefined>>;
-  const runsX = (k: string): string => (perRep[k] ?? []).map((v) => v.toFixed(2)).join(', ');
-  const runsPct = (k: string): string => (perRep[k] ?? []).map((v) => `${(v * 100).toFixed(0)}%`).join(', ');
-  const ratio = (measure: string, k: string, target: string, pass: boolean | null): Target => ({
+function coreTargets(figures: Figures, failover: FailoverResult | null, plan: Plan): Target[] {
+  const figure = (key: string): number => at(figures, key);
+  const times = (key: string): string => `${figure(key).toFixed(2)}×`;
+  const pct = (key: string): string => `${(figure(key) * 100).toFixed(0)}%`;
+  const perRep = (figures.ratioRuns ?? {}) as Readonly<Record<string, readonly number[] | undefined>>;
+  const runsX = (key: string): string => (perRep[key] ?? []).map((value) => value.toFixed(2)).join(', ');
+  const runsPct = (key: string): string =>
+    (perRep[key] ?? []).map((value) => `${(value * 100).toFixed(0)}%`).join(', ');
+  const ratio = (measure: string, key: string, target: string, pass: boolean | null): Target => ({
     measure,
-    value: x(k),
+    value: times(key),
     target,
     pass,
-    runs: runsX(k),
+    runs: runsX(key),
   });
   return [
     ratio(
       'throughput vs Graphile Worker, defaults (PG)',
       'throughputVsGraphile',
       '≥ 1.5×',
-      n('throughputVsGraphile') >= 1.5,
+      figure('throughputVsGraphile') >= 1.5,
     ),
     ratio(
       'throughput vs the best peer configuration (PG)',
       'throughputVsGraphileBest',
       '≥ 1.0× (goal 1.5×)',
-      n('throughputVsGraphileBest') >= 1,
+      figure('throughputVsGraphileBest') >= 1,
     ),
     ratio('throughput vs pg-boss, batch 50 (PG)', 'throughputVsPgBoss', '(no target)', null),
     {
       measure: 'throughput / half the PG durable limit',
       value: pct('fractionOfDurableLimit'),
       target: '≥ 70%',
-      pass: n('fractionOfDurableLimit') >= 0.7,
+      pass: figure('fractionOfDurableLimit') >= 0.7,
       runs: runsPct('fractionOfDurableLimit'),
     },
     {
       measure: 'throughput / half the SQLite durable limit',
       value: pct('sqliteFractionOfDurableLimit'),
       target: '≥ 70%',
-      pass: n('sqliteFractionOfDurableLimit') >= 0.7,
+      pass: figure('sqliteFractionOfDurableLimit') >= 0.7,
       runs: runsPct('sqliteFractionOfDurableLimit'),
     },
-    ratio('p50 latency vs Graphile Worker (PG)', 'p50VsGraphile', '≤ 1×', n('p50VsGraphile') <= 1),
+    ratio('p50 latency vs Graphile Worker (PG)', 'p50VsGraphile', '≤ 1×', figure('p50VsGraphile') <= 1),
     ratio(
       `claim cost, ${count(plan.scaleLarge)} ÷ ${count(plan.scaleSmall)} queued (PG)`,
       'scaleRatio',
       '≤ 1.2×',
-      n('scaleRatio') <= 1.2,
+      figure('scaleRatio') <= 1.2,
     ),
     failover === null
       ? {
@@ -84,46 +86,46 @@ function coreTargets(f: Figures, failover: FailoverResult | null, plan: Plan): T
           value: `${Math.round(failover.failoverMs)} ms`,
           target: `≤ ${failover.ttlMs + failover.retryMs} ms`,
           pass: failover.failoverMs <= failover.ttlMs + failover.retryMs,
-          runs: failover.runs.map((v) => `${Math.round(v)} ms`).join(', '),
+          runs: failover.runs.map((runMs) => `${Math.round(runMs)} ms`).join(', '),
         },
-    ratio("`baton claim` vs `node -e ''` (SQLite)", 'cliVsNode', '≤ 1.5×', n('cliVsNode') <= 1.5),
-    ratio("`baton claim` vs `node -e ''` (PG)", 'cliVsNodePg', '≤ 2.0×', n('cliVsNodePg') <= 2),
+    ratio("`baton claim` vs `node -e ''` (SQLite)", 'cliVsNode', '≤ 1.5×', figure('cliVsNode') <= 1.5),
+    ratio("`baton claim` vs `node -e ''` (PG)", 'cliVsNodePg', '≤ 2.0×', figure('cliVsNodePg') <= 2),
     ratio(
       'claim + release over HTTP vs in process, concurrency 8 (PG)',
       'httpVsDirect',
       '≥ 0.5×',
-      n('httpVsDirect') >= 0.5,
+      figure('httpVsDirect') >= 0.5,
     ),
   ];
 }
 
 /** The fleet targets of issue 22: dispatcher ticks, heartbeats and agent start, per engine. */
-function fleetTargets(f: Figures, plan: Plan): Target[] {
+function fleetTargets(figures: Figures, plan: Plan): Target[] {
   const fleet = `${count(plan.fleet.tiers.at(-1) ?? 0)} hosts × ${plan.fleet.activePerHost} active, ${count(
     plan.fleet.queued,
   )} queued, ${count(plan.fleet.finished)} finished`;
   const list: Target[] = [];
-  const upTo = (measure: string, v: number, limit: number, unit: string): Target => ({
+  const upTo = (measure: string, value: number, limit: number, unit: string): Target => ({
     measure,
-    value: `${v.toFixed(unit === 'ms' ? 1 : 0)} ${unit}`,
+    value: `${value.toFixed(unit === 'ms' ? 1 : 0)} ${unit}`,
     target: `≤ ${limit} ${unit}`,
-    pass: v <= limit,
+    pass: value <= limit,
     runs: '',
   });
   for (const [engine, name] of [
     ['pg', 'PG'],
     ['sqlite', 'SQLite'],
   ] as const) {
-    const placing = at(f, 'dispatchTickMs', 'placing', engine);
-    const saturated = at(f, 'dispatchTickMs', 'saturated', engine);
+    const placing = at(figures, 'dispatchTickMs', 'placing', engine);
+    const saturated = at(figures, 'dispatchTickMs', 'saturated', engine);
     list.push(upTo(`placing dispatcher tick, ${fleet} (${name})`, placing, 100, 'ms'));
     list.push(upTo(`saturated dispatcher tick, same fleet (${name})`, saturated, 20, 'ms'));
   }
-  const tiers = ['10', '100', '1000'].map((t) => at(f, 'dispatchTickMs', 'byHosts', t));
+  const tiers = ['10', '100', '1000'].map((tier) => at(figures, 'dispatchTickMs', 'byHosts', tier));
   const [ten, , thousand] = tiers;
   list.push({
     measure: 'placing tick at 10 / 100 / 1,000 hosts (PG)',
-    value: tiers.map((t) => t.toFixed(1)).join(' / ') + ' ms',
+    value: tiers.map((tickMs) => tickMs.toFixed(1)).join(' / ') + ' ms',
     target: 'no faster than linear in hosts',
     pass: ten !== undefined && thousand !== undefined ? thousand <= 100 * ten : null,
     runs: '',
@@ -132,7 +134,7 @@ function fleetTargets(f: Figures, plan: Plan): Target[] {
     ['pg', 'PG', 10_000],
     ['sqlite', 'SQLite', 5_000],
   ] as const) {
-    const sessions = at(f, 'heartbeatSessions', engine);
+    const sessions = at(figures, 'heartbeatSessions', engine);
     list.push({
       measure: `sessions beating every 2 s with p99 < 100 ms (${name})`,
       value: String(sessions),
@@ -145,24 +147,28 @@ function fleetTargets(f: Figures, plan: Plan): Target[] {
     ['pg', 'PG'],
     ['sqlite', 'SQLite'],
   ] as const) {
-    list.push(upTo(`agent start p50, enqueue → shell (${name})`, at(f, 'agentStartMs', engine), 20, 'ms'));
+    list.push(
+      upTo(`agent start p50, enqueue → shell (${name})`, at(figures, 'agentStartMs', engine), 20, 'ms'),
+    );
   }
   return list;
 }
 
 /** Tamper evidence costs at most 10% of throughput, and export runs in constant memory. */
-function ledgerTargets(f: Figures, plan: Plan): Target[] {
-  const perRep = (f.ratioRuns ?? {}) as Readonly<Record<string, readonly number[] | undefined>>;
-  const overhead = (engine: string, k: string): Target => ({
+function ledgerTargets(figures: Figures, plan: Plan): Target[] {
+  const perRep = (figures.ratioRuns ?? {}) as Readonly<Record<string, readonly number[] | undefined>>;
+  const overhead = (engine: string, key: string): Target => ({
     measure: `ledger overhead, ${engine} (throughput off ÷ on)`,
-    value: `${at(f, k).toFixed(2)}×`,
+    value: `${at(figures, key).toFixed(2)}×`,
     target: '≤ 1.1×',
-    pass: at(f, k) <= 1.1,
-    runs: (perRep[k] ?? []).map((v) => v.toFixed(2)).join(', '),
+    pass: at(figures, key) <= 1.1,
+    runs: (perRep[key] ?? []).map((value) => value.toFixed(2)).join(', '),
   });
   const memory = (['sqlite', 'postgres'] as const).map((engine): Target => {
-    const ratio = at(f, 'ledgerExport', engine, 'exportRssRatio');
-    const peaks = (f.ledgerExport as Record<string, { exportPeakRssMb?: number[] }> | undefined)?.[engine];
+    const ratio = at(figures, 'ledgerExport', engine, 'exportRssRatio');
+    const peaks = (figures.ledgerExport as Record<string, { exportPeakRssMb?: number[] }> | undefined)?.[
+      engine
+    ];
     return {
       measure:
         `export peak RSS, ${count(plan.ledgerRowsLarge)} ÷ ${count(plan.ledgerRowsSmall)} ` +
@@ -176,14 +182,22 @@ function ledgerTargets(f: Figures, plan: Plan): Target[] {
   return [overhead('PG', 'ledgerOverhead'), overhead('SQLite', 'sqliteLedgerOverhead'), ...memory];
 }
 
-export function targets(f: Figures, failover: FailoverResult | null, plan: Plan): Target[] {
-  return [...coreTargets(f, failover, plan), ...ledgerTargets(f, plan), ...fleetTargets(f, plan)].map((t) =>
-    t.value.startsWith('NaN') ? { ...t, value: 'not measured', pass: null, runs: '' } : t,
+export function targets(figures: Figures, failover: FailoverResult | null, plan: Plan): Target[] {
+  return [
+    ...coreTargets(figures, failover, plan),
+    ...ledgerTargets(figures, plan),
+    ...fleetTargets(figures, plan),
+  ].map((entry) =>
+    entry.value.startsWith('NaN') ? { ...entry, value: 'not measured', pass: null, runs: '' } : entry,
   );
 }
 
 /** 1000 → 1k, 1000000 → 1M. */
-export const count = (n: number): string =>
-  n >= 1e6 && n % 1e6 === 0 ? `${n / 1e6}M` : n >= 1e3 && n % 1e3 === 0 ? `${n / 1e3}k` : String(n);
+export const count = (value: number): string =>
+  value >= 1e6 && value % 1e6 === 0
+    ? `${value / 1e6}M`
+    : value >= 1e3 && value % 1e3 === 0
+      ? `${value / 1e3}k`
+      : String(value);
 
-export const verdict = (t: Target): string => (t.pass === null ? '—' : t.pass ? 'pass' : 'MISS');
+export const verdict = (entry: Target): string => (entry.pass === null ? '—' : entry.pass ? 'pass' : 'MISS');

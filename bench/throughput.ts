@@ -45,16 +45,16 @@ async function drained(url: string, ledger: boolean, drain: () => Promise<number
 /** Items per second for Baton on PostgreSQL: `workers` async loops sharing one pool. */
 export async function drainBatonPg(
   url: string,
-  n: number,
+  items: number,
   workers: number,
   ledger = false,
   batch = DRAIN_BATCH,
 ): Promise<Drained> {
-  await seedBatonPg(url, n);
-  return drained(url, ledger, () => drainSeededPg(url, n, workers, batch));
+  await seedBatonPg(url, items);
+  return drained(url, ledger, () => drainSeededPg(url, items, workers, batch));
 }
 
-async function drainSeededPg(url: string, n: number, workers: number, batch: number): Promise<number> {
+async function drainSeededPg(url: string, items: number, workers: number, batch: number): Promise<number> {
   const store = await openStore(url);
   try {
     const start = (): ReturnType<Store['sessions']['start']> =>
@@ -62,28 +62,29 @@ async function drainSeededPg(url: string, n: number, workers: number, batch: num
     const sessions = await Promise.all(Array.from({ length: workers }, start));
     let first = Number.NaN;
     const counts = await Promise.all(
-      sessions.map((s) => drainLoop(store, s.id, () => (first = first || nowMs()), batch)),
+      sessions.map((session) => drainLoop(store, session.id, () => (first = first || nowMs()), batch)),
     );
     const seconds = (nowMs() - first) / 1000;
-    const total = counts.reduce((a, b) => a + b, 0);
-    if (total !== n) throw new Error(`bench: Baton drained ${total} of ${n}`);
-    return n / seconds;
+    const total = counts.reduce((sum, part) => sum + part, 0);
+    if (total !== items) throw new Error(`bench: Baton drained ${total} of ${items}`);
+    return items / seconds;
   } finally {
     await store.close();
   }
 }
 
 /** Items per second for Baton on SQLite: `processes` processes on one file. */
-export function drainBatonSqlite(n: number, processes: number, ledger = false): Promise<Drained> {
+export function drainBatonSqlite(items: number, processes: number, ledger = false): Promise<Drained> {
   return onTempFile(async (path) => {
-    await seedBatonSqlite(path, n);
+    await seedBatonSqlite(path, items);
     return drained(path, ledger, async () => {
       const result = await runSqliteProcs(
         () => ['drain', path, String(SQLITE_WORKERS_PER_PROCESS)],
         processes,
       );
-      if (result.count !== n) throw new Error(`bench: Baton on SQLite drained ${result.count} of ${n}`);
-      return n / result.seconds;
+      if (result.count !== items)
+        throw new Error(`bench: Baton on SQLite drained ${result.count} of ${items}`);
+      return items / result.seconds;
     });
   });
 }
@@ -118,7 +119,7 @@ export interface ThroughputRuns {
 export const noThroughput = (): ThroughputRuns => ({
   batonPg: [],
   batonSqlite: [],
-  peers: Object.fromEntries(PEERS.map((p) => [p.name, []])),
+  peers: Object.fromEntries(PEERS.map((peer) => [peer.name, []])),
   batonPgOff: [],
   batonSqliteOff: [],
   pgSealedDuring: [],
@@ -143,16 +144,16 @@ export async function measureThroughput(
     }
   };
   const pg = async (ledger: boolean): Promise<void> => {
-    const d = await onPg(ledger ? 'baton' : 'baton_off', (url) =>
+    const outcome = await onPg(ledger ? 'baton' : 'baton_off', (url) =>
       drainBatonPg(url, n, PG_BATCH_LOOPS, ledger),
     );
-    (ledger ? runs.batonPg : runs.batonPgOff).push(d.rate);
-    if (ledger) runs.pgSealedDuring.push(d.sealedDuring ?? 0);
+    (ledger ? runs.batonPg : runs.batonPgOff).push(outcome.rate);
+    if (ledger) runs.pgSealedDuring.push(outcome.sealedDuring ?? 0);
   };
   const sqlite = async (ledger: boolean): Promise<void> => {
-    const d = await drainBatonSqlite(sqliteN, SQLITE_PROCESSES, ledger);
-    (ledger ? runs.batonSqlite : runs.batonSqliteOff).push(d.rate);
-    if (ledger) runs.sqliteSealedDuring.push(d.sealedDuring ?? 0);
+    const outcome = await drainBatonSqlite(sqliteN, SQLITE_PROCESSES, ledger);
+    (ledger ? runs.batonSqlite : runs.batonSqliteOff).push(outcome.rate);
+    if (ledger) runs.sqliteSealedDuring.push(outcome.sealedDuring ?? 0);
   };
   for (let rep = 1; rep <= reps; rep++) {
     // Tamper evidence on and off back to back, in alternating order, so neither always runs first.
@@ -165,7 +166,7 @@ export async function measureThroughput(
     runs.sqliteDurable.push(await onTempFile((path) => sqliteDurableRate(path, SQLITE_PROCESSES, durableMs)));
     for (const ledger of order) await sqlite(ledger);
     const last = (xs: number[]): number => Math.round(xs[xs.length - 1] ?? Number.NaN);
-    const peers = PEERS.map((p) => `${p.name} ${last(runs.peers[p.name] ?? [])}`).join(', ');
+    const peers = PEERS.map((peer) => `${peer.name} ${last(runs.peers[peer.name] ?? [])}`).join(', ');
     progress(
       `throughput rep ${rep}/${reps} (per s): PG durable ${last(runs.pgDurable)} commits, ` +
         `Baton PG ${last(runs.batonPg)} (ledger off ${last(runs.batonPgOff)}), ${peers}; ` +
@@ -179,13 +180,14 @@ export async function measureThroughput(
 /** Per repetition, the fastest of the peer configurations named (jobs per second). */
 export function bestOfPeers(runs: ThroughputRuns, names: readonly string[]): number[] {
   const reps = Math.max(0, ...names.map((name) => runs.peers[name]?.length ?? 0));
-  return Array.from({ length: reps }, (_, i) =>
-    Math.max(...names.map((name) => runs.peers[name]?.[i] ?? Number.NaN)),
+  return Array.from({ length: reps }, (_, index) =>
+    Math.max(...names.map((name) => runs.peers[name]?.[index] ?? Number.NaN)),
   );
 }
 
 /** The per-repetition ratios a[i] / b[i]. */
-export const ratiosOfRuns = (a: readonly number[], b: readonly number[]): number[] =>
-  a.map((x, i) => x / (b[i] ?? Number.NaN));
+export const ratiosOfRuns = (numerators: readonly number[], denominators: readonly number[]): number[] =>
+  numerators.map((value, index) => value / (denominators[index] ?? Number.NaN));
 /** The median of per-repetition ratios a[i] / b[i]. */
-export const ratioOfRuns = (a: readonly number[], b: readonly number[]): number => median(ratiosOfRuns(a, b));
+export const ratioOfRuns = (numerators: readonly number[], denominators: readonly number[]): number =>
+  median(ratiosOfRuns(numerators, denominators));

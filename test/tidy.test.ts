@@ -1,8 +1,8 @@
 /**
  * Keeps the architecture honest (after TigerBeetle's tidy.zig): the dependency rule between
  * layers, a pure core, file, line and function sizes that stay readable, dynamic imports only
- * where they are meant, no dead exports, and no one-letter names (ESLint's id-length, set in
- * eslint.config.js). The checkers are in test/support/tidy-rules.ts; every rule added since
+ * where they are meant, no dead exports, no one-letter names and no shadowed names (ESLint's
+ * id-length and @typescript-eslint/no-shadow, set in eslint.config.js). The checkers are in test/support/tidy-rules.ts; every rule added since
  * issue 16 is also shown to catch a violation on a synthetic file.
  */
 import { test } from 'node:test';
@@ -251,5 +251,44 @@ test('the one-letter-name rule (ESLint id-length) covers shipping code and the c
   assert.deepEqual(
     messages.map((message) => `${message.line}:${message.column} ${message.message}`),
     ["1:17 Identifier name 'f' is too short (< 2).", "3:23 Identifier name 'v' is too short (< 2)."],
+  );
+});
+
+test('the no-shadow rule covers shipping code and the conformance suite, not tests, and catches a violation', async () => {
+  const eslint = new ESLint({ cwd: root });
+  const ruleFor = async (path: string): Promise<Linter.RuleEntry | undefined> => {
+    const config = (await eslint.calculateConfigForFile(join(root, path))) as Linter.Config | undefined;
+    return config?.rules?.['@typescript-eslint/no-shadow'];
+  };
+  const rule = await ruleFor('src/cli/x.ts');
+  assert.ok(rule !== undefined, 'eslint.config.js applies @typescript-eslint/no-shadow to src/cli');
+  assert.equal(await ruleFor('src/cli/x.test.ts'), undefined);
+  assert.deepEqual(
+    await ruleFor('src/store/conformance/x.ts'),
+    rule,
+    'the conformance suite holds to it too',
+  );
+  // The rule as configured, on a snippet: an inner `total` hides the outer one, `count` hides nothing.
+  const text = [
+    'export function sum(rows: number[][]): number {',
+    '  let total = 0;',
+    '  for (const row of rows) {',
+    '    const total = row.reduce((count, value) => count + value, 0);',
+    '    console.log(total);',
+    '  }',
+    '  return total;',
+    '}',
+  ].join('\n');
+  const linter = new Linter({ configType: 'flat' });
+  const config = {
+    files: ['**/*.ts'],
+    languageOptions: { parser: tseslint.parser },
+    plugins: { '@typescript-eslint': tseslint.plugin },
+    rules: { '@typescript-eslint/no-shadow': rule },
+  };
+  const messages = linter.verify(text, [config], 'src/cli/x.ts');
+  assert.deepEqual(
+    messages.map((message) => `${message.line}:${message.column} ${message.message}`),
+    ["4:11 'total' is already declared in the upper scope on line 2 column 7."],
   );
 });

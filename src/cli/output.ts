@@ -55,14 +55,14 @@ export { describeHolder } from '../coordinator/refusals.js';
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
   // Escaped before measuring, so a cell holding control characters keeps the columns aligned.
   const cut = (raw: string): string => {
-    const cell = escapeForTerminal(raw);
-    return cell.length > 60 ? `${cell.slice(0, 59)}…` : cell;
+    const escaped = escapeForTerminal(raw);
+    return escaped.length > 60 ? `${escaped.slice(0, 59)}…` : escaped;
   };
   const all = [header, ...rows].map((row) => row.map(cut));
   const widths = header.map((_, column) => Math.max(...all.map((row) => (row[column] ?? '').length)));
   return all.map((row) =>
     row
-      .map((cell, column) => cell.padEnd(widths[column] ?? 0))
+      .map((text, column) => text.padEnd(widths[column] ?? 0))
       .join('  ')
       .trimEnd(),
   );

@@ -240,12 +240,12 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
     },
     batch: async (input) => {
       const params = parseBatch(input);
-      const finish = params.finish.map((finish) => ({
-        id: finish.id,
-        epoch: finish.epoch,
-        status: finish.status,
-        exitCode: finish.exitCode ?? undefined,
-        reason: finish.reason ?? undefined,
+      const finish = params.finish.map((entry) => ({
+        id: entry.id,
+        epoch: entry.epoch,
+        status: entry.status,
+        exitCode: entry.exitCode ?? undefined,
+        reason: entry.reason ?? undefined,
       }));
       const lease = input.lease === undefined ? undefined : `${params.leaseMs}ms`;
       const body = { session: params.session, finish, next: params.take, lease };

@@ -173,5 +173,5 @@ test('a runner killed outright leaves no launcher directory behind: its launcher
   );
   assert.ok(existsSync(dir), `${dir} made`);
   runner.kill('SIGKILL');
-  await waitUntil(() => Promise.resolve(!existsSync(dir)), 15_000, 'the launcher directory removed');
+  await waitUntil(() => Promise.resolve(!existsSync(dir)), 5000, 'the launcher directory removed');
 });

@@ -202,9 +202,9 @@ async function joinWith(
   dispatcher.on('rescued', (rescue) => {
     if (rescue.jobsRequeued.length + rescue.jobsFailed.length + rescue.sessions.length > 0) sweeper.now();
   });
-  const fenced = new Promise<string | null>((resolve) => {
-    runner.once('fenced', (why) => resolve(why));
-    stop.addEventListener('abort', () => resolve(null), { once: true });
+  const fenced = new Promise<string | null>((settle) => {
+    runner.once('fenced', (why) => settle(why));
+    stop.addEventListener('abort', () => settle(null), { once: true });
   });
   const leading = (): boolean => elector.leaderTerm() !== null;
   const sealer = startSealer(store, options, clock, log, leading);

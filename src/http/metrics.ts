@@ -149,9 +149,9 @@ export function metricsRoutes(deps: MetricsDeps): Hono {
     metrics.leading.set(lease !== null && lease.holder !== null && lease.expiresAt > stats.now ? 1 : 0);
     setCounter(metrics.termChanges, lease?.term ?? 0);
     const waiting = new Map<string, number>(WAITING_CLASSES.map((name) => [name, 0]));
-    for (const count of stats.waitingByReason) {
-      const name = waitingClass(count.name);
-      waiting.set(name, (waiting.get(name) ?? 0) + count.count);
+    for (const waitingCount of stats.waitingByReason) {
+      const name = waitingClass(waitingCount.name);
+      waiting.set(name, (waiting.get(name) ?? 0) + waitingCount.count);
     }
     for (const [reason, jobs] of waiting) metrics.waiting.set({ reason }, jobs);
     setCounter(metrics.oom, count(stats.jobsByStatus, 'oom_killed'));

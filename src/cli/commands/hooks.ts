@@ -213,11 +213,11 @@ function readStdin(): Promise<string> {
       ),
     );
   }
-  return new Promise((resolve, reject) => {
+  return new Promise((deliver, reject) => {
     let text = '';
     process.stdin.setEncoding('utf8');
     process.stdin.on('data', (chunk: string) => (text += chunk));
-    process.stdin.on('end', () => resolve(text));
+    process.stdin.on('end', () => deliver(text));
     process.stdin.on('error', reject);
   });
 }

@@ -74,12 +74,12 @@ export function registerHosts(program: Command): void {
 
 /** `baton host enable|disable <name>`, naming who acted in the ledger. */
 function registerHostToggle(program: Command): void {
-  const host = program.command('host').description('enable a host, or disable it into a warm standby');
+  const hostCommand = program.command('host').description('enable a host, or disable it into a warm standby');
   for (const [verb, enabled] of [
     ['enable', true],
     ['disable', false],
   ] as const) {
-    host
+    hostCommand
       .command(`${verb} <name>`)
       .description(
         enabled ? 'let the dispatcher place work on the host' : 'stop placing work on it (standby)',

@@ -199,8 +199,8 @@ function registerGates(program: Command): void {
 
 /** The store's settings. */
 function registerSettings(program: Command): void {
-  const setting = program.command('setting').description("set and list the store's settings");
-  setting
+  const settingCommand = program.command('setting').description("set and list the store's settings");
+  settingCommand
     .command('set <name> <value>')
     .description('set a setting; vague-words N: tasks added with fewer words are escalated (0: off)')
     .action((name: string, value: string, _o: unknown, cmd: Command) =>
@@ -209,7 +209,7 @@ function registerSettings(program: Command): void {
         out.result(setting, () => `${setting.name} = ${setting.value}`);
       }),
     );
-  setting
+  settingCommand
     .command('list')
     .description('list the settings that were set')
     .action((_o: unknown, cmd: Command) =>

@@ -59,9 +59,9 @@ export function registerQueue(program: Command): void {
     .description('show a job')
     .action((id: string, _o: unknown, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
-        const job = await baton.getJob(id);
-        const progress = (await baton.progress.ofJobs([job])).get(job.id);
-        out.result(jobWithProgress(job, progress), () => jobDetail(job, progress));
+        const shown = await baton.getJob(id);
+        const progress = (await baton.progress.ofJobs([shown])).get(shown.id);
+        out.result(jobWithProgress(shown, progress), () => jobDetail(shown, progress));
       }),
     );
   registerPull(job);

@@ -64,8 +64,8 @@ function csv(rows: readonly SessionReport[]): string {
 }
 
 export function registerReport(program: Command): void {
-  const report = program.command('report').description('reports over the ledger');
-  report
+  const reportCommand = program.command('report').description('reports over the ledger');
+  reportCommand
     .command('sessions')
     .description('per session: host, pid, start, end and how, issues worked, jobs, time held, escalations')
     .option('--since <date>', 'sessions live at or after this time (ISO, or 30d ago)')

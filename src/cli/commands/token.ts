@@ -14,11 +14,11 @@ interface CreateOptions {
 }
 
 export function registerToken(program: Command): void {
-  const token = program
+  const tokenCommand = program
     .command('token')
     .description('API tokens for `baton serve` and `baton up`: create, list and revoke them');
 
-  token
+  tokenCommand
     .command('create')
     .description('make a token and print it once (only its hash is kept)')
     .requiredOption('--scope <scope>', 'viewer, agent (one session), host (one host) or operator')
@@ -37,7 +37,7 @@ export function registerToken(program: Command): void {
       }),
     );
 
-  token
+  tokenCommand
     .command('list')
     .description('list tokens, oldest first, without their secrets')
     .action((_o: unknown, cmd: Command) =>
@@ -62,7 +62,7 @@ export function registerToken(program: Command): void {
       }),
     );
 
-  token
+  tokenCommand
     .command('revoke <id>')
     .description('revoke a token: it opens nothing from then on')
     .action((id: string, _o: unknown, cmd: Command) =>

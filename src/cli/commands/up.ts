@@ -197,8 +197,8 @@ export function registerUp(program: Command): void {
 }
 
 /** The flags of `baton up`. */
-function upFlags(up: Command): Command {
-  return up
+function upFlags(upCommand: Command): Command {
+  return upCommand
     .option('--host <name>', "this host's name (default the machine's hostname); one runner per name")
     .option('--lease-ttl <seconds>', 'dispatcher lease TTL; renewed every third of it (default 15)')
     .option('--retry-interval <seconds>', 'how often a standby tries to take the lease (default 2)')

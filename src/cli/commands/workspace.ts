@@ -42,8 +42,8 @@ export function registerWorkspace(program: Command): void {
 
 /** `baton agent add|list`. */
 function registerAgent(program: Command): void {
-  const agent = program.command('agent').description('register and list agents');
-  agent
+  const agentCommand = program.command('agent').description('register and list agents');
+  agentCommand
     .command('add <name>')
     .description('register an agent; a coding role or the engineering department locks its workspace')
     .requiredOption('--role <role>', 'such as cto, engineer, writer')
@@ -60,7 +60,7 @@ function registerAgent(program: Command): void {
           );
         }),
     );
-  agent
+  agentCommand
     .command('list')
     .description('list agents by name')
     .action((_o: unknown, cmd: Command) =>

@@ -50,8 +50,8 @@ export async function verifyEvents(
     if (event.kind === 'header') header = event.header;
     else if (event.kind === 'checkpoint') ready().checkpoint(event.checkpoint, event.leaves);
     else if (event.kind === 'rows') {
-      const verifier = ready();
-      for (const columns of event.rows) verifier.row(columns);
+      const rowVerifier = ready();
+      for (const columns of event.rows) rowVerifier.row(columns);
       onRows?.(event.rows.length);
     }
   }

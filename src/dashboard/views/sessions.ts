@@ -42,14 +42,14 @@ const COLUMNS = [
   'Escalations',
 ];
 
-export function sessionsView(report: readonly SessionReport[], search: Query): Html {
+export function sessionsView(reports: readonly SessionReport[], search: Query): Html {
   const inputs = FIELDS.map(
     ([name, label, type]) =>
       html`<label
         >${label}<input name="${name}" type="${type}" value="${search[name] ?? ''}" autocomplete="off"
       /></label>`,
   );
-  const rows = report.map(
+  const rows = reports.map(
     (report) =>
       html`<tr>
         <td><a href="/audit${query({ session: report.session })}">${report.session}</a></td>
@@ -65,7 +65,7 @@ export function sessionsView(report: readonly SessionReport[], search: Query): H
         <td>${report.escalations}</td>
       </tr>`,
   );
-  const empty = report.length === 0 ? html`<p class="muted">No session matches.</p>` : '';
+  const empty = reports.length === 0 ? html`<p class="muted">No session matches.</p>` : '';
   return html`<form class="filters" method="get" action="/sessions" aria-label="Filter the sessions">
       ${inputs}
       <button type="submit">Filter</button>

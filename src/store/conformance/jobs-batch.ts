@@ -222,7 +222,8 @@ export function exerciseJobBatch(harness: Harness): void {
           await queue(store, keys);
           const session = await givenSession(store);
           const rival = await givenSession(other, 'host-b');
-          const take = (st: Store, session: number) => st.jobs.batch({ session, take: 5, leaseMs: LEASE_MS });
+          const take = (st: Store, sessionId: number) =>
+            st.jobs.batch({ session: sessionId, take: 5, leaseMs: LEASE_MS });
           const rs = await Promise.all([
             take(store, session.id),
             take(other, rival.id),

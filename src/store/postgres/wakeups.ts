@@ -17,11 +17,11 @@ export function postgresWakeups(config: pg.ClientConfig): { wakeups: Wakeups; cl
   let retry: NodeJS.Timeout | null = null;
   let closed = false;
 
-  const drop = (client: pg.Client | null): void => {
-    if (client === null) return;
-    client.removeAllListeners('notification');
-    client.on('error', () => {});
-    void client.end().catch(() => undefined);
+  const drop = (stale: pg.Client | null): void => {
+    if (stale === null) return;
+    stale.removeAllListeners('notification');
+    stale.on('error', () => {});
+    void stale.end().catch(() => undefined);
   };
   const lost = (gone: pg.Client): void => {
     if (client !== gone) return;

@@ -88,7 +88,7 @@ export class SqliteExecutor {
    * session (daemon/run-start.ts) cost one commit, not two. A lone call commits one turn later.
    */
   grouped<T>(work: () => T): Promise<T> {
-    this.group ??= new TickBatcher(this, (work: () => unknown) => work());
+    this.group ??= new TickBatcher(this, (queued: () => unknown) => queued());
     return this.group.submit(work) as Promise<T>;
   }
 
