@@ -75,7 +75,8 @@ export const APP_JS = `
     }
     if (typeof EventSource === 'undefined') return;
     var live = document.getElementById('live');
-    var source = new EventSource('/ui/events');
+    var since = document.body.getAttribute('data-since');
+    var source = new EventSource('/ui/events' + (since ? '?since=' + encodeURIComponent(since) : ''));
     source.addEventListener('change', function () { htmx.trigger(document.body, 'baton:change'); });
     source.addEventListener('open', function () { if (live) live.textContent = 'live'; });
     source.addEventListener('error', function () { if (live) live.textContent = 'reconnecting'; });

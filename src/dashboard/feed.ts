@@ -5,9 +5,9 @@
  * step, so the mark moves with every change, whichever process or host made it.
  */
 export class ChangeFeed {
-  private readonly listeners = new Set<(mark: number) => void>();
+  /** Each listener with the mark it has last been told of (or started from); null until a poll. */
+  private readonly listeners = new Map<(mark: number) => void, { seen: number | null }>();
   private timer: NodeJS.Timeout | null = null;
-  private last: number | null = null;
   private busy = false;
 
   constructor(
@@ -15,9 +15,13 @@ export class ChangeFeed {
     private readonly pollMs: number,
   ) {}
 
-  /** Listens until the returned function is called. */
-  listen(listener: (mark: number) => void): () => void {
-    this.listeners.add(listener);
+  /**
+   * Listens until the returned function is called. `since` is the mark the listener's view was
+   * read at (a page's `data-since`): a change after it, even one made before this call or before
+   * the first poll, is told at the next poll. Without it the first poll sets where it starts.
+   */
+  listen(listener: (mark: number) => void, since?: number): () => void {
+    this.listeners.set(listener, { seen: since ?? null });
     if (this.timer === null) {
       this.timer = setInterval(() => void this.poll(), this.pollMs);
       this.timer.unref();
@@ -27,7 +31,6 @@ export class ChangeFeed {
       if (this.listeners.size === 0 && this.timer !== null) {
         clearInterval(this.timer);
         this.timer = null;
-        this.last = null;
       }
     };
   }
@@ -37,8 +40,11 @@ export class ChangeFeed {
     this.busy = true;
     try {
       const mark = await this.mark();
-      if (this.last !== null && mark !== this.last) for (const listener of this.listeners) listener(mark);
-      this.last = mark;
+      for (const [listener, state] of this.listeners) {
+        const moved = state.seen !== null && state.seen !== mark;
+        state.seen = mark;
+        if (moved) listener(mark);
+      }
     } catch {
       // The database is unreachable for now; the next poll tries again.
     } finally {

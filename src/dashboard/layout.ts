@@ -24,6 +24,11 @@ export interface PageParams {
   readonly body: Html;
   /** Who reads the page, signed in by the dashboard's cookie; null when nobody is. */
   readonly signedIn?: SignedIn | null | undefined;
+  /**
+   * The change mark read before the view's data: the page's live stream starts from it, so a change
+   * made between this render and the stream's first poll still reloads the view.
+   */
+  readonly since?: number | undefined;
 }
 
 export function page(params: PageParams): Html {
@@ -44,7 +49,7 @@ export function page(params: PageParams): Html {
         <script src="/ui/htmx.js"></script>
         <script src="/ui/app.js"></script>
       </head>
-      <body hx-ext="baton-json">
+      <body hx-ext="baton-json" ${params.since === undefined ? '' : html`data-since="${params.since}"`}>
         <a class="skip" href="#view">Skip to content</a>
         <header>
           <h1>Baton</h1>

@@ -79,6 +79,8 @@ function pageRoutes(app: Hono, deps: DashboardDeps, views: Fragments): void {
   };
   const full = (name: ViewName, title: (param: string) => string) => async (context: Context) => {
     const param = context.req.param('id') ?? '';
+    // Read before the view: a change after it is newer than what the page shows (changeStream).
+    const since = await deps.reads.changeMark().catch(() => undefined);
     const shell = (body: Html) =>
       page({
         view: name,
@@ -86,6 +88,7 @@ function pageRoutes(app: Hono, deps: DashboardDeps, views: Fragments): void {
         fragment: fragmentUrl(context, name, param),
         body,
         signedIn: deps.signedIn?.(context) ?? null,
+        since,
       });
     try {
       return context.html(shell(await views[name](queryOf(context), param)));
@@ -140,10 +143,15 @@ function changeStream(feed: ChangeFeed) {
     streamSSE(context, async (stream) => {
       const queue: number[] = [];
       let wake: (() => void) | null = null;
-      const stop = feed.listen((mark) => {
-        queue.push(mark);
-        wake?.();
-      });
+      // The page's mark, read as it was rendered (?since=): a change after it reloads the view.
+      const since = Number(context.req.query('since') ?? Number.NaN);
+      const stop = feed.listen(
+        (mark) => {
+          queue.push(mark);
+          wake?.();
+        },
+        Number.isSafeInteger(since) && since >= 0 ? since : undefined,
+      );
       stream.onAbort(() => {
         stop();
         wake?.();
