@@ -21,6 +21,7 @@ import {
   hostOf,
   liveClaimOf,
   stateFacts,
+  taskGrantSet,
   toClaim,
   type ClaimRow,
   type ClaimStateRow,
@@ -64,7 +65,7 @@ export function postgresClaims(exec: PgExecutor): Store['claims'] {
 const GRANT = `WITH s AS (
   SELECT id, host FROM sessions WHERE id = $2::bigint AND state = 'live' FOR KEY SHARE
 ), t AS (
-  UPDATE tasks SET epoch = tasks.epoch + 1, holder_session_id = s.id, claimed_at = ${NOW}
+  UPDATE tasks SET ${taskGrantSet('s.id', NOW)}
   FROM s
   WHERE tasks.key = $1::text AND tasks.holder_session_id IS NULL AND tasks.state = 'open'
   RETURNING tasks.id, tasks.key, tasks.epoch, tasks.claimed_at, s.id AS session_id, s.host
@@ -99,7 +100,7 @@ const TAKE_OVER = `WITH s AS (
   RETURNING claims.id, claims.task_id, claims.session_id, claims.epoch, claims.released_at, h.heartbeat_at,
     h.ttl_ms
 ), t AS (
-  UPDATE tasks SET epoch = tasks.epoch + 1, holder_session_id = s.id, claimed_at = o.released_at
+  UPDATE tasks SET ${taskGrantSet('s.id', 'o.released_at')}
   FROM s, o
   WHERE tasks.id = o.task_id AND tasks.epoch = o.epoch AND tasks.state = 'open'
   RETURNING tasks.id, tasks.key, tasks.epoch, tasks.claimed_at, s.id AS session_id, s.host

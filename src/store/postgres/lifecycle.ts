@@ -19,6 +19,7 @@ import {
   TASK_COLUMNS,
   hostOf,
   stateFacts,
+  taskGrantSet,
   toClaim,
   toTask,
   type ClaimRow,
@@ -178,7 +179,7 @@ const NEXT = `WITH s AS (
   WHERE claims.task_id = cand.id AND claims.released_at IS NULL AND h.id = claims.session_id
   RETURNING claims.task_id, claims.session_id, claims.epoch, claims.released_at, h.heartbeat_at, h.ttl_ms
 ), t AS (
-  UPDATE tasks SET epoch = tasks.epoch + 1, holder_session_id = s.id, claimed_at = ${NOW}
+  UPDATE tasks SET ${taskGrantSet('s.id', NOW)}
   FROM cand, s
   WHERE tasks.id = cand.id AND s.state = 'live' AND (SELECT count(*) FROM o) >= 0
   RETURNING ${TASK_COLUMNS.split(',')

@@ -44,6 +44,14 @@ export const EXPIRED = (session: string): string =>
   `(${session}.state <> 'live' OR ${session}.heartbeat_at < ${NOW}
     - coalesce(${session}.ttl_ms, ${SESSION_TTL_FALLBACK_MS}) * interval '1 millisecond')`;
 
+/**
+ * The grant of a task's claim, as an UPDATE of `tasks` sets it (SQL): the epoch moves on, the
+ * session `session` holds it since `at`. Every statement that grants one splices it in (claims.ts'
+ * grant and takeover, lifecycle.ts' next, runs.ts' begin).
+ */
+export const taskGrantSet = (session: string, at: string): string =>
+  `epoch = tasks.epoch + 1, holder_session_id = ${session}, claimed_at = ${at}`;
+
 /** A task's state facts from a TaskRow-like row, for taskStateRefusal. */
 export const stateFacts = (row: TaskStateColumns<PgEncoding>): TaskStateFacts => stateFactsOf(PG, row);
 

@@ -19,6 +19,7 @@ import {
   jobColumns,
   NOW,
   SESSION_COLUMNS,
+  taskGrantSet,
   toClaim,
   toJob,
   toSession,
@@ -42,7 +43,7 @@ const BEGIN = `WITH n AS (SELECT ${NOW} AS t), j AS (
   WHERE EXISTS (SELECT 1 FROM j)
   RETURNING ${SESSION_COLUMNS}
 ), t AS (
-  UPDATE tasks SET epoch = tasks.epoch + 1, holder_session_id = s.id, claimed_at = n.t
+  UPDATE tasks SET ${taskGrantSet('s.id', 'n.t')}
   FROM s, n
   WHERE tasks.key = $9::text AND tasks.holder_session_id IS NULL AND tasks.state = 'open'
   RETURNING tasks.id, tasks.key, tasks.epoch, tasks.claimed_at, s.id AS session_id, s.host
