@@ -218,48 +218,56 @@ test('the dead-export rule catches an export no one imports, and one only tests 
   ]);
 });
 
-/** The id-length entry eslint.config.js gives a file; undefined where the rule does not apply. */
-async function idLengthRule(eslint: ESLint, path: string): Promise<Linter.RuleEntry | undefined> {
+/** The entry eslint.config.js gives rule `name` for a file at `path`; undefined where it does not apply. */
+async function configuredRule(
+  eslint: ESLint,
+  path: string,
+  name: string,
+): Promise<Linter.RuleEntry | undefined> {
   const config = (await eslint.calculateConfigForFile(join(root, path))) as Linter.Config | undefined;
-  return config?.rules?.['id-length'];
+  return config?.rules?.[name];
 }
 
-test('the one-letter-name rule (ESLint id-length) covers shipping code and the conformance suite, not tests, and catches a violation', async () => {
-  const eslint = new ESLint({ cwd: root });
-  const rule = await idLengthRule(eslint, 'src/core/x.ts');
-  assert.ok(rule !== undefined, 'eslint.config.js applies id-length to src/core');
-  assert.equal(await idLengthRule(eslint, 'src/core/x.test.ts'), undefined);
-  assert.deepEqual(
-    await idLengthRule(eslint, 'src/store/conformance/x.ts'),
-    rule,
-    'the conformance suite holds to the same rule',
-  );
-  // The rule as configured, on a snippet: ESLint's own Linter, without type information.
-  const text = [
-    'export function f(options: { x: number }, _: number): number[] {',
-    '  const total = options.x;',
-    '  return [total].map((v) => v + 1);',
-    '}',
-  ].join('\n');
+/** A rule as configured, run on a snippet by ESLint's own Linter (no type information): `line:column message`. */
+function lintSnippet(lines: readonly string[], name: string, rule: Linter.RuleEntry, path: string): string[] {
   const linter = new Linter({ configType: 'flat' });
   const config = {
     files: ['**/*.ts'],
     languageOptions: { parser: tseslint.parser },
-    rules: { 'id-length': rule },
+    plugins: { '@typescript-eslint': tseslint.plugin },
+    rules: { [name]: rule },
   };
-  const messages = linter.verify(text, [config], 'src/core/x.ts');
+  return linter
+    .verify(lines.join('\n'), [config], path)
+    .map((message) => `${message.line}:${message.column} ${message.message}`);
+}
+
+test('the one-letter-name rule (ESLint id-length) covers shipping code and the conformance suite, not tests, and catches a violation', async () => {
+  const eslint = new ESLint({ cwd: root });
+  const ruleFor = (path: string) => configuredRule(eslint, path, 'id-length');
+  const rule = await ruleFor('src/core/x.ts');
+  assert.ok(rule !== undefined, 'eslint.config.js applies id-length to src/core');
+  assert.equal(await ruleFor('src/core/x.test.ts'), undefined);
   assert.deepEqual(
-    messages.map((message) => `${message.line}:${message.column} ${message.message}`),
-    ["1:17 Identifier name 'f' is too short (< 2).", "3:23 Identifier name 'v' is too short (< 2)."],
+    await ruleFor('src/store/conformance/x.ts'),
+    rule,
+    'the conformance suite holds to the same rule',
   );
+  const snippet = [
+    'export function f(options: { x: number }, _: number): number[] {',
+    '  const total = options.x;',
+    '  return [total].map((v) => v + 1);',
+    '}',
+  ];
+  assert.deepEqual(lintSnippet(snippet, 'id-length', rule, 'src/core/x.ts'), [
+    "1:17 Identifier name 'f' is too short (< 2).",
+    "3:23 Identifier name 'v' is too short (< 2).",
+  ]);
 });
 
 test('the no-shadow rule covers shipping code and the conformance suite, not tests, and catches a violation', async () => {
   const eslint = new ESLint({ cwd: root });
-  const ruleFor = async (path: string): Promise<Linter.RuleEntry | undefined> => {
-    const config = (await eslint.calculateConfigForFile(join(root, path))) as Linter.Config | undefined;
-    return config?.rules?.['@typescript-eslint/no-shadow'];
-  };
+  const ruleFor = (path: string) => configuredRule(eslint, path, '@typescript-eslint/no-shadow');
   const rule = await ruleFor('src/cli/x.ts');
   assert.ok(rule !== undefined, 'eslint.config.js applies @typescript-eslint/no-shadow to src/cli');
   assert.equal(await ruleFor('src/cli/x.test.ts'), undefined);
@@ -268,8 +276,8 @@ test('the no-shadow rule covers shipping code and the conformance suite, not tes
     rule,
     'the conformance suite holds to it too',
   );
-  // The rule as configured, on a snippet: an inner `total` hides the outer one, `count` hides nothing.
-  const text = [
+  // An inner `total` hides the outer one; `count` hides nothing.
+  const snippet = [
     'export function sum(rows: number[][]): number {',
     '  let total = 0;',
     '  for (const row of rows) {',
@@ -278,17 +286,8 @@ test('the no-shadow rule covers shipping code and the conformance suite, not tes
     '  }',
     '  return total;',
     '}',
-  ].join('\n');
-  const linter = new Linter({ configType: 'flat' });
-  const config = {
-    files: ['**/*.ts'],
-    languageOptions: { parser: tseslint.parser },
-    plugins: { '@typescript-eslint': tseslint.plugin },
-    rules: { '@typescript-eslint/no-shadow': rule },
-  };
-  const messages = linter.verify(text, [config], 'src/cli/x.ts');
-  assert.deepEqual(
-    messages.map((message) => `${message.line}:${message.column} ${message.message}`),
-    ["4:11 'total' is already declared in the upper scope on line 2 column 7."],
-  );
+  ];
+  assert.deepEqual(lintSnippet(snippet, '@typescript-eslint/no-shadow', rule, 'src/cli/x.ts'), [
+    "4:11 'total' is already declared in the upper scope on line 2 column 7.",
+  ]);
 });
