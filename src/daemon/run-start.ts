@@ -17,6 +17,9 @@ import { settleWorkspace, type RunDirectory } from './run-workspace.js';
 type Guard = { readonly id: number; readonly session: number; readonly epoch: number };
 type ClaimRef = { readonly session: number; readonly key: string; readonly epoch: number };
 
+/** The name of the agent session a run makes for job `jobId` (the runner knows an orphan by it). */
+export const agentSessionName = (jobId: number): string => `job ${jobId}`;
+
 /**
  * The job's start, its agent's session and the task's claim for that session, in one commit
  * (store.runs.begin). Null when the start was refused (the job moved on since its placement):
@@ -38,7 +41,7 @@ export async function beginRun(
       kind: 'agent',
       host: options.host,
       pid: process.pid,
-      name: `job ${job.id}`,
+      name: agentSessionName(job.id),
       ttlMs: options.sessionTtlMs,
     },
     key: job.key,

@@ -11,6 +11,7 @@ import { databaseFault } from './database-fault.js';
 import { readMemory } from '../os/memory.js';
 import { readDisk } from '../os/disk.js';
 import { AgentRun, type AgentRunOptions } from './agent-run.js';
+import { agentSessionName } from './run-start.js';
 import { Nap } from './nap.js';
 import { afterPendingIo } from './pending-io.js';
 import { jobLogName } from './job-log.js';
@@ -232,7 +233,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
     if (claim === null) return;
     const holder = await store.sessions.get(claim.session);
     const ours = holder?.kind === 'agent' && holder.host === host && holder.pid === process.pid;
-    if (ours && holder.state === 'live' && holder.name === `job ${job.id}`)
+    if (ours && holder.state === 'live' && holder.name === agentSessionName(job.id))
       await store.sessions.end(holder.id);
   }
 }
