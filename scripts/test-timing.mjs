@@ -40,7 +40,9 @@ export default async function* timing(source) {
   if (failed.length > 0) yield `# failed: ${failed.length}\n`;
   for (const { file, name, error } of failed) {
     const cause = error?.cause ?? error;
-    const line = String(cause?.message ?? cause ?? 'no error').split('\n')[0].slice(0, 300);
+    const line = String(cause?.message ?? cause ?? 'no error')
+      .split('\n')[0]
+      .slice(0, 300);
     yield `#   ${file === undefined ? '?' : shown(file)} > ${name}: ${line}\n`;
   }
   const record = process.env.BATON_TEST_TIMES;
