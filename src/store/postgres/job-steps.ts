@@ -98,9 +98,12 @@ next AS (
 ), t AS (
   SELECT ${NOW} AS now
 ), j AS (
+  -- The job by its id as a value, through jobs_pkey; the status guard compares with a value too, so
+  -- that jobs_queue's predicate does not match: a generic plan made on a young database otherwise
+  -- walked the queue index (joined to next, or probed by id, its third column) once per claim.
   UPDATE jobs SET ${claimSet(ONE_CLAIM)}
-  FROM next, s, t
-  WHERE jobs.id = next.id AND jobs.status = 'queued' AND s.state = 'live'
+  FROM s, t
+  WHERE jobs.id = (SELECT id FROM next) AND jobs.status = (SELECT 'queued'::text) AND s.state = 'live'
   RETURNING ${jobColumns('jobs')}, s.host AS session_host
 )`;
 

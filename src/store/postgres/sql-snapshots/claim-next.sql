@@ -26,13 +26,16 @@ next AS (
 ), t AS (
   SELECT date_trunc('milliseconds', clock_timestamp()) AS now
 ), j AS (
+  -- The job by its id as a value, through jobs_pkey; the status guard compares with a value too, so
+  -- that jobs_queue's predicate does not match: a generic plan made on a young database otherwise
+  -- walked the queue index (joined to next, or probed by id, its third column) once per claim.
   UPDATE jobs SET status = CASE WHEN $3::boolean THEN 'running' ELSE 'claimed' END,
     epoch = jobs.epoch + 1, attempt = jobs.attempt + 1,
     session_id = s.id, host = coalesce($2::text, s.host), claimed_at = t.now,
     started_at = CASE WHEN $3::boolean THEN t.now END, reason = NULL, term = NULL,
     lease_until = NULL, agent_session_id = NULL, pid = NULL
-  FROM next, s, t
-  WHERE jobs.id = next.id AND jobs.status = 'queued' AND s.state = 'live'
+  FROM s, t
+  WHERE jobs.id = (SELECT id FROM next) AND jobs.status = (SELECT 'queued'::text) AND s.state = 'live'
   RETURNING jobs.id, jobs.task_id, jobs.status, jobs.priority, jobs.queued_at, jobs.ram_mb, jobs.command, jobs.attempt, jobs.attempt_max, jobs.epoch, jobs.session_id, jobs.host, jobs.claimed_at, jobs.started_at, jobs.finished_at, jobs.exit_code, jobs.reason, jobs.run_after, jobs.term, jobs.agent_session_id, jobs.pid, jobs.output_tail, (SELECT key FROM tasks WHERE id = jobs.task_id) AS key, s.host AS session_host
 ), a AS (INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail)
   SELECT at, type, task_key, job_id, session_id, host, epoch, detail FROM (

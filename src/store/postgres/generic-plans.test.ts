@@ -1,0 +1,95 @@
+/**
+ * The plans a kept connection runs once a statement has run five times: PostgreSQL's generic
+ * plan, made for any parameter values and, on a young database, for tables without statistics.
+ * A row the statement has already found (the claimed job, the task being queued) must be looked
+ * up by its id as a value, not joined: joined, the generic plans of claimNext, enqueue and retry
+ * walked every queued or every active job in the index, 29 ms per enqueue and 34 ms per claim
+ * once 50,000 jobs were queued behind a plan cached while the queue was empty
+ * (docs/decisions/0002, "Session of 2026-12-03 (latency3)").
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import pg from 'pg';
+import { postgresServers, postgresDatabase } from '../../../test/support/databases.js';
+import { openStore } from '../open.js';
+import type { Store } from '../store.js';
+import { CLAIM_NEXT } from './job-steps.js';
+
+let client: pg.Client;
+let store: Store;
+
+before(async () => {
+  const server = postgresServers()[0];
+  assert.ok(server !== undefined, 'a PostgreSQL server for the tests');
+  const url = await postgresDatabase(server).fresh();
+  client = new pg.Client({ connectionString: url });
+  await client.connect();
+  store = await openStore(url);
+});
+
+after(async () => {
+  await store.close();
+  await client.end();
+});
+
+/** The SQL texts pg is given while `work` runs (as the SQL snapshots record them). */
+async function statementsOf(work: () => Promise<unknown>): Promise<string[]> {
+  const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const query = proto.query;
+  const texts: string[] = [];
+  proto.query = function (this: unknown, ...args: unknown[]): unknown {
+    const config = args[0] as { text?: unknown } | string;
+    texts.push(typeof config === 'string' ? config : String(config.text));
+    return query.apply(this, args);
+  };
+  try {
+    await work();
+  } finally {
+    proto.query = query;
+  }
+  return texts;
+}
+
+/** A parameter computed once for the statement, as PostgreSQL 15 ($n) or 17 (InitPlan n).col1 prints it. */
+const VALUE = String.raw`(\$\d+|\(InitPlan \d+\)\.col1)`;
+
+/** The generic plan of `sql` for `params` (SQL literals), as EXPLAIN prints it. */
+async function genericPlan(sql: string, params: string): Promise<string> {
+  await client.query('BEGIN');
+  try {
+    await client.query('SET LOCAL plan_cache_mode = force_generic_plan');
+    await client.query(`PREPARE generic AS ${sql}`);
+    const { rows } = await client.query<{ 'QUERY PLAN': string }>(
+      `EXPLAIN (COSTS OFF) EXECUTE generic(${params})`,
+    );
+    return rows.map((row) => row['QUERY PLAN']).join('\n');
+  } finally {
+    await client.query('ROLLBACK');
+    await client.query('DEALLOCATE generic');
+  }
+}
+
+test('the claim updates the job it locked through jobs_pkey, not by walking the queue', async () => {
+  const plan = await genericPlan(CLAIM_NEXT, '1, NULL, true');
+  const byKey = String.raw`Update on jobs jobs_1\n(.*\n)*? +-> {2}Index Scan using jobs_pkey on jobs jobs_1\n`;
+  assert.match(plan, new RegExp(String.raw`${byKey} +Index Cond: \(id = ${VALUE}\)`), plan);
+});
+
+test('enqueue and retry look for the task’s active job by the task’s id', async () => {
+  const [enqueue] = await statementsOf(() => store.jobs.enqueue({ key: 'plan-a' }));
+  const session = await store.sessions.start({ kind: 'agent', host: 'h', pid: 1 });
+  const job = await store.jobs.claimNext({ session: session.id, start: true });
+  assert.ok(job !== null && enqueue !== undefined);
+  await store.jobs.finish({ id: job.id, session: session.id, epoch: job.epoch, status: 'failed' });
+  const retries = await statementsOf(() => store.jobs.retry({ id: job.id, actor: 'test' }));
+  const retry = retries.find((text) => text.includes('INSERT INTO jobs'));
+  assert.ok(retry !== undefined, retries.join('\n'));
+  const plans = [
+    await genericPlan(enqueue, "'plan-b', NULL, NULL, NULL, NULL, NULL, 100, NULL"),
+    await genericPlan(retry, `${job.id}, NULL, NULL`),
+  ];
+  for (const plan of plans) {
+    const byTask = String.raw`CTE active\n +-> {2}Index Scan using \w+ on jobs j\n +Index Cond: \(task_id = ${VALUE}\)`;
+    assert.match(plan, new RegExp(byTask), plan);
+  }
+});
