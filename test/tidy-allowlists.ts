@@ -16,6 +16,8 @@ export const DEAD_EXPORTS_ALLOWED: Readonly<Record<string, string>> = {
   'src/cli/program.ts:commandNamed': TESTED,
   'src/core/job.ts:isAllowedJobTransition': 'the lifecycle as a predicate, for the unit and chaos checkers',
   'src/core/validate.ts:KEY_LENGTH_MAX': TESTED,
+  'src/core/ledger.ts:encodeLeaves':
+    "the leaves' layout as a reference: the verifier's property test seals with it; the sealer writes the same bytes straight from its hashes",
   'src/daemon/takeover.ts:processExists': 'the e2e suites ask whether a process still exists the same way',
   'src/store/postgres/dispatch.ts:ORPHANED_JOBS': 'its query plan is checked by fleet-plans.test.ts',
   'src/store/sqlite/dispatch.ts:ORPHANED_JOBS': 'its query plan is checked by fleet-plans.test.ts',

@@ -62,7 +62,8 @@ export interface LedgerProblem {
 export const GENESIS_HASH = '0'.repeat(64);
 /** Rows per seal checkpoint, at most: 40 bytes of leaves each. */
 export const CHECKPOINT_ROWS_MAX = 8192;
-const LEAF_BYTES = 40;
+/** Bytes per leaf: the id (8, big-endian) and the content hash (32). */
+export const LEAF_BYTES = 40;
 
 /**
  * JSON with object keys sorted (by UTF-16 code units, as Array.prototype.sort does), recursively;
@@ -76,6 +77,7 @@ export function canonicalJson(value: unknown): string {
   if (value === null || value === undefined) return 'null';
   if (typeof value === 'bigint') return value.toString();
   if (value instanceof Uint8Array) return `{"$hex":"${toHex(value)}"}`;
+  if (value instanceof JsonText) return canonicalJson(JSON.parse(value.text));
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   return objectJson(value as Record<string, unknown>, false);
 }
@@ -93,6 +95,63 @@ function objectJson(record: Readonly<Record<string, unknown>>, asRow: boolean): 
 /** What a row's content hash covers: every column but the id, NULL columns left out. */
 export function rowContent(columns: Readonly<Record<string, unknown>>): string {
   return objectJson(columns, true);
+}
+
+/** Distinct JSON texts a RowContents keeps the canonical form of (a read's repeated payloads). */
+const JSON_TEXTS_KEPT = 4096;
+
+/**
+ * A json or jsonb column's value as PostgreSQL printed it, not parsed: the sealer's read hands
+ * these out. It hashes as the value it parses to (canonicalJson parses it), so a row's content is
+ * the same text either way; RowContents works each distinct text out once per read, and most rows
+ * of a busy ledger carry one of a few payloads (`{}`, a claim's host and attempt).
+ */
+export class JsonText {
+  constructor(readonly text: string) {}
+}
+
+/**
+ * rowContent for the rows of one read, the same text: rows of one read share their columns, so
+ * their sorted order and quoted names are worked out once per set of columns, not once per row
+ * (the sealer runs it on every ledger row; the verifier's per-row rowContent is the reference).
+ */
+export class RowContents {
+  private columns: readonly string[] = [];
+  private order: readonly (readonly [key: string, prefix: string])[] = [];
+  private readonly json = new Map<string, string>();
+
+  of(row: Readonly<Record<string, unknown>>): string {
+    const columns = Object.keys(row);
+    if (!sameStrings(columns, this.columns)) {
+      this.columns = columns;
+      this.order = columns
+        .filter((key) => key !== 'id')
+        .sort()
+        .map((key) => [key, `${JSON.stringify(key)}:`] as const);
+    }
+    const parts: string[] = [];
+    for (const [key, prefix] of this.order) {
+      const value = row[key];
+      if (value === undefined || value === null) continue;
+      parts.push(prefix + (value instanceof JsonText ? this.jsonOf(value.text) : canonicalJson(value)));
+    }
+    return `{${parts.join(',')}}`;
+  }
+
+  private jsonOf(text: string): string {
+    let json = this.json.get(text);
+    if (json === undefined) {
+      json = canonicalJson(JSON.parse(text));
+      if (this.json.size < JSON_TEXTS_KEPT) this.json.set(text, json);
+    }
+    return json;
+  }
+}
+
+function sameStrings(left: readonly string[], right: readonly string[]): boolean {
+  if (left.length !== right.length) return false;
+  for (let index = 0; index < left.length; index++) if (left[index] !== right[index]) return false;
+  return true;
 }
 
 /** The row id in a row's columns; a row without a numeric id is not a ledger row. */

@@ -25,7 +25,10 @@ export interface LedgerUnsealed {
   readonly newest: Checkpoint | null;
   /** The highest id any checkpoint covers; 0 when none. */
   readonly sealedThrough: number;
-  /** Settled rows after sealedThrough, oldest first. */
+  /**
+   * Settled rows after sealedThrough, oldest first. For the sealer only: PostgreSQL hands json and
+   * jsonb columns out as JsonText (core/ledger.ts), unparsed, which hashes as the parsed value.
+   */
   readonly rows: readonly LedgerRowColumns[];
   /** The database clock after the rows settled. */
   readonly now: Instant;

@@ -14,6 +14,7 @@ import {
   verify,
   type KeyObject,
 } from 'node:crypto';
+import * as crypto from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { ConflictError, InvalidInputError } from '../../core/errors.js';
@@ -31,8 +32,14 @@ export interface LedgerSigner {
   sign(hashHex: string): string;
 }
 
+/**
+ * sha256, hex. crypto.hash (Node 20.12 and later) hashes in one call, without the Hash
+ * object createHash builds: the sealer and the verifier take one per ledger row (token-cache.ts).
+ */
+const oneShot = typeof crypto.hash === 'function';
+
 export function sha256Hex(data: string | Uint8Array): string {
-  return createHash('sha256').update(data).digest('hex');
+  return oneShot ? crypto.hash('sha256', data, 'hex') : createHash('sha256').update(data).digest('hex');
 }
 
 /** The key's id: the first 16 hex digits of sha256 of its raw bytes. */

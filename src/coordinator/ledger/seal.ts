@@ -7,14 +7,14 @@ import { ConflictError } from '../../core/errors.js';
 import {
   CHECKPOINT_ROWS_MAX,
   checkpointText,
-  encodeLeaves,
   GENESIS_HASH,
-  rowContent,
+  LEAF_BYTES,
+  RowContents,
   rowId,
   type Checkpoint,
   type CheckpointFields,
-  type Leaf,
 } from '../../core/ledger.js';
+import type { Instant } from '../../core/time.js';
 import type { Store } from '../../store/store.js';
 import { sha256Hex, type LedgerSigner } from './keys.js';
 
@@ -32,20 +32,32 @@ export interface SealResult {
 }
 
 const LEAVES_PER_TURN = 1024;
+/**
+ * Rows read at a time: several checkpoints' worth, so that one settle check (on PostgreSQL a read
+ * of pg_locks, which stalls the writers it reads) and one read serve them all.
+ */
+const CHECKPOINTS_PER_READ = 4;
 
 /**
- * The rows' leaves, a thousand rows per turn of the event loop: the sealer runs inside `baton up`,
- * whose heartbeats and lease renewals must not wait for 8,192 hashes.
+ * The rows' leaves, in encodeLeaves' layout, a thousand rows per turn of the event loop: the
+ * sealer runs inside `baton up`, whose heartbeats and lease renewals must not wait for 8,192
+ * hashes. Each hash is written into the bytes from its hex, with no Leaf object or Buffer per row.
  */
-async function leavesOf(rows: readonly Readonly<Record<string, unknown>>[]): Promise<Leaf[]> {
-  const leaves: Leaf[] = [];
-  for (let start = 0; start < rows.length; start += LEAVES_PER_TURN) {
-    if (start > 0) await new Promise((resolve) => setImmediate(resolve));
-    for (const columns of rows.slice(start, start + LEAVES_PER_TURN)) {
-      leaves.push({ id: rowId(columns), hash: sha256Hex(rowContent(columns)) });
-    }
+async function leavesOf(rows: readonly Readonly<Record<string, unknown>>[]): Promise<Uint8Array> {
+  const bytes = Buffer.alloc(rows.length * LEAF_BYTES);
+  const contents = new RowContents();
+  for (let index = 0; index < rows.length; index++) {
+    if (index > 0 && index % LEAVES_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
+    const columns = rows[index] ?? {};
+    const at = index * LEAF_BYTES;
+    const id = rowId(columns);
+    if (Number.isSafeInteger(id) && id >= 0) {
+      bytes.writeUInt32BE(Math.floor(id / 2 ** 32), at);
+      bytes.writeUInt32BE(id % 2 ** 32, at + 4);
+    } else bytes.writeBigInt64BE(BigInt(id), at);
+    bytes.write(sha256Hex(contents.of(columns)), at + 8, 'hex');
   }
-  return leaves;
+  return bytes;
 }
 
 /** The signed checkpoint for these fields. */
@@ -71,33 +83,49 @@ export async function sealLedger(
   options: SealOptions = {},
 ): Promise<SealResult> {
   const sealed: Checkpoint[] = [];
-  for (let round = 0; round < (options.checkpointsMax ?? 128); round++) {
+  const checkpointsMax = options.checkpointsMax ?? 128;
+  while (sealed.length < checkpointsMax) {
+    const limit = Math.min(CHECKPOINTS_PER_READ, checkpointsMax - sealed.length) * CHECKPOINT_ROWS_MAX;
     const unsealed = await store.ledger.unsealed({
-      limit: CHECKPOINT_ROWS_MAX,
+      limit,
       ...(options.settleTimeoutMs === undefined ? {} : { settleTimeoutMs: options.settleTimeoutMs }),
     });
-    const last = unsealed.rows.at(-1);
-    if (last === undefined) break;
-    const leaves = await leavesOf(unsealed.rows);
-    const bytes = encodeLeaves(leaves);
-    const checkpoint = signCheckpoint(
-      {
-        seq: (unsealed.newest?.seq ?? 0) + 1,
-        kind: 'seal',
-        firstId: unsealed.sealedThrough + 1,
-        lastId: rowId(last),
-        rowCount: leaves.length,
-        root: sha256Hex(bytes),
-        prevHash: unsealed.newest?.hash ?? GENESIS_HASH,
-        keyId: signer.keyId,
-        sealedAt: unsealed.now,
-        throughSeq: null,
-      },
-      signer,
-    );
-    if (!(await store.ledger.append(checkpoint, bytes))) return { sealed, raced: true };
-    sealed.push(checkpoint);
+    let after = { newest: unsealed.newest, sealedThrough: unsealed.sealedThrough };
+    for (let start = 0; start < unsealed.rows.length; start += CHECKPOINT_ROWS_MAX) {
+      const rows = unsealed.rows.slice(start, start + CHECKPOINT_ROWS_MAX);
+      const { checkpoint, leaves } = await sealRows(rows, after, unsealed.now, signer);
+      if (!(await store.ledger.append(checkpoint, leaves))) return { sealed, raced: true };
+      sealed.push(checkpoint);
+      after = { newest: checkpoint, sealedThrough: checkpoint.lastId };
+    }
+    // A checkpoint's worth or more: the sealer is behind the writers; it reads on until it is not.
     if (unsealed.rows.length < CHECKPOINT_ROWS_MAX) break;
   }
   return { sealed, raced: false };
+}
+
+/** The seal checkpoint of these rows (at most CHECKPOINT_ROWS_MAX), after `after`'s newest checkpoint. */
+async function sealRows(
+  rows: readonly Readonly<Record<string, unknown>>[],
+  after: { readonly newest: Checkpoint | null; readonly sealedThrough: number },
+  now: Instant,
+  signer: LedgerSigner,
+): Promise<{ checkpoint: Checkpoint; leaves: Uint8Array }> {
+  const leaves = await leavesOf(rows);
+  const checkpoint = signCheckpoint(
+    {
+      seq: (after.newest?.seq ?? 0) + 1,
+      kind: 'seal',
+      firstId: after.sealedThrough + 1,
+      lastId: rowId(rows.at(-1) ?? {}),
+      rowCount: rows.length,
+      root: sha256Hex(leaves),
+      prevHash: after.newest?.hash ?? GENESIS_HASH,
+      keyId: signer.keyId,
+      sealedAt: now,
+      throughSeq: null,
+    },
+    signer,
+  );
+  return { checkpoint, leaves };
 }

@@ -5,11 +5,13 @@
  *
  * Rows are read with `SELECT *`, every column by name, parsed as the pool parses them except times
  * (timestamptz, date, …), which stay the text the server prints (ISO, UTC: set on the connection),
- * microseconds and all: hashing a JS Date would drop them.
+ * microseconds and all: hashing a JS Date would drop them. The sealer's read (`unsealed`) also keeps
+ * json and jsonb as their text (JsonText), which the sealer hashes as the value it parses to,
+ * parsing each distinct payload once per read.
  */
 import type pg from 'pg';
 import { ConflictError } from '../../core/errors.js';
-import type { Checkpoint } from '../../core/ledger.js';
+import { JsonText, type Checkpoint } from '../../core/ledger.js';
 import type * as shared from '../run-rows.js';
 import { sessionReportOf } from '../run-rows.js';
 import {
@@ -72,13 +74,19 @@ WHERE id <= $2::bigint ORDER BY id`;
 
 /** date, time, timestamp, timestamptz, timetz, interval: kept as the server's text. */
 const TIME_TYPES = new Set([1082, 1083, 1114, 1184, 1266, 1186]);
+/** json, jsonb: the sealer's read keeps them as JsonText, which hashes as the parsed value. */
+const JSON_TYPES = new Set([114, 3802]);
 
 type Parse = (text: string) => unknown;
 
-function ledgerTypes(pool: pg.CustomTypesConfig): pg.CustomTypesConfig {
+/** The pool's parsers but for times (as text) and, for the sealer's read (`json: 'text'`), JSON. */
+function ledgerTypes(pool: pg.CustomTypesConfig, json: 'parsed' | 'text'): pg.CustomTypesConfig {
   const poolParser = pool.getTypeParser as (oid: number, format?: 'text' | 'binary') => Parse;
-  const parser = (oid: number, format?: 'text' | 'binary'): Parse =>
-    TIME_TYPES.has(oid) ? (text: string): string => text : poolParser.call(pool, oid, format);
+  const parser = (oid: number, format?: 'text' | 'binary'): Parse => {
+    if (TIME_TYPES.has(oid)) return (text: string): string => text;
+    if (json === 'text' && JSON_TYPES.has(oid)) return (text: string): JsonText => new JsonText(text);
+    return poolParser.call(pool, oid, format);
+  };
   return { getTypeParser: parser as pg.CustomTypesConfig['getTypeParser'] };
 }
 
@@ -121,7 +129,8 @@ async function newestCheckpoint(exec: PgExecutor): Promise<{ newest: Checkpoint 
 }
 
 export function postgresLedger(exec: PgExecutor, poolTypes: pg.CustomTypesConfig): LedgerStore['ledger'] {
-  const types = ledgerTypes(poolTypes);
+  const types = ledgerTypes(poolTypes, 'parsed');
+  const sealerTypes = ledgerTypes(poolTypes, 'text');
   const horizon = new LedgerHorizon(exec);
   return {
     addKey: (params) => addKey(exec, params),
@@ -131,7 +140,7 @@ export function postgresLedger(exec: PgExecutor, poolTypes: pg.CustomTypesConfig
           'SELECT id, public_key, added_at FROM ledger_keys ORDER BY added_at, id',
         )
       ).map((row) => ({ id: row.id, publicKey: row.public_key, addedAt: ms(row.added_at) })),
-    unsealed: (params) => unsealedRows(exec, horizon, types, params),
+    unsealed: (params) => unsealedRows(exec, horizon, sealerTypes, params),
     append: async (checkpoint, leaves) =>
       (await exec.rows(APPEND, appendValues(checkpoint, leaves))).length === 1,
     checkpoints: async (params) =>

@@ -1,0 +1,67 @@
+/**
+ * RowContents, the sealer's rowContent for the rows of one read, must give rowContent's text for
+ * every row, whatever its columns: rows of one read share their columns, but the cache that relies
+ * on it must notice a row whose columns differ (another set, another order, one more or less).
+ * A seeded property test (fast-check): a failure prints its seed.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { RowContents, rowContent } from './ledger.js';
+
+const columnName = fc.constantFrom('id', 'at', 'type', 'detail', 'host', 'Z', 'a', 'é', 'token_id', '"q"');
+
+const columnValue = fc.oneof(
+  fc.string({ unit: 'grapheme' }),
+  fc.integer(),
+  fc.double(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.constant(undefined),
+  fc.jsonValue(),
+  fc.uint8Array({ maxLength: 4 }),
+);
+
+/** Rows drawn from a few column sets, so that runs of one set alternate with others. */
+const rows = fc
+  .array(fc.uniqueArray(columnName, { maxLength: 7 }), { minLength: 1, maxLength: 3 })
+  .chain((shapes) =>
+    fc
+      .array(
+        fc.record({
+          shape: fc.integer({ min: 0, max: shapes.length - 1 }),
+          values: fc.array(columnValue, { minLength: 7, maxLength: 7 }),
+        }),
+        { maxLength: 30 },
+      )
+      .map((drawn) =>
+        drawn.map(({ shape, values }) =>
+          Object.fromEntries((shapes[shape] ?? []).map((name, index) => [name, values[index]])),
+        ),
+      ),
+  );
+
+test('RowContents gives rowContent of every row, across rows whose columns differ', () => {
+  fc.assert(
+    fc.property(rows, (drawn) => {
+      const contents = new RowContents();
+      for (const row of drawn) assert.equal(contents.of(row), rowContent(row));
+    }),
+  );
+});
+
+test('RowContents: the same columns in another order, one dropped, one added', () => {
+  const contents = new RowContents();
+  const cases = [
+    { id: 1, type: 'a', at: 't', detail: { b: 1, a: [2, { d: null, c: 'x' }] } },
+    { at: 't', id: 2, type: 'b', detail: {} },
+    { id: 3, type: 'c', at: null },
+    { id: 4, type: 'c', at: 't', host: 'h' },
+    {},
+  ];
+  for (const row of cases) assert.equal(contents.of(row), rowContent(row));
+  assert.equal(
+    contents.of(cases[0] ?? {}),
+    '{"at":"t","detail":{"a":[2,{"c":"x","d":null}],"b":1},"type":"a"}',
+  );
+});
