@@ -33,7 +33,7 @@ interface Setup {
   readonly rescued: RescueReport[];
 }
 
-async function setup(jobs: number): Promise<Setup> {
+async function setup(jobs: number, batchMax?: number): Promise<Setup> {
   const f = await daemonFixture();
   const clock = new FakeClock();
   const leader = new HeldTerm();
@@ -57,6 +57,7 @@ async function setup(jobs: number): Promise<Setup> {
     staleAfterMs: 30_000,
     recoveryIntervalMs: RECOVERY_MS,
     policy: DEFAULT_RETRY_POLICY,
+    batchMax,
   });
   const placed: Job[] = [];
   const fenced: number[] = [];
@@ -181,6 +182,23 @@ test('between passes it pauses its interval on the injected clock, and a wake en
     await s.clock.sleeping(1);
     assert.equal(s.clock.asked.length, 3, 'woken: a pass ran without the clock moving');
     assert.equal(s.clock.monotonicNowMs(), 1_000);
+  } finally {
+    await s.dispatcher.stop();
+    await s.f.store.close();
+  }
+});
+
+// A placement no longer wakes the process that made it (store/postgres/wakeups.ts), and this test
+// pumps no wake-ups at all: the passes after a full batch come from the dispatcher itself.
+test('a pass that filled its batch and placed work is followed by the next at once', async () => {
+  const s = await setup(5, 2);
+  try {
+    await lead(s);
+    s.dispatcher.start();
+    await s.clock.sleeping(1);
+    assert.equal(s.placed.length, 5, 'three passes (2, 2 and 1 jobs) before the first pause');
+    assert.deepEqual(s.clock.asked, [1_000]);
+    assert.equal(s.clock.monotonicNowMs(), 0);
   } finally {
     await s.dispatcher.stop();
     await s.f.store.close();

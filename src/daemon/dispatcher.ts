@@ -133,7 +133,8 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
    */
   private async place(ref: TermRef): Promise<void> {
     const { store } = this.options;
-    const { now, jobs } = await store.dispatch.candidates({ limit: this.options.batchMax ?? 50 });
+    const limit = this.options.batchMax ?? 50;
+    const { now, jobs } = await store.dispatch.candidates({ limit });
     if (jobs.length === 0) return;
     const fleet = await store.hosts.fleet();
     const decision = decideDispatch(jobs, fleet, now, this.options.staleAfterMs);
@@ -145,6 +146,9 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
     }));
     const results = asks.length === 0 ? [] : await store.dispatch.placeMany({ term: ref, jobs: asks });
     const waits = decision.wait.map((wait) => ({ job: wait.job, reason: wait.reason }));
+    // A full batch that placed work may have more behind it: the next pass comes at once (a
+    // placement no longer wakes the process that made it: store/postgres/wakeups.ts).
+    if (jobs.length === limit && results.some((result) => result.ok)) this.nap.wake();
     for (const [index, result] of results.entries()) {
       const placement = decision.place[index];
       assert(placement !== undefined, 'placeMany answers each placement asked, in order');

@@ -1,7 +1,8 @@
 /**
  * Wake-ups: a hint that jobs may have become claimable or been placed (an enqueue, a retry, a
- * requeue, a placement, committed by any process), so that an idle worker, dispatcher or runner
- * can look again at once instead of at its next poll. A hint, never a promise: a waiter always
+ * requeue, a placement, committed by any process; not a placed job's start, which frees
+ * nothing), so that an idle worker, dispatcher or runner can look again at once instead of at
+ * its next poll. A hint, never a promise: a waiter always
  * looks in the store to find out, and keeps a timeout as its fallback, because a wake can be
  * spurious and, across a lost connection, late.
  *
@@ -20,7 +21,8 @@ export interface Wakeups {
   /**
    * A new waiter, once the engine listens (PostgreSQL: one LISTEN connection per store, opened
    * by the first waiter; SQLite: PRAGMA data_version polled every few milliseconds while
-   * anyone waits, and every write of this store).
+   * anyone waits, and every write of this store). On PostgreSQL a placement this store made
+   * does not wake its own waiters (postgres/wakeups.ts); SQLite cannot tell its own apart.
    */
   waiter(): Promise<Waiter>;
 }

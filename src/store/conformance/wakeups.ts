@@ -136,7 +136,7 @@ export function exerciseWakeups(harness: Harness): void {
         assert.equal(await pending, 'woke', 'lock release');
       }));
 
-    test('wakes on the start and the end of a placed job, however it ends', () =>
+    test('wakes on the end of a placed job, however it ends', () =>
       withWaiterElsewhere(harness, async (store, waiter) => {
         const { session: runner } = await givenHost(store);
         const term = await givenLeader(store);
@@ -150,7 +150,6 @@ export function exerciseWakeups(harness: Harness): void {
         };
         const ends: [string, (grant: { id: number; session: number; epoch: number }) => Promise<unknown>][] =
           [
-            ['start', (grant) => store.jobs.start(grant)],
             ['finish', (grant) => store.jobs.finish({ ...grant, status: 'failed' })],
             [
               'finish and claim the next',
@@ -170,6 +169,23 @@ export function exerciseWakeups(harness: Harness): void {
         const failed = await store.dispatch.requeue({ ...last, reason: 'crash', policy: attempts });
         assert.ok(failed.ok && failed.job.status === 'failed');
         assert.equal(await pending, 'woke', 'a requeue that fails the job, its attempts spent');
+      }));
+
+    // A placed job's start frees no slot and places nothing (migration 0025 / SQLite 0022); its
+    // wake-up made every dispatcher and runner read the queue beside the run that was starting.
+    test("raises no wake-up for a placed job's start", () =>
+      withWaiterElsewhere(harness, async (store, waiter) => {
+        const { session: runner } = await givenHost(store);
+        const term = await givenLeader(store);
+        const { job } = await store.jobs.enqueue({ key: 'k' });
+        const placed = await store.dispatch.place({ id: job.id, host: 'box-1', term });
+        assert.ok(placed.ok);
+        await settle(waiter);
+        const started = await store.jobs.start({ id: job.id, session: runner.id, epoch: placed.job.epoch });
+        assert.ok(started.ok && started.job.status === 'running');
+        const t0 = performance.now();
+        await waiter.wait(1_000);
+        assert.ok(performance.now() - t0 >= 990, "a wake-up came from the job's start");
       }));
 
     // A pull-mode worker's loop is the hot path, and a NOTIFY serialises the commits that send it

@@ -90,6 +90,26 @@ function typeParsers(): pg.TypeOverrides {
  */
 const KEPT_CONNECTIONS = { idleTimeoutMillis: 0, allowExitOnIdle: true } as const;
 
+/**
+ * Whether a server process (a NOTIFY's sender, wakeups.ts) is one of this pool's connections now.
+ * A pid leaves the set when its connection does, so another process's later backend that the
+ * server gives the same pid is not taken for ours.
+ */
+function ownBackends(pool: pg.Pool): (pid: number) => boolean {
+  const pids = new Set<number>();
+  const pidOf = (client: pg.PoolClient): number | null =>
+    (client as unknown as { processID: number | null }).processID;
+  pool.on('connect', (client) => {
+    const pid = pidOf(client);
+    if (pid !== null) pids.add(pid);
+  });
+  pool.on('remove', (client) => {
+    const pid = pidOf(client);
+    if (pid !== null) pids.delete(pid);
+  });
+  return (pid) => pids.has(pid);
+}
+
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<Store> {
   const server = serverOf(options.url);
   const config = {
@@ -112,11 +132,12 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   // An idle connection that dies (server restart, pg_terminate_backend) emits here; the pool
   // drops it and the next checkout connects afresh. Without a listener it would crash the process.
   pool.on('error', () => {});
+  const backends = ownBackends(pool);
   const switches = options.switches ?? SAFE;
   const exec = new PgExecutor(pool, server, switches.sharedClock ? shiftClock : null);
   await prepareSchema(exec, pool, config, options, switches.sharedClock);
   // A LISTEN that never answers (a silent network) must not hold up waiters or close() for ever.
-  const wake = postgresWakeups({ ...config, query_timeout: options.queryTimeoutMs ?? 5_000 });
+  const wake = postgresWakeups({ ...config, query_timeout: options.queryTimeoutMs ?? 5_000 }, backends);
   const beat = livenessPool(config, options, server, switches.sharedClock ? shiftClock : null);
   const upkeep = queueUpkeep(config, options.upkeep);
   return {

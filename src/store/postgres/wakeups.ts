@@ -4,6 +4,13 @@
  * this does: it wakes every waiter at once (a notification may have been missed; they look
  * again), then reconnects every second while anyone still waits. Until then, waiters fall back
  * on their timeouts.
+ *
+ * A placement this store made itself (payload `placed`, migration 0025, sent by one of its own
+ * pool's connections) wakes none of its waiters: `baton up`'s dispatcher hands the jobs it placed
+ * to its runner at once (up.ts) and looks again by itself when its batch was full
+ * (dispatcher.ts). Woken, both read the queue beside the run that was starting, for nothing.
+ * Another process's placements wake as before; a hand-off that did not happen (the placement's
+ * answer lost) is found by the runner's poll.
  */
 import type pg from 'pg';
 import { PassfileClient } from './pgpass.js';
@@ -11,18 +18,23 @@ import { WakeHub, type Wakeups } from '../wakeups.js';
 
 const RECONNECT_MS = 1000;
 
-export function postgresWakeups(config: pg.ClientConfig): { wakeups: Wakeups; close: () => Promise<void> } {
+/** Closes a LISTEN connection that is no longer used, whatever state it is in. */
+function drop(stale: pg.Client | null): void {
+  if (stale === null) return;
+  stale.removeAllListeners('notification');
+  stale.on('error', () => {});
+  void stale.end().catch(() => undefined);
+}
+
+export function postgresWakeups(
+  config: pg.ClientConfig,
+  ownBackend: (pid: number) => boolean,
+): { wakeups: Wakeups; close: () => Promise<void> } {
   let client: pg.Client | null = null;
   let connecting: Promise<void> | null = null;
   let retry: NodeJS.Timeout | null = null;
   let closed = false;
 
-  const drop = (stale: pg.Client | null): void => {
-    if (stale === null) return;
-    stale.removeAllListeners('notification');
-    stale.on('error', () => {});
-    void stale.end().catch(() => undefined);
-  };
   const lost = (gone: pg.Client): void => {
     if (client !== gone) return;
     client = null;
@@ -44,7 +56,10 @@ export function postgresWakeups(config: pg.ClientConfig): { wakeups: Wakeups; cl
       const fresh = new PassfileClient(config);
       fresh.on('error', () => lost(fresh));
       fresh.on('end', () => lost(fresh));
-      fresh.on('notification', () => hub.wake());
+      fresh.on('notification', (msg) => {
+        if (msg.payload === 'placed' && ownBackend(msg.processId)) return;
+        hub.wake();
+      });
       try {
         await fresh.connect();
         await fresh.query('LISTEN baton_wake');

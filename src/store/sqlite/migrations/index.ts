@@ -16,6 +16,7 @@ import hostLoadCovering from './0016-host-load-covering.js';
 import jobLeases from './0017-job-leases.js';
 import disk from './0018-disk.js';
 import runTokens from './0021-run-tokens.js';
+import quietStart from './0022-quiet-start.js';
 
 export interface Migration {
   readonly version: number;
@@ -43,4 +44,5 @@ export const MIGRATIONS: readonly Migration[] = [
   jobLeases,
   disk,
   runTokens,
+  quietStart,
 ];

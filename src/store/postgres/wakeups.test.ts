@@ -1,0 +1,60 @@
+/**
+ * A placement wakes every process's waiters but the placing store's own (wakeups.ts, migration
+ * 0025): `baton up` hands the jobs its dispatcher placed to its runner without one. Two stores on
+ * one database stand for two processes.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { postgresDatabase, postgresServers } from '../../../test/support/databases.js';
+import type { Waiter } from '../wakeups.js';
+import { openPostgresStore } from './postgres-store.js';
+
+/** Waits until the latch stays shut for `quietMs`: earlier writes' wakes are drained. */
+async function settle(waiter: Waiter, quietMs = 300): Promise<void> {
+  for (let index = 0; index < 50; index++) {
+    const t0 = performance.now();
+    await waiter.wait(quietMs);
+    if (performance.now() - t0 >= quietMs - 5) return;
+  }
+  assert.fail('the waiter never went quiet');
+}
+
+/** Whether the waiter is woken within `ms`. */
+async function wokeWithin(waiter: Waiter, ms: number): Promise<boolean> {
+  const t0 = performance.now();
+  await waiter.wait(ms);
+  return performance.now() - t0 < ms - 10;
+}
+
+test("a placement wakes another store's waiters, not the placing store's own", async () => {
+  const server = postgresServers()[0];
+  assert.ok(server !== undefined);
+  const url = await postgresDatabase(server).fresh();
+  const mine = await openPostgresStore({ url });
+  const theirs = await openPostgresStore({ url });
+  const [ownWaiter, otherWaiter] = [await mine.wakeups.waiter(), await theirs.wakeups.waiter()];
+  try {
+    const session = await mine.sessions.start({ kind: 'daemon', host: 'box-1', pid: 1, ttlMs: 600_000 });
+    const host = { session: session.id, ramTotalMb: 4096, ramReservedMb: 0, ramFreeMb: 4096, slotsMax: 4 };
+    await mine.hosts.register({ name: 'box-1', enabled: true, ...host });
+    const lease = await mine.leases.acquire({ name: 'dispatcher', holder: 'leader', ttlMs: 600_000 });
+    assert.ok(lease.ok);
+    const term = { lease: 'dispatcher', holder: 'leader', term: lease.lease.term };
+    const [a, b] = [(await mine.jobs.enqueue({ key: 'a' })).job, (await mine.jobs.enqueue({ key: 'b' })).job];
+    // Both listen (the enqueues woke both), then go quiet.
+    assert.ok((await wokeWithin(ownWaiter, 20_000)) && (await wokeWithin(otherWaiter, 20_000)));
+    await Promise.all([settle(ownWaiter), settle(otherWaiter)]);
+
+    assert.ok((await mine.dispatch.place({ id: a.id, host: 'box-1', term })).ok);
+    assert.ok(await wokeWithin(otherWaiter, 20_000), 'the placement woke the other store');
+    assert.equal(await wokeWithin(ownWaiter, 1_000), false, 'the placement woke the store that made it');
+
+    assert.ok((await theirs.dispatch.place({ id: b.id, host: 'box-1', term })).ok);
+    assert.ok(await wokeWithin(ownWaiter, 20_000), "another store's placement wakes this one");
+  } finally {
+    ownWaiter.close();
+    otherWaiter.close();
+    await mine.close();
+    await theirs.close();
+  }
+});
