@@ -7,8 +7,9 @@
  * dispatcher's placement, its hand-off to the runner of the same process, the run's start, claim
  * and token, the job's scope (a cgroup the shell enters; the Node shim only where the host has no
  * cgroup), the shell.
- * Samples run one at a time, each after the previous job finished, so `baton up` is idle when a
- * job arrives; the first `WARMUP` are not counted.
+ * Samples run one at a time, each after the previous run ended (its job done and its agent's
+ * session ended, the run's last write), so `baton up` is idle when a job arrives; the first
+ * `WARMUP` are not counted.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
@@ -69,9 +70,17 @@ async function sample(store: Store, dir: string, index: number): Promise<number>
   const startedNs = await until(`the agent of ${key}`, () =>
     Promise.resolve(existsSync(mark) ? BigInt(readFileSync(mark, 'utf8').trim()) : null),
   );
-  await until(`job ${job.id} to finish`, async () =>
-    (await store.jobs.get(job.id))?.status === 'done' ? 1 : null,
-  );
+  const done = await until(`job ${job.id} to finish`, async () => {
+    const row = await store.jobs.get(job.id);
+    return row?.status === 'done' ? row : null;
+  });
+  // The run goes on after its job is done (claim released, lock and token gone, the agent's
+  // session ended, in that order): the next sample waits for its end, so that `baton up` is idle.
+  const agent = done.agentSession;
+  if (agent !== null)
+    await until(`the agent session of job ${job.id} to end`, async () =>
+      (await store.sessions.get(agent))?.state === 'ended' ? 1 : null,
+    );
   return Number(startedNs / 1000n) / 1000 - sentAt;
 }
 
