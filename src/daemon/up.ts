@@ -213,13 +213,14 @@ async function joinWith(
   elector.start();
   dispatcher.start();
   runner.start();
-  const pump = pumpWakeups(store, stop, () => {
-    dispatcher.wake();
-    runner.wake();
-  });
+  // The runner looks only for jobs placed on it: an enqueue or a freed slot is the dispatcher's.
+  const pumps = [
+    pumpWakeups(store, stop, () => dispatcher.wake()),
+    pumpWakeups(store, stop, () => runner.wake(), 'placements'),
+  ];
   const wasFenced = await fenced;
-  pump.stop();
-  await pump.done;
+  for (const pump of pumps) pump.stop();
+  await Promise.all(pumps.map((pump) => pump.done));
   await sealer?.stop();
   await sweeper.stop();
   await pruner.stop();

@@ -17,6 +17,13 @@ export interface Waiter {
   close(): void;
 }
 
+/**
+ * What a waiter is woken by: `any` change above, or `placements` only (a job placed on some
+ * runner: what a runner's poll looks for). An engine that cannot tell one change from another
+ * (SQLite) wakes both kinds on every change.
+ */
+export type WakeFor = 'any' | 'placements';
+
 export interface Wakeups {
   /**
    * A new waiter, once the engine listens (PostgreSQL: one LISTEN connection per store, opened
@@ -24,14 +31,17 @@ export interface Wakeups {
    * anyone waits, and every write of this store). On PostgreSQL a placement this store made
    * does not wake its own waiters (postgres/wakeups.ts); SQLite cannot tell its own apart.
    */
-  waiter(): Promise<Waiter>;
+  waiter(wakeFor?: WakeFor): Promise<Waiter>;
 }
 
 class Latch implements Waiter {
   private opened = false;
   private release: (() => void) | null = null;
 
-  constructor(private readonly onClose: (latch: Latch) => void) {}
+  constructor(
+    private readonly onClose: (latch: Latch) => void,
+    readonly wakeFor: WakeFor,
+  ) {}
 
   open(): void {
     this.opened = true;
@@ -72,14 +82,15 @@ export class WakeHub {
     return this.latches.size;
   }
 
-  wake(): void {
-    for (const latch of this.latches) latch.open();
+  /** Opens the latches of the waiters woken by `change` (`unknown`: every waiter). */
+  wake(change: 'placement' | 'other' | 'unknown' = 'unknown'): void {
+    for (const latch of this.latches) if (change !== 'other' || latch.wakeFor === 'any') latch.open();
   }
 
-  add(): Waiter {
+  add(wakeFor: WakeFor = 'any'): Waiter {
     const latch = new Latch((closed) => {
       if (this.latches.delete(closed) && this.latches.size === 0) this.onActive(false);
-    });
+    }, wakeFor);
     this.latches.add(latch);
     if (this.latches.size === 1) this.onActive(true);
     return latch;

@@ -1,7 +1,8 @@
 /**
  * A placement wakes every process's waiters but the placing store's own (wakeups.ts, migration
- * 0025): `baton up` hands the jobs its dispatcher placed to its runner without one. Two stores on
- * one database stand for two processes.
+ * 0025): `baton up` hands the jobs its dispatcher placed to its runner without one. A waiter for
+ * placements only (a runner's) sleeps through every other change. Two stores on one database
+ * stand for two processes.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -54,6 +55,42 @@ test("a placement wakes another store's waiters, not the placing store's own", a
   } finally {
     ownWaiter.close();
     otherWaiter.close();
+    await mine.close();
+    await theirs.close();
+  }
+});
+
+test('a waiter for placements only is woken by a placement, not by an enqueue or an end', async () => {
+  const server = postgresServers()[0];
+  assert.ok(server !== undefined);
+  const url = await postgresDatabase(server).fresh();
+  const mine = await openPostgresStore({ url });
+  const theirs = await openPostgresStore({ url });
+  const [runner, any] = [await theirs.wakeups.waiter('placements'), await theirs.wakeups.waiter()];
+  try {
+    const session = await mine.sessions.start({ kind: 'daemon', host: 'box-1', pid: 1, ttlMs: 600_000 });
+    const host = { session: session.id, ramTotalMb: 4096, ramReservedMb: 0, ramFreeMb: 4096, slotsMax: 4 };
+    await mine.hosts.register({ name: 'box-1', enabled: true, ...host });
+    const lease = await mine.leases.acquire({ name: 'dispatcher', holder: 'leader', ttlMs: 600_000 });
+    assert.ok(lease.ok);
+    const term = { lease: 'dispatcher', holder: 'leader', term: lease.lease.term };
+    await Promise.all([settle(runner), settle(any)]);
+
+    const { job } = await mine.jobs.enqueue({ key: 'a' });
+    assert.ok(await wokeWithin(any, 20_000), 'the enqueue woke a waiter for any change');
+    assert.equal(await wokeWithin(runner, 1_000), false, 'the enqueue woke a waiter for placements');
+
+    const placed = await mine.dispatch.place({ id: job.id, host: 'box-1', term });
+    assert.ok(placed.ok);
+    assert.ok(await wokeWithin(runner, 20_000), 'the placement woke a waiter for placements');
+    await settle(any);
+    const guard = { id: job.id, session: session.id, epoch: placed.job.epoch };
+    assert.ok((await mine.jobs.finish({ ...guard, status: 'failed' })).ok);
+    assert.ok(await wokeWithin(any, 20_000), 'the end woke a waiter for any change');
+    assert.equal(await wokeWithin(runner, 1_000), false, 'the end woke a waiter for placements');
+  } finally {
+    runner.close();
+    any.close();
     await mine.close();
     await theirs.close();
   }

@@ -10,7 +10,8 @@
  * to its runner at once (up.ts) and looks again by itself when its batch was full
  * (dispatcher.ts). Woken, both read the queue beside the run that was starting, for nothing.
  * Another process's placements wake as before; a hand-off that did not happen (the placement's
- * answer lost) is found by the runner's poll.
+ * answer lost) is found by the runner's poll. Any other change (payload empty) wakes only the
+ * waiters that asked for `any`: it places no job on a runner.
  */
 import type pg from 'pg';
 import { PassfileClient } from './pgpass.js';
@@ -57,8 +58,8 @@ export function postgresWakeups(
       fresh.on('error', () => lost(fresh));
       fresh.on('end', () => lost(fresh));
       fresh.on('notification', (msg) => {
-        if (msg.payload === 'placed' && ownBackend(msg.processId)) return;
-        hub.wake();
+        if (msg.payload !== 'placed') return hub.wake('other');
+        if (!ownBackend(msg.processId)) hub.wake('placement');
       });
       try {
         await fresh.connect();
@@ -80,8 +81,8 @@ export function postgresWakeups(
   });
   return {
     wakeups: {
-      waiter: async () => {
-        const waiter = hub.add();
+      waiter: async (wakeFor) => {
+        const waiter = hub.add(wakeFor);
         await listen();
         return waiter;
       },

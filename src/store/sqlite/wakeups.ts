@@ -45,5 +45,5 @@ export function sqliteWakeups(exec: SqliteExecutor): { wakeups: Wakeups; stop: (
     timer = setInterval(poll, POLL_MS);
     timer.unref();
   });
-  return { wakeups: { waiter: () => Promise.resolve().then(() => hub.add()) }, stop };
+  return { wakeups: { waiter: (wakeFor) => Promise.resolve().then(() => hub.add(wakeFor)) }, stop };
 }
