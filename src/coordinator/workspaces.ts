@@ -204,12 +204,13 @@ export class Workspaces {
   /**
    * Resolves the task's workspace plan by the decision table of core/workspace-plan.ts, for the
    * given agent or else the task's assignee when it names an agent. Throws
-   * WorkspaceConfigurationError when the run needs a workspace and none is bound.
+   * WorkspaceConfigurationError when the run needs a workspace and none is bound. `task`, when
+   * given, is the task's read the caller has already sent (a run reads it for its texts too).
    */
-  async plan(input: PlanInput): Promise<PlanDetail> {
+  async plan(input: PlanInput, task?: Promise<Task | null>): Promise<PlanDetail> {
     const key = validateKey(input.key);
     const agent = input.agent === undefined ? undefined : validateName('agent', input.agent);
-    return planDetail(this.store, key, agent, lookups(this.store));
+    return planDetail(this.store, key, agent, lookups(this.store), task);
   }
 
   private async getWorkspace(name: string): Promise<Workspace> {
@@ -254,9 +255,10 @@ async function planDetail(
   key: string,
   named: string | undefined,
   look: Lookups,
+  read: Promise<Task | null> = store.tasks.get(key),
 ): Promise<PlanDetail> {
   // Read together: one round trip, not two, on a run's path from placement to spawn.
-  const [task, requirements] = await Promise.all([store.tasks.get(key), store.workspaceTasks.get(key)]);
+  const [task, requirements] = await Promise.all([read, store.workspaceTasks.get(key)]);
   if (task === null) throw new NotFoundError('task', key, 'add it with `baton task add`');
   assert(requirements !== null, 'a task that exists has requirements');
   const agent = named === undefined ? await assignee(task, look) : await look.agent(named);

@@ -2,7 +2,8 @@
  * The steps of a run between its placement and its agent's spawn (agent-run.ts), overlapped where
  * they need nothing of each other (issue 22, item 3: the start of an agent, p50 from enqueue). The
  * job's start, the agent's session and the claim share one transaction and one commit
- * (store.runs.begin); then the token, the workspace plan and the task's texts go together: on
+ * (store.runs.begin); then the token, the workspace plan and the task's texts go together (one
+ * read of the task serves the plan and the texts): on
  * PostgreSQL each is a statement on another pooled connection, so the run waits for one round
  * trip instead of several; on SQLite they run one after the other (one connection, synchronous).
  */
@@ -83,10 +84,12 @@ export async function prepareRun(
   claim: ClaimRef,
 ): Promise<{ reach: AgentReach | null; run: { dir: RunDirectory; texts: TaskTexts } | null }> {
   const release = (outcome: 'failed' | 'released') => options.store.claims.release({ ...claim, outcome });
+  // One read of the task serves the workspace plan and the texts.
+  const read = options.store.tasks.get(job.key);
   const [reach, dir, texts] = await Promise.allSettled([
     AgentReach.open(options, claim.session, job, claim.epoch),
-    settleWorkspace(options, job, guard, claim, release),
-    options.store.tasks.get(job.key),
+    settleWorkspace(options, job, guard, claim, release, read),
+    read,
   ]);
   const failed = [reach, dir, texts].find((outcome) => outcome.status === 'rejected');
   if (failed !== undefined) {

@@ -19,6 +19,7 @@
 import { statSync } from 'node:fs';
 import { BatonError, WorkspaceConfigurationError } from '../core/errors.js';
 import type { Job } from '../core/job.js';
+import type { Task } from '../core/task.js';
 import { waitingForWorkspace } from '../core/workspace-lock.js';
 import { sharedLock, type Workspace, type WorkspacePlan } from '../core/workspace-plan.js';
 import { prepareWorktree, retireWorktree } from '../os/worktree.js';
@@ -50,7 +51,8 @@ const nothingToRetire = (): Promise<void> => Promise.resolve();
 
 /**
  * The directory the job's agent runs in, or null when it must not run: the job has then been
- * ended or given back, with the reason on it, and the claim released.
+ * ended or given back, with the reason on it, and the claim released. `task` is the task's read
+ * when the caller has sent it already (run-start.ts reads it for the texts too).
  */
 export async function settleWorkspace(
   options: Options,
@@ -58,6 +60,7 @@ export async function settleWorkspace(
   guard: Guard,
   claim: GuardClaim,
   releaseClaim: ReleaseClaim,
+  task?: Promise<Task | null>,
 ): Promise<RunDirectory | null> {
   const { store } = options;
   const say = (line: string): void => options.log(`job ${job.id} ${job.key}: ${line}`);
@@ -76,7 +79,7 @@ export async function settleWorkspace(
   };
   let plan: WorkspacePlan;
   try {
-    plan = (await new Workspaces(store).plan({ key: job.key })).plan;
+    plan = (await new Workspaces(store).plan({ key: job.key }, task)).plan;
   } catch (error) {
     if (!(error instanceof WorkspaceConfigurationError)) throw error;
     return fail(`WORKSPACE_UNRESOLVED: ${error.message}; fix: ${error.hint ?? ''}`);
