@@ -2,9 +2,9 @@
  * Wake-ups: a hint that jobs may have become claimable or been placed (an enqueue, a retry, a
  * requeue, a placement, committed by any process; not a placed job's start, which frees
  * nothing), so that an idle worker, dispatcher or runner can look again at once instead of at
- * its next poll. A hint, never a promise: a waiter always
- * looks in the store to find out, and keeps a timeout as its fallback, because a wake can be
- * spurious and, across a lost connection, late.
+ * its next poll. A hint, never a promise: a waiter always looks in the store to find out, and
+ * keeps a timeout as its fallback, because a wake can be spurious and, across a lost connection,
+ * late.
  *
  * Each waiter is a latch: a wake opens every latch, and `wait` returns at once if its latch
  * opened since the last `wait` returned. So a wake that arrives while the caller is busy looking
