@@ -171,7 +171,7 @@ export function exerciseWakeups(harness: Harness): void {
         assert.equal(await pending, 'woke', 'a requeue that fails the job, its attempts spent');
       }));
 
-    // A placed job's start frees no slot and places nothing (migration 0025 / SQLite 0022); its
+    // A placed job's start frees no slot and places nothing (migration 0024 / SQLite 0022); its
     // wake-up made every dispatcher and runner read the queue beside the run that was starting.
     test("raises no wake-up for a placed job's start", () =>
       withWaiterElsewhere(harness, async (store, waiter) => {

@@ -1,6 +1,6 @@
 /**
  * A placement wakes every process's waiters but the placing store's own (wakeups.ts, migration
- * 0025): `baton up` hands the jobs its dispatcher placed to its runner without one. A waiter for
+ * 0024): `baton up` hands the jobs its dispatcher placed to its runner without one. A waiter for
  * placements only (a runner's) sleeps through every other change. Two stores on one database
  * stand for two processes.
  */

@@ -5,7 +5,7 @@
  * again), then reconnects every second while anyone still waits. Until then, waiters fall back
  * on their timeouts.
  *
- * A placement this store made itself (payload `placed`, migration 0025, sent by one of its own
+ * A placement this store made itself (payload `placed`, migration 0024, sent by one of its own
  * pool's connections) wakes none of its waiters: `baton up`'s dispatcher hands the jobs it placed
  * to its runner at once (up.ts) and looks again by itself when its batch was full
  * (dispatcher.ts). Woken, both read the queue beside the run that was starting, for nothing.

@@ -19,7 +19,7 @@ import takeByKey from './0020-take-by-key.js';
 import runTokens from './0021-run-tokens.js';
 import takeFromOneRule from './0022-take-from-one-rule.js';
 import outboxPerStatement from './0023-outbox-per-statement.js';
-import placementWake from './0025-placement-wake.js';
+import placementWake from './0024-placement-wake.js';
 
 export interface Migration {
   readonly version: number;

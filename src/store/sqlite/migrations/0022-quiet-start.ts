@@ -3,7 +3,7 @@
  * and places nothing (the fleet counts claimed and running jobs alike, and a started job's RAM
  * stays pending until its host's next heartbeat), and it woke every dispatcher and runner to read
  * the queue again, beside the run's own calls (docs/decisions/0019, section 7). As PostgreSQL's
- * 0025.
+ * 0024.
  */
 export default {
   version: 22,

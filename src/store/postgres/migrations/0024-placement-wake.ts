@@ -10,7 +10,7 @@
  *   transaction still sends at most one of each.
  */
 export default {
-  version: 25,
+  version: 24,
   name: 'placement-wake',
   sql: `
 CREATE FUNCTION baton_wake_job() RETURNS trigger LANGUAGE plpgsql AS $$
