@@ -12,12 +12,11 @@ import type { Instant } from './time.js';
 
 import {
   checkpointText,
-  decodeLeaves,
   GENESIS_HASH,
+  LeafView,
   rowContent,
   rowId,
   type Checkpoint,
-  type Leaf,
   type LedgerProblem,
   type LedgerProblemKind,
 } from './ledger.js';
@@ -73,7 +72,7 @@ export interface LedgerReport {
 
 interface Current {
   readonly c: Checkpoint;
-  readonly leaves: readonly Leaf[] | null;
+  readonly leaves: LeafView | null;
   next: number;
   byHash: Map<string, number> | null;
 }
@@ -298,18 +297,9 @@ export class LedgerVerifier {
   }
 
   /** The leaves when they match the checkpoint's root and range; null (and a problem) otherwise. */
-  private checkLeaves(checkpoint: Checkpoint, bytes: Uint8Array): readonly Leaf[] | null {
-    const leaves = this.crypto.sha256(bytes) === checkpoint.root ? decodeLeaves(bytes) : null;
-    const fits =
-      leaves !== null &&
-      leaves.length === checkpoint.rowCount &&
-      leaves.every(
-        (leaf, index) =>
-          leaf.id >= checkpoint.firstId &&
-          leaf.id <= checkpoint.lastId &&
-          (index === 0 || leaf.id > (leaves[index - 1]?.id ?? 0)),
-      );
-    if (!fits) {
+  private checkLeaves(checkpoint: Checkpoint, bytes: Uint8Array): LeafView | null {
+    const leaves = this.crypto.sha256(bytes) === checkpoint.root ? LeafView.of(bytes) : null;
+    if (leaves === null || leaves.length !== checkpoint.rowCount || !inRange(leaves, checkpoint)) {
       this.report(
         checkpoint.firstId,
         'edited',
@@ -332,8 +322,7 @@ export class LedgerVerifier {
       return;
     }
     this.missingBefore(cur, id);
-    const leaf = leaves[cur.next];
-    if (leaf === undefined || leaf.id !== id) {
+    if (cur.next >= leaves.length || leaves.id(cur.next) !== id) {
       this.report(
         id,
         'inserted',
@@ -342,10 +331,9 @@ export class LedgerVerifier {
       );
       return;
     }
-    cur.next++;
     const hash = this.crypto.sha256(rowContent(columns));
-    if (hash === leaf.hash) return;
-    cur.byHash ??= new Map(leaves.map((sealedLeaf) => [sealedLeaf.hash, sealedLeaf.id]));
+    if (hash === leaves.hash(cur.next++)) return;
+    cur.byHash ??= hashesOf(leaves);
     const sealedAs = cur.byHash.get(hash);
     if (sealedAs !== undefined && sealedAs !== id) {
       this.report(
@@ -368,15 +356,10 @@ export class LedgerVerifier {
   private missingBefore(cur: Current, id: number): void {
     const leaves = cur.leaves;
     if (leaves === null) return;
-    for (let leaf = leaves[cur.next]; leaf !== undefined && leaf.id < id; leaf = leaves[cur.next]) {
-      cur.next++;
+    for (; cur.next < leaves.length && leaves.id(cur.next) < id; cur.next++) {
       if (this.options.complete) {
-        this.report(
-          leaf.id,
-          'missing',
-          cur.c.seq,
-          `row ${leaf.id}, sealed by checkpoint ${cur.c.seq}, is gone`,
-        );
+        const gone = leaves.id(cur.next);
+        this.report(gone, 'missing', cur.c.seq, `row ${gone}, sealed by checkpoint ${cur.c.seq}, is gone`);
       }
     }
   }
@@ -387,4 +370,22 @@ export class LedgerVerifier {
     this.missingBefore(cur, Number.POSITIVE_INFINITY);
     this.current = null;
   }
+}
+
+/** Whether the leaves' ids rise strictly within the checkpoint's range. */
+function inRange(leaves: LeafView, checkpoint: Checkpoint): boolean {
+  let previous = Number.NEGATIVE_INFINITY;
+  for (let index = 0; index < leaves.length; index++) {
+    const id = leaves.id(index);
+    if (id < checkpoint.firstId || id > checkpoint.lastId || id <= previous) return false;
+    previous = id;
+  }
+  return true;
+}
+
+/** Leaf ids by hash: only built once a row's hash differs from its leaf, to tell a move from an edit. */
+function hashesOf(leaves: LeafView): Map<string, number> {
+  const byHash = new Map<string, number>();
+  for (let index = 0; index < leaves.length; index++) byHash.set(leaves.hash(index), leaves.id(index));
+  return byHash;
 }

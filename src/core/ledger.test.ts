@@ -2,12 +2,13 @@
  * RowContents, the sealer's rowContent for the rows of one read, must give rowContent's text for
  * every row, whatever its columns: rows of one read share their columns, but the cache that relies
  * on it must notice a row whose columns differ (another set, another order, one more or less).
- * A seeded property test (fast-check): a failure prints its seed.
+ * LeafView, the verifier's in-place reading of a checkpoint's leaves, must give back what
+ * encodeLeaves wrote. Seeded property tests (fast-check): a failure prints its seed.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { RowContents, rowContent } from './ledger.js';
+import { encodeLeaves, LeafView, RowContents, rowContent } from './ledger.js';
 
 const columnName = fc.constantFrom('id', 'at', 'type', 'detail', 'host', 'Z', 'a', 'é', 'token_id', '"q"');
 
@@ -63,5 +64,26 @@ test('RowContents: the same columns in another order, one dropped, one added', (
   assert.equal(
     contents.of(cases[0] ?? {}),
     '{"at":"t","detail":{"a":[2,{"c":"x","d":null}],"b":1},"type":"a"}',
+  );
+});
+
+test('LeafView reads back, in place, every id and hash encodeLeaves wrote, and refuses a partial leaf', () => {
+  const leaf = fc.record({
+    id: fc.maxSafeInteger(),
+    hash: fc.uint8Array({ minLength: 32, maxLength: 32 }).map((bytes) => Buffer.from(bytes).toString('hex')),
+  });
+  fc.assert(
+    fc.property(fc.array(leaf, { maxLength: 20 }), fc.nat({ max: 7 }), (leaves, offset) => {
+      const bytes = encodeLeaves(leaves);
+      const framed = new Uint8Array(offset + bytes.length);
+      framed.set(bytes, offset);
+      const view = LeafView.of(framed.subarray(offset));
+      assert.ok(view !== null);
+      assert.deepEqual(
+        Array.from({ length: view.length }, (_, index) => ({ id: view.id(index), hash: view.hash(index) })),
+        leaves.map((entry) => ({ ...entry })),
+      );
+      assert.equal(LeafView.of(new Uint8Array(bytes.length + 1 + offset)), null);
+    }),
   );
 });
