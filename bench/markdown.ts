@@ -217,7 +217,9 @@ ${ledgerTable(results)}
   on (a ledger key registered and \`baton up\`'s sealer, src/daemon/sealer.ts, in a process of its own
   sealing every ${SEAL_INTERVAL_MS} ms, a quarter of its default interval) and off (no key, no sealer).
   \`ledgerOverhead\` is off ÷ on per repetition, then the median; the targets above are met with it on.
-  After each "on" drain, untimed, the last rows are sealed and the whole ledger must verify.
+  An "on" drain's time includes the sealer catching up after it (sealing every row it had not sealed
+  when the last job finished): a sealer that fell behind would otherwise do that work after the clock
+  stopped. Then, untimed, the whole ledger must verify.
 - **Ledger at scale.** ${count(plan.ledgerRowsSmall)} and ${count(plan.ledgerRowsLarge)} ledger rows
   bulk-loaded, sealed, then \`baton audit export --format jsonl\`, \`baton audit verify --file\` and (large
   only) \`baton audit verify\`, each in a process of its own whose peak RSS (getrusage maxrss) is the figure.
