@@ -3,7 +3,9 @@
  * open a second store on it (another "process" from the database's point of view), and raw SQL
  * for the cases that must bypass the store to prove a constraint.
  */
+import assert from 'node:assert/strict';
 import type { Store } from '../store.js';
+import type { Waiter } from '../wakeups.js';
 
 export interface RawSql {
   /** Runs one statement; `?` placeholders on SQLite, `$1` on PostgreSQL. */
@@ -87,4 +89,18 @@ export async function givenSession(store: Store, host = 'host-a', kind: 'agent' 
 
 export async function givenTask(store: Store, key = 'github:acme/api#1246', priority = 100) {
   return store.tasks.add({ key, title: `work on ${key}`, priority });
+}
+
+/**
+ * Waits until the latch stays shut for `quietMs`, so that the wake a test then expects comes from
+ * its own write: wakes from earlier writes (and the LISTEN start) may still be on their way, as
+ * NOTIFY is delivered after the commit, so one wait is not enough to drain them.
+ */
+export async function settle(waiter: Waiter, quietMs = 300): Promise<void> {
+  for (let index = 0; index < 50; index++) {
+    const t0 = performance.now();
+    await waiter.wait(quietMs);
+    if (performance.now() - t0 >= quietMs - 5) return;
+  }
+  assert.fail('the waiter never went quiet');
 }

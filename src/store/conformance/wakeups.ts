@@ -10,7 +10,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Store } from '../store.js';
 import type { Waiter } from '../wakeups.js';
 import { givenHost, givenLeader } from './dispatch.js';
-import { givenSession, sleep, withFixture, type Harness } from './harness.js';
+import { givenSession, settle, sleep, withFixture, type Harness } from './harness.js';
 
 const LONG = 60_000;
 
@@ -21,20 +21,6 @@ async function woke(waiter: Waiter): Promise<'woke' | 'timeout'> {
   const outcome = await Promise.race([waiter.wait(LONG).then(() => 'woke' as const), bound]);
   limit.abort();
   return outcome;
-}
-
-/**
- * Waits until the latch stays shut for `quietMs`, so that the wake a test then expects comes from
- * its own write: wakes from earlier writes (and the LISTEN start) may still be on their way, as
- * NOTIFY is delivered after the commit, so one wait is not enough to drain them.
- */
-async function settle(waiter: Waiter, quietMs = 300): Promise<void> {
-  for (let index = 0; index < 50; index++) {
-    const t0 = performance.now();
-    await waiter.wait(quietMs);
-    if (performance.now() - t0 >= quietMs - 5) return;
-  }
-  assert.fail('the waiter never went quiet');
 }
 
 async function waiterOn(other: Store): Promise<Waiter> {

@@ -8,17 +8,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { postgresDatabase, postgresServers } from '../../../test/support/databases.js';
 import type { Waiter } from '../wakeups.js';
+import { givenHost, givenLeader } from '../conformance/dispatch.js';
+import { settle } from '../conformance/harness.js';
 import { openPostgresStore } from './postgres-store.js';
-
-/** Waits until the latch stays shut for `quietMs`: earlier writes' wakes are drained. */
-async function settle(waiter: Waiter, quietMs = 300): Promise<void> {
-  for (let index = 0; index < 50; index++) {
-    const t0 = performance.now();
-    await waiter.wait(quietMs);
-    if (performance.now() - t0 >= quietMs - 5) return;
-  }
-  assert.fail('the waiter never went quiet');
-}
 
 /** Whether the waiter is woken within `ms`. */
 async function wokeWithin(waiter: Waiter, ms: number): Promise<boolean> {
@@ -35,12 +27,8 @@ test("a placement wakes another store's waiters, not the placing store's own", a
   const theirs = await openPostgresStore({ url });
   const [ownWaiter, otherWaiter] = [await mine.wakeups.waiter(), await theirs.wakeups.waiter()];
   try {
-    const session = await mine.sessions.start({ kind: 'daemon', host: 'box-1', pid: 1, ttlMs: 600_000 });
-    const host = { session: session.id, ramTotalMb: 4096, ramReservedMb: 0, ramFreeMb: 4096, slotsMax: 4 };
-    await mine.hosts.register({ name: 'box-1', enabled: true, ...host });
-    const lease = await mine.leases.acquire({ name: 'dispatcher', holder: 'leader', ttlMs: 600_000 });
-    assert.ok(lease.ok);
-    const term = { lease: 'dispatcher', holder: 'leader', term: lease.lease.term };
+    await givenHost(mine);
+    const term = await givenLeader(mine, 'leader', 600_000);
     const [a, b] = [(await mine.jobs.enqueue({ key: 'a' })).job, (await mine.jobs.enqueue({ key: 'b' })).job];
     // Both listen (the enqueues woke both), then go quiet.
     assert.ok((await wokeWithin(ownWaiter, 20_000)) && (await wokeWithin(otherWaiter, 20_000)));
@@ -68,12 +56,8 @@ test('a waiter for placements only is woken by a placement, not by an enqueue or
   const theirs = await openPostgresStore({ url });
   const [runner, any] = [await theirs.wakeups.waiter('placements'), await theirs.wakeups.waiter()];
   try {
-    const session = await mine.sessions.start({ kind: 'daemon', host: 'box-1', pid: 1, ttlMs: 600_000 });
-    const host = { session: session.id, ramTotalMb: 4096, ramReservedMb: 0, ramFreeMb: 4096, slotsMax: 4 };
-    await mine.hosts.register({ name: 'box-1', enabled: true, ...host });
-    const lease = await mine.leases.acquire({ name: 'dispatcher', holder: 'leader', ttlMs: 600_000 });
-    assert.ok(lease.ok);
-    const term = { lease: 'dispatcher', holder: 'leader', term: lease.lease.term };
+    const { session } = await givenHost(mine);
+    const term = await givenLeader(mine, 'leader', 600_000);
     await Promise.all([settle(runner), settle(any)]);
 
     const { job } = await mine.jobs.enqueue({ key: 'a' });
