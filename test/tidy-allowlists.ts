@@ -17,7 +17,7 @@ export const DEAD_EXPORTS_ALLOWED: Readonly<Record<string, string>> = {
   'src/core/job.ts:isAllowedJobTransition': 'the lifecycle as a predicate, for the unit and chaos checkers',
   'src/core/validate.ts:KEY_LENGTH_MAX': TESTED,
   'src/core/ledger.ts:encodeLeaves':
-    "the leaves' layout as a reference: the verifier's property test seals with it; the sealer writes the same bytes straight from its hashes",
+    "tests build checkpoints' leaves from ids and hex hashes with it; the layout itself is writeLeaf's, which the sealer calls",
   'src/daemon/takeover.ts:processExists': 'the e2e suites ask whether a process still exists the same way',
   'src/store/postgres/dispatch.ts:ORPHANED_JOBS': 'its query plan is checked by fleet-plans.test.ts',
   'src/store/sqlite/dispatch.ts:ORPHANED_JOBS': 'its query plan is checked by fleet-plans.test.ts',

@@ -177,14 +177,21 @@ export function checkpointText(fields: CheckpointFields): string {
   });
 }
 
-/** Leaves as bytes: per row its id (8 bytes, big-endian) and its content hash (32 bytes). */
+/**
+ * Writes leaf `index` into `bytes` (of leaves): the row's id (8 bytes, big-endian) and its content
+ * hash (32 bytes). The one home of the layout: the sealer writes each row's leaf with it, straight
+ * from its hash, and LeafView reads it back.
+ */
+export function writeLeaf(bytes: Uint8Array, index: number, id: number, hash: Uint8Array): void {
+  const at = index * LEAF_BYTES;
+  new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).setBigInt64(at, BigInt(id));
+  bytes.set(hash, at + 8);
+}
+
+/** Leaves as bytes, from their ids and hex hashes (tests build checkpoints with it). */
 export function encodeLeaves(leaves: readonly Leaf[]): Uint8Array {
   const bytes = new Uint8Array(leaves.length * LEAF_BYTES);
-  const view = new DataView(bytes.buffer);
-  leaves.forEach((leaf, index) => {
-    view.setBigInt64(index * LEAF_BYTES, BigInt(leaf.id));
-    bytes.set(fromHex(leaf.hash), index * LEAF_BYTES + 8);
-  });
+  leaves.forEach((leaf, index) => writeLeaf(bytes, index, leaf.id, fromHex(leaf.hash)));
   return bytes;
 }
 

@@ -13,10 +13,11 @@ import {
   rowId,
   type Checkpoint,
   type CheckpointFields,
+  writeLeaf,
 } from '../../core/ledger.js';
 import type { Instant } from '../../core/time.js';
 import type { Store } from '../../store/store.js';
-import { sha256Hex, type LedgerSigner } from './keys.js';
+import { sha256Bytes, sha256Hex, type LedgerSigner } from './keys.js';
 
 export interface SealOptions {
   /** Checkpoints written in one call, at most. */
@@ -39,23 +40,17 @@ const LEAVES_PER_TURN = 1024;
 const CHECKPOINTS_PER_READ = 4;
 
 /**
- * The rows' leaves, in encodeLeaves' layout, a thousand rows per turn of the event loop: the
+ * The rows' leaves (core/ledger.ts writeLeaf), a thousand rows per turn of the event loop: the
  * sealer runs inside `baton up`, whose heartbeats and lease renewals must not wait for 8,192
- * hashes. Each hash is written into the bytes from its hex, with no Leaf object or Buffer per row.
+ * hashes. Each hash goes into the bytes as the digest gives it, with no Leaf object per row.
  */
 async function leavesOf(rows: readonly Readonly<Record<string, unknown>>[]): Promise<Uint8Array> {
-  const bytes = Buffer.alloc(rows.length * LEAF_BYTES);
+  const bytes = new Uint8Array(rows.length * LEAF_BYTES);
   const contents = new RowContents();
   for (let index = 0; index < rows.length; index++) {
     if (index > 0 && index % LEAVES_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
     const columns = rows[index] ?? {};
-    const at = index * LEAF_BYTES;
-    const id = rowId(columns);
-    if (Number.isSafeInteger(id) && id >= 0) {
-      bytes.writeUInt32BE(Math.floor(id / 2 ** 32), at);
-      bytes.writeUInt32BE(id % 2 ** 32, at + 4);
-    } else bytes.writeBigInt64BE(BigInt(id), at);
-    bytes.write(sha256Hex(contents.of(columns)), at + 8, 'hex');
+    writeLeaf(bytes, index, rowId(columns), sha256Bytes(contents.of(columns)));
   }
   return bytes;
 }
