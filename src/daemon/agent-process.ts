@@ -68,14 +68,17 @@ export interface EarlyScope {
 }
 
 /**
- * Makes the job's scope and forks its agent's process into it, to wait for its command while the
- * run makes its store calls; null when the scope is refused (the run's start makes it again and
- * reports why).
+ * The job's scope with its agent's process waiting in it: the containment's warm slot when one is
+ * ready (made before the job came), else the scope made now and the process forked into it, to
+ * wait for its command while the run makes its store calls; null when the scope is refused (the
+ * run's start makes it again and reports why).
  */
 export async function prepareScope(
   containment: Containment,
   job: Pick<Job, 'id' | 'epoch' | 'ramMb'>,
 ): Promise<EarlyScope | null> {
+  const warm = containment.warmScope(job.id, job.epoch, job.ramMb);
+  if (warm !== null) return warm;
   const scope = containment.scope(job.id, job.epoch, job.ramMb);
   try {
     scope.create();

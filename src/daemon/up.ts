@@ -169,7 +169,7 @@ async function runOnce(
   first: boolean,
 ): Promise<{ fenced: string | null; session: SessionId }> {
   await takeOverDeadPredecessor(store, options, clock, log, stop);
-  const containment = openContainment({ choice: options.containment ?? 'auto', shimPath: SHIM });
+  const containment = openContainment({ choice: options.containment ?? 'auto', shimPath: SHIM, warm: true });
   try {
     return await joinWith(store, options, clock, log, stop, containment, first);
   } finally {

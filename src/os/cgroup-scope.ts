@@ -57,6 +57,11 @@ function hasPids(hierarchy: Hierarchy): boolean {
   );
 }
 
+/** Writes a limit, or throws naming the file when the host refuses it. */
+function must(dir: string, file: string, value: string): void {
+  if (!tryWriteCgroupFile(dir, file, value)) throw new Error(`cannot write ${value} to ${join(dir, file)}`);
+}
+
 /** Sets the limits of one cgroup in one hierarchy; throws when a required limit cannot be set. */
 function limit(
   hierarchy: Hierarchy,
@@ -65,18 +70,20 @@ function limit(
   pidsMax: number,
   oomGroup: boolean,
 ): void {
-  const must = (file: string, value: string): void => {
-    if (!tryWriteCgroupFile(dir, file, value)) throw new Error(`cannot write ${value} to ${join(dir, file)}`);
-  };
-  if (hasPids(hierarchy)) must('pids.max', String(pidsMax));
+  if (hasPids(hierarchy)) must(dir, 'pids.max', String(pidsMax));
+  limitMemory(hierarchy, dir, ramMb, oomGroup);
+}
+
+/** Sets one cgroup's memory budget, where the hierarchy has the controller and a budget is asked. */
+function limitMemory(hierarchy: Hierarchy, dir: string, ramMb: number | null, oomGroup: boolean): void {
   if (!hasMemory(hierarchy) || ramMb === null || ramMb <= 0) return;
   const bytes = String(ramMb * MIB);
   if (hierarchy.name === 'unified') {
-    must('memory.max', bytes);
+    must(dir, 'memory.max', bytes);
     tryWriteCgroupFile(dir, 'memory.swap.max', '0'); // a budget that swaps is no budget
     if (oomGroup) tryWriteCgroupFile(dir, 'memory.oom.group', '1'); // the job dies as one
   } else {
-    must('memory.limit_in_bytes', bytes);
+    must(dir, 'memory.limit_in_bytes', bytes);
     tryWriteCgroupFile(dir, 'memory.memsw.limit_in_bytes', bytes);
   }
 }
@@ -108,6 +115,17 @@ export class CgroupJob {
         limit(hierarchy, dir, ram, pids, group);
       }
     });
+  }
+
+  /**
+   * Gives cgroups made earlier without a budget (a warm slot's, warm-slot.ts) this job's: its
+   * memory limit; the pids caps and the hooks' limits were set when they were made. Throws
+   * (naming the file) when the host refuses.
+   */
+  adopt(): void {
+    this.hierarchies.forEach((hierarchy, index) =>
+      limitMemory(hierarchy, this.dirs[index] ?? '', this.ramMb, true),
+    );
   }
 
   /** The files the agent's process writes `0` to, to enter its cgroups (the launcher's way). */

@@ -22,6 +22,7 @@ import { GroupJob, RUN_MARKER } from './group-scope.js';
 import { killAll, pidsWithEnv } from './process-tree.js';
 import { Launcher } from './launcher.js';
 import { startReaper, type Reaper } from './reaper.js';
+import { WarmSlot, type WarmScope } from './warm-slot.js';
 
 /** One job's processes, whichever kind holds them. */
 export type JobScope = CgroupJob | GroupJob;
@@ -36,6 +37,11 @@ export interface Containment {
   readonly launcher: Launcher | null;
   /** The scope of one job; `create()` it (cgroups) before spawning into it. */
   scope(jobId: number, epoch: number, ramMb: number | null): JobScope;
+  /**
+   * The scope of one job made ahead, its agent's process already waiting in it (warm-slot.ts):
+   * used as it is, not created. Null when none is ready, or the containment keeps none.
+   */
+  warmScope(jobId: number, epoch: number, ramMb: number | null): WarmScope | null;
   /** Kills anything left in this runner's scopes and removes its cgroups; idempotent. */
   close(): Promise<void>;
 }
@@ -44,6 +50,8 @@ export interface ContainmentOptions {
   readonly choice: ContainmentChoice;
   /** The Node shim, for the process-group kind. */
   readonly shimPath: string;
+  /** Keep a warm slot (cgroup kinds with a launcher): `baton up` does; tests of the plain path do not. */
+  readonly warm?: boolean;
 }
 
 /** Opens the containment asked for; `auto` takes the best the host allows. */
@@ -63,20 +71,20 @@ export function openContainment(options: ContainmentOptions): Containment {
         'use --containment auto to take the best this host offers',
       );
     }
-    return containment(options.choice, hierarchies, run, options.shimPath);
+    return containment(options.choice, hierarchies, run, options);
   }
   // Best first: a memory controller the kernel enforces, v2 before v1; then any cgroup at all.
   const v2 = tries.cgroup2();
   if (v2 !== null && v2.some((hierarchy) => hierarchy.controllers.includes('memory')))
-    return containment('cgroup2', v2, run, options.shimPath);
+    return containment('cgroup2', v2, run, options);
   const v1 = tries.cgroup1();
   if (v1 !== null && (v1.some((hierarchy) => hierarchy.name === 'memory') || v2 === null)) {
     if (v2 !== null) dropBases(v2);
-    return containment('cgroup1', v1, run, options.shimPath);
+    return containment('cgroup1', v1, run, options);
   }
   if (v1 !== null) dropBases(v1);
-  if (v2 !== null) return containment('cgroup2', v2, run, options.shimPath);
-  return containment('process-group', [], run, options.shimPath);
+  if (v2 !== null) return containment('cgroup2', v2, run, options);
+  return containment('process-group', [], run, options);
 }
 
 function dropBases(hierarchies: readonly Hierarchy[]): void {
@@ -124,12 +132,14 @@ function containment(
   kind: ContainmentKind,
   hierarchies: Hierarchy[],
   run: string,
-  shimPath: string,
+  options: ContainmentOptions,
 ): Containment {
   const bases = hierarchies.map((hierarchy) => hierarchy.base);
   const reaper: Reaper | null = bases.length === 0 ? null : startReaper(bases);
   // The process-group kind keeps spawn(): its shim must be this process's child to watch it.
   const launcher = bases.length === 0 ? null : Launcher.open();
+  const warm = launcher !== null && options.warm === true ? new WarmSlot(hierarchies, launcher) : null;
+  const marker = (jobId: number, epoch: number): string => `${run}:${jobId}.${epoch}`;
   const controllers = [...new Set(hierarchies.flatMap((hierarchy) => hierarchy.controllers))];
   const detail =
     kind === 'process-group'
@@ -142,14 +152,14 @@ function containment(
     ref: { run, dirs: bases },
     detail,
     launcher,
-    scope: (jobId, epoch, ramMb) => {
-      const marker = `${run}:${jobId}.${epoch}`;
-      return kind === 'process-group'
-        ? new GroupJob(shimPath, marker)
-        : new CgroupJob(hierarchies, `job-${jobId}-${epoch}`, ramMb, marker);
-    },
+    scope: (jobId, epoch, ramMb) =>
+      kind === 'process-group'
+        ? new GroupJob(options.shimPath, marker(jobId, epoch))
+        : new CgroupJob(hierarchies, `job-${jobId}-${epoch}`, ramMb, marker(jobId, epoch)),
+    warmScope: (jobId, epoch, ramMb) => warm?.take(ramMb, marker(jobId, epoch)) ?? null,
     close: () =>
       (closed ??= (async () => {
+        await warm?.close();
         killAll(pidsWithEnv(RUN_MARKER, `${run}:`).filter((pid) => pid !== process.pid));
         await emptyAndRemove(bases);
         launcher?.close();

@@ -4,15 +4,16 @@
  * from `baton up` (80-250 MB resident) spawn() blocked its event loop for 6-45 ms per agent, from
  * a 2 MB `sh` a fork takes well under a millisecond (decision 0019, section 5).
  *
- * An agent is forked in two steps. As its run begins, `prepare` forks its process (a watcher
- * forks it and reports `p <id> <pid>`, waits for it and reports `x <id> <status>`): it enters
- * the job's cgroups at once, the slow part of a start (moving a process between cgroups waits for
- * an RCU grace period, 5-15 ms here), while the runner still makes its store calls, and then
- * waits on a FIFO of its own. `start` writes it one line of shell (every value quoted here):
- * change to its directory, export exactly the environment asked for (the launcher runs with
- * none) and exec `setsid /bin/sh -c <command>`; `cancel` writes `exit 0`. The agent gets what
- * spawn() gave it: its own session, /dev/null for stdin, stdout and stderr on a FIFO the runner
- * reads into the job log, and its cgroups before its command runs.
+ * An agent is forked in two steps. `prepare` forks its process (a watcher forks it and reports
+ * `p <id> <pid>`, waits for it and reports `x <id> <status>`): it enters the job's cgroups at
+ * once, the slow part of a start (moving a process between cgroups waits for an RCU grace period,
+ * 9-24 ms here), and then waits on a FIFO of its own. That happens before any job comes, for the
+ * runner's warm slot (warm-slot.ts), or as a run begins, while the runner makes its store calls.
+ * `start` writes it one line of shell (every value quoted here): change to its directory, export
+ * exactly the environment asked for (the launcher runs with none) and exec
+ * `setsid /bin/sh -c <command>`; `cancel` writes `exit 0`. The agent gets what spawn() gave it:
+ * its own session, /dev/null for stdin, stdout and stderr on a FIFO the runner reads into the job
+ * log, and its cgroups before its command runs.
  *
  * The launcher holds nothing the runner's guarantees rest on: the reaper still kills the job
  * cgroups when the runner dies (the launcher then reads EOF and ends), a fence still kills the
@@ -86,6 +87,8 @@ export interface WaitingAgent {
   start(request: StartRequest): Promise<LaunchedAgent | null>;
   /** Ends the waiting process without running anything (idempotent; nothing after a start). */
   cancel(): void;
+  /** Whether its process is still there and still waiting: not told a line yet, no exit reported. */
+  waiting(): boolean;
 }
 
 export class Launcher {
@@ -191,6 +194,7 @@ export class Launcher {
     return {
       start: (request) => this.start(pending, request),
       cancel: () => void this.cancel(pending),
+      waiting: () => pending.control === null && pending.exit === null && pending.goneSince === null,
     };
   }
 

@@ -6,7 +6,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CONTAINMENT_KINDS, type ContainmentKind } from '../../src/core/containment.js';
 import { openContainment } from '../../src/os/containment.js';
@@ -89,9 +89,36 @@ for (const kind of CONTAINMENT_KINDS) {
         await c.store.jobs.enqueue({ key: 'sleepy', command: SETSID_SLEEP });
         const up = c.up('a', '--containment', kind);
         const sleeper = await pidFrom(c, 'sleep.pid');
+        // A cgroup runner keeps a warm slot (os/warm-slot.ts), a process waiting in cgroups made
+        // before any job needs them: it must die with the runner too (as must the job's agent,
+        // in the slot it took when one was ready).
+        const bases = /under (.+); reaper pid/.exec(up.log())?.[1]?.split(', ') ?? [];
+        assert.equal(bases.length > 0, kind !== 'process-group', up.log());
+        const waitingIn = (base: string): number[] =>
+          readdirSync(base)
+            .filter((name) => /^slot-\d+$/.test(name))
+            .flatMap((name) =>
+              readFileSync(join(base, name, 'cgroup.procs'), 'utf8')
+                .trim()
+                .split('\n'),
+            )
+            .filter((pid) => pid !== '')
+            .map(Number);
+        await waitUntil(() => bases.every((base) => waitingIn(base).length > 0), 5_000, 'a warm slot');
+        const inSlots = bases.flatMap(waitingIn);
         up.signal('SIGKILL');
         await up.exited();
         await waitUntil(() => !isAlive(sleeper), 5_000, 'the setsid sleep to die with its runner');
+        await waitUntil(
+          () => inSlots.every((pid) => !isAlive(pid)),
+          5_000,
+          "the warm slot's process to die too",
+        );
+        await waitUntil(
+          () => bases.every((base) => !existsSync(base)),
+          5_000,
+          "the runner's cgroups removed",
+        );
       }));
 
     test('the baton up that takes the host over kills what its dead predecessor left, before anything runs', () =>
