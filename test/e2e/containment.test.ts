@@ -57,6 +57,24 @@ async function pidFrom(c: ClusterFixture, file: string): Promise<number> {
 
 const SETSID_SLEEP = '(setsid sleep 301 & echo $! > sleep.pid); sleep 300';
 
+/** A cgroup runner's base cgroups, as its log names them (none for the process-group kind). */
+function basesOf(up: { log(): string }): string[] {
+  return /under (.+); reaper pid/.exec(up.log())?.[1]?.split(', ') ?? [];
+}
+
+/** The pids in the warm slots (os/warm-slot.ts) under `base`: waiting, or a job's that took one. */
+function inSlots(base: string): number[] {
+  return readdirSync(base)
+    .filter((name) => /^slot-\d+$/.test(name))
+    .flatMap((name) =>
+      readFileSync(join(base, name, 'cgroup.procs'), 'utf8')
+        .trim()
+        .split('\n'),
+    )
+    .filter((pid) => pid !== '')
+    .map(Number);
+}
+
 for (const kind of CONTAINMENT_KINDS) {
   const skip = (await unavailable(kind)) ?? false;
   describe(`containment ${kind}`, { skip, concurrency: 2 }, () => {
@@ -64,9 +82,16 @@ for (const kind of CONTAINMENT_KINDS) {
       withCluster(async (c) => {
         writeFileSync(join(c.dir, 'hog.py'), HOG);
         const command = '(setsid python3 hog.py & echo $! > hog.pid); sleep 60';
+        // Enqueued once the runner's warm slot waits: the job adopts it, and its budget, written
+        // after the slot's process entered, must hold as one written before.
+        const up = c.up('a', '--containment', kind);
+        await up.waitForLog(/containment: .*\n/);
+        const bases = basesOf(up);
+        assert.equal(bases.length > 0, kind !== 'process-group', up.log());
+        await waitUntil(() => bases.every((base) => inSlots(base).length > 0), 5_000, 'a warm slot');
         await c.store.jobs.enqueue({ key: 'hog', command, ramMb: 50 });
-        c.up('a', '--containment', kind);
         const hog = await pidFrom(c, 'hog.pid');
+        if (bases.length > 0) assert.match(readFileSync(`/proc/${hog}/cgroup`, 'utf8'), /\/slot-\d+$/m);
         await waitUntil(async () => (await jobOf(c, 'hog'))?.status === 'oom_killed', 20_000, 'oom_killed');
         assert.match((await jobOf(c, 'hog'))?.reason ?? '', /50 MB budget/);
         await waitUntil(() => !isAlive(hog), 5_000, 'the hog to be dead');
@@ -89,28 +114,17 @@ for (const kind of CONTAINMENT_KINDS) {
         await c.store.jobs.enqueue({ key: 'sleepy', command: SETSID_SLEEP });
         const up = c.up('a', '--containment', kind);
         const sleeper = await pidFrom(c, 'sleep.pid');
-        // A cgroup runner keeps a warm slot (os/warm-slot.ts), a process waiting in cgroups made
-        // before any job needs them: it must die with the runner too (as must the job's agent,
-        // in the slot it took when one was ready).
-        const bases = /under (.+); reaper pid/.exec(up.log())?.[1]?.split(', ') ?? [];
+        // A cgroup runner keeps a warm slot, a process waiting in cgroups made before any job
+        // needs them: it must die with the runner too (as must the job's agent, if it took one).
+        const bases = basesOf(up);
         assert.equal(bases.length > 0, kind !== 'process-group', up.log());
-        const waitingIn = (base: string): number[] =>
-          readdirSync(base)
-            .filter((name) => /^slot-\d+$/.test(name))
-            .flatMap((name) =>
-              readFileSync(join(base, name, 'cgroup.procs'), 'utf8')
-                .trim()
-                .split('\n'),
-            )
-            .filter((pid) => pid !== '')
-            .map(Number);
-        await waitUntil(() => bases.every((base) => waitingIn(base).length > 0), 5_000, 'a warm slot');
-        const inSlots = bases.flatMap(waitingIn);
+        await waitUntil(() => bases.every((base) => inSlots(base).length > 0), 5_000, 'a warm slot');
+        const slotted = bases.flatMap(inSlots);
         up.signal('SIGKILL');
         await up.exited();
         await waitUntil(() => !isAlive(sleeper), 5_000, 'the setsid sleep to die with its runner');
         await waitUntil(
-          () => inSlots.every((pid) => !isAlive(pid)),
+          () => slotted.every((pid) => !isAlive(pid)),
           5_000,
           "the warm slot's process to die too",
         );
