@@ -6,12 +6,14 @@
  * build's own meta.json: it holds the command tree, and neither any command nor the daemon of
  * `baton up`, nor either engine, nor pg; `baton claim` adds its command and not the daemon. And
  * what a `baton claim` process loads of Node itself: neither its ES module loader (bin/baton.js
- * and the launcher are CommonJS) nor node:child_process (a stand-in loads it on first use).
+ * and the launcher are CommonJS) nor node:child_process (a stand-in loads it on first use). And
+ * what the build ships for the launcher: an ASCII bundle and a code cache a call accepts.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { isAscii } from 'node:buffer';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from '../../test/support/cli.js';
@@ -68,6 +70,21 @@ test('`baton claim` runs its command and the coordinator, not the daemon nor the
   const program = meta.inputs[input('src/cli/program.ts')]?.imports ?? [];
   const up = program.find((i) => i.path.endsWith('src/cli/commands/up.ts'));
   assert.equal(up?.kind, 'dynamic-import', 'the command tree imports `baton up` when it runs');
+});
+
+test('the build ships a one-byte bundle, and a code cache that a call accepts as it is', () => {
+  const bundleDir = join(repoRoot(), 'dist', 'src', 'cli-bundle');
+  // Any non-ASCII byte would make the launcher decode the megabyte as UTF-8, into a two-byte string.
+  assert.ok(isAscii(readFileSync(join(bundleDir, 'main.cjs'))), 'main.cjs is ASCII');
+  const cache = join(bundleDir, 'main.cjs.cache');
+  const before = statSync(cache);
+  const help = execFileSync(process.execPath, [join(repoRoot(), 'bin', 'baton.js'), '--help'], {
+    encoding: 'utf8',
+  });
+  assert.match(help, /^Usage: baton/);
+  // A cache the launcher refused (another bundle, another Node) would have been written anew.
+  const after = statSync(cache);
+  assert.deepEqual([after.ino, after.mtimeMs, after.size], [before.ino, before.mtimeMs, before.size]);
 });
 
 test('a `baton claim` process starts neither the ES module loader nor node:child_process', async (t) => {

@@ -43,7 +43,7 @@ export function page(params: PageParams): Html {
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>${params.title} · Baton</title>
+        <title>${params.title} &middot; Baton</title>
         <link rel="icon" href="data:," />
         <link rel="stylesheet" href="/ui/app.css" />
         <script src="/ui/htmx.js"></script>

@@ -22,7 +22,7 @@ export function loginPage(params: LoginPageParams): Html {
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>Sign in · Baton</title>
+        <title>Sign in &middot; Baton</title>
         <link rel="icon" href="data:," />
         <link rel="stylesheet" href="/ui/app.css" />
       </head>

@@ -25,7 +25,7 @@ function memory(row: ClaimRow, ctx: ClaimsContext): Html {
 function card(row: ClaimRow, ctx: ClaimsContext, index: number): Html {
   const target = `${ctx.apiBase}/v1/claims/${encodeURIComponent(row.key)}/force-release`;
   const late = row.late
-    ? html`<span class="late">${age(row.heartbeatAgeMs)} — late</span>`
+    ? html`<span class="late">${age(row.heartbeatAgeMs)} &mdash; late</span>`
     : html`<span class="ok">${age(row.heartbeatAgeMs)}</span>`;
   return html`<tr>
     <th scope="row">${row.key}</th>

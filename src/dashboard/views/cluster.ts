@@ -56,7 +56,11 @@ function hostRow(host: HostRow, apiBase: string, now: number, staleAfterMs: numb
       ${host.running.length === 0 ? '—' : host.running.map((job) => html`<a href="/jobs/${job.id}">${job.id}</a> `)}
     </td>
     <td>
-      ${silent > staleAfterMs ? html`<span class="late">${age(silent)} ago — silent</span>` : `${age(silent)} ago`}
+      ${
+        silent > staleAfterMs
+          ? html`<span class="late">${age(silent)} ago &mdash; silent</span>`
+          : `${age(silent)} ago`
+      }
     </td>
     <td>
       <button hx-post="${target}" hx-swap="none" data-action="${action} ${host.name}">

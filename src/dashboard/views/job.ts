@@ -88,7 +88,9 @@ export function jobView(job: Job, history: readonly AuditEntry[], out: Output): 
       <dt>Command</dt>
       <dd class="reason">${job.command ?? '—'}</dd>
       <dt>Status</dt>
-      <dd>${job.status}${job.reason === null ? '' : html` — <span class="reason">${job.reason}</span>`}</dd>
+      <dd>
+        ${job.status}${job.reason === null ? '' : html` &mdash; <span class="reason">${job.reason}</span>`}
+      </dd>
       <dt>Attempt</dt>
       <dd>${job.attempt} of ${job.attemptMax} (epoch ${job.epoch})</dd>
       <dt>Host</dt>
