@@ -9,11 +9,11 @@
  * once, the slow part of a start (moving a process between cgroups waits for an RCU grace period,
  * 9-24 ms here), and then waits on a FIFO of its own. That happens before any job comes, for the
  * runner's warm slot (warm-slot.ts), or as a run begins, while the runner makes its store calls.
- * `start` writes it one line of shell (every value quoted here): change to its directory, export
- * exactly the environment asked for (the launcher runs with none) and exec
- * `setsid /bin/sh -c <command>`; `cancel` writes `exit 0`. The agent gets what spawn() gave it:
- * its own session, /dev/null for stdin, stdout and stderr on a FIFO the runner reads into the job
- * log, and its cgroups before its command runs.
+ * It waits as a session of its own (`setsid`, before its command is known). `start` writes it one
+ * line of shell (every value quoted here): change to its directory, export exactly the environment
+ * asked for (the launcher runs with none) and exec `/bin/sh -c <command>`; `cancel` writes
+ * `exit 0`. The agent gets what spawn() gave it: its own session, /dev/null for stdin, stdout and
+ * stderr on a FIFO the runner reads into the job log, and its cgroups before its command runs.
  *
  * The launcher holds nothing the runner's guarantees rest on: the reaper still kills the job
  * cgroups when the runner dies (the launcher then reads EOF and ends), a fence still kills the
@@ -189,7 +189,10 @@ export class Launcher {
         `{ echo 0 >${quote(file)}; } 2>/dev/null || ` +
         `{ echo ${quote(`baton: cannot enter cgroup ${file}`)} >&2; exit 125; }; `,
     );
-    const agent = `( ${enters.join('')}. ${quote(control)} ) </dev/null >${quote(out)} 2>&1`;
+    // In its cgroups, it becomes a session of its own (setsid execs in place: a background
+    // subshell leads no process group), then waits: its start is one exec, not two.
+    const wait = ['exec', this.tools.setsid, '/bin/sh', '-c', '. "$0"', control].map(quote).join(' ');
+    const agent = `( ${enters.join('')}${wait} ) </dev/null >${quote(out)} 2>&1`;
     shell.send(`( ${agent} & echo "p ${id} $!"; wait $!; echo "x ${id} $?" ) </dev/null &`);
     return {
       start: (request) => this.start(pending, request),
@@ -200,7 +203,7 @@ export class Launcher {
 
   private async start(pending: Pending, request: StartRequest): Promise<LaunchedAgent | null> {
     const exports = Object.entries(request.env).map(([name, value]) => `${name}=${quote(value)}`);
-    const exec = [this.tools.setsid, request.file, ...request.args].map(quote).join(' ');
+    const exec = [request.file, ...request.args].map(quote).join(' ');
     const line =
       `cd ${quote(request.cwd)} && ${exports.length === 0 ? ':' : `export ${exports.join(' ')}`} && ` +
       `exec ${exec}`;
