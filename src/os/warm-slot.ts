@@ -36,6 +36,8 @@ export class WarmSlot {
   private ready: { readonly name: string; readonly scope: CgroupJob; readonly waiting: WaitingAgent } | null =
     null;
   private timer: NodeJS.Timeout | null = null;
+  /** When the timer fires (performance.now() ms). */
+  private dueAt = 0;
   private filling: Promise<void> | null = null;
   private made = 0;
   private closed = false;
@@ -93,10 +95,15 @@ export class WarmSlot {
     await ready.scope.close();
   }
 
-  /** Makes the next slot in `delayMs` (sooner if asked again meanwhile), unless one is being made. */
+  /** Makes the next slot in `delayMs`, or sooner if that was asked already; not while one is made. */
   private refill(delayMs: number): void {
     if (this.closed || this.filling !== null) return;
-    if (this.timer !== null) clearTimeout(this.timer);
+    const due = performance.now() + delayMs;
+    if (this.timer !== null) {
+      if (this.dueAt <= due) return;
+      clearTimeout(this.timer);
+    }
+    this.dueAt = due;
     this.timer = setTimeout(() => {
       this.timer = null;
       this.filling = this.fill().finally(() => (this.filling = null));
