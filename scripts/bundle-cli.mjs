@@ -102,20 +102,33 @@ function asciiOnly(file) {
   writeFileSync(file, fixed.join('\n'));
 }
 
-/** Runs `baton claim` once on a scratch database with no cache beside the bundle, which writes it. */
+/**
+ * Runs `baton claim` once on a scratch database with no cache beside the bundle, which writes it.
+ * A machine where the built CLI cannot run here (no native addon yet, no writable temporary
+ * folder) gets a warning and no cache: the first call makes one, as before.
+ */
 function codeCacheFromClaim(bin, cache) {
-  const dir = mkdtempSync(join(tmpdir(), 'baton-build-'));
-  const db = join(dir, 'baton.db');
-  const baton = (...args) =>
-    execFileSync(process.execPath, [bin, '--db', db, ...args], { encoding: 'utf8', stdio: 'pipe' }).trim();
+  let dir = null;
   try {
+    dir = mkdtempSync(join(tmpdir(), 'baton-build-'));
+    const db = join(dir, 'baton.db');
+    const baton = (...args) =>
+      execFileSync(process.execPath, [bin, '--db', db, ...args], {
+        cwd: dir,
+        encoding: 'utf8',
+        stdio: 'pipe',
+      }).trim();
     baton('init');
     baton('task', 'add', 'cache');
     const session = baton('session', 'start');
     rmSync(cache, { force: true });
     baton('claim', 'cache', '--session', session);
+  } catch (error) {
+    const why = (error.stderr || error.message || String(error)).trim().split('\n')[0];
+    console.warn(`bundle-cli: no code cache made at build (${why}); the first call makes it`);
+    rmSync(cache, { force: true });
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    if (dir !== null) rmSync(dir, { recursive: true, force: true });
   }
 }
 

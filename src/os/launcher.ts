@@ -190,14 +190,19 @@ export class Launcher {
         `{ echo ${quote(`baton: cannot enter cgroup ${file}`)} >&2; exit 125; }; `,
     );
     // In its cgroups, it becomes a session of its own (setsid execs in place: a background
-    // subshell leads no process group), then waits: its start is one exec, not two.
-    const wait = ['exec', this.tools.setsid, '/bin/sh', '-c', '. "$0"', control].map(quote).join(' ');
+    // subshell leads no process group), then waits: its start is one exec, not two. Its new shell
+    // gets the launcher's NL, through which quote() writes a newline.
+    const wait = ['exec', this.tools.setsid, '/bin/sh', '-c', 'NL="\n"; . "$1"', 'baton-agent', control]
+      .map(quote)
+      .join(' ');
     const agent = `( ${enters.join('')}${wait} ) </dev/null >${quote(out)} 2>&1`;
     shell.send(`( ${agent} & echo "p ${id} $!"; wait $!; echo "x ${id} $?" ) </dev/null &`);
     return {
       start: (request) => this.start(pending, request),
       cancel: () => void this.cancel(pending),
-      waiting: () => pending.control === null && pending.exit === null && pending.goneSince === null,
+      // Forgotten as soon as its exit is reported (its output may still be draining).
+      waiting: () =>
+        this.pending.get(id) === pending && pending.control === null && pending.goneSince === null,
     };
   }
 

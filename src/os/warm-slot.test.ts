@@ -67,10 +67,11 @@ test('a job adopts the warm slot: its process already in, its budget set then; t
     }
     assert.equal(containment.warmScope(2, 1, null), null, 'one slot: a second start makes its own scope');
 
-    const request = { file: '/bin/sh', cwd: dir, env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' } };
+    // Newlines in the command and in a value go through the launcher's quoting (its NL).
+    const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin', MULTI: 'line 1\nline 2' };
     const agent = await taken.waiting.start({
-      ...request,
-      args: ['-c', 'grep -c /slot-1$ /proc/self/cgroup; exit 5'],
+      ...{ file: '/bin/sh', cwd: dir, env },
+      args: ['-c', 'printf %s "$MULTI" > multi.txt\ngrep -c /slot-1$ /proc/self/cgroup; exit 5'],
     });
     assert.ok(agent !== null);
     let output = '';
@@ -81,6 +82,7 @@ test('a job adopts the warm slot: its process already in, its budget set then; t
     assert.equal(code, 5);
     await waitUntil(() => output !== '', 5_000, "the agent's output");
     assert.equal(output.trim(), String(containment.ref.dirs.length), 'it ran in every cgroup of the slot');
+    assert.equal(readFileSync(join(dir, 'multi.txt'), 'utf8'), 'line 1\nline 2', 'newlines kept');
 
     const next = await slotReady(containment, 2);
     await taken.scope.close();

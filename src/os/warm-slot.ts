@@ -66,6 +66,7 @@ export class WarmSlot {
     } catch {
       ready.waiting.cancel();
       void scope.close();
+      this.refill(0);
       return null;
     }
     const { waiting } = ready;

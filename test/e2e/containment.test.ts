@@ -66,11 +66,15 @@ function basesOf(up: { log(): string }): string[] {
 function inSlots(base: string): number[] {
   return readdirSync(base)
     .filter((name) => /^slot-\d+$/.test(name))
-    .flatMap((name) =>
-      readFileSync(join(base, name, 'cgroup.procs'), 'utf8')
-        .trim()
-        .split('\n'),
-    )
+    .flatMap((name) => {
+      try {
+        return readFileSync(join(base, name, 'cgroup.procs'), 'utf8')
+          .trim()
+          .split('\n');
+      } catch {
+        return []; // a slot dropped meanwhile
+      }
+    })
     .filter((pid) => pid !== '')
     .map(Number);
 }
