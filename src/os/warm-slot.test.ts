@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitUntil } from '../../test/support/wait.js';
+import { isAlive } from '../../test/e2e/cluster-support.js';
 import { openContainment, type Containment } from './containment.js';
 
 const MIB = 1024 * 1024;
@@ -127,12 +128,3 @@ test('a slot whose process died is not adopted; a cancelled one makes way for th
     await containment.close();
   }
 });
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
