@@ -65,7 +65,7 @@ export class WarmSlot {
       scope.adopt();
     } catch {
       ready.waiting.cancel();
-      void scope.close();
+      void scope.close().catch(() => undefined);
       this.refill(0);
       return null;
     }
@@ -107,7 +107,10 @@ export class WarmSlot {
     this.dueAt = due;
     this.timer = setTimeout(() => {
       this.timer = null;
-      this.filling = this.fill().finally(() => (this.filling = null));
+      // Never a rejection left unhandled in `baton up`: a slot that cannot be made is no slot.
+      this.filling = this.fill()
+        .catch(() => undefined)
+        .finally(() => (this.filling = null));
     }, delayMs);
     this.timer.unref();
   }
