@@ -18,7 +18,6 @@ export const DEAD_EXPORTS_ALLOWED: Readonly<Record<string, string>> = {
   'src/core/validate.ts:KEY_LENGTH_MAX': TESTED,
   'src/core/ledger.ts:encodeLeaves':
     "tests build checkpoints' leaves from ids and hex hashes with it; the layout itself is writeLeaf's, which the sealer calls",
-  'src/daemon/takeover.ts:processExists': 'the e2e suites ask whether a process still exists the same way',
   'src/store/postgres/dispatch.ts:ORPHANED_JOBS': 'its query plan is checked by fleet-plans.test.ts',
   'src/store/sqlite/dispatch.ts:ORPHANED_JOBS': 'its query plan is checked by fleet-plans.test.ts',
   'src/store/postgres/hosts.ts:HOST_LIST': 'its query plan is checked by fleet-plans.test.ts',

@@ -15,10 +15,10 @@
  * cgroups its host row names, and every process carrying its run's marker (os/containment.ts).
  * The predecessor's reaper normally did that already; this covers a reaper killed with it.
  */
-import { readFileSync } from 'node:fs';
 import { decodeContainmentRef } from '../core/containment.js';
 import type { Session } from '../core/session.js';
 import { killLeftovers } from '../os/containment.js';
+import { processExists } from '../os/process-tree.js';
 import type { Clock } from '../core/time.js';
 import type { Store } from '../store/store.js';
 import { DISPATCHER_LEASE } from '../core/lease.js';
@@ -26,25 +26,6 @@ import { DISPATCHER_LEASE } from '../core/lease.js';
 export interface TakeoverOptions {
   readonly host: string;
   readonly heartbeatIntervalMs: number;
-}
-
-/**
- * Whether a process with this pid runs on this machine: EPERM means it does (someone else's); a
- * zombie (killed, not yet reaped by its parent) does not run.
- */
-export function processExists(pid: number): boolean {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return !stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
-  } catch {
-    return true; // no /proc (not Linux): the signal test is all there is
-  }
 }
 
 /**

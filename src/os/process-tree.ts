@@ -1,6 +1,7 @@
 /**
  * The process tree of an agent, read from /proc: its members, their total resident memory, and
- * a kill that reaches every member even when one moved to another process group.
+ * a kill that reaches every member even when one moved to another process group; and whether a
+ * process exists at all.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 
@@ -31,6 +32,25 @@ function allProcesses(): ProcStat[] {
     if (stat !== null) out.push(stat);
   }
   return out;
+}
+
+/**
+ * Whether a process with this pid runs on this machine: EPERM means it does (someone else's); a
+ * zombie (killed, not yet reaped by its parent) does not run.
+ */
+export function processExists(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+  } catch {
+    return true; // no /proc (not Linux): the signal test is all there is
+  }
 }
 
 /** The root, its process group, and every descendant of either. */

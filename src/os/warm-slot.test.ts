@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitUntil } from '../../test/support/wait.js';
-import { isAlive } from '../../test/e2e/cluster-support.js';
+import { processExists as isAlive } from './process-tree.js';
 import { openContainment, type Containment } from './containment.js';
 
 const MIB = 1024 * 1024;

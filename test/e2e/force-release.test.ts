@@ -7,7 +7,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { processExists } from '../../src/daemon/takeover.js';
+import { processExists } from '../../src/os/process-tree.js';
 import { treeMembers } from '../../src/os/process-tree.js';
 import { bothEngines } from '../support/databases.js';
 import { waitUntil } from '../support/wait.js';

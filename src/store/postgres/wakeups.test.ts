@@ -7,6 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { postgresDatabase, postgresServers } from '../../../test/support/databases.js';
+import type { Store } from '../store.js';
 import type { Waiter } from '../wakeups.js';
 import { givenHost, givenLeader } from '../conformance/dispatch.js';
 import { settle } from '../conformance/harness.js';
@@ -19,12 +20,17 @@ async function wokeWithin(waiter: Waiter, ms: number): Promise<boolean> {
   return performance.now() - t0 < ms - 10;
 }
 
-test("a placement wakes another store's waiters, not the placing store's own", async () => {
+/** Two stores on one fresh database: two processes, `mine` and `theirs`. */
+async function twoStores(): Promise<{ mine: Store; theirs: Store; close: () => Promise<void> }> {
   const server = postgresServers()[0];
   assert.ok(server !== undefined);
   const url = await postgresDatabase(server).fresh();
-  const mine = await openPostgresStore({ url });
-  const theirs = await openPostgresStore({ url });
+  const [mine, theirs] = [await openPostgresStore({ url }), await openPostgresStore({ url })];
+  return { mine, theirs, close: async () => void (await Promise.all([mine.close(), theirs.close()])) };
+}
+
+test("a placement wakes another store's waiters, not the placing store's own", async () => {
+  const { mine, theirs, close } = await twoStores();
   const [ownWaiter, otherWaiter] = [await mine.wakeups.waiter(), await theirs.wakeups.waiter()];
   try {
     await givenHost(mine);
@@ -43,17 +49,12 @@ test("a placement wakes another store's waiters, not the placing store's own", a
   } finally {
     ownWaiter.close();
     otherWaiter.close();
-    await mine.close();
-    await theirs.close();
+    await close();
   }
 });
 
 test('a waiter for placements only is woken by a placement, not by an enqueue or an end', async () => {
-  const server = postgresServers()[0];
-  assert.ok(server !== undefined);
-  const url = await postgresDatabase(server).fresh();
-  const mine = await openPostgresStore({ url });
-  const theirs = await openPostgresStore({ url });
+  const { mine, theirs, close } = await twoStores();
   const [runner, any] = [await theirs.wakeups.waiter('placements'), await theirs.wakeups.waiter()];
   try {
     const { session } = await givenHost(mine);
@@ -75,7 +76,6 @@ test('a waiter for placements only is woken by a placement, not by an enqueue or
   } finally {
     runner.close();
     any.close();
-    await mine.close();
-    await theirs.close();
+    await close();
   }
 });
