@@ -44,6 +44,28 @@ export function exerciseGithub(harness: Harness): void {
         assert.deepEqual(facts, { key: TASK_KEY, state: 'escalated', held: false, jobStatus: null });
       }));
 
+    test("writes a github: job's batch take, its finish and its retry, and nothing for another task's", () =>
+      withFixture(harness, async ({ store }) => {
+        for (const key of [TASK_KEY, 'local-2']) await store.jobs.enqueue({ key });
+        const session = await givenSession(store);
+        const taken = await store.jobs.batch({ session: session.id, take: 2, leaseMs: 60_000 });
+        assert.equal(taken.taken.length, 2);
+        const finish = taken.taken.map((job) => ({
+          id: job.id,
+          epoch: job.epoch,
+          status: 'failed' as const,
+        }));
+        const done = await store.jobs.batch({ session: session.id, finish });
+        assert.ok(done.finished.every((member) => member.ok));
+        for (const job of taken.taken) assert.equal((await store.jobs.retry({ id: job.id })).created, true);
+        const rows = await store.github.pending({ limit: 100 });
+        assert.deepEqual(
+          rows.filter((row) => row.cause.startsWith('job:')).map((row) => `${row.key} ${row.cause}`),
+          ['job:queued', 'job:running', 'job:failed', 'job:queued'].map((cause) => `${TASK_KEY} ${cause}`),
+        );
+        assert.ok(rows.every((row) => row.key === TASK_KEY));
+      }));
+
     test('holds an issue back after a failure so its rows stay in order, and marks rows applied once', () =>
       withFixture(harness, async ({ store }) => {
         await store.tasks.add({ key: TASK_KEY });

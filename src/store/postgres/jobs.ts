@@ -85,8 +85,9 @@ WITH new_task AS (
   -- last VACUUM) a bitmap scan never marks, and each enqueue grew slower (docs/decisions/0002).
   SELECT j.id FROM jobs j WHERE j.task_id = (SELECT id FROM task LIMIT 1) AND j.status IN ${ACTIVE_SQL}
 ), job AS (
-  INSERT INTO jobs (task_id, priority, queued_at, ram_mb, command, attempt_max)
-  SELECT id, coalesce($2::int, priority), ${NOW}, $3::int, $4::text, coalesce($5::int, 3)
+  INSERT INTO jobs (task_id, priority, queued_at, ram_mb, command, attempt_max, github)
+  SELECT id, coalesce($2::int, priority), ${NOW}, $3::int, $4::text, coalesce($5::int, 3),
+    left(key, 7) = 'github:'
   FROM task
   WHERE NOT EXISTS (SELECT 1 FROM active) AND task.state = 'open'
   ON CONFLICT (task_id) WHERE status IN ${ACTIVE_SQL} DO NOTHING
@@ -152,7 +153,7 @@ async function notOpen(exec: PgExecutor, where: string, param: unknown): Promise
  */
 const RETRY = `
 WITH old AS (
-  SELECT id, task_id, status, priority, ram_mb, command, attempt_max
+  SELECT id, task_id, status, priority, ram_mb, command, attempt_max, github
   FROM jobs WHERE id = $1::bigint
 ), tk AS (
   SELECT id, state FROM tasks WHERE id = (SELECT task_id FROM old) FOR SHARE
@@ -160,8 +161,8 @@ WITH old AS (
   -- By the task's id as a value, for the reason ENQUEUE gives.
   SELECT j.id FROM jobs j WHERE j.task_id = (SELECT task_id FROM old) AND j.status IN ${ACTIVE_SQL}
 ), job AS (
-  INSERT INTO jobs (task_id, priority, queued_at, ram_mb, command, attempt_max)
-  SELECT task_id, priority, ${NOW}, ram_mb, command, attempt_max
+  INSERT INTO jobs (task_id, priority, queued_at, ram_mb, command, attempt_max, github)
+  SELECT task_id, priority, ${NOW}, ram_mb, command, attempt_max, github
   FROM old
   WHERE old.status IN ${TERMINAL_SQL} AND NOT EXISTS (SELECT 1 FROM active)
     AND (SELECT state FROM tk) = 'open'

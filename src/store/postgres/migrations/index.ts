@@ -20,6 +20,7 @@ import runTokens from './0021-run-tokens.js';
 import takeFromOneRule from './0022-take-from-one-rule.js';
 import outboxPerStatement from './0023-outbox-per-statement.js';
 import placementWake from './0024-placement-wake.js';
+import outboxGithubJobs from './0025-outbox-github-jobs.js';
 
 export interface Migration {
   readonly version: number;
@@ -54,4 +55,5 @@ export const MIGRATIONS: readonly Migration[] = [
   takeFromOneRule,
   outboxPerStatement,
   placementWake,
+  outboxGithubJobs,
 ];
