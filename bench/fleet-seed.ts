@@ -46,14 +46,14 @@ async function seedHistoryPg(url: string, history: History): Promise<void> {
     await client.query(tasks, [history.finished, 'done', 86_400_000]);
     await client.query(
       `INSERT INTO jobs (task_id, status, priority, queued_at, attempt, epoch, host, claimed_at,
-         started_at, finished_at, exit_code)
-       SELECT id, 'done', priority, created_at, 1, 1, 'gone', created_at, created_at, created_at, 0
+         started_at, finished_at, exit_code, github)
+       SELECT id, 'done', priority, created_at, 1, 1, 'gone', created_at, created_at, created_at, 0, false
        FROM tasks WHERE key LIKE 'done-%' ORDER BY id`,
     );
     await client.query(tasks, [history.queued, 'queued', 0]);
     await client.query(
-      `INSERT INTO jobs (task_id, priority, queued_at)
-       SELECT id, priority, created_at FROM tasks WHERE key LIKE 'queued-%' ORDER BY id`,
+      `INSERT INTO jobs (task_id, priority, queued_at, github)
+       SELECT id, priority, created_at, false FROM tasks WHERE key LIKE 'queued-%' ORDER BY id`,
     );
     for (const sql of ddl.create) await client.query(sql);
     await client.query('COMMIT');
@@ -130,9 +130,9 @@ export async function addHosts(
       );
       await client.query(
         `INSERT INTO jobs (task_id, status, priority, queued_at, attempt, epoch, session_id, host,
-           term, claimed_at, started_at)
+           term, claimed_at, started_at, github)
          SELECT t.id, 'running', 100, t.created_at, 1, 1, h.session_id, h.name, 1, t.created_at,
-           t.created_at
+           t.created_at, false
          FROM tasks t JOIN hosts h ON h.name = split_part(t.key, '/', 1)
          WHERE t.id > $1::bigint`,
         [rows[0]?.id ?? 0],

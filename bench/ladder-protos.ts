@@ -4,7 +4,8 @@
  * cost of each part is measured against Graphile Worker's best configuration on the same server.
  * Each prototype drains its queue as Baton's drain does (bench/drain-loop.ts): two loops, each
  * one statement per batch that finishes the last batch under its epochs and leases and takes the
- * next 500 (FOR UPDATE SKIP LOCKED), with ledger rows for every transition, one commit per batch.
+ * next 500 (FOR UPDATE SKIP LOCKED) if its session is live, with ledger rows for every transition,
+ * one commit per batch.
  */
 import pg from 'pg';
 import { readyForDrain, withClient } from './pg-server.js';
@@ -72,7 +73,7 @@ function schema(proto: Proto, items: number): string {
   return `
 CREATE TABLE tasks (id bigserial PRIMARY KEY, key text UNIQUE NOT NULL, state text NOT NULL DEFAULT 'open',
   state_at timestamptz);
-CREATE TABLE sessions (id bigserial PRIMARY KEY, host text NOT NULL);
+CREATE TABLE sessions (id bigserial PRIMARY KEY, host text NOT NULL, state text NOT NULL DEFAULT 'live');
 INSERT INTO sessions (host) SELECT 'bench' FROM generate_series(1, 8);
 CREATE TABLE jobs (id bigserial PRIMARY KEY, task_id bigint NOT NULL REFERENCES tasks (id),
   status text NOT NULL DEFAULT 'queued', epoch int NOT NULL DEFAULT 0, session_id bigint,
@@ -87,7 +88,7 @@ ${proto.ledgerIndexes ? 'CREATE INDEX ledger_by_session ON ledger (session_id, i
 ${proto.jobIndexes ? `CREATE UNIQUE INDEX jobs_one_active ON jobs (task_id) WHERE ${ACTIVE};` : ''}
 ${proto.jobIndexes ? 'CREATE INDEX jobs_by_task ON jobs (task_id, id);' : ''}
 ${proto.jobIndexes ? `CREATE INDEX jobs_by_host ON jobs (host) WHERE ${ACTIVE};` : ''}
-${proto.jobIndexes ? 'CREATE INDEX jobs_leased ON jobs (lease_until) WHERE lease_until IS NOT NULL;' : ''}
+${proto.jobIndexes ? `CREATE INDEX jobs_leased ON jobs (lease_until) WHERE ${ACTIVE};` : ''}
 ${proto.sessionKey ? 'ALTER TABLE jobs ADD FOREIGN KEY (session_id) REFERENCES sessions (id);' : ''}
 INSERT INTO tasks (key) SELECT 'bench-' || lpad(g::text, 7, '0') FROM generate_series(1, ${items}) g;
 INSERT INTO jobs (task_id) SELECT id FROM tasks ORDER BY id;`;
@@ -101,9 +102,14 @@ function ledgerRows(proto: Proto, source: string, first: string, second: string)
     FROM ${source} s JOIN tasks k ON k.id = s.task_id CROSS JOIN ${types} x (type)`;
 }
 
-/** $1 ids and $2 epochs to finish, $3 how many to take, $4 the session. */
+/**
+ * $1 ids and $2 epochs to finish, $3 how many to take, $4 the session, which must be live to take
+ * (its row locked FOR KEY SHARE, as Baton's batch does).
+ */
 function batchSql(proto: Proto): string {
-  return `WITH f AS (
+  return `WITH s AS (
+  SELECT id FROM sessions WHERE id = $4 AND state = 'live' FOR KEY SHARE
+), f AS (
   UPDATE jobs j SET status = 'done', finished_at = now()
   FROM unnest($1::bigint[], $2::int[]) AS m (id, epoch)
   WHERE j.id = m.id AND j.epoch = m.epoch AND j.session_id = $4 AND j.status = 'running'
@@ -116,7 +122,8 @@ function batchSql(proto: Proto): string {
       : 'SELECT 1 AS id WHERE false'
   }
 ), n AS (
-  SELECT id FROM jobs WHERE status = 'queued' ORDER BY priority DESC, id LIMIT $3 FOR UPDATE SKIP LOCKED
+  SELECT id FROM jobs WHERE status = 'queued' AND EXISTS (SELECT 1 FROM s)
+  ORDER BY priority DESC, id LIMIT $3 FOR UPDATE SKIP LOCKED
 ), t AS (
   UPDATE jobs j SET status = 'running', epoch = j.epoch + 1, session_id = $4, host = 'bench',
     claimed_at = now(), lease_until = now() + interval '5 minutes'

@@ -3,15 +3,15 @@
  * schema and batch statement costs what, against Graphile Worker at its best configuration, all
  * on one PostgreSQL server, interleaved per repetition.
  *
- *   npm run build && node dist/bench/ladder.js [--reps 3] [--items 20000]
+ *   npm run build && node dist/bench/ladder.js [--reps N (3)] [--items N (20000)]
  *
  * Rungs: Graphile's best configuration (peers.ts GRAPHILE_BEST); the prototypes A-F of
  * ladder-protos.ts, from the barest fenced and audited batch up to Baton's schema; Baton's own
  * drain (two loops of 500, as the bench's, no sealer); and Baton with one part removed from its
- * database after seeding (its ledger's secondary indexes, the GitHub outbox trigger, the jobs →
- * sessions key), which shows what that part costs. Removing them is a measurement, never a
- * configuration. Prints every rung's jobs/s per repetition, the median, and the median of its
- * per-repetition ratio to Graphile's best. BATON_BENCH_PG_URL names a server; otherwise a
+ * database after seeding (its ledger's secondary indexes, the jobs → sessions key), which shows
+ * what that part costs. Removing them is a measurement, never a configuration. Prints every
+ * rung's jobs/s per repetition, the median, and the median of its per-repetition ratio to
+ * Graphile's best. BATON_BENCH_PG_URL names a server; otherwise a
  * throwaway embedded one with the bench's durable settings.
  */
 import { parseArgs } from 'node:util';
@@ -64,9 +64,6 @@ const RUNGS: readonly Rung[] = [
   baton('-ledgerIdx', 'Baton without audit_by_key and audit_by_session', [
     'DROP INDEX audit_by_key',
     'DROP INDEX audit_by_session',
-  ]),
-  baton('-outbox', "Baton without the GitHub outbox's job trigger", [
-    'DROP TRIGGER github_outbox_job_status ON jobs',
   ]),
   baton('-sessionFk', 'Baton without the jobs → sessions foreign key', [
     'ALTER TABLE jobs DROP CONSTRAINT jobs_session_id_fkey',

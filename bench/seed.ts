@@ -67,8 +67,8 @@ export async function seedBatonPg(url: string, items: number, prefix = 'bench'):
       [items, prefix],
     );
     await client.query(
-      `INSERT INTO jobs (task_id, priority, queued_at)
-       SELECT id, priority, created_at FROM tasks WHERE key LIKE $1::text || '-%' ORDER BY id`,
+      `INSERT INTO jobs (task_id, priority, queued_at, github)
+       SELECT id, priority, created_at, false FROM tasks WHERE key LIKE $1::text || '-%' ORDER BY id`,
       [prefix],
     );
     for (const sql of ddl.create) await client.query(sql);

@@ -55,8 +55,8 @@ for (const db of bothEngines()) {
           await raw.exec('ANALYZE');
         } else {
           await raw.exec(
-            `INSERT INTO jobs (task_id, status, priority, queued_at, host)
-             SELECT $1, CASE WHEN i % 3 = 0 THEN 'failed' ELSE 'done' END, 100, now(), 'box-' || (i % 10)
+            `INSERT INTO jobs (task_id, status, priority, queued_at, host, github)
+             SELECT $1, CASE WHEN i % 3 = 0 THEN 'failed' ELSE 'done' END, 100, now(), 'box-' || (i % 10), false
              FROM generate_series(1, ${JOBS}) i`,
             [taskId],
           );

@@ -172,7 +172,7 @@ export async function seedQueue(
     [count],
   );
   await db.query(
-    'INSERT INTO jobs (task_id, priority, queued_at) SELECT id, priority, created_at FROM tasks',
+    'INSERT INTO jobs (task_id, priority, queued_at, github) SELECT id, priority, created_at, false FROM tasks',
   );
   if (!analyze) return;
   await db.query('ANALYZE tasks');

@@ -1,40 +1,62 @@
 /**
- * The GitHub outbox's job triggers fire on `jobs.github` (migration 0025), which the statements
- * inserting jobs set from their task's key. A statement added later that inserted jobs without it
- * would leave its github: jobs out of the outbox silently (the column defaults to false, for
- * seeded rows), so every insert into jobs in the store's code must name the column.
+ * jobs.github (migration 0025), which the GitHub outbox's job triggers read: a job inserted
+ * without it, as by a process still running the code from before the migration, gets it from its
+ * task's key, so its github: job still writes its outbox rows; a job inserted with it keeps it.
  */
-import { test } from 'node:test';
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { postgresServers, postgresDatabase } from '../../../test/support/databases.js';
+import { openStore } from '../open.js';
+import type { Store } from '../store.js';
 
-const source = join(
-  fileURLToPath(new URL('.', import.meta.url)),
-  '..',
-  '..',
-  '..',
-  '..',
-  'src/store/postgres',
-);
+let client: pg.Client;
+let store: Store;
 
-/** Each `INSERT INTO jobs (…)` column list in the store's code (not its migrations or tests). */
-function jobInserts(): { file: string; columns: string }[] {
-  const found: { file: string; columns: string }[] = [];
-  for (const file of readdirSync(source)) {
-    if (!file.endsWith('.ts') || file.endsWith('.test.ts')) continue;
-    const text = readFileSync(join(source, file), 'utf8');
-    for (const match of text.matchAll(/INSERT INTO jobs\s*\(([^)]*)\)/g)) {
-      found.push({ file, columns: match[1] ?? '' });
-    }
-  }
-  return found;
+before(async () => {
+  const server = postgresServers()[0];
+  assert.ok(server !== undefined, 'a PostgreSQL server for the tests');
+  const url = await postgresDatabase(server).fresh();
+  client = new pg.Client({ connectionString: url });
+  await client.connect();
+  store = await openStore(url);
+});
+
+after(async () => {
+  await store.close();
+  await client.end();
+});
+
+/** Inserts a queued job for `key` as the code before migration 0025 did: no github column. */
+async function insertAsBefore(key: string): Promise<{ id: string; github: boolean }> {
+  const { rows } = await client.query<{ id: string; github: boolean }>(
+    `INSERT INTO jobs (task_id, priority, queued_at)
+     SELECT id, priority, now() FROM tasks WHERE key = $1 RETURNING id, github`,
+    [key],
+  );
+  assert.ok(rows[0] !== undefined, key);
+  return rows[0];
 }
 
-test('every statement that inserts jobs sets jobs.github, which the outbox triggers read', () => {
-  const inserts = jobInserts();
-  assert.ok(inserts.length >= 2, `the enqueue and the retry insert jobs: ${JSON.stringify(inserts)}`);
-  const without = inserts.filter((insert) => !/\bgithub\b/.test(insert.columns));
-  assert.deepEqual(without, [], 'set github from the task key, as ENQUEUE does (left(key, 7) = github:)');
+test('a job inserted without jobs.github takes it from its task key, and its outbox rows follow', async () => {
+  await store.tasks.add({ key: 'github:acme/api#31' });
+  await store.tasks.add({ key: 'local-31' });
+  const github = await insertAsBefore('github:acme/api#31');
+  const local = await insertAsBefore('local-31');
+  assert.deepEqual([github.github, local.github], [true, false]);
+  await store.jobs.cancel({ id: Number(github.id) });
+  await store.jobs.cancel({ id: Number(local.id) });
+  const causes = (await store.github.pending({ limit: 100 }))
+    .filter((row) => row.cause.startsWith('job:'))
+    .map((row) => `${row.key} ${row.cause}`);
+  assert.deepEqual(causes, ['github:acme/api#31 job:queued', 'github:acme/api#31 job:cancelled']);
+});
+
+test('a job inserted with jobs.github keeps it: the store sets it, the trigger does not run', async () => {
+  await store.tasks.add({ key: 'local-32' });
+  const { rows } = await client.query<{ github: boolean }>(
+    `INSERT INTO jobs (task_id, priority, queued_at, github)
+     SELECT id, priority, now(), true FROM tasks WHERE key = 'local-32' RETURNING github`,
+  );
+  assert.equal(rows[0]?.github, true);
 });
