@@ -109,6 +109,11 @@ export function exerciseJobBatch(harness: Harness): void {
           after.filter((entry) => entry.type === 'task:state').map((entry) => entry.key),
           ['a'],
         );
+        assert.deepEqual(
+          [...new Set(after.map((entry) => `${entry.session ?? '-'} ${entry.host ?? '-'}`))],
+          [`${session.id} ${session.host}`],
+          'every row names the session and its host',
+        );
       }));
 
     test('a fenced member fails alone: the others commit', () =>

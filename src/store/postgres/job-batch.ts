@@ -33,6 +33,12 @@ import { liveOrThrow } from './job-steps.js';
 const MEMBER = { job: 'jobs', id: 'req.id', session: '$1::bigint', epoch: 'req.epoch', status: 'req.status' };
 const TAKE = { session: 's.id', host: 'coalesce($2::text, s.host)', now: 't.now', start: 'true' };
 
+/**
+ * The batch's session's host, read once: every member finished (and every task it moved) is the
+ * session's own (the finish guard), so its ledger rows need no lookup per row.
+ */
+const SESSION_HOST = '(SELECT host FROM seen)';
+
 /** Why a job was given back. */
 const LEASE_PASSED = 'lease expired';
 
@@ -88,7 +94,7 @@ const JOB_BATCH = `WITH seen AS (
 ), a AS (
   ${insertAuditRows(`
     SELECT f.ord * 3 + 2 AS part, ''::text AS seq, f.finished_at AS at, 'job:finished'::text AS type,
-      f.key AS task_key, f.id AS job_id, f.session_id, ${hostOf('f.session_id')} AS host, f.epoch,
+      f.key AS task_key, f.id AS job_id, f.session_id, ${SESSION_HOST} AS host, f.epoch,
       jsonb_build_object('status', f.status, 'exitCode', f.by_exit) AS detail
     FROM f
     UNION ALL
@@ -97,7 +103,7 @@ const JOB_BATCH = `WITH seen AS (
       jsonb_build_object('workspace', k.workspace, 'outcome', 'released')
     FROM k JOIN f ON f.id = k.job_id
     UNION ALL
-    ${moveAuditRows('ts.ord * 3 + 4', 'ts', 'finish')}
+    ${moveAuditRows('ts.ord * 3 + 4', 'ts', 'finish', SESSION_HOST)}
     UNION ALL
     SELECT 10000000 + j.rank * 2 + x.part, '', j.claimed_at, x.type, j.key, j.id, j.session_id,
       j.session_host, j.epoch, x.detail

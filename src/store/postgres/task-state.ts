@@ -88,11 +88,20 @@ export function moveReturning(move: Move, row: string): string {
     tasks.state_at, tasks.state_by, tasks.state_reason, ${move.session}::bigint AS by_session`;
 }
 
-/** The `task:state` ledger rows of the moved tasks in CTE `cte`, for insertAuditRows. */
-export function moveAuditRows(part: number | string, cte: string, action: TaskAction): string {
+/**
+ * The `task:state` ledger rows of the moved tasks in CTE `cte`, for insertAuditRows. `host`: the
+ * host of the moving session, by default looked up per row; a statement that knows it already
+ * (every row moved by its one session) passes it once.
+ */
+export function moveAuditRows(
+  part: number | string,
+  cte: string,
+  action: TaskAction,
+  host = hostOf(`${cte}.by_session`),
+): string {
   return `SELECT ${part} AS part, ${seqOf(`${cte}.id`)} AS seq, ${cte}.state_at AS at, 'task:state'::text AS type,
     ${cte}.key AS task_key, NULL::bigint AS job_id, ${cte}.by_session AS session_id,
-    ${hostOf(`${cte}.by_session`)} AS host, NULL::bigint AS epoch,
+    ${host} AS host, NULL::bigint AS epoch,
     jsonb_build_object('from', ${cte}.from_state, 'to', ${cte}.to_state, 'action', '${action}',
       'by', ${cte}.state_by, 'reason', ${cte}.state_reason) AS detail
   FROM ${cte} WHERE ${cte}.moved`;
