@@ -18,6 +18,8 @@ import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { migrateDatabase } from '../../src/store/roles.js';
+import { openStore } from '../../src/store/open.js';
+import type { Store } from '../../src/store/store.js';
 
 export interface TestServer {
   readonly name: string;
@@ -155,6 +157,20 @@ export async function freshPostgresClient(): Promise<pg.Client> {
   const client = new pg.Client({ connectionString: await postgresDatabase(server).fresh() });
   await client.connect();
   return client;
+}
+
+/**
+ * A fresh database of the first PostgreSQL server, with a client and a store on it, for the tests
+ * that look at the engine's SQL beside the store's answers; the caller ends the client and closes
+ * the store.
+ */
+export async function freshPostgresStore(): Promise<{ client: pg.Client; store: Store }> {
+  const server = postgresServers()[0];
+  if (server === undefined) throw new Error('no PostgreSQL server for the tests (BATON_TEST_PG_SERVERS)');
+  const url = await postgresDatabase(server).fresh();
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  return { client, store: await openStore(url) };
 }
 
 /**

@@ -10,8 +10,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import { postgresServers, postgresDatabase } from '../../../test/support/databases.js';
-import { openStore } from '../open.js';
+import { freshPostgresStore } from '../../../test/support/databases.js';
 import type { Store } from '../store.js';
 import { CLAIM_NEXT } from './job-steps.js';
 
@@ -19,12 +18,7 @@ let client: pg.Client;
 let store: Store;
 
 before(async () => {
-  const server = postgresServers()[0];
-  assert.ok(server !== undefined, 'a PostgreSQL server for the tests');
-  const url = await postgresDatabase(server).fresh();
-  client = new pg.Client({ connectionString: url });
-  await client.connect();
-  store = await openStore(url);
+  ({ client, store } = await freshPostgresStore());
 });
 
 after(async () => {

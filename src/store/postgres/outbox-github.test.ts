@@ -5,21 +5,15 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import pg from 'pg';
-import { postgresServers, postgresDatabase } from '../../../test/support/databases.js';
-import { openStore } from '../open.js';
+import type pg from 'pg';
+import { freshPostgresStore } from '../../../test/support/databases.js';
 import type { Store } from '../store.js';
 
 let client: pg.Client;
 let store: Store;
 
 before(async () => {
-  const server = postgresServers()[0];
-  assert.ok(server !== undefined, 'a PostgreSQL server for the tests');
-  const url = await postgresDatabase(server).fresh();
-  client = new pg.Client({ connectionString: url });
-  await client.connect();
-  store = await openStore(url);
+  ({ client, store } = await freshPostgresStore());
 });
 
 after(async () => {
