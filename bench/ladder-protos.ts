@@ -40,6 +40,11 @@ export const PROTOS: readonly Proto[] = [
     ...BARE,
     rowsPerTransition: 1,
   }),
+  rung('B', 'A, with the ledger indexes by key and by session', {
+    ...BARE,
+    rowsPerTransition: 1,
+    ledgerIndexes: true,
+  }),
   rung('C', 'two ledger rows per transition, with the ledger indexes by key and by session', {
     ...BARE,
     rowsPerTransition: 2,
