@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitUntil } from '../../test/support/wait.js';
+import { cgroupPids } from './cgroup.js';
 import { processExists as isAlive } from './process-tree.js';
 import { openContainment, type Containment } from './containment.js';
 
@@ -19,14 +20,7 @@ function warmCgroups(): Containment | null {
 
 /** The pids in slot `n`'s cgroup of each hierarchy (empty for one that is gone). */
 function slotPids(containment: Containment, n: number): number[][] {
-  return containment.ref.dirs.map((base) => {
-    try {
-      const text = readFileSync(join(base, `slot-${n}`, 'cgroup.procs'), 'utf8').trim();
-      return text === '' ? [] : text.split('\n').map(Number);
-    } catch {
-      return [];
-    }
-  });
+  return containment.ref.dirs.map((base) => cgroupPids(join(base, `slot-${n}`)));
 }
 
 /** Waits until slot `n` holds one waiting process in every hierarchy, and returns its pid. */

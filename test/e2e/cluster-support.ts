@@ -9,8 +9,7 @@ import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
-import { processExists } from '../../src/os/process-tree.js';
-import { treeMembers } from '../../src/os/process-tree.js';
+import { processExists, treeMembers } from '../../src/os/process-tree.js';
 import type { TestDatabase } from '../support/databases.js';
 import { waitUntil } from '../support/wait.js';
 

@@ -10,6 +10,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CONTAINMENT_KINDS, type ContainmentKind } from '../../src/core/containment.js';
 import { openContainment } from '../../src/os/containment.js';
+import { cgroupPids } from '../../src/os/cgroup.js';
 import { sqliteDatabase } from '../support/databases.js';
 import { waitUntil } from '../support/wait.js';
 import { clusterFixture, isAlive, type ClusterFixture } from './cluster-support.js';
@@ -66,17 +67,7 @@ function basesOf(up: { log(): string }): string[] {
 function inSlots(base: string): number[] {
   return readdirSync(base)
     .filter((name) => /^slot-\d+$/.test(name))
-    .flatMap((name) => {
-      try {
-        return readFileSync(join(base, name, 'cgroup.procs'), 'utf8')
-          .trim()
-          .split('\n');
-      } catch {
-        return []; // a slot dropped meanwhile
-      }
-    })
-    .filter((pid) => pid !== '')
-    .map(Number);
+    .flatMap((name) => cgroupPids(join(base, name)));
 }
 
 for (const kind of CONTAINMENT_KINDS) {
