@@ -5,6 +5,7 @@
  * use case is one store step; who acted comes in as an Actor the adapter names (the CLI: the
  * operating-system user and host; HTTP: its token's name).
  */
+import { finishedTaskMove } from '../core/audit-event.js';
 import { InvalidInputError, NotFoundError } from '../core/errors.js';
 import type { Claim } from '../core/claim.js';
 import type { Session } from '../core/session.js';
@@ -179,31 +180,54 @@ export class Lifecycle {
     return { ok: false, gated, session };
   }
 
-  /** The task's history of states and gates, oldest first, from the ledger. */
+  /**
+   * The task's history of states and gates, oldest first, from the ledger: its `task:state`,
+   * `task:gated` and `task:approved` rows, and the `job:finished` rows of jobs whose end finished
+   * it (they record that move themselves, decision 0023).
+   */
   async history(key: unknown): Promise<readonly TaskEvent[]> {
     const checked = validateKey(key);
     if ((await this.store.tasks.get(checked)) === null) {
       throw new NotFoundError('task', checked, 'add it with `baton task add`');
     }
-    const types = ['task:state', 'task:gated', 'task:approved'] as const;
+    const types = ['task:state', 'task:gated', 'task:approved', 'job:finished'] as const;
     const rows = (await Promise.all(types.map((type) => this.store.audit.list({ key: checked, type }))))
       .flat()
       .sort((left, right) => left.id - right.id);
-    return rows.map((entry) => {
+    return rows.flatMap((entry): TaskEvent[] => {
       const detail = entry.detail;
       const text = (value: unknown): string | null => (typeof value === 'string' ? value : null);
-      return {
-        at: entry.at,
-        type: entry.type as TaskEvent['type'],
-        from: text(detail['from']) as TaskState | null,
-        to: text(detail['to']) as TaskState | null,
-        action: text(detail['action']),
-        gate: (text(detail['gate']) ??
-          (detail['action'] === 'approve' ? 'review' : null)) as TaskEvent['gate'],
-        by: text(detail['by']),
-        session: entry.session,
-        reason: text(detail['reason']) ?? text(detail['note']),
-      };
+      if (entry.type === 'job:finished') {
+        const move = finishedTaskMove(entry);
+        if (move === null) return [];
+        const by = `job ${entry.jobId ?? '?'}`;
+        return [
+          {
+            at: entry.at,
+            type: 'task:state',
+            ...move,
+            action: 'finish',
+            gate: null,
+            by,
+            session: entry.session,
+            reason: null,
+          },
+        ];
+      }
+      return [
+        {
+          at: entry.at,
+          type: entry.type as TaskEvent['type'],
+          from: text(detail['from']) as TaskState | null,
+          to: text(detail['to']) as TaskState | null,
+          action: text(detail['action']),
+          gate: (text(detail['gate']) ??
+            (detail['action'] === 'approve' ? 'review' : null)) as TaskEvent['gate'],
+          by: text(detail['by']),
+          session: entry.session,
+          reason: text(detail['reason']) ?? text(detail['note']),
+        },
+      ];
     });
   }
 

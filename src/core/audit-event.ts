@@ -5,6 +5,7 @@
  */
 import type { Instant } from './time.js';
 import type { SessionId } from './session.js';
+import type { TaskState } from './task.js';
 
 export const AUDIT_TYPES = [
   'task:added',
@@ -65,4 +66,25 @@ export interface AuditEntry {
   readonly detail: Readonly<Record<string, unknown>>;
   /** The API token the row was written with (issue 17), or null when none was. */
   readonly token: string | null;
+}
+
+/** A task's move of state that a job's end made: open to done, or to in review. */
+export interface TaskMove {
+  readonly from: TaskState;
+  readonly to: TaskState;
+}
+
+/**
+ * The task move a `job:finished` row records: a job that ended done finishes its open task, and
+ * its one row says so (detail `task`), with no `task:state` row beside it (decision 0023). Null
+ * for any other row.
+ */
+export function finishedTaskMove(entry: Pick<AuditEntry, 'type' | 'detail'>): TaskMove | null {
+  if (entry.type !== 'job:finished') return null;
+  const task = entry.detail['task'];
+  if (typeof task !== 'object' || task === null) return null;
+  const { from, to } = task as Record<string, unknown>;
+  return typeof from === 'string' && typeof to === 'string'
+    ? { from: from as TaskState, to: to as TaskState }
+    : null;
 }

@@ -2,8 +2,9 @@
  * `/metrics` in Prometheus text format (prom-client). Every figure but the store latency is read
  * from the database at scrape time (coordinator views → store.observe.stats), so it is right
  * whichever process serves it and however many `baton up` share the database. Counters are
- * derived from rows that only grow: claims and terminal jobs are never deleted; `job:started`
- * counts ledger rows, so a ledger prune shows as a counter reset, which Prometheus handles.
+ * derived from rows that only grow: claims and terminal jobs are never deleted; started jobs
+ * count ledger rows (`job:started`, and `job:claimed` with `started: true`), so a ledger prune
+ * shows as a counter reset, which Prometheus handles.
  *
  * The store latency is this process's own: the composition root wraps its Store with
  * `timedStore(store, storeLatencyObserver(registry))` (store/timed.ts).
@@ -54,7 +55,7 @@ function gauges(registry: Registry) {
     }),
     started: new Counter({
       name: 'baton_jobs_started_total',
-      help: 'Jobs started (job:started rows).',
+      help: 'Jobs started (job:started rows, and job:claimed rows that started their job).',
       registers,
     }),
     finished: new Counter({

@@ -44,7 +44,8 @@ export interface StoreStats {
   /** Queued jobs that carry a reason (why they wait), by reason text. */
   readonly waitingByReason: readonly Count[];
   /**
-   * Job runs started: `job:started` ledger rows. One pass over the ledger (it has no index by
+   * Job runs started: `job:started` ledger rows, and `job:claimed` rows of claims that started
+   * their job (`started: true`, decision 0023). One pass over the ledger (it has no index by
    * type); a prune lowers it, which a Prometheus counter reads as a reset.
    */
   readonly jobsStarted: number;

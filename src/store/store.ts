@@ -144,7 +144,8 @@ export interface JobClaimNextParams {
   readonly host?: string | undefined;
   /**
    * Start the job in the same step: queued → claimed → running in one durable commit
-   * (claimed_at = started_at), with both 'job:claimed' and 'job:started' audit rows, in order.
+   * (claimed_at = started_at), with one 'job:claimed' ledger row whose detail says `started: true`
+   * (no separate 'job:started' row: one transition, one row; decision 0023).
    * For a caller that runs the job at once; one commit fewer per job than claimNext + start.
    */
   readonly start?: boolean | undefined;
@@ -343,8 +344,8 @@ export interface Store
      * queue jobs whose lease has passed (audited `job:requeued`, or failed once their attempts are
      * spent), then takes up to `take` due jobs in queue order, each claimed and started under its
      * own epoch and lease. Ledger rows in order: the give-backs, the finishes (member by member),
-     * the claims. With `take`, throws FencedError (NotFoundError for an unknown session) and
-     * changes nothing unless the session is live.
+     * the claims (one `job:claimed` row each, `started: true`). With `take`, throws FencedError
+     * (NotFoundError for an unknown session) and changes nothing unless the session is live.
      */
     batch(params: JobBatchParams): Promise<JobBatchResult>;
     /** Queues a new job for the task of an ended job, with the same command and budget. */

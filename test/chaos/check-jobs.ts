@@ -4,23 +4,30 @@ import { isAllowedJobTransition, isTerminalJobState, type JobState } from '../..
 import { Findings, showEntry, showLine, type CheckInput, type CheckResult } from './check-types.js';
 import { groupBy } from './collect.js';
 
-/** The state a ledger row moves its job to; undefined when it is not a transition. */
-function stateAfter(e: AuditEntry): JobState | undefined {
+/** Whether a `job:claimed` row's claim started its job in the same step (decision 0023). */
+const startedByClaim = (e: AuditEntry): boolean => e.detail['started'] === true;
+
+/**
+ * The states a ledger row moves its job through, in order; none when it is not a transition. A
+ * claim that started its job (`started: true`, decision 0023) is two: claimed, then running.
+ */
+function statesAfter(e: AuditEntry): JobState[] {
   switch (e.type) {
     case 'job:enqueued':
     case 'job:requeued':
-      return 'queued';
+      return ['queued'];
     case 'job:claimed':
+      return startedByClaim(e) ? ['claimed', 'running'] : ['claimed'];
     case 'job:placed':
-      return 'claimed';
+      return ['claimed'];
     case 'job:started':
-      return 'running';
+      return ['running'];
     case 'job:finished':
-      return e.detail['status'] as JobState;
+      return [e.detail['status'] as JobState];
     case 'job:cancelled':
-      return 'cancelled';
+      return ['cancelled'];
     default:
-      return undefined;
+      return [];
   }
 }
 
@@ -47,27 +54,27 @@ export function checkJobLifecycle({ server }: CheckInput): CheckResult {
         if (state !== 'running') f.add(`job ${id}: spawned while ${state ?? 'absent'}`, [showEntry(e)]);
         continue;
       }
-      const next = stateAfter(e);
-      if (next === undefined) continue;
-      checked++;
-      const first = state === undefined;
-      if (first ? e.type !== 'job:enqueued' : !isAllowedJobTransition(state as JobState, next)) {
-        f.add(`job ${id}: ${state ?? 'nothing'} → ${next} is not an allowed transition`, [
-          ...(last ? [showEntry(last)] : []),
-          showEntry(e),
-        ]);
+      for (const next of statesAfter(e)) {
+        checked++;
+        const first = state === undefined;
+        if (first ? e.type !== 'job:enqueued' : !isAllowedJobTransition(state as JobState, next)) {
+          f.add(`job ${id}: ${state ?? 'nothing'} → ${next} is not an allowed transition`, [
+            ...(last ? [showEntry(last)] : []),
+            showEntry(e),
+          ]);
+        }
+        if (next === 'claimed') {
+          // The claim before this one used an attempt only if its agent started.
+          if (!spawnedSinceClaim) claims--;
+          claims++;
+          spawnedSinceClaim = false;
+        }
+        if (isTerminalJobState(next)) ends++;
+        if (ends > 1 && isTerminalJobState(next)) {
+          f.add(`job ${id}: ended a second time`, [...(last ? [showEntry(last)] : []), showEntry(e)]);
+        }
+        [state, last] = [next, e];
       }
-      if (next === 'claimed') {
-        // The claim before this one used an attempt only if its agent started.
-        if (!spawnedSinceClaim) claims--;
-        claims++;
-        spawnedSinceClaim = false;
-      }
-      if (isTerminalJobState(next)) ends++;
-      if (ends > 1 && isTerminalJobState(next)) {
-        f.add(`job ${id}: ended a second time`, [...(last ? [showEntry(last)] : []), showEntry(e)]);
-      }
-      [state, last] = [next, e];
     }
     const job = jobs.get(id);
     if (job === undefined) {

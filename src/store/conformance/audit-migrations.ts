@@ -41,8 +41,8 @@ export function exerciseAuditAndMigrations(harness: Harness): void {
           all.filter((entry) => entry.jobId === jobA.id),
         );
         assert.deepEqual(types(byJob), [
-          ...['job:enqueued', 'job:claimed', 'job:started', 'job:requeued'],
-          ...['job:claimed', 'job:started', 'job:finished'],
+          ...['job:enqueued', 'job:claimed', 'job:requeued'],
+          ...['job:claimed', 'job:finished'],
         ]);
         assert.deepEqual(
           await store.audit.list({ key: 'b' }),

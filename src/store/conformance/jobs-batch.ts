@@ -44,12 +44,16 @@ export function exerciseJobBatch(harness: Harness): void {
           assert.equal(job.startedAt, job.claimedAt);
           assert.equal(result.leaseUntil, (job.claimedAt ?? 0) + LEASE_MS, 'the lease runs from the claim');
         }
+        // One ledger row per take, which says the claim started the job (decision 0023).
+        const rows = await store.audit.list();
         assert.deepEqual(
-          trail(await store.audit.list()),
-          result.taken.flatMap((job) => [
-            ['job:claimed', job.id, 1],
-            ['job:started', job.id, 1],
-          ]),
+          trail(rows),
+          result.taken.map((job) => ['job:claimed', job.id, 1]),
+        );
+        const claims = rows.filter((entry) => entry.type === 'job:claimed');
+        assert.deepEqual(
+          claims.map((entry) => [entry.detail, entry.at]),
+          result.taken.map((job) => [{ attempt: 1, host: 'box-1', started: true }, job.startedAt]),
         );
         const rest = await store.jobs.batch({ session: session.id, take: 3, leaseMs: LEASE_MS });
         assert.deepEqual(
@@ -101,14 +105,17 @@ export function exerciseJobBatch(harness: Harness): void {
           ['job:finished', firstJob?.id, 1],
           ['job:finished', secondJob?.id, 1],
           ['job:claimed', thirdJob?.id, 1],
-          ['job:started', thirdJob?.id, 1],
           ['job:claimed', fourthJob?.id, 1],
-          ['job:started', fourthJob?.id, 1],
         ]);
+        // Only a's job ended done: its finish row records the task's move; no task:state row.
         assert.deepEqual(
-          after.filter((entry) => entry.type === 'task:state').map((entry) => entry.key),
-          ['a'],
+          after.filter((entry) => entry.type === 'job:finished').map((entry) => [entry.key, entry.detail]),
+          [
+            ['a', { status: 'done', exitCode: 0, task: { from: 'open', to: 'done' } }],
+            ['b', { status: 'failed', exitCode: 3 }],
+          ],
         );
+        assert.ok(after.every((entry) => entry.type !== 'task:state'));
         assert.deepEqual(
           [...new Set(after.map((entry) => `${entry.session ?? '-'} ${entry.host ?? '-'}`))],
           [`${session.id} ${session.host}`],

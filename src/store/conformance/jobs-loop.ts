@@ -57,14 +57,21 @@ export function exerciseJobLoop(harness: Harness): void {
         const entries = await store.audit.list();
         assert.deepEqual(trail(entries), [
           ['job:claimed', first.id, 1],
-          ['job:started', first.id, 1],
           ['job:finished', first.id, 1],
           ['job:claimed', second.id, 1],
-          ['job:started', second.id, 1],
         ]);
+        // Each claim started its job: one row, which says so (decision 0023).
+        assert.deepEqual(
+          entries.filter((entry) => entry.type === 'job:claimed').map((entry) => entry.detail),
+          [
+            { attempt: 1, host: 'box-1', started: true },
+            { attempt: 1, host: 'box-1', started: true },
+          ],
+        );
         assert.deepEqual(entries.find((entry) => entry.type === 'job:finished')?.detail, {
           status: 'done',
           exitCode: 0,
+          task: { from: 'open', to: 'done' },
         });
         const last = await store.jobs.finishAndClaimNext({
           id: second.id,
@@ -154,23 +161,22 @@ export function exerciseJobLoop(harness: Harness): void {
         const result = await store.jobs.finishAndClaimNext({ ...guard, status: 'done' });
         assert.ok(result.finished.ok && result.next !== null);
         assert.equal(await store.workspaceLocks.current('w'), null);
-        const tail = (await store.audit.list()).slice(-4);
+        const tail = (await store.audit.list()).slice(-3);
         assert.deepEqual(
           tail.map((entry) => [entry.type, entry.jobId]),
           [
             ['job:finished', job.id],
             ['lock:released', job.id],
-            ['task:state', null],
             ['job:claimed', result.next.id],
           ],
         );
-        assert.deepEqual(tail[2]?.detail, {
-          from: 'open',
-          to: 'done',
-          action: 'finish',
-          by: `job ${job.id}`,
-          reason: null,
+        // The finish's one row records the task's move: no task:state row beside it (decision 0023).
+        assert.deepEqual(tail[0]?.detail, {
+          status: 'done',
+          exitCode: null,
+          task: { from: 'open', to: 'done' },
         });
+        assert.equal(tail[0]?.session, runner.id);
         assert.deepEqual(tail[1]?.detail, { workspace: 'w', outcome: 'released' });
       }));
 

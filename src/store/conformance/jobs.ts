@@ -105,7 +105,7 @@ export function exerciseJobs(harness: Harness): void {
         assert.ok(done.job.finishedAt !== null);
       }));
 
-    test('claims and starts a job in one step with start: true, auditing both transitions', () =>
+    test('claims and starts a job in one step with start: true, in one ledger row that says so', () =>
       withFixture(harness, async ({ store }) => {
         const session = await givenSession(store, 'box-1');
         const other = await givenSession(store, 'box-2');
@@ -124,13 +124,10 @@ export function exerciseJobs(harness: Harness): void {
           (entry) => entry.type !== 'job:enqueued',
         );
         assert.deepEqual(
-          trail.map((entry) => [entry.type, entry.session, entry.epoch, entry.host]),
-          [
-            ['job:claimed', session.id, 1, 'box-1'],
-            ['job:started', session.id, 1, 'box-1'],
-          ],
+          trail.map((entry) => [entry.type, entry.session, entry.epoch, entry.host, entry.detail]),
+          [['job:claimed', session.id, 1, 'box-1', { attempt: 1, host: 'box-1', started: true }]],
         );
-        assert.ok(trail[0] !== undefined && trail[1] !== undefined && trail[0].id < trail[1].id);
+        assert.equal(trail[0]?.at, job.startedAt);
         // Already running: a second start loses, and so does a finish by anyone else.
         const again = await store.jobs.start({ id: job.id, session: session.id, epoch: job.epoch });
         assert.equal(again.ok, false);

@@ -5,6 +5,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConflictError, TaskStateError } from '../../core/errors.js';
+import { finishedTaskMove } from '../../core/audit-event.js';
 import type { Store } from '../store.js';
 import { givenHost, givenLeader } from './dispatch.js';
 import { givenSession, givenTask, withFixture, type Harness } from './harness.js';
@@ -128,14 +129,17 @@ export function exerciseLifecycle(harness: Harness): void {
         assert.equal(approved.stateBy, 'alice@box');
         assert.equal(approved.feedback, null);
         await refusedAs(store.lifecycle.transition({ key: 'r', action: 'reject', by: ALICE }), 'task_done');
-        const states = (await store.audit.list({ key: 'r', type: 'task:state' })).map(
-          (entry) =>
-            `${String(entry.detail['from'])}>${String(entry.detail['to'])}:${String(entry.detail['action'])}`,
-        );
+        // A job's finish records its task's move in its own job:finished row (decision 0023).
+        const states = (await store.audit.list({ key: 'r' })).flatMap((entry) => {
+          const move = finishedTaskMove(entry);
+          if (move !== null) return [`${move.from}>${move.to}:${entry.type}`];
+          const { from, to, action } = entry.detail;
+          return entry.type === 'task:state' ? [`${String(from)}>${String(to)}:${String(action)}`] : [];
+        });
         assert.deepEqual(states, [
-          'open>in_review:finish',
+          'open>in_review:job:finished',
           'in_review>open:reject',
-          'open>in_review:finish',
+          'open>in_review:job:finished',
           'in_review>done:approve',
         ]);
       }));

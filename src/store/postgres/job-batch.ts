@@ -23,9 +23,19 @@ import type { Job, JobTransitionResult } from '../../core/job.js';
 import { HELD_SQL, finishGuard } from '../job-guard.js';
 import type { JobBatchParams, JobBatchResult } from '../job-batch.js';
 import { deleteLocks, insertAuditRows, seqOf } from './locks.js';
-import { NOW, hostOf, jobFields, jobFieldsAsMs, msInterval, msOf, toJobAsMs, type JobMsRow } from './rows.js';
+import {
+  NOW,
+  claimedDetail,
+  hostOf,
+  jobFields,
+  jobFieldsAsMs,
+  msInterval,
+  msOf,
+  toJobAsMs,
+  type JobMsRow,
+} from './rows.js';
 import type { PgExecutor } from './executor.js';
-import { finishTaskStep, moveAuditRows } from './task-state.js';
+import { finishTaskStep, finishedTaskJson } from './task-state.js';
 import { TAKEN_BY_KEY, claimSet } from './claim-set.js';
 import { liveOrThrow } from './job-steps.js';
 
@@ -95,21 +105,17 @@ const JOB_BATCH = `WITH seen AS (
   ${insertAuditRows(`
     SELECT f.ord * 3 + 2 AS part, ''::text AS seq, f.finished_at AS at, 'job:finished'::text AS type,
       f.key AS task_key, f.id AS job_id, f.session_id, ${SESSION_HOST} AS host, f.epoch,
-      jsonb_build_object('status', f.status, 'exitCode', f.by_exit) AS detail
-    FROM f
+      jsonb_build_object('status', f.status, 'exitCode', f.by_exit) || ${finishedTaskJson} AS detail
+    FROM f LEFT JOIN ts ON ts.id = f.task_id
     UNION ALL
     SELECT k.ord * 3 + 3, k.workspace::text, k.finished_at, 'lock:released', f.key, k.job_id,
       k.session_id, ${hostOf('k.session_id')}, k.epoch,
       jsonb_build_object('workspace', k.workspace, 'outcome', 'released')
     FROM k JOIN f ON f.id = k.job_id
     UNION ALL
-    ${moveAuditRows('ts.ord * 3 + 4', 'ts', 'finish', SESSION_HOST)}
-    UNION ALL
-    SELECT 10000000 + j.rank * 2 + x.part, '', j.claimed_at, x.type, j.key, j.id, j.session_id,
-      j.session_host, j.epoch, x.detail
-    FROM j CROSS JOIN LATERAL (VALUES
-      (0, 'job:claimed'::text, jsonb_build_object('attempt', j.attempt, 'host', j.host)),
-      (1, 'job:started'::text, '{}'::jsonb)) x (part, type, detail)
+    SELECT 10000000 + j.rank, '', j.claimed_at, 'job:claimed', j.key, j.id, j.session_id,
+      j.session_host, j.epoch, ${claimedDetail('j', 'true')}
+    FROM j
     UNION ALL
     SELECT 20000000 AS part, ${seqOf('g.id')} AS seq, g.at, CASE WHEN g.status = 'queued' THEN 'job:requeued'
       ELSE 'job:finished' END AS type, g.key AS task_key, g.id AS job_id, g.holder AS session_id,

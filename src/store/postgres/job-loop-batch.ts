@@ -24,9 +24,9 @@
  * The answer has one row per request (its session's state) and one per finished or claimed job.
  */
 import type { JobFinishAndClaimNextParams } from '../store.js';
-import { NOW, hostOf, jobFields, type JobRow } from './rows.js';
+import { NOW, claimedDetail, hostOf, jobFields, type JobRow } from './rows.js';
 import { insertAuditRows, keyOfJob } from './locks.js';
-import { finishTaskStep, moveAuditRows } from './task-state.js';
+import { finishTaskStep, finishedTaskJson } from './task-state.js';
 import { finishGuard } from '../job-guard.js';
 import { TAKEN_BY_KEY, claimSet } from './claim-set.js';
 
@@ -71,23 +71,17 @@ export const FINISH_AND_CLAIM_MANY = `WITH req AS (
   ${insertAuditRows(`
     SELECT f.ord * 5 AS part, ''::text AS seq, f.finished_at AS at, 'job:finished'::text AS type,
       f.key AS task_key, f.id AS job_id, f.session_id, f.session_host AS host, f.epoch,
-      jsonb_build_object('status', f.status, 'exitCode', f.by_exit) AS detail
-    FROM f
+      jsonb_build_object('status', f.status, 'exitCode', f.by_exit) || ${finishedTaskJson} AS detail
+    FROM f LEFT JOIN ts ON ts.id = f.task_id
     UNION ALL
     SELECT k.ord * 5 + 1, k.workspace::text, k.finished_at, 'lock:released', ${keyOfJob('k.job_id')},
       k.job_id, k.session_id, ${hostOf('k.session_id')}, k.epoch,
       jsonb_build_object('workspace', k.workspace, 'outcome', 'released')
     FROM k
     UNION ALL
-    ${moveAuditRows('ts.ord * 5 + 2', 'ts', 'finish')}
-    UNION ALL
     SELECT j.ord * 5 + 3, '', j.claimed_at, 'job:claimed', j.key, j.id, j.session_id, j.session_host,
-      j.epoch, jsonb_build_object('attempt', j.attempt, 'host', j.host)
-    FROM j
-    UNION ALL
-    SELECT j.ord * 5 + 4, '', j.started_at, 'job:started', j.key, j.id, j.session_id, j.session_host,
-      j.epoch, '{}'::jsonb
-    FROM j WHERE j.start`)}
+      j.epoch, ${claimedDetail('j', 'j.start')}
+    FROM j`)}
 )
 SELECT req.ord, s.state AS session_state, x.*
 FROM req LEFT JOIN s ON s.id = req.session LEFT JOIN (

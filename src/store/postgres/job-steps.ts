@@ -16,10 +16,10 @@ import type {
 import { batchParams, FINISH_AND_CLAIM_MANY, rowsByRequest, type BatchRow } from './job-loop-batch.js';
 import { finishGuard } from '../job-guard.js';
 import { deleteLocks, insertAuditRows, lockReleasedRows } from './locks.js';
-import { NOW, hostOf, jobColumns, toJob, type JobRow } from './rows.js';
+import { NOW, claimedDetail, hostOf, jobColumns, toJob, type JobRow } from './rows.js';
 import type { Outcome } from '../outcome.js';
 import type { PgExecutor } from './executor.js';
-import { finishTaskStep, moveAuditRows } from './task-state.js';
+import { finishTaskStep, finishedTaskJson } from './task-state.js';
 import { claimSet, jobTaskOpen } from './claim-set.js';
 
 /** The parameter references of a finish step. */
@@ -47,17 +47,16 @@ export const finishSteps = (refs: FinishRefs): string => `f AS (
   RETURNING ${jobColumns('jobs')}
 ), ${deleteLocks('k', 'workspace_locks.job_id = f.id', 'f')}, ${finishTaskStep()}`;
 
-/** Audit rows of a finish step (parts `part` to `part + 2`), for insertAuditRows. */
+/** Audit rows of a finish step (parts `part` and `part + 1`), for insertAuditRows. */
 export const finishAuditRows = (refs: FinishRefs, part: number): string => `
-  SELECT ${part} AS part, ''::text AS seq, finished_at AS at, 'job:finished'::text AS type,
-    key AS task_key, id AS job_id, ${refs.session}::bigint AS session_id,
+  SELECT ${part} AS part, ''::text AS seq, f.finished_at AS at, 'job:finished'::text AS type,
+    f.key AS task_key, f.id AS job_id, ${refs.session}::bigint AS session_id,
     ${hostOf(`${refs.session}::bigint`)} AS host, ${refs.epoch}::bigint AS epoch,
-    jsonb_build_object('status', ${refs.status}::text, 'exitCode', ${refs.exitCode}::int) AS detail
-  FROM f
+    jsonb_build_object('status', ${refs.status}::text, 'exitCode', ${refs.exitCode}::int)
+      || ${finishedTaskJson} AS detail
+  FROM f LEFT JOIN ts ON ts.id = f.task_id
   UNION ALL
-  ${lockReleasedRows(part + 1, 'k', 'f.finished_at', `'released'`, 'f')}
-  UNION ALL
-  ${moveAuditRows(part + 2, 'ts', 'finish')}`;
+  ${lockReleasedRows(part + 1, 'k', 'f.finished_at', `'released'`, 'f')}`;
 
 /**
  * CTEs of a claim step for session $1, host $2 (null: the session's) and start $3: `seen`, `next`,
@@ -107,16 +106,11 @@ next AS (
   RETURNING ${jobColumns('jobs')}, s.host AS session_host
 )`;
 
-/** Audit rows of a claim step (parts `part` and `part + 1`), for insertAuditRows. */
+/** The ledger row of a claim step (part `part`), for insertAuditRows: one, started or not. */
 const claimAuditRows = (part: number): string => `
-  SELECT ${part} + x.part AS part, ''::text AS seq, x.at, x.type, j.key AS task_key, j.id AS job_id,
-    j.session_id, j.session_host AS host, j.epoch, x.detail
-  FROM j CROSS JOIN LATERAL (
-    VALUES
-      (0, j.claimed_at, 'job:claimed'::text, jsonb_build_object('attempt', j.attempt, 'host', j.host)),
-      (1, j.started_at, 'job:started'::text, '{}'::jsonb)
-  ) x (part, at, type, detail)
-  WHERE x.part = 0 OR $3::boolean`;
+  SELECT ${part} AS part, ''::text AS seq, j.claimed_at AS at, 'job:claimed'::text AS type, j.key AS task_key,
+    j.id AS job_id, j.session_id, j.session_host AS host, j.epoch, ${claimedDetail('j', '$3::boolean')} AS detail
+  FROM j`;
 
 /** The session's state as the claim step saw it: locked when a job was found, else as read. */
 const SESSION_STATE = `(SELECT coalesce(s.state, seen.state)

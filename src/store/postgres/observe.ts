@@ -52,6 +52,30 @@ function jobFromJson(json: Record<string, unknown>): JobRow {
   };
 }
 
+const grouped = (sql: string): string =>
+  `(SELECT jsonb_agg(jsonb_build_object('name', g.name, 'count', g.count)) FROM (${sql}) g)`;
+
+/** Ledger rows of a job's start: `job:started`, or a claim that started its job (decision 0023). */
+const STARTED = `type = 'job:started' OR (type = 'job:claimed' AND detail @> '{"started": true}')`;
+
+/** store.observe.stats in one statement. */
+const STATS_SQL = `SELECT ${NOW} AS now,
+     ${grouped('SELECT status AS name, count(*)::int AS count FROM jobs GROUP BY status')} AS jobs,
+     ${grouped(
+       `SELECT reason AS name, count(*)::int AS count FROM jobs
+        WHERE status = 'queued' AND reason IS NOT NULL GROUP BY reason`,
+     )} AS waiting,
+     (SELECT count(*)::int FROM audit_events WHERE ${STARTED}) AS started,
+     ${grouped(
+       `SELECT outcome AS name, count(*)::int AS count FROM claims
+        WHERE outcome IS NOT NULL GROUP BY outcome`,
+     )} AS outcomes,
+     c.granted, c.held, c.oldest,
+     (SELECT coalesce(max(id), 0)::float8 FROM audit_events) AS max_id
+   FROM (SELECT count(*)::int AS granted, (count(*) FILTER (WHERE released_at IS NULL))::int AS held,
+                min(heartbeat_at) FILTER (WHERE released_at IS NULL) AS oldest
+         FROM claims) c`;
+
 export function postgresObserve(exec: PgExecutor): ObserveStore['observe'] {
   return {
     jobsPage: async (params) =>
@@ -81,26 +105,7 @@ export function postgresObserve(exec: PgExecutor): ObserveStore['observe'] {
       );
     },
     stats: async () => {
-      const grouped = (sql: string): string =>
-        `(SELECT jsonb_agg(jsonb_build_object('name', g.name, 'count', g.count)) FROM (${sql}) g)`;
-      const row = await exec.one<StatsRow>(
-        `SELECT ${NOW} AS now,
-           ${grouped('SELECT status AS name, count(*)::int AS count FROM jobs GROUP BY status')} AS jobs,
-           ${grouped(
-             `SELECT reason AS name, count(*)::int AS count FROM jobs
-              WHERE status = 'queued' AND reason IS NOT NULL GROUP BY reason`,
-           )} AS waiting,
-           (SELECT count(*)::int FROM audit_events WHERE type = 'job:started') AS started,
-           ${grouped(
-             `SELECT outcome AS name, count(*)::int AS count FROM claims
-              WHERE outcome IS NOT NULL GROUP BY outcome`,
-           )} AS outcomes,
-           c.granted, c.held, c.oldest,
-           (SELECT coalesce(max(id), 0)::float8 FROM audit_events) AS max_id
-         FROM (SELECT count(*)::int AS granted, (count(*) FILTER (WHERE released_at IS NULL))::int AS held,
-                      min(heartbeat_at) FILTER (WHERE released_at IS NULL) AS oldest
-               FROM claims) c`,
-      );
+      const row = await exec.one<StatsRow>(STATS_SQL);
       if (row === undefined) throw new Error('stats gives one row');
       return {
         now: ms(row.now),

@@ -60,6 +60,15 @@ export const hostOf = (sessionExpr: string): string =>
   `(SELECT host FROM sessions WHERE id = ${sessionExpr})`;
 
 /**
+ * The detail of the `job:claimed` ledger row of the job in CTE row `job`: its attempt and host, and
+ * `started: true` when the same statement started it (`started`, an SQL boolean). A claim that
+ * starts its job is one transition, queued to running, and one ledger row (decision 0023).
+ */
+export const claimedDetail = (job: string, started: string): string =>
+  `jsonb_build_object('attempt', ${job}.attempt, 'host', ${job}.host)
+    || CASE WHEN ${started} THEN '{"started": true}'::jsonb ELSE '{}'::jsonb END`;
+
+/**
  * JSON to add (`||`) to a ledger row's detail: `by`, who asked in words, when the text parameter
  * is given, else nothing (store/actor.ts, withActor).
  */

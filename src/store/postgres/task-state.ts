@@ -88,20 +88,11 @@ export function moveReturning(move: Move, row: string): string {
     tasks.state_at, tasks.state_by, tasks.state_reason, ${move.session}::bigint AS by_session`;
 }
 
-/**
- * The `task:state` ledger rows of the moved tasks in CTE `cte`, for insertAuditRows. `host`: the
- * host of the moving session, by default looked up per row; a statement that knows it already
- * (every row moved by its one session) passes it once.
- */
-export function moveAuditRows(
-  part: number | string,
-  cte: string,
-  action: TaskAction,
-  host = hostOf(`${cte}.by_session`),
-): string {
+/** The `task:state` ledger rows of the moved tasks in CTE `cte`, for insertAuditRows. */
+export function moveAuditRows(part: number | string, cte: string, action: TaskAction): string {
   return `SELECT ${part} AS part, ${seqOf(`${cte}.id`)} AS seq, ${cte}.state_at AS at, 'task:state'::text AS type,
     ${cte}.key AS task_key, NULL::bigint AS job_id, ${cte}.by_session AS session_id,
-    ${host} AS host, NULL::bigint AS epoch,
+    ${hostOf(`${cte}.by_session`)} AS host, NULL::bigint AS epoch,
     jsonb_build_object('from', ${cte}.from_state, 'to', ${cte}.to_state, 'action', '${action}',
       'by', ${cte}.state_by, 'reason', ${cte}.state_reason) AS detail
   FROM ${cte} WHERE ${cte}.moved`;
@@ -202,6 +193,14 @@ const FINISH_TASK: Move = {
   session: 'f.session_id',
   reason: 'NULL::text',
 };
+
+/**
+ * JSON to add (`||`) to the detail of the `job:finished` row of a job in `f`, with `ts`
+ * (finishTaskStep) LEFT JOINed on its task: `task`, the move its end made, if any. The finish's one
+ * row records it; no `task:state` row is written beside it (decision 0023).
+ */
+export const finishedTaskJson = `CASE WHEN ts.id IS NULL THEN '{}'::jsonb
+  ELSE jsonb_build_object('task', jsonb_build_object('from', ts.from_state, 'to', ts.to_state)) END`;
 
 /** CTE `ts`: the open tasks of the jobs in `f` that ended done, moved by FINISH_TASK. */
 export const finishTaskStep = (extra = ''): string => `ts AS (

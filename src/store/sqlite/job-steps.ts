@@ -7,6 +7,7 @@
  */
 import { assert } from '../../core/assert.js';
 import { NotFoundError } from '../../core/errors.js';
+import type { TaskMove } from '../../core/audit-event.js';
 import type { Job, JobTransitionResult } from '../../core/job.js';
 import { HELD_SQL, finishGuard } from '../job-guard.js';
 import { claimSet, jobTaskOpen } from './claim-set.js';
@@ -16,7 +17,7 @@ import { releaseJobLocks } from './locks.js';
 import { appendAudit, toJob, type JobRow, type SessionRow, type TaskRow } from './rows.js';
 import type { SqliteExecutor } from './executor.js';
 import { sessionRow } from './tasks-claims.js';
-import { changeTaskState } from './task-state.js';
+import { moveTask } from './task-state.js';
 
 const CLAIM_DUE_SET = claimSet({
   status: '@status',
@@ -54,8 +55,9 @@ export interface ClaimDueParams {
 
 /**
  * Claims up to `limit` due jobs for the session, in queue order, passing over jobs whose task is
- * not open or waits behind a gate, with their `job:claimed` (and `job:started`) ledger rows: the
- * epoch and attempt grow, the holder and host are set, a start stamps started_at.
+ * not open or waits behind a gate, with one `job:claimed` ledger row each (`started: true` with a
+ * start, decision 0023): the epoch and attempt grow, the holder and host are set, a start stamps
+ * started_at.
  */
 export function claimDue(exec: SqliteExecutor, params: ClaimDueParams): JobRow[] {
   const rows = exec
@@ -88,8 +90,11 @@ export function claimDue(exec: SqliteExecutor, params: ClaimDueParams): JobRow[]
       session: params.session.id,
       epoch: row.epoch,
     };
-    appendAudit(exec, { ...audit, type: 'job:claimed', detail: { attempt: row.attempt, host: row.host } });
-    if (params.start) appendAudit(exec, { ...audit, type: 'job:started' });
+    appendAudit(exec, {
+      ...audit,
+      type: 'job:claimed',
+      detail: { attempt: row.attempt, host: row.host, ...(params.start ? { started: true } : {}) },
+    });
   }
   return rows;
 }
@@ -126,6 +131,7 @@ export function finishIn(
       epoch: params.epoch,
     }) as JobRow | undefined;
   if (row !== undefined) {
+    const task = params.status === 'done' ? finishTask(exec, now, row) : null;
     appendAudit(exec, {
       at: now,
       type: 'job:finished',
@@ -133,22 +139,28 @@ export function finishIn(
       jobId: params.id,
       session: params.session,
       epoch: params.epoch,
-      detail: { status: params.status, exitCode: params.exitCode ?? null },
+      detail: {
+        status: params.status,
+        exitCode: params.exitCode ?? null,
+        ...(task === null ? {} : { task }),
+      },
     });
     releaseJobLocks(exec, now, params.id, 'released');
-    if (params.status === 'done') finishTask(exec, now, row);
   }
   return lostOr(exec, params.id, row);
 }
 
-/** A job that ended done finishes its open task (to done, or in review when it requires it). */
-function finishTask(exec: SqliteExecutor, now: number, job: JobRow): void {
+/**
+ * A job that ended done finishes its open task (to done, or in review when it requires it). The
+ * move, for the job's `job:finished` row (decision 0023), or null when the task was not open.
+ */
+function finishTask(exec: SqliteExecutor, now: number, job: JobRow): TaskMove | null {
   const task = exec.prepare('SELECT * FROM tasks WHERE id = ?').get(job.task_id) as TaskRow;
-  if (task.state !== 'open') return;
-  changeTaskState(exec, now, task, {
+  if (task.state !== 'open') return null;
+  return moveTask(exec, now, task, {
     action: 'finish',
     by: { name: `job ${job.id}`, session: job.session_id },
-  });
+  }).move;
 }
 
 const LEASE_PASSED = 'lease expired';

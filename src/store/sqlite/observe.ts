@@ -96,9 +96,12 @@ function statsIn(exec: SqliteExecutor): StoreStats {
       ),
     ),
     jobsStarted: (
-      exec.prepare("SELECT count(*) AS n FROM audit_events WHERE type = 'job:started'").get() as {
-        n: number;
-      }
+      exec
+        .prepare(
+          `SELECT count(*) AS n FROM audit_events WHERE type = 'job:started'
+             OR (type = 'job:claimed' AND json_extract(detail, '$.started') = 1)`,
+        )
+        .get() as { n: number }
     ).n,
     claimsGranted: claims.granted,
     claimsHeld: claims.held,

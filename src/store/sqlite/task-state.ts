@@ -1,6 +1,7 @@
 /**
  * The one place SQLite changes a task's state (core/task.ts), inside the caller's BEGIN
- * IMMEDIATE transaction: the guarded update, its `task:state` ledger row with who made it, and,
+ * IMMEDIATE transaction: the guarded update, its `task:state` ledger row with who made it (a job's
+ * finish records the move in its own `job:finished` row instead, decision 0023), and,
  * when the task leaves `open` for good, the end of its active job (cancelled, or escalated with
  * the task) and of that job's workspace lock. Every path that moves a task comes through here, so
  * a later outbox row is written beside the ledger row, once.
@@ -29,6 +30,29 @@ export function changeTaskState(
   task: TaskRow,
   change: StateChange,
 ): TaskRow {
+  const { row, move } = moveTask(exec, now, task, change);
+  appendAudit(exec, {
+    at: now,
+    type: 'task:state',
+    key: task.key,
+    session: change.by.session ?? null,
+    detail: { ...move, action: change.action, by: change.by.name, reason: change.reason ?? null },
+  });
+  if (move.from === 'open' && move.to !== 'in_review') endActiveJob(exec, now, row, change);
+  return row;
+}
+
+/**
+ * The guarded update of changeTaskState alone, without its ledger row or the end of an active job:
+ * for a job's finish, whose `job:finished` row records the move (decision 0023) and whose job,
+ * the task's only active one, has just ended.
+ */
+export function moveTask(
+  exec: SqliteExecutor,
+  now: number,
+  task: TaskRow,
+  change: StateChange,
+): { readonly row: TaskRow; readonly move: { readonly from: TaskState; readonly to: TaskState } } {
   const plan = planTaskTransition(
     { state: task.state as TaskState, reviewRequired: task.review_required === 1 },
     change.action,
@@ -44,15 +68,7 @@ export function changeTaskState(
     )
     .get(plan.to, now, change.by.name, reason, feedback, task.id, plan.from) as TaskRow | undefined;
   assert(row !== undefined, 'the task row read in this transaction is the one updated');
-  appendAudit(exec, {
-    at: now,
-    type: 'task:state',
-    key: task.key,
-    session: change.by.session ?? null,
-    detail: { from: plan.from, to: plan.to, action: change.action, by: change.by.name, reason },
-  });
-  if (plan.from === 'open' && plan.to !== 'in_review') endActiveJob(exec, now, row, change);
-  return row;
+  return { row, move: { from: plan.from, to: plan.to } };
 }
 
 /**

@@ -39,14 +39,10 @@ next AS (
   RETURNING jobs.id, jobs.task_id, jobs.status, jobs.priority, jobs.queued_at, jobs.ram_mb, jobs.command, jobs.attempt, jobs.attempt_max, jobs.epoch, jobs.session_id, jobs.host, jobs.claimed_at, jobs.started_at, jobs.finished_at, jobs.exit_code, jobs.reason, jobs.run_after, jobs.term, jobs.agent_session_id, jobs.pid, jobs.output_tail, (SELECT key FROM tasks WHERE id = jobs.task_id) AS key, s.host AS session_host
 ), a AS (INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail)
   SELECT at, type, task_key, job_id, session_id, host, epoch, detail FROM (
-  SELECT 0 + x.part AS part, ''::text AS seq, x.at, x.type, j.key AS task_key, j.id AS job_id,
-    j.session_id, j.session_host AS host, j.epoch, x.detail
-  FROM j CROSS JOIN LATERAL (
-    VALUES
-      (0, j.claimed_at, 'job:claimed'::text, jsonb_build_object('attempt', j.attempt, 'host', j.host)),
-      (1, j.started_at, 'job:started'::text, '{}'::jsonb)
-  ) x (part, at, type, detail)
-  WHERE x.part = 0 OR $3::boolean) x
+  SELECT 0 AS part, ''::text AS seq, j.claimed_at AS at, 'job:claimed'::text AS type, j.key AS task_key,
+    j.id AS job_id, j.session_id, j.session_host AS host, j.epoch, jsonb_build_object('attempt', j.attempt, 'host', j.host)
+    || CASE WHEN $3::boolean THEN '{"started": true}'::jsonb ELSE '{}'::jsonb END AS detail
+  FROM j) x
   ORDER BY x.part, x.seq COLLATE "C")
   SELECT (SELECT coalesce(s.state, seen.state)
   FROM (SELECT 1) one LEFT JOIN seen ON true LEFT JOIN s ON true) AS session_state, j.* FROM (SELECT 1) one LEFT JOIN j ON true;

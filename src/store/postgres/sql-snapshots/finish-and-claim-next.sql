@@ -49,28 +49,19 @@ WITH req AS (
   SELECT at, type, task_key, job_id, session_id, host, epoch, detail FROM (
     SELECT f.ord * 5 AS part, ''::text AS seq, f.finished_at AS at, 'job:finished'::text AS type,
       f.key AS task_key, f.id AS job_id, f.session_id, f.session_host AS host, f.epoch,
-      jsonb_build_object('status', f.status, 'exitCode', f.by_exit) AS detail
-    FROM f
+      jsonb_build_object('status', f.status, 'exitCode', f.by_exit) || CASE WHEN ts.id IS NULL THEN '{}'::jsonb
+  ELSE jsonb_build_object('task', jsonb_build_object('from', ts.from_state, 'to', ts.to_state)) END AS detail
+    FROM f LEFT JOIN ts ON ts.id = f.task_id
     UNION ALL
     SELECT k.ord * 5 + 1, k.workspace::text, k.finished_at, 'lock:released', (SELECT t.key FROM jobs jk JOIN tasks t ON t.id = jk.task_id WHERE jk.id = k.job_id),
       k.job_id, k.session_id, (SELECT host FROM sessions WHERE id = k.session_id), k.epoch,
       jsonb_build_object('workspace', k.workspace, 'outcome', 'released')
     FROM k
     UNION ALL
-    SELECT ts.ord * 5 + 2 AS part, lpad(ts.id::text, 20, '0') AS seq, ts.state_at AS at, 'task:state'::text AS type,
-    ts.key AS task_key, NULL::bigint AS job_id, ts.by_session AS session_id,
-    (SELECT host FROM sessions WHERE id = ts.by_session) AS host, NULL::bigint AS epoch,
-    jsonb_build_object('from', ts.from_state, 'to', ts.to_state, 'action', 'finish',
-      'by', ts.state_by, 'reason', ts.state_reason) AS detail
-  FROM ts WHERE ts.moved
-    UNION ALL
     SELECT j.ord * 5 + 3, '', j.claimed_at, 'job:claimed', j.key, j.id, j.session_id, j.session_host,
       j.epoch, jsonb_build_object('attempt', j.attempt, 'host', j.host)
-    FROM j
-    UNION ALL
-    SELECT j.ord * 5 + 4, '', j.started_at, 'job:started', j.key, j.id, j.session_id, j.session_host,
-      j.epoch, '{}'::jsonb
-    FROM j WHERE j.start) x
+    || CASE WHEN j.start THEN '{"started": true}'::jsonb ELSE '{}'::jsonb END
+    FROM j) x
   ORDER BY x.part, x.seq COLLATE "C"
 )
 SELECT req.ord, s.state AS session_state, x.*

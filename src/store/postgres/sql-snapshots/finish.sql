@@ -25,24 +25,19 @@ WITH f AS (
     tasks.state_at, tasks.state_by, tasks.state_reason, f.session_id::bigint AS by_session
 ), a AS (INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail)
   SELECT at, type, task_key, job_id, session_id, host, epoch, detail FROM (
-  SELECT 0 AS part, ''::text AS seq, finished_at AS at, 'job:finished'::text AS type,
-    key AS task_key, id AS job_id, $2::bigint AS session_id,
+  SELECT 0 AS part, ''::text AS seq, f.finished_at AS at, 'job:finished'::text AS type,
+    f.key AS task_key, f.id AS job_id, $2::bigint AS session_id,
     (SELECT host FROM sessions WHERE id = $2::bigint) AS host, $3::bigint AS epoch,
-    jsonb_build_object('status', $4::text, 'exitCode', $5::int) AS detail
-  FROM f
+    jsonb_build_object('status', $4::text, 'exitCode', $5::int)
+      || CASE WHEN ts.id IS NULL THEN '{}'::jsonb
+  ELSE jsonb_build_object('task', jsonb_build_object('from', ts.from_state, 'to', ts.to_state)) END AS detail
+  FROM f LEFT JOIN ts ON ts.id = f.task_id
   UNION ALL
   SELECT 1 AS part, k.workspace::text AS seq, f.finished_at AS at, 'lock:released'::text AS type,
     (SELECT t.key FROM jobs jk JOIN tasks t ON t.id = jk.task_id WHERE jk.id = k.job_id) AS task_key, k.job_id::bigint AS job_id,
     k.session_id::bigint AS session_id, (SELECT host FROM sessions WHERE id = k.session_id) AS host,
     k.epoch::bigint AS epoch,
     jsonb_build_object('workspace', k.workspace, 'outcome', 'released') AS detail
-  FROM k, f
-  UNION ALL
-  SELECT 2 AS part, lpad(ts.id::text, 20, '0') AS seq, ts.state_at AS at, 'task:state'::text AS type,
-    ts.key AS task_key, NULL::bigint AS job_id, ts.by_session AS session_id,
-    (SELECT host FROM sessions WHERE id = ts.by_session) AS host, NULL::bigint AS epoch,
-    jsonb_build_object('from', ts.from_state, 'to', ts.to_state, 'action', 'finish',
-      'by', ts.state_by, 'reason', ts.state_reason) AS detail
-  FROM ts WHERE ts.moved) x
+  FROM k, f) x
   ORDER BY x.part, x.seq COLLATE "C")
          SELECT * FROM f;
