@@ -106,7 +106,7 @@ const JOB_BATCH = `WITH seen AS (
     SELECT f.ord * 3 + 2 AS part, ''::text AS seq, f.finished_at AS at, 'job:finished'::text AS type,
       f.key AS task_key, f.id AS job_id, f.session_id, ${SESSION_HOST} AS host, f.epoch,
       jsonb_build_object('status', f.status, 'exitCode', f.by_exit) || ${finishedTaskJson} AS detail
-    FROM f LEFT JOIN ts ON ts.id = f.task_id
+    FROM f
     UNION ALL
     SELECT k.ord * 3 + 3, k.workspace::text, k.finished_at, 'lock:released', f.key, k.job_id,
       k.session_id, ${hostOf('k.session_id')}, k.epoch,

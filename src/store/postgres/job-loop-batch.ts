@@ -72,7 +72,7 @@ export const FINISH_AND_CLAIM_MANY = `WITH req AS (
     SELECT f.ord * 5 AS part, ''::text AS seq, f.finished_at AS at, 'job:finished'::text AS type,
       f.key AS task_key, f.id AS job_id, f.session_id, f.session_host AS host, f.epoch,
       jsonb_build_object('status', f.status, 'exitCode', f.by_exit) || ${finishedTaskJson} AS detail
-    FROM f LEFT JOIN ts ON ts.id = f.task_id
+    FROM f
     UNION ALL
     SELECT k.ord * 5 + 1, k.workspace::text, k.finished_at, 'lock:released', ${keyOfJob('k.job_id')},
       k.job_id, k.session_id, ${hostOf('k.session_id')}, k.epoch,

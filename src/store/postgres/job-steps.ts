@@ -54,7 +54,7 @@ export const finishAuditRows = (refs: FinishRefs, part: number): string => `
     ${hostOf(`${refs.session}::bigint`)} AS host, ${refs.epoch}::bigint AS epoch,
     jsonb_build_object('status', ${refs.status}::text, 'exitCode', ${refs.exitCode}::int)
       || ${finishedTaskJson} AS detail
-  FROM f LEFT JOIN ts ON ts.id = f.task_id
+  FROM f
   UNION ALL
   ${lockReleasedRows(part + 1, 'k', 'f.finished_at', `'released'`, 'f')}`;
 

@@ -49,9 +49,10 @@ WITH req AS (
   SELECT at, type, task_key, job_id, session_id, host, epoch, detail FROM (
     SELECT f.ord * 5 AS part, ''::text AS seq, f.finished_at AS at, 'job:finished'::text AS type,
       f.key AS task_key, f.id AS job_id, f.session_id, f.session_host AS host, f.epoch,
-      jsonb_build_object('status', f.status, 'exitCode', f.by_exit) || CASE WHEN ts.id IS NULL THEN '{}'::jsonb
-  ELSE jsonb_build_object('task', jsonb_build_object('from', ts.from_state, 'to', ts.to_state)) END AS detail
-    FROM f LEFT JOIN ts ON ts.id = f.task_id
+      jsonb_build_object('status', f.status, 'exitCode', f.by_exit) || jsonb_strip_nulls(jsonb_build_object('task',
+  (SELECT jsonb_object_agg(ts.id::text, jsonb_build_object('from', ts.from_state, 'to', ts.to_state)) FROM ts)
+    -> f.task_id::text)) AS detail
+    FROM f
     UNION ALL
     SELECT k.ord * 5 + 1, k.workspace::text, k.finished_at, 'lock:released', (SELECT t.key FROM jobs jk JOIN tasks t ON t.id = jk.task_id WHERE jk.id = k.job_id),
       k.job_id, k.session_id, (SELECT host FROM sessions WHERE id = k.session_id), k.epoch,

@@ -29,9 +29,10 @@ WITH f AS (
     f.key AS task_key, f.id AS job_id, $2::bigint AS session_id,
     (SELECT host FROM sessions WHERE id = $2::bigint) AS host, $3::bigint AS epoch,
     jsonb_build_object('status', $4::text, 'exitCode', $5::int)
-      || CASE WHEN ts.id IS NULL THEN '{}'::jsonb
-  ELSE jsonb_build_object('task', jsonb_build_object('from', ts.from_state, 'to', ts.to_state)) END AS detail
-  FROM f LEFT JOIN ts ON ts.id = f.task_id
+      || jsonb_strip_nulls(jsonb_build_object('task',
+  (SELECT jsonb_object_agg(ts.id::text, jsonb_build_object('from', ts.from_state, 'to', ts.to_state)) FROM ts)
+    -> f.task_id::text)) AS detail
+  FROM f
   UNION ALL
   SELECT 1 AS part, k.workspace::text AS seq, f.finished_at AS at, 'lock:released'::text AS type,
     (SELECT t.key FROM jobs jk JOIN tasks t ON t.id = jk.task_id WHERE jk.id = k.job_id) AS task_key, k.job_id::bigint AS job_id,
