@@ -139,7 +139,13 @@ for (const db of bothEngines())
         const s = await t.session();
         const job = await t.json(0, 'job', 'next', '--session', s);
         await t.json(0, 'job', 'finish', String(job['id']), '--session', s, '--epoch', String(job['epoch']));
-        assert.equal((await t.json(0, 'task', 'show', 'r'))['state'], 'in_review');
+        const finished = await t.json<{ history: Obj[] } & Obj>(0, 'task', 'show', 'r');
+        assert.equal(finished['state'], 'in_review');
+        // The job's finish row records the move (decision 0023); the history shows it as a state change.
+        assert.deepEqual(
+          finished.history.map((e) => [e['type'], e['from'], e['to'], e['action'], e['by'], e['session']]),
+          [['task:state', 'open', 'in_review', 'finish', `job ${String(job['id'])}`, Number(s)]],
+        );
         assert.equal((await t.json(3, 'approve', 'r', '--gate', 'design'))['error'], 'conflict');
         assert.equal((await t.json(2, 'approve', 'r', '--gate', 'merge'))['error'], 'invalid_input');
         const rejected = await t.json(0, 'reject', 'r', '--reason', 'needs a test');

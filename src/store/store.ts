@@ -343,8 +343,8 @@ export interface Store
      * finish would (a fenced member answers `lost` alone, the others commit), gives back to the
      * queue jobs whose lease has passed (audited `job:requeued`, or failed once their attempts are
      * spent), then takes up to `take` due jobs in queue order, each claimed and started under its
-     * own epoch and lease. Ledger rows in order: the give-backs, the finishes (member by member),
-     * the claims (one `job:claimed` row each, `started: true`). With `take`, throws FencedError
+     * own epoch and lease. Ledger rows in order: the finishes (member by member), the claims (one
+     * `job:claimed` row each, `started: true`), then the give-backs. With `take`, throws FencedError
      * (NotFoundError for an unknown session) and changes nothing unless the session is live.
      */
     batch(params: JobBatchParams): Promise<JobBatchResult>;

@@ -112,8 +112,13 @@ export function exerciseAuditAndMigrations(harness: Harness): void {
           status: 'failed',
           exitCode: 2,
         });
-        const types = (await store.audit.list({ jobId: job.id })).map((entry) => entry.type);
-        assert.deepEqual(types, ['job:enqueued', 'job:claimed', 'job:started', 'job:finished']);
+        const rows = await store.audit.list({ jobId: job.id });
+        assert.deepEqual(
+          rows.map((entry) => entry.type),
+          ['job:enqueued', 'job:claimed', 'job:started', 'job:finished'],
+        );
+        // A claim that did not start its job says nothing of a start: its start has its own row.
+        assert.deepEqual(rows[1]?.detail, { attempt: 1, host: session.host });
       }));
 
     test('filters the ledger by session and pages by id', () =>

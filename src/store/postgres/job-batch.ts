@@ -12,8 +12,9 @@
  *    drops the finished jobs' locks and `ts` finishes the tasks of the jobs that ended done.
  *  - `n` takes up to `take` due jobs through baton_take_queued (migrations 0008, 0012) and `j`
  *    claims and starts them, each with epoch + 1 and the lease.
- *  - `a` writes every ledger row in one ordered insert: member by member its finish, lock
- *    releases and task state, then each job taken's claim and start, then the give-backs (a job
+ *  - `a` writes every ledger row in one ordered insert: member by member its finish (with its
+ *    task's move, decision 0023) and lock releases, then each job taken's claim (one row, which
+ *    says it started), then the give-backs (a job
  *    given back is not visible to this statement's take: a later batch takes it).
  * A finish and a give-back never meet on one row: the give-back needs the lease passed when `x`
  * read the clock, the finish needs it unpassed when `f` reads it later.
@@ -92,7 +93,7 @@ const JOB_BATCH = `WITH seen AS (
   DELETE FROM workspace_locks USING f WHERE workspace_locks.job_id = f.id
   RETURNING workspace_locks.workspace, workspace_locks.job_id, workspace_locks.session_id,
     workspace_locks.epoch, f.ord, f.finished_at
-), ${finishTaskStep(', f.ord')}, n AS (
+), ${finishTaskStep}, n AS (
   SELECT id, rank FROM baton_take_queued(
     CASE WHEN EXISTS (SELECT 1 FROM s WHERE state = 'live') THEN $3::int ELSE 0 END, ${NOW})
     WITH ORDINALITY AS n (id, rank)

@@ -17,8 +17,8 @@
  *    baton_take_queued (migrations 0008 and 0009: FOR UPDATE SKIP LOCKED on a snapshot of its own,
  *    passing over jobs whose task is not open or waits behind a gate), and `j` hands the n-th to
  *    the n-th live request (started when asked).
- *  - `a` writes every audit row in one ordered insert, request by request: the finish, its lock
- *    releases, its task's state, the claim, the start.
+ *  - `a` writes every audit row in one ordered insert, request by request: the finish (with its
+ *    task's move, decision 0023), its lock releases, the claim (started or not).
  * Every CTE here is a plan node PostgreSQL initialises on each run, so the statement keeps few:
  * its fixed cost, paid once per batch, is what batching amortises (docs/decisions/0002).
  * The answer has one row per request (its session's state) and one per finished or claimed job.
@@ -60,7 +60,7 @@ export const FINISH_AND_CLAIM_MANY = `WITH req AS (
   DELETE FROM workspace_locks USING f WHERE workspace_locks.job_id = f.id
   RETURNING workspace_locks.workspace, workspace_locks.job_id, workspace_locks.session_id,
     workspace_locks.epoch, f.ord, f.finished_at
-), ${finishTaskStep(', f.ord')}, n AS (
+), ${finishTaskStep}, n AS (
   SELECT id, rank FROM baton_take_queued((SELECT count(*) FROM live)::int, ${NOW}) WITH ORDINALITY AS n (id, rank)
 ), j AS (
   UPDATE jobs SET ${claimSet(LIVE_CLAIM)}

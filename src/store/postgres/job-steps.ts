@@ -45,7 +45,7 @@ export const finishSteps = (refs: FinishRefs): string => `f AS (
     ...{ epoch: `${refs.epoch}::bigint`, status: `${refs.status}::text`, now: NOW },
   })}
   RETURNING ${jobColumns('jobs')}
-), ${deleteLocks('k', 'workspace_locks.job_id = f.id', 'f')}, ${finishTaskStep()}`;
+), ${deleteLocks('k', 'workspace_locks.job_id = f.id', 'f')}, ${finishTaskStep}`;
 
 /** Audit rows of a finish step (parts `part` and `part + 1`), for insertAuditRows. */
 export const finishAuditRows = (refs: FinishRefs, part: number): string => `

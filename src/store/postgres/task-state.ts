@@ -207,8 +207,8 @@ export const finishedTaskJson = `jsonb_strip_nulls(jsonb_build_object('task',
     -> f.task_id::text))`;
 
 /** CTE `ts`: the open tasks of the jobs in `f` that ended done, moved by FINISH_TASK. */
-export const finishTaskStep = (extra = ''): string => `ts AS (
+export const finishTaskStep = `ts AS (
   UPDATE tasks SET ${moveSet(FINISH_TASK, 'tasks')}
   FROM f WHERE tasks.id = f.task_id AND f.status = 'done' AND tasks.state = 'open'
-  RETURNING ${moveReturning(FINISH_TASK, 'tasks')}${extra}
+  RETURNING ${moveReturning(FINISH_TASK, 'tasks')}
 )`;

@@ -3,8 +3,9 @@
  * IMMEDIATE transaction: the guarded update, its `task:state` ledger row with who made it (a job's
  * finish records the move in its own `job:finished` row instead, decision 0023), and,
  * when the task leaves `open` for good, the end of its active job (cancelled, or escalated with
- * the task) and of that job's workspace lock. Every path that moves a task comes through here, so
- * a later outbox row is written beside the ledger row, once.
+ * the task) and of that job's workspace lock. Every path that moves a task comes through here
+ * (a job's finish through moveTask), so the outbox rows the tasks table's triggers write are
+ * written once per move.
  */
 import { assert } from '../../core/assert.js';
 import { planTaskTransition, type TaskAction, type TaskState } from '../../core/task.js';

@@ -32,7 +32,7 @@ WITH req AS (
     feedback = CASE WHEN (tasks.state IN ('open')) THEN CASE WHEN CASE WHEN tasks.review_required THEN 'in_review' ELSE 'done' END = 'done' THEN NULL ELSE tasks.feedback END ELSE tasks.feedback END
   FROM f WHERE tasks.id = f.task_id AND f.status = 'done' AND tasks.state = 'open'
   RETURNING tasks.id, tasks.key, true AS moved, 'open'::text AS from_state, tasks.state AS to_state,
-    tasks.state_at, tasks.state_by, tasks.state_reason, f.session_id::bigint AS by_session, f.ord
+    tasks.state_at, tasks.state_by, tasks.state_reason, f.session_id::bigint AS by_session
 ), n AS (
   SELECT id, rank FROM baton_take_queued((SELECT count(*) FROM live)::int, date_trunc('milliseconds', clock_timestamp())) WITH ORDINALITY AS n (id, rank)
 ), j AS (
