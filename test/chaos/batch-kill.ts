@@ -9,7 +9,8 @@
  *  - nothing runs twice under one epoch: one `run` per (job, epoch), one `job:claimed` per (job,
  *    epoch);
  *  - every job ends done exactly once, and the kills really hit batches between fetch and
- *    completion (their jobs were given back: `job:requeued`, lease expired).
+ *    completion (their jobs were given back: `job:requeued`, lease expired);
+ *  - every job change in the ledger is an allowed transition (check-jobs.ts' job-lifecycle).
  * The negative control (`ackEarly`) acknowledges completions before their commit, as a worker that
  * defers them in memory would: the kills then lose acknowledged completions and the checker fails.
  */
@@ -21,7 +22,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { openStore } from '../../src/store/open.js';
 import { BATCH_WORKER_ENV, type BatchWorkerConfig } from './config.js';
-import { Findings, showEntry, type CheckResult } from './check-types.js';
+import { Findings, showEntry, type CheckInput, type CheckResult } from './check-types.js';
+import { checkJobLifecycle } from './check-jobs.js';
+import { collectServer, type ServerHistory } from './collect.js';
 import { readHistory, type HistoryLine } from './history.js';
 import { Rng } from './prng.js';
 
@@ -95,14 +98,19 @@ export async function runBatchKill(o: BatchKillOptions): Promise<BatchKillResult
     const client = [...Array(generation).keys()].flatMap((i) =>
       readHistory(join(dir, `history-batch-worker-${i + 1}.jsonl`)),
     );
-    const ledger: Ledger[number][] = [];
-    for (;;) {
-      const page = await admin.audit.list({ afterId: ledger.at(-1)?.id ?? 0, limit: 5000 });
-      ledger.push(...page);
-      if (page.length < 5000) break;
-    }
-    const jobs = await admin.jobs.list({ limit: 1_000_000 });
-    const checks = [checkAcknowledged(client, ledger, jobs), checkOncePerEpoch(client, ledger, jobs, kills)];
+    const server = await collectServer(admin);
+    const { ledger, jobs } = server;
+    const input: CheckInput = {
+      engine: o.url === null ? 'sqlite' : 'postgres',
+      ...{ server, client: [], faults: [], procs: [], upLogs: [], kinds: [] },
+      ...{ startedAt: 0, endedAt: Date.now() },
+    };
+    const checks = [
+      checkAcknowledged(client, ledger, jobs),
+      checkOncePerEpoch(client, ledger, jobs, kills),
+      // Every take is one `job:claimed` row that started its job (decision 0023).
+      checkJobLifecycle(input),
+    ];
     return { kills, checks, violations: checks.reduce((n, c) => n + c.count, 0) };
   } finally {
     await admin.close();
@@ -110,8 +118,8 @@ export async function runBatchKill(o: BatchKillOptions): Promise<BatchKillResult
   }
 }
 
-type Ledger = Awaited<ReturnType<Awaited<ReturnType<typeof openStore>>['audit']['list']>>;
-type Jobs = Awaited<ReturnType<Awaited<ReturnType<typeof openStore>>['jobs']['list']>>;
+type Ledger = ServerHistory['ledger'];
+type Jobs = ServerHistory['jobs'];
 
 /** [3] Every completion acknowledged to a worker is in the ledger under its epoch, and the job is done. */
 function checkAcknowledged(client: readonly HistoryLine[], ledger: Ledger, jobs: Jobs): CheckResult {
