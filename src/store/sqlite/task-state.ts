@@ -8,6 +8,7 @@
  * written once per move.
  */
 import { assert } from '../../core/assert.js';
+import type { TaskMove } from '../../core/audit-event.js';
 import { planTaskTransition, type TaskAction, type TaskState } from '../../core/task.js';
 import { taskStateRefusal, type TaskStateFacts } from '../task-refusal.js';
 import { releaseJobLocks } from './locks.js';
@@ -53,7 +54,7 @@ export function moveTask(
   now: number,
   task: TaskRow,
   change: StateChange,
-): { readonly row: TaskRow; readonly move: { readonly from: TaskState; readonly to: TaskState } } {
+): { readonly row: TaskRow; readonly move: TaskMove } {
   const plan = planTaskTransition(
     { state: task.state as TaskState, reviewRequired: task.review_required === 1 },
     change.action,
