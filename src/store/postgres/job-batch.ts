@@ -14,8 +14,8 @@
  *    claims and starts them, each with epoch + 1 and the lease.
  *  - `a` writes every ledger row in one ordered insert: member by member its finish (with its
  *    task's move, decision 0023) and lock releases, then each job taken's claim (one row, which
- *    says it started), then the give-backs (a job
- *    given back is not visible to this statement's take: a later batch takes it).
+ *    says it started), then the give-backs (a job given back is not visible to this statement's
+ *    take: a later batch takes it).
  * A finish and a give-back never meet on one row: the give-back needs the lease passed when `x`
  * read the clock, the finish needs it unpassed when `f` reads it later.
  */
