@@ -55,7 +55,8 @@ export function parseRepo(value: unknown): RepoName {
   return { owner: match[1], repo: match[2], full: `${match[1]}/${match[2]}` };
 }
 
-const GITHUB_KEY_PREFIX = 'github:';
+/** The key prefix of a task that mirrors a GitHub issue (the outbox's triggers test it too). */
+export const GITHUB_KEY_PREFIX = 'github:';
 
 export function issueKey(repo: RepoName, issue: number): string {
   return `${GITHUB_KEY_PREFIX}${repo.full}#${issue}`;

@@ -14,11 +14,12 @@ import assert from 'node:assert/strict';
 import { hostname } from 'node:os';
 import pg from 'pg';
 import { postgresDatabase, postgresServers, seedQueue } from '../../../test/support/databases.js';
+import { statementsOf } from '../../../test/support/pg-statements.js';
 import { openStore } from '../open.js';
 import type { Store } from '../store.js';
 import { PgExecutor } from './executor.js';
 import { jobBatch } from './job-batch.js';
-import type { JobTransitionResult } from '../../core/job.js';
+import type { Job, JobTransitionResult } from '../../core/job.js';
 
 const QUEUED = 400;
 const BATCH = 40;
@@ -71,27 +72,17 @@ test('a batch reads each step of its statement once, not once per member', async
   const session = await store.sessions.start({ kind: 'agent', host: hostname(), pid: process.pid });
   const exec = new PgExecutor(pool, 'test');
   const lost = (id: number): Promise<JobTransitionResult> => assert.fail(`job ${id} was fenced`);
+  let taken: readonly Job[] = [];
   // The statement's text, as the driver receives it.
-  let text: string | undefined;
-  const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
-  const query = proto.query;
-  proto.query = function (this: unknown, ...args: unknown[]): unknown {
-    const [first] = args;
-    const sql = typeof first === 'string' ? first : (first as { text?: unknown } | null)?.text;
-    if (typeof sql === 'string' && sql.includes('baton_take_queued')) text ??= sql;
-    return query.apply(this, args);
-  };
-  let taken;
-  try {
+  const texts = await statementsOf(async () => {
     ({ taken } = await jobBatch(
       exec,
       { session: session.id, take: BATCH, leaseMs: 60_000 },
       lost,
       () => undefined,
     ));
-  } finally {
-    proto.query = query;
-  }
+  });
+  const text = texts.find((sql) => sql.includes('baton_take_queued'));
   assert.ok(text !== undefined && taken.length === BATCH);
   // Finish them all done (each moves its task) and take the next batch, planned and run for real.
   const client = await pool.connect();

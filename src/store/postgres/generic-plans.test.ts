@@ -9,8 +9,9 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import pg from 'pg';
+import type pg from 'pg';
 import { freshPostgresStore } from '../../../test/support/databases.js';
+import { statementsOf } from '../../../test/support/pg-statements.js';
 import type { Store } from '../store.js';
 import { CLAIM_NEXT } from './job-steps.js';
 
@@ -25,24 +26,6 @@ after(async () => {
   await store.close();
   await client.end();
 });
-
-/** The SQL texts pg is given while `work` runs (as the SQL snapshots record them). */
-async function statementsOf(work: () => Promise<unknown>): Promise<string[]> {
-  const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
-  const query = proto.query;
-  const texts: string[] = [];
-  proto.query = function (this: unknown, ...args: unknown[]): unknown {
-    const config = args[0] as { text?: unknown } | string;
-    texts.push(typeof config === 'string' ? config : String(config.text));
-    return query.apply(this, args);
-  };
-  try {
-    await work();
-  } finally {
-    proto.query = query;
-  }
-  return texts;
-}
 
 /** A parameter computed once for the statement, as PostgreSQL 15 ($n) or 17 (InitPlan n).col1 prints it. */
 const VALUE = String.raw`(\$\d+|\(InitPlan \d+\)\.col1)`;

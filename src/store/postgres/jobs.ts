@@ -5,6 +5,7 @@
 import { cancelReason } from '../../core/job.js';
 import { assert } from '../../core/assert.js';
 import { ConflictError, NotFoundError } from '../../core/errors.js';
+import { GITHUB_KEY_PREFIX } from '../../core/github.js';
 import { TERMINAL_JOB_STATES, type Job, type JobTransitionResult } from '../../core/job.js';
 import { PRIORITY_DEFAULT } from '../../core/validate.js';
 import type {
@@ -87,7 +88,7 @@ WITH new_task AS (
 ), job AS (
   INSERT INTO jobs (task_id, priority, queued_at, ram_mb, command, attempt_max, github)
   SELECT id, coalesce($2::int, priority), ${NOW}, $3::int, $4::text, coalesce($5::int, 3),
-    left(key, 7) = 'github:'
+    left(key, ${GITHUB_KEY_PREFIX.length}) = '${GITHUB_KEY_PREFIX}'
   FROM task
   WHERE NOT EXISTS (SELECT 1 FROM active) AND task.state = 'open'
   ON CONFLICT (task_id) WHERE status IN ${ACTIVE_SQL} DO NOTHING
