@@ -4,7 +4,16 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  rmSync,
+  statfsSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Run } from './cli.js';
@@ -34,9 +43,22 @@ export function fill(dir: string): void {
   }
 }
 
-/** The CLI's answer to a disk fault: exit `code` and one line matching `pattern`, no stack or debug hint. */
-export function oneLine(run: Run, code: number, pattern: RegExp): void {
-  assert.equal(run.code, code, `exit ${run.code}: ${run.stderr}`);
+/** The free bytes of the file system holding `dir`, and its five largest files, for a failure's message. */
+export function describeDisk(dir: string): string {
+  const fs = statfsSync(dir);
+  const files = readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .map((name) => ({ name, size: statSync(join(dir, name)).size }))
+    .sort((a, b) => b.size - a.size);
+  const largest = files.slice(0, 5).map((file) => `${file.name} ${file.size}`);
+  return `${fs.bavail * fs.bsize} bytes free on ${dir}; ${files.length} entries, the largest: ${largest.join(', ')}`;
+}
+
+/**
+ * The CLI's answer to a disk fault: exit `code` and one line matching `pattern`, no stack or debug
+ * hint. `context` (describeDisk's, say) goes in the message when the exit code is wrong.
+ */
+export function oneLine(run: Run, code: number, pattern: RegExp, context = ''): void {
+  assert.equal(run.code, code, `exit ${run.code}: ${run.stderr}${context === '' ? '' : `\n${context}`}`);
   const lines = run.stderr.split('\n').filter((l) => l !== '');
   assert.equal(lines.length, 1, run.stderr);
   assert.match(lines[0] ?? '', pattern);
