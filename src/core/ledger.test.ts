@@ -86,4 +86,21 @@ test('LeafView reads back, in place, every id and hash encodeLeaves wrote, and r
       assert.equal(LeafView.of(new Uint8Array(bytes.length + 1 + offset)), null);
     }),
   );
+  const edges = [
+    0,
+    1,
+    -1,
+    2 ** 32 - 1,
+    2 ** 32,
+    -(2 ** 32),
+    Number.MAX_SAFE_INTEGER,
+    Number.MIN_SAFE_INTEGER,
+  ];
+  const hash = '00'.repeat(32);
+  const view = LeafView.of(encodeLeaves(edges.map((id) => ({ id, hash }))));
+  assert.deepEqual(
+    edges.map((_, index) => view?.id(index)),
+    edges,
+  );
+  for (const id of [Number.NaN, 1.5, 2 ** 53]) assert.throws(() => encodeLeaves([{ id, hash }]), RangeError);
 });

@@ -129,13 +129,15 @@ export class RowContents {
         .sort()
         .map((key) => [key, `${JSON.stringify(key)}:`] as const);
     }
-    const parts: string[] = [];
+    let out = '';
     for (const [key, prefix] of this.order) {
       const value = row[key];
       if (value === undefined || value === null) continue;
-      parts.push(prefix + (value instanceof JsonText ? this.jsonOf(value.text) : canonicalJson(value)));
+      out +=
+        (out === '' ? prefix : `,${prefix}`) +
+        (value instanceof JsonText ? this.jsonOf(value.text) : canonicalJson(value));
     }
-    return `{${parts.join(',')}}`;
+    return `{${out}}`;
   }
 
   private jsonOf(text: string): string {
@@ -183,8 +185,16 @@ export function checkpointText(fields: CheckpointFields): string {
  * from its hash, and LeafView reads it back.
  */
 export function writeLeaf(bytes: Uint8Array, index: number, id: number, hash: Uint8Array): void {
+  if (!Number.isSafeInteger(id)) throw new RangeError(`a leaf's id must be a safe integer, got ${id}`);
+  // Big-endian two's complement, byte by byte (>>> takes each half modulo 2^32): no DataView or
+  // BigInt per leaf, which the sealer writes one of per row.
   const at = index * LEAF_BYTES;
-  new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).setBigInt64(at, BigInt(id));
+  const high = Math.floor(id / 2 ** 32);
+  const low = id >>> 0;
+  for (let shift = 24, offset = at; shift >= 0; shift -= 8, offset++) {
+    bytes[offset] = (high >>> shift) & 0xff;
+    bytes[offset + 4] = (low >>> shift) & 0xff;
+  }
   bytes.set(hash, at + 8);
 }
 
