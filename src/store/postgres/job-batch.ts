@@ -36,7 +36,7 @@ import {
   type JobMsRow,
 } from './rows.js';
 import type { PgExecutor } from './executor.js';
-import { finishTaskStep, finishedTaskJson } from './task-state.js';
+import { FINISH_TASK_STEP, FINISHED_TASK_JSON } from './task-state.js';
 import { TAKEN_BY_KEY, claimSet } from './claim-set.js';
 import { liveOrThrow } from './job-steps.js';
 
@@ -93,7 +93,7 @@ const JOB_BATCH = `WITH seen AS (
   DELETE FROM workspace_locks USING f WHERE workspace_locks.job_id = f.id
   RETURNING workspace_locks.workspace, workspace_locks.job_id, workspace_locks.session_id,
     workspace_locks.epoch, f.ord, f.finished_at
-), ${finishTaskStep}, n AS (
+), ${FINISH_TASK_STEP}, n AS (
   SELECT id, rank FROM baton_take_queued(
     CASE WHEN EXISTS (SELECT 1 FROM s WHERE state = 'live') THEN $3::int ELSE 0 END, ${NOW})
     WITH ORDINALITY AS n (id, rank)
@@ -106,7 +106,7 @@ const JOB_BATCH = `WITH seen AS (
   ${insertAuditRows(`
     SELECT f.ord * 3 + 2 AS part, ''::text AS seq, f.finished_at AS at, 'job:finished'::text AS type,
       f.key AS task_key, f.id AS job_id, f.session_id, ${SESSION_HOST} AS host, f.epoch,
-      jsonb_build_object('status', f.status, 'exitCode', f.by_exit) || ${finishedTaskJson} AS detail
+      jsonb_build_object('status', f.status, 'exitCode', f.by_exit) || ${FINISHED_TASK_JSON} AS detail
     FROM f
     UNION ALL
     SELECT k.ord * 3 + 3, k.workspace::text, k.finished_at, 'lock:released', f.key, k.job_id,

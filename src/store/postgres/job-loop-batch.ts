@@ -26,7 +26,7 @@
 import type { JobFinishAndClaimNextParams } from '../store.js';
 import { NOW, claimedDetail, hostOf, jobFields, type JobRow } from './rows.js';
 import { insertAuditRows, keyOfJob } from './locks.js';
-import { finishTaskStep, finishedTaskJson } from './task-state.js';
+import { FINISH_TASK_STEP, FINISHED_TASK_JSON } from './task-state.js';
 import { finishGuard } from '../job-guard.js';
 import { TAKEN_BY_KEY, claimSet } from './claim-set.js';
 
@@ -60,7 +60,7 @@ export const FINISH_AND_CLAIM_MANY = `WITH req AS (
   DELETE FROM workspace_locks USING f WHERE workspace_locks.job_id = f.id
   RETURNING workspace_locks.workspace, workspace_locks.job_id, workspace_locks.session_id,
     workspace_locks.epoch, f.ord, f.finished_at
-), ${finishTaskStep}, n AS (
+), ${FINISH_TASK_STEP}, n AS (
   SELECT id, rank FROM baton_take_queued((SELECT count(*) FROM live)::int, ${NOW}) WITH ORDINALITY AS n (id, rank)
 ), j AS (
   UPDATE jobs SET ${claimSet(LIVE_CLAIM)}
@@ -71,7 +71,7 @@ export const FINISH_AND_CLAIM_MANY = `WITH req AS (
   ${insertAuditRows(`
     SELECT f.ord * 5 AS part, ''::text AS seq, f.finished_at AS at, 'job:finished'::text AS type,
       f.key AS task_key, f.id AS job_id, f.session_id, f.session_host AS host, f.epoch,
-      jsonb_build_object('status', f.status, 'exitCode', f.by_exit) || ${finishedTaskJson} AS detail
+      jsonb_build_object('status', f.status, 'exitCode', f.by_exit) || ${FINISHED_TASK_JSON} AS detail
     FROM f
     UNION ALL
     SELECT k.ord * 5 + 1, k.workspace::text, k.finished_at, 'lock:released', ${keyOfJob('k.job_id')},

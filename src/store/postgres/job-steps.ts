@@ -19,7 +19,7 @@ import { deleteLocks, insertAuditRows, lockReleasedRows } from './locks.js';
 import { NOW, claimedDetail, hostOf, jobColumns, toJob, type JobRow } from './rows.js';
 import type { Outcome } from '../outcome.js';
 import type { PgExecutor } from './executor.js';
-import { finishTaskStep, finishedTaskJson } from './task-state.js';
+import { FINISH_TASK_STEP, FINISHED_TASK_JSON } from './task-state.js';
 import { claimSet, jobTaskOpen } from './claim-set.js';
 
 /** The parameter references of a finish step. */
@@ -45,7 +45,7 @@ export const finishSteps = (refs: FinishRefs): string => `f AS (
     ...{ epoch: `${refs.epoch}::bigint`, status: `${refs.status}::text`, now: NOW },
   })}
   RETURNING ${jobColumns('jobs')}
-), ${deleteLocks('k', 'workspace_locks.job_id = f.id', 'f')}, ${finishTaskStep}`;
+), ${deleteLocks('k', 'workspace_locks.job_id = f.id', 'f')}, ${FINISH_TASK_STEP}`;
 
 /** Audit rows of a finish step (parts `part` and `part + 1`), for insertAuditRows. */
 export const finishAuditRows = (refs: FinishRefs, part: number): string => `
@@ -53,7 +53,7 @@ export const finishAuditRows = (refs: FinishRefs, part: number): string => `
     f.key AS task_key, f.id AS job_id, ${refs.session}::bigint AS session_id,
     ${hostOf(`${refs.session}::bigint`)} AS host, ${refs.epoch}::bigint AS epoch,
     jsonb_build_object('status', ${refs.status}::text, 'exitCode', ${refs.exitCode}::int)
-      || ${finishedTaskJson} AS detail
+      || ${FINISHED_TASK_JSON} AS detail
   FROM f
   UNION ALL
   ${lockReleasedRows(part + 1, 'k', 'f.finished_at', `'released'`, 'f')}`;

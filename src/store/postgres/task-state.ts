@@ -196,18 +196,18 @@ const FINISH_TASK: Move = {
 
 /**
  * JSON to add (`||`) to the detail of the `job:finished` row of a job in `f`: `task`, the move its
- * end made in `ts` (finishTaskStep), if any. The finish's one row records it; no `task:state` row
+ * end made in `ts` (FINISH_TASK_STEP), if any. The finish's one row records it; no `task:state` row
  * is written beside it (decision 0023). The moves are aggregated by task id once, in an
  * uncorrelated subquery (an InitPlan): a join of `f` and `ts` would compare every pair, as the
  * planner cannot know their sizes and picks a nested loop (250,000 comparisons for a batch of
  * 500). jsonb_strip_nulls drops `task` when the job moved none.
  */
-export const finishedTaskJson = `jsonb_strip_nulls(jsonb_build_object('task',
+export const FINISHED_TASK_JSON = `jsonb_strip_nulls(jsonb_build_object('task',
   (SELECT jsonb_object_agg(ts.id::text, jsonb_build_object('from', ts.from_state, 'to', ts.to_state)) FROM ts)
     -> f.task_id::text))`;
 
 /** CTE `ts`: the open tasks of the jobs in `f` that ended done, moved by FINISH_TASK. */
-export const finishTaskStep = `ts AS (
+export const FINISH_TASK_STEP = `ts AS (
   UPDATE tasks SET ${moveSet(FINISH_TASK, 'tasks')}
   FROM f WHERE tasks.id = f.task_id AND f.status = 'done' AND tasks.state = 'open'
   RETURNING ${moveReturning(FINISH_TASK, 'tasks')}
