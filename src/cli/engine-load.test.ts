@@ -12,7 +12,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from '../../test/support/cli.js';
-import { postgresDatabase, postgresServers, sqliteDatabase } from '../../test/support/databases.js';
+import { freshPostgresUrl, sqliteDatabase } from '../../test/support/databases.js';
 
 const root = repoRoot();
 const dir = mkdtempSync(join(tmpdir(), 'baton-engine-load-'));
@@ -59,9 +59,7 @@ test('a CLI call on SQLite loads better-sqlite3 and never pg', async () => {
 });
 
 test("a CLI call on PostgreSQL works without loading better-sqlite3 or Node's fetch", async () => {
-  const server = postgresServers()[0];
-  assert.ok(server !== undefined);
-  const modules = await loaded(await postgresDatabase(server).fresh(), 'task', 'add', 'k1');
+  const modules = await loaded(await freshPostgresUrl(), 'task', 'add', 'k1');
   assert.ok(!driver(modules, 'better-sqlite3'), 'better-sqlite3 is not loaded');
   // pg asks whether it runs in a Cloudflare Worker by making a Response: Node's fetch, at load.
   assert.deepEqual(

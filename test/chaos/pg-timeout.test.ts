@@ -8,13 +8,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openStore } from '../../src/store/open.js';
-import { postgresDatabase, postgresServers } from '../support/databases.js';
+import { freshPostgresUrl } from '../support/databases.js';
 import { PgProxy } from './proxy.js';
 
 test('a PostgreSQL call on a blackholed connection gives up within a bound', async () => {
-  const server = postgresServers()[0];
-  assert.ok(server !== undefined);
-  const url = new URL(await postgresDatabase(server).fresh());
+  const url = new URL(await freshPostgresUrl());
   const proxy = new PgProxy(url.hostname, Number(url.port));
   url.port = String(await proxy.add('client'));
   const store = await openStore(url.toString());

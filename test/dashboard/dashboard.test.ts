@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { cliOn, repoRoot } from '../support/cli.js';
-import { postgresDatabase, postgresServers } from '../support/databases.js';
+import { freshPostgresUrl } from '../support/databases.js';
 import { freshSqlite, startTestServer, type TestServer } from './server.js';
 import { seedFleet, type Seeded } from './seed.js';
 
@@ -228,9 +228,7 @@ void describe('the dashboard in a real browser', { skip }, () => {
 
 void describe('the dashboard on PostgreSQL in a real browser', { skip }, () => {
   test('shows a claim made by the CLI in another process without a reload, within 2 s', async () => {
-    const first = postgresServers()[0];
-    assert.ok(first !== undefined, 'a PostgreSQL server for the tests');
-    const server = await startTestServer(await postgresDatabase(first).fresh());
+    const server = await startTestServer(await freshPostgresUrl());
     const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
     try {
       const { page, errors } = await openPage(browser);

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { postgresDatabase, postgresServers } from '../support/databases.js';
+import { freshPostgresUrl } from '../support/databases.js';
 import { waitUntil } from '../support/wait.js';
 import { ROOT, UpProcess } from './cluster-support.js';
 
@@ -51,9 +51,7 @@ async function asRole(url: string, work: (c: pg.Client) => Promise<void>): Promi
 
 describe('PostgreSQL roles', () => {
   test('the runtime role runs baton up and the CLI but cannot erase or edit the ledger', async () => {
-    const server = postgresServers()[0];
-    assert.ok(server !== undefined);
-    const adminUrl = await postgresDatabase(server).fresh();
+    const adminUrl = await freshPostgresUrl();
     const cwd = mkdtempSync(join(tmpdir(), 'baton-roles-'));
     const suffix = randomBytes(4).toString('hex');
     const owner = `bo_${suffix}`;

@@ -147,14 +147,19 @@ export function bothEngines(): readonly TestDatabase[] {
   return first === undefined ? [sqliteDatabase()] : [sqliteDatabase(), postgresDatabase(first)];
 }
 
+/** A fresh (migrated) database of the first PostgreSQL server, for the tests of one engine. */
+export async function freshPostgresUrl(): Promise<string> {
+  const server = postgresServers()[0];
+  if (server === undefined) throw new Error('no PostgreSQL server for the tests (BATON_TEST_PG_SERVERS)');
+  return postgresDatabase(server).fresh();
+}
+
 /**
  * A client connected to a fresh database of the first PostgreSQL server, for the tests that read
  * the plans of the engine's statements (claim-plan, fleet-plans); the caller ends it.
  */
 export async function freshPostgresClient(): Promise<pg.Client> {
-  const server = postgresServers()[0];
-  if (server === undefined) throw new Error('no PostgreSQL server for the tests (BATON_TEST_PG_SERVERS)');
-  const client = new pg.Client({ connectionString: await postgresDatabase(server).fresh() });
+  const client = new pg.Client({ connectionString: await freshPostgresUrl() });
   await client.connect();
   return client;
 }
@@ -165,9 +170,7 @@ export async function freshPostgresClient(): Promise<pg.Client> {
  * the store.
  */
 export async function freshPostgresStore(): Promise<{ client: pg.Client; store: Store }> {
-  const server = postgresServers()[0];
-  if (server === undefined) throw new Error('no PostgreSQL server for the tests (BATON_TEST_PG_SERVERS)');
-  const url = await postgresDatabase(server).fresh();
+  const url = await freshPostgresUrl();
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   return { client, store: await openStore(url) };

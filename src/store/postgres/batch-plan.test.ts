@@ -13,7 +13,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { hostname } from 'node:os';
 import pg from 'pg';
-import { postgresDatabase, postgresServers, seedQueue } from '../../../test/support/databases.js';
+import { freshPostgresUrl, seedQueue } from '../../../test/support/databases.js';
 import { statementsOf } from '../../../test/support/pg-statements.js';
 import { openStore } from '../open.js';
 import type { Store } from '../store.js';
@@ -28,9 +28,7 @@ let store: Store;
 let pool: pg.Pool;
 
 before(async () => {
-  const server = postgresServers()[0];
-  if (server === undefined) throw new Error('no PostgreSQL server for the tests (BATON_TEST_PG_SERVERS)');
-  url = await postgresDatabase(server).fresh();
+  url = await freshPostgresUrl();
   store = await openStore(url);
   pool = new pg.Pool({ connectionString: url, max: 1 });
   // Statistics of a queue before its first run: no job is claimed or running.

@@ -9,14 +9,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import { postgresDatabase, postgresServers } from '../../../test/support/databases.js';
+import { freshPostgresUrl } from '../../../test/support/databases.js';
 import { waitUntil } from '../../../test/support/wait.js';
 import { openPostgresStore } from './postgres-store.js';
 
 test('a task finished while a placement of its job waits for the row ends the job the placement made', async () => {
-  const server = postgresServers()[0];
-  assert.ok(server !== undefined);
-  const url = await postgresDatabase(server).fresh();
+  const url = await freshPostgresUrl();
   const store = await openPostgresStore({ url });
   const outside = new pg.Client({ connectionString: url });
   await outside.connect();

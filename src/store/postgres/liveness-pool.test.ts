@@ -8,14 +8,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import { postgresDatabase, postgresServers } from '../../../test/support/databases.js';
+import { freshPostgresUrl } from '../../../test/support/databases.js';
 import { waitUntil } from '../../../test/support/wait.js';
 import { openPostgresStore } from './postgres-store.js';
 
 test('heartbeats and lease renewals answer while slow calls hold every connection of the pool', async () => {
-  const server = postgresServers()[0];
-  assert.ok(server !== undefined);
-  const url = await postgresDatabase(server).fresh();
+  const url = await freshPostgresUrl();
   // A long query timeout: the slow calls must hold their connections until the test lets go,
   // not give them back after 5 s and so let a queued beat through.
   const store = await openPostgresStore({ url, poolSize: 10, queryTimeoutMs: 120_000 });

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { postgresDatabase, postgresServers } from '../../../test/support/databases.js';
+import { freshPostgresUrl } from '../../../test/support/databases.js';
 import { withoutPassword } from '../../core/redact.js';
 import { lookUpPassword, passwordFromPassfile } from './pgpass.js';
 import { openStore } from '../open.js';
@@ -57,9 +57,7 @@ describe('the password file', () => {
   });
 
   test('a URL without a password connects with the password from PGPASSFILE', async () => {
-    const server = postgresServers()[0];
-    assert.ok(server !== undefined);
-    const url = await postgresDatabase(server).fresh();
+    const url = await freshPostgresUrl();
     const u = new URL(url);
     const dir = mkdtempSync(join(tmpdir(), 'baton-pgpass-'));
     const file = join(dir, 'pgpass');

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import { postgresDatabase, postgresServers } from '../../../test/support/databases.js';
+import { freshPostgresUrl } from '../../../test/support/databases.js';
 import { waitUntil } from '../../../test/support/wait.js';
 import { PgExecutor } from './executor.js';
 import { RowsBeforeCommitQuery, queryRowsBeforeCommit } from './rows-before-commit.js';
@@ -44,9 +44,7 @@ CREATE CONSTRAINT TRIGGER gated_commit AFTER INSERT ON gated
 
 /** A fresh database with the gated table, its gate held by the `gate` connection. */
 async function withGate(work: (url: string, gate: pg.Client) => Promise<void>): Promise<void> {
-  const server = postgresServers()[0];
-  assert.ok(server !== undefined);
-  const url = await postgresDatabase(server).fresh();
+  const url = await freshPostgresUrl();
   const gate = new pg.Client({ connectionString: url });
   await gate.connect();
   try {

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { hostname } from 'node:os';
-import { postgresDatabase, postgresServers } from '../../../test/support/databases.js';
+import { freshPostgresUrl } from '../../../test/support/databases.js';
 import { waitUntil } from '../../../test/support/wait.js';
 import { openPostgresStore } from './postgres-store.js';
 import { UpkeepSchedule, queueUpkeep } from './upkeep.js';
@@ -33,9 +33,7 @@ test('upkeep counts afresh after each run and waits long after a failed one', ()
 });
 
 test('a PostgreSQL store vacuums the queue in the background after taking `claims` jobs', async () => {
-  const server = postgresServers()[0];
-  assert.ok(server !== undefined);
-  const url = await postgresDatabase(server).fresh();
+  const url = await freshPostgresUrl();
   const upkeep = { claims: 5, share: 1, failedWaitMs: 0, runTimeoutMs: 60_000 };
   const store = await openPostgresStore({ url, upkeep });
   const client = new pg.Client({ connectionString: url });
@@ -69,9 +67,7 @@ test('a PostgreSQL store vacuums the queue in the background after taking `claim
 });
 
 test('close cancels a run in progress instead of waiting for it', async () => {
-  const server = postgresServers()[0];
-  assert.ok(server !== undefined);
-  const url = await postgresDatabase(server).fresh();
+  const url = await freshPostgresUrl();
   const sleep = 'SELECT pg_sleep(60)';
   const upkeep = queueUpkeep({ connectionString: url }, { ...policy, claims: 1 }, sleep);
   const client = new pg.Client({ connectionString: url });

@@ -6,7 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { postgresDatabase, postgresServers } from '../../../test/support/databases.js';
+import { freshPostgresUrl } from '../../../test/support/databases.js';
 import type { Store } from '../store.js';
 import type { Waiter } from '../wakeups.js';
 import { givenHost, givenLeader } from '../conformance/dispatch.js';
@@ -22,9 +22,7 @@ async function wokeWithin(waiter: Waiter, ms: number): Promise<boolean> {
 
 /** Two stores on one fresh database: two processes, `mine` and `theirs`. */
 async function twoStores(): Promise<{ mine: Store; theirs: Store; close: () => Promise<void> }> {
-  const server = postgresServers()[0];
-  assert.ok(server !== undefined);
-  const url = await postgresDatabase(server).fresh();
+  const url = await freshPostgresUrl();
   const [mine, theirs] = [await openPostgresStore({ url }), await openPostgresStore({ url })];
   return { mine, theirs, close: async () => void (await Promise.all([mine.close(), theirs.close()])) };
 }
