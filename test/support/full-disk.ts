@@ -47,18 +47,21 @@ export function fill(dir: string): void {
 export function describeDisk(dir: string): string {
   const fs = statfsSync(dir);
   const files = readdirSync(dir, { recursive: true, encoding: 'utf8' })
-    .map((name) => ({ name, size: statSync(join(dir, name)).size }))
+    .map((name) => ({ name, stat: statSync(join(dir, name), { throwIfNoEntry: false }) }))
+    .filter((file) => file.stat?.isFile() === true)
+    .map((file) => ({ name: file.name, size: file.stat?.size ?? 0 }))
     .sort((a, b) => b.size - a.size);
   const largest = files.slice(0, 5).map((file) => `${file.name} ${file.size}`);
-  return `${fs.bavail * fs.bsize} bytes free on ${dir}; ${files.length} entries, the largest: ${largest.join(', ')}`;
+  return `${fs.bavail * fs.bsize} bytes free on ${dir}; ${files.length} files, the largest: ${largest.join(', ')}`;
 }
 
 /**
  * The CLI's answer to a disk fault: exit `code` and one line matching `pattern`, no stack or debug
- * hint. `context` (describeDisk's, say) goes in the message when the exit code is wrong.
+ * hint. When the exit code is wrong, the message adds what `context` says (describeDisk, say).
  */
-export function oneLine(run: Run, code: number, pattern: RegExp, context = ''): void {
-  assert.equal(run.code, code, `exit ${run.code}: ${run.stderr}${context === '' ? '' : `\n${context}`}`);
+export function oneLine(run: Run, code: number, pattern: RegExp, context?: () => string): void {
+  if (run.code !== code)
+    assert.fail(`exit ${run.code}, not ${code}: ${run.stderr}${context ? `\n${context()}` : ''}`);
   const lines = run.stderr.split('\n').filter((l) => l !== '');
   assert.equal(lines.length, 1, run.stderr);
   assert.match(lines[0] ?? '', pattern);
