@@ -22,13 +22,23 @@ function at(figures: Figures, ...path: string[]): number {
   return typeof node === 'number' ? node : Number.NaN;
 }
 
+/**
+ * A ratio with two decimals, or three when two would round it onto a tenth: the targets sit on
+ * tenths (≤ 1×, ≥ 0.5×, ≤ 1.1×), and 1.004 shown as "1.00× MISS" against "≤ 1×" reads as a
+ * contradiction; "1.004×" says why.
+ */
+function ratioText(value: number): string {
+  const two = value.toFixed(2);
+  return two.endsWith('0') && Number(two) !== value ? value.toFixed(3) : two;
+}
+
 /** The throughput, latency, scale and failover targets (the bench's first ones). */
 function coreTargets(figures: Figures, failover: FailoverResult | null, plan: Plan): Target[] {
   const figure = (key: string): number => at(figures, key);
-  const times = (key: string): string => `${figure(key).toFixed(2)}×`;
+  const times = (key: string): string => `${ratioText(figure(key))}×`;
   const pct = (key: string): string => `${(figure(key) * 100).toFixed(0)}%`;
   const perRep = (figures.ratioRuns ?? {}) as Readonly<Record<string, readonly number[] | undefined>>;
-  const runsX = (key: string): string => (perRep[key] ?? []).map((value) => value.toFixed(2)).join(', ');
+  const runsX = (key: string): string => (perRep[key] ?? []).map(ratioText).join(', ');
   const runsPct = (key: string): string =>
     (perRep[key] ?? []).map((value) => `${(value * 100).toFixed(0)}%`).join(', ');
   const ratio = (measure: string, key: string, target: string, pass: boolean | null): Target => ({
@@ -159,10 +169,10 @@ function ledgerTargets(figures: Figures, plan: Plan): Target[] {
   const perRep = (figures.ratioRuns ?? {}) as Readonly<Record<string, readonly number[] | undefined>>;
   const overhead = (engine: string, key: string): Target => ({
     measure: `ledger overhead, ${engine} (throughput off ÷ on)`,
-    value: `${at(figures, key).toFixed(2)}×`,
+    value: `${ratioText(at(figures, key))}×`,
     target: '≤ 1.1×',
     pass: at(figures, key) <= 1.1,
-    runs: (perRep[key] ?? []).map((value) => value.toFixed(2)).join(', '),
+    runs: (perRep[key] ?? []).map(ratioText).join(', '),
   });
   const memory = (['sqlite', 'postgres'] as const).map((engine): Target => {
     const ratio = at(figures, 'ledgerExport', engine, 'exportRssRatio');
@@ -173,7 +183,7 @@ function ledgerTargets(figures: Figures, plan: Plan): Target[] {
       measure:
         `export peak RSS, ${count(plan.ledgerRowsLarge)} ÷ ${count(plan.ledgerRowsSmall)} ` +
         `ledger rows, ${engine}`,
-      value: `${ratio.toFixed(2)}×`,
+      value: `${ratioText(ratio)}×`,
       target: '≤ 1.5×',
       pass: ratio <= 1.5,
       runs: (peaks?.exportPeakRssMb ?? []).map((mb) => `${mb} MB`).join(', '),
