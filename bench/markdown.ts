@@ -193,8 +193,9 @@ ${ledgerTable(results)}
   in one process sharing one pool (\`jobs.batch\`, docs/decisions/0017): each takes up to ${DRAIN_BATCH} jobs, runs
   them, then finishes them all and takes the next batch in one commit. Every job is still claimed,
   started and finished under its own epoch guard and lease, with its own ledger rows (two per item:
-  claimed and started in one row, finished with its task's move in one row; docs/decisions/0023); a fenced member fails alone. The store
-  vacuums the jobs table in the background every 2,000 jobs taken (queue upkeep).
+  claimed and started in one row, finished with its task's move in one row; docs/decisions/0023);
+  a fenced member fails alone. The store vacuums the jobs table in the background every 2,000 jobs
+  taken (queue upkeep).
   Baton on SQLite: ${SQLITE_PROCESSES} processes × ${SQLITE_WORKERS_PER_PROCESS} workers on one WAL file
   (synchronous=FULL), same loop; the workers of one process share a commit when their calls meet in one
   turn of its event loop. The peers run in every configuration of "Peer configurations" above, each

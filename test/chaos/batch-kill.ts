@@ -22,7 +22,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { openStore } from '../../src/store/open.js';
 import { BATCH_WORKER_ENV, type BatchWorkerConfig } from './config.js';
-import { Findings, showEntry, type CheckInput, type CheckResult } from './check-types.js';
+import { Findings, showEntry, type CheckResult } from './check-types.js';
 import { checkJobLifecycle } from './check-jobs.js';
 import { collectServer, type ServerHistory } from './collect.js';
 import { readHistory, type HistoryLine } from './history.js';
@@ -100,16 +100,11 @@ export async function runBatchKill(o: BatchKillOptions): Promise<BatchKillResult
     );
     const server = await collectServer(admin);
     const { ledger, jobs } = server;
-    const input: CheckInput = {
-      engine: o.url === null ? 'sqlite' : 'postgres',
-      ...{ server, client: [], faults: [], procs: [], upLogs: [], kinds: [] },
-      ...{ startedAt: 0, endedAt: Date.now() },
-    };
     const checks = [
       checkAcknowledged(client, ledger, jobs),
       checkOncePerEpoch(client, ledger, jobs, kills),
       // Every take is one `job:claimed` row that started its job (decision 0023).
-      checkJobLifecycle(input),
+      checkJobLifecycle({ server }),
     ];
     return { kills, checks, violations: checks.reduce((n, c) => n + c.count, 0) };
   } finally {

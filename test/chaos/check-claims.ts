@@ -5,13 +5,13 @@
  * commit order (docs/decisions/0005-chaos.md).
  */
 import type { AuditEntry } from '../../src/core/audit-event.js';
-import { Findings, showEntry, type CheckInput, type CheckResult } from './check-types.js';
+import { Findings, showEntry, type ServerInput, type CheckResult } from './check-types.js';
 import { groupBy } from './collect.js';
 
 const byKey = (ledger: readonly AuditEntry[]) => groupBy(ledger, (e) => e.key);
 
 /** [1] Epochs strictly increase per task, per job and per lease; none is issued twice. */
-export function checkEpochs({ server }: CheckInput): CheckResult {
+export function checkEpochs({ server }: ServerInput): CheckResult {
   const f = new Findings();
   let checked = 0;
   const increasing = (what: string, events: readonly AuditEntry[]) => {
@@ -67,7 +67,7 @@ export function checkEpochs({ server }: CheckInput): CheckResult {
  * accepted effect carries the live claim's session and epoch. Job transitions carry the job's
  * current epoch, and placements the dispatcher's current term.
  */
-export function checkFencedWrites({ server }: CheckInput): CheckResult {
+export function checkFencedWrites({ server }: ServerInput): CheckResult {
   const f = new Findings();
   let checked = 0;
   for (const [key, events] of byKey(server.ledger)) {
@@ -159,7 +159,7 @@ function checkJobEpochs(ledger: readonly AuditEntry[], f: Findings): number {
 }
 
 /** [2] No two sessions hold one task at overlapping times, judged on what the database accepted. */
-export function checkExclusiveClaims({ server }: CheckInput): CheckResult {
+export function checkExclusiveClaims({ server }: ServerInput): CheckResult {
   const f = new Findings();
   let checked = 0;
   for (const [key, claims] of groupBy(server.claims, (c) => c.key)) {

@@ -1,7 +1,14 @@
 /** Checkers over jobs: lifecycle, completion, attempts, and no lost work. */
 import type { AuditEntry } from '../../src/core/audit-event.js';
 import { isAllowedJobTransition, isTerminalJobState, type JobState } from '../../src/core/job.js';
-import { Findings, showEntry, showLine, type CheckInput, type CheckResult } from './check-types.js';
+import {
+  Findings,
+  showEntry,
+  showLine,
+  type CheckInput,
+  type CheckResult,
+  type ServerInput,
+} from './check-types.js';
 import { groupBy } from './collect.js';
 
 /** Whether a `job:claimed` row's claim started its job in the same step (decision 0023). */
@@ -38,7 +45,7 @@ function statesAfter(e: AuditEntry): JobState[] {
  * or the job's last claim: recovery gives back an attempt that never attached a pid (issue 14,
  * item 7), so a claim rescued before its spawn uses none.
  */
-export function checkJobLifecycle({ server }: CheckInput): CheckResult {
+export function checkJobLifecycle({ server }: ServerInput): CheckResult {
   const f = new Findings();
   let checked = 0;
   const jobs = new Map(server.jobs.map((j) => [j.id, j]));

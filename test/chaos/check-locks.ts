@@ -1,6 +1,6 @@
 /** The checker for exclusive workspace locks: never two holders of one workspace at a time. */
 import type { AuditEntry } from '../../src/core/audit-event.js';
-import { Findings, showEntry, type CheckInput, type CheckResult } from './check-types.js';
+import { Findings, showEntry, type ServerInput, type CheckResult } from './check-types.js';
 import { groupBy } from './collect.js';
 
 /**
@@ -8,7 +8,7 @@ import { groupBy } from './collect.js';
  * lock, and a release deletes the lock row the next grant must wait for): lock epochs strictly
  * increase, a lock is granted only while none is live, and only the live lock is released.
  */
-export function checkExclusiveLocks({ server }: CheckInput): CheckResult {
+export function checkExclusiveLocks({ server }: ServerInput): CheckResult {
   const f = new Findings();
   let checked = 0;
   const events = server.ledger.filter((e) => e.type === 'lock:acquired' || e.type === 'lock:released');

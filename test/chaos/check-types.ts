@@ -23,6 +23,9 @@ export interface CheckInput {
   readonly kinds: readonly FaultKind[];
 }
 
+/** What the checks that read only the database's history need: a scenario's CheckInput, or just that. */
+export type ServerInput = Pick<CheckInput, 'server'>;
+
 export interface Violation {
   readonly message: string;
   /** The smallest window of events that shows it, as printable lines. */
