@@ -123,6 +123,37 @@ export function exerciseJobBatch(harness: Harness): void {
         );
       }));
 
+    test("each finished member's row records its own task's move: to done, or to review", () =>
+      withFixture(harness, async ({ store }) => {
+        const session = await givenSession(store);
+        await store.tasks.add({ key: 'r', title: 'review me', reviewRequired: true });
+        await queue(store, ['a', 'r', 'b', 'c']);
+        const { taken } = await store.jobs.batch({ session: session.id, take: 4, leaseMs: LEASE_MS });
+        const mark = (await store.audit.list()).at(-1)?.id ?? 0;
+        const members = done(taken).map((member, index) =>
+          index === 2 ? { ...member, status: 'failed' as const } : member,
+        );
+        await store.jobs.batch({ session: session.id, finish: members });
+        const after = await store.audit.list({ afterId: mark });
+        assert.deepEqual(
+          after.map((entry) => [entry.type, entry.key, entry.detail]),
+          [
+            ['job:finished', 'a', { status: 'done', exitCode: null, task: { from: 'open', to: 'done' } }],
+            [
+              'job:finished',
+              'r',
+              { status: 'done', exitCode: null, task: { from: 'open', to: 'in_review' } },
+            ],
+            ['job:finished', 'b', { status: 'failed', exitCode: null }],
+            ['job:finished', 'c', { status: 'done', exitCode: null, task: { from: 'open', to: 'done' } }],
+          ],
+        );
+        const states = await Promise.all(
+          ['a', 'r', 'b', 'c'].map(async (key) => (await store.tasks.get(key))?.state),
+        );
+        assert.deepEqual(states, ['done', 'in_review', 'open', 'done']);
+      }));
+
     test('a fenced member fails alone: the others commit', () =>
       withFixture(harness, async ({ store }) => {
         const session = await givenSession(store);

@@ -49,9 +49,11 @@ WITH req AS (
   SELECT at, type, task_key, job_id, session_id, host, epoch, detail FROM (
     SELECT f.ord * 5 AS part, ''::text AS seq, f.finished_at AS at, 'job:finished'::text AS type,
       f.key AS task_key, f.id AS job_id, f.session_id, f.session_host AS host, f.epoch,
-      jsonb_build_object('status', f.status, 'exitCode', f.by_exit) || jsonb_strip_nulls(jsonb_build_object('task',
-  (SELECT jsonb_object_agg(ts.id::text, jsonb_build_object('from', ts.from_state, 'to', ts.to_state)) FROM ts)
-    -> f.task_id::text)) AS detail
+      jsonb_build_object('status', f.status, 'exitCode', f.by_exit) || CASE WHEN f.task_id IN (SELECT ts.id FROM ts WHERE ts.to_state = 'done')
+      THEN '{"task":{"from":"open","to":"done"}}'::jsonb
+    WHEN f.task_id IN (SELECT ts.id FROM ts WHERE ts.to_state = 'in_review')
+      THEN '{"task":{"from":"open","to":"in_review"}}'::jsonb
+    ELSE '{}'::jsonb END AS detail
     FROM f
     UNION ALL
     SELECT k.ord * 5 + 1, k.workspace::text, k.finished_at, 'lock:released', (SELECT t.key FROM jobs jk JOIN tasks t ON t.id = jk.task_id WHERE jk.id = k.job_id),

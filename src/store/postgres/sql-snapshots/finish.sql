@@ -29,9 +29,11 @@ WITH f AS (
     f.key AS task_key, f.id AS job_id, $2::bigint AS session_id,
     (SELECT host FROM sessions WHERE id = $2::bigint) AS host, $3::bigint AS epoch,
     jsonb_build_object('status', $4::text, 'exitCode', $5::int)
-      || jsonb_strip_nulls(jsonb_build_object('task',
-  (SELECT jsonb_object_agg(ts.id::text, jsonb_build_object('from', ts.from_state, 'to', ts.to_state)) FROM ts)
-    -> f.task_id::text)) AS detail
+      || CASE WHEN f.task_id IN (SELECT ts.id FROM ts WHERE ts.to_state = 'done')
+      THEN '{"task":{"from":"open","to":"done"}}'::jsonb
+    WHEN f.task_id IN (SELECT ts.id FROM ts WHERE ts.to_state = 'in_review')
+      THEN '{"task":{"from":"open","to":"in_review"}}'::jsonb
+    ELSE '{}'::jsonb END AS detail
   FROM f
   UNION ALL
   SELECT 1 AS part, k.workspace::text AS seq, f.finished_at AS at, 'lock:released'::text AS type,
