@@ -15,8 +15,6 @@ export interface Proto {
   readonly name: string;
   /** In words, for the report. */
   readonly what: string;
-  /** Ledger rows per transition: 1 (one per claim and one per finish) or 2 (Baton's count). */
-  readonly rowsPerTransition: 1 | 2;
   /** The ledger's secondary indexes, Baton's two: by task key and by session. */
   readonly ledgerIndexes: boolean;
   /** Each finish also moves its task's state, as Baton's does. */
@@ -35,36 +33,22 @@ const rung = (name: string, what: string, parts: Omit<Proto, 'name' | 'what'>): 
 
 const BARE = { ledgerIndexes: false, taskUpdate: false, jobIndexes: false, sessionKey: false };
 
+/**
+ * Every rung writes one ledger row per transition, as Baton does since decision 0023 (a claim
+ * that starts its job, a finish that moves its task); each adds one part of Baton's data model
+ * to the one before it, so the last (K) is Baton's data model under the barest statement.
+ */
 export const PROTOS: readonly Proto[] = [
-  rung('A', 'one ledger row per transition, ledger without secondary indexes', {
-    ...BARE,
-    rowsPerTransition: 1,
-  }),
-  rung('B', 'A, with the ledger indexes by key and by session', {
-    ...BARE,
-    rowsPerTransition: 1,
-    ledgerIndexes: true,
-  }),
-  rung('C', 'two ledger rows per transition, with the ledger indexes by key and by session', {
-    ...BARE,
-    rowsPerTransition: 2,
-    ledgerIndexes: true,
-  }),
-  rung('D', 'C, and each finish moves its task', {
-    ...BARE,
-    rowsPerTransition: 2,
-    ledgerIndexes: true,
-    taskUpdate: true,
-  }),
-  rung('E', "D, and Baton's other indexes on jobs", {
-    rowsPerTransition: 2,
+  rung('A', 'one ledger row per transition, ledger without secondary indexes', BARE),
+  rung('B', 'A, with the ledger indexes by key and by session', { ...BARE, ledgerIndexes: true }),
+  rung('T', 'B, and each finish moves its task', { ...BARE, ledgerIndexes: true, taskUpdate: true }),
+  rung('J', "T, and Baton's other indexes on jobs", {
     ledgerIndexes: true,
     taskUpdate: true,
     jobIndexes: true,
     sessionKey: false,
   }),
-  rung('F', 'E, and the jobs → sessions foreign key', {
-    rowsPerTransition: 2,
+  rung('K', 'J, and the jobs → sessions foreign key', {
     ledgerIndexes: true,
     taskUpdate: true,
     jobIndexes: true,
@@ -99,12 +83,10 @@ INSERT INTO tasks (key) SELECT 'bench-' || lpad(g::text, 7, '0') FROM generate_s
 INSERT INTO jobs (task_id) SELECT id FROM tasks ORDER BY id;`;
 }
 
-/** The ledger rows of one step's jobs (`source` has id, epoch, task_id): one or two per job. */
-function ledgerRows(proto: Proto, source: string, first: string, second: string): string {
-  const types =
-    proto.rowsPerTransition === 1 ? `(VALUES ('${first}'))` : `(VALUES ('${first}'), ('${second}'))`;
-  return `SELECT x.type, k.key, s.id, $4::bigint, s.epoch, jsonb_build_object('epoch', s.epoch)
-    FROM ${source} s JOIN tasks k ON k.id = s.task_id CROSS JOIN ${types} x (type)`;
+/** The ledger rows of one step's jobs (`source` has id, epoch, task_id): one per job. */
+function ledgerRows(source: string, type: string): string {
+  return `SELECT '${type}', k.key, s.id, $4::bigint, s.epoch, jsonb_build_object('epoch', s.epoch)
+    FROM ${source} s JOIN tasks k ON k.id = s.task_id`;
 }
 
 /**
@@ -136,9 +118,9 @@ function batchSql(proto: Proto): string {
   RETURNING j.id, j.epoch, j.task_id
 ), a AS (
   INSERT INTO ledger (type, task_key, job_id, session_id, epoch, detail)
-  ${ledgerRows(proto, 'f', 'job:finished', 'task:state')}
+  ${ledgerRows('f', 'job:finished')}
   UNION ALL
-  ${ledgerRows(proto, 't', 'job:claimed', 'job:started')}
+  ${ledgerRows('t', 'job:claimed')}
 )
 SELECT (SELECT count(*) FROM f)::int AS finished, (SELECT count(*) FROM ft)::int AS tasks, t.id, t.epoch
 FROM (SELECT 1) one LEFT JOIN t ON true`;

@@ -5,7 +5,7 @@
  *
  *   npm run build && node dist/bench/ladder.js [--reps N (3)] [--items N (20000)]
  *
- * Rungs: Graphile's best configuration (peers.ts GRAPHILE_BEST); the prototypes A-F of
+ * Rungs: Graphile's best configuration (peers.ts GRAPHILE_BEST); the prototypes A, B, T, J, K of
  * ladder-protos.ts, from the barest fenced and audited batch up to Baton's schema; Baton's own
  * drain (two loops of 500, as the bench's, no sealer); and Baton with one part removed from its
  * database after seeding (its ledger's secondary indexes, the jobs → sessions key), which shows
