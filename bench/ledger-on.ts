@@ -5,6 +5,14 @@
  * the sealer seals what it has not sealed yet, and that time is charged to the drain (`catchUpMs`):
  * a sealer that falls behind during the drain would otherwise do its work after the clock stopped
  * and make "on" look as fast as "off". Then, not timed, the whole ledger must verify.
+ *
+ * The sealer starts warm, as the one in a long-running `baton up` is: before it is started, the
+ * ledger gets WARMUP_ROWS rows shaped as the drain's (seed.ts seedLedgerWarmup), which it seals
+ * before saying it is ready, so V8 has compiled its reading, hashing and signing by the time the
+ * drain starts. Started cold, a fresh process spent 15-16 µs of CPU per drained job during a
+ * 20,000-job drain instead of 6-8.5, and its catch-up took 337-344 ms instead of 239-272
+ * (docs/decisions/0011, "Session of 2026-12-03, 18:10-"). The "on" drain then runs on a ledger
+ * that many rows longer than the "off" one.
  */
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
@@ -17,9 +25,12 @@ import { sealLedger } from '../src/coordinator/ledger/seal.js';
 import { verifyLedger } from '../src/coordinator/ledger/verify.js';
 import { openStore } from '../src/store/open.js';
 import type { SealerMessage } from './sealer-proc.js';
+import { seedLedgerWarmup } from './seed.js';
 
 const SEALER = fileURLToPath(new URL('./sealer-proc.js', import.meta.url));
 export const SEAL_INTERVAL_MS = 500;
+/** Rows for the sealer to warm up on: about what it seals in a quick drain. */
+const WARMUP_ROWS = 20_000;
 
 export interface Sealing {
   /** Rows the background sealer sealed while the drain ran. */
@@ -44,6 +55,7 @@ export async function withSealer<T>(
     } finally {
       await store.close();
     }
+    await seedLedgerWarmup(url, WARMUP_ROWS);
     const child = fork(SEALER, [url, keyFile, String(SEAL_INTERVAL_MS)], {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });

@@ -64,7 +64,7 @@ process.once('message', (message: { type: string }) => {
   });
 });
 // Warm, as a running `baton up`'s sealer is: its connection open, its key checked, its statements
-// planned; what was written before the drain (the seed's rows, if any) sealed. Not timed.
+// planned, its code compiled on the warm-up rows ledger-on.ts wrote, which this seals. Not timed.
 await sealer.sealNow();
 [rows, checkpoints] = [0, 0];
 sealer.start();

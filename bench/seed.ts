@@ -111,3 +111,41 @@ export async function seedBatonSqlite(path: string, items: number, prefix = 'ben
     db.close();
   }
 }
+
+/**
+ * Writes `rows` ledger rows shaped as a drain writes them (decision 0023: a `job:claimed` that
+ * says it started, a `job:finished` that carries its task's move), for keys that no task has, so
+ * that the sealer beside a drain (ledger-on.ts) has seal work to warm up on before the drain
+ * starts. Straight in SQL, as the seeds above; the ledger takes inserts only.
+ */
+export async function seedLedgerWarmup(url: string, rows: number): Promise<void> {
+  const claimed = `{"attempt":1,"host":"warm","started":true}`;
+  const finished = `{"status":"done","exitCode":0,"task":{"from":"open","to":"done"}}`;
+  if (url.startsWith('postgres')) {
+    await withClient(url, (client) =>
+      client.query(
+        `INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail)
+         SELECT date_trunc('milliseconds', now()), CASE WHEN g % 2 = 1 THEN 'job:claimed' ELSE 'job:finished' END,
+           'warm-' || lpad(((g + 1) / 2)::text, 7, '0'), 1000000000 + (g + 1) / 2, 1000000000, 'warm', 1,
+           (CASE WHEN g % 2 = 1 THEN $2 ELSE $3 END)::jsonb
+         FROM generate_series(1, $1::int) g`,
+        [rows, claimed, finished],
+      ),
+    );
+    return;
+  }
+  const db = new Database(url);
+  try {
+    db.pragma('busy_timeout = 5000');
+    db.prepare(
+      `WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < @n)
+       INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail)
+       SELECT @now, CASE WHEN i % 2 = 1 THEN 'job:claimed' ELSE 'job:finished' END,
+         'warm-' || substr('000000' || ((i + 1) / 2), -7), 1000000000 + (i + 1) / 2, 1000000000, 'warm', 1,
+         CASE WHEN i % 2 = 1 THEN @claimed ELSE @finished END
+       FROM g`,
+    ).run({ n: rows, now: Date.now(), claimed, finished });
+  } finally {
+    db.close();
+  }
+}
