@@ -9,10 +9,12 @@
  * The sealer starts warm, as the one in a long-running `baton up` is: before it is started, the
  * ledger gets WARMUP_ROWS rows shaped as the drain's (seed.ts seedLedgerWarmup), which it seals
  * before saying it is ready, so V8 has compiled its reading, hashing and signing by the time the
- * drain starts. Started cold, a fresh process spent 15-16 µs of CPU per drained job during a
- * 20,000-job drain instead of 6-8.5, and its catch-up took 337-344 ms instead of 239-272
+ * drain starts. Started cold, a fresh process spent 14-16.5 µs of CPU per drained job during a
+ * 20,000-job drain instead of 6-8.5, and its catch-up took 337-398 ms instead of 239-272
  * (docs/decisions/0011, "Session of 2026-12-03, 18:10-"). The "on" drain then runs on a ledger
- * that many rows longer than the "off" one.
+ * that many rows longer than the "off" one. On PostgreSQL the database is then readied again
+ * (pg-server.ts readyForDrain: VACUUM ANALYZE, CHECKPOINT), as the seed left it, so the "on" drain
+ * starts as far from a checkpoint as the "off" one and with the ledger's statistics current.
  */
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
@@ -25,12 +27,16 @@ import { sealLedger } from '../src/coordinator/ledger/seal.js';
 import { verifyLedger } from '../src/coordinator/ledger/verify.js';
 import { openStore } from '../src/store/open.js';
 import type { SealerMessage } from './sealer-proc.js';
+import { readyForDrain, withClient } from './pg-server.js';
 import { seedLedgerWarmup } from './seed.js';
 
 const SEALER = fileURLToPath(new URL('./sealer-proc.js', import.meta.url));
 export const SEAL_INTERVAL_MS = 500;
-/** Rows for the sealer to warm up on: about what it seals in a quick drain. */
-const WARMUP_ROWS = 20_000;
+/**
+ * Rows for the sealer to warm up on, whatever the drain's size: enough for V8 to have optimised
+ * its per-row code (half of a full 20,000-job drain's 40,000 rows; 10-20 times a --quick drain's).
+ */
+export const WARMUP_ROWS = 20_000;
 
 export interface Sealing {
   /** Rows the background sealer sealed while the drain ran. */
@@ -61,6 +67,7 @@ export async function withSealer<T>(
     });
     const [ready] = (await once(child, 'message')) as [SealerMessage];
     if (ready.type !== 'ready') throw new Error('bench: the sealer did not start');
+    if (url.startsWith('postgres')) await withClient(url, readyForDrain);
     let result: T;
     try {
       result = await drain();

@@ -7,7 +7,7 @@ import { fleetMethod, fleetSection, peerSection } from './markdown-fleet.js';
 import type { Results } from './report.js';
 import { fmt, median, runsOf } from './stats.js';
 import { count, verdict, type Target } from './targets.js';
-import { SEAL_INTERVAL_MS } from './ledger-on.js';
+import { SEAL_INTERVAL_MS, WARMUP_ROWS } from './ledger-on.js';
 import { PG_BATCH_LOOPS, PG_WORKERS, SQLITE_PROCESSES, SQLITE_WORKERS_PER_PROCESS } from './throughput.js';
 import { DRAIN_BATCH } from './drain-loop.js';
 
@@ -220,7 +220,10 @@ ${ledgerTable(results)}
   \`ledgerOverhead\` is off ÷ on per repetition, then the median; the targets above are met with it on.
   An "on" drain's time includes the sealer catching up after it (sealing every row it had not sealed
   when the last job finished): a sealer that fell behind would otherwise do that work after the clock
-  stopped. Then, untimed, the whole ledger must verify.
+  stopped. The sealer starts warm, as a long-running \`baton up\`'s is: before an "on" drain, untimed,
+  ${count(WARMUP_ROWS)} ledger rows shaped as a drain's are written and sealed (so the "on" ledger is that
+  much longer than the "off" one), then the PostgreSQL database is vacuumed, analysed and checkpointed
+  again. Then, untimed, the whole ledger must verify.
 - **Ledger at scale.** ${count(plan.ledgerRowsSmall)} and ${count(plan.ledgerRowsLarge)} ledger rows
   bulk-loaded, sealed, then \`baton audit export --format jsonl\`, \`baton audit verify --file\` and (large
   only) \`baton audit verify\`, each in a process of its own whose peak RSS (getrusage maxrss) is the figure.
