@@ -11,7 +11,7 @@
  * leaves only `open`, guards the UPDATE itself and needs no lock CTE.
  */
 import { assert } from '../../core/assert.js';
-import { TASK_ACTION_FROM, type TaskAction } from '../../core/task.js';
+import { TASK_ACTION_FROM, type TaskAction, type TaskState } from '../../core/task.js';
 import { insertAuditRows, lockReleasedRows, seqOf } from './locks.js';
 import { hostOf } from './rows.js';
 
@@ -28,14 +28,14 @@ export interface Move {
 
 const list = (xs: readonly string[]): string => `(${xs.map((value) => `'${value}'`).join(', ')})`;
 
-/** Where a finish may lead its task (`target` of 'finish'): to done, or to in review. */
-const FINISH_TARGETS = ['done', 'in_review'] as const;
+/** Where a finish leads its task (`target` of 'finish'): to review when it requires one, else done. */
+const FINISH_TO = { plain: 'done', reviewed: 'in_review' } as const satisfies Record<string, TaskState>;
 
 /** Where the action leads, reading the review flag of `row` (the old row). */
 function target(action: TaskAction, row: string): string {
   switch (action) {
     case 'finish':
-      return `CASE WHEN ${row}.review_required THEN '${FINISH_TARGETS[1]}' ELSE '${FINISH_TARGETS[0]}' END`;
+      return `CASE WHEN ${row}.review_required THEN '${FINISH_TO.reviewed}' ELSE '${FINISH_TO.plain}' END`;
     case 'approve':
     case 'complete':
       return `'done'`;
@@ -201,18 +201,20 @@ const FINISH_TASK: Move = {
  * JSON to add (`||`) to the detail of the `job:finished` row of a job in `f`: `task`, the move its
  * end made in `ts` (FINISH_TASK_STEP), if any. The finish's one row records it; no `task:state`
  * row is written beside it (decision 0023). A finish leaves only `open` and leads to one of
- * FINISH_TARGETS, so the move is known from which of `ts`'s targets holds the job's task: one
+ * FINISH_TO, so the move is known from which of `ts`'s targets holds the job's task: one
  * `IN (subquery)` per target, which PostgreSQL runs as a hashed subplan, built once per statement
  * and probed per row. A join of `f` and `ts` would compare every pair, as the planner cannot
  * know their sizes and picks a nested loop (250,000 comparisons for a batch of 500); aggregating
  * the moves into one JSON object and reading it per row cost 12 µs of server CPU per job of a
  * batch drain (decision 0017).
  */
-export const FINISHED_TASK_JSON = `CASE ${FINISH_TARGETS.map(
-  (to) =>
-    `WHEN f.task_id IN (SELECT ts.id FROM ts WHERE ts.to_state = '${to}')
+export const FINISHED_TASK_JSON = `CASE ${Object.values(FINISH_TO)
+  .map(
+    (to) =>
+      `WHEN f.task_id IN (SELECT ts.id FROM ts WHERE ts.to_state = '${to}')
       THEN '${JSON.stringify({ task: { from: TASK_ACTION_FROM.finish[0], to } })}'::jsonb`,
-).join('\n    ')}
+  )
+  .join('\n    ')}
     ELSE '{}'::jsonb END`;
 
 /** CTE `ts`: the open tasks of the jobs in `f` that ended done, moved by FINISH_TASK. */
