@@ -1,6 +1,7 @@
 /**
  * Snapshots of the SQL the engines actually send for the worker loop's hot path: jobs.finish,
- * jobs.claimNext and jobs.finishAndClaimNext (PostgreSQL's batch, job-loop-batch.ts). Each
+ * jobs.claimNext, jobs.finishAndClaimNext (PostgreSQL's batch, job-loop-batch.ts) and jobs.batch
+ * (a batch's completion and next fetch in one commit, docs/decisions/0017). Each
  * statement is recorded as the driver receives it (pg's Client.query, better-sqlite3's
  * statements), fully expanded, and compared with the reviewed files in
  * src/store/<engine>/sql-snapshots/, so a change to the SQL shows up in review as a diff of
@@ -155,6 +156,17 @@ async function snapshotEngine(db: TestDatabase): Promise<void> {
         'jobs.finishAndClaimNext (a batch of one, start: true)',
         loop,
       );
+    } finally {
+      await store.close();
+    }
+  }
+  {
+    const store = await openStore(await db.fresh());
+    try {
+      const { session, running } = await twoJobs(store);
+      const finish = [{ id: running.id, epoch: running.epoch, status: 'done' as const, exitCode: 0 }];
+      const batch = await sent(() => store.jobs.batch({ session, finish, take: 2, leaseMs: 60_000 }));
+      check(db.engine, 'batch', 'jobs.batch (one member finished done, then a take of up to 2)', batch);
     } finally {
       await store.close();
     }

@@ -83,6 +83,31 @@ export function exerciseJobLoop(harness: Harness): void {
         assert.equal(last.next, null, 'an empty queue: nothing claimed, the finish stands');
       }));
 
+    test("each finish's row records its own task's move, to review or to done, when workers finish together", () =>
+      withFixture(harness, async ({ store }) => {
+        const one = await givenSession(store, 'box-1');
+        const two = await givenSession(store, 'box-2');
+        await store.tasks.add({ key: 'r', title: 'review me', reviewRequired: true });
+        await store.jobs.enqueue({ key: 'r', priority: 1 });
+        await store.jobs.enqueue({ key: 'a', priority: 2 });
+        const reviewed = await store.jobs.claimNext({ session: one.id, start: true });
+        const plain = await store.jobs.claimNext({ session: two.id, start: true });
+        assert.ok(reviewed?.key === 'r' && plain?.key === 'a');
+        const mark = (await store.audit.list()).at(-1)?.id ?? 0;
+        // At once, as two looping workers of one process finish (one statement on PostgreSQL).
+        const finish = (job: Job, session: number) =>
+          store.jobs.finishAndClaimNext({ id: job.id, session, epoch: job.epoch, status: 'done' });
+        const results = await Promise.all([finish(reviewed, one.id), finish(plain, two.id)]);
+        assert.ok(results.every((result) => result.finished.ok && result.next === null));
+        const finished = await store.audit.list({ afterId: mark, type: 'job:finished' });
+        assert.deepEqual(finished.map((entry) => [entry.key, entry.detail]).sort(), [
+          ['a', { status: 'done', exitCode: null, task: { from: 'open', to: 'done' } }],
+          ['r', { status: 'done', exitCode: null, task: { from: 'open', to: 'in_review' } }],
+        ]);
+        assert.equal((await store.tasks.get('r'))?.state, 'in_review');
+        assert.equal((await store.tasks.get('a'))?.state, 'done');
+      }));
+
     test('claims without starting unless asked, and keeps queue order and due times', () =>
       withFixture(harness, async ({ store }) => {
         const session = await givenSession(store);
