@@ -63,6 +63,8 @@ ${tiers.join('\n')}
 | heartbeat trials (sessions: p99 ms) | ${trials} |
 | agent start p50, enqueue → shell (ms) | ${perEngine(results.agentStart, (start) => fmt(start.p50, 1))} |
 | agent start samples (ms) | ${perEngine(results.agentStart, (start) => runsOf(start.samples, 0))} |
+| agent start p50 just after \`baton up\` started (ms) | ${perEngine(results.agentStart, (start) => fmt(start.coldP50, 1))} |
+| agent start samples just after the start (ms) | ${perEngine(results.agentStart, (start) => runsOf(start.coldSamples, 0))} |
 | seeding the dispatcher's table (s, setup) | ${perEngine(results.dispatch, (dispatch) => fmt(dispatch.seedSeconds, 0))} |`;
 }
 
@@ -85,6 +87,8 @@ export function fleetMethod(results: Results): string {
   100 ms, up to ${heartbeats.max}, then bisects to ${Math.round(heartbeats.tolerance * 100)}%.
 - **Agent start.** A real \`baton up\` (bin/baton.js) on a fresh database; the bench enqueues one job at a
   time whose command is \`date +%s%N > file\`, and compares the shell's clock with its own read just before
-  the enqueue call. ${results.plan.agentStartSamples} samples after 2 untimed ones, each after the previous job
-  finished.`;
+  the enqueue call, each job after the previous one finished. The figure: ${results.plan.agentStartSamples} samples once
+  \`baton up\` has run 30 jobs, when its pooled PostgreSQL connections run their cached plans, as in a daemon
+  that has been up a while. Beside it, jobs 3 to 12 after the start, while each connection still plans every
+  statement for its values (reported, no target).`;
 }

@@ -97,6 +97,11 @@ function fleetFigures(results: Results): Record<string, unknown> {
       pg: results.heartbeats.pg?.sessions ?? null,
     },
     agentStartMs: { sqlite: ms(results.agentStart.sqlite?.p50), pg: ms(results.agentStart.pg?.p50) },
+    // The same just after `baton up` started (bench/agent-start.ts): reported, no target.
+    agentStartColdMs: {
+      sqlite: ms(results.agentStart.sqlite?.coldP50),
+      pg: ms(results.agentStart.pg?.coldP50),
+    },
   };
 }
 
@@ -127,6 +132,9 @@ function fleetRaw(results: Results): Record<string, unknown> {
     ),
     agentStartSamples: each(results.agentStart, (start) =>
       start.samples.map((sampleMs) => round(sampleMs, 1)),
+    ),
+    agentStartColdSamples: each(results.agentStart, (start) =>
+      start.coldSamples.map((sampleMs) => round(sampleMs, 1)),
     ),
   };
 }
