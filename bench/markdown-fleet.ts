@@ -61,8 +61,8 @@ ${tiers.join('\n')}
 |---|---|---|
 | sessions beating every 2 s with p99 < 100 ms | ${perEngine(results.heartbeats, (beats) => String(beats.sessions))} |
 | heartbeat trials (sessions: p99 ms) | ${trials} |
-| agent start p50, enqueue → shell (ms) | ${perEngine(results.agentStart, (start) => fmt(start.p50, 1))} |
-| agent start samples (ms) | ${perEngine(results.agentStart, (start) => runsOf(start.samples, 0))} |
+| agent start p50, enqueue → shell, past its 30th job (ms) | ${perEngine(results.agentStart, (start) => fmt(start.p50, 1))} |
+| agent start samples, past its 30th job (ms) | ${perEngine(results.agentStart, (start) => runsOf(start.samples, 0))} |
 | agent start p50 just after \`baton up\` started (ms) | ${perEngine(results.agentStart, (start) => fmt(start.coldP50, 1))} |
 | agent start samples just after the start (ms) | ${perEngine(results.agentStart, (start) => runsOf(start.coldSamples, 0))} |
 | seeding the dispatcher's table (s, setup) | ${perEngine(results.dispatch, (dispatch) => fmt(dispatch.seedSeconds, 0))} |`;
