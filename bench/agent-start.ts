@@ -13,7 +13,7 @@
  * Two figures, from one `baton up`. **Cold**: its jobs `WARMUP` + 1 to `WARMUP` + `COLD_SAMPLES`,
  * just after it started. On PostgreSQL each pooled connection then still plans every statement
  * for its values (five custom plans, then the generic one; the bind of the placement took
- * 1.4-6 ms against 0.06 once generic). **Steady** (`p50`, the figure the target reads): after
+ * 1.4-6.4 ms, then 0.05-0.1 once generic). **Steady** (`p50`, the figure the target reads): after
  * `STEADY_AFTER` jobs, when every connection the start path uses runs its cached plans, as in a
  * `baton up` that has been running for a while (docs/decisions/0019, "Agent start: a daemon
  * that has just started, and one that has run").
@@ -28,11 +28,12 @@ import type { Store } from '../src/store/store.js';
 import { median, nowMs, sleep } from './stats.js';
 
 const BIN = fileURLToPath(new URL('../../bin/baton.js', import.meta.url));
-const WARMUP = 2;
+/** Jobs not timed at all at the start: the first ones also load code no later job does. */
+export const WARMUP = 2;
 /** Jobs timed just after the start (the cold figure). */
-const COLD_SAMPLES = 10;
+export const COLD_SAMPLES = 10;
 /** Jobs `baton up` has run before the steady samples: enough for its connections' plans to settle. */
-const STEADY_AFTER = 30;
+export const STEADY_AFTER = 30;
 const HOST = 'bench-agent-start';
 
 export interface AgentStartResult {

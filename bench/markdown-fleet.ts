@@ -1,4 +1,5 @@
 /** docs/benchmarks.md's sections on the peer configurations and the fleet measures. */
+import { COLD_SAMPLES, STEADY_AFTER, WARMUP } from './agent-start.js';
 import { PEERS, describePeer } from './peers.js';
 import type { PerEngine, Results } from './report.js';
 import { fmt, median, runsOf } from './stats.js';
@@ -61,8 +62,8 @@ ${tiers.join('\n')}
 |---|---|---|
 | sessions beating every 2 s with p99 < 100 ms | ${perEngine(results.heartbeats, (beats) => String(beats.sessions))} |
 | heartbeat trials (sessions: p99 ms) | ${trials} |
-| agent start p50, enqueue → shell, past its 30th job (ms) | ${perEngine(results.agentStart, (start) => fmt(start.p50, 1))} |
-| agent start samples, past its 30th job (ms) | ${perEngine(results.agentStart, (start) => runsOf(start.samples, 0))} |
+| agent start p50, enqueue → shell, past its ${STEADY_AFTER}th job (ms) | ${perEngine(results.agentStart, (start) => fmt(start.p50, 1))} |
+| agent start samples, past its ${STEADY_AFTER}th job (ms) | ${perEngine(results.agentStart, (start) => runsOf(start.samples, 0))} |
 | agent start p50 just after \`baton up\` started (ms) | ${perEngine(results.agentStart, (start) => fmt(start.coldP50, 1))} |
 | agent start samples just after the start (ms) | ${perEngine(results.agentStart, (start) => runsOf(start.coldSamples, 0))} |
 | seeding the dispatcher's table (s, setup) | ${perEngine(results.dispatch, (dispatch) => fmt(dispatch.seedSeconds, 0))} |`;
@@ -88,7 +89,7 @@ export function fleetMethod(results: Results): string {
 - **Agent start.** A real \`baton up\` (bin/baton.js) on a fresh database; the bench enqueues one job at a
   time whose command is \`date +%s%N > file\`, and compares the shell's clock with its own read just before
   the enqueue call, each job after the previous one finished. The figure: ${results.plan.agentStartSamples} samples once
-  \`baton up\` has run 30 jobs, when its pooled PostgreSQL connections run their cached plans, as in a daemon
-  that has been up a while. Beside it, jobs 3 to 12 after the start, while each connection still plans every
-  statement for its values (reported, no target).`;
+  \`baton up\` has run ${STEADY_AFTER} jobs, when its pooled PostgreSQL connections run their cached plans, as in a daemon
+  that has been up a while. Beside it, jobs ${WARMUP + 1} to ${WARMUP + COLD_SAMPLES} after the start, while each connection still plans
+  every statement for its values (reported, no target).`;
 }

@@ -82,7 +82,10 @@ const orNull = (value: number, digits = 0): number | null =>
   Number.isFinite(value) ? round(value, digits) : null;
 const ms = (value: number | undefined): number | null => orNull(value ?? Number.NaN, 1);
 
-/** The fleet figures of the interface contract (issue 22), null where not measured. */
+/**
+ * The fleet figures of the interface contract (issue 22), and beside them agentStartColdMs
+ * (reported, no target), null where not measured.
+ */
 function fleetFigures(results: Results): Record<string, unknown> {
   const dispatch = results.dispatch;
   const tiers = ['10', '100', '1000'];

@@ -1,4 +1,5 @@
 /** The targets of a run, each met, missed or not measured, from the JSON figures (report.ts). */
+import { STEADY_AFTER } from './agent-start.js';
 import type { FailoverResult } from './failover.js';
 import type { Plan } from './report.js';
 
@@ -159,7 +160,7 @@ function fleetTargets(figures: Figures, plan: Plan): Target[] {
   ] as const) {
     list.push(
       upTo(
-        `agent start p50, enqueue → shell, a \`baton up\` past its 30th job (${name})`,
+        `agent start p50, enqueue → shell, a \`baton up\` past its ${STEADY_AFTER}th job (${name})`,
         at(figures, 'agentStartMs', engine),
         20,
         'ms',

@@ -101,8 +101,9 @@ export function exerciseJobLoop(harness: Harness): void {
           ['x', 'r', 'a'],
         );
         const mark = (await store.audit.list()).at(-1)?.id ?? 0;
-        // At once, as looping workers of one process finish: on PostgreSQL the first call goes
-        // alone and the two behind it share one statement (postgres/batcher.ts).
+        // At once, as looping workers of one process finish: on PostgreSQL, with one batch in
+        // flight, the first call goes alone and the two behind it share one statement
+        // (postgres/batcher.ts, jobs.ts BATCHES_IN_FLIGHT); on SQLite all three share a commit.
         const results = await Promise.all(
           running.map(({ job, session }) =>
             store.jobs.finishAndClaimNext({ id: job.id, session, epoch: job.epoch, status: 'done' }),
