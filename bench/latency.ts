@@ -5,7 +5,9 @@
  * the moment the worker holds the job (Baton: claimNext returned it; Graphile: the task handler
  * was called). Both wait for a wake-up rather than poll: Baton's idle worker on its store's
  * waiter (LISTEN/NOTIFY on PostgreSQL, the wake counter on SQLite), with `fallbackMs` as its
- * timeout; Graphile Worker on LISTEN/NOTIFY, with its 2 s poll as the fallback.
+ * timeout; Graphile Worker on LISTEN/NOTIFY, with its 2 s poll as the fallback. Baton's worker
+ * says it waits (claimNext's `waitMs`), as any idle pull worker should: the enqueue then claims
+ * the job for it in its own commit, and the woken worker takes it with a read (decision 0024).
  */
 import { hostname } from 'node:os';
 import { makeWorkerUtils } from 'graphile-worker';
@@ -63,7 +65,11 @@ export async function batonLatency(url: string, count: number, fallbackMs: numbe
     const quit = new AbortController();
     const worker = (async (): Promise<void> => {
       while (!stop) {
-        const job = await workerStore.jobs.claimNext({ session: session.id, start: true });
+        const job = await workerStore.jobs.claimNext({
+          session: session.id,
+          start: true,
+          waitMs: fallbackMs,
+        });
         if (job === null) {
           await waiter.wait(fallbackMs, quit.signal);
           continue;

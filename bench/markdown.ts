@@ -209,8 +209,11 @@ ${ledgerTable(results)}
 - **Latency.** ${plan.latencySamples} samples per repetition after 5 warm-up ones, 10-40 ms apart, enqueuer
   and worker in one process on separate connections, timed from just before the enqueue call. Baton's
   idle worker waits on its store's wake-ups (\`store.wakeups\`: LISTEN/NOTIFY on PostgreSQL, a trigger-kept
-  counter polled every 2 ms on SQLite), with a ${plan.wakeFallbackMs} ms timeout as its fallback. Graphile
-  Worker waits on LISTEN/NOTIFY, with its 2 s poll as the fallback.
+  counter polled every 2 ms on SQLite), with a ${plan.wakeFallbackMs} ms timeout as its fallback, and says it
+  waits (\`claimNext\` with \`waitMs\`), so the enqueue claims the job for it in its own commit and the woken
+  worker takes it with a read (hand-off at enqueue, docs/decisions/0024); the clock stops when
+  \`claimNext\` has returned the job. Graphile Worker waits on LISTEN/NOTIFY, with its 2 s poll as the
+  fallback; its clock stops when the task handler is called.
 - **Scale.** Queues of ${count(plan.scaleSmall)} and ${count(plan.scaleLarge)} items (SQLite:
   ${count(plan.sqliteScaleLarge)}) filled by \`INSERT … SELECT generate_series\` (a recursive CTE on SQLite),
   open side by side; ${plan.scaleClaims} \`claimNext\` calls per queue and repetition, alternating between them.

@@ -4,10 +4,13 @@
  *   npm run chaos -- --minutes N [--seed S] [--engine sqlite|postgres] [--no-fencing]
  *                    [--workers N] [--out FILE] [--keep]
  *   npm run chaos -- --scenario batch-kill [--seed S] [--engine sqlite|postgres] [--no-fencing]
+ *   npm run chaos -- --scenario hand-off-kill [--seed S] [--engine sqlite|postgres] [--no-fencing]
  *
  * batch-kill (test/chaos/batch-kill.ts, docs/decisions/0017): batch workers SIGKILLed between a
  * batch's fetch and its completion; --no-fencing is its negative control (completions acknowledged
- * before their commit), which must exit 1.
+ * before their commit), which must exit 1. hand-off-kill (test/chaos/hand-off-kill.ts,
+ * docs/decisions/0024): waiting workers SIGKILLed right after an enqueue handed them a job, or
+ * between a take and its finish; --no-fencing is the same negative control.
  *
  * No --engine: PostgreSQL, on a throwaway server this run starts (it restarts it once).
  * Prints the seed first, writes the report to stdout and to FILE (default
@@ -21,6 +24,7 @@ import { newSeed } from '../test/chaos/prng.js';
 import { formatReport } from '../test/chaos/report.js';
 import { runScenario } from '../test/chaos/scenario.js';
 import { runBatchKill } from '../test/chaos/batch-kill.js';
+import { runHandOffKill } from '../test/chaos/hand-off-kill.js';
 import { startChaosPostgres } from '../test/chaos/pg-server.js';
 
 const { values } = parseArgs({
@@ -47,20 +51,23 @@ if (!Number.isSafeInteger(seed) || !(minutes > 0) || (engine !== 'sqlite' && eng
 }
 process.stdout.write(`seed ${seed}\n`);
 const fencing = !values['no-fencing'];
-if (values.scenario === 'batch-kill') {
+if (values.scenario === 'batch-kill' || values.scenario === 'hand-off-kill') {
   const pg = engine === 'postgres' ? await startChaosPostgres() : null;
   try {
-    const r = await runBatchKill({
+    const options = {
       url: pg?.url ?? null,
       seed,
       ackEarly: !fencing,
-      log: (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`),
-    });
+      log: (line: string) => process.stderr.write(`${new Date().toISOString()} ${line}\n`),
+    };
+    const r = values.scenario === 'batch-kill' ? await runBatchKill(options) : await runHandOffKill(options);
     for (const c of r.checks) {
       process.stdout.write(
         `${c.count === 0 ? 'ok  ' : 'FAIL'} ${c.name}: ${c.invariant} (${c.checked} checked)\n`,
       );
-      for (const v of c.violations) process.stdout.write(`     ${v.message}\n`);
+      for (const v of c.violations) {
+        process.stdout.write(`     ${v.message}\n${v.window.map((line) => `       ${line}\n`).join('')}`);
+      }
       for (const note of c.notes ?? []) process.stdout.write(`     ${note}\n`);
     }
     process.exitCode = r.violations === 0 ? 0 : 1;

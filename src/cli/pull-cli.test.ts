@@ -6,7 +6,9 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { bothEngines } from '../../test/support/databases.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { cliModes, cliOn, stopServers } from '../../test/support/cli.js';
+import { rawSql } from '../../test/support/raw-sql.js';
 
 type JobJson = {
   id: number;
@@ -65,6 +67,47 @@ for (const db of bothEngines())
         assert.equal(await cli.json(0, 'job', 'next', '--session', s), null);
         const text = await cli.run('job', 'next', '--session', s);
         assert.equal(text.stdout, 'no job is due\n');
+      });
+
+      test('--wait waits for the next enqueue, which hands its job over; a wait out of bounds is refused', async () => {
+        const url = await db.fresh();
+        const cli = cliOn(url, mode);
+        const s = await cli.session();
+        const raw = await rawSql(db, url);
+        try {
+          const none = await cli.run('job', 'next', '--session', s, '--wait', '300ms');
+          assert.equal(none.stdout, 'no job came within 300ms\n', none.stderr);
+          const waiting = cli.json<JobJson>(0, 'job', 'next', '--session', s, '--wait', '60s');
+          for (let tries = 0; ; tries++) {
+            const [row] = await raw.exec(`SELECT wait_until FROM sessions WHERE id = ${Number(s)}`);
+            if (row?.['wait_until'] !== null && row?.['wait_until'] !== undefined) break;
+            assert.ok(tries < 600, 'the session never said it waits');
+            await sleep(50);
+          }
+          await cli.json(0, 'enqueue', 'a');
+          const job = await waiting;
+          assert.deepEqual([job.key, job.status, job.epoch], ['a', 'running', 1]);
+          const [claimed] = await raw.exec("SELECT detail FROM audit_events WHERE type = 'job:claimed'");
+          const detail = claimed?.['detail'];
+          const parsed = (typeof detail === 'string' ? JSON.parse(detail) : detail) as Record<
+            string,
+            unknown
+          >;
+          assert.equal(parsed['handedOff'], true, 'the enqueue claimed it for the waiting session');
+          // A wait that ran out left no mark: the next enqueue stays queued.
+          await cli.json(0, 'enqueue', 'b');
+          assert.equal((await cli.json<JobJson>(0, 'job', 'next', '--session', s)).key, 'b');
+
+          for (const bad of ['10m', 'soon']) {
+            const refused = await cli.run('job', 'next', '--session', s, '--wait', bad);
+            assert.equal(refused.code, 2, refused.stderr);
+            assert.match(refused.stderr, /^baton: wait must be/);
+          }
+          const both = await cli.run('job', 'next', '--session', s, '--wait', '1s', '--batch', '2');
+          assert.equal(both.code, 2, both.stderr);
+        } finally {
+          await raw.close();
+        }
       });
 
       test('a lost finish exits 3 and changes nothing; with --next it still hands over the job it took', async () => {

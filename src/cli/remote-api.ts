@@ -14,7 +14,14 @@ import { parseEnqueue, parseSessionStart, parseTaskAdd, type TaskListInput } fro
 import type { Ledger } from '../coordinator/ledger/ledger.js';
 import type { ActionInput, Lifecycle } from '../coordinator/lifecycle.js';
 import type { JobProgress, ProgressMarks } from '../coordinator/progress.js';
-import { parseBatch, parseBatchSize, parseJobFinish, type Pull } from '../coordinator/pull.js';
+import {
+  parseBatch,
+  parseBatchSize,
+  parseJobFinish,
+  HTTP_NEXT_WAIT_MAX_MS,
+  parseNextWait,
+  type Pull,
+} from '../coordinator/pull.js';
 import type { Tokens } from '../coordinator/tokens.js';
 import type { Workspaces } from '../coordinator/workspaces.js';
 import type { Job, JobId } from '../core/job.js';
@@ -215,8 +222,20 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
   };
 
   readonly pull: CliApi['pull'] = {
-    next: async (sessionId) =>
-      (await this.post<{ job: Job | null }>('/v1/jobs/next', { session: session(sessionId) })).job,
+    // A long wait is asked for in turns of at most HTTP_NEXT_WAIT_MAX_MS, each within the request
+    // timeout; the server's wait mark lives as long as each turn.
+    next: async (sessionId, wait) => {
+      const id = session(sessionId);
+      if (wait === undefined)
+        return (await this.post<{ job: Job | null }>('/v1/jobs/next', { session: id })).job;
+      const deadline = Date.now() + parseNextWait(wait);
+      for (;;) {
+        const turn = Math.max(0, Math.min(deadline - Date.now(), HTTP_NEXT_WAIT_MAX_MS));
+        const body = { session: id, wait: `${turn}ms` };
+        const { job } = await this.post<{ job: Job | null }>('/v1/jobs/next', body);
+        if (job !== null || Date.now() >= deadline) return job;
+      }
+    },
     finish: (input, next) => {
       const { id, ...params } = parseJobFinish(input);
       const body = {

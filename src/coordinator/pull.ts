@@ -99,12 +99,49 @@ export function parseBatch(input: JobBatchInput) {
   return { session, finish, take, leaseMs };
 }
 
+/** The longest `job next --wait` blocks: a script that waits longer asks again. */
+const NEXT_WAIT_MAX_MS = 300_000;
+
+/**
+ * The longest one `POST /v1/jobs/next` waits, well within a client's request timeout; a remote
+ * client that waits longer asks again (cli/remote-api.ts).
+ */
+export const HTTP_NEXT_WAIT_MAX_MS = 20_000;
+
+/** `job next --wait`'s duration (0 to 5 minutes), in ms. */
+export function parseNextWait(value: unknown): number {
+  return validateDuration('wait', value, 0, NEXT_WAIT_MAX_MS);
+}
+
 export class Pull {
   constructor(private readonly store: Store) {}
 
-  /** Claims and starts the best due job for the session; null when none is due. */
-  next(session: unknown): Promise<Job | null> {
-    return this.store.jobs.claimNext({ session: validateId('session', session), start: true });
+  /**
+   * Claims and starts the best due job for the session; null when none is due. With `wait` (a
+   * duration), an idle session waits up to that long for one: it says so to the store, so the
+   * next enqueue claims its job for it in the enqueue's own commit (decision 0024), and it looks
+   * again whenever the store wakes it. Null when the time ran out with no job.
+   */
+  async next(session: unknown, wait?: unknown): Promise<Job | null> {
+    const id = validateId('session', session);
+    if (wait === undefined) return this.store.jobs.claimNext({ session: id, start: true });
+    const deadline = Date.now() + parseNextWait(wait);
+    const waiter = await this.store.wakeups.waiter();
+    try {
+      for (;;) {
+        const left = deadline - Date.now();
+        // The last look does not wait, so no hand-off can come after it.
+        const job = await this.store.jobs.claimNext({
+          session: id,
+          start: true,
+          ...(left > 0 ? { waitMs: left } : {}),
+        });
+        if (job !== null || left <= 0) return job;
+        await waiter.wait(left);
+      }
+    } finally {
+      waiter.close();
+    }
   }
 
   /**

@@ -7,14 +7,22 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { InvalidInputError, WorkspaceConfigurationError } from '../core/errors.js';
 import { unresolvedRefusal } from '../coordinator/refusals.js';
-import { BATCH_SIZE_MAX } from '../coordinator/pull.js';
+import { BATCH_SIZE_MAX, HTTP_NEXT_WAIT_MAX_MS, parseNextWait } from '../coordinator/pull.js';
 import { acting, actorOf, allow, sessionHost } from './auth.js';
 import { Epoch, Id, Key, SessionId, Text, jsonBody, ok, result, type Api, type ApiDeps } from './kit.js';
 
 const route = createRoute;
 const Setting = z.object({ value: z.string() }).openapi('Setting');
 const Name = z.string().openapi({ param: { in: 'path' }, example: 'vague-words' });
-const PullNext = z.object({ session: SessionId }).openapi('PullNext');
+const PullNext = z
+  .object({
+    session: SessionId,
+    wait: z
+      .string()
+      .optional()
+      .openapi({ description: 'wait up to this long for a job when none is due (a duration, at most 20s)' }),
+  })
+  .openapi('PullNext');
 const PullFinish = z
   .object({
     session: SessionId,
@@ -174,10 +182,20 @@ function pullRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       responses: ok('the next due job, claimed and started for the session; null when none'),
     }),
     async (context) => {
-      const { session } = context.req.valid('json');
+      const { session, wait } = context.req.valid('json');
+      const waitMs = wait === undefined ? undefined : parseNextWait(wait);
+      if (waitMs !== undefined && waitMs > HTTP_NEXT_WAIT_MAX_MS) {
+        throw new InvalidInputError(
+          `wait must be at most ${HTTP_NEXT_WAIT_MAX_MS / 1000}s per request, got ${wait}`,
+          'ask again when it runs out',
+        );
+      }
       const what = `take the next job for session ${session}`;
       await allow(context, baton, 'job:run', { what, session }, sessionHost(baton, session));
-      return result(context, { job: await acting(context, () => baton.pull.next(session)) });
+      const job = await acting(context, () =>
+        baton.pull.next(session, waitMs === undefined ? undefined : `${waitMs}ms`),
+      );
+      return result(context, { job });
     },
   );
   app.openapi(

@@ -149,6 +149,15 @@ export interface JobClaimNextParams {
    * For a caller that runs the job at once; one commit fewer per job than claimNext + start.
    */
   readonly start?: boolean | undefined;
+  /**
+   * When no job is due, the session waits for one for this long (ms, database clock): an enqueue
+   * meanwhile claims its job for the waiting session whose wait ends first, in its own commit (a
+   * hand-off: 'job:claimed' with `handedOff: true`), and the session's next claimNext takes it
+   * without a claim. Between calls a worker waits on `store.wakeups`. A hand-off never taken (or
+   * whose taker died before saying so) is claimed again by the next claimNext under a new epoch;
+   * left alone, sessions.end or the rescue frees it. One process waits per session (decision 0024).
+   */
+  readonly waitMs?: number | undefined;
 }
 
 export interface JobGuardParams {
@@ -322,6 +331,12 @@ export interface Store
      * task is not open or waits behind a gate; null when none.
      */
     claimNext(params: JobClaimNextParams): Promise<Job | null>;
+    /**
+     * Waits until every hand-off this store gave out (claimNext's waitMs) is recorded as taken:
+     * the word is sent after the caller has its job. close() does it; a process that ends without
+     * closing its store (a CLI command on SQLite, cli/exit-open.ts) calls this first.
+     */
+    settle(): Promise<void>;
     /** claimed → running, guarded by (session, epoch). */
     start(params: JobGuardParams): Promise<JobTransitionResult>;
     /**

@@ -116,8 +116,17 @@ export async function runBatchKill(o: BatchKillOptions): Promise<BatchKillResult
 type Ledger = ServerHistory['ledger'];
 type Jobs = ServerHistory['jobs'];
 
-/** [3] Every completion acknowledged to a worker is in the ledger under its epoch, and the job is done. */
-function checkAcknowledged(client: readonly HistoryLine[], ledger: Ledger, jobs: Jobs): CheckResult {
+/**
+ * [3] Every completion acknowledged to a worker (history `finish` ok, its `done` pairs of job and
+ * epoch) is in the ledger under its epoch, and the job is done. Shared with hand-off-kill.ts.
+ */
+export function checkAcknowledged(
+  client: readonly HistoryLine[],
+  ledger: Ledger,
+  jobs: Jobs,
+  name = 'batch-acknowledged',
+  title = 'Every completion acknowledged to a batch worker is committed under its epoch [3]',
+): CheckResult {
   const f = new Findings();
   let checked = 0;
   const finished = new Set(
@@ -134,21 +143,14 @@ function checkAcknowledged(client: readonly HistoryLine[], ledger: Ledger, jobs:
       }
     }
   }
-  return f.result(
-    'batch-acknowledged',
-    'Every completion acknowledged to a batch worker is committed under its epoch [3]',
-    checked,
-  );
+  return f.result(name, title, checked);
 }
 
-/** [2, 4, 6] One run and one claim per (job, epoch); every job done once; the kills hit batches. */
-function checkOncePerEpoch(
-  client: readonly HistoryLine[],
-  ledger: Ledger,
-  jobs: Jobs,
-  kills: number,
-): CheckResult {
-  const f = new Findings();
+/**
+ * [2, 4] One run (history `run`) and one `job:claimed` row per (job, epoch), and every job done
+ * exactly once, added to `f`; how many items were checked. Shared with hand-off-kill.ts.
+ */
+export function onceEach(f: Findings, client: readonly HistoryLine[], ledger: Ledger, jobs: Jobs): number {
   const runs = new Map<string, number>();
   for (const l of client.filter((x) => x.op === 'run')) {
     const k = `${String(l['job'])}@${String(l['epoch'])}`;
@@ -167,12 +169,24 @@ function checkOncePerEpoch(
     if (j.status !== 'done') f.add(`job ${j.id} ended ${j.status}, not done`, []);
     if ((ends.get(j.id) ?? 0) !== 1) f.add(`job ${j.id} finished ${ends.get(j.id) ?? 0} times`, []);
   }
+  return runs.size + claims.size + jobs.length;
+}
+
+/** [2, 4, 6] One run and one claim per (job, epoch); every job done once; the kills hit batches. */
+function checkOncePerEpoch(
+  client: readonly HistoryLine[],
+  ledger: Ledger,
+  jobs: Jobs,
+  kills: number,
+): CheckResult {
+  const f = new Findings();
+  const checked = onceEach(f, client, ledger, jobs);
   const givenBack = ledger.filter((e) => e.type === 'job:requeued');
   if (kills > 0 && givenBack.length === 0) f.add('the kills gave no job back: they missed the batches', []);
   return f.result(
     'batch-once-per-epoch',
     'Nothing runs twice under one epoch; every job is done exactly once; the kills hit batches [2, 4, 6]',
-    runs.size + claims.size + jobs.length,
+    checked,
     [`${kills} kills, ${givenBack.length} jobs given back`, ...givenBack.slice(0, 3).map(showEntry)],
   );
 }

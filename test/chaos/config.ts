@@ -52,3 +52,16 @@ export interface BatchWorkerConfig {
 }
 
 export const BATCH_WORKER_ENV = 'BATCH_WORKER';
+
+/** What the hand-off-kill scenario (hand-off-kill.ts) tells each waiting worker (hand-off-worker.ts). */
+export interface HandOffWorkerConfig {
+  readonly url: string;
+  readonly history: string;
+  readonly name: string;
+  /** The worker's session TTL; it beats at a fifth of it. */
+  readonly ttlMs: number;
+  /** The negative control: acknowledge completions before their commit. */
+  readonly ackEarly: boolean;
+}
+
+export const HAND_OFF_WORKER_ENV = 'HAND_OFF_WORKER';

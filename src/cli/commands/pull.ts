@@ -2,6 +2,7 @@
  * `baton job next` and `baton job finish`: pull mode, for a script that works the queue itself.
  *
  *   job=$(baton job next --session "$S" --json)           # null when no job is due
+ *   job=$(baton job next --session "$S" --wait 2m --json) # or wait up to 2 minutes for one
  *   ... work on it ...
  *   baton job finish "$id" --session "$S" --epoch "$epoch" --next --json   # done, and the next one
  *
@@ -13,6 +14,7 @@
 import type { Command } from 'commander';
 import type { Job, JobTransitionResult } from '../../core/job.js';
 import { jobLine } from '../job-format.js';
+import { InvalidInputError } from '../../core/errors.js';
 import { Refusal } from '../refusal.js';
 import { withApi } from '../run.js';
 import { nextBatch, registerPullBatch } from './pull-batch.js';
@@ -46,12 +48,22 @@ export function registerPull(job: Command): void {
     .requiredOption('--session <id>', 'your session (from `baton session start`)')
     .option('--batch <n>', 'take up to n jobs in one commit, each under its own epoch and lease')
     .option('--lease <duration>', 'with --batch: how long each job may be held (default 5m)')
-    .action((options: { session: string; batch?: string; lease?: string }, cmd: Command) =>
+    .option(
+      '--wait <duration>',
+      'when none is due, wait up to this long (at most 5m) for one: the next enqueue hands its job to you',
+    )
+    .action((options: { session: string; batch?: string; lease?: string; wait?: string }, cmd: Command) =>
       options.batch !== undefined
-        ? withApi(cmd, (baton, out) => nextBatch(baton, out, { ...options, batch: options.batch ?? '' }))
+        ? withApi(cmd, (baton, out) => {
+            if (options.wait !== undefined) {
+              throw new InvalidInputError('--wait takes one job at a time', 'leave out --batch or --wait');
+            }
+            return nextBatch(baton, out, { ...options, batch: options.batch ?? '' });
+          })
         : withApi(cmd, async (baton, out) => {
-            const next = await baton.pull.next(options.session);
-            out.result(next, () => (next === null ? ['no job is due'] : taken(next, options.session)));
+            const next = await baton.pull.next(options.session, options.wait);
+            const none = options.wait === undefined ? 'no job is due' : `no job came within ${options.wait}`;
+            out.result(next, () => (next === null ? [none] : taken(next, options.session)));
           }),
     );
 

@@ -14,6 +14,7 @@ import { exerciseDispatchPass } from './dispatch-pass.js';
 import { exerciseEffects } from './effects.js';
 import { exerciseForceRelease } from './force-release.js';
 import type { Harness } from './harness.js';
+import { exerciseHandOff } from './hand-off.js';
 import { exerciseHostLoad } from './host-load.js';
 import { exerciseJobs } from './jobs.js';
 import { exerciseJobLoop } from './jobs-loop.js';
@@ -44,6 +45,7 @@ export function exerciseStore(harness: Harness): void {
     exerciseClaims(harness);
     exerciseJobs(harness);
     exerciseJobLoop(harness);
+    exerciseHandOff(harness);
     exerciseJobBatch(harness);
     exerciseLeases(harness);
     exerciseAuditAndMigrations(harness);

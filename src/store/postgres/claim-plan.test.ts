@@ -27,6 +27,8 @@ test('a claim looks up its candidates’ tasks by key, in queue order, and reads
     1,
     null,
     false,
+    null,
+    null,
   ]);
   const p = rows.map((r) => r['QUERY PLAN']).join('\n');
   assert.match(p, /Index Scan using jobs_queue on jobs/, p);

@@ -44,6 +44,8 @@ interface ClaimRefs {
   readonly lease?: string | undefined;
   /** The dispatcher's lease term a placement is fenced by; none for a claim by the session itself. */
   readonly term?: string | undefined;
+  /** The attempt the claim makes; the next one unless said (a hand-off taken back keeps its own). */
+  readonly attempt?: string | undefined;
 }
 
 /**
@@ -59,7 +61,7 @@ export const claimSet = (refs: ClaimRefs): string => {
       : `status = CASE WHEN ${refs.start} THEN 'running' ELSE 'claimed' END`;
   const startedAt = refs.start === 'false' ? 'NULL' : `CASE WHEN ${refs.start} THEN ${refs.now} END`;
   return `${started},
-    epoch = jobs.epoch + 1, attempt = jobs.attempt + 1,
+    epoch = jobs.epoch + 1, attempt = ${refs.attempt ?? 'jobs.attempt + 1'},
     session_id = ${refs.session}, host = ${refs.host}, claimed_at = ${refs.now},
     started_at = ${startedAt}, reason = NULL, term = ${refs.term ?? 'NULL'},
     lease_until = ${refs.lease ?? 'NULL'}, agent_session_id = NULL, pid = NULL`;

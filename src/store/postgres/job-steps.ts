@@ -7,7 +7,7 @@
  */
 import { assert } from '../../core/assert.js';
 import { FencedError, NotFoundError } from '../../core/errors.js';
-import type { Job, JobTransitionResult } from '../../core/job.js';
+import type { Job, JobId, JobTransitionResult } from '../../core/job.js';
 import type {
   JobClaimNextParams,
   JobFinishAndClaimNextParams,
@@ -21,6 +21,7 @@ import type { Outcome } from '../outcome.js';
 import type { PgExecutor } from './executor.js';
 import { FINISH_TASK_STEP, FINISHED_TASK_JSON } from './task-state.js';
 import { claimSet, jobTaskOpen } from './claim-set.js';
+import { HAND_OFF_NOT_TAKEN } from '../hand-off.js';
 
 /** The parameter references of a finish step. */
 interface FinishRefs {
@@ -59,23 +60,42 @@ export const finishAuditRows = (refs: FinishRefs, part: number): string => `
   ${lockReleasedRows(part + 1, 'k', 'f.finished_at', `'released'`, 'f')}`;
 
 /**
- * CTEs of a claim step for session $1, host $2 (null: the session's) and start $3: `seen`, `next`,
- * `s`, `t` and `j` (the claimed job, with `session_host`).
+ * CTEs of a claim step for session $1, host $2 (null: the session's), start $3 and wait $4 (ms;
+ * null: no wait): `seen`, `h`, `next`, `s`, `t`, `j`, `r`, `got` (the job claimed, with
+ * `session_host` and `recovered`) and `w` (the session's wait mark).
  *
- * An empty poll takes no lock and writes nothing, so it needs no commit record: `seen` reads the
- * session without locking it, and `s` locks it FOR KEY SHARE only once `next` has found (and
- * locked) a job. That lock is what serialises a claim with sessions.end, which takes the session
- * row FOR UPDATE: if the end committed first, `s` waits for it and then reads the ended row
- * (READ COMMITTED re-reads the newest version of a row it had to wait for), so the guard
- * `s.state = 'live'` refuses the claim; if the claim holds the lock first, the end waits until the
- * claim has committed and then sees the job held by the session, as before. `seen` alone decides
- * only when no job was found (or the session was already ended in the snapshot), where a stale
- * answer cannot hand a job to an ended session.
+ * An empty poll without a wait takes no lock and writes nothing, so it needs no commit record:
+ * `seen` reads the session without locking it, and `s` locks it FOR KEY SHARE only once `next`
+ * has found (and locked) a job. That lock is what serialises a claim with sessions.end, which
+ * takes the session row FOR UPDATE: if the end committed first, `s` waits for it and then reads
+ * the ended row (READ COMMITTED re-reads the newest version of a row it had to wait for), so the
+ * guard `s.state = 'live'` refuses the claim; if the claim holds the lock first, the end waits
+ * until the claim has committed and then sees the job held by the session, as before. `seen`
+ * alone decides only when no job was found (or the session was already ended in the snapshot),
+ * where a stale answer cannot hand a job to an ended session.
+ *
+ * Hand-off (docs/decisions/0024): `h` is a job an enqueue handed to the session that the session
+ * never took (store/hand-off.ts); `r` gives it back and claims it again under a new epoch, in this
+ * one step and before any queued job (its attempt kept: it was never started by this claim).
+ * `w` clears `handed_job` only if it still names what `seen` read: a hand-off committed while
+ * this statement ran is left for the next call (`pending`), never wiped. With a wait and no job,
+ * `w` marks the session waiting until now + $4 ms.
  */
 const ONE_CLAIM = { session: 's.id', host: 'coalesce($2::text, s.host)', now: 't.now', start: '$3::boolean' };
 
+/** A wait mark is written again only once less than half of the wait asked for is left of it. */
+const MARK_STALE = `sessions.wait_until < t.now + $4::int * interval '0.5 millisecond'
+      OR sessions.wait_host IS DISTINCT FROM $2::text OR sessions.wait_start <> $3::boolean`;
+
 const CLAIM_STEPS = `seen AS (
-  SELECT id, host, state FROM sessions WHERE id = $1::bigint
+  SELECT id, host, state, handed_job FROM sessions WHERE id = $1::bigint
+), h AS (
+  -- $5: null unless this store waited for the session; then the newest job it gave it, so that a
+  -- hand-off it gave already is not given twice, and one it did not is taken as handed (waited).
+  SELECT jobs.id, $5::bigint IS NOT NULL AS waited FROM jobs
+  WHERE jobs.id = (SELECT handed_job FROM seen WHERE state = 'live') AND jobs.session_id = $1::bigint
+    AND jobs.status IN ('claimed', 'running') AND jobs.id > coalesce($5::bigint, 0)
+  FOR UPDATE OF jobs
 ),
 -- The locking CTE is an optimisation fence (Oban's experience): with the LIMIT subquery written
 -- inline in the UPDATE's WHERE, the planner may run it once per candidate row and claim more
@@ -85,14 +105,14 @@ const CLAIM_STEPS = `seen AS (
 next AS (
   SELECT jobs.id FROM jobs
   WHERE jobs.status = 'queued' AND jobs.run_after <= ${NOW}
-    AND EXISTS (SELECT 1 FROM seen WHERE state = 'live')
+    AND EXISTS (SELECT 1 FROM seen WHERE state = 'live') AND NOT EXISTS (SELECT 1 FROM h)
     AND ${jobTaskOpen('jobs')}
   ORDER BY jobs.priority, jobs.queued_at, jobs.id
   LIMIT 1
   FOR UPDATE OF jobs SKIP LOCKED
 ), s AS (
   SELECT id, host, state FROM sessions
-  WHERE id = $1::bigint AND EXISTS (SELECT 1 FROM next)
+  WHERE id = $1::bigint AND (EXISTS (SELECT 1 FROM next) OR EXISTS (SELECT 1 FROM h))
   FOR KEY SHARE
 ), t AS (
   SELECT ${NOW} AS now
@@ -103,14 +123,48 @@ next AS (
   UPDATE jobs SET ${claimSet(ONE_CLAIM)}
   FROM s, t
   WHERE jobs.id = (SELECT id FROM next) AND jobs.status = (SELECT 'queued'::text) AND s.state = 'live'
-  RETURNING ${jobColumns('jobs')}, s.host AS session_host
+  RETURNING ${jobColumns('jobs')}, s.host AS session_host, false AS recovered, false AS kept
+), r AS (
+  UPDATE jobs SET ${claimSet({ ...ONE_CLAIM, attempt: 'jobs.attempt' })}
+  FROM s, t
+  WHERE jobs.id = (SELECT id FROM h WHERE NOT waited) AND jobs.session_id = s.id AND s.state = 'live'
+  RETURNING ${jobColumns('jobs')}, s.host AS session_host, true AS recovered, false AS kept
+), kept AS (
+  SELECT ${jobColumns('jobs')}, s.host AS session_host, false AS recovered, true AS kept
+  FROM jobs, s WHERE jobs.id = (SELECT id FROM h WHERE waited) AND s.state = 'live'
+), got AS (
+  SELECT * FROM j UNION ALL SELECT * FROM r UNION ALL SELECT * FROM kept
+), w AS (
+  UPDATE sessions SET
+    handed_job = CASE WHEN sessions.handed_job IS NOT DISTINCT FROM (SELECT handed_job FROM seen)
+      THEN NULL ELSE sessions.handed_job END,
+    wait_until = CASE WHEN $4::int IS NULL OR EXISTS (SELECT 1 FROM got) THEN NULL
+      ELSE t.now + $4::int * interval '1 millisecond' END,
+    wait_host = $2::text, wait_start = $3::boolean
+  FROM t
+  WHERE sessions.id = $1::bigint AND sessions.state = 'live'
+    AND (sessions.handed_job IS NOT NULL OR CASE
+      WHEN $4::int IS NULL OR EXISTS (SELECT 1 FROM got) THEN sessions.wait_until IS NOT NULL
+      ELSE sessions.wait_until IS NULL OR ${MARK_STALE} END)
+  RETURNING sessions.handed_job
 )`;
 
-/** The ledger row of a claim step (part `part`), for insertAuditRows: one, started or not. */
-const claimAuditRows = (part: number): string => `
-  SELECT ${part} AS part, ''::text AS seq, j.claimed_at AS at, 'job:claimed'::text AS type, j.key AS task_key,
-    j.id AS job_id, j.session_id, j.session_host AS host, j.epoch, ${claimedDetail('j', '$3::boolean')} AS detail
-  FROM j`;
+/**
+ * The ledger rows of a claim step, for insertAuditRows: one `job:claimed`, started or not; a
+ * hand-off taken back (`recovered`) is given back to the queue and claimed again in the one step,
+ * so it has the `job:requeued` row of the first before it (parts 0 and 1). A hand-off taken as
+ * handed (`kept`) has its row already, the enqueue's.
+ */
+const CLAIM_AUDIT_ROWS = `
+  SELECT 0 AS part, ''::text AS seq, got.claimed_at AS at, 'job:requeued'::text AS type,
+    got.key AS task_key, got.id AS job_id, got.session_id, got.session_host AS host, got.epoch - 1 AS epoch,
+    jsonb_build_object('reason', '${HAND_OFF_NOT_TAKEN}', 'attempt', got.attempt - 1) AS detail
+  FROM got WHERE got.recovered
+  UNION ALL
+  SELECT 1, '', got.claimed_at, 'job:claimed', got.key, got.id, got.session_id, got.session_host, got.epoch,
+    ${claimedDetail('got', '$3::boolean')}
+      || CASE WHEN got.recovered THEN '{"recovered": true}'::jsonb ELSE '{}'::jsonb END
+  FROM got WHERE NOT got.kept`;
 
 /** The session's state as the claim step saw it: locked when a job was found, else as read. */
 const SESSION_STATE = `(SELECT coalesce(s.state, seen.state)
@@ -130,18 +184,42 @@ export function liveOrThrow(session: number, state: string | null): void {
  * other's rows instead of queueing behind them, and marks it claimed (or, with `start`, running)
  * in the same statement.
  */
-export const CLAIM_NEXT = `WITH ${CLAIM_STEPS}, a AS (${insertAuditRows(claimAuditRows(0))})
-  SELECT ${SESSION_STATE}, j.* FROM (SELECT 1) one LEFT JOIN j ON true`;
+export const CLAIM_NEXT = `WITH ${CLAIM_STEPS}, a AS (${insertAuditRows(CLAIM_AUDIT_ROWS)})
+  SELECT ${SESSION_STATE}, (SELECT handed_job FROM w) AS pending, got.*
+  FROM (SELECT 1) one LEFT JOIN got ON true`;
 
-export async function claimNext(exec: PgExecutor, params: JobClaimNextParams): Promise<Job | null> {
-  const row = await exec.one<Partial<JobRow> & { session_state: string | null }>(CLAIM_NEXT, [
-    params.session,
-    params.host ?? null,
-    params.start === true,
-  ]);
+/** The claim statement of claimNext (store/hand-off.ts runs it): the job, and whether a hand-off waits. */
+export async function claimNext(
+  exec: PgExecutor,
+  params: JobClaimNextParams,
+  known: JobId | null,
+): Promise<{ job: Job | null; pending: boolean }> {
+  const row = await exec.one<
+    Partial<JobRow> & { session_state: string | null; pending: string | number | null }
+  >(CLAIM_NEXT, [params.session, params.host ?? null, params.start === true, params.waitMs ?? null, known]);
   assert(row !== undefined, 'claimNext returns exactly one row');
   liveOrThrow(params.session, row.session_state);
-  return row.id === undefined || row.id === null ? null : toJob(row as JobRow);
+  const job = row.id === undefined || row.id === null ? null : toJob(row as JobRow);
+  return { job, pending: row.pending !== null };
+}
+
+/** The job handed to the live session that it has not said it took (store/hand-off.ts). */
+export async function probeHandOff(exec: PgExecutor, session: number): Promise<Job | null> {
+  const row = await exec.one<JobRow>(
+    `SELECT ${jobColumns('jobs')} FROM sessions s JOIN jobs ON jobs.id = s.handed_job
+     WHERE s.id = $1::bigint AND s.state = 'live' AND jobs.session_id = s.id
+       AND jobs.status IN ('claimed', 'running')`,
+    [session],
+  );
+  return row === undefined ? null : toJob(row);
+}
+
+/** Says the session took the job handed to it: `handed_job` cleared if it still names it. */
+export async function ackHandOff(exec: PgExecutor, session: number, job: number): Promise<void> {
+  await exec.rows('UPDATE sessions SET handed_job = NULL WHERE id = $1::bigint AND handed_job = $2::bigint', [
+    session,
+    job,
+  ]);
 }
 
 /**

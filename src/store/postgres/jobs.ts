@@ -21,19 +21,33 @@ import {
   NOW,
   TASK_COLUMNS,
   actorJson,
+  claimedDetail,
   hostOf,
   jobColumns,
   jobFields,
+  jobFieldsAsMs,
   stateFacts,
   toJob,
+  toJobAsMs,
+  type JobMsRow,
   type JobRow,
   type TaskRow,
 } from './rows.js';
 import { taskStateRefusal } from '../task-refusal.js';
 import { Batcher } from './batcher.js';
-import { claimNext, finishAndClaimMany, finishAuditRows, finishSteps } from './job-steps.js';
+import {
+  ackHandOff,
+  claimNext,
+  finishAndClaimMany,
+  finishAuditRows,
+  finishSteps,
+  probeHandOff,
+} from './job-steps.js';
+import { HandOffs } from '../hand-off.js';
+import { HANDED_PREFIX } from './wakeups.js';
 import { jobBatch } from './job-batch.js';
 import { ACTIVE_SQL, TERMINAL_SQL } from '../job-guard.js';
+import { taskOpen } from './claim-set.js';
 import type { PgExecutor } from './executor.js';
 
 const ENQUEUE_RETRY_MAX = 20;
@@ -64,6 +78,13 @@ export async function lostOr(
  * inserts are backed by unique indexes (tasks.key, jobs_one_active_per_task), so a concurrent
  * enqueue of the same key makes ON CONFLICT do nothing; the statement then returns no row, and
  * the next run sees the winner's rows and answers `created: false`.
+ *
+ * When a live session waits for a job (claimNext's waitMs) and the task takes jobs (open, no
+ * gate), the job is inserted claimed for the one whose wait ends first, as claimNext would have
+ * claimed it (epoch and attempt 1, its host, started if it asked), with its `job:claimed` row
+ * (`handedOff: true`), and the session names it in `handed_job` (docs/decisions/0024). SKIP
+ * LOCKED passes over a session another statement is changing (its claimNext, another enqueue's
+ * hand-off, a heartbeat): the job is then queued, and the wake-up sends the worker to claim it.
  */
 const ENQUEUE = `
 WITH new_task AS (
@@ -75,39 +96,63 @@ WITH new_task AS (
 ), old_task AS (
   -- FOR SHARE: a state change of the task (UPDATE, then reading its jobs afresh) waits for this
   -- enqueue to commit and then ends its job, or this enqueue waits and then reads the new state.
-  SELECT id, key, priority, state FROM tasks WHERE key = $1::text FOR SHARE
+  SELECT id, key, priority, state, gate FROM tasks WHERE key = $1::text FOR SHARE
 ), task AS (
-  SELECT id, key, priority, 'open'::text AS state FROM new_task
+  SELECT id, key, priority, 'open'::text AS state, NULL::text AS gate FROM new_task
   UNION ALL
-  SELECT id, key, priority, state FROM old_task
+  SELECT id, key, priority, state, gate FROM old_task
 ), active AS (
   -- By the task's id as a value, so the index is probed for that task: joined to the CTE, the
   -- generic plan read every entry of jobs_one_active_per_task, whose dead ones (each job since the
   -- last VACUUM) a bitmap scan never marks, and each enqueue grew slower (docs/decisions/0002).
   SELECT j.id FROM jobs j WHERE j.task_id = (SELECT id FROM task LIMIT 1) AND j.status IN ${ACTIVE_SQL}
+), waiter AS (
+  SELECT s.id, coalesce(s.wait_host, s.host) AS host, s.wait_start AS start
+  FROM sessions s
+  WHERE s.wait_until > ${NOW} AND s.state = 'live' AND s.handed_job IS NULL
+    AND (SELECT ${taskOpen('task')} FROM task LIMIT 1) AND NOT EXISTS (SELECT 1 FROM active)
+  ORDER BY s.wait_until, s.id
+  LIMIT 1
+  FOR UPDATE OF s SKIP LOCKED
 ), job AS (
-  INSERT INTO jobs (task_id, priority, queued_at, ram_mb, command, attempt_max, github)
-  SELECT id, coalesce($2::int, priority), ${NOW}, $3::int, $4::text, coalesce($5::int, 3),
-    left(key, ${GITHUB_KEY_PREFIX.length}) = '${GITHUB_KEY_PREFIX}'
-  FROM task
+  INSERT INTO jobs (task_id, priority, queued_at, ram_mb, command, attempt_max, github,
+    status, epoch, attempt, session_id, host, claimed_at, started_at)
+  SELECT task.id, coalesce($2::int, task.priority), n.now, $3::int, $4::text, coalesce($5::int, 3),
+    left(task.key, ${GITHUB_KEY_PREFIX.length}) = '${GITHUB_KEY_PREFIX}',
+    CASE WHEN w.id IS NULL THEN 'queued' WHEN w.start THEN 'running' ELSE 'claimed' END,
+    CASE WHEN w.id IS NULL THEN 0 ELSE 1 END, CASE WHEN w.id IS NULL THEN 0 ELSE 1 END,
+    w.id, w.host, CASE WHEN w.id IS NOT NULL THEN n.now END, CASE WHEN w.start THEN n.now END
+  FROM task CROSS JOIN (SELECT ${NOW} AS now) n LEFT JOIN waiter w ON true
   WHERE NOT EXISTS (SELECT 1 FROM active) AND task.state = 'open'
   ON CONFLICT (task_id) WHERE status IN ${ACTIVE_SQL} DO NOTHING
   RETURNING ${jobFields('jobs')}
+), handed AS (
+  -- The notification names the job as committed, for the waiting session's store to take it from
+  -- there (store/hand-off.ts; postgres/wakeups.ts).
+  UPDATE sessions SET handed_job = job.id, wait_until = NULL
+  FROM job WHERE sessions.id = job.session_id
+  RETURNING pg_notify('baton_wake', '${HANDED_PREFIX}' ||
+    (SELECT row_to_json(x)::text FROM (SELECT ${jobFieldsAsMs('job')}, $1::text AS key) x)) AS sent
 ), a AS (
-  INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, detail)
-  SELECT x.at, x.type, $1::text, x.job_id, $6::bigint, ${hostOf('$6::bigint')}, x.detail
+  INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail)
+  SELECT x.at, x.type, $1::text, x.job_id, x.session_id, x.host, x.epoch, x.detail
   FROM (
     SELECT 0 AS part, created_at AS at, 'task:added' AS type, NULL::bigint AS job_id,
+      $6::bigint AS session_id, ${hostOf('$6::bigint')} AS host, NULL::bigint AS epoch,
       ${actorJson('$8')} AS detail
     FROM new_task
     UNION ALL
-    SELECT 1, queued_at, 'job:enqueued', id,
+    SELECT 1, queued_at, 'job:enqueued', id, $6::bigint, ${hostOf('$6::bigint')}, NULL::bigint,
       jsonb_build_object('priority', priority, 'ramMb', ram_mb) || ${actorJson('$8')}
     FROM job
+    UNION ALL
+    SELECT 2, claimed_at, 'job:claimed', id, session_id, ${hostOf('job.session_id')}, epoch,
+      ${claimedDetail('job', "job.status = 'running'")} || '{"handedOff": true}'::jsonb
+    FROM job WHERE session_id IS NOT NULL
   ) x
   ORDER BY x.part
 )
-SELECT true AS created, job.*, $1::text AS key FROM job
+SELECT true AS created, job.*, $1::text AS key FROM job WHERE (SELECT count(*) FROM handed) >= 0
 UNION ALL
 SELECT false, ${jobColumns('jobs')} FROM jobs
 WHERE id IN (SELECT id FROM active) AND (SELECT state FROM task LIMIT 1) = 'open'`;
@@ -191,8 +236,36 @@ FROM (SELECT 1) one LEFT JOIN old ON true LEFT JOIN r ON true`;
 const BATCHES_IN_FLIGHT = 1;
 const BATCH_MAX = 64;
 
+/** claimNext's hand-offs (store/hand-off.ts); the store settles them when it closes. */
+export function postgresHandOffs(exec: PgExecutor, took: (count: number) => void): HandOffs {
+  return new HandOffs({
+    probe: (session) => probeHandOff(exec, session),
+    ack: (session, job) => ackHandOff(exec, session, job),
+    claim: async (params, known) => {
+      const claimed = await claimNext(exec, params, known);
+      if (claimed.job !== null) took(1);
+      return claimed;
+    },
+  });
+}
+
+/** What takes a hand-off's notification (wakeups.ts): the job as the enqueue committed it. */
+export function announcedHandOff(handOffs: HandOffs): (json: string) => void {
+  return (json) => {
+    try {
+      handOffs.arrived(toJobAsMs(JSON.parse(json) as JobMsRow));
+    } catch {
+      // Unreadable: the waiting store reads the hand-off from the database instead.
+    }
+  };
+}
+
 /** `took` counts the jobs taken from the queue, for the queue's upkeep (upkeep.ts). */
-export function postgresJobs(exec: PgExecutor, took: (count: number) => void): Store['jobs'] {
+export function postgresJobs(
+  exec: PgExecutor,
+  took: (count: number) => void,
+  handOffs: HandOffs,
+): Store['jobs'] {
   type Loop = Parameters<Store['jobs']['finishAndClaimNext']>[0];
   type LoopResult = Awaited<ReturnType<Store['jobs']['finishAndClaimNext']>>;
   const loops = new Batcher<Loop, LoopResult>(
@@ -205,12 +278,13 @@ export function postgresJobs(exec: PgExecutor, took: (count: number) => void): S
     BATCH_MAX,
   );
   return {
-    enqueue: (params) => enqueue(exec, params),
-    claimNext: async (params) => {
-      const job = await claimNext(exec, params);
-      if (job !== null) took(1);
-      return job;
+    enqueue: async (params) => {
+      const result = await enqueue(exec, params);
+      if (result.created && result.job.status !== 'queued') took(1); // handed off (decision 0024)
+      return result;
     },
+    claimNext: (params) => handOffs.claimNext(params),
+    settle: () => handOffs.settle(),
     start: (params) => startJob(exec, params),
     finish: (params) => finishJob(exec, params),
     finishAndClaimNext: (params) => loops.submit(params),

@@ -1,6 +1,6 @@
 /**
  * Queue jobs on SQLite: every transition is one guarded UPDATE inside BEGIN IMMEDIATE; the steps
- * a worker repeats (claim, finish, the batch) are in job-steps.ts.
+ * a worker repeats (claim, finish, the batch) are in job-steps.ts, the hand-off at enqueue in hand-off.ts.
  */
 import { cancelReason } from '../../core/job.js';
 import { isTerminalJobState, type Job, type JobState, type JobTransitionResult } from '../../core/job.js';
@@ -25,17 +25,18 @@ import { TickBatcher } from './tick-batcher.js';
 import { insertTask, sessionRow, taskRow } from './tasks-claims.js';
 import { taskStateRefusal } from '../task-refusal.js';
 import { facts } from './task-state.js';
+import type { HandOffs } from '../hand-off.js';
+import { handOffIn } from './hand-off.js';
 
 export { jobById };
 
 const JOB_SELECT = 'SELECT j.*, t.key FROM jobs j JOIN tasks t ON t.id = j.task_id';
 
-export function sqliteJobs(exec: SqliteExecutor): Store['jobs'] {
+export function sqliteJobs(exec: SqliteExecutor, handOffs: HandOffs): Store['jobs'] {
   // Several workers of one process share a commit (tick-batcher.ts); each call stands alone.
   const loops = new TickBatcher(exec, (params: JobFinishAndClaimNextParams) => loopIn(exec, params));
-  const sync: Sync<Omit<Store['jobs'], 'finishAndClaimNext' | 'start'>> = {
+  const sync: Sync<Omit<Store['jobs'], 'finishAndClaimNext' | 'start' | 'claimNext' | 'settle'>> = {
     enqueue: (params) => exec.write(() => enqueueIn(exec, params)),
-    claimNext: (params) => exec.write(() => claimNextIn(exec, params)),
     finish: (params) => exec.write(() => finishIn(exec, params)),
     batch: (params) => exec.write(() => batchIn(exec, params)),
     cancel: (params) => exec.write(() => cancelIn(exec, params)),
@@ -45,6 +46,8 @@ export function sqliteJobs(exec: SqliteExecutor): Store['jobs'] {
   };
   return {
     ...fromSync(sync),
+    claimNext: (params) => handOffs.claimNext(params),
+    settle: () => handOffs.settle(),
     finishAndClaimNext: (params) => loops.submit(params),
     // Commits with writes sent in the same turn (SqliteExecutor.grouped); a run's start goes by runs.begin.
     start: (params) => exec.grouped(() => startIn(exec, params)),
@@ -83,7 +86,8 @@ function enqueueIn(exec: SqliteExecutor, params: JobEnqueueParams): JobEnqueueRe
     session: params.by ?? null,
     detail: withActor({ priority: row.priority, ramMb: row.ram_mb }, params.actor),
   });
-  return { job: toJob(row), created: true };
+  const handed = task.gate === null ? handOffIn(exec, row, now) : undefined;
+  return { job: toJob(handed ?? row), created: true };
 }
 
 /** jobs.cancel, inside the caller's write transaction. */

@@ -27,6 +27,7 @@ import { sqliteTasks, sqliteSessions } from './tasks-claims.js';
 import { sqliteClaims } from './claims.js';
 import { sqliteLifecycle, sqliteSettings } from './lifecycle.js';
 import { sqliteJobs } from './jobs.js';
+import { sqliteHandOffs } from './hand-off.js';
 import { sqliteLeases, sqliteAudit } from './leases-audit.js';
 import { SqliteExecutor, fromSync } from './executor.js';
 import { sqliteHosts } from './hosts.js';
@@ -84,10 +85,11 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     throw damaged(options.path, error) ?? error;
   }
   const wake = sqliteWakeups(exec);
+  const handOffs = sqliteHandOffs(exec);
   return exec.retryingLater<Store>({
     engine: 'sqlite',
     capabilities: { multiHost: false },
-    ...fromSync<Pick<Store, 'now' | 'schema' | 'close'>>({
+    ...fromSync<Pick<Store, 'now' | 'schema'>>({
       now: () => exec.read(() => exec.now()),
       schema: () =>
         exec.read(() => ({
@@ -96,16 +98,18 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
               .v ?? 0,
           known: Math.max(...MIGRATIONS.map((migration) => migration.version)),
         })),
-      close: () => {
-        wake.stop();
-        db.close();
-      },
     }),
+    // Every hand-off it took said so (store/hand-off.ts) before the file closes.
+    close: async () => {
+      await handOffs.settle();
+      wake.stop();
+      db.close();
+    },
     wakeups: wake.wakeups,
     tasks: fromSync(sqliteTasks(exec)),
     sessions: sqliteSessions(exec),
     claims: fromSync(sqliteClaims(exec)),
-    jobs: sqliteJobs(exec),
+    jobs: sqliteJobs(exec, handOffs),
     leases: fromSync(sqliteLeases(exec)),
     audit: fromSync(sqliteAudit(exec)),
     hosts: fromSync(sqliteHosts(exec)),

@@ -21,6 +21,7 @@ import takeFromOneRule from './0022-take-from-one-rule.js';
 import outboxPerStatement from './0023-outbox-per-statement.js';
 import placementWake from './0024-placement-wake.js';
 import outboxGithubJobs from './0025-outbox-github-jobs.js';
+import handOff from './0026-hand-off.js';
 
 export interface Migration {
   readonly version: number;
@@ -56,4 +57,5 @@ export const MIGRATIONS: readonly Migration[] = [
   outboxPerStatement,
   placementWake,
   outboxGithubJobs,
+  handOff,
 ];

@@ -4,7 +4,14 @@
 
 -- statement 1 of 1
 WITH seen AS (
-  SELECT id, host, state FROM sessions WHERE id = $1::bigint
+  SELECT id, host, state, handed_job FROM sessions WHERE id = $1::bigint
+), h AS (
+  -- $5: null unless this store waited for the session; then the newest job it gave it, so that a
+  -- hand-off it gave already is not given twice, and one it did not is taken as handed (waited).
+  SELECT jobs.id, $5::bigint IS NOT NULL AS waited FROM jobs
+  WHERE jobs.id = (SELECT handed_job FROM seen WHERE state = 'live') AND jobs.session_id = $1::bigint
+    AND jobs.status IN ('claimed', 'running') AND jobs.id > coalesce($5::bigint, 0)
+  FOR UPDATE OF jobs
 ),
 -- The locking CTE is an optimisation fence (Oban's experience): with the LIMIT subquery written
 -- inline in the UPDATE's WHERE, the planner may run it once per candidate row and claim more
@@ -14,14 +21,14 @@ WITH seen AS (
 next AS (
   SELECT jobs.id FROM jobs
   WHERE jobs.status = 'queued' AND jobs.run_after <= date_trunc('milliseconds', clock_timestamp())
-    AND EXISTS (SELECT 1 FROM seen WHERE state = 'live')
+    AND EXISTS (SELECT 1 FROM seen WHERE state = 'live') AND NOT EXISTS (SELECT 1 FROM h)
     AND (SELECT t.state = 'open' AND t.gate IS NULL FROM tasks t WHERE t.id = jobs.task_id)
   ORDER BY jobs.priority, jobs.queued_at, jobs.id
   LIMIT 1
   FOR UPDATE OF jobs SKIP LOCKED
 ), s AS (
   SELECT id, host, state FROM sessions
-  WHERE id = $1::bigint AND EXISTS (SELECT 1 FROM next)
+  WHERE id = $1::bigint AND (EXISTS (SELECT 1 FROM next) OR EXISTS (SELECT 1 FROM h))
   FOR KEY SHARE
 ), t AS (
   SELECT date_trunc('milliseconds', clock_timestamp()) AS now
@@ -36,13 +43,48 @@ next AS (
     lease_until = NULL, agent_session_id = NULL, pid = NULL
   FROM s, t
   WHERE jobs.id = (SELECT id FROM next) AND jobs.status = (SELECT 'queued'::text) AND s.state = 'live'
-  RETURNING jobs.id, jobs.task_id, jobs.status, jobs.priority, jobs.queued_at, jobs.ram_mb, jobs.command, jobs.attempt, jobs.attempt_max, jobs.epoch, jobs.session_id, jobs.host, jobs.claimed_at, jobs.started_at, jobs.finished_at, jobs.exit_code, jobs.reason, jobs.run_after, jobs.term, jobs.agent_session_id, jobs.pid, jobs.output_tail, (SELECT key FROM tasks WHERE id = jobs.task_id) AS key, s.host AS session_host
+  RETURNING jobs.id, jobs.task_id, jobs.status, jobs.priority, jobs.queued_at, jobs.ram_mb, jobs.command, jobs.attempt, jobs.attempt_max, jobs.epoch, jobs.session_id, jobs.host, jobs.claimed_at, jobs.started_at, jobs.finished_at, jobs.exit_code, jobs.reason, jobs.run_after, jobs.term, jobs.agent_session_id, jobs.pid, jobs.output_tail, (SELECT key FROM tasks WHERE id = jobs.task_id) AS key, s.host AS session_host, false AS recovered, false AS kept
+), r AS (
+  UPDATE jobs SET status = CASE WHEN $3::boolean THEN 'running' ELSE 'claimed' END,
+    epoch = jobs.epoch + 1, attempt = jobs.attempt,
+    session_id = s.id, host = coalesce($2::text, s.host), claimed_at = t.now,
+    started_at = CASE WHEN $3::boolean THEN t.now END, reason = NULL, term = NULL,
+    lease_until = NULL, agent_session_id = NULL, pid = NULL
+  FROM s, t
+  WHERE jobs.id = (SELECT id FROM h WHERE NOT waited) AND jobs.session_id = s.id AND s.state = 'live'
+  RETURNING jobs.id, jobs.task_id, jobs.status, jobs.priority, jobs.queued_at, jobs.ram_mb, jobs.command, jobs.attempt, jobs.attempt_max, jobs.epoch, jobs.session_id, jobs.host, jobs.claimed_at, jobs.started_at, jobs.finished_at, jobs.exit_code, jobs.reason, jobs.run_after, jobs.term, jobs.agent_session_id, jobs.pid, jobs.output_tail, (SELECT key FROM tasks WHERE id = jobs.task_id) AS key, s.host AS session_host, true AS recovered, false AS kept
+), kept AS (
+  SELECT jobs.id, jobs.task_id, jobs.status, jobs.priority, jobs.queued_at, jobs.ram_mb, jobs.command, jobs.attempt, jobs.attempt_max, jobs.epoch, jobs.session_id, jobs.host, jobs.claimed_at, jobs.started_at, jobs.finished_at, jobs.exit_code, jobs.reason, jobs.run_after, jobs.term, jobs.agent_session_id, jobs.pid, jobs.output_tail, (SELECT key FROM tasks WHERE id = jobs.task_id) AS key, s.host AS session_host, false AS recovered, true AS kept
+  FROM jobs, s WHERE jobs.id = (SELECT id FROM h WHERE waited) AND s.state = 'live'
+), got AS (
+  SELECT * FROM j UNION ALL SELECT * FROM r UNION ALL SELECT * FROM kept
+), w AS (
+  UPDATE sessions SET
+    handed_job = CASE WHEN sessions.handed_job IS NOT DISTINCT FROM (SELECT handed_job FROM seen)
+      THEN NULL ELSE sessions.handed_job END,
+    wait_until = CASE WHEN $4::int IS NULL OR EXISTS (SELECT 1 FROM got) THEN NULL
+      ELSE t.now + $4::int * interval '1 millisecond' END,
+    wait_host = $2::text, wait_start = $3::boolean
+  FROM t
+  WHERE sessions.id = $1::bigint AND sessions.state = 'live'
+    AND (sessions.handed_job IS NOT NULL OR CASE
+      WHEN $4::int IS NULL OR EXISTS (SELECT 1 FROM got) THEN sessions.wait_until IS NOT NULL
+      ELSE sessions.wait_until IS NULL OR sessions.wait_until < t.now + $4::int * interval '0.5 millisecond'
+      OR sessions.wait_host IS DISTINCT FROM $2::text OR sessions.wait_start <> $3::boolean END)
+  RETURNING sessions.handed_job
 ), a AS (INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail)
   SELECT at, type, task_key, job_id, session_id, host, epoch, detail FROM (
-  SELECT 0 AS part, ''::text AS seq, j.claimed_at AS at, 'job:claimed'::text AS type, j.key AS task_key,
-    j.id AS job_id, j.session_id, j.session_host AS host, j.epoch, jsonb_build_object('attempt', j.attempt, 'host', j.host)
-    || CASE WHEN $3::boolean THEN '{"started": true}'::jsonb ELSE '{}'::jsonb END AS detail
-  FROM j) x
+  SELECT 0 AS part, ''::text AS seq, got.claimed_at AS at, 'job:requeued'::text AS type,
+    got.key AS task_key, got.id AS job_id, got.session_id, got.session_host AS host, got.epoch - 1 AS epoch,
+    jsonb_build_object('reason', 'hand-off not taken', 'attempt', got.attempt - 1) AS detail
+  FROM got WHERE got.recovered
+  UNION ALL
+  SELECT 1, '', got.claimed_at, 'job:claimed', got.key, got.id, got.session_id, got.session_host, got.epoch,
+    jsonb_build_object('attempt', got.attempt, 'host', got.host)
+    || CASE WHEN $3::boolean THEN '{"started": true}'::jsonb ELSE '{}'::jsonb END
+      || CASE WHEN got.recovered THEN '{"recovered": true}'::jsonb ELSE '{}'::jsonb END
+  FROM got WHERE NOT got.kept) x
   ORDER BY x.part, x.seq COLLATE "C")
   SELECT (SELECT coalesce(s.state, seen.state)
-  FROM (SELECT 1) one LEFT JOIN seen ON true LEFT JOIN s ON true) AS session_state, j.* FROM (SELECT 1) one LEFT JOIN j ON true;
+  FROM (SELECT 1) one LEFT JOIN seen ON true LEFT JOIN s ON true) AS session_state, (SELECT handed_job FROM w) AS pending, got.*
+  FROM (SELECT 1) one LEFT JOIN got ON true;

@@ -17,6 +17,7 @@ import jobLeases from './0017-job-leases.js';
 import disk from './0018-disk.js';
 import runTokens from './0021-run-tokens.js';
 import quietStart from './0022-quiet-start.js';
+import handOff from './0023-hand-off.js';
 
 export interface Migration {
   readonly version: number;
@@ -45,4 +46,5 @@ export const MIGRATIONS: readonly Migration[] = [
   disk,
   runTokens,
   quietStart,
+  handOff,
 ];

@@ -1,0 +1,196 @@
+/**
+ * Hand-off at enqueue on SQLite (docs/decisions/0024; store/hand-off.ts holds what both engines
+ * share): the enqueue's hand-off, the claim statement that takes or takes back a session's
+ * hand-off, and the read that takes it without a write.
+ */
+import type { Job, JobId } from '../../core/job.js';
+import type { JobClaimNextParams } from '../store.js';
+import { HAND_OFF_NOT_TAKEN, HandOffs } from '../hand-off.js';
+import { appendAudit, toJob, type JobRow, type SessionRow } from './rows.js';
+import { RETURNING, claimDue } from './job-steps.js';
+import type { SqliteExecutor } from './executor.js';
+import { sessionRow } from './tasks-claims.js';
+
+const JOB_SELECT = 'SELECT j.*, t.key FROM jobs j JOIN tasks t ON t.id = j.task_id';
+
+/** claimNext's hand-offs (store/hand-off.ts); the store settles them when it closes. */
+export function sqliteHandOffs(exec: SqliteExecutor): HandOffs {
+  return new HandOffs({
+    probe: (session) => Promise.resolve().then(() => exec.read(() => probeIn(exec, session))),
+    // After the caller has its job: a commit of its own, off the path that took the hand-off.
+    ack: (session, job) =>
+      new Promise((resolve) =>
+        setImmediate(() => {
+          try {
+            exec.write(() =>
+              exec
+                .prepare('UPDATE sessions SET handed_job = NULL WHERE id = ? AND handed_job = ?')
+                .run(session, job),
+            );
+          } catch {
+            // Unsaid, the hand-off is claimed again by the next claim: see store/hand-off.ts.
+          }
+          resolve();
+        }),
+      ),
+    claim: (params, known) => Promise.resolve().then(() => exec.write(() => claimIn(exec, params, known))),
+  });
+}
+
+interface WaiterRow {
+  id: number;
+  host: string;
+  wait_start: number;
+}
+
+/**
+ * The hand-off of a new job (docs/decisions/0024): claimed, inside the enqueue's transaction, for
+ * the live session waiting for a job whose wait ends first, as claimNext would have claimed it, with
+ * its `job:claimed` row (`handedOff: true`); the session names it in `handed_job`. As PostgreSQL's
+ * ENQUEUE. Undefined when no session waits.
+ */
+export function handOffIn(exec: SqliteExecutor, job: JobRow, now: number): JobRow | undefined {
+  const waiter = exec
+    .prepare(
+      `SELECT id, coalesce(wait_host, host) AS host, wait_start FROM sessions
+       WHERE wait_until > ? AND state = 'live' AND handed_job IS NULL
+       ORDER BY wait_until, id LIMIT 1`,
+    )
+    .get(now) as WaiterRow | undefined;
+  if (waiter === undefined) return undefined;
+  const started = waiter.wait_start === 1;
+  const row = exec
+    .prepare(
+      `UPDATE jobs SET status = ?, epoch = epoch + 1, attempt = attempt + 1, session_id = ?, host = ?,
+         claimed_at = ?, started_at = ?
+       WHERE id = ? AND status = 'queued' ${RETURNING}`,
+    )
+    .get(
+      started ? 'running' : 'claimed',
+      waiter.id,
+      waiter.host,
+      now,
+      started ? now : null,
+      job.id,
+    ) as JobRow;
+  appendAudit(exec, {
+    at: now,
+    type: 'job:claimed',
+    key: row.key,
+    jobId: row.id,
+    session: waiter.id,
+    epoch: row.epoch,
+    detail: { attempt: row.attempt, host: row.host, ...(started ? { started: true } : {}), handedOff: true },
+  });
+  exec.prepare('UPDATE sessions SET handed_job = ?, wait_until = NULL WHERE id = ?').run(row.id, waiter.id);
+  return row;
+}
+
+interface HandOffColumns {
+  handed_job: number | null;
+  wait_until: number | null;
+  wait_host: string | null;
+  wait_start: number;
+}
+
+/**
+ * The claim statement of claimNext (store/hand-off.ts runs it), inside the caller's write
+ * transaction: the session's hand-off, else the best due job; then the session's wait mark. As
+ * PostgreSQL's CLAIM_NEXT (`known` as its $5); no hand-off can land while it runs, so none is
+ * ever pending.
+ */
+function claimIn(
+  exec: SqliteExecutor,
+  params: JobClaimNextParams,
+  known: JobId | null,
+): { job: Job | null; pending: boolean } {
+  const session = sessionRow(exec, params.session, true);
+  const marks = session as unknown as HandOffColumns; // sessionRow reads every column
+  const now = exec.now();
+  const handed = marks.handed_job !== null && marks.handed_job > (known ?? 0) ? marks.handed_job : null;
+  let row = handed === null ? undefined : takeHandedIn(exec, params, session, handed, known !== null, now);
+  row ??= claimDue(exec, {
+    session,
+    host: params.host,
+    now,
+    start: params.start === true,
+    limit: 1,
+    leaseUntil: null,
+  })[0];
+  const waitMs = row === undefined ? params.waitMs : undefined;
+  const start = params.start === true ? 1 : 0;
+  const stale =
+    waitMs === undefined
+      ? marks.wait_until !== null
+      : marks.wait_until === null ||
+        marks.wait_until < now + waitMs / 2 ||
+        marks.wait_host !== (params.host ?? null) ||
+        marks.wait_start !== start;
+  if (marks.handed_job !== null || stale) {
+    exec
+      .prepare(
+        'UPDATE sessions SET handed_job = NULL, wait_until = ?, wait_host = ?, wait_start = ? WHERE id = ?',
+      )
+      .run(waitMs === undefined ? null : now + waitMs, params.host ?? null, start, params.session);
+  }
+  return { job: row === undefined ? null : toJob(row), pending: false };
+}
+
+/**
+ * The session's hand-off `id`, if it still holds it: as handed when this store waited for it
+ * (`waited`), else given back and claimed again under a new epoch, with both ledger rows.
+ */
+function takeHandedIn(
+  exec: SqliteExecutor,
+  params: JobClaimNextParams,
+  session: SessionRow,
+  id: number,
+  waited: boolean,
+  now: number,
+): JobRow | undefined {
+  if (waited) {
+    return exec
+      .prepare(`${JOB_SELECT} WHERE j.id = ? AND j.session_id = ? AND j.status IN ('claimed', 'running')`)
+      .get(id, params.session) as JobRow | undefined;
+  }
+  const start = params.start === true;
+  const row = exec
+    .prepare(
+      `UPDATE jobs SET status = @status, epoch = epoch + 1, host = @host, claimed_at = @now,
+         started_at = @startedAt, reason = NULL, term = NULL, lease_until = NULL,
+         agent_session_id = NULL, pid = NULL
+       WHERE id = @id AND session_id = @session AND status IN ('claimed', 'running') ${RETURNING}`,
+    )
+    .get({
+      status: start ? 'running' : 'claimed',
+      host: params.host ?? session.host,
+      now,
+      startedAt: start ? now : null,
+      id,
+      session: params.session,
+    }) as JobRow | undefined;
+  if (row === undefined) return undefined;
+  const base = { at: now, key: row.key, jobId: row.id, session: params.session };
+  // Given back and claimed again in one step: both rows, as PostgreSQL's CLAIM_AUDIT_ROWS.
+  const requeued = { reason: HAND_OFF_NOT_TAKEN, attempt: row.attempt - 1 };
+  appendAudit(exec, { ...base, type: 'job:requeued', epoch: row.epoch - 1, detail: requeued });
+  const claimed = {
+    attempt: row.attempt,
+    host: row.host,
+    ...(start ? { started: true } : {}),
+    recovered: true,
+  };
+  appendAudit(exec, { ...base, type: 'job:claimed', epoch: row.epoch, detail: claimed });
+  return row;
+}
+
+/** The job handed to the live session that it has not said it took (store/hand-off.ts). */
+function probeIn(exec: SqliteExecutor, session: number): Job | null {
+  const row = exec
+    .prepare(
+      `${JOB_SELECT} JOIN sessions s ON s.handed_job = j.id
+       WHERE s.id = ? AND s.state = 'live' AND j.session_id = s.id AND j.status IN ('claimed', 'running')`,
+    )
+    .get(session) as JobRow | undefined;
+  return row === undefined ? null : toJob(row);
+}
