@@ -9,9 +9,15 @@
  *
  * The read is not a write, so the database cannot tell a taken hand-off from one never seen. The
  * store says it took it (`ack`, clearing `handed_job`) right after, without holding the caller up,
- * and every later claimNext for that session from this store waits for that word first. A claimNext
- * that still finds `handed_job` set claims the job again under a new epoch: the hand-off was never
- * taken (or its taker died before saying so) and whoever had it is fenced from then on.
+ * and every later claimNext for that session from this store waits for that word first. A claim
+ * statement that still finds `handed_job` set takes the job as handed when this store waited for
+ * the session and never gave that job out (it landed after the read); otherwise it claims the job
+ * again under a new epoch: the hand-off was never taken (or its taker died before saying so) and
+ * whoever had it is fenced from then on.
+ *
+ * What it remembers per session is bounded (SESSIONS_REMEMBERED, the least recently used
+ * forgotten first): a forgotten session's next claim only takes its hand-off back under a new epoch
+ * instead of as handed, which is safe.
  */
 import type { Job, JobId } from '../core/job.js';
 import type { SessionId } from '../core/session.js';
@@ -42,9 +48,19 @@ export interface HandOffEngine {
   ): Promise<{ readonly job: Job | null; readonly pending: boolean }>;
 }
 
+/** How many sessions a store remembers hand-off state for (one `baton serve` serves many). */
+const SESSIONS_REMEMBERED = 10_000;
+
+/** Map.set that keeps the map to SESSIONS_REMEMBERED keys, dropping the least recently set. */
+function remember<K, V>(map: Map<K, V>, key: K, value: V): void {
+  map.delete(key);
+  map.set(key, value);
+  if (map.size > SESSIONS_REMEMBERED) map.delete(map.keys().next().value as K);
+}
+
 export class HandOffs {
   /** Sessions that may have a hand-off waiting: their last claimNext waited, or saw one pending. */
-  private readonly maybeHanded = new Set<SessionId>();
+  private readonly maybeHanded = new Map<SessionId, true>();
   /** Hand-offs the engine announced (PostgreSQL: in the enqueue's notification), not yet taken. */
   private readonly arrivals = new Map<SessionId, Job>();
   /** The newest job claimNext gave each session: an announcement of an older one is stale. */
@@ -70,7 +86,7 @@ export class HandOffs {
     this.arrivals.delete(session);
     const known = this.maybeHanded.has(session) ? (this.newest.get(session) ?? 0) : null;
     const { job, pending } = await this.engine.claim(params, known);
-    if (pending || (job === null && params.waitMs !== undefined)) this.maybeHanded.add(session);
+    if (pending || (job === null && params.waitMs !== undefined)) remember(this.maybeHanded, session, true);
     else this.maybeHanded.delete(session);
     if (job !== null) this.gave(session, job);
     return job;
@@ -85,7 +101,7 @@ export class HandOffs {
     const session = job.session;
     if (session === null || !this.maybeHanded.has(session)) return;
     if (job.id <= (this.newest.get(session) ?? 0)) return;
-    this.arrivals.set(session, job);
+    remember(this.arrivals, session, job);
   }
 
   /** Waits for every `ack` in flight: a store that closes has said which hand-offs it took. */
@@ -94,7 +110,7 @@ export class HandOffs {
   }
 
   private gave(session: SessionId, job: Job): void {
-    if (job.id > (this.newest.get(session) ?? 0)) this.newest.set(session, job.id);
+    remember(this.newest, session, Math.max(job.id, this.newest.get(session) ?? 0));
   }
 
   private said(session: SessionId, job: JobId): void {

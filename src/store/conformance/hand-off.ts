@@ -151,6 +151,19 @@ export function exerciseHandOff(harness: Harness): void {
         assert.equal(open.session, gatedWaiter.id);
       }));
 
+    test("a hand-off is one insert, as the outbox of a GitHub task's job shows on both engines", () =>
+      withFixture(harness, async ({ store }) => {
+        const session = await givenSession(store);
+        assert.equal(await store.jobs.claimNext({ session: session.id, start: true, waitMs: WAIT }), null);
+        const key = 'github:acme/api#7';
+        const { job } = await store.jobs.enqueue({ key });
+        assert.equal(job.status, 'running');
+        const causes = (await store.github.pending({ limit: 100, key })).map(
+          (row) => `${row.kind} ${row.cause}`,
+        );
+        assert.deepEqual(causes, ['labels task:open', 'labels job:running']);
+      }));
+
     test('enqueues at once hand at most one job to each waiting session, each taken by its own', () =>
       withFixture(harness, async ({ store, openAnother }) => {
         const worker = await openAnother();

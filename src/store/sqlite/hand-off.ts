@@ -44,35 +44,32 @@ interface WaiterRow {
 }
 
 /**
- * The hand-off of a new job (docs/decisions/0024): claimed, inside the enqueue's transaction, for
- * the live session waiting for a job whose wait ends first, as claimNext would have claimed it, with
- * its `job:claimed` row (`handedOff: true`); the session names it in `handed_job`. As PostgreSQL's
- * ENQUEUE. Undefined when no session waits.
+ * The live session waiting for a job whose wait ends first, which an enqueue hands its new job to
+ * (docs/decisions/0024); undefined when none waits. As PostgreSQL's ENQUEUE.
  */
-export function handOffIn(exec: SqliteExecutor, job: JobRow, now: number): JobRow | undefined {
-  const waiter = exec
+export function waiterFor(exec: SqliteExecutor, now: number): WaiterRow | undefined {
+  return exec
     .prepare(
       `SELECT id, coalesce(wait_host, host) AS host, wait_start FROM sessions
        WHERE wait_until > ? AND state = 'live' AND handed_job IS NULL
        ORDER BY wait_until, id LIMIT 1`,
     )
     .get(now) as WaiterRow | undefined;
-  if (waiter === undefined) return undefined;
+}
+
+/**
+ * The columns status, epoch, attempt, session_id, host, claimed_at and started_at of a new job:
+ * queued, or claimed for `waiter` as claimNext would have claimed it (started if it asked).
+ */
+export function handedColumns(waiter: WaiterRow | undefined, now: number): unknown[] {
+  if (waiter === undefined) return ['queued', 0, 0, null, null, null, null];
   const started = waiter.wait_start === 1;
-  const row = exec
-    .prepare(
-      `UPDATE jobs SET status = ?, epoch = epoch + 1, attempt = attempt + 1, session_id = ?, host = ?,
-         claimed_at = ?, started_at = ?
-       WHERE id = ? AND status = 'queued' ${RETURNING}`,
-    )
-    .get(
-      started ? 'running' : 'claimed',
-      waiter.id,
-      waiter.host,
-      now,
-      started ? now : null,
-      job.id,
-    ) as JobRow;
+  return [started ? 'running' : 'claimed', 1, 1, waiter.id, waiter.host, now, started ? now : null];
+}
+
+/** The rest of a hand-off, after the job's insert: its `job:claimed` row and the session's `handed_job`. */
+export function handedTo(exec: SqliteExecutor, waiter: WaiterRow, row: JobRow, now: number): void {
+  const started = row.status === 'running';
   appendAudit(exec, {
     at: now,
     type: 'job:claimed',
@@ -83,7 +80,6 @@ export function handOffIn(exec: SqliteExecutor, job: JobRow, now: number): JobRo
     detail: { attempt: row.attempt, host: row.host, ...(started ? { started: true } : {}), handedOff: true },
   });
   exec.prepare('UPDATE sessions SET handed_job = ?, wait_until = NULL WHERE id = ?').run(row.id, waiter.id);
-  return row;
 }
 
 interface HandOffColumns {

@@ -26,7 +26,7 @@ import { insertTask, sessionRow, taskRow } from './tasks-claims.js';
 import { taskStateRefusal } from '../task-refusal.js';
 import { facts } from './task-state.js';
 import type { HandOffs } from '../hand-off.js';
-import { handOffIn } from './hand-off.js';
+import { handedColumns, handedTo, waiterFor } from './hand-off.js';
 
 export { jobById };
 
@@ -65,18 +65,18 @@ function enqueueIn(exec: SqliteExecutor, params: JobEnqueueParams): JobEnqueueRe
     .prepare(`${JOB_SELECT} WHERE j.task_id = ? AND j.status IN ${ACTIVE_SQL}`)
     .get(task.id) as JobRow | undefined;
   if (active !== undefined) return { job: toJob(active), created: false };
+  // Inserted already claimed when a session waits (a hand-off, hand-off.ts), as on PostgreSQL.
+  const waiter = task.gate === null ? waiterFor(exec, now) : undefined;
   const row = exec
     .prepare(
-      `INSERT INTO jobs (task_id, priority, queued_at, ram_mb, command, attempt_max)
-               VALUES (?, ?, ?, ?, ?, ?) ${RETURNING}`,
+      `INSERT INTO jobs (task_id, priority, queued_at, ram_mb, command, attempt_max,
+                 status, epoch, attempt, session_id, host, claimed_at, started_at)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ${RETURNING}`,
     )
     .get(
-      task.id,
-      params.priority ?? task.priority,
-      now,
-      params.ramMb ?? null,
-      params.command ?? null,
+      ...[task.id, params.priority ?? task.priority, now, params.ramMb ?? null, params.command ?? null],
       params.attemptMax ?? 3,
+      ...handedColumns(waiter, now),
     ) as JobRow;
   appendAudit(exec, {
     at: now,
@@ -86,8 +86,8 @@ function enqueueIn(exec: SqliteExecutor, params: JobEnqueueParams): JobEnqueueRe
     session: params.by ?? null,
     detail: withActor({ priority: row.priority, ramMb: row.ram_mb }, params.actor),
   });
-  const handed = task.gate === null ? handOffIn(exec, row, now) : undefined;
-  return { job: toJob(handed ?? row), created: true };
+  if (waiter !== undefined) handedTo(exec, waiter, row, now);
+  return { job: toJob(row), created: true };
 }
 
 /** jobs.cancel, inside the caller's write transaction. */
