@@ -96,7 +96,8 @@ for (const db of bothEngines())
           assert.equal(parsed['handedOff'], true, 'the enqueue claimed it for the waiting session');
           // A wait that ran out left no mark: the next enqueue stays queued.
           await cli.json(0, 'enqueue', 'b');
-          assert.equal((await cli.json<JobJson>(0, 'job', 'next', '--session', s)).key, 'b');
+          const b = await cli.json<JobJson>(0, 'job', 'next', '--session', s);
+          assert.deepEqual([b.key, b.epoch], ['b', 1], 'b was queued, not handed to the wait that ran out');
 
           for (const bad of ['10m', 'soon']) {
             const refused = await cli.run('job', 'next', '--session', s, '--wait', bad);

@@ -14,6 +14,7 @@ import { parseEnqueue, parseSessionStart, parseTaskAdd, type TaskListInput } fro
 import type { Ledger } from '../coordinator/ledger/ledger.js';
 import type { ActionInput, Lifecycle } from '../coordinator/lifecycle.js';
 import type { JobProgress, ProgressMarks } from '../coordinator/progress.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   parseBatch,
   parseBatchSize,
@@ -232,8 +233,12 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
       for (;;) {
         const turn = Math.max(0, Math.min(deadline - Date.now(), HTTP_NEXT_WAIT_MAX_MS));
         const body = { session: id, wait: `${turn}ms` };
+        const asked = Date.now();
         const { job } = await this.post<{ job: Job | null }>('/v1/jobs/next', body);
         if (job !== null || Date.now() >= deadline) return job;
+        // A server that answered null long before the turn was over does not wait (an older one):
+        // poll it once a second instead of asking again at once.
+        if (Date.now() - asked < turn / 2) await sleep(Math.min(1000, Math.max(0, deadline - Date.now())));
       }
     },
     finish: (input, next) => {

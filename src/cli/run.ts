@@ -113,7 +113,6 @@ export async function withStore(
   } finally {
     const ending = done && intent === 'use' && commandDone();
     if (!ending || store.engine !== 'sqlite') await store.close();
-    else await store.jobs.settle(); // left open, but with nothing of its own still to write
   }
 }
 

@@ -120,9 +120,11 @@ export class Pull {
    * Claims and starts the best due job for the session; null when none is due. With `wait` (a
    * duration), an idle session waits up to that long for one: it says so to the store, so the
    * next enqueue claims its job for it in the enqueue's own commit (decision 0024), and it looks
-   * again whenever the store wakes it. Null when the time ran out with no job.
+   * again whenever the store wakes it. Null when the time ran out with no job, or at once when
+   * `signal` aborts (the asker is gone: it takes nothing more; a hand-off that came meanwhile stays
+   * named on the session, and its next claim takes it back under a new epoch).
    */
-  async next(session: unknown, wait?: unknown): Promise<Job | null> {
+  async next(session: unknown, wait?: unknown, signal?: AbortSignal): Promise<Job | null> {
     const id = validateId('session', session);
     if (wait === undefined) return this.store.jobs.claimNext({ session: id, start: true });
     const deadline = Date.now() + parseNextWait(wait);
@@ -137,7 +139,8 @@ export class Pull {
           ...(left > 0 ? { waitMs: left } : {}),
         });
         if (job !== null || left <= 0) return job;
-        await waiter.wait(left);
+        await waiter.wait(left, signal);
+        if (signal?.aborted === true) return null;
       }
     } finally {
       waiter.close();

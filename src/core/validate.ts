@@ -165,6 +165,19 @@ const DURATION_UNIT_MS: Readonly<Record<string, number>> = {
   d: 86_400_000,
 };
 
+/** A bound as a person writes it: the largest unit up to hours that gives a whole number (20 s, 5 m, 24 h). */
+function durationText(ms: number): string {
+  if (ms === 0) return '0 s';
+  for (const [unit, size] of [
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+  ] as const) {
+    if (ms % size === 0) return `${ms / size} ${unit}`;
+  }
+  return `${ms} ms`;
+}
+
 /**
  * A duration such as `8h`, `90m`, `30s`, `1.5h`, `2d` or a bare number of seconds, in
  * milliseconds within [minMs, maxMs].
@@ -181,7 +194,7 @@ export function validateDuration(what: string, value: unknown, minMs: number, ma
   const ms = Math.round(Number(match[1]) * (DURATION_UNIT_MS[match[2] ?? 's'] ?? 1000));
   if (ms < minMs || ms > maxMs) {
     throw new InvalidInputError(
-      `${what} must be from ${minMs / 1000} s to ${maxMs / 3_600_000} h, got ${JSON.stringify(value)}`,
+      `${what} must be from ${durationText(minMs)} to ${durationText(maxMs)}, got ${JSON.stringify(value)}`,
       'pick a duration within that range',
     );
   }

@@ -7,7 +7,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { InvalidInputError, WorkspaceConfigurationError } from '../core/errors.js';
 import { unresolvedRefusal } from '../coordinator/refusals.js';
-import { BATCH_SIZE_MAX, HTTP_NEXT_WAIT_MAX_MS, parseNextWait } from '../coordinator/pull.js';
+import { BATCH_SIZE_MAX, HTTP_NEXT_WAIT_MAX_MS } from '../coordinator/pull.js';
+import { validateDuration } from '../core/validate.js';
 import { acting, actorOf, allow, sessionHost } from './auth.js';
 import { Epoch, Id, Key, SessionId, Text, jsonBody, ok, result, type Api, type ApiDeps } from './kit.js';
 
@@ -183,17 +184,15 @@ function pullRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
     }),
     async (context) => {
       const { session, wait } = context.req.valid('json');
-      const waitMs = wait === undefined ? undefined : parseNextWait(wait);
-      if (waitMs !== undefined && waitMs > HTTP_NEXT_WAIT_MAX_MS) {
-        throw new InvalidInputError(
-          `wait must be at most ${HTTP_NEXT_WAIT_MAX_MS / 1000}s per request, got ${wait}`,
-          'ask again when it runs out',
-        );
-      }
+      // At most 20 s per request: a client that waits longer asks again (cli/remote-api.ts).
+      const waitMs =
+        wait === undefined ? undefined : validateDuration('wait', wait, 0, HTTP_NEXT_WAIT_MAX_MS);
       const what = `take the next job for session ${session}`;
       await allow(context, baton, 'job:run', { what, session }, sessionHost(baton, session));
+      // A client that hangs up stops the wait: nothing is taken for an answer no one reads.
+      const gone = context.req.raw.signal;
       const job = await acting(context, () =>
-        baton.pull.next(session, waitMs === undefined ? undefined : `${waitMs}ms`),
+        baton.pull.next(session, waitMs === undefined ? undefined : `${waitMs}ms`, gone),
       );
       return result(context, { job });
     },

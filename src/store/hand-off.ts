@@ -2,23 +2,21 @@
  * Hand-off at enqueue, the part both engines share (docs/decisions/0024). A session whose
  * claimNext found nothing and passed `waitMs` is marked waiting in the database; an enqueue
  * meanwhile claims its new job for it in the enqueue's own commit and names the job in the
- * session's `handed_job`. This store then takes that job with a read (`probe`), not a claim of its
- * own: one durable commit fewer between an enqueue and a waiting worker. On PostgreSQL the enqueue
- * also announces the job in its notification (`arrived`), and the woken store takes it from there
- * without even the read.
+ * session's `handed_job`. This store's next claimNext for the session then takes the job by
+ * clearing `handed_job` (`take`: one conditional write that needs no flush to disk), not with a
+ * claim of its own: one durable commit fewer between an enqueue and a waiting worker.
  *
- * The read is not a write, so the database cannot tell a taken hand-off from one never seen. The
- * store says it took it (`ack`, clearing `handed_job`) right after, without holding the caller up,
- * and every later claimNext for that session from this store waits for that word first. A claim
- * statement that still finds `handed_job` set takes the job as handed when this store waited for
- * the session and never gave that job out (it landed after the read); otherwise it claims the job
- * again under a new epoch: the hand-off was never taken (or its taker died before saying so) and
- * whoever had it is fenced from then on.
+ * The take is a write so that of two callers taking for one session (two processes, or one
+ * `baton serve` answering two requests) exactly one gets the job. It need not be durable: if a
+ * crash of the database loses it, `handed_job` names the job again, and a claim that is not this
+ * store's (it does not know the job) gives the job back and claims it again under a new epoch,
+ * which fences the first taker; this store's own claims pass it over (`known`).
  *
  * What it remembers per session is bounded (SESSIONS_REMEMBERED, the least recently used
  * forgotten first): a forgotten session's next claim only takes its hand-off back under a new epoch
  * instead of as handed, which is safe.
  */
+import { InvalidInputError } from '../core/errors.js';
 import type { Job, JobId } from '../core/job.js';
 import type { SessionId } from '../core/session.js';
 import type { JobClaimNextParams } from './store.js';
@@ -29,18 +27,23 @@ import type { JobClaimNextParams } from './store.js';
  */
 export const HAND_OFF_NOT_TAKEN = 'hand-off not taken';
 
+/** The longest wait a claim may mark: what PostgreSQL's int parameter holds. */
+const WAIT_MS_MAX = 2_147_483_647;
+
 export interface HandOffEngine {
-  /** The job handed to the live session and still held by it under the hand-off's epoch; null when none. */
-  probe(session: SessionId): Promise<Job | null>;
-  /** Clears the session's `handed_job` if it still names `job`. */
-  ack(session: SessionId, job: JobId): Promise<void>;
+  /**
+   * Takes the job handed to the live session, newer than `known` (the newest job this store gave
+   * it, 0 when none), by clearing `handed_job` where it still names it; null when there is none.
+   */
+  take(session: SessionId, known: JobId): Promise<Job | null>;
   /**
    * The claim statement: the session's hand-off, else the best due job, and the session's wait
    * mark set or cleared. `known` is null unless this store waited for the session; then the newest
    * job it gave the session: a hand-off newer than that is taken as handed (this store's wait got
    * it, and gave it to no one), one no newer is one it gave already (cleared, not given twice).
-   * Otherwise a hand-off still held is claimed again under a new epoch. `pending`: a hand-off
-   * made while the statement ran is waiting.
+   * Otherwise a hand-off still held is given back and claimed again under a new epoch (or only
+   * given back, when its task no longer takes jobs). `pending`: a hand-off made while the
+   * statement ran is waiting.
    */
   claim(
     params: JobClaimNextParams,
@@ -61,65 +64,44 @@ function remember<K, V>(map: Map<K, V>, key: K, value: V): void {
 export class HandOffs {
   /** Sessions that may have a hand-off waiting: their last claimNext waited, or saw one pending. */
   private readonly maybeHanded = new Map<SessionId, true>();
-  /** Hand-offs the engine announced (PostgreSQL: in the enqueue's notification), not yet taken. */
-  private readonly arrivals = new Map<SessionId, Job>();
-  /** The newest job claimNext gave each session: an announcement of an older one is stale. */
+  /** The newest job claimNext gave each session: a hand-off no newer was given already. */
   private readonly newest = new Map<SessionId, JobId>();
-  /** Each session's last `ack`, which its next claimNext waits for. */
-  private readonly acks = new Map<SessionId, Promise<void>>();
 
   constructor(private readonly engine: HandOffEngine) {}
 
   async claimNext(params: JobClaimNextParams): Promise<Job | null> {
     const session = params.session;
-    await this.acks.get(session);
+    if (params.waitMs !== undefined) checkWait(params.waitMs);
+    const known = this.newest.get(session) ?? 0;
     if (this.maybeHanded.has(session)) {
-      const handed = this.arrivals.get(session) ?? (await this.engine.probe(session));
-      this.arrivals.delete(session);
-      if (handed !== null) {
-        this.maybeHanded.delete(session);
-        this.gave(session, handed);
-        this.said(session, handed.id);
-        return handed;
-      }
+      const handed = await this.engine.take(session, known);
+      if (handed !== null) return this.gave(session, handed);
     }
-    this.arrivals.delete(session);
-    const known = this.maybeHanded.has(session) ? (this.newest.get(session) ?? 0) : null;
-    const { job, pending } = await this.engine.claim(params, known);
-    if (pending || (job === null && params.waitMs !== undefined)) remember(this.maybeHanded, session, true);
+    const waited = this.maybeHanded.has(session);
+    const { job, pending } = await this.engine.claim(params, waited ? known : null);
+    if (job !== null) return this.gave(session, job);
+    if (pending) {
+      // A hand-off landed while the statement ran: take it now rather than leave it to a later call.
+      const handed = await this.engine.take(session, known);
+      if (handed !== null) return this.gave(session, handed);
+    }
+    if (params.waitMs !== undefined) remember(this.maybeHanded, session, true);
     else this.maybeHanded.delete(session);
-    if (job !== null) this.gave(session, job);
+    return null;
+  }
+
+  private gave(session: SessionId, job: Job): Job {
+    this.maybeHanded.delete(session);
+    remember(this.newest, session, Math.max(job.id, this.newest.get(session) ?? 0));
     return job;
   }
+}
 
-  /**
-   * A hand-off the engine announced: the job as the enqueue committed it, claimed for its session.
-   * Kept only for a session this store waits for, and newer than any job it gave that session
-   * (a hand-off is always a new job); the next claimNext then takes it without the read.
-   */
-  arrived(job: Job): void {
-    const session = job.session;
-    if (session === null || !this.maybeHanded.has(session)) return;
-    if (job.id <= (this.newest.get(session) ?? 0)) return;
-    remember(this.arrivals, session, job);
-  }
-
-  /** Waits for every `ack` in flight: a store that closes has said which hand-offs it took. */
-  async settle(): Promise<void> {
-    await Promise.all(this.acks.values());
-  }
-
-  private gave(session: SessionId, job: Job): void {
-    remember(this.newest, session, Math.max(job.id, this.newest.get(session) ?? 0));
-  }
-
-  private said(session: SessionId, job: JobId): void {
-    // A lost ack costs a new epoch at the next claim (the taker is fenced), never a second run
-    // under one epoch; nothing to report here.
-    const ack = this.engine.ack(session, job).catch(() => undefined);
-    this.acks.set(session, ack);
-    void ack.then(() => {
-      if (this.acks.get(session) === ack) this.acks.delete(session);
-    });
+function checkWait(waitMs: number): void {
+  if (!Number.isInteger(waitMs) || waitMs < 1 || waitMs > WAIT_MS_MAX) {
+    throw new InvalidInputError(
+      `waitMs must be a whole number of milliseconds from 1 to ${WAIT_MS_MAX}, got ${waitMs}`,
+      'leave it out to look once without waiting',
+    );
   }
 }

@@ -331,12 +331,6 @@ export interface Store
      * task is not open or waits behind a gate; null when none.
      */
     claimNext(params: JobClaimNextParams): Promise<Job | null>;
-    /**
-     * Waits until every hand-off this store gave out (claimNext's waitMs) is recorded as taken:
-     * the word is sent after the caller has its job. close() does it; a process that ends without
-     * closing its store (a CLI command on SQLite, cli/exit-open.ts) calls this first.
-     */
-    settle(): Promise<void>;
     /** claimed → running, guarded by (session, epoch). */
     start(params: JobGuardParams): Promise<JobTransitionResult>;
     /**

@@ -164,6 +164,57 @@ export function exerciseHandOff(harness: Harness): void {
         assert.deepEqual(causes, ['labels task:open', 'labels job:running']);
       }));
 
+    test('two takers for one session (two processes, or one server answering two calls): one gets the hand-off', () =>
+      withFixture(harness, async ({ store, openAnother }) => {
+        const first = await openAnother();
+        const second = await openAnother();
+        try {
+          const session = await givenSession(store);
+          for (const taker of [first, second]) {
+            assert.equal(
+              await taker.jobs.claimNext({ session: session.id, start: true, waitMs: WAIT }),
+              null,
+            );
+          }
+          const { job } = await store.jobs.enqueue({ key: 'k' });
+          assert.equal(job.session, session.id);
+          const taken = await Promise.all(
+            [first, second].map((taker) => taker.jobs.claimNext({ session: session.id, start: true })),
+          );
+          assert.deepEqual(
+            taken.map((got) => (got === null ? null : [got.id, got.epoch])).sort(),
+            [[job.id, 1], null].sort(),
+          );
+          assert.equal((await store.jobs.get(job.id))?.epoch, 1);
+        } finally {
+          await first.close();
+          await second.close();
+        }
+      }));
+
+    test('a hand-off taken back once its task is gated goes back to the queue, claimed by no one', () =>
+      withFixture(harness, async ({ store, openAnother }) => {
+        const gone = await openAnother();
+        const session = await givenSession(store);
+        assert.equal(await gone.jobs.claimNext({ session: session.id, waitMs: WAIT }), null);
+        await gone.close();
+        const { job } = await store.jobs.enqueue({ key: 'g' });
+        await store.lifecycle.gate({ key: 'g', gate: 'design', by: { name: 'alice@box' } });
+        assert.equal(await store.jobs.claimNext({ session: session.id }), null);
+        const back = await store.jobs.get(job.id);
+        assert.deepEqual([back?.status, back?.session, back?.epoch, back?.attempt], ['queued', null, 1, 0]);
+        assert.deepEqual((await ledgerOf(store, job.id)).at(-1), {
+          type: 'job:requeued',
+          session: session.id,
+          epoch: 1,
+          detail: { reason: 'hand-off not taken', attempt: 0 },
+        });
+        await assert.rejects(
+          store.jobs.claimNext({ session: session.id, waitMs: 1.5 }),
+          /waitMs must be a whole/,
+        );
+      }));
+
     test('enqueues at once hand at most one job to each waiting session, each taken by its own', () =>
       withFixture(harness, async ({ store, openAnother }) => {
         const worker = await openAnother();

@@ -89,11 +89,20 @@ const MARK_STALE = `sessions.wait_until < t.now + $4::int * interval '0.5 millis
 
 const CLAIM_STEPS = `seen AS (
   SELECT id, host, state, handed_job FROM sessions WHERE id = $1::bigint
+), sl AS (
+  -- Only when the snapshot saw a hand-off: the session locked and read as it is now, so that two
+  -- claims for one session never both take it (the second reads it cleared).
+  SELECT handed_job FROM sessions
+  WHERE id = $1::bigint AND state = 'live' AND (SELECT handed_job FROM seen) IS NOT NULL
+  FOR NO KEY UPDATE
 ), h AS (
   -- $5: null unless this store waited for the session; then the newest job it gave it, so that a
   -- hand-off it gave already is not given twice, and one it did not is taken as handed (waited).
-  SELECT jobs.id, $5::bigint IS NOT NULL AS waited FROM jobs
-  WHERE jobs.id = (SELECT handed_job FROM seen WHERE state = 'live') AND jobs.session_id = $1::bigint
+  SELECT jobs.id, $5::bigint IS NOT NULL AS waited, ${jobTaskOpen('jobs')} AS open FROM jobs
+  -- Only the hand-off the snapshot saw, still there: a newer one may not be in the snapshot yet
+  -- (it is left, and reported pending).
+  WHERE jobs.id = (SELECT handed_job FROM sl WHERE handed_job = (SELECT handed_job FROM seen))
+    AND jobs.session_id = $1::bigint
     AND jobs.status IN ('claimed', 'running') AND jobs.id > coalesce($5::bigint, 0)
   FOR UPDATE OF jobs
 ),
@@ -105,7 +114,8 @@ const CLAIM_STEPS = `seen AS (
 next AS (
   SELECT jobs.id FROM jobs
   WHERE jobs.status = 'queued' AND jobs.run_after <= ${NOW}
-    AND EXISTS (SELECT 1 FROM seen WHERE state = 'live') AND NOT EXISTS (SELECT 1 FROM h)
+    AND EXISTS (SELECT 1 FROM seen WHERE state = 'live')
+    AND NOT EXISTS (SELECT 1 FROM h WHERE waited OR open)
     AND ${jobTaskOpen('jobs')}
   ORDER BY jobs.priority, jobs.queued_at, jobs.id
   LIMIT 1
@@ -123,14 +133,25 @@ next AS (
   UPDATE jobs SET ${claimSet(ONE_CLAIM)}
   FROM s, t
   WHERE jobs.id = (SELECT id FROM next) AND jobs.status = (SELECT 'queued'::text) AND s.state = 'live'
-  RETURNING ${jobColumns('jobs')}, s.host AS session_host, false AS recovered, false AS kept
+  RETURNING ${jobColumns('jobs')}, s.host AS session_host, 'claimed'::text AS how
 ), r AS (
+  -- Given back and claimed again in one step, its attempt kept: the hand-off's was never used.
   UPDATE jobs SET ${claimSet({ ...ONE_CLAIM, attempt: 'jobs.attempt' })}
   FROM s, t
-  WHERE jobs.id = (SELECT id FROM h WHERE NOT waited) AND jobs.session_id = s.id AND s.state = 'live'
-  RETURNING ${jobColumns('jobs')}, s.host AS session_host, true AS recovered, false AS kept
+  WHERE jobs.id = (SELECT id FROM h WHERE NOT waited AND open) AND jobs.session_id = s.id
+    AND s.state = 'live'
+  RETURNING ${jobColumns('jobs')}, s.host AS session_host, 'recovered'::text AS how
+), back AS (
+  -- Its task takes no jobs now (a gate came): only given back, to wait in the queue.
+  UPDATE jobs SET status = 'queued', run_after = t.now, attempt = jobs.attempt - 1, session_id = NULL,
+    host = NULL, claimed_at = NULL, started_at = NULL, agent_session_id = NULL, pid = NULL,
+    term = NULL, lease_until = NULL, reason = 'requeued: ${HAND_OFF_NOT_TAKEN}'
+  FROM s, t
+  WHERE jobs.id = (SELECT id FROM h WHERE NOT waited AND NOT open) AND jobs.session_id = s.id
+    AND s.state = 'live'
+  RETURNING ${jobColumns('jobs')}, s.host AS session_host, 'given back'::text AS how
 ), kept AS (
-  SELECT ${jobColumns('jobs')}, s.host AS session_host, false AS recovered, true AS kept
+  SELECT ${jobColumns('jobs')}, s.host AS session_host, 'kept'::text AS how
   FROM jobs, s WHERE jobs.id = (SELECT id FROM h WHERE waited) AND s.state = 'live'
 ), got AS (
   SELECT * FROM j UNION ALL SELECT * FROM r UNION ALL SELECT * FROM kept
@@ -150,21 +171,23 @@ next AS (
 )`;
 
 /**
- * The ledger rows of a claim step, for insertAuditRows: one `job:claimed`, started or not; a
+ * The ledger rows of a claim step, for insertAuditRows: one `job:claimed`, started or not. A
  * hand-off taken back (`recovered`) is given back to the queue and claimed again in the one step,
- * so it has the `job:requeued` row of the first before it (parts 0 and 1). A hand-off taken as
- * handed (`kept`) has its row already, the enqueue's.
+ * so it has the `job:requeued` row of the first before it (parts 0 and 1); one only given back
+ * has that row alone. A hand-off taken as handed (`kept`) has its row already, the enqueue's.
  */
 const CLAIM_AUDIT_ROWS = `
-  SELECT 0 AS part, ''::text AS seq, got.claimed_at AS at, 'job:requeued'::text AS type,
-    got.key AS task_key, got.id AS job_id, got.session_id, got.session_host AS host, got.epoch - 1 AS epoch,
-    jsonb_build_object('reason', '${HAND_OFF_NOT_TAKEN}', 'attempt', got.attempt - 1) AS detail
-  FROM got WHERE got.recovered
+  SELECT 0 AS part, ''::text AS seq, t.now AS at, 'job:requeued'::text AS type,
+    x.key AS task_key, x.id AS job_id, $1::bigint AS session_id, x.session_host AS host,
+    x.epoch - (x.how = 'recovered')::int AS epoch,
+    jsonb_build_object('reason', '${HAND_OFF_NOT_TAKEN}', 'attempt', x.attempt - (x.how = 'recovered')::int)
+      AS detail
+  FROM (SELECT * FROM r UNION ALL SELECT * FROM back) x, t
   UNION ALL
   SELECT 1, '', got.claimed_at, 'job:claimed', got.key, got.id, got.session_id, got.session_host, got.epoch,
     ${claimedDetail('got', '$3::boolean')}
-      || CASE WHEN got.recovered THEN '{"recovered": true}'::jsonb ELSE '{}'::jsonb END
-  FROM got WHERE NOT got.kept`;
+      || CASE WHEN got.how = 'recovered' THEN '{"recovered": true}'::jsonb ELSE '{}'::jsonb END
+  FROM got WHERE got.how <> 'kept'`;
 
 /** The session's state as the claim step saw it: locked when a job was found, else as read. */
 const SESSION_STATE = `(SELECT coalesce(s.state, seen.state)
@@ -203,23 +226,30 @@ export async function claimNext(
   return { job, pending: row.pending !== null };
 }
 
-/** The job handed to the live session that it has not said it took (store/hand-off.ts). */
-export async function probeHandOff(exec: PgExecutor, session: number): Promise<Job | null> {
-  const row = await exec.one<JobRow>(
-    `SELECT ${jobColumns('jobs')} FROM sessions s JOIN jobs ON jobs.id = s.handed_job
-     WHERE s.id = $1::bigint AND s.state = 'live' AND jobs.session_id = s.id
-       AND jobs.status IN ('claimed', 'running')`,
-    [session],
-  );
-  return row === undefined ? null : toJob(row);
-}
+/**
+ * Takes the job handed to the live session, newer than `known` (store/hand-off.ts): clears
+ * `handed_job` where it names a job the session holds, and answers that job; nothing when there is
+ * none, or when the job is not in this statement's snapshot yet (the claim statement that follows
+ * sees it). The commit is not waited to disk (`synchronous_commit` off for it): a take lost in a
+ * crash leaves the job handed again, which any other claim takes back under a new epoch.
+ */
+const TAKE_HAND_OFF = `WITH quick AS (
+  SELECT set_config('synchronous_commit', 'off', true) AS v
+), taken AS (
+  -- One UPDATE joined to the job: a session another taker cleared meanwhile is re-read (READ
+  -- COMMITTED) and no longer matches; a job not in the snapshot yet matches nothing.
+  UPDATE sessions SET handed_job = NULL
+  FROM jobs
+  WHERE sessions.id = $1::bigint AND sessions.state = 'live' AND sessions.handed_job > $2::bigint
+    AND jobs.id = sessions.handed_job AND jobs.session_id = $1::bigint
+    AND jobs.status IN ('claimed', 'running') AND (SELECT v FROM quick) IS NOT NULL
+  RETURNING ${jobColumns('jobs')}
+)
+SELECT * FROM taken`;
 
-/** Says the session took the job handed to it: `handed_job` cleared if it still names it. */
-export async function ackHandOff(exec: PgExecutor, session: number, job: number): Promise<void> {
-  await exec.rows('UPDATE sessions SET handed_job = NULL WHERE id = $1::bigint AND handed_job = $2::bigint', [
-    session,
-    job,
-  ]);
+export async function takeHandOff(exec: PgExecutor, session: number, known: number): Promise<Job | null> {
+  const row = await exec.one<JobRow>(TAKE_HAND_OFF, [session, known]);
+  return row === undefined ? null : toJob(row);
 }
 
 /**

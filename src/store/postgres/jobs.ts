@@ -25,26 +25,15 @@ import {
   hostOf,
   jobColumns,
   jobFields,
-  jobFieldsAsMs,
   stateFacts,
   toJob,
-  toJobAsMs,
-  type JobMsRow,
   type JobRow,
   type TaskRow,
 } from './rows.js';
 import { taskStateRefusal } from '../task-refusal.js';
 import { Batcher } from './batcher.js';
-import {
-  ackHandOff,
-  claimNext,
-  finishAndClaimMany,
-  finishAuditRows,
-  finishSteps,
-  probeHandOff,
-} from './job-steps.js';
+import { claimNext, finishAndClaimMany, finishAuditRows, finishSteps, takeHandOff } from './job-steps.js';
 import { HandOffs } from '../hand-off.js';
-import { HANDED_PREFIX } from './wakeups.js';
 import { jobBatch } from './job-batch.js';
 import { ACTIVE_SQL, TERMINAL_SQL } from '../job-guard.js';
 import { taskOpen } from './claim-set.js';
@@ -109,7 +98,9 @@ WITH new_task AS (
 ), waiter AS (
   SELECT s.id, coalesce(s.wait_host, s.host) AS host, s.wait_start AS start
   FROM sessions s
-  WHERE s.wait_until > ${NOW} AND s.state = 'live' AND s.handed_job IS NULL
+  -- now(), the statement's start, not the volatile NOW: an index condition, so the scan of
+  -- sessions_waiting starts past every mark whose wait is over (ended sessions leave theirs).
+  WHERE s.wait_until > now() AND s.state = 'live' AND s.handed_job IS NULL
     AND (SELECT ${taskOpen('task')} FROM task LIMIT 1) AND NOT EXISTS (SELECT 1 FROM active)
   ORDER BY s.wait_until, s.id
   LIMIT 1
@@ -127,12 +118,8 @@ WITH new_task AS (
   ON CONFLICT (task_id) WHERE status IN ${ACTIVE_SQL} DO NOTHING
   RETURNING ${jobFields('jobs')}
 ), handed AS (
-  -- The notification names the job as committed, for the waiting session's store to take it from
-  -- there (store/hand-off.ts; postgres/wakeups.ts).
   UPDATE sessions SET handed_job = job.id, wait_until = NULL
   FROM job WHERE sessions.id = job.session_id
-  RETURNING pg_notify('baton_wake', '${HANDED_PREFIX}' ||
-    (SELECT row_to_json(x)::text FROM (SELECT ${jobFieldsAsMs('job')}, $1::text AS key) x)) AS sent
 ), a AS (
   INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail)
   SELECT x.at, x.type, $1::text, x.job_id, x.session_id, x.host, x.epoch, x.detail
@@ -152,7 +139,7 @@ WITH new_task AS (
   ) x
   ORDER BY x.part
 )
-SELECT true AS created, job.*, $1::text AS key FROM job WHERE (SELECT count(*) FROM handed) >= 0
+SELECT true AS created, job.*, $1::text AS key FROM job
 UNION ALL
 SELECT false, ${jobColumns('jobs')} FROM jobs
 WHERE id IN (SELECT id FROM active) AND (SELECT state FROM task LIMIT 1) = 'open'`;
@@ -239,25 +226,13 @@ const BATCH_MAX = 64;
 /** claimNext's hand-offs (store/hand-off.ts); the store settles them when it closes. */
 export function postgresHandOffs(exec: PgExecutor, took: (count: number) => void): HandOffs {
   return new HandOffs({
-    probe: (session) => probeHandOff(exec, session),
-    ack: (session, job) => ackHandOff(exec, session, job),
+    take: (session, known) => takeHandOff(exec, session, known),
     claim: async (params, known) => {
       const claimed = await claimNext(exec, params, known);
       if (claimed.job !== null) took(1);
       return claimed;
     },
   });
-}
-
-/** What takes a hand-off's notification (wakeups.ts): the job as the enqueue committed it. */
-export function announcedHandOff(handOffs: HandOffs): (json: string) => void {
-  return (json) => {
-    try {
-      handOffs.arrived(toJobAsMs(JSON.parse(json) as JobMsRow));
-    } catch {
-      // Unreadable: the waiting store reads the hand-off from the database instead.
-    }
-  };
 }
 
 /** `took` counts the jobs taken from the queue, for the queue's upkeep (upkeep.ts). */
@@ -284,7 +259,6 @@ export function postgresJobs(
       return result;
     },
     claimNext: (params) => handOffs.claimNext(params),
-    settle: () => handOffs.settle(),
     start: (params) => startJob(exec, params),
     finish: (params) => finishJob(exec, params),
     finishAndClaimNext: (params) => loops.submit(params),

@@ -27,7 +27,7 @@ import { postgresSessions, postgresTasks } from './tasks-claims.js';
 import { postgresClaims } from './claims.js';
 import { postgresLifecycle } from './lifecycle.js';
 import { postgresSettings } from './settings.js';
-import { announcedHandOff, postgresHandOffs, postgresJobs } from './jobs.js';
+import { postgresHandOffs, postgresJobs } from './jobs.js';
 import { postgresAudit, postgresLeases } from './leases-audit.js';
 import { postgresHosts } from './hosts.js';
 import { postgresDispatch, postgresRecovery } from './dispatch.js';
@@ -145,7 +145,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const handOffs = postgresHandOffs(exec, upkeep.took);
   // A LISTEN that never answers (a silent network) must not hold up waiters or close() for ever.
   const listenConfig = { ...config, query_timeout: options.queryTimeoutMs ?? 5_000 };
-  const wake = postgresWakeups(listenConfig, backends, announcedHandOff(handOffs));
+  const wake = postgresWakeups(listenConfig, backends);
   const beat = livenessPool(config, options, server, switches.sharedClock ? shiftClock : null);
   return {
     engine: 'postgres',
@@ -160,7 +160,6 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       return { applied: row?.v ?? 0, known: Math.max(...MIGRATIONS.map((migration) => migration.version)) };
     },
     close: async () => {
-      await handOffs.settle();
       await wake.close();
       await upkeep.close((pid) => exec.rows('SELECT pg_cancel_backend($1::int)', [pid]));
       await Promise.all([pool.end(), beat.pool.end()]);

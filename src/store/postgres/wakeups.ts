@@ -11,9 +11,7 @@
  * (dispatcher.ts). Woken, both read the queue beside the run that was starting, for nothing.
  * Another process's placements wake as before; a hand-off that did not happen (the placement's
  * answer lost) is found by the runner's poll. Any other change (payload empty) wakes only the
- * waiters that asked for `any`: it places no job on a runner. A hand-off's (payload `handed:` and
- * the job, migration 0026's jobs.ts ENQUEUE) goes to the store's hand-offs (store/hand-off.ts) and
- * wakes as any other change.
+ * waiters that asked for `any`: it places no job on a runner.
  */
 import type pg from 'pg';
 import { PassfileClient } from './pgpass.js';
@@ -29,20 +27,8 @@ function drop(stale: pg.Client | null): void {
   void stale.end().catch(() => undefined);
 }
 
-/** The payload of a hand-off's notification (jobs.ts ENQUEUE): this, then the job as JSON. */
-export const HANDED_PREFIX = 'handed:';
-
 /** Whom a notification wakes (see the top of this file). */
-function woken(
-  msg: pg.Notification,
-  hub: WakeHub,
-  ownBackend: (pid: number) => boolean,
-  onHandOff: (json: string) => void,
-): void {
-  if (msg.payload?.startsWith(HANDED_PREFIX) === true) {
-    onHandOff(msg.payload.slice(HANDED_PREFIX.length));
-    return hub.wake('other');
-  }
+function woken(msg: pg.Notification, hub: WakeHub, ownBackend: (pid: number) => boolean): void {
   if (msg.payload !== 'placed') return hub.wake('other');
   if (!ownBackend(msg.processId)) hub.wake('placement');
 }
@@ -50,7 +36,6 @@ function woken(
 export function postgresWakeups(
   config: pg.ClientConfig,
   ownBackend: (pid: number) => boolean,
-  onHandOff: (json: string) => void = () => {},
 ): { wakeups: Wakeups; close: () => Promise<void> } {
   let client: pg.Client | null = null;
   let connecting: Promise<void> | null = null;
@@ -78,7 +63,7 @@ export function postgresWakeups(
       const fresh = new PassfileClient(config);
       fresh.on('error', () => lost(fresh));
       fresh.on('end', () => lost(fresh));
-      fresh.on('notification', (msg) => woken(msg, hub, ownBackend, onHandOff));
+      fresh.on('notification', (msg) => woken(msg, hub, ownBackend));
       try {
         await fresh.connect();
         await fresh.query('LISTEN baton_wake');

@@ -10,29 +10,16 @@ import { appendAudit, toJob, type JobRow, type SessionRow } from './rows.js';
 import { RETURNING, claimDue } from './job-steps.js';
 import type { SqliteExecutor } from './executor.js';
 import { sessionRow } from './tasks-claims.js';
+import { taskOpen } from './claim-set.js';
 
 const JOB_SELECT = 'SELECT j.*, t.key FROM jobs j JOIN tasks t ON t.id = j.task_id';
 
-/** claimNext's hand-offs (store/hand-off.ts); the store settles them when it closes. */
+/** claimNext's hand-offs (store/hand-off.ts). */
 export function sqliteHandOffs(exec: SqliteExecutor): HandOffs {
   return new HandOffs({
-    probe: (session) => Promise.resolve().then(() => exec.read(() => probeIn(exec, session))),
-    // After the caller has its job: a commit of its own, off the path that took the hand-off.
-    ack: (session, job) =>
-      new Promise((resolve) =>
-        setImmediate(() => {
-          try {
-            exec.write(() =>
-              exec
-                .prepare('UPDATE sessions SET handed_job = NULL WHERE id = ? AND handed_job = ?')
-                .run(session, job),
-            );
-          } catch {
-            // Unsaid, the hand-off is claimed again by the next claim: see store/hand-off.ts.
-          }
-          resolve();
-        }),
-      ),
+    // A take lost with the machine's power leaves the job handed again: see store/hand-off.ts.
+    take: (session, known) =>
+      Promise.resolve().then(() => exec.writeNotDurable(() => takeIn(exec, session, known))),
     claim: (params, known) => Promise.resolve().then(() => exec.write(() => claimIn(exec, params, known))),
   });
 }
@@ -149,6 +136,14 @@ function takeHandedIn(
       .prepare(`${JOB_SELECT} WHERE j.id = ? AND j.session_id = ? AND j.status IN ('claimed', 'running')`)
       .get(id, params.session) as JobRow | undefined;
   }
+  const open = exec
+    .prepare(
+      `SELECT ${taskOpen('t')} AS open FROM jobs j JOIN tasks t ON t.id = j.task_id
+       WHERE j.id = ? AND j.session_id = ? AND j.status IN ('claimed', 'running')`,
+    )
+    .get(id, params.session) as { open: number } | undefined;
+  if (open === undefined) return undefined;
+  if (open.open !== 1) return giveBackIn(exec, params.session, id, now);
   const start = params.start === true;
   const row = exec
     .prepare(
@@ -180,13 +175,41 @@ function takeHandedIn(
   return row;
 }
 
-/** The job handed to the live session that it has not said it took (store/hand-off.ts). */
-function probeIn(exec: SqliteExecutor, session: number): Job | null {
+/**
+ * A hand-off taken back whose task takes no jobs now (a gate came): only given back, to wait in the
+ * queue, with its `job:requeued` row; nothing is claimed. As PostgreSQL's CLAIM_STEPS `back`.
+ */
+function giveBackIn(exec: SqliteExecutor, session: number, id: number, now: number): undefined {
+  const row = exec
+    .prepare(
+      `UPDATE jobs SET status = 'queued', run_after = ?, attempt = attempt - 1, session_id = NULL, host = NULL,
+         claimed_at = NULL, started_at = NULL, agent_session_id = NULL, pid = NULL, term = NULL,
+         lease_until = NULL, reason = ?
+       WHERE id = ? ${RETURNING}`,
+    )
+    .get(now, `requeued: ${HAND_OFF_NOT_TAKEN}`, id) as JobRow;
+  appendAudit(exec, {
+    at: now,
+    type: 'job:requeued',
+    key: row.key,
+    jobId: row.id,
+    session,
+    epoch: row.epoch,
+    detail: { reason: HAND_OFF_NOT_TAKEN, attempt: row.attempt },
+  });
+  return undefined;
+}
+
+/** The job handed to the live session, newer than `known`, taken: `handed_job` cleared (store/hand-off.ts). */
+function takeIn(exec: SqliteExecutor, session: number, known: number): Job | null {
   const row = exec
     .prepare(
       `${JOB_SELECT} JOIN sessions s ON s.handed_job = j.id
-       WHERE s.id = ? AND s.state = 'live' AND j.session_id = s.id AND j.status IN ('claimed', 'running')`,
+       WHERE s.id = ? AND s.state = 'live' AND s.handed_job > ? AND j.session_id = s.id
+         AND j.status IN ('claimed', 'running')`,
     )
-    .get(session) as JobRow | undefined;
-  return row === undefined ? null : toJob(row);
+    .get(session, known) as JobRow | undefined;
+  if (row === undefined) return null;
+  exec.prepare('UPDATE sessions SET handed_job = NULL WHERE id = ?').run(session);
+  return toJob(row);
 }

@@ -47,7 +47,6 @@ export function sqliteJobs(exec: SqliteExecutor, handOffs: HandOffs): Store['job
   return {
     ...fromSync(sync),
     claimNext: (params) => handOffs.claimNext(params),
-    settle: () => handOffs.settle(),
     finishAndClaimNext: (params) => loops.submit(params),
     // Commits with writes sent in the same turn (SqliteExecutor.grouped); a run's start goes by runs.begin.
     start: (params) => exec.grouped(() => startIn(exec, params)),

@@ -99,11 +99,10 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
           known: Math.max(...MIGRATIONS.map((migration) => migration.version)),
         })),
     }),
-    // Every hand-off it took said so (store/hand-off.ts) before the file closes.
-    close: async () => {
-      await handOffs.settle();
+    close: () => {
       wake.stop();
       db.close();
+      return Promise.resolve();
     },
     wakeups: wake.wakeups,
     tasks: fromSync(sqliteTasks(exec)),

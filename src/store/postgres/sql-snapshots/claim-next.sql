@@ -5,11 +5,20 @@
 -- statement 1 of 1
 WITH seen AS (
   SELECT id, host, state, handed_job FROM sessions WHERE id = $1::bigint
+), sl AS (
+  -- Only when the snapshot saw a hand-off: the session locked and read as it is now, so that two
+  -- claims for one session never both take it (the second reads it cleared).
+  SELECT handed_job FROM sessions
+  WHERE id = $1::bigint AND state = 'live' AND (SELECT handed_job FROM seen) IS NOT NULL
+  FOR NO KEY UPDATE
 ), h AS (
   -- $5: null unless this store waited for the session; then the newest job it gave it, so that a
   -- hand-off it gave already is not given twice, and one it did not is taken as handed (waited).
-  SELECT jobs.id, $5::bigint IS NOT NULL AS waited FROM jobs
-  WHERE jobs.id = (SELECT handed_job FROM seen WHERE state = 'live') AND jobs.session_id = $1::bigint
+  SELECT jobs.id, $5::bigint IS NOT NULL AS waited, (SELECT t.state = 'open' AND t.gate IS NULL FROM tasks t WHERE t.id = jobs.task_id) AS open FROM jobs
+  -- Only the hand-off the snapshot saw, still there: a newer one may not be in the snapshot yet
+  -- (it is left, and reported pending).
+  WHERE jobs.id = (SELECT handed_job FROM sl WHERE handed_job = (SELECT handed_job FROM seen))
+    AND jobs.session_id = $1::bigint
     AND jobs.status IN ('claimed', 'running') AND jobs.id > coalesce($5::bigint, 0)
   FOR UPDATE OF jobs
 ),
@@ -21,7 +30,8 @@ WITH seen AS (
 next AS (
   SELECT jobs.id FROM jobs
   WHERE jobs.status = 'queued' AND jobs.run_after <= date_trunc('milliseconds', clock_timestamp())
-    AND EXISTS (SELECT 1 FROM seen WHERE state = 'live') AND NOT EXISTS (SELECT 1 FROM h)
+    AND EXISTS (SELECT 1 FROM seen WHERE state = 'live')
+    AND NOT EXISTS (SELECT 1 FROM h WHERE waited OR open)
     AND (SELECT t.state = 'open' AND t.gate IS NULL FROM tasks t WHERE t.id = jobs.task_id)
   ORDER BY jobs.priority, jobs.queued_at, jobs.id
   LIMIT 1
@@ -43,18 +53,29 @@ next AS (
     lease_until = NULL, agent_session_id = NULL, pid = NULL
   FROM s, t
   WHERE jobs.id = (SELECT id FROM next) AND jobs.status = (SELECT 'queued'::text) AND s.state = 'live'
-  RETURNING jobs.id, jobs.task_id, jobs.status, jobs.priority, jobs.queued_at, jobs.ram_mb, jobs.command, jobs.attempt, jobs.attempt_max, jobs.epoch, jobs.session_id, jobs.host, jobs.claimed_at, jobs.started_at, jobs.finished_at, jobs.exit_code, jobs.reason, jobs.run_after, jobs.term, jobs.agent_session_id, jobs.pid, jobs.output_tail, (SELECT key FROM tasks WHERE id = jobs.task_id) AS key, s.host AS session_host, false AS recovered, false AS kept
+  RETURNING jobs.id, jobs.task_id, jobs.status, jobs.priority, jobs.queued_at, jobs.ram_mb, jobs.command, jobs.attempt, jobs.attempt_max, jobs.epoch, jobs.session_id, jobs.host, jobs.claimed_at, jobs.started_at, jobs.finished_at, jobs.exit_code, jobs.reason, jobs.run_after, jobs.term, jobs.agent_session_id, jobs.pid, jobs.output_tail, (SELECT key FROM tasks WHERE id = jobs.task_id) AS key, s.host AS session_host, 'claimed'::text AS how
 ), r AS (
+  -- Given back and claimed again in one step, its attempt kept: the hand-off's was never used.
   UPDATE jobs SET status = CASE WHEN $3::boolean THEN 'running' ELSE 'claimed' END,
     epoch = jobs.epoch + 1, attempt = jobs.attempt,
     session_id = s.id, host = coalesce($2::text, s.host), claimed_at = t.now,
     started_at = CASE WHEN $3::boolean THEN t.now END, reason = NULL, term = NULL,
     lease_until = NULL, agent_session_id = NULL, pid = NULL
   FROM s, t
-  WHERE jobs.id = (SELECT id FROM h WHERE NOT waited) AND jobs.session_id = s.id AND s.state = 'live'
-  RETURNING jobs.id, jobs.task_id, jobs.status, jobs.priority, jobs.queued_at, jobs.ram_mb, jobs.command, jobs.attempt, jobs.attempt_max, jobs.epoch, jobs.session_id, jobs.host, jobs.claimed_at, jobs.started_at, jobs.finished_at, jobs.exit_code, jobs.reason, jobs.run_after, jobs.term, jobs.agent_session_id, jobs.pid, jobs.output_tail, (SELECT key FROM tasks WHERE id = jobs.task_id) AS key, s.host AS session_host, true AS recovered, false AS kept
+  WHERE jobs.id = (SELECT id FROM h WHERE NOT waited AND open) AND jobs.session_id = s.id
+    AND s.state = 'live'
+  RETURNING jobs.id, jobs.task_id, jobs.status, jobs.priority, jobs.queued_at, jobs.ram_mb, jobs.command, jobs.attempt, jobs.attempt_max, jobs.epoch, jobs.session_id, jobs.host, jobs.claimed_at, jobs.started_at, jobs.finished_at, jobs.exit_code, jobs.reason, jobs.run_after, jobs.term, jobs.agent_session_id, jobs.pid, jobs.output_tail, (SELECT key FROM tasks WHERE id = jobs.task_id) AS key, s.host AS session_host, 'recovered'::text AS how
+), back AS (
+  -- Its task takes no jobs now (a gate came): only given back, to wait in the queue.
+  UPDATE jobs SET status = 'queued', run_after = t.now, attempt = jobs.attempt - 1, session_id = NULL,
+    host = NULL, claimed_at = NULL, started_at = NULL, agent_session_id = NULL, pid = NULL,
+    term = NULL, lease_until = NULL, reason = 'requeued: hand-off not taken'
+  FROM s, t
+  WHERE jobs.id = (SELECT id FROM h WHERE NOT waited AND NOT open) AND jobs.session_id = s.id
+    AND s.state = 'live'
+  RETURNING jobs.id, jobs.task_id, jobs.status, jobs.priority, jobs.queued_at, jobs.ram_mb, jobs.command, jobs.attempt, jobs.attempt_max, jobs.epoch, jobs.session_id, jobs.host, jobs.claimed_at, jobs.started_at, jobs.finished_at, jobs.exit_code, jobs.reason, jobs.run_after, jobs.term, jobs.agent_session_id, jobs.pid, jobs.output_tail, (SELECT key FROM tasks WHERE id = jobs.task_id) AS key, s.host AS session_host, 'given back'::text AS how
 ), kept AS (
-  SELECT jobs.id, jobs.task_id, jobs.status, jobs.priority, jobs.queued_at, jobs.ram_mb, jobs.command, jobs.attempt, jobs.attempt_max, jobs.epoch, jobs.session_id, jobs.host, jobs.claimed_at, jobs.started_at, jobs.finished_at, jobs.exit_code, jobs.reason, jobs.run_after, jobs.term, jobs.agent_session_id, jobs.pid, jobs.output_tail, (SELECT key FROM tasks WHERE id = jobs.task_id) AS key, s.host AS session_host, false AS recovered, true AS kept
+  SELECT jobs.id, jobs.task_id, jobs.status, jobs.priority, jobs.queued_at, jobs.ram_mb, jobs.command, jobs.attempt, jobs.attempt_max, jobs.epoch, jobs.session_id, jobs.host, jobs.claimed_at, jobs.started_at, jobs.finished_at, jobs.exit_code, jobs.reason, jobs.run_after, jobs.term, jobs.agent_session_id, jobs.pid, jobs.output_tail, (SELECT key FROM tasks WHERE id = jobs.task_id) AS key, s.host AS session_host, 'kept'::text AS how
   FROM jobs, s WHERE jobs.id = (SELECT id FROM h WHERE waited) AND s.state = 'live'
 ), got AS (
   SELECT * FROM j UNION ALL SELECT * FROM r UNION ALL SELECT * FROM kept
@@ -74,16 +95,18 @@ next AS (
   RETURNING sessions.handed_job
 ), a AS (INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail)
   SELECT at, type, task_key, job_id, session_id, host, epoch, detail FROM (
-  SELECT 0 AS part, ''::text AS seq, got.claimed_at AS at, 'job:requeued'::text AS type,
-    got.key AS task_key, got.id AS job_id, got.session_id, got.session_host AS host, got.epoch - 1 AS epoch,
-    jsonb_build_object('reason', 'hand-off not taken', 'attempt', got.attempt - 1) AS detail
-  FROM got WHERE got.recovered
+  SELECT 0 AS part, ''::text AS seq, t.now AS at, 'job:requeued'::text AS type,
+    x.key AS task_key, x.id AS job_id, $1::bigint AS session_id, x.session_host AS host,
+    x.epoch - (x.how = 'recovered')::int AS epoch,
+    jsonb_build_object('reason', 'hand-off not taken', 'attempt', x.attempt - (x.how = 'recovered')::int)
+      AS detail
+  FROM (SELECT * FROM r UNION ALL SELECT * FROM back) x, t
   UNION ALL
   SELECT 1, '', got.claimed_at, 'job:claimed', got.key, got.id, got.session_id, got.session_host, got.epoch,
     jsonb_build_object('attempt', got.attempt, 'host', got.host)
     || CASE WHEN $3::boolean THEN '{"started": true}'::jsonb ELSE '{}'::jsonb END
-      || CASE WHEN got.recovered THEN '{"recovered": true}'::jsonb ELSE '{}'::jsonb END
-  FROM got WHERE NOT got.kept) x
+      || CASE WHEN got.how = 'recovered' THEN '{"recovered": true}'::jsonb ELSE '{}'::jsonb END
+  FROM got WHERE got.how <> 'kept') x
   ORDER BY x.part, x.seq COLLATE "C")
   SELECT (SELECT coalesce(s.state, seen.state)
   FROM (SELECT 1) one LEFT JOIN seen ON true LEFT JOIN s ON true) AS session_state, (SELECT handed_job FROM w) AS pending, got.*
