@@ -25,7 +25,7 @@ import { openStore } from '../../src/store/open.js';
 import { HAND_OFF_WORKER_ENV, type HandOffWorkerConfig } from './config.js';
 import { Findings, showEntry, type CheckResult } from './check-types.js';
 import { checkJobLifecycle } from './check-jobs.js';
-import { checkAcknowledged, onceEach } from './batch-kill.js';
+import { checkAcknowledged, onceEach, type BatchKillOptions } from './batch-kill.js';
 import { collectServer, type ServerHistory } from './collect.js';
 import { readHistory } from './history.js';
 import { Rng } from './prng.js';
@@ -33,17 +33,8 @@ import { Rng } from './prng.js';
 const WORKER = fileURLToPath(new URL('./hand-off-worker.js', import.meta.url));
 const TTL_MS = 1_500;
 
-export interface HandOffKillOptions {
-  /** A SQLite path is made in a temp folder when null; else a PostgreSQL URL. */
-  readonly url: string | null;
-  readonly seed: number;
-  readonly jobs?: number;
-  readonly workers?: number;
-  /** Kills of each kind: after a hand-off, and between a take and its finish. */
-  readonly kills?: number;
-  readonly ackEarly?: boolean;
-  readonly log?: (line: string) => void;
-}
+/** As batch-kill's; `kills` counts each kind: after a hand-off, and between a take and its finish. */
+export type HandOffKillOptions = BatchKillOptions;
 
 export interface HandOffKillResult {
   readonly kills: { readonly handed: number; readonly running: number };

@@ -7,7 +7,7 @@ import type { Job, JobId } from '../../core/job.js';
 import type { JobClaimNextParams } from '../store.js';
 import { HAND_OFF_NOT_TAKEN, HandOffs } from '../hand-off.js';
 import { appendAudit, toJob, type JobRow, type SessionRow } from './rows.js';
-import { RETURNING, claimDue } from './job-steps.js';
+import { RETURNING, claimOneDue } from './job-steps.js';
 import type { SqliteExecutor } from './executor.js';
 import { sessionRow } from './tasks-claims.js';
 import { taskOpen } from './claim-set.js';
@@ -92,14 +92,7 @@ function claimIn(
   const now = exec.now();
   const handed = marks.handed_job !== null && marks.handed_job > (known ?? 0) ? marks.handed_job : null;
   let row = handed === null ? undefined : takeHandedIn(exec, params, session, handed, known !== null, now);
-  row ??= claimDue(exec, {
-    session,
-    host: params.host,
-    now,
-    start: params.start === true,
-    limit: 1,
-    leaseUntil: null,
-  })[0];
+  row ??= claimOneDue(exec, session, params, now);
   const waitMs = row === undefined ? params.waitMs : undefined;
   const start = params.start === true ? 1 : 0;
   const stale =

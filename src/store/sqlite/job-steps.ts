@@ -59,7 +59,7 @@ export interface ClaimDueParams {
  * start, decision 0023): the epoch and attempt grow, the holder and host are set, a start stamps
  * started_at.
  */
-export function claimDue(exec: SqliteExecutor, params: ClaimDueParams): JobRow[] {
+function claimDue(exec: SqliteExecutor, params: ClaimDueParams): JobRow[] {
   const rows = exec
     .prepare(
       `UPDATE jobs SET ${CLAIM_DUE_SET}
@@ -97,6 +97,20 @@ export function claimDue(exec: SqliteExecutor, params: ClaimDueParams): JobRow[]
     });
   }
   return rows;
+}
+
+/**
+ * claimNext's claim of a queued job: the best due one, claimed (or started) for the session and held
+ * by its liveness alone (no job lease).
+ */
+export function claimOneDue(
+  exec: SqliteExecutor,
+  session: SessionRow,
+  params: { readonly host?: string | undefined; readonly start?: boolean | undefined },
+  now: number,
+): JobRow | undefined {
+  const start = params.start === true;
+  return claimDue(exec, { session, host: params.host, now, start, limit: 1, leaseUntil: null })[0];
 }
 
 /** The body of finish: guarded by the shared finish guard (store/job-guard.ts). */

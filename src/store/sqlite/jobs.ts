@@ -18,7 +18,7 @@ import type {
 import { releaseJobLocks } from './locks.js';
 import { withActor } from '../actor.js';
 import { appendAudit, toJob, type JobRow, type SessionRow, type TaskRow } from './rows.js';
-import { RETURNING, batchIn, claimDue, finishIn, jobById, lostOr } from './job-steps.js';
+import { RETURNING, batchIn, claimOneDue, finishIn, jobById, lostOr } from './job-steps.js';
 import { ACTIVE_SQL } from '../job-guard.js';
 import { fromSync, type SqliteExecutor, type Sync } from './executor.js';
 import { TickBatcher } from './tick-batcher.js';
@@ -187,14 +187,7 @@ function claimNextIn(
 ): Job | null {
   const session = known?.session ?? sessionRow(exec, params.session, true);
   const now = known?.now ?? exec.now();
-  const [row] = claimDue(exec, {
-    session,
-    host: params.host,
-    now,
-    start: params.start === true,
-    limit: 1,
-    leaseUntil: null,
-  });
+  const row = claimOneDue(exec, session, params, now);
   return row === undefined ? null : toJob(row);
 }
 
