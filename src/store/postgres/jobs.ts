@@ -223,8 +223,8 @@ FROM (SELECT 1) one LEFT JOIN old ON true LEFT JOIN r ON true`;
 const BATCHES_IN_FLIGHT = 1;
 const BATCH_MAX = 64;
 
-/** claimNext's hand-offs (store/hand-off.ts); the store settles them when it closes. */
-export function postgresHandOffs(exec: PgExecutor, took: (count: number) => void): HandOffs {
+/** claimNext's hand-offs (store/hand-off.ts). */
+function postgresHandOffs(exec: PgExecutor, took: (count: number) => void): HandOffs {
   return new HandOffs({
     take: (session, known) => takeHandOff(exec, session, known),
     claim: async (params, known) => {
@@ -236,11 +236,8 @@ export function postgresHandOffs(exec: PgExecutor, took: (count: number) => void
 }
 
 /** `took` counts the jobs taken from the queue, for the queue's upkeep (upkeep.ts). */
-export function postgresJobs(
-  exec: PgExecutor,
-  took: (count: number) => void,
-  handOffs: HandOffs,
-): Store['jobs'] {
+export function postgresJobs(exec: PgExecutor, took: (count: number) => void): Store['jobs'] {
+  const handOffs = postgresHandOffs(exec, took);
   type Loop = Parameters<Store['jobs']['finishAndClaimNext']>[0];
   type LoopResult = Awaited<ReturnType<Store['jobs']['finishAndClaimNext']>>;
   const loops = new Batcher<Loop, LoopResult>(

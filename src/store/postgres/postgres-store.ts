@@ -27,7 +27,7 @@ import { postgresSessions, postgresTasks } from './tasks-claims.js';
 import { postgresClaims } from './claims.js';
 import { postgresLifecycle } from './lifecycle.js';
 import { postgresSettings } from './settings.js';
-import { postgresHandOffs, postgresJobs } from './jobs.js';
+import { postgresJobs } from './jobs.js';
 import { postgresAudit, postgresLeases } from './leases-audit.js';
 import { postgresHosts } from './hosts.js';
 import { postgresDispatch, postgresRecovery } from './dispatch.js';
@@ -110,9 +110,9 @@ function ownBackends(pool: pg.Pool): (pid: number) => boolean {
   return (pid) => pids.has(pid);
 }
 
-/** How every connection of the store connects (the pools', the LISTEN's, the upkeep's). */
-function clientConfig(options: PostgresStoreOptions) {
-  return {
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<Store> {
+  const server = serverOf(options.url);
+  const config = {
     connectionString: options.url,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
     keepAlive: true,
@@ -123,11 +123,6 @@ function clientConfig(options: PostgresStoreOptions) {
     // A URL without a password takes it from PGPASSWORD or the passfile (pgpass.ts).
     Client: PassfileClient,
   };
-}
-
-export async function openPostgresStore(options: PostgresStoreOptions): Promise<Store> {
-  const server = serverOf(options.url);
-  const config = clientConfig(options);
   const pool = new pg.Pool({
     ...config,
     max: options.poolSize ?? 10,
@@ -141,12 +136,10 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const switches = options.switches ?? SAFE;
   const exec = new PgExecutor(pool, server, switches.sharedClock ? shiftClock : null);
   await prepareSchema(exec, pool, config, options, switches.sharedClock);
-  const upkeep = queueUpkeep(config, options.upkeep);
-  const handOffs = postgresHandOffs(exec, upkeep.took);
   // A LISTEN that never answers (a silent network) must not hold up waiters or close() for ever.
-  const listenConfig = { ...config, query_timeout: options.queryTimeoutMs ?? 5_000 };
-  const wake = postgresWakeups(listenConfig, backends);
+  const wake = postgresWakeups({ ...config, query_timeout: options.queryTimeoutMs ?? 5_000 }, backends);
   const beat = livenessPool(config, options, server, switches.sharedClock ? shiftClock : null);
+  const upkeep = queueUpkeep(config, options.upkeep);
   return {
     engine: 'postgres',
     capabilities: { multiHost: true },
@@ -168,7 +161,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     tasks: postgresTasks(exec),
     sessions: postgresSessions(exec, beat),
     claims: postgresClaims(exec),
-    jobs: postgresJobs(exec, upkeep.took, handOffs),
+    jobs: postgresJobs(exec, upkeep.took),
     leases: postgresLeases(exec, beat),
     audit: postgresAudit(exec),
     hosts: postgresHosts(exec, beat),

@@ -27,12 +27,6 @@ function drop(stale: pg.Client | null): void {
   void stale.end().catch(() => undefined);
 }
 
-/** Whom a notification wakes (see the top of this file). */
-function woken(msg: pg.Notification, hub: WakeHub, ownBackend: (pid: number) => boolean): void {
-  if (msg.payload !== 'placed') return hub.wake('other');
-  if (!ownBackend(msg.processId)) hub.wake('placement');
-}
-
 export function postgresWakeups(
   config: pg.ClientConfig,
   ownBackend: (pid: number) => boolean,
@@ -63,7 +57,10 @@ export function postgresWakeups(
       const fresh = new PassfileClient(config);
       fresh.on('error', () => lost(fresh));
       fresh.on('end', () => lost(fresh));
-      fresh.on('notification', (msg) => woken(msg, hub, ownBackend));
+      fresh.on('notification', (msg) => {
+        if (msg.payload !== 'placed') return hub.wake('other');
+        if (!ownBackend(msg.processId)) hub.wake('placement');
+      });
       try {
         await fresh.connect();
         await fresh.query('LISTEN baton_wake');

@@ -25,14 +25,14 @@ import { TickBatcher } from './tick-batcher.js';
 import { insertTask, sessionRow, taskRow } from './tasks-claims.js';
 import { taskStateRefusal } from '../task-refusal.js';
 import { facts } from './task-state.js';
-import type { HandOffs } from '../hand-off.js';
-import { handedColumns, handedTo, waiterFor } from './hand-off.js';
+import { handedColumns, handedTo, sqliteHandOffs, waiterFor } from './hand-off.js';
 
 export { jobById };
 
 const JOB_SELECT = 'SELECT j.*, t.key FROM jobs j JOIN tasks t ON t.id = j.task_id';
 
-export function sqliteJobs(exec: SqliteExecutor, handOffs: HandOffs): Store['jobs'] {
+export function sqliteJobs(exec: SqliteExecutor): Store['jobs'] {
+  const handOffs = sqliteHandOffs(exec);
   // Several workers of one process share a commit (tick-batcher.ts); each call stands alone.
   const loops = new TickBatcher(exec, (params: JobFinishAndClaimNextParams) => loopIn(exec, params));
   const sync: Sync<Omit<Store['jobs'], 'finishAndClaimNext' | 'start' | 'claimNext' | 'settle'>> = {

@@ -27,7 +27,6 @@ import { sqliteTasks, sqliteSessions } from './tasks-claims.js';
 import { sqliteClaims } from './claims.js';
 import { sqliteLifecycle, sqliteSettings } from './lifecycle.js';
 import { sqliteJobs } from './jobs.js';
-import { sqliteHandOffs } from './hand-off.js';
 import { sqliteLeases, sqliteAudit } from './leases-audit.js';
 import { SqliteExecutor, fromSync } from './executor.js';
 import { sqliteHosts } from './hosts.js';
@@ -85,11 +84,10 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     throw damaged(options.path, error) ?? error;
   }
   const wake = sqliteWakeups(exec);
-  const handOffs = sqliteHandOffs(exec);
   return exec.retryingLater<Store>({
     engine: 'sqlite',
     capabilities: { multiHost: false },
-    ...fromSync<Pick<Store, 'now' | 'schema'>>({
+    ...fromSync<Pick<Store, 'now' | 'schema' | 'close'>>({
       now: () => exec.read(() => exec.now()),
       schema: () =>
         exec.read(() => ({
@@ -98,17 +96,16 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
               .v ?? 0,
           known: Math.max(...MIGRATIONS.map((migration) => migration.version)),
         })),
+      close: () => {
+        wake.stop();
+        db.close();
+      },
     }),
-    close: () => {
-      wake.stop();
-      db.close();
-      return Promise.resolve();
-    },
     wakeups: wake.wakeups,
     tasks: fromSync(sqliteTasks(exec)),
     sessions: sqliteSessions(exec),
     claims: fromSync(sqliteClaims(exec)),
-    jobs: sqliteJobs(exec, handOffs),
+    jobs: sqliteJobs(exec),
     leases: fromSync(sqliteLeases(exec)),
     audit: fromSync(sqliteAudit(exec)),
     hosts: fromSync(sqliteHosts(exec)),

@@ -4,7 +4,6 @@ import Database from 'better-sqlite3';
 import { SqliteExecutor } from './executor.js';
 import { TickBatcher } from './tick-batcher.js';
 import { sqliteJobs } from './jobs.js';
-import { sqliteHandOffs } from './hand-off.js';
 import { sqliteSessions } from './tasks-claims.js';
 import { sqliteDatabase } from '../../../test/support/databases.js';
 
@@ -48,7 +47,7 @@ test('when the transaction itself fails, every call of the batch is rejected', a
 test("a job's start and a session sent in one turn commit in one transaction, each with its own answer", async () => {
   const db = new Database(await sqliteDatabase().fresh());
   const exec = new SqliteExecutor(db);
-  const jobs = sqliteJobs(exec, sqliteHandOffs(exec));
+  const jobs = sqliteJobs(exec);
   const sessions = sqliteSessions(exec);
   const { job } = await jobs.enqueue({ key: 'k' });
   const before = exec.writes;
