@@ -107,6 +107,19 @@ const reporters = [
   `--test-reporter=${join(root, 'scripts', 'test-timing.mjs')}`,
   '--test-reporter-destination=stderr',
 ];
+/**
+ * The tests' environment without NODE_EXTRA_CA_CERTS. Where it is set (these VMs point it at the
+ * system bundle), every Node process parses each certificate in it as it starts: about 40 ms of
+ * CPU for `node -e ''` here (95 against 53 ms), paid by each of the thousands of `baton`, `baton
+ * up` and agent processes the tests start. No test makes a TLS connection (the GitHub stand-in
+ * and the API are local, over HTTP), so none needs an extra CA; dropping it cut the CPU of
+ * lifecycle-cli's processes by a quarter (26.1 to 19.9 s user).
+ */
+function withoutExtraCaCerts(env) {
+  const { NODE_EXTRA_CA_CERTS: _dropped, ...rest } = env;
+  return rest;
+}
+
 const child = spawn(
   process.execPath,
   [
@@ -120,7 +133,7 @@ const child = spawn(
     cwd: root,
     stdio: 'inherit',
     env: {
-      ...process.env,
+      ...withoutExtraCaCerts(process.env),
       BATON_TEST_PG_SERVERS: JSON.stringify(servers),
       BATON_TEST_RUN_ID: runId,
       BATON_TEST_TIMES: timesFile,
