@@ -7,6 +7,7 @@
 import { Agent as HttpAgent, request as httpRequest, type ClientRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Holder } from '../core/claim.js';
+import { OPAQUE_FIELDS } from '../coordinator/wire.js';
 import { RemoteRefusal } from './remote-refusal.js';
 
 /** How long one request may take before it counts as the server being away. */
@@ -34,6 +35,10 @@ export function fromWire<T>(value: unknown): T {
   if (value === null || typeof value !== 'object') return value as T;
   const out: Record<string, unknown> = {};
   for (const [key, field] of Object.entries(value)) {
+    if (OPAQUE_FIELDS.has(key)) {
+      out[key] = field;
+      continue;
+    }
     const instant = INSTANT_KEY.test(key) && typeof field === 'string' ? Date.parse(field) : NaN;
     out[key] = Number.isNaN(instant) ? fromWire(field) : instant;
   }

@@ -49,13 +49,21 @@ export const INSTANT_FIELDS: ReadonlySet<string> = new Set([
   'updatedAt',
 ]);
 
+/**
+ * Fields whose value is the caller's own JSON (an effect's payload), passed through as it was
+ * recorded: a `since` or `createdAt` inside it is the agent's, not an Instant, and a number there
+ * that no date can hold (1e300) must not turn every later read of its task into a 500.
+ */
+export const OPAQUE_FIELDS: ReadonlySet<string> = new Set(['payload']);
+
 /** A JSON-ready copy with every Instant field written as an ISO string. */
 export function toWire(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(toWire);
   if (value === null || typeof value !== 'object') return value;
   const out: Record<string, unknown> = {};
   for (const [key, field] of Object.entries(value)) {
-    out[key] = INSTANT_FIELDS.has(key) && typeof field === 'number' ? iso(field) : toWire(field);
+    if (OPAQUE_FIELDS.has(key)) out[key] = field;
+    else out[key] = INSTANT_FIELDS.has(key) && typeof field === 'number' ? iso(field) : toWire(field);
   }
   return out;
 }

@@ -11,7 +11,10 @@ describe("an agent's environment", () => {
     LANG: 'C.UTF-8',
     LC_ALL: 'C.UTF-8',
     BATON_DB: 'postgres://baton:hunter2@db/baton',
-    BATON_TOKEN: 'agent-token',
+    BATON_TOKEN: 'operator-token',
+    BATON_URL: 'http://127.0.0.1:7070',
+    BATON_LEDGER_KEY: '/etc/baton/ledger.key',
+    BATON_KEY: 'k0',
     AWS_SECRET_ACCESS_KEY: 'aws',
     GITHUB_TOKEN: 'ghp',
     ANTHROPIC_API_KEY: 'sk',
@@ -21,7 +24,16 @@ describe("an agent's environment", () => {
 
   test('passes PATH, HOME, the locale and BATON_*, and nothing else unless allowed', () => {
     const env = agentEnvironment(parent, [], {});
-    assert.deepEqual(Object.keys(env).sort(), ['BATON_DB', 'BATON_TOKEN', 'HOME', 'LANG', 'LC_ALL', 'PATH']);
+    assert.deepEqual(Object.keys(env).sort(), ['BATON_DB', 'BATON_KEY', 'HOME', 'LANG', 'LC_ALL', 'PATH']);
+  });
+
+  test("never inherits the runner's token, API or ledger key, unless named exactly", () => {
+    const env = agentEnvironment(parent, ['BATON_*'], {});
+    for (const name of ['BATON_TOKEN', 'BATON_URL', 'BATON_LEDGER_KEY'])
+      assert.equal(env[name], undefined, name);
+    assert.equal(agentEnvironment(parent, ['BATON_URL'], {})['BATON_URL'], 'http://127.0.0.1:7070');
+    const own = agentEnvironment(parent, [], { BATON_TOKEN: 'agent-own' });
+    assert.equal(own['BATON_TOKEN'], 'agent-own', "the runner's values for the agent still go in");
   });
 
   test('passes the names and NAME* prefixes the operator allows', () => {

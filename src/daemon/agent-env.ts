@@ -8,6 +8,8 @@
  * | PATH, HOME, USER, LOGNAME, SHELL, TMPDIR | to find programs and a home; no secret in them    |
  * | TERM, TZ, LANG, LANGUAGE, LC_*           | the locale and terminal                           |
  * | BATON_*                                  | Baton's own (the runner sets most of them itself) |
+ * |   but BATON_TOKEN, BATON_URL and          |   the runner's reach into Baton and its signing   |
+ * |   BATON_LEDGER_KEY                         |   key: an agent gets its own token or none        |
  * | each name given with --agent-env NAME    | the operator's choice, e.g. ANTHROPIC_API_KEY;    |
  * |   (NAME* for every name with a prefix)   |   PGPASSFILE for agents that call the database    |
  *
@@ -34,6 +36,13 @@ const ALWAYS = new Set([
   'LANGUAGE',
 ]);
 const ALWAYS_PREFIXES = ['LC_', 'BATON_'];
+/**
+ * The runner's own way into Baton (an operator or host token, the API it names) and the ledger's
+ * signing key: under BATON_* but never inherited, so that `baton up --no-http` started from a shell
+ * holding an operator token does not hand it to every agent. Passed only when named exactly with
+ * --agent-env; in HTTP mode the runner sets BATON_URL and BATON_TOKEN to the agent's own.
+ */
+const RUNNER_ONLY = new Set(['BATON_TOKEN', 'BATON_URL', 'BATON_LEDGER_KEY']);
 
 /** An --agent-env entry: a variable name, or a prefix ending in `*`. */
 export function validateAgentEnvName(raw: string): string {
@@ -47,6 +56,7 @@ export function validateAgentEnvName(raw: string): string {
 }
 
 function allowed(name: string, extra: readonly string[]): boolean {
+  if (RUNNER_ONLY.has(name)) return extra.includes(name);
   if (ALWAYS.has(name) || ALWAYS_PREFIXES.some((prefix) => name.startsWith(prefix))) return true;
   return extra.some((pattern) =>
     pattern.endsWith('*') ? name.startsWith(pattern.slice(0, -1)) : name === pattern,

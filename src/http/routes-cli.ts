@@ -95,11 +95,20 @@ const TaskUpdate = z
   })
   .openapi('TaskUpdate');
 
+/** The latest time a JavaScript Date holds, in epoch ms. */
+const MAX_DATE_MS = 8.64e15;
+
 /** A time in a query: epoch ms or an ISO date. */
 function instant(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const ms = /^\d+$/.test(value) ? Number(value) : Date.parse(value);
-  if (Number.isNaN(ms)) throw new InvalidInputError(`${name} must be epoch ms or an ISO time, got ${value}`);
+  // A date JavaScript can hold (|ms| <= 8.64e15, Date.parse's own range): beyond it PostgreSQL
+  // refuses the bigint or the interval, which would answer 500 instead of saying what was wrong.
+  if (!Number.isSafeInteger(ms) || Math.abs(ms) > MAX_DATE_MS) {
+    throw new InvalidInputError(
+      `${name} must be epoch ms or an ISO time no later than the year 275760, got ${value}`,
+    );
+  }
   return ms;
 }
 

@@ -317,6 +317,19 @@ describe('baton hooks install | uninstall', () => {
     ]);
   });
 
+  test('writes no database password into the project, nor into an MCP configuration', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'baton-settings-'));
+    const url = 'postgres://baton:s3cretpw@127.0.0.1:1/baton';
+    const r = await baton(url, 'hooks', 'install', 'claude', '--dir', dir);
+    assert.equal(r.code, 0, r.stderr);
+    const text = readFileSync(join(dir, '.claude', 'settings.json'), 'utf8');
+    assert.doesNotMatch(text, /s3cretpw/);
+    assert.match(text, /postgres:\/\/baton@127\.0\.0\.1:1\/baton/, 'the hooks still name the database');
+    const config = await baton(url, 'mcp', '--print-config', 'claude');
+    assert.equal(config.code, 0, config.stderr);
+    assert.doesNotMatch(config.stdout, /s3cretpw/);
+  });
+
   test('refuses settings that are not JSON, and changes nothing', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'baton-settings-'));
     mkdirSync(join(dir, '.claude'));

@@ -15,6 +15,7 @@ import { installedBatonBin } from '../../coordinator/guard.js';
 import { BatonError, InvalidInputError } from '../../core/errors.js';
 import { validateId, validateInteger, validateKey, validateOneOf } from '../../core/validate.js';
 import { invokingProgram, type ProcessIdentity } from '../../os/process-ancestry.js';
+import { withoutPassword } from '../../core/redact.js';
 import { absoluteDbUrl } from '../../store/open.js';
 import { Exit } from '../exit-codes.js';
 import { Output } from '../output.js';
@@ -44,7 +45,7 @@ export function registerHooks(program: Command): void {
         dir: resolve(options.dir ?? '.'),
         node: process.execPath,
         batonBin: installedBatonBin(),
-        db: absoluteDbUrl(dbUrl(globals), process.cwd()),
+        db: withoutPassword(absoluteDbUrl(dbUrl(globals), process.cwd())),
         task: options.task === undefined ? null : validateKey(options.task),
         releaseOn,
       });

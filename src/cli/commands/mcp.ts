@@ -10,6 +10,7 @@ import { mcpConfig } from '../../agents/mcp/config.js';
 import { installedBatonBin } from '../../coordinator/guard.js';
 import { InvalidInputError } from '../../core/errors.js';
 import { systemClock } from '../../daemon/clock.js';
+import { withoutPassword } from '../../core/redact.js';
 import { absoluteDbUrl } from '../../store/open.js';
 import { dbUrl, type GlobalOptions } from '../run.js';
 
@@ -37,7 +38,7 @@ export function registerMcp(program: Command): void {
       const globals = cmd.optsWithGlobals<GlobalOptions>();
       if (options.printConfig !== undefined) {
         const batonBin = installedBatonBin();
-        const db = absoluteDbUrl(dbUrl(globals), process.cwd());
+        const db = withoutPassword(absoluteDbUrl(dbUrl(globals), process.cwd()));
         const snippet = mcpConfig(options.printConfig, { node: process.execPath, batonBin, db });
         process.stderr.write(`# ${snippet.where}\n`);
         process.stdout.write(snippet.text);
