@@ -21,21 +21,30 @@ export function emptyReport(): MutableReport {
 
 /** The columns of a job row the reason reads, as both engines name them. */
 interface RescuedJob {
+  readonly status: string;
   readonly session_id: number | null;
   readonly agent_session_id: number | null;
   readonly pid: number | null;
+  readonly term: number | null;
 }
 
+/** Why the sweep gives back a job whose lease has passed (as jobs.batch says it). */
+export const LEASE_EXPIRED = 'lease expired';
+
 /**
- * Recovery gives back an attempt that never started an agent (no pid attached): a host that died
- * after its placement must not use up the job's attempts. A runner's own requeue counts.
+ * Recovery gives back an attempt that never started anything: a placement (a dispatcher's term)
+ * whose runner attached no agent, because a host that died after its placement must not use up
+ * the job's attempts, and a job claimed but never started. A job a pull worker started (no term,
+ * no pid: the worker is the agent) counts, as does a runner's own requeue: otherwise a job whose
+ * worker dies on it every time would never run out of attempts.
  */
 export function rescueReason(
   job: RescuedJob,
   lockOutcome: LockOutcome,
   reason?: string,
 ): { unstarted: boolean; why: string } {
-  const unstarted = lockOutcome === 'recovered' && job.pid === null;
+  const neverRan = job.status === 'claimed' || (job.term !== null && job.pid === null);
+  const unstarted = lockOutcome === 'recovered' && neverRan;
   const why =
     (reason ?? `session ${job.session_id ?? '-'} (agent ${job.agent_session_id ?? '-'}) is no longer live`) +
     (unstarted ? ATTEMPT_NOT_COUNTED : '');

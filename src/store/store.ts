@@ -155,7 +155,10 @@ export interface JobClaimNextParams {
    * hand-off: 'job:claimed' with `handedOff: true`), and the session's next claimNext takes it
    * without a claim. Between calls a worker waits on `store.wakeups`. A hand-off never taken (or
    * whose taker died before saying so) is claimed again by the next claimNext under a new epoch;
-   * left alone, sessions.end or the rescue frees it. One process waits per session (decision 0024).
+   * left alone, it is held until its session ends or goes stale and the leader's rescue
+   * (`baton up`'s sweep, rescueStale) requeues it. One process waits per session (decision 0024):
+   * two waiting on one session may both run a hand-off under epoch 1 if PostgreSQL lost the
+   * first's take in a crash (the take is not waited to disk).
    */
   readonly waitMs?: number | undefined;
 }

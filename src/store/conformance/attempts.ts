@@ -75,5 +75,63 @@ export function exerciseAttempts(harness: Harness): void {
         assert.deepEqual(report.jobsFailed, [job.id]);
         assert.match((await store.jobs.get(job.id))?.reason ?? '', /^attempts exhausted/);
       }));
+
+    test("a pull worker's started job counts its attempt when its session dies; one only claimed does not", () =>
+      withFixture(harness, async ({ store }) => {
+        const { job: started } = await store.jobs.enqueue({ key: 'started', attemptMax: 1 });
+        const { job: claimed } = await store.jobs.enqueue({ key: 'claimed', attemptMax: 1 });
+        const worker = await store.sessions.start({ kind: 'agent', host: 'box-1', pid: 5 });
+        assert.equal((await store.jobs.claimNext({ session: worker.id, start: true }))?.id, started.id);
+        assert.equal((await store.jobs.claimNext({ session: worker.id }))?.id, claimed.id);
+        await store.sessions.end(worker.id);
+        const report = await store.recovery.rescueStale({ staleAfterMs: 60_000, policy: POLICY });
+        assert.deepEqual(report.jobsFailed, [started.id], 'the worker ran it: its one attempt is used');
+        assert.deepEqual(report.jobsRequeued, [claimed.id]);
+        assert.match((await store.jobs.get(started.id))?.reason ?? '', /^attempts exhausted: session \d+/);
+        const back = await store.jobs.get(claimed.id);
+        assert.equal(back?.attempt, 0, 'never started: the attempt is not counted');
+      }));
+
+    test('the sweep gives back a job whose lease passed while its session lives on, counting the attempt', () =>
+      withFixture(harness, async ({ clocked, moveClock }) => {
+        const store = await clocked();
+        const { job } = await store.jobs.enqueue({ key: 'k', attemptMax: 2 });
+        const worker = await store.sessions.start({ kind: 'agent', host: 'box-1', pid: 5 });
+        const sweep = () => store.recovery.rescueStale({ staleAfterMs: 600_000, policy: POLICY });
+        for (let round = 1; round <= 2; round++) {
+          const { taken } = await store.jobs.batch({ session: worker.id, take: 1, leaseMs: 60_000 });
+          assert.deepEqual(
+            taken.map((job1) => [job1.id, job1.epoch, job1.attempt]),
+            [[job.id, round, round]],
+          );
+          assert.deepEqual((await sweep()).jobsRequeued, [], 'within its lease the job stays');
+          await moveClock(61_000);
+          await store.sessions.heartbeat({ session: worker.id });
+          const report = await sweep();
+          assert.deepEqual(report.sessions, [], 'its session lives on');
+          const after = await store.jobs.get(job.id);
+          if (round === 1) {
+            assert.deepEqual(report.jobsRequeued, [job.id]);
+            assert.equal(after?.status, 'queued');
+            assert.equal(after?.reason, 'requeued: lease expired');
+            const late = await store.jobs.finish({
+              id: job.id,
+              session: worker.id,
+              epoch: 1,
+              status: 'done',
+            });
+            assert.equal(late.ok, false, 'the holder is fenced');
+            await moveClock(1_000);
+          } else {
+            assert.deepEqual(report.jobsFailed, [job.id]);
+            assert.equal(after?.reason, 'attempts exhausted: lease expired');
+          }
+        }
+        const requeued = await store.audit.list({ jobId: job.id, type: 'job:requeued' });
+        assert.deepEqual(
+          requeued.map((entry) => [entry.session, entry.epoch, entry.detail]),
+          [[worker.id, 1, { reason: 'lease expired', attempt: 1 }]],
+        );
+      }));
   });
 }

@@ -4,7 +4,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FencedError } from '../../core/errors.js';
+import { FencedError, NotFoundError } from '../../core/errors.js';
 import type { Job } from '../../core/job.js';
 import type { Store } from '../store.js';
 import { givenSession, withFixture, type Harness } from './harness.js';
@@ -241,6 +241,24 @@ export function exerciseJobBatch(harness: Harness): void {
         const job = await store.jobs.get(taken[0]?.id ?? 0);
         assert.equal(job?.status, 'failed');
         assert.equal(job?.reason, 'attempts exhausted: lease expired');
+      }));
+
+    test('a batch naming a job that does not exist is refused whole and changes nothing', () =>
+      withFixture(harness, async ({ store }) => {
+        const session = await givenSession(store);
+        await queue(store, ['a', 'b']);
+        const { taken } = await store.jobs.batch({ session: session.id, take: 1, leaseMs: LEASE_MS });
+        const before = await store.audit.list();
+        const jobs = await store.jobs.list();
+        const finish = [...done(taken), { id: 999_999, epoch: 1, status: 'done' as const }];
+        for (const take of [1, 0]) {
+          await assert.rejects(
+            store.jobs.batch({ session: session.id, finish, take, leaseMs: LEASE_MS }),
+            NotFoundError,
+          );
+        }
+        assert.deepEqual(await store.audit.list(), before);
+        assert.deepEqual(await store.jobs.list(), jobs, 'a still running, b still queued');
       }));
 
     test('a take by a session that is not live changes nothing, its finishes included', () =>

@@ -190,6 +190,17 @@ export function exerciseJobLoop(harness: Harness): void {
         assert.deepEqual(await store.jobs.list(), jobs);
       }));
 
+    test('refuses a job that does not exist and changes nothing, the next claim included', () =>
+      withFixture(harness, async ({ store }) => {
+        const { session } = await runningAThenQueuedB(store);
+        const before = await store.audit.list();
+        const jobs = await store.jobs.list();
+        const unknown = { id: 999_999, session: session.id, epoch: 1, status: 'done' as const, start: true };
+        await assert.rejects(store.jobs.finishAndClaimNext(unknown), NotFoundError);
+        assert.deepEqual(await store.audit.list(), before);
+        assert.deepEqual(await store.jobs.list(), jobs, 'b is still queued, claimed by no one');
+      }));
+
     test("releases the finished job's workspace lock in the same step, before the next claim", () =>
       withFixture(harness, async ({ store }) => {
         const { session: runner } = await givenHost(store);

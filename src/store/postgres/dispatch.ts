@@ -9,7 +9,7 @@ import { backoffMs, type RetryPolicy } from '../../core/retry.js';
 import type { LockOutcome } from '../../core/workspace-lock.js';
 import type { DispatchStore, JobAttachParams, JobRequeueParams, JobSkipParams } from '../dispatch-store.js';
 import type { JobTransitionResult } from '../../core/job.js';
-import { emptyReport, rescueReason } from '../rescue.js';
+import { emptyReport, LEASE_EXPIRED, rescueReason } from '../rescue.js';
 import { jobById } from './jobs.js';
 import { deleteLocks, insertAuditRows, lockReleasedRows, releaseSessionHoldings } from './locks.js';
 import { postgresDispatchPass } from './dispatch-pass.js';
@@ -146,7 +146,8 @@ export function postgresRecovery(exec: PgExecutor): DispatchStore['recovery'] {
         report.locksReleased += released.locks;
       }
       for (const job of await orphanedJobs(exec, limit)) {
-        const done = await requeueOrFail(exec, job, params.policy, 'recovered');
+        const reason = job.lease_passed ? LEASE_EXPIRED : undefined;
+        const done = await requeueOrFail(exec, job, params.policy, 'recovered', reason);
         if (done?.outcome === 'requeued') report.jobsRequeued.push(job.id);
         if (done?.outcome === 'failed') report.jobsFailed.push(job.id);
       }
@@ -200,20 +201,26 @@ async function rescueSession(
 }
 
 /**
- * Active jobs whose runner or agent session is no longer live: stale, or ended without finishing
- * them. Read after this sweep's sessions committed, so it sees them. The active jobs are read
- * first, through their partial index (a MATERIALIZED CTE): left to itself, the planner walked
+ * Active jobs whose runner or agent session is no longer live (stale, or ended without finishing
+ * them), or whose lease has passed while their session lives on (a pull worker that died and was
+ * restarted under the same session, or one that kept beating and never finished): `lease_passed`
+ * says which. Read after this sweep's sessions committed, so it sees them. The active jobs are
+ * read first, through their partial index (a MATERIALIZED CTE): left to itself, the planner walked
  * the whole table in id order for the LIMIT, finished history included, on every sweep.
  */
 export const ORPHANED_JOBS = `
   WITH j AS MATERIALIZED (SELECT * FROM jobs WHERE status IN ('claimed', 'running'))
-  SELECT ${jobColumns('j')} FROM j
+  SELECT ${jobColumns('j')}, coalesce(j.lease_until <= ${NOW}, false) AS lease_passed FROM j
   WHERE EXISTS (SELECT 1 FROM sessions s WHERE s.id = j.session_id AND s.state <> 'live')
     OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = j.agent_session_id AND s.state <> 'live')
+    OR j.lease_until <= ${NOW}
   ORDER BY j.id LIMIT $1::int`;
 
-async function orphanedJobs(exec: PgExecutor, limit: number): Promise<JobRow[]> {
-  return exec.rows<JobRow>(ORPHANED_JOBS, [limit]);
+async function orphanedJobs(
+  exec: PgExecutor,
+  limit: number,
+): Promise<(JobRow & { lease_passed: boolean })[]> {
+  return exec.rows<JobRow & { lease_passed: boolean }>(ORPHANED_JOBS, [limit]);
 }
 
 /**

@@ -2,8 +2,11 @@
  * jobs.batch on PostgreSQL: a worker's batch completion and its next batch fetch in one
  * statement, so one commit and one round trip serve up to a thousand jobs, each still guarded by
  * its own epoch and lease and audited in its own ledger rows (docs/decisions/0017):
+ *  - `known` says whether every member names a job: a call naming one that does not exist changes
+ *    nothing (and answers NotFoundError), as on SQLite, whose transaction that error rolls back;
+ *    answering it after the commit once left the call's other work done unseen.
  *  - `s` locks the session FOR KEY SHARE when the batch takes jobs, which serialises the statement
- *    with sessions.end as in claimNext (job-steps.ts); `go` says whether it may take.
+ *    with sessions.end as in claimNext (job-steps.ts); `go` says whether it may finish.
  *  - `x` and `g` give back jobs whose lease has passed (FOR UPDATE SKIP LOCKED, oldest lease
  *    first, at most as many as the batch takes): to the queue, or failed once their attempts are
  *    spent; `gk` drops their workspace locks.
@@ -55,10 +58,17 @@ const LEASE_PASSED = 'lease expired';
 
 const JOB_BATCH = `WITH seen AS (
   SELECT id, host, state FROM sessions WHERE id = $1::bigint
+), known AS (
+  -- From the parameter, not from req: a second reference would make req a CTE that the finish's
+  -- join then scans once per member (batch-plan.test.ts).
+  SELECT NOT EXISTS (
+    SELECT 1 FROM unnest($5::bigint[]) AS m (id) WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE jobs.id = m.id)
+  ) AS ok
 ), s AS (
-  SELECT id, host, state FROM sessions WHERE id = $1::bigint AND $3::int > 0 FOR KEY SHARE
+  SELECT id, host, state FROM sessions WHERE id = $1::bigint AND $3::int > 0 AND (SELECT ok FROM known)
+  FOR KEY SHARE
 ), go AS (
-  SELECT $3::int = 0 OR EXISTS (SELECT 1 FROM s WHERE state = 'live') AS ok
+  SELECT (SELECT ok FROM known) AND ($3::int = 0 OR EXISTS (SELECT 1 FROM s WHERE state = 'live')) AS ok
 ), req AS (
   SELECT * FROM unnest($5::bigint[], $6::bigint[], $7::text[], $8::int[], $9::text[], $10::text[])
     WITH ORDINALITY AS r (id, epoch, status, exit_code, reason, tail, ord)

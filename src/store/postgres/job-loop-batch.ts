@@ -7,7 +7,8 @@
  *    which serialises the statement with sessions.end (FOR UPDATE): an end that committed first is
  *    seen (READ COMMITTED re-reads a row it waited for) and refuses the request; an end that comes
  *    later waits, then finds the jobs this statement handed out. `live` numbers the requests whose
- *    session is live.
+ *    session is live and whose job exists: one naming no job finishes and takes nothing (it
+ *    answers NotFoundError, as on SQLite, whose transaction that error rolls back).
  *  - `f` finishes each live request's job, guarded by (session, epoch, status); `k` deletes the
  *    finished jobs' workspace locks; `ts` finishes the open task of each job that ended done
  *    (task-state.ts: to done, or in review). `f` and `j` join each job's task in the UPDATE itself for
@@ -48,7 +49,8 @@ export const FINISH_AND_CLAIM_MANY = `WITH req AS (
   SELECT id, host, state FROM sessions WHERE id = ANY ($2::bigint[]) FOR KEY SHARE
 ), live AS (
   SELECT req.*, s.host AS session_host, row_number() OVER (ORDER BY req.ord) AS rank
-  FROM req JOIN s ON s.id = req.session WHERE s.state = 'live'
+  FROM req JOIN s ON s.id = req.session
+  WHERE s.state = 'live' AND EXISTS (SELECT 1 FROM jobs WHERE jobs.id = req.id)
 ), f AS (
   UPDATE jobs SET status = live.status, finished_at = ${NOW}, exit_code = live.exit_code,
     reason = live.reason, output_tail = live.tail

@@ -13,7 +13,7 @@ import type {
   QueuedJob,
   TermRef,
 } from '../dispatch-store.js';
-import { emptyReport, rescueReason, type MutableReport } from '../rescue.js';
+import { emptyReport, LEASE_EXPIRED, rescueReason, type MutableReport } from '../rescue.js';
 import { claimSet, taskOpen } from './claim-set.js';
 import { jobById } from './jobs.js';
 import { grantLock, liveLock, releaseJobLocks, releaseSessionLocks, toHolder } from './locks.js';
@@ -216,7 +216,8 @@ export function sqliteRecovery(exec: SqliteExecutor): Sync<DispatchStore['recove
       // orphaned job, guarded by the epoch and status it observed.
       for (const candidate of candidates) exec.write(() => rescueOne(exec, candidate, report));
       for (const job of exec.read(() => orphanedJobs(exec, params.limit ?? 100))) {
-        exec.write(() => requeueOrFail(exec, job, params.policy, report, 'recovered'));
+        const reason = job.lease_passed === 1 ? LEASE_EXPIRED : undefined;
+        exec.write(() => requeueOrFail(exec, job, params.policy, report, 'recovered', reason));
       }
       return report;
     },
@@ -248,19 +249,22 @@ function rescueOne(
 }
 
 /**
- * Active jobs whose runner or agent session is no longer live: stale, or ended without finishing
- * them. Through the active jobs' partial index: left to itself, SQLite walked the whole table in
- * id order for the LIMIT, finished history included, on every sweep.
+ * Active jobs whose runner or agent session is no longer live (stale, or ended without finishing
+ * them), or whose lease has passed while their session lives on: `lease_passed` says which.
+ * Through the active jobs' partial index: left to itself, SQLite walked the whole table in id
+ * order for the LIMIT, finished history included, on every sweep. @now is the database's clock.
  */
 export const ORPHANED_JOBS = `
-  SELECT j.*, t.key FROM jobs j INDEXED BY jobs_active JOIN tasks t ON t.id = j.task_id
+  SELECT j.*, t.key, coalesce(j.lease_until <= @now, 0) AS lease_passed
+  FROM jobs j INDEXED BY jobs_active JOIN tasks t ON t.id = j.task_id
   WHERE j.status IN ('claimed', 'running') AND (
     EXISTS (SELECT 1 FROM sessions s WHERE s.id = j.session_id AND s.state <> 'live')
-    OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = j.agent_session_id AND s.state <> 'live'))
-  ORDER BY j.id LIMIT ?`;
+    OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = j.agent_session_id AND s.state <> 'live')
+    OR j.lease_until <= @now)
+  ORDER BY j.id LIMIT @limit`;
 
-function orphanedJobs(exec: SqliteExecutor, limit: number): JobRow[] {
-  return exec.prepare(ORPHANED_JOBS).all(limit) as JobRow[];
+function orphanedJobs(exec: SqliteExecutor, limit: number): (JobRow & { lease_passed: number })[] {
+  return exec.prepare(ORPHANED_JOBS).all({ now: exec.now(), limit }) as (JobRow & { lease_passed: number })[];
 }
 
 /**

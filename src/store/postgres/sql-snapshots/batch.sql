@@ -5,10 +5,17 @@
 -- statement 1 of 1
 WITH seen AS (
   SELECT id, host, state FROM sessions WHERE id = $1::bigint
+), known AS (
+  -- From the parameter, not from req: a second reference would make req a CTE that the finish's
+  -- join then scans once per member (batch-plan.test.ts).
+  SELECT NOT EXISTS (
+    SELECT 1 FROM unnest($5::bigint[]) AS m (id) WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE jobs.id = m.id)
+  ) AS ok
 ), s AS (
-  SELECT id, host, state FROM sessions WHERE id = $1::bigint AND $3::int > 0 FOR KEY SHARE
+  SELECT id, host, state FROM sessions WHERE id = $1::bigint AND $3::int > 0 AND (SELECT ok FROM known)
+  FOR KEY SHARE
 ), go AS (
-  SELECT $3::int = 0 OR EXISTS (SELECT 1 FROM s WHERE state = 'live') AS ok
+  SELECT (SELECT ok FROM known) AND ($3::int = 0 OR EXISTS (SELECT 1 FROM s WHERE state = 'live')) AS ok
 ), req AS (
   SELECT * FROM unnest($5::bigint[], $6::bigint[], $7::text[], $8::int[], $9::text[], $10::text[])
     WITH ORDINALITY AS r (id, epoch, status, exit_code, reason, tail, ord)

@@ -11,7 +11,8 @@ WITH req AS (
   SELECT id, host, state FROM sessions WHERE id = ANY ($2::bigint[]) FOR KEY SHARE
 ), live AS (
   SELECT req.*, s.host AS session_host, row_number() OVER (ORDER BY req.ord) AS rank
-  FROM req JOIN s ON s.id = req.session WHERE s.state = 'live'
+  FROM req JOIN s ON s.id = req.session
+  WHERE s.state = 'live' AND EXISTS (SELECT 1 FROM jobs WHERE jobs.id = req.id)
 ), f AS (
   UPDATE jobs SET status = live.status, finished_at = date_trunc('milliseconds', clock_timestamp()), exit_code = live.exit_code,
     reason = live.reason, output_tail = live.tail
