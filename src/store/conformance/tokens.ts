@@ -148,6 +148,27 @@ export function exerciseTokens(harness: Harness): void {
         assert.equal((await store.sessions.get(agent.id))?.state, 'live', 'nobody has ended it');
       }));
 
+    test("a run's token dies once its runner passes its TTL, though the agent beats its own session", () =>
+      withFixture(harness, async ({ clocked, moveClock }) => {
+        const store = await clocked();
+        const runner = await store.sessions.start({ kind: 'agent', host: 'host-a', pid: 1, ttlMs: 60_000 });
+        const agent = await store.sessions.start({ kind: 'agent', host: 'host-a', pid: 2, ttlMs: 60_000 });
+        await store.jobs.enqueue({ key: 'k' });
+        const job = await store.jobs.claimNext({ session: runner.id, start: true });
+        const claimed = await store.claims.acquire({ key: 'k', session: agent.id });
+        assert.ok(job !== null && claimed.ok);
+        const run = { jobId: job.id, jobEpoch: job.epoch, claimEpoch: claimed.claim.epoch };
+        const { secret } = await store.tokens.create({ scope: 'agent', session: agent.id, run });
+        for (const step of [30_000, 31_000]) {
+          await moveClock(step);
+          await store.sessions.heartbeat({ session: agent.id });
+        }
+        assert.deepEqual(await store.tokens.verify(secret), { ok: false, reason: 'ended' });
+        assert.equal((await store.sessions.get(runner.id))?.state, 'live', 'nobody has rescued the runner');
+        await store.sessions.heartbeat({ session: runner.id });
+        assert.equal((await store.tokens.verify(secret)).ok, true, 'a runner heard from again revives it');
+      }));
+
     test('a token expires on the database clock', () =>
       withFixture(harness, async ({ clocked, moveClock }) => {
         const store = await clocked();

@@ -22,13 +22,18 @@ const COLUMNS = (alias: string): string =>
 /**
  * A run-bound token's run is live (token-store.ts TokenRun): its job attempt is claimed or running
  * at the epoch it was minted for, that job's task is claimed at the token's claim epoch by the
- * token's session, unreleased, and the session is live within its TTL on the database clock.
+ * token's session, unreleased, and both that session and the job's holder (the runner's session)
+ * are live within their TTLs on the database clock. The holder too, because an agent may beat its
+ * own session with its token: a runner that died would otherwise leave it a token for as long as
+ * it kept beating.
  */
 const RUN_LIVE = `SELECT 1 FROM jobs j
   JOIN claims c ON c.task_id = j.task_id AND c.epoch = t.claim_epoch
   JOIN sessions s ON s.id = c.session_id
+  JOIN sessions r ON r.id = j.session_id
   WHERE j.id = t.job_id AND j.epoch = t.job_epoch AND j.status IN ('claimed', 'running')
-    AND c.session_id = t.session_id AND c.released_at IS NULL AND NOT ${EXPIRED('s')}`;
+    AND c.session_id = t.session_id AND c.released_at IS NULL AND NOT ${EXPIRED('s')}
+    AND NOT ${EXPIRED('r')}`;
 
 export function postgresTokens(exec: PgExecutor): TokenStore['tokens'] {
   return {

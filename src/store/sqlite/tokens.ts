@@ -19,14 +19,20 @@ import type { SqliteExecutor, Sync } from './executor.js';
 /**
  * A run-bound token's run is live (token-store.ts TokenRun): its job attempt is claimed or running
  * at the epoch it was minted for, that job's task is claimed at the token's claim epoch by the
- * token's session, unreleased, and the session is live within its TTL (@now, the database clock).
+ * token's session, unreleased, and both that session and the job's holder (the runner's session)
+ * are live within their TTLs (@now, the database clock). The holder too, because an agent may beat
+ * its own session with its token: a runner that died would otherwise leave it a token for as long
+ * as it kept beating.
  */
+const LIVE_WITHIN_TTL = (alias: string): string =>
+  `${alias}.state = 'live' AND @now - ${alias}.heartbeat_at <= coalesce(${alias}.ttl_ms, ${SESSION_TTL_FALLBACK_MS})`;
 const RUN_LIVE = `SELECT 1 FROM jobs j
   JOIN claims c ON c.task_id = j.task_id AND c.epoch = tokens.claim_epoch
   JOIN sessions s ON s.id = c.session_id
+  JOIN sessions r ON r.id = j.session_id
   WHERE j.id = tokens.job_id AND j.epoch = tokens.job_epoch AND j.status IN ('claimed', 'running')
     AND c.session_id = tokens.session_id AND c.released_at IS NULL
-    AND s.state = 'live' AND @now - s.heartbeat_at <= coalesce(s.ttl_ms, ${SESSION_TTL_FALLBACK_MS})`;
+    AND ${LIVE_WITHIN_TTL('s')} AND ${LIVE_WITHIN_TTL('r')}`;
 
 export function sqliteTokens(exec: SqliteExecutor): Sync<TokenStore['tokens']> {
   return {
