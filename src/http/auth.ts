@@ -67,6 +67,7 @@ export async function identify(
   const cookie = header === undefined ? getCookie(context, TOKEN_COOKIE) : undefined;
   if (header === undefined && cookie === undefined) {
     if (read && mode === 'reads-open') {
+      loopbackHost(context);
       context.set('token', null);
       return;
     }
@@ -97,6 +98,33 @@ export async function identify(
     );
   }
   context.set('token', check.token);
+}
+
+/** Host names that only ever name this machine: a page elsewhere cannot make them resolve to itself. */
+const LOOPBACK_NAME = /^(localhost|.+\.localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
+
+/**
+ * An open read (no token, on a loopback bind) must name this machine in its Host header. A web
+ * page whose own name an attacker rebinds to 127.0.0.1 (DNS rebinding) reaches this server as that
+ * name, and would otherwise read tasks, the ledger and live agent output as its own origin; it
+ * cannot send a token it does not have, nor make a browser send a loopback Host for its origin.
+ * A request with no Host header (no browser sends one) is not refused.
+ */
+export function loopbackHost(context: Context): void {
+  const host = context.req.header('host');
+  if (host === undefined) return;
+  let name: string | null = null;
+  try {
+    name = new URL(`http://${host}`).hostname;
+  } catch {
+    name = null;
+  }
+  if (name !== null && LOOPBACK_NAME.test(name)) return;
+  throw new AuthError(
+    'unauthorized',
+    `reads without a token are open to loopback names only, and Host ${host} is not one`,
+    'reach this server as 127.0.0.1 or localhost, or send Authorization: Bearer <token>',
+  );
 }
 
 /**

@@ -10,7 +10,7 @@ import { Hono, type Context } from 'hono';
 import { deleteCookie, setCookie } from 'hono/cookie';
 import type { Coordinator } from '../coordinator/coordinator.js';
 import { loginPage } from '../dashboard/login-page.js';
-import { AuthError, TOKEN_COOKIE, identify, sameOrigin, type AuthEnv } from './auth.js';
+import { AuthError, TOKEN_COOKIE, identify, loopbackHost, sameOrigin, type AuthEnv } from './auth.js';
 
 /** A local path to return to after signing in; anything else (another site, `//host`) is `/`. */
 function localPath(next: unknown): string {
@@ -82,14 +82,20 @@ export function pageGate(coordinator: Coordinator) {
   };
 }
 
-/** Reads open: a page still shows who is signed in by cookie; a cookie that opens nothing is ignored. */
+/**
+ * Reads open: a page still shows who is signed in by cookie; a cookie that opens nothing is
+ * ignored. A page or fragment asked for without a bearer token must name a loopback Host, as an
+ * open read of the API must (auth.ts loopbackHost: DNS rebinding).
+ */
 export function pageReader(coordinator: Coordinator) {
   return async (context: Context<AuthEnv>, next: () => Promise<void>): Promise<void> => {
     if (
       !context.req.path.startsWith('/v1/') &&
       (context.req.method === 'GET' || context.req.method === 'HEAD')
-    )
+    ) {
+      if (context.req.header('authorization') === undefined) loopbackHost(context);
       await identify(context, coordinator, 'reads-open').catch(() => context.set('token', null));
+    }
     await next();
   };
 }

@@ -5,6 +5,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { request } from 'node:http';
 import { createServer } from 'node:net';
 import fc from 'fast-check';
 import { baton, cliOn } from '../support/cli.js';
@@ -85,6 +86,37 @@ void describe('baton serve', () => {
       assert.equal((await call(server.url, 'GET', '/v1/hosts', { token: viewer.token })).status, 200);
       assert.equal((await call(server.url, 'GET', '/healthz')).status, 200);
       assert.equal((await call(server.url, 'GET', '/readyz')).status, 200);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test('open reads answer a loopback Host only: a page rebound to 127.0.0.1 reads nothing', async () => {
+    const db = await sqliteDatabase().fresh();
+    const viewer = await cliOn(db).json<{ token: string }>(0, 'token', 'create', '--scope', 'viewer');
+    const server = await serve(db, ['serve', '--http', '127.0.0.1:0']);
+    try {
+      const { port } = new URL(server.url);
+      const asHost = (host: string, path: string, token?: string): Promise<number> =>
+        new Promise((resolve, reject) => {
+          const headers: Record<string, string> = { host };
+          if (token !== undefined) headers['authorization'] = `Bearer ${token}`;
+          const req = request({ host: '127.0.0.1', port, path, headers }, (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode ?? 0));
+          });
+          req.on('error', reject);
+          req.end();
+        });
+      for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, 'localhost'])
+        assert.equal(await asHost(host, '/v1/tasks'), 200, host);
+      for (const path of ['/v1/tasks', '/', '/v1/audit', '/metrics'])
+        assert.equal(await asHost(`rebound.example:${port}`, path), 401, path);
+      assert.equal(
+        await asHost(`rebound.example:${port}`, '/v1/tasks', viewer.token),
+        200,
+        'a token opens it',
+      );
     } finally {
       await server.stop();
     }
