@@ -149,6 +149,48 @@ for (const engine of engines()) {
       assert.equal((await t.push(t.repo, 'origin', 'main')).code, 0, 'main is not protected');
     });
 
+    test("with --require-token, a protected push opens only with the holder's token or an operator's", async () => {
+      const t = await setup(engine);
+      await t.baton('guard', 'server-install', t.remote, '--require-token');
+      const mine = await t.claim('box-1');
+      const token = async (...args: string[]): Promise<string> =>
+        (JSON.parse(await t.baton('token', 'create', ...args, '--json')) as { token: string }).token;
+      const holder = await token('--scope', 'agent', '--session', mine.session);
+      const stranger = await t.baton('session', 'start', '--host', 'box-2');
+      const wt = await prepareWorktree({ repoPath: t.repo, key: KEY, epoch: mine.epoch, baseDir: t.base });
+      const first = commitFile(wt.path, 'd.ts', 'export {};\n');
+      const claimOptions = ['-o', `baton-key=${KEY}`, '-o', `baton-epoch=${mine.epoch}`];
+      const refusals: [string[], RegExp][] = [
+        [[], /needs the holder's token: push with -o baton-token=/],
+        [['-o', 'baton-token=baton_not-a-token'], /the push's token is unknown/],
+        [
+          ['-o', `baton-token=${await token('--scope', 'agent', '--session', stranger)}`],
+          /is not the holder's/,
+        ],
+        [['-o', `baton-token=${await token('--scope', 'viewer')}`], /token \(viewer\) is not the holder's/],
+      ];
+      for (const [extra, why] of refusals) {
+        const refused = await t.push(wt.path, ...claimOptions, ...extra, 'origin', BRANCH);
+        assert.notEqual(refused.code, 0, extra.join(' '));
+        assert.match(refused.stderr, why);
+      }
+      assert.equal(t.head(BRANCH), '', 'no refused push created the branch');
+      const ok = await t.push(wt.path, ...claimOptions, '-o', `baton-token=${holder}`, 'origin', BRANCH);
+      assert.equal(ok.code, 0, ok.stderr);
+      assert.equal(t.head(BRANCH), first);
+      commitFile(wt.path, 'e.ts', 'export {};\n');
+      const operator = await token('--scope', 'operator');
+      const byOperator = await t.push(
+        wt.path,
+        ...claimOptions,
+        '-o',
+        `baton-token=${operator}`,
+        'origin',
+        BRANCH,
+      );
+      assert.equal(byOperator.code, 0, byOperator.stderr);
+    });
+
     test('installs a hook with no credential and settings readable by its owner only', async () => {
       const t = await setup(engine);
       const hook = readFileSync(join(t.remote, 'hooks', 'pre-receive'), 'utf8');

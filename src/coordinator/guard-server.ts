@@ -14,8 +14,12 @@
  *
  * What this proves: the pusher names the task's current epoch. An epoch is not a secret (anyone
  * who can read the database can learn it), so this stops stale and fenced-off work, including
- * `--no-verify` pushes and pushes from a copied worktree, not a pusher who lies on purpose; the
- * agent tokens of the HTTP API are the boundary for that (docs/security.md).
+ * `--no-verify` pushes and pushes from a copied worktree, not a pusher who lies on purpose. A
+ * token closes that: `-o baton-token=<secret>` (an agent's BATON_TOKEN) is checked when sent, and
+ * with `server-install --require-token` a protected push without one is refused. It must open
+ * (not revoked, expired, nor past its session or run) and be the holder's: an agent token bound to
+ * the claim's session, or an operator's. Never read from commit trailers: a secret in a commit
+ * would be pushed with it.
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -36,6 +40,8 @@ const ZERO = /^0+$/;
 export interface ServerConfig {
   readonly db: string;
   readonly protect: readonly string[];
+  /** Whether a protected push must carry the holder's token (`-o baton-token=`). */
+  readonly requireToken?: boolean;
 }
 
 export interface RefUpdate {
@@ -58,12 +64,20 @@ export function readServerConfig(repo: string): ServerConfig {
       'run `baton guard server-install` on this repository again',
     );
   }
-  const raw = JSON.parse(readFileSync(file, 'utf8')) as { db?: unknown; protect?: unknown };
+  const raw = JSON.parse(readFileSync(file, 'utf8')) as {
+    db?: unknown;
+    protect?: unknown;
+    requireToken?: unknown;
+  };
   const protect = Array.isArray(raw.protect)
     ? raw.protect.filter((pattern): pattern is string => typeof pattern === 'string')
     : [];
   if (typeof raw.db !== 'string') throw new InvalidInputError(`${file} names no database`);
-  return { db: raw.db, protect: protect.length > 0 ? protect : DEFAULT_PROTECTED };
+  return {
+    db: raw.db,
+    protect: protect.length > 0 ? protect : DEFAULT_PROTECTED,
+    requireToken: raw.requireToken === true,
+  };
 }
 
 /** `<old> <new> <ref>` lines, as git gives them to pre-receive on stdin. */
@@ -117,12 +131,40 @@ async function commitTrailers(
   return out;
 }
 
+/**
+ * Why the push's token does not speak for the claim's holder, or null when it does (or when
+ * none was sent and none is required).
+ */
+async function tokenRefusal(
+  baton: Coordinator,
+  secret: string | undefined,
+  required: boolean,
+  holder: number,
+): Promise<string | null> {
+  if (secret === undefined) {
+    return required
+      ? `this repository needs the holder's token: push with -o baton-token="$BATON_TOKEN"`
+      : null;
+  }
+  const check = await baton.tokens.verify(secret);
+  if (!check.ok) {
+    return check.reason === 'ended'
+      ? "the push's token has ended (its session or run is over)"
+      : `the push's token is ${check.reason}`;
+  }
+  const { token } = check;
+  if (token.scope === 'operator' || (token.scope === 'agent' && token.session === holder)) return null;
+  const whose = token.session === null ? token.scope : `${token.scope}, session ${token.session}`;
+  return `the push's token (${whose}) is not the holder's (session ${holder})`;
+}
+
 /** The verdict on one ref update, given what the push says of its claim. */
 async function judgeRef(
   baton: Coordinator,
   update: RefUpdate,
   named: Map<string, string>,
   from: string,
+  token: { readonly secret: string | undefined; readonly required: boolean },
 ): Promise<RefVerdict> {
   const { ref } = update;
   const key = named.get('baton-key');
@@ -154,6 +196,8 @@ async function judgeRef(
     });
     if (!verdict.ok) return { ref, ok: false, why: verdict.why };
   }
+  const refused = await tokenRefusal(baton, token.secret, token.required, live.session);
+  if (refused !== null) return { ref, ok: false, why: refused };
   return {
     ref,
     ok: true,
@@ -183,7 +227,8 @@ export async function judgePush(
       from = 'commit trailers';
     }
     try {
-      out.push(await judgeRef(baton, update, named, from));
+      const token = { secret: options.get('baton-token'), required: config.requireToken === true };
+      out.push(await judgeRef(baton, update, named, from, token));
     } catch (error) {
       // An unknown task, a malformed epoch: a refusal of this ref. An unreachable database
       // propagates, and the hook's failure refuses the whole push.
@@ -200,6 +245,7 @@ export interface ServerInstallParams {
   /** Recorded without its password; the hook's user supplies it (PGPASSFILE, PGPASSWORD). */
   readonly db: string;
   readonly protect: readonly string[];
+  readonly requireToken: boolean;
   readonly node: string;
   readonly batonBin: string;
 }
@@ -241,7 +287,11 @@ export async function installServerGuard(
     );
   }
   const config = join(params.repo, SERVER_CONFIG_FILE);
-  const record: ServerConfig = { db: withoutPassword(params.db), protect: params.protect };
+  const record: ServerConfig = {
+    db: withoutPassword(params.db),
+    protect: params.protect,
+    requireToken: params.requireToken,
+  };
   writeFileSync(config, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
   chmodSync(config, 0o600);
   writeFileSync(hook, serverHookScript(params), { mode: 0o755 });

@@ -30,9 +30,11 @@ export function registerGuardServer(guard: Command): void {
       `refs that need a claim (default ${DEFAULT_PROTECTED.join(', ')}); repeatable`,
       collect,
     )
-    .action((repo: string, options: { protect?: string[] }, cmd: Command) =>
-      serverInstall(repo, options, cmd),
-    );
+    .option(
+      '--require-token',
+      "refuse a protected push that does not carry the holder's token (-o baton-token=)",
+    )
+    .action((repo: string, options: ServerInstallOptions, cmd: Command) => serverInstall(repo, options, cmd));
   guard
     .command('receive')
     .description(
@@ -41,13 +43,19 @@ export function registerGuardServer(guard: Command): void {
     .action((_o: unknown, cmd: Command) => receive(cmd));
 }
 
-async function serverInstall(repo: string, options: { protect?: string[] }, cmd: Command): Promise<void> {
+interface ServerInstallOptions {
+  readonly protect?: string[];
+  readonly requireToken?: boolean;
+}
+
+async function serverInstall(repo: string, options: ServerInstallOptions, cmd: Command): Promise<void> {
   const globals = cmd.optsWithGlobals<GlobalOptions>();
   const db = absoluteDb(dbUrl(globals), process.cwd());
   const result = await installServerGuard({
     repo: resolve(repo),
     db,
     protect: options.protect ?? DEFAULT_PROTECTED,
+    requireToken: options.requireToken === true,
     node: process.execPath,
     batonBin: installedBatonBin(),
   });
@@ -55,7 +63,8 @@ async function serverInstall(repo: string, options: { protect?: string[] }, cmd:
     `wrote ${result.hook}: pushes to ${(options.protect ?? DEFAULT_PROTECTED).join(', ')} need the task's live claim`,
     `settings in ${result.config} (database ${withoutPassword(db)}; its password, if any, comes from ` +
       "PGPASSFILE or PGPASSWORD in the git server's environment)",
-    'clients push with: git push -o baton-key="$BATON_KEY" -o baton-epoch="$BATON_EPOCH" …',
+    'clients push with: git push -o baton-key="$BATON_KEY" -o baton-epoch="$BATON_EPOCH" ' +
+      `-o baton-token="$BATON_TOKEN" …${options.requireToken === true ? ' (the token is required)' : ''}`,
   ]);
 }
 
