@@ -6,11 +6,13 @@
  */
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { basename, join } from 'node:path';
 import { git, isolateGit, makeRepo } from '../../test/support/git.js';
-import { prepareWorktree } from './worktree.js';
+import { ARCHIVE_PREFIX, prepareWorktree, retireWorktree } from './worktree.js';
 
 const home = isolateGit();
 after(() => rmSync(home, { recursive: true, force: true }));
@@ -36,8 +38,21 @@ function retireElsewhere(repo: string, path: string, branch: string, at: number)
   });
 }
 
+/** A worktree with a draft, and the file that claims its retirement (worktree-claim.ts). */
+async function draftWorktree(): Promise<{ repo: string; path: string; branch: string; claim: string }> {
+  const { repo, base } = makeRepo(home);
+  const wt = await prepareWorktree({ repoPath: repo, key: KEY, epoch: 1, baseDir: base });
+  writeFileSync(join(wt.path, 'draft.txt'), 'draft\n');
+  const listed = git(repo, 'worktree', 'list', '--porcelain').split('\n\n')[1]?.split('\n')[0] ?? '';
+  const digest = createHash('sha256')
+    .update(listed.replace(/^worktree /, ''))
+    .digest('hex')
+    .slice(0, 16);
+  return { repo, ...wt, claim: join(repo, '.git', `baton-retiring-${digest}`) };
+}
+
 describe('worktrees retired by several processes at once', () => {
-  test('each process retiring the same worktree succeeds, one removes it, and its draft is archived', async () => {
+  test('each process retiring the same worktree succeeds, exactly one removes it and archives its draft', async () => {
     for (let round = 0; round < 3; round++) {
       const { repo, base } = makeRepo(home);
       const wt = await prepareWorktree({ repoPath: repo, key: KEY, epoch: 1, baseDir: base });
@@ -50,11 +65,18 @@ describe('worktrees retired by several processes at once', () => {
         assert.ok(a.startsWith('{'), `a retirement failed: ${a}`);
         return JSON.parse(a) as { removed: boolean; archivedRef: string | null };
       });
-      assert.ok(results.filter((r) => r.removed).length >= 1, answers.join('\n'));
+      const removers = results.filter((r) => r.removed);
+      assert.equal(removers.length, 1, answers.join('\n'));
       assert.equal(git(repo, 'worktree', 'list', '--porcelain').split('\n')[0], `worktree ${repo}`);
       assert.equal(git(repo, 'worktree', 'list').split('\n').length, 1);
-      const ref = results.find((r) => r.removed)?.archivedRef ?? '';
+      // One archive, named by the one that removed it; the others wrote none.
+      const ref = removers[0]?.archivedRef ?? '';
+      assert.deepEqual(git(repo, 'for-each-ref', '--format=%(refname)', ARCHIVE_PREFIX).split('\n'), [ref]);
       assert.equal(git(repo, 'show', `${ref}:draft.txt`), `round ${round}`);
+      assert.ok(
+        results.every((r) => r.removed || r.archivedRef === null),
+        answers.join('\n'),
+      );
     }
   });
 
@@ -81,5 +103,55 @@ describe('worktrees retired by several processes at once', () => {
     } finally {
       clearTimeout(removal);
     }
+  });
+
+  test("a removal git reports failed after unregistering the worktree still counts as this process's", async () => {
+    // What made every process of the first test say removed: false: git deletes the worktree and
+    // its entry, fails on a file of the entry ("failed to delete '.git/worktrees/<id>': Directory
+    // not empty", when another process wrote a temporary index there) and exits 255. A git on PATH
+    // that does just that after a real removal stands in for that race.
+    const { repo, path, branch } = await draftWorktree();
+    const bin = mkdtempSync(join(home, 'bin-'));
+    const realGit = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+    const script = `#!/bin/sh
+if [ "$1 $2" = "worktree remove" ]; then "${realGit}" "$@"; echo "error: failed to delete" >&2; exit 255; fi
+exec "${realGit}" "$@"
+`;
+    writeFileSync(join(bin, 'git'), script);
+    chmodSync(join(bin, 'git'), 0o755);
+    const path0 = process.env['PATH'];
+    process.env['PATH'] = `${bin}:${path0 ?? ''}`;
+    try {
+      const retired = await retireWorktree({ repoPath: repo, path, branch });
+      assert.equal(retired.removed, true);
+      assert.equal(git(repo, 'show', `${retired.archivedRef ?? ''}:draft.txt`), 'draft');
+    } finally {
+      process.env['PATH'] = path0;
+    }
+    assert.equal(git(repo, 'worktree', 'list').split('\n').length, 1);
+  });
+
+  test('waits while a live process holds the claim, then finds the worktree retired by it', async () => {
+    const { repo, path, branch, claim } = await draftWorktree();
+    // This very process is the live holder here.
+    writeFileSync(claim, `${process.pid} ${hostname()}`);
+    let settled = false;
+    const retiring = retireWorktree({ repoPath: repo, path, branch }).finally(() => (settled = true));
+    await new Promise((done) => setTimeout(done, 500));
+    assert.equal(settled, false, 'it went ahead while another process held the claim');
+    git(repo, 'worktree', 'remove', '--force', path);
+    rmSync(claim);
+    assert.deepEqual(await retiring, { removed: false, archivedRef: null });
+    assert.equal(git(repo, 'for-each-ref', ARCHIVE_PREFIX), '');
+  });
+
+  test('takes over a claim whose process died, and retires the worktree', async () => {
+    const { repo, path, branch, claim } = await draftWorktree();
+    const dead = spawnSync(process.execPath, ['-e', '']).pid;
+    writeFileSync(claim, `${dead} ${hostname()}`);
+    const retired = await retireWorktree({ repoPath: repo, path, branch });
+    assert.equal(retired.removed, true);
+    assert.equal(git(repo, 'show', `${retired.archivedRef ?? ''}:draft.txt`), 'draft');
+    assert.equal(existsSync(claim), false);
   });
 });

@@ -12,6 +12,7 @@ import { ConflictError, FencedError, InvalidInputError } from '../core/errors.js
 import { validateEpoch, validateKey } from '../core/validate.js';
 import { git, gitDirOf, gitMaybe, gitWrite } from './git.js';
 import { archiveWorktree } from './worktree-archive.js';
+import { whileClaimed } from './worktree-claim.js';
 
 export { ARCHIVE_PREFIX } from './worktree-archive.js';
 
@@ -111,10 +112,14 @@ function canonical(path: string): string {
 
 const samePath = (left: string, right: string): boolean => canonical(left) === canonical(right);
 
+async function commonDirOf(repo: string): Promise<string> {
+  return canonical(resolve(repo, await git(['rev-parse', '--git-common-dir'], { cwd: repo })));
+}
+
 /** Runs one worktree change at a time per repository within this process. */
 const queues = new Map<string, Promise<unknown>>();
 async function serially<T>(repo: string, work: () => Promise<T>): Promise<T> {
-  const key = canonical(resolve(repo, await git(['rev-parse', '--git-common-dir'], { cwd: repo })));
+  const key = await commonDirOf(repo);
   const previous = queues.get(key) ?? Promise.resolve();
   const next = previous.then(work, work);
   queues.set(
@@ -315,31 +320,53 @@ interface Retired {
   readonly archivedRef: string | null;
 }
 
+const NOT_REMOVED: Retired = { removed: false, archivedRef: null };
+
 /**
  * Retires one worktree. Several `baton up` on one machine may retire the same one at once (one's
  * sweep, another's next claim of the task; issue 14's fleet run): this process's queue does not
- * order theirs, so one of them finds it gone half-way, as a failing `git worktree remove` or a
- * checkout that vanished under its snapshot. Once it is no longer registered, the other process
- * retired it (archiving before removing): that is no failure, and removed says it was not this one.
+ * order theirs, so they take turns by a claim on the worktree (worktree-claim.ts). The holder
+ * archives and removes it and says so; a process whose turn comes after finds it no longer
+ * registered, and says it was not the one.
  */
 async function retire(repo: string, entry: WorktreeEntry, branch: string): Promise<Retired> {
-  try {
-    return { removed: true, archivedRef: await retireOnce(repo, entry, branch) };
-  } catch (error) {
-    const entries = await listWorktrees(repo);
-    if (entries.some((listed) => samePath(listed.path, entry.path))) throw error;
-    return { removed: false, archivedRef: null };
-  }
+  const registered = async (): Promise<WorktreeEntry | undefined> =>
+    (await listWorktrees(repo)).find((listed) => samePath(listed.path, entry.path));
+  return whileClaimed(await commonDirOf(repo), entry.path, async () => {
+    const current = await registered();
+    if (current === undefined) return NOT_REMOVED;
+    let archivedRef: string | null;
+    try {
+      archivedRef = await archive(repo, current, branch);
+    } catch (error) {
+      // Gone under the snapshot all the same: removed by someone who takes no claim (a person, git
+      // worktree prune, a Baton of before the claim), who archived nothing of it for us to name.
+      if ((await registered()) === undefined) return NOT_REMOVED;
+      throw error;
+    }
+    // Only now, with everything it held on a ref or its branch.
+    const present = existsSync(current.path);
+    const removal = present ? ['worktree', 'remove', '--force', current.path] : ['worktree', 'prune'];
+    try {
+      await gitWrite(removal, { cwd: repo });
+    } catch (error) {
+      // git unregisters the worktree even when deleting a file of it fails, and then exits non-zero:
+      // under the claim no other retirement is at it, so it is this one's, its archive with it.
+      if ((await registered()) !== undefined) throw error;
+    }
+    return { removed: true, archivedRef };
+  });
 }
 
-async function retireOnce(repo: string, entry: WorktreeEntry, branch: string): Promise<string | null> {
+/** Archives what the worktree holds (worktree-archive.ts): the ref written, or null. */
+async function archive(repo: string, entry: WorktreeEntry, branch: string): Promise<string | null> {
   const present = existsSync(entry.path);
   const gitDir = present ? await gitMaybe(['rev-parse', '--absolute-git-dir'], { cwd: entry.path }) : null;
   const head = present
     ? await gitMaybe(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], { cwd: entry.path })
     : entry.head;
   const epoch = EPOCH_SUFFIX.exec(basename(entry.path))?.[1];
-  const archivedRef = await archiveWorktree({
+  return archiveWorktree({
     repo,
     path: entry.path,
     gitDir,
@@ -349,8 +376,4 @@ async function retireOnce(repo: string, entry: WorktreeEntry, branch: string): P
     slug: branch.startsWith(BRANCH_PREFIX) ? branch.slice(BRANCH_PREFIX.length) : keySlug(branch),
     label: epoch ?? new Date().toISOString().replace(/[-:]|\.\d+/g, ''),
   });
-  // Only now, with everything it held on a ref or its branch.
-  if (present) await gitWrite(['worktree', 'remove', '--force', entry.path], { cwd: repo });
-  else await gitWrite(['worktree', 'prune'], { cwd: repo });
-  return archivedRef;
 }
