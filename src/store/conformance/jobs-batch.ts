@@ -230,6 +230,24 @@ export function exerciseJobBatch(harness: Harness): void {
         assert.ok(fresh.finished[0]?.ok);
       }));
 
+    test('a member past its lease, given back by the batch that tried to finish it, is answered as given back', () =>
+      withFixture(harness, async ({ clocked, moveClock }) => {
+        const store = await clocked();
+        const session = await givenSession(store);
+        await queue(store, ['a']);
+        const { taken } = await store.jobs.batch({ session: session.id, take: 1, leaseMs: 60_000 });
+        await moveClock(61_000);
+        const late = await store.jobs.batch({
+          session: session.id,
+          finish: done(taken),
+          take: 1,
+          leaseMs: 60_000,
+        });
+        assert.equal(late.finished[0]?.ok, false);
+        assert.equal(late.finished[0]?.job?.status, 'queued', 'the answer is the job as the batch left it');
+        assert.deepEqual(late.taken, [], 'a job given back goes to a later batch');
+      }));
+
     test('a job whose lease passed on its last attempt is failed, not given back', () =>
       withFixture(harness, async ({ clocked, moveClock }) => {
         const store = await clocked();

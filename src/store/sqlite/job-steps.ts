@@ -239,5 +239,11 @@ export function batchIn(exec: SqliteExecutor, params: JobBatchParams): JobBatchR
   const rows = claimDue(exec, { session, host: params.host, now, start: true, limit: take, leaseUntil });
   // After the take, as on PostgreSQL (one snapshot): a job given back goes to a later batch.
   giveBackExpired(exec, now, take);
-  return { finished, taken: rows.map(toJob), leaseUntil: rows.length === 0 ? null : leaseUntil };
+  // A member refused is answered as it is once the batch is done, as PostgreSQL reads it after
+  // its statement: one past its lease has just been given back by this very batch.
+  const answered = finished.map((result, index) => {
+    const id = finish[index]?.id;
+    return result.ok || id === undefined ? result : lostOr(exec, id, undefined);
+  });
+  return { finished: answered, taken: rows.map(toJob), leaseUntil: rows.length === 0 ? null : leaseUntil };
 }
