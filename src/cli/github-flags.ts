@@ -82,7 +82,11 @@ export async function backlogFrom(
  * The webhook (`POST /v1/github/webhook`) of the backlog, when GITHUB_WEBHOOK_SECRET is set; GitHub
  * signs each delivery with it, so no bearer token is asked.
  */
-export function webhookOf(backlog: Backlog | null, env = process.env): Hono[] {
+export function webhookOf(
+  backlog: Backlog | null,
+  labels: readonly string[] = [],
+  env = process.env,
+): Hono[] {
   const secret = env['GITHUB_WEBHOOK_SECRET'] ?? '';
-  return backlog === null || secret === '' ? [] : [backlog.webhook(secret)];
+  return backlog === null || secret === '' ? [] : [backlog.webhook(secret, labels)];
 }

@@ -5,7 +5,10 @@
  *   issue open,  no task        → added (the vague-issue rule applies; `needs-design-review` gates it)
  *   issue open,  task open      → title, body, URL and labels kept up to date; the gate label
  *                                  newly seen gates it
- *   issue open,  task closed/done (reopened on GitHub) → reopened
+ *   issue open,  task closed/done by this sync (reopened on GitHub) → reopened
+ *   issue open,  task finished in Baton (an agent's done, `baton close`) → kept finished: the
+ *                                  issue simply has not closed yet (its PR is not merged), and
+ *                                  reopening would hand the finished work out again
  *   issue closed, task not finished → closed (its queued or running job cancelled with the
  *                                  reason), or done when a merged pull request references it
  *   issue closed, no task       → nothing
@@ -79,7 +82,7 @@ export async function applyIssue(
         title: issue.title.slice(0, TITLE_LENGTH_MAX),
         body: issue.body.slice(0, BODY_LENGTH_MAX),
         url: issue.url,
-        labels: theirs.filter((label) => label !== deps.labels.designReview),
+        labels: theirs.filter((label) => !hasLabel([deps.labels.designReview], label)),
         byName: ACTOR.name,
       }),
     );
@@ -88,12 +91,14 @@ export async function applyIssue(
     if (gateWanted && added.state === 'open') {
       await life.gate({ key, gate: 'design', by: ACTOR });
       out.push('gated');
+      await store.tasks.update({ key, labels: theirs, by: ACTOR });
     }
-    if (gateWanted) await store.tasks.update({ key, labels: theirs, by: ACTOR });
     return out;
   }
   const out: Applied[] = [];
   if (task.state === 'done' || task.state === 'closed') {
+    // Only what this sync closed was closed on GitHub, so only that can have been reopened there.
+    if (task.stateBy !== ACTOR.name) return ['unchanged'];
     await life.reopen({ key, by: ACTOR, reason: 'issue reopened on GitHub' });
     out.push('reopened');
   }
@@ -102,13 +107,17 @@ export async function applyIssue(
     await life.gate({ key, gate: 'design', by: ACTOR });
     out.push('gated');
   }
-  if (changed(task, issue, theirs)) {
+  // The gate label is stored once the gate is set (module doc): a task not open (escalated) when
+  // the label came keeps it out, so the gate is set once the task is open.
+  const gateSet = out.includes('gated') || hasLabel(task.labels, deps.labels.designReview);
+  const labels = gateSet ? theirs : theirs.filter((label) => !hasLabel([deps.labels.designReview], label));
+  if (changed(task, issue, labels)) {
     await store.tasks.update({
       key,
       title: issue.title.slice(0, TITLE_LENGTH_MAX),
       body: issue.body.slice(0, BODY_LENGTH_MAX),
       url: issue.url,
-      labels: theirs,
+      labels,
       by: ACTOR,
     });
     out.push('updated');

@@ -38,8 +38,11 @@ export interface Backlog {
   sync(options: SyncOptions): Promise<SyncReport>;
   project(): Promise<ProjectReport>;
   recheck(job: Pick<Job, 'id' | 'key'>): Promise<RecheckOutcome>;
-  /** `POST /v1/github/webhook` for this repository, signed with the secret (webhook.ts). */
-  webhook(secret: string): Hono;
+  /**
+   * `POST /v1/github/webhook` for this repository, signed with the secret (webhook.ts); it adds
+   * only issues with one of `importLabels` (none: all), as the sync does.
+   */
+  webhook(secret: string, importLabels?: readonly string[]): Hono;
 }
 
 const positive = (env: BacklogOptions['env'], name: string): number | undefined => {
@@ -79,6 +82,7 @@ export function openBacklog(options: BacklogOptions): Backlog {
     sync: (syncOptions) => syncRepo(deps, options.repo, syncOptions),
     project: () => project(deps, options.repo, { comments }),
     recheck: (job) => recheckIssue(deps, job),
-    webhook: (secret) => githubWebhookRoutes({ ...deps, repo: options.repo, secret }),
+    webhook: (secret, importLabels = []) =>
+      githubWebhookRoutes({ ...deps, repo: options.repo, secret, importLabels }),
   };
 }

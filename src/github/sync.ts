@@ -100,7 +100,8 @@ export async function syncRepo(deps: BacklogDeps, repo: RepoName, options: SyncO
   };
 }
 
-function wanted(issue: GithubIssue, labels: readonly string[]): boolean {
+/** Whether the issue passes the label filter (`--github-label`: any of them; none given, all). */
+export function wanted(issue: GithubIssue, labels: readonly string[]): boolean {
   if (labels.length === 0) return true;
   const have = issue.labels.map((label) => label.toLowerCase());
   return labels.some((label) => have.includes(label.toLowerCase()));

@@ -3,9 +3,12 @@
  * at the next poll. The body is verified against `x-hub-signature-256` with the secret
  * (GITHUB_WEBHOOK_SECRET) before anything is parsed; a missing or bad signature gets 401 and
  * changes nothing. A verified event is applied like a sync page's issue (apply.ts), so a
- * delivery GitHub repeats changes nothing the second time.
+ * delivery GitHub repeats changes nothing the second time. The event is a hint, not the state: the
+ * issue is read again from GitHub (a conditional GET) and that is applied, so a delivery that
+ * arrives late or out of order, or is replayed, applies the issue as it is now, never as it was.
+ * An issue the sync would not import (`--github-label`) is not added by a delivery either.
  *
- *   issues (any action)          → the issue applied to its task (closed: the job cancelled)
+ *   issues (any action)          → the issue read and applied to its task (closed: the job cancelled)
  *   pull_request closed + merged → each issue the PR says it closes ("fixes #N") read and applied
  *   ping, anything else          → 202, nothing done
  *
@@ -17,11 +20,14 @@ import { BatonError } from '../core/errors.js';
 import { type RepoName, sameRepo } from '../core/github.js';
 import { issueFromPayload } from './api.js';
 import { applyIssue, type Applied, type BacklogDeps } from './apply.js';
+import { wanted } from './sync.js';
 
 export interface WebhookDeps extends BacklogDeps {
   readonly repo: RepoName;
   /** GITHUB_WEBHOOK_SECRET. */
   readonly secret: string;
+  /** The sync's label filter (`--github-label`): only issues with one of them are added; none, all. */
+  readonly importLabels?: readonly string[];
 }
 
 const STATUS: Partial<Record<string, 400 | 404 | 409 | 503>> = {
@@ -92,9 +98,10 @@ async function handle(
   payload: Record<string, unknown>,
 ): Promise<readonly Applied[] | null> {
   if (event === 'issues' && payload['issue'] !== undefined) {
-    const issue = issueFromPayload(payload['issue']);
-    if (issue.isPullRequest) return null;
-    return applyIssue(deps, deps.repo, issue);
+    const hinted = issueFromPayload(payload['issue']);
+    if (hinted.isPullRequest) return null;
+    const issue = await deps.api.issue(deps.repo, hinted.number);
+    return applyIssue(deps, deps.repo, issue, wanted(issue, deps.importLabels ?? []));
   }
   const pr = payload['pull_request'] as
     { merged?: boolean; body?: string | null; title?: string } | undefined;

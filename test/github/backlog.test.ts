@@ -90,6 +90,40 @@ for (const db of bothEngines()) {
         assert.equal((await f.store.tasks.get(key(1)))?.state, 'open');
       }));
 
+    test('a task finished in Baton stays finished while its issue is still open (its PR not merged yet)', () =>
+      withFixture(db, async (f) => {
+        f.gh.add(1);
+        await f.backlog.sync({ labels: [] });
+        const session = await f.store.sessions.start({ kind: 'agent', host: 'box', pid: 1 });
+        const claimed = await f.store.claims.acquire({ key: key(1), session: session.id });
+        assert.ok(claimed.ok);
+        const epoch = claimed.claim.epoch;
+        await f.store.claims.release({ key: key(1), session: session.id, epoch, outcome: 'done' });
+        assert.equal((await f.store.tasks.get(key(1)))?.state, 'done');
+        await drain(f);
+        f.gh.setLabels(1, ['bug']);
+        const r = await f.backlog.sync({ labels: [] });
+        assert.equal(r.reopened, 0);
+        assert.equal((await f.store.tasks.get(key(1)))?.state, 'done', 'not handed out again');
+      }));
+
+    test('a design-review label on an escalated issue gates it once a human resolves it', () =>
+      withFixture(db, async (f) => {
+        const life = new Lifecycle(f.store);
+        await life.setSetting({ name: 'vague-words', value: 20, by });
+        f.gh.add(1, { title: 'fix', body: 'it is slow', labels: ['needs-design-review'] });
+        await f.backlog.sync({ labels: [] });
+        assert.equal((await f.store.tasks.get(key(1)))?.state, 'escalated');
+        f.gh.setLabels(1, ['needs-design-review', 'bug']);
+        await f.backlog.sync({ labels: [] });
+        await life.resolve({ key: key(1), by });
+        f.gh.setLabels(1, ['needs-design-review', 'bug', 'p1']);
+        await f.backlog.sync({ labels: [] });
+        const task = await f.store.tasks.get(key(1));
+        assert.equal(task?.state, 'open');
+        assert.equal(task?.gate, 'design', 'behind the design gate, as the label asks');
+      }));
+
     test('labels follow the task: queued, then WIP, then none; escalated shows human-action until resolved', () =>
       withFixture(db, async (f) => {
         f.gh.add(1, { labels: ['bug'] });

@@ -25,10 +25,12 @@ async function withServer(
     f: GithubFixture,
     post: (event: string, payload: unknown, sign?: string | null) => Promise<Response>,
   ) => Promise<void>,
+  importLabels: readonly string[] = [],
 ): Promise<void> {
   const f = await githubFixture(db);
   const app = new Hono();
-  app.route('/', githubWebhookRoutes({ ...f.backlog.deps, repo: parseRepo(REPO), secret: SECRET }));
+  const deps = { ...f.backlog.deps, repo: parseRepo(REPO), secret: SECRET, importLabels };
+  app.route('/', githubWebhookRoutes(deps));
   const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
   await new Promise((resolve) => server.once('listening', resolve));
   const address = server.address();
@@ -118,6 +120,37 @@ for (const db of bothEngines()) {
         assert.equal((await f.store.tasks.get(key(4)))?.state, 'done');
         assert.equal((await post('ping', { zen: 'hi', repository })).status, 202);
       }));
+
+    test('a late, out-of-order or replayed delivery applies the issue as it is now, not as it says', () =>
+      withServer(db, async (f, post) => {
+        f.gh.add(5);
+        await f.backlog.sync({ labels: [] });
+        const { job } = await f.store.jobs.enqueue({ key: key(5) });
+        f.gh.close(5);
+        const closed = f.gh.issueJson(f.gh.issues.get(5) as StoredIssue);
+        f.gh.reopen(5);
+        const late = await post('issues', { action: 'closed', issue: closed, repository });
+        assert.equal(late.status, 200);
+        assert.deepEqual(((await late.json()) as { applied: string[] }).applied, ['unchanged']);
+        assert.equal((await f.store.tasks.get(key(5)))?.state, 'open', 'the issue is open on GitHub');
+        assert.equal((await f.store.jobs.get(job.id))?.status, 'queued', 'its job was not cancelled');
+      }));
+
+    test('a delivery adds only issues the sync would import (--github-label)', () =>
+      withServer(
+        db,
+        async (f, post) => {
+          f.gh.add(6, { labels: ['internal'] });
+          f.gh.add(7, { labels: ['ai'] });
+          for (const n of [6, 7]) {
+            const issue = f.gh.issueJson(f.gh.issues.get(n) as StoredIssue);
+            assert.equal((await post('issues', { action: 'opened', issue, repository })).status, 200);
+          }
+          assert.equal(await f.store.tasks.get(key(6)), null, 'not labelled ai: not imported');
+          assert.equal((await f.store.tasks.get(key(7)))?.state, 'open');
+        },
+        ['ai'],
+      ));
 
     test('served by the HTTP server with --auth required: the webhook needs its signature, not a bearer token', async () => {
       const f = await githubFixture(db);

@@ -278,7 +278,7 @@ function up(flags: UpFlags, cmd: Command): Promise<void> {
           : 'not sealing the ledger (no key)'),
     );
     const backlog = flags.github === undefined ? null : await backlogFrom(store, flags.github, flags, log);
-    const webhook = webhookOf(backlog);
+    const webhook = webhookOf(backlog, flags.githubLabel ?? []);
     const dashboard = { logDir: options.logDir, hostName: options.host };
     const server =
       bind === null ? null : await serveHttpLazily(store, { bind, auth, dashboard, routes: webhook });
