@@ -12,6 +12,8 @@ import type { Instant } from './time.js';
 
 import {
   checkpointText,
+  hashesOf,
+  inRange,
   GENESIS_HASH,
   LeafView,
   rowContent,
@@ -75,6 +77,8 @@ interface Current {
   readonly leaves: LeafView | null;
   next: number;
   byHash: Map<string, number> | null;
+  /** Whether a seal without leaves was reported already. */
+  leavesMissing: boolean;
 }
 
 export class LedgerVerifier {
@@ -120,7 +124,22 @@ export class LedgerVerifier {
       leaves: leaves === null ? null : this.checkLeaves(checkpoint, leaves),
       next: 0,
       byHash: null,
+      leavesMissing: false,
     };
+    // Every seal is written with its leaves (a CHECK on both engines), and a stream carries them
+    // with any of its rows: one without them hides what it sealed, so its rows cannot be checked.
+    if (leaves === null && this.options.complete) this.noLeaves(this.current);
+  }
+
+  private noLeaves(cur: Current): void {
+    if (cur.leavesMissing) return;
+    cur.leavesMissing = true;
+    this.report(
+      cur.c.firstId,
+      'edited',
+      cur.c.seq,
+      `checkpoint ${cur.c.seq} carries no leaves: a seal always does, so its rows cannot be checked`,
+    );
   }
 
   /** One row's columns, by name, as the engine gives them. */
@@ -201,7 +220,8 @@ export class LedgerVerifier {
     }
     this.lastSeal = checkpoint;
     this.seals++;
-    this.current = { c: checkpoint, leaves: null, next: 0, byHash: null };
+    // Already reported as bad: its rows are not reported again for its missing leaves.
+    this.current = { c: checkpoint, leaves: null, next: 0, byHash: null, leavesMissing: true };
   }
 
   private checkSelf(checkpoint: Checkpoint): boolean {
@@ -319,6 +339,7 @@ export class LedgerVerifier {
     }
     if (leaves === null) {
       this.unchecked++;
+      this.noLeaves(cur);
       return;
     }
     this.missingBefore(cur, id);
@@ -370,22 +391,4 @@ export class LedgerVerifier {
     this.missingBefore(cur, Number.POSITIVE_INFINITY);
     this.current = null;
   }
-}
-
-/** Whether the leaves' ids rise strictly within the checkpoint's range. */
-function inRange(leaves: LeafView, checkpoint: Checkpoint): boolean {
-  let previous = Number.NEGATIVE_INFINITY;
-  for (let index = 0; index < leaves.length; index++) {
-    const id = leaves.id(index);
-    if (id < checkpoint.firstId || id > checkpoint.lastId || id <= previous) return false;
-    previous = id;
-  }
-  return true;
-}
-
-/** Leaf ids by hash: only built once a row's hash differs from its leaf, to tell a move from an edit. */
-function hashesOf(leaves: LeafView): Map<string, number> {
-  const byHash = new Map<string, number>();
-  for (let index = 0; index < leaves.length; index++) byHash.set(leaves.hash(index), leaves.id(index));
-  return byHash;
 }

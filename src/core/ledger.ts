@@ -249,3 +249,21 @@ function fromHex(hex: string): Uint8Array {
     bytes[index] = parseInt(hex.slice(2 * index, 2 * index + 2), 16);
   return bytes;
 }
+
+/** Whether the leaves' ids rise strictly within the checkpoint's range. */
+export function inRange(leaves: LeafView, checkpoint: Checkpoint): boolean {
+  let previous = Number.NEGATIVE_INFINITY;
+  for (let index = 0; index < leaves.length; index++) {
+    const id = leaves.id(index);
+    if (id < checkpoint.firstId || id > checkpoint.lastId || id <= previous) return false;
+    previous = id;
+  }
+  return true;
+}
+
+/** Leaf ids by hash: only built once a row's hash differs from its leaf, to tell a move from an edit. */
+export function hashesOf(leaves: LeafView): Map<string, number> {
+  const byHash = new Map<string, number>();
+  for (let index = 0; index < leaves.length; index++) byHash.set(leaves.hash(index), leaves.id(index));
+  return byHash;
+}

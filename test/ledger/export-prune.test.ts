@@ -88,8 +88,10 @@ for (const engine of bothEngines()) {
         assert.equal((await cli.json<Verdict>(0, 'audit', 'verify', '--file', csv)).rows, rows.length);
         const one = join(f.dir, 'task.jsonl');
         await exportTo(f, one, '--format', 'jsonl', '--task', 'task-1', '--kind', 'claim:granted');
-        const filtered = await cli.json<Verdict>(0, 'audit', 'verify', '--file', one);
+        const filtered = await cli.json<Verdict>(0, 'audit', 'verify', '--file', one, '--partial');
         assert.equal(filtered.rows, 1);
+        const asWhole = await cli.json<Verdict>(1, 'audit', 'verify', '--file', one);
+        assert.equal(asWhole.firstBad?.problem, 'missing', 'without --partial a file is held to being whole');
       }));
 
     test('an edited or cut-off export fails offline, naming the row', () =>
@@ -105,6 +107,24 @@ for (const engine of bothEngines()) {
         writeFileSync(file, `${edited.join('\n')}\n`);
         const v = await cliOn(f.url).json<Verdict>(1, 'audit', 'verify', '--file', file);
         assert.deepEqual(v.firstBad && [v.firstBad.id, v.firstBad.problem], [id, 'edited']);
+        // A header edited to say "filtered" hides no deleted row: nothing signs the header.
+        const header = (lines[0] ?? '').replace('"complete":true', '"complete":false');
+        assert.notEqual(header, lines[0]);
+        const sealedRow = lines.findIndex((l) => l.startsWith('{"record":"row","checkpoint":1,'));
+        const end = JSON.parse(lines.at(-1) ?? '{}') as { rows: number };
+        const fewer = [header, ...lines.slice(1, -1).filter((_, at) => at + 1 !== sealedRow)];
+        fewer.push(JSON.stringify({ ...end, rows: end.rows - 1 }));
+        writeFileSync(file, `${fewer.join('\n')}\n`);
+        const hidden = await cliOn(f.url).json<Verdict>(1, 'audit', 'verify', '--file', file);
+        assert.equal(hidden.firstBad?.problem, 'missing');
+        // A seal stripped of its leaves hides what it sealed: refused, not counted as unchecked.
+        const stripped = lines.map((l) =>
+          l.includes('"leaves":"') ? l.replace(/"leaves":"[^"]*"/, '"leaves":null') : l,
+        );
+        writeFileSync(file, `${stripped.join('\n')}\n`);
+        const noLeaves = await cliOn(f.url).run('audit', 'verify', '--file', file);
+        assert.equal(noLeaves.code, 1, noLeaves.stdout);
+        assert.match(noLeaves.stdout, /carries no leaves/);
         writeFileSync(file, `${lines.slice(0, -4).join('\n')}\n`);
         const cut = await cliOn(f.url).run('audit', 'verify', '--file', file);
         assert.equal(cut.code, 2);

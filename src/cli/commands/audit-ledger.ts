@@ -40,6 +40,7 @@ interface VerifyOptions {
   readonly file?: string;
   readonly anchor?: string;
   readonly publicKey?: string[];
+  readonly partial?: boolean;
 }
 
 interface ExportOptions {
@@ -74,6 +75,10 @@ export function registerAuditLedger(audit: Command): void {
     .option('--file <export>', 'check an export (jsonl or csv) offline instead of the database')
     .option('--anchor <file>', 'anchors written by `seal --anchor`: trust their keys and checkpoints only')
     .option('--public-key <key>', 'trust only this key (ed25519:<base64>); repeatable', collect)
+    .option(
+      '--partial',
+      'with --file: check only the rows of a filtered export (rows it lacks are not missing)',
+    )
     .action((options: VerifyOptions, cmd: Command) => verify(options, cmd));
   audit
     .command('export')
@@ -158,9 +163,13 @@ function anchor(options: AnchorOptions, cmd: Command): Promise<void> {
 }
 
 function verifyParams(options: VerifyOptions): VerifyParams {
+  if (options.partial === true && options.file === undefined) {
+    throw new InvalidInputError('--partial needs --file', 'the database is always checked whole');
+  }
   return {
     publicKeys: (options.publicKey ?? []).map(parsePublicKey),
     anchors: options.anchor === undefined ? [] : readAnchors(options.anchor),
+    partial: options.partial === true,
   };
 }
 
@@ -169,9 +178,15 @@ async function verify(options: VerifyOptions, cmd: Command): Promise<void> {
   const globals = cmd.optsWithGlobals<GlobalOptions>();
   if (options.file !== undefined) {
     const { header, ...report } = await verifyEvents(readExport(options.file), params);
+    const filtered = header?.complete === false;
     return printVerify(
-      { ...report, source: options.file, engine: header?.engine ?? null },
+      { ...report, source: options.file, engine: header?.engine ?? null, partial: params.partial === true },
       new Output(globals.json === true),
+      filtered && params.partial !== true
+        ? 'the file says it was filtered: its rows were held to being the whole ledger (pass --partial)'
+        : params.partial === true
+          ? `partial: only the rows in the file were checked (${report.unchecked} unchecked)`
+          : null,
     );
   }
   await withCoordinator(
@@ -180,13 +195,17 @@ async function verify(options: VerifyOptions, cmd: Command): Promise<void> {
       const bar = progressBar('verifying', await baton.ledger.size());
       const report = await baton.ledger.verify(params, (rows) => bar.tick(rows));
       bar.done();
-      printVerify({ ...report, source: 'database', engine: null }, out);
+      printVerify({ ...report, source: 'database', engine: null, partial: false }, out, null);
     },
     { scan: true },
   );
 }
 
-function printVerify(report: VerifyReport & { source: string; engine: string | null }, out: Output): void {
+function printVerify(
+  report: VerifyReport & { source: string; engine: string | null; partial: boolean },
+  out: Output,
+  note: string | null,
+): void {
   out.result(report, () => {
     const trust =
       report.keys === 'pinned' ? `pinned keys ${report.keyIds.join(', ')}` : "the source's own keys";
@@ -204,6 +223,7 @@ function printVerify(report: VerifyReport & { source: string; engine: string | n
       ...report.problems.slice(0, 10).map((bad) => `  row ${bad.id} ${bad.problem}: ${bad.detail}`),
       `  unsealed: ${report.unsealed.count} rows${from}`,
       ...pruned.map((line) => `  ${line}`),
+      ...(note === null ? [] : [`  ${note}`]),
       `  checked with ${trust}${anchors} (${report.source})`,
     ];
   });

@@ -16,6 +16,12 @@ export interface VerifyParams {
   /** Raw public keys trusted on their own (--public-key). */
   readonly publicKeys?: readonly string[];
   readonly anchors?: readonly Anchor[];
+  /**
+   * Check only the rows a filtered export carries (--partial). The file's header says whether it
+   * was filtered, but nothing signs the header: without this, a file is held to being whole, so
+   * a header edited to say "filtered" cannot hide a deleted row.
+   */
+  readonly partial?: boolean;
 }
 
 export interface VerifyReport extends LedgerReport {
@@ -42,7 +48,7 @@ export async function verifyEvents(
   let header: LedgerHeader | null = null;
   const ready = (): LedgerVerifier => {
     verifier ??= new LedgerVerifier(ledgerCrypto(header?.keys ?? [], pinned), {
-      complete: header?.complete ?? true,
+      complete: params.partial !== true,
     });
     return verifier;
   };
