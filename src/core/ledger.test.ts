@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { encodeLeaves, LeafView, RowContents, rowContent } from './ledger.js';
+import { encodeLeaves, JsonText, LeafView, RowContents, rowContent } from './ledger.js';
 
 const columnName = fc.constantFrom('id', 'at', 'type', 'detail', 'host', 'Z', 'a', 'é', 'token_id', '"q"');
 
@@ -49,6 +49,17 @@ test('RowContents gives rowContent of every row, across rows whose columns diffe
       for (const row of drawn) assert.equal(contents.of(row), rowContent(row));
     }),
   );
+});
+
+test("RowContents hashes a json column's text as the verifier hashes its parsed value, JSON null included", () => {
+  fc.assert(
+    fc.property(fc.jsonValue(), (value) => {
+      const text = JSON.stringify(value);
+      const sealed = new RowContents().of({ id: 1, type: 't', detail: new JsonText(text) });
+      assert.equal(sealed, rowContent({ id: 1, type: 't', detail: JSON.parse(text) as unknown }));
+    }),
+  );
+  assert.equal(new RowContents().of({ id: 1, detail: new JsonText('null') }), '{}');
 });
 
 test('RowContents: the same columns in another order, one dropped, one added', () => {
