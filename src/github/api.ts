@@ -23,6 +23,8 @@ export interface GithubIssue {
   readonly url: string;
   readonly updatedAt: string;
   readonly isPullRequest: boolean;
+  /** Why a closed issue closed (`completed`, `not_planned`, `duplicate`); null when GitHub says none. */
+  readonly stateReason: string | null;
 }
 
 /** Where conditional requests keep what they saw (the store's github_cache). */
@@ -59,9 +61,11 @@ interface RawIssue {
   html_url: string;
   updated_at: string;
   pull_request?: unknown;
+  state_reason?: string | null;
 }
 
 const toIssue = (issue: RawIssue): GithubIssue => ({
+  stateReason: issue.state_reason ?? null,
   number: issue.number,
   title: issue.title,
   body: issue.body ?? '',

@@ -67,7 +67,9 @@ export async function applyIssue(
   const task = await store.tasks.get(key);
   if (issue.state === 'closed') {
     if (task === null || ['done', 'closed'].includes(task.state)) return ['unchanged'];
-    const verdict = closedVerdict(await deps.api.mergedPullRequest(repo, issue.number));
+    // Closed as not planned or as a duplicate, it is not done, whatever merged PR once mentioned it.
+    const completed = issue.stateReason === null || issue.stateReason === 'completed';
+    const verdict = closedVerdict(completed ? await deps.api.mergedPullRequest(repo, issue.number) : null);
     await life.close({ key, by: ACTOR, reason: verdict.reason, done: verdict.done });
     deps.log(`${key}: ${verdict.done ? 'done' : 'closed'} (${verdict.reason})`);
     return [verdict.done ? 'done' : 'closed'];

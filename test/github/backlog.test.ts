@@ -88,6 +88,16 @@ for (const db of bothEngines()) {
         f.gh.reopen(1);
         assert.equal((await f.backlog.sync({ labels: [] })).reopened, 1);
         assert.equal((await f.store.tasks.get(key(1)))?.state, 'open');
+        f.gh.add(3);
+        await f.backlog.sync({ labels: [] });
+        f.gh.close(3, { mergedPr: 11, reason: 'not_planned' });
+        await f.backlog.sync({ labels: [] });
+        const wontDo = await f.store.tasks.get(key(3));
+        assert.equal(
+          wontDo?.state,
+          'closed',
+          'closed as not planned: a merged PR that mentioned it does not make it done',
+        );
       }));
 
     test('a task finished in Baton stays finished while its issue is still open (its PR not merged yet)', () =>

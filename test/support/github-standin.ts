@@ -115,10 +115,10 @@ export class GithubStandIn {
     });
   }
 
-  close(number: number, o: { mergedPr?: number } = {}): void {
+  close(number: number, o: { mergedPr?: number; reason?: 'completed' | 'not_planned' } = {}): void {
     const issue = this.must(number);
     issue.state = 'closed';
-    issue.stateReason = o.mergedPr === undefined ? 'not_planned' : 'completed';
+    issue.stateReason = o.reason ?? (o.mergedPr === undefined ? 'not_planned' : 'completed');
     issue.mergedPr = o.mergedPr ?? null;
     issue.closedAt = issue.updatedAt = this.tick();
   }
