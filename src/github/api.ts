@@ -184,13 +184,24 @@ export class GithubApi {
     await this.call('DELETE', path, undefined, [404]);
   }
 
+  /**
+   * Posts a comment, once: octokit's retry would send the POST again after a timeout or a 5xx,
+   * when GitHub may have made the comment already; the projector's next pass looks for it first.
+   */
   async comment(repo: RepoName, number: number, body: string): Promise<void> {
-    await this.call('POST', `/repos/${repo.full}/issues/${number}/comments`, { body });
+    await this.call('POST', `/repos/${repo.full}/issues/${number}/comments`, {
+      body,
+      request: { retries: 0 },
+    });
   }
 
-  /** Whether one of the issue's last 100 comments contains `marker`. */
-  async hasComment(repo: RepoName, number: number, marker: string): Promise<boolean> {
-    const path = `/repos/${repo.full}/issues/${number}/comments?per_page=100`;
+  /**
+   * Whether a comment made since `since` (an hour's slack for the clocks) contains `marker`.
+   * GitHub lists an issue's comments oldest first, so the window, not the page, bounds the read.
+   */
+  async hasComment(repo: RepoName, number: number, marker: string, since: number): Promise<boolean> {
+    const after = new Date(since - 3_600_000).toISOString();
+    const path = `/repos/${repo.full}/issues/${number}/comments?per_page=100&since=${after}`;
     const got = await this.call('GET', path);
     return (got.data as { body?: string }[]).some((comment) => (comment.body ?? '').includes(marker));
   }

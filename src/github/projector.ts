@@ -109,7 +109,10 @@ async function applyLabels(
   return change;
 }
 
-/** Posts the row's comment unless a try whose answer was lost already did; true when posted. */
+/**
+ * Posts the row's comment unless an earlier try already did (its answer lost, or the process gone
+ * before it marked the row applied: so the look comes before every post); true when posted.
+ */
 async function postComment(
   deps: BacklogDeps,
   repo: RepoName,
@@ -117,7 +120,7 @@ async function postComment(
   row: OutboxRow,
 ): Promise<boolean> {
   const marker = `<!-- baton:outbox:${row.id} -->`;
-  if (row.attempts > 0 && (await deps.api.hasComment(repo, number, marker))) return false;
+  if (await deps.api.hasComment(repo, number, marker, row.createdAt)) return false;
   await deps.api.comment(repo, number, `${commentText(row, deps.labels)}\n\n${marker}`);
   return true;
 }

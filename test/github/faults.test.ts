@@ -7,10 +7,10 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { desiredLabels, DEFAULT_GITHUB_LABELS } from '../../src/core/github.js';
+import { desiredLabels, DEFAULT_GITHUB_LABELS, parseRepo } from '../../src/core/github.js';
 import { bothEngines, sqliteDatabase } from '../support/databases.js';
 import { OpenApiChecker } from '../support/github-openapi.js';
-import { drain, githubFixture, key, TOKEN, type GithubFixture } from './fixture.js';
+import { drain, githubFixture, key, REPO, TOKEN, type GithubFixture } from './fixture.js';
 
 async function withFixture(
   db: Parameters<typeof githubFixture>[0],
@@ -119,6 +119,33 @@ for (const db of bothEngines()) {
         assert.equal(f.gh.comments(4).length, 1, 'the escalation posted once');
         const failed = f.logs.filter((l) => /not projected yet/.test(l));
         assert.ok(failed.length > 0 && failed.every((l) => !l.includes(TOKEN)));
+      }));
+
+    test('a comment GitHub made but whose answer was lost is posted once, not again by a retry', () =>
+      withFixture(db, async (f) => {
+        f.gh.add(5);
+        await f.backlog.sync({ labels: [] });
+        await f.store.lifecycle.escalate({ key: key(5), reason: 'which API?', by: { name: 'a' } });
+        f.gh.late = /^POST .*\/comments$/;
+        await f.backlog.project().catch(() => undefined);
+        assert.equal(f.gh.comments(5).length, 1, 'GitHub made it; the answer never came');
+        f.gh.late = null;
+        await drain(f, 30_000);
+        assert.equal(f.gh.comments(5).length, 1, 'the next pass found it and did not post again');
+        // A process that posted and died before it marked the row applied (its attempts still 0).
+        f.gh.add(6);
+        await f.backlog.sync({ labels: [] });
+        await f.store.lifecycle.escalate({ key: key(6), reason: 'which API?', by: { name: 'a' } });
+        const rows = await f.store.github.pending({ limit: 100, key: key(6) });
+        const row = rows.find((r) => r.kind === 'comment');
+        assert.ok(row !== undefined && row.attempts === 0);
+        await f.backlog.deps.api.comment(
+          parseRepo(REPO),
+          6,
+          `posted before a crash\n\n<!-- baton:outbox:${row.id} -->`,
+        );
+        await drain(f, 30_000);
+        assert.equal(f.gh.comments(6).length, 1, 'not posted a second time');
       }));
   });
 }

@@ -60,6 +60,11 @@ export class GithubStandIn {
   readonly faults: Fault[] = [];
   /** Faults applied to every request whose path matches, until cleared (GitHub "down"). */
   down: Fault | null = null;
+  /**
+   * Requests (`METHOD /path`) matching this are applied, then never answered: GitHub did the work
+   * and the answer was lost (the client's timeout fires).
+   */
+  late: RegExp | null = null;
   /** A fault for the issues list only (the sync cannot see GitHub; single reads still work). */
   listDown: Fault | null = null;
   /** Each issue's labels after every change, oldest first. */
@@ -252,6 +257,7 @@ export class GithubStandIn {
     const fault = this.faults.shift() ?? this.down ?? (listing ? this.listDown : null);
     if (fault !== null && fault !== undefined) return this.fault(fault, method, url.pathname, res);
     const routed = this.route(method, url, input as Record<string, unknown>);
+    if (this.late?.test(`${method} ${url.pathname}`) === true) return;
     const body = JSON.stringify(routed.body);
     const etag = `"${createHash('sha1').update(body).digest('hex')}"`;
     if (method === 'GET' && routed.status === 200 && req.headers['if-none-match'] === etag) {
