@@ -112,10 +112,13 @@ const reporters = [
  * system bundle), every Node process parses each certificate in it as it starts: about 40 ms of
  * CPU for `node -e ''` here (95 against 53 ms), paid by each of the thousands of `baton`, `baton
  * up` and agent processes the tests start. No test makes a TLS connection (the GitHub stand-in
- * and the API are local, over HTTP), so none needs an extra CA; dropping it cut the CPU of
+ * and the API are local, over HTTP; a BATON_TEST_PG_URL asking for TLS keeps the variable), so
+ * none needs an extra CA; dropping it cut the CPU of
  * lifecycle-cli's processes by a quarter (26.1 to 19.9 s user).
  */
 function withoutExtraCaCerts(env) {
+  // A PostgreSQL reached over TLS may need that CA: kept then.
+  if (/[?&]ssl(mode)?=/i.test(env.BATON_TEST_PG_URL ?? '')) return env;
   const { NODE_EXTRA_CA_CERTS: _dropped, ...rest } = env;
   return rest;
 }

@@ -81,7 +81,17 @@ for (const engine of engines()) {
       const wt = await prepareWorktree({ repoPath: t.repo, key: KEY, epoch: mine.epoch, baseDir: t.base });
       const first = commitFile(wt.path, 'a.ts', 'export {};\n');
       const options = ['-o', `baton-key=${KEY}`, '-o', `baton-epoch=${mine.epoch}`];
-      const ok = await t.push(wt.path, ...options, '-o', `baton-session=${mine.session}`, 'origin', BRANCH);
+      // An empty token (an unset $BATON_TOKEN) is no token, and none is required here.
+      const noToken = ['-o', 'baton-token='];
+      const ok = await t.push(
+        wt.path,
+        ...options,
+        ...noToken,
+        '-o',
+        `baton-session=${mine.session}`,
+        'origin',
+        BRANCH,
+      );
       assert.equal(ok.code, 0, ok.stderr);
       assert.equal(t.head(BRANCH), first);
 

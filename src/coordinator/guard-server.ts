@@ -141,7 +141,7 @@ async function tokenRefusal(
   required: boolean,
   holder: number,
 ): Promise<string | null> {
-  if (secret === undefined) {
+  if (secret === undefined || secret === '') {
     return required
       ? `this repository needs the holder's token: push with -o baton-token="$BATON_TOKEN"`
       : null;

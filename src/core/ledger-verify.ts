@@ -119,13 +119,9 @@ export class LedgerVerifier {
     if (this.checkLink(checkpoint)) this.checkRange(checkpoint);
     this.lastSeal = checkpoint;
     this.seals++;
-    this.current = {
-      c: checkpoint,
-      leaves: leaves === null ? null : this.checkLeaves(checkpoint, leaves),
-      next: 0,
-      byHash: null,
-      leavesMissing: false,
-    };
+    const checked = leaves === null ? null : this.checkLeaves(checkpoint, leaves);
+    // Leaves that failed their check were reported: not again as missing.
+    this.current = { c: checkpoint, leaves: checked, next: 0, byHash: null, leavesMissing: leaves !== null };
     // Every seal is written with its leaves (a CHECK on both engines), and a stream carries them
     // with any of its rows: one without them hides what it sealed, so its rows cannot be checked.
     if (leaves === null && this.options.complete) this.noLeaves(this.current);

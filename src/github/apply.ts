@@ -5,7 +5,7 @@
  *   issue open,  no task        → added (the vague-issue rule applies; `needs-design-review` gates it)
  *   issue open,  task open      → title, body, URL and labels kept up to date; the gate label
  *                                  newly seen gates it
- *   issue open,  task closed/done by this sync (reopened on GitHub) → reopened
+ *   issue open,  task closed/done by this sync, or the issue's state_reason `reopened` → reopened
  *   issue open,  task finished in Baton (an agent's done, `baton close`) → kept finished: the
  *                                  issue simply has not closed yet (its PR is not merged), and
  *                                  reopening would hand the finished work out again
@@ -65,15 +65,7 @@ export async function applyIssue(
   const { store } = deps;
   const life = new Lifecycle(store);
   const task = await store.tasks.get(key);
-  if (issue.state === 'closed') {
-    if (task === null || ['done', 'closed'].includes(task.state)) return ['unchanged'];
-    // Closed as not planned or as a duplicate, it is not done, whatever merged PR once mentioned it.
-    const completed = issue.stateReason === null || issue.stateReason === 'completed';
-    const verdict = closedVerdict(completed ? await deps.api.mergedPullRequest(repo, issue.number) : null);
-    await life.close({ key, by: ACTOR, reason: verdict.reason, done: verdict.done });
-    deps.log(`${key}: ${verdict.done ? 'done' : 'closed'} (${verdict.reason})`);
-    return [verdict.done ? 'done' : 'closed'];
-  }
+  if (issue.state === 'closed') return applyClosed(deps, repo, issue, task);
   const gateWanted = hasLabel(issue.labels, deps.labels.designReview);
   const theirs = ownLabels(issue.labels, deps.labels);
   if (task === null) {
@@ -99,8 +91,9 @@ export async function applyIssue(
   }
   const out: Applied[] = [];
   if (task.state === 'done' || task.state === 'closed') {
-    // Only what this sync closed was closed on GitHub, so only that can have been reopened there.
-    if (task.stateBy !== ACTOR.name) return ['unchanged'];
+    // Reopened on GitHub: the sync closed it (so GitHub had closed it), or GitHub says the issue
+    // was reopened. Otherwise the issue has simply not closed yet (its PR is not merged).
+    if (task.stateBy !== ACTOR.name && issue.stateReason !== 'reopened') return ['unchanged'];
     await life.reopen({ key, by: ACTOR, reason: 'issue reopened on GitHub' });
     out.push('reopened');
   }
@@ -126,6 +119,27 @@ export async function applyIssue(
   }
   if (!out.includes('reopened') && (await repairLabels(deps, key, issue))) out.push('repaired');
   return out.length === 0 ? ['unchanged'] : out;
+}
+
+/** A closed issue: its unfinished task closed (its job cancelled), or done by a merged PR. */
+async function applyClosed(
+  deps: BacklogDeps,
+  repo: RepoName,
+  issue: GithubIssue,
+  task: Task | null,
+): Promise<readonly Applied[]> {
+  if (task === null || ['done', 'closed'].includes(task.state)) return ['unchanged'];
+  // Closed as not planned or as a duplicate, it is not done, whatever merged PR once mentioned it.
+  const completed = issue.stateReason === null || issue.stateReason === 'completed';
+  const verdict = closedVerdict(completed ? await deps.api.mergedPullRequest(repo, issue.number) : null);
+  await new Lifecycle(deps.store).close({
+    key: task.key,
+    by: ACTOR,
+    reason: verdict.reason,
+    done: verdict.done,
+  });
+  deps.log(`${task.key}: ${verdict.done ? 'done' : 'closed'} (${verdict.reason})`);
+  return [verdict.done ? 'done' : 'closed'];
 }
 
 /**

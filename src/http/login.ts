@@ -7,7 +7,7 @@
  * redirected here (pageGate) instead of answered with JSON.
  */
 import { Hono, type Context } from 'hono';
-import { deleteCookie, setCookie } from 'hono/cookie';
+import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { Coordinator } from '../coordinator/coordinator.js';
 import { loginPage } from '../dashboard/login-page.js';
 import { AuthError, TOKEN_COOKIE, identify, loopbackHost, sameOrigin, type AuthEnv } from './auth.js';
@@ -84,8 +84,8 @@ export function pageGate(coordinator: Coordinator) {
 
 /**
  * Reads open: a page still shows who is signed in by cookie; a cookie that opens nothing is
- * ignored. A page or fragment asked for without a bearer token must name a loopback Host, as an
- * open read of the API must (auth.ts loopbackHost: DNS rebinding).
+ * ignored. A page or fragment asked for with neither a bearer token nor the sign-in cookie must
+ * name a loopback Host, as an open read of the API must (auth.ts loopbackHost: DNS rebinding).
  */
 export function pageReader(coordinator: Coordinator) {
   return async (context: Context<AuthEnv>, next: () => Promise<void>): Promise<void> => {
@@ -93,7 +93,8 @@ export function pageReader(coordinator: Coordinator) {
       !context.req.path.startsWith('/v1/') &&
       (context.req.method === 'GET' || context.req.method === 'HEAD')
     ) {
-      if (context.req.header('authorization') === undefined) loopbackHost(context);
+      const signedIn = getCookie(context, TOKEN_COOKIE) !== undefined;
+      if (context.req.header('authorization') === undefined && !signedIn) loopbackHost(context);
       await identify(context, coordinator, 'reads-open').catch(() => context.set('token', null));
     }
     await next();

@@ -38,7 +38,9 @@ async function acquire(claim: string, mine: string, path: string): Promise<void>
   for (;;) {
     if (create(claim, mine)) return;
     const holder = holderOf(claim);
-    if (holder !== null && !alive(holder)) {
+    // This process retires one worktree at a time (worktree.ts `serially`): a claim naming it is a
+    // leftover of an earlier life with the same pid (a restarted container's pid 1).
+    if (holder !== null && (holder === mine || !alive(holder))) {
       takeOver(claim, holder);
     } else if (Date.now() - started > WAIT_MS_MAX) {
       throw new ConflictError(

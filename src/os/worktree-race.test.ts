@@ -133,16 +133,28 @@ exec "${realGit}" "$@"
 
   test('waits while a live process holds the claim, then finds the worktree retired by it', async () => {
     const { repo, path, branch, claim } = await draftWorktree();
-    // This very process is the live holder here.
+    const holder = spawn('sleep', ['60'], { stdio: 'ignore' });
+    try {
+      writeFileSync(claim, `${holder.pid} ${hostname()}`);
+      let settled = false;
+      const retiring = retireWorktree({ repoPath: repo, path, branch }).finally(() => (settled = true));
+      await new Promise((done) => setTimeout(done, 500));
+      assert.equal(settled, false, 'it went ahead while another process held the claim');
+      git(repo, 'worktree', 'remove', '--force', path);
+      rmSync(claim);
+      assert.deepEqual(await retiring, { removed: false, archivedRef: null });
+      assert.equal(git(repo, 'for-each-ref', ARCHIVE_PREFIX), '');
+    } finally {
+      holder.kill();
+    }
+  });
+
+  test('takes over a claim naming this very process: a leftover of an earlier life with its pid', async () => {
+    const { repo, path, branch, claim } = await draftWorktree();
     writeFileSync(claim, `${process.pid} ${hostname()}`);
-    let settled = false;
-    const retiring = retireWorktree({ repoPath: repo, path, branch }).finally(() => (settled = true));
-    await new Promise((done) => setTimeout(done, 500));
-    assert.equal(settled, false, 'it went ahead while another process held the claim');
-    git(repo, 'worktree', 'remove', '--force', path);
-    rmSync(claim);
-    assert.deepEqual(await retiring, { removed: false, archivedRef: null });
-    assert.equal(git(repo, 'for-each-ref', ARCHIVE_PREFIX), '');
+    const retired = await retireWorktree({ repoPath: repo, path, branch });
+    assert.equal(retired.removed, true);
+    assert.equal(existsSync(claim), false);
   });
 
   test('takes over a claim whose process died, and retires the worktree', async () => {

@@ -115,6 +115,11 @@ for (const db of bothEngines()) {
         const r = await f.backlog.sync({ labels: [] });
         assert.equal(r.reopened, 0);
         assert.equal((await f.store.tasks.get(key(1)))?.state, 'done', 'not handed out again');
+        f.gh.close(1, { mergedPr: 12 });
+        await f.backlog.sync({ labels: [] });
+        f.gh.reopen(1);
+        assert.equal((await f.backlog.sync({ labels: [] })).reopened, 1, 'reopened on GitHub: reopened');
+        assert.equal((await f.store.tasks.get(key(1)))?.state, 'open');
       }));
 
     test('a design-review label on an escalated issue gates it once a human resolves it', () =>

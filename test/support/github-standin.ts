@@ -24,7 +24,7 @@ export interface StoredIssue {
   title: string;
   body: string;
   state: 'open' | 'closed';
-  stateReason: 'completed' | 'not_planned' | null;
+  stateReason: 'completed' | 'not_planned' | 'reopened' | null;
   labels: string[];
   createdAt: string;
   updatedAt: string;
@@ -131,7 +131,7 @@ export class GithubStandIn {
   reopen(number: number): void {
     const issue = this.must(number);
     issue.state = 'open';
-    issue.stateReason = null;
+    issue.stateReason = 'reopened';
     issue.closedAt = null;
     issue.updatedAt = this.tick();
   }
