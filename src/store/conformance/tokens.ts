@@ -2,7 +2,24 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FencedError, InvalidInputError, NotFoundError } from '../../core/errors.js';
 import { actingAs } from '../actor.js';
+import type { Store } from '../store.js';
 import { givenSession, withFixture, type Harness } from './harness.js';
+
+/**
+ * A runner (its session's TTL `runnerTtlMs`) running job k, its agent (TTL 60 s) holding k's claim,
+ * and the agent's token bound to that run.
+ */
+async function givenRunToken(store: Store, runnerTtlMs: number) {
+  const runner = await store.sessions.start({ kind: 'agent', host: 'host-a', pid: 1, ttlMs: runnerTtlMs });
+  const agent = await store.sessions.start({ kind: 'agent', host: 'host-a', pid: 2, ttlMs: 60_000 });
+  await store.jobs.enqueue({ key: 'k' });
+  const job = await store.jobs.claimNext({ session: runner.id, start: true });
+  const claimed = await store.claims.acquire({ key: 'k', session: agent.id });
+  assert.ok(job !== null && claimed.ok);
+  const run = { jobId: job.id, jobEpoch: job.epoch, claimEpoch: claimed.claim.epoch };
+  const { secret } = await store.tokens.create({ scope: 'agent', session: agent.id, run });
+  return { runner, agent, secret };
+}
 
 export function exerciseTokens(harness: Harness): void {
   describe('API tokens', () => {
@@ -133,14 +150,7 @@ export function exerciseTokens(harness: Harness): void {
     test("a run's token dies once its session passes its TTL on the database clock, before anyone ends it", () =>
       withFixture(harness, async ({ clocked, moveClock }) => {
         const store = await clocked();
-        const runner = await store.sessions.start({ kind: 'agent', host: 'host-a', pid: 1, ttlMs: 600_000 });
-        const agent = await store.sessions.start({ kind: 'agent', host: 'host-a', pid: 2, ttlMs: 60_000 });
-        await store.jobs.enqueue({ key: 'k' });
-        const job = await store.jobs.claimNext({ session: runner.id, start: true });
-        const claimed = await store.claims.acquire({ key: 'k', session: agent.id });
-        assert.ok(job !== null && claimed.ok);
-        const run = { jobId: job.id, jobEpoch: job.epoch, claimEpoch: claimed.claim.epoch };
-        const { secret } = await store.tokens.create({ scope: 'agent', session: agent.id, run });
+        const { agent, secret } = await givenRunToken(store, 600_000);
         await moveClock(30_000);
         assert.equal((await store.tokens.verify(secret)).ok, true);
         await moveClock(31_000);
@@ -151,14 +161,7 @@ export function exerciseTokens(harness: Harness): void {
     test("a run's token dies once its runner passes its TTL, though the agent beats its own session", () =>
       withFixture(harness, async ({ clocked, moveClock }) => {
         const store = await clocked();
-        const runner = await store.sessions.start({ kind: 'agent', host: 'host-a', pid: 1, ttlMs: 60_000 });
-        const agent = await store.sessions.start({ kind: 'agent', host: 'host-a', pid: 2, ttlMs: 60_000 });
-        await store.jobs.enqueue({ key: 'k' });
-        const job = await store.jobs.claimNext({ session: runner.id, start: true });
-        const claimed = await store.claims.acquire({ key: 'k', session: agent.id });
-        assert.ok(job !== null && claimed.ok);
-        const run = { jobId: job.id, jobEpoch: job.epoch, claimEpoch: claimed.claim.epoch };
-        const { secret } = await store.tokens.create({ scope: 'agent', session: agent.id, run });
+        const { runner, agent, secret } = await givenRunToken(store, 60_000);
         for (const step of [30_000, 31_000]) {
           await moveClock(step);
           await store.sessions.heartbeat({ session: agent.id });
