@@ -68,6 +68,7 @@ export async function applyIssue(
   if (issue.state === 'closed') return applyClosed(deps, repo, issue, task);
   const gateWanted = hasLabel(issue.labels, deps.labels.designReview);
   const theirs = ownLabels(issue.labels, deps.labels);
+  const theirsUngated = theirs.filter((label) => !hasLabel([deps.labels.designReview], label));
   if (task === null) {
     if (!mayAdd) return ['skipped'];
     const added = await store.tasks.add(
@@ -76,7 +77,7 @@ export async function applyIssue(
         title: issue.title.slice(0, TITLE_LENGTH_MAX),
         body: issue.body.slice(0, BODY_LENGTH_MAX),
         url: issue.url,
-        labels: theirs.filter((label) => !hasLabel([deps.labels.designReview], label)),
+        labels: theirsUngated,
         byName: ACTOR.name,
       }),
     );
@@ -105,7 +106,7 @@ export async function applyIssue(
   // The gate label is stored once the gate is set (module doc): a task not open (escalated) when
   // the label came keeps it out, so the gate is set once the task is open.
   const gateSet = out.includes('gated') || hasLabel(task.labels, deps.labels.designReview);
-  const labels = gateSet ? theirs : theirs.filter((label) => !hasLabel([deps.labels.designReview], label));
+  const labels = gateSet ? theirs : theirsUngated;
   if (changed(task, issue, labels)) {
     await store.tasks.update({
       key,

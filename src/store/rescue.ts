@@ -28,7 +28,7 @@ interface RescuedJob {
   readonly term: number | null;
 }
 
-/** Why the sweep gives back a job whose lease has passed (as jobs.batch says it). */
+/** Why a job whose lease passed was given back: by jobs.batch's take or by the leader's sweep. */
 export const LEASE_EXPIRED = 'lease expired';
 
 /**

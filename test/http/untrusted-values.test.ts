@@ -9,8 +9,9 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fromWire } from '../../src/agents/api-connection.js';
 import { openStore } from '../../src/store/open.js';
-import { bothEngines } from '../support/databases.js';
-import { call, serve } from './support.js';
+import { bothEngines, type TestDatabase } from '../support/databases.js';
+import type { Store } from '../../src/store/store.js';
+import { call, serve, type Served } from './support.js';
 
 const PAYLOAD = {
   url: 'https://example.invalid/pr/1',
@@ -20,14 +21,27 @@ const PAYLOAD = {
   checks: [{ updatedAt: -9e15, finishedAt: '2026-12-04T00:00:00.000Z' }],
 };
 
+/** A fresh database of `db`, a real `baton serve` on it, and an operator token's secret. */
+async function withServer(
+  db: TestDatabase,
+  body: (store: Store, server: Served, secret: string) => Promise<void>,
+): Promise<void> {
+  const url = await db.fresh();
+  const store = await openStore(url);
+  const server = await serve(url);
+  try {
+    const { secret } = await store.tokens.create({ scope: 'operator', name: 'untrusted-values' });
+    await body(store, server, secret);
+  } finally {
+    await server.stop();
+    await store.close();
+  }
+}
+
 for (const db of bothEngines()) {
   describe(`an effect's payload over HTTP (${db.name})`, () => {
     test('is answered as recorded, by the recording, the task and its effects', async () => {
-      const url = await db.fresh();
-      const store = await openStore(url);
-      const server = await serve(url);
-      try {
-        const { secret } = await store.tokens.create({ scope: 'operator', name: 'payload-test' });
+      await withServer(db, async (store, server, secret) => {
         await store.tasks.add({ key: 'k1' });
         const session = (await store.sessions.start({ kind: 'agent', host: 'h', pid: 1 })).id;
         const claimed = await store.claims.acquire({ key: 'k1', session });
@@ -52,18 +66,11 @@ for (const db of bothEngines()) {
         const task = await call(server.url, 'GET', '/v1/tasks/k1', { token: secret });
         assert.equal(task.status, 200, JSON.stringify(task.body));
         assert.match(JSON.stringify(task.body), /"at":1e\+300/);
-      } finally {
-        await server.stop();
-        await store.close();
-      }
+      });
     });
 
     test('a report asked for times no date holds is refused with 400, one that does answers', async () => {
-      const url = await db.fresh();
-      const store = await openStore(url);
-      const server = await serve(url);
-      try {
-        const { secret } = await store.tokens.create({ scope: 'operator', name: 'report-test' });
+      await withServer(db, async (store, server, secret) => {
         for (const since of ['99999999999999999999', '9000000000000000000', '8640000000000001']) {
           const refused = await call(server.url, 'GET', `/v1/report/sessions?since=${since}`, {
             token: secret,
@@ -75,10 +82,7 @@ for (const db of bothEngines()) {
           token: secret,
         });
         assert.equal(answered.status, 200, JSON.stringify(answered.body));
-      } finally {
-        await server.stop();
-        await store.close();
-      }
+      });
     });
   });
 }

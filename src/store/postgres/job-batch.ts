@@ -25,6 +25,7 @@
 import { assert } from '../../core/assert.js';
 import type { Job, JobTransitionResult } from '../../core/job.js';
 import { HELD_SQL, finishGuard } from '../job-guard.js';
+import { LEASE_EXPIRED } from '../rescue.js';
 import type { JobBatchParams, JobBatchResult } from '../job-batch.js';
 import { deleteLocks, insertAuditRows, seqOf } from './locks.js';
 import {
@@ -52,9 +53,6 @@ const TAKE = { session: 's.id', host: 'coalesce($2::text, s.host)', now: 't.now'
  * session's own (the finish guard), so its ledger rows need no lookup per row.
  */
 const SESSION_HOST = '(SELECT host FROM seen)';
-
-/** Why a job was given back. */
-const LEASE_PASSED = 'lease expired';
 
 const JOB_BATCH = `WITH seen AS (
   SELECT id, host, state FROM sessions WHERE id = $1::bigint
@@ -87,7 +85,7 @@ const JOB_BATCH = `WITH seen AS (
     agent_session_id = NULL, pid = NULL, term = NULL,
     lease_until = CASE WHEN jobs.attempt < jobs.attempt_max THEN NULL ELSE jobs.lease_until END,
     reason = CASE WHEN jobs.attempt < jobs.attempt_max THEN 'requeued: ' ELSE 'attempts exhausted: ' END
-      || '${LEASE_PASSED}'
+      || '${LEASE_EXPIRED}'
   FROM x, (SELECT ${NOW} AS now) t
   WHERE jobs.id = x.id AND jobs.status = x.status AND jobs.lease_until <= t.now
   RETURNING jobs.id, jobs.status, jobs.epoch, jobs.attempt, jobs.reason, t.now AS at, x.session_id AS holder,
@@ -131,8 +129,8 @@ const JOB_BATCH = `WITH seen AS (
     SELECT 20000000 AS part, ${seqOf('g.id')} AS seq, g.at, CASE WHEN g.status = 'queued' THEN 'job:requeued'
       ELSE 'job:finished' END AS type, g.key AS task_key, g.id AS job_id, g.holder AS session_id,
       ${hostOf('g.holder')} AS host, g.epoch,
-      CASE WHEN g.status = 'queued' THEN jsonb_build_object('reason', '${LEASE_PASSED}', 'attempt', g.attempt)
-        ELSE jsonb_build_object('status', 'failed', 'reason', '${LEASE_PASSED}') END AS detail
+      CASE WHEN g.status = 'queued' THEN jsonb_build_object('reason', '${LEASE_EXPIRED}', 'attempt', g.attempt)
+        ELSE jsonb_build_object('status', 'failed', 'reason', '${LEASE_EXPIRED}') END AS detail
     FROM g
     UNION ALL
     SELECT 20000000, ${seqOf('g.id')} || ' ' || gk.workspace, g.at, 'lock:released', g.key, gk.job_id,

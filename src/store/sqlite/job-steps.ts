@@ -10,6 +10,7 @@ import { NotFoundError } from '../../core/errors.js';
 import type { TaskMove } from '../../core/audit-event.js';
 import type { Job, JobTransitionResult } from '../../core/job.js';
 import { HELD_SQL, finishGuard } from '../job-guard.js';
+import { LEASE_EXPIRED } from '../rescue.js';
 import { claimSet, jobTaskOpen } from './claim-set.js';
 import type { JobFinishParams } from '../store.js';
 import type { JobBatchParams, JobBatchResult } from '../job-batch.js';
@@ -177,8 +178,6 @@ function finishTask(exec: SqliteExecutor, now: number, job: JobRow): TaskMove | 
   }).move;
 }
 
-const LEASE_PASSED = 'lease expired';
-
 /**
  * Gives back up to `limit` jobs whose lease has passed, oldest lease first: to the queue, or
  * failed once their attempts are spent, each audited, its workspace lock released.
@@ -201,11 +200,11 @@ function giveBackExpired(exec: SqliteExecutor, now: number, limit: number): void
              agent_session_id = NULL, pid = NULL, term = NULL, lease_until = NULL, reason = ?
            WHERE id = ? AND epoch = ? AND status = ?`,
         )
-        .run(now, `requeued: ${LEASE_PASSED}`, job.id, job.epoch, job.status);
+        .run(now, `requeued: ${LEASE_EXPIRED}`, job.id, job.epoch, job.status);
       appendAudit(exec, {
         ...base,
         type: 'job:requeued',
-        detail: { reason: LEASE_PASSED, attempt: job.attempt },
+        detail: { reason: LEASE_EXPIRED, attempt: job.attempt },
       });
     } else {
       exec
@@ -214,11 +213,11 @@ function giveBackExpired(exec: SqliteExecutor, now: number, limit: number): void
              term = NULL, reason = ?
            WHERE id = ? AND epoch = ? AND status = ?`,
         )
-        .run(now, `attempts exhausted: ${LEASE_PASSED}`, job.id, job.epoch, job.status);
+        .run(now, `attempts exhausted: ${LEASE_EXPIRED}`, job.id, job.epoch, job.status);
       appendAudit(exec, {
         ...base,
         type: 'job:finished',
-        detail: { status: 'failed', reason: LEASE_PASSED },
+        detail: { status: 'failed', reason: LEASE_EXPIRED },
       });
     }
     releaseJobLocks(exec, now, job.id, 'released');
