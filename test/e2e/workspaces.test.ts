@@ -108,7 +108,12 @@ for (const db of bothEngines()) {
         }
         for (const key of ['think-1', 'think-2']) {
           const job = await jobOf(c, key);
-          assert.ok(overlaps(span(job), span(first)), `${key} ran while the workspace was locked`);
+          // Beside either coding run: on a loaded machine a cognitive job may start after the first
+          // one ended, and still run while the workspace is held by the second.
+          assert.ok(
+            overlaps(span(job), span(first)) || overlaps(span(job), span(second)),
+            `${key} ran while the workspace was locked`,
+          );
           assert.equal(
             readFileSync(join(c.dir, `ran-${key}`), 'utf8').trim(),
             c.dir,
