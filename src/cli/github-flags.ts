@@ -54,6 +54,15 @@ export function checkGithubFlags(repo: string, flags: GithubFlags): void {
   });
 }
 
+/** `--github-label` filters the issues of `--github`'s backlog: alone, it would filter nothing. */
+export function checkLabelFilter(repo: string | undefined, labels: readonly string[] | undefined): void {
+  if (repo !== undefined || labels === undefined) return;
+  throw new InvalidInputError(
+    '--github-label filters the GitHub issues Baton imports, and no --github was given',
+    'add --github <owner/repo>, or leave --github-label out',
+  );
+}
+
 /** Loaded on demand: octokit is not paid for by every other command's start. */
 export async function backlogFrom(
   store: Store,
@@ -82,11 +91,7 @@ export async function backlogFrom(
  * The webhook (`POST /v1/github/webhook`) of the backlog, when GITHUB_WEBHOOK_SECRET is set; GitHub
  * signs each delivery with it, so no bearer token is asked.
  */
-export function webhookOf(
-  backlog: Backlog | null,
-  labels: readonly string[] = [],
-  env = process.env,
-): Hono[] {
+export function webhookOf(backlog: Backlog | null, labels: readonly string[], env = process.env): Hono[] {
   const secret = env['GITHUB_WEBHOOK_SECRET'] ?? '';
   return backlog === null || secret === '' ? [] : [backlog.webhook(secret, labels)];
 }

@@ -15,6 +15,8 @@ export const REPO = 'acme/api';
 export const key = (n: number): string => `github:${REPO}#${n}`;
 
 export interface GithubFixture {
+  /** The database's URL, for a `baton` process on it. */
+  readonly db: string;
   readonly store: Store;
   readonly gh: GithubStandIn;
   readonly checker: OpenApiChecker;
@@ -30,14 +32,15 @@ export async function githubFixture(
   db: TestDatabase,
   o: { readonly comments?: boolean } = {},
 ): Promise<GithubFixture> {
-  const store = await openStore(await db.fresh());
+  const url = await db.fresh();
+  const store = await openStore(url);
   const checker = new OpenApiChecker().warm();
   const gh = new GithubStandIn(REPO, (r) => void checker.check(r));
-  const url = await gh.start();
+  const apiUrl = await gh.start();
   const logs: string[] = [];
   const env = {
     GITHUB_TOKEN: TOKEN,
-    GITHUB_API_URL: url,
+    GITHUB_API_URL: apiUrl,
     BATON_GITHUB_TIMEOUT_MS: '400',
     BATON_GITHUB_RETRY_BASE_MS: '20',
   };
@@ -49,6 +52,7 @@ export async function githubFixture(
     log: (line) => logs.push(line),
   });
   return {
+    db: url,
     store,
     gh,
     checker,

@@ -14,6 +14,7 @@ import { closingReferences, githubWebhookRoutes } from '../../src/github/webhook
 import { parseBind } from '../../src/http/bind.js';
 import { serveHttp } from '../../src/http/server.js';
 import { bothEngines } from '../support/databases.js';
+import { serve as batonServe } from '../http/support.js';
 import type { StoredIssue } from '../support/github-standin.js';
 import { githubFixture, key, REPO, type GithubFixture } from './fixture.js';
 
@@ -151,6 +152,55 @@ for (const db of bothEngines()) {
         },
         ['ai'],
       ));
+
+    test('`baton serve --github --github-label` adds only labelled issues from deliveries; the label alone is refused', async () => {
+      const f = await githubFixture(db);
+      const env = { ...f.env, GITHUB_WEBHOOK_SECRET: SECRET };
+      const served = await batonServe(
+        f.db,
+        ['serve', '--http', '127.0.0.1:0', '--github', REPO, '--github-label', 'ai'],
+        env,
+      );
+      try {
+        f.gh.add(6, { labels: ['internal'] });
+        f.gh.add(7, { labels: ['ai'] });
+        for (const n of [6, 7]) {
+          const text = JSON.stringify({
+            action: 'opened',
+            issue: f.gh.issueJson(f.gh.issues.get(n) as StoredIssue),
+            repository,
+          });
+          const answer = await fetch(`${served.url}/v1/github/webhook`, {
+            method: 'POST',
+            headers: {
+              'content-type': 'application/json',
+              'x-github-event': 'issues',
+              'x-hub-signature-256': await new Webhooks({ secret: SECRET }).sign(text),
+            },
+            body: text,
+          });
+          assert.equal(answer.status, 200, `delivery of #${n}`);
+        }
+        assert.equal(await f.store.tasks.get(key(6)), null, 'not labelled ai: not imported');
+        assert.equal((await f.store.tasks.get(key(7)))?.state, 'open');
+        assert.deepEqual(f.checker.failures, []);
+      } finally {
+        await served.stop();
+        await f.close();
+      }
+      const alone = await batonServe(
+        f.db,
+        ['serve', '--http', '127.0.0.1:0', '--github-label', 'ai'],
+        env,
+      ).then(
+        async (s) => `served at ${s.url} (${String(await s.stop())})`,
+        (error: Error) => error.message,
+      );
+      assert.match(
+        alone,
+        /exited 2: .*--github-label filters the GitHub issues Baton imports, and no --github/,
+      );
+    });
 
     test('served by the HTTP server with --auth required: the webhook needs its signature, not a bearer token', async () => {
       const f = await githubFixture(db);

@@ -19,10 +19,11 @@ export interface Served {
 export function serve(
   db: string,
   args: readonly string[] = ['serve', '--http', '127.0.0.1:0'],
+  env: Readonly<Record<string, string>> = {},
 ): Promise<Served> {
   const child = spawn(process.execPath, ['bin/baton.js', ...args], {
     cwd: repoRoot(),
-    env: { ...process.env, BATON_DB: db },
+    env: { ...process.env, ...env, BATON_DB: db },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];

@@ -8,12 +8,13 @@ import type { AuthMode } from '../../http/auth.js';
 import { HTTP_DEFAULT, parseBind, servingLine, type Bind, type HttpServer } from '../../http/bind.js';
 import type { ServeOptions } from '../../http/server.js';
 import type { Store } from '../../store/store.js';
-import { withStore } from '../run.js';
+import { collect, withStore } from '../run.js';
 import { InvalidInputError } from '../../core/errors.js';
 import { terminalText } from '../output.js';
 import {
   backlogFrom,
   checkGithubFlags,
+  checkLabelFilter,
   githubOptions,
   webhookOf,
   type GithubFlags,
@@ -44,6 +45,7 @@ export async function serveHttpLazily(store: Store, options: ServeOptions): Prom
 
 interface ServeFlags extends HttpFlags, GithubFlags {
   readonly github?: string;
+  readonly githubLabel?: readonly string[];
 }
 
 export function registerServe(program: Command): void {
@@ -52,14 +54,20 @@ export function registerServe(program: Command): void {
     .description('serve the HTTP API, the dashboard and /metrics (no runner, no dispatcher)')
     .option('--http <host:port>', `where to listen (default ${HTTP_DEFAULT}; the next free port if taken)`)
     .option('--auth <mode>', '`required`: reads need a token too (needed to bind beyond loopback)')
-    .option('--github <repo>', "accept owner/repo's GitHub webhook (needs GITHUB_WEBHOOK_SECRET)");
+    .option('--github <repo>', "accept owner/repo's GitHub webhook (needs GITHUB_WEBHOOK_SECRET)")
+    .option(
+      '--github-label <name>',
+      'with --github: a delivery adds only issues with this label; repeatable (any of them)',
+      collect,
+    );
   githubOptions(serve).action((flags: ServeFlags, cmd: Command) => {
     const { bind, auth } = parseHttpFlags(flags);
+    checkLabelFilter(flags.github, flags.githubLabel);
     if (flags.github !== undefined) checkWebhookFlags(flags.github, flags);
     return withStore(cmd, async (store) => {
       const log = (line: string): void => void process.stdout.write(`${terminalText(line)}\n`);
       const backlog = flags.github === undefined ? null : await backlogFrom(store, flags.github, flags, log);
-      const routes = webhookOf(backlog);
+      const routes = webhookOf(backlog, flags.githubLabel ?? []);
       const server = await serveHttpLazily(store, { bind: bind ?? parseBind(HTTP_DEFAULT), auth, routes });
       process.stdout.write(`${servingLine(server)}\n`);
       await new Promise<void>((resolve) => {

@@ -30,6 +30,7 @@ import { validateDuration } from '../../core/validate.js';
 import {
   backlogFrom,
   checkGithubFlags,
+  checkLabelFilter,
   githubOptions,
   webhookOf,
   type GithubFlags,
@@ -260,6 +261,7 @@ function upFlags(upCommand: Command): Command {
 function up(flags: UpFlags, cmd: Command): Promise<void> {
   const options = parseUpFlags(flags, cmd.optsWithGlobals<GlobalOptions>());
   const { bind, auth } = parseHttpFlags(flags);
+  checkLabelFilter(flags.github, flags.githubLabel);
   if (flags.github !== undefined) checkGithubFlags(flags.github, flags);
   return withStore(cmd, async (store, out) => {
     const stop = new AbortController();
