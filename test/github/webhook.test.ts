@@ -188,18 +188,19 @@ for (const db of bothEngines()) {
         await served.stop();
         await f.close();
       }
-      const alone = await batonServe(
-        f.db,
-        ['serve', '--http', '127.0.0.1:0', '--github-label', 'ai'],
-        env,
-      ).then(
-        async (s) => `served at ${s.url} (${String(await s.stop())})`,
-        (error: Error) => error.message,
-      );
-      assert.match(
-        alone,
-        /exited 2: .*--github-label filters the GitHub issues Baton imports, and no --github/,
-      );
+      for (const command of [
+        ['serve', '--http', '127.0.0.1:0'],
+        ['up', '--no-http'],
+      ]) {
+        const alone = await batonServe(f.db, [...command, '--github-label', 'ai'], env).then(
+          async (s) => `served at ${s.url} (${String(await s.stop())})`,
+          (error: Error) => error.message,
+        );
+        assert.match(
+          alone,
+          /exited 2: .*--github-label filters the GitHub issues Baton imports, and no --github/,
+        );
+      }
     });
 
     test('served by the HTTP server with --auth required: the webhook needs its signature, not a bearer token', async () => {
