@@ -133,7 +133,7 @@ export class GithubApi {
   async listIssues(
     repo: RepoName,
     params: { readonly since: string | null; readonly state: 'open' | 'all'; readonly page: number },
-  ): Promise<{ readonly notModified: boolean; readonly issues: readonly GithubIssue[] }> {
+  ): Promise<IssuePage> {
     const query = new URLSearchParams({
       state: params.state,
       sort: 'updated',
@@ -144,21 +144,24 @@ export class GithubApi {
     });
     const path = `/repos/${repo.full}/issues?${query.toString()}`;
     const got = await this.conditional(path, params.page === 1);
-    if (got === null) return { notModified: true, issues: [] };
-    return { notModified: false, issues: (JSON.parse(got) as RawIssue[]).map(toIssue) };
+    if (got.body === null) return { notModified: true, issues: [], keep: got.keep };
+    return { notModified: false, issues: (JSON.parse(got.body) as RawIssue[]).map(toIssue), keep: got.keep };
   }
 
   /** The issue, by one conditional request. */
   async issue(repo: RepoName, number: number): Promise<GithubIssue> {
     const path = `/repos/${repo.full}/issues/${number}`;
-    const body = await this.conditional(path, true, true);
-    return toIssue(JSON.parse(body ?? 'null') as RawIssue);
+    const got = await this.conditional(path, true, true);
+    await got.keep();
+    return toIssue(JSON.parse(got.body ?? 'null') as RawIssue);
   }
 
   /** The number of a merged pull request that references the issue (its timeline), or null. */
   async mergedPullRequest(repo: RepoName, number: number): Promise<number | null> {
     const path = `/repos/${repo.full}/issues/${number}/timeline?per_page=100`;
-    const events = JSON.parse((await this.conditional(path, true, true)) ?? '[]') as {
+    const got = await this.conditional(path, true, true);
+    await got.keep();
+    const events = JSON.parse(got.body ?? '[]') as {
       event?: string;
       source?: { issue?: { number?: number; pull_request?: { merged_at?: string | null } } };
     }[];
@@ -208,17 +211,22 @@ export class GithubApi {
 
   /**
    * A GET that presents the cached ETag. Returns GitHub's body; on a 304, the cached body when
-   * `always`, else null (nothing changed).
+   * `always`, else null (nothing changed). The answer's ETag is cached only by `keep`, once the
+   * caller has used the body: a page whose application failed halfway is asked for again
+   * unconditionally, not answered 304 until the repository changes.
    */
-  private async conditional(path: string, useCache: boolean, always = false): Promise<string | null> {
+  private async conditional(path: string, useCache: boolean, always = false): Promise<Conditional> {
     const cached = useCache ? await this.options.cache.cached(path) : null;
     const headers = cached === null ? {} : { 'if-none-match': cached.etag };
     const got = await this.call('GET', path, undefined, [304], headers);
-    if (got.status === 304 && cached !== null) return always ? cached.body : null;
+    if (got.status === 304 && cached !== null) return { body: always ? cached.body : null, keep: nothing };
     const body = JSON.stringify(got.data);
     const etag = got.headers['etag'];
-    if (useCache && typeof etag === 'string') await this.options.cache.cache({ url: path, etag, body });
-    return body;
+    const keep =
+      useCache && typeof etag === 'string'
+        ? () => this.options.cache.cache({ url: path, etag, body })
+        : nothing;
+    return { body, keep };
   }
 
   private async call(
@@ -247,6 +255,21 @@ export class GithubApi {
     return this.token.length === 0 ? text : text.split(this.token).join('[token]');
   }
 }
+
+/** A conditional GET's answer, and how to remember its ETag once the body has been used. */
+interface Conditional {
+  readonly body: string | null;
+  readonly keep: () => Promise<void>;
+}
+
+/** One page of a repository's issues; `keep` caches its ETag, to call once the page is applied. */
+export interface IssuePage {
+  readonly notModified: boolean;
+  readonly issues: readonly GithubIssue[];
+  readonly keep: () => Promise<void>;
+}
+
+const nothing = (): Promise<void> => Promise.resolve();
 
 function describe(error: unknown): string {
   const status = (error as { status?: unknown }).status;

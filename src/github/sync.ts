@@ -5,9 +5,10 @@
  * `since` = the cursor (the newest `updated_at` fully imported), and the cursor moves only after
  * a page is applied. Every issue is applied by key, so a pass killed halfway and run again
  * re-reads at most one page and adds nothing twice. The first request of a pass is conditional
- * (ETag): a 304 costs no rate limit and changes nothing. A page is asked for by `since` rather
- * than by number, so an issue updated during the pass moves to a later page instead of shifting
- * one out of reach; only when a whole page shares one `updated_at` does the pass turn the page.
+ * (its ETag kept once its page is applied): a 304 costs no rate limit and changes nothing. A page
+ * is asked for by `since` rather than by number, so an issue updated during the pass moves to a
+ * later page instead of shifting one out of reach; only when a whole page shares one
+ * `updated_at` does the pass turn the page.
  */
 import type { RepoName } from '../core/github.js';
 import type { GithubIssue } from './api.js';
@@ -73,6 +74,9 @@ export async function syncRepo(deps: BacklogDeps, repo: RepoName, options: SyncO
         counts[outcome]++;
       }
     }
+    // Only now is the page's ETag kept: had a member failed above, the next pass must not be
+    // told 304 for a page it never finished.
+    await got.keep();
     const newest = got.issues.at(-1)?.updatedAt ?? null;
     if (newest !== null && newest !== since) {
       since = newest;

@@ -82,6 +82,22 @@ for (const db of bothEngines()) {
         assert.equal((await f.store.tasks.get(key(3)))?.state, 'closed');
       }));
 
+    test('a pass that fails halfway through a page reads that page again next time, not a 304', () =>
+      withFixture(db, async (f) => {
+        for (let n = 1; n <= 3; n++) f.gh.add(n);
+        await f.backlog.sync({ labels: [] });
+        f.gh.close(2, { reason: 'completed' });
+        f.gh.add(4);
+        f.gh.late = /\/timeline$/; // #2's merged-PR look-up never answers: the pass stops at #2
+        await assert.rejects(f.backlog.sync({ labels: [] }), { code: 'github_unavailable' });
+        assert.equal(await f.store.tasks.get(key(4)), null, 'the pass stopped before #4');
+        f.gh.late = null;
+        const again = await f.backlog.sync({ labels: [] });
+        assert.equal(again.notModified, false, 'the page was asked for again, unconditionally');
+        assert.equal((await f.store.tasks.get(key(2)))?.state, 'closed');
+        assert.equal((await f.store.tasks.get(key(4)))?.state, 'open');
+      }));
+
     test('500s, rate limits and timeouts are retried; the pass completes', () =>
       withFixture(db, async (f) => {
         for (let n = 1; n <= 5; n++) f.gh.add(n);
