@@ -244,6 +244,8 @@ export class GithubApi {
       if (typeof status === 'number' && accepted.includes(status)) {
         return { status, data: null, headers: {} };
       }
+      if (status === 410)
+        throw new IssueGoneError(this.scrub(`GitHub ${method} ${path.split('?')[0] ?? path}: 410 Gone`));
       throw new GithubUnavailableError(
         this.scrub(`GitHub ${method} ${path.split('?')[0] ?? path}: ${describe(error)}`),
         'check GITHUB_API_URL, the token and its scopes (issues: read and write); Baton retries on its next pass',
@@ -253,6 +255,16 @@ export class GithubApi {
 
   private scrub(text: string): string {
     return this.token.length === 0 ? text : text.split(this.token).join('[token]');
+  }
+}
+
+/**
+ * GitHub answered 410 Gone: the issue was deleted (GitHub answers 404, not 410, when the token
+ * cannot read the repository it went to, so a 404 stays "unavailable" and is retried).
+ */
+export class IssueGoneError extends GithubUnavailableError {
+  constructor(message: string) {
+    super(message, 'nothing to do: Baton closes the task of a deleted issue');
   }
 }
 

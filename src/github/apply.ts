@@ -12,6 +12,7 @@
  *   issue closed, task not finished → closed (its queued or running job cancelled with the
  *                                  reason), or done when a merged pull request references it
  *   issue closed, no task       → nothing
+ *   issue deleted (410 Gone)    → its unfinished task closed, as a closed issue's (applyGone)
  *
  * The gate label is stored among the task's labels only after the gate is set, so a pass killed
  * between the two sets it next time, and a design a human approved is not gated again while the
@@ -142,6 +143,21 @@ async function applyClosed(
   deps.log(`${task.key}: ${verdict.done ? 'done' : 'closed'} (${verdict.reason})`);
   return [verdict.done ? 'done' : 'closed'];
 }
+
+/**
+ * An issue deleted on GitHub (it answers 410 Gone): its unfinished task is closed and its job
+ * cancelled, as for an issue closed as not planned. Its outbox rows can never apply; the caller
+ * drops them.
+ */
+export async function applyGone(deps: BacklogDeps, key: string): Promise<readonly Applied[]> {
+  const task = await deps.store.tasks.get(key);
+  if (task === null || ['done', 'closed'].includes(task.state)) return ['unchanged'];
+  await new Lifecycle(deps.store).close({ key, by: ACTOR, reason: GONE_REASON, done: false });
+  deps.log(`${key}: closed (${GONE_REASON})`);
+  return ['closed'];
+}
+
+export const GONE_REASON = 'issue deleted on GitHub';
 
 /**
  * A label Baton manages that differs from Baton's state, with no outbox row of the issue on its

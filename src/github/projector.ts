@@ -8,7 +8,8 @@
  * touched. A `comment` row is posted with a marker naming the row; a retried one first looks for
  * its marker, so a post whose answer was lost is not posted twice. A failure holds the issue's
  * remaining rows back with a growing delay (the store keeps them; nothing is lost), and the
- * next pass resumes from the same row.
+ * next pass resumes from the same row; an issue deleted on GitHub (410) closes its task and drops
+ * its rows instead, which could never apply.
  */
 import {
   type GithubLabels,
@@ -19,7 +20,8 @@ import {
   sameRepo,
 } from '../core/github.js';
 import type { OutboxRow } from '../store/github-store.js';
-import type { BacklogDeps } from './apply.js';
+import { applyGone, GONE_REASON, type BacklogDeps } from './apply.js';
+import { IssueGoneError } from './api.js';
 
 export interface ProjectOptions {
   /** Post escalation reasons and review rejections as issue comments (on by default). */
@@ -77,6 +79,13 @@ export async function project(
       }
     } catch (error) {
       const left = list.slice(next);
+      if (error instanceof IssueGoneError) {
+        // Deleted on GitHub: nothing of it can ever apply. Its task is closed, its rows dropped.
+        await applyGone(deps, key);
+        await deps.store.github.applied(left.map((row) => row.id));
+        deps.log(`${key}: ${GONE_REASON}; ${left.length} label or comment change(s) dropped`);
+        continue;
+      }
       const attempts = Math.max(...left.map((row) => row.attempts));
       const message = error instanceof Error ? error.message : String(error);
       await deps.store.github.failed({

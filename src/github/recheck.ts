@@ -4,11 +4,13 @@
  * merged pull request references it; that takes one more request, the issue's timeline), which
  * cancels the job with the reason, and nothing is spawned. GitHub closes an issue when a pull
  * request that says it fixes the issue is merged, so "a linked PR is already merged" is a closed
- * issue here. GitHub unreachable: the run goes ahead, and the ledger says it was not re-checked.
+ * issue here; so is a deleted one (410 Gone). GitHub unreachable: the run goes ahead, and the
+ * ledger says it was not re-checked.
  */
 import { parseIssueKey } from '../core/github.js';
 import type { Job } from '../core/job.js';
-import { applyIssue, type BacklogDeps } from './apply.js';
+import { applyGone, applyIssue, GONE_REASON, type BacklogDeps } from './apply.js';
+import { IssueGoneError } from './api.js';
 
 export type RecheckOutcome =
   { readonly go: true; readonly checked: boolean } | { readonly go: false; readonly reason: string };
@@ -30,6 +32,11 @@ export async function recheckIssue(deps: BacklogDeps, job: Pick<Job, 'id' | 'key
       return { go: false, reason };
     }
   } catch (error) {
+    if (error instanceof IssueGoneError) {
+      await applyGone(deps, job.key);
+      await note({ checked: true, state: 'deleted', outcome: 'cancelled', reason: GONE_REASON });
+      return { go: false, reason: GONE_REASON };
+    }
     const message = error instanceof Error ? error.message : String(error);
     await note({ checked: false, outcome: 'run', error: message });
     deps.log(`job ${job.id} ${job.key}: not re-checked on GitHub (${message}); running it`);

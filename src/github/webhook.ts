@@ -8,7 +8,8 @@
  * arrives late or out of order, or is replayed, applies the issue as it is now, never as it was.
  * An issue the sync would not import (`--github-label`) is not added by a delivery either.
  *
- *   issues (any action)          → the issue read and applied to its task (closed: the job cancelled)
+ *   issues (any action)          → the issue read and applied to its task (closed: the job cancelled;
+ *                                   deleted, GitHub answering 410: the task closed)
  *   pull_request closed + merged → each issue the PR says it closes ("fixes #N") read and applied
  *   ping, anything else          → 202, nothing done
  *
@@ -17,9 +18,9 @@
 import { Webhooks } from '@octokit/webhooks';
 import { Hono } from 'hono';
 import { BatonError } from '../core/errors.js';
-import { type RepoName, sameRepo } from '../core/github.js';
-import { issueFromPayload } from './api.js';
-import { applyIssue, type Applied, type BacklogDeps } from './apply.js';
+import { type RepoName, issueKey, sameRepo } from '../core/github.js';
+import { IssueGoneError, issueFromPayload } from './api.js';
+import { applyGone, applyIssue, type Applied, type BacklogDeps } from './apply.js';
 import { wanted } from './sync.js';
 
 export interface WebhookDeps extends BacklogDeps {
@@ -100,7 +101,11 @@ async function handle(
   if (event === 'issues' && payload['issue'] !== undefined) {
     const hinted = issueFromPayload(payload['issue']);
     if (hinted.isPullRequest) return null;
-    const issue = await deps.api.issue(deps.repo, hinted.number);
+    const issue = await deps.api.issue(deps.repo, hinted.number).catch((error: unknown) => {
+      if (error instanceof IssueGoneError) return null;
+      throw error;
+    });
+    if (issue === null) return applyGone(deps, issueKey(deps.repo, hinted.number));
     return applyIssue(deps, deps.repo, issue, wanted(issue, deps.importLabels ?? []));
   }
   const pr = payload['pull_request'] as

@@ -193,6 +193,25 @@ for (const db of bothEngines()) {
         assert.equal((await f.backlog.sync({ labels: [] })).repaired, 0, 'repaired once');
       }));
 
+    test('an issue deleted on GitHub (410) closes its task: by the re-check, or by the projector, which drops its rows', () =>
+      withFixture(db, async (f) => {
+        for (const n of [1, 2]) f.gh.add(n);
+        await f.backlog.sync({ labels: [] });
+        const { job } = await f.store.jobs.enqueue({ key: key(1) });
+        f.gh.delete(1);
+        assert.deepEqual(await f.backlog.recheck(job), { go: false, reason: 'issue deleted on GitHub' });
+        assert.equal((await f.store.jobs.get(job.id))?.status, 'cancelled');
+        assert.equal((await f.store.tasks.get(key(1)))?.state, 'closed');
+        // #2's queued label is on its way when the issue goes: its rows are dropped, not retried.
+        const two = (await f.store.jobs.enqueue({ key: key(2) })).job;
+        f.gh.delete(2);
+        await drain(f, 8_000);
+        const task = await f.store.tasks.get(key(2));
+        assert.deepEqual([task?.state, task?.stateReason], ['closed', 'issue deleted on GitHub']);
+        assert.equal((await f.store.jobs.get(two.id))?.status, 'cancelled');
+        assert.ok(f.gh.sent.filter((r) => r.status === 410).length >= 2, 'GitHub answered 410');
+      }));
+
     test('the re-check cancels a run of a closed issue; with GitHub down the run goes ahead, not re-checked', () =>
       withFixture(db, async (f) => {
         f.gh.add(1);

@@ -137,6 +137,16 @@ for (const db of bothEngines()) {
         assert.equal((await f.store.jobs.get(job.id))?.status, 'queued', 'its job was not cancelled');
       }));
 
+    test('a delivery for an issue deleted on GitHub (410 on the re-read) closes its task', () =>
+      withServer(db, async (f, post) => {
+        f.gh.add(8);
+        await f.backlog.sync({ labels: [] });
+        const issue = f.gh.issueJson(f.gh.issues.get(8) as StoredIssue);
+        f.gh.delete(8);
+        assert.equal((await post('issues', { action: 'deleted', issue, repository })).status, 200);
+        assert.equal((await f.store.tasks.get(key(8)))?.stateReason, 'issue deleted on GitHub');
+      }));
+
     test('a delivery adds only issues the sync would import (--github-label)', () =>
       withServer(
         db,

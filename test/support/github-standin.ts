@@ -58,6 +58,7 @@ const USER = (base: string) => ({
 export class GithubStandIn {
   readonly issues = new Map<number, StoredIssue>();
   readonly faults: Fault[] = [];
+  readonly deleted = new Set<number>();
   /** Faults applied to every request whose path matches, until cleared (GitHub "down"). */
   down: Fault | null = null;
   /**
@@ -134,6 +135,12 @@ export class GithubStandIn {
     issue.stateReason = 'reopened';
     issue.closedAt = null;
     issue.updatedAt = this.tick();
+  }
+
+  /** Deleted: no longer listed, and every request on it answers 410 Gone, as GitHub does. */
+  delete(number: number): void {
+    this.must(number);
+    this.deleted.add(number);
   }
 
   setLabels(number: number, labels: string[]): void {
@@ -337,6 +344,12 @@ export class GithubStandIn {
     if (method === 'GET' && route === '/repos/{owner}/{repo}/issues')
       return { route, status: 200, body: this.list(url) };
     if (issue === undefined) return notFound;
+    if (this.deleted.has(issue.number))
+      return {
+        route,
+        status: 410,
+        body: { message: 'This issue was deleted', documentation_url: 'https://docs.github.com/rest' },
+      };
     switch (`${method} ${route}`) {
       case 'GET /repos/{owner}/{repo}/issues/{issue_number}':
         return { route, status: 200, body: this.issueJson(issue) };
@@ -406,6 +419,7 @@ export class GithubStandIn {
     const perPage = Math.min(100, Number(q.get('per_page') ?? 30));
     const page = Number(q.get('page') ?? 1);
     const all = [...this.issues.values()]
+      .filter((i) => !this.deleted.has(i.number))
       .filter((i) => state === 'all' || i.state === state)
       .filter((i) => since === null || i.updatedAt >= since)
       .sort((a, b) => (asc ? 1 : -1) * (a.updatedAt.localeCompare(b.updatedAt) || a.number - b.number));
