@@ -6,9 +6,9 @@
 //
 //
 // Files start slowest first, by the times the last run recorded (dist/test-times.json, written by
-// the scripts/test-timing.mjs reporter, which also prints the slowest files at the end): with two
-// at a time, a long file started last would otherwise run alone at the end. Files without a
-// recorded time start first.
+// the scripts/test-timing.mjs reporter, which also prints the slowest files at the end; in a fresh
+// clone, scripts/test-times.json): with two at a time, a long file started last would otherwise
+// run alone at the end. Files without a recorded time start first.
 //
 //   node scripts/run-tests.mjs [filter...]   only files whose path contains a filter
 //   BATON_TEST_CONCURRENCY=n                  files run at once (default: as below)
@@ -60,14 +60,23 @@ async function dropTestDatabases(url) {
   }
 }
 
-/** The last recorded time of each file, in ms (none: a first run, or a file not run before). */
+/**
+ * The last recorded time of each file, in ms (none: a file not run before). A fresh clone has no
+ * record yet (dist/ is built, not committed): it starts from scripts/test-times.json, a record
+ * committed from a full run, so that CI too starts the long files first instead of in name order
+ * (which left one worker idle for the last e2e file). Refresh it after a full run with
+ * `cp dist/test-times.json scripts/`; a stale one only orders files a little worse.
+ */
 const timesFile = join(root, 'dist', 'test-times.json');
 function recordedTimes() {
-  try {
-    return JSON.parse(readFileSync(timesFile, 'utf8'));
-  } catch {
-    return {};
+  for (const file of [timesFile, join(root, 'scripts', 'test-times.json')]) {
+    try {
+      return JSON.parse(readFileSync(file, 'utf8'));
+    } catch {
+      // none here: try the next
+    }
   }
+  return {};
 }
 const times = recordedTimes();
 const timeOf = (f) => times[relative(root, f)] ?? Infinity;
