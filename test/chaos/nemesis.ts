@@ -30,6 +30,9 @@ export const POSTGRES_FAULTS = [
 ] as const;
 export type FaultKind = (typeof SQLITE_FAULTS)[number] | (typeof POSTGRES_FAULTS)[number];
 
+/** How much longer a paused worker may wait for its rescue (Nemesis.untilRescued). */
+const RESCUE_WAIT_MS = 8000;
+
 const WEIGHTS: Record<FaultKind, number> = {
   'kill-worker': 2,
   'pause-worker': 4,
@@ -187,12 +190,28 @@ export class Nemesis {
     const until = p.pausedUntil;
     const leader = term === undefined ? {} : { term };
     this.record({ kind, phase: 'inject', target: slot, pid: p.pid, until, detail: `${ms} ms`, ...leader });
-    this.later(ms, () => {
+    this.later(ms, async () => {
+      if (kind === 'pause-worker') await this.untilRescued(slot, p.pid);
       if (!p.exited) process.kill(p.pid, 'SIGCONT');
       p.pausedUntil = 0;
       this.record({ kind, phase: 'end', target: slot, pid: p.pid });
     });
     return true;
+  }
+
+  /**
+   * A paused worker stays stopped until the database has rescued its session, for at most
+   * RESCUE_WAIT_MS more: on a loaded machine the leader's sweep can come after a fixed pause,
+   * and a worker resumed before it is never fenced off, which the faults-bit check [6] needs
+   * to see (a CI run once saw none). Any later pause still ends at its own time.
+   */
+  private async untilRescued(slot: string, pid: number): Promise<void> {
+    const deadline = Date.now() + RESCUE_WAIT_MS;
+    while (!this.stopped && Date.now() < deadline) {
+      const live = await this.o.admin.sessions.list({ liveOnly: true }).catch(() => null);
+      if (live !== null && !live.some((s) => s.host === slot && s.pid === pid)) return;
+      await sleep(200);
+    }
   }
 
   /** A healthy worker; for a pause, one that is inside a claim when there is one. */
