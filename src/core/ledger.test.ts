@@ -78,7 +78,7 @@ test('RowContents: the same columns in another order, one dropped, one added', (
   );
 });
 
-test('LeafView reads back, in place, every id and hash encodeLeaves wrote, and refuses a partial leaf', () => {
+test('LeafView reads back every id and hash encodeLeaves wrote; a partial leaf or a non-hex hash is refused', () => {
   const leaf = fc.record({
     id: fc.maxSafeInteger(),
     hash: fc.uint8Array({ minLength: 32, maxLength: 32 }).map((bytes) => Buffer.from(bytes).toString('hex')),
@@ -114,4 +114,7 @@ test('LeafView reads back, in place, every id and hash encodeLeaves wrote, and r
     edges,
   );
   for (const id of [Number.NaN, 1.5, 2 ** 53]) assert.throws(() => encodeLeaves([{ id, hash }]), RangeError);
+  for (const bad of ['0'.repeat(63), 'g'.repeat(64), 'AB'.repeat(32), `${'0'.repeat(63)}\u0100`]) {
+    assert.throws(() => encodeLeaves([{ id: 1, hash: bad }]), RangeError);
+  }
 });

@@ -42,11 +42,6 @@ export function sha256Hex(data: string | Uint8Array): string {
   return oneShot ? crypto.hash('sha256', data, 'hex') : createHash('sha256').update(data).digest('hex');
 }
 
-/** sha256, its 32 bytes: a leaf's hash for writeLeaf, without a hex string between. */
-export function sha256Bytes(data: string | Uint8Array): Uint8Array {
-  return oneShot ? crypto.hash('sha256', data, 'buffer') : createHash('sha256').update(data).digest();
-}
-
 /** The key's id: the first 16 hex digits of sha256 of its raw bytes. */
 export function keyIdOf(publicKey: string): string {
   return sha256Hex(Buffer.from(publicKey, 'base64')).slice(0, 16);

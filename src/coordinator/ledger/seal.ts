@@ -17,7 +17,7 @@ import {
 } from '../../core/ledger.js';
 import type { Instant } from '../../core/time.js';
 import type { Store } from '../../store/store.js';
-import { sha256Bytes, sha256Hex, type LedgerSigner } from './keys.js';
+import { sha256Hex, type LedgerSigner } from './keys.js';
 
 export interface SealOptions {
   /** Checkpoints written in one call, at most. */
@@ -42,7 +42,7 @@ const CHECKPOINTS_PER_READ = 4;
 /**
  * The rows' leaves (core/ledger.ts writeLeaf), a thousand rows per turn of the event loop: the
  * sealer runs inside `baton up`, whose heartbeats and lease renewals must not wait for 8,192
- * hashes. Each hash goes into the bytes as the digest gives it, with no Leaf object per row.
+ * hashes. Each hash goes into the bytes from its hex digest, with no Leaf object or Buffer per row.
  */
 async function leavesOf(rows: readonly Readonly<Record<string, unknown>>[]): Promise<Uint8Array> {
   const bytes = new Uint8Array(rows.length * LEAF_BYTES);
@@ -50,7 +50,7 @@ async function leavesOf(rows: readonly Readonly<Record<string, unknown>>[]): Pro
   for (let index = 0; index < rows.length; index++) {
     if (index > 0 && index % LEAVES_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
     const columns = rows[index] ?? {};
-    writeLeaf(bytes, index, rowId(columns), sha256Bytes(contents.of(columns)));
+    writeLeaf(bytes, index, rowId(columns), sha256Hex(contents.of(columns)));
   }
   return bytes;
 }
