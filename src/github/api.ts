@@ -244,7 +244,9 @@ export class GithubApi {
       if (typeof status === 'number' && accepted.includes(status)) {
         return { status, data: null, headers: {} };
       }
-      if (status === 410)
+      // 410 is also GitHub's answer when a repository's issues are turned off: that is not the
+      // issue's end (turned on again, they are all back), so only "deleted" is taken as gone.
+      if (status === 410 && !/disabled/i.test(describe(error)))
         throw new IssueGoneError(this.scrub(`GitHub ${method} ${path.split('?')[0] ?? path}: 410 Gone`));
       throw new GithubUnavailableError(
         this.scrub(`GitHub ${method} ${path.split('?')[0] ?? path}: ${describe(error)}`),

@@ -198,6 +198,9 @@ for (const db of bothEngines()) {
         for (const n of [1, 2]) f.gh.add(n);
         await f.backlog.sync({ labels: [] });
         const { job } = await f.store.jobs.enqueue({ key: key(1) });
+        f.gh.issuesDisabled = true; // also 410, but not the issue's end: the run goes ahead
+        assert.deepEqual(await f.backlog.recheck(job), { go: true, checked: false });
+        f.gh.issuesDisabled = false;
         f.gh.delete(1);
         assert.deepEqual(await f.backlog.recheck(job), { go: false, reason: 'issue deleted on GitHub' });
         assert.equal((await f.store.jobs.get(job.id))?.status, 'cancelled');

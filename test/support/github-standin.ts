@@ -59,6 +59,8 @@ export class GithubStandIn {
   readonly issues = new Map<number, StoredIssue>();
   readonly faults: Fault[] = [];
   readonly deleted = new Set<number>();
+  /** The repository's issues turned off: every issue request answers 410, as GitHub does. */
+  issuesDisabled = false;
   /** Faults applied to every request whose path matches, until cleared (GitHub "down"). */
   down: Fault | null = null;
   /**
@@ -344,12 +346,10 @@ export class GithubStandIn {
     if (method === 'GET' && route === '/repos/{owner}/{repo}/issues')
       return { route, status: 200, body: this.list(url) };
     if (issue === undefined) return notFound;
-    if (this.deleted.has(issue.number))
-      return {
-        route,
-        status: 410,
-        body: { message: 'This issue was deleted', documentation_url: 'https://docs.github.com/rest' },
-      };
+    if (this.deleted.has(issue.number) || this.issuesDisabled) {
+      const message = this.issuesDisabled ? 'Issues are disabled for this repo' : 'This issue was deleted';
+      return { route, status: 410, body: { message, documentation_url: 'https://docs.github.com/rest' } };
+    }
     switch (`${method} ${route}`) {
       case 'GET /repos/{owner}/{repo}/issues/{issue_number}':
         return { route, status: 200, body: this.issueJson(issue) };
