@@ -54,12 +54,39 @@ export function checkGithubFlags(repo: string, flags: GithubFlags): void {
   });
 }
 
-/** `--github-label` filters the issues of `--github`'s backlog: alone, it would filter nothing. */
-export function checkLabelFilter(repo: string | undefined, labels: readonly string[] | undefined): void {
-  if (repo !== undefined || labels === undefined) return;
+/** The flags of `baton up` and `baton serve` that only mean something with `--github`. */
+export interface GithubOnlyFlags extends GithubFlags {
+  readonly github?: string | undefined;
+  readonly githubLabel?: readonly string[] | undefined;
+  readonly githubEvery?: string | undefined;
+}
+
+/**
+ * Refuses GitHub flags given without `--github`: each one says how to work a backlog that is not
+ * there, and would otherwise be ignored without a word (a `--github-label` that filters nothing).
+ */
+export function checkGithubOnly(flags: GithubOnlyFlags): void {
+  if (flags.github !== undefined) return;
+  if (flags.githubLabel !== undefined) {
+    throw new InvalidInputError(
+      '--github-label filters the GitHub issues Baton imports, and no --github was given',
+      'add --github <owner/repo>, or leave --github-label out',
+    );
+  }
+  const given: readonly [string, boolean][] = [
+    ['--github-every', flags.githubEvery !== undefined],
+    ['--no-github-comments', flags.githubComments === false],
+    ['--token-env', flags.tokenEnv !== undefined],
+    ['--label-wip', flags.labelWip !== undefined],
+    ['--label-queued', flags.labelQueued !== undefined],
+    ['--label-human', flags.labelHuman !== undefined],
+    ['--label-design', flags.labelDesign !== undefined],
+  ];
+  const flag = given.find(([, isGiven]) => isGiven)?.[0];
+  if (flag === undefined) return;
   throw new InvalidInputError(
-    '--github-label filters the GitHub issues Baton imports, and no --github was given',
-    'add --github <owner/repo>, or leave --github-label out',
+    `${flag} is a setting of the GitHub backlog, and no --github was given`,
+    `add --github <owner/repo>, or leave ${flag} out`,
   );
 }
 

@@ -123,6 +123,9 @@ export async function applyIssue(
   return out.length === 0 ? ['unchanged'] : out;
 }
 
+/** Why a task whose issue was deleted on GitHub (410 Gone) closed. */
+export const GONE_REASON = 'issue deleted on GitHub';
+
 /** A closed issue: its unfinished task closed (its job cancelled), or done by a merged PR. */
 async function applyClosed(
   deps: BacklogDeps,
@@ -130,18 +133,11 @@ async function applyClosed(
   issue: GithubIssue,
   task: Task | null,
 ): Promise<readonly Applied[]> {
-  if (task === null || ['done', 'closed'].includes(task.state)) return ['unchanged'];
+  if (!unfinished(task)) return ['unchanged'];
   // Closed as not planned or as a duplicate, it is not done, whatever merged PR once mentioned it.
   const completed = issue.stateReason === null || issue.stateReason === 'completed';
   const verdict = closedVerdict(completed ? await deps.api.mergedPullRequest(repo, issue.number) : null);
-  await new Lifecycle(deps.store).close({
-    key: task.key,
-    by: ACTOR,
-    reason: verdict.reason,
-    done: verdict.done,
-  });
-  deps.log(`${task.key}: ${verdict.done ? 'done' : 'closed'} (${verdict.reason})`);
-  return [verdict.done ? 'done' : 'closed'];
+  return closeTask(deps, task.key, verdict);
 }
 
 /**
@@ -151,13 +147,24 @@ async function applyClosed(
  */
 export async function applyGone(deps: BacklogDeps, key: string): Promise<readonly Applied[]> {
   const task = await deps.store.tasks.get(key);
-  if (task === null || ['done', 'closed'].includes(task.state)) return ['unchanged'];
-  await new Lifecycle(deps.store).close({ key, by: ACTOR, reason: GONE_REASON, done: false });
-  deps.log(`${key}: closed (${GONE_REASON})`);
-  return ['closed'];
+  if (!unfinished(task)) return ['unchanged'];
+  return closeTask(deps, key, { done: false, reason: GONE_REASON });
 }
 
-export const GONE_REASON = 'issue deleted on GitHub';
+function unfinished(task: Task | null): task is Task {
+  return task !== null && !['done', 'closed'].includes(task.state);
+}
+
+/** Ends the task, done or closed (a queued or running job of it cancelled), and logs why. */
+async function closeTask(
+  deps: BacklogDeps,
+  key: string,
+  verdict: { readonly done: boolean; readonly reason: string },
+): Promise<readonly Applied[]> {
+  await new Lifecycle(deps.store).close({ key, by: ACTOR, reason: verdict.reason, done: verdict.done });
+  deps.log(`${key}: ${verdict.done ? 'done' : 'closed'} (${verdict.reason})`);
+  return [verdict.done ? 'done' : 'closed'];
+}
 
 /**
  * A label Baton manages that differs from Baton's state, with no outbox row of the issue on its

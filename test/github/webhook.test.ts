@@ -6,6 +6,9 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { serve } from '@hono/node-server';
 import { Webhooks } from '@octokit/webhooks';
 import { Hono } from 'hono';
@@ -198,19 +201,38 @@ for (const db of bothEngines()) {
         await served.stop();
         await f.close();
       }
+      const refusal = (dbPath: string, args: readonly string[]) =>
+        batonServe(dbPath, args, env).then(
+          async (s) => `served at ${s.url} (${String(await s.stop())})`,
+          (error: Error) => error.message,
+        );
       for (const command of [
         ['serve', '--http', '127.0.0.1:0'],
         ['up', '--no-http'],
       ]) {
-        const alone = await batonServe(f.db, [...command, '--github-label', 'ai'], env).then(
-          async (s) => `served at ${s.url} (${String(await s.stop())})`,
-          (error: Error) => error.message,
-        );
         assert.match(
-          alone,
+          await refusal(f.db, [...command, '--github-label', 'ai']),
           /exited 2: .*--github-label filters the GitHub issues Baton imports, and no --github/,
         );
+        assert.match(
+          await refusal(f.db, [...command, '--label-wip', 'busy']),
+          /exited 2: baton: --label-wip is a setting of the GitHub backlog, and no --github was given/,
+        );
       }
+      for (const flags of [['--github-every', '5m'], ['--no-github-comments'], ['--token-env', 'GH']]) {
+        assert.match(
+          await refusal(f.db, ['up', '--no-http', ...flags]),
+          new RegExp(`exited 2: baton: ${flags[0]} is a setting of the GitHub backlog, and no --github`),
+        );
+      }
+      // A bad --github-every is refused before the store opens: no database file is made.
+      const fresh = join(mkdtempSync(join(tmpdir(), 'baton-every-')), 'baton.db');
+      assert.match(
+        await refusal(fresh, ['up', '--no-http', '--github', REPO, '--github-every', '0s']),
+        /exited 2: baton: --github-every must be from 1 s to 24 h, got "0s"/,
+      );
+      assert.equal(existsSync(fresh), false, 'no database file made for a bad --github-every');
+      rmSync(dirname(fresh), { recursive: true, force: true });
     });
 
     test('served by the HTTP server with --auth required: the webhook needs its signature, not a bearer token', async () => {

@@ -14,7 +14,7 @@ import { terminalText } from '../output.js';
 import {
   backlogFrom,
   checkGithubFlags,
-  checkLabelFilter,
+  checkGithubOnly,
   githubOptions,
   webhookOf,
   type GithubFlags,
@@ -62,7 +62,7 @@ export function registerServe(program: Command): void {
     );
   githubOptions(serve).action((flags: ServeFlags, cmd: Command) => {
     const { bind, auth } = parseHttpFlags(flags);
-    checkLabelFilter(flags.github, flags.githubLabel);
+    checkGithubOnly(flags);
     if (flags.github !== undefined) checkWebhookFlags(flags.github, flags);
     return withStore(cmd, async (store) => {
       const log = (line: string): void => void process.stdout.write(`${terminalText(line)}\n`);

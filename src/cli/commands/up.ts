@@ -30,7 +30,7 @@ import { validateDuration } from '../../core/validate.js';
 import {
   backlogFrom,
   checkGithubFlags,
-  checkLabelFilter,
+  checkGithubOnly,
   githubOptions,
   webhookOf,
   type GithubFlags,
@@ -261,8 +261,10 @@ function upFlags(upCommand: Command): Command {
 function up(flags: UpFlags, cmd: Command): Promise<void> {
   const options = parseUpFlags(flags, cmd.optsWithGlobals<GlobalOptions>());
   const { bind, auth } = parseHttpFlags(flags);
-  checkLabelFilter(flags.github, flags.githubLabel);
+  checkGithubOnly(flags);
   if (flags.github !== undefined) checkGithubFlags(flags.github, flags);
+  // Checked before the store opens, as every flag: a bad value makes no database file.
+  const everyMs = validateDuration('--github-every', flags.githubEvery ?? '60s', 1000, 86_400_000);
   return withStore(cmd, async (store, out) => {
     const stop = new AbortController();
     const leave = (): void => stop.abort();
@@ -294,7 +296,7 @@ function up(flags: UpFlags, cmd: Command): Promise<void> {
     try {
       // Agents reach Baton through this server, with a token of their own, not the database.
       const apiUrl = server?.url ?? null;
-      const github = githubDuties(backlog, flags, said);
+      const github = githubDuties(backlog, flags, everyMs, said);
       // The daemon is loaded only here: every other command starts without it (issue 22).
       const { runUp } = await import('../../daemon/up.js');
       await runUp(store, { ...options, ...github, apiUrl }, systemClock, said, stop.signal);
@@ -310,10 +312,10 @@ function up(flags: UpFlags, cmd: Command): Promise<void> {
 function githubDuties(
   backlog: Backlog | null,
   flags: UpFlags,
+  everyMs: number,
   log: (line: string) => void,
 ): Partial<UpOptions> {
   if (backlog === null) return {};
-  const everyMs = validateDuration('--github-every', flags.githubEvery ?? '60s', 1000, 86_400_000);
   log(`working the GitHub backlog of ${backlog.repo.full}: a sync every ${everyMs / 1000} s while leading`);
   return {
     leaderDuties: [
