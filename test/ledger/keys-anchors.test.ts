@@ -5,11 +5,12 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bothEngines } from '../support/databases.js';
-import { cliOn } from '../support/cli.js';
+import { cliOn, repoRoot } from '../support/cli.js';
 import { git, isolateGit, makeRepo } from '../support/git.js';
 
 const home = isolateGit();
@@ -93,6 +94,59 @@ for (const engine of bothEngines()) {
       assert.deepEqual([ok.ok, ok.anchorsChecked, ok.keys], [true, 1, 'pinned']);
       const nothing = await cli.run('audit', 'anchor');
       assert.equal(nothing.code, 0);
+    });
+
+    test('an anchor file that cannot be written, or a sealer flag without a key, is refused before anything changes', async () => {
+      const db = await engine.fresh();
+      const cli = cliOn(db);
+      const dir = mkdtempSync(join(tmpdir(), 'baton-anchor-bad-'));
+      const key = join(dir, 'ledger.key');
+      await cli.json(0, 'ledger', 'init', '--key-file', key);
+      await cli.json(0, 'task', 'add', 'unanchored');
+      writeFileSync(join(dir, 'plain'), 'a file, not a folder');
+      const bad = join(dir, 'plain', 'anchors.jsonl');
+      for (const args of [
+        ['audit', 'seal', '--key-file', key, '--anchor', bad],
+        ['audit', 'prune', '--before', '1d', '--key-file', key, '--anchor', bad],
+        ['audit', 'seal', '--key-file', key, '--anchor', dir],
+      ]) {
+        const refused = await cli.run(...args);
+        assert.equal(refused.code, 2, args.join(' '));
+        assert.match(refused.stderr, /^baton: --anchor \S+ cannot be written: .+ — name a file in a folder/);
+        assert.equal(refused.stderr.trim().split('\n').length, 1);
+      }
+      // Nothing was sealed by the refused calls: the rows are still there to seal.
+      const sealed = await cli.json<{ checkpoints: number }>(0, 'audit', 'seal', '--key-file', key);
+      assert.equal(sealed.checkpoints, 1);
+      // `baton up`, run where no default key file is: each refusal is one line and exit 2.
+      const up = (...args: string[]) =>
+        spawnSync(
+          process.execPath,
+          [join(repoRoot(), 'bin', 'baton.js'), '--db', db, 'up', '--no-http', ...args],
+          {
+            cwd: dir,
+            encoding: 'utf8',
+            timeout: 30_000,
+            killSignal: 'SIGKILL',
+            env: { ...process.env, BATON_LEDGER_KEY: '', BATON_DB: '' },
+          },
+        );
+      for (const [flags, message] of [
+        [
+          ['--seal-interval', '5'],
+          /--seal-interval is a setting of the ledger's sealer, and there is no ledger key/,
+        ],
+        [['--ledger-anchor', join(dir, 'a.jsonl')], /--ledger-anchor is a setting of the ledger's sealer/],
+        [
+          ['--ledger-key', key, '--ledger-anchor', bad],
+          /--ledger-anchor \S+ cannot be written: \S+ is not a folder/,
+        ],
+      ] as const) {
+        const refused = up(...flags);
+        assert.equal(refused.status, 2, `${flags.join(' ')}: ${refused.stderr}`);
+        assert.match(refused.stderr, message);
+        assert.equal(refused.stderr.trim().split('\n').length, 1);
+      }
     });
   });
 }

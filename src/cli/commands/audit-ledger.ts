@@ -8,7 +8,7 @@
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import type { Command } from 'commander';
-import { appendAnchors, anchorOf, readAnchors } from '../../coordinator/ledger/anchor.js';
+import { appendAnchors, anchorOf, checkAnchorFile, readAnchors } from '../../coordinator/ledger/anchor.js';
 import { readExport, csvLines, CSV_HEADER, jsonLines } from '../../coordinator/ledger/export-format.js';
 import { keyFilePath, loadKeyFile, parsePublicKey } from '../../coordinator/ledger/keys.js';
 import type { LedgerEvent } from '../../coordinator/ledger/events.js';
@@ -109,6 +109,7 @@ export function registerAuditLedger(audit: Command): void {
 }
 
 function seal(options: KeyOptions, cmd: Command): Promise<void> {
+  if (options.anchor !== undefined) checkAnchorFile(options.anchor, '--anchor');
   return withCoordinator(cmd, async (baton, out) => {
     const signer = loadKeyFile(keyFilePath(options.keyFile));
     const { sealed, raced } = await baton.ledger.seal(signer);
@@ -131,6 +132,7 @@ function seal(options: KeyOptions, cmd: Command): Promise<void> {
 }
 
 function prune(options: PruneOptions, cmd: Command): Promise<void> {
+  if (options.anchor !== undefined) checkAnchorFile(options.anchor, '--anchor');
   return withCoordinator(cmd, async (baton, out) => {
     const before = parseWhen('--before', options.before) ?? 0;
     const signer = loadKeyFile(keyFilePath(options.keyFile));

@@ -22,6 +22,7 @@ import { absoluteDbUrl } from '../../store/open.js';
 import { jsonText, terminalText } from '../output.js';
 import { collect, dbUrl, withStore, type GlobalOptions } from '../run.js';
 import { existsSync } from 'node:fs';
+import { checkAnchorFile } from '../../coordinator/ledger/anchor.js';
 import { keyFilePath, loadKeyFile } from '../../coordinator/ledger/keys.js';
 import { servingLine } from '../../http/bind.js';
 import { parseHttpFlags, serveHttpLazily, type HttpFlags } from './serve.js';
@@ -165,7 +166,16 @@ function parseUpFlags(flags: UpFlags, globals: GlobalOptions): UpOptions {
 function ledgerOptions(flags: UpFlags): NonNullable<UpOptions['ledger']> | null {
   const path = keyFilePath(flags.ledgerKey);
   const named = flags.ledgerKey !== undefined || (process.env['BATON_LEDGER_KEY'] ?? '') !== '';
-  if (!named && !existsSync(path)) return null;
+  if (!named && !existsSync(path)) {
+    const given = { '--seal-interval': flags.sealInterval, '--ledger-anchor': flags.ledgerAnchor };
+    const flag = Object.keys(given).find((name) => given[name as keyof typeof given] !== undefined);
+    if (flag === undefined) return null;
+    throw new InvalidInputError(
+      `${flag} is a setting of the ledger's sealer, and there is no ledger key (${path})`,
+      `run \`baton ledger init\` to make one, pass --ledger-key <file>, or leave ${flag} out`,
+    );
+  }
+  if (flags.ledgerAnchor !== undefined) checkAnchorFile(flags.ledgerAnchor, '--ledger-anchor');
   return {
     signer: loadKeyFile(path),
     intervalMs: seconds('--seal-interval', flags.sealInterval, UP_DEFAULTS.sealIntervalMs),

@@ -5,7 +5,15 @@
  * one. A checkpoint's hash covers every checkpoint before it, so the newest anchor vouches for the
  * whole ledger up to it; an anchor file keeps one line per checkpoint, to name the first that moved.
  */
-import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import {
+  accessSync,
+  appendFileSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  statSync,
+} from 'node:fs';
 import { dirname } from 'node:path';
 import { InvalidInputError } from '../../core/errors.js';
 import type { Checkpoint } from '../../core/ledger.js';
@@ -28,6 +36,47 @@ export function anchorOf(checkpoint: Checkpoint, publicKey: string): Anchor {
   const { seq, kind, hash, firstId, lastId, keyId } = checkpoint;
   const sealedAt = new Date(checkpoint.sealedAt).toISOString();
   return { format: 'baton-ledger-anchor', seq, kind, hash, firstId, lastId, sealedAt, keyId, publicKey };
+}
+
+/**
+ * Refuses an anchor file that cannot be appended to, before anything is sealed or pruned: a
+ * checkpoint committed without its anchor line would leave a gap that no later seal fills. The file
+ * itself when it exists, else the nearest folder above it that exists; nothing is made.
+ */
+export function checkAnchorFile(path: string, flag: string): void {
+  const refuse = (why: string): never => {
+    throw new InvalidInputError(
+      `${flag} ${path} cannot be written: ${why}`,
+      'name a file in a folder you can write (keep it outside the database)',
+    );
+  };
+  let at = path;
+  for (;;) {
+    const found = statOf(at);
+    if (found === 'missing') {
+      if (dirname(at) === at) refuse('no folder above it exists');
+      at = dirname(at);
+      continue;
+    }
+    if (at === path && found === 'folder') refuse('it is a folder');
+    if (at !== path && found !== 'folder') refuse(`${at} is not a folder`);
+    try {
+      accessSync(at, constants.W_OK);
+    } catch (error) {
+      refuse(`${at}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+    }
+    return;
+  }
+}
+
+function statOf(path: string): 'missing' | 'folder' | 'file' {
+  try {
+    return statSync(path).isDirectory() ? 'folder' : 'file';
+  } catch (error) {
+    // ENOTDIR: a file stands where a folder of the path should be; the walk up names it.
+    if (['ENOENT', 'ENOTDIR'].includes((error as NodeJS.ErrnoException).code ?? '')) return 'missing';
+    throw error;
+  }
 }
 
 /** Appends one line per anchor to the file (made if absent, with its folder). */
