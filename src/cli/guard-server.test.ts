@@ -212,5 +212,32 @@ for (const engine of engines()) {
       if (password !== '') assert.ok(!readFileSync(settings, 'utf8').includes(`:${password}@`));
       assert.equal(git(t.remote, 'config', 'receive.advertisePushOptions'), 'true');
     });
+
+    test('refuses a --protect pattern that could match no ref, and keeps the settings it had', async () => {
+      const t = await setup(engine);
+      const settings = join(t.remote, 'baton-guard.json');
+      const before = readFileSync(settings, 'utf8');
+      for (const pattern of ['', 'baton/*', 'refs/heads/a b', 'refs/heads/baton/', 'refs/../x']) {
+        const bin = join(root, 'bin/baton.js');
+        const args = [
+          bin,
+          'guard',
+          'server-install',
+          t.remote,
+          '--protect',
+          'refs/heads/ok/*',
+          '--protect',
+          pattern,
+        ];
+        const refused = await spawn(process.execPath, args, root, { ...process.env, BATON_DB: t.db });
+        assert.equal(refused.code, 2, `--protect ${JSON.stringify(pattern)}: ${refused.stderr}`);
+        assert.match(
+          refused.stderr,
+          /^baton: --protect ".*" is not a ref pattern, so it would protect nothing — /,
+        );
+        assert.equal(refused.stderr.trim().split('\n').length, 1);
+        assert.equal(readFileSync(settings, 'utf8'), before, 'the settings are unchanged');
+      }
+    });
   });
 }

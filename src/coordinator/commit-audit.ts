@@ -11,7 +11,8 @@ import { resolve } from 'node:path';
 import type { Claim } from '../core/claim.js';
 import type { Session } from '../core/session.js';
 import type { Instant } from '../core/time.js';
-import { git, gitDirOf } from '../os/git.js';
+import { InvalidInputError } from '../core/errors.js';
+import { git, gitDirOf, gitFailureLine, isGitFailure } from '../os/git.js';
 import type { Store } from '../store/store.js';
 import { TRAILER_KEYS, type CommitStamp } from './commit-trailers.js';
 
@@ -108,11 +109,27 @@ function judge(
   return reasons;
 }
 
+/**
+ * `git log` of the range (HEAD when none), read as revisions only: a range that git refuses, or
+ * one that reads as an option or a path, is the caller's bad input (exit 2), not a conflict.
+ */
+async function commitLog(dir: string, format: string, range: string | undefined): Promise<string> {
+  try {
+    return await git(['log', `--format=${format}`, '--end-of-options', range ?? 'HEAD', '--'], { cwd: dir });
+  } catch (error) {
+    if (range === undefined || !isGitFailure(error)) throw error;
+    throw new InvalidInputError(
+      `${JSON.stringify(range)} is not a revision range of ${dir}: ${gitFailureLine(error)}`,
+      'give one git log takes, such as main..HEAD or a commit id, or leave it out for HEAD',
+    );
+  }
+}
+
 export async function auditCommits(store: Store, params: CommitAuditParams): Promise<CommitCheck[]> {
   const dir = resolve(params.dir);
   await gitDirOf(dir, 'repository');
   const format = `%H${FIELD}%ct${FIELD}%s${FIELD}%(trailers:only,unfold)${RECORD}`;
-  const log = parseLog(await git(['log', `--format=${format}`, params.range ?? 'HEAD'], { cwd: dir }));
+  const log = parseLog(await commitLog(dir, format, params.range));
   const now = await store.now();
   const claims = new Map<string, readonly Claim[]>();
   const sessions = new Map<number, Session | null>();

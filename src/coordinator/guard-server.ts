@@ -35,6 +35,24 @@ import { checkGuard } from './guard.js';
 const SERVER_CONFIG_FILE = 'baton-guard.json';
 const SERVER_HOOK_MARKER = '# baton-guard-server:';
 export const DEFAULT_PROTECTED = ['refs/heads/baton/*'];
+
+/**
+ * `--protect` patterns: full ref names (`*` matches any characters), as git checks a ref's name. A
+ * pattern that can match no ref (empty, `baton/*` without `refs/heads/`) would turn the guard off
+ * without a word, so it is refused.
+ */
+export function validateProtectPatterns(patterns: readonly string[]): readonly string[] {
+  for (const pattern of patterns) {
+    const ref = /^refs\/[^\s~^:?[\\\x00-\x1f\x7f]+$/.test(pattern);
+    if (!ref || pattern.includes('..') || pattern.includes('//') || /[/.]$/.test(pattern)) {
+      throw new InvalidInputError(
+        `--protect ${JSON.stringify(pattern)} is not a ref pattern, so it would protect nothing`,
+        'write a full ref name such as refs/heads/baton/* (a * matches any characters)',
+      );
+    }
+  }
+  return patterns;
+}
 const ZERO = /^0+$/;
 
 export interface ServerConfig {

@@ -49,6 +49,12 @@ function firstLine(text: string): string {
   return lines.find((line) => /^(fatal|error):/.test(line)) ?? lines[0] ?? '';
 }
 
+/** git's own verdict on a failed command (its `fatal:` line), or the error's message. */
+export function gitFailureLine(error: unknown): string {
+  if (!(error instanceof GitCommandError)) return error instanceof Error ? error.message : String(error);
+  return firstLine(error.stderr) || `exit ${error.exitCode}`;
+}
+
 /** A git command that ran and failed: this host's trouble with its checkout, not the job's. */
 export function isGitFailure(error: unknown): boolean {
   return error instanceof GitCommandError;

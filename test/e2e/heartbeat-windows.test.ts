@@ -44,6 +44,18 @@ test('baton up refuses a heartbeat interval that is not well under the stale thr
     assert.match(r.stderr, /at least 7\.25 s/);
     assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
     assert.equal(existsSync(fresh), false, 'no database was made');
+    for (const [flag, value] of [
+      ['--lease-ttl', '100000'],
+      ['--stale-after', '0.0001'],
+    ] as const) {
+      const out = await c.baton('--db', fresh, 'up', flag, value);
+      assert.equal(out.code, 2, out.stderr);
+      assert.match(
+        out.stderr,
+        new RegExp(`${flag} must be a number of seconds from 0.001 to 3600, got "${value}"`),
+      );
+      assert.equal(existsSync(fresh), false, 'no database was made');
+    }
   } finally {
     await c.close();
   }

@@ -99,6 +99,13 @@ for (const engine of bothEngines()) {
           [fromFile, 'ok'],
         ],
       );
+      // A range git refuses, or one that would read as an option, is bad input: exit 2, one line.
+      for (const bad of [['nope..HEAD'], ['--', '--output=x']]) {
+        const refused = await cli.run('audit', 'commits', repo, ...bad);
+        assert.equal(refused.code, 2, `${bad.join(' ')}: ${refused.stderr}`);
+        assert.match(refused.stderr, /is not a revision range of .*: fatal: .* — give one git log takes/);
+        assert.equal(refused.stderr.trim().split('\n').length, 1);
+      }
     });
   });
 }

@@ -10,6 +10,7 @@ import { Coordinator } from '../../coordinator/coordinator.js';
 import { absoluteDb, installedBatonBin } from '../../coordinator/guard.js';
 import {
   DEFAULT_PROTECTED,
+  validateProtectPatterns,
   installServerGuard,
   judgePush,
   parseRefUpdates,
@@ -50,17 +51,18 @@ interface ServerInstallOptions {
 
 async function serverInstall(repo: string, options: ServerInstallOptions, cmd: Command): Promise<void> {
   const globals = cmd.optsWithGlobals<GlobalOptions>();
+  const protect = validateProtectPatterns(options.protect ?? DEFAULT_PROTECTED);
   const db = absoluteDb(dbUrl(globals), process.cwd());
   const result = await installServerGuard({
     repo: resolve(repo),
     db,
-    protect: options.protect ?? DEFAULT_PROTECTED,
+    protect,
     requireToken: options.requireToken === true,
     node: process.execPath,
     batonBin: installedBatonBin(),
   });
   new Output(globals.json === true).result({ ...result, db: withoutPassword(db) }, () => [
-    `wrote ${result.hook}: pushes to ${(options.protect ?? DEFAULT_PROTECTED).join(', ')} need the task's live claim`,
+    `wrote ${result.hook}: pushes to ${protect.join(', ')} need the task's live claim`,
     `settings in ${result.config} (database ${withoutPassword(db)}; its password, if any, comes from ` +
       "PGPASSFILE or PGPASSWORD in the git server's environment)",
     'clients push with: git push -o baton-key="$BATON_KEY" -o baton-epoch="$BATON_EPOCH" ' +

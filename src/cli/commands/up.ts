@@ -68,9 +68,10 @@ interface UpFlags extends HttpFlags, GithubFlags {
 function seconds(what: string, raw: string | undefined, fallbackMs: number, maxS = 3600): number {
   if (raw === undefined) return fallbackMs;
   const given = Number(raw);
-  if (!Number.isFinite(given) || given <= 0 || given > maxS) {
+  // A millisecond at least: 0.0001 s would round to none.
+  if (!Number.isFinite(given) || given < 0.001 || given > maxS) {
     throw new InvalidInputError(
-      `${what} must be a number of seconds above 0, got ${JSON.stringify(raw)}`,
+      `${what} must be a number of seconds from 0.001 to ${maxS}, got ${JSON.stringify(raw)}`,
       'e.g. 15 or 0.5',
     );
   }
