@@ -156,25 +156,56 @@ export class GithubApi {
     return toIssue(JSON.parse(got.body ?? 'null') as RawIssue);
   }
 
-  /** The number of a merged pull request that references the issue (its timeline), or null. */
+  /**
+   * The number of the first merged pull request of THIS repository that references the issue, in
+   * its timeline (oldest event first), or null. A PR opened from a fork into this repository is
+   * this repository's PR (its `source.issue.repository` is this one). A PR merged in another
+   * repository (a fork's own PR that says "fixes acme/api#7") merged nothing here, so it does
+   * not make the task done: the issue closed as completed for some other reason. GitHub itself
+   * closes an issue from another repository's PR only through a closing keyword by someone who
+   * can push to the issue's repository; Baton's agents open their PRs in the issue's repository,
+   * so such a close is a human's call, and the task is `closed` (see decision 0013).
+   *
+   * The timeline is read 100 events a page, following GitHub's `Link: <…>; rel="next"`. The
+   * first page is conditional, as every read here (a 304 answers from the cache, without rate
+   * limit); on a 304 GitHub need not repeat the Link header, so a full cached first page is
+   * followed by asking for page 2. Later pages are asked unconditionally: they are read only for
+   * an issue with more than 100 events, rarely and once per close, and new events land on the
+   * last page, so their ETags would seldom answer 304 while each would take a cache row. At most
+   * TIMELINE_PAGES_MAX pages (1,000 events) are read: past them the look-up gives up, logs it,
+   * and the issue counts as closed without a merged PR (its task `closed`, not `done`).
+   */
   async mergedPullRequest(repo: RepoName, number: number): Promise<number | null> {
-    const path = `/repos/${repo.full}/issues/${number}/timeline?per_page=100`;
-    const got = await this.conditional(path, true, true);
+    const first = `/repos/${repo.full}/issues/${number}/timeline?per_page=100`;
+    const got = await this.conditional(first, true, true);
     await got.keep();
-    const events = JSON.parse(got.body ?? '[]') as {
-      event?: string;
-      source?: { issue?: { number?: number; pull_request?: { merged_at?: string | null } } };
-    }[];
-    for (const event of events) {
-      const pr = event.source?.issue;
-      if (
-        event.event === 'cross-referenced' &&
-        pr?.pull_request?.merged_at != null &&
-        pr.number !== undefined
-      )
-        return pr.number;
+    const events = JSON.parse(got.body ?? '[]') as TimelineEvent[];
+    let found = mergedHere(events, repo);
+    let next = got.link === null ? (events.length >= 100 ? `${first}&page=2` : null) : this.next(got.link);
+    for (let page = 2; found === null && next !== null; page++) {
+      if (page > TIMELINE_PAGES_MAX) {
+        this.options.log?.(
+          `GitHub: ${repo.full}#${number} has more than ${TIMELINE_PAGES_MAX * 100} timeline events; ` +
+            'no merged pull request among the first ones, so it counts as closed, not done',
+        );
+        return null;
+      }
+      const more = await this.call('GET', next);
+      found = mergedHere(more.data as TimelineEvent[], repo);
+      const link = more.headers['link'];
+      next = typeof link === 'string' ? this.next(link) : null;
     }
-    return null;
+    return found;
+  }
+
+  /**
+   * The path of a Link header's rel="next" page, or null. A URL outside GITHUB_API_URL is not
+   * followed: the token goes to GitHub's API and nowhere else.
+   */
+  private next(link: string): string | null {
+    const url = /<([^>]+)>\s*;\s*rel="next"/.exec(link)?.[1];
+    const base = this.options.baseUrl.replace(/\/+$/, '');
+    return url?.startsWith(`${base}/`) === true ? url.slice(base.length) : null;
   }
 
   async addLabels(repo: RepoName, number: number, labels: readonly string[]): Promise<void> {
@@ -219,14 +250,16 @@ export class GithubApi {
     const cached = useCache ? await this.options.cache.cached(path) : null;
     const headers = cached === null ? {} : { 'if-none-match': cached.etag };
     const got = await this.call('GET', path, undefined, [304], headers);
-    if (got.status === 304 && cached !== null) return { body: always ? cached.body : null, keep: nothing };
+    if (got.status === 304 && cached !== null)
+      return { body: always ? cached.body : null, keep: nothing, link: null };
     const body = JSON.stringify(got.data);
     const etag = got.headers['etag'];
+    const link = got.headers['link'];
     const keep =
       useCache && typeof etag === 'string'
         ? () => this.options.cache.cache({ url: path, etag, body })
         : nothing;
-    return { body, keep };
+    return { body, keep, link: typeof link === 'string' ? link : '' };
   }
 
   private async call(
@@ -274,6 +307,40 @@ export class IssueGoneError extends GithubUnavailableError {
 interface Conditional {
   readonly body: string | null;
   readonly keep: () => Promise<void>;
+  /** The answer's Link header ('' when it had none); null on a 304, which need not carry it. */
+  readonly link: string | null;
+}
+
+/** Timeline pages mergedPullRequest reads, 100 events each, before it gives up. */
+const TIMELINE_PAGES_MAX = 10;
+
+interface TimelineEvent {
+  event?: string;
+  source?: {
+    issue?: {
+      number?: number;
+      repository_url?: string;
+      repository?: { full_name?: string };
+      pull_request?: { merged_at?: string | null };
+    };
+  };
+}
+
+/**
+ * The first merged pull request of `repo` cross-referenced in these events, or null. The PR's
+ * repository is `source.issue.repository.full_name` (GitHub sends it on cross-referenced events),
+ * else the end of its `repository_url`, which the issue schema requires; both case-insensitive,
+ * as GitHub's names are.
+ */
+function mergedHere(events: readonly TimelineEvent[], repo: RepoName): number | null {
+  const want = repo.full.toLowerCase();
+  for (const event of events) {
+    const pr = event.source?.issue;
+    if (event.event !== 'cross-referenced' || pr?.pull_request?.merged_at == null) continue;
+    const from = pr.repository?.full_name ?? /\/repos\/([^/]+\/[^/]+)$/.exec(pr.repository_url ?? '')?.[1];
+    if (from?.toLowerCase() === want && pr.number !== undefined) return pr.number;
+  }
+  return null;
 }
 
 /** One page of a repository's issues; `keep` caches its ETag, to call once the page is applied. */

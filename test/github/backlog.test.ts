@@ -100,6 +100,52 @@ for (const db of bothEngines()) {
         );
       }));
 
+    test('closed by a merged PR on the second page of its timeline (150 events before it): done', () =>
+      withFixture(db, async (f) => {
+        f.gh.add(1);
+        await f.backlog.sync({ labels: [] });
+        f.gh.close(1, { mergedPr: 21, eventsBefore: 150 });
+        const r = await f.backlog.sync({ labels: [] });
+        assert.deepEqual([r.done, r.closed], [1, 0]);
+        const done = await f.store.tasks.get(key(1));
+        assert.equal(done?.state, 'done');
+        assert.match(done?.stateReason ?? '', /merged pull request #21\b/);
+        const pages = f.gh.sent.filter((s) => s.route.endsWith('/timeline')).map((s) => s.body);
+        assert.deepEqual(
+          pages.map((p) => (p as unknown[]).length),
+          [100, 52],
+          'two pages, as the Link header said',
+        );
+      }));
+
+    test('a merged PR past the first 1,000 timeline events is not looked for: closed, and logged', () =>
+      withFixture(db, async (f) => {
+        f.gh.add(1);
+        await f.backlog.sync({ labels: [] });
+        f.gh.close(1, { mergedPr: 23, eventsBefore: 1_000 });
+        await f.backlog.sync({ labels: [] });
+        assert.equal((await f.store.tasks.get(key(1)))?.state, 'closed');
+        assert.equal(f.gh.sent.filter((s) => s.route.endsWith('/timeline')).length, 10, 'ten pages read');
+        assert.ok(f.logs.some((l) => /more than 1000 timeline events/.test(l)));
+      }));
+
+    test('closed as completed, mentioned only by a merged PR of another repository (a fork): closed', () =>
+      withFixture(db, async (f) => {
+        f.gh.add(1);
+        await f.backlog.sync({ labels: [] });
+        f.gh.close(1, { mergedPr: 22, from: 'mallory/api', reason: 'completed' });
+        const r = await f.backlog.sync({ labels: [] });
+        assert.deepEqual([r.done, r.closed], [0, 1]);
+        const task = await f.store.tasks.get(key(1));
+        assert.deepEqual([task?.state, task?.stateReason], ['closed', 'issue closed on GitHub']);
+        const [timeline] = f.gh.sent.filter((s) => s.route.endsWith('/timeline'));
+        assert.match(
+          JSON.stringify(timeline?.body),
+          /"full_name":"mallory\/api"/,
+          'the stand-in says whose PR',
+        );
+      }));
+
     test('a task finished in Baton stays finished while its issue is still open (its PR not merged yet)', () =>
       withFixture(db, async (f) => {
         f.gh.add(1);

@@ -88,7 +88,7 @@ for (const db of bothEngines()) {
         await f.backlog.sync({ labels: [] });
         f.gh.close(2, { reason: 'completed' });
         f.gh.add(4);
-        f.gh.late = /\/timeline$/; // #2's merged-PR look-up never answers: the pass stops at #2
+        f.gh.late = /\/timeline\?/; // #2's merged-PR look-up never answers: the pass stops at #2
         await assert.rejects(f.backlog.sync({ labels: [] }), { code: 'github_unavailable' });
         assert.equal(await f.store.tasks.get(key(4)), null, 'the pass stopped before #4');
         f.gh.late = null;
@@ -96,6 +96,25 @@ for (const db of bothEngines()) {
         assert.equal(again.notModified, false, 'the page was asked for again, unconditionally');
         assert.equal((await f.store.tasks.get(key(2)))?.state, 'closed');
         assert.equal((await f.store.tasks.get(key(4)))?.state, 'open');
+      }));
+
+    test("a timeline's page 2 lost: the next pass finds the merged PR there behind page 1's 304", () =>
+      withFixture(db, async (f) => {
+        f.gh.add(1);
+        await f.backlog.sync({ labels: [] });
+        f.gh.close(1, { mergedPr: 31, eventsBefore: 120 });
+        f.gh.late = /\/timeline\?.*page=2/; // page 1 answers (and is cached), page 2 never does
+        await assert.rejects(f.backlog.sync({ labels: [] }), { code: 'github_unavailable' });
+        assert.equal((await f.store.tasks.get(key(1)))?.state, 'open', 'not closed on half a timeline');
+        f.gh.late = null;
+        await f.backlog.sync({ labels: [] });
+        const task = await f.store.tasks.get(key(1));
+        assert.deepEqual(
+          [task?.state, task?.stateReason],
+          ['done', 'issue closed on GitHub by merged pull request #31'],
+        );
+        const timeline = f.gh.sent.filter((s) => s.route.endsWith('/timeline')).map((s) => s.status);
+        assert.deepEqual(timeline.slice(-2), [304, 200], 'page 1 from the cache, then page 2');
       }));
 
     test('500s, rate limits and timeouts are retried; the pass completes', () =>

@@ -1,13 +1,15 @@
 /**
  * A GitHub stand-in: a local HTTP server speaking the REST endpoints Baton uses (issues list and
- * get, timeline, labels add and remove, comments list and post), with ETags and 304s, and faults
- * to inject: 500s, primary rate limits (403 with x-ratelimit-remaining: 0), secondary ones
- * (403 with retry-after), and timeouts (a request left unanswered). Every response it sends is
+ * get, timeline paged with a Link header as GitHub pages it, labels add and remove, comments list
+ * and post), with ETags and 304s, and faults to inject: 500s, primary rate limits (403 with
+ * x-ratelimit-remaining: 0), secondary ones (403 with retry-after), and timeouts (a request left
+ * unanswered). Every response it sends is
  * handed to `onResponse`, which the tests point at the OpenAPI validator (github-openapi.ts).
  * Octokit reaches it through GITHUB_API_URL.
  */
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { repositoryJson } from './github-repository.js';
 
 export type Fault = '500' | 'primary' | 'secondary' | 'timeout';
 
@@ -31,6 +33,10 @@ export interface StoredIssue {
   closedAt: string | null;
   comments: { id: number; body: string; at: string }[];
   mergedPr: number | null;
+  /** The merged PR's repository (owner/name): this one unless a fork's PR mentioned the issue. */
+  mergedPrRepo: string | null;
+  /** Labeled events in the timeline before the cross-reference (the timeline pages by 100). */
+  eventsBefore: number;
   isPr: boolean;
 }
 
@@ -64,8 +70,8 @@ export class GithubStandIn {
   /** Faults applied to every request whose path matches, until cleared (GitHub "down"). */
   down: Fault | null = null;
   /**
-   * Requests (`METHOD /path`) matching this are applied, then never answered: GitHub did the work
-   * and the answer was lost (the client's timeout fires).
+   * Requests (`METHOD /path?query`) matching this are applied, then never answered: GitHub did
+   * the work and the answer was lost (the client's timeout fires).
    */
   late: RegExp | null = null;
   /** A fault for the issues list only (the sync cannot see GitHub; single reads still work). */
@@ -119,15 +125,26 @@ export class GithubStandIn {
       closedAt: null,
       comments: [],
       mergedPr: null,
+      mergedPrRepo: null,
+      eventsBefore: 0,
       isPr: o.isPr === true,
     });
   }
 
-  close(number: number, o: { mergedPr?: number; reason?: 'completed' | 'not_planned' } = {}): void {
+  /**
+   * Closed; by a merged PR (`mergedPr`), of this repository unless `from` names another, with
+   * `eventsBefore` labeled events ahead of its cross-reference in the timeline.
+   */
+  close(
+    number: number,
+    o: { mergedPr?: number; reason?: 'completed' | 'not_planned'; from?: string; eventsBefore?: number } = {},
+  ): void {
     const issue = this.must(number);
     issue.state = 'closed';
     issue.stateReason = o.reason ?? (o.mergedPr === undefined ? 'not_planned' : 'completed');
     issue.mergedPr = o.mergedPr ?? null;
+    issue.mergedPrRepo = o.mergedPr === undefined ? null : (o.from ?? this.repo);
+    issue.eventsBefore = o.eventsBefore ?? 0;
     issue.closedAt = issue.updatedAt = this.tick();
   }
 
@@ -170,8 +187,8 @@ export class GithubStandIn {
   }
 
   /** The issue as GitHub's REST API shows it (components/schemas/issue). */
-  issueJson(issue: StoredIssue): Record<string, unknown> {
-    const api = `${this.url}/repos/${this.repo}`;
+  issueJson(issue: StoredIssue, repo = this.repo): Record<string, unknown> {
+    const api = `${this.url}/repos/${repo}`;
     return {
       id: 1000 + issue.number,
       node_id: `I_${issue.number}`,
@@ -180,7 +197,7 @@ export class GithubStandIn {
       labels_url: `${api}/issues/${issue.number}/labels{/name}`,
       comments_url: `${api}/issues/${issue.number}/comments`,
       events_url: `${api}/issues/${issue.number}/events`,
-      html_url: `https://github.example/${this.repo}/${issue.isPr ? 'pull' : 'issues'}/${issue.number}`,
+      html_url: `https://github.example/${repo}/${issue.isPr ? 'pull' : 'issues'}/${issue.number}`,
       number: issue.number,
       state: issue.state,
       ...(issue.stateReason === null ? {} : { state_reason: issue.stateReason }),
@@ -198,9 +215,9 @@ export class GithubStandIn {
         ? {
             pull_request: {
               url: `${api}/pulls/${issue.number}`,
-              html_url: `https://github.example/${this.repo}/pull/${issue.number}`,
-              diff_url: `https://github.example/${this.repo}/pull/${issue.number}.diff`,
-              patch_url: `https://github.example/${this.repo}/pull/${issue.number}.patch`,
+              html_url: `https://github.example/${repo}/pull/${issue.number}`,
+              diff_url: `https://github.example/${repo}/pull/${issue.number}.diff`,
+              patch_url: `https://github.example/${repo}/pull/${issue.number}.patch`,
               merged_at: null,
             },
           }
@@ -225,12 +242,30 @@ export class GithubStandIn {
     };
   }
 
+  /** The whole timeline, oldest first; `timeline` serves it a page at a time. */
   private timelineJson(issue: StoredIssue): unknown[] {
     if (issue.state !== 'closed') return [];
     const events: unknown[] = [];
+    for (let i = 1; i <= issue.eventsBefore; i++) {
+      const id = 100_000 * issue.number + i;
+      events.push({
+        id,
+        node_id: `LE_${id}`,
+        url: `${this.url}/repos/${this.repo}/issues/events/${id}`,
+        actor: USER(this.url),
+        event: 'labeled',
+        commit_id: null,
+        commit_url: null,
+        created_at: issue.createdAt,
+        performed_via_github_app: null,
+        label: { name: `triage-${i}`, color: 'ededed' },
+      });
+    }
     if (issue.mergedPr !== null) {
-      const pr = this.issueJson({ ...issue, number: issue.mergedPr, isPr: true, labels: [] });
+      const from = issue.mergedPrRepo ?? this.repo;
+      const pr = this.issueJson({ ...issue, number: issue.mergedPr, isPr: true, labels: [] }, from);
       (pr['pull_request'] as Record<string, unknown>)['merged_at'] = issue.closedAt;
+      pr['repository'] = repositoryJson(this.url, from, USER(this.url), from !== this.repo);
       events.push({
         event: 'cross-referenced',
         actor: USER(this.url),
@@ -266,14 +301,15 @@ export class GithubStandIn {
     const fault = this.faults.shift() ?? this.down ?? (listing ? this.listDown : null);
     if (fault !== null && fault !== undefined) return this.fault(fault, method, url.pathname, res);
     const routed = this.route(method, url, input as Record<string, unknown>);
-    if (this.late?.test(`${method} ${url.pathname}`) === true) return;
+    if (this.late?.test(`${method} ${url.pathname}${url.search}`) === true) return;
     const body = JSON.stringify(routed.body);
     const etag = `"${createHash('sha1').update(body).digest('hex')}"`;
     if (method === 'GET' && routed.status === 200 && req.headers['if-none-match'] === etag) {
       this.send(res, method, routed.route, 304, undefined, {});
       return;
     }
-    this.send(res, method, routed.route, routed.status, routed.body, method === 'GET' ? { etag } : {});
+    const headers = method === 'GET' ? { etag, ...routed.headers } : {};
+    this.send(res, method, routed.route, routed.status, routed.body, headers);
   }
 
   private fault(fault: Fault, method: string, path: string, res: ServerResponse): void {
@@ -331,7 +367,7 @@ export class GithubStandIn {
     method: string,
     url: URL,
     input: Record<string, unknown>,
-  ): { route: string; status: number; body: unknown } {
+  ): { route: string; status: number; body: unknown; headers?: Record<string, string> } {
     const route = this.template(url.pathname);
     const prefix = `/repos/${this.repo}`;
     const notFound = {
@@ -354,7 +390,7 @@ export class GithubStandIn {
       case 'GET /repos/{owner}/{repo}/issues/{issue_number}':
         return { route, status: 200, body: this.issueJson(issue) };
       case 'GET /repos/{owner}/{repo}/issues/{issue_number}/timeline':
-        return { route, status: 200, body: this.timelineJson(issue) };
+        return { route, status: 200, ...this.page(url, this.timelineJson(issue)) };
       case 'POST /repos/{owner}/{repo}/issues/{issue_number}/labels': {
         const add = (input['labels'] as string[] | undefined) ?? [];
         issue.labels = [...new Set([...issue.labels, ...add])];
@@ -408,6 +444,28 @@ export class GithubStandIn {
       author_association: 'OWNER',
       performed_via_github_app: null,
     };
+  }
+
+  /**
+   * One page of a paginated list, as GitHub serves it: per_page (30 by default, at most 100) and
+   * page, and a Link header naming the first, previous, next and last pages that exist.
+   */
+  private page(url: URL, all: readonly unknown[]): { body: unknown[]; headers: Record<string, string> } {
+    const perPage = Math.min(100, Math.max(1, Number(url.searchParams.get('per_page') ?? 30)));
+    const page = Math.max(1, Number(url.searchParams.get('page') ?? 1));
+    const last = Math.max(1, Math.ceil(all.length / perPage));
+    const at = (n: number) => {
+      const to = new URL(url.href, this.url);
+      to.searchParams.set('page', String(n));
+      return `<${this.url}${to.pathname}${to.search}>`;
+    };
+    const links = [
+      ...(page > 1 ? [`${at(page - 1)}; rel="prev"`] : []),
+      ...(page < last ? [`${at(page + 1)}; rel="next"`, `${at(last)}; rel="last"`] : []),
+      ...(page > 1 ? [`${at(1)}; rel="first"`] : []),
+    ];
+    const body = all.slice((page - 1) * perPage, page * perPage);
+    return { body, headers: links.length === 0 ? {} : { link: links.join(', ') } };
   }
 
   /** GET /issues: state, since, sort=updated, direction, per_page and page, as GitHub reads them. */

@@ -1,0 +1,97 @@
+/**
+ * A repository as GitHub's REST API shows it inside an issue (components/schemas/repository,
+ * every property the description requires): the stand-in puts one in each cross-referenced
+ * timeline event's `source.issue.repository`, which Baton reads to tell this repository's pull
+ * requests from a fork's.
+ */
+import { createHash } from 'node:crypto';
+
+const TEMPLATED: Readonly<Record<string, string>> = {
+  archive_url: '/{archive_format}{/ref}',
+  assignees_url: '/assignees{/user}',
+  blobs_url: '/git/blobs{/sha}',
+  branches_url: '/branches{/branch}',
+  collaborators_url: '/collaborators{/collaborator}',
+  comments_url: '/comments{/number}',
+  commits_url: '/commits{/sha}',
+  compare_url: '/compare/{base}...{head}',
+  contents_url: '/contents/{+path}',
+  contributors_url: '/contributors',
+  deployments_url: '/deployments',
+  downloads_url: '/downloads',
+  events_url: '/events',
+  forks_url: '/forks',
+  git_commits_url: '/git/commits{/sha}',
+  git_refs_url: '/git/refs{/sha}',
+  git_tags_url: '/git/tags{/sha}',
+  hooks_url: '/hooks',
+  issue_comment_url: '/issues/comments{/number}',
+  issue_events_url: '/issues/events{/number}',
+  issues_url: '/issues{/number}',
+  keys_url: '/keys{/key_id}',
+  labels_url: '/labels{/name}',
+  languages_url: '/languages',
+  merges_url: '/merges',
+  milestones_url: '/milestones{/number}',
+  notifications_url: '/notifications{?since,all,participating}',
+  pulls_url: '/pulls{/number}',
+  releases_url: '/releases{/id}',
+  stargazers_url: '/stargazers',
+  statuses_url: '/statuses/{sha}',
+  subscribers_url: '/subscribers',
+  subscription_url: '/subscription',
+  tags_url: '/tags',
+  teams_url: '/teams',
+  trees_url: '/git/trees{/sha}',
+};
+
+/** `fullName` (owner/name) served from `base`; `owner` is the owner's user JSON. */
+export function repositoryJson(
+  base: string,
+  fullName: string,
+  owner: Record<string, unknown>,
+  fork: boolean,
+): Record<string, unknown> {
+  const api = `${base}/repos/${fullName}`;
+  const id = Number.parseInt(createHash('sha1').update(fullName).digest('hex').slice(0, 8), 16);
+  return {
+    id,
+    node_id: `R_${id}`,
+    name: fullName.split('/')[1] ?? fullName,
+    full_name: fullName,
+    owner,
+    private: false,
+    fork,
+    url: api,
+    html_url: `https://github.example/${fullName}`,
+    description: null,
+    ...Object.fromEntries(Object.entries(TEMPLATED).map(([k, suffix]) => [k, `${api}${suffix}`])),
+    clone_url: `https://github.example/${fullName}.git`,
+    git_url: `git://github.example/${fullName}.git`,
+    ssh_url: `git@github.example:${fullName}.git`,
+    svn_url: `https://github.example/${fullName}`,
+    mirror_url: null,
+    homepage: null,
+    language: null,
+    default_branch: 'main',
+    forks: 0,
+    forks_count: 0,
+    stargazers_count: 0,
+    watchers: 0,
+    watchers_count: 0,
+    open_issues: 0,
+    open_issues_count: 0,
+    size: 1,
+    has_downloads: true,
+    has_issues: true,
+    has_projects: false,
+    has_wiki: false,
+    has_pages: false,
+    archived: false,
+    disabled: false,
+    license: null,
+    pushed_at: '2026-01-01T00:00:00Z',
+    created_at: '2026-01-01T00:00:00Z',
+    updated_at: '2026-01-01T00:00:00Z',
+  };
+}
