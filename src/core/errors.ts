@@ -55,9 +55,23 @@ export class NotFoundError extends BatonError {
     readonly id: string,
     hint?: string,
   ) {
-    super(`${entity} ${id} not found`, hint);
+    super(`${entity} ${id} not found`, hint ?? LIST_COMMAND[entity]);
   }
 }
+
+/** Where to look for what exists, when the thrower gave no better hint. */
+const LIST_COMMAND: Readonly<Record<NotFoundError['entity'], string | undefined>> = {
+  task: 'list tasks with `baton task list`',
+  session: 'list sessions with `baton session list`',
+  job: 'list jobs with `baton queue list`',
+  lease: undefined,
+  host: 'list hosts with `baton hosts`',
+  workspace: 'list workspaces with `baton workspace list`',
+  agent: 'list agents with `baton agent list`',
+  project: 'list projects with `baton project list`',
+  token: 'list tokens with `baton token list`',
+  database: undefined,
+};
 
 /** The thing is held by someone else, or in a state that refuses the request. */
 export class ConflictError extends BatonError {

@@ -47,6 +47,15 @@ for (const db of bothEngines()) {
           'and who retried',
         );
         assert.match(String(await by('job:cancelled', '--job', String(job['id']))), actor);
+        // An unknown id says where to look, whichever layer found it missing.
+        for (const args of [
+          ['retry', '999999'],
+          ['job', 'show', '999999'],
+        ]) {
+          const missing = await c.baton(...args);
+          assert.equal(missing.code, 4, missing.stderr);
+          assert.match(missing.stderr, /^baton: job 999999 not found — list jobs with `baton queue list`\n$/);
+        }
       } finally {
         await c.close();
       }
