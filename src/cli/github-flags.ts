@@ -66,7 +66,10 @@ export interface GithubOnlyFlags extends GithubFlags {
  * there, and would otherwise be ignored without a word (a `--github-label` that filters nothing).
  */
 export function checkGithubOnly(flags: GithubOnlyFlags): void {
-  if (flags.github !== undefined) return;
+  if (flags.github !== undefined) {
+    checkImportLabels('--github-label', flags.githubLabel);
+    return;
+  }
   if (flags.githubLabel !== undefined) {
     throw new InvalidInputError(
       '--github-label filters the GitHub issues Baton imports, and no --github was given',
@@ -88,6 +91,18 @@ export function checkGithubOnly(flags: GithubOnlyFlags): void {
     `${flag} is a setting of the GitHub backlog, and no --github was given`,
     `add --github <owner/repo>, or leave ${flag} out`,
   );
+}
+
+/** Labels to import by (`--github-label`, `--label`): GitHub's names are 1 to 50 characters. */
+export function checkImportLabels(flag: string, labels: readonly string[] | undefined): void {
+  for (const label of labels ?? []) {
+    if (label.trim() === '' || label.length > 50) {
+      throw new InvalidInputError(
+        `${flag} ${JSON.stringify(label)} is not a GitHub label name`,
+        `give a label of 1 to 50 characters, such as ai; repeat ${flag} for more`,
+      );
+    }
+  }
 }
 
 /** Loaded on demand: octokit is not paid for by every other command's start. */

@@ -276,7 +276,8 @@ export function parseAudit(input: AuditInput): AuditListParams {
   };
 }
 
-function validateCommand(value: unknown): string {
+/** A job's command template (enqueue's --command, up's --agent-command): not empty, bounded, no NUL. */
+export function validateCommand(value: unknown): string {
   if (typeof value !== 'string' || value.trim().length === 0) {
     throw new InvalidInputError('the command template is empty', 'give a command such as "npm test"');
   }

@@ -225,6 +225,16 @@ for (const db of bothEngines()) {
           new RegExp(`exited 2: baton: ${flags[0]} is a setting of the GitHub backlog, and no --github`),
         );
       }
+      for (const [args, message] of [
+        [
+          ['up', '--no-http', '--github', REPO, '--github-label', ' '],
+          /--github-label " " is not a GitHub label name/,
+        ],
+        [['github', 'sync', REPO, '--label', ''], /--label "" is not a GitHub label name/],
+        [['up', '--no-http', '--agent-command', ' '], /the command template is empty/],
+      ] as const) {
+        assert.match(await refusal(f.db, args), new RegExp(`exited 2: baton: ${message.source}`));
+      }
       // A bad --github-every is refused before the store opens: no database file is made.
       const fresh = join(mkdtempSync(join(tmpdir(), 'baton-every-')), 'baton.db');
       assert.match(

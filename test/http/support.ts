@@ -31,7 +31,13 @@ export function serve(
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
   return new Promise((resolve, reject) => {
     let buffered = '';
-    const timer = setTimeout(() => reject(new Error(`no URL within 20 s; stderr: ${stderr}`)), 20_000);
+    // A process that never says where it serves is killed, so that a test that failed here does
+    // not leave it running (and the test file with it).
+    const timer = setTimeout(() => {
+      child.removeAllListeners('exit');
+      child.kill('SIGKILL');
+      reject(new Error(`no URL within 20 s; stderr: ${stderr}`));
+    }, 20_000);
     child.on('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`baton ${args.join(' ')} exited ${code}: ${stderr}`));

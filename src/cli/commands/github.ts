@@ -8,7 +8,13 @@ import type { Command } from 'commander';
 import { GithubUnavailableError } from '../../core/errors.js';
 import { validateDuration } from '../../core/validate.js';
 import type { SyncReport } from '../../github/sync.js';
-import { backlogFrom, checkGithubFlags, githubOptions, type GithubFlags } from '../github-flags.js';
+import {
+  backlogFrom,
+  checkGithubFlags,
+  checkImportLabels,
+  githubOptions,
+  type GithubFlags,
+} from '../github-flags.js';
 import { jsonText, terminalText } from '../output.js';
 import { collect, withStore } from '../run.js';
 
@@ -30,6 +36,7 @@ export function registerGithub(program: Command): void {
       .option('--no-comments', 'with --project: do not post escalations and rejections as comments'),
   ).action((repo: string, flags: SyncFlags, cmd: Command) => {
     checkGithubFlags(repo, flags);
+    checkImportLabels('--label', flags.label);
     const everyMs =
       flags.every === undefined ? null : validateDuration('--every', flags.every, 1000, 86_400_000);
     return withStore(cmd, async (store, out) => {

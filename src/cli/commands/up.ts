@@ -6,7 +6,7 @@
 import type { Command } from 'commander';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
-import { validateCommandTemplate } from '../../core/command-template.js';
+import { validateCommand } from '../../coordinator/inputs.js';
 import { InvalidInputError } from '../../core/errors.js';
 import { defaultStaleAfterMs, validateHeartbeatWindows } from '../../core/heartbeat-windows.js';
 import { STALL_ACTION_DEFAULT, STALL_ACTIONS, STALL_AFTER_MS_DEFAULT } from '../../core/progress.js';
@@ -145,7 +145,7 @@ function parseUpFlags(flags: UpFlags, globals: GlobalOptions): UpOptions {
         ? UP_DEFAULTS.ramReservedMb
         : validateInteger('--reserved-mb', flags.reservedMb, 0, RAM_MB_MAX),
     standby: flags.standby === true,
-    agentCommand: flags.agentCommand === undefined ? null : validateCommandTemplate(flags.agentCommand),
+    agentCommand: flags.agentCommand === undefined ? null : validateCommand(flags.agentCommand),
     containment: validateOneOf('--containment', flags.containment ?? 'auto', CONTAINMENT_CHOICES),
     agentEnv: (flags.agentEnv ?? []).map(validateAgentEnvName),
     logDir: resolve('.baton', 'logs'),
