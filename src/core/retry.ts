@@ -19,3 +19,10 @@ export function backoffMs(policy: RetryPolicy, attempt: number): number {
  * attempt is given back, so crashes of hosts cannot use up a job's attempts (issue 14, item 7).
  */
 export const ATTEMPT_NOT_COUNTED = '; no agent had started, so the attempt does not count';
+
+/**
+ * Said of a requeue whose agent did not fail: its own runner stopped it to shut down gracefully
+ * (SIGTERM, SIGINT; the operator stopped the host). The attempt is given back, the job goes back
+ * at once. A runner that dies (SIGKILL, a crash) cannot say so, and its rescue counts as before.
+ */
+export const ATTEMPT_GIVEN_BACK = '; the agent did not fail, so the attempt does not count';

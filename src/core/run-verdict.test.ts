@@ -39,13 +39,8 @@ describe('judgeRun', () => {
     });
   });
 
-  test('a cancelled or shut-down run releases its claim without a verdict; an escalated one leaves it', () => {
+  test('a cancelled run releases its claim without a verdict; an escalated one leaves it', () => {
     assert.equal(judgeRun(seen({ killedFor: 'cancelled' })).kind, 'leave');
-    assert.deepEqual(judgeRun(seen({ killedFor: 'shutdown' })), {
-      kind: 'leave',
-      release: 'released',
-      log: 'agent killed (shutdown)',
-    });
     const escalated = judgeRun(seen({ killedFor: 'escalated' }));
     assert.equal(escalated.kind === 'leave' && escalated.release, null);
   });
@@ -74,6 +69,16 @@ describe('judgeRun', () => {
       kind: 'requeue',
       reason: 'agent killed by SIGSEGV',
       release: 'failed',
+      attemptCounts: true,
+    });
+  });
+
+  test('a run its runner shut down is requeued, its claim released and its attempt given back', () => {
+    assert.deepEqual(judgeRun(seen({ killedFor: 'shutdown', exit: { code: null, signal: 'SIGKILL' } })), {
+      kind: 'requeue',
+      reason: 'runner shut down',
+      release: 'released',
+      attemptCounts: false,
     });
   });
 

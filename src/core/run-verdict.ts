@@ -34,8 +34,16 @@ export type RunVerdict =
       readonly release: 'done' | 'failed';
       readonly log: string;
     }
-  /** A crash by a signal nobody here sent: retry under the policy. */
-  | { readonly kind: 'requeue'; readonly reason: string; readonly release: 'failed' };
+  /**
+   * A crash by a signal nobody here sent: retry under the policy, the attempt counted. Or the
+   * runner shutting down gracefully: requeued at once, the attempt not counted.
+   */
+  | {
+      readonly kind: 'requeue';
+      readonly reason: string;
+      readonly release: 'failed' | 'released';
+      readonly attemptCounts: boolean;
+    };
 
 export function judgeRun(observation: RunObservation): RunVerdict {
   switch (observation.killedFor) {
@@ -43,8 +51,9 @@ export function judgeRun(observation: RunObservation): RunVerdict {
       // The job is no longer ours to report on, least of all as a success.
       return { kind: 'leave', release: null, log: 'agent killed (fenced)' };
     case 'shutdown':
-      // The runner's session ends and recovery requeues the job.
-      return { kind: 'leave', release: 'released', log: 'agent killed (shutdown)' };
+      // The operator stopped the host, not the agent failing: back to the queue at once, the
+      // attempt given back (a runner that dies instead is rescued, its attempt counted).
+      return { kind: 'requeue', reason: 'runner shut down', release: 'released', attemptCounts: false };
     case 'cancelled':
       return { kind: 'leave', release: 'released', log: 'cancelled, process tree killed' };
     case 'escalated':
@@ -72,7 +81,8 @@ function judgeExit(observation: RunObservation): RunVerdict {
     return failed('oom_killed', null, reason, `oom_killed, ${reason}`);
   }
   if (observation.exit.signal !== null) {
-    return { kind: 'requeue', reason: `agent killed by ${observation.exit.signal}`, release: 'failed' };
+    const reason = `agent killed by ${observation.exit.signal}`;
+    return { kind: 'requeue', reason, release: 'failed', attemptCounts: true };
   }
   const exitCode = observation.exit.code ?? 128;
   if (exitCode === 0) {

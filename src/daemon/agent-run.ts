@@ -370,6 +370,7 @@ export class AgentRun {
         ...guard,
         reason: verdict.reason,
         policy: this.options.policy,
+        attemptCounts: verdict.attemptCounts,
       });
       await release(verdict.release);
       return log(`${verdict.reason}; ${result.ok ? result.job.status : 'lost'}`);

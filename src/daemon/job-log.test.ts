@@ -42,3 +42,13 @@ test('a capped log keeps its head as written and its tail at the end, with the b
   assert.match(text, /\[baton: 2890 bytes cut here; the last 500 bytes of output follow\]\n/);
   assert.equal(log.problem(), null);
 });
+
+test('a second run of the same attempt (its runner shut down) adds to the log, never truncates it', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'baton-joblog-'));
+  for (const run of ['first run\n', 'second run\n']) {
+    const log = new JobLog(dir, 'job-1-attempt-1.log', 1000, () => assert.fail('no problem expected'));
+    log.write(Buffer.from(run));
+    await log.end();
+  }
+  assert.equal(readFileSync(join(dir, 'job-1-attempt-1.log'), 'utf8'), 'first run\nsecond run\n');
+});

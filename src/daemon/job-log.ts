@@ -43,7 +43,9 @@ export class JobLog {
     this.path = join(dir, name);
     try {
       mkdirSync(dir, { recursive: true, mode: 0o700 });
-      this.stream = createWriteStream(this.path, { mode: 0o600 });
+      // Appended to: a run its runner gave back on shutdown keeps its attempt's number, and its
+      // output stays in the file ahead of the next run's.
+      this.stream = createWriteStream(this.path, { flags: 'a', mode: 0o600 });
       this.stream.on('error', (error) => this.fail(error));
     } catch (error) {
       this.fail(error);

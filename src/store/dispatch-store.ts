@@ -134,6 +134,11 @@ export interface JobRequeueParams {
   readonly epoch: number;
   readonly reason: string;
   readonly policy: RetryPolicy;
+  /**
+   * false when the agent did not fail: its own runner stopped it to shut down gracefully. The
+   * job then goes back at once with its attempt given back, even its last. Default true.
+   */
+  readonly attemptCounts?: boolean;
 }
 
 export interface RescueParams {
@@ -246,7 +251,8 @@ export interface DispatchStore {
     attach(params: JobAttachParams): Promise<JobTransitionResult>;
     /**
      * Gives a claimed or running job back to the queue after a crash (its agent died of a signal
-     * nobody sent on purpose), with backoff; fails it instead once attempts are exhausted.
+     * nobody sent on purpose), with backoff; fails it instead once attempts are exhausted. With
+     * `attemptCounts: false` (its runner shutting down), at once, the attempt given back.
      * Guarded by (session, epoch); `lost` when the job moved on. Releases the job's workspace
      * lock in the same step, as do jobs.finish and jobs.cancel.
      */

@@ -2,7 +2,7 @@
  * What both engines' rescue of stale sessions shares beside its SQL: the report a sweep fills in,
  * and why a rescued job is requeued or failed, with whether its attempt counts.
  */
-import { ATTEMPT_NOT_COUNTED } from '../core/retry.js';
+import { ATTEMPT_GIVEN_BACK, ATTEMPT_NOT_COUNTED } from '../core/retry.js';
 import type { LockOutcome } from '../core/workspace-lock.js';
 import type { RescueReport } from './dispatch-store.js';
 
@@ -35,18 +35,22 @@ export const LEASE_EXPIRED = 'lease expired';
  * Recovery gives back an attempt that never started anything: a placement (a dispatcher's term)
  * whose runner attached no agent, because a host that died after its placement must not use up
  * the job's attempts, and a job claimed but never started. A job a pull worker started (no term,
- * no pid: the worker is the agent) counts, as does a runner's own requeue: otherwise a job whose
- * worker dies on it every time would never run out of attempts.
+ * no pid: the worker is the agent) counts, as does a runner's own requeue after a crash: otherwise
+ * a job whose worker dies on it every time would never run out of attempts. A runner's requeue
+ * with `attemptCounts` false (it shut down gracefully) gives the attempt back: the agent did not
+ * fail. `unstarted` asks the write to check that no agent was attached (pid still null);
+ * `givenBack` says the attempt does not count, for either cause.
  */
 export function rescueReason(
   job: RescuedJob,
   lockOutcome: LockOutcome,
   reason?: string,
-): { unstarted: boolean; why: string } {
+  attemptCounts = true,
+): { unstarted: boolean; givenBack: boolean; why: string } {
   const neverRan = job.status === 'claimed' || (job.term !== null && job.pid === null);
   const unstarted = lockOutcome === 'recovered' && neverRan;
   const why =
     (reason ?? `session ${job.session_id ?? '-'} (agent ${job.agent_session_id ?? '-'}) is no longer live`) +
-    (unstarted ? ATTEMPT_NOT_COUNTED : '');
-  return { unstarted, why };
+    (unstarted ? ATTEMPT_NOT_COUNTED : attemptCounts ? '' : ATTEMPT_GIVEN_BACK);
+  return { unstarted, givenBack: unstarted || !attemptCounts, why };
 }

@@ -1,7 +1,8 @@
 /**
  * Attempts that never started an agent do not count (issue 14, item 7): a job placed on a host
  * that died before its runner spawned anything is given its attempt back, so crashes of hosts
- * cannot use up a job's attempts; an attempt whose agent ran counts as before.
+ * cannot use up a job's attempts; an attempt whose agent ran counts as before, unless its own
+ * runner gave the job back because it was shutting down gracefully (the agent did not fail).
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -74,6 +75,34 @@ export function exerciseAttempts(harness: Harness): void {
         const report = await store.recovery.rescueStale({ staleAfterMs: 60_000, policy: POLICY });
         assert.deepEqual(report.jobsFailed, [job.id]);
         assert.match((await store.jobs.get(job.id))?.reason ?? '', /^attempts exhausted/);
+      }));
+
+    test('a runner shutting down gives its running job back at once, its attempt not counted', () =>
+      withFixture(harness, async ({ store }) => {
+        const { session } = await givenHost(store);
+        const term = await givenLeader(store);
+        const { job } = await store.jobs.enqueue({ key: 'k', attemptMax: 1 });
+        const placed = await store.dispatch.place({ id: job.id, host: 'box-1', term });
+        assert.ok(placed.ok);
+        const guard = { id: job.id, session: session.id, epoch: placed.job.epoch };
+        await store.jobs.start(guard);
+        const agent = await store.sessions.start({ kind: 'agent', host: 'box-1', pid: 3 });
+        await store.dispatch.attach({ ...guard, agentSession: agent.id, pid: 3 });
+        const shutdown = {
+          reason: 'runner shut down',
+          policy: { backoffBaseMs: 60_000, backoffMaxMs: 60_000 },
+        };
+        const stale = await store.dispatch.requeue({ ...guard, epoch: 2, ...shutdown, attemptCounts: false });
+        assert.equal(stale.ok, false, 'fenced by the epoch like any requeue');
+        const back = await store.dispatch.requeue({ ...guard, ...shutdown, attemptCounts: false });
+        assert.ok(back.ok);
+        assert.equal(back.job.status, 'queued', 'its last attempt, yet not failed');
+        assert.equal(back.job.attempt, 0);
+        assert.match(back.job.reason ?? '', /^requeued: runner shut down; the agent did not fail/);
+        assert.ok(back.job.runAfter <= (await store.now()), 'no backoff');
+        const [requeued] = await store.audit.list({ jobId: job.id, type: 'job:requeued' });
+        assert.equal(requeued?.detail['attempt'], 0);
+        assert.match(String(requeued?.detail['reason']), /^runner shut down; .*the attempt does not count$/);
       }));
 
     test("a pull worker's started job counts its attempt when its session dies; one only claimed does not", () =>

@@ -120,7 +120,9 @@ async function requeueJob(exec: PgExecutor, params: JobRequeueParams): Promise<J
     [params.id, params.session, params.epoch],
   );
   const done =
-    job === undefined ? null : await requeueOrFail(exec, job, params.policy, 'released', params.reason);
+    job === undefined
+      ? null
+      : await requeueOrFail(exec, job, params.policy, 'released', params.reason, params.attemptCounts);
   if (done === null) return { ok: false, reason: 'lost', job: await jobById(exec, params.id) };
   return { ok: true, job: toJob(done.row) };
 }
@@ -228,7 +230,8 @@ async function orphanedJobs(
  * the same statement; the job as written, or null when it had moved. Guarded by the epoch,
  * status and runner session observed: a job that moved since (finished by its runner, or
  * rescued by another sweep) is re-checked on its newest version after the row-lock wait and
- * matches nothing. The backoff is core/retry.ts's, for the attempt observed.
+ * matches nothing. The backoff is core/retry.ts's, for the attempt observed; none for a job its
+ * runner gave back on shutdown (`attemptCounts` false), whose attempt is given back.
  */
 async function requeueOrFail(
   exec: PgExecutor,
@@ -236,8 +239,9 @@ async function requeueOrFail(
   policy: RetryPolicy,
   lockOutcome: LockOutcome,
   reason?: string,
+  attemptCounts = true,
 ): Promise<{ outcome: 'requeued' | 'failed'; row: JobRow } | null> {
-  const { unstarted, why } = rescueReason(job, lockOutcome, reason);
+  const { unstarted, givenBack, why } = rescueReason(job, lockOutcome, reason, attemptCounts);
   // $1 id, $2 epoch, $3 status, $4 observed runner session, $5 why, $6 the lock's outcome
   const guard = [job.id, job.epoch, job.status, job.session_id, why, lockOutcome];
   const where = `id = $1::bigint AND epoch = $2::bigint AND status = $3::text
@@ -253,12 +257,13 @@ async function requeueOrFail(
          FROM j
          UNION ALL
          ${lockReleasedRows(1, 'k', at, '$6::text', 'j')}`);
-  if (job.attempt < job.attempt_max || unstarted) {
+  if (job.attempt < job.attempt_max || givenBack) {
+    const attempt = job.attempt - (givenBack ? 1 : 0);
     const row = await exec.one<JobRow>(
       `WITH j AS (
          UPDATE jobs SET status = 'queued', run_after = ${NOW} + ${msInterval('$7')},
            session_id = NULL, host = NULL, agent_session_id = NULL, pid = NULL, term = NULL,
-           lease_until = NULL, attempt = attempt - ${unstarted ? 1 : 0},
+           lease_until = NULL, attempt = attempt - ${givenBack ? 1 : 0},
            reason = 'requeued: ' || $5::text
          WHERE ${where} ${unstarted ? 'AND pid IS NULL' : ''}
          RETURNING ${jobColumns('jobs')}
@@ -270,7 +275,7 @@ async function requeueOrFail(
          )}
        )
        SELECT * FROM j`,
-      [...guard, backoffMs(policy, Math.max(1, job.attempt - (unstarted ? 1 : 0)))],
+      [...guard, attemptCounts ? backoffMs(policy, Math.max(1, attempt)) : 0],
     );
     return row === undefined ? null : { outcome: 'requeued', row };
   }

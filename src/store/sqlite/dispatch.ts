@@ -191,7 +191,7 @@ function requeueIn(exec: SqliteExecutor, params: JobRequeueParams): JobTransitio
     .get(params.id, params.session, params.epoch) as JobRow | undefined;
   if (
     row === undefined ||
-    !requeueOrFail(exec, row, params.policy, emptyReport(), 'released', params.reason)
+    !requeueOrFail(exec, row, params.policy, emptyReport(), 'released', params.reason, params.attemptCounts)
   ) {
     return { ok: false, reason: 'lost', job: jobById(exec, params.id) } as const;
   }
@@ -269,7 +269,8 @@ function orphanedJobs(exec: SqliteExecutor, limit: number): (JobRow & { lease_pa
 
 /**
  * Requeues with backoff, or fails once attempts run out; guarded by the epoch and status observed.
- * Either way the run ended, so its workspace lock is released in the same transaction.
+ * Either way the run ended, so its workspace lock is released in the same transaction. A job its
+ * runner gave back on shutdown (`attemptCounts` false) goes back at once, its attempt given back.
  */
 function requeueOrFail(
   exec: SqliteExecutor,
@@ -278,20 +279,22 @@ function requeueOrFail(
   report: MutableReport,
   lockOutcome: LockOutcome,
   reason?: string,
+  attemptCounts = true,
 ): boolean {
   const now = exec.now();
-  const { unstarted, why } = rescueReason(job, lockOutcome, reason);
+  const { unstarted, givenBack, why } = rescueReason(job, lockOutcome, reason, attemptCounts);
   const base = { at: now, key: job.key, jobId: job.id, session: job.session_id, epoch: job.epoch };
-  if (job.attempt < job.attempt_max || unstarted) {
+  if (job.attempt < job.attempt_max || givenBack) {
+    const attempt = job.attempt - (givenBack ? 1 : 0);
     const changed = exec
       .prepare(
         `UPDATE jobs SET status = 'queued', run_after = ?, session_id = NULL, host = NULL,
-           agent_session_id = NULL, attempt = attempt - ${unstarted ? 1 : 0}, pid = NULL, term = NULL,
+           agent_session_id = NULL, attempt = attempt - ${givenBack ? 1 : 0}, pid = NULL, term = NULL,
            lease_until = NULL, reason = ?
          WHERE id = ? AND epoch = ? AND status = ? ${unstarted ? 'AND pid IS NULL' : ''}`,
       )
       .run(
-        now + backoffMs(policy, Math.max(1, job.attempt - (unstarted ? 1 : 0))),
+        now + (attemptCounts ? backoffMs(policy, Math.max(1, attempt)) : 0),
         `requeued: ${why}`,
         job.id,
         job.epoch,
@@ -299,7 +302,6 @@ function requeueOrFail(
       ).changes;
     if (changed === 0) return false;
     report.jobsRequeued.push(job.id);
-    const attempt = job.attempt - (unstarted ? 1 : 0);
     appendAudit(exec, { ...base, type: 'job:requeued', detail: { reason: why, attempt } });
     releaseJobLocks(exec, now, job.id, lockOutcome);
   } else {
