@@ -26,8 +26,9 @@ export class HttpAgentClient implements AgentClient {
     this.api = new ApiConnection(target, token);
   }
 
-  startSession: AgentClient['startSession'] = async (params) =>
-    this.api.want<Session>('POST', '/v1/sessions', params);
+  // Each body names the route's fields (bodies are strict): a caller's extra property is not sent.
+  startSession: AgentClient['startSession'] = async ({ kind, name, host, pid }) =>
+    this.api.want<Session>('POST', '/v1/sessions', { kind, name, host, pid });
 
   endSession: AgentClient['endSession'] = async (session) =>
     (await this.api.want<{ ended: boolean }>('POST', `/v1/sessions/${session}/end`)).ended;
@@ -66,7 +67,8 @@ export class HttpAgentClient implements AgentClient {
   };
 
   recordEffect: AgentClient['recordEffect'] = async (params) => {
-    const answer = await this.api.ask('POST', '/v1/effects', params);
+    const { key, session, epoch, kind, payload } = params;
+    const answer = await this.api.ask('POST', '/v1/effects', { key, session, epoch, kind, payload });
     const fenced = fencedOf(answer);
     return fenced ?? { ok: true, effect: fromWire(this.api.body(answer)) };
   };
@@ -83,7 +85,8 @@ export class HttpAgentClient implements AgentClient {
   };
 
   next: AgentClient['next'] = async (params) => {
-    const answer = await this.api.ask('POST', '/v1/next', params);
+    const { session, label, project } = params;
+    const answer = await this.api.ask('POST', '/v1/next', { session, label, project });
     if (
       !answer.ok &&
       answer.refusal.status === 404 &&

@@ -282,11 +282,13 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
   };
 
   readonly workspaces: CliApi['workspaces'] = {
-    addWorkspace: (input) => this.post('/v1/workspaces', input),
+    // The route's fields only (its body is strict): the ledger's `by` is the token's, not sent.
+    addWorkspace: ({ name, path, kind }) => this.post('/v1/workspaces', { name, path, kind }),
     listWorkspaces: () => this.get('/v1/workspaces'),
-    addAgent: (input) => this.post('/v1/agents', input),
+    addAgent: ({ name, role, department, workspace }) =>
+      this.post('/v1/agents', { name, role, department, workspace }),
     listAgents: () => this.get('/v1/agents'),
-    addProject: (input) => this.post('/v1/projects', input),
+    addProject: ({ name, primaryWorkspace }) => this.post('/v1/projects', { name, primaryWorkspace }),
     listProjects: () => this.get('/v1/projects'),
     addTask: async (input) => {
       const params = parseTaskAdd(input);

@@ -144,7 +144,8 @@ export class RemoteCoordinator implements AgentApi {
 
   protected async next(input: NextInput): Promise<NextOutcome> {
     const session = input.session === undefined ? undefined : validateId('session', input.session);
-    const body = { ...input, session, host: String(input.host), pid: Number(input.pid) };
+    const { kind, ttl, project, label } = input;
+    const body = { session, kind, ttl, project, label, host: String(input.host), pid: Number(input.pid) };
     const answer = await this.api.ask('POST', '/v1/next', body);
     if (
       !answer.ok &&

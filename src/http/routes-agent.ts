@@ -12,7 +12,7 @@ import { acting, allow, sessionHost } from './auth.js';
 import { Id, Key, Text, jsonBody, ok, result, type Api, type ApiDeps } from './kit.js';
 
 const Progress = z
-  .object({ toolCalls: z.number().int().min(0).optional(), note: Text.optional() })
+  .strictObject({ toolCalls: z.number().int().min(0).optional(), note: Text.optional() })
   .openapi('ProgressMark');
 
 export function agentRoutes(app: Api, { coordinator: baton }: ApiDeps): void {

@@ -13,10 +13,10 @@ import { acting, actorOf, allow, sessionHost } from './auth.js';
 import { Epoch, Id, Key, SessionId, Text, jsonBody, ok, result, type Api, type ApiDeps } from './kit.js';
 
 const route = createRoute;
-const Setting = z.object({ value: z.string() }).openapi('Setting');
+const Setting = z.strictObject({ value: z.string() }).openapi('Setting');
 const Name = z.string().openapi({ param: { in: 'path' }, example: 'vague-words' });
 const PullNext = z
-  .object({
+  .strictObject({
     session: SessionId,
     wait: z
       .string()
@@ -25,7 +25,7 @@ const PullNext = z
   })
   .openapi('PullNext');
 const PullFinish = z
-  .object({
+  .strictObject({
     session: SessionId,
     epoch: Epoch,
     status: z.enum(['done', 'failed', 'cancelled']).optional(),
@@ -40,14 +40,14 @@ const Lease = z.string().max(100).openapi({
   example: '5m',
 });
 const PullNextBatch = z
-  .object({
+  .strictObject({
     session: SessionId,
     size: z.number().int().min(1).max(BATCH_SIZE_MAX).openapi({ description: 'jobs to take', example: 50 }),
     lease: Lease.optional(),
   })
   .openapi('PullNextBatch');
 const PullBatchMember = z
-  .object({
+  .strictObject({
     id: JobId,
     epoch: Epoch,
     status: z.enum(['done', 'failed', 'cancelled']).optional(),
@@ -56,7 +56,7 @@ const PullBatchMember = z
   })
   .openapi('PullBatchMember');
 const PullFinishBatch = z
-  .object({
+  .strictObject({
     session: SessionId,
     finish: z.array(PullBatchMember).min(1).max(BATCH_SIZE_MAX),
     next: z
@@ -70,10 +70,10 @@ const PullFinishBatch = z
   })
   .openapi('PullFinishBatch');
 const WorkspaceAdd = z
-  .object({ name: z.string(), path: z.string(), kind: z.string().optional() })
+  .strictObject({ name: z.string(), path: z.string(), kind: z.string().optional() })
   .openapi('WorkspaceAdd');
 const AgentAdd = z
-  .object({
+  .strictObject({
     name: z.string(),
     role: z.string(),
     department: z.string().optional(),
@@ -81,13 +81,13 @@ const AgentAdd = z
   })
   .openapi('AgentAdd');
 const ProjectAdd = z
-  .object({ name: z.string(), primaryWorkspace: z.string().optional() })
+  .strictObject({ name: z.string(), primaryWorkspace: z.string().optional() })
   .openapi('ProjectAdd');
 const Requirements = z
-  .object({ requiresFilesystem: z.boolean().optional(), workspace: z.string().nullable().optional() })
+  .strictObject({ requiresFilesystem: z.boolean().optional(), workspace: z.string().nullable().optional() })
   .openapi('TaskRequirements');
 const TaskUpdate = z
-  .object({
+  .strictObject({
     title: Text.optional(),
     body: Text.optional(),
     url: z.string().optional(),

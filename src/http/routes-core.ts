@@ -11,7 +11,7 @@ import { acting, actorOf, allow, sessionHost } from './auth.js';
 import { Epoch, Id, Key, SessionId, Text, jsonBody, ok, result, type Api, type ApiDeps } from './kit.js';
 
 const TaskAdd = z
-  .object({
+  .strictObject({
     key: z.string(),
     title: Text.optional(),
     priority: z.number().int().optional(),
@@ -26,7 +26,7 @@ const TaskAdd = z
   })
   .openapi('TaskAdd');
 const SessionStart = z
-  .object({
+  .strictObject({
     kind: z.enum(['agent', 'human', 'daemon']).optional(),
     host: z.string(),
     pid: z.number().int().min(0).optional(),
@@ -34,13 +34,13 @@ const SessionStart = z
     ttl: z.string().optional().openapi({ example: '8h' }),
   })
   .openapi('SessionStart');
-const ClaimBody = z.object({ session: SessionId }).openapi('Claim');
-const HeartbeatBody = z.object({ session: SessionId, epoch: Epoch }).openapi('Heartbeat');
+const ClaimBody = z.strictObject({ session: SessionId }).openapi('Claim');
+const HeartbeatBody = z.strictObject({ session: SessionId, epoch: Epoch }).openapi('Heartbeat');
 const ReleaseBody = z
-  .object({ session: SessionId, epoch: Epoch, outcome: z.enum(RELEASE_OUTCOMES).optional() })
+  .strictObject({ session: SessionId, epoch: Epoch, outcome: z.enum(RELEASE_OUTCOMES).optional() })
   .openapi('Release');
 const Enqueue = z
-  .object({
+  .strictObject({
     key: z.string(),
     command: z.string().optional(),
     ramMb: z.number().int().optional(),

@@ -13,7 +13,7 @@ import { Epoch, Id, Key, SessionId, Text, jsonBody, ok, result, type Api, type A
 
 const route = createRoute;
 const Next = z
-  .object({
+  .strictObject({
     session: SessionId.optional(),
     host: z.string().optional(),
     pid: z.number().int().min(0).optional(),
@@ -24,14 +24,14 @@ const Next = z
   })
   .openapi('Next');
 const Escalate = z
-  .object({ reason: Text, session: SessionId.optional(), epoch: Epoch.optional() })
+  .strictObject({ reason: Text, session: SessionId.optional(), epoch: Epoch.optional() })
   .openapi('Escalate');
-const Reason = z.object({ reason: Text.optional(), session: SessionId.optional() }).openapi('Reason');
-const Close = z.object({ reason: Text.optional(), done: z.boolean().optional() }).openapi('Close');
-const Approve = z.object({ gate: z.string().optional(), note: Text.optional() }).openapi('Approve');
-const Gate = z.object({ gate: z.string() }).openapi('Gate');
+const Reason = z.strictObject({ reason: Text.optional(), session: SessionId.optional() }).openapi('Reason');
+const Close = z.strictObject({ reason: Text.optional(), done: z.boolean().optional() }).openapi('Close');
+const Approve = z.strictObject({ gate: z.string().optional(), note: Text.optional() }).openapi('Approve');
+const Gate = z.strictObject({ gate: z.string() }).openapi('Gate');
 const Effect = z
-  .object({
+  .strictObject({
     key: z.string(),
     session: SessionId,
     epoch: Epoch,
@@ -40,7 +40,7 @@ const Effect = z
   })
   .openapi('Effect');
 const TokenCreate = z
-  .object({
+  .strictObject({
     scope: z.enum(SCOPES),
     session: SessionId.optional(),
     host: z.string().optional(),
@@ -257,7 +257,7 @@ function operatorRoutes(app: Api, baton: Coordinator): void {
       tags: ['claims'],
       request: {
         params: z.object({ key: Key }),
-        ...jsonBody(z.object({ reason: Text }).openapi('ForceRelease')),
+        ...jsonBody(z.strictObject({ reason: Text }).openapi('ForceRelease')),
       },
       responses: ok('the claim ended: {key, epoch, holder, job, reason}; the holder is fenced'),
     }),

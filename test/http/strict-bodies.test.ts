@@ -1,0 +1,136 @@
+/**
+ * Request bodies are strict: a field a route does not take (a misspelling such as "priorty") is
+ * 400 `invalid_input` naming the field and the route, and nothing is written; it was once dropped
+ * while the rest was carried out (a task at the default priority, a job with no RAM budget). The
+ * OpenAPI document says so of every object of every body (additionalProperties: false). A real
+ * `baton serve` on both engines.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { openStore } from '../../src/store/open.js';
+import { bothEngines } from '../support/databases.js';
+import { rawSql } from '../support/raw-sql.js';
+import { call, dumpTables, serve } from './support.js';
+
+type Schema = Record<string, unknown>;
+type Document = {
+  paths: Record<string, Record<string, Schema>>;
+  components: { schemas: Record<string, Schema> };
+};
+
+/** Every object schema under `schema` (through $refs, properties and items), with where it is. */
+function objects(
+  doc: Document,
+  schema: unknown,
+  where: string,
+  seen = new Set<string>(),
+): [string, Schema][] {
+  if (typeof schema !== 'object' || schema === null) return [];
+  const node = schema as Schema;
+  const ref = node['$ref'];
+  if (typeof ref === 'string') {
+    if (seen.has(ref)) return [];
+    seen.add(ref);
+    const name = ref.replace('#/components/schemas/', '');
+    return objects(doc, doc.components.schemas[name], `${where} (${name})`, seen);
+  }
+  const own: [string, Schema][] = node['type'] === 'object' || 'properties' in node ? [[where, node]] : [];
+  const properties = Object.entries((node['properties'] ?? {}) as Record<string, unknown>);
+  const nested = [
+    ...properties.map(([name, value]) => [`${where}.${name}`, value] as const),
+    [`${where}[]`, node['items']] as const,
+    ...['anyOf', 'oneOf', 'allOf'].flatMap((k) =>
+      ((node[k] ?? []) as unknown[]).map((v) => [where, v] as const),
+    ),
+  ];
+  return [...own, ...nested.flatMap(([at, value]) => objects(doc, value, at, seen))];
+}
+
+for (const db of bothEngines()) {
+  describe(`strict request bodies (${db.name})`, () => {
+    test('the document marks every object of every body additionalProperties: false', async () => {
+      const server = await serve(await db.fresh());
+      try {
+        const doc = (await call(server.url, 'GET', '/openapi.json')).body as unknown as Document;
+        let bodies = 0;
+        for (const [path, operations] of Object.entries(doc.paths)) {
+          for (const [method, operation] of Object.entries(operations)) {
+            const body = operation['requestBody'] as
+              { content: Record<string, { schema: unknown }> } | undefined;
+            if (body === undefined) continue;
+            bodies += 1;
+            const found = objects(doc, body.content['application/json']?.schema, `${method} ${path}`);
+            assert.ok(found.length > 0, `${method} ${path} has an object body`);
+            for (const [where, schema] of found) assert.equal(schema['additionalProperties'], false, where);
+          }
+        }
+        assert.ok(bodies >= 25, `the document lists ${bodies} bodies`);
+      } finally {
+        await server.stop();
+      }
+    });
+
+    test('a misspelt field is 400 naming it and the route, and nothing is written', async () => {
+      const url = await db.fresh();
+      const store = await openStore(url);
+      const server = await serve(url);
+      const raw = await rawSql(db, url);
+      try {
+        const { secret } = await store.tokens.create({ scope: 'operator', name: 'strict-bodies' });
+        const post = (path: string, body: unknown) => call(server.url, 'POST', path, { token: secret, body });
+        const session = (await store.sessions.start({ kind: 'agent', host: 'h1', pid: 1 })).id;
+        await store.tasks.add({ key: 'held' });
+        await store.jobs.enqueue({ key: 'running', command: 'true' });
+        const taken = await post('/v1/jobs/next-batch', { session, size: 1 });
+        assert.equal(taken.status, 200, JSON.stringify(taken.body));
+        const [job] = taken.body['jobs'] as { id: number; epoch: number }[];
+        assert.ok(job !== undefined);
+
+        const before = { audit: await store.observe.auditMaxId(), tables: await dumpTables(db, raw) };
+        const member = { id: job.id, epoch: job.epoch, status: 'failed', exitCod: 3 };
+        for (const [path, body, unknown] of [
+          ['/v1/tasks', { key: 'new', priorty: 5, tittle: 'x' }, ['priorty', 'tittle']],
+          ['/v1/jobs', { key: 'new', ramMB: 99_999_999 }, ['ramMB']],
+          ['/v1/sessions', { host: 'h1', ttll: '1h' }, ['ttll']],
+          ['/v1/jobs/finish-batch', { session, finish: [member] }, ['finish.0.exitCod']],
+          ['/v1/claims/held', { sesion: session }, ['sesion']],
+        ] as const) {
+          const r = await post(path, body);
+          assert.equal(r.status, 400, `${path} ${JSON.stringify(body)}: ${JSON.stringify(r.body)}`);
+          const error = r.body['error'] as { code: string; message: string; hint: string; details: Schema };
+          assert.equal(error.code, 'invalid_input');
+          const route = path === '/v1/claims/held' ? 'POST /v1/claims/{key}' : `POST ${path}`;
+          const names = unknown.map((name) => `"${name}"`).join(', ');
+          assert.equal(
+            error.message,
+            `unknown field${unknown.length > 1 ? 's' : ''} ${names} in the body of ${route}`,
+          );
+          assert.match(
+            error.hint,
+            new RegExp(`GET /openapi.json lists the fields of ${route.replace(/[{}]/g, '\\$&')}$`),
+          );
+          assert.deepEqual(error.details['unknown'], unknown);
+        }
+        assert.equal(await store.observe.auditMaxId(), before.audit, 'no ledger row was added');
+        assert.equal(await dumpTables(db, raw), before.tables, 'nothing changed');
+        assert.equal((await call(server.url, 'GET', '/v1/tasks/new', { token: secret })).status, 404);
+        assert.equal((await store.jobs.list({ key: 'new' })).length, 0);
+
+        const added = await post('/v1/tasks', { key: 'new', priority: 5, title: 'x' });
+        assert.equal(added.status, 200, 'spelt right, the same body is taken');
+        assert.deepEqual([added.body['priority'], added.body['title']], [5, 'x']);
+        const finished = await post('/v1/jobs/finish-batch', {
+          session,
+          finish: [{ ...member, exitCod: undefined }],
+        });
+        assert.equal(finished.status, 200, JSON.stringify(finished.body));
+        const listed = await call(server.url, 'GET', '/v1/tasks?utm_source=mail', { token: secret });
+        assert.equal(listed.status, 200, 'an unknown query parameter of a read is ignored');
+      } finally {
+        await raw.close();
+        await server.stop();
+        await store.close();
+      }
+    });
+  });
+}
