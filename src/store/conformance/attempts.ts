@@ -8,8 +8,23 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { givenHost, givenLeader } from './dispatch.js';
 import { withFixture, type Harness } from './harness.js';
+import type { Store } from '../store.js';
 
 const POLICY = { backoffBaseMs: 1, backoffMaxMs: 1 };
+
+/** A job on its only attempt, placed on box-1 and running there with an agent attached. */
+async function givenRunningOnLastAttempt(store: Store) {
+  const { session } = await givenHost(store);
+  const term = await givenLeader(store);
+  const { job } = await store.jobs.enqueue({ key: 'k', attemptMax: 1 });
+  const placed = await store.dispatch.place({ id: job.id, host: 'box-1', term });
+  assert.ok(placed.ok);
+  const guard = { id: job.id, session: session.id, epoch: placed.job.epoch };
+  await store.jobs.start(guard);
+  const agent = await store.sessions.start({ kind: 'agent', host: 'box-1', pid: 3 });
+  await store.dispatch.attach({ ...guard, agentSession: agent.id, pid: 3 });
+  return { session, job, guard };
+}
 
 export function exerciseAttempts(harness: Harness): void {
   describe('attempts', () => {
@@ -62,15 +77,7 @@ export function exerciseAttempts(harness: Harness): void {
 
     test('counts an attempt whose agent started, failing the job once they are used up', () =>
       withFixture(harness, async ({ store }) => {
-        const { session } = await givenHost(store);
-        const term = await givenLeader(store);
-        const { job } = await store.jobs.enqueue({ key: 'k', attemptMax: 1 });
-        const placed = await store.dispatch.place({ id: job.id, host: 'box-1', term });
-        assert.ok(placed.ok);
-        const guard = { id: job.id, session: session.id, epoch: placed.job.epoch };
-        await store.jobs.start(guard);
-        const agent = await store.sessions.start({ kind: 'agent', host: 'box-1', pid: 3 });
-        await store.dispatch.attach({ ...guard, agentSession: agent.id, pid: 3 });
+        const { session, job } = await givenRunningOnLastAttempt(store);
         await store.sessions.end(session.id);
         const report = await store.recovery.rescueStale({ staleAfterMs: 60_000, policy: POLICY });
         assert.deepEqual(report.jobsFailed, [job.id]);
@@ -79,15 +86,7 @@ export function exerciseAttempts(harness: Harness): void {
 
     test('a runner shutting down gives its running job back at once, its attempt not counted', () =>
       withFixture(harness, async ({ store }) => {
-        const { session } = await givenHost(store);
-        const term = await givenLeader(store);
-        const { job } = await store.jobs.enqueue({ key: 'k', attemptMax: 1 });
-        const placed = await store.dispatch.place({ id: job.id, host: 'box-1', term });
-        assert.ok(placed.ok);
-        const guard = { id: job.id, session: session.id, epoch: placed.job.epoch };
-        await store.jobs.start(guard);
-        const agent = await store.sessions.start({ kind: 'agent', host: 'box-1', pid: 3 });
-        await store.dispatch.attach({ ...guard, agentSession: agent.id, pid: 3 });
+        const { job, guard } = await givenRunningOnLastAttempt(store);
         const shutdown = {
           reason: 'runner shut down',
           policy: { backoffBaseMs: 60_000, backoffMaxMs: 60_000 },
