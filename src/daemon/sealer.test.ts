@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createKeyFile } from '../coordinator/ledger/keys.js';
@@ -66,6 +66,38 @@ test('does not seal while a standby', async () => {
     sealer.start();
     await askedThrice;
     assert.deepEqual(await store.ledger.checkpoints({ afterSeq: 0, limit: 10 }), []);
+  } finally {
+    await sealer.stop();
+    await store.close();
+  }
+});
+
+test('anchor lines an append could not write are appended by the next round that can', async () => {
+  const { dir, store, signer } = await setup();
+  const anchorFile = join(dir, 'anchors.jsonl');
+  mkdirSync(anchorFile); // a folder where the file should be: every append fails
+  const sealer = new LedgerSealer({
+    store,
+    signer,
+    leading: () => true,
+    clock: systemClock,
+    intervalMs: 10,
+    anchorFile,
+  });
+  try {
+    const failed = once(sealer, 'failed');
+    sealer.start();
+    const [error] = (await failed) as [Error];
+    assert.match(error.message, /^the ledger is sealed, but 1 anchor line\(s\) could not be appended to /);
+    assert.equal((await store.ledger.checkpoints({ afterSeq: 0, limit: 10 })).length, 1, 'sealed');
+    rmdirSync(anchorFile);
+    await store.tasks.add({ key: 'k2' });
+    const deadline = Date.now() + 20_000;
+    const lines = () =>
+      existsSync(anchorFile) ? readFileSync(anchorFile, 'utf8').trim().split('\n').filter(Boolean) : [];
+    while (lines().length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    const seqs = lines().map((line) => (JSON.parse(line) as { seq: number }).seq);
+    assert.deepEqual(seqs, [1, 2], 'the late line first, then the new one');
   } finally {
     await sealer.stop();
     await store.close();

@@ -32,6 +32,8 @@ export class LedgerSealer extends EventEmitter<SealerEvents> {
   private readonly abort = new AbortController();
   private loop: Promise<void> | null = null;
   private keyChecked = false;
+  /** Checkpoints sealed whose anchor lines could not be appended yet. */
+  private unanchored: Checkpoint[] = [];
 
   constructor(private readonly options: SealerOptions) {
     super();
@@ -53,14 +55,35 @@ export class LedgerSealer extends EventEmitter<SealerEvents> {
       this.keyChecked = true;
     }
     const { sealed } = await sealLedger(this.options.store, this.options.signer);
-    if (this.options.anchorFile !== null) {
+    if (sealed.length > 0) this.emit('sealed', sealed);
+    this.anchor(sealed);
+    return sealed;
+  }
+
+  /**
+   * Appends the anchor lines of these checkpoints, and of those a failed append left (a full
+   * disk, a folder where the file should be). They wait for the next round that can write them:
+   * the checkpoints are committed, and an anchor line written late still vouches for its
+   * checkpoint and every one before it.
+   */
+  private anchor(sealed: readonly Checkpoint[]): void {
+    const file = this.options.anchorFile;
+    const due = [...this.unanchored, ...sealed];
+    if (file === null || due.length === 0) return;
+    try {
       appendAnchors(
-        this.options.anchorFile,
-        sealed.map((checkpoint) => anchorOf(checkpoint, this.options.signer.publicKey)),
+        file,
+        due.map((checkpoint) => anchorOf(checkpoint, this.options.signer.publicKey)),
+      );
+      this.unanchored = [];
+    } catch (error) {
+      this.unanchored = due;
+      const why = error instanceof Error ? error.message : String(error);
+      throw new Error(
+        `the ledger is sealed, but ${due.length} anchor line(s) could not be appended to ${file} ` +
+          `(${why}); they are appended at the next round that can`,
       );
     }
-    if (sealed.length > 0) this.emit('sealed', sealed);
-    return sealed;
   }
 
   private async run(): Promise<void> {
