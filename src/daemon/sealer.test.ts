@@ -1,10 +1,12 @@
 /** The background sealer of `baton up`: seals while leading, never while a standby. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { appendAnchors } from '../coordinator/ledger/anchor.js';
 import { createKeyFile } from '../coordinator/ledger/keys.js';
 import { verifyLedger } from '../coordinator/ledger/verify.js';
 import { openStore } from '../store/open.js';
@@ -102,4 +104,22 @@ test('anchor lines an append could not write are appended by the next round that
     await sealer.stop();
     await store.close();
   }
+});
+
+test("an anchor file's missing folders are made one by one; under /proc that fails at once, not for ever", () => {
+  const dir = mkdtempSync(join(tmpdir(), 'baton-anchor-dirs-'));
+  const nested = join(dir, 'a', 'b', 'anchors.jsonl');
+  appendAnchors(nested, []);
+  assert.equal(existsSync(nested), false, 'no lines, no file');
+  const anchor = { format: 'baton-ledger-anchor', seq: 1 } as unknown as Parameters<
+    typeof appendAnchors
+  >[1][0];
+  appendAnchors(nested, [anchor]);
+  assert.equal((JSON.parse(readFileSync(nested, 'utf8')) as { seq: number }).seq, 1);
+  // Node 20's recursive mkdir retries ENOENT under /proc for ever: run it where a hang is bounded.
+  const module = new URL('../coordinator/ledger/anchor.js', import.meta.url).href;
+  const script = `import(${JSON.stringify(module)}).then((m) => m.appendAnchors('/proc/baton-none/a/x.jsonl', [{}]))`;
+  const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 20_000 });
+  assert.equal(child.signal, null, 'it returned instead of hanging');
+  assert.match(child.stderr, /ENOENT|EACCES|EROFS/);
 });

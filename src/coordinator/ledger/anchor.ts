@@ -79,10 +79,24 @@ function statOf(path: string): 'missing' | 'folder' | 'file' {
   }
 }
 
+/**
+ * Makes the folder and any missing above it, one level at a time: Node 20's recursive mkdir never
+ * returns for a path under /proc (it retries the ENOENT for ever), which would hang `baton up`.
+ */
+function makeFolder(dir: string): void {
+  if (existsSync(dir)) return;
+  makeFolder(dirname(dir));
+  try {
+    mkdirSync(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+}
+
 /** Appends one line per anchor to the file (made if absent, with its folder). */
 export function appendAnchors(path: string, anchors: readonly Anchor[]): void {
   if (anchors.length === 0) return;
-  mkdirSync(dirname(path), { recursive: true });
+  makeFolder(dirname(path));
   appendFileSync(path, anchors.map((anchor) => `${JSON.stringify(anchor)}\n`).join(''));
 }
 
