@@ -22,17 +22,22 @@ async function setup() {
   return { dir, store, signer };
 }
 
+type Setup = Awaited<ReturnType<typeof setup>>;
+
+/** A sealer on the setup's store, asking every `intervalMs` whether it leads. */
+function sealerOn(
+  { store, signer }: Setup,
+  anchorFile: string | null,
+  { intervalMs = 10, leading = () => true }: { intervalMs?: number; leading?: () => boolean } = {},
+): LedgerSealer {
+  return new LedgerSealer({ store, signer, leading, clock: systemClock, intervalMs, anchorFile });
+}
+
 test('seals the ledger in the background while leading, with an anchor line per checkpoint', async () => {
-  const { dir, store, signer } = await setup();
+  const given = await setup();
+  const { dir, store } = given;
   const anchorFile = join(dir, 'anchors.jsonl');
-  const sealer = new LedgerSealer({
-    store,
-    signer,
-    leading: () => true,
-    clock: systemClock,
-    intervalMs: 10,
-    anchorFile,
-  });
+  const sealer = sealerOn(given, anchorFile);
   try {
     const sealed = once(sealer, 'sealed');
     sealer.start();
@@ -48,7 +53,8 @@ test('seals the ledger in the background while leading, with an anchor line per 
 });
 
 test('does not seal while a standby', async () => {
-  const { store, signer } = await setup();
+  const given = await setup();
+  const { store } = given;
   let asked = 0;
   let answer: () => void = () => undefined;
   const askedThrice = new Promise<void>((resolve) => (answer = resolve));
@@ -56,14 +62,7 @@ test('does not seal while a standby', async () => {
     if (++asked === 3) answer();
     return false;
   };
-  const sealer = new LedgerSealer({
-    store,
-    signer,
-    leading,
-    clock: systemClock,
-    intervalMs: 5,
-    anchorFile: null,
-  });
+  const sealer = sealerOn(given, null, { intervalMs: 5, leading });
   try {
     sealer.start();
     await askedThrice;
@@ -75,17 +74,11 @@ test('does not seal while a standby', async () => {
 });
 
 test('anchor lines an append could not write are appended by the next round that can', async () => {
-  const { dir, store, signer } = await setup();
+  const given = await setup();
+  const { dir, store } = given;
   const anchorFile = join(dir, 'anchors.jsonl');
   mkdirSync(anchorFile); // a folder where the file should be: every append fails
-  const sealer = new LedgerSealer({
-    store,
-    signer,
-    leading: () => true,
-    clock: systemClock,
-    intervalMs: 10,
-    anchorFile,
-  });
+  const sealer = sealerOn(given, anchorFile);
   try {
     const failed = once(sealer, 'failed');
     sealer.start();
