@@ -4,13 +4,15 @@
  * anchor line per checkpoint to the anchor file when one is configured. It reads the ledger and
  * writes one checkpoint row per few thousand ledger rows: it never touches the hot path's rows or
  * locks. A standby does not seal; a second sealer (`baton audit seal`) at the same time is safe.
+ * It never signs over a ledger that lost a checkpoint it sealed or found anchored (seal.ts
+ * assertStillHolds): it says so each round instead, and seals again once that checkpoint is back.
  */
 import { EventEmitter } from 'node:events';
 import type { Checkpoint } from '../core/ledger.js';
 import type { Clock } from '../core/time.js';
-import { appendAnchors, anchorOf } from '../coordinator/ledger/anchor.js';
+import { appendAnchors, anchorOf, newestAnchored } from '../coordinator/ledger/anchor.js';
 import type { LedgerSigner } from '../coordinator/ledger/keys.js';
-import { assertKeyRegistered, sealLedger } from '../coordinator/ledger/seal.js';
+import { assertKeyRegistered, sealLedger, type KnownCheckpoint } from '../coordinator/ledger/seal.js';
 import type { Store } from '../store/store.js';
 
 export interface SealerOptions {
@@ -34,6 +36,12 @@ export class LedgerSealer extends EventEmitter<SealerEvents> {
   private keyChecked = false;
   /** Checkpoints sealed whose anchor lines could not be appended yet. */
   private unanchored: Checkpoint[] = [];
+  /**
+   * The newest checkpoint known outside the database, which it must still hold before this sealer
+   * signs anything more: the anchor file's newest line at first, then the last one sealed here.
+   * Undefined until the first round has read the anchor file; null while none is known.
+   */
+  private known: KnownCheckpoint | null | undefined = undefined;
 
   constructor(private readonly options: SealerOptions) {
     super();
@@ -54,7 +62,12 @@ export class LedgerSealer extends EventEmitter<SealerEvents> {
       await assertKeyRegistered(this.options.store, this.options.signer);
       this.keyChecked = true;
     }
-    const { sealed } = await sealLedger(this.options.store, this.options.signer);
+    const file = this.options.anchorFile;
+    this.known ??= file === null ? null : newestAnchored(file);
+    const follows = this.known === null ? {} : { follows: this.known };
+    const { sealed } = await sealLedger(this.options.store, this.options.signer, follows);
+    const last = sealed.at(-1);
+    if (last !== undefined) this.known = { seq: last.seq, hash: last.hash, where: 'sealed by this process' };
     if (sealed.length > 0) this.emit('sealed', sealed);
     this.anchor(sealed);
     return sealed;

@@ -8,7 +8,13 @@
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import type { Command } from 'commander';
-import { appendAnchors, anchorOf, checkAnchorFile, readAnchors } from '../../coordinator/ledger/anchor.js';
+import {
+  appendAnchors,
+  anchorOf,
+  checkAnchorFile,
+  newestAnchored,
+  readAnchors,
+} from '../../coordinator/ledger/anchor.js';
 import { readExport, csvLines, CSV_HEADER, jsonLines } from '../../coordinator/ledger/export-format.js';
 import { keyFilePath, loadKeyFile, parsePublicKey } from '../../coordinator/ledger/keys.js';
 import type { LedgerEvent } from '../../coordinator/ledger/events.js';
@@ -60,7 +66,9 @@ interface ExportOptions {
  */
 const CHUNK_CHARS = 32_768;
 
-const ANCHOR_HELP = 'append an anchor line per new checkpoint to this file (keep it outside the database)';
+const ANCHOR_HELP =
+  'append an anchor line per new checkpoint to this file (keep it outside the database); ' +
+  'its newest line must still match';
 
 export function registerAuditLedger(audit: Command): void {
   audit
@@ -98,7 +106,10 @@ export function registerAuditLedger(audit: Command): void {
     .description('remove sealed rows older than a date, leaving a signed prune record')
     .requiredOption('--before <date>', 'an ISO date or time, or days ago such as 365d')
     .option('--key-file <path>', KEY_FILE_HELP)
-    .option('--anchor <file>', 'append an anchor line per prune record to this file')
+    .option(
+      '--anchor <file>',
+      'append an anchor line per prune record to this file; its newest line must still match',
+    )
     .action((options: PruneOptions, cmd: Command) => prune(options, cmd));
   audit
     .command('anchor')
@@ -112,7 +123,8 @@ function seal(options: KeyOptions, cmd: Command): Promise<void> {
   if (options.anchor !== undefined) checkAnchorFile(options.anchor, '--anchor');
   return withCoordinator(cmd, async (baton, out) => {
     const signer = loadKeyFile(keyFilePath(options.keyFile));
-    const { sealed, raced } = await baton.ledger.seal(signer);
+    const follows = options.anchor === undefined ? null : newestAnchored(options.anchor);
+    const { sealed, raced } = await baton.ledger.seal(signer, follows ?? undefined);
     if (options.anchor !== undefined)
       appendAnchors(
         options.anchor,
@@ -136,7 +148,8 @@ function prune(options: PruneOptions, cmd: Command): Promise<void> {
   return withCoordinator(cmd, async (baton, out) => {
     const before = parseWhen('--before', options.before) ?? 0;
     const signer = loadKeyFile(keyFilePath(options.keyFile));
-    const { records, removed } = await baton.ledger.prune(signer, before);
+    const follows = options.anchor === undefined ? null : newestAnchored(options.anchor);
+    const { records, removed } = await baton.ledger.prune(signer, before, follows ?? undefined);
     if (options.anchor !== undefined)
       appendAnchors(
         options.anchor,

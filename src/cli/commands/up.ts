@@ -252,7 +252,10 @@ function upFlags(upCommand: Command): Command {
       'seal the ledger while leading, with this key (default .baton/ledger.key if present)',
     )
     .option('--seal-interval <seconds>', 'how often the leader seals the ledger (default 2)')
-    .option('--ledger-anchor <file>', 'append an anchor line per checkpoint sealed to this file')
+    .option(
+      '--ledger-anchor <file>',
+      'append an anchor line per checkpoint sealed to this file; its newest line must still match',
+    )
     .option(
       '--http <host:port>',
       'serve the API and dashboard here (default 127.0.0.1:7070; next free port if taken)',

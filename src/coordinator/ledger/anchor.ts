@@ -8,10 +8,14 @@
 import {
   accessSync,
   appendFileSync,
+  closeSync,
   constants,
   existsSync,
+  fstatSync,
   mkdirSync,
+  openSync,
   readFileSync,
+  readSync,
   statSync,
 } from 'node:fs';
 import { dirname } from 'node:path';
@@ -19,6 +23,7 @@ import { InvalidInputError } from '../../core/errors.js';
 import type { Checkpoint } from '../../core/ledger.js';
 import type { LedgerVerifier } from '../../core/ledger-verify.js';
 import type { KnownKey } from './keys.js';
+import type { KnownCheckpoint } from './seal.js';
 
 export interface Anchor {
   readonly format: 'baton-ledger-anchor';
@@ -110,24 +115,57 @@ export function readAnchors(path: string): Anchor[] {
   return readFileSync(path, 'utf8')
     .split('\n')
     .filter((line) => line.trim() !== '')
-    .map((line, index) => {
-      try {
-        const anchor = JSON.parse(line) as Partial<Anchor>;
-        if (
-          anchor.format === 'baton-ledger-anchor' &&
-          typeof anchor.seq === 'number' &&
-          typeof anchor.hash === 'string'
-        ) {
-          return anchor as Anchor;
-        }
-      } catch {
-        // reported below
-      }
-      throw new InvalidInputError(
-        `${path}:${index + 1} is not a ledger anchor`,
-        'pass a file written by `baton audit seal --anchor`',
-      );
-    });
+    .map((line, index) => anchorOfLine(line, `${path}:${index + 1}`));
+}
+
+function anchorOfLine(line: string, where: string): Anchor {
+  try {
+    const anchor = JSON.parse(line) as Partial<Anchor>;
+    if (
+      anchor.format === 'baton-ledger-anchor' &&
+      typeof anchor.seq === 'number' &&
+      typeof anchor.hash === 'string'
+    )
+      return anchor as Anchor;
+  } catch {
+    // reported below
+  }
+  throw new InvalidInputError(
+    `${where} is not a ledger anchor`,
+    'pass a file written by `baton audit seal --anchor`',
+  );
+}
+
+/** Bytes read from an anchor file's end for its newest line: dozens of lines of some 400 bytes. */
+const TAIL_BYTES = 16_384;
+
+/**
+ * The checkpoint of an anchor file's newest line, which the ledger must still hold before anything
+ * is signed over it (seal.ts assertStillHolds); null while the file is absent or empty. Reads only
+ * the file's end: a long-running sealer's file grows by a line per checkpoint.
+ */
+export function newestAnchored(path: string): KnownCheckpoint | null {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) return null; // not an anchor file: appending to it fails and says so
+    const size = stat.size;
+    const tail = Buffer.alloc(Math.min(size, TAIL_BYTES));
+    readSync(fd, tail, 0, tail.length, size - tail.length);
+    const lines = tail.toString('utf8').split('\n');
+    const last = lines.findLast((line, index) => line.trim() !== '' && (index > 0 || tail.length === size));
+    if (last === undefined) return null;
+    const anchor = anchorOfLine(last, `the last line of ${path}`);
+    return { seq: anchor.seq, hash: anchor.hash, where: `anchored in ${path}` };
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** The keys the anchors were signed with: an auditor's pinned keys. */

@@ -15,7 +15,7 @@ import { anchorOf, type Anchor } from './anchor.js';
 import { ledgerEvents, type LedgerEvent, type LedgerFilter } from './events.js';
 import type { LedgerSigner } from './keys.js';
 import { pruneLedger, type PruneResult } from './prune.js';
-import { assertKeyRegistered, sealLedger, type SealResult } from './seal.js';
+import { assertKeyRegistered, sealLedger, type KnownCheckpoint, type SealResult } from './seal.js';
 import { verifyEvents, withoutHeader, type VerifyParams, type VerifyReport } from './verify.js';
 
 export interface ExportFilterInput {
@@ -39,9 +39,10 @@ export class Ledger {
     return this.store.ledger.keys();
   }
 
-  async seal(signer: LedgerSigner): Promise<SealResult> {
+  /** Seals what is settled; `follows`: a checkpoint the ledger must still hold (an anchor file's newest). */
+  async seal(signer: LedgerSigner, follows?: KnownCheckpoint): Promise<SealResult> {
     await assertKeyRegistered(this.store, signer);
-    return sealLedger(this.store, signer);
+    return sealLedger(this.store, signer, follows === undefined ? {} : { follows });
   }
 
   /** Verifies the database's ledger; `onRows` is told of each page of rows read (a progress bar). */
@@ -75,8 +76,8 @@ export class Ledger {
     return firstId === null || lastId === null ? 0 : lastId - firstId + 1;
   }
 
-  prune(signer: LedgerSigner, before: Instant): Promise<PruneResult> {
-    return pruneLedger(this.store, signer, { before });
+  prune(signer: LedgerSigner, before: Instant, follows?: KnownCheckpoint): Promise<PruneResult> {
+    return pruneLedger(this.store, signer, follows === undefined ? { before } : { before, follows });
   }
 
   commits(params: CommitAuditParams): Promise<CommitCheck[]> {

@@ -11,13 +11,15 @@ import type { Checkpoint } from '../../core/ledger.js';
 import type { Instant } from '../../core/time.js';
 import type { Store } from '../../store/store.js';
 import type { LedgerSigner } from './keys.js';
-import { assertKeyRegistered, signCheckpoint } from './seal.js';
+import { assertKeyRegistered, assertStillHolds, signCheckpoint, type KnownCheckpoint } from './seal.js';
 import { verifyLedger } from './verify.js';
 
 export interface PruneOptions {
   readonly before: Instant;
   /** Rows removed per prune record (one transaction each), at most. */
   readonly batchRowsMax?: number;
+  /** A checkpoint known outside the database that it must still hold (seal.ts assertStillHolds). */
+  readonly follows?: KnownCheckpoint;
 }
 
 export interface PruneResult {
@@ -61,6 +63,7 @@ export async function pruneLedger(
   options: PruneOptions,
 ): Promise<PruneResult> {
   await assertKeyRegistered(store, signer);
+  if (options.follows !== undefined) await assertStillHolds(store, options.follows);
   const report = await verifyLedger(store);
   if (!report.ok) {
     const bad = report.firstBad;

@@ -24,6 +24,16 @@ export interface SealOptions {
   readonly checkpointsMax?: number;
   /** How long PostgreSQL may wait for in-flight ledger writers (store.ledger.unsealed). */
   readonly settleTimeoutMs?: number;
+  /** A checkpoint known from outside the database that it must still hold (assertStillHolds). */
+  readonly follows?: KnownCheckpoint;
+}
+
+/** A checkpoint known outside the database: anchored in a file, or signed by this process. */
+export interface KnownCheckpoint {
+  readonly seq: number;
+  readonly hash: string;
+  /** Where it is known from, for the refusal: `anchored in FILE`, `sealed by this process`. */
+  readonly where: string;
 }
 
 export interface SealResult {
@@ -72,11 +82,37 @@ export async function assertKeyRegistered(store: Store, signer: LedgerSigner): P
   }
 }
 
+/**
+ * Refuses to sign over a ledger that lost or changed a checkpoint known from outside it. Whoever
+ * owns the database can delete the newest checkpoints (or all of them) and edit the rows they
+ * covered; a sealer that then signed what it found would vouch for the edit with the real key. The
+ * checkpoint must still be there with its hash, or have been removed by a prune record that covers
+ * it (and attests its hash when it was the last one removed).
+ */
+export async function assertStillHolds(store: Store, known: KnownCheckpoint): Promise<void> {
+  const [found] = await store.ledger.checkpoints({ afterSeq: known.seq - 1, limit: 1 });
+  let problem = 'has another hash in the database';
+  if (found?.seq === known.seq) {
+    if (found.hash === known.hash) return;
+  } else {
+    const prunes = await store.ledger.checkpoints({ afterSeq: known.seq, limit: 1000, kind: 'prune' });
+    const prune = prunes.find((record) => (record.throughSeq ?? 0) >= known.seq);
+    if (prune !== undefined && (prune.throughSeq !== known.seq || prune.root === known.hash)) return;
+    if (prune === undefined) problem = 'is missing from the database';
+  }
+  throw new ConflictError(
+    `the ledger was rewritten: checkpoint ${known.seq} (${known.where}) ${problem}; nothing is signed over it`,
+    'find out what happened with `baton audit verify --anchor FILE`; after restoring the database from a ' +
+      'backup, keep the old anchor file and name a new one',
+  );
+}
+
 export async function sealLedger(
   store: Store,
   signer: LedgerSigner,
   options: SealOptions = {},
 ): Promise<SealResult> {
+  if (options.follows !== undefined) await assertStillHolds(store, options.follows);
   const sealed: Checkpoint[] = [];
   const checkpointsMax = options.checkpointsMax ?? 128;
   while (sealed.length < checkpointsMax) {

@@ -1,0 +1,124 @@
+/**
+ * Sealing never launders a rewrite. Whoever owns the database can delete the checkpoints, edit the
+ * rows they covered, and wait: a sealer that signed what it then found would vouch for the edit
+ * with the real key, and `baton audit verify` without an anchor would pass. `baton audit seal` and
+ * `prune` with `--anchor FILE`, and `baton up`'s sealer (its anchor file, else what it sealed
+ * itself), first check that the database still holds the newest checkpoint they know of.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { createKeyFile } from '../../src/coordinator/ledger/keys.js';
+import { sealLedger } from '../../src/coordinator/ledger/seal.js';
+import { systemClock } from '../../src/daemon/clock.js';
+import { LedgerSealer } from '../../src/daemon/sealer.js';
+import { bothEngines } from '../support/databases.js';
+import { cliOn } from '../support/cli.js';
+import { ledgerFixture, someActivity, type LedgerFixture } from './ledger-fixture.js';
+
+async function on(
+  engine: Parameters<typeof ledgerFixture>[0],
+  body: (f: LedgerFixture) => Promise<void>,
+): Promise<void> {
+  const f = await ledgerFixture(engine);
+  try {
+    await body(f);
+  } finally {
+    await f.close();
+  }
+}
+
+/** The attacker's rewrite: an edited row, and every checkpoint deleted. */
+async function rewrite(f: LedgerFixture): Promise<void> {
+  await f.attacker.unguard();
+  await f.attacker.exec(`UPDATE audit_events SET detail = '{"outcome":"done"}' WHERE id = 3`);
+  await f.attacker.exec('DELETE FROM audit_checkpoints');
+}
+
+const checkpointCount = async (f: LedgerFixture): Promise<number> =>
+  (await f.store.ledger.checkpoints({ afterSeq: 0, limit: 100 })).length;
+
+function sealerOn(f: LedgerFixture, anchorFile: string | null): LedgerSealer {
+  const options = { store: f.store, signer: f.signer, leading: () => true, clock: systemClock };
+  return new LedgerSealer({ ...options, intervalMs: 60_000, anchorFile });
+}
+
+for (const engine of bothEngines()) {
+  void describe(`sealing over a rewritten ledger on ${engine.name}`, () => {
+    test('seal and prune with --anchor, and a sealer with an anchor file, refuse and sign nothing', () =>
+      on(engine, async (f) => {
+        const cli = cliOn(f.url);
+        const anchors = join(f.dir, 'anchors.jsonl');
+        const key = ['--key-file', f.keyFile, '--anchor', anchors];
+        await someActivity(f.store);
+        await cli.json(0, 'audit', 'seal', ...key);
+        await someActivity(f.store, 'b');
+        await cli.json(0, 'audit', 'seal', ...key); // the file's newest line: checkpoint 2
+        await rewrite(f);
+        const missing =
+          /^baton: the ledger was rewritten: checkpoint 2 \(anchored in \S+anchors\.jsonl\) is missing/;
+        for (const args of [
+          ['audit', 'seal', ...key],
+          ['audit', 'prune', '--before', '2999-01-01', ...key],
+        ]) {
+          const refused = await cli.run(...args);
+          assert.equal(refused.code, 3, `${args.join(' ')}: ${refused.stderr}`);
+          assert.match(refused.stderr, missing);
+          assert.match(
+            refused.stderr,
+            /nothing is signed over it — find out what happened with `baton audit verify/,
+          );
+          assert.equal(refused.stderr.trim().split('\n').length, 1);
+        }
+        // `baton up`'s sealer, started afresh on the same anchor file.
+        await assert.rejects(sealerOn(f, anchors).sealNow(), /checkpoint 2 \(anchored in .+\) is missing/);
+        assert.equal(await checkpointCount(f), 0, 'nothing signed');
+        // A forger re-seals the edited table: checkpoint 2 is back, with another hash.
+        const forger = createKeyFile(join(f.dir, 'forger.key'));
+        await f.attacker.exec(
+          `INSERT INTO ledger_keys (id, public_key, added_at)
+           SELECT ${f.attacker.p(1)}, ${f.attacker.p(2)}, added_at FROM ledger_keys`,
+          [forger.keyId, forger.publicKey],
+        );
+        await sealLedger(f.store, forger, { checkpointsMax: 1 });
+        await someActivity(f.store, 'c');
+        await sealLedger(f.store, forger, { checkpointsMax: 1 });
+        const changed = await cli.run('audit', 'seal', ...key);
+        assert.equal(changed.code, 3);
+        assert.match(changed.stderr, /checkpoint 2 \(anchored in \S+\) has another hash in the database/);
+        assert.equal(await checkpointCount(f), 2, 'only the forger’s');
+      }));
+
+    test('a sealer without an anchor file refuses once what it sealed itself is gone', () =>
+      on(engine, async (f) => {
+        const sealer = sealerOn(f, null);
+        await someActivity(f.store);
+        assert.equal((await sealer.sealNow()).length, 1);
+        await rewrite(f);
+        await someActivity(f.store, 'b');
+        await assert.rejects(sealer.sealNow(), /checkpoint 1 \(sealed by this process\) is missing/);
+        assert.equal(await checkpointCount(f), 0);
+      }));
+
+    test('a prune record stands for the checkpoints it removed: sealing goes on after a prune', () =>
+      on(engine, async (f) => {
+        const cli = cliOn(f.url);
+        const anchors = join(f.dir, 'anchors.jsonl');
+        await someActivity(f.store);
+        await cli.json(0, 'audit', 'seal', '--key-file', f.keyFile, '--anchor', anchors);
+        // Pruned without --anchor: the file's newest line names checkpoint 1, now removed.
+        const pruned = await cli.json<{ removed: number }>(
+          0,
+          ...['audit', 'prune', '--before', '2999-01-01', '--key-file', f.keyFile],
+        );
+        assert.ok(pruned.removed > 0);
+        await someActivity(f.store, 'b');
+        const sealed = await cli.json<{ checkpoints: number }>(
+          0,
+          ...['audit', 'seal', '--key-file', f.keyFile, '--anchor', anchors],
+        );
+        assert.equal(sealed.checkpoints, 1);
+        assert.equal((await sealerOn(f, anchors).sealNow()).length, 0, 'nothing left, and no refusal');
+      }));
+  });
+}
