@@ -131,6 +131,37 @@ for (const engine of bothEngines()) {
         assert.match(cut.stderr, /cut off/);
       }));
 
+    test('a CSV whose spreadsheet cells say other than its json cell fails offline, naming the row', () =>
+      on(engine, async (f) => {
+        await someActivity(f.store);
+        await f.baton.ledger.seal(f.signer);
+        const file = join(f.dir, 'e.csv');
+        const lines = await exportTo(f, file, '--format', 'csv');
+        assert.equal((await cliOn(f.url).json<Verdict>(0, 'audit', 'verify', '--file', file)).ok, true);
+        const i = lines.findIndex((l) => l.startsWith('row,1,') && l.includes(',task-2,'));
+        const id = Number((lines[i] ?? '').split(',')[2]);
+        const detailAt = lines.findIndex(
+          (l) => l.startsWith('row,1,') && l.includes('""outcome"":""failed""'),
+        );
+        const checkpointAt = lines.findIndex((l) => l.startsWith('checkpoint,1,'));
+        for (const [at, edit, column] of [
+          [i, (l: string) => l.replace(',task-2,', ',task-3,'), 'task_key'],
+          [detailAt, (l: string) => l.replace('""outcome"":""failed""', '""outcome"":""done""'), 'detail'],
+          [checkpointAt, (l: string) => l.replace(/^checkpoint,1,\d+,/, 'checkpoint,1,1,'), 'id'],
+        ] as const) {
+          const edited = [...lines];
+          edited[at] = edit(lines[at] ?? '');
+          assert.notEqual(edited[at], lines[at], column);
+          writeFileSync(file, `${edited.join('\n')}\n`);
+          const run = await cliOn(f.url).run('--json', 'audit', 'verify', '--file', file);
+          assert.equal(run.code, 1, `${column}: ${run.stdout}`);
+          const v = JSON.parse(run.stdout) as Verdict & { problems: { detail: string }[] };
+          assert.equal(v.firstBad?.problem, 'edited', column);
+          if (column === 'task_key') assert.equal(v.firstBad?.id, id);
+          assert.match(v.problems[0]?.detail ?? '', new RegExp(`:${at + 1}: its ${column} cell shows `));
+        }
+      }));
+
     test('prunes old checkpoints behind a signed record: verify passes and reports the pruned range, offline too', () =>
       on(engine, async (f) => {
         await someActivity(f.store, 'old');

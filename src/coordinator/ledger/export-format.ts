@@ -9,7 +9,7 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { InvalidInputError } from '../../core/errors.js';
-import { canonicalJson, type Checkpoint } from '../../core/ledger.js';
+import { canonicalJson, rowId, type Checkpoint } from '../../core/ledger.js';
 import type { LedgerRowColumns } from '../../store/ledger-store.js';
 import type { LedgerEvent, LedgerHeader } from './events.js';
 
@@ -79,7 +79,8 @@ function csvCell(value: unknown): string {
 
 export const CSV_HEADER = CSV_COLUMNS.join(',');
 
-function csvRecord(event: Single): string {
+/** A record's spreadsheet cells, every CSV column but `json`, as the writer fills them. */
+function displayCells(event: Single): Record<string, unknown> {
   const cells: Record<string, unknown> = {};
   if (event.kind === 'header') cells['record'] = 'ledger';
   else if (event.kind === 'end') cells['record'] = 'end';
@@ -92,6 +93,11 @@ function csvRecord(event: Single): string {
   } else {
     Object.assign(cells, event.columns, { record: 'row', checkpoint: event.checkpoint });
   }
+  return cells;
+}
+
+function csvRecord(event: Single): string {
+  const cells = displayCells(event);
   cells['json'] = jsonRecord(event);
   return CSV_COLUMNS.map((column) => csvCell(cells[column])).join(',');
 }
@@ -101,19 +107,77 @@ export function* csvLines(event: LedgerEvent): Generator<string> {
   for (const record of records(event)) yield `${csvRecord(record)}\n`;
 }
 
-/** The last cell of a CSV line written by csvLines (a quoted field, quotes doubled). */
-function lastCsvCell(line: string): string {
-  if (!line.endsWith('"')) return line.slice(line.lastIndexOf(',') + 1);
-  let searchFrom = line.length - 2;
-  for (;;) {
-    const quoteAt = line.lastIndexOf('"', searchFrom);
-    if (quoteAt < 0) throw new Error('unterminated');
-    if (line[quoteAt - 1] === '"') {
-      searchFrom = quoteAt - 2;
-      continue;
+/** The cells of a CSV line written by csvLines: a quoted cell has its quotes doubled. */
+function csvCells(line: string): string[] {
+  const cells: string[] = [];
+  for (let at = 0; ; at++) {
+    if (line[at] === '"') {
+      let text = '';
+      for (let from = at + 1; ;) {
+        const quote = line.indexOf('"', from);
+        if (quote < 0) throw new Error('a quoted cell is not closed');
+        text += line.slice(from, quote);
+        from = quote + 2;
+        if (line[quote + 1] !== '"') {
+          at = quote + 1;
+          break;
+        }
+        text += '"';
+      }
+      cells.push(text);
+    } else {
+      const comma = line.indexOf(',', at);
+      cells.push(line.slice(at, comma < 0 ? line.length : comma));
+      at = comma < 0 ? line.length : comma;
     }
-    return line.slice(quoteAt + 1, -1).replace(/""/g, '"');
+    if (at >= line.length) break;
+    if (line[at] !== ',') throw new Error('a quoted cell is followed by more than a comma');
   }
+  if (cells.length !== CSV_COLUMNS.length)
+    throw new Error(`${cells.length} cells, not ${CSV_COLUMNS.length}`);
+  return cells;
+}
+
+/** A CSV line whose spreadsheet cells say other than its `json` cell, which is what is verified. */
+export interface ShownOtherwise {
+  readonly kind: 'shown-otherwise';
+  /** The row's id (a checkpoint's last id; 0 for the header and end lines). */
+  readonly id: number;
+  readonly checkpoint: number | null;
+  readonly detail: string;
+}
+
+function sameCell(shown: string, value: unknown): boolean {
+  if (value === null || value === undefined) return shown === '';
+  if (typeof value === 'string') return shown === value.replace(/[\r\n]+/g, ' ');
+  try {
+    return canonicalJson(JSON.parse(shown)) === canonicalJson(value);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A person reads the CSV's first columns in a spreadsheet; the verifier reads its last. Each
+ * shown cell must say what the json cell does (in canonical JSON where it is not text), or the
+ * line is reported: an edit made for the reader's eyes only.
+ */
+function shownOtherwise(cells: readonly string[], event: Single, lineAt: string): ShownOtherwise | null {
+  const expected = displayCells(event);
+  const column = CSV_COLUMNS.find(
+    (name, index) => name !== 'json' && !sameCell(cells[index] ?? '', expected[name]),
+  );
+  if (column === undefined) return null;
+  const shown = cells[CSV_COLUMNS.indexOf(column)] ?? '';
+  const [id, checkpoint] =
+    event.kind === 'row'
+      ? [rowId(event.columns), event.checkpoint]
+      : event.kind === 'checkpoint'
+        ? [event.checkpoint.lastId, event.checkpoint.seq]
+        : [0, null];
+  const says = JSON.stringify(csvCell(expected[column]));
+  const detail = `${lineAt}: its ${column} cell shows ${JSON.stringify(shown)}, its json cell says ${says}`;
+  return { kind: 'shown-otherwise', id, checkpoint, detail };
 }
 
 function asEvent(record: Record<string, unknown>): Single {
@@ -151,7 +215,7 @@ function asEvent(record: Record<string, unknown>): Single {
  * line). InvalidInputError for a line that is not an export record, or a file cut off before its
  * end line or whose counts disagree with it.
  */
-export async function* readExport(path: string): AsyncGenerator<LedgerEvent> {
+export async function* readExport(path: string): AsyncGenerator<LedgerEvent | ShownOtherwise> {
   const lines = createInterface({ input: createReadStream(path), crlfDelay: Infinity });
   let csv: boolean | null = null;
   let lineNumber = 0;
@@ -166,14 +230,18 @@ export async function* readExport(path: string): AsyncGenerator<LedgerEvent> {
       if (csv) continue;
     }
     let event: Single;
+    let cells: string[] | null = null;
     try {
-      event = asEvent(JSON.parse(csv ? lastCsvCell(line) : line) as Record<string, unknown>);
+      cells = csv ? csvCells(line) : null;
+      event = asEvent(JSON.parse(cells === null ? line : (cells.at(-1) ?? '')) as Record<string, unknown>);
     } catch (error) {
       throw new InvalidInputError(
         `${path}:${lineNumber} is not a ledger export record (${(error as Error).message})`,
       );
     }
     if (ended) throw new InvalidInputError(`${path}:${lineNumber} comes after the end line`);
+    const shown = cells === null ? null : shownOtherwise(cells, event, `${path}:${lineNumber}`);
+    if (shown !== null) yield shown;
     if (event.kind === 'row') {
       rows++;
       // Rows go on in pages, as they came out of the database.

@@ -9,6 +9,7 @@ import { LedgerVerifier, type LedgerReport } from '../../core/ledger-verify.js';
 import type { Store } from '../../store/store.js';
 import { anchorKeys, checkAnchors, type Anchor } from './anchor.js';
 import type { LedgerEvent, LedgerHeader } from './events.js';
+import type { ShownOtherwise } from './export-format.js';
 import { ledgerEvents } from './events.js';
 import { keyIdOf, ledgerCrypto, type KnownKey } from './keys.js';
 
@@ -39,7 +40,7 @@ function pinnedKeys(params: VerifyParams): KnownKey[] | null {
 
 /** Runs the verifier over a stream of ledger events (the database's, or a file's). */
 export async function verifyEvents(
-  events: AsyncIterable<LedgerEvent>,
+  events: AsyncIterable<LedgerEvent | ShownOtherwise>,
   params: VerifyParams = {},
   onRows?: (count: number) => void,
 ): Promise<VerifyReport & { readonly header: LedgerHeader | null }> {
@@ -55,6 +56,8 @@ export async function verifyEvents(
   for await (const event of events) {
     if (event.kind === 'header') header = event.header;
     else if (event.kind === 'checkpoint') ready().checkpoint(event.checkpoint, event.leaves);
+    else if (event.kind === 'shown-otherwise')
+      ready().report(event.id, 'edited', event.checkpoint, event.detail);
     else if (event.kind === 'rows') {
       const rowVerifier = ready();
       for (const columns of event.rows) rowVerifier.row(columns);
