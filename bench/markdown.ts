@@ -233,6 +233,13 @@ ${ledgerTable(results)}
 - **CLI.** \`node bin/baton.js claim <key> --session S --db <sqlite file>\` as a fresh process against
   \`node -e ''\`, alternating, ${plan.cliRuns} runs each after one untimed run; the same with
   \`--db postgres://…\` on a fresh database of the bench server.
+- **HTTP against direct.** ${plan.httpRoundTrips} claim + release round trips per worker, 8 workers: over the
+  API of a real \`baton serve\` (an operator token, one keep-alive node:http connection per worker)
+  against the same calls on the store in the bench process, alternating, after one untimed
+  repetition of each. Per request the server makes one statement, as in process (the token check is
+  remembered for 2 s), so the gap is the hop itself: twice the wake-ups per round trip, which on an
+  oversubscribed machine wait for a core each, and the ratio falls as the load rises. Where the time
+  goes is measured in bench/http-vs-direct.ts's header.
 ${fleetMethod(results)}
 
 See docs/decisions/0002-bench-findings.md for what the figures say about Baton's engines.
