@@ -18,25 +18,25 @@
  * node adapter, zod, pg). Of the warm figure, a server on node:http alone calling the same
  * coordinator spends about 85–90 %, of the first repetition's about 75 %.
  *
- * Where a warm request's time goes (issue 22, measured 2026-12-04 at load 8–19 on the 2 cores):
+ * Where a warm request's time goes (issue 22, measured 2026-12-04 at load 8–20 on the 2 cores):
  * - Round trips: one statement per request, as in process (pg_stat_database xact_commit: 2.0 per
  *   claim + release on both sides); the token check asks the store once per 2 s
  *   (coordinator/token-cache.ts). Per request the server makes 2 reads, 2 writevs (one to the
  *   client, one to PostgreSQL) and about 1.5 epoll wake-ups (`strace -c -f -p`).
- * - CPU, 0.5–0.76 ms a request under that load, has no hot spot. Shares of its JavaScript time in
- *   a `--cpu-prof` (time in writev left out: on a loaded machine it is mostly the wait after
- *   waking the peer): pg, the store and the coordinator 27 %, Hono with its node adapter and zod
- *   25 %, node:http and streams 21 %, GC and V8 12 %, AsyncLocalStorage's promise hooks 5 %
- *   (store/actor.ts), the token's sha256 2.5 %. Neither making actingAs a no-op nor dropping the
- *   `audit_by_token` index (which API rows fill) moved the server's or PostgreSQL's CPU per
- *   round trip beyond the run-to-run scatter (±10 %).
+ * - CPU, 0.5–1.0 ms a request under that load (more as the load rises), has no hot spot. Shares
+ *   of its JavaScript time in a `--cpu-prof` (time in writev left out: on a loaded machine it is
+ *   mostly the wait after waking the peer): pg, the store and the coordinator 27 %, Hono with
+ *   its node adapter and zod 25 %, node:http and streams 21 %, GC and V8 12 %,
+ *   AsyncLocalStorage's promise hooks 5 % (store/actor.ts), the token's sha256 2.5 %. Neither
+ *   making actingAs a no-op nor dropping the `audit_by_token` index (which API rows fill) moved
+ *   the server's or PostgreSQL's CPU per round trip beyond the run-to-run scatter (±10 %).
  * - Waiting: a request took 36–54 ms at the client while its store call took 21–29 ms in the
  *   server (its latency histogram, /metrics). A round trip in process is 4 wake-ups (the
  *   PostgreSQL backend and this process, per statement); over HTTP it is 8 (server, backend,
- *   server, client, per request). When the cores are oversubscribed each wake-up waits for a core, and
- *   the HTTP side has twice as many: the ratio falls as the load rises (0.26–0.42 per run at load
- *   15, 0.47 in the full run at load 4). On a shared machine, raising it needs fewer wake-ups per
- *   request more than a leaner handler.
+ *   server, client, per request). When the cores are oversubscribed each wake-up waits for a
+ *   core, and the HTTP side has twice as many: the ratio falls as the load rises (0.26–0.42 per
+ *   run at load 15, 0.47 in the full run at load 4). On a shared machine, raising it needs fewer
+ *   wake-ups per request more than a leaner handler.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
