@@ -37,6 +37,8 @@ export const DEAD_EXPORTS_ALLOWED: Readonly<Record<string, string>> = {
   'src/store/test-switches.ts:UNSAFE_ENV': 'test support sets it (test/support/clock.ts, harness.ts)',
   'src/store/test-switches.ts:TEST_CLOCK_ENV': 'test support sets it (test/support/clock.ts)',
   'src/store/test-switches.ts:moveClockSql': 'test support moves the shared clock with it',
+  'src/store/test-switches.ts:CLOCK_TABLE':
+    'test support drops it when it hands a test database back (pg-recycle.ts)',
   'src/store/conformance/index.ts:exerciseStore': 'the conformance suite, run by each engine test',
   'src/store/conformance/model.ts:StoreModel': 'the reference model of the property test',
   'src/core/token.ts:ACTIONS': TESTED,

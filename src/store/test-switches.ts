@@ -19,7 +19,7 @@ export const UNSAFE_ENV = 'BATON_UNSAFE_TEST_SWITCHES';
 export const TEST_CLOCK_ENV = 'BATON_TEST_CLOCK';
 
 /** The table that holds the shared clock's offset, in milliseconds, one row. */
-const CLOCK_TABLE = 'baton_test_clock';
+export const CLOCK_TABLE = 'baton_test_clock';
 export const CLOCK_TABLE_SQL = `CREATE TABLE IF NOT EXISTS ${CLOCK_TABLE} (
   id INTEGER PRIMARY KEY CHECK (id = 1), offset_ms BIGINT NOT NULL)`;
 /** The offset as an SQL expression (0 until a test moves the clock); both engines read it so. */

@@ -35,9 +35,15 @@ export function harnessFor(db: TestDatabase): Harness {
         },
         moveClock: (ms) => moveDatabaseClock(raw, db.engine, ms),
         close: async () => {
-          await raw.close();
           await Promise.all(others.map((s) => s.close()));
           await store.close();
+          try {
+            // The raw connection is the fixture's last: through it, the database may be reset for
+            // the next case.
+            await db.recycle?.(url, (sql) => raw.exec(sql));
+          } finally {
+            await raw.close();
+          }
         },
       };
     },
