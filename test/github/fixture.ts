@@ -6,7 +6,7 @@ import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
 import { openBacklog, type Backlog } from '../../src/github/backlog.js';
 import { parseRepo } from '../../src/core/github.js';
-import type { TestDatabase } from '../support/databases.js';
+import { handBack, type TestDatabase } from '../support/databases.js';
 import { GithubStandIn } from '../support/github-standin.js';
 import { OpenApiChecker } from '../support/github-openapi.js';
 
@@ -63,6 +63,8 @@ export async function githubFixture(
     close: async () => {
       await gh.stop();
       await store.close();
+      // As new again, the database may serve the next test of this file (pg-recycle.ts).
+      await handBack(db, url);
     },
   };
 }

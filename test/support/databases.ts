@@ -149,6 +149,21 @@ export function postgresDatabase(server: TestServer): TestDatabase {
   };
 }
 
+/**
+ * Hands a database from `db.fresh()` back (`recycle`) through a connection of its own, for tests
+ * that keep no raw connection; the test must have closed every other connection to it.
+ */
+export async function handBack(db: TestDatabase, url: string): Promise<void> {
+  if (db.recycle === undefined) return;
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await db.recycle(url, async (sql) => (await client.query(sql)).rows as Record<string, unknown>[]);
+  } finally {
+    await client.end();
+  }
+}
+
 /** The database at `url` after what `baton init` does to it. */
 export async function initialised(url: string): Promise<string> {
   await migrateDatabase(url, 'create');

@@ -2,9 +2,9 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { openStore } from '../../src/store/open.js';
-import { postgresDatabase, postgresServers, type TestDatabase } from './databases.js';
+import { handBack, postgresDatabase, postgresServers, type TestDatabase } from './databases.js';
 
-/** A database from `fresh()` after `work`, handed back through one connection of the test's own. */
+/** A database from `fresh()` after `work` on a connection of the test's own, then handed back. */
 async function usedAndHandedBack(
   db: TestDatabase,
   work: (client: pg.Client, url: string) => Promise<unknown>,
@@ -14,10 +14,10 @@ async function usedAndHandedBack(
   await client.connect();
   try {
     await work(client, url);
-    await db.recycle?.(url, async (sql) => (await client.query(sql)).rows as Record<string, unknown>[]);
   } finally {
     await client.end();
   }
+  await handBack(db, url);
   return url;
 }
 
