@@ -31,6 +31,9 @@ interface RescuedJob {
 /** Why a job whose lease passed was given back: by jobs.batch's take or by the leader's sweep. */
 export const LEASE_EXPIRED = 'lease expired';
 
+/** Why sessions.end gave back a job its session held in pull mode. */
+export const sessionEnded = (session: number): string => `session ${session} ended`;
+
 /**
  * Recovery gives back an attempt that never started anything: a placement (a dispatcher's term)
  * whose runner attached no agent, because a host that died after its placement must not use up

@@ -281,7 +281,9 @@ export interface Store
     start(params: SessionStartParams): Promise<Session>;
     /**
      * Ends a live session and releases its claims and workspace locks (outcome `abandoned`) in
-     * the same step; false if already ended.
+     * the same step, and gives back the jobs it took in pull mode (claimNext, jobs.batch): each
+     * queued again at once, its attempt not counted, audited `job:requeued`. A runner's placed
+     * jobs are left to its own requeue or the sweep. False if already ended.
      */
     end(session: SessionId): Promise<boolean>;
     /**

@@ -41,7 +41,7 @@ export function registerSession(program: Command): void {
 
   session
     .command('end <id>')
-    .description('end a session and release every claim it holds')
+    .description('end a session: release every claim it holds and queue its pull jobs again')
     .action((id: string, _o: unknown, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
         const { session: ended, ended: now } = await baton.endSession(id);

@@ -105,19 +105,63 @@ export function exerciseAttempts(harness: Harness): void {
       }));
 
     test("a pull worker's started job counts its attempt when its session dies; one only claimed does not", () =>
-      withFixture(harness, async ({ store }) => {
+      withFixture(harness, async ({ clocked, moveClock }) => {
+        const store = await clocked();
         const { job: started } = await store.jobs.enqueue({ key: 'started', attemptMax: 1 });
         const { job: claimed } = await store.jobs.enqueue({ key: 'claimed', attemptMax: 1 });
         const worker = await store.sessions.start({ kind: 'agent', host: 'box-1', pid: 5 });
         assert.equal((await store.jobs.claimNext({ session: worker.id, start: true }))?.id, started.id);
         assert.equal((await store.jobs.claimNext({ session: worker.id }))?.id, claimed.id);
-        await store.sessions.end(worker.id);
+        await moveClock(61_000);
         const report = await store.recovery.rescueStale({ staleAfterMs: 60_000, policy: POLICY });
+        assert.deepEqual(report.sessions, [worker.id], 'its heartbeats stopped');
         assert.deepEqual(report.jobsFailed, [started.id], 'the worker ran it: its one attempt is used');
         assert.deepEqual(report.jobsRequeued, [claimed.id]);
         assert.match((await store.jobs.get(started.id))?.reason ?? '', /^attempts exhausted: session \d+/);
         const back = await store.jobs.get(claimed.id);
         assert.equal(back?.attempt, 0, 'never started: the attempt is not counted');
+      }));
+
+    test('ending a session gives back its pull jobs at once, fenced, their attempts not counted', () =>
+      withFixture(harness, async ({ store }) => {
+        const { job: started } = await store.jobs.enqueue({ key: 'started', attemptMax: 1 });
+        const { job: claimed } = await store.jobs.enqueue({ key: 'claimed', attemptMax: 1 });
+        const { job: batched } = await store.jobs.enqueue({ key: 'batched', attemptMax: 1 });
+        const worker = await store.sessions.start({ kind: 'agent', host: 'box-1', pid: 5 });
+        assert.equal((await store.jobs.claimNext({ session: worker.id, start: true }))?.id, started.id);
+        assert.equal((await store.jobs.claimNext({ session: worker.id }))?.id, claimed.id);
+        const { taken } = await store.jobs.batch({ session: worker.id, take: 1, leaseMs: 3_600_000 });
+        assert.deepEqual(
+          taken.map((job) => job.id),
+          [batched.id],
+        );
+        assert.equal(await store.sessions.end(worker.id), true);
+        const now = await store.now();
+        const ids = [started.id, claimed.id, batched.id];
+        for (const id of ids) {
+          const back = await store.jobs.get(id);
+          assert.equal(back?.status, 'queued', `job ${id} is queued again`);
+          assert.equal(back?.attempt, 0, 'its last attempt, given back');
+          assert.ok((back?.runAfter ?? Infinity) <= now, 'no backoff');
+          assert.match(back?.reason ?? '', /^requeued: session \d+ ended; the agent did not fail/);
+          const late = await store.jobs.finish({ id, session: worker.id, epoch: 1, status: 'done' });
+          assert.equal(late.ok, false, 'the old holder is fenced');
+        }
+        const requeued = await store.audit.list({ type: 'job:requeued' });
+        assert.deepEqual(
+          requeued.map((entry) => [entry.jobId, entry.session, entry.epoch, entry.detail['attempt']]),
+          ids.map((id) => [id, worker.id, 1, 0]),
+        );
+        const other = await store.sessions.start({ kind: 'agent', host: 'box-2', pid: 6 });
+        const again = await store.jobs.claimNext({ session: other.id, start: true });
+        assert.deepEqual([again?.id, again?.epoch, again?.attempt], [started.id, 2, 1], 'at once, fenced');
+        const late = await store.jobs.finish({
+          id: started.id,
+          session: worker.id,
+          epoch: 1,
+          status: 'done',
+        });
+        assert.equal(late.ok, false);
       }));
 
     test('the sweep gives back a job whose lease passed while its session lives on, counting the attempt', () =>

@@ -5,14 +5,13 @@
  * Lock order: the lease row, then the job row; rescue takes a session row, then its claim rows,
  * then their task rows (the kernel's order), then its workspace lock rows.
  */
-import { backoffMs, type RetryPolicy } from '../../core/retry.js';
-import type { LockOutcome } from '../../core/workspace-lock.js';
 import type { DispatchStore, JobAttachParams, JobRequeueParams, JobSkipParams } from '../dispatch-store.js';
 import type { JobTransitionResult } from '../../core/job.js';
-import { emptyReport, LEASE_EXPIRED, rescueReason } from '../rescue.js';
+import { emptyReport, LEASE_EXPIRED } from '../rescue.js';
 import { jobById } from './jobs.js';
-import { deleteLocks, insertAuditRows, lockReleasedRows, releaseSessionHoldings } from './locks.js';
+import { releaseSessionHoldings } from './locks.js';
 import { postgresDispatchPass } from './dispatch-pass.js';
+import { requeueOrFail } from './requeue.js';
 import { LIVE_TERM, termParams } from './placement.js';
 import { NOW, atMs, hostOf, jobColumns, jobFields, ms, msInterval, toJob, type JobRow } from './rows.js';
 import type { TaskGate } from '../../core/task.js';
@@ -223,73 +222,4 @@ async function orphanedJobs(
   limit: number,
 ): Promise<(JobRow & { lease_passed: boolean })[]> {
   return exec.rows<JobRow & { lease_passed: boolean }>(ORPHANED_JOBS, [limit]);
-}
-
-/**
- * Requeues the job with backoff, or fails it once its attempts ran out, with the audit row in
- * the same statement; the job as written, or null when it had moved. Guarded by the epoch,
- * status and runner session observed: a job that moved since (finished by its runner, or
- * rescued by another sweep) is re-checked on its newest version after the row-lock wait and
- * matches nothing. The backoff is core/retry.ts's, for the attempt observed; none for a job its
- * runner gave back on shutdown (`attemptCounts` false), whose attempt is given back.
- */
-async function requeueOrFail(
-  exec: PgExecutor,
-  job: JobRow,
-  policy: RetryPolicy,
-  lockOutcome: LockOutcome,
-  reason?: string,
-  attemptCounts = true,
-): Promise<{ outcome: 'requeued' | 'failed'; row: JobRow } | null> {
-  const { unstarted, givenBack, why } = rescueReason(job, lockOutcome, reason, attemptCounts);
-  // $1 id, $2 epoch, $3 status, $4 observed runner session, $5 why, $6 the lock's outcome
-  const guard = [job.id, job.epoch, job.status, job.session_id, why, lockOutcome];
-  const where = `id = $1::bigint AND epoch = $2::bigint AND status = $3::text
-         AND session_id IS NOT DISTINCT FROM $4::bigint`;
-  // The run ended either way: its workspace lock goes in the same statement.
-  const locks = deleteLocks('k', 'workspace_locks.job_id = j.id', 'j');
-  /** The job's ledger row, then its lock's; `at` names the columns of `j` qualified. */
-  const audit = (at: string, type: string, detail: string): string =>
-    insertAuditRows(`
-         SELECT 0 AS part, ''::text AS seq, ${at} AS at, '${type}'::text AS type, key AS task_key,
-           id AS job_id, $4::bigint AS session_id, ${hostOf('$4::bigint')} AS host, epoch,
-           ${detail} AS detail
-         FROM j
-         UNION ALL
-         ${lockReleasedRows(1, 'k', at, '$6::text', 'j')}`);
-  if (job.attempt < job.attempt_max || givenBack) {
-    const attempt = job.attempt - (givenBack ? 1 : 0);
-    const row = await exec.one<JobRow>(
-      `WITH j AS (
-         UPDATE jobs SET status = 'queued', run_after = ${NOW} + ${msInterval('$7')},
-           session_id = NULL, host = NULL, agent_session_id = NULL, pid = NULL, term = NULL,
-           lease_until = NULL, attempt = attempt - ${givenBack ? 1 : 0},
-           reason = 'requeued: ' || $5::text
-         WHERE ${where} ${unstarted ? 'AND pid IS NULL' : ''}
-         RETURNING ${jobColumns('jobs')}
-       ), ${locks}, a AS (
-         ${audit(
-           `j.run_after - ${msInterval('$7')}`,
-           'job:requeued',
-           `jsonb_build_object('reason', $5::text, 'attempt', attempt)`,
-         )}
-       )
-       SELECT * FROM j`,
-      [...guard, attemptCounts ? backoffMs(policy, Math.max(1, attempt)) : 0],
-    );
-    return row === undefined ? null : { outcome: 'requeued', row };
-  }
-  const row = await exec.one<JobRow>(
-    `WITH j AS (
-       UPDATE jobs SET status = 'failed', finished_at = ${NOW},
-         reason = 'attempts exhausted: ' || $5::text
-       WHERE ${where}
-       RETURNING ${jobColumns('jobs')}
-     ), ${locks}, a AS (
-       ${audit('j.finished_at', 'job:finished', `jsonb_build_object('status', 'failed', 'reason', $5::text)`)}
-     )
-     SELECT * FROM j`,
-    guard,
-  );
-  return row === undefined ? null : { outcome: 'failed', row };
 }

@@ -28,6 +28,7 @@ import {
 } from './rows.js';
 import { insertAuditRows, releaseSessionHoldings } from './locks.js';
 import type { PgExecutor } from './executor.js';
+import { requeueSessionJobs } from './requeue.js';
 import { Batcher } from './batcher.js';
 import type { Outcome } from '../outcome.js';
 
@@ -217,6 +218,7 @@ async function endSession(exec: PgExecutor, id: number): Promise<boolean> {
     );
     if (marked === undefined || marked.found === 0) throw sessionNotFound(id);
     if (marked.ended === 0) return false;
+    await requeueSessionJobs(querier, id);
     // Claims first, then the session's workspace locks, then the session's own row, in one
     // ordered insert so ids follow that order.
     await querier.rows(

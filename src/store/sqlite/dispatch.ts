@@ -1,8 +1,6 @@
 /** Term-fenced placement, the runner's assignments, and rescue of stale sessions, on SQLite. */
 import type { Job, JobTransitionResult } from '../../core/job.js';
 import type { TaskGate } from '../../core/task.js';
-import { backoffMs, type RetryPolicy } from '../../core/retry.js';
-import type { LockOutcome } from '../../core/workspace-lock.js';
 import type {
   DispatchStore,
   JobAttachParams,
@@ -13,12 +11,13 @@ import type {
   QueuedJob,
   TermRef,
 } from '../dispatch-store.js';
-import { emptyReport, LEASE_EXPIRED, rescueReason, type MutableReport } from '../rescue.js';
+import { emptyReport, LEASE_EXPIRED, type MutableReport } from '../rescue.js';
 import { claimSet, taskOpen } from './claim-set.js';
 import { jobById } from './jobs.js';
-import { grantLock, liveLock, releaseJobLocks, releaseSessionLocks, toHolder } from './locks.js';
+import { grantLock, liveLock, releaseSessionLocks, toHolder } from './locks.js';
 import { appendAudit, toJob, type JobRow } from './rows.js';
 import type { SqliteExecutor, Sync } from './executor.js';
+import { requeueOrFail } from './requeue.js';
 import { releaseAllClaims } from './tasks-claims.js';
 import { existingWorkspace } from './workspaces.js';
 
@@ -265,56 +264,4 @@ export const ORPHANED_JOBS = `
 
 function orphanedJobs(exec: SqliteExecutor, limit: number): (JobRow & { lease_passed: number })[] {
   return exec.prepare(ORPHANED_JOBS).all({ now: exec.now(), limit }) as (JobRow & { lease_passed: number })[];
-}
-
-/**
- * Requeues with backoff, or fails once attempts run out; guarded by the epoch and status observed.
- * Either way the run ended, so its workspace lock is released in the same transaction. A job its
- * runner gave back on shutdown (`attemptCounts` false) goes back at once, its attempt given back.
- */
-function requeueOrFail(
-  exec: SqliteExecutor,
-  job: JobRow,
-  policy: RetryPolicy,
-  report: MutableReport,
-  lockOutcome: LockOutcome,
-  reason?: string,
-  attemptCounts = true,
-): boolean {
-  const now = exec.now();
-  const { unstarted, givenBack, why } = rescueReason(job, lockOutcome, reason, attemptCounts);
-  const base = { at: now, key: job.key, jobId: job.id, session: job.session_id, epoch: job.epoch };
-  if (job.attempt < job.attempt_max || givenBack) {
-    const attempt = job.attempt - (givenBack ? 1 : 0);
-    const changed = exec
-      .prepare(
-        `UPDATE jobs SET status = 'queued', run_after = ?, session_id = NULL, host = NULL,
-           agent_session_id = NULL, attempt = attempt - ${givenBack ? 1 : 0}, pid = NULL, term = NULL,
-           lease_until = NULL, reason = ?
-         WHERE id = ? AND epoch = ? AND status = ? ${unstarted ? 'AND pid IS NULL' : ''}`,
-      )
-      .run(
-        now + (attemptCounts ? backoffMs(policy, Math.max(1, attempt)) : 0),
-        `requeued: ${why}`,
-        job.id,
-        job.epoch,
-        job.status,
-      ).changes;
-    if (changed === 0) return false;
-    report.jobsRequeued.push(job.id);
-    appendAudit(exec, { ...base, type: 'job:requeued', detail: { reason: why, attempt } });
-    releaseJobLocks(exec, now, job.id, lockOutcome);
-  } else {
-    const changed = exec
-      .prepare(
-        `UPDATE jobs SET status = 'failed', finished_at = ?, reason = ?
-         WHERE id = ? AND epoch = ? AND status = ?`,
-      )
-      .run(now, `attempts exhausted: ${why}`, job.id, job.epoch, job.status).changes;
-    if (changed === 0) return false;
-    report.jobsFailed.push(job.id);
-    appendAudit(exec, { ...base, type: 'job:finished', detail: { status: 'failed', reason: why } });
-    releaseJobLocks(exec, now, job.id, lockOutcome);
-  }
-  return true;
 }

@@ -5,6 +5,7 @@ import { PRIORITY_DEFAULT } from '../../core/validate.js';
 import type { SessionStartParams, Store, TaskUpdateParams } from '../store.js';
 import type { Session } from '../../core/session.js';
 import { releaseSessionLocks } from './locks.js';
+import { requeueSessionJobs } from './requeue.js';
 import { withActor } from '../actor.js';
 import { appendAudit, holderOf, toSession, toTask, type SessionRow, type TaskRow } from './rows.js';
 import { fromSync, type SqliteExecutor, type Sync } from './executor.js';
@@ -174,6 +175,7 @@ export function sqliteSessions(exec: SqliteExecutor): Store['sessions'] {
         const row = sessionRow(exec, id, false);
         if (row.state !== 'live') return false;
         const now = exec.now();
+        requeueSessionJobs(exec, id);
         releaseAllClaims(exec, now, id, 'abandoned');
         releaseSessionLocks(exec, now, id, 'abandoned');
         exec.prepare(`UPDATE sessions SET state = 'ended', ended_at = ? WHERE id = ?`).run(now, id);
