@@ -189,6 +189,58 @@ describe('baton mcp', () => {
       }
     }));
 
+  test('refuses an argument a tool does not take, naming it and the ones it takes; nothing changes', () =>
+    withBaton(sqliteDatabase(), async (db, store) => {
+      await store.tasks.add({ key: 't', title: 'strict' });
+      const client = await connect(db);
+      try {
+        const claimed = structured(await client.callTool({ name: 'baton_claim', arguments: { key: 't' } }));
+        const ref = { key: 't', epoch: claimed.epoch as number };
+        const cases: [string, Record<string, unknown>, RegExp][] = [
+          [
+            'baton_release',
+            { ...ref, outcome: 'done', exitCod: 1 },
+            /unknown argument "exitCod": leave it out or correct its name; this tool takes key, epoch, outcome$/,
+          ],
+          [
+            'baton_effect',
+            { ...ref, kind: 'pr', url: 'https://x/pr/1' },
+            /"url".*takes key, epoch, kind, payload/,
+          ],
+          ['baton_heartbeat', { key: 't', epok: 1 }, /unknown argument "epok".*takes key, epoch/],
+          ['baton_status', { verbose: true }, /unknown argument "verbose".*this tool takes no arguments/],
+          [
+            'baton_next',
+            { labels: 'bug', projct: 'api' },
+            /unknown arguments "labels", "projct": leave them out or correct their names; .*takes label, project/,
+          ],
+          ['baton_escalate', { ...ref, reason: 'why', urgent: true }, /unknown argument "urgent"/],
+          ['baton_show_task', { key: 't', full: 1 }, /unknown argument "full".*takes key$/],
+          ['baton_claim', { key: 't', force: true }, /unknown argument "force".*takes key$/],
+        ];
+        for (const [name, args, expected] of cases) {
+          const r = await client.callTool({ name, arguments: args });
+          assert.equal(r.isError, true, `${name} ${JSON.stringify(args)}`);
+          assert.match(text(r), expected);
+        }
+        assert.equal(
+          (await store.tasks.get('t'))?.holder?.session,
+          claimed.session,
+          'still held: no release',
+        );
+        assert.deepEqual(await store.effects.list({ key: 't' }), [], 'no effect recorded');
+        const released = structured(
+          await client.callTool({ name: 'baton_release', arguments: { ...ref, outcome: 'done' } }),
+        );
+        assert.equal(released.ok, true, 'the same call without the stray argument goes through');
+        const { tools } = await client.listTools();
+        for (const tool of tools)
+          assert.equal(tool.inputSchema['additionalProperties'], false, `${tool.name} says it is strict`);
+      } finally {
+        await client.close();
+      }
+    }));
+
   test('starts its session on first use, records effects and releases, and ends the session when stdin closes', () =>
     withBaton(sqliteDatabase(), async (db, store) => {
       await store.tasks.add({ key: 'a', title: 'kept' });

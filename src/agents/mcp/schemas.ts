@@ -30,9 +30,29 @@ export const holderSchema = z
 
 const message = z.string().describe('What happened and what to do next, in words.');
 
-export const claimInput = { key };
-export const claimRefInput = { key, epoch };
-export const releaseInput = {
+/**
+ * A tool's arguments, strict: the SDK wraps a bare shape in a non-strict object, which drops a
+ * misspelt argument ({"epok": 2}) without a word while the call goes on. A strict object refuses
+ * it, naming it and the arguments the tool takes, as the HTTP API refuses an unknown body field
+ * (http/kit.ts); its JSON Schema says additionalProperties: false.
+ */
+const strict = <Shape extends z.ZodRawShape>(shape: Shape) =>
+  z.strictObject(shape, {
+    error: (issue) => (issue.code === 'unrecognized_keys' ? unknownArguments(issue.keys, shape) : undefined),
+  });
+
+function unknownArguments(unknown: readonly string[], shape: z.ZodRawShape): string {
+  const many = unknown.length > 1;
+  const names = unknown.map((name) => `"${name}"`).join(', ');
+  const taken = Object.keys(shape);
+  const takes = taken.length === 0 ? 'no arguments' : taken.join(', ');
+  const fix = many ? 'leave them out or correct their names' : 'leave it out or correct its name';
+  return `unknown argument${many ? 's' : ''} ${names}: ${fix}; this tool takes ${takes}`;
+}
+
+export const claimInput = strict({ key });
+export const claimRefInput = strict({ key, epoch });
+export const releaseInput = strict({
   key,
   epoch,
   outcome: z
@@ -42,8 +62,8 @@ export const releaseInput = {
     .describe(
       'done: the work is finished; failed: you could not do it; released: you stop without finishing.',
     ),
-};
-export const effectInput = {
+});
+export const effectInput = strict({
   key,
   epoch,
   kind: z
@@ -55,8 +75,9 @@ export const effectInput = {
     .unknown()
     .optional()
     .describe('A JSON value describing it, such as {"url": "https://github.com/acme/api/pull/7"}.'),
-};
-export const showTaskInput = { key };
+});
+export const showTaskInput = strict({ key });
+export const statusInput = strict({});
 
 const filter = (what: string, example: string) =>
   z
@@ -65,12 +86,12 @@ const filter = (what: string, example: string) =>
     .max(100, { error: `${what} is at most 100 characters, such as ${example}` })
     .optional();
 
-export const nextInput = {
+export const nextInput = strict({
   label: filter('label', 'bug').describe('Only tasks with this label. Leave out to take any task.'),
   project: filter('project', 'acme/api').describe('Only tasks of this project. Leave out for any.'),
-};
+});
 
-export const escalateInput = {
+export const escalateInput = strict({
   key,
   epoch,
   reason: z
@@ -78,7 +99,7 @@ export const escalateInput = {
     .min(1, { error: 'reason must not be empty: say what the human must decide or do' })
     .max(2000, { error: 'reason is at most 2000 characters: say it in a few sentences' })
     .describe('What a human must decide or do before the work can go on, in a sentence or two.'),
-};
+});
 
 /** The answer of every claim-bearing tool: ok, and on ok:false why and who holds the task now. */
 export const claimOutput = {

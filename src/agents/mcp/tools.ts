@@ -219,6 +219,7 @@ function registerReadTools(server: McpServer, ctx: ToolContext): void {
     'baton_status',
     {
       description: TOOL_DESCRIPTIONS.baton_status,
+      inputSchema: schemas.statusInput,
       outputSchema: schemas.statusOutput,
       annotations: { readOnlyHint: true },
     },
