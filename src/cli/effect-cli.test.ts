@@ -54,5 +54,31 @@ for (const db of bothEngines())
         const missing = await baton(url, 'effect', 'k', ...claim, '--kind', 'w');
         assert.equal(missing.code, 4, missing.stderr);
       });
+
+      test('refuses a pr effect whose url is not http(s), with exit 2, and writes nothing', async () => {
+        const url = await db.fresh();
+        assert.equal((await baton(url, 'task', 'add', 'k')).code, 0);
+        const s = (await baton(url, 'session', 'start')).stdout.trim();
+        assert.equal((await baton(url, 'claim', 'k', '--session', s)).code, 0);
+        const pr = ['effect', 'k', '--session', s, '--epoch', '1', '--kind', 'pr', '--payload'];
+        for (const bad of [
+          'javascript:alert(1)',
+          'data:text/html,<b>x</b>',
+          'file:///etc/passwd',
+          'https://a b',
+        ]) {
+          const refused = await baton(url, ...pr, JSON.stringify({ url: bad }));
+          assert.equal(refused.code, 2, `${bad}: ${refused.stderr}`);
+          assert.match(
+            refused.stderr,
+            /^baton: the pr effect's url ".*" is not an http\(s\) address — give /,
+          );
+          assert.equal(refused.stderr.trim().split('\n').length, 1, 'one line');
+        }
+        const list = JSON.parse((await baton(url, '--json', 'effects', 'k')).stdout) as unknown[];
+        assert.deepEqual(list, [], 'nothing was written');
+        const ok = await baton(url, ...pr, '{"url":"https://github.com/acme/api/pull/7"}');
+        assert.equal(ok.code, 0, ok.stderr);
+      });
     });
   }

@@ -4,7 +4,7 @@
  * the caller must stop; nothing was written.
  */
 import type { Effect, EffectResult } from '../core/effect.js';
-import { validateEffectKind } from '../core/effect.js';
+import { validateEffectKind, validateEffectUrl } from '../core/effect.js';
 import { InvalidInputError } from '../core/errors.js';
 import { validateEpoch, validateId, validateInteger, validateKey } from '../core/validate.js';
 import type { Store } from '../store/store.js';
@@ -44,6 +44,7 @@ export class Effects {
   async record(input: EffectInput): Promise<EffectResult> {
     const session = validateId('session', input.session);
     const kind = validateEffectKind(input.kind);
+    validateEffectUrl(kind, input.payload);
     const result = await this.store.effects.record({
       key: validateKey(input.key),
       session,

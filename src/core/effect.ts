@@ -47,6 +47,21 @@ export function validateEffectKind(kind: unknown): string {
 }
 
 /**
+ * A `pr` effect's `url` is the pull request's web page: `task show` prints it and a reader follows
+ * it, so only an http(s) address is taken; a `javascript:`, `data:` or `file:` one is refused.
+ */
+export function validateEffectUrl(kind: string, payload: unknown): void {
+  if (kind !== 'pr' || typeof payload !== 'object' || payload === null || !('url' in payload)) return;
+  const url: unknown = payload.url;
+  if (typeof url === 'string' && /^https?:\/\/[^\s]+$/i.test(url) && URL.canParse(url)) return;
+  const shown = typeof url === 'string' ? JSON.stringify(url.slice(0, 120)) : `of type ${typeof url}`;
+  throw new InvalidInputError(
+    `the pr effect's url ${shown} is not an http(s) address`,
+    'give the pull request\'s web page, such as {"url": "https://github.com/acme/api/pull/7"}',
+  );
+}
+
+/**
  * The payload as the JSON text both engines store. Refuses what JSON cannot carry the same way
  * on both (undefined, functions, non-finite numbers become null or vanish; PostgreSQL's jsonb
  * refuses the NUL character), and anything longer than the limit.

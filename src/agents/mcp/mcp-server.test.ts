@@ -223,6 +223,10 @@ describe('baton mcp', () => {
           assert.equal(r.isError, true, `${name} ${JSON.stringify(args)}`);
           assert.match(text(r), expected);
         }
+        const pr = { ...ref, kind: 'pr', payload: { url: 'javascript:alert(1)' } };
+        const script = await client.callTool({ name: 'baton_effect', arguments: pr });
+        assert.equal(script.isError, true, 'a pr url that is not http(s) is refused too');
+        assert.match(text(script), /the pr effect's url "javascript:alert\(1\)" is not an http\(s\) address/);
         assert.equal(
           (await store.tasks.get('t'))?.holder?.session,
           claimed.session,
