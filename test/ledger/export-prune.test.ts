@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { bothEngines } from '../support/databases.js';
 import { cliOn } from '../support/cli.js';
-import { ledgerFixture, someActivity, type LedgerFixture } from './ledger-fixture.js';
+import { someActivity, withLedger, type LedgerFixture } from './ledger-fixture.js';
 
 interface Verdict {
   readonly ok: boolean;
@@ -29,18 +29,6 @@ interface Verdict {
   readonly unchecked: number;
 }
 
-async function on(
-  engine: Parameters<typeof ledgerFixture>[0],
-  body: (f: LedgerFixture) => Promise<void>,
-): Promise<void> {
-  const f = await ledgerFixture(engine);
-  try {
-    await body(f);
-  } finally {
-    await f.close();
-  }
-}
-
 async function exportTo(f: LedgerFixture, file: string, ...args: string[]): Promise<string[]> {
   const run = await cliOn(f.url).run('audit', 'export', '--out', file, ...args);
   assert.equal(run.code, 0, run.stderr);
@@ -51,7 +39,7 @@ async function exportTo(f: LedgerFixture, file: string, ...args: string[]): Prom
 for (const engine of bothEngines()) {
   void describe(`ledger export and retention on ${engine.name}`, () => {
     test('exports one JSON object per line that verifies offline, filtered or whole, JSONL or CSV', () =>
-      on(engine, async (f) => {
+      withLedger(engine, async (f) => {
         await someActivity(f.store);
         await f.baton.ledger.seal(f.signer);
         await f.store.tasks.add({ key: 'unsealed-one' });
@@ -95,7 +83,7 @@ for (const engine of bothEngines()) {
       }));
 
     test('an edited or cut-off export fails offline, naming the row', () =>
-      on(engine, async (f) => {
+      withLedger(engine, async (f) => {
         await someActivity(f.store);
         await f.baton.ledger.seal(f.signer);
         const file = join(f.dir, 'e.jsonl');
@@ -132,7 +120,7 @@ for (const engine of bothEngines()) {
       }));
 
     test('a CSV whose spreadsheet cells say other than its json cell fails offline, naming the row', () =>
-      on(engine, async (f) => {
+      withLedger(engine, async (f) => {
         await someActivity(f.store);
         await f.baton.ledger.seal(f.signer);
         const file = join(f.dir, 'e.csv');
@@ -163,7 +151,7 @@ for (const engine of bothEngines()) {
       }));
 
     test('prunes old checkpoints behind a signed record: verify passes and reports the pruned range, offline too', () =>
-      on(engine, async (f) => {
+      withLedger(engine, async (f) => {
         await someActivity(f.store, 'old');
         const [old] = (await f.baton.ledger.seal(f.signer)).sealed;
         assert.ok(old !== undefined);
@@ -211,7 +199,7 @@ for (const engine of bothEngines()) {
       }));
 
     test('refuses to prune a ledger that does not verify, and changes nothing', () =>
-      on(engine, async (f) => {
+      withLedger(engine, async (f) => {
         await someActivity(f.store);
         await f.baton.ledger.seal(f.signer);
         await f.attacker.unguard();

@@ -104,3 +104,13 @@ export async function ledgerFixture(db: TestDatabase): Promise<LedgerFixture> {
     },
   };
 }
+
+/** Runs `body` on a fresh ledger fixture of this engine, closed afterwards whatever happens. */
+export async function withLedger(db: TestDatabase, body: (f: LedgerFixture) => Promise<void>): Promise<void> {
+  const f = await ledgerFixture(db);
+  try {
+    await body(f);
+  } finally {
+    await f.close();
+  }
+}

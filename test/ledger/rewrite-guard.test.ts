@@ -14,19 +14,7 @@ import { systemClock } from '../../src/daemon/clock.js';
 import { LedgerSealer } from '../../src/daemon/sealer.js';
 import { bothEngines } from '../support/databases.js';
 import { cliOn } from '../support/cli.js';
-import { ledgerFixture, someActivity, type LedgerFixture } from './ledger-fixture.js';
-
-async function on(
-  engine: Parameters<typeof ledgerFixture>[0],
-  body: (f: LedgerFixture) => Promise<void>,
-): Promise<void> {
-  const f = await ledgerFixture(engine);
-  try {
-    await body(f);
-  } finally {
-    await f.close();
-  }
-}
+import { someActivity, withLedger, type LedgerFixture } from './ledger-fixture.js';
 
 /** The attacker's rewrite: an edited row, and every checkpoint deleted. */
 async function rewrite(f: LedgerFixture): Promise<void> {
@@ -46,7 +34,7 @@ function sealerOn(f: LedgerFixture, anchorFile: string | null): LedgerSealer {
 for (const engine of bothEngines()) {
   void describe(`sealing over a rewritten ledger on ${engine.name}`, () => {
     test('seal and prune with --anchor, and a sealer with an anchor file, refuse and sign nothing', () =>
-      on(engine, async (f) => {
+      withLedger(engine, async (f) => {
         const cli = cliOn(f.url);
         const anchors = join(f.dir, 'anchors.jsonl');
         const key = ['--key-file', f.keyFile, '--anchor', anchors];
@@ -90,7 +78,7 @@ for (const engine of bothEngines()) {
       }));
 
     test('a sealer without an anchor file refuses once what it sealed itself is gone', () =>
-      on(engine, async (f) => {
+      withLedger(engine, async (f) => {
         const sealer = sealerOn(f, null);
         await someActivity(f.store);
         assert.equal((await sealer.sealNow()).length, 1);
@@ -101,7 +89,7 @@ for (const engine of bothEngines()) {
       }));
 
     test('a prune record stands for the checkpoints it removed: sealing goes on after a prune', () =>
-      on(engine, async (f) => {
+      withLedger(engine, async (f) => {
         const cli = cliOn(f.url);
         const anchors = join(f.dir, 'anchors.jsonl');
         await someActivity(f.store);

@@ -12,7 +12,7 @@ import { createKeyFile } from '../../src/coordinator/ledger/keys.js';
 import { sealLedger } from '../../src/coordinator/ledger/seal.js';
 import { bothEngines } from '../support/databases.js';
 import { cliOn } from '../support/cli.js';
-import { ledgerFixture, someActivity, type LedgerFixture } from './ledger-fixture.js';
+import { someActivity, withLedger, type LedgerFixture } from './ledger-fixture.js';
 
 interface Verdict {
   readonly ok: boolean;
@@ -36,22 +36,10 @@ async function verify(f: LedgerFixture, code: number, ...args: string[]): Promis
   return cliOn(f.url).json<Verdict>(code, 'audit', 'verify', ...args);
 }
 
-async function on(
-  engine: Parameters<typeof ledgerFixture>[0],
-  body: (f: LedgerFixture) => Promise<void>,
-): Promise<void> {
-  const f = await ledgerFixture(engine);
-  try {
-    await body(f);
-  } finally {
-    await f.close();
-  }
-}
-
 for (const engine of bothEngines()) {
   void describe(`ledger tampering on ${engine.name}`, () => {
     test('an untouched ledger verifies, and rows written after the last seal are reported as unsealed', () =>
-      on(engine, async (f) => {
+      withLedger(engine, async (f) => {
         await sealed(f);
         await f.store.tasks.add({ key: 'later' });
         const v = await verify(f, 0);
@@ -61,7 +49,7 @@ for (const engine of bothEngines()) {
       }));
 
     test('detects an edited payload and names the row and the checkpoint', () =>
-      on(engine, async (f) => {
+      withLedger(engine, async (f) => {
         const ids = await sealed(f);
         const target = ids[7] ?? 0;
         await f.attacker.unguard();
@@ -78,7 +66,7 @@ for (const engine of bothEngines()) {
       }));
 
     test('detects an edited timestamp', () =>
-      on(engine, async (f) => {
+      withLedger(engine, async (f) => {
         const ids = await sealed(f);
         const target = ids[4] ?? 0;
         await f.attacker.unguard();
@@ -92,7 +80,7 @@ for (const engine of bothEngines()) {
       }));
 
     test('detects a deleted row in the middle', () =>
-      on(engine, async (f) => {
+      withLedger(engine, async (f) => {
         const ids = await sealed(f);
         const target = ids[10] ?? 0;
         await f.attacker.unguard();
@@ -106,7 +94,7 @@ for (const engine of bothEngines()) {
       }));
 
     test('detects the newest row deleted after a checkpoint covered it', () =>
-      on(engine, async (f) => {
+      withLedger(engine, async (f) => {
         const ids = await sealed(f);
         const newest = ids.at(-1) ?? 0;
         await f.attacker.unguard();
@@ -120,7 +108,7 @@ for (const engine of bothEngines()) {
       }));
 
     test('detects a forged row inserted among the sealed ones', () =>
-      on(engine, async (f) => {
+      withLedger(engine, async (f) => {
         // A gap, as a rolled-back transaction leaves one in a sequence; then the forger fills it.
         await someActivity(f.store);
         const gap = (await f.store.audit.list())[5]?.id ?? 0;
@@ -143,7 +131,7 @@ for (const engine of bothEngines()) {
       }));
 
     test('detects two rows whose ids were swapped', () =>
-      on(engine, async (f) => {
+      withLedger(engine, async (f) => {
         const ids = await sealed(f);
         const [a, b] = [ids[3] ?? 0, ids[8] ?? 0];
         await f.attacker.unguard();
@@ -160,7 +148,7 @@ for (const engine of bothEngines()) {
       }));
 
     test('detects a consistent rewrite of the whole ledger, re-sealed with a new key, through its anchor', () =>
-      on(engine, async (f) => {
+      withLedger(engine, async (f) => {
         const ids = await sealed(f);
         await someActivity(f.store, 'b');
         const { sealed: more } = await f.baton.ledger.seal(f.signer);
