@@ -79,6 +79,16 @@ for (const db of bothEngines())
         assert.deepEqual(list, [], 'nothing was written');
         const ok = await baton(url, ...pr, '{"url":"https://github.com/acme/api/pull/7"}');
         assert.equal(ok.code, 0, ok.stderr);
+        // A task's own url is held to the same rule (core/validate.ts isWebAddress).
+        for (const bad of ['javascript:alert(1)', 'file:///etc/passwd', 'https://a b']) {
+          const task = await baton(url, 'task', 'add', 'linked', '--url', bad);
+          assert.equal(task.code, 2, `${bad}: ${task.stderr}`);
+          assert.match(
+            task.stderr,
+            /^baton: url must be an http\(s\) address of at most \d+ characters, got /,
+          );
+        }
+        assert.equal((await baton(url, 'task', 'show', 'linked')).code, 4, 'no task was added');
       });
     });
   }

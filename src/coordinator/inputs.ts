@@ -18,6 +18,7 @@ import {
 } from '../core/session.js';
 import { BODY_LENGTH_MAX, REASON_LENGTH_MAX, TASK_STATES, URL_LENGTH_MAX, type Actor } from '../core/task.js';
 import {
+  isWebAddress,
   RAM_MB_MAX,
   validateEpoch,
   validateId,
@@ -175,13 +176,7 @@ const REVIEW_MODES = ['required', 'none'] as const;
 /** Where the task lives outside Baton: an http(s) URL. */
 function validateUrl(value: unknown): string {
   const text = typeof value === 'string' ? value.trim() : '';
-  let ok = text.length > 0 && text.length <= URL_LENGTH_MAX && !/\s/.test(text);
-  try {
-    ok &&= ['http:', 'https:'].includes(new URL(text).protocol);
-  } catch {
-    ok = false;
-  }
-  if (!ok) {
+  if (text.length > URL_LENGTH_MAX || !isWebAddress(text)) {
     throw new InvalidInputError(
       `url must be an http(s) address of at most ${URL_LENGTH_MAX} characters, got ${JSON.stringify(value)}`,
       'give the task page, such as https://github.com/acme/api/issues/1246',

@@ -7,6 +7,7 @@
  */
 import type { Holder } from './claim.js';
 import { InvalidInputError } from './errors.js';
+import { isWebAddress } from './validate.js';
 import type { SessionId } from './session.js';
 import type { Instant } from './time.js';
 
@@ -53,7 +54,7 @@ export function validateEffectKind(kind: unknown): string {
 export function validateEffectUrl(kind: string, payload: unknown): void {
   if (kind !== 'pr' || typeof payload !== 'object' || payload === null || !('url' in payload)) return;
   const url: unknown = payload.url;
-  if (typeof url === 'string' && /^https?:\/\/[^\s]+$/i.test(url) && URL.canParse(url)) return;
+  if (typeof url === 'string' && isWebAddress(url)) return;
   const shown = typeof url === 'string' ? JSON.stringify(url.slice(0, 120)) : `of type ${typeof url}`;
   throw new InvalidInputError(
     `the pr effect's url ${shown} is not an http(s) address`,

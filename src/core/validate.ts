@@ -200,3 +200,16 @@ export function validateDuration(what: string, value: unknown, minMs: number, ma
   }
   return ms;
 }
+
+/**
+ * A web address a person may follow: http(s), no spaces, one URL parses. A task's url and a pr
+ * effect's url are shown as links; a `javascript:`, `data:` or `file:` one never is.
+ */
+export function isWebAddress(text: string): boolean {
+  if (text.length === 0 || /\s/.test(text)) return false;
+  try {
+    return ['http:', 'https:'].includes(new URL(text).protocol);
+  } catch {
+    return false;
+  }
+}
