@@ -39,9 +39,10 @@ export class LedgerSealer extends EventEmitter<SealerEvents> {
   /**
    * The newest checkpoint known outside the database, which it must still hold before this sealer
    * signs anything more: the anchor file's newest line at first, then the last one sealed here.
-   * Undefined until the first round has read the anchor file; null while none is known.
+   * Null while none is known: each round then reads the anchor file again, so a line another
+   * sealer appended to it (`baton audit seal --anchor`) is checked too.
    */
-  private known: KnownCheckpoint | null | undefined = undefined;
+  private known: KnownCheckpoint | null = null;
 
   constructor(private readonly options: SealerOptions) {
     super();
