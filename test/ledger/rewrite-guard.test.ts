@@ -8,10 +8,11 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { createKeyFile } from '../../src/coordinator/ledger/keys.js';
-import { sealLedger } from '../../src/coordinator/ledger/seal.js';
+import { createKeyFile, type LedgerSigner } from '../../src/coordinator/ledger/keys.js';
+import { sealLedger, signCheckpoint } from '../../src/coordinator/ledger/seal.js';
 import { systemClock } from '../../src/daemon/clock.js';
 import { LedgerSealer } from '../../src/daemon/sealer.js';
+import type { CheckpointFields } from '../../src/core/ledger.js';
 import { bothEngines } from '../support/databases.js';
 import { cliOn } from '../support/cli.js';
 import { someActivity, withLedger, type LedgerFixture } from './ledger-fixture.js';
@@ -29,6 +30,35 @@ const checkpointCount = async (f: LedgerFixture): Promise<number> =>
 function sealerOn(f: LedgerFixture, anchorFile: string | null): LedgerSealer {
   const options = { store: f.store, signer: f.signer, leading: () => true, clock: systemClock };
   return new LedgerSealer({ ...options, intervalMs: 60_000, anchorFile });
+}
+
+/**
+ * Checkpoints 1 and 2 sealed and anchored, then removed with their rows by a prune record whose
+ * signature `forge` makes: a rewrite that hides rows behind what looks like retention.
+ */
+async function forgedPrune(f: LedgerFixture, anchors: string, forge: LedgerSigner): Promise<void> {
+  const cli = cliOn(f.url);
+  const key = ['--key-file', f.keyFile, '--anchor', anchors];
+  await someActivity(f.store);
+  await cli.json(0, 'audit', 'seal', ...key);
+  await someActivity(f.store, 'b');
+  await cli.json(0, 'audit', 'seal', ...key);
+  const [first, second] = await f.store.ledger.checkpoints({ afterSeq: 0, limit: 2 });
+  assert.ok(first !== undefined && second !== undefined);
+  const fields: CheckpointFields = {
+    seq: 3,
+    kind: 'prune',
+    firstId: 1,
+    lastId: second.lastId,
+    rowCount: first.rowCount + second.rowCount,
+    root: second.hash,
+    prevHash: second.hash,
+    keyId: forge.keyId,
+    sealedAt: await f.store.now(),
+    throughSeq: 2,
+  };
+  assert.ok(await f.store.ledger.prune(signCheckpoint(fields, forge)), 'the store takes the record');
+  await someActivity(f.store, 'c');
 }
 
 for (const engine of bothEngines()) {
@@ -76,6 +106,50 @@ for (const engine of bothEngines()) {
         assert.match(changed.stderr, /checkpoint 2 \(anchored in \S+\) has another hash in the database/);
         assert.equal(await checkpointCount(f), 2, 'only the forger’s');
       }));
+
+    test('a prune record stands for a known checkpoint only when a key known outside the database signed it', async () => {
+      const refusals: [string, (f: LedgerFixture) => Promise<LedgerSigner>, RegExp][] = [
+        [
+          'signed by a key the attacker registered',
+          async (f) => {
+            const forger = createKeyFile(join(f.dir, 'forger.key'));
+            await f.attacker.exec(
+              `INSERT INTO ledger_keys (id, public_key, added_at)
+               SELECT ${f.attacker.p(1)}, ${f.attacker.p(2)}, added_at FROM ledger_keys`,
+              [forger.keyId, forger.publicKey],
+            );
+            return forger;
+          },
+          /prune record 3, signed by key [0-9a-f]{16}, which is neither this signer's nor the known checkpoint's/,
+        ],
+        [
+          'naming the real key, with a signature it did not make',
+          (f) => {
+            const forger = createKeyFile(join(f.dir, 'forger.key'));
+            const { keyId, publicKey } = f.signer;
+            return Promise.resolve({ keyId, publicKey, sign: (hash: string) => forger.sign(hash) });
+          },
+          /prune record 3, whose signature does not verify under key [0-9a-f]{16}/,
+        ],
+      ];
+      for (const [what, forger, problem] of refusals) {
+        await withLedger(engine, async (f) => {
+          const anchors = join(f.dir, 'anchors.jsonl');
+          const forge = await forger(f);
+          await forgedPrune(f, anchors, forge);
+          const seal = ['audit', 'seal', '--key-file', f.keyFile, '--anchor', anchors];
+          const refused = await cliOn(f.url).run(...seal);
+          assert.equal(refused.code, 3, `${what}: ${refused.stderr}`);
+          assert.match(
+            refused.stderr,
+            /^baton: the ledger was rewritten: checkpoint 2 \(anchored in \S+\) was removed by/,
+          );
+          assert.match(refused.stderr, problem, what);
+          await assert.rejects(sealerOn(f, anchors).sealNow(), problem, what);
+          assert.equal(await checkpointCount(f), 1, `${what}: only the forged prune record`);
+        });
+      }
+    });
 
     test('a sealer without an anchor file refuses once what it sealed itself is gone', () =>
       withLedger(engine, async (f) => {

@@ -162,7 +162,12 @@ export function newestAnchored(path: string): KnownCheckpoint | null {
     const last = lines.findLast((line, index) => line.trim() !== '' && (index > 0 || tail.length === size));
     if (last === undefined) return null;
     const anchor = anchorOfLine(last, `the last line of ${path}`);
-    return { seq: anchor.seq, hash: anchor.hash, where: `anchored in ${path}` };
+    return {
+      seq: anchor.seq,
+      hash: anchor.hash,
+      where: `anchored in ${path}`,
+      keys: [{ id: anchor.keyId, publicKey: anchor.publicKey }],
+    };
   } finally {
     closeSync(fd);
   }

@@ -63,7 +63,7 @@ export async function pruneLedger(
   options: PruneOptions,
 ): Promise<PruneResult> {
   await assertKeyRegistered(store, signer);
-  if (options.follows !== undefined) await assertStillHolds(store, options.follows);
+  if (options.follows !== undefined) await assertStillHolds(store, options.follows, signer);
   const report = await verifyLedger(store);
   if (!report.ok) {
     const bad = report.firstBad;

@@ -17,7 +17,7 @@ import {
 } from '../../core/ledger.js';
 import type { Instant } from '../../core/time.js';
 import type { Store } from '../../store/store.js';
-import { sha256Hex, type LedgerSigner } from './keys.js';
+import { ledgerCrypto, sha256Hex, type KnownKey, type LedgerSigner } from './keys.js';
 
 export interface SealOptions {
   /** Checkpoints written in one call, at most. */
@@ -34,6 +34,8 @@ export interface KnownCheckpoint {
   readonly hash: string;
   /** Where it is known from, for the refusal: `anchored in FILE`, `sealed by this process`. */
   readonly where: string;
+  /** Keys known with it from outside the database (an anchor line's): trusted to prune it. */
+  readonly keys?: readonly KnownKey[];
 }
 
 export interface SealResult {
@@ -87,9 +89,15 @@ export async function assertKeyRegistered(store: Store, signer: LedgerSigner): P
  * owns the database can delete the newest checkpoints (or all of them) and edit the rows they
  * covered; a sealer that then signed what it found would vouch for the edit with the real key. The
  * checkpoint must still be there with its hash, or have been removed by a prune record that covers
- * it (and attests its hash when it was the last one removed).
+ * it (and attests its hash when it was the last one removed), signed by a key known outside the
+ * database too: the signer's own, or the known checkpoint's. A key registered in the database
+ * proves nothing here, since whoever rewrote the ledger can register one.
  */
-export async function assertStillHolds(store: Store, known: KnownCheckpoint): Promise<void> {
+export async function assertStillHolds(
+  store: Store,
+  known: KnownCheckpoint,
+  signer: LedgerSigner,
+): Promise<void> {
   const [found] = await store.ledger.checkpoints({ afterSeq: known.seq - 1, limit: 1 });
   let problem = 'has another hash in the database';
   if (found?.seq === known.seq) {
@@ -97,8 +105,13 @@ export async function assertStillHolds(store: Store, known: KnownCheckpoint): Pr
   } else {
     const prunes = await store.ledger.checkpoints({ afterSeq: known.seq, limit: 1000, kind: 'prune' });
     const prune = prunes.find((record) => (record.throughSeq ?? 0) >= known.seq);
-    if (prune !== undefined && (prune.throughSeq !== known.seq || prune.root === known.hash)) return;
     if (prune === undefined) problem = 'is missing from the database';
+    else if (prune.throughSeq !== known.seq || prune.root === known.hash) {
+      const ownKey = { id: signer.keyId, publicKey: signer.publicKey };
+      const refused = untrustedPrune(prune, [ownKey, ...(known.keys ?? [])]);
+      if (refused === null) return;
+      problem = `was removed by prune record ${prune.seq}, ${refused}`;
+    }
   }
   throw new ConflictError(
     `the ledger was rewritten: checkpoint ${known.seq} (${known.where}) ${problem}; nothing is signed over it`,
@@ -107,12 +120,26 @@ export async function assertStillHolds(store: Store, known: KnownCheckpoint): Pr
   );
 }
 
+/**
+ * Null when the prune record is intact and signed by one of `trusted`; otherwise what is wrong with
+ * it, worded to follow "prune record N".
+ */
+function untrustedPrune(prune: Checkpoint, trusted: readonly KnownKey[]): string | null {
+  const crypto = ledgerCrypto([], trusted);
+  if (crypto.sha256(checkpointText(prune)) !== prune.hash) return 'whose hash does not match its fields';
+  if (!trusted.some((key) => key.id === prune.keyId)) {
+    return `signed by key ${prune.keyId}, which is neither this signer's nor the known checkpoint's`;
+  }
+  const refused = crypto.checkSignature(prune.keyId, prune.hash, prune.signature);
+  return refused === null ? null : refused.replace(/^its /, 'whose ');
+}
+
 export async function sealLedger(
   store: Store,
   signer: LedgerSigner,
   options: SealOptions = {},
 ): Promise<SealResult> {
-  if (options.follows !== undefined) await assertStillHolds(store, options.follows);
+  if (options.follows !== undefined) await assertStillHolds(store, options.follows, signer);
   const sealed: Checkpoint[] = [];
   const checkpointsMax = options.checkpointsMax ?? 128;
   while (sealed.length < checkpointsMax) {
