@@ -4,8 +4,8 @@
  * named. Routes are declared with @hono/zod-openapi, so one schema both checks the request and
  * documents it in /openapi.json.
  */
-import { OpenAPIHono, z } from '@hono/zod-openapi';
-import type { Context } from 'hono';
+import { createRoute, OpenAPIHono, z, type RouteConfig } from '@hono/zod-openapi';
+import type { Context, MiddlewareHandler } from 'hono';
 import type { Coordinator } from '../coordinator/coordinator.js';
 import { toWire } from '../coordinator/wire.js';
 import type { AuthEnv } from './auth.js';
@@ -64,6 +64,34 @@ export const jsonBody = <T extends z.ZodType>(schema: T) => ({
   body: { content: { 'application/json': { schema } }, required: true },
 });
 
+/**
+ * A body sent to a route that takes none is refused the same way (400 `invalid_input` naming the
+ * route), rather than ignored while the route is carried out: `{"force": true}` to
+ * `POST /v1/sessions/{id}/end` would otherwise end the session as if it meant something. An
+ * empty body and `{}` (what Baton's own clients send) are taken.
+ */
+const noBody: MiddlewareHandler = async (context, next) => {
+  const text = (await context.req.text()).trim();
+  if (text === '' || /^\{\s*\}$/.test(text)) return next();
+  const route = routeName(context);
+  return context.json(
+    errorBody(
+      'invalid_input',
+      `${route} takes no body, got ${JSON.stringify(text.length > 60 ? `${text.slice(0, 57)}...` : text)}`,
+      `leave the body out: GET /openapi.json lists what ${route} takes`,
+      {},
+    ),
+    400,
+  );
+};
+
+/** Declares a route (createRoute), one that changes something without a body refusing any. */
+export const route = <P extends string, R extends Omit<RouteConfig, 'path'> & { path: P }>(config: R) => {
+  const takesNone = config.method !== 'get' && config.request?.body === undefined;
+  const own = config.middleware === undefined ? [] : [config.middleware].flat();
+  return createRoute<P, R>(takesNone ? { ...config, middleware: [...own, noBody] } : config);
+};
+
 export const Id = z.coerce
   .number()
   .int()
@@ -100,14 +128,14 @@ const routeName = (context: Context) =>
   `${context.req.method} ${context.req.routePath.replace(/:(\w+)/g, '{$1}')}`;
 
 /** The 400 for body fields the route does not take: each named, and where to read the right ones. */
-function unknownFieldsBody(unknown: readonly string[], route: string, issues: readonly unknown[]) {
+function unknownFieldsBody(unknown: readonly string[], where: string, issues: readonly unknown[]) {
   const many = unknown.length > 1;
   const names = unknown.map((name) => `"${name}"`).join(', ');
   const fix = many ? 'leave them out or correct their names' : 'leave it out or correct its name';
   return errorBody(
     'invalid_input',
-    `unknown field${many ? 's' : ''} ${names} in the body of ${route}`,
-    `${fix}: GET /openapi.json lists the fields of ${route}`,
+    `unknown field${many ? 's' : ''} ${names} in the body of ${where}`,
+    `${fix}: GET /openapi.json lists the fields of ${where}`,
     { unknown, issues },
   );
 }

@@ -5,11 +5,11 @@
  * the pre-push hook of an agent without database credentials asks with the agent's token. Each
  * checks its token's scope against what it acts on before calling the coordinator.
  */
-import { createRoute, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
 import { Refusal } from '../coordinator/refusals.js';
 import { checkGuard, parseGuardClaim } from '../coordinator/guard.js';
 import { acting, allow, sessionHost } from './auth.js';
-import { Id, Key, Text, jsonBody, ok, result, type Api, type ApiDeps } from './kit.js';
+import { Id, Key, Text, jsonBody, ok, result, route, type Api, type ApiDeps } from './kit.js';
 
 const Progress = z
   .strictObject({ toolCalls: z.number().int().min(0).optional(), note: Text.optional() })
@@ -17,7 +17,7 @@ const Progress = z
 
 export function agentRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
   app.openapi(
-    createRoute({
+    route({
       method: 'get',
       path: '/v1/sessions/{id}',
       tags: ['sessions'],
@@ -27,7 +27,7 @@ export function agentRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
     async (context) => result(context, await baton.getSession(context.req.valid('param').id)),
   );
   app.openapi(
-    createRoute({
+    route({
       method: 'post',
       path: '/v1/sessions/{id}/heartbeat',
       tags: ['sessions'],
@@ -47,7 +47,7 @@ export function agentRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
     },
   );
   app.openapi(
-    createRoute({
+    route({
       method: 'post',
       path: '/v1/sessions/{id}/progress',
       tags: ['sessions'],
@@ -64,7 +64,7 @@ export function agentRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
     },
   );
   app.openapi(
-    createRoute({
+    route({
       method: 'get',
       path: '/v1/claims/{key}/guard',
       tags: ['claims'],

@@ -1,28 +1,34 @@
 /**
  * The routes the CLI's remote mode needs beyond the contract's and the lifecycle's (issue 17,
- * item 4): settings, the sessions report, pull mode (one job or a batch), and the workspace model (workspaces, agents,
- * projects, a task's requirements and fields, its plan). Reads are anyone's the bind lets read;
+ * item 4): settings, the sessions report, pull mode (one job or a batch), and the workspace model
+ * (workspaces, agents, projects, a task's requirements and fields, its plan). Reads are anyone's the bind lets read;
  * changes are an operator's, pull mode also a host's for its own sessions.
  */
-import { createRoute, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
 import { InvalidInputError, WorkspaceConfigurationError } from '../core/errors.js';
 import { unresolvedRefusal } from '../coordinator/refusals.js';
 import { BATCH_SIZE_MAX, HTTP_NEXT_WAIT_MAX_MS } from '../coordinator/pull.js';
 import { validateDuration } from '../core/validate.js';
 import { acting, actorOf, allow, sessionHost } from './auth.js';
-import { Epoch, Id, Key, SessionId, Text, jsonBody, ok, result, type Api, type ApiDeps } from './kit.js';
+import {
+  Epoch,
+  Id,
+  Key,
+  SessionId,
+  Text,
+  jsonBody,
+  ok,
+  result,
+  route,
+  type Api,
+  type ApiDeps,
+} from './kit.js';
 
-const route = createRoute;
 const Setting = z.strictObject({ value: z.string() }).openapi('Setting');
 const Name = z.string().openapi({ param: { in: 'path' }, example: 'vague-words' });
+const waitWords = 'wait up to this long for a job when none is due (a duration, at most 20s)';
 const PullNext = z
-  .strictObject({
-    session: SessionId,
-    wait: z
-      .string()
-      .optional()
-      .openapi({ description: 'wait up to this long for a job when none is due (a duration, at most 20s)' }),
-  })
+  .strictObject({ session: SessionId, wait: z.string().optional().openapi({ description: waitWords }) })
   .openapi('PullNext');
 const PullFinish = z
   .strictObject({

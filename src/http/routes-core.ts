@@ -3,12 +3,24 @@
  * the ledger. Each checks its token's scope against what it acts on, then calls the coordinator
  * with the ledger crediting the token; held, fenced and lost answer 409 as the CLI's exit 3 does.
  */
-import { createRoute, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
 import { RELEASE_OUTCOMES } from '../core/claim.js';
 import type { Job } from '../core/job.js';
 import { fencedRefusal, heldRefusal, Refusal } from '../coordinator/refusals.js';
 import { acting, actorOf, allow, sessionHost } from './auth.js';
-import { Epoch, Id, Key, SessionId, Text, jsonBody, ok, result, type Api, type ApiDeps } from './kit.js';
+import {
+  Epoch,
+  Id,
+  Key,
+  SessionId,
+  Text,
+  jsonBody,
+  ok,
+  result,
+  route,
+  type Api,
+  type ApiDeps,
+} from './kit.js';
 
 const TaskAdd = z
   .strictObject({
@@ -50,8 +62,6 @@ const Enqueue = z
   .openapi('Enqueue');
 const Query = (names: readonly string[]) =>
   z.object(Object.fromEntries(names.map((name) => [name, z.string().optional()])));
-
-const route = createRoute;
 
 /** Jobs as `baton queue list --json` shows them: each with its progress. */
 async function withProgress(baton: ApiDeps['coordinator'], jobs: readonly Job[]) {

@@ -3,15 +3,26 @@
  * hosts, retry and tokens. Agents may take work, escalate and record effects for their own session;
  * everything else here is an operator's.
  */
-import { createRoute, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { SCOPES } from '../core/token.js';
 import { fencedRefusal, noClaimRefusal, noEligibleRefusal } from '../coordinator/refusals.js';
 import { acting, actorOf, allow, sessionHost, type AuthEnv } from './auth.js';
 import type { Coordinator } from '../coordinator/coordinator.js';
-import { Epoch, Id, Key, SessionId, Text, jsonBody, ok, result, type Api, type ApiDeps } from './kit.js';
+import {
+  Epoch,
+  Id,
+  Key,
+  SessionId,
+  Text,
+  jsonBody,
+  ok,
+  result,
+  route,
+  type Api,
+  type ApiDeps,
+} from './kit.js';
 
-const route = createRoute;
 const Next = z
   .strictObject({
     session: SessionId.optional(),

@@ -132,5 +132,47 @@ for (const db of bothEngines()) {
         await store.close();
       }
     });
+
+    test('a route that takes no body refuses one with 400 naming it, and changes nothing', async () => {
+      const url = await db.fresh();
+      const store = await openStore(url);
+      const server = await serve(url);
+      const raw = await rawSql(db, url);
+      try {
+        const { secret } = await store.tokens.create({ scope: 'operator', name: 'no-bodies' });
+        const session = (await store.sessions.start({ kind: 'agent', host: 'h1', pid: 1 })).id;
+        await store.tasks.add({ key: 'x' });
+        await store.jobs.enqueue({ key: 'x', command: 'true' });
+        const doc = (await call(server.url, 'GET', '/openapi.json')).body as unknown as Document;
+        const bodiless = Object.entries(doc.paths).flatMap(([path, operations]) =>
+          Object.entries(operations)
+            .filter(([method, operation]) => method !== 'get' && operation['requestBody'] === undefined)
+            .map(([method]) => [method.toUpperCase(), path] as const),
+        );
+        assert.ok(bodiless.length >= 5, `the document lists ${bodiless.length} routes without a body`);
+        const before = { audit: await store.observe.auditMaxId(), tables: await dumpTables(db, raw) };
+        for (const [method, path] of bodiless) {
+          const concrete = path.replace('{id}', String(session)).replace(/\{\w+\}/g, 'x');
+          const r = await call(server.url, method, concrete, { token: secret, body: { force: true } });
+          const route = `${method} ${path}`;
+          assert.equal(r.status, 400, `${route}: ${JSON.stringify(r.body)}`);
+          const error = r.body['error'] as { code: string; message: string; hint: string };
+          assert.equal(error.code, 'invalid_input', route);
+          assert.equal(error.message, `${route} takes no body, got "{\\"force\\":true}"`);
+          assert.equal(error.hint, `leave the body out: GET /openapi.json lists what ${route} takes`);
+        }
+        assert.equal(await store.observe.auditMaxId(), before.audit, 'no ledger row was added');
+        assert.equal(await dumpTables(db, raw), before.tables, 'nothing changed');
+        const end = `/v1/sessions/${session}/end`;
+        for (const body of [undefined, {}]) {
+          const ended = await call(server.url, 'POST', end, { token: secret, body });
+          assert.equal(ended.status, 200, `${JSON.stringify(body)}: ${JSON.stringify(ended.body)}`);
+        }
+      } finally {
+        await raw.close();
+        await server.stop();
+        await store.close();
+      }
+    });
   });
 }
