@@ -188,7 +188,7 @@ export class Coordinator {
   /** Ends the session and releases its claims; NotFoundError for an unknown id. */
   async endSession(id: unknown): Promise<SessionEndResult> {
     const checked = validateId('session', id);
-    const ended = await this.store.sessions.end(checked);
+    const { ended } = await this.store.sessions.end(checked);
     return { session: await this.getSession(checked), ended };
   }
 

@@ -4,6 +4,7 @@
  */
 import { ATTEMPT_GIVEN_BACK, ATTEMPT_NOT_COUNTED } from '../core/retry.js';
 import type { LockOutcome } from '../core/workspace-lock.js';
+import type { JobId } from '../core/job.js';
 import type { RescueReport } from './dispatch-store.js';
 
 /** A RescueReport while a sweep fills it in. */
@@ -30,6 +31,17 @@ interface RescuedJob {
 
 /** Why a job whose lease passed was given back: by jobs.batch's take or by the leader's sweep. */
 export const LEASE_EXPIRED = 'lease expired';
+
+/** What sessions.end did, the same on both engines. */
+export interface SessionEndReport {
+  /** false when the session had already ended: then nothing was done and no job is named. */
+  readonly ended: boolean;
+  /**
+   * The jobs it held in pull mode, queued again (ids ascending). None is failed: the session let
+   * go, so the attempt is given back and requeueOrFail always requeues.
+   */
+  readonly jobsRequeued: readonly JobId[];
+}
 
 /** Why sessions.end gave back a job its session held in pull mode. */
 export const sessionEnded = (session: number): string => `session ${session} ended`;

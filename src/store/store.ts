@@ -16,6 +16,7 @@ import type { Session, SessionId, SessionKind } from '../core/session.js';
 import type { Actor, Task, TaskState } from '../core/task.js';
 import type { Instant } from '../core/time.js';
 import type { DispatchStore } from './dispatch-store.js';
+import type { SessionEndReport } from './rescue.js';
 import type { EffectsStore } from './effects-store.js';
 import type { GithubStore } from './github-store.js';
 import type { LifecycleStore } from './lifecycle-store.js';
@@ -282,10 +283,11 @@ export interface Store
     /**
      * Ends a live session and releases its claims and workspace locks (outcome `abandoned`) in
      * the same step, and gives back the jobs it took in pull mode (claimNext, jobs.batch): each
-     * queued again at once, its attempt not counted, audited `job:requeued`. A runner's placed
-     * jobs are left to its own requeue or the sweep. False if already ended.
+     * queued again at once, its attempt not counted, audited `job:requeued`, and named in the
+     * answer. A runner's placed jobs are left to its own requeue or the sweep. `ended` false (and
+     * no jobs) if already ended.
      */
-    end(session: SessionId): Promise<boolean>;
+    end(session: SessionId): Promise<SessionEndReport>;
     /**
      * Records a heartbeat. NotFoundError for an unknown session; `fenced` when the session has
      * ended or the named claim is no longer held by it at that epoch.

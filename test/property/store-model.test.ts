@@ -97,7 +97,7 @@ async function perform(
       return { s: ids.sessions.length - 1 };
     }
     case 'session.end':
-      return { ended: await store.sessions.end(sid(o.s)) };
+      return { ended: (await store.sessions.end(sid(o.s))).ended };
     case 'claim': {
       const r = await fencedError(store.claims.acquire({ key: key(o.k), session: sid(o.s) }));
       if ('error' in r) return r;

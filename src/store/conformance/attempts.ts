@@ -135,9 +135,18 @@ export function exerciseAttempts(harness: Harness): void {
           taken.map((job) => job.id),
           [batched.id],
         );
-        assert.equal(await store.sessions.end(worker.id), true);
-        const now = await store.now();
         const ids = [started.id, claimed.id, batched.id];
+        assert.deepEqual(
+          await store.sessions.end(worker.id),
+          { ended: true, jobsRequeued: ids },
+          'the answer names every job given back, none failed though each was on its last attempt',
+        );
+        assert.deepEqual(
+          await store.sessions.end(worker.id),
+          { ended: false, jobsRequeued: [] },
+          'once only',
+        );
+        const now = await store.now();
         for (const id of ids) {
           const back = await store.jobs.get(id);
           assert.equal(back?.status, 'queued', `job ${id} is queued again`);

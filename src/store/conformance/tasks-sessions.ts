@@ -105,7 +105,7 @@ export function exerciseTasksAndSessions(harness: Harness): void {
         const session = await givenSession(store);
         await givenTask(store, 't1');
         await store.claims.acquire({ key: 't1', session: session.id });
-        assert.equal(await store.sessions.end(session.id), true);
+        assert.deepEqual(await store.sessions.end(session.id), { ended: true, jobsRequeued: [] });
         const ended = await store.sessions.get(session.id);
         assert.equal(ended?.state, 'ended');
         assert.ok(ended?.endedAt !== null);
@@ -114,12 +114,12 @@ export function exerciseTasksAndSessions(harness: Harness): void {
         assert.equal((await store.tasks.get('t1'))?.holder, null);
       }));
 
-    test('ending an ended session returns false and appends nothing', () =>
+    test('ending an ended session answers ended false, no jobs, and appends nothing', () =>
       withFixture(harness, async ({ store }) => {
         const session = await givenSession(store);
         await store.sessions.end(session.id);
         const entries = (await store.audit.list()).length;
-        assert.equal(await store.sessions.end(session.id), false);
+        assert.deepEqual(await store.sessions.end(session.id), { ended: false, jobsRequeued: [] });
         assert.equal((await store.audit.list()).length, entries);
       }));
 

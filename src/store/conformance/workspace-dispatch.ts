@@ -273,7 +273,11 @@ export function exerciseWorkspaceDispatch(harness: Harness): void {
         const { runner } = await givenLockedRun(store);
         await store.workspaces.add({ name: 'v', path: '/srv/v', kind: 'dir' });
         await store.workspaceLocks.acquire({ workspace: 'v', session: runner.id });
-        assert.equal(await store.sessions.end(runner.id), true);
+        assert.deepEqual(
+          await store.sessions.end(runner.id),
+          { ended: true, jobsRequeued: [] },
+          'its placed job stays',
+        );
         assert.equal(await store.workspaceLocks.current('w'), null);
         assert.equal(await store.workspaceLocks.current('v'), null);
         const entries = (await store.audit.list({ session: runner.id })).slice(-3);
@@ -290,7 +294,7 @@ export function exerciseWorkspaceDispatch(harness: Harness): void {
           ],
         );
         assert.equal(entries[1]?.key, 'k');
-        assert.equal(await store.sessions.end(runner.id), false);
+        assert.equal((await store.sessions.end(runner.id)).ended, false);
         assert.equal((await lockEntries(store)).filter((entry) => entry.type === 'lock:released').length, 2);
       }));
 

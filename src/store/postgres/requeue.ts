@@ -3,6 +3,7 @@
  * (recovery.rescueStale), and by the end of the session that held it in pull mode (sessions.end,
  * inside its transaction).
  */
+import type { JobId } from '../../core/job.js';
 import { backoffMs, type RetryPolicy } from '../../core/retry.js';
 import type { LockOutcome } from '../../core/workspace-lock.js';
 import { rescueReason, sessionEnded } from '../rescue.js';
@@ -13,19 +14,23 @@ import { NOW, hostOf, jobColumns, msInterval, type JobRow } from './rows.js';
 /**
  * sessions.end's give-back of the jobs the session took in pull mode (claimNext, jobs.batch: no
  * dispatcher term), each at once with its attempt given back, as a runner's on a graceful
- * shutdown: the worker let go, nothing failed. Called once the session row is locked and marked
+ * shutdown: the worker let go, nothing failed; the ids queued again. Called once the session row is locked and marked
  * ended, so every claim that saw it live has committed and is seen here. A late finish by the old
  * holder meets a queued job (then the next claim's epoch) and is refused. A runner's placed jobs
  * stay for the sweep.
  */
-export async function requeueSessionJobs(querier: Querier, session: number): Promise<void> {
+export async function requeueSessionJobs(querier: Querier, session: number): Promise<readonly JobId[]> {
   const jobs = await querier.rows<JobRow>(
     `SELECT ${jobColumns('jobs')} FROM jobs
      WHERE session_id = $1::bigint AND term IS NULL AND status IN ('claimed', 'running') ORDER BY id`,
     [session],
   );
-  for (const job of jobs)
-    await requeueOrFail(querier, job, NO_BACKOFF, 'abandoned', sessionEnded(session), false);
+  const requeued: JobId[] = [];
+  for (const job of jobs) {
+    const moved = await requeueOrFail(querier, job, NO_BACKOFF, 'abandoned', sessionEnded(session), false);
+    if (moved?.outcome === 'requeued') requeued.push(job.id);
+  }
+  return requeued;
 }
 
 /** A give-back whose attempt does not count waits for no backoff; the policy is not read. */

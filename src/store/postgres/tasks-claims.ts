@@ -12,6 +12,7 @@ import { assert } from '../../core/assert.js';
 import type { FencedResult } from '../../core/claim.js';
 import { ConflictError, FencedError, NotFoundError } from '../../core/errors.js';
 import { PRIORITY_DEFAULT } from '../../core/validate.js';
+import type { SessionEndReport } from '../rescue.js';
 import type { Store } from '../store.js';
 import {
   NOW,
@@ -204,7 +205,7 @@ export function postgresSessions(exec: PgExecutor, beat: PgExecutor = exec): Sto
  * the session live has committed (each held FOR KEY SHARE on the row), and every later one will
  * wait and then see it ended. The second releases the claims and the locks together.
  */
-async function endSession(exec: PgExecutor, id: number): Promise<boolean> {
+async function endSession(exec: PgExecutor, id: number): Promise<SessionEndReport> {
   return exec.transaction(async (querier) => {
     const [marked] = await querier.rows<{ found: number; ended: number }>(
       `WITH l AS (SELECT id, state FROM sessions WHERE id = $1::bigint FOR UPDATE),
@@ -217,8 +218,8 @@ async function endSession(exec: PgExecutor, id: number): Promise<boolean> {
       [id],
     );
     if (marked === undefined || marked.found === 0) throw sessionNotFound(id);
-    if (marked.ended === 0) return false;
-    await requeueSessionJobs(querier, id);
+    if (marked.ended === 0) return { ended: false, jobsRequeued: [] };
+    const jobsRequeued = await requeueSessionJobs(querier, id);
     // Claims first, then the session's workspace locks, then the session's own row, in one
     // ordered insert so ids follow that order.
     await querier.rows(
@@ -230,7 +231,7 @@ async function endSession(exec: PgExecutor, id: number): Promise<boolean> {
       ),
       [id],
     );
-    return true;
+    return { ended: true, jobsRequeued };
   });
 }
 

@@ -3,6 +3,7 @@
  * (dispatch.requeue), by the sweep (recovery.rescueStale), and by the end of the session that
  * held it in pull mode (sessions.end).
  */
+import type { JobId } from '../../core/job.js';
 import { backoffMs, type RetryPolicy } from '../../core/retry.js';
 import type { LockOutcome } from '../../core/workspace-lock.js';
 import { emptyReport, rescueReason, sessionEnded, type MutableReport } from '../rescue.js';
@@ -13,10 +14,10 @@ import { appendAudit, type JobRow } from './rows.js';
 /**
  * sessions.end's give-back of the jobs the session took in pull mode (claimNext, jobs.batch: no
  * dispatcher term), each at once with its attempt given back, as a runner's on a graceful
- * shutdown: the worker let go, nothing failed. A late finish by the old holder meets a queued job
+ * shutdown: the worker let go, nothing failed; the ids queued again. A late finish by the old holder meets a queued job
  * (then the next claim's epoch) and is refused. A runner's placed jobs stay for the sweep.
  */
-export function requeueSessionJobs(exec: SqliteExecutor, session: number): number {
+export function requeueSessionJobs(exec: SqliteExecutor, session: number): readonly JobId[] {
   const jobs = exec
     .prepare(
       `SELECT j.*, t.key FROM jobs j JOIN tasks t ON t.id = j.task_id
@@ -26,7 +27,7 @@ export function requeueSessionJobs(exec: SqliteExecutor, session: number): numbe
   const report = emptyReport();
   for (const job of jobs)
     requeueOrFail(exec, job, NO_BACKOFF, report, 'abandoned', sessionEnded(session), false);
-  return report.jobsRequeued.length;
+  return report.jobsRequeued;
 }
 
 /** A give-back whose attempt does not count waits for no backoff; the policy is not read. */

@@ -173,14 +173,14 @@ export function sqliteSessions(exec: SqliteExecutor): Store['sessions'] {
     end: (id) =>
       exec.write(() => {
         const row = sessionRow(exec, id, false);
-        if (row.state !== 'live') return false;
+        if (row.state !== 'live') return { ended: false, jobsRequeued: [] };
         const now = exec.now();
-        requeueSessionJobs(exec, id);
+        const jobsRequeued = requeueSessionJobs(exec, id);
         releaseAllClaims(exec, now, id, 'abandoned');
         releaseSessionLocks(exec, now, id, 'abandoned');
         exec.prepare(`UPDATE sessions SET state = 'ended', ended_at = ? WHERE id = ?`).run(now, id);
         appendAudit(exec, { at: now, type: 'session:ended', session: id });
-        return true;
+        return { ended: true, jobsRequeued };
       }),
     get: (id) =>
       exec.read(() => {
