@@ -120,11 +120,13 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
     return this.post('/v1/sessions', body);
   };
 
+  // A server from before jobsRequeued answers none: then no job is named.
   endSession: CliApi['endSession'] = async (id) => {
-    const { ended, ...fields } = await this.post<Record<string, unknown>>(
+    const { ended, jobsRequeued, ...fields } = await this.post<Record<string, unknown>>(
       `/v1/sessions/${validateId('session', id)}/end`,
     );
-    return { session: fields as never, ended: ended === true };
+    const requeued = Array.isArray(jobsRequeued) ? (jobsRequeued as number[]) : [];
+    return { session: fields as never, ended: ended === true, jobsRequeued: requeued };
   };
 
   listSessions: CliApi['listSessions'] = (filter = {}) =>

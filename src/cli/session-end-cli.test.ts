@@ -1,7 +1,8 @@
 /**
  * `baton session end` gives back the jobs the session took in pull mode (`job next`, `--batch`)
  * at once: another worker takes them in the next call, not a lease later, and the old holder's
- * late finish is refused (exit 3).
+ * late finish is refused (exit 3). The answer names them: on its human line and in --json's
+ * jobsRequeued.
  */
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,6 +10,7 @@ import { bothEngines } from '../../test/support/databases.js';
 import { cliModes, cliOn, stopServers } from '../../test/support/cli.js';
 
 type JobJson = { id: number; key: string; status: string; epoch: number; attempt: number };
+type EndJson = { id: number; state: string; ended: boolean; jobsRequeued: number[] };
 
 after(stopServers);
 
@@ -26,6 +28,10 @@ for (const db of bothEngines())
         assert.equal(await cli.json(0, 'job', 'next', '--session', s), null, 'both are held');
         const ended = await cli.run('session', 'end', s);
         assert.equal(ended.code, 0, ended.stderr);
+        assert.equal(
+          ended.stdout.trim(),
+          `ended session ${s}; queued jobs ${a.id}, ${batch.jobs[0]?.id} again`,
+        );
         const other = await cli.session();
         const again = await cli.json<JobJson>(0, 'job', 'next', '--session', other);
         assert.deepEqual([again.key, again.epoch, again.attempt], ['a', a.epoch + 1, 1]);
@@ -43,6 +49,17 @@ for (const db of bothEngines())
         assert.deepEqual(
           next.jobs.map((job) => [job.key, job.attempt]),
           [['b', 1]],
+        );
+        const answer = await cli.json<EndJson>(0, 'session', 'end', other);
+        assert.deepEqual(
+          [answer.id, answer.state, answer.ended, answer.jobsRequeued],
+          [Number(other), 'ended', true, [a.id, next.jobs[0]?.id]],
+        );
+        const twice = await cli.json<EndJson>(0, 'session', 'end', other);
+        assert.deepEqual(
+          [twice.ended, twice.jobsRequeued],
+          [false, []],
+          'an ended session gives back nothing',
         );
       });
     });

@@ -11,6 +11,7 @@ import type { Job, JobTransitionResult } from '../core/job.js';
 import type { Session } from '../core/session.js';
 import type { Task } from '../core/task.js';
 import { validateId, validateKey } from '../core/validate.js';
+import type { SessionEndReport } from '../store/rescue.js';
 import type { ClaimForceReleaseResult, JobEnqueueResult, Store } from '../store/store.js';
 import { Cluster } from './cluster.js';
 import { Effects } from './effects.js';
@@ -72,10 +73,9 @@ export interface TaskUpdateInput {
   readonly by: Actor;
 }
 
-export interface SessionEndResult {
+/** `ended` false when the session had already ended; `jobsRequeued`, the pull jobs it gave back. */
+export interface SessionEndResult extends SessionEndReport {
   readonly session: Session;
-  /** false when the session had already ended. */
-  readonly ended: boolean;
 }
 
 export class Coordinator {
@@ -185,11 +185,11 @@ export class Coordinator {
     return this.store.sessions.start(parseSessionStart(input));
   }
 
-  /** Ends the session and releases its claims; NotFoundError for an unknown id. */
+  /** Ends the session, releases its claims and queues its pull jobs again; NotFoundError for an unknown id. */
   async endSession(id: unknown): Promise<SessionEndResult> {
     const checked = validateId('session', id);
-    const { ended } = await this.store.sessions.end(checked);
-    return { session: await this.getSession(checked), ended };
+    const { ended, jobsRequeued } = await this.store.sessions.end(checked);
+    return { session: await this.getSession(checked), ended, jobsRequeued };
   }
 
   async getSession(id: unknown): Promise<Session> {

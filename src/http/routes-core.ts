@@ -171,7 +171,10 @@ function sessionRoutes(app: Api, baton: Coordinator): void {
       path: '/v1/sessions/{id}/end',
       tags: ['sessions'],
       request: { params: z.object({ id: Id }) },
-      responses: ok('the session, ended with its claims released'),
+      responses: ok(
+        'the session, ended with its claims released; ended: false if it had already ended; ' +
+          'jobsRequeued: the ids of the pull jobs it held, queued again',
+      ),
     }),
     async (context) => {
       const { id } = context.req.valid('param');
@@ -182,8 +185,8 @@ function sessionRoutes(app: Api, baton: Coordinator): void {
         { what: `end session ${id}`, session: id },
         sessionHost(baton, id),
       );
-      const { session, ended } = await acting(context, () => baton.endSession(id));
-      return result(context, { ...session, ended });
+      const { session, ended, jobsRequeued } = await acting(context, () => baton.endSession(id));
+      return result(context, { ...session, ended, jobsRequeued });
     },
   );
 }

@@ -44,9 +44,11 @@ export function registerSession(program: Command): void {
     .description('end a session: release every claim it holds and queue its pull jobs again')
     .action((id: string, _o: unknown, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
-        const { session: ended, ended: now } = await baton.endSession(id);
-        out.result({ ...ended, ended: now }, () =>
-          now ? `ended session ${ended.id}` : `session ${ended.id} had already ended (${ended.state})`,
+        const { session: ended, ended: now, jobsRequeued } = await baton.endSession(id);
+        out.result({ ...ended, ended: now, jobsRequeued }, () =>
+          now
+            ? `ended session ${ended.id}${requeuedNote(jobsRequeued)}`
+            : `session ${ended.id} had already ended (${ended.state})`,
         );
       }),
     );
@@ -61,6 +63,12 @@ export function registerSession(program: Command): void {
         out.result(sessions, () => sessionTable(sessions));
       }),
     );
+}
+
+/** `; queued jobs 12, 13 again`, or nothing when the session held no pull job. */
+function requeuedNote(jobs: readonly number[]): string {
+  if (jobs.length === 0) return '';
+  return `; queued job${jobs.length === 1 ? '' : 's'} ${jobs.join(', ')} again`;
 }
 
 function sessionTable(sessions: readonly Session[]): string[] {
