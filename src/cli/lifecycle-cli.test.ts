@@ -95,6 +95,13 @@ for (const db of bothEngines())
         const plain = await t.run('next', '--session', human);
         assert.equal(plain.code, 4);
         assert.match(plain.stderr, /designed: waiting for design approval/);
+        // With no --session, the session started for the call ends with it when nothing was found.
+        const fruitless = await t.run('next');
+        assert.equal(fruitless.code, 4);
+        assert.equal(fruitless.stderr.trim().split('\n').length, 1);
+        assert.match(fruitless.stderr, /^baton: no eligible task: nothing open is free — designed: waiting/);
+        const live = (await t.json<Obj[]>(0, 'session', 'list', '--live')).map((s) => String(s['id']));
+        assert.deepEqual(live, [human], 'no session is left live by a next that found nothing');
         await t.json(0, 'approve', 'designed', '--gate', 'design', '--note', 'plan is fine');
         const started = await t.json(0, 'next');
         assert.equal(started['key'], 'designed');

@@ -153,7 +153,7 @@ export class RemoteCoordinator implements AgentApi {
       answer.refusal.message.startsWith('no eligible task')
     ) {
       const gated = answer.refusal.details['gated'];
-      return { ok: false, gated: Array.isArray(gated) ? fromWire<Task[]>(gated) : [], session: null };
+      return { ok: false, gated: Array.isArray(gated) ? fromWire<Task[]>(gated) : [] };
     }
     const got = this.api.body<{ key: string; session?: number }>(answer);
     const detail = await this.showTask(got.key);

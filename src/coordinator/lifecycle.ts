@@ -84,7 +84,6 @@ export type NextOutcome =
       readonly ok: false;
       /** Open tasks of the same filters that wait for a gate, which `next` skipped. */
       readonly gated: readonly Task[];
-      readonly session: Session | null;
     };
 
 const reasonOf = (what: string, value: unknown): string => validateReason(what, value, REASON_LENGTH_MAX);
@@ -152,7 +151,9 @@ export class Lifecycle {
 
   /**
    * Claims the next eligible task for the caller (starting a session when none is given). When
-   * none is eligible, says which tasks of the same filters wait for a gate.
+   * none is eligible, says which tasks of the same filters wait for a gate, and ends the session
+   * it started: a `baton next` that found nothing leaves no session live for its TTL (8 h for a
+   * human), which the sessions list and the dashboard would show as someone at work.
    */
   async next(input: NextInput): Promise<NextOutcome> {
     const project = input.project === undefined ? undefined : validateName('project', input.project);
@@ -173,11 +174,12 @@ export class Lifecycle {
     }
     const got = await this.store.lifecycle.next({ session: id, project, label });
     if (got !== null) return { ok: true, task: got.task, claim: got.claim, session };
+    if (session !== null) await this.store.sessions.end(session.id);
     const open = await this.store.tasks.list({ project, state: 'open', limit: LIST_LIMIT_MAX });
     const gated = open.filter(
       (task) => task.gate !== null && (label === undefined || task.labels.includes(label)),
     );
-    return { ok: false, gated, session };
+    return { ok: false, gated };
   }
 
   /**

@@ -78,19 +78,17 @@ export function unresolvedRefusal(error: WorkspaceConfigurationError): Refusal {
 
 /**
  * `next` found nothing eligible: says which open tasks wait for a gate (their key and gate in
- * the hint, the tasks themselves in details.gated) and which session it started, if any.
+ * the hint, the tasks themselves in details.gated).
  */
 export function noEligibleRefusal(
   gated: readonly { readonly key: string; readonly gate: string | null }[],
-  started: number | null,
 ): Refusal {
   const waiting = gated.map((task) => `${task.key}: waiting for ${task.gate ?? 'design'} approval`);
-  const also = started === null ? '' : ` (session ${started} started)`;
   return new Refusal(
     'not_found',
     'not_found',
-    `no eligible task: nothing open is free${also}`,
+    'no eligible task: nothing open is free',
     waiting.join('; ') || 'add or reopen a task',
-    { gated, session: started },
+    { gated },
   );
 }

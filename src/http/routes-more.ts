@@ -93,7 +93,7 @@ function takeRoutes(app: Api, baton: Coordinator): void {
       const outcome = await acting(context, () =>
         baton.lifecycle.next({ ...body, host: body.host ?? 'http', pid: body.pid ?? 0 }),
       );
-      if (!outcome.ok) throw noEligibleRefusal(outcome.gated, outcome.session?.id ?? null);
+      if (!outcome.ok) throw noEligibleRefusal(outcome.gated);
       const { task, claim } = outcome;
       const session = outcome.session === null ? {} : { session: outcome.session.id };
       const url = task.url === null ? {} : { url: task.url };

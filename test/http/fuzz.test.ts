@@ -150,7 +150,7 @@ for (const db of bothEngines()) {
               const [row] = await store.audit.list({ afterId: before });
               assert.equal(row?.type, 'auth:refused');
             } else if (!(r.route.path === '/v1/next' && response.status === 404)) {
-              // `next` with no eligible task answers 404 after starting the caller's session, as the CLI does.
+              // `next` with no eligible task answers 404 after starting and ending a session for the caller.
               assert.equal(
                 after,
                 before,

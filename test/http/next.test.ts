@@ -37,14 +37,19 @@ for (const db of bothEngines()) {
           ['also-designed', 'design'],
           ['designed', 'design'],
         ]);
-        assert.equal(error.details.session, null, 'no session was started: the caller named its own');
         assert.match(error.hint, /designed: waiting for design approval/);
 
+        // No session named: the one started for the call is ended when it finds nothing.
         const started = await call(server.url, 'POST', '/v1/next', { token: secret, body: {} });
         assert.equal(started.status, 404);
-        const startedError = started.body['error'] as { message: string; details: { session: number } };
-        assert.equal(typeof startedError.details.session, 'number');
-        assert.match(startedError.message, new RegExp(`session ${startedError.details.session} started`));
+        const startedError = started.body['error'] as { message: string; details: Record<string, unknown> };
+        assert.equal(startedError.message, 'no eligible task: nothing open is free');
+        const live = await call(server.url, 'GET', '/v1/sessions?live=true', { token: secret });
+        const liveIds = (live.body as unknown as { id: number }[]).map((s) => s.id);
+        assert.deepEqual(liveIds, [session], 'only the caller’s own session is live');
+        const all = await store.sessions.list();
+        assert.equal(all.length, 2, 'one session was started for the call');
+        assert.equal(all.find((s) => s.id !== session)?.state, 'ended');
 
         await store.lifecycle.approveGate({ key: 'designed', gate: 'design', by: { name: 'test' } });
         const got = await call(server.url, 'POST', '/v1/next', { token: secret, body: { session } });

@@ -31,7 +31,7 @@ export function registerNext(program: Command): void {
       withApi(cmd, async (baton, out) => {
         const outcome = await baton.lifecycle.next({ ...options, host: hostname(), pid: process.ppid });
         if (!outcome.ok) {
-          const refusal = noEligibleRefusal(outcome.gated, outcome.session?.id ?? null);
+          const refusal = noEligibleRefusal(outcome.gated);
           if (out.json) writeJson(null);
           else writeErrorLine(refusal.message, refusal.hint);
           throw new Exit(EXIT_NOT_FOUND);
