@@ -11,6 +11,7 @@ const token = (id: string): Token => ({
   scope: 'viewer',
   session: null,
   host: null,
+  task: null,
   name: null,
   createdAt: 0,
   expiresAt: null,

@@ -16,6 +16,25 @@ test('an agent token acts only for its own session, and only within its actions'
   assert.deepEqual(authorize(agent, 'read'), { ok: true });
 });
 
+test("a run's agent token acts on its run's task alone and takes no other", () => {
+  const run = { ...agent, task: 'k' };
+  for (const action of ['claim', 'heartbeat', 'release', 'effect:record', 'escalate'] as const) {
+    assert.deepEqual(authorize(run, action, { session: 3, key: 'k' }), { ok: true }, action);
+    assert.equal(authorize(run, action, { session: 3, key: 'other' }).ok, false, action);
+    assert.equal(
+      authorize(run, action, { session: 3, key: 'K' }).ok,
+      false,
+      `${action}: keys differ by case`,
+    );
+    assert.deepEqual(authorize(agent, action, { session: 3, key: 'other' }), { ok: true }, 'no run: any key');
+  }
+  assert.deepEqual(authorize(run, 'heartbeat', { session: 3 }), { ok: true }, "its session's heartbeat");
+  assert.deepEqual(authorize(run, 'progress:mark', { session: 3 }), { ok: true });
+  assert.equal(authorize(run, 'next', { session: 3 }).ok, false);
+  assert.deepEqual(authorize(agent, 'next', { session: 3 }), { ok: true });
+  assert.equal(authorize(run, 'claim', { session: 4, key: 'k' }).ok, false, 'its own task, another session');
+});
+
 test('a host token acts only for its own host', () => {
   assert.deepEqual(authorize(host, 'session:start', { host: 'box-1' }), { ok: true });
   assert.equal(authorize(host, 'session:start', { host: 'box-2' }).ok, false);

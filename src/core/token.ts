@@ -18,6 +18,11 @@ export interface Token {
   readonly session: SessionId | null;
   /** The host a `host` token is bound to; null for other scopes. */
   readonly host: string | null;
+  /**
+   * The task of the run an `agent` token was minted for (`baton up`'s runner, one job attempt):
+   * such a token acts on that task alone and takes no other work. Null for a token made without a run.
+   */
+  readonly task: string | null;
   readonly name: string | null;
   readonly createdAt: Instant;
   readonly expiresAt: Instant | null;
@@ -73,16 +78,19 @@ export interface Target {
   readonly session?: SessionId | null | undefined;
   /** The host the request names or whose session it acts for. */
   readonly host?: string | null | undefined;
+  /** The task the request names (a claim's, an effect's, an escalation's key). */
+  readonly key?: string | undefined;
 }
 
 export type Verdict = { readonly ok: true } | { readonly ok: false; readonly reason: string };
 
 /**
  * Whether the token may take the action on the target. An `agent` token acts only for its own
- * session; a `host` token only for its own host (and sessions on it). Nothing else is consulted.
+ * session, and one minted for a run only on that run's task, taking no other (`next`); a `host`
+ * token only for its own host (and sessions on it). Nothing else is consulted.
  */
 export function authorize(
-  token: Pick<Token, 'scope' | 'session' | 'host'>,
+  token: Pick<Token, 'scope' | 'session' | 'host'> & { readonly task?: string | null },
   action: Action,
   target: Target = {},
 ): Verdict {
@@ -97,13 +105,28 @@ export function authorize(
         reason: `this agent token is bound to session ${String(token.session)}, not ${describe(target.session)}`,
       };
     }
-    return { ok: true };
+    return runReach(token.task ?? null, action, target);
   }
   if (target.host === undefined || target.host === null || target.host !== token.host) {
     return {
       ok: false,
       reason: `this host token is bound to host ${String(token.host)}, not ${describe(target.host)}`,
     };
+  }
+  return { ok: true };
+}
+
+/**
+ * A run's token (its session is the run's own) reaches the run's task alone: otherwise the agent
+ * could claim any free task for its session and release it as done, or take more with `next`.
+ */
+function runReach(task: string | null, action: Action, target: Target): Verdict {
+  if (task === null) return { ok: true };
+  if (action === 'next') {
+    return { ok: false, reason: `this agent token is bound to its run on ${task}: it takes no other task` };
+  }
+  if (target.key !== undefined && target.key !== task) {
+    return { ok: false, reason: `this agent token is bound to its run on ${task}, not ${target.key}` };
   }
   return { ok: true };
 }

@@ -157,7 +157,6 @@ export function sameOrigin(context: Context): void {
 export interface Subject extends Target {
   /** In words: `claim k1 for session 7`. */
   readonly what: string;
-  readonly key?: string | undefined;
   readonly jobId?: number | undefined;
 }
 

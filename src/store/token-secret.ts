@@ -72,9 +72,15 @@ export interface TokenRow {
   created_at: number;
   expires_at: number | null;
   revoked_at: number | null;
+  /** The key of the task of the token's run (its job's), where the statement reads it. */
+  task_key?: string | null;
 }
 
 export const TOKEN_COLUMNS = 'id, scope, session_id, host, name, created_at, expires_at, revoked_at';
+
+/** The key of the task of the run a token (`alias`) was minted for: its job's; NULL without one. */
+export const RUN_TASK_KEY = (alias: string): string =>
+  `(SELECT k.key FROM jobs j JOIN tasks k ON k.id = j.task_id WHERE j.id = ${alias}.job_id) AS task_key`;
 
 /** A row whose times are already milliseconds. */
 export function toToken(row: TokenRow): Token {
@@ -83,6 +89,7 @@ export function toToken(row: TokenRow): Token {
     scope: row.scope as Scope,
     session: row.session_id,
     host: row.host,
+    task: row.task_key ?? null,
     name: row.name,
     createdAt: row.created_at,
     expiresAt: row.expires_at,

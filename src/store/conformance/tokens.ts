@@ -147,6 +147,29 @@ export function exerciseTokens(harness: Harness): void {
         await assert.rejects(store.tokens.create({ scope: 'viewer', run }), InvalidInputError);
       }));
 
+    test("a run's token names its run's task where it is made, verified and listed; other tokens none", () =>
+      withFixture(harness, async ({ store }) => {
+        const { agent, secret } = await givenRunToken(store, 60_000);
+        const plain = await store.tokens.create({ scope: 'agent', session: agent.id });
+        assert.equal(plain.token.task, null);
+        const check = await store.tokens.verify(secret);
+        assert.ok(check.ok);
+        assert.equal(check.token.task, 'k');
+        const made = (await store.tokens.list()).find((token) => token.id === check.token.id);
+        assert.equal(made?.task, 'k');
+        const [job] = await store.jobs.list({ key: 'k' });
+        assert.ok(job !== undefined);
+        const again = await store.tokens.create({
+          scope: 'agent',
+          session: agent.id,
+          run: { jobId: job.id, jobEpoch: job.epoch, claimEpoch: 1 },
+        });
+        assert.equal(again.token.task, 'k', 'create answers the task of the job it names');
+        const viewer = await store.tokens.verify((await store.tokens.create({ scope: 'viewer' })).secret);
+        assert.ok(viewer.ok);
+        assert.equal(viewer.token.task, null);
+      }));
+
     test("a run's token dies once its session passes its TTL on the database clock, before anyone ends it", () =>
       withFixture(harness, async ({ clocked, moveClock }) => {
         const store = await clocked();

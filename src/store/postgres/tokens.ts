@@ -2,6 +2,7 @@
 import { assert } from '../../core/assert.js';
 import type { TokenStore } from '../token-store.js';
 import {
+  RUN_TASK_KEY,
   bindingsOf,
   freshToken,
   hashSecret,
@@ -15,7 +16,7 @@ import type { PgExecutor } from './executor.js';
 
 const msOf = (column: string): string => `(extract(epoch FROM ${column}) * 1000)::float8`;
 const COLUMNS = (alias: string): string =>
-  `${alias}.id, ${alias}.scope, ${alias}.session_id, ${alias}.host, ${alias}.name, ` +
+  `${alias}.id, ${alias}.scope, ${alias}.session_id, ${alias}.host, ${alias}.name, ${RUN_TASK_KEY(alias)}, ` +
   `${msOf(`${alias}.created_at`)} AS created_at,
    ${msOf(`${alias}.expires_at`)} AS expires_at, ${msOf(`${alias}.revoked_at`)} AS revoked_at`;
 

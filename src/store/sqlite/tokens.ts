@@ -1,6 +1,7 @@
 /** API tokens on SQLite (token-store.ts): each change one write transaction with its ledger row. */
 import type { TokenCreateParams, TokenCreated, TokenStore } from '../token-store.js';
 import {
+  RUN_TASK_KEY,
   TOKEN_COLUMNS,
   bindingsOf,
   createdDetail,
@@ -41,7 +42,8 @@ export function sqliteTokens(exec: SqliteExecutor): Sync<TokenStore['tokens']> {
       exec.read(() => {
         const row = exec
           .prepare(
-            `SELECT ${TOKEN_COLUMNS}, (SELECT s.state FROM sessions s WHERE s.id = tokens.session_id) AS session_state,
+            `SELECT ${TOKEN_COLUMNS}, ${RUN_TASK_KEY('tokens')},
+               (SELECT s.state FROM sessions s WHERE s.id = tokens.session_id) AS session_state,
                tokens.job_id IS NOT NULL AND NOT EXISTS (${RUN_LIVE}) AS run_over
              FROM tokens WHERE hash = @hash`,
           )
@@ -58,9 +60,11 @@ export function sqliteTokens(exec: SqliteExecutor): Sync<TokenStore['tokens']> {
       }),
     list: () =>
       exec.read(() =>
-        (exec.prepare(`SELECT ${TOKEN_COLUMNS} FROM tokens ORDER BY created_at, id`).all() as TokenRow[]).map(
-          toToken,
-        ),
+        (
+          exec
+            .prepare(`SELECT ${TOKEN_COLUMNS}, ${RUN_TASK_KEY('tokens')} FROM tokens ORDER BY created_at, id`)
+            .all() as TokenRow[]
+        ).map(toToken),
       ),
     revoke: ({ id, actor }) =>
       exec.write(() => {
@@ -122,7 +126,12 @@ function createToken(exec: SqliteExecutor, params: TokenCreateParams): TokenCrea
         bound?.jobEpoch ?? null,
         bound?.claimEpoch ?? null,
       ) as TokenRow;
-    const token = toToken(row);
+    const task =
+      bound === null
+        ? null
+        : (exec.prepare(`SELECT ${RUN_TASK_KEY('tokens')} FROM tokens WHERE id = ?`).get(fresh.id) as
+            { task_key: string | null } | undefined);
+    const token = toToken({ ...row, task_key: task?.task_key ?? null });
     const detail = withActor(createdDetail(token), params.actor);
     appendAudit(exec, { at: now, type: 'token:created', detail });
     return { token, secret: fresh.secret };
