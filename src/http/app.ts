@@ -4,7 +4,8 @@
  * /metrics (metrics.ts) and the dashboard at / (mounted last). Every answer that is not a success
  * is the error body of errors.ts; bad input never reaches the coordinator and is never a 500.
  */
-import { Hono, type Context } from 'hono';
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import type { SignedIn } from '../dashboard/login-page.js';
 import type { Registry } from 'prom-client';
 import type { Coordinator } from '../coordinator/coordinator.js';
@@ -21,6 +22,32 @@ import { agentRoutes } from './routes-agent.js';
 import { cliRoutes } from './routes-cli.js';
 
 const API_VERSION = '1';
+
+/**
+ * The largest body a route of Baton's own takes, in bytes: the largest a valid request needs is a
+ * finish-batch of 1,000 members with 500-character reasons, about 3 MiB even fully escaped. Without
+ * a bound, a holder of any token (an agent's) sent a body of hundreds of MB, which was read whole
+ * into memory before the schema refused it: a few at once take `baton up`, and every agent it
+ * runs, down with it.
+ */
+export const BODY_MAX = 8 * 1024 * 1024;
+/** GitHub caps a webhook delivery at 25 MB; the webhook reads it whole to check its signature. */
+const WEBHOOK_BODY_MAX = 25 * 1024 * 1024;
+
+/** Refuses a body over `max` bytes with 413, counting what is sent when no Content-Length says. */
+const limitBody = (max: number): MiddlewareHandler =>
+  bodyLimit({
+    maxSize: max,
+    onError: (context) =>
+      context.json(
+        errorBody(
+          'payload_too_large',
+          `the body is over ${max} bytes`,
+          'send a smaller body: see /openapi.json for what the route takes',
+        ),
+        413,
+      ),
+  });
 
 export interface HttpAppOptions {
   readonly coordinator: Coordinator;
@@ -90,7 +117,9 @@ export function httpApp(options: HttpAppOptions): Hono<AuthEnv> {
       );
     }
   });
+  app.use('*', limitBody(WEBHOOK_BODY_MAX));
   for (const routes of options.routes ?? []) app.route('/', routes);
+  app.use('*', limitBody(BODY_MAX));
   app.route('/', dashboardAssets());
   app.route('/', loginRoutes(options.coordinator));
   if (options.auth === 'required') {
