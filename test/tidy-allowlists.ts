@@ -15,7 +15,6 @@ export const DEAD_EXPORTS_ALLOWED: Readonly<Record<string, string>> = {
   'src/cli/program.ts:COMMANDS': 'program.test.ts checks the table against what each module registers',
   'src/cli/program.ts:commandNamed': TESTED,
   'src/core/job.ts:isAllowedJobTransition': 'the lifecycle as a predicate, for the unit and chaos checkers',
-  'src/core/validate.ts:KEY_LENGTH_MAX': TESTED,
   'src/core/ledger.ts:encodeLeaves':
     "tests build checkpoints' leaves from ids and hex hashes with it; the layout itself is writeLeaf's, which the sealer calls",
   'src/store/postgres/dispatch.ts:ORPHANED_JOBS': 'its query plan is checked by fleet-plans.test.ts',

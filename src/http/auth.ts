@@ -10,6 +10,7 @@ import type { Context } from 'hono';
 import { getCookie } from 'hono/cookie';
 import type { Coordinator } from '../coordinator/coordinator.js';
 import { actingAs } from '../store/actor.js';
+import { KEY_LENGTH_MAX } from '../core/validate.js';
 import { authorize, type Action, type Target, type Token } from '../core/token.js';
 import type { Actor } from '../core/task.js';
 
@@ -183,8 +184,12 @@ export async function allow(
   const verdict = authorize(token, action, target);
   if (verdict.ok) return;
   // The ledger keeps what was asked for, but a NUL (which PostgreSQL's text cannot hold) is
-  // written as U+FFFD, and a key holding one (never a valid key) is not named as the row's task.
+  // written as U+FFFD, and a key holding one, or longer than a key may be (whose index entry
+  // PostgreSQL refused past 8 kB, a 500 with no row), is never a valid key and is not named as
+  // the row's task: the target's words (at most 500 characters) still say what was asked.
   const clean = (text: string): string => text.split('\u0000').join('\uFFFD');
+  const key = subject.key;
+  const named = key === undefined || key.includes('\u0000') || key.length > KEY_LENGTH_MAX ? undefined : key;
   const route = clean(`${context.req.method} ${context.req.path}`);
   await actingAs(token.id, () =>
     coordinator.tokens.refused({
@@ -192,7 +197,7 @@ export async function allow(
       route,
       target: clean(subject.what),
       reason: verdict.reason,
-      key: subject.key?.includes('\u0000') === true ? undefined : subject.key,
+      key: named,
       jobId: subject.jobId,
       session: token.session,
     }),
