@@ -7,9 +7,9 @@
  * PostgreSQL each is a statement on another pooled connection, so the run waits for one round
  * trip instead of several; on SQLite they run one after the other (one connection, synchronous).
  */
-import type { Claim } from '../core/claim.js';
+import type { Claim, ClaimResult } from '../core/claim.js';
 import { TaskStateError } from '../core/errors.js';
-import type { Job } from '../core/job.js';
+import { ACTIVE_JOB_STATES, type Job } from '../core/job.js';
 import type { Session } from '../core/session.js';
 import type { AgentRunOptions } from './agent-run-options.js';
 import { AgentReach } from './agent-token.js';
@@ -27,8 +27,9 @@ export const agentSessionName = (jobId: number): string => `job ${jobId}`;
  * nothing was written. `claim` is null when the run must not go on, with the job already ended:
  * the task left `open` after the placement (closed, escalated, done; its job was ended with it,
  * so this finish is refused), or another session holds the task (the job is cancelled, naming
- * the holder). The session is then the caller's to end. Any other failure throws, after ending
- * the session if it was made.
+ * the holder; a holder that is an earlier run of the task still stopping is waited out first).
+ * The session is then the caller's to end. Any other failure throws, after ending the session if
+ * it was made.
  */
 export async function beginRun(
   options: AgentRunOptions,
@@ -48,7 +49,13 @@ export async function beginRun(
     key: job.key,
   });
   if (!begun.ok) return null;
-  const { session, claim } = begun;
+  const { session } = begun;
+  const claim = await waitOutStoppingRun(options, job, guard, session, begun.claim).catch(
+    async (error: unknown) => {
+      await store.sessions.end(session.id).catch(() => undefined);
+      throw error;
+    },
+  );
   const end = async (line: string, reason: string): Promise<{ session: Session; claim: null }> => {
     await store.jobs.finish({ ...guard, status: 'cancelled', reason });
     options.log(`job ${job.id} ${job.key}: ${line}`);
@@ -64,6 +71,56 @@ export async function beginRun(
   const since = new Date(holder.since).toISOString();
   const reason = `task held by session ${holder.session} on ${holder.host} since ${since}`;
   return end(`cancelled, ${reason}`, reason);
+}
+
+/**
+ * True when `holder` is the agent session of an earlier run of this task that has ended (its job
+ * cancelled: `baton cancel 7; baton retry 7`) and whose runner is still stopping its agent: that
+ * claim goes once the agent's tree is dead, or with its session's TTL (run-start.ts names it).
+ */
+async function heldByStoppingRun(options: AgentRunOptions, job: Job, holder: number): Promise<boolean> {
+  const session = await options.store.sessions.get(holder);
+  const earlier = /^job (\d+)$/.exec(session?.name ?? '');
+  if (session?.kind !== 'agent' || session.state !== 'live' || earlier === null) return false;
+  if (Number(earlier[1]) === job.id) return false;
+  const run = await options.store.jobs.get(Number(earlier[1]));
+  return (
+    run !== null && run.key === job.key && !(ACTIVE_JOB_STATES as readonly string[]).includes(run.status)
+  );
+}
+
+/**
+ * A task held by a run that is stopping is not a holder to cancel this job for: the claim is asked
+ * again every quarter heartbeat (the agent's session beating meanwhile) until it is granted, the
+ * job moves on, or the stopping run's session has had its TTL and two beats; then the answer
+ * stands (a held task still ends the job `cancelled`).
+ */
+async function waitOutStoppingRun(
+  options: AgentRunOptions,
+  job: Job,
+  guard: Guard,
+  session: Session,
+  first: ClaimResult | Error,
+): Promise<ClaimResult | Error> {
+  const { store, clock, heartbeatIntervalMs } = options;
+  const deadline = clock.monotonicNowMs() + (options.sessionTtlMs ?? 10_000) + 2 * heartbeatIntervalMs;
+  let answer = first;
+  while (!(answer instanceof Error) && !answer.ok && clock.monotonicNowMs() < deadline) {
+    if (!(await heldByStoppingRun(options, job, answer.holder.session))) break;
+    if (answer === first)
+      options.log(
+        `job ${job.id} ${job.key}: waiting for the run before it to stop (session ${answer.holder.session})`,
+      );
+    await clock.sleep(heartbeatIntervalMs / 4);
+    const now = await store.jobs.get(job.id);
+    if (now?.status !== 'running' || now.epoch !== guard.epoch) break;
+    await store.sessions.heartbeat({ session: session.id });
+    answer = await store.claims.acquire({ key: job.key, session: session.id }).catch((error: unknown) => {
+      if (error instanceof Error) return error;
+      throw error;
+    });
+  }
+  return answer;
 }
 
 /** The task's title and feedback, for the command template. */

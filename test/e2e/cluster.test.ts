@@ -173,6 +173,38 @@ for (const db of bothEngines()) {
         assert.equal((await jobStatus(c, 'tree'))?.status, 'cancelled');
       }));
 
+    test('`baton cancel J; baton retry J` on a running job runs the retry once the old agent has stopped', () =>
+      withCluster(db, async (c) => {
+        // Baton's own heartbeat interval (2 s): the cancelled agent holds the task's claim until
+        // its runner notices the cancel and its tree is dead, while the retry is placed at once.
+        await c.store.jobs.enqueue({ key: 'again', command: 'echo "$BATON_JOB" >> runs.txt; sleep 100' });
+        c.upDefault('a');
+        await waitUntil(() => agentStarted(c, 'again'), 15_000, 'the first run to start');
+        const first = await jobStatus(c, 'again');
+        const cancel = await c.baton('cancel', String(first?.id));
+        assert.equal(cancel.code, 0, cancel.stderr);
+        const retry = await c.baton('retry', String(first?.id));
+        assert.equal(retry.code, 0, retry.stderr);
+        const runs = () => {
+          try {
+            return readFileSync(join(c.dir, 'runs.txt'), 'utf8').trim().split('\n');
+          } catch {
+            return [];
+          }
+        };
+        const second = async () =>
+          (await c.store.jobs.list({ key: 'again' })).find((j) => j.id !== first?.id);
+        await waitUntil(
+          async () => runs().length === 2 || (await second())?.status === 'cancelled',
+          20_000,
+          'the retry to run or end',
+        );
+        const retried = await second();
+        assert.equal(retried?.status, 'running', `the retry ended: ${retried?.reason ?? ''}`);
+        assert.deepEqual(runs(), [String(first?.id), String(retried?.id)]);
+        await c.baton('cancel', String(retried?.id));
+      }));
+
     test('two runners on one database never run one job twice', () =>
       withCluster(db, async (c) => {
         const jobs = 30;
