@@ -119,6 +119,28 @@ for (const engine of bothEngines()) {
         assert.match(cut.stderr, /cut off/);
       }));
 
+    test('a --file that cannot be read, or an --out that cannot be written, is one line and exit 2', () =>
+      withLedger(engine, async (f) => {
+        await someActivity(f.store);
+        const cli = cliOn(f.url);
+        const refusals: [string[], RegExp][] = [
+          [
+            ['verify', '--file', join(f.dir, 'absent.jsonl')],
+            /absent\.jsonl cannot be read: it does not exist/,
+          ],
+          [['verify', '--file', f.dir], /cannot be read: it is a folder/],
+          [['export', '--format', 'jsonl', '--out', join(f.dir, 'no', 'x.jsonl')], /folder does not exist/],
+          [['export', '--format', 'csv', '--out', f.dir], /cannot be written: it is a folder/],
+        ];
+        for (const [args, said] of refusals) {
+          const run = await cli.run('audit', ...args);
+          assert.equal(run.code, 2, `${args.join(' ')}: ${run.stderr}`);
+          assert.match(run.stderr, said);
+          assert.equal(run.stderr.trimEnd().split('\n').length, 1, run.stderr);
+          assert.doesNotMatch(run.stderr, /ENOENT|EISDIR|BATON_DEBUG/);
+        }
+      }));
+
     test('a CSV whose spreadsheet cells say other than its json cell fails offline, naming the row', () =>
       withLedger(engine, async (f) => {
         await someActivity(f.store);

@@ -5,7 +5,7 @@
  * verify needs offline; prune removes old checkpoints' rows behind a signed record; anchor copies
  * the newest checkpoint out of the database.
  */
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, openSync } from 'node:fs';
 import { once } from 'node:events';
 import type { Command } from 'commander';
 import {
@@ -261,7 +261,8 @@ async function exportLedger(options: ExportOptions, cmd: Command): Promise<void>
   await withCoordinator(
     cmd,
     async (baton) => {
-      const sink = options.out === undefined ? process.stdout : createWriteStream(options.out);
+      const sink =
+        options.out === undefined ? process.stdout : createWriteStream('', { fd: openOut(options.out) });
       const bar = progressBar('exporting', await baton.ledger.size());
       await writeExport(baton.ledger.events(filter), format, sink, (rows) => bar.tick(rows));
       bar.done();
@@ -272,6 +273,20 @@ async function exportLedger(options: ExportOptions, cmd: Command): Promise<void>
     },
     { scan: true },
   );
+}
+
+/** The export's --out file, open for writing; InvalidInputError naming it when it cannot be. */
+function openOut(path: string): number {
+  try {
+    return openSync(path, 'w');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? String(error);
+    const why = { ENOENT: 'its folder does not exist', EISDIR: 'it is a folder' }[code] ?? code;
+    throw new InvalidInputError(
+      `--out ${path} cannot be written: ${why}`,
+      'name a file in a folder you can write',
+    );
+  }
 }
 
 /**

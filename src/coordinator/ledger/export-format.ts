@@ -6,7 +6,7 @@
  * few columns to read in a spreadsheet and the JSONL line in the last column, `json`, which is
  * what `baton audit verify --file` reads.
  */
-import { createReadStream } from 'node:fs';
+import { closeSync, createReadStream, fstatSync, openSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { InvalidInputError } from '../../core/errors.js';
 import { canonicalJson, rowId, type Checkpoint } from '../../core/ledger.js';
@@ -210,13 +210,38 @@ function asEvent(record: Record<string, unknown>): Single {
   }
 }
 
+/** The export file, open for reading; InvalidInputError naming it when it cannot be read. */
+function openExport(path: string): number {
+  const refuse = (why: string): never => {
+    throw new InvalidInputError(
+      `the export file ${path} cannot be read: ${why}`,
+      'pass the file `baton audit export --format jsonl|csv` wrote',
+    );
+  };
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? String(error);
+    return refuse(code === 'ENOENT' ? 'it does not exist' : code);
+  }
+  if (fstatSync(fd).isDirectory()) {
+    closeSync(fd);
+    refuse('it is a folder');
+  }
+  return fd;
+}
+
 /**
  * The events of an export file, streamed line by line (JSONL or CSV, told apart by the first
  * line). InvalidInputError for a line that is not an export record, or a file cut off before its
  * end line or whose counts disagree with it.
  */
 export async function* readExport(path: string): AsyncGenerator<LedgerEvent | ShownOtherwise> {
-  const lines = createInterface({ input: createReadStream(path), crlfDelay: Infinity });
+  const lines = createInterface({
+    input: createReadStream('', { fd: openExport(path) }),
+    crlfDelay: Infinity,
+  });
   let csv: boolean | null = null;
   let lineNumber = 0;
   let rows = 0;
