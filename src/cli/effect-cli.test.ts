@@ -53,6 +53,13 @@ for (const db of bothEngines())
         assert.match(kind.stderr, /effect kind/);
         const missing = await baton(url, 'effect', 'k', ...claim, '--kind', 'w');
         assert.equal(missing.code, 4, missing.stderr);
+        // A mistyped key is not a task without effects: one line, exit 4.
+        const unknown = await baton(url, 'effects', 'k');
+        assert.equal(unknown.code, 4, unknown.stdout);
+        assert.equal(unknown.stderr, 'baton: task k not found — add it with `baton task add`\n');
+        assert.equal((await baton(url, 'task', 'add', 'k')).code, 0);
+        const none = await baton(url, 'effects', 'k');
+        assert.deepEqual([none.code, none.stdout], [0, 'no effects\n']);
       });
 
       test('refuses a pr effect whose url is not http(s), with exit 2, and writes nothing', async () => {
