@@ -58,6 +58,7 @@ for (const db of bothEngines()) {
         const r = await c.baton('up', '--host', 'solo');
         assert.equal(r.code, 3, r.stderr);
         assert.match(r.stderr, /host solo is served by live session/);
+        assert.doesNotMatch(r.stdout, /serving the API/, 'a refused `baton up` never says it serves');
         assert.ok(isAlive(first.pid));
       } finally {
         await c.close();

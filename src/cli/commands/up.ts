@@ -301,11 +301,16 @@ function up(flags: UpFlags, cmd: Command): Promise<void> {
     const server =
       bind === null ? null : await serveHttpLazily(store, { bind, auth, dashboard, routes: webhook });
     // The URL line comes last of the start-up lines (joined, containment, leading), so that a
-    // newcomer's `npm start` ends with it: once the log has been quiet a moment, or after 3 s.
+    // newcomer's `npm start` ends with it: once the log has been quiet a moment, or 3 s after the
+    // join.
     const announce = server === null ? null : settle(() => log(servingLine(server)));
+    // Counted from the join (daemon/up.ts says `joined as session N`): a `baton up` refused before
+    // it (the host served by a live process) never says it serves, however slow the refusal.
+    let joined = false;
     const said = (line: string): void => {
       log(line);
-      announce?.bump();
+      joined ||= line.startsWith('joined as session ');
+      if (joined) announce?.bump();
     };
     try {
       // Agents reach Baton through this server, with a token of their own, not the database.
@@ -314,6 +319,9 @@ function up(flags: UpFlags, cmd: Command): Promise<void> {
       // The daemon is loaded only here: every other command starts without it (issue 22).
       const { runUp } = await import('../../daemon/up.js');
       await runUp(store, { ...options, ...github, apiUrl }, systemClock, said, stop.signal);
+    } catch (error) {
+      announce?.drop(); // refused (the host is served by a live process, say): it never served
+      throw error;
     } finally {
       announce?.now();
       await server?.close();
@@ -349,26 +357,31 @@ function githubDuties(
   };
 }
 
-/** Calls `say` once, when bump has not been called for QUIET_MS, or MAX_MS after the start. */
-function settle(say: () => void): { bump: () => void; now: () => void } {
+/** Calls `say` once: QUIET_MS after the last bump, or MAX_MS after the first; never after drop. */
+function settle(say: () => void): { bump: () => void; now: () => void; drop: () => void } {
   const QUIET_MS = 300;
   const MAX_MS = 3000;
   let done = false;
-  const fire = (): void => {
-    if (done) return;
+  let quiet: NodeJS.Timeout | undefined;
+  let limit: NodeJS.Timeout | undefined;
+  const drop = (): void => {
     done = true;
     clearTimeout(quiet);
     clearTimeout(limit);
+  };
+  const fire = (): void => {
+    if (done) return;
+    drop();
     say();
   };
-  let quiet = setTimeout(fire, QUIET_MS);
-  const limit = setTimeout(fire, MAX_MS);
   return {
     bump: () => {
       if (done) return;
       clearTimeout(quiet);
       quiet = setTimeout(fire, QUIET_MS);
+      limit ??= setTimeout(fire, MAX_MS);
     },
     now: fire,
+    drop,
   };
 }
