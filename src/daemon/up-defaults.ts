@@ -4,6 +4,9 @@
  */
 import { availableParallelism } from 'node:os';
 
+/** How the line that says the daemon joined begins: the CLI times its URL line from it. */
+export const JOINED_LINE_START = 'joined as session ';
+
 export const UP_DEFAULTS = {
   leaseTtlMs: 15_000,
   retryIntervalMs: 2_000,

@@ -77,6 +77,7 @@ export interface UpOptions {
   readonly recheck?: Recheck | undefined;
 }
 
+import { JOINED_LINE_START } from './up-defaults.js';
 export { UP_DEFAULTS } from './up-defaults.js';
 
 const SHIM = fileURLToPath(new URL('../os/agent-shim.js', import.meta.url));
@@ -106,8 +107,7 @@ export async function runUp(
         'in a password file and pass --agent-env PGPASSFILE (docs/security.md)',
     );
   }
-  // The daemon stops when its SQLite file is deleted or replaced underneath it, or another process
-  // migrates the schema past what it knows (db-file-watch.ts).
+  // It stops when its SQLite file is deleted or replaced, or the schema passes it (db-file-watch.ts).
   const inner = new AbortController();
   const quit = (): void => inner.abort();
   stop.addEventListener('abort', quit, { once: true });
@@ -266,7 +266,7 @@ async function joinAsHost(
       await store.sessions.end(session.id).catch(() => false);
       throw error;
     });
-  log(`joined as session ${session.id} on host ${options.host}${joinedAs(host.enabled, standby)}`);
+  log(`${JOINED_LINE_START}${session.id} on host ${options.host}${joinedAs(host.enabled, standby)}`);
   await store.hosts.setContainment({
     name: options.host,
     session: session.id,

@@ -17,7 +17,7 @@ import { systemClock } from '../../daemon/clock.js';
 import { LOG_MAX_MB_DEFAULT } from '../../daemon/job-log.js';
 import { LOG_KEEP_DAYS_DEFAULT, LOG_KEEP_MB_DEFAULT } from '../../daemon/log-pruner.js';
 import type { UpOptions } from '../../daemon/up.js';
-import { UP_DEFAULTS } from '../../daemon/up-defaults.js';
+import { JOINED_LINE_START, UP_DEFAULTS } from '../../daemon/up-defaults.js';
 import { absoluteDbUrl } from '../../store/open.js';
 import { jsonText, terminalText } from '../output.js';
 import { collect, dbUrl, withStore, type GlobalOptions } from '../run.js';
@@ -304,12 +304,12 @@ function up(flags: UpFlags, cmd: Command): Promise<void> {
     // newcomer's `npm start` ends with it: once the log has been quiet a moment, or 3 s after the
     // join.
     const announce = server === null ? null : settle(() => log(servingLine(server)));
-    // Counted from the join (daemon/up.ts says `joined as session N`): a `baton up` refused before
+    // Counted from the join (the daemon's line `joined as session N`): a `baton up` refused before
     // it (the host served by a live process) never says it serves, however slow the refusal.
     let joined = false;
     const said = (line: string): void => {
       log(line);
-      joined ||= line.startsWith('joined as session ');
+      joined ||= line.startsWith(JOINED_LINE_START);
       if (joined) announce?.bump();
     };
     try {
