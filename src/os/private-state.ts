@@ -6,6 +6,7 @@
  */
 import { chmodSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { keepOutOfGit } from './state-ignore.js';
 
 const DIR_MODE = 0o700;
 const FILE_MODE = 0o600;
@@ -41,6 +42,7 @@ export function makeStatePrivate(options: {
   const notes: string[] = [];
   const where = (path: string): string => relative(process.cwd(), path) || path;
   if (!existsSync(options.stateDir)) mkdirSync(options.stateDir, { recursive: true, mode: DIR_MODE });
+  keepOutOfGit(options.stateDir);
   const was = tighten(options.stateDir, DIR_MODE);
   if (was !== null)
     notes.push(`${where(options.stateDir)} was ${octal(was)}, now ${octal(DIR_MODE)} (private state)`);

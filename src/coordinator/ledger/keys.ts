@@ -16,6 +16,7 @@ import {
 } from 'node:crypto';
 import * as crypto from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { keepOutOfGit } from '../../os/state-ignore.js';
 import { dirname, resolve } from 'node:path';
 import { ConflictError, InvalidInputError } from '../../core/errors.js';
 import type { LedgerCrypto } from '../../core/ledger-verify.js';
@@ -77,6 +78,7 @@ export function createKeyFile(path: string): LedgerSigner {
     );
   }
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  keepOutOfGit(dirname(path));
   const { privateKey } = generateKeyPairSync('ed25519');
   const pem = privateKey.export({ format: 'pem', type: 'pkcs8' });
   writeFileSync(path, pem, { mode: 0o600, flag: 'wx' });

@@ -9,6 +9,7 @@
  */
 import Database from 'better-sqlite3';
 import { closeSync, existsSync, mkdirSync, openSync, statfsSync } from 'node:fs';
+import { keepOutOfGit } from '../../os/state-ignore.js';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import {
@@ -142,6 +143,7 @@ function openDatabase(
       // Private from birth: directories Baton makes are 0700 and the file 0600; SQLite gives its
       // -wal and -shm files the database file's mode.
       mkdirSync(dirname(options.path), { recursive: true, mode: 0o700 });
+      keepOutOfGit(dirname(options.path));
       closeSync(openSync(options.path, 'a', 0o600));
     }
     const db = new Database(options.path, { fileMustExist: intent !== 'create', nativeBinding: addonPath() });
