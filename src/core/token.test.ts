@@ -14,6 +14,8 @@ test('an agent token acts only for its own session, and only within its actions'
   assert.equal(authorize(agent, 'job:cancel', { session: 3 }).ok, false);
   assert.equal(authorize(agent, 'force-release', { session: 3 }).ok, false);
   assert.deepEqual(authorize(agent, 'read'), { ok: true });
+  assert.deepEqual(authorize(agent, 'task:add'), { ok: false, reason: 'an agent token may not task:add' });
+  assert.deepEqual(authorize(host, 'task:add'), { ok: false, reason: 'a host token may not task:add' });
 });
 
 test("a run's agent token acts on its run's task alone and takes no other", () => {

@@ -95,7 +95,8 @@ export function authorize(
   target: Target = {},
 ): Verdict {
   if (!SCOPE_ACTIONS[token.scope].includes(action)) {
-    return { ok: false, reason: `a ${token.scope} token may not ${action}` };
+    const article = token.scope === 'agent' || token.scope === 'operator' ? 'an' : 'a';
+    return { ok: false, reason: `${article} ${token.scope} token may not ${action}` };
   }
   if (action === 'read' || token.scope === 'operator' || token.scope === 'viewer') return { ok: true };
   if (token.scope === 'agent') {

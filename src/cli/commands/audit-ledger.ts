@@ -232,7 +232,7 @@ function printVerify(
     const anchors = report.anchorsChecked > 0 ? ` and ${report.anchorsChecked} anchors` : '';
     const head = report.ok
       ? `ledger intact: ${report.rows} rows, ${report.seals} checkpoint(s), sealed through row ${report.sealedThrough}`
-      : `ledger NOT intact: ${report.problemCount} problems`;
+      : `ledger NOT intact: ${report.problemCount} problem${report.problemCount === 1 ? '' : 's'}`;
     return [
       head,
       ...report.problems.slice(0, 10).map((bad) => `  row ${bad.id} ${bad.problem}: ${bad.detail}`),
