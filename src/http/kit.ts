@@ -92,11 +92,13 @@ export const route = <P extends string, R extends Omit<RouteConfig, 'path'> & { 
   return createRoute<P, R>(takesNone ? { ...config, middleware: [...own, noBody] } : config);
 };
 
+/** One message for every way a path id can be wrong (not a number, a fraction, 0, too big). */
+const ID_WORDS = `must be a whole number from 1 to ${Number.MAX_SAFE_INTEGER}`;
 export const Id = z.coerce
-  .number()
-  .int()
-  .positive()
-  .max(Number.MAX_SAFE_INTEGER)
+  .number({ error: ID_WORDS })
+  .int({ error: ID_WORDS })
+  .positive({ error: ID_WORDS })
+  .max(Number.MAX_SAFE_INTEGER, { error: ID_WORDS })
   .openapi({ param: { in: 'path' }, example: 7 });
 export const Key = z
   .string()

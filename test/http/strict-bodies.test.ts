@@ -163,6 +163,12 @@ for (const db of bothEngines()) {
         }
         assert.equal(await store.observe.auditMaxId(), before.audit, 'no ledger row was added');
         assert.equal(await dumpTables(db, raw), before.tables, 'nothing changed');
+        for (const id of ['abc', '0', '1.5', '-1', '99999999999999999999']) {
+          const r = await call(server.url, 'GET', `/v1/jobs/${id}`, { token: secret });
+          assert.equal(r.status, 400, id);
+          const { message } = r.body['error'] as { message: string };
+          assert.equal(message, 'id: must be a whole number from 1 to 9007199254740991', id);
+        }
         const end = `/v1/sessions/${session}/end`;
         for (const body of [undefined, {}]) {
           const ended = await call(server.url, 'POST', end, { token: secret, body });
