@@ -45,6 +45,7 @@ export const DEAD_EXPORTS_ALLOWED: Readonly<Record<string, string>> = {
   'src/github/webhook.ts:closingReferences': TESTED,
   'src/http/app.ts:apiApp': TESTED,
   'src/http/app.ts:BODY_MAX': TESTED,
+  'src/http/app.ts:WEBHOOK_BODY_MAX': TESTED,
   'src/daemon/worktree-sweep.ts:sweepWorktrees': TESTED,
   'src/coordinator/token-cache.ts:TokenCache': TESTED,
 };

@@ -32,7 +32,7 @@ const API_VERSION = '1';
  */
 export const BODY_MAX = 8 * 1024 * 1024;
 /** GitHub caps a webhook delivery at 25 MB; the webhook reads it whole to check its signature. */
-const WEBHOOK_BODY_MAX = 25 * 1024 * 1024;
+export const WEBHOOK_BODY_MAX = 25 * 1024 * 1024;
 
 /** Refuses a body over `max` bytes with 413, counting what is sent when no Content-Length says. */
 const limitBody = (max: number): MiddlewareHandler =>
@@ -117,7 +117,9 @@ export function httpApp(options: HttpAppOptions): Hono<AuthEnv> {
       );
     }
   });
-  app.use('*', limitBody(WEBHOOK_BODY_MAX));
+  // The webhook's own cap on its path alone: every other body meets BODY_MAX first, not after
+  // being buffered up to 25 MiB (the webhook answers before the next layer).
+  app.use('/v1/github/webhook', limitBody(WEBHOOK_BODY_MAX));
   for (const routes of options.routes ?? []) app.route('/', routes);
   app.use('*', limitBody(BODY_MAX));
   app.route('/', dashboardAssets());

@@ -16,6 +16,7 @@ import { parseRepo } from '../../src/core/github.js';
 import { closingReferences, githubWebhookRoutes } from '../../src/github/webhook.js';
 import { parseBind } from '../../src/http/bind.js';
 import { serveHttp } from '../../src/http/server.js';
+import { BODY_MAX, WEBHOOK_BODY_MAX } from '../../src/http/app.js';
 import { bothEngines } from '../support/databases.js';
 import { serve as batonServe } from '../http/support.js';
 import type { StoredIssue } from '../support/github-standin.js';
@@ -193,6 +194,18 @@ for (const db of bothEngines()) {
             body: text,
           });
           assert.equal(answer.status, 200, `delivery of #${n}`);
+        }
+        // The webhook takes GitHub's 25 MB, past the API's bound, and no more.
+        for (const [bytes, status] of [
+          [BODY_MAX + 1, 401],
+          [WEBHOOK_BODY_MAX + 1, 413],
+        ] as const) {
+          const big = await fetch(`${served.url}/v1/github/webhook`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'x-github-event': 'issues' },
+            body: 'a'.repeat(bytes),
+          });
+          assert.equal(big.status, status, `a body of ${bytes} bytes`);
         }
         assert.equal(await f.store.tasks.get(key(6)), null, 'not labelled ai: not imported');
         assert.equal((await f.store.tasks.get(key(7)))?.state, 'open');

@@ -14,8 +14,9 @@ import { appendAudit, type JobRow } from './rows.js';
 /**
  * sessions.end's give-back of the jobs the session took in pull mode (claimNext, jobs.batch: no
  * dispatcher term), each at once with its attempt given back, as a runner's on a graceful
- * shutdown: the worker let go, nothing failed; the ids queued again. A late finish by the old holder meets a queued job
- * (then the next claim's epoch) and is refused. A runner's placed jobs stay for the sweep.
+ * shutdown: the worker let go, nothing failed; answers the ids queued again. A late finish by the
+ * old holder meets a queued job (then the next claim's epoch) and is refused. A runner's placed jobs
+ * stay for the sweep.
  */
 export function requeueSessionJobs(exec: SqliteExecutor, session: number): readonly JobId[] {
   const jobs = exec
