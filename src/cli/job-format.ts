@@ -68,10 +68,13 @@ export function jobDetail(job: Job, progress?: JobProgress): string[] {
 
 function progressLines(progress: JobProgress | undefined): string[] {
   if (progress === undefined || progress.lastProgressAt === null) return [];
-  const lines = [
-    `  last progress ${iso(progress.lastProgressAt)}${progress.progress?.note ? ` (${progress.progress.note})` : ''}`,
-    `  progress ${progress.progress === null ? 'no marks' : describeProgress(progress.progress)}`,
-  ];
+  const counted = progress.progress === null ? '' : describeProgress(progress.progress);
+  const note = progress.progress?.note ? ` (${progress.progress.note})` : '';
+  // No mark yet: the last sign of progress is the start, which the lines above already show.
+  const lines =
+    counted === ''
+      ? ['  progress: none reported']
+      : [`  last progress ${iso(progress.lastProgressAt)}${note}`, `  progress ${counted}`];
   if (progress.stalled) lines.unshift(`  STALLED: no progress since ${iso(progress.lastProgressAt)}`);
   return lines;
 }

@@ -75,7 +75,7 @@ export function lastProgressAt(startedAt: Instant, progress: Pick<Progress, 'las
   return last === null ? startedAt : Math.max(startedAt, last);
 }
 
-/** The counters in words, skipping zeros: `1200 output bytes, 3 tool calls`. */
+/** The counters in words, skipping zeros: `1200 output bytes, 3 tool calls`; '' when all are zero. */
 export function describeProgress(counts: ProgressCounts): string {
   const words: Record<ProgressCounter, string> = {
     outputBytes: 'output bytes',
@@ -87,5 +87,5 @@ export function describeProgress(counts: ProgressCounts): string {
   const parts = PROGRESS_COUNTERS.filter((counter) => counts[counter] > 0).map(
     (counter) => `${counts[counter]} ${words[counter]}`,
   );
-  return parts.length === 0 ? 'no marks' : parts.join(', ');
+  return parts.join(', ');
 }
