@@ -123,6 +123,9 @@ for (const engine of bothEngines()) {
       withLedger(engine, async (f) => {
         await someActivity(f.store);
         const cli = cliOn(f.url);
+        const file = join(f.dir, 'a-file');
+        writeFileSync(file, '');
+        const long = join(f.dir, 'x'.repeat(300));
         const refusals: [string[], RegExp][] = [
           [
             ['verify', '--file', join(f.dir, 'absent.jsonl')],
@@ -131,13 +134,24 @@ for (const engine of bothEngines()) {
           [['verify', '--file', f.dir], /cannot be read: it is a folder/],
           [['export', '--format', 'jsonl', '--out', join(f.dir, 'no', 'x.jsonl')], /folder does not exist/],
           [['export', '--format', 'csv', '--out', f.dir], /cannot be written: it is a folder/],
+          // Neither missing nor a folder: a file where a folder should be, a name past NAME_MAX.
+          [
+            ['verify', '--file', join(file, 'x')],
+            /cannot be read: a part of its path is a file, not a folder/,
+          ],
+          [
+            ['export', '--format', 'jsonl', '--out', join(file, 'x')],
+            /written: a part of its path is a file/,
+          ],
+          [['verify', '--file', long], /cannot be read: its name is too long for the file system —/],
+          [['export', '--format', 'csv', '--out', long], /cannot be written: its name is too long/],
         ];
         for (const [args, said] of refusals) {
           const run = await cli.run('audit', ...args);
           assert.equal(run.code, 2, `${args.join(' ')}: ${run.stderr}`);
           assert.match(run.stderr, said);
           assert.equal(run.stderr.trimEnd().split('\n').length, 1, run.stderr);
-          assert.doesNotMatch(run.stderr, /ENOENT|EISDIR|BATON_DEBUG/);
+          assert.doesNotMatch(run.stderr, /\b(ENOENT|EISDIR|ENOTDIR|ENAMETOOLONG)\b|BATON_DEBUG/);
         }
       }));
 

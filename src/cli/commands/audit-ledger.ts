@@ -20,6 +20,7 @@ import { keyFilePath, loadKeyFile, parsePublicKey } from '../../coordinator/ledg
 import type { LedgerEvent } from '../../coordinator/ledger/events.js';
 import { verifyEvents, type VerifyParams, type VerifyReport } from '../../coordinator/ledger/verify.js';
 import { InvalidInputError } from '../../core/errors.js';
+import { fileErrorInWords } from '../../core/file-errors.js';
 import { git } from '../../os/git.js';
 import { Exit } from '../exit-codes.js';
 import { Output } from '../output.js';
@@ -280,10 +281,8 @@ function openOut(path: string): number {
   try {
     return openSync(path, 'w');
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? String(error);
-    const why = { ENOENT: 'its folder does not exist', EISDIR: 'it is a folder' }[code] ?? code;
     throw new InvalidInputError(
-      `--out ${path} cannot be written: ${why}`,
+      `--out ${path} cannot be written: ${fileErrorInWords(error, 'its folder does not exist')}`,
       'name a file in a folder you can write',
     );
   }

@@ -20,6 +20,7 @@ import {
 } from 'node:fs';
 import { dirname } from 'node:path';
 import { InvalidInputError } from '../../core/errors.js';
+import { fileErrorInWords } from '../../core/file-errors.js';
 import type { Checkpoint } from '../../core/ledger.js';
 import type { LedgerVerifier } from '../../core/ledger-verify.js';
 import type { KnownKey } from './keys.js';
@@ -68,7 +69,7 @@ export function checkAnchorFile(path: string, flag: string): void {
     try {
       accessSync(at, constants.W_OK);
     } catch (error) {
-      refuse(`${at}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+      refuse(`${at}: ${fileErrorInWords(error, 'it does not exist')}`);
     }
     return;
   }

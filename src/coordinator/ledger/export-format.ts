@@ -9,6 +9,7 @@
 import { closeSync, createReadStream, fstatSync, openSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { InvalidInputError } from '../../core/errors.js';
+import { fileErrorInWords } from '../../core/file-errors.js';
 import { canonicalJson, rowId, type Checkpoint } from '../../core/ledger.js';
 import type { LedgerRowColumns } from '../../store/ledger-store.js';
 import type { LedgerEvent, LedgerHeader } from './events.js';
@@ -222,8 +223,7 @@ function openExport(path: string): number {
   try {
     fd = openSync(path, 'r');
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? String(error);
-    return refuse(code === 'ENOENT' ? 'it does not exist' : code);
+    return refuse(fileErrorInWords(error, 'it does not exist'));
   }
   if (fstatSync(fd).isDirectory()) {
     closeSync(fd);
