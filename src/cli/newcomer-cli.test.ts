@@ -5,7 +5,7 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { stopServers } from '../../test/support/cli.js';
-import { describeCli } from '../../test/support/cli-suite.js';
+import { assertOneErrorLine, describeCli } from '../../test/support/cli-suite.js';
 
 after(stopServers);
 
@@ -22,5 +22,44 @@ describeCli('baton as the README walks it', ({ setup }) => {
     await t.json(0, 'job', 'finish', String(job.id), '--session', s, '--epoch', String(job.epoch));
     const done = await t.run('job', 'show', String(job.id));
     assert.match(done.stdout, /: done\n[\s\S]* {2}progress: none reported\n$/);
+  });
+
+  test('tells an epoch never granted from one fenced off, one held by another session and a free task', async () => {
+    const t = await setup();
+    await t.json(0, 'task', 'add', 'k1');
+    const a = await t.session();
+    const b = await t.session('--host', 'other-host');
+    assert.equal(await t.claim('k1', a), '1');
+    const beat = (s: string, epoch: string): Promise<string> =>
+      t.run('heartbeat', s, '--key', 'k1', '--epoch', epoch).then((run) => assertOneErrorLine(run, 3, epoch));
+    const held = `it is held by session ${a} on \\S+ since \\S+ \\(epoch 1\\)`;
+    assert.match(
+      await beat(a, '7'),
+      new RegExp(`^baton: epoch 7 was never granted for k1: ${held} — give the epoch`),
+    );
+    assert.match(
+      await beat(b, '1'),
+      new RegExp(`^baton: the claim on k1 at epoch 1 is not this session's: ${held}`),
+    );
+    const never = await t.json<{ error: string; epoch: number }>(
+      3,
+      'heartbeat',
+      a,
+      '--key',
+      'k1',
+      '--epoch',
+      '7',
+    );
+    assert.deepEqual([never.error, never.epoch], ['fenced', 7]);
+    await t.json(0, 'release', 'k1', '--session', a, '--epoch', '1');
+    assert.match(
+      await beat(a, '1'),
+      /^baton: the claim on k1 at epoch 1 is not current: no one holds it now — /,
+    );
+    assert.equal(await t.claim('k1', b), '2');
+    assert.match(
+      await beat(a, '1'),
+      /at epoch 1 is no longer current: it is now held by session \d+ on other-host/,
+    );
   });
 });

@@ -38,15 +38,45 @@ export function heldRefusal(key: string, holder: Holder): Refusal {
   );
 }
 
-/** The claim (key, epoch) is no longer current; says who holds the task now, if anyone. */
+/**
+ * The claim (key, epoch) is not current; says who holds the task now, if anyone. The live claim
+ * is always the newest grant, so against it an epoch tells apart one never granted (newer), one
+ * granted to another session (the same) and one fenced off (older); with no live claim the newest
+ * epoch is not at hand, and the words hold either way.
+ */
 export function fencedRefusal(key: string, epoch: string, current: Holder | null): Refusal {
-  const now = current === null ? 'no one holds it now' : `it is now held by ${describeHolder(current)}`;
+  const presented = Number(epoch);
+  const details = { key, epoch: presented, current };
+  const retry = 'stop working on it; claim it again if you still need it';
+  if (current === null) {
+    return new Refusal(
+      'fenced',
+      'fenced',
+      `the claim on ${key} at epoch ${epoch} is not current: no one holds it now`,
+      retry,
+      details,
+    );
+  }
+  const holder = describeHolder(current);
+  if (Number.isInteger(presented) && presented > current.epoch) {
+    return new Refusal(
+      'fenced',
+      'fenced',
+      `epoch ${epoch} was never granted for ${key}: it is held by ${holder}`,
+      'give the epoch your claim printed (`baton claim`, `baton next`); claim it first if you hold none',
+      details,
+    );
+  }
+  const why =
+    presented === current.epoch
+      ? "is not this session's: it is held"
+      : 'is no longer current: it is now held';
   return new Refusal(
     'fenced',
     'fenced',
-    `the claim on ${key} at epoch ${epoch} is no longer current: ${now}`,
-    'stop working on it; claim it again if you still need it',
-    { key, epoch: Number(epoch), current },
+    `the claim on ${key} at epoch ${epoch} ${why} by ${holder}`,
+    retry,
+    details,
   );
 }
 
