@@ -62,4 +62,25 @@ describeCli('baton as the README walks it', ({ setup }) => {
       /at epoch 1 is no longer current: it is now held by session \d+ on other-host/,
     );
   });
+
+  test('refuses a --project no task has and none registered with exit 4, naming the known ones', async () => {
+    const t = await setup();
+    await t.json(0, 'task', 'add', 'a1', '--project', 'alpha');
+    await t.json(0, 'project', 'add', 'beta');
+    const s = await t.session();
+    const before = await t.counts();
+    const known = /^baton: project nope not found — known projects: alpha, beta$/;
+    assert.match(assertOneErrorLine(await t.run('next', '--project', 'nope'), 4, 'no session'), known);
+    assert.match(
+      assertOneErrorLine(await t.run('next', '--project', 'nope', '--session', s), 4, 'session'),
+      known,
+    );
+    const refused = await t.json(4, 'next', '--project', 'nope');
+    assert.deepEqual([refused['error'], refused['message']], ['not_found', 'project nope not found']);
+    assert.deepEqual(await t.counts(), before, 'no session started, nothing written');
+    // A registered project without tasks is known, and just has nothing eligible.
+    const empty = assertOneErrorLine(await t.run('next', '--project', 'beta', '--session', s), 4, 'beta');
+    assert.match(empty, /^baton: no eligible task: nothing open is free/);
+    assert.equal((await t.json(0, 'next', '--project', 'alpha', '--session', s))['key'], 'a1');
+  });
 });

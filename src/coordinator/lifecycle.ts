@@ -86,6 +86,9 @@ export type NextOutcome =
       readonly gated: readonly Task[];
     };
 
+/** At most this many known projects are named when `next` is given an unknown one. */
+const KNOWN_PROJECTS_NAMED = 10;
+
 const reasonOf = (what: string, value: unknown): string => validateReason(what, value, REASON_LENGTH_MAX);
 const optionalReason = (what: string, value: unknown): string | null =>
   value === undefined ? null : reasonOf(what, value);
@@ -158,6 +161,9 @@ export class Lifecycle {
   async next(input: NextInput): Promise<NextOutcome> {
     const project = input.project === undefined ? undefined : validateName('project', input.project);
     const label = input.label === undefined ? undefined : validateName('label', input.label);
+    // An unknown project is refused before the session this call would start is written; with
+    // the caller's own session, only once nothing was eligible, so a claim pays nothing for it.
+    if (project !== undefined && input.session === undefined) await this.refuseUnknownProject(project);
     let session: Session | null = null;
     let id: number;
     if (input.session === undefined) {
@@ -175,11 +181,34 @@ export class Lifecycle {
     const got = await this.store.lifecycle.next({ session: id, project, label });
     if (got !== null) return { ok: true, task: got.task, claim: got.claim, session };
     if (session !== null) await this.store.sessions.end(session.id);
+    else if (project !== undefined) await this.refuseUnknownProject(project);
     const open = await this.store.tasks.list({ project, state: 'open', limit: LIST_LIMIT_MAX });
     const gated = open.filter(
       (task) => task.gate !== null && (label === undefined || task.labels.includes(label)),
     );
     return { ok: false, gated };
+  }
+
+  /**
+   * Refuses a project that no task has ever had and `baton project add` never registered: a
+   * typo, not an empty project. The hint names the known ones when they are few.
+   */
+  private async refuseUnknownProject(project: string): Promise<void> {
+    if ((await this.store.tasks.list({ project, limit: 1 })).length > 0) return;
+    if ((await this.store.projects.get(project)) !== null) return;
+    const [registered, tasks] = await Promise.all([
+      this.store.projects.list(),
+      this.store.tasks.list({ limit: LIST_LIMIT_MAX }),
+    ]);
+    const names = [
+      ...new Set([...registered.map((known) => known.name), ...tasks.flatMap((task) => task.project ?? [])]),
+    ].sort();
+    let hint = 'no task has a project yet: give one with `baton task add <key> --project P`';
+    if (names.length > 0) hint = 'list them with `baton project list`, and tasks with `baton task list`';
+    if (names.length > 0 && names.length <= KNOWN_PROJECTS_NAMED && tasks.length < LIST_LIMIT_MAX) {
+      hint = `known projects: ${names.join(', ')}`;
+    }
+    throw new NotFoundError('project', project, hint);
   }
 
   /**
