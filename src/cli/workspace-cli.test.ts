@@ -6,14 +6,27 @@
  */
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import { bothEngines, sqliteDatabase, type TestDatabase } from '../../test/support/databases.js';
 import { cliModes, cliOn, stopServers, repoRoot, type CliMode } from '../../test/support/cli.js';
 
 type Obj = Record<string, unknown>;
 
 const root = repoRoot();
+
+/**
+ * The workspaces' directories. On SQLite every runner shares this machine, so a workspace must
+ * be a directory here, and a worktree workspace a git repository: `api` and `branch` are.
+ */
+const SRV = mkdtempSync(join(tmpdir(), 'baton-srv-'));
+for (const name of ['api', 'branch', 'desk', 'main', 'w', 'unrelated', 'other', 'x']) {
+  mkdirSync(join(SRV, name));
+}
+for (const repo of ['api', 'branch']) execFileSync('git', ['init', '-q', join(SRV, repo)]);
+after(() => rmSync(SRV, { recursive: true, force: true }));
 
 function bundle(db: string, mode: CliMode) {
   const { run, json } = cliOn(db, mode);
@@ -58,13 +71,13 @@ for (const engine of engines())
             'add',
             'api',
             '--path',
-            '/srv/api',
+            `${SRV}/api`,
             '--kind',
             'worktree',
           );
-          assert.deepEqual(added, { name: 'api', path: '/srv/api', kind: 'worktree' });
-          const relative = await t.json(0, 'workspace', 'add', 'here', '--path', 'some/dir');
-          assert.deepEqual(relative, { name: 'here', path: resolve(root, 'some/dir'), kind: 'dir' });
+          assert.deepEqual(added, { name: 'api', path: `${SRV}/api`, kind: 'worktree' });
+          const relative = await t.json(0, 'workspace', 'add', 'here', '--path', 'test/support');
+          assert.deepEqual(relative, { name: 'here', path: resolve(root, 'test/support'), kind: 'dir' });
           const agent = await t.json(
             0,
             'agent',
@@ -88,7 +101,7 @@ for (const engine of engines())
           assert.deepEqual(await t.json(0, 'project', 'list'), [project]);
           assert.match(
             (await t.run('workspace', 'list')).stdout,
-            /^NAME\s+KIND\s+PATH\napi\s+worktree\s+\/srv\/api/,
+            new RegExp(`^NAME\\s+KIND\\s+PATH\\napi\\s+worktree\\s+${SRV}/api\\n`),
           );
           // Over HTTP the ledger also holds the operator token the test made for `baton serve`.
           const types = (await t.json<Obj[]>(0, 'audit'))
@@ -99,15 +112,15 @@ for (const engine of engines())
 
         test('plans an exclusive lock on the task workspace, over every other signal', async () => {
           const t = await setup();
-          await t.json(0, 'workspace', 'add', 'branch', '--path', '/srv/branch', '--kind', 'worktree');
-          await t.json(0, 'workspace', 'add', 'desk', '--path', '/srv/desk');
+          await t.json(0, 'workspace', 'add', 'branch', '--path', `${SRV}/branch`, '--kind', 'worktree');
+          await t.json(0, 'workspace', 'add', 'desk', '--path', `${SRV}/desk`);
           await t.json(0, 'agent', 'add', 'wes', '--role', 'writer', '--workspace', 'desk');
           const task = await t.json(0, 'task', 'add', 'k1', '--workspace', 'branch', '--assignee', 'wes');
           assert.deepEqual(
             [task['key'], task['requiresFilesystem'], task['workspace']],
             ['k1', false, 'branch'],
           );
-          assert.deepEqual(await t.plan('k1'), exclusive('branch', '/srv/branch', 'worktree'));
+          assert.deepEqual(await t.plan('k1'), exclusive('branch', `${SRV}/branch`, 'worktree'));
           assert.match(
             (await t.run('plan', 'k1')).stdout,
             /^k1: a worktree of its own in workspace branch .*no lock, the claim is the exclusion/,
@@ -117,8 +130,8 @@ for (const engine of engines())
 
         test("plans a filesystem task on its agent's workspace, else on the project's primary", async () => {
           const t = await setup();
-          await t.json(0, 'workspace', 'add', 'desk', '--path', '/srv/desk');
-          await t.json(0, 'workspace', 'add', 'main', '--path', '/srv/main');
+          await t.json(0, 'workspace', 'add', 'desk', '--path', `${SRV}/desk`);
+          await t.json(0, 'workspace', 'add', 'main', '--path', `${SRV}/main`);
           await t.json(0, 'agent', 'add', 'wes', '--role', 'writer', '--workspace', 'desk');
           await t.json(0, 'agent', 'add', 'nat', '--role', 'writer');
           await t.json(0, 'project', 'add', 'acme', '--primary-workspace', 'main');
@@ -134,19 +147,19 @@ for (const engine of engines())
             'wes',
           );
           assert.deepEqual([task['requiresFilesystem'], task['workspace']], [true, null]);
-          assert.deepEqual(await t.plan('k1'), exclusive('desk', '/srv/desk'));
-          assert.deepEqual(await t.plan('k1', '--agent', 'nat'), exclusive('main', '/srv/main'));
+          assert.deepEqual(await t.plan('k1'), exclusive('desk', `${SRV}/desk`));
+          assert.deepEqual(await t.plan('k1', '--agent', 'nat'), exclusive('main', `${SRV}/main`));
           await t.json(0, 'task', 'add', 'k2', '--requires-filesystem', '--project', 'acme');
-          assert.deepEqual(await t.plan('k2'), exclusive('main', '/srv/main'));
+          assert.deepEqual(await t.plan('k2'), exclusive('main', `${SRV}/main`));
           assert.match(
             (await t.run('plan', 'k2')).stdout,
-            /^k2: exclusive lock on workspace main \(dir at \/srv\/main\)/,
+            new RegExp(`^k2: exclusive lock on workspace main \\(dir at ${SRV}/main\\)`),
           );
         });
 
         test("plans a coding agent's run on its workspace even when the task does not ask for one", async () => {
           const t = await setup();
-          await t.json(0, 'workspace', 'add', 'desk', '--path', '/srv/desk');
+          await t.json(0, 'workspace', 'add', 'desk', '--path', `${SRV}/desk`);
           await t.json(0, 'agent', 'add', 'ada', '--role', 'Senior Engineer', '--workspace', 'desk');
           await t.json(
             0,
@@ -161,13 +174,13 @@ for (const engine of engines())
             'desk',
           );
           await t.json(0, 'task', 'add', 'k1', '--assignee', 'ada');
-          assert.deepEqual(await t.plan('k1'), exclusive('desk', '/srv/desk'));
-          assert.deepEqual(await t.plan('k1', '--agent', 'ops'), exclusive('desk', '/srv/desk'));
+          assert.deepEqual(await t.plan('k1'), exclusive('desk', `${SRV}/desk`));
+          assert.deepEqual(await t.plan('k1', '--agent', 'ops'), exclusive('desk', `${SRV}/desk`));
         });
 
         test('plans lock mode none and no workspace for cognitive work, with or without an agent', async () => {
           const t = await setup();
-          await t.json(0, 'workspace', 'add', 'desk', '--path', '/srv/desk');
+          await t.json(0, 'workspace', 'add', 'desk', '--path', `${SRV}/desk`);
           await t.json(
             0,
             'agent',
@@ -190,13 +203,13 @@ for (const engine of engines())
 
         test('changes a task requirement and binding with task set, and the plan follows', async () => {
           const t = await setup();
-          await t.json(0, 'workspace', 'add', 'w', '--path', '/srv/w');
+          await t.json(0, 'workspace', 'add', 'w', '--path', `${SRV}/w`);
           await t.json(0, 'task', 'add', 'k1');
           const shown = await t.json(0, 'task', 'set', 'k1');
           assert.deepEqual(shown, { key: 'k1', requiresFilesystem: false, workspace: null });
           assert.deepEqual(await t.plan('k1'), NONE);
           await t.json(0, 'task', 'set', 'k1', '--workspace', 'w');
-          assert.deepEqual(await t.plan('k1'), exclusive('w', '/srv/w'));
+          assert.deepEqual(await t.plan('k1'), exclusive('w', `${SRV}/w`));
           const set = await t.json(0, 'task', 'set', 'k1', '--no-workspace', '--requires-filesystem');
           assert.deepEqual(set, { key: 'k1', requiresFilesystem: true, workspace: null });
           assert.equal((await t.json(2, 'plan', 'k1'))['error'], 'WORKSPACE_UNRESOLVED');
@@ -212,7 +225,7 @@ for (const engine of engines())
 
         test('exits 2 with WORKSPACE_UNRESOLVED, its cause and its fix, when no workspace is bound', async () => {
           const t = await setup();
-          await t.json(0, 'workspace', 'add', 'unrelated', '--path', '/srv/unrelated');
+          await t.json(0, 'workspace', 'add', 'unrelated', '--path', `${SRV}/unrelated`);
           await t.json(0, 'agent', 'add', 'ada', '--role', 'cto');
           await t.json(0, 'project', 'add', 'acme');
           await t.json(0, 'task', 'add', 'k1', '--assignee', 'ada', '--project', 'acme');
@@ -251,7 +264,7 @@ for (const engine of engines())
           'refuses unknown names (exit 4), taken names (exit 3) and bad input (exit 2), writing nothing';
         test(refusals, async () => {
           const t = await setup();
-          await t.json(0, 'workspace', 'add', 'w', '--path', '/srv/w');
+          await t.json(0, 'workspace', 'add', 'w', '--path', `${SRV}/w`);
           await t.json(0, 'task', 'add', 'k1');
           const before = (await t.json<Obj[]>(0, 'audit')).length;
           const cases: [number, string[]][] = [
@@ -260,8 +273,8 @@ for (const engine of engines())
             [4, ['project', 'add', 'p', '--primary-workspace', 'nope']],
             [4, ['plan', 'nope']],
             [4, ['plan', 'k1', '--agent', 'nope']],
-            [3, ['workspace', 'add', 'w', '--path', '/srv/other']],
-            [2, ['workspace', 'add', 'x', '--path', '/srv/x', '--kind', 'clone']],
+            [3, ['workspace', 'add', 'w', '--path', `${SRV}/other`]],
+            [2, ['workspace', 'add', 'x', '--path', `${SRV}/x`, '--kind', 'clone']],
             [2, ['workspace', 'add', 'x']],
             [2, ['agent', 'add', 'a']],
             [2, ['agent', 'add', 'a', '--role', '']],
@@ -273,6 +286,44 @@ for (const engine of engines())
           }
           assert.equal((await t.json(4, 'task', 'show', 'k2'))['error'], 'not_found');
           assert.equal((await t.json<Obj[]>(0, 'audit')).length, before);
+        });
+
+        const paths =
+          'refuses a workspace path that is no directory here, or no git repository for a worktree, ' +
+          'where every runner shares this machine (SQLite); PostgreSQL runners may be elsewhere';
+        test(paths, async () => {
+          const t = await setup();
+          const file = join(SRV, 'a-file');
+          writeFileSync(file, '');
+          const cases: [string[], RegExp][] = [
+            [
+              ['--path', join(SRV, 'nope')],
+              /^workspace path \S+\/nope does not exist — create the directory/,
+            ],
+            [['--path', file], /^workspace path \S+\/a-file is a file, not a directory — /],
+            [['--path', join(file, 'below')], /^workspace path \S+ does not exist — /],
+            [
+              ['--path', `${SRV}/desk`, '--kind', 'worktree'],
+              /^workspace path \S+\/desk is not in a git repository, .* or register it with --kind dir$/,
+            ],
+          ];
+          const before = (await t.json<Obj[]>(0, 'audit')).length;
+          for (const [index, [flags, said]] of cases.entries()) {
+            const args = ['workspace', 'add', `ws${index}`, ...flags];
+            if (engine.engine === 'sqlite') {
+              const refused = await t.json(2, ...args);
+              assert.equal(refused['error'], 'invalid_input');
+              assert.match(`${String(refused['message'])} — ${String(refused['hint'])}`, said);
+              const plain = await t.run(...args);
+              assert.equal(plain.code, 2, plain.stderr);
+              assert.match(plain.stderr, /^baton: workspace path [^\n]+\n$/, args.join(' '));
+            } else {
+              await t.json(0, ...args);
+            }
+          }
+          const added = engine.engine === 'sqlite' ? 0 : cases.length;
+          assert.equal((await t.json<Obj[]>(0, 'workspace', 'list')).length, added);
+          assert.equal((await t.json<Obj[]>(0, 'audit')).length, before + added);
         });
       },
     );

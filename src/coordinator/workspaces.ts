@@ -18,6 +18,7 @@ import {
   type Workspace,
   type WorkspacePlan,
 } from '../core/workspace-plan.js';
+import { checkWorkspaceDir } from '../os/workspace-dir.js';
 import type { Store } from '../store/store.js';
 import type { AgentAddParams, ProjectAddParams, WorkspaceAddParams } from '../store/workspace-store.js';
 import { actorParams, parseTaskAdd, type TaskAddInput } from './inputs.js';
@@ -136,8 +137,15 @@ function parseProjectAdd(input: ProjectAddInput): ProjectAddParams {
 export class Workspaces {
   constructor(private readonly store: Store) {}
 
-  addWorkspace(input: WorkspaceAddInput): Promise<Workspace> {
-    return this.store.workspaces.add(parseWorkspaceAdd(input));
+  /**
+   * Registers a workspace. Its path is checked here only when every runner shares this machine
+   * (a store that is not multi-host: SQLite): on PostgreSQL the runners that work in it may be on
+   * other hosts, and one that lacks it fails the run naming the host (src/daemon/run-workspace.ts).
+   */
+  async addWorkspace(input: WorkspaceAddInput): Promise<Workspace> {
+    const params = parseWorkspaceAdd(input);
+    if (!this.store.capabilities.multiHost) await checkWorkspaceDir(params.path, params.kind);
+    return this.store.workspaces.add(params);
   }
 
   listWorkspaces(): Promise<readonly Workspace[]> {
