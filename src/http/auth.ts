@@ -165,14 +165,39 @@ export interface Subject extends Target {
  * Checks the request's token against the action and target; on refusal writes `auth:refused`
  * and throws 403. `hostOf` finds a session's host, asked only for a host token.
  */
-export async function allow(
+export function allow(
   context: Context<AuthEnv>,
   coordinator: Coordinator,
   action: Action,
   subject: Subject,
   hostOf?: () => Promise<string | null>,
 ): Promise<void> {
-  const token = context.get('token');
+  return allowAsker(coordinator, askerOf(context), action, subject, hostOf);
+}
+
+/**
+ * Who asks, apart from the request that carries it: its token, and its route in words
+ * (`POST /v1/claims/k1`) for a refusal's ledger row, made only when one is written.
+ */
+export interface Asker {
+  readonly token: Token | null;
+  readonly route: () => string;
+}
+
+export const askerOf = (context: Context<AuthEnv>): Asker => ({
+  token: context.get('token'),
+  route: () => `${context.req.method} ${context.req.path}`,
+});
+
+/** `allow` for an asker (claims.ts). */
+export async function allowAsker(
+  coordinator: Coordinator,
+  asker: Asker,
+  action: Action,
+  subject: Subject,
+  hostOf?: () => Promise<string | null>,
+): Promise<void> {
+  const token = asker.token;
   if (token === null) {
     if (action === 'read') return;
     throw new AuthError('unauthorized', 'a change needs a token', 'send Authorization: Bearer <token>');
@@ -190,7 +215,7 @@ export async function allow(
   const clean = (text: string): string => text.split('\u0000').join('\uFFFD');
   const key = subject.key;
   const named = key === undefined || key.includes('\u0000') || key.length > KEY_LENGTH_MAX ? undefined : key;
-  const route = clean(`${context.req.method} ${context.req.path}`);
+  const route = clean(asker.route());
   await actingAs(token.id, () =>
     coordinator.tokens.refused({
       token: token.id,
@@ -221,7 +246,11 @@ export const sessionHost = (coordinator: Coordinator, session: number) => (): Pr
 
 /** Runs the work with every ledger row it writes credited to the request's token. */
 export function acting<T>(context: Context<AuthEnv>, work: () => Promise<T>): Promise<T> {
-  const token = context.get('token');
+  return actingWith(context.get('token'), work);
+}
+
+/** `acting` for a token in hand. */
+export function actingWith<T>(token: Token | null, work: () => Promise<T>): Promise<T> {
   return token === null ? work() : actingAs(token.id, work);
 }
 

@@ -6,8 +6,9 @@
 import { z } from '@hono/zod-openapi';
 import { RELEASE_OUTCOMES } from '../core/claim.js';
 import type { Job } from '../core/job.js';
-import { fencedRefusal, heldRefusal, Refusal } from '../coordinator/refusals.js';
-import { acting, actorOf, allow, sessionHost } from './auth.js';
+import { fencedRefusal, Refusal } from '../coordinator/refusals.js';
+import { acting, actorOf, allow, askerOf, sessionHost } from './auth.js';
+import { claimAs, releaseAs } from './claims.js';
 import {
   Epoch,
   Id,
@@ -204,10 +205,7 @@ function claimRoutes(app: Api, baton: Coordinator): void {
     async (context) => {
       const { key } = context.req.valid('param');
       const { session } = context.req.valid('json');
-      await allow(context, baton, 'claim', { what: `claim ${key} for session ${session}`, key, session });
-      const outcome = await acting(context, () => baton.claim({ key, session }));
-      if (!outcome.ok) throw heldRefusal(key, outcome.holder);
-      return result(context, { ...outcome.claim, granted: outcome.granted });
+      return result(context, await claimAs(baton, askerOf(context), key, session));
     },
   );
   app.openapi(
@@ -238,12 +236,7 @@ function claimRoutes(app: Api, baton: Coordinator): void {
     }),
     async (context) => {
       const { key } = context.req.valid('param');
-      const { session, epoch, outcome } = context.req.valid('json');
-      const what = `release ${key} epoch ${epoch} of session ${session}`;
-      await allow(context, baton, 'release', { what, key, session });
-      const released = await acting(context, () => baton.release({ key, session, epoch, outcome }));
-      if (!released.ok) throw fencedRefusal(key, String(epoch), released.current);
-      return result(context, { key, session, epoch, outcome: outcome ?? 'released' });
+      return result(context, await releaseAs(baton, askerOf(context), { key, ...context.req.valid('json') }));
     },
   );
 }
