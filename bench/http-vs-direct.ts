@@ -37,6 +37,24 @@
  *   core, and the HTTP side has twice as many: the ratio falls as the load rises (0.26–0.42 per
  *   run at load 15, 0.47 in the full run at load 4). On a shared machine, raising it needs fewer
  *   wake-ups per request more than a leaner handler.
+ *
+ * The fast path (issue 22, measured 2026-12-04 23:00-23:33 UTC, load 2.5-7.9 on the 2 cores): a
+ * leaner handler did raise it, since on this machine the bench is bound by CPU and `baton serve`
+ * took nearly half of the HTTP side's. `baton serve` now answers a plainly well-formed claim or release
+ * without Hono, its node adapter or zod (http/fast-claims.ts; anything else still goes to Hono).
+ * Its CPU per round trip fell from 1.2-2.4 ms (mostly 1.3-1.6) to 0.5-0.9 ms; the client's and
+ * PostgreSQL's stayed within their run-to-run scatter. Runs alternated between a build of the commit before (base) and
+ * the branch, `node dist/bench/run.js --only http --json [--quick]` with BATON_BENCH_PG_URL the
+ * machine's PostgreSQL 15, median of 3 repetitions each:
+ * - `--quick`, 9 runs of base and 8 of the branch: base 0.33, 0.54, 0.42, 0.41, 0.46, 0.50,
+ *   0.42, 0.47, 0.35 (median 0.42); branch 0.64, 0.69, 0.69, 0.59, 0.73, 0.69, 0.51, 0.61
+ *   (median 0.66).
+ * - full, 2 runs each: base 0.451 (0.450, 0.451, 0.462) and 0.432 (0.428, 0.432, 0.594); branch
+ *   0.771 (0.744, 0.771, 1.245: in the last the in-process side was slowed by another session's
+ *   work) and 0.607 (0.607, 0.633, 0.591). `baton serve`'s CPU per round trip in them: base
+ *   1.16-1.68 ms, branch 0.51-0.72 ms.
+ * A profile of `baton serve` after it (--cpu-prof, 4,000 warm round trips): `writev` 52 % of its
+ * busy time, GC 4.5 %, and no JavaScript function above 2 %.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';

@@ -78,7 +78,7 @@ export async function identify(
       'send Authorization: Bearer <token>, or sign in at /login; make one with `baton token create`',
     );
   }
-  const secret = header === undefined ? COOKIE_VALUE.exec(cookie ?? '')?.[0] : BEARER.exec(header)?.[1];
+  const secret = header === undefined ? COOKIE_VALUE.exec(cookie ?? '')?.[0] : bearerSecret(header);
   if (secret === undefined) {
     throw new AuthError(
       'unauthorized',
@@ -89,17 +89,23 @@ export async function identify(
     );
   }
   if (header === undefined && !read) sameOrigin(context);
-  const check = await coordinator.tokens.verify(secret);
-  if (!check.ok) {
-    const ended = check.reason === 'ended';
-    throw new AuthError(
-      'unauthorized',
-      ended ? "the token's session or run has ended" : `the token is ${check.reason}`,
-      check.reason === 'unknown' ? 'check the token you copied' : 'ask an operator for a new token',
-    );
-  }
-  context.set('token', check.token);
+  context.set('token', await verified(coordinator, secret));
 }
+
+/** The token a secret opens; AuthError (401) when it opens nothing. */
+export async function verified(coordinator: Coordinator, secret: string): Promise<Token> {
+  const check = await coordinator.tokens.verify(secret);
+  if (check.ok) return check.token;
+  const ended = check.reason === 'ended';
+  throw new AuthError(
+    'unauthorized',
+    ended ? "the token's session or run has ended" : `the token is ${check.reason}`,
+    check.reason === 'unknown' ? 'check the token you copied' : 'ask an operator for a new token',
+  );
+}
+
+/** The secret of an `Authorization: Bearer <token>` header; undefined when it is not one. */
+export const bearerSecret = (header: string): string | undefined => BEARER.exec(header)?.[1];
 
 /** Host names that only ever name this machine: a page elsewhere cannot make them resolve to itself. */
 const LOOPBACK_NAME = /^(localhost|.+\.localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
@@ -189,7 +195,7 @@ export const askerOf = (context: Context<AuthEnv>): Asker => ({
   route: () => `${context.req.method} ${context.req.path}`,
 });
 
-/** `allow` for an asker (claims.ts). */
+/** `allow` for an asker (claims.ts, for the Hono routes and the fast path alike). */
 export async function allowAsker(
   coordinator: Coordinator,
   asker: Asker,

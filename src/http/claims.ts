@@ -1,8 +1,8 @@
 /**
  * What `POST /v1/claims/{key}` and `POST /v1/claims/{key}/release` do once their input is
  * checked: the scope check, the call credited to the token, the refusal for held or fenced, the
- * answer. Apart from Hono's context (routes-core.ts passes the token and route as an Asker), so
- * that a second way in can call the very same code.
+ * answer. Both ways a request reaches them call these: the Hono routes (routes-core.ts) and the
+ * fast path for well-formed requests (fast-claims.ts), so the two cannot drift apart.
  */
 import type { ReleaseOutcome } from '../core/claim.js';
 import type { Coordinator } from '../coordinator/coordinator.js';

@@ -16,6 +16,7 @@ import type { DashboardDeps } from '../dashboard/deps.js';
 import type { AuthMode } from './auth.js';
 import type { Bind, HttpServer } from './bind.js';
 import { httpApp } from './app.js';
+import { fastClaims } from './fast-claims.js';
 import { storeLatencyObserver } from './metrics.js';
 
 /** How many ports past the asked one are tried when it is taken. */
@@ -68,7 +69,7 @@ export async function serveHttp(store: Store, options: ServeOptions): Promise<Ht
     routes: options.routes,
   });
   const listener = getRequestListener(app.fetch);
-  const server = createServer((req, res) => void listener(req, res));
+  const server = createServer(fastClaims(coordinator, (req, res) => void listener(req, res)));
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.headersTimeout = HEADERS_TIMEOUT_MS;
   let port = options.bind.port;
