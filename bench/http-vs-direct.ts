@@ -55,6 +55,14 @@
  *   1.16-1.68 ms, branch 0.51-0.72 ms.
  * A profile of `baton serve` after it (--cpu-prof, 4,000 warm round trips): `writev` 52 % of its
  * busy time, GC 4.5 %, and no JavaScript function above 2 %.
+ * Two more `--quick` pairs at 23:40 (load 3.8-5): base 0.42, 0.49; branch 0.67, 0.49. The last
+ * ran while the machine was quieter (direct 1,911 round trips/s, twice the usual), and shows what
+ * is left: the HTTP side's CPU per round trip, 0.26 ms in the bench's client, 0.45 in `baton
+ * serve` and 0.85 in PostgreSQL (1.56 ms), is still 1.8 times the direct side's (0.19 + 0.68 =
+ * 0.86 ms), a CPU ratio of 0.55, and with the bench alone keeping both cores busy its ratio of
+ * round trips (0.49) sat near it. The rest of the server's CPU has no single part worth taking
+ * on; PostgreSQL's, higher over HTTP in every run, was already measured as not coming from acting
+ * with a token (docs/decisions/0012).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
