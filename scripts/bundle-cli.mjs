@@ -8,7 +8,7 @@
 // relative to import.meta.url (the agent shim, ../os/…) still resolve. meta.json beside it is
 // esbuild's import graph, which src/cli/lazy-load.test.ts reads.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { build } from 'esbuild';
@@ -122,6 +122,7 @@ function codeCacheFromClaim(bin, cache) {
     baton('task', 'add', 'cache');
     const session = baton('session', 'start');
     rmSync(cache, { force: true });
+    settle(cache.replace(/\.cache$/, ''));
     baton('claim', 'cache', '--session', session);
   } catch (error) {
     const why = (error.stderr || error.message || String(error)).trim().split('\n')[0];
@@ -130,6 +131,15 @@ function codeCacheFromClaim(bin, cache) {
   } finally {
     if (dir !== null) rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Waits until the bundle has been left unchanged for the 2 s the launcher asks before it writes a
+ * cache of it (SETTLE_MS in src/cli/launch.ts): a build takes that wait so that no call has to.
+ */
+function settle(bundle) {
+  const left = statSync(bundle).ctimeMs + 2_100 - Date.now();
+  if (left > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, left);
 }
 
 /**

@@ -7,7 +7,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { repoRoot } from '../../test/support/cli.js';
@@ -50,6 +59,15 @@ function setup(t: { after(fn: () => void): void }): Setup {
   return { bundle, cache: `${bundle}.cache`, run };
 }
 
+/**
+ * Waits until the bundle has been left alone long enough for the launcher to make a cache of it
+ * (SETTLE_MS in launch.ts, 2 s, and a margin).
+ */
+async function settled(bundle: string): Promise<void> {
+  const left = statSync(bundle).ctimeMs + 2_100 - Date.now();
+  if (left > 0) await new Promise((resolve) => setTimeout(resolve, left));
+}
+
 /** The cache file's identity: a rewrite renames a new file over it. */
 const identity = (path: string): string => {
   const s = statSync(path);
@@ -58,6 +76,7 @@ const identity = (path: string): string => {
 
 test('the first call writes the code cache; the next one runs from it and leaves it as it is', async (t) => {
   const s = setup(t);
+  await settled(s.bundle);
   assert.equal((await s.run('a', 'b')).stdout, 'one a b\n');
   const written = identity(s.cache);
   const again = await s.run('c');
@@ -67,26 +86,54 @@ test('the first call writes the code cache; the next one runs from it and leaves
 
 test('a bundle changed in place, to the same length, runs its new code and gets a fresh cache', async (t) => {
   const s = setup(t);
+  await settled(s.bundle);
   await s.run();
   const before = readFileSync(s.cache);
   // V8 itself compares only the source's length: this cache would pass its check.
   writeFileSync(s.bundle, bundleText('two'));
   assert.equal((await s.run('x')).stdout, 'two x\n');
-  assert.ok(!readFileSync(s.cache).equals(before), 'the cache was made again from the new bundle');
+  // A bundle written a moment ago may be written again within its file system's tick of time.
+  assert.ok(readFileSync(s.cache).equals(before), 'no cache is made of a bundle that has just changed');
+  await settled(s.bundle);
   assert.equal((await s.run('y')).stdout, 'two y\n');
+  assert.ok(!readFileSync(s.cache).equals(before), 'the cache was made again from the new bundle');
+  const remade = identity(s.cache);
+  assert.equal((await s.run('z')).stdout, 'two z\n');
+  assert.equal(identity(s.cache), remade, 'the new cache is valid: the next call keeps it');
+});
+
+test('a bundle copied elsewhere is another file: its first settled call makes its own cache', async (t) => {
+  const s = setup(t);
+  await settled(s.bundle);
+  await s.run();
+  const copy = `${s.bundle}.copy`;
+  writeFileSync(copy, readFileSync(s.bundle));
+  renameSync(copy, s.bundle);
+  const before = readFileSync(s.cache);
+  await settled(s.bundle);
+  assert.equal((await s.run('c')).stdout, 'one c\n');
+  assert.ok(!readFileSync(s.cache).equals(before), 'a cache made for another file is not taken');
 });
 
 test('a cache with a flipped byte, or cut short, is not used; the call works and writes it anew', async (t) => {
   const s = setup(t);
+  await settled(s.bundle);
   await s.run();
   const good = readFileSync(s.cache);
-  const flipped = Buffer.from(good);
-  const at = flipped.length - 100;
-  flipped[at] = (flipped[at] ?? 0) ^ 0xff;
-  for (const broken of [flipped, good.subarray(0, good.length - 1), good.subarray(0, 10), Buffer.alloc(0)]) {
-    writeFileSync(s.cache, broken);
+  // V8's payload is in the file twice, after the header line: a byte of either copy.
+  const flip = (at: number): Buffer => {
+    const flipped = Buffer.from(good);
+    flipped[at] = (flipped[at] ?? 0) ^ 0xff;
+    return flipped;
+  };
+  const payload = (good.length - good.indexOf('\n', good.indexOf('\n') + 1) - 1) / 2;
+  assert.ok(Number.isInteger(payload) && payload > 100, 'the payload is there twice');
+  const broken = [flip(good.length - payload - 50), flip(good.length - 100), flip(good.indexOf('\n') + 3)];
+  broken.push(good.subarray(0, good.length - 1), good.subarray(0, good.length - 2), good.subarray(0, 10));
+  for (const bytes of [...broken, Buffer.alloc(0)]) {
+    writeFileSync(s.cache, bytes);
     assert.deepEqual(await s.run('z'), { stdout: 'one z\n', stderr: '' });
-    assert.ok(!readFileSync(s.cache).equals(broken), 'the broken cache was replaced');
+    assert.ok(!readFileSync(s.cache).equals(bytes), 'the broken cache was replaced');
     const rewritten = identity(s.cache);
     assert.deepEqual(await s.run('y'), { stdout: 'one y\n', stderr: '' });
     assert.equal(identity(s.cache), rewritten, 'the new cache is valid: the next call keeps it');
@@ -95,6 +142,7 @@ test('a cache with a flipped byte, or cut short, is not used; the call works and
 
 test('a cache that cannot be written is no error: the call runs without one', async (t) => {
   const s = setup(t);
+  await settled(s.bundle);
   // A folder where the file should be: neither readable as a cache nor replaceable by rename.
   mkdirSync(s.cache);
   writeFileSync(join(s.cache, 'keep'), '');

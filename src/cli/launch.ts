@@ -5,23 +5,29 @@
  * CommonJS, written as one function expression in Node's CommonJS wrapper, called here.
  *
  * A cache is only ever a copy of what compiling the bundle gives. V8 checks that its own version
- * and flags match, but of the source only its length, and a release build does not check the
- * cache's checksum; so the file carries a sha256 over the bundle's bytes, the Node version and
- * platform, and its own payload, read and compared before V8 sees it. Anything else (no file,
- * another bundle or Node, a torn or flipped byte, V8's own refusal) runs without the cache and
- * writes a fresh one after the command, to a temporary file renamed over the old one. A folder
- * that cannot be written means no cache, never an error.
+ * and flags match, but of the source only its length. So the file names the bundle it was made
+ * from by the bundle's file identity (device, inode, size, modification and change times, to the
+ * nanosecond), with the Node version and platform: any write to the bundle changes its change time,
+ * which no one can set back. Hashing the bytes instead cost every call 4 ms and node:crypto's load.
+ * A cache is written only for a bundle unchanged for SETTLE_MS, so a file system whose times are
+ * coarse cannot show a rewrite within one tick as the same file. A release build of V8 does not
+ * check a cache's checksum (a flipped byte would run), so the file holds V8's payload twice and a
+ * call takes it only when both copies are equal: a comparison of memory, where a hash or V8's own
+ * checksum (node:crypto, node:v8) cost a call more to load than this costs to read. Anything else
+ * (no file, another bundle or Node, a torn or flipped byte, V8's own refusal) runs without the
+ * cache and writes a fresh one after the command, to a temporary file renamed over the old one. A
+ * folder that cannot be written means no cache, never an error.
  */
 import { isAscii } from 'node:buffer';
-import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { Script } from 'node:vm';
 
-/** Identifies the file's layout: MAGIC, then the 32-byte digest, then V8's payload. */
-const MAGIC = Buffer.from('baton-code-cache-1\n');
-const DIGEST_BYTES = 32;
+/** Identifies the file's layout: MAGIC, the bundle's identity and a newline, then V8's payload twice. */
+const MAGIC = 'baton-code-cache-2\n';
+/** How long a bundle must have been left unchanged before a cache is made from it (milliseconds). */
+const SETTLE_MS = 2_000;
 
 interface Bundle {
   /** True when the process must end by process.exit() (src/cli/exit-open.ts). */
@@ -38,10 +44,12 @@ type Wrapped = (
 
 /** Runs the CLI bundled at `bundlePath` with `argv`, from its code cache when that is valid. */
 export async function launch(bundlePath: string, argv: readonly string[]): Promise<void> {
+  // Before the read: a write after it shows in the times, and the cache is then made for a bundle
+  // that is no longer there, which no call will take.
+  const bundle = identity(bundlePath);
   const source = readFileSync(bundlePath);
   const cachePath = `${bundlePath}.cache`;
-  const key = cacheKey(source);
-  const cachedData = readCache(cachePath, key);
+  const cachedData = readCache(cachePath, bundle.key);
   // A one-byte string when the bundle is ASCII, as esbuild writes it but for a few characters.
   const text = isAscii(source) ? source.toString('latin1') : source.toString('utf8');
   const script = new Script(text, {
@@ -60,8 +68,8 @@ export async function launch(bundlePath: string, argv: readonly string[]): Promi
   );
   const exitNow = await (module.exports as Bundle).main(argv);
   // After the command, so that the functions it compiled on the way are in the cache too.
-  if (cachedData === null || script.cachedDataRejected === true) {
-    writeCache(cachePath, key, script.createCachedData());
+  if ((cachedData === null || script.cachedDataRejected === true) && bundle.settled) {
+    writeCache(cachePath, bundle.key, script.createCachedData());
   }
   if (exitNow === true) await exitAfterOutput();
 }
@@ -78,38 +86,36 @@ async function exitAfterOutput(): Promise<void> {
   process.exit();
 }
 
-/** What a cache must have been made from: this bundle's bytes, under this Node on this machine. */
-function cacheKey(source: Buffer): Buffer {
-  return createHash('sha256')
-    .update(source)
-    .update(`\0${process.version}\0${process.versions.v8}\0`)
-    .update(`${process.platform}\0${process.arch}`)
-    .digest();
-}
-
-function digestOf(key: Buffer, payload: Buffer): Buffer {
-  return createHash('sha256').update(key).update(payload).digest();
+/** What a cache must have been made from: this bundle file, under this Node on this machine. */
+function identity(bundlePath: string): { key: string; settled: boolean } {
+  const stat = statSync(bundlePath, { bigint: true });
+  const file = [stat.dev, stat.ino, stat.size, stat.mtimeNs, stat.ctimeNs].join(':');
+  const node = [process.version, process.versions.v8, process.platform, process.arch].join(':');
+  return {
+    key: `${MAGIC}${file} ${node}\n`,
+    settled: BigInt(Date.now()) - stat.ctimeNs / 1_000_000n >= SETTLE_MS,
+  };
 }
 
 /** V8's payload from the cache file, or null when there is none or it is not this bundle's. */
-function readCache(path: string, key: Buffer): Buffer | null {
+function readCache(path: string, key: string): Buffer | null {
   let file: Buffer;
   try {
     file = readFileSync(path);
   } catch {
     return null;
   }
-  const start = MAGIC.length + DIGEST_BYTES;
-  if (file.length <= start || !file.subarray(0, MAGIC.length).equals(MAGIC)) return null;
-  const payload = file.subarray(start);
-  return digestOf(key, payload).equals(file.subarray(MAGIC.length, start)) ? payload : null;
+  if (file.length <= key.length || file.toString('latin1', 0, key.length) !== key) return null;
+  const half = (file.length - key.length) / 2;
+  const payload = file.subarray(key.length, key.length + half);
+  return Number.isInteger(half) && payload.equals(file.subarray(key.length + half)) ? payload : null;
 }
 
 /** Replaces the cache file whole, or leaves it as it was (a read-only folder, a full disk). */
-function writeCache(path: string, key: Buffer, payload: Buffer): void {
-  const temporary = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+function writeCache(path: string, key: string, payload: Buffer): void {
+  const temporary = `${path}.${process.pid}.${Date.now()}.tmp`;
   try {
-    writeFileSync(temporary, Buffer.concat([MAGIC, digestOf(key, payload), payload]), { mode: 0o644 });
+    writeFileSync(temporary, Buffer.concat([Buffer.from(key, 'latin1'), payload, payload]), { mode: 0o644 });
     renameSync(temporary, path);
   } catch {
     try {

@@ -6,8 +6,8 @@
  * runner's end of an agent run) drops the token at once; a revocation, an expiry or the end of
  * an agent token's session elsewhere bites here within `TOKEN_CACHE_MS`.
  */
-import * as crypto from 'node:crypto';
 import type { Token } from '../core/token.js';
+import { nodeCrypto } from '../os/node-crypto.js';
 
 /** How long a verified token is trusted without asking the store again. */
 const TOKEN_CACHE_MS = 2_000;
@@ -84,10 +84,12 @@ export class TokenCache {
  * 1.23 µs once compiled; run by the interpreter alone (as `baton serve`'s first requests are),
  * createHash was 4 % of the server's CPU per request.
  */
-const digest: (secret: string) => string =
-  typeof crypto.hash === 'function'
-    ? (secret) => crypto.hash('sha256', secret, 'base64url')
-    : (secret) => crypto.createHash('sha256').update(secret).digest('base64url');
+function digest(secret: string): string {
+  const crypto = nodeCrypto();
+  return typeof crypto.hash === 'function'
+    ? crypto.hash('sha256', secret, 'base64url')
+    : crypto.createHash('sha256').update(secret).digest('base64url');
+}
 
 /** The process's one cache: every coordinator in the process shares it, so a revoke anywhere here bites at once. */
 export const verifiedTokens = new TokenCache(() => performance.now());

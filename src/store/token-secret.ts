@@ -3,21 +3,22 @@
  * bindings fit it, and the row shape. The secret is 32 random bytes; only its sha256 is stored,
  * so a copy of the database opens nothing.
  */
-import { createHash, randomBytes } from 'node:crypto';
 import { FencedError, InvalidInputError, NotFoundError } from '../core/errors.js';
 import type { SessionId } from '../core/session.js';
 import type { Scope, Token } from '../core/token.js';
 import type { TokenCreateParams, TokenRun } from './token-store.js';
+import { nodeCrypto } from '../os/node-crypto.js';
 
 const TOKEN_PREFIX = 'baton_';
 
 /** sha256 of the secret, hex: the only form the store keeps. */
 export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret, 'utf8').digest('hex');
+  return nodeCrypto().createHash('sha256').update(secret, 'utf8').digest('hex');
 }
 
 /** A new token's public id, its secret (shown once) and the secret's hash. */
 export function freshToken(): { id: string; secret: string; hash: string } {
+  const { randomBytes } = nodeCrypto();
   const secret = `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
   return { id: randomBytes(6).toString('hex'), secret, hash: hashSecret(secret) };
 }

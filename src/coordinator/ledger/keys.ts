@@ -5,21 +5,13 @@
  * file can sign checkpoints: keep it with the OS user that runs `baton up` (and `baton audit seal`
  * or `prune`), on the hosts that may lead. Anyone with the database alone cannot forge a seal.
  */
-import {
-  createHash,
-  createPrivateKey,
-  createPublicKey,
-  generateKeyPairSync,
-  sign,
-  verify,
-  type KeyObject,
-} from 'node:crypto';
-import * as crypto from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { keepOutOfGit } from '../../os/state-ignore.js';
 import { dirname, resolve } from 'node:path';
 import { ConflictError, InvalidInputError } from '../../core/errors.js';
 import type { LedgerCrypto } from '../../core/ledger-verify.js';
+import { nodeCrypto } from '../../os/node-crypto.js';
 
 /** Where `baton ledger init` writes the private key, and where the sealers look for it. */
 const DEFAULT_KEY_FILE = '.baton/ledger.key';
@@ -37,10 +29,11 @@ export interface LedgerSigner {
  * sha256, hex. crypto.hash (Node 20.12 and later) hashes in one call, without the Hash
  * object createHash builds: the sealer and the verifier take one per ledger row (token-cache.ts).
  */
-const oneShot = typeof crypto.hash === 'function';
-
 export function sha256Hex(data: string | Uint8Array): string {
-  return oneShot ? crypto.hash('sha256', data, 'hex') : createHash('sha256').update(data).digest('hex');
+  const crypto = nodeCrypto();
+  return typeof crypto.hash === 'function'
+    ? crypto.hash('sha256', data, 'hex')
+    : crypto.createHash('sha256').update(data).digest('hex');
 }
 
 /** The key's id: the first 16 hex digits of sha256 of its raw bytes. */
@@ -55,11 +48,11 @@ function rawPublicKey(key: KeyObject): string {
 }
 
 function signerOf(privateKey: KeyObject): LedgerSigner {
-  const publicKey = rawPublicKey(createPublicKey(privateKey));
+  const publicKey = rawPublicKey(nodeCrypto().createPublicKey(privateKey));
   return {
     keyId: keyIdOf(publicKey),
     publicKey,
-    sign: (hashHex) => sign(null, Buffer.from(hashHex, 'hex'), privateKey).toString('base64'),
+    sign: (hashHex) => nodeCrypto().sign(null, Buffer.from(hashHex, 'hex'), privateKey).toString('base64'),
   };
 }
 
@@ -79,7 +72,7 @@ export function createKeyFile(path: string): LedgerSigner {
   }
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   keepOutOfGit(dirname(path));
-  const { privateKey } = generateKeyPairSync('ed25519');
+  const { privateKey } = nodeCrypto().generateKeyPairSync('ed25519');
   const pem = privateKey.export({ format: 'pem', type: 'pkcs8' });
   writeFileSync(path, pem, { mode: 0o600, flag: 'wx' });
   return signerOf(privateKey);
@@ -89,7 +82,7 @@ export function createKeyFile(path: string): LedgerSigner {
 export function loadKeyFile(path: string): LedgerSigner {
   let key: KeyObject;
   try {
-    key = createPrivateKey(readFileSync(path));
+    key = nodeCrypto().createPrivateKey(readFileSync(path));
   } catch (error) {
     const why =
       (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'does not exist' : 'is not a private key';
@@ -133,7 +126,10 @@ export function ledgerCrypto(known: readonly KnownKey[], pinned: readonly KnownK
   const add = (key: KnownKey): void => {
     if (keyIdOf(key.publicKey) !== key.id || keys.has(key.id)) return;
     const publicPart = Buffer.from(key.publicKey, 'base64').toString('base64url');
-    keys.set(key.id, createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: publicPart }, format: 'jwk' }));
+    keys.set(
+      key.id,
+      nodeCrypto().createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: publicPart }, format: 'jwk' }),
+    );
   };
   pinned?.forEach(add);
   if (pinned === null) known.forEach(add);
@@ -146,7 +142,7 @@ export function ledgerCrypto(known: readonly KnownKey[], pinned: readonly KnownK
           ? `it is signed by key ${keyId}, which the ledger does not know`
           : `it is signed by key ${keyId}, which is not a pinned key`;
       }
-      const ok = verify(null, Buffer.from(hash, 'hex'), key, Buffer.from(signature, 'base64'));
+      const ok = nodeCrypto().verify(null, Buffer.from(hash, 'hex'), key, Buffer.from(signature, 'base64'));
       return ok ? null : `its signature does not verify under key ${keyId}`;
     },
   };
