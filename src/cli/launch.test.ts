@@ -37,6 +37,8 @@ interface Setup {
   readonly bundle: string;
   readonly cache: string;
   run(...args: string[]): Promise<{ stdout: string; stderr: string }>;
+  /** The same, with these variables added to the environment (BATON_URL and BATON_DB unset). */
+  runWith(env: NodeJS.ProcessEnv, ...args: string[]): Promise<{ stdout: string; stderr: string }>;
 }
 
 function setup(t: { after(fn: () => void): void }): Setup {
@@ -49,14 +51,18 @@ function setup(t: { after(fn: () => void): void }): Setup {
     runner,
     `import { launch } from ${JSON.stringify(LAUNCH)};\nawait launch(${JSON.stringify(bundle)}, process.argv);\n`,
   );
-  const run = (...args: string[]): Promise<{ stdout: string; stderr: string }> =>
+  const runWith = (env: NodeJS.ProcessEnv, ...args: string[]): Promise<{ stdout: string; stderr: string }> =>
     new Promise((resolve, reject) => {
-      execFile(process.execPath, [runner, ...args], (error, stdout, stderr) => {
+      const inherited = { ...process.env };
+      delete inherited['BATON_URL'];
+      delete inherited['BATON_DB'];
+      const options = { env: { ...inherited, ...env } };
+      execFile(process.execPath, [runner, ...args], options, (error, stdout, stderr) => {
         if (error !== null) reject(new Error(`launch exited ${String(error.code)}: ${stderr}`));
         else resolve({ stdout, stderr });
       });
     });
-  return { bundle, cache: `${bundle}.cache`, run };
+  return { bundle, cache: `${bundle}.cache`, run: (...args) => runWith({}, ...args), runWith };
 }
 
 /**
@@ -137,6 +143,31 @@ test('a cache with a flipped byte, or cut short, is not used; the call works and
     const rewritten = identity(s.cache);
     assert.deepEqual(await s.run('y'), { stdout: 'one y\n', stderr: '' });
     assert.equal(identity(s.cache), rewritten, 'the new cache is valid: the next call keeps it');
+  }
+});
+
+test('a call over PostgreSQL or the HTTP API keeps its own cache, chosen as the CLI reads its options', async (t) => {
+  const s = setup(t);
+  await settled(s.bundle);
+  const caches = (): string[] =>
+    readdirSync(dirname(s.bundle))
+      .filter((name) => name.endsWith('.cache'))
+      .sort();
+  const pg = 'postgres://u@h/db';
+  const calls: [NodeJS.ProcessEnv, string[], string][] = [
+    [{}, ['--db', pg], 'main.cjs.pg.cache'],
+    [{}, ['claim', 'k', '--api=http://h:1'], 'main.cjs.api.cache'],
+    [{ BATON_DB: pg }, [], 'main.cjs.pg.cache'],
+    [{ BATON_URL: 'http://h:1', BATON_DB: pg }, [], 'main.cjs.api.cache'],
+    [{ BATON_URL: 'http://h:1' }, ['--db=POSTGRESQL://u@h/db'], 'main.cjs.pg.cache'],
+    [{ BATON_DB: pg }, ['--db', 'local.db', '--api', 'http://h:1'], 'main.cjs.cache'],
+    [{ BATON_DB: pg }, ['--', '--db', 'local.db'], 'main.cjs.pg.cache'],
+  ];
+  for (const [env, args, cache] of calls) {
+    const label = `${JSON.stringify(env)} ${args.join(' ')}`;
+    for (const name of caches()) rmSync(join(dirname(s.bundle), name));
+    assert.equal((await s.runWith(env, ...args)).stdout, `one ${args.join(' ')}\n`, label);
+    assert.deepEqual(caches(), [cache], label);
   }
 });
 

@@ -16,7 +16,8 @@
  * checksum (node:crypto, node:v8) cost a call more to load than this costs to read. Anything else
  * (no file, another bundle or Node, a torn or flipped byte, V8's own refusal) runs without the
  * cache and writes a fresh one after the command, to a temporary file renamed over the old one. A
- * folder that cannot be written means no cache, never an error.
+ * folder that cannot be written means no cache, never an error. There is one cache per way a call
+ * reaches Baton (cacheFor): the build makes the SQLite one, the first settled call each other one.
  */
 import { isAscii } from 'node:buffer';
 import { readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -48,7 +49,7 @@ export async function launch(bundlePath: string, argv: readonly string[]): Promi
   // that is no longer there, which no call will take.
   const bundle = identity(bundlePath);
   const source = readFileSync(bundlePath);
-  const cachePath = `${bundlePath}.cache`;
+  const cachePath = `${bundlePath}${cacheFor(argv, process.env)}.cache`;
   const cachedData = readCache(cachePath, bundle.key);
   // A one-byte string when the bundle is ASCII, as esbuild writes it but for a few characters.
   const text = isAscii(source) ? source.toString('latin1') : source.toString('utf8');
@@ -84,6 +85,33 @@ async function exitAfterOutput(): Promise<void> {
     if (stream.writableLength > 0) await new Promise((resolve) => stream.once('drain', resolve));
   }
   process.exit();
+}
+
+/**
+ * Which of the bundle's caches a call takes: one per way to reach Baton, since each compiles its
+ * own code on top of the command's (pg and the PostgreSQL engine, or the HTTP client). A cache
+ * holds what the call that made it ran: a SQLite claim's (made by the build) saves a PostgreSQL
+ * claim none of pg's compiling, and a cache holding both costs a SQLite call its larger payload.
+ * Read as the CLI reads its options (run.ts, remote-target.ts): --db wins, then --api or
+ * BATON_URL, then BATON_DB. A wrong guess costs time, never a wrong answer: any cache of this
+ * bundle runs any command.
+ */
+function cacheFor(argv: readonly string[], env: NodeJS.ProcessEnv): '' | '.pg' | '.api' {
+  const postgres = (url: string | undefined): boolean => /^postgres(ql)?:\/\//i.test(url ?? '');
+  const db = optionValue(argv, '--db');
+  if (db !== undefined) return postgres(db) ? '.pg' : '';
+  if (optionValue(argv, '--api') !== undefined || (env['BATON_URL'] ?? '') !== '') return '.api';
+  return postgres(env['BATON_DB']) ? '.pg' : '';
+}
+
+/** The value given to `--name value` or `--name=value` before any `--`. */
+function optionValue(argv: readonly string[], name: string): string | undefined {
+  for (let index = 2; index < argv.length && argv[index] !== '--'; index++) {
+    const arg = argv[index] ?? '';
+    if (arg === name) return argv[index + 1];
+    if (arg.startsWith(`${name}=`)) return arg.slice(name.length + 1);
+  }
+  return undefined;
 }
 
 /** What a cache must have been made from: this bundle file, under this Node on this machine. */
