@@ -55,7 +55,12 @@ const result = await build({
   },
   footer: { js: '})' },
   define: { 'import.meta.url': '__batonBundleUrl' },
-  plugins: [lazyChildProcess(), pgSyncCrypto(), pgNodeStreams()],
+  plugins: [
+    lazyBuiltin('child_process', ['execFile', 'execFileSync', 'spawn', 'spawnSync']),
+    lazyBuiltin('dns', ['lookup']),
+    pgSyncCrypto(),
+    pgNodeStreams(),
+  ],
   metafile: true,
   logLevel: 'warning',
 });
@@ -147,31 +152,29 @@ function settle(bundle) {
 }
 
 /**
- * node:child_process (with net, dgram and their streams) is required when the modules importing it
- * load: commander, for executable subcommands Baton never declares, and os/git.ts, which the
- * Coordinator's ledger imports. A call such as `baton claim` spawns nothing, so the bundle gets
- * a stand-in whose functions load the real module on first use. The build fails if Baton imports
- * a name the stand-in lacks.
+ * Node modules that a bundled module requires when it loads but a call such as `baton claim` never
+ * uses get a stand-in whose functions load the real module on first use:
+ * - node:child_process (with net, dgram and their streams): commander, for executable subcommands
+ *   Baton never declares, and os/git.ts, which the Coordinator's ledger imports;
+ * - node:dns (with its c-ares binding): pg's connection parameters, for the native driver's host
+ *   look-up; a PostgreSQL call through pg's JavaScript client resolves its host through node:net.
+ * The build fails if Baton imports a name a stand-in lacks.
  */
-function lazyChildProcess() {
-  const names = ['execFile', 'execFileSync', 'spawn', 'spawnSync'];
+function lazyBuiltin(module, names) {
+  const namespace = `lazy-${module}`;
   const contents = [
-    "const load = () => require('node:child_process');",
+    `const load = () => require('node:${module}');`,
     ...names.map((name) => `export const ${name} = (...args) => load().${name}(...args);`),
   ].join('\n');
   return {
-    name: 'lazy-child-process',
+    name: namespace,
     setup(plugin) {
-      plugin.onResolve({ filter: /^(node:)?child_process$/ }, ({ namespace }) =>
-        namespace === 'lazy-child-process'
-          ? { path: 'node:child_process', external: true }
-          : { path: 'child_process', namespace: 'lazy-child-process' },
+      plugin.onResolve({ filter: new RegExp(`^(node:)?${module}$`) }, (args) =>
+        args.namespace === namespace
+          ? { path: `node:${module}`, external: true }
+          : { path: module, namespace },
       );
-      plugin.onLoad({ filter: /.*/, namespace: 'lazy-child-process' }, () => ({
-        contents,
-        loader: 'js',
-        resolveDir: '.',
-      }));
+      plugin.onLoad({ filter: /.*/, namespace }, () => ({ contents, loader: 'js', resolveDir: '.' }));
     },
   };
 }

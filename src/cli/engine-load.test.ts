@@ -5,6 +5,7 @@
  * native addon is one of them (its JavaScript is bundled, as pg is, which lazy-load.test.ts checks
  * in the build's import graph instead).
  */
+import { isIP } from 'node:net';
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -58,8 +59,9 @@ test('a CLI call on SQLite loads better-sqlite3 and never pg', async () => {
   );
 });
 
-test("a CLI call on PostgreSQL works without loading better-sqlite3 or Node's fetch", async () => {
-  const modules = await loaded(await freshPostgresUrl(), 'task', 'add', 'k1');
+test("a CLI call on PostgreSQL works without loading better-sqlite3, Node's fetch, perf_hooks or dns", async () => {
+  const url = await freshPostgresUrl();
+  const modules = await loaded(url, 'task', 'add', 'k1');
   assert.ok(!driver(modules, 'better-sqlite3'), 'better-sqlite3 is not loaded');
   // pg asks whether it runs in a Cloudflare Worker by making a Response: Node's fetch, at load.
   assert.deepEqual(
@@ -67,4 +69,9 @@ test("a CLI call on PostgreSQL works without loading better-sqlite3 or Node's fe
     [],
     'the bundled pg does not load fetch',
   );
+  // The global performance does what node:perf_hooks' does, without its ten modules.
+  assert.ok(!modules.includes('NativeModule perf_hooks'), 'perf_hooks is not loaded');
+  // pg requires node:dns at load for its native driver; node:net looks a name up, not an address.
+  if (isIP(new URL(url).hostname) !== 0)
+    assert.ok(!modules.includes('NativeModule dns'), 'dns is not loaded');
 });

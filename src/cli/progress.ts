@@ -2,7 +2,6 @@
  * A one-line progress bar on stderr, only when stderr is a terminal: a script or a pipe sees
  * nothing of it. Redrawn at most every 200 ms; cleared when done.
  */
-import { performance } from 'node:perf_hooks';
 
 export interface Progress {
   tick(amount?: number): void;

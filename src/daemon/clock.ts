@@ -1,5 +1,4 @@
 /** The process's own clocks. Deadlines use the monotonic one; the wall clock is for display. */
-import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Clock } from '../core/time.js';
 

@@ -18,7 +18,6 @@
  * the CLI once per job opens a store per call and leaves the queue to autovacuum.
  */
 import pg from 'pg';
-import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 
 const VACUUM_QUEUE = 'VACUUM (SKIP_LOCKED, INDEX_CLEANUP ON, TRUNCATE false) jobs';
