@@ -31,7 +31,10 @@ const MAGIC = 'baton-code-cache-2\n';
 const SETTLE_MS = 2_000;
 
 interface Bundle {
-  /** True when the process must end by process.exit() (src/cli/exit-open.ts). */
+  /**
+   * True when the process must end by process.exit() (src/cli/exit-open.ts), said once what the
+   * command wrote has left the process.
+   */
   main(argv: readonly string[]): Promise<boolean | undefined>;
 }
 
@@ -72,19 +75,9 @@ export async function launch(bundlePath: string, argv: readonly string[]): Promi
   if ((cachedData === null || script.cachedDataRejected === true) && bundle.settled) {
     writeCache(cachePath, bundle.key, script.createCachedData());
   }
-  if (exitNow === true) await exitAfterOutput();
-}
-
-/**
- * Ends the process by process.exit(), which runs no cleanup hook (so a SQLite store left open stays
- * unclosed, exit-open.ts), once what the command wrote to stdout and stderr has left the process:
- * writes to a pipe are asynchronous on some platforms.
- */
-async function exitAfterOutput(): Promise<void> {
-  for (const stream of [process.stdout, process.stderr]) {
-    if (stream.writableLength > 0) await new Promise((resolve) => stream.once('drain', resolve));
-  }
-  process.exit();
+  // process.exit() runs no cleanup hook (so a SQLite store left open stays unclosed, exit-open.ts);
+  // the bundle says true only once what it wrote has left the process (stdio.ts).
+  if (exitNow === true) process.exit();
 }
 
 /**

@@ -87,7 +87,7 @@ test('the build ships a one-byte bundle, and a code cache that a call accepts as
   assert.deepEqual([after.ino, after.mtimeMs, after.size], [before.ino, before.mtimeMs, before.size]);
 });
 
-test('a `baton claim` process starts neither the ES module loader, node:child_process nor node:crypto', async (t) => {
+test('a `baton claim` to a pipe starts neither the ES module loader, child_process, crypto nor net', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'baton-lazy-load-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const db = await sqliteDatabase().fresh();
@@ -114,6 +114,7 @@ test('a `baton claim` process starts neither the ES module loader, node:child_pr
   // `node -e ''` loads esm/loader and its helpers as it starts; an ES module entry adds these.
   const esm = ['esm/resolve', 'esm/module_job', 'esm/translators'];
   const started = (m: string): boolean =>
-    esm.some((part) => m.endsWith(part)) || m.endsWith(' child_process') || m.endsWith(' crypto');
+    esm.some((part) => m.endsWith(part)) ||
+    [' child_process', ' crypto', ' net'].some((name) => m.endsWith(name));
   assert.deepEqual(modules.filter(started), []);
 });

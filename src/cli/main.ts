@@ -7,6 +7,7 @@ import { EXIT_OK, EXIT_USAGE, Exit } from './exit-codes.js';
 import { buildProgram, CommanderExit } from './program.js';
 import { reportError } from './report-error.js';
 import { endProcessAfterCommand, exitWithoutCleanup } from './exit-open.js';
+import { drained, watchStdio } from './stdio.js';
 
 export async function runCli(argv: readonly string[]): Promise<number> {
   // Known before parsing, so that usage errors are printed in the asked-for form too.
@@ -33,15 +34,15 @@ function commanderExit(exit: CommanderExit, json: boolean): number {
 
 /**
  * The process entry (bin/baton.js): runs one command and sets the exit code. True when the process
- * must end by process.exit() (exit-open.ts), which src/cli/launch.ts does after its code cache.
+ * must end by process.exit() (exit-open.ts), which src/cli/launch.ts does after its code cache:
+ * then what the command wrote has left the process already.
  */
 export async function main(argv: readonly string[]): Promise<boolean> {
   // `baton queue list | head -1`: a reader that stops early is not an error worth a stack trace.
-  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code !== 'EPIPE') throw error;
-    process.exit(process.exitCode ?? EXIT_OK);
-  });
+  watchStdio();
   endProcessAfterCommand();
   process.exitCode = await runCli(argv);
-  return exitWithoutCleanup();
+  if (!exitWithoutCleanup()) return false;
+  await drained();
+  return true;
 }

@@ -10,6 +10,7 @@
  */
 import { redactSecrets } from '../core/redact.js';
 import { escapeForTerminal, escapeJsonText } from '../core/text.js';
+import { writeErr, writeOut } from './stdio.js';
 
 export { INSTANT_FIELDS, iso, toWire } from '../coordinator/wire.js';
 import { toWire } from '../coordinator/wire.js';
@@ -26,17 +27,17 @@ export function terminalText(lines: string | readonly string[]): string {
 }
 
 export function writeJson(value: unknown): void {
-  process.stdout.write(`${jsonText(value, 2)}\n`);
+  writeOut(`${jsonText(value, 2)}\n`);
 }
 
 function writeLines(lines: string | readonly string[]): void {
   const text = terminalText(lines);
-  if (text.length > 0) process.stdout.write(`${text}\n`);
+  if (text.length > 0) writeOut(`${text}\n`);
 }
 
 export function writeErrorLine(message: string, hint: string | undefined): void {
   const line = hint === undefined || hint.length === 0 ? message : `${message} — ${hint}`;
-  process.stderr.write(`baton: ${terminalText(line.replace(/\s*\n\s*/g, ' '))}\n`);
+  writeErr(`baton: ${terminalText(line.replace(/\s*\n\s*/g, ' '))}\n`);
 }
 
 /** Prints a result: the value as JSON with --json, else the plain lines. */

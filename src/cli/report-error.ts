@@ -14,6 +14,7 @@ import {
 } from '../core/errors.js';
 import { EXIT_CODE_BY_ERROR, EXIT_UNEXPECTED } from './exit-codes.js';
 import { terminalText, writeErrorLine, writeJson } from './output.js';
+import { writeErr } from './stdio.js';
 import { Refusal } from './refusal.js';
 import { RemoteRefusal } from '../agents/remote-refusal.js';
 
@@ -38,7 +39,7 @@ export function reportError(error: unknown, json: boolean): number {
   const message = error instanceof Error ? error.message : String(error);
   writeErrorLine(message || 'unexpected error', 'run again with BATON_DEBUG=1 for the stack');
   if (process.env['BATON_DEBUG'] === '1' && error instanceof Error && error.stack !== undefined) {
-    process.stderr.write(`${terminalText(error.stack)}\n`);
+    writeErr(`${terminalText(error.stack)}\n`);
   }
   if (json) writeJson({ error: 'unexpected', message, hint: null });
   return EXIT_UNEXPECTED;

@@ -1,0 +1,99 @@
+/**
+ * The CLI's own output, written to file descriptors 1 and 2 directly. `process.stdout` on a pipe (as
+ * a script or an agent reads a call's answer) builds a net.Socket: node:net, its bindings and
+ * streams, about 6 ms of a fresh process that prints one line (2-3 ms when node:net is loaded
+ * anyway, as pg does), where `fs.writeSync` takes 0.3 ms (docs/decisions/0007). A write the
+ * descriptor does not take at once (EAGAIN: a non-blocking pipe that is full) goes to the stream
+ * from then on, in order. A reader that stops early (`baton queue list | head -1`) ends the process
+ * quietly, with the exit code it had, whichever way the write went.
+ *
+ * Anything else may still write to `process.stdout` or `process.stderr` (commander's help, a
+ * command that streams): watchStdio notes each stream built, and `drained` waits until what was
+ * written to them has left the process, before the process ends by process.exit().
+ */
+import { writeSync } from 'node:fs';
+import { EXIT_OK } from './exit-codes.js';
+
+const OUT = 1;
+const ERR = 2;
+
+/** The streams built so far, by descriptor. */
+const built = new Map<number, NodeJS.WriteStream>();
+/**
+ * Descriptors whose writes go to their stream: both, unless the process entry watches them (runCli
+ * called in a test's process writes as before, where the test may catch it); and one whose
+ * descriptor did not take a write at once, to keep the order.
+ */
+const streamed = new Set<number>([1, 2]);
+
+function endQuietly(): never {
+  process.exit(process.exitCode ?? EXIT_OK);
+}
+
+/**
+ * Notes each of process.stdout and process.stderr when something first asks for it, gives stdout
+ * the early-reader handling, and from then on writes the CLI's output to the descriptors. Called
+ * once, by the process entry.
+ */
+export function watchStdio(): void {
+  streamed.clear();
+  for (const [name, fd] of [
+    ['stdout', OUT],
+    ['stderr', ERR],
+  ] as const) {
+    const original = Object.getOwnPropertyDescriptor(process, name) as
+      { configurable?: boolean; get?: (this: void) => unknown } | undefined;
+    const getter = original?.get;
+    if (original?.configurable !== true || getter === undefined) {
+      onBuilt(fd, process[name]);
+      continue;
+    }
+    const build = (): unknown => Reflect.apply(getter, process, []);
+    Object.defineProperty(process, name, {
+      ...original,
+      get: () => {
+        const stream = build() as NodeJS.WriteStream;
+        if (!built.has(fd)) onBuilt(fd, stream);
+        return stream;
+      },
+    });
+  }
+}
+
+function onBuilt(fd: number, stream: NodeJS.WriteStream): void {
+  built.set(fd, stream);
+  if (fd !== OUT) return;
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    endQuietly();
+  });
+}
+
+/** Writes `text` to stdout (1) or stderr (2), whole and in order. */
+function write(fd: number, text: string): void {
+  if (streamed.has(fd)) {
+    void (fd === OUT ? process.stdout : process.stderr).write(text);
+    return;
+  }
+  let bytes = Buffer.from(text, 'utf8');
+  try {
+    while (bytes.length > 0) bytes = bytes.subarray(writeSync(fd, bytes));
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EPIPE' && fd === OUT) endQuietly();
+    if (code === 'EPIPE') return;
+    // Full (EAGAIN) or anything else: the stream takes the rest, and says so if it cannot.
+    streamed.add(fd);
+    void (fd === OUT ? process.stdout : process.stderr).write(bytes);
+  }
+}
+
+export const writeOut = (text: string): void => write(OUT, text);
+export const writeErr = (text: string): void => write(ERR, text);
+
+/** Resolves once what was written to the streams built so far has left the process. */
+export async function drained(): Promise<void> {
+  for (const stream of built.values()) {
+    if (stream.writableLength > 0) await new Promise((resolve) => stream.once('drain', resolve));
+  }
+}
