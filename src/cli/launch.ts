@@ -24,6 +24,7 @@ import { readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { Script } from 'node:vm';
+import { POSTGRES_URL } from '../store/db-url.js';
 
 /** Identifies the file's layout: MAGIC, the bundle's identity and a newline, then V8's payload twice. */
 const MAGIC = 'baton-code-cache-2\n';
@@ -90,7 +91,7 @@ export async function launch(bundlePath: string, argv: readonly string[]): Promi
  * bundle runs any command.
  */
 function cacheFor(argv: readonly string[], env: NodeJS.ProcessEnv): '' | '.pg' | '.api' {
-  const postgres = (url: string | undefined): boolean => /^postgres(ql)?:\/\//i.test(url ?? '');
+  const postgres = (url: string | undefined): boolean => POSTGRES_URL.test(url?.trim() ?? '');
   const db = optionValue(argv, '--db');
   if (db !== undefined) return postgres(db) ? '.pg' : '';
   if (optionValue(argv, '--api') !== undefined || (env['BATON_URL'] ?? '') !== '') return '.api';

@@ -24,7 +24,7 @@ const built = new Map<number, NodeJS.WriteStream>();
  * called in a test's process writes as before, where the test may catch it); and one whose
  * descriptor did not take a write at once, to keep the order.
  */
-const streamed = new Set<number>([1, 2]);
+const streamed = new Set<number>([OUT, ERR]);
 
 function endQuietly(): never {
   process.exit(process.exitCode ?? EXIT_OK);

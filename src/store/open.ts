@@ -6,6 +6,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { InvalidInputError, type OpenIntent } from '../core/errors.js';
 import { redactSecrets } from '../core/redact.js';
+import { POSTGRES_URL } from './db-url.js';
 import type { Store } from './store.js';
 import { applySwitches, testSwitches, type OpenOptions } from './test-switches.js';
 
@@ -23,7 +24,7 @@ export function parseDbUrl(raw: string): DbTarget {
       `pass a path such as ${DEFAULT_DB} or a postgres:// URL`,
     );
   }
-  if (/^postgres(ql)?:\/\//i.test(url)) return { engine: 'postgres', url };
+  if (POSTGRES_URL.test(url)) return { engine: 'postgres', url };
   const sqlite = /^(sqlite|file):(\/\/)?(.*)$/i.exec(url);
   if (sqlite !== null) {
     const path = sqlite[3] ?? '';
