@@ -74,6 +74,8 @@ export interface NemesisOptions {
 export class Nemesis {
   readonly events: FaultEvent[] = [];
   private readonly pending = new Set<Promise<unknown>>();
+  /** Faults that did not bite (a paused worker never rescued), injected again next. */
+  private readonly retry: FaultKind[] = [];
   private stopped = false;
 
   constructor(private readonly o: NemesisOptions) {}
@@ -86,7 +88,7 @@ export class Nemesis {
     const queue = rng.shuffle<FaultKind>([...this.o.kinds, 'pause-worker']);
     while (Date.now() < until && !this.stopped && signal?.aborted !== true) {
       const first = queue.length > 0;
-      const kind = queue.shift() ?? this.weighted();
+      const kind = this.retry.shift() ?? queue.shift() ?? this.weighted();
       if (!(await this.inject(kind)) && first) queue.push(kind);
       await sleep(first ? rng.between(1000, 2500) : rng.between(1500, 3500));
     }
@@ -191,7 +193,12 @@ export class Nemesis {
     const leader = term === undefined ? {} : { term };
     this.record({ kind, phase: 'inject', target: slot, pid: p.pid, until, detail: `${ms} ms`, ...leader });
     this.later(ms, async () => {
-      if (kind === 'pause-worker') await this.untilRescued(slot, p.pid);
+      if (kind === 'pause-worker') {
+        // Still stopped while it waits for its rescue: no other fault may pick it (a kill would
+        // take away the fenced-off attempt its resumption makes).
+        p.pausedUntil = Date.now() + RESCUE_WAIT_MS + 1000;
+        if (!(await this.untilRescued(slot, p.pid)) && !this.stopped) this.retry.push('pause-worker');
+      }
       if (!p.exited) process.kill(p.pid, 'SIGCONT');
       p.pausedUntil = 0;
       this.record({ kind, phase: 'end', target: slot, pid: p.pid });
@@ -203,15 +210,17 @@ export class Nemesis {
    * A paused worker stays stopped until the database has rescued its session, for at most
    * RESCUE_WAIT_MS more: on a loaded machine the leader's sweep can come after a fixed pause,
    * and a worker resumed before it is never fenced off, which the faults-bit check [6] needs
-   * to see (a CI run once saw none). Any later pause still ends at its own time.
+   * to see (a CI run once saw none). Any later pause still ends at its own time. A pause that
+   * outlasts the wait unrescued is tried again (run() takes `retry` first).
    */
-  private async untilRescued(slot: string, pid: number): Promise<void> {
+  private async untilRescued(slot: string, pid: number): Promise<boolean> {
     const deadline = Date.now() + RESCUE_WAIT_MS;
     while (!this.stopped && Date.now() < deadline) {
       const live = await this.o.admin.sessions.list({ liveOnly: true }).catch(() => null);
-      if (live !== null && !live.some((s) => s.host === slot && s.pid === pid)) return;
+      if (live !== null && !live.some((s) => s.host === slot && s.pid === pid)) return true;
       await sleep(200);
     }
+    return false;
   }
 
   /** A healthy worker; for a pause, one that is inside a claim when there is one. */
