@@ -40,15 +40,7 @@ for (const db of bothEngines()) {
       const session = Number(await cli.session());
       assert.equal((await cli.run('task', 'add', 'k')).code, 0);
       assert.equal((await cli.run('claim', 'k', '--session', String(session))).code, 0);
-      const agent = await cli.json<{ token: string }>(
-        0,
-        'token',
-        'create',
-        '--scope',
-        'agent',
-        '--session',
-        String(session),
-      );
+      const agent = await cli.agentToken(session);
       const server = await serve(url);
       try {
         const headers = { authorization: `Bearer ${agent.token}`, 'content-type': 'application/json' };

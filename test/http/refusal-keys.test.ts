@@ -19,15 +19,7 @@ for (const db of bothEngines()) {
       const cli = cliOn(url);
       const own = Number(await cli.session());
       const other = Number(await cli.session());
-      const agent = await cli.json<{ id: string; token: string }>(
-        0,
-        'token',
-        'create',
-        '--scope',
-        'agent',
-        '--session',
-        String(own),
-      );
+      const agent = await cli.agentToken(own);
       const server = await serve(url);
       try {
         const key = randomBytes(6750).toString('base64url');

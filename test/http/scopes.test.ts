@@ -105,15 +105,7 @@ for (const db of bothEngines()) {
         assert.equal(run.code, 0, `baton ${args.join(' ')}: ${run.stderr}`);
       }
       const { job } = await cli.json<{ job: { id: number } }>(0, 'enqueue', 'github:acme/api#8');
-      const agent = await cli.json<{ id: string; token: string }>(
-        0,
-        'token',
-        'create',
-        '--scope',
-        'agent',
-        '--session',
-        String(a),
-      );
+      const agent = await cli.agentToken(a);
       const viewer = await cli.json<{ id: string; token: string }>(0, 'token', 'create', '--scope', 'viewer');
       const server = await serve(url);
       const raw = await rawSql(db, url);

@@ -161,7 +161,10 @@ export function baton(db: string, ...args: string[]): Promise<Run> {
   });
 }
 
-/** The calls a test makes against one database: plain, `--json` with an expected exit, a session. */
+/**
+ * The calls a test makes against one database: plain, `--json` with an expected exit, a session,
+ * and an agent token bound to a session (`token create --scope agent`).
+ */
 export function cliOn(db: string, mode: CliMode = 'db') {
   const run = (...args: string[]): Promise<Run> => batonIn(mode, db, ...args);
   const json = async <T = Record<string, unknown>>(code: number, ...args: string[]): Promise<T> => {
@@ -174,5 +177,7 @@ export function cliOn(db: string, mode: CliMode = 'db') {
     assert.equal(result.code, 0, result.stderr);
     return result.stdout.trim();
   };
-  return { run, json, session };
+  const agentToken = (session: number | string): Promise<{ id: string; token: string }> =>
+    json(0, 'token', 'create', '--scope', 'agent', '--session', String(session));
+  return { run, json, session, agentToken };
 }
