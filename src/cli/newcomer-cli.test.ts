@@ -1,6 +1,6 @@
 /**
  * End-to-end tests of what a newcomer walking the README met: the wording of a job without
- * progress marks, an unknown project, an epoch never granted, and files `baton audit` cannot use.
+ * progress marks, an unknown project or label, an epoch never granted, and files `baton audit` cannot use.
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -82,5 +82,27 @@ describeCli('baton as the README walks it', ({ setup }) => {
     const empty = assertOneErrorLine(await t.run('next', '--project', 'beta', '--session', s), 4, 'beta');
     assert.match(empty, /^baton: no eligible task: nothing open is free/);
     assert.equal((await t.json(0, 'next', '--project', 'alpha', '--session', s))['key'], 'a1');
+  });
+
+  test('refuses a --label no task has, done ones included, with exit 4, naming the known ones', async () => {
+    const t = await setup();
+    await t.json(0, 'task', 'add', 'a1', '--label', 'ui');
+    await t.json(0, 'task', 'add', 'old', '--label', 'legacy', '--label', 'ui');
+    await t.json(0, 'close', 'old', '--done');
+    const s = await t.session();
+    const before = await t.counts();
+    const known = /^baton: label nope not found — known labels: legacy, ui$/;
+    assert.match(assertOneErrorLine(await t.run('next', '--label', 'nope'), 4, 'no session'), known);
+    assert.match(
+      assertOneErrorLine(await t.run('next', '--label', 'nope', '--session', s), 4, 'session'),
+      known,
+    );
+    const refused = await t.json(4, 'next', '--label', 'nope');
+    assert.deepEqual([refused['error'], refused['message']], ['not_found', 'label nope not found']);
+    assert.deepEqual(await t.counts(), before, 'no session started, nothing written');
+    // A label only a done task has is known, and just has nothing eligible.
+    const empty = assertOneErrorLine(await t.run('next', '--label', 'legacy', '--session', s), 4, 'legacy');
+    assert.match(empty, /^baton: no eligible task: nothing open is free/);
+    assert.equal((await t.json(0, 'next', '--label', 'ui', '--session', s))['key'], 'a1');
   });
 });

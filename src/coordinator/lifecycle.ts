@@ -86,8 +86,8 @@ export type NextOutcome =
       readonly gated: readonly Task[];
     };
 
-/** At most this many known projects are named when `next` is given an unknown one. */
-const KNOWN_PROJECTS_NAMED = 10;
+/** At most this many known projects (or labels) are named when `next` is given an unknown one. */
+const KNOWN_NAMED = 10;
 
 const reasonOf = (what: string, value: unknown): string => validateReason(what, value, REASON_LENGTH_MAX);
 const optionalReason = (what: string, value: unknown): string | null =>
@@ -163,7 +163,7 @@ export class Lifecycle {
     const label = input.label === undefined ? undefined : validateName('label', input.label);
     // An unknown project is refused before the session this call would start is written; with
     // the caller's own session, only once nothing was eligible, so a claim pays nothing for it.
-    if (project !== undefined && input.session === undefined) await this.refuseUnknownProject(project);
+    if (input.session === undefined) await this.refuseUnknown(project, label);
     let session: Session | null = null;
     let id: number;
     if (input.session === undefined) {
@@ -181,12 +181,35 @@ export class Lifecycle {
     const got = await this.store.lifecycle.next({ session: id, project, label });
     if (got !== null) return { ok: true, task: got.task, claim: got.claim, session };
     if (session !== null) await this.store.sessions.end(session.id);
-    else if (project !== undefined) await this.refuseUnknownProject(project);
+    else await this.refuseUnknown(project, label);
     const open = await this.store.tasks.list({ project, state: 'open', limit: LIST_LIMIT_MAX });
     const gated = open.filter(
       (task) => task.gate !== null && (label === undefined || task.labels.includes(label)),
     );
     return { ok: false, gated };
+  }
+
+  /** Refuses a project or a label given that is a typo rather than a filter with nothing in it. */
+  private async refuseUnknown(project: string | undefined, label: string | undefined): Promise<void> {
+    if (project !== undefined) await this.refuseUnknownProject(project);
+    if (label !== undefined) await this.refuseUnknownLabel(label);
+  }
+
+  /**
+   * Refuses a label that no task has, in any state (done and closed tasks too): labels live on
+   * tasks alone, so a label is known while some task carries it. The hint names the known ones
+   * when they are few.
+   */
+  private async refuseUnknownLabel(label: string): Promise<void> {
+    if ((await this.store.tasks.list({ label, limit: 1 })).length > 0) return;
+    const tasks = await this.store.tasks.list({ limit: LIST_LIMIT_MAX });
+    const names = [...new Set(tasks.flatMap((task) => task.labels))].sort();
+    let hint = 'no task has a label yet: give one with `baton task add <key> --label L`';
+    if (names.length > 0) hint = "see each task's labels with `baton task list --json`";
+    if (names.length > 0 && names.length <= KNOWN_NAMED && tasks.length < LIST_LIMIT_MAX) {
+      hint = `known labels: ${names.join(', ')}`;
+    }
+    throw new NotFoundError('label', label, hint);
   }
 
   /**
@@ -205,7 +228,7 @@ export class Lifecycle {
     ].sort();
     let hint = 'no task has a project yet: give one with `baton task add <key> --project P`';
     if (names.length > 0) hint = 'list them with `baton project list`, and tasks with `baton task list`';
-    if (names.length > 0 && names.length <= KNOWN_PROJECTS_NAMED && tasks.length < LIST_LIMIT_MAX) {
+    if (names.length > 0 && names.length <= KNOWN_NAMED && tasks.length < LIST_LIMIT_MAX) {
       hint = `known projects: ${names.join(', ')}`;
     }
     throw new NotFoundError('project', project, hint);

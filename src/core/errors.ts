@@ -50,6 +50,7 @@ export class NotFoundError extends BatonError {
       | 'workspace'
       | 'agent'
       | 'project'
+      | 'label'
       | 'token'
       | 'database',
     readonly id: string,
@@ -69,6 +70,7 @@ const LIST_COMMAND: Readonly<Record<NotFoundError['entity'], string | undefined>
   workspace: 'list workspaces with `baton workspace list`',
   agent: 'list agents with `baton agent list`',
   project: 'list projects with `baton project list`',
+  label: "see each task's labels with `baton task list --json`",
   token: 'list tokens with `baton token list`',
   database: undefined,
 };

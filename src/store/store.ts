@@ -70,6 +70,7 @@ export interface TaskUpdateParams {
 export interface TaskListParams {
   readonly project?: string | undefined;
   readonly assignee?: string | undefined;
+  readonly label?: string | undefined;
   readonly state?: TaskState | undefined;
   readonly limit?: number | undefined;
 }
@@ -85,10 +86,7 @@ export interface SessionStartParams {
 
 export interface HeartbeatParams {
   readonly session: SessionId;
-  /**
-   * With a claim named, the heartbeat also proves that claim is still current; without one, it
-   * renews every live claim of the session.
-   */
+  /** Named, the heartbeat also proves the claim still current; left out, it renews all the session's claims. */
   readonly claim?: { readonly key: string; readonly epoch: number } | undefined;
 }
 
@@ -271,7 +269,7 @@ export interface Store
     add(params: TaskAddParams): Promise<Task>;
     /** The task with this key, or null. */
     get(key: string): Promise<Task | null>;
-    /** Tasks by priority, then key. */
+    /** Tasks by priority, then key; with a label, those that have it among theirs (any state). */
     list(params?: TaskListParams): Promise<readonly Task[]>;
     /** Changes the fields given, audited `task:updated`; NotFoundError for an unknown task. */
     update(params: TaskUpdateParams): Promise<Task>;

@@ -59,6 +59,23 @@ export function exerciseTasksAndSessions(harness: Harness): void {
           ['a'],
         );
       }));
+
+    test('lists the tasks with a label, whatever their state, and none for a label no task has', () =>
+      withFixture(harness, async ({ store }) => {
+        await store.tasks.add({ key: 'a', labels: ['ui', 'bug'] });
+        await store.tasks.add({ key: 'b', labels: ['bug'] });
+        await store.tasks.add({ key: 'c', labels: ['ui-kit'] });
+        await store.tasks.add({ key: 'd' });
+        await store.lifecycle.transition({ key: 'a', action: 'close', by: { name: 'alice' } });
+        const keys = async (label: string) => (await store.tasks.list({ label })).map((task) => task.key);
+        assert.deepEqual(await keys('bug'), ['a', 'b']);
+        assert.deepEqual(await keys('ui'), ['a'], 'closed tasks count; a label is matched whole');
+        assert.deepEqual(await keys('u'), []);
+        assert.deepEqual(
+          (await store.tasks.list({ label: 'bug', state: 'open' })).map((task) => task.key),
+          ['b'],
+        );
+      }));
   });
 
   describe('sessions', () => {

@@ -76,8 +76,15 @@ export function postgresTasks(exec: PgExecutor): Store['tasks'] {
            WHERE ($1::text IS NULL OR project = $1::text)
              AND ($2::text IS NULL OR assignee = $2::text)
              AND ($4::text IS NULL OR state = $4::text)
+             AND ($5::text IS NULL OR labels ? $5::text)
            ORDER BY priority, key LIMIT $3::int`,
-          [params.project ?? null, params.assignee ?? null, params.limit ?? 1000, params.state ?? null],
+          [
+            params.project ?? null,
+            params.assignee ?? null,
+            params.limit ?? 1000,
+            params.state ?? null,
+            params.label ?? null,
+          ],
         )
       ).map(toTask),
     update: async (params) => {

@@ -128,12 +128,14 @@ export function sqliteTasks(exec: SqliteExecutor): Sync<Store['tasks']> {
                  WHERE (@project IS NULL OR project = @project)
                    AND (@assignee IS NULL OR assignee = @assignee)
                    AND (@state IS NULL OR state = @state)
+                   AND (@label IS NULL OR EXISTS (SELECT 1 FROM json_each(tasks.labels) WHERE value = @label))
                  ORDER BY priority, key LIMIT @limit`,
             )
             .all({
               project: params.project ?? null,
               assignee: params.assignee ?? null,
               state: params.state ?? null,
+              label: params.label ?? null,
               limit: params.limit ?? 1000,
             }) as TaskRow[]
         ).map(toTask),
