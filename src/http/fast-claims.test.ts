@@ -56,7 +56,7 @@ async function side(url: string, fast: boolean): Promise<Side> {
     built.reachedHono = true;
     void listener(req, res);
   };
-  built.server.on('request', fast ? fastClaims(new Coordinator(store), hono) : hono);
+  built.server.on('request', fast ? fastClaims(new Coordinator(store), hono, () => undefined) : hono);
   await new Promise<void>((resolve) => built.server.listen(0, '127.0.0.1', resolve));
   return built;
 }

@@ -110,7 +110,17 @@ function send(res: ServerResponse, status: number, value: unknown): void {
   res.end(JSON.stringify(value));
 }
 
-async function answer(baton: Coordinator, hot: Hot, asked: ClaimAsked | ReleaseAsked, res: ServerResponse) {
+/** Told of each request answered here, by route: `/metrics` counts them (metrics.ts, shortWayCounter). */
+type ShortWayCount = (route: 'claim' | 'release') => void;
+
+async function answer(
+  baton: Coordinator,
+  hot: Hot,
+  asked: ClaimAsked | ReleaseAsked,
+  res: ServerResponse,
+  count: ShortWayCount,
+) {
+  count(hot.release ? 'release' : 'claim');
   try {
     const token = await verified(baton, hot.secret);
     const asker: Asker = { token, route: () => `POST ${hot.path}` };
@@ -126,7 +136,7 @@ async function answer(baton: Coordinator, hot: Hot, asked: ClaimAsked | ReleaseA
 }
 
 /** The request listener: claim and release the short way when plainly well-formed, else `next`. */
-export function fastClaims(baton: Coordinator, next: Listener): Listener {
+export function fastClaims(baton: Coordinator, next: Listener, count: ShortWayCount): Listener {
   return (req, res) => {
     const hot = hotRequest(req);
     if (hot === null) return next(req, res);
@@ -135,7 +145,7 @@ export function fastClaims(baton: Coordinator, next: Listener): Listener {
     req.on('end', () => {
       const raw = chunks.length === 1 && chunks[0] !== undefined ? chunks[0] : Buffer.concat(chunks);
       const asked = hotBody(raw.toString('utf8'), hot.key, hot.release);
-      if (asked !== null) return void answer(baton, hot, asked, res);
+      if (asked !== null) return void answer(baton, hot, asked, res, count);
       // The adapter reads a body already read from here (as on Cloud Functions).
       (req as IncomingMessage & { rawBody?: Buffer }).rawBody = raw;
       next(req, res);

@@ -6,7 +6,7 @@
  * count ledger rows (`job:started`, and `job:claimed` with `started: true`), so a ledger prune
  * shows as a counter reset, which Prometheus handles.
  *
- * The store latency is this process's own: the composition root wraps its Store with
+ * The store latency (and the short way's count) is this process's own: the root wraps its Store with
  * `timedStore(store, storeLatencyObserver(registry))` (store/timed.ts).
  */
 import { Hono } from 'hono';
@@ -42,6 +42,23 @@ export function storeLatencyObserver(registry: Registry): StoreCallObserver {
   });
   return (method, seconds, failed) =>
     histogram.observe({ method, outcome: failed ? 'error' : 'ok' }, seconds);
+}
+
+/**
+ * Counts the claims and releases answered the short way (fast-claims.ts), without Hono, by route:
+ * this process's own figure, like the store latency. Beside the store's `claim` calls it shows
+ * whether agents' requests are plainly well-formed (a client that chunks its bodies never is).
+ */
+export function shortWayCounter(registry: Registry): (route: 'claim' | 'release') => void {
+  const counter = new Counter({
+    name: 'baton_http_short_way_total',
+    help: 'Claims and releases this process answered the short way through node:http, without Hono, by route.',
+    labelNames: ['route'] as const,
+    registers: [registry],
+  });
+  const claims = counter.labels('claim');
+  const releases = counter.labels('release');
+  return (route) => (route === 'claim' ? claims : releases).inc();
 }
 
 function gauges(registry: Registry) {

@@ -16,8 +16,8 @@ import type { DashboardDeps } from '../dashboard/deps.js';
 import type { AuthMode } from './auth.js';
 import type { Bind, HttpServer } from './bind.js';
 import { httpApp } from './app.js';
-import { fastClaims } from './fast-claims.js';
-import { storeLatencyObserver } from './metrics.js';
+import { fastClaims, type Listener } from './fast-claims.js';
+import { shortWayCounter, storeLatencyObserver } from './metrics.js';
 
 /** How many ports past the asked one are tried when it is taken. */
 const PORT_TRIES = 20;
@@ -69,7 +69,8 @@ export async function serveHttp(store: Store, options: ServeOptions): Promise<Ht
     routes: options.routes,
   });
   const listener = getRequestListener(app.fetch);
-  const server = createServer(fastClaims(coordinator, (req, res) => void listener(req, res)));
+  const hono: Listener = (req, res) => void listener(req, res);
+  const server = createServer(fastClaims(coordinator, hono, shortWayCounter(registry)));
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.headersTimeout = HEADERS_TIMEOUT_MS;
   let port = options.bind.port;
