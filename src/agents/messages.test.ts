@@ -6,6 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Holder } from '../core/claim.js';
+import { fencedRefusal } from '../coordinator/refusals.js';
 import { fencedMessage, heldAtStartMessage, heldMessage } from './messages.js';
 import { TOOL_DESCRIPTIONS } from './mcp/descriptions.js';
 
@@ -28,15 +29,53 @@ test('every held or fenced message names the holder, tells the model to stop, an
     assert.match(message, NEXT_STEP, message);
   }
   const noHolder = [
-    [fencedMessage(KEY, 2, null), /no one holds github:acme\/api#5 now/],
-    [fencedMessage(KEY, 2, null, 'released'), /no one holds/],
-    [fencedMessage(KEY, 2, null, 'session_ended'), /your Baton session has ended/],
+    [fencedMessage(KEY, 2, null), /at epoch 2 is not current: no one holds it now\./],
+    [fencedMessage(KEY, 2, null, 'released'), /at epoch 2 is not current: no one holds it now\./],
+    [
+      fencedMessage(KEY, 2, null, 'session_ended'),
+      /its session has ended, and no one holds github:acme\/api#5 now/,
+    ],
   ] as const;
   for (const [message, who] of noHolder) {
     assert.match(message, who, message);
-    assert.match(message, /at epoch 2 is no longer current/, message);
     assert.match(message, /\bStop\b/, message);
     assert.match(message, NEXT_STEP, message);
+  }
+});
+
+test("a fenced message says the CLI's words: never granted, another session's, older, none, ended", () => {
+  const cases = [
+    {
+      epoch: 4,
+      current: holder,
+      ended: false,
+      says: /^Baton: epoch 4 was never granted for \S+: it is held by session 7 /,
+    },
+    {
+      epoch: 3,
+      current: holder,
+      ended: false,
+      says: /at epoch 3 is not this session's: it is held by session 7 /,
+    },
+    {
+      epoch: 2,
+      current: holder,
+      ended: false,
+      says: /at epoch 2 is no longer current: it is now held by session 7 /,
+    },
+    { epoch: 2, current: null, ended: false, says: /at epoch 2 is not current: no one holds it now\. / },
+    {
+      epoch: 2,
+      current: holder,
+      ended: true,
+      says: /at epoch 2 is not current: its session has ended, and \S+ is held by /,
+    },
+  ];
+  for (const { epoch, current, ended, says } of cases) {
+    const message = fencedMessage(KEY, epoch, current, ended ? 'session_ended' : undefined);
+    assert.match(message, says, message);
+    const cli = fencedRefusal(KEY, String(epoch), current, ended).message;
+    assert.ok(message.startsWith(`Baton: ${cli}. Stop working on ${KEY} now`), `${message}\nvs ${cli}`);
   }
 });
 

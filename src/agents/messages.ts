@@ -5,12 +5,7 @@
  * and the hooks say the same thing and a test can check all of them.
  */
 import type { Holder } from '../core/claim.js';
-
-/** `session 7 on build-3 since 2025-…Z (epoch 3)`. */
-function describeHolder(holder: Holder): string {
-  const since = new Date(holder.since).toISOString();
-  return `session ${holder.session} on ${holder.host} since ${since} (epoch ${holder.epoch})`;
-}
+import { describeHolder, fencedReason } from '../coordinator/refusals.js';
 
 /** Claiming failed: someone else holds the task. */
 export function heldMessage(key: string, holder: Holder): string {
@@ -25,21 +20,19 @@ export function heldMessage(key: string, holder: Holder): string {
 /** How a claim came to be no longer current, as far as the caller knows it. */
 export type FencedCause = 'moved' | 'released' | 'session_ended';
 
-/** The claim (key, epoch) is no longer current: the caller was fenced off. */
+/**
+ * The claim (key, epoch) is not current: the caller was fenced off. The first sentence is the
+ * CLI's and the HTTP API's (fencedReason): an epoch never granted, the live claim's epoch of
+ * another session, an epoch fenced off, no one holding the task, or the session itself ended.
+ */
 export function fencedMessage(
   key: string,
   epoch: number,
   current: Holder | null,
   cause?: FencedCause,
 ): string {
-  const now =
-    current !== null
-      ? `${key} is now held by ${describeHolder(current)}`
-      : cause === 'session_ended'
-        ? 'your Baton session has ended, and its claims with it'
-        : `no one holds ${key} now (the claim was released, force-released or rescued)`;
   return (
-    `Baton: your claim on ${key} at epoch ${epoch} is no longer current: ${now}. ` +
+    `Baton: ${fencedReason(key, epoch, current, cause === 'session_ended')}. ` +
     `Stop working on ${key} now: make no more edits, commits, pushes or comments for it. ` +
     `Tell the user that Baton fenced this session off; what you changed so far stays in the working tree. ` +
     `Claim it again only if the user asks you to.`

@@ -39,45 +39,51 @@ export function heldRefusal(key: string, holder: Holder): Refusal {
 }
 
 /**
- * The claim (key, epoch) is not current; says who holds the task now, if anyone. The live claim
- * is always the newest grant, so against it an epoch tells apart one never granted (newer), one
- * granted to another session (the same) and one fenced off (older); with no live claim the newest
- * epoch is not at hand, and the words hold either way.
+ * Why the claim (key, epoch) is not current, in the words every adapter uses: the CLI and the
+ * HTTP API (fencedRefusal), the MCP tools and the Claude Code hooks (agents/messages.ts). The live
+ * claim is always the newest grant, so against it an epoch tells apart one never granted (newer),
+ * one granted to another session (the same) and one fenced off (older); with no live claim the
+ * newest epoch is not at hand, and the words hold either way. A session that has ended (or was
+ * rescued) is said first: whatever the epoch, nothing it presents is current any more.
  */
-export function fencedRefusal(key: string, epoch: string, current: Holder | null): Refusal {
-  const presented = Number(epoch);
-  const details = { key, epoch: presented, current };
-  const retry = 'stop working on it; claim it again if you still need it';
-  if (current === null) {
-    return new Refusal(
-      'fenced',
-      'fenced',
-      `the claim on ${key} at epoch ${epoch} is not current: no one holds it now`,
-      retry,
-      details,
-    );
+export function fencedReason(
+  key: string,
+  epoch: string | number,
+  current: Holder | null,
+  sessionEnded = false,
+): string {
+  const claim = `the claim on ${key} at epoch ${epoch}`;
+  if (sessionEnded) {
+    const now = current === null ? `no one holds ${key} now` : `${key} is held by ${describeHolder(current)}`;
+    return `${claim} is not current: its session has ended, and ${now}`;
   }
+  if (current === null) return `${claim} is not current: no one holds it now`;
   const holder = describeHolder(current);
-  if (Number.isInteger(presented) && presented > current.epoch) {
-    return new Refusal(
-      'fenced',
-      'fenced',
-      `epoch ${epoch} was never granted for ${key}: it is held by ${holder}`,
-      'give the epoch your claim printed (`baton claim`, `baton next`); claim it first if you hold none',
-      details,
-    );
+  const presented = Number(epoch);
+  if (isNeverGranted(presented, current))
+    return `epoch ${epoch} was never granted for ${key}: it is held by ${holder}`;
+  if (presented === current.epoch) return `${claim} is not this session's: it is held by ${holder}`;
+  return `${claim} is no longer current: it is now held by ${holder}`;
+}
+
+function isNeverGranted(presented: number, current: Holder): boolean {
+  return Number.isInteger(presented) && presented > current.epoch;
+}
+
+/** The claim (key, epoch) is not current (fencedReason): says who holds the task now, if anyone. */
+export function fencedRefusal(
+  key: string,
+  epoch: string,
+  current: Holder | null,
+  sessionEnded = false,
+): Refusal {
+  const details = { key, epoch: Number(epoch), current, ...(sessionEnded ? { sessionEnded } : {}) };
+  let hint = 'stop working on it; claim it again if you still need it';
+  if (sessionEnded) hint = 'stop working on it; start a new session to claim it again if you still need it';
+  else if (current !== null && isNeverGranted(Number(epoch), current)) {
+    hint = 'give the epoch your claim printed (`baton claim`, `baton next`); claim it first if you hold none';
   }
-  const why =
-    presented === current.epoch
-      ? "is not this session's: it is held"
-      : 'is no longer current: it is now held';
-  return new Refusal(
-    'fenced',
-    'fenced',
-    `the claim on ${key} at epoch ${epoch} ${why} by ${holder}`,
-    retry,
-    details,
-  );
+  return new Refusal('fenced', 'fenced', fencedReason(key, epoch, current, sessionEnded), hint, details);
 }
 
 /** A force-release with no live claim to end: nothing changed. */

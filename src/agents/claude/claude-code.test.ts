@@ -167,7 +167,7 @@ describe('Claude Code hooks, in the real claude CLI', () => {
       );
       const blocked = run.texts[3] ?? '';
       assert.match(blocked, /^\[error\] /);
-      assert.match(blocked, new RegExp(`your claim on ${KEY} at epoch 1 is no longer current`));
+      assert.match(blocked, new RegExp(`the claim on ${KEY} at epoch 1 is not current: no one holds it now`));
       assert.match(blocked, new RegExp(`Stop working on ${KEY} now`));
       assert.equal((await p.store.tasks.get(KEY))?.holder, null, 'the hook did not take the task back');
     }));
@@ -196,7 +196,8 @@ describe('Claude Code hooks, in the real claude CLI', () => {
       assert.equal(readFileSync(p.file, 'utf8'), 'hello world\n', 'the second edit never happened');
       const blocked = run.texts[3] ?? '';
       assert.match(blocked, /^\[error\] /);
-      assert.match(blocked, new RegExp(`now held by session ${taker} on other-box since .*\\(epoch 2\\)`));
+      const rescued = `is not current: its session has ended, and ${KEY} is held by session ${taker} on other-box`;
+      assert.match(blocked, new RegExp(`${rescued} since .*\\(epoch 2\\)`));
       assert.match(blocked, new RegExp(`Stop working on ${KEY} now`));
       assert.equal((await p.store.tasks.get(KEY))?.holder?.session, taker, 'the new holder keeps it');
     }));

@@ -110,11 +110,11 @@ describe('baton hook', () => {
       assert.equal(blocked.stdout, '');
       assert.match(
         blocked.stderr,
-        new RegExp(`^Baton: your claim on ${KEY} at epoch 1 is no longer current: `),
+        new RegExp(`^Baton: the claim on ${KEY} at epoch 1 is not current: its session has ended, and `),
       );
       assert.match(
         blocked.stderr,
-        new RegExp(`now held by session ${other.id} on box-9 since .* \\(epoch 2\\)`),
+        new RegExp(`${KEY} is held by session ${other.id} on box-9 since .* \\(epoch 2\\)`),
       );
       const again = await hook('pre-tool', payload('PreToolUse', 'cc-1', cwd), env, withTask(db));
       assert.equal(again.code, 2, 'a fenced session stays blocked');

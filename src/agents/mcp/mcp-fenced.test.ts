@@ -26,7 +26,10 @@ describe('baton mcp, fenced', () => {
         assert.ok(forced.ok);
         const fenced = structured(await client.callTool({ name: 'baton_heartbeat', arguments: ref }));
         assert.equal(fenced.ok, false);
-        assert.match(fenced.message ?? '', /no one holds t-2 now \(the claim was released, force-released/);
+        assert.match(
+          fenced.message ?? '',
+          /^Baton: the claim on t-2 at epoch 1 is not current: no one holds it now\. /,
+        );
         assert.match(fenced.message ?? '', /Stop working on t-2 now/);
         const effect = structured(
           await client.callTool({
@@ -38,6 +41,35 @@ describe('baton mcp, fenced', () => {
         assert.deepEqual(await store.effects.list({ key: 't-2' }), []);
         const row = (await store.audit.list({ key: 't-2' })).find((e) => e.type === 'claim:force_released');
         assert.equal(row?.epoch, ref.epoch);
+      } finally {
+        await client.close();
+      }
+    }));
+
+  test("tells an epoch never granted from the live epoch of another session, in the CLI's words", () =>
+    withBaton(sqliteDatabase(), async (db, store) => {
+      await store.tasks.add({ key: 't-3', title: 'held elsewhere' });
+      const other = await store.sessions.start({ kind: 'agent', host: 'other-box', pid: 1 });
+      assert.ok((await store.claims.acquire({ key: 't-3', session: other.id })).ok);
+      const client = await connect(db);
+      try {
+        const beat = async (epoch: number) =>
+          structured(await client.callTool({ name: 'baton_heartbeat', arguments: { key: 't-3', epoch } }));
+        const held = `it is held by session ${other.id} on other-box since \\S+ \\(epoch 1\\)`;
+        const never = await beat(7);
+        assert.equal(never.ok, false);
+        assert.match(
+          never.message ?? '',
+          new RegExp(`^Baton: epoch 7 was never granted for t-3: ${held}\\. Stop `),
+        );
+        const notOurs = await beat(1);
+        assert.equal(notOurs.ok, false);
+        assert.match(
+          notOurs.message ?? '',
+          new RegExp(`^Baton: the claim on t-3 at epoch 1 is not this session's: ${held}\\. `),
+        );
+        assert.equal((notOurs.holder as { session: number }).session, other.id);
+        assert.equal((await store.claims.current('t-3'))?.session, other.id, 'the claim stays where it was');
       } finally {
         await client.close();
       }
@@ -66,7 +98,12 @@ describe('baton mcp, fenced', () => {
         assert.equal(fenced.ok, false);
         assert.equal(fenced.reason, 'fenced');
         assert.equal((fenced.holder as { session: number }).session, other.id);
-        assert.match(fenced.message ?? '', new RegExp(`now held by session ${other.id} on other-box`));
+        assert.match(
+          fenced.message ?? '',
+          new RegExp(
+            `is not current: its session has ended, and t-1 is held by session ${other.id} on other-box`,
+          ),
+        );
         assert.match(fenced.message ?? '', /Stop working on t-1 now/);
         const effect = structured(
           await client.callTool({

@@ -274,7 +274,7 @@ describe('baton mcp', () => {
         await client.callTool({ name: 'baton_release', arguments: { ...ref, outcome: 'done' } }),
       );
       assert.equal(twice.ok, false);
-      assert.match(twice.message ?? '', /no one holds a now/);
+      assert.match(twice.message ?? '', /the claim on a at epoch 1 is not current: no one holds it now/);
       const b = structured(await client.callTool({ name: 'baton_claim', arguments: { key: 'b' } }));
       const session = b.session as number;
       const progress = await store.progress.get(session);
