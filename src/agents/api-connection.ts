@@ -6,7 +6,7 @@
  */
 import { Agent as HttpAgent, request as httpRequest, type ClientRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import type { Holder } from '../core/claim.js';
+import type { FencedResult, Holder } from '../core/claim.js';
 import { OPAQUE_FIELDS } from '../coordinator/wire.js';
 import { RemoteRefusal } from './remote-refusal.js';
 
@@ -49,9 +49,11 @@ export type Answer =
   { readonly ok: true; readonly body: unknown } | { readonly ok: false; readonly refusal: RemoteRefusal };
 
 /** A refusal that is the `fenced` outcome of a guarded write, as a value; null for anything else. */
-export function fencedOf(answer: Answer): { ok: false; reason: 'fenced'; current: Holder | null } | null {
+export function fencedOf(answer: Answer): Exclude<FencedResult, { ok: true }> | null {
   if (answer.ok || answer.refusal.label !== 'fenced' || !('current' in answer.refusal.details)) return null;
-  return { ok: false, reason: 'fenced', current: fromWire<Holder | null>(answer.refusal.details['current']) };
+  const current = fromWire<Holder | null>(answer.refusal.details['current']);
+  const ended = answer.refusal.details['sessionEnded'] === true ? ({ sessionEnded: true } as const) : {};
+  return { ok: false, reason: 'fenced', current, ...ended };
 }
 
 export class ApiConnection {

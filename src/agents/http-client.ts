@@ -11,7 +11,7 @@
  */
 import { FencedError } from '../core/errors.js';
 import { ApiConnection, fencedOf, fromWire, type Answer } from './api-connection.js';
-import type { Holder } from '../core/claim.js';
+import type { FencedResult, Holder } from '../core/claim.js';
 import type { Session } from '../core/session.js';
 import type { Task } from '../core/task.js';
 import type { AgentClient, TaskView } from './client.js';
@@ -121,7 +121,7 @@ export class HttpAgentClient implements AgentClient {
   }
 
   /** A heartbeat or release: `fenced` as a value, anything else refused is thrown. */
-  private fenceable(answer: Answer): { ok: true } | { ok: false; reason: 'fenced'; current: Holder | null } {
+  private fenceable(answer: Answer): FencedResult {
     const fenced = fencedOf(answer);
     if (fenced !== null) return fenced;
     this.api.body(answer);

@@ -61,6 +61,15 @@ describeCli('baton as the README walks it', ({ setup }) => {
       await beat(a, '1'),
       /at epoch 1 is no longer current: it is now held by session \d+ on other-host/,
     );
+    // An ended session is told so, and who holds the task now (the store once named no one).
+    await t.json(0, 'session', 'end', a);
+    const ended = `its session has ended, and k1 is held by session ${b} on other-host since \\S+ \\(epoch 2\\)`;
+    assert.match(
+      await beat(a, '1'),
+      new RegExp(
+        `^baton: the claim on k1 at epoch 1 is not current: ${ended} — stop working on it; start a new session`,
+      ),
+    );
   });
 
   test('refuses a --project no task has and none registered with exit 4, naming the known ones', async () => {

@@ -47,4 +47,12 @@ export type ClaimResult =
 
 /** Outcome of a write that presents (session, epoch): release, heartbeat. */
 export type FencedResult =
-  { readonly ok: true } | { readonly ok: false; readonly reason: 'fenced'; readonly current: Holder | null };
+  | { readonly ok: true }
+  | {
+      readonly ok: false;
+      readonly reason: 'fenced';
+      /** Who holds the task now, whoever asked (an ended session too), or null when no one does. */
+      readonly current: Holder | null;
+      /** Present when the caller's session is no longer live (ended, or rescued as stale). */
+      readonly sessionEnded?: true;
+    };

@@ -288,7 +288,7 @@ export interface Store
     end(session: SessionId): Promise<SessionEndReport>;
     /**
      * Records a heartbeat. NotFoundError for an unknown session; `fenced` when the session has
-     * ended or the named claim is no longer held by it at that epoch.
+     * ended (`sessionEnded`, naming who holds the named task now) or the claim is not its own.
      */
     heartbeat(params: HeartbeatParams): Promise<FencedResult>;
     get(session: SessionId): Promise<Session | null>;

@@ -52,16 +52,18 @@ export function guarded<Args>(
   };
 }
 
-/** ok:false for a claim (key, epoch) that is no longer current, saying whether the session itself ended. */
+/** ok:false for a claim (key, epoch) that is not current, saying whether the session itself ended. */
 async function fencedAnswer(
   ctx: ToolContext,
   { key, epoch }: ClaimRef,
-  current: Holder | null,
+  fenced: Fenced,
 ): Promise<CallToolResult> {
-  // A fenced heartbeat of a session that is no longer live does not look at the task: ask it.
-  const holder = current ?? (await ctx.client.showTask(key)).holder;
+  // A heartbeat names the holder and says whether its session ended; a release or an effect may
+  // not (an effect of an ended session does not look at the task): ask.
+  const holder = fenced.current ?? (await ctx.client.showTask(key)).holder;
   const sid = ctx.session.current;
-  const live = sid === null ? true : (await ctx.client.getSession(sid)).state === 'live';
+  const live =
+    fenced.sessionEnded !== true && (sid === null || (await ctx.client.getSession(sid)).state === 'live');
   const ended = live ? undefined : ('session_ended' as const);
   return answer({
     ok: false,
@@ -87,8 +89,11 @@ export function sessionGone(ctx: ToolContext, key: string, epoch: number | undef
   });
 }
 
-/** What a step on a claim gives back: done, or fenced with who holds the task now. */
-type Fenceable<Done> = Done | { readonly ok: false; readonly current: Holder | null };
+/** A step on a claim that was fenced: who holds the task now, and whether the session itself ended. */
+type Fenced = { readonly ok: false; readonly current: Holder | null; readonly sessionEnded?: true };
+
+/** What a step on a claim gives back: done, or fenced. */
+type Fenceable<Done> = Done | Fenced;
 
 interface HeldClaimStep<Args extends ClaimRef, Done extends { readonly ok: true }> {
   /** The step, under the session (started on first use). */
@@ -115,7 +120,7 @@ export function onHeldClaim<Args extends ClaimRef, Done extends { readonly ok: t
       const sid = await ctx.session.use();
       const outcome = await step(args, sid);
       if (mark !== undefined) await markCall(ctx, sid, mark);
-      if (!outcome.ok) return fencedAnswer(ctx, args, outcome.current);
+      if (!outcome.ok) return fencedAnswer(ctx, args, outcome);
       if (ends === true) ctx.session.claims.delete(args.key);
       return answer({ ok: true, key: args.key, session: sid, epoch: args.epoch, ...reply(args, outcome) });
     },

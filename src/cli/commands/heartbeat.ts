@@ -29,7 +29,7 @@ export function registerHeartbeat(program: Command): void {
               'start a new session with `baton session start`',
             );
           }
-          throw fencedRefusal(options.key, options.epoch, result.current);
+          throw fencedRefusal(options.key, options.epoch, result.current, result.sessionEnded);
         }
         const claim = options.key === undefined ? {} : { key: options.key, epoch: Number(options.epoch) };
         out.result({ ok: true, session: Number(session), ...claim }, () =>

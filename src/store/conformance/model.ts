@@ -138,7 +138,9 @@ export class StoreModel {
         return { ok: true };
       }
       case 'heartbeat': {
-        if (this.live[op.s] !== true) return { ok: false, current: null };
+        // An ended session is fenced, and still told who holds the task it named.
+        if (this.live[op.s] !== true)
+          return { ok: false, current: op.k === null ? null : this.holder(this.task(op.k)) };
         if (op.k === null) return { ok: true };
         const task = this.task(op.k);
         const epoch = this.epochFor(op.k, op.de);

@@ -140,12 +140,24 @@ export function exerciseTasksAndSessions(harness: Harness): void {
         assert.equal((await store.audit.list()).length, entries);
       }));
 
-    test('fences the heartbeat of an ended session', () =>
+    test('fences the heartbeat of an ended session, saying so and naming who holds its task now', () =>
       withFixture(harness, async ({ store }) => {
         const session = await givenSession(store);
+        const other = await givenSession(store);
+        await givenTask(store, 'k');
+        assert.ok((await store.claims.acquire({ key: 'k', session: session.id })).ok);
         await store.sessions.end(session.id);
-        const result = await store.sessions.heartbeat({ session: session.id });
-        assert.equal(result.ok, false);
+        const ended = { ok: false, reason: 'fenced', current: null, sessionEnded: true };
+        assert.deepEqual(await store.sessions.heartbeat({ session: session.id }), ended);
+        const free = await store.sessions.heartbeat({ session: session.id, claim: { key: 'k', epoch: 1 } });
+        assert.deepEqual(free, ended, 'no one holds k');
+        const taken = await store.claims.acquire({ key: 'k', session: other.id });
+        assert.ok(taken.ok);
+        const held = await store.sessions.heartbeat({ session: session.id, claim: { key: 'k', epoch: 1 } });
+        assert.deepEqual(held, {
+          ...ended,
+          current: { session: other.id, host: other.host, since: taken.claim.claimedAt, epoch: 2 },
+        });
       }));
 
     test('answers each of many concurrent heartbeats alone: renewed, fenced, ended or unknown', () =>
@@ -176,9 +188,11 @@ export function exerciseTasksAndSessions(harness: Harness): void {
           assert.ok(beat?.status === 'fulfilled', `beat ${index} answered`);
           return beat.value;
         };
-        assert.deepEqual(value(0), { ok: false, reason: 'fenced', current: null }, 'an ended session');
+        const ended = { ok: false, reason: 'fenced', current: null, sessionEnded: true };
+        assert.deepEqual(value(0), ended, 'an ended session');
         const moved = value(1);
         assert.equal(moved.ok, false, 'a claim that moved is fenced');
+        assert.ok(!moved.ok && moved.sessionEnded === undefined, 'its session is live');
         assert.equal(!moved.ok && moved.current?.session, sessions[2]!.id, 'naming who holds it now');
         for (let index = 3; index < count; index++)
           assert.deepEqual(value(index), { ok: true }, `beat ${index} renewed`);

@@ -343,7 +343,10 @@ async function heartbeat(exec: PgExecutor, params: HeartbeatParams): Promise<Fen
     }
     const state = await claimState(exec, key ?? '', params.session);
     if (state.session_state === null) throw sessionNotFound(params.session);
-    if (state.session_state !== 'live') return { ok: false, reason: 'fenced', current: null };
+    // An ended (or rescued) session still learns who holds the task it named now.
+    if (state.session_state !== 'live') {
+      return { ok: false, reason: 'fenced', current: holderOf(state), sessionEnded: true };
+    }
     if (params.claim !== undefined && state.task_id === null) {
       throw new NotFoundError('task', params.claim.key);
     }

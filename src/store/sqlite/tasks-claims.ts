@@ -147,7 +147,12 @@ export function sqliteTasks(exec: SqliteExecutor): Sync<Store['tasks']> {
 /** One heartbeat, inside the batch's transaction: the session's, and the named claim's (or all). */
 function heartbeatIn(exec: SqliteExecutor, params: HeartbeatParams): FencedResult {
   const session = sessionRow(exec, params.session, false);
-  if (session.state !== 'live') return { ok: false, reason: 'fenced', current: null };
+  if (session.state !== 'live') {
+    // Still names who holds the task now: the caller learns both that its session ended and where the task went.
+    const task = params.claim === undefined ? undefined : taskRow(exec, params.claim.key);
+    const current = task === undefined ? null : holderOf(exec, task.id);
+    return { ok: false, reason: 'fenced', current, sessionEnded: true };
+  }
   const now = exec.now();
   exec.prepare('UPDATE sessions SET heartbeat_at = ? WHERE id = ?').run(now, params.session);
   if (params.claim === undefined) {
