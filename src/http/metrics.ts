@@ -1,13 +1,14 @@
 /**
- * `/metrics` in Prometheus text format (prom-client). Every figure but the store latency is read
- * from the database at scrape time (coordinator views → store.observe.stats), so it is right
+ * `/metrics` in Prometheus text format (prom-client). Every figure but the store latency and the
+ * short way's count is read from the database at scrape time (coordinator views → store.observe.stats), so it is right
  * whichever process serves it and however many `baton up` share the database. Counters are
  * derived from rows that only grow: claims and terminal jobs are never deleted; started jobs
  * count ledger rows (`job:started`, and `job:claimed` with `started: true`), so a ledger prune
  * shows as a counter reset, which Prometheus handles.
  *
- * The store latency (and the short way's count) is this process's own: the root wraps its Store with
- * `timedStore(store, storeLatencyObserver(registry))` (store/timed.ts).
+ * The store latency is this process's own: the composition root wraps its Store with
+ * `timedStore(store, storeLatencyObserver(registry))` (store/timed.ts). So is the count of claims
+ * and releases answered without Hono (shortWayCounter, given to fastClaims by server.ts).
  */
 import { Hono } from 'hono';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';

@@ -58,8 +58,8 @@ async function fencedAnswer(
   { key, epoch }: ClaimRef,
   fenced: Fenced,
 ): Promise<CallToolResult> {
-  // A heartbeat names the holder and says whether its session ended; a release or an effect may
-  // not (an effect of an ended session does not look at the task): ask.
+  // A heartbeat says whether its session ended, a release or an effect does not: ask. A holder not
+  // named is looked up (an older `baton serve` named none for the heartbeat of an ended session).
   const holder = fenced.current ?? (await ctx.client.showTask(key)).holder;
   const sid = ctx.session.current;
   const live =
