@@ -10,6 +10,7 @@
  *   | condition                                        | decision                                    |
  *   |--------------------------------------------------|---------------------------------------------|
  *   | its task waits behind a gate                     | wait: `waiting for <gate> approval`         |
+ *   | its task is claimed (a person, an earlier run)   | wait: `waiting for K, claimed by session S`  |
  *   | its plan is unresolved                           | skip, with the cause and the fix            |
  *   | its plan's shared lock is held (as read)         | wait: `waiting for workspace W, held by …`  |
  *   | an earlier placement of this pass takes the lock | behind that placement (reason once written) |
@@ -36,11 +37,20 @@ export interface CandidateWorkspace extends Workspace {
   readonly holder: LockHolder | null;
 }
 
+/** Who holds a candidate's task: a live claim the job's own claim would be refused for. */
+export interface TaskClaimHolder {
+  readonly session: number;
+  readonly host: string;
+  readonly since: Instant;
+}
+
 /** A queued job with all a pass needs to decide on it. */
 export interface DispatchCandidate {
   readonly job: Job;
   /** The gate its task waits behind, if any. */
   readonly gate: TaskGate | null;
+  /** The live claim on its task, if any: the job waits for it instead of being placed and refused. */
+  readonly claimedBy: TaskClaimHolder | null;
   /** What its workspace plan is resolved from (core/workspace-plan.ts), without the workspaces. */
   readonly plan: Omit<WorkspacePlanInput, 'workspaces'>;
   /** The workspaces the task, its agent and its project name, each with its live lock. */
@@ -70,6 +80,11 @@ export function skippedReason(error: WorkspaceConfigurationError): string {
 
 export function gateReason(gate: TaskGate | null): string {
   return `waiting for ${gate ?? 'design'} approval`;
+}
+
+/** The reason of a job whose task someone else holds (`baton claim`, an earlier run stopping). */
+function claimedReason(key: string, holder: TaskClaimHolder): string {
+  return `waiting for ${key}, claimed by session ${holder.session} on ${holder.host}`;
 }
 
 /** The lock a candidate's plan needs (a workspace name), or an unresolved plan's error. */
@@ -109,6 +124,10 @@ export function decideDispatch(
     const { job } = candidate;
     if (candidate.gate !== null) {
       waitFor(job, gateReason(candidate.gate));
+      continue;
+    }
+    if (candidate.claimedBy !== null) {
+      waitFor(job, claimedReason(job.key, candidate.claimedBy));
       continue;
     }
     const lock = lockOf(candidate);

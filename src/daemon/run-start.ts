@@ -26,8 +26,9 @@ export const agentSessionName = (jobId: number): string => `job ${jobId}`;
  * (store.runs.begin). Null when the start was refused (the job moved on since its placement):
  * nothing was written. `claim` is null when the run must not go on, with the job already ended:
  * the task left `open` after the placement (closed, escalated, done; its job was ended with it,
- * so this finish is refused), or another session holds the task (the job is cancelled, naming
- * the holder; a holder that is an earlier run of the task still stopping is waited out first).
+ * so this finish is refused), or another session holds the task (the job goes back to the queue,
+ * its attempt given back, to wait for the claim; a holder that is an earlier run of the task
+ * still stopping is waited out first).
  * The session is then the caller's to end. Any other failure throws, after ending the session if
  * it was made.
  */
@@ -67,10 +68,21 @@ export async function beginRun(
     throw claim;
   }
   if (claim.ok) return { session, claim: claim.claim };
+  // Claimed between the pass that placed the job and this start: the job goes back to the queue,
+  // its attempt given back, and the next pass keeps it waiting until the claim ends.
   const { holder } = claim;
   const since = new Date(holder.since).toISOString();
   const reason = `task held by session ${holder.session} on ${holder.host} since ${since}`;
-  return end(`cancelled, ${reason}`, reason);
+  const back = await store.dispatch.requeue({
+    ...guard,
+    reason,
+    policy: options.policy,
+    attemptCounts: false,
+  });
+  options.log(
+    `job ${job.id} ${job.key}: ${reason}: ${back.ok ? `back to the queue as ${back.job.status}` : 'lost'}`,
+  );
+  return { session, claim: null };
 }
 
 /**

@@ -21,6 +21,13 @@ export interface CandidateWorkspaceJson {
   host: string | null;
 }
 
+/** The live claim on the task, as the query's JSON object holds it. */
+export interface CandidateHolderJson {
+  session: number;
+  host: string;
+  since: Instant;
+}
+
 /** The columns beside the job's own, the same on both engines once decoded. */
 export interface CandidateColumns {
   key: string;
@@ -39,10 +46,12 @@ export function candidateOf(
   row: CandidateColumns,
   requiresFilesystem: boolean,
   workspaces: readonly CandidateWorkspaceJson[],
+  claimedBy: CandidateHolderJson | null,
 ): DispatchCandidate {
   return {
     job,
     gate: row.gate,
+    claimedBy: claimedBy === null ? null : { ...claimedBy, since: Number(claimedBy.since) },
     plan: {
       task: { key: row.key, requiresFilesystem, workspace: row.task_workspace },
       agent:

@@ -71,6 +71,7 @@ export function exerciseDispatchPass(harness: Harness): void {
         const [first, second] = jobs;
         assert.deepEqual(first?.job, job);
         assert.equal(first?.gate, null);
+        assert.equal(first?.claimedBy, null);
         assert.deepEqual(first?.plan, {
           task: { key: 'a', requiresFilesystem: true, workspace: 'api' },
           agent: { name: 'ada', role: 'engineer', department: null, workspace: 'web' },
@@ -237,6 +238,34 @@ export function exerciseDispatchPass(harness: Harness): void {
           skipped.map((entry) => entry.key),
           ['orphan'],
         );
+      }));
+
+    test('a job whose task someone has claimed waits, naming the claim, and is placed once it ends', () =>
+      withFixture(harness, async ({ store }) => {
+        await givenHost(store, 'box-1', { slotsMax: 8 });
+        const term = await givenLeader(store);
+        await store.tasks.add({ key: 'held' });
+        const human = await givenSession(store, 'laptop', 'human');
+        const claim = await store.claims.acquire({ key: 'held', session: human.id });
+        assert.ok(claim.ok);
+        await store.jobs.enqueue({ key: 'held' });
+        await store.jobs.enqueue({ key: 'free' });
+        const { jobs } = await store.dispatch.candidates({ limit: 10 });
+        assert.deepEqual(
+          jobs.map((candidate) => candidate.claimedBy),
+          [{ session: human.id, host: 'laptop', since: claim.claim.claimedAt }, null],
+        );
+        await pass(store, term);
+        assert.deepEqual(await where(store), {
+          held: `waiting for held, claimed by session ${human.id} on laptop`,
+          free: 'on box-1',
+        });
+        const { epoch } = claim.claim;
+        assert.ok(
+          (await store.claims.release({ key: 'held', session: human.id, epoch, outcome: 'released' })).ok,
+        );
+        await pass(store, term);
+        assert.equal((await where(store)).held, 'on box-1');
       }));
 
     test('a replaced term places nothing and records nothing; an unknown workspace places nothing', () =>

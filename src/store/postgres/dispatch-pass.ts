@@ -5,7 +5,12 @@
  */
 import { assert } from '../../core/assert.js';
 import type { DispatchCandidate } from '../../core/dispatch-plan.js';
-import { candidateOf, type CandidateColumns, type CandidateWorkspaceJson } from '../dispatch-candidate.js';
+import {
+  candidateOf,
+  type CandidateColumns,
+  type CandidateHolderJson,
+  type CandidateWorkspaceJson,
+} from '../dispatch-candidate.js';
 import type { DispatchStore } from '../dispatch-store.js';
 import { LIVE_TERM, place, placeMany, termParams } from './placement.js';
 import { NOW, jobFields, ms, msInterval, toJob, type JobRow } from './rows.js';
@@ -14,8 +19,8 @@ import type { PgExecutor } from './executor.js';
 /**
  * The queued jobs of open tasks in dispatch order (through jobs_queue), each with what its
  * workspace plan is resolved from: the task's requirements, its assignee when that names an
- * agent, its project, and the workspaces those bind with their live locks (a few primary-key
- * lookups per job). `now` is read once, for the backoff and for the caller.
+ * agent, its project, the workspaces those bind with their live locks, and the task's live
+ * claim (a few index lookups per job). `now` is read once, for the backoff and for the caller.
  */
 export const CANDIDATES = `
 WITH n AS (SELECT ${NOW} AS t)
@@ -28,7 +33,11 @@ SELECT n.t AS now, c.* FROM n LEFT JOIN LATERAL (
         'since', (extract(epoch FROM wl.acquired_at) * 1000)::bigint, 'host', ws.host)), '[]'::json)
      FROM workspaces w LEFT JOIN workspace_locks wl ON wl.workspace = w.name
        LEFT JOIN sessions ws ON ws.id = wl.session_id
-     WHERE w.name IN (t.workspace, a.workspace, p.primary_workspace)) AS workspaces
+     WHERE w.name IN (t.workspace, a.workspace, p.primary_workspace)) AS workspaces,
+    (SELECT json_build_object('session', cl.session_id, 'host', cs.host,
+        'since', (extract(epoch FROM cl.claimed_at) * 1000)::bigint)
+     FROM claims cl JOIN sessions cs ON cs.id = cl.session_id
+     WHERE cl.task_id = t.id AND cl.released_at IS NULL) AS claimed_by
   FROM jobs JOIN tasks t ON t.id = jobs.task_id
     LEFT JOIN agents a ON a.name = t.assignee COLLATE "C"
     LEFT JOIN projects p ON p.name = t.project COLLATE "C"
@@ -41,11 +50,12 @@ ORDER BY c.priority, c.queued_at, c.id`;
 interface CandidateRow extends JobRow, CandidateColumns {
   requires_filesystem: boolean;
   workspaces: CandidateWorkspaceJson[];
+  claimed_by: CandidateHolderJson | null;
   now: Date;
 }
 
 function toCandidate(row: CandidateRow): DispatchCandidate {
-  return candidateOf(toJob(row), row, row.requires_filesystem, row.workspaces);
+  return candidateOf(toJob(row), row, row.requires_filesystem, row.workspaces, row.claimed_by);
 }
 
 /**

@@ -7,7 +7,12 @@
  */
 import { assert } from '../../core/assert.js';
 import type { DispatchCandidate } from '../../core/dispatch-plan.js';
-import { candidateOf, type CandidateColumns, type CandidateWorkspaceJson } from '../dispatch-candidate.js';
+import {
+  candidateOf,
+  type CandidateColumns,
+  type CandidateHolderJson,
+  type CandidateWorkspaceJson,
+} from '../dispatch-candidate.js';
 import type { DispatchStore, PlaceResult } from '../dispatch-store.js';
 import { placeOne, termIsCurrent } from './dispatch.js';
 import { appendAudit, toJob, type JobRow } from './rows.js';
@@ -20,7 +25,7 @@ const PLACE_CHUNK = 64;
 /**
  * The queued jobs of open tasks in dispatch order (through jobs_queue), each with what its
  * workspace plan is resolved from: the task's requirements, its assignee when that names an
- * agent, its project, and the workspaces those bind with their live locks.
+ * agent, its project, the workspaces those bind with their live locks, and the task's live claim.
  */
 export const CANDIDATES = `
   SELECT j.*, t.key, t.gate, t.requires_filesystem, t.workspace AS task_workspace,
@@ -31,7 +36,10 @@ export const CANDIDATES = `
         'host', ws.host))
      FROM workspaces w LEFT JOIN workspace_locks wl ON wl.workspace = w.name
        LEFT JOIN sessions ws ON ws.id = wl.session_id
-     WHERE w.name IN (t.workspace, a.workspace, p.primary_workspace)) AS workspaces
+     WHERE w.name IN (t.workspace, a.workspace, p.primary_workspace)) AS workspaces,
+    (SELECT json_object('session', c.session_id, 'host', cs.host, 'since', c.claimed_at)
+     FROM claims c JOIN sessions cs ON cs.id = c.session_id
+     WHERE c.task_id = t.id AND c.released_at IS NULL) AS claimed_by
   FROM jobs j JOIN tasks t ON t.id = j.task_id
     LEFT JOIN agents a ON a.name = t.assignee
     LEFT JOIN projects p ON p.name = t.project
@@ -42,6 +50,7 @@ export const CANDIDATES = `
 interface CandidateRow extends JobRow, CandidateColumns {
   requires_filesystem: number;
   workspaces: string;
+  claimed_by: string | null;
 }
 
 function toCandidate(row: CandidateRow): DispatchCandidate {
@@ -50,6 +59,7 @@ function toCandidate(row: CandidateRow): DispatchCandidate {
     row,
     row.requires_filesystem === 1,
     JSON.parse(row.workspaces) as CandidateWorkspaceJson[],
+    row.claimed_by === null ? null : (JSON.parse(row.claimed_by) as CandidateHolderJson),
   );
 }
 
