@@ -3,6 +3,8 @@ import { html } from 'hono/html';
 import type { HtmlEscapedString } from 'hono/utils/html';
 import { signInState, type SignedIn } from './login-page.js';
 
+export { age } from '../core/host-liveness.js';
+
 export type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
 
 export const VIEWS = [
@@ -96,13 +98,6 @@ export function page(params: PageParams): Html {
 }
 
 export const time = (at: number | null): string => (at === null ? '—' : new Date(at).toISOString());
-
-export function age(ms: number): string {
-  if (ms < 1000) return `${ms} ms`;
-  if (ms < 120_000) return `${(ms / 1000).toFixed(1)} s`;
-  if (ms < 7_200_000) return `${Math.round(ms / 60_000)} min`;
-  return `${(ms / 3_600_000).toFixed(1)} h`;
-}
 
 /** A query string from the filters given, without empty ones. */
 export function query(values: Readonly<Record<string, string | number | undefined | null>>): string {

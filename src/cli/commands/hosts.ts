@@ -2,7 +2,11 @@
 import type { Command } from 'commander';
 import { diskLow } from '../../core/disk.js';
 import { ramAvailableMb } from '../../core/capacity.js';
-import { cell, iso, table } from '../output.js';
+import { age, hostLiveness, type HostLiveness } from '../../core/host-liveness.js';
+import type { Session } from '../../core/session.js';
+import type { Host } from '../../store/dispatch-store.js';
+import { cell, table } from '../output.js';
+import type { CliApi } from '../remote-api.js';
 import { withApi } from '../run.js';
 import { cliActor } from './lifecycle.js';
 
@@ -22,8 +26,45 @@ const HOST_COLUMNS = [
   'JOBS',
   'CONTAINMENT',
   'DISK_FREE',
-  'HEARTBEAT',
+  'LAST_REPORT',
 ];
+
+/** A host with how long ago its runner reported and whether its `baton up` still serves it. */
+type HostShown = Host & { readonly liveness: HostLiveness; readonly lastReportAgeMs: number };
+
+/** The hosts, each judged against its runner session's TTL (core/host-liveness.ts). */
+export async function hostsShown(baton: CliApi): Promise<readonly HostShown[]> {
+  const [hosts, live] = await Promise.all([baton.cluster.hosts(), baton.listSessions({ liveOnly: true })]);
+  const sessions = new Map<number, Session>(live.map((session) => [session.id, session]));
+  const now = Date.now();
+  return hosts.map((host) => ({
+    ...host,
+    liveness: hostLiveness(host, sessions, now),
+    lastReportAgeMs: Math.max(0, now - host.heartbeatAt),
+  }));
+}
+
+function reportCell(host: HostShown): string {
+  const ago = `${age(host.lastReportAgeMs)} ago`;
+  return host.liveness === 'live' ? ago : `${ago}, ${host.liveness.toUpperCase()}`;
+}
+
+/** What an operator should know and do about each host whose `baton up` no longer serves it. */
+export function hostNotes(hosts: readonly HostShown[]): string[] {
+  return hosts
+    .filter((host) => host.liveness !== 'live')
+    .map((host) => {
+      const jobs =
+        host.jobsActive === 0
+          ? ''
+          : `; its ${host.jobsActive} job(s) are requeued once a \`baton up\` leads and rescues it`;
+      const what =
+        host.liveness === 'silent'
+          ? `has not reported for ${age(host.lastReportAgeMs)}: its \`baton up\` is dead or paused${jobs}`
+          : `is down: its \`baton up\` stopped or was rescued`;
+      return `host ${host.name} ${what} — start \`baton up --host ${host.name}\` on that machine to serve it again`;
+    });
+}
 
 export function registerHosts(program: Command): void {
   program
@@ -31,25 +72,28 @@ export function registerHosts(program: Command): void {
     .description('list hosts: enabled or standby, RAM, job slots, running jobs, containment and free disk')
     .action((_o: unknown, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
-        const hosts = await baton.cluster.hosts();
+        const hosts = await hostsShown(baton);
         out.result(hosts, () =>
           hosts.length === 0
             ? 'no hosts: start one with `baton up`'
-            : table(
-                HOST_COLUMNS,
-                hosts.map((host) => [
-                  host.name,
-                  host.enabled ? 'enabled' : 'standby',
-                  `${host.ramTotalMb}`,
-                  `${host.ramReservedMb}`,
-                  `${host.ramFreeMb}`,
-                  `${ramAvailableMb(host)}`,
-                  `${host.jobsActive}/${host.slotsMax}`,
-                  cell(host.containment),
-                  diskCell(host.diskFreeMb, host.diskTotalMb),
-                  iso(host.heartbeatAt),
-                ]),
-              ),
+            : [
+                ...table(
+                  HOST_COLUMNS,
+                  hosts.map((host) => [
+                    host.name,
+                    host.enabled ? 'enabled' : 'standby',
+                    `${host.ramTotalMb}`,
+                    `${host.ramReservedMb}`,
+                    `${host.ramFreeMb}`,
+                    `${ramAvailableMb(host)}`,
+                    `${host.jobsActive}/${host.slotsMax}`,
+                    cell(host.containment),
+                    diskCell(host.diskFreeMb, host.diskTotalMb),
+                    reportCell(host),
+                  ]),
+                ),
+                ...hostNotes(hosts),
+              ],
         );
       }),
     );

@@ -5,6 +5,9 @@ import { jobDetail, jobLine, jobTable, jobWithProgress } from '../job-format.js'
 import { Refusal } from '../refusal.js';
 import { withApi } from '../run.js';
 import { registerPull } from './pull.js';
+import { hostNotes, hostsShown } from './hosts.js';
+import type { CliApi } from '../remote-api.js';
+import type { Job } from '../../core/job.js';
 
 interface EnqueueOptions {
   readonly priority?: string;
@@ -34,24 +37,7 @@ export function registerQueue(program: Command): void {
       }),
     );
 
-  program
-    .command('queue')
-    .description('look at the job queue')
-    .command('list')
-    .description('list jobs: running, claimed and queued first, then by priority')
-    .option('--status <status>', 'only jobs in this status (or a comma-separated list)')
-    .option('--key <key>', 'only jobs for this task')
-    .option('--limit <n>', 'at most this many (default and maximum 1000)')
-    .action((options: { status?: string; key?: string; limit?: string }, cmd: Command) =>
-      withApi(cmd, async (baton, out) => {
-        const jobs = await baton.listJobs(options);
-        const progress = await baton.progress.ofJobs(jobs);
-        out.result(
-          jobs.map((queued) => jobWithProgress(queued, progress.get(queued.id))),
-          () => jobTable(jobs, progress),
-        );
-      }),
-    );
+  registerQueueList(program);
 
   const job = program.command('job').description('look at one job, or work the queue yourself (pull mode)');
   job
@@ -82,4 +68,43 @@ export function registerQueue(program: Command): void {
         out.result(result.job, () => `cancelled job ${result.job.id} (${result.job.key})`);
       }),
     );
+}
+
+function registerQueueList(program: Command): void {
+  program
+    .command('queue')
+    .description('look at the job queue')
+    .command('list')
+    .description('list jobs: running, claimed and queued first, then by priority')
+    .option('--status <status>', 'only jobs in this status (or a comma-separated list)')
+    .option('--key <key>', 'only jobs for this task')
+    .option('--limit <n>', 'at most this many (default and maximum 1000)')
+    .action((options: { status?: string; key?: string; limit?: string }, cmd: Command) =>
+      withApi(cmd, async (baton, out) => {
+        const jobs = await baton.listJobs(options);
+        const progress = await baton.progress.ofJobs(jobs);
+        const notes = out.json ? [] : await queueNotes(baton, jobs);
+        out.result(
+          jobs.map((queued) => jobWithProgress(queued, progress.get(queued.id))),
+          () => [...jobTable(jobs, progress), ...notes],
+        );
+      }),
+    );
+}
+
+/**
+ * What the table cannot say: that nothing places queued jobs while no `baton up` leads, and that
+ * a job shown running is on a host whose `baton up` is gone (it waits for recovery, not its agent).
+ */
+async function queueNotes(baton: CliApi, jobs: readonly Job[]): Promise<string[]> {
+  const active = jobs.filter((job) => job.status === 'claimed' || job.status === 'running');
+  const notes: string[] = [];
+  if (active.length > 0) {
+    const hosts = new Set(active.map((job) => job.host));
+    notes.push(...hostNotes((await hostsShown(baton)).filter((host) => hosts.has(host.name))));
+  }
+  if (jobs.some((job) => job.status === 'queued') && !(await baton.cluster.leader()).current) {
+    notes.push('no dispatcher leader: queued jobs wait until a `baton up` runs (see `baton leader`)');
+  }
+  return notes;
 }

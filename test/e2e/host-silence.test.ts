@@ -1,0 +1,62 @@
+/**
+ * The operator's view of a host whose `baton up` is gone. The host row keeps its last report for
+ * ever, so `baton hosts` used to list a SIGKILLed runner's host as `enabled` with an old
+ * timestamp, and `baton queue list` its job as `running`, with nothing saying that no process
+ * serves them or that nothing places queued work without a leader.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { sqliteDatabase } from '../support/databases.js';
+import { waitUntil } from '../support/wait.js';
+import { agentStarted, clusterFixture } from './cluster-support.js';
+
+test('baton hosts and queue list say when a host is silent or down, and when nothing leads', async () => {
+  const c = await clusterFixture(sqliteDatabase());
+  try {
+    await c.store.jobs.enqueue({ key: 'long', command: 'exec sleep 60' });
+    const first = c.up('solo');
+    await waitUntil(async () => agentStarted(c.store, 'long'), 15_000, 'the agent to start');
+    const served = await c.baton('hosts');
+    assert.match(served.stdout, /solo .* ago\n$/, served.stdout);
+    assert.doesNotMatch(served.stdout, /SILENT|DOWN|has not reported/);
+
+    first.signal('SIGKILL');
+    await first.exited();
+    await c.store.jobs.enqueue({ key: 'next', command: 'true' });
+    // The runner's TTL is its --stale-after, 2 s here; nobody is left to rescue its session.
+    await waitUntil(
+      async () => /SILENT/.test((await c.baton('hosts')).stdout),
+      10_000,
+      'the host to show silent',
+    );
+    const hosts = await c.baton('hosts');
+    assert.equal(hosts.code, 0, hosts.stderr);
+    assert.match(hosts.stdout, /solo .* s ago, SILENT/);
+    assert.match(
+      hosts.stdout,
+      /host solo has not reported for .*: its `baton up` is dead or paused; its 1 job/,
+    );
+    assert.match(hosts.stdout, /start `baton up --host solo` on that machine/);
+    const queue = await c.baton('queue', 'list');
+    assert.match(queue.stdout, /long +running +solo/);
+    assert.match(queue.stdout, /host solo has not reported for/);
+    assert.match(queue.stdout, /no dispatcher leader: queued jobs wait until a `baton up` runs/);
+    const json = JSON.parse((await c.baton('hosts', '--json')).stdout) as { liveness: string }[];
+    assert.equal(json[0]?.liveness, 'silent');
+
+    const second = c.up('solo');
+    await second.waitForLog(/leading the dispatcher/);
+    await waitUntil(
+      async () => !/SILENT/.test((await c.baton('hosts')).stdout),
+      10_000,
+      'the host served again',
+    );
+    second.signal('SIGTERM');
+    await second.exited();
+    const stopped = await c.baton('hosts');
+    assert.match(stopped.stdout, /solo .* ago, DOWN/);
+    assert.match(stopped.stdout, /host solo is down: its `baton up` stopped or was rescued/);
+  } finally {
+    await c.close();
+  }
+});
