@@ -1,6 +1,7 @@
 /** Plain-text forms of a job, shared by the queue, job and task commands. */
 import type { JobProgress } from '../coordinator/progress.js';
 import type { Job, JobId } from '../core/job.js';
+import type { JobRun } from '../core/job-attempts.js';
 import { describeProgress } from '../core/progress.js';
 import { cell, iso, table } from './output.js';
 
@@ -77,4 +78,30 @@ function progressLines(progress: JobProgress | undefined): string[] {
       : [`  last progress ${iso(progress.lastProgressAt)}${note}`, `  progress ${counted}`];
   if (progress.stalled) lines.unshift(`  STALLED: no progress since ${iso(progress.lastProgressAt)}`);
   return lines;
+}
+
+/** The job's last run learns the reason its ledger row does not carry: the job row's. */
+export function runsWithReason(job: Job, runs: readonly JobRun[]): JobRun[] {
+  return runs.map((run, index) =>
+    index === runs.length - 1 && run.outcome === job.status && run.reason === null
+      ? { ...run, reason: job.reason, exitCode: run.exitCode ?? job.exitCode }
+      : run,
+  );
+}
+
+/** One line per run, and where its output is: each run writes its own log on the host that ran it. */
+export function runLines(job: Job, runs: readonly JobRun[]): string[] {
+  if (runs.length === 0) return [];
+  const lines = runs.map((run) => {
+    const pid = run.pid === null ? '' : `, agent pid ${run.pid}`;
+    const code = run.exitCode === null ? '' : `, exit ${run.exitCode}`;
+    const why = run.reason === null ? '' : ` — ${run.reason}`;
+    const outcome = run.outcome ?? 'running';
+    return `    attempt ${run.attempt} on ${cell(run.host)} at ${iso(run.placedAt)}${pid}: ${outcome}${code}${why}`;
+  });
+  // Only a runner's agents (a pid) write a log; a job taken in pull mode has none of Baton's.
+  const spawned = runs.filter((run) => run.pid !== null);
+  const hosts = [...new Set(spawned.map((run) => run.host ?? '?'))].join(', ');
+  const output = `  output: .baton/logs/job-${job.id}-attempt-<n>.log where the \`baton up\` of ${hosts} runs`;
+  return ['  runs:', ...lines, ...(spawned.length === 0 ? [] : [output])];
 }

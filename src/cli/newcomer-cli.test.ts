@@ -21,7 +21,10 @@ describeCli('baton as the README walks it', ({ setup }) => {
     assert.doesNotMatch(running.stdout, /no marks|last progress/);
     await t.json(0, 'job', 'finish', String(job.id), '--session', s, '--epoch', String(job.epoch));
     const done = await t.run('job', 'show', String(job.id));
-    assert.match(done.stdout, /: done\n[\s\S]* {2}progress: none reported\n$/);
+    assert.match(
+      done.stdout,
+      /: done\n[\s\S]* {2}progress: none reported\n {2}runs:\n {4}attempt 1 on \S+ at \S+: done\n$/,
+    );
   });
 
   test('tells an epoch never granted from one fenced off, one held by another session and a free task', async () => {

@@ -1,7 +1,8 @@
 /** `baton enqueue`, `baton queue list`, `baton job show|next|finish` and `baton cancel`. */
 import { cliActor } from './lifecycle.js';
 import type { Command } from 'commander';
-import { jobDetail, jobLine, jobTable, jobWithProgress } from '../job-format.js';
+import { jobDetail, jobLine, jobTable, jobWithProgress, runLines, runsWithReason } from '../job-format.js';
+import { jobRuns } from '../../core/job-attempts.js';
 import { Refusal } from '../refusal.js';
 import { withApi } from '../run.js';
 import { registerPull } from './pull.js';
@@ -47,7 +48,11 @@ export function registerQueue(program: Command): void {
       withApi(cmd, async (baton, out) => {
         const shown = await baton.getJob(id);
         const progress = (await baton.progress.ofJobs([shown])).get(shown.id);
-        out.result(jobWithProgress(shown, progress), () => jobDetail(shown, progress));
+        const runs = runsWithReason(shown, jobRuns(await baton.audit({ job: String(shown.id) })));
+        out.result({ ...jobWithProgress(shown, progress), runs }, () => [
+          ...jobDetail(shown, progress),
+          ...runLines(shown, runs),
+        ]);
       }),
     );
   registerPull(job);
