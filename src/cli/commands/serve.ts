@@ -3,6 +3,7 @@
  * bid for the dispatcher's lease. `baton up` serves the same unless given --no-http.
  */
 import type { Command } from 'commander';
+import { resolve as resolvePath } from 'node:path';
 import { validateOneOf } from '../../core/validate.js';
 import type { AuthMode } from '../../http/auth.js';
 import { HTTP_DEFAULT, parseBind, servingLine, type Bind, type HttpServer } from '../../http/bind.js';
@@ -68,7 +69,15 @@ export function registerServe(program: Command): void {
       const log = (line: string): void => void process.stdout.write(`${terminalText(line)}\n`);
       const backlog = flags.github === undefined ? null : await backlogFrom(store, flags.github, flags, log);
       const routes = webhookOf(backlog, flags.githubLabel ?? []);
-      const server = await serveHttpLazily(store, { bind: bind ?? parseBind(HTTP_DEFAULT), auth, routes });
+      // The runners' log folder, where a `baton up` started here keeps it: the job page shows the
+      // output of every run it finds there, and says where the output is for the others.
+      const dashboard = { logDir: resolvePath('.baton', 'logs') };
+      const server = await serveHttpLazily(store, {
+        bind: bind ?? parseBind(HTTP_DEFAULT),
+        auth,
+        routes,
+        dashboard,
+      });
       process.stdout.write(`${servingLine(server)}\n`);
       await new Promise<void>((resolve) => {
         process.once('SIGINT', resolve);
