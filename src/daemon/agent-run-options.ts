@@ -36,4 +36,9 @@ export interface AgentRunOptions {
   readonly recheck?: Recheck | undefined; // run-recheck.ts
   /** The HTTP API this process serves: agents reach Baton there, with a token (agent-token.ts). */
   readonly apiUrl?: string | null | undefined;
+  /**
+   * Where each running agent's last memory sample goes, in MB by the pid its job records, while it
+   * runs: `baton up`'s dashboard shows it against the budget in the claims view.
+   */
+  readonly memoryByPid?: Map<number, number> | undefined;
 }

@@ -176,7 +176,7 @@ export class AgentRun {
     while (!done) {
       await Promise.race([exited, clock.sleep(this.options.sampleIntervalMs)]);
       if (done) break;
-      this.sampleMemory(scope);
+      this.sampleMemory(scope, child.pid);
       const mono = clock.monotonicNowMs();
       if (mono - lastBeatMs >= this.options.heartbeatIntervalMs) {
         lastBeatMs = mono;
@@ -186,6 +186,7 @@ export class AgentRun {
         judging ??= this.judgeProgress(progress, claimEpoch).finally(() => (judging = null));
       }
     }
+    if (child.pid !== undefined) this.options.memoryByPid?.delete(child.pid);
     await ours.settled();
     await judging;
     await watching;
@@ -322,9 +323,10 @@ export class AgentRun {
    * Where the kernel enforces the budget (a cgroup with a memory controller), an OOM kill in the
    * scope ends the job at once, as one; elsewhere the scope's RSS is held to the budget here.
    */
-  private sampleMemory(scope: JobScope): void {
+  private sampleMemory(scope: JobScope, pid: number | undefined): void {
     const budget = this.job.ramMb;
     const mb = scope.memoryMb();
+    if (pid !== undefined) this.options.memoryByPid?.set(pid, Math.round(mb));
     this.peakRssMb = Math.max(this.peakRssMb, mb, scope.peakMb() ?? 0);
     if (budget === null || budget <= 0) return;
     if (scope.enforcesMemory) {

@@ -4,11 +4,11 @@
  * process was paused or cut off past the threshold), its agents are already dead and it rejoins
  * under a new session as a standby rather than acting on a past it no longer owns.
  */
-import { dirname, join, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { encodeContainmentRef, type ContainmentChoice } from '../core/containment.js';
 import { ConflictError, StoreUnavailableError } from '../core/errors.js';
-import { heartbeatWindows, validateHeartbeatWindows } from '../core/heartbeat-windows.js';
+import { validateHeartbeatWindows } from '../core/heartbeat-windows.js';
 import { hasPassword } from '../core/redact.js';
 import { DEFAULT_RETRY_POLICY } from '../core/retry.js';
 import type { SessionId } from '../core/session.js';
@@ -20,8 +20,8 @@ import { parseDbUrl } from '../store/open.js';
 import type { Store } from '../store/store.js';
 import { Dispatcher } from './dispatcher.js';
 import { LeaderElector } from './leader-elector.js';
-import { DEFAULT_STALL_POLICY, type StallPolicy } from './run-progress.js';
-import { Runner } from './runner.js';
+import type { StallPolicy } from './run-progress.js';
+import { runnerFor } from './runner-for.js';
 import { takeOverDeadPredecessor } from './takeover.js';
 import { LedgerSealer } from './sealer.js';
 import { watchDbFile, watchSchema } from './db-file-watch.js';
@@ -75,6 +75,8 @@ export interface UpOptions {
   readonly leaderDuties?: readonly LeaderDuty[] | undefined;
   /** Asked before each run is spawned (the GitHub issue's re-check); may cancel the run. */
   readonly recheck?: Recheck | undefined;
+  /** Each running agent's memory in MB by its job's pid, for the dashboard (agent-run-options.ts). */
+  readonly memoryByPid?: Map<number, number> | undefined;
 }
 
 import { JOINED_LINE_START } from './up-defaults.js';
@@ -329,40 +331,6 @@ function leadership(
   );
   dispatcher.on('failed', logFailure(log, 'dispatch failed'));
   return { elector, dispatcher };
-}
-
-/** This host's runner (runner.ts), under the daemon's session. */
-function runnerFor(
-  store: Store,
-  options: UpOptions,
-  clock: Clock,
-  log: (line: string) => void,
-  session: SessionId,
-  containment: Containment,
-): Runner {
-  return new Runner({
-    store,
-    clock,
-    host: options.host,
-    session,
-    dbUrl: options.dbUrl,
-    containment,
-    agentEnv: options.agentEnv ?? [],
-    apiUrl: options.apiUrl ?? null,
-    logDir: options.logDir,
-    logMaxBytes: options.logMaxBytes,
-    defaultCommand: options.agentCommand,
-    heartbeatIntervalMs: options.heartbeatIntervalMs,
-    sampleIntervalMs: heartbeatWindows(options.heartbeatIntervalMs, options.staleAfterMs).sampleIntervalMs,
-    pollIntervalMs: options.pollIntervalMs,
-    staleAfterMs: options.staleAfterMs,
-    cwd: options.cwd,
-    worktreeDir: options.worktreeDir ?? join(dirname(options.logDir), 'worktrees'),
-    policy: DEFAULT_RETRY_POLICY,
-    stall: options.stall ?? DEFAULT_STALL_POLICY,
-    recheck: options.recheck,
-    log,
-  });
 }
 
 function joinedAs(enabled: boolean, standby: boolean): string {

@@ -297,7 +297,9 @@ function up(flags: UpFlags, cmd: Command): Promise<void> {
     );
     const backlog = flags.github === undefined ? null : await backlogFrom(store, flags.github, flags, log);
     const webhook = webhookOf(backlog, flags.githubLabel ?? []);
-    const dashboard = { logDir: options.logDir, hostName: options.host };
+    const memoryByPid = new Map<number, number>();
+    const rssMb = (pid: number): number | null => memoryByPid.get(pid) ?? null;
+    const dashboard = { logDir: options.logDir, hostName: options.host, rssMb };
     const server =
       bind === null ? null : await serveHttpLazily(store, { bind, auth, dashboard, routes: webhook });
     // The URL line comes last of the start-up lines (joined, containment, leading), so that a
@@ -318,7 +320,7 @@ function up(flags: UpFlags, cmd: Command): Promise<void> {
       const github = githubDuties(backlog, flags, everyMs, said);
       // The daemon is loaded only here: every other command starts without it (issue 22).
       const { runUp } = await import('../../daemon/up.js');
-      await runUp(store, { ...options, ...github, apiUrl }, systemClock, said, stop.signal);
+      await runUp(store, { ...options, ...github, apiUrl, memoryByPid }, systemClock, said, stop.signal);
     } catch (error) {
       announce?.drop(); // refused (the host is served by a live process, say): it never served
       throw error;
