@@ -28,6 +28,8 @@ export interface AgentSpawnParams {
   readonly logMaxBytes: number;
   /** Told when the log cannot be written (a full disk): the job goes on, its output dropped. */
   readonly onLogProblem: (problem: string) => void;
+  /** When the job was queued: an older log file of the same name is another job's (job-log.ts). */
+  readonly queuedAt?: number | undefined;
   /** The template's values (BATON_KEY, BATON_TITLE, …). */
   readonly values: Parameters<typeof templateEnvironment>[0];
   /** The runner's database URL; the agent gets it without its password, unless `api` is given. */
@@ -97,7 +99,8 @@ export async function prepareScope(
  * spawn(); either way in its own session, with its scope's file and arguments.
  */
 export async function spawnAgent(params: AgentSpawnParams): Promise<AgentProcess> {
-  const logFile = new JobLog(params.logDir, params.logName, params.logMaxBytes, params.onLogProblem);
+  const { logDir, logName, logMaxBytes, onLogProblem, queuedAt } = params;
+  const logFile = new JobLog(logDir, logName, logMaxBytes, onLogProblem, queuedAt);
   const { file, args } = params.scope.spawnArgs(params.command);
   const reach: Record<string, string> =
     params.api == null

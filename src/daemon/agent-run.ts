@@ -288,6 +288,7 @@ export class AgentRun {
       scope,
       logDir: this.options.logDir,
       logName: jobLogName(job),
+      queuedAt: job.queuedAt,
       logMaxBytes: this.options.logMaxBytes ?? LOG_MAX_MB_DEFAULT * 1024 * 1024,
       onLogProblem: (problem) => this.options.log(`job ${job.id} ${job.key}: ${problem}; the job goes on`),
       values: {

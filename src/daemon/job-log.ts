@@ -11,8 +11,35 @@
  *   goes to the file as it comes, the last half is kept in memory, and when the job ends the file
  *   gets a marker saying how much was cut, then that tail. Memory per job stays under maxBytes / 2.
  */
-import { appendFileSync, createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import {
+  appendFileSync,
+  createWriteStream,
+  mkdirSync,
+  renameSync,
+  lstatSync,
+  type Stats,
+  type WriteStream,
+} from 'node:fs';
 import { join } from 'node:path';
+
+/**
+ * A log file of this name written before the job was even queued belongs to another job that had
+ * the same id: one of a database made afresh (or another database) used from the same directory.
+ * Appended to, its output read as this job's. It is moved aside, kept under a name the pruner
+ * knows (`job-1-attempt-1.before-<ms>.log`), and this run's log starts empty.
+ */
+function setAsideForeign(path: string, queuedAt: number): void {
+  let stat: Stats;
+  try {
+    stat = lstatSync(path);
+  } catch {
+    return; // no file yet: the usual case
+  }
+  const mtimeMs = stat.mtimeMs;
+  // A link or a device put there on purpose is left alone.
+  if (stat.isFile() && mtimeMs < queuedAt)
+    renameSync(path, path.replace(/\.log$/, `.before-${Math.floor(mtimeMs)}.log`));
+}
 
 /** Default cap of one job's log (`baton up --log-max-mb`). */
 export const LOG_MAX_MB_DEFAULT = 32;
@@ -39,10 +66,13 @@ export class JobLog {
     private readonly maxBytes: number,
     /** Told once, when a write first fails. */
     private readonly onProblem: (problem: string) => void = () => undefined,
+    /** When the job was queued: a file last written before then is another job's (below). */
+    queuedAt?: number,
   ) {
     this.path = join(dir, name);
     try {
       mkdirSync(dir, { recursive: true, mode: 0o700 });
+      if (queuedAt !== undefined) setAsideForeign(this.path, queuedAt);
       // Appended to: a run its runner gave back on shutdown keeps its attempt's number, and its
       // output stays in the file ahead of the next run's.
       this.stream = createWriteStream(this.path, { flags: 'a', mode: 0o600 });

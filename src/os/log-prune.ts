@@ -6,7 +6,8 @@
 import { readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
-const JOB_LOG = /^job-\d+-attempt-\d+\.log$/;
+// A job's log, or one set aside as another database's (daemon/job-log.ts).
+const JOB_LOG = /^job-\d+-attempt-\d+(\.before-\d+)?\.log$/;
 
 export interface LogPrunePolicy {
   readonly maxAgeMs: number;
