@@ -189,6 +189,7 @@ export class AgentRun {
     if (child.pid !== undefined) this.options.memoryByPid?.delete(child.pid);
     await ours.settled();
     await judging;
+    await progress.flush();
     await watching;
     const exit = await exited;
     await this.closeScope(scope);

@@ -56,6 +56,11 @@ export class RunProgress {
     this.pendingBytes += bytes;
   }
 
+  /** Sends the output counted since the last tick: the agent's last words, once it has exited. */
+  async flush(): Promise<void> {
+    await this.markOutput().catch(() => undefined);
+  }
+
   /** When the run was marked stalled, its last progress (ms since the epoch); null while progressing. */
   get stalledSince(): number | null {
     return this.lastProgressAt;
