@@ -5,10 +5,12 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { createKeyFile } from '../../coordinator/ledger/keys.js';
+import { sealLedger } from '../../coordinator/ledger/seal.js';
 import { openSqliteStore } from './sqlite-store.js';
 
 test('calls wait out another connection’s exclusive lock while the event loop keeps running', async () => {
@@ -60,6 +62,37 @@ test('a heartbeat through the group commit waits out a lock without blocking the
     clearInterval(timer);
     assert.ok(ticksWhileLocked >= 3, `the loop ran while locked (${ticksWhileLocked} ticks)`);
     assert.equal((await beat).ok, true);
+  } finally {
+    other.close();
+    await store.close();
+  }
+});
+
+test('the sealer’s append waits out a lock without blocking the loop, asking for its turn meanwhile', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'baton-busy-'));
+  const path = join(dir, 'baton.db');
+  const store = openSqliteStore({ path, busyTimeoutMs: 25 });
+  const signer = createKeyFile(join(dir, 'ledger.key'));
+  await store.ledger.addKey({ id: signer.keyId, publicKey: signer.publicKey });
+  const other = new Database(path);
+  try {
+    other.exec('BEGIN EXCLUSIVE');
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 10);
+    const sealed = sealLedger(store, signer);
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    const ticksWhileLocked = ticks;
+    const asked = existsSync(`${path}-turn`);
+    other.exec('COMMIT');
+    clearInterval(timer);
+    // The append tries every millisecond without SQLite's blocking wait: the loop runs nearly free.
+    assert.ok(
+      ticksWhileLocked >= 20,
+      `the loop ran while locked (${ticksWhileLocked} ticks of 10 ms in 600)`,
+    );
+    assert.ok(asked, 'the append asked for its turn while it waited');
+    assert.equal((await sealed).sealed.length, 1);
+    assert.equal(existsSync(`${path}-turn`), false, 'the turn is given back once written');
   } finally {
     other.close();
     await store.close();

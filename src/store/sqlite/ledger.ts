@@ -84,7 +84,7 @@ function follows(exec: SqliteExecutor, checkpoint: Checkpoint): boolean {
 }
 
 export function sqliteLedger(exec: SqliteExecutor): LedgerStore['ledger'] {
-  return fromSync<LedgerStore['ledger']>({
+  const group = fromSync<Omit<LedgerStore['ledger'], 'append'>>({
     addKey: (params) => exec.write(() => addKey(exec, params)),
     keys: () =>
       exec.read(() =>
@@ -99,12 +99,6 @@ export function sqliteLedger(exec: SqliteExecutor): LedgerStore['ledger'] {
     unsealed: (params) =>
       // One read transaction: the newest checkpoint, the last sealed id and the rows, one snapshot.
       exec.read(() => unsealedIn(exec, params)),
-    append: (checkpoint, leaves) =>
-      exec.write(() => {
-        if (!follows(exec, checkpoint)) return false;
-        insertCheckpoint(exec, checkpoint, leaves);
-        return true;
-      }),
     checkpoints: (params) => exec.read(() => checkpointsIn(exec, params)),
     leaves: (seq) =>
       exec.read(() => {
@@ -134,6 +128,16 @@ export function sqliteLedger(exec: SqliteExecutor): LedgerStore['ledger'] {
       }),
     prune: (record) => exec.write(() => pruneIn(exec, record)),
   });
+  return {
+    ...group,
+    // The sealer's one write: it takes its turn between other processes' commits (executor.ts).
+    append: (checkpoint, leaves) =>
+      exec.writeInTurn(() => {
+        if (!follows(exec, checkpoint)) return false;
+        insertCheckpoint(exec, checkpoint, leaves);
+        return true;
+      }),
+  };
 }
 
 /** ledger.unsealed: the rows past the last seal, with the newest checkpoint. */
