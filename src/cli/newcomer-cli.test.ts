@@ -5,9 +5,33 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { stopServers } from '../../test/support/cli.js';
-import { assertOneErrorLine, describeCli } from '../../test/support/cli-suite.js';
+import { assertOneErrorLine, describeCli, type CliSuite } from '../../test/support/cli-suite.js';
 
 after(stopServers);
+
+type Cli = Awaited<ReturnType<CliSuite['setup']>>;
+
+/** `next --project nope` or `--label nope`, with and without a session: one line, exit 4, nothing written. */
+async function refusesUnknown(t: Cli, what: 'project' | 'label', known: string): Promise<void> {
+  const s = await t.session();
+  const before = await t.counts();
+  const line = new RegExp(`^baton: ${what} nope not found — known ${what}s: ${known}$`);
+  assert.match(assertOneErrorLine(await t.run('next', `--${what}`, 'nope'), 4, 'no session'), line);
+  assert.match(
+    assertOneErrorLine(await t.run('next', `--${what}`, 'nope', '--session', s), 4, 'session'),
+    line,
+  );
+  const refused = await t.json(4, 'next', `--${what}`, 'nope');
+  assert.deepEqual([refused['error'], refused['message']], ['not_found', `${what} nope not found`]);
+  assert.deepEqual(await t.counts(), before, 'no session started, nothing written');
+}
+
+/** A known project or label with nothing open to take: "no eligible task", exit 4. */
+async function hasNothingFor(t: Cli, what: 'project' | 'label', name: string): Promise<void> {
+  const s = await t.session();
+  const empty = assertOneErrorLine(await t.run('next', `--${what}`, name, '--session', s), 4, name);
+  assert.match(empty, /^baton: no eligible task: nothing open is free/);
+}
 
 describeCli('baton as the README walks it', ({ setup }) => {
   test('shows a job without progress marks as none reported', async () => {
@@ -79,21 +103,13 @@ describeCli('baton as the README walks it', ({ setup }) => {
     const t = await setup();
     await t.json(0, 'task', 'add', 'a1', '--project', 'alpha');
     await t.json(0, 'project', 'add', 'beta');
-    const s = await t.session();
-    const before = await t.counts();
-    const known = /^baton: project nope not found — known projects: alpha, beta$/;
-    assert.match(assertOneErrorLine(await t.run('next', '--project', 'nope'), 4, 'no session'), known);
-    assert.match(
-      assertOneErrorLine(await t.run('next', '--project', 'nope', '--session', s), 4, 'session'),
-      known,
-    );
-    const refused = await t.json(4, 'next', '--project', 'nope');
-    assert.deepEqual([refused['error'], refused['message']], ['not_found', 'project nope not found']);
-    assert.deepEqual(await t.counts(), before, 'no session started, nothing written');
+    await refusesUnknown(t, 'project', 'alpha, beta');
     // A registered project without tasks is known, and just has nothing eligible.
-    const empty = assertOneErrorLine(await t.run('next', '--project', 'beta', '--session', s), 4, 'beta');
-    assert.match(empty, /^baton: no eligible task: nothing open is free/);
-    assert.equal((await t.json(0, 'next', '--project', 'alpha', '--session', s))['key'], 'a1');
+    await hasNothingFor(t, 'project', 'beta');
+    assert.equal(
+      (await t.json(0, 'next', '--project', 'alpha', '--session', await t.session()))['key'],
+      'a1',
+    );
   });
 
   test('refuses a --label no task has, done ones included, with exit 4, naming the known ones', async () => {
@@ -101,20 +117,9 @@ describeCli('baton as the README walks it', ({ setup }) => {
     await t.json(0, 'task', 'add', 'a1', '--label', 'ui');
     await t.json(0, 'task', 'add', 'old', '--label', 'legacy', '--label', 'ui');
     await t.json(0, 'close', 'old', '--done');
-    const s = await t.session();
-    const before = await t.counts();
-    const known = /^baton: label nope not found — known labels: legacy, ui$/;
-    assert.match(assertOneErrorLine(await t.run('next', '--label', 'nope'), 4, 'no session'), known);
-    assert.match(
-      assertOneErrorLine(await t.run('next', '--label', 'nope', '--session', s), 4, 'session'),
-      known,
-    );
-    const refused = await t.json(4, 'next', '--label', 'nope');
-    assert.deepEqual([refused['error'], refused['message']], ['not_found', 'label nope not found']);
-    assert.deepEqual(await t.counts(), before, 'no session started, nothing written');
+    await refusesUnknown(t, 'label', 'legacy, ui');
     // A label only a done task has is known, and just has nothing eligible.
-    const empty = assertOneErrorLine(await t.run('next', '--label', 'legacy', '--session', s), 4, 'legacy');
-    assert.match(empty, /^baton: no eligible task: nothing open is free/);
-    assert.equal((await t.json(0, 'next', '--label', 'ui', '--session', s))['key'], 'a1');
+    await hasNothingFor(t, 'label', 'legacy');
+    assert.equal((await t.json(0, 'next', '--label', 'ui', '--session', await t.session()))['key'], 'a1');
   });
 });
