@@ -112,7 +112,7 @@ export function exerciseJobBatch(harness: Harness): void {
           after.filter((entry) => entry.type === 'job:finished').map((entry) => [entry.key, entry.detail]),
           [
             ['a', { status: 'done', exitCode: 0, task: { from: 'open', to: 'done' } }],
-            ['b', { status: 'failed', exitCode: 3 }],
+            ['b', { status: 'failed', exitCode: 3, reason: 'boom' }],
           ],
         );
         assert.ok(after.every((entry) => entry.type !== 'task:state'));
@@ -131,7 +131,7 @@ export function exerciseJobBatch(harness: Harness): void {
         const { taken } = await store.jobs.batch({ session: session.id, take: 4, leaseMs: LEASE_MS });
         const mark = (await store.audit.list()).at(-1)?.id ?? 0;
         const members = done(taken).map((member, index) =>
-          index === 2 ? { ...member, status: 'failed' as const } : member,
+          index === 2 ? { ...member, status: 'failed' as const, reason: 'the tests failed' } : member,
         );
         await store.jobs.batch({ session: session.id, finish: members });
         const after = await store.audit.list({ afterId: mark });
@@ -144,7 +144,7 @@ export function exerciseJobBatch(harness: Harness): void {
               'r',
               { status: 'done', exitCode: null, task: { from: 'open', to: 'in_review' } },
             ],
-            ['job:finished', 'b', { status: 'failed', exitCode: null }],
+            ['job:finished', 'b', { status: 'failed', exitCode: null, reason: 'the tests failed' }],
             ['job:finished', 'c', { status: 'done', exitCode: null, task: { from: 'open', to: 'done' } }],
           ],
         );

@@ -27,6 +27,28 @@ async function runningAThenQueuedB(store: Store) {
 
 export function exerciseJobLoop(harness: Harness): void {
   describe('finish and claim the next in one step', () => {
+    test("a finish's reason is in its job:finished row, through jobs.finish and finishAndClaimNext", () =>
+      withFixture(harness, async ({ store }) => {
+        const { session, first } = await runningAThenQueuedB(store);
+        const reason = 'exit 3: the tests failed';
+        const looped = await store.jobs.finishAndClaimNext({
+          ...{ id: first.id, session: session.id, epoch: first.epoch },
+          ...{ status: 'failed', exitCode: 3, reason, start: true },
+        });
+        assert.ok(looped.finished.ok && looped.next !== null);
+        const { next } = looped;
+        const guard = { id: next.id, session: session.id, epoch: next.epoch };
+        assert.ok((await store.jobs.finish({ ...guard, status: 'oom_killed', reason: 'over 512 MB' })).ok);
+        const finished = await store.audit.list({ type: 'job:finished' });
+        assert.deepEqual(
+          finished.map((entry) => [entry.jobId, entry.detail]),
+          [
+            [first.id, { status: 'failed', exitCode: 3, reason }],
+            [next.id, { status: 'oom_killed', exitCode: null, reason: 'over 512 MB' }],
+          ],
+        );
+      }));
+
     test('finishes the job and starts the next, audited finish first, as the two calls would', () =>
       withFixture(harness, async ({ store }) => {
         const session = await givenSession(store, 'box-1');

@@ -40,7 +40,7 @@ import {
   type JobMsRow,
 } from './rows.js';
 import type { PgExecutor } from './executor.js';
-import { FINISH_TASK_STEP, FINISHED_TASK_JSON } from './task-state.js';
+import { FINISH_TASK_STEP, FINISHED_REASON_JSON, FINISHED_TASK_JSON } from './task-state.js';
 import { TAKEN_BY_KEY, claimSet } from './claim-set.js';
 import { liveOrThrow } from './job-steps.js';
 
@@ -114,7 +114,8 @@ const JOB_BATCH = `WITH seen AS (
   ${insertAuditRows(`
     SELECT f.ord * 3 + 2 AS part, ''::text AS seq, f.finished_at AS at, 'job:finished'::text AS type,
       f.key AS task_key, f.id AS job_id, f.session_id, ${SESSION_HOST} AS host, f.epoch,
-      jsonb_build_object('status', f.status, 'exitCode', f.by_exit) || ${FINISHED_TASK_JSON} AS detail
+      jsonb_build_object('status', f.status, 'exitCode', f.by_exit) || ${FINISHED_TASK_JSON}
+        || ${FINISHED_REASON_JSON} AS detail
     FROM f
     UNION ALL
     SELECT k.ord * 3 + 3, k.workspace::text, k.finished_at, 'lock:released', f.key, k.job_id,

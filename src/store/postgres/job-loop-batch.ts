@@ -27,7 +27,7 @@
 import type { JobFinishAndClaimNextParams } from '../store.js';
 import { NOW, claimedDetail, hostOf, jobFields, type JobRow } from './rows.js';
 import { insertAuditRows, keyOfJob } from './locks.js';
-import { FINISH_TASK_STEP, FINISHED_TASK_JSON } from './task-state.js';
+import { FINISH_TASK_STEP, FINISHED_REASON_JSON, FINISHED_TASK_JSON } from './task-state.js';
 import { finishGuard } from '../job-guard.js';
 import { TAKEN_BY_KEY, claimSet } from './claim-set.js';
 
@@ -73,7 +73,8 @@ export const FINISH_AND_CLAIM_MANY = `WITH req AS (
   ${insertAuditRows(`
     SELECT f.ord * 5 AS part, ''::text AS seq, f.finished_at AS at, 'job:finished'::text AS type,
       f.key AS task_key, f.id AS job_id, f.session_id, f.session_host AS host, f.epoch,
-      jsonb_build_object('status', f.status, 'exitCode', f.by_exit) || ${FINISHED_TASK_JSON} AS detail
+      jsonb_build_object('status', f.status, 'exitCode', f.by_exit) || ${FINISHED_TASK_JSON}
+        || ${FINISHED_REASON_JSON} AS detail
     FROM f
     UNION ALL
     SELECT k.ord * 5 + 1, k.workspace::text, k.finished_at, 'lock:released', ${keyOfJob('k.job_id')},

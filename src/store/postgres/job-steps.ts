@@ -19,7 +19,7 @@ import { deleteLocks, insertAuditRows, lockReleasedRows } from './locks.js';
 import { NOW, claimedDetail, hostOf, jobColumns, toJob, type JobRow } from './rows.js';
 import type { Outcome } from '../outcome.js';
 import type { PgExecutor } from './executor.js';
-import { FINISH_TASK_STEP, FINISHED_TASK_JSON } from './task-state.js';
+import { FINISH_TASK_STEP, FINISHED_REASON_JSON, FINISHED_TASK_JSON } from './task-state.js';
 import { claimSet, jobTaskOpen } from './claim-set.js';
 import { HAND_OFF_NOT_TAKEN } from '../hand-off.js';
 
@@ -54,7 +54,7 @@ export const finishAuditRows = (refs: FinishRefs, part: number): string => `
     f.key AS task_key, f.id AS job_id, ${refs.session}::bigint AS session_id,
     ${hostOf(`${refs.session}::bigint`)} AS host, ${refs.epoch}::bigint AS epoch,
     jsonb_build_object('status', ${refs.status}::text, 'exitCode', ${refs.exitCode}::int)
-      || ${FINISHED_TASK_JSON} AS detail
+      || ${FINISHED_TASK_JSON} || ${FINISHED_REASON_JSON} AS detail
   FROM f
   UNION ALL
   ${lockReleasedRows(part + 1, 'k', 'f.finished_at', `'released'`, 'f')}`;

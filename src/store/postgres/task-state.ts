@@ -217,6 +217,10 @@ export const FINISHED_TASK_JSON = `CASE ${Object.values(FINISH_TO)
   .join('\n    ')}
     ELSE '{}'::jsonb END`;
 
+/** JSON to add (`||`) to a `job:finished` row's detail: the finish's reason, when it gave one. */
+export const FINISHED_REASON_JSON =
+  "CASE WHEN f.reason IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('reason', f.reason) END";
+
 /** CTE `ts`: the open tasks of the jobs in `f` that ended done, moved by FINISH_TASK. */
 export const FINISH_TASK_STEP = `ts AS (
   UPDATE tasks SET ${moveSet(FINISH_TASK, 'tasks')}

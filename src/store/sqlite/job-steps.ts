@@ -158,6 +158,8 @@ export function finishIn(
         status: params.status,
         exitCode: params.exitCode ?? null,
         ...(task === null ? {} : { task }),
+        // Why it ended, when the finish said (an exit's cause, a budget): the job row's reason.
+        ...(params.reason == null ? {} : { reason: params.reason }),
       },
     });
     releaseJobLocks(exec, now, params.id, 'released');

@@ -87,7 +87,8 @@ WITH seen AS (
       THEN '{"task":{"from":"open","to":"done"}}'::jsonb
     WHEN f.task_id IN (SELECT ts.id FROM ts WHERE ts.to_state = 'in_review')
       THEN '{"task":{"from":"open","to":"in_review"}}'::jsonb
-    ELSE '{}'::jsonb END AS detail
+    ELSE '{}'::jsonb END
+        || CASE WHEN f.reason IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('reason', f.reason) END AS detail
     FROM f
     UNION ALL
     SELECT k.ord * 3 + 3, k.workspace::text, k.finished_at, 'lock:released', f.key, k.job_id,

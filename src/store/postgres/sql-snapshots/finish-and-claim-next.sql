@@ -54,7 +54,8 @@ WITH req AS (
       THEN '{"task":{"from":"open","to":"done"}}'::jsonb
     WHEN f.task_id IN (SELECT ts.id FROM ts WHERE ts.to_state = 'in_review')
       THEN '{"task":{"from":"open","to":"in_review"}}'::jsonb
-    ELSE '{}'::jsonb END AS detail
+    ELSE '{}'::jsonb END
+        || CASE WHEN f.reason IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('reason', f.reason) END AS detail
     FROM f
     UNION ALL
     SELECT k.ord * 5 + 1, k.workspace::text, k.finished_at, 'lock:released', (SELECT t.key FROM jobs jk JOIN tasks t ON t.id = jk.task_id WHERE jk.id = k.job_id),

@@ -33,7 +33,7 @@ WITH f AS (
       THEN '{"task":{"from":"open","to":"done"}}'::jsonb
     WHEN f.task_id IN (SELECT ts.id FROM ts WHERE ts.to_state = 'in_review')
       THEN '{"task":{"from":"open","to":"in_review"}}'::jsonb
-    ELSE '{}'::jsonb END AS detail
+    ELSE '{}'::jsonb END || CASE WHEN f.reason IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('reason', f.reason) END AS detail
   FROM f
   UNION ALL
   SELECT 1 AS part, k.workspace::text AS seq, f.finished_at AS at, 'lock:released'::text AS type,
