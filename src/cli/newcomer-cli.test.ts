@@ -112,6 +112,16 @@ describeCli('baton as the README walks it', ({ setup }) => {
     );
   });
 
+  test('refuses audit --task for a task no one added with exit 4; a known task shows its rows', async () => {
+    const t = await setup();
+    await t.json(0, 'task', 'add', 'a1');
+    const line = assertOneErrorLine(await t.run('audit', '--task', 'nope'), 4, 'unknown task');
+    assert.equal(line, 'baton: task nope not found — add it with `baton task add`');
+    const known = await t.run('audit', '--task', 'a1');
+    assert.equal(known.code, 0, known.stderr);
+    assert.match(known.stdout, /task:added\s+a1/);
+  });
+
   test('refuses a --label no task has, done ones included, with exit 4, naming the known ones', async () => {
     const t = await setup();
     await t.json(0, 'task', 'add', 'a1', '--label', 'ui');
