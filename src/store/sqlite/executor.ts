@@ -123,13 +123,15 @@ export class SqliteExecutor {
    */
   async writeInTurn<T>(work: () => T): Promise<T> {
     const giveUpAt = Date.now() + BUSY_GIVE_UP_MS;
+    // One write transaction asked for, however many tries it takes (as write() counts).
+    this.writes++;
+    const busyTimeout = this.db.pragma('busy_timeout', { simple: true }) as number;
+    const transaction = this.db.transaction(work);
     try {
       for (;;) {
-        const busyTimeout = this.db.pragma('busy_timeout', { simple: true }) as number;
         this.db.pragma('busy_timeout = 0');
         try {
-          this.writes++;
-          return this.db.transaction(work).immediate();
+          return transaction.immediate();
         } catch (error) {
           // Busy before the commit: the transaction rolled back, nothing of it happened.
           if (!isBusy(error)) throw error;
