@@ -8,7 +8,7 @@ import { withApi } from '../run.js';
 import { registerPull } from './pull.js';
 import { hostNotes, hostsShown } from './hosts.js';
 import type { CliApi } from '../remote-api.js';
-import type { Job } from '../../core/job.js';
+import { HELD_JOB_STATES, type Job } from '../../core/job.js';
 
 interface EnqueueOptions {
   readonly priority?: string;
@@ -102,7 +102,7 @@ function registerQueueList(program: Command): void {
  * a job shown running is on a host whose `baton up` is gone (it waits for recovery, not its agent).
  */
 async function queueNotes(baton: CliApi, jobs: readonly Job[]): Promise<string[]> {
-  const active = jobs.filter((job) => job.status === 'claimed' || job.status === 'running');
+  const active = jobs.filter((job) => (HELD_JOB_STATES as readonly string[]).includes(job.status));
   const notes: string[] = [];
   if (active.length > 0) {
     const hosts = new Set(active.map((job) => job.host));
