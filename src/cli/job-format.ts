@@ -80,15 +80,6 @@ function progressLines(progress: JobProgress | undefined): string[] {
   return lines;
 }
 
-/** The job's last run learns the reason its ledger row does not carry: the job row's. */
-export function runsWithReason(job: Job, runs: readonly JobRun[]): JobRun[] {
-  return runs.map((run, index) =>
-    index === runs.length - 1 && run.outcome === job.status && run.reason === null
-      ? { ...run, reason: job.reason, exitCode: run.exitCode ?? job.exitCode }
-      : run,
-  );
-}
-
 /** One line per run, and where its output is: each run writes its own log on the host that ran it. */
 export function runLines(job: Job, runs: readonly JobRun[]): string[] {
   if (runs.length === 0) return [];

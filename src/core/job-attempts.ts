@@ -4,6 +4,7 @@
  * requeued after its agent was killed showed `attempt 2/3` and nothing about the first.
  */
 import type { AuditEntry } from './audit-event.js';
+import type { Job } from './job.js';
 
 export interface JobRun {
   /** The attempt number it ran as (a run given back on a graceful stop shares its number). */
@@ -60,4 +61,16 @@ export function jobRuns(entries: readonly AuditEntry[]): JobRun[] {
     runs[last] = step(run, entry.detail);
   }
   return runs;
+}
+
+/** The job's last run learns the reason its ledger row does not carry: the job row's. */
+export function runsWithReason(
+  job: Pick<Job, 'status' | 'reason' | 'exitCode'>,
+  runs: readonly JobRun[],
+): JobRun[] {
+  return runs.map((run, index) =>
+    index === runs.length - 1 && run.outcome === job.status && run.reason === null
+      ? { ...run, reason: job.reason, exitCode: run.exitCode ?? job.exitCode }
+      : run,
+  );
 }

@@ -45,7 +45,7 @@ function fragments(deps: DashboardDeps): Fragments {
     audit: async (query) => auditView(await reads.audit(query), query),
     job: async (_query, id) => {
       const { job, history } = await reads.job(id);
-      return jobView(job, history, jobOutput(job, deps.logDir));
+      return jobView(job, history, jobOutput(job, deps.logDir), deps.logDir);
     },
   };
 }

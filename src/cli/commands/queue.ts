@@ -1,8 +1,8 @@
 /** `baton enqueue`, `baton queue list`, `baton job show|next|finish` and `baton cancel`. */
 import { cliActor } from './lifecycle.js';
 import type { Command } from 'commander';
-import { jobDetail, jobLine, jobTable, jobWithProgress, runLines, runsWithReason } from '../job-format.js';
-import { jobRuns } from '../../core/job-attempts.js';
+import { jobDetail, jobLine, jobTable, jobWithProgress, runLines } from '../job-format.js';
+import { jobRuns, runsWithReason } from '../../core/job-attempts.js';
 import { Refusal } from '../refusal.js';
 import { withApi } from '../run.js';
 import { registerPull } from './pull.js';

@@ -1,14 +1,17 @@
 /**
- * Job detail: command, attempts, outcome, exit code, its ledger rows and the tail of its output.
- * The runner writes a job's output to `<logDir>/job-<id>-attempt-<n>.log` on the host that runs
+ * Job detail: command, every run, outcome, exit code, its ledger rows and the output of each run.
+ * The runner writes a run's output to `<logDir>/job-<id>-attempt-<n>.log` on the host that runs
  * it (daemon/agent-process.ts) and keeps the last lines in the database only for a failed run.
  * So the live tail shows when this process can read that folder (`baton up` serving its own
- * host); otherwise the page says where the output is.
+ * host); otherwise the page says where the output is. The job row keeps only its latest run, so
+ * the runs come from the ledger (core/job-attempts.ts), as `baton job show` lists them, and each
+ * earlier attempt's log is shown too, collapsed: a failed first run stays readable after a retry.
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { html } from 'hono/html';
 import type { AuditEntry } from '../../core/audit-event.js';
+import { jobRuns, runsWithReason, type JobRun } from '../../core/job-attempts.js';
 import type { Job } from '../../core/job.js';
 import { time, type Html, table } from '../layout.js';
 
@@ -39,10 +42,13 @@ export interface Output {
   readonly note: string;
 }
 
+const logPath = (logDir: string, job: Job, attempt: number): string =>
+  join(logDir, `job-${job.id}-attempt-${attempt}.log`);
+
 export function jobOutput(job: Job, logDir: string | undefined): Output {
   if (job.attempt === 0) return { text: null, note: 'not started yet' };
   if (logDir !== undefined) {
-    const path = join(logDir, `job-${job.id}-attempt-${job.attempt}.log`);
+    const path = logPath(logDir, job, job.attempt);
     const text = readTail(path);
     if (text !== null) return { text, note: `from ${path}` };
   }
@@ -51,6 +57,65 @@ export function jobOutput(job: Job, logDir: string | undefined): Output {
     text: null,
     note: `the output is on ${job.host ?? 'the runner'}'s disk (its log folder), which this process cannot read`,
   };
+}
+
+/** An earlier attempt's output: only its log file keeps it (the database keeps the latest run's). */
+function attemptOutput(job: Job, run: JobRun, logDir: string | undefined): Output {
+  if (logDir !== undefined) {
+    const path = logPath(logDir, job, run.attempt);
+    const text = readTail(path);
+    if (text !== null) return { text, note: `from ${path}` };
+  }
+  if (run.pid === null) return { text: null, note: 'no agent ran: no output' };
+  return {
+    text: null,
+    note:
+      `the output is in job-${job.id}-attempt-${run.attempt}.log on ${run.host ?? 'the runner'}'s disk ` +
+      '(its log folder), which this process cannot read',
+  };
+}
+
+function runLine(run: JobRun): Html {
+  return html`<tr>
+    <td>${run.attempt}</td>
+    <td>${run.host ?? '—'}</td>
+    <td>${time(run.placedAt)}</td>
+    <td>${run.pid ?? '—'}</td>
+    <td>${run.outcome ?? 'running'}</td>
+    <td>${run.exitCode ?? '—'}</td>
+    <td class="reason">${run.reason ?? '—'}</td>
+  </tr>`;
+}
+
+/**
+ * Every run of the job, and each earlier attempt's output in a collapsed section that keeps its
+ * state across the page's live reloads (an ended attempt's log no longer changes). Runs given back
+ * on a graceful stop share their attempt's number and its log, which is shown once, with the last.
+ */
+function runsView(job: Job, runs: readonly JobRun[], logDir: string | undefined): Html {
+  if (runs.length === 0) return html``;
+  const earlier = runs.filter(
+    (run, index) => run.attempt < job.attempt && runs[index + 1]?.attempt !== run.attempt,
+  );
+  const logs = earlier.map((run) => {
+    const out = attemptOutput(job, run, logDir);
+    const how = `${run.outcome ?? 'running'}${run.reason === null ? '' : ` — ${run.reason}`}`;
+    return html`<details class="attempt" id="attempt-${run.attempt}" hx-preserve="true">
+      <summary>Output of attempt ${run.attempt} on ${run.host ?? '?'}: ${how}</summary>
+      <p class="muted">${out.note}</p>
+      ${
+        out.text === null
+          ? ''
+          : html`<pre class="tail" tabindex="0" aria-label="Output of attempt ${run.attempt}">
+${out.text}</pre>`
+      }
+    </details>`;
+  });
+  return html`<section id="runs" aria-labelledby="runs-h">
+    <h3 id="runs-h">Runs</h3>
+    ${table(['Attempt', 'Host', 'Placed', 'Agent pid', 'Outcome', 'Exit', 'Reason'], runs.map(runLine))}
+    ${logs}
+  </section>`;
 }
 
 const tail = (job: Job, text: string): Html =>
@@ -63,13 +128,21 @@ export function outputView(job: Job, out: Output): Html {
     aria-labelledby="output-h"
     ${live ? html`hx-get="/ui/frag/output/${job.id}" hx-trigger="every 2s" hx-swap="outerHTML"` : ''}
   >
-    <h3 id="output-h">Output${live ? ' (live)' : ''}</h3>
+    <h3 id="output-h">
+      Output${job.attempt > 1 ? ` of attempt ${job.attempt}` : ''}${live ? ' (live)' : ''}
+    </h3>
     <p class="muted">${out.note}</p>
     ${out.text === null ? '' : tail(job, out.text)}
   </section>`;
 }
 
-export function jobView(job: Job, history: readonly AuditEntry[], out: Output): Html {
+export function jobView(
+  job: Job,
+  history: readonly AuditEntry[],
+  out: Output,
+  logDir: string | undefined,
+): Html {
+  const runs = runsWithReason(job, jobRuns(history));
   const rows = history.map(
     (entry) =>
       html`<tr>
@@ -100,7 +173,7 @@ export function jobView(job: Job, history: readonly AuditEntry[], out: Output): 
       <dt>Queued, started, finished</dt>
       <dd>${time(job.queuedAt)}, ${time(job.startedAt)}, ${time(job.finishedAt)}</dd>
     </dl>
-    ${outputView(job, out)}
+    ${runsView(job, runs, logDir)} ${outputView(job, out)}
     <h3>Ledger</h3>
     ${table(['Row', 'At', 'Kind', 'Epoch', 'Session', 'Host', 'Detail'], rows)}`;
 }
