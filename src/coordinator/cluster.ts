@@ -5,6 +5,7 @@
 import { validateId, validateName } from '../core/validate.js';
 import { NotFoundError } from '../core/errors.js';
 import type { Instant } from '../core/time.js';
+import { judgeHosts, type HostJudgement } from '../core/host-liveness.js';
 
 import type { Session } from '../core/session.js';
 import type { Actor } from '../core/task.js';
@@ -22,11 +23,20 @@ export interface LeaderDetail {
   readonly current: boolean;
 }
 
+/** A host with whether its `baton up` still serves it, as `baton hosts`, the API and the dashboard show it. */
+export type JudgedHost = Host & HostJudgement;
+
 export class Cluster {
   constructor(private readonly store: Store) {}
 
-  hosts(): Promise<readonly Host[]> {
-    return this.store.hosts.list();
+  /** The hosts, each judged live, silent or down on the database's clock (core/host-liveness.ts). */
+  async hosts(): Promise<readonly JudgedHost[]> {
+    const [hosts, live] = await Promise.all([
+      this.store.hosts.list(),
+      this.store.sessions.list({ liveOnly: true }),
+    ]);
+    // Read after the reports it is compared with, so that none is from its future.
+    return judgeHosts(hosts, live, await this.store.now());
   }
 
   /** An operator's enable or disable, naming who in the ledger (issue 14, item 11). */

@@ -14,10 +14,9 @@ import { validateId, validateInteger, validateKey, validateName, validateOneOf }
 import type { WorkspaceLock } from '../core/workspace-lock.js';
 import type { Workspace } from '../core/workspace-plan.js';
 import { DISPATCHER_LEASE } from '../core/lease.js';
-import type { Host } from '../store/dispatch-store.js';
 import type { LiveClaim, StoreStats } from '../store/observe-store.js';
 import type { Store } from '../store/store.js';
-import { Cluster, type LeaderDetail } from './cluster.js';
+import { Cluster, type JudgedHost, type LeaderDetail } from './cluster.js';
 
 const PAGE_MAX = 200;
 /** A claim whose holder has not beaten for this long (and declared no TTL) is shown late. */
@@ -61,9 +60,7 @@ export interface LeaderView extends LeaderDetail {
   readonly changes: readonly AuditEntry[];
 }
 
-export interface HostView extends Host {
-  readonly running: readonly Job[];
-}
+export type HostView = JudgedHost & { readonly running: readonly Job[] };
 
 export interface WorkspaceView {
   readonly workspace: Workspace;
@@ -179,8 +176,9 @@ export class Views {
     return { ...detail, changes: dispatcher.slice(0, TERM_CHANGES_SHOWN) };
   }
 
+  /** The hosts judged as `baton hosts` judges them (on the database's clock), with their running jobs. */
   async hosts(): Promise<readonly HostView[]> {
-    const hosts = await this.store.hosts.list();
+    const hosts = await new Cluster(this.store).hosts();
     return Promise.all(
       hosts.map(async (host) => ({
         ...host,

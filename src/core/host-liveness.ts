@@ -14,7 +14,7 @@ export type HostLiveness = 'live' | 'silent' | 'down';
 /** A runner without a TTL of its own is judged by `baton up`'s default `--stale-after`. */
 const DEFAULT_SILENCE_MS: DurationMs = 10_000;
 
-export function hostLiveness(
+function hostLiveness(
   host: { readonly session: number | null; readonly heartbeatAt: Instant },
   liveSessions: ReadonlyMap<number, Session>,
   now: Instant,
@@ -22,6 +22,30 @@ export function hostLiveness(
   const session = host.session === null ? undefined : liveSessions.get(host.session);
   if (session === undefined) return 'down';
   return now - host.heartbeatAt > (session.ttlMs ?? DEFAULT_SILENCE_MS) ? 'silent' : 'live';
+}
+
+/** A host as an operator reads it: whether its `baton up` still serves it, and since when it is quiet. */
+export interface HostJudgement {
+  readonly liveness: HostLiveness;
+  readonly lastReportAgeMs: DurationMs;
+}
+
+/**
+ * Each host judged against its runner session's TTL at `now`, which must be the database's clock
+ * (the one its reports were stamped with): a reader's own clock, skewed on another machine, would
+ * call a live host silent, or a dead one live. `baton hosts`, the API and the dashboard all use it.
+ */
+export function judgeHosts<H extends { readonly session: number | null; readonly heartbeatAt: Instant }>(
+  hosts: readonly H[],
+  liveSessions: readonly Session[],
+  now: Instant,
+): (H & HostJudgement)[] {
+  const sessions = new Map<number, Session>(liveSessions.map((session) => [session.id, session]));
+  return hosts.map((host) => ({
+    ...host,
+    liveness: hostLiveness(host, sessions, now),
+    lastReportAgeMs: Math.max(0, now - host.heartbeatAt),
+  }));
 }
 
 /** A duration as people read it: `350 ms`, `4.2 s`, `12 min`, `3.5 h`. */

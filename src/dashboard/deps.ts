@@ -9,6 +9,7 @@ import type { SessionReport } from '../core/session-report.js';
 import type { AuditEntry } from '../core/audit-event.js';
 import type { Job } from '../core/job.js';
 import type { HostCapacity } from '../core/capacity.js';
+import type { HostJudgement } from '../core/host-liveness.js';
 import type { Session, SessionKind } from '../core/session.js';
 import type { Instant } from '../core/time.js';
 import type { WorkspaceLock } from '../core/workspace-lock.js';
@@ -47,7 +48,7 @@ export interface LeaderRow {
   readonly changes: readonly AuditEntry[];
 }
 
-export interface HostRow extends HostCapacity {
+export interface HostRow extends HostCapacity, HostJudgement {
   readonly session: number | null;
   readonly running: readonly Job[];
 }

@@ -39,7 +39,7 @@ function fragments(deps: DashboardDeps): Fragments {
     queue: async (query) => queueView(await reads.queue(query), query),
     claims: async () => claimsView((await reads.claims()).claims, { apiBase, rss }),
     leader: async () => leaderView(await reads.leader(), Date.now()),
-    hosts: async () => hostsView(await reads.hosts(), apiBase, Date.now()),
+    hosts: async () => hostsView(await reads.hosts(), apiBase),
     workspaces: async () => workspacesView(await reads.workspaces()),
     sessions: async (query) => sessionsView(await reads.sessions(query), query),
     audit: async (query) => auditView(await reads.audit(query), query),

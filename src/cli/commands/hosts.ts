@@ -2,9 +2,8 @@
 import type { Command } from 'commander';
 import { diskLow } from '../../core/disk.js';
 import { ramAvailableMb } from '../../core/capacity.js';
-import { age, hostLiveness, type HostLiveness } from '../../core/host-liveness.js';
-import type { Session } from '../../core/session.js';
-import type { Host } from '../../store/dispatch-store.js';
+import { age } from '../../core/host-liveness.js';
+import type { JudgedHost } from '../../coordinator/cluster.js';
 import { cell, table } from '../output.js';
 import type { CliApi } from '../remote-api.js';
 import { withApi } from '../run.js';
@@ -29,19 +28,14 @@ const HOST_COLUMNS = [
   'LAST_REPORT',
 ];
 
-/** A host with how long ago its runner reported and whether its `baton up` still serves it. */
-type HostShown = Host & { readonly liveness: HostLiveness; readonly lastReportAgeMs: number };
+type HostShown = JudgedHost;
 
-/** The hosts, each judged against its runner session's TTL (core/host-liveness.ts). */
-export async function hostsShown(baton: CliApi): Promise<readonly HostShown[]> {
-  const [hosts, live] = await Promise.all([baton.cluster.hosts(), baton.listSessions({ liveOnly: true })]);
-  const sessions = new Map<number, Session>(live.map((session) => [session.id, session]));
-  const now = Date.now();
-  return hosts.map((host) => ({
-    ...host,
-    liveness: hostLiveness(host, sessions, now),
-    lastReportAgeMs: Math.max(0, now - host.heartbeatAt),
-  }));
+/**
+ * The hosts, each judged against its runner session's TTL on the database's clock, by the
+ * coordinator here or the API's server (core/host-liveness.ts): never on this machine's clock.
+ */
+export function hostsShown(baton: CliApi): Promise<readonly HostShown[]> {
+  return baton.cluster.hosts();
 }
 
 function reportCell(host: HostShown): string {

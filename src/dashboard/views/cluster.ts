@@ -40,9 +40,15 @@ export function leaderView(leader: LeaderRow, now: number): Html {
     }`;
 }
 
-function hostRow(host: HostRow, apiBase: string, now: number, staleAfterMs: number): Html {
+/** The host's last report, and whether its `baton up` still serves it, as `baton hosts` says it. */
+function lastReport(host: HostRow): Html {
+  const ago = `${age(host.lastReportAgeMs)} ago`;
+  if (host.liveness === 'live') return html`${ago}`;
+  return html`<span class="late">${ago} &mdash; ${host.liveness}</span>`;
+}
+
+function hostRow(host: HostRow, apiBase: string): Html {
   const free = ramAvailableMb(host);
-  const silent = now - host.heartbeatAt;
   const action = host.enabled ? 'disable' : 'enable';
   const target = `${apiBase}/v1/hosts/${encodeURIComponent(host.name)}/${action}`;
   return html`<tr>
@@ -55,13 +61,7 @@ function hostRow(host: HostRow, apiBase: string, now: number, staleAfterMs: numb
     <td>
       ${host.running.length === 0 ? '—' : host.running.map((job) => html`<a href="/jobs/${job.id}">${job.id}</a> `)}
     </td>
-    <td>
-      ${
-        silent > staleAfterMs
-          ? html`<span class="late">${age(silent)} ago &mdash; silent</span>`
-          : `${age(silent)} ago`
-      }
-    </td>
+    <td>${lastReport(host)}</td>
     <td>
       <button hx-post="${target}" hx-swap="none" data-action="${action} ${host.name}">
         ${host.enabled ? 'Disable' : 'Enable'} ${host.name}
@@ -70,7 +70,8 @@ function hostRow(host: HostRow, apiBase: string, now: number, staleAfterMs: numb
   </tr>`;
 }
 
-export function hostsView(hosts: readonly HostRow[], apiBase: string, now: number): Html {
+/** Each host judged on the database's clock against its runner's TTL (core/host-liveness.ts). */
+export function hostsView(hosts: readonly HostRow[], apiBase: string): Html {
   if (hosts.length === 0) return html`<p>No host has registered: run \`baton up\`.</p>`;
   return table(
     [
@@ -84,6 +85,6 @@ export function hostsView(hosts: readonly HostRow[], apiBase: string, now: numbe
       'Last report',
       'Operator',
     ],
-    hosts.map((host) => hostRow(host, apiBase, now, 10_000)),
+    hosts.map((host) => hostRow(host, apiBase)),
   );
 }
