@@ -13,7 +13,7 @@ import type { Containment, JobScope } from '../os/containment.js';
 import { RUN_MARKER } from '../os/group-scope.js';
 import type { WaitingAgent } from '../os/launcher.js';
 import { agentEnvironment, withoutDatabase } from './agent-env.js';
-import { JobLog } from './job-log.js';
+import { JobLog, withLogProblem } from './job-log.js';
 
 const TAIL_CHARS = 4000;
 
@@ -59,7 +59,7 @@ export interface AgentProcess {
   readonly child: AgentChild;
   /** The last few thousand characters of its output. */
   tail(): string;
-  /** Why output did not reach the log file, or null. */
+  /** Why output did not reach the log file (cut at its cap, or a write failed), or null. */
   logProblem(): string | null;
 }
 
@@ -127,7 +127,11 @@ export async function spawnAgent(params: AgentSpawnParams): Promise<AgentProcess
     launched.output.on('data', collect);
     launched.output.on('error', () => {});
     launched.on('exit', () => void logFile.end());
-    return { child: launched, tail: () => tail, logProblem: () => logFile.problem() };
+    return {
+      child: launched,
+      tail: () => tail,
+      logProblem: () => withLogProblem(logFile.cut(), logFile.problem()),
+    };
   }
   const child = spawn(file, args, {
     cwd: params.cwd,
@@ -140,5 +144,5 @@ export async function spawnAgent(params: AgentSpawnParams): Promise<AgentProcess
   child.stderr?.on('data', collect);
   child.on('exit', () => void logFile.end());
   child.on('error', () => void logFile.end());
-  return { child, tail: () => tail, logProblem: () => logFile.problem() };
+  return { child, tail: () => tail, logProblem: () => withLogProblem(logFile.cut(), logFile.problem()) };
 }

@@ -41,6 +41,21 @@ test('a capped log keeps its head as written and its tail at the end, with the b
   assert.ok(text.endsWith(lines.slice(-500)), 'the last 500 bytes');
   assert.match(text, /\[baton: 2890 bytes cut here; the last 500 bytes of output follow\]\n/);
   assert.equal(log.problem(), null);
+  assert.match(
+    log.cut() ?? '',
+    /job-1-attempt-1\.log cut at its cap of 1000 bytes .*: 2890 bytes of output dropped/,
+  );
+});
+
+test('a log under its cap says nothing was cut', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'baton-joblog-'));
+  const log = new JobLog(dir, 'job-1-attempt-1.log', 1000, () => assert.fail('no problem expected'));
+  log.write(Buffer.alloc(1000, 'x'));
+  await log.end();
+  const text = readFileSync(join(dir, 'job-1-attempt-1.log'), 'utf8');
+  assert.equal(text.replaceAll(/[^x]/g, '').length, 1000, 'every byte of output kept');
+  assert.doesNotMatch(text, /bytes cut here/);
+  assert.equal(log.cut(), null);
 });
 
 test('a second run of the same attempt (its runner shut down) adds to the log, never truncates it', async () => {

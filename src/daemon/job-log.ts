@@ -87,6 +87,16 @@ export class JobLog {
     return this.failure === null ? null : `log ${this.path}: ${this.failure}; output after it dropped`;
   }
 
+  /**
+   * What the cap cut from the log's middle, or null when nothing was: the job's reason carries it,
+   * so `baton job show` says so on any machine, not only the runner's, which has the file.
+   */
+  cut(): string | null {
+    if (this.cutBytes === 0) return null;
+    const cap = `${this.maxBytes} bytes (baton up --log-max-mb)`;
+    return `log ${this.path} cut at its cap of ${cap}: ${this.cutBytes} bytes of output dropped from its middle`;
+  }
+
   write(chunk: Buffer): void {
     if (this.ended) return; // output read after the agent's exit: its log is closed
     if (this.failure !== null || this.stream === null) {

@@ -60,7 +60,7 @@ test('a job whose log write fails with ENOSPC goes on without its log, and baton
   }
 });
 
-test('a job log is held to --log-max-mb, keeping its head and its tail around a marker of the cut', async () => {
+test('a job log is held to --log-max-mb, keeping its head and tail around a marker; job show says it was cut', async () => {
   const c = await clusterFixture(sqliteDatabase());
   try {
     // About 1.3 MB of numbered lines against a cap of 20 KB.
@@ -74,6 +74,19 @@ test('a job log is held to --log-max-mb, keeping its head and its tail around a 
     assert.ok(statSync(path).size < 22_000, `capped near 20 KB, not ${statSync(path).size} bytes`);
     assert.ok(text.startsWith('1\n2\n3\n'), 'the head is kept');
     assert.match(text, /\[baton: \d+ bytes cut here; the last 10486 bytes of output follow\]/);
+    const cut = Number(/\[baton: (\d+) bytes cut here/.exec(text)?.[1]);
+    // Said where anyone reads the job, not only on the runner's disk: its reason and its run's.
+    const shown = await c.baton('job', 'show', '1');
+    assert.equal(shown.code, 0, shown.stderr);
+    const said = `job-1-attempt-1\\.log cut at its cap of 20972 bytes \\(baton up --log-max-mb\\): ${cut} bytes`;
+    assert.match(
+      shown.stdout,
+      new RegExp(`attempt 1 on a at .*: done, exit 0 — log .*${said} of output dropped`),
+    );
+    const json = JSON.parse((await c.baton('job', 'show', '1', '--json')).stdout) as {
+      reason: string | null;
+    };
+    assert.match(json.reason ?? '', new RegExp(said));
     const bad = await c.baton('up', '--log-max-mb', 'lots');
     assert.equal(bad.code, 2, bad.stderr);
     assert.match(bad.stderr, /--log-max-mb must be a number above 0, got "lots"/);
