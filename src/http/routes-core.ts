@@ -316,7 +316,12 @@ function clusterRoutes(app: Api, baton: Coordinator): void {
     async (context) => result(context, await baton.cluster.leader()),
   );
   app.openapi(
-    route({ method: 'get', path: '/v1/hosts', tags: ['cluster'], responses: ok('hosts with capacity') }),
+    route({
+      method: 'get',
+      path: '/v1/hosts',
+      tags: ['cluster'],
+      responses: ok('hosts with capacity, each live, silent or down on the database clock'),
+    }),
     async (context) => result(context, await baton.cluster.hosts()),
   );
   app.openapi(

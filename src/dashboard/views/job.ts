@@ -66,7 +66,7 @@ function attemptOutput(job: Job, run: JobRun, logDir: string | undefined): Outpu
     const text = readTail(path);
     if (text !== null) return { text, note: `from ${path}` };
   }
-  if (run.pid === null) return { text: null, note: 'no agent ran: no output' };
+  if (run.pid === null) return { text: null, note: 'no log: no agent of `baton up` ran in this attempt' };
   return {
     text: null,
     note:
