@@ -372,7 +372,7 @@ export class AgentRun {
     if (verdict.kind === 'requeue') {
       const result = await store.dispatch.requeue({
         ...guard,
-        reason: verdict.reason,
+        reason: withLogProblem(verdict.reason, this.agent?.logProblem() ?? null) ?? verdict.reason,
         policy: this.options.policy,
         attemptCounts: verdict.attemptCounts,
       });

@@ -12,7 +12,7 @@ import { mkdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { sqliteDatabase } from '../support/databases.js';
 import { waitUntil } from '../support/wait.js';
-import { clusterFixture, type ClusterFixture } from './cluster-support.js';
+import { agentPids, agentStarted, clusterFixture, type ClusterFixture } from './cluster-support.js';
 
 const jobOf = async (c: ClusterFixture, key: string) => (await c.store.jobs.list({ key }))[0];
 
@@ -90,6 +90,35 @@ test('a job log is held to --log-max-mb, keeping its head and tail around a mark
     const bad = await c.baton('up', '--log-max-mb', 'lots');
     assert.equal(bad.code, 2, bad.stderr);
     assert.match(bad.stderr, /--log-max-mb must be a number above 0, got "lots"/);
+  } finally {
+    await c.close();
+  }
+});
+
+test('a run killed after its log was cut at --log-max-mb is requeued saying so, and job show lists it', async () => {
+  const c = await clusterFixture(sqliteDatabase());
+  try {
+    const flood = 'test "$BATON_ATTEMPT" -gt 1 || { seq 1 200000; exec sleep 60; }';
+    const { job } = await c.store.jobs.enqueue({ key: 'flood', command: flood });
+    c.up('a', '--log-max-mb', '0.02');
+    await waitUntil(async () => agentStarted(c.store, 'flood'), 15_000, 'the agent');
+    const pid = (await c.store.jobs.get(job.id))?.pid ?? 0;
+    // Killed once the runner has counted the 1.3 MB: past the 20 KB cap, its middle cut.
+    const counted = async () => {
+      const shown = await c.baton('job', 'show', String(job.id), '--json');
+      return (
+        (JSON.parse(shown.stdout) as { progress: { outputBytes: number } | null }).progress?.outputBytes ?? 0
+      );
+    };
+    await waitUntil(async () => (await counted()) > 1_000_000, 15_000, 'the output counted');
+    for (const agent of agentPids(pid)) process.kill(agent, 'SIGKILL');
+    await ended(c, 'flood');
+    const shown = await c.baton('job', 'show', String(job.id));
+    assert.match(
+      shown.stdout,
+      /attempt 1 on a at .*: requeued — agent killed by SIGKILL.*; log .*job-\d+-attempt-1\.log cut at its cap of 20972 bytes \(baton up --log-max-mb\): \d+ bytes of output dropped/,
+    );
+    assert.match(shown.stdout, /attempt 2 on a at .*: done, exit 0$/m);
   } finally {
     await c.close();
   }
