@@ -40,7 +40,10 @@ export interface GithubApiOptions {
   readonly cache: ResponseCache;
   /** One request's limit before it is abandoned (and retried). */
   readonly timeoutMs?: number | undefined;
-  /** The retry plugin waits n² times this after the n-th failure (1 s by default). */
+  /**
+   * The retry plugin waits n² times this after the n-th failure (1 s by default); a rate limit
+   * waits its retry-after or reset seconds times this over 1,000 (so 1,000 waits them as given).
+   */
   readonly retryBaseMs?: number | undefined;
   /** How many times a failed request (5xx, network, timeout) or a rate-limited one is retried. */
   readonly retries?: number | undefined;
@@ -103,6 +106,8 @@ export class GithubApi {
       },
       retry: { retries, retryAfterBaseValue: options.retryBaseMs ?? 1000 },
       throttle: {
+        // What a second of GitHub's retry-after or rate-limit reset waits, in ms: 1,000 but in tests.
+        retryAfterBaseValue: options.retryBaseMs ?? 1000,
         onRateLimit: (
           after: number,
           request: { method: string; url: string },

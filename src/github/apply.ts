@@ -39,6 +39,11 @@ export interface BacklogDeps {
   readonly api: GithubApi;
   readonly labels: GithubLabels;
   readonly log: (line: string) => void;
+  /**
+   * The first delay of the outbox's growing retry delay (the projector's), in ms: 1,000 unless
+   * `BATON_GITHUB_RETRY_BASE_MS` says otherwise (the tests shorten it, as they do octokit's).
+   */
+  readonly retryBaseMs?: number | undefined;
 }
 
 export type Applied =

@@ -66,15 +66,16 @@ export function openBacklog(options: BacklogOptions): Backlog {
     );
   }
   const labels = validateLabelNames({ ...DEFAULT_GITHUB_LABELS, ...options.labels });
+  const retryBaseMs = positive(options.env, 'BATON_GITHUB_RETRY_BASE_MS');
   const api = new GithubApi({
     token,
     baseUrl: options.env['GITHUB_API_URL'] ?? DEFAULT_GITHUB_API_URL,
     cache: options.store.github,
     timeoutMs: positive(options.env, 'BATON_GITHUB_TIMEOUT_MS'),
-    retryBaseMs: positive(options.env, 'BATON_GITHUB_RETRY_BASE_MS'),
+    retryBaseMs,
     log: options.log,
   });
-  const deps: BacklogDeps = { store: options.store, api, labels, log: options.log };
+  const deps: BacklogDeps = { store: options.store, api, labels, log: options.log, retryBaseMs };
   const comments = options.comments ?? true;
   return {
     repo: options.repo,

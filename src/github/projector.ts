@@ -39,8 +39,12 @@ export interface ProjectReport {
 
 const RETRY_MS_MAX = 5 * 60_000;
 
-/** The delay before a row's next try after `attempts` failures: 1 s, 2 s, 4 s, … up to 5 min. */
-const retryDelayMs = (attempts: number): number => Math.min(RETRY_MS_MAX, 1000 * 2 ** attempts);
+/**
+ * The delay before a row's next try after `attempts` failures: 1 s, 2 s, 4 s, … up to 5 min (with
+ * the default base of 1,000 ms; deps.retryBaseMs).
+ */
+const retryDelayMs = (attempts: number, baseMs = 1000): number =>
+  Math.min(RETRY_MS_MAX, baseMs * 2 ** attempts);
 
 export async function project(
   deps: BacklogDeps,
@@ -88,15 +92,14 @@ export async function project(
       }
       const attempts = Math.max(...left.map((row) => row.attempts));
       const message = error instanceof Error ? error.message : String(error);
+      const delayMs = retryDelayMs(attempts, deps.retryBaseMs);
       await deps.store.github.failed({
         ids: left.map((row) => row.id),
         error: message,
-        retryAfterMs: retryDelayMs(attempts),
+        retryAfterMs: delayMs,
       });
       report.failed += left.length;
-      deps.log(
-        `${key}: labels not projected yet (${message}); retrying in ${retryDelayMs(attempts) / 1000} s`,
-      );
+      deps.log(`${key}: labels not projected yet (${message}); retrying in ${delayMs / 1000} s`);
     }
   }
   return report;
