@@ -12,6 +12,22 @@ import type { Instant } from './time.js';
  */
 export type SessionEnd = 'live' | 'ended' | 'rescued' | 'fenced';
 
+/**
+ * Why an `ended` session ended: `stopped` by itself, its runner or `baton session end` (a clean
+ * stop, Ctrl-C included); `died`: its process was gone and a restarted `baton up` on its host
+ * took over (it was SIGKILLed, OOM-killed, or its machine rebooted). Sessions ended before
+ * migration 0027 recorded no reason.
+ */
+export type SessionEndReason = 'stopped' | 'died';
+
+/** How the job run under a claim ended, from its ledger rows, as `baton job show` tells it. */
+export interface IssueRun {
+  readonly job: number;
+  /** requeued, done, failed, oom_killed, cancelled, escalated. */
+  readonly outcome: string;
+  readonly reason: string | null;
+}
+
 export interface IssueWorked {
   readonly key: string;
   readonly epoch: number;
@@ -19,6 +35,8 @@ export interface IssueWorked {
   readonly outcome: string | null;
   readonly claimedAt: Instant;
   readonly releasedAt: Instant | null;
+  /** The job run this claim was taken for (an agent session's), once it ended; else null. */
+  readonly run: IssueRun | null;
 }
 
 export interface SessionReport {
@@ -31,6 +49,10 @@ export interface SessionReport {
   readonly startedAt: Instant;
   readonly endedAt: Instant | null;
   readonly end: SessionEnd;
+  /** Why an `ended` session ended; null while live, when rescued or fenced, or not recorded. */
+  readonly endReason: SessionEndReason | null;
+  /** An agent session's own process (`pid` is the `baton up` that ran it); null if none spawned. */
+  readonly agentPid: number | null;
   readonly issuesWorked: readonly IssueWorked[];
   /** Jobs this session took or was placed, and how many times (attempts). */
   readonly jobs: number;
@@ -47,4 +69,34 @@ export interface SessionReportParams {
   readonly until?: Instant | undefined;
   readonly host?: string | undefined;
   readonly limit?: number | undefined;
+}
+
+/** How a session ended, in words: `baton report sessions` and the dashboard's Sessions view. */
+export function describeEnd(report: Pick<SessionReport, 'end' | 'endReason'>): string {
+  switch (report.end) {
+    case 'live':
+      return 'live';
+    case 'ended':
+      if (report.endReason === 'stopped') return 'stopped';
+      if (report.endReason === 'died') return 'died (process gone, host taken over)';
+      return 'ended (reason unknown)';
+    case 'rescued':
+      return 'rescued (missed heartbeats)';
+    case 'fenced':
+      return 'fenced (missed heartbeats, process alive)';
+  }
+}
+
+/** How an issue worked ended: its run's outcome and reason when it ran a job, else the claim's. */
+export function describeWorked(issue: IssueWorked): string {
+  if (issue.run === null) return issue.outcome ?? 'held';
+  return issue.run.reason === null ? issue.run.outcome : `${issue.run.outcome} — ${issue.run.reason}`;
+}
+
+/**
+ * The pid to show for a session: a `baton up` agent's own, once spawned, with the `baton up` that
+ * ran it (the session's pid); else the session's pid, the process that started it.
+ */
+export function describePid(report: Pick<SessionReport, 'pid' | 'agentPid'>): string {
+  return report.agentPid === null ? String(report.pid) : `${report.agentPid} (agent; baton up ${report.pid})`;
 }

@@ -3,8 +3,9 @@
  * still served by its predecessor's session. With one host nobody else would ever rescue that
  * session (the predecessor was the only dispatcher), so every restart would be refused. When
  * the predecessor's process is provably gone from this machine, the new one ends its sessions
- * (the runner's and its agents', which all carry its pid), resigns the dispatcher lease it held,
- * and serves the host itself; recovery then requeues the jobs they left, as for any ended session.
+ * (the runner's and its agents', which all carry its pid) as `died`, which `baton report sessions`
+ * tells from a clean stop, resigns the dispatcher lease it held, and serves the host itself;
+ * recovery then requeues the jobs they left, as for any ended session.
  *
  * "Provably gone": the serving session is a daemon on this host name, its pid does not exist
  * here, and its heartbeat, read on the database clock, has lapsed for two intervals. The last
@@ -54,7 +55,7 @@ export async function takeOverDeadPredecessor(
     if (age >= lapse) {
       const live = await store.sessions.list({ liveOnly: true });
       const mine = live.filter((session) => session.host === options.host && session.pid === old.pid);
-      for (const session of mine) await store.sessions.end(session.id);
+      for (const session of mine) await store.sessions.end(session.id, 'died');
       // Its dispatcher lease (the holder is its session id) can never be renewed: resign it for
       // the dead process, guarded by holder and term, so a leader is chosen now rather than at expiry.
       const lease = await store.leases.get(DISPATCHER_LEASE);

@@ -112,6 +112,8 @@ export interface SessionReportRow<E extends Encoding> {
   started_at: E['time'];
   ended_at: E['time'] | null;
   end_state: string;
+  end_reason: string | null;
+  agent_pid: number | null;
   issues_worked: E['json'];
   jobs: number;
   attempts: number;
@@ -132,6 +134,8 @@ export function sessionReportOf<E extends Encoding>(
     startedAt: decode.instant(row.started_at),
     endedAt: instantOrNull(decode, row.ended_at),
     end: row.end_state as SessionReport['end'],
+    endReason: row.end_reason as SessionReport['endReason'],
+    agentPid: row.agent_pid,
     issuesWorked: decode.json(row.issues_worked) as SessionReport['issuesWorked'],
     jobs: row.jobs,
     attempts: row.attempts,

@@ -13,6 +13,7 @@ import type { Job, JobId, JobState, JobTransitionResult } from '../core/job.js';
 import type { Wakeups } from './wakeups.js';
 import type { Lease, LeaseResult } from '../core/lease.js';
 import type { Session, SessionId, SessionKind } from '../core/session.js';
+import type { SessionEndReason } from '../core/session-report.js';
 import type { Actor, Task, TaskState } from '../core/task.js';
 import type { Instant } from '../core/time.js';
 import type { DispatchStore } from './dispatch-store.js';
@@ -283,9 +284,10 @@ export interface Store
      * the same step, and gives back the jobs it took in pull mode (claimNext, jobs.batch): each
      * queued again at once, its attempt not counted, audited `job:requeued`, and named in the
      * answer. A runner's placed jobs are left to its own requeue or the sweep. `ended` false (and
-     * no jobs) if already ended.
+     * no jobs) if already ended. Records `how` (end_reason, the `session:ended` row): `stopped`,
+     * the default, or `died` (a restarted `baton up` ends its dead predecessor's sessions).
      */
-    end(session: SessionId): Promise<SessionEndReport>;
+    end(session: SessionId, how?: SessionEndReason): Promise<SessionEndReport>;
     /**
      * Records a heartbeat. NotFoundError for an unknown session; `fenced` when the session has
      * ended (`sessionEnded`, naming who holds the named task now) or the claim is not its own.

@@ -58,19 +58,24 @@ for (const engine of bothEngines()) {
       const lines = csv.stdout.trimEnd().split('\n');
       assert.equal(
         lines[0],
-        'session,kind,host,pid,name,startedAt,endedAt,end,issuesWorked,jobs,attempts,heldMs,escalations',
+        'session,kind,host,pid,name,startedAt,endedAt,end,issuesWorked,jobs,attempts,heldMs,escalations,' +
+          'endReason,agentPid',
       );
-      assert.match(lines[1] ?? '', new RegExp(`^${a},agent,box-1,.*,ended,k-1@1:failed,`));
+      assert.match(lines[1] ?? '', new RegExp(`^${a},agent,box-1,.*,ended,k-1@1:failed,.*,stopped,$`));
+      const table = await cli.run('report', 'sessions');
+      assert.match(table.stdout, new RegExp(`^${a} .* stopped .*k-1@1:failed`, 'm'));
       const bad = await cli.run('report', 'sessions', '--since', 'yesterday-ish');
       assert.equal(bad.code, 2);
       const raw = await rawSql(engine, db);
       try {
-        const view = await raw.exec('SELECT session, host, end_state FROM session_report ORDER BY session');
+        const view = await raw.exec(
+          'SELECT session, host, end_state, end_reason FROM session_report ORDER BY session',
+        );
         assert.deepEqual(
-          view.map((r) => [Number(r['session']), r['host'], r['end_state']]),
+          view.map((r) => [Number(r['session']), r['host'], r['end_state'], r['end_reason']]),
           [
-            [a, 'box-1', 'ended'],
-            [b, 'box-2', 'live'],
+            [a, 'box-1', 'ended', 'stopped'],
+            [b, 'box-2', 'live', null],
           ],
         );
       } finally {

@@ -1,11 +1,11 @@
 /**
- * `baton report sessions` (docs/architecture.md#session-report), per session: kind, host, pid, when
- * it started and ended and how (ended, rescued, fenced), the issues it worked (key, epoch,
- * outcome), its jobs and attempts, how long it held claims, and its escalations. The same rows as
- * the `session_report` view, for people who use SQL.
+ * `baton report sessions` (docs/architecture.md#session-report), per session: kind, host, pid (an
+ * agent's own, once spawned), when it started and ended and how (stopped, died, rescued, fenced),
+ * the issues it worked (key, epoch, how its run or claim ended), its jobs and attempts, how long it
+ * held claims, and its escalations. The same rows as the `session_report` view, for SQL users.
  */
 import type { Command } from 'commander';
-import type { SessionReport } from '../../core/session-report.js';
+import { describeEnd, describePid, describeWorked, type SessionReport } from '../../core/session-report.js';
 import { cell, iso, table } from '../output.js';
 import { withApi } from '../run.js';
 import { parseWhen } from '../when.js';
@@ -31,10 +31,12 @@ const CSV_COLUMNS = [
   'attempts',
   'heldMs',
   'escalations',
+  'endReason',
+  'agentPid',
 ];
 
 const worked = (report: SessionReport): string =>
-  report.issuesWorked.map((issue) => `${issue.key}@${issue.epoch}:${issue.outcome ?? 'held'}`).join(' ');
+  report.issuesWorked.map((issue) => `${issue.key}@${issue.epoch}:${describeWorked(issue)}`).join(' ');
 
 function csvCell(value: string): string {
   return /[",\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
@@ -56,6 +58,8 @@ function csv(rows: readonly SessionReport[]): string {
       String(report.attempts),
       String(report.heldMs),
       String(report.escalations),
+      report.endReason ?? '',
+      report.agentPid === null ? '' : String(report.agentPid),
     ]
       .map(csvCell)
       .join(','),
@@ -103,10 +107,10 @@ export function registerReport(program: Command): void {
                   String(report.session),
                   report.kind,
                   report.host,
-                  String(report.pid),
+                  describePid(report),
                   iso(report.startedAt),
                   report.endedAt === null ? '-' : iso(report.endedAt),
-                  report.end,
+                  describeEnd(report),
                   `${report.jobs}/${report.attempts}`,
                   (report.heldMs / 1000).toFixed(0),
                   cell(worked(report)),

@@ -1,10 +1,17 @@
 /**
  * The session report (docs/architecture.md#session-report, `baton report sessions`): per session,
- * its kind, host and pid, when it started and how it ended, the issues it worked with their epochs
- * and outcomes, its jobs and attempts, time held and escalations. Filtered by host and time window.
+ * its kind, host and pid (an agent's own, once spawned), when it started and how it ended (stopped,
+ * died, rescued, fenced), the issues it worked with their epochs and how each run or claim ended,
+ * its jobs and attempts, time held and escalations. Filtered by host and time window.
  */
 import { html } from 'hono/html';
-import type { IssueWorked, SessionReport } from '../../core/session-report.js';
+import {
+  describeEnd,
+  describePid,
+  describeWorked,
+  type IssueWorked,
+  type SessionReport,
+} from '../../core/session-report.js';
 import type { Query } from '../deps.js';
 import { age, query, time, type Html, table } from '../layout.js';
 
@@ -20,7 +27,7 @@ function worked(issues: readonly IssueWorked[]): Html {
     (issue) =>
       html`<li>
         <a href="/audit${query({ key: issue.key })}">${issue.key}</a> epoch ${issue.epoch}:
-        ${issue.outcome ?? 'held'}
+        ${describeWorked(issue)}
       </li>`,
   );
   return html`<ul class="plain">
@@ -55,10 +62,10 @@ export function sessionsView(reports: readonly SessionReport[], search: Query): 
         <td><a href="/audit${query({ session: report.session })}">${report.session}</a></td>
         <td>${report.kind}${report.name === null ? '' : ` (${report.name})`}</td>
         <td>${report.host}</td>
-        <td>${report.pid}</td>
+        <td>${describePid(report)}</td>
         <td>${time(report.startedAt)}</td>
         <td>${time(report.endedAt)}</td>
-        <td>${report.end}</td>
+        <td>${describeEnd(report)}</td>
         <td>${worked(report.issuesWorked)}</td>
         <td>${report.jobs} / ${report.attempts}</td>
         <td>${age(report.heldMs)}</td>

@@ -2,6 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { GENESIS_HASH, rowId, type Checkpoint } from '../../core/ledger.js';
 import { DEFAULT_RETRY_POLICY } from '../../core/retry.js';
+import { givenHost, givenLeader } from './dispatch.js';
 import { givenSession, givenTask, sleep, withFixture, type Harness } from './harness.js';
 import type { Store } from '../store.js';
 
@@ -284,6 +285,70 @@ export function exerciseLedger(harness: Harness): void {
           [again.id],
         );
         assert.deepEqual((await store.reports.sessions({ until: first.startedAt })).length, 0);
+      }));
+
+    test('reports why each ended session ended, each run by its outcome, and an agent by its own pid', () =>
+      withFixture(harness, async ({ store, raw, param }) => {
+        const { session: runner } = await givenHost(store);
+        const term = await givenLeader(store);
+        const { job } = await store.jobs.enqueue({ key: 'k' });
+        const placed = await store.dispatch.place({ id: job.id, host: 'box-1', term });
+        assert.ok(placed.ok);
+        const guard = { id: job.id, session: runner.id, epoch: placed.job.epoch };
+        await store.jobs.start(guard);
+        // As a runner does: the agent's session carries the runner's pid; its process's is attached.
+        const agent = await store.sessions.start({ kind: 'agent', host: 'box-1', pid: runner.pid });
+        await store.claims.acquire({ key: 'k', session: agent.id });
+        await store.dispatch.attach({ ...guard, agentSession: agent.id, pid: 9191 });
+        await store.claims.release({ key: 'k', session: agent.id, epoch: 1, outcome: 'failed' });
+        const policy = { backoffBaseMs: 1, backoffMaxMs: 1 };
+        assert.ok((await store.dispatch.requeue({ ...guard, reason: 'agent killed by SIGKILL', policy })).ok);
+        await store.sessions.end(agent.id);
+        await store.sessions.end(runner.id, 'died');
+        const human = await givenSession(store, 'box-2');
+        await store.claims.acquire({ key: 'k', session: human.id });
+        await store.claims.release({ key: 'k', session: human.id, epoch: 2, outcome: 'released' });
+        await store.sessions.end(human.id, 'stopped');
+        // Ended before migration 0027 recorded a reason: no reason, still `ended`.
+        const old = await givenSession(store, 'box-3');
+        await store.sessions.end(old.id);
+        await raw.exec(`UPDATE sessions SET end_reason = NULL WHERE id = ${param(1)}`, [old.id]);
+        const live = await givenSession(store, 'box-4');
+        const by = new Map((await store.reports.sessions()).map((report) => [report.session, report]));
+        const ends = [runner, agent, human, old, live].map((session) => {
+          const report = by.get(session.id);
+          return [report?.end, report?.endReason, report?.pid, report?.agentPid];
+        });
+        assert.deepEqual(ends, [
+          ['ended', 'died', runner.pid, null],
+          ['ended', 'stopped', runner.pid, 9191],
+          ['ended', 'stopped', human.pid, null],
+          ['ended', null, old.pid, null],
+          ['live', null, live.pid, null],
+        ]);
+        assert.deepEqual(by.get(agent.id)?.issuesWorked, [
+          {
+            ...by.get(agent.id)?.issuesWorked[0],
+            key: 'k',
+            epoch: 1,
+            outcome: 'failed',
+            run: { job: job.id, outcome: 'requeued', reason: 'agent killed by SIGKILL' },
+          },
+        ]);
+        assert.deepEqual(
+          by.get(human.id)?.issuesWorked.map((worked) => [worked.key, worked.outcome, worked.run]),
+          [['k', 'released', null]],
+        );
+        const ended = await store.audit.list({ type: 'session:ended' });
+        assert.deepEqual(
+          ended.map((entry) => [entry.session, entry.detail['how']]),
+          [
+            [agent.id, 'stopped'],
+            [runner.id, 'died'],
+            [human.id, 'stopped'],
+            [old.id, 'stopped'],
+          ],
+        );
       }));
   });
 }

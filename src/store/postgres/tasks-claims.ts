@@ -12,6 +12,7 @@ import { assert } from '../../core/assert.js';
 import type { FencedResult } from '../../core/claim.js';
 import { ConflictError, FencedError, NotFoundError } from '../../core/errors.js';
 import { PRIORITY_DEFAULT } from '../../core/validate.js';
+import type { SessionEndReason } from '../../core/session-report.js';
 import type { SessionEndReport } from '../rescue.js';
 import type { Store } from '../store.js';
 import {
@@ -186,7 +187,7 @@ export function postgresSessions(exec: PgExecutor, beat: PgExecutor = exec): Sto
       assert(row !== undefined, 'INSERT … RETURNING gives one row');
       return toSession(row);
     },
-    end: (id) => endSession(exec, id),
+    end: (id, how = 'stopped') => endSession(exec, id, how),
     heartbeat: (params) => beats.submit(params),
     get: async (id) => {
       const row = await exec.one<SessionRow>(
@@ -212,17 +213,17 @@ export function postgresSessions(exec: PgExecutor, beat: PgExecutor = exec): Sto
  * the session live has committed (each held FOR KEY SHARE on the row), and every later one will
  * wait and then see it ended. The second releases the claims and the locks together.
  */
-async function endSession(exec: PgExecutor, id: number): Promise<SessionEndReport> {
+async function endSession(exec: PgExecutor, id: number, how: SessionEndReason): Promise<SessionEndReport> {
   return exec.transaction(async (querier) => {
     const [marked] = await querier.rows<{ found: number; ended: number }>(
       `WITH l AS (SELECT id, state FROM sessions WHERE id = $1::bigint FOR UPDATE),
        u AS (
-         UPDATE sessions s SET state = 'ended', ended_at = ${NOW}
+         UPDATE sessions s SET state = 'ended', ended_at = ${NOW}, end_reason = $2::text
          FROM l WHERE s.id = l.id AND l.state = 'live'
          RETURNING s.id
        )
        SELECT (SELECT count(*) FROM l) AS found, (SELECT count(*) FROM u) AS ended`,
-      [id],
+      [id, how],
     );
     if (marked === undefined || marked.found === 0) throw sessionNotFound(id);
     if (marked.ended === 0) return { ended: false, jobsRequeued: [] };
@@ -233,10 +234,11 @@ async function endSession(exec: PgExecutor, id: number): Promise<SessionEndRepor
       releaseSessionHoldings(
         'abandoned',
         `UNION ALL
-         SELECT 2, '', n.at, 'session:ended', NULL, NULL, $1::bigint, ${hostOf('$1::bigint')}, NULL, '{}'::jsonb
+         SELECT 2, '', n.at, 'session:ended', NULL, NULL, $1::bigint, ${hostOf('$1::bigint')}, NULL,
+           jsonb_build_object('how', $2::text)
          FROM n`,
       ),
-      [id],
+      [id, how],
     );
     return { ended: true, jobsRequeued };
   });

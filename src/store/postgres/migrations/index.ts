@@ -22,6 +22,7 @@ import outboxPerStatement from './0023-outbox-per-statement.js';
 import placementWake from './0024-placement-wake.js';
 import outboxGithubJobs from './0025-outbox-github-jobs.js';
 import handOff from './0026-hand-off.js';
+import sessionEnd from './0027-session-end.js';
 
 export interface Migration {
   readonly version: number;
@@ -58,4 +59,5 @@ export const MIGRATIONS: readonly Migration[] = [
   placementWake,
   outboxGithubJobs,
   handOff,
+  sessionEnd,
 ];

@@ -18,6 +18,7 @@ import disk from './0018-disk.js';
 import runTokens from './0021-run-tokens.js';
 import quietStart from './0022-quiet-start.js';
 import handOff from './0023-hand-off.js';
+import sessionEnd from './0027-session-end.js';
 
 export interface Migration {
   readonly version: number;
@@ -47,4 +48,5 @@ export const MIGRATIONS: readonly Migration[] = [
   runTokens,
   quietStart,
   handOff,
+  sessionEnd,
 ];

@@ -1,0 +1,112 @@
+/**
+ * How sessions and runs end, as `baton report sessions` tells it after a crash. It used to say
+ * `ended` for a `baton up` that was SIGKILLed and taken over exactly as for one stopped with
+ * Ctrl-C, `failed` for a run whose agent was SIGKILLed and requeued (while `baton job show` said
+ * `requeued — agent killed by SIGKILL`), and the `baton up`'s pid for its agents' sessions.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { SessionReport } from '../../src/core/session-report.js';
+import { treeMembers } from '../../src/os/process-tree.js';
+import { startTestServer } from '../dashboard/server.js';
+import { bothEngines } from '../support/databases.js';
+import { waitUntil } from '../support/wait.js';
+import { agentPids, agentStarted, clusterFixture, isAlive, type ClusterFixture } from './cluster-support.js';
+
+/** The job's attempt once its agent runs, with the agent's pid as its run records it. */
+async function runningAttempt(c: ClusterFixture, id: number, attempt: number): Promise<number> {
+  await waitUntil(
+    async () => (await c.store.jobs.get(id))?.attempt === attempt && (await agentStarted(c.store, 'k')),
+    20_000,
+    `attempt ${attempt}'s agent to start`,
+  );
+  return (await c.store.jobs.get(id))?.pid ?? 0;
+}
+
+for (const db of bothEngines()) {
+  describe(`${db.name}: baton report sessions after crashes`, () => {
+    test('tells a SIGKILLed, taken-over baton up from a stopped one, a requeued run from a failed one', async () => {
+      const c = await clusterFixture(db);
+      try {
+        const { job } = await c.store.jobs.enqueue({
+          key: 'k',
+          attemptMax: 3,
+          command: 'test "$BATON_ATTEMPT" -gt 2 || exec sleep 60',
+        });
+        const first = c.up('solo');
+        const killed = await runningAttempt(c, job.id, 1);
+        for (const agent of agentPids(killed)) process.kill(agent, 'SIGKILL');
+        const second = await runningAttempt(c, job.id, 2);
+        const tree = treeMembers(second);
+        first.signal('SIGKILL');
+        await first.exited();
+        await waitUntil(() => tree.every((pid) => !isAlive(pid)), 5_000, 'the agent tree to die with it');
+        const next = c.up('solo');
+        await next.waitForLog(/took over host solo from session \d+/);
+        await waitUntil(
+          async () => (await c.store.jobs.get(job.id))?.status === 'done',
+          30_000,
+          `the job to finish after the restart:\n${next.log()}`,
+        );
+        next.signal('SIGINT');
+        await next.exited();
+
+        const shown = await c.baton('report', 'sessions', '--json');
+        assert.equal(shown.code, 0, shown.stderr);
+        const reports = JSON.parse(shown.stdout) as SessionReport[];
+        const daemons = reports.filter((report) => report.kind === 'daemon');
+        assert.deepEqual(
+          daemons.map((report) => [report.pid, report.end, report.endReason]),
+          [
+            [first.pid, 'ended', 'died'],
+            [next.pid, 'ended', 'stopped'],
+          ],
+        );
+        const agents = reports.filter((report) => report.kind === 'agent');
+        assert.deepEqual(
+          agents.map((report) => [report.pid, report.agentPid, report.endReason]),
+          [
+            [first.pid, killed, 'stopped'],
+            [first.pid, second, 'died'],
+            [next.pid, agents[2]?.agentPid, 'stopped'],
+          ],
+        );
+        const runs = agents.map((report) => report.issuesWorked.map((issue) => issue.run));
+        assert.deepEqual(
+          runs.map((issues) => issues.map((run) => run?.outcome)),
+          [['requeued'], ['requeued'], ['done']],
+        );
+        assert.equal(runs[0]?.[0]?.reason, 'agent killed by SIGKILL');
+        assert.match(runs[1]?.[0]?.reason ?? '', /^session \d+ \(agent \d+\) is no longer live$/);
+
+        const table = await c.baton('report', 'sessions');
+        assert.equal(table.code, 0, table.stderr);
+        const row = (session: number): string =>
+          table.stdout.split('\n').find((line) => line.startsWith(`${session} `)) ?? '';
+        assert.match(row(daemons[0]?.session ?? 0), /died \(process gone, host taken over\)/);
+        assert.match(row(daemons[1]?.session ?? 0), / stopped /);
+        assert.match(
+          row(agents[0]?.session ?? 0),
+          new RegExp(`${killed} \\(agent; baton up ${first.pid}\\)`),
+        );
+        assert.match(row(agents[0]?.session ?? 0), /k@\d+:requeued — agent killed by SIGKILL/);
+
+        // The HTTP API's report and the dashboard's Sessions view say the same.
+        const server = await startTestServer(c.url);
+        try {
+          const api = (await (await fetch(`${server.url}/v1/report/sessions`)).json()) as SessionReport[];
+          assert.deepEqual(api, reports);
+          const page = await (await fetch(`${server.url}/sessions`)).text();
+          assert.match(page, /<td>died \(process gone, host taken over\)<\/td>/);
+          assert.match(page, /<td>stopped<\/td>/);
+          assert.match(page, new RegExp(`<td>${killed} \\(agent; baton up ${first.pid}\\)</td>`));
+          assert.match(page, /epoch \d+:\s*requeued — agent killed by SIGKILL/);
+        } finally {
+          await server.close();
+        }
+      } finally {
+        await c.close();
+      }
+    });
+  });
+}
