@@ -70,7 +70,8 @@ export async function takeOverDeadPredecessor(
         log(`killed ${killed} process(es) left by session ${old.id}'s agents (${host?.containment ?? '?'})`);
       log(
         `took over host ${options.host} from session ${old.id} (pid ${old.pid} is no longer running here): ` +
-          `ended it and ${mine.length - 1} agent session(s); recovery requeues their jobs`,
+          `it died, silent for ${(age / 1000).toFixed(1)} s on the database clock without ending; ` +
+          `ended it and ${mine.length - 1} agent session(s) as died; recovery requeues their jobs`,
       );
       return old;
     }

@@ -22,6 +22,7 @@ import { Dispatcher } from './dispatcher.js';
 import { LeaderElector } from './leader-elector.js';
 import type { StallPolicy } from './run-progress.js';
 import { runnerFor } from './runner-for.js';
+import { afterPredecessor } from './succession.js';
 import { takeOverDeadPredecessor } from './takeover.js';
 import { LedgerSealer } from './sealer.js';
 import { watchDbFile, watchSchema } from './db-file-watch.js';
@@ -310,8 +311,13 @@ function leadership(
     policy: DEFAULT_RETRY_POLICY,
   });
   elector.on('gained', (term) => {
-    log(`leading the dispatcher, term ${term}`);
     dispatcher.wake();
+    // Says whether the previous leader died or stepped down, from the lease's ledger rows.
+    const line = `leading the dispatcher, term ${term}`;
+    afterPredecessor(store, term).then(
+      (after) => log(`${line}${after}`),
+      () => log(line),
+    );
   });
   elector.on('lost', (term, why) => log(`stepped down from term ${term} (${why})`));
   elector.on('unreachable', logFailure(log, 'lease renewal failed'));

@@ -42,7 +42,15 @@ for (const db of bothEngines()) {
         await first.exited();
         await waitUntil(() => tree.every((pid) => !isAlive(pid)), 5_000, 'the agent tree to die with it');
         const next = c.up('solo');
-        await next.waitForLog(/took over host solo from session \d+/);
+        await next.waitForLog(
+          /took over host solo from session \d+ \(pid \d+ is no longer running here\): it died, silent for [\d.]+ s/,
+        );
+        const [dead] = (await c.store.sessions.list()).filter((session) => session.kind === 'daemon');
+        await next.waitForLog(
+          new RegExp(
+            `leading the dispatcher, term 2, after session ${dead?.id}, which died \\(its process was gone`,
+          ),
+        );
         await waitUntil(
           async () => (await c.store.jobs.get(job.id))?.status === 'done',
           30_000,
@@ -104,6 +112,32 @@ for (const db of bothEngines()) {
         } finally {
           await server.close();
         }
+      } finally {
+        await c.close();
+      }
+    });
+
+    test("a new leader's line says whether the one before it died or stepped down", async () => {
+      const c = await clusterFixture(db);
+      try {
+        const first = c.up('a');
+        await first.waitForLog(/joined as session (\d+)/);
+        await first.waitForLog(/leading the dispatcher, term 1$/m);
+        const a = Number(/joined as session (\d+)/.exec(first.log())?.[1]);
+        const standby = c.up('b');
+        await standby.waitForLog(/joined as session/);
+        first.signal('SIGKILL');
+        // Its lease expired unrenewed; the new leader may have rescued its session before it looks.
+        await standby.waitForLog(
+          new RegExp(`term 2, after session ${a}, which (did not step down: its lease expired|died or hung)`),
+        );
+        const b = Number(/joined as session (\d+)/.exec(standby.log())?.[1]);
+        const third = c.up('c');
+        await third.waitForLog(/joined as session/);
+        standby.signal('SIGINT');
+        await third.waitForLog(
+          new RegExp(`leading the dispatcher, term 3, after session ${b}, which stepped down$`, 'm'),
+        );
       } finally {
         await c.close();
       }
