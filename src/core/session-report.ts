@@ -2,7 +2,7 @@
  * The session report (docs/architecture.md#session-report): who worked, on which host, on what, and
  * how it ended, one row per session. For Art. 13 transparency: "which physical host ran what".
  */
-import type { SessionId, SessionKind } from './session.js';
+import type { SessionEndReason, SessionId, SessionKind } from './session.js';
 import type { Instant } from './time.js';
 
 /**
@@ -11,14 +11,6 @@ import type { Instant } from './time.js';
  * process was still alive (it rejoined under a new session with the same host and pid).
  */
 export type SessionEnd = 'live' | 'ended' | 'rescued' | 'fenced';
-
-/**
- * Why an `ended` session ended: `stopped` by itself, its runner or `baton session end` (a clean
- * stop, Ctrl-C included); `died`: its process was gone and a restarted `baton up` on its host
- * took over (it was SIGKILLed, OOM-killed, or its machine rebooted). Sessions ended before
- * migration 0027 recorded no reason.
- */
-export type SessionEndReason = 'stopped' | 'died';
 
 /** How the job run under a claim ended, from its ledger rows, as `baton job show` tells it. */
 export interface IssueRun {

@@ -18,6 +18,14 @@ export type SessionKind = (typeof SESSION_KINDS)[number];
 
 export type SessionState = 'live' | 'ended' | 'stale';
 
+/**
+ * Why an `ended` session ended: `stopped` by itself, its runner or `baton session end` (a clean
+ * stop, Ctrl-C included); `died`: its process was gone and a restarted `baton up` on its host
+ * took over (it was SIGKILLed, OOM-killed, or its machine rebooted). Sessions ended before
+ * migration 0027 recorded no reason.
+ */
+export type SessionEndReason = 'stopped' | 'died';
+
 export interface Session {
   readonly id: SessionId;
   readonly kind: SessionKind;
@@ -29,6 +37,8 @@ export interface Session {
   /** Set when the session ended or was declared stale by recovery. */
   readonly endedAt: Instant | null;
   readonly state: SessionState;
+  /** Why it ended, when `ended` (null when live, stale, or ended before migration 0027). */
+  readonly endReason: SessionEndReason | null;
   /** How long the session may stay silent and still be live; null when it declared none. */
   readonly ttlMs: DurationMs | null;
 }

@@ -17,9 +17,7 @@ async function sessionEnd(store: Store, holder: string): Promise<Predecessor['se
   if (session === null) return null;
   if (session.state === 'live') return 'live';
   if (session.state === 'stale') return 'rescued';
-  const [ended] = await store.audit.list({ type: 'session:ended', session: session.id, limit: 1 });
-  const how = ended?.detail['how'];
-  return how === 'stopped' || how === 'died' ? how : 'ended';
+  return session.endReason ?? 'ended';
 }
 
 /** `, after session 7, which died (…)` or `…, which stepped down`; empty for term 1 or on no record. */

@@ -116,6 +116,7 @@ export interface SessionRow<E extends Encoding> {
   ended_at: E['time'] | null;
   state: string;
   ttl_ms: number | null;
+  end_reason: string | null;
 }
 
 export function sessionOf<E extends Encoding>(decode: RowDecoder<E>, row: SessionRow<E>): Session {
@@ -130,6 +131,7 @@ export function sessionOf<E extends Encoding>(decode: RowDecoder<E>, row: Sessio
     endedAt: instantOrNull(decode, row.ended_at),
     state: row.state as SessionState,
     ttlMs: row.ttl_ms,
+    endReason: row.end_reason as Session['endReason'],
   };
 }
 

@@ -99,11 +99,19 @@ for (const db of bothEngines()) {
         );
         assert.match(row(agents[0]?.session ?? 0), /k@\d+:requeued — agent killed by SIGKILL/);
 
+        const list = await c.baton('session', 'list');
+        assert.match(list.stdout, new RegExp(`^${daemons[0]?.session} +daemon +ended \\(died\\) `, 'm'));
+        assert.match(list.stdout, new RegExp(`^${daemons[1]?.session} +daemon +ended \\(stopped\\) `, 'm'));
+
         // The HTTP API's report and the dashboard's Sessions view say the same.
         const server = await startTestServer(c.url);
         try {
           const api = (await (await fetch(`${server.url}/v1/report/sessions`)).json()) as SessionReport[];
           assert.deepEqual(api, reports);
+          const one = await fetch(`${server.url}/v1/sessions/${daemons[0]?.session}`);
+          assert.equal(one.status, 200);
+          const session = (await one.json()) as { state: string; endReason: string | null };
+          assert.deepEqual([session.state, session.endReason], ['ended', 'died']);
           const page = await (await fetch(`${server.url}/sessions`)).text();
           assert.match(page, /<td>died \(process gone, host taken over\)<\/td>/);
           assert.match(page, /<td>stopped<\/td>/);

@@ -78,7 +78,7 @@ function sessionTable(sessions: readonly Session[]): string[] {
     sessions.map((session) => [
       String(session.id),
       session.kind,
-      session.state,
+      session.endReason === null ? session.state : `${session.state} (${session.endReason})`,
       session.host,
       String(session.pid),
       cell(session.name),

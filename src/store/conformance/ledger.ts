@@ -314,6 +314,10 @@ export function exerciseLedger(harness: Harness): void {
         await store.sessions.end(old.id);
         await raw.exec(`UPDATE sessions SET end_reason = NULL WHERE id = ${param(1)}`, [old.id]);
         const live = await givenSession(store, 'box-4');
+        assert.deepEqual(
+          [(await store.sessions.get(runner.id))?.endReason, (await store.sessions.get(live.id))?.endReason],
+          ['died', null],
+        );
         const by = new Map((await store.reports.sessions()).map((report) => [report.session, report]));
         const ends = [runner, agent, human, old, live].map((session) => {
           const report = by.get(session.id);

@@ -121,7 +121,8 @@ export const TASK_COLUMNS = `id, key, title, priority, project, assignee, labels
   holder_session_id, claimed_at, state, state_at, state_by, state_reason, gate, review_required, body, url,
   feedback`;
 
-export const SESSION_COLUMNS = 'id, kind, host, pid, name, started_at, heartbeat_at, ended_at, state, ttl_ms';
+export const SESSION_COLUMNS =
+  'id, kind, host, pid, name, started_at, heartbeat_at, ended_at, state, ttl_ms, end_reason';
 
 const JOB_FIELDS = [
   'id',

@@ -12,7 +12,7 @@ import { assert } from '../../core/assert.js';
 import type { FencedResult } from '../../core/claim.js';
 import { ConflictError, FencedError, NotFoundError } from '../../core/errors.js';
 import { PRIORITY_DEFAULT } from '../../core/validate.js';
-import type { SessionEndReason } from '../../core/session-report.js';
+import type { SessionEndReason } from '../../core/session.js';
 import type { SessionEndReport } from '../rescue.js';
 import type { Store } from '../store.js';
 import {
