@@ -43,7 +43,8 @@ SELECT
                 'outcome', CASE e.type WHEN 'job:requeued' THEN 'requeued' WHEN 'job:cancelled' THEN 'cancelled'
                   ELSE json_extract(e.detail, '$.status') END,
                 'reason', json_extract(e.detail, '$.reason'))
-            FROM audit_events sp JOIN audit_events e ON e.job_id = sp.job_id AND e.id > sp.id
+            FROM audit_events sp JOIN audit_events e
+              ON e.task_key = sp.task_key AND e.job_id = sp.job_id AND e.id > sp.id
             WHERE sp.session_id = c.session_id AND sp.type = 'job:spawned' AND sp.task_key = t.key
               AND e.type IN ('job:requeued', 'job:finished', 'job:cancelled')
             ORDER BY e.id LIMIT 1) AS run
