@@ -99,6 +99,41 @@ describeCli('baton as the README walks it', ({ setup }) => {
     );
   });
 
+  test('tells a release from an ended session that its session ended and who holds the task now', async () => {
+    const t = await setup();
+    await t.json(0, 'task', 'add', 'k1');
+    const a = await t.session();
+    const b = await t.session('--host', 'other-host');
+    assert.equal(await t.claim('k1', a), '1');
+    await t.json(0, 'session', 'end', a);
+    const release = async () =>
+      assertOneErrorLine(await t.run('release', 'k1', '--session', a, '--epoch', '1'), 3, 'release');
+    const hint = ' — stop working on it; start a new session to claim it again if you still need it$';
+    assert.match(
+      await release(),
+      new RegExp(
+        `^baton: the claim on k1 at epoch 1 is not current: its session has ended, and no one holds k1 now${hint}`,
+      ),
+    );
+    assert.equal(await t.claim('k1', b), '2');
+    const held = `k1 is held by session ${b} on other-host since \\S+ \\(epoch 2\\)`;
+    assert.match(
+      await release(),
+      new RegExp(
+        `^baton: the claim on k1 at epoch 1 is not current: its session has ended, and ${held}${hint}`,
+      ),
+    );
+    const refused = await t.json(3, 'release', 'k1', '--session', a, '--epoch', '1', '--outcome', 'done');
+    assert.deepEqual([refused['error'], refused['sessionEnded']], ['fenced', true]);
+    const shown = await t.json<{ task: { state: string }; holder: { session: number } }>(
+      0,
+      'task',
+      'show',
+      'k1',
+    );
+    assert.deepEqual([shown.task.state, shown.holder.session], ['open', Number(b)], 'nothing changed');
+  });
+
   test('refuses a --project no task has and none registered with exit 4, naming the known ones', async () => {
     const t = await setup();
     await t.json(0, 'task', 'add', 'a1', '--project', 'alpha');

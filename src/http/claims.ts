@@ -28,6 +28,6 @@ export async function releaseAs(baton: Coordinator, asker: Asker, asked: Release
   const what = `release ${key} epoch ${epoch} of session ${session}`;
   await allowAsker(baton, asker, 'release', { what, key, session });
   const released = await actingWith(asker.token, () => baton.release({ key, session, epoch, outcome }));
-  if (!released.ok) throw fencedRefusal(key, String(epoch), released.current);
+  if (!released.ok) throw fencedRefusal(key, String(epoch), released.current, released.sessionEnded);
   return { key, session, epoch, outcome: outcome ?? 'released' };
 }

@@ -307,8 +307,9 @@ export interface Store
      */
     acquire(params: ClaimAcquireParams): Promise<ClaimResult>;
     /**
-     * Releases the claim only if (session, epoch) is the live claim; `fenced` otherwise. Outcome
-     * `done` finishes an open task in the same step (to done, or in review when it requires it).
+     * Releases the claim only if (session, epoch) is the live claim; `fenced` otherwise, naming
+     * who holds the task now, with `sessionEnded` when the session has ended (or was rescued).
+     * Outcome `done` finishes an open task in the same step (to done, or in review when it requires it).
      */
     release(params: ClaimReleaseParams): Promise<FencedResult>;
     /**

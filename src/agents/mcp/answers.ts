@@ -58,8 +58,9 @@ async function fencedAnswer(
   { key, epoch }: ClaimRef,
   fenced: Fenced,
 ): Promise<CallToolResult> {
-  // A heartbeat says whether its session ended, a release or an effect does not: ask. A holder not
-  // named is looked up (an older `baton serve` named none for the heartbeat of an ended session).
+  // A heartbeat or a release says whether its session ended (a release from an older `baton serve`
+  // does not), an effect does not: ask. A holder not named is looked up (an older `baton serve`
+  // named none for the heartbeat of an ended session).
   const holder = fenced.current ?? (await ctx.client.showTask(key)).holder;
   const sid = ctx.session.current;
   const live =

@@ -33,7 +33,7 @@ export function registerClaim(program: Command): void {
       withApi(cmd, async (baton, out) => {
         const input = { key, session: options.session, epoch: options.epoch, outcome: options.outcome };
         const result = await baton.release(input);
-        if (!result.ok) throw fencedRefusal(key, options.epoch, result.current);
+        if (!result.ok) throw fencedRefusal(key, options.epoch, result.current, result.sessionEnded);
         const outcome = options.outcome ?? 'released';
         out.result(
           { key, session: Number(options.session), epoch: Number(options.epoch), outcome },

@@ -117,6 +117,38 @@ export function exerciseClaims(harness: Harness): void {
         assert.equal((await store.claims.current('t'))?.session, first.id);
       }));
 
+    test('fences the release of an ended or rescued session, saying so and naming who holds the task now', () =>
+      withFixture(harness, async ({ clocked, moveClock }) => {
+        const store = await clocked();
+        const ended = await givenSession(store);
+        const other = await givenSession(store, 'host-b');
+        await givenTask(store, 'k');
+        assert.ok((await store.claims.acquire({ key: 'k', session: ended.id })).ok);
+        await store.sessions.end(ended.id);
+        const release = async (session: number, epoch: number) => {
+          const ledger = (await store.audit.list()).length;
+          const result = await store.claims.release({ key: 'k', session, epoch, outcome: 'done' });
+          assert.equal((await store.audit.list()).length, ledger, 'a fenced release appends nothing');
+          return result;
+        };
+        const fenced = { ok: false, reason: 'fenced', current: null, sessionEnded: true };
+        assert.deepEqual(await release(ended.id, 1), fenced, 'no one holds k');
+        const taken = await store.claims.acquire({ key: 'k', session: other.id });
+        assert.ok(taken.ok);
+        const current = { session: other.id, host: 'host-b', since: taken.claim.claimedAt, epoch: 2 };
+        assert.deepEqual(await release(ended.id, 1), { ...fenced, current });
+        assert.deepEqual(await release(ended.id, 2), { ...fenced, current }, 'whatever the epoch');
+        const live = await givenSession(store);
+        assert.deepEqual(await release(live.id, 2), { ok: false, reason: 'fenced', current }, 'a live one');
+        assert.equal((await store.tasks.get('k'))?.state, 'open', 'the task is not finished');
+        // A session rescued as stale (its heartbeats stopped) is told the same.
+        await moveClock(120_000);
+        const policy = { backoffBaseMs: 0, backoffMaxMs: 0 };
+        await store.recovery.rescueStale({ staleAfterMs: 60_000, policy });
+        assert.equal((await store.sessions.get(other.id))?.state, 'stale');
+        assert.deepEqual(await release(other.id, 2), fenced, 'its claim was recovered with it');
+      }));
+
     test('refuses a heartbeat carrying an older epoch', () =>
       withFixture(harness, async ({ store }) => {
         const first = await givenSession(store);

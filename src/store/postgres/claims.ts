@@ -221,5 +221,9 @@ async function release(
   const state = await claimState(exec, params.key, params.session);
   if (state.task_id === null) throw new NotFoundError('task', params.key);
   if (state.session_state === null) throw sessionNotFound(params.session);
+  // An ended (or rescued) session is told so, as its heartbeat is: its claims ended with it.
+  if (state.session_state !== 'live') {
+    return { ok: false, reason: 'fenced', current: holderOf(state), sessionEnded: true };
+  }
   return { ok: false, reason: 'fenced', current: holderOf(state) };
 }

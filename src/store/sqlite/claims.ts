@@ -136,7 +136,7 @@ export function sqliteClaims(exec: SqliteExecutor): Sync<Store['claims']> {
 function release(exec: SqliteExecutor, params: Parameters<Store['claims']['release']>[0]): FencedResult {
   const task = taskRow(exec, params.key);
   if (task === undefined) throw new NotFoundError('task', params.key);
-  sessionRow(exec, params.session, false);
+  const session = sessionRow(exec, params.session, false);
   const now = exec.now();
   const changed = exec
     .prepare(
@@ -144,7 +144,13 @@ function release(exec: SqliteExecutor, params: Parameters<Store['claims']['relea
        WHERE task_id = ? AND session_id = ? AND epoch = ? AND released_at IS NULL`,
     )
     .run(now, params.outcome, task.id, params.session, params.epoch).changes;
-  if (changed === 0) return { ok: false, reason: 'fenced', current: holderOf(exec, task.id) };
+  if (changed === 0) {
+    const current = holderOf(exec, task.id);
+    // An ended (or rescued) session is told so, as its heartbeat is: its claims ended with it.
+    return session.state === 'live'
+      ? { ok: false, reason: 'fenced', current }
+      : { ok: false, reason: 'fenced', current, sessionEnded: true };
+  }
   exec.prepare('UPDATE tasks SET holder_session_id = NULL, claimed_at = NULL WHERE id = ?').run(task.id);
   appendAudit(exec, {
     at: now,
