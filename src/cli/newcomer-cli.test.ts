@@ -1,6 +1,7 @@
 /**
  * End-to-end tests of what a newcomer walking the README met: the wording of a job without
- * progress marks, an unknown project or label, an epoch never granted, and files `baton audit` cannot use.
+ * progress marks, an unknown project or label (to `next` and `task list`), an epoch never granted, a release
+ * from an ended session, and files `baton audit` cannot use.
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -166,5 +167,25 @@ describeCli('baton as the README walks it', ({ setup }) => {
     // A label only a done task has is known, and just has nothing eligible.
     await hasNothingFor(t, 'label', 'legacy');
     assert.equal((await t.json(0, 'next', '--label', 'ui', '--session', await t.session()))['key'], 'a1');
+  });
+
+  test('lists the tasks with a --label, done ones included, and refuses a label no task has with exit 4', async () => {
+    const t = await setup();
+    await t.json(0, 'task', 'add', 'a1', '--label', 'ui');
+    await t.json(0, 'task', 'add', 'old', '--label', 'legacy', '--label', 'ui');
+    await t.json(0, 'task', 'add', 'plain');
+    await t.json(0, 'close', 'old', '--done');
+    const keys = async (...args: string[]) =>
+      (await t.json<{ key: string }[]>(0, 'task', 'list', ...args)).map((task) => task.key);
+    assert.deepEqual(await keys('--label', 'ui'), ['a1', 'old']);
+    assert.deepEqual(await keys('--label', 'legacy'), ['old']);
+    const empty = await t.run('task', 'list', '--label', 'legacy', '--state', 'open');
+    assert.deepEqual([empty.code, empty.stdout], [0, 'no tasks\n'], 'a known label, nothing left: no tasks');
+    const before = await t.counts();
+    const line = assertOneErrorLine(await t.run('task', 'list', '--label', 'nope'), 4, 'unknown label');
+    assert.equal(line, 'baton: label nope not found — known labels: legacy, ui');
+    const refused = await t.json(4, 'task', 'list', '--label', 'nope');
+    assert.deepEqual([refused['error'], refused['message']], ['not_found', 'label nope not found']);
+    assert.deepEqual(await t.counts(), before, 'nothing written');
   });
 });

@@ -177,8 +177,13 @@ export class Coordinator {
     return { task, claim, holder, jobs, history, prs };
   }
 
-  listTasks(input: TaskListInput = {}): Promise<readonly Task[]> {
-    return this.store.tasks.list(parseTaskList(input));
+  /** Tasks by priority, then key; NotFoundError for a label no task has (a typo, not an empty filter). */
+  async listTasks(input: TaskListInput = {}): Promise<readonly Task[]> {
+    const params = parseTaskList(input);
+    const tasks = await this.store.tasks.list(params);
+    if (tasks.length === 0 && params.label !== undefined)
+      await this.lifecycle.refuseUnknownLabel(params.label);
+    return tasks;
   }
 
   startSession(input: SessionStartInput): Promise<Session> {

@@ -73,6 +73,7 @@ export interface TaskListInput {
   readonly project?: unknown;
   readonly assignee?: unknown;
   readonly state?: unknown;
+  readonly label?: unknown;
   readonly limit?: unknown;
 }
 
@@ -190,6 +191,7 @@ export function parseTaskList(input: TaskListInput): TaskListParams {
     project: optional(input.project, (value) => validateName('project', value)),
     assignee: optional(input.assignee, (value) => validateName('assignee', value)),
     state: optional(input.state, (value) => validateOneOf('task state', value, TASK_STATES)),
+    label: optional(input.label, (value) => validateName('label', value)),
     limit: limit(input.limit),
   };
 }

@@ -198,9 +198,9 @@ export class Lifecycle {
   /**
    * Refuses a label that no task has, in any state (done and closed tasks too): labels live on
    * tasks alone, so a label is known while some task carries it. The hint names the known ones
-   * when they are few.
+   * when they are few. `next` and `task list` both ask it.
    */
-  private async refuseUnknownLabel(label: string): Promise<void> {
+  async refuseUnknownLabel(label: string): Promise<void> {
     if ((await this.store.tasks.list({ label, limit: 1 })).length > 0) return;
     const tasks = await this.store.tasks.list({ limit: LIST_LIMIT_MAX });
     const names = [...new Set(tasks.flatMap((task) => task.labels))].sort();

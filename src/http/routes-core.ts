@@ -113,8 +113,8 @@ function taskRoutes(app: Api, baton: Coordinator): void {
       method: 'get',
       path: '/v1/tasks',
       tags: ['tasks'],
-      request: { query: Query(['project', 'assignee', 'state', 'limit']) },
-      responses: ok('tasks by priority, then key'),
+      request: { query: Query(['project', 'assignee', 'state', 'label', 'limit']) },
+      responses: ok('tasks by priority, then key; 404 for a label no task has'),
     }),
     async (context) => result(context, await baton.listTasks(context.req.valid('query'))),
   );

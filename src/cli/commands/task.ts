@@ -62,20 +62,7 @@ export function registerTask(program: Command): void {
       }),
     );
 
-  task
-    .command('list')
-    .description('list tasks by priority, then key')
-    .option('--project <name>', 'only this project')
-    .option('--assignee <name>', 'only this assignee')
-    .option('--state <state>', 'only tasks in this state: open, in_review, done, closed or escalated')
-    .option('--limit <n>', 'at most this many (default and maximum 1000)')
-    .action(
-      (options: { project?: string; assignee?: string; state?: string; limit?: string }, cmd: Command) =>
-        withApi(cmd, async (baton, out) => {
-          const tasks = await baton.listTasks(options);
-          out.result(tasks, () => taskTable(tasks));
-        }),
-    );
+  registerTaskList(task);
 
   task
     .command('show <key>')
@@ -89,6 +76,32 @@ export function registerTask(program: Command): void {
     );
 
   registerTaskSet(task);
+}
+
+interface ListOptions {
+  readonly project?: string;
+  readonly assignee?: string;
+  readonly state?: string;
+  readonly label?: string;
+  readonly limit?: string;
+}
+
+/** `baton task list`: a label no task has exits 4 naming the known ones, as `next --label` does. */
+function registerTaskList(task: Command): void {
+  task
+    .command('list')
+    .description('list tasks by priority, then key')
+    .option('--project <name>', 'only this project')
+    .option('--assignee <name>', 'only this assignee')
+    .option('--state <state>', 'only tasks in this state: open, in_review, done, closed or escalated')
+    .option('--label <name>', 'only tasks with this label; exits 4 for a label no task has')
+    .option('--limit <n>', 'at most this many (default and maximum 1000)')
+    .action((options: ListOptions, cmd: Command) =>
+      withApi(cmd, async (baton, out) => {
+        const tasks = await baton.listTasks(options);
+        out.result(tasks, () => taskTable(tasks));
+      }),
+    );
 }
 
 function taskTable(tasks: readonly Task[]): string[] {
