@@ -256,8 +256,16 @@ export class Coordinator {
     return this.store.jobs.cancel({ id: job.id, actor: by.name, by: by.session });
   }
 
-  audit(input: AuditInput = {}): Promise<readonly AuditEntry[]> {
-    return this.store.audit.list(parseAudit(input));
+  /**
+   * Ledger rows, oldest first. No rows for a task no one added (its first page: no `after`) is a
+   * typo, not an empty history: NotFoundError, found by one light lookup of the task alone.
+   */
+  async audit(input: AuditInput = {}): Promise<readonly AuditEntry[]> {
+    const params = parseAudit(input);
+    const entries = await this.store.audit.list(params);
+    if (entries.length === 0 && params.key !== undefined && params.afterId === undefined)
+      await this.getTask(params.key);
+    return entries;
   }
 
   /** Who holds a lease (by default the dispatcher's), judged on the database clock. */

@@ -330,7 +330,9 @@ function clusterRoutes(app: Api, baton: Coordinator): void {
       path: '/v1/audit',
       tags: ['ledger'],
       request: { query: Query(['key', 'session', 'job', 'type', 'after', 'limit']) },
-      responses: ok('ledger rows, oldest first, each with the token that wrote it'),
+      responses: ok(
+        'ledger rows, oldest first, each with the token that wrote it; 404 for a key no task has',
+      ),
     }),
     async (context) => {
       const query = context.req.valid('query');

@@ -1,7 +1,8 @@
 /**
  * `GET /v1/tasks?label=L`: the tasks with that label, in any state; a label no task has is 404
  * `label L not found` naming the known ones, as `POST /v1/next` says of it, not an empty list that
- * reads as "nothing to do". A real `baton serve` on both engines.
+ * reads as "nothing to do". Likewise `GET /v1/audit?key=K` for a task no one added: 404, not an
+ * empty history. A real `baton serve` on both engines.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -43,6 +44,31 @@ for (const db of bothEngines()) {
           [error.code, error.message, error.hint],
           ['not_found', 'label nope not found', 'known labels: legacy, ui'],
         );
+      } finally {
+        await server.stop();
+        await store.close();
+      }
+    });
+
+    test('answers 404 to the ledger of a task no one added, and the rows of a known one', async () => {
+      const url = await db.fresh();
+      const store = await openStore(url);
+      const server = await serve(url);
+      try {
+        const { secret } = await store.tokens.create({ scope: 'operator', name: 'audit-test' });
+        await store.tasks.add({ key: 'a1' });
+        const audit = (query: string) => call(server.url, 'GET', `/v1/audit${query}`, { token: secret });
+        const refused = await audit('?key=nope');
+        assert.equal(refused.status, 404, JSON.stringify(refused.body));
+        const error = refused.body['error'] as { code: string; message: string };
+        assert.deepEqual([error.code, error.message], ['not_found', 'task nope not found']);
+        const known = await audit('?key=a1');
+        assert.equal(known.status, 200, JSON.stringify(known.body));
+        assert.deepEqual(
+          (known.body as unknown as { type: string }[]).map((entry) => entry.type),
+          ['task:added'],
+        );
+        assert.deepEqual((await audit('?key=a1&type=job:stalled')).body, [], 'known, no such rows');
       } finally {
         await server.stop();
         await store.close();

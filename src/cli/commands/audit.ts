@@ -27,10 +27,8 @@ export function registerAudit(program: Command): void {
     .option('--limit <n>', 'at most this many (default and maximum 1000)')
     .action((options: AuditOptions, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
+        // A task no one ever added is a typo, not an empty history: the coordinator refuses it (exit 4).
         const entries = await baton.audit({ ...options, key: options.task });
-        // No entries for a task no one ever added is a typo, not an empty history: exit 4.
-        if (entries.length === 0 && options.task !== undefined && options.after === undefined)
-          await baton.showTask(options.task);
         out.result(entries, () => (entries.length === 0 ? ['no entries'] : entries.map(auditLine)));
       }),
     );
