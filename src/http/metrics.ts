@@ -6,9 +6,10 @@
  * count ledger rows (`job:started`, and `job:claimed` with `started: true`), so a ledger prune
  * shows as a counter reset, which Prometheus handles.
  *
- * The store latency is this process's own: the composition root wraps its Store with
- * `timedStore(store, storeLatencyObserver(registry))` (store/timed.ts). So is the count of claims
- * and releases answered without Hono (shortWayCounter, given to fastClaims by server.ts).
+ * The store latency is this process's own: the composition root wraps its Store once with
+ * `timedStore(store, storeLatencyObserver(registry))` (meterStore in server.ts) and gives the
+ * wrapped one to every user (`baton up`: the server, runner, dispatcher and leader duties), so each
+ * call counts once. So is the count of claims and releases answered without Hono (shortWayCounter).
  */
 import { Hono } from 'hono';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';

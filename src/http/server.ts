@@ -56,11 +56,27 @@ export interface ServeOptions {
   readonly routes?: readonly Hono[] | undefined;
 }
 
-/** Serves the API, /metrics and the dashboard on the store, which it wraps to time its calls. */
-export async function serveHttp(store: Store, options: ServeOptions): Promise<HttpServer> {
-  checkBind(options.bind, options.auth);
+/** A store whose every call is timed into the registry's histogram, and that registry, which /metrics serves. */
+export interface MeteredStore {
+  readonly store: Store;
+  readonly registry: Registry;
+}
+
+/**
+ * Wraps the store once to time its calls (store/timed.ts) into a new registry. The process gives
+ * every user of the store the wrapped one (in `baton up`: the server, the runner, the dispatcher
+ * and the leader's duties), so /metrics counts each store call of the process, and counts it once.
+ */
+export function meterStore(store: Store): MeteredStore {
   const registry = new Registry();
-  const coordinator = new Coordinator(timedStore(store, storeLatencyObserver(registry)));
+  return { store: timedStore(store, storeLatencyObserver(registry)), registry };
+}
+
+/** Serves the API, /metrics and the dashboard on the metered store (meterStore). */
+export async function serveHttp(metered: MeteredStore, options: ServeOptions): Promise<HttpServer> {
+  checkBind(options.bind, options.auth);
+  const { registry } = metered;
+  const coordinator = new Coordinator(metered.store);
   const app = httpApp({
     coordinator,
     auth: options.auth,

@@ -15,7 +15,7 @@ import { Hono } from 'hono';
 import { parseRepo } from '../../src/core/github.js';
 import { closingReferences, githubWebhookRoutes } from '../../src/github/webhook.js';
 import { parseBind } from '../../src/http/bind.js';
-import { serveHttp } from '../../src/http/server.js';
+import { meterStore, serveHttp } from '../../src/http/server.js';
 import { BODY_MAX, WEBHOOK_BODY_MAX } from '../../src/http/app.js';
 import { bothEngines } from '../support/databases.js';
 import { serve as batonServe } from '../http/support.js';
@@ -260,7 +260,7 @@ for (const db of bothEngines()) {
 
     test('served by the HTTP server with --auth required: the webhook needs its signature, not a bearer token', async () => {
       const f = await githubFixture(db);
-      const server = await serveHttp(f.store, {
+      const server = await serveHttp(meterStore(f.store), {
         bind: parseBind('127.0.0.1:0'),
         auth: 'required',
         routes: [f.backlog.webhook(SECRET)],

@@ -7,7 +7,7 @@ import { resolve as resolvePath } from 'node:path';
 import { validateOneOf } from '../../core/validate.js';
 import type { AuthMode } from '../../http/auth.js';
 import { HTTP_DEFAULT, parseBind, servingLine, type Bind, type HttpServer } from '../../http/bind.js';
-import type { ServeOptions } from '../../http/server.js';
+import type { MeteredStore, ServeOptions } from '../../http/server.js';
 import type { Store } from '../../store/store.js';
 import { collect, withStore } from '../run.js';
 import { InvalidInputError } from '../../core/errors.js';
@@ -36,12 +36,19 @@ export function parseHttpFlags(flags: HttpFlags): { bind: Bind | null; auth: Aut
 }
 
 /**
- * Serves the HTTP surface, loading the server only now: it brings hono, zod and prom-client, which
- * would otherwise cost every CLI call about 0.6 s of CPU at start (src/http/bind.ts).
+ * The store wrapped to time its calls for /metrics (meterStore), loading the server only now: it
+ * brings hono, zod and prom-client, which would otherwise cost every CLI call about 0.6 s of CPU
+ * at start (src/http/bind.ts). Give the wrapped store to every user of the store in the process.
  */
-export async function serveHttpLazily(store: Store, options: ServeOptions): Promise<HttpServer> {
+export async function meterStoreLazily(store: Store): Promise<MeteredStore> {
+  const { meterStore } = await import('../../http/server.js');
+  return meterStore(store);
+}
+
+/** Serves the HTTP surface on the metered store (meterStoreLazily). */
+export async function serveHttpLazily(metered: MeteredStore, options: ServeOptions): Promise<HttpServer> {
   const { serveHttp } = await import('../../http/server.js');
-  return serveHttp(store, options);
+  return serveHttp(metered, options);
 }
 
 interface ServeFlags extends HttpFlags, GithubFlags {
@@ -65,14 +72,16 @@ export function registerServe(program: Command): void {
     const { bind, auth } = parseHttpFlags(flags);
     checkGithubOnly(flags);
     if (flags.github !== undefined) checkWebhookFlags(flags.github, flags);
-    return withStore(cmd, async (store) => {
+    return withStore(cmd, async (raw) => {
+      const metered = await meterStoreLazily(raw);
+      const { store } = metered;
       const log = (line: string): void => void process.stdout.write(`${terminalText(line)}\n`);
       const backlog = flags.github === undefined ? null : await backlogFrom(store, flags.github, flags, log);
       const routes = webhookOf(backlog, flags.githubLabel ?? []);
       // The runners' log folder, where a `baton up` started here keeps it: the job page shows the
       // output of every run it finds there, and says where the output is for the others.
       const dashboard = { logDir: resolvePath('.baton', 'logs') };
-      const server = await serveHttpLazily(store, {
+      const server = await serveHttpLazily(metered, {
         bind: bind ?? parseBind(HTTP_DEFAULT),
         auth,
         routes,

@@ -25,7 +25,7 @@ import { existsSync } from 'node:fs';
 import { checkAnchorFile } from '../../coordinator/ledger/anchor.js';
 import { keyFilePath, loadKeyFile } from '../../coordinator/ledger/keys.js';
 import { servingLine } from '../../http/bind.js';
-import { parseHttpFlags, serveHttpLazily, type HttpFlags } from './serve.js';
+import { meterStoreLazily, parseHttpFlags, serveHttpLazily, type HttpFlags } from './serve.js';
 
 import { validateDuration } from '../../core/validate.js';
 import {
@@ -279,7 +279,10 @@ function up(flags: UpFlags, cmd: Command): Promise<void> {
   if (flags.github !== undefined) checkGithubFlags(flags.github, flags);
   // Checked before the store opens, as every flag: a bad value makes no database file.
   const everyMs = validateDuration('--github-every', flags.githubEvery ?? '60s', 1000, 86_400_000);
-  return withStore(cmd, async (store, out) => {
+  return withStore(cmd, async (raw, out) => {
+    // Served: every store call of the process (server, runner, dispatcher, duties) is timed for /metrics.
+    const metered = bind === null ? null : await meterStoreLazily(raw);
+    const store = metered?.store ?? raw;
     const stop = new AbortController();
     const leave = (): void => stop.abort();
     process.once('SIGINT', leave);
@@ -301,7 +304,9 @@ function up(flags: UpFlags, cmd: Command): Promise<void> {
     const rssMb = (pid: number): number | null => memoryByPid.get(pid) ?? null;
     const dashboard = { logDir: options.logDir, hostName: options.host, rssMb };
     const server =
-      bind === null ? null : await serveHttpLazily(store, { bind, auth, dashboard, routes: webhook });
+      metered === null || bind === null
+        ? null
+        : await serveHttpLazily(metered, { bind, auth, dashboard, routes: webhook });
     // The URL line comes last of the start-up lines (joined, containment, leading), so that a
     // newcomer's `npm start` ends with it: once the log has been quiet a moment, or 3 s after the
     // join.
