@@ -16,6 +16,11 @@ import { AgentReach } from './agent-token.js';
 import { settleWorkspace, type RunDirectory } from './run-workspace.js';
 
 type Guard = { readonly id: number; readonly session: number; readonly epoch: number };
+/** What the start of a run reads of the runner's options (beginRun): no more, so a test can give just that. */
+type BeginOptions = Pick<
+  AgentRunOptions,
+  'store' | 'clock' | 'host' | 'log' | 'policy' | 'heartbeatIntervalMs' | 'sessionTtlMs'
+>;
 type ClaimRef = { readonly session: number; readonly key: string; readonly epoch: number };
 
 /** The name of the agent session a run makes for job `jobId` (the runner knows an orphan by it). */
@@ -33,7 +38,7 @@ export const agentSessionName = (jobId: number): string => `job ${jobId}`;
  * it was made.
  */
 export async function beginRun(
-  options: AgentRunOptions,
+  options: BeginOptions,
   job: Job,
   guard: Guard,
 ): Promise<{ session: Session; claim: Claim | null } | null> {
@@ -90,7 +95,7 @@ export async function beginRun(
  * cancelled: `baton cancel 7; baton retry 7`) and whose runner is still stopping its agent: that
  * claim goes once the agent's tree is dead, or with its session's TTL (run-start.ts names it).
  */
-async function heldByStoppingRun(options: AgentRunOptions, job: Job, holder: number): Promise<boolean> {
+async function heldByStoppingRun(options: BeginOptions, job: Job, holder: number): Promise<boolean> {
   const session = await options.store.sessions.get(holder);
   const earlier = /^job (\d+)$/.exec(session?.name ?? '');
   if (session?.kind !== 'agent' || session.state !== 'live' || earlier === null) return false;
@@ -108,7 +113,7 @@ async function heldByStoppingRun(options: AgentRunOptions, job: Job, holder: num
  * stands (a held task still ends the job `cancelled`).
  */
 async function waitOutStoppingRun(
-  options: AgentRunOptions,
+  options: BeginOptions,
   job: Job,
   guard: Guard,
   session: Session,

@@ -1,0 +1,83 @@
+/**
+ * The start of a run (run-start.ts, beginRun) when the task was claimed between the dispatcher's
+ * placement and the runner's start: the job goes back to the queue at once with its attempt given
+ * back and the holder named as the reason, its run's agent session is not left holding anything,
+ * and the claim stays with the session that took it. Made to happen deterministically: place,
+ * claim from another session, then start. Real stores on both engines.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ATTEMPT_GIVEN_BACK } from '../core/retry.js';
+import { openStore } from '../store/open.js';
+import { bothEngines } from '../../test/support/databases.js';
+import { systemClock } from './clock.js';
+import { beginRun } from './run-start.js';
+
+const POLICY = { backoffBaseMs: 60_000, backoffMaxMs: 60_000 };
+
+for (const db of bothEngines()) {
+  describe(`${db.name}: a run's start`, () => {
+    test('gives the job back at its old attempt, naming the holder, when a claim landed after placement', async () => {
+      const store = await openStore(await db.fresh());
+      try {
+        const runner = await store.sessions.start({ kind: 'daemon', host: 'box-1', pid: 1 });
+        await store.hosts.register({
+          name: 'box-1',
+          session: runner.id,
+          enabled: true,
+          ramTotalMb: 8000,
+          ramReservedMb: 0,
+          ramFreeMb: 8000,
+          slotsMax: 4,
+        });
+        const lease = await store.leases.acquire({ name: 'dispatcher', holder: 'leader', ttlMs: 60_000 });
+        assert.ok(lease.ok);
+        const term = { lease: 'dispatcher', holder: 'leader', term: lease.lease.term };
+        const { job: queued } = await store.jobs.enqueue({ key: 'k' });
+        const placed = await store.dispatch.place({ id: queued.id, host: 'box-1', term });
+        assert.ok(placed.ok);
+        assert.equal(placed.job.status, 'claimed');
+
+        // The claim lands between the placement and the start.
+        const human = await store.sessions.start({ kind: 'human', host: 'laptop', pid: 9 });
+        const taken = await store.claims.acquire({ key: 'k', session: human.id });
+        assert.ok(taken.ok);
+
+        const lines: string[] = [];
+        const options = {
+          store,
+          clock: systemClock,
+          host: 'box-1',
+          log: (line: string) => lines.push(line),
+          policy: POLICY,
+          heartbeatIntervalMs: 1000,
+          sessionTtlMs: 10_000,
+        };
+        const guard = { id: placed.job.id, session: runner.id, epoch: placed.job.epoch };
+        const begun = await beginRun(options, placed.job, guard);
+
+        assert.ok(begun !== null, 'the start itself was not refused');
+        assert.equal(begun.claim, null, 'the run must not go on');
+        const since = new Date(taken.claim.claimedAt).toISOString();
+        const reason = `task held by session ${human.id} on laptop since ${since}`;
+        const after = await store.jobs.get(queued.id);
+        assert.deepEqual(
+          [after?.status, after?.attempt, after?.session, after?.host],
+          ['queued', queued.attempt, null, null],
+          'queued again at its old attempt, on no host',
+        );
+        assert.ok(after !== null && after.runAfter <= (await store.now()), 'at once, with no backoff');
+        const why = `${reason}${ATTEMPT_GIVEN_BACK}`;
+        assert.equal(after?.reason, `requeued: ${why}`);
+        const requeued = (await store.audit.list({ jobId: queued.id, type: 'job:requeued' })).at(-1);
+        assert.deepEqual(requeued?.detail, { reason: why, attempt: queued.attempt });
+        assert.deepEqual(lines, [`job ${queued.id} k: ${reason}: back to the queue as queued`]);
+        assert.equal((await store.claims.current('k'))?.session, human.id, 'the claim stays with its taker');
+        const history = await store.claims.history('k');
+        assert.equal(history.length, 1, "the run's agent session was granted nothing");
+      } finally {
+        await store.close();
+      }
+    });
+  });
+}
