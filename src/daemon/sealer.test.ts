@@ -116,3 +116,37 @@ test("an anchor file's missing folders are made one by one; under /proc that fai
   assert.equal(child.signal, null, 'it returned instead of hanging');
   assert.match(child.stderr, /ENOENT|EACCES|EROFS/);
 });
+
+test('under load the next round comes after 100 ms, not the interval; idle, after the interval', async () => {
+  const given = await setup();
+  const { store } = given;
+  // The pauses the sealer asks its clock for, the real clock doing the waiting.
+  const pauses: number[] = [];
+  const clock = {
+    ...systemClock,
+    sleep: (ms: number, signal?: AbortSignal) => {
+      pauses.push(ms);
+      return systemClock.sleep(Math.min(ms, 20), signal);
+    },
+  };
+  for (let n = 0; n < 1100; n++) await store.tasks.add({ key: `busy-${n}` });
+  const sealer = new LedgerSealer({
+    store,
+    signer: given.signer,
+    leading: () => true,
+    clock,
+    intervalMs: 2000,
+    anchorFile: null,
+  });
+  try {
+    const rounds: number[] = [];
+    sealer.on('sealed', (sealed) => rounds.push(sealed.reduce((sum, c) => sum + c.rowCount, 0)));
+    sealer.start();
+    while (pauses.length < 3) await new Promise((r) => setTimeout(r, 10));
+    assert.ok((rounds[0] ?? 0) >= 1024, `the first round sealed ${rounds[0]} rows`);
+    assert.deepEqual(pauses.slice(0, 3), [2000, 100, 2000], 'busy after 1,100 rows, then idle');
+  } finally {
+    await sealer.stop();
+    await store.close();
+  }
+});

@@ -251,7 +251,10 @@ function upFlags(upCommand: Command): Command {
       '--ledger-key <file>',
       'seal the ledger while leading, with this key (default .baton/ledger.key if present)',
     )
-    .option('--seal-interval <seconds>', 'how often the leader seals the ledger (default 2)')
+    .option(
+      '--seal-interval <seconds>',
+      'how often the leader seals the ledger (default 2; every 0.1 s while writers keep it busy)',
+    )
     .option(
       '--ledger-anchor <file>',
       'append an anchor line per checkpoint sealed to this file; its newest line must still match',
