@@ -188,4 +188,23 @@ describeCli('baton as the README walks it', ({ setup }) => {
     assert.deepEqual([refused['error'], refused['message']], ['not_found', 'label nope not found']);
     assert.deepEqual(await t.counts(), before, 'nothing written');
   });
+
+  test('refuses a --project no task has and no one registered with exit 4; a known one may be empty', async () => {
+    const t = await setup();
+    await t.json(0, 'task', 'add', 'a1', '--project', 'web');
+    await t.json(0, 'task', 'add', 'a2', '--project', 'api');
+    await t.json(0, 'close', 'a2', '--done');
+    const empty = await t.run('task', 'list', '--project', 'api', '--state', 'open');
+    assert.deepEqual(
+      [empty.code, empty.stdout],
+      [0, 'no tasks\n'],
+      'a known project, nothing left: no tasks',
+    );
+    const before = await t.counts();
+    const line = assertOneErrorLine(await t.run('task', 'list', '--project', 'nope'), 4, 'unknown project');
+    assert.equal(line, 'baton: project nope not found — known projects: api, web');
+    const refused = await t.json(4, 'task', 'list', '--project', 'nope');
+    assert.deepEqual([refused['error'], refused['message']], ['not_found', 'project nope not found']);
+    assert.deepEqual(await t.counts(), before, 'nothing written');
+  });
 });

@@ -177,12 +177,14 @@ export class Coordinator {
     return { task, claim, holder, jobs, history, prs };
   }
 
-  /** Tasks by priority, then key; NotFoundError for a label no task has (a typo, not an empty filter). */
+  /**
+   * Tasks by priority, then key; NotFoundError for a project or a label no task has (a typo, not
+   * an empty filter), as `next` refuses them.
+   */
   async listTasks(input: TaskListInput = {}): Promise<readonly Task[]> {
     const params = parseTaskList(input);
     const tasks = await this.store.tasks.list(params);
-    if (tasks.length === 0 && params.label !== undefined)
-      await this.lifecycle.refuseUnknownLabel(params.label);
+    if (tasks.length === 0) await this.lifecycle.refuseUnknown(params.project, params.label);
     return tasks;
   }
 

@@ -189,8 +189,11 @@ export class Lifecycle {
     return { ok: false, gated };
   }
 
-  /** Refuses a project or a label given that is a typo rather than a filter with nothing in it. */
-  private async refuseUnknown(project: string | undefined, label: string | undefined): Promise<void> {
+  /**
+   * Refuses a project or a label given that is a typo rather than a filter with nothing in it.
+   * `next` and `task list` both ask it.
+   */
+  async refuseUnknown(project: string | undefined, label: string | undefined): Promise<void> {
     if (project !== undefined) await this.refuseUnknownProject(project);
     if (label !== undefined) await this.refuseUnknownLabel(label);
   }
@@ -198,9 +201,9 @@ export class Lifecycle {
   /**
    * Refuses a label that no task has, in any state (done and closed tasks too): labels live on
    * tasks alone, so a label is known while some task carries it. The hint names the known ones
-   * when they are few. `next` and `task list` both ask it.
+   * when they are few.
    */
-  async refuseUnknownLabel(label: string): Promise<void> {
+  private async refuseUnknownLabel(label: string): Promise<void> {
     if ((await this.store.tasks.list({ label, limit: 1 })).length > 0) return;
     const tasks = await this.store.tasks.list({ limit: LIST_LIMIT_MAX });
     const names = [...new Set(tasks.flatMap((task) => task.labels))].sort();
