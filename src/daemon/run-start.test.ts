@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { ATTEMPT_GIVEN_BACK } from '../core/retry.js';
 import { openStore } from '../store/open.js';
 import { bothEngines } from '../../test/support/databases.js';
+import { placedOnBox1 } from '../../test/support/placed-job.js';
 import { systemClock } from './clock.js';
 import { beginRun } from './run-start.js';
 
@@ -20,22 +21,8 @@ for (const db of bothEngines()) {
     test('gives the job back at its old attempt, naming the holder, when a claim landed after placement', async () => {
       const store = await openStore(await db.fresh());
       try {
-        const runner = await store.sessions.start({ kind: 'daemon', host: 'box-1', pid: 1 });
-        await store.hosts.register({
-          name: 'box-1',
-          session: runner.id,
-          enabled: true,
-          ramTotalMb: 8000,
-          ramReservedMb: 0,
-          ramFreeMb: 8000,
-          slotsMax: 4,
-        });
-        const lease = await store.leases.acquire({ name: 'dispatcher', holder: 'leader', ttlMs: 60_000 });
-        assert.ok(lease.ok);
-        const term = { lease: 'dispatcher', holder: 'leader', term: lease.lease.term };
-        const { job: queued } = await store.jobs.enqueue({ key: 'k' });
-        const placed = await store.dispatch.place({ id: queued.id, host: 'box-1', term });
-        assert.ok(placed.ok);
+        const { runner, queued, job: placedJob } = await placedOnBox1(store, 'k');
+        const placed = { job: placedJob };
         assert.equal(placed.job.status, 'claimed');
 
         // The claim lands between the placement and the start.

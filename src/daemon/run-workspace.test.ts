@@ -11,29 +11,16 @@ import { join } from 'node:path';
 import { openStore } from '../store/open.js';
 import type { Store } from '../store/store.js';
 import { bothEngines } from '../../test/support/databases.js';
+import { placedOnBox1 } from '../../test/support/placed-job.js';
 import { settleWorkspace } from './run-workspace.js';
 
 const POLICY = { backoffBaseMs: 60_000, backoffMaxMs: 60_000 };
 
 /** A host `box-1` with its runner, a leader, and job `k` placed on it (with `workspace`), started, claimed. */
 async function givenRun(store: Store, workspace?: string) {
-  const runner = await store.sessions.start({ kind: 'daemon', host: 'box-1', pid: 1 });
-  await store.hosts.register({
-    name: 'box-1',
-    session: runner.id,
-    enabled: true,
-    ramTotalMb: 8000,
-    ramReservedMb: 0,
-    ramFreeMb: 8000,
-    slotsMax: 4,
-  });
-  const lease = await store.leases.acquire({ name: 'dispatcher', holder: 'leader', ttlMs: 60_000 });
-  assert.ok(lease.ok);
-  const term = { lease: 'dispatcher', holder: 'leader', term: lease.lease.term };
-  const { job } = await store.jobs.enqueue({ key: 'k' });
-  const placed = await store.dispatch.place({ id: job.id, host: 'box-1', term, workspace });
-  assert.ok(placed.ok);
-  const guard = { id: job.id, session: runner.id, epoch: placed.job.epoch };
+  const { runner, job, term } = await placedOnBox1(store, 'k', workspace);
+  const placed = { job };
+  const guard = { id: job.id, session: runner.id, epoch: job.epoch };
   await store.jobs.start(guard);
   const agent = await store.sessions.start({ kind: 'agent', host: 'box-1', pid: 2 });
   const claim = await store.claims.acquire({ key: 'k', session: agent.id });
