@@ -13,15 +13,15 @@ const RECENT = 100;
  */
 const WINDOW_IDS = 50_000;
 
-/** The newest row of `type` for the lease's `term` with an id above `floorId`, or null. */
+/** The newest row of `type` for the lease's `term` with an id in (floorId, topId], or null. */
 async function termRow(
   store: Store,
   type: 'lease:acquired' | 'lease:resigned',
   term: number,
   floorId: number,
+  topId: number,
 ): Promise<AuditEntry | null> {
-  const [newest] = await store.audit.list({ newestFirst: true, limit: 1 });
-  for (let top = newest?.id ?? 0; top > floorId; top -= WINDOW_IDS) {
+  for (let top = topId; top > floorId; top -= WINDOW_IDS) {
     const afterId = Math.max(floorId, top - WINDOW_IDS);
     const rows = await store.audit.list({
       type,
@@ -49,9 +49,11 @@ async function sessionEnd(store: Store, holder: string): Promise<Predecessor['se
 /** `, after session 7, which died (…)` or `…, which stepped down`; empty for term 1 or on no record. */
 export async function afterPredecessor(store: Store, term: number): Promise<string> {
   if (term <= 1) return '';
-  const acquired = await termRow(store, 'lease:acquired', term - 1, 0);
+  const [newest] = await store.audit.list({ newestFirst: true, limit: 1 });
+  const top = newest?.id ?? 0;
+  const acquired = await termRow(store, 'lease:acquired', term - 1, 0, top);
   const holder = acquired?.detail['holder'];
   if (acquired === null || typeof holder !== 'string') return '';
-  const resigned = (await termRow(store, 'lease:resigned', term - 1, acquired.id)) !== null;
+  const resigned = (await termRow(store, 'lease:resigned', term - 1, acquired.id, top)) !== null;
   return succession({ holder, resigned, session: await sessionEnd(store, holder) });
 }

@@ -9,8 +9,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 import { sqliteDatabase } from '../support/databases.js';
-import { waitUntil } from '../support/wait.js';
-import { agentPids, agentStarted, clusterFixture } from '../e2e/cluster-support.js';
+import { clusterFixture, killFirstRunAwaitRerun } from '../e2e/cluster-support.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is absent: install Debian's chromium`;
@@ -27,14 +26,7 @@ test(
         command: 'echo "attempt $BATON_ATTEMPT was here"; test "$BATON_ATTEMPT" -gt 1 || exec sleep 60',
       });
       const up = c.up('solo', '--http', '127.0.0.1:0');
-      await waitUntil(async () => agentStarted(c.store, 'k'), 15_000, 'the agent to start');
-      const pid = (await c.store.jobs.get(job.id))?.pid ?? 0;
-      for (const agent of agentPids(pid)) process.kill(agent, 'SIGKILL');
-      await waitUntil(
-        async () => (await c.store.jobs.get(job.id))?.status === 'done',
-        15_000,
-        'the rerun to finish',
-      );
+      const pid = await killFirstRunAwaitRerun(c.store, job.id, 'k');
       await up.waitForLog(/serving the API and dashboard on \S+/);
       const url = /serving the API and dashboard on (\S+)/.exec(up.log())?.[1] ?? '';
       const page = await browser.newPage();

@@ -158,6 +158,18 @@ export async function agentStarted(store: Store, key: string, atLeast = 1): Prom
 }
 
 /**
+ * SIGKILLs the agent of job `id` (task `key`) once it runs, and waits for the job's rerun to end
+ * done; the killed run's pid, as its job row recorded it.
+ */
+export async function killFirstRunAwaitRerun(store: Store, id: number, key: string): Promise<number> {
+  await waitUntil(async () => agentStarted(store, key), 15_000, 'the agent to start');
+  const pid = (await store.jobs.get(id))?.pid ?? 0;
+  for (const agent of agentPids(pid)) process.kill(agent, 'SIGKILL');
+  await waitUntil(async () => (await store.jobs.get(id))?.status === 'done', 15_000, 'the rerun to finish');
+  return pid;
+}
+
+/**
  * SIGSTOP of `up`, but never inside a SQLite write transaction: SQLite has one writer per file, so
  * a process stopped while holding the write lock stalls every other one on the host until it
  * resumes (a documented limit of the embedded engine, see the chaos report), and no failover

@@ -6,8 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sqliteDatabase } from '../support/databases.js';
-import { waitUntil } from '../support/wait.js';
-import { agentPids, agentStarted, clusterFixture } from './cluster-support.js';
+import { clusterFixture, killFirstRunAwaitRerun } from './cluster-support.js';
 
 test('baton job show lists each run of a job whose agent was SIGKILLed, and why each ended', async () => {
   const c = await clusterFixture(sqliteDatabase());
@@ -17,14 +16,7 @@ test('baton job show lists each run of a job whose agent was SIGKILLed, and why 
       command: 'test "$BATON_ATTEMPT" -gt 1 || exec sleep 60',
     });
     c.up('solo');
-    await waitUntil(async () => agentStarted(c.store, 'k'), 15_000, 'the agent to start');
-    const pid = (await c.store.jobs.get(job.id))?.pid ?? 0;
-    for (const agent of agentPids(pid)) process.kill(agent, 'SIGKILL');
-    await waitUntil(
-      async () => (await c.store.jobs.get(job.id))?.status === 'done',
-      15_000,
-      'the rerun to finish',
-    );
+    const pid = await killFirstRunAwaitRerun(c.store, job.id, 'k');
     const shown = await c.baton('job', 'show', String(job.id));
     assert.equal(shown.code, 0, shown.stderr);
     const lines = shown.stdout.split('\n');
