@@ -13,6 +13,7 @@ import type { Clock } from '../core/time.js';
 import { appendAnchors, anchorOf, newestAnchored } from '../coordinator/ledger/anchor.js';
 import type { LedgerSigner } from '../coordinator/ledger/keys.js';
 import { assertKeyRegistered, sealLedger, type KnownCheckpoint } from '../coordinator/ledger/seal.js';
+import { newestKnown, type SealedRecord } from '../coordinator/ledger/sealed-record.js';
 import type { Store } from '../store/store.js';
 
 /**
@@ -33,6 +34,8 @@ export interface SealerOptions {
   readonly clock: Clock;
   readonly intervalMs: number;
   readonly anchorFile: string | null;
+  /** What this key sealed last in this database, beside the key (sealed-record.ts); null: none kept. */
+  readonly record?: SealedRecord | null | undefined;
 }
 
 export interface SealerEvents {
@@ -48,9 +51,9 @@ export class LedgerSealer extends EventEmitter<SealerEvents> {
   private unanchored: Checkpoint[] = [];
   /**
    * The newest checkpoint known outside the database, which it must still hold before this sealer
-   * signs anything more: the anchor file's newest line at first, then the last one sealed here.
-   * Null while none is known: each round then reads the anchor file again, so a line another
-   * sealer appended to it (`baton audit seal --anchor`) is checked too.
+   * signs anything more: the newer of the anchor file's newest line and the key's record at first,
+   * then the last one sealed here. Null while none is known: each round then reads them again, so
+   * a line another sealer appended to the file (`baton audit seal --anchor`) is checked too.
    */
   private known: KnownCheckpoint | null = null;
 
@@ -73,14 +76,23 @@ export class LedgerSealer extends EventEmitter<SealerEvents> {
       await assertKeyRegistered(this.options.store, this.options.signer);
       this.keyChecked = true;
     }
-    const file = this.options.anchorFile;
-    this.known ??= file === null ? null : newestAnchored(file);
+    const { anchorFile: file, record } = this.options;
+    this.known ??= newestKnown(file === null ? null : newestAnchored(file), record?.known() ?? null);
     const follows = this.known === null ? {} : { follows: this.known };
     const { sealed } = await sealLedger(this.options.store, this.options.signer, follows);
     const last = sealed.at(-1);
-    if (last !== undefined) this.known = { seq: last.seq, hash: last.hash, where: 'sealed by this process' };
+    let unrecorded: Error | null = null;
+    if (last !== undefined) {
+      this.known = { seq: last.seq, hash: last.hash, where: 'sealed by this process' };
+      try {
+        record?.keep(last, this.options.signer.publicKey);
+      } catch (error) {
+        unrecorded = error instanceof Error ? error : new Error(String(error));
+      }
+    }
     if (sealed.length > 0) this.emit('sealed', sealed);
     this.anchor(sealed);
+    if (unrecorded !== null) throw unrecorded;
     return sealed;
   }
 

@@ -24,6 +24,7 @@ import type { StallPolicy } from './run-progress.js';
 import { runnerFor } from './runner-for.js';
 import { afterPredecessor } from './succession.js';
 import { takeOverDeadPredecessor } from './takeover.js';
+import type { SealedRecord } from '../coordinator/ledger/sealed-record.js';
 import { LedgerSealer } from './sealer.js';
 import { watchDbFile, watchSchema } from './db-file-watch.js';
 import { startSweeper } from './worktree-sweep.js';
@@ -71,6 +72,8 @@ export interface UpOptions {
     readonly signer: LedgerSigner;
     readonly intervalMs: number;
     readonly anchorFile: string | null;
+    /** What the key sealed last in this database, kept beside it (sealed-record.ts). */
+    readonly record?: SealedRecord | null | undefined;
   } | null;
   /** Work done only while leading (the GitHub backlog's sync and projector). */
   readonly leaderDuties?: readonly LeaderDuty[] | undefined;

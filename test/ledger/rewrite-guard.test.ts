@@ -7,11 +7,13 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
+import { mkdirSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { createKeyFile, type LedgerSigner } from '../../src/coordinator/ledger/keys.js';
 import { sealLedger, signCheckpoint } from '../../src/coordinator/ledger/seal.js';
 import { systemClock } from '../../src/daemon/clock.js';
 import { LedgerSealer } from '../../src/daemon/sealer.js';
+import { SealedRecord } from '../../src/coordinator/ledger/sealed-record.js';
 import type { CheckpointFields } from '../../src/core/ledger.js';
 import { bothEngines } from '../support/databases.js';
 import { cliOn } from '../support/cli.js';
@@ -27,9 +29,13 @@ async function rewrite(f: LedgerFixture): Promise<void> {
 const checkpointCount = async (f: LedgerFixture): Promise<number> =>
   (await f.store.ledger.checkpoints({ afterSeq: 0, limit: 100 })).length;
 
-function sealerOn(f: LedgerFixture, anchorFile: string | null): LedgerSealer {
+function sealerOn(
+  f: LedgerFixture,
+  anchorFile: string | null,
+  record: SealedRecord | null = null,
+): LedgerSealer {
   const options = { store: f.store, signer: f.signer, leading: () => true, clock: systemClock };
-  return new LedgerSealer({ ...options, intervalMs: 60_000, anchorFile });
+  return new LedgerSealer({ ...options, intervalMs: 60_000, anchorFile, record });
 }
 
 /**
@@ -160,6 +166,55 @@ for (const engine of bothEngines()) {
         await someActivity(f.store, 'b');
         await assert.rejects(sealer.sealNow(), /checkpoint 1 \(sealed by this process\) is missing/);
         assert.equal(await checkpointCount(f), 0);
+      }));
+
+    test('without an anchor file, a restarted sealer and `audit seal` refuse once what the key sealed last is gone', () =>
+      withLedger(engine, async (f) => {
+        const record = SealedRecord.of(f.keyFile, f.url);
+        await someActivity(f.store);
+        assert.equal((await sealerOn(f, null, record).sealNow()).length, 1);
+        await someActivity(f.store, 'b');
+        const cli = cliOn(f.url);
+        const sealed = await cli.json<{ checkpoints: number }>(0, 'audit', 'seal', '--key-file', f.keyFile);
+        assert.equal(sealed.checkpoints, 1, 'checkpoint 2, recorded beside the key');
+        assert.equal((statSync(record.path).mode & 0o777).toString(8), '600');
+        assert.equal((statSync(dirname(record.path)).mode & 0o777).toString(8), '700');
+        await rewrite(f);
+        await someActivity(f.store, 'c');
+        // `baton up` started again: a new sealer, which remembers nothing itself.
+        const missing = /checkpoint 2 \(sealed last with this key, recorded in \S+\.json\) is missing/;
+        await assert.rejects(sealerOn(f, null, record).sealNow(), missing);
+        const refused = await cli.run('audit', 'seal', '--key-file', f.keyFile);
+        assert.equal(refused.code, 3, refused.stderr);
+        assert.match(refused.stderr, missing);
+        assert.equal(refused.stderr.trim().split('\n').length, 1);
+        assert.equal(await checkpointCount(f), 0, 'nothing signed over the rewrite');
+        // The record is this database's: the same key seals another database from its start.
+        await withLedger(engine, async (other) => {
+          await someActivity(other.store);
+          const elsewhere = SealedRecord.of(f.keyFile, other.url);
+          assert.notEqual(elsewhere.path, record.path);
+          const signer = { ...other, signer: f.signer };
+          await other.baton.ledger.addKey(f.signer);
+          assert.equal((await sealerOn(signer, null, elsewhere).sealNow()).length, 1);
+        });
+      }));
+
+    test('a record that cannot be written: the seal stands, and says so in one line', () =>
+      withLedger(engine, async (f) => {
+        const record = SealedRecord.of(f.keyFile, f.url);
+        mkdirSync(record.path, { recursive: true }); // a folder where the record goes
+        await someActivity(f.store);
+        const done = await cliOn(f.url).run('--json', 'audit', 'seal', '--key-file', f.keyFile);
+        assert.equal(done.code, 0, done.stderr);
+        assert.equal((JSON.parse(done.stdout) as { checkpoints: number }).checkpoints, 1);
+        assert.match(
+          done.stderr,
+          /^baton: the ledger is sealed through checkpoint 1, but the record of it beside the key \(\S+\) could not be written: .+; a sealer started later trusts the database until it is\n$/,
+        );
+        await someActivity(f.store, 'b');
+        await assert.rejects(sealerOn(f, null, record).sealNow(), /checkpoint 2, but the record of it/);
+        assert.equal(await checkpointCount(f), 2, 'sealed all the same');
       }));
 
     test('a prune record stands for the checkpoints it removed: sealing goes on after a prune', () =>

@@ -16,16 +16,24 @@ import {
   readAnchors,
 } from '../../coordinator/ledger/anchor.js';
 import { readExport, csvLines, CSV_HEADER, jsonLines } from '../../coordinator/ledger/export-format.js';
-import { keyFilePath, loadKeyFile, parsePublicKey } from '../../coordinator/ledger/keys.js';
+import {
+  keyFilePath,
+  loadKeyFile,
+  parsePublicKey,
+  type LedgerSigner,
+} from '../../coordinator/ledger/keys.js';
+import type { KnownCheckpoint } from '../../coordinator/ledger/seal.js';
+import { newestKnown, SealedRecord } from '../../coordinator/ledger/sealed-record.js';
+import type { Checkpoint } from '../../core/ledger.js';
 import type { LedgerEvent } from '../../coordinator/ledger/events.js';
 import { verifyEvents, type VerifyParams, type VerifyReport } from '../../coordinator/ledger/verify.js';
 import { InvalidInputError } from '../../core/errors.js';
 import { fileErrorInWords } from '../../core/file-errors.js';
 import { git } from '../../os/git.js';
 import { Exit } from '../exit-codes.js';
-import { Output } from '../output.js';
+import { Output, writeErrorLine } from '../output.js';
 import { progressBar } from '../progress.js';
-import { collect, withCoordinator, type GlobalOptions } from '../run.js';
+import { collect, dbUrl, withCoordinator, type GlobalOptions } from '../run.js';
 import { parseWhen } from '../when.js';
 import { KEY_FILE_HELP } from './ledger.js';
 
@@ -120,17 +128,43 @@ export function registerAuditLedger(audit: Command): void {
     .action((options: AnchorOptions, cmd: Command) => anchor(options, cmd));
 }
 
+/**
+ * The signing key, its record of what it sealed last in this database (sealed-record.ts), and the
+ * newest checkpoint known outside the database that must still be there: the anchor file's
+ * newest line or the record's, whichever is newer.
+ */
+function keyAndKnown(
+  options: KeyOptions,
+  cmd: Command,
+): { signer: LedgerSigner; record: SealedRecord; follows: KnownCheckpoint | undefined } {
+  const path = keyFilePath(options.keyFile);
+  const signer = loadKeyFile(path);
+  const record = SealedRecord.of(path, dbUrl(cmd.optsWithGlobals<GlobalOptions>()));
+  const anchored = options.anchor === undefined ? null : newestAnchored(options.anchor);
+  return { signer, record, follows: newestKnown(anchored, record.known()) ?? undefined };
+}
+
+/** Records the newest checkpoint written; one line on stderr when the record cannot be kept. */
+function keepRecord(record: SealedRecord, last: Checkpoint | undefined, publicKey: string): void {
+  if (last === undefined) return;
+  try {
+    record.keep(last, publicKey);
+  } catch (error) {
+    writeErrorLine(error instanceof Error ? error.message : String(error), undefined);
+  }
+}
+
 function seal(options: KeyOptions, cmd: Command): Promise<void> {
   if (options.anchor !== undefined) checkAnchorFile(options.anchor, '--anchor');
   return withCoordinator(cmd, async (baton, out) => {
-    const signer = loadKeyFile(keyFilePath(options.keyFile));
-    const follows = options.anchor === undefined ? null : newestAnchored(options.anchor);
-    const { sealed, raced } = await baton.ledger.seal(signer, follows ?? undefined);
+    const { signer, record, follows } = keyAndKnown(options, cmd);
+    const { sealed, raced } = await baton.ledger.seal(signer, follows);
     if (options.anchor !== undefined)
       appendAnchors(
         options.anchor,
         sealed.map((checkpoint) => anchorOf(checkpoint, signer.publicKey)),
       );
+    keepRecord(record, sealed.at(-1), signer.publicKey);
     const rows = sealed.reduce((sum, checkpoint) => sum + checkpoint.rowCount, 0);
     const last = sealed.at(-1);
     out.result(
@@ -148,14 +182,14 @@ function prune(options: PruneOptions, cmd: Command): Promise<void> {
   if (options.anchor !== undefined) checkAnchorFile(options.anchor, '--anchor');
   return withCoordinator(cmd, async (baton, out) => {
     const before = parseWhen('--before', options.before) ?? 0;
-    const signer = loadKeyFile(keyFilePath(options.keyFile));
-    const follows = options.anchor === undefined ? null : newestAnchored(options.anchor);
-    const { records, removed } = await baton.ledger.prune(signer, before, follows ?? undefined);
+    const { signer, record, follows } = keyAndKnown(options, cmd);
+    const { records, removed } = await baton.ledger.prune(signer, before, follows);
     if (options.anchor !== undefined)
       appendAnchors(
         options.anchor,
-        records.map((record) => anchorOf(record, signer.publicKey)),
+        records.map((pruned) => anchorOf(pruned, signer.publicKey)),
       );
+    keepRecord(record, records.at(-1), signer.publicKey);
     const last = records.at(-1);
     out.result({ removed, records }, () =>
       last === undefined

@@ -21,10 +21,8 @@ import { JOINED_LINE_START, UP_DEFAULTS } from '../../daemon/up-defaults.js';
 import { absoluteDbUrl } from '../../store/open.js';
 import { jsonText, terminalText } from '../output.js';
 import { collect, dbUrl, withStore, type GlobalOptions } from '../run.js';
-import { existsSync } from 'node:fs';
-import { checkAnchorFile } from '../../coordinator/ledger/anchor.js';
-import { keyFilePath, loadKeyFile } from '../../coordinator/ledger/keys.js';
 import { servingLine } from '../../http/bind.js';
+import { ledgerOptions } from './up-ledger.js';
 import { meterStoreLazily, parseHttpFlags, serveHttpLazily, type HttpFlags } from './serve.js';
 
 import { validateDuration } from '../../core/validate.js';
@@ -159,28 +157,9 @@ function parseUpFlags(flags: UpFlags, globals: GlobalOptions): UpOptions {
           ? STALL_ACTION_DEFAULT
           : validateOneOf('--stall-action', flags.stallAction, STALL_ACTIONS),
     },
-    ledger: ledgerOptions(flags),
-  };
-}
-
-/** The sealer's key: --ledger-key must exist; the default key file is used when it is there. */
-function ledgerOptions(flags: UpFlags): NonNullable<UpOptions['ledger']> | null {
-  const path = keyFilePath(flags.ledgerKey);
-  const named = flags.ledgerKey !== undefined || (process.env['BATON_LEDGER_KEY'] ?? '') !== '';
-  if (!named && !existsSync(path)) {
-    const given = { '--seal-interval': flags.sealInterval, '--ledger-anchor': flags.ledgerAnchor };
-    const flag = Object.keys(given).find((name) => given[name as keyof typeof given] !== undefined);
-    if (flag === undefined) return null;
-    throw new InvalidInputError(
-      `${flag} is a setting of the ledger's sealer, and there is no ledger key (${path})`,
-      `run \`baton ledger init\` to make one, pass --ledger-key <file>, or leave ${flag} out`,
-    );
-  }
-  if (flags.ledgerAnchor !== undefined) checkAnchorFile(flags.ledgerAnchor, '--ledger-anchor');
-  return {
-    signer: loadKeyFile(path),
-    intervalMs: seconds('--seal-interval', flags.sealInterval, UP_DEFAULTS.sealIntervalMs),
-    anchorFile: flags.ledgerAnchor === undefined ? null : resolve(flags.ledgerAnchor),
+    ledger: ledgerOptions(flags, dbUrl(globals), () =>
+      seconds('--seal-interval', flags.sealInterval, UP_DEFAULTS.sealIntervalMs),
+    ),
   };
 }
 

@@ -1,0 +1,44 @@
+/** `baton up`'s ledger flags: the sealer's key, interval and anchor file, and the key's record. */
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { checkAnchorFile } from '../../coordinator/ledger/anchor.js';
+import { keyFilePath, loadKeyFile } from '../../coordinator/ledger/keys.js';
+import { SealedRecord } from '../../coordinator/ledger/sealed-record.js';
+import { InvalidInputError } from '../../core/errors.js';
+import type { UpOptions } from '../../daemon/up.js';
+
+interface LedgerFlags {
+  readonly ledgerKey?: string;
+  readonly sealInterval?: string;
+  readonly ledgerAnchor?: string;
+}
+
+/**
+ * The sealer's key: --ledger-key must exist; the default key file is used when it is there.
+ * `database` is the database as the operator named it (its record beside the key);
+ * `intervalMs` parses --seal-interval, once there is a key to seal with.
+ */
+export function ledgerOptions(
+  flags: LedgerFlags,
+  database: string,
+  intervalMs: () => number,
+): NonNullable<UpOptions['ledger']> | null {
+  const path = keyFilePath(flags.ledgerKey);
+  const named = flags.ledgerKey !== undefined || (process.env['BATON_LEDGER_KEY'] ?? '') !== '';
+  if (!named && !existsSync(path)) {
+    const given = { '--seal-interval': flags.sealInterval, '--ledger-anchor': flags.ledgerAnchor };
+    const flag = Object.keys(given).find((name) => given[name as keyof typeof given] !== undefined);
+    if (flag === undefined) return null;
+    throw new InvalidInputError(
+      `${flag} is a setting of the ledger's sealer, and there is no ledger key (${path})`,
+      `run \`baton ledger init\` to make one, pass --ledger-key <file>, or leave ${flag} out`,
+    );
+  }
+  if (flags.ledgerAnchor !== undefined) checkAnchorFile(flags.ledgerAnchor, '--ledger-anchor');
+  return {
+    signer: loadKeyFile(path),
+    intervalMs: intervalMs(),
+    anchorFile: flags.ledgerAnchor === undefined ? null : resolve(flags.ledgerAnchor),
+    record: SealedRecord.of(path, database),
+  };
+}
