@@ -22,5 +22,14 @@ test('a record is named by the database as its operator names it, not by how the
   assert.notEqual(pg, at('postgres://baton@db.example:5433/baton'), 'another server');
   assert.notEqual(pg, at('postgres://baton@db.example:5432/baton_test'), 'another database');
   assert.notEqual(pg, at(`sqlite:${db}`));
+  const socket = at('postgres://baton@/baton?host=/var/run/postgresql');
+  assert.equal(
+    socket,
+    at('postgresql:///baton?host=/var/run/postgresql&user=other'),
+    'a socket, however spelled',
+  );
+  assert.notEqual(socket, pg);
+  assert.notEqual(at('postgres://a:5432,b:5433/baton'), at('postgres://a:5432/baton'), 'several hosts');
+  assert.equal(at('postgres://[::1]/baton'), at('postgres://u@[::1]:5432/baton'));
   assert.ok(pg.startsWith(`${key}.sealed/`) && pg.endsWith('.json'), pg);
 });

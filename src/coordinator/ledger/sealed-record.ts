@@ -23,13 +23,22 @@ import { parseDbUrl } from '../../store/open.js';
 import { anchorOf, newestAnchored } from './anchor.js';
 import type { KnownCheckpoint } from './seal.js';
 
-/** The database as its operator names it: the same file or server under any spelling of its URL. */
+/**
+ * The database as its operator names it: the same file or server under any spelling of its URL.
+ * Read by hand, not with `new URL`, which refuses forms libpq takes (`postgres://user@/db?host=/run`,
+ * several hosts).
+ */
 function databaseIdentity(url: string): string {
   const target = parseDbUrl(url);
   if (target.engine === 'sqlite') return `sqlite:${resolve(target.path)}`;
-  const parsed = new URL(target.url);
-  const server = parsed.searchParams.get('host') ?? parsed.hostname.toLowerCase();
-  return `postgres://${server}:${parsed.port === '' ? '5432' : parsed.port}${decodeURIComponent(parsed.pathname)}`;
+  const [, servers = '', database = '', query = ''] =
+    /^[^:]+:\/\/(?:[^@/?]*@)?([^/?]*)([^?]*)\??(.*)$/.exec(target.url) ?? [];
+  const socket = new URLSearchParams(query).get('host');
+  const withPorts = servers
+    .toLowerCase()
+    .split(',')
+    .map((server) => (/:\d+$/.test(server) ? server : `${server}:5432`));
+  return `postgres://${socket ?? withPorts.join(',')}${database}`;
 }
 
 export class SealedRecord {
