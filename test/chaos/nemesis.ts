@@ -15,6 +15,7 @@ import type { HistoryLine } from './history.js';
 import type { ChaosPostgres } from './pg-server.js';
 import type { PgProxy } from './proxy.js';
 import type { Rng } from './prng.js';
+import { holdsSqliteWriteLock, isStopped } from './sqlite-lock.js';
 import type { Supervisor } from './supervisor.js';
 
 export const SQLITE_FAULTS = [
@@ -56,6 +57,11 @@ export interface FaultEvent {
   readonly term?: number;
   readonly until?: number;
   readonly detail?: string;
+  /**
+   * A pause that stopped its process holding SQLite's write lock (sqlite-lock.ts): no one writes
+   * until it runs again, a whole-database outage, as a kill inside a write is.
+   */
+  readonly heldWriteLock?: boolean;
 }
 
 export interface NemesisOptions {
@@ -68,6 +74,8 @@ export interface NemesisOptions {
   readonly historyOf: (slot: string) => string;
   readonly proxy: PgProxy | null;
   readonly pg: ChaosPostgres | null;
+  /** The SQLite database's file; null on PostgreSQL. */
+  readonly sqliteFile: string | null;
   readonly log: (line: string) => void;
 }
 
@@ -185,15 +193,19 @@ export class Nemesis {
     return true;
   }
 
-  private pause(kind: FaultKind, slot: string, ms: number, term?: number): boolean {
+  private async pause(kind: FaultKind, slot: string, ms: number, term?: number): Promise<boolean> {
     const p = this.o.supervisor.signal(slot, 'SIGSTOP');
     if (p === null) return this.skip(kind, `${slot} is gone`);
     p.pausedUntil = Date.now() + ms;
     const until = p.pausedUntil;
     const leader = term === undefined ? {} : { term };
-    this.record({ kind, phase: 'inject', target: slot, pid: p.pid, until, detail: `${ms} ms`, ...leader });
+    const held = await this.holdsWriteLock(p.pid);
+    const detail = `${ms} ms${held ? ', holding the SQLite write lock' : ''}`;
+    const lock = held ? { heldWriteLock: true } : {};
+    this.record({ kind, phase: 'inject', target: slot, pid: p.pid, until, detail, ...leader, ...lock });
     this.later(ms, async () => {
-      if (kind === 'pause-worker') {
+      // A worker that holds the write lock cannot be rescued while it is stopped: no one writes.
+      if (kind === 'pause-worker' && !held) {
         // Still stopped while it waits for its rescue: no other fault may pick it (a kill would
         // take away the fenced-off attempt its resumption makes).
         p.pausedUntil = Date.now() + RESCUE_WAIT_MS + 1000;
@@ -204,6 +216,14 @@ export class Nemesis {
       this.record({ kind, phase: 'end', target: slot, pid: p.pid });
     });
     return true;
+  }
+
+  /** Whether the process, once stopped, holds the SQLite database's write lock. */
+  private async holdsWriteLock(pid: number): Promise<boolean> {
+    const file = this.o.sqliteFile;
+    if (file === null) return false;
+    for (let tries = 0; !isStopped(pid) && tries < 50; tries++) await sleep(2);
+    return holdsSqliteWriteLock(file, pid);
   }
 
   /**

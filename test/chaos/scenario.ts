@@ -130,6 +130,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
   const nemesis = new Nemesis({
     ...{ rng: rng.fork('nemesis'), supervisor, admin, kinds },
     ...{ workers, ups, historyOf, proxy, pg, log },
+    sqliteFile: o.engine === 'sqlite' ? join(dir, 'baton.db') : null,
   });
   let result: ScenarioResult | undefined;
   try {
