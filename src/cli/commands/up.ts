@@ -13,6 +13,7 @@ import { STALL_ACTION_DEFAULT, STALL_ACTIONS, STALL_AFTER_MS_DEFAULT } from '../
 import { validateInteger, validateName, validateOneOf, RAM_MB_MAX } from '../../core/validate.js';
 import { CONTAINMENT_CHOICES } from '../../core/containment.js';
 import { validateAgentEnvName } from '../../daemon/agent-env.js';
+import { settle } from '../settle.js';
 import { systemClock } from '../../daemon/clock.js';
 import { LOG_MAX_MB_DEFAULT } from '../../daemon/job-log.js';
 import { LOG_KEEP_DAYS_DEFAULT, LOG_KEEP_MB_DEFAULT } from '../../daemon/log-pruner.js';
@@ -343,34 +344,5 @@ function githubDuties(
       { name: 'github labels', everyMs: 1000, run: async () => void (await backlog.project()) },
     ],
     recheck: (job) => backlog.recheck(job),
-  };
-}
-
-/** Calls `say` once: QUIET_MS after the last bump, or MAX_MS after the first; never after drop. */
-function settle(say: () => void): { bump: () => void; now: () => void; drop: () => void } {
-  const QUIET_MS = 300;
-  const MAX_MS = 3000;
-  let done = false;
-  let quiet: NodeJS.Timeout | undefined;
-  let limit: NodeJS.Timeout | undefined;
-  const drop = (): void => {
-    done = true;
-    clearTimeout(quiet);
-    clearTimeout(limit);
-  };
-  const fire = (): void => {
-    if (done) return;
-    drop();
-    say();
-  };
-  return {
-    bump: () => {
-      if (done) return;
-      clearTimeout(quiet);
-      quiet = setTimeout(fire, QUIET_MS);
-      limit ??= setTimeout(fire, MAX_MS);
-    },
-    now: fire,
-    drop,
   };
 }
