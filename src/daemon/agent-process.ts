@@ -13,6 +13,7 @@ import type { Containment, JobScope } from '../os/containment.js';
 import { RUN_MARKER } from '../os/group-scope.js';
 import type { WaitingAgent } from '../os/launcher.js';
 import { agentEnvironment, withoutDatabase } from './agent-env.js';
+import { asAgent, type AgentIdentity } from '../os/agent-uid.js';
 import { JobLog, withLogProblem } from './job-log.js';
 
 const TAIL_CHARS = 4000;
@@ -47,6 +48,8 @@ export interface AgentSpawnParams {
   readonly onOutput?: ((bytes: number) => void) | undefined;
   /** The agent's process, forked by the runner's launcher and waiting in the scope's cgroups. */
   readonly waiting?: WaitingAgent | null | undefined;
+  /** The uid it runs as (--agent-uids): its command drops to it once in its scope, with its own HOME. */
+  readonly identity?: AgentIdentity | undefined;
 }
 
 /** What a run needs of its agent's process, a ChildProcess or a LaunchedAgent: pid and `exit`. */
@@ -101,7 +104,9 @@ export async function prepareScope(
 export async function spawnAgent(params: AgentSpawnParams): Promise<AgentProcess> {
   const { logDir, logName, logMaxBytes, onLogProblem, queuedAt } = params;
   const logFile = new JobLog(logDir, logName, logMaxBytes, onLogProblem, queuedAt);
-  const { file, args } = params.scope.spawnArgs(params.command);
+  const who = params.identity;
+  const command = who === undefined ? params.command : asAgent(params.command, who);
+  const { file, args } = params.scope.spawnArgs(command);
   const reach: Record<string, string> =
     params.api == null
       ? { BATON_DB: withoutPassword(params.dbUrl) }
@@ -113,14 +118,17 @@ export async function spawnAgent(params: AgentSpawnParams): Promise<AgentProcess
     ...params.more,
   };
   const all = agentEnvironment(process.env, params.agentEnv, own);
-  const env = { ...(params.api == null ? all : withoutDatabase(all, params.dbUrl)), ...reach };
+  // Its own HOME and TMPDIR, and a name (no passwd entry needed) in place of the runner's.
+  const name = who === undefined ? '' : `baton-${who.uid}`;
+  const user = who === undefined ? {} : { HOME: who.home, TMPDIR: who.tmp, USER: name, LOGNAME: name };
+  const env = { ...(params.api == null ? all : withoutDatabase(all, params.dbUrl)), ...reach, ...user };
   let tail = '';
   const collect = (chunk: Buffer): void => {
     logFile.write(chunk);
     params.onOutput?.(chunk.length);
     tail = (tail + chunk.toString('utf8')).slice(-TAIL_CHARS);
   };
-  const request = { file: '/bin/sh', args: ['-c', params.command], cwd: params.cwd, env };
+  const request = { file: '/bin/sh', args: ['-c', command], cwd: params.cwd, env };
   const launched = (await params.waiting?.start(request)) ?? null;
   if (launched !== null) {
     params.scope.started(launched.pid);

@@ -5,6 +5,7 @@ import type { Containment } from '../os/containment.js';
 import type { Store } from '../store/store.js';
 import type { StallPolicy } from './run-progress.js';
 import type { Recheck } from './run-recheck.js';
+import type { AgentUids } from './agent-uids.js';
 
 export interface AgentRunOptions {
   readonly store: Store;
@@ -41,4 +42,6 @@ export interface AgentRunOptions {
    * runs: `baton up`'s dashboard shows it against the budget in the claims view.
    */
   readonly memoryByPid?: Map<number, number> | undefined;
+  /** With `baton up --agent-uids`: the uids agents run as, one per running agent (agent-uids.ts). */
+  readonly agentUids?: AgentUids | null | undefined;
 }

@@ -1,13 +1,13 @@
 /**
  * One job on one host, from placement to outcome. Step 0 claims the task before anything is spawned;
- * then the run's workspace is settled (run-workspace.ts): the locked workspace's directory, a git
- * worktree of it for this claim, or the runner's own directory for a cognitive run. The agent runs
- * there in a scope of the host's containment (a cgroup, or the shim's process group) while this loop
- * heartbeats the claim, watches the job row (claim-watch.ts) and samples the scope's memory. A
- * fenced heartbeat, a cancelled job or a blown RAM budget kills the whole scope at once, and what
- * the agent leaves behind dies with the job. A worktree is retired after the agent's exit and
- * before the outcome is written, which releases the workspace's lock. A `recheck`
- * (run-recheck.ts) may cancel the run.
+ * then the run's workspace is settled (run-workspace.ts; a uid seated with --agent-uids): the locked
+ * workspace's directory, a git worktree of it for this claim, or the runner's own directory for a
+ * cognitive run. The agent runs there in a scope of the host's containment (a cgroup, or the shim's
+ * process group) while this loop heartbeats the claim, watches the job row (claim-watch.ts) and
+ * samples the scope's memory. A fenced heartbeat, a cancelled job or a blown RAM budget kills the
+ * whole scope at once, and what the agent leaves behind dies with the job. A worktree is retired
+ * after the agent's exit and before the outcome is written, which releases the workspace's lock.
+ * A `recheck` (run-recheck.ts) may cancel the run.
  */
 import { renderCommand } from '../core/command-template.js';
 import { BatonError } from '../core/errors.js';
@@ -67,8 +67,7 @@ export class AgentRun {
     const job = this.job;
     const guard = { id: job.id, session: this.options.runnerSession, epoch: job.epoch };
     if (!(await recheckBeforeRun(this.options, job, guard))) return;
-    // While the job's start, session and claim are in flight, the agent's process enters the job's
-    // cgroups (it runs nothing until start(), and ends with its scope if the run ends before).
+    // While the start, session and claim are in flight, the agent's process enters the job's cgroups.
     const starting = beginRun(this.options, job, guard);
     starting.catch(() => undefined); // awaited below: not an unhandled rejection meanwhile
     try {
@@ -170,7 +169,6 @@ export class AgentRun {
     this.options.log(
       `job ${job.id} ${job.key}: running as pid ${child.pid ?? '?'} (claim epoch ${claimEpoch}) in ${dir.path}`,
     );
-
     let lastBeatMs = -Infinity;
     let judging: Promise<void> | null = null;
     while (!done) {
@@ -225,7 +223,8 @@ export class AgentRun {
   /** The run's progress watch, its baseline taken before the agent starts. */
   private async startProgress(agentSession: number, dir: RunDirectory): Promise<RunProgress> {
     const workspaceDir = dir.env['BATON_WORKSPACE'] ? dir.path : null;
-    const progress = new RunProgress({ ...this.options, job: this.job, agentSession, workspaceDir });
+    const gitAs = dir.identity;
+    const progress = new RunProgress({ ...this.options, job: this.job, agentSession, workspaceDir, gitAs });
     this.progress = progress;
     await progress.baseline();
     return progress;
@@ -253,9 +252,8 @@ export class AgentRun {
     guard: Guard,
   ): Promise<{ child: AgentChild; scope: JobScope; oomBefore: number | null } | null> {
     const job = this.job;
-    const claim = { key: job.key, session: agentSession, epoch: claimEpoch };
-    const release = (): Promise<unknown> =>
-      this.options.store.claims.release({ ...claim, outcome: 'failed' });
+    const claim = { key: job.key, session: agentSession, epoch: claimEpoch, outcome: 'failed' as const };
+    const release = (): Promise<unknown> => this.options.store.claims.release(claim);
     let command: string;
     try {
       command = renderCommand(template);
@@ -308,6 +306,7 @@ export class AgentRun {
       more: { BATON_JOB_EPOCH: String(job.epoch), BATON_RAM_MB: String(job.ramMb ?? ''), ...dir.env },
       onOutput: (bytes) => this.progress?.output(bytes),
       waiting: this.early?.waiting,
+      identity: dir.identity,
     });
     this.child = agent.child;
     this.scope = scope;

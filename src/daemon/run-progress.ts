@@ -10,6 +10,7 @@
 import type { Job } from '../core/job.js';
 import { STALL_ACTION_DEFAULT, STALL_AFTER_MS_DEFAULT, type StallAction } from '../core/progress.js';
 import { sampleWorktree, worktreeChanges, type WorktreeSample } from '../os/worktree-changes.js';
+import type { AgentIdentity } from '../os/agent-uid.js';
 import type { Store } from '../store/store.js';
 
 export interface StallPolicy {
@@ -32,6 +33,8 @@ export interface RunProgressOptions {
   readonly agentSession: number;
   /** The worktree or workspace directory to watch, or null for a run without a workspace. */
   readonly workspaceDir: string | null;
+  /** The agent's uid, with --agent-uids: its worktree is looked at with its rights (os/git.ts). */
+  readonly gitAs?: AgentIdentity | undefined;
   readonly stall: StallPolicy;
   readonly log: (line: string) => void;
 }
@@ -48,7 +51,7 @@ export class RunProgress {
   /** Looks at the worktree before the agent starts, so its first changes count. */
   async baseline(): Promise<void> {
     if (this.options.workspaceDir !== null)
-      this.sample = await sampleWorktree(this.options.workspaceDir).catch(() => null);
+      this.sample = await sampleWorktree(this.options.workspaceDir, this.options.gitAs).catch(() => null);
   }
 
   /** Counts output the agent printed; sent with the next tick. */
@@ -141,11 +144,11 @@ export class RunProgress {
   private async markWorktree(): Promise<void> {
     const dir = this.options.workspaceDir;
     if (dir === null) return;
-    const next = await sampleWorktree(dir);
+    const next = await sampleWorktree(dir, this.options.gitAs);
     const before = this.sample;
     this.sample = next;
     if (before === null || next === null) return;
-    const { filesChanged, commits } = await worktreeChanges(dir, before, next);
+    const { filesChanged, commits } = await worktreeChanges(dir, before, next, this.options.gitAs);
     if (filesChanged === 0 && commits === 0) return;
     const note =
       commits > 0

@@ -28,6 +28,8 @@ import type { AgentRunOptions } from './agent-run.js';
 import { absoluteDb, installGuard, installedBatonBin, type GuardClaim } from '../coordinator/guard.js';
 import { Workspaces } from '../coordinator/workspaces.js';
 import { installCommitTrailers } from '../coordinator/commit-trailers.js';
+import type { AgentIdentity } from '../os/agent-uid.js';
+import { seatAgent } from './agent-uids.js';
 
 export interface RunDirectory {
   /** The agent's working directory. */
@@ -36,11 +38,13 @@ export interface RunDirectory {
   readonly env: Readonly<Record<string, string>>;
   /** Ends the run's use of the directory (retires a worktree); idempotent, never throws. */
   retire(): Promise<void>;
+  /** The uid the agent runs as, with `baton up --agent-uids` (agent-uids.ts). */
+  readonly identity?: AgentIdentity | undefined;
 }
 
 type Options = Pick<
   AgentRunOptions,
-  'store' | 'host' | 'runnerSession' | 'cwd' | 'worktreeDir' | 'policy' | 'log' | 'dbUrl'
+  'store' | 'host' | 'runnerSession' | 'cwd' | 'worktreeDir' | 'policy' | 'log' | 'dbUrl' | 'agentUids'
 >;
 type Guard = { readonly id: number; readonly session: number; readonly epoch: number };
 /** Releases the run's claim on the task, with the outcome given. */
@@ -52,9 +56,35 @@ const nothingToRetire = (): Promise<void> => Promise.resolve();
 /**
  * The directory the job's agent runs in, or null when it must not run: the job has then been
  * ended or given back, with the reason on it, and the claim released. `task` is the task's read
- * when the caller has sent it already (run-start.ts reads it for the texts too).
+ * when the caller has sent it already (run-start.ts reads it for the texts too). With agent
+ * uids, a uid of the pool is seated in it (agent-uids.ts); one that cannot be fails the job.
  */
 export async function settleWorkspace(
+  options: Options,
+  job: Job,
+  guard: Guard,
+  claim: GuardClaim,
+  releaseClaim: ReleaseClaim,
+  task?: Promise<Task | null>,
+): Promise<RunDirectory | null> {
+  const dir = await settle(options, job, guard, claim, releaseClaim, task);
+  const pool = options.agentUids;
+  if (dir === null || pool == null) return dir;
+  const say = (line: string): void => options.log(`job ${job.id} ${job.key}: ${line}`);
+  try {
+    return await seatAgent(pool, dir, say);
+  } catch (error) {
+    await dir.retire();
+    const hint = error instanceof BatonError && error.hint !== undefined ? `; fix: ${error.hint}` : '';
+    const reason = `agent uid not seated: ${error instanceof Error ? error.message : String(error)}${hint}`;
+    await options.store.jobs.finish({ ...guard, status: 'failed', reason });
+    await releaseClaim('failed');
+    say(`failed, ${reason}`);
+    return null;
+  }
+}
+
+async function settle(
   options: Options,
   job: Job,
   guard: Guard,

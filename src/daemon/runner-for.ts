@@ -41,6 +41,7 @@ export function runnerFor(
     stall: options.stall ?? DEFAULT_STALL_POLICY,
     recheck: options.recheck,
     memoryByPid: options.memoryByPid,
+    agentUids: options.uids ?? null,
     log,
   });
 }

@@ -34,6 +34,8 @@ import type { LogPrunePolicy } from '../os/log-prune.js';
 import type { LedgerSigner } from '../coordinator/ledger/keys.js';
 import { LeaderDuties, type LeaderDuty } from './leader-duties.js';
 import type { Recheck } from './run-recheck.js';
+import type { AgentUidRange } from '../core/agent-uids.js';
+import { AgentUids, seatedSlots } from './agent-uids.js';
 
 export interface UpOptions {
   readonly dbUrl: string;
@@ -81,6 +83,10 @@ export interface UpOptions {
   readonly recheck?: Recheck | undefined;
   /** Each running agent's memory in MB by its job's pid, for the dashboard (agent-run-options.ts). */
   readonly memoryByPid?: Map<number, number> | undefined;
+  /** --agent-uids: each running agent runs as a uid of its own from this range (agent-uids.ts). */
+  readonly agentUids?: AgentUidRange | null | undefined;
+  /** The pool of those uids, made by runUp. */
+  readonly uids?: AgentUids | null | undefined;
 }
 
 import { JOINED_LINE_START } from './up-defaults.js';
@@ -90,11 +96,13 @@ const SHIM = fileURLToPath(new URL('../os/agent-shim.js', import.meta.url));
 
 export async function runUp(
   store: Store,
-  options: UpOptions,
+  given: UpOptions,
   clock: Clock,
   log: (line: string) => void,
   stop: AbortSignal,
 ): Promise<void> {
+  const uids = given.agentUids == null ? null : new AgentUids(given.agentUids);
+  const options = uids === null ? given : { ...given, ...seatedSlots(given.slotsMax, uids, log), uids };
   // The first join fails loudly (the CLI exits 5 or 3). A rejoin rides out what fenced us: it
   // first ends the session it was fenced under, which may still be live (the database was
   // unreachable, or no other leader exists to rescue it), and retries while the database stays
@@ -102,7 +110,8 @@ export async function runUp(
   validateHeartbeatWindows(options.heartbeatIntervalMs, options.staleAfterMs);
   const target = parseDbUrl(options.dbUrl);
   const sqlitePath = target.engine === 'sqlite' ? target.path : null;
-  for (const note of makeStatePrivate({ stateDir: dirname(options.logDir), sqlitePath }))
+  const agentUids = uids !== null;
+  for (const note of makeStatePrivate({ stateDir: dirname(options.logDir), sqlitePath, agentUids }))
     log(`note: ${note}`);
   const passwordFor = (options.agentEnv ?? []).some((name) =>
     /^PGPASS(WORD|FILE)$|^PG\*$|^PGPASS\*$/.test(name),
@@ -134,6 +143,7 @@ export async function runUp(
     schema.stop();
     watch?.stop();
     stop.removeEventListener('abort', quit);
+    uids?.close();
   }
   if (lost.error !== null) throw lost.error;
 }

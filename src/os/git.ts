@@ -5,6 +5,7 @@
  */
 import { execFile } from 'node:child_process';
 import { statSync } from 'node:fs';
+import { join } from 'node:path';
 import { ConflictError, InvalidInputError } from '../core/errors.js';
 
 /** Set by git for hooks; inherited, they would override `cwd`. */
@@ -25,6 +26,11 @@ export interface GitOptions {
   readonly cwd: string;
   /** Extra variables for this call only, such as GIT_INDEX_FILE. */
   readonly env?: Readonly<Record<string, string>>;
+  /**
+   * Run as this uid and gid with this HOME: the runner's look into a worktree lent to an agent's
+   * uid (--agent-uids) reads config that agent could write, so it runs with the agent's rights.
+   */
+  readonly as?: { readonly uid: number; readonly gid: number; readonly home: string } | undefined;
 }
 
 /** A git command that failed: what ran, in which directory, and git's own words. */
@@ -98,12 +104,25 @@ async function retried(transient: RegExp, tries: number, call: () => Promise<str
   }
 }
 
+/** git's user config in `home` (a GIT_CONFIG_GLOBAL of the runner's would name a file only it reads). */
+const homeOf = (home: string): Record<string, string> => ({
+  HOME: home,
+  GIT_CONFIG_GLOBAL: join(home, '.gitconfig'),
+});
+
 function gitOnce(args: readonly string[], options: GitOptions): Promise<string> {
+  const as = options.as;
   return new Promise((resolve, reject) => {
     execFile(
       'git',
       [...args],
-      { cwd: options.cwd, env: gitEnv(options.env), maxBuffer: OUTPUT_BYTES_MAX, encoding: 'utf8' },
+      {
+        cwd: options.cwd,
+        env: gitEnv(as === undefined ? options.env : { ...options.env, ...homeOf(as.home) }),
+        maxBuffer: OUTPUT_BYTES_MAX,
+        encoding: 'utf8',
+        ...(as === undefined ? {} : { uid: as.uid, gid: as.gid }),
+      },
       (error, stdout, stderr) => {
         if (error === null) {
           resolve(stdout.replace(/\n$/, ''));

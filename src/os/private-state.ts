@@ -9,7 +9,11 @@ import { join, relative } from 'node:path';
 import { keepOutOfGit } from './state-ignore.js';
 
 const DIR_MODE = 0o700;
+/** With agents as other uids (--agent-uids): the state directory and worktrees are searchable, not listable. */
+const SEARCH_MODE = 0o711;
 const FILE_MODE = 0o600;
+/** The directory of worktrees, which agents running as other uids must reach their own worktree through. */
+const WORKTREES = 'worktrees';
 /** Directories whose files are Baton's own; others (worktrees: git checkouts) keep their files' modes. */
 const OWN_FILES = new Set(['logs']);
 
@@ -21,38 +25,50 @@ function mode(path: string): number | null {
   }
 }
 
-/** chmods `path` to `want` when others or the group may use it; the old mode when it did. */
+/** chmods `path` to `want` when others or the group may use it beyond it; the old mode when it did. */
 function tighten(path: string, want: number): number | null {
   const was = mode(path);
-  if (was === null || (was & 0o077) === 0) return null;
+  if (was === null || (was & 0o077 & ~want) === 0) return null;
   chmodSync(path, want);
   return was;
+}
+
+/** chmods a directory to 0711 (searchable by the agents' uids, listable by no one else). */
+function searchable(path: string): void {
+  if (!existsSync(path)) mkdirSync(path, { recursive: true, mode: SEARCH_MODE });
+  tighten(path, SEARCH_MODE);
+  if ((mode(path) ?? 0) !== SEARCH_MODE) chmodSync(path, SEARCH_MODE);
 }
 
 const octal = (bits: number): string => `0${bits.toString(8)}`;
 
 /**
  * Makes the state directory (creating it if need be) and the SQLite database private; returns
- * one note per thing changed, for the log.
+ * one note per thing changed, for the log. With `agentUids`, the state directory and its
+ * `worktrees` are 0711 instead: agents running as other uids reach their worktree by its path.
  */
 export function makeStatePrivate(options: {
   readonly stateDir: string;
   readonly sqlitePath: string | null;
+  readonly agentUids?: boolean;
 }): string[] {
   const notes: string[] = [];
   const where = (path: string): string => relative(process.cwd(), path) || path;
   if (!existsSync(options.stateDir)) mkdirSync(options.stateDir, { recursive: true, mode: DIR_MODE });
   keepOutOfGit(options.stateDir);
-  const was = tighten(options.stateDir, DIR_MODE);
+  const was = tighten(options.stateDir, options.agentUids === true ? SEARCH_MODE : DIR_MODE);
   if (was !== null)
-    notes.push(`${where(options.stateDir)} was ${octal(was)}, now ${octal(DIR_MODE)} (private state)`);
+    notes.push(
+      `${where(options.stateDir)} was ${octal(was)}, now ${octal(mode(options.stateDir) ?? 0)} (private state)`,
+    );
   let files = 0;
   let dirs = 0;
   for (const entry of readdirSync(options.stateDir, { withFileTypes: true })) {
     const path = join(options.stateDir, entry.name);
     if (entry.isFile()) files += tighten(path, FILE_MODE) === null ? 0 : 1;
     if (!entry.isDirectory()) continue;
-    dirs += tighten(path, DIR_MODE) === null ? 0 : 1;
+    const shared = options.agentUids === true && entry.name === WORKTREES;
+    dirs += tighten(path, shared ? SEARCH_MODE : DIR_MODE) === null ? 0 : 1;
     if (!OWN_FILES.has(entry.name)) continue;
     for (const inner of readdirSync(path, { withFileTypes: true })) {
       if (inner.isFile()) files += tighten(join(path, inner.name), FILE_MODE) === null ? 0 : 1;
@@ -63,6 +79,10 @@ export function makeStatePrivate(options: {
       const path = `${options.sqlitePath}${suffix}`;
       if (!path.startsWith(options.stateDir)) files += tighten(path, FILE_MODE) === null ? 0 : 1;
     }
+  }
+  if (options.agentUids === true) {
+    searchable(options.stateDir);
+    searchable(join(options.stateDir, WORKTREES));
   }
   if (dirs > 0)
     notes.push(

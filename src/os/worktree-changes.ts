@@ -5,7 +5,7 @@
  */
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { gitMaybe } from './git.js';
+import { gitMaybe, type GitOptions } from './git.js';
 
 export interface WorktreeSample {
   readonly head: string | null;
@@ -13,16 +13,16 @@ export interface WorktreeSample {
   readonly entries: ReadonlyMap<string, string>;
 }
 
-/** The worktree's state now, or null when `dir` is not inside a git work tree. */
-export async function sampleWorktree(dir: string): Promise<WorktreeSample | null> {
+/** The worktree's state now, or null when `dir` is not inside a git work tree (`as`: git as that uid). */
+export async function sampleWorktree(dir: string, as?: GitOptions['as']): Promise<WorktreeSample | null> {
   // A look, never a write: plain `git status` refreshes the index under index.lock when it can,
   // and the agent's own `git add` or `git commit` at that moment dies with "index.lock: File exists".
   const status = await gitMaybe(
     ['--no-optional-locks', 'status', '--porcelain=v1', '-z', '--untracked-files=all'],
-    { cwd: dir },
+    { cwd: dir, as },
   );
   if (status === null) return null;
-  const head = await gitMaybe(['rev-parse', '--verify', '--quiet', 'HEAD'], { cwd: dir });
+  const head = await gitMaybe(['rev-parse', '--verify', '--quiet', 'HEAD'], { cwd: dir, as });
   const entries = new Map<string, string>();
   const fields = status.split('\0');
   for (let index = 0; index < fields.length; index++) {
@@ -51,6 +51,7 @@ export async function worktreeChanges(
   dir: string,
   before: WorktreeSample,
   after: WorktreeSample,
+  as?: GitOptions['as'],
 ): Promise<{ readonly filesChanged: number; readonly commits: number }> {
   let filesChanged = 0;
   for (const [path, sig] of after.entries) if (before.entries.get(path) !== sig) filesChanged++;
@@ -58,7 +59,7 @@ export async function worktreeChanges(
   let commits = 0;
   if (after.head !== null && after.head !== before.head) {
     const range = before.head === null ? [after.head] : [`${before.head}..${after.head}`];
-    const count = await gitMaybe(['rev-list', '--count', ...range], { cwd: dir });
+    const count = await gitMaybe(['rev-list', '--count', ...range], { cwd: dir, as });
     commits = Math.max(1, Number(count ?? '1') || 1);
   }
   return { filesChanged, commits };

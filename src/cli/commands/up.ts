@@ -13,6 +13,7 @@ import { STALL_ACTION_DEFAULT, STALL_ACTIONS, STALL_AFTER_MS_DEFAULT } from '../
 import { validateInteger, validateName, validateOneOf, RAM_MB_MAX } from '../../core/validate.js';
 import { CONTAINMENT_CHOICES } from '../../core/containment.js';
 import { validateAgentEnvName } from '../../daemon/agent-env.js';
+import { agentUidsOf } from '../../os/agent-uid.js';
 import { settle } from '../settle.js';
 import { systemClock } from '../../daemon/clock.js';
 import { LOG_MAX_MB_DEFAULT } from '../../daemon/job-log.js';
@@ -55,6 +56,7 @@ interface UpFlags extends HttpFlags, GithubFlags {
   readonly stallAction?: string;
   readonly containment?: string;
   readonly agentEnv?: readonly string[];
+  readonly agentUids?: string;
   readonly ledgerKey?: string;
   readonly sealInterval?: string;
   readonly ledgerAnchor?: string;
@@ -147,6 +149,7 @@ function parseUpFlags(flags: UpFlags, globals: GlobalOptions): UpOptions {
     agentCommand: flags.agentCommand === undefined ? null : validateCommand(flags.agentCommand),
     containment: validateOneOf('--containment', flags.containment ?? 'auto', CONTAINMENT_CHOICES),
     agentEnv: (flags.agentEnv ?? []).map(validateAgentEnvName),
+    agentUids: flags.agentUids === undefined ? null : agentUidsOf(flags.agentUids, resolve('.baton')),
     logDir: resolve('.baton', 'logs'),
     ...logOptions(flags),
     worktreeDir: resolve('.baton', 'worktrees'),
@@ -226,6 +229,10 @@ function upFlags(upCommand: Command): Command {
       '--agent-env <name>',
       'let agents inherit this variable (or NAME* prefix) besides PATH, HOME, locale and BATON_*; repeatable',
       collect,
+    )
+    .option(
+      '--agent-uids <A-B>',
+      'run each agent as a uid of its own from A-B (group A), at most that many at once; needs root',
     )
     .option(
       '--ledger-key <file>',

@@ -1,0 +1,148 @@
+/**
+ * `baton up --agent-uids A-B` (decision 0025): each running agent gets a uid of the pool that no
+ * other running agent of this runner holds, group A, a fresh private HOME and TMPDIR, and the
+ * run's worktree lent to it (os/worktree-lend.ts). The uid goes back to the pool once every
+ * process it has is dead and the worktree is the runner's again, before the runner's git retires it.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, chmodSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AgentUidRange } from '../core/agent-uids.js';
+import { ConflictError } from '../core/errors.js';
+import { killUid, makeHome, type AgentIdentity } from '../os/agent-uid.js';
+import { lendWorktree, takeBackWorktree } from '../os/worktree-lend.js';
+import type { RunDirectory } from './run-workspace.js';
+
+export class AgentUids {
+  private readonly free: number[] = [];
+  /** Where the agents' HOMEs are: 0711, so each reaches its own by name and lists no other. */
+  private readonly base: string;
+  private readonly name: string;
+  private readonly email: string;
+
+  constructor(readonly range: AgentUidRange) {
+    for (let uid = range.first; uid <= range.last; uid++) this.free.push(uid);
+    this.base = mkdtempSync(join(tmpdir(), 'baton-agents-'));
+    chmodSync(this.base, 0o711);
+    this.name = runnerGit('user.name') ?? 'Baton agent';
+    this.email = runnerGit('user.email') ?? 'agent@baton.invalid';
+  }
+
+  get size(): number {
+    return this.range.last - this.range.first + 1;
+  }
+
+  /** A uid no running agent of this runner holds, its HOME made afresh; null when all are taken. */
+  take(workdir: string): AgentIdentity | null {
+    const uid = this.free.shift();
+    if (uid === undefined) return null;
+    const home = join(this.base, String(uid));
+    const identity = { uid, gid: this.range.gid, home, tmp: join(home, 'tmp') };
+    const gitconfig = [
+      '[user]',
+      `\tname = ${this.name}`,
+      `\temail = ${this.email}`,
+      '[safe]',
+      `\tdirectory = ${workdir}`,
+      '[core]',
+      '\tsharedRepository = group', // objects it adds stay writable by the other agents' commits
+      '',
+    ].join('\n');
+    try {
+      makeHome(identity, gitconfig);
+    } catch (error) {
+      this.free.push(uid);
+      throw error;
+    }
+    return identity;
+  }
+
+  /** Kills whatever the uid still runs, then gives it back to the pool. */
+  async give(identity: AgentIdentity): Promise<void> {
+    await killUid(identity.uid);
+    rmSync(identity.home, { recursive: true, force: true });
+    this.free.push(identity.uid);
+  }
+
+  close(): void {
+    rmSync(this.base, { recursive: true, force: true });
+  }
+}
+
+function runnerGit(key: string): string | null {
+  try {
+    const value = execFileSync('git', ['config', '--global', '--get', key], { encoding: 'utf8' }).trim();
+    return value === '' || /[\n\\"]/.test(value) ? null : value;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The run's directory with a uid of the pool seated in it: its worktree (if it is one) lent to
+ * the uid. Its retire() kills what the uid left, takes the worktree back and frees the uid, then
+ * retires the directory as before. Throws (the uid given back) when no uid is free or the
+ * worktree cannot be lent.
+ */
+export async function seatAgent(
+  pool: AgentUids,
+  dir: RunDirectory,
+  say: (line: string) => void,
+): Promise<RunDirectory> {
+  const identity = pool.take(dir.path);
+  if (identity === null)
+    throw new ConflictError(
+      `every agent uid of ${pool.range.first}-${pool.range.last} is held by a running agent`,
+      'the runner starts no more agents than --agent-uids has ids: report this as a bug',
+    );
+  const runner = { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
+  const branch = dir.env['BATON_BRANCH'];
+  let lent: ReturnType<typeof lendWorktree> | null = null;
+  try {
+    if (branch !== undefined) lent = lendWorktree(dir.path, branch, identity.uid, identity.gid);
+  } catch (error) {
+    await pool.give(identity);
+    throw error;
+  }
+  let back: Promise<void> | null = null;
+  const giveBack = async (): Promise<void> => {
+    try {
+      await killUid(identity.uid);
+      if (lent !== null) takeBackWorktree(lent, runner.uid, runner.gid);
+    } catch (error) {
+      say(`worktree ${dir.path} not taken back from uid ${identity.uid}: ${String(error)}`);
+    } finally {
+      await pool.give(identity).catch(() => undefined);
+    }
+  };
+  return {
+    ...dir,
+    identity,
+    retire: async () => {
+      await (back ??= giveBack());
+      await dir.retire();
+    },
+  };
+}
+
+/**
+ * The host's slots under --agent-uids: never more than the pool has uids, so a free slot always
+ * finds a free uid (a run gives its uid back before its job's outcome frees the slot). Says so.
+ */
+export function seatedSlots(
+  slotsMax: number,
+  pool: AgentUids,
+  log: (line: string) => void,
+): { slotsMax: number } {
+  const { first, last, gid } = pool.range;
+  const ids = first === last ? `uid ${first}` : `uids ${first}-${last}`;
+  if (slotsMax <= pool.size) {
+    log(`agents run as ${ids} (group ${gid}), one uid per running agent`);
+    return { slotsMax };
+  }
+  log(
+    `agents run as ${ids} (group ${gid}), one uid per running agent: at most ${pool.size} at once, not ${slotsMax}`,
+  );
+  return { slotsMax: pool.size };
+}
