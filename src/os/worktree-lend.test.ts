@@ -1,0 +1,70 @@
+/**
+ * Lending a worktree to an agent's uid and taking it back (worktree-lend.ts), on a real repository.
+ * Needs root (chown to another uid); skips, saying so, otherwise.
+ */
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { chmodSync, readFileSync, rmSync, statSync, writeFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { git, isolateGit, makeRepo } from '../../test/support/git.js';
+import { prepareWorktree } from './worktree.js';
+import { lendWorktree, takeBackWorktree } from './worktree-lend.js';
+
+const home = isolateGit();
+after(() => rmSync(home, { recursive: true, force: true }));
+const NEEDS_ROOT = process.getuid?.() === 0 ? false : 'needs root: it chowns a worktree to uid 47010';
+const AGENT = 47010;
+
+async function lent() {
+  chmodSync(home, 0o711);
+  const { repo, base } = makeRepo(home);
+  chmodSync(join(repo, '..'), 0o711);
+  const worktree = await prepareWorktree({ repoPath: repo, key: 'LEND-1', epoch: 1, baseDir: base });
+  const record = lendWorktree(worktree.path, worktree.branch, AGENT, AGENT);
+  return { repo, ...worktree, record };
+}
+
+describe('a worktree lent to an agent uid', () => {
+  test(
+    "is the agent's for the run: checkout 0700, its git directory and branch files, shared directories group-writable",
+    { skip: NEEDS_ROOT },
+    async () => {
+      const { repo, path, branch, record } = await lent();
+      assert.equal(statSync(path).uid, AGENT);
+      assert.equal(statSync(path).mode & 0o777, 0o700);
+      assert.equal(statSync(join(path, 'README.md')).uid, AGENT);
+      assert.equal(statSync(record.adminDir).uid, AGENT);
+      assert.equal(statSync(join(repo, '.git', 'logs', 'refs', 'heads', branch)).uid, AGENT);
+      const objects = statSync(join(repo, '.git', 'objects'));
+      assert.deepEqual([objects.uid, objects.gid, objects.mode & 0o2070], [0, AGENT, 0o2070]);
+      assert.equal(statSync(join(repo, '.git', 'config')).uid, 0, 'the repository config is never lent');
+      assert.equal(statSync(join(repo, '.git', 'hooks')).gid, 0, 'nor its hooks');
+    },
+  );
+
+  test(
+    'comes back to the runner with the files that locate the repository as they were, whatever the agent wrote',
+    { skip: NEEDS_ROOT },
+    async () => {
+      const { repo, path, branch, record } = await lent();
+      const pointer = readFileSync(join(path, '.git'), 'utf8');
+      const gitdir = readFileSync(join(record.adminDir, 'gitdir'), 'utf8');
+      // What a hostile agent could leave for the runner's git: another repository, a command to run.
+      writeFileSync(join(path, '.git'), 'gitdir: /tmp/evil\n');
+      writeFileSync(join(record.adminDir, 'gitdir'), '/tmp/evil/.git\n');
+      writeFileSync(join(record.adminDir, 'commondir'), '/tmp/evil\n');
+      writeFileSync(join(record.adminDir, 'config.worktree'), '[core]\n\tfsmonitor = touch /tmp/owned\n');
+      writeFileSync(join(path, 'work.txt'), 'agent\n');
+      takeBackWorktree(record, 0, 0);
+      assert.equal(readFileSync(join(path, '.git'), 'utf8'), pointer);
+      assert.equal(readFileSync(join(record.adminDir, 'gitdir'), 'utf8'), gitdir);
+      assert.equal(readFileSync(join(record.adminDir, 'commondir'), 'utf8'), '../..\n');
+      assert.equal(existsSync(join(record.adminDir, 'config.worktree')), false);
+      for (const file of [path, join(path, 'README.md'), record.adminDir, join(record.adminDir, 'HEAD')])
+        assert.equal(statSync(file).uid, 0, file);
+      assert.equal(statSync(path).mode & 0o777, record.mode & 0o777);
+      assert.equal(statSync(join(repo, '.git', 'logs', 'refs', 'heads', branch)).uid, 0);
+      assert.match(git(path, 'status', '--porcelain'), /work\.txt/, "the runner's git works in it again");
+    },
+  );
+});
