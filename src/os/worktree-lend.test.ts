@@ -4,10 +4,12 @@
  */
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, readFileSync, rmSync, statSync, writeFileSync, existsSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { git, isolateGit, makeRepo } from '../../test/support/git.js';
 import { prepareWorktree } from './worktree.js';
+import { sampleWorktree } from './worktree-changes.js';
 import { lendWorktree, takeBackWorktree } from './worktree-lend.js';
 
 const home = isolateGit();
@@ -26,7 +28,7 @@ async function lent() {
 
 describe('a worktree lent to an agent uid', () => {
   test(
-    "is the agent's for the run: checkout 0700, its git directory and branch files, shared directories group-writable",
+    "is the agent's while lent, shared directories group-writable; the runner looks at it with git as the agent",
     { skip: NEEDS_ROOT },
     async () => {
       const { repo, path, branch, record } = await lent();
@@ -39,6 +41,12 @@ describe('a worktree lent to an agent uid', () => {
       assert.deepEqual([objects.uid, objects.gid, objects.mode & 0o2070], [0, AGENT, 0o2070]);
       assert.equal(statSync(join(repo, '.git', 'config')).uid, 0, 'the repository config is never lent');
       assert.equal(statSync(join(repo, '.git', 'hooks')).gid, 0, 'nor its hooks');
+      // The runner looks at it (progress marks) with git as the agent's uid: as root, git refuses it.
+      writeFileSync(join(path, 'new.txt'), 'x\n');
+      assert.equal(await sampleWorktree(path), null, "git's dubious-ownership check, as root");
+      const as = { uid: AGENT, gid: AGENT, home: mkdtempSync(join(tmpdir(), 'baton-agent-home-')) };
+      const sample = await sampleWorktree(path, as);
+      assert.deepEqual([...(sample?.entries.keys() ?? [])], ['new.txt']);
     },
   );
 
