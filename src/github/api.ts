@@ -13,6 +13,7 @@ import { retry } from '@octokit/plugin-retry';
 import { throttling } from '@octokit/plugin-throttling';
 import { GithubUnavailableError } from '../core/errors.js';
 import type { RepoName } from '../core/github.js';
+import { writePacing } from './pace.js';
 
 export interface GithubIssue {
   readonly number: number;
@@ -45,6 +46,8 @@ export interface GithubApiOptions {
    * waits its retry-after or reset seconds times this over 1,000 (so 1,000 waits them as given).
    */
   readonly retryBaseMs?: number | undefined;
+  /** What a second of octokit's pacing of writes waits (pace.ts); the plugin's own second by default. */
+  readonly writePaceMs?: number | undefined;
   /** How many times a failed request (5xx, network, timeout) or a rate-limited one is retried. */
   readonly retries?: number | undefined;
   readonly log?: ((line: string) => void) | undefined;
@@ -108,6 +111,7 @@ export class GithubApi {
       throttle: {
         // What a second of GitHub's retry-after or rate-limit reset waits, in ms: 1,000 but in tests.
         retryAfterBaseValue: options.retryBaseMs ?? 1000,
+        ...writePacing(options.writePaceMs),
         onRateLimit: (
           after: number,
           request: { method: string; url: string },

@@ -73,6 +73,7 @@ export function openBacklog(options: BacklogOptions): Backlog {
     cache: options.store.github,
     timeoutMs: positive(options.env, 'BATON_GITHUB_TIMEOUT_MS'),
     retryBaseMs,
+    writePaceMs: positive(options.env, 'BATON_GITHUB_WRITE_PACE_MS'),
     log: options.log,
   });
   const deps: BacklogDeps = { store: options.store, api, labels, log: options.log, retryBaseMs };

@@ -35,6 +35,7 @@ async function withBacklog(
     GITHUB_API_URL: await gh.start(),
     BATON_GITHUB_TIMEOUT_MS: '2000',
     BATON_GITHUB_RETRY_BASE_MS: '50',
+    BATON_GITHUB_WRITE_PACE_MS: '50',
   };
   const saved = { ...process.env };
   Object.assign(process.env, env); // the fixture's `baton` commands inherit it

@@ -43,6 +43,7 @@ export async function githubFixture(
     GITHUB_API_URL: apiUrl,
     BATON_GITHUB_TIMEOUT_MS: '400',
     BATON_GITHUB_RETRY_BASE_MS: '20',
+    BATON_GITHUB_WRITE_PACE_MS: '20',
   };
   const backlog = openBacklog({
     store,
