@@ -30,7 +30,11 @@ export interface GithubFixture {
 
 export async function githubFixture(
   db: TestDatabase,
-  o: { readonly comments?: boolean } = {},
+  o: {
+    readonly comments?: boolean;
+    /** One request's limit (BATON_GITHUB_TIMEOUT_MS): 400 ms, ample for the local stand-in. */
+    readonly timeoutMs?: number;
+  } = {},
 ): Promise<GithubFixture> {
   const url = await db.fresh();
   const store = await openStore(url);
@@ -41,7 +45,7 @@ export async function githubFixture(
   const env = {
     GITHUB_TOKEN: TOKEN,
     GITHUB_API_URL: apiUrl,
-    BATON_GITHUB_TIMEOUT_MS: '400',
+    BATON_GITHUB_TIMEOUT_MS: String(o.timeoutMs ?? 400),
     BATON_GITHUB_RETRY_BASE_MS: '20',
     BATON_GITHUB_WRITE_PACE_MS: '20',
   };
