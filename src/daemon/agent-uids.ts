@@ -47,6 +47,8 @@ export class AgentUids {
       `\tdirectory = ${workdir}`,
       '[core]',
       '\tsharedRepository = group', // objects it adds stay writable by the other agents' commits
+      // Reflogs only where one exists (its branch's, lent): the repository's logs/ is the runner's.
+      '\tlogAllRefUpdates = false',
       '',
     ].join('\n');
     try {

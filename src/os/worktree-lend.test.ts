@@ -40,6 +40,8 @@ describe('a worktree lent to an agent uid', () => {
       const objects = statSync(join(repo, '.git', 'objects'));
       assert.deepEqual([objects.uid, objects.gid, objects.mode & 0o2070], [0, AGENT, 0o2070]);
       assert.equal(statSync(join(repo, '.git', 'config')).uid, 0, 'the repository config is never lent');
+      const logs = statSync(join(repo, '.git', 'logs', 'refs', 'heads'));
+      assert.deepEqual([logs.uid, logs.gid, logs.mode & 0o070], [0, 0, 0o050], "nor the reflogs' folders");
       assert.equal(statSync(join(repo, '.git', 'hooks')).gid, 0, 'nor its hooks');
       // The runner looks at it (progress marks) with git as the agent's uid: as root, git refuses it.
       writeFileSync(join(path, 'new.txt'), 'x\n');

@@ -3,8 +3,11 @@
  *
  * Lent: the worktree and its per-worktree git directory (`.git/worktrees/<name>`: index, HEAD,
  * the claim record) become the agent's, the worktree's top 0700 (a sibling agent cannot enter),
- * and the branch's ref and reflog its own. The repository's shared directories (objects, refs,
- * logs) are made writable by the agents' group, setgid, so its commits can land; that stays.
+ * and the branch's ref and reflog its own. The repository's `objects` and `refs` are made
+ * writable by the agents' group, setgid, so its commits can land; that stays. `logs` is not: git
+ * appends to a reflog through whatever is at its path, so a symbolic link an agent planted there
+ * would have the runner's git (root) append to any file. The agents' git creates no reflogs
+ * (`core.logAllRefUpdates = false` in their HOME) and appends only to its own branch's.
  *
  * Taken back, once no process of the uid is left: every file of the worktree and its git
  * directory is the runner's again, and the files that tell git where the repository is (the
@@ -79,7 +82,7 @@ export function lendWorktree(path: string, branch: string, uid: number, gid: num
     saved.set(file, readOrNull(file));
   saved.set(join(adminDir, 'config.worktree'), readOrNull(join(adminDir, 'config.worktree')));
   const mode = lstatSync(path).mode & 0o7777;
-  for (const shared of ['objects', 'refs', 'logs']) lendDirs(join(common, shared), gid);
+  for (const shared of ['objects', 'refs']) lendDirs(join(common, shared), gid);
   const branchFiles = [join(common, 'refs', 'heads', branch), join(common, 'logs', 'refs', 'heads', branch)];
   for (const file of branchFiles) if (existsSync(file)) lchownSync(file, uid, gid);
   chownTree(path, uid, gid);
