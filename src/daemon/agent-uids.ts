@@ -49,6 +49,8 @@ export class AgentUids {
       '\tsharedRepository = group', // objects it adds stay writable by the other agents' commits
       // Reflogs only where one exists (its branch's, lent): the repository's logs/ is the runner's.
       '\tlogAllRefUpdates = false',
+      '[gc]',
+      '\tauto = 0', // no repacking or pruning in shared directories of other owners
       '',
     ].join('\n');
     try {

@@ -4,7 +4,17 @@
  */
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { git, isolateGit, makeRepo } from '../../test/support/git.js';
@@ -40,6 +50,29 @@ describe('a worktree lent to an agent uid', () => {
       const objects = statSync(join(repo, '.git', 'objects'));
       assert.deepEqual([objects.uid, objects.gid, objects.mode & 0o2070], [0, AGENT, 0o2070]);
       assert.equal(statSync(join(repo, '.git', 'config')).uid, 0, 'the repository config is never lent');
+      // The runner's directories exist before anything is lent, sticky: no agent swaps one for a link.
+      const dotGit = join(repo, '.git');
+      for (const dir of ['objects/00', 'objects/ff', 'objects', 'refs/heads', 'refs/heads/baton']) {
+        const stat = statSync(join(dotGit, dir));
+        assert.deepEqual([stat.uid, stat.gid, stat.mode & 0o3070], [0, AGENT, 0o3070], dir);
+      }
+      const archive = statSync(join(dotGit, 'refs', 'baton', 'archive'));
+      assert.deepEqual(
+        [archive.uid, archive.gid, archive.mode & 0o020],
+        [0, 0, 0],
+        'the archive refs: never lent',
+      );
+      const asAgent = (...argv: string[]) =>
+        spawnSync('setpriv', [`--reuid=${AGENT}`, `--regid=${AGENT}`, '--clear-groups', ...argv], {
+          cwd: dotGit,
+        });
+      assert.notEqual(
+        asAgent('mv', 'refs/heads/baton', 'refs/heads/mine').status,
+        0,
+        'a runner directory stays',
+      );
+      assert.notEqual(asAgent('ln', '-s', '/etc', 'refs/baton/x').status, 0, 'nothing is made in refs/baton');
+      assert.equal(asAgent('touch', 'refs/heads/baton/agent-made').status, 0, 'its own refs it may make');
       const logs = statSync(join(repo, '.git', 'logs', 'refs', 'heads'));
       assert.deepEqual([logs.uid, logs.gid, logs.mode & 0o070], [0, 0, 0o050], "nor the reflogs' folders");
       assert.equal(statSync(join(repo, '.git', 'hooks')).gid, 0, 'nor its hooks');
@@ -65,7 +98,11 @@ describe('a worktree lent to an agent uid', () => {
       writeFileSync(join(record.adminDir, 'commondir'), '/tmp/evil\n');
       writeFileSync(join(record.adminDir, 'config.worktree'), '[core]\n\tfsmonitor = touch /tmp/owned\n');
       writeFileSync(join(path, 'work.txt'), 'agent\n');
+      const made = join(repo, '.git', 'refs', 'heads', 'baton', 'made-by-agent');
+      writeFileSync(made, `${git(repo, 'rev-parse', 'HEAD')}\n`);
+      chownSync(made, AGENT, AGENT);
       takeBackWorktree(record, 0, 0);
+      assert.equal(statSync(made).uid, 0, 'a ref the agent made is the runner’s after');
       assert.equal(readFileSync(join(path, '.git'), 'utf8'), pointer);
       assert.equal(readFileSync(join(record.adminDir, 'gitdir'), 'utf8'), gitdir);
       assert.equal(readFileSync(join(record.adminDir, 'commondir'), 'utf8'), '../..\n');
@@ -75,6 +112,11 @@ describe('a worktree lent to an agent uid', () => {
       assert.equal(statSync(path).mode & 0o777, record.mode & 0o777);
       assert.equal(statSync(join(repo, '.git', 'logs', 'refs', 'heads', branch)).uid, 0);
       assert.match(git(path, 'status', '--porcelain'), /work\.txt/, "the runner's git works in it again");
+      assert.equal(
+        statSync(join(repo, '.git', 'refs', 'heads', branch)).uid,
+        0,
+        'its branch is the runner’s',
+      );
     },
   );
 });

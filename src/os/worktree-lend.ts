@@ -20,6 +20,7 @@ import {
   existsSync,
   lchownSync,
   lstatSync,
+  mkdirSync,
   readdirSync,
   readFileSync,
   rmSync,
@@ -36,8 +37,11 @@ export interface LentWorktree {
   readonly adminDir: string;
   /** Files restored word for word (null: removed, it did not exist). */
   readonly saved: ReadonlyMap<string, string | null>;
-  /** The branch's ref and reflog, lent to the agent. */
+  /** The branch's ref, reflog and remote-tracking refs, lent to the agent. */
   readonly branchFiles: readonly string[];
+  /** The agent's uid, and the repository's refs: what it made there is the runner's once it is done. */
+  readonly uid: number;
+  readonly refs: string;
 }
 
 function readOrNull(path: string): string | null {
@@ -55,13 +59,40 @@ function chownTree(path: string, uid: number, gid: number): void {
   for (const entry of readdirSync(path)) chownTree(join(path, entry), uid, gid);
 }
 
-/** Every directory at and below `path` in group `gid`, group-writable and setgid; files untouched. */
-function lendDirs(path: string, gid: number): void {
+/**
+ * Every directory at and below `path` (but `keep`) in group `gid`, group-writable, setgid and
+ * sticky; files untouched. Sticky: a member of the group may replace or remove only what it owns,
+ * so no agent can swap a directory of the runner's for a symbolic link its git would follow.
+ */
+function lendDirs(path: string, gid: number, keep: string): void {
   const stat = lstatSync(path, { throwIfNoEntry: false });
-  if (stat === undefined || !stat.isDirectory()) return;
+  if (path === keep || stat === undefined || !stat.isDirectory()) return;
   if (stat.gid !== gid) chownSync(path, stat.uid, gid);
-  if ((stat.mode & 0o2070) !== 0o2070) chmodSync(path, (stat.mode & 0o7777) | 0o2070);
-  for (const entry of readdirSync(path)) lendDirs(join(path, entry), gid);
+  if ((stat.mode & 0o3070) !== 0o3070) chmodSync(path, (stat.mode & 0o7777) | 0o3070);
+  for (const entry of readdirSync(path)) lendDirs(join(path, entry), gid, keep);
+}
+
+/**
+ * The directories the runner's git writes into, made as the runner's before anything is lent: an
+ * agent could otherwise create one first, as a symbolic link, and the runner's git (root) would
+ * write its ref, lock or object file wherever it points. Every fan-out directory of `objects`;
+ * the branches' `refs/heads/baton`; `refs/baton` (the archive refs), which is never lent.
+ */
+function makeRunnerDirs(common: string): string {
+  const fanOut = Array.from({ length: 256 }, (_, index) => index.toString(16).padStart(2, '0'));
+  for (const dir of [...fanOut, 'info', 'pack']) mkdirSync(join(common, 'objects', dir), { recursive: true });
+  mkdirSync(join(common, 'refs', 'heads', 'baton'), { recursive: true });
+  const archive = join(common, 'refs', 'baton');
+  mkdirSync(join(archive, 'archive'), { recursive: true });
+  return archive;
+}
+
+/** Every entry below `path` owned by `from`, given to `to` (what an agent made in refs/ is the runner's after). */
+function reclaim(path: string, from: number, to: { uid: number; gid: number }): void {
+  const stat = lstatSync(path, { throwIfNoEntry: false });
+  if (stat === undefined) return;
+  if (stat.uid === from) lchownSync(path, to.uid, stat.isDirectory() ? stat.gid : to.gid);
+  if (stat.isDirectory()) for (const entry of readdirSync(path)) reclaim(join(path, entry), from, to);
 }
 
 /** Lends the worktree at `path` (on `branch`) to `uid`:`gid`; returns what to undo. */
@@ -82,19 +113,25 @@ export function lendWorktree(path: string, branch: string, uid: number, gid: num
     saved.set(file, readOrNull(file));
   saved.set(join(adminDir, 'config.worktree'), readOrNull(join(adminDir, 'config.worktree')));
   const mode = lstatSync(path).mode & 0o7777;
-  for (const shared of ['objects', 'refs']) lendDirs(join(common, shared), gid);
+  const archive = makeRunnerDirs(common);
+  for (const shared of ['objects', 'refs']) lendDirs(join(common, shared), gid, archive);
   const branchFiles = [join(common, 'refs', 'heads', branch), join(common, 'logs', 'refs', 'heads', branch)];
+  // What the agent's push updates: its branch's remote-tracking refs, if an earlier run left them.
+  const remotes = join(common, 'refs', 'remotes');
+  if (existsSync(remotes))
+    for (const remote of readdirSync(remotes)) branchFiles.push(join(remotes, remote, branch));
   for (const file of branchFiles) if (existsSync(file)) lchownSync(file, uid, gid);
   chownTree(path, uid, gid);
   chownTree(adminDir, uid, gid);
   chmodSync(path, 0o700);
-  return { path, mode, adminDir, saved, branchFiles };
+  return { path, mode, adminDir, saved, branchFiles, uid, refs: join(common, 'refs') };
 }
 
 /** Gives the worktree back to `uid`:`gid` (the runner) as it was lent; call once the agent's uid has no process. */
 export function takeBackWorktree(lent: LentWorktree, uid: number, gid: number): void {
   for (const dir of [lent.path, lent.adminDir]) if (existsSync(dir)) chownTree(dir, uid, gid);
   for (const file of lent.branchFiles) if (existsSync(file)) lchownSync(file, uid, gid);
+  reclaim(lent.refs, lent.uid, { uid, gid });
   for (const [file, text] of lent.saved) {
     if (readOrNull(file) === text || !existsSync(dirname(file))) continue;
     rmSync(file, { recursive: true, force: true });
