@@ -25,6 +25,17 @@ describe('how a session and its runs ended, in words', () => {
     );
   });
 
+  test('says an operator ended a session, and who when that was recorded', () => {
+    assert.deepEqual(
+      [
+        describeEnd({ end: 'ended', endReason: 'operator', endedBy: 'alice@box' }),
+        describeEnd({ end: 'ended', endReason: 'operator', endedBy: null }),
+        describeEnd({ end: 'rescued', endReason: 'rescued', endedBy: null }),
+      ],
+      ['ended by an operator (alice@box)', 'ended by an operator (unknown)', 'rescued (missed heartbeats)'],
+    );
+  });
+
   test("an issue worked reads its run's outcome and reason when it ran one, else its claim's", () => {
     const claim = { key: 'k', epoch: 1, claimedAt: 0, releasedAt: 1 };
     const killed = { job: 7, outcome: 'requeued', reason: 'agent killed by SIGKILL' };

@@ -41,8 +41,10 @@ export interface SessionReport {
   readonly startedAt: Instant;
   readonly endedAt: Instant | null;
   readonly end: SessionEnd;
-  /** Why an `ended` session ended; null while live, when rescued or fenced, or not recorded. */
+  /** Why it ended; null while live, or not recorded (ended before 0027, rescued before 0028). */
   readonly endReason: SessionEndReason | null;
+  /** Who ended it, in words, when an operator did (`endReason` `operator`); else null. */
+  readonly endedBy: string | null;
   /** An agent session's own process (`pid` is the `baton up` that ran it); null if none spawned. */
   readonly agentPid: number | null;
   readonly issuesWorked: readonly IssueWorked[];
@@ -64,13 +66,16 @@ export interface SessionReportParams {
 }
 
 /** How a session ended, in words: `baton report sessions` and the dashboard's Sessions view. */
-export function describeEnd(report: Pick<SessionReport, 'end' | 'endReason'>): string {
+export function describeEnd(
+  report: Pick<SessionReport, 'end' | 'endReason'> & { readonly endedBy?: string | null },
+): string {
   switch (report.end) {
     case 'live':
       return 'live';
     case 'ended':
       if (report.endReason === 'stopped') return 'stopped';
       if (report.endReason === 'died') return 'died (process gone, host taken over)';
+      if (report.endReason === 'operator') return `ended by an operator (${report.endedBy ?? 'unknown'})`;
       return 'ended (reason unknown)';
     case 'rescued':
       return 'rescued (missed heartbeats)';

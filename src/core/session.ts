@@ -19,12 +19,14 @@ export type SessionKind = (typeof SESSION_KINDS)[number];
 export type SessionState = 'live' | 'ended' | 'stale';
 
 /**
- * Why an `ended` session ended: `stopped` by itself, its runner or `baton session end` (a clean
- * stop, Ctrl-C included); `died`: its process was gone and a restarted `baton up` on its host
- * took over (it was SIGKILLed, OOM-killed, or its machine rebooted). Sessions ended before
- * migration 0027 recorded no reason.
+ * Why a session ended: `stopped` by itself or its runner (a clean stop, Ctrl-C included);
+ * `died`: its process was gone and a restarted `baton up` on its host took over (it was
+ * SIGKILLed, OOM-killed, or its machine rebooted); `operator`: someone else ended it with
+ * `baton session end` (who: `endedBy`); `rescued`: recovery declared it stale after its heartbeats
+ * stopped (its state `stale`). Sessions ended before migration 0027, and sessions rescued before
+ * 0028, recorded no reason.
  */
-export type SessionEndReason = 'stopped' | 'died';
+export type SessionEndReason = 'stopped' | 'died' | 'operator' | 'rescued';
 
 export interface Session {
   readonly id: SessionId;
@@ -37,8 +39,10 @@ export interface Session {
   /** Set when the session ended or was declared stale by recovery. */
   readonly endedAt: Instant | null;
   readonly state: SessionState;
-  /** Why it ended, when `ended` (null when live, stale, or ended before migration 0027). */
+  /** Why it ended (null while live, or when it ended before migration 0027 / was rescued before 0028). */
   readonly endReason: SessionEndReason | null;
+  /** Who ended it, in words (`alice@box`, `token t1 (ci)`), when an operator did; else null. */
+  readonly endedBy: string | null;
   /** How long the session may stay silent and still be live; null when it declared none. */
   readonly ttlMs: DurationMs | null;
 }

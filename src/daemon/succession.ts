@@ -43,6 +43,8 @@ async function sessionEnd(store: Store, holder: string): Promise<Predecessor['se
   if (session === null) return null;
   if (session.state === 'live') return 'live';
   if (session.state === 'stale') return 'rescued';
+  // Ended by an operator: whether it stepped down is the lease's word (resigned or not).
+  if (session.endReason === 'operator' || session.endReason === 'rescued') return 'ended';
   return session.endReason ?? 'ended';
 }
 

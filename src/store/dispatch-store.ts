@@ -261,8 +261,9 @@ export interface DispatchStore {
 
   readonly recovery: {
     /**
-     * Marks live sessions whose heartbeats stopped (past their own TTL) as stale, releases their claims and workspace
-     * locks (`recovered`, in the same step as the mark) and requeues their jobs with backoff, or
+     * Marks live sessions whose heartbeats stopped (past their own TTL) as stale, end_reason
+     * `rescued` in the same write, releases their claims and workspace locks (`recovered`, in the
+     * same step as the mark) and requeues their jobs with backoff, or
      * fails them once attempts run out. Every step is guarded by what it observed, so two sweeps
      * racing each other are safe.
      */

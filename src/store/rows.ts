@@ -117,6 +117,7 @@ export interface SessionRow<E extends Encoding> {
   state: string;
   ttl_ms: number | null;
   end_reason: string | null;
+  ended_by: string | null;
 }
 
 export function sessionOf<E extends Encoding>(decode: RowDecoder<E>, row: SessionRow<E>): Session {
@@ -132,6 +133,7 @@ export function sessionOf<E extends Encoding>(decode: RowDecoder<E>, row: Sessio
     state: row.state as SessionState,
     ttlMs: row.ttl_ms,
     endReason: row.end_reason as Session['endReason'],
+    endedBy: row.ended_by,
   };
 }
 

@@ -113,6 +113,7 @@ export interface SessionReportRow<E extends Encoding> {
   ended_at: E['time'] | null;
   end_state: string;
   end_reason: string | null;
+  ended_by: string | null;
   agent_pid: number | null;
   issues_worked: E['json'];
   jobs: number;
@@ -135,6 +136,7 @@ export function sessionReportOf<E extends Encoding>(
     endedAt: instantOrNull(decode, row.ended_at),
     end: row.end_state as SessionReport['end'],
     endReason: row.end_reason as SessionReport['endReason'],
+    endedBy: row.ended_by,
     agentPid: row.agent_pid,
     issuesWorked: decode.json(row.issues_worked) as SessionReport['issuesWorked'],
     jobs: row.jobs,

@@ -283,10 +283,10 @@ export interface Store
      * the same step, and gives back the jobs it took in pull mode (claimNext, jobs.batch): each
      * queued again at once, its attempt not counted, audited `job:requeued`, and named in the
      * answer. A runner's placed jobs are left to its own requeue or the sweep. `ended` false (and
-     * no jobs) if already ended. Records `how` (end_reason, the `session:ended` row): `stopped`,
-     * the default, or `died` (a restarted `baton up` ends its dead predecessor's sessions).
+     * no jobs) if already ended. Records `how` (end_reason, `session:ended` row): `stopped` (default),
+     * `died` (a restarted `baton up` ends its dead predecessor's), `operator` (by someone else: `by`).
      */
-    end(session: SessionId, how?: SessionEndReason): Promise<SessionEndReport>;
+    end(session: SessionId, how?: SessionEndReason, by?: string): Promise<SessionEndReport>;
     /**
      * Records a heartbeat. NotFoundError for an unknown session; `fenced` when the session has
      * ended (`sessionEnded`, naming who holds the named task now) or the claim is not its own.

@@ -27,6 +27,7 @@ import { exerciseNext } from './next.js';
 import { exerciseObserve } from './observe.js';
 import { exerciseGithub } from './github.js';
 import { exerciseLedger } from './ledger.js';
+import { exerciseSessionEnds } from './session-ends.js';
 import { exerciseTasksAndSessions } from './tasks-sessions.js';
 import { exerciseWorkspaceDispatch } from './workspace-dispatch.js';
 import { exerciseWorkspaces } from './workspaces.js';
@@ -65,6 +66,7 @@ export function exerciseStore(harness: Harness): void {
     exerciseHumanSessions(harness);
     exerciseNext(harness);
     exerciseLedger(harness);
+    exerciseSessionEnds(harness);
     exerciseObserve(harness);
     exerciseTokens(harness);
     exerciseGithub(harness);

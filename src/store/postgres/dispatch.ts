@@ -158,9 +158,9 @@ export function postgresRecovery(exec: PgExecutor): DispatchStore['recovery'] {
 }
 
 /**
- * Marks the session stale if it is still live with the heartbeat observed, then releases its
- * claims and workspace locks as `recovered`; the numbers released, or null when the session had
- * moved on.
+ * Marks the session stale (end_reason `rescued`, in the same UPDATE) if it is still live with the
+ * heartbeat observed, then releases its claims and workspace locks as `recovered`; the numbers
+ * released, or null when the session had moved on.
  *
  * Two statements in one transaction, as in sessions.end. The first locks the session row FOR
  * UPDATE, which conflicts with the FOR KEY SHARE a claim takes on its session (a plain UPDATE of
@@ -180,7 +180,7 @@ async function rescueSession(
       `WITH l AS (
          SELECT id, state, heartbeat_at FROM sessions WHERE id = $1::bigint FOR UPDATE
        ), u AS (
-         UPDATE sessions s SET state = 'stale', ended_at = ${NOW}
+         UPDATE sessions s SET state = 'stale', ended_at = ${NOW}, end_reason = 'rescued'
          FROM l
          WHERE s.id = l.id AND l.state = 'live' AND l.heartbeat_at = ${atMs('$2')}
          RETURNING s.id, s.host, s.ended_at

@@ -122,7 +122,7 @@ export const TASK_COLUMNS = `id, key, title, priority, project, assignee, labels
   feedback`;
 
 export const SESSION_COLUMNS =
-  'id, kind, host, pid, name, started_at, heartbeat_at, ended_at, state, ttl_ms, end_reason';
+  'id, kind, host, pid, name, started_at, heartbeat_at, ended_at, state, ttl_ms, end_reason, ended_by';
 
 const JOB_FIELDS = [
   'id',

@@ -187,7 +187,7 @@ export function postgresSessions(exec: PgExecutor, beat: PgExecutor = exec): Sto
       assert(row !== undefined, 'INSERT … RETURNING gives one row');
       return toSession(row);
     },
-    end: (id, how = 'stopped') => endSession(exec, id, how),
+    end: (id, how = 'stopped', by) => endSession(exec, id, how, by ?? null),
     heartbeat: (params) => beats.submit(params),
     get: async (id) => {
       const row = await exec.one<SessionRow>(
@@ -213,17 +213,22 @@ export function postgresSessions(exec: PgExecutor, beat: PgExecutor = exec): Sto
  * the session live has committed (each held FOR KEY SHARE on the row), and every later one will
  * wait and then see it ended. The second releases the claims and the locks together.
  */
-async function endSession(exec: PgExecutor, id: number, how: SessionEndReason): Promise<SessionEndReport> {
+async function endSession(
+  exec: PgExecutor,
+  id: number,
+  how: SessionEndReason,
+  by: string | null,
+): Promise<SessionEndReport> {
   return exec.transaction(async (querier) => {
     const [marked] = await querier.rows<{ found: number; ended: number }>(
       `WITH l AS (SELECT id, state FROM sessions WHERE id = $1::bigint FOR UPDATE),
        u AS (
-         UPDATE sessions s SET state = 'ended', ended_at = ${NOW}, end_reason = $2::text
+         UPDATE sessions s SET state = 'ended', ended_at = ${NOW}, end_reason = $2::text, ended_by = $3::text
          FROM l WHERE s.id = l.id AND l.state = 'live'
          RETURNING s.id
        )
        SELECT (SELECT count(*) FROM l) AS found, (SELECT count(*) FROM u) AS ended`,
-      [id, how],
+      [id, how, by],
     );
     if (marked === undefined || marked.found === 0) throw sessionNotFound(id);
     if (marked.ended === 0) return { ended: false, jobsRequeued: [] };
@@ -235,10 +240,10 @@ async function endSession(exec: PgExecutor, id: number, how: SessionEndReason): 
         'abandoned',
         `UNION ALL
          SELECT 2, '', n.at, 'session:ended', NULL, NULL, $1::bigint, ${hostOf('$1::bigint')}, NULL,
-           jsonb_build_object('how', $2::text)
+           jsonb_build_object('how', $2::text) || jsonb_strip_nulls(jsonb_build_object('by', $3::text))
          FROM n`,
       ),
-      [id, how],
+      [id, how, by],
     );
     return { ended: true, jobsRequeued };
   });

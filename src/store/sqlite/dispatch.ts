@@ -231,7 +231,7 @@ function rescueOne(
   const now = exec.now();
   const marked = exec
     .prepare(
-      `UPDATE sessions SET state = 'stale', ended_at = ?
+      `UPDATE sessions SET state = 'stale', ended_at = ?, end_reason = 'rescued'
        WHERE id = ? AND state = 'live' AND heartbeat_at = ?`,
     )
     .run(now, candidate.id, candidate.heartbeat_at).changes;

@@ -177,7 +177,7 @@ export function sqliteSessions(exec: SqliteExecutor): Store['sessions'] {
   // A heartbeat need not survive a power cut (SqliteExecutor.writeNotDurable): no fsync of its own.
   const beats = new TickBatcher(exec, (params: HeartbeatParams) => heartbeatIn(exec, params), false);
   const sync: Sync<Omit<Store['sessions'], 'heartbeat' | 'start'>> = {
-    end: (id, how = 'stopped') =>
+    end: (id, how = 'stopped', by) =>
       exec.write(() => {
         const row = sessionRow(exec, id, false);
         if (row.state !== 'live') return { ended: false, jobsRequeued: [] };
@@ -186,9 +186,11 @@ export function sqliteSessions(exec: SqliteExecutor): Store['sessions'] {
         releaseAllClaims(exec, now, id, 'abandoned');
         releaseSessionLocks(exec, now, id, 'abandoned');
         exec
-          .prepare(`UPDATE sessions SET state = 'ended', ended_at = ?, end_reason = ? WHERE id = ?`)
-          .run(now, how, id);
-        appendAudit(exec, { at: now, type: 'session:ended', session: id, detail: { how } });
+          .prepare(
+            `UPDATE sessions SET state = 'ended', ended_at = ?, end_reason = ?, ended_by = ? WHERE id = ?`,
+          )
+          .run(now, how, by ?? null, id);
+        appendAudit(exec, { at: now, type: 'session:ended', session: id, detail: withActor({ how }, by) });
         return { ended: true, jobsRequeued };
       }),
     get: (id) =>

@@ -23,6 +23,7 @@ import placementWake from './0024-placement-wake.js';
 import outboxGithubJobs from './0025-outbox-github-jobs.js';
 import handOff from './0026-hand-off.js';
 import sessionEnd from './0027-session-end.js';
+import sessionEndedBy from './0028-session-ended-by.js';
 
 export interface Migration {
   readonly version: number;
@@ -60,4 +61,5 @@ export const MIGRATIONS: readonly Migration[] = [
   outboxGithubJobs,
   handOff,
   sessionEnd,
+  sessionEndedBy,
 ];

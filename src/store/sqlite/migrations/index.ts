@@ -19,6 +19,7 @@ import runTokens from './0021-run-tokens.js';
 import quietStart from './0022-quiet-start.js';
 import handOff from './0023-hand-off.js';
 import sessionEnd from './0027-session-end.js';
+import sessionEndedBy from './0028-session-ended-by.js';
 
 export interface Migration {
   readonly version: number;
@@ -49,4 +50,5 @@ export const MIGRATIONS: readonly Migration[] = [
   quietStart,
   handOff,
   sessionEnd,
+  sessionEndedBy,
 ];
