@@ -192,10 +192,17 @@ export class Coordinator {
     return this.store.sessions.start(parseSessionStart(input));
   }
 
-  /** Ends the session, releases its claims and queues its pull jobs again; NotFoundError for an unknown id. */
-  async endSession(id: unknown): Promise<SessionEndResult> {
+  /**
+   * Ends the session, releases its claims and queues its pull jobs again; NotFoundError for an
+   * unknown id. With `by`, someone other than the session ended it: recorded as `operator`, and who.
+   */
+  async endSession(id: unknown, by?: Actor): Promise<SessionEndResult> {
     const checked = validateId('session', id);
-    const { ended, jobsRequeued } = await this.store.sessions.end(checked);
+    const { ended, jobsRequeued } = await this.store.sessions.end(
+      checked,
+      by === undefined ? 'stopped' : 'operator',
+      by?.name,
+    );
     return { session: await this.getSession(checked), ended, jobsRequeued };
   }
 

@@ -67,7 +67,7 @@ export const jsonBody = <T extends z.ZodType>(schema: T) => ({
 /**
  * A body sent to a route that takes none is refused the same way (400 `invalid_input` naming the
  * route), rather than ignored while the route is carried out: `{"force": true}` to
- * `POST /v1/sessions/{id}/end` would otherwise end the session as if it meant something. An
+ * `POST /v1/jobs/{id}/cancel` would otherwise cancel the job as if it meant something. An
  * empty body and `{}` (what Baton's own clients send) are taken.
  */
 const noBody: MiddlewareHandler = async (context, next) => {

@@ -47,6 +47,9 @@ const SessionStart = z
     ttl: z.string().optional().openapi({ example: '8h' }),
   })
   .openapi('SessionStart');
+const SessionEndBody = z.strictObject({ operator: z.boolean().optional() }).openapi('SessionEnd', {
+  description: 'optional: operator true when someone other than the session ends it',
+});
 const ClaimBody = z.strictObject({ session: SessionId }).openapi('Claim');
 const HeartbeatBody = z.strictObject({ session: SessionId, epoch: Epoch }).openapi('Heartbeat');
 const ReleaseBody = z
@@ -171,10 +174,14 @@ function sessionRoutes(app: Api, baton: Coordinator): void {
       method: 'post',
       path: '/v1/sessions/{id}/end',
       tags: ['sessions'],
-      request: { params: z.object({ id: Id }) },
+      request: {
+        params: z.object({ id: Id }),
+        body: { content: { 'application/json': { schema: SessionEndBody } }, required: false },
+      },
       responses: ok(
         'the session, ended with its claims released; ended: false if it had already ended; ' +
-          'jobsRequeued: the ids of the pull jobs it held, queued again',
+          'jobsRequeued: the ids of the pull jobs it held, queued again. With operator: true, ' +
+          'someone other than the session ends it: recorded as endReason operator, endedBy the token',
       ),
     }),
     async (context) => {
@@ -186,7 +193,8 @@ function sessionRoutes(app: Api, baton: Coordinator): void {
         { what: `end session ${id}`, session: id },
         sessionHost(baton, id),
       );
-      const { session, ended, jobsRequeued } = await acting(context, () => baton.endSession(id));
+      const by = context.req.valid('json').operator === true ? actorOf(context) : undefined;
+      const { session, ended, jobsRequeued } = await acting(context, () => baton.endSession(id, by));
       return result(context, { ...session, ended, jobsRequeued });
     },
   );

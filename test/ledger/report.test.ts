@@ -59,9 +59,9 @@ for (const engine of bothEngines()) {
       assert.equal(
         lines[0],
         'session,kind,host,pid,name,startedAt,endedAt,end,issuesWorked,jobs,attempts,heldMs,escalations,' +
-          'endReason,agentPid',
+          'endReason,agentPid,endedBy',
       );
-      assert.match(lines[1] ?? '', new RegExp(`^${a},agent,box-1,.*,ended,k-1@1:failed,.*,stopped,$`));
+      assert.match(lines[1] ?? '', new RegExp(`^${a},agent,box-1,.*,ended,k-1@1:failed,.*,stopped,,$`));
       const table = await cli.run('report', 'sessions');
       assert.match(table.stdout, new RegExp(`^${a} .* stopped .*k-1@1:failed`, 'm'));
       const bad = await cli.run('report', 'sessions', '--since', 'yesterday-ish');

@@ -33,6 +33,7 @@ const CSV_COLUMNS = [
   'escalations',
   'endReason',
   'agentPid',
+  'endedBy',
 ];
 
 const worked = (report: SessionReport): string =>
@@ -60,6 +61,7 @@ function csv(rows: readonly SessionReport[]): string {
       String(report.escalations),
       report.endReason ?? '',
       report.agentPid === null ? '' : String(report.agentPid),
+      report.endedBy ?? '',
     ]
       .map(csvCell)
       .join(','),

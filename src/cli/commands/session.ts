@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import type { Session } from '../../core/session.js';
 import { cell, iso, table } from '../output.js';
 import { withApi } from '../run.js';
+import { cliActor } from './lifecycle.js';
 
 interface StartOptions {
   readonly kind?: string;
@@ -41,10 +42,14 @@ export function registerSession(program: Command): void {
 
   session
     .command('end <id>')
-    .description('end a session: release every claim it holds and queue its pull jobs again')
+    .description(
+      'end a session: release every claim it holds and queue its pull jobs again; ' +
+        "another's session is recorded as ended by an operator (you)",
+    )
     .action((id: string, _o: unknown, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
-        const { session: ended, ended: now, jobsRequeued } = await baton.endSession(id);
+        const by = ownSession(await baton.getSession(id)) ? undefined : cliActor();
+        const { session: ended, ended: now, jobsRequeued } = await baton.endSession(id, by);
         out.result({ ...ended, ended: now, jobsRequeued }, () =>
           now
             ? `ended session ${ended.id}${requeuedNote(jobsRequeued)}`
@@ -65,10 +70,27 @@ export function registerSession(program: Command): void {
     );
 }
 
+/**
+ * Whether the caller is the session itself: its $BATON_SESSION (an agent), or the process that
+ * started it (`baton session start` records its parent's pid: the shell or script, which is this
+ * call's parent too; its --host may name another machine). Else whoever runs `baton session end`
+ * ends another's session: an operator.
+ */
+function ownSession(session: Session): boolean {
+  return process.env['BATON_SESSION'] === String(session.id) || session.pid === process.ppid;
+}
+
 /** `; queued jobs 12, 13 again`, or nothing when the session held no pull job. */
 function requeuedNote(jobs: readonly number[]): string {
   if (jobs.length === 0) return '';
   return `; queued job${jobs.length === 1 ? '' : 's'} ${jobs.join(', ')} again`;
+}
+
+/** `ended (stopped)`, `stale (rescued)`, `ended (operator alice@box)`, or the bare state. */
+function describeState(session: Session): string {
+  if (session.endReason === null) return session.state;
+  const who = session.endReason === 'operator' ? ` ${session.endedBy ?? 'unknown'}` : '';
+  return `${session.state} (${session.endReason}${who})`;
 }
 
 function sessionTable(sessions: readonly Session[]): string[] {
@@ -78,7 +100,7 @@ function sessionTable(sessions: readonly Session[]): string[] {
     sessions.map((session) => [
       String(session.id),
       session.kind,
-      session.endReason === null ? session.state : `${session.state} (${session.endReason})`,
+      describeState(session),
       session.host,
       String(session.pid),
       cell(session.name),
