@@ -8,7 +8,7 @@ import type { AuditEntry } from '../core/audit-event.js';
 import type { Claim, ClaimResult, FencedResult, Holder } from '../core/claim.js';
 import { NotFoundError } from '../core/errors.js';
 import type { Job, JobTransitionResult } from '../core/job.js';
-import type { Session } from '../core/session.js';
+import type { ListedSession, Session } from '../core/session.js';
 import type { Task } from '../core/task.js';
 import { validateId, validateKey } from '../core/validate.js';
 import type { SessionEndReport } from '../store/rescue.js';
@@ -215,7 +215,7 @@ export class Coordinator {
     return session;
   }
 
-  listSessions(options: { readonly liveOnly?: boolean } = {}): Promise<readonly Session[]> {
+  listSessions(options: { readonly liveOnly?: boolean } = {}): Promise<readonly ListedSession[]> {
     return this.store.sessions.list({ liveOnly: options.liveOnly === true });
   }
 

@@ -47,6 +47,14 @@ export interface Session {
   readonly ttlMs: DurationMs | null;
 }
 
+/**
+ * A session as sessions.list reads it: with an agent's own pid once its runner spawned it (its
+ * `job:spawned` row; `pid` is the `baton up` that ran it), as the session report has it; else null.
+ */
+export interface ListedSession extends Session {
+  readonly agentPid: number | null;
+}
+
 /** A human's TTL when `baton session start --kind human` names none: a working day. */
 export const HUMAN_TTL_DEFAULT_MS: DurationMs = 8 * 60 * 60 * 1000;
 /**

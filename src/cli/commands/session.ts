@@ -1,7 +1,8 @@
 /** `baton session start | end | list`. */
 import { hostname } from 'node:os';
 import type { Command } from 'commander';
-import type { Session } from '../../core/session.js';
+import type { ListedSession, Session } from '../../core/session.js';
+import { describePid } from '../../core/session-report.js';
 import { cell, iso, table } from '../output.js';
 import { withApi } from '../run.js';
 import { cliActor } from './lifecycle.js';
@@ -93,7 +94,7 @@ function describeState(session: Session): string {
   return `${session.state} (${session.endReason}${who})`;
 }
 
-function sessionTable(sessions: readonly Session[]): string[] {
+function sessionTable(sessions: readonly ListedSession[]): string[] {
   if (sessions.length === 0) return ['no sessions'];
   return table(
     ['ID', 'KIND', 'STATE', 'HOST', 'PID', 'NAME', 'STARTED', 'HEARTBEAT', 'TTL'],
@@ -102,7 +103,8 @@ function sessionTable(sessions: readonly Session[]): string[] {
       session.kind,
       describeState(session),
       session.host,
-      String(session.pid),
+      // A server from before agentPid sends none: the session's own pid, as it was shown.
+      describePid({ pid: session.pid, agentPid: session.agentPid ?? null }),
       cell(session.name),
       iso(session.startedAt),
       iso(session.heartbeatAt),

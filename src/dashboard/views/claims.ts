@@ -5,6 +5,7 @@
  * button that asks the API for it.
  */
 import { html } from 'hono/html';
+import { describePid } from '../../core/session-report.js';
 import type { ClaimRow } from '../deps.js';
 import { age, time, type Html, table } from '../layout.js';
 
@@ -31,7 +32,7 @@ function card(row: ClaimRow, ctx: ClaimsContext, index: number): Html {
     <th scope="row">${row.key}</th>
     <td>
       session ${row.session}${row.name === null ? '' : ` (${row.name})`}<br />${row.kind} on ${row.host}, pid
-      ${row.pid}
+      ${describePid({ pid: row.pid, agentPid: row.job?.agentSession === row.session ? row.job.pid : null })}
     </td>
     <td>${row.epoch}</td>
     <td>${time(row.claimedAt)}</td>

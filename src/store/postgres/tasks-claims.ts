@@ -198,12 +198,15 @@ export function postgresSessions(exec: PgExecutor, beat: PgExecutor = exec): Sto
     },
     list: async (params = {}) =>
       (
-        await exec.rows<SessionRow>(
-          `SELECT ${SESSION_COLUMNS} FROM sessions
+        await exec.rows<SessionRow & { agent_pid: number | null }>(
+          `SELECT ${SESSION_COLUMNS},
+             (SELECT (a.detail->>'pid')::int FROM audit_events a
+              WHERE a.session_id = sessions.id AND a.type = 'job:spawned' ORDER BY a.id LIMIT 1) AS agent_pid
+           FROM sessions
            WHERE (NOT $1::boolean OR state = 'live') ORDER BY id`,
           [params.liveOnly === true],
         )
-      ).map(toSession),
+      ).map((row) => ({ ...toSession(row), agentPid: row.agent_pid })),
   };
 }
 

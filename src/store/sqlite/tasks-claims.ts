@@ -202,9 +202,14 @@ export function sqliteSessions(exec: SqliteExecutor): Store['sessions'] {
       exec.read(() =>
         (
           exec
-            .prepare(`SELECT * FROM sessions WHERE (? = 0 OR state = 'live') ORDER BY id`)
-            .all(params.liveOnly === true ? 1 : 0) as SessionRow[]
-        ).map(toSession),
+            .prepare(
+              `SELECT s.*,
+                 (SELECT CAST(json_extract(a.detail, '$.pid') AS INTEGER) FROM audit_events a
+                  WHERE a.session_id = s.id AND a.type = 'job:spawned' ORDER BY a.id LIMIT 1) AS agent_pid
+               FROM sessions s WHERE (? = 0 OR s.state = 'live') ORDER BY s.id`,
+            )
+            .all(params.liveOnly === true ? 1 : 0) as (SessionRow & { agent_pid: number | null })[]
+        ).map((row) => ({ ...toSession(row), agentPid: row.agent_pid })),
       ),
   };
   // Many sessions of one process beating together share one commit (tick-batcher.ts).
