@@ -25,7 +25,13 @@ export interface Effect {
 
 export type EffectResult =
   | { readonly ok: true; readonly effect: Effect }
-  | { readonly ok: false; readonly reason: 'fenced'; readonly current: Holder | null };
+  | {
+      readonly ok: false;
+      readonly reason: 'fenced';
+      readonly current: Holder | null;
+      /** Set when the session has ended (or was rescued): nothing it presents is current. */
+      readonly sessionEnded?: true;
+    };
 
 const EFFECT_KIND_LENGTH_MAX = 100;
 /** Characters of the payload's JSON text. */

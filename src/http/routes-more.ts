@@ -118,7 +118,8 @@ function takeRoutes(app: Api, baton: Coordinator): void {
       });
       const by = actorOf(context, body.session);
       const outcome = await acting(context, () => baton.lifecycle.escalate({ key, ...body, by }));
-      if (!outcome.ok) throw fencedRefusal(key, String(body.epoch ?? '?'), outcome.current);
+      if (!outcome.ok)
+        throw fencedRefusal(key, String(body.epoch ?? '?'), outcome.current, outcome.sessionEnded);
       return result(context, {
         ...outcome.task,
         endedClaimEpoch: outcome.claimEpoch,
@@ -237,7 +238,9 @@ function effectRoutes(app: Api, baton: Coordinator): void {
       const subject = { what, key: body.key, session: body.session };
       await allow(context, baton, 'effect:record', subject, sessionHost(baton, body.session));
       const outcome = await acting(context, () => baton.effects.record(body));
-      if (!outcome.ok) throw fencedRefusal(body.key, String(body.epoch), outcome.current);
+      if (!outcome.ok) {
+        throw fencedRefusal(body.key, String(body.epoch), outcome.current, outcome.sessionEnded);
+      }
       return result(context, outcome.effect);
     },
   );

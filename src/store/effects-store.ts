@@ -28,7 +28,8 @@ export interface EffectsStore {
   readonly effects: {
     /**
      * Appends the effect if (session, epoch) is the task's live claim and the session is live;
-     * `fenced` with the current holder otherwise, and nothing is written. NotFoundError for an
+     * `fenced` with the current holder otherwise (`sessionEnded` when the session is no longer
+     * live), and nothing is written. NotFoundError for an
      * unknown task or session; InvalidInputError for a kind or payload no engine can store.
      */
     record(params: EffectRecordParams): Promise<EffectResult>;

@@ -38,7 +38,13 @@ export type TaskEscalateResult =
       readonly claimEpoch: number | null;
       readonly jobId: JobId | null;
     }
-  | { readonly ok: false; readonly reason: 'fenced'; readonly current: Holder | null };
+  | {
+      readonly ok: false;
+      readonly reason: 'fenced';
+      readonly current: Holder | null;
+      /** Set when the claim's session has ended (or was rescued), as a release says it. */
+      readonly sessionEnded?: true;
+    };
 
 export interface TaskGateParams {
   readonly key: string;
@@ -78,7 +84,8 @@ export interface LifecycleStore {
     /**
      * Hands the task to a human: ends its live claim (`escalated`), ends its active job
      * (`escalated`) and moves the task to `escalated` with the reason, in one step. With `claim`,
-     * `fenced` and nothing changed unless it is the live claim. TaskStateError unless the task
+     * `fenced` and nothing changed unless it is the live claim (`sessionEnded` when that claim's
+     * session is no longer live). TaskStateError unless the task
      * is open or in review.
      */
     escalate(params: TaskEscalateParams): Promise<TaskEscalateResult>;

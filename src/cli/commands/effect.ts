@@ -32,7 +32,7 @@ export function registerEffect(program: Command): void {
           options.payload === undefined ? undefined : parseJsonText('--payload', options.payload);
         const input = { key, session, epoch, kind, payload };
         const result = await baton.effects.record(input);
-        if (!result.ok) throw fencedRefusal(key, epoch, result.current);
+        if (!result.ok) throw fencedRefusal(key, epoch, result.current, result.sessionEnded);
         const { effect } = result;
         out.result(
           effect,

@@ -105,7 +105,7 @@ function registerEscalations(program: Command): void {
           by: cliActor(),
         };
         const result = await baton.lifecycle.escalate(input);
-        if (!result.ok) throw fencedRefusal(key, options.epoch ?? '?', result.current);
+        if (!result.ok) throw fencedRefusal(key, options.epoch ?? '?', result.current, result.sessionEnded);
         out.result({ ...result.task, endedClaimEpoch: result.claimEpoch, endedJob: result.jobId }, () =>
           stateLine(result.task),
         );

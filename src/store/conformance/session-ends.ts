@@ -111,5 +111,36 @@ export function exerciseSessionEnds(harness: Harness): void {
         const live = await store.sessions.list({ liveOnly: true });
         assert.equal(live.find((row) => row.id === agent.id)?.agentPid, 9191);
       }));
+
+    test("an ended session's effect and escalation are fenced saying so, and change nothing", () =>
+      withFixture(harness, async ({ store }) => {
+        const ended = await givenSession(store);
+        const other = await givenSession(store, 'host-b');
+        await givenTask(store, 'k');
+        assert.ok((await store.claims.acquire({ key: 'k', session: ended.id })).ok);
+        await store.sessions.end(ended.id);
+        const taken = await store.claims.acquire({ key: 'k', session: other.id });
+        assert.ok(taken.ok);
+        const current = { session: other.id, host: 'host-b', since: taken.claim.claimedAt, epoch: 2 };
+        const live = await givenSession(store);
+        const ledger = (await store.audit.list()).length;
+        const effect = (session: number, epoch: number) =>
+          store.effects.record({ key: 'k', session, epoch, kind: 'file-write', payload: {} });
+        const escalate = (session: number, epoch: number) =>
+          store.lifecycle.escalate({
+            key: 'k',
+            reason: 'stuck',
+            by: { name: 'x' },
+            claim: { session, epoch },
+          });
+        const fenced = { ok: false, reason: 'fenced', current, sessionEnded: true };
+        assert.deepEqual(await effect(ended.id, 1), fenced);
+        assert.deepEqual(await escalate(ended.id, 1), fenced);
+        // A live session presenting an old epoch is fenced without it.
+        assert.deepEqual(await effect(live.id, 1), { ok: false, reason: 'fenced', current });
+        assert.deepEqual(await escalate(live.id, 1), { ok: false, reason: 'fenced', current });
+        assert.equal((await store.audit.list()).length, ledger, 'nothing was written');
+        assert.equal((await store.tasks.get('k'))?.state, 'open');
+      }));
   });
 }

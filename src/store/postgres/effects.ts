@@ -59,6 +59,10 @@ export function postgresEffects(exec: PgExecutor, switches: TestSwitches): Effec
       if (state.session_state === null) {
         throw new NotFoundError('session', String(params.session), 'start one with `baton session start`');
       }
+      // An ended (or rescued) session is told so, as its release is.
+      if (state.session_state !== 'live') {
+        return { ok: false, reason: 'fenced', current: holderOf(state), sessionEnded: true };
+      }
       return { ok: false, reason: 'fenced', current: holderOf(state) };
     },
     list: async (params) =>

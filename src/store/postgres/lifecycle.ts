@@ -235,6 +235,14 @@ async function escalate(
       live === undefined
         ? null
         : { session: live.session_id, host: live.host, since: live.claimed_at.getTime(), epoch: live.epoch };
+    const [session] = await querier.rows<{ state: string }>(
+      'SELECT state FROM sessions WHERE id = $1::bigint',
+      [params.claim.session],
+    );
+    // An ended (or rescued) session is told so, as its release is.
+    if (session !== undefined && session.state !== 'live') {
+      return { ok: false, reason: 'fenced', current, sessionEnded: true };
+    }
     return { ok: false, reason: 'fenced', current };
   }
   if (locked.state !== 'open' && locked.state !== 'in_review') {

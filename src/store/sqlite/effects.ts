@@ -33,8 +33,12 @@ export function sqliteEffects(exec: SqliteExecutor, switches: TestSwitches): Eff
           session.state === 'live' &&
           task.holder_session_id === params.session &&
           task.epoch === params.epoch;
-        if (switches.fencing && !live)
-          return { ok: false, reason: 'fenced', current: holderOf(exec, task.id) };
+        if (switches.fencing && !live) {
+          const current = holderOf(exec, task.id);
+          // An ended (or rescued) session is told so, as its release is.
+          if (session.state !== 'live') return { ok: false, reason: 'fenced', current, sessionEnded: true };
+          return { ok: false, reason: 'fenced', current };
+        }
         const now = exec.now();
         const row = exec
           .prepare(

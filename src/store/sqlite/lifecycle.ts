@@ -131,7 +131,14 @@ function escalate(
     params.claim !== undefined &&
     (live?.session_id !== params.claim.session || live.epoch !== params.claim.epoch)
   ) {
-    return { ok: false, reason: 'fenced', current: holderOf(exec, task.id) };
+    const current = holderOf(exec, task.id);
+    const session = exec.prepare('SELECT state FROM sessions WHERE id = ?').get(params.claim.session) as
+      { state: string } | undefined;
+    // An ended (or rescued) session is told so, as its release is.
+    if (session !== undefined && session.state !== 'live') {
+      return { ok: false, reason: 'fenced', current, sessionEnded: true };
+    }
+    return { ok: false, reason: 'fenced', current };
   }
   if (task.state !== 'open' && task.state !== 'in_review') throw taskStateRefusal(facts(task), 'escalate');
   const job = exec
