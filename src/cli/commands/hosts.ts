@@ -4,7 +4,7 @@ import { diskLow } from '../../core/disk.js';
 import { ramAvailableMb } from '../../core/capacity.js';
 import { age } from '../../core/host-liveness.js';
 import type { JudgedHost } from '../../coordinator/cluster.js';
-import { cell, table } from '../output.js';
+import { cell, iso, table } from '../output.js';
 import type { CliApi } from '../remote-api.js';
 import { withApi } from '../run.js';
 import { cliActor } from './lifecycle.js';
@@ -28,7 +28,12 @@ const HOST_COLUMNS = [
   'LAST_REPORT',
 ];
 
-type HostShown = JudgedHost;
+/**
+ * A host as an API server answers it: one from before host liveness sends neither `liveness` nor
+ * `lastReportAgeMs`, only the host's last report (`heartbeatAt`).
+ */
+type HostShown = Omit<JudgedHost, 'liveness' | 'lastReportAgeMs'> &
+  Partial<Pick<JudgedHost, 'liveness' | 'lastReportAgeMs'>>;
 
 /**
  * The hosts, each judged against its runner session's TTL on the database's clock, by the
@@ -39,12 +44,27 @@ export function hostsShown(baton: CliApi): Promise<readonly HostShown[]> {
 }
 
 function reportCell(host: HostShown): string {
+  // Not judged by an older server: its raw last report, and `?` for whether it still serves.
+  if (host.liveness === undefined || host.lastReportAgeMs === undefined) return `${iso(host.heartbeatAt)}, ?`;
   const ago = `${age(host.lastReportAgeMs)} ago`;
   return host.liveness === 'live' ? ago : `${ago}, ${host.liveness.toUpperCase()}`;
 }
 
 /** What an operator should know and do about each host whose `baton up` no longer serves it. */
 export function hostNotes(hosts: readonly HostShown[]): string[] {
+  const unjudged = hosts.some((host) => host.liveness === undefined || host.lastReportAgeMs === undefined);
+  const old = unjudged
+    ? ['the API server predates host liveness: LAST_REPORT is its raw last report time, `?` not judged']
+    : [];
+  const judged = hosts.flatMap((host) =>
+    host.liveness === undefined || host.lastReportAgeMs === undefined
+      ? []
+      : [{ ...host, liveness: host.liveness, lastReportAgeMs: host.lastReportAgeMs }],
+  );
+  return [...old, ...judgedNotes(judged)];
+}
+
+function judgedNotes(hosts: readonly JudgedHost[]): string[] {
   return hosts
     .filter((host) => host.liveness !== 'live')
     .map((host) => {
