@@ -4,7 +4,7 @@
  */
 import { validateId, validateName } from '../core/validate.js';
 import { NotFoundError } from '../core/errors.js';
-import type { Instant } from '../core/time.js';
+import type { DurationMs, Instant } from '../core/time.js';
 import { judgeHosts, type HostJudgement } from '../core/host-liveness.js';
 
 import type { Session } from '../core/session.js';
@@ -20,6 +20,8 @@ export interface LeaderDetail {
   readonly pid: number | null;
   readonly term: number | null;
   readonly expiresAt: Instant | null;
+  /** Until the lease expires, on the database's clock (as hosts are judged); null when nobody leads. */
+  readonly expiresInMs: DurationMs | null;
   readonly current: boolean;
 }
 
@@ -64,6 +66,7 @@ export class Cluster {
         pid: null,
         term: lease?.term ?? null,
         expiresAt: null,
+        expiresInMs: null,
         current: false,
       };
     }
@@ -75,6 +78,7 @@ export class Cluster {
       pid: session?.pid ?? null,
       term: lease.term,
       expiresAt: lease.expiresAt,
+      expiresInMs: lease.expiresAt - now,
       current,
     };
   }

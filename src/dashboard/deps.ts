@@ -44,6 +44,8 @@ export interface LeaderRow {
   readonly pid: number | null;
   readonly term: number | null;
   readonly expiresAt: number | null;
+  /** Until the lease expires, judged on the database's clock; null when nobody leads. */
+  readonly expiresInMs: number | null;
   readonly current: boolean;
   readonly changes: readonly AuditEntry[];
 }

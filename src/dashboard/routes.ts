@@ -38,7 +38,7 @@ function fragments(deps: DashboardDeps): Fragments {
   return {
     queue: async (query) => queueView(await reads.queue(query), query),
     claims: async () => claimsView((await reads.claims()).claims, { apiBase, rss }),
-    leader: async () => leaderView(await reads.leader(), Date.now()),
+    leader: async () => leaderView(await reads.leader()),
     hosts: async () => hostsView(await reads.hosts(), apiBase),
     workspaces: async () => workspacesView(await reads.workspaces()),
     sessions: async (query) => sessionsView(await reads.sessions(query), query),

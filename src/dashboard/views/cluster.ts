@@ -4,7 +4,7 @@ import { ramAvailableMb } from '../../core/capacity.js';
 import type { HostRow, LeaderRow } from '../deps.js';
 import { age, time, type Html, table } from '../layout.js';
 
-export function leaderView(leader: LeaderRow, now: number): Html {
+export function leaderView(leader: LeaderRow): Html {
   const who = leader.current
     ? html`<dl>
         <dt>Session</dt>
@@ -16,7 +16,7 @@ export function leaderView(leader: LeaderRow, now: number): Html {
         <dt>Lease expires</dt>
         <dd>
           ${time(leader.expiresAt)}${
-            leader.expiresAt === null ? '' : ` (in ${age(Math.max(0, leader.expiresAt - now))})`
+            leader.expiresInMs === null ? '' : ` (in ${age(Math.max(0, leader.expiresInMs))})`
           }
         </dd>
       </dl>`
