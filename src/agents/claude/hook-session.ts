@@ -9,6 +9,7 @@
  */
 import type { Holder } from '../../core/claim.js';
 import { NotFoundError } from '../../core/errors.js';
+import { fencedReason } from '../../coordinator/refusals.js';
 import { gitMaybe } from '../../os/git.js';
 import type { ProcessIdentity } from '../../os/process-ancestry.js';
 import type { AgentClient } from '../client.js';
@@ -122,16 +123,33 @@ export async function sessionGone(ctx: HookContext, state: HookState): Promise<b
 }
 
 /** The end of this Claude Code session's own Baton side: release the claim, end the session. */
-export async function tearDown(ctx: HookContext, state: HookState): Promise<HookState> {
-  if (!state.owned || state.session === null) return state;
-  if (state.status === 'holding' && state.key !== null && state.epoch !== null) {
-    await ctx.client.release({
-      key: state.key,
-      epoch: state.epoch,
-      session: state.session,
-      outcome: 'released',
-    });
-  }
+export async function tearDown(
+  ctx: HookContext,
+  state: HookState,
+): Promise<{ readonly state: HookState; readonly problem: string | null }> {
+  if (!state.owned || state.session === null) return { state, problem: null };
+  const problem =
+    state.status === 'holding' && state.key !== null && state.epoch !== null
+      ? await releaseProblem(ctx, state.session, state.key, state.epoch)
+      : null;
+  // Ended whatever the release said: a session left live would hold nothing but keep beating.
   await ctx.client.endSession(state.session);
-  return { ...state, session: null, epoch: null, status: 'released', holder: null };
+  return { state: { ...state, session: null, epoch: null, status: 'released', holder: null }, problem };
+}
+
+/** Releases the claim; what went wrong, in words for the user (fenced off, or failed), else null. */
+async function releaseProblem(
+  ctx: HookContext,
+  session: number,
+  key: string,
+  epoch: number,
+): Promise<string | null> {
+  try {
+    const released = await ctx.client.release({ key, epoch, session, outcome: 'released' });
+    if (released.ok) return null;
+    const why = fencedReason(key, epoch, released.current, released.sessionEnded === true);
+    return `the release of ${key} was refused: ${why}`;
+  } catch (error) {
+    return `the release of ${key} at epoch ${epoch} failed: ${error instanceof Error ? error.message : String(error)}`;
+  }
 }

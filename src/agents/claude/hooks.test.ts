@@ -120,6 +120,28 @@ describe('baton hook', () => {
       assert.equal(again.code, 2, 'a fenced session stays blocked');
     }));
 
+  test('stop tells the user when its release was fenced off, and ends the session all the same', () =>
+    withFixture(async ({ db, store, cwd, env }) => {
+      const start = await hook('session-start', payload('SessionStart', 'cc-1', cwd), env, withTask(db));
+      assert.equal(start.code, 0, start.stderr);
+      const mine = (await store.tasks.get(KEY))?.holder?.session ?? 0;
+      // An operator takes the task from it while its session lives on; another session claims it.
+      await store.claims.forceRelease({ key: KEY, reason: 'reassigned', by: { name: 'ops' } });
+      const other = await store.sessions.start({ kind: 'agent', host: 'box-9', pid: 9 });
+      assert.ok((await store.claims.acquire({ key: KEY, session: other.id })).ok);
+      const stopped = await hook('stop', payload('Stop', 'cc-1', cwd), env, withTask(db));
+      assert.equal(stopped.code, 1, 'a non-blocking error shown to the user');
+      assert.match(
+        stopped.stderr,
+        new RegExp(
+          `^baton hook stop: the release of ${KEY} was refused: the claim on ${KEY} at epoch 1 is no longer ` +
+            `current: it is now held by session ${other.id} on box-9 since \\S+ \\(epoch 2\\)\n$`,
+        ),
+      );
+      assert.equal((await store.sessions.get(mine))?.state, 'ended', 'the session is ended all the same');
+      assert.equal((await store.tasks.get(KEY))?.holder?.session, other.id, "the other's claim is untouched");
+    }));
+
   test('pre-tool blocks while the task is held elsewhere, and claims it once the holder lets go', () =>
     withFixture(async ({ db, store, cwd, env }) => {
       const other = await store.sessions.start({ kind: 'human', host: 'desk-2', pid: 2 });

@@ -167,15 +167,19 @@ async function postTool(input: HookInput, ctx: HookContext): Promise<HookOutcome
   }
 }
 
-/** Stop and SessionEnd: release and end what the hooks started; a runner's session is left to it. */
+/**
+ * Stop and SessionEnd: release and end what the hooks started; a runner's session is left to it.
+ * A release fenced off or failed is told to the user as a non-blocking error (exit 1), as
+ * post-tool tells its failures: the session is ended all the same.
+ */
 async function stop(input: HookInput, ctx: HookContext, forget: boolean): Promise<HookOutcome> {
   const state = readState(ctx.stateDir, input.sessionId);
-  if (state !== null) {
-    const after = await tearDown(ctx, state);
-    if (forget) removeState(ctx.stateDir, input.sessionId);
-    else writeState(ctx.stateDir, after);
-  }
-  return ALLOW;
+  if (state === null) return ALLOW;
+  const { state: after, problem } = await tearDown(ctx, state);
+  if (forget) removeState(ctx.stateDir, input.sessionId);
+  else writeState(ctx.stateDir, after);
+  if (problem === null) return ALLOW;
+  return { exitCode: 1, stderr: `baton hook ${forget ? 'session-end' : 'stop'}: ${problem}\n` };
 }
 
 function block(message: string): HookOutcome {
