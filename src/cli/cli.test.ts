@@ -229,6 +229,7 @@ describeCli('baton CLI', ({ mode, setup }) => {
       pid: null,
       term: null,
       expiresAt: null,
+      expiresInMs: null,
       current: false,
     };
     assert.deepEqual(await t.json(0, 'leader'), expected);
