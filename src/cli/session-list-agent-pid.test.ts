@@ -9,7 +9,7 @@ import { bothEngines } from '../../test/support/databases.js';
 import { cliModes, cliOn, stopServers } from '../../test/support/cli.js';
 import { startTestServer } from '../../test/dashboard/server.js';
 import { openStore } from '../store/open.js';
-import { givenHost, givenLeader } from '../store/conformance/dispatch.js';
+import { givenSpawnedAgent } from '../store/conformance/spawned-agent.js';
 
 after(stopServers);
 
@@ -17,16 +17,7 @@ after(stopServers);
 async function spawnedAgent(url: string): Promise<{ runnerPid: number; agent: number }> {
   const store = await openStore(url);
   try {
-    const { session: runner } = await givenHost(store);
-    const term = await givenLeader(store);
-    const { job } = await store.jobs.enqueue({ key: 'k' });
-    const placed = await store.dispatch.place({ id: job.id, host: 'box-1', term });
-    assert.ok(placed.ok);
-    const guard = { id: job.id, session: runner.id, epoch: placed.job.epoch };
-    await store.jobs.start(guard);
-    const agent = await store.sessions.start({ kind: 'agent', host: 'box-1', pid: runner.pid });
-    assert.ok((await store.claims.acquire({ key: 'k', session: agent.id })).ok);
-    await store.dispatch.attach({ ...guard, agentSession: agent.id, pid: 5112 });
+    const { runner, agent } = await givenSpawnedAgent(store, 5112);
     return { runnerPid: runner.pid, agent: agent.id };
   } finally {
     await store.close();

@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { GENESIS_HASH, rowId, type Checkpoint } from '../../core/ledger.js';
 import { DEFAULT_RETRY_POLICY } from '../../core/retry.js';
-import { givenHost, givenLeader } from './dispatch.js';
+import { givenSpawnedAgent } from './spawned-agent.js';
 import { givenSession, givenTask, sleep, withFixture, type Harness } from './harness.js';
 import type { Store } from '../store.js';
 
@@ -289,17 +289,8 @@ export function exerciseLedger(harness: Harness): void {
 
     test('reports why each ended session ended, each run by its outcome, and an agent by its own pid', () =>
       withFixture(harness, async ({ store, raw, param }) => {
-        const { session: runner } = await givenHost(store);
-        const term = await givenLeader(store);
-        const { job } = await store.jobs.enqueue({ key: 'k' });
-        const placed = await store.dispatch.place({ id: job.id, host: 'box-1', term });
-        assert.ok(placed.ok);
-        const guard = { id: job.id, session: runner.id, epoch: placed.job.epoch };
-        await store.jobs.start(guard);
         // As a runner does: the agent's session carries the runner's pid; its process's is attached.
-        const agent = await store.sessions.start({ kind: 'agent', host: 'box-1', pid: runner.pid });
-        await store.claims.acquire({ key: 'k', session: agent.id });
-        await store.dispatch.attach({ ...guard, agentSession: agent.id, pid: 9191 });
+        const { runner, agent, guard } = await givenSpawnedAgent(store, 9191);
         await store.claims.release({ key: 'k', session: agent.id, epoch: 1, outcome: 'failed' });
         const policy = { backoffBaseMs: 1, backoffMaxMs: 1 };
         assert.ok((await store.dispatch.requeue({ ...guard, reason: 'agent killed by SIGKILL', policy })).ok);
@@ -336,7 +327,7 @@ export function exerciseLedger(harness: Harness): void {
             key: 'k',
             epoch: 1,
             outcome: 'failed',
-            run: { job: job.id, outcome: 'requeued', reason: 'agent killed by SIGKILL' },
+            run: { job: guard.id, outcome: 'requeued', reason: 'agent killed by SIGKILL' },
           },
         ]);
         assert.deepEqual(

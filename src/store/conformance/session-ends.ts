@@ -5,7 +5,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { givenHost, givenLeader } from './dispatch.js';
+import { givenSpawnedAgent } from './spawned-agent.js';
 import { givenSession, givenTask, withFixture, type Harness } from './harness.js';
 
 const POLICY = { backoffBaseMs: 0, backoffMaxMs: 0 };
@@ -87,16 +87,8 @@ export function exerciseSessionEnds(harness: Harness): void {
 
     test("a session list reads an agent's own pid once spawned, as the session report does", () =>
       withFixture(harness, async ({ store }) => {
-        const { session: runner } = await givenHost(store);
-        const term = await givenLeader(store);
-        const { job } = await store.jobs.enqueue({ key: 'k' });
-        const placed = await store.dispatch.place({ id: job.id, host: 'box-1', term });
-        assert.ok(placed.ok);
-        const guard = { id: job.id, session: runner.id, epoch: placed.job.epoch };
-        await store.jobs.start(guard);
-        const agent = await store.sessions.start({ kind: 'agent', host: 'box-1', pid: runner.pid });
+        const { runner, agent } = await givenSpawnedAgent(store, 9191);
         const unspawned = await store.sessions.start({ kind: 'agent', host: 'box-1', pid: runner.pid });
-        await store.dispatch.attach({ ...guard, agentSession: agent.id, pid: 9191 });
         const listed = new Map((await store.sessions.list()).map((row) => [row.id, row.agentPid]));
         const reported = new Map((await store.reports.sessions()).map((row) => [row.session, row.agentPid]));
         const ids = [runner.id, agent.id, unspawned.id];
