@@ -38,8 +38,8 @@ SELECT
   END AS end_state,
   s.end_reason,
   s.ended_by,
-  (SELECT (a.detail->>'pid')::int FROM audit_events a
-   WHERE a.session_id = s.id AND a.type = 'job:spawned' ORDER BY a.id LIMIT 1) AS agent_pid,
+  CASE WHEN s.kind = 'agent' THEN (SELECT (a.detail->>'pid')::int FROM audit_events a
+   WHERE a.session_id = s.id AND a.type = 'job:spawned' ORDER BY a.id LIMIT 1) END AS agent_pid,
   (SELECT coalesce(jsonb_agg(jsonb_build_object('key', t.key, 'epoch', c.epoch, 'outcome', c.outcome,
        'claimedAt', (extract(epoch FROM c.claimed_at) * 1000)::bigint,
        'releasedAt', (extract(epoch FROM c.released_at) * 1000)::bigint,

@@ -66,8 +66,8 @@ SELECT
   END AS end_state,
   s.end_reason,
   s.ended_by,
-  (SELECT CAST(json_extract(a.detail, '$.pid') AS INTEGER) FROM audit_events a
-   WHERE a.session_id = s.id AND a.type = 'job:spawned' ORDER BY a.id LIMIT 1) AS agent_pid,
+  CASE WHEN s.kind = 'agent' THEN (SELECT CAST(json_extract(a.detail, '$.pid') AS INTEGER) FROM audit_events a
+   WHERE a.session_id = s.id AND a.type = 'job:spawned' ORDER BY a.id LIMIT 1) END AS agent_pid,
   (SELECT json_group_array(json_object('key', w.key, 'epoch', w.epoch, 'outcome', w.outcome,
        'claimedAt', w.claimed_at, 'releasedAt', w.released_at, 'run', json(w.run)))
    FROM (SELECT t.key, c.epoch, c.outcome, c.claimed_at, c.released_at,
