@@ -216,7 +216,7 @@ export class Coordinator {
   }
 
   listSessions(options: { readonly liveOnly?: boolean } = {}): Promise<readonly ListedSession[]> {
-    return this.store.sessions.list({ liveOnly: options.liveOnly === true });
+    return this.store.sessions.list({ liveOnly: options.liveOnly === true, agentPids: true });
   }
 
   /** A liveness signal; with a claim named, also proof that the claim is still current. */

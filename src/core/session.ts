@@ -55,6 +55,16 @@ export interface ListedSession extends Session {
   readonly agentPid: number | null;
 }
 
+/** What sessions.list reads. */
+export interface SessionQuery {
+  readonly liveOnly?: boolean | undefined;
+  /**
+   * Look up each agent's own pid (a ledger read per agent session); otherwise `agentPid` is null.
+   * `session list` shows it; the fleet's readers (hosts, takeover) need only the sessions.
+   */
+  readonly agentPids?: boolean | undefined;
+}
+
 /** A human's TTL when `baton session start --kind human` names none: a working day. */
 export const HUMAN_TTL_DEFAULT_MS: DurationMs = 8 * 60 * 60 * 1000;
 /**

@@ -69,7 +69,9 @@ function lendDirs(path: string, gid: number, keep: string): void {
   if (path === keep || stat === undefined || !stat.isDirectory()) return;
   if (stat.gid !== gid) chownSync(path, stat.uid, gid);
   if ((stat.mode & 0o3070) !== 0o3070) chmodSync(path, (stat.mode & 0o7777) | 0o3070);
-  for (const entry of readdirSync(path)) lendDirs(join(path, entry), gid, keep);
+  // Only directories are lent: a fan-out directory's thousands of objects are not even looked at.
+  for (const entry of readdirSync(path, { withFileTypes: true }))
+    if (entry.isDirectory()) lendDirs(join(path, entry.name), gid, keep);
 }
 
 /**

@@ -12,7 +12,7 @@ import type { Claim, ClaimResult, FencedResult, Holder, ReleaseOutcome } from '.
 import type { Job, JobId, JobState, JobTransitionResult } from '../core/job.js';
 import type { Wakeups } from './wakeups.js';
 import type { Lease, LeaseResult } from '../core/lease.js';
-import type { ListedSession, Session, SessionEndReason, SessionId, SessionKind } from '../core/session.js';
+import type { ListedSession, Session, SessionEndReason, SessionId, SessionQuery } from '../core/session.js';
 import type { Actor, Task, TaskState } from '../core/task.js';
 import type { Instant } from '../core/time.js';
 import type { DispatchStore } from './dispatch-store.js';
@@ -76,7 +76,7 @@ export interface TaskListParams {
 }
 
 export interface SessionStartParams {
-  readonly kind: SessionKind;
+  readonly kind: Session['kind'];
   readonly host: string;
   readonly pid: number;
   readonly name?: string | null | undefined;
@@ -293,7 +293,7 @@ export interface Store
      */
     heartbeat(params: HeartbeatParams): Promise<FencedResult>;
     get(session: SessionId): Promise<Session | null>;
-    list(params?: { readonly liveOnly?: boolean | undefined }): Promise<readonly ListedSession[]>;
+    list(params?: SessionQuery): Promise<readonly ListedSession[]>;
   };
 
   readonly claims: {

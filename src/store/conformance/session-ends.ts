@@ -85,11 +85,13 @@ export function exerciseSessionEnds(harness: Harness): void {
         assert.deepEqual(await read(session.id), ['ended', 'operator', 'alice@box']);
       }));
 
-    test("a session list reads an agent's own pid once spawned, as the session report does", () =>
+    test("a session list reads an agent's own pid once spawned, as the session report does, when asked", () =>
       withFixture(harness, async ({ store }) => {
         const { runner, agent } = await givenSpawnedAgent(store, 9191);
         const unspawned = await store.sessions.start({ kind: 'agent', host: 'box-1', pid: runner.pid });
-        const listed = new Map((await store.sessions.list()).map((row) => [row.id, row.agentPid]));
+        const listed = new Map(
+          (await store.sessions.list({ agentPids: true })).map((row) => [row.id, row.agentPid]),
+        );
         const reported = new Map((await store.reports.sessions()).map((row) => [row.session, row.agentPid]));
         const ids = [runner.id, agent.id, unspawned.id];
         assert.deepEqual(
@@ -100,8 +102,11 @@ export function exerciseSessionEnds(harness: Harness): void {
           ids.map((id) => listed.get(id)),
           ids.map((id) => reported.get(id)),
         );
-        const live = await store.sessions.list({ liveOnly: true });
+        const live = await store.sessions.list({ liveOnly: true, agentPids: true });
         assert.equal(live.find((row) => row.id === agent.id)?.agentPid, 9191);
+        // The fleet's readers (hosts, takeover) do not ask: no ledger read per agent session.
+        const bare = await store.sessions.list({ liveOnly: true });
+        assert.equal(bare.find((row) => row.id === agent.id)?.agentPid, null);
       }));
 
     test("an ended session's effect and escalation are fenced saying so, and change nothing", () =>

@@ -200,12 +200,12 @@ export function postgresSessions(exec: PgExecutor, beat: PgExecutor = exec): Sto
       (
         await exec.rows<SessionRow & { agent_pid: number | null }>(
           // Only an agent's session has a job:spawned row: a runner's, with all its ledger rows, is not read.
-          `SELECT ${SESSION_COLUMNS}, CASE WHEN kind = 'agent' THEN
+          `SELECT ${SESSION_COLUMNS}, CASE WHEN $2::boolean AND kind = 'agent' THEN
              (SELECT (a.detail->>'pid')::int FROM audit_events a
               WHERE a.session_id = sessions.id AND a.type = 'job:spawned' ORDER BY a.id LIMIT 1) END AS agent_pid
            FROM sessions
            WHERE (NOT $1::boolean OR state = 'live') ORDER BY id`,
-          [params.liveOnly === true],
+          [params.liveOnly === true, params.agentPids === true],
         )
       ).map((row) => ({ ...toSession(row), agentPid: row.agent_pid })),
   };

@@ -204,12 +204,14 @@ export function sqliteSessions(exec: SqliteExecutor): Store['sessions'] {
           exec
             .prepare(
               // Only an agent's session has a job:spawned row: a runner's, with all its ledger rows, is not read.
-              `SELECT s.*, CASE WHEN s.kind = 'agent' THEN
+              `SELECT s.*, CASE WHEN ? AND s.kind = 'agent' THEN
                  (SELECT CAST(json_extract(a.detail, '$.pid') AS INTEGER) FROM audit_events a
                   WHERE a.session_id = s.id AND a.type = 'job:spawned' ORDER BY a.id LIMIT 1) END AS agent_pid
                FROM sessions s WHERE (? = 0 OR s.state = 'live') ORDER BY s.id`,
             )
-            .all(params.liveOnly === true ? 1 : 0) as (SessionRow & { agent_pid: number | null })[]
+            .all(params.agentPids === true ? 1 : 0, params.liveOnly === true ? 1 : 0) as (SessionRow & {
+            agent_pid: number | null;
+          })[]
         ).map((row) => ({ ...toSession(row), agentPid: row.agent_pid })),
       ),
   };
