@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import type { AgentUidRange } from '../core/agent-uids.js';
 import { ConflictError } from '../core/errors.js';
 import { killUid, makeHome, type AgentIdentity } from '../os/agent-uid.js';
-import { lendWorktree, takeBackWorktree } from '../os/worktree-lend.js';
+import { dropLendRecord, recordLend } from '../os/lent-record.js';
+import { lendWorktree, takeBackWorktree, type LentWorktree } from '../os/worktree-lend.js';
 import type { RunDirectory } from './run-workspace.js';
 
 export class AgentUids {
@@ -21,7 +22,14 @@ export class AgentUids {
   private readonly name: string;
   private readonly email: string;
 
-  constructor(readonly range: AgentUidRange) {
+  /**
+   * @param records where what is lent is recorded until taken back (`.baton/lent`), read by the
+   * next `baton up` if this one dies (lent-record.ts)
+   */
+  constructor(
+    readonly range: AgentUidRange,
+    readonly records: string,
+  ) {
     for (let uid = range.first; uid <= range.last; uid++) this.free.push(uid);
     this.base = mkdtempSync(join(tmpdir(), 'baton-agents-'));
     chmodSync(this.base, 0o711);
@@ -102,10 +110,20 @@ export async function seatAgent(
     );
   const runner = { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
   const branch = dir.env['BATON_BRANCH'];
-  let lent: ReturnType<typeof lendWorktree> | null = null;
+  let lent: LentWorktree | null = null;
+  // Kept on disk until taken back, so the next baton up can if this one dies (lent-record.ts).
+  const held: { record?: { path: string; lent: LentWorktree } } = {};
+  const remember = (what: LentWorktree): void => {
+    held.record = { path: recordLend(pool.records, what, identity.home), lent: what };
+  };
   try {
-    if (branch !== undefined) lent = lendWorktree(dir.path, branch, identity.uid, identity.gid);
+    if (branch !== undefined) lent = lendWorktree(dir.path, branch, identity.uid, identity.gid, remember);
   } catch (error) {
+    if (held.record !== undefined) {
+      // Lending failed halfway: undo what it did at once.
+      takeBackWorktree(held.record.lent, runner.uid, runner.gid);
+      dropLendRecord(held.record.path);
+    }
     await pool.give(identity);
     throw error;
   }
@@ -114,6 +132,7 @@ export async function seatAgent(
     try {
       await killUid(identity.uid);
       if (lent !== null) takeBackWorktree(lent, runner.uid, runner.gid);
+      if (held.record !== undefined) dropLendRecord(held.record.path);
     } catch (error) {
       say(`worktree ${dir.path} not taken back from uid ${identity.uid}: ${String(error)}`);
     } finally {

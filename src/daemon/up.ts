@@ -4,7 +4,7 @@
  * process was paused or cut off past the threshold), its agents are already dead and it rejoins
  * under a new session as a standby rather than acting on a past it no longer owns.
  */
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { encodeContainmentRef, type ContainmentChoice } from '../core/containment.js';
 import { ConflictError, StoreUnavailableError } from '../core/errors.js';
@@ -36,6 +36,7 @@ import { LeaderDuties, type LeaderDuty } from './leader-duties.js';
 import type { Recheck } from './run-recheck.js';
 import type { AgentUidRange } from '../core/agent-uids.js';
 import { AgentUids, seatedSlots } from './agent-uids.js';
+import { takeBackOrphans } from '../os/lent-record.js';
 
 export interface UpOptions {
   readonly dbUrl: string;
@@ -101,7 +102,7 @@ export async function runUp(
   log: (line: string) => void,
   stop: AbortSignal,
 ): Promise<void> {
-  const uids = given.agentUids == null ? null : new AgentUids(given.agentUids);
+  const uids = given.agentUids == null ? null : new AgentUids(given.agentUids, lentRecords(given));
   const options = uids === null ? given : { ...given, ...seatedSlots(given.slotsMax, uids, log), uids };
   // The first join fails loudly (the CLI exits 5 or 3). A rejoin rides out what fenced us: it
   // first ends the session it was fenced under, which may still be live (the database was
@@ -148,6 +149,11 @@ export async function runUp(
   if (lost.error !== null) throw lost.error;
 }
 
+/** Where a runner records what it lends to agents' uids until it takes it back: `.baton/lent`. */
+function lentRecords(options: Pick<UpOptions, 'logDir'>): string {
+  return join(dirname(options.logDir), 'lent');
+}
+
 /** Joins, and rejoins under a new session whenever fenced, until asked to stop. */
 async function joinAndRejoin(
   store: Store,
@@ -185,6 +191,9 @@ async function runOnce(
   first: boolean,
 ): Promise<{ fenced: string | null; session: SessionId }> {
   await takeOverDeadPredecessor(store, options, clock, log, stop);
+  // What a dead runner lent to agents' uids is the runner's again before the sweep's git touches it.
+  const runner = { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
+  await takeBackOrphans(lentRecords(options), runner, log);
   const containment = openContainment({ choice: options.containment ?? 'auto', shimPath: SHIM, warm: true });
   try {
     return await joinWith(store, options, clock, log, stop, containment, first);

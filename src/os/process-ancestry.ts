@@ -31,6 +31,11 @@ function processIdentity(pid: number): ProcessIdentity | null {
   return { pid, startTicks: Number(fields[19]) };
 }
 
+/** This process's own identity (null when /proc cannot tell). */
+export function ownIdentity(): ProcessIdentity | null {
+  return processIdentity(process.pid);
+}
+
 /** Whether that very process still runs. */
 export function isRunning(id: ProcessIdentity): boolean {
   return processIdentity(id.pid)?.startTicks === id.startTicks;

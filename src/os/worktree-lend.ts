@@ -97,8 +97,18 @@ function reclaim(path: string, from: number, to: { uid: number; gid: number }): 
   if (stat.isDirectory()) for (const entry of readdirSync(path)) reclaim(join(path, entry), from, to);
 }
 
-/** Lends the worktree at `path` (on `branch`) to `uid`:`gid`; returns what to undo. */
-export function lendWorktree(path: string, branch: string, uid: number, gid: number): LentWorktree {
+/**
+ * Lends the worktree at `path` (on `branch`) to `uid`:`gid`; returns what to undo. `before` gets
+ * that, complete, before anything is changed: a runner that dies while lending or during the run
+ * leaves it for the next one (lent-record.ts).
+ */
+export function lendWorktree(
+  path: string,
+  branch: string,
+  uid: number,
+  gid: number,
+  before: (lent: LentWorktree) => void = () => undefined,
+): LentWorktree {
   const dotGit = join(path, '.git');
   const pointer = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(dotGit, 'utf8'))?.[1];
   if (pointer === undefined) throw new Error(`${dotGit} names no git directory`);
@@ -115,18 +125,20 @@ export function lendWorktree(path: string, branch: string, uid: number, gid: num
     saved.set(file, readOrNull(file));
   saved.set(join(adminDir, 'config.worktree'), readOrNull(join(adminDir, 'config.worktree')));
   const mode = lstatSync(path).mode & 0o7777;
-  const archive = makeRunnerDirs(common);
-  for (const shared of ['objects', 'refs']) lendDirs(join(common, shared), gid, archive);
   const branchFiles = [join(common, 'refs', 'heads', branch), join(common, 'logs', 'refs', 'heads', branch)];
   // What the agent's push updates: its branch's remote-tracking refs, if an earlier run left them.
   const remotes = join(common, 'refs', 'remotes');
   if (existsSync(remotes))
     for (const remote of readdirSync(remotes)) branchFiles.push(join(remotes, remote, branch));
+  const lent = { path, mode, adminDir, saved, branchFiles, uid, refs: join(common, 'refs') };
+  before(lent);
+  const archive = makeRunnerDirs(common);
+  for (const shared of ['objects', 'refs']) lendDirs(join(common, shared), gid, archive);
   for (const file of branchFiles) if (existsSync(file)) lchownSync(file, uid, gid);
   chownTree(path, uid, gid);
   chownTree(adminDir, uid, gid);
   chmodSync(path, 0o700);
-  return { path, mode, adminDir, saved, branchFiles, uid, refs: join(common, 'refs') };
+  return lent;
 }
 
 /** Gives the worktree back to `uid`:`gid` (the runner) as it was lent; call once the agent's uid has no process. */

@@ -1,0 +1,99 @@
+/**
+ * The record of a lent worktree (lent-record.ts): written before anything is lent, and taken
+ * back from by the next runner only once the runner that wrote it is gone. On a real repository,
+ * with real processes; needs root (the worktree is lent to uid 47013).
+ */
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import {
+  chmodSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { git, isolateGit, makeRepo } from '../../test/support/git.js';
+import { recordLend, takeBackOrphans } from './lent-record.js';
+import { prepareWorktree } from './worktree.js';
+import { lendWorktree } from './worktree-lend.js';
+
+const home = isolateGit();
+after(() => rmSync(home, { recursive: true, force: true }));
+const NEEDS_ROOT = process.getuid?.() === 0 ? false : 'needs root: it lends a worktree to uid 47013';
+const AGENT = 47013;
+const RUNNER = { uid: 0, gid: 0 };
+
+/** A worktree lent to AGENT, recorded in `records` (with `home` as the agent's HOME). */
+async function lentAndRecorded(records: string, agentHome: string) {
+  chmodSync(home, 0o711);
+  const { repo, base } = makeRepo(home);
+  chmodSync(join(repo, '..'), 0o711);
+  const worktree = await prepareWorktree({ repoPath: repo, key: 'REC-1', epoch: 1, baseDir: base });
+  const dotGit = readFileSync(join(worktree.path, '.git'), 'utf8');
+  let file = '';
+  lendWorktree(worktree.path, worktree.branch, AGENT, AGENT, (lent) => {
+    file = recordLend(records, lent, agentHome);
+    assert.equal(statSync(worktree.path).uid, 0, 'recorded before anything is lent');
+  });
+  // What an agent may do to its checkout: point git somewhere else.
+  writeFileSync(join(worktree.path, '.git'), 'gitdir: /nowhere\n');
+  return { repo, ...worktree, dotGit, file };
+}
+
+/** The identity of a process that has exited. */
+function deadRunner(): { pid: number; startTicks: number } {
+  const child = spawnSync(
+    process.execPath,
+    ['-e', 'process.stdout.write(require("fs").readFileSync("/proc/self/stat","utf8"))'],
+    {
+      encoding: 'utf8',
+    },
+  );
+  const fields = child.stdout.slice(child.stdout.lastIndexOf(')') + 2).split(' ');
+  return { pid: Number(child.stdout.split(' ')[0]), startTicks: Number(fields[19]) };
+}
+
+describe('a lent worktree’s record', () => {
+  test('is left alone while the runner that wrote it runs', { skip: NEEDS_ROOT }, async () => {
+    const records = mkdtempSync(join(tmpdir(), 'baton-lent-'));
+    const { path, file } = await lentAndRecorded(records, join(records, 'home'));
+    assert.equal(statSync(records).mode & 0o777, 0o700);
+    assert.equal(statSync(file).mode & 0o777, 0o600);
+    const said: string[] = [];
+    await takeBackOrphans(records, RUNNER, (line) => said.push(line));
+    assert.deepEqual(said, []);
+    assert.equal(statSync(path).uid, AGENT, 'still lent: this process wrote the record and runs');
+    assert.ok(existsSync(file));
+  });
+
+  test(
+    'once its runner is gone, is taken back from: the runner’s again, .git restored, the HOME and record removed',
+    { skip: NEEDS_ROOT },
+    async () => {
+      const records = mkdtempSync(join(tmpdir(), 'baton-lent-'));
+      const agentHome = join(mkdtempSync(join(tmpdir(), 'baton-agents-')), String(AGENT));
+      const { path, dotGit, file } = await lentAndRecorded(records, agentHome);
+      writeFileSync(join(records, 'junk.json'), 'not json');
+      const record = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+      writeFileSync(file, JSON.stringify({ ...record, runner: deadRunner() }));
+      const said: string[] = [];
+      await takeBackOrphans(records, RUNNER, (line) => said.push(line));
+      assert.deepEqual(said, [
+        `ignoring ${join(records, 'junk.json')}: not a record of a lent worktree (remove it if it is stale)`,
+        `took back worktree ${path} from uid ${AGENT}, lent by a runner that is gone`,
+      ]);
+      assert.equal(statSync(path).uid, 0);
+      assert.equal(statSync(join(path, 'README.md')).uid, 0);
+      assert.equal(readFileSync(join(path, '.git'), 'utf8'), dotGit);
+      assert.match(git(path, 'status', '--porcelain'), /^$/, "the runner's git works in it again");
+      assert.deepEqual(readdirSync(records), ['junk.json']);
+      assert.equal(existsSync(agentHome), false);
+    },
+  );
+});
