@@ -11,12 +11,15 @@ import { join } from 'node:path';
 import type { AgentUidRange } from '../core/agent-uids.js';
 import { ConflictError } from '../core/errors.js';
 import { killUid, makeHome, type AgentIdentity } from '../os/agent-uid.js';
+import { holdUidRange } from '../os/agent-uid-ranges.js';
 import { dropLendRecord, recordLend } from '../os/lent-record.js';
 import { lendWorktree, takeBackWorktree, type LentWorktree } from '../os/worktree-lend.js';
 import type { RunDirectory } from './run-workspace.js';
 
 export class AgentUids {
   private readonly free: number[] = [];
+  /** The range, registered on this machine while this runner runs (agent-uid-ranges.ts). */
+  private readonly held: { release(): void };
   /** Where the agents' HOMEs are: 0711, so each reaches its own by name and lists no other. */
   private readonly base: string;
   private readonly name: string;
@@ -30,6 +33,7 @@ export class AgentUids {
     readonly range: AgentUidRange,
     readonly records: string,
   ) {
+    this.held = holdUidRange(range);
     for (let uid = range.first; uid <= range.last; uid++) this.free.push(uid);
     this.base = mkdtempSync(join(tmpdir(), 'baton-agents-'));
     chmodSync(this.base, 0o711);
@@ -79,6 +83,7 @@ export class AgentUids {
 
   close(): void {
     rmSync(this.base, { recursive: true, force: true });
+    this.held.release();
   }
 }
 

@@ -5,9 +5,10 @@
  */
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import {
   chmodSync,
+  mkdirSync,
   existsSync,
   mkdtempSync,
   readdirSync,
@@ -17,7 +18,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { git, isolateGit, makeRepo } from '../../test/support/git.js';
 import { recordLend, takeBackOrphans } from './lent-record.js';
 import { prepareWorktree } from './worktree.js';
@@ -94,6 +95,53 @@ describe('a lent worktree’s record', () => {
       assert.match(git(path, 'status', '--porcelain'), /^$/, "the runner's git works in it again");
       assert.deepEqual(readdirSync(records), ['junk.json']);
       assert.equal(existsSync(agentHome), false);
+    },
+  );
+
+  test(
+    'kills what the uid still runs, unless a live runner’s registered range holds the uid now',
+    { skip: NEEDS_ROOT },
+    async () => {
+      const records = mkdtempSync(join(tmpdir(), 'baton-lent-'));
+      const { file } = await lentAndRecorded(records, join(records, 'home'));
+      const record = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+      writeFileSync(file, JSON.stringify({ ...record, runner: deadRunner() }));
+      const agent = spawn('setpriv', [
+        `--reuid=${AGENT}`,
+        `--regid=${AGENT}`,
+        '--clear-groups',
+        'sleep',
+        '60',
+      ]);
+      const ended = new Promise((resolve) => agent.once('exit', resolve));
+      const other = spawn('sleep', ['60']); // a live runner whose range holds AGENT
+      const stat = readFileSync(`/proc/${other.pid}/stat`, 'utf8');
+      const startTicks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+      const registered = join('/run/baton/agent-uids', `${other.pid}-${startTicks}.json`);
+      mkdirSync(dirname(registered), { recursive: true, mode: 0o700 });
+      writeFileSync(
+        registered,
+        JSON.stringify({ first: AGENT, last: AGENT, gid: AGENT, pid: other.pid, startTicks }),
+      );
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        await takeBackOrphans(records, RUNNER, () => undefined);
+        await new Promise((resolve) => setTimeout(resolve, 300)); // time for a kill to be seen
+        assert.deepEqual([agent.exitCode, agent.signalCode], [null, null], 'the other runner’s agent lives');
+        assert.equal(existsSync(file), false, 'taken back all the same');
+        // Without the other runner, the uid's processes are killed.
+        rmSync(registered);
+        const again = await lentAndRecorded(records, join(records, 'home'));
+        const recorded = JSON.parse(readFileSync(again.file, 'utf8')) as Record<string, unknown>;
+        writeFileSync(again.file, JSON.stringify({ ...recorded, runner: deadRunner() }));
+        await takeBackOrphans(records, RUNNER, () => undefined);
+        assert.equal(await ended, null, 'killed by a signal');
+        assert.equal(agent.signalCode, 'SIGKILL');
+      } finally {
+        rmSync(registered, { force: true });
+        agent.kill('SIGKILL');
+        other.kill('SIGKILL');
+      }
     },
   );
 });

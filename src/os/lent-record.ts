@@ -8,12 +8,14 @@
  * directory: no agent reads or writes it) holding everything the take-back needs, and its own
  * pid and start time. The next `baton up` on the state directory, after taking the host over and
  * before its first sweep, takes back every worktree whose runner is gone: it kills what the uid
- * still runs, restores ownership and the git pointers as the runner would have, removes the
- * agent's HOME and the record. A record whose runner still runs is that runner's to undo.
+ * still runs (unless another live runner's registered range holds the uid now: agent-uid-ranges.ts),
+ * restores ownership and the git pointers as the runner would have, removes the agent's HOME and
+ * the record. A record whose runner still runs is that runner's to undo.
  */
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { killUid } from './agent-uid.js';
+import { uidHeldElsewhere } from './agent-uid-ranges.js';
 import { isRunning, ownIdentity, type ProcessIdentity } from './process-ancestry.js';
 import { takeBackWorktree, type LentWorktree } from './worktree-lend.js';
 
@@ -81,7 +83,8 @@ export async function takeBackOrphans(
     if (record.runner === null || isRunning(record.runner)) continue; // its runner's to undo
     const { lent } = record;
     try {
-      await killUid(lent.uid);
+      // Another live runner's agent may hold the uid now (its range registered): never kill that one.
+      if (!uidHeldElsewhere(lent.uid)) await killUid(lent.uid);
       takeBackWorktree({ ...lent, saved: new Map(lent.saved) }, runner.uid, runner.gid);
       rmSync(record.home, { recursive: true, force: true });
     } catch (error) {

@@ -5,7 +5,9 @@
  * from the record the dead runner left in `.baton/lent/` before its sweep runs the runner's git
  * there: every file is the runner's again and the git pointers are what they were when lent, so
  * the sweep archives the agent's uncommitted work and removes the worktree, as for any runner
- * that died. Needs root (CI runs as root); SQLite only: nothing here depends on the engine.
+ * that died. And two `baton up` on one machine: a range overlapping a live runner's is refused
+ * (exit 3), a dead runner's is not. Needs root (CI runs as root); SQLite only: nothing here
+ * depends on the engine.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -111,6 +113,57 @@ describe('baton up --agent-uids, its runner killed mid-run', () => {
         );
         assert.equal((await c.store.jobs.get(job?.id ?? 0))?.status, 'failed');
         assert.deepEqual(processesOf(UIDS), [], 'no process of the pool is left');
+      } finally {
+        await c.close();
+      }
+    },
+  );
+});
+
+describe('two baton up --agent-uids on one machine', () => {
+  test(
+    'a range overlapping a live runner’s is refused (exit 3, nothing joined); a disjoint one, or a dead runner’s, is not',
+    { skip: NEEDS_ROOT },
+    async () => {
+      const c = await clusterFixture(sqliteDatabase());
+      try {
+        chmodSync(c.dir, 0o711);
+        const registry = '/run/baton/agent-uids';
+        const first = c.up('h1', '--agent-uids', '47021-47022');
+        await first.waitForLog(/joined as session/);
+        assert.ok(
+          readdirSync(registry).some((name) => name.startsWith(`${first.pid}-`)),
+          'registered',
+        );
+        const refused = await c.baton('up', '--host', 'h2', '--agent-uids', '47022-47024');
+        assert.equal(refused.code, 3, refused.stdout + refused.stderr);
+        assert.match(
+          refused.stderr,
+          new RegExp(
+            `--agent-uids 47022-47024 overlaps 47021-47022, held by the baton up running as pid ${first.pid} on this machine`,
+          ),
+        );
+        assert.doesNotMatch(refused.stdout, /joined as session/);
+        assert.deepEqual(
+          (await c.store.hosts.list()).map((host) => host.name),
+          ['h1'],
+        );
+        const disjoint = c.up('h2', '--agent-uids', '47023-47024');
+        await disjoint.waitForLog(/joined as session/);
+        disjoint.signal('SIGTERM');
+        await disjoint.exited();
+        assert.ok(
+          !readdirSync(registry).some((name) => name.startsWith(`${disjoint.pid}-`)),
+          'released at exit',
+        );
+        first.signal('SIGKILL');
+        await first.exited();
+        const after = c.up('h3', '--agent-uids', '47021-47022');
+        await after.waitForLog(/joined as session/);
+        assert.ok(
+          !readdirSync(registry).some((name) => name.startsWith(`${first.pid}-`)),
+          'the dead one removed',
+        );
       } finally {
         await c.close();
       }

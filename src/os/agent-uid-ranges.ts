@@ -1,0 +1,98 @@
+/**
+ * One machine, disjoint pools (decision 0025): a runner kills every process of a uid when a run
+ * gives it back, and takes back what a dead runner lent to it, so two `baton up` sharing a uid
+ * would kill each other's agents and take each other's worktrees. Each `baton up --agent-uids`
+ * therefore registers its range for as long as it runs, in a directory only its user may write
+ * (`/run/baton/agent-uids` for root, else `baton-agent-uids-<uid>` in the temporary directory):
+ * one file per runner, named by its pid and start time. Starting, it writes its own, then reads
+ * the others: one of a runner that no longer runs is removed; one of a live runner whose range
+ * overlaps refuses the start (ConflictError, exit 3), its own file removed. Two runners starting
+ * at once with overlapping ranges may both refuse; neither runs with the other's uids.
+ */
+import { lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AgentUidRange } from '../core/agent-uids.js';
+import { ConflictError, InvalidInputError } from '../core/errors.js';
+import { isRunning, ownIdentity, type ProcessIdentity } from './process-ancestry.js';
+
+const SYSTEM_DIR = '/run/baton/agent-uids';
+
+function registryPath(): string {
+  const uid = process.getuid?.() ?? 0;
+  return uid === 0 ? SYSTEM_DIR : join(tmpdir(), `baton-agent-uids-${uid}`);
+}
+
+/** The registry: the system one when this process may make it, else one of its own user's. */
+function registry(): string {
+  const uid = process.getuid?.() ?? 0;
+  const dir = registryPath();
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const stat = lstatSync(dir);
+  // In a shared temporary directory someone else could have made it first: use only our own.
+  if (!stat.isDirectory() || stat.uid !== uid || (stat.mode & 0o022) !== 0)
+    throw new InvalidInputError(
+      `--agent-uids: ${dir} is not a directory only this user may write`,
+      `remove it (rm -r ${dir}) and start baton up again`,
+    );
+  return dir;
+}
+
+interface Held extends AgentUidRange, ProcessIdentity {}
+
+function read(path: string): Held | null {
+  try {
+    const held = JSON.parse(readFileSync(path, 'utf8')) as Held;
+    return [held.first, held.last, held.pid, held.startTicks].every(Number.isInteger) ? held : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Registers `range` for this process; throws ConflictError when a live runner holds part of it. */
+export function holdUidRange(range: AgentUidRange): { release(): void } {
+  const me = ownIdentity();
+  if (me === null) return { release: () => undefined }; // no /proc: nothing to tell runners apart by
+  const dir = registry();
+  const mine = join(dir, `${me.pid}-${me.startTicks}.json`);
+  writeFileSync(mine, JSON.stringify({ ...range, ...me }), { mode: 0o600 });
+  const release = (): void => rmSync(mine, { force: true });
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (path === mine) continue;
+    const other = read(path);
+    if (other === null || !isRunning(other)) {
+      rmSync(path, { force: true });
+      continue;
+    }
+    if (other.first <= range.last && range.first <= other.last) {
+      release();
+      throw new ConflictError(
+        `--agent-uids ${range.first}-${range.last} overlaps ${other.first}-${other.last}, ` +
+          `held by the baton up running as pid ${other.pid} on this machine`,
+        'give each baton up on a machine its own range: each kills the processes of the uids it gives back',
+      );
+    }
+  }
+  return { release };
+}
+
+/** Whether a live runner other than this process holds `uid` in its registered range. */
+export function uidHeldElsewhere(uid: number): boolean {
+  let names: string[];
+  try {
+    names = readdirSync(registryPath());
+  } catch {
+    return false;
+  }
+  return names.some((name) => {
+    const other = read(join(registryPath(), name));
+    return (
+      other !== null &&
+      other.pid !== process.pid &&
+      other.first <= uid &&
+      uid <= other.last &&
+      isRunning(other)
+    );
+  });
+}
