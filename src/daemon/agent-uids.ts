@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentUidRange } from '../core/agent-uids.js';
 import { ConflictError } from '../core/errors.js';
-import { killUid, makeHome, type AgentIdentity } from '../os/agent-uid.js';
+import { agentGitconfig, killUid, makeHome, type AgentIdentity } from '../os/agent-uid.js';
 import { holdUidRange } from '../os/agent-uid-ranges.js';
 import { dropLendRecord, recordLend } from '../os/lent-record.js';
 import { lendWorktree, takeBackWorktree, type LentWorktree } from '../os/worktree-lend.js';
@@ -51,20 +51,7 @@ export class AgentUids {
     if (uid === undefined) return null;
     const home = join(this.base, String(uid));
     const identity = { uid, gid: this.range.gid, home, tmp: join(home, 'tmp') };
-    const gitconfig = [
-      '[user]',
-      `\tname = ${this.name}`,
-      `\temail = ${this.email}`,
-      '[safe]',
-      `\tdirectory = ${workdir}`,
-      '[core]',
-      '\tsharedRepository = group', // objects it adds stay writable by the other agents' commits
-      // Reflogs only where one exists (its branch's, lent): the repository's logs/ is the runner's.
-      '\tlogAllRefUpdates = false',
-      '[gc]',
-      '\tauto = 0', // no repacking or pruning in shared directories of other owners
-      '',
-    ].join('\n');
+    const gitconfig = agentGitconfig(this.name, this.email, workdir);
     try {
       makeHome(identity, gitconfig);
     } catch (error) {

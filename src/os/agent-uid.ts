@@ -108,6 +108,31 @@ export function asAgent(command: string, identity: AgentIdentity): string {
 }
 
 /**
+ * The agent's `.gitconfig`: its name and email (an id without a passwd entry has none for git to
+ * guess), its worktree as `safe.directory` (git reads that from global config only), and how its
+ * git writes into the repository's shared directories (os/worktree-lend-repo.ts).
+ */
+export function agentGitconfig(name: string, email: string, workdir: string): string {
+  return [
+    '[user]',
+    `\tname = ${name}`,
+    `\temail = ${email}`,
+    '[safe]',
+    `\tdirectory = ${workdir}`,
+    '[core]',
+    // Its ref files 0644, never group-writable: another agent, in the same group, cannot rewrite them.
+    '\tsharedRepository = 0644',
+    // Reflogs only where one exists (its branch's, lent): the repository's logs/ is the runner's.
+    '\tlogAllRefUpdates = false',
+    '[gc]',
+    '\tauto = 0', // no repacking or pruning in shared directories of other owners
+    '[fetch]',
+    '\tunpackLimit = 2147483647', // what it fetches lands as loose objects: objects/pack is not lent
+    '',
+  ].join('\n');
+}
+
+/**
  * Makes the agent's HOME afresh (nothing of an earlier run of the uid is left), with its TMPDIR
  * and a .gitconfig: git's `safe.directory` is read only from global config, and an agent without
  * an /etc/passwd entry has no name for git to fall back on.

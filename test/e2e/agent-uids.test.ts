@@ -54,6 +54,13 @@ function agentScript(meet: string, runnerPid: number, other: string): string {
       'ok',
       'failed',
     ),
+    // main is in packed-refs only (runTwo packs it): a new loose file would shadow it.
+    tryTo(
+      'main',
+      'echo "$(git rev-parse HEAD)" > "$(git rev-parse --path-format=absolute --git-common-dir)/refs/heads/main"',
+      'moved',
+      'refused',
+    ),
     // The remote is a directory of the runner's here (a real one is over SSH or HTTPS): the agent
     // trusts it in its own HOME's config, which git's local transport reads on the remote side.
     tryTo('push', "git config --global --add safe.directory '*' && git push -q origin HEAD", 'ok', 'failed'),
@@ -110,6 +117,9 @@ async function runTwo(c: ClusterFixture, extra: readonly string[]) {
   const { repo, remote } = makeRepo(c.dir);
   chmodSync(join(repo, '..'), 0o711);
   execFileSync('chmod', ['-R', 'a+rwX', remote]); // the remote is the agents' to push to
+  // Two uids push to it: what one's push makes there the other must write into (git init --shared).
+  git(remote, 'config', 'core.sharedRepository', 'world');
+  git(repo, 'pack-refs', '--all'); // main in packed-refs only, as after a git gc
   const meet = mkdtempSync(join(tmpdir(), 'baton-meet-'));
   chmodSync(meet, 0o1777);
   const workspaces = new Workspaces(c.store);
@@ -162,6 +172,7 @@ describe('baton up --agent-uids', () => {
             assert.equal(report?.['runner-environ'], 'refused', context);
             assert.equal(report?.['sibling-environ'], 'refused', context);
             assert.notEqual(report?.['cgroup'], 'moved', context);
+            assert.equal(report?.['main'], 'refused', context);
             assert.equal(report?.['commit'], 'ok', context);
             assert.equal(report?.['push'], 'ok', context);
             assert.equal(report?.['baton'], 'ok', context);
@@ -179,9 +190,16 @@ describe('baton up --agent-uids', () => {
           assert.deepEqual(processesOf([47001, 47002, 47003]), [], up.log());
           const worktrees = join(c.dir, '.baton', 'worktrees');
           assert.deepEqual(existsSync(worktrees) ? readdirSync(worktrees) : [], [], up.log());
+          assert.equal(git(repo, 'log', '-1', '--format=%s', 'main'), 'first', 'main did not move');
           for (const key of KEYS) {
             assert.equal(git(repo, 'log', '-1', '--format=%s', branchForKey(key)), `work ${key}`);
             assert.equal(git(remote, 'log', '-1', '--format=%s', branchForKey(key)), `work ${key}`);
+            const tracking = `refs/remotes/origin/${branchForKey(key)}`;
+            assert.equal(
+              git(repo, 'rev-parse', tracking),
+              git(repo, 'rev-parse', branchForKey(key)),
+              tracking,
+            );
             const ref = join(repo, '.git', 'refs', 'heads', branchForKey(key));
             if (existsSync(ref)) assert.equal(statSync(ref).uid, 0, `${ref} is the runner's again`);
           }
@@ -250,6 +268,7 @@ describe('baton up --agent-uids', () => {
           assert.equal(report?.['runner-environ'], 'read', context);
           assert.equal(report?.['sibling-environ'], 'read', context);
           assert.notEqual(report?.['cgroup'], 'refused', context);
+          assert.equal(report?.['main'], 'moved', context);
         }
       } finally {
         await c.close();
