@@ -18,7 +18,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { git, isolateGit, makeRepo } from '../../test/support/git.js';
-import { prepareWorktree } from './worktree.js';
+import { branchForKey, prepareWorktree } from './worktree.js';
 import { sampleWorktree } from './worktree-changes.js';
 import { lendWorktree, takeBackWorktree } from './worktree-lend.js';
 import { agentGitconfig } from './agent-uid.js';
@@ -34,7 +34,7 @@ async function lent() {
   chmodSync(join(repo, '..'), 0o711);
   const worktree = await prepareWorktree({ repoPath: repo, key: 'LEND-1', epoch: 1, baseDir: base });
   const record = lendWorktree(worktree.path, worktree.branch, AGENT, AGENT);
-  return { repo, ...worktree, record };
+  return { repo, base, ...worktree, record };
 }
 
 describe('a worktree lent to an agent uid', () => {
@@ -196,6 +196,24 @@ describe('the refs of a repository whose worktree is lent', () => {
         assert.equal(statSync(object).uid, 0, 'its commit is the runner’s: a later run of the uid keeps it');
         rmSync(agentHome, { recursive: true, force: true });
       }
+    },
+  );
+
+  test(
+    "a branch the agent's uid made for a task yet to run is refused when that task starts, and gone after",
+    { skip: NEEDS_ROOT },
+    async () => {
+      const { repo, base, path, record } = await lent();
+      const future = branchForKey('FUTURE-1');
+      const at = join(repo, '.git', 'refs', 'heads', future);
+      const made = asUid(AGENT, path, path, `echo ${git(repo, 'rev-parse', 'HEAD')} > ${at}`);
+      assert.equal(made.status, 0, made.stderr);
+      const start = () => prepareWorktree({ repoPath: repo, key: 'FUTURE-1', epoch: 1, baseDir: base });
+      await assert.rejects(start(), /branch baton\/future-1-\w+ records no task and uid 47010 made it/);
+      takeBackWorktree(record, 0, 0);
+      assert.equal(existsSync(at), false);
+      const started = await start();
+      assert.equal(statSync(at).uid, 0, `${started.branch}: made by the runner`);
     },
   );
 });

@@ -6,7 +6,7 @@
  * branch, archives whatever only the worktree held (see worktree-archive.ts), then removes it.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, realpathSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, realpathSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { ConflictError, FencedError, InvalidInputError } from '../core/errors.js';
 import { validateEpoch, validateKey } from '../core/validate.js';
@@ -198,7 +198,11 @@ async function legacyTip(repo: string, key: string): Promise<string | null> {
   return gitMaybe(['rev-parse', '--verify', '--quiet', `refs/heads/${legacy}^{commit}`], { cwd: repo });
 }
 
-/** Two keys with one slug would share a branch: refused, naming the key that has it. */
+/**
+ * Two keys with one slug would share a branch: refused, naming the key that has it. A branch that
+ * records no task and whose ref file another uid made is refused too: an agent running as its own
+ * uid (decision 0025) may make refs beside its branch, one named for a task yet to run among them.
+ */
 async function checkBranchOwner(repo: string, branch: string, key: string): Promise<void> {
   const owner = await gitMaybe(['config', '--get', `branch.${branch}.${KEY_CONFIG}`], { cwd: repo });
   if (owner !== null && owner !== key) {
@@ -207,6 +211,14 @@ async function checkBranchOwner(repo: string, branch: string, key: string): Prom
       `rename or delete that branch (git branch -m ${branch} <new name>), then run the task again`,
     );
   }
+  const ref = join(await commonDirOf(repo), 'refs', 'heads', ...branch.split('/'));
+  const maker = owner === null ? lstatSync(ref, { throwIfNoEntry: false })?.uid : undefined;
+  const me = process.getuid?.();
+  if (maker !== undefined && me !== undefined && maker !== me)
+    throw new ConflictError(
+      `branch ${branch} records no task and uid ${maker} made it, not this runner (uid ${me})`,
+      `delete it if an agent made it (git branch -D ${branch}), then run the task again`,
+    );
 }
 
 /** The branch may be checked out once only: an older epoch's worktree makes way, anything else refuses. */
