@@ -92,17 +92,15 @@ export class AgentRun {
     const beat = (): void => void store.sessions.heartbeat({ session: agent.id }).catch(() => null);
     const keepAlive = new AbortController();
     const beating = every(this.options.clock, this.options.heartbeatIntervalMs, beat, keepAlive.signal);
+    this.reach = begun.reach; // minted with the claim, or null: closed in the finally below
     try {
       const claim = begun.claim;
       if (claim === null) return;
       const command = job.command ?? this.options.defaultCommand;
       if (command === null) return await this.failWithoutCommand(guard, agent.id, claim.epoch);
       const claimEpoch = claim.epoch;
-      const prepared = await prepareRun(this.options, job, guard, {
-        session: agent.id,
-        key: job.key,
-        epoch: claimEpoch,
-      });
+      const ref = { session: agent.id, key: job.key, epoch: claimEpoch };
+      const prepared = await prepareRun(this.options, job, guard, ref, this.reach);
       if (prepared.reach !== null) this.reach = prepared.reach; // closed in the finally below
       if (prepared.run === null) return;
       const { dir, texts } = prepared.run;

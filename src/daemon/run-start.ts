@@ -1,9 +1,9 @@
 /**
  * The steps of a run between its placement and its agent's spawn (agent-run.ts), overlapped where
  * they need nothing of each other (issue 22, item 3: the start of an agent, p50 from enqueue). The
- * job's start, the agent's session and the claim share one transaction and one commit
- * (store.runs.begin); then the token, the workspace plan and the task's texts go together (one
- * read of the task serves the plan and the texts): on
+ * job's start, the agent's session, the claim and the agent's token (with an API) share one
+ * transaction and one commit (store.runs.begin); then the workspace plan and the task's texts go
+ * together (one read of the task serves both): on
  * PostgreSQL each is a statement on another pooled connection, so the run waits for one round
  * trip instead of several; on SQLite they run one after the other (one connection, synchronous).
  */
@@ -19,29 +19,32 @@ type Guard = { readonly id: number; readonly session: number; readonly epoch: nu
 /** What the start of a run reads of the runner's options (beginRun): no more, so a test can give just that. */
 type BeginOptions = Pick<
   AgentRunOptions,
-  'store' | 'clock' | 'host' | 'log' | 'policy' | 'heartbeatIntervalMs' | 'sessionTtlMs'
+  'store' | 'clock' | 'host' | 'log' | 'policy' | 'heartbeatIntervalMs' | 'sessionTtlMs' | 'apiUrl'
 >;
 type ClaimRef = { readonly session: number; readonly key: string; readonly epoch: number };
 
 /** The name of the agent session a run makes for job `jobId` (the runner knows an orphan by it). */
 export const agentSessionName = (jobId: number): string => `job ${jobId}`;
+/** The name of the API token a run's agent gets. */
+const agentTokenName = (jobId: number): string => `job ${jobId}`;
 
 /**
- * The job's start, its agent's session and the task's claim for that session, in one commit
- * (store.runs.begin). Null when the start was refused (the job moved on since its placement):
- * nothing was written. `claim` is null when the run must not go on, with the job already ended:
- * the task left `open` after the placement (closed, escalated, done; its job was ended with it,
- * so this finish is refused), or another session holds the task (the job goes back to the queue,
- * its attempt given back, to wait for the claim; a holder that is an earlier run of the task
- * still stopping is waited out first).
- * The session is then the caller's to end. Any other failure throws, after ending the session if
- * it was made.
+ * The job's start, its agent's session, the task's claim for that session and, with an API, the
+ * agent's token for the claim (`reach`), in one commit (store.runs.begin). Null when the start was
+ * refused (the job moved on since its placement): nothing was written. `reach` is null without an
+ * API, or when the claim was granted later (a run before it stopping): prepareRun makes it then.
+ * `claim` is null when the run must not go on, with the job already ended: the task left `open`
+ * after the placement (closed, escalated, done; its job was ended with it, so this finish is
+ * refused), or another session holds the task (the job goes back to the queue, its attempt given
+ * back, to wait for the claim; a holder that is an earlier run of the task still stopping is waited
+ * out first). The session is then the caller's to end. Any other failure throws, after ending the
+ * session if it was made.
  */
 export async function beginRun(
   options: BeginOptions,
   job: Job,
   guard: Guard,
-): Promise<{ session: Session; claim: Claim | null } | null> {
+): Promise<{ session: Session; claim: Claim | null; reach: AgentReach | null } | null> {
   const { store } = options;
   const begun = await store.runs.begin({
     job: guard,
@@ -53,6 +56,7 @@ export async function beginRun(
       ttlMs: options.sessionTtlMs,
     },
     key: job.key,
+    token: options.apiUrl == null ? undefined : { name: agentTokenName(job.id) },
   });
   if (!begun.ok) return null;
   const { session } = begun;
@@ -62,17 +66,26 @@ export async function beginRun(
       throw error;
     },
   );
-  const end = async (line: string, reason: string): Promise<{ session: Session; claim: null }> => {
+  const end = async (
+    line: string,
+    reason: string,
+  ): Promise<{ session: Session; claim: null; reach: null }> => {
     await store.jobs.finish({ ...guard, status: 'cancelled', reason });
     options.log(`job ${job.id} ${job.key}: ${line}`);
-    return { session, claim: null };
+    return { session, claim: null, reach: null };
   };
   if (claim instanceof TaskStateError) return end(`not run, ${claim.message}`, claim.message);
   if (claim instanceof Error) {
     await store.sessions.end(session.id);
     throw claim;
   }
-  if (claim.ok) return { session, claim: claim.claim };
+  // The token came with the claim begin granted; a claim granted later (waited out) has none yet.
+  if (claim.ok)
+    return {
+      session,
+      claim: claim.claim,
+      reach: claim === begun.claim ? AgentReach.of(options, begun.token) : null,
+    };
   // Claimed between the pass that placed the job and this start: the job goes back to the queue,
   // its attempt given back, and the next pass keeps it waiting until the claim ends.
   const { holder } = claim;
@@ -87,7 +100,7 @@ export async function beginRun(
   options.log(
     `job ${job.id} ${job.key}: ${reason}: ${back.ok ? `back to the queue as ${back.job.status}` : 'lost'}`,
   );
-  return { session, claim: null };
+  return { session, claim: null, reach: null };
 }
 
 /**
@@ -145,30 +158,31 @@ export type TaskTexts = { readonly title: string; readonly feedback: string };
 
 /**
  * What the run needs once its claim is granted, which depends on the claim alone: the agent's
- * token (with an API; it needs the agent's session live, which it is until the run ends), its
- * directory (run-workspace.ts) and its task's texts. `run` is null when the workspace says the
- * job must not run (it has then been ended or given back, its claim released); the reach, when
- * made, is returned for the caller to close when the run ends. A failure throws, after retiring
- * the directory and closing the reach.
+ * token (with an API, unless `minted` came with the claim from beginRun; it needs the agent's
+ * session live, which it is until the run ends), its directory (run-workspace.ts) and its task's
+ * texts. `run` is null when the workspace says the job must not run (it has then been ended or
+ * given back, its claim released); the reach is returned for the caller to close when the run
+ * ends. A failure throws, after retiring the directory and closing a reach made here.
  */
 export async function prepareRun(
   options: AgentRunOptions,
   job: Job,
   guard: Guard,
   claim: ClaimRef,
+  minted: AgentReach | null,
 ): Promise<{ reach: AgentReach | null; run: { dir: RunDirectory; texts: TaskTexts } | null }> {
   const release = (outcome: 'failed' | 'released') => options.store.claims.release({ ...claim, outcome });
   // One read of the task serves the workspace plan and the texts.
   const read = options.store.tasks.get(job.key);
   const [reach, dir, texts] = await Promise.allSettled([
-    AgentReach.open(options, claim.session, job, claim.epoch),
+    minted ?? AgentReach.open(options, claim.session, job, claim.epoch),
     settleWorkspace(options, job, guard, claim, release, read),
     read,
   ]);
   const failed = [reach, dir, texts].find((outcome) => outcome.status === 'rejected');
   if (failed !== undefined) {
     if (dir.status === 'fulfilled') await dir.value?.retire();
-    await (reach.status === 'fulfilled' ? reach.value?.close() : undefined);
+    if (minted === null) await (reach.status === 'fulfilled' ? reach.value?.close() : undefined);
     throw failed.reason;
   }
   const made = reach.status === 'fulfilled' ? reach.value : null;

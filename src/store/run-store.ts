@@ -5,11 +5,14 @@
  * guard and the ledger row it has alone: the start is guarded by (session, epoch) as `jobs.start`,
  * the claim is judged as `claims.acquire` for the session just made (a grant refused for a reason
  * to explain is judged again by `claims.acquire` itself, after the start and the session commit).
+ * The agent's API token, asked for, is minted in that same commit once the claim is granted: the
+ * run waits for one commit between its placement and its agent's spawn, not two.
  */
 import type { ClaimResult } from '../core/claim.js';
 import type { Job, JobTransitionResult } from '../core/job.js';
 import type { Session } from '../core/session.js';
 import type { JobGuardParams, SessionStartParams } from './store.js';
+import type { TokenCreated } from './token-store.js';
 
 export interface RunBeginParams {
   /** The job's start, guarded as `jobs.start`. */
@@ -18,6 +21,12 @@ export interface RunBeginParams {
   readonly session: SessionStartParams;
   /** The task the claim is asked on, for the new session. */
   readonly key: string;
+  /**
+   * Asked for: an `agent` token named `name`, bound to the new session and to this run (the job
+   * attempt and the granted claim's epoch, token-store.ts TokenRun), without expiry, with its
+   * `token:created` ledger row after `claim:granted`; made only when this call grants the claim.
+   */
+  readonly token?: { readonly name: string } | undefined;
 }
 
 export type RunBeginResult =
@@ -33,6 +42,13 @@ export type RunBeginResult =
       readonly job: Job;
       readonly session: Session;
       readonly claim: ClaimResult | Error;
+      /**
+       * The token asked for, with its secret (shown once), when the claim was granted in the
+       * begin's own commit; null when not asked or the claim was not granted there (refused,
+       * failed, or granted afterwards by claims.acquire, taking over an expired holder): the
+       * caller makes it with tokens.create then.
+       */
+      readonly token: TokenCreated | null;
     };
 
 export interface RunStore {

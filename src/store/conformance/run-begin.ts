@@ -1,7 +1,8 @@
 /**
  * runs.begin (run-store.ts): a run's job start, agent session and claim in one commit, each write
  * with its guard and its ledger row; a refused start writes nothing, a refused or failed claim
- * leaves the start and the session, and is returned.
+ * leaves the start and the session, and is returned. The agent's token, asked for, is made with
+ * a granted claim only, bound to the session and the run.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,6 +12,7 @@ import { givenHost, givenLeader } from './dispatch.js';
 import { withFixture, type Harness } from './harness.js';
 
 const AGENT = { kind: 'agent', host: 'box-1', pid: 7, name: 'job 1' } as const;
+const TOKEN = { name: 'job 1' } as const;
 
 /** A job placed on box-1 (its runner's session), as a run finds it. */
 async function givenPlaced(store: Store, key = 'k'): Promise<{ id: number; session: number; epoch: number }> {
@@ -84,8 +86,8 @@ export function exerciseRunBegin(harness: Harness): void {
         const held = await store.claims.acquire({ key: 'd', session: human.id });
         assert.ok(held.ok);
         await store.claims.release({ key: 'd', session: human.id, epoch: held.claim.epoch, outcome: 'done' });
-        const begun = await store.runs.begin({ job: guard, session: AGENT, key: 'd' });
-        assert.ok(begun.ok && begun.claim instanceof TaskStateError);
+        const begun = await store.runs.begin({ job: guard, session: AGENT, key: 'd', token: TOKEN });
+        assert.ok(begun.ok && begun.claim instanceof TaskStateError && begun.token === null);
         assert.equal(begun.claim.code, 'task_done');
         assert.equal((await store.jobs.get(guard.id))?.status, 'running');
         assert.equal((await store.sessions.get(begun.session.id))?.state, 'live');
@@ -94,12 +96,82 @@ export function exerciseRunBegin(harness: Harness): void {
     test('a claim that fails (an unknown task) is returned: the start and the session stand', () =>
       withFixture(harness, async ({ store }) => {
         const guard = await givenPlaced(store);
-        const begun = await store.runs.begin({ job: guard, session: AGENT, key: 'nope' });
+        const begun = await store.runs.begin({ job: guard, session: AGENT, key: 'nope', token: TOKEN });
         assert.ok(begun.ok && begun.claim instanceof Error && !(begun.claim instanceof TaskStateError));
+        assert.equal(begun.token, null);
+        assert.deepEqual(await store.tokens.list(), []);
         assert.match(begun.claim.message, /nope/);
         assert.equal((await store.jobs.get(guard.id))?.status, 'running');
         assert.equal((await store.sessions.get(begun.session.id))?.state, 'live');
         assert.equal(await store.claims.current('k'), null);
+      }));
+    test('asked for a token: made in the same begin, bound to the session and the run, with its ledger row', () =>
+      withFixture(harness, async ({ store }) => {
+        const guard = await givenPlaced(store);
+        const begun = await store.runs.begin({ job: guard, session: AGENT, key: 'k', token: TOKEN });
+        assert.ok(begun.ok && !(begun.claim instanceof Error) && begun.claim.ok && begun.token !== null);
+        const { token, secret } = begun.token;
+        assert.deepEqual(
+          [token.scope, token.session, token.name, token.task, token.expiresAt, token.revokedAt],
+          ['agent', begun.session.id, 'job 1', 'k', null, null],
+        );
+        assert.deepEqual(await store.tokens.list(), [token]);
+        const checked = await store.tokens.verify(secret);
+        assert.ok(checked.ok && checked.token.id === token.id);
+        const ledger = await store.audit.list();
+        const types = ledger.map((entry) => entry.type);
+        assert.ok(types.indexOf('token:created') > types.indexOf('claim:granted'), types.join(', '));
+        const created = ledger.find((entry) => entry.type === 'token:created');
+        assert.deepEqual(created?.detail, {
+          id: token.id,
+          scope: 'agent',
+          session: begun.session.id,
+          host: null,
+          name: 'job 1',
+          expiresAt: null,
+        });
+        // Bound to the run: once its claim is released, the token opens nothing.
+        const epoch = begun.claim.claim.epoch;
+        await store.claims.release({ key: 'k', session: begun.session.id, epoch, outcome: 'done' });
+        assert.deepEqual(await store.tokens.verify(secret), { ok: false, reason: 'ended' });
+      }));
+
+    test('a token asked for is not made without the claim: a stale start, a task held', () =>
+      withFixture(harness, async ({ store }) => {
+        const guard = await givenPlaced(store);
+        const stale = await store.runs.begin({
+          job: { ...guard, epoch: guard.epoch + 1 },
+          session: AGENT,
+          key: 'k',
+          token: TOKEN,
+        });
+        assert.equal(stale.ok, false);
+        const other = await store.sessions.start({ kind: 'human', host: 'elsewhere', pid: 9 });
+        assert.ok((await store.claims.acquire({ key: 'k', session: other.id })).ok);
+        const held = await store.runs.begin({ job: guard, session: AGENT, key: 'k', token: TOKEN });
+        assert.ok(held.ok && !(held.claim instanceof Error) && !held.claim.ok && held.token === null);
+        assert.deepEqual(await store.tokens.list(), []);
+        assert.ok(!(await store.audit.list()).some((entry) => entry.type === 'token:created'));
+      }));
+
+    test('a claim taken over from a holder past its TTL gets the token asked for, bound to the run', () =>
+      withFixture(harness, async ({ clocked, moveClock }) => {
+        const store = await clocked();
+        const guard = await givenPlaced(store);
+        const gone = await store.sessions.start({ kind: 'human', host: 'h', pid: 1, ttlMs: 60_000 });
+        assert.ok((await store.claims.acquire({ key: 'k', session: gone.id })).ok);
+        await moveClock(61_000);
+        const begun = await store.runs.begin({ job: guard, session: AGENT, key: 'k', token: TOKEN });
+        assert.ok(begun.ok && !(begun.claim instanceof Error) && begun.claim.ok && begun.claim.granted);
+        assert.equal(begun.claim.claim.epoch, 2);
+        assert.ok(begun.token !== null);
+        assert.equal(begun.token.token.session, begun.session.id);
+        assert.deepEqual(await store.tokens.list(), [begun.token.token]);
+        const created = (await store.audit.list()).filter((entry) => entry.type === 'token:created');
+        assert.deepEqual(
+          created.map((entry) => entry.detail['id']),
+          [begun.token.token.id],
+        );
       }));
   });
 }

@@ -98,7 +98,7 @@ export function postgresTokens(exec: PgExecutor): TokenStore['tokens'] {
 type Create = TokenStore['tokens']['create'];
 
 /** Makes a token, bound to a live session if one is named, and audits it in the same statement. */
-async function createToken(exec: PgExecutor, params: Parameters<Create>[0]): ReturnType<Create> {
+export async function createToken(exec: PgExecutor, params: Parameters<Create>[0]): ReturnType<Create> {
   const { session, host, run: bound } = bindingsOf(params);
   const fresh = freshToken();
   const row = await exec.one<Partial<TokenRow> & { session_state: string | null }>(

@@ -98,42 +98,50 @@ export function sqliteTokens(exec: SqliteExecutor): Sync<TokenStore['tokens']> {
 
 /** A new token, bound to a live session when it names one; the secret is returned once, here. */
 function createToken(exec: SqliteExecutor, params: TokenCreateParams): TokenCreated {
-  const { session, host, run: bound } = bindingsOf(params);
+  bindingsOf(params); // refused before the write: bad bindings wait for no lock
   const fresh = freshToken();
-  return exec.write(() => {
-    const now = exec.now();
-    if (session !== null) {
-      const row = exec.prepare('SELECT state FROM sessions WHERE id = ?').get(session) as
-        { state: string } | undefined;
-      if (row?.state !== 'live') throw sessionRefusal(session, row?.state ?? null);
-    }
-    const row = exec
-      .prepare(
-        `INSERT INTO tokens (id, hash, scope, session_id, host, name, created_at, expires_at,
-             job_id, job_epoch, claim_epoch)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ${TOKEN_COLUMNS}`,
-      )
-      .get(
-        fresh.id,
-        fresh.hash,
-        params.scope,
-        session,
-        host,
-        params.name ?? null,
-        now,
-        params.ttlMs === null || params.ttlMs === undefined ? null : now + params.ttlMs,
-        bound?.jobId ?? null,
-        bound?.jobEpoch ?? null,
-        bound?.claimEpoch ?? null,
-      ) as TokenRow;
-    const task =
-      bound === null
-        ? null
-        : (exec.prepare(`SELECT ${RUN_TASK_KEY('tokens')} FROM tokens WHERE id = ?`).get(fresh.id) as
-            { task_key: string | null } | undefined);
-    const token = toToken({ ...row, task_key: task?.task_key ?? null });
-    const detail = withActor(createdDetail(token), params.actor);
-    appendAudit(exec, { at: now, type: 'token:created', detail });
-    return { token, secret: fresh.secret };
-  });
+  return exec.write(() => createTokenIn(exec, params, fresh));
+}
+
+/** createToken's writes, inside the caller's write transaction (runs.begin's too). */
+export function createTokenIn(
+  exec: SqliteExecutor,
+  params: TokenCreateParams,
+  fresh = freshToken(),
+): TokenCreated {
+  const { session, host, run: bound } = bindingsOf(params);
+  const now = exec.now();
+  if (session !== null) {
+    const row = exec.prepare('SELECT state FROM sessions WHERE id = ?').get(session) as
+      { state: string } | undefined;
+    if (row?.state !== 'live') throw sessionRefusal(session, row?.state ?? null);
+  }
+  const row = exec
+    .prepare(
+      `INSERT INTO tokens (id, hash, scope, session_id, host, name, created_at, expires_at,
+           job_id, job_epoch, claim_epoch)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ${TOKEN_COLUMNS}`,
+    )
+    .get(
+      fresh.id,
+      fresh.hash,
+      params.scope,
+      session,
+      host,
+      params.name ?? null,
+      now,
+      params.ttlMs === null || params.ttlMs === undefined ? null : now + params.ttlMs,
+      bound?.jobId ?? null,
+      bound?.jobEpoch ?? null,
+      bound?.claimEpoch ?? null,
+    ) as TokenRow;
+  const task =
+    bound === null
+      ? null
+      : (exec.prepare(`SELECT ${RUN_TASK_KEY('tokens')} FROM tokens WHERE id = ?`).get(fresh.id) as
+          { task_key: string | null } | undefined);
+  const token = toToken({ ...row, task_key: task?.task_key ?? null });
+  const detail = withActor(createdDetail(token), params.actor);
+  appendAudit(exec, { at: now, type: 'token:created', detail });
+  return { token, secret: fresh.secret };
 }
