@@ -100,7 +100,7 @@ export class AgentRun {
       if (command === null) return await this.failWithoutCommand(guard, agent.id, claim.epoch);
       const claimEpoch = claim.epoch;
       const ref = { session: agent.id, key: job.key, epoch: claimEpoch };
-      const prepared = await prepareRun(this.options, job, guard, ref, this.reach);
+      const prepared = await prepareRun(this.options, job, guard, ref, this.reach, begun.reads);
       if (prepared.reach !== null) this.reach = prepared.reach; // closed in the finally below
       if (prepared.run === null) return;
       const { dir, texts } = prepared.run;

@@ -3,12 +3,14 @@
  * placement and the runner's start: the job goes back to the queue at once with its attempt given
  * back and the holder named as the reason, its run's agent session is not left holding anything,
  * and the claim stays with the session that took it. Made to happen deterministically: place,
- * claim from another session, then start. Real stores on both engines.
+ * claim from another session, then start. Also: the reads that need no claim (the task, its
+ * workspace plan) are sent beside the start, not after its answer. Real stores on both engines.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ATTEMPT_GIVEN_BACK } from '../core/retry.js';
 import { openStore } from '../store/open.js';
+import type { Store } from '../store/store.js';
 import { bothEngines } from '../../test/support/databases.js';
 import { placedOnBox1 } from '../../test/support/placed-job.js';
 import { systemClock } from './clock.js';
@@ -62,6 +64,45 @@ for (const db of bothEngines()) {
         assert.equal((await store.claims.current('k'))?.session, human.id, 'the claim stays with its taker');
         const history = await store.claims.history('k');
         assert.equal(history.length, 1, "the run's agent session was granted nothing");
+      } finally {
+        await store.close();
+      }
+    });
+    test("sends the task's and its workspace plan's reads beside the start, before the start answers", async () => {
+      const store = await openStore(await db.fresh());
+      try {
+        const { runner, job } = await placedOnBox1(store, 'k');
+        const seen: string[] = [];
+        const tracked: Store = {
+          ...store,
+          runs: {
+            begin: async (params) => {
+              const answer = await store.runs.begin(params);
+              seen.push('runs.begin answered');
+              return answer;
+            },
+          },
+          tasks: { ...store.tasks, get: (key) => (seen.push('tasks.get'), store.tasks.get(key)) },
+          workspaceTasks: {
+            ...store.workspaceTasks,
+            get: (key) => (seen.push('workspaceTasks.get'), store.workspaceTasks.get(key)),
+          },
+        };
+        const options = {
+          store: tracked,
+          clock: systemClock,
+          host: 'box-1',
+          log: () => undefined,
+          policy: POLICY,
+          heartbeatIntervalMs: 1000,
+          sessionTtlMs: 10_000,
+        };
+        const begun = await beginRun(options, job, { id: job.id, session: runner.id, epoch: job.epoch });
+        assert.ok(begun !== null && begun.claim !== null, 'started and claimed');
+        assert.deepEqual(seen, ['tasks.get', 'workspaceTasks.get', 'runs.begin answered']);
+        assert.equal((await begun.reads.task)?.key, 'k');
+        assert.equal((await begun.reads.plan).plan.lockMode, 'none', 'a task bound to no workspace');
+        await store.sessions.end(begun.session.id);
       } finally {
         await store.close();
       }

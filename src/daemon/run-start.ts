@@ -2,8 +2,8 @@
  * The steps of a run between its placement and its agent's spawn (agent-run.ts), overlapped where
  * they need nothing of each other (issue 22, item 3: the start of an agent, p50 from enqueue). The
  * job's start, the agent's session, the claim and the agent's token (with an API) share one
- * transaction and one commit (store.runs.begin); then the workspace plan and the task's texts go
- * together (one read of the task serves both): on
+ * transaction and one commit (store.runs.begin); the reads of the task (its texts) and of its
+ * workspace plan need no claim and are sent beside it (one read of the task serves both): on
  * PostgreSQL each is a statement on another pooled connection, so the run waits for one round
  * trip instead of several; on SQLite they run one after the other (one connection, synchronous).
  */
@@ -14,6 +14,9 @@ import type { Session } from '../core/session.js';
 import type { AgentRunOptions } from './agent-run-options.js';
 import { AgentReach } from './agent-token.js';
 import { settleWorkspace, type RunDirectory } from './run-workspace.js';
+import { Workspaces, type PlanDetail } from '../coordinator/workspaces.js';
+import type { Task } from '../core/task.js';
+import type { Store } from '../store/store.js';
 
 type Guard = { readonly id: number; readonly session: number; readonly epoch: number };
 /** What the start of a run reads of the runner's options (beginRun): no more, so a test can give just that. */
@@ -22,6 +25,9 @@ type BeginOptions = Pick<
   'store' | 'clock' | 'host' | 'log' | 'policy' | 'heartbeatIntervalMs' | 'sessionTtlMs' | 'apiUrl'
 >;
 type ClaimRef = { readonly session: number; readonly key: string; readonly epoch: number };
+/** A run's reads that need no claim, sent beside store.runs.begin: the task and its workspace plan. */
+type RunReads = { readonly task: Promise<Task | null>; readonly plan: Promise<PlanDetail> };
+type Begun = { session: Session; claim: Claim | null; reach: AgentReach | null; reads: RunReads };
 
 /** The name of the agent session a run makes for job `jobId` (the runner knows an orphan by it). */
 export const agentSessionName = (jobId: number): string => `job ${jobId}`;
@@ -40,13 +46,9 @@ const agentTokenName = (jobId: number): string => `job ${jobId}`;
  * out first). The session is then the caller's to end. Any other failure throws, after ending the
  * session if it was made.
  */
-export async function beginRun(
-  options: BeginOptions,
-  job: Job,
-  guard: Guard,
-): Promise<{ session: Session; claim: Claim | null; reach: AgentReach | null } | null> {
+export async function beginRun(options: BeginOptions, job: Job, guard: Guard): Promise<Begun | null> {
   const { store } = options;
-  const begun = await store.runs.begin({
+  const beginning = store.runs.begin({
     job: guard,
     session: {
       kind: 'agent',
@@ -58,6 +60,8 @@ export async function beginRun(
     key: job.key,
     token: options.apiUrl == null ? undefined : { name: agentTokenName(job.id) },
   });
+  const reads = readRun(store, job);
+  const begun = await beginning;
   if (!begun.ok) return null;
   const { session } = begun;
   const claim = await waitOutStoppingRun(options, job, guard, session, begun.claim).catch(
@@ -66,13 +70,10 @@ export async function beginRun(
       throw error;
     },
   );
-  const end = async (
-    line: string,
-    reason: string,
-  ): Promise<{ session: Session; claim: null; reach: null }> => {
+  const end = async (line: string, reason: string): Promise<Begun> => {
     await store.jobs.finish({ ...guard, status: 'cancelled', reason });
     options.log(`job ${job.id} ${job.key}: ${line}`);
-    return { session, claim: null, reach: null };
+    return { session, claim: null, reach: null, reads };
   };
   if (claim instanceof TaskStateError) return end(`not run, ${claim.message}`, claim.message);
   if (claim instanceof Error) {
@@ -85,6 +86,7 @@ export async function beginRun(
       session,
       claim: claim.claim,
       reach: claim === begun.claim ? AgentReach.of(options, begun.token) : null,
+      reads,
     };
   // Claimed between the pass that placed the job and this start: the job goes back to the queue,
   // its attempt given back, and the next pass keeps it waiting until the claim ends.
@@ -100,7 +102,20 @@ export async function beginRun(
   options.log(
     `job ${job.id} ${job.key}: ${reason}: ${back.ok ? `back to the queue as ${back.job.status}` : 'lost'}`,
   );
-  return { session, claim: null, reach: null };
+  return { session, claim: null, reach: null, reads };
+}
+
+/**
+ * The task and its workspace plan, read as the run begins: neither needs the claim (a binding
+ * edited meanwhile is read as it would be by a read just after the claim). A run that stops
+ * before it uses them leaves them unread, their failures included.
+ */
+function readRun(store: Store, job: Job): RunReads {
+  const task = store.tasks.get(job.key);
+  const plan = new Workspaces(store).plan({ key: job.key }, task);
+  task.catch(() => undefined);
+  plan.catch(() => undefined);
+  return { task, plan };
 }
 
 /**
@@ -157,12 +172,12 @@ async function waitOutStoppingRun(
 export type TaskTexts = { readonly title: string; readonly feedback: string };
 
 /**
- * What the run needs once its claim is granted, which depends on the claim alone: the agent's
- * token (with an API, unless `minted` came with the claim from beginRun; it needs the agent's
- * session live, which it is until the run ends), its directory (run-workspace.ts) and its task's
- * texts. `run` is null when the workspace says the job must not run (it has then been ended or
- * given back, its claim released); the reach is returned for the caller to close when the run
- * ends. A failure throws, after retiring the directory and closing a reach made here.
+ * What the run needs once its claim is granted: the agent's token (with an
+ * API, unless `minted` came with the claim from beginRun; it needs the agent's session live, which
+ * it is until the run ends), its directory (run-workspace.ts, from the plan in `reads`) and its
+ * task's texts (`reads`' task). `run` is null when the workspace says the job must not run (it has
+ * then been ended or given back, its claim released); the reach is returned for the caller to close
+ * when the run ends. A failure throws, after retiring the directory and closing a reach made here.
  */
 export async function prepareRun(
   options: AgentRunOptions,
@@ -170,14 +185,13 @@ export async function prepareRun(
   guard: Guard,
   claim: ClaimRef,
   minted: AgentReach | null,
+  reads: RunReads,
 ): Promise<{ reach: AgentReach | null; run: { dir: RunDirectory; texts: TaskTexts } | null }> {
   const release = (outcome: 'failed' | 'released') => options.store.claims.release({ ...claim, outcome });
-  // One read of the task serves the workspace plan and the texts.
-  const read = options.store.tasks.get(job.key);
   const [reach, dir, texts] = await Promise.allSettled([
     minted ?? AgentReach.open(options, claim.session, job, claim.epoch),
-    settleWorkspace(options, job, guard, claim, release, read),
-    read,
+    settleWorkspace(options, job, guard, claim, release, reads.plan),
+    reads.task,
   ]);
   const failed = [reach, dir, texts].find((outcome) => outcome.status === 'rejected');
   if (failed !== undefined) {

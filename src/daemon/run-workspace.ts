@@ -1,6 +1,7 @@
 /**
  * Where one run's agent works, settled after Step 0 (the claim granted, its epoch known) from the
- * task's workspace plan, resolved again here because a binding may have changed since placement:
+ * task's workspace plan, resolved again as the run begins because a binding may have changed
+ * since placement (its reads need no claim: run-start.ts sends them beside runs.begin):
  *
  * | plan                        | the run                                                         |
  * |-----------------------------|-----------------------------------------------------------------|
@@ -19,14 +20,13 @@
 import { statSync } from 'node:fs';
 import { BatonError, WorkspaceConfigurationError } from '../core/errors.js';
 import type { Job } from '../core/job.js';
-import type { Task } from '../core/task.js';
 import { waitingForWorkspace } from '../core/workspace-lock.js';
 import { sharedLock, type Workspace, type WorkspacePlan } from '../core/workspace-plan.js';
 import { prepareWorktree, retireWorktree } from '../os/worktree.js';
 import { isGitFailure } from '../os/git.js';
 import type { AgentRunOptions } from './agent-run.js';
 import { absoluteDb, installGuard, installedBatonBin, type GuardClaim } from '../coordinator/guard.js';
-import { Workspaces } from '../coordinator/workspaces.js';
+import { Workspaces, type PlanDetail } from '../coordinator/workspaces.js';
 import { installCommitTrailers } from '../coordinator/commit-trailers.js';
 import type { AgentIdentity } from '../os/agent-uid.js';
 import { seatAgent } from './agent-uids.js';
@@ -55,8 +55,8 @@ const nothingToRetire = (): Promise<void> => Promise.resolve();
 
 /**
  * The directory the job's agent runs in, or null when it must not run: the job has then been
- * ended or given back, with the reason on it, and the claim released. `task` is the task's read
- * when the caller has sent it already (run-start.ts reads it for the texts too). With agent
+ * ended or given back, with the reason on it, and the claim released. `planned` is the task's
+ * workspace plan when the caller has sent its reads already (run-start.ts readRun). With agent
  * uids, a uid of the pool is seated in it (agent-uids.ts); one that cannot be fails the job.
  */
 export async function settleWorkspace(
@@ -65,9 +65,9 @@ export async function settleWorkspace(
   guard: Guard,
   claim: GuardClaim,
   releaseClaim: ReleaseClaim,
-  task?: Promise<Task | null>,
+  planned?: Promise<PlanDetail>,
 ): Promise<RunDirectory | null> {
-  const dir = await settle(options, job, guard, claim, releaseClaim, task);
+  const dir = await settle(options, job, guard, claim, releaseClaim, planned);
   const pool = options.agentUids;
   if (dir === null || pool == null) return dir;
   const say = (line: string): void => options.log(`job ${job.id} ${job.key}: ${line}`);
@@ -90,7 +90,7 @@ async function settle(
   guard: Guard,
   claim: GuardClaim,
   releaseClaim: ReleaseClaim,
-  task?: Promise<Task | null>,
+  planned?: Promise<PlanDetail>,
 ): Promise<RunDirectory | null> {
   const { store } = options;
   const say = (line: string): void => options.log(`job ${job.id} ${job.key}: ${line}`);
@@ -109,7 +109,7 @@ async function settle(
   };
   let plan: WorkspacePlan;
   try {
-    plan = (await new Workspaces(store).plan({ key: job.key }, task)).plan;
+    plan = (await (planned ?? new Workspaces(store).plan({ key: job.key }))).plan;
   } catch (error) {
     if (!(error instanceof WorkspaceConfigurationError)) throw error;
     return fail(`WORKSPACE_UNRESOLVED: ${error.message}; fix: ${error.hint ?? ''}`);
