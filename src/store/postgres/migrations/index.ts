@@ -24,6 +24,7 @@ import outboxGithubJobs from './0025-outbox-github-jobs.js';
 import handOff from './0026-hand-off.js';
 import sessionEnd from './0027-session-end.js';
 import sessionEndedBy from './0028-session-ended-by.js';
+import leavesUncompressed from './0029-leaves-uncompressed.js';
 
 export interface Migration {
   readonly version: number;
@@ -62,4 +63,5 @@ export const MIGRATIONS: readonly Migration[] = [
   handOff,
   sessionEnd,
   sessionEndedBy,
+  leavesUncompressed,
 ];
