@@ -25,6 +25,7 @@ import handOff from './0026-hand-off.js';
 import sessionEnd from './0027-session-end.js';
 import sessionEndedBy from './0028-session-ended-by.js';
 import leavesUncompressed from './0029-leaves-uncompressed.js';
+import checkpointsByLastId from './0030-checkpoints-by-last-id.js';
 
 export interface Migration {
   readonly version: number;
@@ -64,4 +65,5 @@ export const MIGRATIONS: readonly Migration[] = [
   sessionEnd,
   sessionEndedBy,
   leavesUncompressed,
+  checkpointsByLastId,
 ];

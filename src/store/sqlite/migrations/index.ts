@@ -20,6 +20,7 @@ import quietStart from './0022-quiet-start.js';
 import handOff from './0023-hand-off.js';
 import sessionEnd from './0027-session-end.js';
 import sessionEndedBy from './0028-session-ended-by.js';
+import checkpointsByLastId from './0030-checkpoints-by-last-id.js';
 
 export interface Migration {
   readonly version: number;
@@ -51,4 +52,5 @@ export const MIGRATIONS: readonly Migration[] = [
   handOff,
   sessionEnd,
   sessionEndedBy,
+  checkpointsByLastId,
 ];
