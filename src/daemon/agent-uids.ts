@@ -33,10 +33,15 @@ export class AgentUids {
     readonly range: AgentUidRange,
     readonly records: string,
   ) {
-    this.held = holdUidRange(range);
-    for (let uid = range.first; uid <= range.last; uid++) this.free.push(uid);
     this.base = mkdtempSync(join(tmpdir(), 'baton-agents-'));
     chmodSync(this.base, 0o711);
+    try {
+      this.held = holdUidRange(range, this.base);
+    } catch (error) {
+      rmSync(this.base, { recursive: true, force: true });
+      throw error;
+    }
+    for (let uid = range.first; uid <= range.last; uid++) this.free.push(uid);
     this.name = runnerGit('user.name') ?? 'Baton agent';
     this.email = runnerGit('user.email') ?? 'agent@baton.invalid';
   }

@@ -5,13 +5,14 @@
  * therefore registers its range for as long as it runs, in a directory only its user may write
  * (`/run/baton/agent-uids` for root, else `baton-agent-uids-<uid>` in the temporary directory):
  * one file per runner, named by its pid and start time. Starting, it writes its own, then reads
- * the others: one of a runner that no longer runs is removed; one of a live runner whose range
- * overlaps refuses the start (ConflictError, exit 3), its own file removed. Two runners starting
- * at once with overlapping ranges may both refuse; neither runs with the other's uids.
+ * the others: one of a runner that no longer runs is removed, with the agents' HOMEs it left; one
+ * of a live runner whose range overlaps refuses the start (ConflictError, exit 3), its own file
+ * removed. Two runners starting at once with overlapping ranges may both refuse; neither runs with
+ * the other's uids.
  */
 import { lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, isAbsolute, join } from 'node:path';
 import type { AgentUidRange } from '../core/agent-uids.js';
 import { ConflictError, InvalidInputError } from '../core/errors.js';
 import { isRunning, ownIdentity, type ProcessIdentity } from './process-ancestry.js';
@@ -38,7 +39,17 @@ function registry(): string {
   return dir;
 }
 
-interface Held extends AgentUidRange, ProcessIdentity {}
+interface Held extends AgentUidRange, ProcessIdentity {
+  /** The runner's directory of agents' HOMEs (`<tmp>/baton-agents-*`), removed once it is gone. */
+  readonly homes?: string;
+}
+
+/** Removes a dead runner's directory of agents' HOMEs, if the file names one of the shape it makes. */
+function removeHomes(held: Held | null): void {
+  const homes = held?.homes;
+  if (typeof homes === 'string' && isAbsolute(homes) && /^baton-agents-[\w-]+$/.test(basename(homes)))
+    rmSync(homes, { recursive: true, force: true });
+}
 
 function read(path: string): Held | null {
   try {
@@ -49,19 +60,23 @@ function read(path: string): Held | null {
   }
 }
 
-/** Registers `range` for this process; throws ConflictError when a live runner holds part of it. */
-export function holdUidRange(range: AgentUidRange): { release(): void } {
+/**
+ * Registers `range` for this process, with `homes`, its directory of agents' HOMEs; throws
+ * ConflictError when a live runner holds part of it. A dead runner's file goes, and its HOMEs with it.
+ */
+export function holdUidRange(range: AgentUidRange, homes: string): { release(): void } {
   const me = ownIdentity();
   if (me === null) return { release: () => undefined }; // no /proc: nothing to tell runners apart by
   const dir = registry();
   const mine = join(dir, `${me.pid}-${me.startTicks}.json`);
-  writeFileSync(mine, JSON.stringify({ ...range, ...me }), { mode: 0o600 });
+  writeFileSync(mine, JSON.stringify({ ...range, ...me, homes }), { mode: 0o600 });
   const release = (): void => rmSync(mine, { force: true });
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
     if (path === mine) continue;
     const other = read(path);
     if (other === null || !isRunning(other)) {
+      removeHomes(other);
       rmSync(path, { force: true });
       continue;
     }

@@ -122,7 +122,7 @@ describe('baton up --agent-uids, its runner killed mid-run', () => {
 
 describe('two baton up --agent-uids on one machine', () => {
   test(
-    'a range overlapping a live runner’s is refused (exit 3, nothing joined); a disjoint one, or a dead runner’s, is not',
+    'a range overlapping a live runner’s is refused (exit 3, nothing joined); a disjoint one, or a dead runner’s (its HOMEs removed), is not',
     { skip: NEEDS_ROOT },
     async () => {
       const c = await clusterFixture(sqliteDatabase());
@@ -156,10 +156,14 @@ describe('two baton up --agent-uids on one machine', () => {
           !readdirSync(registry).some((name) => name.startsWith(`${disjoint.pid}-`)),
           'released at exit',
         );
+        const [mine] = readdirSync(registry).filter((name) => name.startsWith(`${first.pid}-`));
+        const { homes } = JSON.parse(readFileSync(join(registry, mine ?? ''), 'utf8')) as { homes: string };
+        assert.ok(existsSync(homes), `its agents' HOMEs are in ${homes}`);
         first.signal('SIGKILL');
         await first.exited();
         const after = c.up('h3', '--agent-uids', '47021-47022');
         await after.waitForLog(/joined as session/);
+        assert.equal(existsSync(homes), false, "the dead runner's HOMEs removed with its file");
         assert.ok(
           !readdirSync(registry).some((name) => name.startsWith(`${first.pid}-`)),
           'the dead one removed',
