@@ -92,22 +92,26 @@ export function holdUidRange(range: AgentUidRange, homes: string): { release(): 
   return { release };
 }
 
-/** Whether a live runner other than this process holds `uid` in its registered range. */
-export function uidHeldElsewhere(uid: number): boolean {
+/** The live runner other than this process whose registered range holds `id` (a uid, or its group), or null. */
+export function heldElsewhere(
+  id: number,
+): { readonly pid: number; readonly first: number; readonly last: number } | null {
   let names: string[];
   try {
     names = readdirSync(registryPath());
   } catch {
-    return false;
+    return null;
   }
-  return names.some((name) => {
+  for (const name of names) {
     const other = read(join(registryPath(), name));
-    return (
+    if (
       other !== null &&
       other.pid !== process.pid &&
-      other.first <= uid &&
-      uid <= other.last &&
+      other.first <= id &&
+      id <= other.last &&
       isRunning(other)
-    );
-  });
+    )
+      return other;
+  }
+  return null;
 }

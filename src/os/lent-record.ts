@@ -15,7 +15,7 @@
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { killUid } from './agent-uid.js';
-import { uidHeldElsewhere } from './agent-uid-ranges.js';
+import { heldElsewhere } from './agent-uid-ranges.js';
 import { isRunning, ownIdentity, type ProcessIdentity } from './process-ancestry.js';
 import { takeBackWorktree, type LentWorktree } from './worktree-lend.js';
 
@@ -84,7 +84,7 @@ export async function takeBackOrphans(
     const { lent } = record;
     try {
       // Another live runner's agent may hold the uid now (its range registered): never kill that one.
-      if (!uidHeldElsewhere(lent.uid)) await killUid(lent.uid);
+      if (heldElsewhere(lent.uid) === null) await killUid(lent.uid);
       takeBackWorktree({ ...lent, saved: new Map(lent.saved) }, runner.uid, runner.gid);
       rmSync(record.home, { recursive: true, force: true });
     } catch (error) {

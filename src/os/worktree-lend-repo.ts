@@ -26,7 +26,8 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { basename, dirname, join, sep } from 'node:path';
-import { InvalidInputError } from '../core/errors.js';
+import { ConflictError, InvalidInputError } from '../core/errors.js';
+import { heldElsewhere } from './agent-uid-ranges.js';
 
 /** The directories an agent may write into, and its own files there (to lend and take back). */
 export interface LentDirs {
@@ -126,6 +127,28 @@ function lendDir(path: string, gid: number): void {
 }
 
 /**
+ * Refuses to lend what another live runner's agents write into now: lending gives a directory to
+ * this runner's group, which would take it from theirs mid-run. A directory still lent to the
+ * group of a runner that stopped is this runner's to take.
+ */
+function notLentElsewhere(common: string, dirs: ReadonlySet<string>, gid: number): void {
+  const groups = new Set<number>();
+  for (const dir of dirs) {
+    const stat = lstatSync(dir, { throwIfNoEntry: false });
+    if (stat !== undefined && stat.gid !== gid && (stat.mode & 0o020) !== 0) groups.add(stat.gid);
+  }
+  for (const group of groups) {
+    const other = heldElsewhere(group);
+    if (other !== null)
+      throw new ConflictError(
+        `the repository ${common} is lent to group ${group}, the agents of the baton up running as pid ` +
+          `${other.pid} (--agent-uids ${other.first}-${other.last}): two runners' agents cannot share it at once`,
+        "run the workspace's jobs from one baton up --agent-uids, or give each runner its own clone",
+      );
+  }
+}
+
+/**
  * Makes the repository at `common` writable by group `gid` where the agent's git must write to
  * commit on `branch` and push it, and nowhere else; its own refs' files exist (a reflog made
  * empty when missing, so its git can append to it: `logs` is never lent).
@@ -151,6 +174,7 @@ export function lendRepository(common: string, branch: string, gid: number): Len
   }
   const objects = FAN_OUT.map((name) => join(common, 'objects', name));
   const lent = new Set([...objects, ...refs]);
+  notLentElsewhere(common, lent, gid);
   for (const shared of ['objects', 'refs']) closeDirs(join(common, shared), gid, lent);
   loosenPackedRefs(common, refs);
   for (const path of lent) lendDir(path, gid);
