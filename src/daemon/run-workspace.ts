@@ -77,11 +77,22 @@ export async function settleWorkspace(
     await dir.retire();
     const hint = error instanceof BatonError && error.hint !== undefined ? `; fix: ${error.hint}` : '';
     const reason = `agent uid not seated: ${error instanceof Error ? error.message : String(error)}${hint}`;
-    await options.store.jobs.finish({ ...guard, status: 'failed', reason });
-    await releaseClaim('failed');
-    say(`failed, ${reason}`);
-    return null;
+    return failRun(options, job, guard, releaseClaim, reason);
   }
+}
+
+/** Fails the job with `reason` and releases its claim as failed: the run does not go on. */
+async function failRun(
+  options: Options,
+  job: Job,
+  guard: Guard,
+  releaseClaim: ReleaseClaim,
+  reason: string,
+): Promise<null> {
+  await options.store.jobs.finish({ ...guard, status: 'failed', reason });
+  await releaseClaim('failed');
+  options.log(`job ${job.id} ${job.key}: failed, ${reason}`);
+  return null;
 }
 
 async function settle(
@@ -94,12 +105,7 @@ async function settle(
 ): Promise<RunDirectory | null> {
   const { store } = options;
   const say = (line: string): void => options.log(`job ${job.id} ${job.key}: ${line}`);
-  const fail = async (reason: string): Promise<null> => {
-    await store.jobs.finish({ ...guard, status: 'failed', reason });
-    await releaseClaim('failed');
-    say(`failed, ${reason}`);
-    return null;
-  };
+  const fail = (reason: string): Promise<null> => failRun(options, job, guard, releaseClaim, reason);
   /** Back to the queue as the job's retry policy says; the claim ends as `outcome`. */
   const giveBack = async (reason: string, outcome: ClaimOutcome): Promise<null> => {
     const result = await store.dispatch.requeue({ ...guard, reason, policy: options.policy });

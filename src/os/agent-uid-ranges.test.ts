@@ -7,9 +7,10 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isolateGit, makeRepo } from '../../test/support/git.js';
+import { processIdentity } from './process-ancestry.js';
 import { prepareWorktree } from './worktree.js';
 import { lendWorktree, takeBackWorktree } from './worktree-lend.js';
 
@@ -30,8 +31,9 @@ describe("a repository lent to another live runner's agents", () => {
       const first = await prepareWorktree({ repoPath: repo, key: 'GRP-1', epoch: 1, baseDir: base });
       const second = await prepareWorktree({ repoPath: repo, key: 'GRP-2', epoch: 1, baseDir: base });
       const runner = spawn('sleep', ['60']); // the other baton up, holding 47031-47032
-      const stat = readFileSync(`/proc/${runner.pid}/stat`, 'utf8');
-      const startTicks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+      const live = processIdentity(runner.pid ?? 0);
+      assert.ok(live !== null, 'the process runs');
+      const { startTicks } = live;
       const entry = join(REGISTRY, `${runner.pid}-${startTicks}.json`);
       mkdirSync(REGISTRY, { recursive: true, mode: 0o700 });
       writeFileSync(

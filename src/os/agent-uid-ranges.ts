@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { basename, isAbsolute, join } from 'node:path';
 import type { AgentUidRange } from '../core/agent-uids.js';
 import { ConflictError, InvalidInputError } from '../core/errors.js';
-import { isRunning, ownIdentity, type ProcessIdentity } from './process-ancestry.js';
+import { isRunning, processIdentity, type ProcessIdentity } from './process-ancestry.js';
 
 const SYSTEM_DIR = '/run/baton/agent-uids';
 
@@ -65,7 +65,7 @@ function read(path: string): Held | null {
  * ConflictError when a live runner holds part of it. A dead runner's file goes, and its HOMEs with it.
  */
 export function holdUidRange(range: AgentUidRange, homes: string): { release(): void } {
-  const me = ownIdentity();
+  const me = processIdentity(process.pid);
   if (me === null) return { release: () => undefined }; // no /proc: nothing to tell runners apart by
   const dir = registry();
   const mine = join(dir, `${me.pid}-${me.startTicks}.json`);

@@ -5,7 +5,7 @@
  */
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import {
   chmodSync,
   mkdirSync,
@@ -21,6 +21,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { git, isolateGit, makeRepo } from '../../test/support/git.js';
 import { recordLend, takeBackOrphans } from './lent-record.js';
+import { processIdentity, type ProcessIdentity } from './process-ancestry.js';
 import { prepareWorktree } from './worktree.js';
 import { lendWorktree } from './worktree-lend.js';
 
@@ -47,17 +48,15 @@ async function lentAndRecorded(records: string, agentHome: string) {
   return { repo, ...worktree, dotGit, file };
 }
 
-/** The identity of a process that has exited. */
-function deadRunner(): { pid: number; startTicks: number } {
-  const child = spawnSync(
-    process.execPath,
-    ['-e', 'process.stdout.write(require("fs").readFileSync("/proc/self/stat","utf8"))'],
-    {
-      encoding: 'utf8',
-    },
-  );
-  const fields = child.stdout.slice(child.stdout.lastIndexOf(')') + 2).split(' ');
-  return { pid: Number(child.stdout.split(' ')[0]), startTicks: Number(fields[19]) };
+/** The identity a process had, once it has exited. */
+async function deadRunner(): Promise<ProcessIdentity> {
+  const child = spawn('sleep', ['60']);
+  const identity = processIdentity(child.pid ?? 0);
+  assert.ok(identity !== null);
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGKILL');
+  await exited;
+  return identity;
 }
 
 describe('a lent worktree’s record', () => {
@@ -82,7 +81,7 @@ describe('a lent worktree’s record', () => {
       const { path, dotGit, file } = await lentAndRecorded(records, agentHome);
       writeFileSync(join(records, 'junk.json'), 'not json');
       const record = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-      writeFileSync(file, JSON.stringify({ ...record, runner: deadRunner() }));
+      writeFileSync(file, JSON.stringify({ ...record, runner: await deadRunner() }));
       const said: string[] = [];
       await takeBackOrphans(records, RUNNER, (line) => said.push(line));
       assert.deepEqual(said, [
@@ -105,7 +104,7 @@ describe('a lent worktree’s record', () => {
       const records = mkdtempSync(join(tmpdir(), 'baton-lent-'));
       const { file } = await lentAndRecorded(records, join(records, 'home'));
       const record = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-      writeFileSync(file, JSON.stringify({ ...record, runner: deadRunner() }));
+      writeFileSync(file, JSON.stringify({ ...record, runner: await deadRunner() }));
       const agent = spawn('setpriv', [
         `--reuid=${AGENT}`,
         `--regid=${AGENT}`,
@@ -115,8 +114,9 @@ describe('a lent worktree’s record', () => {
       ]);
       const ended = new Promise((resolve) => agent.once('exit', resolve));
       const other = spawn('sleep', ['60']); // a live runner whose range holds AGENT
-      const stat = readFileSync(`/proc/${other.pid}/stat`, 'utf8');
-      const startTicks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+      const live = processIdentity(other.pid ?? 0);
+      assert.ok(live !== null, 'the process runs');
+      const { startTicks } = live;
       const registered = join('/run/baton/agent-uids', `${other.pid}-${startTicks}.json`);
       mkdirSync(dirname(registered), { recursive: true, mode: 0o700 });
       writeFileSync(
@@ -133,7 +133,7 @@ describe('a lent worktree’s record', () => {
         rmSync(registered);
         const again = await lentAndRecorded(records, join(records, 'home'));
         const recorded = JSON.parse(readFileSync(again.file, 'utf8')) as Record<string, unknown>;
-        writeFileSync(again.file, JSON.stringify({ ...recorded, runner: deadRunner() }));
+        writeFileSync(again.file, JSON.stringify({ ...recorded, runner: await deadRunner() }));
         await takeBackOrphans(records, RUNNER, () => undefined);
         assert.equal(await ended, null, 'killed by a signal');
         assert.equal(agent.signalCode, 'SIGKILL');

@@ -16,7 +16,7 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, wr
 import { basename, dirname, join } from 'node:path';
 import { killUid } from './agent-uid.js';
 import { heldElsewhere } from './agent-uid-ranges.js';
-import { isRunning, ownIdentity, type ProcessIdentity } from './process-ancestry.js';
+import { isRunning, processIdentity, type ProcessIdentity } from './process-ancestry.js';
 import { takeBackWorktree, type LentWorktree } from './worktree-lend.js';
 
 interface Record {
@@ -28,7 +28,11 @@ interface Record {
 /** Writes the record of `lent` (the agent's HOME at `home`) into `dir`; its path, to drop it later. */
 export function recordLend(dir: string, lent: LentWorktree, home: string): string {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const record: Record = { runner: ownIdentity(), home, lent: { ...lent, saved: [...lent.saved] } };
+  const record: Record = {
+    runner: processIdentity(process.pid),
+    home,
+    lent: { ...lent, saved: [...lent.saved] },
+  };
   const path = join(dir, `${basename(lent.path)}.json`);
   const temporary = `${path}.${process.pid}.tmp`;
   writeFileSync(temporary, JSON.stringify(record), { mode: 0o600 });

@@ -24,16 +24,11 @@ function statFields(pid: number): string[] | null {
 }
 
 /** The process's identity, or null when it does not exist (or /proc cannot tell). */
-function processIdentity(pid: number): ProcessIdentity | null {
+export function processIdentity(pid: number): ProcessIdentity | null {
   const fields = statFields(pid);
   // Field 3 (state) is fields[0]; field 22 (starttime) is fields[19]. A zombie has exited.
   if (fields === null || fields[0] === 'Z') return null;
   return { pid, startTicks: Number(fields[19]) };
-}
-
-/** This process's own identity (null when /proc cannot tell). */
-export function ownIdentity(): ProcessIdentity | null {
-  return processIdentity(process.pid);
 }
 
 /** Whether that very process still runs. */
