@@ -7,20 +7,23 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { cliModes, repoRoot, type Run } from '../../test/support/cli.js';
 import { bothEngines, sqliteDatabase } from '../../test/support/databases.js';
 import { waitUntil } from '../../test/support/wait.js';
 
 const root = repoRoot();
 
-function run(env: Record<string, string>, args: readonly string[]): Promise<Run> {
+function run(env: Record<string, string>, args: readonly string[], cwd = root): Promise<Run> {
   const base: NodeJS.ProcessEnv = { ...process.env };
   for (const name of ['BATON_DB', 'BATON_URL', 'BATON_TOKEN', 'BATON_DEBUG']) delete base[name];
   return new Promise((done) => {
     execFile(
       process.execPath,
-      ['bin/baton.js', ...args],
-      { cwd: root, env: { ...base, ...env } },
+      [join(root, 'bin/baton.js'), ...args],
+      { cwd, env: { ...base, ...env } },
       (e, stdout, stderr) =>
         done({ code: e === null ? 0 : typeof e.code === 'number' ? e.code : -1, stdout, stderr }),
     );
@@ -151,6 +154,27 @@ describe('refusals over HTTP', () => {
       }
     } finally {
       stop();
+    }
+  });
+
+  test('baton init over HTTP refuses in one line and makes no database where it runs', async () => {
+    // An agent under `baton up` has BATON_URL and BATON_TOKEN set; `baton init` there once made a
+    // stray .baton/baton.db in its working directory instead of saying it needs the database.
+    const dir = mkdtempSync(join(tmpdir(), 'baton-remote-init-'));
+    try {
+      const env = { BATON_URL: 'http://127.0.0.1:9', BATON_TOKEN: 'baton_unused' };
+      const refused = await run(env, ['init'], dir);
+      assert.equal(refused.code, 2, refused.stderr);
+      assert.match(
+        refused.stderr,
+        /^baton: baton init does not work over the HTTP API .* — run it where the database is/,
+      );
+      assert.equal(refused.stderr.split('\n').filter(Boolean).length, 1, refused.stderr);
+      assert.equal(existsSync(join(dir, '.baton')), false, 'no database was made');
+      const local = await run(env, ['--db', join(dir, 'here.db'), 'init'], dir);
+      assert.equal(local.code, 0, `--db wins over BATON_URL: ${local.stderr}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

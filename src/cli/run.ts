@@ -67,6 +67,7 @@ export async function withApi(
 const LOCAL_ONLY: Readonly<Record<string, string>> = {
   up: 'it runs the dispatcher and the agents on this machine against the database',
   serve: 'it is what serves the HTTP API, from the database',
+  init: 'it creates the database (a SQLite file here, or the tables of a PostgreSQL database) itself',
   'db migrate': "it changes the schema with the database owner's credentials",
   'db roles': "it creates database roles with the database owner's credentials",
   'github sync': "it writes GitHub's issues into the database in bulk",

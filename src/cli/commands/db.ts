@@ -22,6 +22,7 @@ export function registerDb(program: Command): void {
         'only this and `baton up` create one',
     )
     .action(async (_o: unknown, cmd: Command) => {
+      refuseRemote(cmd);
       const globals = cmd.optsWithGlobals<GlobalOptions>();
       const url = dbUrl(globals);
       const version = await migrateDatabase(url, 'create');
