@@ -120,6 +120,9 @@ for (const db of bothEngines())
             ['job', 'next', '--session', s, '--batch', '2', '--lease', '0s'],
             /lease must be from 1 s to 24 h/,
           ],
+          // Without --batch, --lease (well formed or not) is refused rather than ignored while a job is taken.
+          [['job', 'next', '--session', s, '--lease', '5m'], /--lease .* no --batch was given/],
+          [['job', 'next', '--session', s, '--lease', 'x'], /--lease .* no --batch was given/],
           [['job', 'finish-batch', '--session', s, `${a.id}`], /a batch member must be id:epoch/],
           [['job', 'finish-batch', '--session', s, `${a.id}:1:exploded`], /status must be one of/],
           [['job', 'finish-batch', '--session', s, `${a.id}:1`, `${a.id}:1`], /appears twice in the batch/],

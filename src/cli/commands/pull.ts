@@ -61,6 +61,13 @@ export function registerPull(job: Command): void {
             return nextBatch(baton, out, { ...options, batch: options.batch ?? '' });
           })
         : withApi(cmd, async (baton, out) => {
+            if (options.lease !== undefined) {
+              // Without --batch the job taken has no lease to set: refused, not silently dropped.
+              throw new InvalidInputError(
+                '--lease is how long each job a --batch takes may be held, and no --batch was given',
+                'add --batch <n>, or leave --lease out',
+              );
+            }
             const next = await baton.pull.next(options.session, options.wait);
             const none = options.wait === undefined ? 'no job is due' : `no job came within ${options.wait}`;
             out.result(next, () => (next === null ? [none] : taken(next, options.session)));
