@@ -244,6 +244,7 @@ for (const db of bothEngines()) {
           /--github-label " " is not a GitHub label name/,
         ],
         [['github', 'sync', REPO, '--label', ''], /--label "" is not a GitHub label name/],
+        [['github', 'sync', REPO, '--no-comments'], /--no-comments is a setting of --project/],
         [['up', '--no-http', '--agent-command', ' '], /the command template is empty/],
       ] as const) {
         assert.match(await refusal(f.db, args), new RegExp(`exited 2: baton: ${message.source}`));

@@ -5,7 +5,7 @@
  * once per pass, for a setup without `baton up --github` (which projects on its leader).
  */
 import type { Command } from 'commander';
-import { GithubUnavailableError } from '../../core/errors.js';
+import { GithubUnavailableError, InvalidInputError } from '../../core/errors.js';
 import { validateDuration } from '../../core/validate.js';
 import type { SyncReport } from '../../github/sync.js';
 import {
@@ -37,6 +37,13 @@ export function registerGithub(program: Command): void {
   ).action((repo: string, flags: SyncFlags, cmd: Command) => {
     checkGithubFlags(repo, flags);
     checkImportLabels('--label', flags.label);
+    if (flags.comments === false && flags.project !== true) {
+      // The comments are the projector's: without --project the flag would be ignored without a word.
+      throw new InvalidInputError(
+        '--no-comments is a setting of --project, and no --project was given',
+        'add --project (labels and comments after each pass), or leave --no-comments out',
+      );
+    }
     const everyMs =
       flags.every === undefined ? null : validateDuration('--every', flags.every, 1000, 86_400_000);
     return withStore(cmd, async (store, out) => {
