@@ -16,7 +16,7 @@ import {
   type GithubFlags,
 } from '../github-flags.js';
 import { jsonText, terminalText } from '../output.js';
-import { collect, withStore } from '../run.js';
+import { collect, refuseRemote, withStore } from '../run.js';
 
 interface SyncFlags extends GithubFlags {
   readonly label?: readonly string[];
@@ -35,6 +35,8 @@ export function registerGithub(program: Command): void {
       .option('--project', 'also apply pending label changes and comments after each pass')
       .option('--no-comments', 'with --project: do not post escalations and rejections as comments'),
   ).action((repo: string, flags: SyncFlags, cmd: Command) => {
+    // First: over the HTTP API no flag of it can be put right, so that is what to say.
+    refuseRemote(cmd);
     checkGithubFlags(repo, flags);
     checkImportLabels('--label', flags.label);
     if (flags.comments === false && flags.project !== true) {
