@@ -22,7 +22,7 @@ export function registerQueue(program: Command): void {
     .command('enqueue <key>')
     .description('queue a job for a task (adding the task if needed); one active job per task')
     .option('--priority <n>', 'lower runs first, 0 to 1000 (default the task priority)')
-    .option('--ram-mb <mb>', 'memory the job needs, in MB')
+    .option('--ram-mb <mb>', 'memory the job needs, in MB: its budget (0 or left out: none)')
     .option('--command <template>', 'command to run for the job')
     .option('--attempts <n>', 'attempts before the job fails for good, 1 to 100 (default 3)')
     .action((key: string, options: EnqueueOptions, cmd: Command) =>
