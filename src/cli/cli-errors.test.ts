@@ -67,6 +67,25 @@ describeCli('baton CLI refusals', ({ mode, setup, fresh }) => {
     assert.deepEqual(await t.counts(), before);
   });
 
+  test('refuses two output formats at once with exit 2, one line naming both, and nothing on stdout', async () => {
+    const t = await setup();
+    const cases: [string[], string][] = [
+      [['report', 'sessions', '--json', '--csv'], '--json and --csv'],
+      [['--json', 'report', 'sessions', '--csv'], '--json and --csv'],
+      [['audit', 'export', '--format', 'csv', '--json'], '--json and --format csv'],
+      [['audit', 'export', '--format', 'jsonl', '--json'], '--json and --format jsonl'],
+    ];
+    for (const [args, both] of cases) {
+      const refused = await t.run(...args);
+      const line = assertOneErrorLine(refused, 2, args.join(' '));
+      assert.ok(line.startsWith(`baton: ${both} ask for two output formats at once — `), line);
+      assert.equal(refused.stdout, '', `${args.join(' ')} printed on stdout`);
+    }
+    const csv = await t.run('report', 'sessions', '--csv');
+    assert.match(csv.stdout, /^session,kind,host,pid,/);
+    assert.ok(Array.isArray(await t.json(0, 'report', 'sessions')));
+  });
+
   const dbFlag = localOnly(mode, 'it names the database with --db');
   test('exits 2 for an unknown database scheme', { skip: dbFlag }, async () => {
     const t = await setup();

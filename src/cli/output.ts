@@ -11,6 +11,7 @@
 import { redactSecrets } from '../core/redact.js';
 import { escapeForTerminal, escapeJsonText } from '../core/text.js';
 import { writeErr, writeOut } from './stdio.js';
+import { EXIT_USAGE, Exit } from './exit-codes.js';
 
 export { INSTANT_FIELDS, iso, toWire } from '../coordinator/wire.js';
 import { toWire } from '../coordinator/wire.js';
@@ -38,6 +39,16 @@ function writeLines(lines: string | readonly string[]): void {
 export function writeErrorLine(message: string, hint: string | undefined): void {
   const line = hint === undefined || hint.length === 0 ? message : `${message} — ${hint}`;
   writeErr(`baton: ${terminalText(line.replace(/\s*\n\s*/g, ' '))}\n`);
+}
+
+/**
+ * Refuses a call that asks for two output formats at once (`--json --csv`): one line on stderr
+ * naming both flags, exit 2, and nothing on stdout, not even --json's error object, since which
+ * format stdout should carry is the question.
+ */
+export function refuseTwoFormats(flags: readonly [string, string], hint: string): never {
+  writeErrorLine(`${flags[0]} and ${flags[1]} ask for two output formats at once`, hint);
+  throw new Exit(EXIT_USAGE);
 }
 
 /** Prints a result: the value as JSON with --json, else the plain lines. */

@@ -31,7 +31,7 @@ import { InvalidInputError } from '../../core/errors.js';
 import { fileErrorInWords } from '../../core/file-errors.js';
 import { git } from '../../os/git.js';
 import { Exit } from '../exit-codes.js';
-import { Output, writeErrorLine } from '../output.js';
+import { Output, refuseTwoFormats, writeErrorLine } from '../output.js';
 import { progressBar } from '../progress.js';
 import { collect, dbUrl, withCoordinator, type GlobalOptions } from '../run.js';
 import { parseWhen } from '../when.js';
@@ -60,6 +60,7 @@ interface VerifyOptions {
 
 interface ExportOptions {
   readonly format: string;
+  readonly json?: boolean;
   readonly out?: string;
   readonly since?: string;
   readonly until?: string;
@@ -285,6 +286,12 @@ async function exportLedger(options: ExportOptions, cmd: Command): Promise<void>
     throw new InvalidInputError(`--format must be jsonl or csv, not ${JSON.stringify(options.format)}`);
   }
   const format = options.format;
+  if (options.json === true) {
+    refuseTwoFormats(
+      ['--json', `--format ${format}`],
+      'leave out --json: the export is in the format --format names',
+    );
+  }
   const filter = {
     task: options.task,
     session: options.session,

@@ -6,8 +6,8 @@
  */
 import type { Command } from 'commander';
 import { describeEnd, describePid, describeWorked, type SessionReport } from '../../core/session-report.js';
-import { cell, iso, table } from '../output.js';
-import { withApi } from '../run.js';
+import { cell, iso, refuseTwoFormats, table } from '../output.js';
+import { withApi, type GlobalOptions } from '../run.js';
 import { parseWhen } from '../when.js';
 
 interface SessionsOptions {
@@ -77,15 +77,18 @@ export function registerReport(program: Command): void {
     .option('--since <date>', 'sessions live at or after this time (ISO, or 30d ago)')
     .option('--until <date>', 'sessions started before this time')
     .option('--host <name>', "only this host's sessions")
-    .option('--csv', 'print CSV')
-    .action((options: SessionsOptions, cmd: Command) =>
-      withApi(cmd, async (baton, out) => {
+    .option('--csv', 'print CSV (not with --json)')
+    .action((options: SessionsOptions, cmd: Command) => {
+      if (options.csv === true && cmd.optsWithGlobals<GlobalOptions>().json === true) {
+        refuseTwoFormats(['--json', '--csv'], 'leave one out: --json prints JSON, --csv prints CSV');
+      }
+      return withApi(cmd, async (baton, out) => {
         const rows = await baton.ledger.sessions({
           ...(options.since === undefined ? {} : { since: parseWhen('--since', options.since) ?? 0 }),
           ...(options.until === undefined ? {} : { until: parseWhen('--until', options.until) ?? 0 }),
           ...(options.host === undefined ? {} : { host: options.host }),
         });
-        if (options.csv === true && !out.json) {
+        if (options.csv === true) {
           process.stdout.write(`${csv(rows)}\n`);
           return;
         }
@@ -119,6 +122,6 @@ export function registerReport(program: Command): void {
                 ]),
               ),
         );
-      }),
-    );
+      });
+    });
 }
