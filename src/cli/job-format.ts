@@ -59,12 +59,17 @@ export function jobDetail(job: Job, progress?: JobProgress): string[] {
   return [
     `job ${job.id} for ${job.key}: ${job.status}`,
     `  attempt ${job.attempt}/${job.attemptMax}  epoch ${job.epoch}  priority ${job.priority}`,
-    `  session ${cell(job.session)}  host ${cell(job.host)}  ram ${cell(job.ramMb)} MB`,
+    `  session ${cell(job.session)}  host ${cell(job.host)}  ram ${ramBudget(job)}`,
     `  command ${cell(job.command)}`,
     ...times.filter(([, at]) => at !== null).map(([what, at]) => `  ${what} ${iso(at ?? 0)}`),
     `  exit code ${cell(job.exitCode)}  reason ${cell(job.reason)}`,
     ...progressLines(progress),
   ];
+}
+
+/** A job's RAM budget in words: none is `no budget`. */
+function ramBudget(job: Job): string {
+  return job.ramMb === null ? 'no budget' : `${job.ramMb} MB`;
 }
 
 function progressLines(progress: JobProgress | undefined): string[] {

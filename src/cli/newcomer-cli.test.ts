@@ -207,4 +207,23 @@ describeCli('baton as the README walks it', ({ setup }) => {
     assert.deepEqual([refused['error'], refused['message']], ['not_found', 'project nope not found']);
     assert.deepEqual(await t.counts(), before, 'nothing written');
   });
+
+  test('keeps --ram-mb 0 as no budget, as a budget left out: in the queue, the job and its JSON', async () => {
+    const t = await setup();
+    type Enqueued = { job: { id: number; ramMb: number | null } };
+    const zero = await t.json<Enqueued>(0, 'enqueue', 'zero', '--ram-mb', '0');
+    const none = await t.json<Enqueued>(0, 'enqueue', 'none');
+    const some = await t.json<Enqueued>(0, 'enqueue', 'some', '--ram-mb', '512');
+    assert.deepEqual([zero.job.ramMb, none.job.ramMb, some.job.ramMb], [null, null, 512]);
+    const listed = await t.run('queue', 'list');
+    const header = listed.stdout.split('\n')[0]?.split(/ {2,}/) ?? [];
+    const ramOf = (key: string): string | undefined =>
+      listed.stdout
+        .split('\n')
+        .map((line) => line.split(/ {2,}/))
+        .find((cells) => cells[1] === key)?.[header.indexOf('RAM_MB')];
+    assert.deepEqual([ramOf('zero'), ramOf('none'), ramOf('some')], ['-', '-', '512'], listed.stdout);
+    assert.match((await t.run('job', 'show', String(zero.job.id))).stdout, /  ram no budget$/m);
+    assert.match((await t.run('job', 'show', String(some.job.id))).stdout, /  ram 512 MB$/m);
+  });
 });

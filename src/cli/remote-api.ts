@@ -141,7 +141,7 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
     const body = {
       key: params.key,
       command: params.command,
-      ramMb: params.ramMb,
+      ramMb: params.ramMb ?? undefined, // --ram-mb 0 is no budget: sent as none
       priority: params.priority,
       attempts: params.attemptMax,
     };

@@ -243,11 +243,17 @@ export function parseForceRelease(input: ForceReleaseInput): ClaimForceReleasePa
   };
 }
 
+/** A job's RAM budget in MB: 0 asks for none, so it is kept as none (null), as a budget left out is. */
+function ramBudget(value: unknown): number | null {
+  const mb = validateInteger('RAM (MB)', value, 0, RAM_MB_MAX);
+  return mb === 0 ? null : mb;
+}
+
 export function parseEnqueue(input: EnqueueInput): JobEnqueueParams {
   return {
     key: validateKey(input.key),
     priority: optional(input.priority, validatePriority),
-    ramMb: optional(input.ramMb, (value) => validateInteger('RAM (MB)', value, 0, RAM_MB_MAX)),
+    ramMb: optional(input.ramMb, ramBudget),
     command: optional(input.command, validateCommand),
     attemptMax: optional(input.attempts, (value) => validateInteger('attempts', value, 1, ATTEMPT_MAX_LIMIT)),
     ...actorParams(input.by),
