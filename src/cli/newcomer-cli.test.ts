@@ -226,4 +226,38 @@ describeCli('baton as the README walks it', ({ setup }) => {
     assert.match((await t.run('job', 'show', String(zero.job.id))).stdout, /  ram no budget$/m);
     assert.match((await t.run('job', 'show', String(some.job.id))).stdout, /  ram 512 MB$/m);
   });
+
+  test('says every field task set changed, and changes nothing when one of them is refused', async () => {
+    const t = await setup();
+    await t.json(0, 'task', 'add', 'k', '--title', 'Old');
+    const titled = await t.run('task', 'set', 'k', '--title', 'New title');
+    assert.deepEqual([titled.code, titled.stdout], [0, 'k title = New title\n'], titled.stderr);
+    const url = 'https://example.com/1';
+    const more = await t.run(
+      'task',
+      'set',
+      'k',
+      '--url',
+      url,
+      '--review',
+      'required',
+      '--requires-filesystem',
+    );
+    assert.equal(
+      more.stdout,
+      `k url = ${url}\nk review = required\nk requires the filesystem, workspace -\n`,
+      more.stderr,
+    );
+    const body = await t.json(0, 'task', 'set', 'k', '--body', 'Longer');
+    assert.deepEqual(body, { key: 'k', requiresFilesystem: true, workspace: null, body: 'Longer' });
+    assert.equal((await t.run('task', 'set', 'k')).stdout, 'k requires the filesystem, workspace -\n');
+    const before = await t.count('audit');
+    assert.equal((await t.run('task', 'set', 'k', '--title', 'Lost', '--workspace', 'nope')).code, 4);
+    const refused = await t.run('task', 'set', 'k', '--no-requires-filesystem', '--review', 'maybe');
+    assertOneErrorLine(refused, 2, 'a bad --review');
+    const shown = await t.json<{ task: { title: string } }>(0, 'task', 'show', 'k');
+    assert.equal(shown.task.title, 'New title');
+    assert.equal((await t.json(0, 'task', 'set', 'k'))['requiresFilesystem'], true);
+    assert.equal(await t.count('audit'), before, 'nothing written');
+  });
 });

@@ -5,6 +5,8 @@ import { withApi } from '../run.js';
 import { isCodingRole } from '../../core/workspace-plan.js';
 import { cell, table } from '../output.js';
 import { cliActor } from './lifecycle.js';
+import type { Task } from '../../core/task.js';
+import { parseTaskAdd } from '../../coordinator/inputs.js';
 
 export function registerWorkspace(program: Command): void {
   const workspace = program.command('workspace').description('register and list workspaces');
@@ -139,21 +141,45 @@ export function registerTaskSet(task: Command): void {
       withApi(cmd, async (baton, out) => {
         const ws = baton.workspaces;
         const { title, body, url, review } = options;
-        if ([title, body, url, review].some((field) => field !== undefined)) {
-          await baton.updateTask({ key, title, body, url, review, by: cliActor() });
-        }
+        const fields = { title, body, url, review };
+        const asked = Object.entries(fields).filter(([, value]) => value !== undefined);
+        // Checked before anything is written: a bad --review after a good --workspace changes nothing.
+        if (asked.length > 0) parseTaskAdd({ key, ...fields });
         const workspace = options.workspace === false ? null : options.workspace;
         const set = await ws.setTaskRequirements({
           key,
           requiresFilesystem: options.requiresFilesystem,
           workspace,
         });
-        out.result(set, () => {
+        const updated =
+          asked.length === 0 ? null : await baton.updateTask({ key, ...fields, by: cliActor() });
+        const changed =
+          updated === null
+            ? {}
+            : changedFields(
+                updated,
+                asked.map(([name]) => name),
+              );
+        const requirements = options.requiresFilesystem !== undefined || workspace !== undefined;
+        out.result({ ...set, ...changed }, () => {
+          const lines = Object.entries(changed).map(([name, value]) => `${set.key} ${name} = ${cell(value)}`);
+          if (!requirements && lines.length > 0) return lines;
           const files = set.requiresFilesystem
             ? 'requires the filesystem'
             : 'does not require the filesystem';
-          return `${set.key} ${files}, workspace ${cell(set.workspace)}`;
+          return [...lines, `${set.key} ${files}, workspace ${cell(set.workspace)}`];
         });
       }),
     );
+}
+
+/** The task's fields `task set` was asked to change, as they now are (`review`: required or none). */
+function changedFields(task: Task, asked: readonly string[]): Record<string, string | null> {
+  const now: Record<string, string | null> = {
+    title: task.title,
+    body: task.body,
+    url: task.url,
+    review: task.reviewRequired ? 'required' : 'none',
+  };
+  return Object.fromEntries(asked.map((name) => [name, now[name] ?? null]));
 }
