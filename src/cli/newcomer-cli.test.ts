@@ -260,4 +260,18 @@ describeCli('baton as the README walks it', ({ setup }) => {
     assert.equal((await t.json(0, 'task', 'set', 'k'))['requiresFilesystem'], true);
     assert.equal(await t.count('audit'), before, 'nothing written');
   });
+
+  test('prints no line ending in blanks: next for a task without a title, or a title ending in spaces', async () => {
+    const t = await setup();
+    await t.json(0, 'task', 'add', 'untitled', '--priority', '1');
+    await t.json(0, 'task', 'add', 'spaced', '--title', 'Fix it  ', '--priority', '2');
+    const first = await t.run('next');
+    const second = await t.run('next');
+    assert.match(first.stdout, /^untitled\n/);
+    assert.match(second.stdout, /^spaced {2}Fix it\n/);
+    for (const run of [first, second, await t.run('task', 'show', 'spaced'), await t.run('task', 'list')]) {
+      assert.equal(run.code, 0, run.stderr);
+      for (const line of run.stdout.split('\n')) assert.doesNotMatch(line, /\s$/, JSON.stringify(line));
+    }
+  });
 });

@@ -31,8 +31,12 @@ export function writeJson(value: unknown): void {
   writeOut(`${jsonText(value, 2)}\n`);
 }
 
+/** Human output: no line ends in blanks (a task without a title, a table's last column). */
 function writeLines(lines: string | readonly string[]): void {
-  const text = terminalText(lines);
+  const text = terminalText(lines)
+    .split('\n')
+    .map((line) => line.trimEnd())
+    .join('\n');
   if (text.length > 0) writeOut(`${text}\n`);
 }
 
