@@ -86,6 +86,37 @@ describeCli('baton CLI refusals', ({ mode, setup, fresh }) => {
     assert.ok(Array.isArray(await t.json(0, 'report', 'sessions')));
   });
 
+  test('names the flag as typed when it refuses its value, and an argument by what it is', async () => {
+    const t = await setup();
+    const s = await t.session();
+    await t.json(0, 'task', 'add', 'k1');
+    const before = await t.counts();
+    const cases: [string[], string][] = [
+      [['job', 'next', '--session', s, '--wait', '6m'], '--wait must be from 0 s to 5 m, got "6m" — '],
+      [['job', 'next', '--session', s, '--wait=6m'], '--wait must be from 0 s to 5 m'],
+      [['job', 'next', '--session', s, '--batch', '0'], '--batch must be from 1 to 1000, got 0'],
+      [['task', 'add', 'k2', '--priority', 'high'], '--priority must be a whole number'],
+      [['task', 'add', 'k2', '--label', ''], '--label is empty'],
+      [['task', 'add', 'k2', '--review', 'maybe'], '--review must be one of required, none'],
+      [['task', 'add', 'k2', '--url', 'javascript:alert(1)'], '--url must be an http(s) address'],
+      [['enqueue', 'k1', '--ram-mb', '-5'], '--ram-mb must be from 0 to '],
+      [['enqueue', 'k1', '--attempts', '0'], '--attempts must be from 1 to 100'],
+      [['claim', 'k1', '--session', 'abc'], '--session must be a whole number, got "abc"'],
+      [['release', 'k1', '--session', s, '--epoch', 'x'], '--epoch must be a whole number'],
+      [['queue', 'list', '--status', 'bogus'], '--status must be one of '],
+      [['task', 'list', '--state', 'weird'], '--state must be one of '],
+      [['session', 'start', '--kind', 'robot'], '--kind must be one of agent, human, daemon'],
+      [['session', 'start', '--ttl', '1y'], '--ttl must be a duration'],
+      [['heartbeat', 'abc'], 'session id must be a whole number'],
+      [['job', 'show', 'x'], 'job id must be a whole number'],
+    ];
+    for (const [args, start] of cases) {
+      const line = assertOneErrorLine(await t.run(...args), 2, args.join(' '));
+      assert.ok(line.startsWith(`baton: ${start}`), `${args.join(' ')}: ${line}`);
+    }
+    assert.deepEqual(await t.counts(), before);
+  });
+
   const dbFlag = localOnly(mode, 'it names the database with --db');
   test('exits 2 for an unknown database scheme', { skip: dbFlag }, async () => {
     const t = await setup();

@@ -92,7 +92,7 @@ for (const db of bothEngines())
           assert.equal(task.code, 2, `${bad}: ${task.stderr}`);
           assert.match(
             task.stderr,
-            /^baton: url must be an http\(s\) address of at most \d+ characters, got /,
+            /^baton: --url must be an http\(s\) address of at most \d+ characters, got /,
           );
         }
         assert.equal((await baton(url, 'task', 'show', 'linked')).code, 4, 'no task was added');

@@ -6,6 +6,7 @@ import { InvalidInputError } from '../core/errors.js';
 import { EXIT_OK, EXIT_USAGE, Exit } from './exit-codes.js';
 import { buildProgram, CommanderExit } from './program.js';
 import { reportError } from './report-error.js';
+import { namedAsTyped } from './typed-flags.js';
 import { endProcessAfterCommand, exitWithoutCleanup } from './exit-open.js';
 import { drained, watchStdio } from './stdio.js';
 
@@ -18,7 +19,7 @@ export async function runCli(argv: readonly string[]): Promise<number> {
   } catch (error) {
     if (error instanceof CommanderExit) return commanderExit(error, json);
     if (error instanceof Exit) return error.code;
-    return reportError(error, json);
+    return reportError(namedAsTyped(error, argv.slice(2)), json);
   }
 }
 

@@ -109,27 +109,36 @@ for (const db of bothEngines())
         await cli.json(0, 'enqueue', 'b');
         const before = await cli.json<JobJson[]>(0, 'queue', 'list');
         const cases: [string[], RegExp][] = [
-          [['job', 'next', '--session', s, '--batch', '0'], /batch size must be from 1 to 1000, got 0/],
-          [['job', 'next', '--session', s, '--batch', '-3'], /batch size must be from 1 to 1000, got -3/],
-          [['job', 'next', '--session', s, '--batch', '1001'], /batch size must be from 1 to 1000, got 1001/],
+          [['job', 'next', '--session', s, '--batch', '0'], /^baton: --batch must be from 1 to 1000, got 0/],
+          [
+            ['job', 'next', '--session', s, '--batch', '-3'],
+            /^baton: --batch must be from 1 to 1000, got -3/,
+          ],
+          [
+            ['job', 'next', '--session', s, '--batch', '1001'],
+            /^baton: --batch must be from 1 to 1000, got 1001/,
+          ],
           [
             ['job', 'next', '--session', s, '--batch', 'many'],
-            /batch size must be a whole number, got "many"/,
+            /^baton: --batch must be a whole number, got "many"/,
           ],
           [
             ['job', 'next', '--session', s, '--batch', '2', '--lease', '0s'],
-            /lease must be from 1 s to 24 h/,
+            /^baton: --lease must be from 1 s to 24 h/,
           ],
           // Without --batch, --lease (well formed or not) is refused rather than ignored while a job is taken.
           [['job', 'next', '--session', s, '--lease', '5m'], /--lease .* no --batch was given/],
           [['job', 'next', '--session', s, '--lease', 'x'], /--lease .* no --batch was given/],
           [['job', 'finish-batch', '--session', s, `${a.id}`], /a batch member must be id:epoch/],
-          [['job', 'finish-batch', '--session', s, `${a.id}:1:exploded`], /status must be one of/],
+          [['job', 'finish-batch', '--session', s, `${a.id}:1:exploded`], /^baton: status must be one of/],
           [['job', 'finish-batch', '--session', s, `${a.id}:1`, `${a.id}:1`], /appears twice in the batch/],
-          [['job', 'finish-batch', '--session', s, `${a.id}:1`, '--next', '-1'], /batch size must be from 0/],
+          [
+            ['job', 'finish-batch', '--session', s, `${a.id}:1`, '--next', '-1'],
+            /^baton: --next must be from 0/,
+          ],
           [
             ['job', 'finish-batch', '--session', s, `${a.id}:1`, '--next', '1001'],
-            /batch size must be from 0/,
+            /^baton: --next must be from 0/,
           ],
         ];
         for (const [args, why] of cases) {

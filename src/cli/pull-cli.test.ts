@@ -102,7 +102,7 @@ for (const db of bothEngines())
           for (const bad of ['10m', 'soon']) {
             const refused = await cli.run('job', 'next', '--session', s, '--wait', bad);
             assert.equal(refused.code, 2, refused.stderr);
-            assert.match(refused.stderr, /^baton: wait must be/);
+            assert.match(refused.stderr, /^baton: --wait must be/);
           }
           const both = await cli.run('job', 'next', '--session', s, '--wait', '1s', '--batch', '2');
           assert.equal(both.code, 2, both.stderr);
