@@ -72,6 +72,8 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
   private loop: Promise<void> | null = null;
   private readonly nap = new Nap();
   private lastRecoveryMs = -Infinity;
+  /** A wake-up came since the last pass began: work or capacity may have appeared. */
+  private woken = false;
 
   constructor(private readonly options: DispatcherOptions) {
     super();
@@ -102,6 +104,7 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
    * wake-up from the store (work or capacity appeared), places work without waiting for a tick.
    */
   wake(): void {
+    this.woken = true;
     this.nap.wake();
   }
 
@@ -130,13 +133,24 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
    * (core/dispatch-plan.ts), then the placements in one store step and the reasons in one more,
    * whatever the batch size. Every write carries the term, and the store judges each placement;
    * a refused one is reported as before.
+   *
+   * A pass a wake-up asked for (an enqueue, a requeue, a freed slot or lock) likely finds work:
+   * where reads run side by side (PostgreSQL), it sends the fleet's read with the candidates', so
+   * a start waits for one round trip there, not two (docs/decisions/0019, section 11). Any other
+   * pass reads the fleet only once it found candidates: an idle poll reads what it read before.
+   * The fleet is then read a fraction of a millisecond sooner: a snapshot taken before the
+   * placement either way, as the decision always trusted.
    */
   private async place(ref: TermRef): Promise<void> {
     const { store } = this.options;
     const limit = this.options.batchMax ?? 50;
+    const woken = this.woken;
+    this.woken = false;
+    const ahead = woken && store.capabilities.concurrentReads ? store.hosts.fleet() : null;
+    ahead?.catch(() => undefined); // awaited below; dropped, failure included, when nothing is queued
     const { now, jobs } = await store.dispatch.candidates({ limit });
     if (jobs.length === 0) return;
-    const fleet = await store.hosts.fleet();
+    const fleet = await (ahead ?? store.hosts.fleet());
     const decision = decideDispatch(jobs, fleet, now, this.options.staleAfterMs);
     if (this.options.elector.leaderTerm() !== ref.term) return;
     const asks = decision.place.map((placement) => ({
@@ -148,7 +162,7 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
     const waits = decision.wait.map((wait) => ({ job: wait.job, reason: wait.reason }));
     // A full batch that placed work may have more behind it: the next pass comes at once (a
     // placement no longer wakes the process that made it: store/postgres/wakeups.ts).
-    if (jobs.length === limit && results.some((result) => result.ok)) this.nap.wake();
+    if (jobs.length === limit && results.some((result) => result.ok)) this.wake();
     for (const [index, result] of results.entries()) {
       const placement = decision.place[index];
       assert(placement !== undefined, 'placeMany answers each placement asked, in order');

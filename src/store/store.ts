@@ -27,13 +27,7 @@ import type { RunStore } from './run-store.js';
 import type { TokenStore } from './token-store.js';
 import type { WorkspaceStore } from './workspace-store.js';
 import type { JobBatchParams, JobBatchResult } from './job-batch.js';
-
-export type Engine = 'sqlite' | 'postgres';
-
-export interface StoreCapabilities {
-  /** Whether other processes on other hosts can share this store. */
-  readonly multiHost: boolean;
-}
+import type { Engine, StoreCapabilities } from './capabilities.js';
 
 export interface TaskAddParams {
   readonly key: string;

@@ -142,7 +142,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const upkeep = queueUpkeep(config, options.upkeep);
   return {
     engine: 'postgres',
-    capabilities: { multiHost: true },
+    capabilities: { multiHost: true, concurrentReads: true },
     now: async () => {
       const row = await exec.one<{ now: Date }>(`SELECT ${NOW} AS now`);
       assert(row !== undefined, 'SELECT gives one row');

@@ -87,7 +87,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
   const wake = sqliteWakeups(exec);
   return exec.retryingLater<Store>({
     engine: 'sqlite',
-    capabilities: { multiHost: false },
+    capabilities: { multiHost: false, concurrentReads: false },
     ...fromSync<Pick<Store, 'now' | 'schema' | 'close'>>({
       now: () => exec.read(() => exec.now()),
       schema: () =>
