@@ -25,7 +25,7 @@ import type { EarlyScope } from './agent-process.js';
 import type { AgentReach } from './agent-token.js';
 import type { RunDirectory } from './run-workspace.js';
 import { recheckBeforeRun } from './run-recheck.js';
-import { beginRun, prepareRun, type TaskTexts } from './run-start.js';
+import { beginRun, prepareRun, type BeginCall, type TaskTexts } from './run-start.js';
 import { jobLogName, LOG_MAX_MB_DEFAULT, withLogProblem } from './job-log.js';
 import type { AgentRunOptions } from './agent-run-options.js';
 
@@ -47,6 +47,7 @@ export class AgentRun {
   constructor(
     private readonly options: AgentRunOptions,
     readonly job: Job,
+    private readonly begin?: BeginCall,
   ) {}
 
   /**
@@ -68,7 +69,7 @@ export class AgentRun {
     const guard = { id: job.id, session: this.options.runnerSession, epoch: job.epoch };
     if (!(await recheckBeforeRun(this.options, job, guard))) return;
     // While the start, session and claim are in flight, the agent's process enters the job's cgroups.
-    const starting = beginRun(this.options, job, guard);
+    const starting = beginRun(this.options, job, guard, this.begin);
     starting.catch(() => undefined); // awaited below: not an unhandled rejection meanwhile
     try {
       this.early = await prepareScope(this.options.containment, job);

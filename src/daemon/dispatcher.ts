@@ -18,7 +18,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { assert, assertNever } from '../core/assert.js';
-import { decideDispatch, gateReason, skippedReason } from '../core/dispatch-plan.js';
+import { decideDispatch, gateReason, skippedReason, type PlannedPlacement } from '../core/dispatch-plan.js';
 import type { WorkspaceConfigurationError } from '../core/errors.js';
 import type { Job } from '../core/job.js';
 import type { RetryPolicy } from '../core/retry.js';
@@ -56,6 +56,9 @@ export interface DispatcherOptions {
   readonly unresolvedBackoffMs?: number | undefined;
 }
 
+/** Places a job on this process's own runner and begins its run (runner.ts placeAndRun). */
+type RunHere = (job: Job, host: string, term: TermRef) => Promise<Job | null> | null;
+
 export interface DispatcherEvents {
   placed: [job: Job, term: number];
   /** A job waits for a workspace; emitted when its reason changes. */
@@ -74,6 +77,7 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
   private lastRecoveryMs = -Infinity;
   /** A wake-up came since the last pass began: work or capacity may have appeared. */
   private woken = false;
+  private runHere: RunHere | null = null;
 
   constructor(private readonly options: DispatcherOptions) {
     super();
@@ -106,6 +110,15 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
   wake(): void {
     this.woken = true;
     this.nap.wake();
+  }
+
+  /**
+   * The runner of this same process (`baton up`): a pass that places a single job, without a
+   * workspace, on that runner's host lets it place the job and begin its run in one commit
+   * (runner.ts placeAndRun); one it did not place is then placed the usual way, which says why.
+   */
+  runPlacedHere(run: RunHere): void {
+    this.runHere = run;
   }
 
   /** One pass: rescue when due, then place what fits. Does nothing unless this process leads. */
@@ -158,7 +171,9 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
       host: placement.host,
       workspace: placement.workspace,
     }));
-    const results = asks.length === 0 ? [] : await store.dispatch.placeMany({ term: ref, jobs: asks });
+    const here = await this.placeHere(decision.place, ref);
+    const results =
+      here ?? (asks.length === 0 ? [] : await store.dispatch.placeMany({ term: ref, jobs: asks }));
     const waits = decision.wait.map((wait) => ({ job: wait.job, reason: wait.reason }));
     // A full batch that placed work may have more behind it: the next pass comes at once (a
     // placement no longer wakes the process that made it: store/postgres/wakeups.ts).
@@ -183,6 +198,15 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
       if (reason !== null && body.job.reason !== reason) waits.push({ job: body.job, reason });
     }
     await this.setAside(ref, waits, decision.skip);
+  }
+
+  /** The pass's one placement made by this process's runner with its run's begin, or null. */
+  private async placeHere(place: readonly PlannedPlacement[], ref: TermRef): Promise<PlaceResult[] | null> {
+    const [only] = place;
+    if (this.runHere === null || only === undefined || place.length > 1 || only.workspace !== undefined)
+      return null;
+    const placed = await this.runHere(only.job, only.host, ref);
+    return placed === null ? null : [{ ok: true, job: placed }];
   }
 
   /** Records the reasons that changed and the skips, in one store step, and says which moved. */

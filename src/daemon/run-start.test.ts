@@ -76,6 +76,7 @@ for (const db of bothEngines()) {
         const tracked: Store = {
           ...store,
           runs: {
+            ...store.runs,
             begin: async (params) => {
               const answer = await store.runs.begin(params);
               seen.push('runs.begin answered');

@@ -17,6 +17,7 @@ import { settleWorkspace, type RunDirectory } from './run-workspace.js';
 import { Workspaces, type PlanDetail } from '../coordinator/workspaces.js';
 import type { Task } from '../core/task.js';
 import type { Store } from '../store/store.js';
+import type { RunBeginParams, RunBeginResult } from '../store/run-store.js';
 
 type Guard = { readonly id: number; readonly session: number; readonly epoch: number };
 /** What the start of a run reads of the runner's options (beginRun): no more, so a test can give just that. */
@@ -28,6 +29,12 @@ type ClaimRef = { readonly session: number; readonly key: string; readonly epoch
 /** A run's reads that need no claim, sent beside store.runs.begin: the task and its workspace plan. */
 type RunReads = { readonly task: Promise<Task | null>; readonly plan: Promise<PlanDetail> };
 type Begun = { session: Session; claim: Claim | null; reach: AgentReach | null; reads: RunReads };
+
+/**
+ * How a run begins: store.runs.begin, or the placement that begins it in the same commit
+ * (runner.ts placeAndRun, store.runs.placeAndBegin) when this process's dispatcher places it here.
+ */
+export type BeginCall = (params: RunBeginParams) => Promise<RunBeginResult>;
 
 /** The name of the agent session a run makes for job `jobId` (the runner knows an orphan by it). */
 export const agentSessionName = (jobId: number): string => `job ${jobId}`;
@@ -46,9 +53,14 @@ const agentTokenName = (jobId: number): string => `job ${jobId}`;
  * out first). The session is then the caller's to end. Any other failure throws, after ending the
  * session if it was made.
  */
-export async function beginRun(options: BeginOptions, job: Job, guard: Guard): Promise<Begun | null> {
+export async function beginRun(
+  options: BeginOptions,
+  job: Job,
+  guard: Guard,
+  begin: BeginCall = (params) => options.store.runs.begin(params),
+): Promise<Begun | null> {
   const { store } = options;
-  const beginning = store.runs.begin({
+  const beginning = begin({
     job: guard,
     session: {
       kind: 'agent',

@@ -5,13 +5,15 @@
  * and reports `fenced`, so the service can rejoin under a new session.
  */
 import { EventEmitter } from 'node:events';
+import { assert } from '../core/assert.js';
 import { heartbeatWindows } from '../core/heartbeat-windows.js';
 import type { Job } from '../core/job.js';
 import { databaseFault } from './database-fault.js';
 import { readMemory } from '../os/memory.js';
 import { readDisk } from '../os/disk.js';
 import { AgentRun, type AgentRunOptions } from './agent-run.js';
-import { agentSessionName } from './run-start.js';
+import { agentSessionName, type BeginCall } from './run-start.js';
+import type { TermRef } from '../store/dispatch-store.js';
 import { Nap } from './nap.js';
 import { afterPendingIo } from './pending-io.js';
 import { jobLogName } from './job-log.js';
@@ -179,10 +181,48 @@ export class Runner extends EventEmitter<RunnerEvents> {
     if (job.session === this.options.session && job.status === 'claimed') this.begin(job);
   }
 
-  private begin(job: Job): void {
+  /**
+   * Places `job` (queued at its epoch, without a workspace) on this host under the dispatcher's
+   * `term` and begins its run in the same commit (store.runs.placeAndBegin), for the dispatcher
+   * of this same process: the agent starts one commit and one round trip sooner. The run's guard
+   * is the job as that placement makes it (this runner's session, the next epoch), known before
+   * the answer, so a run whose answer is lost gives it back as any run failing on the store does.
+   * Resolves with the placed job, or null when it was not placed (nothing was written: the caller
+   * places it the usual way to learn why); rejects when the store failed. Null at once when this
+   * runner cannot take it so: another host, a re-check before every run, stopping, or running it.
+   */
+  placeAndRun(job: Job, host: string, term: TermRef): Promise<Job | null> | null {
+    if (host !== this.options.host || this.options.recheck !== undefined) return null;
+    if (this.runs.has(job.id) || this.abort.signal.aborted) return null;
+    let answer: (placed: Job | null) => void = () => undefined;
+    let fail: (error: unknown) => void = () => undefined;
+    const placed = new Promise<Job | null>((resolve, reject) => ((answer = resolve), (fail = reject)));
+    // The job as the placement makes it (claim-set.ts): placed only at the epoch read, so no claim
+    // came between and its next epoch and attempt are these.
+    const session = this.options.session;
+    const next = { epoch: job.epoch + 1, attempt: job.attempt + 1 };
+    const guard: Job = { ...job, ...next, status: 'claimed', session, host, reason: null, term: term.term };
+    const begin: BeginCall = async ({ job: _guard, ...run }) => {
+      const begun = await this.options.store.runs
+        .placeAndBegin({ ...run, term, id: job.id, epoch: job.epoch, host })
+        .catch((error: unknown) => {
+          fail(error);
+          throw error;
+        });
+      answer(begun.placed ? begun.job : null);
+      if (!begun.placed) return { ok: false, start: { ok: false, reason: 'lost', job: null } };
+      const made = { epoch: begun.job.epoch, attempt: begun.job.attempt };
+      assert(made.epoch === next.epoch && made.attempt === next.attempt, `job ${job.id}: placed as foreseen`);
+      return begun;
+    };
+    this.begin(guard, begin);
+    return placed;
+  }
+
+  private begin(job: Job, begin?: BeginCall): void {
     if (this.runs.has(job.id) || this.abort.signal.aborted) return;
     const options = { ...this.options, runnerSession: this.options.session, trustMs: this.trustMs() };
-    const run = new AgentRun({ ...options, sessionTtlMs: this.options.staleAfterMs }, job);
+    const run = new AgentRun({ ...options, sessionTtlMs: this.options.staleAfterMs }, job, begin);
     const done = run
       .run()
       .catch(async (error: unknown) => {

@@ -215,8 +215,10 @@ async function joinWith(
   const { elector, dispatcher } = leadership(store, options, clock, log, String(session));
   const runner = runnerFor(store, options, clock, log, session, containment);
   runner.on('failed', logFailure(log, 'runner'));
-  // A job placed here on this host starts at once, without a round trip through the store.
+  // A job placed here on this host starts at once, without a round trip through the store; a
+  // single one is placed by the runner itself, with its run's begin in the same commit.
   dispatcher.on('placed', (job) => runner.take(job));
+  dispatcher.runPlacedHere((job, host, term) => runner.placeAndRun(job, host, term));
   const sweeper = startSweeper(store, clock, log, stop);
   const pruner = startLogPruner(
     { ...options, policy: options.logKeep, inUse: runner.logsInUse },

@@ -11,6 +11,7 @@
 import type { ClaimResult } from '../core/claim.js';
 import type { Job, JobTransitionResult } from '../core/job.js';
 import type { Session } from '../core/session.js';
+import type { TermRef } from './dispatch-store.js';
 import type { JobGuardParams, SessionStartParams } from './store.js';
 import type { TokenCreated } from './token-store.js';
 
@@ -51,6 +52,21 @@ export type RunBeginResult =
       readonly token: TokenCreated | null;
     };
 
+/** A placement and the run's beginning in one commit: the job `id`, queued, placed on `host`. */
+export interface RunPlaceBeginParams extends Omit<RunBeginParams, 'job'> {
+  readonly term: TermRef;
+  readonly id: number;
+  /** The job's epoch as read: placed only at it, so the run's guard (this epoch + 1) is known first. */
+  readonly epoch: number;
+  readonly host: string;
+}
+
+export type RunPlaceBeginResult =
+  /** Not placed (fenced, gated, not queued, due or at `epoch`, the host not served): nothing written. */
+  | { readonly placed: false }
+  /** Placed and started, as `begin` answers a granted start. */
+  | (Extract<RunBeginResult, { ok: true }> & { readonly placed: true });
+
 export interface RunStore {
   readonly runs: {
     /**
@@ -58,5 +74,12 @@ export interface RunStore {
      * when the claim is granted. A failure of the start or the session throws and writes nothing.
      */
     begin(params: RunBeginParams): Promise<RunBeginResult>;
+    /**
+     * Places a queued job without a workspace on `host` under the dispatcher's `term`, for that
+     * host's runner session, as dispatch.place does, and begins its run as `begin` would (started
+     * at once: `job:placed` then `job:started`), in one commit. The placing process must be that
+     * host's runner. Not placed: nothing written; the caller places it the usual way to learn why.
+     */
+    placeAndBegin(params: RunPlaceBeginParams): Promise<RunPlaceBeginResult>;
   };
 }

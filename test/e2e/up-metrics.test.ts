@@ -36,13 +36,15 @@ for (const db of bothEngines()) {
         );
         const scrape = async (): Promise<string> => (await fetch(`${url}/metrics`)).text();
         const first = await scrape();
-        // The job's one start, by the runner; the dispatcher's placement of it.
-        assert.equal(callCount(first, 'runs.begin'), 1, first);
+        // The job's placement and its start in one call, by this process's runner for its
+        // dispatcher: no placement nor start of their own.
+        assert.equal(callCount(first, 'runs.placeAndBegin'), 1, first);
+        assert.equal(callCount(first, 'runs.begin'), 0, first);
+        assert.equal(callCount(first, 'dispatch.placeMany'), 0, first);
         // The agent's token is minted by that start, in its commit: no call of its own.
         assert.equal(callCount(first, 'tokens.create'), 0, first);
         const minted = (await c.store.audit.list()).filter((entry) => entry.type === 'token:created');
         assert.equal(minted.length, 1, 'the agent got its token');
-        assert.ok(callCount(first, 'dispatch.placeMany') >= 1, 'the dispatcher placed the job');
         assert.ok(callCount(first, 'hosts.heartbeat') >= 1, "the runner's host heartbeats");
         // The server's own read for /metrics, once per scrape.
         const second = await scrape();

@@ -2,7 +2,8 @@
  * runs.begin (run-store.ts): a run's job start, agent session and claim in one commit, each write
  * with its guard and its ledger row; a refused start writes nothing, a refused or failed claim
  * leaves the start and the session, and is returned. The agent's token, asked for, is made with
- * a granted claim only, bound to the session and the run.
+ * a granted claim only, bound to the session and the run. runs.placeAndBegin: the same with the
+ * job's placement first, in the same commit; not placed, nothing written.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -172,6 +173,76 @@ export function exerciseRunBegin(harness: Harness): void {
           created.map((entry) => entry.detail['id']),
           [begun.token.token.id],
         );
+      }));
+  });
+
+  describe('runs.placeAndBegin', () => {
+    /** box-1 served, a leader's term, and job `k` queued: what a pass finds before it places. */
+    async function givenQueued(store: Store) {
+      const { session } = await givenHost(store);
+      const term = await givenLeader(store);
+      const { job } = await store.jobs.enqueue({ key: 'k' });
+      const ask = { term, id: job.id, epoch: job.epoch, host: 'box-1', session: AGENT, key: 'k' };
+      return { runner: session.id, job, ask };
+    }
+
+    test('places and starts the job, makes the session, grants the claim and the token, in ledger order', () =>
+      withFixture(harness, async ({ store }) => {
+        const { runner, job, ask } = await givenQueued(store);
+        const begun = await store.runs.placeAndBegin({ ...ask, token: TOKEN });
+        assert.ok(begun.placed && !(begun.claim instanceof Error) && begun.claim.ok && begun.claim.granted);
+        const row = await store.jobs.get(job.id);
+        assert.deepEqual(
+          [row?.status, row?.host, row?.session, row?.epoch, row?.attempt],
+          ['running', 'box-1', runner, job.epoch + 1, 1],
+        );
+        assert.equal(begun.job.epoch, job.epoch + 1);
+        assert.equal((await store.claims.current('k'))?.session, begun.session.id);
+        assert.equal((await store.sessions.get(begun.session.id))?.state, 'live');
+        assert.ok(begun.token !== null && begun.token.token.session === begun.session.id);
+        const types = (await store.audit.list()).map((entry) => entry.type);
+        assert.deepEqual(types.slice(types.indexOf('job:placed')), [
+          'job:placed',
+          'job:started',
+          'session:started',
+          'claim:granted',
+          'token:created',
+        ]);
+        const placed = (await store.audit.list({ jobId: job.id, type: 'job:placed' }))[0];
+        assert.deepEqual(placed?.detail, { host: 'box-1', term: ask.term.term, attempt: 1 });
+      }));
+
+    test('not placed, nothing written: a stale term, another epoch, a job not queued, a gated task', () =>
+      withFixture(harness, async ({ store }) => {
+        const { job, ask } = await givenQueued(store);
+        const before = (await store.audit.list()).length;
+        const stale = { ...ask.term, term: ask.term.term + 1 };
+        assert.deepEqual(await store.runs.placeAndBegin({ ...ask, term: stale }), { placed: false });
+        assert.deepEqual(await store.runs.placeAndBegin({ ...ask, epoch: job.epoch + 1 }), { placed: false });
+        assert.deepEqual(await store.runs.placeAndBegin({ ...ask, host: 'box-2' }), { placed: false });
+        assert.equal((await store.audit.list()).length, before, 'the three tries wrote nothing');
+        await store.lifecycle.gate({ key: 'k', gate: 'design', by: { name: 'alice@box' } });
+        const gatedAt = (await store.audit.list()).length;
+        assert.deepEqual(await store.runs.placeAndBegin(ask), { placed: false });
+        assert.equal((await store.audit.list()).length, gatedAt, 'the gated try wrote nothing');
+        assert.equal((await store.jobs.get(job.id))?.status, 'queued');
+        assert.equal(await agentSessions(store), 0);
+        assert.equal(await store.claims.current('k'), null);
+        const taken = await store.dispatch.place({ id: job.id, host: 'box-1', term: ask.term });
+        assert.ok(!taken.ok && taken.reason === 'gated', 'the usual placement says why');
+      }));
+
+    test('a task held by another session: placed and started, the session made, the claim answered held', () =>
+      withFixture(harness, async ({ store }) => {
+        const { job, ask } = await givenQueued(store);
+        const other = await store.sessions.start({ kind: 'human', host: 'elsewhere', pid: 9 });
+        assert.ok((await store.claims.acquire({ key: 'k', session: other.id })).ok);
+        const begun = await store.runs.placeAndBegin({ ...ask, token: TOKEN });
+        assert.ok(begun.placed && !(begun.claim instanceof Error) && !begun.claim.ok);
+        assert.equal(begun.claim.reason, 'held');
+        assert.equal(begun.token, null);
+        assert.equal((await store.jobs.get(job.id))?.status, 'running');
+        assert.equal((await store.sessions.get(begun.session.id))?.state, 'live');
       }));
   });
 }
