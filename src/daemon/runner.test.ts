@@ -169,3 +169,24 @@ test('a late answer vouches for the time its beat was sent, not the time it came
     await done(s);
   }
 });
+
+test("placeAndRun places and begins here only what it may: not another host's job, nor a github: task's", async () => {
+  const s = await setup();
+  try {
+    const lease = await s.f.store.leases.acquire({ name: 'dispatcher', holder: 'me', ttlMs: 60_000 });
+    assert.ok(lease.ok);
+    const term = { lease: 'dispatcher', holder: 'me', term: lease.lease.term };
+    const { job: plain } = await s.f.store.jobs.enqueue({ key: 'k' });
+    const { job: github } = await s.f.store.jobs.enqueue({ key: 'github:acme/api#1' });
+    assert.equal(s.runner.placeAndRun(plain, 'h2', term), null, "another host's job");
+    assert.equal(s.runner.placeAndRun(github, 'h1', term), null, "a github: task's job");
+    const placed = await s.runner.placeAndRun(plain, 'h1', term);
+    assert.deepEqual(
+      [placed?.status, placed?.session, placed?.epoch],
+      ['running', s.session, plain.epoch + 1],
+    );
+    assert.equal((await s.f.store.jobs.get(github.id))?.status, 'queued', 'left to placeMany');
+  } finally {
+    await done(s);
+  }
+});

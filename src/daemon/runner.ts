@@ -189,10 +189,13 @@ export class Runner extends EventEmitter<RunnerEvents> {
    * the answer, so a run whose answer is lost gives it back as any run failing on the store does.
    * Resolves with the placed job, or null when it was not placed (nothing was written: the caller
    * places it the usual way to learn why); rejects when the store failed. Null at once when this
-   * runner cannot take it so: another host, a re-check before every run, stopping, or running it.
+   * runner cannot take it so: another host, a re-check before every run, stopping, or running it;
+   * and for a `github:` task, whose placement and start stay two updates (two outbox rows, as on
+   * SQLite, where the one commit still writes both).
    */
   placeAndRun(job: Job, host: string, term: TermRef): Promise<Job | null> | null {
     if (host !== this.options.host || this.options.recheck !== undefined) return null;
+    if (job.key.startsWith('github:')) return null;
     if (this.runs.has(job.id) || this.abort.signal.aborted) return null;
     let answer: (placed: Job | null) => void = () => undefined;
     let fail: (error: unknown) => void = () => undefined;
