@@ -207,7 +207,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
     const guard: Job = { ...job, ...next, status: 'claimed', session, host, reason: null, term: term.term };
     const begin: BeginCall = async ({ job: _guard, ...run }) => {
       const begun = await this.options.store.runs
-        .placeAndBegin({ ...run, term, id: job.id, epoch: job.epoch, host })
+        .placeAndBegin({ ...run, term, id: job.id, epoch: job.epoch, host, runner: session })
         .catch((error: unknown) => {
           fail(error);
           throw error;

@@ -59,6 +59,12 @@ export interface RunPlaceBeginParams extends Omit<RunBeginParams, 'job'> {
   /** The job's epoch as read: placed only at it, so the run's guard (this epoch + 1) is known first. */
   readonly epoch: number;
   readonly host: string;
+  /**
+   * The caller's own runner session: placed only while `host` is served by it. A runner whose
+   * host another session serves now (taken over while this process was paused) places nothing:
+   * the job would run under a session that is not this runner's.
+   */
+  readonly runner: number;
 }
 
 export type RunPlaceBeginResult =

@@ -182,7 +182,15 @@ export function exerciseRunBegin(harness: Harness): void {
       const { session } = await givenHost(store);
       const term = await givenLeader(store);
       const { job } = await store.jobs.enqueue({ key: 'k' });
-      const ask = { term, id: job.id, epoch: job.epoch, host: 'box-1', session: AGENT, key: 'k' };
+      const ask = {
+        term,
+        id: job.id,
+        epoch: job.epoch,
+        host: 'box-1',
+        runner: session.id,
+        session: AGENT,
+        key: 'k',
+      };
       return { runner: session.id, job, ask };
     }
 
@@ -212,7 +220,7 @@ export function exerciseRunBegin(harness: Harness): void {
         assert.deepEqual(placed?.detail, { host: 'box-1', term: ask.term.term, attempt: 1 });
       }));
 
-    test('not placed, nothing written: a stale term, another epoch, a job not queued, a gated task', () =>
+    test('not placed, nothing written: a stale term, another epoch or host, not its runner, a gated task', () =>
       withFixture(harness, async ({ store }) => {
         const { job, ask } = await givenQueued(store);
         const before = (await store.audit.list()).length;
@@ -220,7 +228,10 @@ export function exerciseRunBegin(harness: Harness): void {
         assert.deepEqual(await store.runs.placeAndBegin({ ...ask, term: stale }), { placed: false });
         assert.deepEqual(await store.runs.placeAndBegin({ ...ask, epoch: job.epoch + 1 }), { placed: false });
         assert.deepEqual(await store.runs.placeAndBegin({ ...ask, host: 'box-2' }), { placed: false });
-        assert.equal((await store.audit.list()).length, before, 'the three tries wrote nothing');
+        // A live session that is not box-1's runner (a runner whose host was taken over meanwhile).
+        const other = await store.sessions.start({ kind: 'daemon', host: 'box-1', pid: 8 });
+        assert.deepEqual(await store.runs.placeAndBegin({ ...ask, runner: other.id }), { placed: false });
+        assert.equal((await store.audit.list()).length, before + 1, 'the four tries wrote nothing');
         await store.lifecycle.gate({ key: 'k', gate: 'design', by: { name: 'alice@box' } });
         const gatedAt = (await store.audit.list()).length;
         assert.deepEqual(await store.runs.placeAndBegin(ask), { placed: false });

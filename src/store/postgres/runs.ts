@@ -114,17 +114,19 @@ const BEGIN = runStatement(
 
 /**
  * A placement that starts the job ($1-$3 the term, $4 the job, $5 the host, $6 the job's epoch as
- * read), locked and judged as placement.ts's for a job without a workspace: the live term FOR
- * SHARE, then the host's live runner session FOR KEY SHARE, then the job FOR UPDATE (queued at
- * that epoch, due, its task taking jobs; after a wait re-checked on its newest version); `j`
+ * read, $7 the caller's runner session, which must be the host's), locked and judged as
+ * placement.ts's for a job without a workspace: the live term FOR SHARE, then the host's live
+ * runner session FOR KEY SHARE, then the job FOR UPDATE (queued at that epoch, due, its task
+ * taking jobs; after a wait re-checked on its newest version); `j`
  * claims it for that session under the term and starts it in the same update (one statement
  * cannot update a row twice), with `job:placed` then `job:started` in the ledger, as a placement
- * and a start write them apart. The run's parameters from $7 (runStatement).
+ * and a start write them apart. The run's parameters from $8 (runStatement).
  */
 const PLACE_BEGIN = runStatement(
   `${LIVE_TERM}, h AS (
   SELECT h.name, h.session_id FROM hosts h JOIN sessions hs ON hs.id = h.session_id
-  WHERE h.name = $5::text AND h.enabled AND hs.state = 'live' AND EXISTS (SELECT 1 FROM l)
+  WHERE h.name = $5::text AND h.session_id = $7::bigint AND h.enabled AND hs.state = 'live'
+    AND EXISTS (SELECT 1 FROM l)
   FOR KEY SHARE OF hs
 ), q AS (
   SELECT jobs.id FROM jobs
@@ -146,7 +148,7 @@ const PLACE_BEGIN = runStatement(
     SELECT 1, '', j.started_at, 'job:started', j.key, j.id, j.session_id, ${hostOf('j.session_id')}, j.epoch,
       '{}'::jsonb
     FROM j`,
-  7,
+  8,
 );
 
 type BeginRow = JobRow & Record<string, unknown>;
@@ -181,6 +183,7 @@ export function postgresRuns(exec: PgExecutor): RunStore['runs'] {
         params.id,
         params.host,
         params.epoch,
+        params.runner,
         ...runValues(params, fresh),
       ];
       const [row] = await exec.rows<BeginRow>(PLACE_BEGIN, values);

@@ -44,8 +44,11 @@ export function sqliteRuns(exec: SqliteExecutor): RunStore['runs'] {
         const now = exec.now();
         const at = exec.prepare('SELECT epoch FROM jobs WHERE id = ?').get(params.id) as
           { epoch: number } | undefined;
-        if (at?.epoch !== params.epoch || !termIsCurrent(exec, params.term, now))
+        const served = exec.prepare('SELECT session_id FROM hosts WHERE name = ?').get(params.host) as
+          { session_id: number | null } | undefined;
+        if (at?.epoch !== params.epoch || served?.session_id !== params.runner)
           return { placed: false } as const;
+        if (!termIsCurrent(exec, params.term, now)) return { placed: false } as const;
         const placed = placeOne(exec, now, { id: params.id, host: params.host, term: params.term });
         if (!placed.ok || placed.job.session === null) return { placed: false } as const;
         const begun = beginIn(
