@@ -79,6 +79,7 @@ const LOCAL_ONLY: Readonly<Record<string, string>> = {
   'audit commits': 'it reads git history on this machine against the ledger',
   'ledger init': 'it makes a signing key on this machine and registers it in the database',
   'ledger key': 'it reads the signing keys from the database directly',
+  'ledger retire': "it is an operator's act on the ledger's keys, in the database itself",
 };
 
 /** Refuses remote mode for a command that needs the database itself, saying why and what to do. */

@@ -44,6 +44,7 @@ export const AUDIT_TYPES = [
   'task:updated',
   'setting:set',
   'ledger:key-added',
+  'ledger:key-retired',
   'ledger:pruned',
   'token:created',
   'token:revoked',

@@ -52,6 +52,7 @@ export class NotFoundError extends BatonError {
       | 'project'
       | 'label'
       | 'token'
+      | 'ledger key'
       | 'database',
     readonly id: string,
     hint?: string,
@@ -72,6 +73,7 @@ const LIST_COMMAND: Readonly<Record<NotFoundError['entity'], string | undefined>
   project: 'list projects with `baton project list`',
   label: "see each task's labels with `baton task list --json`",
   token: 'list tokens with `baton token list`',
+  'ledger key': 'list the ledger keys with `baton ledger key`',
   database: undefined,
 };
 

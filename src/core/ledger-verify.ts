@@ -9,7 +9,7 @@
  */
 import { assert } from './assert.js';
 import type { Instant } from './time.js';
-
+import { Retirements } from './ledger-retirement.js';
 import {
   checkpointText,
   hashesOf,
@@ -94,6 +94,7 @@ export class LedgerVerifier {
   private seals = 0;
   private unchecked = 0;
   private unsealed = { count: 0, firstId: null as number | null };
+  private readonly retirements = new Retirements();
   /** Every checkpoint read, by seq: for the anchors and the prune records' own links. */
   readonly seen = new Map<number, SeenCheckpoint>();
 
@@ -117,6 +118,7 @@ export class LedgerVerifier {
       );
     }
     if (this.checkLink(checkpoint)) this.checkRange(checkpoint);
+    this.retiredSigner(checkpoint);
     this.lastSeal = checkpoint;
     this.seals++;
     const checked = leaves === null ? null : this.checkLeaves(checkpoint, leaves);
@@ -125,6 +127,12 @@ export class LedgerVerifier {
     // Every seal is written with its leaves (a CHECK on both engines), and a stream carries them
     // with any of its rows: one without them hides what it sealed, so its rows cannot be checked.
     if (leaves === null && this.options.complete) this.noLeaves(this.current);
+  }
+
+  /** A seal signed by a key its own ledger retired before (or within) its range. */
+  private retiredSigner(checkpoint: Checkpoint): void {
+    const why = this.retirements.refuse(checkpoint);
+    if (why !== null) this.report(checkpoint.firstId, 'edited', checkpoint.seq, why);
   }
 
   private noLeaves(cur: Current): void {
@@ -154,6 +162,7 @@ export class LedgerVerifier {
     }
     this.lastRowId = id;
     const cur = this.current;
+    if (this.retirements.note(id, columns) && cur !== null) this.retiredSigner(cur.c);
     if (id <= this.prunedThrough) {
       const by = this.prunes.find((prune) => id >= prune.firstId && id <= prune.lastId) ?? this.prunes.at(-1);
       this.report(id, 'inserted', by?.seq ?? null, `row ${id} lies in a pruned range, yet it is there`);

@@ -6,13 +6,16 @@
  * locks. A standby does not seal; a second sealer (`baton audit seal`) at the same time is safe.
  * It never signs over a ledger that lost a checkpoint it sealed or found anchored (seal.ts
  * assertStillHolds): it says so each round instead, and seals again once that checkpoint is back.
+ * Nor with a key the ledger retired (retire.ts): found before its first seal or among the rows it
+ * is about to seal, the refusal is kept and given again every round, so `baton up` logs it once.
  */
 import { EventEmitter } from 'node:events';
 import type { Checkpoint } from '../core/ledger.js';
 import type { Clock } from '../core/time.js';
 import { appendAnchors, anchorOf, newestAnchored } from '../coordinator/ledger/anchor.js';
 import type { LedgerSigner } from '../coordinator/ledger/keys.js';
-import { assertKeyRegistered, sealLedger, type KnownCheckpoint } from '../coordinator/ledger/seal.js';
+import { assertKeyUsable, sealLedger, type KnownCheckpoint } from '../coordinator/ledger/seal.js';
+import { KeyRetiredError } from '../coordinator/ledger/retire.js';
 import { newestKnown, type SealedRecord } from '../coordinator/ledger/sealed-record.js';
 import type { Store } from '../store/store.js';
 
@@ -47,6 +50,8 @@ export class LedgerSealer extends EventEmitter<SealerEvents> {
   private readonly abort = new AbortController();
   private loop: Promise<void> | null = null;
   private keyChecked = false;
+  /** Set once the ledger retired this key: a retirement is for good, so no round signs again. */
+  private retired: KeyRetiredError | null = null;
   /** Checkpoints sealed whose anchor lines could not be appended yet. */
   private unanchored: Checkpoint[] = [];
   /**
@@ -72,8 +77,18 @@ export class LedgerSealer extends EventEmitter<SealerEvents> {
 
   /** One round, whether leading or not: for `baton up`'s last seal and for tests. */
   async sealNow(): Promise<readonly Checkpoint[]> {
+    if (this.retired !== null) throw this.retired;
+    try {
+      return await this.sealRound();
+    } catch (error) {
+      if (error instanceof KeyRetiredError) this.retired = error;
+      throw error;
+    }
+  }
+
+  private async sealRound(): Promise<readonly Checkpoint[]> {
     if (!this.keyChecked) {
-      await assertKeyRegistered(this.options.store, this.options.signer);
+      await assertKeyUsable(this.options.store, this.options.signer);
       this.keyChecked = true;
     }
     const { anchorFile: file, record } = this.options;

@@ -20,6 +20,13 @@ export interface LedgerKey {
   readonly addedAt: Instant;
 }
 
+export interface KeyRetirement {
+  readonly keyId: string;
+  /** The `ledger:key-retired` row's id. */
+  readonly row: number;
+  readonly at: Instant;
+}
+
 export interface LedgerUnsealed {
   /** The checkpoint with the highest seq (a seal or a prune record), or null. */
   readonly newest: Checkpoint | null;
@@ -60,6 +67,12 @@ export interface LedgerStore {
       readonly publicKey: string;
       readonly actor?: string | undefined;
     }): Promise<LedgerKey>;
+    /**
+     * Retires a registered key: writes `ledger:key-retired` (its id, and who asked) and nothing
+     * else, so the retirement is sealed like any row (core/ledger-retirement.ts). NotFoundError for
+     * an unknown key; ConflictError when it is retired already or the last key not retired.
+     */
+    retireKey(params: { readonly id: string; readonly actor?: string | undefined }): Promise<KeyRetirement>;
     /** Every key ever registered, oldest first. */
     keys(): Promise<readonly LedgerKey[]>;
     /**

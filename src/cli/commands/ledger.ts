@@ -1,7 +1,9 @@
 /**
- * `baton ledger init | key`: the Ed25519 key that signs the ledger's checkpoints. The private key
- * lives in a file (default .baton/ledger.key, or --key-file, or BATON_LEDGER_KEY), mode 0600; the
- * public key is registered in the database and printed, for an auditor to pin.
+ * `baton ledger init | key | retire`: the Ed25519 key that signs the ledger's checkpoints. The
+ * private key lives in a file (default .baton/ledger.key, or --key-file, or BATON_LEDGER_KEY), mode
+ * 0600; the public key is registered in the database and printed, for an auditor to pin. A key that
+ * leaked is rotated (`init --rotate`), then retired: from its `ledger:key-retired` row on, no sealer
+ * signs with it and `baton audit verify` fails a checkpoint it signed.
  */
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
@@ -54,6 +56,7 @@ export function registerLedger(program: Command): void {
         ]);
       }),
     );
+  registerRetire(ledger);
   ledger
     .command('key')
     .description('print the public keys the ledger is signed with, and the local key file')
@@ -73,6 +76,27 @@ export function registerLedger(program: Command): void {
             ? ['no ledger key: run `baton ledger init`']
             : keys.map((key) => `${key.id}  ${key.publicKey}`)),
           file === null ? `no key file at ${path}` : `key file ${path}: key ${file.keyId}`,
+        ]);
+      }),
+    );
+}
+
+/** `baton ledger retire <key-id>`: a key that leaked signs nothing from its retirement on. */
+function registerRetire(ledger: Command): void {
+  ledger
+    .command('retire')
+    .argument('<key-id>', 'the key to retire, as `baton ledger key` prints it (16 hex digits)')
+    .description(
+      'retire a key (one that leaked): a ledger:key-retired row, sealed like any; from it on no sealer signs ' +
+        'with the key and audit verify fails a checkpoint it signed. Rotate first: the last key is refused. ' +
+        'Exit 4: unknown key; 3: retired already, or the last key not retired',
+    )
+    .action((keyId: string, _options: unknown, cmd: Command) =>
+      withCoordinator(cmd, async (baton, out) => {
+        const retired = await baton.ledger.retireKey(keyId, cliActor());
+        out.result(retired, () => [
+          `ledger key ${retired.keyId} retired (row ${retired.row}, ledger:key-retired): no sealer signs with it ` +
+            'from now on, and audit verify fails a checkpoint it signs after this row',
         ]);
       }),
     );

@@ -8,14 +8,14 @@ import type { SessionReport } from '../../core/session-report.js';
 import type { Actor } from '../../core/task.js';
 import type { Instant } from '../../core/time.js';
 import { validateId, validateKey, validateName } from '../../core/validate.js';
-import type { LedgerKey } from '../../store/ledger-store.js';
+import type { KeyRetirement, LedgerKey } from '../../store/ledger-store.js';
 import type { Store } from '../../store/store.js';
 import { auditCommits, type CommitAuditParams, type CommitCheck } from '../commit-audit.js';
 import { anchorOf, type Anchor } from './anchor.js';
 import { ledgerEvents, type LedgerEvent, type LedgerFilter } from './events.js';
 import type { LedgerSigner } from './keys.js';
 import { pruneLedger, type PruneResult } from './prune.js';
-import { assertKeyRegistered, sealLedger, type KnownCheckpoint, type SealResult } from './seal.js';
+import { assertKeyUsable, sealLedger, type KnownCheckpoint, type SealResult } from './seal.js';
 import { verifyEvents, withoutHeader, type VerifyParams, type VerifyReport } from './verify.js';
 
 export interface ExportFilterInput {
@@ -35,13 +35,18 @@ export class Ledger {
     return this.store.ledger.addKey({ id: signer.keyId, publicKey: signer.publicKey, actor: by?.name });
   }
 
+  /** Retires a key (`baton ledger retire`): from its `ledger:key-retired` row on, it signs nothing. */
+  retireKey(keyId: string, by?: Actor): Promise<KeyRetirement> {
+    return this.store.ledger.retireKey({ id: validateKeyId(keyId), actor: by?.name });
+  }
+
   keys(): Promise<readonly LedgerKey[]> {
     return this.store.ledger.keys();
   }
 
   /** Seals what is settled; `follows`: a checkpoint the ledger must still hold (an anchor file's newest). */
   async seal(signer: LedgerSigner, follows?: KnownCheckpoint): Promise<SealResult> {
-    await assertKeyRegistered(this.store, signer);
+    await assertKeyUsable(this.store, signer);
     return sealLedger(this.store, signer, follows === undefined ? {} : { follows });
   }
 
@@ -93,6 +98,17 @@ export class Ledger {
       host: input.host === undefined ? undefined : validateName('host', input.host),
     });
   }
+}
+
+/** A key id as `baton ledger key` prints it: 16 hex digits. */
+function validateKeyId(keyId: string): string {
+  if (!/^[0-9a-f]{16}$/.test(keyId)) {
+    throw new InvalidInputError(
+      `${JSON.stringify(keyId)} is not a ledger key id`,
+      'give the 16 hex digits `baton ledger key` prints before each public key',
+    );
+  }
+  return keyId;
 }
 
 function parseFilter(input: ExportFilterInput): LedgerFilter {

@@ -11,7 +11,7 @@ import type { Checkpoint } from '../../core/ledger.js';
 import type { Instant } from '../../core/time.js';
 import type { Store } from '../../store/store.js';
 import type { LedgerSigner } from './keys.js';
-import { assertKeyRegistered, assertStillHolds, signCheckpoint, type KnownCheckpoint } from './seal.js';
+import { assertKeyUsable, assertStillHolds, signCheckpoint, type KnownCheckpoint } from './seal.js';
 import { verifyLedger } from './verify.js';
 
 export interface PruneOptions {
@@ -62,7 +62,7 @@ export async function pruneLedger(
   signer: LedgerSigner,
   options: PruneOptions,
 ): Promise<PruneResult> {
-  await assertKeyRegistered(store, signer);
+  await assertKeyUsable(store, signer);
   if (options.follows !== undefined) await assertStillHolds(store, options.follows, signer);
   const report = await verifyLedger(store);
   if (!report.ok) {

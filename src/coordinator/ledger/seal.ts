@@ -18,6 +18,7 @@ import {
 import type { Instant } from '../../core/time.js';
 import type { Store } from '../../store/store.js';
 import { ledgerCrypto, sha256Hex, type KnownKey, type LedgerSigner } from './keys.js';
+import { assertNotRetired, assertNotRetiredIn } from './retire.js';
 
 export interface SealOptions {
   /** Checkpoints written in one call, at most. */
@@ -73,8 +74,11 @@ export function signCheckpoint(fields: CheckpointFields, signer: LedgerSigner): 
   return { ...fields, hash, signature: signer.sign(hash) };
 }
 
-/** Refuses to sign with a key the database does not list (an auditor could not check it). */
-export async function assertKeyRegistered(store: Store, signer: LedgerSigner): Promise<void> {
+/**
+ * Refuses to sign with a key the database does not list (an auditor could not check it), or one
+ * its ledger retired (KeyRetiredError, retire.ts).
+ */
+export async function assertKeyUsable(store: Store, signer: LedgerSigner): Promise<void> {
   const keys = await store.ledger.keys();
   if (!keys.some((key) => key.id === signer.keyId)) {
     throw new ConflictError(
@@ -82,6 +86,7 @@ export async function assertKeyRegistered(store: Store, signer: LedgerSigner): P
       'run `baton ledger init` against this database, or pass the key file that was registered',
     );
   }
+  await assertNotRetired(store, signer, keys);
 }
 
 /**
@@ -148,6 +153,7 @@ export async function sealLedger(
       limit,
       ...(options.settleTimeoutMs === undefined ? {} : { settleTimeoutMs: options.settleTimeoutMs }),
     });
+    await assertNotRetiredIn(store, signer, unsealed.rows);
     let after = { newest: unsealed.newest, sealedThrough: unsealed.sealedThrough };
     for (let start = 0; start < unsealed.rows.length; start += CHECKPOINT_ROWS_MAX) {
       const rows = unsealed.rows.slice(start, start + CHECKPOINT_ROWS_MAX);

@@ -135,6 +135,30 @@ export function exerciseLedger(harness: Harness): void {
         );
       }));
 
+    test('retires a key with one ledger row; refuses an unknown key, a second retirement and the last key', () =>
+      withFixture(harness, async ({ store }) => {
+        const ids = [...'abcdef'].map((letter) => letter.repeat(16));
+        for (const id of ids) await store.ledger.addKey({ id, publicKey: `${id}=` });
+        const [first = '', ...others] = ids;
+        await assert.rejects(store.ledger.retireKey({ id: '9'.repeat(16) }), /ledger key 9+ not found/);
+        const retired = await store.ledger.retireKey({ id: first, actor: 'frank@box' });
+        const [row] = await store.audit.list({ type: 'ledger:key-retired' });
+        assert.deepEqual([retired.keyId, retired.row, retired.at], [first, row?.id, row?.at]);
+        assert.deepEqual(row?.detail, { keyId: first, by: 'frank@box' });
+        await assert.rejects(store.ledger.retireKey({ id: first }), /is retired already/);
+        // The other five at once: four are retired, the one left last is refused.
+        const all = await Promise.allSettled(others.map((id) => store.ledger.retireKey({ id })));
+        const refused = all.filter((result) => result.status === 'rejected');
+        assert.equal(refused.length, 1, 'exactly one refused');
+        assert.match(String(refused[0]?.reason), /is the last key that is not retired/);
+        assert.equal((await store.audit.list({ type: 'ledger:key-retired' })).length, 5);
+        assert.equal(
+          (await store.ledger.keys()).length,
+          6,
+          'the keys stay registered: checkpoints name them',
+        );
+      }));
+
     test('reads rows by task, session, host, type and time, in id order, with their range and extent', () =>
       withFixture(harness, async ({ store }) => {
         await activity(store);

@@ -20,7 +20,8 @@ import {
   leavesView,
   type CheckpointColumns,
 } from '../checkpoint-columns.js';
-import type { LedgerKey, LedgerRowColumns, LedgerStore } from '../ledger-store.js';
+import type { KeyRetirement, LedgerKey, LedgerRowColumns, LedgerStore } from '../ledger-store.js';
+import { KEY_RETIRED, retiredKeyOf, retirementRefusal } from '../../core/ledger-retirement.js';
 import { actorJson, atMs, ms, msOrNull, NOW, PG, type PgEncoding } from './rows.js';
 import { LedgerHorizon } from './ledger-horizon.js';
 import type { PgExecutor } from './executor.js';
@@ -134,6 +135,7 @@ export function postgresLedger(exec: PgExecutor, poolTypes: pg.CustomTypesConfig
   const horizon = new LedgerHorizon(exec);
   return {
     addKey: (params) => addKey(exec, params),
+    retireKey: (params) => retireKey(exec, params),
     keys: async () =>
       (
         await exec.rows<{ id: string; public_key: string; added_at: Date }>(
@@ -193,6 +195,36 @@ async function addKey(
     throw new ConflictError(`ledger key ${params.id} is registered already`, 'use it, or make a new one');
   }
   return { id: params.id, publicKey: params.publicKey, addedAt: ms(row.added_at) };
+}
+
+/** Serialises retirements (pg_advisory_xact_lock), so two cannot retire the last two keys at once. */
+const RETIRE_LOCK = 0x6c6b7274; // 'lkrt'
+
+/** ledger.retireKey: under RETIRE_LOCK, the refusals (core/ledger-retirement.ts), then the row. */
+async function retireKey(
+  exec: PgExecutor,
+  params: Parameters<LedgerStore['ledger']['retireKey']>[0],
+): Promise<KeyRetirement> {
+  return exec.transaction(async (transaction) => {
+    await transaction.rows('SELECT pg_advisory_xact_lock($1::bigint)', [RETIRE_LOCK]);
+    const registered = (await transaction.rows<{ id: string }>('SELECT id FROM ledger_keys')).map(
+      (row) => row.id,
+    );
+    const found = await transaction.rows<LedgerRowColumns>(
+      'SELECT type, detail FROM audit_events WHERE type = $1::text',
+      [KEY_RETIRED],
+    );
+    const retired = new Set(found.map(retiredKeyOf).filter((id) => id !== null));
+    const refusal = retirementRefusal(params.id, registered, retired);
+    if (refusal !== null) throw refusal;
+    const [row] = await transaction.rows<{ id: number; at: Date }>(
+      `INSERT INTO audit_events (at, type, detail)
+       VALUES (${NOW}, $1::text, jsonb_build_object('keyId', $2::text) || ${actorJson('$3')}) RETURNING id, at`,
+      [KEY_RETIRED, params.id, params.actor ?? null],
+    );
+    if (row === undefined) throw new Error('invariant broken: an insert returns its row');
+    return { keyId: params.id, row: Number(row.id), at: ms(row.at) };
+  });
 }
 
 /** ledger.unsealed: the settled rows past the last seal (ledger-horizon.ts), with the newest checkpoint. */

@@ -14,7 +14,8 @@ import {
   leavesView,
   type CheckpointColumns,
 } from '../checkpoint-columns.js';
-import type { LedgerKey, LedgerRowColumns, LedgerStore } from '../ledger-store.js';
+import type { KeyRetirement, LedgerKey, LedgerRowColumns, LedgerStore } from '../ledger-store.js';
+import { KEY_RETIRED, retiredKeyOf, retirementRefusal } from '../../core/ledger-retirement.js';
 import { withActor } from '../actor.js';
 import { SQLITE, appendAudit, type SqliteEncoding } from './rows.js';
 import { fromSync, type SqliteExecutor } from './executor.js';
@@ -48,6 +49,31 @@ function addKey(exec: SqliteExecutor, params: Parameters<LedgerStore['ledger']['
   const detail = withActor({ keyId: params.id, publicKey: params.publicKey }, params.actor);
   appendAudit(exec, { at, type: 'ledger:key-added', detail });
   return { id: params.id, publicKey: params.publicKey, addedAt: at };
+}
+
+/** Retires a key with its `ledger:key-retired` row, after the refusals (core/ledger-retirement.ts). */
+function retireKey(
+  exec: SqliteExecutor,
+  params: Parameters<LedgerStore['ledger']['retireKey']>[0],
+): KeyRetirement {
+  const registered = (exec.prepare('SELECT id FROM ledger_keys').all() as { id: string }[]).map(
+    (row) => row.id,
+  );
+  const retired = new Set(
+    (
+      exec
+        .prepare('SELECT type, detail FROM audit_events WHERE type = ?')
+        .all(KEY_RETIRED) as LedgerRowColumns[]
+    )
+      .map(retiredKeyOf)
+      .filter((id) => id !== null),
+  );
+  const refusal = retirementRefusal(params.id, registered, retired);
+  if (refusal !== null) throw refusal;
+  const at = exec.now();
+  appendAudit(exec, { at, type: KEY_RETIRED, detail: withActor({ keyId: params.id }, params.actor) });
+  const row = (exec.prepare('SELECT last_insert_rowid() AS id').get() as { id: number }).id;
+  return { keyId: params.id, row, at };
 }
 
 /** The newest checkpoint, null before the first. */
@@ -86,6 +112,7 @@ function follows(exec: SqliteExecutor, checkpoint: Checkpoint): boolean {
 export function sqliteLedger(exec: SqliteExecutor): LedgerStore['ledger'] {
   const group = fromSync<Omit<LedgerStore['ledger'], 'append'>>({
     addKey: (params) => exec.write(() => addKey(exec, params)),
+    retireKey: (params) => exec.write(() => retireKey(exec, params)),
     keys: () =>
       exec.read(() =>
         (
