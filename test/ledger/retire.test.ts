@@ -71,15 +71,26 @@ async function forgeSeal(f: LedgerFixture, signer: LedgerSigner): Promise<Checkp
   return checkpoint;
 }
 
-/** `baton audit verify`, in the database and from a whole export, with the same verdict. */
-async function verifyBoth(f: LedgerFixture, code: number): Promise<Verdict> {
+/**
+ * `baton audit verify`, in the database and from a whole export, with the same verdict; and from an
+ * export filtered to `task` when given (`--partial`; it carries the retirement rows too), with the
+ * same problems.
+ */
+async function verifyBoth(f: LedgerFixture, code: number, task?: string): Promise<Verdict> {
   const cli = cliOn(f.url);
-  const file = join(f.dir, `export-${Date.now()}.jsonl`);
-  const exported = await cli.run('audit', 'export', '--format', 'jsonl', '--out', file);
-  assert.equal(exported.code, 0, exported.stderr);
   const inDb = await cli.json<Verdict>(code, 'audit', 'verify');
-  const offline = await cli.json<Verdict>(code, 'audit', 'verify', '--file', file);
-  assert.deepEqual(offline.problems, inDb.problems, 'the export verifies as the database does');
+  for (const filter of task === undefined ? [[]] : [[], ['--task', task]]) {
+    const file = join(f.dir, `export-${filter.length}-${Date.now()}.jsonl`);
+    const exported = await cli.run('audit', 'export', '--format', 'jsonl', '--out', file, ...filter);
+    assert.equal(exported.code, 0, exported.stderr);
+    const partial = filter.length > 0 ? ['--partial'] : [];
+    const offline = await cli.json<Verdict>(code, 'audit', 'verify', '--file', file, ...partial);
+    assert.deepEqual(
+      offline.problems,
+      inDb.problems,
+      `the export ${filter.join(' ')} verifies as the database does`,
+    );
+  }
   return inDb;
 }
 
@@ -185,7 +196,7 @@ for (const engine of bothEngines()) {
         );
         await someActivity(f.store, 'c');
         const forged = await forgeSeal(f, f.signer);
-        const verdict = await verifyBoth(f, 1);
+        const verdict = await verifyBoth(f, 1, 'task-c0');
         assert.equal(verdict.problemCount, 1, JSON.stringify(verdict.problems));
         const [problem] = verdict.problems;
         assert.deepEqual([problem?.checkpoint, problem?.id, problem?.problem], [3, forged.firstId, 'edited']);
@@ -209,7 +220,7 @@ for (const engine of bothEngines()) {
           forged.firstId < row && row <= forged.lastId,
           'the forged checkpoint covers the retirement',
         );
-        const verdict = await verifyBoth(f, 1);
+        const verdict = await verifyBoth(f, 1, 'task-b0');
         assert.equal(verdict.problemCount, 1, JSON.stringify(verdict.problems));
         assert.equal(verdict.problems[0]?.checkpoint, 2);
         assert.match(

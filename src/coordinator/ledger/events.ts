@@ -1,11 +1,12 @@
 /**
  * The ledger as one stream of events, in the order the verifier reads (core/ledger-verify.ts):
  * a header, every prune record, each seal checkpoint followed by the rows of its range, then the
- * unsealed rows and an end marker. Read from the database in pages (constant memory), it is what
- * `baton audit verify` checks and what `baton audit export` writes, so an export verifies offline
- * exactly as the database does.
+ * unsealed rows and an end marker; a filtered stream also carries every key retirement row. Read
+ * from the database in pages (constant memory), it is what `baton audit verify` checks and what
+ * `baton audit export` writes, so an export verifies offline exactly as the database does.
  */
-import type { Checkpoint } from '../../core/ledger.js';
+import { KEY_RETIRED } from '../../core/ledger-retirement.js';
+import { rowId, type Checkpoint } from '../../core/ledger.js';
 import type { Instant } from '../../core/time.js';
 import type { LedgerKey, LedgerRowColumns, LedgerRowsParams } from '../../store/ledger-store.js';
 import type { Store } from '../../store/store.js';
@@ -57,6 +58,38 @@ async function* checkpointsOf(store: Store, kind: Checkpoint['kind']): AsyncGene
   }
 }
 
+/**
+ * Every key retirement, for a filtered export: the verifier judges each checkpoint's key by the
+ * `ledger:key-retired` rows it reads (core/ledger-retirement.ts), so an export that left them out
+ * would pass a checkpoint a retired key signed. A whole export has them already.
+ */
+async function retirementRows(store: Store, filter: LedgerFilter): Promise<LedgerRowColumns[]> {
+  const found: LedgerRowColumns[] = [];
+  if (!isFiltered(filter)) return found;
+  for (let afterId = BEFORE_ALL; ;) {
+    const page = await store.ledger.rows({ afterId, limit: PAGE_ROWS, type: KEY_RETIRED });
+    found.push(...page);
+    if (page.length < PAGE_ROWS) return found;
+    afterId = rowId(page.at(-1) ?? {});
+  }
+}
+
+/** The page with the retirements of ids in (after, through] that it lacks, in id order. */
+function withRetirements(
+  page: readonly LedgerRowColumns[],
+  retirements: readonly LedgerRowColumns[],
+  after: number,
+  through: number,
+): readonly LedgerRowColumns[] {
+  const ids = new Set(page.map(rowId));
+  const lacking = retirements.filter(
+    (row) => rowId(row) > after && rowId(row) <= through && !ids.has(rowId(row)),
+  );
+  return lacking.length === 0
+    ? page
+    : [...page, ...lacking].sort((left, right) => rowId(left) - rowId(right));
+}
+
 /** A seal checkpoint's event, with its leaves read from the store when `withLeaves`. */
 async function checkpointEvent(
   store: Store,
@@ -86,9 +119,12 @@ export async function* ledgerEvents(store: Store, filter: LedgerFilter = {}): As
     yield { kind: 'checkpoint', checkpoint: checkpoint, leaves: null };
   }
   let cursor = BEFORE_ALL;
-  const page = (throughId?: number): Promise<readonly LedgerRowColumns[]> => {
+  const retirements = await retirementRows(store, filter);
+  const page = async (throughId?: number): Promise<readonly LedgerRowColumns[]> => {
     const params: LedgerRowsParams = { ...filter, afterId: cursor, limit: PAGE_ROWS };
-    return store.ledger.rows(throughId === undefined ? params : { ...params, throughId });
+    const found = await store.ledger.rows(throughId === undefined ? params : { ...params, throughId });
+    const read = found.length < PAGE_ROWS ? (throughId ?? Infinity) : rowId(found.at(-1) ?? {});
+    return retirements.length === 0 ? found : withRetirements(found, retirements, cursor, read);
   };
   for await (const checkpoint of checkpointsOf(store, 'seal')) {
     checkpoints++;
