@@ -140,6 +140,18 @@ for (const engine of bothEngines()) {
         assert.equal(last.code, 3, last.stderr);
         assert.match(last.stderr, /is the last key that is not retired/);
         assert.equal(await rows(), 1, 'one retirement, the first');
+        const listed = await cli.json<{ keys: { id: string; retiredByRow: number | null }[] }>(
+          0,
+          'ledger',
+          'key',
+        );
+        assert.deepEqual(
+          listed.keys.map((key) => [key.id, key.retiredByRow]).sort(),
+          [
+            [old, retired.row],
+            [fresh.signer.keyId, null],
+          ].sort(),
+        );
         const remote = await cliWith(
           { BATON_URL: 'http://127.0.0.1:9', BATON_TOKEN: 'baton_unused', BATON_DB: '' },
           'ledger',

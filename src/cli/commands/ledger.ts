@@ -25,7 +25,11 @@ export function registerLedger(program: Command): void {
     .command('init')
     .description('make the signing key: private half to a 0600 file, public half into the database')
     .option('--key-file <path>', KEY_FILE_HELP)
-    .option('--rotate', 'add a new key although the ledger has one (new checkpoints are signed with it)')
+    .option(
+      '--rotate',
+      'add a new key although the ledger has one (new checkpoints are signed with it; ' +
+        'a key that leaked is then retired: `baton ledger retire <old key id>`)',
+    )
     .action((options: InitOptions, cmd: Command) =>
       withCoordinator(cmd, async (baton, out) => {
         const path = keyFilePath(options.keyFile);
@@ -57,28 +61,7 @@ export function registerLedger(program: Command): void {
       }),
     );
   registerRetire(ledger);
-  ledger
-    .command('key')
-    .description('print the public keys the ledger is signed with, and the local key file')
-    .option('--key-file <path>', KEY_FILE_HELP)
-    .action((options: InitOptions, cmd: Command) =>
-      withCoordinator(cmd, async (baton, out) => {
-        const path = keyFilePath(options.keyFile);
-        const local = existsSync(path) ? loadKeyFile(path) : null;
-        const keys = (await baton.ledger.keys()).map((key) => ({
-          ...key,
-          publicKey: `ed25519:${key.publicKey}`,
-        }));
-        const file =
-          local === null ? null : { path, keyId: local.keyId, publicKey: `ed25519:${local.publicKey}` };
-        out.result({ keys, keyFile: file }, () => [
-          ...(keys.length === 0
-            ? ['no ledger key: run `baton ledger init`']
-            : keys.map((key) => `${key.id}  ${key.publicKey}`)),
-          file === null ? `no key file at ${path}` : `key file ${path}: key ${file.keyId}`,
-        ]);
-      }),
-    );
+  registerKey(ledger);
 }
 
 /** `baton ledger retire <key-id>`: a key that leaked signs nothing from its retirement on. */
@@ -87,9 +70,19 @@ function registerRetire(ledger: Command): void {
     .command('retire')
     .argument('<key-id>', 'the key to retire, as `baton ledger key` prints it (16 hex digits)')
     .description(
-      'retire a key (one that leaked): a ledger:key-retired row, sealed like any; from it on no sealer signs ' +
-        'with the key and audit verify fails a checkpoint it signed. Rotate first: the last key is refused. ' +
-        'Exit 4: unknown key; 3: retired already, or the last key not retired',
+      'retire a key that leaked: no sealer signs with it again, and verify fails what it signs after',
+    )
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Writes a ledger:key-retired row naming the key, sealed by the next checkpoint like any row. From that',
+        'row on, `baton up`, `baton audit seal` and `audit prune` refuse to sign with the key, and',
+        '`baton audit verify` (database or --file) fails a checkpoint it signed that covers or follows the row;',
+        'what it signed before keeps verifying. Add the new key first (`baton ledger init --rotate --key-file F`)',
+        'and give its file to the hosts that seal: the last key that is not retired is refused.',
+        'Exit 4: no such key. Exit 3: retired already, or the last key not retired. Not over the HTTP API.',
+      ].join('\n'),
     )
     .action((keyId: string, _options: unknown, cmd: Command) =>
       withCoordinator(cmd, async (baton, out) => {
@@ -97,6 +90,42 @@ function registerRetire(ledger: Command): void {
         out.result(retired, () => [
           `ledger key ${retired.keyId} retired (row ${retired.row}, ledger:key-retired): no sealer signs with it ` +
             'from now on, and audit verify fails a checkpoint it signs after this row',
+        ]);
+      }),
+    );
+}
+
+/** `baton ledger key`: the registered keys, which are retired, and the local key file. */
+function registerKey(ledger: Command): void {
+  ledger
+    .command('key')
+    .description(
+      'print the public keys the ledger is signed with (and which are retired), and the local key file',
+    )
+    .option('--key-file <path>', KEY_FILE_HELP)
+    .action((options: InitOptions, cmd: Command) =>
+      withCoordinator(cmd, async (baton, out) => {
+        const path = keyFilePath(options.keyFile);
+        const local = existsSync(path) ? loadKeyFile(path) : null;
+        const retired = await baton.ledger.retirements();
+        const keys = (await baton.ledger.keys()).map((key) => ({
+          ...key,
+          publicKey: `ed25519:${key.publicKey}`,
+          retiredByRow: retired.get(key.id) ?? null,
+        }));
+        const file =
+          local === null ? null : { path, keyId: local.keyId, publicKey: `ed25519:${local.publicKey}` };
+        out.result({ keys, keyFile: file }, () => [
+          ...(keys.length === 0
+            ? ['no ledger key: run `baton ledger init`']
+            : keys.map(
+                (key) =>
+                  `${key.id}  ${key.publicKey}` +
+                  (key.retiredByRow === null
+                    ? ''
+                    : `  retired (row ${key.retiredByRow}, ledger:key-retired)`),
+              )),
+          file === null ? `no key file at ${path}` : `key file ${path}: key ${file.keyId}`,
         ]);
       }),
     );

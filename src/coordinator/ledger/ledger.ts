@@ -15,6 +15,7 @@ import { anchorOf, type Anchor } from './anchor.js';
 import { ledgerEvents, type LedgerEvent, type LedgerFilter } from './events.js';
 import type { LedgerSigner } from './keys.js';
 import { pruneLedger, type PruneResult } from './prune.js';
+import { keyRetirements } from './retire.js';
 import { assertKeyUsable, sealLedger, type KnownCheckpoint, type SealResult } from './seal.js';
 import { verifyEvents, withoutHeader, type VerifyParams, type VerifyReport } from './verify.js';
 
@@ -42,6 +43,11 @@ export class Ledger {
 
   keys(): Promise<readonly LedgerKey[]> {
     return this.store.ledger.keys();
+  }
+
+  /** Each retired key's `ledger:key-retired` row id, read from the ledger's rows. */
+  retirements(): Promise<ReadonlyMap<string, number>> {
+    return keyRetirements(this.store);
   }
 
   /** Seals what is settled; `follows`: a checkpoint the ledger must still hold (an anchor file's newest). */

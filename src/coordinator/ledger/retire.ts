@@ -19,7 +19,7 @@ export class KeyRetiredError extends ConflictError {}
  * Each retired key's first `ledger:key-retired` row, read from the ledger (a read of the rows of
  * that type: without an index on `type`, a scan of the ledger, once per signer start).
  */
-async function keyRetirements(store: Store): Promise<Map<string, number>> {
+export async function keyRetirements(store: Store): Promise<Map<string, number>> {
   const retired = new Map<string, number>();
   for (let afterId = Number.MIN_SAFE_INTEGER; ;) {
     const page = await store.ledger.rows({ afterId, limit: PAGE, type: KEY_RETIRED });
