@@ -133,6 +133,14 @@ for (const engine of bothEngines()) {
         const fresh = await rotate(f);
         const retired = await cli.json<Retired>(0, 'ledger', 'retire', old);
         assert.equal(retired.keyId, old);
+        const [row] = await cli.json<{ id: number; detail: { keyId: string; by?: string } }[]>(
+          0,
+          'audit',
+          '--type',
+          'ledger:key-retired',
+        );
+        assert.deepEqual([row?.id, row?.detail.keyId], [retired.row, old]);
+        assert.match(row?.detail.by ?? '', /@/, 'the row names the operator who retired the key');
         const again = await cli.run('ledger', 'retire', old);
         assert.equal(again.code, 3, again.stderr);
         assert.match(again.stderr, /^baton: ledger key \w+ is retired already/);
