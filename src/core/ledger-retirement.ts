@@ -76,3 +76,24 @@ export function retirementRefusal(
   }
   return null;
 }
+
+/**
+ * The retirements a prune through `lastId` would remove with no later row left to say so: one
+ * `{ keyId, restates }` per key (its first row), for the prune to write again after the range it
+ * removes, so that verify and the signers still see the key retired. `rows`: every retirement row.
+ */
+export function retirementsToRestate(
+  rows: readonly Readonly<Record<string, unknown>>[],
+  lastId: number,
+): { readonly keyId: string; readonly restates: number }[] {
+  const first = new Map<string, number>();
+  const kept = new Set<string>();
+  for (const row of rows) {
+    const keyId = retiredKeyOf(row);
+    const id = Number(row['id']);
+    if (keyId === null) continue;
+    if (id > lastId) kept.add(keyId);
+    else if (!first.has(keyId) || id < (first.get(keyId) ?? id)) first.set(keyId, id);
+  }
+  return [...first].filter(([keyId]) => !kept.has(keyId)).map(([keyId, restates]) => ({ keyId, restates }));
+}

@@ -106,7 +106,9 @@ export interface LedgerStore {
     }>;
     /**
      * In one step: removes the rows with ids up to the record's lastId and the seal checkpoints
-     * up to its throughSeq, appends the prune record, and writes `ledger:pruned`. Only when the
+     * up to its throughSeq, appends the prune record, and writes `ledger:pruned`, then again each
+     * `ledger:key-retired` it removed that no later row restates (`restates`: the old row's id),
+     * so a key stays retired after its row is pruned (core/ledger-retirement.ts). Only when the
      * record follows the newest checkpoint and attests checkpoint throughSeq's hash (its root);
      * otherwise null and nothing changes. Returns how many rows were removed.
      */

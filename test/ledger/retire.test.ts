@@ -248,5 +248,41 @@ for (const engine of bothEngines()) {
           new RegExp(`which row ${row} \\(ledger:key-retired\\) retired`),
         );
       }));
+
+    test('a retirement outlives a prune of its row: restated after the pruned range', () =>
+      withLedger(engine, async (f) => {
+        const cli = cliOn(f.url);
+        await someActivity(f.store);
+        await f.baton.ledger.seal(f.signer);
+        const fresh = await rotate(f);
+        const { row } = await f.baton.ledger.retireKey(f.signer.keyId);
+        await cli.json(0, 'audit', 'seal', '--key-file', fresh.file);
+        await cli.json(0, 'audit', 'prune', '--before', '2999-01-01', '--key-file', fresh.file);
+        const rows = await cli.json<{ id: number; detail: { keyId: string; restates?: number } }[]>(
+          0,
+          'audit',
+          '--type',
+          'ledger:key-retired',
+        );
+        assert.deepEqual(
+          rows.map((entry) => [entry.detail.keyId, entry.detail.restates]),
+          [[f.signer.keyId, row]],
+          'the pruned retirement, written again',
+        );
+        const restated = rows[0]?.id ?? 0;
+        assert.ok(restated > row);
+        const refused = await cli.run('audit', 'seal', '--key-file', f.keyFile);
+        assert.equal(refused.code, 3, refused.stderr);
+        assert.match(refused.stderr, new RegExp(`was retired \\(row ${restated}, ledger:key-retired\\)`));
+        await cli.json(0, 'audit', 'seal', '--key-file', fresh.file);
+        await someActivity(f.store, 'b');
+        await forgeSeal(f, f.signer);
+        const verdict = await verifyBoth(f, 1);
+        assert.equal(verdict.problemCount, 1, JSON.stringify(verdict.problems));
+        assert.match(
+          verdict.problems[0]?.detail ?? '',
+          new RegExp(`which row ${restated} \\(ledger:key-retired\\)`),
+        );
+      }));
   });
 }

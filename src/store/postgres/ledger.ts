@@ -21,7 +21,12 @@ import {
   type CheckpointColumns,
 } from '../checkpoint-columns.js';
 import type { KeyRetirement, LedgerKey, LedgerRowColumns, LedgerStore } from '../ledger-store.js';
-import { KEY_RETIRED, retiredKeyOf, retirementRefusal } from '../../core/ledger-retirement.js';
+import {
+  KEY_RETIRED,
+  retiredKeyOf,
+  retirementRefusal,
+  retirementsToRestate,
+} from '../../core/ledger-retirement.js';
 import { actorJson, atMs, ms, msOrNull, NOW, PG, type PgEncoding } from './rows.js';
 import { LedgerHorizon } from './ledger-horizon.js';
 import type { PgExecutor } from './executor.js';
@@ -258,6 +263,10 @@ async function prune(exec: PgExecutor, record: Checkpoint): Promise<{ removed: n
     );
     if (attested?.hash !== record.root) return null;
     if ((await transaction.rows(APPEND, appendValues(record, null))).length === 0) return null;
+    const retirements = await transaction.rows<LedgerRowColumns>(
+      'SELECT id, type, detail FROM audit_events WHERE type = $1::text',
+      [KEY_RETIRED],
+    );
     await transaction.exec(`SET LOCAL baton.ledger_prune = 'on'`);
     const [gone] = await transaction.rows<{ n: number }>(
       `WITH d AS (DELETE FROM audit_events WHERE id <= $1::bigint RETURNING 1) SELECT count(*) AS n FROM d`,
@@ -274,6 +283,12 @@ async function prune(exec: PgExecutor, record: Checkpoint): Promise<{ removed: n
          'firstId', $3::bigint, 'lastId', $4::bigint, 'rowCount', $5::bigint, 'removed', $6::bigint))`,
       [record.sealedAt, record.seq, record.firstId, record.lastId, record.rowCount, removed],
     );
+    for (const restated of retirementsToRestate(retirements, record.lastId)) {
+      await transaction.rows(
+        `INSERT INTO audit_events (at, type, detail) VALUES (${atMs('$1')}, $2::text, $3::jsonb)`,
+        [record.sealedAt, KEY_RETIRED, JSON.stringify(restated)],
+      );
+    }
     return { removed };
   });
 }

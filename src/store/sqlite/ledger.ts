@@ -15,7 +15,12 @@ import {
   type CheckpointColumns,
 } from '../checkpoint-columns.js';
 import type { KeyRetirement, LedgerKey, LedgerRowColumns, LedgerStore } from '../ledger-store.js';
-import { KEY_RETIRED, retiredKeyOf, retirementRefusal } from '../../core/ledger-retirement.js';
+import {
+  KEY_RETIRED,
+  retiredKeyOf,
+  retirementRefusal,
+  retirementsToRestate,
+} from '../../core/ledger-retirement.js';
 import { withActor } from '../actor.js';
 import { SQLITE, appendAudit, type SqliteEncoding } from './rows.js';
 import { fromSync, type SqliteExecutor } from './executor.js';
@@ -222,6 +227,9 @@ function pruneIn(exec: SqliteExecutor, record: Checkpoint): { removed: number } 
     .prepare(`SELECT hash FROM audit_checkpoints WHERE seq = ? AND kind = 'seal'`)
     .get(record.throughSeq) as { hash: string } | undefined;
   if (!follows(exec, record) || attested?.hash !== record.root) return null;
+  const retirements = exec
+    .prepare('SELECT id, type, detail FROM audit_events WHERE type = ?')
+    .all(KEY_RETIRED);
   exec.prepare('UPDATE ledger_prune_gate SET open = 1').run();
   const removed = exec.prepare('DELETE FROM audit_events WHERE id <= ?').run(record.lastId).changes;
   exec.prepare(`DELETE FROM audit_checkpoints WHERE kind = 'seal' AND seq <= ?`).run(record.throughSeq);
@@ -230,6 +238,9 @@ function pruneIn(exec: SqliteExecutor, record: Checkpoint): { removed: number } 
   const { seq: checkpoint, firstId, lastId, rowCount } = record;
   const detail = { checkpoint, firstId, lastId, rowCount, removed };
   appendAudit(exec, { at: record.sealedAt, type: 'ledger:pruned', detail });
+  for (const restated of retirementsToRestate(retirements as LedgerRowColumns[], record.lastId)) {
+    appendAudit(exec, { at: record.sealedAt, type: KEY_RETIRED, detail: restated });
+  }
   return { removed };
 }
 
