@@ -40,6 +40,11 @@ export class Retirements {
     return true;
   }
 
+  /** Whether a row read so far retires the key. */
+  has(keyId: string): boolean {
+    return this.rowOf.has(keyId);
+  }
+
   /**
    * Why a seal fails for its key's retirement: it covers the retirement row or rows after it, so
    * it was signed after the key was retired. Null when it does not.

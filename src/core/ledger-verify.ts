@@ -94,7 +94,7 @@ export class LedgerVerifier {
   private seals = 0;
   private unchecked = 0;
   private unsealed = { count: 0, firstId: null as number | null };
-  private readonly retirements = new Retirements();
+  readonly retirements = new Retirements();
   /** Every checkpoint read, by seq: for the anchors and the prune records' own links. */
   readonly seen = new Map<number, SeenCheckpoint>();
 

@@ -284,5 +284,45 @@ for (const engine of bothEngines()) {
           new RegExp(`which row ${restated} \\(ledger:key-retired\\)`),
         );
       }));
+
+    test('verify --retired fails a ledger whose retirement a prune forged with the old key removed', () =>
+      withLedger(engine, async (f) => {
+        const cli = cliOn(f.url);
+        await someActivity(f.store);
+        await f.baton.ledger.seal(f.signer);
+        const fresh = await rotate(f);
+        await f.baton.ledger.retireKey(f.signer.keyId);
+        await f.baton.ledger.seal(fresh.signer);
+        const retired = ['--retired', f.signer.keyId];
+        assert.equal((await cli.json<Verdict>(0, 'audit', 'verify', ...retired)).ok, true);
+        // The forger prunes everything sealed with a record signed by the old key, and removes the
+        // restated retirement before anything seals it; then the old key seals again.
+        const [first, second] = await checkpoints(f);
+        assert.ok(first !== undefined && second !== undefined);
+        const record = signCheckpoint(
+          {
+            ...{ seq: 3, kind: 'prune', firstId: 1, lastId: second.lastId, root: second.hash },
+            ...{ rowCount: first.rowCount + second.rowCount, prevHash: second.hash, throughSeq: 2 },
+            ...{ keyId: f.signer.keyId, sealedAt: await f.store.now() },
+          },
+          f.signer,
+        );
+        assert.ok(await f.store.ledger.prune(record));
+        await f.attacker.unguard();
+        await f.attacker.exec(`DELETE FROM audit_events WHERE type = 'ledger:key-retired'`);
+        await someActivity(f.store, 'b');
+        await forgeSeal(f, f.signer);
+        assert.equal((await verifyBoth(f, 0)).ok, true, 'without --retired the ledger looks intact');
+        const file = join(f.dir, 'forged.jsonl');
+        assert.equal((await cli.run('audit', 'export', '--format', 'jsonl', '--out', file)).code, 0);
+        for (const source of [[], ['--file', file]]) {
+          const verdict = await cli.json<Verdict>(1, 'audit', 'verify', ...retired, ...source);
+          assert.equal(verdict.problemCount, 1, JSON.stringify(verdict.problems));
+          assert.match(
+            verdict.problems[0]?.detail ?? '',
+            new RegExp(`key ${f.signer.keyId} was retired \\(--retired\\), yet the ledger holds no`),
+          );
+        }
+      }));
   });
 }

@@ -56,6 +56,7 @@ interface VerifyOptions {
   readonly anchor?: string;
   readonly publicKey?: string[];
   readonly partial?: boolean;
+  readonly retired?: string[];
 }
 
 interface ExportOptions {
@@ -93,6 +94,11 @@ export function registerAuditLedger(audit: Command): void {
     .option('--file <export>', 'check an export (jsonl or csv) offline instead of the database')
     .option('--anchor <file>', 'anchors written by `seal --anchor`: trust their keys and checkpoints only')
     .option('--public-key <key>', 'trust only this key (ed25519:<base64>); repeatable', collect)
+    .option(
+      '--retired <key-id>',
+      'a key you know was retired: fail unless the ledger still holds its ledger:key-retired row; repeatable',
+      collect,
+    )
     .option(
       '--partial',
       'with --file: check only the rows of a filtered export (rows it lacks are not missing)',
@@ -221,6 +227,13 @@ function verifyParams(options: VerifyOptions): VerifyParams {
     publicKeys: (options.publicKey ?? []).map(parsePublicKey),
     anchors: options.anchor === undefined ? [] : readAnchors(options.anchor),
     partial: options.partial === true,
+    retired: (options.retired ?? []).map((keyId) => {
+      if (/^[0-9a-f]{16}$/.test(keyId)) return keyId;
+      throw new InvalidInputError(
+        `--retired ${JSON.stringify(keyId)} is not a ledger key id`,
+        'give 16 hex digits',
+      );
+    }),
   };
 }
 

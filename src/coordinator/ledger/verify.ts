@@ -5,6 +5,7 @@
  * ones trusted when given; otherwise the source's own keys are, which catches every edit short of
  * a rewrite re-signed with a new key, and that one the anchors catch.
  */
+import { KEY_RETIRED } from '../../core/ledger-retirement.js';
 import { LedgerVerifier, type LedgerReport } from '../../core/ledger-verify.js';
 import type { Store } from '../../store/store.js';
 import { anchorKeys, checkAnchors, type Anchor } from './anchor.js';
@@ -23,6 +24,11 @@ export interface VerifyParams {
    * a header edited to say "filtered" cannot hide a deleted row.
    */
   readonly partial?: boolean;
+  /**
+   * Keys the auditor knows, from outside the database, were retired (--retired): the ledger must
+   * still hold a retirement row for each, or a forged prune record could have removed it unseen.
+   */
+  readonly retired?: readonly string[];
 }
 
 export interface VerifyReport extends LedgerReport {
@@ -66,6 +72,7 @@ export async function verifyEvents(
   }
   const finalVerifier = ready();
   checkAnchors(finalVerifier, params.anchors ?? []);
+  checkRetired(finalVerifier, params.retired ?? []);
   const keyIds = (pinned ?? header?.keys ?? []).map((key) => key.id);
   return {
     ...finalVerifier.finish(),
@@ -74,6 +81,20 @@ export async function verifyEvents(
     anchorsChecked: params.anchors?.length ?? 0,
     header,
   };
+}
+
+/** Reports each key known to be retired that the ledger does not say is (as id 0: no row to name). */
+function checkRetired(verifier: LedgerVerifier, retired: readonly string[]): void {
+  for (const keyId of retired) {
+    if (verifier.retirements.has(keyId)) continue;
+    verifier.report(
+      0,
+      'missing',
+      null,
+      `key ${keyId} was retired (--retired), yet the ledger holds no ${KEY_RETIRED} row for it: ` +
+        'the row was removed (a forged prune record?), or the key was never retired in this ledger',
+    );
+  }
 }
 
 export async function verifyLedger(store: Store, params: VerifyParams = {}): Promise<VerifyReport> {
