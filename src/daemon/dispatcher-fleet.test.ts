@@ -12,6 +12,7 @@ import type { Job } from '../core/job.js';
 import { openStore } from '../store/open.js';
 import type { Store } from '../store/store.js';
 import { bothEngines } from '../../test/support/databases.js';
+import { servedBox1 } from '../../test/support/placed-job.js';
 import { systemClock } from './clock.js';
 import { Dispatcher } from './dispatcher.js';
 
@@ -39,19 +40,8 @@ function tracked(store: Store, seen: string[], fleetFails = false): Store {
 
 /** A leader's dispatcher on `store` (its lease taken), with host box-1 served and room on it. */
 async function leading(store: Store, reads: Store): Promise<{ dispatcher: Dispatcher; placed: Job[] }> {
-  const runner = await store.sessions.start({ kind: 'daemon', host: 'box-1', pid: 1 });
-  await store.hosts.register({
-    name: 'box-1',
-    session: runner.id,
-    enabled: true,
-    ramTotalMb: 8000,
-    ramReservedMb: 0,
-    ramFreeMb: 8000,
-    slotsMax: 4,
-  });
-  const lease = await store.leases.acquire({ name: 'dispatcher', holder: 'me', ttlMs: 60_000 });
-  assert.ok(lease.ok);
-  const term = lease.lease.term;
+  const { term: ref } = await servedBox1(store, 'me');
+  const term = ref.term;
   const dispatcher = new Dispatcher({
     store: reads,
     elector: { name: 'dispatcher', leaderTerm: () => term },
