@@ -66,7 +66,7 @@ async function setup(engine: TestDatabase) {
   };
   await baton('task', 'add', KEY);
   await baton('guard', 'server-install', remote);
-  return { db, repo, remote, base, baton, push, head, claim };
+  return { db, env, repo, remote, base, baton, push, head, claim };
 }
 
 function engines(): readonly TestDatabase[] {
@@ -238,6 +238,40 @@ for (const engine of engines()) {
         assert.equal(refused.stderr.trim().split('\n').length, 1);
         assert.equal(readFileSync(settings, 'utf8'), before, 'the settings are unchanged');
       }
+    });
+
+    test('prints the verdicts of an allowed push as JSON with --json', async () => {
+      const t = await setup(engine);
+      const mine = await t.claim('box-1');
+      const wt = await prepareWorktree({ repoPath: t.repo, key: KEY, epoch: mine.epoch, baseDir: t.base });
+      const sha = commitFile(wt.path, 'c.ts', 'export {};\n');
+      // The commit reaches the remote under a ref nobody protects; receive judges it for the task's branch.
+      assert.equal((await t.push(wt.path, t.remote, `${sha}:refs/tmp/c`)).code, 0);
+      const push = {
+        GIT_DIR: t.remote,
+        GIT_PUSH_OPTION_COUNT: '2',
+        GIT_PUSH_OPTION_0: `baton-key=${KEY}`,
+        GIT_PUSH_OPTION_1: `baton-epoch=${mine.epoch}`,
+      };
+      const args = [join(root, 'bin/baton.js'), '--json', 'guard', 'receive'];
+      const stdin = `${'0'.repeat(40)} ${sha} refs/heads/${BRANCH}\n`;
+      const r = await new Promise<Run>((done) => {
+        const child = execFile(
+          process.execPath,
+          args,
+          { cwd: t.remote, env: { ...t.env, ...push } },
+          (e, o, err) =>
+            done({ code: e === null ? 0 : typeof e.code === 'number' ? e.code : -1, stdout: o, stderr: err }),
+        );
+        child.stdin?.end(stdin);
+      });
+      assert.equal(r.code, 0, r.stderr);
+      const answer = JSON.parse(r.stdout) as { ok: boolean; verdicts: { ref: string; ok: boolean }[] };
+      assert.equal(answer.ok, true);
+      assert.deepEqual(
+        answer.verdicts.map((verdict) => [verdict.ref, verdict.ok]),
+        [[`refs/heads/${BRANCH}`, true]],
+      );
     });
   });
 }

@@ -101,15 +101,18 @@ async function receive(cmd: Command): Promise<void> {
     writeErrorLine(`push to ${verdict.ref} refused: ${verdict.why}`, undefined);
   }
   const last = refused[refused.length - 1];
-  if (last !== undefined) {
-    throw new Refusal(
-      'fenced',
-      'fenced',
-      `push to ${last.ref} refused: ${last.why}`,
-      'your work is fenced off',
-      {
-        refused,
-      },
-    );
+  if (last === undefined) {
+    // Allowed: the verdicts as JSON with --json (the hook git runs prints nothing on stdout).
+    new Output(globals.json === true).result({ ok: true, verdicts }, () => []);
+    return;
   }
+  throw new Refusal(
+    'fenced',
+    'fenced',
+    `push to ${last.ref} refused: ${last.why}`,
+    'your work is fenced off',
+    {
+      refused,
+    },
+  );
 }
