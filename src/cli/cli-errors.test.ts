@@ -4,10 +4,12 @@
  */
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { baton, localOnly, repoRoot, stopServers } from '../../test/support/cli.js';
-import { assertOneErrorLine, bundle, describeCli } from '../../test/support/cli-suite.js';
+import { baton, localOnly, repoRoot, stopServers, type Run } from '../../test/support/cli.js';
+import { assertOneErrorLine, bundle, describeCli, type Obj } from '../../test/support/cli-suite.js';
 
 const root = repoRoot();
 const UNREACHABLE_PG = 'postgres://127.0.0.1:1/nope';
@@ -158,5 +160,70 @@ describe('baton CLI without a database', () => {
     assertOneErrorLine(await baton(UNREACHABLE_PG, 'task', 'list'), 5, 'unreachable postgres');
     const refused = await bundle(UNREACHABLE_PG, 'db').json(5, 'task', 'list');
     assert.equal(refused['error'], 'store_unavailable');
+  });
+
+  test('refuses --json for the commands that print no JSON, with exit 2, one line, and nothing made', async (t) => {
+    // Run in an empty folder without BATON_DB: `up` would make .baton/baton.db there, the others
+    // would serve or wait; a run that is not refused is stopped after 10 s and fails its row.
+    const dir = mkdtempSync(join(tmpdir(), 'baton-json-refused-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    for (const name of ['BATON_DB', 'BATON_URL', 'BATON_TOKEN', 'BATON_DEBUG', 'BATON_SESSION'])
+      delete env[name];
+    const run = (args: readonly string[]): Promise<Run> =>
+      new Promise((done) => {
+        const child = execFile(
+          process.execPath,
+          [join(root, 'bin/baton.js'), ...args],
+          { cwd: dir, env, timeout: 10_000 },
+          (error, stdout, stderr) =>
+            done({ code: typeof error?.code === 'number' ? error.code : error ? -1 : 0, stdout, stderr }),
+        );
+        child.stdin?.end();
+      });
+    const rows: [args: string[], command: string][] = [
+      [['--json', 'up', '--no-http'], 'up'],
+      [['up', '--json', '--http', '127.0.0.1:0'], 'up'],
+      [['--json', 'serve', '--http', '127.0.0.1:0'], 'serve'],
+      [['--json', 'mcp'], 'mcp'],
+      [['--json', 'hook', 'pre-tool'], 'hook'],
+      [['--json', 'hook-keeper', '--session', '1'], 'hook-keeper'],
+    ];
+    // Every row is run and checked, so that a broken refusal shows in each row it breaks.
+    const problems: string[] = [];
+    for (const [args, command] of rows) {
+      const refused = await run(args);
+      const lines = refused.stderr.split('\n').filter((line) => line !== '');
+      const start = `baton: --json does not apply to baton ${command}: `;
+      const error = refused.stdout.startsWith('{') ? (JSON.parse(refused.stdout) as Obj)['error'] : null;
+      const made = readdirSync(dir);
+      if (
+        refused.code !== 2 ||
+        lines.length !== 1 ||
+        !lines[0]?.startsWith(start) ||
+        error !== 'invalid_input'
+      )
+        problems.push(`${args.join(' ')}: exit ${refused.code}, stderr ${JSON.stringify(refused.stderr)}`);
+      if (made.length > 0) problems.push(`${args.join(' ')} made ${made.join(', ')}`);
+      rmSync(join(dir, '.baton'), { recursive: true, force: true });
+    }
+    assert.deepEqual(problems, []);
+  });
+
+  test('prints mcp --print-config as JSON with --json, for a TOML client too', async () => {
+    const db = '/srv/baton/baton.db';
+    for (const client of ['claude', 'cursor']) {
+      const plain = await baton(db, 'mcp', '--print-config', client);
+      const json = await baton(db, '--json', 'mcp', '--print-config', client);
+      assert.equal(json.code, 0, json.stderr);
+      assert.deepEqual(JSON.parse(json.stdout), JSON.parse(plain.stdout), `${client}: the same settings`);
+    }
+    const codex = await baton(db, '--json', 'mcp', '--print-config', 'codex');
+    assert.equal(codex.code, 0, codex.stderr);
+    assert.match(codex.stderr, /config\.toml/);
+    const bin = join(root, 'bin', 'baton.js');
+    assert.deepEqual(JSON.parse(codex.stdout), {
+      mcp_servers: { baton: { command: process.execPath, args: [bin, 'mcp'], env: { BATON_DB: db } } },
+    });
   });
 });

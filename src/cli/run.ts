@@ -118,6 +118,15 @@ export async function withStore(
   }
 }
 
+/**
+ * Refuses --json for a command that prints no JSON result (a server, a hook's protocol): exit 2,
+ * one line saying what it prints instead, before anything is opened, started or written.
+ */
+export function refuseJson(command: Command, prints: string, hint = 'leave out --json'): void {
+  if (command.optsWithGlobals<GlobalOptions>().json !== true) return;
+  throw new InvalidInputError(`--json does not apply to baton ${commandPath(command)}: ${prints}`, hint);
+}
+
 /** `task list` for the command `baton task list`. */
 function commandPath(command: Command): string {
   const names: string[] = [];

@@ -19,23 +19,31 @@ export interface McpConfigSnippet {
   /** Where the snippet goes, in words. */
   readonly where: string;
   readonly text: string;
+  /** The same settings as an object: `text` parsed (JSON), or its table (codex's TOML). */
+  readonly settings: unknown;
 }
 
 export function mcpConfig(client: string, launch: McpLaunch): McpConfigSnippet {
   const server = { command: launch.node, args: [launch.batonBin, 'mcp'], env: { BATON_DB: launch.db } };
   switch (client) {
-    case 'claude':
+    case 'claude': {
+      const settings = { mcpServers: { baton: { type: 'stdio', ...server } } };
       return {
         where:
           '.mcp.json at the root of your project (Claude Code asks once to approve it); or run ' +
           `claude mcp add baton --env BATON_DB=${launch.db} -- ${launch.node} ${launch.batonBin} mcp`,
-        text: json({ mcpServers: { baton: { type: 'stdio', ...server } } }),
+        text: json(settings),
+        settings,
       };
-    case 'cursor':
+    }
+    case 'cursor': {
+      const settings = { mcpServers: { baton: server } };
       return {
         where: '.cursor/mcp.json in your project (or ~/.cursor/mcp.json for every project)',
-        text: json({ mcpServers: { baton: server } }),
+        text: json(settings),
+        settings,
       };
+    }
     case 'codex':
       return {
         where: '~/.codex/config.toml (or .codex/config.toml in a trusted project)',
@@ -46,6 +54,7 @@ export function mcpConfig(client: string, launch: McpLaunch): McpConfigSnippet {
           `env = { BATON_DB = ${toml(launch.db)} }`,
           '',
         ].join('\n'),
+        settings: { mcp_servers: { baton: server } },
       };
     default:
       throw new InvalidInputError(

@@ -19,7 +19,7 @@ import { withoutPassword } from '../../core/redact.js';
 import { absoluteDbUrl } from '../../store/open.js';
 import { Exit } from '../exit-codes.js';
 import { Output } from '../output.js';
-import { dbUrl, type GlobalOptions } from '../run.js';
+import { dbUrl, refuseJson, type GlobalOptions } from '../run.js';
 
 interface HookOptions {
   readonly defaultDb?: string;
@@ -95,6 +95,11 @@ function claudeOnly(agent: string): void {
 }
 
 async function runHookCommand(event: string, options: HookOptions, cmd: Command): Promise<void> {
+  refuseJson(
+    cmd,
+    "its stdout and exit code are Claude Code's hook protocol",
+    'leave out --json; Claude Code runs it as `baton hooks install claude` wrote it',
+  );
   const { isHookCommand, parseHookInput } = await import('../../agents/claude/hook-input.js');
   if (!isHookCommand(event)) {
     throw new InvalidInputError(
@@ -182,6 +187,7 @@ async function runKeeper(
   options: { session: string; claudePid?: string; claudeStart?: string },
   cmd: Command,
 ) {
+  refuseJson(cmd, 'it heartbeats a session while Claude Code runs and prints nothing');
   const { keepSession } = await import('../../agents/claude/keeper.js');
   const session = validateId('session', options.session);
   const claude =

@@ -12,7 +12,8 @@ import { InvalidInputError } from '../../core/errors.js';
 import { systemClock } from '../../daemon/clock.js';
 import { withoutPassword } from '../../core/redact.js';
 import { absoluteDbUrl } from '../../store/open.js';
-import { dbUrl, type GlobalOptions } from '../run.js';
+import { writeJson } from '../output.js';
+import { dbUrl, refuseJson, type GlobalOptions } from '../run.js';
 
 interface McpOptions {
   readonly printConfig?: string;
@@ -23,7 +24,10 @@ export function registerMcp(program: Command): void {
   program
     .command('mcp')
     .description('serve Baton to an MCP client (Claude Code, Codex, Cursor...) over stdio')
-    .option('--print-config <client>', 'print the config snippet for claude, codex or cursor, and exit')
+    .option(
+      '--print-config <client>',
+      'print the config snippet for claude, codex or cursor (with --json: as JSON), and exit',
+    )
     .option('--heartbeat-interval <seconds>', "how often the server's session heartbeats (default 2)")
     .addHelpText(
       'after',
@@ -41,9 +45,16 @@ export function registerMcp(program: Command): void {
         const db = withoutPassword(absoluteDbUrl(dbUrl(globals), process.cwd()));
         const snippet = mcpConfig(options.printConfig, { node: process.execPath, batonBin, db });
         process.stderr.write(`# ${snippet.where}\n`);
-        process.stdout.write(snippet.text);
+        // With --json, the settings as JSON: a JSON client's file as is, codex's TOML table as an object.
+        if (globals.json === true) writeJson(snippet.settings);
+        else process.stdout.write(snippet.text);
         return;
       }
+      refuseJson(
+        cmd,
+        'it serves the MCP protocol on stdout until the client disconnects',
+        'leave out --json; `baton --json mcp --print-config <client>` prints the client settings as JSON',
+      );
       // Loaded here, not at the top: every other command would pay for the MCP SDK.
       const { runMcpServer } = await import('../../agents/mcp/server.js');
       const { openAgentClient } = await import('../../agents/local-client.js');

@@ -9,7 +9,7 @@ import type { AuthMode } from '../../http/auth.js';
 import { HTTP_DEFAULT, parseBind, servingLine, type Bind, type HttpServer } from '../../http/bind.js';
 import type { MeteredStore, ServeOptions } from '../../http/server.js';
 import type { Store } from '../../store/store.js';
-import { collect, withStore } from '../run.js';
+import { collect, refuseJson, withStore } from '../run.js';
 import { InvalidInputError } from '../../core/errors.js';
 import { terminalText } from '../output.js';
 import {
@@ -69,6 +69,11 @@ export function registerServe(program: Command): void {
       collect,
     );
   githubOptions(serve).action((flags: ServeFlags, cmd: Command) => {
+    refuseJson(
+      cmd,
+      'it serves until stopped and prints the address it serves on',
+      'leave out --json; its HTTP API (/v1/...) answers in JSON',
+    );
     const { bind, auth } = parseHttpFlags(flags);
     checkGithubOnly(flags);
     if (flags.github !== undefined) checkWebhookFlags(flags.github, flags);
