@@ -4,12 +4,12 @@
  */
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { baton, localOnly, repoRoot, stopServers, type Run } from '../../test/support/cli.js';
-import { assertOneErrorLine, bundle, describeCli, type Obj } from '../../test/support/cli-suite.js';
+import { assertOneErrorLine, bundle, describeCli, ISO, type Obj } from '../../test/support/cli-suite.js';
 
 const root = repoRoot();
 const UNREACHABLE_PG = 'postgres://127.0.0.1:1/nope';
@@ -163,8 +163,8 @@ describe('baton CLI without a database', () => {
   });
 
   test('refuses --json for the commands that print no JSON, with exit 2, one line, and nothing made', async (t) => {
-    // Run in an empty folder without BATON_DB: `up` would make .baton/baton.db there, the others
-    // would serve or wait; a run that is not refused is stopped after 10 s and fails its row.
+    // Run in an empty folder without BATON_DB: `serve` would make .baton/baton.db there, the others
+    // would wait; a run that is not refused is stopped after 10 s and fails its row.
     const dir = mkdtempSync(join(tmpdir(), 'baton-json-refused-'));
     t.after(() => rmSync(dir, { recursive: true, force: true }));
     const env: NodeJS.ProcessEnv = { ...process.env };
@@ -182,8 +182,6 @@ describe('baton CLI without a database', () => {
         child.stdin?.end();
       });
     const rows: [args: string[], command: string][] = [
-      [['--json', 'up', '--no-http'], 'up'],
-      [['up', '--json', '--http', '127.0.0.1:0'], 'up'],
       [['--json', 'serve', '--http', '127.0.0.1:0'], 'serve'],
       [['--json', 'mcp'], 'mcp'],
       [['--json', 'hook', 'pre-tool'], 'hook'],
@@ -208,6 +206,45 @@ describe('baton CLI without a database', () => {
       rmSync(join(dir, '.baton'), { recursive: true, force: true });
     }
     assert.deepEqual(problems, []);
+  });
+
+  test('baton --json up prints its log as JSON Lines, each line an object with its time', async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'baton-json-up-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const child = spawn(
+      process.execPath,
+      [
+        join(root, 'bin/baton.js'),
+        '--json',
+        '--db',
+        join(dir, 'b.db'),
+        'up',
+        '--no-http',
+        '--host',
+        'json-box',
+      ],
+      { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+    let out = '';
+    child.stdout.setEncoding('utf8');
+    const lines = await new Promise<string[]>((done, fail) => {
+      const timer = setTimeout(() => fail(new Error(`no joined line within 30 s: ${out}`)), 30_000);
+      child.stdout.on('data', (chunk: string) => {
+        out += chunk;
+        if (!out.includes('joined')) return;
+        clearTimeout(timer);
+        done(out.split('\n').filter((line) => line !== ''));
+      });
+    });
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0);
+    for (const line of lines) {
+      const entry = JSON.parse(line) as Obj;
+      assert.deepEqual(Object.keys(entry), ['at', 'line'], line);
+      assert.match(String(entry['at']), ISO);
+    }
+    assert.match(String((JSON.parse(lines[0] ?? '{}') as Obj)['line']), /^baton up on json-box: /);
   });
 
   test('prints mcp --print-config as JSON with --json, for a TOML client too', async () => {

@@ -29,7 +29,10 @@ const EXAMPLE_HELP = `Example:
 export async function buildProgram(argv: readonly string[]): Promise<Command> {
   const program = new Command('baton')
     .description('Many AI coding agents and humans, one backlog, no double work.')
-    .option('--json', 'print results (and errors) as JSON on stdout; up, serve, mcp and hook refuse it')
+    .option(
+      '--json',
+      'print results (and errors) as JSON on stdout (up: its log as JSON Lines); serve, mcp and hook refuse it',
+    )
     .option('--db <url>', `SQLite path or postgres:// URL (default $BATON_DB, else ${DEFAULT_DB})`)
     .option('--api <url>', "Baton's HTTP API instead of the database (default $BATON_URL)")
     .option('--token <token>', 'the API token to present with --api (default $BATON_TOKEN)')

@@ -21,8 +21,8 @@ import { LOG_KEEP_DAYS_DEFAULT, LOG_KEEP_MB_DEFAULT } from '../../daemon/log-pru
 import type { UpOptions } from '../../daemon/up.js';
 import { JOINED_LINE_START, UP_DEFAULTS } from '../../daemon/up-defaults.js';
 import { absoluteDbUrl } from '../../store/open.js';
-import { terminalText } from '../output.js';
-import { collect, dbUrl, refuseJson, withStore, type GlobalOptions } from '../run.js';
+import { jsonText, terminalText } from '../output.js';
+import { collect, dbUrl, withStore, type GlobalOptions } from '../run.js';
 import { servingLine } from '../../http/bind.js';
 import { ledgerOptions } from './up-ledger.js';
 import { meterStoreLazily, parseHttpFlags, serveHttpLazily, type HttpFlags } from './serve.js';
@@ -263,18 +263,13 @@ function upFlags(upCommand: Command): Command {
 
 /** Joins the cluster until SIGINT or SIGTERM: the HTTP server (unless --no-http), then runUp. */
 function up(flags: UpFlags, cmd: Command): Promise<void> {
-  refuseJson(
-    cmd,
-    'it runs until stopped and prints its log as lines of text',
-    'leave out --json; read the cluster as JSON with `baton --json hosts`, `leader` or `queue list`',
-  );
   const options = parseUpFlags(flags, cmd.optsWithGlobals<GlobalOptions>());
   const { bind, auth } = parseHttpFlags(flags);
   checkGithubOnly(flags);
   if (flags.github !== undefined) checkGithubFlags(flags.github, flags);
   // Checked before the store opens, as every flag: a bad value makes no database file.
   const everyMs = validateDuration('--github-every', flags.githubEvery ?? '60s', 1000, 86_400_000);
-  return withStore(cmd, async (raw) => {
+  return withStore(cmd, async (raw, out) => {
     // Served: every store call of the process (server, runner, dispatcher, duties) is timed for /metrics.
     const metered = bind === null ? null : await meterStoreLazily(raw);
     const store = metered?.store ?? raw;
@@ -284,7 +279,8 @@ function up(flags: UpFlags, cmd: Command): Promise<void> {
     process.once('SIGTERM', leave);
     const log = (line: string): void => {
       const at = new Date().toISOString();
-      process.stdout.write(`${terminalText(`${at} ${line}`)}\n`);
+      // With --json, its log as JSON Lines (one object per line), for a log shipper.
+      process.stdout.write(`${out.json ? jsonText({ at, line }) : terminalText(`${at} ${line}`)}\n`);
     };
     log(
       `baton up on ${options.host}: lease TTL ${options.leaseTtlMs} ms, ` +
