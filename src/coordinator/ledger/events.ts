@@ -5,7 +5,7 @@
  * from the database in pages (constant memory), it is what `baton audit verify` checks and what
  * `baton audit export` writes, so an export verifies offline exactly as the database does.
  */
-import { KEY_RETIRED } from '../../core/ledger-retirement.js';
+import { retirementRows } from './retire.js';
 import { rowId, type Checkpoint } from '../../core/ledger.js';
 import type { Instant } from '../../core/time.js';
 import type { LedgerKey, LedgerRowColumns, LedgerRowsParams } from '../../store/ledger-store.js';
@@ -58,22 +58,6 @@ async function* checkpointsOf(store: Store, kind: Checkpoint['kind']): AsyncGene
   }
 }
 
-/**
- * Every key retirement, for a filtered export: the verifier judges each checkpoint's key by the
- * `ledger:key-retired` rows it reads (core/ledger-retirement.ts), so an export that left them out
- * would pass a checkpoint a retired key signed. A whole export has them already.
- */
-async function retirementRows(store: Store, filter: LedgerFilter): Promise<LedgerRowColumns[]> {
-  const found: LedgerRowColumns[] = [];
-  if (!isFiltered(filter)) return found;
-  for (let afterId = BEFORE_ALL; ;) {
-    const page = await store.ledger.rows({ afterId, limit: PAGE_ROWS, type: KEY_RETIRED });
-    found.push(...page);
-    if (page.length < PAGE_ROWS) return found;
-    afterId = rowId(page.at(-1) ?? {});
-  }
-}
-
 /** The page with the retirements of ids in (after, through] that it lacks, in id order. */
 function withRetirements(
   page: readonly LedgerRowColumns[],
@@ -119,7 +103,9 @@ export async function* ledgerEvents(store: Store, filter: LedgerFilter = {}): As
     yield { kind: 'checkpoint', checkpoint: checkpoint, leaves: null };
   }
   let cursor = BEFORE_ALL;
-  const retirements = await retirementRows(store, filter);
+  // A filtered stream carries every key retirement too: the verifier judges each checkpoint's key
+  // by the `ledger:key-retired` rows it reads, so without them it would pass a retired key's seal.
+  const retirements = isFiltered(filter) ? await retirementRows(store) : [];
   const page = async (throughId?: number): Promise<readonly LedgerRowColumns[]> => {
     const params: LedgerRowsParams = { ...filter, afterId: cursor, limit: PAGE_ROWS };
     const found = await store.ledger.rows(throughId === undefined ? params : { ...params, throughId });

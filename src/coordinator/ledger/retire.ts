@@ -6,6 +6,7 @@
  */
 import { ConflictError } from '../../core/errors.js';
 import { KEY_RETIRED, retiredKeyOf } from '../../core/ledger-retirement.js';
+import { rowId } from '../../core/ledger.js';
 import type { LedgerKey, LedgerRowColumns } from '../../store/ledger-store.js';
 import type { Store } from '../../store/store.js';
 import type { LedgerSigner } from './keys.js';
@@ -16,20 +17,27 @@ const PAGE = 1000;
 export class KeyRetiredError extends ConflictError {}
 
 /**
- * Each retired key's first `ledger:key-retired` row, read from the ledger (a read of the rows of
- * that type: without an index on `type`, a scan of the ledger, once per signer start).
+ * Every `ledger:key-retired` row, in id order, read a page at a time (rows of that type: without
+ * an index on `type`, a scan of the ledger; once per signer start, and per filtered export).
  */
-export async function keyRetirements(store: Store): Promise<Map<string, number>> {
-  const retired = new Map<string, number>();
+export async function retirementRows(store: Store): Promise<LedgerRowColumns[]> {
+  const found: LedgerRowColumns[] = [];
   for (let afterId = Number.MIN_SAFE_INTEGER; ;) {
     const page = await store.ledger.rows({ afterId, limit: PAGE, type: KEY_RETIRED });
-    for (const row of page) {
-      const keyId = retiredKeyOf(row);
-      if (keyId !== null && !retired.has(keyId)) retired.set(keyId, Number(row['id']));
-    }
-    if (page.length < PAGE) return retired;
-    afterId = Number(page.at(-1)?.['id']);
+    found.push(...page);
+    if (page.length < PAGE) return found;
+    afterId = rowId(page.at(-1) ?? {});
   }
+}
+
+/** Each retired key's first `ledger:key-retired` row. */
+export async function keyRetirements(store: Store): Promise<Map<string, number>> {
+  const retired = new Map<string, number>();
+  for (const row of await retirementRows(store)) {
+    const keyId = retiredKeyOf(row);
+    if (keyId !== null && !retired.has(keyId)) retired.set(keyId, rowId(row));
+  }
+  return retired;
 }
 
 function retiredRefusal(signer: LedgerSigner, row: number, usable: readonly string[]): KeyRetiredError {

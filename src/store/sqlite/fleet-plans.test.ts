@@ -5,28 +5,23 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import Database from 'better-sqlite3';
-import { sqliteDatabase } from '../../../test/support/databases.js';
+import type Database from 'better-sqlite3';
+import { migratedReadOnly, planSteps } from '../../../test/support/sqlite-plans.js';
 import { ORPHANED_JOBS } from './dispatch.js';
 import { CANDIDATES } from './dispatch-pass.js';
 import { HOST_FLEET, HOST_LIST } from './hosts.js';
-import { openSqliteStore } from './sqlite-store.js';
 
 let db: Database.Database;
 
 before(async () => {
-  const path = await sqliteDatabase().fresh();
-  await openSqliteStore({ path }).close();
-  db = new Database(path, { readonly: true });
+  db = await migratedReadOnly();
 });
 
 after(() => db.close());
 
 /** The plan's steps that read the jobs table (aliased j). */
 function onJobs(sql: string, ...params: unknown[]): { steps: string[]; all: string } {
-  const steps = (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map(
-    (r) => r.detail,
-  );
+  const steps = planSteps(db, sql, ...params);
   return { steps: steps.filter((d) => / j\b/.test(d)), all: steps.join('\n') };
 }
 
@@ -53,9 +48,7 @@ test('the rescue sweep reads only the active jobs, never the whole table in id o
 });
 
 test("a pass reads its candidates in dispatch order through jobs_queue, and each one's bindings by key", () => {
-  const steps = (db.prepare(`EXPLAIN QUERY PLAN ${CANDIDATES}`).all(0, 50) as { detail: string }[]).map(
-    (r) => r.detail,
-  );
+  const steps = planSteps(db, CANDIDATES, 0, 50);
   const all = steps.join('\n');
   assert.equal(steps[0], 'SCAN j USING INDEX jobs_queue', all);
   assert.doesNotMatch(all, /TEMP B-TREE/, all);

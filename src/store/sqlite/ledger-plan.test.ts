@@ -6,26 +6,19 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import Database from 'better-sqlite3';
-import { sqliteDatabase } from '../../../test/support/databases.js';
-import { openSqliteStore } from './sqlite-store.js';
+import type Database from 'better-sqlite3';
+import { migratedReadOnly, planSteps } from '../../../test/support/sqlite-plans.js';
 
 let db: Database.Database;
 
 before(async () => {
-  const path = await sqliteDatabase().fresh();
-  await openSqliteStore({ path }).close();
-  db = new Database(path, { readonly: true });
+  db = await migratedReadOnly();
 });
 
 after(() => db.close());
 
 test('the last sealed id is read from an index on last_id, never by a scan of every checkpoint', () => {
-  const steps = (
-    db.prepare('EXPLAIN QUERY PLAN SELECT coalesce(max(last_id), 0) AS n FROM audit_checkpoints').all() as {
-      detail: string;
-    }[]
-  ).map((r) => r.detail);
+  const steps = planSteps(db, 'SELECT coalesce(max(last_id), 0) AS n FROM audit_checkpoints');
   const all = steps.join('\n');
   assert.deepEqual(
     steps,
