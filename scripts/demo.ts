@@ -123,9 +123,8 @@ for (;;) {
 const lease = await store.leases.get('dispatcher');
 say(`\nAll jobs ended. The dispatcher lease is at term ${lease?.term ?? '?'}.`);
 for (const j of await store.jobs.list({ limit: 100 })) {
-  say(
-    `  ${j.key.padEnd(20)} ${j.status.padEnd(10)} attempt ${j.attempt}  ${j.host ?? '-'}  ${j.reason ?? ''}`,
-  );
+  const line = `  ${j.key.padEnd(20)} ${j.status.padEnd(10)} attempt ${j.attempt}  ${j.host ?? '-'}  ${j.reason ?? ''}`;
+  say(line.trimEnd());
 }
 say(`\nTry: node bin/baton.js --db ${db} audit --task github:acme/api#6`);
 for (const p of procs.values()) p.kill('SIGTERM');

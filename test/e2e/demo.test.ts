@@ -15,4 +15,5 @@ test('runs the demo to the end: done, failed and oom_killed jobs, and a failover
   assert.match(r.stdout, /api#4\s+failed\s+attempt \d .*exit code 1/);
   assert.match(r.stdout, /api#6\s+oom_killed/);
   assert.match(r.stdout, /api#1\s+done/);
+  assert.doesNotMatch(r.stdout, /[ \t]$/m, 'no line of the demo ends in blanks');
 });
