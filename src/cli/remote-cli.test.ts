@@ -163,6 +163,24 @@ describe('refusals over HTTP', () => {
     }
   });
 
+  test('a token with spaces or a newline is refused before anything is sent (exit 2, one line)', async () => {
+    // Pasting the whole line `baton token create` prints about a token, or a token with its
+    // newline, used to come back from the server as "the Authorization header is not Bearer".
+    const pasted = ['token 9f71077b89f0 (operator): shown once', 'baton_abc\n', 'baton abc'];
+    for (const token of pasted) {
+      // Port 9 (discard): nothing answers there, so a request sent would fail as unreachable (5).
+      const refused = await run({ BATON_URL: 'http://127.0.0.1:9', BATON_TOKEN: token }, ['queue', 'list']);
+      assert.equal(refused.code, 2, refused.stderr);
+      assert.match(
+        refused.stderr,
+        /^baton: the API token \(--token or BATON_TOKEN\) holds spaces or control/,
+      );
+      assert.match(refused.stderr, /— give the token alone, as `baton token create` printed it/);
+      assert.equal(refused.stderr.split('\n').filter(Boolean).length, 1, refused.stderr);
+      assert.equal(refused.stdout, '');
+    }
+  });
+
   test('baton init over HTTP refuses in one line and makes no database where it runs', async () => {
     // An agent under `baton up` has BATON_URL and BATON_TOKEN set; `baton init` there once made a
     // stray .baton/baton.db in its working directory instead of saying it needs the database.

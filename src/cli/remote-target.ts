@@ -29,5 +29,13 @@ export function remoteTarget(
       `--api (or BATON_URL) must be an http:// or https:// URL, got ${JSON.stringify(url)}`,
     );
   }
+  // What an Authorization header can carry (http/auth.ts): a token pasted with the line around it,
+  // or with a newline, would otherwise come back from the server as a malformed header.
+  if (!/^[\x21-\x7e]+$/.test(token)) {
+    throw new InvalidInputError(
+      `the API token (--token or BATON_TOKEN) holds spaces or control characters: it is not a token`,
+      'give the token alone, as `baton token create` printed it (baton_…)',
+    );
+  }
   return { url, token };
 }
