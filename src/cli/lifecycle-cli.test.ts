@@ -75,6 +75,9 @@ for (const db of bothEngines())
         );
         await t.json(0, 'task', 'add', 'designed', '--title', 'gated', '--priority', '1');
         await t.json(0, 'gate', 'designed', 'design');
+        const gatedKeys = async () =>
+          (await t.json<Obj[]>(0, 'task', 'list', '--gated')).map((x) => x['key']);
+        assert.deepEqual(await gatedKeys(), ['designed'], 'task list --gated: only the task behind a gate');
         const human = (await t.run('session', 'start', '--kind', 'human', '--ttl', '8h')).stdout.trim();
         const session = await t.json(0, 'session', 'list');
         assert.equal((session as unknown as Obj[])[0]?.['ttlMs'], 8 * 3600 * 1000);
@@ -103,6 +106,7 @@ for (const db of bothEngines())
         const live = (await t.json<Obj[]>(0, 'session', 'list', '--live')).map((s) => String(s['id']));
         assert.deepEqual(live, [human], 'no session is left live by a next that found nothing');
         await t.json(0, 'approve', 'designed', '--gate', 'design', '--note', 'plan is fine');
+        assert.deepEqual(await gatedKeys(), [], 'an opened gate is no gate');
         const started = await t.json(0, 'next');
         assert.equal(started['key'], 'designed');
         assert.equal(typeof started['session'], 'number', 'a human session was started for the caller');

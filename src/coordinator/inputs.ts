@@ -74,6 +74,8 @@ export interface TaskListInput {
   readonly assignee?: unknown;
   readonly state?: unknown;
   readonly label?: unknown;
+  /** true (or "true", from a query string): only tasks behind a gate; false: only those without. */
+  readonly gated?: unknown;
   readonly limit?: unknown;
 }
 
@@ -192,8 +194,18 @@ export function parseTaskList(input: TaskListInput): TaskListParams {
     assignee: optional(input.assignee, (value) => validateName('assignee', value)),
     state: optional(input.state, (value) => validateOneOf('task state', value, TASK_STATES)),
     label: optional(input.label, (value) => validateName('label', value)),
+    gated: optional(input.gated, gatedFlag),
     limit: limit(input.limit),
   };
+}
+
+function gatedFlag(value: unknown): boolean {
+  if (value === true || value === 'true') return true;
+  if (value === false || value === 'false') return false;
+  throw new InvalidInputError(
+    `gated must be true or false, got ${JSON.stringify(value)}`,
+    'give gated=true or false',
+  );
 }
 
 export function parseSessionStart(input: SessionStartInput): SessionStartParams {

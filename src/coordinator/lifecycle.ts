@@ -182,10 +182,13 @@ export class Lifecycle {
     if (got !== null) return { ok: true, task: got.task, claim: got.claim, session };
     if (session !== null) await this.store.sessions.end(session.id);
     else await this.refuseUnknown(project, label);
-    const open = await this.store.tasks.list({ project, state: 'open', limit: LIST_LIMIT_MAX });
-    const gated = open.filter(
-      (task) => task.gate !== null && (label === undefined || task.labels.includes(label)),
-    );
+    const gated = await this.store.tasks.list({
+      project,
+      label,
+      state: 'open',
+      gated: true,
+      limit: LIST_LIMIT_MAX,
+    });
     return { ok: false, gated };
   }
 

@@ -66,6 +66,8 @@ export interface TaskListParams {
   readonly assignee?: string | undefined;
   readonly label?: string | undefined;
   readonly state?: TaskState | undefined;
+  /** true: only tasks waiting behind a gate; false: only those without one. */
+  readonly gated?: boolean | undefined;
   readonly limit?: number | undefined;
 }
 

@@ -83,6 +83,7 @@ interface ListOptions {
   readonly assignee?: string;
   readonly state?: string;
   readonly label?: string;
+  readonly gated?: true;
   readonly limit?: string;
 }
 
@@ -95,6 +96,7 @@ function registerTaskList(task: Command): void {
     .option('--assignee <name>', 'only this assignee')
     .option('--state <state>', 'only tasks in this state: open, in_review, done, closed or escalated')
     .option('--label <name>', 'only tasks with this label; exits 4 for a label no task has')
+    .option('--gated', 'only tasks waiting behind a gate (open it with `baton approve <key> --gate <gate>`)')
     .option('--limit <n>', 'at most this many (default and maximum 1000)')
     .action((options: ListOptions, cmd: Command) =>
       withApi(cmd, async (baton, out) => {

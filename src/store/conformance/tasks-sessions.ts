@@ -2,6 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConflictError, NotFoundError } from '../../core/errors.js';
 import { givenSession, givenTask, withFixture, type Harness } from './harness.js';
+import type { TaskListParams } from '../store.js';
 
 export function exerciseTasksAndSessions(harness: Harness): void {
   describe('tasks', () => {
@@ -75,6 +76,23 @@ export function exerciseTasksAndSessions(harness: Harness): void {
           (await store.tasks.list({ label: 'bug', state: 'open' })).map((task) => task.key),
           ['b'],
         );
+      }));
+
+    test('lists the tasks behind a gate, or those without one, with the other filters', () =>
+      withFixture(harness, async ({ store }) => {
+        await store.tasks.add({ key: 'a', labels: ['ui'] });
+        await store.tasks.add({ key: 'b', labels: ['ui'] });
+        await store.tasks.add({ key: 'c' });
+        await store.tasks.add({ key: 'd' });
+        for (const key of ['a', 'c', 'd'])
+          await store.lifecycle.gate({ key, gate: 'design', by: { name: 'alice' } });
+        await store.lifecycle.approveGate({ key: 'd', gate: 'design', by: { name: 'alice' } });
+        const keys = async (params: TaskListParams) =>
+          (await store.tasks.list(params)).map((task) => task.key);
+        assert.deepEqual(await keys({ gated: true }), ['a', 'c']);
+        assert.deepEqual(await keys({ gated: false }), ['b', 'd'], 'an approved gate is no gate');
+        assert.deepEqual(await keys({ gated: true, label: 'ui' }), ['a']);
+        assert.deepEqual(await keys({}), ['a', 'b', 'c', 'd']);
       }));
   });
 

@@ -129,6 +129,7 @@ export function sqliteTasks(exec: SqliteExecutor): Sync<Store['tasks']> {
                    AND (@assignee IS NULL OR assignee = @assignee)
                    AND (@state IS NULL OR state = @state)
                    AND (@label IS NULL OR EXISTS (SELECT 1 FROM json_each(tasks.labels) WHERE value = @label))
+                   AND (@gated IS NULL OR (gate IS NOT NULL) = @gated)
                  ORDER BY priority, key LIMIT @limit`,
             )
             .all({
@@ -136,6 +137,7 @@ export function sqliteTasks(exec: SqliteExecutor): Sync<Store['tasks']> {
               assignee: params.assignee ?? null,
               state: params.state ?? null,
               label: params.label ?? null,
+              gated: params.gated === undefined ? null : Number(params.gated),
               limit: params.limit ?? 1000,
             }) as TaskRow[]
         ).map(toTask),
