@@ -9,6 +9,7 @@ import { InvalidInputError, NotFoundError } from '../core/errors.js';
 import { JOB_STATES, type Job, type JobState } from '../core/job.js';
 import type { Session } from '../core/session.js';
 import type { SessionReport } from '../core/session-report.js';
+import type { Task } from '../core/task.js';
 import type { Instant } from '../core/time.js';
 import { validateId, validateInteger, validateKey, validateName, validateOneOf } from '../core/validate.js';
 import type { WorkspaceLock } from '../core/workspace-lock.js';
@@ -68,6 +69,20 @@ export interface WorkspaceView {
   readonly holder: Session | null;
   /** Queued jobs whose reason says they wait for this workspace. */
   readonly waiting: readonly Job[];
+}
+
+/** What waits for a person: escalated tasks, tasks in review, tasks behind a gate. */
+export interface InboxView {
+  /** The database's clock, to say how long each has waited. */
+  readonly now: Instant;
+  /** Oldest first. */
+  readonly escalated: readonly Task[];
+  /** Longest in review first. */
+  readonly review: readonly Task[];
+  /** By priority, then key. */
+  readonly gated: readonly Task[];
+  /** Tasks of each list read, at most: a full list says more wait. */
+  readonly shown: number;
 }
 
 export interface JobView {
@@ -189,6 +204,20 @@ export class Views {
         }),
       })),
     );
+  }
+
+  /** The inbox (InboxView): three reads, each of at most PAGE_MAX tasks. */
+  async inbox(): Promise<InboxView> {
+    const [now, escalated, review, gated] = await Promise.all([
+      this.store.now(),
+      this.store.lifecycle.escalations({ limit: PAGE_MAX }),
+      this.store.tasks.list({ state: 'in_review', limit: PAGE_MAX }),
+      this.store.tasks.list({ state: 'open', gated: true, limit: PAGE_MAX }),
+    ]);
+    const longest = [...review].sort(
+      (one, other) => one.stateAt - other.stateAt || (one.key < other.key ? -1 : 1),
+    );
+    return { now, escalated, review: longest, gated, shown: PAGE_MAX };
   }
 
   async workspaces(): Promise<readonly WorkspaceView[]> {

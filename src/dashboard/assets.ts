@@ -2,8 +2,8 @@
  * The dashboard's own script and style, served from memory (no front-end build step). htmx comes
  * from its npm package (routes.ts). The script does four things: keeps the operator's token in
  * sessionStorage and sends it as a bearer header with every htmx request, encodes button
- * requests as JSON (the API's bodies), turns the server's change events into an htmx trigger
- * on <body>, and reads each answer into the status line.
+ * requests as JSON (the API's bodies, without the fields left empty), turns the server's change
+ * events into an htmx trigger on <body>, and reads each answer into the status line.
  */
 export const APP_JS = `
 (function () {
@@ -16,7 +16,8 @@ export const APP_JS = `
     encodeParameters: function (xhr, parameters) {
       xhr.overrideMimeType('application/json');
       var body = {};
-      parameters.forEach(function (value, key) { body[key] = value; });
+      // An optional field left empty is not given: the API refuses an empty note or reason.
+      parameters.forEach(function (value, key) { if (value !== '') body[key] = value; });
       return JSON.stringify(body);
     }
   });

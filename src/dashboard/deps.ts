@@ -11,6 +11,7 @@ import type { Job } from '../core/job.js';
 import type { HostCapacity } from '../core/capacity.js';
 import type { HostJudgement } from '../core/host-liveness.js';
 import type { Session, SessionKind } from '../core/session.js';
+import type { Task } from '../core/task.js';
 import type { Instant } from '../core/time.js';
 import type { WorkspaceLock } from '../core/workspace-lock.js';
 import type { Workspace } from '../core/workspace-plan.js';
@@ -62,6 +63,14 @@ export interface WorkspaceRow {
   readonly waiting: readonly Job[];
 }
 
+export interface InboxRows {
+  readonly now: Instant;
+  readonly escalated: readonly Task[];
+  readonly review: readonly Task[];
+  readonly gated: readonly Task[];
+  readonly shown: number;
+}
+
 /** Raw query-string values; the reads check them and throw InvalidInputError on bad ones. */
 export type Query = Readonly<Record<string, string | undefined>>;
 
@@ -71,6 +80,8 @@ export interface DashboardReads {
   leader(): Promise<LeaderRow>;
   hosts(): Promise<readonly HostRow[]>;
   workspaces(): Promise<readonly WorkspaceRow[]>;
+  /** What waits for a person: escalated tasks, tasks in review, tasks behind a gate. */
+  inbox(): Promise<InboxRows>;
   job(id: unknown): Promise<{ readonly job: Job; readonly history: readonly AuditEntry[] }>;
   audit(input: Query): Promise<Page<AuditEntry>>;
   /** The session report, newest first, filtered by host, since and until (ISO). */

@@ -9,6 +9,7 @@ export type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
 
 export const VIEWS = [
   { path: '/', name: 'queue', title: 'Queue' },
+  { path: '/inbox', name: 'inbox', title: 'Inbox' },
   { path: '/claims', name: 'claims', title: 'Claims' },
   { path: '/leader', name: 'leader', title: 'Leader' },
   { path: '/hosts', name: 'hosts', title: 'Hosts' },

@@ -17,6 +17,7 @@ import { VIEWS, page, type Html, type ViewName } from './layout.js';
 import { auditView } from './views/audit.js';
 import { claimsView } from './views/claims.js';
 import { hostsView, leaderView } from './views/cluster.js';
+import { inboxView } from './views/inbox.js';
 import { jobOutput, jobView, outputView } from './views/job.js';
 import { queueView } from './views/queue.js';
 import { sessionsView } from './views/sessions.js';
@@ -41,6 +42,7 @@ function fragments(deps: DashboardDeps): Fragments {
     leader: async () => leaderView(await reads.leader()),
     hosts: async () => hostsView(await reads.hosts(), apiBase),
     workspaces: async () => workspacesView(await reads.workspaces()),
+    inbox: async () => inboxView(await reads.inbox(), apiBase),
     sessions: async (query) => sessionsView(await reads.sessions(query), query),
     audit: async (query) => auditView(await reads.audit(query), query),
     job: async (_query, id) => {
