@@ -152,6 +152,14 @@ for (const db of bothEngines())
         await t.json(0, 'job', 'finish', String(job['id']), '--session', s, '--epoch', String(job['epoch']));
         const finished = await t.json<{ history: Obj[] } & Obj>(0, 'task', 'show', 'r');
         assert.equal(finished['state'], 'in_review');
+        const glance = await t.run('status');
+        assert.equal(glance.code, 0, glance.stderr);
+        assert.match(
+          glance.stdout,
+          /^inbox +1 in review — `baton task list --state in_review`, the dashboard's Inbox$/m,
+        );
+        assert.match(glance.stdout, /^jobs +0 running, 0 claimed, 0 queued \(0 waiting\); ended: 1 done/m);
+        assert.match(glance.stdout, /^claims +none live$/m);
         // The job's finish row records the move (decision 0023); the history shows it as a state change.
         assert.deepEqual(
           finished.history.map((e) => [e['type'], e['from'], e['to'], e['action'], e['by'], e['session']]),
@@ -182,6 +190,15 @@ for (const db of bothEngines())
         const show = await t.run('task', 'show', 'r');
         assert.match(show.stdout, /pull requests:\n {4}https:\/\/github.com\/acme\/api\/pull\/9/);
         assert.match(show.stdout, /in_review → open \(reject\) by .*: needs a test/);
+        const after = await t.json<{ inbox: Obj }>(0, 'status');
+        assert.deepEqual(after.inbox, {
+          escalated: 0,
+          oldestEscalatedAt: null,
+          review: 0,
+          gated: 0,
+          countedUpTo: 1000,
+        });
+        assert.match((await t.run('status')).stdout, /^inbox +nothing waits for a person$/m);
       });
 
       test('the vague-issue rule bounces a task with too few words to the escalation queue, once set', async () => {

@@ -70,6 +70,7 @@ export const COMMANDS: readonly (readonly [names: readonly string[], load: () =>
   [['enqueue', 'queue', 'job', 'cancel'], async () => (await import('./commands/queue.js')).registerQueue],
   [['audit'], async () => (await import('./commands/audit.js')).registerAudit],
   [['leader'], async () => (await import('./commands/leader.js')).registerLeader],
+  [['status'], async () => (await import('./commands/status.js')).registerStatus],
   [['up'], async () => (await import('./commands/up.js')).registerUp],
   [['serve'], async () => (await import('./commands/serve.js')).registerServe],
   [['token'], async () => (await import('./commands/token.js')).registerToken],

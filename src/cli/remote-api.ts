@@ -43,6 +43,7 @@ export interface CliApi extends Omit<AgentApi, 'effects' | 'lifecycle'> {
   getJob: Coordinator['getJob'];
   cancelJob: Coordinator['cancelJob'];
   audit: Coordinator['audit'];
+  status: Coordinator['status'];
   readonly effects: Pick<Effects, 'record' | 'list'>;
   readonly lifecycle: Pick<
     Lifecycle,
@@ -113,6 +114,8 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
   };
 
   listTasks: CliApi['listTasks'] = (input: TaskListInput = {}) => this.get(`/v1/tasks${query({ ...input })}`);
+
+  status: CliApi['status'] = () => this.get('/v1/status');
 
   startSession: CliApi['startSession'] = (input) => {
     const params = parseSessionStart(input);

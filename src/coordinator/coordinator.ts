@@ -18,6 +18,7 @@ import { Effects } from './effects.js';
 import { ProgressMarks } from './progress.js';
 import { Ledger } from './ledger/ledger.js';
 import { Pull } from './pull.js';
+import { fleetStatus, type FleetStatus } from './status.js';
 import { Views } from './views.js';
 import { Tokens } from './tokens.js';
 import { Workspaces } from './workspaces.js';
@@ -124,6 +125,11 @@ export class Coordinator {
   /** The workspace model: workspaces, agents, projects, a task's requirements and its plan. */
   get workspaces(): Workspaces {
     return new Workspaces(this.store);
+  }
+
+  /** The fleet at a glance (`baton status`, GET /v1/status): leader, hosts, jobs, claims, the inbox. */
+  status(): Promise<FleetStatus> {
+    return fleetStatus(this.store);
   }
 
   /** Whether the database has every migration this code knows (for /readyz). */

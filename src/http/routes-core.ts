@@ -317,8 +317,17 @@ function jobRoutes(app: Api, baton: Coordinator): void {
   );
 }
 
-/** The leader, the hosts and the audit ledger. */
+/** The fleet at a glance, the leader, the hosts and the audit ledger. */
 function clusterRoutes(app: Api, baton: Coordinator): void {
+  app.openapi(
+    route({
+      method: 'get',
+      path: '/v1/status',
+      tags: ['cluster'],
+      responses: ok('the leader, hosts, jobs by status, live claims and what waits for a person'),
+    }),
+    async (context) => result(context, await baton.status()),
+  );
   app.openapi(
     route({ method: 'get', path: '/v1/leader', tags: ['cluster'], responses: ok("the dispatcher's leader") }),
     async (context) => result(context, await baton.cluster.leader()),

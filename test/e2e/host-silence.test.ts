@@ -19,6 +19,12 @@ test('baton hosts and queue list say when a host is silent or down, and when not
     const served = await c.baton('hosts');
     assert.match(served.stdout, /solo .* ago\n$/, served.stdout);
     assert.doesNotMatch(served.stdout, /SILENT|DOWN|has not reported/);
+    const glance = await c.baton('status');
+    assert.equal(glance.code, 0, glance.stderr);
+    assert.match(glance.stdout, /^leader +solo \(session \d+, pid \d+\), term 1, lease ends in /m);
+    assert.match(glance.stdout, /^hosts +1 live; 1\/\d+ slots busy$/m);
+    assert.match(glance.stdout, /^jobs +1 running, 0 claimed, 0 queued \(0 waiting\); ended: none/m);
+    assert.match(glance.stdout, /^claims +1 live, oldest heartbeat .* ago$/m);
 
     first.signal('SIGKILL');
     await first.exited();
@@ -43,6 +49,26 @@ test('baton hosts and queue list say when a host is silent or down, and when not
     assert.match(queue.stdout, /no dispatcher leader: queued jobs wait until a `baton up` runs/);
     const json = JSON.parse((await c.baton('hosts', '--json')).stdout) as { liveness: string }[];
     assert.equal(json[0]?.liveness, 'silent');
+    // `baton status` says the same at a glance: no leader, the host silent, its job still running.
+    const silent = await c.baton('status');
+    assert.match(silent.stdout, /^leader +none: term 1 ended or expired — start `baton up` on a host/m);
+    assert.match(
+      silent.stdout,
+      /^hosts +0 live, 1 silent; 1\/\d+ slots busy\n +solo silent, last report .* ago/m,
+    );
+    assert.match(silent.stdout, /^jobs +1 running, 0 claimed, 1 queued/m);
+    const glanceJson = JSON.parse((await c.baton('status', '--json')).stdout) as Record<string, unknown>;
+    assert.equal((glanceJson['leader'] as { current: boolean }).current, false);
+    assert.deepEqual(glanceJson['jobs'], {
+      queued: 1,
+      claimed: 0,
+      running: 1,
+      done: 0,
+      failed: 0,
+      oom_killed: 0,
+      cancelled: 0,
+      escalated: 0,
+    });
 
     const second = c.up('solo');
     await second.waitForLog(/leading the dispatcher/);

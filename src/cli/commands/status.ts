@@ -1,0 +1,105 @@
+/**
+ * `baton status`: the fleet at a glance, in five lines an operator reads before anything else (who
+ * leads, the hosts, the jobs, the claims, what waits for a person), each pointing at the command
+ * with the detail. Read on the database's clock, here or by the API's server (coordinator/status.ts).
+ */
+import type { Command } from 'commander';
+import { age } from '../../core/host-liveness.js';
+import type { FleetStatus } from '../../coordinator/status.js';
+import { withApi } from '../run.js';
+
+/** Hosts named on their own line when they do not serve: the rest are counted. */
+const HOSTS_NAMED = 5;
+
+export function registerStatus(program: Command): void {
+  program
+    .command('status')
+    .description(
+      'the fleet at a glance: the leader, hosts, jobs by status, claims and what waits for a person',
+    )
+    .action((_o: unknown, cmd: Command) =>
+      withApi(cmd, async (baton, out) => {
+        const status = await baton.status();
+        out.result(status, () => statusLines(status));
+      }),
+    );
+}
+
+export function statusLines(status: FleetStatus): string[] {
+  return [leaderLine(status), ...hostLines(status), jobsLine(status), claimsLine(status), inboxLine(status)];
+}
+
+const label = (name: string, text: string): string => `${name.padEnd(8)} ${text}`;
+
+function leaderLine({ leader }: FleetStatus): string {
+  if (leader.current) {
+    const ends =
+      leader.expiresInMs === null ? '' : `, lease ends in ${age(leader.expiresInMs)} unless renewed`;
+    const who = `${leader.host ?? '?'} (session ${leader.session ?? '?'}, pid ${leader.pid ?? '?'})`;
+    return label('leader', `${who}, term ${leader.term ?? '?'}${ends}`);
+  }
+  if (leader.term === null) return label('leader', 'none: no `baton up` ever led — start one');
+  return label(
+    'leader',
+    `none: term ${leader.term} ended or expired — start \`baton up\` on a host (\`baton leader\`)`,
+  );
+}
+
+function hostLines({ hosts }: FleetStatus): string[] {
+  if (hosts.length === 0) return [label('hosts', 'none registered — run `baton up` on each machine')];
+  const count = (liveness: string) => hosts.filter((host) => host.liveness === liveness).length;
+  const enabled = hosts.filter((host) => host.enabled);
+  const busy = enabled.reduce((sum, host) => sum + host.jobsActive, 0);
+  const slots = enabled.reduce((sum, host) => sum + host.slotsMax, 0);
+  const standby = hosts.length - enabled.length;
+  const parts = [
+    `${count('live')} live`,
+    ...(count('silent') > 0 ? [`${count('silent')} silent`] : []),
+    ...(count('down') > 0 ? [`${count('down')} down`] : []),
+    ...(standby > 0 ? [`${standby} in warm standby`] : []),
+  ];
+  const summary = `${parts.join(', ')}; ${busy}/${slots} slots busy`;
+  const notServed = enabled.filter((host) => host.liveness !== 'live');
+  const named = notServed
+    .slice(0, HOSTS_NAMED)
+    .map((host) =>
+      label(
+        '',
+        `${host.name} ${host.liveness}, last report ${age(host.lastReportAgeMs)} ago — \`baton hosts\``,
+      ),
+    );
+  const more =
+    notServed.length > HOSTS_NAMED ? [label('', `and ${notServed.length - HOSTS_NAMED} more`)] : [];
+  return [label('hosts', summary), ...named, ...more];
+}
+
+function jobsLine({ jobs, waiting }: FleetStatus): string {
+  const active = `${jobs.running} running, ${jobs.claimed} claimed, ${jobs.queued} queued (${waiting} waiting)`;
+  const ended = (['done', 'failed', 'oom_killed', 'cancelled', 'escalated'] as const)
+    .filter((state) => jobs[state] > 0)
+    .map((state) => `${jobs[state]} ${state}`);
+  return label(
+    'jobs',
+    `${active}; ended: ${ended.length === 0 ? 'none' : ended.join(', ')} — \`baton queue list\``,
+  );
+}
+
+function claimsLine({ claims }: FleetStatus): string {
+  if (claims.held === 0 || claims.oldestHeartbeatAgeMs === null) return label('claims', 'none live');
+  return label('claims', `${claims.held} live, oldest heartbeat ${age(claims.oldestHeartbeatAgeMs)} ago`);
+}
+
+function inboxLine({ inbox, now }: FleetStatus): string {
+  const counted = (count: number): string => (count >= inbox.countedUpTo ? `${count}+` : String(count));
+  if (inbox.escalated + inbox.review + inbox.gated === 0) return label('inbox', 'nothing waits for a person');
+  const oldest =
+    inbox.oldestEscalatedAt === null ? '' : ` (oldest ${age(Math.max(0, now - inbox.oldestEscalatedAt))})`;
+  const parts: [number, string, string][] = [
+    [inbox.escalated, `${counted(inbox.escalated)} escalated${oldest}`, '`baton escalations`'],
+    [inbox.review, `${counted(inbox.review)} in review`, '`baton task list --state in_review`'],
+    [inbox.gated, `${counted(inbox.gated)} behind a gate`, '`baton task list --gated`'],
+  ];
+  const shown = parts.filter(([count]) => count > 0);
+  const where = [...shown.map(([, , command]) => command), "the dashboard's Inbox"].join(', ');
+  return label('inbox', `${shown.map(([, text]) => text).join(', ')} — ${where}`);
+}
