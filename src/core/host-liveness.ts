@@ -14,9 +14,12 @@ export type HostLiveness = 'live' | 'silent' | 'down';
 /** A runner without a TTL of its own is judged by `baton up`'s default `--stale-after`. */
 const DEFAULT_SILENCE_MS: DurationMs = 10_000;
 
+/** What judging a host needs of its runner session: which one, and its TTL. */
+type RunnerSession = Pick<Session, 'id' | 'ttlMs'>;
+
 function hostLiveness(
   host: { readonly session: number | null; readonly heartbeatAt: Instant },
-  liveSessions: ReadonlyMap<number, Session>,
+  liveSessions: ReadonlyMap<number, RunnerSession>,
   now: Instant,
 ): HostLiveness {
   const session = host.session === null ? undefined : liveSessions.get(host.session);
@@ -37,10 +40,10 @@ export interface HostJudgement {
  */
 export function judgeHosts<H extends { readonly session: number | null; readonly heartbeatAt: Instant }>(
   hosts: readonly H[],
-  liveSessions: readonly Session[],
+  liveSessions: readonly RunnerSession[],
   now: Instant,
 ): (H & HostJudgement)[] {
-  const sessions = new Map<number, Session>(liveSessions.map((session) => [session.id, session]));
+  const sessions = new Map<number, RunnerSession>(liveSessions.map((session) => [session.id, session]));
   return hosts.map((host) => ({
     ...host,
     liveness: hostLiveness(host, sessions, now),

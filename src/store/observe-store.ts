@@ -38,6 +38,25 @@ export interface Count<K extends string = string> {
   readonly count: number;
 }
 
+/** A host's last report and, while its runner session is live, that session and its TTL. */
+export interface HostReport {
+  readonly name: string;
+  readonly enabled: boolean;
+  readonly heartbeatAt: Instant;
+  /** The runner session serving the host if it is still live; null otherwise. */
+  readonly liveSession: { readonly id: SessionId; readonly ttlMs: number | null } | null;
+}
+
+/** The ledger's tamper window: rows written since the last checkpoint, and whether any key may seal. */
+export interface LedgerWindow {
+  /** Public keys ever registered (`baton ledger init`); one is always unretired when any is. */
+  readonly keys: number;
+  /** Rows above the highest id a checkpoint covers. */
+  readonly unsealedRows: number;
+  /** The oldest `at` among them; null when every row is sealed. */
+  readonly oldestUnsealedAt: Instant | null;
+}
+
 export interface StoreStats {
   readonly now: Instant;
   readonly jobsByStatus: readonly Count[];
@@ -58,6 +77,20 @@ export interface StoreStats {
   readonly oldestClaimHeartbeatAt: Instant | null;
   /** The newest ledger row's id (0 when empty): it changes whenever anything is written. */
   readonly auditMaxId: number;
+  /**
+   * Live claims whose holder's session has passed its TTL (SESSION_TTL_FALLBACK_MS without one) on
+   * the database clock, or ended: a leader takes them back within its `--stale-after`.
+   */
+  readonly claimsPastTtl: number;
+  /** Every host, to be judged live, silent or down as `baton hosts` judges it (core/host-liveness.ts). */
+  readonly hosts: readonly HostReport[];
+  /** Tasks by state (core/task.ts), and open tasks behind a gate. */
+  readonly tasksByState: readonly Count[];
+  readonly tasksGated: number;
+  /** When the longest-waiting escalated task, and task in review, reached that state; null when none. */
+  readonly oldestEscalatedAt: Instant | null;
+  readonly oldestInReviewAt: Instant | null;
+  readonly ledger: LedgerWindow;
 }
 
 export interface ObserveStore {

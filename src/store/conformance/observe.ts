@@ -1,7 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { GENESIS_HASH } from '../../core/ledger.js';
 import { givenHost, givenLeader } from './dispatch.js';
-import { givenSession, givenTask, withFixture, type Harness } from './harness.js';
+import { givenSession, givenTask, sleep, withFixture, type Harness } from './harness.js';
 
 export function exerciseObserve(harness: Harness): void {
   describe("the operator's reads", () => {
@@ -121,6 +122,69 @@ export function exerciseObserve(harness: Harness): void {
         assert.ok(started !== null);
         assert.equal((await store.observe.stats()).jobsStarted, 1);
         assert.ok(after.auditMaxId > stats.auditMaxId);
+      }));
+
+    test('reports hosts with their live runner session, tasks by state, and the unsealed ledger', () =>
+      withFixture(harness, async ({ store }) => {
+        const empty = await store.observe.stats();
+        assert.deepEqual(empty.hosts, []);
+        assert.deepEqual(empty.ledger, { keys: 0, unsealedRows: 0, oldestUnsealedAt: null });
+        assert.equal(empty.oldestEscalatedAt, null);
+        const { session: serving, host } = await givenHost(store, 'box-1');
+        const { session: gone } = await givenHost(store, 'box-2', { enabled: false });
+        await store.sessions.end(gone.id);
+        for (const key of ['a', 'b', 'c']) await givenTask(store, key);
+        const by = { name: 'ops' };
+        const escalated = await store.lifecycle.escalate({ key: 'a', reason: 'stuck', by });
+        assert.ok(escalated.ok);
+        await store.lifecycle.gate({ key: 'b', gate: 'design', by });
+        const fleeting = await store.sessions.start({ kind: 'agent', host: 'box-1', pid: 7, ttlMs: 50 });
+        assert.ok((await store.claims.acquire({ key: 'c', session: fleeting.id })).ok);
+        assert.equal((await store.observe.stats()).claimsPastTtl, 0);
+        await sleep(120);
+        const rows = await store.audit.list({ limit: 1000 });
+        const stats = await store.observe.stats();
+        assert.equal(stats.claimsPastTtl, 1);
+        assert.deepEqual(
+          stats.hosts.map((one) => [one.name, one.enabled, one.heartbeatAt, one.liveSession?.id ?? null]),
+          [
+            ['box-1', true, host.heartbeatAt, serving.id],
+            ['box-2', false, stats.hosts[1]?.heartbeatAt, null],
+          ],
+        );
+        assert.equal(stats.hosts[0]?.liveSession?.ttlMs, serving.ttlMs);
+        const states = Object.fromEntries(stats.tasksByState.map((group) => [group.name, group.count]));
+        assert.deepEqual(states, { open: 2, escalated: 1 });
+        assert.equal(stats.tasksGated, 1);
+        assert.equal(stats.oldestEscalatedAt, escalated.task.stateAt);
+        assert.equal(stats.oldestInReviewAt, null);
+        assert.deepEqual(stats.ledger, { keys: 0, unsealedRows: rows.length, oldestUnsealedAt: rows[0]?.at });
+        await store.ledger.addKey({ id: 'k'.repeat(16), publicKey: 'cHVibGlj' });
+        const through = rows[2]?.id ?? 0;
+        const sealed = await store.ledger.append(
+          {
+            kind: 'seal',
+            seq: 1,
+            firstId: rows[0]?.id ?? 1,
+            lastId: through,
+            rowCount: 3,
+            root: 'r'.repeat(64),
+            prevHash: GENESIS_HASH,
+            hash: 'h'.repeat(64),
+            keyId: 'k'.repeat(16),
+            signature: 'sig',
+            sealedAt: 1_700_000_000_000,
+            throughSeq: null,
+          },
+          new Uint8Array([1]),
+        );
+        assert.ok(sealed);
+        const after = (await store.observe.stats()).ledger;
+        assert.deepEqual(after, {
+          keys: 1,
+          unsealedRows: rows.length - 3 + 1, // and the key's own ledger:key-added row
+          oldestUnsealedAt: rows[3]?.at,
+        });
       }));
   });
 }

@@ -2,10 +2,10 @@
  * The operator's reads on PostgreSQL (observe-store.ts). stats() is one statement, so its
  * figures come from one snapshot.
  */
-import type { Count, LiveClaim, ObserveStore } from '../observe-store.js';
+import type { Count, HostReport, LiveClaim, ObserveStore } from '../observe-store.js';
 import type * as shared from '../run-rows.js';
 import { liveClaimOf } from '../run-rows.js';
-import { NOW, PG, jobColumns, ms, msOrNull, toJob, type JobRow, type PgEncoding } from './rows.js';
+import { EXPIRED, NOW, PG, jobColumns, ms, msOrNull, toJob, type JobRow, type PgEncoding } from './rows.js';
 import type { PgExecutor } from './executor.js';
 
 /**
@@ -36,6 +36,15 @@ interface StatsRow {
   held: number;
   oldest: Date | null;
   max_id: number;
+  past_ttl: number;
+  hosts: HostReport[] | null;
+  tasks: Count[] | null;
+  gated: number;
+  escalated: Date | null;
+  in_review: Date | null;
+  keys: number;
+  unsealed: number;
+  oldest_unsealed: Date | null;
 }
 
 /** A job as JSON from a lateral subquery: its timestamps come back as text, read as dates. */
@@ -58,6 +67,14 @@ const grouped = (sql: string): string =>
 /** Ledger rows of a job's start: `job:started`, or a claim that started its job (decision 0023). */
 const STARTED = `type = 'job:started' OR (type = 'job:claimed' AND detail @> '{"started": true}')`;
 
+/** Each host as a HostReport (observe-store.ts): its last report, and its runner session while live. */
+const HOSTS = `(SELECT jsonb_agg(jsonb_build_object(
+       'name', h.name, 'enabled', h.enabled,
+       'heartbeatAt', round(extract(epoch FROM h.heartbeat_at) * 1000)::float8,
+       'liveSession', CASE WHEN s.id IS NULL THEN NULL ELSE jsonb_build_object('id', s.id, 'ttlMs', s.ttl_ms) END
+     ) ORDER BY h.name)
+   FROM hosts h LEFT JOIN sessions s ON s.id = h.session_id AND s.state = 'live')`;
+
 /** store.observe.stats in one statement. */
 const STATS_SQL = `SELECT ${NOW} AS now,
      ${grouped('SELECT status AS name, count(*)::int AS count FROM jobs GROUP BY status')} AS jobs,
@@ -71,10 +88,22 @@ const STATS_SQL = `SELECT ${NOW} AS now,
         WHERE outcome IS NOT NULL GROUP BY outcome`,
      )} AS outcomes,
      c.granted, c.held, c.oldest,
-     (SELECT coalesce(max(id), 0)::float8 FROM audit_events) AS max_id
+     (SELECT coalesce(max(id), 0)::float8 FROM audit_events) AS max_id,
+     (SELECT count(*)::int FROM claims cl JOIN sessions s ON s.id = cl.session_id
+      WHERE cl.released_at IS NULL AND ${EXPIRED('s')}) AS past_ttl,
+     ${HOSTS} AS hosts,
+     ${grouped('SELECT state AS name, count(*)::int AS count FROM tasks GROUP BY state')} AS tasks,
+     t.gated, t.escalated, t.in_review,
+     (SELECT count(*)::int FROM ledger_keys) AS keys, l.unsealed, l.oldest_unsealed
    FROM (SELECT count(*)::int AS granted, (count(*) FILTER (WHERE released_at IS NULL))::int AS held,
                 min(heartbeat_at) FILTER (WHERE released_at IS NULL) AS oldest
-         FROM claims) c`;
+         FROM claims) c,
+        (SELECT (count(*) FILTER (WHERE state = 'open' AND gate IS NOT NULL))::int AS gated,
+                min(state_at) FILTER (WHERE state = 'escalated') AS escalated,
+                min(state_at) FILTER (WHERE state = 'in_review') AS in_review
+         FROM tasks) t,
+        (SELECT count(*)::int AS unsealed, min(at) AS oldest_unsealed FROM audit_events
+         WHERE id > (SELECT coalesce(max(last_id), 0) FROM audit_checkpoints)) l`;
 
 export function postgresObserve(exec: PgExecutor): ObserveStore['observe'] {
   return {
@@ -117,6 +146,17 @@ export function postgresObserve(exec: PgExecutor): ObserveStore['observe'] {
         claimsByOutcome: row.outcomes ?? [],
         oldestClaimHeartbeatAt: msOrNull(row.oldest),
         auditMaxId: Number(row.max_id),
+        claimsPastTtl: row.past_ttl,
+        hosts: row.hosts ?? [],
+        tasksByState: row.tasks ?? [],
+        tasksGated: row.gated,
+        oldestEscalatedAt: msOrNull(row.escalated),
+        oldestInReviewAt: msOrNull(row.in_review),
+        ledger: {
+          keys: row.keys,
+          unsealedRows: row.unsealed,
+          oldestUnsealedAt: msOrNull(row.oldest_unsealed),
+        },
       };
     },
     auditMaxId: async () => {

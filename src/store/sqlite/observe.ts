@@ -2,6 +2,7 @@
  * The operator's reads on SQLite (observe-store.ts). Each runs in one read transaction, so its
  * figures agree with one another.
  */
+import { SESSION_TTL_FALLBACK_MS } from '../../core/session.js';
 import type { Count, LiveClaim, ObserveStore, StoreStats } from '../observe-store.js';
 import type * as shared from '../run-rows.js';
 import { liveClaimOf } from '../run-rows.js';
@@ -86,8 +87,9 @@ function statsIn(exec: SqliteExecutor): StoreStats {
                FROM claims`,
     )
     .get() as { granted: number; held: number; oldest: number | null };
+  const now = exec.now();
   return {
-    now: exec.now(),
+    now,
     jobsByStatus: counts(all('SELECT status AS name, count(*) AS count FROM jobs GROUP BY status')),
     waitingByReason: counts(
       all(
@@ -113,5 +115,73 @@ function statsIn(exec: SqliteExecutor): StoreStats {
     ),
     oldestClaimHeartbeatAt: claims.oldest,
     auditMaxId: auditMaxId(exec),
+    ...healthIn(exec, now),
+  };
+}
+
+interface HostRow {
+  name: string;
+  enabled: number;
+  heartbeat_at: number;
+  live_session: number | null;
+  ttl_ms: number | null;
+}
+
+/** The figures an operator is paged on (hosts, tasks waiting for people, the ledger's window), in stats' read. */
+function healthIn(
+  exec: SqliteExecutor,
+  now: number,
+): Pick<
+  StoreStats,
+  | 'claimsPastTtl'
+  | 'hosts'
+  | 'tasksByState'
+  | 'tasksGated'
+  | 'oldestEscalatedAt'
+  | 'oldestInReviewAt'
+  | 'ledger'
+> {
+  const hosts = exec
+    .prepare(
+      `SELECT h.name, h.enabled, h.heartbeat_at, s.id AS live_session, s.ttl_ms
+       FROM hosts h LEFT JOIN sessions s ON s.id = h.session_id AND s.state = 'live' ORDER BY h.name`,
+    )
+    .all() as HostRow[];
+  const tasks = exec
+    .prepare(
+      `SELECT count(*) FILTER (WHERE state = 'open' AND gate IS NOT NULL) AS gated,
+              min(state_at) FILTER (WHERE state = 'escalated') AS escalated,
+              min(state_at) FILTER (WHERE state = 'in_review') AS in_review
+       FROM tasks`,
+    )
+    .get() as { gated: number; escalated: number | null; in_review: number | null };
+  const ledger = exec
+    .prepare(
+      `SELECT (SELECT count(*) FROM ledger_keys) AS keys, count(*) AS unsealed, min(at) AS oldest
+       FROM audit_events WHERE id > (SELECT coalesce(max(last_id), 0) FROM audit_checkpoints)`,
+    )
+    .get() as { keys: number; unsealed: number; oldest: number | null };
+  const pastTtl = exec
+    .prepare(
+      `SELECT count(*) AS n FROM claims c JOIN sessions s ON s.id = c.session_id
+       WHERE c.released_at IS NULL
+         AND (s.state <> 'live' OR @now - s.heartbeat_at > coalesce(s.ttl_ms, ${SESSION_TTL_FALLBACK_MS}))`,
+    )
+    .get({ now }) as { n: number };
+  return {
+    claimsPastTtl: pastTtl.n,
+    hosts: hosts.map((row) => ({
+      name: row.name,
+      enabled: row.enabled === 1,
+      heartbeatAt: row.heartbeat_at,
+      liveSession: row.live_session === null ? null : { id: row.live_session, ttlMs: row.ttl_ms },
+    })),
+    tasksByState: counts(
+      exec.prepare('SELECT state AS name, count(*) AS count FROM tasks GROUP BY state').all() as Count[],
+    ),
+    tasksGated: tasks.gated,
+    oldestEscalatedAt: tasks.escalated,
+    oldestInReviewAt: tasks.in_review,
+    ledger: { keys: ledger.keys, unsealedRows: ledger.unsealed, oldestUnsealedAt: ledger.oldest },
   };
 }
