@@ -94,6 +94,14 @@ for (const db of bothEngines()) {
         assert.equal(sample(after, 'baton_leader_term'), lease.lease.term);
         assert.equal(sample(after, 'baton_leader_present'), 1);
         assert.ok(sample(after, 'baton_claim_oldest_heartbeat_age_seconds') >= 0);
+        // What alerts page on (src/http/alerts.test.ts makes each condition): none here but an
+        // unsealed ledger, which pages nobody without a key.
+        assert.equal(sample(after, 'baton_claims_past_ttl'), 0);
+        assert.equal(sample(after, 'baton_hosts{liveness="silent",enabled="true"}'), 0);
+        assert.equal(sample(after, 'baton_tasks{state="escalated"}'), 0);
+        assert.equal(sample(after, 'baton_task_oldest_wait_age_seconds{state="escalated"}'), 0);
+        assert.equal(sample(after, 'baton_ledger_sealing_configured'), 0);
+        assert.ok(sample(after, 'baton_ledger_unsealed_rows') > sample(before, 'baton_ledger_unsealed_rows'));
         assert.ok(
           sample(after, 'baton_store_call_duration_seconds_count{method="claims.acquire",outcome="ok"}') >= 2,
         );

@@ -17,6 +17,7 @@ import { JOB_STATES, TERMINAL_JOB_STATES } from '../core/job.js';
 import type { Lease } from '../core/lease.js';
 import { WAITING_CLASSES, waitingClass } from '../core/waiting.js';
 import type { StoreStats } from '../store/observe-store.js';
+import { healthGauges, refreshHealth } from './metrics-health.js';
 import type { StoreCallObserver } from '../store/timed.js';
 
 export interface MetricsReads {
@@ -140,6 +141,7 @@ function setCounter(counter: Counter<string>, value: number, labels?: Record<str
 export function metricsRoutes(deps: MetricsDeps): Hono {
   const registry = deps.registry ?? new Registry();
   const metrics = gauges(registry);
+  const health = healthGauges(registry);
   let scrape: Promise<string> = Promise.resolve('');
 
   const refresh = async (): Promise<string> => {
@@ -175,6 +177,7 @@ export function metricsRoutes(deps: MetricsDeps): Hono {
     }
     for (const [reason, jobs] of waiting) metrics.waiting.set({ reason }, jobs);
     setCounter(metrics.oom, count(stats.jobsByStatus, 'oom_killed'));
+    refreshHealth(health, stats);
     return registry.metrics();
   };
 

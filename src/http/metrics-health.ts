@@ -1,0 +1,94 @@
+/**
+ * The /metrics figures an operator is paged on (deploy/prometheus/baton-alerts.yml): hosts judged
+ * live, silent or down as `baton hosts` judges them, tasks waiting for people, and the ledger's
+ * tamper window. All come from the same `store.observe.stats` read as the rest of /metrics, judged
+ * on the database clock (`stats.now`), so every process that serves them agrees.
+ */
+import { Gauge, type Registry } from 'prom-client';
+import { judgeHosts, type HostLiveness } from '../core/host-liveness.js';
+import { TASK_STATES } from '../core/task.js';
+import type { Instant } from '../core/time.js';
+import type { StoreStats } from '../store/observe-store.js';
+
+const LIVENESS: readonly HostLiveness[] = ['live', 'silent', 'down'];
+/** The states a task waits in for a person (core/task.ts). */
+const HUMAN_WAITS = ['escalated', 'in_review'] as const;
+
+type HealthGauges = ReturnType<typeof healthGauges>;
+
+export function healthGauges(registry: Registry) {
+  const registers = [registry];
+  return {
+    pastTtl: new Gauge({
+      name: 'baton_claims_past_ttl',
+      help:
+        "Live claims whose holder's session has passed its TTL on the database clock: " +
+        'a leader takes them back within its --stale-after.',
+      registers,
+    }),
+    hosts: new Gauge({
+      name: 'baton_hosts',
+      help:
+        'Hosts by whether their baton up serves them (live; silent: no report within its runner TTL; ' +
+        'down: runner ended or rescued), as baton hosts judges them, and whether enabled (false: standby).',
+      labelNames: ['liveness', 'enabled'],
+      registers,
+    }),
+    tasks: new Gauge({ name: 'baton_tasks', help: 'Tasks by state.', labelNames: ['state'], registers }),
+    gated: new Gauge({
+      name: 'baton_tasks_gated',
+      help: 'Open tasks behind a gate (a design waiting for approval).',
+      registers,
+    }),
+    oldestWait: new Gauge({
+      name: 'baton_task_oldest_wait_age_seconds',
+      help: 'How long the longest-waiting task in the state (escalated, in_review) has been in it; 0 when none.',
+      labelNames: ['state'],
+      registers,
+    }),
+    sealing: new Gauge({
+      name: 'baton_ledger_sealing_configured',
+      help: 'Whether a ledger key is registered (1), so the leader seals the ledger, or not (0).',
+      registers,
+    }),
+    unsealed: new Gauge({
+      name: 'baton_ledger_unsealed_rows',
+      help: 'Ledger rows no checkpoint covers yet: the tamper window.',
+      registers,
+    }),
+    unsealedAge: new Gauge({
+      name: 'baton_ledger_oldest_unsealed_age_seconds',
+      help: 'Age of the oldest ledger row no checkpoint covers, on the database clock; 0 when all are sealed.',
+      registers,
+    }),
+  };
+}
+
+/** Seconds from `at` to `now`, 0 for none. */
+const ageSeconds = (at: Instant | null, now: Instant): number =>
+  at === null ? 0 : Math.max(0, now - at) / 1000;
+
+export function refreshHealth(gauges: HealthGauges, stats: StoreStats): void {
+  gauges.pastTtl.set(stats.claimsPastTtl);
+  const live = stats.hosts.flatMap((host) => (host.liveSession === null ? [] : [host.liveSession]));
+  const judged = judgeHosts(
+    stats.hosts.map((host) => ({ ...host, session: host.liveSession?.id ?? null })),
+    live,
+    stats.now,
+  );
+  for (const liveness of LIVENESS) {
+    for (const enabled of [true, false]) {
+      const hosts = judged.filter((host) => host.liveness === liveness && host.enabled === enabled).length;
+      gauges.hosts.set({ liveness, enabled: String(enabled) }, hosts);
+    }
+  }
+  for (const state of TASK_STATES) {
+    gauges.tasks.set({ state }, stats.tasksByState.find((entry) => entry.name === state)?.count ?? 0);
+  }
+  gauges.gated.set(stats.tasksGated);
+  const oldest = { escalated: stats.oldestEscalatedAt, in_review: stats.oldestInReviewAt };
+  for (const state of HUMAN_WAITS) gauges.oldestWait.set({ state }, ageSeconds(oldest[state], stats.now));
+  gauges.sealing.set(stats.ledger.keys > 0 ? 1 : 0);
+  gauges.unsealed.set(stats.ledger.unsealedRows);
+  gauges.unsealedAge.set(ageSeconds(stats.ledger.oldestUnsealedAt, stats.now));
+}
