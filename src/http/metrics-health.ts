@@ -82,12 +82,12 @@ export function refreshHealth(gauges: HealthGauges, stats: StoreStats): void {
       gauges.hosts.set({ liveness, enabled: String(enabled) }, hosts);
     }
   }
-  for (const state of TASK_STATES) {
-    gauges.tasks.set({ state }, stats.tasksByState.find((entry) => entry.name === state)?.count ?? 0);
+  const tasks = (state: string) => stats.tasksByState.find((entry) => entry.name === state);
+  for (const state of TASK_STATES) gauges.tasks.set({ state }, tasks(state)?.count ?? 0);
+  gauges.gated.set(tasks('open')?.gated ?? 0);
+  for (const state of HUMAN_WAITS) {
+    gauges.oldestWait.set({ state }, ageSeconds(tasks(state)?.oldestAt ?? null, stats.now));
   }
-  gauges.gated.set(stats.tasksGated);
-  const oldest = { escalated: stats.oldestEscalatedAt, in_review: stats.oldestInReviewAt };
-  for (const state of HUMAN_WAITS) gauges.oldestWait.set({ state }, ageSeconds(oldest[state], stats.now));
   gauges.sealing.set(stats.ledger.keys > 0 ? 1 : 0);
   gauges.unsealed.set(stats.ledger.unsealedRows);
   gauges.unsealedAge.set(ageSeconds(stats.ledger.oldestUnsealedAt, stats.now));

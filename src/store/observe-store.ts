@@ -47,13 +47,23 @@ export interface HostReport {
   readonly liveSession: { readonly id: SessionId; readonly ttlMs: number | null } | null;
 }
 
+/** The tasks in one state: how many, how many wait behind a gate, and since when the longest-standing one is in it. */
+export interface TaskStateCount extends Count {
+  readonly gated: number;
+  readonly oldestAt: Instant;
+}
+
 /** The ledger's tamper window: rows written since the last checkpoint, and whether any key may seal. */
 export interface LedgerWindow {
   /** Public keys ever registered (`baton ledger init`); one is always unretired when any is. */
   readonly keys: number;
-  /** Rows above the highest id a checkpoint covers. */
+  /**
+   * Rows above the highest id a checkpoint covers, counted as ids (the newest id minus that one):
+   * two index probes at any ledger size, where counting rows would read the whole ledger of a
+   * database that has no key. An id a rolled-back write drew counts too.
+   */
   readonly unsealedRows: number;
-  /** The oldest `at` among them; null when every row is sealed. */
+  /** The `at` of the first row above it (the oldest unsealed); null when every row is sealed. */
   readonly oldestUnsealedAt: Instant | null;
 }
 
@@ -84,12 +94,8 @@ export interface StoreStats {
   readonly claimsPastTtl: number;
   /** Every host, to be judged live, silent or down as `baton hosts` judges it (core/host-liveness.ts). */
   readonly hosts: readonly HostReport[];
-  /** Tasks by state (core/task.ts), and open tasks behind a gate. */
-  readonly tasksByState: readonly Count[];
-  readonly tasksGated: number;
-  /** When the longest-waiting escalated task, and task in review, reached that state; null when none. */
-  readonly oldestEscalatedAt: Instant | null;
-  readonly oldestInReviewAt: Instant | null;
+  /** Tasks by state (core/task.ts), in one pass over the tasks. */
+  readonly tasksByState: readonly TaskStateCount[];
   readonly ledger: LedgerWindow;
 }
 

@@ -2,7 +2,7 @@
  * The operator's reads on PostgreSQL (observe-store.ts). stats() is one statement, so its
  * figures come from one snapshot.
  */
-import type { Count, HostReport, LiveClaim, ObserveStore } from '../observe-store.js';
+import type { Count, HostReport, LiveClaim, ObserveStore, TaskStateCount } from '../observe-store.js';
 import type * as shared from '../run-rows.js';
 import { liveClaimOf } from '../run-rows.js';
 import { EXPIRED, NOW, PG, jobColumns, ms, msOrNull, toJob, type JobRow, type PgEncoding } from './rows.js';
@@ -38,10 +38,7 @@ interface StatsRow {
   max_id: number;
   past_ttl: number;
   hosts: HostReport[] | null;
-  tasks: Count[] | null;
-  gated: number;
-  escalated: Date | null;
-  in_review: Date | null;
+  tasks: TaskStateCount[] | null;
   keys: number;
   unsealed: number;
   oldest_unsealed: Date | null;
@@ -75,6 +72,12 @@ const HOSTS = `(SELECT jsonb_agg(jsonb_build_object(
      ) ORDER BY h.name)
    FROM hosts h LEFT JOIN sessions s ON s.id = h.session_id AND s.state = 'live')`;
 
+/** Tasks by state as TaskStateCounts (observe-store.ts), in one pass. */
+const TASKS = `(SELECT jsonb_agg(jsonb_build_object(
+       'name', g.state, 'count', g.n, 'gated', g.gated, 'oldestAt', round(extract(epoch FROM g.oldest) * 1000)::float8))
+   FROM (SELECT state, count(*) AS n, count(*) FILTER (WHERE gate IS NOT NULL) AS gated, min(state_at) AS oldest
+         FROM tasks GROUP BY state) g)`;
+
 /** store.observe.stats in one statement. */
 const STATS_SQL = `SELECT ${NOW} AS now,
      ${grouped('SELECT status AS name, count(*)::int AS count FROM jobs GROUP BY status')} AS jobs,
@@ -92,18 +95,14 @@ const STATS_SQL = `SELECT ${NOW} AS now,
      (SELECT count(*)::int FROM claims cl JOIN sessions s ON s.id = cl.session_id
       WHERE cl.released_at IS NULL AND ${EXPIRED('s')}) AS past_ttl,
      ${HOSTS} AS hosts,
-     ${grouped('SELECT state AS name, count(*)::int AS count FROM tasks GROUP BY state')} AS tasks,
-     t.gated, t.escalated, t.in_review,
+     ${TASKS} AS tasks,
      (SELECT count(*)::int FROM ledger_keys) AS keys, l.unsealed, l.oldest_unsealed
    FROM (SELECT count(*)::int AS granted, (count(*) FILTER (WHERE released_at IS NULL))::int AS held,
                 min(heartbeat_at) FILTER (WHERE released_at IS NULL) AS oldest
          FROM claims) c,
-        (SELECT (count(*) FILTER (WHERE state = 'open' AND gate IS NOT NULL))::int AS gated,
-                min(state_at) FILTER (WHERE state = 'escalated') AS escalated,
-                min(state_at) FILTER (WHERE state = 'in_review') AS in_review
-         FROM tasks) t,
-        (SELECT count(*)::int AS unsealed, min(at) AS oldest_unsealed FROM audit_events
-         WHERE id > (SELECT coalesce(max(last_id), 0) FROM audit_checkpoints)) l`;
+        (SELECT greatest((SELECT coalesce(max(id), 0) FROM audit_events) - s.through, 0)::float8 AS unsealed,
+                (SELECT at FROM audit_events WHERE id > s.through ORDER BY id LIMIT 1) AS oldest_unsealed
+         FROM (SELECT coalesce(max(last_id), 0) AS through FROM audit_checkpoints) s) l`;
 
 export function postgresObserve(exec: PgExecutor): ObserveStore['observe'] {
   return {
@@ -149,9 +148,6 @@ export function postgresObserve(exec: PgExecutor): ObserveStore['observe'] {
         claimsPastTtl: row.past_ttl,
         hosts: row.hosts ?? [],
         tasksByState: row.tasks ?? [],
-        tasksGated: row.gated,
-        oldestEscalatedAt: msOrNull(row.escalated),
-        oldestInReviewAt: msOrNull(row.in_review),
         ledger: {
           keys: row.keys,
           unsealedRows: row.unsealed,

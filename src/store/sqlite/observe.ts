@@ -3,7 +3,7 @@
  * figures agree with one another.
  */
 import { SESSION_TTL_FALLBACK_MS } from '../../core/session.js';
-import type { Count, LiveClaim, ObserveStore, StoreStats } from '../observe-store.js';
+import type { Count, LiveClaim, ObserveStore, StoreStats, TaskStateCount } from '../observe-store.js';
 import type * as shared from '../run-rows.js';
 import { liveClaimOf } from '../run-rows.js';
 import { SQLITE, toJob, type JobRow, type SqliteEncoding } from './rows.js';
@@ -131,16 +131,7 @@ interface HostRow {
 function healthIn(
   exec: SqliteExecutor,
   now: number,
-): Pick<
-  StoreStats,
-  | 'claimsPastTtl'
-  | 'hosts'
-  | 'tasksByState'
-  | 'tasksGated'
-  | 'oldestEscalatedAt'
-  | 'oldestInReviewAt'
-  | 'ledger'
-> {
+): Pick<StoreStats, 'claimsPastTtl' | 'hosts' | 'tasksByState' | 'ledger'> {
   const hosts = exec
     .prepare(
       `SELECT h.name, h.enabled, h.heartbeat_at, s.id AS live_session, s.ttl_ms
@@ -149,16 +140,17 @@ function healthIn(
     .all() as HostRow[];
   const tasks = exec
     .prepare(
-      `SELECT count(*) FILTER (WHERE state = 'open' AND gate IS NOT NULL) AS gated,
-              min(state_at) FILTER (WHERE state = 'escalated') AS escalated,
-              min(state_at) FILTER (WHERE state = 'in_review') AS in_review
-       FROM tasks`,
+      `SELECT state AS name, count(*) AS count, count(*) FILTER (WHERE gate IS NOT NULL) AS gated,
+              min(state_at) AS oldestAt
+       FROM tasks GROUP BY state`,
     )
-    .get() as { gated: number; escalated: number | null; in_review: number | null };
+    .all() as TaskStateCount[];
   const ledger = exec
     .prepare(
-      `SELECT (SELECT count(*) FROM ledger_keys) AS keys, count(*) AS unsealed, min(at) AS oldest
-       FROM audit_events WHERE id > (SELECT coalesce(max(last_id), 0) FROM audit_checkpoints)`,
+      `SELECT (SELECT count(*) FROM ledger_keys) AS keys,
+              max((SELECT coalesce(max(id), 0) FROM audit_events) - s.through, 0) AS unsealed,
+              (SELECT at FROM audit_events WHERE id > s.through ORDER BY id LIMIT 1) AS oldest
+       FROM (SELECT coalesce(max(last_id), 0) AS through FROM audit_checkpoints) s`,
     )
     .get() as { keys: number; unsealed: number; oldest: number | null };
   const pastTtl = exec
@@ -176,12 +168,7 @@ function healthIn(
       heartbeatAt: row.heartbeat_at,
       liveSession: row.live_session === null ? null : { id: row.live_session, ttlMs: row.ttl_ms },
     })),
-    tasksByState: counts(
-      exec.prepare('SELECT state AS name, count(*) AS count FROM tasks GROUP BY state').all() as Count[],
-    ),
-    tasksGated: tasks.gated,
-    oldestEscalatedAt: tasks.escalated,
-    oldestInReviewAt: tasks.in_review,
+    tasksByState: tasks.map((row) => ({ ...row })),
     ledger: { keys: ledger.keys, unsealedRows: ledger.unsealed, oldestUnsealedAt: ledger.oldest },
   };
 }
