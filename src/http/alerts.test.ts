@@ -44,16 +44,19 @@ describe('the shipped alert rules', () => {
 
 /**
  * What the operator is paged for, made real: a host whose runner went silent on the database clock
- * (its session's 50 ms TTL passed) beside one that is live, a claim whose holder passed its TTL, an
- * escalated task, failed and OOM-killed jobs, a queued job nothing explains, a registered ledger key
- * with rows no checkpoint covers, and no leader.
+ * (its session's 50 ms TTL passed) beside one that is live and a standby that is down, a claim
+ * whose holder passed its TTL, an escalated task, failed and OOM-killed jobs, a queued job nothing
+ * explains, a registered ledger key with rows no checkpoint covers, and no leader.
  */
 async function troubles(store: Store, coordinator: Coordinator): Promise<void> {
-  const register = async (name: string, ttlMs?: number) => {
+  const register = async (name: string, ttlMs?: number, enabled = true) => {
     const session = await store.sessions.start({ kind: 'daemon', host: name, pid: 1, ttlMs });
     const capacity = { ramTotalMb: 8000, ramReservedMb: 0, ramFreeMb: 8000, slotsMax: 2 };
-    await store.hosts.register({ name, session: session.id, ...capacity });
+    await store.hosts.register({ name, session: session.id, enabled, ...capacity });
+    return session;
   };
+  // A standby whose runner stopped pages nobody: it is not meant to take work.
+  await store.sessions.end((await register('spare-box', undefined, false)).id);
   await register('quiet-box', 50);
   const worker = await store.sessions.start({ kind: 'agent', host: 'live-box', pid: 2 });
   for (const [key, status] of [
@@ -155,6 +158,7 @@ for (const db of bothEngines()) {
         const value = (series: string) => samples(after).find((sample) => sample.series === series)?.value;
         assert.equal(value('baton_hosts{liveness="silent",enabled="true"}'), 1);
         assert.equal(value('baton_hosts{liveness="live",enabled="true"}'), 1);
+        assert.equal(value('baton_hosts{liveness="down",enabled="false"}'), 1);
         assert.equal(value('baton_claims_past_ttl'), 1);
         assert.equal(value('baton_tasks{state="escalated"}'), 1);
         assert.equal(value('baton_ledger_sealing_configured'), 1);
