@@ -140,7 +140,9 @@ export function exerciseObserve(harness: Harness): void {
         await store.lifecycle.gate({ key: 'b', gate: 'design', by });
         const fleeting = await store.sessions.start({ kind: 'agent', host: 'box-1', pid: 7, ttlMs: 50 });
         assert.ok((await store.claims.acquire({ key: 'c', session: fleeting.id })).ok);
-        assert.equal((await store.observe.stats()).claimsPastTtl, 0);
+        // A claim within its holder's TTL (5 min without one) is not counted; the fleeting one is.
+        await givenTask(store, 'd');
+        assert.ok((await store.claims.acquire({ key: 'd', session: serving.id })).ok);
         await sleep(120);
         const rows = await store.audit.list({ limit: 1000 });
         const stats = await store.observe.stats();
@@ -153,13 +155,13 @@ export function exerciseObserve(harness: Harness): void {
           ],
         );
         assert.equal(stats.hosts[0]?.liveSession?.ttlMs, serving.ttlMs);
-        const tasks = await Promise.all(['b', 'c'].map((key) => store.tasks.get(key)));
+        const tasks = await Promise.all(['b', 'c', 'd'].map((key) => store.tasks.get(key)));
         const openSince = Math.min(...tasks.map((task) => task?.stateAt ?? 0));
         assert.deepEqual(
           [...stats.tasksByState].sort((one, other) => one.name.localeCompare(other.name)),
           [
             { name: 'escalated', count: 1, gated: 0, oldestAt: escalated.task.stateAt },
-            { name: 'open', count: 2, gated: 1, oldestAt: openSince },
+            { name: 'open', count: 3, gated: 1, oldestAt: openSince },
           ],
         );
         assert.deepEqual(stats.ledger, { keys: 0, unsealedRows: rows.length, oldestUnsealedAt: rows[0]?.at });
