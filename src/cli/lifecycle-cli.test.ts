@@ -156,7 +156,7 @@ for (const db of bothEngines())
         assert.equal(glance.code, 0, glance.stderr);
         assert.match(
           glance.stdout,
-          /^inbox +1 in review — `baton task list --state in_review`, the dashboard's Inbox$/m,
+          /^inbox +1 in review \(oldest [\d.]+ (ms|s)\) — `baton task list --state in_review`, the dashboard's Inbox$/m,
         );
         assert.match(glance.stdout, /^jobs +0 running, 0 claimed, 0 queued \(0 waiting\); ended: 1 done/m);
         assert.match(glance.stdout, /^claims +none live$/m);
@@ -193,10 +193,10 @@ for (const db of bothEngines())
         const after = await t.json<{ inbox: Obj }>(0, 'status');
         assert.deepEqual(after.inbox, {
           escalated: 0,
-          oldestEscalatedAt: null,
+          oldestEscalatedAgeMs: null,
           review: 0,
           gated: 0,
-          countedUpTo: 1000,
+          oldestReviewAgeMs: null,
         });
         assert.match((await t.run('status')).stdout, /^inbox +nothing waits for a person$/m);
       });

@@ -1,14 +1,14 @@
 /**
  * The fleet at a glance (`baton status`, `GET /v1/status`): who leads, the hosts as `baton hosts`
- * judges them, jobs by status, live claims and what waits for a person, each read as the command
- * that shows its detail reads it, on the database's clock. The inbox's lists are counted up to
- * LIST_LIMIT_MAX; `countedUpTo` says where a count stops.
+ * judges them, jobs by status, live claims and what waits for a person, on the database's clock:
+ * the hosts and the leader as `baton hosts` and `baton leader` read them, the rest from the one
+ * snapshot /metrics reads (store.observe.stats).
  */
 import { JOB_STATES, type JobState } from '../core/job.js';
+import type { TaskState } from '../core/task.js';
 import type { DurationMs, Instant } from '../core/time.js';
 import type { Store } from '../store/store.js';
 import { Cluster, type JudgedHost, type LeaderDetail } from './cluster.js';
-import { LIST_LIMIT_MAX } from './inputs.js';
 
 export interface FleetStatus {
   readonly now: Instant;
@@ -19,27 +19,32 @@ export interface FleetStatus {
   /** Queued jobs that say why they wait (a held task or workspace, no room, a gate). */
   readonly waiting: number;
   readonly claims: { readonly held: number; readonly oldestHeartbeatAgeMs: DurationMs | null };
+  /**
+   * What waits for a person, with how long the longest-waiting escalation and review have waited
+   * (durations, judged here on the database's clock, so a reader's clock plays no part).
+   */
   readonly inbox: {
     readonly escalated: number;
-    readonly oldestEscalatedAt: Instant | null;
+    readonly oldestEscalatedAgeMs: DurationMs | null;
     readonly review: number;
+    readonly oldestReviewAgeMs: DurationMs | null;
+    /** Open tasks behind a gate. */
     readonly gated: number;
-    /** Each count stops here: a count equal to it means at least that many. */
-    readonly countedUpTo: number;
   };
 }
 
 export async function fleetStatus(store: Store): Promise<FleetStatus> {
   const cluster = new Cluster(store);
-  const limit = LIST_LIMIT_MAX;
-  const [hosts, leader, stats, escalated, review, gated] = await Promise.all([
+  const [hosts, leader, stats] = await Promise.all([
     cluster.hosts(),
     cluster.leader(),
     store.observe.stats(),
-    store.lifecycle.escalations({ limit }),
-    store.tasks.list({ state: 'in_review', limit }),
-    store.tasks.list({ state: 'open', gated: true, limit }),
   ]);
+  const tasks = (state: TaskState) => stats.tasksByState.find((count) => count.name === state);
+  const ageOf = (state: TaskState): DurationMs | null => {
+    const at = tasks(state)?.oldestAt;
+    return at === undefined ? null : Math.max(0, stats.now - at);
+  };
   const jobs = Object.fromEntries(JOB_STATES.map((state) => [state, 0])) as Record<JobState, number>;
   for (const { name, count } of stats.jobsByStatus) if (name in jobs) jobs[name as JobState] = count;
   const oldest = stats.oldestClaimHeartbeatAt;
@@ -54,11 +59,11 @@ export async function fleetStatus(store: Store): Promise<FleetStatus> {
       oldestHeartbeatAgeMs: oldest === null ? null : Math.max(0, stats.now - oldest),
     },
     inbox: {
-      escalated: escalated.length,
-      oldestEscalatedAt: escalated[0]?.stateAt ?? null,
-      review: review.length,
-      gated: gated.length,
-      countedUpTo: limit,
+      escalated: tasks('escalated')?.count ?? 0,
+      oldestEscalatedAgeMs: ageOf('escalated'),
+      review: tasks('in_review')?.count ?? 0,
+      oldestReviewAgeMs: ageOf('in_review'),
+      gated: tasks('open')?.gated ?? 0,
     },
   };
 }

@@ -89,15 +89,21 @@ function claimsLine({ claims }: FleetStatus): string {
   return label('claims', `${claims.held} live, oldest heartbeat ${age(claims.oldestHeartbeatAgeMs)} ago`);
 }
 
-function inboxLine({ inbox, now }: FleetStatus): string {
-  const counted = (count: number): string => (count >= inbox.countedUpTo ? `${count}+` : String(count));
+function inboxLine({ inbox }: FleetStatus): string {
   if (inbox.escalated + inbox.review + inbox.gated === 0) return label('inbox', 'nothing waits for a person');
-  const oldest =
-    inbox.oldestEscalatedAt === null ? '' : ` (oldest ${age(Math.max(0, now - inbox.oldestEscalatedAt))})`;
+  const oldest = (ageMs: number | null): string => (ageMs === null ? '' : ` (oldest ${age(ageMs)})`);
   const parts: [number, string, string][] = [
-    [inbox.escalated, `${counted(inbox.escalated)} escalated${oldest}`, '`baton escalations`'],
-    [inbox.review, `${counted(inbox.review)} in review`, '`baton task list --state in_review`'],
-    [inbox.gated, `${counted(inbox.gated)} behind a gate`, '`baton task list --gated`'],
+    [
+      inbox.escalated,
+      `${inbox.escalated} escalated${oldest(inbox.oldestEscalatedAgeMs)}`,
+      '`baton escalations`',
+    ],
+    [
+      inbox.review,
+      `${inbox.review} in review${oldest(inbox.oldestReviewAgeMs)}`,
+      '`baton task list --state in_review`',
+    ],
+    [inbox.gated, `${inbox.gated} behind a gate`, '`baton task list --gated`'],
   ];
   const shown = parts.filter(([count]) => count > 0);
   const where = [...shown.map(([, , command]) => command), "the dashboard's Inbox"].join(', ');
