@@ -20,7 +20,7 @@ for (const db of bothEngines()) {
       const c = await clusterFixture(db);
       try {
         const agent = 'env > env.txt && while [ ! -e go ]; do sleep 0.1; done';
-        assert.equal((await c.baton('enqueue', 'k', '--command', agent)).code, 0);
+        assert.equal((await c.baton('enqueue', 'k', '--command', agent, '--ram-mb', '300')).code, 0);
         for (const key of ['free', 'spare']) assert.equal((await c.baton('task', 'add', key)).code, 0);
         const up = c.up('h1', '--http', '127.0.0.1:0');
         await up.waitForLog(/serving the API and dashboard on http:\/\/127\.0\.0\.1:\d+/);
@@ -39,6 +39,8 @@ for (const db of bothEngines()) {
         const [url, token] = [env['BATON_URL'] ?? '', env['BATON_TOKEN'] ?? ''];
         const session = Number(env['BATON_SESSION']);
         const epoch = Number(env['BATON_EPOCH']);
+        // The job's RAM budget reaches the agent, so it can size its own work to it.
+        assert.equal(env['BATON_RAM_MB'], '300');
         const post = async (path: string, body: unknown) => {
           const response = await fetch(`${url}${path}`, {
             method: 'POST',
