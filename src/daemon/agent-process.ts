@@ -64,6 +64,11 @@ export interface AgentProcess {
   tail(): string;
   /** Why output did not reach the log file (cut at its cap, or a write failed), or null. */
   logProblem(): string | null;
+  /**
+   * Resolves once its log file is closed, the cap's marker and tail written: the run is reported
+   * ended only then, so a follower (`baton job log --follow`) that sees it ended reads it whole.
+   */
+  logClosed(): Promise<void>;
 }
 
 /** A job's scope made as its run begins, and its agent's process waiting in it (launcher.ts). */
@@ -139,6 +144,7 @@ export async function spawnAgent(params: AgentSpawnParams): Promise<AgentProcess
       child: launched,
       tail: () => tail,
       logProblem: () => withLogProblem(logFile.cut(), logFile.problem()),
+      logClosed: () => logFile.end(),
     };
   }
   const child = spawn(file, args, {
@@ -152,5 +158,10 @@ export async function spawnAgent(params: AgentSpawnParams): Promise<AgentProcess
   child.stderr?.on('data', collect);
   child.on('exit', () => void logFile.end());
   child.on('error', () => void logFile.end());
-  return { child, tail: () => tail, logProblem: () => withLogProblem(logFile.cut(), logFile.problem()) };
+  return {
+    child,
+    tail: () => tail,
+    logProblem: () => withLogProblem(logFile.cut(), logFile.problem()),
+    logClosed: () => logFile.end(),
+  };
 }

@@ -189,6 +189,7 @@ export class AgentRun {
     await progress.flush();
     await watching;
     const exit = await exited;
+    await this.agent?.logClosed();
     await this.closeScope(scope);
     await dir.retire();
     await this.report(exit, oomBefore, agentSession, claimEpoch, guard);

@@ -58,6 +58,8 @@ export class JobLog {
   private droppedBytes = 0;
   private failure: string | null = null;
   private ended = false;
+  /** The file closed, its cut marker and tail written: what a second call to end() waits for too. */
+  private closed: Promise<void> = Promise.resolve();
   private readonly path: string;
 
   constructor(
@@ -132,8 +134,13 @@ export class JobLog {
 
   /** Writes the cut marker and the tail, and closes the file. */
   end(): Promise<void> {
-    if (this.ended) return Promise.resolve();
+    if (this.ended) return this.closed;
     this.ended = true;
+    this.closed = this.close();
+    return this.closed;
+  }
+
+  private close(): Promise<void> {
     this.noteErrored();
     const stream = this.stream;
     if (stream === null || this.failure !== null) return Promise.resolve(this.markDropped());

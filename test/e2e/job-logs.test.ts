@@ -8,11 +8,12 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { closeSync, constants, mkdirSync, openSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { sqliteDatabase } from '../support/databases.js';
 import { waitUntil } from '../support/wait.js';
-import { agentPids, agentStarted, clusterFixture, type ClusterFixture } from './cluster-support.js';
+import { agentPids, agentStarted, clusterFixture, isAlive, type ClusterFixture } from './cluster-support.js';
 
 const jobOf = async (c: ClusterFixture, key: string) => (await c.store.jobs.list({ key }))[0];
 
@@ -119,6 +120,41 @@ test('a run killed after its log was cut at --log-max-mb is requeued saying so, 
       /attempt 1 on a at .*: requeued — agent killed by SIGKILL.*; log .*job-\d+-attempt-1\.log cut at its cap of 20972 bytes \(baton up --log-max-mb\): \d+ bytes of output dropped/,
     );
     assert.match(shown.stdout, /attempt 2 on a at .*: done, exit 0$/m);
+  } finally {
+    await c.close();
+  }
+});
+
+test('a run is reported ended only once its log is written whole: a log that drains slowly keeps its job running', async () => {
+  const c = await clusterFixture(sqliteDatabase());
+  try {
+    // The log is a pipe read only when the test says: the runner's writes wait on it.
+    const logs = join(c.dir, '.baton', 'logs');
+    mkdirSync(logs, { recursive: true });
+    const fifo = join(logs, 'job-1-attempt-1.log');
+    execFileSync('mkfifo', [fifo]);
+    const idle = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK); // a reader, never reading
+    const { job } = await c.store.jobs.enqueue({ key: 'k', command: 'seq 1 100000' }); // 589 KB
+    c.up('a');
+    await waitUntil(
+      async () => {
+        const pid = (await c.store.jobs.get(job.id))?.pid;
+        return pid != null && !isAlive(pid);
+      },
+      15_000,
+      'the agent to exit',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    assert.equal((await c.store.jobs.get(job.id))?.status, 'running', 'its log is not written yet');
+    const drained = join(c.dir, 'drained.log');
+    const cat = spawn('sh', ['-c', `cat "${fifo}" > "${drained}"`]);
+    await new Promise((resolve) => cat.on('close', resolve));
+    closeSync(idle);
+    await ended(c, 'k');
+    assert.equal((await jobOf(c, 'k'))?.status, 'done');
+    const lines = readFileSync(drained, 'utf8').trimEnd().split('\n');
+    assert.equal(lines.length, 100_000);
+    assert.equal(lines.at(-1), '100000');
   } finally {
     await c.close();
   }
