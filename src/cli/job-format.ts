@@ -98,6 +98,8 @@ export function runLines(job: Job, runs: readonly JobRun[]): string[] {
   // Only a runner's agents (a pid) write a log; a job taken in pull mode has none of Baton's.
   const spawned = runs.filter((run) => run.pid !== null);
   const hosts = [...new Set(spawned.map((run) => run.host ?? '?'))].join(', ');
-  const output = `  output: .baton/logs/job-${job.id}-attempt-<n>.log where the \`baton up\` of ${hosts} runs`;
+  const output =
+    `  output: .baton/logs/job-${job.id}-attempt-<n>.log where the \`baton up\` of ${hosts} runs; ` +
+    `\`baton job log ${job.id} [--attempt <n>] [--follow]\` prints it`;
   return ['  runs:', ...lines, ...(spawned.length === 0 ? [] : [output])];
 }

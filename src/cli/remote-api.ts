@@ -29,6 +29,8 @@ import type { Job, JobId } from '../core/job.js';
 import type { JobBatchResult } from '../store/job-batch.js';
 import { validateId, validateKey } from '../core/validate.js';
 import { fromWire } from '../agents/api-connection.js';
+import { parseJobLog } from '../coordinator/job-log.js';
+import type { LogChunk } from '../core/job-log.js';
 import { RemoteCoordinator, type AgentApi } from './remote.js';
 
 /** The API the CLI's commands use: the Coordinator, or RemoteApi over HTTP. */
@@ -41,6 +43,7 @@ export interface CliApi extends Omit<AgentApi, 'effects' | 'lifecycle'> {
   enqueue: Coordinator['enqueue'];
   listJobs: Coordinator['listJobs'];
   getJob: Coordinator['getJob'];
+  jobLog: Coordinator['jobLog'];
   cancelJob: Coordinator['cancelJob'];
   audit: Coordinator['audit'];
   status: Coordinator['status'];
@@ -154,6 +157,16 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
   listJobs: CliApi['listJobs'] = (input = {}) => this.get(`/v1/jobs${query({ ...input, progress: 'true' })}`);
 
   getJob: CliApi['getJob'] = (id) => this.get(`/v1/jobs/${validateId('job', id)}?progress=true`);
+
+  /** The server reads its own log folder; the bytes come base64-encoded in `data`. */
+  jobLog: CliApi['jobLog'] = async (input) => {
+    const { id, attempt, offset, follow } = parseJobLog(input);
+    const asked = query({ attempt, offset, follow: follow ? 'true' : undefined });
+    const { data, ...chunk } = await this.get<Omit<LogChunk, 'bytes'> & { data: string }>(
+      `/v1/jobs/${id}/log${asked}`,
+    );
+    return { ...chunk, bytes: Buffer.from(data, 'base64') };
+  };
 
   cancelJob: CliApi['cancelJob'] = async (id) => {
     const answer = await this.api.ask('POST', `/v1/jobs/${validateId('job', id)}/cancel`);

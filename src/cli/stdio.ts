@@ -69,13 +69,13 @@ function onBuilt(fd: number, stream: NodeJS.WriteStream): void {
   });
 }
 
-/** Writes `text` to stdout (1) or stderr (2), whole and in order. */
-function write(fd: number, text: string): void {
+/** Writes `text` (or bytes as they are) to stdout (1) or stderr (2), whole and in order. */
+function write(fd: number, text: string | Uint8Array): void {
   if (streamed.has(fd)) {
     void (fd === OUT ? process.stdout : process.stderr).write(text);
     return;
   }
-  let bytes = Buffer.from(text, 'utf8');
+  let bytes = typeof text === 'string' ? Buffer.from(text, 'utf8') : Buffer.from(text);
   try {
     while (bytes.length > 0) bytes = bytes.subarray(writeSync(fd, bytes));
   } catch (error) {
@@ -90,6 +90,8 @@ function write(fd: number, text: string): void {
 
 export const writeOut = (text: string): void => write(OUT, text);
 export const writeErr = (text: string): void => write(ERR, text);
+/** Bytes to stdout as they are: a job's log (`baton job log`), byte for byte. */
+export const writeOutBytes = (bytes: Uint8Array): void => write(OUT, bytes);
 
 /** Resolves once what was written to the streams built so far has left the process. */
 export async function drained(): Promise<void> {

@@ -23,6 +23,8 @@ import { Views } from './views.js';
 import { Tokens } from './tokens.js';
 import { Workspaces } from './workspaces.js';
 import { Lifecycle, triaged } from './lifecycle.js';
+import { readJobLog, type JobLogInput } from './job-log.js';
+import type { LogChunk } from '../core/job-log.js';
 import type { Effect } from '../core/effect.js';
 import type { Actor, TaskEvent } from '../core/task.js';
 import {
@@ -264,7 +266,14 @@ export class Coordinator {
     return job;
   }
 
-  /** Cancels an active job; `lost` with the job when it had already finished. */
+  /**
+   * One chunk of a job's output from a byte offset (coordinator/job-log.ts); `logDir` is the log
+   * folder this process can read (`baton up`'s, or `.baton/logs` where the command runs).
+   */
+  jobLog(input: JobLogInput, logDir?: string): Promise<LogChunk> {
+    return readJobLog(this, logDir, input);
+  }
+
   /** Cancels a job, naming who did it in the ledger and in the job's reason. */
   async cancelJob(id: unknown, by: Actor): Promise<JobTransitionResult> {
     const job = await this.getJob(id);

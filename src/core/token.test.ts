@@ -45,8 +45,20 @@ test('a host token acts only for its own host', () => {
 
 test('a viewer changes nothing and an operator may do everything', () => {
   for (const action of ACTIONS) {
-    assert.equal(authorize(viewer, action, { session: 1, host: 'h' }).ok, action === 'read', action);
+    const reads = action === 'read' || action === 'job:log';
+    assert.equal(authorize(viewer, action, { session: 1, host: 'h' }).ok, reads, action);
     assert.deepEqual(authorize(operator, action), { ok: true }, action);
   }
-  assert.deepEqual(SCOPE_ACTIONS.viewer, ['read']);
+  assert.deepEqual(SCOPE_ACTIONS.viewer, ['read', 'job:log']);
+});
+
+test("an agent token reads its own job's output alone; a host token reads none", () => {
+  const run = { ...agent, task: 'k1' };
+  assert.deepEqual(authorize(run, 'job:log', { session: agent.session, key: 'k1' }), { ok: true });
+  assert.equal(authorize(run, 'job:log', { session: 99, key: 'k2' }).ok, false);
+  assert.equal(authorize(run, 'job:log', { session: agent.session, key: 'k2' }).ok, false);
+  assert.deepEqual(authorize(host, 'job:log', { host: 'box-1' }), {
+    ok: false,
+    reason: 'a host token may not job:log',
+  });
 });

@@ -40,6 +40,7 @@ export type TokenCheck =
  */
 export const ACTIONS = [
   'read',
+  'job:log',
   'task:add',
   'task:update',
   'session:start',
@@ -66,11 +67,28 @@ export type Action = (typeof ACTIONS)[number];
 
 /** The table of the issue: what each scope may do. `operator` may do everything. */
 export const SCOPE_ACTIONS: Readonly<Record<Scope, readonly Action[]>> = {
-  viewer: ['read'],
-  agent: ['read', 'claim', 'heartbeat', 'release', 'effect:record', 'progress:mark', 'next', 'escalate'],
+  viewer: ['read', 'job:log'],
+  agent: [
+    'read',
+    'job:log',
+    'claim',
+    'heartbeat',
+    'release',
+    'effect:record',
+    'progress:mark',
+    'next',
+    'escalate',
+  ],
   host: ['read', 'session:start', 'session:end', 'heartbeat', 'job:run', 'progress:mark', 'effect:record'],
   operator: ACTIONS,
 };
+
+/**
+ * Reads anyone may make without a token where reads are open (a loopback bind): reading a job's
+ * output (`job:log`) is one, as the dashboard's job page shows it; with a token, an agent's reaches
+ * its own job alone, since output may hold what another agent saw.
+ */
+export const OPEN_READS: readonly Action[] = ['read', 'job:log'];
 
 /** Whom a request acts on, as far as the adapter knows it before acting. */
 export interface Target {

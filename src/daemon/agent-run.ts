@@ -26,7 +26,8 @@ import type { AgentReach } from './agent-token.js';
 import type { RunDirectory } from './run-workspace.js';
 import { recheckBeforeRun } from './run-recheck.js';
 import { beginRun, prepareRun, type BeginCall, type TaskTexts } from './run-start.js';
-import { jobLogName, LOG_MAX_MB_DEFAULT, withLogProblem } from './job-log.js';
+import { LOG_MAX_MB_DEFAULT, withLogProblem } from './job-log.js';
+import { jobLogName } from '../core/job-log.js';
 import type { AgentRunOptions } from './agent-run-options.js';
 
 export type { AgentRunOptions } from './agent-run-options.js';

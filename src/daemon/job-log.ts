@@ -44,11 +44,6 @@ function setAsideForeign(path: string, queuedAt: number): void {
 /** Default cap of one job's log (`baton up --log-max-mb`). */
 export const LOG_MAX_MB_DEFAULT = 32;
 
-/** The file name of one attempt's log. */
-export function jobLogName(job: { readonly id: number; readonly attempt: number }): string {
-  return `job-${job.id}-attempt-${job.attempt}.log`;
-}
-
 export class JobLog {
   private readonly stream: WriteStream | null = null;
   private headBytes = 0;

@@ -16,7 +16,7 @@ import { agentSessionName, type BeginCall } from './run-start.js';
 import type { TermRef } from '../store/dispatch-store.js';
 import { Nap } from './nap.js';
 import { afterPendingIo } from './pending-io.js';
-import { jobLogName } from './job-log.js';
+import { jobLogName } from '../core/job-log.js';
 
 export interface RunnerOptions extends Omit<AgentRunOptions, 'runnerSession' | 'trustMs'> {
   readonly session: number;

@@ -20,6 +20,7 @@ import { coreRoutes } from './routes-core.js';
 import { moreRoutes } from './routes-more.js';
 import { agentRoutes } from './routes-agent.js';
 import { cliRoutes } from './routes-cli.js';
+import { logRoutes } from './routes-log.js';
 
 const API_VERSION = '1';
 
@@ -64,10 +65,11 @@ export interface HttpAppOptions {
 }
 
 /** The API alone, for tests and for the OpenAPI document. */
-export function apiApp(coordinator: Coordinator, auth: AuthMode) {
+export function apiApp(coordinator: Coordinator, auth: AuthMode, logDir?: string) {
   const api = newApi();
   api.use('/v1/*', authenticate(coordinator, auth));
   coreRoutes(api, { coordinator });
+  logRoutes(api, { coordinator, logDir });
   moreRoutes(api, { coordinator });
   agentRoutes(api, { coordinator });
   cliRoutes(api, { coordinator });
@@ -133,7 +135,7 @@ export function httpApp(options: HttpAppOptions): Hono<AuthEnv> {
     // Reads are open, but a page shows who is signed in by cookie; a stale cookie is ignored.
     app.use('*', pageReader(options.coordinator));
   }
-  app.route('/', apiApp(options.coordinator, options.auth));
+  app.route('/', apiApp(options.coordinator, options.auth, options.dashboard?.logDir));
   app.route('/metrics', metricsRoutes({ reads: options.coordinator.views, registry: options.registry }));
   const signedIn = (context: Context): SignedIn | null => {
     const token = (context as Context<AuthEnv>).get('token') ?? null;

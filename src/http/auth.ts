@@ -11,7 +11,7 @@ import { getCookie } from 'hono/cookie';
 import type { Coordinator } from '../coordinator/coordinator.js';
 import { actingAs } from '../store/actor.js';
 import { KEY_LENGTH_MAX } from '../core/validate.js';
-import { authorize, type Action, type Target, type Token } from '../core/token.js';
+import { authorize, OPEN_READS, type Action, type Target, type Token } from '../core/token.js';
 import type { Actor } from '../core/task.js';
 
 export type AuthMode = 'reads-open' | 'required';
@@ -205,7 +205,7 @@ export async function allowAsker(
 ): Promise<void> {
   const token = asker.token;
   if (token === null) {
-    if (action === 'read') return;
+    if (OPEN_READS.includes(action)) return;
     throw new AuthError('unauthorized', 'a change needs a token', 'send Authorization: Bearer <token>');
   }
   const target: Target =

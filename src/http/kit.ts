@@ -15,6 +15,8 @@ export type Api = OpenAPIHono<AuthEnv>;
 
 export interface ApiDeps {
   readonly coordinator: Coordinator;
+  /** Where this process reads job logs (`baton up`'s log folder); left out, none are read here. */
+  readonly logDir?: string | undefined;
 }
 
 const ErrorSchema = z

@@ -1,4 +1,4 @@
-/** `baton enqueue`, `baton queue list`, `baton job show|next|finish` and `baton cancel`. */
+/** `baton enqueue`, `baton queue list`, `baton job show|log|next|finish` and `baton cancel`. */
 import { cliActor } from './lifecycle.js';
 import type { Command } from 'commander';
 import { jobDetail, jobLine, jobTable, jobWithProgress, runLines } from '../job-format.js';
@@ -6,6 +6,7 @@ import { jobRuns, runsWithReason } from '../../core/job-attempts.js';
 import { Refusal } from '../refusal.js';
 import { withApi } from '../run.js';
 import { registerPull } from './pull.js';
+import { registerJobLog } from './job-log.js';
 import { hostNotes, hostsShown } from './hosts.js';
 import type { CliApi } from '../remote-api.js';
 import { HELD_JOB_STATES, type Job } from '../../core/job.js';
@@ -55,6 +56,7 @@ export function registerQueue(program: Command): void {
         ]);
       }),
     );
+  registerJobLog(job);
   registerPull(job);
 
   program

@@ -7,34 +7,16 @@
  * the runs come from the ledger (core/job-attempts.ts), as `baton job show` lists them, and each
  * earlier attempt's log is shown too, collapsed: a failed first run stays readable after a retry.
  */
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { html } from 'hono/html';
 import type { AuditEntry } from '../../core/audit-event.js';
 import { jobRuns, runsWithReason, type JobRun } from '../../core/job-attempts.js';
+import { elsewhereNote, jobLogName, logNotBefore } from '../../core/job-log.js';
 import type { Job } from '../../core/job.js';
+import { readLogTail } from '../../os/log-file.js';
 import { time, type Html, table } from '../layout.js';
 
 const TAIL_BYTES = 16_384;
-
-/** The last bytes of a file, or null when this process cannot read it. */
-function readTail(path: string, bytes = TAIL_BYTES): string | null {
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch {
-    return null;
-  }
-  try {
-    const size = fstatSync(fd).size;
-    const length = Math.min(size, bytes);
-    const buffer = Buffer.alloc(length);
-    readSync(fd, buffer, 0, length, size - length);
-    return buffer.toString('utf8');
-  } finally {
-    closeSync(fd);
-  }
-}
 
 export interface Output {
   readonly text: string | null;
@@ -42,37 +24,25 @@ export interface Output {
   readonly note: string;
 }
 
-const logPath = (logDir: string, job: Job, attempt: number): string =>
-  join(logDir, `job-${job.id}-attempt-${attempt}.log`);
+/** The last bytes of an attempt's log file, from `logDir`, or null when this process cannot read it. */
+function fileTail(logDir: string | undefined, job: Job, attempt: number): Output | null {
+  if (logDir === undefined) return null;
+  const path = join(logDir, jobLogName({ id: job.id, attempt }));
+  const text = readLogTail(path, TAIL_BYTES, logNotBefore(job, attempt));
+  return text === null ? null : { text, note: `from ${path}` };
+}
 
 export function jobOutput(job: Job, logDir: string | undefined): Output {
   if (job.attempt === 0) return { text: null, note: 'not started yet' };
-  if (logDir !== undefined) {
-    const path = logPath(logDir, job, job.attempt);
-    const text = readTail(path);
-    if (text !== null) return { text, note: `from ${path}` };
-  }
+  const file = fileTail(logDir, job, job.attempt);
+  if (file !== null) return file;
   if (job.outputTail !== null) return { text: job.outputTail, note: 'the last lines kept in the database' };
-  return {
-    text: null,
-    note: `the output is on ${job.host ?? 'the runner'}'s disk (its log folder), which this process cannot read`,
-  };
+  return { text: null, note: elsewhereNote(job, [], job.attempt) };
 }
 
 /** An earlier attempt's output: only its log file keeps it (the database keeps the latest run's). */
-function attemptOutput(job: Job, run: JobRun, logDir: string | undefined): Output {
-  if (logDir !== undefined) {
-    const path = logPath(logDir, job, run.attempt);
-    const text = readTail(path);
-    if (text !== null) return { text, note: `from ${path}` };
-  }
-  if (run.pid === null) return { text: null, note: 'no log: no agent of `baton up` ran in this attempt' };
-  return {
-    text: null,
-    note:
-      `the output is in job-${job.id}-attempt-${run.attempt}.log on ${run.host ?? 'the runner'}'s disk ` +
-      '(its log folder), which this process cannot read',
-  };
+function attemptOutput(job: Job, run: JobRun, runs: readonly JobRun[], logDir: string | undefined): Output {
+  return fileTail(logDir, job, run.attempt) ?? { text: null, note: elsewhereNote(job, runs, run.attempt) };
 }
 
 function runLine(run: JobRun): Html {
@@ -98,7 +68,7 @@ function runsView(job: Job, runs: readonly JobRun[], logDir: string | undefined)
     (run, index) => run.attempt < job.attempt && runs[index + 1]?.attempt !== run.attempt,
   );
   const logs = earlier.map((run) => {
-    const out = attemptOutput(job, run, logDir);
+    const out = attemptOutput(job, run, runs, logDir);
     const how = `${run.outcome ?? 'running'}${run.reason === null ? '' : ` — ${run.reason}`}`;
     return html`<details class="attempt" id="attempt-${run.attempt}" hx-preserve="true">
       <summary>Output of attempt ${run.attempt} on ${run.host ?? '?'}: ${how}</summary>

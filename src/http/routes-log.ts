@@ -1,0 +1,51 @@
+/**
+ * `GET /v1/jobs/{id}/log`: a job's output from a byte offset, read from this server's log folder
+ * (the runner's, for `baton up`; `.baton/logs` where `baton serve` started), else the database's
+ * kept tail; with the next offset and whether the run has ended, so `baton job log --follow`
+ * runs the same loop over HTTP as on the database (coordinator/job-log.ts). Output may hold what
+ * an agent saw: an agent token reads its own job's alone (the `job:log` action, core/token.ts).
+ */
+import { z } from '@hono/zod-openapi';
+import { parseJobLog } from '../coordinator/job-log.js';
+import { allow } from './auth.js';
+import { Id, ok, result, route, type Api, type ApiDeps } from './kit.js';
+
+const LogQuery = z.object({
+  attempt: z.string().optional().openapi({ description: 'the attempt (default the latest)', example: '1' }),
+  offset: z.string().optional().openapi({ description: 'the byte to read from (default 0)', example: '0' }),
+  follow: z
+    .enum(['true', 'false'])
+    .optional()
+    .openapi({ description: "true: a queued job's coming attempt is meant (and may be asked for)" }),
+});
+
+export function logRoutes(app: Api, { coordinator: baton, logDir }: ApiDeps): void {
+  app.openapi(
+    route({
+      method: 'get',
+      path: '/v1/jobs/{id}/log',
+      tags: ['jobs'],
+      request: { params: z.object({ id: Id }), query: LogQuery },
+      responses: ok(
+        '{job, attempt, host, source (file, database or none), file, offset, next, size, ended, note, data}: ' +
+          'the bytes from offset to next, base64 in data (at most 1 MiB; next < size: read on at once); ' +
+          'ended: the run is over and its log grows no more; note: where the whole log is, when not here',
+      ),
+    }),
+    async (context) => {
+      const { id } = context.req.valid('param');
+      const query = context.req.valid('query');
+      const params = parseJobLog({ ...query, id, follow: query.follow === 'true' });
+      const job = await baton.getJob(params.id);
+      const subject = {
+        what: `read the output of job ${job.id}`,
+        session: job.agentSession ?? job.session,
+        key: job.key,
+        jobId: job.id,
+      };
+      await allow(context, baton, 'job:log', subject);
+      const { bytes, ...chunk } = await baton.jobLog(params, logDir);
+      return result(context, { ...chunk, data: Buffer.from(bytes).toString('base64') });
+    },
+  );
+}
