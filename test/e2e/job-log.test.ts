@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sqliteDatabase } from '../support/databases.js';
 import { waitUntil } from '../support/wait.js';
-import { clusterFixture, ROOT, type ClusterFixture } from './cluster-support.js';
+import { agentStarted, clusterFixture, ROOT, type ClusterFixture } from './cluster-support.js';
 
 interface Ran {
   readonly code: number | null;
@@ -210,6 +210,35 @@ test(
         assert.equal(refused.stdout.length, 0);
       }
       assert.equal((await c.store.audit.list({ jobId: job.id })).length, ledger, 'nothing written');
+    } finally {
+      await c.close();
+    }
+  },
+);
+
+test(
+  'a follower goes on through a run given back on a graceful stop, to the end of its rerun in the same log',
+  { timeout: 60_000 },
+  async () => {
+    const c = await clusterFixture(sqliteDatabase());
+    try {
+      const mark = join(c.dir, 'ran-once');
+      const agent = `test -e "${mark}" && { echo second run; exit 0; }; touch "${mark}"; echo first run; exec sleep 60`;
+      const { job } = await c.store.jobs.enqueue({ key: 'k', command: agent });
+      const first = c.up('solo');
+      await waitUntil(async () => agentStarted(c.store, 'k'), 15_000, 'the first run');
+      const follower = baton(c, c.dir, 'job', 'log', String(job.id), '--follow');
+      first.signal('SIGTERM');
+      await first.exited();
+      const given = await c.store.jobs.get(job.id);
+      assert.deepEqual([given?.status, given?.attempt], ['queued', 0], 'the attempt was given back');
+      c.up('solo');
+      const followed = await follower;
+      assert.equal(followed.code, 0, followed.stderr);
+      const file = readFileSync(join(c.dir, '.baton', 'logs', `job-${job.id}-attempt-1.log`));
+      assert.equal(file.toString(), 'first run\nsecond run\n');
+      assert.deepEqual(followed.stdout, file);
+      assert.equal((await c.store.jobs.get(job.id))?.status, 'done');
     } finally {
       await c.close();
     }
