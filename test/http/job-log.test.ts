@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { bothEngines } from '../support/databases.js';
 import { repoRoot } from '../support/cli.js';
 import { startTestServer, type TestServer } from '../dashboard/server.js';
+import { waitUntil } from '../support/wait.js';
 
 interface Chunk {
   job: number;
@@ -40,8 +41,17 @@ async function get(
   return { status: response.status, body: await response.json() };
 }
 
+/** What a running `baton job log` has printed on stderr so far. */
+interface Live {
+  stderr: string;
+}
+
 /** `baton job log` over the API with this token: its exit code and what it printed. */
 function remoteLog(server: TestServer, token: string, ...args: string[]) {
+  return remoteLogLive(server, token, { stderr: '' }, ...args);
+}
+
+function remoteLogLive(server: TestServer, token: string, live: Live, ...args: string[]) {
   return new Promise<{ code: number | null; stdout: Buffer; stderr: string }>((resolve) => {
     const child = spawn(process.execPath, [join(repoRoot(), 'bin', 'baton.js'), 'job', 'log', ...args], {
       cwd: mkdtempSync(join(tmpdir(), 'baton-remote-log-')),
@@ -50,7 +60,10 @@ function remoteLog(server: TestServer, token: string, ...args: string[]) {
     const out: Buffer[] = [];
     let stderr = '';
     child.stdout.on('data', (data: Buffer) => out.push(data));
-    child.stderr.on('data', (data: Buffer) => (stderr += data.toString()));
+    child.stderr.on('data', (data: Buffer) => {
+      stderr += data.toString();
+      live.stderr = stderr;
+    });
     // A follower that never ends fails the test rather than hang it.
     const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
     child.on('close', (code) => {
@@ -175,6 +188,45 @@ for (const db of bothEngines()) {
             assert.equal(answer.status, status, path);
             assert.match((answer.body as { error: { message: string } }).error.message, message, path);
           }
+        } finally {
+          await server.close();
+        }
+      },
+    );
+
+    test(
+      "a follower of a run whose log is on another host's disk says so, then prints the database's tail once it ends",
+      { timeout: 60_000 },
+      async () => {
+        // This server's log folder is empty: the run's log is on box-1's disk.
+        const logDir = join(mkdtempSync(join(tmpdir(), 'baton-log-route-')), 'logs');
+        const server = await startTestServer(await db.fresh(), undefined, { logDir });
+        try {
+          const { store } = server;
+          const runner = await store.sessions.start({ kind: 'daemon', host: 'box-1', pid: 1 });
+          const agent = await store.sessions.start({ kind: 'agent', host: 'box-1', pid: 2 });
+          await store.jobs.enqueue({ key: 'k' });
+          const job = await store.jobs.claimNext({ session: runner.id, start: true });
+          assert.ok(job !== null);
+          const guard = { id: job.id, session: runner.id, epoch: job.epoch };
+          await store.dispatch.attach({ ...guard, agentSession: agent.id, pid: 4 });
+          const viewer = (await store.tokens.create({ scope: 'viewer' })).secret;
+          const live = { stderr: '' };
+          const follower = remoteLogLive(server, viewer, live, String(job.id), '--follow');
+          const where = `job-${job.id}-attempt-1.log on box-1's disk (its log folder), which this process cannot read`;
+          await waitUntil(() => live.stderr !== '', 20_000, 'the follower to say why it sees nothing');
+          assert.equal(
+            live.stderr,
+            `baton: waiting for job ${job.id}'s run to end: the output is in ${where}\n`,
+          );
+          await store.jobs.finish({ ...guard, status: 'failed', exitCode: 1, outputTail: 'last words\n' });
+          const followed = await follower;
+          assert.equal(followed.code, 0, followed.stderr);
+          assert.equal(followed.stdout.toString(), 'last words\n');
+          assert.equal(
+            followed.stderr.split('\n')[1],
+            `baton: job ${job.id} attempt 1: above: the last lines the database keeps; the output is in ${where}`,
+          );
         } finally {
           await server.close();
         }
