@@ -9,7 +9,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sqliteDatabase } from '../support/databases.js';
@@ -43,6 +51,34 @@ function baton(c: ClusterFixture, cwd: string, ...args: string[]): Promise<Ran> 
       resolve({ code, stdout: Buffer.concat(out), stderr, firstOutputAt });
     }),
   );
+}
+
+/** Whether a `baton job log` process has the database file open. */
+function opened(path: string): boolean {
+  return readdirSync('/proc').some((pid) => {
+    if (!/^\d+$/.test(pid) || !readSafe(`/proc/${pid}/cmdline`).includes('job\u0000log')) return false;
+    try {
+      return readdirSync(`/proc/${pid}/fd`).some((fd) => readlinkSafe(`/proc/${pid}/fd/${fd}`) === path);
+    } catch {
+      return false;
+    }
+  });
+}
+
+function readSafe(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+function readlinkSafe(path: string): string {
+  try {
+    return readlinkSync(path);
+  } catch {
+    return '';
+  }
 }
 
 const ended = async (c: ClusterFixture, id: number): Promise<void> =>
@@ -239,6 +275,33 @@ test(
       assert.equal(file.toString(), 'first run\nsecond run\n');
       assert.deepEqual(followed.stdout, file);
       assert.equal((await c.store.jobs.get(job.id))?.status, 'done');
+    } finally {
+      await c.close();
+    }
+  },
+);
+
+test(
+  'a follower of a queued job cancelled before it runs exits 0 saying so',
+  { timeout: 60_000 },
+  async () => {
+    const c = await clusterFixture(sqliteDatabase());
+    try {
+      const { job } = await c.store.jobs.enqueue({ key: 'k', command: 'echo never' });
+      const follower = baton(c, c.dir, 'job', 'log', String(job.id), '--follow');
+      // Cancelled once the follower has the database open: it waits for attempt 1 by then.
+      await waitUntil(() => opened(c.url), 20_000, 'the follower to open the database');
+      assert.equal((await c.baton('cancel', String(job.id))).code, 0);
+      const followed = await follower;
+      assert.equal(followed.code, 0, followed.stderr);
+      assert.equal(followed.stdout.length, 0);
+      assert.equal(
+        followed.stderr,
+        `baton: job ${job.id} attempt 1: job ${job.id} ended before attempt 1 ran\n`,
+      );
+      const plain = await baton(c, c.dir, 'job', 'log', String(job.id));
+      assert.equal(plain.code, 4, 'it never ran: nothing to print');
+      assert.match(plain.stderr, /has not run yet/);
     } finally {
       await c.close();
     }

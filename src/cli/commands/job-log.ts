@@ -12,6 +12,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Command } from 'commander';
 import { parseJobLog } from '../../coordinator/job-log.js';
+import { BatonError } from '../../core/errors.js';
 import type { LogChunk, LogSource } from '../../core/job-log.js';
 import { jsonText, terminalText, type Output } from '../output.js';
 import type { CliApi } from '../remote-api.js';
@@ -60,6 +61,8 @@ class LogReader {
   private said = false;
   private readonly decoder = new StringDecoder('utf8');
   private readonly chunks: Uint8Array[] = [];
+  /** The last chunk read: none before the first read. */
+  private last: LogChunk | null = null;
 
   constructor(
     private readonly baton: CliApi,
@@ -71,10 +74,9 @@ class LogReader {
   }
 
   async run(): Promise<void> {
-    const { id, follow } = this.asked;
+    const { follow } = this.asked;
     for (;;) {
-      const read = { id, attempt: this.attempt, offset: this.offset, follow };
-      const chunk = await this.baton.jobLog(read, this.logDir);
+      const chunk = await this.read();
       this.attempt = chunk.attempt; // the first read names it; a follower stays on it
       if (this.source === 'file' && chunk.source !== 'file') return this.end(chunk, 'its log file is gone');
       if (chunk.bytes.length > 0) {
@@ -86,6 +88,34 @@ class LogReader {
       if (!follow || chunk.ended) return this.end(chunk, null);
       this.waiting(chunk);
       await sleep(POLL_MS);
+    }
+  }
+
+  /**
+   * The next chunk. The attempt a follower waits for may never come (the job was cancelled while
+   * queued): refused as not found once the first read has named it, that ends the follow, exit 0.
+   */
+  private async read(): Promise<LogChunk> {
+    const { id, follow } = this.asked;
+    const last = this.last;
+    try {
+      this.last = await this.baton.jobLog(
+        { id, attempt: this.attempt, offset: this.offset, follow },
+        this.logDir,
+      );
+      return this.last;
+    } catch (error) {
+      if (last === null || !(error instanceof BatonError) || error.code !== 'not_found') throw error;
+      const note = `job ${last.job} ended before attempt ${last.attempt} ran`;
+      return {
+        ...last,
+        source: 'none',
+        next: this.offset,
+        size: 0,
+        ended: true,
+        note,
+        bytes: new Uint8Array(),
+      };
     }
   }
 
