@@ -274,6 +274,7 @@ export class Coordinator {
     return readJobLog(this, logDir, input);
   }
 
+  /** Cancels an active job; `lost` with the job when it had already finished. */
   /** Cancels a job, naming who did it in the ledger and in the job's reason. */
   async cancelJob(id: unknown, by: Actor): Promise<JobTransitionResult> {
     const job = await this.getJob(id);
