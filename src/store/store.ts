@@ -228,6 +228,8 @@ export interface AuditListParams {
   readonly afterId?: number | undefined;
   /** Entries with id below this (a keyset page). */
   readonly beforeId?: number | undefined;
+  /** Entries with id at most this (a follower's settled bound: `audit.settled`). */
+  readonly throughId?: number | undefined;
   /** The host the row names. */
   readonly host?: string | undefined;
   /** Newest first instead of oldest first: the last `limit` entries that match. */
@@ -391,5 +393,7 @@ export interface Store
   readonly audit: {
     /** Ledger entries, oldest first. */
     list(params?: AuditListParams): Promise<readonly AuditEntry[]>;
+    /** The highest id no transaction in flight can still commit a row at or below; never waits (0027). */
+    settled(): Promise<number>;
   };
 }

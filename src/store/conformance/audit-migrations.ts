@@ -69,6 +69,32 @@ export function exerciseAuditAndMigrations(harness: Harness): void {
         assert.deepEqual(wrong, []);
       }));
 
+    test('settled is the highest committed id when no one writes; a follower reads up to it and no further', () =>
+      withFixture(harness, async ({ store, openAnother }) => {
+        await givenTask(store, 'f1');
+        const other = await openAnother();
+        try {
+          await givenTask(other, 'f2');
+          const all = await store.audit.list();
+          const top = all.at(-1)?.id ?? 0;
+          // Written by another store (another process, to the database): settled all the same.
+          assert.equal(await store.audit.settled(), top);
+          assert.equal(await other.audit.settled(), top);
+          await givenTask(other, 'f3');
+          const bounded = await store.audit.list({ afterId: 0, throughId: top });
+          assert.deepEqual(bounded, all, 'throughId leaves out the row written after it');
+          const newest = (await store.audit.list()).at(-1)?.id ?? 0;
+          assert.ok(newest > top);
+          assert.equal(await store.audit.settled(), newest, 'settled moves on with each commit');
+          assert.deepEqual(
+            (await store.audit.list({ afterId: top, throughId: newest })).map((entry) => entry.key),
+            ['f3'],
+          );
+        } finally {
+          await other.close();
+        }
+      }));
+
     test('appends one entry per state change with session, host, epoch and database time', () =>
       withFixture(harness, async ({ store }) => {
         const session = await givenSession(store, 'box-7');

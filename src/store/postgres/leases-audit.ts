@@ -4,6 +4,7 @@ import type { LeaseResult } from '../../core/lease.js';
 import type { Store } from '../store.js';
 import { LEASE_COLUMNS, NOW, ms, toAudit, toLease, type AuditRow, type LeaseRow } from './rows.js';
 import type { PgExecutor } from './executor.js';
+import type { LedgerHorizon } from './ledger-horizon.js';
 
 const TTL = `$3::bigint * interval '1 millisecond'`;
 const ACQUIRE_RETRY_MAX = 20;
@@ -106,7 +107,7 @@ export function postgresLeases(exec: PgExecutor, beat: PgExecutor = exec): Store
   };
 }
 
-export function postgresAudit(exec: PgExecutor): Store['audit'] {
+export function postgresAudit(exec: PgExecutor, horizon: LedgerHorizon): Store['audit'] {
   return {
     list: async (params = {}) => {
       // Only the filters given, so each combination is its own prepared statement whose plan can
@@ -126,6 +127,7 @@ export function postgresAudit(exec: PgExecutor): Store['audit'] {
       if (params.type !== undefined) where.push(`type = ${param(params.type, 'text')}`);
       if (params.host !== undefined) where.push(`host = ${param(params.host, 'text')}`);
       if (params.beforeId !== undefined) where.push(`id < ${param(params.beforeId, 'bigint')}`);
+      if (params.throughId !== undefined) where.push(`id <= ${param(params.throughId, 'bigint')}`);
       const rows = await exec.rows<AuditRow>(
         `SELECT id, at, type, task_key, job_id, session_id, host, epoch, detail, token_id FROM audit_events
          WHERE ${where.join(' AND ')}
@@ -134,5 +136,6 @@ export function postgresAudit(exec: PgExecutor): Store['audit'] {
       );
       return rows.map(toAudit);
     },
+    settled: () => horizon.settledNow(),
   };
 }

@@ -51,5 +51,66 @@ for (const server of postgresServers()) {
         await store.close();
       }
     });
+
+    test('audit.settled stays below a writer in flight, at once, and passes it once it commits', async () => {
+      const url = await postgresDatabase(server).fresh();
+      const store = await openStore(url);
+      const writer = new pg.Client({ connectionString: url });
+      await writer.connect();
+      try {
+        await store.tasks.add({ key: 'before' });
+        const before = await store.audit.settled();
+        await writer.query('BEGIN');
+        const { rows } = await writer.query<{ id: string }>(
+          `INSERT INTO audit_events (at, type, detail) VALUES (now(), 'task:added', '{}') RETURNING id`,
+        );
+        const inFlight = Number(rows[0]?.id);
+        await store.tasks.add({ key: 'after' });
+        // Asked again and again (a follower's polls), it answers at once and never reaches the writer's id.
+        for (let look = 0; look < 5; look++) {
+          const settled = await store.audit.settled();
+          assert.ok(
+            settled >= before && settled < inFlight,
+            `settled ${settled} while ${inFlight} is in flight`,
+          );
+        }
+        await writer.query('COMMIT');
+        const later = (await store.audit.list()).at(-1)?.id ?? 0;
+        let settled = 0;
+        for (let look = 0; look < 50 && settled < later; look++) settled = await store.audit.settled();
+        assert.equal(settled, later, 'every row settles once the writer has ended');
+      } finally {
+        await writer.end();
+        await store.close();
+      }
+    });
+
+    test('waits for no writer of another database on the server, whose audit_events has the same oid', async () => {
+      const url = await postgresDatabase(server).fresh();
+      const elsewhere = await postgresDatabase(server).fresh();
+      const store = await openStore(url);
+      const writer = new pg.Client({ connectionString: elsewhere });
+      await writer.connect();
+      try {
+        const oid = `SELECT 'audit_events'::regclass::oid AS oid`;
+        const reader = new pg.Client({ connectionString: url });
+        await reader.connect();
+        const here = (await reader.query<{ oid: number }>(oid).finally(() => reader.end())).rows[0]?.oid;
+        assert.equal((await writer.query<{ oid: number }>(oid)).rows[0]?.oid, here, 'one oid in both');
+        await writer.query('BEGIN');
+        await writer.query(`INSERT INTO audit_events (at, type, detail) VALUES (now(), 'task:added', '{}')`);
+        await store.tasks.add({ key: 'here' });
+        const newest = (await store.audit.list()).at(-1)?.id ?? 0;
+        assert.equal(
+          await store.audit.settled(),
+          newest,
+          'settled at once, the other database notwithstanding',
+        );
+        await writer.query('ROLLBACK');
+      } finally {
+        await writer.end();
+        await store.close();
+      }
+    });
   });
 }

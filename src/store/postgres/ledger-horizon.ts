@@ -9,6 +9,8 @@
  * exactly those transactions have ended, every id up to M is final. Writers that start later are
  * never waited for, and transactions that write no ledger row (an export, an idle psql) neither.
  * This relies on the identity's sequence handing out ids one at a time (CACHE 1, the default).
+ * pg_locks lists the locks of every database of the server, and databases made from one template
+ * give audit_events the same oid: only this database's writers are waited for.
  *
  * pg_locks is not free: reading it takes every lock-table partition, which stalls writers taking
  * locks meanwhile (polling it every few ms during a drain halved the bench's throughput). So each
@@ -16,6 +18,11 @@
  * writes now?), and a sealer that looks every round settles, in the steady state, the M of its
  * previous look with one read per round. Only a first look waits within the call, polling with a
  * growing pause.
+ *
+ * A settled id stays settled, so the highest one any look found is kept (`latest`): a follower
+ * (`baton audit --follow`) asks for it without waiting and reads up to it. Looks never overlap:
+ * one in flight is shared by whoever asks meanwhile, since two at once would judge the writers one
+ * of them waits for by a lock table the other read (decision 0027).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { PgExecutor } from './executor.js';
@@ -23,6 +30,7 @@ import type { PgExecutor } from './executor.js';
 const LOCKS = `
 SELECT locktype = 'relation' AS writer, virtualtransaction AS vxid FROM pg_locks
 WHERE (locktype = 'relation' AND relation = 'audit_events'::regclass AND mode = 'RowExclusiveLock'
+       AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
        AND pid IS DISTINCT FROM pg_backend_pid())
    OR (locktype = 'virtualxid' AND virtualxid = ANY($1::text[]))`;
 
@@ -32,6 +40,10 @@ const PAUSE_MAX_MS = 200;
 export class LedgerHorizon {
   /** The last M read, and the writers that were in flight then. */
   private pending: { readonly top: number; readonly waiting: readonly string[] } | null = null;
+  /** The highest id any look settled; 0 before the first. */
+  private latest = 0;
+  /** The look in flight, shared by every caller until it ends. */
+  private current: Promise<number | null> | null = null;
 
   constructor(private readonly exec: PgExecutor) {}
 
@@ -46,7 +58,22 @@ export class LedgerHorizon {
     }
   }
 
-  private async look(): Promise<number | null> {
+  /** The highest id known settled after one look at most, never waiting for a writer. */
+  async settledNow(): Promise<number> {
+    await this.look();
+    return this.latest;
+  }
+
+  private look(): Promise<number | null> {
+    if (this.current === null) {
+      this.current = this.lookOnce().finally(() => {
+        this.current = null;
+      });
+    }
+    return this.current;
+  }
+
+  private async lookOnce(): Promise<number | null> {
     // M first, then the lock table: the order the argument above needs.
     const [max] = await this.exec.rows<{ id: number | null }>('SELECT max(id) AS id FROM audit_events');
     const top = max?.id ?? 0;
@@ -64,6 +91,7 @@ export class LedgerHorizon {
       if (writers.length === 0) settled = top;
       else this.pending = { top, waiting: writers };
     }
+    if (settled !== null) this.latest = Math.max(this.latest, settled);
     return settled;
   }
 }

@@ -29,6 +29,8 @@ import {
 } from '../../core/ledger-retirement.js';
 import { actorJson, atMs, ms, msOrNull, NOW, PG, type PgEncoding } from './rows.js';
 import { LedgerHorizon } from './ledger-horizon.js';
+import { postgresAudit } from './leases-audit.js';
+import type { Store } from '../store.js';
 import type { PgExecutor } from './executor.js';
 
 type CheckpointRow = CheckpointColumns<Date>;
@@ -134,10 +136,25 @@ async function newestCheckpoint(exec: PgExecutor): Promise<{ newest: Checkpoint 
   return { newest: found, through: row?.through ?? 0 };
 }
 
-export function postgresLedger(exec: PgExecutor, poolTypes: pg.CustomTypesConfig): LedgerStore['ledger'] {
+/**
+ * The ledger's rows (`audit`) and checkpoints (`ledger`) with one horizon: the sealer and the
+ * followers (audit.settled) share its looks at pg_locks (ledger-horizon.ts).
+ */
+export function postgresLedgerGroups(
+  exec: PgExecutor,
+  poolTypes: pg.CustomTypesConfig,
+): Pick<Store, 'audit' | 'ledger'> {
+  const horizon = new LedgerHorizon(exec);
+  return { audit: postgresAudit(exec, horizon), ledger: postgresLedger(exec, poolTypes, horizon) };
+}
+
+function postgresLedger(
+  exec: PgExecutor,
+  poolTypes: pg.CustomTypesConfig,
+  horizon: LedgerHorizon,
+): LedgerStore['ledger'] {
   const types = ledgerTypes(poolTypes, 'parsed');
   const sealerTypes = ledgerTypes(poolTypes, 'text');
-  const horizon = new LedgerHorizon(exec);
   return {
     addKey: (params) => addKey(exec, params),
     retireKey: (params) => retireKey(exec, params),

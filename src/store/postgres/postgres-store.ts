@@ -28,14 +28,14 @@ import { postgresClaims } from './claims.js';
 import { postgresLifecycle } from './lifecycle.js';
 import { postgresSettings } from './settings.js';
 import { postgresJobs } from './jobs.js';
-import { postgresAudit, postgresLeases } from './leases-audit.js';
+import { postgresLeases } from './leases-audit.js';
 import { postgresHosts } from './hosts.js';
 import { postgresDispatch, postgresRecovery } from './dispatch.js';
 import { postgresWorkspaceGroups } from './workspaces.js';
 import { postgresEffects } from './effects.js';
 import { postgresProgress } from './progress.js';
 import { CLOCK_OFFSET, CLOCK_TABLE_SQL, SAFE, type TestSwitches } from '../test-switches.js';
-import { postgresLedger, postgresReports } from './ledger.js';
+import { postgresLedgerGroups, postgresReports } from './ledger.js';
 import { postgresObserve } from './observe.js';
 import { postgresTokens } from './tokens.js';
 import { postgresGithub } from './github.js';
@@ -163,7 +163,6 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     claims: postgresClaims(exec),
     jobs: postgresJobs(exec, upkeep.took),
     leases: postgresLeases(exec, beat),
-    audit: postgresAudit(exec),
     hosts: postgresHosts(exec, beat),
     dispatch: postgresDispatch(exec, upkeep.took),
     recovery: postgresRecovery(exec),
@@ -172,7 +171,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     progress: postgresProgress(exec),
     lifecycle: postgresLifecycle(exec),
     settings: postgresSettings(exec),
-    ledger: postgresLedger(exec, config.types),
+    ...postgresLedgerGroups(exec, config.types),
     reports: postgresReports(exec),
     observe: postgresObserve(exec),
     tokens: postgresTokens(exec),

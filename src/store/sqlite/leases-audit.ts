@@ -91,10 +91,16 @@ export function sqliteAudit(exec: SqliteExecutor): Sync<Store['audit']> {
               ...(params.type === undefined ? {} : { type: params.type }),
               ...(params.host === undefined ? {} : { host: params.host }),
               ...(params.beforeId === undefined ? {} : { before: params.beforeId }),
+              ...(params.throughId === undefined ? {} : { through: params.throughId }),
               after: params.afterId ?? 0,
               limit: params.limit ?? 1000,
             }) as AuditRow[]
         ).map(toAudit),
+      ),
+    // One writer at a time, and AUTOINCREMENT: ids commit in order, so every committed one is settled.
+    settled: () =>
+      exec.read(
+        () => (exec.prepare('SELECT max(id) AS id FROM audit_events').get() as { id: number | null }).id ?? 0,
       ),
   };
 }
@@ -115,5 +121,6 @@ function auditWhere(params: Parameters<Store['audit']['list']>[0] = {}): string 
   if (params.type !== undefined) where.push('type = @type');
   if (params.host !== undefined) where.push('host = @host');
   if (params.beforeId !== undefined) where.push('id < @before');
+  if (params.throughId !== undefined) where.push('id <= @through');
   return where.join(' AND ');
 }
