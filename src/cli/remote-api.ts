@@ -7,6 +7,7 @@
  * input gets the same one line before any request; text fields go as given and the server's
  * coordinator checks them with the same words.
  */
+import { parseAuditFollow } from '../coordinator/audit-follow.js';
 import type { Coordinator } from '../coordinator/coordinator.js';
 import type { Effects } from '../coordinator/effects.js';
 import type { Cluster } from '../coordinator/cluster.js';
@@ -47,6 +48,7 @@ export interface CliApi extends Omit<AgentApi, 'effects' | 'lifecycle'> {
   cancelJob: Coordinator['cancelJob'];
   audit: Coordinator['audit'];
   status: Coordinator['status'];
+  auditFollow: Coordinator['auditFollow'];
   readonly effects: Pick<Effects, 'record' | 'list'>;
   readonly lifecycle: Pick<
     Lifecycle,
@@ -177,6 +179,20 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
   };
 
   audit: CliApi['audit'] = (input = {}) => this.get(`/v1/audit${query({ ...input })}`);
+
+  // Checked here first, so bad input gets the same one line before any request. The wait cannot be
+  // cut short over HTTP: `baton audit --follow` ends without waiting for the answer.
+  auditFollow: CliApi['auditFollow'] = (input = {}) => {
+    const { waitMs } = parseAuditFollow(input);
+    const wire = {
+      key: input.key,
+      session: input.session,
+      job: input.job,
+      type: input.type,
+      after: input.after,
+    };
+    return this.get(`/v1/audit/follow${query({ ...wire, wait: `${waitMs}ms` })}`);
+  };
 
   override readonly effects: CliApi['effects'] = {
     record: (input) => this.recordEffect(input),

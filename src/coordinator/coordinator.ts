@@ -5,6 +5,7 @@
  * as values so each adapter can tell the user who holds the thing now.
  */
 import type { AuditEntry } from '../core/audit-event.js';
+import { followAudit, type AuditFollowInput, type AuditFollowPage } from './audit-follow.js';
 import type { Claim, ClaimResult, FencedResult, Holder } from '../core/claim.js';
 import { NotFoundError } from '../core/errors.js';
 import type { Job, JobTransitionResult } from '../core/job.js';
@@ -291,6 +292,11 @@ export class Coordinator {
     if (entries.length === 0 && params.key !== undefined && params.afterId === undefined)
       await this.getTask(params.key);
     return entries;
+  }
+
+  /** Settled ledger rows after `after`, waiting up to `wait` for one (audit-follow.ts). */
+  auditFollow(input: AuditFollowInput = {}, signal?: AbortSignal): Promise<AuditFollowPage> {
+    return followAudit(this.store, input, signal);
   }
 
   /** Who holds a lease (by default the dispatcher's), judged on the database clock. */

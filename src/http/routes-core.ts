@@ -356,4 +356,19 @@ function clusterRoutes(app: Api, baton: Coordinator): void {
       return result(context, await baton.audit(query));
     },
   );
+  app.openapi(
+    route({
+      method: 'get',
+      path: '/v1/audit/follow',
+      tags: ['ledger'],
+      request: { query: Query(['key', 'session', 'job', 'type', 'after', 'wait']) },
+      responses: ok(
+        '{entries, through}: settled ledger rows after `after` (none given: from the newest now), ' +
+          'oldest first; waits up to `wait` (a duration, at most 20s) for one; ask again with after=through',
+      ),
+    }),
+    // A client that hangs up stops the wait.
+    async (context) =>
+      result(context, await baton.auditFollow(context.req.valid('query'), context.req.raw.signal)),
+  );
 }

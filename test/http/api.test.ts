@@ -27,6 +27,7 @@ const CONTRACT = [
   'get /v1/leader',
   'get /v1/hosts',
   'get /v1/audit',
+  'get /v1/audit/follow',
 ];
 
 interface Operation {

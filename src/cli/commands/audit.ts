@@ -1,8 +1,13 @@
-/** `baton audit`: the append-only ledger, oldest first. */
+/** `baton audit`: the append-only ledger, oldest first; `--follow`: new rows as they are written. */
 import type { Command } from 'commander';
 import type { AuditEntry } from '../../core/audit-event.js';
-import { iso } from '../output.js';
+import { InvalidInputError } from '../../core/errors.js';
+import { parseAuditFollow, type AuditFollowPage } from '../../coordinator/audit-follow.js';
+import { commandDone } from '../exit-open.js';
+import { iso, jsonText, terminalText, type Output } from '../output.js';
+import type { CliApi } from '../remote-api.js';
 import { withApi } from '../run.js';
+import { writeOut } from '../stdio.js';
 import { registerAuditCommits } from './audit-commits.js';
 import { registerAuditLedger } from './audit-ledger.js';
 
@@ -13,7 +18,11 @@ interface AuditOptions {
   readonly type?: string;
   readonly after?: string;
   readonly limit?: string;
+  readonly follow?: boolean;
 }
+
+/** How long one follow call waits for a row before asking again (the HTTP API's most). */
+const FOLLOW_TURN = '20s';
 
 export function registerAudit(program: Command): void {
   const audit = program
@@ -23,17 +32,75 @@ export function registerAudit(program: Command): void {
     .option('--session <id>', 'only entries written by this session')
     .option('--job <id>', 'only entries about this job')
     .option('--type <type>', 'only entries of this type, such as claim:granted')
-    .option('--after <id>', 'only entries with a larger id')
+    .option('--after <id>', 'only entries with a larger id (with --follow: 0 prints the whole ledger first)')
     .option('--limit <n>', 'at most this many (default and maximum 1000)')
-    .action((options: AuditOptions, cmd: Command) =>
-      withApi(cmd, async (baton, out) => {
+    .option('--follow', 'keep printing new entries as they are written, in id order, until Ctrl-C')
+    .action((options: AuditOptions, cmd: Command) => {
+      if (options.follow === true) checkFollow(options);
+      return withApi(cmd, async (baton, out) => {
+        if (options.follow === true) return follow(baton, out, options);
         // A task no one ever added is a typo, not an empty history: the coordinator refuses it (exit 4).
         const entries = await baton.audit({ ...options, key: options.task });
         out.result(entries, () => (entries.length === 0 ? ['no entries'] : entries.map(auditLine)));
-      }),
-    );
+      });
+    });
   registerAuditLedger(audit);
   registerAuditCommits(audit);
+}
+
+/** Bad input for --follow, refused before anything is opened (exit 2). */
+function checkFollow(options: AuditOptions): void {
+  if (options.limit !== undefined) {
+    throw new InvalidInputError(
+      '--limit and --follow do not go together: --follow prints every new entry until stopped',
+      'leave out --limit, or leave out --follow and page with --after <last id>',
+    );
+  }
+  parseAuditFollow(followInput(options, undefined));
+}
+
+const followInput = (options: AuditOptions, after: string | number | undefined) => ({
+  key: options.task,
+  session: options.session,
+  job: options.job,
+  type: options.type,
+  after,
+});
+
+/**
+ * Prints settled entries as they come, one line each (--json: one JSON object a line, the shape
+ * `baton audit --json` gives each entry), until SIGINT or SIGTERM; then exits 0 at once, without
+ * waiting for an answer in flight.
+ */
+async function follow(baton: CliApi, out: Output, options: AuditOptions): Promise<void> {
+  const stop = new AbortController();
+  const leave = (): void => stop.abort();
+  process.once('SIGINT', leave);
+  process.once('SIGTERM', leave);
+  const stopped = new Promise<null>((resolve) =>
+    stop.signal.addEventListener('abort', () => resolve(null), { once: true }),
+  );
+  try {
+    let after: string | number | undefined = options.after;
+    while (!stop.signal.aborted) {
+      const call = baton.auditFollow({ ...followInput(options, after), wait: FOLLOW_TURN }, stop.signal);
+      const page: AuditFollowPage | null = await Promise.race([call, stopped]);
+      if (page === null) {
+        call.catch(() => undefined);
+        break;
+      }
+      const lines = page.entries.map((entry) =>
+        out.json ? jsonText(entry) : terminalText(auditLine(entry)),
+      );
+      if (lines.length > 0) writeOut(`${lines.join('\n')}\n`);
+      after = page.through;
+    }
+  } finally {
+    process.removeListener('SIGINT', leave);
+    process.removeListener('SIGTERM', leave);
+  }
+  // An answer still in flight over HTTP is not waited for: the process ends now (exit-open.ts).
+  commandDone();
 }
 
 function auditLine(entry: AuditEntry): string {
