@@ -11,6 +11,7 @@ import pg from 'pg';
 import { baton, repoRoot, type Run } from '../../test/support/cli.js';
 import { bothEngines, sqliteDatabase } from '../../test/support/databases.js';
 import { waitUntil } from '../../test/support/wait.js';
+import { someActivity, withLedger } from '../../test/ledger/ledger-fixture.js';
 
 const root = repoRoot();
 
@@ -56,6 +57,8 @@ function follower(env: Env, args: readonly string[]) {
         .split('\n')
         .filter((line) => line !== '')
         .map((line) => JSON.parse(line) as Row),
+    /** Pauses it (SIGSTOP) or lets it go on (SIGCONT). */
+    pause: (paused: boolean) => child.kill(paused ? 'SIGSTOP' : 'SIGCONT'),
     stop: async (signal: NodeJS.Signals = 'SIGINT') => {
       child.kill(signal);
       return { ...(await ended), stderr: err };
@@ -209,6 +212,55 @@ for (const db of bothEngines()) {
       });
     });
   }
+}
+
+for (const db of bothEngines()) {
+  describe(`${db.name}: baton audit --follow under audit prune`, () => {
+    test('goes on printing after the rows before and under its cursor are pruned, without an error', () =>
+      withLedger(db, async (f) => {
+        await someActivity(f.store, 'old');
+        const [old] = (await f.baton.ledger.seal(f.signer)).sealed;
+        assert.ok(old !== undefined);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        const cut = new Date(await f.store.now()).toISOString();
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        await someActivity(f.store, 'new');
+        await f.baton.ledger.seal(f.signer);
+        const env = { BATON_DB: f.url };
+        const caughtUp = follower(env, ['--after', '0']);
+        const total = (await ledger(f.url)).length;
+        await waitUntil(() => caughtUp.rows().length === total, 15_000, 'the follower to catch up');
+        // Paused before its first read with its cursor at 1, inside the range about to go: the rows
+        // after its cursor are removed under it, and it reads on once let go.
+        const behind = follower(env, ['--after', '1']);
+        behind.pause(true);
+        const prune = ['audit', 'prune', '--before', cut, '--key-file', f.keyFile];
+        assert.match((await ok(baton(f.url, ...prune))).stdout, /^pruned \d+ rows/);
+        behind.pause(false);
+        await someActivity(f.store, 'later');
+        const now = await ledger(f.url);
+        assert.ok(
+          now.every((row) => row.id > old.lastId),
+          'the old rows are gone',
+        );
+        const newest = now.at(-1)?.id;
+        await waitUntil(
+          () => caughtUp.rows().at(-1)?.id === newest && behind.rows().at(-1)?.id === newest,
+          15_000,
+          'both followers to reach the newest row',
+        );
+        const printed = caughtUp.rows();
+        assert.deepEqual(
+          printed.slice(total),
+          now.filter((row) => row.id > (printed[total - 1]?.id ?? 0)),
+        );
+        assert.ok(printed.slice(total).some((row) => row.type === 'ledger:pruned'));
+        assert.deepEqual(behind.rows(), now, 'what is left, in order');
+        for (const one of [caughtUp, behind]) {
+          assert.deepEqual(await one.stop('SIGINT'), { code: 0, signal: null, stderr: '' });
+        }
+      }));
+  });
 }
 
 describe('baton audit --follow: bad input', () => {
