@@ -192,6 +192,10 @@ for (const db of bothEngines()) {
             `INSERT INTO audit_events (at, type, detail) VALUES (now(), 'task:added', '{}') RETURNING id`,
           );
           const low = Number(rows[0]?.id);
+          // Started while a writer is in flight: a fresh process's first look at the horizon has
+          // settled nothing yet, and a start taken from it printed the whole ledger.
+          const fromNow = follower(reader.env, []);
+          await new Promise((resolve) => setTimeout(resolve, 1_500)); // it has started and looked
           await ok(baton(url, 'task', 'add', 'quick'));
           const high = await lastId(url);
           assert.ok(high > low, 'the committed row has the higher id');
@@ -205,6 +209,17 @@ for (const db of bothEngines()) {
             'the lower id first, once it committed, and the higher one after it',
           );
           assert.deepEqual(await all.stop('SIGTERM'), { code: 0, signal: null, stderr: '' });
+          await waitUntil(
+            () => fromNow.rows().some((row) => row.id === high),
+            15_000,
+            `row ${high}, from now`,
+          );
+          assert.deepEqual(
+            fromNow.rows().map((row) => row.id),
+            [low, high],
+            `nothing from before it began (row ${start} and below)`,
+          );
+          assert.deepEqual(await fromNow.stop('SIGTERM'), { code: 0, signal: null, stderr: '' });
         } finally {
           await writer.end();
           reader.stop();

@@ -32,7 +32,7 @@ export interface AuditFollowInput {
   readonly session?: unknown;
   readonly job?: unknown;
   readonly type?: unknown;
-  /** Rows with a larger id; without it, from the newest settled row now (nothing old). */
+  /** Rows with a larger id; without it, those after the newest id now (nothing old). */
   readonly after?: unknown;
   /** How long to wait for a matching row when none is there yet (a duration, at most 20 s). */
   readonly wait?: unknown;
@@ -83,7 +83,10 @@ export async function followAudit(
     throw new NotFoundError('task', filters.key, 'add it with `baton task add`');
   }
   const deadline = Date.now() + waitMs;
-  let after = start ?? (await store.audit.settled());
+  // Not the settled id: a fresh horizon that meets a writer in flight knows none settled yet (0),
+  // and a follower started then printed the whole ledger. Rows in flight below the newest id now
+  // count as before the start.
+  let after = start ?? (await store.observe.auditMaxId());
   for (;;) {
     const settled = await store.audit.settled();
     const entries =
