@@ -26,7 +26,7 @@ import type { AgentReach } from './agent-token.js';
 import type { RunDirectory } from './run-workspace.js';
 import { recheckBeforeRun } from './run-recheck.js';
 import { beginRun, prepareRun, type BeginCall, type TaskTexts } from './run-start.js';
-import { LOG_MAX_MB_DEFAULT, withLogProblem } from './job-log.js';
+import { LOG_MAX_MB_DEFAULT, logClosedWithin, withLogProblem } from './job-log.js';
 import { jobLogName } from '../core/job-log.js';
 import type { AgentRunOptions } from './agent-run-options.js';
 
@@ -190,7 +190,7 @@ export class AgentRun {
     await progress.flush();
     await watching;
     const exit = await exited;
-    await this.agent?.logClosed();
+    await logClosedWithin(this.agent?.logClosed(), clock, job, this.options.log);
     await this.closeScope(scope);
     await dir.retire();
     await this.report(exit, oomBefore, agentSession, claimEpoch, guard);

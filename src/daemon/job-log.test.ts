@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { JobLog } from './job-log.js';
+import { FakeClock } from '../../test/support/fake-clock.js';
+import { JobLog, logClosedWithin } from './job-log.js';
 
 test('a log written on a full device (ENOSPC) drops its output and names the cause, never throwing', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'baton-joblog-'));
@@ -66,4 +67,31 @@ test('a second run of the same attempt (its runner shut down) adds to the log, n
     await log.end();
   }
   assert.equal(readFileSync(join(dir, 'job-1-attempt-1.log'), 'utf8'), 'first run\nsecond run\n');
+});
+
+test('a run waits for its log to close, at most 10 s: a stuck disk keeps no job running for ever', async () => {
+  const clock = new FakeClock();
+  const job = { id: 7, key: 'k' };
+  const said: string[] = [];
+  const say = (line: string): number => said.push(line);
+  let close: () => void = () => undefined;
+  const closing = new Promise<void>((resolve) => (close = resolve));
+  const inTime = logClosedWithin(closing, clock, job, say);
+  await clock.sleeping(1);
+  clock.advance(9_999);
+  close();
+  await inTime;
+  assert.deepEqual(said, []);
+  assert.equal(clock.pending, 0, 'its bound is dropped once the log closed');
+  const stuck = logClosedWithin(new Promise<void>(() => undefined), clock, job, say);
+  await clock.sleeping(1);
+  clock.advance(10_000);
+  await stuck;
+  assert.equal(said.length, 1);
+  assert.match(
+    said[0] ?? '',
+    /^job 7 k: its log file was not closed 10 s after its agent exited .*: the run is reported ended anyway/,
+  );
+  await logClosedWithin(undefined, clock, job, say);
+  assert.equal(said.length, 1, 'no agent, no log to wait for');
 });

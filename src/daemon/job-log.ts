@@ -21,6 +21,8 @@ import {
   type WriteStream,
 } from 'node:fs';
 import { join } from 'node:path';
+import type { Clock } from '../core/time.js';
+import type { Job } from '../core/job.js';
 
 /**
  * A log file of this name written before the job was even queued belongs to another job that had
@@ -201,4 +203,32 @@ export class JobLog {
 export function withLogProblem(reason: string | null, problem: string | null): string | null {
   if (problem === null) return reason;
   return reason === null ? problem : `${reason}; ${problem}`;
+}
+
+/** How long a run's end waits for its log file to close before it is reported anyway. */
+const LOG_CLOSE_WAIT_MS = 10_000;
+
+/**
+ * Waits for a run's log file to close (JobLog.end: the cap's marker and tail written), so that a
+ * follower (`baton job log --follow`) that sees the run ended reads it whole; but at most
+ * LOG_CLOSE_WAIT_MS: a disk that stopped answering must not keep the job running, and its slot
+ * taken, for ever. When it did not close in time, the runner's log (`log`) says so.
+ */
+export async function logClosedWithin(
+  closed: Promise<void> | undefined,
+  clock: Clock,
+  job: Pick<Job, 'id' | 'key'>,
+  log: (line: string) => void,
+): Promise<void> {
+  if (closed === undefined) return;
+  const waiting = new AbortController();
+  let late = true;
+  const done = closed.then(() => void (late = false)).finally(() => waiting.abort());
+  await Promise.race([done, clock.sleep(LOG_CLOSE_WAIT_MS, waiting.signal)]);
+  waiting.abort();
+  if (!late) return;
+  log(
+    `job ${job.id} ${job.key}: its log file was not closed ${LOG_CLOSE_WAIT_MS / 1000} s after its agent ` +
+      'exited (a slow or stuck disk): the run is reported ended anyway; `baton job log` may miss its last bytes',
+  );
 }
