@@ -248,6 +248,17 @@ describe('baton up --agent-uids', () => {
         );
         assert.deepEqual(readdirSync(join(c.dir, '.baton', 'worktrees')), [], up.log());
         assert.equal(existsSync(join(repo, 'ran')), false);
+        // Kept out of .baton/, an agent must not read the database or the logs through the API:
+        // without a token, every read is refused (a viewer token reads).
+        await up.waitForLog(/serving the API and dashboard on http/);
+        const url = /serving the API and dashboard on (http:\/\/\S+)/.exec(up.log())?.[1] ?? '';
+        assert.match(up.log(), /reads of the API and dashboard need a token with --agent-uids/);
+        for (const path of ['/v1/jobs', `/v1/jobs/${job?.id ?? 1}/log`, '/v1/tasks']) {
+          assert.equal((await fetch(`${url}${path}`)).status, 401, `${path} without a token`);
+        }
+        const viewer = (await c.store.tokens.create({ scope: 'viewer', name: 'reader' })).secret;
+        const read = await fetch(`${url}/v1/jobs`, { headers: { authorization: `Bearer ${viewer}` } });
+        assert.equal(read.status, 200);
       } finally {
         await c.close();
       }
