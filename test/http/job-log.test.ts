@@ -16,6 +16,7 @@ import { bothEngines } from '../support/databases.js';
 import { repoRoot } from '../support/cli.js';
 import { startTestServer, type TestServer } from '../dashboard/server.js';
 import { waitUntil } from '../support/wait.js';
+import type { Store } from '../../src/store/store.js';
 
 interface Chunk {
   job: number;
@@ -73,6 +74,18 @@ function remoteLogLive(server: TestServer, token: string, live: Live, ...args: s
   });
 }
 
+/** Job `k` started by a runner on box-1, its agent in a session of its own (pid 4). */
+async function startedOnBox1(store: Store) {
+  const runner = await store.sessions.start({ kind: 'daemon', host: 'box-1', pid: 1 });
+  const agent = await store.sessions.start({ kind: 'agent', host: 'box-1', pid: 2 });
+  await store.jobs.enqueue({ key: 'k' });
+  const job = await store.jobs.claimNext({ session: runner.id, start: true });
+  assert.ok(job !== null);
+  const guard = { id: job.id, session: runner.id, epoch: job.epoch };
+  await store.dispatch.attach({ ...guard, agentSession: agent.id, pid: 4 });
+  return { agent, job, guard };
+}
+
 for (const db of bothEngines()) {
   describe(`GET /v1/jobs/{id}/log on ${db.engine}`, () => {
     test(
@@ -83,14 +96,8 @@ for (const db of bothEngines()) {
         const server = await startTestServer(await db.fresh(), undefined, { logDir });
         try {
           const { store } = server;
-          const runner = await store.sessions.start({ kind: 'daemon', host: 'box-1', pid: 1 });
-          const agent = await store.sessions.start({ kind: 'agent', host: 'box-1', pid: 2 });
+          const { agent, job, guard } = await startedOnBox1(store);
           const other = await store.sessions.start({ kind: 'agent', host: 'box-1', pid: 3 });
-          await store.jobs.enqueue({ key: 'k' });
-          const job = await store.jobs.claimNext({ session: runner.id, start: true });
-          assert.ok(job !== null);
-          const guard = { id: job.id, session: runner.id, epoch: job.epoch };
-          await store.dispatch.attach({ ...guard, agentSession: agent.id, pid: 4 });
           // Not text: bytes that are no UTF-8 come back as they are.
           const content = Buffer.concat([
             Buffer.from('compiling\n'),
@@ -203,13 +210,7 @@ for (const db of bothEngines()) {
         const server = await startTestServer(await db.fresh(), undefined, { logDir });
         try {
           const { store } = server;
-          const runner = await store.sessions.start({ kind: 'daemon', host: 'box-1', pid: 1 });
-          const agent = await store.sessions.start({ kind: 'agent', host: 'box-1', pid: 2 });
-          await store.jobs.enqueue({ key: 'k' });
-          const job = await store.jobs.claimNext({ session: runner.id, start: true });
-          assert.ok(job !== null);
-          const guard = { id: job.id, session: runner.id, epoch: job.epoch };
-          await store.dispatch.attach({ ...guard, agentSession: agent.id, pid: 4 });
+          const { job, guard } = await startedOnBox1(store);
           const viewer = (await store.tokens.create({ scope: 'viewer' })).secret;
           const live = { stderr: '' };
           const follower = remoteLogLive(server, viewer, live, String(job.id), '--follow');
