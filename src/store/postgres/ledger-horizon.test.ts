@@ -9,6 +9,8 @@ import pg from 'pg';
 import { rowId } from '../../core/ledger.js';
 import { postgresDatabase, postgresServers } from '../../../test/support/databases.js';
 import { openStore } from '../open.js';
+import { PgExecutor } from './executor.js';
+import { LedgerHorizon } from './ledger-horizon.js';
 
 for (const server of postgresServers()) {
   void describe(`ledger horizon on ${server.name}`, () => {
@@ -77,7 +79,11 @@ for (const server of postgresServers()) {
         await writer.query('COMMIT');
         const later = (await store.audit.list()).at(-1)?.id ?? 0;
         let settled = 0;
-        for (let look = 0; look < 50 && settled < later; look++) settled = await store.audit.settled();
+        // A follower's answer may be up to 250 ms old (settledNow): asked for two seconds.
+        for (let look = 0; look < 40 && settled < later; look++) {
+          settled = await store.audit.settled();
+          if (settled < later) await new Promise((resolve) => setTimeout(resolve, 50));
+        }
         assert.equal(settled, later, 'every row settles once the writer has ended');
       } finally {
         await writer.end();
@@ -110,6 +116,34 @@ for (const server of postgresServers()) {
       } finally {
         await writer.end();
         await store.close();
+      }
+    });
+
+    test('followers polling at once share one look at pg_locks per 250 ms, however many they are', async () => {
+      const url = await postgresDatabase(server).fresh();
+      await (await openStore(url)).close(); // migrated
+      const pool = new pg.Pool({ connectionString: url, max: 4 });
+      const exec = new PgExecutor(pool, 'test');
+      let looks = 0;
+      const rows = exec.rows.bind(exec);
+      exec.rows = (sql, params) => {
+        if (sql.includes('pg_locks')) looks++;
+        return rows(sql, params);
+      };
+      const horizon = new LedgerHorizon(exec);
+      try {
+        // 20 followers, each asking every 25 ms (ten times a follower's pace) for one second.
+        const started = performance.now();
+        const follower = async (): Promise<void> => {
+          while (performance.now() - started < 1_000) {
+            await horizon.settledNow();
+            await new Promise((resolve) => setTimeout(resolve, 25));
+          }
+        };
+        await Promise.all(Array.from({ length: 20 }, follower));
+        assert.ok(looks >= 1 && looks <= 6, `${looks} looks at pg_locks in a second`);
+      } finally {
+        await pool.end();
       }
     });
   });

@@ -36,12 +36,16 @@ WHERE (locktype = 'relation' AND relation = 'audit_events'::regclass AND mode = 
 
 const PAUSE_FIRST_MS = 10;
 const PAUSE_MAX_MS = 200;
+/** A follower's answer may be this old (settledNow): pg_locks is read at most about 4 times a second for them. */
+const FOLLOWER_LOOK_MS = 250;
 
 export class LedgerHorizon {
   /** The last M read, and the writers that were in flight then. */
   private pending: { readonly top: number; readonly waiting: readonly string[] } | null = null;
   /** The highest id any look settled; 0 before the first. */
   private latest = 0;
+  /** When the last look ended (performance.now()); -Infinity before the first. */
+  private lookedAt = Number.NEGATIVE_INFINITY;
   /** The look in flight, shared by every caller until it ends. */
   private current: Promise<number | null> | null = null;
 
@@ -58,9 +62,13 @@ export class LedgerHorizon {
     }
   }
 
-  /** The highest id known settled after one look at most, never waiting for a writer. */
+  /**
+   * The highest id known settled, never waiting for a writer: after a look of its own, unless one
+   * ended less than FOLLOWER_LOOK_MS ago. Followers (`baton audit --follow`, each polling) then
+   * read pg_locks a few times a second per process, whatever their number, not once per poll each.
+   */
   async settledNow(): Promise<number> {
-    await this.look();
+    if (performance.now() - this.lookedAt >= FOLLOWER_LOOK_MS) await this.look();
     return this.latest;
   }
 
@@ -68,6 +76,7 @@ export class LedgerHorizon {
     if (this.current === null) {
       this.current = this.lookOnce().finally(() => {
         this.current = null;
+        this.lookedAt = performance.now();
       });
     }
     return this.current;
