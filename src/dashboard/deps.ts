@@ -106,6 +106,12 @@ export interface DashboardDeps {
   readonly pollMs?: number | undefined;
   /** Where the buttons send their requests: the API's routes, `/v1/...` on this origin by default. */
   readonly apiBase?: string | undefined;
+  /**
+   * Whether this request may read the output of the job's current attempt, or of its earlier ones
+   * (the HTTP adapter knows its token: an agent's reads its own run's alone); left out, every
+   * reader that passed the read gate may.
+   */
+  readonly mayReadOutput?: ((context: Context, job: Job, current: boolean) => boolean) | undefined;
   /** Who reads this request's page, signed in by the sign-in cookie (the HTTP adapter knows). */
   readonly signedIn?: ((context: Context) => SignedIn | null) | undefined;
 }

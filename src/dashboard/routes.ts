@@ -18,14 +18,14 @@ import { auditView } from './views/audit.js';
 import { claimsView } from './views/claims.js';
 import { hostsView, leaderView } from './views/cluster.js';
 import { inboxView } from './views/inbox.js';
-import { jobOutput, jobView, outputView } from './views/job.js';
+import { jobOutput, jobView, OUTPUT_HIDDEN, outputView } from './views/job.js';
 import { queueView } from './views/queue.js';
 import { sessionsView } from './views/sessions.js';
 import { workspacesView } from './views/workspaces.js';
 
 const HTMX_PATH = createRequire(import.meta.url).resolve('htmx.org/dist/htmx.min.js');
 
-type Fragment = (query: Query, param: string) => Promise<Html>;
+type Fragment = (query: Query, param: string, context: Context) => Promise<Html>;
 type Fragments = Record<ViewName, Fragment>;
 
 function fragments(deps: DashboardDeps): Fragments {
@@ -45,9 +45,13 @@ function fragments(deps: DashboardDeps): Fragments {
     inbox: async () => inboxView(await reads.inbox(), apiBase),
     sessions: async (query) => sessionsView(await reads.sessions(query), query),
     audit: async (query) => auditView(await reads.audit(query), query),
-    job: async (_query, id) => {
+    job: async (_query, id, context) => {
       const { job, history } = await reads.job(id);
-      return jobView(job, history, jobOutput(job, deps.logDir), deps.logDir);
+      const earlier = deps.mayReadOutput?.(context, job, false) === false ? OUTPUT_HIDDEN : undefined;
+      if (deps.mayReadOutput?.(context, job, true) === false) {
+        return jobView({ ...job, outputTail: null }, history, OUTPUT_HIDDEN, undefined, OUTPUT_HIDDEN);
+      }
+      return jobView(job, history, jobOutput(job, deps.logDir), deps.logDir, earlier);
     },
   };
 }
@@ -93,7 +97,7 @@ function pageRoutes(app: Hono, deps: DashboardDeps, views: Fragments): void {
         since,
       });
     try {
-      return context.html(shell(await views[name](queryOf(context), param)));
+      return context.html(shell(await views[name](queryOf(context), param, context)));
     } catch (error) {
       const { status, body } = refusal(error);
       return context.html(
@@ -124,11 +128,12 @@ function fragmentRoutes(app: Hono, deps: DashboardDeps, views: Fragments): void 
     try {
       if (name === 'output') {
         const { job } = await deps.reads.job(param);
-        return context.html(outputView(job, jobOutput(job, deps.logDir)));
+        const mayRead = deps.mayReadOutput?.(context, job, true) !== false;
+        return context.html(outputView(job, mayRead ? jobOutput(job, deps.logDir) : OUTPUT_HIDDEN));
       }
       const view = (views as Record<string, Fragment | undefined>)[name];
       if (view === undefined) return context.html(html`<p role="alert">no view ${name}</p>`, 404);
-      return context.html(await view(queryOf(context), param));
+      return context.html(await view(queryOf(context), param, context));
     } catch (error) {
       const { status, body } = refusal(error);
       return context.html(body, status);

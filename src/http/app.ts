@@ -12,6 +12,8 @@ import type { Coordinator } from '../coordinator/coordinator.js';
 import type { DashboardDeps } from '../dashboard/deps.js';
 import { dashboardAssets, dashboardRoutes } from '../dashboard/routes.js';
 import { authenticate, type AuthEnv, type AuthMode } from './auth.js';
+import { mayReadOutput } from './job-output.js';
+import type { Job } from '../core/job.js';
 import { loginRoutes, pageGate, pageReader } from './login.js';
 import { errorBody, errorResponse } from './errors.js';
 import { newApi } from './kit.js';
@@ -141,6 +143,14 @@ export function httpApp(options: HttpAppOptions): Hono<AuthEnv> {
     const token = (context as Context<AuthEnv>).get('token') ?? null;
     return token === null ? null : { id: token.id, scope: token.scope, name: token.name };
   };
-  app.route('/', dashboardRoutes({ ...options.dashboard, reads: options.coordinator.views, signedIn }));
+  const mayRead = (context: Context, job: Job, current: boolean): boolean =>
+    mayReadOutput((context as Context<AuthEnv>).get('token') ?? null, job, current);
+  const dashboard = {
+    ...options.dashboard,
+    reads: options.coordinator.views,
+    signedIn,
+    mayReadOutput: mayRead,
+  };
+  app.route('/', dashboardRoutes(dashboard));
   return app;
 }

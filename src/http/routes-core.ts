@@ -8,6 +8,7 @@ import { RELEASE_OUTCOMES } from '../core/claim.js';
 import type { Job } from '../core/job.js';
 import { fencedRefusal, Refusal } from '../coordinator/refusals.js';
 import { acting, actorOf, allow, askerOf, sessionHost } from './auth.js';
+import { outputFor } from './job-output.js';
 import { claimAs, releaseAs } from './claims.js';
 import {
   Epoch,
@@ -131,7 +132,8 @@ function taskRoutes(app: Api, baton: Coordinator): void {
     }),
     async (context) => {
       const detail = await baton.showTask(context.req.valid('param').key);
-      return result(context, { key: detail.task.key, state: detail.task.state, ...detail });
+      const jobs = detail.jobs.map((job) => outputFor(context, job));
+      return result(context, { key: detail.task.key, state: detail.task.state, ...detail, jobs });
     },
   );
 }
@@ -276,7 +278,7 @@ function jobRoutes(app: Api, baton: Coordinator): void {
     }),
     async (context) => {
       const { progress, ...query } = context.req.valid('query');
-      const jobs = await baton.listJobs(query);
+      const jobs = (await baton.listJobs(query)).map((job) => outputFor(context, job));
       return result(context, progress === 'true' ? await withProgress(baton, jobs) : jobs);
     },
   );
@@ -289,7 +291,7 @@ function jobRoutes(app: Api, baton: Coordinator): void {
       responses: ok('the job; with progress=true, with stalled, lastProgressAt and progress'),
     }),
     async (context) => {
-      const job = await baton.getJob(context.req.valid('param').id);
+      const job = outputFor(context, await baton.getJob(context.req.valid('param').id));
       return result(
         context,
         context.req.valid('query').progress === 'true' ? (await withProgress(baton, [job]))[0] : job,

@@ -37,9 +37,11 @@ export function logRoutes(app: Api, { coordinator: baton, logDir }: ApiDeps): vo
       const query = context.req.valid('query');
       const params = parseJobLog({ ...query, id, follow: query.follow === 'true' });
       const job = await baton.getJob(params.id);
+      // An earlier attempt was another agent session's run: an agent token reads its own run's alone.
+      const current = params.attempt === undefined || params.attempt === job.attempt;
       const subject = {
-        what: `read the output of job ${job.id}`,
-        session: job.agentSession ?? job.session,
+        what: `read the output of job ${job.id}${current ? '' : ` (attempt ${String(params.attempt)})`}`,
+        session: current ? (job.agentSession ?? job.session) : null,
         key: job.key,
         jobId: job.id,
       };

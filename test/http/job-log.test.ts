@@ -201,6 +201,56 @@ for (const db of bothEngines()) {
       },
     );
 
+    test("an agent token sees no other job's output: not in job JSON, the task, the job page or its fragment", async () => {
+      const logDir = join(mkdtempSync(join(tmpdir(), 'baton-log-route-')), 'logs');
+      const server = await startTestServer(await db.fresh(), undefined, { logDir }, 'required');
+      try {
+        const { store } = server;
+        const { agent, job, guard } = await startedOnBox1(store);
+        const other = await store.sessions.start({ kind: 'agent', host: 'box-1', pid: 3 });
+        mkdirSync(logDir, { recursive: true });
+        writeFileSync(join(logDir, `job-${job.id}-attempt-1.log`), 'SECRET-OF-K in its log\n');
+        await store.jobs.finish({ ...guard, status: 'failed', exitCode: 1, outputTail: 'TAIL-OF-K\n' });
+        const own = (await store.tokens.create({ scope: 'agent', session: agent.id })).secret;
+        const stranger = (await store.tokens.create({ scope: 'agent', session: other.id })).secret;
+        const viewer = (await store.tokens.create({ scope: 'viewer' })).secret;
+        const text = async (path: string, token: string): Promise<string> => {
+          const response = await fetch(`${server.url}${path}`, {
+            headers: { authorization: `Bearer ${token}` },
+          });
+          assert.equal(response.status, 200, path);
+          return response.text();
+        };
+        const tailOf = async (token: string) => {
+          const one = (await get(server, `/v1/jobs/${job.id}`, token)).body as { outputTail: string | null };
+          const all = (await get(server, '/v1/jobs', token)).body as {
+            id: number;
+            outputTail: string | null;
+          }[];
+          const task = (await get(server, '/v1/tasks/k', token)).body as {
+            jobs: { outputTail: string | null }[];
+          };
+          return [
+            one.outputTail,
+            all.find((entry) => entry.id === job.id)?.outputTail,
+            task.jobs[0]?.outputTail,
+          ];
+        };
+        assert.deepEqual(await tailOf(stranger), [null, null, null]);
+        assert.deepEqual(await tailOf(own), ['TAIL-OF-K\n', 'TAIL-OF-K\n', 'TAIL-OF-K\n']);
+        assert.deepEqual(await tailOf(viewer), ['TAIL-OF-K\n', 'TAIL-OF-K\n', 'TAIL-OF-K\n']);
+        for (const path of [`/jobs/${job.id}`, `/ui/frag/output/${job.id}`]) {
+          const page = await text(path, stranger);
+          assert.doesNotMatch(page, /SECRET-OF-K|TAIL-OF-K/, path);
+          assert.match(page, /not shown: this token may read only its own job/, path);
+          assert.match(await text(path, own), /SECRET-OF-K/, `${path}, its own agent`);
+          assert.match(await text(path, viewer), /SECRET-OF-K/, `${path}, a viewer`);
+        }
+      } finally {
+        await server.close();
+      }
+    });
+
     test(
       "a follower of a run whose log is on another host's disk says so, then prints the database's tail once it ends",
       { timeout: 60_000 },

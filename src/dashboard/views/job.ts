@@ -62,13 +62,13 @@ function runLine(run: JobRun): Html {
  * state across the page's live reloads (an ended attempt's log no longer changes). Runs given back
  * on a graceful stop share their attempt's number and its log, which is shown once, with the last.
  */
-function runsView(job: Job, runs: readonly JobRun[], logDir: string | undefined): Html {
+function runsView(job: Job, runs: readonly JobRun[], logDir: string | undefined, hidden?: Output): Html {
   if (runs.length === 0) return html``;
   const earlier = runs.filter(
     (run, index) => run.attempt < job.attempt && runs[index + 1]?.attempt !== run.attempt,
   );
   const logs = earlier.map((run) => {
-    const out = attemptOutput(job, run, runs, logDir);
+    const out = hidden ?? attemptOutput(job, run, runs, logDir);
     const how = `${run.outcome ?? 'running'}${run.reason === null ? '' : ` — ${run.reason}`}`;
     return html`<details class="attempt" id="attempt-${run.attempt}" hx-preserve="true">
       <summary>Output of attempt ${run.attempt} on ${run.host ?? '?'}: ${how}</summary>
@@ -106,11 +106,13 @@ export function outputView(job: Job, out: Output): Html {
   </section>`;
 }
 
+/** `hidden`: what every attempt's output section says instead, for a reader who may not read it. */
 export function jobView(
   job: Job,
   history: readonly AuditEntry[],
   out: Output,
   logDir: string | undefined,
+  hidden?: Output,
 ): Html {
   const runs = runsWithReason(job, jobRuns(history));
   const rows = history.map(
@@ -143,7 +145,13 @@ export function jobView(
       <dt>Queued, started, finished</dt>
       <dd>${time(job.queuedAt)}, ${time(job.startedAt)}, ${time(job.finishedAt)}</dd>
     </dl>
-    ${runsView(job, runs, logDir)} ${outputView(job, out)}
+    ${runsView(job, runs, logDir, hidden)} ${outputView(job, out)}
     <h3>Ledger</h3>
     ${table(['Row', 'At', 'Kind', 'Epoch', 'Session', 'Host', 'Detail'], rows)}`;
 }
+
+/** What a job page says of its output to a token that may not read it (an agent's, of another job). */
+export const OUTPUT_HIDDEN: Output = {
+  text: null,
+  note: "not shown: this token may read only its own job's output (`job:log`)",
+};
