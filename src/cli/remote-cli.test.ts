@@ -179,6 +179,13 @@ describe('refusals over HTTP', () => {
       assert.equal(refused.stderr.split('\n').filter(Boolean).length, 1, refused.stderr);
       assert.equal(refused.stdout, '');
     }
+    const empty = await run({ BATON_URL: 'http://127.0.0.1:9' }, ['--token', '', 'queue', 'list']);
+    assert.equal(empty.code, 2, empty.stderr);
+    assert.match(
+      empty.stderr,
+      /but no token — set BATON_TOKEN or pass --token/,
+      'an empty --token is no token',
+    );
   });
 
   test('baton init over HTTP refuses in one line and makes no database where it runs', async () => {

@@ -17,7 +17,8 @@ export function remoteTarget(
   if (options.db !== undefined) return null;
   const url = options.api ?? (env['BATON_URL'] || undefined);
   if (url === undefined) return null;
-  const token = options.token ?? (env['BATON_TOKEN'] || undefined);
+  // An empty --token, like an empty BATON_TOKEN, is no token.
+  const token = (options.token ?? env['BATON_TOKEN']) || undefined;
   if (token === undefined) {
     throw new InvalidInputError(
       `Baton's API is named (${url}) but no token`,

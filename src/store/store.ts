@@ -66,7 +66,7 @@ export interface TaskListParams {
   readonly assignee?: string | undefined;
   readonly label?: string | undefined;
   readonly state?: TaskState | undefined;
-  /** true: only tasks waiting behind a gate; false: only those without one. */
+  /** true: only open tasks waiting behind a gate (a closed or done task keeps its gate); false: the others. */
   readonly gated?: boolean | undefined;
   readonly limit?: number | undefined;
 }

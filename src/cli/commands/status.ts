@@ -47,10 +47,12 @@ function leaderLine({ leader }: FleetStatus): string {
 
 function hostLines({ hosts }: FleetStatus): string[] {
   if (hosts.length === 0) return [label('hosts', 'none registered — run `baton up` on each machine')];
-  const count = (liveness: string) => hosts.filter((host) => host.liveness === liveness).length;
+  // The enabled hosts by liveness, and the standby ones apart, each counted once; slots of live hosts.
   const enabled = hosts.filter((host) => host.enabled);
-  const busy = enabled.reduce((sum, host) => sum + host.jobsActive, 0);
-  const slots = enabled.reduce((sum, host) => sum + host.slotsMax, 0);
+  const count = (liveness: string) => enabled.filter((host) => host.liveness === liveness).length;
+  const live = enabled.filter((host) => host.liveness === 'live');
+  const busy = live.reduce((sum, host) => sum + host.jobsActive, 0);
+  const slots = live.reduce((sum, host) => sum + host.slotsMax, 0);
   const standby = hosts.length - enabled.length;
   const parts = [
     `${count('live')} live`,

@@ -96,7 +96,10 @@ function registerTaskList(task: Command): void {
     .option('--assignee <name>', 'only this assignee')
     .option('--state <state>', 'only tasks in this state: open, in_review, done, closed or escalated')
     .option('--label <name>', 'only tasks with this label; exits 4 for a label no task has')
-    .option('--gated', 'only tasks waiting behind a gate (open it with `baton approve <key> --gate <gate>`)')
+    .option(
+      '--gated',
+      'only open tasks waiting behind a gate (open it with `baton approve <key> --gate <gate>`)',
+    )
     .option('--limit <n>', 'at most this many (default and maximum 1000)')
     .action((options: ListOptions, cmd: Command) =>
       withApi(cmd, async (baton, out) => {

@@ -84,15 +84,21 @@ export function exerciseTasksAndSessions(harness: Harness): void {
         await store.tasks.add({ key: 'b', labels: ['ui'] });
         await store.tasks.add({ key: 'c' });
         await store.tasks.add({ key: 'd' });
-        for (const key of ['a', 'c', 'd'])
+        await store.tasks.add({ key: 'e' });
+        for (const key of ['a', 'c', 'd', 'e'])
           await store.lifecycle.gate({ key, gate: 'design', by: { name: 'alice' } });
         await store.lifecycle.approveGate({ key: 'd', gate: 'design', by: { name: 'alice' } });
+        await store.lifecycle.transition({ key: 'e', action: 'close', by: { name: 'alice' } });
         const keys = async (params: TaskListParams) =>
           (await store.tasks.list(params)).map((task) => task.key);
         assert.deepEqual(await keys({ gated: true }), ['a', 'c']);
-        assert.deepEqual(await keys({ gated: false }), ['b', 'd'], 'an approved gate is no gate');
+        assert.deepEqual(
+          await keys({ gated: false }),
+          ['b', 'd', 'e'],
+          'an opened gate, a closed task: none waits',
+        );
         assert.deepEqual(await keys({ gated: true, label: 'ui' }), ['a']);
-        assert.deepEqual(await keys({}), ['a', 'b', 'c', 'd']);
+        assert.deepEqual(await keys({}), ['a', 'b', 'c', 'd', 'e']);
       }));
   });
 

@@ -78,7 +78,7 @@ export function postgresTasks(exec: PgExecutor): Store['tasks'] {
              AND ($2::text IS NULL OR assignee = $2::text)
              AND ($4::text IS NULL OR state = $4::text)
              AND ($5::text IS NULL OR labels ? $5::text)
-             AND ($6::boolean IS NULL OR (gate IS NOT NULL) = $6::boolean)
+             AND ($6::boolean IS NULL OR (gate IS NOT NULL AND state = 'open') = $6::boolean)
            ORDER BY priority, key LIMIT $3::int`,
           [
             params.project ?? null,

@@ -129,7 +129,7 @@ export function sqliteTasks(exec: SqliteExecutor): Sync<Store['tasks']> {
                    AND (@assignee IS NULL OR assignee = @assignee)
                    AND (@state IS NULL OR state = @state)
                    AND (@label IS NULL OR EXISTS (SELECT 1 FROM json_each(tasks.labels) WHERE value = @label))
-                   AND (@gated IS NULL OR (gate IS NOT NULL) = @gated)
+                   AND (@gated IS NULL OR (gate IS NOT NULL AND state = 'open') = @gated)
                  ORDER BY priority, key LIMIT @limit`,
             )
             .all({
