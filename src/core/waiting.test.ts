@@ -27,6 +27,9 @@ test('classes the reasons the dispatcher writes for a waiting job', () => {
   assert.equal(waitingClass(reason(placeJob(1, [host], 60_000, 10_000))), 'no_host');
   const holder = { session: 3, host: 'box', jobId: 7, since: 0, epoch: 1 };
   assert.equal(waitingClass(waitingForWorkspace('api', holder)), 'workspace_held');
+  // dispatch-plan.ts claimedReason: its task held by a person's claim, or an earlier run stopping.
+  assert.equal(waitingClass('waiting for github:acme/api#7, claimed by session 4 on box-1'), 'task_held');
+  assert.equal(waitingClass('waiting for design approval'), 'gate');
   assert.equal(waitingClass('SKIPPED workspace_unresolved: no workspace'), 'workspace_unresolved');
   assert.equal(waitingClass('waiting for design approval'), 'gate');
   assert.equal(waitingClass('something new'), 'other');

@@ -5,6 +5,7 @@
  */
 export const WAITING_CLASSES = [
   'workspace_held',
+  'task_held',
   'workspace_unresolved',
   'ram',
   'slots',
@@ -16,6 +17,8 @@ export type WaitingClass = (typeof WAITING_CLASSES)[number];
 
 const RULES: readonly (readonly [RegExp, WaitingClass])[] = [
   [/^waiting for workspace /, 'workspace_held'],
+  // Its task is claimed (a person's 8 h claim, an earlier run stopping): core/dispatch-plan.ts.
+  [/^waiting for .+, claimed by session \d+ on /, 'task_held'],
   [/^SKIPPED workspace_unresolved/, 'workspace_unresolved'],
   [/^needs \d+ MB/, 'ram'],
   [/at its job limit/, 'slots'],
