@@ -252,7 +252,10 @@ describe('baton up --agent-uids', () => {
         // without a token, every read is refused (a viewer token reads).
         await up.waitForLog(/serving the API and dashboard on http/);
         const url = /serving the API and dashboard on (http:\/\/\S+)/.exec(up.log())?.[1] ?? '';
-        assert.match(up.log(), /reads of the API and dashboard need a token with --agent-uids/);
+        assert.match(
+          up.log(),
+          /reads of the API, the dashboard and \/metrics need a token with --agent-uids/,
+        );
         for (const path of ['/v1/jobs', `/v1/jobs/${job?.id ?? 1}/log`, '/v1/tasks']) {
           assert.equal((await fetch(`${url}${path}`)).status, 401, `${path} without a token`);
         }

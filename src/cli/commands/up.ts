@@ -261,13 +261,24 @@ function upFlags(upCommand: Command): Command {
     .option('--no-github-comments', 'do not post escalations and review rejections as issue comments');
 }
 
+const AUTH_FORCED =
+  'reads of the API, the dashboard and /metrics need a token with --agent-uids: sign in at /login, or send one';
+
+/**
+ * The HTTP flags. Agents of uids of their own are kept out of .baton/ (the database, every job's
+ * log): reads without a token on the loopback would hand them both, so with --agent-uids every
+ * read needs one (`forced`, decision 0025).
+ */
+function httpOf(flags: UpFlags, agentUids: boolean): ReturnType<typeof parseHttpFlags> & { forced: boolean } {
+  const { bind, auth } = parseHttpFlags(flags);
+  const forced = agentUids && auth !== 'required';
+  return { bind, auth: agentUids ? 'required' : auth, forced };
+}
+
 /** Joins the cluster until SIGINT or SIGTERM: the HTTP server (unless --no-http), then runUp. */
 function up(flags: UpFlags, cmd: Command): Promise<void> {
   const options = parseUpFlags(flags, cmd.optsWithGlobals<GlobalOptions>());
-  const { bind, auth: asked } = parseHttpFlags(flags);
-  // Agents of uids of their own are kept out of .baton/ (the database, every job's log): reads
-  // without a token on the loopback would hand them both, so every read needs one (decision 0025).
-  const auth = options.agentUids === null ? asked : 'required';
+  const { bind, auth, forced } = httpOf(flags, options.agentUids !== null);
   checkGithubOnly(flags);
   if (flags.github !== undefined) checkGithubFlags(flags.github, flags);
   // Checked before the store opens, as every flag: a bad value makes no database file.
@@ -292,8 +303,7 @@ function up(flags: UpFlags, cmd: Command): Promise<void> {
           ? `sealing the ledger with key ${options.ledger.signer.keyId}`
           : 'not sealing the ledger (no key)'),
     );
-    if (auth !== asked && bind !== null)
-      log('reads of the API and dashboard need a token with --agent-uids: sign in at /login, or send one');
+    if (forced && bind !== null) log(AUTH_FORCED);
     const backlog = flags.github === undefined ? null : await backlogFrom(store, flags.github, flags, log);
     const webhook = webhookOf(backlog, flags.githubLabel ?? []);
     const memoryByPid = new Map<number, number>();
