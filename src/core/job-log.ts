@@ -77,14 +77,18 @@ export function attemptEnded(job: Pick<Job, 'status' | 'attempt'>, attempt: numb
 }
 
 /**
- * The oldest a file of the attempt's log name may be and still be its own, in ms: until the run
- * starts, a file of that name last written before the job was queued is another job's (of a
- * database made afresh and used from the same directory), which the runner sets aside as the run
- * starts (daemon/job-log.ts). Once it has started, the file is the run's, whatever the clocks say.
+ * The oldest a file of the attempt's log name may be and still be its own, in ms: until its agent
+ * runs, a file of that name last written before the job was queued is another job's (of a
+ * database made afresh and used from the same directory), which the runner sets aside as it
+ * spawns the agent (daemon/job-log.ts), after the job is marked running and its workspace made.
+ * Once the agent is attached (a pid), the file is the run's, whatever the clocks say.
  */
-export function logNotBefore(job: Pick<Job, 'status' | 'attempt' | 'queuedAt'>, attempt: number): number {
-  const started = attempt < job.attempt || (attempt === job.attempt && job.status !== 'claimed');
-  return started ? 0 : job.queuedAt;
+export function logNotBefore(
+  job: Pick<Job, 'status' | 'attempt' | 'queuedAt' | 'pid'>,
+  attempt: number,
+): number {
+  const spawned = attempt === job.attempt && job.status !== 'claimed' && job.pid !== null;
+  return attempt < job.attempt || spawned ? 0 : job.queuedAt;
 }
 
 /** The host that ran an attempt, from the job's runs (its latest from the job row). */
@@ -98,7 +102,8 @@ export function attemptHost(job: Job, runs: readonly JobRun[], attempt: number):
  * that ran it, or nowhere Baton wrote (an attempt run in pull mode, with no agent of `baton up`).
  */
 export function elsewhereNote(job: Job, runs: readonly JobRun[], attempt: number): string {
-  if (logNotBefore(job, attempt) !== 0) return `attempt ${attempt} of job ${job.id} has not started`;
+  const started = attempt < job.attempt || (attempt === job.attempt && job.status !== 'claimed');
+  if (!started) return `attempt ${attempt} of job ${job.id} has not started`;
   const run = runs.findLast((each) => each.attempt === attempt);
   const spawned = run === undefined ? job.pid !== null : run.pid !== null;
   if (!spawned) return 'no log: no agent of `baton up` ran in this attempt';

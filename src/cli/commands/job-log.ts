@@ -79,6 +79,12 @@ class LogReader {
       const chunk = await this.read();
       this.attempt = chunk.attempt; // the first read names it; a follower stays on it
       if (this.source === 'file' && chunk.source !== 'file') return this.end(chunk, 'its log file is gone');
+      if (this.source === 'file' && chunk.size < this.offset) {
+        // Shorter than what was printed: not the file read before (set aside, or made anew).
+        writeErr(`baton: job ${chunk.job}'s log file was replaced: printing the new one from its start\n`);
+        this.offset = 0;
+        continue;
+      }
       if (chunk.bytes.length > 0) {
         this.source = chunk.source;
         this.offset = chunk.next;
