@@ -84,13 +84,18 @@ export async function readJobLog(
 ): Promise<LogChunk> {
   const params = parseJobLog(input);
   const job = await reads.getJob(params.id);
-  const attempt = logAttempt(job, params.attempt, params.follow);
-  const ended = attemptEnded(job, attempt);
-  const file = jobLogName({ id: job.id, attempt });
-  const { offset } = params;
   let runs: readonly JobRun[] | null = null;
   const runsOf = async (): Promise<readonly JobRun[]> =>
     (runs ??= jobRuns(await reads.audit({ job: String(job.id) })));
+  // Queued again: a run given back on a graceful stop may have lowered job.attempt below its own.
+  const ran =
+    job.status === 'queued'
+      ? Math.max(job.attempt, ...(await runsOf()).map((run) => run.attempt))
+      : job.attempt;
+  const attempt = logAttempt(job, params.attempt, params.follow, ran);
+  const ended = attemptEnded(job, attempt);
+  const file = jobLogName({ id: job.id, attempt });
+  const { offset } = params;
   const host =
     attempt === job.attempt && job.host !== null ? job.host : attemptHost(job, await runsOf(), attempt);
   const base = { job: job.id, attempt, host, file, offset, ended };

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { elsewhereNote, logNotBefore } from './job-log.js';
+import { elsewhereNote, logAttempt, logNotBefore } from './job-log.js';
 import type { Job } from './job.js';
 
 const QUEUED_AT = 1_000_000;
@@ -24,4 +24,19 @@ test('an attempt that ended without an agent says no agent of baton up ran, not 
     'no log: no agent of `baton up` ran in this attempt',
   );
   assert.equal(elsewhereNote(job({ status: 'claimed' }), [], 1), 'attempt 1 of job 7 has not started');
+});
+
+test('a run given back on a graceful stop (job.attempt lowered, queued again) stays readable by its number', () => {
+  const given = job({ status: 'queued', attempt: 0, pid: null });
+  assert.equal(logAttempt(given, undefined, false, 1), 1, 'the latest run, as the ledger shows it');
+  assert.equal(logAttempt(given, 1, false, 1), 1);
+  assert.throws(
+    () => logAttempt(given, 2, false, 1),
+    (error: { hint?: string }) => /attempt 1 alone/.test(error.hint ?? ''),
+  );
+  assert.throws(
+    () => logAttempt(given, undefined, false),
+    (error: { hint?: string }) => /has not run yet/.test(error.hint ?? ''),
+  );
+  assert.equal(logAttempt(given, undefined, true, 1), 1, 'a follower waits for its rerun, the same number');
 });

@@ -43,13 +43,15 @@ export const LOG_CHUNK_MAX = 1024 * 1024;
 /**
  * The attempt a read means: the one asked for, else the latest run. A follower of a queued job
  * means the run to come (the next attempt: a run given back shares its number with its rerun),
- * and may ask for it. An attempt the job never had, or none at all, is not found (exit 4).
+ * and may ask for it. `ran` is the highest attempt the ledger shows run: a run given back on a
+ * graceful stop lowered `job.attempt`, and its output stays readable by its number. An attempt the
+ * job never had, or none at all, is not found (exit 4).
  */
-export function logAttempt(job: Job, asked: number | undefined, follow: boolean): number {
-  const coming = follow && job.status === 'queued' ? job.attempt + 1 : job.attempt;
+export function logAttempt(job: Job, asked: number | undefined, follow: boolean, ran = job.attempt): number {
+  const coming = Math.max(follow && job.status === 'queued' ? job.attempt + 1 : job.attempt, ran);
   const attempt = asked ?? coming;
   if (attempt >= 1 && attempt <= coming) return attempt;
-  if (job.attempt === 0) {
+  if (coming === 0) {
     throw new NotFoundError(
       'job',
       `${job.id} output`,
@@ -59,9 +61,9 @@ export function logAttempt(job: Job, asked: number | undefined, follow: boolean)
   throw new NotFoundError(
     'job',
     `${job.id} attempt ${attempt}`,
-    job.attempt === 1
+    coming === 1
       ? `job ${job.id} has had attempt 1 alone: leave --attempt out, or give it 1`
-      : `job ${job.id} has had attempts 1 to ${job.attempt}: give --attempt one of those, or leave it out`,
+      : `job ${job.id} has had attempts 1 to ${coming}: give --attempt one of those, or leave it out`,
   );
 }
 
