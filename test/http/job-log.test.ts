@@ -251,6 +251,42 @@ for (const db of bothEngines()) {
       }
     });
 
+    test("an agent token reads its own run's log alone: not the attempt before it, another agent's run", async () => {
+      const logDir = join(mkdtempSync(join(tmpdir(), 'baton-log-route-')), 'logs');
+      const server = await startTestServer(await db.fresh(), undefined, { logDir });
+      try {
+        const { store } = server;
+        const { job, guard } = await startedOnBox1(store);
+        mkdirSync(logDir, { recursive: true });
+        writeFileSync(join(logDir, `job-${job.id}-attempt-1.log`), 'what the first agent saw\n');
+        const policy = { backoffBaseMs: 0, backoffMaxMs: 0 };
+        assert.ok((await store.dispatch.requeue({ ...guard, reason: 'its host died', policy })).ok);
+        const runner = guard.session;
+        const second = await store.jobs.claimNext({ session: runner, start: true });
+        assert.equal(second?.attempt, 2);
+        const agent = await store.sessions.start({ kind: 'agent', host: 'box-1', pid: 5 });
+        await store.dispatch.attach({
+          id: job.id,
+          session: runner,
+          epoch: second.epoch,
+          agentSession: agent.id,
+          pid: 6,
+        });
+        writeFileSync(join(logDir, `job-${job.id}-attempt-2.log`), 'what the second agent saw\n');
+        const own = (await store.tokens.create({ scope: 'agent', session: agent.id })).secret;
+        const viewer = (await store.tokens.create({ scope: 'viewer' })).secret;
+        const read = async (attempt: number, token: string) =>
+          get(server, `/v1/jobs/${job.id}/log?attempt=${attempt}`, token);
+        assert.equal((await read(2, own)).status, 200, 'its own run');
+        const earlier = await read(1, own);
+        assert.equal(earlier.status, 403, 'the run before it, another agent session');
+        assert.match(JSON.stringify(earlier.body), /read the output of job \d+ \(attempt 1\)/);
+        assert.equal((await read(1, viewer)).status, 200, 'a viewer reads every attempt');
+      } finally {
+        await server.close();
+      }
+    });
+
     test(
       "a follower of a run whose log is on another host's disk says so, then prints the database's tail once it ends",
       { timeout: 60_000 },
