@@ -9,16 +9,10 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AuditEntry } from '../core/audit-event.js';
-import { AUDIT_TYPES } from '../core/audit-event.js';
 import { NotFoundError } from '../core/errors.js';
-import {
-  validateDuration,
-  validateId,
-  validateInteger,
-  validateKey,
-  validateOneOf,
-} from '../core/validate.js';
+import { validateDuration } from '../core/validate.js';
 import type { AuditListParams, Store } from '../store/store.js';
+import { parseAudit } from './inputs.js';
 
 /** The longest one call waits for a row: a follower asks again, within a client's request timeout. */
 const AUDIT_FOLLOW_WAIT_MAX_MS = 20_000;
@@ -51,21 +45,12 @@ interface FollowParams {
   readonly waitMs: number;
 }
 
-/** The filters as `baton audit` checks them, the start and the wait. */
+/** The filters and the start as `baton audit` checks them (parseAudit), and the wait. */
 export function parseAuditFollow(input: AuditFollowInput): FollowParams {
-  const optional = <T>(value: unknown, check: (raw: unknown) => T): T | undefined =>
-    value === undefined ? undefined : check(value);
-  return {
-    filters: {
-      key: optional(input.key, validateKey),
-      session: optional(input.session, (value) => validateId('session', value)),
-      jobId: optional(input.job, (value) => validateId('job', value)),
-      type: optional(input.type, (value) => validateOneOf('audit type', value, AUDIT_TYPES)),
-    },
-    after: optional(input.after, (value) => validateInteger('after id', value, 0, Number.MAX_SAFE_INTEGER)),
-    waitMs:
-      optional(input.wait, (value) => validateDuration('wait', value, 0, AUDIT_FOLLOW_WAIT_MAX_MS)) ?? 0,
-  };
+  const { afterId, ...filters } = parseAudit(input); // no limit: AuditFollowInput has none
+  const waitMs =
+    input.wait === undefined ? 0 : validateDuration('wait', input.wait, 0, AUDIT_FOLLOW_WAIT_MAX_MS);
+  return { filters, after: afterId, waitMs };
 }
 
 /**
