@@ -25,6 +25,8 @@ import { Tokens } from './tokens.js';
 import { Workspaces } from './workspaces.js';
 import { Lifecycle, triaged } from './lifecycle.js';
 import { readJobLog, type JobLogInput } from './job-log.js';
+import type { OutputRead } from '../core/output-stream.js';
+import type { OutputReadParams } from '../store/output-store.js';
 import type { LogChunk } from '../core/job-log.js';
 import type { Effect } from '../core/effect.js';
 import type { Actor, TaskEvent } from '../core/task.js';
@@ -273,6 +275,11 @@ export class Coordinator {
    */
   jobLog(input: JobLogInput, logDir?: string): Promise<LogChunk> {
     return readJobLog(this, logDir, input);
+  }
+
+  /** The output stream's rows of an attempt past an offset (store/output-store.ts), for jobLog. */
+  readOutput(params: OutputReadParams): Promise<OutputRead> {
+    return this.store.output.read(params);
   }
 
   /** Cancels an active job; `lost` with the job when it had already finished. */

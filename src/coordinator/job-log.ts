@@ -1,8 +1,9 @@
 /**
  * One read of a job's output from a byte offset (`baton job log`, `GET /v1/jobs/{id}/log`): the
  * log file where this process can read it (the log folder of a `baton up` on this machine), else
- * the last lines the database keeps of an ended run, else nothing with a note on where the output
- * is. The job is read before the file, so a read that says the run ended has the whole file: the
+ * the output stream the runner copies into the database as the run goes (docs/decisions/0029),
+ * else the last lines the database keeps of a failed run, else nothing with a note on where the
+ * output is. The job is read before the file, so a read that says the run ended has the whole file: the
  * runner reports a run ended only once its log is closed (daemon/agent-run.ts).
  */
 import { join } from 'node:path';
@@ -21,7 +22,9 @@ import {
 } from '../core/job-log.js';
 import { InvalidInputError } from '../core/errors.js';
 import { validateId } from '../core/validate.js';
+import { joinOutput, OUTPUT_KEEP_ENDED, OUTPUT_WINDOW, type OutputRead } from '../core/output-stream.js';
 import { readLogRange } from '../os/log-file.js';
+import type { OutputReadParams } from '../store/output-store.js';
 import type { AuditInput } from './inputs.js';
 
 export interface JobLogInput {
@@ -32,6 +35,8 @@ export interface JobLogInput {
   readonly offset?: unknown;
   /** Following: a queued job's coming attempt may be asked for, and is meant when none is. */
   readonly follow?: boolean | undefined;
+  /** `baton job log --tail`: how many of the last lines to print (the CLI reads them). */
+  readonly tail?: unknown;
 }
 
 interface JobLogParams {
@@ -39,6 +44,7 @@ interface JobLogParams {
   readonly attempt: number | undefined;
   readonly offset: number;
   readonly follow: boolean;
+  readonly tail: number | undefined;
 }
 
 /** A whole number of `min` or more, from text or a number; InvalidInputError naming the fix. */
@@ -51,7 +57,7 @@ function atLeast(what: string, value: unknown, min: number, hint: string): numbe
   );
 }
 
-/** Checks a read's raw input: a job id, an attempt of 1 or more, an offset of 0 or more. */
+/** Checks a read's raw input: a job id, an attempt of 1 or more, an offset of 0 or more, a tail of 1 or more. */
 export function parseJobLog(input: JobLogInput): JobLogParams {
   const attempt = (value: unknown): number =>
     atLeast(
@@ -67,13 +73,40 @@ export function parseJobLog(input: JobLogInput): JobLogParams {
     attempt: input.attempt === undefined ? undefined : attempt(input.attempt),
     offset: input.offset === undefined ? 0 : offset(input.offset),
     follow: input.follow === true,
+    tail:
+      input.tail === undefined
+        ? undefined
+        : atLeast('--tail', input.tail, 1, 'give how many of the last lines to print, such as --tail 20'),
   };
 }
 
-/** What a read needs of the use-case API: the job, and its ledger rows for its runs. */
+/** What a read needs of the use-case API: the job, its ledger rows for its runs, and its output stream. */
 export interface JobLogReads {
   getJob(id: unknown): Promise<Job>;
   audit(input: AuditInput): Promise<readonly AuditEntry[]>;
+  readOutput(params: OutputReadParams): Promise<OutputRead>;
+}
+
+/**
+ * A chunk of the output stream (core/output-stream.ts): the bytes the runner copied into the
+ * database from the base's offset, or from the window's start when the window has moved past it,
+ * which `note` says (how many bytes were skipped, and where the whole log is).
+ */
+function streamChunk(
+  base: Omit<LogChunk, 'source' | 'next' | 'size' | 'note' | 'bytes'>,
+  read: OutputRead,
+  where: string,
+): LogChunk {
+  const span = joinOutput(read, base.offset, LOG_CHUNK_MAX);
+  const from = span?.from ?? base.offset;
+  const bytes = span?.bytes ?? new Uint8Array();
+  const skipped = from - base.offset;
+  const note =
+    skipped === 0
+      ? null
+      : `${skipped} bytes skipped: the database keeps the last ${OUTPUT_WINDOW} bytes of a running attempt ` +
+        `(${OUTPUT_KEEP_ENDED} once it ended); ${where}`;
+  return { ...base, source: 'stream', offset: from, next: from + bytes.length, size: read.size, note, bytes };
 }
 
 /** Reads one chunk of an attempt's output from `offset`; `logDir` is where this process finds logs. */
@@ -108,7 +141,9 @@ export async function readJobLog(
     return { ...base, source: 'file', next, size: range.size, note: null, bytes: range.bytes };
   }
   const note = elsewhereNote(job, await runsOf(), attempt);
-  // The database keeps the last lines of the job's latest run alone, once it has ended.
+  const stream = await reads.readOutput({ job: job.id, attempt, offset });
+  if (stream.size > 0) return streamChunk(base, stream, note);
+  // Nothing streamed (a run of an older Baton, or in pull mode): the kept tail of a failed latest run.
   const tail = attempt === job.attempt && ended ? job.outputTail : null;
   if (tail === null) return { ...base, source: 'none', next: offset, size: 0, note, bytes: new Uint8Array() };
   const all = Buffer.from(tail, 'utf8');

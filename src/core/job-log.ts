@@ -14,8 +14,11 @@ export function jobLogName(job: { readonly id: number; readonly attempt: number 
   return `job-${job.id}-attempt-${job.attempt}.log`;
 }
 
-/** Where a chunk's bytes came from: the log file, the database's kept tail, or nowhere (yet). */
-export type LogSource = 'file' | 'database' | 'none';
+/**
+ * Where a chunk's bytes came from: the log file, the output stream the runner copies into the
+ * database (the file's bytes at the file's offsets), the database's kept tail, or nowhere (yet).
+ */
+export type LogSource = 'file' | 'stream' | 'database' | 'none';
 
 /** One answer of a log read: bytes from `offset` to `next` of what `source` holds. */
 export interface LogChunk {

@@ -6,6 +6,7 @@ import type { Store } from '../store/store.js';
 import type { StallPolicy } from './run-progress.js';
 import type { Recheck } from './run-recheck.js';
 import type { AgentUids } from './agent-uids.js';
+import type { OutputStreamer } from './output-stream.js';
 
 export interface AgentRunOptions {
   readonly store: Store;
@@ -44,4 +45,6 @@ export interface AgentRunOptions {
   readonly memoryByPid?: Map<number, number> | undefined;
   /** With `baton up --agent-uids`: the uids agents run as, one per running agent (agent-uids.ts). */
   readonly agentUids?: AgentUids | null | undefined;
+  /** The runner's output stream (output-stream.ts): a run is watched once spawned, ended before it reports. */
+  readonly output?: OutputStreamer | undefined;
 }

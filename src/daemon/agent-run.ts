@@ -30,8 +30,6 @@ import { LOG_MAX_MB_DEFAULT, logClosedWithin, withLogProblem } from './job-log.j
 import { jobLogName } from '../core/job-log.js';
 import type { AgentRunOptions } from './agent-run-options.js';
 
-export type { AgentRunOptions } from './agent-run-options.js';
-
 type Guard = { id: number; session: number; epoch: number };
 
 export class AgentRun {
@@ -152,6 +150,7 @@ export class AgentRun {
     const started = await this.start(command, dir, agentSession, claimEpoch, texts, guard);
     if (started === null) return;
     const { child, scope, oomBefore } = started;
+    this.options.output?.watch(job); // its log is open, a foreign file of its name set aside
     type Exit = { code: number | null; signal: NodeJS.Signals | null };
     const exited = new Promise<Exit>((done) => child.on('exit', (code, signal) => done({ code, signal })));
     let done = false;
@@ -191,6 +190,7 @@ export class AgentRun {
     await watching;
     const exit = await exited;
     await logClosedWithin(this.agent?.logClosed(), clock, job, this.options.log);
+    await this.options.output?.end(job); // its last output in the database before its end is reported
     await this.closeScope(scope);
     await dir.retire();
     await this.report(exit, oomBefore, agentSession, claimEpoch, guard);

@@ -24,7 +24,7 @@ import { waitingForWorkspace } from '../core/workspace-lock.js';
 import { sharedLock, type Workspace, type WorkspacePlan } from '../core/workspace-plan.js';
 import { prepareWorktree, retireWorktree } from '../os/worktree.js';
 import { isGitFailure } from '../os/git.js';
-import type { AgentRunOptions } from './agent-run.js';
+import type { AgentRunOptions } from './agent-run-options.js';
 import { absoluteDb, installGuard, installedBatonBin, type GuardClaim } from '../coordinator/guard.js';
 import { Workspaces, type PlanDetail } from '../coordinator/workspaces.js';
 import { installCommitTrailers } from '../coordinator/commit-trailers.js';

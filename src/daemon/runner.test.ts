@@ -101,8 +101,8 @@ test('heartbeats that get through keep the runner trusted as time passes', async
   const s = await setup();
   try {
     s.runner.start();
-    await s.clock.sleeping(3); // heartbeat, poll and watchdog loops
-    await pass(s, 4 * STALE, 3);
+    await s.clock.sleeping(4); // heartbeat, poll, watchdog and output-stream loops
+    await pass(s, 4 * STALE, 4);
     assert.equal(s.fenced, false);
   } finally {
     await done(s);
@@ -113,7 +113,7 @@ test('a refused heartbeat fences the runner at once', async () => {
   const s = await setup();
   try {
     s.runner.start();
-    await s.clock.sleeping(3);
+    await s.clock.sleeping(4);
     await s.f.store.sessions.end(s.session); // declared gone, as recovery does to a stale session
     s.clock.advance(HEARTBEAT);
     await s.fencedNow;
@@ -127,14 +127,14 @@ test('a heartbeat that hangs fences the runner from its watchdog once the trust 
   const s = await setup();
   try {
     s.runner.start();
-    await s.clock.sleeping(3); // the first beat got through at 0
+    await s.clock.sleeping(4); // the first beat got through at 0
     s.beats.close();
     s.clock.advance(HEARTBEAT); // the second beat is sent at 1,000 and its answer never comes
     await s.beats.holding();
-    await s.clock.sleeping(2);
-    await pass(s, 2_000, 2); // 3,000 ms since the last good beat: still within the window
+    await s.clock.sleeping(3);
+    await pass(s, 2_000, 3); // 3,000 ms since the last good beat: still within the window
     assert.equal(s.fenced, false, 'trusted for 3,000 ms after the last good beat');
-    await pass(s, WATCH, 2);
+    await pass(s, WATCH, 3);
     assert.equal(s.fenced, true, 'fenced by the watchdog at 3,250 with the beat still hanging');
     assert.equal(s.clock.monotonicNowMs(), 3_250);
   } finally {
@@ -146,23 +146,23 @@ test('a late answer vouches for the time its beat was sent, not the time it came
   const s = await setup();
   try {
     s.runner.start();
-    await s.clock.sleeping(3); // the first beat got through at 0
+    await s.clock.sleeping(4); // the first beat got through at 0
     s.beats.close();
     s.clock.advance(HEARTBEAT); // the second beat is sent at 1,000; the database takes it, its answer waits
     await s.beats.holding();
-    await s.clock.sleeping(2);
-    await pass(s, 1_500, 2);
+    await s.clock.sleeping(3);
+    await pass(s, 1_500, 3);
     // The good answer comes back at 2,500, as it would to a process that was paused meanwhile.
     s.beats.release();
-    await s.clock.sleeping(3);
-    await pass(s, 750, 3); // 3,250
+    await s.clock.sleeping(4);
+    await pass(s, 750, 4); // 3,250
     await s.f.moveDb(WATCH);
     s.clock.advance(WATCH); // 3,500: the third beat is sent and hangs
     await s.beats.holding();
-    await s.clock.sleeping(2);
-    await pass(s, 500, 2); // 4,000: 3,000 ms after the second beat was sent
+    await s.clock.sleeping(3);
+    await pass(s, 500, 3); // 4,000: 3,000 ms after the second beat was sent
     assert.equal(s.fenced, false, 'trusted for 3,000 ms after the send time of the last good beat');
-    await pass(s, WATCH, 2);
+    await pass(s, WATCH, 3);
     assert.equal(s.fenced, true, 'fenced at 4,250, not 3,000 ms after the late answer arrived (5,750)');
     assert.equal(s.clock.monotonicNowMs(), 4_250);
   } finally {

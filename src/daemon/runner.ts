@@ -11,7 +11,10 @@ import type { Job } from '../core/job.js';
 import { databaseFault } from './database-fault.js';
 import { readMemory } from '../os/memory.js';
 import { readDisk } from '../os/disk.js';
-import { AgentRun, type AgentRunOptions } from './agent-run.js';
+import { AgentRun } from './agent-run.js';
+import type { AgentRunOptions } from './agent-run-options.js';
+import { OutputStreamer } from './output-stream.js';
+import { OUTPUT_FLUSH_MS } from '../core/output-stream.js';
 import { agentSessionName, type BeginCall } from './run-start.js';
 import type { TermRef } from '../store/dispatch-store.js';
 import { Nap } from './nap.js';
@@ -40,9 +43,13 @@ export class Runner extends EventEmitter<RunnerEvents> {
   /** The last heartbeat's error since the last success: the cause to name when trust runs out. */
   private lastError: unknown = null;
 
+  /** Each run's new output, copied to the database every OUTPUT_FLUSH_MS (output-stream.ts). */
+  private readonly output: OutputStreamer;
+
   constructor(private readonly options: RunnerOptions) {
     super();
     this.lastHeartbeatOkMs = options.clock.monotonicNowMs();
+    this.output = new OutputStreamer({ ...options, session: options.session });
   }
 
   get active(): number {
@@ -61,6 +68,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
       // The trust window is checked by a loop of its own on the injected clock, not when a
       // heartbeat returns: a call that hangs on a silent connection must not keep agents alive.
       this.every(Math.min(250, this.options.heartbeatIntervalMs), () => this.watch()),
+      this.every(OUTPUT_FLUSH_MS, () => this.output.flush()),
     ];
   }
 
@@ -224,7 +232,12 @@ export class Runner extends EventEmitter<RunnerEvents> {
 
   private begin(job: Job, begin?: BeginCall): void {
     if (this.runs.has(job.id) || this.abort.signal.aborted) return;
-    const options = { ...this.options, runnerSession: this.options.session, trustMs: this.trustMs() };
+    const options = {
+      ...this.options,
+      runnerSession: this.options.session,
+      trustMs: this.trustMs(),
+      output: this.output,
+    };
     const run = new AgentRun({ ...options, sessionTtlMs: this.options.staleAfterMs }, job, begin);
     const done = run
       .run()

@@ -27,7 +27,7 @@ export function logRoutes(app: Api, { coordinator: baton, logDir }: ApiDeps): vo
       tags: ['jobs'],
       request: { params: z.object({ id: Id }), query: LogQuery },
       responses: ok(
-        '{job, attempt, host, source (file, database or none), file, offset, next, size, ended, note, data}: ' +
+        '{job, attempt, host, source (file, stream, database or none), file, offset, next, size, ended, note, data}: ' +
           'the bytes from offset to next, base64 in data (at most 1 MiB; next < size: read on at once); ' +
           'ended: the run is over and its log grows no more; note: where the whole log is, when not here',
       ),

@@ -24,6 +24,7 @@ import type { ProgressStore } from './progress-store.js';
 import type { LedgerStore } from './ledger-store.js';
 import type { ObserveStore } from './observe-store.js';
 import type { RunStore } from './run-store.js';
+import type { OutputStore } from './output-store.js';
 import type { TokenStore } from './token-store.js';
 import type { WorkspaceStore } from './workspace-store.js';
 import type { JobBatchParams, JobBatchResult } from './job-batch.js';
@@ -248,11 +249,11 @@ export interface Store
     ObserveStore,
     TokenStore,
     RunStore,
+    OutputStore,
     GithubStore {
   readonly engine: Engine;
   readonly capabilities: StoreCapabilities;
-  /** The database clock. */
-  now(): Promise<Instant>;
+  now(): Promise<Instant>; // the database clock
   /**
    * The newest migration the database has and the newest this code knows: /readyz is ready when
    * they are equal (a newer process may have migrated past this one).
@@ -362,8 +363,7 @@ export interface Store
      * (NotFoundError for an unknown session) and changes nothing unless the session is live.
      */
     batch(params: JobBatchParams): Promise<JobBatchResult>;
-    /** Queues a new job for the task of an ended job, with the same command and budget. */
-    /** `actor`: who asked, in words (`alice@box`, `token t1`), the ledger row's `by`. */
+    /** Queues a new job for the ended job's task, same command and budget; `actor`: the ledger row's `by`. */
     retry(params: {
       readonly id: JobId;
       readonly by?: SessionId | undefined;

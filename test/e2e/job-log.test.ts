@@ -2,8 +2,9 @@
  * `baton job log`: an operator's view of what an agent prints, from the terminal, against a real
  * `baton up` on SQLite running real agent commands. A follower started before the job runs prints
  * every byte as the file holds it and ends once the run has; the plain form prints the whole file;
- * each attempt of a retried job has its own log; where the log is not on this machine the
- * database's kept tail is printed and stderr says where the whole log is; bad input changes
+ * each attempt of a retried job has its own log; where the log is not on this machine the output
+ * its runner streamed into the database is printed (docs/decisions/0029), and for an earlier
+ * attempt, whose stream is not kept, stderr says where the whole log is; bad input changes
  * nothing and prints nothing on stdout.
  */
 import { test } from 'node:test';
@@ -181,7 +182,7 @@ test(
 );
 
 test(
-  "each attempt of a retried job has its log; a log not on this machine prints the database's tail and where it is; bad input prints nothing",
+  'each attempt of a retried job has its log; a log not on this machine prints its stream, an earlier attempt where it is; bad input prints nothing',
   { timeout: 60_000 },
   async () => {
     const c = await clusterFixture(sqliteDatabase());
@@ -209,16 +210,16 @@ test(
         assert.equal(shown.stdout.toString(), text, args.join(' '));
       }
 
-      // From a directory with no logs: the tail the database keeps of the failed run.
+      // From a directory with no logs: the output its runner streamed into the database, whole
+      // (nothing skipped, so nothing said); the kept tail of a failed run is for runs without a
+      // stream (test/http/job-log.test.ts).
       const elsewhere = mkdtempSync(join(tmpdir(), 'baton-elsewhere-'));
       const away = await baton(c, elsewhere, 'job', 'log', String(failing.id));
       assert.equal(away.code, 0, away.stderr);
       assert.equal(away.stdout.toString(), 'one\ntwo\n');
-      assert.equal(
-        away.stderr,
-        `baton: job ${failing.id} attempt 1: above: the last lines the database keeps; the output is in ` +
-          `job-${failing.id}-attempt-1.log on solo's disk (its log folder), which this process cannot read\n`,
-      );
+      assert.equal(away.stderr, '');
+      const json = await baton(c, elsewhere, 'job', 'log', String(failing.id), '--json');
+      assert.equal((JSON.parse(json.stdout.toString()) as { source: string }).source, 'stream');
       const lost = await baton(c, elsewhere, 'job', 'log', id, '--attempt', '1');
       assert.equal(lost.stdout.length, 0, 'an earlier attempt: the database keeps nothing of it');
       assert.match(lost.stderr, new RegExp(`the output is in job-${id}-attempt-1\\.log on solo's disk`));

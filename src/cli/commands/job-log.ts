@@ -1,7 +1,8 @@
 /**
- * `baton job log <id> [--attempt N] [--follow]`: a job's output, byte for byte, from the log file
- * of its run where this process can read it (`.baton/logs` here, or the log folder of the `baton
- * up` that serves BATON_URL), else the last lines the database keeps, with one line on stderr
+ * `baton job log <id> [--attempt N] [--follow] [--tail N]`: a job's output, byte for byte, from the
+ * log file of its run where this process can read it (`.baton/logs` here, or the log folder of the
+ * `baton up` that serves BATON_URL), else the output stream its runner copies into the database as
+ * it runs (docs/decisions/0029), else the last lines the database keeps, with one line on stderr
  * saying where the whole log is. `--follow` reads on from the last byte printed, every POLL_MS
  * while nothing is new, and exits 0 once the run has ended and its log is printed whole. Locally
  * and over HTTP it is the same loop over the same reads (coordinator/job-log.ts,
@@ -14,6 +15,7 @@ import type { Command } from 'commander';
 import { parseJobLog } from '../../coordinator/job-log.js';
 import { BatonError } from '../../core/errors.js';
 import type { LogChunk, LogSource } from '../../core/job-log.js';
+import { lastLinesStart } from '../../core/output-stream.js';
 import { jsonText, terminalText, type Output } from '../output.js';
 import type { CliApi } from '../remote-api.js';
 import { withApi } from '../run.js';
@@ -27,6 +29,7 @@ const QUIET_READS_BEFORE_NOTE = 8;
 interface LogOptions {
   readonly attempt?: string;
   readonly follow?: boolean;
+  readonly tail?: string;
 }
 
 export function registerJobLog(job: Command): void {
@@ -35,12 +38,13 @@ export function registerJobLog(job: Command): void {
     .description("print a job's output (its latest attempt's log), byte for byte")
     .option('--attempt <n>', 'the attempt to print (default the latest)')
     .option('-f, --follow', 'print on as the log grows; ends once the run has ended (Ctrl-C stops it)')
+    .option('--tail <n>', 'print only the last n lines (then, with --follow, what comes)')
     .action((id: string, options: LogOptions, cmd: Command) => {
       const follow = options.follow === true;
       // Bad input is refused before the database or the API is reached.
-      const { attempt } = parseJobLog({ id, attempt: options.attempt, follow });
+      const { attempt, tail } = parseJobLog({ id, attempt: options.attempt, follow, tail: options.tail });
       return withApi(cmd, (baton, out) =>
-        new LogReader(baton, out, { id, attempt, follow }, resolve('.baton', 'logs')).run(),
+        new LogReader(baton, out, { id, attempt, follow, tail }, resolve('.baton', 'logs')).run(),
       );
     });
 }
@@ -49,6 +53,14 @@ interface Asked {
   readonly id: string;
   readonly attempt: number | undefined;
   readonly follow: boolean;
+  readonly tail: number | undefined;
+}
+
+/** Bytes of the log from `from`, and the last chunk read for them. */
+interface Span {
+  readonly from: number;
+  readonly bytes: Buffer;
+  readonly last: LogChunk;
 }
 
 /** One run of the command: reads chunks from offset 0 on, and prints each as it comes. */
@@ -74,7 +86,8 @@ class LogReader {
   }
 
   async run(): Promise<void> {
-    const { follow } = this.asked;
+    const { follow, tail } = this.asked;
+    if (tail !== undefined) await this.printTail(tail);
     for (;;) {
       const chunk = await this.read();
       this.attempt = chunk.attempt; // the first read names it; a follower stays on it
@@ -86,6 +99,9 @@ class LogReader {
         continue;
       }
       if (chunk.bytes.length > 0) {
+        // The stream's window moved past what was asked: say how much was skipped, and where it is.
+        if (chunk.source === 'stream' && chunk.note !== null && !this.out.json)
+          writeErr(`baton: job ${chunk.job} attempt ${chunk.attempt}: ${terminalText(chunk.note)}\n`);
         this.source = chunk.source;
         this.offset = chunk.next;
         await this.print(chunk);
@@ -95,6 +111,42 @@ class LogReader {
       this.waiting(chunk);
       await sleep(POLL_MS);
     }
+  }
+
+  /**
+   * Prints the last `lines` lines of what the attempt's log (or stream) holds now, and leaves the
+   * offset at its end for the loop to go on from. The same reads as the loop's, locally and over
+   * HTTP: the first from 0 gives the size; while the bytes read back from the end hold too few
+   * lines, it reads four times as far back, to the log's start (or the stream window's).
+   */
+  private async printTail(lines: number): Promise<void> {
+    const first = await this.read();
+    this.attempt = first.attempt;
+    if (first.bytes.length === 0) return; // nothing yet: a follower prints all that comes
+    let span: Span = { from: first.offset, bytes: Buffer.from(first.bytes), last: first };
+    for (let back = 64 * 1024; first.next < first.size; back *= 4) {
+      span = await this.readTo(Math.max(first.offset, first.size - back), first.size);
+      if (span.from <= first.offset || lastLinesStart(span.bytes, lines) !== null) break;
+    }
+    const start = lastLinesStart(span.bytes, lines) ?? 0;
+    this.source = span.last.source;
+    this.offset = span.from + span.bytes.length;
+    const bytes = span.bytes.subarray(start);
+    await this.print({ ...span.last, offset: span.from + start, next: this.offset, bytes });
+  }
+
+  /** The bytes from `from` up to `end` at least (or as far as there are), in as many reads as it takes. */
+  private async readTo(from: number, end: number): Promise<Span> {
+    this.offset = from;
+    let last = await this.read();
+    const start = last.offset; // past `from` when the stream's window has moved on
+    const parts = [last.bytes];
+    while (last.next < end && last.bytes.length > 0) {
+      this.offset = last.next;
+      last = await this.read();
+      parts.push(last.bytes);
+    }
+    return { from: start, bytes: Buffer.concat(parts), last };
   }
 
   /**
@@ -147,10 +199,12 @@ class LogReader {
 
   /** A follower that has seen nothing for a while says once why, if the run's log is not here. */
   private waiting(chunk: LogChunk): void {
+    if (this.said || this.out.json || chunk.note === null) return;
+    // Said once its agent runs elsewhere: not before it is placed or while its agent starts, and
+    // only when its runner has streamed nothing for a while (an older runner, or a silent agent).
+    if (!chunk.note.startsWith('the output is in') || chunk.source !== 'none') return;
     this.quiet += 1;
-    if (this.said || this.out.json || chunk.note === null || this.quiet < QUIET_READS_BEFORE_NOTE) return;
-    // Said once its agent runs elsewhere: not before it is placed or while its agent starts.
-    if (!chunk.note.startsWith('the output is in')) return;
+    if (this.quiet < QUIET_READS_BEFORE_NOTE) return;
     this.said = true;
     writeErr(`baton: waiting for job ${chunk.job}'s run to end: ${terminalText(chunk.note)}\n`);
   }

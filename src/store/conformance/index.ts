@@ -33,6 +33,7 @@ import { exerciseWorkspaceDispatch } from './workspace-dispatch.js';
 import { exerciseWorkspaces } from './workspaces.js';
 import { exerciseWakeups } from './wakeups.js';
 import { exerciseTokens } from './tokens.js';
+import { exerciseOutput } from './output.js';
 
 export type { Harness, Fixture, RawSql } from './harness.js';
 
@@ -71,5 +72,6 @@ export function exerciseStore(harness: Harness): void {
     exerciseTokens(harness);
     exerciseGithub(harness);
     exerciseActors(harness);
+    exerciseOutput(harness);
   });
 }

@@ -23,6 +23,7 @@ import { NOW, ms } from './rows.js';
 import { PassfileClient } from './pgpass.js';
 import { PgExecutor } from './executor.js';
 import { postgresRuns } from './runs.js';
+import { postgresOutput } from './output.js';
 import { postgresSessions, postgresTasks } from './tasks-claims.js';
 import { postgresClaims } from './claims.js';
 import { postgresLifecycle } from './lifecycle.js';
@@ -176,6 +177,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     observe: postgresObserve(exec),
     tokens: postgresTokens(exec),
     runs: postgresRuns(exec),
+    output: postgresOutput(exec),
     github: postgresGithub(exec),
   };
 }

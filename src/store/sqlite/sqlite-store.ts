@@ -42,6 +42,7 @@ import { sqliteLedger, sqliteReports } from './ledger.js';
 import { sqliteObserve } from './observe.js';
 import { sqliteTokens } from './tokens.js';
 import { sqliteRuns } from './runs.js';
+import { sqliteOutput } from './output.js';
 import { sqliteGithub } from './github.js';
 
 export interface SqliteStoreOptions {
@@ -122,6 +123,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     observe: fromSync(sqliteObserve(exec)),
     tokens: fromSync(sqliteTokens(exec)),
     runs: sqliteRuns(exec),
+    output: sqliteOutput(exec),
     github: sqliteGithub(exec),
   });
 }

@@ -26,6 +26,7 @@ import sessionEnd from './0027-session-end.js';
 import sessionEndedBy from './0028-session-ended-by.js';
 import leavesUncompressed from './0029-leaves-uncompressed.js';
 import checkpointsByLastId from './0030-checkpoints-by-last-id.js';
+import outputStream from './0031-output-stream.js';
 
 export interface Migration {
   readonly version: number;
@@ -66,4 +67,5 @@ export const MIGRATIONS: readonly Migration[] = [
   sessionEndedBy,
   leavesUncompressed,
   checkpointsByLastId,
+  outputStream,
 ];

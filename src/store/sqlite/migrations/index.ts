@@ -21,6 +21,7 @@ import handOff from './0023-hand-off.js';
 import sessionEnd from './0027-session-end.js';
 import sessionEndedBy from './0028-session-ended-by.js';
 import checkpointsByLastId from './0030-checkpoints-by-last-id.js';
+import outputStream from './0031-output-stream.js';
 
 export interface Migration {
   readonly version: number;
@@ -53,4 +54,5 @@ export const MIGRATIONS: readonly Migration[] = [
   sessionEnd,
   sessionEndedBy,
   checkpointsByLastId,
+  outputStream,
 ];

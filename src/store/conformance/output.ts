@@ -1,0 +1,146 @@
+/**
+ * The output stream (output-store.ts, docs/decisions/0029-live-output.md): rows appended by the
+ * runner that holds the run, read back from an offset; the window trimmed as a run writes on and
+ * shrunk at its last flush; the write fenced by the runner's session and the job's epoch; a later
+ * attempt drops the earlier one's rows.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { joinOutput, outputRows, OUTPUT_KEEP_ENDED, OUTPUT_WINDOW } from '../../core/output-stream.js';
+import { givenHost, givenLeader } from './dispatch.js';
+import { withFixture, type Harness } from './harness.js';
+import type { Store } from '../store.js';
+
+const POLICY = { backoffBaseMs: 1, backoffMaxMs: 1 };
+
+/** A job placed on box-1 and running there: its guard. */
+async function givenRunning(store: Store, key = 'k') {
+  const { session } = await givenHost(store);
+  const term = await givenLeader(store);
+  const { job } = await store.jobs.enqueue({ key });
+  const placed = await store.dispatch.place({ id: job.id, host: 'box-1', term });
+  assert.ok(placed.ok);
+  const guard = { id: job.id, session: session.id, epoch: placed.job.epoch };
+  await store.jobs.start(guard);
+  const agent = await store.sessions.start({ kind: 'agent', host: 'box-1', pid: 3 });
+  await store.dispatch.attach({ ...guard, agentSession: agent.id, pid: 3 }); // the attempt counts
+  return { session: session.id, job: placed.job, term };
+}
+
+const text = (bytes: Uint8Array): string => Buffer.from(bytes).toString('utf8');
+const run = (
+  job: { id: number; attempt: number; epoch: number },
+  offset: number,
+  bytes: string,
+  ended = false,
+) => ({
+  job: job.id,
+  attempt: job.attempt,
+  epoch: job.epoch,
+  offset,
+  bytes: Buffer.from(bytes),
+  ended,
+});
+
+export function exerciseOutput(harness: Harness): void {
+  describe('output stream', () => {
+    test('appends a run’s output and reads it back from an offset', () =>
+      withFixture(harness, async ({ store }) => {
+        const { session, job } = await givenRunning(store);
+        const first = await store.output.append({ session, rows: outputRows([run(job, 0, 'one\ntwo\n')]) });
+        assert.deepEqual(first, [job.id]);
+        await store.output.append({ session, rows: outputRows([run(job, 8, 'three\n')]) });
+        const all = await store.output.read({ job: job.id, attempt: 1, offset: 0 });
+        assert.equal(all.size, 14);
+        assert.equal(text(joinOutput(all, 0, 1 << 20)?.bytes ?? new Uint8Array()), 'one\ntwo\nthree\n');
+        const later = await store.output.read({ job: job.id, attempt: 1, offset: 4 });
+        const span = joinOutput(later, 4, 1 << 20);
+        assert.equal(span?.from, 4);
+        assert.equal(text(span?.bytes ?? new Uint8Array()), 'two\nthree\n');
+        const past = await store.output.read({ job: job.id, attempt: 1, offset: 14 });
+        assert.deepEqual([past.rows.length, past.size], [0, 14]);
+        const none = await store.output.read({ job: job.id, attempt: 2, offset: 0 });
+        assert.deepEqual([none.rows.length, none.size], [0, 0]);
+      }));
+
+    test('keeps a window per attempt, and a smaller one once the run has ended', () =>
+      withFixture(harness, async ({ store }) => {
+        const { session, job } = await givenRunning(store);
+        const mib = 'x'.repeat(OUTPUT_WINDOW);
+        await store.output.append({ session, rows: outputRows([run(job, 0, mib)]) });
+        await store.output.append({
+          session,
+          rows: outputRows([run(job, OUTPUT_WINDOW, mib.slice(0, 100_000))]),
+        });
+        const kept = await store.output.read({ job: job.id, attempt: 1, offset: 0 });
+        const end = OUTPUT_WINDOW + 100_000;
+        assert.equal(kept.size, end);
+        const first = kept.rows[0]?.offset ?? -1;
+        assert.ok(
+          first > 0 && first <= end - OUTPUT_WINDOW,
+          `the oldest rows dropped (first kept at ${first})`,
+        );
+        const span = joinOutput(kept, 0, 4 << 20);
+        assert.equal(span?.from, first, 'a read from 0 starts at the window');
+        assert.equal(span?.bytes.length, end - first);
+        await store.output.append({ session, rows: outputRows([run(job, end, 'bye\n', true)]) });
+        const ended = await store.output.read({ job: job.id, attempt: 1, offset: 0 });
+        const from = ended.rows[0]?.offset ?? -1;
+        assert.ok(
+          end + 4 - from < 2 * OUTPUT_KEEP_ENDED,
+          `an ended run keeps its last bytes (${end + 4 - from})`,
+        );
+        assert.ok(end + 4 - from >= OUTPUT_KEEP_ENDED);
+      }));
+
+    test('refuses a write of a stale epoch or another session, and a later attempt drops the earlier one', () =>
+      withFixture(harness, async ({ store }) => {
+        const { session, job, term } = await givenRunning(store);
+        await store.output.append({ session, rows: outputRows([run(job, 0, 'first run\n')]) });
+        const stale = { ...job, epoch: job.epoch - 1 };
+        assert.deepEqual(
+          await store.output.append({ session, rows: outputRows([run(stale, 10, 'no\n')]) }),
+          [],
+        );
+        const other = await store.sessions.start({ kind: 'daemon', host: 'box-2', pid: 2 });
+        const refused = await store.output.append({
+          session: other.id,
+          rows: outputRows([run(job, 10, 'no\n')]),
+        });
+        assert.deepEqual(refused, []);
+        assert.equal((await store.output.read({ job: job.id, attempt: 1, offset: 0 })).size, 10);
+        // Taken over: the job goes back to the queue and runs again under a new epoch, attempt 2.
+        assert.ok(
+          (
+            await store.dispatch.requeue({
+              id: job.id,
+              session,
+              epoch: job.epoch,
+              reason: 'x',
+              policy: POLICY,
+            })
+          ).ok,
+        );
+        assert.deepEqual(
+          await store.output.append({ session, rows: outputRows([run(job, 10, 'late\n')]) }),
+          [],
+        );
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        const again = await store.dispatch.place({ id: job.id, host: 'box-1', term });
+        assert.ok(again.ok, 'placed again');
+        await store.jobs.start({ id: job.id, session, epoch: again.job.epoch });
+        assert.equal(again.job.attempt, 2);
+        assert.deepEqual(
+          await store.output.append({ session, rows: outputRows([run(again.job, 0, 'second\n')]) }),
+          [job.id],
+        );
+        assert.equal(
+          (await store.output.read({ job: job.id, attempt: 1, offset: 0 })).size,
+          0,
+          'attempt 1 dropped',
+        );
+        const second = await store.output.read({ job: job.id, attempt: 2, offset: 0 });
+        assert.equal(text(joinOutput(second, 0, 100)?.bytes ?? new Uint8Array()), 'second\n');
+      }));
+  });
+}

@@ -1,0 +1,76 @@
+/**
+ * The output stream on PostgreSQL (output-store.ts): a flush of every run of a host is one
+ * statement. `r` unnests the rows; `ok` keeps those whose job is still held by the runner's
+ * session at their attempt and epoch (the fence); `w` is each written run's first and newest byte
+ * and the bytes to keep; `d` drops what the run's window no longer holds, the attempt's rows of
+ * older runs that overlap its new bytes, and the job's earlier attempts; then the rows go in. A
+ * row written again (a flush whose answer was lost) takes the newer bytes, and is not dropped by
+ * `d`: one statement may not both delete and update a row. An empty row (a run's last flush with
+ * nothing new) only trims.
+ */
+import type { OutputRead } from '../../core/output-stream.js';
+import { HELD_SQL } from '../job-guard.js';
+import type { OutputStore } from '../output-store.js';
+import type { PgExecutor } from './executor.js';
+
+const APPEND = `WITH r AS (
+  SELECT * FROM unnest($2::bigint[], $3::int[], $4::bigint[], $5::bigint[], $6::bytea[], $7::bigint[])
+    AS r(job_id, attempt, epoch, start_byte, bytes, keep)
+), ok AS (
+  SELECT r.* FROM r JOIN jobs ON jobs.id = r.job_id
+  WHERE jobs.attempt = r.attempt AND jobs.epoch = r.epoch AND jobs.session_id = $1::bigint
+    AND jobs.status IN ${HELD_SQL}
+), w AS (
+  SELECT job_id, attempt, epoch, min(start_byte) AS first, max(start_byte + length(bytes)) AS last,
+    min(keep) AS keep
+  FROM ok GROUP BY job_id, attempt, epoch
+), d AS (
+  DELETE FROM output_chunks c USING w
+  WHERE c.job_id = w.job_id AND (c.attempt < w.attempt
+    OR (c.attempt = w.attempt AND c.epoch < w.epoch AND c.start_byte + length(c.bytes) > w.first)
+    OR (c.attempt = w.attempt AND c.start_byte + length(c.bytes) <= w.last - w.keep
+      AND NOT EXISTS (SELECT 1 FROM ok WHERE (ok.job_id, ok.attempt, ok.start_byte, ok.epoch)
+        = (c.job_id, c.attempt, c.start_byte, c.epoch) AND ok.start_byte + length(ok.bytes) > w.last - w.keep)))
+), i AS (
+  INSERT INTO output_chunks (job_id, attempt, start_byte, epoch, bytes)
+  SELECT ok.job_id, ok.attempt, ok.start_byte, ok.epoch, ok.bytes FROM ok JOIN w USING (job_id, attempt, epoch)
+  WHERE ok.start_byte + length(ok.bytes) > w.last - w.keep AND length(ok.bytes) > 0
+  ON CONFLICT (job_id, attempt, start_byte, epoch) DO UPDATE SET bytes = excluded.bytes
+)
+SELECT job_id FROM w`;
+
+const READ = `SELECT start_byte::float8 AS start_byte, bytes FROM output_chunks
+WHERE job_id = $1::bigint AND attempt = $2::int AND start_byte + length(bytes) > $3::bigint
+ORDER BY start_byte, epoch LIMIT 64`;
+
+const END = `SELECT coalesce(max(start_byte + length(bytes)), 0)::float8 AS size FROM output_chunks
+WHERE job_id = $1::bigint AND attempt = $2::int`;
+
+export function postgresOutput(exec: PgExecutor): OutputStore['output'] {
+  return {
+    append: async ({ session, rows }) => {
+      if (rows.length === 0) return [];
+      const column = <K extends keyof (typeof rows)[number]>(name: K) => rows.map((row) => row[name]);
+      const bytes = rows.map((row) => Buffer.from(row.bytes.buffer, row.bytes.byteOffset, row.bytes.length));
+      const written = await exec.rows<{ job_id: string | number }>(APPEND, [
+        session,
+        column('job'),
+        column('attempt'),
+        column('epoch'),
+        column('offset'),
+        bytes,
+        column('keep'),
+      ]);
+      return [...new Set(written.map((row) => Number(row.job_id)))];
+    },
+    read: async ({ job, attempt, offset }): Promise<OutputRead> => {
+      const rows = await exec.rows<{ start_byte: number; bytes: Buffer }>(READ, [job, attempt, offset]);
+      const last = rows.at(-1);
+      const size =
+        last === undefined
+          ? ((await exec.rows<{ size: number }>(END, [job, attempt]))[0]?.size ?? 0)
+          : Math.max(...rows.map((row) => row.start_byte + row.bytes.length));
+      return { rows: rows.map((row) => ({ offset: row.start_byte, bytes: row.bytes })), size };
+    },
+  };
+}
