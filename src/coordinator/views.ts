@@ -15,6 +15,7 @@ import { validateId, validateInteger, validateKey, validateName, validateOneOf }
 import type { WorkspaceLock } from '../core/workspace-lock.js';
 import type { Workspace } from '../core/workspace-plan.js';
 import { DISPATCHER_LEASE } from '../core/lease.js';
+import { joinOutput } from '../core/output-stream.js';
 import type { LiveClaim, StoreStats } from '../store/observe-store.js';
 import type { Store } from '../store/store.js';
 import { Cluster, type JudgedHost, type LeaderDetail } from './cluster.js';
@@ -283,6 +284,18 @@ export class Views {
   /** The dispatcher lease as the store has it (term and expiry even when nobody leads). */
   dispatcherLease(): ReturnType<Store['leases']['get']> {
     return this.store.leases.get(DISPATCHER_LEASE);
+  }
+
+  /**
+   * The last `max` bytes (at most) of an attempt's output stream (core/output-stream.ts) as text,
+   * null when the database keeps none of it: the job page's output for a run on another host.
+   */
+  async streamTail(job: number, attempt: number, max: number): Promise<string | null> {
+    const { size } = await this.store.output.read({ job, attempt, offset: Number.MAX_SAFE_INTEGER });
+    if (size === 0) return null;
+    const offset = Math.max(0, size - max);
+    const span = joinOutput(await this.store.output.read({ job, attempt, offset }), offset, max);
+    return span === null ? null : Buffer.from(span.bytes).toString('utf8');
   }
 
   /** The newest ledger row's id: a cheap probe of "has anything changed". */

@@ -83,6 +83,8 @@ export interface DashboardReads {
   /** What waits for a person: escalated tasks, tasks in review, tasks behind a gate. */
   inbox(): Promise<InboxRows>;
   job(id: unknown): Promise<{ readonly job: Job; readonly history: readonly AuditEntry[] }>;
+  /** The last `max` bytes of an attempt's output stream as text; null when the database keeps none. */
+  streamTail(job: number, attempt: number, max: number): Promise<string | null>;
   audit(input: Query): Promise<Page<AuditEntry>>;
   /** The session report, newest first, filtered by host, since and until (ISO). */
   sessions(input: Query): Promise<readonly SessionReport[]>;

@@ -18,12 +18,17 @@ import { auditView } from './views/audit.js';
 import { claimsView } from './views/claims.js';
 import { hostsView, leaderView } from './views/cluster.js';
 import { inboxView } from './views/inbox.js';
-import { jobOutput, jobView, OUTPUT_HIDDEN, outputView } from './views/job.js';
+import { jobOutput, jobView, OUTPUT_HIDDEN, outputView, type Output } from './views/job.js';
+import type { Job } from '../core/job.js';
 import { queueView } from './views/queue.js';
 import { sessionsView } from './views/sessions.js';
 import { workspacesView } from './views/workspaces.js';
 
 const HTMX_PATH = createRequire(import.meta.url).resolve('htmx.org/dist/htmx.min.js');
+
+/** The job's latest output as its page shows it: the file here, else the stream (views/job.ts). */
+const outputOf = (deps: DashboardDeps, job: Job): Promise<Output> =>
+  jobOutput(job, deps.logDir, (id, attempt, max) => deps.reads.streamTail(id, attempt, max));
 
 type Fragment = (query: Query, param: string, context: Context) => Promise<Html>;
 type Fragments = Record<ViewName, Fragment>;
@@ -51,7 +56,7 @@ function fragments(deps: DashboardDeps): Fragments {
       if (deps.mayReadOutput?.(context, job, true) === false) {
         return jobView({ ...job, outputTail: null }, history, OUTPUT_HIDDEN, undefined, OUTPUT_HIDDEN);
       }
-      return jobView(job, history, jobOutput(job, deps.logDir), deps.logDir, earlier);
+      return jobView(job, history, await outputOf(deps, job), deps.logDir, earlier);
     },
   };
 }
@@ -129,7 +134,7 @@ function fragmentRoutes(app: Hono, deps: DashboardDeps, views: Fragments): void 
       if (name === 'output') {
         const { job } = await deps.reads.job(param);
         const mayRead = deps.mayReadOutput?.(context, job, true) !== false;
-        return context.html(outputView(job, mayRead ? jobOutput(job, deps.logDir) : OUTPUT_HIDDEN));
+        return context.html(outputView(job, mayRead ? await outputOf(deps, job) : OUTPUT_HIDDEN));
       }
       const view = (views as Record<string, Fragment | undefined>)[name];
       if (view === undefined) return context.html(html`<p role="alert">no view ${name}</p>`, 404);

@@ -1,11 +1,12 @@
 /**
  * Job detail: command, every run, outcome, exit code, its ledger rows and the output of each run.
  * The runner writes a run's output to `<logDir>/job-<id>-attempt-<n>.log` on the host that runs
- * it (daemon/agent-process.ts) and keeps the last lines in the database only for a failed run.
- * So the live tail shows when this process can read that folder (`baton up` serving its own
- * host); otherwise the page says where the output is. The job row keeps only its latest run, so
- * the runs come from the ledger (core/job-attempts.ts), as `baton job show` lists them, and each
- * earlier attempt's log is shown too, collapsed: a failed first run stays readable after a retry.
+ * it (daemon/agent-process.ts), and copies it into the database as it runs (the output stream,
+ * docs/decisions/0029). So the live tail shows from the file when this process can read that
+ * folder (`baton up` serving its own host), else from the stream; else the page says where it is.
+ * The job row keeps only its latest run, so the runs come from the ledger (core/job-attempts.ts),
+ * as `baton job show` lists them, and each earlier attempt's log is shown too, collapsed: a failed
+ * first run stays readable after a retry.
  */
 import { join } from 'node:path';
 import { html } from 'hono/html';
@@ -15,6 +16,7 @@ import { elsewhereNote, jobLogName, logNotBefore } from '../../core/job-log.js';
 import type { Job } from '../../core/job.js';
 import { readLogTail } from '../../os/log-file.js';
 import { time, type Html, table } from '../layout.js';
+import type { DashboardReads } from '../deps.js';
 
 const TAIL_BYTES = 16_384;
 
@@ -32,10 +34,25 @@ function fileTail(logDir: string | undefined, job: Job, attempt: number): Output
   return text === null ? null : { text, note: `from ${path}` };
 }
 
-export function jobOutput(job: Job, logDir: string | undefined): Output {
+/**
+ * The output the job page shows of the job's latest attempt: its log file's tail where this process
+ * can read it, else the output stream's (a run on another host, docs/decisions/0029), else the
+ * database's kept tail of a failed run, else a note saying where the output is.
+ */
+export async function jobOutput(
+  job: Job,
+  logDir: string | undefined,
+  streamTail: DashboardReads['streamTail'],
+): Promise<Output> {
   if (job.attempt === 0) return { text: null, note: 'not started yet' };
   const file = fileTail(logDir, job, job.attempt);
   if (file !== null) return file;
+  const streamed = await streamTail(job.id, job.attempt, TAIL_BYTES);
+  if (streamed !== null) {
+    const host = job.host ?? 'its host';
+    const whole = `the whole log is ${jobLogName(job)} on ${host}'s disk`;
+    return { text: streamed, note: `streamed from ${host} through the database (its last lines; ${whole})` };
+  }
   if (job.outputTail !== null) return { text: job.outputTail, note: 'the last lines kept in the database' };
   return { text: null, note: elsewhereNote(job, [], job.attempt) };
 }
