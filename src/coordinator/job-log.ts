@@ -3,8 +3,9 @@
  * log file where this process can read it (the log folder of a `baton up` on this machine), else
  * the output stream the runner copies into the database as the run goes (docs/decisions/0029),
  * else the last lines the database keeps of a failed run, else nothing with a note on where the
- * output is. The job is read before the file, so a read that says the run ended has the whole file: the
- * runner reports a run ended only once its log is closed (daemon/agent-run.ts).
+ * output is. The job is read before the file, so a read that says the run ended has the whole
+ * file: the runner reports a run ended only once its log is closed and its last output is in the
+ * stream (daemon/agent-run.ts).
  */
 import { join } from 'node:path';
 import type { AuditEntry } from '../core/audit-event.js';
