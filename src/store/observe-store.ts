@@ -106,6 +106,12 @@ export interface ObserveStore {
     /** Every live claim, oldest heartbeat first. */
     liveClaims(): Promise<readonly LiveClaim[]>;
     stats(): Promise<StoreStats>;
+    /**
+     * The ledger's tamper window alone, as stats() reads it (keys, unsealed rows, the oldest
+     * unsealed row's time): index probes only, for `baton doctor`, which must not count the
+     * ledger's rows as stats' jobsStarted does.
+     */
+    ledgerWindow(): Promise<LedgerWindow>;
     /** The newest ledger row's id, 0 when empty: a cheap "has anything changed" probe. */
     auditMaxId(): Promise<number>;
   };

@@ -129,6 +129,11 @@ export function exerciseObserve(harness: Harness): void {
         const empty = await store.observe.stats();
         assert.deepEqual(empty.hosts, []);
         assert.deepEqual(empty.ledger, { keys: 0, unsealedRows: 0, oldestUnsealedAt: null });
+        assert.deepEqual(
+          await store.observe.ledgerWindow(),
+          empty.ledger,
+          'the window alone, as stats reads it',
+        );
         assert.deepEqual(empty.tasksByState, []);
         const { session: serving, host } = await givenHost(store, 'box-1');
         const { session: gone } = await givenHost(store, 'box-2', { enabled: false });
@@ -165,6 +170,7 @@ export function exerciseObserve(harness: Harness): void {
           ],
         );
         assert.deepEqual(stats.ledger, { keys: 0, unsealedRows: rows.length, oldestUnsealedAt: rows[0]?.at });
+        assert.deepEqual(await store.observe.ledgerWindow(), stats.ledger);
         await store.ledger.addKey({ id: 'k'.repeat(16), publicKey: 'cHVibGlj' });
         const through = rows[2]?.id ?? 0;
         const sealed = await store.ledger.append(
@@ -191,6 +197,7 @@ export function exerciseObserve(harness: Harness): void {
           unsealedRows: rows.length - 3 + 1, // and the key's own ledger:key-added row
           oldestUnsealedAt: rows[3]?.at,
         });
+        assert.deepEqual(await store.observe.ledgerWindow(), after);
       }));
   });
 }

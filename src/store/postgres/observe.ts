@@ -78,6 +78,12 @@ const TASKS = `(SELECT jsonb_agg(jsonb_build_object(
    FROM (SELECT state, count(*) AS n, count(*) FILTER (WHERE gate IS NOT NULL) AS gated, min(state_at) AS oldest
          FROM tasks GROUP BY state) g)`;
 
+/** The ledger's tamper window (observe-store.ts): index probes only. */
+const LEDGER_WINDOW_SQL = `SELECT (SELECT count(*)::int FROM ledger_keys) AS keys,
+       greatest((SELECT coalesce(max(id), 0) FROM audit_events) - s.through, 0)::float8 AS unsealed,
+       (SELECT at FROM audit_events WHERE id > s.through ORDER BY id LIMIT 1) AS oldest_unsealed
+  FROM (SELECT coalesce(max(last_id), 0) AS through FROM audit_checkpoints) s`;
+
 /** store.observe.stats in one statement. */
 const STATS_SQL = `SELECT ${NOW} AS now,
      ${grouped('SELECT status AS name, count(*)::int AS count FROM jobs GROUP BY status')} AS jobs,
@@ -96,13 +102,11 @@ const STATS_SQL = `SELECT ${NOW} AS now,
       WHERE cl.released_at IS NULL AND ${EXPIRED('s')}) AS past_ttl,
      ${HOSTS} AS hosts,
      ${TASKS} AS tasks,
-     (SELECT count(*)::int FROM ledger_keys) AS keys, l.unsealed, l.oldest_unsealed
+     l.keys, l.unsealed, l.oldest_unsealed
    FROM (SELECT count(*)::int AS granted, (count(*) FILTER (WHERE released_at IS NULL))::int AS held,
                 min(heartbeat_at) FILTER (WHERE released_at IS NULL) AS oldest
          FROM claims) c,
-        (SELECT greatest((SELECT coalesce(max(id), 0) FROM audit_events) - s.through, 0)::float8 AS unsealed,
-                (SELECT at FROM audit_events WHERE id > s.through ORDER BY id LIMIT 1) AS oldest_unsealed
-         FROM (SELECT coalesce(max(last_id), 0) AS through FROM audit_checkpoints) s) l`;
+        (${LEDGER_WINDOW_SQL}) l`;
 
 export function postgresObserve(exec: PgExecutor): ObserveStore['observe'] {
   return {
@@ -154,6 +158,11 @@ export function postgresObserve(exec: PgExecutor): ObserveStore['observe'] {
           oldestUnsealedAt: msOrNull(row.oldest_unsealed),
         },
       };
+    },
+    ledgerWindow: async () => {
+      const row = await exec.one<Pick<StatsRow, 'keys' | 'unsealed' | 'oldest_unsealed'>>(LEDGER_WINDOW_SQL);
+      if (row === undefined) throw new Error('the ledger window gives one row');
+      return { keys: row.keys, unsealedRows: row.unsealed, oldestUnsealedAt: msOrNull(row.oldest_unsealed) };
     },
     auditMaxId: async () => {
       const row = await exec.one<{ id: number }>(

@@ -3,7 +3,14 @@
  * figures agree with one another.
  */
 import { SESSION_TTL_FALLBACK_MS } from '../../core/session.js';
-import type { Count, LiveClaim, ObserveStore, StoreStats, TaskStateCount } from '../observe-store.js';
+import type {
+  Count,
+  LedgerWindow,
+  LiveClaim,
+  ObserveStore,
+  StoreStats,
+  TaskStateCount,
+} from '../observe-store.js';
 import type * as shared from '../run-rows.js';
 import { liveClaimOf } from '../run-rows.js';
 import { SQLITE, toJob, type JobRow, type SqliteEncoding } from './rows.js';
@@ -53,6 +60,7 @@ export function sqliteObserve(exec: SqliteExecutor): Sync<ObserveStore['observe'
       }),
     liveClaims: () => exec.read(() => liveClaimsIn(exec)),
     stats: () => exec.read(() => statsIn(exec)),
+    ledgerWindow: () => exec.read(() => ledgerWindowIn(exec)),
     auditMaxId: () => exec.read(() => auditMaxId(exec)),
   };
 }
@@ -145,14 +153,6 @@ function healthIn(
        FROM tasks GROUP BY state`,
     )
     .all() as TaskStateCount[];
-  const ledger = exec
-    .prepare(
-      `SELECT (SELECT count(*) FROM ledger_keys) AS keys,
-              max((SELECT coalesce(max(id), 0) FROM audit_events) - s.through, 0) AS unsealed,
-              (SELECT at FROM audit_events WHERE id > s.through ORDER BY id LIMIT 1) AS oldest
-       FROM (SELECT coalesce(max(last_id), 0) AS through FROM audit_checkpoints) s`,
-    )
-    .get() as { keys: number; unsealed: number; oldest: number | null };
   const pastTtl = exec
     .prepare(
       `SELECT count(*) AS n FROM claims c JOIN sessions s ON s.id = c.session_id
@@ -169,6 +169,19 @@ function healthIn(
       liveSession: row.live_session === null ? null : { id: row.live_session, ttlMs: row.ttl_ms },
     })),
     tasksByState: tasks.map((row) => ({ ...row })),
-    ledger: { keys: ledger.keys, unsealedRows: ledger.unsealed, oldestUnsealedAt: ledger.oldest },
+    ledger: ledgerWindowIn(exec),
   };
+}
+
+/** The ledger's tamper window (observe-store.ts): three index probes. */
+function ledgerWindowIn(exec: SqliteExecutor): LedgerWindow {
+  const ledger = exec
+    .prepare(
+      `SELECT (SELECT count(*) FROM ledger_keys) AS keys,
+              max((SELECT coalesce(max(id), 0) FROM audit_events) - s.through, 0) AS unsealed,
+              (SELECT at FROM audit_events WHERE id > s.through ORDER BY id LIMIT 1) AS oldest
+       FROM (SELECT coalesce(max(last_id), 0) AS through FROM audit_checkpoints) s`,
+    )
+    .get() as { keys: number; unsealed: number; oldest: number | null };
+  return { keys: ledger.keys, unsealedRows: ledger.unsealed, oldestUnsealedAt: ledger.oldest };
 }
