@@ -9,6 +9,9 @@ export const EXIT_OK = 0;
 export const EXIT_UNEXPECTED = 1;
 export const EXIT_USAGE = 2;
 export const EXIT_NOT_FOUND = 4;
+export const EXIT_UNREACHABLE = 5;
+/** `baton doctor`: a check failed (an unreachable database keeps its 5). */
+export const EXIT_CHECK_FAILED = 7;
 
 /**
  * Thrown by a command that has printed its answer and only needs this exit code: `next` (4),
@@ -46,6 +49,7 @@ const MEANING: Readonly<Record<number, string>> = {
   4: 'not found',
   5: 'database (or GitHub) unreachable',
   6: 'not allowed: over the HTTP API, no token, a bad one, or one whose scope does not cover this',
+  7: 'baton doctor: a check failed (each FAIL line says how to fix it)',
 };
 
 /** The exit code table for --help, built from the mapping so the two never disagree. */

@@ -71,6 +71,7 @@ export const COMMANDS: readonly (readonly [names: readonly string[], load: () =>
   [['audit'], async () => (await import('./commands/audit.js')).registerAudit],
   [['leader'], async () => (await import('./commands/leader.js')).registerLeader],
   [['status'], async () => (await import('./commands/status.js')).registerStatus],
+  [['doctor'], async () => (await import('./commands/doctor.js')).registerDoctor],
   [['up'], async () => (await import('./commands/up.js')).registerUp],
   [['serve'], async () => (await import('./commands/serve.js')).registerServe],
   [['token'], async () => (await import('./commands/token.js')).registerToken],

@@ -5,6 +5,7 @@
  * cgroups once the runner is gone, however it went.
  */
 import { randomBytes } from 'node:crypto';
+import { accessSync, constants } from 'node:fs';
 import { join } from 'node:path';
 import type { ContainmentChoice, ContainmentKind, ContainmentRef } from '../core/containment.js';
 import { InvalidInputError } from '../core/errors.js';
@@ -85,6 +86,36 @@ export function openContainment(options: ContainmentOptions): Containment {
   if (v1 !== null) dropBases(v1);
   if (v2 !== null) return containment('cgroup2', v2, run, options);
   return containment('process-group', [], run, options);
+}
+
+function writable(dir: string): boolean {
+  try {
+    accessSync(dir, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * What `--containment auto` would most likely choose here, found without making anything
+ * (`baton doctor`): the cgroups this process sits in that it may write, best first as auto
+ * takes them. It cannot tell whether the kernel will hand controllers down (v2 delegation);
+ * `baton up` finds that out by trying, and logs its choice.
+ */
+export function probeContainment(): { readonly kind: ContainmentKind; readonly detail: string } {
+  const layout = readLayout();
+  const v2 = layout.v2 !== null && writable(layout.v2) ? layout.v2 : null;
+  const v2Controllers =
+    v2 === null ? [] : (readCgroupFile(v2, 'cgroup.controllers') ?? '').trim().split(/\s+/);
+  const v1 = Object.entries(layout.v1).filter(([, dir]) => writable(dir));
+  const v1Names = v1.map(([name]) => name);
+  const v2Detail = `cgroup2 at ${v2 ?? '?'} (controllers: ${v2Controllers.join(' ') || 'none'})`;
+  if (v2 !== null && v2Controllers.includes('memory')) return { kind: 'cgroup2', detail: v2Detail };
+  if (v1Names.includes('memory') || (v1.length > 0 && v2 === null))
+    return { kind: 'cgroup1', detail: `cgroup1 (${v1Names.join(', ')}) under ${v1[0]?.[1] ?? '?'}` };
+  if (v2 !== null) return { kind: 'cgroup2', detail: `${v2Detail}: kill only, no memory limit` };
+  return { kind: 'process-group', detail: `no cgroup this user may write (${describeLayout(layout)})` };
 }
 
 function dropBases(hierarchies: readonly Hierarchy[]): void {

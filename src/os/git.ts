@@ -6,6 +6,7 @@
 import { execFile } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
+import { GIT_MINIMUM } from '../core/doctor.js';
 import { ConflictError, InvalidInputError } from '../core/errors.js';
 
 /** Set by git for hooks; inherited, they would override `cwd`. */
@@ -129,7 +130,12 @@ function gitOnce(args: readonly string[], options: GitOptions): Promise<string> 
           return;
         }
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-          reject(new InvalidInputError('git is not installed or not on PATH', 'install git 2.25 or later'));
+          reject(
+            new InvalidInputError(
+              'git is not installed or not on PATH',
+              `install git ${GIT_MINIMUM} or later`,
+            ),
+          );
           return;
         }
         const exitCode = typeof error.code === 'number' ? error.code : null;
@@ -180,4 +186,14 @@ export async function gitDirOf(dir: string, what = 'directory'): Promise<string>
     );
   }
   return gitDir;
+}
+
+/** `git --version`'s answer (`git version 2.39.5`), or null when git is not on PATH. */
+export async function gitVersionAnswer(): Promise<string | null> {
+  try {
+    return await git(['--version'], { cwd: process.cwd() });
+  } catch (error) {
+    if (error instanceof InvalidInputError) return null;
+    throw error;
+  }
 }

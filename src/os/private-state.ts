@@ -42,6 +42,63 @@ function searchable(path: string): void {
 
 const octal = (bits: number): string => `0${bits.toString(8)}`;
 
+/** A path of Baton's state and the mode it should have at most. */
+interface Wanted {
+  readonly path: string;
+  readonly want: number;
+  readonly dir: boolean;
+}
+
+/**
+ * What Baton keeps private, each with the mode it wants: the state directory first, then its
+ * files and directories (the files of `logs`), then the SQLite files that live elsewhere.
+ */
+function privatePaths(options: {
+  readonly stateDir: string;
+  readonly sqlitePath: string | null;
+  readonly agentUids?: boolean;
+}): Wanted[] {
+  const out: Wanted[] = [
+    { path: options.stateDir, want: options.agentUids === true ? SEARCH_MODE : DIR_MODE, dir: true },
+  ];
+  for (const entry of readdirSync(options.stateDir, { withFileTypes: true })) {
+    const path = join(options.stateDir, entry.name);
+    if (entry.isFile()) out.push({ path, want: FILE_MODE, dir: false });
+    if (!entry.isDirectory()) continue;
+    const shared = options.agentUids === true && entry.name === WORKTREES;
+    out.push({ path, want: shared ? SEARCH_MODE : DIR_MODE, dir: true });
+    if (!OWN_FILES.has(entry.name)) continue;
+    for (const inner of readdirSync(path, { withFileTypes: true })) {
+      if (inner.isFile()) out.push({ path: join(path, inner.name), want: FILE_MODE, dir: false });
+    }
+  }
+  if (options.sqlitePath !== null && options.sqlitePath !== ':memory:') {
+    for (const suffix of ['', '-wal', '-shm', '-journal']) {
+      const path = `${options.sqlitePath}${suffix}`;
+      if (!path.startsWith(options.stateDir) && existsSync(path))
+        out.push({ path, want: FILE_MODE, dir: false });
+    }
+  }
+  return out;
+}
+
+/**
+ * The paths of Baton's state that others or the group may use beyond what Baton wants, changing
+ * nothing (`baton doctor`); empty when the state directory does not exist. A state directory of
+ * 0711 is taken as `baton up --agent-uids` left it.
+ */
+export function looseState(options: {
+  readonly stateDir: string;
+  readonly sqlitePath: string | null;
+}): { path: string; mode: number; want: number }[] {
+  if (!existsSync(options.stateDir)) return [];
+  const agentUids = mode(options.stateDir) === SEARCH_MODE;
+  return privatePaths({ ...options, agentUids }).flatMap(({ path, want }) => {
+    const was = mode(path);
+    return was === null || (was & 0o077 & ~want) === 0 ? [] : [{ path, mode: was, want }];
+  });
+}
+
 /**
  * Makes the state directory (creating it if need be) and the SQLite database private; returns
  * one note per thing changed, for the log. With `agentUids`, the state directory and its
@@ -56,29 +113,18 @@ export function makeStatePrivate(options: {
   const where = (path: string): string => relative(process.cwd(), path) || path;
   if (!existsSync(options.stateDir)) mkdirSync(options.stateDir, { recursive: true, mode: DIR_MODE });
   keepOutOfGit(options.stateDir);
-  const was = tighten(options.stateDir, options.agentUids === true ? SEARCH_MODE : DIR_MODE);
+  const [state, ...rest] = privatePaths(options);
+  const was = state === undefined ? null : tighten(state.path, state.want);
   if (was !== null)
     notes.push(
       `${where(options.stateDir)} was ${octal(was)}, now ${octal(mode(options.stateDir) ?? 0)} (private state)`,
     );
   let files = 0;
   let dirs = 0;
-  for (const entry of readdirSync(options.stateDir, { withFileTypes: true })) {
-    const path = join(options.stateDir, entry.name);
-    if (entry.isFile()) files += tighten(path, FILE_MODE) === null ? 0 : 1;
-    if (!entry.isDirectory()) continue;
-    const shared = options.agentUids === true && entry.name === WORKTREES;
-    dirs += tighten(path, shared ? SEARCH_MODE : DIR_MODE) === null ? 0 : 1;
-    if (!OWN_FILES.has(entry.name)) continue;
-    for (const inner of readdirSync(path, { withFileTypes: true })) {
-      if (inner.isFile()) files += tighten(join(path, inner.name), FILE_MODE) === null ? 0 : 1;
-    }
-  }
-  if (options.sqlitePath !== null && options.sqlitePath !== ':memory:') {
-    for (const suffix of ['', '-wal', '-shm', '-journal']) {
-      const path = `${options.sqlitePath}${suffix}`;
-      if (!path.startsWith(options.stateDir)) files += tighten(path, FILE_MODE) === null ? 0 : 1;
-    }
+  for (const { path, want, dir } of rest) {
+    const changed = tighten(path, want) === null ? 0 : 1;
+    if (dir) dirs += changed;
+    else files += changed;
   }
   if (options.agentUids === true) {
     searchable(options.stateDir);

@@ -2,6 +2,7 @@
  * Database administration the CLI offers (`baton db migrate`, `baton db roles`), reached through
  * here so adapters never import an engine; each engine module loads lazily, as in open.ts.
  */
+import type { LedgerPowers } from '../core/doctor-fleet.js';
 import { InvalidInputError } from '../core/errors.js';
 import { openStore, parseDbUrl } from './open.js';
 
@@ -40,4 +41,15 @@ export async function setUpRoles(
   };
   if (params.owner === params.runtime) throw new InvalidInputError('the owner and runtime roles must differ');
   return applyRoles(url, params, apply);
+}
+
+/**
+ * What the role in a PostgreSQL URL may do to the ledger beyond appending (`baton doctor`):
+ * whether it is a superuser, owns audit_events, or holds UPDATE, DELETE or TRUNCATE on it. Null
+ * on SQLite, which has no roles. Reads the catalog only.
+ */
+export async function ledgerPowers(url: string): Promise<LedgerPowers | null> {
+  if (parseDbUrl(url).engine !== 'postgres') return null;
+  const { readLedgerPowers } = await import('./postgres/roles.js');
+  return readLedgerPowers(url);
 }

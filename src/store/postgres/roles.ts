@@ -6,6 +6,7 @@
  * the trigger that keeps a queued job's command fixed; it holds no UPDATE, DELETE or TRUNCATE on
  * the append-only tables, and may not create objects. docs/security.md shows the same SQL.
  */
+import type { LedgerPowers } from '../../core/doctor-fleet.js';
 import { InvalidInputError } from '../../core/errors.js';
 import { PassfileClient } from './pgpass.js';
 
@@ -137,6 +138,41 @@ export async function applyRoles(url: string, params: RolesParams, apply: boolea
       );
     }
     throw error;
+  } finally {
+    await client.end();
+  }
+}
+
+/** The role's power over audit_events, from the catalog (store/roles.ts ledgerPowers). */
+export async function readLedgerPowers(url: string): Promise<LedgerPowers> {
+  const client = new PassfileClient({ connectionString: url, application_name: 'baton doctor' });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{
+      role: string;
+      superuser: boolean;
+      owner: boolean;
+      update: boolean;
+      delete: boolean;
+      truncate: boolean;
+    }>(
+      `SELECT current_user AS role, r.rolsuper AS superuser,
+              pg_has_role(current_user, c.relowner, 'MEMBER') AS owner,
+              has_table_privilege(c.oid, 'UPDATE') AS update, has_table_privilege(c.oid, 'DELETE') AS delete,
+              has_table_privilege(c.oid, 'TRUNCATE') AS truncate
+       FROM pg_class c, pg_roles r
+       WHERE c.oid = to_regclass('audit_events') AND r.rolname = current_user`,
+    );
+    const [row] = rows;
+    if (row === undefined)
+      throw new InvalidInputError('no audit_events table here', 'run `baton init` first');
+    const privileges = (['update', 'delete', 'truncate'] as const).filter((name) => row[name]);
+    return {
+      role: row.role,
+      superuser: row.superuser,
+      owner: row.owner,
+      privileges: privileges.map((name) => name.toUpperCase()),
+    };
   } finally {
     await client.end();
   }

@@ -1,0 +1,214 @@
+/**
+ * `baton doctor`: the preflight a team runs on each machine on day one and after each upgrade.
+ * Every check reads a real fact with the function Baton itself uses (coordinator/doctor.ts) and
+ * prints one line, `ok`, `warn`, `FAIL` or `skip`, with one line saying how to fix anything not
+ * ok; then a summary. Exit 0 when nothing failed (warnings allowed), 7 when a check failed, 5
+ * when the database (or the API) cannot be reached. Read only: it changes nothing anywhere.
+ * Over the API (`--api`, BATON_URL) it runs what the API answers and skips, saying so, what needs
+ * the database itself (docs/decisions/0030-doctor.md).
+ */
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import {
+  agentsCheck,
+  clockCheck,
+  databaseChecks,
+  fleetChecks,
+  machineChecks,
+  queuedCommands,
+} from '../../coordinator/doctor.js';
+import type { FleetStatus } from '../../coordinator/status.js';
+import { check, type DoctorCheck } from '../../core/doctor.js';
+import { judgeLedgerPowers } from '../../core/doctor-fleet.js';
+import { ApiConnection } from '../../agents/api-connection.js';
+import { BatonError, ConflictError, NotFoundError, StoreUnavailableError } from '../../core/errors.js';
+import { redactSecrets } from '../../core/redact.js';
+import { openStore, parseDbUrl } from '../../store/open.js';
+import { ledgerPowers } from '../../store/roles.js';
+import { EXIT_CHECK_FAILED, EXIT_UNREACHABLE, Exit } from '../exit-codes.js';
+import { Output } from '../output.js';
+import { remoteTarget, type RemoteTarget } from '../remote-target.js';
+import { dbUrl, type GlobalOptions } from '../run.js';
+
+interface DoctorOptions {
+  readonly agentCommand?: string;
+}
+
+/** The checks that need the database, skipped with one reason when it cannot be read. */
+const DATABASE_CHECKS = ['schema', 'clock', 'ledger', 'leader', 'hosts', 'fleet-containment', 'db-role'];
+/** What the API cannot answer: the ledger's window and the role's power are read in the database itself. */
+const LOCAL_ONLY = ['ledger', 'db-role'];
+
+export function registerDoctor(program: Command): void {
+  program
+    .command('doctor')
+    .description(
+      'check this machine and the database: one line per check (ok, warn, FAIL) with how to fix it; ' +
+        'exit 7 when a check failed, 5 when the database cannot be reached',
+    )
+    .option('--agent-command <template>', 'also check the agent command `baton up` will be given')
+    .action((options: DoctorOptions, cmd: Command) => doctor(cmd, options));
+}
+
+async function doctor(cmd: Command, options: DoctorOptions): Promise<void> {
+  const globals = cmd.optsWithGlobals<GlobalOptions>();
+  const target = remoteTarget(globals, process.env);
+  const agentCommand = options.agentCommand ?? null;
+  const stateDir = resolve('.baton');
+  const url = target === null ? dbUrl(globals) : null;
+  const parsed = url === null ? null : parseDbUrl(url);
+  const sqlitePath = parsed?.engine === 'sqlite' ? parsed.path : null;
+  const [database, machine] = await Promise.all([
+    target === null ? local(url ?? '', agentCommand) : remote(target, agentCommand),
+    machineChecks({ stateDir, sqlitePath }),
+  ]);
+  // In one order whichever way they were read: the database's checks, the agents, this machine.
+  const order = ['database', ...DATABASE_CHECKS, 'agents'];
+  const rank = (one: DoctorCheck): number => order.indexOf(one.id);
+  const checks = [...[...database.checks].sort((one, other) => rank(one) - rank(other)), ...machine];
+  const failed = checks.filter((one) => one.level === 'fail').length;
+  new Output(globals.json === true).result({ ok: failed === 0, checks }, () => [
+    ...checks.flatMap(lines),
+    summary(checks),
+  ]);
+  if (database.unreachable) throw new Exit(EXIT_UNREACHABLE);
+  if (failed > 0) throw new Exit(EXIT_CHECK_FAILED);
+}
+
+const LEVEL_WORD = { ok: 'ok', warn: 'warn', fail: 'FAIL', skip: 'skip' } as const;
+
+function lines(one: DoctorCheck): string[] {
+  const head = `${LEVEL_WORD[one.level].padEnd(4)}  ${one.id.padEnd(17)} ${one.found}`;
+  return one.fix === null ? [head] : [head, `${' '.repeat(24)}fix: ${one.fix}`];
+}
+
+function summary(checks: readonly DoctorCheck[]): string {
+  const count = (level: DoctorCheck['level']): number => checks.filter((one) => one.level === level).length;
+  const verdict = count('fail') > 0 ? 'something Baton needs is wrong' : 'nothing failed';
+  const counts = `${count('ok')} ok, ${count('warn')} warn, ${count('fail')} FAIL, ${count('skip')} skipped`;
+  return `doctor: ${counts}: ${verdict}`;
+}
+
+interface DatabaseResult {
+  readonly checks: DoctorCheck[];
+  /** The database (or the API) could not be reached: exit 5, as every command does. */
+  readonly unreachable: boolean;
+}
+
+function skipped(ids: readonly string[], why: string, fix: string | null = null): DoctorCheck[] {
+  return ids.map((id) => check(id, 'skip', why, fix));
+}
+
+/** On the database itself (--db, BATON_DB, or .baton/baton.db here). */
+async function local(url: string, agentCommand: string | null): Promise<DatabaseResult> {
+  const where = redactSecrets(url);
+  let store;
+  try {
+    store = await openStore(url, { intent: 'use' });
+  } catch (error) {
+    return {
+      checks: [...openFailure(where, error), agentsCheck(agentCommands(agentCommand))],
+      unreachable: error instanceof StoreUnavailableError,
+    };
+  }
+  try {
+    const checks = await databaseChecks(store);
+    const role = await ledgerPowers(url).then(judgeLedgerPowers, (error: unknown) =>
+      check(
+        'db-role',
+        'skip',
+        `the role's privileges could not be read: ${messageOf(error)}`,
+        'check the URL',
+      ),
+    );
+    const agents = agentsCheck([...agentCommands(agentCommand), ...(await queuedCommands(store))]);
+    const database = check('database', 'ok', `${store.engine} ${where}`);
+    return { checks: [database, ...checks, role, agents], unreachable: false };
+  } finally {
+    await store.close();
+  }
+}
+
+const agentCommands = (agentCommand: string | null) =>
+  agentCommand === null ? [] : [{ where: '--agent-command', command: agentCommand }];
+
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+/** Why the database could not be opened, as the database and schema checks; the others skipped. */
+function openFailure(where: string, error: unknown): DoctorCheck[] {
+  if (!(error instanceof BatonError)) throw error;
+  const skip = (ids: readonly string[]) =>
+    skipped(ids, 'not run: the database could not be read (see the database check)');
+  if (error instanceof ConflictError) {
+    // Opening without migrating refuses a schema this baton cannot use as it is.
+    return [
+      check('database', 'ok', where),
+      check('schema', 'fail', error.message, error.hint ?? 'run `baton db migrate`'),
+      ...skip(DATABASE_CHECKS.slice(1)),
+    ];
+  }
+  const fix =
+    error instanceof NotFoundError
+      ? 'run `baton init` here (or `baton up`, which makes it), or point --db / BATON_DB at the database'
+      : (error.hint ?? 'check --db / BATON_DB');
+  return [check('database', 'fail', error.message, fix), ...skip(DATABASE_CHECKS)];
+}
+
+/** Over Baton's HTTP API: /readyz for the schema, GET /v1/status for the clock, leader and hosts. */
+async function remote(target: RemoteTarget, agentCommand: string | null): Promise<DatabaseResult> {
+  const api = new ApiConnection(target.url, target.token);
+  const localOnly = skipped(
+    LOCAL_ONLY,
+    'local-only: read in the database itself, which the API does not expose',
+    'run `baton doctor --db <url>` where the database is reachable',
+  );
+  const agents = agentsCheck(agentCommands(agentCommand));
+  const seen: { status?: FleetStatus } = {};
+  let clock: DoctorCheck;
+  try {
+    clock = await clockCheck(async () => {
+      seen.status = await api.want<FleetStatus>('GET', '/v1/status');
+      // `now` comes as ISO text: fromWire turns only the fields named as times (`…At`) back.
+      return Date.parse(String(seen.status.now));
+    });
+  } catch (error) {
+    const failure = check(
+      'database',
+      'fail',
+      messageOf(error),
+      'check BATON_URL / --api, the token and the server',
+    );
+    const others = DATABASE_CHECKS.filter((id) => !LOCAL_ONLY.includes(id));
+    return {
+      checks: [
+        failure,
+        ...skipped(others, 'not run: the API did not answer (see the database check)'),
+        ...localOnly,
+        agents,
+      ],
+      unreachable: error instanceof BatonError && error.code === 'store_unavailable',
+    };
+  }
+  const status = seen.status;
+  if (status === undefined) throw new Error('invariant broken: the clock was read from the status');
+  const ready = await api.ask('GET', '/readyz');
+  const schema = ready.ok
+    ? check('schema', 'ok', `the API's database is at its newest migration`)
+    : check(
+        'schema',
+        'fail',
+        `the API's database is not at the migration its server knows (/readyz: ${ready.refusal.message})`,
+        'run `baton db migrate` where the database is, then restart the API process',
+      );
+  return {
+    checks: [
+      check('database', 'ok', `over the API at ${target.url}`),
+      schema,
+      clock,
+      ...fleetChecks(status.leader, status.hosts),
+      ...localOnly,
+      agents,
+    ],
+    unreachable: false,
+  };
+}

@@ -1,0 +1,137 @@
+/**
+ * `baton doctor`'s facts, read with the functions Baton itself uses (`baton hosts`, `baton
+ * leader`, /metrics' ledger window, the runner's containment and private state, git), and judged
+ * by core/doctor.ts and core/doctor-fleet.ts. Read only: nothing here writes to the database, the
+ * file system or the cgroups. The CLI command (cli/commands/doctor.ts) opens the store, adds the
+ * checks that need its URL and prints them.
+ */
+import { existsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { check, judgeClock, judgeDisk, judgeGit, judgeLedger, type DoctorCheck } from '../core/doctor.js';
+import {
+  judgeAgents,
+  judgeFleetContainment,
+  judgeHosts,
+  judgeLeader,
+  judgeState,
+  type AgentCommand,
+  type FleetHost,
+  type FleetLeader,
+} from '../core/doctor-fleet.js';
+import { age } from '../core/host-liveness.js';
+import type { Instant } from '../core/time.js';
+import { probeContainment } from '../os/containment.js';
+import { readDisk } from '../os/disk.js';
+import { gitVersionAnswer } from '../os/git.js';
+import { onPath } from '../os/on-path.js';
+import { looseState } from '../os/private-state.js';
+import type { Store } from '../store/store.js';
+import { Cluster } from './cluster.js';
+import { keyFilePath } from './ledger/keys.js';
+
+/** Queued jobs whose commands are looked at: the newest, one read. */
+const QUEUED_COMMANDS_READ = 200;
+
+export interface MachineOptions {
+  /** The state directory `baton up` would use here (`.baton` of the working directory). */
+  readonly stateDir: string;
+  /** The SQLite file, when the database is one; null on PostgreSQL or over the API. */
+  readonly sqlitePath: string | null;
+}
+
+/** This machine: containment, git, `.baton/`'s modes, free disk where Baton writes. */
+export async function machineChecks(options: MachineOptions): Promise<DoctorCheck[]> {
+  const containment = probeContainment();
+  const contained =
+    containment.kind === 'process-group'
+      ? check(
+          'containment',
+          'warn',
+          `${containment.detail}: agents here would run without a cgroup (a RAM budget sampled, not enforced)`,
+          'run `baton up` as a user with a delegated cgroup (systemd Delegate=yes) or as root; ' +
+            'docs/decisions/0009-containment.md',
+        )
+      : check('containment', 'ok', containment.detail);
+  const stateExists = existsSync(options.stateDir);
+  const state = judgeState(
+    options.stateDir,
+    stateExists,
+    looseState({ stateDir: options.stateDir, sqlitePath: options.sqlitePath }),
+  );
+  const disks: DoctorCheck[] = [
+    judgeDisk('logs and worktrees', options.stateDir, readDisk(options.stateDir)),
+  ];
+  if (options.sqlitePath !== null && dirname(resolve(options.sqlitePath)) !== resolve(options.stateDir)) {
+    const dir = dirname(resolve(options.sqlitePath));
+    disks.push(judgeDisk('the SQLite database', dir, readDisk(dir)));
+  }
+  return [contained, judgeGit(await gitVersionAnswer()), state, ...worst(disks)];
+}
+
+/** One disk line: the worst of them (the first among equals). */
+function worst(checks: readonly DoctorCheck[]): DoctorCheck[] {
+  const rank = { fail: 3, warn: 2, skip: 1, ok: 0 } as const;
+  const sorted = [...checks].sort((one, other) => rank[other.level] - rank[one.level]);
+  return sorted.slice(0, 1);
+}
+
+/** The clock against the database's, from a read of its `now` between two of this machine's. */
+export async function clockCheck(databaseNow: () => Promise<Instant>): Promise<DoctorCheck> {
+  const before = Date.now();
+  const now = await databaseNow();
+  const after = Date.now();
+  return judgeClock(now - (before + after) / 2, after - before);
+}
+
+/** The leader, the hosts and their containment, as `baton status` reads them. */
+export function fleetChecks(leader: FleetLeader, hosts: readonly FleetHost[]): DoctorCheck[] {
+  return [judgeLeader(leader), judgeHosts(hosts, age), judgeFleetContainment(hosts)];
+}
+
+/** Each agent command's program looked up on PATH (`--agent-command` as given, the queued jobs'). */
+export function agentsCheck(commands: readonly AgentCommand[]): DoctorCheck {
+  return judgeAgents(commands, (program) => onPath(program));
+}
+
+/** The commands of the newest queued jobs (one read), where a run's program is named. */
+export async function queuedCommands(store: Store): Promise<AgentCommand[]> {
+  const queued = await store.observe.jobsPage({ status: ['queued'], limit: QUEUED_COMMANDS_READ });
+  return queued.flatMap((job) =>
+    job.command === null ? [] : [{ where: `job ${job.id}`, command: job.command }],
+  );
+}
+
+/** The checks the database answers: schema, clock, the ledger's window, the leader and the hosts. */
+export async function databaseChecks(store: Store): Promise<DoctorCheck[]> {
+  const { applied, known } = await store.schema();
+  const schema =
+    applied === known
+      ? check('schema', 'ok', `at migration ${applied}, the newest this baton knows`)
+      : check(
+          'schema',
+          'fail',
+          `at migration ${applied}, this baton knows ${known}`,
+          applied < known
+            ? 'run `baton db migrate` (or restart `baton up`, which migrates)'
+            : 'upgrade this baton',
+        );
+  const clock = await clockCheck(() => store.now());
+  const cluster = new Cluster(store);
+  const [window, leader, hosts] = await Promise.all([
+    store.observe.ledgerWindow(),
+    cluster.leader(),
+    cluster.hosts(),
+  ]);
+  const now = await store.now();
+  const ledger = judgeLedger(
+    {
+      keys: window.keys,
+      unsealedRows: window.unsealedRows,
+      oldestUnsealedAgeMs:
+        window.oldestUnsealedAt === null ? null : Math.max(0, now - window.oldestUnsealedAt),
+      keyFileHere: existsSync(keyFilePath(undefined)),
+    },
+    age,
+  );
+  return [schema, clock, ledger, ...fleetChecks(leader, hosts)];
+}

@@ -1,0 +1,202 @@
+/**
+ * `baton doctor`'s verdicts on the fleet (the leader and the hosts, as `baton status` reads them),
+ * on the agents' commands, on the PostgreSQL role's power over the ledger and on `.baton/`'s
+ * modes; core/doctor.ts has the rest and the levels.
+ */
+import { check, type DoctorCheck } from './doctor.js';
+import type { HostLiveness } from './host-liveness.js';
+import { shellContexts } from './shell-context.js';
+import type { DurationMs } from './time.js';
+
+export interface FleetHost {
+  readonly name: string;
+  readonly enabled: boolean;
+  readonly liveness: HostLiveness;
+  readonly lastReportAgeMs: DurationMs;
+  readonly containment: string | null;
+}
+
+export interface FleetLeader {
+  readonly current: boolean;
+  readonly host: string | null;
+  readonly term: number | null;
+}
+
+/** Hosts named in a line; the rest are counted. */
+const NAMED = 5;
+
+function names(hosts: readonly FleetHost[]): string {
+  const shown = hosts.slice(0, NAMED).map((host) => host.name);
+  return hosts.length > NAMED ? `${shown.join(', ')} and ${hosts.length - NAMED} more` : shown.join(', ');
+}
+
+export function judgeLeader(leader: FleetLeader): DoctorCheck {
+  if (leader.current) return check('leader', 'ok', `${leader.host ?? '?'} leads, term ${leader.term ?? '?'}`);
+  const why = leader.term === null ? 'no `baton up` ever led' : `term ${leader.term} ended or expired`;
+  return check(
+    'leader',
+    'warn',
+    `no live leader (${why}): nothing is dispatched, no stale session is rescued, the ledger is not sealed`,
+    'start `baton up` on a host (`baton leader`, `baton status`)',
+  );
+}
+
+/** Silent hosts (a runner session live on paper that stopped reporting), and the rest in words. */
+export function judgeHosts(hosts: readonly FleetHost[], age: (ms: DurationMs) => string): DoctorCheck {
+  if (hosts.length === 0)
+    return check('hosts', 'ok', 'no host registered yet: `baton up` registers the one it runs on');
+  const count = (liveness: HostLiveness): number => hosts.filter((host) => host.liveness === liveness).length;
+  const found = `${hosts.length} host(s): ${count('live')} live, ${count('silent')} silent, ${count('down')} down`;
+  const silent = hosts.filter((host) => host.liveness === 'silent' && host.enabled);
+  if (silent.length > 0) {
+    const since = Math.min(...silent.map((host) => host.lastReportAgeMs));
+    return check(
+      'hosts',
+      'warn',
+      `${found}; silent: ${names(silent)} (quiet for ${age(since)} or more: its \`baton up\` is dead or paused)`,
+      `start \`baton up --host ${silent[0]?.name ?? 'NAME'}\` on that machine, or stop it for good (\`baton hosts\`)`,
+    );
+  }
+  return check('hosts', 'ok', found);
+}
+
+/** Hosts whose runner keeps its agents in a process group only: no cgroup, so no kernel RAM limit. */
+export function judgeFleetContainment(hosts: readonly FleetHost[]): DoctorCheck {
+  const weak = hosts.filter((host) => host.liveness !== 'down' && host.containment === 'process-group');
+  const kinds = [...new Set(hosts.map((host) => host.containment ?? 'not reported'))].join(', ');
+  if (weak.length === 0)
+    return check(
+      'fleet-containment',
+      'ok',
+      hosts.length === 0 ? 'no host registered' : `hosts use: ${kinds}`,
+    );
+  return check(
+    'fleet-containment',
+    'warn',
+    `${names(weak)} run agents without a cgroup (process-group): a RAM budget is sampled, not enforced`,
+    'delegate a cgroup to the user running `baton up` there (systemd Delegate=yes), then restart it; ' +
+      'docs/decisions/0009-containment.md',
+  );
+}
+
+/** Shell builtins and keywords an agent command may start with: found without PATH. */
+const BUILTINS = new Set([
+  'cd',
+  'exec',
+  'export',
+  'test',
+  '[',
+  ':',
+  'true',
+  'false',
+  'echo',
+  'printf',
+  'exit',
+]);
+/** Words that run the next word as the program. */
+const PREFIXES = new Set(['exec', 'env', 'nohup', 'command', 'time', 'nice']);
+
+/**
+ * The program an agent command runs: the first word of its first simple command that is neither
+ * a variable assignment (`FOO=1 claude …`) nor a prefix such as `exec` or `env`; null when the
+ * command starts with something that is not a plain word (a subshell, a quote-built name).
+ */
+function commandProgram(command: string): string | null {
+  const firstCommand = command.split(/[;&|\n]/)[0] ?? '';
+  const [context] = shellContexts(firstCommand, [firstCommand.length]);
+  if (context === undefined || context.kind !== 'top') return null;
+  const last = firstCommand.slice(context.wordStart).trim();
+  const words = [...context.words, ...(last === '' ? [] : [last])];
+  const program = words.find((word) => !/^[A-Za-z_][A-Za-z0-9_]*=/.test(word) && !PREFIXES.has(word));
+  if (program === undefined || program === '' || /[$`()'"]/.test(program)) return null;
+  return program;
+}
+
+export interface AgentCommand {
+  /** Where it is configured: `baton up --agent-command`, or `job 7 (queued)`. */
+  readonly where: string;
+  readonly command: string;
+}
+
+/** Each agent command's program, looked up with `found` (on PATH, or an executable path). */
+export function judgeAgents(
+  commands: readonly AgentCommand[],
+  found: (program: string) => boolean,
+): DoctorCheck {
+  if (commands.length === 0)
+    return check(
+      'agents',
+      'ok',
+      'no agent command to check: none queued, and no --agent-command given (pass the one `baton up` gets)',
+    );
+  const programs = new Map<string, string[]>();
+  for (const { where, command } of commands) {
+    const program = commandProgram(command);
+    if (program === null || BUILTINS.has(program)) continue;
+    programs.set(program, [...(programs.get(program) ?? []), where]);
+  }
+  const missing = [...programs.entries()].filter(([program]) => !found(program));
+  if (missing.length === 0)
+    return check('agents', 'ok', `on PATH: ${[...programs.keys()].join(', ') || 'nothing to look up'}`);
+  const list = missing.map(([program, where]) => `${program} (${where.slice(0, 3).join(', ')})`).join('; ');
+  return check(
+    'agents',
+    'warn',
+    `not on PATH here: ${list}: such a run fails at once (exit 127) on a host like this one`,
+    `install ${missing[0]?.[0] ?? 'it'} for the user that runs \`baton up\`, or give its full path in the command`,
+  );
+}
+
+/** What the PostgreSQL role in the URL may do to the ledger (store/roles.ts reads it). */
+export interface LedgerPowers {
+  readonly role: string;
+  readonly superuser: boolean;
+  readonly owner: boolean;
+  /** Privileges held on audit_events among UPDATE, DELETE, TRUNCATE. */
+  readonly privileges: readonly string[];
+}
+
+export function judgeLedgerPowers(powers: LedgerPowers | null): DoctorCheck {
+  if (powers === null)
+    return check('db-role', 'ok', 'SQLite: no roles; whoever can open the file can change it (keep it 0600)');
+  const why = powers.superuser
+    ? ['is a superuser']
+    : [
+        ...(powers.owner ? ['owns audit_events (it may drop its append-only triggers)'] : []),
+        ...(powers.privileges.length > 0 ? [`holds ${powers.privileges.join(', ')} on audit_events`] : []),
+      ];
+  if (why.length === 0)
+    return check('db-role', 'ok', `role ${powers.role} may append to the ledger but not change or erase it`);
+  return check(
+    'db-role',
+    'warn',
+    `role ${powers.role} ${why.join(' and ')}: whoever holds this URL can rewrite or erase the ledger`,
+    'run `baton db roles` as the owner and give baton up, the CLI and the API the runtime role (docs/security.md)',
+  );
+}
+
+/** A path of `.baton/` whose mode lets others in beyond what Baton wants. */
+export interface LoosePath {
+  readonly path: string;
+  readonly mode: number;
+  readonly want: number;
+}
+
+const octal = (bits: number): string => `0${bits.toString(8)}`;
+
+export function judgeState(stateDir: string, exists: boolean, loose: readonly LoosePath[]): DoctorCheck {
+  if (!exists)
+    return check('state', 'ok', `no ${stateDir} here (\`baton up\` and \`baton init\` make it private)`);
+  if (loose.length === 0) return check('state', 'ok', `${stateDir} and what Baton keeps in it are private`);
+  const shown = loose
+    .slice(0, 3)
+    .map((one) => `${one.path} ${octal(one.mode)} (want ${octal(one.want)})`)
+    .join(', ');
+  const more = loose.length > 3 ? ` and ${loose.length - 3} more` : '';
+  return check(
+    'state',
+    'warn',
+    `open to other users: ${shown}${more}: the database holds every task and command, the logs agent output`,
+    `chmod 700 ${stateDir} and 600 its files (\`baton up\` tightens them when it starts); docs/security.md`,
+  );
+}

@@ -1,0 +1,63 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { judgeClock, judgeDisk, judgeGit, judgeLedger } from './doctor.js';
+import { judgeAgents } from './doctor-fleet.js';
+
+test('the clock: ok within 1 s, warn past it, fail past 5 s, the round trip given the benefit of the doubt', () => {
+  assert.equal(judgeClock(900, 0).level, 'ok');
+  assert.equal(judgeClock(-1_500, 0).level, 'warn');
+  assert.equal(judgeClock(1_500, 1_200).level, 'ok', 'within half the round trip of 1 s');
+  assert.equal(judgeClock(5_100, 0).level, 'fail');
+  assert.equal(judgeClock(-5_100, 400).level, 'warn');
+  assert.match(judgeClock(-2_000, 0).found, /2000 ms ahead of the database's/);
+});
+
+test('git: missing or older than 2.25 fails, a version it cannot read warns', () => {
+  assert.equal(judgeGit(null).level, 'fail');
+  assert.equal(judgeGit('git version 2.24.9').level, 'fail');
+  assert.equal(judgeGit('git version 2.25.0').level, 'ok');
+  assert.equal(judgeGit('git version 2.100.1.windows.1').level, 'ok');
+  assert.equal(judgeGit('git version 3.0').level, 'ok');
+  assert.equal(judgeGit('something else').level, 'warn');
+});
+
+test('disk: fail under 100 MB, warn when low as `baton hosts` flags it (1 GiB or 5%)', () => {
+  assert.equal(judgeDisk('logs', '/x', { freeMb: 99, totalMb: 1_000 }).level, 'fail');
+  assert.equal(judgeDisk('logs', '/x', { freeMb: 900, totalMb: 2_000 }).level, 'warn');
+  assert.equal(judgeDisk('logs', '/x', { freeMb: 40_000, totalMb: 1_000_000 }).level, 'warn');
+  assert.equal(judgeDisk('logs', '/x', { freeMb: 60_000, totalMb: 1_000_000 }).level, 'ok');
+  assert.equal(judgeDisk('logs', '/x', null).level, 'skip');
+});
+
+test('the ledger: no key warns; a key with rows unsealed past 10 min warns; else ok', () => {
+  const facts = { keys: 1, unsealedRows: 3, oldestUnsealedAgeMs: 5_000, keyFileHere: true };
+  const age = (ms: number): string => `${ms} ms`;
+  assert.equal(judgeLedger({ ...facts, keys: 0 }, age).level, 'warn');
+  assert.equal(judgeLedger(facts, age).level, 'ok');
+  assert.equal(judgeLedger({ ...facts, oldestUnsealedAgeMs: 11 * 60_000 }, age).level, 'warn');
+  assert.equal(judgeLedger({ ...facts, oldestUnsealedAgeMs: null }, age).level, 'ok');
+});
+
+test("agents: the program of a command, past assignments and exec, looked up; builtins and subshells aren't", () => {
+  const looked: string[] = [];
+  const found = (program: string): boolean => {
+    looked.push(program);
+    return program === 'claude';
+  };
+  const commands = [
+    'FOO=1 exec claude -p "Work on {{key}}"',
+    "env A=b codex exec 'x' {{title}}",
+    './agents/run.sh {{key}} && echo done',
+    '(cd sub; claude)',
+    'cd /srv/api; make',
+    'echo {{key}}',
+  ];
+  const verdict = judgeAgents(
+    commands.map((command, index) => ({ where: `job ${index + 1}`, command })),
+    found,
+  );
+  assert.deepEqual(looked.sort(), ['./agents/run.sh', 'claude', 'codex']);
+  assert.equal(verdict.level, 'warn');
+  assert.match(verdict.found, /codex \(job 2\); \.\/agents\/run\.sh \(job 3\)/);
+  assert.equal(judgeAgents([], found).level, 'ok');
+});

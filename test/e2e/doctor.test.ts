@@ -1,0 +1,363 @@
+/**
+ * `baton doctor`, end to end on both engines: the built command in a directory of its own, on a
+ * real database, with real facts made wrong (an old schema, a file that is no database, loose
+ * modes, no ledger key, no leader, a silent host, a host without cgroups, an agent not on PATH,
+ * a skewed clock, no git, the superuser's URL) and each seen as its warn or FAIL line with a fix.
+ */
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { bothEngines, type TestDatabase } from '../support/databases.js';
+import { repoRoot, type Run } from '../support/cli.js';
+import { moveClockOf, SHARED_CLOCK_ENV } from '../support/clock.js';
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { openPostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { openStore } from '../../src/store/open.js';
+import type { Store } from '../../src/store/store.js';
+
+const root = repoRoot();
+const dirs: string[] = [];
+after(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+interface Check {
+  readonly id: string;
+  readonly level: 'ok' | 'warn' | 'fail' | 'skip';
+  readonly found: string;
+  readonly fix: string | null;
+}
+
+const IDS = [
+  'database',
+  'schema',
+  'clock',
+  'ledger',
+  'leader',
+  'hosts',
+  'fleet-containment',
+  'db-role',
+  'agents',
+  'containment',
+  'git',
+  'state',
+  'disk',
+];
+
+function workDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'baton-doctor-'));
+  dirs.push(dir);
+  return dir;
+}
+
+/** `baton <args>` run in `cwd`, with nothing of the caller's Baton environment. */
+function baton(
+  cwd: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+  as?: { uid: number; gid: number },
+): Promise<Run> {
+  const clean: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of ['BATON_DB', 'BATON_URL', 'BATON_TOKEN', 'BATON_LEDGER_KEY']) delete clean[name];
+  return new Promise((done) => {
+    execFile(
+      process.execPath,
+      [join(root, 'bin/baton.js'), ...args],
+      { cwd, env: { ...clean, ...env }, ...as },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
+        done({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+/** `baton doctor --json` on `db` (`--api URL --token T` as two words of `extra`): exit code, each check by id. */
+async function doctor(
+  cwd: string,
+  db: string | null,
+  extra: readonly string[] = [],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ code: number; checks: Map<string, Check>; ok: boolean }> {
+  const target = db === null ? [] : ['--db', db];
+  const run = await baton(cwd, [...target, 'doctor', '--json', ...extra], env);
+  const parsed = JSON.parse(run.stdout) as { ok: boolean; checks: Check[] };
+  assert.deepEqual(
+    parsed.checks.map((one) => one.id),
+    IDS,
+    'every check, each once, in order',
+  );
+  for (const one of parsed.checks) {
+    // A warning or a failure says how to fix it; ok says nothing; a skip may say where to run it.
+    if (one.level === 'ok') assert.equal(one.fix, null, one.id);
+    if (one.level === 'warn' || one.level === 'fail') assert.ok((one.fix ?? '') !== '', `${one.id}: a fix`);
+  }
+  return { code: run.code, checks: new Map(parsed.checks.map((one) => [one.id, one])), ok: parsed.ok };
+}
+
+function at(checks: Map<string, Check>, id: string): Check {
+  const found = checks.get(id);
+  assert.ok(found !== undefined, `check ${id} is listed`);
+  return found;
+}
+
+function expectLevel(checks: Map<string, Check>, id: string, level: Check['level'], words?: RegExp): void {
+  const one = at(checks, id);
+  assert.equal(one.level, level, `${id}: ${one.found} (fix: ${one.fix})`);
+  if (words !== undefined) assert.match(`${one.found} fix: ${one.fix}`, words);
+}
+
+function open(db: TestDatabase, url: string, migrateTo?: number): Promise<Store> {
+  if (migrateTo === undefined) return openStore(url, { intent: 'use' });
+  return db.engine === 'sqlite'
+    ? Promise.resolve(openSqliteStore({ path: url, migrateTo }))
+    : openPostgresStore({ url, migrateTo });
+}
+
+async function withStore(
+  db: TestDatabase,
+  url: string,
+  work: (store: Store) => Promise<void>,
+): Promise<void> {
+  const store = await open(db, url);
+  try {
+    await work(store);
+  } finally {
+    await store.close();
+  }
+}
+
+for (const db of bothEngines()) {
+  describe(`${db.name}: baton doctor`, () => {
+    test('a fresh database: exit 0, every check listed, text and --json alike', async () => {
+      const url = await db.fresh();
+      const cwd = workDir();
+      const { code, checks, ok } = await doctor(cwd, url);
+      assert.equal(code, 0);
+      assert.equal(ok, true);
+      for (const id of [
+        'database',
+        'schema',
+        'clock',
+        'hosts',
+        'fleet-containment',
+        'agents',
+        'git',
+        'state',
+      ])
+        expectLevel(checks, id, 'ok');
+      expectLevel(checks, 'ledger', 'warn', /no ledger key registered.*baton ledger init/);
+      expectLevel(checks, 'leader', 'warn', /no live leader.*start `baton up`/);
+      const text = await baton(cwd, ['--db', url, 'doctor']);
+      assert.equal(text.code, 0, text.stderr);
+      const lines = text.stdout.trimEnd().split('\n');
+      const heads = lines.filter((line) => /^(ok|warn|FAIL|skip) /.test(line));
+      const word = (level: Check['level']): string => (level === 'fail' ? 'FAIL' : level);
+      assert.deepEqual(
+        heads.map((line) => line.split(/\s+/).slice(0, 2)),
+        IDS.map((id) => [word(at(checks, id).level), id]),
+        'the text lists the same checks at the same levels as --json',
+      );
+      const all = [...checks.values()];
+      const count = (level: Check['level']): number => all.filter((one) => one.level === level).length;
+      assert.equal(lines.filter((line) => line.trimStart().startsWith('fix: ')).length, count('warn'));
+      assert.equal(
+        lines.at(-1),
+        `doctor: ${count('ok')} ok, ${count('warn')} warn, 0 FAIL, 0 skipped: nothing failed`,
+      );
+    });
+
+    test('the fleet and the ledger: a key, a leader, a silent host, a host without cgroups', async () => {
+      const url = await db.fresh();
+      const cwd = workDir();
+      const key = await baton(cwd, ['--db', url, 'ledger', 'init']);
+      assert.equal(key.code, 0, key.stderr);
+      await withStore(db, url, async (store) => {
+        const leader = await store.sessions.start({ kind: 'daemon', host: 'box-1', pid: process.pid });
+        assert.ok(
+          (await store.leases.acquire({ name: 'dispatcher', holder: String(leader.id), ttlMs: 60_000 })).ok,
+        );
+        const quiet = await store.sessions.start({ kind: 'daemon', host: 'box-9', pid: 1, ttlMs: 50 });
+        const capacity = { ramTotalMb: 8000, ramReservedMb: 500, ramFreeMb: 6000, slotsMax: 2 };
+        await store.hosts.register({ name: 'box-1', session: leader.id, ...capacity });
+        await store.hosts.register({ name: 'box-9', session: quiet.id, ...capacity });
+        const ref = JSON.stringify({ run: 'abcdef012345', dirs: [] });
+        const set = {
+          name: 'box-1',
+          session: leader.id,
+          containment: 'process-group' as const,
+          containmentRef: ref,
+        };
+        assert.ok(await store.hosts.setContainment(set));
+      });
+      await new Promise((done) => setTimeout(done, 200));
+      const { code, checks } = await doctor(cwd, url);
+      assert.equal(code, 0, 'warnings only');
+      expectLevel(checks, 'ledger', 'ok', /1 key\(s\) registered, a key file is here/);
+      expectLevel(checks, 'leader', 'ok', /box-1 leads, term 1/);
+      expectLevel(checks, 'hosts', 'warn', /silent: box-9 .*baton up --host box-9/);
+      expectLevel(checks, 'fleet-containment', 'warn', /box-1 run agents without a cgroup/);
+    });
+
+    test('an agent command not on PATH, queued or given; one on PATH is fine', async () => {
+      const url = await db.fresh();
+      const cwd = workDir();
+      const queued = await baton(cwd, [
+        '--db',
+        url,
+        'enqueue',
+        'k1',
+        '--command',
+        'nosuch-agent-x7 -p {{key}}',
+      ]);
+      assert.equal(queued.code, 0, queued.stderr);
+      const given = ['--agent-command', 'FOO=1 exec nosuch-agent-y8 "{{title}}"'];
+      const { code, checks } = await doctor(cwd, url, given);
+      assert.equal(code, 0);
+      expectLevel(checks, 'agents', 'warn', /nosuch-agent-y8 \(--agent-command\); nosuch-agent-x7 \(job 1\)/);
+      const fine = await doctor(workDir(), await db.fresh(), ['--agent-command', 'git -C . status {{key}}']);
+      expectLevel(fine.checks, 'agents', 'ok', /on PATH: git/);
+    });
+
+    test('.baton open to other users: warn, naming the paths, until tightened', async () => {
+      const url = await db.fresh();
+      const cwd = workDir();
+      mkdirSync(join(cwd, '.baton', 'logs'), { recursive: true, mode: 0o700 });
+      writeFileSync(join(cwd, '.baton', 'logs', 'job-1-attempt-1.log'), 'out\n', { mode: 0o600 });
+      expectLevel((await doctor(cwd, url)).checks, 'state', 'ok', /are private/);
+      chmodSync(join(cwd, '.baton'), 0o777);
+      chmodSync(join(cwd, '.baton', 'logs', 'job-1-attempt-1.log'), 0o644);
+      const { code, checks } = await doctor(cwd, url);
+      assert.equal(code, 0);
+      expectLevel(
+        checks,
+        'state',
+        'warn',
+        /\.baton 0777 \(want 0700\), .*job-1-attempt-1\.log 0644 .*chmod 700/,
+      );
+    });
+
+    test('a database at an older schema, or a file that is none: FAIL with the fix, exit 7', async () => {
+      const cwd = workDir();
+      const old = await db.empty();
+      await (await open(db, old, 28)).close();
+      const { code, checks } = await doctor(cwd, old);
+      assert.equal(code, 7);
+      expectLevel(checks, 'schema', 'fail', /version 28, older than this baton needs.*baton db migrate/);
+      expectLevel(checks, 'clock', 'skip');
+      if (db.engine === 'sqlite') {
+        const junk = join(workDir(), 'junk.db');
+        writeFileSync(junk, 'not a database, just text '.repeat(200));
+        const notOne = await doctor(cwd, junk);
+        assert.equal(notOne.code, 7);
+        expectLevel(notOne.checks, 'database', 'fail', /junk\.db/);
+      } else {
+        const closed = new URL(old);
+        closed.port = '1';
+        const unreachable = await doctor(cwd, closed.toString());
+        assert.equal(unreachable.code, 5, 'an unreachable database keeps its exit code');
+        expectLevel(unreachable.checks, 'database', 'fail', /connection refused/);
+      }
+    });
+
+    test('a clock seconds away from the database: warn past 1 s, FAIL past 5 s', async () => {
+      const url = await db.fresh();
+      const cwd = workDir();
+      await moveClockOf(db, url, 3_000);
+      const warned = await doctor(cwd, url, [], SHARED_CLOCK_ENV);
+      expectLevel(warned.checks, 'clock', 'warn', /behind the database's.*NTP/);
+      await moveClockOf(db, url, 5_000);
+      const failed = await doctor(cwd, url, [], SHARED_CLOCK_ENV);
+      assert.equal(failed.code, 7);
+      expectLevel(failed.checks, 'clock', 'fail', /log-file times/);
+    });
+
+    test('no git on PATH: FAIL naming the version to install', async () => {
+      const { code, checks } = await doctor(workDir(), await db.fresh(), [], { PATH: '/nonexistent' });
+      assert.equal(code, 7);
+      expectLevel(checks, 'git', 'fail', /git is not on PATH.*install git 2\.25 or later/);
+    });
+
+    test("the database role's power over the ledger", async () => {
+      const { checks } = await doctor(workDir(), await db.fresh());
+      if (db.engine === 'sqlite') expectLevel(checks, 'db-role', 'ok', /SQLite: no roles/);
+      else expectLevel(checks, 'db-role', 'warn', /is a superuser.*baton db roles/);
+    });
+  });
+
+  if (db.engine === 'sqlite')
+    test(`${db.name}: over the API, what the API answers; the ledger and the role skipped as local-only`, async () => {
+      const url = await db.fresh();
+      const cwd = workDir();
+      const token = await baton(cwd, [
+        '--db',
+        url,
+        'token',
+        'create',
+        '--scope',
+        'viewer',
+        '--name',
+        'doctor',
+      ]);
+      assert.equal(token.code, 0, token.stderr);
+      const server = spawn(process.execPath, [join(root, 'bin/baton.js'), 'serve', '--http', '127.0.0.1:0'], {
+        cwd,
+        env: { ...process.env, BATON_DB: url },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      try {
+        const api = await new Promise<string>((found, failed) => {
+          let out = '';
+          server.stdout.on('data', (data: Buffer) => {
+            out += data.toString();
+            const match = /(http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+            if (match?.[1] !== undefined) found(match[1]);
+          });
+          server.on('exit', (code) => failed(new Error(`baton serve exited ${code}: ${out}`)));
+        });
+        const { code, checks } = await doctor(workDir(), null, [
+          '--api',
+          api,
+          '--token',
+          token.stdout.trim(),
+        ]);
+        assert.equal(code, 0);
+        expectLevel(checks, 'database', 'ok', /over the API/);
+        expectLevel(checks, 'schema', 'ok');
+        expectLevel(checks, 'clock', 'ok', /round trip/);
+        expectLevel(checks, 'leader', 'warn', /no live leader/);
+        expectLevel(checks, 'ledger', 'skip', /local-only/);
+        expectLevel(checks, 'db-role', 'skip', /local-only/);
+        const refused = await doctor(workDir(), null, ['--api', api, '--token', 'baton_nosuchtoken']);
+        assert.equal(refused.code, 7);
+        expectLevel(refused.checks, 'database', 'fail', /token/);
+      } finally {
+        server.kill('SIGTERM');
+      }
+    });
+
+  const root0 = process.getuid?.() === 0;
+  test(
+    `${db.name}: a user who may write no cgroup: containment warns (agents would run without one)`,
+    { skip: root0 ? false : 'needs root, to run the command as user nobody' },
+    async () => {
+      const cwd = workDir();
+      chmodSync(cwd, 0o755);
+      const run = await baton(
+        cwd,
+        ['--db', join(cwd, 'none.db'), 'doctor', '--json'],
+        {},
+        { uid: 65534, gid: 65534 },
+      );
+      const checks = new Map(
+        (JSON.parse(run.stdout) as { checks: Check[] }).checks.map((one) => [one.id, one]),
+      );
+      expectLevel(checks, 'containment', 'warn', /no cgroup this user may write.*Delegate=yes/);
+      const own = await doctor(cwd, await db.fresh());
+      expectLevel(own.checks, 'containment', 'ok', /cgroup/);
+    },
+  );
+}
