@@ -6,13 +6,14 @@
  */
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bothEngines, type TestDatabase } from '../support/databases.js';
 import { repoRoot, type Run } from '../support/cli.js';
 import { moveClockOf, SHARED_CLOCK_ENV } from '../support/clock.js';
+import { smallDisk } from '../support/full-disk.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { openStore } from '../../src/store/open.js';
@@ -281,6 +282,32 @@ for (const db of bothEngines()) {
       expectLevel(checks, 'git', 'fail', /git is not on PATH.*install git 2\.25 or later/);
     });
 
+    test(
+      'little free disk where logs and worktrees go: warn under 1 GiB, FAIL under 100 MB',
+      { skip: process.getuid?.() === 0 ? false : 'needs root, to mount a small tmpfs' },
+      async (context) => {
+        const url = await db.fresh();
+        for (const [size, level, code] of [
+          ['500m', 'warn', 0],
+          ['50m', 'fail', 7],
+        ] as const) {
+          const cwd = smallDisk('baton-doctor-disk-', `size=${size}`);
+          if (cwd === null) {
+            context.skip('this process may not mount a tmpfs');
+            return;
+          }
+          try {
+            const { code: exit, checks } = await doctor(cwd, url);
+            assert.equal(exit, code);
+            expectLevel(checks, 'disk', level, /logs and worktrees at .*MB free of .*baton up --log-keep-mb/);
+          } finally {
+            execFileSync('umount', [cwd]);
+            rmSync(cwd, { recursive: true, force: true });
+          }
+        }
+      },
+    );
+
     test("the database role's power over the ledger", async () => {
       const { checks } = await doctor(workDir(), await db.fresh());
       if (db.engine === 'sqlite') expectLevel(checks, 'db-role', 'ok', /SQLite: no roles/);
@@ -332,7 +359,7 @@ for (const db of bothEngines()) {
         expectLevel(checks, 'ledger', 'skip', /local-only/);
         expectLevel(checks, 'db-role', 'skip', /local-only/);
         const refused = await doctor(workDir(), null, ['--api', api, '--token', 'baton_nosuchtoken']);
-        assert.equal(refused.code, 7);
+        assert.equal(refused.code, 6, 'a token the API refuses keeps its exit code');
         expectLevel(refused.checks, 'database', 'fail', /token/);
       } finally {
         server.kill('SIGTERM');

@@ -3,9 +3,9 @@
  * Every check reads a real fact with the function Baton itself uses (coordinator/doctor.ts) and
  * prints one line, `ok`, `warn`, `FAIL` or `skip`, with one line saying how to fix anything not
  * ok; then a summary. Exit 0 when nothing failed (warnings allowed), 7 when a check failed, 5
- * when the database (or the API) cannot be reached. Read only: it changes nothing anywhere.
- * Over the API (`--api`, BATON_URL) it runs what the API answers and skips, saying so, what needs
- * the database itself (docs/decisions/0030-doctor.md).
+ * when the database (or the API) cannot be reached, 6 when the API refuses the token. Read only:
+ * it changes nothing anywhere. Over the API (`--api`, BATON_URL) it runs what the API answers and
+ * skips, saying so, what needs the database itself (docs/decisions/0030-doctor.md).
  */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
@@ -25,7 +25,7 @@ import { BatonError, ConflictError, NotFoundError, StoreUnavailableError } from 
 import { redactSecrets } from '../../core/redact.js';
 import { openStore, parseDbUrl } from '../../store/open.js';
 import { ledgerPowers } from '../../store/roles.js';
-import { EXIT_CHECK_FAILED, EXIT_UNREACHABLE, Exit } from '../exit-codes.js';
+import { EXIT_CHECK_FAILED, EXIT_CODE_BY_ERROR, EXIT_UNREACHABLE, Exit } from '../exit-codes.js';
 import { Output } from '../output.js';
 import { remoteTarget, type RemoteTarget } from '../remote-target.js';
 import { dbUrl, type GlobalOptions } from '../run.js';
@@ -71,7 +71,7 @@ async function doctor(cmd: Command, options: DoctorOptions): Promise<void> {
     ...checks.flatMap(lines),
     summary(checks),
   ]);
-  if (database.unreachable) throw new Exit(EXIT_UNREACHABLE);
+  if (database.exit !== null) throw new Exit(database.exit);
   if (failed > 0) throw new Exit(EXIT_CHECK_FAILED);
 }
 
@@ -91,8 +91,11 @@ function summary(checks: readonly DoctorCheck[]): string {
 
 interface DatabaseResult {
   readonly checks: DoctorCheck[];
-  /** The database (or the API) could not be reached: exit 5, as every command does. */
-  readonly unreachable: boolean;
+  /**
+   * The exit code the database's failure keeps, as every command exits on it: 5 when the database
+   * (or the API) cannot be reached, 6 when the API refuses the token; null otherwise.
+   */
+  readonly exit: number | null;
 }
 
 function skipped(ids: readonly string[], why: string, fix: string | null = null): DoctorCheck[] {
@@ -108,7 +111,7 @@ async function local(url: string, agentCommand: string | null): Promise<Database
   } catch (error) {
     return {
       checks: [...openFailure(where, error), agentsCheck(agentCommands(agentCommand))],
-      unreachable: error instanceof StoreUnavailableError,
+      exit: error instanceof StoreUnavailableError ? EXIT_UNREACHABLE : null,
     };
   }
   try {
@@ -123,7 +126,7 @@ async function local(url: string, agentCommand: string | null): Promise<Database
     );
     const agents = agentsCheck([...agentCommands(agentCommand), ...(await queuedCommands(store))]);
     const database = check('database', 'ok', `${store.engine} ${where}`);
-    return { checks: [database, ...checks, role, agents], unreachable: false };
+    return { checks: [database, ...checks, role, agents], exit: null };
   } finally {
     await store.close();
   }
@@ -131,6 +134,14 @@ async function local(url: string, agentCommand: string | null): Promise<Database
 
 const agentCommands = (agentCommand: string | null) =>
   agentCommand === null ? [] : [{ where: '--agent-command', command: agentCommand }];
+
+/** Unreachable (5) and not allowed (6) keep their codes; any other refusal is a failed check. */
+function keptExit(error: unknown): number | null {
+  if (!(error instanceof BatonError)) return null;
+  return error.code === 'store_unavailable' || error.code === 'forbidden'
+    ? EXIT_CODE_BY_ERROR[error.code]
+    : null;
+}
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
@@ -186,7 +197,7 @@ async function remote(target: RemoteTarget, agentCommand: string | null): Promis
         ...localOnly,
         agents,
       ],
-      unreachable: error instanceof BatonError && error.code === 'store_unavailable',
+      exit: keptExit(error),
     };
   }
   const status = seen.status;
@@ -209,6 +220,6 @@ async function remote(target: RemoteTarget, agentCommand: string | null): Promis
       ...localOnly,
       agents,
     ],
-    unreachable: false,
+    exit: null,
   };
 }
