@@ -276,6 +276,24 @@ for (const db of bothEngines()) {
       expectLevel(failed.checks, 'clock', 'fail', /log-file times/);
     });
 
+    test('a ledger row unsealed for over 10 min: warn, until `baton audit seal` seals it', async () => {
+      const url = await db.fresh();
+      const cwd = workDir();
+      assert.equal((await baton(cwd, ['--db', url, 'ledger', 'init'])).code, 0);
+      await moveClockOf(db, url, 11 * 60_000);
+      const lagging = await doctor(cwd, url, [], SHARED_CLOCK_ENV);
+      expectLevel(
+        lagging.checks,
+        'ledger',
+        'warn',
+        /rows unsealed, the oldest for 11 min: sealing lags.*audit seal/,
+      );
+      const seal = await baton(cwd, ['--db', url, 'audit', 'seal'], SHARED_CLOCK_ENV);
+      assert.equal(seal.code, 0, seal.stderr);
+      const sealed = await doctor(cwd, url, [], SHARED_CLOCK_ENV);
+      expectLevel(sealed.checks, 'ledger', 'ok', /1 key\(s\) registered, a key file is here; no row waits/);
+    });
+
     test('no git on PATH: FAIL naming the version to install', async () => {
       const { code, checks } = await doctor(workDir(), await db.fresh(), [], { PATH: '/nonexistent' });
       assert.equal(code, 7);
