@@ -7,7 +7,7 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bothEngines, type TestDatabase } from '../support/databases.js';
@@ -239,6 +239,18 @@ for (const db of bothEngines()) {
         'warn',
         /\.baton 0777 \(want 0700\), .*job-1-attempt-1\.log 0644 .*chmod 700/,
       );
+      if (db.engine === 'sqlite') {
+        // The database where `baton up` keeps it, named relative to the directory: listed once.
+        chmodSync(join(cwd, '.baton', 'logs', 'job-1-attempt-1.log'), 0o600);
+        copyFileSync(url, join(cwd, '.baton', 'baton.db'));
+        chmodSync(join(cwd, '.baton', 'baton.db'), 0o644);
+        const here = at((await doctor(cwd, '.baton/baton.db')).checks, 'state').found;
+        assert.match(
+          here,
+          /^open to other users: \S+\.baton 0777 \(want 0700\), \S+\.baton\/baton\.db 0644 \(want 0600\):/,
+        );
+        assert.equal(here.match(/baton\.db 0644/g)?.length, 1, here);
+      }
     });
 
     test('a database at an older schema, or a file that is none: FAIL with the fix, exit 7', async () => {

@@ -57,7 +57,8 @@ async function doctor(cmd: Command, options: DoctorOptions): Promise<void> {
   const stateDir = resolve('.baton');
   const url = target === null ? dbUrl(globals) : null;
   const parsed = url === null ? null : parseDbUrl(url);
-  const sqlitePath = parsed?.engine === 'sqlite' ? parsed.path : null;
+  // Absolute, as the state directory is: a relative --db inside .baton/ is one path, not two.
+  const sqlitePath = parsed?.engine === 'sqlite' ? resolve(parsed.path) : null;
   const [database, machine] = await Promise.all([
     target === null ? local(url ?? '', agentCommand) : remote(target, agentCommand),
     machineChecks({ stateDir, sqlitePath }),
