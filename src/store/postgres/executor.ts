@@ -233,6 +233,9 @@ const backoff = (attempt: number): Promise<void> =>
   new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
 
 const START_SERVER = 'start the server, or check the host and port in the database URL';
+const PASSWORD =
+  'check the user and password: in the URL, in PGPASSWORD, or in the password file ' +
+  '(PGPASSFILE, default ~/.pgpass, mode 0600); URLs Baton hands on carry none';
 // A connection lost after a write was sent is an unknown outcome, not a failure.
 const LOST = 'the connection dropped: a write may or may not have been applied, so read before retrying';
 
@@ -263,14 +266,7 @@ function connectionFailure(error: unknown): { message: string; hint: string } | 
     case '57P03':
       return { message: text, hint: 'the server is starting or shutting down; retry shortly' };
   }
-  if (code.startsWith('28')) {
-    return {
-      message: text,
-      hint:
-        'check the user and password: in the URL, in PGPASSWORD, or in the password file ' +
-        '(PGPASSFILE, default ~/.pgpass, mode 0600); URLs Baton hands on carry none',
-    };
-  }
+  if (code.startsWith('28')) return { message: text, hint: PASSWORD };
   if (code.startsWith('08')) return { message: text, hint: START_SERVER };
   if (code !== '') return null;
   // pg's own failures carry no code: a connect timeout, a socket closed under a query.
@@ -278,6 +274,10 @@ function connectionFailure(error: unknown): { message: string; hint: string } | 
     return { message: `connection timed out (${text})`, hint: START_SERVER };
   }
   if (/Connection terminated/i.test(text)) return { message: text, hint: LOST };
+  // SCRAM asked for a password and the URL, PGPASSWORD and the password file gave none.
+  if (/password must be a string/i.test(text)) {
+    return { message: 'the server asks for a password and none was given', hint: PASSWORD };
+  }
   // query_timeout: no reply in time; the connection is dropped and the outcome is unknown.
   if (/Query read timeout/i.test(text)) return { message: 'no reply from the server in time', hint: LOST };
   return null;

@@ -1,6 +1,7 @@
 /** The password file, read as libpq reads it, and a real connection that takes its password from it. */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +9,7 @@ import { freshPostgresUrl } from '../../../test/support/databases.js';
 import { withoutPassword } from '../../core/redact.js';
 import { lookUpPassword, passwordFromPassfile } from './pgpass.js';
 import { openStore } from '../open.js';
+import { repoRoot } from '../../../test/support/cli.js';
 
 const target = { host: 'db.example', port: 5432, database: 'baton', user: 'runner' };
 
@@ -74,5 +76,27 @@ describe('the password file', () => {
       if (before === undefined) delete process.env['PGPASSFILE'];
       else process.env['PGPASSFILE'] = before;
     }
+  });
+
+  test('a URL with no password, none in PGPASSWORD or the password file: one line, exit 5, at once', async () => {
+    const url = withoutPassword(await freshPostgresUrl());
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      PGPASSFILE: join(mkdtempSync(join(tmpdir(), 'baton-pgpass-')), 'none'),
+    };
+    delete env['PGPASSWORD'];
+    // pg left the socket open after its own SCRAM failure, and every command hung after its error line.
+    const result = await new Promise<{ code: number | string | null; stderr: string }>((done) => {
+      execFile(
+        process.execPath,
+        [join(repoRoot(), 'bin/baton.js'), '--db', url, 'status'],
+        { env, timeout: 30_000 },
+        (error, _stdout, stderr) =>
+          done({ code: error === null ? 0 : (error.code ?? error.signal ?? null), stderr }),
+      );
+    });
+    assert.equal(result.code, 5, result.stderr);
+    assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
+    assert.match(result.stderr, /password/);
   });
 });

@@ -86,15 +86,23 @@ const warnOnce = (() => {
 
 /**
  * pg's Client, which takes the password from the passfile when neither the URL nor PGPASSWORD
- * gives one. Pools take it as their `Client`.
+ * gives one. Pools take it as their `Client`. A connection that fails closes its socket: pg leaves
+ * it open after a failure of its own (SCRAM asked for a password and none was given), and the open
+ * socket kept every command, hook and agent call running after it had said what was wrong.
  */
 export class PassfileClient extends pg.Client {
   constructor(config?: string | pg.ClientConfig) {
     super(config);
-    const self = this as unknown as { password: string | null; connectionParameters: Target };
+    const self = this as unknown as {
+      password: string | null;
+      connectionParameters: Target;
+      connection: { on(event: 'error', listener: () => void): void; stream: { destroy(): void } };
+    };
     if (self.password === null || self.password === '') {
       const found = lookUpPassword(self.connectionParameters, warnOnce);
       if (found !== null) self.password = found;
     }
+    // After pg has handled the error (its listener comes later, in the same emit): never before.
+    self.connection.on('error', () => setImmediate(() => self.connection.stream.destroy()));
   }
 }
