@@ -40,6 +40,11 @@ const SETTINGS = {
    * this goes to the escalation queue as `insufficient-info`. 0 (the default) turns it off.
    */
   'vague-words': (value: unknown) => String(validateInteger('vague-words', value, 0, 1000)),
+  /**
+   * on: the leading `baton up` queues a job for every open task nothing will work otherwise
+   * (coordinator/auto-enqueue.ts): added, imported from GitHub, rejected in review, resolved.
+   */
+  'auto-enqueue': (value: unknown) => validateOneOf('auto-enqueue', value, ['on', 'off'] as const),
 } as const satisfies Record<string, (value: unknown) => string>;
 export type SettingName = keyof typeof SETTINGS;
 

@@ -1,10 +1,17 @@
 /**
- * Work `baton up` does only while it leads, beside dispatch and sealing, handed in by the
- * composition root so the daemon knows nothing of what it is (today: the GitHub backlog's sync
- * and label projector, src/github/). Each duty runs on its own timer; a pass that fails is logged
- * (once per new message) and tried again at the next tick; a standby never runs one.
+ * Work `baton up` does only while it leads, beside dispatch and sealing: duties handed in by the
+ * composition root, so the daemon knows nothing of what they are (the GitHub backlog's sync and
+ * label projector, src/github/), and auto-enqueue, which every leader runs. Each duty runs on its
+ * own timer; a pass that fails is logged (once per new message) and tried again at the next tick;
+ * a standby never runs one.
  */
+import { autoEnqueue } from '../coordinator/auto-enqueue.js';
+import type { SessionId } from '../core/session.js';
 import type { Clock } from '../core/time.js';
+import type { Store } from '../store/store.js';
+
+/** How often a leading `baton up` looks for open tasks to queue when auto-enqueue is on. */
+const AUTO_ENQUEUE_EVERY_MS = 2_000;
 
 export interface LeaderDuty {
   readonly name: string;
@@ -54,4 +61,17 @@ export class LeaderDuties {
       await this.options.clock.sleep(napMs, this.abort.signal).catch(() => undefined);
     }
   }
+}
+
+/** Auto-enqueue (coordinator/auto-enqueue.ts) while leading: a pass every 2 s, each job it queued logged. */
+export function autoEnqueueDuty(store: Store, session: SessionId, log: (line: string) => void): LeaderDuty {
+  return {
+    name: 'auto-enqueue',
+    everyMs: AUTO_ENQUEUE_EVERY_MS,
+    run: async () => {
+      const queued = await autoEnqueue(store, session);
+      if (queued.length > 0)
+        log(`auto-enqueue: queued ${queued.map((job) => `job ${job.id} (${job.key})`).join(', ')}`);
+    },
+  };
 }

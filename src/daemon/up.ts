@@ -32,7 +32,7 @@ import { startLogPruner } from './log-pruner.js';
 import { pumpWakeups } from './wakeup-pump.js';
 import type { LogPrunePolicy } from '../os/log-prune.js';
 import type { LedgerSigner } from '../coordinator/ledger/keys.js';
-import { LeaderDuties, type LeaderDuty } from './leader-duties.js';
+import { LeaderDuties, autoEnqueueDuty, type LeaderDuty } from './leader-duties.js';
 import type { Recheck } from './run-recheck.js';
 import type { AgentUidRange } from '../core/agent-uids.js';
 import { AgentUids, seatedSlots } from './agent-uids.js';
@@ -235,7 +235,8 @@ async function joinWith(
   });
   const leading = (): boolean => elector.leaderTerm() !== null;
   const sealer = startSealer(store, options, clock, log, leading);
-  const duties = new LeaderDuties({ duties: options.leaderDuties ?? [], clock, leading, log });
+  const everyLeader = [...(options.leaderDuties ?? []), autoEnqueueDuty(store, session, log)];
+  const duties = new LeaderDuties({ duties: everyLeader, clock, leading, log });
   duties.start();
   elector.start();
   dispatcher.start();

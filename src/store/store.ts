@@ -13,7 +13,10 @@ import type { Job, JobId, JobState, JobTransitionResult } from '../core/job.js';
 import type { Wakeups } from './wakeups.js';
 import type { Lease, LeaseResult } from '../core/lease.js';
 import type { ListedSession, Session, SessionEndReason, SessionId, SessionQuery } from '../core/session.js';
-import type { Actor, Task, TaskState } from '../core/task.js';
+import type { Actor, Task } from '../core/task.js';
+import type { TaskListParams } from './task-list.js';
+
+export type { TaskListParams } from './task-list.js';
 import type { Instant } from '../core/time.js';
 import type { DispatchStore } from './dispatch-store.js';
 import type { SessionEndReport } from './rescue.js';
@@ -60,16 +63,6 @@ export interface TaskUpdateParams {
   readonly labels?: readonly string[] | undefined;
   readonly reviewRequired?: boolean | undefined;
   readonly by: Actor;
-}
-
-export interface TaskListParams {
-  readonly project?: string | undefined;
-  readonly assignee?: string | undefined;
-  readonly label?: string | undefined;
-  readonly state?: TaskState | undefined;
-  /** true: only open tasks waiting behind a gate (a closed or done task keeps its gate); false: the others. */
-  readonly gated?: boolean | undefined;
-  readonly limit?: number | undefined;
 }
 
 export interface SessionStartParams {

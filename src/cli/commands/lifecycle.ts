@@ -138,7 +138,7 @@ function registerEscalations(program: Command): void {
 
   program
     .command('resolve <key>')
-    .description('return an escalated task to open, so it is worked again')
+    .description('return an escalated task to open, to be queued again (auto-enqueue does it when on)')
     .option('--note <text>', 'what was done about it')
     .option('--session <id>', SESSION_HELP)
     .action((key: string, options: ActOptions, cmd: Command) =>
@@ -202,7 +202,10 @@ function registerSettings(program: Command): void {
   const settingCommand = program.command('setting').description("set and list the store's settings");
   settingCommand
     .command('set <name> <value>')
-    .description('set a setting; vague-words N: tasks added with fewer words are escalated (0: off)')
+    .description(
+      'set a setting; vague-words N: tasks added with fewer words are escalated (0: off); ' +
+        'auto-enqueue on|off: a leading `baton up` queues a job for each open task nothing works (off)',
+    )
     .action((name: string, value: string, _o: unknown, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
         const setting = await baton.lifecycle.setSetting({ name, value, by: cliActor() });
@@ -217,7 +220,7 @@ function registerSettings(program: Command): void {
         const all = await baton.lifecycle.settings();
         out.result(all, () =>
           all.length === 0
-            ? ['no settings (vague-words is 0: off)']
+            ? ['no settings (vague-words is 0: off; auto-enqueue is off)']
             : table(
                 ['NAME', 'VALUE', 'SET', 'BY'],
                 all.map((entry) => [entry.name, entry.value, iso(entry.updatedAt), cell(entry.updatedBy)]),

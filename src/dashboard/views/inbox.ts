@@ -113,7 +113,8 @@ export function inboxView(inbox: InboxRows, apiBase: string): Html {
     table(
       ['Task', 'Escalated', 'By', 'Reason', 'Resolve'],
       escalated.map((task, index) => escalatedRow(task, ctx, index)),
-      html`Oldest first; resolving sends a task back to open, to be worked again`,
+      html`Oldest first; resolving sends a task back to open, to be queued again (by auto-enqueue when it is
+      on)`,
     ),
   )}
   ${section('In review', review, shown, () =>

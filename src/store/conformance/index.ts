@@ -34,6 +34,7 @@ import { exerciseWorkspaces } from './workspaces.js';
 import { exerciseWakeups } from './wakeups.js';
 import { exerciseTokens } from './tokens.js';
 import { exerciseOutput } from './output.js';
+import { exerciseUnqueued } from './unqueued.js';
 
 export type { Harness, Fixture, RawSql } from './harness.js';
 
@@ -44,6 +45,7 @@ export function exerciseStore(harness: Harness): void {
   // Nested describes inherit it.
   void describe(`${harness.name} store`, { concurrency: true }, () => {
     exerciseTasksAndSessions(harness);
+    exerciseUnqueued(harness);
     exerciseClaims(harness);
     exerciseJobs(harness);
     exerciseJobLoop(harness);

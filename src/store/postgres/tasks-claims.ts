@@ -32,6 +32,7 @@ import { insertAuditRows, releaseSessionHoldings } from './locks.js';
 import type { PgExecutor } from './executor.js';
 import { requeueSessionJobs } from './requeue.js';
 import { Batcher } from './batcher.js';
+import { UNQUEUED } from '../task-list.js';
 import type { Outcome } from '../outcome.js';
 
 /** How often a guarded write that found the state changed under it is tried again. */
@@ -79,6 +80,7 @@ export function postgresTasks(exec: PgExecutor): Store['tasks'] {
              AND ($4::text IS NULL OR state = $4::text)
              AND ($5::text IS NULL OR labels ? $5::text)
              AND ($6::boolean IS NULL OR (gate IS NOT NULL AND state = 'open') = $6::boolean)
+             AND (NOT $7::boolean OR (${UNQUEUED}))
            ORDER BY priority, key LIMIT $3::int`,
           [
             params.project ?? null,
@@ -87,6 +89,7 @@ export function postgresTasks(exec: PgExecutor): Store['tasks'] {
             params.state ?? null,
             params.label ?? null,
             params.gated ?? null,
+            params.unqueued === true,
           ],
         )
       ).map(toTask),

@@ -7,6 +7,7 @@ import type { Session } from '../../core/session.js';
 import { releaseSessionLocks } from './locks.js';
 import { requeueSessionJobs } from './requeue.js';
 import { withActor } from '../actor.js';
+import { UNQUEUED } from '../task-list.js';
 import { appendAudit, holderOf, toSession, toTask, type SessionRow, type TaskRow } from './rows.js';
 import { fromSync, type SqliteExecutor, type Sync } from './executor.js';
 import { TickBatcher } from './tick-batcher.js';
@@ -130,6 +131,7 @@ export function sqliteTasks(exec: SqliteExecutor): Sync<Store['tasks']> {
                    AND (@state IS NULL OR state = @state)
                    AND (@label IS NULL OR EXISTS (SELECT 1 FROM json_each(tasks.labels) WHERE value = @label))
                    AND (@gated IS NULL OR (gate IS NOT NULL AND state = 'open') = @gated)
+                   AND (NOT @unqueued OR (${UNQUEUED}))
                  ORDER BY priority, key LIMIT @limit`,
             )
             .all({
@@ -138,6 +140,7 @@ export function sqliteTasks(exec: SqliteExecutor): Sync<Store['tasks']> {
               state: params.state ?? null,
               label: params.label ?? null,
               gated: params.gated === undefined ? null : Number(params.gated),
+              unqueued: Number(params.unqueued === true),
               limit: params.limit ?? 1000,
             }) as TaskRow[]
         ).map(toTask),

@@ -1,0 +1,30 @@
+/**
+ * What a task list asks for (`store.tasks.list`), and the one condition in it that is more than a
+ * column's value: the open tasks nothing will work unless someone queues a job, as SQL both engines
+ * splice in (`unqueued`; what `auto-enqueue` queues, coordinator/auto-enqueue.ts):
+ * open, no gate, no live claim (a person or an agent holds it), no active job, and no job queued
+ * since the task last became open. A task is open again, with a new state_at, once a reviewer
+ * rejects it, an escalation is resolved or GitHub reopens its issue: it qualifies again. A task
+ * whose job failed or was cancelled stays open with its old state_at and does not: a failure is
+ * retried by its job's own attempts, and a person decides after that, so nothing loops.
+ */
+import type { TaskState } from '../core/task.js';
+import { ACTIVE_SQL } from './job-guard.js';
+
+export interface TaskListParams {
+  readonly project?: string | undefined;
+  readonly assignee?: string | undefined;
+  readonly label?: string | undefined;
+  readonly state?: TaskState | undefined;
+  /** true: only open tasks waiting behind a gate (a closed or done task keeps its gate); false: the others. */
+  readonly gated?: boolean | undefined;
+  /** true: only the open tasks nothing will work unless someone queues a job (UNQUEUED below). */
+  readonly unqueued?: boolean | undefined;
+  readonly limit?: number | undefined;
+}
+
+/** The condition on a row of `tasks` (named tasks), on either engine. */
+export const UNQUEUED = `tasks.state = 'open' AND tasks.gate IS NULL
+  AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.task_id = tasks.id AND c.released_at IS NULL)
+  AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.task_id = tasks.id
+    AND (j.status IN ${ACTIVE_SQL} OR j.queued_at >= coalesce(tasks.state_at, tasks.created_at)))`;
