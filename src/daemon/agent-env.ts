@@ -13,7 +13,9 @@
  * | each name given with --agent-env NAME    | the operator's choice, e.g. ANTHROPIC_API_KEY;    |
  * |   (NAME* for every name with a prefix)   |   PGPASSFILE for agents that call the database    |
  *
- * Then the runner's own values (BATON_DB without its password, BATON_KEY, …) are set over these.
+ * Then the runner's own values (BATON_DB without its password, BATON_KEY, …) are set over these,
+ * and Baton's own `bin/` goes first on PATH with the runner's Node in BATON_NODE (withBatonOnPath),
+ * so the `baton` an agent calls is the runner's, whether or not Baton is installed anywhere.
  *
  * When `baton up` serves the HTTP API, an agent reaches Baton through it alone (BATON_URL and a
  * BATON_TOKEN bound to its session) and must hold no way into the database: withoutDatabase()
@@ -21,6 +23,7 @@
  * names a database (a postgres:// or sqlite: URL, or the runner's own database path), even one
  * the operator passed with --agent-env.
  */
+import { fileURLToPath } from 'node:url';
 import { InvalidInputError } from '../core/errors.js';
 
 const ALWAYS = new Set([
@@ -89,4 +92,16 @@ export function withoutDatabase(env: Record<string, string>, dbUrl: string): Rec
     out[name] = value;
   }
   return out;
+}
+
+/**
+ * Baton's `bin/` (bin/baton runs bin/baton.js with BATON_NODE): three folders up from this module,
+ * dist/src/daemon/, and from the CLI bundle, dist/src/cli-bundle/, alike.
+ */
+const BATON_BIN = fileURLToPath(new URL('../../../bin', import.meta.url));
+
+/** The environment with the runner's `baton` first on PATH and its Node named in BATON_NODE. */
+export function withBatonOnPath(env: Record<string, string>): Record<string, string> {
+  const path = env['PATH'] === undefined || env['PATH'] === '' ? '/usr/local/bin:/usr/bin:/bin' : env['PATH'];
+  return { ...env, PATH: `${BATON_BIN}:${path}`, BATON_NODE: process.execPath };
 }

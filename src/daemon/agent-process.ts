@@ -12,7 +12,7 @@ import type { Job } from '../core/job.js';
 import type { Containment, JobScope } from '../os/containment.js';
 import { RUN_MARKER } from '../os/group-scope.js';
 import type { WaitingAgent } from '../os/launcher.js';
-import { agentEnvironment, withoutDatabase } from './agent-env.js';
+import { agentEnvironment, withBatonOnPath, withoutDatabase } from './agent-env.js';
 import { asAgent, type AgentIdentity } from '../os/agent-uid.js';
 import { JobLog, withLogProblem } from './job-log.js';
 
@@ -126,7 +126,11 @@ export async function spawnAgent(params: AgentSpawnParams): Promise<AgentProcess
   // Its own HOME and TMPDIR, and a name (no passwd entry needed) in place of the runner's.
   const name = who === undefined ? '' : `baton-${who.uid}`;
   const user = who === undefined ? {} : { HOME: who.home, TMPDIR: who.tmp, USER: name, LOGNAME: name };
-  const env = { ...(params.api == null ? all : withoutDatabase(all, params.dbUrl)), ...reach, ...user };
+  const env = withBatonOnPath({
+    ...(params.api == null ? all : withoutDatabase(all, params.dbUrl)),
+    ...reach,
+    ...user,
+  });
   let tail = '';
   const collect = (chunk: Buffer): void => {
     logFile.write(chunk);
