@@ -65,6 +65,8 @@ export interface Fleet {
   readonly enabled: number;
   /** The newest heartbeat of an enabled host; null when none is enabled. */
   readonly lastBeatAt: Instant | null;
+  /** The largest RAM an enabled host can ever promise (its total less its reserve); null when none is enabled. */
+  readonly largestBudgetMb: number | null;
 }
 
 /** The fleet of `hosts` (as hosts.list() gives them: in name order). */
@@ -76,6 +78,10 @@ export function fleetOf(hosts: readonly HostCapacity[]): Fleet {
     enabled: enabled.length,
     lastBeatAt: enabled.reduce<Instant | null>(
       (latest, host) => (latest === null || host.heartbeatAt > latest ? host.heartbeatAt : latest),
+      null,
+    ),
+    largestBudgetMb: enabled.reduce<number | null>(
+      (largest, host) => Math.max(largest ?? 0, host.ramTotalMb - host.ramReservedMb),
       null,
     ),
   };
@@ -99,6 +105,12 @@ export function placeOnFleet(
     return fleet.hosts === 0 ? 'no host has registered: run `baton up`' : 'every host is disabled (standby)';
   }
   if (fleet.lastBeatAt === null || now - fleet.lastBeatAt > staleAfterMs) return 'no enabled host is live';
+  if (fleet.largestBudgetMb !== null && ramMb > fleet.largestBudgetMb) {
+    return (
+      `needs ${ramMb} MB, more than any enabled host can ever give (the largest: ${fleet.largestBudgetMb} MB, ` +
+      'its RAM less its reserve): `baton cancel` it and enqueue with a smaller --ram-mb, or add a larger host'
+    );
+  }
   let chosen = -1;
   let chosenRam = 0;
   let chosenFresh = false;

@@ -121,6 +121,24 @@ describe('placement', () => {
     assert.equal(placeJob(1_501, [h], 1000, 5000).ok, false);
   });
 
+  test('says a job needs more RAM than any enabled host can ever give, full or not, whatever is free now', () => {
+    const hosts = [
+      host({ name: 'a', ramTotalMb: 4_096, ramReservedMb: 512, jobsActive: 2 }),
+      host({ name: 'b', ramTotalMb: 8_192, ramReservedMb: 512, ramFreeMb: 1_680 }),
+      host({ name: 'c', ramTotalMb: 64_000, enabled: false }),
+    ];
+    const r = placeJob(9_000, hosts, 1000, 5000);
+    assert.equal(r.ok, false);
+    assert.match(
+      r.reason ?? '',
+      /^needs 9000 MB, more than any enabled host can ever give \(the largest: 7680 MB/,
+    );
+    assert.deepEqual(placeJob(7_680, hosts, 1000, 5000), {
+      ok: false,
+      reason: 'needs 7680 MB; the most free is 1680 MB on b',
+    });
+  });
+
   test('waits when every host is at its job limit', () => {
     const r = placeJob(0, [host({ jobsActive: 2 })], 1000, 5000);
     assert.deepEqual(r, { ok: false, reason: 'every live host is at its job limit' });

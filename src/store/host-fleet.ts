@@ -11,6 +11,7 @@ export interface FleetRow<T> {
   hosts: number;
   enabled: number;
   last_beat_at: T | null;
+  largest_budget_mb: number | null;
   name: string | null;
   heartbeat_at: T;
   ram_total_mb: number;
@@ -40,5 +41,6 @@ export function fleetOfRows<T>(rows: readonly FleetRow<T>[], instant: (t: T) => 
       ramPendingMb: row.ram_pending_mb,
     }));
   const lastBeatAt = first.last_beat_at === null ? null : instant(first.last_beat_at);
-  return { open, hosts: first.hosts, enabled: first.enabled, lastBeatAt };
+  const largestBudgetMb = first.largest_budget_mb === null ? null : Number(first.largest_budget_mb);
+  return { open, hosts: first.hosts, enabled: first.enabled, lastBeatAt, largestBudgetMb };
 }

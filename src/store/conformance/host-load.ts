@@ -54,7 +54,13 @@ export function exerciseHostLoad(harness: Harness): void {
   describe('fleet', () => {
     test('is the enabled hosts with a free slot, with their load, and counts of every host', () =>
       withFixture(harness, async ({ store }) => {
-        assert.deepEqual(await store.hosts.fleet(), { open: [], hosts: 0, enabled: 0, lastBeatAt: null });
+        assert.deepEqual(await store.hosts.fleet(), {
+          open: [],
+          hosts: 0,
+          enabled: 0,
+          lastBeatAt: null,
+          largestBudgetMb: null,
+        });
         await givenHost(store, 'box-3', { slotsMax: 1 });
         await givenHost(store, 'box-1');
         await givenHost(store, 'box-2');
@@ -79,7 +85,7 @@ export function exerciseHostLoad(harness: Harness): void {
           ],
           'box-2 is disabled and box-3 full',
         );
-        assert.deepEqual([fleet.hosts, fleet.enabled], [4, 3]);
+        assert.deepEqual([fleet.hosts, fleet.enabled, fleet.largestBudgetMb], [4, 3, 15_000]);
         const listed = (await store.hosts.list()).map((host) => ({
           name: host.name,
           enabled: host.enabled,

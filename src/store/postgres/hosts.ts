@@ -63,10 +63,11 @@ export const HOST_LIST = `SELECT ${hostFields('h')}, ${LOAD_COLUMNS} FROM hosts 
 export const HOST_FLEET = `
 WITH f AS (
   SELECT count(*) AS hosts, count(*) FILTER (WHERE enabled) AS enabled,
-    ${msOf('max(heartbeat_at) FILTER (WHERE enabled)')} AS last_beat_at
+    ${msOf('max(heartbeat_at) FILTER (WHERE enabled)')} AS last_beat_at,
+    max(ram_total_mb - ram_reserved_mb) FILTER (WHERE enabled) AS largest_budget_mb
   FROM hosts
 )
-SELECT f.hosts, f.enabled, f.last_beat_at, o.* FROM f LEFT JOIN LATERAL (
+SELECT f.hosts, f.enabled, f.last_beat_at, f.largest_budget_mb, o.* FROM f LEFT JOIN LATERAL (
   SELECT h.name, ${msOf('h.heartbeat_at')} AS heartbeat_at, h.ram_total_mb, h.ram_reserved_mb, h.ram_free_mb,
     h.slots_max,
     ${LOAD_COLUMNS}

@@ -38,14 +38,15 @@ export const HOST_LIST = `${hostSelect('')} ORDER BY h.name`;
 export const HOST_FLEET = `
   WITH f AS (
     SELECT count(*) AS hosts, coalesce(sum(enabled), 0) AS enabled,
-      max(CASE WHEN enabled = 1 THEN heartbeat_at END) AS last_beat_at
+      max(CASE WHEN enabled = 1 THEN heartbeat_at END) AS last_beat_at,
+      max(CASE WHEN enabled = 1 THEN ram_total_mb - ram_reserved_mb END) AS largest_budget_mb
     FROM hosts
   ), o AS (
     SELECT h.name, h.heartbeat_at, h.ram_total_mb, h.ram_reserved_mb, h.ram_free_mb, h.slots_max, ${LOAD}
     FROM hosts h ${ACTIVE_JOBS}
     WHERE h.enabled = 1 GROUP BY h.name HAVING count(j.host) < h.slots_max
   )
-  SELECT f.hosts, f.enabled, f.last_beat_at, o.* FROM f LEFT JOIN o ON true ORDER BY o.name`;
+  SELECT f.hosts, f.enabled, f.last_beat_at, f.largest_budget_mb, o.* FROM f LEFT JOIN o ON true ORDER BY o.name`;
 
 function fleet(exec: SqliteExecutor): Fleet {
   return fleetOfRows(exec.prepare(HOST_FLEET).all() as FleetRow<number>[], (instant) => instant);
