@@ -7,7 +7,8 @@
 import { hostname } from 'node:os';
 import { Coordinator } from '../coordinator/coordinator.js';
 import { InvalidInputError } from '../core/errors.js';
-import { absoluteDbUrl, DEFAULT_DB, openStore } from '../store/open.js';
+import { absoluteDbUrl, openStore } from '../store/open.js';
+import { projectDb } from '../store/project.js';
 import type { Store } from '../store/store.js';
 import type { AgentClient } from './client.js';
 import { HttpAgentClient } from './http-client.js';
@@ -91,6 +92,6 @@ export async function openAgentClient(source: AgentClientSource): Promise<AgentC
     }
     return new HttpAgentClient(url, token);
   }
-  const db = absoluteDbUrl(named ?? source.defaultDb ?? DEFAULT_DB, source.cwd);
+  const db = absoluteDbUrl(named ?? source.defaultDb ?? projectDb(source.cwd), source.cwd);
   return new LocalAgentClient(await openStore(db, { intent: 'use' }), db);
 }

@@ -244,7 +244,9 @@ describe('baton CLI without a database', () => {
       assert.deepEqual(Object.keys(entry), ['at', 'line'], line);
       assert.match(String(entry['at']), ISO);
     }
-    assert.match(String((JSON.parse(lines[0] ?? '{}') as Obj)['line']), /^baton up on json-box: /);
+    const said = lines.map((line) => String((JSON.parse(line) as Obj)['line']));
+    assert.equal(said[0], `database ${join(dir, 'b.db')} (SQLite): created (no database was there)`);
+    assert.match(said[1] ?? '', /^baton up on json-box: /);
   });
 
   test('prints mcp --print-config as JSON with --json, for a TOML client too', async () => {

@@ -12,7 +12,9 @@ const DATABASE_HELP = `Database:
   agent started by \`baton up\` does; BATON_URL wins over BATON_DB, --db over both. (--api, not
   --url: \`task add --url\` is a task's link.)
   A file path or sqlite:<path> uses SQLite (one host); postgres://user@host/db uses PostgreSQL
-  (many hosts). The default is ${DEFAULT_DB} under the current directory.`;
+  (many hosts). The default is the project's ${DEFAULT_DB}: the nearest directory from here upward
+  that has one, as git finds .git (not past a filesystem boundary or BATON_CEILING_DIRECTORIES);
+  \`baton init\` and \`baton up\` create it in the current directory when there is none.`;
 
 const EXAMPLE_HELP = `Example:
   S=$(baton session start)
@@ -33,7 +35,10 @@ export async function buildProgram(argv: readonly string[]): Promise<Command> {
       '--json',
       'print results (and errors) as JSON on stdout (up: its log as JSON Lines); serve, mcp and hook refuse it',
     )
-    .option('--db <url>', `SQLite path or postgres:// URL (default $BATON_DB, else ${DEFAULT_DB})`)
+    .option(
+      '--db <url>',
+      `SQLite path or postgres:// URL (default $BATON_DB, else the project's ${DEFAULT_DB})`,
+    )
     .option('--api <url>', "Baton's HTTP API instead of the database (default $BATON_URL)")
     .option('--token <token>', 'the API token to present with --api (default $BATON_TOKEN)')
     // Commander writes to stderr only to complain; main.ts says it in one line instead.

@@ -1,11 +1,14 @@
 /**
- * Opens the store a command names (--db, else BATON_DB, else .baton/baton.db under the working
- * directory), hands a Coordinator to the command and closes the store however the command ends.
+ * Opens the store a command names (--db, else BATON_DB, else the project's .baton/baton.db: the
+ * nearest above the working directory, store/project.ts, or here when there is none), hands a
+ * Coordinator to the command and closes the store however the command ends.
  * The engine module loads lazily inside openStore, so a command pays only for the one it uses.
  */
 import type { Command } from 'commander';
+import { resolve } from 'node:path';
 import { Coordinator } from '../coordinator/coordinator.js';
-import { DEFAULT_DB, openStore } from '../store/open.js';
+import { openStore } from '../store/open.js';
+import { projectDb, projectStateDir } from '../store/project.js';
 import type { Store } from '../store/store.js';
 import { Output } from './output.js';
 import { InvalidInputError, WorkspaceConfigurationError } from '../core/errors.js';
@@ -21,9 +24,22 @@ export interface GlobalOptions {
   readonly token?: string;
 }
 
-export function dbUrl(options: GlobalOptions): string {
+/** The database --db or BATON_DB names, else undefined. */
+function namedDb(options: GlobalOptions): string | undefined {
   const fromEnv = process.env['BATON_DB'];
-  return options.db ?? (fromEnv !== undefined && fromEnv !== '' ? fromEnv : DEFAULT_DB);
+  return options.db ?? (fromEnv !== undefined && fromEnv !== '' ? fromEnv : undefined);
+}
+
+export function dbUrl(options: GlobalOptions): string {
+  return namedDb(options) ?? projectDb(process.cwd());
+}
+
+/**
+ * Where Baton keeps its files (logs, worktrees, keys): the project's `.baton/` when the database
+ * is the project's; with --db or BATON_DB, `.baton/` of the working directory, as before.
+ */
+export function stateDir(options: GlobalOptions): string {
+  return namedDb(options) === undefined ? projectStateDir(process.cwd()) : resolve('.baton');
 }
 
 /** How a command uses its connection: `scan`, it reads the database through once (openStore). */

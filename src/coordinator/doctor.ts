@@ -102,7 +102,7 @@ export async function queuedCommands(store: Store): Promise<AgentCommand[]> {
 }
 
 /** The checks the database answers: schema, clock, the ledger's window, the leader and the hosts. */
-export async function databaseChecks(store: Store): Promise<DoctorCheck[]> {
+export async function databaseChecks(store: Store, keyFile = keyFilePath(undefined)): Promise<DoctorCheck[]> {
   const { applied, known } = await store.schema();
   const schema =
     applied === known
@@ -129,7 +129,7 @@ export async function databaseChecks(store: Store): Promise<DoctorCheck[]> {
       unsealedRows: window.unsealedRows,
       oldestUnsealedAgeMs:
         window.oldestUnsealedAt === null ? null : Math.max(0, now - window.oldestUnsealedAt),
-      keyFileHere: existsSync(keyFilePath(undefined)),
+      keyFileHere: existsSync(keyFile),
     },
     age,
   );

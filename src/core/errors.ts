@@ -218,7 +218,8 @@ export function noDatabase(where: string, sqlite: boolean): NotFoundError {
     'database',
     sqlite ? where : `${where} (it has no Baton tables)`,
     sqlite
-      ? 'check --db / BATON_DB (or the directory you are in); `baton init` or `baton up` creates a new one'
+      ? 'check --db / BATON_DB, or run it in the project (the directory holding .baton/ or one below it); ' +
+          '`baton init` or `baton up` creates a new one'
       : '`baton init` or `baton up` creates the tables; check --db / BATON_DB if it should have them',
   );
 }

@@ -33,7 +33,7 @@ import { git } from '../../os/git.js';
 import { Exit } from '../exit-codes.js';
 import { Output, refuseTwoFormats, writeErrorLine } from '../output.js';
 import { progressBar } from '../progress.js';
-import { collect, dbUrl, withCoordinator, type GlobalOptions } from '../run.js';
+import { collect, dbUrl, stateDir, withCoordinator, type GlobalOptions } from '../run.js';
 import { parseWhen } from '../when.js';
 import { KEY_FILE_HELP } from './ledger.js';
 
@@ -144,9 +144,10 @@ function keyAndKnown(
   options: KeyOptions,
   cmd: Command,
 ): { signer: LedgerSigner; record: SealedRecord; follows: KnownCheckpoint | undefined } {
-  const path = keyFilePath(options.keyFile);
+  const globals = cmd.optsWithGlobals<GlobalOptions>();
+  const path = keyFilePath(options.keyFile, stateDir(globals));
   const signer = loadKeyFile(path);
-  const record = SealedRecord.of(path, dbUrl(cmd.optsWithGlobals<GlobalOptions>()));
+  const record = SealedRecord.of(path, dbUrl(globals));
   const anchored = options.anchor === undefined ? null : newestAnchored(options.anchor);
   return { signer, record, follows: newestKnown(anchored, record.known()) ?? undefined };
 }

@@ -28,7 +28,8 @@ import { ledgerPowers } from '../../store/roles.js';
 import { EXIT_CHECK_FAILED, EXIT_CODE_BY_ERROR, EXIT_UNREACHABLE, Exit } from '../exit-codes.js';
 import { Output } from '../output.js';
 import { remoteTarget, type RemoteTarget } from '../remote-target.js';
-import { dbUrl, type GlobalOptions } from '../run.js';
+import { dbUrl, stateDir, type GlobalOptions } from '../run.js';
+import { keyFilePath } from '../../coordinator/ledger/keys.js';
 
 interface DoctorOptions {
   readonly agentCommand?: string;
@@ -54,14 +55,16 @@ async function doctor(cmd: Command, options: DoctorOptions): Promise<void> {
   const globals = cmd.optsWithGlobals<GlobalOptions>();
   const target = remoteTarget(globals, process.env);
   const agentCommand = options.agentCommand ?? null;
-  const stateDir = resolve('.baton');
+  const state = stateDir(globals);
   const url = target === null ? dbUrl(globals) : null;
   const parsed = url === null ? null : parseDbUrl(url);
   // Absolute, as the state directory is: a relative --db inside .baton/ is one path, not two.
   const sqlitePath = parsed?.engine === 'sqlite' ? resolve(parsed.path) : null;
   const [database, machine] = await Promise.all([
-    target === null ? local(url ?? '', agentCommand) : remote(target, agentCommand),
-    machineChecks({ stateDir, sqlitePath }),
+    target === null
+      ? local(url ?? '', agentCommand, keyFilePath(undefined, state))
+      : remote(target, agentCommand),
+    machineChecks({ stateDir: state, sqlitePath }),
   ]);
   // In one order whichever way they were read: the database's checks, the agents, this machine.
   const order = ['database', ...DATABASE_CHECKS, 'agents'];
@@ -104,7 +107,7 @@ function skipped(ids: readonly string[], why: string, fix: string | null = null)
 }
 
 /** On the database itself (--db, BATON_DB, or .baton/baton.db here). */
-async function local(url: string, agentCommand: string | null): Promise<DatabaseResult> {
+async function local(url: string, agentCommand: string | null, keyFile: string): Promise<DatabaseResult> {
   const where = redactSecrets(url);
   let store;
   try {
@@ -116,7 +119,7 @@ async function local(url: string, agentCommand: string | null): Promise<Database
     };
   }
   try {
-    const checks = await databaseChecks(store);
+    const checks = await databaseChecks(store, keyFile);
     const role = await ledgerPowers(url).then(judgeLedgerPowers, (error: unknown) =>
       check(
         'db-role',

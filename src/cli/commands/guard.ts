@@ -20,7 +20,8 @@ import {
 } from '../../coordinator/guard.js';
 import { installCommitTrailers } from '../../coordinator/commit-trailers.js';
 import { InvalidInputError } from '../../core/errors.js';
-import { DEFAULT_DB, openStore, parseDbUrl } from '../../store/open.js';
+import { openStore, parseDbUrl } from '../../store/open.js';
+import { projectDb } from '../../store/project.js';
 import { Output } from '../output.js';
 import { remoteTarget, type RemoteTarget } from '../remote-target.js';
 import { ApiConnection, fromWire } from '../../agents/api-connection.js';
@@ -116,7 +117,7 @@ async function check(options: CheckOptions, cmd: Command): Promise<void> {
   const target = remoteTarget(globals, process.env);
   const verdict =
     target === null
-      ? await withBaton(globals.db ?? context.db ?? options.defaultDb ?? DEFAULT_DB, (baton) =>
+      ? await withBaton(globals.db ?? context.db ?? options.defaultDb ?? projectDb(process.cwd()), (baton) =>
           checkGuard(baton, context.claim),
         )
       : await checkOverApi(target, context.claim);

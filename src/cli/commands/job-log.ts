@@ -8,7 +8,7 @@
  * and over HTTP it is the same loop over the same reads (coordinator/job-log.ts,
  * GET /v1/jobs/{id}/log); docs/decisions/0026-job-log.md.
  */
-import { resolve } from 'node:path';
+import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Command } from 'commander';
@@ -18,7 +18,7 @@ import type { LogChunk, LogSource } from '../../core/job-log.js';
 import { lastLinesStart } from '../../core/output-stream.js';
 import { jsonText, terminalText, type Output } from '../output.js';
 import type { CliApi } from '../remote-api.js';
-import { withApi } from '../run.js';
+import { stateDir, withApi, type GlobalOptions } from '../run.js';
 import { drained, writeErr, writeOut, writeOutBytes } from '../stdio.js';
 
 /** How long a follower waits for more output before it asks again. */
@@ -43,8 +43,9 @@ export function registerJobLog(job: Command): void {
       const follow = options.follow === true;
       // Bad input is refused before the database or the API is reached.
       const { attempt, tail } = parseJobLog({ id, attempt: options.attempt, follow, tail: options.tail });
+      const logDir = join(stateDir(cmd.optsWithGlobals<GlobalOptions>()), 'logs');
       return withApi(cmd, (baton, out) =>
-        new LogReader(baton, out, { id, attempt, follow, tail }, resolve('.baton', 'logs')).run(),
+        new LogReader(baton, out, { id, attempt, follow, tail }, logDir).run(),
       );
     });
 }

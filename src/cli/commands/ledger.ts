@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { ConflictError } from '../../core/errors.js';
 import { createKeyFile, keyFilePath, loadKeyFile, type LedgerSigner } from '../../coordinator/ledger/keys.js';
-import { withCoordinator } from '../run.js';
+import { stateDir, withCoordinator, type GlobalOptions } from '../run.js';
 import { cliActor } from './lifecycle.js';
 
 interface InitOptions {
@@ -32,7 +32,7 @@ export function registerLedger(program: Command): void {
     )
     .action((options: InitOptions, cmd: Command) =>
       withCoordinator(cmd, async (baton, out) => {
-        const path = keyFilePath(options.keyFile);
+        const path = keyFilePath(options.keyFile, stateDir(cmd.optsWithGlobals<GlobalOptions>()));
         const registered = await baton.ledger.keys();
         const existing = existsSync(path) ? loadKeyFile(path) : null;
         const known = existing !== null && registered.some((key) => key.id === existing.keyId);
@@ -105,7 +105,7 @@ function registerKey(ledger: Command): void {
     .option('--key-file <path>', KEY_FILE_HELP)
     .action((options: InitOptions, cmd: Command) =>
       withCoordinator(cmd, async (baton, out) => {
-        const path = keyFilePath(options.keyFile);
+        const path = keyFilePath(options.keyFile, stateDir(cmd.optsWithGlobals<GlobalOptions>()));
         const local = existsSync(path) ? loadKeyFile(path) : null;
         const retired = await baton.ledger.retirements();
         const keys = (await baton.ledger.keys()).map((key) => ({

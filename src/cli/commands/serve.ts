@@ -3,13 +3,13 @@
  * bid for the dispatcher's lease. `baton up` serves the same unless given --no-http.
  */
 import type { Command } from 'commander';
-import { resolve as resolvePath } from 'node:path';
+import { join as joinPath } from 'node:path';
 import { validateOneOf } from '../../core/validate.js';
 import type { AuthMode } from '../../http/auth.js';
 import { HTTP_DEFAULT, parseBind, servingLine, type Bind, type HttpServer } from '../../http/bind.js';
 import type { MeteredStore, ServeOptions } from '../../http/server.js';
 import type { Store } from '../../store/store.js';
-import { collect, refuseJson, withStore } from '../run.js';
+import { collect, refuseJson, stateDir, withStore, type GlobalOptions } from '../run.js';
 import { InvalidInputError } from '../../core/errors.js';
 import { terminalText } from '../output.js';
 import {
@@ -85,7 +85,7 @@ export function registerServe(program: Command): void {
       const routes = webhookOf(backlog, flags.githubLabel ?? []);
       // The runners' log folder, where a `baton up` started here keeps it: the job page shows the
       // output of every run it finds there, and says where the output is for the others.
-      const dashboard = { logDir: resolvePath('.baton', 'logs') };
+      const dashboard = { logDir: joinPath(stateDir(cmd.optsWithGlobals<GlobalOptions>()), 'logs') };
       const server = await serveHttpLazily(metered, {
         bind: bind ?? parseBind(HTTP_DEFAULT),
         auth,

@@ -6,7 +6,9 @@
 import type { Command } from 'commander';
 import { age } from '../../core/host-liveness.js';
 import type { FleetStatus } from '../../coordinator/status.js';
-import { withApi } from '../run.js';
+import { dbUrl, withApi, type GlobalOptions } from '../run.js';
+import { databaseName } from '../db-line.js';
+import { remoteTarget } from '../remote-target.js';
 
 /** Hosts named on their own line when they do not serve: the rest are counted. */
 const HOSTS_NAMED = 5;
@@ -20,7 +22,7 @@ export function registerStatus(program: Command): void {
     .action((_o: unknown, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
         const status = await baton.status();
-        out.result(status, () => statusLines(status));
+        out.result(status, () => [whereLine(cmd), ...statusLines(status)]);
       }),
     );
 }
@@ -30,6 +32,13 @@ export function statusLines(status: FleetStatus): string[] {
 }
 
 const label = (name: string, text: string): string => `${name.padEnd(8)} ${text}`;
+
+/** Which database the answer is from: the one opened here, or the API's that answered. */
+function whereLine(cmd: Command): string {
+  const options = cmd.optsWithGlobals<GlobalOptions>();
+  const remote = remoteTarget(options, process.env);
+  return remote === null ? label('database', databaseName(dbUrl(options))) : label('api', remote.url);
+}
 
 function leaderLine({ leader }: FleetStatus): string {
   if (leader.current) {

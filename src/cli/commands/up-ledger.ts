@@ -15,15 +15,17 @@ interface LedgerFlags {
 
 /**
  * The sealer's key: --ledger-key must exist; the default key file is used when it is there.
- * `database` is the database as the operator named it (its record beside the key);
+ * `database` is the database as the operator named it (its record beside the key), `stateDir`
+ * the `.baton/` whose ledger.key is the default;
  * `intervalMs` parses --seal-interval, once there is a key to seal with.
  */
 export function ledgerOptions(
   flags: LedgerFlags,
   database: string,
+  stateDir: string,
   intervalMs: () => number,
 ): NonNullable<UpOptions['ledger']> | null {
-  const path = keyFilePath(flags.ledgerKey);
+  const path = keyFilePath(flags.ledgerKey, stateDir);
   const named = flags.ledgerKey !== undefined || (process.env['BATON_LEDGER_KEY'] ?? '') !== '';
   if (!named && !existsSync(path)) {
     const given = { '--seal-interval': flags.sealInterval, '--ledger-anchor': flags.ledgerAnchor };

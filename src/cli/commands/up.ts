@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import { hostname } from 'node:os';
-import { resolve } from 'node:path';
+import { join } from 'node:path';
 import { validateCommand } from '../../coordinator/inputs.js';
 import { InvalidInputError } from '../../core/errors.js';
 import { defaultStaleAfterMs, validateHeartbeatWindows } from '../../core/heartbeat-windows.js';
@@ -20,9 +20,11 @@ import { LOG_MAX_MB_DEFAULT } from '../../daemon/job-log.js';
 import { LOG_KEEP_DAYS_DEFAULT, LOG_KEEP_MB_DEFAULT } from '../../daemon/log-pruner.js';
 import type { UpOptions } from '../../daemon/up.js';
 import { JOINED_LINE_START, UP_DEFAULTS } from '../../daemon/up-defaults.js';
-import { absoluteDbUrl } from '../../store/open.js';
+import { absoluteDbUrl, parseDbUrl } from '../../store/open.js';
+import { databaseName } from '../db-line.js';
+import { existsSync } from 'node:fs';
 import { jsonText, terminalText } from '../output.js';
-import { collect, dbUrl, withStore, type GlobalOptions } from '../run.js';
+import { collect, dbUrl, stateDir, withStore, type GlobalOptions } from '../run.js';
 import { servingLine } from '../../http/bind.js';
 import { ledgerOptions } from './up-ledger.js';
 import { meterStoreLazily, parseHttpFlags, serveHttpLazily, type HttpFlags } from './serve.js';
@@ -125,6 +127,7 @@ function parseUpFlags(flags: UpFlags, globals: GlobalOptions): UpOptions {
     defaultStaleAfterMs(heartbeatIntervalMs, UP_DEFAULTS.staleAfterMs),
   );
   validateHeartbeatWindows(heartbeatIntervalMs, staleAfterMs);
+  const state = stateDir(globals);
   return {
     dbUrl: absoluteDbUrl(dbUrl(globals), process.cwd()),
     host: validateName('host', flags.host ?? hostname()),
@@ -149,10 +152,10 @@ function parseUpFlags(flags: UpFlags, globals: GlobalOptions): UpOptions {
     agentCommand: flags.agentCommand === undefined ? null : validateCommand(flags.agentCommand),
     containment: validateOneOf('--containment', flags.containment ?? 'auto', CONTAINMENT_CHOICES),
     agentEnv: (flags.agentEnv ?? []).map(validateAgentEnvName),
-    agentUids: flags.agentUids === undefined ? null : agentUidsOf(flags.agentUids, resolve('.baton')),
-    logDir: resolve('.baton', 'logs'),
+    agentUids: flags.agentUids === undefined ? null : agentUidsOf(flags.agentUids, state),
+    logDir: join(state, 'logs'),
     ...logOptions(flags),
-    worktreeDir: resolve('.baton', 'worktrees'),
+    worktreeDir: join(state, 'worktrees'),
     cwd: process.cwd(),
     stall: {
       stallAfterMs: seconds('--stall-after', flags.stallAfter, STALL_AFTER_MS_DEFAULT, 7 * 24 * 3600),
@@ -161,7 +164,7 @@ function parseUpFlags(flags: UpFlags, globals: GlobalOptions): UpOptions {
           ? STALL_ACTION_DEFAULT
           : validateOneOf('--stall-action', flags.stallAction, STALL_ACTIONS),
     },
-    ledger: ledgerOptions(flags, dbUrl(globals), () =>
+    ledger: ledgerOptions(flags, dbUrl(globals), state, () =>
       seconds('--seal-interval', flags.sealInterval, UP_DEFAULTS.sealIntervalMs),
     ),
   };
@@ -275,6 +278,16 @@ function httpOf(flags: UpFlags, agentUids: boolean): ReturnType<typeof parseHttp
   return { bind, auth: agentUids ? 'required' : auth, forced };
 }
 
+/**
+ * The line naming the database `baton up` opens, and whether it made it: read before the open,
+ * which creates a missing SQLite file (a PostgreSQL database is never created, only its tables).
+ */
+function databaseLine(url: string): string {
+  const target = parseDbUrl(url);
+  const created = target.engine === 'sqlite' && !existsSync(target.path);
+  return `database ${databaseName(url)}: ${created ? 'created (no database was there)' : 'opened'}`;
+}
+
 /** Joins the cluster until SIGINT or SIGTERM: the HTTP server (unless --no-http), then runUp. */
 function up(flags: UpFlags, cmd: Command): Promise<void> {
   const options = parseUpFlags(flags, cmd.optsWithGlobals<GlobalOptions>());
@@ -283,6 +296,7 @@ function up(flags: UpFlags, cmd: Command): Promise<void> {
   if (flags.github !== undefined) checkGithubFlags(flags.github, flags);
   // Checked before the store opens, as every flag: a bad value makes no database file.
   const everyMs = validateDuration('--github-every', flags.githubEvery ?? '60s', 1000, 86_400_000);
+  const database = databaseLine(dbUrl(cmd.optsWithGlobals<GlobalOptions>()));
   return withStore(cmd, async (raw, out) => {
     // Served: every store call of the process (server, runner, dispatcher, duties) is timed for /metrics.
     const metered = bind === null ? null : await meterStoreLazily(raw);
@@ -296,6 +310,7 @@ function up(flags: UpFlags, cmd: Command): Promise<void> {
       // With --json, its log as JSON Lines (one object per line), for a log shipper.
       process.stdout.write(`${out.json ? jsonText({ at, line }) : terminalText(`${at} ${line}`)}\n`);
     };
+    log(database);
     log(
       `baton up on ${options.host}: lease TTL ${options.leaseTtlMs} ms, ` +
         `heartbeat ${options.heartbeatIntervalMs} ms, ` +

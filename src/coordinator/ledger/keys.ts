@@ -8,13 +8,13 @@
 import type { KeyObject } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { keepOutOfGit } from '../../os/state-ignore.js';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { ConflictError, InvalidInputError } from '../../core/errors.js';
 import type { LedgerCrypto } from '../../core/ledger-verify.js';
 import { nodeCrypto } from '../../os/node-crypto.js';
 
 /** Where `baton ledger init` writes the private key, and where the sealers look for it. */
-const DEFAULT_KEY_FILE = '.baton/ledger.key';
+const KEY_FILE = 'ledger.key';
 
 /** Signs checkpoint hashes with the ledger's private key. */
 export interface LedgerSigner {
@@ -56,10 +56,17 @@ function signerOf(privateKey: KeyObject): LedgerSigner {
   };
 }
 
-/** The key file named, else BATON_LEDGER_KEY, else .baton/ledger.key, as an absolute path. */
-export function keyFilePath(given: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+/**
+ * The key file named, else BATON_LEDGER_KEY, else ledger.key in `stateDir` (the project's
+ * `.baton/`), as an absolute path.
+ */
+export function keyFilePath(
+  given: string | undefined,
+  stateDir: string = resolve('.baton'),
+  env: NodeJS.ProcessEnv = process.env,
+): string {
   const fromEnv = env['BATON_LEDGER_KEY'];
-  return resolve(given ?? (fromEnv !== undefined && fromEnv !== '' ? fromEnv : DEFAULT_KEY_FILE));
+  return resolve(given ?? (fromEnv !== undefined && fromEnv !== '' ? fromEnv : join(stateDir, KEY_FILE)));
 }
 
 /** Makes a key and writes its private half to `path` (0600); refuses to overwrite a file. */
