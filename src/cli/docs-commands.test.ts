@@ -20,6 +20,7 @@ const OTHER_TOOLS: ReadonlyMap<string, string> = new Map([
   ['--no-verify', 'git push'],
   ['--dangerously-skip-permissions', 'claude'],
   ['--allowedTools', 'claude'],
+  ['--no-owner', 'pg_restore'],
 ]);
 
 interface Snippet {
