@@ -88,7 +88,13 @@ class LogReader {
 
   async run(): Promise<void> {
     const { follow, tail } = this.asked;
-    if (tail !== undefined) await this.printTail(tail);
+    if (tail !== undefined) {
+      await this.printTail(tail);
+      // Not following: the last lines as they were, not what the run printed since.
+      const last = this.last;
+      if (!follow && last !== null)
+        return this.end(last.source === 'stream' ? { ...last, note: null } : last, null);
+    }
     for (;;) {
       const chunk = await this.read();
       this.attempt = chunk.attempt; // the first read names it; a follower stays on it
@@ -126,8 +132,11 @@ class LogReader {
     if (first.bytes.length === 0) return; // nothing yet: a follower prints all that comes
     let span: Span = { from: first.offset, bytes: Buffer.from(first.bytes), last: first };
     for (let back = 64 * 1024; first.next < first.size; back *= 4) {
-      span = await this.readTo(Math.max(first.offset, first.size - back), first.size);
-      if (span.from <= first.offset || lastLinesStart(span.bytes, lines) !== null) break;
+      const from = Math.max(first.offset, first.size - back);
+      span = await this.readTo(from, first.size);
+      // At the log's start, or the stream answered from its window's start (which may have moved
+      // on since the first read): nothing older is kept.
+      if (from <= first.offset || span.from > from || lastLinesStart(span.bytes, lines) !== null) break;
     }
     const start = lastLinesStart(span.bytes, lines) ?? 0;
     this.source = span.last.source;
@@ -140,12 +149,18 @@ class LogReader {
   private async readTo(from: number, end: number): Promise<Span> {
     this.offset = from;
     let last = await this.read();
-    const start = last.offset; // past `from` when the stream's window has moved on
+    let start = last.offset; // past `from` when the stream's window has moved on
     const parts = [last.bytes];
     while (last.next < end && last.bytes.length > 0) {
       this.offset = last.next;
-      last = await this.read();
-      parts.push(last.bytes);
+      const read = await this.read();
+      if (read.offset !== last.next) {
+        // The window moved past what was read: the bytes before are not followed by these.
+        start = read.offset;
+        parts.length = 0;
+      }
+      parts.push(read.bytes);
+      last = read;
     }
     return { from: start, bytes: Buffer.concat(parts), last };
   }

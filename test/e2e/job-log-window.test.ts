@@ -1,0 +1,117 @@
+/**
+ * `baton job log` against an output stream that moves while it reads (docs/decisions/0029): a
+ * real SQLite database, the runner's writes made by the test through the store as a runner makes
+ * them (256 KB a flush, so the 1 MiB window moves on between the CLI's reads), and the real CLI in
+ * a directory without logs. `--tail N` with N larger than the window ends, and prints the window's
+ * last whole lines in order; without `--follow` it prints N lines, not what came after.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { outputRows } from '../../src/core/output-stream.js';
+import { givenHost, givenLeader } from '../../src/store/conformance/dispatch.js';
+import { openStore } from '../../src/store/open.js';
+import type { Store } from '../../src/store/store.js';
+import { sqliteDatabase } from '../support/databases.js';
+import { ROOT } from './cluster-support.js';
+
+interface Ran {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** `baton --db <path> job log <args>` in a directory without logs; killed after 20 s (fails the test). */
+function jobLog(db: string, ...args: string[]): Promise<Ran> {
+  const cwd = mkdtempSync(join(tmpdir(), 'baton-laptop-'));
+  const child = spawn(process.execPath, [join(ROOT, 'bin', 'baton.js'), '--db', db, 'job', 'log', ...args], {
+    cwd,
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (data: Buffer) => (stdout += data.toString()));
+  child.stderr.on('data', (data: Buffer) => (stderr += data.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  return new Promise((resolve) =>
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    }),
+  );
+}
+
+/** Line `i` of the agent's output: 64 bytes, so line i starts at byte 64 i. */
+const line = (i: number): string => `${String(i).padStart(62, '0')} \n`;
+const BLOCK_LINES = 4096; // 256 KiB a flush
+
+/** A job running on box-1, and a writer that appends 256 KiB of numbered lines a flush, as its runner. */
+async function givenWriter(store: Store) {
+  const { session } = await givenHost(store);
+  const term = await givenLeader(store);
+  const { job } = await store.jobs.enqueue({ key: 'k' });
+  const placed = await store.dispatch.place({ id: job.id, host: 'box-1', term });
+  assert.ok(placed.ok);
+  await store.jobs.start({ id: job.id, session: session.id, epoch: placed.job.epoch });
+  let lines = 0;
+  const flush = async (): Promise<void> => {
+    const text = Array.from({ length: BLOCK_LINES }, (_, k) => line(lines + k)).join('');
+    const run = { job: job.id, attempt: 1, epoch: placed.job.epoch, offset: lines * 64, ended: false };
+    await store.output.append({
+      session: session.id,
+      rows: outputRows([{ ...run, bytes: Buffer.from(text) }]),
+    });
+    lines += BLOCK_LINES;
+  };
+  return { id: job.id, flush, lines: () => lines };
+}
+
+/** The numbers of the lines printed, checked to be whole lines of the agent's, one after the other. */
+function consecutive(text: string): number[] {
+  const printed = text.split('\n').slice(0, -1);
+  const first = Number(printed[0]?.trim());
+  assert.equal(text, printed.map((_, k) => line(first + k)).join(''), 'whole lines, one after the other');
+  return printed.map((_, k) => first + k);
+}
+
+test('--tail N larger than a window that moves while it reads ends, and prints the window’s last lines in order', async () => {
+  const db = await sqliteDatabase().fresh();
+  const store = await openStore(db);
+  try {
+    const writer = await givenWriter(store);
+    for (let i = 0; i < 8; i++) await writer.flush(); // 2 MiB: the window holds the last 1 MiB
+    let writing = true;
+    const writes = (async () => {
+      while (writing) {
+        await writer.flush();
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    })();
+    const tail = await jobLog(db, String(writer.id), '--tail', '100000');
+    writing = false;
+    await writes;
+    assert.equal(tail.code, 0, `ended (${tail.stderr})`);
+    const printed = consecutive(tail.stdout);
+    assert.ok(printed.length >= BLOCK_LINES * 2, `the window's lines (${printed.length})`);
+    assert.ok(printed.length <= 20_000, `no more than the window and one row (${printed.length})`);
+
+    // Still running, not following: the last 3 lines as they were, not the ones written since.
+    writing = true;
+    const more = (async () => {
+      while (writing) {
+        await writer.flush();
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    })();
+    const three = await jobLog(db, String(writer.id), '--tail', '3');
+    writing = false;
+    await more;
+    assert.equal(three.code, 0, three.stderr);
+    assert.equal(consecutive(three.stdout).length, 3, three.stdout.slice(0, 400));
+    assert.equal(three.stderr, '');
+  } finally {
+    await store.close();
+  }
+});
