@@ -63,6 +63,22 @@ export function exerciseOutput(harness: Harness): void {
         assert.deepEqual([none.rows.length, none.size], [0, 0]);
       }));
 
+    test('answers the stream’s end past the 64 rows one read returns', () =>
+      withFixture(harness, async ({ store }) => {
+        const { session, job } = await givenRunning(store);
+        const line = (at: number): string => `line ${String(at).padStart(3, '0')}\n`; // 9 bytes
+        for (let at = 0; at < 100; at++) {
+          await store.output.append({ session, rows: outputRows([run(job, at * 9, line(at))]) });
+        }
+        const first = await store.output.read({ job: job.id, attempt: 1, offset: 0 });
+        assert.equal(first.rows.length, 64, 'one read answers 64 rows');
+        assert.equal(first.size, 900, 'the end of all 100 rows, not of the 64 read');
+        const span = joinOutput(first, 0, 1 << 20);
+        assert.equal(text(span?.bytes ?? new Uint8Array()).slice(-9), line(63));
+        const rest = await store.output.read({ job: job.id, attempt: 1, offset: 576 });
+        assert.deepEqual([rest.rows.length, rest.rows[0]?.offset, rest.size], [36, 576, 900]);
+      }));
+
     test('keeps a window per attempt, and a smaller one once the run has ended', () =>
       withFixture(harness, async ({ store }) => {
         const { session, job } = await givenRunning(store);

@@ -39,12 +39,16 @@ const APPEND = `WITH r AS (
 )
 SELECT job_id FROM w`;
 
-const READ = `SELECT start_byte::float8 AS start_byte, bytes FROM output_chunks
-WHERE job_id = $1::bigint AND attempt = $2::int AND start_byte + length(bytes) > $3::bigint
-ORDER BY start_byte, epoch LIMIT 64`;
-
-const END = `SELECT coalesce(max(start_byte + length(bytes)), 0)::float8 AS size FROM output_chunks
-WHERE job_id = $1::bigint AND attempt = $2::int`;
+/** At most 64 rows from the offset, and the stream's end over all of the attempt's rows, in one statement. */
+const READ = `SELECT e.size, r.start_byte, r.bytes FROM (
+  SELECT coalesce(max(start_byte + length(bytes)), 0)::float8 AS size FROM output_chunks
+  WHERE job_id = $1::bigint AND attempt = $2::int
+) e LEFT JOIN LATERAL (
+  SELECT start_byte::float8 AS start_byte, epoch, bytes FROM output_chunks
+  WHERE job_id = $1::bigint AND attempt = $2::int AND start_byte + length(bytes) > $3::bigint
+  ORDER BY start_byte, epoch LIMIT 64
+) r ON true
+ORDER BY r.start_byte, r.epoch`;
 
 export function postgresOutput(exec: PgExecutor): OutputStore['output'] {
   return {
@@ -64,13 +68,15 @@ export function postgresOutput(exec: PgExecutor): OutputStore['output'] {
       return [...new Set(written.map((row) => Number(row.job_id)))];
     },
     read: async ({ job, attempt, offset }): Promise<OutputRead> => {
-      const rows = await exec.rows<{ start_byte: number; bytes: Buffer }>(READ, [job, attempt, offset]);
-      const last = rows.at(-1);
-      const size =
-        last === undefined
-          ? ((await exec.rows<{ size: number }>(END, [job, attempt]))[0]?.size ?? 0)
-          : Math.max(...rows.map((row) => row.start_byte + row.bytes.length));
-      return { rows: rows.map((row) => ({ offset: row.start_byte, bytes: row.bytes })), size };
+      const rows = await exec.rows<{ size: number; start_byte: number | null; bytes: Buffer | null }>(READ, [
+        job,
+        attempt,
+        offset,
+      ]);
+      const kept = rows.flatMap((row) =>
+        row.start_byte === null || row.bytes === null ? [] : [{ offset: row.start_byte, bytes: row.bytes }],
+      );
+      return { rows: kept, size: rows[0]?.size ?? 0 };
     },
   };
 }
