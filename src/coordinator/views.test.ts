@@ -1,6 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { InvalidInputError } from '../core/errors.js';
+import { outputRows } from '../core/output-stream.js';
 import { openStore } from '../store/open.js';
 import { bothEngines } from '../../test/support/databases.js';
 import { Coordinator } from './coordinator.js';
@@ -128,6 +129,33 @@ for (const db of bothEngines()) {
         assert.deepEqual(await views.sessions({ until: '2000-01-01' }), []);
         await assert.rejects(views.sessions({ since: 'yesterday' }), /since must be an ISO date/);
         await assert.rejects(views.sessions({ limit: '0' }), InvalidInputError);
+      } finally {
+        await store.close();
+      }
+    });
+
+    test('shows the last bytes of an output stream of more rows than a read answers, from a line start', async () => {
+      const { store, views } = await open();
+      try {
+        const runner = await store.sessions.start({ kind: 'daemon', host: 'box-1', pid: 1 });
+        await store.jobs.enqueue({ key: 'k' });
+        const job = await store.jobs.claimNext({ session: runner.id, start: true });
+        assert.ok(job !== null);
+        // 300 rows of one 100-byte line each, mostly two-byte characters.
+        const line = (at: number): string => `${String(at).padStart(5, '0')} ${'é'.repeat(46)} \n`;
+        for (let at = 0; at < 300; at++) {
+          const bytes = Buffer.from(line(at));
+          assert.equal(bytes.length, 100);
+          const rows = outputRows([
+            { job: job.id, attempt: 1, epoch: job.epoch, offset: at * 100, bytes, ended: false },
+          ]);
+          await store.output.append({ session: runner.id, rows });
+        }
+        // 16385 bytes back from the end is inside an é of line 136: the text starts with line 137.
+        const tail = await views.streamTail(job.id, 1, 16_385);
+        const want = Array.from({ length: 163 }, (_, at) => line(137 + at)).join('');
+        assert.equal(tail, want);
+        assert.equal(await views.streamTail(job.id, 2, 16_385), null, 'nothing kept of attempt 2');
       } finally {
         await store.close();
       }

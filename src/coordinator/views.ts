@@ -15,7 +15,7 @@ import { validateId, validateInteger, validateKey, validateName, validateOneOf }
 import type { WorkspaceLock } from '../core/workspace-lock.js';
 import type { Workspace } from '../core/workspace-plan.js';
 import { DISPATCHER_LEASE } from '../core/lease.js';
-import { joinOutput } from '../core/output-stream.js';
+import { joinOutput, textStart } from '../core/output-stream.js';
 import type { LiveClaim, StoreStats } from '../store/observe-store.js';
 import type { Store } from '../store/store.js';
 import { Cluster, type JudgedHost, type LeaderDetail } from './cluster.js';
@@ -288,14 +288,30 @@ export class Views {
 
   /**
    * The last `max` bytes (at most) of an attempt's output stream (core/output-stream.ts) as text,
-   * null when the database keeps none of it: the job page's output for a run on another host.
+   * from a line's start (or a character's), null when the database keeps none of it: the job page's
+   * output for a run on another host.
    */
   async streamTail(job: number, attempt: number, max: number): Promise<string | null> {
     const { size } = await this.store.output.read({ job, attempt, offset: Number.MAX_SAFE_INTEGER });
     if (size === 0) return null;
-    const offset = Math.max(0, size - max);
-    const span = joinOutput(await this.store.output.read({ job, attempt, offset }), offset, max);
-    return span === null ? null : Buffer.from(span.bytes).toString('utf8');
+    // A read answers at most 64 rows: read on to the end, from a start the window still holds.
+    let offset = Math.max(0, size - max);
+    let from: number | null = null;
+    const parts: Uint8Array[] = [];
+    while (offset < size) {
+      const span = joinOutput(await this.store.output.read({ job, attempt, offset }), offset, size - offset);
+      if (span === null || span.bytes.length === 0) break;
+      if (from === null || span.from !== offset) {
+        // The first bytes, or a gap (the window moved on): the text starts here.
+        from = span.from;
+        parts.length = 0;
+      }
+      parts.push(span.bytes);
+      offset = span.from + span.bytes.length;
+    }
+    if (from === null) return null;
+    const bytes = Buffer.concat(parts);
+    return bytes.subarray(from === 0 ? 0 : textStart(bytes)).toString('utf8');
   }
 
   /** The newest ledger row's id: a cheap probe of "has anything changed". */

@@ -121,3 +121,19 @@ export function lastLinesStart(bytes: Uint8Array, lines: number): number | null 
   }
   return null;
 }
+
+/** How far into text cut from a stream's middle its first line end is looked for. */
+const FIRST_LINE_MAX = 4096;
+
+/**
+ * Where text cut from the middle of a log begins to read well: after its first line end (when one
+ * comes within FIRST_LINE_MAX bytes), else at its first byte that begins a UTF-8 character, so it
+ * never starts with half a line or U+FFFD.
+ */
+export function textStart(bytes: Uint8Array): number {
+  const newline = bytes.subarray(0, FIRST_LINE_MAX).indexOf(0x0a);
+  if (newline !== -1 && newline + 1 < bytes.length) return newline + 1;
+  let at = 0;
+  while (at < bytes.length && at < 4 && ((bytes[at] ?? 0) & 0xc0) === 0x80) at += 1;
+  return at;
+}
