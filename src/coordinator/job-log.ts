@@ -107,7 +107,8 @@ function streamChunk(
       ? null
       : `${skipped} bytes skipped: the database keeps the last ${OUTPUT_WINDOW} bytes of a running attempt ` +
         `(${OUTPUT_KEEP_ENDED} once it ended); ${where}`;
-  return { ...base, source: 'stream', offset: from, next: from + bytes.length, size: read.size, note, bytes };
+  const next = from + bytes.length;
+  return { ...base, source: 'stream', offset: from, next, size: read.size, note, bytes, run: read.run };
 }
 
 /** Reads one chunk of an attempt's output from `offset`; `logDir` is where this process finds logs. */

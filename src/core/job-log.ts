@@ -8,6 +8,7 @@
 import { NotFoundError } from './errors.js';
 import type { JobRun } from './job-attempts.js';
 import { isTerminalJobState, type Job } from './job.js';
+import type { StreamRun } from './output-stream.js';
 
 /** The file name of one attempt's log. */
 export function jobLogName(job: { readonly id: number; readonly attempt: number }): string {
@@ -38,6 +39,11 @@ export interface LogChunk {
   /** Where the whole log is, when this process cannot read it; null when the bytes are the file's. */
   readonly note: string | null;
   readonly bytes: Uint8Array;
+  /**
+   * The output stream's run (source `stream` alone): a follower that printed another run's bytes
+   * (a run given back and rerun on another host, whose log starts anew) starts again at 0.
+   */
+  readonly run?: StreamRun | null;
 }
 
 /** Most bytes one read answers: a bigger log is read in several. */

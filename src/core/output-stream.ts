@@ -74,6 +74,17 @@ export interface OutputRead {
   readonly rows: readonly { readonly offset: number; readonly bytes: Uint8Array }[];
   /** The stream's end (its newest byte + 1), 0 when nothing of the attempt is kept. */
   readonly size: number;
+  /**
+   * The newest run whose rows are kept (the highest epoch: a rerun of a run given back) and the
+   * first byte its rows keep; null when nothing is kept. A rerun on another host starts anew at 0.
+   */
+  readonly run: StreamRun | null;
+}
+
+/** The run whose output an attempt's stream holds: its job epoch, and the first byte its rows keep. */
+export interface StreamRun {
+  readonly epoch: number;
+  readonly from: number;
 }
 
 /** Bytes put back together from `offset`: `from` is where they start (past `offset` when the window moved on). */

@@ -3,7 +3,9 @@
  * real SQLite database, the runner's writes made by the test through the store as a runner makes
  * them (256 KB a flush, so the 1 MiB window moves on between the CLI's reads), and the real CLI in
  * a directory without logs. `--tail N` with N larger than the window ends, and prints the window's
- * last whole lines in order; without `--follow` it prints N lines, not what came after.
+ * last whole lines in order; without `--follow` it prints N lines, not what came after. A follower
+ * of a run given back and rerun on another host, whose log starts anew, says so and prints the
+ * rerun's output from its start.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,6 +18,7 @@ import { givenHost, givenLeader } from '../../src/store/conformance/dispatch.js'
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
 import { sqliteDatabase } from '../support/databases.js';
+import { waitUntil } from '../support/wait.js';
 import { ROOT } from './cluster-support.js';
 
 interface Ran {
@@ -26,6 +29,14 @@ interface Ran {
 
 /** `baton --db <path> job log <args>` in a directory without logs; killed after 20 s (fails the test). */
 function jobLog(db: string, ...args: string[]): Promise<Ran> {
+  return spawnLog(db, args).done;
+}
+
+/** The same, with what it printed so far on hand. */
+function spawnLog(
+  db: string,
+  args: readonly string[],
+): { readonly stdout: () => string; readonly done: Promise<Ran> } {
   const cwd = mkdtempSync(join(tmpdir(), 'baton-laptop-'));
   const child = spawn(process.execPath, [join(ROOT, 'bin', 'baton.js'), '--db', db, 'job', 'log', ...args], {
     cwd,
@@ -35,12 +46,13 @@ function jobLog(db: string, ...args: string[]): Promise<Ran> {
   child.stdout.on('data', (data: Buffer) => (stdout += data.toString()));
   child.stderr.on('data', (data: Buffer) => (stderr += data.toString()));
   const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-  return new Promise((resolve) =>
+  const done = new Promise<Ran>((resolve) =>
     child.on('close', (code) => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     }),
   );
+  return { stdout: () => stdout, done };
 }
 
 /** Line `i` of the agent's output: 64 bytes, so line i starts at byte 64 i. */
@@ -111,6 +123,62 @@ test('--tail N larger than a window that moves while it reads ends, and prints t
     assert.equal(three.code, 0, three.stderr);
     assert.equal(consecutive(three.stdout).length, 3, three.stdout.slice(0, 400));
     assert.equal(three.stderr, '');
+  } finally {
+    await store.close();
+  }
+});
+
+test('a follower of a run given back and rerun on another host says so, and prints the rerun from its start', async () => {
+  const db = await sqliteDatabase().fresh();
+  const store = await openStore(db);
+  try {
+    const box1 = (await givenHost(store, 'box-1')).session.id;
+    const box2 = (await givenHost(store, 'box-2')).session.id;
+    const term = await givenLeader(store);
+    const { job } = await store.jobs.enqueue({ key: 'k' });
+    const first = await store.dispatch.place({ id: job.id, host: 'box-1', term });
+    assert.ok(first.ok);
+    await store.jobs.start({ id: job.id, session: box1, epoch: first.job.epoch });
+    const append = (session: number, epoch: number, offset: number, text: string, ended = false) =>
+      store.output.append({
+        session,
+        rows: outputRows([{ job: job.id, attempt: 1, epoch, offset, bytes: Buffer.from(text), ended }]),
+      });
+    const before = 'box-1 line 1\nbox-1 line 2\n';
+    await append(box1, first.job.epoch, 0, before);
+    const follower = spawnLog(db, [String(job.id), '--follow']);
+    await waitUntil(() => Promise.resolve(follower.stdout() === before), 10_000, "box-1's lines printed");
+    // box-1 shuts down gracefully: the run is given back, its attempt with it, and box-2 runs it anew.
+    const back = {
+      id: job.id,
+      session: box1,
+      epoch: first.job.epoch,
+      reason: 'stopping',
+      attemptCounts: false,
+    };
+    assert.ok((await store.dispatch.requeue({ ...back, policy: { backoffBaseMs: 1, backoffMaxMs: 1 } })).ok);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const again = await store.dispatch.place({ id: job.id, host: 'box-2', term });
+    assert.ok(again.ok);
+    assert.equal(again.job.attempt, 1, 'the rerun keeps the attempt number');
+    await store.jobs.start({ id: job.id, session: box2, epoch: again.job.epoch });
+    const rerun = Array.from({ length: 6 }, (_, at) => `box-2 line ${at + 1}\n`).join('');
+    await append(box2, again.job.epoch, 0, rerun);
+    await append(box2, again.job.epoch, rerun.length, '', true);
+    await store.jobs.finish({
+      id: job.id,
+      session: box2,
+      epoch: again.job.epoch,
+      status: 'done',
+      exitCode: 0,
+    });
+    const ran = await follower.done;
+    assert.equal(ran.code, 0, ran.stderr);
+    assert.equal(ran.stdout, before + rerun, "box-1's lines, then the whole rerun");
+    assert.equal(
+      ran.stderr,
+      `baton: job ${job.id} attempt 1 was run again on box-2: printing its output from its start\n`,
+    );
   } finally {
     await store.close();
   }

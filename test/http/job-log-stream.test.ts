@@ -92,6 +92,7 @@ for (const db of bothEngines()) {
             ended: false,
             note: null,
             data: 'SECRET-OF-K\n',
+            run: { epoch: 1, from: 0 }, // the run whose bytes the stream holds: its first placement's
           },
         );
         assert.equal((await get(`/v1/jobs/${job.id}/log`, own)).status, 200, 'its own agent');

@@ -15,7 +15,7 @@ import type { Command } from 'commander';
 import { parseJobLog } from '../../coordinator/job-log.js';
 import { BatonError } from '../../core/errors.js';
 import type { LogChunk, LogSource } from '../../core/job-log.js';
-import { lastLinesStart } from '../../core/output-stream.js';
+import { lastLinesStart, type StreamRun } from '../../core/output-stream.js';
 import { jsonText, terminalText, type Output } from '../output.js';
 import type { CliApi } from '../remote-api.js';
 import { stateDir, withApi, type GlobalOptions } from '../run.js';
@@ -76,6 +76,8 @@ class LogReader {
   private readonly chunks: Uint8Array[] = [];
   /** The last chunk read: none before the first read. */
   private last: LogChunk | null = null;
+  /** The stream's run whose bytes were printed: null before any, or when they are not the stream's. */
+  private printedRun: StreamRun | null = null;
 
   constructor(
     private readonly baton: CliApi,
@@ -105,12 +107,14 @@ class LogReader {
         this.offset = 0;
         continue;
       }
+      if (this.rerun(chunk)) continue;
       if (chunk.bytes.length > 0) {
         // The stream's window moved past what was asked: say how much was skipped, and where it is.
         if (chunk.source === 'stream' && chunk.note !== null && !this.out.json)
           writeErr(`baton: job ${chunk.job} attempt ${chunk.attempt}: ${terminalText(chunk.note)}\n`);
         this.source = chunk.source;
         this.offset = chunk.next;
+        this.printedRun = chunk.run ?? this.printedRun;
         await this.print(chunk);
         continue;
       }
@@ -140,9 +144,31 @@ class LogReader {
     }
     const start = lastLinesStart(span.bytes, lines) ?? 0;
     this.source = span.last.source;
+    this.printedRun = span.last.run ?? null;
     this.offset = span.from + span.bytes.length;
     const bytes = span.bytes.subarray(start);
     await this.print({ ...span.last, offset: span.from + start, next: this.offset, bytes });
+  }
+
+  /**
+   * Whether the stream's run changed under what was printed so that its bytes do not follow them:
+   * a run given back and rerun on another host, whose log starts anew at 0. Said in one line on
+   * stderr, and printed again from 0 (as a replaced file is). A rerun on the same host appends to
+   * the same file: its bytes start past what was printed, and follow on.
+   */
+  private rerun(chunk: LogChunk): boolean {
+    const run = chunk.run ?? null;
+    const printed = this.printedRun;
+    if (chunk.source !== 'stream' || run === null || printed === null || run.epoch === printed.epoch)
+      return false;
+    this.printedRun = run;
+    if (run.from >= this.offset) return false;
+    const where = chunk.host === null ? '' : ` on ${chunk.host}`;
+    writeErr(
+      `baton: job ${chunk.job} attempt ${chunk.attempt} was run again${where}: printing its output from its start\n`,
+    );
+    this.offset = 0;
+    return true;
   }
 
   /** The bytes from `from` up to `end` at least (or as far as there are), in as many reads as it takes. */

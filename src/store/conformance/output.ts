@@ -60,7 +60,7 @@ export function exerciseOutput(harness: Harness): void {
         const past = await store.output.read({ job: job.id, attempt: 1, offset: 14 });
         assert.deepEqual([past.rows.length, past.size], [0, 14]);
         const none = await store.output.read({ job: job.id, attempt: 2, offset: 0 });
-        assert.deepEqual([none.rows.length, none.size], [0, 0]);
+        assert.deepEqual([none.rows.length, none.size, none.run], [0, 0, null]);
       }));
 
     test('answers the stream’s end past the 64 rows one read returns', () =>
@@ -73,6 +73,7 @@ export function exerciseOutput(harness: Harness): void {
         const first = await store.output.read({ job: job.id, attempt: 1, offset: 0 });
         assert.equal(first.rows.length, 64, 'one read answers 64 rows');
         assert.equal(first.size, 900, 'the end of all 100 rows, not of the 64 read');
+        assert.deepEqual(first.run, { epoch: job.epoch, from: 0 }, 'the run whose rows are kept');
         const span = joinOutput(first, 0, 1 << 20);
         assert.equal(text(span?.bytes ?? new Uint8Array()).slice(-9), line(63));
         const rest = await store.output.read({ job: job.id, attempt: 1, offset: 576 });

@@ -40,8 +40,10 @@ const APPEND = `WITH r AS (
 SELECT job_id FROM w`;
 
 /** At most 64 rows from the offset, and the stream's end over all of the attempt's rows, in one statement. */
-const READ = `SELECT e.size, r.start_byte, r.bytes FROM (
-  SELECT coalesce(max(start_byte + length(bytes)), 0)::float8 AS size FROM output_chunks
+const READ = `SELECT e.size, e.epoch::float8 AS epoch, (
+  SELECT min(start_byte)::float8 FROM output_chunks WHERE job_id = $1::bigint AND attempt = $2::int AND epoch = e.epoch
+) AS run_from, r.start_byte, r.bytes FROM (
+  SELECT coalesce(max(start_byte + length(bytes)), 0)::float8 AS size, max(epoch) AS epoch FROM output_chunks
   WHERE job_id = $1::bigint AND attempt = $2::int
 ) e LEFT JOIN LATERAL (
   SELECT start_byte::float8 AS start_byte, epoch, bytes FROM output_chunks
@@ -68,15 +70,20 @@ export function postgresOutput(exec: PgExecutor): OutputStore['output'] {
       return [...new Set(written.map((row) => Number(row.job_id)))];
     },
     read: async ({ job, attempt, offset }): Promise<OutputRead> => {
-      const rows = await exec.rows<{ size: number; start_byte: number | null; bytes: Buffer | null }>(READ, [
-        job,
-        attempt,
-        offset,
-      ]);
+      const rows = await exec.rows<{
+        size: number;
+        epoch: number | null;
+        run_from: number | null;
+        start_byte: number | null;
+        bytes: Buffer | null;
+      }>(READ, [job, attempt, offset]);
       const kept = rows.flatMap((row) =>
         row.start_byte === null || row.bytes === null ? [] : [{ offset: row.start_byte, bytes: row.bytes }],
       );
-      return { rows: kept, size: rows[0]?.size ?? 0 };
+      const head = rows[0];
+      const run =
+        head === undefined || head.epoch === null ? null : { epoch: head.epoch, from: head.run_from ?? 0 };
+      return { rows: kept, size: head?.size ?? 0, run };
     },
   };
 }

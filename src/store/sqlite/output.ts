@@ -19,8 +19,10 @@ const INSERT = `INSERT INTO output_chunks (job_id, attempt, start_byte, epoch, b
   ON CONFLICT (job_id, attempt, start_byte, epoch) DO UPDATE SET bytes = excluded.bytes`;
 const READ = `SELECT start_byte, bytes FROM output_chunks
   WHERE job_id = ? AND attempt = ? AND start_byte + length(bytes) > ? ORDER BY start_byte, epoch LIMIT 64`;
-const END = `SELECT coalesce(max(start_byte + length(bytes)), 0) AS size FROM output_chunks
-  WHERE job_id = ? AND attempt = ?`;
+const END = `SELECT coalesce(max(start_byte + length(bytes)), 0) AS size, max(epoch) AS epoch FROM output_chunks
+  WHERE job_id = @job AND attempt = @attempt`;
+const RUN_FROM = `SELECT min(start_byte) AS run_from FROM output_chunks
+  WHERE job_id = @job AND attempt = @attempt AND epoch = @epoch`;
 
 /** The rows of each run (job, attempt, epoch), in the order given. */
 function byRun(rows: readonly OutputRow[]): OutputRow[][] {
@@ -63,8 +65,19 @@ export function sqliteOutput(exec: SqliteExecutor): OutputStore['output'] {
             start_byte: number;
             bytes: Buffer;
           }[];
-          const size = (exec.prepare(END).get(job, attempt) as { size: number }).size;
-          return { rows: rows.map((row) => ({ offset: row.start_byte, bytes: row.bytes })), size };
+          const { size, epoch } = exec.prepare(END).get({ job, attempt }) as {
+            size: number;
+            epoch: number | null;
+          };
+          const run =
+            epoch === null
+              ? null
+              : {
+                  epoch,
+                  from: (exec.prepare(RUN_FROM).get({ job, attempt, epoch }) as { run_from: number })
+                    .run_from,
+                };
+          return { rows: rows.map((row) => ({ offset: row.start_byte, bytes: row.bytes })), size, run };
         }),
       ),
   };
