@@ -24,7 +24,7 @@ import {
 import { InvalidInputError } from '../core/errors.js';
 import { validateId } from '../core/validate.js';
 import { joinOutput, OUTPUT_KEEP_ENDED, OUTPUT_WINDOW, type OutputRead } from '../core/output-stream.js';
-import { readLogRange } from '../os/log-file.js';
+import { logHost, readLogRange } from '../os/log-file.js';
 import type { OutputReadParams } from '../store/output-store.js';
 import type { AuditInput } from './inputs.js';
 
@@ -134,8 +134,10 @@ export async function readJobLog(
   const host =
     attempt === job.attempt && job.host !== null ? job.host : attemptHost(job, await runsOf(), attempt);
   const base = { job: job.id, attempt, host, file, offset, ended };
+  // A file here of a run now on another host is dead (its run was given back, and rerun there).
+  const elsewhere = host !== null && logDir !== undefined && (logHost(logDir) ?? host) !== host;
   const range =
-    logDir === undefined
+    logDir === undefined || elsewhere
       ? null
       : readLogRange(join(logDir, file), offset, LOG_CHUNK_MAX, logNotBefore(job, attempt));
   if (range !== null) {

@@ -4,7 +4,38 @@
  * afresh and used from the same directory (daemon/job-log.ts sets it aside when the run starts):
  * until then it is read as no file, never as this job's output.
  */
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+
+/**
+ * The file beside a log folder (`.baton/logs.host`) that names the host whose `baton up` writes
+ * the folder's logs: beside it, not in it, which holds job logs alone.
+ */
+const hostMark = (dir: string): string => `${resolve(dir)}.host`;
+
+/**
+ * Says which host's runner writes this log folder (`baton up`, at start), so a reader here can
+ * tell its own runs' files from those of runs now on another host: a run given back and rerun on
+ * another host leaves a dead file of its attempt's name here. Answers why it could not, or null.
+ */
+export function markLogHost(dir: string, host: string): string | null {
+  try {
+    mkdirSync(dirname(resolve(dir)), { recursive: true, mode: 0o700 });
+    writeFileSync(hostMark(dir), `${host}\n`, { mode: 0o600 });
+    return null;
+  } catch (error) {
+    return `log folder ${dir}: its host not written beside it (${String(error)})`;
+  }
+}
+
+/** The host whose runner writes the folder's logs; null when none said (a runner of an older Baton). */
+export function logHost(dir: string): string | null {
+  try {
+    return readFileSync(hostMark(dir), 'utf8').trim() || null;
+  } catch {
+    return null;
+  }
+}
 
 /** Bytes read from a file, and the file's size when they were read. */
 export interface FileRange {

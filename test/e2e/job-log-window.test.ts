@@ -5,12 +5,13 @@
  * a directory without logs. `--tail N` with N larger than the window ends, and prints the window's
  * last whole lines in order; without `--follow` it prints N lines, not what came after. A follower
  * of a run given back and rerun on another host, whose log starts anew, says so and prints the
- * rerun's output from its start.
+ * rerun's output from its start; a reader in the first host's directory prints the rerun's stream,
+ * not its dead file.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { outputRows } from '../../src/core/output-stream.js';
@@ -27,17 +28,17 @@ interface Ran {
   readonly stderr: string;
 }
 
-/** `baton --db <path> job log <args>` in a directory without logs; killed after 20 s (fails the test). */
-function jobLog(db: string, ...args: string[]): Promise<Ran> {
-  return spawnLog(db, args).done;
+/** `baton --db <path> job log <args>` in `cwd` (by default a directory without logs); killed after 20 s (fails the test). */
+function jobLog(db: string, args: readonly string[], cwd?: string): Promise<Ran> {
+  return spawnLog(db, args, cwd).done;
 }
 
 /** The same, with what it printed so far on hand. */
 function spawnLog(
   db: string,
   args: readonly string[],
+  cwd = mkdtempSync(join(tmpdir(), 'baton-laptop-')),
 ): { readonly stdout: () => string; readonly done: Promise<Ran> } {
-  const cwd = mkdtempSync(join(tmpdir(), 'baton-laptop-'));
   const child = spawn(process.execPath, [join(ROOT, 'bin', 'baton.js'), '--db', db, 'job', 'log', ...args], {
     cwd,
   });
@@ -101,7 +102,7 @@ test('--tail N larger than a window that moves while it reads ends, and prints t
         await new Promise((resolve) => setTimeout(resolve, 5));
       }
     })();
-    const tail = await jobLog(db, String(writer.id), '--tail', '100000');
+    const tail = await jobLog(db, [String(writer.id), '--tail', '100000']);
     writing = false;
     await writes;
     assert.equal(tail.code, 0, `ended (${tail.stderr})`);
@@ -117,7 +118,7 @@ test('--tail N larger than a window that moves while it reads ends, and prints t
         await new Promise((resolve) => setTimeout(resolve, 5));
       }
     })();
-    const three = await jobLog(db, String(writer.id), '--tail', '3');
+    const three = await jobLog(db, [String(writer.id), '--tail', '3']);
     writing = false;
     await more;
     assert.equal(three.code, 0, three.stderr);
@@ -179,6 +180,20 @@ test('a follower of a run given back and rerun on another host says so, and prin
       ran.stderr,
       `baton: job ${job.id} attempt 1 was run again on box-2: printing its output from its start\n`,
     );
+
+    // box-1's directory still holds its run's file, now dead: the reader there prints box-2's
+    // stream; box-2's own directory prints its file.
+    const withFile = (host: string, text: string): string => {
+      const cwd = mkdtempSync(join(tmpdir(), `baton-${host}-`));
+      mkdirSync(join(cwd, '.baton', 'logs'), { recursive: true });
+      writeFileSync(join(cwd, '.baton', 'logs', `job-${job.id}-attempt-1.log`), text);
+      writeFileSync(join(cwd, '.baton', 'logs.host'), `${host}\n`);
+      return cwd;
+    };
+    const onBox1 = await jobLog(db, [String(job.id)], withFile('box-1', before));
+    assert.deepEqual([onBox1.code, onBox1.stdout], [0, rerun], onBox1.stderr);
+    const onBox2 = await jobLog(db, [String(job.id)], withFile('box-2', `${rerun}(the file)\n`));
+    assert.deepEqual([onBox2.code, onBox2.stdout, onBox2.stderr], [0, `${rerun}(the file)\n`, '']);
   } finally {
     await store.close();
   }

@@ -123,6 +123,8 @@ test(
         'the first lines were printed while the agent still ran',
       );
       assert.ok(readdirSync(logs).some((name) => /^job-1-attempt-1\.before-\d+\.log$/.test(name)));
+      // Beside the folder, its host: a reader here tells this host's runs' logs from dead ones.
+      assert.equal(readFileSync(`${logs}.host`, 'utf8'), 'solo\n');
       const whole = await baton(c, c.dir, 'job', 'log', String(job.id));
       assert.equal(whole.code, 0, whole.stderr);
       assert.deepEqual(whole.stdout, file);

@@ -39,6 +39,7 @@ import {
   type GithubFlags,
 } from '../github-flags.js';
 import type { Backlog } from '../../github/backlog.js';
+import { markLogHost } from '../../os/log-file.js';
 
 interface UpFlags extends HttpFlags, GithubFlags {
   readonly github?: string;
@@ -321,6 +322,8 @@ function up(flags: UpFlags, cmd: Command): Promise<void> {
     if (forced && bind !== null) log(AUTH_FORCED);
     const backlog = flags.github === undefined ? null : await backlogFrom(store, flags.github, flags, log);
     const webhook = webhookOf(backlog, flags.githubLabel ?? []);
+    const unmarked = markLogHost(options.logDir, options.host); // readers tell its logs from dead ones
+    if (unmarked !== null) log(unmarked);
     const memoryByPid = new Map<number, number>();
     const rssMb = (pid: number): number | null => memoryByPid.get(pid) ?? null;
     const dashboard = { logDir: options.logDir, hostName: options.host, rssMb };

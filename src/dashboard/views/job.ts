@@ -14,7 +14,7 @@ import type { AuditEntry } from '../../core/audit-event.js';
 import { jobRuns, runsWithReason, type JobRun } from '../../core/job-attempts.js';
 import { elsewhereNote, jobLogName, logNotBefore } from '../../core/job-log.js';
 import type { Job } from '../../core/job.js';
-import { readLogTail } from '../../os/log-file.js';
+import { logHost, readLogTail } from '../../os/log-file.js';
 import { time, type Html, table } from '../layout.js';
 import type { DashboardReads } from '../deps.js';
 
@@ -45,7 +45,9 @@ export async function jobOutput(
   streamTail: DashboardReads['streamTail'],
 ): Promise<Output> {
   if (job.attempt === 0) return { text: null, note: 'not started yet' };
-  const file = fileTail(logDir, job, job.attempt);
+  // A file here of a run now on another host is dead (its run was given back, and rerun there).
+  const theirs = logDir !== undefined && job.host !== null && (logHost(logDir) ?? job.host) !== job.host;
+  const file = theirs ? null : fileTail(logDir, job, job.attempt);
   if (file !== null) return file;
   const streamed = await streamTail(job.id, job.attempt, TAIL_BYTES);
   if (streamed !== null) {
