@@ -86,9 +86,8 @@ export class AgentRun {
     const job = this.job;
     if (begun === null) return;
     const agent = begun.session;
-    // Making or retiring a worktree takes seconds on a busy host, and the loop below beats only
-    // while the agent runs: the session beats on its own timer from start to end, as a liveness
-    // signal; the claim's heartbeat (stillOurs) stays the proof the run is still ours.
+    // A worktree takes seconds to make or retire on a busy host, and the loop below beats only while the
+    // agent runs: the session beats on its own timer throughout (liveness); the claim's (stillOurs) proves it ours.
     const beat = (): void => void store.sessions.heartbeat({ session: agent.id }).catch(() => null);
     const keepAlive = new AbortController();
     const beating = every(this.options.clock, this.options.heartbeatIntervalMs, beat, keepAlive.signal);
@@ -107,6 +106,7 @@ export class AgentRun {
       try {
         await this.supervise(command, agent.id, claimEpoch, guard, dir, texts);
       } finally {
+        await this.options.output?.end(job); // when supervise threw too (a second end() does nothing)
         await dir.retire(); // idempotent: supervise retires it before reporting
       }
     } finally {

@@ -73,6 +73,7 @@ test('flushes what the log gained, nothing when nothing did, and goes on after a
     assert.equal(await kept(), 'one\ntwo\nthree\n', 'the failed flush’s bytes went with the next');
 
     appendFileSync(path, 'x'.repeat(200_000));
+    failNext = true; // the last flush fails once: no later flush would send it, so it is tried again
     await streamer.end(job);
     const last = await f.store.output.read({ job: job.id, attempt: 1, offset: 0 });
     assert.equal(last.size, 14 + 200_000);

@@ -60,29 +60,38 @@ export class OutputStreamer {
 
   /** Writes what every run's log gained since the last flush, in one store call; nothing when none did. */
   flush(): Promise<void> {
-    this.flushing = this.flushing.then(() => this.send([...this.runs.values()], false));
+    this.flushing = this.flushing.then(async () => {
+      await this.send([...this.runs.values()], false);
+    });
     return this.flushing;
   }
 
-  /** The run's last flush, its log closed: what is kept of it shrinks to its last bytes. */
+  /**
+   * The run's last flush, its log closed: what is kept of it shrinks to its last bytes. Tried
+   * twice: no later flush sends a run no longer watched. A second call does nothing.
+   */
   end(job: Pick<Job, 'id'>): Promise<void> {
     const watched = this.runs.get(job.id);
     if (watched === undefined) return Promise.resolve();
     this.runs.delete(job.id);
-    this.flushing = this.flushing.then(() => this.send([watched], true));
+    this.flushing = this.flushing.then(async () => {
+      if (!(await this.send([watched], true))) await this.send([watched], true);
+    });
     return this.flushing;
   }
 
-  /** One flush; it never rejects, so a failed one leaves the next (and a run's last) to go on. */
-  private async send(runs: readonly Watched[], ended: boolean): Promise<void> {
+  /** One flush, true once written; it never rejects, so a failed one leaves the next (and a run's last) to go on. */
+  private async send(runs: readonly Watched[], ended: boolean): Promise<boolean> {
     try {
       await this.sendOrThrow(runs, ended);
       this.failing = false;
+      return true;
     } catch (error) {
       // Sent again with what comes next; the log file on this host has it all meanwhile.
       if (!this.failing)
         this.deps.log(`output stream: not written to the database (${String(error)}); retrying`);
       this.failing = true;
+      return false;
     }
   }
 
