@@ -1,12 +1,14 @@
 /**
  * The output stream on PostgreSQL (output-store.ts): a flush of every run of a host is one
- * statement. `r` unnests the rows; `ok` keeps those whose job is still held by the runner's
- * session at their attempt and epoch (the fence); `w` is each written run's first and newest byte
- * and the bytes to keep; `d` drops what the run's window no longer holds, the attempt's rows of
- * older runs that overlap its new bytes, and the job's earlier attempts; then the rows go in. A
- * row written again (a flush whose answer was lost) takes the newer bytes, and is not dropped by
- * `d`: one statement may not both delete and update a row. An empty row (a run's last flush with
- * nothing new) only trims.
+ * statement. `r` unnests the rows; `held` locks their jobs FOR SHARE, in id order, so a write
+ * racing a takeover (a requeue, a rescue, a cancel) waits for it and, under READ COMMITTED, checks
+ * the newest row: it commits before the takeover or writes nothing; `ok` keeps the rows whose job
+ * is still held by the runner's session at their attempt and epoch (the fence); `w` is each
+ * written run's first and newest byte and the bytes to keep; `d` drops what the run's window no
+ * longer holds, the attempt's rows of older runs that overlap its new bytes, and the job's earlier
+ * attempts; then the rows go in. A row written again (a flush whose answer was lost) takes the
+ * newer bytes, and is not dropped by `d`: one statement may not both delete and update a row. An
+ * empty row (a run's last flush with nothing new) only trims.
  */
 import type { OutputRead } from '../../core/output-stream.js';
 import { HELD_SQL } from '../job-guard.js';
@@ -16,8 +18,10 @@ import type { PgExecutor } from './executor.js';
 const APPEND = `WITH r AS (
   SELECT * FROM unnest($2::bigint[], $3::int[], $4::bigint[], $5::bigint[], $6::bytea[], $7::bigint[])
     AS r(job_id, attempt, epoch, start_byte, bytes, keep)
+), held AS (
+  SELECT id, attempt, epoch, session_id, status FROM jobs WHERE id = ANY($2::bigint[]) ORDER BY id FOR SHARE
 ), ok AS (
-  SELECT r.* FROM r JOIN jobs ON jobs.id = r.job_id
+  SELECT r.* FROM r JOIN held jobs ON jobs.id = r.job_id
   WHERE jobs.attempt = r.attempt AND jobs.epoch = r.epoch AND jobs.session_id = $1::bigint
     AND jobs.status IN ${HELD_SQL}
 ), w AS (
