@@ -8,7 +8,7 @@
 import type { OutputRead, OutputRow } from '../../core/output-stream.js';
 import { HELD_SQL } from '../job-guard.js';
 import type { OutputStore } from '../output-store.js';
-import type { SqliteExecutor } from './executor.js';
+import type { SqliteExecutor, Sync } from './executor.js';
 
 const HELD = `SELECT 1 AS held FROM jobs WHERE id = ? AND attempt = ? AND epoch = ? AND session_id = ?
   AND status IN ${HELD_SQL}`;
@@ -34,7 +34,8 @@ function byRun(rows: readonly OutputRow[]): OutputRow[][] {
   return [...runs.values()];
 }
 
-export function sqliteOutput(exec: SqliteExecutor): OutputStore['output'] {
+/** Written synchronously; the store lifts it with fromSync (executor.ts). */
+export function sqliteOutput(exec: SqliteExecutor): Sync<OutputStore['output']> {
   const append = (session: number, rows: readonly OutputRow[]): number[] => {
     const written: number[] = [];
     for (const run of byRun(rows)) {
@@ -57,28 +58,22 @@ export function sqliteOutput(exec: SqliteExecutor): OutputStore['output'] {
   };
   return {
     append: ({ session, rows }) =>
-      Promise.resolve(rows.length === 0 ? [] : exec.writeNotDurable(() => append(session, rows))),
-    read: ({ job, attempt, offset }): Promise<OutputRead> =>
-      Promise.resolve(
-        exec.read(() => {
-          const rows = exec.prepare(READ).all(job, attempt, offset) as {
-            start_byte: number;
-            bytes: Buffer;
-          }[];
-          const { size, epoch } = exec.prepare(END).get({ job, attempt }) as {
-            size: number;
-            epoch: number | null;
-          };
-          const run =
-            epoch === null
-              ? null
-              : {
-                  epoch,
-                  from: (exec.prepare(RUN_FROM).get({ job, attempt, epoch }) as { run_from: number })
-                    .run_from,
-                };
-          return { rows: rows.map((row) => ({ offset: row.start_byte, bytes: row.bytes })), size, run };
-        }),
-      ),
+      rows.length === 0 ? [] : exec.writeNotDurable(() => append(session, rows)),
+    read: ({ job, attempt, offset }): OutputRead =>
+      exec.read(() => {
+        const rows = exec.prepare(READ).all(job, attempt, offset) as { start_byte: number; bytes: Buffer }[];
+        const { size, epoch } = exec.prepare(END).get({ job, attempt }) as {
+          size: number;
+          epoch: number | null;
+        };
+        const run =
+          epoch === null
+            ? null
+            : {
+                epoch,
+                from: (exec.prepare(RUN_FROM).get({ job, attempt, epoch }) as { run_from: number }).run_from,
+              };
+        return { rows: rows.map((row) => ({ offset: row.start_byte, bytes: row.bytes })), size, run };
+      }),
   };
 }

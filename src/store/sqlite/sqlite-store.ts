@@ -123,7 +123,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     observe: fromSync(sqliteObserve(exec)),
     tokens: fromSync(sqliteTokens(exec)),
     runs: sqliteRuns(exec),
-    output: sqliteOutput(exec),
+    output: fromSync(sqliteOutput(exec)),
     github: sqliteGithub(exec),
   });
 }
