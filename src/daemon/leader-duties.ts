@@ -1,11 +1,12 @@
 /**
  * Work `baton up` does only while it leads, beside dispatch and sealing: duties handed in by the
  * composition root, so the daemon knows nothing of what they are (the GitHub backlog's sync and
- * label projector, src/github/), and auto-enqueue, which every leader runs. Each duty runs on its
- * own timer; a pass that fails is logged (once per new message) and tried again at the next tick;
- * a standby never runs one.
+ * label projector, src/github/), and auto-enqueue and the output stream's trim, which every leader
+ * runs. Each duty runs on its own timer; a pass that fails is logged (once per new message) and
+ * tried again at the next tick; a standby never runs one.
  */
 import { autoEnqueue } from '../coordinator/auto-enqueue.js';
+import { OUTPUT_KEEP_ENDED } from '../core/output-stream.js';
 import type { SessionId } from '../core/session.js';
 import type { Clock } from '../core/time.js';
 import type { Store } from '../store/store.js';
@@ -72,6 +73,24 @@ export function autoEnqueueDuty(store: Store, session: SessionId, log: (line: st
       const queued = await autoEnqueue(store, session);
       if (queued.length > 0)
         log(`auto-enqueue: queued ${queued.map((job) => `job ${job.id} (${job.key})`).join(', ')}`);
+    },
+  };
+}
+
+/** How often a leading `baton up` trims the output stream. */
+const OUTPUT_TRIM_EVERY_MS = 60_000;
+
+/**
+ * The output stream's trim while leading (docs/decisions/0029): every attempt no run holds keeps
+ * its last OUTPUT_KEEP_ENDED bytes (a cancelled run, or one taken over, never made its last flush),
+ * and jobs that ended before the log files' age limit (`--log-keep-days`) keep none.
+ */
+export function outputTrimDuty(store: Store, clock: Clock, keepMs: number): LeaderDuty {
+  return {
+    name: 'output trim',
+    everyMs: OUTPUT_TRIM_EVERY_MS,
+    run: async () => {
+      await store.output.trim({ keep: OUTPUT_KEEP_ENDED, endedBefore: clock.wallNow() - keepMs });
     },
   };
 }

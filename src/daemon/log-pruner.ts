@@ -9,7 +9,7 @@ import { Nap } from './nap.js';
 const PRUNE_INTERVAL_MS = 3600_000;
 export const LOG_KEEP_DAYS_DEFAULT = 14;
 export const LOG_KEEP_MB_DEFAULT = 2048;
-const LOG_KEEP_DEFAULT: LogPrunePolicy = {
+export const LOG_KEEP_DEFAULT: LogPrunePolicy = {
   maxAgeMs: LOG_KEEP_DAYS_DEFAULT * 86_400_000,
   maxBytes: LOG_KEEP_MB_DEFAULT * 1024 * 1024,
 };

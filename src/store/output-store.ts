@@ -19,6 +19,11 @@ export interface OutputReadParams {
   readonly offset: number;
 }
 
+export interface OutputTrimParams {
+  readonly keep: number;
+  readonly endedBefore: number;
+}
+
 export interface OutputStore {
   readonly output: {
     /**
@@ -34,5 +39,11 @@ export interface OutputStore {
     append(params: OutputAppendParams): Promise<readonly number[]>;
     /** The attempt's rows that end past `offset` (at most the window), by offset, and the stream's end. */
     read(params: OutputReadParams): Promise<OutputRead>;
+    /**
+     * The leader's trim: every attempt no run holds (its job ended, was cancelled or taken over, or
+     * is at a later attempt) keeps its last `keep` bytes (a row at a time), and the jobs that ended
+     * before `endedBefore` (ms) keep none. Answers the rows deleted.
+     */
+    trim(params: OutputTrimParams): Promise<number>;
   };
 }

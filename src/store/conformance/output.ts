@@ -110,6 +110,39 @@ export function exerciseOutput(harness: Harness): void {
         assert.ok(end + 4 - from >= OUTPUT_KEEP_ENDED);
       }));
 
+    test('the leader’s trim shrinks attempts no run holds, and drops jobs that ended long ago', () =>
+      withFixture(harness, async ({ store }) => {
+        const { session, job, term } = await givenRunning(store, 'a');
+        const mib = 'x'.repeat(OUTPUT_WINDOW);
+        await store.output.append({ session, rows: outputRows([run(job, 0, mib)]) });
+        const { job: other } = await store.jobs.enqueue({ key: 'b' });
+        const placed = await store.dispatch.place({ id: other.id, host: 'box-1', term });
+        assert.ok(placed.ok);
+        await store.jobs.start({ id: other.id, session, epoch: placed.job.epoch });
+        await store.output.append({ session, rows: outputRows([run(placed.job, 0, mib)]) });
+        const kept = async (id: number): Promise<number> => {
+          const read = await store.output.read({ job: id, attempt: 1, offset: 0 });
+          return read.size - (read.rows[0]?.offset ?? read.size);
+        };
+        const far = { keep: OUTPUT_KEEP_ENDED, endedBefore: 0 };
+        assert.equal(await store.output.trim(far), 0, 'both runs held: nothing trimmed');
+        // Taken over (its last flush never comes): attempt 1 is no run's any more.
+        const back = { id: job.id, session, epoch: job.epoch, reason: 'x', policy: POLICY };
+        assert.ok((await store.dispatch.requeue(back)).ok);
+        assert.ok((await store.output.trim(far)) > 0);
+        const left = await kept(job.id);
+        assert.ok(left >= OUTPUT_KEEP_ENDED && left < 2 * OUTPUT_KEEP_ENDED, `kept ${left}`);
+        assert.equal(await kept(other.id), OUTPUT_WINDOW, 'a held run keeps its window');
+        const guard = { id: other.id, session, epoch: placed.job.epoch };
+        assert.ok((await store.jobs.finish({ ...guard, status: 'done', exitCode: 0 })).ok);
+        const finishedAt = (await store.jobs.get(other.id))?.finishedAt ?? 0;
+        await store.output.trim({ keep: OUTPUT_KEEP_ENDED, endedBefore: finishedAt });
+        assert.ok((await kept(other.id)) > 0, 'ended at the limit, not before: kept');
+        await store.output.trim({ keep: OUTPUT_KEEP_ENDED, endedBefore: finishedAt + 1 });
+        assert.equal((await store.output.read({ job: other.id, attempt: 1, offset: 0 })).size, 0, 'dropped');
+        assert.equal(await kept(job.id), left, 'a job not ended keeps its last bytes');
+      }));
+
     test('refuses a write of a stale epoch or another session, and a later attempt drops the earlier one', () =>
       withFixture(harness, async ({ store }) => {
         const { session, job, term } = await givenRunning(store);
