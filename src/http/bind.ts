@@ -11,10 +11,19 @@ export const HTTP_DEFAULT = '127.0.0.1:7070';
 export interface Bind {
   readonly host: string;
   readonly port: number;
+  /**
+   * Whether a taken port moves the server to the next free one: only for the default, which no
+   * one named. A port the user named that is taken is refused (exit 3), so that a scraper or a
+   * BATON_URL set for it never reaches another process.
+   */
+  readonly nextIfTaken?: boolean;
 }
 
-/** `host:port`, `:port` or `[::1]:port`; the host defaults to 127.0.0.1. */
-export function parseBind(text: string): Bind {
+/**
+ * `host:port`, `:port` or `[::1]:port`; the host defaults to 127.0.0.1. `nextIfTaken`: the
+ * default's rule (Bind.nextIfTaken).
+ */
+export function parseBind(text: string, nextIfTaken = false): Bind {
   const match = /^(?:\[([0-9a-fA-F:.]+)\]|([A-Za-z0-9.-]*)):(\d{1,5})$/.exec(text.trim());
   const port = Number(match?.[3]);
   if (match === null || !Number.isInteger(port) || port > 65535) {
@@ -24,7 +33,7 @@ export function parseBind(text: string): Bind {
     );
   }
   const host = match[1] ?? (match[2] === undefined || match[2] === '' ? '127.0.0.1' : match[2]);
-  return { host, port };
+  return { host, port, nextIfTaken };
 }
 
 export interface HttpServer {

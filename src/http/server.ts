@@ -1,14 +1,15 @@
 /**
  * Serves the HTTP surface (app.ts) for `baton serve` and `baton up`. Binds 127.0.0.1:7070 by
  * default; a bind that is not loopback is refused unless every request needs a token
- * (`--auth required`). When the port is taken, the next free one is taken instead and said so.
+ * (`--auth required`). When the default port is taken, the next free one is taken instead and said
+ * so; a port the user named that is taken is refused (ConflictError, exit 3), and nothing is served.
  */
 import type { Hono } from 'hono';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
 import { Registry } from 'prom-client';
-import { InvalidInputError } from '../core/errors.js';
+import { ConflictError, InvalidInputError, type BatonError } from '../core/errors.js';
 import { Coordinator } from '../coordinator/coordinator.js';
 import type { Store } from '../store/store.js';
 import { timedStore } from '../store/timed.js';
@@ -96,8 +97,8 @@ export async function serveHttp(metered: MeteredStore, options: ServeOptions): P
       break;
     } catch (error) {
       const code = (error as { code?: unknown }).code;
-      if (code !== 'EADDRINUSE' || options.bind.port === 0 || tries >= PORT_TRIES)
-        throw bindError(options.bind, port, error);
+      const moveOn = options.bind.nextIfTaken === true && options.bind.port !== 0 && tries < PORT_TRIES;
+      if (code !== 'EADDRINUSE' || !moveOn) throw bindError(options.bind, port, error);
       port++;
     }
   }
@@ -130,8 +131,14 @@ function listen(server: Server, host: string, port: number): Promise<void> {
   });
 }
 
-function bindError(bind: Bind, port: number, error: unknown): InvalidInputError {
+function bindError(bind: Bind, port: number, error: unknown): BatonError {
   const code = (error as { code?: unknown }).code;
+  if (code === 'EADDRINUSE' && bind.nextIfTaken !== true) {
+    return new ConflictError(
+      `cannot serve HTTP on ${bind.host}:${bind.port}: another process listens on port ${bind.port}`,
+      `see which with \`ss -ltnp 'sport = :${bind.port}'\`; stop it, or name a free port with --http host:port`,
+    );
+  }
   const why = code === 'EADDRINUSE' ? `ports ${bind.port} to ${port} are taken` : (error as Error).message;
   return new InvalidInputError(
     `cannot serve HTTP on ${bind.host}: ${why}`,

@@ -32,7 +32,11 @@ export function parseHttpFlags(flags: HttpFlags): { bind: Bind | null; auth: Aut
   const auth: AuthMode =
     flags.auth === undefined ? 'reads-open' : validateOneOf('--auth', flags.auth, ['required'] as const);
   if (flags.http === false) return { bind: null, auth };
-  return { bind: parseBind(typeof flags.http === 'string' ? flags.http : HTTP_DEFAULT), auth };
+  // A port the user names is that port or nothing; the default moves on to the next free one.
+  return {
+    bind: typeof flags.http === 'string' ? parseBind(flags.http) : parseBind(HTTP_DEFAULT, true),
+    auth,
+  };
 }
 
 /**
@@ -60,7 +64,10 @@ export function registerServe(program: Command): void {
   const serve = program
     .command('serve')
     .description('serve the HTTP API, the dashboard and /metrics (no runner, no dispatcher)')
-    .option('--http <host:port>', `where to listen (default ${HTTP_DEFAULT}; the next free port if taken)`)
+    .option(
+      '--http <host:port>',
+      `where to listen (default ${HTTP_DEFAULT}, or the next free port; a named port that is taken: exit 3)`,
+    )
     .option('--auth <mode>', '`required`: reads need a token too (needed to bind beyond loopback)')
     .option('--github <repo>', "accept owner/repo's GitHub webhook (needs GITHUB_WEBHOOK_SECRET)")
     .option(
@@ -87,7 +94,7 @@ export function registerServe(program: Command): void {
       // output of every run it finds there, and says where the output is for the others.
       const dashboard = { logDir: joinPath(stateDir(cmd.optsWithGlobals<GlobalOptions>()), 'logs') };
       const server = await serveHttpLazily(metered, {
-        bind: bind ?? parseBind(HTTP_DEFAULT),
+        bind: bind ?? parseBind(HTTP_DEFAULT, true),
         auth,
         routes,
         dashboard,

@@ -252,7 +252,7 @@ function upFlags(upCommand: Command): Command {
     )
     .option(
       '--http <host:port>',
-      'serve the API and dashboard here (default 127.0.0.1:7070; next free port if taken)',
+      'serve the API and dashboard here (default 127.0.0.1:7070, else the next free port; a named one taken: exit 3)',
     )
     .option('--no-http', 'serve no HTTP')
     .option('--auth <mode>', '`required`: reads need a token too (needed to bind beyond loopback)')
