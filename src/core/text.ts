@@ -93,3 +93,11 @@ export function escapeJsonText(json: string): string {
       .join(''),
   );
 }
+
+/**
+ * A value as one shell word for an advice line a person copies (`baton up --host box-1`): as is
+ * when it holds only characters no shell treats specially, else single-quoted.
+ */
+export function shellWord(value: string): string {
+  return /^[A-Za-z0-9._:@/+=,%-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
+}

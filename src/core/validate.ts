@@ -108,6 +108,21 @@ export function validateName(what: string, value: unknown): string {
   return value;
 }
 
+/**
+ * The name a `baton up` gives its host: a name as validateName takes it, without spaces, since it
+ * is typed in commands (`baton up --host`, `baton host enable`) and printed in their advice.
+ */
+export function validateHostName(value: unknown): string {
+  const name = validateName('host', value);
+  if (/\s/.test(name)) {
+    throw new InvalidInputError(
+      `host ${JSON.stringify(name)} contains a space`,
+      'give a host name without spaces, such as box-1 (task keys take none either)',
+    );
+  }
+  return name;
+}
+
 export function validateLabels(labels: readonly unknown[]): string[] {
   if (labels.length > LABEL_COUNT_MAX) {
     throw new InvalidInputError(`${labels.length} labels given; the limit is ${LABEL_COUNT_MAX}`);

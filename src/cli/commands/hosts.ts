@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { diskLow } from '../../core/disk.js';
 import { ramAvailableMb } from '../../core/capacity.js';
 import { age } from '../../core/host-liveness.js';
+import { shellWord } from '../../core/text.js';
 import type { JudgedHost } from '../../coordinator/cluster.js';
 import { cell, iso, table } from '../output.js';
 import type { CliApi } from '../remote-api.js';
@@ -76,7 +77,8 @@ function judgedNotes(hosts: readonly JudgedHost[]): string[] {
         host.liveness === 'silent'
           ? `has not reported for ${age(host.lastReportAgeMs)}: its \`baton up\` is dead or paused${jobs}`
           : `is down: its \`baton up\` stopped or was rescued`;
-      return `host ${host.name} ${what} — start \`baton up --host ${host.name}\` on that machine to serve it again`;
+      const start = `baton up --host ${shellWord(host.name)}`;
+      return `host ${host.name} ${what} — start \`${start}\` on that machine to serve it again`;
     });
 }
 

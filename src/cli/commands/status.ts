@@ -62,12 +62,16 @@ function hostLines({ hosts }: FleetStatus): string[] {
   const live = enabled.filter((host) => host.liveness === 'live');
   const busy = live.reduce((sum, host) => sum + host.jobsActive, 0);
   const slots = live.reduce((sum, host) => sum + host.slotsMax, 0);
-  const standby = hosts.length - enabled.length;
+  // A warm standby is a disabled host whose `baton up` runs: one that is silent or down is no standby.
+  const disabled = hosts.filter((host) => !host.enabled);
+  const standby = disabled.filter((host) => host.liveness === 'live').length;
+  const off = disabled.length - standby;
   const parts = [
     `${count('live')} live`,
     ...(count('silent') > 0 ? [`${count('silent')} silent`] : []),
     ...(count('down') > 0 ? [`${count('down')} down`] : []),
     ...(standby > 0 ? [`${standby} in warm standby`] : []),
+    ...(off > 0 ? [`${off} disabled and not serving`] : []),
   ];
   const summary = `${parts.join(', ')}; ${busy}/${slots} slots busy`;
   const notServed = enabled.filter((host) => host.liveness !== 'live');

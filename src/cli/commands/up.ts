@@ -10,7 +10,7 @@ import { validateCommand } from '../../coordinator/inputs.js';
 import { InvalidInputError } from '../../core/errors.js';
 import { defaultStaleAfterMs, validateHeartbeatWindows } from '../../core/heartbeat-windows.js';
 import { STALL_ACTION_DEFAULT, STALL_ACTIONS, STALL_AFTER_MS_DEFAULT } from '../../core/progress.js';
-import { validateInteger, validateName, validateOneOf, RAM_MB_MAX } from '../../core/validate.js';
+import { validateInteger, validateHostName, validateOneOf, RAM_MB_MAX } from '../../core/validate.js';
 import { CONTAINMENT_CHOICES } from '../../core/containment.js';
 import { validateAgentEnvName } from '../../daemon/agent-env.js';
 import { agentUidsOf } from '../../os/agent-uid.js';
@@ -131,7 +131,7 @@ function parseUpFlags(flags: UpFlags, globals: GlobalOptions): UpOptions {
   const state = stateDir(globals);
   return {
     dbUrl: absoluteDbUrl(dbUrl(globals), process.cwd()),
-    host: validateName('host', flags.host ?? hostname()),
+    host: validateHostName(flags.host ?? hostname()),
     leaseTtlMs,
     retryIntervalMs: seconds(
       '--retry-interval',

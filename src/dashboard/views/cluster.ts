@@ -53,7 +53,7 @@ function hostRow(host: HostRow, apiBase: string): Html {
   const target = `${apiBase}/v1/hosts/${encodeURIComponent(host.name)}/${action}`;
   return html`<tr>
     <th scope="row">${host.name}</th>
-    <td>${host.enabled ? 'enabled' : 'warm standby'}</td>
+    <td>${host.enabled ? 'enabled' : host.liveness === 'live' ? 'warm standby' : 'disabled'}</td>
     <td>${host.ramTotalMb} MB</td>
     <td>${host.ramReservedMb} MB</td>
     <td>${host.ramFreeMb} MB (${free} MB for new jobs)</td>

@@ -1,0 +1,34 @@
+/** The dashboard's Hosts view, rendered from host rows as the views read them. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { HostRow } from '../deps.js';
+import { hostsView } from './cluster.js';
+
+function row(name: string, enabled: boolean, liveness: HostRow['liveness']): HostRow {
+  return {
+    name,
+    enabled,
+    liveness,
+    heartbeatAt: 0,
+    lastReportAgeMs: 1_000,
+    session: liveness === 'down' ? null : 1,
+    ramTotalMb: 4_000,
+    ramReservedMb: 512,
+    ramFreeMb: 20_000,
+    slotsMax: 2,
+    jobsActive: 0,
+    ramPromisedMb: 0,
+    ramPendingMb: 0,
+    running: [],
+  };
+}
+
+const cells = async (host: HostRow): Promise<string[]> =>
+  [...String(await hostsView([host], '')).matchAll(/<td>([^<]*)<\/td>/g)].map((match) => match[1] ?? '');
+
+test('a disabled host is a warm standby only while its baton up runs', async () => {
+  assert.equal((await cells(row('spare', false, 'live')))[0], 'warm standby');
+  assert.equal((await cells(row('gone', false, 'down')))[0], 'disabled');
+  assert.equal((await cells(row('paused', false, 'silent')))[0], 'disabled');
+  assert.equal((await cells(row('box', true, 'down')))[0], 'enabled');
+});
