@@ -4,8 +4,9 @@
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { openStore } from '../store/open.js';
 import { localOnly, repoRoot, stopServers, type Run } from '../../test/support/cli.js';
 import { assertOneErrorLine, describeCli } from '../../test/support/cli-suite.js';
@@ -23,6 +24,27 @@ function up(db: string, ...args: string[]): Promise<Run> {
       done({ code, stdout, stderr });
     });
   });
+}
+
+/** `baton up ...args` on `db` until its output matches `until` (then SIGTERM), or it exits: its output. */
+function upUntil(db: string, until: RegExp, ...args: string[]): Promise<string> {
+  const env: NodeJS.ProcessEnv = { ...process.env, BATON_DB: db };
+  for (const name of ['BATON_URL', 'BATON_TOKEN', 'BATON_DEBUG']) delete env[name];
+  const child = spawn(process.execPath, [join(repoRoot(), 'bin', 'baton.js'), 'up', ...args], { env });
+  let out = '';
+  const seen = (data: Buffer): void => {
+    out += data.toString();
+    if (until.test(out)) child.kill('SIGTERM');
+  };
+  child.stdout.on('data', seen);
+  child.stderr.on('data', seen);
+  const stop = setTimeout(() => child.kill('SIGTERM'), 20_000);
+  return new Promise((done) =>
+    child.on('close', () => {
+      clearTimeout(stop);
+      done(out);
+    }),
+  );
 }
 
 /** Registers host `name` for a daemon session of its own, disabled or not; ends that session when `down`. */
@@ -75,4 +97,60 @@ describeCli('baton after a fresh-eyes walk', ({ setup, mode }) => {
     assert.equal(hosts.code, 0, hosts.stderr);
     assert.match(hosts.stdout, /start `baton up --host 'old box'` on that machine/);
   });
+
+  test(
+    'baton up takes a duration wherever it takes a time, a bare number still seconds',
+    {
+      skip: localOnly(mode, 'baton up runs against the database'),
+    },
+    async () => {
+      const t = await setup();
+      const flags = ['--host', 'box-1', '--no-http', '--lease-ttl', '3s', '--heartbeat-interval', '500ms'];
+      const said = await upUntil(
+        t.db,
+        /joined as session/,
+        ...flags,
+        '--stale-after',
+        '2s',
+        '--retry-interval',
+        '1',
+        '--log-keep-days',
+        '12h',
+      );
+      assert.match(said, /baton up on box-1: lease TTL 3000 ms, heartbeat 500 ms/);
+      assert.match(said, /joined as session \d+ on host box-1/);
+    },
+  );
+
+  test(
+    'baton up refuses --slots 0, a --ram-mb not above the reserve and a time it cannot read: exit 2, no file',
+    {
+      skip: localOnly(mode, 'baton up runs against the database'),
+    },
+    async () => {
+      const t = await setup();
+      // On SQLite a path with no file yet, which a refused baton up must not make.
+      const sqlite = !t.db.startsWith('postgres');
+      const never = sqlite ? join(dirname(t.db), 'never.db') : t.db;
+      for (const [args, message] of [
+        [
+          ['--slots', '0'],
+          /^baton: --slots 0 leaves the host no slot for any job — give 1 or more; .*--standby$/,
+        ],
+        [
+          ['--ram-mb', '10'],
+          /^baton: --ram-mb 10 is not above --reserved-mb 512: no job could ever be given RAM/,
+        ],
+        [['--ram-mb', '1000', '--reserved-mb', '1000'], /--ram-mb 1000 is not above --reserved-mb 1000/],
+        [
+          ['--stale-after', '2 weeks'],
+          /^baton: --stale-after must be a duration such as 8h, 90m or 30s, got "2 weeks"/,
+        ],
+      ] as const) {
+        const run = await up(never, '--host', 'box-1', '--no-http', ...args);
+        assert.match(assertOneErrorLine(run, 2, args.join(' ')), message);
+        if (sqlite) assert.equal(existsSync(never), false, `no database file made for ${args.join(' ')}`);
+      }
+    },
+  );
 });

@@ -194,16 +194,16 @@ function durationText(ms: number): string {
 }
 
 /**
- * A duration such as `8h`, `90m`, `30s`, `1.5h`, `2d` or a bare number of seconds, in
- * milliseconds within [minMs, maxMs].
+ * A duration such as `8h`, `90m`, `30s`, `500ms`, `1.5h`, `2d` or a bare number of seconds (`15`,
+ * `0.5`, `.5`), in milliseconds within [minMs, maxMs].
  */
 export function validateDuration(what: string, value: unknown, minMs: number, maxMs: number): number {
   const text = typeof value === 'number' ? String(value) : value;
-  const match = typeof text === 'string' ? /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(text) : null;
+  const match = typeof text === 'string' ? /^\s*(\d+(?:\.\d+)?|\.\d+)\s*(ms|s|m|h|d)?\s*$/.exec(text) : null;
   if (match === null) {
     throw new InvalidInputError(
       `${what} must be a duration such as 8h, 90m or 30s, got ${JSON.stringify(value)}`,
-      'write a number followed by s, m, h or d',
+      'write a number followed by ms, s, m, h or d (a bare number is seconds)',
     );
   }
   const ms = Math.round(Number(match[1]) * (DURATION_UNIT_MS[match[2] ?? 's'] ?? 1000));

@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import type { CommitCheck } from '../../coordinator/commit-audit.js';
-import { InvalidInputError } from '../../core/errors.js';
+import { validateDuration } from '../../core/validate.js';
 import { Exit } from '../exit-codes.js';
 import { withCoordinator } from '../run.js';
 
@@ -14,13 +14,9 @@ interface CommitsOptions {
   readonly all?: boolean;
 }
 
+/** A duration (`5s`, `2m`; a bare number is seconds) from 0 to a day. */
 function slackMs(raw: string | undefined): number {
-  if (raw === undefined) return 5_000;
-  const seconds = Number(raw);
-  if (!Number.isFinite(seconds) || seconds < 0 || seconds > 86_400) {
-    throw new InvalidInputError(`--slack must be seconds between 0 and 86400, got ${JSON.stringify(raw)}`);
-  }
-  return Math.round(seconds * 1000);
+  return raw === undefined ? 5_000 : validateDuration('--slack', raw, 0, 86_400_000);
 }
 
 function line(check: CommitCheck): string {
@@ -35,7 +31,7 @@ export function registerAuditCommits(audit: Command): void {
     .description("check commits' Baton-* trailers against the ledger; list those without or impossible")
     .argument('<repo-dir>', 'a git checkout')
     .argument('[rev-range]', 'what to check, as for git log (default HEAD)')
-    .option('--slack <seconds>', "clock slack around a claim's grant and release (default 5)")
+    .option('--slack <duration>', "clock slack around a claim's grant and release (default 5)")
     .option('--all', 'list every commit, also those whose trailers check out')
     .action((dir: string, range: string | undefined, options: CommitsOptions, cmd: Command) =>
       withCoordinator(cmd, async (baton, out) => {

@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { mcpConfig } from '../../agents/mcp/config.js';
 import { installedBatonBin } from '../../coordinator/guard.js';
-import { InvalidInputError } from '../../core/errors.js';
+import { validateDuration } from '../../core/validate.js';
 import { systemClock } from '../../daemon/clock.js';
 import { withoutPassword } from '../../core/redact.js';
 import { absoluteDbUrl } from '../../store/open.js';
@@ -28,7 +28,7 @@ export function registerMcp(program: Command): void {
       '--print-config <client>',
       'print the config snippet for claude, codex or cursor (with --json: as JSON), and exit',
     )
-    .option('--heartbeat-interval <seconds>', "how often the server's session heartbeats (default 2)")
+    .option('--heartbeat-interval <duration>', "how often the server's session heartbeats (default 2)")
     .addHelpText(
       'after',
       [
@@ -73,15 +73,9 @@ export function registerMcp(program: Command): void {
     });
 }
 
+/** A duration (`2s`, `500ms`; a bare number is seconds) from 0.1 s to an hour. */
 function intervalMs(raw: string | undefined): number {
-  if (raw === undefined) return 2000;
-  const seconds = Number(raw);
-  if (!Number.isFinite(seconds) || seconds < 0.1 || seconds > 3600) {
-    throw new InvalidInputError(
-      `--heartbeat-interval must be 0.1 to 3600 seconds, got ${JSON.stringify(raw)}`,
-    );
-  }
-  return Math.round(seconds * 1000);
+  return raw === undefined ? 2000 : validateDuration('--heartbeat-interval', raw, 100, 3_600_000);
 }
 
 function batonVersion(): string {

@@ -7,10 +7,9 @@ import type { Command } from 'commander';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { validateCommand } from '../../coordinator/inputs.js';
-import { InvalidInputError } from '../../core/errors.js';
 import { defaultStaleAfterMs, validateHeartbeatWindows } from '../../core/heartbeat-windows.js';
 import { STALL_ACTION_DEFAULT, STALL_ACTIONS, STALL_AFTER_MS_DEFAULT } from '../../core/progress.js';
-import { validateInteger, validateHostName, validateOneOf, RAM_MB_MAX } from '../../core/validate.js';
+import { validateDuration, validateHostName, validateOneOf } from '../../core/validate.js';
 import { CONTAINMENT_CHOICES } from '../../core/containment.js';
 import { validateAgentEnvName } from '../../daemon/agent-env.js';
 import { agentUidsOf } from '../../os/agent-uid.js';
@@ -26,10 +25,10 @@ import { existsSync } from 'node:fs';
 import { jsonText, terminalText } from '../output.js';
 import { collect, dbUrl, stateDir, withStore, type GlobalOptions } from '../run.js';
 import { servingLine } from '../../http/bind.js';
+import { capacityOf, logOptions } from './up-amounts.js';
 import { ledgerOptions } from './up-ledger.js';
 import { meterStoreLazily, parseHttpFlags, serveHttpLazily, type HttpFlags } from './serve.js';
 
-import { validateDuration } from '../../core/validate.js';
 import {
   backlogFrom,
   checkGithubFlags,
@@ -68,50 +67,12 @@ interface UpFlags extends HttpFlags, GithubFlags {
   readonly logKeepMb?: string;
 }
 
-/** Seconds from the command line (fractions allowed) to milliseconds. */
+/**
+ * A duration from the command line (`2s`, `500ms`, `1m`; a bare number is seconds, fractions
+ * allowed, as these flags always took) to milliseconds: a millisecond at least, `maxS` at most.
+ */
 function seconds(what: string, raw: string | undefined, fallbackMs: number, maxS = 3600): number {
-  if (raw === undefined) return fallbackMs;
-  const given = Number(raw);
-  // A millisecond at least: 0.0001 s would round to none.
-  if (!Number.isFinite(given) || given < 0.001 || given > maxS) {
-    throw new InvalidInputError(
-      `${what} must be a number of seconds from 0.001 to ${maxS}, got ${JSON.stringify(raw)}`,
-      'e.g. 15 or 0.5',
-    );
-  }
-  return Math.round(given * 1000);
-}
-
-/** A positive amount from the command line (fractions allowed), times `unit`. */
-function amount(
-  what: string,
-  raw: string | undefined,
-  fallback: number,
-  unit: number,
-  example: string,
-): number {
-  if (raw === undefined) return fallback * unit;
-  const parsed = Number(raw);
-  if (raw.trim() === '' || !Number.isFinite(parsed) || parsed <= 0 || parsed > 1e9) {
-    throw new InvalidInputError(
-      `${what} must be a number above 0, got ${JSON.stringify(raw)}`,
-      `e.g. ${example}`,
-    );
-  }
-  return Math.round(parsed * unit);
-}
-
-const MB = 1024 * 1024;
-
-/** The cap of each job's log and how long and how much of the logs are kept. */
-function logOptions(flags: UpFlags): Pick<UpOptions, 'logMaxBytes' | 'logKeep'> {
-  return {
-    logMaxBytes: amount('--log-max-mb', flags.logMaxMb, LOG_MAX_MB_DEFAULT, MB, '32 or 0.5'),
-    logKeep: {
-      maxAgeMs: amount('--log-keep-days', flags.logKeepDays, LOG_KEEP_DAYS_DEFAULT, 86_400_000, '14'),
-      maxBytes: amount('--log-keep-mb', flags.logKeepMb, LOG_KEEP_MB_DEFAULT, MB, '2048'),
-    },
-  };
+  return raw === undefined ? fallbackMs : validateDuration(what, raw, 1, maxS * 1000);
 }
 
 function parseUpFlags(flags: UpFlags, globals: GlobalOptions): UpOptions {
@@ -142,13 +103,7 @@ function parseUpFlags(flags: UpFlags, globals: GlobalOptions): UpOptions {
     staleAfterMs,
     pollIntervalMs: Math.min(UP_DEFAULTS.pollIntervalMs, heartbeatIntervalMs),
     recoveryIntervalMs: Math.min(UP_DEFAULTS.recoveryIntervalMs, heartbeatIntervalMs),
-    slotsMax:
-      flags.slots === undefined ? UP_DEFAULTS.slotsMax : validateInteger('--slots', flags.slots, 0, 1000),
-    ramTotalMb: flags.ramMb === undefined ? null : validateInteger('--ram-mb', flags.ramMb, 1, RAM_MB_MAX),
-    ramReservedMb:
-      flags.reservedMb === undefined
-        ? UP_DEFAULTS.ramReservedMb
-        : validateInteger('--reserved-mb', flags.reservedMb, 0, RAM_MB_MAX),
+    ...capacityOf(flags),
     standby: flags.standby === true,
     agentCommand: flags.agentCommand === undefined ? null : validateCommand(flags.agentCommand),
     containment: validateOneOf('--containment', flags.containment ?? 'auto', CONTAINMENT_CHOICES),
@@ -179,7 +134,7 @@ function logFlags(command: Command): Command {
       `cap of each job's log: its head and tail are kept, the middle cut (default ${LOG_MAX_MB_DEFAULT})`,
     )
     .option(
-      '--log-keep-days <days>',
+      '--log-keep-days <days|duration>',
       `job logs older than this are pruned (default ${LOG_KEEP_DAYS_DEFAULT})`,
     )
     .option(
@@ -199,11 +154,11 @@ export function registerUp(program: Command): void {
 function upFlags(upCommand: Command): Command {
   return upCommand
     .option('--host <name>', "this host's name (default the machine's hostname); one runner per name")
-    .option('--lease-ttl <seconds>', 'dispatcher lease TTL; renewed every third of it (default 15)')
-    .option('--retry-interval <seconds>', 'how often a standby tries to take the lease (default 2)')
-    .option('--heartbeat-interval <seconds>', 'heartbeat period of this runner and its agents (default 2)')
+    .option('--lease-ttl <duration>', 'dispatcher lease TTL, renewed every third (default 15; or 15s, 500ms)')
+    .option('--retry-interval <duration>', 'how often a standby tries to take the lease (default 2)')
+    .option('--heartbeat-interval <duration>', 'heartbeat period of this runner and its agents (default 2)')
     .option(
-      '--stale-after <seconds>',
+      '--stale-after <duration>',
       'silence after which a session is rescued (default 10); at least 3.5 heartbeat intervals + 0.25',
     )
     .option('--slots <n>', 'most jobs this host runs at once')
@@ -214,7 +169,7 @@ function upFlags(upCommand: Command): Command {
       'make the host a warm standby: no work until `baton host enable` (without it, keep the flag)',
     )
     .option(
-      '--stall-after <seconds>',
+      '--stall-after <duration>',
       'a running job with no progress for this long is stalled (default 900)',
     )
     .option(
@@ -243,7 +198,7 @@ function upFlags(upCommand: Command): Command {
       'seal the ledger while leading, with this key (default .baton/ledger.key if present)',
     )
     .option(
-      '--seal-interval <seconds>',
+      '--seal-interval <duration>',
       'how often the leader seals the ledger (default 2; every 0.1 s while writers keep it busy)',
     )
     .option(
