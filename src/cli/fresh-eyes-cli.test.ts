@@ -48,7 +48,13 @@ function upUntil(db: string, until: RegExp, ...args: string[]): Promise<string> 
 }
 
 /** Registers host `name` for a daemon session of its own, disabled or not; ends that session when `down`. */
-async function hostOf(db: string, name: string, enabled: boolean, down: boolean): Promise<void> {
+async function hostOf(
+  db: string,
+  name: string,
+  enabled: boolean,
+  down: boolean,
+  budgetMb = 8_000,
+): Promise<void> {
   const store = await openStore(db, { intent: 'use' });
   try {
     const session = await store.sessions.start({ kind: 'daemon', host: name, pid: 1, ttlMs: 3_600_000 });
@@ -56,9 +62,9 @@ async function hostOf(db: string, name: string, enabled: boolean, down: boolean)
       name,
       session: session.id,
       enabled,
-      ramTotalMb: 8_000,
+      ramTotalMb: budgetMb,
       ramReservedMb: 512,
-      ramFreeMb: 8_000,
+      ramFreeMb: 20_000,
       slotsMax: 2,
     });
     if (down) await store.sessions.end(session.id);
@@ -153,4 +159,19 @@ describeCli('baton after a fresh-eyes walk', ({ setup, mode }) => {
       }
     },
   );
+
+  test('baton hosts labels a RAM budget below the free RAM so the two do not contradict', async () => {
+    const t = await setup();
+    await hostOf(t.db, 'small', true, false, 4_000);
+    const hosts = await t.run('hosts');
+    assert.equal(hosts.code, 0, hosts.stderr);
+    const [header, row] = hosts.stdout.split('\n').map((line) => line.trim().split(/\s+/));
+    const cell = (name: string): string | undefined => row?.[header?.indexOf(name) ?? -1];
+    // The budget (--ram-mb) is 4000 MB; the machine has 20000 free; placement offers 4000 - 512.
+    assert.deepEqual(
+      ['RAM_BUDGET', 'RESERVED', 'MACHINE_FREE', 'AVAILABLE'].map(cell),
+      ['4000', '512', '20000', '3488'],
+      hosts.stdout,
+    );
+  });
 });

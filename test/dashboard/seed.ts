@@ -27,7 +27,8 @@ export async function seedFleet(store: Store, logDir: string): Promise<Seeded> {
       slotsMax: 4,
     });
   await host('box-1', daemon.id, true);
-  const standby = await store.sessions.start({ kind: 'daemon', host: 'box-2', pid: 4200 });
+  // Live for the whole test: a disabled host is shown as a warm standby only while its runner is.
+  const standby = await store.sessions.start({ kind: 'daemon', host: 'box-2', pid: 4200, ttlMs: 3_600_000 });
   await host('box-2', standby.id, false);
   const lease = await store.leases.acquire({
     name: 'dispatcher',

@@ -16,12 +16,17 @@ function diskCell(freeMb: number | null, totalMb: number | null): string {
   return `${freeMb}${diskLow(freeMb, totalMb) ? ' LOW' : ''}`;
 }
 
+/**
+ * RAM_BUDGET is what the host offers jobs in all (`--ram-mb`, else the machine's total) and
+ * MACHINE_FREE what the kernel says is free, which may be more than a budget set lower; AVAILABLE
+ * is what placement uses, the lesser of the two after the reserve and what is promised.
+ */
 const HOST_COLUMNS = [
   'HOST',
   'STATE',
-  'RAM_TOTAL',
+  'RAM_BUDGET',
   'RESERVED',
-  'FREE',
+  'MACHINE_FREE',
   'AVAILABLE',
   'JOBS',
   'CONTAINMENT',

@@ -32,3 +32,10 @@ test('a disabled host is a warm standby only while its baton up runs', async () 
   assert.equal((await cells(row('paused', false, 'silent')))[0], 'disabled');
   assert.equal((await cells(row('box', true, 'down')))[0], 'enabled');
 });
+
+test('the RAM columns say budget and free on the machine, with what new jobs get', async () => {
+  const page = String(await hostsView([row('small', true, 'live')], ''));
+  assert.match(page, /<th scope="col">RAM budget<\/th>/);
+  assert.match(page, /<th scope="col">Free on the machine \(for new jobs\)<\/th>/);
+  assert.match(page, /<td>20000 MB \(3488 MB for new jobs\)<\/td>/);
+});

@@ -77,9 +77,9 @@ export function hostsView(hosts: readonly HostRow[], apiBase: string): Html {
     [
       'Host',
       'State',
-      'RAM total',
+      'RAM budget',
       'Reserved',
-      'Free',
+      'Free on the machine (for new jobs)',
       'Slots used',
       'Running jobs',
       'Last report',
