@@ -174,4 +174,34 @@ describeCli('baton after a fresh-eyes walk', ({ setup, mode }) => {
       hosts.stdout,
     );
   });
+
+  test(
+    'a recovery that rescued no session says so instead of "rescued sessions []"',
+    {
+      skip: localOnly(mode, 'baton up runs against the database'),
+    },
+    async () => {
+      const t = await setup();
+      const s = await t.session('--ttl', '1h');
+      await t.json(0, 'enqueue', 'pulled', '--command', 'true');
+      const { jobs } = await t.json<{ jobs: { id: number }[] }>(
+        0,
+        'job',
+        'next',
+        '--session',
+        s,
+        '--batch',
+        '1',
+        '--lease',
+        '1s',
+      );
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      // Its session lives on (1 h TTL); its lease passed: the leader takes the job back.
+      const said = await upUntil(t.db, /requeued \[/, '--host', 'box-1', '--no-http');
+      const took = 'took back jobs whose session had already ended or whose lease passed';
+      const id = String(jobs[0]?.id);
+      assert.ok(said.includes(`${took} (no session rescued): requeued [${id}], failed []`), said);
+      assert.doesNotMatch(said, /rescued sessions \[\]/);
+    },
+  );
 });

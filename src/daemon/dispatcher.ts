@@ -268,3 +268,14 @@ function refusedReason(
       return assertNever(row);
   }
 }
+
+/**
+ * What a recovery pass did. Jobs are taken back from sessions it rescued (silent past their TTL)
+ * and from sessions already ended without handing theirs on (a host's earlier runner, taken over)
+ * or whose pull lease passed: a pass of only the latter rescued no session, and says so.
+ */
+export function rescueLine(rescue: RescueReport): string {
+  const jobs = `requeued [${rescue.jobsRequeued.join(', ')}], failed [${rescue.jobsFailed.join(', ')}]`;
+  if (rescue.sessions.length > 0) return `rescued sessions [${rescue.sessions.join(', ')}]: ${jobs}`;
+  return `took back jobs whose session had already ended or whose lease passed (no session rescued): ${jobs}`;
+}

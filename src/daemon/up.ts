@@ -18,7 +18,7 @@ import { readMemory } from '../os/memory.js';
 import { makeStatePrivate } from '../os/private-state.js';
 import { parseDbUrl } from '../store/open.js';
 import type { Store } from '../store/store.js';
-import { Dispatcher } from './dispatcher.js';
+import { Dispatcher, rescueLine } from './dispatcher.js';
 import { LeaderElector } from './leader-elector.js';
 import type { StallPolicy } from './run-progress.js';
 import { runnerFor } from './runner-for.js';
@@ -355,12 +355,7 @@ function leadership(
   dispatcher.on('skipped', (job, error) =>
     log(`job ${job.id} ${job.key}: SKIPPED workspace_unresolved: ${error.message}; fix: ${error.hint ?? ''}`),
   );
-  dispatcher.on('rescued', (rescue) =>
-    log(
-      `rescued sessions [${rescue.sessions.join(', ')}]: ` +
-        `requeued [${rescue.jobsRequeued.join(', ')}], failed [${rescue.jobsFailed.join(', ')}]`,
-    ),
-  );
+  dispatcher.on('rescued', (rescue) => log(rescueLine(rescue)));
   dispatcher.on('failed', logFailure(log, 'dispatch failed'));
   return { elector, dispatcher };
 }
