@@ -204,4 +204,21 @@ describeCli('baton after a fresh-eyes walk', ({ setup, mode }) => {
       assert.doesNotMatch(said, /rescued sessions \[\]/);
     },
   );
+
+  test(
+    'the note on BATON_DB without its password comes only when agents get BATON_DB (--no-http)',
+    {
+      skip: localOnly(mode, 'baton up runs against the database'),
+    },
+    async (c) => {
+      const t = await setup();
+      if (!/^postgres(ql)?:\/\/[^/]*:[^/]*@/.test(t.db)) return c.skip('a PostgreSQL URL with a password');
+      const note = /note: agents get BATON_DB without its password/;
+      const served = await upUntil(t.db, /serving the API/, '--host', 'box-1', '--http', '127.0.0.1:0');
+      assert.match(served, /joined as session/);
+      assert.doesNotMatch(served, note, 'agents get BATON_URL only');
+      const direct = await upUntil(t.db, /joined as session/, '--host', 'box-2', '--no-http');
+      assert.match(direct, note);
+    },
+  );
 });

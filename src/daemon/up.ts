@@ -117,7 +117,8 @@ export async function runUp(
   const passwordFor = (options.agentEnv ?? []).some((name) =>
     /^PGPASS(WORD|FILE)$|^PG\*$|^PGPASS\*$/.test(name),
   );
-  if (hasPassword(options.dbUrl) && !passwordFor) {
+  // Served over HTTP, agents get BATON_URL and a token instead of BATON_DB: the note would be false.
+  if (hasPassword(options.dbUrl) && !passwordFor && (options.apiUrl ?? null) === null) {
     log(
       'note: agents get BATON_DB without its password; to let them use the database, keep the password ' +
         'in a password file and pass --agent-env PGPASSFILE (docs/security.md)',
