@@ -32,6 +32,8 @@ export interface RunnerEvents {
   /** Why, in words: ended by someone else, declared stale, or the database failing (issue 14, item 12). */
   fenced: [why: string];
   failed: [error: unknown];
+  /** A heartbeat got through: the database answers (after `failed`, it works again). */
+  beat: [];
 }
 
 export class Runner extends EventEmitter<RunnerEvents> {
@@ -152,6 +154,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
       if (ok) {
         this.lastHeartbeatOkMs = Math.max(this.lastHeartbeatOkMs, sentAtMs);
         this.lastError = null;
+        this.emit('beat');
       } else {
         this.fence(await this.refusal());
       }

@@ -19,6 +19,7 @@ import { makeStatePrivate } from '../os/private-state.js';
 import { parseDbUrl } from '../store/open.js';
 import type { Store } from '../store/store.js';
 import { Dispatcher, rescueLine } from './dispatcher.js';
+import { failureLog } from './failure-log.js';
 import { LeaderElector } from './leader-elector.js';
 import type { StallPolicy } from './run-progress.js';
 import { runnerFor } from './runner-for.js';
@@ -215,7 +216,10 @@ async function joinWith(
   const session = await joinAsHost(store, options, log, containment, first);
   const { elector, dispatcher } = leadership(store, options, clock, log, String(session));
   const runner = runnerFor(store, options, clock, log, session, containment);
-  runner.on('failed', logFailure(log, 'runner'));
+  // The database down fails every loop every poll: one line, then one per 30 s, then "works again".
+  const failures = failureLog(log, 'runner', clock);
+  runner.on('failed', (error) => failures.failed(error));
+  runner.on('beat', () => failures.recovered());
   // A job placed here on this host starts at once, without a round trip through the store; a
   // single one is placed by the runner itself, with its run's begin in the same commit.
   dispatcher.on('placed', (job) => runner.take(job));

@@ -1,0 +1,108 @@
+/**
+ * PostgreSQL down under a running `baton up`: its runner logged `runner: cannot use PostgreSQL …
+ * connection refused` on every poll, 10 lines in 4 s. It now logs the first, at most one a 30 s
+ * after (daemon/failure-log.ts, whose unit test covers the count), and one when it works again. A
+ * real `baton up` on a real PostgreSQL, reached through a TCP relay this test closes, so that its
+ * connections are refused as by a stopped server, and opens again on the same port.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { repoRoot } from '../support/cli.js';
+import { postgresServers, postgresDatabase } from '../support/databases.js';
+import { waitUntil } from '../support/wait.js';
+
+/** A relay from a local port to PostgreSQL that can refuse every connection (down) and take them again (up). */
+class Relay {
+  private server: Server | null = null;
+  private readonly sockets = new Set<Socket>();
+  port = 0;
+
+  constructor(
+    private readonly host: string,
+    private readonly target: number,
+  ) {}
+
+  async up(): Promise<void> {
+    const server = createServer((client) => {
+      const upstream = connect(this.target, this.host);
+      for (const socket of [client, upstream]) {
+        this.sockets.add(socket);
+        socket.on('close', () => this.sockets.delete(socket));
+        socket.on('error', () => socket.destroy());
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
+    this.port = (server.address() as AddressInfo).port;
+    this.server = server;
+  }
+
+  async down(): Promise<void> {
+    const server = this.server;
+    this.server = null;
+    for (const socket of this.sockets) socket.destroy();
+    if (server !== null) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
+
+const server = postgresServers()[0];
+
+test(
+  'baton up with PostgreSQL refusing: one runner line, not one a poll, and one when it works again',
+  {
+    skip: server === undefined ? 'no PostgreSQL server' : false,
+  },
+  async () => {
+    assert.ok(server !== undefined);
+    const direct = new URL(await postgresDatabase(server).fresh());
+    const relay = new Relay(direct.hostname, Number(direct.port || 5432));
+    await relay.up();
+    const viaRelay = new URL(direct);
+    viaRelay.hostname = '127.0.0.1';
+    viaRelay.port = String(relay.port);
+    const env: NodeJS.ProcessEnv = { ...process.env, BATON_DB: viaRelay.toString() };
+    for (const name of ['BATON_URL', 'BATON_TOKEN', 'BATON_DEBUG']) delete env[name];
+    // A long --stale-after: the runner keeps trusting itself through the outage instead of fencing.
+    const up = spawn(
+      process.execPath,
+      [join(repoRoot(), 'bin', 'baton.js'), 'up', '--host', 'box-1', '--no-http', '--stale-after', '60s'],
+      { env },
+    );
+    // Listened for from the start: a baton up that exited early has sent its 'close' already, and
+    // the failure above, not a promise left pending, is then what the test reports.
+    const closed = new Promise((resolve) => up.on('close', resolve));
+    let out = '';
+    up.stdout.on('data', (data: Buffer) => (out += data.toString()));
+    up.stderr.on('data', (data: Buffer) => (out += data.toString()));
+    const runnerLines = (): string[] => out.split('\n').filter((line) => / runner: /.test(line));
+    try {
+      await waitUntil(() => /joined as session/.test(out), 20_000, 'baton up to join');
+      await relay.down();
+      await waitUntil(() => runnerLines().length > 0, 30_000, 'the runner to say the database is down');
+      // 6 s down: the runner's heartbeat (2 s) and poll (0.5 s) fail about 15 times.
+      await new Promise((resolve) => setTimeout(resolve, 6_000));
+      const down = runnerLines();
+      assert.equal(down.length, 1, down.join('\n'));
+      assert.match(down[0] ?? '', /runner: cannot use PostgreSQL at /);
+      await relay.up();
+      await waitUntil(
+        () => /runner: works again after /.test(out),
+        30_000,
+        'the runner to say it works again',
+      );
+      assert.equal(runnerLines().length, 2, runnerLines().join('\n'));
+      assert.match(
+        runnerLines()[1] ?? '',
+        /runner: works again after \d+\.\d s of failures; \d+ more failure\(s\)/,
+      );
+    } finally {
+      up.kill('SIGTERM');
+      await closed;
+      await relay.down();
+    }
+  },
+);
