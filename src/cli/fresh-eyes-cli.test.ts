@@ -8,7 +8,7 @@ import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { openStore } from '../store/open.js';
-import { localOnly, repoRoot, stopServers, type Run } from '../../test/support/cli.js';
+import { baton, localOnly, repoRoot, stopServers, type Run } from '../../test/support/cli.js';
 import { assertOneErrorLine, describeCli } from '../../test/support/cli-suite.js';
 
 after(stopServers);
@@ -221,4 +221,22 @@ describeCli('baton after a fresh-eyes walk', ({ setup, mode }) => {
       assert.match(direct, note);
     },
   );
+
+  test('a PostgreSQL database that does not exist is not found: exit 4, as a missing SQLite file', async (c) => {
+    const t = await setup();
+    if (!t.db.startsWith('postgres')) return c.skip('PostgreSQL only: SQLite has its own test');
+    const url = new URL(t.db);
+    url.pathname = '/baton_no_such_db';
+    for (const args of [['queue', 'list'], ['init']]) {
+      if (mode === 'api' && args[0] === 'init') continue;
+      const run = await baton(url.toString(), ...args);
+      const line = assertOneErrorLine(run, 4, args.join(' '));
+      assert.match(
+        line,
+        /^baton: database baton_no_such_db on PostgreSQL at \S+ not found — create it \(createdb baton_no_such_db\)/,
+      );
+    }
+    const refused = await baton(url.toString(), 'queue', 'list', '--json');
+    assert.equal((JSON.parse(refused.stdout) as { error: string }).error, 'not_found');
+  });
 });

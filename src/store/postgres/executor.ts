@@ -7,7 +7,7 @@
  * worker loop's batch gets its rows during its commit (manyRows, rows-before-commit.ts).
  */
 import type pg from 'pg';
-import { StoreUnavailableError } from '../../core/errors.js';
+import { NotFoundError, StoreUnavailableError } from '../../core/errors.js';
 import { queryRowsBeforeCommit } from './rows-before-commit.js';
 import { actingAsAnyone, actingToken } from '../actor.js';
 
@@ -169,8 +169,19 @@ export class PgExecutor implements Querier {
     }
   }
 
-  /** StoreUnavailableError for a connection failure; any other error as it is. */
+  /**
+   * StoreUnavailableError for a connection failure; any other error as it is. A database that
+   * does not exist is not found (exit 4), as a SQLite path with no file is: waiting will not help.
+   */
   translate(error: unknown): unknown {
+    if (codeOf(error) === '3D000') {
+      const name = /database "(.*)" does not exist/.exec((error as Error).message)?.[1] ?? '?';
+      return new NotFoundError(
+        'database',
+        `${name} on PostgreSQL at ${this.server}`,
+        `create it (createdb ${name}), then \`baton init\` makes Baton's tables; or fix the database URL`,
+      );
+    }
     const reason = connectionFailure(error);
     if (reason === null) return error;
     return new StoreUnavailableError(
