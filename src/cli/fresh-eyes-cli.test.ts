@@ -239,4 +239,22 @@ describeCli('baton after a fresh-eyes walk', ({ setup, mode }) => {
     const refused = await baton(url.toString(), 'queue', 'list', '--json');
     assert.equal((JSON.parse(refused.stdout) as { error: string }).error, 'not_found');
   });
+
+  test(
+    'audit verify on a ledger with no checkpoint says nothing was verified and how to seal (exit 0)',
+    {
+      skip: localOnly(mode, 'audit verify reads the ledger tables'),
+    },
+    async () => {
+      const t = await setup();
+      await t.json(0, 'task', 'add', 'k1');
+      const run = await t.run('audit', 'verify');
+      assert.equal(run.code, 0, run.stderr);
+      assert.match(
+        run.stdout,
+        /^ledger not sealed: \d+ rows and no checkpoint, so nothing was verified — to seal it, run `baton ledger init`/,
+      );
+      assert.doesNotMatch(run.stdout, /intact/);
+    },
+  );
 });

@@ -266,6 +266,15 @@ async function verify(options: VerifyOptions, cmd: Command): Promise<void> {
   );
 }
 
+/**
+ * No checkpoint: nothing was verified. Not a failure (exit 0): nothing is damaged, and a ledger
+ * nobody chose to seal is the default; but said plainly, with how to start sealing.
+ */
+const NOT_SEALED = (rows: number): string =>
+  `ledger not sealed: ${rows} rows and no checkpoint, so nothing was verified — to seal it, run ` +
+  '`baton ledger init` (it makes a key and registers it), then restart a `baton up` that can lead ' +
+  'with the key file in its .baton/';
+
 function printVerify(
   report: VerifyReport & { source: string; engine: string | null; partial: boolean },
   out: Output,
@@ -280,9 +289,12 @@ function printVerify(
     );
     const from = report.unsealed.firstId === null ? '' : ` from ${report.unsealed.firstId}`;
     const anchors = report.anchorsChecked > 0 ? ` and ${report.anchorsChecked} anchors` : '';
-    const head = report.ok
-      ? `ledger intact: ${report.rows} rows, ${report.seals} checkpoint(s), sealed through row ${report.sealedThrough}`
-      : `ledger NOT intact: ${report.problemCount} problem${report.problemCount === 1 ? '' : 's'}`;
+    const intact = `ledger intact: ${report.rows} rows, ${report.seals} checkpoint(s)`;
+    const head = !report.ok
+      ? `ledger NOT intact: ${report.problemCount} problem${report.problemCount === 1 ? '' : 's'}`
+      : report.seals === 0
+        ? NOT_SEALED(report.rows)
+        : `${intact}, sealed through row ${report.sealedThrough}`;
     return [
       head,
       ...report.problems.slice(0, 10).map((bad) => `  row ${bad.id} ${bad.problem}: ${bad.detail}`),
