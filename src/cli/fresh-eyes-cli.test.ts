@@ -5,7 +5,8 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { openStore } from '../store/open.js';
 import { baton, localOnly, repoRoot, stopServers, type Run } from '../../test/support/cli.js';
@@ -30,7 +31,9 @@ function up(db: string, ...args: string[]): Promise<Run> {
 function upUntil(db: string, until: RegExp, ...args: string[]): Promise<string> {
   const env: NodeJS.ProcessEnv = { ...process.env, BATON_DB: db };
   for (const name of ['BATON_URL', 'BATON_TOKEN', 'BATON_DEBUG']) delete env[name];
-  const child = spawn(process.execPath, [join(repoRoot(), 'bin', 'baton.js'), 'up', ...args], { env });
+  // In a folder of its own: its .baton/ (logs, a ledger key file) is none of the checkout's.
+  const cwd = mkdtempSync(join(tmpdir(), 'baton-fresh-eyes-'));
+  const child = spawn(process.execPath, [join(repoRoot(), 'bin', 'baton.js'), 'up', ...args], { env, cwd });
   let out = '';
   const seen = (data: Buffer): void => {
     out += data.toString();
@@ -255,6 +258,28 @@ describeCli('baton after a fresh-eyes walk', ({ setup, mode }) => {
         /^ledger not sealed: \d+ rows and no checkpoint, so nothing was verified — to seal it, run `baton ledger init`/,
       );
       assert.doesNotMatch(run.stdout, /intact/);
+    },
+  );
+
+  test(
+    'a leader with no key file, the database having a key, says which key and where its file goes',
+    {
+      skip: localOnly(mode, 'baton ledger init and baton up run against the database'),
+    },
+    async () => {
+      const t = await setup();
+      const keyFile = join(mkdtempSync(join(tmpdir(), 'baton-box-1-')), 'ledger.key');
+      const init = await t.run('ledger', 'init', '--key-file', keyFile);
+      assert.equal(init.code, 0, init.stderr);
+      const key = (await t.json<{ keys: { id: string }[] }>(0, 'ledger', 'key')).keys[0]?.id ?? '?';
+      const said = await upUntil(t.db, /joined as session/, '--host', 'box-2', '--no-http');
+      assert.match(
+        said,
+        new RegExp(
+          `not sealing the ledger: the database has key ${key} registered and this host has no key file ` +
+            '\\(/\\S+/\\.baton/ledger\\.key\\); copy that file from the host where `baton ledger init` ran',
+        ),
+      );
     },
   );
 });

@@ -6,6 +6,7 @@ import { keyFilePath, loadKeyFile } from '../../coordinator/ledger/keys.js';
 import { SealedRecord } from '../../coordinator/ledger/sealed-record.js';
 import { InvalidInputError } from '../../core/errors.js';
 import type { UpOptions } from '../../daemon/up.js';
+import type { Store } from '../../store/store.js';
 
 interface LedgerFlags {
   readonly ledgerKey?: string;
@@ -43,4 +44,21 @@ export function ledgerOptions(
     anchorFile: flags.ledgerAnchor === undefined ? null : resolve(flags.ledgerAnchor),
     record: SealedRecord.of(path, database),
   };
+}
+
+/**
+ * Why a `baton up` does not seal. With a key registered in the database (`baton ledger init` ran
+ * on another host) and no key file here, a leader would leave the ledger unsealed without a word
+ * more than "no key": say which key, where its file should be, and how to put it there.
+ */
+export async function notSealingLine(store: Store, flags: LedgerFlags): Promise<string> {
+  const keys = await store.ledger.keys();
+  const key = keys[keys.length - 1];
+  if (key === undefined) return 'not sealing the ledger (no key)';
+  const path = keyFilePath(flags.ledgerKey);
+  return (
+    `not sealing the ledger: the database has key ${key.id} registered and this host has no key file ` +
+    `(${path}); copy that file from the host where \`baton ledger init\` ran to this path (mode 0600) ` +
+    'on every host that can lead, then restart baton up'
+  );
 }

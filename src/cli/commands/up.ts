@@ -26,7 +26,7 @@ import { jsonText, terminalText } from '../output.js';
 import { collect, dbUrl, stateDir, withStore, type GlobalOptions } from '../run.js';
 import { servingLine } from '../../http/bind.js';
 import { capacityOf, logOptions } from './up-amounts.js';
-import { ledgerOptions } from './up-ledger.js';
+import { ledgerOptions, notSealingLine } from './up-ledger.js';
 import { meterStoreLazily, parseHttpFlags, serveHttpLazily, type HttpFlags } from './serve.js';
 
 import {
@@ -272,7 +272,7 @@ function up(flags: UpFlags, cmd: Command): Promise<void> {
         `heartbeat ${options.heartbeatIntervalMs} ms, ` +
         (options.ledger
           ? `sealing the ledger with key ${options.ledger.signer.keyId}`
-          : 'not sealing the ledger (no key)'),
+          : await notSealingLine(store, flags)),
     );
     if (forced && bind !== null) log(AUTH_FORCED);
     const backlog = flags.github === undefined ? null : await backlogFrom(store, flags.github, flags, log);
