@@ -282,4 +282,22 @@ describeCli('baton after a fresh-eyes walk', ({ setup, mode }) => {
       );
     },
   );
+
+  test('queue list stopped at its limit says how many more jobs match and how to see them', async () => {
+    const t = await setup();
+    for (const key of ['a', 'b', 'c']) await t.json(0, 'enqueue', key);
+    const more = /^showing 2 of 3 jobs: narrow the list with --status or --key, or page through them all/m;
+    for (const args of [
+      ['--limit', '2'],
+      ['--limit', '2', '--status', 'queued,running'],
+    ]) {
+      const cut = await t.run('queue', 'list', ...args);
+      assert.equal(cut.code, 0, cut.stderr);
+      assert.match(cut.stdout, more, args.join(' '));
+    }
+    const whole = await t.run('queue', 'list');
+    assert.doesNotMatch(whole.stdout, /^showing/m, 'all of them shown: no line');
+    const done = await t.run('queue', 'list', '--limit', '2', '--status', 'done');
+    assert.doesNotMatch(done.stdout, /^showing/m, 'none done');
+  });
 });

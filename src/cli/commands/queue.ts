@@ -9,7 +9,7 @@ import { registerPull } from './pull.js';
 import { registerJobLog } from './job-log.js';
 import { hostNotes, hostsShown } from './hosts.js';
 import type { CliApi } from '../remote-api.js';
-import { HELD_JOB_STATES, type Job } from '../../core/job.js';
+import { HELD_JOB_STATES, JOB_STATES, type Job } from '../../core/job.js';
 
 interface EnqueueOptions {
   readonly priority?: string;
@@ -90,13 +90,40 @@ function registerQueueList(program: Command): void {
       withApi(cmd, async (baton, out) => {
         const jobs = await baton.listJobs(options);
         const progress = await baton.progress.ofJobs(jobs);
-        const notes = out.json ? [] : await queueNotes(baton, jobs);
+        const notes = out.json
+          ? []
+          : [...(await queueNotes(baton, jobs)), ...(await moreNote(baton, jobs, options))];
         out.result(
           jobs.map((queued) => jobWithProgress(queued, progress.get(queued.id))),
           () => [...jobTable(jobs, progress), ...notes],
         );
       }),
     );
+}
+
+/**
+ * A last line when the list stopped at its limit and more jobs match: the counts by status say
+ * how many (a list by one task's key is never that long). The list orders by status and priority,
+ * not by id, so no keyset flag pages it: narrowing it, or the dashboard's Queue, shows the rest.
+ */
+async function moreNote(
+  baton: CliApi,
+  jobs: readonly Job[],
+  options: { status?: string; key?: string; limit?: string },
+): Promise<string[]> {
+  if (options.key !== undefined || jobs.length < Number(options.limit ?? 1000)) return [];
+  const counts = (await baton.status()).jobs;
+  const wanted =
+    options.status === undefined ? JOB_STATES : options.status.split(',').map((name) => name.trim());
+  const total = JOB_STATES.filter((state) => wanted.includes(state)).reduce(
+    (sum, state) => sum + counts[state],
+    0,
+  );
+  if (total <= jobs.length) return [];
+  return [
+    `showing ${jobs.length} of ${total} jobs: narrow the list with --status or --key, ` +
+      "or page through them all in the dashboard's Queue (baton up or baton serve, at /)",
+  ];
 }
 
 /**
