@@ -300,4 +300,29 @@ describeCli('baton after a fresh-eyes walk', ({ setup, mode }) => {
     const done = await t.run('queue', 'list', '--limit', '2', '--status', 'done');
     assert.doesNotMatch(done.stdout, /^showing/m, 'none done');
   });
+
+  test('cancel takes several job ids: each its own cancel, a line each, the highest exit code', async () => {
+    const t = await setup();
+    const ids: string[] = [];
+    for (const key of ['a', 'b', 'c', 'd'])
+      ids.push(String((await t.json<{ job: { id: number } }>(0, 'enqueue', key)).job.id));
+    const [a, b, c, d] = ids;
+    const both = await t.run('cancel', a ?? '', b ?? '');
+    assert.equal(both.code, 0, both.stderr);
+    assert.deepEqual(both.stdout.trim().split('\n'), [`cancelled job ${a} (a)`, `cancelled job ${b} (b)`]);
+    const mixed = await t.run('cancel', c ?? '', a ?? '', '999999');
+    assert.equal(mixed.code, 4, `the worst: not found (4) over already cancelled (3): ${mixed.stderr}`);
+    assert.equal(mixed.stdout, `cancelled job ${c} (c)\n`);
+    const errors = mixed.stderr.trim().split('\n');
+    assert.equal(errors.length, 2, mixed.stderr);
+    assert.match(errors[0] ?? '', new RegExp(`^baton: job ${a} is already cancelled`));
+    assert.match(errors[1] ?? '', /^baton: job 999999 not found/);
+    const json = await t.run('cancel', d ?? '', b ?? '', '--json');
+    assert.equal(json.code, 3, json.stderr);
+    const rows = JSON.parse(json.stdout) as { ok: boolean }[];
+    assert.deepEqual(
+      rows.map((row) => row.ok),
+      [true, false],
+    );
+  });
 });

@@ -4,6 +4,10 @@ import type { Command } from 'commander';
 import { jobDetail, jobLine, jobTable, jobWithProgress, runLines } from '../job-format.js';
 import { jobRuns, runsWithReason } from '../../core/job-attempts.js';
 import { Refusal } from '../refusal.js';
+import { BatonError } from '../../core/errors.js';
+import { EXIT_CODE_BY_ERROR, Exit } from '../exit-codes.js';
+import { terminalText, writeErrorLine, writeJson, type Output } from '../output.js';
+import { writeOut } from '../stdio.js';
 import { withApi } from '../run.js';
 import { registerPull } from './pull.js';
 import { registerJobLog } from './job-log.js';
@@ -60,21 +64,55 @@ export function registerQueue(program: Command): void {
   registerPull(job);
 
   program
-    .command('cancel <job-id>')
-    .description('cancel a queued, claimed or running job; exits 3 when it had already finished')
+    .command('cancel <job-id...>')
+    .description(
+      'cancel queued, claimed or running jobs, each on its own; exits 3 when one had already finished ' +
+        '(several ids: the highest exit code of them)',
+    )
     .option('--session <id>', 'the session you act under, recorded in the ledger')
-    .action((id: string, options: { session?: string }, cmd: Command) =>
+    .action((ids: string[], options: { session?: string }, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
+        if (ids.length > 1) return cancelEach(baton, out, ids, options.session);
+        const id = ids[0] ?? '';
         const result = await baton.cancelJob(id, cliActor(options.session));
-        if (!result.ok) {
-          const status = result.job?.status ?? 'gone';
-          const message = `job ${id} is already ${status}`;
-          const details = { job: result.job };
-          throw new Refusal('conflict', 'conflict', message, 'nothing to cancel', details);
-        }
+        if (!result.ok) throw alreadyEnded(id, result.job);
         out.result(result.job, () => `cancelled job ${result.job.id} (${result.job.key})`);
       }),
     );
+}
+
+function alreadyEnded(id: string, job: Job | null): Refusal {
+  const message = `job ${id} is already ${job?.status ?? 'gone'}`;
+  return new Refusal('conflict', 'conflict', message, 'nothing to cancel', { job });
+}
+
+/**
+ * `baton cancel 10 11 12`: each job its own guarded cancel, one line per id (a refusal on stderr,
+ * as alone), and the highest exit code of them: 0 when every one was cancelled.
+ */
+async function cancelEach(
+  baton: CliApi,
+  out: Output,
+  ids: readonly string[],
+  session?: string,
+): Promise<void> {
+  let worst = 0;
+  const results: Record<string, unknown>[] = [];
+  for (const id of ids) {
+    try {
+      const result = await baton.cancelJob(id, cliActor(session));
+      if (!result.ok) throw alreadyEnded(id, result.job);
+      results.push({ id: Number(id), ok: true, job: result.job });
+      if (!out.json) writeOut(`${terminalText(`cancelled job ${result.job.id} (${result.job.key})`)}\n`);
+    } catch (error) {
+      if (!(error instanceof BatonError)) throw error;
+      worst = Math.max(worst, EXIT_CODE_BY_ERROR[error.code]);
+      results.push({ id, ok: false, error: error.code, message: error.message });
+      writeErrorLine(error.message, error.hint);
+    }
+  }
+  if (out.json) writeJson(results);
+  if (worst !== 0) throw new Exit(worst);
 }
 
 function registerQueueList(program: Command): void {
