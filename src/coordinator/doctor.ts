@@ -7,7 +7,15 @@
  */
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { check, judgeClock, judgeDisk, judgeGit, judgeLedger, type DoctorCheck } from '../core/doctor.js';
+import {
+  check,
+  GIT_MINIMUM,
+  judgeClock,
+  judgeDisk,
+  judgeGit,
+  judgeLedger,
+  type DoctorCheck,
+} from '../core/doctor.js';
 import {
   judgeAgents,
   judgeFleetContainment,
@@ -29,6 +37,14 @@ import type { Store } from '../store/store.js';
 import { Cluster } from './cluster.js';
 import { keyFilePath } from './ledger/keys.js';
 
+/** What a read of the database refused for want of a privilege needs. */
+export const ROLE_FIX =
+  "give the URL's role read access to Baton's tables (`baton db roles`), or use the URL `baton up` uses";
+/** What a state directory that cannot be read needs. */
+const STATE_FIX =
+  '`.baton` must be a directory this user owns: check it with `ls -ld .baton` (and `chown`), ' +
+  'or run doctor as the user that runs `baton up`';
+
 /** Queued jobs whose commands are looked at: the newest, one read. */
 const QUEUED_COMMANDS_READ = 200;
 
@@ -41,23 +57,38 @@ export interface MachineOptions {
 
 /** This machine: containment, git, `.baton/`'s modes, free disk where Baton writes. */
 export async function machineChecks(options: MachineOptions): Promise<DoctorCheck[]> {
-  const containment = probeContainment();
-  const contained =
-    containment.kind === 'process-group'
-      ? check(
-          'containment',
-          'warn',
-          `${containment.detail}: agents here would run without a cgroup (a RAM budget sampled, not enforced)`,
-          'run `baton up` as a user with a delegated cgroup (systemd Delegate=yes) or as root; ' +
-            'docs/decisions/0009-containment.md',
-        )
-      : check('containment', 'ok', containment.detail);
-  const stateExists = existsSync(options.stateDir);
-  const state = judgeState(
-    options.stateDir,
-    stateExists,
-    looseState({ stateDir: options.stateDir, sqlitePath: options.sqlitePath }),
+  const contained = await guarded(
+    ['containment'],
+    'read the cgroups',
+    'check /proc/self/cgroup and /sys/fs/cgroup',
+    () => {
+      const containment = probeContainment();
+      return [
+        containment.kind === 'process-group'
+          ? check(
+              'containment',
+              'warn',
+              `${containment.detail}: agents here would run without a cgroup (a RAM budget sampled, not enforced)`,
+              'run `baton up` as a user with a delegated cgroup (systemd Delegate=yes) or as root; ' +
+                'docs/decisions/0009-containment.md',
+            )
+          : check('containment', 'ok', containment.detail),
+      ];
+    },
   );
+  const git = await guarded(
+    ['git'],
+    'run `git --version`',
+    `install git ${GIT_MINIMUM} or later, or fix the \`git\` first on PATH`,
+    async () => [judgeGit(await gitVersionAnswer())],
+  );
+  const state = await guarded(['state'], `read ${options.stateDir}`, STATE_FIX, () => [
+    judgeState(
+      options.stateDir,
+      existsSync(options.stateDir),
+      looseState({ stateDir: options.stateDir, sqlitePath: options.sqlitePath }),
+    ),
+  ]);
   const disks: DoctorCheck[] = [
     judgeDisk('logs and worktrees', options.stateDir, readDisk(options.stateDir)),
   ];
@@ -65,7 +96,28 @@ export async function machineChecks(options: MachineOptions): Promise<DoctorChec
     const dir = dirname(resolve(options.sqlitePath));
     disks.push(judgeDisk('the SQLite database', dir, readDisk(dir)));
   }
-  return [contained, judgeGit(await gitVersionAnswer()), state, ...worst(disks)];
+  return [...contained, ...git, ...state, ...worst(disks)];
+}
+
+/**
+ * The checks `read` makes, or, when the read throws (a directory of someone else's, a git that
+ * exits 1, a table the role may not read), each of `ids` as a FAIL saying what could not be
+ * done and why: one failing read is that check's failure, and the other checks still run.
+ */
+export async function guarded(
+  ids: readonly string[],
+  what: string,
+  fix: string,
+  read: () => DoctorCheck[] | Promise<DoctorCheck[]>,
+): Promise<DoctorCheck[]> {
+  try {
+    return await read();
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    const hint = (error as { hint?: unknown } | null)?.hint;
+    const how = typeof hint === 'string' && hint !== '' ? hint : fix;
+    return ids.map((id) => check(id, 'fail', `could not ${what}: ${message}`, how));
+  }
 }
 
 /** One disk line: the worst of them (the first among equals). */
@@ -103,35 +155,41 @@ export async function queuedCommands(store: Store): Promise<AgentCommand[]> {
 
 /** The checks the database answers: schema, clock, the ledger's window, the leader and the hosts. */
 export async function databaseChecks(store: Store, keyFile = keyFilePath(undefined)): Promise<DoctorCheck[]> {
-  const { applied, known } = await store.schema();
-  const schema =
-    applied === known
-      ? check('schema', 'ok', `at migration ${applied}, the newest this baton knows`)
-      : check(
-          'schema',
-          'fail',
-          `at migration ${applied}, this baton knows ${known}`,
-          applied < known
-            ? 'run `baton db migrate` (or restart `baton up`, which migrates)'
-            : 'upgrade this baton',
-        );
-  const clock = await clockCheck(() => store.now());
-  const cluster = new Cluster(store);
-  const [window, leader, hosts] = await Promise.all([
-    store.observe.ledgerWindow(),
-    cluster.leader(),
-    cluster.hosts(),
+  const schema = await guarded(['schema'], 'read the schema version', ROLE_FIX, async () => {
+    const { applied, known } = await store.schema();
+    return [
+      applied === known
+        ? check('schema', 'ok', `at migration ${applied}, the newest this baton knows`)
+        : check(
+            'schema',
+            'fail',
+            `at migration ${applied}, this baton knows ${known}`,
+            applied < known
+              ? 'run `baton db migrate` (or restart `baton up`, which migrates)'
+              : 'upgrade this baton',
+          ),
+    ];
+  });
+  const clock = await guarded(['clock'], "read the database's clock", ROLE_FIX, async () => [
+    await clockCheck(() => store.now()),
   ]);
-  const now = await store.now();
-  const ledger = judgeLedger(
-    {
+  const ledger = guarded(['ledger'], "read the ledger's window", ROLE_FIX, async () => {
+    const [window, now] = [await store.observe.ledgerWindow(), await store.now()];
+    const facts = {
       keys: window.keys,
       unsealedRows: window.unsealedRows,
       oldestUnsealedAgeMs:
         window.oldestUnsealedAt === null ? null : Math.max(0, now - window.oldestUnsealedAt),
       keyFileHere: existsSync(keyFile),
-    },
-    age,
+    };
+    return [judgeLedger(facts, age)];
+  });
+  const cluster = new Cluster(store);
+  const fleet = guarded(
+    ['leader', 'hosts', 'fleet-containment'],
+    'read the leader and the hosts',
+    ROLE_FIX,
+    async () => fleetChecks(await cluster.leader(), await cluster.hosts()),
   );
-  return [schema, clock, ledger, ...fleetChecks(leader, hosts)];
+  return [...schema, ...clock, ...(await ledger), ...(await fleet)];
 }

@@ -10,6 +10,7 @@ import { execFile, execFileSync, spawn } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { bothEngines, type TestDatabase } from '../support/databases.js';
 import { repoRoot, type Run } from '../support/cli.js';
 import { moveClockOf, SHARED_CLOCK_ENV } from '../support/clock.js';
@@ -338,6 +339,47 @@ for (const db of bothEngines()) {
       },
     );
 
+    test("one read that fails is its own check's FAIL; the other checks still print; exit 7", async () => {
+      const url = await db.fresh();
+      // `.baton` a plain file: the state check cannot list it (ENOTDIR).
+      const cwd = workDir();
+      writeFileSync(join(cwd, '.baton'), 'not a directory\n');
+      const file = await doctor(cwd, url);
+      assert.equal(file.code, 7);
+      expectLevel(file.checks, 'state', 'fail', /could not read \S+\.baton: ENOTDIR.*ls -ld \.baton/);
+      expectLevel(file.checks, 'database', 'ok');
+      // A `git` first on PATH that exits 1: the git check's FAIL, with git's own words.
+      const bin = workDir();
+      writeFileSync(join(bin, 'git'), '#!/bin/sh\necho "fatal: broken git" >&2\nexit 1\n', { mode: 0o755 });
+      const broken = await doctor(workDir(), url, [], { PATH: `${bin}:${process.env['PATH'] ?? ''}` });
+      assert.equal(broken.code, 7);
+      expectLevel(broken.checks, 'git', 'fail', /could not run `git --version`: .*fatal: broken git/);
+      expectLevel(broken.checks, 'schema', 'ok');
+      if (db.engine === 'postgres') {
+        // A role that may read schema_migrations and nothing else: each read it is refused is its check's FAIL.
+        const role = `doctor_ro_${process.pid}`;
+        const admin = new pg.Client({ connectionString: url });
+        await admin.connect();
+        try {
+          await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD 'ro'`);
+          await admin.query(`GRANT SELECT ON schema_migrations TO ${role}`);
+          const as = new URL(url);
+          as.username = role;
+          as.password = 'ro';
+          const refused = await doctor(workDir(), as.toString());
+          assert.equal(refused.code, 7);
+          expectLevel(refused.checks, 'database', 'ok');
+          expectLevel(refused.checks, 'schema', 'ok');
+          for (const id of ['ledger', 'leader', 'hosts', 'agents'])
+            expectLevel(refused.checks, id, 'fail', /permission denied for table .*baton db roles/);
+        } finally {
+          await admin.query(`DROP OWNED BY ${role}`);
+          await admin.query(`DROP ROLE ${role}`);
+          await admin.end();
+        }
+      }
+    });
+
     test("the database role's power over the ledger", async () => {
       const { checks } = await doctor(workDir(), await db.fresh());
       if (db.engine === 'sqlite') expectLevel(checks, 'db-role', 'ok', /SQLite: no roles/);
@@ -395,6 +437,29 @@ for (const db of bothEngines()) {
         server.kill('SIGTERM');
       }
     });
+
+  test(
+    `${db.name}: a .baton of someone else's (EACCES): the state check's FAIL, the others print, exit 7`,
+    { skip: process.getuid?.() === 0 ? false : 'needs root, to run the command as user nobody' },
+    async () => {
+      const cwd = workDir();
+      chmodSync(cwd, 0o755);
+      mkdirSync(join(cwd, '.baton'), { mode: 0o700 });
+      const run = await baton(
+        cwd,
+        ['--db', join(cwd, 'none.db'), 'doctor', '--json'],
+        {},
+        { uid: 65534, gid: 65534 },
+      );
+      assert.equal(run.code, 7, run.stderr);
+      const checks = new Map(
+        (JSON.parse(run.stdout) as { checks: Check[] }).checks.map((one) => [one.id, one]),
+      );
+      assert.deepEqual([...checks.keys()], IDS);
+      expectLevel(checks, 'state', 'fail', /could not read \S+\.baton: EACCES/);
+      expectLevel(checks, 'git', 'ok');
+    },
+  );
 
   const root0 = process.getuid?.() === 0;
   test(

@@ -14,6 +14,8 @@ import {
   clockCheck,
   databaseChecks,
   fleetChecks,
+  guarded,
+  ROLE_FIX,
   machineChecks,
   queuedCommands,
 } from '../../coordinator/doctor.js';
@@ -128,9 +130,11 @@ async function local(url: string, agentCommand: string | null, keyFile: string):
         'check the URL',
       ),
     );
-    const agents = agentsCheck([...agentCommands(agentCommand), ...(await queuedCommands(store))]);
+    const [agents] = await guarded(['agents'], "read the queued jobs' commands", ROLE_FIX, async () => [
+      agentsCheck([...agentCommands(agentCommand), ...(await queuedCommands(store))]),
+    ]);
     const database = check('database', 'ok', `${store.engine} ${where}`);
-    return { checks: [database, ...checks, role, agents], exit: null };
+    return { checks: [database, ...checks, role, ...(agents === undefined ? [] : [agents])], exit: null };
   } finally {
     await store.close();
   }
@@ -151,7 +155,6 @@ const messageOf = (error: unknown): string => (error instanceof Error ? error.me
 
 /** Why the database could not be opened, as the database and schema checks; the others skipped. */
 function openFailure(where: string, error: unknown): DoctorCheck[] {
-  if (!(error instanceof BatonError)) throw error;
   const skip = (ids: readonly string[]) =>
     skipped(ids, 'not run: the database could not be read (see the database check)');
   if (error instanceof ConflictError) {
@@ -162,6 +165,17 @@ function openFailure(where: string, error: unknown): DoctorCheck[] {
       ...skip(DATABASE_CHECKS.slice(1)),
     ];
   }
+  if (!(error instanceof BatonError))
+    // A file system's refusal (a directory of someone else's, a file where a directory should be).
+    return [
+      check(
+        'database',
+        'fail',
+        `${where}: ${messageOf(error)}`,
+        'check the path and its owner and mode (`ls -ld`)',
+      ),
+      ...skip(DATABASE_CHECKS),
+    ];
   const fix =
     error instanceof NotFoundError
       ? 'run `baton init` here (or `baton up`, which makes it), or point --db / BATON_DB at the database'
