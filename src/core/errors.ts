@@ -224,6 +224,21 @@ export function noDatabase(where: string, sqlite: boolean): NotFoundError {
   );
 }
 
+/**
+ * A SQLite file that is a database, but not Baton's (it has none of Baton's tables): someone
+ * else's, which `baton init` must not be pointed at, as it would put Baton's tables into it.
+ */
+export class NotBatonDatabaseError extends NotFoundError {
+  constructor(path: string) {
+    super(
+      'database',
+      path,
+      "check --db / BATON_DB: they name a file that is not Baton's (leave it as it is)",
+    );
+    this.message = `${path} is a SQLite database without Baton's tables: not a Baton database`;
+  }
+}
+
 /** A schema older than this build needs, met by a command that does not migrate. */
 function schemaTooOld(current: number, known: number): ConflictError {
   return new ConflictError(

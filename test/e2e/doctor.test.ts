@@ -7,10 +7,20 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import Database from 'better-sqlite3';
 import { bothEngines, type TestDatabase } from '../support/databases.js';
 import { repoRoot, type Run } from '../support/cli.js';
 import { moveClockOf, SHARED_CLOCK_ENV } from '../support/clock.js';
@@ -268,6 +278,19 @@ for (const db of bothEngines()) {
         const notOne = await doctor(cwd, junk);
         assert.equal(notOne.code, 7);
         expectLevel(notOne.checks, 'database', 'fail', /junk\.db/);
+        // Someone else's SQLite database, in rollback mode: refused, its bytes untouched (no WAL).
+        const theirs = join(workDir(), 'theirs.db');
+        const raw = new Database(theirs);
+        raw.pragma('journal_mode = DELETE');
+        raw.exec("CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('mine')");
+        raw.close();
+        const before = readFileSync(theirs);
+        const foreign = await doctor(cwd, theirs);
+        assert.equal(foreign.code, 7);
+        expectLevel(foreign.checks, 'database', 'fail', /theirs\.db .*not a Baton database.*check --db/);
+        assert.doesNotMatch(at(foreign.checks, 'database').fix ?? '', /baton init/);
+        assert.deepEqual(readFileSync(theirs), before, 'not a byte changed');
+        assert.equal(existsSync(`${theirs}-wal`), false, 'not put in WAL mode');
       } else {
         const closed = new URL(old);
         closed.port = '1';

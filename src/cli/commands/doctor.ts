@@ -23,7 +23,13 @@ import type { FleetStatus } from '../../coordinator/status.js';
 import { check, type DoctorCheck } from '../../core/doctor.js';
 import { judgeLedgerPowers } from '../../core/doctor-fleet.js';
 import { ApiConnection } from '../../agents/api-connection.js';
-import { BatonError, ConflictError, NotFoundError, StoreUnavailableError } from '../../core/errors.js';
+import {
+  BatonError,
+  ConflictError,
+  NotBatonDatabaseError,
+  NotFoundError,
+  StoreUnavailableError,
+} from '../../core/errors.js';
 import { redactSecrets } from '../../core/redact.js';
 import { openStore, parseDbUrl } from '../../store/open.js';
 import { ledgerPowers } from '../../store/roles.js';
@@ -177,7 +183,7 @@ function openFailure(where: string, error: unknown): DoctorCheck[] {
       ...skip(DATABASE_CHECKS),
     ];
   const fix =
-    error instanceof NotFoundError
+    error instanceof NotFoundError && !(error instanceof NotBatonDatabaseError)
       ? 'run `baton init` here (or `baton up`, which makes it), or point --db / BATON_DB at the database'
       : (error.hint ?? 'check --db / BATON_DB');
   return [check('database', 'fail', error.message, fix), ...skip(DATABASE_CHECKS)];

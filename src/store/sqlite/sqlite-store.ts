@@ -16,6 +16,7 @@ import {
   diskFullError,
   isDiskFull,
   noDatabase,
+  NotBatonDatabaseError,
   notADatabase,
   schemaRefusal,
   schemaTooNew,
@@ -150,6 +151,11 @@ function openDatabase(
     }
     const db = new Database(options.path, { fileMustExist: intent !== 'create', nativeBinding: addonPath() });
     db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? BUSY_TIMEOUT_MS}`);
+    // Used as it is: a file that is not Baton's is refused before the pragmas below change it.
+    if (intent === 'use' && options.path !== ':memory:' && !hasBatonTables(db)) {
+      db.close();
+      throw new NotBatonDatabaseError(options.path);
+    }
     db.pragma('journal_mode = WAL');
     // FULL: an acknowledged claim survives power loss, not only a process crash.
     db.pragma('synchronous = FULL');
@@ -157,6 +163,7 @@ function openDatabase(
     if (options.scan === true) db.pragma(`cache_size = -${SCAN_CACHE_KIB}`);
     return db;
   } catch (error) {
+    if (error instanceof NotBatonDatabaseError) throw error;
     const notOne = damaged(options.path, error);
     if (notOne !== null) throw notOne;
     if (diskFullAt(options.path, error))
@@ -202,6 +209,15 @@ function damaged(path: string, error: unknown): Error | null {
   const code = (error as { code?: unknown }).code;
   if (code !== 'SQLITE_NOTADB' && code !== 'SQLITE_CORRUPT') return null;
   return notADatabase(path, (error as Error).message);
+}
+
+/** Whether the file holds Baton's schema_migrations table (a read of sqlite_master only). */
+function hasBatonTables(db: Database.Database): boolean {
+  return (
+    db
+      .prepare("SELECT 1 AS t FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'")
+      .get() !== undefined
+  );
 }
 
 /** Refuses a file without Baton's tables, or with a schema other than the one this code knows. */
