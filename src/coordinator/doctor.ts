@@ -6,6 +6,7 @@
  * checks that need its URL and prints them.
  */
 import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import {
   check,
@@ -142,7 +143,10 @@ export function fleetChecks(leader: FleetLeader, hosts: readonly FleetHost[]): D
 
 /** Each agent command's program looked up on PATH (`--agent-command` as given, the queued jobs'). */
 export function agentsCheck(commands: readonly AgentCommand[]): DoctorCheck {
-  return judgeAgents(commands, (program) => onPath(program));
+  // `~/bin/claude` as the shell expands it: HOME's, here (`~user/…` is looked up as written).
+  const home = (program: string): string =>
+    program === '~' || program.startsWith('~/') ? `${homedir()}${program.slice(1)}` : program;
+  return judgeAgents(commands, (program) => onPath(home(program)));
 }
 
 /** The commands of the newest queued jobs (one read), where a run's program is named. */

@@ -5,7 +5,7 @@
  */
 import { check, type DoctorCheck } from './doctor.js';
 import type { HostLiveness } from './host-liveness.js';
-import { shellContexts } from './shell-context.js';
+import { commandPrograms } from './agent-program.js';
 import type { DurationMs } from './time.js';
 
 export interface FleetHost {
@@ -79,39 +79,6 @@ export function judgeFleetContainment(hosts: readonly FleetHost[]): DoctorCheck 
   );
 }
 
-/** Shell builtins and keywords an agent command may start with: found without PATH. */
-const BUILTINS = new Set([
-  'cd',
-  'exec',
-  'export',
-  'test',
-  '[',
-  ':',
-  'true',
-  'false',
-  'echo',
-  'printf',
-  'exit',
-]);
-/** Words that run the next word as the program. */
-const PREFIXES = new Set(['exec', 'env', 'nohup', 'command', 'time', 'nice']);
-
-/**
- * The program an agent command runs: the first word of its first simple command that is neither
- * a variable assignment (`FOO=1 claude …`) nor a prefix such as `exec` or `env`; null when the
- * command starts with something that is not a plain word (a subshell, a quote-built name).
- */
-function commandProgram(command: string): string | null {
-  const firstCommand = command.split(/[;&|\n]/)[0] ?? '';
-  const [context] = shellContexts(firstCommand, [firstCommand.length]);
-  if (context === undefined || context.kind !== 'top') return null;
-  const last = firstCommand.slice(context.wordStart).trim();
-  const words = [...context.words, ...(last === '' ? [] : [last])];
-  const program = words.find((word) => !/^[A-Za-z_][A-Za-z0-9_]*=/.test(word) && !PREFIXES.has(word));
-  if (program === undefined || program === '' || /[$`()'"]/.test(program)) return null;
-  return program;
-}
-
 export interface AgentCommand {
   /** Where it is configured: `baton up --agent-command`, or `job 7 (queued)`. */
   readonly where: string;
@@ -131,9 +98,8 @@ export function judgeAgents(
     );
   const programs = new Map<string, string[]>();
   for (const { where, command } of commands) {
-    const program = commandProgram(command);
-    if (program === null || BUILTINS.has(program)) continue;
-    programs.set(program, [...(programs.get(program) ?? []), where]);
+    for (const program of commandPrograms(command))
+      programs.set(program, [...(programs.get(program) ?? []), where]);
   }
   const missing = [...programs.entries()].filter(([program]) => !found(program));
   if (missing.length === 0)
@@ -142,7 +108,8 @@ export function judgeAgents(
   return check(
     'agents',
     'warn',
-    `not on PATH here: ${list}: such a run fails at once (exit 127) on a host like this one`,
+    `not on PATH here: ${list}: on a host like this one the shell answers \`command not found\` ` +
+      'when a run reaches it',
     `install ${missing[0]?.[0] ?? 'it'} for the user that runs \`baton up\`, or give its full path in the command`,
   );
 }

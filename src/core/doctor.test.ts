@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { judgeClock, judgeDisk, judgeGit, judgeLedger } from './doctor.js';
 import { judgeAgents } from './doctor-fleet.js';
+import { commandPrograms } from './agent-program.js';
 
 test('the clock: ok within 1 s, warn past it, fail past 5 s, the round trip given the benefit of the doubt', () => {
   assert.equal(judgeClock(900, 0).level, 'ok');
@@ -38,7 +39,7 @@ test('the ledger: no key warns; a key with rows unsealed past 10 min warns; else
   assert.equal(judgeLedger({ ...facts, oldestUnsealedAgeMs: null }, age).level, 'ok');
 });
 
-test("agents: the program of a command, past assignments and exec, looked up; builtins and subshells aren't", () => {
+test('agents: the programs of a command, past assignments and exec, looked up, in subshells too; builtins not', () => {
   const looked: string[] = [];
   const found = (program: string): boolean => {
     looked.push(program);
@@ -56,8 +57,44 @@ test("agents: the program of a command, past assignments and exec, looked up; bu
     commands.map((command, index) => ({ where: `job ${index + 1}`, command })),
     found,
   );
-  assert.deepEqual(looked.sort(), ['./agents/run.sh', 'claude', 'codex']);
+  assert.deepEqual(looked.sort(), ['./agents/run.sh', 'claude', 'codex', 'make']);
   assert.equal(verdict.level, 'warn');
-  assert.match(verdict.found, /codex \(job 2\); \.\/agents\/run\.sh \(job 3\)/);
+  assert.match(verdict.found, /codex \(job 2\); \.\/agents\/run\.sh \(job 3\); make \(job 5\)/);
   assert.equal(judgeAgents([], found).level, 'ok');
+});
+
+test('agents: the programs of every simple command, past prefixes with their options, redirects and builtins', () => {
+  const cases: [string, string[]][] = [
+    ['nice -n 10 claude -p x', ['claude']],
+    ['nice -10 claude', ['claude']],
+    ['env -i PATH=/usr/bin HOME=/h codex exec y', ['codex']],
+    ['env -u SECRET -C /srv claude', ['claude']],
+    ['time -p claude', ['claude']],
+    ['command -p claude', ['claude']],
+    ['command -v claude', []],
+    ['exec 2>&1 git status', ['git']],
+    ['exec -a agent claude', ['claude']],
+    ['claude > out.log 2> err.log', ['claude']],
+    ['exec &>log claude', ['claude']],
+    ['set -e; ulimit -v 100000; umask 077; claude', ['claude']],
+    ['source ~/.agent-env && . ./env.sh && aider', ['aider']],
+    ['~/bin/git status', ['~/bin/git']],
+    ['cd {{worktree}} && nosuch --x', ['nosuch']],
+    ['make || nosuch | tee log &', ['make', 'nosuch', 'tee']],
+    ['if true; then claude; fi', ['claude']],
+    ['\'claude\' -p "$PROMPT"', ['claude']],
+    ['$AGENT -p x; "$(which claude)" -p; `pick` x', []],
+    ['{{agent}} {{key}}', []],
+    ['cat <<EOF\nnot-a-program here\nEOF', ['cat']],
+    ['claude # nosuch in a comment', ['claude']],
+    ['exec 2>&1', []],
+  ];
+  for (const [command, programs] of cases) assert.deepEqual(commandPrograms(command), programs, command);
+});
+
+test("agents: a missing program's warning says the shell answers command not found, not an exit code", () => {
+  const verdict = judgeAgents([{ where: 'job 1', command: 'cd {{worktree}} && nosuch' }], () => false);
+  assert.equal(verdict.level, 'warn');
+  assert.match(verdict.found, /nosuch \(job 1\).*command not found/);
+  assert.doesNotMatch(verdict.found, /127/);
 });

@@ -232,6 +232,21 @@ for (const db of bothEngines()) {
       expectLevel(checks, 'agents', 'warn', /nosuch-agent-y8 \(--agent-command\); nosuch-agent-x7 \(job 1\)/);
       const fine = await doctor(workDir(), await db.fresh(), ['--agent-command', 'git -C . status {{key}}']);
       expectLevel(fine.checks, 'agents', 'ok', /on PATH: git/);
+      // `~/bin/…` as the shell expands it, with HOME; and every simple command, not the first only.
+      const home = workDir();
+      mkdirSync(join(home, 'bin'));
+      writeFileSync(join(home, 'bin', 'my-agent'), '#!/bin/sh\n', { mode: 0o755 });
+      const tilde = ['--agent-command', 'cd {{worktree}} && ~/bin/my-agent {{key}}'];
+      const mine = await doctor(workDir(), url, tilde, { HOME: home });
+      expectLevel(
+        mine.checks,
+        'agents',
+        'warn',
+        /on PATH here: nosuch-agent-x7 \(job 1\): .*command not found/,
+      );
+      assert.doesNotMatch(at(mine.checks, 'agents').found, /my-agent/);
+      const elsewhere = await doctor(workDir(), url, tilde, { HOME: workDir() });
+      expectLevel(elsewhere.checks, 'agents', 'warn', /~\/bin\/my-agent \(--agent-command\)/);
     });
 
     test('.baton open to other users: warn, naming the paths, until tightened', async () => {
