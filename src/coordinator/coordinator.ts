@@ -4,6 +4,7 @@
  * which owns every rule about who may hold what. Expected outcomes (held, fenced, lost) come back
  * as values so each adapter can tell the user who holds the thing now.
  */
+import type { Instant } from '../core/time.js';
 import type { AuditEntry } from '../core/audit-event.js';
 import { followAudit, type AuditFollowInput, type AuditFollowPage } from './audit-follow.js';
 import type { Claim, ClaimResult, FencedResult, Holder } from '../core/claim.js';
@@ -135,6 +136,11 @@ export class Coordinator {
   /** The fleet at a glance (`baton status`, GET /v1/status): leader, hosts, jobs, claims, the inbox. */
   status(): Promise<FleetStatus> {
     return fleetStatus(this.store);
+  }
+
+  /** The database's clock (for /readyz, which `baton doctor --api` reads it from). */
+  now(): Promise<Instant> {
+    return this.store.now();
   }
 
   /** Whether the database has every migration this code knows (for /readyz). */

@@ -109,11 +109,13 @@ export function httpApp(options: HttpAppOptions): Hono<AuthEnv> {
   app.get('/readyz', async (context) => {
     try {
       const { applied, known } = await options.coordinator.schema();
+      // The database's clock, one cheap read: `baton doctor --api` judges this machine's clock by it.
+      const now = new Date(await options.coordinator.now()).toISOString();
       if (applied !== known) {
         const message = `the database is at migration ${applied}, this process knows ${known}`;
-        return context.json({ ok: false, applied, known, message }, 503);
+        return context.json({ ok: false, applied, known, now, message }, 503);
       }
-      return context.json({ ok: true, migration: applied });
+      return context.json({ ok: true, migration: applied, now });
     } catch (error) {
       return context.json(
         { ok: false, message: error instanceof Error ? error.message : String(error) },

@@ -142,6 +142,33 @@ async function withStore(
   }
 }
 
+/**
+ * `work` run while, on PostgreSQL, another connection holds ledger_keys locked (ACCESS EXCLUSIVE):
+ * the whole-database count GET /v1/status makes (observe.stats, which reads the ledger's window)
+ * waits for it (the server answers 503 after its 5 s), what doctor reads over the API (/readyz,
+ * /v1/leader, /v1/hosts, the token's lookup) must not. On SQLite, `work` alone.
+ */
+async function whileLedgerKeysLocked<T>(db: TestDatabase, url: string, work: () => Promise<T>): Promise<T> {
+  if (db.engine !== 'postgres') return work();
+  const holder = new pg.Client({ connectionString: url });
+  await holder.connect();
+  try {
+    await holder.query('BEGIN');
+    await holder.query('LOCK TABLE ledger_keys IN ACCESS EXCLUSIVE MODE');
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<'waited'>((done) => {
+      timer = setTimeout(() => done('waited'), 30_000);
+    });
+    const result = await Promise.race([work(), waited]);
+    clearTimeout(timer);
+    assert.notEqual(result, 'waited', 'doctor over the API waited for a read of the ledger');
+    return result as T;
+  } finally {
+    await holder.query('ROLLBACK').catch(() => undefined);
+    await holder.end();
+  }
+}
+
 for (const db of bothEngines()) {
   describe(`${db.name}: baton doctor`, () => {
     test('a fresh database: exit 0, every check listed, text and --json alike', async () => {
@@ -425,56 +452,53 @@ for (const db of bothEngines()) {
     });
   });
 
-  if (db.engine === 'sqlite')
-    test(`${db.name}: over the API, what the API answers; the ledger and the role skipped as local-only`, async () => {
-      const url = await db.fresh();
-      const cwd = workDir();
-      const token = await baton(cwd, [
-        '--db',
-        url,
-        'token',
-        'create',
-        '--scope',
-        'viewer',
-        '--name',
-        'doctor',
-      ]);
-      assert.equal(token.code, 0, token.stderr);
-      const server = spawn(process.execPath, [join(root, 'bin/baton.js'), 'serve', '--http', '127.0.0.1:0'], {
-        cwd,
-        env: { ...process.env, BATON_DB: url },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      try {
-        const api = await new Promise<string>((found, failed) => {
-          let out = '';
-          server.stdout.on('data', (data: Buffer) => {
-            out += data.toString();
-            const match = /(http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-            if (match?.[1] !== undefined) found(match[1]);
-          });
-          server.on('exit', (code) => failed(new Error(`baton serve exited ${code}: ${out}`)));
+  test(`${db.name}: over the API, what the API answers; the ledger and the role skipped as local-only`, async () => {
+    const url = await db.fresh();
+    const cwd = workDir();
+    const tokenOf = async (...scope: string[]): Promise<string> => {
+      const made = await baton(cwd, ['--db', url, 'token', 'create', ...scope, '--name', 'doctor']);
+      assert.equal(made.code, 0, made.stderr);
+      return made.stdout.trim();
+    };
+    const viewer = await tokenOf('--scope', 'viewer');
+    const host = await tokenOf('--scope', 'host', '--host', 'box-1');
+    const server = spawn(process.execPath, [join(root, 'bin/baton.js'), 'serve', '--http', '127.0.0.1:0'], {
+      cwd,
+      env: { ...process.env, BATON_DB: url },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      const api = await new Promise<string>((found, failed) => {
+        let out = '';
+        server.stdout.on('data', (data: Buffer) => {
+          out += data.toString();
+          const match = /(http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+          if (match?.[1] !== undefined) found(match[1]);
         });
-        const { code, checks } = await doctor(workDir(), null, [
-          '--api',
-          api,
-          '--token',
-          token.stdout.trim(),
-        ]);
-        assert.equal(code, 0);
+        server.on('exit', (code) => failed(new Error(`baton serve exited ${code}: ${out}`)));
+      });
+      // Once before the lock: the server's own start-up reads are done by then.
+      assert.equal((await doctor(workDir(), null, ['--api', api, '--token', viewer])).code, 0);
+      for (const token of [viewer, host]) {
+        const { code, checks } = await whileLedgerKeysLocked(db, url, () =>
+          doctor(workDir(), null, ['--api', api, '--token', token]),
+        );
+        assert.equal(code, 0, at(checks, 'database').found);
         expectLevel(checks, 'database', 'ok', /over the API/);
-        expectLevel(checks, 'schema', 'ok');
+        expectLevel(checks, 'schema', 'ok', /at migration \d+/);
         expectLevel(checks, 'clock', 'ok', /round trip/);
         expectLevel(checks, 'leader', 'warn', /no live leader/);
+        expectLevel(checks, 'hosts', 'ok');
         expectLevel(checks, 'ledger', 'skip', /local-only/);
         expectLevel(checks, 'db-role', 'skip', /local-only/);
-        const refused = await doctor(workDir(), null, ['--api', api, '--token', 'baton_nosuchtoken']);
-        assert.equal(refused.code, 6, 'a token the API refuses keeps its exit code');
-        expectLevel(refused.checks, 'database', 'fail', /token/);
-      } finally {
-        server.kill('SIGTERM');
       }
-    });
+      const refused = await doctor(workDir(), null, ['--api', api, '--token', 'baton_nosuchtoken']);
+      assert.equal(refused.code, 6, 'a token the API refuses keeps its exit code');
+      expectLevel(refused.checks, 'database', 'fail', /token/);
+    } finally {
+      server.kill('SIGTERM');
+    }
+  });
 
   test(
     `${db.name}: a .baton of someone else's (EACCES): the state check's FAIL, the others print, exit 7`,

@@ -193,6 +193,9 @@ for (const db of bothEngines()) {
         const ready = await call(server.url, 'GET', '/readyz');
         assert.equal(ready.status, 200);
         assert.equal(ready.body['ok'], true);
+        // The database's clock (`baton doctor --api` judges this machine's by it): ISO, and today's.
+        const now = Date.parse(String(ready.body['now']));
+        assert.ok(Math.abs(now - Date.now()) < 60 * 60_000, String(ready.body['now']));
         const p = db.engine === 'sqlite' ? ['?', '?', '?'] : ['$1', '$2', '$3'];
         const at = db.engine === 'sqlite' ? 0 : new Date(0);
         await raw.exec(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (${p.join(', ')})`, [

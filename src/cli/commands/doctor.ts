@@ -19,10 +19,9 @@ import {
   machineChecks,
   queuedCommands,
 } from '../../coordinator/doctor.js';
-import type { FleetStatus } from '../../coordinator/status.js';
 import { check, type DoctorCheck } from '../../core/doctor.js';
-import { judgeLedgerPowers } from '../../core/doctor-fleet.js';
-import { ApiConnection } from '../../agents/api-connection.js';
+import { judgeLedgerPowers, type FleetHost, type FleetLeader } from '../../core/doctor-fleet.js';
+import { ApiConnection, type Answer } from '../../agents/api-connection.js';
 import {
   BatonError,
   ConflictError,
@@ -189,7 +188,11 @@ function openFailure(where: string, error: unknown): DoctorCheck[] {
   return [check('database', 'fail', error.message, fix), ...skip(DATABASE_CHECKS)];
 }
 
-/** Over Baton's HTTP API: /readyz for the schema, GET /v1/status for the clock, leader and hosts. */
+/**
+ * Over Baton's HTTP API: /readyz (no token, two index reads) for the schema and the database's
+ * clock, GET /v1/leader and /v1/hosts (any token that may read) for the fleet. Not /v1/status:
+ * it counts every table (observe.stats), and a clock read from a slow answer is a false skew.
+ */
 async function remote(target: RemoteTarget, agentCommand: string | null): Promise<DatabaseResult> {
   const api = new ApiConnection(target.url, target.token);
   const localOnly = skipped(
@@ -198,14 +201,22 @@ async function remote(target: RemoteTarget, agentCommand: string | null): Promis
     'run `baton doctor --db <url>` where the database is reachable',
   );
   const agents = agentsCheck(agentCommands(agentCommand));
-  const seen: { status?: FleetStatus } = {};
-  let clock: DoctorCheck;
   try {
-    clock = await clockCheck(async () => {
-      seen.status = await api.want<FleetStatus>('GET', '/v1/status');
-      // `now` comes as ISO text: fromWire turns only the fields named as times (`…At`) back.
-      return Date.parse(String(seen.status.now));
+    let ready: Answer | null = null;
+    const timed = await clockCheck(async () => {
+      ready = await api.ask('GET', '/readyz');
+      return ready.ok ? Date.parse(String((ready.body as { now?: unknown } | null)?.now)) : NaN;
     });
+    const [leader, hosts] = await Promise.all([
+      api.want<FleetLeader>('GET', '/v1/leader'),
+      api.want<FleetHost[]>('GET', '/v1/hosts'),
+    ]);
+    const [schema, clock] = readiness(ready, timed);
+    const database = check('database', 'ok', `over the API at ${target.url}`);
+    return {
+      checks: [database, schema, clock, ...fleetChecks(leader, hosts), ...localOnly, agents],
+      exit: null,
+    };
   } catch (error) {
     const failure = check(
       'database',
@@ -224,26 +235,30 @@ async function remote(target: RemoteTarget, agentCommand: string | null): Promis
       exit: keptExit(error),
     };
   }
-  const status = seen.status;
-  if (status === undefined) throw new Error('invariant broken: the clock was read from the status');
-  const ready = await api.ask('GET', '/readyz');
-  const schema = ready.ok
-    ? check('schema', 'ok', `the API's database is at its newest migration`)
-    : check(
+}
+
+/** The schema and clock checks from /readyz's answer (the clock judged as read around it). */
+function readiness(ready: Answer | null, clock: DoctorCheck): [DoctorCheck, DoctorCheck] {
+  if (ready === null || !ready.ok)
+    return [
+      check(
         'schema',
         'fail',
-        `the API's database is not at the migration its server knows (/readyz: ${ready.refusal.message})`,
+        "the API's database is not at the migration its server knows (/readyz answered 503)",
         'run `baton db migrate` where the database is, then restart the API process',
-      );
-  return {
-    checks: [
-      check('database', 'ok', `over the API at ${target.url}`),
+      ),
+      check('clock', 'skip', 'not run: /readyz is not ready (see the schema check)'),
+    ];
+  const body = ready.body as { migration?: unknown; now?: unknown } | null;
+  const schema = check(
+    'schema',
+    'ok',
+    `the API's database is at migration ${String(body?.migration)}, its newest`,
+  );
+  if (typeof body?.now !== 'string')
+    return [
       schema,
-      clock,
-      ...fleetChecks(status.leader, status.hosts),
-      ...localOnly,
-      agents,
-    ],
-    exit: null,
-  };
+      check('clock', 'skip', '/readyz gives no `now`: the API runs an older baton', 'upgrade it'),
+    ];
+  return [schema, clock];
 }
