@@ -54,7 +54,8 @@ export function judgeHosts(hosts: readonly FleetHost[], age: (ms: DurationMs) =>
       'hosts',
       'warn',
       `${found}; silent: ${names(silent)} (quiet for ${age(since)} or more: its \`baton up\` is dead or paused)`,
-      `start \`baton up --host ${silent[0]?.name ?? 'NAME'}\` on that machine, or stop it for good (\`baton hosts\`)`,
+      `start \`baton up --host ${silent[0]?.name ?? 'NAME'}\` on that machine, or take it out of service ` +
+        `(\`baton host disable ${silent[0]?.name ?? 'NAME'}\`)`,
     );
   }
   return check('hosts', 'ok', found);
@@ -164,6 +165,7 @@ export function judgeState(stateDir: string, exists: boolean, loose: readonly Lo
     'state',
     'warn',
     `open to other users: ${shown}${more}: the database holds every task and command, the logs agent output`,
-    `chmod 700 ${stateDir} and 600 its files (\`baton up\` tightens them when it starts); docs/security.md`,
+    'chmod each to the mode wanted above, or restart `baton up`, which tightens them when it starts ' +
+      '(with --agent-uids, the state directory and its worktrees stay 0711); docs/security.md',
   );
 }

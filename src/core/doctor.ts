@@ -29,10 +29,11 @@ const CLOCK_WARN_MS: DurationMs = 1_000;
 /**
  * Above this, it misleads: log-file times (a runner's files, stamped by this clock) and a
  * person's reading of `--since` or of a report no longer line up with the ledger's times, which
- * are the database's. Claims, leases and heartbeats are judged on the database clock and are
- * not affected by it.
+ * are the database's, and misorder events a heartbeat (2 s) apart. Still a warning, not a
+ * failure: claims, leases, heartbeats and TTLs are judged on the database clock and are not
+ * affected by it, so nothing Baton needs is wrong (decision 0030).
  */
-const CLOCK_FAIL_MS: DurationMs = 5_000;
+const CLOCK_FAR_MS: DurationMs = 5_000;
 
 const CLOCK_FIX =
   'sync this machine (and the database server) with NTP: `timedatectl set-ntp true` or chrony; ' +
@@ -52,16 +53,25 @@ export function judgeClock(skewMs: DurationMs, roundTripMs: DurationMs): DoctorC
       ? "this machine's clock agrees with the database's"
       : `this machine's clock is ${apart} ms ${way} the database's`) +
     ` (round trip ${Math.round(roundTripMs)} ms)`;
-  if (beyond > CLOCK_FAIL_MS)
+  if (beyond > CLOCK_FAR_MS)
     return check(
       'clock',
-      'fail',
-      `${found}: claims and leases are judged on the database clock, but log-file times and ` +
-        "what a person reads against the ledger are this machine's",
+      'warn',
+      `${found}: claims and leases are judged on the database clock and are not affected, but log-file ` +
+        "times and what a person reads against the ledger are this machine's, and misorder events seconds apart",
       CLOCK_FIX,
     );
   if (beyond > CLOCK_WARN_MS) return check('clock', 'warn', found, CLOCK_FIX);
   return check('clock', 'ok', found);
+}
+
+/** On SQLite the database's clock is this process's (the file is read here): they cannot disagree. */
+export function sqliteClock(): DoctorCheck {
+  return check(
+    'clock',
+    'ok',
+    "SQLite: the database's clock is this machine's (the file is read here), so they cannot disagree",
+  );
 }
 
 /** Under this much free space (MB) a log or the SQLite file can no longer be written. */

@@ -44,7 +44,7 @@ interface DoctorOptions {
 
 /** The checks that need the database, skipped with one reason when it cannot be read. */
 const DATABASE_CHECKS = ['schema', 'clock', 'ledger', 'leader', 'hosts', 'fleet-containment', 'db-role'];
-/** What the API cannot answer: the ledger's window and the role's power are read in the database itself. */
+/** What doctor does not read over the API: the ledger's window (only /metrics' full count has it), the role. */
 const LOCAL_ONLY = ['ledger', 'db-role'];
 
 export function registerDoctor(program: Command): void {
@@ -160,14 +160,14 @@ const messageOf = (error: unknown): string => (error instanceof Error ? error.me
 
 /** Why the database could not be opened, as the database and schema checks; the others skipped. */
 function openFailure(where: string, error: unknown): DoctorCheck[] {
-  const skip = (ids: readonly string[]) =>
-    skipped(ids, 'not run: the database could not be read (see the database check)');
+  const skip = (ids: readonly string[], see = 'database') =>
+    skipped(ids, `not run: the database could not be read (see the ${see} check)`);
   if (error instanceof ConflictError) {
     // Opening without migrating refuses a schema this baton cannot use as it is.
     return [
       check('database', 'ok', where),
       check('schema', 'fail', error.message, error.hint ?? 'run `baton db migrate`'),
-      ...skip(DATABASE_CHECKS.slice(1)),
+      ...skip(DATABASE_CHECKS.slice(1), 'schema'),
     ];
   }
   if (!(error instanceof BatonError))
@@ -195,11 +195,22 @@ function openFailure(where: string, error: unknown): DoctorCheck[] {
  */
 async function remote(target: RemoteTarget, agentCommand: string | null): Promise<DatabaseResult> {
   const api = new ApiConnection(target.url, target.token);
-  const localOnly = skipped(
-    LOCAL_ONLY,
-    'local-only: read in the database itself, which the API does not expose',
-    'run `baton doctor --db <url>` where the database is reachable',
-  );
+  const localOnly = [
+    check(
+      'ledger',
+      'skip',
+      "not read over the API: /metrics has the ledger's gauges (baton_ledger_*), but a scrape counts " +
+        'every table (observe.stats), the read doctor keeps away from',
+      "run `baton doctor --db <url>` where the database is reachable, or read /metrics' " +
+        'baton_ledger_oldest_unsealed_age_seconds (a viewer token)',
+    ),
+    check(
+      'db-role',
+      'skip',
+      "local-only: the role's privileges are read in the database itself, which the API does not expose",
+      'run `baton doctor --db <url>` where the database is reachable',
+    ),
+  ];
   const agents = agentsCheck(agentCommands(agentCommand));
   try {
     let ready: Answer | null = null;
