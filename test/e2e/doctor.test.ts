@@ -465,6 +465,41 @@ for (const db of bothEngines()) {
       const { checks } = await doctor(workDir(), await db.fresh());
       if (db.engine === 'sqlite') expectLevel(checks, 'db-role', 'ok', /SQLite: no roles/);
       else expectLevel(checks, 'db-role', 'warn', /is a superuser.*baton db roles/);
+      if (db.engine !== 'postgres') return;
+      // `baton db roles`' runtime role: may append to the ledger, not change or erase it: ok.
+      const url = await db.fresh();
+      const suffix = `${process.pid}_${Date.now() % 100_000}`;
+      const [owner, runtime] = [`do_${suffix}`, `dr_${suffix}`];
+      const roles = await baton(workDir(), [
+        '--db',
+        url,
+        'db',
+        'roles',
+        '--owner',
+        owner,
+        '--runtime',
+        runtime,
+      ]);
+      assert.equal(roles.code, 0, roles.stderr);
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      try {
+        await admin.query(`ALTER ROLE ${runtime} PASSWORD 'rt'`);
+        const as = new URL(url);
+        [as.username, as.password] = [runtime, 'rt'];
+        const { code, checks: runtimeChecks } = await doctor(workDir(), as.toString());
+        expectLevel(
+          runtimeChecks,
+          'db-role',
+          'ok',
+          new RegExp(`role ${runtime} may append to the ledger but not`),
+        );
+        expectLevel(runtimeChecks, 'ledger', 'warn', /no ledger key/);
+        assert.equal(code, 0);
+      } finally {
+        // The roles stay, named per run, as test/e2e/roles.test.ts leaves its own.
+        await admin.end();
+      }
     });
   });
 
