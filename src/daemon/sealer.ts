@@ -153,3 +153,33 @@ export class LedgerSealer extends EventEmitter<SealerEvents> {
     }
   }
 }
+
+/** What `baton up` seals with (UpOptions.ledger): the key, the interval, the anchor file. */
+export type LeaderSealing = Omit<SealerOptions, 'store' | 'leading' | 'clock'>;
+
+/** `baton up`'s sealer, while its process leads; its failures are logged once per new message. */
+export function startLeaderSealer(
+  store: Store,
+  ledger: LeaderSealing | null | undefined,
+  clock: Clock,
+  log: (line: string) => void,
+  leading: () => boolean,
+): LedgerSealer | null {
+  if (ledger === undefined || ledger === null) return null;
+  const sealer = new LedgerSealer({ store, clock, leading, ...ledger });
+  let lastFailure = '';
+  sealer.on('sealed', (sealed) => {
+    lastFailure = '';
+    const last = sealed.at(-1);
+    const rows = sealed.reduce((total, checkpoint) => total + checkpoint.rowCount, 0);
+    if (last !== undefined)
+      log(`sealed ${rows} ledger rows through row ${last.lastId} (checkpoint ${last.seq})`);
+  });
+  sealer.on('failed', (error) => {
+    const message = error instanceof Error ? error.message : String(error);
+    if (message !== lastFailure) log(`sealing the ledger failed: ${message}`);
+    lastFailure = message;
+  });
+  sealer.start();
+  return sealer;
+}

@@ -19,20 +19,18 @@ import { makeStatePrivate } from '../os/private-state.js';
 import { parseDbUrl } from '../store/open.js';
 import type { Store } from '../store/store.js';
 import { Dispatcher, rescueLine } from './dispatcher.js';
-import { failureLog } from './failure-log.js';
+import { failureLog, type FailureLog } from './failure-log.js';
 import { LeaderElector } from './leader-elector.js';
 import type { StallPolicy } from './run-progress.js';
 import { runnerFor } from './runner-for.js';
 import { afterPredecessor } from './succession.js';
 import { takeOverDeadPredecessor } from './takeover.js';
-import type { SealedRecord } from '../coordinator/ledger/sealed-record.js';
-import { LedgerSealer } from './sealer.js';
+import { startLeaderSealer, type LeaderSealing } from './sealer.js';
 import { watchDbFile, watchSchema } from './db-file-watch.js';
 import { startSweeper } from './worktree-sweep.js';
 import { LOG_KEEP_DEFAULT, startLogPruner } from './log-pruner.js';
 import { pumpWakeups } from './wakeup-pump.js';
 import type { LogPrunePolicy } from '../os/log-prune.js';
-import type { LedgerSigner } from '../coordinator/ledger/keys.js';
 import { LeaderDuties, autoEnqueueDuty, outputTrimDuty, type LeaderDuty } from './leader-duties.js';
 import type { Recheck } from './run-recheck.js';
 import type { AgentUidRange } from '../core/agent-uids.js';
@@ -72,13 +70,7 @@ export interface UpOptions {
    */
   readonly apiUrl?: string | null | undefined;
   /** Seal the ledger while leading (sealer.ts); null: this process does not seal. */
-  readonly ledger?: {
-    readonly signer: LedgerSigner;
-    readonly intervalMs: number;
-    readonly anchorFile: string | null;
-    /** What the key sealed last in this database, kept beside it (sealed-record.ts). */
-    readonly record?: SealedRecord | null | undefined;
-  } | null;
+  readonly ledger?: LeaderSealing | null;
   /** Work done only while leading (the GitHub backlog's sync and projector). */
   readonly leaderDuties?: readonly LeaderDuty[] | undefined;
   /** Asked before each run is spawned (the GitHub issue's re-check); may cancel the run. */
@@ -165,6 +157,9 @@ async function joinAndRejoin(
   stop: AbortSignal,
 ): Promise<void> {
   let previous: SessionId | null = null;
+  // An outage longer than the trust window fences the runner, and every retry fails alike: one
+  // line, then one per 30 s, as the runner's own failures (a new log for each outage).
+  let retries: FailureLog | null = null;
   while (!stop.aborted) {
     let membership: { fenced: string | null; session: SessionId };
     try {
@@ -173,10 +168,12 @@ async function joinAndRejoin(
     } catch (error) {
       if (previous === null || !(error instanceof StoreUnavailableError || error instanceof ConflictError))
         throw error;
-      log(`cannot rejoin yet (${error.message}); retrying`);
+      retries ??= failureLog(log, 'cannot rejoin yet, retrying', clock);
+      retries.failed(error);
       await clock.sleep(options.retryIntervalMs, stop);
       continue;
     }
+    retries = null;
     if (membership.fenced === null) return;
     previous = membership.session;
     log(`fenced off: ${membership.fenced}: agents killed, rejoining as a new session`);
@@ -218,7 +215,11 @@ async function joinWith(
   const runner = runnerFor(store, options, clock, log, session, containment);
   // The database down fails every loop every poll: one line, then one per 30 s, then "works again".
   const failures = failureLog(log, 'runner', clock);
-  runner.on('failed', (error) => failures.failed(error));
+  // Only the database's failures: a run that failed alone (a spawn, a workspace) is its own line.
+  const runFailure = logFailure(log, 'runner');
+  runner.on('failed', (error) =>
+    error instanceof StoreUnavailableError ? failures.failed(error) : runFailure(error),
+  );
   runner.on('beat', () => failures.recovered());
   // A job placed here on this host starts at once, without a round trip through the store; a
   // single one is placed by the runner itself, with its run's begin in the same commit.
@@ -236,10 +237,12 @@ async function joinWith(
   });
   const fenced = new Promise<string | null>((settle) => {
     runner.once('fenced', (why) => settle(why));
-    stop.addEventListener('abort', () => settle(null), { once: true });
+    // A stop that came during start-up (a Ctrl-C at once) has fired its event already.
+    if (stop.aborted) settle(null);
+    else stop.addEventListener('abort', () => settle(null), { once: true });
   });
   const leading = (): boolean => elector.leaderTerm() !== null;
-  const sealer = startSealer(store, options, clock, log, leading);
+  const sealer = startLeaderSealer(store, options.ledger, clock, log, leading);
   const trim = outputTrimDuty(store, clock, (options.logKeep ?? LOG_KEEP_DEFAULT).maxAgeMs);
   const everyLeader = [...(options.leaderDuties ?? []), autoEnqueueDuty(store, session, log), trim];
   const duties = new LeaderDuties({ duties: everyLeader, clock, leading, log });
@@ -369,31 +372,4 @@ function joinedAs(enabled: boolean, standby: boolean): string {
   if (standby) return ' (standby, as --standby asks, whatever an operator set before: no work until enabled)';
   if (!enabled) return ' (disabled by an operator: no work until `baton host enable`)';
   return '';
-}
-
-/** The ledger's sealer while this process leads; its failures are logged once per new message. */
-function startSealer(
-  store: Store,
-  options: UpOptions,
-  clock: Clock,
-  log: (line: string) => void,
-  leading: () => boolean,
-): LedgerSealer | null {
-  if (options.ledger === undefined || options.ledger === null) return null;
-  const sealer = new LedgerSealer({ store, clock, leading, ...options.ledger });
-  let lastFailure = '';
-  sealer.on('sealed', (sealed) => {
-    lastFailure = '';
-    const last = sealed.at(-1);
-    const rows = sealed.reduce((total, checkpoint) => total + checkpoint.rowCount, 0);
-    if (last !== undefined)
-      log(`sealed ${rows} ledger rows through row ${last.lastId} (checkpoint ${last.seq})`);
-  });
-  sealer.on('failed', (error) => {
-    const message = error instanceof Error ? error.message : String(error);
-    if (message !== lastFailure) log(`sealing the ledger failed: ${message}`);
-    lastFailure = message;
-  });
-  sealer.start();
-  return sealer;
 }

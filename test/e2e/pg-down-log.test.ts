@@ -106,3 +106,61 @@ test(
     }
   },
 );
+
+test(
+  'an outage past the trust window: the runner is fenced, and its rejoin retries are one line, not one a retry',
+  {
+    skip: server === undefined ? 'no PostgreSQL server' : false,
+  },
+  async () => {
+    assert.ok(server !== undefined);
+    const direct = new URL(await postgresDatabase(server).fresh());
+    const relay = new Relay(direct.hostname, Number(direct.port || 5432));
+    await relay.up();
+    const viaRelay = new URL(direct);
+    viaRelay.hostname = '127.0.0.1';
+    viaRelay.port = String(relay.port);
+    const env: NodeJS.ProcessEnv = { ...process.env, BATON_DB: viaRelay.toString() };
+    for (const name of ['BATON_URL', 'BATON_TOKEN', 'BATON_DEBUG']) delete env[name];
+    // A short trust window (3 s) and retries every second: 10 s down is several failed rejoins.
+    const args = [
+      'up',
+      '--host',
+      'box-1',
+      '--no-http',
+      '--heartbeat-interval',
+      '500ms',
+      '--stale-after',
+      '3s',
+    ];
+    const up = spawn(
+      process.execPath,
+      [join(repoRoot(), 'bin', 'baton.js'), ...args, '--retry-interval', '1s'],
+      {
+        env,
+      },
+    );
+    const closed = new Promise((resolve) => up.on('close', resolve));
+    let out = '';
+    up.stdout.on('data', (data: Buffer) => (out += data.toString()));
+    up.stderr.on('data', (data: Buffer) => (out += data.toString()));
+    const rejoinLines = (): string[] => out.split('\n').filter((line) => /cannot rejoin yet/.test(line));
+    try {
+      await waitUntil(() => /joined as session/.test(out), 20_000, 'baton up to join');
+      await relay.down();
+      await waitUntil(() => rejoinLines().length > 0, 30_000, `the runner to be fenced and retry:\n${out}`);
+      await new Promise((resolve) => setTimeout(resolve, 6_000));
+      assert.equal(rejoinLines().length, 1, out);
+      await relay.up();
+      await waitUntil(
+        () => (out.match(/joined as session/g) ?? []).length === 2,
+        30_000,
+        `a rejoin:\n${out}`,
+      );
+    } finally {
+      up.kill('SIGTERM');
+      await closed;
+      await relay.down();
+    }
+  },
+);
