@@ -145,3 +145,17 @@ test('--db and BATON_DB win over the project found above; BATON_CEILING_DIRECTOR
   assert.equal(ceiling.code, 4, ceiling.stderr);
   assert.ok(!existsSync(join(sub, '.baton')));
 });
+
+test("baton up two levels down, with a key registered and no key file, names the project's key path", async () => {
+  const { root, sub } = await project();
+  const elsewhere = join(mkdtempSync(join(top, 'baton-key-')), 'ledger.key');
+  await ok(root, 'ledger', 'init', '--key-file', elsewhere);
+  const runner = up(sub, 'below');
+  await waitUntil(() => /not sealing the ledger/.test(runner.output()), 30_000, runner.output());
+  await runner.stop();
+  // The file ledgerOptions looks for: the project's .baton/ledger.key, not the subdirectory's.
+  assert.match(
+    runner.output(),
+    new RegExp(`this host has no key file \\(${join(root, '.baton', 'ledger.key')}\\)`),
+  );
+});

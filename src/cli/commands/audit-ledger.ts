@@ -273,7 +273,8 @@ async function verify(options: VerifyOptions, cmd: Command): Promise<void> {
 const NOT_SEALED = (rows: number): string =>
   `ledger not sealed: ${rows} rows and no checkpoint, so nothing was verified — to seal it, run ` +
   '`baton ledger init` (it makes a key and registers it), then restart a `baton up` that can lead ' +
-  'with the key file in its .baton/';
+  'with the key file in its .baton/; if a key is registered already (`baton ledger key`), copy its ' +
+  'file there from the host where `baton ledger init` ran';
 
 function printVerify(
   report: VerifyReport & { source: string; engine: string | null; partial: boolean },

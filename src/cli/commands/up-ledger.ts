@@ -51,11 +51,12 @@ export function ledgerOptions(
  * on another host) and no key file here, a leader would leave the ledger unsealed without a word
  * more than "no key": say which key, where its file should be, and how to put it there.
  */
-export async function notSealingLine(store: Store, flags: LedgerFlags): Promise<string> {
+export async function notSealingLine(store: Store, flags: LedgerFlags, stateDir: string): Promise<string> {
   const keys = await store.ledger.keys();
   const key = keys[keys.length - 1];
   if (key === undefined) return 'not sealing the ledger (no key)';
-  const path = keyFilePath(flags.ledgerKey);
+  // The project's .baton/, where ledgerOptions looked: from a subdirectory it is not the cwd's.
+  const path = keyFilePath(flags.ledgerKey, stateDir);
   return (
     `not sealing the ledger: the database has key ${key.id} registered and this host has no key file ` +
     `(${path}); copy that file from the host where \`baton ledger init\` ran to this path (mode 0600) ` +

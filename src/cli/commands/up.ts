@@ -272,7 +272,7 @@ function up(flags: UpFlags, cmd: Command): Promise<void> {
         `heartbeat ${options.heartbeatIntervalMs} ms, ` +
         (options.ledger
           ? `sealing the ledger with key ${options.ledger.signer.keyId}`
-          : await notSealingLine(store, flags)),
+          : await notSealingLine(store, flags, stateDir(cmd.optsWithGlobals<GlobalOptions>()))),
     );
     if (forced && bind !== null) log(AUTH_FORCED);
     const backlog = flags.github === undefined ? null : await backlogFrom(store, flags.github, flags, log);
