@@ -105,6 +105,8 @@ describeCli('baton after a fresh-eyes walk', ({ setup, mode }) => {
     const hosts = await t.run('hosts');
     assert.equal(hosts.code, 0, hosts.stderr);
     assert.match(hosts.stdout, /start `baton up --host 'old box'` on that machine/);
+    assert.match(hosts.stdout, /^spare +standby /m, 'a live disabled host is a standby');
+    assert.match(hosts.stdout, /^dead-spare +disabled /m, 'a down one is only disabled');
   });
 
   test(
@@ -307,6 +309,11 @@ describeCli('baton after a fresh-eyes walk', ({ setup, mode }) => {
     for (const key of ['a', 'b', 'c', 'd'])
       ids.push(String((await t.json<{ job: { id: number } }>(0, 'enqueue', key)).job.id));
     const [a, b, c, d] = ids;
+    const bad = await t.run('cancel', d ?? '', 'abc');
+    assert.equal(bad.code, 2, 'a bad id is bad input, checked before any cancel');
+    assert.equal(bad.stdout, '');
+    assert.match(bad.stderr, /^baton: job id must be a whole number, got "abc"/);
+    assert.equal((await t.json<{ status: string }[]>(0, 'queue', 'list', '--key', 'd'))[0]?.status, 'queued');
     const both = await t.run('cancel', a ?? '', b ?? '');
     assert.equal(both.code, 0, both.stderr);
     assert.deepEqual(both.stdout.trim().split('\n'), [`cancelled job ${a} (a)`, `cancelled job ${b} (b)`]);
@@ -319,10 +326,13 @@ describeCli('baton after a fresh-eyes walk', ({ setup, mode }) => {
     assert.match(errors[1] ?? '', /^baton: job 999999 not found/);
     const json = await t.run('cancel', d ?? '', b ?? '', '--json');
     assert.equal(json.code, 3, json.stderr);
-    const rows = JSON.parse(json.stdout) as { ok: boolean }[];
+    const rows = JSON.parse(json.stdout) as { id: unknown; ok: boolean }[];
     assert.deepEqual(
-      rows.map((row) => row.ok),
-      [true, false],
+      rows.map((row) => [row.id, row.ok]),
+      [
+        [Number(d), true],
+        [Number(b), false],
+      ],
     );
   });
 });

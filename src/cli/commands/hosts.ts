@@ -102,7 +102,7 @@ export function registerHosts(program: Command): void {
                   HOST_COLUMNS,
                   hosts.map((host) => [
                     host.name,
-                    host.enabled ? 'enabled' : 'standby',
+                    host.enabled ? 'enabled' : host.liveness === 'live' ? 'standby' : 'disabled',
                     `${host.ramTotalMb}`,
                     `${host.ramReservedMb}`,
                     `${host.ramFreeMb}`,

@@ -5,6 +5,7 @@ import { jobDetail, jobLine, jobTable, jobWithProgress, runLines } from '../job-
 import { jobRuns, runsWithReason } from '../../core/job-attempts.js';
 import { Refusal } from '../refusal.js';
 import { BatonError } from '../../core/errors.js';
+import { validateId } from '../../core/validate.js';
 import { EXIT_CODE_BY_ERROR, Exit } from '../exit-codes.js';
 import { terminalText, writeErrorLine, writeJson, type Output } from '../output.js';
 import { writeOut } from '../stdio.js';
@@ -96,6 +97,8 @@ async function cancelEach(
   ids: readonly string[],
   session?: string,
 ): Promise<void> {
+  // Every id checked before any job is cancelled: a bad one is bad input, and nothing changed.
+  for (const id of ids) validateId('job', id);
   let worst = 0;
   const results: Record<string, unknown>[] = [];
   for (const id of ids) {
@@ -107,7 +110,7 @@ async function cancelEach(
     } catch (error) {
       if (!(error instanceof BatonError)) throw error;
       worst = Math.max(worst, EXIT_CODE_BY_ERROR[error.code]);
-      results.push({ id, ok: false, error: error.code, message: error.message });
+      results.push({ id: Number(id), ok: false, error: error.code, message: error.message });
       writeErrorLine(error.message, error.hint);
     }
   }

@@ -47,7 +47,13 @@ function keepAgeMs(raw: string | undefined): number {
   if (raw === undefined || !/[a-z]\s*$/i.test(raw)) {
     return amount('--log-keep-days', raw, LOG_KEEP_DAYS_DEFAULT, 86_400_000, '14, or 12h');
   }
-  return validateDuration('--log-keep-days', raw, 1000, 36_500 * 86_400_000);
+  try {
+    return validateDuration('--log-keep-days', raw, 1000, 36_500 * 86_400_000);
+  } catch (error) {
+    // validateDuration's hint says a bare number is seconds; for this flag it is days.
+    if (!(error instanceof InvalidInputError)) throw error;
+    throw new InvalidInputError(error.message, 'give a number of days (14) or a duration (12h, 30d)');
+  }
 }
 
 /**
