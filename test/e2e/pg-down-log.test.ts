@@ -51,46 +51,63 @@ class Relay {
 
 const server = postgresServers()[0];
 
+/** A `baton up` (with `flags`) on a fresh database reached through a Relay, its output collected. */
+async function upBehindRelay(flags: readonly string[]) {
+  assert.ok(server !== undefined);
+  const direct = new URL(await postgresDatabase(server).fresh());
+  const relay = new Relay(direct.hostname, Number(direct.port || 5432));
+  await relay.up();
+  const viaRelay = new URL(direct);
+  viaRelay.hostname = '127.0.0.1';
+  viaRelay.port = String(relay.port);
+  const env: NodeJS.ProcessEnv = { ...process.env, BATON_DB: viaRelay.toString() };
+  for (const name of ['BATON_URL', 'BATON_TOKEN', 'BATON_DEBUG']) delete env[name];
+  const up = spawn(
+    process.execPath,
+    [join(repoRoot(), 'bin', 'baton.js'), 'up', '--host', 'box-1', ...flags],
+    {
+      env,
+    },
+  );
+  // Listened for from the start: a baton up that exited early has sent its 'close' already, and
+  // the test's failure, not a promise left pending, is then what it reports.
+  const closed = new Promise((resolve) => up.on('close', resolve));
+  let out = '';
+  up.stdout.on('data', (data: Buffer) => (out += data.toString()));
+  up.stderr.on('data', (data: Buffer) => (out += data.toString()));
+  return {
+    relay,
+    out: (): string => out,
+    lines: (pattern: RegExp): string[] => out.split('\n').filter((line) => pattern.test(line)),
+    stop: async (): Promise<void> => {
+      up.kill('SIGTERM');
+      await closed;
+      await relay.down();
+    },
+  };
+}
+
+const skip = server === undefined ? 'no PostgreSQL server' : false;
+
 test(
   'baton up with PostgreSQL refusing: one runner line, not one a poll, and one when it works again',
-  {
-    skip: server === undefined ? 'no PostgreSQL server' : false,
-  },
+  { skip },
   async () => {
-    assert.ok(server !== undefined);
-    const direct = new URL(await postgresDatabase(server).fresh());
-    const relay = new Relay(direct.hostname, Number(direct.port || 5432));
-    await relay.up();
-    const viaRelay = new URL(direct);
-    viaRelay.hostname = '127.0.0.1';
-    viaRelay.port = String(relay.port);
-    const env: NodeJS.ProcessEnv = { ...process.env, BATON_DB: viaRelay.toString() };
-    for (const name of ['BATON_URL', 'BATON_TOKEN', 'BATON_DEBUG']) delete env[name];
     // A long --stale-after: the runner keeps trusting itself through the outage instead of fencing.
-    const up = spawn(
-      process.execPath,
-      [join(repoRoot(), 'bin', 'baton.js'), 'up', '--host', 'box-1', '--no-http', '--stale-after', '60s'],
-      { env },
-    );
-    // Listened for from the start: a baton up that exited early has sent its 'close' already, and
-    // the failure above, not a promise left pending, is then what the test reports.
-    const closed = new Promise((resolve) => up.on('close', resolve));
-    let out = '';
-    up.stdout.on('data', (data: Buffer) => (out += data.toString()));
-    up.stderr.on('data', (data: Buffer) => (out += data.toString()));
-    const runnerLines = (): string[] => out.split('\n').filter((line) => / runner: /.test(line));
+    const up = await upBehindRelay(['--no-http', '--stale-after', '60s']);
+    const runnerLines = (): string[] => up.lines(/ runner: /);
     try {
-      await waitUntil(() => /joined as session/.test(out), 20_000, 'baton up to join');
-      await relay.down();
+      await waitUntil(() => /joined as session/.test(up.out()), 20_000, 'baton up to join');
+      await up.relay.down();
       await waitUntil(() => runnerLines().length > 0, 30_000, 'the runner to say the database is down');
       // 6 s down: the runner's heartbeat (2 s) and poll (0.5 s) fail about 15 times.
       await new Promise((resolve) => setTimeout(resolve, 6_000));
       const down = runnerLines();
       assert.equal(down.length, 1, down.join('\n'));
       assert.match(down[0] ?? '', /runner: cannot use PostgreSQL at /);
-      await relay.up();
+      await up.relay.up();
       await waitUntil(
-        () => /runner: works again after /.test(out),
+        () => /runner: works again after /.test(up.out()),
         30_000,
         'the runner to say it works again',
       );
@@ -100,67 +117,44 @@ test(
         /runner: works again after \d+\.\d s of failures; \d+ more failure\(s\)/,
       );
     } finally {
-      up.kill('SIGTERM');
-      await closed;
-      await relay.down();
+      await up.stop();
     }
   },
 );
 
 test(
   'an outage past the trust window: the runner is fenced, and its rejoin retries are one line, not one a retry',
-  {
-    skip: server === undefined ? 'no PostgreSQL server' : false,
-  },
+  { skip },
   async () => {
-    assert.ok(server !== undefined);
-    const direct = new URL(await postgresDatabase(server).fresh());
-    const relay = new Relay(direct.hostname, Number(direct.port || 5432));
-    await relay.up();
-    const viaRelay = new URL(direct);
-    viaRelay.hostname = '127.0.0.1';
-    viaRelay.port = String(relay.port);
-    const env: NodeJS.ProcessEnv = { ...process.env, BATON_DB: viaRelay.toString() };
-    for (const name of ['BATON_URL', 'BATON_TOKEN', 'BATON_DEBUG']) delete env[name];
-    // A short trust window (3 s) and retries every second: 10 s down is several failed rejoins.
-    const args = [
-      'up',
-      '--host',
-      'box-1',
+    // A short trust window (3 s) and retries every second: 6 s more down is several failed rejoins.
+    const up = await upBehindRelay([
       '--no-http',
       '--heartbeat-interval',
       '500ms',
       '--stale-after',
       '3s',
-    ];
-    const up = spawn(
-      process.execPath,
-      [join(repoRoot(), 'bin', 'baton.js'), ...args, '--retry-interval', '1s'],
-      {
-        env,
-      },
-    );
-    const closed = new Promise((resolve) => up.on('close', resolve));
-    let out = '';
-    up.stdout.on('data', (data: Buffer) => (out += data.toString()));
-    up.stderr.on('data', (data: Buffer) => (out += data.toString()));
-    const rejoinLines = (): string[] => out.split('\n').filter((line) => /cannot rejoin yet/.test(line));
+      '--retry-interval',
+      '1s',
+    ]);
+    const rejoinLines = (): string[] => up.lines(/cannot rejoin yet/);
     try {
-      await waitUntil(() => /joined as session/.test(out), 20_000, 'baton up to join');
-      await relay.down();
-      await waitUntil(() => rejoinLines().length > 0, 30_000, `the runner to be fenced and retry:\n${out}`);
-      await new Promise((resolve) => setTimeout(resolve, 6_000));
-      assert.equal(rejoinLines().length, 1, out);
-      await relay.up();
+      await waitUntil(() => /joined as session/.test(up.out()), 20_000, 'baton up to join');
+      await up.relay.down();
       await waitUntil(
-        () => (out.match(/joined as session/g) ?? []).length === 2,
+        () => rejoinLines().length > 0,
         30_000,
-        `a rejoin:\n${out}`,
+        `the runner to be fenced and retry:\n${up.out()}`,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 6_000));
+      assert.equal(rejoinLines().length, 1, up.out());
+      await up.relay.up();
+      await waitUntil(
+        () => (up.out().match(/joined as session/g) ?? []).length === 2,
+        30_000,
+        `a rejoin:\n${up.out()}`,
       );
     } finally {
-      up.kill('SIGTERM');
-      await closed;
-      await relay.down();
+      await up.stop();
     }
   },
 );
