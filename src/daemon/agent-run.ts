@@ -7,7 +7,8 @@
  * samples the scope's memory. A fenced heartbeat, a cancelled job or a blown RAM budget kills the
  * whole scope at once, and what the agent leaves behind dies with the job. A worktree is retired
  * after the agent's exit and before the outcome is written, which releases the workspace's lock.
- * A `recheck` (run-recheck.ts) may cancel the run.
+ * A `recheck` (run-recheck.ts) may cancel the run. The run's end is judged and written by
+ * run-report.ts.
  */
 import { renderCommand } from '../core/command-template.js';
 import { BatonError } from '../core/errors.js';
@@ -18,7 +19,7 @@ import type { JobScope } from '../os/containment.js';
 import { killTree } from '../os/process-tree.js';
 import { readOomKills } from '../os/memory.js';
 import { ClaimWatch } from './claim-watch.js';
-import { judgeRun, type KillReason } from '../core/run-verdict.js';
+import type { KillReason } from '../core/run-verdict.js';
 import { RunProgress } from './run-progress.js';
 import { prepareScope, spawnAgent, type AgentChild, type AgentProcess } from './agent-process.js';
 import type { EarlyScope } from './agent-process.js';
@@ -26,11 +27,10 @@ import type { AgentReach } from './agent-token.js';
 import type { RunDirectory } from './run-workspace.js';
 import { recheckBeforeRun } from './run-recheck.js';
 import { beginRun, prepareRun, type BeginCall, type TaskTexts } from './run-start.js';
-import { LOG_MAX_MB_DEFAULT, logClosedWithin, withLogProblem } from './job-log.js';
+import { LOG_MAX_MB_DEFAULT, logClosedWithin } from './job-log.js';
 import { jobLogName } from '../core/job-log.js';
 import type { AgentRunOptions } from './agent-run-options.js';
-
-type Guard = { id: number; session: number; epoch: number };
+import { reportRun, type Exit, type Guard } from './run-report.js';
 
 export class AgentRun {
   private child: AgentChild | null = null;
@@ -151,7 +151,6 @@ export class AgentRun {
     if (started === null) return;
     const { child, scope, oomBefore } = started;
     this.options.output?.watch(job); // its log is open, a foreign file of its name set aside
-    type Exit = { code: number | null; signal: NodeJS.Signals | null };
     const exited = new Promise<Exit>((done) => child.on('exit', (code, signal) => done({ code, signal })));
     let done = false;
     const ours = new ClaimWatch({
@@ -193,7 +192,19 @@ export class AgentRun {
     await this.options.output?.end(job); // its last output in the database before its end is reported
     await this.closeScope(scope);
     await dir.retire();
-    await this.report(exit, oomBefore, agentSession, claimEpoch, guard);
+    await reportRun(this.options, job, {
+      exit,
+      oomBefore,
+      agentSession,
+      claimEpoch,
+      guard,
+      killedFor: this.killedFor,
+      oomKills: this.oomKills,
+      peakRssMb: this.peakRssMb,
+      scopeCountsOom: this.scope?.countsOom === true,
+      stallReason: this.progress?.reason() ?? null,
+      agent: this.agent,
+    });
   }
 
   /**
@@ -337,63 +348,5 @@ export class AgentRun {
     } else if (mb > budget) {
       this.kill('oom');
     }
-  }
-
-  private async report(
-    exit: { code: number | null; signal: NodeJS.Signals | null },
-    oomBefore: number | null,
-    agentSession: number,
-    claimEpoch: number,
-    guard: Guard,
-  ): Promise<void> {
-    const { store } = this.options;
-    const job = this.job;
-    const release = (outcome: 'done' | 'failed' | 'released') =>
-      store.claims.release({ key: job.key, session: agentSession, epoch: claimEpoch, outcome });
-    const log = (line: string): void => this.options.log(`job ${job.id} ${job.key}: ${line}`);
-    const verdict = judgeRun({
-      killedFor: this.killedFor,
-      exit,
-      oomInScope: this.oomKills > 0,
-      oomOnMachine:
-        this.scope?.countsOom !== true &&
-        exit.signal === 'SIGKILL' &&
-        oomBefore !== null &&
-        (readOomKills() ?? 0) > oomBefore,
-      peakRssMb: this.peakRssMb,
-      budgetMb: job.ramMb,
-      containment: this.options.containment.kind,
-      stallReason: this.progress?.reason() ?? null,
-    });
-    if (verdict.kind === 'leave') {
-      if (verdict.release !== null) await release(verdict.release);
-      return log(verdict.log);
-    }
-    if (verdict.kind === 'requeue') {
-      const result = await store.dispatch.requeue({
-        ...guard,
-        reason: withLogProblem(verdict.reason, this.agent?.logProblem() ?? null) ?? verdict.reason,
-        policy: this.options.policy,
-        attemptCounts: verdict.attemptCounts,
-      });
-      await release(verdict.release);
-      return log(`${verdict.reason}; ${result.ok ? result.job.status : 'lost'}`);
-    }
-    const finished = await store.jobs.finish({
-      ...guard,
-      status: verdict.status,
-      exitCode: verdict.exitCode,
-      reason: withLogProblem(verdict.reason, this.agent?.logProblem() ?? null),
-      outputTail: verdict.keepTail ? (this.agent?.tail() ?? '') : null,
-    });
-    if (!finished.ok) {
-      // Ended meanwhile: the agent escalated the task (`baton escalate`, which ended the claim
-      // too), or the task was closed or finished and its job cancelled.
-      const why = finished.job === null ? 'gone' : `${finished.job.status}: ${finished.job.reason ?? ''}`;
-      await release('released');
-      return log(`agent exited ${exit.code ?? exit.signal ?? '?'}, job already ${why}`);
-    }
-    await release(verdict.release);
-    log(verdict.log);
   }
 }
