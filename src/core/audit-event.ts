@@ -38,6 +38,7 @@ export const AUDIT_TYPES = [
   'effect:recorded',
   'job:stalled',
   'job:unstalled',
+  'job:timed_out',
   'task:state',
   'task:gated',
   'task:approved',

@@ -38,6 +38,10 @@ export type JobFinishState = (typeof JOB_FINISH_STATES)[number];
 
 export type JobId = number;
 
+/** A run's time limit (Job.timeLimitMs, `baton up --time-limit`): a second at least, a week at most. */
+export const TIME_LIMIT_MIN_MS = 1000;
+export const TIME_LIMIT_MAX_MS = 7 * 86_400_000;
+
 export interface Job {
   readonly id: JobId;
   readonly key: string;
@@ -66,6 +70,11 @@ export interface Job {
   readonly agentSession: SessionId | null;
   readonly pid: number | null;
   readonly outputTail: string | null;
+  /**
+   * The job's own run time limit in ms, from its start as the database recorded it, or null: the
+   * runner's default (`baton up --time-limit`), if any, applies. A run past it is killed and failed.
+   */
+  readonly timeLimitMs: number | null;
 }
 
 const NEXT: Record<JobState, readonly JobState[]> = {

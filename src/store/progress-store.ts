@@ -2,7 +2,8 @@
  * Progress marks and stalls (core/progress.ts). A mark adds to its session's counters and moves
  * the session's last progress to the database clock; a stall is judged on the same clock, in
  * one guarded step with its ledger row (`job:stalled`), and the next mark clears it in one step
- * with its own (`job:unstalled`). Marks themselves are not in the ledger: they are frequent and
+ * with its own (`job:unstalled`). A run past its time limit is judged on the same clock, audited
+ * `job:timed_out`. Marks themselves are not in the ledger: they are frequent and
  * change no ownership.
  */
 import type { JobId } from '../core/job.js';
@@ -41,6 +42,24 @@ export type StallResult =
    */
   | { readonly stalled: false; readonly reason: 'progressing' | 'already' | 'lost' };
 
+export interface TimeLimitParams {
+  readonly id: JobId;
+  /** The job's session and epoch: the runner that supervises it. */
+  readonly session: SessionId;
+  readonly epoch: number;
+  /** The runner's limit (`baton up --time-limit`) for a job without one of its own; null: none. */
+  readonly defaultLimitMs: number | null;
+}
+
+export type TimeLimitResult =
+  /** The run has passed its limit: audited `job:timed_out` once per (job, epoch), in this step. */
+  | { readonly timedOut: true; readonly startedAt: Instant; readonly limitMs: number }
+  /**
+   * `within`: the limit is not reached; `none`: neither the job nor the runner sets one; `already`:
+   * the run's timeout was audited before; `lost`: the job is not running under this (session, epoch).
+   */
+  | { readonly timedOut: false; readonly reason: 'within' | 'none' | 'already' | 'lost' };
+
 export interface ProgressStore {
   readonly progress: {
     /**
@@ -61,5 +80,12 @@ export interface ProgressStore {
      * `job:stalled` with the last progress time, in the same step.
      */
     markStalled(params: StallParams): Promise<StallResult>;
+    /**
+     * Judges a running job's time limit (its own, else defaultLimitMs) against its start
+     * (`started_at`), both on the database clock. Guarded by (id, session, epoch, running); the
+     * first verdict past the limit writes the `job:timed_out` ledger row (start, limit) in the
+     * same step; the runner then kills the run and fails its job.
+     */
+    markTimedOut(params: TimeLimitParams): Promise<TimeLimitResult>;
   };
 }

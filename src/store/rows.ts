@@ -183,6 +183,7 @@ export interface JobRow<E extends Encoding> {
   agent_session_id: number | null;
   pid: number | null;
   output_tail: string | null;
+  time_limit_ms: number | null;
 }
 
 export function jobOf<E extends Encoding>(decode: RowDecoder<E>, row: JobRow<E>): Job {
@@ -209,6 +210,7 @@ export function jobOf<E extends Encoding>(decode: RowDecoder<E>, row: JobRow<E>)
     agentSession: row.agent_session_id,
     pid: row.pid,
     outputTail: row.output_tail,
+    timeLimitMs: row.time_limit_ms,
   };
 }
 

@@ -116,6 +116,8 @@ export interface JobEnqueueParams {
   readonly ramMb?: number | null | undefined;
   readonly command?: string | null | undefined;
   readonly attemptMax?: number | undefined;
+  /** The job's own run time limit in ms (Job.timeLimitMs); none: the runner's default, if any. */
+  readonly timeLimitMs?: number | null | undefined;
   readonly by?: SessionId | undefined;
   /** Who asked, in words: `by` in the `job:enqueued` row (and `task:added`, when it adds the task). */
   readonly actor?: string | undefined;

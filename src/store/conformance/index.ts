@@ -21,6 +21,7 @@ import { exerciseJobLoop } from './jobs-loop.js';
 import { exerciseJobBatch } from './jobs-batch.js';
 import { exerciseLeases } from './leases.js';
 import { exerciseProgress } from './progress.js';
+import { exerciseRunLimit } from './run-limit.js';
 import { exerciseLifecycle } from './lifecycle.js';
 import { exerciseHumanSessions } from './human-sessions.js';
 import { exerciseNext } from './next.js';
@@ -60,6 +61,7 @@ export function exerciseStore(harness: Harness): void {
     exerciseRunBegin(harness);
     exerciseEffects(harness);
     exerciseProgress(harness);
+    exerciseRunLimit(harness);
     exerciseWorkspaces(harness);
     exerciseWorkspaceDispatch(harness);
     exerciseWakeups(harness);

@@ -63,7 +63,7 @@ test('enqueue and retry look for the task’s active job by the task’s id', as
   const retry = retries.find((text) => text.includes('INSERT INTO jobs'));
   assert.ok(retry !== undefined, retries.join('\n'));
   const plans = [
-    await genericPlan(enqueue, "'plan-b', NULL, NULL, NULL, NULL, NULL, 100, NULL"),
+    await genericPlan(enqueue, "'plan-b', NULL, NULL, NULL, NULL, NULL, 100, NULL, NULL"),
     await genericPlan(retry, `${job.id}, NULL, NULL`),
   ];
   for (const plan of plans) {

@@ -22,6 +22,7 @@ import {
   TASK_COLUMNS,
   actorJson,
   claimedDetail,
+  limitJson,
   hostOf,
   jobColumns,
   jobFields,
@@ -107,12 +108,12 @@ WITH new_task AS (
   FOR UPDATE OF s SKIP LOCKED
 ), job AS (
   INSERT INTO jobs (task_id, priority, queued_at, ram_mb, command, attempt_max, github,
-    status, epoch, attempt, session_id, host, claimed_at, started_at)
+    status, epoch, attempt, session_id, host, claimed_at, started_at, time_limit_ms)
   SELECT task.id, coalesce($2::int, task.priority), n.now, $3::int, $4::text, coalesce($5::int, 3),
     left(task.key, ${GITHUB_KEY_PREFIX.length}) = '${GITHUB_KEY_PREFIX}',
     CASE WHEN w.id IS NULL THEN 'queued' WHEN w.start THEN 'running' ELSE 'claimed' END,
     CASE WHEN w.id IS NULL THEN 0 ELSE 1 END, CASE WHEN w.id IS NULL THEN 0 ELSE 1 END,
-    w.id, w.host, CASE WHEN w.id IS NOT NULL THEN n.now END, CASE WHEN w.start THEN n.now END
+    w.id, w.host, CASE WHEN w.id IS NOT NULL THEN n.now END, CASE WHEN w.start THEN n.now END, $9::int
   FROM task CROSS JOIN (SELECT ${NOW} AS now) n LEFT JOIN waiter w ON true
   WHERE NOT EXISTS (SELECT 1 FROM active) AND task.state = 'open'
   ON CONFLICT (task_id) WHERE status IN ${ACTIVE_SQL} DO NOTHING
@@ -130,7 +131,8 @@ WITH new_task AS (
     FROM new_task
     UNION ALL
     SELECT 1, queued_at, 'job:enqueued', id, $6::bigint, ${hostOf('$6::bigint')}, NULL::bigint,
-      jsonb_build_object('priority', priority, 'ramMb', ram_mb) || ${actorJson('$8')}
+      jsonb_build_object('priority', priority, 'ramMb', ram_mb) || ${limitJson('time_limit_ms')}
+        || ${actorJson('$8')}
     FROM job
     UNION ALL
     SELECT 2, claimed_at, 'job:claimed', id, session_id, ${hostOf('job.session_id')}, epoch,
@@ -159,6 +161,7 @@ async function enqueue(
       params.by ?? null,
       PRIORITY_DEFAULT,
       params.actor ?? null,
+      params.timeLimitMs ?? null,
     ]);
     if (row !== undefined) return { job: toJob(row), created: row.created };
     const refused = await notOpen(exec, 'key = $1::text', params.key);
@@ -178,15 +181,15 @@ async function notOpen(exec: PgExecutor, where: string, param: unknown): Promise
 }
 
 /**
- * Queues a new job like an ended one (same task, priority, RAM budget, command and attempt
- * budget) unless the task has an active job, which is returned instead; one statement, the
+ * Queues a new job like an ended one (same task, priority, RAM budget, command, attempt
+ * budget and time limit) unless the task has an active job, which is returned instead; one statement, the
  * same insert as ENQUEUE behind the same unique index. Always one row: the old job's status
  * (null when it does not exist) and the new or active job, whose columns are null when the
  * insert lost a race (then the next run sees the winner).
  */
 const RETRY = `
 WITH old AS (
-  SELECT id, task_id, status, priority, ram_mb, command, attempt_max, github
+  SELECT id, task_id, status, priority, ram_mb, command, attempt_max, github, time_limit_ms
   FROM jobs WHERE id = $1::bigint
 ), tk AS (
   SELECT id, state FROM tasks WHERE id = (SELECT task_id FROM old) FOR SHARE
@@ -194,8 +197,8 @@ WITH old AS (
   -- By the task's id as a value, for the reason ENQUEUE gives.
   SELECT j.id FROM jobs j WHERE j.task_id = (SELECT task_id FROM old) AND j.status IN ${ACTIVE_SQL}
 ), job AS (
-  INSERT INTO jobs (task_id, priority, queued_at, ram_mb, command, attempt_max, github)
-  SELECT task_id, priority, ${NOW}, ram_mb, command, attempt_max, github
+  INSERT INTO jobs (task_id, priority, queued_at, ram_mb, command, attempt_max, github, time_limit_ms)
+  SELECT task_id, priority, ${NOW}, ram_mb, command, attempt_max, github, time_limit_ms
   FROM old
   WHERE old.status IN ${TERMINAL_SQL} AND NOT EXISTS (SELECT 1 FROM active)
     AND (SELECT state FROM tk) = 'open'
@@ -205,6 +208,7 @@ WITH old AS (
   INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, detail)
   SELECT queued_at, 'job:enqueued', key, id, $2::bigint, ${hostOf('$2::bigint')},
     jsonb_build_object('priority', priority, 'ramMb', ram_mb, 'retryOf', $1::bigint, 'by', $3::text)
+      || ${limitJson('time_limit_ms')}
   FROM job
 ), r AS (
   SELECT true AS created, job.* FROM job

@@ -13,6 +13,7 @@ import type * as shared from '../run-rows.js';
 import { progressOf } from '../run-rows.js';
 import { NOW, PG, hostOf, ms, msInterval, type PgEncoding } from './rows.js';
 import type { PgExecutor } from './executor.js';
+import { markTimedOut } from './run-limit.js';
 
 type ProgressRow = shared.ProgressRow<PgEncoding>;
 const toProgress = (row: ProgressRow): Progress => progressOf(PG, row);
@@ -133,5 +134,6 @@ export function postgresProgress(exec: PgExecutor): ProgressStore['progress'] {
       if (row.last !== null) return { stalled: true, lastProgressAt: ms(row.last) };
       return { stalled: false, reason: row.already ? 'already' : 'progressing' };
     },
+    markTimedOut: (params) => markTimedOut(exec, params),
   };
 }

@@ -75,6 +75,10 @@ export const claimedDetail = (job: string, started: string): string =>
 export const actorJson = (param: string): string =>
   `(CASE WHEN ${param}::text IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('by', ${param}::text) END)`;
 
+/** A job's own time limit in a ledger row's detail, when it has one (`{}` else). */
+export const limitJson = (column: string): string =>
+  `(CASE WHEN ${column} IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('timeLimitMs', ${column}) END)`;
+
 export const ms = (date: Date): Instant => date.getTime();
 export const msOrNull = (date: Date | null): Instant | null => (date === null ? null : date.getTime());
 
@@ -147,6 +151,7 @@ const JOB_FIELDS = [
   'agent_session_id',
   'pid',
   'output_tail',
+  'time_limit_ms',
 ] as const;
 
 /** The job table's own columns, qualified by `table`. */

@@ -69,13 +69,14 @@ function enqueueIn(exec: SqliteExecutor, params: JobEnqueueParams): JobEnqueueRe
   const row = exec
     .prepare(
       `INSERT INTO jobs (task_id, priority, queued_at, ram_mb, command, attempt_max,
-                 status, epoch, attempt, session_id, host, claimed_at, started_at)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ${RETURNING}`,
+                 status, epoch, attempt, session_id, host, claimed_at, started_at, time_limit_ms)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ${RETURNING}`,
     )
     .get(
       ...[task.id, params.priority ?? task.priority, now, params.ramMb ?? null, params.command ?? null],
       params.attemptMax ?? 3,
       ...handedColumns(waiter, now),
+      params.timeLimitMs ?? null,
     ) as JobRow;
   appendAudit(exec, {
     at: now,
@@ -83,7 +84,7 @@ function enqueueIn(exec: SqliteExecutor, params: JobEnqueueParams): JobEnqueueRe
     key: params.key,
     jobId: row.id,
     session: params.by ?? null,
-    detail: withActor({ priority: row.priority, ramMb: row.ram_mb }, params.actor),
+    detail: withActor({ priority: row.priority, ramMb: row.ram_mb, ...limitDetail(row) }, params.actor),
   });
   if (waiter !== undefined) handedTo(exec, waiter, row, now);
   return { job: toJob(row), created: true };
@@ -134,17 +135,31 @@ function retryIn(exec: SqliteExecutor, params: Parameters<Store['jobs']['retry']
   const now = exec.now();
   const row = exec
     .prepare(
-      `INSERT INTO jobs (task_id, priority, queued_at, ram_mb, command, attempt_max)
-               VALUES (?, ?, ?, ?, ?, ?) ${RETURNING}`,
+      `INSERT INTO jobs (task_id, priority, queued_at, ram_mb, command, attempt_max, time_limit_ms)
+               VALUES (?, ?, ?, ?, ?, ?, ?) ${RETURNING}`,
     )
-    .get(old.task_id, old.priority, now, old.ram_mb, old.command, old.attempt_max) as JobRow;
+    .get(
+      old.task_id,
+      old.priority,
+      now,
+      old.ram_mb,
+      old.command,
+      old.attempt_max,
+      old.time_limit_ms,
+    ) as JobRow;
   appendAudit(exec, {
     at: now,
     type: 'job:enqueued',
     key: row.key,
     jobId: row.id,
     session: params.by ?? null,
-    detail: { priority: row.priority, ramMb: row.ram_mb, retryOf: params.id, by: params.actor ?? null },
+    detail: {
+      priority: row.priority,
+      ramMb: row.ram_mb,
+      retryOf: params.id,
+      by: params.actor ?? null,
+      ...limitDetail(row),
+    },
   });
   return { job: toJob(row), created: true };
 }
@@ -211,4 +226,9 @@ export function startIn(exec: SqliteExecutor, params: JobGuardParams): JobTransi
     });
   }
   return lostOr(exec, params.id, row);
+}
+
+/** The time limit in a job:enqueued row, when the job has its own. */
+function limitDetail(row: JobRow): { timeLimitMs?: number } {
+  return row.time_limit_ms === null ? {} : { timeLimitMs: row.time_limit_ms };
 }

@@ -51,7 +51,7 @@ WITH seen AS (
   WHERE jobs.id = req.id AND jobs.session_id = $1::bigint AND jobs.epoch = req.epoch
     AND ((jobs.status = 'claimed' AND req.status IN ('failed', 'cancelled')) OR (jobs.status = 'running' AND req.status IN ('done', 'failed', 'oom_killed', 'cancelled'))) AND (jobs.lease_until IS NULL OR jobs.lease_until > date_trunc('milliseconds', clock_timestamp()))
     AND tasks.id = jobs.task_id AND (SELECT ok FROM go)
-  RETURNING jobs.id, jobs.task_id, jobs.status, jobs.priority, jobs.queued_at, jobs.ram_mb, jobs.command, jobs.attempt, jobs.attempt_max, jobs.epoch, jobs.session_id, jobs.host, jobs.claimed_at, jobs.started_at, jobs.finished_at, jobs.exit_code, jobs.reason, jobs.run_after, jobs.term, jobs.agent_session_id, jobs.pid, jobs.output_tail, req.ord, req.exit_code AS by_exit, tasks.key
+  RETURNING jobs.id, jobs.task_id, jobs.status, jobs.priority, jobs.queued_at, jobs.ram_mb, jobs.command, jobs.attempt, jobs.attempt_max, jobs.epoch, jobs.session_id, jobs.host, jobs.claimed_at, jobs.started_at, jobs.finished_at, jobs.exit_code, jobs.reason, jobs.run_after, jobs.term, jobs.agent_session_id, jobs.pid, jobs.output_tail, jobs.time_limit_ms, req.ord, req.exit_code AS by_exit, tasks.key
 ), k AS (
   DELETE FROM workspace_locks USING f WHERE workspace_locks.job_id = f.id
   RETURNING workspace_locks.workspace, workspace_locks.job_id, workspace_locks.session_id,
@@ -77,7 +77,7 @@ WITH seen AS (
     lease_until = t.now + ($4::bigint * interval '1 millisecond'), agent_session_id = NULL, pid = NULL
   FROM n, s, tasks, (SELECT date_trunc('milliseconds', clock_timestamp()) AS now) t
   WHERE jobs.id = n.id AND jobs.id = ANY (ARRAY(SELECT n.id FROM n)) AND jobs.status = 'queued' AND tasks.id = jobs.task_id AND s.state = 'live'
-  RETURNING jobs.id, jobs.task_id, jobs.status, jobs.priority, jobs.queued_at, jobs.ram_mb, jobs.command, jobs.attempt, jobs.attempt_max, jobs.epoch, jobs.session_id, jobs.host, jobs.claimed_at, jobs.started_at, jobs.finished_at, jobs.exit_code, jobs.reason, jobs.run_after, jobs.term, jobs.agent_session_id, jobs.pid, jobs.output_tail, jobs.lease_until, n.rank, s.host AS session_host, tasks.key
+  RETURNING jobs.id, jobs.task_id, jobs.status, jobs.priority, jobs.queued_at, jobs.ram_mb, jobs.command, jobs.attempt, jobs.attempt_max, jobs.epoch, jobs.session_id, jobs.host, jobs.claimed_at, jobs.started_at, jobs.finished_at, jobs.exit_code, jobs.reason, jobs.run_after, jobs.term, jobs.agent_session_id, jobs.pid, jobs.output_tail, jobs.time_limit_ms, jobs.lease_until, n.rank, s.host AS session_host, tasks.key
 ), a AS (
   INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail)
   SELECT at, type, task_key, job_id, session_id, host, epoch, detail FROM (
@@ -116,7 +116,7 @@ WITH seen AS (
 )
 SELECT coalesce((SELECT state FROM s), seen.state) AS session_state, y.*
 FROM (SELECT 1) one LEFT JOIN seen ON true LEFT JOIN (
-  SELECT 'f' AS step, f.ord AS step_ord, NULL::bigint AS lease_until, f.id, f.task_id, f.status, f.priority, floor(extract(epoch FROM f.queued_at) * 1000)::bigint AS queued_at, f.ram_mb, f.command, f.attempt, f.attempt_max, f.epoch, f.session_id, f.host, floor(extract(epoch FROM f.claimed_at) * 1000)::bigint AS claimed_at, floor(extract(epoch FROM f.started_at) * 1000)::bigint AS started_at, floor(extract(epoch FROM f.finished_at) * 1000)::bigint AS finished_at, f.exit_code, f.reason, floor(extract(epoch FROM f.run_after) * 1000)::bigint AS run_after, f.term, f.agent_session_id, f.pid, f.output_tail, f.key FROM f
+  SELECT 'f' AS step, f.ord AS step_ord, NULL::bigint AS lease_until, f.id, f.task_id, f.status, f.priority, floor(extract(epoch FROM f.queued_at) * 1000)::bigint AS queued_at, f.ram_mb, f.command, f.attempt, f.attempt_max, f.epoch, f.session_id, f.host, floor(extract(epoch FROM f.claimed_at) * 1000)::bigint AS claimed_at, floor(extract(epoch FROM f.started_at) * 1000)::bigint AS started_at, floor(extract(epoch FROM f.finished_at) * 1000)::bigint AS finished_at, f.exit_code, f.reason, floor(extract(epoch FROM f.run_after) * 1000)::bigint AS run_after, f.term, f.agent_session_id, f.pid, f.output_tail, f.time_limit_ms, f.key FROM f
   UNION ALL
-  SELECT 'j', j.rank, floor(extract(epoch FROM j.lease_until) * 1000)::bigint, j.id, j.task_id, j.status, j.priority, floor(extract(epoch FROM j.queued_at) * 1000)::bigint AS queued_at, j.ram_mb, j.command, j.attempt, j.attempt_max, j.epoch, j.session_id, j.host, floor(extract(epoch FROM j.claimed_at) * 1000)::bigint AS claimed_at, floor(extract(epoch FROM j.started_at) * 1000)::bigint AS started_at, floor(extract(epoch FROM j.finished_at) * 1000)::bigint AS finished_at, j.exit_code, j.reason, floor(extract(epoch FROM j.run_after) * 1000)::bigint AS run_after, j.term, j.agent_session_id, j.pid, j.output_tail, j.key FROM j
+  SELECT 'j', j.rank, floor(extract(epoch FROM j.lease_until) * 1000)::bigint, j.id, j.task_id, j.status, j.priority, floor(extract(epoch FROM j.queued_at) * 1000)::bigint AS queued_at, j.ram_mb, j.command, j.attempt, j.attempt_max, j.epoch, j.session_id, j.host, floor(extract(epoch FROM j.claimed_at) * 1000)::bigint AS claimed_at, floor(extract(epoch FROM j.started_at) * 1000)::bigint AS started_at, floor(extract(epoch FROM j.finished_at) * 1000)::bigint AS finished_at, j.exit_code, j.reason, floor(extract(epoch FROM j.run_after) * 1000)::bigint AS run_after, j.term, j.agent_session_id, j.pid, j.output_tail, j.time_limit_ms, j.key FROM j
 ) y ON true;

@@ -20,7 +20,7 @@ WITH req AS (
   WHERE jobs.id = live.id AND jobs.session_id = live.session AND jobs.epoch = live.epoch
     AND ((jobs.status = 'claimed' AND live.status IN ('failed', 'cancelled')) OR (jobs.status = 'running' AND live.status IN ('done', 'failed', 'oom_killed', 'cancelled'))) AND (jobs.lease_until IS NULL OR jobs.lease_until > date_trunc('milliseconds', clock_timestamp()))
     AND tasks.id = jobs.task_id
-  RETURNING jobs.id, jobs.task_id, jobs.status, jobs.priority, jobs.queued_at, jobs.ram_mb, jobs.command, jobs.attempt, jobs.attempt_max, jobs.epoch, jobs.session_id, jobs.host, jobs.claimed_at, jobs.started_at, jobs.finished_at, jobs.exit_code, jobs.reason, jobs.run_after, jobs.term, jobs.agent_session_id, jobs.pid, jobs.output_tail, live.ord, live.session_host, live.exit_code AS by_exit, tasks.key
+  RETURNING jobs.id, jobs.task_id, jobs.status, jobs.priority, jobs.queued_at, jobs.ram_mb, jobs.command, jobs.attempt, jobs.attempt_max, jobs.epoch, jobs.session_id, jobs.host, jobs.claimed_at, jobs.started_at, jobs.finished_at, jobs.exit_code, jobs.reason, jobs.run_after, jobs.term, jobs.agent_session_id, jobs.pid, jobs.output_tail, jobs.time_limit_ms, live.ord, live.session_host, live.exit_code AS by_exit, tasks.key
 ), k AS (
   DELETE FROM workspace_locks USING f WHERE workspace_locks.job_id = f.id
   RETURNING workspace_locks.workspace, workspace_locks.job_id, workspace_locks.session_id,
@@ -44,7 +44,7 @@ WITH req AS (
     lease_until = NULL, agent_session_id = NULL, pid = NULL
   FROM n JOIN live ON live.rank = n.rank, tasks, (SELECT date_trunc('milliseconds', clock_timestamp()) AS now) t
   WHERE jobs.id = n.id AND jobs.id = ANY (ARRAY(SELECT n.id FROM n)) AND jobs.status = 'queued' AND tasks.id = jobs.task_id
-  RETURNING jobs.id, jobs.task_id, jobs.status, jobs.priority, jobs.queued_at, jobs.ram_mb, jobs.command, jobs.attempt, jobs.attempt_max, jobs.epoch, jobs.session_id, jobs.host, jobs.claimed_at, jobs.started_at, jobs.finished_at, jobs.exit_code, jobs.reason, jobs.run_after, jobs.term, jobs.agent_session_id, jobs.pid, jobs.output_tail, live.ord, live.start, live.session_host, tasks.key
+  RETURNING jobs.id, jobs.task_id, jobs.status, jobs.priority, jobs.queued_at, jobs.ram_mb, jobs.command, jobs.attempt, jobs.attempt_max, jobs.epoch, jobs.session_id, jobs.host, jobs.claimed_at, jobs.started_at, jobs.finished_at, jobs.exit_code, jobs.reason, jobs.run_after, jobs.term, jobs.agent_session_id, jobs.pid, jobs.output_tail, jobs.time_limit_ms, live.ord, live.start, live.session_host, tasks.key
 ), a AS (
   INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail)
   SELECT at, type, task_key, job_id, session_id, host, epoch, detail FROM (
@@ -71,7 +71,7 @@ WITH req AS (
 )
 SELECT req.ord, s.state AS session_state, x.*
 FROM req LEFT JOIN s ON s.id = req.session LEFT JOIN (
-  SELECT 'f' AS step, f.ord AS step_ord, f.id, f.task_id, f.status, f.priority, f.queued_at, f.ram_mb, f.command, f.attempt, f.attempt_max, f.epoch, f.session_id, f.host, f.claimed_at, f.started_at, f.finished_at, f.exit_code, f.reason, f.run_after, f.term, f.agent_session_id, f.pid, f.output_tail, f.key FROM f
+  SELECT 'f' AS step, f.ord AS step_ord, f.id, f.task_id, f.status, f.priority, f.queued_at, f.ram_mb, f.command, f.attempt, f.attempt_max, f.epoch, f.session_id, f.host, f.claimed_at, f.started_at, f.finished_at, f.exit_code, f.reason, f.run_after, f.term, f.agent_session_id, f.pid, f.output_tail, f.time_limit_ms, f.key FROM f
   UNION ALL
-  SELECT 'j', j.ord, j.id, j.task_id, j.status, j.priority, j.queued_at, j.ram_mb, j.command, j.attempt, j.attempt_max, j.epoch, j.session_id, j.host, j.claimed_at, j.started_at, j.finished_at, j.exit_code, j.reason, j.run_after, j.term, j.agent_session_id, j.pid, j.output_tail, j.key FROM j
+  SELECT 'j', j.ord, j.id, j.task_id, j.status, j.priority, j.queued_at, j.ram_mb, j.command, j.attempt, j.attempt_max, j.epoch, j.session_id, j.host, j.claimed_at, j.started_at, j.finished_at, j.exit_code, j.reason, j.run_after, j.term, j.agent_session_id, j.pid, j.output_tail, j.time_limit_ms, j.key FROM j
 ) x ON x.step_ord = req.ord;

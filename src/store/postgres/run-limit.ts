@@ -1,0 +1,61 @@
+/**
+ * progress.markTimedOut on PostgreSQL (progress-store.ts), one statement: the job locked FOR
+ * SHARE (a finish waits for it, or it sees the finish and does nothing), its limit (its own, else
+ * the runner's) judged against its `started_at` on the database clock read once, and the first
+ * verdict past it audited `job:timed_out` for the job's epoch.
+ */
+import type { TimeLimitParams, TimeLimitResult } from '../progress-store.js';
+import { NOW, hostOf, ms, msInterval } from './rows.js';
+import type { PgExecutor } from './executor.js';
+
+const msOf = (expr: string): string => `floor(extract(epoch FROM ${expr}) * 1000)::bigint`;
+
+const TIME_LIMIT_SQL = `
+WITH j AS (
+  SELECT jobs.id, jobs.epoch, jobs.started_at, jobs.time_limit_ms,
+    coalesce(jobs.time_limit_ms::bigint, $4::bigint) AS limit_ms, tasks.key
+  FROM jobs JOIN tasks ON tasks.id = jobs.task_id
+  WHERE jobs.id = $1::bigint AND jobs.session_id = $2::bigint AND jobs.epoch = $3::bigint
+    AND jobs.status = 'running' AND jobs.started_at IS NOT NULL
+  FOR SHARE OF jobs
+), clock AS (
+  SELECT ${NOW} AS now
+), past AS (
+  SELECT j.*, clock.now FROM j CROSS JOIN clock
+  WHERE j.limit_ms IS NOT NULL AND j.started_at <= clock.now - ${msInterval('j.limit_ms')}
+), already AS (
+  SELECT 1 FROM audit_events a JOIN past ON a.task_key = past.key AND a.job_id = past.id
+  WHERE a.type = 'job:timed_out' AND a.epoch = past.epoch
+), a AS (
+  INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail)
+  SELECT past.now, 'job:timed_out', past.key, past.id, $2::bigint, ${hostOf('$2::bigint')}, past.epoch,
+    jsonb_build_object('startedAt', ${msOf('past.started_at')}, 'limitMs', past.limit_ms,
+      'own', past.time_limit_ms IS NOT NULL, 'ranMs', ${msOf('past.now')} - ${msOf('past.started_at')})
+  FROM past WHERE NOT EXISTS (SELECT 1 FROM already)
+)
+SELECT EXISTS (SELECT 1 FROM j) AS running, (SELECT limit_ms FROM j) AS limit_ms,
+  EXISTS (SELECT 1 FROM past) AS past, EXISTS (SELECT 1 FROM already) AS already,
+  (SELECT started_at FROM j) AS started_at`;
+
+interface LimitRow {
+  running: boolean;
+  limit_ms: string | number | null;
+  past: boolean;
+  already: boolean;
+  started_at: Date | null;
+}
+
+export async function markTimedOut(exec: PgExecutor, params: TimeLimitParams): Promise<TimeLimitResult> {
+  const row = await exec.one<LimitRow>(TIME_LIMIT_SQL, [
+    params.id,
+    params.session,
+    params.epoch,
+    params.defaultLimitMs,
+  ]);
+  if (row === undefined || !row.running || row.started_at === null)
+    return { timedOut: false, reason: 'lost' };
+  if (row.limit_ms === null) return { timedOut: false, reason: 'none' };
+  if (!row.past) return { timedOut: false, reason: 'within' };
+  if (row.already) return { timedOut: false, reason: 'already' };
+  return { timedOut: true, startedAt: ms(row.started_at), limitMs: Number(row.limit_ms) };
+}
