@@ -16,7 +16,7 @@ export function jobLine(job: Job): string {
 export function jobTable(jobs: readonly Job[], progress?: ReadonlyMap<JobId, JobProgress>): string[] {
   if (jobs.length === 0) return ['no jobs'];
   return table(
-    ['ID', 'KEY', 'STATUS', 'HOST', 'ATTEMPT', 'EPOCH', 'PRIORITY', 'RAM_MB', 'REASON'],
+    ['ID', 'KEY', 'STATUS', 'HOST', 'ATTEMPT', 'EPOCH', 'PRIORITY', 'RAM_MB', 'TIME_LIMIT', 'REASON'],
     jobs.map((job) => {
       const jobProgress = progress?.get(job.id);
       const stalled = jobProgress?.stalled === true;
@@ -29,6 +29,7 @@ export function jobTable(jobs: readonly Job[], progress?: ReadonlyMap<JobId, Job
         String(job.epoch),
         String(job.priority),
         cell(job.ramMb),
+        job.timeLimitMs === null ? '-' : durationWords(job.timeLimitMs),
         stalled ? stalledReason(jobProgress) : cell(job.reason),
       ];
     }),
@@ -61,10 +62,35 @@ export function jobDetail(job: Job, progress?: JobProgress): string[] {
     `  attempt ${job.attempt}/${job.attemptMax}  epoch ${job.epoch}  priority ${job.priority}`,
     `  session ${cell(job.session)}  host ${cell(job.host)}  ram ${ramBudget(job)}`,
     `  command ${cell(job.command)}`,
+    timeLimitLine(job),
     ...times.filter(([, at]) => at !== null).map(([what, at]) => `  ${what} ${iso(at ?? 0)}`),
     `  exit code ${cell(job.exitCode)}  reason ${cell(job.reason)}`,
     ...progressLines(progress),
   ];
+}
+
+/** A duration as a flag takes it: the largest unit that gives a whole number (2h, 90m, 30s, 1500ms). */
+function durationWords(ms: number): string {
+  for (const [unit, size] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+  ] as const) {
+    if (ms % size === 0) return `${ms / size}${unit}`;
+  }
+  return `${ms}ms`;
+}
+
+/** The job's own time limit, and while it runs, when it times out (judged by the database clock). */
+function timeLimitLine(job: Job): string {
+  if (job.timeLimitMs === null)
+    return "  time limit: none of its own (its runner's baton up --time-limit, if set)";
+  const until =
+    job.status === 'running' && job.startedAt !== null
+      ? `, times out at ${iso(job.startedAt + job.timeLimitMs)}`
+      : '';
+  return `  time limit ${durationWords(job.timeLimitMs)}${until}`;
 }
 
 /** A job's RAM budget in words: none is `no budget`. */

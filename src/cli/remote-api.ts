@@ -152,6 +152,10 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
       ramMb: params.ramMb ?? undefined, // --ram-mb 0 is no budget: sent as none
       priority: params.priority,
       attempts: params.attemptMax,
+      timeLimit:
+        params.timeLimitMs === undefined || params.timeLimitMs === null
+          ? undefined
+          : `${params.timeLimitMs}ms`,
     };
     return this.post('/v1/jobs', body);
   };

@@ -25,6 +25,7 @@ const FLAG_OF_FIELD: readonly (readonly [field: string, ...flags: string[]])[] =
   ['batch size', '--batch', '--next'],
   ['session id', '--session'],
   ['exit code', '--exit-code'],
+  ['time limit', '--time-limit'],
   ['RAM (MB)', '--ram-mb'],
   ['after id', '--after'],
   ['job id', '--job'],

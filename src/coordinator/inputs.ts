@@ -8,7 +8,7 @@ import { AUDIT_TYPES } from '../core/audit-event.js';
 import { RELEASE_OUTCOMES } from '../core/claim.js';
 import { validateCommandTemplate } from '../core/command-template.js';
 import { InvalidInputError } from '../core/errors.js';
-import { JOB_STATES, type JobState } from '../core/job.js';
+import { JOB_STATES, TIME_LIMIT_MAX_MS, TIME_LIMIT_MIN_MS, type JobState } from '../core/job.js';
 import {
   SESSION_KINDS,
   type SessionId,
@@ -117,6 +117,8 @@ export interface EnqueueInput {
   readonly ramMb?: unknown;
   readonly command?: unknown;
   readonly attempts?: unknown;
+  /** The job's run time limit: a duration (`2h`, `90m`, `30s`) or a number of seconds. */
+  readonly timeLimit?: unknown;
   /** Who asked, named by the adapter: the ledger row's `by`, and its session. */
   readonly by?: Actor | undefined;
 }
@@ -268,6 +270,9 @@ export function parseEnqueue(input: EnqueueInput): JobEnqueueParams {
     ramMb: optional(input.ramMb, ramBudget),
     command: optional(input.command, validateCommand),
     attemptMax: optional(input.attempts, (value) => validateInteger('attempts', value, 1, ATTEMPT_MAX_LIMIT)),
+    timeLimitMs: optional(input.timeLimit, (value) =>
+      validateDuration('time limit', value, TIME_LIMIT_MIN_MS, TIME_LIMIT_MAX_MS),
+    ),
     ...actorParams(input.by),
   };
 }

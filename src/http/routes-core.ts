@@ -63,6 +63,8 @@ const Enqueue = z
     ramMb: z.number().int().optional(),
     priority: z.number().int().optional(),
     attempts: z.number().int().optional(),
+    /** A duration (`2h`, `90m`) or a number of seconds: the job's run time limit. */
+    timeLimit: z.union([z.string(), z.number()]).optional(),
   })
   .openapi('Enqueue');
 const Query = (names: readonly string[]) =>

@@ -25,6 +25,7 @@ const FIELDS = [
   'host',
   'command',
   'ramMb',
+  'timeLimit',
   'priority',
   'kind',
   'gate',

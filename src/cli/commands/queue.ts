@@ -21,6 +21,7 @@ interface EnqueueOptions {
   readonly ramMb?: string;
   readonly command?: string;
   readonly attempts?: string;
+  readonly timeLimit?: string;
 }
 
 export function registerQueue(program: Command): void {
@@ -31,10 +32,14 @@ export function registerQueue(program: Command): void {
     .option('--ram-mb <mb>', 'memory the job needs, in MB: its budget (0 or left out: none)')
     .option('--command <template>', 'command to run for the job')
     .option('--attempts <n>', 'attempts before the job fails for good, 1 to 100 (default 3)')
+    .option(
+      '--time-limit <duration>',
+      "a run past this (1s to 7d: 2h, 90m) is killed and fails 'timed out' (default: baton up's --time-limit)",
+    )
     .action((key: string, options: EnqueueOptions, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
-        const { priority, ramMb, command, attempts } = options;
-        const input = { key, priority, ramMb, command, attempts, by: cliActor() };
+        const { priority, ramMb, command, attempts, timeLimit } = options;
+        const input = { key, priority, ramMb, command, attempts, timeLimit, by: cliActor() };
         const { job, created } = await baton.enqueue(input);
         out.result({ created, job }, () =>
           created

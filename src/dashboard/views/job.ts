@@ -159,6 +159,8 @@ export function jobView(
       <dd>${job.attempt} of ${job.attemptMax} (epoch ${job.epoch})</dd>
       <dt>Host</dt>
       <dd>${job.host ?? '—'}${job.pid === null ? '' : `, agent pid ${job.pid}`}</dd>
+      <dt>Time limit</dt>
+      <dd>${limitText(job)}</dd>
       <dt>Exit code</dt>
       <dd>${job.exitCode ?? '—'}</dd>
       <dt>Queued, started, finished</dt>
@@ -167,6 +169,17 @@ export function jobView(
     ${runsView(job, runs, logDir, hidden)} ${outputView(job, out)}
     <h3>Ledger</h3>
     ${table(['Row', 'At', 'Kind', 'Epoch', 'Session', 'Host', 'Detail'], rows)}`;
+}
+
+/** The job's own time limit, and when a running one times out (its runner's limit, if any, is not known here). */
+function limitText(job: Job): string {
+  const limitMs = job.timeLimitMs ?? null; // an older server sends none
+  if (limitMs === null) return "none of its own (its runner's baton up --time-limit, if set)";
+  const until =
+    job.status === 'running' && job.startedAt !== null
+      ? `, times out at ${time(job.startedAt + limitMs)}`
+      : '';
+  return `${limitMs / 1000} s${until}`;
 }
 
 /** What a job page says of its output to a token that may not read it (an agent's, of another job). */
