@@ -87,4 +87,23 @@ describe('judgeRun', () => {
     assert.equal(v.kind === 'finish' && v.reason, 'stalled: no progress for 900 s');
     assert.equal(v.kind === 'finish' && v.release, 'failed');
   });
+
+  test('a run past its time limit fails with the limit as its reason, its output kept, not requeued', () => {
+    const reason = 'timed out: ran past its time limit of 2 s (started 2026-12-05T22:00:00.000Z)';
+    // The kill's SIGKILL is ours: not the crash that a signal nobody sent would be (requeued).
+    const v = judgeRun(
+      seen({ killedFor: 'timed_out', timeoutReason: reason, exit: { code: null, signal: 'SIGKILL' } }),
+    );
+    assert.deepEqual(v, {
+      kind: 'finish',
+      status: 'failed',
+      exitCode: null,
+      reason,
+      keepTail: true,
+      release: 'failed',
+      log: `failed, ${reason}`,
+    });
+    const bare = judgeRun(seen({ killedFor: 'timed_out' }));
+    assert.equal(bare.kind === 'finish' && bare.reason, 'timed out');
+  });
 });

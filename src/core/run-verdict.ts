@@ -5,7 +5,7 @@
  */
 
 /** Why the runner killed an agent's scope, if it did. */
-export type KillReason = 'fenced' | 'cancelled' | 'escalated' | 'oom' | 'shutdown' | 'stalled';
+export type KillReason = 'fenced' | 'cancelled' | 'escalated' | 'oom' | 'shutdown' | 'stalled' | 'timed_out';
 
 export interface RunObservation {
   readonly killedFor: KillReason | null;
@@ -19,6 +19,8 @@ export interface RunObservation {
   readonly containment: string;
   /** Why a stalled run was stopped (run-progress.ts), when it was. */
   readonly stallReason: string | null;
+  /** Why a run past its time limit was stopped (run-limit.ts), when it was. */
+  readonly timeoutReason?: string | null | undefined;
 }
 
 export type RunVerdict =
@@ -60,6 +62,11 @@ export function judgeRun(observation: RunObservation): RunVerdict {
       return { kind: 'leave', release: null, log: 'escalated to a human, process tree killed' };
     case 'stalled': {
       const reason = observation.stallReason ?? 'stalled';
+      return failed('failed', null, reason, `failed, ${reason}`);
+    }
+    case 'timed_out': {
+      // Failed like any failing agent, not requeued: a run that ran past its limit would run past it again.
+      const reason = observation.timeoutReason ?? 'timed out';
       return failed('failed', null, reason, `failed, ${reason}`);
     }
     case 'oom':

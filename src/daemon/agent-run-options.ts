@@ -32,6 +32,8 @@ export interface AgentRunOptions {
   readonly policy: RetryPolicy;
   /** When a run with no progress mark is stalled, and what then (run-progress.ts). */
   readonly stall: StallPolicy;
+  /** The limit on a run's length for jobs without one of their own (run-limit.ts); none when left out. */
+  readonly timeLimitMs?: number | null | undefined;
   readonly log: (line: string) => void;
   /** The TTL of the agent's session: the runner's stale threshold (agents heartbeat in seconds). */
   readonly sessionTtlMs?: number | undefined;

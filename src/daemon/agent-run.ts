@@ -4,8 +4,9 @@
  * workspace's directory, a git worktree of it for this claim, or the runner's own directory for a
  * cognitive run. The agent runs there in a scope of the host's containment (a cgroup, or the shim's
  * process group) while this loop heartbeats the claim, watches the job row (claim-watch.ts) and
- * samples the scope's memory. A fenced heartbeat, a cancelled job or a blown RAM budget kills the
- * whole scope at once, and what the agent leaves behind dies with the job. A worktree is retired
+ * samples the scope's memory. A fenced heartbeat, a cancelled job, a blown RAM budget or a run past
+ * its time limit (run-limit.ts) kills the whole scope at once, and what the agent leaves behind
+ * dies with the job. A worktree is retired
  * after the agent's exit and before the outcome is written, which releases the workspace's lock.
  * A `recheck` (run-recheck.ts) may cancel the run. The run's end is judged and written by
  * run-report.ts.
@@ -21,6 +22,7 @@ import { readOomKills } from '../os/memory.js';
 import { ClaimWatch } from './claim-watch.js';
 import type { KillReason } from '../core/run-verdict.js';
 import { RunProgress } from './run-progress.js';
+import { RunLimit } from './run-limit.js';
 import { prepareScope, spawnAgent, type AgentChild, type AgentProcess } from './agent-process.js';
 import type { EarlyScope } from './agent-process.js';
 import type { AgentReach } from './agent-token.js';
@@ -42,12 +44,15 @@ export class AgentRun {
   private oomKills = 0;
   private reach: AgentReach | null = null;
   private early: EarlyScope | null = null;
+  private readonly limit: RunLimit;
 
   constructor(
     private readonly options: AgentRunOptions,
     readonly job: Job,
     private readonly begin?: BeginCall,
-  ) {}
+  ) {
+    this.limit = new RunLimit({ ...options, job });
+  }
 
   /**
    * Kills the agent's scope (also when the runner itself is fenced or stops). `why` names what
@@ -192,7 +197,18 @@ export class AgentRun {
     await this.options.output?.end(job); // its last output in the database before its end is reported
     await this.closeScope(scope);
     await dir.retire();
-    await reportRun(this.options, job, {
+    await this.report(exit, oomBefore, agentSession, claimEpoch, guard);
+  }
+
+  /** Hands what this run saw to run-report.ts, which judges it and writes the job's end. */
+  private report(
+    exit: Exit,
+    oomBefore: number | null,
+    agentSession: number,
+    claimEpoch: number,
+    guard: Guard,
+  ) {
+    return reportRun(this.options, this.job, {
       exit,
       oomBefore,
       agentSession,
@@ -203,6 +219,7 @@ export class AgentRun {
       peakRssMb: this.peakRssMb,
       scopeCountsOom: this.scope?.countsOom === true,
       stallReason: this.progress?.reason() ?? null,
+      timeoutReason: this.limit.reason(),
       agent: this.agent,
     });
   }
@@ -326,7 +343,9 @@ export class AgentRun {
     return { child: agent.child, scope, oomBefore };
   }
 
+  /** The run's time limit first (run-limit.ts), then its progress: both judged on the database clock. */
   private async judgeProgress(progress: RunProgress, claimEpoch: number): Promise<void> {
+    if (this.killedFor === null && (await this.limit.tick())) return this.kill('timed_out');
     const stall = await progress.tick().catch(() => null);
     if (stall === 'kill') this.kill('stalled');
     else if (stall === 'escalate' && (await progress.escalate(claimEpoch))) this.kill('escalated');

@@ -29,6 +29,8 @@ export interface RunEnd {
   readonly scopeCountsOom: boolean;
   /** Why a stalled run was stopped, when it was (run-progress.ts). */
   readonly stallReason: string | null;
+  /** Why a run past its time limit was stopped, when it was (run-limit.ts). */
+  readonly timeoutReason: string | null;
   readonly agent: AgentProcess | null;
 }
 
@@ -52,6 +54,7 @@ export async function reportRun(options: AgentRunOptions, job: Job, end: RunEnd)
     budgetMb: job.ramMb,
     containment: options.containment.kind,
     stallReason: end.stallReason,
+    timeoutReason: end.timeoutReason,
   });
   if (verdict.kind === 'leave') {
     if (verdict.release !== null) await release(verdict.release);

@@ -39,6 +39,7 @@ export function runnerFor(
     worktreeDir: options.worktreeDir ?? join(dirname(options.logDir), 'worktrees'),
     policy: DEFAULT_RETRY_POLICY,
     stall: options.stall ?? DEFAULT_STALL_POLICY,
+    timeLimitMs: options.timeLimitMs ?? null,
     recheck: options.recheck,
     memoryByPid: options.memoryByPid,
     agentUids: options.uids ?? null,

@@ -64,6 +64,8 @@ export interface UpOptions {
   readonly cwd: string;
   /** A running job with no progress mark for this long is stalled; the action says what then. */
   readonly stall?: StallPolicy | undefined;
+  /** The limit on a run's length for jobs queued without one of their own (run-limit.ts). */
+  readonly timeLimitMs?: number | null | undefined;
   /**
    * The URL of the HTTP API this process serves, if any: agents then reach Baton there with a
    * token bound to their session, instead of through the database (agent-token.ts).

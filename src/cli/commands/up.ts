@@ -10,6 +10,7 @@ import { validateCommand } from '../../coordinator/inputs.js';
 import { defaultStaleAfterMs, validateHeartbeatWindows } from '../../core/heartbeat-windows.js';
 import { STALL_ACTION_DEFAULT, STALL_ACTIONS, STALL_AFTER_MS_DEFAULT } from '../../core/progress.js';
 import { validateDuration, validateHostName, validateOneOf } from '../../core/validate.js';
+import { TIME_LIMIT_MAX_MS, TIME_LIMIT_MIN_MS } from '../../core/job.js';
 import { CONTAINMENT_CHOICES } from '../../core/containment.js';
 import { validateAgentEnvName } from '../../daemon/agent-env.js';
 import { agentUidsOf } from '../../os/agent-uid.js';
@@ -56,6 +57,7 @@ interface UpFlags extends HttpFlags, GithubFlags {
   readonly agentCommand?: string;
   readonly stallAfter?: string;
   readonly stallAction?: string;
+  readonly timeLimit?: string;
   readonly containment?: string;
   readonly agentEnv?: readonly string[];
   readonly agentUids?: string;
@@ -120,6 +122,10 @@ function parseUpFlags(flags: UpFlags, globals: GlobalOptions): UpOptions {
           ? STALL_ACTION_DEFAULT
           : validateOneOf('--stall-action', flags.stallAction, STALL_ACTIONS),
     },
+    timeLimitMs:
+      flags.timeLimit === undefined
+        ? null
+        : validateDuration('--time-limit', flags.timeLimit, TIME_LIMIT_MIN_MS, TIME_LIMIT_MAX_MS),
     ledger: ledgerOptions(flags, dbUrl(globals), state, () =>
       seconds('--seal-interval', flags.sealInterval, UP_DEFAULTS.sealIntervalMs),
     ),
@@ -152,7 +158,7 @@ export function registerUp(program: Command): void {
 
 /** The flags of `baton up`. */
 function upFlags(upCommand: Command): Command {
-  return upCommand
+  const first = upCommand
     .option('--host <name>', "this host's name (default the machine's hostname); one runner per name")
     .option('--lease-ttl <duration>', 'dispatcher lease TTL, renewed every third (default 15; or 15s, 500ms)')
     .option('--retry-interval <duration>', 'how often a standby tries to take the lease (default 2)')
@@ -167,15 +173,8 @@ function upFlags(upCommand: Command): Command {
     .option(
       '--standby',
       'make the host a warm standby: no work until `baton host enable` (without it, keep the flag)',
-    )
-    .option(
-      '--stall-after <duration>',
-      'a running job with no progress for this long is stalled (default 900)',
-    )
-    .option(
-      '--stall-action <action>',
-      'what to do with a stalled job: escalate (hand its task to a human; default), kill (fail it) or none (report)',
-    )
+    );
+  return runWatchFlags(first)
     .option(
       '--agent-command <template>',
       'command for jobs enqueued without one, e.g. \'claude -p "Work on {{key}}"\'',
@@ -222,6 +221,24 @@ function upFlags(upCommand: Command): Command {
 
 const AUTH_FORCED =
   'reads of the API, the dashboard and /metrics need a token with --agent-uids: sign in at /login, or send one';
+
+/** The flags that end a run that goes nowhere (a stall) or on too long (its time limit, run-limit.ts). */
+function runWatchFlags(command: Command): Command {
+  return command
+    .option(
+      '--stall-after <duration>',
+      'a running job with no progress for this long is stalled (default 900)',
+    )
+    .option(
+      '--stall-action <action>',
+      'what to do with a stalled job: escalate (hand its task to a human; default), kill (fail it) or none (report)',
+    )
+    .option(
+      '--time-limit <duration>',
+      "a run longer than this (1s to 7d: 2h, 90m) is killed and fails 'timed out', for jobs " +
+        'queued without their own `baton enqueue --time-limit` (default: none)',
+    );
+}
 
 /**
  * The HTTP flags. Agents of uids of their own are kept out of .baton/ (the database, every job's
