@@ -52,13 +52,22 @@ export interface TimeLimitParams {
 }
 
 export type TimeLimitResult =
-  /** The run has passed its limit: audited `job:timed_out` once per (job, epoch), in this step. */
-  | { readonly timedOut: true; readonly startedAt: Instant; readonly limitMs: number }
   /**
-   * `within`: the limit is not reached; `none`: neither the job nor the runner sets one; `already`:
-   * the run's timeout was audited before; `lost`: the job is not running under this (session, epoch).
+   * The run has passed its limit. `first`: this verdict wrote the `job:timed_out` row (once per
+   * job and epoch); a later one says so again and writes nothing, so a runner that lost the first
+   * answer still kills the run.
    */
-  | { readonly timedOut: false; readonly reason: 'within' | 'none' | 'already' | 'lost' };
+  | {
+      readonly timedOut: true;
+      readonly startedAt: Instant;
+      readonly limitMs: number;
+      readonly first: boolean;
+    }
+  /**
+   * `within`: the limit is not reached; `none`: neither the job nor the runner sets one; `lost`:
+   * the job is not running under this (session, epoch).
+   */
+  | { readonly timedOut: false; readonly reason: 'within' | 'none' | 'lost' };
 
 export interface ProgressStore {
   readonly progress: {

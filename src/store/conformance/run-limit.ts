@@ -65,10 +65,14 @@ export function exerciseRunLimit(harness: Harness): void {
           timedOut: true,
           startedAt: job.startedAt,
           limitMs: 60_000,
+          first: true,
         });
+        // Said again (a runner that lost the first answer still kills), audited once.
         assert.deepEqual(await store.progress.markTimedOut({ ...guard, ...none }), {
-          timedOut: false,
-          reason: 'already',
+          timedOut: true,
+          startedAt: job.startedAt,
+          limitMs: 60_000,
+          first: false,
         });
         const rows = await store.audit.list({ jobId: job.id, type: 'job:timed_out' });
         assert.equal(rows.length, 1, 'audited once');
@@ -100,6 +104,7 @@ export function exerciseRunLimit(harness: Harness): void {
           timedOut: true,
           startedAt: job.startedAt,
           limitMs: 30_000,
+          first: true,
         });
         const [row] = await store.audit.list({ jobId: job.id, type: 'job:timed_out' });
         assert.equal(row?.detail['own'], false);

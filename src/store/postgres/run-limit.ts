@@ -56,6 +56,10 @@ export async function markTimedOut(exec: PgExecutor, params: TimeLimitParams): P
     return { timedOut: false, reason: 'lost' };
   if (row.limit_ms === null) return { timedOut: false, reason: 'none' };
   if (!row.past) return { timedOut: false, reason: 'within' };
-  if (row.already) return { timedOut: false, reason: 'already' };
-  return { timedOut: true, startedAt: ms(row.started_at), limitMs: Number(row.limit_ms) };
+  return {
+    timedOut: true,
+    startedAt: ms(row.started_at),
+    limitMs: Number(row.limit_ms),
+    first: !row.already,
+  };
 }

@@ -34,18 +34,17 @@ function judge(row: LimitRow | undefined, now: number, defaultLimitMs: number | 
   const limitMs = row.time_limit_ms ?? defaultLimitMs;
   if (limitMs === null) return { timedOut: false, reason: 'none' };
   if (now - row.started_at < limitMs) return { timedOut: false, reason: 'within' };
-  if (row.already !== 0) return { timedOut: false, reason: 'already' };
-  return { timedOut: true, startedAt: row.started_at, limitMs };
+  return { timedOut: true, startedAt: row.started_at, limitMs, first: row.already === 0 };
 }
 
 export function markTimedOut(exec: SqliteExecutor, params: TimeLimitParams): TimeLimitResult {
   const first = exec.read(() => judge(limitRow(exec, params), exec.now(), params.defaultLimitMs));
-  if (!first.timedOut) return first;
+  if (!first.timedOut || !first.first) return first;
   return exec.write((): TimeLimitResult => {
     const now = exec.now();
     const row = limitRow(exec, params);
     const verdict = judge(row, now, params.defaultLimitMs);
-    if (!verdict.timedOut || row === undefined) return verdict;
+    if (!verdict.timedOut || !verdict.first || row === undefined) return verdict;
     appendAudit(exec, {
       at: now,
       type: 'job:timed_out',
