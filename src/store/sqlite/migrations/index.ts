@@ -22,7 +22,7 @@ import sessionEnd from './0027-session-end.js';
 import sessionEndedBy from './0028-session-ended-by.js';
 import checkpointsByLastId from './0030-checkpoints-by-last-id.js';
 import outputStream from './0031-output-stream.js';
-import runTimeLimit from './0032-run-time-limit.js';
+import runTimeLimit from './0033-run-time-limit.js';
 
 export interface Migration {
   readonly version: number;
