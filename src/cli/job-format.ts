@@ -63,7 +63,16 @@ export function jobDetail(job: Job, progress?: JobProgress): string[] {
     `  command ${cell(job.command)}`,
     ...times.filter(([, at]) => at !== null).map(([what, at]) => `  ${what} ${iso(at ?? 0)}`),
     `  exit code ${cell(job.exitCode)}  reason ${cell(job.reason)}`,
+    ...moreRam(job),
     ...progressLines(progress),
+  ];
+}
+
+/** For a job its RAM ran out of, how to run it again with more: twice its budget, or one to choose. */
+function moreRam(job: Job): string[] {
+  if (job.status !== 'oom_killed') return [];
+  return [
+    `  to run it again with more RAM: baton retry ${job.id} --ram-mb ${job.ramMb === null ? 'MB' : job.ramMb * 2}`,
   ];
 }
 

@@ -137,7 +137,14 @@ function retryIn(exec: SqliteExecutor, params: Parameters<Store['jobs']['retry']
       `INSERT INTO jobs (task_id, priority, queued_at, ram_mb, command, attempt_max)
                VALUES (?, ?, ?, ?, ?, ?) ${RETURNING}`,
     )
-    .get(old.task_id, old.priority, now, old.ram_mb, old.command, old.attempt_max) as JobRow;
+    .get(
+      old.task_id,
+      old.priority,
+      now,
+      params.ramMb === undefined ? old.ram_mb : params.ramMb,
+      old.command,
+      old.attempt_max,
+    ) as JobRow;
   appendAudit(exec, {
     at: now,
     type: 'job:enqueued',
