@@ -16,7 +16,7 @@ export function jobLine(job: Job): string {
 export function jobTable(jobs: readonly Job[], progress?: ReadonlyMap<JobId, JobProgress>): string[] {
   if (jobs.length === 0) return ['no jobs'];
   return table(
-    ['ID', 'KEY', 'STATUS', 'HOST', 'ATTEMPT', 'EPOCH', 'PRIORITY', 'RAM_MB', 'REASON'],
+    ['ID', 'KEY', 'STATUS', 'HOST', 'ATTEMPT', 'JOB_EPOCH', 'PRIORITY', 'RAM_MB', 'REASON'],
     jobs.map((job) => {
       const jobProgress = progress?.get(job.id);
       const stalled = jobProgress?.stalled === true;
@@ -58,7 +58,7 @@ export function jobDetail(job: Job, progress?: JobProgress): string[] {
   ];
   return [
     `job ${job.id} for ${job.key}: ${job.status}`,
-    `  attempt ${job.attempt}/${job.attemptMax}  epoch ${job.epoch}  priority ${job.priority}`,
+    `  attempt ${job.attempt}/${job.attemptMax}  job epoch ${job.epoch}  priority ${job.priority}`,
     `  session ${cell(job.session)}  host ${cell(job.host)}  ram ${ramBudget(job)}`,
     `  command ${cell(job.command)}`,
     ...times.filter(([, at]) => at !== null).map(([what, at]) => `  ${what} ${iso(at ?? 0)}`),
