@@ -154,6 +154,10 @@ describeCli('baton after a fresh-eyes walk', ({ setup, mode }) => {
         ],
         [['--ram-mb', '1000', '--reserved-mb', '1000'], /--ram-mb 1000 is not above --reserved-mb 1000/],
         [
+          ['--reserved-mb', '1048576'],
+          /^baton: --reserved-mb 1048576 is not below this machine's RAM \(\d+ MB\): no job could ever be given RAM/,
+        ],
+        [
           ['--stale-after', '2 weeks'],
           /^baton: --stale-after must be a duration such as 8h, 90m or 30s, got "2 weeks"/,
         ],
