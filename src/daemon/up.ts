@@ -354,7 +354,10 @@ function leadership(
     );
   });
   elector.on('lost', (term, why) => log(`stepped down from term ${term} (${why})`));
-  elector.on('unreachable', logFailure(log, 'lease renewal failed'));
+  // The database down fails these every round too: throttled as the runner's (failure-log.ts).
+  const unreachable = failureLog(log, 'lease renewal failed', clock);
+  elector.on('unreachable', (error) => unreachable.failed(error));
+  elector.on('reached', () => unreachable.recovered());
   dispatcher.on('placed', (job, term) =>
     log(`placed job ${job.id} ${job.key} on ${job.host ?? '?'} (term ${term})`),
   );
@@ -364,7 +367,12 @@ function leadership(
     log(`job ${job.id} ${job.key}: SKIPPED workspace_unresolved: ${error.message}; fix: ${error.hint ?? ''}`),
   );
   dispatcher.on('rescued', (rescue) => log(rescueLine(rescue)));
-  dispatcher.on('failed', logFailure(log, 'dispatch failed'));
+  const dispatchFailures = failureLog(log, 'dispatch failed', clock);
+  const dispatchFailure = logFailure(log, 'dispatch failed');
+  dispatcher.on('failed', (error) =>
+    error instanceof StoreUnavailableError ? dispatchFailures.failed(error) : dispatchFailure(error),
+  );
+  dispatcher.on('ticked', () => dispatchFailures.recovered());
   return { elector, dispatcher };
 }
 
