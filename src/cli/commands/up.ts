@@ -26,6 +26,7 @@ import { jsonText, terminalText } from '../output.js';
 import { collect, dbUrl, stateDir, withStore, type GlobalOptions } from '../run.js';
 import { servingLine } from '../../http/bind.js';
 import { capacityOf, logOptions } from './up-amounts.js';
+import { applyUpConfig } from './up-config.js';
 import { ledgerOptions, notSealingLine } from './up-ledger.js';
 import { meterStoreLazily, parseHttpFlags, serveHttpLazily, type HttpFlags } from './serve.js';
 
@@ -65,6 +66,7 @@ interface UpFlags extends HttpFlags, GithubFlags {
   readonly logMaxMb?: string;
   readonly logKeepDays?: string;
   readonly logKeepMb?: string;
+  readonly config?: string;
 }
 
 /**
@@ -147,7 +149,17 @@ export function registerUp(program: Command): void {
   const command = program
     .command('up')
     .description("join the cluster: dispatcher candidate and this host's runner (Ctrl-C to leave)");
-  logFlags(githubOptions(upFlags(command))).action(up);
+  logFlags(githubOptions(upFlags(command)))
+    .option(
+      '--config <file>',
+      "baton up's flags from a JSON file (keys: the flags without --); flags given win",
+    )
+    // Before the action reads its flags: the file's fill those the command line left out.
+    .hook('preAction', (self) => {
+      const file = self.opts<UpFlags>().config;
+      if (file !== undefined) applyUpConfig(self, file);
+    })
+    .action(up);
 }
 
 /** The flags of `baton up`. */
