@@ -27,6 +27,7 @@ import sessionEndedBy from './0028-session-ended-by.js';
 import leavesUncompressed from './0029-leaves-uncompressed.js';
 import checkpointsByLastId from './0030-checkpoints-by-last-id.js';
 import outputStream from './0031-output-stream.js';
+import hostDraining from './0032-host-draining.js';
 
 export interface Migration {
   readonly version: number;
@@ -68,4 +69,5 @@ export const MIGRATIONS: readonly Migration[] = [
   leavesUncompressed,
   checkpointsByLastId,
   outputStream,
+  hostDraining,
 ];

@@ -22,6 +22,7 @@ import sessionEnd from './0027-session-end.js';
 import sessionEndedBy from './0028-session-ended-by.js';
 import checkpointsByLastId from './0030-checkpoints-by-last-id.js';
 import outputStream from './0031-output-stream.js';
+import hostDraining from './0032-host-draining.js';
 
 export interface Migration {
   readonly version: number;
@@ -55,4 +56,5 @@ export const MIGRATIONS: readonly Migration[] = [
   sessionEndedBy,
   checkpointsByLastId,
   outputStream,
+  hostDraining,
 ];
