@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { diskLow } from '../../core/disk.js';
 import { ramAvailableMb } from '../../core/capacity.js';
-import { age } from '../../core/host-liveness.js';
+import { age, hostFlag } from '../../core/host-liveness.js';
 import { shellWord } from '../../core/text.js';
 import type { JudgedHost } from '../../coordinator/cluster.js';
 import { cell, iso, table } from '../output.js';
@@ -102,7 +102,7 @@ export function registerHosts(program: Command): void {
                   HOST_COLUMNS,
                   hosts.map((host) => [
                     host.name,
-                    host.enabled ? 'enabled' : host.liveness === 'live' ? 'standby' : 'disabled',
+                    hostFlag(host),
                     `${host.ramTotalMb}`,
                     `${host.ramReservedMb}`,
                     `${host.ramFreeMb}`,
