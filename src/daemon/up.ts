@@ -36,6 +36,7 @@ import type { Recheck } from './run-recheck.js';
 import type { AgentUidRange } from '../core/agent-uids.js';
 import { AgentUids, seatedSlots } from './agent-uids.js';
 import { takeBackOrphans } from '../os/lent-record.js';
+import { drainFirst, linkedAbort, type DrainLog } from './drain.js';
 
 export interface UpOptions {
   readonly dbUrl: string;
@@ -81,6 +82,13 @@ export interface UpOptions {
   readonly agentUids?: AgentUidRange | null | undefined;
   /** The pool of those uids, made by runUp. */
   readonly uids?: AgentUids | null | undefined;
+  /**
+   * --drain: on a stop, how long the running agents may take to finish before they are killed
+   * and their jobs requeued (drain.ts); 0 or left out, at once.
+   */
+  readonly drainMs?: number | undefined;
+  /** Aborted by a second signal: a drain under way ends at once. */
+  readonly stopNow?: AbortSignal | undefined;
 }
 
 import { JOINED_LINE_START } from './up-defaults.js';
@@ -92,11 +100,14 @@ export async function runUp(
   store: Store,
   given: UpOptions,
   clock: Clock,
-  log: (line: string) => void,
+  log: DrainLog,
   stop: AbortSignal,
 ): Promise<void> {
   const uids = given.agentUids == null ? null : new AgentUids(given.agentUids, lentRecords(given));
-  const options = uids === null ? given : { ...given, ...seatedSlots(given.slotsMax, uids, log), uids };
+  // A second signal ends a drain at once; so does a lost database file or schema (`stopOn`).
+  const now = linkedAbort(given.stopNow);
+  const hurried = { ...given, stopNow: now.signal };
+  const options = uids === null ? hurried : { ...hurried, ...seatedSlots(given.slotsMax, uids, log), uids };
   // The first join fails loudly (the CLI exits 5 or 3). A rejoin rides out what fenced us: it
   // first ends the session it was fenced under, which may still be live (the database was
   // unreachable, or no other leader exists to rescue it), and retries while the database stays
@@ -125,6 +136,7 @@ export async function runUp(
   const stopOn = (error: Error): void => {
     lost.error ??= error;
     log(`${error.message}: stopping`);
+    now.abort();
     inner.abort();
   };
   const watch =
@@ -138,6 +150,7 @@ export async function runUp(
     schema.stop();
     watch?.stop();
     stop.removeEventListener('abort', quit);
+    now.unlink();
     uids?.close();
   }
   if (lost.error !== null) throw lost.error;
@@ -153,7 +166,7 @@ async function joinAndRejoin(
   store: Store,
   options: UpOptions,
   clock: Clock,
-  log: (line: string) => void,
+  log: DrainLog,
   stop: AbortSignal,
 ): Promise<void> {
   let previous: SessionId | null = null;
@@ -185,7 +198,7 @@ async function runOnce(
   store: Store,
   options: UpOptions,
   clock: Clock,
-  log: (line: string) => void,
+  log: DrainLog,
   stop: AbortSignal,
   first: boolean,
 ): Promise<{ fenced: string | null; session: SessionId }> {
@@ -205,7 +218,7 @@ async function joinWith(
   store: Store,
   options: UpOptions,
   clock: Clock,
-  log: (line: string) => void,
+  log: DrainLog,
   stop: AbortSignal,
   containment: Containment,
   first: boolean,
@@ -256,6 +269,8 @@ async function joinWith(
     pumpWakeups(store, stop, () => runner.wake(), 'placements'),
   ];
   const wasFenced = await fenced;
+  const draining =
+    wasFenced === null ? await drainFirst({ store, runner, session, clock, log }, options) : null;
   for (const pump of pumps) pump.stop();
   await Promise.all(pumps.map((pump) => pump.done));
   await sealer?.stop();
@@ -264,6 +279,7 @@ async function joinWith(
   await duties.stop();
   await dispatcher.stop();
   await elector.stop();
+  await draining?.waitForRuns();
   await runner.stop(true);
   if (wasFenced === null) await store.sessions.end(session).catch(() => false);
   return { fenced: wasFenced, session };

@@ -1,7 +1,8 @@
 /**
  * `baton up`: dispatcher candidate, this host's runner, and (later) the server, in one process.
- * SIGINT or SIGTERM stops it cleanly: agents are killed, the lease resigned, the session ended,
- * and the leader's recovery requeues whatever was running.
+ * The first SIGTERM or SIGINT drains it (--drain, daemon/drain.ts): nothing new starts here, the
+ * lease is resigned, the running agents finish; then, or at a second signal or once --drain runs
+ * out, it stops: agents still running are killed and their jobs requeued, the session ended.
  */
 import type { Command } from 'commander';
 import { hostname } from 'node:os';
@@ -67,6 +68,7 @@ interface UpFlags extends HttpFlags, GithubFlags {
   readonly logKeepDays?: string;
   readonly logKeepMb?: string;
   readonly config?: string;
+  readonly drain?: string;
 }
 
 /**
@@ -122,6 +124,8 @@ function parseUpFlags(flags: UpFlags, globals: GlobalOptions): UpOptions {
           ? STALL_ACTION_DEFAULT
           : validateOneOf('--stall-action', flags.stallAction, STALL_ACTIONS),
     },
+    drainMs:
+      flags.drain === undefined ? DRAIN_MS_DEFAULT : validateDuration('--drain', flags.drain, 0, 86_400_000),
     ledger: ledgerOptions(flags, dbUrl(globals), state, () =>
       seconds('--seal-interval', flags.sealInterval, UP_DEFAULTS.sealIntervalMs),
     ),
@@ -150,6 +154,10 @@ export function registerUp(program: Command): void {
     .command('up')
     .description("join the cluster: dispatcher candidate and this host's runner (Ctrl-C to leave)");
   logFlags(githubOptions(upFlags(command)))
+    .option(
+      '--drain <duration>',
+      'on SIGTERM or Ctrl-C, let running agents finish for this long, then kill and requeue (default 10m; 0: at once)',
+    )
     .option(
       '--config <file>',
       "baton up's flags from a JSON file (keys: the flags without --); flags given win",
@@ -232,6 +240,13 @@ function upFlags(upCommand: Command): Command {
     .option('--no-github-comments', 'do not post escalations and review rejections as issue comments');
 }
 
+/**
+ * How long a stopped `baton up` lets its running agents finish by default: long enough for most
+ * agent runs, short enough for a deploy; the unit in deploy/systemd stops it within TimeoutStopSec
+ * (docs/decisions/0034-graceful-drain.md).
+ */
+const DRAIN_MS_DEFAULT = 10 * 60_000;
+
 const AUTH_FORCED =
   'reads of the API, the dashboard and /metrics need a token with --agent-uids: sign in at /login, or send one';
 
@@ -269,15 +284,8 @@ function up(flags: UpFlags, cmd: Command): Promise<void> {
     // Served: every store call of the process (server, runner, dispatcher, duties) is timed for /metrics.
     const metered = bind === null ? null : await meterStoreLazily(raw);
     const store = metered?.store ?? raw;
-    const stop = new AbortController();
-    const leave = (): void => stop.abort();
-    process.once('SIGINT', leave);
-    process.once('SIGTERM', leave);
-    const log = (line: string): void => {
-      const at = new Date().toISOString();
-      // With --json, its log as JSON Lines (one object per line), for a log shipper.
-      process.stdout.write(`${out.json ? jsonText({ at, line }) : terminalText(`${at} ${line}`)}\n`);
-    };
+    const { stop, now, release } = stopSignals();
+    const log = upLog(out.json);
     log(database);
     log(
       `baton up on ${options.host}: lease TTL ${options.leaseTtlMs} ms, ` +
@@ -305,8 +313,8 @@ function up(flags: UpFlags, cmd: Command): Promise<void> {
     // Counted from the join (the daemon's line `joined as session N`): a `baton up` refused before
     // it (the host served by a live process) never says it serves, however slow the refusal.
     let joined = false;
-    const said = (line: string): void => {
-      log(line);
+    const said = (line: string, event?: Readonly<Record<string, unknown>>): void => {
+      log(line, event);
       joined ||= line.startsWith(JOINED_LINE_START);
       if (joined) announce?.bump();
     };
@@ -316,16 +324,40 @@ function up(flags: UpFlags, cmd: Command): Promise<void> {
       const github = githubDuties(backlog, flags, everyMs, said);
       // The daemon is loaded only here: every other command starts without it (issue 22).
       const { runUp } = await import('../../daemon/up.js');
-      await runUp(store, { ...options, ...github, apiUrl, memoryByPid }, systemClock, said, stop.signal);
+      const given = { ...options, ...github, apiUrl, memoryByPid, stopNow: now.signal };
+      await runUp(store, given, systemClock, said, stop.signal);
     } catch (error) {
       announce?.drop(); // refused (the host is served by a live process, say): it never served
       throw error;
     } finally {
+      release();
       announce?.now();
       await server?.close();
     }
     log('left the cluster');
   });
+}
+
+/** The first SIGTERM or SIGINT aborts `stop` (a drain), the second `now` (at once), until released. */
+function stopSignals(): { stop: AbortController; now: AbortController; release: () => void } {
+  const stop = new AbortController();
+  const now = new AbortController();
+  const leave = (): void => (stop.signal.aborted ? now.abort() : stop.abort());
+  process.on('SIGINT', leave);
+  process.on('SIGTERM', leave);
+  const release = (): void => {
+    process.removeListener('SIGINT', leave);
+    process.removeListener('SIGTERM', leave);
+  };
+  return { stop, now, release };
+}
+
+/** `baton up`'s log: a timestamped line, or with --json a JSON Line with the event's fields, for a log shipper. */
+function upLog(json: boolean): (line: string, event?: Readonly<Record<string, unknown>>) => void {
+  return (line, event) => {
+    const at = new Date().toISOString();
+    process.stdout.write(`${json ? jsonText({ at, line, ...event }) : terminalText(`${at} ${line}`)}\n`);
+  };
 }
 
 /** With --github: the sync and the label projector as leader duties, and the re-check before runs. */
