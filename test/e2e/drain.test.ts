@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Store } from '../../src/store/store.js';
-import { bothEngines } from '../support/databases.js';
+import { bothEngines, sqliteDatabase } from '../support/databases.js';
 import { agentStarted, clusterFixture, type ClusterFixture, type UpProcess } from './cluster-support.js';
 import { waitUntil } from '../support/wait.js';
 
@@ -158,3 +158,22 @@ for (const db of bothEngines()) {
     });
   });
 }
+
+test('a --drain that is no duration, or past a day, is refused before anything starts (exit 2, one line)', async () => {
+  const c = await clusterFixture(sqliteDatabase());
+  try {
+    for (const [value, said] of [
+      ['soon', /^baton: --drain must be a duration such as 8h, 90m or 30s, got "soon" — write a number/],
+      ['2d', /^baton: --drain must be from 0 s to 24 h, got "2d"/],
+    ] as const) {
+      const bad = await c.baton('up', '--host', 'h1', '--drain', value);
+      assert.equal(bad.code, 2, bad.stderr);
+      assert.match(bad.stderr, said);
+      assert.equal(bad.stderr.trim().split('\n').length, 1, bad.stderr);
+      assert.doesNotMatch(bad.stdout, /joined as session/);
+    }
+    assert.deepEqual(await c.store.hosts.list(), [], 'no host registered');
+  } finally {
+    await c.close();
+  }
+});
