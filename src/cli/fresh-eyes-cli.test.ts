@@ -154,6 +154,10 @@ describeCli('baton after a fresh-eyes walk', ({ setup, mode }) => {
         ],
         [['--ram-mb', '1000', '--reserved-mb', '1000'], /--ram-mb 1000 is not above --reserved-mb 1000/],
         [
+          ['--reserved-mb', '1048576'],
+          /^baton: --reserved-mb 1048576 is not below this machine's RAM \(\d+ MB\): no job could ever be given RAM/,
+        ],
+        [
           ['--stale-after', '2 weeks'],
           /^baton: --stale-after must be a duration such as 8h, 90m or 30s, got "2 weeks"/,
         ],
@@ -333,6 +337,35 @@ describeCli('baton after a fresh-eyes walk', ({ setup, mode }) => {
         [Number(d), true],
         [Number(b), false],
       ],
+    );
+  });
+
+  test('retry --ram-mb queues the ended job under a new RAM budget (0: none); a bad one changes nothing', async () => {
+    const t = await setup();
+    type Queued = { created: boolean; job: { id: number; ramMb: number | null } };
+    const { job } = await t.json<Queued>(0, 'enqueue', 'k', '--ram-mb', '64');
+    await t.json(0, 'cancel', String(job.id));
+    for (const bad of ['-1', 'lots', '1.5']) {
+      const refused = await t.run('retry', String(job.id), '--ram-mb', bad);
+      assert.match(assertOneErrorLine(refused, 2, `--ram-mb ${bad}`), /^baton: --ram-mb must be/);
+    }
+    assert.equal((await t.json<unknown[]>(0, 'queue', 'list')).length, 1, 'nothing queued by the refusals');
+    const more = await t.json<Queued>(0, 'retry', String(job.id), '--ram-mb', '256');
+    assert.equal(more.job.ramMb, 256);
+    const again = await t.run('retry', String(job.id), '--ram-mb', '512');
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(
+      again.stdout,
+      `job ${more.job.id} for k is already queued with RAM budget 256 MB; --ram-mb not applied: ` +
+        `baton cancel ${more.job.id}, then baton retry ${more.job.id} --ram-mb 512\n`,
+    );
+    await t.json(0, 'cancel', String(more.job.id));
+    const none = await t.run('retry', String(more.job.id), '--ram-mb', '0');
+    assert.match(none.stdout, /^queued job \d+ for k \(retry of job \d+, no RAM budget\)\n$/, none.stderr);
+    const plain = await t.json<Queued>(0, 'queue', 'list', '--status', 'queued');
+    assert.deepEqual(
+      (plain as unknown as Queued['job'][]).map((j) => j.ramMb),
+      [null],
     );
   });
 });

@@ -16,7 +16,7 @@ export function jobLine(job: Job): string {
 export function jobTable(jobs: readonly Job[], progress?: ReadonlyMap<JobId, JobProgress>): string[] {
   if (jobs.length === 0) return ['no jobs'];
   return table(
-    ['ID', 'KEY', 'STATUS', 'HOST', 'ATTEMPT', 'EPOCH', 'PRIORITY', 'RAM_MB', 'TIME_LIMIT', 'REASON'],
+    ['ID', 'KEY', 'STATUS', 'HOST', 'ATTEMPT', 'JOB_EPOCH', 'PRIORITY', 'RAM_MB', 'TIME_LIMIT', 'REASON'],
     jobs.map((job) => {
       const jobProgress = progress?.get(job.id);
       const stalled = jobProgress?.stalled === true;
@@ -59,12 +59,13 @@ export function jobDetail(job: Job, progress?: JobProgress): string[] {
   ];
   return [
     `job ${job.id} for ${job.key}: ${job.status}`,
-    `  attempt ${job.attempt}/${job.attemptMax}  epoch ${job.epoch}  priority ${job.priority}`,
+    `  attempt ${job.attempt}/${job.attemptMax}  job epoch ${job.epoch}  priority ${job.priority}`,
     `  session ${cell(job.session)}  host ${cell(job.host)}  ram ${ramBudget(job)}`,
     `  command ${cell(job.command)}`,
     timeLimitLine(job),
     ...times.filter(([, at]) => at !== null).map(([what, at]) => `  ${what} ${iso(at ?? 0)}`),
     `  exit code ${cell(job.exitCode)}  reason ${cell(job.reason)}`,
+    ...moreRam(job),
     ...progressLines(progress),
   ];
 }
@@ -91,6 +92,14 @@ function timeLimitLine(job: Job): string {
       ? `, times out at ${iso(job.startedAt + job.timeLimitMs)}`
       : '';
   return `  time limit ${durationWords(job.timeLimitMs)}${until}`;
+}
+
+/** For a job its RAM ran out of, how to run it again with more: twice its budget, or one to choose. */
+function moreRam(job: Job): string[] {
+  if (job.status !== 'oom_killed') return [];
+  return [
+    `  to run it again with more RAM: baton retry ${job.id} --ram-mb ${job.ramMb === null ? 'MB' : job.ramMb * 2}`,
+  ];
 }
 
 /** A job's RAM budget in words: none is `no budget`. */

@@ -11,7 +11,13 @@ import { parseAuditFollow } from '../coordinator/audit-follow.js';
 import type { Coordinator } from '../coordinator/coordinator.js';
 import type { Effects } from '../coordinator/effects.js';
 import type { Cluster } from '../coordinator/cluster.js';
-import { parseEnqueue, parseSessionStart, parseTaskAdd, type TaskListInput } from '../coordinator/inputs.js';
+import {
+  parseEnqueue,
+  parseRetryRam,
+  parseSessionStart,
+  parseTaskAdd,
+  type TaskListInput,
+} from '../coordinator/inputs.js';
 import type { Ledger } from '../coordinator/ledger/ledger.js';
 import type { ActionInput, Lifecycle } from '../coordinator/lifecycle.js';
 import type { JobProgress, ProgressMarks } from '../coordinator/progress.js';
@@ -228,7 +234,12 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
     leader: () => this.get('/v1/leader'),
     setHostEnabled: (name, enabled) =>
       this.post(`/v1/hosts/${encodeURIComponent(String(name))}/${enabled ? 'enable' : 'disable'}`),
-    retryJob: (id) => this.post(`/v1/jobs/${validateId('job', id)}/retry`),
+    retryJob: (id, _by, options = {}) => {
+      const ramMb = parseRetryRam(options.ramMb); // checked here, sent as the number the API takes (0: none)
+      return this.post(`/v1/jobs/${validateId('job', id)}/retry`, {
+        ramMb: ramMb === undefined ? undefined : (ramMb ?? 0),
+      });
+    },
   };
 
   readonly tokens: CliApi['tokens'] = {

@@ -12,6 +12,7 @@ import type { Actor } from '../core/task.js';
 import type { Host } from '../store/dispatch-store.js';
 import type { JobEnqueueResult, Store } from '../store/store.js';
 import { DISPATCHER_LEASE } from '../core/lease.js';
+import { parseRetryRam } from './inputs.js';
 
 export interface LeaderDetail {
   /** The leader's session, host and pid; null when nobody leads now. */
@@ -47,11 +48,19 @@ export class Cluster {
     return this.store.hosts.setEnabled({ name: host, enabled, actor: by.name, by: by.session });
   }
 
-  /** Queues an ended job again, naming who asked in the ledger. */
-  async retryJob(id: unknown, by: Actor): Promise<JobEnqueueResult> {
+  /**
+   * Queues an ended job again, naming who asked in the ledger; with `ramMb`, under that RAM budget
+   * (0: none) instead of the ended job's, as for a job the budget killed (`oom_killed`).
+   */
+  async retryJob(
+    id: unknown,
+    by: Actor,
+    options: { readonly ramMb?: unknown } = {},
+  ): Promise<JobEnqueueResult> {
     const checked = validateId('job', id);
+    const ramMb = parseRetryRam(options.ramMb);
     if ((await this.store.jobs.get(checked)) === null) throw new NotFoundError('job', String(checked));
-    return this.store.jobs.retry({ id: checked, actor: by.name, by: by.session });
+    return this.store.jobs.retry({ id: checked, actor: by.name, by: by.session, ramMb });
   }
 
   /** The dispatcher leader with its session's host and pid, judged on the database clock. */

@@ -263,6 +263,11 @@ function ramBudget(value: unknown): number | null {
   return mb === 0 ? null : mb;
 }
 
+/** A retry's RAM budget in MB: left out, the ended job's; 0, none (as `baton enqueue --ram-mb 0`). */
+export function parseRetryRam(value: unknown): number | null | undefined {
+  return optional(value, ramBudget);
+}
+
 export function parseEnqueue(input: EnqueueInput): JobEnqueueParams {
   return {
     key: validateKey(input.key),

@@ -58,3 +58,22 @@ export function age(ms: DurationMs): string {
   if (ms < 7_200_000) return `${Math.round(ms / 60_000)} min`;
   return `${(ms / 3_600_000).toFixed(1)} h`;
 }
+
+/** Whether a host takes work, as `baton hosts`, `baton status` and the dashboard say it. */
+export type HostFlag = 'enabled' | 'draining' | 'drained' | 'standby' | 'disabled';
+
+/**
+ * `draining` while its `baton up` drains (SIGTERM: its agents finish, nothing new is placed),
+ * `drained` once that process is gone (the next `baton up` there enables it again); `standby`
+ * for a disabled host whose `baton up` runs, `disabled` for one that does not. `draining` is
+ * optional for a server older than the drain, which never sends it, as `liveness` is for one older still.
+ */
+export function hostFlag(host: {
+  readonly enabled: boolean;
+  readonly draining?: boolean | undefined;
+  readonly liveness?: HostLiveness | undefined;
+}): HostFlag {
+  if (host.enabled) return 'enabled';
+  if (host.draining === true) return host.liveness === 'live' ? 'draining' : 'drained';
+  return host.liveness === 'live' ? 'standby' : 'disabled';
+}

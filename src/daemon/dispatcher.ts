@@ -68,6 +68,8 @@ export interface DispatcherEvents {
   fenced: [term: number];
   rescued: [report: RescueReport];
   failed: [error: unknown];
+  /** A tick ran to its end: after a failure, the database works again. */
+  ticked: [];
 }
 
 export class Dispatcher extends EventEmitter<DispatcherEvents> {
@@ -96,6 +98,7 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
     while (!this.abort.signal.aborted) {
       try {
         await this.tick();
+        this.emit('ticked');
       } catch (error) {
         this.emit('failed', error);
       }

@@ -31,6 +31,8 @@ export interface LeaderEvents {
   gained: [term: number];
   lost: [term: number, reason: 'refused' | 'trust-window' | 'stopped'];
   unreachable: [error: unknown];
+  /** The lease's store answered (a renewal, or a try to take it): after `unreachable`, it works again. */
+  reached: [];
 }
 
 export class LeaderElector extends EventEmitter<LeaderEvents> {
@@ -127,6 +129,7 @@ export class LeaderElector extends EventEmitter<LeaderEvents> {
             this.emit('gained', result.lease.term);
           }
         }
+        this.emit('reached');
       } catch (error) {
         // The database is unreachable: keep trying; the trust window ends the term if it lasts.
         this.emit('unreachable', error);

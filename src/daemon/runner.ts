@@ -34,6 +34,8 @@ export interface RunnerEvents {
   failed: [error: unknown];
   /** A heartbeat got through: the database answers (after `failed`, it works again). */
   beat: [];
+  /** A run ended, however (its job done, failed, requeued or lost), and left the runner. */
+  ended: [job: Job];
 }
 
 export class Runner extends EventEmitter<RunnerEvents> {
@@ -44,6 +46,8 @@ export class Runner extends EventEmitter<RunnerEvents> {
   private lastHeartbeatOkMs: number;
   /** The last heartbeat's error since the last success: the cause to name when trust runs out. */
   private lastError: unknown = null;
+  /** Draining: it starts nothing more, while its heartbeats, flushes and runs go on (drain.ts). */
+  private draining = false;
 
   /** Each run's new output, copied to the database every OUTPUT_FLUSH_MS (output-stream.ts). */
   private readonly output: OutputStreamer;
@@ -122,6 +126,35 @@ export class Runner extends EventEmitter<RunnerEvents> {
     await Promise.all([...this.runs.values()].map((run) => run.done));
   }
 
+  /**
+   * Starts nothing more: no placed job is picked up, a placement of this process's dispatcher is
+   * refused, and the jobs placed here but not started yet go back to the queue at once, their
+   * attempt given back. Heartbeats, output flushes and the running agents go on as before.
+   * Resolves with how many it gave back.
+   */
+  async drain(): Promise<number> {
+    this.draining = true;
+    const assigned = await this.options.store.dispatch.assigned(this.options.session);
+    let given = 0;
+    for (const job of assigned.filter((placed) => !this.runs.has(placed.id))) {
+      const guard = { id: job.id, session: this.options.session, epoch: job.epoch };
+      const reason = 'runner draining: placed as it began to drain';
+      const result = await this.options.store.dispatch.requeue({
+        ...guard,
+        reason,
+        policy: this.options.policy,
+        attemptCounts: false,
+      });
+      if (result.ok) given++;
+    }
+    return given;
+  }
+
+  /** Resolves when every run of the moment has ended (while draining, nothing new starts). */
+  async idle(): Promise<void> {
+    while (this.runs.size > 0) await Promise.all([...this.runs.values()].map((run) => run.done));
+  }
+
   /** Looks for placed work at once (a wake-up from the store), or right after the current look. */
   wake(): void {
     this.pollNap.wake();
@@ -177,6 +210,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
   }
 
   private async poll(): Promise<void> {
+    if (this.draining) return;
     const assigned = await this.options.store.dispatch.assigned(this.options.session);
     for (const job of assigned) this.begin(job);
   }
@@ -207,7 +241,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
   placeAndRun(job: Job, host: string, term: TermRef): Promise<Job | null> | null {
     if (host !== this.options.host || this.options.recheck !== undefined) return null;
     if (job.key.startsWith('github:')) return null;
-    if (this.runs.has(job.id) || this.abort.signal.aborted) return null;
+    if (this.runs.has(job.id) || this.abort.signal.aborted || this.draining) return null;
     let answer: (placed: Job | null) => void = () => undefined;
     let fail: (error: unknown) => void = () => undefined;
     const placed = new Promise<Job | null>((resolve, reject) => ((answer = resolve), (fail = reject)));
@@ -234,7 +268,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
   }
 
   private begin(job: Job, begin?: BeginCall): void {
-    if (this.runs.has(job.id) || this.abort.signal.aborted) return;
+    if (this.runs.has(job.id) || this.abort.signal.aborted || this.draining) return;
     const options = {
       ...this.options,
       runnerSession: this.options.session,
@@ -248,7 +282,10 @@ export class Runner extends EventEmitter<RunnerEvents> {
         this.emit('failed', error);
         await this.giveBack(job, error);
       })
-      .finally(() => this.runs.delete(job.id));
+      .finally(() => {
+        this.runs.delete(job.id);
+        this.emit('ended', job);
+      });
     this.runs.set(job.id, { run, done });
   }
 

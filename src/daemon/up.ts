@@ -36,6 +36,7 @@ import type { Recheck } from './run-recheck.js';
 import type { AgentUidRange } from '../core/agent-uids.js';
 import { AgentUids, seatedSlots } from './agent-uids.js';
 import { takeBackOrphans } from '../os/lent-record.js';
+import { drainFirst, linkedAbort, type DrainLog } from './drain.js';
 
 export interface UpOptions {
   readonly dbUrl: string;
@@ -66,10 +67,7 @@ export interface UpOptions {
   readonly stall?: StallPolicy | undefined;
   /** The limit on a run's length for jobs queued without one of their own (run-limit.ts). */
   readonly timeLimitMs?: number | null | undefined;
-  /**
-   * The URL of the HTTP API this process serves, if any: agents then reach Baton there with a
-   * token bound to their session, instead of through the database (agent-token.ts).
-   */
+  /** The HTTP API this process serves, if any: agents reach Baton there with a token (agent-token.ts). */
   readonly apiUrl?: string | null | undefined;
   /** Seal the ledger while leading (sealer.ts); null: this process does not seal. */
   readonly ledger?: LeaderSealing | null;
@@ -83,6 +81,13 @@ export interface UpOptions {
   readonly agentUids?: AgentUidRange | null | undefined;
   /** The pool of those uids, made by runUp. */
   readonly uids?: AgentUids | null | undefined;
+  /**
+   * --drain: on a stop, how long the running agents may take to finish before they are killed
+   * and their jobs requeued (drain.ts); 0 or left out, at once.
+   */
+  readonly drainMs?: number | undefined;
+  /** Aborted by a second signal: a drain under way ends at once. */
+  readonly stopNow?: AbortSignal | undefined;
 }
 
 import { JOINED_LINE_START } from './up-defaults.js';
@@ -94,11 +99,14 @@ export async function runUp(
   store: Store,
   given: UpOptions,
   clock: Clock,
-  log: (line: string) => void,
+  log: DrainLog,
   stop: AbortSignal,
 ): Promise<void> {
   const uids = given.agentUids == null ? null : new AgentUids(given.agentUids, lentRecords(given));
-  const options = uids === null ? given : { ...given, ...seatedSlots(given.slotsMax, uids, log), uids };
+  // A second signal ends a drain at once; so does a lost database file or schema (`stopOn`).
+  const now = linkedAbort(given.stopNow);
+  const hurried = { ...given, stopNow: now.signal };
+  const options = uids === null ? hurried : { ...hurried, ...seatedSlots(given.slotsMax, uids, log), uids };
   // The first join fails loudly (the CLI exits 5 or 3). A rejoin rides out what fenced us: it
   // first ends the session it was fenced under, which may still be live (the database was
   // unreachable, or no other leader exists to rescue it), and retries while the database stays
@@ -127,6 +135,7 @@ export async function runUp(
   const stopOn = (error: Error): void => {
     lost.error ??= error;
     log(`${error.message}: stopping`);
+    now.abort();
     inner.abort();
   };
   const watch =
@@ -140,6 +149,7 @@ export async function runUp(
     schema.stop();
     watch?.stop();
     stop.removeEventListener('abort', quit);
+    now.unlink();
     uids?.close();
   }
   if (lost.error !== null) throw lost.error;
@@ -155,7 +165,7 @@ async function joinAndRejoin(
   store: Store,
   options: UpOptions,
   clock: Clock,
-  log: (line: string) => void,
+  log: DrainLog,
   stop: AbortSignal,
 ): Promise<void> {
   let previous: SessionId | null = null;
@@ -187,7 +197,7 @@ async function runOnce(
   store: Store,
   options: UpOptions,
   clock: Clock,
-  log: (line: string) => void,
+  log: DrainLog,
   stop: AbortSignal,
   first: boolean,
 ): Promise<{ fenced: string | null; session: SessionId }> {
@@ -207,7 +217,7 @@ async function joinWith(
   store: Store,
   options: UpOptions,
   clock: Clock,
-  log: (line: string) => void,
+  log: DrainLog,
   stop: AbortSignal,
   containment: Containment,
   first: boolean,
@@ -258,6 +268,8 @@ async function joinWith(
     pumpWakeups(store, stop, () => runner.wake(), 'placements'),
   ];
   const wasFenced = await fenced;
+  const draining =
+    wasFenced === null ? await drainFirst({ store, runner, session, clock, log }, options) : null;
   for (const pump of pumps) pump.stop();
   await Promise.all(pumps.map((pump) => pump.done));
   await sealer?.stop();
@@ -266,6 +278,7 @@ async function joinWith(
   await duties.stop();
   await dispatcher.stop();
   await elector.stop();
+  await draining?.waitForRuns();
   await runner.stop(true);
   if (wasFenced === null) await store.sessions.end(session).catch(() => false);
   return { fenced: wasFenced, session };
@@ -356,7 +369,10 @@ function leadership(
     );
   });
   elector.on('lost', (term, why) => log(`stepped down from term ${term} (${why})`));
-  elector.on('unreachable', logFailure(log, 'lease renewal failed'));
+  // The database down fails these every round too: throttled as the runner's (failure-log.ts).
+  const unreachable = failureLog(log, 'lease renewal failed', clock);
+  elector.on('unreachable', (error) => unreachable.failed(error));
+  elector.on('reached', () => unreachable.recovered());
   dispatcher.on('placed', (job, term) =>
     log(`placed job ${job.id} ${job.key} on ${job.host ?? '?'} (term ${term})`),
   );
@@ -366,7 +382,12 @@ function leadership(
     log(`job ${job.id} ${job.key}: SKIPPED workspace_unresolved: ${error.message}; fix: ${error.hint ?? ''}`),
   );
   dispatcher.on('rescued', (rescue) => log(rescueLine(rescue)));
-  dispatcher.on('failed', logFailure(log, 'dispatch failed'));
+  const dispatchFailures = failureLog(log, 'dispatch failed', clock);
+  const dispatchFailure = logFailure(log, 'dispatch failed');
+  dispatcher.on('failed', (error) =>
+    error instanceof StoreUnavailableError ? dispatchFailures.failed(error) : dispatchFailure(error),
+  );
+  dispatcher.on('ticked', () => dispatchFailures.recovered());
   return { elector, dispatcher };
 }
 

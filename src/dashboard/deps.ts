@@ -53,6 +53,8 @@ export interface LeaderRow {
 
 export interface HostRow extends HostCapacity, HostJudgement {
   readonly session: number | null;
+  /** Disabled by its own `baton up` draining (store Host.draining), not by an operator. */
+  readonly draining?: boolean;
   readonly running: readonly Job[];
 }
 

@@ -262,6 +262,10 @@ function effectRoutes(app: Api, baton: Coordinator): void {
   );
 }
 
+const RetryBody = z.strictObject({ ramMb: z.number().int().optional() }).openapi('Retry', {
+  description: "optional: ramMb, the new job's RAM budget in MB (0: none) instead of the ended job's",
+});
+
 /** An operator's repairs: force-release a claim, enable or disable a host, retry a job. */
 function operatorRoutes(app: Api, baton: Coordinator): void {
   app.openapi(
@@ -312,13 +316,19 @@ function operatorRoutes(app: Api, baton: Coordinator): void {
       method: 'post',
       path: '/v1/jobs/{id}/retry',
       tags: ['jobs'],
-      request: { params: z.object({ id: Id }) },
-      responses: ok('{created, job}: the new job'),
+      request: {
+        params: z.object({ id: Id }),
+        body: { content: { 'application/json': { schema: RetryBody } }, required: false },
+      },
+      responses: ok('{created, job}: the new job; created false: the task already has this active job'),
     }),
     async (context) => {
       const { id } = context.req.valid('param');
+      const { ramMb } = (context.req.valid('json') as z.infer<typeof RetryBody> | undefined) ?? {};
       await allow(context, baton, 'job:retry', { what: `retry job ${id}`, jobId: id });
-      const { job, created } = await acting(context, () => baton.cluster.retryJob(id, actorOf(context)));
+      const { job, created } = await acting(context, () =>
+        baton.cluster.retryJob(id, actorOf(context), { ramMb }),
+      );
       return result(context, { job, created });
     },
   );

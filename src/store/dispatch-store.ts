@@ -29,6 +29,11 @@ export interface Host extends HostCapacity {
   /** Free and total space where its runner keeps state and job logs (MB); null until it said. */
   readonly diskFreeMb: number | null;
   readonly diskTotalMb: number | null;
+  /**
+   * Disabled by its own `baton up` draining (SIGTERM), not by an operator: `enabled` is false,
+   * and the next `baton up` on the host enables it again (an operator's enable or disable clears it).
+   */
+  readonly draining: boolean;
 }
 
 export interface HostContainmentParams {
@@ -45,7 +50,8 @@ export interface HostRegisterParams {
   /**
    * The operator's flag, set only when given: false registers (or turns) the host into a warm
    * standby that gets no work until enabled, true enables it. Left out, a new host is enabled and
-   * a known one keeps the flag it has, so a rejoin never undoes `baton host enable` or `disable`.
+   * a known one keeps the flag it has, so a rejoin never undoes `baton host enable` or `disable`;
+   * a host disabled only by a drain (`draining`) is enabled again.
    */
   readonly enabled?: boolean | undefined;
   readonly ramTotalMb: number;
@@ -181,6 +187,13 @@ export interface DispatchStore {
       /** Who asked, in words (`alice@box`, `token t1`): the ledger row's `by`. */
       readonly actor?: string | undefined;
     }): Promise<Host>;
+    /**
+     * The serving runner's drain: its host, while enabled and served by this live session, is
+     * disabled and marked draining, with a `host:disabled` ledger row (`by: drain`), so no
+     * dispatcher places on it. False, changing nothing, for a host already disabled (an operator's
+     * flag stays the operator's) or not served by this live session.
+     */
+    drain(params: { readonly name: string; readonly session: SessionId }): Promise<boolean>;
     /** Every host with its live load (active jobs, promised and pending RAM). */
     list(): Promise<readonly Host[]>;
     /**

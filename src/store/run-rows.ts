@@ -76,6 +76,7 @@ export interface HostRow<E extends Encoding> {
   containment_ref: string | null;
   disk_free_mb: number | null;
   disk_total_mb: number | null;
+  draining: E['flag'];
   jobs_active: number;
   ram_promised_mb: number;
   ram_pending_mb: number;
@@ -96,6 +97,7 @@ export function hostWithLoadOf<E extends Encoding>(decode: RowDecoder<E>, row: H
     containmentRef: row.containment_ref,
     diskFreeMb: row.disk_free_mb,
     diskTotalMb: row.disk_total_mb,
+    draining: decode.flag(row.draining),
     jobsActive: row.jobs_active,
     ramPromisedMb: row.ram_promised_mb,
     ramPendingMb: row.ram_pending_mb,

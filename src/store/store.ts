@@ -361,6 +361,8 @@ export interface Store
     /** Queues a new job for the ended job's task, same command and budget; `actor`: the ledger row's `by`. */
     retry(params: {
       readonly id: JobId;
+      /** The new job's RAM budget in MB (null: none); left out, the ended job's. */
+      readonly ramMb?: number | null | undefined;
       readonly by?: SessionId | undefined;
       readonly actor?: string | undefined;
     }): Promise<JobEnqueueResult>;

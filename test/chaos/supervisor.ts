@@ -59,6 +59,8 @@ const UP_ARGS = [
     String(TIMING.staleAfterMs / 1000),
   ],
   ...['--slots', '2', '--ram-mb', '4096', '--reserved-mb', '0'],
+  // Stopped at once, as before the drain (decision 0034): the chaos checks judge that stop.
+  ...['--drain', '0'],
 ];
 
 export class Supervisor {

@@ -16,9 +16,15 @@ import { waitUntil } from '../support/wait.js';
 export const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'baton.js');
 
-/** Short timings so faults play out in seconds. */
+/**
+ * Short timings so faults play out in seconds; and a stop at once (`--drain 0`), so a test that
+ * stops `baton up` with agents running sees them requeued, not waited for: the drain's tests
+ * (drain.test.ts) pass --drain after these, and the last one counts.
+ */
 export const FAST = { ttlMs: 2000, retryMs: 500, heartbeatMs: 500, staleMs: 2000 };
 const FAST_ARGS = [
+  '--drain',
+  '0',
   '--lease-ttl',
   '2',
   '--retry-interval',

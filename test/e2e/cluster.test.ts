@@ -147,7 +147,15 @@ for (const db of bothEngines()) {
           'oom_killed',
         );
         // Held by the kernel in a cgroup with a memory controller, else by the runner's samples.
-        assert.match((await jobStatus(c, 'hog'))?.reason ?? '', /150 MB budget/);
+        const killed = await jobStatus(c, 'hog');
+        assert.match(killed?.reason ?? '', /150 MB budget/);
+        // The job's page says how to run it again with more RAM, and that command does.
+        const shown = await c.baton('job', 'show', String(killed?.id));
+        const again = `baton retry ${killed?.id} --ram-mb 300`;
+        assert.ok(shown.stdout.includes(`to run it again with more RAM: ${again}\n`), shown.stdout);
+        const retried = await c.baton(...again.split(' ').slice(1), '--json');
+        assert.equal(retried.code, 0, retried.stderr);
+        assert.equal((JSON.parse(retried.stdout) as { job: { ramMb: number } }).job.ramMb, 300);
       }));
 
     test('cancelling a running job kills its whole process tree', () =>

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { diskLow } from '../../core/disk.js';
 import { ramAvailableMb } from '../../core/capacity.js';
-import { age } from '../../core/host-liveness.js';
+import { age, hostFlag } from '../../core/host-liveness.js';
 import { shellWord } from '../../core/text.js';
 import type { JudgedHost } from '../../coordinator/cluster.js';
 import { cell, iso, table } from '../output.js';
@@ -102,7 +102,7 @@ export function registerHosts(program: Command): void {
                   HOST_COLUMNS,
                   hosts.map((host) => [
                     host.name,
-                    host.enabled ? 'enabled' : host.liveness === 'live' ? 'standby' : 'disabled',
+                    hostFlag(host),
                     `${host.ramTotalMb}`,
                     `${host.ramReservedMb}`,
                     `${host.ramFreeMb}`,
@@ -124,14 +124,19 @@ export function registerHosts(program: Command): void {
   program
     .command('retry <job-id>')
     .description('queue an ended job again as a new job with the same command and RAM budget')
+    .option('--ram-mb <mb>', "the new job's RAM budget in MB instead (0: none), e.g. after oom_killed")
     .option('--session <id>', 'the session you act under, recorded in the ledger')
-    .action((id: string, options: { session?: string }, cmd: Command) =>
+    .action((id: string, options: { session?: string; ramMb?: string }, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
-        const { job, created } = await baton.cluster.retryJob(id, cliActor(options.session));
+        const { ramMb } = options;
+        const { job, created } = await baton.cluster.retryJob(id, cliActor(options.session), { ramMb });
+        const budget = job.ramMb === null ? 'no RAM budget' : `RAM budget ${job.ramMb} MB`;
+        const instead = `baton cancel ${job.id}, then baton retry ${job.id} --ram-mb ${ramMb}`;
+        const unchanged = ramMb === undefined ? '' : ` with ${budget}; --ram-mb not applied: ${instead}`;
         out.result({ job, created }, () =>
           created
-            ? `queued job ${job.id} for ${job.key} (retry of job ${id})`
-            : `job ${job.id} for ${job.key} is already ${job.status}`,
+            ? `queued job ${job.id} for ${job.key} (retry of job ${id}, ${budget})`
+            : `job ${job.id} for ${job.key} is already ${job.status}${unchanged}`,
         );
       }),
     );

@@ -4,7 +4,7 @@
  * with the detail. Read on the database's clock, here or by the API's server (coordinator/status.ts).
  */
 import type { Command } from 'commander';
-import { age } from '../../core/host-liveness.js';
+import { age, hostFlag } from '../../core/host-liveness.js';
 import type { FleetStatus } from '../../coordinator/status.js';
 import { dbUrl, withApi, type GlobalOptions } from '../run.js';
 import { databaseName } from '../db-line.js';
@@ -64,13 +64,15 @@ function hostLines({ hosts }: FleetStatus): string[] {
   const slots = live.reduce((sum, host) => sum + host.slotsMax, 0);
   // A warm standby is a disabled host whose `baton up` runs: one that is silent or down is no standby.
   const disabled = hosts.filter((host) => !host.enabled);
-  const standby = disabled.filter((host) => host.liveness === 'live').length;
-  const off = disabled.length - standby;
+  const standby = disabled.filter((host) => hostFlag(host) === 'standby').length;
+  const draining = disabled.filter((host) => hostFlag(host) === 'draining').length;
+  const off = disabled.length - standby - draining;
   const parts = [
     `${count('live')} live`,
     ...(count('silent') > 0 ? [`${count('silent')} silent`] : []),
     ...(count('down') > 0 ? [`${count('down')} down`] : []),
     ...(standby > 0 ? [`${standby} in warm standby`] : []),
+    ...(draining > 0 ? [`${draining} draining`] : []),
     ...(off > 0 ? [`${off} disabled and not serving`] : []),
   ];
   const summary = `${parts.join(', ')}; ${busy}/${slots} slots busy`;

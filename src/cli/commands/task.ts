@@ -134,7 +134,7 @@ function showLines({ task, holder, jobs, history, prs }: TaskDetail): string[] {
     `  labels ${task.labels.length === 0 ? '-' : task.labels.join(', ')}` +
       `  review ${task.reviewRequired ? 'required' : 'none'}`,
     ...(task.feedback === null ? [] : [`  feedback for the next run: ${task.feedback}`]),
-    `  created ${iso(task.createdAt)}  epoch ${task.epoch}`,
+    `  created ${iso(task.createdAt)}  claim epoch ${task.epoch}`,
     holder === null ? '  not claimed' : `  claimed by ${describeHolder(holder)}`,
     jobs.length === 0 ? '  no jobs' : '  jobs:',
     ...jobs.map((job) => `    ${jobLine(job)}`),

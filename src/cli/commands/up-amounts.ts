@@ -5,6 +5,7 @@
 import { InvalidInputError } from '../../core/errors.js';
 import { RAM_MB_MAX, validateDuration, validateInteger } from '../../core/validate.js';
 import { LOG_MAX_MB_DEFAULT } from '../../daemon/job-log.js';
+import { readMemory } from '../../os/memory.js';
 import { LOG_KEEP_DAYS_DEFAULT, LOG_KEEP_MB_DEFAULT } from '../../daemon/log-pruner.js';
 import type { UpOptions } from '../../daemon/up.js';
 import { UP_DEFAULTS } from '../../daemon/up-defaults.js';
@@ -77,6 +78,14 @@ export function capacityOf(
     throw new InvalidInputError(
       `--ram-mb ${ramTotalMb} is not above --reserved-mb ${ramReservedMb}: no job could ever be given RAM`,
       `give --ram-mb above ${ramReservedMb}, or lower --reserved-mb; ${noWork}`,
+    );
+  }
+  const machineMb = ramTotalMb === null ? readMemory().totalMb : null;
+  if (machineMb !== null && machineMb <= ramReservedMb) {
+    throw new InvalidInputError(
+      `--reserved-mb ${ramReservedMb} is not below this machine's RAM (${machineMb} MB): ` +
+        'no job could ever be given RAM',
+      `give --reserved-mb below ${machineMb}; ${noWork}`,
     );
   }
   const slotsMax =

@@ -1,16 +1,15 @@
 /**
  * `baton up`: dispatcher candidate, this host's runner, and (later) the server, in one process.
- * SIGINT or SIGTERM stops it cleanly: agents are killed, the lease resigned, the session ended,
- * and the leader's recovery requeues whatever was running.
+ * The first SIGTERM or SIGINT drains it (--drain, daemon/drain.ts): nothing new starts here, the
+ * lease is resigned, the running agents finish; then, or at a second signal or once --drain runs
+ * out, it stops: agents still running are killed and their jobs requeued, the session ended.
  */
 import type { Command } from 'commander';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { validateCommand } from '../../coordinator/inputs.js';
 import { defaultStaleAfterMs, validateHeartbeatWindows } from '../../core/heartbeat-windows.js';
-import { STALL_ACTION_DEFAULT, STALL_ACTIONS, STALL_AFTER_MS_DEFAULT } from '../../core/progress.js';
 import { validateDuration, validateHostName, validateOneOf } from '../../core/validate.js';
-import { TIME_LIMIT_MAX_MS, TIME_LIMIT_MIN_MS } from '../../core/job.js';
 import { CONTAINMENT_CHOICES } from '../../core/containment.js';
 import { validateAgentEnvName } from '../../daemon/agent-env.js';
 import { agentUidsOf } from '../../os/agent-uid.js';
@@ -27,6 +26,8 @@ import { jsonText, terminalText } from '../output.js';
 import { collect, dbUrl, stateDir, withStore, type GlobalOptions } from '../run.js';
 import { servingLine } from '../../http/bind.js';
 import { capacityOf, logOptions } from './up-amounts.js';
+import { runWatchFlags, runWatchOptions, type RunWatchFlags } from './up-watch.js';
+import { applyUpConfig } from './up-config.js';
 import { ledgerOptions, notSealingLine } from './up-ledger.js';
 import { meterStoreLazily, parseHttpFlags, serveHttpLazily, type HttpFlags } from './serve.js';
 
@@ -41,7 +42,7 @@ import {
 import type { Backlog } from '../../github/backlog.js';
 import { markLogHost } from '../../os/log-file.js';
 
-interface UpFlags extends HttpFlags, GithubFlags {
+interface UpFlags extends HttpFlags, GithubFlags, RunWatchFlags {
   readonly github?: string;
   readonly githubEvery?: string;
   readonly githubLabel?: readonly string[];
@@ -55,9 +56,6 @@ interface UpFlags extends HttpFlags, GithubFlags {
   readonly reservedMb?: string;
   readonly standby?: boolean;
   readonly agentCommand?: string;
-  readonly stallAfter?: string;
-  readonly stallAction?: string;
-  readonly timeLimit?: string;
   readonly containment?: string;
   readonly agentEnv?: readonly string[];
   readonly agentUids?: string;
@@ -67,6 +65,8 @@ interface UpFlags extends HttpFlags, GithubFlags {
   readonly logMaxMb?: string;
   readonly logKeepDays?: string;
   readonly logKeepMb?: string;
+  readonly config?: string;
+  readonly drain?: string;
 }
 
 /**
@@ -115,17 +115,9 @@ function parseUpFlags(flags: UpFlags, globals: GlobalOptions): UpOptions {
     ...logOptions(flags),
     worktreeDir: join(state, 'worktrees'),
     cwd: process.cwd(),
-    stall: {
-      stallAfterMs: seconds('--stall-after', flags.stallAfter, STALL_AFTER_MS_DEFAULT, 7 * 24 * 3600),
-      action:
-        flags.stallAction === undefined
-          ? STALL_ACTION_DEFAULT
-          : validateOneOf('--stall-action', flags.stallAction, STALL_ACTIONS),
-    },
-    timeLimitMs:
-      flags.timeLimit === undefined
-        ? null
-        : validateDuration('--time-limit', flags.timeLimit, TIME_LIMIT_MIN_MS, TIME_LIMIT_MAX_MS),
+    ...runWatchOptions(flags),
+    drainMs:
+      flags.drain === undefined ? DRAIN_MS_DEFAULT : validateDuration('--drain', flags.drain, 0, 86_400_000),
     ledger: ledgerOptions(flags, dbUrl(globals), state, () =>
       seconds('--seal-interval', flags.sealInterval, UP_DEFAULTS.sealIntervalMs),
     ),
@@ -153,7 +145,21 @@ export function registerUp(program: Command): void {
   const command = program
     .command('up')
     .description("join the cluster: dispatcher candidate and this host's runner (Ctrl-C to leave)");
-  logFlags(githubOptions(upFlags(command))).action(up);
+  logFlags(githubOptions(upFlags(command)))
+    .option(
+      '--drain <duration>',
+      'on SIGTERM or Ctrl-C, let running agents finish for this long, then kill and requeue (default 10m; 0: at once)',
+    )
+    .option(
+      '--config <file>',
+      "baton up's flags from a JSON file (keys: the flags without --); flags given win",
+    )
+    // Before the action reads its flags: the file's fill those the command line left out.
+    .hook('preAction', (self) => {
+      const file = self.opts<UpFlags>().config;
+      if (file !== undefined) applyUpConfig(self, file);
+    })
+    .action(up);
 }
 
 /** The flags of `baton up`. */
@@ -219,26 +225,15 @@ function upFlags(upCommand: Command): Command {
     .option('--no-github-comments', 'do not post escalations and review rejections as issue comments');
 }
 
+/**
+ * How long a stopped `baton up` lets its running agents finish by default: long enough for most
+ * agent runs, short enough for a deploy; the unit in deploy/systemd stops it within TimeoutStopSec
+ * (docs/decisions/0034-graceful-drain.md).
+ */
+const DRAIN_MS_DEFAULT = 10 * 60_000;
+
 const AUTH_FORCED =
   'reads of the API, the dashboard and /metrics need a token with --agent-uids: sign in at /login, or send one';
-
-/** The flags that end a run that goes nowhere (a stall) or on too long (its time limit, run-limit.ts). */
-function runWatchFlags(command: Command): Command {
-  return command
-    .option(
-      '--stall-after <duration>',
-      'a running job with no progress for this long is stalled (default 900)',
-    )
-    .option(
-      '--stall-action <action>',
-      'what to do with a stalled job: escalate (hand its task to a human; default), kill (fail it) or none (report)',
-    )
-    .option(
-      '--time-limit <duration>',
-      "a run longer than this (1s to 7d: 2h, 90m) is killed and fails 'timed out', for jobs " +
-        'queued without their own `baton enqueue --time-limit` (default: none)',
-    );
-}
 
 /**
  * The HTTP flags. Agents of uids of their own are kept out of .baton/ (the database, every job's
@@ -274,15 +269,8 @@ function up(flags: UpFlags, cmd: Command): Promise<void> {
     // Served: every store call of the process (server, runner, dispatcher, duties) is timed for /metrics.
     const metered = bind === null ? null : await meterStoreLazily(raw);
     const store = metered?.store ?? raw;
-    const stop = new AbortController();
-    const leave = (): void => stop.abort();
-    process.once('SIGINT', leave);
-    process.once('SIGTERM', leave);
-    const log = (line: string): void => {
-      const at = new Date().toISOString();
-      // With --json, its log as JSON Lines (one object per line), for a log shipper.
-      process.stdout.write(`${out.json ? jsonText({ at, line }) : terminalText(`${at} ${line}`)}\n`);
-    };
+    const { stop, now, release } = stopSignals();
+    const log = upLog(out.json);
     log(database);
     log(
       `baton up on ${options.host}: lease TTL ${options.leaseTtlMs} ms, ` +
@@ -310,8 +298,8 @@ function up(flags: UpFlags, cmd: Command): Promise<void> {
     // Counted from the join (the daemon's line `joined as session N`): a `baton up` refused before
     // it (the host served by a live process) never says it serves, however slow the refusal.
     let joined = false;
-    const said = (line: string): void => {
-      log(line);
+    const said = (line: string, event?: Readonly<Record<string, unknown>>): void => {
+      log(line, event);
       joined ||= line.startsWith(JOINED_LINE_START);
       if (joined) announce?.bump();
     };
@@ -321,16 +309,40 @@ function up(flags: UpFlags, cmd: Command): Promise<void> {
       const github = githubDuties(backlog, flags, everyMs, said);
       // The daemon is loaded only here: every other command starts without it (issue 22).
       const { runUp } = await import('../../daemon/up.js');
-      await runUp(store, { ...options, ...github, apiUrl, memoryByPid }, systemClock, said, stop.signal);
+      const given = { ...options, ...github, apiUrl, memoryByPid, stopNow: now.signal };
+      await runUp(store, given, systemClock, said, stop.signal);
     } catch (error) {
       announce?.drop(); // refused (the host is served by a live process, say): it never served
       throw error;
     } finally {
+      release();
       announce?.now();
       await server?.close();
     }
     log('left the cluster');
   });
+}
+
+/** The first SIGTERM or SIGINT aborts `stop` (a drain), the second `now` (at once), until released. */
+function stopSignals(): { stop: AbortController; now: AbortController; release: () => void } {
+  const stop = new AbortController();
+  const now = new AbortController();
+  const leave = (): void => (stop.signal.aborted ? now.abort() : stop.abort());
+  process.on('SIGINT', leave);
+  process.on('SIGTERM', leave);
+  const release = (): void => {
+    process.removeListener('SIGINT', leave);
+    process.removeListener('SIGTERM', leave);
+  };
+  return { stop, now, release };
+}
+
+/** `baton up`'s log: a timestamped line, or with --json a JSON Line with the event's fields, for a log shipper. */
+function upLog(json: boolean): (line: string, event?: Readonly<Record<string, unknown>>) => void {
+  return (line, event) => {
+    const at = new Date().toISOString();
+    process.stdout.write(`${json ? jsonText({ at, line, ...event }) : terminalText(`${at} ${line}`)}\n`);
+  };
 }
 
 /** With --github: the sync and the label projector as leader duties, and the re-check before runs. */

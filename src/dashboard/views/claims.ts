@@ -56,7 +56,7 @@ function card(row: ClaimRow, ctx: ClaimsContext, index: number): Html {
 export function claimsView(claims: readonly ClaimRow[], ctx: ClaimsContext): Html {
   if (claims.length === 0) return html`<p>No live claims.</p>`;
   return table(
-    ['Task', 'Holder', 'Epoch', 'Since', 'Heartbeat age', 'Job and memory', 'Force-release'],
+    ['Task', 'Holder', 'Claim epoch', 'Since', 'Heartbeat age', 'Job and memory', 'Force-release'],
     claims.map((claim, index) => card(claim, ctx, index)),
     html`${claims.length} live, oldest heartbeat first`,
   );

@@ -33,6 +33,11 @@ test('a disabled host is a warm standby only while its baton up runs', async () 
   assert.equal((await cells(row('box', true, 'down')))[0], 'enabled');
 });
 
+test("a host disabled by its baton up's drain says draining while it runs, drained once gone", async () => {
+  assert.equal((await cells({ ...row('box', false, 'live'), draining: true }))[0], 'draining');
+  assert.equal((await cells({ ...row('box', false, 'down'), draining: true }))[0], 'drained');
+});
+
 test('the RAM columns say budget and free on the machine, with what new jobs get', async () => {
   const page = String(await hostsView([row('small', true, 'live')], ''));
   assert.match(page, /<th scope="col">RAM budget<\/th>/);

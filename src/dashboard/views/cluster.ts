@@ -1,6 +1,7 @@
 /** Leader (who leads, its term and lease, recent term changes) and Hosts (capacity, toggle). */
 import { html } from 'hono/html';
 import { ramAvailableMb } from '../../core/capacity.js';
+import { hostFlag } from '../../core/host-liveness.js';
 import type { HostRow, LeaderRow } from '../deps.js';
 import { age, time, type Html, table } from '../layout.js';
 
@@ -53,7 +54,7 @@ function hostRow(host: HostRow, apiBase: string): Html {
   const target = `${apiBase}/v1/hosts/${encodeURIComponent(host.name)}/${action}`;
   return html`<tr>
     <th scope="row">${host.name}</th>
-    <td>${host.enabled ? 'enabled' : host.liveness === 'live' ? 'warm standby' : 'disabled'}</td>
+    <td>${hostFlag(host) === 'standby' ? 'warm standby' : hostFlag(host)}</td>
     <td>${host.ramTotalMb} MB</td>
     <td>${host.ramReservedMb} MB</td>
     <td>${host.ramFreeMb} MB (${free} MB for new jobs)</td>

@@ -156,7 +156,7 @@ export function jobView(
         ${job.status}${job.reason === null ? '' : html` &mdash; <span class="reason">${job.reason}</span>`}
       </dd>
       <dt>Attempt</dt>
-      <dd>${job.attempt} of ${job.attemptMax} (epoch ${job.epoch})</dd>
+      <dd>${job.attempt} of ${job.attemptMax} (job epoch ${job.epoch})</dd>
       <dt>Host</dt>
       <dd>${job.host ?? '—'}${job.pid === null ? '' : `, agent pid ${job.pid}`}</dd>
       <dt>Time limit</dt>

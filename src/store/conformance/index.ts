@@ -15,6 +15,7 @@ import { exerciseEffects } from './effects.js';
 import { exerciseForceRelease } from './force-release.js';
 import type { Harness } from './harness.js';
 import { exerciseHandOff } from './hand-off.js';
+import { exerciseHostDrain } from './host-drain.js';
 import { exerciseHostLoad } from './host-load.js';
 import { exerciseJobs } from './jobs.js';
 import { exerciseJobLoop } from './jobs-loop.js';
@@ -57,6 +58,7 @@ export function exerciseStore(harness: Harness): void {
     exerciseDispatch(harness);
     exerciseDispatchPass(harness);
     exerciseHostLoad(harness);
+    exerciseHostDrain(harness);
     exerciseAttempts(harness);
     exerciseRunBegin(harness);
     exerciseEffects(harness);

@@ -258,6 +258,22 @@ export function exerciseJobs(harness: Harness): void {
         assert.equal(row?.detail['by'], 'alice@box');
       }));
 
+    test('retries an ended job with the RAM budget asked for, or none, and says so in the ledger', () =>
+      withFixture(harness, async ({ store }) => {
+        const { job } = await store.jobs.enqueue({ key: 'k', ramMb: 64 });
+        await store.jobs.cancel({ id: job.id });
+        const { job: more } = await store.jobs.retry({ id: job.id, ramMb: 256 });
+        assert.equal(more.ramMb, 256);
+        assert.equal((await store.jobs.get(job.id))?.ramMb, 64, 'the ended job keeps its budget');
+        const [row] = await store.audit.list({ jobId: more.id, type: 'job:enqueued' });
+        assert.equal(row?.detail['ramMb'], 256);
+        await store.jobs.cancel({ id: more.id });
+        const { job: none } = await store.jobs.retry({ id: more.id, ramMb: null });
+        assert.equal(none.ramMb, null);
+        await store.jobs.cancel({ id: none.id });
+        assert.equal((await store.jobs.retry({ id: none.id })).job.ramMb, null, "left out: the ended job's");
+      }));
+
     test('never hands one job to two concurrent claimers', () =>
       withFixture(harness, async ({ store, openAnother }) => {
         const other = await openAnother();

@@ -64,7 +64,7 @@ test('enqueue and retry look for the task’s active job by the task’s id', as
   assert.ok(retry !== undefined, retries.join('\n'));
   const plans = [
     await genericPlan(enqueue, "'plan-b', NULL, NULL, NULL, NULL, NULL, 100, NULL, NULL"),
-    await genericPlan(retry, `${job.id}, NULL, NULL`),
+    await genericPlan(retry, `${job.id}, NULL, NULL, false, NULL`),
   ];
   for (const plan of plans) {
     const byTask = String.raw`CTE active\n +-> {2}Index Scan using \w+ on jobs j\n +Index Cond: \(task_id = ${VALUE}\)`;

@@ -33,6 +33,7 @@ const HOST_FIELDS = [
   'containment_ref',
   'disk_free_mb',
   'disk_total_mb',
+  'draining',
 ] as const;
 
 const hostFields = (table: string): string => HOST_FIELDS.map((field) => `${table}.${field}`).join(', ');
@@ -106,7 +107,7 @@ WITH s AS (
   SELECT $1::text, coalesce($3::boolean, true), s.id, $4::int, $5::int, $6::int, $7::int, n.t, n.t
   FROM s, n
   WHERE s.state = 'live' AND NOT EXISTS (SELECT 1 FROM other)
-  ON CONFLICT (name) DO UPDATE SET enabled = coalesce($3::boolean, h.enabled),
+  ON CONFLICT (name) DO UPDATE SET enabled = coalesce($3::boolean, h.enabled OR h.draining), draining = false,
     session_id = excluded.session_id,
     ram_total_mb = excluded.ram_total_mb, ram_reserved_mb = excluded.ram_reserved_mb,
     ram_free_mb = excluded.ram_free_mb, slots_max = excluded.slots_max,
@@ -140,6 +141,7 @@ export function postgresHosts(exec: PgExecutor, beat: PgExecutor = exec): Dispat
     register: (params) => registerHost(exec, params),
     heartbeat: (params) => heartbeatHost(beat, params),
     setEnabled: (params) => setEnabled(exec, params),
+    drain: (params) => drainHost(exec, params),
     list: async () => (await exec.rows<HostRow>(HOST_LIST)).map(toHost),
     fleet: () => fleet(exec),
     setContainment: async (params) => {
@@ -215,7 +217,7 @@ async function setEnabled(
 ): Promise<Host> {
   const row = await exec.one<HostRow>(
     `WITH h AS (
-           UPDATE hosts SET enabled = $2::boolean WHERE name = $1::text
+           UPDATE hosts SET enabled = $2::boolean, draining = false WHERE name = $1::text
            RETURNING ${hostFields('hosts')}
          ), a AS (
            INSERT INTO audit_events (at, type, session_id, host, detail)
@@ -230,4 +232,27 @@ async function setEnabled(
     throw new NotFoundError('host', params.name, 'list hosts with `baton hosts`');
   }
   return toHost(row);
+}
+
+/** hosts.drain: one statement, with its ledger row; false unless enabled and served by the live session. */
+async function drainHost(
+  exec: PgExecutor,
+  params: Parameters<DispatchStore['hosts']['drain']>[0],
+): Promise<boolean> {
+  const [row] = await exec.rows<{ drained: number }>(
+    `WITH h AS (
+           UPDATE hosts SET enabled = false, draining = true
+           WHERE name = $1::text AND session_id = $2::bigint AND enabled
+             AND EXISTS (SELECT 1 FROM sessions WHERE id = $2::bigint AND state = 'live')
+           RETURNING name
+         ), a AS (
+           INSERT INTO audit_events (at, type, session_id, host, detail)
+           SELECT ${NOW}, 'host:disabled', $2::bigint, ${hostOf('$2::bigint')},
+             jsonb_build_object('host', h.name, 'by', 'drain')
+           FROM h
+         )
+         SELECT count(*)::int AS drained FROM h`,
+    [params.name, params.session],
+  );
+  return row?.drained === 1;
 }

@@ -198,7 +198,8 @@ WITH old AS (
   SELECT j.id FROM jobs j WHERE j.task_id = (SELECT task_id FROM old) AND j.status IN ${ACTIVE_SQL}
 ), job AS (
   INSERT INTO jobs (task_id, priority, queued_at, ram_mb, command, attempt_max, github, time_limit_ms)
-  SELECT task_id, priority, ${NOW}, ram_mb, command, attempt_max, github, time_limit_ms
+  SELECT task_id, priority, ${NOW}, CASE WHEN $4::boolean THEN $5::int ELSE ram_mb END, command, attempt_max, github,
+    time_limit_ms
   FROM old
   WHERE old.status IN ${TERMINAL_SQL} AND NOT EXISTS (SELECT 1 FROM active)
     AND (SELECT state FROM tk) = 'open'
@@ -310,7 +311,13 @@ async function retryJob(
   params: Parameters<Store['jobs']['retry']>[0],
 ): Promise<JobEnqueueResult> {
   for (let attempt = 1; ; attempt++) {
-    const row = await exec.one<RetryRow>(RETRY, [params.id, params.by ?? null, params.actor ?? null]);
+    const row = await exec.one<RetryRow>(RETRY, [
+      params.id,
+      params.by ?? null,
+      params.actor ?? null,
+      params.ramMb !== undefined,
+      params.ramMb ?? null,
+    ]);
     assert(row !== undefined, 'retry returns exactly one row');
     if (row.old_status === null) throw new NotFoundError('job', String(params.id));
     if (!TERMINAL_STATES.has(row.old_status)) {

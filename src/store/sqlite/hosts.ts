@@ -76,6 +76,7 @@ export function sqliteHosts(exec: SqliteExecutor): Sync<DispatchStore['hosts']> 
     register: (params) => exec.write(() => registerIn(exec, params)),
     heartbeat: (params) => exec.write(() => heartbeatIn(exec, params)),
     setEnabled: (params) => exec.write(() => setEnabledIn(exec, params)),
+    drain: (params) => exec.write(() => drainIn(exec, params)),
     list: () => exec.read(() => (exec.prepare(HOST_LIST).all() as HostRow[]).map(toHost)),
     fleet: () => exec.read(() => fleet(exec)),
     setContainment: (params) =>
@@ -110,7 +111,9 @@ function registerIn(exec: SqliteExecutor, params: HostRegisterParams): Host {
       `INSERT INTO hosts (name, enabled, session_id, ram_total_mb, ram_reserved_mb, ram_free_mb,
                slots_max, heartbeat_at, registered_at)
              VALUES (@name, coalesce(@enabled, 1), @session, @total, @reserved, @free, @slots, @now, @now)
-             ON CONFLICT (name) DO UPDATE SET enabled = coalesce(@enabled, hosts.enabled),
+             ON CONFLICT (name) DO UPDATE SET
+               enabled = coalesce(@enabled, CASE WHEN hosts.draining = 1 THEN 1 ELSE hosts.enabled END),
+               draining = 0,
                session_id = excluded.session_id,
                ram_total_mb = excluded.ram_total_mb, ram_reserved_mb = excluded.ram_reserved_mb,
                ram_free_mb = excluded.ram_free_mb, slots_max = excluded.slots_max,
@@ -165,7 +168,7 @@ function setEnabledIn(
   params: Parameters<DispatchStore['hosts']['setEnabled']>[0],
 ): Host {
   const changed = exec
-    .prepare('UPDATE hosts SET enabled = ? WHERE name = ?')
+    .prepare('UPDATE hosts SET enabled = ?, draining = 0 WHERE name = ?')
     .run(params.enabled ? 1 : 0, params.name).changes;
   if (changed === 0) throw new NotFoundError('host', params.name, 'list hosts with `baton hosts`');
   appendAudit(exec, {
@@ -175,4 +178,22 @@ function setEnabledIn(
     detail: { host: params.name, by: params.actor ?? null },
   });
   return hostNamed(exec, params.name) as Host;
+}
+
+/** hosts.drain, in the caller's write transaction: an enabled host its live session serves, disabled by the drain. */
+function drainIn(exec: SqliteExecutor, params: Parameters<DispatchStore['hosts']['drain']>[0]): boolean {
+  const changed = exec
+    .prepare(
+      `UPDATE hosts SET enabled = 0, draining = 1 WHERE name = ? AND session_id = ? AND enabled = 1
+         AND EXISTS (SELECT 1 FROM sessions WHERE id = ? AND state = 'live')`,
+    )
+    .run(params.name, params.session, params.session).changes;
+  if (changed === 0) return false;
+  appendAudit(exec, {
+    at: exec.now(),
+    type: 'host:disabled',
+    session: params.session,
+    detail: { host: params.name, by: 'drain' },
+  });
+  return true;
 }

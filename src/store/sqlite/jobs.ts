@@ -142,7 +142,7 @@ function retryIn(exec: SqliteExecutor, params: Parameters<Store['jobs']['retry']
       old.task_id,
       old.priority,
       now,
-      old.ram_mb,
+      params.ramMb === undefined ? old.ram_mb : params.ramMb,
       old.command,
       old.attempt_max,
       old.time_limit_ms,

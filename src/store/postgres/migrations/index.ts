@@ -27,6 +27,7 @@ import sessionEndedBy from './0028-session-ended-by.js';
 import leavesUncompressed from './0029-leaves-uncompressed.js';
 import checkpointsByLastId from './0030-checkpoints-by-last-id.js';
 import outputStream from './0031-output-stream.js';
+import hostDraining from './0032-host-draining.js';
 import runTimeLimit from './0033-run-time-limit.js';
 
 export interface Migration {
@@ -69,5 +70,6 @@ export const MIGRATIONS: readonly Migration[] = [
   leavesUncompressed,
   checkpointsByLastId,
   outputStream,
+  hostDraining,
   runTimeLimit,
 ];

@@ -22,6 +22,7 @@ import sessionEnd from './0027-session-end.js';
 import sessionEndedBy from './0028-session-ended-by.js';
 import checkpointsByLastId from './0030-checkpoints-by-last-id.js';
 import outputStream from './0031-output-stream.js';
+import hostDraining from './0032-host-draining.js';
 import runTimeLimit from './0033-run-time-limit.js';
 
 export interface Migration {
@@ -56,5 +57,6 @@ export const MIGRATIONS: readonly Migration[] = [
   sessionEndedBy,
   checkpointsByLastId,
   outputStream,
+  hostDraining,
   runTimeLimit,
 ];

@@ -1,0 +1,142 @@
+/**
+ * `baton up`'s graceful drain (docs/decisions/0034-graceful-drain.md): on the first SIGTERM or
+ * SIGINT the runner starts nothing more and its host is marked draining in the store (disabled,
+ * so no dispatcher places on it), while the running agents finish as usual: heartbeats, claim
+ * renewals, output flushes and the runs' ends go on. It ends when the last run has ended, when
+ * `--drain` runs out, or at a second signal (`now`): the runs left are then killed and requeued
+ * by the caller, as a stop without a drain does.
+ */
+import type { Job } from '../core/job.js';
+import type { Clock } from '../core/time.js';
+import type { Store } from '../store/store.js';
+import type { Runner } from './runner.js';
+
+/** A drain's log line and, for `baton up --json`, the same as an event's fields. */
+export type DrainLog = (line: string, event?: Readonly<Record<string, unknown>>) => void;
+
+export interface DrainParams {
+  readonly store: Store;
+  readonly runner: Runner;
+  readonly host: string;
+  readonly session: number;
+  readonly clock: Clock;
+  readonly log: DrainLog;
+  /** How long the running agents may take to finish. */
+  readonly drainMs: number;
+  /** Aborted by a second signal, or when the process must stop at once (its database file gone). */
+  readonly now: AbortSignal | undefined;
+}
+
+/**
+ * A stop asked for with agents running drains first (--drain, no second signal yet): nothing new
+ * starts here, and the host is marked draining. Null otherwise: a stop at once.
+ */
+export function drainFirst(
+  params: Omit<DrainParams, 'drainMs' | 'now' | 'host'>,
+  options: {
+    readonly host: string;
+    readonly drainMs?: number | undefined;
+    readonly stopNow?: AbortSignal | undefined;
+  },
+): Promise<{ waitForRuns: () => Promise<DrainEnd> }> | null {
+  const drainMs = options.drainMs ?? 0;
+  if (drainMs <= 0 || params.runner.active === 0 || options.stopNow?.aborted === true) return null;
+  return startDrain({ ...params, host: options.host, drainMs, now: options.stopNow });
+}
+
+/** An AbortController aborted with `signal` too, until unlinked. */
+export function linkedAbort(signal: AbortSignal | undefined): AbortController & { unlink: () => void } {
+  const controller = new AbortController();
+  const follow = (): void => controller.abort();
+  if (signal?.aborted === true) follow();
+  signal?.addEventListener('abort', follow, { once: true });
+  return Object.assign(controller, { unlink: () => signal?.removeEventListener('abort', follow) });
+}
+
+/** How a drain ended: every run ended, or cut short with `left` runs still running. */
+export type DrainEnd = { readonly cut: null } | { readonly cut: 'time' | 'signal'; readonly left: number };
+
+/**
+ * Stops the runner's claims and marks the host draining, at once; the caller resigns the lease
+ * meanwhile. `waitForRuns` then resolves once it is over.
+ */
+async function startDrain(params: DrainParams): Promise<{ waitForRuns: () => Promise<DrainEnd> }> {
+  const { store, runner, log, clock } = params;
+  const gaveBack = await runner.drain().catch((error: unknown) => {
+    log(`draining: could not give back the jobs placed here and not started: ${String(error)}`);
+    return 0;
+  });
+  const marked = await store.hosts.drain({ name: params.host, session: params.session }).catch((error) => {
+    log(`draining: could not mark host ${params.host} draining: ${String(error)}`);
+    return false;
+  });
+  const runs = runner.active;
+  const deadline = new Date(clock.wallNow() + params.drainMs).toISOString();
+  const host = marked
+    ? `host ${params.host} disabled until baton up starts again here`
+    : `host ${params.host} already disabled`;
+  const back = gaveBack > 0 ? `; ${gaveBack} job(s) placed here and not started given back` : '';
+  log(
+    `draining: ${runs} run(s) to finish by ${deadline} (--drain ${params.drainMs / 1000} s); ${host}${back}; ` +
+      'SIGTERM or Ctrl-C again stops at once, killing them and requeueing their jobs',
+    { event: 'drain:start', runs, deadline, drainMs: params.drainMs, host: params.host, gaveBack },
+  );
+  // Each run's end, with its job's status as it ended (read back), said before the drain's last line.
+  const said: Promise<void>[] = [];
+  const onEnded = (job: Job): void => {
+    const left = runner.active;
+    const read = store.jobs.get(job.id).catch(() => null);
+    said.push(
+      read.then((ended) => {
+        const status = ended?.status ?? 'unknown';
+        log(`draining: job ${job.id} ${job.key} ended (${status}); ${left} run(s) still running`, {
+          event: 'drain:run-ended',
+          job: job.id,
+          key: job.key,
+          status,
+          left,
+        });
+      }),
+    );
+  };
+  runner.on('ended', onEnded);
+  const waitForRuns = async (): Promise<DrainEnd> => {
+    const timer = new AbortController();
+    const now = params.now;
+    const cutBy: { why: 'time' | 'signal' | null } = { why: null };
+    const stopWaiting = (): void => timer.abort();
+    now?.addEventListener('abort', stopWaiting, { once: true });
+    try {
+      if (now?.aborted !== true) {
+        await Promise.race([
+          runner.idle(),
+          clock.sleep(params.drainMs, timer.signal).then(() => {
+            cutBy.why = now?.aborted === true ? 'signal' : 'time';
+          }),
+        ]);
+      } else cutBy.why = 'signal';
+    } finally {
+      timer.abort();
+      now?.removeEventListener('abort', stopWaiting);
+      runner.off('ended', onEnded);
+    }
+    await Promise.all(said);
+    return drainEnd(cutBy.why, runner.active, params);
+  };
+  return { waitForRuns };
+}
+
+/** The drain's last line, and what it says. */
+function drainEnd(why: 'time' | 'signal' | null, left: number, params: DrainParams): DrainEnd {
+  if (why === null || left === 0) {
+    params.log('drained: every run ended', { event: 'drain:end', cut: null, left: 0 });
+    return { cut: null };
+  }
+  const cause = why === 'time' ? `--drain ${params.drainMs / 1000} s ran out` : 'a second signal';
+  params.log(`drain cut short by ${cause}: ${left} run(s) killed, their jobs requeued`, {
+    event: 'drain:end',
+    cut: why,
+    left,
+  });
+  return { cut: why, left };
+}

@@ -1,0 +1,179 @@
+/**
+ * `baton up` drains on its first SIGTERM or SIGINT (docs/decisions/0034-graceful-drain.md): the
+ * running agent finishes and its job ends done, nothing new is started on the host, and the
+ * lease is resigned at once; a second signal, or `--drain` running out, stops it as before
+ * (the agent killed, its job requeued with its attempt given back).
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Store } from '../../src/store/store.js';
+import { bothEngines, sqliteDatabase } from '../support/databases.js';
+import { agentStarted, clusterFixture, type ClusterFixture, type UpProcess } from './cluster-support.js';
+import { waitUntil } from '../support/wait.js';
+
+/** An agent that ends done once the test creates `go`, so a test decides when it ends. */
+function gated(c: ClusterFixture): { command: string; go: () => void } {
+  const go = join(c.dir, 'go');
+  const command = `for i in $(seq 600); do test -e '${go}' && exit 0; sleep 0.1; done; exit 1`;
+  return { command, go: () => writeFileSync(go, '') };
+}
+
+async function status(store: Store, id: number): Promise<[string | undefined, number | undefined]> {
+  const job = await store.jobs.get(id);
+  return [job?.status, job?.attempt];
+}
+
+async function hostOf(store: Store, name: string) {
+  return (await store.hosts.list()).find((host) => host.name === name);
+}
+
+async function exitCode(up: UpProcess): Promise<number | null> {
+  await up.exited();
+  return up.child.exitCode;
+}
+
+for (const db of bothEngines()) {
+  describe(`${db.name}: baton up drains on SIGTERM`, { concurrency: true }, () => {
+    test('the running agent finishes and its job ends done; nothing new starts there; exit 0', async () => {
+      const c = await clusterFixture(db);
+      try {
+        const agent = gated(c);
+        const { job } = await c.store.jobs.enqueue({ key: 'a', command: agent.command });
+        const up = c.up('h1', '--drain', '30s');
+        await waitUntil(async () => agentStarted(c.store, 'a'), 15_000, 'the agent to start');
+        up.signal('SIGTERM');
+        await up.waitForLog(/draining: 1 run\(s\) to finish by .* \(--drain 30 s\); host h1 disabled/);
+        const draining = await hostOf(c.store, 'h1');
+        assert.deepEqual(
+          [draining?.enabled, draining?.draining],
+          [false, true],
+          'no dispatcher places on it',
+        );
+        const listed = await c.baton('hosts');
+        assert.match(listed.stdout, /^h1\s+draining\s/m, listed.stdout + listed.stderr);
+        // Queued while it drains: it waits, this host being the only one.
+        const { job: later } = await c.store.jobs.enqueue({ key: 'b', command: 'exit 0' });
+        await new Promise((resolve) => setTimeout(resolve, 1500)); // three of its polls
+        assert.deepEqual(await status(c.store, later.id), ['queued', 0], 'nothing is claimed while draining');
+        assert.equal(up.child.exitCode, null, 'it waits for its agent');
+        agent.go();
+        assert.equal(await exitCode(up), 0, up.log());
+        assert.deepEqual(await status(c.store, job.id), ['done', 1], 'done, not requeued');
+        assert.deepEqual(await status(c.store, later.id), ['queued', 0], 'never placed on the draining host');
+        assert.match(
+          up.log(),
+          new RegExp(`draining: job ${job.id} a ended \\(done\\); 0 run\\(s\\) still running`),
+        );
+        assert.match(up.log(), /drained: every run ended/);
+        assert.doesNotMatch(up.log(), /runner shut down/);
+        assert.match((await c.baton('hosts')).stdout, /^h1\s+drained\s/m);
+        // Disabled by the drain only: the next baton up on the host enables it, and runs the waiting job.
+        const again = c.up('h1');
+        await waitUntil(async () => (await status(c.store, later.id))[0] === 'done', 30_000, again.log());
+        assert.deepEqual(
+          [(await hostOf(c.store, 'h1'))?.enabled, (await hostOf(c.store, 'h1'))?.draining],
+          [true, false],
+        );
+      } finally {
+        await c.close();
+      }
+    });
+
+    test('when --drain runs out, the agent is killed and its job requeued, its attempt given back', async () => {
+      const c = await clusterFixture(db);
+      try {
+        const { job } = await c.store.jobs.enqueue({ key: 'long', command: 'exec sleep 60' });
+        const up = c.up('h1', '--drain', '1s');
+        await waitUntil(async () => agentStarted(c.store, 'long'), 15_000, 'the agent to start');
+        up.signal('SIGTERM');
+        assert.equal(await exitCode(up), 0, up.log());
+        assert.deepEqual(await status(c.store, job.id), ['queued', 0]);
+        assert.match((await c.store.jobs.get(job.id))?.reason ?? '', /^requeued: runner shut down/);
+        assert.match(
+          up.log(),
+          /drain cut short by --drain 1 s ran out: 1 run\(s\) killed, their jobs requeued/,
+        );
+      } finally {
+        await c.close();
+      }
+    });
+
+    test('a second signal stops it at once, as JSON events with --json', async () => {
+      const c = await clusterFixture(db);
+      try {
+        const { job } = await c.store.jobs.enqueue({ key: 'long', command: 'exec sleep 60' });
+        const up = c.up('h1', '--drain', '10m', '--json');
+        await waitUntil(async () => agentStarted(c.store, 'long'), 15_000, 'the agent to start');
+        up.signal('SIGTERM');
+        await up.waitForLog(/"event":"drain:start"/);
+        up.signal('SIGINT');
+        assert.equal(await exitCode(up), 0, up.log());
+        assert.deepEqual(await status(c.store, job.id), ['queued', 0]);
+        const events = up
+          .log()
+          .split('\n')
+          .filter((line) => line.includes('"event":"drain:'))
+          .map((line) => JSON.parse(line) as Record<string, unknown>);
+        assert.deepEqual(
+          events.map((event) => [event['event'], event['runs'] ?? event['left'], event['cut']]),
+          [
+            ['drain:start', 1, undefined],
+            ['drain:end', 1, 'signal'],
+          ],
+        );
+        assert.match(String(events[1]?.['line']), /drain cut short by a second signal: 1 run\(s\) killed/);
+      } finally {
+        await c.close();
+      }
+    });
+
+    test('a leading host resigns the lease at once: another leads, and work queued meanwhile runs there', async () => {
+      const c = await clusterFixture(db);
+      try {
+        const agent = gated(c);
+        const { job } = await c.store.jobs.enqueue({ key: 'a', command: agent.command });
+        const first = c.up('h1', '--drain', '30s', '--lease-ttl', '60');
+        await first.waitForLog(/leading the dispatcher, term 1/);
+        await waitUntil(async () => agentStarted(c.store, 'a'), 15_000, 'the agent to start');
+        const second = c.up('h2', '--lease-ttl', '60');
+        await second.waitForLog(/joined as session/);
+        first.signal('SIGTERM');
+        // Without the resignation it would wait out the 60 s TTL, long after the agent below has ended.
+        await second.waitForLog(
+          /leading the dispatcher, term 2, after session \d+, which stepped down/,
+          30_000,
+        );
+        assert.equal(first.child.exitCode, null, 'the first still drains: it resigned before its run ended');
+        const { job: later } = await c.store.jobs.enqueue({ key: 'b', command: 'exit 0' });
+        await waitUntil(async () => (await status(c.store, later.id))[0] === 'done', 30_000, second.log());
+        assert.equal((await c.store.jobs.get(later.id))?.host, 'h2');
+        agent.go();
+        assert.equal(await exitCode(first), 0, first.log());
+        assert.deepEqual(await status(c.store, job.id), ['done', 1]);
+      } finally {
+        await c.close();
+      }
+    });
+  });
+}
+
+test('a --drain that is no duration, or past a day, is refused before anything starts (exit 2, one line)', async () => {
+  const c = await clusterFixture(sqliteDatabase());
+  try {
+    for (const [value, said] of [
+      ['soon', /^baton: --drain must be a duration such as 8h, 90m or 30s, got "soon" — write a number/],
+      ['2d', /^baton: --drain must be from 0 s to 24 h, got "2d"/],
+    ] as const) {
+      const bad = await c.baton('up', '--host', 'h1', '--drain', value);
+      assert.equal(bad.code, 2, bad.stderr);
+      assert.match(bad.stderr, said);
+      assert.equal(bad.stderr.trim().split('\n').length, 1, bad.stderr);
+      assert.doesNotMatch(bad.stdout, /joined as session/);
+    }
+    assert.deepEqual(await c.store.hosts.list(), [], 'no host registered');
+  } finally {
+    await c.close();
+  }
+});
