@@ -28,6 +28,7 @@ import leavesUncompressed from './0029-leaves-uncompressed.js';
 import checkpointsByLastId from './0030-checkpoints-by-last-id.js';
 import outputStream from './0031-output-stream.js';
 import hostDraining from './0032-host-draining.js';
+import taskDependencies from './0033-task-dependencies.js';
 
 export interface Migration {
   readonly version: number;
@@ -70,4 +71,5 @@ export const MIGRATIONS: readonly Migration[] = [
   checkpointsByLastId,
   outputStream,
   hostDraining,
+  taskDependencies,
 ];
