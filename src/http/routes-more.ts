@@ -41,6 +41,7 @@ const Reason = z.strictObject({ reason: Text.optional(), session: SessionId.opti
 const Close = z.strictObject({ reason: Text.optional(), done: z.boolean().optional() }).openapi('Close');
 const Approve = z.strictObject({ gate: z.string().optional(), note: Text.optional() }).openapi('Approve');
 const Gate = z.strictObject({ gate: z.string() }).openapi('Gate');
+const Depend = z.strictObject({ on: z.string() }).openapi('Depend');
 const Effect = z
   .strictObject({
     key: z.string(),
@@ -71,6 +72,7 @@ export function moreRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
   takeRoutes(app, baton);
   lifecycleRoutes(app, baton);
   approvalRoutes(app, baton);
+  dependencyRoutes(app, baton);
   effectRoutes(app, baton);
   operatorRoutes(app, baton);
   tokenRoutes(app, baton);
@@ -220,6 +222,27 @@ function approvalRoutes(app: Api, baton: Coordinator): void {
     }),
     async (context) => result(context, await lifecycle.escalations(context.req.valid('query'))),
   );
+}
+
+/** Task dependencies: make a task wait until another is done, or stop it waiting (the lifecycle's scope). */
+function dependencyRoutes(app: Api, baton: Coordinator): void {
+  const { lifecycle } = baton;
+  for (const verb of ['depend', 'undepend'] as const) {
+    app.openapi(
+      route({
+        method: 'post',
+        path: `/v1/tasks/{key}/${verb}`,
+        tags: ['lifecycle'],
+        request: { params: z.object({ key: Key }), ...jsonBody(Depend) },
+        responses: ok('what the task waits for and what waits for it, after the change'),
+      }),
+      async (context) => {
+        const { key } = context.req.valid('param');
+        const input = { key, on: context.req.valid('json').on, by: actorOf(context) };
+        return lifecycleStep(context, baton, verb, key, () => lifecycle[verb](input));
+      },
+    );
+  }
 }
 
 /** Effects: an agent records one under its claim; anyone who may read lists a task's. */

@@ -58,6 +58,12 @@ export function exerciseDependencies(harness: Harness): void {
           epoch: next.claim.epoch,
           outcome: 'released',
         });
+        // Auto-enqueue queues a blocked task: its job waits in the queue saying what for.
+        const unqueued = await store.tasks.list({ unqueued: true });
+        assert.deepEqual(
+          unqueued.map((task) => task.key),
+          ['c', 'a'],
+        );
         const waiter = await givenSession(store);
         assert.equal(await store.jobs.claimNext({ session: waiter.id, waitMs: WAIT }), null);
         await store.tasks.add({ key: 'h' });
