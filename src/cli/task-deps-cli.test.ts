@@ -1,6 +1,6 @@
 /**
  * Task dependencies on the command line, both engines, with --db and over HTTP
- * (docs/decisions/0034-task-dependencies.md): `task add --after`, `task depend | undepend --on`,
+ * (docs/decisions/0035-task-dependencies.md): `task add --after`, `task depend | undepend --on`,
  * `task show`, and their refusals: one line, the documented exit code, nothing changed.
  */
 import { after, describe, test } from 'node:test';

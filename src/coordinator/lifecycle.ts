@@ -142,7 +142,7 @@ export class Lifecycle {
     return this.store.lifecycle.gate({ key: validateKey(input.key), gate, by: input.by });
   }
 
-  /** Makes the task wait until `on` is done (docs/decisions/0034-task-dependencies.md). */
+  /** Makes the task wait until `on` is done (docs/decisions/0035-task-dependencies.md). */
   depend(input: DependInput): Promise<TaskDependencies> {
     return this.store.lifecycle.depend({
       key: validateKey(input.key),

@@ -1,6 +1,6 @@
 /**
  * The refusals of a dependency change, worded once for both engines
- * (docs/decisions/0034-task-dependencies.md).
+ * (docs/decisions/0035-task-dependencies.md).
  */
 import { ConflictError, InvalidInputError } from '../core/errors.js';
 

@@ -54,7 +54,7 @@ export interface TaskGateParams {
   readonly note?: string | null | undefined;
 }
 
-/** An edge: task `key` waits until task `on` is done (docs/decisions/0034-task-dependencies.md). */
+/** An edge: task `key` waits until task `on` is done (docs/decisions/0035-task-dependencies.md). */
 export interface TaskDependParams {
   readonly key: string;
   readonly on: string;

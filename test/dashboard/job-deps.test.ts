@@ -1,5 +1,5 @@
 /**
- * The dashboard's job page names its task's dependencies (docs/decisions/0034-task-dependencies.md):
+ * The dashboard's job page names its task's dependencies (docs/decisions/0035-task-dependencies.md):
  * what the task waits for, each with its state, and what waits for it, so an operator sees why a
  * queued job is not placed without reaching for `baton task show`.
  */

@@ -1,5 +1,5 @@
 /**
- * Task dependencies with a real `baton up` on both engines (docs/decisions/0034-task-dependencies.md):
+ * Task dependencies with a real `baton up` on both engines (docs/decisions/0035-task-dependencies.md):
  * b depends on a and is queued first, yet a runs first; while a waits in review, b's job waits
  * in the queue saying so (`waits for task a (in_review)`), and b runs only once `baton approve a`
  * has made a done.

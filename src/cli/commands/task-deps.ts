@@ -1,6 +1,6 @@
 /**
  * `baton task depend | undepend`, and the lines `task show` prints for a task's dependencies
- * (docs/decisions/0034-task-dependencies.md): a task waits until every task it depends on is done.
+ * (docs/decisions/0035-task-dependencies.md): a task waits until every task it depends on is done.
  */
 import type { Command } from 'commander';
 import type { CliApi } from '../remote-api.js';

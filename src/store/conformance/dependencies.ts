@@ -1,5 +1,5 @@
 /**
- * Task dependencies (docs/decisions/0034-task-dependencies.md): a task that waits for a task not
+ * Task dependencies (docs/decisions/0035-task-dependencies.md): a task that waits for a task not
  * done takes no job and no claim on any path a gate blocks (placement, claimNext, the worker
  * batch, `next`, a hand-off); done (and only done) lets it run; cycles are refused in the step
  * that would add them, also when two adds at once would close one together.

@@ -8,7 +8,7 @@
  * A task takes claims and jobs: it is open, behind no gate, and waits for no task that is not done
  * (SQL, on the tasks row named `alias`). The dependency probe is one lookup of task_deps' primary
  * key, which leads with the waiting task: with no edges it finds nothing and costs one index probe
- * (docs/decisions/0034-task-dependencies.md).
+ * (docs/decisions/0035-task-dependencies.md).
  */
 export const taskOpen = (alias: string): string =>
   `${alias}.state = 'open' AND ${alias}.gate IS NULL AND ${notBlocked(alias)}`;

@@ -1,5 +1,5 @@
 /**
- * Task dependencies (docs/decisions/0034-task-dependencies.md): `task_id` waits until
+ * Task dependencies (docs/decisions/0035-task-dependencies.md): `task_id` waits until
  * `depends_on` is done. The primary key leads with the waiting task, the probe every claim,
  * take and placement makes (taskOpen in claim-set.ts: NOT EXISTS an edge whose task is not done);
  * the second index serves "what waits for it" and the cycle check's walk. baton_take_queued is

@@ -1,5 +1,5 @@
 /**
- * Task dependencies (docs/decisions/0034-task-dependencies.md), as PostgreSQL's 0032: `task_id`
+ * Task dependencies (docs/decisions/0035-task-dependencies.md), as PostgreSQL's 0033: `task_id`
  * waits until `depends_on` is done. The primary key leads with the waiting task, the probe every
  * claim and placement makes (taskOpen in claim-set.ts); the second index serves "what waits for
  * it" and the cycle check's walk.
