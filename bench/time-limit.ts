@@ -1,5 +1,5 @@
 /**
- * The cost of the run time limit's check (docs/decisions/0035-run-time-limit.md) beside the stall
+ * The cost of the run time limit's check (docs/decisions/0037-run-time-limit.md) beside the stall
  * check it runs next to: each runner tick of a run with a limit asks progress.markTimedOut once,
  * as it asks progress.markStalled. N running jobs, each with a limit not yet reached and an agent
  * attached, are asked both in alternating rounds in one process, on both engines; the figure is the

@@ -84,6 +84,8 @@ export class RemoteCoordinator implements AgentApi {
       jobs: detail.jobs,
       history: detail.history,
       prs: detail.prs,
+      // A server from before task dependencies answers none.
+      dependencies: detail.dependencies ?? { waitsFor: [], waitedBy: [] },
     };
   };
 

@@ -4,6 +4,7 @@
  * which owns every rule about who may hold what. Expected outcomes (held, fenced, lost) come back
  * as values so each adapter can tell the user who holds the thing now.
  */
+import type { TaskDependencies } from '../store/lifecycle-store.js';
 import type { Instant } from '../core/time.js';
 import type { AuditEntry } from '../core/audit-event.js';
 import { followAudit, type AuditFollowInput, type AuditFollowPage } from './audit-follow.js';
@@ -68,6 +69,8 @@ export interface TaskDetail {
   readonly history: readonly TaskEvent[];
   /** The pull requests its runs recorded (`baton effect … --kind pr`), oldest first. */
   readonly prs: readonly Effect[];
+  /** What it waits for and what waits for it (task dependencies), by key. */
+  readonly dependencies: TaskDependencies;
 }
 
 export interface TaskUpdateInput {
@@ -191,7 +194,8 @@ export class Coordinator {
     const jobs = await this.store.jobs.list({ key: task.key, limit: TASK_JOBS_SHOWN });
     const history = await this.lifecycle.history(task.key);
     const prs = (await this.store.effects.list({ key: task.key })).filter((effect) => effect.kind === 'pr');
-    return { task, claim, holder, jobs, history, prs };
+    const dependencies = await this.store.lifecycle.dependencies(task.key);
+    return { task, claim, holder, jobs, history, prs, dependencies };
   }
 
   /**

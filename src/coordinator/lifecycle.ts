@@ -29,7 +29,7 @@ import {
   validateOneOf,
   validateReason,
 } from '../core/validate.js';
-import type { Setting, TaskHandAction } from '../store/lifecycle-store.js';
+import type { Setting, TaskDependencies, TaskHandAction } from '../store/lifecycle-store.js';
 import type { Store, TaskAddParams } from '../store/store.js';
 import { LIST_LIMIT_MAX, parseSessionStart, type SessionStartInput } from './inputs.js';
 
@@ -65,6 +65,13 @@ export interface ActionInput {
 
 export interface ApproveInput extends ActionInput {
   readonly gate: unknown;
+}
+
+/** A dependency edge: `key` waits until `on` is done. */
+export interface DependInput {
+  readonly key: unknown;
+  readonly on: unknown;
+  readonly by: Actor;
 }
 
 export interface EscalateInput extends ActionInput {
@@ -133,6 +140,23 @@ export class Lifecycle {
   gate(input: { readonly key: unknown; readonly gate: unknown; readonly by: Actor }): Promise<Task> {
     const gate = validateOneOf('gate', input.gate, TASK_GATES);
     return this.store.lifecycle.gate({ key: validateKey(input.key), gate, by: input.by });
+  }
+
+  /** Makes the task wait until `on` is done (docs/decisions/0035-task-dependencies.md). */
+  depend(input: DependInput): Promise<TaskDependencies> {
+    return this.store.lifecycle.depend({
+      key: validateKey(input.key),
+      on: dependencyKey(input.on),
+      by: input.by,
+    });
+  }
+
+  undepend(input: DependInput): Promise<TaskDependencies> {
+    return this.store.lifecycle.undepend({
+      key: validateKey(input.key),
+      on: dependencyKey(input.on),
+      by: input.by,
+    });
   }
 
   async escalate(input: EscalateInput) {
@@ -312,4 +336,12 @@ export class Lifecycle {
   private act(input: ActionInput, action: TaskHandAction, reason: string | null): Promise<Task> {
     return this.store.lifecycle.transition({ key: validateKey(input.key), action, by: input.by, reason });
   }
+}
+
+/** The task a dependency names: required, a key like any other. */
+function dependencyKey(on: unknown): string {
+  if (on === undefined || on === null || on === '') {
+    throw new InvalidInputError('a dependency needs the task it waits for', 'name it with --on <key>');
+  }
+  return validateKey(on);
 }

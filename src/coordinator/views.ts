@@ -3,6 +3,7 @@
  * shaped for display. Inputs arrive raw from a query string and are checked here, as every
  * use case checks its own.
  */
+import type { TaskDependencies } from '../store/lifecycle-store.js';
 import type { AuditEntry } from '../core/audit-event.js';
 import { AUDIT_TYPES } from '../core/audit-event.js';
 import { InvalidInputError, NotFoundError } from '../core/errors.js';
@@ -90,6 +91,8 @@ export interface JobView {
   readonly job: Job;
   /** The job's ledger rows, oldest first: claims, starts, requeues, the finish. */
   readonly history: readonly AuditEntry[];
+  /** What the job's task waits for and what waits for it (task dependencies). */
+  readonly dependencies: TaskDependencies;
 }
 
 export interface AuditInput {
@@ -245,7 +248,8 @@ export class Views {
     const checked = validateId('job', id);
     const job = await this.store.jobs.get(checked);
     if (job === null) throw new NotFoundError('job', String(checked), 'list jobs with `baton queue list`');
-    return { job, history: await this.store.audit.list({ jobId: checked, limit: 1000 }) };
+    const history = await this.store.audit.list({ jobId: checked, limit: 1000 });
+    return { job, history, dependencies: await this.store.lifecycle.dependencies(job.key) };
   }
 
   async audit(input: AuditInput = {}): Promise<Page<AuditEntry>> {

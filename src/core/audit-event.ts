@@ -42,6 +42,8 @@ export const AUDIT_TYPES = [
   'task:state',
   'task:gated',
   'task:approved',
+  'task:depended',
+  'task:undepended',
   'task:updated',
   'setting:set',
   'ledger:key-added',

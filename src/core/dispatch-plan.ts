@@ -10,6 +10,7 @@
  *   | condition                                        | decision                                    |
  *   |--------------------------------------------------|---------------------------------------------|
  *   | its task waits behind a gate                     | wait: `waiting for <gate> approval`         |
+ *   | its task waits for a task not done (dependency)  | wait: `waits for task K (<its state>)`      |
  *   | its task is claimed (a person, an earlier run)   | wait: `waiting for K, claimed by session S`  |
  *   | its plan is unresolved                           | skip, with the cause and the fix            |
  *   | its plan's shared lock is held (as read)         | wait: `waiting for workspace W, held by …`  |
@@ -49,6 +50,8 @@ export interface DispatchCandidate {
   readonly job: Job;
   /** The gate its task waits behind, if any. */
   readonly gate: TaskGate | null;
+  /** The first task its task depends on that is not done, as `K (state)`, if any. */
+  readonly blockedBy: string | null;
   /** The live claim on its task, if any: the job waits for it instead of being placed and refused. */
   readonly claimedBy: TaskClaimHolder | null;
   /** What its workspace plan is resolved from (core/workspace-plan.ts), without the workspaces. */
@@ -80,6 +83,11 @@ export function skippedReason(error: WorkspaceConfigurationError): string {
 
 export function gateReason(gate: TaskGate | null): string {
   return `waiting for ${gate ?? 'design'} approval`;
+}
+
+/** The reason of a job whose task depends on a task not done: `blocker` is `K (state)`. */
+export function blockedReason(blocker: string): string {
+  return `waits for task ${blocker}`;
 }
 
 /** The reason of a job whose task someone else holds (`baton claim`, an earlier run stopping). */
@@ -124,6 +132,10 @@ export function decideDispatch(
     const { job } = candidate;
     if (candidate.gate !== null) {
       waitFor(job, gateReason(candidate.gate));
+      continue;
+    }
+    if (candidate.blockedBy !== null) {
+      waitFor(job, blockedReason(candidate.blockedBy));
       continue;
     }
     if (candidate.claimedBy !== null) {

@@ -18,7 +18,13 @@
  */
 import { EventEmitter } from 'node:events';
 import { assert, assertNever } from '../core/assert.js';
-import { decideDispatch, gateReason, skippedReason, type PlannedPlacement } from '../core/dispatch-plan.js';
+import {
+  blockedReason,
+  decideDispatch,
+  gateReason,
+  skippedReason,
+  type PlannedPlacement,
+} from '../core/dispatch-plan.js';
 import type { WorkspaceConfigurationError } from '../core/errors.js';
 import type { Job } from '../core/job.js';
 import type { RetryPolicy } from '../core/retry.js';
@@ -263,6 +269,10 @@ function refusedReason(
     }
     case 'gated': {
       const reason = gateReason(row.gate);
+      return job.reason === reason ? null : reason;
+    }
+    case 'blocked': {
+      const reason = blockedReason(row.blocker);
       return job.reason === reason ? null : reason;
     }
     case 'lost':

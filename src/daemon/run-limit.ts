@@ -1,5 +1,5 @@
 /**
- * The time limit of one agent run (docs/decisions/0035-run-time-limit.md): the job's own limit,
+ * The time limit of one agent run (docs/decisions/0037-run-time-limit.md): the job's own limit,
  * else the runner's (`baton up --time-limit`), over the run's length from its start as the
  * database recorded it. Each tick asks the store (progress.markTimedOut), which judges on the
  * database clock, like a stall, so a paused or slow host, or one whose clock is off, cannot

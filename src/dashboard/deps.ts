@@ -73,6 +73,18 @@ export interface InboxRows {
   readonly shown: number;
 }
 
+/** A task at the other end of a dependency of the job's task, with its state as read. */
+export interface TaskLinkRow {
+  readonly key: string;
+  readonly state: string;
+}
+
+/** What the job's task waits for (its dependencies) and what waits for it. */
+export interface JobTaskLinks {
+  readonly waitsFor: readonly TaskLinkRow[];
+  readonly waitedBy: readonly TaskLinkRow[];
+}
+
 /** Raw query-string values; the reads check them and throw InvalidInputError on bad ones. */
 export type Query = Readonly<Record<string, string | undefined>>;
 
@@ -84,7 +96,11 @@ export interface DashboardReads {
   workspaces(): Promise<readonly WorkspaceRow[]>;
   /** What waits for a person: escalated tasks, tasks in review, tasks behind a gate. */
   inbox(): Promise<InboxRows>;
-  job(id: unknown): Promise<{ readonly job: Job; readonly history: readonly AuditEntry[] }>;
+  job(id: unknown): Promise<{
+    readonly job: Job;
+    readonly history: readonly AuditEntry[];
+    readonly dependencies: JobTaskLinks;
+  }>;
   /** The last `max` bytes of an attempt's output stream as text; null when the database keeps none. */
   streamTail(job: number, attempt: number, max: number): Promise<string | null>;
   audit(input: Query): Promise<Page<AuditEntry>>;

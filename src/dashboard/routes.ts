@@ -51,12 +51,17 @@ function fragments(deps: DashboardDeps): Fragments {
     sessions: async (query) => sessionsView(await reads.sessions(query), query),
     audit: async (query) => auditView(await reads.audit(query), query),
     job: async (_query, id, context) => {
-      const { job, history } = await reads.job(id);
+      const { job, history, dependencies } = await reads.job(id);
       const earlier = deps.mayReadOutput?.(context, job, false) === false ? OUTPUT_HIDDEN : undefined;
       if (deps.mayReadOutput?.(context, job, true) === false) {
-        return jobView({ ...job, outputTail: null }, history, OUTPUT_HIDDEN, undefined, OUTPUT_HIDDEN);
+        const hidden = { output: OUTPUT_HIDDEN, logDir: undefined, earlier: OUTPUT_HIDDEN };
+        return jobView({ ...job, outputTail: null }, history, dependencies, hidden);
       }
-      return jobView(job, history, await outputOf(deps, job), deps.logDir, earlier);
+      return jobView(job, history, dependencies, {
+        output: await outputOf(deps, job),
+        logDir: deps.logDir,
+        earlier,
+      });
     },
   };
 }

@@ -1,27 +1,15 @@
 /**
- * The rest of what the CLI can do, over HTTP: `next`, escalations and the lifecycle, effects,
- * hosts, retry and tokens. Agents may take work, escalate and record effects for their own session;
- * everything else here is an operator's.
+ * The rest of what the CLI can do, over HTTP: `next`, escalations and the lifecycle, dependencies,
+ * effects, and (routes-operator.ts) hosts, retry and tokens. Agents may take work, escalate and
+ * record effects for their own session; everything else here is an operator's.
  */
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { SCOPES } from '../core/token.js';
-import { fencedRefusal, noClaimRefusal, noEligibleRefusal } from '../coordinator/refusals.js';
+import { fencedRefusal, noEligibleRefusal } from '../coordinator/refusals.js';
 import { acting, actorOf, allow, sessionHost, type AuthEnv } from './auth.js';
 import type { Coordinator } from '../coordinator/coordinator.js';
-import {
-  Epoch,
-  Id,
-  Key,
-  SessionId,
-  Text,
-  jsonBody,
-  ok,
-  result,
-  route,
-  type Api,
-  type ApiDeps,
-} from './kit.js';
+import { operatorRoutes, tokenRoutes } from './routes-operator.js';
+import { Epoch, Key, SessionId, Text, jsonBody, ok, result, route, type Api, type ApiDeps } from './kit.js';
 
 const Next = z
   .strictObject({
@@ -41,6 +29,7 @@ const Reason = z.strictObject({ reason: Text.optional(), session: SessionId.opti
 const Close = z.strictObject({ reason: Text.optional(), done: z.boolean().optional() }).openapi('Close');
 const Approve = z.strictObject({ gate: z.string().optional(), note: Text.optional() }).openapi('Approve');
 const Gate = z.strictObject({ gate: z.string() }).openapi('Gate');
+const Depend = z.strictObject({ on: z.string() }).openapi('Depend');
 const Effect = z
   .strictObject({
     key: z.string(),
@@ -50,27 +39,11 @@ const Effect = z
     payload: z.unknown().optional(),
   })
   .openapi('Effect');
-const TokenCreate = z
-  .strictObject({
-    scope: z.enum(SCOPES),
-    session: SessionId.optional(),
-    host: z.string().optional(),
-    name: z.string().optional(),
-    expires: z.string().optional().openapi({ example: '30d' }),
-  })
-  .openapi('TokenCreate');
-const TokenId = z.string().openapi({ param: { in: 'path' }, example: '0123456789ab' });
-
-/** The host routes: enable or disable, with the flag each sets. */
-const HOST_TOGGLES = [
-  ['enable', true],
-  ['disable', false],
-] as const;
-
 export function moreRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
   takeRoutes(app, baton);
   lifecycleRoutes(app, baton);
   approvalRoutes(app, baton);
+  dependencyRoutes(app, baton);
   effectRoutes(app, baton);
   operatorRoutes(app, baton);
   tokenRoutes(app, baton);
@@ -222,6 +195,27 @@ function approvalRoutes(app: Api, baton: Coordinator): void {
   );
 }
 
+/** Task dependencies: make a task wait until another is done, or stop it waiting (the lifecycle's scope). */
+function dependencyRoutes(app: Api, baton: Coordinator): void {
+  const { lifecycle } = baton;
+  for (const verb of ['depend', 'undepend'] as const) {
+    app.openapi(
+      route({
+        method: 'post',
+        path: `/v1/tasks/{key}/${verb}`,
+        tags: ['lifecycle'],
+        request: { params: z.object({ key: Key }), ...jsonBody(Depend) },
+        responses: ok('what the task waits for and what waits for it, after the change'),
+      }),
+      async (context) => {
+        const { key } = context.req.valid('param');
+        const input = { key, on: context.req.valid('json').on, by: actorOf(context) };
+        return lifecycleStep(context, baton, verb, key, () => lifecycle[verb](input));
+      },
+    );
+  }
+}
+
 /** Effects: an agent records one under its claim; anyone who may read lists a task's. */
 function effectRoutes(app: Api, baton: Coordinator): void {
   app.openapi(
@@ -258,121 +252,6 @@ function effectRoutes(app: Api, baton: Coordinator): void {
     async (context) => {
       const filter = { key: context.req.valid('param').key, ...context.req.valid('query') };
       return result(context, await baton.effects.list(filter));
-    },
-  );
-}
-
-const RetryBody = z.strictObject({ ramMb: z.number().int().optional() }).openapi('Retry', {
-  description: "optional: ramMb, the new job's RAM budget in MB (0: none) instead of the ended job's",
-});
-
-/** An operator's repairs: force-release a claim, enable or disable a host, retry a job. */
-function operatorRoutes(app: Api, baton: Coordinator): void {
-  app.openapi(
-    route({
-      method: 'post',
-      path: '/v1/claims/{key}/force-release',
-      tags: ['claims'],
-      request: {
-        params: z.object({ key: Key }),
-        ...jsonBody(z.strictObject({ reason: Text }).openapi('ForceRelease')),
-      },
-      responses: ok('the claim ended: {key, epoch, holder, job, reason}; the holder is fenced'),
-    }),
-    async (context) => {
-      const { key } = context.req.valid('param');
-      const { reason } = context.req.valid('json');
-      await allow(context, baton, 'force-release', { what: `force-release ${key}`, key });
-      const outcome = await acting(context, () => baton.forceRelease({ key, reason, by: actorOf(context) }));
-      if (!outcome.ok) throw noClaimRefusal(key);
-      return result(context, {
-        key,
-        epoch: outcome.holder.epoch,
-        holder: outcome.holder,
-        job: outcome.job,
-        reason,
-      });
-    },
-  );
-  for (const [verb, on] of HOST_TOGGLES) {
-    app.openapi(
-      route({
-        method: 'post',
-        path: `/v1/hosts/{name}/${verb}`,
-        tags: ['cluster'],
-        request: { params: z.object({ name: z.string().openapi({ param: { in: 'path' } }) }) },
-        responses: ok(`the host, ${verb}d`),
-      }),
-      async (context) => {
-        const { name } = context.req.valid('param');
-        await allow(context, baton, 'host:toggle', { what: `${verb} host ${name}`, host: name });
-        const host = await acting(context, () => baton.cluster.setHostEnabled(name, on, actorOf(context)));
-        return result(context, host);
-      },
-    );
-  }
-  app.openapi(
-    route({
-      method: 'post',
-      path: '/v1/jobs/{id}/retry',
-      tags: ['jobs'],
-      request: {
-        params: z.object({ id: Id }),
-        body: { content: { 'application/json': { schema: RetryBody } }, required: false },
-      },
-      responses: ok('{created, job}: the new job; created false: the task already has this active job'),
-    }),
-    async (context) => {
-      const { id } = context.req.valid('param');
-      const { ramMb } = (context.req.valid('json') as z.infer<typeof RetryBody> | undefined) ?? {};
-      await allow(context, baton, 'job:retry', { what: `retry job ${id}`, jobId: id });
-      const { job, created } = await acting(context, () =>
-        baton.cluster.retryJob(id, actorOf(context), { ramMb }),
-      );
-      return result(context, { job, created });
-    },
-  );
-}
-
-/** Tokens: an operator lists, creates (the secret is shown once) and revokes them. */
-function tokenRoutes(app: Api, baton: Coordinator): void {
-  app.openapi(
-    route({ method: 'get', path: '/v1/tokens', tags: ['tokens'], responses: ok('tokens without secrets') }),
-    async (context) => {
-      await allow(context, baton, 'token:manage', { what: 'list tokens' });
-      return result(context, await baton.tokens.list());
-    },
-  );
-  app.openapi(
-    route({
-      method: 'post',
-      path: '/v1/tokens',
-      tags: ['tokens'],
-      request: jsonBody(TokenCreate),
-      responses: ok('{id, token, scope}: the secret, shown once'),
-    }),
-    async (context) => {
-      const body = context.req.valid('json');
-      await allow(context, baton, 'token:manage', { what: `create a ${body.scope} token` });
-      const { token, secret } = await acting(context, () =>
-        baton.tokens.create({ ...body, by: actorOf(context) }),
-      );
-      return result(context, { id: token.id, token: secret, scope: token.scope });
-    },
-  );
-  app.openapi(
-    route({
-      method: 'post',
-      path: '/v1/tokens/{id}/revoke',
-      tags: ['tokens'],
-      request: { params: z.object({ id: TokenId }) },
-      responses: ok('the token, revoked'),
-    }),
-    async (context) => {
-      const { id } = context.req.valid('param');
-      await allow(context, baton, 'token:manage', { what: `revoke token ${id}` });
-      const { token, revoked } = await acting(context, () => baton.tokens.revoke(id, actorOf(context)));
-      return result(context, { ...token, revoked });
     },
   );
 }

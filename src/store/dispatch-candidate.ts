@@ -32,6 +32,8 @@ export interface CandidateHolderJson {
 export interface CandidateColumns {
   key: string;
   gate: TaskGate | null;
+  /** The first dependency not done, as `K (state)` (claim-set.ts's blockerOf), or null. */
+  blocker: string | null;
   task_workspace: string | null;
   agent_name: string | null;
   agent_role: string | null;
@@ -51,6 +53,7 @@ export function candidateOf(
   return {
     job,
     gate: row.gate,
+    blockedBy: row.blocker,
     claimedBy: claimedBy === null ? null : { ...claimedBy, since: Number(claimedBy.since) },
     plan: {
       task: { key: row.key, requiresFilesystem, workspace: row.task_workspace },

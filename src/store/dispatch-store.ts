@@ -73,6 +73,8 @@ export type PlaceResult =
   | { readonly ok: false; readonly reason: 'fenced' }
   /** The job's task waits behind a gate (or is no longer open): nothing changed. */
   | { readonly ok: false; readonly reason: 'gated'; readonly gate: TaskGate | null }
+  /** The job's task waits for a task not done (`blocker`: `K (state)`): nothing changed. */
+  | { readonly ok: false; readonly reason: 'blocked'; readonly blocker: string }
   /** The workspace the placement had to lock is held: by which session and job, since when. */
   | { readonly ok: false; readonly reason: 'workspace_held'; readonly holder: LockHolder };
 

@@ -8,7 +8,7 @@
 import type { Claim, Holder } from '../core/claim.js';
 import type { JobId } from '../core/job.js';
 import type { SessionId } from '../core/session.js';
-import type { Actor, Task, TaskGate } from '../core/task.js';
+import type { Actor, Task, TaskGate, TaskState } from '../core/task.js';
 import type { Instant } from '../core/time.js';
 
 /** The actions a person (or an importer) takes; `finish` and `escalate` have steps of their own. */
@@ -53,6 +53,29 @@ export interface TaskGateParams {
   /** A note kept in the ledger with an approval. */
   readonly note?: string | null | undefined;
 }
+
+/** An edge: task `key` waits until task `on` is done (docs/decisions/0035-task-dependencies.md). */
+export interface TaskDependParams {
+  readonly key: string;
+  readonly on: string;
+  readonly by: Actor;
+}
+
+/** A task at the other end of a dependency, with its state as read. */
+export interface TaskLink {
+  readonly key: string;
+  readonly title: string;
+  readonly state: TaskState;
+}
+
+/** What a task waits for (its dependencies) and what waits for it (its dependents), by key. */
+export interface TaskDependencies {
+  readonly waitsFor: readonly TaskLink[];
+  readonly waitedBy: readonly TaskLink[];
+}
+
+/** The lifecycle's dependency operations, which each engine keeps in a file of its own. */
+export type DependencyOps = 'depend' | 'undepend' | 'dependencies';
 
 export interface TaskNextParams {
   readonly session: SessionId;
@@ -100,6 +123,18 @@ export interface LifecycleStore {
      * for a session that is not live (unknown).
      */
     next(params: TaskNextParams): Promise<TaskNextResult | null>;
+    /**
+     * Makes `key` wait until `on` is done, audited `task:depended` (idempotent: an edge that exists
+     * changes nothing and writes no row). NotFoundError for an unknown task; InvalidInputError
+     * for a task depending on itself or an edge that would close a cycle, checked in the same
+     * step as the insert (on PostgreSQL under one advisory lock, so two adds at once that
+     * together close a cycle are decided one after the other). Returns `key`'s dependencies.
+     */
+    depend(params: TaskDependParams): Promise<TaskDependencies>;
+    /** Removes the edge, audited `task:undepended`; ConflictError when there is none. */
+    undepend(params: TaskDependParams): Promise<TaskDependencies>;
+    /** The task's dependencies and dependents, by key; NotFoundError for an unknown task. */
+    dependencies(key: string): Promise<TaskDependencies>;
     /** Escalated tasks, oldest escalation first. */
     escalations(params?: { readonly limit?: number | undefined }): Promise<readonly Task[]>;
   };

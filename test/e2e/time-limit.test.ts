@@ -1,5 +1,5 @@
 /**
- * The run time limit with real `baton up` processes (docs/decisions/0035-run-time-limit.md): an
+ * The run time limit with real `baton up` processes (docs/decisions/0037-run-time-limit.md): an
  * agent that keeps printing, and so never stalls, is killed once its run passes its limit (its
  * own, `baton enqueue --time-limit`, or its runner's, `baton up --time-limit`), judged on the
  * database clock; its job fails with reason `timed out`, the ledger says so, its process tree is

@@ -53,6 +53,8 @@ function hostile(ids: Ids): Record<string, { path: string; body?: unknown }> {
     'POST /v1/tasks/{key}/close': { path: `/v1/tasks/${k}/close`, body: { reason: 'gone', done: true } },
     'POST /v1/tasks/{key}/approve': { path: `/v1/tasks/${k}/approve`, body: {} },
     'POST /v1/tasks/{key}/gate': { path: `/v1/tasks/${k}/gate`, body: { gate: 'design' } },
+    'POST /v1/tasks/{key}/depend': { path: `/v1/tasks/${k}/depend`, body: { on: 'github:acme/api#8' } },
+    'POST /v1/tasks/{key}/undepend': { path: `/v1/tasks/${k}/undepend`, body: { on: 'github:acme/api#8' } },
     'POST /v1/effects': { path: '/v1/effects', body: { key: ids.key, session: s, epoch: 1, kind: 'pr' } },
     'POST /v1/hosts/{name}/enable': { path: '/v1/hosts/host-b/enable' },
     'POST /v1/hosts/{name}/disable': { path: '/v1/hosts/host-b/disable' },

@@ -1,5 +1,5 @@
 /**
- * The run time limit over the HTTP API (docs/decisions/0035-run-time-limit.md), a real `baton
+ * The run time limit over the HTTP API (docs/decisions/0037-run-time-limit.md), a real `baton
  * serve` on both engines: POST /v1/jobs takes `timeLimit` as a duration or a number of seconds,
  * the job carries it as `timeLimitMs`, and a bad one is 400 `invalid_input` with nothing queued.
  */

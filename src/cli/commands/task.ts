@@ -1,4 +1,4 @@
-/** `baton task add | list | show`. */
+/** `baton task add | list | show` (and depend | undepend, task-deps.ts). */
 import type { Command } from 'commander';
 import type { TaskDetail } from '../../coordinator/coordinator.js';
 import type { Effect } from '../../core/effect.js';
@@ -8,6 +8,7 @@ import { cell, describeHolder, iso, table } from '../output.js';
 import { collect, withApi } from '../run.js';
 import { jobLine } from '../job-format.js';
 import { registerTaskSet } from './workspace.js';
+import { addAfter, checkAfter, dependencyLines, registerTaskDeps } from './task-deps.js';
 
 interface AddOptions {
   readonly title?: string;
@@ -20,6 +21,7 @@ interface AddOptions {
   readonly body?: string;
   readonly url?: string;
   readonly review?: string;
+  readonly after?: string[];
 }
 
 export function registerTask(program: Command): void {
@@ -38,8 +40,15 @@ export function registerTask(program: Command): void {
     .option('--body <text>', 'the longer description (with the title, what the vague-issue rule reads)')
     .option('--url <url>', 'where the task lives, such as its issue page')
     .option('--review <mode>', 'required: a successful run leaves it in review, not done (default none)')
+    .option(
+      '--after <key>',
+      'a task it waits for: none of its jobs runs before that one is done; repeat',
+      collect,
+    )
     .action((key: string, options: AddOptions, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
+        const after = options.after ?? [];
+        await checkAfter(baton, after);
         const ws = baton.workspaces;
         const { task: added, requirements } = await ws.addTask({
           key,
@@ -57,8 +66,11 @@ export function registerTask(program: Command): void {
         });
         const { requiresFilesystem, workspace } = requirements;
         const bounced = added.state === 'escalated' ? `, escalated: ${added.stateReason ?? ''}` : '';
-        const line = `added ${added.key} (priority ${added.priority}${bounced})`;
-        out.result({ ...added, requiresFilesystem, workspace }, () => line);
+        const links = await addAfter(baton, added.key, after);
+        const waits = after.length === 0 ? '' : `, waits for ${after.join(', ')}`;
+        const line = `added ${added.key} (priority ${added.priority}${bounced}${waits})`;
+        const dependencies = links === null ? {} : { dependencies: links };
+        out.result({ ...added, requiresFilesystem, workspace, ...dependencies }, () => line);
       }),
     );
 
@@ -76,6 +88,7 @@ export function registerTask(program: Command): void {
     );
 
   registerTaskSet(task);
+  registerTaskDeps(task);
 }
 
 interface ListOptions {
@@ -125,7 +138,7 @@ function taskTable(tasks: readonly Task[]): string[] {
   );
 }
 
-function showLines({ task, holder, jobs, history, prs }: TaskDetail): string[] {
+function showLines({ task, holder, jobs, history, prs, dependencies }: TaskDetail): string[] {
   return [
     task.title === '' ? task.key : `${task.key}  ${task.title}`,
     `  ${stateLine(task, true)}`,
@@ -136,6 +149,7 @@ function showLines({ task, holder, jobs, history, prs }: TaskDetail): string[] {
     ...(task.feedback === null ? [] : [`  feedback for the next run: ${task.feedback}`]),
     `  created ${iso(task.createdAt)}  claim epoch ${task.epoch}`,
     holder === null ? '  not claimed' : `  claimed by ${describeHolder(holder)}`,
+    ...dependencyLines(dependencies),
     jobs.length === 0 ? '  no jobs' : '  jobs:',
     ...jobs.map((job) => `    ${jobLine(job)}`),
     ...(prs.length === 0 ? [] : ['  pull requests:', ...prs.map((effect) => `    ${prLine(effect)}`)]),

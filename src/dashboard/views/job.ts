@@ -16,7 +16,7 @@ import { elsewhereNote, jobLogName, logNotBefore } from '../../core/job-log.js';
 import type { Job } from '../../core/job.js';
 import { logHost, readLogTail } from '../../os/log-file.js';
 import { time, type Html, table } from '../layout.js';
-import type { DashboardReads } from '../deps.js';
+import type { DashboardReads, JobTaskLinks, TaskLinkRow } from '../deps.js';
 
 const TAIL_BYTES = 16_384;
 
@@ -125,14 +125,38 @@ export function outputView(job: Job, out: Output): Html {
   </section>`;
 }
 
-/** `hidden`: what every attempt's output section says instead, for a reader who may not read it. */
+/** The job page's output: the latest run's, where the logs are, and what earlier attempts say instead if hidden. */
+interface JobOutputs {
+  readonly output: Output;
+  readonly logDir: string | undefined;
+  /** What every earlier attempt's output section says instead, for a reader who may not read it. */
+  readonly earlier?: Output | undefined;
+}
+
+/** The task's dependencies as `dl` rows (none when it has none): a queued job waits while one is not done. */
+function dependencyRows(links: JobTaskLinks): Html {
+  const list = (rows: readonly TaskLinkRow[]): string =>
+    rows.map((row) => `${row.key} (${row.state})`).join(', ');
+  return html`${
+    links.waitsFor.length === 0
+      ? ''
+      : html`<dt>Task waits for</dt>
+          <dd>${list(links.waitsFor)}</dd>`
+  }${
+    links.waitedBy.length === 0
+      ? ''
+      : html`<dt>Waited for by</dt>
+          <dd>${list(links.waitedBy)}</dd>`
+  }`;
+}
+
 export function jobView(
   job: Job,
   history: readonly AuditEntry[],
-  out: Output,
-  logDir: string | undefined,
-  hidden?: Output,
+  links: JobTaskLinks,
+  outputs: JobOutputs,
 ): Html {
+  const { output: out, logDir, earlier: hidden } = outputs;
   const runs = runsWithReason(job, jobRuns(history));
   const rows = history.map(
     (entry) =>
@@ -149,6 +173,7 @@ export function jobView(
   return html`<dl>
       <dt>Task</dt>
       <dd>${job.key}</dd>
+      ${dependencyRows(links)}
       <dt>Command</dt>
       <dd class="reason">${job.command ?? '—'}</dd>
       <dt>Status</dt>

@@ -11,6 +11,7 @@ import { exerciseRunBegin } from './run-begin.js';
 import { exerciseContainment } from './containment.js';
 import { exerciseDispatch } from './dispatch.js';
 import { exerciseDispatchPass } from './dispatch-pass.js';
+import { exerciseDependencies } from './dependencies.js';
 import { exerciseEffects } from './effects.js';
 import { exerciseForceRelease } from './force-release.js';
 import type { Harness } from './harness.js';
@@ -72,6 +73,7 @@ export function exerciseStore(harness: Harness): void {
     exerciseForceRelease(harness);
     exerciseHumanSessions(harness);
     exerciseNext(harness);
+    exerciseDependencies(harness);
     exerciseLedger(harness);
     exerciseSessionEnds(harness);
     exerciseObserve(harness);

@@ -1,5 +1,5 @@
 /**
- * The run time limit (docs/decisions/0035-run-time-limit.md): a job's own limit is stored with it
+ * The run time limit (docs/decisions/0037-run-time-limit.md): a job's own limit is stored with it
  * and returned by every read, kept by a retry, and judged by progress.markTimedOut against the
  * run's start on the database clock (moved here by the shared test clock, never slept for).
  */

@@ -6,8 +6,27 @@
  * job-batch.ts, placement.ts): its column effects.
  */
 
-/** A task takes claims and jobs: it is open and behind no gate (SQL, on the tasks row named `alias`). */
-export const taskOpen = (alias: string): string => `${alias}.state = 'open' AND ${alias}.gate IS NULL`;
+/**
+ * A task takes claims and jobs: it is open, behind no gate, and waits for no task that is not done
+ * (SQL, on the tasks row named `alias`). The dependency probe is one lookup of task_deps' primary
+ * key, which leads with the waiting task: with no edges it finds nothing and costs one index probe
+ * (docs/decisions/0035-task-dependencies.md).
+ */
+export const taskOpen = (alias: string): string =>
+  `${alias}.state = 'open' AND ${alias}.gate IS NULL AND ${notBlocked(alias)}`;
+
+/** The task `alias` waits for no task that is not done (SQL): no dependency edge to an unfinished task. */
+const notBlocked = (alias: string): string =>
+  `NOT EXISTS (SELECT 1 FROM task_deps dep JOIN tasks dep_t ON dep_t.id = dep.depends_on
+    WHERE dep.task_id = ${alias}.id AND dep_t.state <> 'done')`;
+
+/**
+ * The first dependency of task `alias` that is not done, as `key (state)` (SQL text), or null:
+ * the blocker a waiting job's reason names (the oldest such task: the primary key's order, no sort).
+ */
+export const blockerOf = (alias: string): string =>
+  `(SELECT dep_t.key || ' (' || dep_t.state || ')' FROM task_deps dep JOIN tasks dep_t ON dep_t.id = dep.depends_on
+    WHERE dep.task_id = ${alias}.id AND dep_t.state <> 'done' ORDER BY dep.depends_on LIMIT 1)`;
 
 /**
  * The task of the job row `jobs` takes jobs (taskOpen), as a scalar subquery: each job the scan

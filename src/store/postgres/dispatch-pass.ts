@@ -15,6 +15,7 @@ import type { DispatchStore } from '../dispatch-store.js';
 import { LIVE_TERM, place, placeMany, termParams } from './placement.js';
 import { NOW, jobFields, ms, msInterval, toJob, type JobRow } from './rows.js';
 import type { PgExecutor } from './executor.js';
+import { blockerOf } from './claim-set.js';
 
 /**
  * The queued jobs of open tasks in dispatch order (through jobs_queue), each with what its
@@ -25,7 +26,8 @@ import type { PgExecutor } from './executor.js';
 export const CANDIDATES = `
 WITH n AS (SELECT ${NOW} AS t)
 SELECT n.t AS now, c.* FROM n LEFT JOIN LATERAL (
-  SELECT ${jobFields('jobs')}, t.key, t.gate, t.requires_filesystem, t.workspace AS task_workspace,
+  SELECT ${jobFields('jobs')}, t.key, t.gate, ${blockerOf('t')} AS blocker,
+    t.requires_filesystem, t.workspace AS task_workspace,
     a.name AS agent_name, a.role AS agent_role, a.department AS agent_department,
     a.workspace AS agent_workspace, p.name AS project_name, p.primary_workspace,
     (SELECT coalesce(json_agg(json_build_object('name', w.name, 'path', w.path, 'kind', w.kind,

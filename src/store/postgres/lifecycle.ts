@@ -9,7 +9,7 @@
 import { assert } from '../../core/assert.js';
 import { ConflictError, NotFoundError } from '../../core/errors.js';
 import type { TaskGate } from '../../core/task.js';
-import type { LifecycleStore, TaskEscalateResult } from '../lifecycle-store.js';
+import type { DependencyOps, LifecycleStore, TaskEscalateResult } from '../lifecycle-store.js';
 import { taskStateRefusal } from '../task-refusal.js';
 import { taskOpen } from './claim-set.js';
 import { insertAuditRows, seqOf } from './locks.js';
@@ -56,7 +56,7 @@ async function taskByKey(querier: Querier, key: string): Promise<TaskRow> {
   return task;
 }
 
-export function postgresLifecycle(exec: PgExecutor): LifecycleStore['lifecycle'] {
+export function postgresLifecycle(exec: PgExecutor): Omit<LifecycleStore['lifecycle'], DependencyOps> {
   return {
     transition: async (params) => {
       const row = await exec.transaction(async (querier) => {

@@ -17,7 +17,7 @@ import { NotFoundError } from '../../core/errors.js';
 import type { LockHolder } from '../../core/workspace-lock.js';
 import type { TaskGate } from '../../core/task.js';
 import type { PlaceManyParams, PlaceParams, PlaceResult, TermRef } from '../dispatch-store.js';
-import { claimSet, jobTaskOpen, taskOpen } from './claim-set.js';
+import { blockerOf, claimSet, jobTaskOpen, taskOpen } from './claim-set.js';
 import { jobById } from './jobs.js';
 import { LOCK_COLUMNS, insertAuditRows, seqOf } from './locks.js';
 import { NOW, hostOf, jobColumns, ms, toJob, type JobRow } from './rows.js';
@@ -126,7 +126,7 @@ WITH ${LIVE_TERM}, r AS (
 )
 SELECT EXISTS (SELECT 1 FROM l) AS live_term, (SELECT min(workspace) FROM missing) AS missing,
   r.id IN (SELECT q.id FROM q) AS placeable, ${taskOpen('t')} AS task_open,
-  t.gate AS task_gate, j.*
+  t.gate AS task_gate, ${blockerOf('t')} AS task_blocker, j.*
 FROM r LEFT JOIN j ON j.id = r.id LEFT JOIN jobs gj ON gj.id = r.id LEFT JOIN tasks t ON t.id = gj.task_id
 ORDER BY r.n`;
 
@@ -136,6 +136,7 @@ type PlaceRow = Partial<JobRow> & {
   placeable: boolean;
   task_open: boolean | null;
   task_gate: TaskGate | null;
+  task_blocker: string | null;
 };
 
 type Ask = Omit<PlaceParams, 'term'>;
@@ -198,7 +199,7 @@ async function answerOf(
   holders: ReadonlyMap<string, LockHolder>,
 ): Promise<PlaceResult | 'again'> {
   if (!row.live_term) return { ok: false, reason: 'fenced' };
-  if (row.task_open === false) return { ok: false, reason: 'gated', gate: row.task_gate };
+  if (row.task_open === false) return refusedTask(row.task_gate, row.task_blocker);
   if (isPlaced(row)) return { ok: true, job: toJob(row as JobRow) };
   const holder = ask.workspace === undefined ? undefined : holders.get(ask.workspace);
   if (holder !== undefined) return { ok: false, reason: 'workspace_held', holder };
@@ -241,4 +242,10 @@ async function workspaceHolders(exec: PgExecutor, asks: readonly Ask[]): Promise
       },
     ]),
   );
+}
+
+/** Why a task takes no job: its gate first; else the dependency it waits for, if any; else gated. */
+function refusedTask(gate: TaskGate | null, blocker: string | null): PlaceResult {
+  if (gate === null && blocker !== null) return { ok: false, reason: 'blocked', blocker };
+  return { ok: false, reason: 'gated', gate };
 }

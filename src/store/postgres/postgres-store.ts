@@ -27,6 +27,7 @@ import { postgresOutput } from './output.js';
 import { postgresSessions, postgresTasks } from './tasks-claims.js';
 import { postgresClaims } from './claims.js';
 import { postgresLifecycle } from './lifecycle.js';
+import { postgresDependencies } from './dependencies.js';
 import { postgresSettings } from './settings.js';
 import { postgresJobs } from './jobs.js';
 import { postgresLeases } from './leases-audit.js';
@@ -170,7 +171,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     ...postgresWorkspaceGroups(exec),
     effects: postgresEffects(exec, switches),
     progress: postgresProgress(exec),
-    lifecycle: postgresLifecycle(exec),
+    lifecycle: { ...postgresLifecycle(exec), ...postgresDependencies(exec) },
     settings: postgresSettings(exec),
     ...postgresLedgerGroups(exec, config.types),
     reports: postgresReports(exec),

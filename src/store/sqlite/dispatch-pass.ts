@@ -17,6 +17,7 @@ import type { DispatchStore, PlaceResult } from '../dispatch-store.js';
 import { placeOne, termIsCurrent } from './dispatch.js';
 import { appendAudit, toJob, type JobRow } from './rows.js';
 import { fromSync, type SqliteExecutor } from './executor.js';
+import { blockerOf } from './claim-set.js';
 import { existingWorkspace } from './workspaces.js';
 
 /** Placements per write transaction: about a millisecond of work on this machine. */
@@ -28,7 +29,7 @@ const PLACE_CHUNK = 64;
  * agent, its project, the workspaces those bind with their live locks, and the task's live claim.
  */
 export const CANDIDATES = `
-  SELECT j.*, t.key, t.gate, t.requires_filesystem, t.workspace AS task_workspace,
+  SELECT j.*, t.key, t.gate, ${blockerOf('t')} AS blocker, t.requires_filesystem, t.workspace AS task_workspace,
     a.name AS agent_name, a.role AS agent_role, a.department AS agent_department,
     a.workspace AS agent_workspace, p.name AS project_name, p.primary_workspace,
     (SELECT json_group_array(json_object('name', w.name, 'path', w.path, 'kind', w.kind,

@@ -12,7 +12,7 @@ import type {
   TermRef,
 } from '../dispatch-store.js';
 import { emptyReport, LEASE_EXPIRED, type MutableReport } from '../rescue.js';
-import { claimSet, taskOpen } from './claim-set.js';
+import { blockerOf, claimSet, taskOpen } from './claim-set.js';
 import { jobById } from './jobs.js';
 import { grantLock, liveLock, releaseSessionLocks, toHolder } from './locks.js';
 import { appendAudit, toJob, type JobRow } from './rows.js';
@@ -51,10 +51,13 @@ export function termIsCurrent(exec: SqliteExecutor, term: TermRef, now: number):
 export function placeOne(exec: SqliteExecutor, now: number, params: PlaceParams): PlaceResult {
   const task = exec
     .prepare(
-      `SELECT ${taskOpen('t')} AS open, t.gate FROM jobs j JOIN tasks t ON t.id = j.task_id WHERE j.id = ?`,
+      `SELECT ${taskOpen('t')} AS open, t.gate, ${blockerOf('t')} AS blocker
+       FROM jobs j JOIN tasks t ON t.id = j.task_id WHERE j.id = ?`,
     )
-    .get(params.id) as { open: 0 | 1; gate: TaskGate | null } | undefined;
+    .get(params.id) as { open: 0 | 1; gate: TaskGate | null; blocker: string | null } | undefined;
   if (task !== undefined && task.open === 0) {
+    if (task.gate === null && task.blocker !== null)
+      return { ok: false, reason: 'blocked', blocker: task.blocker };
     return { ok: false, reason: 'gated', gate: task.gate };
   }
   // An exclusive plan: the workspace must be free, and the lock is granted below with the

@@ -25,6 +25,7 @@ import { TickBatcher } from './tick-batcher.js';
 import { insertTask, sessionRow, taskRow } from './tasks-claims.js';
 import { taskStateRefusal } from '../task-refusal.js';
 import { facts } from './task-state.js';
+import { taskOpen } from './claim-set.js';
 import { handedColumns, handedTo, sqliteHandOffs, waiterFor } from './hand-off.js';
 
 export { jobById };
@@ -65,7 +66,11 @@ function enqueueIn(exec: SqliteExecutor, params: JobEnqueueParams): JobEnqueueRe
     .get(task.id) as JobRow | undefined;
   if (active !== undefined) return { job: toJob(active), created: false };
   // Inserted already claimed when a session waits (a hand-off, hand-off.ts), as on PostgreSQL.
-  const waiter = task.gate === null ? waiterFor(exec, now) : undefined;
+  // Only for a task that takes jobs (claim-set.ts): behind no gate and waiting for no task.
+  const takes = exec.prepare(`SELECT ${taskOpen('t')} AS open FROM tasks t WHERE t.id = ?`).get(task.id) as {
+    open: number;
+  };
+  const waiter = takes.open === 1 ? waiterFor(exec, now) : undefined;
   const row = exec
     .prepare(
       `INSERT INTO jobs (task_id, priority, queued_at, ram_mb, command, attempt_max,

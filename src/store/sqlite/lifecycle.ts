@@ -6,7 +6,7 @@
  */
 import { ConflictError, NotFoundError } from '../../core/errors.js';
 import { SESSION_TTL_FALLBACK_MS } from '../../core/session.js';
-import type { LifecycleStore, Setting, TaskEscalateResult } from '../lifecycle-store.js';
+import type { DependencyOps, LifecycleStore, Setting, TaskEscalateResult } from '../lifecycle-store.js';
 import { taskStateRefusal } from '../task-refusal.js';
 import { taskOpen } from './claim-set.js';
 import { expireStaleHolder, grantClaim } from './claims.js';
@@ -21,7 +21,9 @@ function existing(exec: SqliteExecutor, key: string): TaskRow {
   return task;
 }
 
-export function sqliteLifecycle(exec: SqliteExecutor): Sync<LifecycleStore['lifecycle']> {
+export function sqliteLifecycle(
+  exec: SqliteExecutor,
+): Sync<Omit<LifecycleStore['lifecycle'], DependencyOps>> {
   return {
     transition: (params) =>
       exec.write(() => {

@@ -28,6 +28,8 @@ import { MIGRATIONS } from './migrations/index.js';
 import { sqliteTasks, sqliteSessions } from './tasks-claims.js';
 import { sqliteClaims } from './claims.js';
 import { sqliteLifecycle, sqliteSettings } from './lifecycle.js';
+import { sqliteDependencies } from './dependencies.js';
+import type { LifecycleStore } from '../lifecycle-store.js';
 import { sqliteJobs } from './jobs.js';
 import { sqliteLeases, sqliteAudit } from './leases-audit.js';
 import { SqliteExecutor, fromSync } from './executor.js';
@@ -117,7 +119,10 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     ...sqliteWorkspaceGroups(exec),
     effects: sqliteEffects(exec, switches),
     progress: sqliteProgress(exec),
-    lifecycle: fromSync(sqliteLifecycle(exec)),
+    lifecycle: fromSync<LifecycleStore['lifecycle']>({
+      ...sqliteLifecycle(exec),
+      ...sqliteDependencies(exec),
+    }),
     settings: fromSync(sqliteSettings(exec)),
     ledger: sqliteLedger(exec),
     reports: sqliteReports(exec),

@@ -14,7 +14,8 @@ WITH seen AS (
 ), h AS (
   -- $5: null unless this store waited for the session; then the newest job it gave it, so that a
   -- hand-off it gave already is not given twice, and one it did not is taken as handed (waited).
-  SELECT jobs.id, $5::bigint IS NOT NULL AS waited, (SELECT t.state = 'open' AND t.gate IS NULL FROM tasks t WHERE t.id = jobs.task_id) AS open FROM jobs
+  SELECT jobs.id, $5::bigint IS NOT NULL AS waited, (SELECT t.state = 'open' AND t.gate IS NULL AND NOT EXISTS (SELECT 1 FROM task_deps dep JOIN tasks dep_t ON dep_t.id = dep.depends_on
+    WHERE dep.task_id = t.id AND dep_t.state <> 'done') FROM tasks t WHERE t.id = jobs.task_id) AS open FROM jobs
   -- Only the hand-off the snapshot saw, still there: a newer one may not be in the snapshot yet
   -- (it is left, and reported pending).
   WHERE jobs.id = (SELECT handed_job FROM sl WHERE handed_job = (SELECT handed_job FROM seen))
@@ -32,7 +33,8 @@ next AS (
   WHERE jobs.status = 'queued' AND jobs.run_after <= date_trunc('milliseconds', clock_timestamp())
     AND EXISTS (SELECT 1 FROM seen WHERE state = 'live')
     AND NOT EXISTS (SELECT 1 FROM h WHERE waited OR open)
-    AND (SELECT t.state = 'open' AND t.gate IS NULL FROM tasks t WHERE t.id = jobs.task_id)
+    AND (SELECT t.state = 'open' AND t.gate IS NULL AND NOT EXISTS (SELECT 1 FROM task_deps dep JOIN tasks dep_t ON dep_t.id = dep.depends_on
+    WHERE dep.task_id = t.id AND dep_t.state <> 'done') FROM tasks t WHERE t.id = jobs.task_id)
   ORDER BY jobs.priority, jobs.queued_at, jobs.id
   LIMIT 1
   FOR UPDATE OF jobs SKIP LOCKED

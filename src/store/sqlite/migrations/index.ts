@@ -23,7 +23,8 @@ import sessionEndedBy from './0028-session-ended-by.js';
 import checkpointsByLastId from './0030-checkpoints-by-last-id.js';
 import outputStream from './0031-output-stream.js';
 import hostDraining from './0032-host-draining.js';
-import runTimeLimit from './0033-run-time-limit.js';
+import taskDependencies from './0033-task-dependencies.js';
+import runTimeLimit from './0034-run-time-limit.js';
 
 export interface Migration {
   readonly version: number;
@@ -58,5 +59,6 @@ export const MIGRATIONS: readonly Migration[] = [
   checkpointsByLastId,
   outputStream,
   hostDraining,
+  taskDependencies,
   runTimeLimit,
 ];

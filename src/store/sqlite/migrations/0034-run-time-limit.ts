@@ -1,10 +1,10 @@
 /**
- * The run time limit (docs/decisions/0035-run-time-limit.md), as PostgreSQL's 0033: a job may
+ * The run time limit (docs/decisions/0037-run-time-limit.md), as PostgreSQL's 0034: a job may
  * carry its own limit, in milliseconds, over a run's length from its start (`started_at`); null
  * is none of its own (the runner's `baton up --time-limit`, if any, applies).
  */
 export default {
-  version: 33,
+  version: 34,
   name: 'run-time-limit',
   sql: `
 ALTER TABLE jobs ADD COLUMN time_limit_ms INTEGER CHECK (time_limit_ms IS NULL OR time_limit_ms > 0);

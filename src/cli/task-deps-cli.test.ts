@@ -1,0 +1,82 @@
+/**
+ * Task dependencies on the command line, both engines, with --db and over HTTP
+ * (docs/decisions/0035-task-dependencies.md): `task add --after`, `task depend | undepend --on`,
+ * `task show`, and their refusals: one line, the documented exit code, nothing changed.
+ */
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { cliModes, cliOn, stopServers } from '../../test/support/cli.js';
+import { bothEngines } from '../../test/support/databases.js';
+
+interface Links {
+  waitsFor: { key: string; state: string }[];
+  waitedBy: { key: string; state: string }[];
+}
+const keys = (links: Links) => ({
+  waitsFor: links.waitsFor.map((link) => link.key),
+  waitedBy: links.waitedBy.map((link) => link.key),
+});
+
+after(stopServers);
+
+for (const db of bothEngines())
+  for (const mode of cliModes(db.engine)) {
+    describe(`${db.name}: task dependencies on the command line, ${mode === 'db' ? 'with --db' : 'over HTTP'}`, () => {
+      test('add --after, depend, undepend, show; a cycle, an unknown key, a missing edge change nothing', async () => {
+        const t = cliOn(await db.fresh(), mode);
+        await t.json(0, 'task', 'add', 'a', '--title', 'add the migration');
+        const added = await t.run('task', 'add', 'b', '--after', 'a');
+        assert.equal(added.code, 0, added.stderr);
+        assert.equal(added.stdout.trim(), 'added b (priority 100, waits for a)');
+        await t.json(0, 'task', 'add', 'c');
+        const depended = await t.json<Links>(0, 'task', 'depend', 'c', '--on', 'b');
+        assert.deepEqual(keys(depended), { waitsFor: ['b'], waitedBy: [] });
+
+        const shown = await t.json<{ dependencies: Links }>(0, 'task', 'show', 'b');
+        assert.deepEqual(keys(shown.dependencies), { waitsFor: ['a'], waitedBy: ['c'] });
+        const text = await t.run('task', 'show', 'b');
+        assert.match(text.stdout, /\n {2}blocked: waits for a:\n {4}a \(open\) {2}add the migration\n/);
+        assert.match(text.stdout, /\n {2}waited for by:\n {4}c \(open\)\n/);
+
+        const cycle = await t.run('task', 'depend', 'a', '--on', 'c');
+        assert.equal(cycle.code, 2);
+        assert.match(cycle.stderr, /^baton: task a cannot depend on c: c already waits .* for a, a cycle/);
+        assert.equal(cycle.stderr.trim().split('\n').length, 1, cycle.stderr);
+        const unknown = await t.run('task', 'add', 'd', '--after', 'nope');
+        assert.equal(unknown.code, 4, unknown.stderr);
+        assert.match(unknown.stderr, /^baton: task nope not found/);
+        assert.equal((await t.run('task', 'show', 'd')).code, 4, 'd was not added');
+        assert.equal((await t.run('task', 'depend', 'a', '--on', 'nope')).code, 4);
+        assert.equal((await t.run('task', 'depend', 'a', '--on', 'a')).code, 2);
+        assert.equal((await t.run('task', 'undepend', 'a', '--on', 'b')).code, 3, 'no such edge');
+        assert.deepEqual(keys((await t.json<{ dependencies: Links }>(0, 'task', 'show', 'a')).dependencies), {
+          waitsFor: [],
+          waitedBy: ['b'],
+        });
+
+        const removed = await t.run('task', 'undepend', 'c', '--on', 'b');
+        assert.equal(removed.code, 0, removed.stderr);
+        assert.equal(removed.stdout.split('\n')[0], 'c no longer waits for b');
+        const ledger = await t.json<{ type: string; key: string; detail: Record<string, unknown> }[]>(
+          0,
+          'audit',
+          '--type',
+          'task:depended',
+        );
+        assert.deepEqual(ledger.map((row) => [row.key, row.detail['on']]).sort(), [
+          ['b', 'a'],
+          ['c', 'b'],
+        ]);
+        const undone = await t.json<{ key: string; detail: Record<string, unknown> }[]>(
+          0,
+          'audit',
+          '--type',
+          'task:undepended',
+        );
+        assert.deepEqual(
+          undone.map((row) => [row.key, row.detail['on']]),
+          [['c', 'b']],
+        );
+      });
+    });
+  }
