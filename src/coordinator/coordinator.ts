@@ -4,11 +4,10 @@
  * which owns every rule about who may hold what. Expected outcomes (held, fenced, lost) come back
  * as values so each adapter can tell the user who holds the thing now.
  */
-import type { TaskDependencies } from '../store/lifecycle-store.js';
 import type { Instant } from '../core/time.js';
 import type { AuditEntry } from '../core/audit-event.js';
 import { followAudit, type AuditFollowInput, type AuditFollowPage } from './audit-follow.js';
-import type { Claim, ClaimResult, FencedResult, Holder } from '../core/claim.js';
+import type { ClaimResult, FencedResult } from '../core/claim.js';
 import { NotFoundError } from '../core/errors.js';
 import type { Job, JobTransitionResult } from '../core/job.js';
 import type { ListedSession, Session } from '../core/session.js';
@@ -23,6 +22,7 @@ import { Ledger } from './ledger/ledger.js';
 import { Pull } from './pull.js';
 import { fleetStatus, type FleetStatus } from './status.js';
 import { Views } from './views.js';
+import { taskDetail, type TaskDetail } from './task-views.js';
 import { Tokens } from './tokens.js';
 import { Workspaces } from './workspaces.js';
 import { Lifecycle, triaged } from './lifecycle.js';
@@ -30,8 +30,7 @@ import { readJobLog, type JobLogInput } from './job-log.js';
 import type { OutputRead } from '../core/output-stream.js';
 import type { OutputReadParams } from '../store/output-store.js';
 import type { LogChunk } from '../core/job-log.js';
-import type { Effect } from '../core/effect.js';
-import type { Actor, TaskEvent } from '../core/task.js';
+import type { Actor } from '../core/task.js';
 import {
   parseAudit,
   parseClaim,
@@ -55,23 +54,7 @@ import {
   type TaskListInput,
 } from './inputs.js';
 
-/** Jobs shown with a task. */
-const TASK_JOBS_SHOWN = 10;
-
-export interface TaskDetail {
-  readonly task: Task;
-  /** The live claim and who holds it, or null when the task is free. */
-  readonly claim: Claim | null;
-  readonly holder: Holder | null;
-  /** The task's jobs, active ones first. */
-  readonly jobs: readonly Job[];
-  /** Its history of states and gates, oldest first. */
-  readonly history: readonly TaskEvent[];
-  /** The pull requests its runs recorded (`baton effect … --kind pr`), oldest first. */
-  readonly prs: readonly Effect[];
-  /** What it waits for and what waits for it (task dependencies), by key. */
-  readonly dependencies: TaskDependencies;
-}
+export type { TaskDetail } from './task-views.js';
 
 export interface TaskUpdateInput {
   readonly key: unknown;
@@ -177,25 +160,9 @@ export class Coordinator {
     return task;
   }
 
-  /** The task with its live claim holder and its recent jobs. */
-  async showTask(key: unknown): Promise<TaskDetail> {
-    const task = await this.getTask(key);
-    const claim = await this.store.claims.current(task.key);
-    const session = claim === null ? null : await this.store.sessions.get(claim.session);
-    const holder: Holder | null =
-      claim === null
-        ? null
-        : {
-            session: claim.session,
-            host: session?.host ?? '?',
-            since: claim.claimedAt,
-            epoch: claim.epoch,
-          };
-    const jobs = await this.store.jobs.list({ key: task.key, limit: TASK_JOBS_SHOWN });
-    const history = await this.lifecycle.history(task.key);
-    const prs = (await this.store.effects.list({ key: task.key })).filter((effect) => effect.kind === 'pr');
-    const dependencies = await this.store.lifecycle.dependencies(task.key);
-    return { task, claim, holder, jobs, history, prs, dependencies };
+  /** The task with its live claim holder, recent jobs, history, pull requests and dependencies. */
+  showTask(key: unknown): Promise<TaskDetail> {
+    return taskDetail(this.store, key);
   }
 
   /**

@@ -20,6 +20,7 @@ import { joinOutput, textStart } from '../core/output-stream.js';
 import type { LiveClaim, StoreStats } from '../store/observe-store.js';
 import type { Store } from '../store/store.js';
 import { Cluster, type JudgedHost, type LeaderDetail } from './cluster.js';
+import { taskDetail, tasksPage, type TaskDetail, type TaskPage, type TasksInput } from './task-views.js';
 
 const PAGE_MAX = 200;
 /** A claim whose holder has not beaten for this long (and declared no TTL) is shown late. */
@@ -222,6 +223,17 @@ export class Views {
       (one, other) => one.stateAt - other.stateAt || (one.key < other.key ? -1 : 1),
     );
     return { now, escalated, review: longest, gated, shown: PAGE_MAX };
+  }
+
+  /** The backlog: tasks newest first by keyset, with their blockers and active job (task-views.ts). */
+  tasks(input: TasksInput = {}): Promise<TaskPage> {
+    return tasksPage(this.store, input);
+  }
+
+  /** One task's story as `baton task show` prints it, with the database's clock; NotFoundError if unknown. */
+  async task(key: unknown): Promise<TaskDetail & { readonly now: Instant }> {
+    const [detail, now] = await Promise.all([taskDetail(this.store, key), this.store.now()]);
+    return { ...detail, now };
   }
 
   async workspaces(): Promise<readonly WorkspaceView[]> {

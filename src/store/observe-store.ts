@@ -5,6 +5,7 @@
  */
 import type { Job, JobId, JobState } from '../core/job.js';
 import type { SessionId, SessionKind } from '../core/session.js';
+import type { Task, TaskState } from '../core/task.js';
 import type { Instant } from '../core/time.js';
 
 export interface JobPageParams {
@@ -14,6 +15,28 @@ export interface JobPageParams {
   /** Jobs with an id below this one (the previous page's last id); newest first. */
   readonly beforeId?: JobId | undefined;
   readonly limit: number;
+}
+
+export interface TaskPageParams {
+  readonly states?: readonly TaskState[] | undefined;
+  readonly project?: string | undefined;
+  readonly label?: string | undefined;
+  /** true: only tasks that wait for a task not done (task dependencies, docs/decisions/0035). */
+  readonly blocked?: boolean | undefined;
+  /** Tasks added before this one (the previous page's last row id); newest first. */
+  readonly beforeId?: number | undefined;
+  readonly limit: number;
+}
+
+/** A row of the backlog's page: the task, what still blocks it and its active job, read together. */
+export interface TaskPageRow {
+  /** The task's row id: the keyset of the next page. */
+  readonly id: number;
+  readonly task: Task;
+  /** The keys it waits for that are not done, in key order. */
+  readonly blockers: readonly string[];
+  /** Its active job (queued, claimed or running), at most one. */
+  readonly job: { readonly id: JobId; readonly status: JobState } | null;
 }
 
 /** A live claim with what lock forensics needs: who holds it, from where, and its job. */
@@ -103,6 +126,8 @@ export interface ObserveStore {
   readonly observe: {
     /** Jobs newest first, after the keyset `beforeId`; the primary key orders the page. */
     jobsPage(params: JobPageParams): Promise<readonly Job[]>;
+    /** Tasks newest first, after the keyset `beforeId`, with their blockers and active job: one read. */
+    tasksPage(params: TaskPageParams): Promise<readonly TaskPageRow[]>;
     /** Every live claim, oldest heartbeat first. */
     liveClaims(): Promise<readonly LiveClaim[]>;
     stats(): Promise<StoreStats>;

@@ -28,6 +28,7 @@ import { exerciseLifecycle } from './lifecycle.js';
 import { exerciseHumanSessions } from './human-sessions.js';
 import { exerciseNext } from './next.js';
 import { exerciseObserve } from './observe.js';
+import { exerciseTaskPage } from './task-page.js';
 import { exerciseGithub } from './github.js';
 import { exerciseLedger } from './ledger.js';
 import { exerciseSessionEnds } from './session-ends.js';
@@ -77,6 +78,7 @@ export function exerciseStore(harness: Harness): void {
     exerciseLedger(harness);
     exerciseSessionEnds(harness);
     exerciseObserve(harness);
+    exerciseTaskPage(harness);
     exerciseTokens(harness);
     exerciseGithub(harness);
     exerciseActors(harness);

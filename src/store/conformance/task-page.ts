@@ -1,0 +1,76 @@
+/**
+ * The backlog's page (observe.tasksPage): tasks newest first by keyset, filtered by state,
+ * project, label and "blocked", each with the keys it still waits for and its active job.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Store } from '../store.js';
+import { givenSession, withFixture, type Harness } from './harness.js';
+
+const by = { name: 'alice@box' };
+
+/** Seven tasks, added in this order: the page shows them newest first. */
+async function givenBacklog(store: Store): Promise<void> {
+  await store.tasks.add({ key: 'a', labels: ['ui'], project: 'web' });
+  await store.tasks.add({ key: 'done-z' });
+  await store.tasks.add({ key: 'closed-y' });
+  await store.tasks.add({ key: 'b', labels: ['api'] });
+  await store.tasks.add({ key: 'c', project: 'web' });
+  await store.jobs.enqueue({ key: 'queued-d' });
+  await store.tasks.add({ key: 'esc-e' });
+  for (const on of ['a', 'done-z', 'closed-y']) await store.lifecycle.depend({ key: 'b', on, by });
+  await store.lifecycle.depend({ key: 'c', on: 'done-z', by });
+  await store.lifecycle.transition({ key: 'done-z', action: 'complete', by });
+  await store.lifecycle.transition({ key: 'closed-y', action: 'close', by });
+  await store.lifecycle.escalate({ key: 'esc-e', reason: 'needs a person', by });
+}
+
+export function exerciseTaskPage(harness: Harness): void {
+  describe("the backlog's page", () => {
+    test('pages tasks newest first by keyset, with their blockers, active job and holder', () =>
+      withFixture(harness, async ({ store }) => {
+        await givenBacklog(store);
+        const session = await givenSession(store);
+        const held = await store.claims.acquire({ key: 'a', session: session.id });
+        assert.ok(held.ok);
+        const seen: string[] = [];
+        let before: number | undefined;
+        for (;;) {
+          const page = await store.observe.tasksPage({ limit: 2, beforeId: before });
+          if (page.length === 0) break;
+          seen.push(...page.map((row) => row.task.key));
+          before = page.at(-1)?.id;
+        }
+        assert.deepEqual(seen, ['esc-e', 'queued-d', 'c', 'b', 'closed-y', 'done-z', 'a']);
+        const rows = await store.observe.tasksPage({ limit: 10 });
+        const of = (key: string) => rows.find((row) => row.task.key === key);
+        // A closed dependency still blocks; a done one does not (0035).
+        assert.deepEqual(of('b')?.blockers, ['a', 'closed-y']);
+        assert.deepEqual(of('c')?.blockers, []);
+        const queued = (await store.jobs.list({ key: 'queued-d' }))[0];
+        assert.deepEqual(of('queued-d')?.job, { id: queued?.id, status: 'queued' });
+        assert.equal(of('a')?.job, null);
+        assert.equal(of('a')?.task.holder?.session, session.id);
+        assert.deepEqual(of('a')?.task.labels, ['ui']);
+      }));
+
+    test('filters by states, project, label and blocked, and together', () =>
+      withFixture(harness, async ({ store }) => {
+        await givenBacklog(store);
+        const keys = async (params: Parameters<Store['observe']['tasksPage']>[0]) =>
+          (await store.observe.tasksPage(params)).map((row) => row.task.key);
+        const active = ['open', 'in_review', 'escalated'] as const;
+        assert.deepEqual(await keys({ limit: 10, states: active }), ['esc-e', 'queued-d', 'c', 'b', 'a']);
+        assert.deepEqual(await keys({ limit: 10, states: ['done', 'closed'] }), ['closed-y', 'done-z']);
+        assert.deepEqual(await keys({ limit: 10, project: 'web' }), ['c', 'a']);
+        assert.deepEqual(await keys({ limit: 10, label: 'api' }), ['b']);
+        assert.deepEqual(await keys({ limit: 10, blocked: true }), ['b']);
+        assert.deepEqual(await keys({ limit: 10, blocked: true, label: 'ui' }), []);
+        assert.deepEqual(await keys({ limit: 10, states: ['escalated'], blocked: false }), ['esc-e']);
+        await store.lifecycle.transition({ key: 'closed-y', action: 'reopen', by });
+        await store.lifecycle.transition({ key: 'closed-y', action: 'complete', by });
+        await store.lifecycle.transition({ key: 'a', action: 'complete', by });
+        assert.deepEqual(await keys({ limit: 10, blocked: true }), []);
+      }));
+  });
+}
