@@ -11,7 +11,9 @@ import type { Job } from '../core/job.js';
 import type { HostCapacity } from '../core/capacity.js';
 import type { HostJudgement } from '../core/host-liveness.js';
 import type { Session, SessionKind } from '../core/session.js';
-import type { Task } from '../core/task.js';
+import type { Task, TaskEvent } from '../core/task.js';
+import type { Holder } from '../core/claim.js';
+import type { Effect } from '../core/effect.js';
 import type { Instant } from '../core/time.js';
 import type { WorkspaceLock } from '../core/workspace-lock.js';
 import type { Workspace } from '../core/workspace-plan.js';
@@ -85,6 +87,36 @@ export interface JobTaskLinks {
   readonly waitedBy: readonly TaskLinkRow[];
 }
 
+/** A row of the backlog: the task, the keys it waits for that are not done, its active job. */
+export interface TaskPageRow {
+  readonly id: number;
+  readonly task: Task;
+  readonly blockers: readonly string[];
+  readonly job: { readonly id: number; readonly status: string } | null;
+}
+
+export interface TaskRows {
+  /** The database's clock, to say how long each task has been in its state. */
+  readonly now: Instant;
+  readonly items: readonly TaskPageRow[];
+  readonly next: number | null;
+}
+
+/** One task's story: its live claim's holder, jobs, history, pull requests and dependencies. */
+export interface TaskStory {
+  /** The database's clock, to say how long the task has been in its state. */
+  readonly now: Instant;
+  readonly task: Task;
+  readonly holder: Holder | null;
+  readonly jobs: readonly Job[];
+  readonly history: readonly TaskEvent[];
+  readonly prs: readonly Effect[];
+  readonly dependencies: {
+    readonly waitsFor: readonly TaskLinkRow[];
+    readonly waitedBy: readonly TaskLinkRow[];
+  };
+}
+
 /** Raw query-string values; the reads check them and throw InvalidInputError on bad ones. */
 export type Query = Readonly<Record<string, string | undefined>>;
 
@@ -96,6 +128,10 @@ export interface DashboardReads {
   workspaces(): Promise<readonly WorkspaceRow[]>;
   /** What waits for a person: escalated tasks, tasks in review, tasks behind a gate. */
   inbox(): Promise<InboxRows>;
+  /** The backlog: tasks newest first by keyset, filtered by state, label, project and blocked. */
+  tasks(input: Query): Promise<TaskRows>;
+  /** One task's story; NotFoundError for an unknown key. */
+  task(key: unknown): Promise<TaskStory>;
   job(id: unknown): Promise<{
     readonly job: Job;
     readonly history: readonly AuditEntry[];

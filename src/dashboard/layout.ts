@@ -9,6 +9,7 @@ export type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
 
 export const VIEWS = [
   { path: '/', name: 'queue', title: 'Queue' },
+  { path: '/tasks', name: 'tasks', title: 'Tasks' },
   { path: '/inbox', name: 'inbox', title: 'Inbox' },
   { path: '/claims', name: 'claims', title: 'Claims' },
   { path: '/leader', name: 'leader', title: 'Leader' },
@@ -17,7 +18,7 @@ export const VIEWS = [
   { path: '/sessions', name: 'sessions', title: 'Sessions' },
   { path: '/audit', name: 'audit', title: 'Audit' },
 ] as const;
-export type ViewName = (typeof VIEWS)[number]['name'] | 'job';
+export type ViewName = (typeof VIEWS)[number]['name'] | 'job' | 'task';
 
 export interface PageParams {
   readonly view: ViewName;

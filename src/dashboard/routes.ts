@@ -22,6 +22,8 @@ import { jobOutput, jobView, OUTPUT_HIDDEN, outputView, type Output } from './vi
 import type { Job } from '../core/job.js';
 import { queueView } from './views/queue.js';
 import { sessionsView } from './views/sessions.js';
+import { taskView } from './views/task.js';
+import { tasksView } from './views/tasks.js';
 import { workspacesView } from './views/workspaces.js';
 
 const HTMX_PATH = createRequire(import.meta.url).resolve('htmx.org/dist/htmx.min.js');
@@ -43,6 +45,8 @@ function fragments(deps: DashboardDeps): Fragments {
   };
   return {
     queue: async (query) => queueView(await reads.queue(query), query),
+    tasks: async (query) => tasksView(await reads.tasks(query), query),
+    task: async (_query, key) => taskView(await reads.task(key), apiBase),
     claims: async () => claimsView((await reads.claims()).claims, { apiBase, rss }),
     leader: async () => leaderView(await reads.leader()),
     hosts: async () => hostsView(await reads.hosts(), apiBase),
@@ -127,6 +131,10 @@ function pageRoutes(app: Hono, deps: DashboardDeps, views: Fragments): void {
   app.get(
     '/jobs/:id',
     full('job', (id) => `Job ${id}`),
+  );
+  app.get(
+    '/tasks/:id',
+    full('task', (key) => `Task ${key}`),
   );
 }
 

@@ -166,7 +166,7 @@ void describe('the dashboard in a real browser', { skip }, () => {
     const { page, errors } = await openPage(browser);
     await page.goto(`${server.url}/`);
     const focused: string[] = [];
-    for (let i = 0; i < 15; i++) {
+    for (let i = 0; i < 16; i++) {
       await page.keyboard.press('Tab');
       focused.push(
         await page.evaluate<string>(`(() => {
@@ -180,6 +180,7 @@ void describe('the dashboard in a real browser', { skip }, () => {
     assert.equal(focused[0], 'a:Skip to content');
     for (const expected of [
       'a:Queue',
+      'a:Tasks',
       'a:Inbox',
       'a:Claims',
       'a:Audit',

@@ -22,9 +22,12 @@ test('the job page lists what its task waits for and what waits for it, each wit
       assert.equal(response.status, 200);
       return (await response.text()).replace(/\s+/g, ' ');
     };
-    assert.match(await page(b.id), /<dt>Task waits for<\/dt> <dd>a \(open\), z \(done\)<\/dd>/);
+    assert.match(
+      await page(b.id),
+      /<dt>Task waits for<\/dt> <dd><a href="\/tasks\/a">a<\/a> \(open\), <a href="\/tasks\/z">z<\/a> \(done\)<\/dd>/,
+    );
     assert.doesNotMatch(await page(b.id), /Waited for by/);
-    assert.match(await page(a.id), /<dt>Waited for by<\/dt> <dd>b \(open\)<\/dd>/);
+    assert.match(await page(a.id), /<dt>Waited for by<\/dt> <dd><a href="\/tasks\/b">b<\/a> \(open\)<\/dd>/);
     assert.doesNotMatch(await page(a.id), /Task waits for/);
   } finally {
     await server.close();

@@ -24,16 +24,23 @@ const PATHS = [
   '/workspaces',
   '/audit',
   '/jobs/',
+  '/tasks',
+  '/tasks/',
   '/ui/frag/queue',
   '/ui/frag/claims',
   '/ui/frag/audit',
   '/ui/frag/job/',
+  '/ui/frag/tasks',
+  '/ui/frag/task/',
   '/ui/frag/output/',
   '/ui/frag/',
   '/ui/',
   '/metrics',
 ];
-const KEYS = ['status', 'host', 'key', 'before', 'limit', 'session', 'job', 'type', 'after'];
+const KEYS = [
+  ...['status', 'host', 'key', 'before', 'limit', 'session', 'job', 'type', 'after'],
+  ...['state', 'label', 'project', 'blocked'],
+];
 
 test('random and malformed requests get a page or a 4xx, never a 5xx, and change nothing', async () => {
   const store = await openStore(freshSqlite());
@@ -55,6 +62,9 @@ test('random and malformed requests get a page or a 4xx, never a 5xx, and change
         '9007199254740993',
         'queued',
         'running,done',
+        'open',
+        'any',
+        'on',
         '%',
         '%zz',
         '\u0000',

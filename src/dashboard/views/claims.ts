@@ -8,6 +8,7 @@ import { html } from 'hono/html';
 import { describePid } from '../../core/session-report.js';
 import type { ClaimRow } from '../deps.js';
 import { age, time, type Html, table } from '../layout.js';
+import { taskLink } from './tasks.js';
 
 export interface ClaimsContext {
   readonly apiBase: string;
@@ -29,7 +30,7 @@ function card(row: ClaimRow, ctx: ClaimsContext, index: number): Html {
     ? html`<span class="late">${age(row.heartbeatAgeMs)} &mdash; late</span>`
     : html`<span class="ok">${age(row.heartbeatAgeMs)}</span>`;
   return html`<tr>
-    <th scope="row">${row.key}</th>
+    <th scope="row">${taskLink(row.key)}</th>
     <td>
       session ${row.session}${row.name === null ? '' : ` (${row.name})`}<br />${row.kind} on ${row.host}, pid
       ${describePid({ pid: row.pid, agentPid: row.job?.agentSession === row.session ? row.job.pid : null })}

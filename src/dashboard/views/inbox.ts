@@ -9,26 +9,27 @@
 import { html } from 'hono/html';
 import type { Task } from '../../core/task.js';
 import type { InboxRows } from '../deps.js';
-import { age, time, type Html, table } from '../layout.js';
+import { type Html, table } from '../layout.js';
+import { stateSince, taskLink } from './tasks.js';
 
 interface Ctx {
   readonly apiBase: string;
   readonly now: number;
 }
 
-const target = (ctx: Ctx, task: Task, verb: string): string =>
-  `${ctx.apiBase}/v1/tasks/${encodeURIComponent(task.key)}/${verb}`;
+const target = (apiBase: string, task: Task, verb: string): string =>
+  `${apiBase}/v1/tasks/${encodeURIComponent(task.key)}/${verb}`;
 
+/** The task's key links to its page (views/tasks.ts), and its url, if any, to where it lives. */
 function taskCell(task: Task): Html {
-  const name = task.url === null ? html`${task.key}` : html`<a href="${task.url}">${task.key}</a>`;
-  return html`<th scope="row">${name}${task.title === '' ? '' : html`<br /><span>${task.title}</span>`}</th>`;
+  const url =
+    task.url === null ? '' : html` <a href="${task.url}" aria-label="${task.key} at its source">&nearr;</a>`;
+  return html`<th scope="row">
+    ${taskLink(task.key)}${url}${task.title === '' ? '' : html`<br /><span>${task.title}</span>`}
+  </th>`;
 }
 
-function since(task: Task, ctx: Ctx): Html {
-  return html`${time(task.stateAt)}<br /><span class="muted"
-      >${age(Math.max(0, ctx.now - task.stateAt))} ago</span
-    >`;
-}
+const since = (task: Task, ctx: Ctx): Html => stateSince(task, ctx.now);
 
 /** Who moved it there: a job links to its page. */
 function by(task: Task): Html {
@@ -43,13 +44,7 @@ function escalatedRow(task: Task, ctx: Ctx, index: number): Html {
     <td>${since(task, ctx)}</td>
     <td>${by(task)}</td>
     <td class="reason">${task.stateReason ?? ''}</td>
-    <td>
-      <form hx-post="${target(ctx, task, 'resolve')}" hx-swap="none" data-action="resolve ${task.key}">
-        <label for="resolve-${index}">Note</label>
-        <input id="resolve-${index}" name="reason" maxlength="500" autocomplete="off" />
-        <button type="submit">Resolve ${task.key}</button>
-      </form>
-    </td>
+    <td>${resolveForm(task, ctx.apiBase, index)}</td>
   </tr>`;
 }
 
@@ -59,41 +54,72 @@ function reviewRow(task: Task, ctx: Ctx, index: number): Html {
     <td>${since(task, ctx)}</td>
     <td>${by(task)}</td>
     <td class="reason">${task.feedback ?? ''}</td>
-    <td>
-      <form hx-post="${target(ctx, task, 'approve')}" hx-swap="none" data-action="approve ${task.key}">
-        <input type="hidden" name="gate" value="review" />
-        <label for="approve-${index}">Note</label>
-        <input id="approve-${index}" name="note" maxlength="500" autocomplete="off" />
-        <button type="submit">Approve ${task.key}</button>
-      </form>
-      <form hx-post="${target(ctx, task, 'reject')}" hx-swap="none" data-action="reject ${task.key}">
-        <label for="reject-${index}">Why</label>
-        <input id="reject-${index}" name="reason" required maxlength="500" autocomplete="off" />
-        <button type="submit">Reject ${task.key}</button>
-      </form>
-    </td>
+    <td>${reviewForms(task, ctx.apiBase, index)}</td>
   </tr>`;
 }
 
 function gatedRow(task: Task, ctx: Ctx, index: number): Html {
-  const gate = task.gate ?? '';
   return html`<tr>
     ${taskCell(task)}
-    <td>${gate}</td>
+    <td>${task.gate ?? ''}</td>
     <td>${task.priority}</td>
-    <td>
-      <form
-        hx-post="${target(ctx, task, 'approve')}"
-        hx-swap="none"
-        data-action="approve ${task.key} (${gate})"
-      >
-        <input type="hidden" name="gate" value="${gate}" />
-        <label for="gate-${index}">Note</label>
-        <input id="gate-${index}" name="note" maxlength="500" autocomplete="off" />
-        <button type="submit">Open the ${gate} gate of ${task.key}</button>
-      </form>
-    </td>
+    <td>${gateForm(task, ctx.apiBase, index)}</td>
   </tr>`;
+}
+
+function resolveForm(task: Task, apiBase: string, index: number | string): Html {
+  return html`<form
+    hx-post="${target(apiBase, task, 'resolve')}"
+    hx-swap="none"
+    data-action="resolve ${task.key}"
+  >
+    <label for="resolve-${index}">Note</label>
+    <input id="resolve-${index}" name="reason" maxlength="500" autocomplete="off" />
+    <button type="submit">Resolve ${task.key}</button>
+  </form>`;
+}
+
+function reviewForms(task: Task, apiBase: string, index: number | string): Html {
+  return html`<form
+      hx-post="${target(apiBase, task, 'approve')}"
+      hx-swap="none"
+      data-action="approve ${task.key}"
+    >
+      <input type="hidden" name="gate" value="review" />
+      <label for="approve-${index}">Note</label>
+      <input id="approve-${index}" name="note" maxlength="500" autocomplete="off" />
+      <button type="submit">Approve ${task.key}</button>
+    </form>
+    <form hx-post="${target(apiBase, task, 'reject')}" hx-swap="none" data-action="reject ${task.key}">
+      <label for="reject-${index}">Why</label>
+      <input id="reject-${index}" name="reason" required maxlength="500" autocomplete="off" />
+      <button type="submit">Reject ${task.key}</button>
+    </form>`;
+}
+
+function gateForm(task: Task, apiBase: string, index: number | string): Html {
+  const gate = task.gate ?? '';
+  return html`<form
+    hx-post="${target(apiBase, task, 'approve')}"
+    hx-swap="none"
+    data-action="approve ${task.key} (${gate})"
+  >
+    <input type="hidden" name="gate" value="${gate}" />
+    <label for="gate-${index}">Note</label>
+    <input id="gate-${index}" name="note" maxlength="500" autocomplete="off" />
+    <button type="submit">Open the ${gate} gate of ${task.key}</button>
+  </form>`;
+}
+
+/**
+ * The inbox's buttons for one task, as its state takes them (resolve an escalation, approve or
+ * reject a review, open a gate), or null when a person has nothing to decide: the task page's.
+ */
+export function taskActions(task: Task, apiBase: string): Html | null {
+  if (task.state === 'escalated') return resolveForm(task, apiBase, 'task');
+  if (task.state === 'in_review') return reviewForms(task, apiBase, 'task');
+  if (task.state === 'open' && task.gate !== null) return gateForm(task, apiBase, 'task');
+  return null;
 }
 
 function section(title: string, tasks: readonly Task[], shown: number, rows: () => Html): Html {

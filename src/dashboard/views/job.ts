@@ -17,6 +17,7 @@ import type { Job } from '../../core/job.js';
 import { logHost, readLogTail } from '../../os/log-file.js';
 import { time, type Html, table } from '../layout.js';
 import type { DashboardReads, JobTaskLinks, TaskLinkRow } from '../deps.js';
+import { taskLink } from './tasks.js';
 
 const TAIL_BYTES = 16_384;
 
@@ -135,8 +136,8 @@ interface JobOutputs {
 
 /** The task's dependencies as `dl` rows (none when it has none): a queued job waits while one is not done. */
 function dependencyRows(links: JobTaskLinks): Html {
-  const list = (rows: readonly TaskLinkRow[]): string =>
-    rows.map((row) => `${row.key} (${row.state})`).join(', ');
+  const list = (rows: readonly TaskLinkRow[]): Html =>
+    html`${rows.map((row, index) => html`${index === 0 ? '' : ', '}${taskLink(row.key)} (${row.state})`)}`;
   return html`${
     links.waitsFor.length === 0
       ? ''
@@ -172,7 +173,7 @@ export function jobView(
   );
   return html`<dl>
       <dt>Task</dt>
-      <dd>${job.key}</dd>
+      <dd>${taskLink(job.key)}</dd>
       ${dependencyRows(links)}
       <dt>Command</dt>
       <dd class="reason">${job.command ?? '—'}</dd>

@@ -3,12 +3,13 @@ import { html } from 'hono/html';
 import { JOB_STATES, type Job } from '../../core/job.js';
 import type { Page, Query } from '../deps.js';
 import { query, time, type Html, table } from '../layout.js';
+import { taskLink } from './tasks.js';
 
 function row(job: Job): Html {
   const waits = job.status === 'queued' && job.reason !== null;
   return html`<tr>
     <td><a href="/jobs/${job.id}">${job.id}</a></td>
-    <td>${job.key}</td>
+    <td>${taskLink(job.key)}</td>
     <td>${job.status}</td>
     <td>${job.host ?? '—'}</td>
     <td>${job.attempt}/${job.attemptMax}</td>
