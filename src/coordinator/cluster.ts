@@ -3,7 +3,7 @@
  * daemon (src/daemon/), which uses this API and is never reached from it.
  */
 import { validateId, validateName } from '../core/validate.js';
-import { NotFoundError } from '../core/errors.js';
+import { ConflictError, NotFoundError } from '../core/errors.js';
 import type { DurationMs, Instant } from '../core/time.js';
 import { judgeHosts, type HostJudgement } from '../core/host-liveness.js';
 
@@ -43,8 +43,17 @@ export class Cluster {
   }
 
   /** An operator's enable or disable, naming who in the ledger (issue 14, item 11). */
-  setHostEnabled(name: unknown, enabled: boolean, by: Actor): Promise<Host> {
+  async setHostEnabled(name: unknown, enabled: boolean, by: Actor): Promise<Host> {
     const host = validateName('host', name);
+    // Enabled while its `baton up` drains, it would take placements nobody starts (the runner
+    // gives them back and marks it again): refused, as the dashboard's Enable is.
+    const judged = enabled ? (await this.hosts()).find((one) => one.name === host) : undefined;
+    if (judged?.draining === true && judged.liveness === 'live') {
+      throw new ConflictError(
+        `host ${host} is draining: its baton up is stopping`,
+        'enable it after it has stopped, or start baton up there again',
+      );
+    }
     return this.store.hosts.setEnabled({ name: host, enabled, actor: by.name, by: by.session });
   }
 

@@ -28,8 +28,10 @@ export interface DrainParams {
 }
 
 /**
- * A stop asked for with agents running drains first (--drain, no second signal yet): nothing new
- * starts here, and the host is marked draining. Null otherwise: a stop at once.
+ * A stop asked for with agents running drains first (--drain, no second signal yet): the runner
+ * starts nothing more from now on, and the drain itself (the host marked, the jobs placed here
+ * given back) begins when the caller calls what this returns, once its dispatcher has stopped and
+ * its elector resigned, so this process places nothing more. Null otherwise: a stop at once.
  */
 export function drainFirst(
   params: Omit<DrainParams, 'drainMs' | 'now' | 'host'>,
@@ -38,10 +40,11 @@ export function drainFirst(
     readonly drainMs?: number | undefined;
     readonly stopNow?: AbortSignal | undefined;
   },
-): Promise<{ waitForRuns: () => Promise<DrainEnd> }> | null {
+): (() => Promise<{ waitForRuns: () => Promise<DrainEnd> }>) | null {
   const drainMs = options.drainMs ?? 0;
   if (drainMs <= 0 || params.runner.active === 0 || options.stopNow?.aborted === true) return null;
-  return startDrain({ ...params, host: options.host, drainMs, now: options.stopNow });
+  params.runner.drain();
+  return () => startDrain({ ...params, host: options.host, drainMs, now: options.stopNow });
 }
 
 /** An AbortController aborted with `signal` too, until unlinked. */
@@ -53,28 +56,26 @@ export function linkedAbort(signal: AbortSignal | undefined): AbortController & 
   return Object.assign(controller, { unlink: () => signal?.removeEventListener('abort', follow) });
 }
 
-/** How a drain ended: every run ended, or cut short with `left` runs still running. */
-export type DrainEnd = { readonly cut: null } | { readonly cut: 'time' | 'signal'; readonly left: number };
+/** How a drain ended: every run ended, or cut short (or fenced) with `left` runs still running. */
+export type DrainEnd =
+  { readonly cut: null } | { readonly cut: 'time' | 'signal' | 'fence'; readonly left: number };
 
 /**
- * Stops the runner's claims and marks the host draining, at once; the caller resigns the lease
- * meanwhile. `waitForRuns` then resolves once it is over.
+ * Marks the host draining, then gives back the jobs placed here and not started (the runner's
+ * poll goes on doing both while it drains: a mark that failed, a placement that raced it).
+ * `waitForRuns` then resolves once it is over.
  */
 async function startDrain(params: DrainParams): Promise<{ waitForRuns: () => Promise<DrainEnd> }> {
   const { store, runner, log, clock } = params;
-  const gaveBack = await runner.drain().catch((error: unknown) => {
-    log(`draining: could not give back the jobs placed here and not started: ${String(error)}`);
-    return 0;
-  });
-  const marked = await store.hosts.drain({ name: params.host, session: params.session }).catch((error) => {
-    log(`draining: could not mark host ${params.host} draining: ${String(error)}`);
-    return false;
-  });
+  const { marked, gaveBack } = await markAndGiveBack(params);
   const runs = runner.active;
   const deadline = new Date(clock.wallNow() + params.drainMs).toISOString();
-  const host = marked
-    ? `host ${params.host} disabled until baton up starts again here`
-    : `host ${params.host} already disabled`;
+  const host =
+    marked === null
+      ? `host ${params.host} not marked draining (yet)`
+      : marked
+        ? `host ${params.host} disabled until baton up starts again here`
+        : `host ${params.host} already disabled`;
   const back = gaveBack > 0 ? `; ${gaveBack} job(s) placed here and not started given back` : '';
   log(
     `draining: ${runs} run(s) to finish by ${deadline} (--drain ${params.drainMs / 1000} s); ${host}${back}; ` +
@@ -126,8 +127,33 @@ async function startDrain(params: DrainParams): Promise<{ waitForRuns: () => Pro
   return { waitForRuns };
 }
 
+/** The host marked draining (null: the store failed), then the jobs placed here given back. */
+async function markAndGiveBack({
+  runner,
+  log,
+  host,
+}: DrainParams): Promise<{ marked: boolean | null; gaveBack: number }> {
+  const marked = await runner.markDraining().catch((error: unknown) => {
+    log(`draining: could not mark host ${host} draining (tried again while it drains): ${String(error)}`);
+    return null;
+  });
+  const reason = 'runner draining: placed as it began to drain';
+  const gaveBack = await runner.giveBackPlaced(reason).catch((error: unknown) => {
+    if (marked !== null)
+      log(`draining: could not give back the jobs placed here and not started: ${String(error)}`);
+    return 0;
+  });
+  return { marked, gaveBack };
+}
+
 /** The drain's last line, and what it says. */
 function drainEnd(why: 'time' | 'signal' | null, left: number, params: DrainParams): DrainEnd {
+  const killed = params.runner.killedByFence;
+  if (killed !== null) {
+    const line = `drain ended by a fence: ${killed} run(s) killed, their jobs left to the leader's rescue`;
+    params.log(line, { event: 'drain:end', cut: 'fence', left: killed });
+    return { cut: 'fence', left: killed };
+  }
   if (why === null || left === 0) {
     params.log('drained: every run ended', { event: 'drain:end', cut: null, left: 0 });
     return { cut: null };

@@ -48,6 +48,12 @@ export class Runner extends EventEmitter<RunnerEvents> {
   private lastError: unknown = null;
   /** Draining: it starts nothing more, while its heartbeats, flushes and runs go on (drain.ts). */
   private draining = false;
+  /** Draining with its host marked or being marked: each poll gives back what is placed here. */
+  private givingBack = false;
+  /** Whether the host's drain mark got through (true even when it found the host disabled). */
+  private marked = false;
+  /** The runs a fence killed, when one did: a drain then ends by the fence. */
+  private fencedRuns: number | null = null;
 
   /** Each run's new output, copied to the database every OUTPUT_FLUSH_MS (output-stream.ts). */
   private readonly output: OutputStreamer;
@@ -89,6 +95,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
   /** Our session can no longer be trusted: kill every agent at once and report it, once. */
   private fence(why: string): void {
     if (this.abort.signal.aborted) return;
+    this.fencedRuns = this.runs.size;
     for (const { run } of this.runs.values()) run.kill('fenced', `its runner was fenced: ${why}`);
     this.abort.abort();
     this.emit('fenced', why);
@@ -126,26 +133,64 @@ export class Runner extends EventEmitter<RunnerEvents> {
     await Promise.all([...this.runs.values()].map((run) => run.done));
   }
 
+  /** How many runs a fence killed, or null when the runner was not fenced. */
+  get killedByFence(): number | null {
+    return this.fencedRuns;
+  }
+
   /**
-   * Starts nothing more: no placed job is picked up, a placement of this process's dispatcher is
-   * refused, and the jobs placed here but not started yet go back to the queue at once, their
-   * attempt given back. Heartbeats, output flushes and the running agents go on as before.
-   * Resolves with how many it gave back.
+   * Starts nothing more: no placed job is picked up and a placement of this process's dispatcher
+   * is refused. Heartbeats, output flushes and the running agents go on as before.
    */
-  async drain(): Promise<number> {
+  drain(): void {
     this.draining = true;
-    const assigned = await this.options.store.dispatch.assigned(this.options.session);
+  }
+
+  /**
+   * Marks the host draining in the store (hosts.drain: disabled, so no dispatcher places on it);
+   * resolves with whether it changed it (false: already disabled). Rejects when the store failed:
+   * the poll then tries again while the runner drains.
+   */
+  async markDraining(): Promise<boolean> {
+    const changed = await this.options.store.hosts.drain({
+      name: this.options.host,
+      session: this.options.session,
+    });
+    this.marked = true;
+    return changed;
+  }
+
+  /**
+   * Gives the jobs placed here and not started back to the queue, their attempt given back, the
+   * host marked draining first; from now on each poll does it again. Resolves with how many.
+   * `say`: a line per job given back and for a mark that got through (the poll's; the drain's
+   * first give-back is counted in its start line).
+   */
+  async giveBackPlaced(reason: string, say = false): Promise<number> {
+    this.givingBack = true;
+    const placed = await this.options.store.dispatch.assigned(this.options.session);
+    const back = placed.filter((job) => !this.runs.has(job.id));
+    if (!this.marked || (say && back.length > 0)) {
+      const was = this.marked;
+      if ((await this.markDraining()) && say) {
+        const again = was ? ' again: it had been enabled' : '';
+        this.options.log(`draining: host ${this.options.host} marked draining${again}`);
+      }
+    }
     let given = 0;
-    for (const job of assigned.filter((placed) => !this.runs.has(placed.id))) {
+    for (const job of back) {
       const guard = { id: job.id, session: this.options.session, epoch: job.epoch };
-      const reason = 'runner draining: placed as it began to drain';
+      const { policy } = this.options;
       const result = await this.options.store.dispatch.requeue({
         ...guard,
         reason,
-        policy: this.options.policy,
+        policy,
         attemptCounts: false,
       });
-      if (result.ok) given++;
+      if (!result.ok) continue;
+      given++;
+      if (say)
+        this.options.log(`draining: job ${job.id} ${job.key} was placed here: given back to the queue`);
     }
     return given;
   }
@@ -210,6 +255,9 @@ export class Runner extends EventEmitter<RunnerEvents> {
   }
 
   private async poll(): Promise<void> {
+    // Draining: what is placed here meanwhile goes back (a placement that raced the mark, an
+    // operator's enable of the host through an older client), the host marked first.
+    if (this.givingBack) await this.giveBackPlaced('runner draining: placed on it while it drains', true);
     if (this.draining) return;
     const assigned = await this.options.store.dispatch.assigned(this.options.session);
     for (const job of assigned) this.begin(job);

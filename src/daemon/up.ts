@@ -268,8 +268,7 @@ async function joinWith(
     pumpWakeups(store, stop, () => runner.wake(), 'placements'),
   ];
   const wasFenced = await fenced;
-  const draining =
-    wasFenced === null ? await drainFirst({ store, runner, session, clock, log }, options) : null;
+  const drain = wasFenced === null ? drainFirst({ store, runner, session, clock, log }, options) : null;
   for (const pump of pumps) pump.stop();
   await Promise.all(pumps.map((pump) => pump.done));
   await sealer?.stop();
@@ -278,6 +277,7 @@ async function joinWith(
   await duties.stop();
   await dispatcher.stop();
   await elector.stop();
+  const draining = await drain?.();
   await draining?.waitForRuns();
   await runner.stop(true);
   if (wasFenced === null) await store.sessions.end(session).catch(() => false);

@@ -43,8 +43,12 @@ for (const db of bothEngines()) {
         const { job } = await c.store.jobs.enqueue({ key: 'a', command: agent.command });
         const up = c.up('h1', '--drain', '30s');
         await waitUntil(async () => agentStarted(c.store, 'a'), 15_000, 'the agent to start');
+        // A warm standby takes the lease: a dispatcher that would place on h1 were it not marked.
+        const standby = c.up('h2', '--standby');
+        await standby.waitForLog(/joined as session/);
         up.signal('SIGTERM');
         await up.waitForLog(/draining: 1 run\(s\) to finish by .* \(--drain 30 s\); host h1 disabled/);
+        await standby.waitForLog(/leading the dispatcher/);
         const draining = await hostOf(c.store, 'h1');
         assert.deepEqual(
           [draining?.enabled, draining?.draining],
@@ -53,10 +57,25 @@ for (const db of bothEngines()) {
         );
         const listed = await c.baton('hosts');
         assert.match(listed.stdout, /^h1\s+draining\s/m, listed.stdout + listed.stderr);
-        // Queued while it drains: it waits, this host being the only one.
+        // Queued while it drains, under a leader that places on any enabled host: never placed on h1
+        // (its epoch would move with a placement, even one given back).
         const { job: later } = await c.store.jobs.enqueue({ key: 'b', command: 'exit 0' });
-        await new Promise((resolve) => setTimeout(resolve, 1500)); // three of its polls
-        assert.deepEqual(await status(c.store, later.id), ['queued', 0], 'nothing is claimed while draining');
+        // An operator's enable is refused while its baton up drains (the dashboard's Enable too).
+        const enable = await c.baton('host', 'enable', 'h1');
+        assert.equal(enable.code, 3, enable.stdout + enable.stderr);
+        assert.match(
+          enable.stderr,
+          /^baton: host h1 is draining: its baton up is stopping — enable it after/,
+        );
+        assert.equal(enable.stderr.trim().split('\n').length, 1, enable.stderr);
+        await new Promise((resolve) => setTimeout(resolve, 1500)); // three of its polls, and the leader's
+        const waiting = await c.store.jobs.get(later.id);
+        assert.deepEqual(
+          [waiting?.status, waiting?.attempt, waiting?.epoch, waiting?.host],
+          ['queued', 0, later.epoch, null],
+          'never placed while draining',
+        );
+        assert.equal((await hostOf(c.store, 'h1'))?.enabled, false, 'the refused enable changed nothing');
         assert.equal(up.child.exitCode, null, 'it waits for its agent');
         agent.go();
         assert.equal(await exitCode(up), 0, up.log());
@@ -76,6 +95,72 @@ for (const db of bothEngines()) {
           [(await hostOf(c.store, 'h1'))?.enabled, (await hostOf(c.store, 'h1'))?.draining],
           [true, false],
         );
+      } finally {
+        await c.close();
+      }
+    });
+
+    test('a job placed on a draining host is given back, the host marked again, and runs elsewhere', async () => {
+      const c = await clusterFixture(db);
+      try {
+        const agent = gated(c);
+        const { job } = await c.store.jobs.enqueue({ key: 'a', command: agent.command });
+        const up = c.up('h1', '--drain', '30s');
+        await waitUntil(async () => agentStarted(c.store, 'a'), 15_000, 'the agent to start');
+        const other = c.up('h2', '--standby');
+        await other.waitForLog(/joined as session/);
+        up.signal('SIGTERM');
+        await up.waitForLog(/draining: 1 run\(s\) to finish/);
+        await other.waitForLog(/leading the dispatcher/);
+        // Enabled behind the drain's back (a client older than the refusal, or a placement on
+        // PostgreSQL that read the host enabled before the mark): the leader places b on h1.
+        await c.store.hosts.setEnabled({ name: 'h1', enabled: true });
+        const { job: later } = await c.store.jobs.enqueue({ key: 'b', command: 'exit 0' });
+        await up.waitForLog(
+          new RegExp(`draining: job ${later.id} b was placed here: given back to the queue`),
+        );
+        assert.match(up.log(), /draining: host h1 marked draining again: it had been enabled/);
+        assert.deepEqual(
+          [(await hostOf(c.store, 'h1'))?.enabled, (await hostOf(c.store, 'h1'))?.draining],
+          [false, true],
+        );
+        assert.equal(await c.store.jobs.get(later.id).then((j) => j?.status), 'queued', 'not stuck on h1');
+        assert.equal(up.child.exitCode, null, 'h1 still drains');
+        const enable = await c.baton('host', 'enable', 'h2');
+        assert.equal(enable.code, 0, enable.stderr);
+        await waitUntil(async () => (await status(c.store, later.id))[0] === 'done', 30_000, other.log());
+        const ran = await c.store.jobs.get(later.id);
+        assert.deepEqual(
+          [ran?.host, ran?.attempt],
+          ['h2', 1],
+          `its attempt given back on h1\n${up.log()}\n${other.log()}`,
+        );
+        agent.go();
+        assert.equal(await exitCode(up), 0, up.log());
+        assert.deepEqual(await status(c.store, job.id), ['done', 1]);
+      } finally {
+        await c.close();
+      }
+    });
+
+    test('a runner fenced while it drains says the fence killed its runs', async () => {
+      const c = await clusterFixture(db);
+      try {
+        const agent = gated(c);
+        await c.store.jobs.enqueue({ key: 'a', command: agent.command });
+        const up = c.up('h1', '--drain', '30s');
+        await waitUntil(async () => agentStarted(c.store, 'a'), 15_000, 'the agent to start');
+        up.signal('SIGTERM');
+        await up.waitForLog(/draining: 1 run\(s\) to finish/);
+        const session = (await hostOf(c.store, 'h1'))?.session;
+        assert.ok(session !== null && session !== undefined);
+        await c.store.sessions.end(session); // its next heartbeat is refused: fenced
+        assert.equal(await exitCode(up), 0, up.log());
+        assert.match(
+          up.log(),
+          /drain ended by a fence: 1 run\(s\) killed, their jobs left to the leader's rescue/,
+        );
+        assert.doesNotMatch(up.log(), /drained: every run ended/);
       } finally {
         await c.close();
       }
@@ -141,10 +226,9 @@ for (const db of bothEngines()) {
         await second.waitForLog(/joined as session/);
         first.signal('SIGTERM');
         // Without the resignation it would wait out the 60 s TTL, long after the agent below has ended.
-        await second.waitForLog(
-          /leading the dispatcher, term 2, after session \d+, which stepped down/,
-          30_000,
-        );
+        await second
+          .waitForLog(/leading the dispatcher, term 2, after session \d+, which stepped down/, 30_000)
+          .catch((error: unknown) => assert.fail(`${String(error)}\n${first.log()}\n${second.log()}`));
         assert.equal(first.child.exitCode, null, 'the first still drains: it resigned before its run ended');
         const { job: later } = await c.store.jobs.enqueue({ key: 'b', command: 'exit 0' });
         await waitUntil(async () => (await status(c.store, later.id))[0] === 'done', 30_000, second.log());
