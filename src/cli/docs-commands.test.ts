@@ -21,6 +21,8 @@ const OTHER_TOOLS: ReadonlyMap<string, string> = new Map([
   ['--dangerously-skip-permissions', 'claude'],
   ['--allowedTools', 'claude'],
   ['--no-owner', 'pg_restore'],
+  ['--kill-whom', 'systemctl kill'],
+  ['--kill-who', 'systemctl kill (before systemd 252)'],
 ]);
 
 interface Snippet {
