@@ -186,7 +186,9 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
     const waits = decision.wait.map((wait) => ({ job: wait.job, reason: wait.reason }));
     // A full batch that placed work may have more behind it: the next pass comes at once (a
     // placement no longer wakes the process that made it: store/postgres/wakeups.ts).
-    if (jobs.length === limit && results.some((result) => result.ok)) this.wake();
+    // The jobs of gated and blocked tasks the read adds for their reasons are not of that batch.
+    const runnable = jobs.filter((job) => job.gate === null && job.blockedBy === null).length;
+    if (runnable === limit && results.some((result) => result.ok)) this.wake();
     for (const [index, result] of results.entries()) {
       const placement = decision.place[index];
       assert(placement !== undefined, 'placeMany answers each placement asked, in order');

@@ -228,10 +228,12 @@ export interface DispatchStore {
      */
     place(params: PlaceParams): Promise<PlaceResult>;
     /**
-     * The queued jobs `queued` lists (at most `limit`), each with its task's gate, workspace
-     * requirements, assignee agent (when it names one), project, and the workspaces those bind
-     * with their live locks: what a dispatcher pass decides on (core/dispatch-plan.ts), in one
-     * read, with the database's time.
+     * The first `limit` queued jobs that may run (their task open, ungated and waiting for no
+     * task), however many jobs of gated or blocked tasks come before them, and, for their reasons,
+     * the gated or blocked ones among the first `limit` queued jobs of open tasks; each with its
+     * task's gate and first unfinished dependency, workspace requirements, assignee agent (when
+     * it names one), project, and the workspaces those bind with their live locks: what a
+     * dispatcher pass decides on (core/dispatch-plan.ts), in one read, with the database's time.
      */
     candidates(params: { readonly limit: number }): Promise<DispatchCandidates>;
     /**

@@ -2,7 +2,8 @@
  * Task dependencies with a real `baton up` on both engines (docs/decisions/0035-task-dependencies.md):
  * b depends on a and is queued first, yet a runs first; while a waits in review, b's job waits
  * in the queue saying so (`waits for task a (in_review)`), and b runs only once `baton approve a`
- * has made a done.
+ * has made a done. And 55 jobs waiting for a, ahead of it in the queue, do not hide it from the
+ * dispatcher (the first 50 queued were all it read once).
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -67,6 +68,35 @@ for (const db of bothEngines()) {
         const [placed] = await c.store.audit.list({ key: 'b', type: 'job:placed' });
         assert.ok(approved !== undefined && placed !== undefined);
         assert.ok(placed.id > approved.id, "b's job was placed only after a was approved");
+      } finally {
+        await c.close();
+      }
+    });
+
+    test('55 jobs waiting for a, queued ahead of it, do not hide it: a runs, then they all do', async () => {
+      const c = await clusterFixture(db);
+      try {
+        const by = { name: 'alice@box' };
+        await c.store.tasks.add({ key: 'a' });
+        const waiting = Array.from({ length: 55 }, (_, index) => `b${index + 1}`);
+        for (const key of waiting) {
+          await c.store.jobs.enqueue({ key, priority: 1 });
+          await c.store.lifecycle.depend({ key, on: 'a', by });
+        }
+        const enqueued = await c.baton('enqueue', 'a', '--priority', '100');
+        assert.equal(enqueued.code, 0, enqueued.stderr);
+        const up = c.up('host-1', '--agent-command', AGENT);
+        const done = async (): Promise<number> =>
+          (await c.store.tasks.list({})).filter((task) => task.state === 'done').length;
+        await waitUntil(
+          async () => (await c.store.tasks.get('a'))?.state === 'done',
+          30_000,
+          `a to run although 55 jobs waiting for it come first:\n${up.log()}`,
+        );
+        await waitUntil(async () => (await done()) === 56, 90_000, `the 55 to run after a:\n${up.log()}`);
+        const runs = readFileSync(join(c.dir, 'runs.txt'), 'utf8').trim().split('\n');
+        assert.equal(runs[0], 'a', 'a ran first');
+        assert.deepEqual([...runs.slice(1)].sort(), [...waiting].sort());
       } finally {
         await c.close();
       }

@@ -268,6 +268,34 @@ export function exerciseDispatchPass(harness: Harness): void {
         assert.equal((await where(store)).held, 'on box-1');
       }));
 
+    test('no number of gated and blocked jobs ahead hides a job that may run from the pass', () =>
+      withFixture(harness, async ({ store }) => {
+        await givenHost(store, 'box-1', { slotsMax: 8 });
+        const term = await givenLeader(store);
+        await store.tasks.add({ key: 'a', priority: 5 });
+        for (let index = 0; index < 60; index++) {
+          await store.jobs.enqueue({ key: `b${index}`, priority: 1 });
+          await store.lifecycle.depend({ key: `b${index}`, on: 'a', by: { name: 'alice@box' } });
+          await store.jobs.enqueue({ key: `g${index}`, priority: 1 });
+          await store.lifecycle.gate({ key: `g${index}`, gate: 'design', by: { name: 'alice@box' } });
+        }
+        const { job } = await store.jobs.enqueue({ key: 'a', priority: 5 });
+        const { jobs } = await store.dispatch.candidates({ limit: 50 });
+        assert.equal(
+          jobs.at(-1)?.job.id,
+          job.id,
+          'the open job is read, after the held ones in dispatch order',
+        );
+        const held = jobs.slice(0, -1);
+        assert.equal(held.length, 50, 'the gated and blocked jobs among the first 50 come for their reasons');
+        assert.ok(held.every((candidate) => candidate.gate !== null || candidate.blockedBy === 'a (open)'));
+        await pass(store, term);
+        const now = await where(store);
+        assert.equal(now.a, 'on box-1');
+        assert.equal(now.b0, 'waits for task a (open)');
+        assert.equal(now.g0, 'waiting for design approval');
+      }));
+
     test('a replaced term places nothing and records nothing; an unknown workspace places nothing', () =>
       withFixture(harness, async ({ store }) => {
         await givenHost(store);

@@ -15,17 +15,15 @@ import type { DispatchStore } from '../dispatch-store.js';
 import { LIVE_TERM, place, placeMany, termParams } from './placement.js';
 import { NOW, jobFields, ms, msInterval, toJob, type JobRow } from './rows.js';
 import type { PgExecutor } from './executor.js';
-import { blockerOf } from './claim-set.js';
+import { blockerOf, jobTaskOpen } from './claim-set.js';
 
 /**
  * The queued jobs of open tasks in dispatch order (through jobs_queue), each with what its
  * workspace plan is resolved from: the task's requirements, its assignee when that names an
  * agent, its project, the workspaces those bind with their live locks, and the task's live
- * claim (a few index lookups per job). `now` is read once, for the backoff and for the caller.
+ * claim (a few index lookups per job).
  */
-export const CANDIDATES = `
-WITH n AS (SELECT ${NOW} AS t)
-SELECT n.t AS now, c.* FROM n LEFT JOIN LATERAL (
+const candidateRows = (jobs: string, where: string): string => `
   SELECT ${jobFields('jobs')}, t.key, t.gate, ${blockerOf('t')} AS blocker,
     t.requires_filesystem, t.workspace AS task_workspace,
     a.name AS agent_name, a.role AS agent_role, a.department AS agent_department,
@@ -40,11 +38,34 @@ SELECT n.t AS now, c.* FROM n LEFT JOIN LATERAL (
         'since', (extract(epoch FROM cl.claimed_at) * 1000)::bigint)
      FROM claims cl JOIN sessions cs ON cs.id = cl.session_id
      WHERE cl.task_id = t.id AND cl.released_at IS NULL) AS claimed_by
-  FROM jobs JOIN tasks t ON t.id = jobs.task_id
+  FROM ${jobs} JOIN tasks t ON t.id = jobs.task_id
     LEFT JOIN agents a ON a.name = t.assignee COLLATE "C"
     LEFT JOIN projects p ON p.name = t.project COLLATE "C"
-  WHERE jobs.status = 'queued' AND jobs.run_after <= n.t AND t.state = 'open'
-  ORDER BY jobs.priority, jobs.queued_at, jobs.id LIMIT $1::int
+  WHERE ${where}`;
+
+/** A queued job that may run now: its task open, ungated, waiting for no task (taskOpen). */
+const RUNNABLE = `jobs.status = 'queued' AND jobs.run_after <= n.t AND t.state = 'open' AND ${jobTaskOpen('jobs')}`;
+
+/**
+ * A pass's candidates (docs/decisions/0035-task-dependencies.md, review fixes): the first `limit`
+ * jobs that may run (the walk goes on past the jobs of gated and blocked tasks, so no number of
+ * them ahead can hide a job that may run), and, for their waiting reasons, the gated and blocked
+ * ones among the first `limit` queued jobs of open tasks (the window the pass read before: walked
+ * with the task's state alone, only the jobs held in it read whole). `now` is read once, for the
+ * backoff and for the caller.
+ */
+export const CANDIDATES = `
+WITH n AS (SELECT ${NOW} AS t)
+SELECT n.t AS now, c.* FROM n LEFT JOIN LATERAL (
+  (${candidateRows('jobs', RUNNABLE)}
+  ORDER BY jobs.priority, jobs.queued_at, jobs.id LIMIT $1::int)
+  UNION ALL
+  ${candidateRows(
+    `(SELECT jw.* FROM jobs jw JOIN tasks tw ON tw.id = jw.task_id
+      WHERE jw.status = 'queued' AND jw.run_after <= n.t AND tw.state = 'open'
+      ORDER BY jw.priority, jw.queued_at, jw.id LIMIT $1::int) jobs`,
+    `NOT ${jobTaskOpen('jobs')}`,
+  )}
 ) c ON true
 ORDER BY c.priority, c.queued_at, c.id`;
 

@@ -17,7 +17,7 @@ import type { DispatchStore, PlaceResult } from '../dispatch-store.js';
 import { placeOne, termIsCurrent } from './dispatch.js';
 import { appendAudit, toJob, type JobRow } from './rows.js';
 import { fromSync, type SqliteExecutor } from './executor.js';
-import { blockerOf } from './claim-set.js';
+import { blockerOf, taskOpen } from './claim-set.js';
 import { existingWorkspace } from './workspaces.js';
 
 /** Placements per write transaction: about a millisecond of work on this machine. */
@@ -28,7 +28,7 @@ const PLACE_CHUNK = 64;
  * workspace plan is resolved from: the task's requirements, its assignee when that names an
  * agent, its project, the workspaces those bind with their live locks, and the task's live claim.
  */
-export const CANDIDATES = `
+const candidateRows = (jobs: string, where: string): string => `
   SELECT j.*, t.key, t.gate, ${blockerOf('t')} AS blocker, t.requires_filesystem, t.workspace AS task_workspace,
     a.name AS agent_name, a.role AS agent_role, a.department AS agent_department,
     a.workspace AS agent_workspace, p.name AS project_name, p.primary_workspace,
@@ -41,11 +41,34 @@ export const CANDIDATES = `
     (SELECT json_object('session', c.session_id, 'host', cs.host, 'since', c.claimed_at)
      FROM claims c JOIN sessions cs ON cs.id = c.session_id
      WHERE c.task_id = t.id AND c.released_at IS NULL) AS claimed_by
-  FROM jobs j JOIN tasks t ON t.id = j.task_id
+  FROM ${jobs} j JOIN tasks t ON t.id = j.task_id
     LEFT JOIN agents a ON a.name = t.assignee
     LEFT JOIN projects p ON p.name = t.project
-  WHERE j.status = 'queued' AND j.run_after <= ? AND t.state = 'open'
+  WHERE ${where}`;
+
+/**
+ * A pass's candidates (docs/decisions/0035-task-dependencies.md, review fixes): the first `limit`
+ * jobs that may run. The walk goes on past the jobs of gated and blocked tasks, so no number of
+ * them ahead can hide a job that may run. Parameters: now, limit.
+ */
+export const CANDIDATES = `${candidateRows('jobs', `j.status = 'queued' AND j.run_after <= ? AND ${taskOpen('t')}`)}
   ORDER BY j.priority, j.queued_at, j.id LIMIT ?`;
+
+/**
+ * The gated and blocked jobs among the first `limit` queued jobs of open tasks (the window the
+ * pass read before), read with the candidates for their waiting reasons: the window is walked
+ * with the task's state alone, and only the jobs held in it are read whole. Parameters: now, limit.
+ */
+export const HELD = candidateRows(
+  `(SELECT jw.* FROM jobs jw JOIN tasks tw ON tw.id = jw.task_id
+    WHERE jw.status = 'queued' AND jw.run_after <= ? AND tw.state = 'open'
+    ORDER BY jw.priority, jw.queued_at, jw.id LIMIT ?)`,
+  `NOT (${taskOpen('t')})`,
+);
+
+/** Dispatch order: priority, then the time queued, then the id. */
+const inOrder = (left: JobRow, right: JobRow): number =>
+  left.priority - right.priority || left.queued_at - right.queued_at || left.id - right.id;
 
 /** The shared columns (dispatch-candidate.ts), and those each engine decodes its own way. */
 interface CandidateRow extends JobRow, CandidateColumns {
@@ -76,7 +99,8 @@ export function sqliteDispatchPass(exec: SqliteExecutor): Pass {
         exec.read(() => {
           const now = exec.now();
           const rows = exec.prepare(CANDIDATES).all(now, params.limit) as CandidateRow[];
-          return { now, jobs: rows.map(toCandidate) };
+          const held = exec.prepare(HELD).all(now, params.limit) as CandidateRow[];
+          return { now, jobs: [...rows, ...held].sort(inOrder).map(toCandidate) };
         }),
       setAside: (params) => {
         if (params.waits.length + params.skips.length === 0) return { waited: [], skipped: [] };

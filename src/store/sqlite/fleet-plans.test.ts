@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import type Database from 'better-sqlite3';
 import { migratedReadOnly, planSteps } from '../../../test/support/sqlite-plans.js';
 import { ORPHANED_JOBS } from './dispatch.js';
-import { CANDIDATES } from './dispatch-pass.js';
+import { CANDIDATES, HELD } from './dispatch-pass.js';
 import { HOST_FLEET, HOST_LIST } from './hosts.js';
 
 let db: Database.Database;
@@ -53,4 +53,23 @@ test("a pass reads its candidates in dispatch order through jobs_queue, and each
   assert.equal(steps[0], 'SCAN j USING INDEX jobs_queue', all);
   assert.doesNotMatch(all, /TEMP B-TREE/, all);
   for (const d of steps.slice(1).filter((x) => /^(SCAN|SEARCH)/.test(x))) assert.match(d, /^SEARCH /, all);
+});
+
+// The held jobs are read from a window of the queue's head, walked as the candidates are: the only
+// other scan is of that window's (at most `limit`) rows.
+test("a pass reads the held jobs of the queue's head through jobs_queue, and each one's bindings by key", () => {
+  const steps = planSteps(db, HELD, 0, 50);
+  const all = steps.join('\n');
+  assert.deepEqual(
+    steps.slice(0, 4),
+    [
+      'CO-ROUTINE j',
+      'SCAN jw USING INDEX jobs_queue',
+      'SEARCH tw USING INTEGER PRIMARY KEY (rowid=?)',
+      'SCAN j',
+    ],
+    all,
+  );
+  assert.doesNotMatch(all, /TEMP B-TREE/, all);
+  for (const d of steps.slice(4).filter((x) => /^(SCAN|SEARCH)/.test(x))) assert.match(d, /^SEARCH /, all);
 });
