@@ -349,10 +349,10 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
     listProjects: () => this.get('/v1/projects'),
     addTask: async (input) => {
       const params = parseTaskAdd(input);
-      const { key, title, priority, project, assignee, labels, body, url } = params;
+      const { key, title, priority, project, assignee, labels, body, url, after } = params;
       const review =
         params.reviewRequired === undefined ? undefined : params.reviewRequired ? 'required' : 'none';
-      const fields = { key, title, priority, project, assignee, labels, body, url, review };
+      const fields = { key, title, priority, project, assignee, labels, body, url, review, after };
       const { requiresFilesystem, workspace } = input;
       const answer = await this.post<Record<string, unknown>>('/v1/tasks', {
         ...fields,

@@ -46,6 +46,11 @@ for (const db of bothEngines())
         assert.equal(unknown.code, 4, unknown.stderr);
         assert.match(unknown.stderr, /^baton: task nope not found/);
         assert.equal((await t.run('task', 'show', 'd')).code, 4, 'd was not added');
+        // The first edge would be added, the second names no task: the task and its edges are one step.
+        const partly = await t.run('task', 'add', 'd', '--after', 'a', '--after', 'nope');
+        assert.equal(partly.code, 4, partly.stderr);
+        assert.equal(partly.stderr.trim().split('\n').length, 1, partly.stderr);
+        assert.equal((await t.run('task', 'show', 'd')).code, 4, 'd was not added');
         assert.equal((await t.run('task', 'depend', 'a', '--on', 'nope')).code, 4);
         assert.equal((await t.run('task', 'depend', 'a', '--on', 'a')).code, 2);
         assert.equal((await t.run('task', 'undepend', 'a', '--on', 'b')).code, 3, 'no such edge');

@@ -65,6 +65,8 @@ export interface TaskAddInput {
   readonly url?: unknown;
   /** `required` or `none` (default): whether a successful run waits in review. */
   readonly review?: unknown;
+  /** Keys of the tasks it waits for, added with it in one step (docs/decisions/0035-task-dependencies.md). */
+  readonly after?: unknown;
   /** Who asked, named by the adapter (issue 14, item 11): the ledger row's `by`. */
   readonly by?: Actor | undefined;
 }
@@ -166,8 +168,23 @@ export function parseTaskAdd(input: TaskAddInput): TaskAddParams {
       input.review,
       (value) => validateOneOf('review', value, REVIEW_MODES) === 'required',
     ),
+    after: optional(input.after, afterKeys),
     ...actorParams(input.by),
   };
+}
+
+/** The most tasks one add may name to wait for (as many as labels). */
+const AFTER_MAX = 64;
+
+/** The keys a task added `after` them waits for: a list of task keys. */
+function afterKeys(value: unknown): string[] {
+  if (!Array.isArray(value) || value.length > AFTER_MAX) {
+    throw new InvalidInputError(
+      `after must be a list of at most ${AFTER_MAX} task keys`,
+      'give each task it waits for separately',
+    );
+  }
+  return value.map((key: unknown) => validateKey(key));
 }
 
 /** Who asked, as store params: `actor` in words, `by` the session they acted under. */

@@ -35,6 +35,7 @@ const TaskAdd = z
     body: Text.optional(),
     url: z.string().optional(),
     review: z.enum(['required', 'none']).optional(),
+    after: z.array(z.string()).max(64).optional(),
     requiresFilesystem: z.boolean().optional(),
     workspace: z.string().optional(),
   })

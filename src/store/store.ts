@@ -52,6 +52,8 @@ export interface TaskAddParams {
   readonly actor?: string | undefined;
   /** Adds the task `escalated` with this reason (the vague-issue rule), audited as such. */
   readonly escalation?: string | undefined;
+  /** Tasks it waits for (decision 0035): edges added in the add's transaction; a refused one adds nothing. */
+  readonly after?: readonly string[] | undefined;
 }
 
 /** Fields of a task an importer or a person may change; left out, a field stays as it is. */

@@ -3,7 +3,6 @@
  * (docs/decisions/0035-task-dependencies.md): a task waits until every task it depends on is done.
  */
 import type { Command } from 'commander';
-import type { CliApi } from '../remote-api.js';
 import type { Output } from '../output.js';
 import type { TaskDependencies, TaskLink } from '../../store/lifecycle-store.js';
 import { cliActor } from './lifecycle.js';
@@ -38,26 +37,6 @@ export function registerTaskDeps(task: Command): void {
 
 function print(out: Output, key: string, links: TaskDependencies, line: string): void {
   out.result({ key, ...links }, () => [line, ...dependencyLines(links)]);
-}
-
-/**
- * Checks every task `--after` names exists before the task is added, so an unknown one changes
- * nothing (NotFoundError, exit 4); the edges are added once the task is (a new task waits for
- * nothing and nothing waits for it, so no edge can close a cycle).
- */
-export async function checkAfter(baton: CliApi, after: readonly string[]): Promise<void> {
-  for (const key of after) await baton.showTask(key);
-}
-
-/** Adds the edges of `task add --after`, one ledger row each. */
-export async function addAfter(
-  baton: CliApi,
-  key: string,
-  after: readonly string[],
-): Promise<TaskDependencies | null> {
-  let links: TaskDependencies | null = null;
-  for (const on of after) links = await baton.lifecycle.depend({ key, on, by: cliActor() });
-  return links;
 }
 
 const linkText = (link: TaskLink): string =>

@@ -8,7 +8,7 @@ import { cell, describeHolder, iso, table } from '../output.js';
 import { collect, withApi } from '../run.js';
 import { jobLine } from '../job-format.js';
 import { registerTaskSet } from './workspace.js';
-import { addAfter, checkAfter, dependencyLines, registerTaskDeps } from './task-deps.js';
+import { dependencyLines, registerTaskDeps } from './task-deps.js';
 
 interface AddOptions {
   readonly title?: string;
@@ -48,7 +48,6 @@ export function registerTask(program: Command): void {
     .action((key: string, options: AddOptions, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
         const after = options.after ?? [];
-        await checkAfter(baton, after);
         const ws = baton.workspaces;
         const { task: added, requirements } = await ws.addTask({
           key,
@@ -62,11 +61,13 @@ export function registerTask(program: Command): void {
           body: options.body,
           url: options.url,
           review: options.review,
+          // The edges are added in the add's own step: an unknown key or a cycle adds nothing.
+          after: options.after,
           by: cliActor(),
         });
         const { requiresFilesystem, workspace } = requirements;
         const bounced = added.state === 'escalated' ? `, escalated: ${added.stateReason ?? ''}` : '';
-        const links = await addAfter(baton, added.key, after);
+        const links = after.length === 0 ? null : (await baton.showTask(added.key)).dependencies;
         const waits = after.length === 0 ? '' : `, waits for ${after.join(', ')}`;
         const line = `added ${added.key} (priority ${added.priority}${bounced}${waits})`;
         const dependencies = links === null ? {} : { dependencies: links };

@@ -140,6 +140,44 @@ export function exerciseDependencies(harness: Harness): void {
         ]);
       }));
 
+    test('a task added after others gets its edges in the same step; a refused edge adds nothing', () =>
+      withFixture(harness, async ({ store }) => {
+        const session = await givenSession(store);
+        await store.tasks.add({ key: 'a' });
+        await store.tasks.add({ key: 'z' });
+        const added = await store.tasks.add({
+          key: 'b',
+          after: ['a', 'z'],
+          actor: 'alice@box',
+          by: session.id,
+        });
+        assert.equal(added.key, 'b');
+        assert.deepEqual(await edges(store, 'b'), { waitsFor: ['a (open)', 'z (open)'], waitedBy: [] });
+        const rows = (await store.audit.list({ key: 'b', type: 'task:depended' })).map((entry) => [
+          entry.detail,
+          entry.session,
+        ]);
+        assert.deepEqual(rows, [
+          [{ on: 'a', by: 'alice@box' }, session.id],
+          [{ on: 'z', by: 'alice@box' }, session.id],
+        ]);
+        // The first edge would be added; the second names no task: neither the task nor the edge is.
+        await assert.rejects(
+          store.tasks.add({ key: 'c', after: ['a', 'nope'], actor: 'alice@box' }),
+          NotFoundError,
+        );
+        await assert.rejects(
+          store.tasks.add({ key: 'd', after: ['d'], actor: 'alice@box' }),
+          InvalidInputError,
+        );
+        for (const key of ['c', 'd']) assert.equal(await store.tasks.get(key), null, `${key} was not added`);
+        assert.deepEqual(await edges(store, 'a'), { waitsFor: [], waitedBy: ['b (open)'] });
+        assert.deepEqual(
+          (await store.audit.list({})).filter((entry) => entry.key === 'c' || entry.key === 'd'),
+          [],
+        );
+      }));
+
     test('two adds at once that together close a cycle: one is refused, every round', () =>
       withFixture(harness, async ({ store, openAnother }) => {
         const other = await openAnother();

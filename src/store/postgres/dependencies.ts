@@ -102,16 +102,21 @@ const edgeValues = (ids: { task: string; on: string }, params: TaskDependParams)
   params.by.session ?? null,
 ];
 
+/** Adds the edge inside the caller's transaction (a depend, a task add with `after`): refused, it throws. */
+export async function addEdge(querier: Querier, params: TaskDependParams): Promise<void> {
+  await querier.rows('SELECT pg_advisory_xact_lock($1::bigint)', [DEPEND_LOCK]);
+  const ids = await ends(querier, params);
+  if (params.key === params.on) throw selfDependency(params.key);
+  const [reach] = await querier.rows<{ cycle: boolean }>(REACHES, [ids.task, ids.on]);
+  if (reach?.cycle === true) throw cycleRefusal(params.key, params.on);
+  await querier.rows(INSERT_EDGE, edgeValues(ids, params));
+}
+
 export function postgresDependencies(exec: PgExecutor): Pick<LifecycleStore['lifecycle'], DependencyOps> {
   return {
     depend: (params) =>
       exec.transaction(async (querier) => {
-        await querier.rows('SELECT pg_advisory_xact_lock($1::bigint)', [DEPEND_LOCK]);
-        const ids = await ends(querier, params);
-        if (params.key === params.on) throw selfDependency(params.key);
-        const [reach] = await querier.rows<{ cycle: boolean }>(REACHES, [ids.task, ids.on]);
-        if (reach?.cycle === true) throw cycleRefusal(params.key, params.on);
-        await querier.rows(INSERT_EDGE, edgeValues(ids, params));
+        await addEdge(querier, params);
         return linksOf(querier, params.key);
       }),
     undepend: (params) =>

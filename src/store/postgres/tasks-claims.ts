@@ -14,7 +14,9 @@ import { ConflictError, FencedError, NotFoundError } from '../../core/errors.js'
 import { PRIORITY_DEFAULT } from '../../core/validate.js';
 import type { SessionEndReason } from '../../core/session.js';
 import type { SessionEndReport } from '../rescue.js';
-import type { Store } from '../store.js';
+import type { Store, TaskAddParams } from '../store.js';
+import type { Task } from '../../core/task.js';
+import { addEdge } from './dependencies.js';
 import {
   NOW,
   SESSION_COLUMNS,
@@ -44,27 +46,47 @@ export const sessionNotFound = (id: number): NotFoundError =>
 export const sessionNotLive = (id: number, state: string): FencedError =>
   new FencedError(`session ${id} is ${state}`, 'start a new session with `baton session start`');
 
+const taskExists = (key: string): ConflictError =>
+  new ConflictError(`task ${key} already exists`, 'pick another key, or use it as is');
+
+/** ADD_TASK's parameters. */
+const addValues = (params: TaskAddParams): unknown[] => [
+  params.key,
+  params.title ?? '',
+  params.priority ?? PRIORITY_DEFAULT,
+  params.project ?? null,
+  params.assignee ?? null,
+  JSON.stringify(params.labels ?? []),
+  params.by ?? null,
+  params.body ?? '',
+  params.url ?? null,
+  params.reviewRequired === true,
+  params.escalation ?? null,
+  params.byName ?? (params.by === undefined ? null : `session ${params.by}`),
+  params.actor ?? null,
+];
+
+/**
+ * The task and the edges of the tasks it waits for in one transaction (docs/decisions/0035): no
+ * claim, `next` or auto-enqueue sees the task without them, and a refused edge adds nothing.
+ */
+function addWithEdges(exec: PgExecutor, params: TaskAddParams, after: readonly string[]): Promise<Task> {
+  return exec.transaction(async (querier) => {
+    const [row] = await querier.rows<TaskRow>(ADD_TASK, addValues(params));
+    if (row === undefined) throw taskExists(params.key);
+    const by = { name: params.actor ?? params.byName ?? 'unknown', session: params.by };
+    for (const on of after) await addEdge(querier, { key: params.key, on, by });
+    return toTask(row);
+  });
+}
+
 export function postgresTasks(exec: PgExecutor): Store['tasks'] {
   return {
     add: async (params) => {
-      const row = await exec.one<TaskRow>(ADD_TASK, [
-        params.key,
-        params.title ?? '',
-        params.priority ?? PRIORITY_DEFAULT,
-        params.project ?? null,
-        params.assignee ?? null,
-        JSON.stringify(params.labels ?? []),
-        params.by ?? null,
-        params.body ?? '',
-        params.url ?? null,
-        params.reviewRequired === true,
-        params.escalation ?? null,
-        params.byName ?? (params.by === undefined ? null : `session ${params.by}`),
-        params.actor ?? null,
-      ]);
-      if (row === undefined) {
-        throw new ConflictError(`task ${params.key} already exists`, 'pick another key, or use it as is');
-      }
+      const after = params.after ?? [];
+      if (after.length > 0) return addWithEdges(exec, params, after);
+      const row = await exec.one<TaskRow>(ADD_TASK, addValues(params));
+      if (row === undefined) throw taskExists(params.key);
       return toTask(row);
     },
     get: async (key) => {

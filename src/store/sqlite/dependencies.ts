@@ -67,7 +67,8 @@ function audit(
   });
 }
 
-function depend(exec: SqliteExecutor, params: TaskDependParams): TaskDependencies {
+/** Adds the edge inside the caller's write transaction (a depend, a task add with `after`): refused, it throws. */
+export function addEdge(exec: SqliteExecutor, params: TaskDependParams): void {
   const task = idOf(exec, params.key);
   const on = idOf(exec, params.on);
   if (task === on) throw selfDependency(params.key);
@@ -81,6 +82,10 @@ function depend(exec: SqliteExecutor, params: TaskDependParams): TaskDependencie
     )
     .run(task, on, now, params.by.name).changes;
   if (added === 1) audit(exec, now, params, 'task:depended');
+}
+
+function depend(exec: SqliteExecutor, params: TaskDependParams): TaskDependencies {
+  addEdge(exec, params);
   return linksOf(exec, params.key);
 }
 

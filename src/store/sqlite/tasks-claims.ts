@@ -11,6 +11,7 @@ import { UNQUEUED } from '../task-list.js';
 import { appendAudit, holderOf, toSession, toTask, type SessionRow, type TaskRow } from './rows.js';
 import { fromSync, type SqliteExecutor, type Sync } from './executor.js';
 import { TickBatcher } from './tick-batcher.js';
+import { addEdge } from './dependencies.js';
 
 type HeartbeatParams = Parameters<Store['sessions']['heartbeat']>[0];
 
@@ -113,7 +114,10 @@ export function sqliteTasks(exec: SqliteExecutor): Sync<Store['tasks']> {
         if (taskRow(exec, params.key) !== undefined) {
           throw new ConflictError(`task ${params.key} already exists`, 'pick another key, or use it as is');
         }
-        return toTask(insertTask(exec, exec.now(), params));
+        const row = insertTask(exec, exec.now(), params);
+        const by = { name: params.actor ?? params.byName ?? 'unknown', session: params.by };
+        for (const on of params.after ?? []) addEdge(exec, { key: params.key, on, by });
+        return toTask(row);
       }),
     get: (key) =>
       exec.read(() => {
