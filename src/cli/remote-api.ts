@@ -225,8 +225,10 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
     approve: (input) =>
       this.post(`/v1/tasks/${enc(input.key)}/approve`, { gate: input.gate, note: input.reason }),
     gate: (input) => this.post(`/v1/tasks/${enc(input.key)}/gate`, { gate: input.gate }),
-    depend: (input) => this.post(`/v1/tasks/${enc(input.key)}/depend`, { on: input.on }),
-    undepend: (input) => this.post(`/v1/tasks/${enc(input.key)}/undepend`, { on: input.on }),
+    depend: (input) =>
+      this.post(`/v1/tasks/${enc(input.key)}/depend`, { on: input.on, session: input.by.session }),
+    undepend: (input) =>
+      this.post(`/v1/tasks/${enc(input.key)}/undepend`, { on: input.on, session: input.by.session }),
     escalations: (input = {}) => this.get(`/v1/escalations${query({ limit: input.limit })}`),
     setSetting: (input) =>
       this.post(`/v1/settings/${encodeURIComponent(String(input.name))}`, { value: String(input.value) }),

@@ -59,28 +59,27 @@ for (const db of bothEngines())
           waitedBy: ['b'],
         });
 
-        const removed = await t.run('task', 'undepend', 'c', '--on', 'b');
+        // --session is recorded in the ledger row, with --db and over HTTP alike.
+        const session = Number(await t.session());
+        await t.json(0, 'task', 'add', 'e');
+        await t.json(0, 'task', 'depend', 'e', '--on', 'a', '--session', String(session));
+        const removed = await t.run('task', 'undepend', 'c', '--on', 'b', '--session', String(session));
         assert.equal(removed.code, 0, removed.stderr);
         assert.equal(removed.stdout.split('\n')[0], 'c no longer waits for b');
-        const ledger = await t.json<{ type: string; key: string; detail: Record<string, unknown> }[]>(
-          0,
-          'audit',
-          '--type',
-          'task:depended',
-        );
-        assert.deepEqual(ledger.map((row) => [row.key, row.detail['on']]).sort(), [
-          ['b', 'a'],
-          ['c', 'b'],
+        const ledger = await t.json<
+          { key: string; session: number | null; detail: Record<string, unknown> }[]
+        >(0, 'audit', '--type', 'task:depended');
+        assert.deepEqual(ledger.map((row) => [row.key, row.detail['on'], row.session]).sort(), [
+          ['b', 'a', null],
+          ['c', 'b', null],
+          ['e', 'a', session],
         ]);
-        const undone = await t.json<{ key: string; detail: Record<string, unknown> }[]>(
-          0,
-          'audit',
-          '--type',
-          'task:undepended',
-        );
+        const undone = await t.json<
+          { key: string; session: number | null; detail: Record<string, unknown> }[]
+        >(0, 'audit', '--type', 'task:undepended');
         assert.deepEqual(
-          undone.map((row) => [row.key, row.detail['on']]),
-          [['c', 'b']],
+          undone.map((row) => [row.key, row.detail['on'], row.session]),
+          [['c', 'b', session]],
         );
       });
     });

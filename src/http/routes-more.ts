@@ -29,7 +29,7 @@ const Reason = z.strictObject({ reason: Text.optional(), session: SessionId.opti
 const Close = z.strictObject({ reason: Text.optional(), done: z.boolean().optional() }).openapi('Close');
 const Approve = z.strictObject({ gate: z.string().optional(), note: Text.optional() }).openapi('Approve');
 const Gate = z.strictObject({ gate: z.string() }).openapi('Gate');
-const Depend = z.strictObject({ on: z.string() }).openapi('Depend');
+const Depend = z.strictObject({ on: z.string(), session: SessionId.optional() }).openapi('Depend');
 const Effect = z
   .strictObject({
     key: z.string(),
@@ -209,7 +209,8 @@ function dependencyRoutes(app: Api, baton: Coordinator): void {
       }),
       async (context) => {
         const { key } = context.req.valid('param');
-        const input = { key, on: context.req.valid('json').on, by: actorOf(context) };
+        const body = context.req.valid('json');
+        const input = { key, on: body.on, by: actorOf(context, body.session) };
         return lifecycleStep(context, baton, verb, key, () => lifecycle[verb](input));
       },
     );
