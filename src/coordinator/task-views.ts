@@ -7,6 +7,7 @@ import type { Claim, Holder } from '../core/claim.js';
 import type { Effect } from '../core/effect.js';
 import { InvalidInputError, NotFoundError } from '../core/errors.js';
 import type { Job } from '../core/job.js';
+import type { Instant } from '../core/time.js';
 import { TASK_STATES, type Task, type TaskEvent, type TaskState } from '../core/task.js';
 import { validateId, validateInteger, validateKey, validateName, validateOneOf } from '../core/validate.js';
 import type { TaskDependencies } from '../store/lifecycle-store.js';
@@ -47,7 +48,7 @@ export interface TasksInput {
 }
 
 export interface TaskPage {
-  readonly now: number;
+  readonly now: Instant;
   readonly items: readonly TaskPageRow[];
   /** The keyset of the next page (pass it as `before`), or null at the end. */
   readonly next: number | null;
