@@ -135,6 +135,19 @@ export async function clusterFixture(db: TestDatabase): Promise<ClusterFixture> 
 }
 
 /** Whether the process runs (a zombie does not): the takeover's own test of it. */
+/** Runs `body` on a fresh cluster fixture on `db`, closed after it whatever happens. */
+export async function withCluster(
+  db: TestDatabase,
+  body: (c: ClusterFixture) => Promise<void>,
+): Promise<void> {
+  const c = await clusterFixture(db);
+  try {
+    await body(c);
+  } finally {
+    await c.close();
+  }
+}
+
 export const isAlive = processExists;
 
 function cmdline(pid: number): string {

@@ -12,25 +12,13 @@ import { bothEngines } from '../support/databases.js';
 import {
   agentPids,
   agentStarted as startedIn,
-  clusterFixture,
   FAST,
   isAlive,
   pauseOutsideWriteLock,
   type ClusterFixture,
+  withCluster,
 } from './cluster-support.js';
 import { waitUntil } from '../support/wait.js';
-
-async function withCluster(
-  db: Parameters<typeof clusterFixture>[0],
-  body: (c: ClusterFixture) => Promise<void>,
-) {
-  const c = await clusterFixture(db);
-  try {
-    await body(c);
-  } finally {
-    await c.close();
-  }
-}
 
 async function jobStatus(c: ClusterFixture, key: string) {
   const [job] = await c.store.jobs.list({ key });

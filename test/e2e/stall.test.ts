@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { treeMembers } from '../../src/os/process-tree.js';
 import { bothEngines } from '../support/databases.js';
 import { waitUntil } from '../support/wait.js';
-import { clusterFixture, ROOT, type ClusterFixture } from './cluster-support.js';
+import { ROOT, type ClusterFixture, withCluster } from './cluster-support.js';
 
 const BIN = join(ROOT, 'bin', 'baton.js');
 const STALL_AFTER_S = 1.5;
@@ -18,18 +18,6 @@ const STALL_AFTER_S = 1.5;
 const SILENT = `while :; do "${process.execPath}" "${BIN}" heartbeat "$BATON_SESSION" --key "$BATON_KEY" --epoch "$BATON_EPOCH" >/dev/null 2>&1; sleep 1; done`;
 /** Prints a line every 200 ms. */
 const CHATTY = 'while :; do echo working; sleep 0.2; done';
-
-async function withCluster(
-  db: Parameters<typeof clusterFixture>[0],
-  body: (c: ClusterFixture) => Promise<void>,
-) {
-  const c = await clusterFixture(db);
-  try {
-    await body(c);
-  } finally {
-    await c.close();
-  }
-}
 
 async function job(c: ClusterFixture, key: string) {
   const [j] = await c.store.jobs.list({ key });

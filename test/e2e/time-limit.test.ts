@@ -10,22 +10,10 @@ import assert from 'node:assert/strict';
 import { treeMembers } from '../../src/os/process-tree.js';
 import { bothEngines } from '../support/databases.js';
 import { waitUntil } from '../support/wait.js';
-import { clusterFixture, type ClusterFixture } from './cluster-support.js';
+import { type ClusterFixture, withCluster } from './cluster-support.js';
 
 /** Prints a line every 100 ms, for ever: never stalled, never done. */
 const FOREVER = 'while :; do echo working; sleep 0.1; done';
-
-async function withCluster(
-  db: Parameters<typeof clusterFixture>[0],
-  body: (c: ClusterFixture) => Promise<void>,
-) {
-  const c = await clusterFixture(db);
-  try {
-    await body(c);
-  } finally {
-    await c.close();
-  }
-}
 
 async function job(c: ClusterFixture, key: string) {
   const [j] = await c.store.jobs.list({ key });

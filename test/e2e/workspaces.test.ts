@@ -14,22 +14,10 @@ import { bothEngines } from '../support/databases.js';
 import { git, isolateGit, makeRepo } from '../support/git.js';
 import { treeMembers } from '../../src/os/process-tree.js';
 import { branchForKey } from '../../src/os/worktree.js';
-import { clusterFixture, isAlive, type ClusterFixture } from './cluster-support.js';
+import { isAlive, type ClusterFixture, withCluster } from './cluster-support.js';
 import { waitUntil } from '../support/wait.js';
 
 isolateGit();
-
-async function withCluster(
-  db: Parameters<typeof clusterFixture>[0],
-  body: (c: ClusterFixture) => Promise<void>,
-) {
-  const c = await clusterFixture(db);
-  try {
-    await body(c);
-  } finally {
-    await c.close();
-  }
-}
 
 async function ok(c: ClusterFixture, ...args: string[]): Promise<string> {
   const r = await c.baton(...args);
