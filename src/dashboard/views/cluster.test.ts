@@ -38,6 +38,14 @@ test("a host disabled by its baton up's drain says draining while it runs, drain
   assert.equal((await cells({ ...row('box', false, 'down'), draining: true }))[0], 'drained');
 });
 
+test('a draining host offers no Enable button (refused until its baton up stops); a drained one does', async () => {
+  const draining = String(await hostsView([{ ...row('box', false, 'live'), draining: true }], ''));
+  assert.doesNotMatch(draining, /<button/);
+  assert.match(draining, /<td>draining: enable it once its baton up has stopped<\/td>/);
+  const drained = String(await hostsView([{ ...row('box', false, 'down'), draining: true }], ''));
+  assert.match(drained, /<button hx-post="\/v1\/hosts\/box\/enable"/);
+});
+
 test('the RAM columns say budget and free on the machine, with what new jobs get', async () => {
   const page = String(await hostsView([row('small', true, 'live')], ''));
   assert.match(page, /<th scope="col">RAM budget<\/th>/);

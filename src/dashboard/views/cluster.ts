@@ -48,10 +48,23 @@ function lastReport(host: HostRow): Html {
   return html`<span class="late">${ago} &mdash; ${host.liveness}</span>`;
 }
 
-function hostRow(host: HostRow, apiBase: string): Html {
-  const free = ramAvailableMb(host);
+/**
+ * The operator's button: Disable or Enable. None for a host its `baton up` drains: enabling it is
+ * refused (409) until that process has stopped, and it is disabled already.
+ */
+function operatorCell(host: HostRow, apiBase: string): Html {
+  if (hostFlag(host) === 'draining') return html`<td>draining: enable it once its baton up has stopped</td>`;
   const action = host.enabled ? 'disable' : 'enable';
   const target = `${apiBase}/v1/hosts/${encodeURIComponent(host.name)}/${action}`;
+  return html`<td>
+    <button hx-post="${target}" hx-swap="none" data-action="${action} ${host.name}">
+      ${host.enabled ? 'Disable' : 'Enable'} ${host.name}
+    </button>
+  </td>`;
+}
+
+function hostRow(host: HostRow, apiBase: string): Html {
+  const free = ramAvailableMb(host);
   return html`<tr>
     <th scope="row">${host.name}</th>
     <td>${hostFlag(host) === 'standby' ? 'warm standby' : hostFlag(host)}</td>
@@ -63,11 +76,7 @@ function hostRow(host: HostRow, apiBase: string): Html {
       ${host.running.length === 0 ? '—' : host.running.map((job) => html`<a href="/jobs/${job.id}">${job.id}</a> `)}
     </td>
     <td>${lastReport(host)}</td>
-    <td>
-      <button hx-post="${target}" hx-swap="none" data-action="${action} ${host.name}">
-        ${host.enabled ? 'Disable' : 'Enable'} ${host.name}
-      </button>
-    </td>
+    ${operatorCell(host, apiBase)}
   </tr>`;
 }
 
