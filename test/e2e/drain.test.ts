@@ -10,7 +10,13 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Store } from '../../src/store/store.js';
 import { bothEngines, sqliteDatabase } from '../support/databases.js';
-import { agentStarted, clusterFixture, type ClusterFixture, type UpProcess } from './cluster-support.js';
+import {
+  agentStarted,
+  clusterFixture,
+  withCluster,
+  type ClusterFixture,
+  type UpProcess,
+} from './cluster-support.js';
 import { waitUntil } from '../support/wait.js';
 
 /** An agent that ends done once the test creates `go`, so a test decides when it ends. */
@@ -18,6 +24,15 @@ function gated(c: ClusterFixture): { command: string; go: () => void } {
   const go = join(c.dir, 'go');
   const command = `for i in $(seq 600); do test -e '${go}' && exit 0; sleep 0.1; done; exit 1`;
   return { command, go: () => writeFileSync(go, '') };
+}
+
+/** Agent `a` (gated) running on h1 under `--drain 30s`: the agent, its job and h1's `baton up`. */
+async function runningOnH1(c: ClusterFixture) {
+  const agent = gated(c);
+  const { job } = await c.store.jobs.enqueue({ key: 'a', command: agent.command });
+  const up = c.up('h1', '--drain', '30s');
+  await waitUntil(async () => agentStarted(c.store, 'a'), 15_000, 'the agent to start');
+  return { agent, job, up };
 }
 
 async function status(store: Store, id: number): Promise<[string | undefined, number | undefined]> {
@@ -36,13 +51,9 @@ async function exitCode(up: UpProcess): Promise<number | null> {
 
 for (const db of bothEngines()) {
   describe(`${db.name}: baton up drains on SIGTERM`, { concurrency: true }, () => {
-    test('the running agent finishes and its job ends done; nothing new starts there; exit 0', async () => {
-      const c = await clusterFixture(db);
-      try {
-        const agent = gated(c);
-        const { job } = await c.store.jobs.enqueue({ key: 'a', command: agent.command });
-        const up = c.up('h1', '--drain', '30s');
-        await waitUntil(async () => agentStarted(c.store, 'a'), 15_000, 'the agent to start');
+    test('the running agent finishes and its job ends done; nothing new starts there; exit 0', () =>
+      withCluster(db, async (c) => {
+        const { agent, job, up } = await runningOnH1(c);
         // A warm standby takes the lease: a dispatcher that would place on h1 were it not marked.
         const standby = c.up('h2', '--standby');
         await standby.waitForLog(/joined as session/);
@@ -95,18 +106,11 @@ for (const db of bothEngines()) {
           [(await hostOf(c.store, 'h1'))?.enabled, (await hostOf(c.store, 'h1'))?.draining],
           [true, false],
         );
-      } finally {
-        await c.close();
-      }
-    });
+      }));
 
-    test('a job placed on a draining host is given back, the host marked again, and runs elsewhere', async () => {
-      const c = await clusterFixture(db);
-      try {
-        const agent = gated(c);
-        const { job } = await c.store.jobs.enqueue({ key: 'a', command: agent.command });
-        const up = c.up('h1', '--drain', '30s');
-        await waitUntil(async () => agentStarted(c.store, 'a'), 15_000, 'the agent to start');
+    test('a job placed on a draining host is given back, the host marked again, and runs elsewhere', () =>
+      withCluster(db, async (c) => {
+        const { agent, job, up } = await runningOnH1(c);
         const other = c.up('h2', '--standby');
         await other.waitForLog(/joined as session/);
         up.signal('SIGTERM');
@@ -138,18 +142,11 @@ for (const db of bothEngines()) {
         agent.go();
         assert.equal(await exitCode(up), 0, up.log());
         assert.deepEqual(await status(c.store, job.id), ['done', 1]);
-      } finally {
-        await c.close();
-      }
-    });
+      }));
 
-    test('a runner fenced while it drains says the fence killed its runs', async () => {
-      const c = await clusterFixture(db);
-      try {
-        const agent = gated(c);
-        await c.store.jobs.enqueue({ key: 'a', command: agent.command });
-        const up = c.up('h1', '--drain', '30s');
-        await waitUntil(async () => agentStarted(c.store, 'a'), 15_000, 'the agent to start');
+    test('a runner fenced while it drains says the fence killed its runs', () =>
+      withCluster(db, async (c) => {
+        const { up } = await runningOnH1(c);
         up.signal('SIGTERM');
         await up.waitForLog(/draining: 1 run\(s\) to finish/);
         const session = (await hostOf(c.store, 'h1'))?.session;
@@ -161,14 +158,10 @@ for (const db of bothEngines()) {
           /drain ended by a fence: 1 run\(s\) killed, their jobs left to the leader's rescue/,
         );
         assert.doesNotMatch(up.log(), /drained: every run ended/);
-      } finally {
-        await c.close();
-      }
-    });
+      }));
 
-    test('when --drain runs out, the agent is killed and its job requeued, its attempt given back', async () => {
-      const c = await clusterFixture(db);
-      try {
+    test('when --drain runs out, the agent is killed and its job requeued, its attempt given back', () =>
+      withCluster(db, async (c) => {
         const { job } = await c.store.jobs.enqueue({ key: 'long', command: 'exec sleep 60' });
         const up = c.up('h1', '--drain', '1s');
         await waitUntil(async () => agentStarted(c.store, 'long'), 15_000, 'the agent to start');
@@ -180,14 +173,10 @@ for (const db of bothEngines()) {
           up.log(),
           /drain cut short by --drain 1 s ran out: 1 run\(s\) killed, their jobs requeued/,
         );
-      } finally {
-        await c.close();
-      }
-    });
+      }));
 
-    test('a second signal stops it at once, as JSON events with --json', async () => {
-      const c = await clusterFixture(db);
-      try {
+    test('a second signal stops it at once, as JSON events with --json', () =>
+      withCluster(db, async (c) => {
         const { job } = await c.store.jobs.enqueue({ key: 'long', command: 'exec sleep 60' });
         const up = c.up('h1', '--drain', '10m', '--json');
         await waitUntil(async () => agentStarted(c.store, 'long'), 15_000, 'the agent to start');
@@ -209,14 +198,10 @@ for (const db of bothEngines()) {
           ],
         );
         assert.match(String(events[1]?.['line']), /drain cut short by a second signal: 1 run\(s\) killed/);
-      } finally {
-        await c.close();
-      }
-    });
+      }));
 
-    test('a leading host resigns the lease at once: another leads, and work queued meanwhile runs there', async () => {
-      const c = await clusterFixture(db);
-      try {
+    test('a leading host resigns the lease at once: another leads, and work queued meanwhile runs there', () =>
+      withCluster(db, async (c) => {
         const agent = gated(c);
         const { job } = await c.store.jobs.enqueue({ key: 'a', command: agent.command });
         const first = c.up('h1', '--drain', '30s', '--lease-ttl', '60');
@@ -236,10 +221,7 @@ for (const db of bothEngines()) {
         agent.go();
         assert.equal(await exitCode(first), 0, first.log());
         assert.deepEqual(await status(c.store, job.id), ['done', 1]);
-      } finally {
-        await c.close();
-      }
-    });
+      }));
   });
 }
 
