@@ -134,7 +134,7 @@ describeCli('baton after a fresh-eyes walk', ({ setup, mode }) => {
   );
 
   test(
-    'baton up refuses --slots 0, a --ram-mb not above the reserve and a time it cannot read: exit 2, no file',
+    'baton up refuses --slots 0, a --ram-mb not above the reserve, an unreadable time, an open bind: exit 2, no file',
     {
       skip: localOnly(mode, 'baton up runs against the database'),
     },
@@ -166,6 +166,13 @@ describeCli('baton after a fresh-eyes walk', ({ setup, mode }) => {
         assert.match(assertOneErrorLine(run, 2, args.join(' ')), message);
         if (sqlite) assert.equal(existsSync(never), false, `no database file made for ${args.join(' ')}`);
       }
+      // A bind beyond loopback with reads open is refused before the store opens too.
+      const open = await up(never, '--host', 'box-1', '--http', '0.0.0.0:0');
+      assert.match(
+        assertOneErrorLine(open, 2, '--http 0.0.0.0:0'),
+        /^baton: refusing to serve on 0\.0\.0\.0, which is not loopback, with reads open to anyone — add --auth/,
+      );
+      if (sqlite) assert.equal(existsSync(never), false, 'no database file made for --http 0.0.0.0:0');
     },
   );
 

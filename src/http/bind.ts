@@ -5,6 +5,7 @@
  * it serves (commands/serve.ts, serveHttpLazily).
  */
 import { InvalidInputError } from '../core/errors.js';
+import type { AuthMode } from './auth.js';
 
 export const HTTP_DEFAULT = '127.0.0.1:7070';
 
@@ -34,6 +35,23 @@ export function parseBind(text: string, nextIfTaken = false): Bind {
   }
   const host = match[1] ?? (match[2] === undefined || match[2] === '' ? '127.0.0.1' : match[2]);
   return { host, port, nextIfTaken };
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127(?:\.\d{1,3}){3}$/.test(host);
+}
+
+/**
+ * Refuses a bind others can reach unless every request needs a token. The CLI checks it before it
+ * opens the store (a refused `baton up` makes no database file), the server again for library callers.
+ */
+export function checkBind(bind: Bind, auth: AuthMode): void {
+  if (!isLoopback(bind.host) && auth !== 'required') {
+    throw new InvalidInputError(
+      `refusing to serve on ${bind.host}, which is not loopback, with reads open to anyone`,
+      'add --auth required (every request then needs a token), or bind 127.0.0.1',
+    );
+  }
 }
 
 export interface HttpServer {

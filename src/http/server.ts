@@ -15,7 +15,7 @@ import type { Store } from '../store/store.js';
 import { timedStore } from '../store/timed.js';
 import type { DashboardDeps } from '../dashboard/deps.js';
 import type { AuthMode } from './auth.js';
-import type { Bind, HttpServer } from './bind.js';
+import { checkBind, type Bind, type HttpServer } from './bind.js';
 import { httpApp } from './app.js';
 import { fastClaims, type Listener } from './fast-claims.js';
 import { shortWayCounter, storeLatencyObserver } from './metrics.js';
@@ -34,20 +34,6 @@ const PORT_TRIES = 20;
 const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 /** Above keepAliveTimeout, so that a connection's wait for its next request's headers outlasts it. */
 const HEADERS_TIMEOUT_MS = 66_000;
-
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127(?:\.\d{1,3}){3}$/.test(host);
-}
-
-/** Refuses a bind others can reach unless every request needs a token. */
-function checkBind(bind: Bind, auth: AuthMode): void {
-  if (!isLoopback(bind.host) && auth !== 'required') {
-    throw new InvalidInputError(
-      `refusing to serve on ${bind.host}, which is not loopback, with reads open to anyone`,
-      'add --auth required (every request then needs a token), or bind 127.0.0.1',
-    );
-  }
-}
 
 export interface ServeOptions {
   readonly bind: Bind;

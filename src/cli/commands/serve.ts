@@ -6,7 +6,14 @@ import type { Command } from 'commander';
 import { join as joinPath } from 'node:path';
 import { validateOneOf } from '../../core/validate.js';
 import type { AuthMode } from '../../http/auth.js';
-import { HTTP_DEFAULT, parseBind, servingLine, type Bind, type HttpServer } from '../../http/bind.js';
+import {
+  checkBind,
+  HTTP_DEFAULT,
+  parseBind,
+  servingLine,
+  type Bind,
+  type HttpServer,
+} from '../../http/bind.js';
 import type { MeteredStore, ServeOptions } from '../../http/server.js';
 import type { Store } from '../../store/store.js';
 import { collect, refuseJson, stateDir, withStore, type GlobalOptions } from '../run.js';
@@ -82,6 +89,7 @@ export function registerServe(program: Command): void {
       'leave out --json; its HTTP API (/v1/...) answers in JSON',
     );
     const { bind, auth } = parseHttpFlags(flags);
+    if (bind !== null) checkBind(bind, auth);
     checkGithubOnly(flags);
     if (flags.github !== undefined) checkWebhookFlags(flags.github, flags);
     return withStore(cmd, async (raw) => {

@@ -24,7 +24,7 @@ import { databaseName } from '../db-line.js';
 import { existsSync } from 'node:fs';
 import { jsonText, terminalText } from '../output.js';
 import { collect, dbUrl, stateDir, withStore, type GlobalOptions } from '../run.js';
-import { servingLine } from '../../http/bind.js';
+import { checkBind, servingLine } from '../../http/bind.js';
 import { capacityOf, logOptions } from './up-amounts.js';
 import { runWatchFlags, runWatchOptions, type RunWatchFlags } from './up-watch.js';
 import { applyUpConfig } from './up-config.js';
@@ -243,7 +243,9 @@ const AUTH_FORCED =
 function httpOf(flags: UpFlags, agentUids: boolean): ReturnType<typeof parseHttpFlags> & { forced: boolean } {
   const { bind, auth } = parseHttpFlags(flags);
   const forced = agentUids && auth !== 'required';
-  return { bind, auth: agentUids ? 'required' : auth, forced };
+  const final = agentUids ? 'required' : auth;
+  if (bind !== null) checkBind(bind, final); // before the store opens: a refusal makes no database file
+  return { bind, auth: final, forced };
 }
 
 /**
