@@ -1,5 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { Job, JobState } from '../../core/job.js';
 import { GENESIS_HASH } from '../../core/ledger.js';
 import { givenHost, givenLeader } from './dispatch.js';
 import { givenSession, givenTask, sleep, withFixture, type Harness } from './harness.js';
@@ -36,6 +37,42 @@ export function exerciseObserve(harness: Harness): void {
           (await store.observe.jobsPage({ limit: 10, key: 'k3' })).map((job) => job.key),
           ['k3'],
         );
+      }));
+
+    test('pages live states newest first by keyset, finished jobs between them skipped', () =>
+      withFixture(harness, async ({ store }) => {
+        const ids: number[] = [];
+        for (let index = 0; index < 9; index++)
+          ids.push((await store.jobs.enqueue({ key: `live${index}` })).job.id);
+        const session = await givenSession(store);
+        // The three oldest are taken: one finishes, one runs, one stays claimed.
+        const taken: Job[] = [];
+        for (let index = 0; index < 3; index++) {
+          const job = await store.jobs.claimNext({ session: session.id, host: `box-${index}` });
+          assert.ok(job !== null);
+          taken.push(job);
+        }
+        const [done, running, claimed] = taken as [Job, Job, Job];
+        await store.jobs.start({ id: running.id, session: session.id, epoch: running.epoch });
+        await store.jobs.start({ id: done.id, session: session.id, epoch: done.epoch });
+        await store.jobs.finish({ id: done.id, session: session.id, epoch: done.epoch, status: 'done' });
+        const queued = ids.filter((id) => !taken.some((job) => job.id === id)).reverse();
+        const walk = async (status: readonly JobState[], host?: string): Promise<number[]> => {
+          const seen: number[] = [];
+          let before: number | undefined;
+          for (;;) {
+            const page = await store.observe.jobsPage({ limit: 2, beforeId: before, status, host });
+            if (page.length === 0) return seen;
+            seen.push(...page.map((job) => job.id));
+            before = page.at(-1)?.id;
+          }
+        };
+        assert.deepEqual(await walk(['queued']), queued);
+        assert.deepEqual(await walk(['claimed', 'running']), [claimed.id, running.id]);
+        assert.deepEqual(await walk(['running']), [running.id]);
+        assert.deepEqual(await walk(['claimed', 'running'], 'box-1'), [running.id]);
+        assert.deepEqual(await walk(['queued', 'claimed', 'running']), [...queued, claimed.id, running.id]);
+        assert.deepEqual(await walk(['queued', 'done']), [...queued, done.id]);
       }));
 
     test('lists live claims with their holder session, host, pid and active job', () =>

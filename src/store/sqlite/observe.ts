@@ -32,6 +32,37 @@ export const JOB_PAGE_SQL = `${JOB_SELECT}
   ORDER BY j.id DESC
   LIMIT @limit`;
 
+/** The live states' partial indexes (jobs_queue; jobs_active and jobs_active_by_host), by the states they hold. */
+const LIVE_PARTS = [
+  { holds: ['queued'], ids: `SELECT id FROM jobs WHERE status = 'queued' AND +id < @before` },
+  {
+    holds: ['claimed', 'running'],
+    ids: `SELECT id FROM jobs WHERE status IN ('claimed', 'running') AND +id < @before`,
+  },
+] as const;
+
+/**
+ * The page's statement for these states. Asked for live states only (the Hosts view's running
+ * jobs per host, the queued jobs doctor and the Workspaces view read), a backward walk would read
+ * every finished job when fewer than @limit match: 130-230 ms at a million jobs, on the event loop
+ * of the `baton up` serving the dashboard. Those pages read the ids through the states' partial
+ * indexes instead, so they cost what the live jobs number, and sort only those.
+ */
+export function jobPageSql(statuses: readonly string[] | undefined): string {
+  if (statuses === undefined || statuses.length === 0) return JOB_PAGE_SQL;
+  const parts = LIVE_PARTS.filter((part) =>
+    statuses.some((status) => (part.holds as readonly string[]).includes(status)),
+  );
+  const live = statuses.every((status) =>
+    parts.some((part) => (part.holds as readonly string[]).includes(status)),
+  );
+  if (!live) return JOB_PAGE_SQL;
+  return JOB_PAGE_SQL.replace(
+    'WHERE j.id < @before',
+    `WHERE j.id IN (${parts.map((part) => part.ids).join(' UNION ALL ')})`,
+  );
+}
+
 /** The live claim's task id, to read its active job beside it. */
 interface LiveClaimRow extends shared.LiveClaimRow<SqliteEncoding> {
   task_id: number;
@@ -50,7 +81,7 @@ export function sqliteObserve(exec: SqliteExecutor): Sync<ObserveStore['observe'
     jobsPage: (params) =>
       exec.read(() => {
         const statuses = params.status === undefined ? null : JSON.stringify(params.status);
-        const rows = exec.prepare(JOB_PAGE_SQL).all({
+        const rows = exec.prepare(jobPageSql(params.status)).all({
           before: params.beforeId ?? Number.MAX_SAFE_INTEGER,
           statuses,
           host: params.host ?? null,
