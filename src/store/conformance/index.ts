@@ -24,6 +24,7 @@ import { exerciseJobBatch } from './jobs-batch.js';
 import { exerciseLeases } from './leases.js';
 import { exerciseProgress } from './progress.js';
 import { exerciseRunLimit } from './run-limit.js';
+import { exerciseJobList } from './job-list.js';
 import { exerciseLifecycle } from './lifecycle.js';
 import { exerciseHumanSessions } from './human-sessions.js';
 import { exerciseNext } from './next.js';
@@ -66,6 +67,7 @@ export function exerciseStore(harness: Harness): void {
     exerciseEffects(harness);
     exerciseProgress(harness);
     exerciseRunLimit(harness);
+    exerciseJobList(harness);
     exerciseWorkspaces(harness);
     exerciseWorkspaceDispatch(harness);
     exerciseWakeups(harness);

@@ -8,15 +8,9 @@ import { ConflictError, NotFoundError } from '../../core/errors.js';
 import { GITHUB_KEY_PREFIX } from '../../core/github.js';
 import { TERMINAL_JOB_STATES, type Job, type JobTransitionResult } from '../../core/job.js';
 import { PRIORITY_DEFAULT } from '../../core/validate.js';
-import type {
-  JobCancelParams,
-  JobEnqueueResult,
-  JobFinishParams,
-  JobGuardParams,
-  JobListParams,
-  Store,
-} from '../store.js';
+import type { JobCancelParams, JobEnqueueResult, JobFinishParams, JobGuardParams, Store } from '../store.js';
 import { deleteLocks, insertAuditRows, lockReleasedRows } from './locks.js';
+import { listJobs } from './job-list.js';
 import {
   NOW,
   TASK_COLUMNS,
@@ -361,19 +355,4 @@ async function cancelJob(exec: PgExecutor, params: JobCancelParams): Promise<Job
     [params.id, cancelReason(params), params.by ?? null, params.actor ?? null],
   );
   return lostOr(exec, params.id, row);
-}
-
-/** jobs.list: the busiest states first, then queue order. */
-async function listJobs(exec: PgExecutor, params: JobListParams): Promise<Job[]> {
-  return (
-    await exec.rows<JobRow>(
-      `SELECT ${jobColumns('jobs')} FROM jobs
-           WHERE ($1::text[] IS NULL OR status = ANY ($1::text[]))
-             AND ($2::text IS NULL OR task_id = (SELECT id FROM tasks WHERE key = $2::text))
-           ORDER BY status <> 'running', status <> 'claimed', status <> 'queued',
-             priority, queued_at, id
-           LIMIT $3::int`,
-      [params.status === undefined ? null : [...params.status], params.key ?? null, params.limit ?? 1000],
-    )
-  ).map(toJob);
 }

@@ -12,10 +12,10 @@ import type {
   JobEnqueueResult,
   JobFinishAndClaimNextParams,
   JobGuardParams,
-  JobListParams,
   Store,
 } from '../store.js';
 import { releaseJobLocks } from './locks.js';
+import { listJobsIn } from './job-list.js';
 import { withActor } from '../actor.js';
 import { appendAudit, toJob, type JobRow, type SessionRow, type TaskRow } from './rows.js';
 import { RETURNING, batchIn, claimOneDue, finishIn, jobById, lostOr } from './job-steps.js';
@@ -43,7 +43,7 @@ export function sqliteJobs(exec: SqliteExecutor): Store['jobs'] {
     cancel: (params) => exec.write(() => cancelIn(exec, params)),
     retry: (params) => exec.write(() => retryIn(exec, params)),
     get: (id) => exec.read(() => jobById(exec, id)),
-    list: (params = {}) => exec.read(() => listIn(exec, params)),
+    list: (params = {}) => exec.read(() => listJobsIn(exec, params)),
   };
   return {
     ...fromSync(sync),
@@ -170,22 +170,6 @@ function retryIn(exec: SqliteExecutor, params: Parameters<Store['jobs']['retry']
 }
 
 /** jobs.list, inside the caller's read transaction: the busiest states first, then queue order. */
-function listIn(exec: SqliteExecutor, params: JobListParams): Job[] {
-  const statuses = params.status === undefined ? null : JSON.stringify(params.status);
-  return (
-    exec
-      .prepare(
-        `${JOB_SELECT}
-                 WHERE (@statuses IS NULL OR j.status IN (SELECT value FROM json_each(@statuses)))
-                   AND (@key IS NULL OR t.key = @key)
-                 ORDER BY j.status <> 'running', j.status <> 'claimed', j.status <> 'queued',
-                   j.priority, j.queued_at, j.id
-                 LIMIT @limit`,
-      )
-      .all({ statuses, key: params.key ?? null, limit: params.limit ?? 1000 }) as JobRow[]
-  ).map(toJob);
-}
-
 /** The body of finishAndClaimNext, inside the caller's write transaction. */
 function loopIn(exec: SqliteExecutor, params: JobFinishAndClaimNextParams) {
   const session = sessionRow(exec, params.session, true); // a session that is not live changes nothing

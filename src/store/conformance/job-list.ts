@@ -1,0 +1,117 @@
+/**
+ * jobs.list (store/job-list.ts): the busiest states first, running, claimed and queued, those in
+ * queue order; then the finished jobs, newest first. Read in parts (by state) and merged, so
+ * these cases cross the parts' borders: the order across them, a limit that cuts one, filters
+ * that leave some out, and one task's jobs.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Job } from '../../core/job.js';
+import type { Store } from '../store.js';
+import { givenSession, withFixture, type Harness } from './harness.js';
+
+/** f1 done, f2 failed, f3 cancelled (oldest first), r1 running, c1 claimed; q1-q3 queued by priority. */
+async function givenMixedQueue(store: Store): Promise<Record<string, Job>> {
+  for (const key of ['f1', 'f2', 'f3']) await store.jobs.enqueue({ key, priority: 1 });
+  await store.jobs.enqueue({ key: 'r1', priority: 2 });
+  await store.jobs.enqueue({ key: 'c1', priority: 3 });
+  const session = await givenSession(store, 'box-1');
+  const taken: Record<string, Job> = {};
+  for (let index = 0; index < 5; index++) {
+    const job = await store.jobs.claimNext({ session: session.id, host: 'box-1' });
+    assert.ok(job !== null);
+    taken[job.key] = job;
+  }
+  for (const [key, status] of [
+    ['f1', 'done'],
+    ['f2', 'failed'],
+    ['r1', null],
+  ] as const) {
+    const job = taken[key];
+    assert.ok(job !== undefined);
+    const guard = { id: job.id, session: session.id, epoch: job.epoch };
+    await store.jobs.start(guard);
+    if (status !== null) await store.jobs.finish({ ...guard, status });
+  }
+  await store.jobs.cancel({ id: taken['f3']?.id ?? 0 });
+  // Queued later than the others but first in queue order (priority 50), then two at 100 by time.
+  const q2 = (await store.jobs.enqueue({ key: 'q2', priority: 100 })).job;
+  const q3 = (await store.jobs.enqueue({ key: 'q3', priority: 100 })).job;
+  const q1 = (await store.jobs.enqueue({ key: 'q1', priority: 50 })).job;
+  return { ...taken, q1, q2, q3 };
+}
+
+const keys = (jobs: readonly Job[]): string[] => jobs.map((job) => job.key);
+
+export function exerciseJobList(harness: Harness): void {
+  describe('jobs.list', () => {
+    test('lists running, claimed, then queued in queue order, then the finished newest first', () =>
+      withFixture(harness, async ({ store }) => {
+        await givenMixedQueue(store);
+        const all = await store.jobs.list();
+        assert.deepEqual(keys(all), ['r1', 'c1', 'q1', 'q2', 'q3', 'f3', 'f2', 'f1']);
+        assert.deepEqual(
+          all.map((job) => job.status),
+          ['running', 'claimed', 'queued', 'queued', 'queued', 'cancelled', 'failed', 'done'],
+        );
+      }));
+
+    test('a limit cuts the merged list where one sort of every job would, in any part', () =>
+      withFixture(harness, async ({ store }) => {
+        await givenMixedQueue(store);
+        const whole = keys(await store.jobs.list());
+        for (let limit = 1; limit <= whole.length + 1; limit++)
+          assert.deepEqual(keys(await store.jobs.list({ limit })), whole.slice(0, limit), `limit ${limit}`);
+        // Limits inside one part: the first of the queued in queue order, the newest finished.
+        const finished = ['done', 'failed', 'cancelled'] as const;
+        for (const [status, expected] of [
+          [['queued'], ['q1', 'q2', 'q3']],
+          [finished, ['f3', 'f2', 'f1']],
+          [
+            ['claimed', 'running'],
+            ['r1', 'c1'],
+          ],
+        ] as const) {
+          for (let limit = 1; limit <= expected.length; limit++) {
+            const listed = await store.jobs.list({ status, limit });
+            assert.deepEqual(keys(listed), expected.slice(0, limit), `${String(status)}, limit ${limit}`);
+          }
+        }
+      }));
+
+    test('a status filter keeps the order and reads only the states asked for', () =>
+      withFixture(harness, async ({ store }) => {
+        await givenMixedQueue(store);
+        assert.deepEqual(keys(await store.jobs.list({ status: ['queued'] })), ['q1', 'q2', 'q3']);
+        assert.deepEqual(keys(await store.jobs.list({ status: ['failed'] })), ['f2']);
+        assert.deepEqual(keys(await store.jobs.list({ status: ['done', 'queued'] })), [
+          'q1',
+          'q2',
+          'q3',
+          'f1',
+        ]);
+        assert.deepEqual(keys(await store.jobs.list({ status: ['claimed', 'cancelled'] })), ['c1', 'f3']);
+        assert.deepEqual(keys(await store.jobs.list({ status: ['running'], limit: 5 })), ['r1']);
+        assert.deepEqual(await store.jobs.list({ status: ['oom_killed'] }), []);
+      }));
+
+    test("one task's jobs: its active job first, then its finished runs newest first", () =>
+      withFixture(harness, async ({ store }) => {
+        const jobs = await givenMixedQueue(store);
+        const again = (await store.jobs.enqueue({ key: 'f2' })).job;
+        const listed = await store.jobs.list({ key: 'f2' });
+        assert.deepEqual(
+          listed.map((job) => [job.id, job.status]),
+          [
+            [again.id, 'queued'],
+            [jobs['f2']?.id, 'failed'],
+          ],
+        );
+        assert.deepEqual(
+          (await store.jobs.list({ key: 'f2', status: ['failed'] })).map((job) => job.id),
+          [jobs['f2']?.id],
+        );
+        assert.deepEqual(await store.jobs.list({ key: 'nobody' }), []);
+      }));
+  });
+}
