@@ -5,7 +5,7 @@
  */
 import type { Job, JobId, JobState } from '../core/job.js';
 import type { SessionId, SessionKind } from '../core/session.js';
-import type { Task, TaskState } from '../core/task.js';
+import type { Task, TaskGate, TaskState } from '../core/task.js';
 import type { Instant } from '../core/time.js';
 
 export interface JobPageParams {
@@ -37,6 +37,16 @@ export interface TaskPageRow {
   readonly blockers: readonly string[];
   /** Its active job (queued, claimed or running), at most one. */
   readonly job: { readonly id: JobId; readonly status: JobState } | null;
+}
+
+/**
+ * Why an open task's queued jobs cannot run, read when asked (observe.taskHolds): its gate, and
+ * its first dependency not done as `K (state)` (the blocker the dispatcher names), either null.
+ */
+export interface TaskHold {
+  readonly key: string;
+  readonly gate: TaskGate | null;
+  readonly blocker: string | null;
 }
 
 /** A live claim with what lock forensics needs: who holds it, from where, and its job. */
@@ -128,6 +138,11 @@ export interface ObserveStore {
     jobsPage(params: JobPageParams): Promise<readonly Job[]>;
     /** Tasks newest first, after the keyset `beforeId`, with their blockers and active job: one read. */
     tasksPage(params: TaskPageParams): Promise<readonly TaskPageRow[]>;
+    /**
+     * Of these task keys, the open tasks behind a gate or waiting for a task not done, with what
+     * holds them: a probe of tasks' key and of task_deps' primary key per key.
+     */
+    taskHolds(keys: readonly string[]): Promise<readonly TaskHold[]>;
     /** Every live claim, oldest heartbeat first. */
     liveClaims(): Promise<readonly LiveClaim[]>;
     stats(): Promise<StoreStats>;

@@ -14,9 +14,9 @@ import type { Wakeups } from './wakeups.js';
 import type { Lease, LeaseResult } from '../core/lease.js';
 import type { ListedSession, Session, SessionEndReason, SessionId, SessionQuery } from '../core/session.js';
 import type { Actor, Task } from '../core/task.js';
-import type { TaskListParams } from './task-list.js';
+import type { ListedTask, TaskListParams } from './task-list.js';
 
-export type { TaskListParams } from './task-list.js';
+export type { ListedTask, TaskListParams } from './task-list.js';
 import type { Instant } from '../core/time.js';
 import type { DispatchStore } from './dispatch-store.js';
 import type { SessionEndReport } from './rescue.js';
@@ -266,7 +266,7 @@ export interface Store
     /** The task with this key, or null. */
     get(key: string): Promise<Task | null>;
     /** Tasks by priority, then key; with a label, those that have it among theirs (any state). */
-    list(params?: TaskListParams): Promise<readonly Task[]>;
+    list(params?: TaskListParams): Promise<readonly ListedTask[]>;
     /** Changes the fields given, audited `task:updated`; NotFoundError for an unknown task. */
     update(params: TaskUpdateParams): Promise<Task>;
   };

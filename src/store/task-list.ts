@@ -8,7 +8,7 @@
  * whose job failed or was cancelled stays open with its old state_at and does not: a failure is
  * retried by its job's own attempts, and a person decides after that, so nothing loops.
  */
-import type { TaskState } from '../core/task.js';
+import type { Task, TaskState } from '../core/task.js';
 import { ACTIVE_SQL } from './job-guard.js';
 
 export interface TaskListParams {
@@ -18,6 +18,8 @@ export interface TaskListParams {
   readonly state?: TaskState | undefined;
   /** true: only open tasks waiting behind a gate (a closed or done task keeps its gate); false: the others. */
   readonly gated?: boolean | undefined;
+  /** true: only tasks that wait for a task not done (BLOCKERS below); false: only those that wait for none. */
+  readonly blocked?: boolean | undefined;
   /** true: only the open tasks nothing will work unless someone queues a job (UNQUEUED below). */
   readonly unqueued?: boolean | undefined;
   readonly limit?: number | undefined;
@@ -28,3 +30,15 @@ export const UNQUEUED = `tasks.state = 'open' AND tasks.gate IS NULL
   AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.task_id = tasks.id AND c.released_at IS NULL)
   AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.task_id = tasks.id
     AND (j.status IN ${ACTIVE_SQL} OR j.queued_at >= coalesce(tasks.state_at, tasks.created_at)))`;
+
+/** A listed task, with the keys of the tasks it waits for that are not done, in key order. */
+export interface ListedTask extends Task {
+  readonly waitsFor: readonly string[];
+}
+
+/**
+ * The tasks a row of `tasks` (named tasks) waits for that are not done (a closed one still
+ * blocks: decision 0035), as the rest of a subquery: a probe of task_deps' primary key per row.
+ */
+export const BLOCKERS = `FROM task_deps d JOIN tasks b ON b.id = d.depends_on
+  WHERE d.task_id = tasks.id AND b.state <> 'done'`;

@@ -72,5 +72,45 @@ export function exerciseTaskPage(harness: Harness): void {
         await store.lifecycle.transition({ key: 'a', action: 'complete', by });
         assert.deepEqual(await keys({ limit: 10, blocked: true }), []);
       }));
+
+    test('tasks.list filters by blocked and lists what each task waits for, by priority then key', () =>
+      withFixture(harness, async ({ store }) => {
+        await givenBacklog(store);
+        const listed = async (params: Parameters<Store['tasks']['list']>[0]) =>
+          (await store.tasks.list(params)).map((task) => [task.key, task.waitsFor]);
+        assert.deepEqual(await listed({ blocked: true }), [['b', ['a', 'closed-y']]]);
+        assert.deepEqual(await listed({ blocked: true, label: 'ui' }), []);
+        assert.deepEqual(await listed({ blocked: false, project: 'web' }), [
+          ['a', []],
+          ['c', []],
+        ]);
+        assert.equal((await store.tasks.list()).length, 7);
+        await store.lifecycle.transition({ key: 'a', action: 'complete', by });
+        assert.deepEqual(await listed({ blocked: true }), [['b', ['closed-y']]]);
+      }));
+
+    test('taskHolds names the gate or the first dependency not done of open tasks only', () =>
+      withFixture(harness, async ({ store }) => {
+        await givenBacklog(store);
+        await store.tasks.add({ key: 'gated-f' });
+        await store.lifecycle.gate({ key: 'gated-f', gate: 'design', by });
+        await store.tasks.add({ key: 'g' });
+        await store.lifecycle.depend({ key: 'g', on: 'esc-e', by });
+        // Blocked and gated, but closed: its jobs wait for no one (a closed task's queued job never runs).
+        await store.tasks.add({ key: 'h' });
+        await store.lifecycle.depend({ key: 'h', on: 'a', by });
+        await store.lifecycle.gate({ key: 'h', gate: 'design', by });
+        await store.lifecycle.transition({ key: 'h', action: 'close', by });
+        const holds = await store.observe.taskHolds(['a', 'b', 'c', 'gated-f', 'g', 'h', 'esc-e', 'nope']);
+        assert.deepEqual(
+          [...holds].sort((left, right) => left.key.localeCompare(right.key)),
+          [
+            { key: 'b', gate: null, blocker: 'a (open)' },
+            { key: 'g', gate: null, blocker: 'esc-e (escalated)' },
+            { key: 'gated-f', gate: 'design', blocker: null },
+          ],
+        );
+        assert.deepEqual(await store.observe.taskHolds([]), []);
+      }));
   });
 }

@@ -7,7 +7,7 @@ import type * as shared from '../run-rows.js';
 import { liveClaimOf } from '../run-rows.js';
 import { EXPIRED, NOW, PG, jobColumns, ms, msOrNull, toJob, type JobRow, type PgEncoding } from './rows.js';
 import type { PgExecutor } from './executor.js';
-import { tasksPage } from './task-page.js';
+import { taskHolds, tasksPage } from './task-page.js';
 
 /**
  * A page of jobs, newest first: an index scan backwards on the primary key from the keyset
@@ -122,6 +122,7 @@ export function postgresObserve(exec: PgExecutor): ObserveStore['observe'] {
         ])
       ).map(toJob),
     tasksPage: (params) => tasksPage(exec, params),
+    taskHolds: (keys) => taskHolds(exec, keys),
     liveClaims: async () => {
       const rows = await exec.rows<LiveClaimRow>(
         `SELECT t.key, c.epoch, c.claimed_at, c.heartbeat_at, c.session_id,

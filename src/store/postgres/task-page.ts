@@ -8,13 +8,11 @@
  */
 import type { JobState } from '../../core/job.js';
 import { ACTIVE_SQL } from '../job-guard.js';
-import type { TaskPageParams, TaskPageRow } from '../observe-store.js';
+import type { TaskHold, TaskPageParams, TaskPageRow } from '../observe-store.js';
+import { blockerOf } from './claim-set.js';
+import { BLOCKERS } from '../task-list.js';
 import { TASK_COLUMNS, toTask, type TaskRow } from './rows.js';
 import type { PgExecutor } from './executor.js';
-
-/** The tasks it waits for that are not done (a closed one still blocks: 0035). */
-const BLOCKERS = `FROM task_deps d JOIN tasks b ON b.id = d.depends_on
-  WHERE d.task_id = tasks.id AND b.state <> 'done'`;
 
 export const TASK_PAGE_SQL = `SELECT ${TASK_COLUMNS},
     (SELECT coalesce(json_agg(b.key ORDER BY b.key), '[]'::json) ${BLOCKERS}) AS blockers,
@@ -53,4 +51,14 @@ export async function tasksPage(exec: PgExecutor, params: TaskPageParams): Promi
         ? null
         : { id: Number(row.job_id), status: row.job_status },
   }));
+}
+
+const HOLDS = `SELECT key, gate, blocker FROM (
+    SELECT t.key, t.gate, ${blockerOf('t')} AS blocker FROM tasks t
+    WHERE t.key = ANY ($1::text[]) AND t.state = 'open'
+  ) held WHERE gate IS NOT NULL OR blocker IS NOT NULL`;
+
+/** observe.taskHolds. */
+export function taskHolds(exec: PgExecutor, keys: readonly string[]): Promise<TaskHold[]> {
+  return exec.rows<TaskHold>(HOLDS, [[...keys]]);
 }

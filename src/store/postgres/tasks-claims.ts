@@ -34,7 +34,7 @@ import { insertAuditRows, releaseSessionHoldings } from './locks.js';
 import type { PgExecutor } from './executor.js';
 import { requeueSessionJobs } from './requeue.js';
 import { Batcher } from './batcher.js';
-import { UNQUEUED } from '../task-list.js';
+import { BLOCKERS, UNQUEUED, type ListedTask } from '../task-list.js';
 import type { Outcome } from '../outcome.js';
 
 /** How often a guarded write that found the state changed under it is tried again. */
@@ -95,14 +95,17 @@ export function postgresTasks(exec: PgExecutor): Store['tasks'] {
     },
     list: async (params = {}) =>
       (
-        await exec.rows<TaskRow>(
-          `SELECT ${TASK_COLUMNS} FROM tasks
+        await exec.rows<TaskRow & { waits_for: string[] }>(
+          `SELECT ${TASK_COLUMNS},
+             (SELECT coalesce(json_agg(b.key ORDER BY b.key), '[]'::json) ${BLOCKERS}) AS waits_for
+           FROM tasks
            WHERE ($1::text IS NULL OR project = $1::text)
              AND ($2::text IS NULL OR assignee = $2::text)
              AND ($4::text IS NULL OR state = $4::text)
              AND ($5::text IS NULL OR labels ? $5::text)
              AND ($6::boolean IS NULL OR (gate IS NOT NULL AND state = 'open') = $6::boolean)
              AND (NOT $7::boolean OR (${UNQUEUED}))
+             AND ($8::boolean IS NULL OR EXISTS (SELECT 1 ${BLOCKERS} OFFSET 0) = $8::boolean)
            ORDER BY priority, key LIMIT $3::int`,
           [
             params.project ?? null,
@@ -112,9 +115,10 @@ export function postgresTasks(exec: PgExecutor): Store['tasks'] {
             params.label ?? null,
             params.gated ?? null,
             params.unqueued === true,
+            params.blocked ?? null,
           ],
         )
-      ).map(toTask),
+      ).map((row): ListedTask => ({ ...toTask(row), waitsFor: row.waits_for })),
     update: async (params) => {
       const row = await exec.one<TaskRow>(UPDATE_TASK, [
         params.key,

@@ -15,7 +15,7 @@ import type * as shared from '../run-rows.js';
 import { liveClaimOf } from '../run-rows.js';
 import { SQLITE, toJob, type JobRow, type SqliteEncoding } from './rows.js';
 import type { SqliteExecutor, Sync } from './executor.js';
-import { tasksPageIn } from './task-page.js';
+import { taskHoldsIn, tasksPageIn } from './task-page.js';
 
 const JOB_SELECT = 'SELECT j.*, t.key FROM jobs j JOIN tasks t ON t.id = j.task_id';
 
@@ -91,6 +91,7 @@ export function sqliteObserve(exec: SqliteExecutor): Sync<ObserveStore['observe'
         return rows.map(toJob);
       }),
     tasksPage: (params) => exec.read(() => tasksPageIn(exec, params)),
+    taskHolds: (keys) => exec.read(() => taskHoldsIn(exec, keys)),
     liveClaims: () => exec.read(() => liveClaimsIn(exec)),
     stats: () => exec.read(() => statsIn(exec)),
     ledgerWindow: () => exec.read(() => ledgerWindowIn(exec)),

@@ -7,13 +7,11 @@
  */
 import type { JobState } from '../../core/job.js';
 import { ACTIVE_SQL } from '../job-guard.js';
-import type { TaskPageParams, TaskPageRow } from '../observe-store.js';
+import type { TaskHold, TaskPageParams, TaskPageRow } from '../observe-store.js';
+import { blockerOf } from './claim-set.js';
+import { BLOCKERS } from '../task-list.js';
 import { toTask, type TaskRow } from './rows.js';
 import type { SqliteExecutor } from './executor.js';
-
-/** The tasks it waits for that are not done (a closed one still blocks: 0035). */
-const BLOCKERS = `FROM task_deps d JOIN tasks b ON b.id = d.depends_on
-  WHERE d.task_id = tasks.id AND b.state <> 'done'`;
 
 export const TASK_PAGE_SQL = `SELECT tasks.*,
     (SELECT json_group_array(b.key) ${BLOCKERS}) AS blockers,
@@ -51,4 +49,14 @@ export function tasksPageIn(exec: SqliteExecutor, params: TaskPageParams): TaskP
     blockers: (JSON.parse(row.blockers) as string[]).sort(),
     job: row.job_id === null || row.job_status === null ? null : { id: row.job_id, status: row.job_status },
   }));
+}
+
+const HOLDS = `SELECT key, gate, blocker FROM (
+    SELECT t.key, t.gate, ${blockerOf('t')} AS blocker FROM tasks t
+    WHERE t.key IN (SELECT value FROM json_each(@keys)) AND t.state = 'open'
+  ) WHERE gate IS NOT NULL OR blocker IS NOT NULL`;
+
+/** observe.taskHolds, inside the caller's read transaction. */
+export function taskHoldsIn(exec: SqliteExecutor, keys: readonly string[]): TaskHold[] {
+  return exec.prepare(HOLDS).all({ keys: JSON.stringify(keys) }) as TaskHold[];
 }

@@ -7,7 +7,7 @@ import type { Session } from '../../core/session.js';
 import { releaseSessionLocks } from './locks.js';
 import { requeueSessionJobs } from './requeue.js';
 import { withActor } from '../actor.js';
-import { UNQUEUED } from '../task-list.js';
+import { BLOCKERS, UNQUEUED, type ListedTask } from '../task-list.js';
 import { appendAudit, holderOf, toSession, toTask, type SessionRow, type TaskRow } from './rows.js';
 import { fromSync, type SqliteExecutor, type Sync } from './executor.js';
 import { TickBatcher } from './tick-batcher.js';
@@ -129,13 +129,14 @@ export function sqliteTasks(exec: SqliteExecutor): Sync<Store['tasks']> {
         (
           exec
             .prepare(
-              `SELECT * FROM tasks
+              `SELECT *, (SELECT json_group_array(b.key) ${BLOCKERS}) AS waits_for FROM tasks
                  WHERE (@project IS NULL OR project = @project)
                    AND (@assignee IS NULL OR assignee = @assignee)
                    AND (@state IS NULL OR state = @state)
                    AND (@label IS NULL OR EXISTS (SELECT 1 FROM json_each(tasks.labels) WHERE value = @label))
                    AND (@gated IS NULL OR (gate IS NOT NULL AND state = 'open') = @gated)
                    AND (NOT @unqueued OR (${UNQUEUED}))
+                   AND (@blocked IS NULL OR EXISTS (SELECT 1 ${BLOCKERS}) = @blocked)
                  ORDER BY priority, key LIMIT @limit`,
             )
             .all({
@@ -145,9 +146,14 @@ export function sqliteTasks(exec: SqliteExecutor): Sync<Store['tasks']> {
               label: params.label ?? null,
               gated: params.gated === undefined ? null : Number(params.gated),
               unqueued: Number(params.unqueued === true),
+              blocked: params.blocked === undefined ? null : Number(params.blocked),
               limit: params.limit ?? 1000,
-            }) as TaskRow[]
-        ).map(toTask),
+            }) as (TaskRow & { waits_for: string })[]
+        ).map((row): ListedTask => ({
+          ...toTask(row),
+          // Sorted here, as the backlog's page does (task-page.ts): a sort in SQL is a temporary b-tree per row.
+          waitsFor: (JSON.parse(row.waits_for) as string[]).sort(),
+        })),
       ),
     update: (params) => exec.write(() => toTask(updateTask(exec, params))),
   };
