@@ -82,7 +82,9 @@ export class RemoteCoordinator implements AgentApi {
       claim: detail.claim,
       holder: detail.holder,
       jobs: detail.jobs,
-      history: detail.history,
+      // A server from before the flag answers none: it never listed more than its jobs.
+      moreJobs: detail.moreJobs ?? false,
+      history: detail.history.map((event) => ({ ...event, on: event.on ?? null })),
       prs: detail.prs,
       // A server from before task dependencies answers none.
       dependencies: detail.dependencies ?? { waitsFor: [], waitedBy: [] },

@@ -82,5 +82,84 @@ for (const db of bothEngines())
           [['c', 'b', session]],
         );
       });
+
+      test('task list --blocked with WAITS_FOR, the history of edges, why a held job waits, more jobs', async () => {
+        const t = cliOn(await db.fresh(), mode);
+        await t.json(0, 'task', 'add', 'a', '--label', 'api');
+        await t.json(0, 'task', 'add', 'b', '--after', 'a', '--label', 'api', '--priority', '5');
+        await t.json(0, 'task', 'add', 'c', '--project', 'web');
+        await t.json(0, 'task', 'depend', 'c', '--on', 'a');
+        await t.json(0, 'task', 'add', 'd', '--label', 'api');
+
+        const blocked = await t.json<{ key: string; waitsFor: string[] }[]>(0, 'task', 'list', '--blocked');
+        assert.deepEqual(
+          blocked.map((task) => [task.key, task.waitsFor]),
+          [
+            ['b', ['a']],
+            ['c', ['a']],
+          ],
+        );
+        const narrowed = await t.json<{ key: string }[]>(0, 'task', 'list', '--blocked', '--label', 'api');
+        assert.deepEqual(
+          narrowed.map((task) => task.key),
+          ['b'],
+        );
+        const text = await t.run('task', 'list', '--blocked', '--project', 'web');
+        assert.equal(text.code, 0, text.stderr);
+        assert.match(text.stdout, /^KEY +STATE +PRIORITY +PROJECT +ASSIGNEE +HOLDER +WAITS_FOR +TITLE\n/);
+        assert.match(text.stdout, /\nc +open +100 +web +- +- +a +-?\n/);
+        const free = await t.run('task', 'list', '--label', 'api', '--state', 'open');
+        assert.match(free.stdout, /\nb +open +5 .* a /);
+        assert.match(free.stdout, /\nd +open +100 +- +- +- +- /, 'd waits for nothing');
+
+        // The history lists edge changes in order with the state changes.
+        await t.json(0, 'task', 'undepend', 'c', '--on', 'a');
+        await t.json(0, 'close', 'c');
+        const story = await t.json<{ history: { type: string; on: string | null; to: string | null }[] }>(
+          0,
+          'task',
+          'show',
+          'c',
+        );
+        assert.deepEqual(
+          story.history.map((event) => [event.type, event.on ?? event.to]),
+          [
+            ['task:depended', 'a'],
+            ['task:undepended', 'a'],
+            ['task:state', 'closed'],
+          ],
+        );
+        const shown = await t.run('task', 'show', 'c');
+        assert.match(
+          shown.stdout,
+          /\n {2}history:\n {4}\S+ {2}waits for a by [^\n]+\n {4}\S+ {2}no longer waits for a by /,
+        );
+
+        // No dispatcher has run: the held jobs' reasons are read, not stored.
+        const job = await t.json<{ job: { id: number } }>(0, 'enqueue', 'b');
+        await t.json(0, 'gate', 'd', 'design');
+        await t.json(0, 'enqueue', 'd');
+        const queue = await t.json<{ key: string; reason: string | null }[]>(0, 'queue', 'list');
+        assert.deepEqual(
+          queue.map((queued) => [queued.key, queued.reason]),
+          [
+            ['b', 'waits for task a (open)'],
+            ['d', 'waiting for design approval'],
+          ],
+        );
+        const one = await t.json<{ reason: string | null }>(0, 'job', 'show', String(job.job.id));
+        assert.equal(one.reason, 'waits for task a (open)');
+
+        // Eleven jobs: task show shows ten and says where the rest are.
+        await t.json(0, 'cancel', String(job.job.id));
+        for (let index = 0; index < 10; index += 1) {
+          const next = await t.json<{ job: { id: number } }>(0, 'enqueue', 'b');
+          if (index < 9) await t.json(0, 'cancel', String(next.job.id));
+        }
+        const many = await t.run('task', 'show', 'b');
+        assert.match(many.stdout, /\n {2}jobs \(the first 10; all of them: `baton queue list --key b`\):\n/);
+        assert.equal((await t.json<{ moreJobs: boolean }>(0, 'task', 'show', 'b')).moreJobs, true);
+        assert.equal((await t.json<{ moreJobs: boolean }>(0, 'task', 'show', 'a')).moreJobs, false);
+      });
     });
   }

@@ -14,7 +14,7 @@ import type { ListedSession, Session } from '../core/session.js';
 import type { Task } from '../core/task.js';
 import { validateId, validateKey } from '../core/validate.js';
 import type { SessionEndReport } from '../store/rescue.js';
-import type { ClaimForceReleaseResult, JobEnqueueResult, Store } from '../store/store.js';
+import type { ClaimForceReleaseResult, JobEnqueueResult, ListedTask, Store } from '../store/store.js';
 import { Cluster } from './cluster.js';
 import { Effects } from './effects.js';
 import { ProgressMarks } from './progress.js';
@@ -22,6 +22,7 @@ import { Ledger } from './ledger/ledger.js';
 import { Pull } from './pull.js';
 import { fleetStatus, type FleetStatus } from './status.js';
 import { Views } from './views.js';
+import { withHeldReasons } from './held-reasons.js';
 import { taskDetail, type TaskDetail } from './task-views.js';
 import { Tokens } from './tokens.js';
 import { Workspaces } from './workspaces.js';
@@ -169,7 +170,7 @@ export class Coordinator {
    * Tasks by priority, then key; NotFoundError for a project or a label no task has (a typo, not
    * an empty filter), as `next` refuses them.
    */
-  async listTasks(input: TaskListInput = {}): Promise<readonly Task[]> {
+  async listTasks(input: TaskListInput = {}): Promise<readonly ListedTask[]> {
     const params = parseTaskList(input);
     const tasks = await this.store.tasks.list(params);
     if (tasks.length === 0) await this.lifecycle.refuseUnknown(params.project, params.label);
@@ -233,8 +234,9 @@ export class Coordinator {
     return this.store.jobs.enqueue(parseEnqueue(input));
   }
 
-  listJobs(input: JobListInput = {}): Promise<readonly Job[]> {
-    return this.store.jobs.list(parseJobList(input));
+  /** Jobs as listed; a held queued job without a stored reason is given its task's (held-reasons.ts). */
+  async listJobs(input: JobListInput = {}): Promise<readonly Job[]> {
+    return withHeldReasons(this.store, await this.store.jobs.list(parseJobList(input)));
   }
 
   async getJob(id: unknown): Promise<Job> {
@@ -243,7 +245,8 @@ export class Coordinator {
     if (job === null) {
       throw new NotFoundError('job', String(checked), 'list jobs with `baton queue list`');
     }
-    return job;
+    const [explained = job] = await withHeldReasons(this.store, [job]);
+    return explained;
   }
 
   /**

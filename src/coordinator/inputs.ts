@@ -78,6 +78,8 @@ export interface TaskListInput {
   readonly label?: unknown;
   /** true (or "true", from a query string): only tasks behind a gate; false: only those without. */
   readonly gated?: unknown;
+  /** true (or "true"): only tasks that wait for a task not done; false: only those that wait for none. */
+  readonly blocked?: unknown;
   readonly limit?: unknown;
 }
 
@@ -213,17 +215,18 @@ export function parseTaskList(input: TaskListInput): TaskListParams {
     assignee: optional(input.assignee, (value) => validateName('assignee', value)),
     state: optional(input.state, (value) => validateOneOf('task state', value, TASK_STATES)),
     label: optional(input.label, (value) => validateName('label', value)),
-    gated: optional(input.gated, gatedFlag),
+    gated: optional(input.gated, (value) => trueOrFalse('gated', value)),
+    blocked: optional(input.blocked, (value) => trueOrFalse('blocked', value)),
     limit: limit(input.limit),
   };
 }
 
-function gatedFlag(value: unknown): boolean {
+function trueOrFalse(name: string, value: unknown): boolean {
   if (value === true || value === 'true') return true;
   if (value === false || value === 'false') return false;
   throw new InvalidInputError(
-    `gated must be true or false, got ${JSON.stringify(value)}`,
-    'give gated=true or false',
+    `${name} must be true or false, got ${JSON.stringify(value)}`,
+    `give ${name}=true or false`,
   );
 }
 

@@ -270,16 +270,24 @@ export class Lifecycle {
   }
 
   /**
-   * The task's history of states and gates, oldest first, from the ledger: its `task:state`,
-   * `task:gated` and `task:approved` rows, and the `job:finished` rows of jobs whose end finished
-   * it (they record that move themselves, decision 0023).
+   * The task's history of states, gates and dependencies, oldest first, from the ledger: its
+   * `task:state`, `task:gated`, `task:approved`, `task:depended` and `task:undepended` rows, and
+   * the `job:finished` rows of jobs whose end finished it (they record that move themselves,
+   * decision 0023).
    */
   async history(key: unknown): Promise<readonly TaskEvent[]> {
     const checked = validateKey(key);
     if ((await this.store.tasks.get(checked)) === null) {
       throw new NotFoundError('task', checked, 'add it with `baton task add`');
     }
-    const types = ['task:state', 'task:gated', 'task:approved', 'job:finished'] as const;
+    const types = [
+      'task:state',
+      'task:gated',
+      'task:approved',
+      'task:depended',
+      'task:undepended',
+      'job:finished',
+    ] as const;
     const rows = (await Promise.all(types.map((type) => this.store.audit.list({ key: checked, type }))))
       .flat()
       .sort((left, right) => left.id - right.id);
@@ -300,6 +308,7 @@ export class Lifecycle {
             by,
             session: entry.session,
             reason: null,
+            on: null,
           },
         ];
       }
@@ -315,6 +324,7 @@ export class Lifecycle {
           by: text(detail['by']),
           session: entry.session,
           reason: text(detail['reason']) ?? text(detail['note']),
+          on: text(detail['on']),
         },
       ];
     });

@@ -13,6 +13,7 @@ import { validateId, validateInteger, validateKey, validateName, validateOneOf }
 import type { TaskDependencies } from '../store/lifecycle-store.js';
 import type { TaskPageRow } from '../store/observe-store.js';
 import type { Store } from '../store/store.js';
+import { withHeldReasons } from './held-reasons.js';
 import { Lifecycle } from './lifecycle.js';
 
 /** Jobs shown with a task. */
@@ -27,9 +28,11 @@ export interface TaskDetail {
   /** The live claim and who holds it, or null when the task is free. */
   readonly claim: Claim | null;
   readonly holder: Holder | null;
-  /** The task's jobs, active ones first. */
+  /** The task's jobs, active ones first: at most TASK_JOBS_SHOWN. */
   readonly jobs: readonly Job[];
-  /** Its history of states and gates, oldest first. */
+  /** Whether it has more jobs than those (`baton queue list --key K` and the Queue list them all). */
+  readonly moreJobs: boolean;
+  /** Its history of states, gates and dependency changes, oldest first. */
   readonly history: readonly TaskEvent[];
   /** The pull requests its runs recorded (`baton effect … --kind pr`), oldest first. */
   readonly prs: readonly Effect[];
@@ -101,9 +104,10 @@ export async function taskDetail(store: Store, key: unknown): Promise<TaskDetail
     claim === null
       ? null
       : { session: claim.session, host: session?.host ?? '?', since: claim.claimedAt, epoch: claim.epoch };
-  const jobs = await store.jobs.list({ key: task.key, limit: TASK_JOBS_SHOWN });
+  const listed = await store.jobs.list({ key: task.key, limit: TASK_JOBS_SHOWN + 1 });
+  const jobs = await withHeldReasons(store, listed.slice(0, TASK_JOBS_SHOWN));
   const history = await new Lifecycle(store).history(task.key);
   const prs = (await store.effects.list({ key: task.key })).filter((effect) => effect.kind === 'pr');
   const dependencies = await store.lifecycle.dependencies(task.key);
-  return { task, claim, holder, jobs, history, prs, dependencies };
+  return { task, claim, holder, jobs, moreJobs: listed.length > jobs.length, history, prs, dependencies };
 }

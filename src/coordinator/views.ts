@@ -20,6 +20,7 @@ import { joinOutput, textStart } from '../core/output-stream.js';
 import type { LiveClaim, StoreStats } from '../store/observe-store.js';
 import type { Store } from '../store/store.js';
 import { Cluster, type JudgedHost, type LeaderDetail } from './cluster.js';
+import { withHeldReasons } from './held-reasons.js';
 import { taskDetail, tasksPage, type TaskDetail, type TaskPage, type TasksInput } from './task-views.js';
 
 const PAGE_MAX = 200;
@@ -158,7 +159,8 @@ export class Views {
       beforeId: optional(input.before, (value) => validateId('job', value)),
       limit,
     });
-    return { items: jobs, next: jobs.length === limit ? (jobs.at(-1)?.id ?? null) : null };
+    const items = await withHeldReasons(this.store, jobs);
+    return { items, next: jobs.length === limit ? (jobs.at(-1)?.id ?? null) : null };
   }
 
   async claims(lateAfterMs = LATE_AFTER_MS_DEFAULT): Promise<{ now: Instant; claims: readonly ClaimView[] }> {
@@ -258,8 +260,9 @@ export class Views {
 
   async job(id: unknown): Promise<JobView> {
     const checked = validateId('job', id);
-    const job = await this.store.jobs.get(checked);
-    if (job === null) throw new NotFoundError('job', String(checked), 'list jobs with `baton queue list`');
+    const stored = await this.store.jobs.get(checked);
+    if (stored === null) throw new NotFoundError('job', String(checked), 'list jobs with `baton queue list`');
+    const [job = stored] = await withHeldReasons(this.store, [stored]);
     const history = await this.store.audit.list({ jobId: checked, limit: 1000 });
     return { job, history, dependencies: await this.store.lifecycle.dependencies(job.key) };
   }

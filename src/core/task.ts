@@ -156,10 +156,13 @@ export interface Actor {
   readonly session?: SessionId | undefined;
 }
 
-/** One entry of a task's history: a state change, a gate set, or a gate approved. */
+/**
+ * One entry of a task's history: a state change, a gate set, a gate approved, or a dependency
+ * added or removed (`on`: the task it waits for, or no longer does).
+ */
 export interface TaskEvent {
   readonly at: Instant;
-  readonly type: 'task:state' | 'task:gated' | 'task:approved';
+  readonly type: 'task:state' | 'task:gated' | 'task:approved' | 'task:depended' | 'task:undepended';
   readonly from: TaskState | null;
   readonly to: TaskState | null;
   readonly action: string | null;
@@ -167,4 +170,6 @@ export interface TaskEvent {
   readonly by: string | null;
   readonly session: SessionId | null;
   readonly reason: string | null;
+  /** The other task of a dependency change; null for the other entries. */
+  readonly on: string | null;
 }

@@ -109,6 +109,8 @@ export interface TaskStory {
   readonly task: Task;
   readonly holder: Holder | null;
   readonly jobs: readonly Job[];
+  /** More jobs than those shown: the page links to the Queue filtered by the task's key. */
+  readonly moreJobs: boolean;
   readonly history: readonly TaskEvent[];
   readonly prs: readonly Effect[];
   readonly dependencies: {

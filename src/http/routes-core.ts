@@ -120,7 +120,7 @@ function taskRoutes(app: Api, baton: Coordinator): void {
       method: 'get',
       path: '/v1/tasks',
       tags: ['tasks'],
-      request: { query: Query(['project', 'assignee', 'state', 'label', 'gated', 'limit']) },
+      request: { query: Query(['project', 'assignee', 'state', 'label', 'gated', 'blocked', 'limit']) },
       responses: ok('tasks by priority, then key; 404 for a project or a label no task has'),
     }),
     async (context) => result(context, await baton.listTasks(context.req.valid('query'))),

@@ -204,6 +204,58 @@ for (const engine of ENGINES) {
         await server.close();
       }
     });
+
+    test('history lists dependency changes; past ten jobs a link to the Queue; held jobs say why they wait', async () => {
+      const server = await startTestServer(await engine.db());
+      try {
+        await seed(server.store);
+        await server.store.lifecycle.undepend({ key: 'blk-b', on: 'done-1', by });
+        const story = await get(server, '/tasks/blk-b');
+        assert.match(
+          story,
+          new RegExp(
+            '<td>waits for dep-a</td><td>alice@box</td>.*<td>waits for done-1</td><td>alice@box</td>' +
+              '.*<td>no longer waits for done-1</td><td>alice@box</td>',
+          ),
+          'the edges in order',
+        );
+
+        // No dispatcher ran: the reasons are read, not stored.
+        const { job: blocked } = await server.store.jobs.enqueue({ key: 'blk-b' });
+        const { job: gated } = await server.store.jobs.enqueue({ key: 'gate-1' });
+        assert.equal(blocked.reason, null);
+        const queue = await get(server, '/');
+        assert.match(
+          queue,
+          new RegExp(`/jobs/${blocked.id}".*?<td class="reason">waits for task dep-a \\(open\\)</td>`),
+        );
+        assert.match(
+          queue,
+          new RegExp(`/jobs/${gated.id}".*?<td class="reason">waiting for design approval</td>`),
+        );
+        assert.match(await get(server, `/jobs/${blocked.id}`), /waits for task dep-a \(open\)/);
+        assert.match(
+          story.length > 0 ? await get(server, '/tasks/blk-b') : '',
+          /waits for task dep-a \(open\)/,
+        );
+
+        const ids: number[] = [];
+        for (let index = 0; index < 11; index += 1) {
+          const { job } = await server.store.jobs.enqueue({ key: 'many' });
+          ids.push(job.id);
+          if (index < 10) assert.ok((await server.store.jobs.cancel({ id: job.id, actor: 'alice@box' })).ok);
+        }
+        const many = await get(server, '/tasks/many');
+        assert.match(many, /The first 10 shown:<a href="\/\?key=many">all of its jobs in the Queue<\/a>/);
+        const linked = (page: string): number =>
+          ids.filter((id) => page.includes(`<a href="/jobs/${id}">`)).length;
+        assert.equal(linked(many), 10, 'ten of its eleven jobs');
+        assert.equal(linked(await get(server, '/?key=many')), 11, 'the Queue filtered by the task lists all');
+        assert.doesNotMatch(await get(server, '/tasks/rev-1'), /all of its jobs in the Queue/);
+      } finally {
+        await server.close();
+      }
+    });
   });
 }
 

@@ -2,7 +2,8 @@
 import type { Command } from 'commander';
 import type { TaskDetail } from '../../coordinator/coordinator.js';
 import type { Effect } from '../../core/effect.js';
-import type { Task, TaskEvent } from '../../core/task.js';
+import type { TaskEvent } from '../../core/task.js';
+import type { ListedTask } from '../../store/task-list.js';
 import { cliActor, stateLine } from './lifecycle.js';
 import { cell, describeHolder, iso, table } from '../output.js';
 import { collect, withApi } from '../run.js';
@@ -98,6 +99,7 @@ interface ListOptions {
   readonly state?: string;
   readonly label?: string;
   readonly gated?: true;
+  readonly blocked?: true;
   readonly limit?: string;
 }
 
@@ -114,6 +116,7 @@ function registerTaskList(task: Command): void {
       '--gated',
       'only open tasks waiting behind a gate (open it with `baton approve <key> --gate <gate>`)',
     )
+    .option('--blocked', 'only tasks waiting for a task that is not done (see `baton task show <key>`)')
     .option('--limit <n>', 'at most this many (default and maximum 1000)')
     .action((options: ListOptions, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
@@ -123,10 +126,12 @@ function registerTaskList(task: Command): void {
     );
 }
 
-function taskTable(tasks: readonly Task[]): string[] {
+/** The WAITS_FOR column (the tasks not done it waits for) only when a listed task waits for one. */
+function taskTable(tasks: readonly ListedTask[]): string[] {
   if (tasks.length === 0) return ['no tasks'];
+  const waits = tasks.some((task) => task.waitsFor.length > 0);
   return table(
-    ['KEY', 'STATE', 'PRIORITY', 'PROJECT', 'ASSIGNEE', 'HOLDER', 'TITLE'],
+    ['KEY', 'STATE', 'PRIORITY', 'PROJECT', 'ASSIGNEE', 'HOLDER', ...(waits ? ['WAITS_FOR'] : []), 'TITLE'],
     tasks.map((task) => [
       task.key,
       task.gate === null ? task.state : `${task.state} (${task.gate} gate)`,
@@ -134,12 +139,14 @@ function taskTable(tasks: readonly Task[]): string[] {
       cell(task.project),
       cell(task.assignee),
       task.holder === null ? '-' : `session ${task.holder.session}`,
+      ...(waits ? [task.waitsFor.length === 0 ? '-' : task.waitsFor.join(',')] : []),
       cell(task.title),
     ]),
   );
 }
 
-function showLines({ task, holder, jobs, history, prs, dependencies }: TaskDetail): string[] {
+function showLines({ task, holder, jobs, moreJobs, history, prs, dependencies }: TaskDetail): string[] {
+  const more = ` (the first ${jobs.length}; all of them: \`baton queue list --key ${task.key}\`)`;
   return [
     task.title === '' ? task.key : `${task.key}  ${task.title}`,
     `  ${stateLine(task, true)}`,
@@ -151,7 +158,7 @@ function showLines({ task, holder, jobs, history, prs, dependencies }: TaskDetai
     `  created ${iso(task.createdAt)}  claim epoch ${task.epoch}`,
     holder === null ? '  not claimed' : `  claimed by ${describeHolder(holder)}`,
     ...dependencyLines(dependencies),
-    jobs.length === 0 ? '  no jobs' : '  jobs:',
+    jobs.length === 0 ? '  no jobs' : `  jobs${moreJobs ? more : ''}:`,
     ...jobs.map((job) => `    ${jobLine(job)}`),
     ...(prs.length === 0 ? [] : ['  pull requests:', ...prs.map((effect) => `    ${prLine(effect)}`)]),
     ...(history.length === 0 ? [] : ['  history:', ...history.map((event) => `    ${historyLine(event)}`)]),
@@ -163,6 +170,9 @@ function historyLine(event: TaskEvent): string {
   const why = event.reason === null ? '' : `: ${event.reason}`;
   if (event.type === 'task:gated') return `${iso(event.at)}  waits for ${event.gate ?? '?'} approval${by}`;
   if (event.type === 'task:approved') return `${iso(event.at)}  ${event.gate ?? '?'} approved${by}${why}`;
+  if (event.type === 'task:depended') return `${iso(event.at)}  waits for ${event.on ?? '?'}${by}`;
+  if (event.type === 'task:undepended')
+    return `${iso(event.at)}  no longer waits for ${event.on ?? '?'}${by}`;
   return `${iso(event.at)}  ${event.from ?? '?'} → ${event.to ?? '?'} (${event.action ?? '?'})${by}${why}`;
 }
 

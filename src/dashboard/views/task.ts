@@ -2,7 +2,7 @@
  * One task's page: what `baton task show` prints (Coordinator.showTask): its state and since when,
  * gate, review requirement, labels, url and creation; its live claim (holder and claim epoch); what
  * it waits for and what waits for it; its jobs; the pull requests its runs recorded; its history of
- * states and gates. Where a person has something to decide (an escalation, a review, a gate), the
+ * states, gates and dependencies. Where a person has something to decide (an escalation, a review, a gate), the
  * inbox's buttons are here too (views/inbox.ts), calling the API with the operator's token.
  */
 import { html } from 'hono/html';
@@ -22,6 +22,8 @@ function links(rows: readonly TaskLinkRow[]): Html {
 function change(event: TaskEvent): string {
   if (event.type === 'task:gated') return `waits for ${event.gate ?? '?'} approval`;
   if (event.type === 'task:approved') return `${event.gate ?? '?'} approved`;
+  if (event.type === 'task:depended') return `waits for ${event.on ?? '?'}`;
+  if (event.type === 'task:undepended') return `no longer waits for ${event.on ?? '?'}`;
   return `${event.from ?? '?'} \u2192 ${event.to ?? '?'} (${event.action ?? '?'})`;
 }
 
@@ -80,7 +82,7 @@ function claimFact(story: TaskStory): Html {
 }
 
 export function taskView(story: TaskStory, apiBase: string): Html {
-  const { task, dependencies, jobs, prs, history, now } = story;
+  const { task, dependencies, jobs, moreJobs, prs, history, now } = story;
   const actions = taskActions(task, apiBase);
   return html`<dl>
       <dt>Title</dt>
@@ -119,6 +121,14 @@ export function taskView(story: TaskStory, apiBase: string): Html {
             jobs.map(jobRow),
             html`Active first`,
           )
+    }
+    ${
+      moreJobs
+        ? html`<p class="muted">
+            The first ${jobs.length} shown:
+            <a href="/?key=${encodeURIComponent(task.key)}">all of its jobs in the Queue</a>.
+          </p>`
+        : ''
     }
     <h3>Pull requests</h3>
     ${

@@ -1,0 +1,27 @@
+/**
+ * Why a queued job waits, said at read time when the dispatcher has not written it
+ * (docs/decisions/0035-task-dependencies.md, "Why held jobs wait"): a pass writes reasons only
+ * for the held jobs among the first `batchMax` queued, so a job of a gated or blocked task behind
+ * them read no reason. Here a queued job without a reason whose task is open and behind a gate or
+ * a dependency not done is given the reason the dispatcher would write (gateReason,
+ * blockedReason), from one read of those tasks (observe.taskHolds); nothing is written, and the
+ * dispatcher's tick is unchanged. A stored reason is kept as it is.
+ */
+import { blockedReason, gateReason } from '../core/dispatch-plan.js';
+import type { Job } from '../core/job.js';
+import type { Store } from '../store/store.js';
+
+const unexplained = (job: Job): boolean => job.status === 'queued' && job.reason === null;
+
+/** The jobs, each queued one without a reason given the reason its task holds it by, if any. */
+export async function withHeldReasons(store: Store, jobs: readonly Job[]): Promise<readonly Job[]> {
+  const keys = [...new Set(jobs.filter(unexplained).map((job) => job.key))];
+  if (keys.length === 0) return jobs;
+  const holds = new Map((await store.observe.taskHolds(keys)).map((hold) => [hold.key, hold]));
+  return jobs.map((job) => {
+    const hold = unexplained(job) ? holds.get(job.key) : undefined;
+    if (hold === undefined) return job;
+    const reason = hold.gate !== null ? gateReason(hold.gate) : blockedReason(hold.blocker ?? '?');
+    return { ...job, reason };
+  });
+}
