@@ -35,7 +35,7 @@ describe('the shipped alert rules', () => {
   test('promtool check rules loads them, and their own promtool tests pass', () => {
     const checked = promtool(['check', 'rules', RULES]);
     assert.equal(checked.code, 0, checked.said);
-    assert.match(checked.said, /SUCCESS: 8 rules found/);
+    assert.match(checked.said, /SUCCESS: 9 rules found/);
     const tested = promtool(['test', 'rules', join(DEPLOY, 'baton-alerts.test.yml')]);
     assert.equal(tested.code, 0, tested.said);
     assert.match(tested.said, /SUCCESS/);
@@ -44,7 +44,8 @@ describe('the shipped alert rules', () => {
 
 /**
  * What the operator is paged for, made real: a host whose runner went silent on the database clock
- * (its session's 50 ms TTL passed) beside one that is live and a standby that is down, a claim
+ * (its session's 50 ms TTL passed) beside one that is live, a standby that is down and a host
+ * drained by its own baton up that never came back, a claim
  * whose holder passed its TTL, an escalated task, failed and OOM-killed jobs, a queued job nothing
  * explains, a registered ledger key with rows no checkpoint covers, and no leader.
  */
@@ -58,6 +59,10 @@ async function troubles(store: Store, coordinator: Coordinator): Promise<void> {
   // A standby whose runner stopped pages nobody: it is not meant to take work.
   await store.sessions.end((await register('spare-box', undefined, false)).id);
   await register('quiet-box', 50);
+  // A host its own drain disabled, whose baton up then stopped and never came back: drained.
+  const drained = await register('drained-box');
+  assert.equal(await store.hosts.drain({ name: 'drained-box', session: drained.id }), true);
+  await store.sessions.end(drained.id);
   const worker = await store.sessions.start({ kind: 'agent', host: 'live-box', pid: 2 });
   for (const [key, status] of [
     ['f1', 'failed'],
@@ -107,6 +112,8 @@ function scrapeTest(before: string, after: string): string {
     fires(5, 'BatonClaimsNotRescued', ', severity: critical'),
     fires(8, 'BatonJobsFailing', ', severity: warning'),
     fires(15, 'BatonLedgerSealingStopped', ', severity: warning'),
+    quiet(15, 'BatonHostDrainedTooLong'),
+    fires(16, 'BatonHostDrainedTooLong', ', severity: warning'),
     fires(25, 'BatonQueueStalled', ', severity: critical'),
     fires(40, 'BatonEscalationsWaiting', ', severity: warning'),
     "  - name: 'an empty database, scraped: only the missing leader'\n    interval: 1m\n",
@@ -114,7 +121,7 @@ function scrapeTest(before: string, after: string): string {
     '    alert_rule_test:\n',
     fires(40, 'BatonNoLeader', ', severity: critical'),
     ...['HostNotServing', 'JobsOomKilled', 'ClaimsNotRescued', 'JobsFailing', 'LedgerSealingStopped']
-      .concat(['QueueStalled', 'EscalationsWaiting'])
+      .concat(['QueueStalled', 'EscalationsWaiting', 'HostDrainedTooLong'])
       .map((alert) => quiet(40, `Baton${alert}`)),
   ].join('');
 }
@@ -156,9 +163,11 @@ for (const db of bothEngines()) {
         await troubles(store, coordinator);
         const after = await scrape();
         const value = (series: string) => samples(after).find((sample) => sample.series === series)?.value;
-        assert.equal(value('baton_hosts{liveness="silent",enabled="true"}'), 1);
-        assert.equal(value('baton_hosts{liveness="live",enabled="true"}'), 1);
-        assert.equal(value('baton_hosts{liveness="down",enabled="false"}'), 1);
+        assert.equal(value('baton_hosts{liveness="silent",enabled="true",draining="false"}'), 1);
+        assert.equal(value('baton_hosts{liveness="live",enabled="true",draining="false"}'), 1);
+        assert.equal(value('baton_hosts{liveness="down",enabled="false",draining="false"}'), 1);
+        assert.equal(value('baton_hosts{liveness="down",enabled="false",draining="true"}'), 1);
+        assert.equal(value('baton_hosts{liveness="live",enabled="false",draining="true"}'), 0);
         assert.equal(value('baton_claims_past_ttl'), 1);
         assert.equal(value('baton_tasks{state="escalated"}'), 1);
         assert.equal(value('baton_ledger_sealing_configured'), 1);
@@ -174,7 +183,7 @@ for (const db of bothEngines()) {
           'test.yml': scrapeTest(before, after),
         });
         const checked = promtool(['check', 'rules', join(dir, 'rules.yml')]);
-        assert.match(checked.said, /SUCCESS: 8 rules found/, checked.said);
+        assert.match(checked.said, /SUCCESS: 9 rules found/, checked.said);
         const tested = promtool(['test', 'rules', join(dir, 'test.yml')]);
         rmSync(dir, { recursive: true });
         assert.equal(tested.code, 0, tested.said);

@@ -11,6 +11,12 @@ import type { Instant } from '../core/time.js';
 import type { StoreStats } from '../store/observe-store.js';
 
 const LIVENESS: readonly HostLiveness[] = ['live', 'silent', 'down'];
+/** [enabled, draining] as a host row has them: a drain disables its host, so an enabled one never drains. */
+const HOST_FLAGS: readonly (readonly [boolean, boolean])[] = [
+  [true, false],
+  [false, false],
+  [false, true],
+];
 /** The states a task waits in for a person (core/task.ts). */
 const HUMAN_WAITS = ['escalated', 'in_review'] as const;
 
@@ -30,8 +36,9 @@ export function healthGauges(registry: Registry) {
       name: 'baton_hosts',
       help:
         'Hosts by whether their baton up serves them (live; silent: no report within its runner TTL; ' +
-        'down: runner ended or rescued), as baton hosts judges them, and whether enabled (false: standby).',
-      labelNames: ['liveness', 'enabled'],
+        'down: runner ended or rescued), as baton hosts judges them, whether enabled (false: standby), ' +
+        'and whether disabled by its own drain (draining="true": draining while live, drained once not).',
+      labelNames: ['liveness', 'enabled', 'draining'],
       registers,
     }),
     tasks: new Gauge({ name: 'baton_tasks', help: 'Tasks by state.', labelNames: ['state'], registers }),
@@ -77,9 +84,11 @@ export function refreshHealth(gauges: HealthGauges, stats: StoreStats): void {
     stats.now,
   );
   for (const liveness of LIVENESS) {
-    for (const enabled of [true, false]) {
-      const hosts = judged.filter((host) => host.liveness === liveness && host.enabled === enabled).length;
-      gauges.hosts.set({ liveness, enabled: String(enabled) }, hosts);
+    for (const [enabled, draining] of HOST_FLAGS) {
+      const hosts = judged.filter(
+        (host) => host.liveness === liveness && host.enabled === enabled && host.draining === draining,
+      ).length;
+      gauges.hosts.set({ liveness, enabled: String(enabled), draining: String(draining) }, hosts);
     }
   }
   const tasks = (state: string) => stats.tasksByState.find((entry) => entry.name === state);

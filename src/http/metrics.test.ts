@@ -97,7 +97,7 @@ for (const db of bothEngines()) {
         // What alerts page on (src/http/alerts.test.ts makes each condition): none here but an
         // unsealed ledger, which pages nobody without a key.
         assert.equal(sample(after, 'baton_claims_past_ttl'), 0);
-        assert.equal(sample(after, 'baton_hosts{liveness="silent",enabled="true"}'), 0);
+        assert.equal(sample(after, 'baton_hosts{liveness="silent",enabled="true",draining="false"}'), 0);
         assert.equal(sample(after, 'baton_tasks{state="escalated"}'), 0);
         assert.equal(sample(after, 'baton_task_oldest_wait_age_seconds{state="escalated"}'), 0);
         assert.equal(sample(after, 'baton_ledger_sealing_configured'), 0);

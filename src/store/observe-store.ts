@@ -75,6 +75,8 @@ export interface Count<K extends string = string> {
 export interface HostReport {
   readonly name: string;
   readonly enabled: boolean;
+  /** Disabled by its own `baton up` draining, not by an operator (dispatch-store.ts Host.draining). */
+  readonly draining: boolean;
   readonly heartbeatAt: Instant;
   /** The runner session serving the host if it is still live; null otherwise. */
   readonly liveSession: { readonly id: SessionId; readonly ttlMs: number | null } | null;

@@ -175,6 +175,8 @@ export function exerciseObserve(harness: Harness): void {
         const { session: serving, host } = await givenHost(store, 'box-1');
         const { session: gone } = await givenHost(store, 'box-2', { enabled: false });
         await store.sessions.end(gone.id);
+        const { session: drainer } = await givenHost(store, 'box-3');
+        assert.equal(await store.hosts.drain({ name: 'box-3', session: drainer.id }), true);
         for (const key of ['a', 'b', 'c']) await givenTask(store, key);
         const by = { name: 'ops' };
         const escalated = await store.lifecycle.escalate({ key: 'a', reason: 'stuck', by });
@@ -190,12 +192,14 @@ export function exerciseObserve(harness: Harness): void {
         const stats = await store.observe.stats();
         assert.equal(stats.claimsPastTtl, 1);
         assert.deepEqual(
-          stats.hosts.map((one) => [one.name, one.enabled, one.heartbeatAt, one.liveSession?.id ?? null]),
+          stats.hosts.map((one) => [one.name, one.enabled, one.draining, one.liveSession?.id ?? null]),
           [
-            ['box-1', true, host.heartbeatAt, serving.id],
-            ['box-2', false, stats.hosts[1]?.heartbeatAt, null],
+            ['box-1', true, false, serving.id],
+            ['box-2', false, false, null],
+            ['box-3', false, true, drainer.id],
           ],
         );
+        assert.equal(stats.hosts[0]?.heartbeatAt, host.heartbeatAt);
         assert.equal(stats.hosts[0]?.liveSession?.ttlMs, serving.ttlMs);
         const tasks = await Promise.all(['b', 'c', 'd'].map((key) => store.tasks.get(key)));
         const openSince = Math.min(...tasks.map((task) => task?.stateAt ?? 0));

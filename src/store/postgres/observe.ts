@@ -67,7 +67,7 @@ const STARTED = `type = 'job:started' OR (type = 'job:claimed' AND detail @> '{"
 
 /** Each host as a HostReport (observe-store.ts): its last report, and its runner session while live. */
 const HOSTS = `(SELECT jsonb_agg(jsonb_build_object(
-       'name', h.name, 'enabled', h.enabled,
+       'name', h.name, 'enabled', h.enabled, 'draining', h.draining,
        'heartbeatAt', round(extract(epoch FROM h.heartbeat_at) * 1000)::float8,
        'liveSession', CASE WHEN s.id IS NULL THEN NULL ELSE jsonb_build_object('id', s.id, 'ttlMs', s.ttl_ms) END
      ) ORDER BY h.name)

@@ -164,6 +164,7 @@ function statsIn(exec: SqliteExecutor): StoreStats {
 interface HostRow {
   name: string;
   enabled: number;
+  draining: number;
   heartbeat_at: number;
   live_session: number | null;
   ttl_ms: number | null;
@@ -176,7 +177,7 @@ function healthIn(
 ): Pick<StoreStats, 'claimsPastTtl' | 'hosts' | 'tasksByState' | 'ledger'> {
   const hosts = exec
     .prepare(
-      `SELECT h.name, h.enabled, h.heartbeat_at, s.id AS live_session, s.ttl_ms
+      `SELECT h.name, h.enabled, h.draining, h.heartbeat_at, s.id AS live_session, s.ttl_ms
        FROM hosts h LEFT JOIN sessions s ON s.id = h.session_id AND s.state = 'live' ORDER BY h.name`,
     )
     .all() as HostRow[];
@@ -199,6 +200,7 @@ function healthIn(
     hosts: hosts.map((row) => ({
       name: row.name,
       enabled: row.enabled === 1,
+      draining: row.draining === 1,
       heartbeatAt: row.heartbeat_at,
       liveSession: row.live_session === null ? null : { id: row.live_session, ttlMs: row.ttl_ms },
     })),
