@@ -56,7 +56,8 @@ function leaderLine({ leader }: FleetStatus): string {
 
 function hostLines({ hosts }: FleetStatus): string[] {
   if (hosts.length === 0) return [label('hosts', 'none registered — run `baton up` on each machine')];
-  // The enabled hosts by liveness, and the standby ones apart, each counted once; slots of live hosts.
+  // The enabled hosts by liveness, and the standby ones apart, each counted once; slots of live
+  // enabled hosts, and the jobs draining hosts still run (their free slots take nothing) apart.
   const enabled = hosts.filter((host) => host.enabled);
   const count = (liveness: string) => enabled.filter((host) => host.liveness === liveness).length;
   const live = enabled.filter((host) => host.liveness === 'live');
@@ -67,6 +68,10 @@ function hostLines({ hosts }: FleetStatus): string[] {
   const standby = disabled.filter((host) => hostFlag(host) === 'standby').length;
   const draining = disabled.filter((host) => hostFlag(host) === 'draining').length;
   const off = disabled.length - standby - draining;
+  // A host that takes no new work still runs what it has: a drain lets its agents finish.
+  const finishing = disabled
+    .filter((host) => hostFlag(host) === 'draining')
+    .reduce((sum, host) => sum + host.jobsActive, 0);
   const parts = [
     `${count('live')} live`,
     ...(count('silent') > 0 ? [`${count('silent')} silent`] : []),
@@ -75,7 +80,8 @@ function hostLines({ hosts }: FleetStatus): string[] {
     ...(draining > 0 ? [`${draining} draining`] : []),
     ...(off > 0 ? [`${off} disabled and not serving`] : []),
   ];
-  const summary = `${parts.join(', ')}; ${busy}/${slots} slots busy`;
+  const more = finishing > 0 ? `, ${finishing} more running on draining hosts` : '';
+  const summary = `${parts.join(', ')}; ${busy}/${slots} slots busy${more}`;
   const notServed = enabled.filter((host) => host.liveness !== 'live');
   const named = notServed
     .slice(0, HOSTS_NAMED)
@@ -85,9 +91,9 @@ function hostLines({ hosts }: FleetStatus): string[] {
         `${host.name} ${host.liveness}, last report ${age(host.lastReportAgeMs)} ago — \`baton hosts\``,
       ),
     );
-  const more =
+  const rest =
     notServed.length > HOSTS_NAMED ? [label('', `and ${notServed.length - HOSTS_NAMED} more`)] : [];
-  return [label('hosts', summary), ...named, ...more];
+  return [label('hosts', summary), ...named, ...rest];
 }
 
 function jobsLine({ jobs, waiting }: FleetStatus): string {
