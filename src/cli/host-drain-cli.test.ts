@@ -43,4 +43,38 @@ describeCli('baton status and hosts of a draining host', ({ setup }) => {
       status.stdout,
     );
   });
+
+  test("hosts shows each runner's default time limit (baton up --time-limit), - for none", async () => {
+    const t = await setup();
+    await withStore(t.db, async (store) => {
+      const capacity = { ramTotalMb: 8000, ramReservedMb: 0, ramFreeMb: 8000, slotsMax: 2 };
+      for (const [name, timeLimitMs] of [
+        ['limited', 14_400_000],
+        ['plain', null],
+      ] as const) {
+        const session = await store.sessions.start({ kind: 'daemon', host: name, pid: 1 });
+        await store.hosts.register({ name, session: session.id, timeLimitMs, ...capacity });
+      }
+    });
+    const hosts = await t.run('hosts');
+    assert.equal(hosts.code, 0, hosts.stderr);
+    const [header = '', ...rows] = hosts.stdout.split('\n');
+    const at = header.indexOf('TIME_LIMIT');
+    assert.ok(at > 0, header);
+    const limitOf = (name: string) =>
+      rows
+        .find((row) => row.startsWith(`${name} `))
+        ?.slice(at)
+        .split(' ')[0];
+    assert.equal(limitOf('limited'), '4h', hosts.stdout);
+    assert.equal(limitOf('plain'), '-', hosts.stdout);
+    const json = await t.json<{ name: string; timeLimitMs: number | null }[]>(0, 'hosts');
+    assert.deepEqual(
+      json.map((host) => [host.name, host.timeLimitMs]),
+      [
+        ['limited', 14_400_000],
+        ['plain', null],
+      ],
+    );
+  });
 });

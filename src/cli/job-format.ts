@@ -3,6 +3,7 @@ import type { JobProgress } from '../coordinator/progress.js';
 import type { Job, JobId } from '../core/job.js';
 import type { JobRun } from '../core/job-attempts.js';
 import { describeProgress } from '../core/progress.js';
+import { durationWords } from '../core/time.js';
 import { cell, iso, table } from './output.js';
 
 export function jobLine(job: Job): string {
@@ -71,18 +72,6 @@ export function jobDetail(job: Job, progress?: JobProgress): string[] {
 }
 
 /** A duration as a flag takes it: the largest unit that gives a whole number (2h, 90m, 30s, 1500ms). */
-function durationWords(ms: number): string {
-  for (const [unit, size] of [
-    ['d', 86_400_000],
-    ['h', 3_600_000],
-    ['m', 60_000],
-    ['s', 1000],
-  ] as const) {
-    if (ms % size === 0) return `${ms / size}${unit}`;
-  }
-  return `${ms}ms`;
-}
-
 /** The job's own time limit, and while it runs, when it times out (judged by the database clock). */
 function timeLimitLine(job: Job): string {
   if (job.timeLimitMs === null)

@@ -28,3 +28,16 @@ export async function every(
     if (!stop.aborted) tick();
   }
 }
+
+/** A duration in its largest whole unit, as flags take it: `2h`, `90m`, `45s`; `1500ms` when none is whole. */
+export function durationWords(ms: DurationMs): string {
+  for (const [unit, size] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+  ] as const) {
+    if (ms % size === 0) return `${ms / size}${unit}`;
+  }
+  return `${ms}ms`;
+}

@@ -312,6 +312,7 @@ async function joinAsHost(
       ramReservedMb: options.ramReservedMb,
       ramFreeMb: memory.availableMb,
       slotsMax: options.slotsMax,
+      timeLimitMs: options.timeLimitMs ?? null,
     })
     .catch(async (error: unknown) => {
       // Not joined: end the session rather than leave it for recovery to find.

@@ -57,6 +57,8 @@ export interface HostRow extends HostCapacity, HostJudgement {
   readonly session: number | null;
   /** Disabled by its own `baton up` draining (store Host.draining), not by an operator. */
   readonly draining?: boolean;
+  /** Its runner's default run time limit (store Host.timeLimitMs); null: none. */
+  readonly timeLimitMs?: number | null;
   readonly running: readonly Job[];
 }
 

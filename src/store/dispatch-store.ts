@@ -34,6 +34,8 @@ export interface Host extends HostCapacity {
    * and the next `baton up` on the host enables it again (an operator's enable or disable clears it).
    */
   readonly draining: boolean;
+  /** Its runner's default run time limit (`baton up --time-limit`), as its last register said; null: none. */
+  readonly timeLimitMs: number | null;
 }
 
 export interface HostContainmentParams {
@@ -58,6 +60,8 @@ export interface HostRegisterParams {
   readonly ramReservedMb: number;
   readonly ramFreeMb: number;
   readonly slotsMax: number;
+  /** The runner's default run time limit, written by every register; left out or null: none. */
+  readonly timeLimitMs?: number | null | undefined;
 }
 
 /** The exact lease term a dispatcher acts under; the store refuses it once it is not current. */

@@ -77,6 +77,7 @@ export interface HostRow<E extends Encoding> {
   disk_free_mb: number | null;
   disk_total_mb: number | null;
   draining: E['flag'];
+  time_limit_ms: number | null;
   jobs_active: number;
   ram_promised_mb: number;
   ram_pending_mb: number;
@@ -98,6 +99,7 @@ export function hostWithLoadOf<E extends Encoding>(decode: RowDecoder<E>, row: H
     diskFreeMb: row.disk_free_mb,
     diskTotalMb: row.disk_total_mb,
     draining: decode.flag(row.draining),
+    timeLimitMs: row.time_limit_ms,
     jobsActive: row.jobs_active,
     ramPromisedMb: row.ram_promised_mb,
     ramPendingMb: row.ram_pending_mb,

@@ -36,8 +36,10 @@ function skewedBaton(env: NodeJS.ProcessEnv, cwd: string, ...args: string[]): Pr
 
 async function hostsCell(page: Page, url: string): Promise<string> {
   await page.goto(`${url}/hosts`);
-  const cells = await page.locator('#view tr', { hasText: 'solo' }).locator('td').allInnerTexts();
-  return cells[6] ?? '';
+  // The row's cell under the "Last report" heading, wherever the table puts that column.
+  const heads = await page.locator('#view th').allInnerTexts();
+  const cells = await page.locator('#view tr', { hasText: 'solo' }).locator('th, td').allInnerTexts();
+  return cells[heads.indexOf('Last report')] ?? '';
 }
 
 test(

@@ -86,6 +86,15 @@ for (const db of bothEngines()) {
         await c.baton('enqueue', 'own', '--command', FOREVER, '--time-limit', '1h');
         c.up('h1', '--time-limit', '2s');
         const pid = await agentPid(c, 'plain');
+        const hosts = await c.baton('hosts', '--json');
+        assert.deepEqual(
+          (JSON.parse(hosts.stdout) as { name: string; timeLimitMs: number }[]).map((h) => [
+            h.name,
+            h.timeLimitMs,
+          ]),
+          [['h1', 2000]],
+          "baton hosts shows the runner's time limit",
+        );
         await agentPid(c, 'own');
         await assertTimedOut(c, 'plain', pid, /ran past the runner's time limit/);
         await new Promise((r) => setTimeout(r, 2_000));

@@ -4,6 +4,7 @@ import { diskLow } from '../../core/disk.js';
 import { ramAvailableMb } from '../../core/capacity.js';
 import { age, hostFlag } from '../../core/host-liveness.js';
 import { shellWord } from '../../core/text.js';
+import { durationWords } from '../../core/time.js';
 import type { JudgedHost } from '../../coordinator/cluster.js';
 import { cell, iso, table } from '../output.js';
 import type { CliApi } from '../remote-api.js';
@@ -16,10 +17,16 @@ function diskCell(freeMb: number | null, totalMb: number | null): string {
   return `${freeMb}${diskLow(freeMb, totalMb) ? ' LOW' : ''}`;
 }
 
+/** The runner's default time limit (`baton up --time-limit`), `-` for none or from an older server. */
+function limitCell(limitMs: number | null | undefined): string {
+  return limitMs === undefined || limitMs === null ? '-' : durationWords(limitMs);
+}
+
 /**
  * RAM_BUDGET is what the host offers jobs in all (`--ram-mb`, else the machine's total) and
  * MACHINE_FREE what the kernel says is free, which may be more than a budget set lower; AVAILABLE
- * is what placement uses, the lesser of the two after the reserve and what is promised.
+ * is what placement uses, the lesser of the two after the reserve and what is promised. TIME_LIMIT
+ * is the runner's default, which holds every job there without a limit of its own.
  */
 const HOST_COLUMNS = [
   'HOST',
@@ -30,6 +37,7 @@ const HOST_COLUMNS = [
   'AVAILABLE',
   'JOBS',
   'CONTAINMENT',
+  'TIME_LIMIT',
   'DISK_FREE',
   'LAST_REPORT',
 ];
@@ -109,6 +117,7 @@ export function registerHosts(program: Command): void {
                     `${ramAvailableMb(host)}`,
                     `${host.jobsActive}/${host.slotsMax}`,
                     cell(host.containment),
+                    limitCell(host.timeLimitMs),
                     diskCell(host.diskFreeMb, host.diskTotalMb),
                     reportCell(host),
                   ]),

@@ -2,6 +2,7 @@
 import { html } from 'hono/html';
 import { ramAvailableMb } from '../../core/capacity.js';
 import { hostFlag } from '../../core/host-liveness.js';
+import { durationWords } from '../../core/time.js';
 import type { HostRow, LeaderRow } from '../deps.js';
 import { age, time, type Html, table } from '../layout.js';
 
@@ -73,6 +74,9 @@ function hostRow(host: HostRow, apiBase: string): Html {
     <td>${host.ramFreeMb} MB (${free} MB for new jobs)</td>
     <td>${host.jobsActive}/${host.slotsMax}</td>
     <td>
+      ${host.timeLimitMs === undefined || host.timeLimitMs === null ? '—' : durationWords(host.timeLimitMs)}
+    </td>
+    <td>
       ${host.running.length === 0 ? '—' : host.running.map((job) => html`<a href="/jobs/${job.id}">${job.id}</a> `)}
     </td>
     <td>${lastReport(host)}</td>
@@ -91,6 +95,7 @@ export function hostsView(hosts: readonly HostRow[], apiBase: string): Html {
       'Reserved',
       'Free on the machine (for new jobs)',
       'Slots used',
+      'Time limit (jobs without their own)',
       'Running jobs',
       'Last report',
       'Operator',

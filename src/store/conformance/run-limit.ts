@@ -110,5 +110,26 @@ export function exerciseRunLimit(harness: Harness): void {
         assert.equal(row?.detail['own'], false);
         assert.equal(row?.detail['limitMs'], 30_000);
       }));
+
+    test("a runner's default limit is published with its host row: each register writes it, none is null", () =>
+      withFixture(harness, async ({ store }) => {
+        const capacity = { ramTotalMb: 8000, ramReservedMb: 0, ramFreeMb: 8000, slotsMax: 2 };
+        const runner = () => store.sessions.start({ kind: 'daemon', host: 'box-1', pid: 1 });
+        const first = await runner();
+        const host = await store.hosts.register({
+          name: 'box-1',
+          session: first.id,
+          timeLimitMs: 7_200_000,
+          ...capacity,
+        });
+        assert.equal(host.timeLimitMs, 7_200_000);
+        assert.equal((await store.hosts.list())[0]?.timeLimitMs, 7_200_000);
+        // The next baton up there without --time-limit: none, not the last one's.
+        await store.sessions.end(first.id);
+        const second = await runner();
+        const again = await store.hosts.register({ name: 'box-1', session: second.id, ...capacity });
+        assert.equal(again.timeLimitMs, null);
+        assert.equal((await store.hosts.list())[0]?.timeLimitMs, null);
+      }));
   });
 }

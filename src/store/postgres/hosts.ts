@@ -34,6 +34,7 @@ const HOST_FIELDS = [
   'disk_free_mb',
   'disk_total_mb',
   'draining',
+  'time_limit_ms',
 ] as const;
 
 const hostFields = (table: string): string => HOST_FIELDS.map((field) => `${table}.${field}`).join(', ');
@@ -103,15 +104,15 @@ WITH s AS (
   WHERE h.name = $1::text AND o.state = 'live' AND h.session_id <> $2::bigint
 ), up AS (
   INSERT INTO hosts AS h (name, enabled, session_id, ram_total_mb, ram_reserved_mb, ram_free_mb,
-    slots_max, heartbeat_at, registered_at)
-  SELECT $1::text, coalesce($3::boolean, true), s.id, $4::int, $5::int, $6::int, $7::int, n.t, n.t
+    slots_max, time_limit_ms, heartbeat_at, registered_at)
+  SELECT $1::text, coalesce($3::boolean, true), s.id, $4::int, $5::int, $6::int, $7::int, $8::int, n.t, n.t
   FROM s, n
   WHERE s.state = 'live' AND NOT EXISTS (SELECT 1 FROM other)
   ON CONFLICT (name) DO UPDATE SET enabled = coalesce($3::boolean, h.enabled OR h.draining), draining = false,
     session_id = excluded.session_id,
     ram_total_mb = excluded.ram_total_mb, ram_reserved_mb = excluded.ram_reserved_mb,
     ram_free_mb = excluded.ram_free_mb, slots_max = excluded.slots_max,
-    heartbeat_at = excluded.heartbeat_at
+    time_limit_ms = excluded.time_limit_ms, heartbeat_at = excluded.heartbeat_at
   WHERE h.session_id IS NULL OR h.session_id = excluded.session_id
     OR EXISTS (SELECT 1 FROM sessions o WHERE o.id = h.session_id AND o.state <> 'live')
   RETURNING ${hostFields('h')}
@@ -165,6 +166,7 @@ async function registerHost(exec: PgExecutor, params: HostRegisterParams): Promi
       params.ramReservedMb,
       params.ramFreeMb,
       params.slotsMax,
+      params.timeLimitMs ?? null,
     ]);
     assert(row !== undefined, 'register returns exactly one row');
     liveOrThrow(params.session, row.session_state);

@@ -109,15 +109,15 @@ function registerIn(exec: SqliteExecutor, params: HostRegisterParams): Host {
   exec
     .prepare(
       `INSERT INTO hosts (name, enabled, session_id, ram_total_mb, ram_reserved_mb, ram_free_mb,
-               slots_max, heartbeat_at, registered_at)
-             VALUES (@name, coalesce(@enabled, 1), @session, @total, @reserved, @free, @slots, @now, @now)
+               slots_max, time_limit_ms, heartbeat_at, registered_at)
+             VALUES (@name, coalesce(@enabled, 1), @session, @total, @reserved, @free, @slots, @limit, @now, @now)
              ON CONFLICT (name) DO UPDATE SET
                enabled = coalesce(@enabled, CASE WHEN hosts.draining = 1 THEN 1 ELSE hosts.enabled END),
                draining = 0,
                session_id = excluded.session_id,
                ram_total_mb = excluded.ram_total_mb, ram_reserved_mb = excluded.ram_reserved_mb,
                ram_free_mb = excluded.ram_free_mb, slots_max = excluded.slots_max,
-               heartbeat_at = excluded.heartbeat_at`,
+               time_limit_ms = excluded.time_limit_ms, heartbeat_at = excluded.heartbeat_at`,
     )
     .run({
       name: params.name,
@@ -127,6 +127,7 @@ function registerIn(exec: SqliteExecutor, params: HostRegisterParams): Host {
       reserved: params.ramReservedMb,
       free: params.ramFreeMb,
       slots: params.slotsMax,
+      limit: params.timeLimitMs ?? null,
       now,
     });
   const host = hostNamed(exec, params.name) as Host;
