@@ -35,7 +35,7 @@ function cell(page: string, row: string, column: string): string | undefined {
 
 for (const db of bothEngines()) {
   describe(`the dashboard's time limits (${db.name})`, () => {
-    test("Hosts shows each runner's default time limit", async () => {
+    test("Hosts shows each runner's default time limit, Queue each job's own", async () => {
       const server = await startTestServer(await db.fresh());
       try {
         const { store } = server;
@@ -47,11 +47,17 @@ for (const db of bothEngines()) {
           const capacity = { ramTotalMb: 8000, ramReservedMb: 0, ramFreeMb: 8000, slotsMax: 2 };
           await store.hosts.register({ name, session: session.id, timeLimitMs, ...capacity });
         }
+        const own = await store.jobs.enqueue({ key: 'own', timeLimitMs: 7_200_000 });
+        const none = await store.jobs.enqueue({ key: 'none' });
 
         const hosts = await (await fetch(`${server.url}/hosts`)).text();
         const column = 'Time limit (jobs without their own)';
         assert.equal(cell(hosts, 'limited', column), '90m', hosts);
         assert.equal(cell(hosts, 'plain', column), '—');
+
+        const queue = await (await fetch(`${server.url}/`)).text();
+        assert.equal(cell(queue, String(own.job.id), 'Time limit'), '2h', queue);
+        assert.equal(cell(queue, String(none.job.id), 'Time limit'), '—');
       } finally {
         await server.close();
       }

@@ -1,6 +1,7 @@
-/** Queue: jobs newest first by keyset, with status, host, attempt and why a job waits. */
+/** Queue: jobs newest first by keyset, with status, host, attempt, time limit and why a job waits. */
 import { html } from 'hono/html';
 import { JOB_STATES, type Job } from '../../core/job.js';
+import { durationWords } from '../../core/time.js';
 import type { Page, Query } from '../deps.js';
 import { query, time, type Html, table } from '../layout.js';
 import { taskLink } from './tasks.js';
@@ -14,12 +15,18 @@ function row(job: Job): Html {
     <td>${job.host ?? '—'}</td>
     <td>${job.attempt}/${job.attemptMax}</td>
     <td>${job.ramMb === null ? '—' : `${job.ramMb} MB`}</td>
+    <td>${limitCell(job.timeLimitMs)}</td>
     <td>${time(job.queuedAt)}</td>
     <td class="reason">${waits ? job.reason : job.status === 'queued' ? '' : (job.reason ?? '')}</td>
   </tr>`;
 }
 
-const COLUMNS = ['Job', 'Task', 'Status', 'Host', 'Attempt', 'RAM', 'Queued', 'Reason'];
+/** The job's own time limit, as `queue list` shows it (`2h`); none of its own: its runner's, if any. */
+function limitCell(limitMs: number | null | undefined): string {
+  return limitMs === undefined || limitMs === null ? '—' : durationWords(limitMs); // an older server sends none
+}
+
+const COLUMNS = ['Job', 'Task', 'Status', 'Host', 'Attempt', 'RAM', 'Time limit', 'Queued', 'Reason'];
 
 export function queueView(page: Page<Job>, search: Query): Html {
   const statuses = JOB_STATES.map(
