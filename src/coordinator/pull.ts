@@ -4,7 +4,7 @@
  * in the same commit. The session is the script's own (`baton session start`), and every step is
  * guarded by it and by the job's epoch, exactly as the runner's are.
  */
-import { InvalidInputError } from '../core/errors.js';
+import { ConflictError, InvalidInputError } from '../core/errors.js';
 import type { Job } from '../core/job.js';
 import {
   validateDuration,
@@ -163,10 +163,34 @@ export class Pull {
     return this.batch({ session, take, ...(input.lease === undefined ? {} : { lease: input.lease }) });
   }
 
-  /** Finishes the session's job; with `next`, claims and starts the next one in the same commit. */
+  /**
+   * Finishes the session's job; with `next`, claims and starts the next one in the same commit. A
+   * job past its own time limit is failed `timed out` instead, whatever the worker says, and the
+   * finish refused (timedOut).
+   */
   async finish(input: JobFinishInput, next: boolean): Promise<JobFinishAndClaimNextResult> {
     const params = parseJobFinish(input);
+    await this.timedOut(params);
     if (next) return this.store.jobs.finishAndClaimNext({ ...params, start: true });
     return { finished: await this.store.jobs.finish(params), next: null };
+  }
+
+  /**
+   * A pull-mode worker's process is not Baton's to kill, so its finish is where the job's own time
+   * limit holds (decision 0037): judged on the database clock by the runner's markTimedOut (its
+   * `job:timed_out` row), the job is failed with the runner's reason and the finish refused with
+   * one line, so the worker knows its result past the limit did not count.
+   */
+  private async timedOut(params: JobFinishParams): Promise<void> {
+    const { id, session, epoch } = params;
+    const verdict = await this.store.progress.markTimedOut({ id, session, epoch, defaultLimitMs: null });
+    if (!verdict.timedOut) return;
+    const started = new Date(verdict.startedAt).toISOString();
+    const reason = `timed out: ran past its time limit of ${verdict.limitMs / 1000} s (started ${started})`;
+    await this.store.jobs.finish({ ...params, status: 'failed', reason });
+    throw new ConflictError(
+      `job ${id} ${reason}: it is failed, not ${params.status}`,
+      `\`baton retry ${id}\` queues it again with the same limit; enqueue it with a longer --time-limit for more`,
+    );
   }
 }

@@ -1,0 +1,73 @@
+/**
+ * A job's own time limit holds in pull mode too (decision 0037): `baton job finish` of a job past
+ * its limit, judged on the database clock, fails it `timed out` and exits 3 with one line; within
+ * its limit, or without one, the finish is as before. Real databases, the real `baton` command.
+ */
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { bothEngines } from '../../test/support/databases.js';
+import { cliModes, cliOn, stopServers } from '../../test/support/cli.js';
+
+type JobJson = { id: number; key: string; status: string; epoch: number; reason: string | null };
+type Finish = { finished: { ok: boolean; job: JobJson | null }; next: JobJson | null };
+type Row = { type: string; detail: Record<string, unknown> };
+
+after(stopServers);
+
+for (const db of bothEngines())
+  for (const mode of cliModes(db.engine)) {
+    describe(`${db.name}: pull mode under a time limit, ${mode === 'db' ? 'with --db' : 'over HTTP'}`, () => {
+      test('a finish past the limit fails the job timed out, exit 3; one within it or with none is done', async () => {
+        const cli = cliOn(await db.fresh(), mode);
+        const s = await cli.session();
+        await cli.json(0, 'enqueue', 'slow', '--time-limit', '1s', '--priority', '1');
+        await cli.json(0, 'enqueue', 'quick', '--time-limit', '1h', '--priority', '2');
+        await cli.json(0, 'enqueue', 'plain', '--priority', '3');
+        const slow = await cli.json<JobJson>(0, 'job', 'next', '--session', s);
+        assert.equal(slow.key, 'slow');
+        await sleep(1_200);
+        const refused = await cli.run(
+          'job',
+          'finish',
+          String(slow.id),
+          '--session',
+          s,
+          '--epoch',
+          String(slow.epoch),
+        );
+        assert.equal(refused.code, 3, refused.stderr);
+        const lines = refused.stderr.split('\n').filter((line) => line !== '');
+        assert.equal(lines.length, 1, refused.stderr);
+        assert.match(
+          lines[0] ?? '',
+          /^baton: job \d+ timed out: ran past its time limit of 1 s \(started \d{4}-.*\): it is failed, not done/,
+        );
+        const shown = await cli.json<JobJson>(0, 'job', 'show', String(slow.id));
+        assert.equal(shown.status, 'failed');
+        assert.match(shown.reason ?? '', /^timed out: ran past its time limit of 1 s/);
+        const rows = await cli.json<Row[]>(0, 'audit', '--job', String(slow.id));
+        assert.deepEqual(
+          rows.slice(-2).map((row) => row.type),
+          ['job:timed_out', 'job:finished'],
+        );
+        assert.equal(rows.at(-2)?.detail['own'], true);
+        // Within its limit, and without one: finished as the worker says, the next taken in the same step.
+        for (const key of ['quick', 'plain']) {
+          const job = await cli.json<JobJson>(0, 'job', 'next', '--session', s);
+          assert.equal(job.key, key);
+          const done = await cli.json<Finish>(
+            0,
+            'job',
+            'finish',
+            String(job.id),
+            '--session',
+            s,
+            '--epoch',
+            String(job.epoch),
+          );
+          assert.equal(done.finished.job?.status, 'done');
+        }
+      });
+    });
+  }
