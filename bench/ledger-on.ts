@@ -46,10 +46,17 @@ export interface Sealing {
   readonly catchUpMs: number;
 }
 
+/**
+ * Watches the sealer over the drain (sealer-cost.ts): called with the sealer's pid once it is ready
+ * and the database readied, just before the drain; what it returns is called when the drain ends.
+ */
+export type SealerWatch = (sealerPid: number) => Promise<() => Promise<void>>;
+
 /** Runs `drain` with the sealer beside it; null work runs without (tamper evidence off). */
 export async function withSealer<T>(
   url: string,
   drain: () => Promise<T>,
+  watch?: SealerWatch,
 ): Promise<{ result: T; sealing: Sealing }> {
   const dir = mkdtempSync(join(tmpdir(), 'baton-bench-key-'));
   try {
@@ -68,9 +75,11 @@ export async function withSealer<T>(
     const [ready] = (await once(child, 'message')) as [SealerMessage];
     if (ready.type !== 'ready') throw new Error('bench: the sealer did not start');
     if (url.startsWith('postgres')) await withClient(url, readyForDrain);
+    const watched = watch === undefined || child.pid === undefined ? null : await watch(child.pid);
     let result: T;
     try {
       result = await drain();
+      await watched?.();
     } finally {
       child.send({ type: 'stop' });
     }
