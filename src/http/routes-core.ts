@@ -277,7 +277,10 @@ function jobRoutes(app: Api, baton: Coordinator): void {
       path: '/v1/jobs',
       tags: ['jobs'],
       request: { query: Query(['status', 'key', 'limit', 'progress']) },
-      responses: ok('jobs; with progress=true, each with stalled, lastProgressAt and progress'),
+      responses: ok(
+        'jobs: running, claimed, queued in queue order, then the finished newest first; with progress=true, ' +
+          'each with stalled, lastProgressAt and progress',
+      ),
     }),
     async (context) => {
       const { progress, ...query } = context.req.valid('query');

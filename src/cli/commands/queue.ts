@@ -128,7 +128,7 @@ function registerQueueList(program: Command): void {
     .command('queue')
     .description('look at the job queue')
     .command('list')
-    .description('list jobs: running, claimed and queued first, then by priority')
+    .description('list jobs: running, claimed, queued (in queue order), then the finished newest first')
     .option('--status <status>', 'only jobs in this status (or a comma-separated list)')
     .option('--key <key>', 'only jobs for this task')
     .option('--limit <n>', 'at most this many (default and maximum 1000)')
@@ -149,8 +149,8 @@ function registerQueueList(program: Command): void {
 
 /**
  * A last line when the list stopped at its limit and more jobs match: the counts by status say
- * how many (a list by one task's key is never that long). The list orders by status and priority,
- * not by id, so no keyset flag pages it: narrowing it, or the dashboard's Queue, shows the rest.
+ * how many (a list by one task's key is never that long). The list orders by status and queue
+ * order, not by id, so no keyset flag pages it: narrowing it, or the dashboard's Queue, shows the rest.
  */
 async function moreNote(
   baton: CliApi,
