@@ -49,6 +49,7 @@ export const AUDIT_TYPES = [
   'ledger:key-added',
   'ledger:key-retired',
   'ledger:pruned',
+  'jobs:pruned',
   'token:created',
   'token:revoked',
   'auth:refused',

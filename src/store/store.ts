@@ -15,7 +15,6 @@ import type { Lease, LeaseResult } from '../core/lease.js';
 import type { ListedSession, Session, SessionEndReason, SessionId, SessionQuery } from '../core/session.js';
 import type { Actor, Task } from '../core/task.js';
 import type { ListedTask, TaskListParams } from './task-list.js';
-
 export type { ListedTask, TaskListParams } from './task-list.js';
 import type { Instant } from '../core/time.js';
 import type { DispatchStore } from './dispatch-store.js';
@@ -28,6 +27,7 @@ import type { LedgerStore } from './ledger-store.js';
 import type { ObserveStore } from './observe-store.js';
 import type { RunStore } from './run-store.js';
 import type { OutputStore } from './output-store.js';
+import type { RetentionStore } from './retention-store.js';
 import type { TokenStore } from './token-store.js';
 import type { WorkspaceStore } from './workspace-store.js';
 import type { JobBatchParams, JobBatchResult } from './job-batch.js';
@@ -247,6 +247,7 @@ export interface Store
     TokenStore,
     RunStore,
     OutputStore,
+    RetentionStore,
     GithubStore {
   readonly engine: Engine;
   readonly capabilities: StoreCapabilities;

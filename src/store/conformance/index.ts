@@ -39,6 +39,7 @@ import { exerciseWorkspaces } from './workspaces.js';
 import { exerciseWakeups } from './wakeups.js';
 import { exerciseTokens } from './tokens.js';
 import { exerciseOutput } from './output.js';
+import { exerciseRetention } from './retention.js';
 import { exerciseUnqueued } from './unqueued.js';
 
 export type { Harness, Fixture, RawSql } from './harness.js';
@@ -80,6 +81,7 @@ export function exerciseStore(harness: Harness): void {
     exerciseLedger(harness);
     exerciseSessionEnds(harness);
     exerciseObserve(harness);
+    exerciseRetention(harness);
     exerciseTaskPage(harness);
     exerciseTokens(harness);
     exerciseGithub(harness);

@@ -120,7 +120,9 @@ export function postgresAudit(exec: PgExecutor, horizon: LedgerHorizon): Store['
       if (params.jobId !== undefined) {
         const job = param(params.jobId, 'bigint');
         where.push(
-          `task_key = (SELECT t.key FROM jobs j JOIN tasks t ON t.id = j.task_id WHERE j.id = ${job})`,
+          // A job retention removed (decision 0039): its first ledger row names its key, read only then.
+          `task_key = coalesce((SELECT t.key FROM jobs j JOIN tasks t ON t.id = j.task_id WHERE j.id = ${job}),
+            (SELECT task_key FROM audit_events WHERE job_id = ${job} AND task_key IS NOT NULL LIMIT 1))`,
         );
         where.push(`job_id = ${job}`);
       }

@@ -39,6 +39,7 @@ import { postgresProgress } from './progress.js';
 import { CLOCK_OFFSET, CLOCK_TABLE_SQL, SAFE, type TestSwitches } from '../test-switches.js';
 import { postgresLedgerGroups, postgresReports } from './ledger.js';
 import { postgresObserve } from './observe.js';
+import { postgresRetention } from './retention.js';
 import { postgresTokens } from './tokens.js';
 import { postgresGithub } from './github.js';
 import { queueUpkeep, type UpkeepPolicy } from './upkeep.js';
@@ -112,6 +113,13 @@ function ownBackends(pool: pg.Pool): (pid: number) => boolean {
   return (pid) => pids.has(pid);
 }
 
+/** The database's clock. */
+async function databaseNow(exec: PgExecutor): Promise<number> {
+  const row = await exec.one<{ now: Date }>(`SELECT ${NOW} AS now`);
+  assert(row !== undefined, 'SELECT gives one row');
+  return ms(row.now);
+}
+
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<Store> {
   const server = serverOf(options.url);
   const config = {
@@ -145,11 +153,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   return {
     engine: 'postgres',
     capabilities: { multiHost: true, concurrentReads: true },
-    now: async () => {
-      const row = await exec.one<{ now: Date }>(`SELECT ${NOW} AS now`);
-      assert(row !== undefined, 'SELECT gives one row');
-      return ms(row.now);
-    },
+    now: () => databaseNow(exec),
     schema: async () => {
       const row = await exec.one<{ v: number | null }>(VERSION);
       return { applied: row?.v ?? 0, known: Math.max(...MIGRATIONS.map((migration) => migration.version)) };
@@ -179,6 +183,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     tokens: postgresTokens(exec),
     runs: postgresRuns(exec),
     output: postgresOutput(exec),
+    retention: postgresRetention(exec),
     github: postgresGithub(exec),
   };
 }

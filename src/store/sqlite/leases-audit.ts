@@ -115,7 +115,12 @@ function auditWhere(params: Parameters<Store['audit']['list']>[0] = {}): string 
   if (params.key !== undefined) where.push('task_key = @key');
   if (params.session !== undefined) where.push('session_id = @session');
   if (params.jobId !== undefined) {
-    where.push('task_key = (SELECT t.key FROM jobs j JOIN tasks t ON t.id = j.task_id WHERE j.id = @job)');
+    // A job retention removed (decision 0039) has no row to name its key: its first ledger row
+    // does, found near the ledger's start where old jobs are, and read only then.
+    where.push(
+      `task_key = coalesce((SELECT t.key FROM jobs j JOIN tasks t ON t.id = j.task_id WHERE j.id = @job),
+        (SELECT task_key FROM audit_events WHERE job_id = @job AND task_key IS NOT NULL LIMIT 1))`,
+    );
     where.push('job_id = @job');
   }
   if (params.type !== undefined) where.push('type = @type');

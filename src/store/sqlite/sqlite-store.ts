@@ -43,6 +43,7 @@ import { sqliteWakeups } from './wakeups.js';
 import { CLOCK_TABLE_SQL, SAFE, type TestSwitches } from '../test-switches.js';
 import { sqliteLedger, sqliteReports } from './ledger.js';
 import { sqliteObserve } from './observe.js';
+import { sqliteRetention } from './retention.js';
 import { sqliteTokens } from './tokens.js';
 import { sqliteRuns } from './runs.js';
 import { sqliteOutput } from './output.js';
@@ -130,6 +131,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     tokens: fromSync(sqliteTokens(exec)),
     runs: sqliteRuns(exec),
     output: fromSync(sqliteOutput(exec)),
+    retention: sqliteRetention(exec),
     github: sqliteGithub(exec),
   });
 }

@@ -30,6 +30,7 @@ import outputStream from './0031-output-stream.js';
 import hostDraining from './0032-host-draining.js';
 import taskDependencies from './0033-task-dependencies.js';
 import runTimeLimit from './0034-run-time-limit.js';
+import jobRetention from './0035-job-retention.js';
 import hostTimeLimit from './0036-host-time-limit.js';
 
 export interface Migration {
@@ -75,5 +76,6 @@ export const MIGRATIONS: readonly Migration[] = [
   hostDraining,
   taskDependencies,
   runTimeLimit,
+  jobRetention,
   hostTimeLimit,
 ];

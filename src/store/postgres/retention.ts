@@ -1,0 +1,87 @@
+/**
+ * Job retention on PostgreSQL (retention-store.ts), as SQLite's: one batch is one statement on the
+ * database clock. `live` is the term's check (true without a term); `c` picks the batch off
+ * `jobs_finished`, oldest finish first, locking its rows (a row another transaction holds is left
+ * for the next batch); `o` and `d` remove the jobs' output rows and the jobs, whose foreign keys
+ * are checked at the end of the statement; `s` counts them and `a` writes the ledger row.
+ */
+import { assert } from '../../core/assert.js';
+import { TERMINAL_SQL } from '../job-guard.js';
+import type { JobPruneParams, JobPruneResult, RetentionStore } from '../retention-store.js';
+import type { PgExecutor } from './executor.js';
+import { NOW, msInterval, msOf, msOrNull } from './rows.js';
+
+const HEAD = `WITH n AS (SELECT ${NOW} AS t, ${NOW} - ${msInterval('$1')} AS cutoff),
+live AS (
+  SELECT ($2::text IS NULL OR EXISTS (
+    SELECT 1 FROM leases, n
+    WHERE name = $2::text AND holder = $3::text AND term = $4::bigint AND expires_at > n.t)) AS ok
+)`;
+
+/** Over, finished before the cutoff, not kept (retention-store.ts says which are). */
+const CANDIDATES = `FROM jobs j, n, live
+  WHERE live.ok AND j.status IN ${TERMINAL_SQL} AND j.finished_at < n.cutoff
+    AND EXISTS (SELECT 1 FROM jobs newer WHERE newer.task_id = j.task_id AND newer.id > j.id)
+    AND j.id NOT IN (SELECT job_id FROM workspace_locks WHERE job_id IS NOT NULL)
+    AND j.id NOT IN (SELECT job_id FROM tokens WHERE job_id IS NOT NULL AND revoked_at IS NULL
+                     AND (expires_at IS NULL OR expires_at > n.t))
+    AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = j.task_id
+                    AND t.holder_session_id IN (j.session_id, j.agent_session_id))`;
+
+const PRUNE = `${HEAD}, c AS (
+  SELECT j.id ${CANDIDATES} ORDER BY j.finished_at, j.id LIMIT $5::int FOR UPDATE OF j SKIP LOCKED
+), o AS (
+  DELETE FROM output_chunks WHERE job_id IN (SELECT id FROM c)
+), d AS (
+  DELETE FROM jobs WHERE id IN (SELECT id FROM c) RETURNING id
+), g AS (
+  SELECT count(*)::int AS removed, min(id) AS first_id, max(id) AS last_id FROM d
+), s AS (
+  UPDATE job_retention SET removed = job_retention.removed + g.removed,
+    max_id = greatest(job_retention.max_id, g.last_id), last_cutoff = n.cutoff, last_at = n.t
+  FROM g, n WHERE job_retention.id = 1 AND g.removed > 0
+), a AS (
+  INSERT INTO audit_events (at, type, detail)
+  SELECT n.t, 'jobs:pruned', jsonb_build_object('removed', g.removed, 'cutoff', ${msOf('n.cutoff')},
+      'firstId', g.first_id, 'lastId', g.last_id)
+    || CASE WHEN $6::text IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('by', $6::text) END
+  FROM g, n WHERE g.removed > 0
+)
+SELECT live.ok, g.removed, ${msOf('n.cutoff')} AS cutoff FROM live, g, n`;
+
+const COUNT = `${HEAD}
+SELECT live.ok, (SELECT count(*)::int ${CANDIDATES}) AS removed, ${msOf('n.cutoff')} AS cutoff FROM live, n`;
+
+async function pruneJobs(exec: PgExecutor, params: JobPruneParams): Promise<JobPruneResult> {
+  const { term } = params;
+  const values = [params.olderThanMs, term?.lease ?? null, term?.holder ?? null, term?.term ?? null];
+  if (params.dryRun !== true) values.push(params.limit, params.by ?? null);
+  const row = await exec.one<{ ok: boolean; removed: number; cutoff: number }>(
+    params.dryRun === true ? COUNT : PRUNE,
+    values,
+  );
+  assert(row !== undefined, 'a prune answers one row');
+  if (!row.ok) return { ok: false, reason: 'fenced' };
+  return { ok: true, removed: Number(row.removed), cutoff: Number(row.cutoff) };
+}
+
+export function postgresRetention(exec: PgExecutor): RetentionStore['retention'] {
+  return {
+    pruneJobs: (params) => pruneJobs(exec, params),
+    state: async () => {
+      const row = await exec.one<{
+        removed: number;
+        max_id: number;
+        last_cutoff: Date | null;
+        last_at: Date | null;
+      }>('SELECT removed, max_id, last_cutoff, last_at FROM job_retention WHERE id = 1');
+      assert(row !== undefined, 'migration 0035 writes the one row');
+      return {
+        removed: Number(row.removed),
+        maxId: Number(row.max_id),
+        lastCutoff: msOrNull(row.last_cutoff),
+        lastAt: msOrNull(row.last_at),
+      };
+    },
+  };
+}

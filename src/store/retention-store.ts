@@ -1,0 +1,56 @@
+/**
+ * Job retention (docs/decisions/0039-job-retention.md): the removal of finished jobs older than a
+ * cutoff on the database clock, one bounded batch per call and transaction, and what has been
+ * removed so far (for /metrics and for a reader that asks for a job no longer there).
+ */
+import type { JobId } from '../core/job.js';
+import type { Instant } from '../core/time.js';
+import type { TermRef } from './dispatch-store.js';
+
+export interface JobPruneParams {
+  /** Jobs that finished more than this many ms before the database's now. */
+  readonly olderThanMs: number;
+  /** At most this many jobs in this call (one transaction). */
+  readonly limit: number;
+  /** The leader's term: refused as `fenced` unless it is the live term of its lease. */
+  readonly term?: TermRef | undefined;
+  /** Count what would go (every such job, no limit) and change nothing. */
+  readonly dryRun?: boolean | undefined;
+  /** Who asked, named in the ledger row (`baton jobs prune`); the leader's pass leaves it out. */
+  readonly by?: string | undefined;
+}
+
+export type JobPruneResult =
+  | {
+      readonly ok: true;
+      /** Jobs removed (with a dry run, the jobs that would be). */
+      readonly removed: number;
+      /** The database's now less olderThanMs: jobs that finished before it may go. */
+      readonly cutoff: Instant;
+    }
+  | { readonly ok: false; readonly reason: 'fenced' };
+
+/** What retention has removed since the database was made. */
+export interface RetentionState {
+  readonly removed: number;
+  /** The highest id removed (0: none): an unknown id at or below it may have been removed. */
+  readonly maxId: JobId;
+  /** The cutoff and time of the last batch that removed something; null before any. */
+  readonly lastCutoff: Instant | null;
+  readonly lastAt: Instant | null;
+}
+
+export interface RetentionStore {
+  readonly retention: {
+    /**
+     * Removes up to `limit` jobs in a terminal state (core/job.ts) that finished before the cutoff,
+     * oldest finish first, each with its output rows, and writes one `jobs:pruned` ledger row when
+     * it removed any, in one transaction. Never a job that is not over, nor one that is kept: the
+     * newest job of its task (so `task show` still explains the task), one a workspace lock or an
+     * unrevoked run token names, or one whose session still holds its task's claim. The ledger's
+     * rows about a removed job stay. Fenced (nothing changed) when `term` is not live.
+     */
+    pruneJobs(params: JobPruneParams): Promise<JobPruneResult>;
+    state(): Promise<RetentionState>;
+  };
+}

@@ -1,0 +1,80 @@
+/**
+ * Job retention on SQLite (retention-store.ts): one batch is one `BEGIN IMMEDIATE` that reads the
+ * clock, checks the term, picks the batch off `jobs_finished` (oldest finish first), removes the
+ * jobs' output rows and then the jobs (foreign keys are on), counts them in `job_retention` and
+ * appends one `jobs:pruned` ledger row.
+ */
+import { TERMINAL_SQL } from '../job-guard.js';
+import type { JobPruneParams, JobPruneResult, RetentionStore } from '../retention-store.js';
+import { termIsCurrent } from './dispatch.js';
+import { fromSync, type SqliteExecutor } from './executor.js';
+import { appendAudit } from './rows.js';
+
+/**
+ * The jobs a batch may remove: over, finished before @cutoff, not the newest of their task, not
+ * named by a workspace lock or an unrevoked, unexpired run token, and not of the session that
+ * still holds the task's claim. The two NOT IN lists are read once per statement.
+ */
+const CANDIDATES = `FROM jobs j INDEXED BY jobs_finished
+  WHERE j.status IN ${TERMINAL_SQL} AND j.finished_at < @cutoff
+    AND EXISTS (SELECT 1 FROM jobs newer WHERE newer.task_id = j.task_id AND newer.id > j.id)
+    AND j.id NOT IN (SELECT job_id FROM workspace_locks WHERE job_id IS NOT NULL)
+    AND j.id NOT IN (SELECT job_id FROM tokens WHERE job_id IS NOT NULL AND revoked_at IS NULL
+                     AND (expires_at IS NULL OR expires_at > @now))
+    AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = j.task_id
+                    AND t.holder_session_id IN (j.session_id, j.agent_session_id))`;
+
+const PICK = `SELECT j.id ${CANDIDATES} ORDER BY j.finished_at, j.id LIMIT @limit`;
+const COUNT = `SELECT count(*) AS n ${CANDIDATES}`;
+const IDS = 'SELECT value FROM json_each(@ids)';
+
+function pruneBatch(exec: SqliteExecutor, params: JobPruneParams): JobPruneResult {
+  const now = exec.now();
+  if (params.term !== undefined && !termIsCurrent(exec, params.term, now))
+    return { ok: false, reason: 'fenced' };
+  const cutoff = now - params.olderThanMs;
+  if (params.dryRun === true) {
+    const { n } = exec.prepare(COUNT).get({ cutoff, now }) as { n: number };
+    return { ok: true, removed: n, cutoff };
+  }
+  const ids = exec.prepare(PICK).pluck().all({ cutoff, now, limit: params.limit }) as number[];
+  if (ids.length === 0) return { ok: true, removed: 0, cutoff };
+  const list = JSON.stringify(ids);
+  exec.prepare(`DELETE FROM output_chunks WHERE job_id IN (${IDS})`).run({ ids: list });
+  const removed = exec.prepare(`DELETE FROM jobs WHERE id IN (${IDS})`).run({ ids: list }).changes;
+  const maxId = Math.max(...ids);
+  exec
+    .prepare(
+      `UPDATE job_retention SET removed = removed + @removed, max_id = max(max_id, @maxId),
+         last_cutoff = @cutoff, last_at = @now WHERE id = 1`,
+    )
+    .run({ removed, maxId, cutoff, now });
+  appendAudit(exec, {
+    at: now,
+    type: 'jobs:pruned',
+    detail: {
+      removed,
+      cutoff,
+      firstId: Math.min(...ids),
+      lastId: maxId,
+      ...(params.by === undefined ? {} : { by: params.by }),
+    },
+  });
+  return { ok: true, removed, cutoff };
+}
+
+export function sqliteRetention(exec: SqliteExecutor): RetentionStore['retention'] {
+  return fromSync<RetentionStore['retention']>({
+    pruneJobs: (params) =>
+      params.dryRun === true
+        ? exec.read(() => pruneBatch(exec, params))
+        : exec.write(() => pruneBatch(exec, params)),
+    state: () =>
+      exec.read(() => {
+        const row = exec
+          .prepare('SELECT removed, max_id, last_cutoff, last_at FROM job_retention WHERE id = 1')
+          .get() as { removed: number; max_id: number; last_cutoff: number | null; last_at: number | null };
+        return { removed: row.removed, maxId: row.max_id, lastCutoff: row.last_cutoff, lastAt: row.last_at };
+      }),
+  });
+}
