@@ -3,7 +3,7 @@
  * cutoff on the database clock, one bounded batch per call and transaction, and what has been
  * removed so far (for /metrics and for a reader that asks for a job no longer there).
  */
-import type { JobId } from '../core/job.js';
+import type { JobId, JobState } from '../core/job.js';
 import type { Instant } from '../core/time.js';
 import type { TermRef } from './dispatch-store.js';
 
@@ -33,6 +33,8 @@ export type JobPruneResult =
 /** What retention has removed since the database was made. */
 export interface RetentionState {
   readonly removed: number;
+  /** The jobs removed by the state they ended in: /metrics adds them to the finished jobs. */
+  readonly byStatus: readonly { readonly name: JobState; readonly count: number }[];
   /** The highest id removed (0: none): an unknown id at or below it may have been removed. */
   readonly maxId: JobId;
   /** The cutoff and time of the last batch that removed something; null before any. */

@@ -76,7 +76,13 @@ export function exerciseRetention(harness: Harness): void {
         );
         assert.deepEqual(
           { ...(await store.retention.state()), lastAt: null },
-          { removed: 2, maxId: old[1], lastCutoff: pruned.cutoff, lastAt: null },
+          {
+            removed: 2,
+            byStatus: [{ name: 'cancelled', count: 2 }],
+            maxId: old[1],
+            lastCutoff: pruned.cutoff,
+            lastAt: null,
+          },
         );
         const again = await store.retention.pruneJobs({ olderThanMs: DAY, limit: 100 });
         assert.deepEqual(again.ok && again.removed, 0, 'nothing more to remove');
@@ -144,15 +150,15 @@ export function exerciseRetention(harness: Harness): void {
         const [first, live] = await givenJobs(store, 'live', 2); // first cancelled, live queued
         const [other] = await givenJobs(store, 'other', 1);
         assert.ok(other !== undefined && (await store.jobs.cancel({ id: other })).ok);
-        const p = fixture.param;
+        const at = fixture.param;
         // Guards other than the state's left out of play: a newer job for the live one's task, and an
         // old finish time on the live job itself (which no transition writes).
         await fixture.raw.exec(
-          `UPDATE jobs SET task_id = (SELECT task_id FROM jobs WHERE id = ${p(1)}) WHERE id = ${p(2)}`,
+          `UPDATE jobs SET task_id = (SELECT task_id FROM jobs WHERE id = ${at(1)}) WHERE id = ${at(2)}`,
           [live, other],
         );
         await fixture.raw.exec(
-          `UPDATE jobs SET finished_at = (SELECT finished_at FROM jobs WHERE id = ${p(1)}) WHERE id = ${p(2)}`,
+          `UPDATE jobs SET finished_at = (SELECT finished_at FROM jobs WHERE id = ${at(1)}) WHERE id = ${at(2)}`,
           [first, live],
         );
         await fixture.moveClock(2 * DAY);

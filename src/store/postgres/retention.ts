@@ -3,13 +3,14 @@
  * database clock. `live` is the term's check (true without a term); `c` picks the batch off
  * `jobs_finished`, oldest finish first, locking its rows (a row another transaction holds is left
  * for the next batch); `o` and `d` remove the jobs' output rows and the jobs, whose foreign keys
- * are checked at the end of the statement; `s` counts them and `a` writes the ledger row.
+ * are checked at the end of the statement; `s` counts them by state and `a` writes the ledger row.
  */
 import { assert } from '../../core/assert.js';
 import { TERMINAL_SQL } from '../job-guard.js';
 import type { JobPruneParams, JobPruneResult, RetentionStore } from '../retention-store.js';
 import type { PgExecutor } from './executor.js';
-import { NOW, msInterval, msOf, msOrNull } from './rows.js';
+import { NOW, msInterval, msOf } from './rows.js';
+import { retentionState, type StateRow } from '../retention-state.js';
 
 const HEAD = `WITH n AS (SELECT ${NOW} AS t, ${NOW} - ${msInterval('$1')} AS cutoff),
 live AS (
@@ -33,13 +34,15 @@ const PRUNE = `${HEAD}, c AS (
 ), o AS (
   DELETE FROM output_chunks WHERE job_id IN (SELECT id FROM c)
 ), d AS (
-  DELETE FROM jobs WHERE id IN (SELECT id FROM c) RETURNING id
+  DELETE FROM jobs WHERE id IN (SELECT id FROM c) RETURNING id, status
 ), g AS (
   SELECT count(*)::int AS removed, min(id) AS first_id, max(id) AS last_id FROM d
 ), s AS (
-  UPDATE job_retention SET removed = job_retention.removed + g.removed,
-    max_id = greatest(job_retention.max_id, g.last_id), last_cutoff = n.cutoff, last_at = n.t
-  FROM g, n WHERE job_retention.id = 1 AND g.removed > 0
+  INSERT INTO job_retention (status, removed, max_id, last_cutoff, last_at)
+  SELECT d.status, count(*), max(d.id), n.cutoff, n.t FROM d, n GROUP BY d.status, n.cutoff, n.t
+  ON CONFLICT (status) DO UPDATE SET removed = job_retention.removed + excluded.removed,
+    max_id = greatest(job_retention.max_id, excluded.max_id), last_cutoff = excluded.last_cutoff,
+    last_at = excluded.last_at
 ), a AS (
   INSERT INTO audit_events (at, type, detail)
   SELECT n.t, 'jobs:pruned', jsonb_build_object('removed', g.removed, 'cutoff', ${msOf('n.cutoff')},
@@ -68,20 +71,9 @@ async function pruneJobs(exec: PgExecutor, params: JobPruneParams): Promise<JobP
 export function postgresRetention(exec: PgExecutor): RetentionStore['retention'] {
   return {
     pruneJobs: (params) => pruneJobs(exec, params),
-    state: async () => {
-      const row = await exec.one<{
-        removed: number;
-        max_id: number;
-        last_cutoff: Date | null;
-        last_at: Date | null;
-      }>('SELECT removed, max_id, last_cutoff, last_at FROM job_retention WHERE id = 1');
-      assert(row !== undefined, 'migration 0035 writes the one row');
-      return {
-        removed: Number(row.removed),
-        maxId: Number(row.max_id),
-        lastCutoff: msOrNull(row.last_cutoff),
-        lastAt: msOrNull(row.last_at),
-      };
-    },
+    state: async () =>
+      retentionState(
+        await exec.rows<StateRow>('SELECT status, removed, max_id, last_cutoff, last_at FROM job_retention'),
+      ),
   };
 }

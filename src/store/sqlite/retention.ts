@@ -9,6 +9,7 @@ import type { JobPruneParams, JobPruneResult, RetentionStore } from '../retentio
 import { termIsCurrent } from './dispatch.js';
 import { fromSync, type SqliteExecutor } from './executor.js';
 import { appendAudit } from './rows.js';
+import { retentionState, type StateRow } from '../retention-state.js';
 
 /**
  * The jobs a batch may remove: over, finished before @cutoff, not the newest of their task, not
@@ -27,6 +28,11 @@ const CANDIDATES = `FROM jobs j INDEXED BY jobs_finished
 const PICK = `SELECT j.id ${CANDIDATES} ORDER BY j.finished_at, j.id LIMIT @limit`;
 const COUNT = `SELECT count(*) AS n ${CANDIDATES}`;
 const IDS = 'SELECT value FROM json_each(@ids)';
+/** Counted by state before they go (job_retention). */
+const COUNT_REMOVED = `INSERT INTO job_retention (status, removed, max_id, last_cutoff, last_at)
+  SELECT status, count(*), max(id), @cutoff, @now FROM jobs WHERE id IN (${IDS}) GROUP BY status
+  ON CONFLICT (status) DO UPDATE SET removed = removed + excluded.removed, max_id = max(max_id, excluded.max_id),
+    last_cutoff = excluded.last_cutoff, last_at = excluded.last_at`;
 
 function pruneBatch(exec: SqliteExecutor, params: JobPruneParams): JobPruneResult {
   const now = exec.now();
@@ -40,15 +46,10 @@ function pruneBatch(exec: SqliteExecutor, params: JobPruneParams): JobPruneResul
   const ids = exec.prepare(PICK).pluck().all({ cutoff, now, limit: params.limit }) as number[];
   if (ids.length === 0) return { ok: true, removed: 0, cutoff };
   const list = JSON.stringify(ids);
+  exec.prepare(COUNT_REMOVED).run({ ids: list, cutoff, now });
   exec.prepare(`DELETE FROM output_chunks WHERE job_id IN (${IDS})`).run({ ids: list });
   const removed = exec.prepare(`DELETE FROM jobs WHERE id IN (${IDS})`).run({ ids: list }).changes;
   const maxId = Math.max(...ids);
-  exec
-    .prepare(
-      `UPDATE job_retention SET removed = removed + @removed, max_id = max(max_id, @maxId),
-         last_cutoff = @cutoff, last_at = @now WHERE id = 1`,
-    )
-    .run({ removed, maxId, cutoff, now });
   appendAudit(exec, {
     at: now,
     type: 'jobs:pruned',
@@ -70,11 +71,12 @@ export function sqliteRetention(exec: SqliteExecutor): RetentionStore['retention
         ? exec.read(() => pruneBatch(exec, params))
         : exec.write(() => pruneBatch(exec, params)),
     state: () =>
-      exec.read(() => {
-        const row = exec
-          .prepare('SELECT removed, max_id, last_cutoff, last_at FROM job_retention WHERE id = 1')
-          .get() as { removed: number; max_id: number; last_cutoff: number | null; last_at: number | null };
-        return { removed: row.removed, maxId: row.max_id, lastCutoff: row.last_cutoff, lastAt: row.last_at };
-      }),
+      exec.read(() =>
+        retentionState(
+          exec
+            .prepare('SELECT status, removed, max_id, last_cutoff, last_at FROM job_retention')
+            .all() as StateRow[],
+        ),
+      ),
   });
 }

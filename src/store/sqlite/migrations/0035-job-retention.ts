@@ -1,8 +1,9 @@
 /**
  * Job retention (docs/decisions/0039-job-retention.md): `jobs_finished` walks the finished jobs
  * oldest finish first, so a prune batch reads only what it may remove (and the newest job of each
- * task, which it keeps), never the whole table; `job_retention` counts what has been removed, for
- * /metrics and for a reader asking for a job that is no longer there.
+ * task, which it keeps), never the whole table; `job_retention` counts what has been removed, by
+ * state (/metrics adds them back, so finished jobs stay counters) and for a reader asking for a
+ * job that is no longer there.
  */
 export default {
   version: 35,
@@ -11,12 +12,11 @@ export default {
 CREATE INDEX jobs_finished ON jobs (finished_at, id)
   WHERE status IN ('done', 'failed', 'oom_killed', 'cancelled', 'escalated');
 CREATE TABLE job_retention (
-  id INTEGER PRIMARY KEY CHECK (id = 1),
-  removed INTEGER NOT NULL CHECK (removed >= 0),
+  status TEXT PRIMARY KEY,
+  removed INTEGER NOT NULL CHECK (removed > 0),
   max_id INTEGER NOT NULL,
-  last_cutoff INTEGER,
-  last_at INTEGER
+  last_cutoff INTEGER NOT NULL,
+  last_at INTEGER NOT NULL
 );
-INSERT INTO job_retention (id, removed, max_id) VALUES (1, 0, 0);
 `,
 };
