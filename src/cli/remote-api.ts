@@ -11,6 +11,7 @@ import { parseAuditFollow } from '../coordinator/audit-follow.js';
 import type { Coordinator } from '../coordinator/coordinator.js';
 import type { Effects } from '../coordinator/effects.js';
 import type { Cluster } from '../coordinator/cluster.js';
+import { parseOlderThan } from '../core/job-retention.js';
 import {
   parseEnqueue,
   parseRetryRam,
@@ -72,7 +73,7 @@ export interface CliApi extends Omit<AgentApi, 'effects' | 'lifecycle'> {
     | 'setSetting'
     | 'settings'
   >;
-  readonly cluster: Pick<Cluster, 'hosts' | 'leader' | 'setHostEnabled' | 'retryJob'>;
+  readonly cluster: Pick<Cluster, 'hosts' | 'leader' | 'setHostEnabled' | 'retryJob' | 'pruneJobs'>;
   readonly tokens: Pick<Tokens, 'create' | 'list' | 'revoke'>;
   readonly progress: Pick<ProgressMarks, 'ofJobs'>;
   readonly pull: Pick<Pull, 'next' | 'finish' | 'nextBatch' | 'batch'>;
@@ -244,6 +245,14 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
       const ramMb = parseRetryRam(options.ramMb); // checked here, sent as the number the API takes (0: none)
       return this.post(`/v1/jobs/${validateId('job', id)}/retry`, {
         ramMb: ramMb === undefined ? undefined : (ramMb ?? 0),
+      });
+    },
+    // Checked here first: bad input is refused without a request (exit 2), as on the database.
+    pruneJobs: (input) => {
+      parseOlderThan(input.olderThan);
+      return this.post('/v1/jobs/prune', {
+        olderThan: String(input.olderThan),
+        dryRun: input.dryRun === true,
       });
     },
   };

@@ -3,7 +3,7 @@
  * daemon (src/daemon/), which uses this API and is never reached from it.
  */
 import { validateId, validateName } from '../core/validate.js';
-import { ConflictError, NotFoundError } from '../core/errors.js';
+import { ConflictError } from '../core/errors.js';
 import type { DurationMs, Instant } from '../core/time.js';
 import { judgeHosts, type HostJudgement } from '../core/host-liveness.js';
 
@@ -13,6 +13,8 @@ import type { Host } from '../store/dispatch-store.js';
 import type { JobEnqueueResult, Store } from '../store/store.js';
 import { DISPATCHER_LEASE } from '../core/lease.js';
 import { parseRetryRam } from './inputs.js';
+import { parseOlderThan } from '../core/job-retention.js';
+import { jobNotFound, pruneJobs, type JobPruneReport } from './job-retention.js';
 
 export interface LeaderDetail {
   /** The leader's session, host and pid; null when nobody leads now. */
@@ -68,8 +70,21 @@ export class Cluster {
   ): Promise<JobEnqueueResult> {
     const checked = validateId('job', id);
     const ramMb = parseRetryRam(options.ramMb);
-    if ((await this.store.jobs.get(checked)) === null) throw new NotFoundError('job', String(checked));
+    if ((await this.store.jobs.get(checked)) === null) throw await jobNotFound(this.store, checked);
     return this.store.jobs.retry({ id: checked, actor: by.name, by: by.session, ramMb });
+  }
+
+  /**
+   * `baton job prune`: removes the finished jobs that ended more than `olderThan` ago (a duration,
+   * 30d), batch after batch until none is left, naming who asked in each batch's ledger row; with
+   * dryRun, counts them and changes nothing (docs/decisions/0039-job-retention.md).
+   */
+  async pruneJobs(
+    input: { readonly olderThan: unknown; readonly dryRun?: boolean },
+    by: Actor,
+  ): Promise<JobPruneReport> {
+    const olderThanMs = parseOlderThan(input.olderThan);
+    return pruneJobs(this.store, { olderThanMs, dryRun: input.dryRun === true, by: by.name });
   }
 
   /** The dispatcher leader with its session's host and pid, judged on the database clock. */

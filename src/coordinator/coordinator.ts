@@ -9,6 +9,7 @@ import type { AuditEntry } from '../core/audit-event.js';
 import { followAudit, type AuditFollowInput, type AuditFollowPage } from './audit-follow.js';
 import type { ClaimResult, FencedResult } from '../core/claim.js';
 import { NotFoundError } from '../core/errors.js';
+import { jobNotFound } from './job-retention.js';
 import type { Job, JobTransitionResult } from '../core/job.js';
 import type { ListedSession, Session } from '../core/session.js';
 import type { Task } from '../core/task.js';
@@ -242,9 +243,7 @@ export class Coordinator {
   async getJob(id: unknown): Promise<Job> {
     const checked = validateId('job', id);
     const job = await this.store.jobs.get(checked);
-    if (job === null) {
-      throw new NotFoundError('job', String(checked), 'list jobs with `baton queue list`');
-    }
+    if (job === null) throw await jobNotFound(this.store, checked);
     const [explained = job] = await withHeldReasons(this.store, [job]);
     return explained;
   }

@@ -6,7 +6,7 @@
 import type { TaskDependencies } from '../store/lifecycle-store.js';
 import type { AuditEntry } from '../core/audit-event.js';
 import { AUDIT_TYPES } from '../core/audit-event.js';
-import { InvalidInputError, NotFoundError } from '../core/errors.js';
+import { InvalidInputError } from '../core/errors.js';
 import { JOB_STATES, type Job, type JobState } from '../core/job.js';
 import type { Session } from '../core/session.js';
 import type { SessionReport } from '../core/session-report.js';
@@ -21,6 +21,8 @@ import type { LiveClaim, StoreStats } from '../store/observe-store.js';
 import type { Store } from '../store/store.js';
 import { Cluster, type JudgedHost, type LeaderDetail } from './cluster.js';
 import { withHeldReasons } from './held-reasons.js';
+import { jobNotFound } from './job-retention.js';
+import type { RetentionState } from '../store/retention-store.js';
 import { taskDetail, tasksPage, type TaskDetail, type TaskPage, type TasksInput } from './task-views.js';
 
 const PAGE_MAX = 200;
@@ -261,7 +263,7 @@ export class Views {
   async job(id: unknown): Promise<JobView> {
     const checked = validateId('job', id);
     const stored = await this.store.jobs.get(checked);
-    if (stored === null) throw new NotFoundError('job', String(checked), 'list jobs with `baton queue list`');
+    if (stored === null) throw await jobNotFound(this.store, checked);
     const [job = stored] = await withHeldReasons(this.store, [stored]);
     const history = await this.store.audit.list({ jobId: checked, limit: 1000 });
     return { job, history, dependencies: await this.store.lifecycle.dependencies(job.key) };
@@ -298,6 +300,11 @@ export class Views {
   /** Counts for /metrics, from the database. */
   stats(): Promise<StoreStats> {
     return this.store.observe.stats();
+  }
+
+  /** What job retention has removed, by state, for /metrics (decision 0039). */
+  jobsPruned(): Promise<RetentionState> {
+    return this.store.retention.state();
   }
 
   /** The dispatcher lease as the store has it (term and expiry even when nobody leads). */

@@ -55,6 +55,7 @@ export const ACTIONS = [
   'job:enqueue',
   'job:cancel',
   'job:retry',
+  'job:prune',
   'job:run',
   'lifecycle',
   'host:toggle',

@@ -1,8 +1,8 @@
 /**
  * Work `baton up` does only while it leads, beside dispatch and sealing: duties handed in by the
  * composition root, so the daemon knows nothing of what they are (the GitHub backlog's sync and
- * label projector, src/github/), and auto-enqueue and the output stream's trim, which every leader
- * runs. Each duty runs on its own timer; a pass that fails is logged (once per new message) and
+ * label projector, src/github/), and auto-enqueue, the output stream's trim and job retention, which
+ * every leader runs. Each duty runs on its own timer; a pass that fails is logged (once per new message) and
  * tried again at the next tick; a standby never runs one.
  */
 import { autoEnqueue } from '../coordinator/auto-enqueue.js';
@@ -10,6 +10,12 @@ import { OUTPUT_KEEP_ENDED } from '../core/output-stream.js';
 import type { SessionId } from '../core/session.js';
 import type { Clock } from '../core/time.js';
 import type { Store } from '../store/store.js';
+import type { TermRef } from '../store/dispatch-store.js';
+import { JOB_PRUNE_EVERY_MS, JOB_PRUNE_PASS_BATCHES, JOB_RETAIN_DEFAULT_MS } from '../core/job-retention.js';
+import type { LogPrunePolicy } from '../os/log-prune.js';
+import type { LeaderElector } from './leader-elector.js';
+import { LOG_KEEP_DEFAULT } from './log-pruner.js';
+import { pruneJobs } from '../coordinator/job-retention.js';
 
 /** How often a leading `baton up` looks for open tasks to queue when auto-enqueue is on. */
 const AUTO_ENQUEUE_EVERY_MS = 2_000;
@@ -65,7 +71,7 @@ export class LeaderDuties {
 }
 
 /** Auto-enqueue (coordinator/auto-enqueue.ts) while leading: a pass every 2 s, each job it queued logged. */
-export function autoEnqueueDuty(store: Store, session: SessionId, log: (line: string) => void): LeaderDuty {
+function autoEnqueueDuty(store: Store, session: SessionId, log: (line: string) => void): LeaderDuty {
   return {
     name: 'auto-enqueue',
     everyMs: AUTO_ENQUEUE_EVERY_MS,
@@ -85,7 +91,7 @@ const OUTPUT_TRIM_EVERY_MS = 60_000;
  * its last OUTPUT_KEEP_ENDED bytes (a cancelled run, or one taken over, never made its last flush),
  * and jobs that ended before the log files' age limit (`--log-keep-days`) keep none.
  */
-export function outputTrimDuty(store: Store, clock: Clock, keepMs: number): LeaderDuty {
+function outputTrimDuty(store: Store, clock: Clock, keepMs: number): LeaderDuty {
   return {
     name: 'output trim',
     everyMs: OUTPUT_TRIM_EVERY_MS,
@@ -93,4 +99,67 @@ export function outputTrimDuty(store: Store, clock: Clock, keepMs: number): Lead
       await store.output.trim({ keep: OUTPUT_KEEP_ENDED, endedBefore: clock.wallNow() - keepMs });
     },
   };
+}
+
+/** A pass gives its event loop back between batches: heartbeats and the lease's renewal run there. */
+const yieldToTimers = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * Job retention while leading (docs/decisions/0039-job-retention.md): a pass every few minutes
+ * removes finished jobs that ended more than `retainMs` ago, a bounded number of batches under the
+ * leader's term (a deposed leader's batch is fenced), so a backlog of millions drains over passes.
+ */
+function jobRetentionDuty(
+  store: Store,
+  retainMs: number,
+  term: () => TermRef | null,
+  log: (line: string) => void,
+): LeaderDuty {
+  return {
+    name: 'job retention',
+    everyMs: JOB_PRUNE_EVERY_MS,
+    run: async () => {
+      const ref = term();
+      if (ref === null) return;
+      const maxBatches = JOB_PRUNE_PASS_BATCHES;
+      const report = await pruneJobs(store, {
+        olderThanMs: retainMs,
+        term: ref,
+        maxBatches,
+        between: yieldToTimers,
+      });
+      if (report.removed === 0 || report.cutoff === null) return;
+      const before = new Date(report.cutoff).toISOString();
+      const more = report.more && !report.fenced ? '; more at the next pass' : '';
+      log(`job retention: removed ${report.removed} finished jobs that ended before ${before}${more}`);
+    },
+  };
+}
+
+/**
+ * What every leader runs besides dispatch and sealing: auto-enqueue, the output stream's trim and,
+ * unless `baton up --retain-jobs off` (retainJobsMs null), job retention under the elector's term.
+ */
+export function leaderUpkeep(
+  store: Store,
+  session: SessionId,
+  clock: Clock,
+  log: (line: string) => void,
+  options: {
+    readonly logKeep?: LogPrunePolicy | undefined;
+    readonly retainJobsMs?: number | null | undefined;
+    readonly elector: Pick<LeaderElector, 'name' | 'leaderTerm'>;
+  },
+): LeaderDuty[] {
+  const { elector } = options;
+  const term = (): TermRef | null => {
+    const current = elector.leaderTerm();
+    return current === null ? null : { lease: elector.name, holder: String(session), term: current };
+  };
+  const retainMs = options.retainJobsMs === undefined ? JOB_RETAIN_DEFAULT_MS : options.retainJobsMs;
+  return [
+    autoEnqueueDuty(store, session, log),
+    outputTrimDuty(store, clock, (options.logKeep ?? LOG_KEEP_DEFAULT).maxAgeMs),
+    ...(retainMs === null ? [] : [jobRetentionDuty(store, retainMs, term, log)]),
+  ];
 }

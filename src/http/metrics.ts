@@ -2,9 +2,10 @@
  * `/metrics` in Prometheus text format (prom-client). Every figure but the store latency and the
  * short way's count is read from the database at scrape time (coordinator views → store.observe.stats), so it is right
  * whichever process serves it and however many `baton up` share the database. Counters are
- * derived from rows that only grow: claims and terminal jobs are never deleted; started jobs
- * count ledger rows (`job:started`, and `job:claimed` with `started: true`), so a ledger prune
- * shows as a counter reset, which Prometheus handles.
+ * derived from rows that only grow: claims are never deleted, and terminal jobs count those job
+ * retention removed too (its counts by state, decision 0039); started jobs count ledger rows
+ * (`job:started`, and `job:claimed` with `started: true`), so a ledger prune shows as a counter
+ * reset, which Prometheus handles.
  *
  * The store latency is this process's own: the composition root wraps its Store once with
  * `timedStore(store, storeLatencyObserver(registry))` (meterStore in server.ts) and gives the
@@ -19,10 +20,13 @@ import { WAITING_CLASSES, waitingClass } from '../core/waiting.js';
 import type { StoreStats } from '../store/observe-store.js';
 import { healthGauges, refreshHealth } from './metrics-health.js';
 import type { StoreCallObserver } from '../store/timed.js';
+import type { RetentionState } from '../store/retention-store.js';
 
 export interface MetricsReads {
   stats(): Promise<StoreStats>;
   dispatcherLease(): Promise<Lease | null>;
+  /** What job retention has removed, by state (decision 0039). */
+  jobsPruned(): Promise<RetentionState>;
 }
 
 export interface MetricsDeps {
@@ -124,6 +128,11 @@ function gauges(registry: Registry) {
       registers,
     }),
     oom: new Counter({ name: 'baton_oom_kills_total', help: 'Jobs ended oom_killed.', registers }),
+    pruned: new Counter({
+      name: 'baton_jobs_pruned_total',
+      help: 'Finished jobs removed by job retention (baton up --retain-jobs, baton job prune).',
+      registers,
+    }),
   };
 }
 
@@ -145,13 +154,19 @@ export function metricsRoutes(deps: MetricsDeps): Hono {
   let scrape: Promise<string> = Promise.resolve('');
 
   const refresh = async (): Promise<string> => {
-    const [stats, lease] = await Promise.all([deps.reads.stats(), deps.reads.dispatcherLease()]);
+    const [stats, lease, pruned] = await Promise.all([
+      deps.reads.stats(),
+      deps.reads.dispatcherLease(),
+      deps.reads.jobsPruned(),
+    ]);
     const count = (list: StoreStats['jobsByStatus'], name: string): number =>
       list.find((entry) => entry.name === name)?.count ?? 0;
+    // A finished job retention removed still finished: the counters keep it.
+    const finished = (name: string): number => count(stats.jobsByStatus, name) + count(pruned.byStatus, name);
+    setCounter(metrics.pruned, pruned.removed);
     for (const status of JOB_STATES) metrics.queue.set({ status }, count(stats.jobsByStatus, status));
     setCounter(metrics.started, stats.jobsStarted);
-    for (const outcome of TERMINAL_JOB_STATES)
-      setCounter(metrics.finished, count(stats.jobsByStatus, outcome), { outcome });
+    for (const outcome of TERMINAL_JOB_STATES) setCounter(metrics.finished, finished(outcome), { outcome });
     setCounter(metrics.granted, stats.claimsGranted);
     metrics.held.set(stats.claimsHeld);
     setCounter(
@@ -176,7 +191,7 @@ export function metricsRoutes(deps: MetricsDeps): Hono {
       waiting.set(name, (waiting.get(name) ?? 0) + waitingCount.count);
     }
     for (const [reason, jobs] of waiting) metrics.waiting.set({ reason }, jobs);
-    setCounter(metrics.oom, count(stats.jobsByStatus, 'oom_killed'));
+    setCounter(metrics.oom, finished('oom_killed'));
     refreshHealth(health, stats);
     return registry.metrics();
   };

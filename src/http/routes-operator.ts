@@ -97,6 +97,34 @@ export function operatorRoutes(app: Api, baton: Coordinator): void {
       return result(context, { job, created });
     },
   );
+  pruneRoute(app, baton);
+}
+
+const PruneBody = z
+  .strictObject({ olderThan: z.string().openapi({ example: '30d' }), dryRun: z.boolean().optional() })
+  .openapi('JobPrune', {
+    description: 'remove finished jobs that ended more than olderThan ago (decision 0039)',
+  });
+
+/** `baton job prune` over HTTP: an operator's job retention, as the leader's pass does it. */
+function pruneRoute(app: Api, baton: Coordinator): void {
+  app.openapi(
+    route({
+      method: 'post',
+      path: '/v1/jobs/prune',
+      tags: ['jobs'],
+      request: jsonBody(PruneBody),
+      responses: ok(
+        '{removed, cutoff, dryRun, more, fenced}: the finished jobs removed (a dry run: counted)',
+      ),
+    }),
+    async (context) => {
+      const { olderThan, dryRun } = context.req.valid('json');
+      await allow(context, baton, 'job:prune', { what: `prune jobs older than ${olderThan}` });
+      const input = { olderThan, dryRun: dryRun === true };
+      return result(context, await acting(context, () => baton.cluster.pruneJobs(input, actorOf(context))));
+    },
+  );
 }
 
 /** Tokens: an operator lists, creates (the secret is shown once) and revokes them. */

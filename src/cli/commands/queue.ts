@@ -12,6 +12,7 @@ import { writeOut } from '../stdio.js';
 import { withApi } from '../run.js';
 import { registerPull } from './pull.js';
 import { registerJobLog } from './job-log.js';
+import { registerJobPrune } from './job-prune.js';
 import { hostNotes, hostsShown } from './hosts.js';
 import type { CliApi } from '../remote-api.js';
 import { HELD_JOB_STATES, JOB_STATES, type Job } from '../../core/job.js';
@@ -67,6 +68,7 @@ export function registerQueue(program: Command): void {
       }),
     );
   registerJobLog(job);
+  registerJobPrune(job);
   registerPull(job);
 
   program

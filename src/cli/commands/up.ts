@@ -26,6 +26,7 @@ import { jsonText, terminalText } from '../output.js';
 import { collect, dbUrl, stateDir, withStore, type GlobalOptions } from '../run.js';
 import { checkBind, servingLine } from '../../http/bind.js';
 import { capacityOf, logOptions } from './up-amounts.js';
+import { parseRetainJobs } from '../../core/job-retention.js';
 import { runWatchFlags, runWatchOptions, type RunWatchFlags } from './up-watch.js';
 import { applyUpConfig } from './up-config.js';
 import { ledgerOptions, notSealingLine } from './up-ledger.js';
@@ -65,6 +66,7 @@ interface UpFlags extends HttpFlags, GithubFlags, RunWatchFlags {
   readonly logMaxMb?: string;
   readonly logKeepDays?: string;
   readonly logKeepMb?: string;
+  readonly retainJobs?: string;
   readonly config?: string;
   readonly drain?: string;
 }
@@ -113,6 +115,8 @@ function parseUpFlags(flags: UpFlags, globals: GlobalOptions): UpOptions {
     agentUids: flags.agentUids === undefined ? null : agentUidsOf(flags.agentUids, state),
     logDir: join(state, 'logs'),
     ...logOptions(flags),
+    retainJobsMs:
+      flags.retainJobs === undefined ? undefined : parseRetainJobs('--retain-jobs', flags.retainJobs),
     worktreeDir: join(state, 'worktrees'),
     cwd: process.cwd(),
     ...runWatchOptions(flags),
@@ -124,7 +128,7 @@ function parseUpFlags(flags: UpFlags, globals: GlobalOptions): UpOptions {
   };
 }
 
-/** The flags of job logs: the cap of each, and how long and how much of them are kept. */
+/** The flags of job logs (the cap of each, how long and how much of them are kept) and of finished jobs. */
 function logFlags(command: Command): Command {
   return command
     .option(
@@ -138,6 +142,10 @@ function logFlags(command: Command): Command {
     .option(
       '--log-keep-mb <mb>',
       `the oldest job logs are pruned past this total (default ${LOG_KEEP_MB_DEFAULT})`,
+    )
+    .option(
+      '--retain-jobs <duration>',
+      "finished jobs are removed this long after they ended, each task's newest kept (default 30d; off: never)",
     );
 }
 

@@ -1,0 +1,69 @@
+/**
+ * Job retention's use cases (docs/decisions/0039-job-retention.md): a prune run batch after batch
+ * (the store removes one bounded batch per transaction), and the answer for a job id no longer there.
+ */
+import { NotFoundError } from '../core/errors.js';
+import type { JobId } from '../core/job.js';
+import { JOB_PRUNE_BATCH } from '../core/job-retention.js';
+import type { Instant } from '../core/time.js';
+import type { TermRef } from '../store/dispatch-store.js';
+import type { Store } from '../store/store.js';
+
+export interface JobPruneReport {
+  /** Jobs removed (a dry run: that would be). */
+  readonly removed: number;
+  /** Jobs that finished before this (the database's now less the retention) may go. */
+  readonly cutoff: Instant | null;
+  readonly dryRun: boolean;
+  /** The pass stopped at its batch budget with jobs left to remove. */
+  readonly more: boolean;
+  /** The term was no longer live: the pass stopped (what it removed before stays removed). */
+  readonly fenced: boolean;
+}
+
+export interface JobPruneRun {
+  readonly olderThanMs: number;
+  readonly dryRun?: boolean | undefined;
+  readonly by?: string | undefined;
+  /** The leader's term (the leader's pass); each batch is refused once it is not live. */
+  readonly term?: TermRef | undefined;
+  /** At most this many batches (the leader's pass); left out, until none is left. */
+  readonly maxBatches?: number | undefined;
+  /** Awaited between batches: the daemon gives its event loop back there. */
+  readonly between?: (() => Promise<void>) | undefined;
+}
+
+export async function pruneJobs(store: Store, run: JobPruneRun): Promise<JobPruneReport> {
+  const dryRun = run.dryRun === true;
+  const params = { olderThanMs: run.olderThanMs, limit: JOB_PRUNE_BATCH, term: run.term, by: run.by, dryRun };
+  let removed = 0;
+  let cutoff: Instant | null = null;
+  for (let batch = 0; run.maxBatches === undefined || batch < run.maxBatches; batch++) {
+    if (batch > 0) await run.between?.();
+    const result = await store.retention.pruneJobs(params);
+    if (!result.ok) return { removed, cutoff, dryRun, more: true, fenced: true };
+    removed += result.removed;
+    cutoff = result.cutoff;
+    if (dryRun || result.removed < JOB_PRUNE_BATCH)
+      return { removed, cutoff, dryRun, more: false, fenced: false };
+  }
+  return { removed, cutoff, dryRun, more: true, fenced: false };
+}
+
+/**
+ * The refusal for a job id the store does not have: a plain not-found, saying when retention may
+ * have removed it (an id at or below the highest it removed) and where its story still is.
+ */
+export async function jobNotFound(store: Store, id: JobId): Promise<NotFoundError> {
+  const state = await store.retention.state();
+  if (id > state.maxId || state.lastCutoff === null) {
+    return new NotFoundError('job', String(id), 'list jobs with `baton queue list`');
+  }
+  return new NotFoundError(
+    'job',
+    String(id),
+    `it may have been removed by job retention (finished jobs up to job ${state.maxId}, the last ` +
+      `pass removing those that finished before ${new Date(state.lastCutoff).toISOString()}); ` +
+      `its ledger rows remain: baton audit --job ${id}`,
+  );
+}
