@@ -8,6 +8,7 @@ import { Coordinator } from '../coordinator/coordinator.js';
 import { openStore } from '../store/open.js';
 import { timedStore } from '../store/timed.js';
 import { bothEngines } from '../../test/support/databases.js';
+import { rawSql } from '../../test/support/raw-sql.js';
 import { metricsRoutes, storeLatencyObserver } from './metrics.js';
 
 const PROMTOOL = '/usr/bin/promtool';
@@ -114,6 +115,40 @@ for (const db of bothEngines()) {
           assert.equal(checked.code, 0, checked.said);
           assert.equal(checked.said.trim(), '');
         }
+      } finally {
+        await store.close();
+      }
+    });
+
+    test('a job that job retention removed is still counted as finished, and counted as pruned', async () => {
+      const url = await db.fresh();
+      const store = await openStore(url);
+      const app = new Hono();
+      app.route('/metrics', metricsRoutes({ reads: new Coordinator(store).views }));
+      try {
+        const worker = await store.sessions.start({ kind: 'agent', host: 'box', pid: 2 });
+        await store.jobs.enqueue({ key: 'a' });
+        for (const status of ['oom_killed', 'done'] as const) {
+          const job = await store.jobs.claimNext({ session: worker.id, start: true });
+          assert.ok(job !== null);
+          await store.jobs.finish({ id: job.id, session: worker.id, epoch: job.epoch, status });
+          if (status === 'oom_killed') await store.jobs.retry({ id: job.id });
+        }
+        const raw = await rawSql(db, url);
+        await raw.exec(
+          db.engine === 'sqlite'
+            ? 'UPDATE jobs SET finished_at = finished_at - 2 * 86400000'
+            : "UPDATE jobs SET finished_at = finished_at - interval '2 days'",
+        );
+        await raw.close();
+        const pruned = await store.retention.pruneJobs({ olderThanMs: 86_400_000, limit: 10 });
+        assert.deepEqual(pruned.ok && pruned.removed, 1, 'the oom_killed job goes, the newest stays');
+        const text = await (await app.request('/metrics')).text();
+        assert.equal(sample(text, 'baton_jobs_pruned_total'), 1);
+        assert.equal(sample(text, 'baton_jobs_finished_total{outcome="oom_killed"}'), 1);
+        assert.equal(sample(text, 'baton_oom_kills_total'), 1);
+        assert.equal(sample(text, 'baton_jobs_finished_total{outcome="done"}'), 1);
+        assert.equal(sample(text, 'baton_queue_jobs{status="oom_killed"}'), 0, 'the gauge is what is there');
       } finally {
         await store.close();
       }
