@@ -120,9 +120,11 @@ export function postgresAudit(exec: PgExecutor, horizon: LedgerHorizon): Store['
       if (params.jobId !== undefined) {
         const job = param(params.jobId, 'bigint');
         where.push(
-          // A job retention removed (decision 0039): its first ledger row names its key, read only then.
+          // A job retention removed (decision 0039): its first ledger row names its key, read only
+          // then, and only for an id retention may have removed (an unknown id never walks the ledger).
           `task_key = coalesce((SELECT t.key FROM jobs j JOIN tasks t ON t.id = j.task_id WHERE j.id = ${job}),
-            (SELECT task_key FROM audit_events WHERE job_id = ${job} AND task_key IS NOT NULL LIMIT 1))`,
+            (SELECT task_key FROM audit_events WHERE job_id = ${job} AND task_key IS NOT NULL
+               AND ${job} <= (SELECT coalesce(max(max_id), 0) FROM job_retention) ORDER BY id LIMIT 1))`,
         );
         where.push(`job_id = ${job}`);
       }

@@ -116,10 +116,12 @@ function auditWhere(params: Parameters<Store['audit']['list']>[0] = {}): string 
   if (params.session !== undefined) where.push('session_id = @session');
   if (params.jobId !== undefined) {
     // A job retention removed (decision 0039) has no row to name its key: its first ledger row
-    // does, found near the ledger's start where old jobs are, and read only then.
+    // does, found near the ledger's start where old jobs are; read only for an id retention may
+    // have removed, so an unknown id never walks the ledger.
     where.push(
       `task_key = coalesce((SELECT t.key FROM jobs j JOIN tasks t ON t.id = j.task_id WHERE j.id = @job),
-        (SELECT task_key FROM audit_events WHERE job_id = @job AND task_key IS NOT NULL LIMIT 1))`,
+        (SELECT task_key FROM audit_events WHERE job_id = @job AND task_key IS NOT NULL
+           AND @job <= (SELECT coalesce(max(max_id), 0) FROM job_retention) ORDER BY id LIMIT 1))`,
     );
     where.push('job_id = @job');
   }
