@@ -30,6 +30,10 @@ export const DEAD_EXPORTS_ALLOWED: Readonly<Record<string, string>> = {
   'src/store/postgres/ledger.ts:UNSEALED_ROWS': 'its query plan is checked by ledger-plan.test.ts',
   'src/store/postgres/observe.ts:JOB_PAGE_SQL': 'its query plan is checked at scale by test/dashboard',
   'src/store/sqlite/observe.ts:JOB_PAGE_SQL': 'its query plan is checked at scale by test/dashboard',
+  'src/store/sqlite/job-list.ts:allJobsSql':
+    'its plans are checked at scale by test/dashboard/queue-scale.test.ts',
+  'src/store/postgres/job-list.ts:allJobsSql':
+    'its plans are checked at scale by test/dashboard/queue-scale.test.ts',
   'src/store/sqlite/observe.ts:jobPageSql':
     'its live-state plans are checked at scale by test/dashboard/queue-scale.test.ts',
   'src/store/postgres/task-page.ts:TASK_PAGE_SQL':

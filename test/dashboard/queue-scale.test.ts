@@ -10,6 +10,8 @@ import type { JobState } from '../../src/core/job.js';
 import { openStore } from '../../src/store/open.js';
 import { JOB_PAGE_SQL as PG_PAGE } from '../../src/store/postgres/observe.js';
 import { JOB_PAGE_SQL as SQLITE_PAGE, jobPageSql } from '../../src/store/sqlite/observe.js';
+import { allJobsSql as sqliteList } from '../../src/store/sqlite/job-list.js';
+import { allJobsSql as pgList } from '../../src/store/postgres/job-list.js';
 import { bothEngines } from '../support/databases.js';
 import { rawSql } from '../support/raw-sql.js';
 
@@ -56,6 +58,52 @@ async function assertLivePagesUsePartialIndexes(raw: Awaited<ReturnType<typeof r
   }
 }
 
+/**
+ * jobs.list (`baton queue list`) at this scale: each part is read by its index and stops at the
+ * limit, and only the merged parts are sorted (store/job-list.ts). On SQLite by the plan (the live
+ * parts name their partial indexes, the finished one never sorts); on PostgreSQL by the rows read.
+ */
+async function assertJobListReadsByIndex(
+  engine: 'sqlite' | 'postgres',
+  raw: Awaited<ReturnType<typeof rawSql>>,
+): Promise<void> {
+  const filters: (JobState[] | undefined)[] = [undefined, ['queued'], ['done'], ['running', 'failed']];
+  for (const status of filters) {
+    const what = `jobs.list status ${String(status)}`;
+    if (engine === 'sqlite') {
+      const params = { statuses: status === undefined ? null : JSON.stringify(status), limit: 1000 };
+      const plan = await raw.exec(`EXPLAIN QUERY PLAN ${sqliteList({ status })}`, [params] as unknown[]);
+      const text = plan.map((r) => String(r['detail'])).join('\n');
+      // Each part's plan, up to where the merge reads it: the finished part (a plain scan of jobs, by
+      // rowid backwards) stops at the limit and never sorts; the live parts read their partial indexes.
+      const parts = text.split('CO-ROUTINE (subquery').map((part) => part.split('SCAN (subquery')[0] ?? '');
+      const finished = parts.filter((part) => /^SCAN jobs$/m.test(part));
+      assert.equal(
+        finished.length,
+        status === undefined || status.some((s) => s === 'done' || s === 'failed') ? 1 : 0,
+      );
+      for (const part of finished)
+        assert.doesNotMatch(part, /TEMP B-TREE/, `${what}: the finished part sorts\n${text}`);
+      if (status === undefined) assert.match(text, /jobs_active[\s\S]*jobs_queue/, `${what}:\n${text}`);
+    } else {
+      const [row] = await raw.exec(`EXPLAIN (ANALYZE, FORMAT JSON) ${pgList({ status })}`, [
+        status ?? null,
+        1000,
+      ]);
+      const plan = (row?.['QUERY PLAN'] as { Plan: PlanNode }[])[0]?.Plan;
+      assert.ok(plan !== undefined);
+      const read = nodes(plan)
+        .filter((n) => n['Relation Name'] === 'jobs')
+        .reduce(
+          (sum, n) => sum + (n['Actual Rows'] + (n['Rows Removed by Filter'] ?? 0)) * n['Actual Loops'],
+          0,
+        );
+      console.log(`postgres, ${what}: read ${read} rows of ${JOBS}`);
+      assert.ok(read <= 5_000, `${what}: read ${read} rows\n${JSON.stringify(plan)}`);
+    }
+  }
+}
+
 for (const db of bothEngines()) {
   describe(`the queue page at ${JOBS.toLocaleString('en')} jobs (${db.name})`, () => {
     test('reads one page of rows by keyset, never the whole table, and never sorts it', async () => {
@@ -81,6 +129,7 @@ for (const db of bothEngines()) {
             [taskId],
           );
           await assertLivePagesUsePartialIndexes(raw);
+          await assertJobListReadsByIndex(db.engine, raw);
           await raw.exec('ANALYZE');
         } else {
           await raw.exec(
@@ -91,6 +140,7 @@ for (const db of bothEngines()) {
           );
           await raw.exec('ANALYZE jobs');
         }
+        if (db.engine === 'postgres') await assertJobListReadsByIndex(db.engine, raw);
         const views = new Coordinator(store).views;
         const first = await views.queue({ limit: String(PAGE) });
         assert.equal(first.items.length, PAGE);

@@ -93,6 +93,7 @@ export function exerciseJobList(harness: Harness): void {
         assert.deepEqual(keys(await store.jobs.list({ status: ['claimed', 'cancelled'] })), ['c1', 'f3']);
         assert.deepEqual(keys(await store.jobs.list({ status: ['running'], limit: 5 })), ['r1']);
         assert.deepEqual(await store.jobs.list({ status: ['oom_killed'] }), []);
+        assert.deepEqual(await store.jobs.list({ status: [] }), [], 'no state asked for: none listed');
       }));
 
     test("one task's jobs: its active job first, then its finished runs newest first", () =>

@@ -17,7 +17,7 @@ const BY_KEY = `SELECT ${jobColumns('jobs')} FROM jobs
  * `jobs_active`, the queued through `jobs_queue` in queue order, the finished by `jobs_pkey`
  * walked back (a status filter that matches few finished jobs walks further).
  */
-function allSql(params: JobListParams): string {
+export function allJobsSql(params: JobListParams): string {
   const parts = jobListParts(params.status).map(
     (part) => `(SELECT ${jobColumns('jobs')} FROM jobs WHERE ${part.where} AND ${WANTED}
       ORDER BY ${part.order} LIMIT $2::int)`,
@@ -26,11 +26,12 @@ function allSql(params: JobListParams): string {
 }
 
 export async function listJobs(exec: PgExecutor, params: JobListParams): Promise<Job[]> {
+  if (params.status?.length === 0) return []; // no state asked for: no part to read
   const statuses = params.status === undefined ? null : [...params.status];
   const limit = params.limit ?? 1000;
   const rows =
     params.key === undefined
-      ? await exec.rows<JobRow>(allSql(params), [statuses, limit])
+      ? await exec.rows<JobRow>(allJobsSql(params), [statuses, limit])
       : await exec.rows<JobRow>(BY_KEY, [statuses, params.key, limit]);
   return rows.map(toJob);
 }

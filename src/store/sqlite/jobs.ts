@@ -169,7 +169,6 @@ function retryIn(exec: SqliteExecutor, params: Parameters<Store['jobs']['retry']
   return { job: toJob(row), created: true };
 }
 
-/** jobs.list, inside the caller's read transaction: the busiest states first, then queue order. */
 /** The body of finishAndClaimNext, inside the caller's write transaction. */
 function loopIn(exec: SqliteExecutor, params: JobFinishAndClaimNextParams) {
   const session = sessionRow(exec, params.session, true); // a session that is not live changes nothing
