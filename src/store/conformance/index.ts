@@ -29,6 +29,7 @@ import { exerciseLifecycle } from './lifecycle.js';
 import { exerciseHumanSessions } from './human-sessions.js';
 import { exerciseNext } from './next.js';
 import { exerciseObserve } from './observe.js';
+import { exerciseObserveTotals } from './observe-totals.js';
 import { exerciseTaskPage } from './task-page.js';
 import { exerciseGithub } from './github.js';
 import { exerciseLedger } from './ledger.js';
@@ -82,6 +83,7 @@ export function exerciseStore(harness: Harness): void {
     exerciseSessionEnds(harness);
     exerciseObserve(harness);
     exerciseRetention(harness);
+    exerciseObserveTotals(harness);
     exerciseTaskPage(harness);
     exerciseTokens(harness);
     exerciseGithub(harness);

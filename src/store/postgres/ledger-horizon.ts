@@ -27,9 +27,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { PgExecutor } from './executor.js';
 
-const LOCKS = `
+/** The writers of `table` now, and which of the transactions `$1` are still alive. */
+const locksOf = (table: string): string => `
 SELECT locktype = 'relation' AS writer, virtualtransaction AS vxid FROM pg_locks
-WHERE (locktype = 'relation' AND relation = 'audit_events'::regclass AND mode = 'RowExclusiveLock'
+WHERE (locktype = 'relation' AND relation = '${table}'::regclass AND mode = 'RowExclusiveLock'
        AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
        AND pid IS DISTINCT FROM pg_backend_pid())
    OR (locktype = 'virtualxid' AND virtualxid = ANY($1::text[]))`;
@@ -49,7 +50,14 @@ export class LedgerHorizon {
   /** The look in flight, shared by every caller until it ends. */
   private current: Promise<number | null> | null = null;
 
-  constructor(private readonly exec: PgExecutor) {}
+  /**
+   * `table` (the ledger's by default) must take ids from a sequence, one at a time: stats() keeps
+   * a horizon of `jobs` and of `claims` too (docs/decisions/0040).
+   */
+  constructor(
+    private readonly exec: PgExecutor,
+    private readonly table: 'audit_events' | 'jobs' | 'claims' = 'audit_events',
+  ) {}
 
   /** The highest settled id, waiting at most timeoutMs for one; null when none settled in time. */
   async settled(timeoutMs: number): Promise<number | null> {
@@ -84,9 +92,9 @@ export class LedgerHorizon {
 
   private async lookOnce(): Promise<number | null> {
     // M first, then the lock table: the order the argument above needs.
-    const [max] = await this.exec.rows<{ id: number | null }>('SELECT max(id) AS id FROM audit_events');
+    const [max] = await this.exec.rows<{ id: number | null }>(`SELECT max(id) AS id FROM ${this.table}`);
     const top = max?.id ?? 0;
-    const rows = await this.exec.rows<{ writer: boolean; vxid: string }>(LOCKS, [
+    const rows = await this.exec.rows<{ writer: boolean; vxid: string }>(locksOf(this.table), [
       this.pending?.waiting ?? [],
     ]);
     const alive = new Set(rows.filter((row) => !row.writer).map((row) => row.vxid));

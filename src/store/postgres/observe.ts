@@ -8,6 +8,7 @@ import { liveClaimOf } from '../run-rows.js';
 import { EXPIRED, NOW, PG, jobColumns, ms, msOrNull, toJob, type JobRow, type PgEncoding } from './rows.js';
 import type { PgExecutor } from './executor.js';
 import { taskHolds, tasksPage } from './task-page.js';
+import { StatsTotals, TOTALS_COLUMNS, type TotalsRows } from './stats-totals.js';
 
 /**
  * A page of jobs, newest first: an index scan backwards on the primary key from the keyset
@@ -27,14 +28,9 @@ interface LiveClaimRow extends shared.LiveClaimRow<PgEncoding> {
   job: Record<string, unknown> | null;
 }
 
-interface StatsRow {
+interface StatsRow extends TotalsRows {
   now: Date;
-  jobs: Count[] | null;
   waiting: Count[] | null;
-  started: number;
-  outcomes: Count[] | null;
-  granted: number;
-  held: number;
   oldest: Date | null;
   max_id: number;
   past_ttl: number;
@@ -62,9 +58,6 @@ function jobFromJson(json: Record<string, unknown>): JobRow {
 const grouped = (sql: string): string =>
   `(SELECT jsonb_agg(jsonb_build_object('name', g.name, 'count', g.count)) FROM (${sql}) g)`;
 
-/** Ledger rows of a job's start: `job:started`, or a claim that started its job (decision 0023). */
-const STARTED = `type = 'job:started' OR (type = 'job:claimed' AND detail @> '{"started": true}')`;
-
 /** Each host as a HostReport (observe-store.ts): its last report, and its runner session while live. */
 const HOSTS = `(SELECT jsonb_agg(jsonb_build_object(
        'name', h.name, 'enabled', h.enabled, 'draining', h.draining,
@@ -85,31 +78,27 @@ const LEDGER_WINDOW_SQL = `SELECT (SELECT count(*)::int FROM ledger_keys) AS key
        (SELECT at FROM audit_events WHERE id > s.through ORDER BY id LIMIT 1) AS oldest_unsealed
   FROM (SELECT coalesce(max(last_id), 0) AS through FROM audit_checkpoints) s`;
 
-/** store.observe.stats in one statement. */
+/**
+ * store.observe.stats in one statement: the running counts of stats-totals.ts ($1…$9), the live
+ * claims' oldest heartbeat and the waiting jobs through their partial indexes, then the health figures.
+ */
 const STATS_SQL = `SELECT ${NOW} AS now,
-     ${grouped('SELECT status AS name, count(*)::int AS count FROM jobs GROUP BY status')} AS jobs,
+     ${TOTALS_COLUMNS},
      ${grouped(
        `SELECT reason AS name, count(*)::int AS count FROM jobs
         WHERE status = 'queued' AND reason IS NOT NULL GROUP BY reason`,
      )} AS waiting,
-     (SELECT count(*)::int FROM audit_events WHERE ${STARTED}) AS started,
-     ${grouped(
-       `SELECT outcome AS name, count(*)::int AS count FROM claims
-        WHERE outcome IS NOT NULL GROUP BY outcome`,
-     )} AS outcomes,
-     c.granted, c.held, c.oldest,
+     (SELECT min(heartbeat_at) FROM claims WHERE released_at IS NULL) AS oldest,
      (SELECT coalesce(max(id), 0)::float8 FROM audit_events) AS max_id,
      (SELECT count(*)::int FROM claims cl JOIN sessions s ON s.id = cl.session_id
       WHERE cl.released_at IS NULL AND ${EXPIRED('s')}) AS past_ttl,
      ${HOSTS} AS hosts,
      ${TASKS} AS tasks,
      l.keys, l.unsealed, l.oldest_unsealed
-   FROM (SELECT count(*)::int AS granted, (count(*) FILTER (WHERE released_at IS NULL))::int AS held,
-                min(heartbeat_at) FILTER (WHERE released_at IS NULL) AS oldest
-         FROM claims) c,
-        (${LEDGER_WINDOW_SQL}) l`;
+   FROM (${LEDGER_WINDOW_SQL}) l`;
 
 export function postgresObserve(exec: PgExecutor): ObserveStore['observe'] {
+  const totals = new StatsTotals(exec);
   return {
     jobsPage: async (params) =>
       (
@@ -140,16 +129,15 @@ export function postgresObserve(exec: PgExecutor): ObserveStore['observe'] {
       );
     },
     stats: async () => {
-      const row = await exec.one<StatsRow>(STATS_SQL);
-      if (row === undefined) throw new Error('stats gives one row');
+      const { row, totals: figures } = await totals.read(async (params) => {
+        const one = await exec.one<StatsRow>(STATS_SQL, params);
+        if (one === undefined) throw new Error('stats gives one row');
+        return one;
+      });
       return {
         now: ms(row.now),
-        jobsByStatus: row.jobs ?? [],
+        ...figures,
         waitingByReason: row.waiting ?? [],
-        jobsStarted: row.started,
-        claimsGranted: row.granted,
-        claimsHeld: row.held,
-        claimsByOutcome: row.outcomes ?? [],
         oldestClaimHeartbeatAt: msOrNull(row.oldest),
         auditMaxId: Number(row.max_id),
         claimsPastTtl: row.past_ttl,

@@ -16,6 +16,8 @@ import { liveClaimOf } from '../run-rows.js';
 import { SQLITE, toJob, type JobRow, type SqliteEncoding } from './rows.js';
 import type { SqliteExecutor, Sync } from './executor.js';
 import { taskHoldsIn, tasksPageIn } from './task-page.js';
+import { totalsIn, type StatsTotals } from './stats-totals.js';
+import { PrefixTotals } from '../prefix-totals.js';
 
 const JOB_SELECT = 'SELECT j.*, t.key FROM jobs j JOIN tasks t ON t.id = j.task_id';
 
@@ -77,6 +79,11 @@ function auditMaxId(exec: SqliteExecutor): number {
 }
 
 export function sqliteObserve(exec: SqliteExecutor): Sync<ObserveStore['observe']> {
+  const totals: StatsTotals = {
+    jobs: new PrefixTotals(),
+    claims: new PrefixTotals(),
+    ledger: new PrefixTotals(),
+  };
   return {
     jobsPage: (params) =>
       exec.read(() => {
@@ -93,7 +100,7 @@ export function sqliteObserve(exec: SqliteExecutor): Sync<ObserveStore['observe'
     tasksPage: (params) => exec.read(() => tasksPageIn(exec, params)),
     taskHolds: (keys) => exec.read(() => taskHoldsIn(exec, keys)),
     liveClaims: () => exec.read(() => liveClaimsIn(exec)),
-    stats: () => exec.read(() => statsIn(exec)),
+    stats: () => exec.read(() => statsIn(exec, totals)),
     ledgerWindow: () => exec.read(() => ledgerWindowIn(exec)),
     auditMaxId: () => exec.read(() => auditMaxId(exec)),
   };
@@ -120,42 +127,24 @@ function liveClaimsIn(exec: SqliteExecutor): LiveClaim[] {
 }
 
 /** observe.stats, inside the caller's read transaction, so its figures agree. */
-function statsIn(exec: SqliteExecutor): StoreStats {
-  const all = <R>(sql: string): R[] => exec.prepare(sql).all() as R[];
-  const claims = exec
-    .prepare(
-      `SELECT count(*) AS granted, count(*) FILTER (WHERE released_at IS NULL) AS held,
-                      min(heartbeat_at) FILTER (WHERE released_at IS NULL) AS oldest
-               FROM claims`,
-    )
-    .get() as { granted: number; held: number; oldest: number | null };
+function statsIn(exec: SqliteExecutor, totals: StatsTotals): StoreStats {
+  // The live claims through their partial index (claims_one_live_per_task): as many as are held.
+  const oldest = exec
+    .prepare('SELECT min(heartbeat_at) AS oldest FROM claims WHERE released_at IS NULL')
+    .get() as { oldest: number | null };
   const now = exec.now();
   return {
     now,
-    jobsByStatus: counts(all('SELECT status AS name, count(*) AS count FROM jobs GROUP BY status')),
+    ...totalsIn(exec, totals),
     waitingByReason: counts(
-      all(
-        `SELECT reason AS name, count(*) AS count FROM jobs
-                 WHERE status = 'queued' AND reason IS NOT NULL GROUP BY reason`,
-      ),
-    ),
-    jobsStarted: (
       exec
         .prepare(
-          `SELECT count(*) AS n FROM audit_events WHERE type = 'job:started'
-             OR (type = 'job:claimed' AND json_extract(detail, '$.started') = 1)`,
+          `SELECT reason AS name, count(*) AS count FROM jobs
+           WHERE status = 'queued' AND reason IS NOT NULL GROUP BY reason`,
         )
-        .get() as { n: number }
-    ).n,
-    claimsGranted: claims.granted,
-    claimsHeld: claims.held,
-    claimsByOutcome: counts(
-      all(
-        `SELECT outcome AS name, count(*) AS count FROM claims
-                 WHERE outcome IS NOT NULL GROUP BY outcome`,
-      ),
+        .all() as { name: string; count: number }[],
     ),
-    oldestClaimHeartbeatAt: claims.oldest,
+    oldestClaimHeartbeatAt: oldest.oldest,
     auditMaxId: auditMaxId(exec),
     ...healthIn(exec, now),
   };

@@ -1,0 +1,119 @@
+/**
+ * stats()' running counts (docs/decisions/0040): a store keeps counts of the rows it has read once
+ * and reads only what came after, so each step here compares its figures with the rows themselves.
+ * The pauses let PostgreSQL's horizons settle (a store looks at most every 250 ms), so the later
+ * reads go through the kept counts on both engines.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { GENESIS_HASH, type Checkpoint } from '../../core/ledger.js';
+import type { AuditEntry } from '../../core/audit-event.js';
+import { givenSession, givenTask, sleep, withFixture, type Fixture, type Harness } from './harness.js';
+
+const SETTLE_MS = 300;
+
+const isStart = (entry: AuditEntry): boolean =>
+  entry.type === 'job:started' || (entry.type === 'job:claimed' && entry.detail['started'] === true);
+
+const byName = (list: readonly { name: string; count: number }[]): Record<string, number> =>
+  Object.fromEntries(list.filter((group) => group.count > 0).map((group) => [group.name, group.count]));
+
+/** The figures stats() must give, counted from the rows themselves. */
+async function truth({ store, raw }: Fixture) {
+  const rows = (sql: string) => raw.exec(sql);
+  const group = async (sql: string) =>
+    byName((await rows(sql)).map((row) => ({ name: String(row['name']), count: Number(row['count']) })));
+  const claims = (await rows(`SELECT count(*) AS granted, count(released_at) AS ended FROM claims`))[0] ?? {
+    granted: 0,
+    ended: 0,
+  };
+  return {
+    jobsByStatus: await group('SELECT status AS name, count(*) AS count FROM jobs GROUP BY status'),
+    claimsByOutcome: await group(
+      'SELECT outcome AS name, count(*) AS count FROM claims WHERE outcome IS NOT NULL GROUP BY outcome',
+    ),
+    claimsGranted: Number(claims['granted']),
+    claimsHeld: Number(claims['granted']) - Number(claims['ended']),
+    jobsStarted: (await store.audit.list({ limit: 10_000 })).filter(isStart).length,
+  };
+}
+
+/** Reads stats twice, a settle apart, and compares both with the rows. */
+async function exact(fixture: Fixture, what: string): Promise<void> {
+  for (const pass of [1, 2]) {
+    await sleep(SETTLE_MS);
+    const stats = await fixture.store.observe.stats();
+    assert.deepEqual(
+      {
+        jobsByStatus: byName(stats.jobsByStatus),
+        claimsByOutcome: byName(stats.claimsByOutcome),
+        claimsGranted: stats.claimsGranted,
+        claimsHeld: stats.claimsHeld,
+        jobsStarted: stats.jobsStarted,
+      },
+      await truth(fixture),
+      `${what} (read ${pass})`,
+    );
+  }
+}
+
+/** Prunes the ledger through its first started row: a seal over those rows, then the prune record. */
+async function pruneThroughFirstStart(fixture: Fixture): Promise<void> {
+  const rows = await fixture.store.audit.list({ limit: 10_000 });
+  const first = rows[0]?.id ?? 1;
+  const through = rows.find(isStart)?.id;
+  assert.ok(through !== undefined, 'a started row to prune');
+  const seal: Checkpoint = {
+    kind: 'seal',
+    seq: 1,
+    firstId: first,
+    lastId: through,
+    rowCount: through - first + 1,
+    root: 'r'.repeat(64),
+    prevHash: GENESIS_HASH,
+    hash: 'h'.repeat(64),
+    keyId: 'k'.repeat(16),
+    signature: 'sig',
+    sealedAt: 1_700_000_000_000,
+    throughSeq: null,
+  };
+  assert.ok(await fixture.store.ledger.append(seal, new Uint8Array(80)));
+  const prune = {
+    ...seal,
+    seq: 2,
+    kind: 'prune' as const,
+    root: seal.hash,
+    prevHash: seal.hash,
+    hash: 'p'.repeat(64),
+  };
+  assert.ok((await fixture.store.ledger.prune({ ...prune, throughSeq: 1 })) !== null);
+}
+
+export function exerciseObserveTotals(harness: Harness): void {
+  describe("stats' running counts", () => {
+    test('stay exact as rows come past the kept counts, live rows end, and rows are deleted or pruned', () =>
+      withFixture(harness, async (fixture) => {
+        const { store, raw, param } = fixture;
+        const worker = await givenSession(store);
+        const jobs = [];
+        for (const key of ['a', 'b', 'c']) jobs.push((await store.jobs.enqueue({ key })).job);
+        for (const key of ['x', 'y']) {
+          await givenTask(store, key);
+          assert.ok((await store.claims.acquire({ key, session: worker.id })).ok);
+        }
+        await exact(fixture, 'queued jobs and held claims');
+        assert.ok((await store.jobs.claimNext({ session: worker.id, start: true })) !== null);
+        assert.equal((await store.jobs.cancel({ id: jobs[1]?.id ?? 0, reason: 'not needed' })).ok, true);
+        assert.ok(
+          (await store.claims.release({ key: 'x', session: worker.id, epoch: 1, outcome: 'released' })).ok,
+        );
+        await store.jobs.enqueue({ key: 'd' });
+        await exact(fixture, 'a job started, one cancelled, a claim released, a job added');
+        await raw.exec(`DELETE FROM jobs WHERE id = ${param(1)}`, [jobs[1]?.id]);
+        await raw.exec(`DELETE FROM claims WHERE released_at IS NOT NULL`);
+        await exact(fixture, 'an ended job and an ended claim deleted');
+        await pruneThroughFirstStart(fixture);
+        await exact(fixture, 'the ledger pruned through a started row');
+      }));
+  });
+}
