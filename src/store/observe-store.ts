@@ -104,13 +104,18 @@ export interface LedgerWindow {
 
 export interface StoreStats {
   readonly now: Instant;
+  /**
+   * Jobs present by status. This figure, jobsStarted, the claims' and tasksByState are exact and
+   * come from running counts each store keeps (docs/decisions/0040): a call reads the rows added
+   * since the last one and the live rows, not the whole tables.
+   */
   readonly jobsByStatus: readonly Count[];
   /** Queued jobs that carry a reason (why they wait), by reason text. */
   readonly waitingByReason: readonly Count[];
   /**
    * Job runs started: `job:started` ledger rows, and `job:claimed` rows of claims that started
-   * their job (`started: true`, decision 0023). One pass over the ledger (it has no index by
-   * type); a prune lowers it, which a Prometheus counter reads as a reset.
+   * their job (`started: true`, decision 0023). Rows present: a prune lowers it, which a
+   * Prometheus counter reads as a reset.
    */
   readonly jobsStarted: number;
   /** Claims ever granted (rows of the claims table) and those live now. */
@@ -129,7 +134,7 @@ export interface StoreStats {
   readonly claimsPastTtl: number;
   /** Every host, to be judged live, silent or down as `baton hosts` judges it (core/host-liveness.ts). */
   readonly hosts: readonly HostReport[];
-  /** Tasks by state (core/task.ts), in one pass over the tasks. */
+  /** Tasks by state (core/task.ts), in state order. */
   readonly tasksByState: readonly TaskStateCount[];
   readonly ledger: LedgerWindow;
 }

@@ -9,10 +9,12 @@
  *  - `f` rows: rows with id >= top, summed by name and finality (counted, never kept);
  *  - `top`: the settled bound (no write still in flight can add a row below it; on SQLite the
  *    newest id + 1, on PostgreSQL a LedgerHorizon of the table);
- *  - `mark`: the table's deletion mark (row_deletions, migration 0037; the ledger's lowest id).
- * A mark other than the cached one means rows were deleted: the cache starts over from id 0.
+ *  - `mark`: the table's mark (stats_marks, migration 0037; the ledger's lowest id), which moves
+ *    when a counted row is deleted or (a task) leaves its final state.
+ * A mark other than the cached one means a counted row changed: the cache starts over from id 0.
  * Nothing here reads the database; the engines run the reads.
  */
+import type { Instant } from '../core/time.js';
 
 export interface PrefixRow {
   readonly part: 'p' | 's' | 'f' | 'top' | 'mark';
@@ -20,6 +22,8 @@ export interface PrefixRow {
   readonly name: string | null;
   readonly final: boolean | number;
   readonly n: number;
+  /** The least of a time column over the row or group (tasks' state_at); null where none is kept. */
+  readonly at?: Instant | null | undefined;
 }
 
 /** What the next read covers. */
@@ -28,10 +32,11 @@ export interface PrefixAsk {
   readonly pending: readonly number[];
 }
 
-/** Rows present now, by name: the final ones and the live ones. */
+/** Rows present now, by name: the final ones and the live ones, and the least `at` of each name. */
 export interface PrefixCounts {
   readonly final: ReadonlyMap<string, number>;
   readonly live: ReadonlyMap<string, number>;
+  readonly least: ReadonlyMap<string, number>;
 }
 
 const add = (map: Map<string, number>, name: string | null, count: number): void => {
@@ -39,9 +44,17 @@ const add = (map: Map<string, number>, name: string | null, count: number): void
   map.set(key, (map.get(key) ?? 0) + Number(count));
 };
 
+const least = (map: Map<string, number>, name: string | null, at: number | null | undefined): void => {
+  if (at === null || at === undefined) return;
+  const key = name ?? '';
+  const was = map.get(key);
+  map.set(key, was === undefined ? Number(at) : Math.min(was, Number(at)));
+};
+
 export class PrefixTotals {
   private through = 0;
   private counts = new Map<string, number>();
+  private mins = new Map<string, number>();
   private pending: readonly number[] = [];
   private mark: number | null = null;
 
@@ -62,29 +75,37 @@ export class PrefixTotals {
     }
     const top = Math.max(asked.from, Number(rows.find((row) => row.part === 'top')?.n ?? 0));
     const counts = new Map(asked.from === 0 ? [] : this.counts);
-    const live = new Map<string, number>();
-    const final = new Map<string, number>();
+    const mins = new Map(asked.from === 0 ? [] : this.mins);
+    const now = {
+      live: new Map<string, number>(),
+      final: new Map<string, number>(),
+      least: new Map<string, number>(),
+    };
     const pending: number[] = [];
     for (const row of rows) {
       if (row.part === 'top' || row.part === 'mark') continue;
       const isFinal = row.final === true || row.final === 1;
-      if (!isFinal) add(live, row.name, row.n);
-      if (row.part === 'f') {
-        if (isFinal) add(final, row.name, row.n);
-      } else if (isFinal) add(counts, row.name, row.n);
-      else if (row.id !== null) pending.push(Number(row.id));
+      const kept = isFinal && row.part !== 'f';
+      least(kept ? mins : now.least, row.name, row.at);
+      if (!isFinal) add(now.live, row.name, row.n);
+      if (kept) add(counts, row.name, row.n);
+      else if (isFinal) add(now.final, row.name, row.n);
+      else if (row.part !== 'f' && row.id !== null) pending.push(Number(row.id));
     }
     this.through = top;
     this.counts = counts;
+    this.mins = mins;
     this.pending = pending;
     this.mark = mark;
-    for (const [name, count] of counts) add(final, name, count);
-    return { final, live };
+    for (const [name, count] of counts) add(now.final, name, count);
+    for (const [name, at] of mins) least(now.least, name, at);
+    return now;
   }
 
   reset(): void {
     this.through = 0;
     this.counts = new Map();
+    this.mins = new Map();
     this.pending = [];
     this.mark = null;
   }

@@ -3,21 +3,29 @@
  * fragments both engines share: what names a row, what makes it final, which rows count at all,
  * and the deletion mark that tells a cache its rows may be gone.
  */
-import type { Count, StoreStats } from './observe-store.js';
+import type { Count, StoreStats, TaskStateCount } from './observe-store.js';
 import type { PrefixCounts } from './prefix-totals.js';
+import type { Instant } from '../core/time.js';
 
-/** Bumped by a trigger on every statement (PostgreSQL) or row (SQLite) that deletes from the table (migration 0037). */
-const deletionMark = (table: string): string => `(SELECT n FROM row_deletions WHERE tbl = '${table}')`;
+/**
+ * Bumped by triggers (migration 0037) when rows of the table are deleted, or a task leaves its
+ * final state (reopened) or changes in it.
+ */
+const deletionMark = (table: string): string => `(SELECT n FROM stats_marks WHERE tbl = '${table}')`;
 export interface PrefixSpec {
   readonly table: string;
   /** The row's name in the counts. */
   readonly name: string;
   /** True once the row can never change again. */
   readonly final: string;
+  /** Its negation, written as the table's partial index of live rows is (so a read can use it). */
+  readonly live: string;
   /** Only rows that match are counted. */
   readonly where: string;
-  /** A number that changes whenever rows of the table are deleted. */
+  /** A number that changes whenever a row counted as final is deleted or changes. */
   readonly mark: string;
+  /** A time to keep the least of, by name (tasks' state_at); 'NULL' for none. */
+  readonly at: string;
 }
 
 /** Jobs by status; terminal jobs are final (a retry queues a new job). */
@@ -25,8 +33,10 @@ export const JOBS_SPEC: PrefixSpec = {
   table: 'jobs',
   name: 'status',
   final: `status NOT IN ('queued', 'claimed', 'running')`,
+  live: `status IN ('queued', 'claimed', 'running')`,
   where: 'true',
   mark: deletionMark('jobs'),
+  at: 'NULL',
 };
 
 /** Claims by outcome, `held` while live; a released claim is final. */
@@ -34,8 +44,10 @@ export const CLAIMS_SPEC: PrefixSpec = {
   table: 'claims',
   name: `coalesce(outcome, 'held')`,
   final: 'released_at IS NOT NULL',
+  live: 'released_at IS NULL',
   where: 'true',
   mark: deletionMark('claims'),
+  at: 'NULL',
 };
 
 /**
@@ -47,9 +59,48 @@ export function ledgerSpec(started: string): PrefixSpec {
     table: 'audit_events',
     name: `'started'`,
     final: 'true',
+    live: 'false',
     where: `(${started})`,
     mark: '(SELECT coalesce(min(id), 0) FROM audit_events)',
+    at: 'NULL',
   };
+}
+
+/** A task's name in the counts: its state, and `+gated` while it waits behind a gate. */
+const GATED = '+gated';
+
+/**
+ * Tasks by state (and gated or not), with the least state_at of each (`at`: the engine's
+ * expression of it in ms). A done or closed task is final until reopened, which moves the mark.
+ */
+export function tasksSpec(at: string): PrefixSpec {
+  return {
+    table: 'tasks',
+    name: `state || CASE WHEN gate IS NULL THEN '' ELSE '${GATED}' END`,
+    final: `state IN ('done', 'closed')`,
+    live: `state NOT IN ('done', 'closed')`,
+    where: 'true',
+    mark: deletionMark('tasks'),
+    at,
+  };
+}
+
+/** TaskStateCounts from the tasks' counts, in state order. */
+export function tasksByState(tasks: PrefixCounts): TaskStateCount[] {
+  const by = new Map<string, { count: number; gated: number; oldestAt: Instant }>();
+  for (const [name, count] of [...tasks.final, ...tasks.live]) {
+    if (count === 0) continue;
+    const state = name.endsWith(GATED) ? name.slice(0, -GATED.length) : name;
+    const was = by.get(state) ?? { count: 0, gated: 0, oldestAt: Number.POSITIVE_INFINITY };
+    by.set(state, {
+      count: was.count + count,
+      gated: was.gated + (name === state ? 0 : count),
+      oldestAt: Math.min(was.oldestAt, tasks.least.get(name) ?? Number.POSITIVE_INFINITY),
+    });
+  }
+  return [...by]
+    .sort(([one], [other]) => one.localeCompare(other))
+    .map(([name, figures]) => ({ name, ...figures }));
 }
 
 /** The figures of StoreStats the running counts give. */

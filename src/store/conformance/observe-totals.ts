@@ -8,6 +8,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { GENESIS_HASH, type Checkpoint } from '../../core/ledger.js';
 import type { AuditEntry } from '../../core/audit-event.js';
+import type { Task } from '../../core/task.js';
 import { givenSession, givenTask, sleep, withFixture, type Fixture, type Harness } from './harness.js';
 
 const SETTLE_MS = 300;
@@ -35,7 +36,23 @@ async function truth({ store, raw }: Fixture) {
     claimsGranted: Number(claims['granted']),
     claimsHeld: Number(claims['granted']) - Number(claims['ended']),
     jobsStarted: (await store.audit.list({ limit: 10_000 })).filter(isStart).length,
+    tasksByState: tasksOf((await store.observe.tasksPage({ limit: 10_000 })).map((row) => row.task)),
   };
+}
+
+/** Tasks by state as stats gives them, counted from the tasks. */
+function tasksOf(tasks: readonly Task[]) {
+  const by = new Map<string, { name: string; count: number; gated: number; oldestAt: number }>();
+  for (const task of tasks) {
+    const was = by.get(task.state) ?? { name: task.state, count: 0, gated: 0, oldestAt: task.stateAt };
+    by.set(task.state, {
+      name: task.state,
+      count: was.count + 1,
+      gated: was.gated + (task.gate === null ? 0 : 1),
+      oldestAt: Math.min(was.oldestAt, task.stateAt),
+    });
+  }
+  return [...by.values()].sort((one, other) => one.name.localeCompare(other.name));
 }
 
 /** Reads stats twice, a settle apart, and compares both with the rows. */
@@ -50,6 +67,7 @@ async function exact(fixture: Fixture, what: string): Promise<void> {
         claimsGranted: stats.claimsGranted,
         claimsHeld: stats.claimsHeld,
         jobsStarted: stats.jobsStarted,
+        tasksByState: stats.tasksByState,
       },
       await truth(fixture),
       `${what} (read ${pass})`,
@@ -91,7 +109,7 @@ async function pruneThroughFirstStart(fixture: Fixture): Promise<void> {
 
 export function exerciseObserveTotals(harness: Harness): void {
   describe("stats' running counts", () => {
-    test('stay exact as rows come past the kept counts, live rows end, and rows are deleted or pruned', () =>
+    test('stay exact past the kept counts as live rows end, tasks reopen, rows go and the ledger is pruned', () =>
       withFixture(harness, async (fixture) => {
         const { store, raw, param } = fixture;
         const worker = await givenSession(store);
@@ -112,6 +130,12 @@ export function exerciseObserveTotals(harness: Harness): void {
         await raw.exec(`DELETE FROM jobs WHERE id = ${param(1)}`, [jobs[1]?.id]);
         await raw.exec(`DELETE FROM claims WHERE released_at IS NOT NULL`);
         await exact(fixture, 'an ended job and an ended claim deleted');
+        const by = { name: 'ops' };
+        await store.lifecycle.transition({ key: 'x', action: 'complete', by });
+        await store.lifecycle.gate({ key: 'c', gate: 'design', by });
+        await exact(fixture, 'a task done, one gated');
+        await store.lifecycle.transition({ key: 'x', action: 'reopen', by });
+        await exact(fixture, 'a done task reopened');
         await pruneThroughFirstStart(fixture);
         await exact(fixture, 'the ledger pruned through a started row');
       }));

@@ -52,11 +52,11 @@ export class LedgerHorizon {
 
   /**
    * `table` (the ledger's by default) must take ids from a sequence, one at a time: stats() keeps
-   * a horizon of `jobs` and of `claims` too (docs/decisions/0040).
+   * a horizon of `jobs`, `claims` and `tasks` too (docs/decisions/0040).
    */
   constructor(
     private readonly exec: PgExecutor,
-    private readonly table: 'audit_events' | 'jobs' | 'claims' = 'audit_events',
+    private readonly table: 'audit_events' | 'jobs' | 'claims' | 'tasks' = 'audit_events',
   ) {}
 
   /** The highest settled id, waiting at most timeoutMs for one; null when none settled in time. */

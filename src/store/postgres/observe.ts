@@ -2,7 +2,7 @@
  * The operator's reads on PostgreSQL (observe-store.ts). stats() is one statement, so its
  * figures come from one snapshot.
  */
-import type { Count, HostReport, LiveClaim, ObserveStore, TaskStateCount } from '../observe-store.js';
+import type { Count, HostReport, LiveClaim, ObserveStore } from '../observe-store.js';
 import type * as shared from '../run-rows.js';
 import { liveClaimOf } from '../run-rows.js';
 import { EXPIRED, NOW, PG, jobColumns, ms, msOrNull, toJob, type JobRow, type PgEncoding } from './rows.js';
@@ -35,7 +35,6 @@ interface StatsRow extends TotalsRows {
   max_id: number;
   past_ttl: number;
   hosts: HostReport[] | null;
-  tasks: TaskStateCount[] | null;
   keys: number;
   unsealed: number;
   oldest_unsealed: Date | null;
@@ -66,12 +65,6 @@ const HOSTS = `(SELECT jsonb_agg(jsonb_build_object(
      ) ORDER BY h.name)
    FROM hosts h LEFT JOIN sessions s ON s.id = h.session_id AND s.state = 'live')`;
 
-/** Tasks by state as TaskStateCounts (observe-store.ts), in one pass. */
-const TASKS = `(SELECT jsonb_agg(jsonb_build_object(
-       'name', g.state, 'count', g.n, 'gated', g.gated, 'oldestAt', round(extract(epoch FROM g.oldest) * 1000)::float8))
-   FROM (SELECT state, count(*) AS n, count(*) FILTER (WHERE gate IS NOT NULL) AS gated, min(state_at) AS oldest
-         FROM tasks GROUP BY state) g)`;
-
 /** The ledger's tamper window (observe-store.ts): index probes only. */
 const LEDGER_WINDOW_SQL = `SELECT (SELECT count(*)::int FROM ledger_keys) AS keys,
        greatest((SELECT coalesce(max(id), 0) FROM audit_events) - s.through, 0)::float8 AS unsealed,
@@ -93,7 +86,6 @@ const STATS_SQL = `SELECT ${NOW} AS now,
      (SELECT count(*)::int FROM claims cl JOIN sessions s ON s.id = cl.session_id
       WHERE cl.released_at IS NULL AND ${EXPIRED('s')}) AS past_ttl,
      ${HOSTS} AS hosts,
-     ${TASKS} AS tasks,
      l.keys, l.unsealed, l.oldest_unsealed
    FROM (${LEDGER_WINDOW_SQL}) l`;
 
@@ -142,7 +134,6 @@ export function postgresObserve(exec: PgExecutor): ObserveStore['observe'] {
         auditMaxId: Number(row.max_id),
         claimsPastTtl: row.past_ttl,
         hosts: row.hosts ?? [],
-        tasksByState: row.tasks ?? [],
         ledger: {
           keys: row.keys,
           unsealedRows: row.unsealed,

@@ -2,14 +2,17 @@
  * stats()' running counts on PostgreSQL (prefix-totals.ts, docs/decisions/0040). Ids come from a
  * sequence and commit in any order, so the cache only ever grows over ids a LedgerHorizon of the
  * table has settled (no transaction in flight can still commit a row below them); rows past it
- * are counted on every read. The three reads are subqueries of stats' one statement, so every
- * figure comes from one snapshot.
+ * are counted on every read. The four reads (jobs, claims, ledger, tasks) are subqueries of
+ * stats' one statement, so every figure comes from one snapshot.
  */
+import type { StoreStats } from '../observe-store.js';
 import { PrefixTotals, type PrefixAsk, type PrefixRow } from '../prefix-totals.js';
 import {
   CLAIMS_SPEC,
   JOBS_SPEC,
   ledgerSpec,
+  tasksByState,
+  tasksSpec,
   totalsOf,
   type PrefixSpec,
   type Totals,
@@ -20,38 +23,49 @@ import { LedgerHorizon } from './ledger-horizon.js';
 /** Ledger rows of a job's start: `job:started`, or a claim that started its job (decision 0023). */
 const STARTED = `type = 'job:started' OR (type = 'job:claimed' AND detail @> '{"started": true}')`;
 
-/** One table's read as a JSON array of PrefixRows; `at` is the index of its first parameter (from, pending, top). */
-function prefixSql(spec: PrefixSpec, at: number): string {
-  const { table, name, final, where, mark } = spec;
-  const [from, pending, top] = [`$${at}::bigint`, `$${at + 1}::bigint[]`, `$${at + 2}::bigint`];
-  const live = final === 'true' ? 'NULL' : `CASE WHEN ${final} THEN NULL ELSE id END`;
+/**
+ * One table's read as a JSON array of PrefixRows: the range past the cache gives its final rows
+ * grouped by name and its live ones by id (grouping by an expression of the id took seconds on a
+ * first read of a million rows); `first` is the index of its first parameter (from, pending, top). */
+function prefixSql(spec: PrefixSpec, first: number): string {
+  const { table, name, final, live, where, mark } = spec;
+  const at = `(${spec.at})::float8`;
+  const [from, pending, top] = [`$${first}::bigint`, `$${first + 1}::bigint[]`, `$${first + 2}::bigint`];
   // PostgreSQL refuses a constant in GROUP BY (the ledger's name and finality are constants).
   const groupBy = (...exprs: string[]): string => {
     const kept = exprs.filter((expr) => !/^(NULL|true|'[^']*')$/.test(expr));
     return kept.length === 0 ? '' : `GROUP BY ${kept.join(', ')}`;
   };
   return `(SELECT coalesce(jsonb_agg(r), '[]') FROM (
-    SELECT 'p' AS part, id, ${name} AS name, ${final} AS final, 1::bigint AS n FROM ${table}
+    SELECT 'p' AS part, id, ${name} AS name, ${final} AS final, 1::bigint AS n, ${at} AS at FROM ${table}
       WHERE id = ANY (${pending})
     UNION ALL
-    SELECT 's', ${live}, ${name}, ${final}, count(*) FROM ${table}
-      WHERE id >= ${from} AND id < ${top} AND ${where} ${groupBy(live, name, final)}
+    SELECT 's', NULL, ${name}, true, count(*), min(${at}) FROM ${table}
+      WHERE id >= ${from} AND id < ${top} AND ${where} AND ${final} ${groupBy(name)}
     UNION ALL
-    SELECT 'f', NULL, ${name}, ${final}, count(*) FROM ${table}
+    SELECT 's', id, ${name}, false, 1, ${at} FROM ${table}
+      WHERE id >= ${from} AND id < ${top} AND ${where} AND ${live}
+    UNION ALL
+    SELECT 'f', NULL, ${name}, ${final}, count(*), min(${at}) FROM ${table}
       WHERE id >= greatest(${from}, ${top}) AND ${where} ${groupBy(name, final)}
-    UNION ALL SELECT 'top', NULL, NULL, false, ${top}
-    UNION ALL SELECT 'mark', NULL, NULL, false, ${mark}) r)`;
+    UNION ALL SELECT 'top', NULL, NULL, false, ${top}, NULL
+    UNION ALL SELECT 'mark', NULL, NULL, false, ${mark}, NULL) r)`;
 }
 
-/** The three reads, parameters $1…$9, as the columns jobs_rows, claims_rows and ledger_rows. */
+/** A task's state_at in ms. */
+const STATE_AT = 'round(extract(epoch FROM state_at) * 1000)';
+
+/** The four reads, parameters $1…$12, as the columns jobs_rows, claims_rows, ledger_rows and tasks_rows. */
 export const TOTALS_COLUMNS = `${prefixSql(JOBS_SPEC, 1)} AS jobs_rows,
      ${prefixSql(CLAIMS_SPEC, 4)} AS claims_rows,
-     ${prefixSql(ledgerSpec(STARTED), 7)} AS ledger_rows`;
+     ${prefixSql(ledgerSpec(STARTED), 7)} AS ledger_rows,
+     ${prefixSql(tasksSpec(STATE_AT), 10)} AS tasks_rows`;
 
 export interface TotalsRows {
   jobs_rows: PrefixRow[];
   claims_rows: PrefixRow[];
   ledger_rows: PrefixRow[];
+  tasks_rows: PrefixRow[];
 }
 
 interface Part {
@@ -65,7 +79,7 @@ export class StatsTotals {
   private readonly parts: readonly Part[];
 
   constructor(exec: PgExecutor) {
-    const part = (table: 'jobs' | 'claims' | 'audit_events', rows: Part['rows']): Part => ({
+    const part = (table: 'jobs' | 'claims' | 'audit_events' | 'tasks', rows: Part['rows']): Part => ({
       totals: new PrefixTotals(),
       horizon: new LedgerHorizon(exec, table),
       rows,
@@ -74,6 +88,7 @@ export class StatsTotals {
       part('jobs', (row) => row.jobs_rows),
       part('claims', (row) => row.claims_rows),
       part('audit_events', (row) => row.ledger_rows),
+      part('tasks', (row) => row.tasks_rows),
     ];
   }
 
@@ -83,7 +98,7 @@ export class StatsTotals {
    */
   async read<R extends TotalsRows>(
     read: (params: unknown[]) => Promise<R>,
-  ): Promise<{ row: R; totals: Totals }> {
+  ): Promise<{ row: R; totals: Totals & Pick<StoreStats, 'tasksByState'> }> {
     const tops = await Promise.all(
       this.parts.map(async (part) => Number(await part.horizon.settledNow()) + 1),
     );
@@ -93,8 +108,9 @@ export class StatsTotals {
       const counts = this.parts.map((part, index) =>
         part.totals.fold(asks[index] ?? { from: 0, pending: [] }, part.rows(row)),
       );
-      const [jobs, claims, ledger] = counts;
-      if (jobs && claims && ledger) return { row, totals: totalsOf(jobs, claims, ledger) };
+      const [jobs, claims, ledger, tasks] = counts;
+      if (jobs && claims && ledger && tasks)
+        return { row, totals: { ...totalsOf(jobs, claims, ledger), tasksByState: tasksByState(tasks) } };
       // A table whose cache was dropped is read from id 0 next, which always folds.
       if (attempt > this.parts.length) throw new Error('stats: the running counts never settled');
     }

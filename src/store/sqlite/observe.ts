@@ -3,14 +3,7 @@
  * figures agree with one another.
  */
 import { SESSION_TTL_FALLBACK_MS } from '../../core/session.js';
-import type {
-  Count,
-  LedgerWindow,
-  LiveClaim,
-  ObserveStore,
-  StoreStats,
-  TaskStateCount,
-} from '../observe-store.js';
+import type { Count, LedgerWindow, LiveClaim, ObserveStore, StoreStats } from '../observe-store.js';
 import type * as shared from '../run-rows.js';
 import { liveClaimOf } from '../run-rows.js';
 import { SQLITE, toJob, type JobRow, type SqliteEncoding } from './rows.js';
@@ -83,6 +76,7 @@ export function sqliteObserve(exec: SqliteExecutor): Sync<ObserveStore['observe'
     jobs: new PrefixTotals(),
     claims: new PrefixTotals(),
     ledger: new PrefixTotals(),
+    tasks: new PrefixTotals(),
   };
   return {
     jobsPage: (params) =>
@@ -160,23 +154,13 @@ interface HostRow {
 }
 
 /** The figures an operator is paged on (hosts, tasks waiting for people, the ledger's window), in stats' read. */
-function healthIn(
-  exec: SqliteExecutor,
-  now: number,
-): Pick<StoreStats, 'claimsPastTtl' | 'hosts' | 'tasksByState' | 'ledger'> {
+function healthIn(exec: SqliteExecutor, now: number): Pick<StoreStats, 'claimsPastTtl' | 'hosts' | 'ledger'> {
   const hosts = exec
     .prepare(
       `SELECT h.name, h.enabled, h.draining, h.heartbeat_at, s.id AS live_session, s.ttl_ms
        FROM hosts h LEFT JOIN sessions s ON s.id = h.session_id AND s.state = 'live' ORDER BY h.name`,
     )
     .all() as HostRow[];
-  const tasks = exec
-    .prepare(
-      `SELECT state AS name, count(*) AS count, count(*) FILTER (WHERE gate IS NOT NULL) AS gated,
-              min(state_at) AS oldestAt
-       FROM tasks GROUP BY state`,
-    )
-    .all() as TaskStateCount[];
   const pastTtl = exec
     .prepare(
       `SELECT count(*) AS n FROM claims c JOIN sessions s ON s.id = c.session_id
@@ -193,7 +177,6 @@ function healthIn(
       heartbeatAt: row.heartbeat_at,
       liveSession: row.live_session === null ? null : { id: row.live_session, ttlMs: row.ttl_ms },
     })),
-    tasksByState: tasks.map((row) => ({ ...row })),
     ledger: ledgerWindowIn(exec),
   };
 }

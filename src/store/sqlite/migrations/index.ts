@@ -27,7 +27,7 @@ import taskDependencies from './0033-task-dependencies.js';
 import runTimeLimit from './0034-run-time-limit.js';
 import jobRetention from './0035-job-retention.js';
 import hostTimeLimit from './0036-host-time-limit.js';
-import rowDeletions from './0037-row-deletions.js';
+import statsMarks from './0037-stats-marks.js';
 
 export interface Migration {
   readonly version: number;
@@ -66,5 +66,5 @@ export const MIGRATIONS: readonly Migration[] = [
   runTimeLimit,
   jobRetention,
   hostTimeLimit,
-  rowDeletions,
+  statsMarks,
 ];
