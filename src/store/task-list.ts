@@ -31,6 +31,12 @@ export const UNQUEUED = `tasks.state = 'open' AND tasks.gate IS NULL
   AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.task_id = tasks.id
     AND (j.status IN ${ACTIVE_SQL} OR j.queued_at >= coalesce(tasks.state_at, tasks.created_at)))`;
 
+/**
+ * A task that can still wait: not done and not closed. "Blocked" (task list --blocked, the Tasks
+ * page's "blocked only") is such a task with a dependency not done; a finished task waits for nothing.
+ */
+export const CAN_WAIT = `tasks.state NOT IN ('done', 'closed')`;
+
 /** A listed task, with the keys of the tasks it waits for that are not done, in key order. */
 export interface ListedTask extends Task {
   readonly waitsFor: readonly string[];

@@ -87,6 +87,11 @@ export function exerciseTaskPage(harness: Harness): void {
         assert.equal((await store.tasks.list()).length, 7);
         await store.lifecycle.transition({ key: 'a', action: 'complete', by });
         assert.deepEqual(await listed({ blocked: true }), [['b', ['closed-y']]]);
+        // A task finished or closed while its dependency is not done waits for nothing: not blocked.
+        await store.lifecycle.transition({ key: 'b', action: 'close', by });
+        assert.deepEqual(await listed({ blocked: true }), []);
+        const page = await store.observe.tasksPage({ limit: 10, blocked: true });
+        assert.deepEqual(page, [], 'the Tasks page agrees');
       }));
 
     test('taskHolds names the gate or the first dependency not done of open tasks only', () =>

@@ -10,7 +10,7 @@ import type { JobState } from '../../core/job.js';
 import { ACTIVE_SQL } from '../job-guard.js';
 import type { TaskHold, TaskPageParams, TaskPageRow } from '../observe-store.js';
 import { blockerOf } from './claim-set.js';
-import { BLOCKERS } from '../task-list.js';
+import { BLOCKERS, CAN_WAIT } from '../task-list.js';
 import { TASK_COLUMNS, toTask, type TaskRow } from './rows.js';
 import type { PgExecutor } from './executor.js';
 
@@ -23,7 +23,7 @@ export const TASK_PAGE_SQL = `SELECT ${TASK_COLUMNS},
     AND ($2::text[] IS NULL OR state = ANY ($2::text[]))
     AND ($3::text IS NULL OR project = $3::text)
     AND ($4::text IS NULL OR labels ? $4::text)
-    AND (NOT $5::boolean OR EXISTS (SELECT 1 ${BLOCKERS} OFFSET 0))
+    AND (NOT $5::boolean OR (${CAN_WAIT} AND EXISTS (SELECT 1 ${BLOCKERS} OFFSET 0)))
   ORDER BY id DESC
   LIMIT $6::int`;
 

@@ -34,7 +34,7 @@ import { insertAuditRows, releaseSessionHoldings } from './locks.js';
 import type { PgExecutor } from './executor.js';
 import { requeueSessionJobs } from './requeue.js';
 import { Batcher } from './batcher.js';
-import { BLOCKERS, UNQUEUED, type ListedTask } from '../task-list.js';
+import { BLOCKERS, CAN_WAIT, UNQUEUED, type ListedTask } from '../task-list.js';
 import type { Outcome } from '../outcome.js';
 
 /** How often a guarded write that found the state changed under it is tried again. */
@@ -105,7 +105,7 @@ export function postgresTasks(exec: PgExecutor): Store['tasks'] {
              AND ($5::text IS NULL OR labels ? $5::text)
              AND ($6::boolean IS NULL OR (gate IS NOT NULL AND state = 'open') = $6::boolean)
              AND (NOT $7::boolean OR (${UNQUEUED}))
-             AND ($8::boolean IS NULL OR EXISTS (SELECT 1 ${BLOCKERS} OFFSET 0) = $8::boolean)
+             AND ($8::boolean IS NULL OR (${CAN_WAIT} AND EXISTS (SELECT 1 ${BLOCKERS} OFFSET 0)) = $8::boolean)
            ORDER BY priority, key LIMIT $3::int`,
           [
             params.project ?? null,

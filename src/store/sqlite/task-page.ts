@@ -9,7 +9,7 @@ import type { JobState } from '../../core/job.js';
 import { ACTIVE_SQL } from '../job-guard.js';
 import type { TaskHold, TaskPageParams, TaskPageRow } from '../observe-store.js';
 import { blockerOf } from './claim-set.js';
-import { BLOCKERS } from '../task-list.js';
+import { BLOCKERS, CAN_WAIT } from '../task-list.js';
 import { toTask, type TaskRow } from './rows.js';
 import type { SqliteExecutor } from './executor.js';
 
@@ -22,7 +22,7 @@ export const TASK_PAGE_SQL = `SELECT tasks.*,
     AND (@states IS NULL OR tasks.state IN (SELECT value FROM json_each(@states)))
     AND (@project IS NULL OR tasks.project = @project)
     AND (@label IS NULL OR EXISTS (SELECT 1 FROM json_each(tasks.labels) WHERE value = @label))
-    AND (@blocked = 0 OR EXISTS (SELECT 1 ${BLOCKERS}))
+    AND (@blocked = 0 OR (${CAN_WAIT} AND EXISTS (SELECT 1 ${BLOCKERS})))
   ORDER BY tasks.id DESC
   LIMIT @limit`;
 

@@ -7,7 +7,7 @@ import type { Session } from '../../core/session.js';
 import { releaseSessionLocks } from './locks.js';
 import { requeueSessionJobs } from './requeue.js';
 import { withActor } from '../actor.js';
-import { BLOCKERS, UNQUEUED, type ListedTask } from '../task-list.js';
+import { BLOCKERS, CAN_WAIT, UNQUEUED, type ListedTask } from '../task-list.js';
 import { appendAudit, holderOf, toSession, toTask, type SessionRow, type TaskRow } from './rows.js';
 import { fromSync, type SqliteExecutor, type Sync } from './executor.js';
 import { TickBatcher } from './tick-batcher.js';
@@ -136,7 +136,7 @@ export function sqliteTasks(exec: SqliteExecutor): Sync<Store['tasks']> {
                    AND (@label IS NULL OR EXISTS (SELECT 1 FROM json_each(tasks.labels) WHERE value = @label))
                    AND (@gated IS NULL OR (gate IS NOT NULL AND state = 'open') = @gated)
                    AND (NOT @unqueued OR (${UNQUEUED}))
-                   AND (@blocked IS NULL OR EXISTS (SELECT 1 ${BLOCKERS}) = @blocked)
+                   AND (@blocked IS NULL OR (${CAN_WAIT} AND EXISTS (SELECT 1 ${BLOCKERS})) = @blocked)
                  ORDER BY priority, key LIMIT @limit`,
             )
             .all({
