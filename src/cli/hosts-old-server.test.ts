@@ -12,12 +12,17 @@ import { freshSqlite, startTestServer } from '../../test/dashboard/server.js';
 import { repoRoot } from '../../test/support/cli.js';
 import { givenHost } from '../store/conformance/dispatch.js';
 
-/** GET /v1/hosts as a server from before host liveness answers it, the rest 404. */
-async function olderServer(hosts: unknown): Promise<{ url: string; close: () => Promise<void> }> {
+/** GET `path` (query left out) as an older server answers it, the rest 404; `asked` collects the URLs. */
+async function olderServer(
+  body: unknown,
+  path = '/v1/hosts',
+  asked: string[] = [],
+): Promise<{ url: string; close: () => Promise<void> }> {
   const server = createServer((request, response) => {
-    const found = request.method === 'GET' && request.url === '/v1/hosts';
+    asked.push(request.url ?? '');
+    const found = request.method === 'GET' && request.url?.split('?')[0] === path;
     response.writeHead(found ? 200 : 404, { 'content-type': 'application/json' });
-    response.end(JSON.stringify(found ? hosts : { error: { code: 'not_found', message: 'no such route' } }));
+    response.end(JSON.stringify(found ? body : { error: { code: 'not_found', message: 'no such route' } }));
   });
   await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
   const { port } = server.address() as AddressInfo;
@@ -62,6 +67,44 @@ describe('baton hosts against an older baton serve', () => {
         /^the API server predates host liveness: LAST_REPORT is its raw last report/m,
       );
       assert.doesNotMatch(shown.stdout, /is down|has not reported/, 'no host is judged down or silent');
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('baton task list against a baton serve from before task dependencies', () => {
+  test('lists without WAITS_FOR where the server sent no waitsFor, and refuses --blocked it would ignore', async () => {
+    const current = await startTestServer(freshSqlite());
+    let tasks: Record<string, unknown>[];
+    try {
+      await current.store.tasks.add({ key: 'a' });
+      await current.store.tasks.add({ key: 'b' });
+      tasks = (await (await fetch(`${current.url}/v1/tasks`)).json()) as Record<string, unknown>[];
+    } finally {
+      await current.close();
+    }
+    const old = tasks.map(({ waitsFor: _waitsFor, ...rest }) => rest);
+    const asked: string[] = [];
+    const server = await olderServer(old, '/v1/tasks', asked);
+    try {
+      const listed = await baton(server.url, 'task', 'list');
+      assert.equal(listed.code, 0, listed.stderr);
+      assert.match(listed.stdout, /^a /m);
+      assert.match(listed.stdout, /^b /m);
+      assert.doesNotMatch(listed.stdout, /WAITS_FOR/);
+      const blocked = await baton(server.url, 'task', 'list', '--blocked');
+      assert.equal(blocked.code, 2, blocked.stdout);
+      assert.equal(blocked.stdout, '');
+      assert.match(
+        blocked.stderr,
+        /^baton: the API server predates task dependencies: it cannot list by --blocked — upgrade baton/,
+      );
+      assert.equal(blocked.stderr.trim().split('\n').length, 1, blocked.stderr);
+      assert.ok(
+        asked.some((url) => url.includes('blocked=true')),
+        asked.join(' '),
+      );
     } finally {
       await server.close();
     }

@@ -35,6 +35,7 @@ import type { Tokens } from '../coordinator/tokens.js';
 import type { Workspaces } from '../coordinator/workspaces.js';
 import type { Job, JobId } from '../core/job.js';
 import type { JobBatchResult } from '../store/job-batch.js';
+import { listedTasks } from './older-servers.js';
 import { validateId, validateKey } from '../core/validate.js';
 import { fromWire } from '../agents/api-connection.js';
 import { parseJobLog } from '../coordinator/job-log.js';
@@ -127,7 +128,8 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
     return this.post(`/v1/tasks/${enc(input.key)}/update`, { title, body, url, review });
   };
 
-  listTasks: CliApi['listTasks'] = (input: TaskListInput = {}) => this.get(`/v1/tasks${query({ ...input })}`);
+  listTasks: CliApi['listTasks'] = async (input: TaskListInput = {}) =>
+    listedTasks(await this.get(`/v1/tasks${query({ ...input })}`), input);
 
   status: CliApi['status'] = () => this.get('/v1/status');
 

@@ -1,0 +1,21 @@
+/**
+ * Answers of an older `baton serve` or `baton up`, read by a newer CLI over the API: what a field
+ * the older server does not send means, or a line saying the server cannot do what was asked.
+ */
+import { InvalidInputError } from '../core/errors.js';
+import type { TaskListInput } from '../coordinator/inputs.js';
+import type { ListedTask } from '../store/store.js';
+
+/** GET /v1/tasks: a server from before task dependencies sends no waitsFor and ignores `blocked`. */
+export function listedTasks(
+  tasks: readonly (Omit<ListedTask, 'waitsFor'> & { readonly waitsFor?: readonly string[] })[],
+  input: TaskListInput,
+): ListedTask[] {
+  if (input.blocked !== undefined && tasks.some((task) => task.waitsFor === undefined)) {
+    throw new InvalidInputError(
+      'the API server predates task dependencies: it cannot list by --blocked',
+      'upgrade baton where `baton serve` or `baton up` runs, or use --db',
+    );
+  }
+  return tasks.map((task) => ({ ...task, waitsFor: task.waitsFor ?? [] }));
+}
