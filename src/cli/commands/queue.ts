@@ -151,7 +151,7 @@ function registerQueueList(program: Command): void {
 
 /**
  * A last line when the list stopped at its limit and more jobs match: the counts by status say
- * how many (a list by one task's key is never that long). The list orders by status and queue
+ * how many (for one task's key, that the limit was reached). The list orders by status and queue
  * order, not by id, so no keyset flag pages it: narrowing it, or the dashboard's Queue, shows the rest.
  */
 async function moreNote(
@@ -159,7 +159,13 @@ async function moreNote(
   jobs: readonly Job[],
   options: { status?: string; key?: string; limit?: string },
 ): Promise<string[]> {
-  if (options.key !== undefined || jobs.length < Number(options.limit ?? 1000)) return [];
+  if (jobs.length < Number(options.limit ?? 1000)) return [];
+  if (options.key !== undefined) {
+    return [
+      `showing the first ${jobs.length} jobs of ${options.key}, the limit: there may be more; ` +
+        `page through them all in the dashboard's Queue (baton up or baton serve, at /?key=${options.key})`,
+    ];
+  }
   const counts = (await baton.status()).jobs;
   const wanted =
     options.status === undefined ? JOB_STATES : options.status.split(',').map((name) => name.trim());
