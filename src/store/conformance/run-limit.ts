@@ -91,6 +91,31 @@ export function exerciseRunLimit(harness: Harness): void {
         assert.deepEqual(await store.progress.markTimedOut({ ...guard, ...none }), lost, 'an ended job');
       }));
 
+    test('two calls at once past the limit (a retried finish, two runners) audit the epoch once', () =>
+      withFixture(harness, async ({ clocked, moveClock }) => {
+        const store = await clocked();
+        const other = await clocked();
+        const runs = [];
+        for (let index = 0; index < 10; index++)
+          runs.push(await givenRunning(store, `limited-${index}`, 1_000));
+        await moveClock(2_000);
+        for (const { job, guard } of runs) {
+          const params = { ...guard, defaultLimitMs: null };
+          const both = await Promise.all([
+            store.progress.markTimedOut(params),
+            other.progress.markTimedOut(params),
+          ]);
+          const firsts = both.filter((verdict) => verdict.timedOut && verdict.first).length;
+          assert.ok(
+            both.every((verdict) => verdict.timedOut),
+            'both see it past its limit',
+          );
+          assert.equal(firsts, 1, `${job.key}: one of the two is told it was first`);
+          const rows = await store.audit.list({ jobId: job.id, type: 'job:timed_out' });
+          assert.equal(rows.length, 1, `${job.key}: one job:timed_out for the epoch, not ${rows.length}`);
+        }
+      }));
+
     test("a job without its own limit is held to the runner's, and to none without one", () =>
       withFixture(harness, async ({ clocked, moveClock }) => {
         const store = await clocked();

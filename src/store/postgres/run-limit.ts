@@ -1,23 +1,25 @@
 /**
- * progress.markTimedOut on PostgreSQL (progress-store.ts), one statement: the job locked FOR
- * SHARE (a finish waits for it, or it sees the finish and does nothing), its limit (its own, else
- * the runner's) judged against its `started_at` on the database clock read once, and the first
- * verdict past it audited `job:timed_out` for the job's epoch.
+ * progress.markTimedOut on PostgreSQL (progress-store.ts). A read first, with no lock, as on
+ * SQLite: the job's limit (its own, else the runner's) judged against its `started_at` on the
+ * database clock, so a run within its limit or with none writes nothing (no row lock, no WAL).
+ * Only a first verdict past the limit takes a transaction: the job locked FOR UPDATE (a finish
+ * or another markTimedOut waits, or is waited for), then the same judgement in a second
+ * statement, whose fresh snapshot sees a `job:timed_out` another call committed for the epoch,
+ * so two calls at once audit it once (decision 0037, "Review fixes").
  */
 import type { TimeLimitParams, TimeLimitResult } from '../progress-store.js';
 import { NOW, hostOf, ms, msInterval } from './rows.js';
-import type { PgExecutor } from './executor.js';
+import type { PgExecutor, Querier } from './executor.js';
 
 const msOf = (expr: string): string => `floor(extract(epoch FROM ${expr}) * 1000)::bigint`;
 
-const TIME_LIMIT_SQL = `
+const JUDGE_SQL = `
 WITH j AS (
   SELECT jobs.id, jobs.epoch, jobs.started_at, jobs.time_limit_ms,
     coalesce(jobs.time_limit_ms::bigint, $4::bigint) AS limit_ms, tasks.key
   FROM jobs JOIN tasks ON tasks.id = jobs.task_id
   WHERE jobs.id = $1::bigint AND jobs.session_id = $2::bigint AND jobs.epoch = $3::bigint
     AND jobs.status = 'running' AND jobs.started_at IS NOT NULL
-  FOR SHARE OF jobs
 ), clock AS (
   SELECT ${NOW} AS now
 ), past AS (
@@ -26,16 +28,29 @@ WITH j AS (
 ), already AS (
   SELECT 1 FROM audit_events a JOIN past ON a.task_key = past.key AND a.job_id = past.id
   WHERE a.type = 'job:timed_out' AND a.epoch = past.epoch
-), a AS (
+)`;
+
+const VERDICT = `
+SELECT EXISTS (SELECT 1 FROM j) AS running, (SELECT limit_ms FROM j) AS limit_ms,
+  EXISTS (SELECT 1 FROM past) AS past, EXISTS (SELECT 1 FROM already) AS already,
+  (SELECT started_at FROM j) AS started_at`;
+
+/** The judgement alone: a plain read. */
+const READ_SQL = JUDGE_SQL + VERDICT;
+
+/** The run's job row locked FOR UPDATE, in the transaction that may audit it. */
+const LOCK_SQL = `
+SELECT 1 FROM jobs WHERE id = $1::bigint AND session_id = $2::bigint AND epoch = $3::bigint
+  AND status = 'running' FOR UPDATE`;
+
+/** The judgement again under that lock, and the first verdict past the limit audited. */
+const MARK_SQL = `${JUDGE_SQL.trimEnd()}, a AS (
   INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail)
   SELECT past.now, 'job:timed_out', past.key, past.id, $2::bigint, ${hostOf('$2::bigint')}, past.epoch,
     jsonb_build_object('startedAt', ${msOf('past.started_at')}, 'limitMs', past.limit_ms,
       'own', past.time_limit_ms IS NOT NULL, 'ranMs', ${msOf('past.now')} - ${msOf('past.started_at')})
   FROM past WHERE NOT EXISTS (SELECT 1 FROM already)
-)
-SELECT EXISTS (SELECT 1 FROM j) AS running, (SELECT limit_ms FROM j) AS limit_ms,
-  EXISTS (SELECT 1 FROM past) AS past, EXISTS (SELECT 1 FROM already) AS already,
-  (SELECT started_at FROM j) AS started_at`;
+)${VERDICT}`;
 
 interface LimitRow {
   running: boolean;
@@ -46,12 +61,16 @@ interface LimitRow {
 }
 
 export async function markTimedOut(exec: PgExecutor, params: TimeLimitParams): Promise<TimeLimitResult> {
-  const row = await exec.one<LimitRow>(TIME_LIMIT_SQL, [
-    params.id,
-    params.session,
-    params.epoch,
-    params.defaultLimitMs,
-  ]);
+  const values = [params.id, params.session, params.epoch, params.defaultLimitMs];
+  const read = verdictOf(await exec.one<LimitRow>(READ_SQL, values));
+  if (!read.timedOut || !read.first) return read;
+  return exec.transaction(async (querier: Querier) => {
+    await querier.rows(LOCK_SQL, values.slice(0, 3));
+    return verdictOf((await querier.rows<LimitRow>(MARK_SQL, values))[0]);
+  });
+}
+
+function verdictOf(row: LimitRow | undefined): TimeLimitResult {
   if (row === undefined || !row.running || row.started_at === null)
     return { timedOut: false, reason: 'lost' };
   if (row.limit_ms === null) return { timedOut: false, reason: 'none' };
