@@ -45,7 +45,10 @@ for (const db of bothEngines())
         );
         const shown = await cli.json<JobJson>(0, 'job', 'show', String(slow.id));
         assert.equal(shown.status, 'failed');
-        assert.match(shown.reason ?? '', /^timed out: ran past its time limit of 1 s/);
+        assert.match(
+          shown.reason ?? '',
+          /^timed out: ran past its time limit of 1 s .*; the worker said done$/,
+        );
         const rows = await cli.json<Row[]>(0, 'audit', '--job', String(slow.id));
         assert.deepEqual(
           rows.slice(-2).map((row) => row.type),
@@ -68,6 +71,36 @@ for (const db of bothEngines())
           );
           assert.equal(done.finished.job?.status, 'done');
         }
+      });
+
+      test("a worker's failure past the limit: worded failed timed out, its reason kept after", async () => {
+        const cli = cliOn(await db.fresh(), mode);
+        const s = await cli.session();
+        await cli.json(0, 'enqueue', 'slow', '--time-limit', '1s');
+        const slow = await cli.json<JobJson>(0, 'job', 'next', '--session', s);
+        await sleep(1_200);
+        const guard = ['--session', s, '--epoch', String(slow.epoch)];
+        const refused = await cli.run(
+          'job',
+          'finish',
+          String(slow.id),
+          ...guard,
+          '--status',
+          'failed',
+          '--reason',
+          'boom',
+        );
+        assert.equal(refused.code, 3, refused.stderr);
+        const lines = refused.stderr.split('\n').filter((line) => line !== '');
+        assert.equal(lines.length, 1, refused.stderr);
+        assert.match(lines[0] ?? '', /: it is failed as timed out, the worker's failure kept in its reason/);
+        assert.doesNotMatch(lines[0] ?? '', /not failed/);
+        const shown = await cli.json<JobJson>(0, 'job', 'show', String(slow.id));
+        assert.equal(shown.status, 'failed');
+        assert.match(
+          shown.reason ?? '',
+          /^timed out: ran past its time limit of 1 s .*; the worker said failed: boom$/,
+        );
       });
     });
   }

@@ -5,7 +5,7 @@
  * guarded by it and by the job's epoch, exactly as the runner's are.
  */
 import { ConflictError, InvalidInputError } from '../core/errors.js';
-import type { Job } from '../core/job.js';
+import type { Job, JobTransitionResult } from '../core/job.js';
 import {
   validateDuration,
   validateEpoch,
@@ -178,19 +178,37 @@ export class Pull {
   /**
    * A pull-mode worker's process is not Baton's to kill, so its finish is where the job's own time
    * limit holds (decision 0037): judged on the database clock by the runner's markTimedOut (its
-   * `job:timed_out` row), the job is failed with the runner's reason and the finish refused with
-   * one line, so the worker knows its result past the limit did not count.
+   * `job:timed_out` row), the job is failed with the runner's reason, the worker's own status and
+   * reason kept after it, and the finish refused with one line saying how the job ended: failed,
+   * or, when its run was no longer the session's by then (rescued and requeued), as it is now.
    */
   private async timedOut(params: JobFinishParams): Promise<void> {
     const { id, session, epoch } = params;
     const verdict = await this.store.progress.markTimedOut({ id, session, epoch, defaultLimitMs: null });
     if (!verdict.timedOut) return;
     const started = new Date(verdict.startedAt).toISOString();
-    const reason = `timed out: ran past its time limit of ${verdict.limitMs / 1000} s (started ${started})`;
-    await this.store.jobs.finish({ ...params, status: 'failed', reason });
+    const timedOut = `timed out: ran past its time limit of ${verdict.limitMs / 1000} s (started ${started})`;
+    const said = params.reason ? `${params.status}: ${params.reason}` : params.status;
+    const finished = await this.store.jobs.finish({
+      ...params,
+      status: 'failed',
+      reason: `${timedOut}; the worker said ${said}`,
+    });
     throw new ConflictError(
-      `job ${id} ${reason}: it is failed, not ${params.status}`,
+      `job ${id} ${timedOut}: ${endedAs(finished, params.status)}`,
       `\`baton retry ${id}\` queues it again with the same limit; enqueue it with a longer --time-limit for more`,
     );
   }
+}
+
+/** How a timed-out job ended, against what its worker said (`said`), for the refusal's line. */
+function endedAs(finished: JobTransitionResult, said: JobFinishParams['status']): string {
+  if (finished.ok) {
+    return said === 'failed'
+      ? "it is failed as timed out, the worker's failure kept in its reason"
+      : `it is failed, not ${said}`;
+  }
+  const job = finished.job;
+  if (job === null) return `its result (${said}) did not count, and the job is gone`;
+  return `its run was no longer this session's by then and its result (${said}) did not count: it is ${job.status}`;
 }
