@@ -168,6 +168,13 @@ for (const db of bothEngines()) {
         assert.equal(value('baton_hosts{liveness="down",enabled="false",draining="false"}'), 1);
         assert.equal(value('baton_hosts{liveness="down",enabled="false",draining="true"}'), 1);
         assert.equal(value('baton_hosts{liveness="live",enabled="false",draining="true"}'), 0);
+        // drained-box's last report, just now: the age BatonHostDrainedTooLong pages on past 900 s.
+        const drainedFor = value('baton_host_drained_oldest_age_seconds') ?? -1;
+        assert.ok(drainedFor >= 0 && drainedFor < 60, String(drainedFor));
+        assert.equal(
+          samples(before).find((sample) => sample.series === 'baton_host_drained_oldest_age_seconds')?.value,
+          0,
+        );
         assert.equal(value('baton_claims_past_ttl'), 1);
         assert.equal(value('baton_tasks{state="escalated"}'), 1);
         assert.equal(value('baton_ledger_sealing_configured'), 1);

@@ -41,6 +41,13 @@ export function healthGauges(registry: Registry) {
       labelNames: ['liveness', 'enabled', 'draining'],
       registers,
     }),
+    drainedOldest: new Gauge({
+      name: 'baton_host_drained_oldest_age_seconds',
+      help:
+        'Seconds since the last report, on the database clock, of the host drained longest and not back ' +
+        '(draining="true", silent or down): its runner stopped then; 0 when none.',
+      registers,
+    }),
     tasks: new Gauge({ name: 'baton_tasks', help: 'Tasks by state.', labelNames: ['state'], registers }),
     gated: new Gauge({
       name: 'baton_tasks_gated',
@@ -91,6 +98,12 @@ export function refreshHealth(gauges: HealthGauges, stats: StoreStats): void {
       gauges.hosts.set({ liveness, enabled: String(enabled), draining: String(draining) }, hosts);
     }
   }
+  const drained = judged.filter((host) => host.draining && host.liveness !== 'live');
+  const oldest = drained.reduce<Instant | null>(
+    (at, host) => (at === null || host.heartbeatAt < at ? host.heartbeatAt : at),
+    null,
+  );
+  gauges.drainedOldest.set(ageSeconds(oldest, stats.now));
   const tasks = (state: string) => stats.tasksByState.find((entry) => entry.name === state);
   for (const state of TASK_STATES) gauges.tasks.set({ state }, tasks(state)?.count ?? 0);
   gauges.gated.set(tasks('open')?.gated ?? 0);
