@@ -44,8 +44,9 @@ export async function pruneJobs(store: Store, run: JobPruneRun): Promise<JobPrun
     if (!result.ok) return { removed, cutoff, dryRun, more: true, fenced: true };
     removed += result.removed;
     cutoff = result.cutoff;
-    if (dryRun || result.removed < JOB_PRUNE_BATCH)
-      return { removed, cutoff, dryRun, more: false, fenced: false };
+    // Not `< JOB_PRUNE_BATCH`: on PostgreSQL a batch passes over rows a concurrent prune holds
+    // (SKIP LOCKED), so a short batch does not mean none is left; an empty one does.
+    if (dryRun || result.removed === 0) return { removed, cutoff, dryRun, more: false, fenced: false };
   }
   return { removed, cutoff, dryRun, more: true, fenced: false };
 }

@@ -8,8 +8,11 @@ import { validateDuration } from './validate.js';
 
 /** `baton up`'s default: a month, past the job logs' 14 days, so a job outlives its log file. */
 export const JOB_RETAIN_DEFAULT_MS = 30 * 86_400_000;
-/** The shortest retention anyone may ask for, and the longest (ten years). */
-const RETAIN_MIN_MS = 1000;
+/**
+ * The shortest retention anyone may ask for (an hour: shorter removes a run's record while people
+ * still look at it), and the longest (ten years).
+ */
+const RETAIN_MIN_MS = 3_600_000;
 const RETAIN_MAX_MS = 3650 * 86_400_000;
 /**
  * Jobs removed per transaction: short enough never to hold SQLite's writer, its event loop (a
@@ -19,13 +22,24 @@ const RETAIN_MAX_MS = 3650 * 86_400_000;
 export const JOB_PRUNE_BATCH = 500;
 /** Batches per leader pass (20,000 jobs): a backlog of millions drains over passes, never in one. */
 export const JOB_PRUNE_PASS_BATCHES = 40;
-/** How often the leader's pass runs: at most 1.2 million jobs an hour. */
-export const JOB_PRUNE_EVERY_MS = 60_000;
+/**
+ * How often the leader's pass runs: at most 120,000 jobs an hour. Each pass that removes jobs
+ * makes stats() count its tables again once (decision 0040), so passes are not more frequent.
+ */
+export const JOB_PRUNE_EVERY_MS = 600_000;
 
 /** `--retain-jobs`: a duration such as 30d, or `0`/`off` (null: never remove a job). */
 export function parseRetainJobs(what: string, raw: unknown): number | null {
   if (typeof raw === 'string' && /^\s*(0+|off)\s*$/i.test(raw)) return null;
   if (raw === 0) return null;
+  // Elsewhere a bare number is seconds (--lease-ttl 15); here `30` meant as days would remove
+  // nearly every finished job, so a unit is required.
+  if (typeof raw === 'number' || (typeof raw === 'string' && /^\s*\d+(\.\d+)?\s*$/.test(raw))) {
+    throw new InvalidInputError(
+      `${what} needs a unit, got ${JSON.stringify(raw)}`,
+      `write it with one, e.g. ${what} 30d (or 12h); 0 or off keeps every job`,
+    );
+  }
   return validateDuration(what, raw, RETAIN_MIN_MS, RETAIN_MAX_MS);
 }
 

@@ -105,7 +105,7 @@ function outputTrimDuty(store: Store, clock: Clock, keepMs: number): LeaderDuty 
 const yieldToTimers = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /**
- * Job retention while leading (docs/decisions/0039-job-retention.md): a pass every few minutes
+ * Job retention while leading (docs/decisions/0039-job-retention.md): a pass every 10 minutes
  * removes finished jobs that ended more than `retainMs` ago, a bounded number of batches under the
  * leader's term (a deposed leader's batch is fenced), so a backlog of millions drains over passes.
  */

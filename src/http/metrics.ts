@@ -1,7 +1,7 @@
 /**
  * `/metrics` in Prometheus text format (prom-client). Every figure but the store latency and the
- * short way's count is read from the database at scrape time (coordinator views → store.observe.stats), so it is right
- * whichever process serves it and however many `baton up` share the database. Counters are
+ * short way's count is read from the database at scrape time (coordinator views, observe.stats):
+ * right whichever process serves it and however many `baton up` share the database. Counters are
  * derived from rows that only grow: claims are never deleted, and terminal jobs count those job
  * retention removed too (its counts by state, decision 0039); started jobs count ledger rows
  * (`job:started`, and `job:claimed` with `started: true`), so a ledger prune shows as a counter
@@ -136,6 +136,21 @@ function gauges(registry: Registry) {
   };
 }
 
+/**
+ * stats() and retention's counts as of one moment: the finished counters add the two, and a prune
+ * batch committed between two separate reads would count its jobs twice or not at all, which the
+ * next scrape would undo (a counter going down reads as a reset). Retention's total read before and
+ * after stats() is the same only if no batch committed in between; asked again otherwise.
+ */
+async function statsBesidePruned(reads: MetricsDeps['reads']) {
+  for (let attempt = 1; ; attempt++) {
+    const before = await reads.jobsPruned();
+    const stats = await reads.stats();
+    const pruned = await reads.jobsPruned();
+    if (pruned.removed === before.removed || attempt === 5) return { stats, pruned };
+  }
+}
+
 /** A counter read from the database: set to the figure, which only grows between prunes. */
 function setCounter(counter: Counter<string>, value: number, labels?: Record<string, string>): void {
   if (labels === undefined) {
@@ -154,10 +169,9 @@ export function metricsRoutes(deps: MetricsDeps): Hono {
   let scrape: Promise<string> = Promise.resolve('');
 
   const refresh = async (): Promise<string> => {
-    const [stats, lease, pruned] = await Promise.all([
-      deps.reads.stats(),
+    const [{ stats, pruned }, lease] = await Promise.all([
+      statsBesidePruned(deps.reads),
       deps.reads.dispatcherLease(),
-      deps.reads.jobsPruned(),
     ]);
     const count = (list: StoreStats['jobsByStatus'], name: string): number =>
       list.find((entry) => entry.name === name)?.count ?? 0;

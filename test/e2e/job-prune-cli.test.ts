@@ -39,11 +39,18 @@ for (const db of bothEngines()) {
         await raw.close();
       }
       const [first, second, live] = ids as [number, number, number];
-      for (const bad of [['--older-than', 'soon'], ['--older-than', 'off'], ['--older-than', '0'], []]) {
+      const bads = [['--older-than', 'soon'], ['--older-than', 'off'], ['--older-than', '0'], []];
+      // A bare number (seconds elsewhere) and less than an hour would remove nearly every job.
+      bads.push(['--older-than', '30'], ['--older-than', '30m']);
+      for (const bad of bads) {
         const refused = await t.run('job', 'prune', ...bad);
         assert.equal(refused.code, 2, `job prune ${bad.join(' ')}: ${refused.stderr}`);
         assert.equal(refused.stderr.trim().split('\n').length, 1, refused.stderr);
       }
+      assert.match(
+        (await t.run('job', 'prune', '--older-than', '30')).stderr,
+        /--older-than needs a unit, got "30" — write it with one, e.g. --older-than 30d/,
+      );
       const dry = await t.json(0, 'job', 'prune', '--older-than', '1d', '--dry-run');
       assert.equal(dry['removed'], 2);
       assert.equal(dry['dryRun'], true);

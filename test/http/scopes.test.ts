@@ -42,7 +42,7 @@ function hostile(ids: Ids): Record<string, { path: string; body?: unknown }> {
     'POST /v1/jobs': { path: '/v1/jobs', body: { key: ids.key, command: 'true', ramMb: 100, priority: 1 } },
     'POST /v1/jobs/{id}/cancel': { path: `/v1/jobs/${ids.job}/cancel` },
     'POST /v1/jobs/{id}/retry': { path: `/v1/jobs/${ids.job}/retry` },
-    'POST /v1/jobs/prune': { path: '/v1/jobs/prune', body: { olderThan: '1s' } },
+    'POST /v1/jobs/prune': { path: '/v1/jobs/prune', body: { olderThan: '30d' } },
     'POST /v1/next': { path: '/v1/next', body: { session: s } },
     'POST /v1/tasks/{key}/escalate': {
       path: `/v1/tasks/${k}/escalate`,
