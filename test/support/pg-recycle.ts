@@ -65,7 +65,8 @@ SELECT md5(string_agg(x, E'\\n' ORDER BY x)) AS fingerprint FROM parts`;
 
 /**
  * Drops the shared test clock's table (test-switches.ts) that clock-moving cases make, empties
- * every table but the migrations' record and rewinds every sequence, in one transaction.
+ * every table but the migrations' record, zeroes stats' marks and rewinds every sequence, in one
+ * transaction.
  * `session_replication_role = replica` (superuser only) keeps the append-only triggers of the
  * audit tables, the foreign keys and the wake-up NOTIFYs out of it.
  */
@@ -77,9 +78,11 @@ BEGIN
   SET LOCAL lock_timeout = '2s';
   DROP TABLE IF EXISTS ${CLOCK_TABLE};
   FOR r IN SELECT c.oid::regclass AS t FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-           WHERE n.nspname = 'public' AND c.relkind = 'r' AND c.relname <> 'schema_migrations' LOOP
+           WHERE n.nspname = 'public' AND c.relkind = 'r'
+             AND c.relname NOT IN ('schema_migrations', 'stats_marks') LOOP
     EXECUTE format('DELETE FROM %s', r.t);
   END LOOP;
+  UPDATE stats_marks SET n = 0; -- its rows are the migration's (0037), only their marks move
   PERFORM setval(seqrelid, seqstart, false) FROM pg_sequence;
 END $$`;
 
