@@ -8,7 +8,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { JobId } from '../../core/job.js';
 import type { Store } from '../store.js';
-import { givenSession, withFixture, type Fixture, type Harness } from './harness.js';
+import { givenLeader } from './dispatch.js';
+import { givenSession, sleep, withFixture, type Fixture, type Harness } from './harness.js';
 
 const DAY = 86_400_000;
 
@@ -184,5 +185,46 @@ export function exerciseRetention(harness: Harness): void {
         assert.deepEqual(pruned.ok && pruned.removed, 1);
         assert.deepEqual(await remaining(store, [...ids, retried.job.id]), [ids[1], retried.job.id]);
       }));
+  });
+  exerciseRetentionKeeps(harness);
+}
+
+/** The keep-rules for a job something still names (a workspace lock, a run token), and the term's lock. */
+function exerciseRetentionKeeps(harness: Harness): void {
+  describe('job retention keeps what is still named', () => {
+    test(
+      'on PostgreSQL, a batch under a term waits for a takeover in flight, then is fenced',
+      {
+        skip:
+          harness.name === 'sqlite'
+            ? "SQLite's batch is one BEGIN IMMEDIATE: no takeover commits during it"
+            : false,
+      },
+      () =>
+        withFixture(harness, async (fixture) => {
+          const store = await fixture.clocked();
+          const ids = await givenJobs(store, 'race', 3);
+          const term = await givenLeader(store, 'leader', 10 * DAY);
+          await fixture.moveClock(2 * DAY);
+          await fixture.raw.exec('BEGIN');
+          try {
+            // Another leader's takeover of the lease, not yet committed (acquire and renew write this row).
+            await fixture.raw.exec(
+              "UPDATE leases SET holder = 'other', term = term + 1 WHERE name = 'dispatcher'",
+            );
+            let answered = false;
+            const batch = store.retention
+              .pruneJobs({ olderThanMs: DAY, limit: 10, term })
+              .finally(() => (answered = true));
+            await sleep(500);
+            assert.equal(answered, false, 'the batch waits for the takeover');
+            await fixture.raw.exec('COMMIT');
+            assert.deepEqual(await batch, { ok: false, reason: 'fenced' });
+          } finally {
+            await fixture.raw.exec('ROLLBACK').catch(() => undefined);
+          }
+          assert.equal((await remaining(store, ids)).length, 3, 'the deposed leader removed nothing');
+        }),
+    );
   });
 }

@@ -1,6 +1,8 @@
 /**
  * Job retention on PostgreSQL (retention-store.ts), as SQLite's: one batch is one statement on the
- * database clock. `live` is the term's check (true without a term); `c` picks the batch off
+ * database clock. `live` is the term's check (true without a term) on the lease row locked FOR
+ * SHARE (`l`, LIVE_TERM in placement.ts, as every term-fenced write here): a takeover either
+ * committed first (the batch is fenced) or waits for the batch's commit. `c` picks the batch off
  * `jobs_finished`, oldest finish first, locking its rows (a row another transaction holds is left
  * for the next batch); `o` and `d` remove the jobs' output rows and the jobs, whose foreign keys
  * are checked at the end of the statement; `s` counts them by state and `a` writes the ledger row.
@@ -9,15 +11,13 @@ import { assert } from '../../core/assert.js';
 import { TERMINAL_SQL } from '../job-guard.js';
 import type { JobPruneParams, JobPruneResult, RetentionStore } from '../retention-store.js';
 import type { PgExecutor } from './executor.js';
+import { LIVE_TERM } from './placement.js';
 import { NOW, msInterval, msOf } from './rows.js';
 import { retentionState, type StateRow } from '../retention-state.js';
 
-const HEAD = `WITH n AS (SELECT ${NOW} AS t, ${NOW} - ${msInterval('$1')} AS cutoff),
-live AS (
-  SELECT ($2::text IS NULL OR EXISTS (
-    SELECT 1 FROM leases, n
-    WHERE name = $2::text AND holder = $3::text AND term = $4::bigint AND expires_at > n.t)) AS ok
-)`;
+/** $1 to $3 the term (LIVE_TERM's; all null without one), $4 the retention in ms. */
+const HEAD = `WITH ${LIVE_TERM}, n AS (SELECT ${NOW} AS t, ${NOW} - ${msInterval('$4')} AS cutoff),
+live AS (SELECT ($1::text IS NULL OR EXISTS (SELECT 1 FROM l)) AS ok)`;
 
 /** Over, finished before the cutoff, not kept (retention-store.ts says which are). */
 const CANDIDATES = `FROM jobs j, n, live
@@ -57,7 +57,7 @@ SELECT live.ok, (SELECT count(*)::int ${CANDIDATES}) AS removed, ${msOf('n.cutof
 
 async function pruneJobs(exec: PgExecutor, params: JobPruneParams): Promise<JobPruneResult> {
   const { term } = params;
-  const values = [params.olderThanMs, term?.lease ?? null, term?.holder ?? null, term?.term ?? null];
+  const values = [term?.lease ?? null, term?.holder ?? null, term?.term ?? null, params.olderThanMs];
   if (params.dryRun !== true) values.push(params.limit, params.by ?? null);
   const row = await exec.one<{ ok: boolean; removed: number; cutoff: number }>(
     params.dryRun === true ? COUNT : PRUNE,
