@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { JobId } from '../../core/job.js';
 import type { Store } from '../store.js';
-import { givenLeader } from './dispatch.js';
+import { givenHost, givenLeader } from './dispatch.js';
 import { givenSession, sleep, withFixture, type Fixture, type Harness } from './harness.js';
 
 const DAY = 86_400_000;
@@ -192,6 +192,60 @@ export function exerciseRetention(harness: Harness): void {
 /** The keep-rules for a job something still names (a workspace lock, a run token), and the term's lock. */
 function exerciseRetentionKeeps(harness: Harness): void {
   describe('job retention keeps what is still named', () => {
+    test('keeps a finished job its workspace lock names until the runner releases the lock', () =>
+      withFixture(harness, async (fixture) => {
+        const store = await fixture.clocked();
+        const { session: runner } = await givenHost(store);
+        const term = await givenLeader(store);
+        await store.workspaces.add({ name: 'w', path: '/srv/w', kind: 'dir' });
+        const { job } = await store.jobs.enqueue({ key: 'locked' });
+        assert.ok((await store.dispatch.place({ id: job.id, host: 'box-1', term, workspace: 'w' })).ok);
+        await store.jobs.start({ id: job.id, session: runner.id, epoch: 1 });
+        // A cancel of a running job leaves its lock to the runner, once the agent's tree is dead.
+        assert.ok((await store.jobs.cancel({ id: job.id })).ok);
+        const { job: retried } = await store.jobs.retry({ id: job.id });
+        await fixture.moveClock(2 * DAY);
+        assert.equal((await store.workspaceLocks.current('w'))?.jobId, job.id);
+        const held = await store.retention.pruneJobs({ olderThanMs: DAY, limit: 10 });
+        assert.deepEqual(held.ok && held.removed, 0, 'the lock names it');
+        assert.equal(
+          (await store.workspaceLocks.releaseJob({ jobId: job.id, session: runner.id })).length,
+          1,
+        );
+        const released = await store.retention.pruneJobs({ olderThanMs: DAY, limit: 10 });
+        assert.deepEqual(released.ok && released.removed, 1, 'released, it goes');
+        assert.deepEqual(await remaining(store, [job.id, retried.id]), [retried.id]);
+      }));
+
+    test('keeps a finished job an unrevoked, unexpired token names; revoked or expired, it goes', () =>
+      withFixture(harness, async (fixture) => {
+        const store = await fixture.clocked();
+        const agent = await givenSession(store);
+        const [revoked, expired, newest] = await givenJobs(store, 'tokens', 3); // two cancelled
+        assert.ok(revoked !== undefined && expired !== undefined && newest !== undefined);
+        // Run tokens outlive their runs until revoked or expired: nobody revokes them at the run's end.
+        const runOf = async (id: JobId) => ({
+          jobId: id,
+          jobEpoch: (await store.jobs.get(id))?.epoch ?? 0,
+          claimEpoch: 1,
+        });
+        const kept = await store.tokens.create({
+          scope: 'agent',
+          session: agent.id,
+          run: await runOf(revoked),
+        });
+        const run = await runOf(expired);
+        await store.tokens.create({ scope: 'agent', session: agent.id, run, ttlMs: DAY });
+        await fixture.moveClock(2 * DAY);
+        const first = await store.retention.pruneJobs({ olderThanMs: DAY, limit: 10 });
+        assert.deepEqual(first.ok && first.removed, 1, "the expired token's job goes");
+        assert.deepEqual(await remaining(store, [revoked, expired, newest]), [revoked, newest]);
+        assert.ok(await store.tokens.revoke({ id: kept.token.id }));
+        const second = await store.retention.pruneJobs({ olderThanMs: DAY, limit: 10 });
+        assert.deepEqual(second.ok && second.removed, 1, 'revoked, it goes');
+        assert.deepEqual(await remaining(store, [revoked, expired, newest]), [newest]);
+      }));
+
     test(
       'on PostgreSQL, a batch under a term waits for a takeover in flight, then is fenced',
       {
