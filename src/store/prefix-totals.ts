@@ -69,7 +69,8 @@ export class PrefixTotals {
    */
   fold(asked: PrefixAsk, rows: readonly PrefixRow[]): PrefixCounts | null {
     const mark = Number(rows.find((row) => row.part === 'mark')?.n ?? 0);
-    if (asked.from > 0 && mark !== this.mark) {
+    // A read asked before another was folded (the cache moved on since) cannot be added to it.
+    if (asked.from > 0 && (mark !== this.mark || asked.from !== this.through)) {
       this.reset();
       return null;
     }

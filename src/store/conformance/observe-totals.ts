@@ -109,6 +109,19 @@ async function pruneThroughFirstStart(fixture: Fixture): Promise<void> {
 
 export function exerciseObserveTotals(harness: Harness): void {
   describe("stats' running counts", () => {
+    test('stay exact when two reads of one store run at once past the kept counts', () =>
+      withFixture(harness, async (fixture) => {
+        const { store } = fixture;
+        for (const key of ['a', 'b']) await store.jobs.enqueue({ key });
+        await exact(fixture, 'two queued jobs');
+        const worker = await givenSession(store);
+        for (const key of ['c', 'd', 'e']) await store.jobs.enqueue({ key });
+        assert.ok((await store.jobs.claimNext({ session: worker.id, start: true })) !== null);
+        await sleep(SETTLE_MS);
+        await Promise.all([store.observe.stats(), store.observe.stats(), store.observe.stats()]);
+        await exact(fixture, 'after three reads at once');
+      }));
+
     test('stay exact past the kept counts as live rows end, tasks reopen, rows go and the ledger is pruned', () =>
       withFixture(harness, async (fixture) => {
         const { store, raw, param } = fixture;

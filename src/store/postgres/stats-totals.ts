@@ -96,7 +96,20 @@ export class StatsTotals {
    * Runs `read` (stats' statement) with the parameters of the three reads, and the figures it
    * gives; read again, from id 0 for a table whose rows were deleted since its cache was built.
    */
-  async read<R extends TotalsRows>(
+  read<R extends TotalsRows>(
+    read: (params: unknown[]) => Promise<R>,
+  ): Promise<{ row: R; totals: Totals & Pick<StoreStats, 'tasksByState'> }> {
+    // One at a time: two reads asked from the same kept point and folded one after the other
+    // would count the rows between that point and the first fold's twice (the dashboard and a
+    // scrape can ask at once). SQLite's reads are synchronous and never interleave.
+    const run = this.queue.then(() => this.readOnce(read));
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private queue: Promise<unknown> = Promise.resolve();
+
+  private async readOnce<R extends TotalsRows>(
     read: (params: unknown[]) => Promise<R>,
   ): Promise<{ row: R; totals: Totals & Pick<StoreStats, 'tasksByState'> }> {
     const tops = await Promise.all(
