@@ -84,10 +84,7 @@ export class Cluster {
     by: Actor,
   ): Promise<JobPruneReport> {
     const olderThanMs = parseOlderThan(input.olderThan);
-    // Served by `baton up` in process: each batch gives the event loop back (its lease renewals,
-    // heartbeats and other requests), as the leader's own pass does.
-    const between = (): Promise<void> => new Promise((resume) => setImmediate(resume));
-    return pruneJobs(this.store, { olderThanMs, dryRun: input.dryRun === true, by: by.name, between });
+    return pruneJobs(this.store, { olderThanMs, dryRun: input.dryRun === true, by: by.name });
   }
 
   /** The dispatcher leader with its session's host and pid, judged on the database clock. */

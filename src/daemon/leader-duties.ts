@@ -101,9 +101,6 @@ function outputTrimDuty(store: Store, clock: Clock, keepMs: number): LeaderDuty 
   };
 }
 
-/** A pass gives its event loop back between batches: heartbeats and the lease's renewal run there. */
-const yieldToTimers = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
 /**
  * Job retention while leading (docs/decisions/0039-job-retention.md): a pass every 10 minutes
  * removes finished jobs that ended more than `retainMs` ago, a bounded number of batches under the
@@ -126,7 +123,6 @@ function jobRetentionDuty(
         olderThanMs: retainMs,
         term: ref,
         maxBatches,
-        between: yieldToTimers,
       });
       if (report.removed === 0 || report.cutoff === null) return;
       const before = new Date(report.cutoff).toISOString();
