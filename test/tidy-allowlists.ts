@@ -36,6 +36,10 @@ export const DEAD_EXPORTS_ALLOWED: Readonly<Record<string, string>> = {
     'its plans are checked at scale by test/dashboard/queue-scale.test.ts',
   'src/store/sqlite/observe.ts:jobPageSql':
     'its live-state plans are checked at scale by test/dashboard/queue-scale.test.ts',
+  'src/store/postgres/lifecycle.ts:NEXT': 'its query plan is checked by task-plans.test.ts',
+  'src/store/sqlite/lifecycle.ts:NEXT_CANDIDATE': 'its query plan is checked by task-plans.test.ts',
+  'src/store/postgres/tasks-claims.ts:LIST_SQL': 'its query plans are checked by task-plans.test.ts',
+  'src/store/sqlite/tasks-claims.ts:listSql': 'its query plans are checked by task-plans.test.ts',
   'src/store/postgres/task-page.ts:TASK_PAGE_SQL':
     'its query plan is checked at scale by tasks-scale.test.ts',
   'src/store/sqlite/task-page.ts:TASK_PAGE_SQL': 'its query plan is checked at scale by tasks-scale.test.ts',

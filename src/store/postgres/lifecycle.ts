@@ -160,7 +160,7 @@ SELECT o.gate AS old_gate, t.* FROM o LEFT JOIN t ON true`;
  * its claim released `expired` (`o`) before the grant (`t` reads `o`). Always one row: the
  * session's state, and the task and claim granted, if any.
  */
-const NEXT = `WITH s AS (
+export const NEXT = `WITH s AS (
   SELECT id, host, state FROM sessions WHERE id = $1::bigint FOR KEY SHARE
 ), cand AS (
   SELECT t.id FROM tasks t

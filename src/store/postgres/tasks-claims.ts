@@ -46,6 +46,19 @@ export const sessionNotFound = (id: number): NotFoundError =>
 export const sessionNotLive = (id: number, state: string): FencedError =>
   new FencedError(`session ${id} is ${state}`, 'start a new session with `baton session start`');
 
+/** `tasks.list`: given values, PostgreSQL drops the filters not asked for (task-plans.test.ts). */
+export const LIST_SQL = `SELECT ${TASK_COLUMNS},
+    (SELECT coalesce(json_agg(b.key ORDER BY b.key), '[]'::json) ${BLOCKERS}) AS waits_for
+  FROM tasks
+  WHERE ($1::text IS NULL OR project = $1::text)
+    AND ($2::text IS NULL OR assignee = $2::text)
+    AND ($4::text IS NULL OR state = $4::text)
+    AND ($5::text IS NULL OR labels ? $5::text)
+    AND ($6::boolean IS NULL OR (gate IS NOT NULL AND state = 'open') = $6::boolean)
+    AND (NOT $7::boolean OR (${UNQUEUED}))
+    AND ($8::boolean IS NULL OR (${CAN_WAIT} AND EXISTS (SELECT 1 ${BLOCKERS} OFFSET 0)) = $8::boolean)
+  ORDER BY priority, key LIMIT $3::int`;
+
 const taskExists = (key: string): ConflictError =>
   new ConflictError(`task ${key} already exists`, 'pick another key, or use it as is');
 
@@ -95,29 +108,16 @@ export function postgresTasks(exec: PgExecutor): Store['tasks'] {
     },
     list: async (params = {}) =>
       (
-        await exec.rows<TaskRow & { waits_for: string[] }>(
-          `SELECT ${TASK_COLUMNS},
-             (SELECT coalesce(json_agg(b.key ORDER BY b.key), '[]'::json) ${BLOCKERS}) AS waits_for
-           FROM tasks
-           WHERE ($1::text IS NULL OR project = $1::text)
-             AND ($2::text IS NULL OR assignee = $2::text)
-             AND ($4::text IS NULL OR state = $4::text)
-             AND ($5::text IS NULL OR labels ? $5::text)
-             AND ($6::boolean IS NULL OR (gate IS NOT NULL AND state = 'open') = $6::boolean)
-             AND (NOT $7::boolean OR (${UNQUEUED}))
-             AND ($8::boolean IS NULL OR (${CAN_WAIT} AND EXISTS (SELECT 1 ${BLOCKERS} OFFSET 0)) = $8::boolean)
-           ORDER BY priority, key LIMIT $3::int`,
-          [
-            params.project ?? null,
-            params.assignee ?? null,
-            params.limit ?? 1000,
-            params.state ?? null,
-            params.label ?? null,
-            params.gated ?? null,
-            params.unqueued === true,
-            params.blocked ?? null,
-          ],
-        )
+        await exec.rows<TaskRow & { waits_for: string[] }>(LIST_SQL, [
+          params.project ?? null,
+          params.assignee ?? null,
+          params.limit ?? 1000,
+          params.state ?? null,
+          params.label ?? null,
+          params.gated ?? null,
+          params.unqueued === true,
+          params.blocked ?? null,
+        ])
       ).map((row): ListedTask => ({ ...toTask(row), waitsFor: row.waits_for })),
     update: async (params) => {
       const row = await exec.one<TaskRow>(UPDATE_TASK, [

@@ -11,7 +11,15 @@
  * (docs/decisions/0035-task-dependencies.md).
  */
 export const taskOpen = (alias: string): string =>
-  `${alias}.state = 'open' AND ${alias}.gate IS NULL AND ${notBlocked(alias)}`;
+  `${OPEN(alias)} AND ${alias}.gate IS NULL AND ${notBlocked(alias)}`;
+
+/**
+ * `alias` is open, written `+alias.state` so that SQLite never reads `tasks_live` for it: the
+ * statements that join a job to its task walk the jobs' indexes, and without ANALYZE SQLite would
+ * start from the open tasks instead (docs/decisions/0043). `next`, which picks among open tasks,
+ * names `t.state = 'open'` itself to read that index.
+ */
+export const OPEN = (alias: string): string => `+${alias}.state = 'open'`;
 
 /** The task `alias` waits for no task that is not done (SQL): no dependency edge to an unfinished task. */
 const notBlocked = (alias: string): string =>

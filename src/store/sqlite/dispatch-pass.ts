@@ -17,7 +17,7 @@ import type { DispatchStore, PlaceResult } from '../dispatch-store.js';
 import { placeOne, termIsCurrent } from './dispatch.js';
 import { appendAudit, toJob, type JobRow } from './rows.js';
 import { fromSync, type SqliteExecutor } from './executor.js';
-import { blockerOf, taskOpen } from './claim-set.js';
+import { blockerOf, OPEN, taskOpen } from './claim-set.js';
 import { existingWorkspace } from './workspaces.js';
 
 /** Placements per write transaction: about a millisecond of work on this machine. */
@@ -61,7 +61,7 @@ export const CANDIDATES = `${candidateRows('jobs', `j.status = 'queued' AND j.ru
  */
 export const HELD = candidateRows(
   `(SELECT jw.* FROM jobs jw JOIN tasks tw ON tw.id = jw.task_id
-    WHERE jw.status = 'queued' AND jw.run_after <= ? AND tw.state = 'open'
+    WHERE jw.status = 'queued' AND jw.run_after <= ? AND ${OPEN('tw')}
     ORDER BY jw.priority, jw.queued_at, jw.id LIMIT ?)`,
   `NOT (${taskOpen('t')})`,
 );

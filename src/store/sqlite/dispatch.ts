@@ -12,7 +12,7 @@ import type {
   TermRef,
 } from '../dispatch-store.js';
 import { emptyReport, LEASE_EXPIRED, type MutableReport } from '../rescue.js';
-import { blockerOf, claimSet, taskOpen } from './claim-set.js';
+import { blockerOf, claimSet, OPEN, taskOpen } from './claim-set.js';
 import { jobById } from './jobs.js';
 import { grantLock, liveLock, releaseSessionLocks, toHolder } from './locks.js';
 import { appendAudit, toJob, type JobRow } from './rows.js';
@@ -139,7 +139,7 @@ function queuedIn(exec: SqliteExecutor, params: { readonly limit: number }): Que
     exec
       .prepare(
         `SELECT j.*, t.key, t.gate FROM jobs j JOIN tasks t ON t.id = j.task_id
-               WHERE j.status = 'queued' AND j.run_after <= ? AND t.state = 'open'
+               WHERE j.status = 'queued' AND j.run_after <= ? AND ${OPEN('t')}
                ORDER BY j.priority, j.queued_at, j.id LIMIT ?`,
       )
       .all(now, params.limit) as (JobRow & { gate: TaskGate | null })[]

@@ -90,6 +90,18 @@ export function sqliteLifecycle(
   };
 }
 
+/** `next`'s pick (below); its plan reads the open tasks through tasks_live (task-plans.test.ts). */
+export const NEXT_CANDIDATE = `SELECT t.* FROM tasks t
+  WHERE t.state = 'open' AND ${taskOpen('t')}
+    AND (t.holder_session_id IS NULL OR EXISTS (
+      SELECT 1 FROM sessions h WHERE h.id = t.holder_session_id
+        AND (h.state <> 'live' OR h.heartbeat_at < @now - coalesce(h.ttl_ms, @fallback))))
+    AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.task_id = t.id
+                    AND j.status IN ('queued', 'claimed', 'running'))
+    AND (@project IS NULL OR t.project = @project)
+    AND (@label IS NULL OR EXISTS (SELECT 1 FROM json_each(t.labels) WHERE value = @label))
+  ORDER BY t.priority, t.created_at, t.id LIMIT 1`;
+
 /**
  * The next eligible task: open, behind no gate, without an active job, and free (or held by a
  * session past its TTL); by priority, then age.
@@ -99,25 +111,12 @@ function nextCandidate(
   now: number,
   params: { readonly project?: string | undefined; readonly label?: string | undefined },
 ): TaskRow | undefined {
-  return exec
-    .prepare(
-      `SELECT t.* FROM tasks t
-       WHERE ${taskOpen('t')}
-         AND (t.holder_session_id IS NULL OR EXISTS (
-           SELECT 1 FROM sessions h WHERE h.id = t.holder_session_id
-             AND (h.state <> 'live' OR h.heartbeat_at < @now - coalesce(h.ttl_ms, @fallback))))
-         AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.task_id = t.id
-                         AND j.status IN ('queued', 'claimed', 'running'))
-         AND (@project IS NULL OR t.project = @project)
-         AND (@label IS NULL OR EXISTS (SELECT 1 FROM json_each(t.labels) WHERE value = @label))
-       ORDER BY t.priority, t.created_at, t.id LIMIT 1`,
-    )
-    .get({
-      now,
-      fallback: SESSION_TTL_FALLBACK_MS,
-      project: params.project ?? null,
-      label: params.label ?? null,
-    }) as TaskRow | undefined;
+  return exec.prepare(NEXT_CANDIDATE).get({
+    now,
+    fallback: SESSION_TTL_FALLBACK_MS,
+    project: params.project ?? null,
+    label: params.label ?? null,
+  }) as TaskRow | undefined;
 }
 
 function escalate(

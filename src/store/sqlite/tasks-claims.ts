@@ -7,7 +7,7 @@ import type { Session } from '../../core/session.js';
 import { releaseSessionLocks } from './locks.js';
 import { requeueSessionJobs } from './requeue.js';
 import { withActor } from '../actor.js';
-import { BLOCKERS, CAN_WAIT, UNQUEUED, type ListedTask } from '../task-list.js';
+import { BLOCKERS, CAN_WAIT, UNQUEUED, type ListedTask, type TaskListParams } from '../task-list.js';
 import { appendAudit, holderOf, toSession, toTask, type SessionRow, type TaskRow } from './rows.js';
 import { fromSync, type SqliteExecutor, type Sync } from './executor.js';
 import { TickBatcher } from './tick-batcher.js';
@@ -127,28 +127,13 @@ export function sqliteTasks(exec: SqliteExecutor): Sync<Store['tasks']> {
     list: (params = {}) =>
       exec.read(() =>
         (
-          exec
-            .prepare(
-              `SELECT *, (SELECT json_group_array(b.key) ${BLOCKERS}) AS waits_for FROM tasks
-                 WHERE (@project IS NULL OR project = @project)
-                   AND (@assignee IS NULL OR assignee = @assignee)
-                   AND (@state IS NULL OR state = @state)
-                   AND (@label IS NULL OR EXISTS (SELECT 1 FROM json_each(tasks.labels) WHERE value = @label))
-                   AND (@gated IS NULL OR (gate IS NOT NULL AND state = 'open') = @gated)
-                   AND (NOT @unqueued OR (${UNQUEUED}))
-                   AND (@blocked IS NULL OR (${CAN_WAIT} AND EXISTS (SELECT 1 ${BLOCKERS})) = @blocked)
-                 ORDER BY priority, key LIMIT @limit`,
-            )
-            .all({
-              project: params.project ?? null,
-              assignee: params.assignee ?? null,
-              state: params.state ?? null,
-              label: params.label ?? null,
-              gated: params.gated === undefined ? null : Number(params.gated),
-              unqueued: Number(params.unqueued === true),
-              blocked: params.blocked === undefined ? null : Number(params.blocked),
-              limit: params.limit ?? 1000,
-            }) as (TaskRow & { waits_for: string })[]
+          exec.prepare(listSql(params)).all({
+            project: params.project ?? null,
+            assignee: params.assignee ?? null,
+            state: params.state ?? null,
+            label: params.label ?? null,
+            limit: params.limit ?? 1000,
+          }) as (TaskRow & { waits_for: string })[]
         ).map((row): ListedTask => ({
           ...toTask(row),
           // Sorted here, as the backlog's page does (task-page.ts): a sort in SQL is a temporary b-tree per row.
@@ -297,4 +282,26 @@ export function startSessionIn(exec: SqliteExecutor, params: SessionStartParams)
     },
   });
   return toSession(row);
+}
+
+/**
+ * A task list's statement, with only the conditions asked for (its plans: task-plans.test.ts).
+ * SQLite does not drop `@p IS NULL OR …` for a value given, so it would scan every task; a list of
+ * one live state (unqueued, gated, `--state in_review`) reads the live tasks' index (tasks_live).
+ */
+export function listSql(params: TaskListParams): string {
+  const terms = ['1'];
+  if (params.project !== undefined) terms.push('project = @project');
+  if (params.assignee !== undefined) terms.push('assignee = @assignee');
+  if (params.state !== undefined) terms.push('state = @state');
+  if (params.label !== undefined)
+    terms.push('EXISTS (SELECT 1 FROM json_each(tasks.labels) WHERE value = @label)');
+  if (params.gated === true) terms.push("gate IS NOT NULL AND state = 'open'");
+  if (params.gated === false) terms.push("NOT (gate IS NOT NULL AND state = 'open')");
+  if (params.unqueued === true) terms.push(`(${UNQUEUED})`);
+  if (params.blocked !== undefined) {
+    terms.push(`${params.blocked ? '' : 'NOT '}(${CAN_WAIT} AND EXISTS (SELECT 1 ${BLOCKERS}))`);
+  }
+  return `SELECT *, (SELECT json_group_array(b.key) ${BLOCKERS}) AS waits_for FROM tasks
+    WHERE ${terms.join(' AND ')} ORDER BY priority, key LIMIT @limit`;
 }

@@ -38,7 +38,7 @@ session_id = @session, host = @host, claimed_at = @now, started_at = @startedAt,
 reason = NULL, term = NULL, lease_until = @lease,
 agent_session_id = NULL, pid = NULL
    WHERE id IN (SELECT id FROM jobs q WHERE status = 'queued' AND run_after <= @now
-                  AND (SELECT t.state = 'open' AND t.gate IS NULL AND NOT EXISTS (SELECT 1 FROM task_deps dep JOIN tasks dep_t ON dep_t.id = dep.depends_on
+                  AND (SELECT +t.state = 'open' AND t.gate IS NULL AND NOT EXISTS (SELECT 1 FROM task_deps dep JOIN tasks dep_t ON dep_t.id = dep.depends_on
 WHERE dep.task_id = t.id AND dep_t.state <> 'done') FROM tasks t WHERE t.id = q.task_id)
                 ORDER BY priority, queued_at, id LIMIT @limit)
      AND status = 'queued'
