@@ -22,6 +22,8 @@ export interface OutputReadParams {
 export interface OutputTrimParams {
   readonly keep: number;
   readonly endedBefore: number;
+  /** Finished jobs read per batch of the walks (output-trim.ts TRIM_BATCH); tests make it small. */
+  readonly batch?: number;
 }
 
 export interface OutputStore {
@@ -42,7 +44,9 @@ export interface OutputStore {
     /**
      * The leader's trim: every attempt no run holds (its job ended, was cancelled or taken over, or
      * is at a later attempt) keeps its last `keep` bytes (a row at a time), and the jobs that ended
-     * before `endedBefore` (ms) keep none. Answers the rows deleted.
+     * before `endedBefore` (ms) keep none. Answers the rows deleted. A pass reads the live jobs and
+     * walks the finished ones from where the store's last pass stopped (output-trim.ts), in
+     * batches, so it reads what changed, not every row kept.
      */
     trim(params: OutputTrimParams): Promise<number>;
   };

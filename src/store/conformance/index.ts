@@ -40,6 +40,7 @@ import { exerciseWorkspaces } from './workspaces.js';
 import { exerciseWakeups } from './wakeups.js';
 import { exerciseTokens } from './tokens.js';
 import { exerciseOutput } from './output.js';
+import { exerciseOutputTrim } from './output-trim.js';
 import { exerciseRetention } from './retention.js';
 import { exerciseUnqueued } from './unqueued.js';
 
@@ -89,5 +90,6 @@ export function exerciseStore(harness: Harness): void {
     exerciseGithub(harness);
     exerciseActors(harness);
     exerciseOutput(harness);
+    exerciseOutputTrim(harness);
   });
 }

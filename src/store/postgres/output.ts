@@ -11,7 +11,7 @@
  * empty row (a run's last flush with nothing new) only trims.
  */
 import type { OutputRead } from '../../core/output-stream.js';
-import { HELD_SQL, TERMINAL_SQL } from '../job-guard.js';
+import { HELD_SQL } from '../job-guard.js';
 import type { OutputStore } from '../output-store.js';
 import type { PgExecutor } from './executor.js';
 
@@ -56,25 +56,7 @@ const READ = `SELECT e.size, e.epoch::float8 AS epoch, (
 ) r ON true
 ORDER BY r.start_byte, r.epoch`;
 
-/**
- * The leader's trim (output-store.ts): `a` is each attempt no run holds, its end, and whether
- * its job ended long ago.
- */
-const TRIM = `WITH a AS (
-  SELECT c.job_id, c.attempt, max(c.start_byte + length(c.bytes)) AS last,
-    bool_or(j.status IN ${TERMINAL_SQL} AND j.finished_at < to_timestamp($2::float8 / 1000)) AS old
-  FROM output_chunks c JOIN jobs j ON j.id = c.job_id
-  WHERE NOT (j.attempt = c.attempt AND j.status IN ${HELD_SQL})
-  GROUP BY c.job_id, c.attempt
-), d AS (
-  DELETE FROM output_chunks c USING a
-  WHERE c.job_id = a.job_id AND c.attempt = a.attempt
-    AND (a.old OR c.start_byte + length(c.bytes) <= a.last - $1::bigint)
-  RETURNING 1
-)
-SELECT count(*)::int AS n FROM d`;
-
-export function postgresOutput(exec: PgExecutor): OutputStore['output'] {
+export function postgresOutput(exec: PgExecutor): Omit<OutputStore['output'], 'trim'> {
   return {
     append: async ({ session, rows }) => {
       if (rows.length === 0) return [];
@@ -107,7 +89,5 @@ export function postgresOutput(exec: PgExecutor): OutputStore['output'] {
         head === undefined || head.epoch === null ? null : { epoch: head.epoch, from: head.run_from ?? 0 };
       return { rows: kept, size: head?.size ?? 0, run };
     },
-    trim: async ({ keep, endedBefore }) =>
-      (await exec.rows<{ n: number }>(TRIM, [keep, endedBefore]))[0]?.n ?? 0,
   };
 }

@@ -24,6 +24,7 @@ import { PassfileClient } from './pgpass.js';
 import { PgExecutor } from './executor.js';
 import { postgresRuns } from './runs.js';
 import { postgresOutput } from './output.js';
+import { postgresOutputTrim } from './output-trim.js';
 import { postgresSessions, postgresTasks } from './tasks-claims.js';
 import { postgresClaims } from './claims.js';
 import { postgresLifecycle } from './lifecycle.js';
@@ -182,7 +183,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     observe: postgresObserve(exec),
     tokens: postgresTokens(exec),
     runs: postgresRuns(exec),
-    output: postgresOutput(exec),
+    output: { ...postgresOutput(exec), trim: postgresOutputTrim(exec) },
     retention: postgresRetention(exec),
     github: postgresGithub(exec),
   };

@@ -6,7 +6,7 @@
  * its new bytes and the job's earlier attempts are dropped, then its rows go in.
  */
 import type { OutputRead, OutputRow } from '../../core/output-stream.js';
-import { HELD_SQL, TERMINAL_SQL } from '../job-guard.js';
+import { HELD_SQL } from '../job-guard.js';
 import type { OutputStore } from '../output-store.js';
 import type { SqliteExecutor, Sync } from './executor.js';
 
@@ -24,21 +24,6 @@ const END = `SELECT coalesce(max(start_byte + length(bytes)), 0) AS size, max(ep
 const RUN_FROM = `SELECT min(start_byte) AS run_from FROM output_chunks
   WHERE job_id = @job AND attempt = @attempt AND epoch = @epoch`;
 
-/**
- * The leader's trim (output-store.ts): `a` is each attempt no run holds, its end, and whether
- * its job ended long ago.
- */
-const TRIM = `WITH a AS (
-  SELECT c.job_id, c.attempt, max(c.start_byte + length(c.bytes)) AS last,
-    max(j.status IN ${TERMINAL_SQL} AND j.finished_at < @endedBefore) AS old
-  FROM output_chunks c JOIN jobs j ON j.id = c.job_id
-  WHERE NOT (j.attempt = c.attempt AND j.status IN ${HELD_SQL})
-  GROUP BY c.job_id, c.attempt
-)
-DELETE FROM output_chunks WHERE EXISTS (SELECT 1 FROM a WHERE a.job_id = output_chunks.job_id
-  AND a.attempt = output_chunks.attempt
-  AND (a.old OR output_chunks.start_byte + length(output_chunks.bytes) <= a.last - @keep))`;
-
 /** The rows of each run (job, attempt, epoch), in the order given. */
 function byRun(rows: readonly OutputRow[]): OutputRow[][] {
   const runs = new Map<string, OutputRow[]>();
@@ -50,7 +35,7 @@ function byRun(rows: readonly OutputRow[]): OutputRow[][] {
 }
 
 /** Written synchronously; the store lifts it with fromSync (executor.ts). */
-export function sqliteOutput(exec: SqliteExecutor): Sync<OutputStore['output']> {
+export function sqliteOutput(exec: SqliteExecutor): Sync<Omit<OutputStore['output'], 'trim'>> {
   const append = (session: number, rows: readonly OutputRow[]): number[] => {
     const written: number[] = [];
     for (const run of byRun(rows)) {
@@ -90,6 +75,5 @@ export function sqliteOutput(exec: SqliteExecutor): Sync<OutputStore['output']> 
               };
         return { rows: rows.map((row) => ({ offset: row.start_byte, bytes: row.bytes })), size, run };
       }),
-    trim: ({ keep, endedBefore }) => exec.write(() => exec.prepare(TRIM).run({ keep, endedBefore }).changes),
   };
 }

@@ -47,6 +47,7 @@ import { sqliteRetention } from './retention.js';
 import { sqliteTokens } from './tokens.js';
 import { sqliteRuns } from './runs.js';
 import { sqliteOutput } from './output.js';
+import { sqliteOutputTrim } from './output-trim.js';
 import { sqliteGithub } from './github.js';
 
 export interface SqliteStoreOptions {
@@ -130,7 +131,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     observe: fromSync(sqliteObserve(exec)),
     tokens: fromSync(sqliteTokens(exec)),
     runs: sqliteRuns(exec),
-    output: fromSync(sqliteOutput(exec)),
+    output: { ...fromSync(sqliteOutput(exec)), trim: sqliteOutputTrim(exec) },
     retention: sqliteRetention(exec),
     github: sqliteGithub(exec),
   });
