@@ -10,26 +10,36 @@
  *  - `top`: the settled bound (no write still in flight can add a row below it; on SQLite the
  *    newest id + 1, on PostgreSQL a LedgerHorizon of the table);
  *  - `mark`: the table's mark (stats_marks, migration 0037; the ledger's lowest id), which moves
- *    when a counted row is deleted or (a task) leaves its final state.
+ *    when a counted row is deleted or (a task) leaves its final state;
+ *  - `cut` rows (jobs only): job retention's batches past `seen`, the jobs one removed by name, with
+ *    their lowest and highest id (`lo`, `hi`; stats_pruned, migration 0038), and `seq` (the newest
+ *    batch) and `dropped` (the newest batch pruned out of that log).
  * A mark other than the cached one means a counted row changed: the cache starts over from id 0.
+ * A batch below the cache is subtracted from it when none of its ids can be a kept live one; one
+ * past the cache never was in it; anything else (or a log pruned past `seen`) starts over.
  * Nothing here reads the database; the engines run the reads.
  */
 import type { Instant } from '../core/time.js';
 
 export interface PrefixRow {
-  readonly part: 'p' | 's' | 'f' | 'top' | 'mark';
+  readonly part: 'p' | 's' | 'f' | 'top' | 'mark' | 'cut' | 'seq' | 'dropped';
   readonly id: number | null;
   readonly name: string | null;
   readonly final: boolean | number;
   readonly n: number;
   /** The least of a time column over the row or group (tasks' state_at); null where none is kept. */
   readonly at?: Instant | null | undefined;
+  /** A `cut` row's lowest and highest removed id. */
+  readonly lo?: number | null | undefined;
+  readonly hi?: number | null | undefined;
 }
 
 /** What the next read covers. */
 export interface PrefixAsk {
   readonly from: number;
   readonly pending: readonly number[];
+  /** The newest retention batch the cache has taken in (subtracted, or counted without). */
+  readonly seen: number;
 }
 
 /** Rows present now, by name: the final ones and the live ones, and the least `at` of each name. */
@@ -51,8 +61,31 @@ const least = (map: Map<string, number>, name: string | null, at: number | null 
   map.set(key, was === undefined ? Number(at) : Math.min(was, Number(at)));
 };
 
+const part = (rows: readonly PrefixRow[], name: PrefixRow['part']): number =>
+  Number(rows.find((row) => row.part === name)?.n ?? 0);
+
+/**
+ * Subtracts from `counts` the retention batches of a read asked at `asked`; false when one may
+ * have removed a row the counts do not hold (a kept live id in its range, ids on both sides of
+ * the cache's end, or batches pruned out of the log before they were seen).
+ */
+function cut(counts: Map<string, number>, asked: PrefixAsk, rows: readonly PrefixRow[]): boolean {
+  if (part(rows, 'dropped') > asked.seen) return false;
+  for (const row of rows) {
+    if (row.part !== 'cut') continue;
+    const [lo, hi] = [Number(row.lo), Number(row.hi)];
+    if (lo >= asked.from) continue; // past the kept counts: never in them
+    if (hi >= asked.from || asked.pending.some((id) => id >= lo && id <= hi)) return false;
+    const left = (counts.get(row.name ?? '') ?? 0) - Number(row.n);
+    if (left < 0) return false;
+    counts.set(row.name ?? '', left);
+  }
+  return true;
+}
+
 export class PrefixTotals {
   private through = 0;
+  private seen = 0;
   private counts = new Map<string, number>();
   private mins = new Map<string, number>();
   private pending: readonly number[] = [];
@@ -60,7 +93,7 @@ export class PrefixTotals {
 
   /** The range and ids the next read must cover. */
   ask(): PrefixAsk {
-    return { from: this.through, pending: this.pending };
+    return { from: this.through, pending: this.pending, seen: this.seen };
   }
 
   /**
@@ -68,14 +101,15 @@ export class PrefixTotals {
    * nothing kept) when the deletion mark moved since the cache was built: read again from 0.
    */
   fold(asked: PrefixAsk, rows: readonly PrefixRow[]): PrefixCounts | null {
-    const mark = Number(rows.find((row) => row.part === 'mark')?.n ?? 0);
+    const mark = part(rows, 'mark');
+    const counts = new Map(asked.from === 0 ? [] : this.counts);
     // A read asked before another was folded (the cache moved on since) cannot be added to it.
-    if (asked.from > 0 && (mark !== this.mark || asked.from !== this.through)) {
+    const same = mark === this.mark && asked.from === this.through && asked.seen === this.seen;
+    if (asked.from > 0 && !(same && cut(counts, asked, rows))) {
       this.reset();
       return null;
     }
-    const top = Math.max(asked.from, Number(rows.find((row) => row.part === 'top')?.n ?? 0));
-    const counts = new Map(asked.from === 0 ? [] : this.counts);
+    const top = Math.max(asked.from, part(rows, 'top'));
     const mins = new Map(asked.from === 0 ? [] : this.mins);
     const now = {
       live: new Map<string, number>(),
@@ -84,7 +118,7 @@ export class PrefixTotals {
     };
     const pending: number[] = [];
     for (const row of rows) {
-      if (row.part === 'top' || row.part === 'mark') continue;
+      if (row.part !== 'p' && row.part !== 's' && row.part !== 'f') continue;
       const isFinal = row.final === true || row.final === 1;
       const kept = isFinal && row.part !== 'f';
       least(kept ? mins : now.least, row.name, row.at);
@@ -98,6 +132,7 @@ export class PrefixTotals {
     this.mins = mins;
     this.pending = pending;
     this.mark = mark;
+    this.seen = part(rows, 'seq');
     for (const [name, count] of counts) add(now.final, name, count);
     for (const [name, at] of mins) least(now.least, name, at);
     return now;
@@ -105,6 +140,7 @@ export class PrefixTotals {
 
   reset(): void {
     this.through = 0;
+    this.seen = 0;
     this.counts = new Map();
     this.mins = new Map();
     this.pending = [];

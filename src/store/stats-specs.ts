@@ -26,6 +26,11 @@ export interface PrefixSpec {
   readonly mark: string;
   /** A time to keep the least of, by name (tasks' state_at); 'NULL' for none. */
   readonly at: string;
+  /**
+   * Whether job retention's batches (stats_pruned, migration 0038) are read with it, to subtract
+   * from the kept counts (only where `at` is 'NULL': a least time cannot be subtracted).
+   */
+  readonly retained: boolean;
 }
 
 /** Jobs by status; terminal jobs are final (a retry queues a new job). */
@@ -37,6 +42,7 @@ export const JOBS_SPEC: PrefixSpec = {
   where: 'true',
   mark: deletionMark('jobs'),
   at: 'NULL',
+  retained: true,
 };
 
 /** Claims by outcome, `held` while live; a released claim is final. */
@@ -48,6 +54,7 @@ export const CLAIMS_SPEC: PrefixSpec = {
   where: 'true',
   mark: deletionMark('claims'),
   at: 'NULL',
+  retained: false,
 };
 
 /**
@@ -63,6 +70,7 @@ export function ledgerSpec(started: string): PrefixSpec {
     where: `(${started})`,
     mark: '(SELECT coalesce(min(id), 0) FROM audit_events)',
     at: 'NULL',
+    retained: false,
   };
 }
 
@@ -82,6 +90,7 @@ export function tasksSpec(at: string): PrefixSpec {
     where: 'true',
     mark: deletionMark('tasks'),
     at,
+    retained: false,
   };
 }
 

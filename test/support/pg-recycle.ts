@@ -65,7 +65,7 @@ SELECT md5(string_agg(x, E'\\n' ORDER BY x)) AS fingerprint FROM parts`;
 
 /**
  * Drops the shared test clock's table (test-switches.ts) that clock-moving cases make, empties
- * every table but the migrations' record, zeroes stats' marks and rewinds every sequence, in one
+ * every table but the migrations' record, zeroes stats' marks and retention log's numbers and rewinds every sequence, in one
  * transaction.
  * `session_replication_role = replica` (superuser only) keeps the append-only triggers of the
  * audit tables, the foreign keys and the wake-up NOTIFYs out of it.
@@ -79,10 +79,11 @@ BEGIN
   DROP TABLE IF EXISTS ${CLOCK_TABLE};
   FOR r IN SELECT c.oid::regclass AS t FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
            WHERE n.nspname = 'public' AND c.relkind = 'r'
-             AND c.relname NOT IN ('schema_migrations', 'stats_marks') LOOP
+             AND c.relname NOT IN ('schema_migrations', 'stats_marks', 'stats_retention') LOOP
     EXECUTE format('DELETE FROM %s', r.t);
   END LOOP;
   UPDATE stats_marks SET n = 0; -- its rows are the migration's (0037), only their marks move
+  UPDATE stats_retention SET quiet = false, seq = 0, dropped = 0; -- its row is 0038's
   PERFORM setval(seqrelid, seqstart, false) FROM pg_sequence;
 END $$`;
 

@@ -30,6 +30,7 @@ import { exerciseHumanSessions } from './human-sessions.js';
 import { exerciseNext } from './next.js';
 import { exerciseObserve } from './observe.js';
 import { exerciseObserveTotals } from './observe-totals.js';
+import { exerciseObserveRetention } from './observe-retention.js';
 import { exerciseTaskPage } from './task-page.js';
 import { exerciseGithub } from './github.js';
 import { exerciseLedger } from './ledger.js';
@@ -85,6 +86,7 @@ export function exerciseStore(harness: Harness): void {
     exerciseObserve(harness);
     exerciseRetention(harness);
     exerciseObserveTotals(harness);
+    exerciseObserveRetention(harness);
     exerciseTaskPage(harness);
     exerciseTokens(harness);
     exerciseGithub(harness);

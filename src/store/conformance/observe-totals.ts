@@ -56,7 +56,7 @@ function tasksOf(tasks: readonly Task[]) {
 }
 
 /** Reads stats twice, a settle apart, and compares both with the rows. */
-async function exact(fixture: Fixture, what: string): Promise<void> {
+export async function exact(fixture: Fixture, what: string): Promise<void> {
   for (const pass of [1, 2]) {
     await sleep(SETTLE_MS);
     const stats = await fixture.store.observe.stats();

@@ -6,6 +6,9 @@
  * `jobs_finished`, oldest finish first, locking its rows (a row another transaction holds is left
  * for the next batch); `o` and `d` remove the jobs' output rows and the jobs, whose foreign keys
  * are checked at the end of the statement; `s` counts them by state and `a` writes the ledger row.
+ * For stats() (migration 0038) the batch runs in a transaction that first locks `stats_retention`
+ * and sets its `quiet` (so the jobs mark stays), `lg` logs the jobs in `stats_pruned` under the
+ * next batch number, and the last statement numbers the batch, trims the log and clears `quiet`.
  */
 import { assert } from '../../core/assert.js';
 import { TERMINAL_SQL } from '../job-guard.js';
@@ -43,6 +46,9 @@ const PRUNE = `${HEAD}, c AS (
   ON CONFLICT (status) DO UPDATE SET removed = job_retention.removed + excluded.removed,
     max_id = greatest(job_retention.max_id, excluded.max_id), last_cutoff = excluded.last_cutoff,
     last_at = excluded.last_at
+), lg AS (
+  INSERT INTO stats_pruned (seq, status, removed, first_id, last_id)
+  SELECT $7::bigint, d.status, count(*), min(d.id), max(d.id) FROM d GROUP BY d.status
 ), a AS (
   INSERT INTO audit_events (at, type, detail)
   SELECT n.t, 'jobs:pruned', jsonb_build_object('removed', g.removed, 'cutoff', ${msOf('n.cutoff')},
@@ -52,17 +58,37 @@ const PRUNE = `${HEAD}, c AS (
 )
 SELECT live.ok, g.removed, ${msOf('n.cutoff')} AS cutoff FROM live, g, n`;
 
+/** Batches stats_pruned keeps: a store that saw fewer counts its jobs again (docs/decisions/0040). */
+const LOGGED_BATCHES = 1000;
+const QUIET = 'UPDATE stats_retention SET quiet = true WHERE id = 1 RETURNING seq + 1 AS seq';
+/** $1 the batch's number, $2 whether it removed jobs. */
+const LOGGED = `WITH trim AS (DELETE FROM stats_pruned WHERE $2::boolean AND seq <= $1::bigint - ${LOGGED_BATCHES})
+UPDATE stats_retention SET quiet = false, seq = CASE WHEN $2::boolean THEN $1::bigint ELSE seq END,
+  dropped = CASE WHEN $2::boolean THEN greatest(dropped, $1::bigint - ${LOGGED_BATCHES}) ELSE dropped END
+WHERE id = 1`;
+
 const COUNT = `${HEAD}
 SELECT live.ok, (SELECT count(*)::int ${CANDIDATES}) AS removed, ${msOf('n.cutoff')} AS cutoff FROM live, n`;
+
+interface PruneRow {
+  readonly ok: boolean;
+  readonly removed: number;
+  readonly cutoff: number;
+}
 
 async function pruneJobs(exec: PgExecutor, params: JobPruneParams): Promise<JobPruneResult> {
   const { term } = params;
   const values = [term?.lease ?? null, term?.holder ?? null, term?.term ?? null, params.olderThanMs];
-  if (params.dryRun !== true) values.push(params.limit, params.by ?? null);
-  const row = await exec.one<{ ok: boolean; removed: number; cutoff: number }>(
-    params.dryRun === true ? COUNT : PRUNE,
-    values,
-  );
+  const row =
+    params.dryRun === true
+      ? await exec.one<PruneRow>(COUNT, values)
+      : await exec.transaction(async (tx) => {
+          const [quiet] = await tx.rows<{ seq: string }>(QUIET);
+          const seq = Number(quiet?.seq);
+          const [pruned] = await tx.rows<PruneRow>(PRUNE, [...values, params.limit, params.by ?? null, seq]);
+          await tx.rows(LOGGED, [seq, Number(pruned?.removed ?? 0) > 0]);
+          return pruned;
+        });
   assert(row !== undefined, 'a prune answers one row');
   if (!row.ok) return { ok: false, reason: 'fenced' };
   return { ok: true, removed: Number(row.removed), cutoff: Number(row.cutoff) };

@@ -1,7 +1,7 @@
 /**
  * stats()' deletion mark on PostgreSQL (decision 0040, migration 0037) moves only when a delete
- * removed rows: job retention's batches run every pass, most of them finding nothing, and each
- * moved mark makes every store count the jobs table again from its first row.
+ * removed rows, and never for job retention's batches (migration 0038: stores subtract what they
+ * log instead): each moved mark makes every store count the jobs table again from its first row.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,7 +11,7 @@ import { openPostgresStore } from './postgres-store.js';
 
 const DAY_MS = 86_400_000;
 
-test('a prune batch that removes nothing leaves the jobs mark; one that removes a job moves it', async () => {
+test('prune batches leave the jobs mark; a delete of none leaves it, any other delete of a job moves it', async () => {
   const url = await freshPostgresUrl();
   const store = await openPostgresStore({ url });
   const outside = new pg.Client({ connectionString: url });
@@ -31,6 +31,10 @@ test('a prune batch that removes nothing leaves the jobs mark; one that removes 
     await outside.query(`UPDATE jobs SET finished_at = now() - interval '3 days' WHERE id = $1`, [old.id]);
     const pruned = await store.retention.pruneJobs({ olderThanMs: DAY_MS, limit: 10 });
     assert.ok(pruned.ok && pruned.removed === 1, JSON.stringify(pruned));
+    assert.equal(await mark(), before, 'a batch that removed a job moved the mark');
+    await outside.query(`DELETE FROM jobs WHERE id = $1`, [old.id]);
+    assert.equal(await mark(), before, 'a delete of no row moved the mark');
+    await outside.query(`DELETE FROM jobs`);
     assert.equal(await mark(), before + 1);
   } finally {
     await outside.end();

@@ -26,40 +26,55 @@ const STARTED = `type = 'job:started' OR (type = 'job:claimed' AND detail @> '{"
 /**
  * One table's read as a JSON array of PrefixRows: the range past the cache gives its final rows
  * grouped by name and its live ones by id (grouping by an expression of the id took seconds on a
- * first read of a million rows); `first` is the index of its first parameter (from, pending, top). */
+ * first read of a million rows); `first` is the index of its first parameter (from, pending, top,
+ * seen). */
 function prefixSql(spec: PrefixSpec, first: number): string {
   const { table, name, final, live, where, mark } = spec;
   const at = `(${spec.at})::float8`;
   const [from, pending, top] = [`$${first}::bigint`, `$${first + 1}::bigint[]`, `$${first + 2}::bigint`];
+  // Tables without retention's batches answer the `seen` they were asked with (0).
+  const seen = `$${first + 3}::bigint`;
   // PostgreSQL refuses a constant in GROUP BY (the ledger's name and finality are constants).
   const groupBy = (...exprs: string[]): string => {
     const kept = exprs.filter((expr) => !/^(NULL|true|'[^']*')$/.test(expr));
     return kept.length === 0 ? '' : `GROUP BY ${kept.join(', ')}`;
   };
+  const none = 'NULL::bigint, NULL::bigint';
   return `(SELECT coalesce(jsonb_agg(r), '[]') FROM (
-    SELECT 'p' AS part, id, ${name} AS name, ${final} AS final, 1::bigint AS n, ${at} AS at FROM ${table}
+    SELECT 'p' AS part, id, ${name} AS name, ${final} AS final, 1::bigint AS n, ${at} AS at,
+        NULL::bigint AS lo, NULL::bigint AS hi FROM ${table}
       WHERE id = ANY (${pending})
     UNION ALL
-    SELECT 's', NULL, ${name}, true, count(*), min(${at}) FROM ${table}
+    SELECT 's', NULL, ${name}, true, count(*), min(${at}), ${none} FROM ${table}
       WHERE id >= ${from} AND id < ${top} AND ${where} AND ${final} ${groupBy(name)}
     UNION ALL
-    SELECT 's', id, ${name}, false, 1, ${at} FROM ${table}
+    SELECT 's', id, ${name}, false, 1, ${at}, ${none} FROM ${table}
       WHERE id >= ${from} AND id < ${top} AND ${where} AND ${live}
     UNION ALL
-    SELECT 'f', NULL, ${name}, ${final}, count(*), min(${at}) FROM ${table}
+    SELECT 'f', NULL, ${name}, ${final}, count(*), min(${at}), ${none} FROM ${table}
       WHERE id >= greatest(${from}, ${top}) AND ${where} ${groupBy(name, final)}
-    UNION ALL SELECT 'top', NULL, NULL, false, ${top}, NULL
-    UNION ALL SELECT 'mark', NULL, NULL, false, ${mark}, NULL) r)`;
+    UNION ALL SELECT 'top', NULL, NULL, false, ${top}, NULL, ${none}
+    UNION ALL SELECT 'mark', NULL, NULL, false, ${mark}, NULL, ${none}
+    ${spec.retained ? retained(seen) : `UNION ALL SELECT 'seq', NULL, NULL, false, ${seen}, NULL, ${none}`}) r)`;
 }
+
+/**
+ * Job retention's batches past the ones the cache has seen (migration 0038). Batches lock the
+ * stats_retention row and commit in the order of their numbers, so a snapshot sees a prefix.
+ */
+const retained = (seen: string): string => `UNION ALL
+    SELECT 'cut', seq, status, true, removed, NULL, first_id, last_id FROM stats_pruned WHERE seq > ${seen}
+    UNION ALL SELECT 'seq', NULL, NULL, false, seq, NULL, NULL, NULL FROM stats_retention
+    UNION ALL SELECT 'dropped', NULL, NULL, false, dropped, NULL, NULL, NULL FROM stats_retention`;
 
 /** A task's state_at in ms. */
 const STATE_AT = 'round(extract(epoch FROM state_at) * 1000)';
 
-/** The four reads, parameters $1…$12, as the columns jobs_rows, claims_rows, ledger_rows and tasks_rows. */
+/** The four reads, parameters $1…$16, as the columns jobs_rows, claims_rows, ledger_rows and tasks_rows. */
 export const TOTALS_COLUMNS = `${prefixSql(JOBS_SPEC, 1)} AS jobs_rows,
-     ${prefixSql(CLAIMS_SPEC, 4)} AS claims_rows,
-     ${prefixSql(ledgerSpec(STARTED), 7)} AS ledger_rows,
-     ${prefixSql(tasksSpec(STATE_AT), 10)} AS tasks_rows`;
+     ${prefixSql(CLAIMS_SPEC, 5)} AS claims_rows,
+     ${prefixSql(ledgerSpec(STARTED), 9)} AS ledger_rows,
+     ${prefixSql(tasksSpec(STATE_AT), 13)} AS tasks_rows`;
 
 export interface TotalsRows {
   jobs_rows: PrefixRow[];
@@ -117,9 +132,11 @@ export class StatsTotals {
     );
     for (let attempt = 0; ; attempt++) {
       const asks: PrefixAsk[] = this.parts.map((part) => part.totals.ask());
-      const row = await read(asks.flatMap((ask, index) => [ask.from, [...ask.pending], tops[index] ?? 1]));
+      const row = await read(
+        asks.flatMap((ask, index) => [ask.from, [...ask.pending], tops[index] ?? 1, ask.seen]),
+      );
       const counts = this.parts.map((part, index) =>
-        part.totals.fold(asks[index] ?? { from: 0, pending: [] }, part.rows(row)),
+        part.totals.fold(asks[index] ?? { from: 0, pending: [], seen: 0 }, part.rows(row)),
       );
       const [jobs, claims, ledger, tasks] = counts;
       if (jobs && claims && ledger && tasks)

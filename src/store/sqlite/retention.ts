@@ -2,7 +2,8 @@
  * Job retention on SQLite (retention-store.ts): one batch is one `BEGIN IMMEDIATE` that reads the
  * clock, checks the term, picks the batch off `jobs_finished` (oldest finish first), removes the
  * jobs' output rows and then the jobs (foreign keys are on), counts them in `job_retention` and
- * appends one `jobs:pruned` ledger row.
+ * appends one `jobs:pruned` ledger row. The batch logs its jobs for stats() in `stats_pruned` and
+ * sets `stats_retention.quiet` around its delete so the jobs mark stays (migration 0038).
  */
 import { TERMINAL_SQL } from '../job-guard.js';
 import type { JobPruneParams, JobPruneResult, RetentionStore } from '../retention-store.js';
@@ -34,6 +35,14 @@ const COUNT_REMOVED = `INSERT INTO job_retention (status, removed, max_id, last_
   ON CONFLICT (status) DO UPDATE SET removed = removed + excluded.removed, max_id = max(max_id, excluded.max_id),
     last_cutoff = excluded.last_cutoff, last_at = excluded.last_at`;
 
+/** Batches stats_pruned keeps: a store that saw fewer counts its jobs again (docs/decisions/0040). */
+const LOGGED_BATCHES = 1000;
+const QUIET = 'UPDATE stats_retention SET quiet = 1 RETURNING seq + 1 AS seq';
+const LOG = `INSERT INTO stats_pruned (seq, status, removed, first_id, last_id)
+  SELECT @seq, status, count(*), min(id), max(id) FROM jobs WHERE id IN (${IDS}) GROUP BY status`;
+const LOGGED = `UPDATE stats_retention SET quiet = 0, seq = @seq, dropped = max(dropped, @seq - ${LOGGED_BATCHES})`;
+const TRIM = `DELETE FROM stats_pruned WHERE seq <= @seq - ${LOGGED_BATCHES}`;
+
 function pruneBatch(exec: SqliteExecutor, params: JobPruneParams): JobPruneResult {
   const now = exec.now();
   if (params.term !== undefined && !termIsCurrent(exec, params.term, now))
@@ -47,8 +56,12 @@ function pruneBatch(exec: SqliteExecutor, params: JobPruneParams): JobPruneResul
   if (ids.length === 0) return { ok: true, removed: 0, cutoff };
   const list = JSON.stringify(ids);
   exec.prepare(COUNT_REMOVED).run({ ids: list, cutoff, now });
+  const { seq } = exec.prepare(QUIET).get() as { seq: number };
+  exec.prepare(LOG).run({ ids: list, seq });
   exec.prepare(`DELETE FROM output_chunks WHERE job_id IN (${IDS})`).run({ ids: list });
   const removed = exec.prepare(`DELETE FROM jobs WHERE id IN (${IDS})`).run({ ids: list }).changes;
+  exec.prepare(TRIM).run({ seq });
+  exec.prepare(LOGGED).run({ seq });
   const maxId = Math.max(...ids);
   appendAudit(exec, {
     at: now,

@@ -28,19 +28,28 @@ const STARTED = `type = 'job:started' OR (type = 'job:claimed' AND json_extract(
 function prefixSql(spec: PrefixSpec): string {
   const { table, name, final, live, where, mark, at } = spec;
   const hi = `(SELECT coalesce(max(id), 0) + 1 FROM ${table})`;
-  return `SELECT 'p' AS part, id, ${name} AS name, ${final} AS final, 1 AS n, ${at} AS at FROM ${table}
-      WHERE id IN (SELECT value FROM json_each(@pending))
+  return `SELECT 'p' AS part, id, ${name} AS name, ${final} AS final, 1 AS n, ${at} AS at, NULL AS lo, NULL AS hi
+      FROM ${table} WHERE id IN (SELECT value FROM json_each(@pending))
     UNION ALL
-    SELECT 's', NULL, ${name}, 1, count(*), min(${at}) FROM ${table}
+    SELECT 's', NULL, ${name}, 1, count(*), min(${at}), NULL, NULL FROM ${table}
       WHERE id >= @from AND id < ${hi} AND ${where} AND ${final} GROUP BY ${name}
     UNION ALL
-    SELECT 's', id, ${name}, 0, 1, ${at} FROM ${table}
+    SELECT 's', id, ${name}, 0, 1, ${at}, NULL, NULL FROM ${table}
       WHERE id >= @from AND id < ${hi} AND ${where} AND ${live}
     UNION ALL
-    SELECT 'top', NULL, NULL, 0, ${hi}, NULL
+    SELECT 'top', NULL, NULL, 0, ${hi}, NULL, NULL, NULL
     UNION ALL
-    SELECT 'mark', NULL, NULL, 0, ${mark}, NULL`;
+    SELECT 'mark', NULL, NULL, 0, ${mark}, NULL, NULL, NULL${spec.retained ? RETAINED : ''}`;
 }
+
+/** Job retention's batches past the ones the cache has seen (migration 0038). */
+const RETAINED = `
+    UNION ALL
+    SELECT 'cut', seq, status, 1, removed, NULL, first_id, last_id FROM stats_pruned WHERE seq > @seen
+    UNION ALL
+    SELECT 'seq', NULL, NULL, 0, seq, NULL, NULL, NULL FROM stats_retention
+    UNION ALL
+    SELECT 'dropped', NULL, NULL, 0, dropped, NULL, NULL, NULL FROM stats_retention`;
 
 const SQL = {
   jobs: prefixSql(JOBS_SPEC),
@@ -59,7 +68,10 @@ export interface StatsTotals {
 function counted(exec: SqliteExecutor, totals: PrefixTotals, sql: string): PrefixCounts {
   return prefixCounts(
     totals,
-    (ask) => exec.prepare(sql).all({ from: ask.from, pending: JSON.stringify(ask.pending) }) as PrefixRow[],
+    (ask) =>
+      exec
+        .prepare(sql)
+        .all({ from: ask.from, pending: JSON.stringify(ask.pending), seen: ask.seen }) as PrefixRow[],
   );
 }
 

@@ -33,6 +33,7 @@ import runTimeLimit from './0034-run-time-limit.js';
 import jobRetention from './0035-job-retention.js';
 import hostTimeLimit from './0036-host-time-limit.js';
 import statsMarks from './0037-stats-marks.js';
+import statsRetentionLog from './0038-stats-retention-log.js';
 import liveTasks from './0040-live-tasks.js';
 
 export interface Migration {
@@ -81,5 +82,6 @@ export const MIGRATIONS: readonly Migration[] = [
   jobRetention,
   hostTimeLimit,
   statsMarks,
+  statsRetentionLog,
   liveTasks,
 ];
