@@ -61,6 +61,22 @@ const least = (map: Map<string, number>, name: string | null, at: number | null 
   map.set(key, was === undefined ? Number(at) : Math.min(was, Number(at)));
 };
 
+/**
+ * A cache as stats_kept persists it (migration 0038) for stores that have none yet: valid for any
+ * of them, since the read that takes it up checks its marks and reads only past its `through`.
+ */
+export interface KeptState {
+  readonly through: number;
+  readonly mark: number;
+  readonly seen: number;
+  readonly counts: readonly (readonly [string, number])[];
+  readonly mins: readonly (readonly [string, number])[];
+  readonly pending: readonly number[];
+}
+
+/** How far a store's counts move past the persisted ones before it persists them again. */
+const PERSIST_EVERY = 10_000;
+
 const part = (rows: readonly PrefixRow[], name: PrefixRow['part']): number =>
   Number(rows.find((row) => row.part === name)?.n ?? 0);
 
@@ -86,10 +102,45 @@ function cut(counts: Map<string, number>, asked: PrefixAsk, rows: readonly Prefi
 export class PrefixTotals {
   private through = 0;
   private seen = 0;
+  /** `through` of the cache last persisted or taken up, and whether it was counted from 0 since. */
+  private persisted = 0;
+  private recounted = false;
   private counts = new Map<string, number>();
   private mins = new Map<string, number>();
   private pending: readonly number[] = [];
   private mark: number | null = null;
+
+  /** Takes up a persisted cache when this one holds nothing; the next read checks its marks. */
+  adopt(kept: KeptState): void {
+    if (this.through !== 0 || kept.through <= 0) return;
+    this.through = kept.through;
+    this.mark = kept.mark;
+    this.seen = kept.seen;
+    this.counts = new Map(kept.counts);
+    this.mins = new Map(kept.mins);
+    this.pending = [...kept.pending];
+    this.persisted = kept.through;
+  }
+
+  /** The cache to persist: after a count from 0, or when it moved far past the last one; else null. */
+  due(): KeptState | null {
+    if (this.through === 0 || this.mark === null) return null;
+    if (!this.recounted && this.through - this.persisted < PERSIST_EVERY) return null;
+    return {
+      through: this.through,
+      mark: this.mark,
+      seen: this.seen,
+      counts: [...this.counts],
+      mins: [...this.mins],
+      pending: this.pending,
+    };
+  }
+
+  /** Says the cache of `kept` (from due()) was persisted. */
+  persistedAs(kept: KeptState): void {
+    this.persisted = kept.through;
+    if (kept.through === this.through) this.recounted = false;
+  }
 
   /** The range and ids the next read must cover. */
   ask(): PrefixAsk {
@@ -133,6 +184,7 @@ export class PrefixTotals {
     this.pending = pending;
     this.mark = mark;
     this.seen = part(rows, 'seq');
+    if (asked.from === 0) this.recounted = true;
     for (const [name, count] of counts) add(now.final, name, count);
     for (const [name, at] of mins) least(now.least, name, at);
     return now;

@@ -31,6 +31,7 @@ import { exerciseNext } from './next.js';
 import { exerciseObserve } from './observe.js';
 import { exerciseObserveTotals } from './observe-totals.js';
 import { exerciseObserveRetention } from './observe-retention.js';
+import { exerciseObserveKept } from './observe-kept.js';
 import { exerciseTaskPage } from './task-page.js';
 import { exerciseGithub } from './github.js';
 import { exerciseLedger } from './ledger.js';
@@ -87,6 +88,7 @@ export function exerciseStore(harness: Harness): void {
     exerciseRetention(harness);
     exerciseObserveTotals(harness);
     exerciseObserveRetention(harness);
+    exerciseObserveKept(harness);
     exerciseTaskPage(harness);
     exerciseTokens(harness);
     exerciseGithub(harness);

@@ -56,10 +56,10 @@ function tasksOf(tasks: readonly Task[]) {
 }
 
 /** Reads stats twice, a settle apart, and compares both with the rows. */
-export async function exact(fixture: Fixture, what: string): Promise<void> {
+export async function exact(fixture: Fixture, what: string, store = fixture.store): Promise<void> {
   for (const pass of [1, 2]) {
     await sleep(SETTLE_MS);
-    const stats = await fixture.store.observe.stats();
+    const stats = await store.observe.stats();
     assert.deepEqual(
       {
         jobsByStatus: byName(stats.jobsByStatus),

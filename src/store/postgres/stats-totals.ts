@@ -19,6 +19,7 @@ import {
 } from '../stats-specs.js';
 import type { PgExecutor } from './executor.js';
 import { LedgerHorizon } from './ledger-horizon.js';
+import { KEPT_SELECT, keptOf, keptParams, keptUpsert, type KeptRow, type KeptTable } from '../stats-kept.js';
 
 /** Ledger rows of a job's start: `job:started`, or a claim that started its job (decision 0023). */
 const STARTED = `type = 'job:started' OR (type = 'job:claimed' AND detail @> '{"started": true}')`;
@@ -84,17 +85,21 @@ export interface TotalsRows {
 }
 
 interface Part {
+  readonly table: KeptTable;
   readonly totals: PrefixTotals;
   readonly horizon: LedgerHorizon;
   readonly rows: (row: TotalsRows) => readonly PrefixRow[];
 }
 
 /** A store's running counts of the jobs, the claims and the ledger, with a horizon of each table. */
+const UPSERT = keptUpsert((position) => `$${position}`);
+
 export class StatsTotals {
   private readonly parts: readonly Part[];
 
-  constructor(exec: PgExecutor) {
-    const part = (table: 'jobs' | 'claims' | 'audit_events' | 'tasks', rows: Part['rows']): Part => ({
+  constructor(private readonly exec: PgExecutor) {
+    const part = (table: KeptTable, rows: Part['rows']): Part => ({
+      table,
       totals: new PrefixTotals(),
       horizon: new LedgerHorizon(exec, table),
       rows,
@@ -130,6 +135,7 @@ export class StatsTotals {
     const tops = await Promise.all(
       this.parts.map(async (part) => Number(await part.horizon.settledNow()) + 1),
     );
+    if (this.parts.some((part) => part.totals.ask().from === 0)) await this.adopt();
     for (let attempt = 0; ; attempt++) {
       const asks: PrefixAsk[] = this.parts.map((part) => part.totals.ask());
       const row = await read(
@@ -139,10 +145,38 @@ export class StatsTotals {
         part.totals.fold(asks[index] ?? { from: 0, pending: [], seen: 0 }, part.rows(row)),
       );
       const [jobs, claims, ledger, tasks] = counts;
-      if (jobs && claims && ledger && tasks)
+      if (jobs && claims && ledger && tasks) {
+        await this.persist();
         return { row, totals: { ...totalsOf(jobs, claims, ledger), tasksByState: tasksByState(tasks) } };
+      }
       // A table whose cache was dropped is read from id 0 next, which always folds.
       if (attempt > this.parts.length) throw new Error('stats: the running counts never settled');
+    }
+  }
+
+  /**
+   * A table this store has no counts of starts from the persisted ones (stats-kept.ts). Their
+   * `through` was a settled horizon when they were counted; the read checks their marks.
+   */
+  private async adopt(): Promise<void> {
+    const kept = keptOf(await this.exec.rows<KeptRow>(KEPT_SELECT).catch(() => []));
+    for (const part of this.parts) {
+      const state = kept.get(part.table);
+      if (state !== undefined) part.totals.adopt(state);
+    }
+  }
+
+  /** Persists the counts that are due (prefix-totals.ts); a write that fails is tried after the next read. */
+  private async persist(): Promise<void> {
+    for (const part of this.parts) {
+      const due = part.totals.due();
+      if (due === null) continue;
+      try {
+        await this.exec.rows(UPSERT, keptParams(part.table, due));
+        part.totals.persistedAs(due);
+      } catch {
+        return; // stats' figures stand without it
+      }
     }
   }
 }

@@ -148,6 +148,26 @@ export class SqliteExecutor {
   }
 
   /**
+   * A write that is only worth making if the lock is free now (stats' persisted counts,
+   * stats-kept.ts): tried once without SQLite's busy wait, and not counted in `writes` (nothing
+   * waits on it). False when the file was locked or a transaction is open: nothing was written.
+   */
+  writeIfFree(work: () => void): boolean {
+    if (this.db.inTransaction) return false;
+    const busyTimeout = this.db.pragma('busy_timeout', { simple: true }) as number;
+    this.db.pragma('busy_timeout = 0');
+    try {
+      this.db.transaction(work).immediate();
+      return true;
+    } catch (error) {
+      if (isBusy(error)) return false;
+      throw error;
+    } finally {
+      this.db.pragma(`busy_timeout = ${busyTimeout}`);
+    }
+  }
+
+  /**
    * A write whose loss in a power cut harms no one (heartbeats: after one, every session of this
    * host is dead anyway), committed without its own fsync (`synchronous = NORMAL`). In WAL mode the
    * next durable commit syncs the log up to and past it, and a process crash loses nothing.

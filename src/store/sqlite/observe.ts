@@ -9,7 +9,7 @@ import { liveClaimOf } from '../run-rows.js';
 import { SQLITE, toJob, type JobRow, type SqliteEncoding } from './rows.js';
 import type { SqliteExecutor, Sync } from './executor.js';
 import { taskHoldsIn, tasksPageIn } from './task-page.js';
-import { totalsIn, type StatsTotals } from './stats-totals.js';
+import { persistTotals, totalsIn, type StatsTotals } from './stats-totals.js';
 import { PrefixTotals } from '../prefix-totals.js';
 
 const JOB_SELECT = 'SELECT j.*, t.key FROM jobs j JOIN tasks t ON t.id = j.task_id';
@@ -94,7 +94,11 @@ export function sqliteObserve(exec: SqliteExecutor): Sync<ObserveStore['observe'
     tasksPage: (params) => exec.read(() => tasksPageIn(exec, params)),
     taskHolds: (keys) => exec.read(() => taskHoldsIn(exec, keys)),
     liveClaims: () => exec.read(() => liveClaimsIn(exec)),
-    stats: () => exec.read(() => statsIn(exec, totals)),
+    stats: () => {
+      const stats = exec.read(() => statsIn(exec, totals));
+      persistTotals(exec, totals);
+      return stats;
+    },
     ledgerWindow: () => exec.read(() => ledgerWindowIn(exec)),
     auditMaxId: () => exec.read(() => auditMaxId(exec)),
   };

@@ -15,6 +15,7 @@ import {
   type PrefixSpec,
 } from '../stats-specs.js';
 import type { StoreStats } from '../observe-store.js';
+import { KEPT_SELECT, keptOf, keptParams, keptUpsert, type KeptRow, type KeptTable } from '../stats-kept.js';
 import type { SqliteExecutor } from './executor.js';
 
 /** Ledger rows of a job's start: `job:started`, or a claim that started its job (decision 0023). */
@@ -75,11 +76,26 @@ function counted(exec: SqliteExecutor, totals: PrefixTotals, sql: string): Prefi
   );
 }
 
+const TABLES = [
+  ['jobs', 'jobs'],
+  ['claims', 'claims'],
+  ['ledger', 'audit_events'],
+  ['tasks', 'tasks'],
+] as const satisfies readonly (readonly [keyof StatsTotals, KeptTable])[];
+
 /** Jobs by status, job starts, claims and tasks by state, inside the caller's read transaction. */
 export function totalsIn(
   exec: SqliteExecutor,
   totals: StatsTotals,
 ): Totals & Pick<StoreStats, 'tasksByState'> {
+  // A table this store has no counts of starts from the persisted ones (stats-kept.ts).
+  if (TABLES.some(([name]) => totals[name].ask().from === 0)) {
+    const kept = keptOf(exec.prepare(KEPT_SELECT).all() as KeptRow[]);
+    for (const [name, table] of TABLES) {
+      const state = kept.get(table);
+      if (state !== undefined) totals[name].adopt(state);
+    }
+  }
   const jobs = counted(exec, totals.jobs, SQL.jobs);
   const claims = counted(exec, totals.claims, SQL.claims);
   const ledger = counted(exec, totals.ledger, SQL.ledger);
@@ -87,4 +103,23 @@ export function totalsIn(
     ...totalsOf(jobs, claims, ledger),
     tasksByState: tasksByState(counted(exec, totals.tasks, SQL.tasks)),
   };
+}
+
+const UPSERT = keptUpsert(() => '?');
+
+/**
+ * Persists the counts that are due (prefix-totals.ts), after stats' read transaction, when the
+ * write lock is free at once; never fails or waits: a write left is tried after the next read.
+ */
+export function persistTotals(exec: SqliteExecutor, totals: StatsTotals): void {
+  for (const [name, table] of TABLES) {
+    const due = totals[name].due();
+    if (due === null) continue;
+    try {
+      if (exec.writeIfFree(() => exec.prepare(UPSERT).run(...keptParams(table, due))))
+        totals[name].persistedAs(due);
+    } catch {
+      return; // a read-only or damaged file: stats' figures stand without it
+    }
+  }
 }

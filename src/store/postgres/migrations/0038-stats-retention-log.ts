@@ -1,5 +1,5 @@
 /**
- * stats() after job retention (docs/decisions/0040). Each retention batch that removes jobs logs
+ * stats() after job retention and in a new process (docs/decisions/0040). Each retention batch that removes jobs logs
  * them in `stats_pruned` (one row per status: how many, the lowest and the highest id) and numbers
  * the batch in `stats_retention.seq`; a store subtracts a batch it has not seen from its kept
  * counts instead of counting the jobs again. A batch locks the `stats_retention` row first (so
@@ -7,6 +7,8 @@
  * `quiet` in it, which the jobs' delete trigger reads: uncommitted, and cleared before commit, so
  * no other transaction sees it set. Every other delete of jobs still moves the mark. `dropped` is
  * the newest batch pruned out of the log: a store that saw less counts again from the first row.
+ * `stats_kept` persists a store's running counts of each table (stats-kept.ts) for stores that
+ * have none yet, which start from them and read only past them.
  */
 export default {
   version: 38,
@@ -26,6 +28,15 @@ CREATE TABLE stats_pruned (
   first_id bigint NOT NULL,
   last_id bigint NOT NULL,
   PRIMARY KEY (seq, status)
+);
+CREATE TABLE stats_kept (
+  tbl text PRIMARY KEY CHECK (tbl IN ('jobs', 'claims', 'audit_events', 'tasks')),
+  through bigint NOT NULL,
+  mark bigint NOT NULL,
+  seen bigint NOT NULL,
+  counts text NOT NULL,
+  mins text NOT NULL,
+  pending text NOT NULL
 );
 CREATE OR REPLACE FUNCTION stats_marks_bump_deleted() RETURNS trigger LANGUAGE plpgsql AS $fn$
 BEGIN
