@@ -3,13 +3,20 @@
  * the dashboard and every `/metrics` scrape. The history is seeded straight in SQL (setup only,
  * never timed): `finished` done jobs with their tasks, done (fleet-seed.ts), `claims` released claims on
  * those tasks, and `ledger` audit rows, a quarter of them `job:started` and an eighth `job:claimed`
- * with `started: true`. Then stats() is timed `reps` times on one store: the first call alone
- * (`firstMs`: a fresh process's cost), and the median of the rest (`statsMs`).
+ * with `started: true`; and `pruned` of the done tasks get a second, newer done job, so that their
+ * first (old, no longer the newest) is job retention's to remove. Then stats() is timed `reps`
+ * times on one store: the first call alone (`firstMs`: a fresh process's cost), and the median of
+ * the rest (`statsMs`). Then one retention batch removes the `pruned` old jobs (`pruneMs`) and the
+ * next stats() of that store is timed (`afterPruneMs`: decision 0040's cost of a retention pass),
+ * and a second store is opened and its first stats() timed (`secondFirstMs`: a later `baton status`,
+ * which starts from the counts the first store persisted, when there are any).
  *
- * Run alone: `node dist/bench/stats-scale.js <sqlite path | postgres url> [finished] [ledger] [claims]`.
+ * Run alone:
+ * `node dist/bench/stats-scale.js <sqlite path | postgres url> [finished] [ledger] [claims] [pruned]`.
  */
 import Database from 'better-sqlite3';
 import { openStore } from '../src/store/open.js';
+import type { Store } from '../src/store/store.js';
 import { seedHistory } from './fleet-seed.js';
 import { withClient } from './pg-server.js';
 import { median, nowMs, progress } from './stats.js';
@@ -18,12 +25,16 @@ export interface StatsPlan {
   readonly finished: number;
   readonly ledger: number;
   readonly claims: number;
+  readonly pruned: number;
   readonly reps: number;
 }
 
 export interface StatsResult {
   readonly firstMs: number;
   readonly statsMs: number;
+  readonly pruneMs: number;
+  readonly afterPruneMs: number;
+  readonly secondFirstMs: number;
   readonly runs: readonly number[];
   readonly seedSeconds: number;
 }
@@ -36,6 +47,14 @@ const LEDGER_TYPE = (id: string): string =>
      WHEN 6 THEN 'job:claimed' WHEN 1 THEN 'job:enqueued' ELSE 'job:finished' END`;
 const LEDGER_DETAIL = (id: string): string =>
   `CASE ${id} % 8 WHEN 2 THEN '{"started":true}' WHEN 6 THEN '{"attempt":1}' ELSE '{}' END`;
+
+/** A second done job, finished as its task was made, for the first done tasks (LIMIT appended). */
+const NEWER_JOBS = `INSERT INTO jobs (task_id, status, priority, queued_at, attempt, epoch, host, claimed_at,
+    started_at, finished_at, exit_code)
+  SELECT id, 'done', priority, created_at, 1, 1, 'gone', created_at, created_at, created_at, 0
+  FROM tasks WHERE key LIKE 'done-%' ORDER BY id`;
+
+const HOUR_MS = 3_600_000;
 
 async function seedRestPg(url: string, plan: StatsPlan): Promise<void> {
   await withClient(url, async (client) => {
@@ -57,6 +76,7 @@ async function seedRestPg(url: string, plan: StatsPlan): Promise<void> {
       [plan.ledger],
     );
     await client.query(`UPDATE tasks SET state = 'done', state_at = created_at WHERE key LIKE 'done-%'`);
+    await client.query(`${NEWER_JOBS} LIMIT $1::int`, [plan.pruned]);
     await client.query('COMMIT');
     await client.query('VACUUM ANALYZE');
   });
@@ -83,6 +103,7 @@ function seedRestSqlite(path: string, plan: StatsPlan): void {
          FROM g`,
       ).run({ n: plan.ledger, now });
       db.prepare(`UPDATE tasks SET state = 'done', state_at = created_at WHERE key LIKE 'done-%'`).run();
+      db.prepare(`${NEWER_JOBS} LIMIT ?`).run(plan.pruned);
     }).immediate();
     db.exec('ANALYZE');
   } finally {
@@ -104,19 +125,28 @@ export async function measureStats(url: string, plan: StatsPlan, engine: string)
   const store = await openStore(url);
   try {
     const runs: number[] = [];
-    for (let rep = 0; rep < plan.reps; rep++) {
-      const start = nowMs();
-      const stats = await store.observe.stats();
-      runs.push(nowMs() - start);
-      const done = stats.jobsByStatus.find((entry) => entry.name === 'done')?.count;
-      if (done !== plan.finished)
-        throw new Error(`bench: stats counted ${done} done jobs, not ${plan.finished}`);
-      if (stats.claimsGranted !== plan.claims)
-        throw new Error(`bench: stats counted ${stats.claimsGranted} claims`);
-    }
-    const result = { firstMs: runs[0] ?? Number.NaN, statsMs: median(runs.slice(1)), runs, seedSeconds };
+    for (let rep = 0; rep < plan.reps; rep++)
+      runs.push(await timedStats(store, plan, plan.finished + plan.pruned));
+    const start = nowMs();
+    const pruned = await store.retention.pruneJobs({ olderThanMs: HOUR_MS, limit: plan.pruned });
+    const pruneMs = nowMs() - start;
+    if (!pruned.ok || pruned.removed !== plan.pruned) throw new Error(`bench: ${JSON.stringify(pruned)}`);
+    const afterPruneMs = await timedStats(store, plan, plan.finished);
+    const second = await openStore(url);
+    const secondFirstMs = await timedStats(second, plan, plan.finished).finally(() => second.close());
+    const result = {
+      firstMs: runs[0] ?? Number.NaN,
+      statsMs: median(runs.slice(1)),
+      pruneMs,
+      afterPruneMs,
+      secondFirstMs,
+      runs,
+      seedSeconds,
+    };
     progress(
-      `stats ${engine}: first call ${result.firstMs.toFixed(1)} ms, then ${result.statsMs.toFixed(1)} ms`,
+      `stats ${engine}: first call ${result.firstMs.toFixed(1)} ms, then ${result.statsMs.toFixed(1)} ms; ` +
+        `a retention batch of ${plan.pruned} ${pruneMs.toFixed(1)} ms, the next call ${afterPruneMs.toFixed(1)} ms; ` +
+        `a second store's first call ${secondFirstMs.toFixed(1)} ms`,
     );
     return result;
   } finally {
@@ -124,15 +154,30 @@ export async function measureStats(url: string, plan: StatsPlan, engine: string)
   }
 }
 
+/** One stats() call, in ms, checked against the seeded history (`done` done jobs). */
+async function timedStats(store: Store, plan: StatsPlan, done: number): Promise<number> {
+  const start = nowMs();
+  const stats = await store.observe.stats();
+  const ms = nowMs() - start;
+  const counted = stats.jobsByStatus.find((entry) => entry.name === 'done')?.count;
+  if (counted !== done) throw new Error(`bench: stats counted ${counted} done jobs, not ${done}`);
+  if (stats.claimsGranted !== plan.claims)
+    throw new Error(`bench: stats counted ${stats.claimsGranted} claims`);
+  return ms;
+}
+
 const isMain = process.argv[1]?.endsWith('stats-scale.js') === true;
 if (isMain) {
-  const [url, finished, ledger, claims] = process.argv.slice(2);
+  const [url, finished, ledger, claims, pruned] = process.argv.slice(2);
   if (url === undefined)
-    throw new Error('usage: stats-scale.js <sqlite path | postgres url> [finished] [ledger] [claims]');
+    throw new Error(
+      'usage: stats-scale.js <sqlite path | postgres url> [finished] [ledger] [claims] [pruned]',
+    );
   const plan: StatsPlan = {
     finished: Number(finished ?? 1_000_000),
     ledger: Number(ledger ?? 2_000_000),
     claims: Number(claims ?? 1_000_000),
+    pruned: Number(pruned ?? 1000),
     reps: 21,
   };
   const result = await measureStats(url, plan, isPg(url) ? 'postgresql' : 'sqlite');
