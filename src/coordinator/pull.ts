@@ -5,7 +5,7 @@
  * guarded by it and by the job's epoch, exactly as the runner's are.
  */
 import { ConflictError, InvalidInputError } from '../core/errors.js';
-import type { Job, JobTransitionResult } from '../core/job.js';
+import type { Job } from '../core/job.js';
 import {
   validateDuration,
   validateEpoch,
@@ -15,6 +15,7 @@ import {
   validateText,
 } from '../core/validate.js';
 import type { JobBatchFinish, JobBatchResult } from '../store/job-batch.js';
+import { timedOutWords } from '../store/time-limit-reason.js';
 import type { JobFinishAndClaimNextResult, JobFinishParams, Store } from '../store/store.js';
 
 /** What a pull-mode worker may end its job as; oom_killed is the runner's to say. */
@@ -177,38 +178,25 @@ export class Pull {
 
   /**
    * A pull-mode worker's process is not Baton's to kill, so its finish is where the job's own time
-   * limit holds (decision 0037): judged on the database clock by the runner's markTimedOut (its
-   * `job:timed_out` row), the job is failed with the runner's reason, the worker's own status and
-   * reason kept after it, and the finish refused with one line saying how the job ended: failed,
-   * or, when its run was no longer the session's by then (rescued and requeued), as it is now.
+   * limit holds (decision 0037): judged on the database clock, the job's `job:timed_out` row and
+   * its failing finish (the runner's reason, the worker's own status and reason kept after it) are
+   * one transaction (progress.failTimedOut), and the finish is refused with one line. A run that
+   * is no longer the session's is not judged: the finish then answers lost as any other does.
    */
   private async timedOut(params: JobFinishParams): Promise<void> {
-    const { id, session, epoch } = params;
-    const verdict = await this.store.progress.markTimedOut({ id, session, epoch, defaultLimitMs: null });
+    const verdict = await this.store.progress.failTimedOut(params);
     if (!verdict.timedOut) return;
-    const started = new Date(verdict.startedAt).toISOString();
-    const timedOut = `timed out: ran past its time limit of ${verdict.limitMs / 1000} s (started ${started})`;
-    const said = params.reason ? `${params.status}: ${params.reason}` : params.status;
-    const finished = await this.store.jobs.finish({
-      ...params,
-      status: 'failed',
-      reason: `${timedOut}; the worker said ${said}`,
-    });
+    const { id } = params;
     throw new ConflictError(
-      `job ${id} ${timedOut}: ${endedAs(finished, params.status)}`,
+      `job ${id} ${timedOutWords(verdict.startedAt, verdict.limitMs)}: ${endedAs(params.status)}`,
       `\`baton retry ${id}\` queues it again with the same limit; enqueue it with a longer --time-limit for more`,
     );
   }
 }
 
 /** How a timed-out job ended, against what its worker said (`said`), for the refusal's line. */
-function endedAs(finished: JobTransitionResult, said: JobFinishParams['status']): string {
-  if (finished.ok) {
-    return said === 'failed'
-      ? "it is failed as timed out, the worker's failure kept in its reason"
-      : `it is failed, not ${said}`;
-  }
-  const job = finished.job;
-  if (job === null) return `its result (${said}) did not count, and the job is gone`;
-  return `its run was no longer this session's by then and its result (${said}) did not count: it is ${job.status}`;
+function endedAs(said: JobFinishParams['status']): string {
+  return said === 'failed'
+    ? "it is failed as timed out, the worker's failure kept in its reason"
+    : `it is failed, not ${said}`;
 }

@@ -6,10 +6,11 @@
  * `job:timed_out`. Marks themselves are not in the ledger: they are frequent and
  * change no ownership.
  */
-import type { JobId } from '../core/job.js';
+import type { JobId, JobTransitionResult } from '../core/job.js';
 import type { Progress, ProgressMark } from '../core/progress.js';
 import type { SessionId } from '../core/session.js';
 import type { Instant } from '../core/time.js';
+import type { JobFinishParams } from './store.js';
 
 export interface ProgressMarkParams extends ProgressMark {
   readonly session: SessionId;
@@ -69,6 +70,22 @@ export type TimeLimitResult =
    */
   | { readonly timedOut: false; readonly reason: 'within' | 'none' | 'lost' };
 
+/**
+ * A pull finish held to the job's own time limit (failTimedOut). Past it: the verdict as
+ * markTimedOut's, and the failing finish made in the same transaction (`finished`: the job as it
+ * ended). Otherwise nothing was written: `within` or `none` (the caller finishes as asked), `lost`
+ * (the run is not this session's and epoch's, or its finish would not match: nothing timed out).
+ */
+export type TimedOutFinishResult =
+  | {
+      readonly timedOut: true;
+      readonly startedAt: Instant;
+      readonly limitMs: number;
+      readonly first: boolean;
+      readonly finished: JobTransitionResult;
+    }
+  | { readonly timedOut: false; readonly reason: 'within' | 'none' | 'lost' };
+
 export interface ProgressStore {
   readonly progress: {
     /**
@@ -96,5 +113,14 @@ export interface ProgressStore {
      * same step; the runner then kills the run and fails its job.
      */
     markTimedOut(params: TimeLimitParams): Promise<TimeLimitResult>;
+    /**
+     * A pull-mode finish's time limit (decision 0037): when the running job is past its own limit
+     * on the database clock, writes its `job:timed_out` row (once per epoch) and fails it, the
+     * worker's status and reason kept in its reason after `timed out: …`, in one transaction, so
+     * a crash leaves both or neither. Guarded as finish is (session, epoch, lease); a finish that
+     * would not match writes nothing and answers `lost`. Within the limit, or with none, nothing
+     * is written and the caller finishes the job as asked.
+     */
+    failTimedOut(params: JobFinishParams): Promise<TimedOutFinishResult>;
   };
 }

@@ -24,6 +24,7 @@ import { exerciseJobBatch } from './jobs-batch.js';
 import { exerciseLeases } from './leases.js';
 import { exerciseProgress } from './progress.js';
 import { exerciseRunLimit } from './run-limit.js';
+import { exercisePullTimeLimit } from './pull-time-limit.js';
 import { exerciseJobList } from './job-list.js';
 import { exerciseLifecycle } from './lifecycle.js';
 import { exerciseHumanSessions } from './human-sessions.js';
@@ -72,6 +73,7 @@ export function exerciseStore(harness: Harness): void {
     exerciseEffects(harness);
     exerciseProgress(harness);
     exerciseRunLimit(harness);
+    exercisePullTimeLimit(harness);
     exerciseJobList(harness);
     exerciseWorkspaces(harness);
     exerciseWorkspaceDispatch(harness);

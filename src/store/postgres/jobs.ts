@@ -287,15 +287,17 @@ async function startJob(exec: PgExecutor, params: JobGuardParams): Promise<JobTr
 }
 
 /** jobs.finish: one statement, its ledger rows and lock releases included (job-steps.ts finishSteps). */
+export const FINISH_SQL = `WITH ${finishSteps(FINISH_REFS)}, a AS (${insertAuditRows(finishAuditRows(FINISH_REFS, 0))})
+         SELECT * FROM f`;
+
+/** FINISH_SQL's parameters. */
+export const finishValues = (params: JobFinishParams): unknown[] => [
+  ...[params.id, params.session, params.epoch, params.status],
+  ...[params.exitCode ?? null, params.reason ?? null, params.outputTail ?? null],
+];
+
 async function finishJob(exec: PgExecutor, params: JobFinishParams): Promise<JobTransitionResult> {
-  const row = await exec.one<JobRow>(
-    `WITH ${finishSteps(FINISH_REFS)}, a AS (${insertAuditRows(finishAuditRows(FINISH_REFS, 0))})
-         SELECT * FROM f`,
-    [
-      ...[params.id, params.session, params.epoch, params.status],
-      ...[params.exitCode ?? null, params.reason ?? null, params.outputTail ?? null],
-    ],
-  );
+  const row = await exec.one<JobRow>(FINISH_SQL, finishValues(params));
   return lostOr(exec, params.id, row);
 }
 

@@ -13,7 +13,7 @@ import type * as shared from '../run-rows.js';
 import { progressOf } from '../run-rows.js';
 import { NOW, PG, hostOf, ms, msInterval, type PgEncoding } from './rows.js';
 import type { PgExecutor } from './executor.js';
-import { markTimedOut } from './run-limit.js';
+import { failTimedOut, markTimedOut } from './run-limit.js';
 
 type ProgressRow = shared.ProgressRow<PgEncoding>;
 const toProgress = (row: ProgressRow): Progress => progressOf(PG, row);
@@ -135,5 +135,6 @@ export function postgresProgress(exec: PgExecutor): ProgressStore['progress'] {
       return { stalled: false, reason: row.already ? 'already' : 'progressing' };
     },
     markTimedOut: (params) => markTimedOut(exec, params),
+    failTimedOut: (params) => failTimedOut(exec, params),
   };
 }

@@ -7,9 +7,12 @@
  * statement, whose fresh snapshot sees a `job:timed_out` another call committed for the epoch,
  * so two calls at once audit it once (decision 0037, "Review fixes").
  */
-import type { TimeLimitParams, TimeLimitResult } from '../progress-store.js';
-import { NOW, hostOf, ms, msInterval } from './rows.js';
+import type { TimeLimitParams, TimeLimitResult, TimedOutFinishResult } from '../progress-store.js';
+import type { JobFinishParams } from '../store.js';
+import { timedOutReason } from '../time-limit-reason.js';
+import { NOW, hostOf, ms, msInterval, toJob, type JobRow } from './rows.js';
 import type { PgExecutor, Querier } from './executor.js';
+import { FINISH_SQL, finishValues } from './jobs.js';
 
 const msOf = (expr: string): string => `floor(extract(epoch FROM ${expr}) * 1000)::bigint`;
 
@@ -20,6 +23,7 @@ WITH j AS (
   FROM jobs JOIN tasks ON tasks.id = jobs.task_id
   WHERE jobs.id = $1::bigint AND jobs.session_id = $2::bigint AND jobs.epoch = $3::bigint
     AND jobs.status = 'running' AND jobs.started_at IS NOT NULL
+    AND (jobs.lease_until IS NULL OR jobs.lease_until > ${NOW})
 ), clock AS (
   SELECT ${NOW} AS now
 ), past AS (
@@ -64,10 +68,43 @@ export async function markTimedOut(exec: PgExecutor, params: TimeLimitParams): P
   const values = [params.id, params.session, params.epoch, params.defaultLimitMs];
   const read = verdictOf(await exec.one<LimitRow>(READ_SQL, values));
   if (!read.timedOut || !read.first) return read;
-  return exec.transaction(async (querier: Querier) => {
-    await querier.rows(LOCK_SQL, values.slice(0, 3));
-    return verdictOf((await querier.rows<LimitRow>(MARK_SQL, values))[0]);
-  });
+  return exec.transaction((querier: Querier) => lockAndMark(querier, values));
+}
+
+/** Inside a transaction: the job locked FOR UPDATE, then judged again and its first verdict audited. */
+async function lockAndMark(querier: Querier, values: readonly unknown[]): Promise<TimeLimitResult> {
+  await querier.rows(LOCK_SQL, values.slice(0, 3));
+  return verdictOf((await querier.rows<LimitRow>(MARK_SQL, values))[0]);
+}
+
+/** Thrown inside the transaction to roll it back: the failing finish did not match. */
+class FinishLost extends Error {}
+
+/**
+ * progress.failTimedOut: the read first, with no lock (a run within its own limit writes nothing);
+ * past it, one transaction: the job locked, the verdict and its `job:timed_out` row, then the
+ * failing finish (jobs.finish's own statement), so a crash between them leaves neither.
+ */
+export async function failTimedOut(exec: PgExecutor, params: JobFinishParams): Promise<TimedOutFinishResult> {
+  const values = [params.id, params.session, params.epoch, null];
+  const read = verdictOf(await exec.one<LimitRow>(READ_SQL, values));
+  if (!read.timedOut) return read;
+  try {
+    return await exec.transaction(async (querier: Querier): Promise<TimedOutFinishResult> => {
+      const verdict = await lockAndMark(querier, values);
+      if (!verdict.timedOut) return verdict;
+      const reason = timedOutReason(verdict.startedAt, verdict.limitMs, params);
+      const [row] = await querier.rows<JobRow>(
+        FINISH_SQL,
+        finishValues({ ...params, status: 'failed', reason }),
+      );
+      if (row === undefined) throw new FinishLost();
+      return { ...verdict, finished: { ok: true, job: toJob(row) } };
+    });
+  } catch (error) {
+    if (error instanceof FinishLost) return { timedOut: false, reason: 'lost' };
+    throw error;
+  }
 }
 
 function verdictOf(row: LimitRow | undefined): TimeLimitResult {

@@ -10,7 +10,7 @@ import { progressOf } from '../run-rows.js';
 import { SQLITE, appendAudit, type SqliteEncoding } from './rows.js';
 import { fromSync, type SqliteExecutor } from './executor.js';
 import { sessionRow } from './tasks-claims.js';
-import { markTimedOut } from './run-limit.js';
+import { failTimedOut, markTimedOut } from './run-limit.js';
 
 type ProgressRow = shared.ProgressRow<SqliteEncoding>;
 const toProgress = (row: ProgressRow): Progress => progressOf(SQLITE, row);
@@ -73,6 +73,7 @@ export function sqliteProgress(exec: SqliteExecutor): ProgressStore['progress'] 
           ),
     markStalled: (params) => markStalled(exec, params),
     markTimedOut: (params) => markTimedOut(exec, params),
+    failTimedOut: (params) => failTimedOut(exec, params),
   });
 }
 

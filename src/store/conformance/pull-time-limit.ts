@@ -1,0 +1,87 @@
+/**
+ * A pull-mode finish held to the job's own time limit (decision 0037, "Pull mode in one
+ * transaction"): progress.failTimedOut writes the `job:timed_out` row and the failing finish
+ * together or not at all.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Store } from '../store.js';
+import { givenSession, withFixture, type Harness } from './harness.js';
+
+/** The job's ledger types in order. */
+async function ledgerTypes(store: Store, jobId: number): Promise<string[]> {
+  const rows = await store.audit.list({ jobId });
+  return [...rows].sort((left, right) => left.id - right.id).map((row) => row.type);
+}
+
+export function exercisePullTimeLimit(harness: Harness): void {
+  describe('pull time limit', () => {
+    test("a finish past the job's own limit: its job:timed_out row and its failing finish in one step", () =>
+      withFixture(harness, async ({ clocked, moveClock }) => {
+        const store = await clocked();
+        const worker = await givenSession(store, 'box-1');
+        await store.jobs.enqueue({ key: 'limited', timeLimitMs: 60_000 });
+        await store.jobs.enqueue({ key: 'plain' });
+        const job = await store.jobs.claimNext({ session: worker.id, start: true });
+        const plain = await store.jobs.claimNext({ session: worker.id, start: true });
+        assert.ok(job !== null && job.key === 'limited' && plain !== null);
+        const finish = { id: job.id, session: worker.id, epoch: job.epoch, status: 'done' as const };
+        const said = { ...finish, exitCode: 0, reason: 'all good' };
+        assert.deepEqual(await store.progress.failTimedOut(said), { timedOut: false, reason: 'within' });
+        await moveClock(61_000);
+        const none = { ...finish, id: plain.id, epoch: plain.epoch };
+        assert.deepEqual(await store.progress.failTimedOut(none), { timedOut: false, reason: 'none' });
+        assert.deepEqual(await store.progress.failTimedOut({ ...said, epoch: job.epoch + 1 }), {
+          timedOut: false,
+          reason: 'lost',
+        });
+        assert.deepEqual(await ledgerTypes(store, job.id), ['job:enqueued', 'job:claimed']);
+        const verdict = await store.progress.failTimedOut(said);
+        assert.ok(verdict.timedOut && verdict.finished.ok, 'timed out and failed in the same step');
+        assert.equal(verdict.first, true);
+        assert.equal(verdict.limitMs, 60_000);
+        assert.equal(verdict.startedAt, job.startedAt);
+        const failed = verdict.finished.job;
+        assert.equal(failed.status, 'failed');
+        assert.equal(failed.exitCode, 0);
+        const started = new Date(job.startedAt ?? 0).toISOString();
+        assert.equal(
+          failed.reason,
+          `timed out: ran past its time limit of 60 s (started ${started}); the worker said done: all good`,
+        );
+        assert.deepEqual(await store.jobs.get(job.id), failed);
+        assert.deepEqual(await ledgerTypes(store, job.id), [
+          'job:enqueued',
+          'job:claimed',
+          'job:timed_out',
+          'job:finished',
+        ]);
+        const [finished] = await store.audit.list({ jobId: job.id, type: 'job:finished' });
+        assert.equal(finished?.detail['status'], 'failed');
+        // The run has ended: a second ask finds no run of this epoch and writes nothing.
+        assert.deepEqual(await store.progress.failTimedOut(said), { timedOut: false, reason: 'lost' });
+        assert.equal((await store.audit.list({ jobId: job.id, type: 'job:timed_out' })).length, 1);
+        assert.equal((await store.jobs.get(plain.id))?.status, 'running', 'the job without a limit runs on');
+      }));
+
+    test('a finish after the runner check audited the epoch: failed, and the row not written twice', () =>
+      withFixture(harness, async ({ clocked, moveClock }) => {
+        const store = await clocked();
+        const worker = await givenSession(store, 'box-1');
+        await store.jobs.enqueue({ key: 'limited', timeLimitMs: 1_000 });
+        const job = await store.jobs.claimNext({ session: worker.id, start: true });
+        assert.ok(job !== null);
+        await moveClock(2_000);
+        const guard = { id: job.id, session: worker.id, epoch: job.epoch };
+        assert.ok((await store.progress.markTimedOut({ ...guard, defaultLimitMs: null })).timedOut);
+        const verdict = await store.progress.failTimedOut({ ...guard, status: 'failed', reason: 'boom' });
+        assert.ok(verdict.timedOut && verdict.finished.ok);
+        assert.equal(verdict.first, false);
+        assert.match(
+          verdict.finished.job.reason ?? '',
+          /of 1 s \(started .*\); the worker said failed: boom$/,
+        );
+        assert.equal((await store.audit.list({ jobId: job.id, type: 'job:timed_out' })).length, 1);
+      }));
+  });
+}
