@@ -1,12 +1,14 @@
 /**
  * A pull-mode finish held to the job's own time limit (decision 0037, "Pull mode in one
  * transaction"): progress.failTimedOut writes the `job:timed_out` row and the failing finish
- * together or not at all.
+ * together or not at all, and each member of a batch is held to its own limit, alone.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Store } from '../store.js';
 import { givenSession, withFixture, type Harness } from './harness.js';
+
+const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 /** The job's ledger types in order. */
 async function ledgerTypes(store: Store, jobId: number): Promise<string[]> {
@@ -82,6 +84,55 @@ export function exercisePullTimeLimit(harness: Harness): void {
           /of 1 s \(started .*\); the worker said failed: boom$/,
         );
         assert.equal((await store.audit.list({ jobId: job.id, type: 'job:timed_out' })).length, 1);
+      }));
+
+    test('a batch member past its own limit fails timed out alone; the others finish as asked', () =>
+      withFixture(harness, async ({ clocked, moveClock }) => {
+        const store = await clocked();
+        const worker = await givenSession(store, 'box-1');
+        await store.jobs.enqueue({ key: 'short', timeLimitMs: 60_000 });
+        await store.jobs.enqueue({ key: 'plain' });
+        await store.jobs.enqueue({ key: 'long', timeLimitMs: 3_600_000 });
+        const taken = await store.jobs.batch({ session: worker.id, take: 3, leaseMs: 600_000 });
+        assert.deepEqual(
+          taken.taken.map((job) => job.key),
+          ['short', 'plain', 'long'],
+        );
+        await moveClock(61_000);
+        const result = await store.jobs.batch({
+          session: worker.id,
+          finish: taken.taken.map((job) => ({ id: job.id, epoch: job.epoch, status: 'done', exitCode: 0 })),
+        });
+        const [short, plain, long] = result.finished;
+        assert.ok(short?.ok && plain?.ok && long?.ok, 'every member finished');
+        assert.equal(short.job.status, 'failed');
+        const started = new Date(taken.taken[0]?.startedAt ?? 0).toISOString();
+        assert.match(started, ISO);
+        assert.equal(
+          short.job.reason,
+          `timed out: ran past its time limit of 60 s (started ${started}); the worker said done`,
+        );
+        assert.deepEqual([plain.job.status, long.job.status], ['done', 'done']);
+        assert.deepEqual([plain.job.reason, long.job.reason], [null, null]);
+        assert.deepEqual(await ledgerTypes(store, short.job.id), [
+          'job:enqueued',
+          'job:claimed',
+          'job:timed_out',
+          'job:finished',
+        ]);
+        const [row] = await store.audit.list({ jobId: short.job.id, type: 'job:timed_out' });
+        assert.equal(row?.epoch, short.job.epoch);
+        assert.deepEqual(
+          [row?.detail['limitMs'], row?.detail['startedAt'], row?.detail['own']],
+          [60_000, taken.taken[0]?.startedAt, true],
+        );
+        assert.ok(Number(row?.detail['ranMs']) >= 61_000);
+        const [finished] = await store.audit.list({ jobId: short.job.id, type: 'job:finished' });
+        assert.equal(finished?.detail['status'], 'failed');
+        for (const other of [plain.job, long.job])
+          assert.equal((await store.audit.list({ jobId: other.id, type: 'job:timed_out' })).length, 0);
+        assert.equal((await store.tasks.get('short'))?.state, 'open', 'its task is not finished');
+        assert.equal((await store.tasks.get('plain'))?.state, 'done');
       }));
   });
 }

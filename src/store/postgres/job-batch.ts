@@ -11,7 +11,8 @@
  *    first, at most as many as the batch takes): to the queue, or failed once their attempts are
  *    spent; `gk` drops their workspace locks.
  *  - `f` finishes each member under the shared finish guard (store/job-guard.ts), so a member
- *    that was fenced (moved on, or past its lease) matches nothing and answers `lost` alone; `k`
+ *    that was fenced (moved on, or past its lease) matches nothing and answers `lost` alone, and
+ *    one past its own time limit is failed `timed out` (its `job:timed_out` row in `a`); `k`
  *    drops the finished jobs' locks and `ts` finishes the tasks of the jobs that ended done.
  *  - `n` takes up to `take` due jobs through baton_take_queued (migrations 0008, 0012) and `j`
  *    claims and starts them, each with epoch + 1 and the lease.
@@ -43,6 +44,13 @@ import type { PgExecutor } from './executor.js';
 import { FINISH_TASK_STEP, FINISHED_REASON_JSON, FINISHED_TASK_JSON } from './task-state.js';
 import { TAKEN_BY_KEY, claimSet } from './claim-set.js';
 import { liveOrThrow } from './job-steps.js';
+import { timedOutReasonSql } from '../time-limit-reason.js';
+
+/**
+ * A member's run past its own time limit at the statement's clock `t` (started_at is set only on a
+ * running job, and neither column moves in the finish): it fails `timed out` alone (decision 0037).
+ */
+const PAST = `(jobs.time_limit_ms IS NOT NULL AND jobs.started_at <= t.now - ${msInterval('jobs.time_limit_ms')})`;
 
 /** A member's guard: its own id, epoch and status, the batch's session. */
 const MEMBER = { job: 'jobs', id: 'req.id', session: '$1::bigint', epoch: 'req.epoch', status: 'req.status' };
@@ -91,12 +99,13 @@ const JOB_BATCH = `WITH seen AS (
   RETURNING jobs.id, jobs.status, jobs.epoch, jobs.attempt, jobs.reason, t.now AS at, x.session_id AS holder,
     (SELECT key FROM tasks WHERE id = jobs.task_id) AS key
 ), ${deleteLocks('gk', 'workspace_locks.job_id = g.id', 'g')}, f AS (
-  UPDATE jobs SET status = req.status, finished_at = ${NOW}, exit_code = req.exit_code,
-    reason = req.reason, output_tail = req.tail
-  FROM req, tasks
+  UPDATE jobs SET status = CASE WHEN ${PAST} THEN 'failed' ELSE req.status END, finished_at = t.now,
+    exit_code = req.exit_code, output_tail = req.tail,
+    reason = CASE WHEN ${PAST} THEN ${timedOutReasonSql('jobs', 'req.status', 'req.reason')} ELSE req.reason END
+  FROM req, tasks, (SELECT ${NOW} AS now) t
   WHERE ${finishGuard({ ...MEMBER, now: NOW })}
     AND tasks.id = jobs.task_id AND (SELECT ok FROM go)
-  RETURNING ${jobFields('jobs')}, req.ord, req.exit_code AS by_exit, tasks.key
+  RETURNING ${jobFields('jobs')}, req.ord, req.exit_code AS by_exit, tasks.key, ${PAST} AS timed_out
 ), k AS (
   DELETE FROM workspace_locks USING f WHERE workspace_locks.job_id = f.id
   RETURNING workspace_locks.workspace, workspace_locks.job_id, workspace_locks.session_id,
@@ -112,6 +121,13 @@ const JOB_BATCH = `WITH seen AS (
   RETURNING ${jobFields('jobs')}, jobs.lease_until, n.rank, s.host AS session_host, tasks.key
 ), a AS (
   ${insertAuditRows(`
+    SELECT f.ord * 3 + 1 AS part, ''::text AS seq, f.finished_at AS at, 'job:timed_out'::text AS type,
+      f.key AS task_key, f.id AS job_id, f.session_id, ${SESSION_HOST} AS host, f.epoch,
+      jsonb_build_object('startedAt', ${msOf('f.started_at')}, 'limitMs', f.time_limit_ms, 'own', true,
+        'ranMs', ${msOf('f.finished_at')} - ${msOf('f.started_at')}) AS detail
+    FROM f WHERE f.timed_out AND NOT EXISTS (SELECT 1 FROM audit_events e
+      WHERE e.task_key = f.key AND e.job_id = f.id AND e.type = 'job:timed_out' AND e.epoch = f.epoch)
+    UNION ALL
     SELECT f.ord * 3 + 2 AS part, ''::text AS seq, f.finished_at AS at, 'job:finished'::text AS type,
       f.key AS task_key, f.id AS job_id, f.session_id, ${SESSION_HOST} AS host, f.epoch,
       jsonb_build_object('status', f.status, 'exitCode', f.by_exit) || ${FINISHED_TASK_JSON}

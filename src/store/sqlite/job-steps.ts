@@ -19,6 +19,7 @@ import { appendAudit, toJob, type JobRow, type SessionRow, type TaskRow } from '
 import type { SqliteExecutor } from './executor.js';
 import { sessionRow } from './tasks-claims.js';
 import { moveTask } from './task-state.js';
+import { failIn } from './run-limit.js';
 
 const CLAIM_DUE_SET = claimSet({
   status: '@status',
@@ -234,7 +235,12 @@ export function batchIn(exec: SqliteExecutor, params: JobBatchParams): JobBatchR
   // Taking needs a live session; a session that is not live changes nothing.
   const session = take > 0 ? sessionRow(exec, params.session, true) : null;
   const now = exec.now();
-  const finished = finish.map((member) => finishIn(exec, { ...member, session: params.session }, now));
+  // Each member held to its own time limit first: one past it fails `timed out` alone (decision 0037).
+  const finished = finish.map((member) => {
+    const asked = { ...member, session: params.session };
+    const limit = failIn(exec, asked, now);
+    return limit.timedOut ? limit.finished : finishIn(exec, asked, now);
+  });
   if (session === null) return { finished, taken: [], leaseUntil: null };
   const leaseUntil = now + (params.leaseMs ?? 0);
   const rows = claimDue(exec, { session, host: params.host, now, start: true, limit: take, leaseUntil });

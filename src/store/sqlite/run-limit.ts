@@ -101,9 +101,10 @@ export function failTimedOut(exec: SqliteExecutor, params: JobFinishParams): Tim
 
 /**
  * Inside the caller's write: a running job past its own limit at `now` audited (once per epoch) and
- * failed timed out, the worker's word kept in the reason; otherwise nothing written.
+ * failed timed out, the worker's word kept in the reason; otherwise nothing written. A batch's
+ * members go through it one by one (batchIn), so one member past its limit fails alone.
  */
-function failIn(exec: SqliteExecutor, params: JobFinishParams, now: number): TimedOutFinishResult {
+export function failIn(exec: SqliteExecutor, params: JobFinishParams, now: number): TimedOutFinishResult {
   const own = { id: params.id, session: params.session, epoch: params.epoch, defaultLimitMs: null };
   const verdict = judgeAndAudit(exec, own, now);
   if (!verdict.timedOut) return verdict;

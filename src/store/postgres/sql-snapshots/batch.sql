@@ -45,13 +45,15 @@ WITH seen AS (
   RETURNING workspace_locks.workspace, workspace_locks.job_id, workspace_locks.session_id,
     workspace_locks.epoch
 ), f AS (
-  UPDATE jobs SET status = req.status, finished_at = date_trunc('milliseconds', clock_timestamp()), exit_code = req.exit_code,
-    reason = req.reason, output_tail = req.tail
-  FROM req, tasks
+  UPDATE jobs SET status = CASE WHEN (jobs.time_limit_ms IS NOT NULL AND jobs.started_at <= t.now - (jobs.time_limit_ms::bigint * interval '1 millisecond')) THEN 'failed' ELSE req.status END, finished_at = t.now,
+    exit_code = req.exit_code, output_tail = req.tail,
+    reason = CASE WHEN (jobs.time_limit_ms IS NOT NULL AND jobs.started_at <= t.now - (jobs.time_limit_ms::bigint * interval '1 millisecond')) THEN 'timed out: ran past its time limit of ' || rtrim(rtrim((jobs.time_limit_ms / 1000.0)::text, '0'), '.') || ' s (started ' || to_char(jobs.started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+    || '); the worker said ' || req.status || coalesce(': ' || nullif(req.reason, ''), '') ELSE req.reason END
+  FROM req, tasks, (SELECT date_trunc('milliseconds', clock_timestamp()) AS now) t
   WHERE jobs.id = req.id AND jobs.session_id = $1::bigint AND jobs.epoch = req.epoch
     AND ((jobs.status = 'claimed' AND req.status IN ('failed', 'cancelled')) OR (jobs.status = 'running' AND req.status IN ('done', 'failed', 'oom_killed', 'cancelled'))) AND (jobs.lease_until IS NULL OR jobs.lease_until > date_trunc('milliseconds', clock_timestamp()))
     AND tasks.id = jobs.task_id AND (SELECT ok FROM go)
-  RETURNING jobs.id, jobs.task_id, jobs.status, jobs.priority, jobs.queued_at, jobs.ram_mb, jobs.command, jobs.attempt, jobs.attempt_max, jobs.epoch, jobs.session_id, jobs.host, jobs.claimed_at, jobs.started_at, jobs.finished_at, jobs.exit_code, jobs.reason, jobs.run_after, jobs.term, jobs.agent_session_id, jobs.pid, jobs.output_tail, jobs.time_limit_ms, req.ord, req.exit_code AS by_exit, tasks.key
+  RETURNING jobs.id, jobs.task_id, jobs.status, jobs.priority, jobs.queued_at, jobs.ram_mb, jobs.command, jobs.attempt, jobs.attempt_max, jobs.epoch, jobs.session_id, jobs.host, jobs.claimed_at, jobs.started_at, jobs.finished_at, jobs.exit_code, jobs.reason, jobs.run_after, jobs.term, jobs.agent_session_id, jobs.pid, jobs.output_tail, jobs.time_limit_ms, req.ord, req.exit_code AS by_exit, tasks.key, (jobs.time_limit_ms IS NOT NULL AND jobs.started_at <= t.now - (jobs.time_limit_ms::bigint * interval '1 millisecond')) AS timed_out
 ), k AS (
   DELETE FROM workspace_locks USING f WHERE workspace_locks.job_id = f.id
   RETURNING workspace_locks.workspace, workspace_locks.job_id, workspace_locks.session_id,
@@ -81,6 +83,13 @@ WITH seen AS (
 ), a AS (
   INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail)
   SELECT at, type, task_key, job_id, session_id, host, epoch, detail FROM (
+    SELECT f.ord * 3 + 1 AS part, ''::text AS seq, f.finished_at AS at, 'job:timed_out'::text AS type,
+      f.key AS task_key, f.id AS job_id, f.session_id, (SELECT host FROM seen) AS host, f.epoch,
+      jsonb_build_object('startedAt', floor(extract(epoch FROM f.started_at) * 1000)::bigint, 'limitMs', f.time_limit_ms, 'own', true,
+        'ranMs', floor(extract(epoch FROM f.finished_at) * 1000)::bigint - floor(extract(epoch FROM f.started_at) * 1000)::bigint) AS detail
+    FROM f WHERE f.timed_out AND NOT EXISTS (SELECT 1 FROM audit_events e
+      WHERE e.task_key = f.key AND e.job_id = f.id AND e.type = 'job:timed_out' AND e.epoch = f.epoch)
+    UNION ALL
     SELECT f.ord * 3 + 2 AS part, ''::text AS seq, f.finished_at AS at, 'job:finished'::text AS type,
       f.key AS task_key, f.id AS job_id, f.session_id, (SELECT host FROM seen) AS host, f.epoch,
       jsonb_build_object('status', f.status, 'exitCode', f.by_exit) || CASE WHEN f.task_id IN (SELECT ts.id FROM ts WHERE ts.to_state = 'done')
