@@ -29,6 +29,21 @@ const RULES = join(DEPLOY, 'baton-alerts.yml');
 /** Labels Prometheus adds to every scraped series: the rules group by them, /metrics never has them. */
 const TARGET_LABELS = new Set(['job', 'instance']);
 
+/**
+ * BatonHostNotServing and BatonHostDrainedTooLong as they were before they named the host (over the
+ * fleet-wide baton_hosts and baton_host_drained_oldest_age_seconds): an operator's copy of them must
+ * still fire, so those series are still served as they were.
+ */
+const LEGACY_RULES = `
+  - name: legacy
+    rules:
+      - alert: LegacyHostNotServing
+        expr: max by (job, liveness) (baton_hosts{liveness=~"silent|down", enabled="true"}) > 0
+        for: 2m
+      - alert: LegacyHostDrainedTooLong
+        expr: max by (job) (baton_host_drained_oldest_age_seconds) > 900
+`;
+
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('the shipped alert rules', () => {
@@ -107,13 +122,17 @@ function scrapeTest(before: string, after: string): string {
     scraped(before, after),
     '    alert_rule_test:\n',
     fires(5, 'BatonNoLeader', ', severity: critical'),
-    fires(5, 'BatonHostNotServing', ', severity: warning, liveness: silent'),
+    fires(5, 'BatonHostNotServing', ', severity: warning, host: quiet-box, liveness: silent'),
     fires(5, 'BatonJobsOomKilled', ', severity: warning'),
     fires(5, 'BatonClaimsNotRescued', ', severity: critical'),
     fires(8, 'BatonJobsFailing', ', severity: warning'),
     fires(15, 'BatonLedgerSealingStopped', ', severity: warning'),
     quiet(15, 'BatonHostDrainedTooLong'),
-    fires(16, 'BatonHostDrainedTooLong', ', severity: warning'),
+    fires(16, 'BatonHostDrainedTooLong', ', severity: warning, host: drained-box'),
+    // The rules of these two before they named the host, on the fleet-wide series still served.
+    quiet(15, 'LegacyHostDrainedTooLong'),
+    fires(16, 'LegacyHostDrainedTooLong'),
+    fires(5, 'LegacyHostNotServing', ', liveness: silent'),
     fires(25, 'BatonQueueStalled', ', severity: critical'),
     fires(40, 'BatonEscalationsWaiting', ', severity: warning'),
     "  - name: 'an empty database, scraped: only the missing leader'\n    interval: 1m\n",
@@ -123,6 +142,8 @@ function scrapeTest(before: string, after: string): string {
     ...['HostNotServing', 'JobsOomKilled', 'ClaimsNotRescued', 'JobsFailing', 'LedgerSealingStopped']
       .concat(['QueueStalled', 'EscalationsWaiting', 'HostDrainedTooLong'])
       .map((alert) => quiet(40, `Baton${alert}`)),
+    quiet(40, 'LegacyHostDrainedTooLong'),
+    quiet(40, 'LegacyHostNotServing'),
   ].join('');
 }
 
@@ -175,6 +196,27 @@ for (const db of bothEngines()) {
           samples(before).find((sample) => sample.series === 'baton_host_drained_oldest_age_seconds')?.value,
           0,
         );
+        // Per host, only the hosts out of service: the rules name them.
+        assert.equal(value('baton_host_not_serving{host="quiet-box",liveness="silent"}'), 1);
+        const perHost = (name: string) => samples(after).filter((sample) => sample.name === name);
+        assert.deepEqual(
+          perHost('baton_host_not_serving').map((sample) => sample.series),
+          ['baton_host_not_serving{host="quiet-box",liveness="silent"}'],
+          'no series for a host served, a standby or a drained host',
+        );
+        assert.deepEqual(
+          perHost('baton_host_drained_age_seconds').map((sample) => sample.labels['host']),
+          ['drained-box'],
+        );
+        assert.equal(value('baton_host_drained_age_seconds{host="drained-box"}'), drainedFor);
+        assert.equal(
+          perHost('baton_host_drained_age_seconds').length + perHost('baton_host_not_serving').length,
+          2,
+        );
+        assert.ok(
+          !/baton_host_(not_serving|drained_age_seconds)\{/.test(before),
+          'none in an empty database',
+        );
         assert.equal(value('baton_claims_past_ttl'), 1);
         assert.equal(value('baton_tasks{state="escalated"}'), 1);
         assert.equal(value('baton_ledger_sealing_configured'), 1);
@@ -186,11 +228,11 @@ for (const db of bothEngines()) {
         const rules = readFileSync(RULES, 'utf8');
         assertScrapeHasWhatRulesRead(rules, after);
         const dir = folderWith({
-          'rules.yml': withoutAnnotations(rules),
+          'rules.yml': withoutAnnotations(rules) + LEGACY_RULES,
           'test.yml': scrapeTest(before, after),
         });
         const checked = promtool(['check', 'rules', join(dir, 'rules.yml')]);
-        assert.match(checked.said, /SUCCESS: 9 rules found/, checked.said);
+        assert.match(checked.said, /SUCCESS: 11 rules found/, checked.said);
         const tested = promtool(['test', 'rules', join(dir, 'test.yml')]);
         rmSync(dir, { recursive: true });
         assert.equal(tested.code, 0, tested.said);

@@ -22,16 +22,9 @@ const HUMAN_WAITS = ['escalated', 'in_review'] as const;
 
 type HealthGauges = ReturnType<typeof healthGauges>;
 
-export function healthGauges(registry: Registry) {
-  const registers = [registry];
+/** The hosts' gauges: fleet-wide counts and age, and per host only while it is out of service. */
+function hostGauges(registers: Registry[]) {
   return {
-    pastTtl: new Gauge({
-      name: 'baton_claims_past_ttl',
-      help:
-        "Live claims whose holder's session has passed its TTL on the database clock: " +
-        'a leader takes them back within its --stale-after.',
-      registers,
-    }),
     hosts: new Gauge({
       name: 'baton_hosts',
       help:
@@ -48,6 +41,39 @@ export function healthGauges(registry: Registry) {
         '(draining="true", silent or down): its runner stopped then; 0 when none.',
       registers,
     }),
+    // Per host, only while the host is out of service: at most one series per host (a fleet of at
+    // most ~1,000), none for a healthy one, so the rules can name the host without a series per host
+    // and state always; the fleet-wide counts above stay as they were for rules that read them.
+    notServing: new Gauge({
+      name: 'baton_host_not_serving',
+      help:
+        'One series per enabled host whose baton up no longer serves it (silent or down, as baton_hosts ' +
+        'judges it), valued 1; no series for a host that is served, disabled or drained.',
+      labelNames: ['host', 'liveness'],
+      registers,
+    }),
+    drainedAge: new Gauge({
+      name: 'baton_host_drained_age_seconds',
+      help:
+        'One series per host drained and not back (draining="true", silent or down): the seconds since ' +
+        'its last report on the database clock, when its runner stopped; no series for any other host.',
+      labelNames: ['host'],
+      registers,
+    }),
+  };
+}
+
+export function healthGauges(registry: Registry) {
+  const registers = [registry];
+  return {
+    pastTtl: new Gauge({
+      name: 'baton_claims_past_ttl',
+      help:
+        "Live claims whose holder's session has passed its TTL on the database clock: " +
+        'a leader takes them back within its --stale-after.',
+      registers,
+    }),
+    ...hostGauges(registers),
     tasks: new Gauge({ name: 'baton_tasks', help: 'Tasks by state.', labelNames: ['state'], registers }),
     gated: new Gauge({
       name: 'baton_tasks_gated',
@@ -104,6 +130,13 @@ export function refreshHealth(gauges: HealthGauges, stats: StoreStats): void {
     null,
   );
   gauges.drainedOldest.set(ageSeconds(oldest, stats.now));
+  // Reset first: a host back in service (or gone from the table) drops its series.
+  gauges.notServing.reset();
+  for (const host of judged.filter((each) => each.enabled && each.liveness !== 'live'))
+    gauges.notServing.set({ host: host.name, liveness: host.liveness }, 1);
+  gauges.drainedAge.reset();
+  for (const host of drained)
+    gauges.drainedAge.set({ host: host.name }, ageSeconds(host.heartbeatAt, stats.now));
   const tasks = (state: string) => stats.tasksByState.find((entry) => entry.name === state);
   for (const state of TASK_STATES) gauges.tasks.set({ state }, tasks(state)?.count ?? 0);
   gauges.gated.set(tasks('open')?.gated ?? 0);
