@@ -44,6 +44,31 @@ describeCli('baton status and hosts of a draining host', ({ setup }) => {
     );
   });
 
+  test('status counts the jobs a standby (disabled by an operator mid-run) still runs, apart too', async () => {
+    const t = await setup();
+    await withStore(t.db, async (store) => {
+      await givenHost(store, 'busy-box', { slotsMax: 2 });
+      const { session } = await givenHost(store, 'drain-box', { slotsMax: 3 });
+      await givenHost(store, 'spare-box', { slotsMax: 4 });
+      const term = await givenLeader(store);
+      for (const host of ['busy-box', 'drain-box', 'spare-box', 'spare-box', 'spare-box']) {
+        const { job } = await store.jobs.enqueue({ key: `on-${host}-${Math.random()}` });
+        assert.ok((await store.dispatch.place({ id: job.id, host, term })).ok);
+      }
+      assert.equal(await store.hosts.drain({ name: 'drain-box', session: session.id }), true);
+      await store.hosts.setEnabled({ name: 'spare-box', enabled: false });
+    });
+    const status = await t.run('status');
+    assert.equal(status.code, 0, status.stderr);
+    const line = status.stdout.split('\n').find((each) => each.startsWith('hosts '));
+    assert.equal(
+      line?.replace(/^hosts +/, ''),
+      '1 live, 1 in warm standby, 1 draining; 1/2 slots busy, ' +
+        '1 more running on draining hosts, 3 more running on standby hosts',
+      status.stdout,
+    );
+  });
+
   test("hosts shows each runner's default time limit (baton up --time-limit), - for none", async () => {
     const t = await setup();
     await withStore(t.db, async (store) => {

@@ -68,10 +68,10 @@ function hostLines({ hosts }: FleetStatus): string[] {
   const standby = disabled.filter((host) => hostFlag(host) === 'standby').length;
   const draining = disabled.filter((host) => hostFlag(host) === 'draining').length;
   const off = disabled.length - standby - draining;
-  // A host that takes no new work still runs what it has: a drain lets its agents finish.
-  const finishing = disabled
-    .filter((host) => hostFlag(host) === 'draining')
-    .reduce((sum, host) => sum + host.jobsActive, 0);
+  // A host that takes no new work still runs what it has: a drain lets its agents finish, and a
+  // host disabled by an operator mid-run (a warm standby now) finishes its jobs too.
+  const runningOn = (flag: 'draining' | 'standby') =>
+    disabled.filter((host) => hostFlag(host) === flag).reduce((sum, host) => sum + host.jobsActive, 0);
   const parts = [
     `${count('live')} live`,
     ...(count('silent') > 0 ? [`${count('silent')} silent`] : []),
@@ -80,7 +80,11 @@ function hostLines({ hosts }: FleetStatus): string[] {
     ...(draining > 0 ? [`${draining} draining`] : []),
     ...(off > 0 ? [`${off} disabled and not serving`] : []),
   ];
-  const more = finishing > 0 ? `, ${finishing} more running on draining hosts` : '';
+  const more = (['draining', 'standby'] as const)
+    .map((flag) => [runningOn(flag), flag] as const)
+    .filter(([jobs]) => jobs > 0)
+    .map(([jobs, flag]) => `, ${jobs} more running on ${flag} hosts`)
+    .join('');
   const summary = `${parts.join(', ')}; ${busy}/${slots} slots busy${more}`;
   const notServed = enabled.filter((host) => host.liveness !== 'live');
   const named = notServed
