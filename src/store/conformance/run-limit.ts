@@ -136,7 +136,7 @@ export function exerciseRunLimit(harness: Harness): void {
         assert.equal(row?.detail['limitMs'], 30_000);
       }));
 
-    test("a runner's default limit is published with its host row: each register writes it, none is null", () =>
+    test("a runner's default limit is published with its host row and its host:registered row; none is null", () =>
       withFixture(harness, async ({ store }) => {
         const capacity = { ramTotalMb: 8000, ramReservedMb: 0, ramFreeMb: 8000, slotsMax: 2 };
         const runner = () => store.sessions.start({ kind: 'daemon', host: 'box-1', pid: 1 });
@@ -155,6 +155,12 @@ export function exerciseRunLimit(harness: Harness): void {
         const again = await store.hosts.register({ name: 'box-1', session: second.id, ...capacity });
         assert.equal(again.timeLimitMs, null);
         assert.equal((await store.hosts.list())[0]?.timeLimitMs, null);
+        // Each register's ledger row says the limit it published (null: none), in order.
+        const rows = await store.audit.list({ type: 'host:registered' });
+        assert.deepEqual(
+          [...rows].sort((left, right) => left.id - right.id).map((row) => row.detail['timeLimitMs']),
+          [7_200_000, null],
+        );
       }));
   });
 }

@@ -120,7 +120,7 @@ WITH s AS (
   INSERT INTO audit_events (at, type, session_id, host, detail)
   SELECT up.heartbeat_at, 'host:registered', s.id, s.host,
     jsonb_build_object('host', up.name, 'enabled', up.enabled, 'ramTotalMb', up.ram_total_mb,
-      'slotsMax', up.slots_max)
+      'slotsMax', up.slots_max, 'timeLimitMs', up.time_limit_ms)
   FROM up, s
 )
 SELECT s.state AS session_state, (SELECT min(session_id) FROM other) AS other_session,

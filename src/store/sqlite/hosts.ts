@@ -140,6 +140,8 @@ function registerIn(exec: SqliteExecutor, params: HostRegisterParams): Host {
       enabled: host.enabled,
       ramTotalMb: params.ramTotalMb,
       slotsMax: params.slotsMax,
+      // The runner's default limit for jobs without their own (null: none), as the host row has it.
+      timeLimitMs: host.timeLimitMs,
     },
   });
   return host;
