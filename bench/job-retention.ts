@@ -6,9 +6,11 @@
  * rows removed per second, the longest and median batch (each batch is one transaction), the
  * timer's worst lateness while idle and while removing, and a pass that finds nothing left (the
  * newest job of each task is kept, at the head of the index).
+ * BATON_BENCH_KEPT adds that many tasks with one old job each (kept: each the newest of its task);
+ * each engine runs without and with the cursor a pass carries between batches, side by side.
  * Run: `npm run build && node dist/bench/job-retention.js [sqlite|postgres]` (BATON_BENCH_JOBS for
- * N, BATON_BENCH_BATCH for the batch, BATON_BENCH_PG_URL for the server, default the local
- * postgres:postgres one).
+ * N, BATON_BENCH_BATCH for the batch, BATON_BENCH_KEPT, BATON_BENCH_CURSOR 0 or 1 for one mode only,
+ * BATON_BENCH_PG_URL for the server, default the local postgres:postgres one).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,14 +19,26 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { JOB_PRUNE_BATCH } from '../src/core/job-retention.js';
 import { openStore } from '../src/store/open.js';
+import type { JobPruneCursor } from '../src/store/retention-store.js';
 import type { Store } from '../src/store/store.js';
 import { dropDatabase, freshDatabase, withClient } from './pg-server.js';
 
 const JOBS = Number(process.env['BATON_BENCH_JOBS'] ?? 1_000_000);
 const TASKS = 1000;
+/**
+ * BATON_BENCH_KEPT: that many more tasks, each with one job that ended 50 days ago: the newest of
+ * its task, so kept, at the head of `jobs_finished` where every batch without a cursor walks it.
+ */
+const KEPT = Number(process.env['BATON_BENCH_KEPT'] ?? 0);
 /** Jobs per batch (BATON_BENCH_BATCH), by default the leader's pass's. */
 const BATCH = Number(process.env['BATON_BENCH_BATCH'] ?? JOB_PRUNE_BATCH);
 const DAY = 86_400_000;
+/**
+ * Whether each batch starts after the previous one's last job, as a pass does since 0039's cursor:
+ * BATON_BENCH_CURSOR=1 with it, 0 without (each batch from the head of the index, as before);
+ * left out, both, side by side in this run (each on a fresh database).
+ */
+const CURSORS = { '0': [false], '1': [true] }[process.env['BATON_BENCH_CURSOR'] ?? ''] ?? [false, true];
 const SERVER = process.env['BATON_BENCH_PG_URL'] ?? 'postgres://postgres:postgres@127.0.0.1:5432/postgres';
 
 /** A 100 ms timer's worst lateness, in ms, until `stop` is called. */
@@ -53,6 +67,16 @@ function seedSqlite(path: string, now: number): void {
   const db = new Database(path);
   db.pragma('busy_timeout = 5000');
   const ended = now - 40 * DAY;
+  if (KEPT > 0) {
+    const kept = `WITH RECURSIVE c(x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM c WHERE x < ${KEPT - 1})`;
+    db.prepare(
+      `${kept} INSERT INTO tasks (key, title, created_at) SELECT 'kept-' || x, 'bench', ${now} FROM c`,
+    ).run();
+    db.prepare(
+      `INSERT INTO jobs (task_id, status, priority, queued_at, finished_at)
+       SELECT id, 'done', 100, ${now - 50 * DAY} - 60000, ${now - 50 * DAY} + id FROM tasks WHERE key LIKE 'kept-%'`,
+    ).run();
+  }
   db.prepare(
     `WITH RECURSIVE c(x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM c WHERE x < ${JOBS - 1})
      INSERT INTO jobs (task_id, status, priority, queued_at, finished_at)
@@ -63,6 +87,17 @@ function seedSqlite(path: string, now: number): void {
 
 async function seedPostgres(url: string): Promise<void> {
   await withClient(url, async (client) => {
+    if (KEPT > 0) {
+      await client.query(
+        `INSERT INTO tasks (key, title, created_at) SELECT 'kept-' || x, 'bench', now()
+         FROM generate_series(0, ${KEPT - 1}) x`,
+      );
+      await client.query(
+        `INSERT INTO jobs (task_id, status, priority, queued_at, finished_at, github)
+         SELECT id, 'done', 100, now() - interval '50 days' - interval '1 minute',
+           now() - interval '50 days' + id * interval '1 ms', false FROM tasks WHERE key LIKE 'kept-%'`,
+      );
+    }
     await client.query(
       `INSERT INTO jobs (task_id, status, priority, queued_at, finished_at, github)
        SELECT (SELECT min(id) FROM tasks) + x % ${TASKS}, 'done', 100,
@@ -75,17 +110,19 @@ async function seedPostgres(url: string): Promise<void> {
 
 interface Figures {
   readonly engine: string;
+  readonly cursor: boolean;
   readonly removed: number;
   readonly seconds: number;
   readonly rowsPerSecond: number;
   readonly batchMaxMs: number;
+  readonly batchFirstMs: number;
   readonly batchMedianMs: number;
   readonly idleLagMs: number;
   readonly pruneLagMs: number;
   readonly emptyPassMs: number;
 }
 
-async function measure(engine: string, store: Store): Promise<Figures> {
+async function measure(engine: string, cursor: boolean, store: Store): Promise<Figures> {
   const idle = lagMeter();
   await sleep(3000);
   const idleLagMs = idle.stop();
@@ -93,12 +130,18 @@ async function measure(engine: string, store: Store): Promise<Figures> {
   let removed = 0;
   const meter = lagMeter();
   const start = performance.now();
+  let after: JobPruneCursor | undefined;
   for (;;) {
     const began = performance.now();
-    const result = await store.retention.pruneJobs({ olderThanMs: 30 * DAY, limit: BATCH });
+    const result = await store.retention.pruneJobs({
+      olderThanMs: 30 * DAY,
+      limit: BATCH,
+      after: cursor ? after : undefined,
+    });
     batches.push(performance.now() - began);
     if (!result.ok) throw new Error('fenced without a term');
     removed += result.removed;
+    after = result.last ?? undefined;
     if (result.removed < BATCH) break;
     await new Promise((resolve) => setImmediate(resolve)); // as the leader's pass does between batches
   }
@@ -110,10 +153,12 @@ async function measure(engine: string, store: Store): Promise<Figures> {
   const sorted = [...batches].sort((left, right) => left - right);
   return {
     engine,
+    cursor,
     removed,
     seconds,
     rowsPerSecond: removed / seconds,
     batchMaxMs: sorted.at(-1) ?? 0,
+    batchFirstMs: batches[0] ?? 0,
     batchMedianMs: sorted[Math.floor(sorted.length / 2)] ?? 0,
     idleLagMs,
     pruneLagMs,
@@ -121,7 +166,7 @@ async function measure(engine: string, store: Store): Promise<Figures> {
   };
 }
 
-async function onSqlite(): Promise<Figures> {
+async function onSqlite(cursor: boolean): Promise<Figures> {
   const dir = mkdtempSync(join(tmpdir(), 'baton-bench-retention-'));
   const path = join(dir, 'baton.db');
   try {
@@ -129,7 +174,7 @@ async function onSqlite(): Promise<Figures> {
     await addTasks(store);
     seedSqlite(path, await store.now());
     try {
-      return await measure('sqlite', store);
+      return await measure('sqlite', cursor, store);
     } finally {
       await store.close();
     }
@@ -138,14 +183,14 @@ async function onSqlite(): Promise<Figures> {
   }
 }
 
-async function onPostgres(): Promise<Figures> {
+async function onPostgres(cursor: boolean): Promise<Figures> {
   const url = await freshDatabase(SERVER, 'retention');
   try {
     const store = await openStore(url, { intent: 'create' });
     try {
       await addTasks(store);
       await seedPostgres(url);
-      return await measure('postgres', store);
+      return await measure('postgres', cursor, store);
     } finally {
       await store.close();
     }
@@ -159,18 +204,22 @@ const only = process.argv[2]; // sqlite or postgres: that engine alone
 for (const run of [onSqlite, onPostgres].filter(
   (_, index) => only === undefined || only === ['sqlite', 'postgres'][index],
 )) {
-  rows.push(await run());
-  console.log(JSON.stringify(rows.at(-1)));
+  for (const cursor of CURSORS) {
+    rows.push(await run(cursor));
+    console.log(JSON.stringify(rows.at(-1)));
+  }
 }
 const fixed = (value: number, digits = 0): string => value.toFixed(digits);
-console.log(`\n${JOBS} finished jobs, batches of ${BATCH}`);
+console.log(`\n${JOBS} finished jobs, ${KEPT} more tasks with one kept job each, batches of ${BATCH}`);
 console.log(
-  '| engine | removed | s | rows/s | longest batch ms | median batch ms | timer lag idle ms | timer lag pruning ms | empty pass ms |',
+  '| engine | cursor | removed | s | rows/s | first batch ms | longest batch ms | median batch ms | timer lag idle ms | ' +
+    'timer lag pruning ms | empty pass ms |',
 );
-console.log('|---|---|---|---|---|---|---|---|---|');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|');
 for (const row of rows) {
   console.log(
-    `| ${row.engine} | ${row.removed} | ${fixed(row.seconds, 1)} | ${fixed(row.rowsPerSecond)} | ${fixed(row.batchMaxMs)} | ` +
+    `| ${row.engine} | ${row.cursor ? 'yes' : 'no'} | ${row.removed} | ${fixed(row.seconds, 1)} | ${fixed(row.rowsPerSecond)} | ${fixed(row.batchFirstMs)} | ` +
+      `${fixed(row.batchMaxMs)} | ` +
       `${fixed(row.batchMedianMs)} | ${fixed(row.idleLagMs)} | ${fixed(row.pruneLagMs)} | ${fixed(row.emptyPassMs, 1)} |`,
   );
 }

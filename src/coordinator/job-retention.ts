@@ -7,6 +7,7 @@ import type { JobId } from '../core/job.js';
 import { JOB_PRUNE_BATCH } from '../core/job-retention.js';
 import type { Instant } from '../core/time.js';
 import type { TermRef } from '../store/dispatch-store.js';
+import type { JobPruneCursor } from '../store/retention-store.js';
 import type { Store } from '../store/store.js';
 
 export interface JobPruneReport {
@@ -38,17 +39,24 @@ export interface JobPruneRun {
  */
 const yieldToTimers = (): Promise<void> => new Promise((resume) => setImmediate(resume));
 
+/**
+ * Each batch starts after the last job the previous one removed (`after`), so a pass walks past
+ * the jobs it keeps (each task's newest, at the head of `jobs_finished` when old) once, not once a
+ * batch. A pass starts at the head again: what it kept may have become removable since.
+ */
 export async function pruneJobs(store: Store, run: JobPruneRun): Promise<JobPruneReport> {
   const dryRun = run.dryRun === true;
   const params = { olderThanMs: run.olderThanMs, limit: JOB_PRUNE_BATCH, term: run.term, by: run.by, dryRun };
   let removed = 0;
   let cutoff: Instant | null = null;
+  let after: JobPruneCursor | undefined;
   for (let batch = 0; run.maxBatches === undefined || batch < run.maxBatches; batch++) {
     if (batch > 0) await yieldToTimers();
-    const result = await store.retention.pruneJobs(params);
+    const result = await store.retention.pruneJobs({ ...params, after });
     if (!result.ok) return { removed, cutoff, dryRun, more: true, fenced: true };
     removed += result.removed;
     cutoff = result.cutoff;
+    after = result.last ?? undefined;
     // Not `< JOB_PRUNE_BATCH`: on PostgreSQL a batch passes over rows a concurrent prune holds
     // (SKIP LOCKED), so a short batch does not mean none is left; an empty one does.
     if (dryRun || result.removed === 0) return { removed, cutoff, dryRun, more: false, fenced: false };

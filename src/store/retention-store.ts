@@ -7,6 +7,12 @@ import type { JobId, JobState } from '../core/job.js';
 import type { Instant } from '../core/time.js';
 import type { TermRef } from './dispatch-store.js';
 
+/** Where a pass's batches are in `jobs_finished`'s order: the last job the previous batch removed. */
+export interface JobPruneCursor {
+  readonly finishedAt: Instant;
+  readonly id: JobId;
+}
+
 export interface JobPruneParams {
   /** Jobs that finished more than this many ms before the database's now. */
   readonly olderThanMs: number;
@@ -18,6 +24,12 @@ export interface JobPruneParams {
   readonly dryRun?: boolean | undefined;
   /** Who asked, named in the ledger row (`baton jobs prune`); the leader's pass leaves it out. */
   readonly by?: string | undefined;
+  /**
+   * Only jobs after this one in (finished_at, id) order: the previous batch's `last`, so a pass
+   * walks past the jobs it keeps once, not once a batch. A pass starts without it (what was kept
+   * may have become removable since).
+   */
+  readonly after?: JobPruneCursor | undefined;
 }
 
 export type JobPruneResult =
@@ -27,6 +39,8 @@ export type JobPruneResult =
       readonly removed: number;
       /** The database's now less olderThanMs: jobs that finished before it may go. */
       readonly cutoff: Instant;
+      /** The last job removed, in (finished_at, id) order (null: none): the next batch's `after`. */
+      readonly last: JobPruneCursor | null;
     }
   | { readonly ok: false; readonly reason: 'fenced' };
 

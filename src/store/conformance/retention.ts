@@ -114,6 +114,43 @@ export function exerciseRetention(harness: Harness): void {
         assert.equal((await store.audit.list({ type: 'jobs:pruned' })).length, 3, 'one ledger row per batch');
       }));
 
+    test('a batch starts after the cursor and names its last job; a pass reads past what it keeps once', () =>
+      withFixture(harness, async (fixture) => {
+        const store = await fixture.clocked();
+        const [kept] = await givenJobs(store, 'kept', 1); // the newest of its task: kept, first in the index
+        assert.ok(kept !== undefined && (await store.jobs.cancel({ id: kept })).ok);
+        const ids = await givenJobs(store, 'many', 6); // five cancelled, the sixth queued
+        await fixture.moveClock(2 * DAY);
+        const job = async (index: number) => {
+          const found = await store.jobs.get(ids[index] ?? 0);
+          assert.ok(found?.finishedAt !== null && found?.finishedAt !== undefined);
+          return { finishedAt: found.finishedAt, id: found.id };
+        };
+        const [second, fourth] = [await job(1), await job(3)];
+        // After the second job: the first, though removable, is before the cursor and stays.
+        const after = await store.retention.pruneJobs({ olderThanMs: DAY, limit: 2, after: second });
+        assert.ok(after.ok);
+        assert.deepEqual([after.removed, after.last], [2, fourth]);
+        assert.deepEqual(await remaining(store, ids), [ids[0], ids[1], ids[4], ids[5]]);
+        const next = await store.retention.pruneJobs({
+          olderThanMs: DAY,
+          limit: 2,
+          after: after.last ?? undefined,
+        });
+        assert.ok(next.ok);
+        assert.deepEqual([next.removed, next.last?.id], [1, ids[4]]);
+        const end = await store.retention.pruneJobs({
+          olderThanMs: DAY,
+          limit: 2,
+          after: next.last ?? undefined,
+        });
+        assert.deepEqual(end.ok && [end.removed, end.last], [0, null], 'nothing after the last');
+        // A new pass starts at the head: what the cursor passed over goes, the kept job stays.
+        const fresh = await store.retention.pruneJobs({ olderThanMs: DAY, limit: 10 });
+        assert.deepEqual(fresh.ok && fresh.removed, 2);
+        assert.deepEqual(await remaining(store, [kept, ...ids]), [kept, ids[5]]);
+      }));
+
     test('the database clock decides: a job that finished within the retention stays', () =>
       withFixture(harness, async (fixture) => {
         const store = await fixture.clocked();
