@@ -283,6 +283,42 @@ function exerciseRetentionKeeps(harness: Harness): void {
         assert.deepEqual(await remaining(store, [revoked, expired, newest]), [newest]);
       }));
 
+    test('removes the revoked or expired run tokens of the jobs it removes, and no other token', () =>
+      withFixture(harness, async (fixture) => {
+        const store = await fixture.clocked();
+        const agent = await givenSession(store);
+        const [revoked, expired, live, newest] = await givenJobs(store, 'spent', 4); // three cancelled
+        const [other] = await givenJobs(store, 'other', 1); // the newest of its task: kept
+        assert.ok(
+          revoked && expired && live && newest && other && (await store.jobs.cancel({ id: other })).ok,
+        );
+        const mint = async (id: JobId, ttlMs?: number) => {
+          const epoch = (await store.jobs.get(id))?.epoch ?? 0;
+          const run = { jobId: id, jobEpoch: epoch, claimEpoch: 1 };
+          return (await store.tokens.create({ scope: 'agent', session: agent.id, run, ttlMs })).token.id;
+        };
+        const tokens = {
+          revoked: await mint(revoked),
+          expired: await mint(expired, DAY),
+          live: await mint(live),
+          other: await mint(other),
+        };
+        assert.ok(await store.tokens.revoke({ id: tokens.revoked }));
+        assert.ok(await store.tokens.revoke({ id: tokens.other }));
+        await fixture.moveClock(2 * DAY);
+        const pruned = await store.retention.pruneJobs({ olderThanMs: DAY, limit: 10 });
+        assert.deepEqual(pruned.ok && pruned.removed, 2, 'the live token keeps its job');
+        assert.deepEqual(await remaining(store, [revoked, expired, live, other]), [live, other]);
+        const left = await fixture.raw.exec('SELECT id FROM tokens WHERE job_id IS NOT NULL ORDER BY id');
+        assert.deepEqual(
+          left.map((row) => row['id']).sort(),
+          [tokens.live, tokens.other].sort(),
+          "the removed jobs' tokens went with them; a kept job's revoked token stays",
+        );
+        const [row] = await store.audit.list({ type: 'jobs:pruned' });
+        assert.equal(row?.detail['tokens'], 2, 'the ledger row counts them');
+      }));
+
     test(
       'on PostgreSQL, a batch under a term waits for a takeover in flight, then is fenced',
       {
