@@ -132,6 +132,8 @@ export interface JobListInput {
   readonly status?: unknown;
   readonly key?: unknown;
   readonly limit?: unknown;
+  /** A job id: only the finished jobs older than it (the next page of `queue list`). */
+  readonly before?: unknown;
 }
 
 export interface AuditInput {
@@ -307,6 +309,7 @@ export function parseJobList(input: JobListInput): JobListParams {
     status: optional(input.status, validateStatuses),
     key: optional(input.key, validateKey),
     limit: limit(input.limit),
+    before: optional(input.before, (value) => validateId('before', value)),
   };
 }
 

@@ -276,10 +276,11 @@ function jobRoutes(app: Api, baton: Coordinator): void {
       method: 'get',
       path: '/v1/jobs',
       tags: ['jobs'],
-      request: { query: Query(['status', 'key', 'limit', 'progress']) },
+      request: { query: Query(['status', 'key', 'limit', 'progress', 'before']) },
       responses: ok(
         'jobs: running, claimed, queued in queue order, then the finished newest first; with progress=true, ' +
-          'each with stalled, lastProgressAt and progress',
+          'each with stalled, lastProgressAt and progress; with before=ID, only the finished jobs older than ' +
+          'that id, newest first (the next page after one that ended at it)',
       ),
     }),
     async (context) => {

@@ -8,7 +8,15 @@
  * of every job answered it: 1.9 s for `baton queue list` at a million finished jobs on SQLite, 2.9 s
  * on PostgreSQL, and the finished ones came oldest first.
  */
-import { JOB_STATES, type JobState } from '../core/job.js';
+import { JOB_STATES, type JobId, type JobState } from '../core/job.js';
+
+export interface JobListParams {
+  readonly status?: readonly JobState[] | undefined;
+  readonly key?: string | undefined;
+  readonly limit?: number | undefined;
+  /** Only the finished jobs older than this id, newest first: the page after one that ended at it. */
+  readonly before?: JobId | undefined;
+}
 
 const LIVE = `status IN ('running', 'claimed', 'queued')`;
 
@@ -22,6 +30,7 @@ export interface JobListPart {
   readonly order: string;
 }
 
+/** The finished part, the last: the only one `before` pages (the live ones are few and unordered by id). */
 const PARTS: readonly (JobListPart & { readonly holds: readonly JobState[] })[] = [
   {
     holds: ['claimed', 'running'],
@@ -39,9 +48,18 @@ const PARTS: readonly (JobListPart & { readonly holds: readonly JobState[] })[] 
 /**
  * The parts a list of these states reads (all of them without a filter): a part no wanted state
  * is in is left out of the statement, so that a list of queued jobs never walks the finished ones.
+ * With `before` (the engine's placeholder for jobs.list's `before` id): the finished part alone,
+ * its jobs older than that id, the primary key walked back from it (the next page of `queue list`).
  */
-export function jobListParts(statuses: readonly JobState[] | undefined): readonly JobListPart[] {
-  return PARTS.filter(
+export function jobListParts(
+  statuses: readonly JobState[] | undefined,
+  before?: string,
+): readonly JobListPart[] {
+  const wanted = PARTS.filter(
     (part) => statuses === undefined || part.holds.some((state) => statuses.includes(state)),
   );
+  if (before === undefined) return wanted;
+  return wanted
+    .filter((part) => part === PARTS.at(-1))
+    .map((part) => ({ ...part, where: `${part.where} AND id < ${before}` }));
 }

@@ -15,6 +15,7 @@ import type { Lease, LeaseResult } from '../core/lease.js';
 import type { ListedSession, Session, SessionEndReason, SessionId, SessionQuery } from '../core/session.js';
 import type { Actor, Task } from '../core/task.js';
 import type { ListedTask, TaskListParams } from './task-list.js';
+import type { JobListParams } from './job-list.js';
 export type { ListedTask, TaskListParams } from './task-list.js';
 import type { Instant } from '../core/time.js';
 import type { DispatchStore } from './dispatch-store.js';
@@ -192,11 +193,7 @@ export interface JobCancelParams {
   readonly reason?: string | undefined;
 }
 
-export interface JobListParams {
-  readonly status?: readonly JobState[] | undefined;
-  readonly key?: string | undefined;
-  readonly limit?: number | undefined;
-}
+export type { JobListParams } from './job-list.js';
 
 export interface LeaseAcquireParams {
   readonly name: string;

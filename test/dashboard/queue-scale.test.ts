@@ -104,6 +104,48 @@ async function assertJobListReadsByIndex(
   }
 }
 
+/**
+ * `queue list --before ID` (the next page of the finished jobs): the primary key walked back from
+ * the id, cut at the limit, never a walk of the table nor a sort of it. SQLite by the plan (a
+ * search of the rowid below the id), PostgreSQL by the rows read.
+ */
+async function assertBeforeReadsByIndex(
+  engine: 'sqlite' | 'postgres',
+  raw: Awaited<ReturnType<typeof rawSql>>,
+): Promise<void> {
+  const before = JOBS / 2;
+  for (const status of [undefined, ['done'], ['failed', 'queued']] as (JobState[] | undefined)[]) {
+    const what = `jobs.list before ${before}, status ${String(status)}`;
+    if (engine === 'sqlite') {
+      const params = { statuses: status === undefined ? null : JSON.stringify(status), limit: 1000, before };
+      const plan = await raw.exec(`EXPLAIN QUERY PLAN ${sqliteList({ status, before })}`, [
+        params,
+      ] as unknown[]);
+      const text = plan.map((r) => String(r['detail'])).join('\n');
+      assert.match(text, /SEARCH jobs USING INTEGER PRIMARY KEY \(rowid<\?\)/, `${what}:\n${text}`);
+      assert.doesNotMatch(text, /SCAN jobs|jobs_queue|jobs_active/, `${what}: another part\n${text}`);
+      assert.equal(text.match(/TEMP B-TREE/g)?.length ?? 0, 1, `${what}: one sort, of the page\n${text}`);
+    } else {
+      const sql = `EXPLAIN (ANALYZE, FORMAT JSON) ${pgList({ status, before })}`;
+      const [row] = await raw.exec(sql, [status ?? null, 1000, before]);
+      const plan = (row?.['QUERY PLAN'] as { Plan: PlanNode }[])[0]?.Plan;
+      assert.ok(plan !== undefined);
+      const scans = nodes(plan).filter((n) => n['Relation Name'] === 'jobs');
+      assert.deepEqual(
+        scans.map((n) => [n['Index Name'], n['Scan Direction']]),
+        [['jobs_pkey', 'Backward']],
+        `${what}: ${JSON.stringify(plan)}`,
+      );
+      const read = scans.reduce(
+        (sum, n) => sum + (n['Actual Rows'] + (n['Rows Removed by Filter'] ?? 0)) * n['Actual Loops'],
+        0,
+      );
+      console.log(`postgres, ${what}: read ${read} rows of ${JOBS}`);
+      assert.ok(read <= 5_000, `${what}: read ${read} rows\n${JSON.stringify(plan)}`);
+    }
+  }
+}
+
 for (const db of bothEngines()) {
   describe(`the queue page at ${JOBS.toLocaleString('en')} jobs (${db.name})`, () => {
     test('reads one page of rows by keyset, never the whole table, and never sorts it', async () => {
@@ -130,6 +172,7 @@ for (const db of bothEngines()) {
           );
           await assertLivePagesUsePartialIndexes(raw);
           await assertJobListReadsByIndex(db.engine, raw);
+          await assertBeforeReadsByIndex(db.engine, raw);
           await raw.exec('ANALYZE');
         } else {
           await raw.exec(
@@ -140,7 +183,10 @@ for (const db of bothEngines()) {
           );
           await raw.exec('ANALYZE jobs');
         }
-        if (db.engine === 'postgres') await assertJobListReadsByIndex(db.engine, raw);
+        if (db.engine === 'postgres') {
+          await assertJobListReadsByIndex(db.engine, raw);
+          await assertBeforeReadsByIndex(db.engine, raw);
+        }
         const views = new Coordinator(store).views;
         const first = await views.queue({ limit: String(PAGE) });
         assert.equal(first.items.length, PAGE);

@@ -15,7 +15,8 @@ import { registerJobLog } from './job-log.js';
 import { registerJobPrune } from './job-prune.js';
 import { hostNotes, hostsShown } from './hosts.js';
 import type { CliApi } from '../remote-api.js';
-import { HELD_JOB_STATES, JOB_STATES, type Job } from '../../core/job.js';
+import { HELD_JOB_STATES, JOB_STATES, isTerminalJobState, type Job } from '../../core/job.js';
+import { shellWord } from '../../core/text.js';
 
 interface EnqueueOptions {
   readonly priority?: string;
@@ -134,7 +135,8 @@ function registerQueueList(program: Command): void {
     .option('--status <status>', 'only jobs in this status (or a comma-separated list)')
     .option('--key <key>', 'only jobs for this task')
     .option('--limit <n>', 'at most this many (default and maximum 1000)')
-    .action((options: { status?: string; key?: string; limit?: string }, cmd: Command) =>
+    .option('--before <id>', 'only the finished jobs older than this job id, newest first (the next page)')
+    .action((options: ListOptions, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
         const jobs = await baton.listJobs(options);
         const progress = await baton.progress.ofJobs(jobs);
@@ -149,17 +151,34 @@ function registerQueueList(program: Command): void {
     );
 }
 
+interface ListOptions {
+  readonly status?: string;
+  readonly key?: string;
+  readonly limit?: string;
+  readonly before?: string;
+}
+
+/** The command for the page after `last`: the same filters, the finished jobs older than it. */
+function nextPage(options: ListOptions, last: Job): string {
+  const flags = (['status', 'key', 'limit'] as const).flatMap((name) => {
+    const value = options[name];
+    return value === undefined ? [] : [`--${name} ${shellWord(value)}`];
+  });
+  return ['baton queue list', ...flags, `--before ${last.id}`].join(' ');
+}
+
 /**
- * A last line when the list stopped at its limit and more jobs match: the counts by status say
- * how many (for one task's key, that the limit was reached). The list orders by status and queue
- * order, not by id, so no keyset flag pages it: narrowing it, or the dashboard's Queue, shows the rest.
+ * A last line when the list stopped at its limit: when it ended among the finished jobs (newest
+ * first, by id), the exact command for the next page (`--before` the last id); otherwise the
+ * counts by status say how many match (for one task's key, that the limit was reached), and
+ * narrowing it, or the dashboard's Queue, shows the rest.
  */
-async function moreNote(
-  baton: CliApi,
-  jobs: readonly Job[],
-  options: { status?: string; key?: string; limit?: string },
-): Promise<string[]> {
+async function moreNote(baton: CliApi, jobs: readonly Job[], options: ListOptions): Promise<string[]> {
   if (jobs.length < Number(options.limit ?? 1000)) return [];
+  const last = jobs.at(-1);
+  if (last !== undefined && isTerminalJobState(last.status)) {
+    return [`stopped at the limit, ${jobs.length} jobs; the next page: ${nextPage(options, last)}`];
+  }
   if (options.key !== undefined) {
     return [
       `showing the first ${jobs.length} jobs of ${options.key}, the limit: there may be more; ` +

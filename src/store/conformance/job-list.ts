@@ -114,5 +114,36 @@ export function exerciseJobList(harness: Harness): void {
         );
         assert.deepEqual(await store.jobs.list({ key: 'nobody' }), []);
       }));
+
+    test('before an id: only the finished jobs older than it, newest first, page after page', () =>
+      withFixture(harness, async ({ store }) => {
+        const jobs = await givenMixedQueue(store);
+        const id = (key: string): number => jobs[key]?.id ?? 0;
+        // f1 < f2 < f3 by id; the live jobs (r1 and c1 older than f3, q1-q3 newer) are never listed.
+        assert.deepEqual(keys(await store.jobs.list({ before: id('f3') })), ['f2', 'f1']);
+        assert.deepEqual(keys(await store.jobs.list({ before: id('q1') + 1 })), ['f3', 'f2', 'f1']);
+        // The next page of a list that stopped at its limit among the finished jobs: before its last.
+        const first = await store.jobs.list({ limit: 6 });
+        assert.deepEqual(keys(first), ['r1', 'c1', 'q1', 'q2', 'q3', 'f3']);
+        assert.deepEqual(keys(await store.jobs.list({ limit: 6, before: first.at(-1)?.id })), ['f2', 'f1']);
+        const finished = ['done', 'failed', 'cancelled'] as const;
+        const page = await store.jobs.list({ status: finished, limit: 2 });
+        assert.deepEqual(keys(page), ['f3', 'f2']);
+        assert.deepEqual(
+          keys(await store.jobs.list({ status: finished, limit: 2, before: page.at(-1)?.id })),
+          ['f1'],
+        );
+        assert.deepEqual(keys(await store.jobs.list({ before: id('f3'), status: ['failed', 'queued'] })), [
+          'f2',
+        ]);
+        assert.deepEqual(
+          await store.jobs.list({ before: id('f3'), status: ['queued'] }),
+          [],
+          'no finished state',
+        );
+        assert.deepEqual(await store.jobs.list({ before: id('f1') }), [], 'nothing older than the first');
+        assert.deepEqual(keys(await store.jobs.list({ key: 'f2', before: id('f2') + 100 })), ['f2']);
+        assert.deepEqual(await store.jobs.list({ key: 'f2', before: id('f2') }), []);
+      }));
   });
 }

@@ -7,9 +7,10 @@ import { jobColumns, toJob, type JobRow } from './rows.js';
 
 const WANTED = '($1::text[] IS NULL OR status = ANY ($1::text[]))';
 
-/** One task's jobs: few, read by `jobs_by_task` and sorted. */
+/** One task's jobs: few, read by `jobs_by_task` and sorted (with $4, its finished ones older). */
 const BY_KEY = `SELECT ${jobColumns('jobs')} FROM jobs
   WHERE task_id = (SELECT id FROM tasks WHERE key = $2::text) AND ${WANTED}
+    AND ($4::bigint IS NULL OR (status NOT IN ('queued', 'claimed', 'running') AND id < $4::bigint))
   ORDER BY ${JOB_LIST_ORDER} LIMIT $3::int`;
 
 /**
@@ -18,7 +19,7 @@ const BY_KEY = `SELECT ${jobColumns('jobs')} FROM jobs
  * walked back (a status filter that matches few finished jobs walks further).
  */
 export function allJobsSql(params: JobListParams): string {
-  const parts = jobListParts(params.status).map(
+  const parts = jobListParts(params.status, params.before === undefined ? undefined : '$3::bigint').map(
     (part) => `(SELECT ${jobColumns('jobs')} FROM jobs WHERE ${part.where} AND ${WANTED}
       ORDER BY ${part.order} LIMIT $2::int)`,
   );
@@ -26,12 +27,17 @@ export function allJobsSql(params: JobListParams): string {
 }
 
 export async function listJobs(exec: PgExecutor, params: JobListParams): Promise<Job[]> {
-  if (params.status?.length === 0) return []; // no state asked for: no part to read
+  // No state asked for, or only live ones before an id: no part to read.
+  if (jobListParts(params.status, params.before === undefined ? undefined : '$3').length === 0) return [];
   const statuses = params.status === undefined ? null : [...params.status];
   const limit = params.limit ?? 1000;
   const rows =
     params.key === undefined
-      ? await exec.rows<JobRow>(allJobsSql(params), [statuses, limit])
-      : await exec.rows<JobRow>(BY_KEY, [statuses, params.key, limit]);
+      ? await exec.rows<JobRow>(allJobsSql(params), [
+          statuses,
+          limit,
+          ...(params.before === undefined ? [] : [params.before]),
+        ])
+      : await exec.rows<JobRow>(BY_KEY, [statuses, params.key, limit, params.before ?? null]);
   return rows.map(toJob);
 }

@@ -9,8 +9,9 @@ const JOB_SELECT = 'SELECT j.*, t.key FROM jobs j JOIN tasks t ON t.id = j.task_
 const WANTED = (status: string): string =>
   `(@statuses IS NULL OR ${status} IN (SELECT value FROM json_each(@statuses)))`;
 
-/** One task's jobs: few, read by `jobs_by_task` and sorted. */
-const BY_KEY = `SELECT * FROM (${JOB_SELECT} WHERE t.key = @key AND ${WANTED('j.status')})
+/** One task's jobs: few, read by `jobs_by_task` and sorted (with @before, its finished ones older). */
+const BY_KEY = `SELECT * FROM (${JOB_SELECT} WHERE t.key = @key AND ${WANTED('j.status')}
+    AND (@before IS NULL OR (j.status NOT IN ('queued', 'claimed', 'running') AND j.id < @before)))
   ORDER BY ${JOB_LIST_ORDER} LIMIT @limit`;
 
 /**
@@ -19,7 +20,7 @@ const BY_KEY = `SELECT * FROM (${JOB_SELECT} WHERE t.key = @key AND ${WANTED('j.
  * walked back (a status filter that matches few finished jobs walks further).
  */
 export function allJobsSql(params: JobListParams): string {
-  const parts = jobListParts(params.status).map(
+  const parts = jobListParts(params.status, params.before === undefined ? undefined : '@before').map(
     (part) =>
       `SELECT * FROM (SELECT * FROM jobs WHERE ${part.where} AND ${WANTED('status')}
         ORDER BY ${part.order} LIMIT @limit)`,
@@ -29,13 +30,16 @@ export function allJobsSql(params: JobListParams): string {
 }
 
 export function listJobsIn(exec: SqliteExecutor, params: JobListParams): Job[] {
-  if (params.status?.length === 0) return []; // no state asked for: no part to read
+  // No state asked for, or only live ones before an id: no part to read.
+  if (jobListParts(params.status, params.before === undefined ? undefined : '@before').length === 0)
+    return [];
   const statuses = params.status === undefined ? null : JSON.stringify(params.status);
   const limit = params.limit ?? 1000;
+  const before = params.before ?? null;
   const rows = (
     params.key === undefined
-      ? exec.prepare(allJobsSql(params)).all({ statuses, limit })
-      : exec.prepare(BY_KEY).all({ statuses, key: params.key, limit })
+      ? exec.prepare(allJobsSql(params)).all({ statuses, limit, ...(before === null ? {} : { before }) })
+      : exec.prepare(BY_KEY).all({ statuses, key: params.key, limit, before })
   ) as JobRow[];
   return rows.map(toJob);
 }
