@@ -20,6 +20,8 @@ export interface JobPruneReport {
   readonly more: boolean;
   /** The term was no longer live: the pass stopped (what it removed before stays removed). */
   readonly fenced: boolean;
+  /** Where the next pass goes on (`more` alone, else null: the next starts at the head). */
+  readonly next: JobPruneCursor | null;
 }
 
 export interface JobPruneRun {
@@ -30,6 +32,8 @@ export interface JobPruneRun {
   readonly term?: TermRef | undefined;
   /** At most this many batches (the leader's pass); left out, until none is left. */
   readonly maxBatches?: number | undefined;
+  /** Go on after this job: the `next` of a pass that stopped at its budget (the leader's). */
+  readonly after?: JobPruneCursor | undefined;
 }
 
 /**
@@ -42,26 +46,30 @@ const yieldToTimers = (): Promise<void> => new Promise((resume) => setImmediate(
 /**
  * Each batch starts after the last job the previous one removed (`after`), so a pass walks past
  * the jobs it keeps (each task's newest, at the head of `jobs_finished` when old) once, not once a
- * batch. A pass starts at the head again: what it kept may have become removable since.
+ * batch. A pass that stopped at its budget answers `next`, where the following pass may go on (a
+ * backlog drained over passes walks the head once); one that reached the end answers null, and
+ * the next starts at the head again: what was kept may have become removable since, so every
+ * kept job is looked at again once per sweep of the index.
  */
 export async function pruneJobs(store: Store, run: JobPruneRun): Promise<JobPruneReport> {
   const dryRun = run.dryRun === true;
   const params = { olderThanMs: run.olderThanMs, limit: JOB_PRUNE_BATCH, term: run.term, by: run.by, dryRun };
   let removed = 0;
   let cutoff: Instant | null = null;
-  let after: JobPruneCursor | undefined;
+  let after = run.after;
   for (let batch = 0; run.maxBatches === undefined || batch < run.maxBatches; batch++) {
     if (batch > 0) await yieldToTimers();
     const result = await store.retention.pruneJobs({ ...params, after });
-    if (!result.ok) return { removed, cutoff, dryRun, more: true, fenced: true };
+    if (!result.ok) return { removed, cutoff, dryRun, more: true, fenced: true, next: null };
     removed += result.removed;
     cutoff = result.cutoff;
     after = result.last ?? undefined;
     // Not `< JOB_PRUNE_BATCH`: on PostgreSQL a batch passes over rows a concurrent prune holds
     // (SKIP LOCKED), so a short batch does not mean none is left; an empty one does.
-    if (dryRun || result.removed === 0) return { removed, cutoff, dryRun, more: false, fenced: false };
+    if (dryRun || result.removed === 0)
+      return { removed, cutoff, dryRun, more: false, fenced: false, next: null };
   }
-  return { removed, cutoff, dryRun, more: true, fenced: false };
+  return { removed, cutoff, dryRun, more: true, fenced: false, next: after ?? null };
 }
 
 /**

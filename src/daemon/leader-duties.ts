@@ -16,6 +16,7 @@ import type { LogPrunePolicy } from '../os/log-prune.js';
 import type { LeaderElector } from './leader-elector.js';
 import { LOG_KEEP_DEFAULT } from './log-pruner.js';
 import { pruneJobs } from '../coordinator/job-retention.js';
+import type { JobPruneCursor } from '../store/retention-store.js';
 
 /** How often a leading `baton up` looks for open tasks to queue when auto-enqueue is on. */
 const AUTO_ENQUEUE_EVERY_MS = 2_000;
@@ -104,7 +105,8 @@ function outputTrimDuty(store: Store, clock: Clock, keepMs: number): LeaderDuty 
 /**
  * Job retention while leading (docs/decisions/0039-job-retention.md): a pass every 10 minutes
  * removes finished jobs that ended more than `retainMs` ago, a bounded number of batches under the
- * leader's term (a deposed leader's batch is fenced), so a backlog of millions drains over passes.
+ * leader's term (a deposed leader's batch is fenced), so a backlog of millions drains over passes;
+ * a pass that stopped at its budget leaves where it was for the next, of the same term.
  */
 function jobRetentionDuty(
   store: Store,
@@ -112,6 +114,7 @@ function jobRetentionDuty(
   term: () => TermRef | null,
   log: (line: string) => void,
 ): LeaderDuty {
+  let resume: { readonly term: number; readonly at: JobPruneCursor } | null = null;
   return {
     name: 'job retention',
     everyMs: JOB_PRUNE_EVERY_MS,
@@ -119,11 +122,9 @@ function jobRetentionDuty(
       const ref = term();
       if (ref === null) return;
       const maxBatches = JOB_PRUNE_PASS_BATCHES;
-      const report = await pruneJobs(store, {
-        olderThanMs: retainMs,
-        term: ref,
-        maxBatches,
-      });
+      const after = resume?.term === ref.term ? resume.at : undefined;
+      const report = await pruneJobs(store, { olderThanMs: retainMs, term: ref, maxBatches, after });
+      resume = report.next === null ? null : { term: ref.term, at: report.next };
       if (report.removed === 0 || report.cutoff === null) return;
       const before = new Date(report.cutoff).toISOString();
       const more = report.more && !report.fenced ? '; more at the next pass' : '';
