@@ -44,22 +44,41 @@ const PARTS: readonly (JobListPart & { readonly holds: readonly JobState[] })[] 
     order: 'id DESC',
   },
 ];
+const FINISHED = PARTS[2];
+
+/**
+ * The finished states few jobs end in, and the part that reads them by their partial index
+ * (`jobs_rare_finishes`, migration 0039), newest first: a list of only those never walks the
+ * finished jobs. The predicate is the index's, word for word, so both planners may use it.
+ */
+const RARE: readonly JobState[] = ['oom_killed', 'escalated'];
+const RARE_PART: JobListPart = { where: `status IN ('oom_killed', 'escalated')`, order: 'id DESC' };
+
+/** The finished part, or the rare one when every finished state asked for is rare. */
+function finishedPart(statuses: readonly JobState[] | undefined): JobListPart | undefined {
+  if (FINISHED === undefined) return undefined;
+  if (statuses === undefined) return FINISHED;
+  const finished = statuses.filter((state) => FINISHED.holds.includes(state));
+  if (finished.length === 0) return undefined;
+  return finished.every((state) => RARE.includes(state)) ? RARE_PART : FINISHED;
+}
 
 /**
  * The parts a list of these states reads (all of them without a filter): a part no wanted state
  * is in is left out of the statement, so that a list of queued jobs never walks the finished ones.
  * With `before` (the engine's placeholder for jobs.list's `before` id): the finished part alone,
- * its jobs older than that id, the primary key walked back from it (the next page of `queue list`).
+ * its jobs older than that id, its index walked back from it (the next page of `queue list`).
  */
 export function jobListParts(
   statuses: readonly JobState[] | undefined,
   before?: string,
 ): readonly JobListPart[] {
-  const wanted = PARTS.filter(
-    (part) => statuses === undefined || part.holds.some((state) => statuses.includes(state)),
+  const live = PARTS.filter(
+    (part) =>
+      part !== FINISHED && (statuses === undefined || part.holds.some((state) => statuses.includes(state))),
   );
-  if (before === undefined) return wanted;
-  return wanted
-    .filter((part) => part === PARTS.at(-1))
-    .map((part) => ({ ...part, where: `${part.where} AND id < ${before}` }));
+  const finished = finishedPart(statuses);
+  const last = finished === undefined ? [] : [finished];
+  if (before === undefined) return [...live, ...last];
+  return last.map((part) => ({ ...part, where: `${part.where} AND id < ${before}` }));
 }

@@ -146,6 +146,50 @@ async function assertBeforeReadsByIndex(
   }
 }
 
+/**
+ * `queue list --status oom_killed` (the rare finished states, decision 0041): read through their
+ * partial index (`jobs_rare_finishes`, migration 0039), newest first, never a walk of the finished
+ * jobs. A tenth of a percent of the jobs here are oom_killed.
+ */
+async function assertRareReadsByIndex(
+  engine: 'sqlite' | 'postgres',
+  raw: Awaited<ReturnType<typeof rawSql>>,
+): Promise<void> {
+  const cases: [JobState[], number | undefined][] = [
+    [['oom_killed'], undefined],
+    [['oom_killed', 'escalated', 'queued'], undefined],
+    [['oom_killed'], JOBS / 2],
+  ];
+  for (const [status, before] of cases) {
+    const what = `jobs.list status ${String(status)}, before ${String(before)}`;
+    if (engine === 'sqlite') {
+      const params = {
+        statuses: JSON.stringify(status),
+        limit: 1000,
+        ...(before === undefined ? {} : { before }),
+      };
+      const plan = await raw.exec(`EXPLAIN QUERY PLAN ${sqliteList({ status, before })}`, [
+        params,
+      ] as unknown[]);
+      const text = plan.map((r) => String(r['detail'])).join('\n');
+      assert.match(text, /jobs USING (COVERING )?INDEX jobs_rare_finishes/, `${what}:\n${text}`);
+      assert.doesNotMatch(text, /^SCAN jobs$/m, `${what}: a walk of the table\n${text}`);
+    } else {
+      const values = before === undefined ? [status, 1000] : [status, 1000, before];
+      const [row] = await raw.exec(`EXPLAIN (ANALYZE, FORMAT JSON) ${pgList({ status, before })}`, values);
+      const plan = (row?.['QUERY PLAN'] as { Plan: PlanNode }[])[0]?.Plan;
+      assert.ok(plan !== undefined);
+      const scans = nodes(plan).filter((n) => n['Relation Name'] === 'jobs');
+      const read = scans.reduce(
+        (sum, n) => sum + (n['Actual Rows'] + (n['Rows Removed by Filter'] ?? 0)) * n['Actual Loops'],
+        0,
+      );
+      console.log(`postgres, ${what}: read ${read} rows of ${JOBS}`);
+      assert.ok(read <= 1_000, `${what}: read ${read} rows\n${JSON.stringify(plan)}`);
+    }
+  }
+}
+
 for (const db of bothEngines()) {
   describe(`the queue page at ${JOBS.toLocaleString('en')} jobs (${db.name})`, () => {
     test('reads one page of rows by keyset, never the whole table, and never sorts it', async () => {
@@ -170,9 +214,11 @@ for (const db of bothEngines()) {
              SELECT ?, CASE WHEN i % 3 = 0 THEN 'failed' ELSE 'done' END, 100, i, 'box-' || (i % 10) FROM n`,
             [taskId],
           );
+          await raw.exec("UPDATE jobs SET status = 'oom_killed' WHERE id % 997 = 0 AND status = 'done'");
           await assertLivePagesUsePartialIndexes(raw);
           await assertJobListReadsByIndex(db.engine, raw);
           await assertBeforeReadsByIndex(db.engine, raw);
+          await assertRareReadsByIndex(db.engine, raw);
           await raw.exec('ANALYZE');
         } else {
           await raw.exec(
@@ -181,11 +227,13 @@ for (const db of bothEngines()) {
              FROM generate_series(1, ${JOBS}) i`,
             [taskId],
           );
+          await raw.exec("UPDATE jobs SET status = 'oom_killed' WHERE id % 997 = 0 AND status = 'done'");
           await raw.exec('ANALYZE jobs');
         }
         if (db.engine === 'postgres') {
           await assertJobListReadsByIndex(db.engine, raw);
           await assertBeforeReadsByIndex(db.engine, raw);
+          await assertRareReadsByIndex(db.engine, raw);
         }
         const views = new Coordinator(store).views;
         const first = await views.queue({ limit: String(PAGE) });

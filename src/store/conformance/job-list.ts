@@ -115,6 +115,44 @@ export function exerciseJobList(harness: Harness): void {
         assert.deepEqual(await store.jobs.list({ key: 'nobody' }), []);
       }));
 
+    test('the rare finished states (oom_killed, escalated) alone are listed newest first, also before an id', () =>
+      withFixture(harness, async ({ store }) => {
+        const session = await givenSession(store, 'box-1');
+        const ended: number[] = [];
+        for (const [key, status] of [
+          ['m1', 'oom_killed'],
+          ['d1', 'done'],
+          ['m2', 'oom_killed'],
+          ['m3', 'oom_killed'],
+        ] as const) {
+          await store.jobs.enqueue({ key });
+          const job = await store.jobs.claimNext({ session: session.id, host: 'box-1', start: true });
+          assert.ok(job !== null);
+          await store.jobs.finish({ id: job.id, session: session.id, epoch: job.epoch, status });
+          ended.push(job.id);
+        }
+        await store.jobs.enqueue({ key: 'q1' });
+        assert.deepEqual(keys(await store.jobs.list({ status: ['oom_killed'] })), ['m3', 'm2', 'm1']);
+        assert.deepEqual(keys(await store.jobs.list({ status: ['oom_killed', 'escalated'], limit: 2 })), [
+          'm3',
+          'm2',
+        ]);
+        assert.deepEqual(keys(await store.jobs.list({ status: ['queued', 'oom_killed'] })), [
+          'q1',
+          'm3',
+          'm2',
+          'm1',
+        ]);
+        assert.deepEqual(keys(await store.jobs.list({ status: ['oom_killed'], before: ended[2] })), ['m1']);
+        assert.deepEqual(keys(await store.jobs.list({ status: ['oom_killed', 'done'] })), [
+          'm3',
+          'm2',
+          'd1',
+          'm1',
+        ]);
+        assert.deepEqual(await store.jobs.list({ status: ['escalated'] }), []);
+      }));
+
     test('before an id: only the finished jobs older than it, newest first, page after page', () =>
       withFixture(harness, async ({ store }) => {
         const jobs = await givenMixedQueue(store);

@@ -34,6 +34,7 @@ import jobRetention from './0035-job-retention.js';
 import hostTimeLimit from './0036-host-time-limit.js';
 import statsMarks from './0037-stats-marks.js';
 import statsRetentionLog from './0038-stats-retention-log.js';
+import rareFinishes from './0039-rare-finishes.js';
 import liveTasks from './0040-live-tasks.js';
 
 export interface Migration {
@@ -83,5 +84,6 @@ export const MIGRATIONS: readonly Migration[] = [
   hostTimeLimit,
   statsMarks,
   statsRetentionLog,
+  rareFinishes,
   liveTasks,
 ];
