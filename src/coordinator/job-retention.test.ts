@@ -47,3 +47,37 @@ test('a pass goes on where the last one stopped; a pass that reached the end sta
     await f.store.close();
   }
 });
+
+test('a pass goes on past a batch that looked only at kept jobs, to the end of the sweep', async () => {
+  const f = await daemonFixture();
+  try {
+    const many = await f.store.tasks.add({ key: 'many', title: 'many' });
+    const now = await f.store.now();
+    const db = new Database(f.url);
+    try {
+      // 5,000 tasks with one old job each, the newest of its task (kept), first in the index: a
+      // batch looks at 5,000 entries (ten times its 500) and finds none to remove; then 10 that go.
+      db.prepare(
+        `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 5000)
+         INSERT INTO tasks (key, title, created_at) SELECT 'kept-' || x, 'kept', ? FROM c`,
+      ).run(now);
+      db.prepare(
+        `INSERT INTO jobs (task_id, status, priority, queued_at, finished_at)
+         SELECT id, 'done', 100, ?, ? FROM tasks WHERE key LIKE 'kept-%'`,
+      ).run(now, now);
+      db.prepare(
+        `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 10)
+         INSERT INTO jobs (task_id, status, priority, queued_at, finished_at)
+         SELECT (SELECT id FROM tasks WHERE key = ?), 'cancelled', 100, ?, ? + x FROM c`,
+      ).run(many.key, now, now);
+    } finally {
+      db.close();
+    }
+    await f.store.jobs.enqueue({ key: 'many' });
+    await f.moveDb(3 * DAY_MS);
+    const pass = await pruneJobs(f.store, { olderThanMs: DAY_MS });
+    assert.deepEqual([pass.removed, pass.more, pass.next], [10, false, null]);
+  } finally {
+    await f.store.close();
+  }
+});

@@ -44,10 +44,11 @@ export interface JobPruneRun {
 const yieldToTimers = (): Promise<void> => new Promise((resume) => setImmediate(resume));
 
 /**
- * Each batch starts after the last job the previous one removed (`after`), so a pass walks past
- * the jobs it keeps (each task's newest, at the head of `jobs_finished` when old) once, not once a
- * batch. A pass that stopped at its budget answers `next`, where the following pass may go on (a
- * backlog drained over passes walks the head once); one that reached the end answers null, and
+ * Each batch goes on where the previous one stopped (`after`), and looks at a bounded number of
+ * index entries (the store's `scan`), so a pass walks past the jobs it keeps (each task's newest,
+ * at the head of `jobs_finished` when old) once, and no batch walks all of them. A pass that
+ * stopped at its budget answers `next`, where the following pass may go on (a backlog drained
+ * over passes walks the head once); one that reached the end answers null, and
  * the next starts at the head again: what was kept may have become removable since, so every
  * kept job is looked at again once per sweep of the index.
  */
@@ -64,9 +65,10 @@ export async function pruneJobs(store: Store, run: JobPruneRun): Promise<JobPrun
     removed += result.removed;
     cutoff = result.cutoff;
     after = result.last ?? undefined;
-    // Not `< JOB_PRUNE_BATCH`: on PostgreSQL a batch passes over rows a concurrent prune holds
-    // (SKIP LOCKED), so a short batch does not mean none is left; an empty one does.
-    if (dryRun || result.removed === 0)
+    // Not `< JOB_PRUNE_BATCH`, nor an empty batch: a batch that looked only at kept jobs removes
+    // none, and on PostgreSQL one passes over rows a concurrent prune holds (SKIP LOCKED); the
+    // sweep's end (no position to go on from) means none is left.
+    if (dryRun || result.last === null)
       return { removed, cutoff, dryRun, more: false, fenced: false, next: null };
   }
   return { removed, cutoff, dryRun, more: true, fenced: false, next: after ?? null };

@@ -30,6 +30,11 @@ export interface JobPruneParams {
    * may have become removable since).
    */
   readonly after?: JobPruneCursor | undefined;
+  /**
+   * At most this many entries of the index looked at after `after` (default ten times `limit`):
+   * a batch never walks more, however many of them are kept; it answers where it stopped.
+   */
+  readonly scan?: number | undefined;
 }
 
 export type JobPruneResult =
@@ -39,7 +44,11 @@ export type JobPruneResult =
       readonly removed: number;
       /** The database's now less olderThanMs: jobs that finished before it may go. */
       readonly cutoff: Instant;
-      /** The last job removed, in (finished_at, id) order (null: none): the next batch's `after`. */
+      /**
+       * Where the next batch goes on, in (finished_at, id) order (its `after`): the last job
+       * removed when the batch took its limit, else the last entry it looked at; null when it
+       * looked at the last entry that may go (the end of a sweep).
+       */
       readonly last: JobPruneCursor | null;
     }
   | { readonly ok: false; readonly reason: 'fenced' };

@@ -114,7 +114,7 @@ export function exerciseRetention(harness: Harness): void {
         assert.equal((await store.audit.list({ type: 'jobs:pruned' })).length, 3, 'one ledger row per batch');
       }));
 
-    test('a batch starts after the cursor and names its last job; a pass reads past what it keeps once', () =>
+    test('a batch starts after the cursor, looks at `scan` entries at most and says where to go on', () =>
       withFixture(harness, async (fixture) => {
         const store = await fixture.clocked();
         const [kept] = await givenJobs(store, 'kept', 1); // the newest of its task: kept, first in the index
@@ -138,16 +138,22 @@ export function exerciseRetention(harness: Harness): void {
           after: after.last ?? undefined,
         });
         assert.ok(next.ok);
-        assert.deepEqual([next.removed, next.last?.id], [1, ids[4]]);
-        const end = await store.retention.pruneJobs({
+        assert.deepEqual([next.removed, next.last], [1, null], 'it looked at the last entry: the end');
+        // A batch looks at `scan` entries at most: the kept job alone, then the first removable.
+        const head = await store.retention.pruneJobs({ olderThanMs: DAY, limit: 2, scan: 1 });
+        const keptAt = (await store.jobs.get(kept))?.finishedAt;
+        assert.ok(head.ok);
+        assert.deepEqual([head.removed, head.last], [0, { finishedAt: keptAt, id: kept }]);
+        const one = await store.retention.pruneJobs({
           olderThanMs: DAY,
           limit: 2,
-          after: next.last ?? undefined,
+          scan: 1,
+          after: head.last ?? undefined,
         });
-        assert.deepEqual(end.ok && [end.removed, end.last], [0, null], 'nothing after the last');
+        assert.deepEqual(one.ok && [one.removed, one.last?.id], [1, ids[0]]);
         // A new pass starts at the head: what the cursor passed over goes, the kept job stays.
         const fresh = await store.retention.pruneJobs({ olderThanMs: DAY, limit: 10 });
-        assert.deepEqual(fresh.ok && fresh.removed, 2);
+        assert.deepEqual(fresh.ok && fresh.removed, 1);
         assert.deepEqual(await remaining(store, [kept, ...ids]), [kept, ids[5]]);
       }));
 
