@@ -19,6 +19,20 @@ import {
 } from './cluster-support.js';
 import { waitUntil } from '../support/wait.js';
 
+/**
+ * These tests are about the drain, not about fencing: every `baton up` here keeps FAST's short
+ * heartbeat and lease, but Baton's default stale threshold (10 s) instead of FAST's 2 s. FAST
+ * leaves a trust window of 1 s (stale-after minus two 0.5 s beats, core/heartbeat-windows.ts);
+ * on a loaded machine a heartbeat round trip took longer (1.0-1.4 s, "a heartbeat call did not
+ * answer"), the runner fenced itself, killed its agent and rejoined, and the drain's tests failed
+ * on what followed: no run left to drain, a job done at attempt 2 (docs/decisions/0042).
+ */
+const STEADY = ['--stale-after', '10'];
+
+/** `c.up` with the STEADY stale threshold; `extra` after it. */
+const steadyUp = (c: ClusterFixture, host: string, ...extra: string[]): UpProcess =>
+  c.up(host, ...STEADY, ...extra);
+
 /** An agent that ends done once the test creates `go`, so a test decides when it ends. */
 function gated(c: ClusterFixture): { command: string; go: () => void } {
   const go = join(c.dir, 'go');
@@ -30,7 +44,7 @@ function gated(c: ClusterFixture): { command: string; go: () => void } {
 async function runningOnH1(c: ClusterFixture) {
   const agent = gated(c);
   const { job } = await c.store.jobs.enqueue({ key: 'a', command: agent.command });
-  const up = c.up('h1', '--drain', '30s');
+  const up = steadyUp(c, 'h1', '--drain', '30s');
   await waitUntil(async () => agentStarted(c.store, 'a'), 15_000, 'the agent to start');
   return { agent, job, up };
 }
@@ -55,7 +69,7 @@ for (const db of bothEngines()) {
       withCluster(db, async (c) => {
         const { agent, job, up } = await runningOnH1(c);
         // A warm standby takes the lease: a dispatcher that would place on h1 were it not marked.
-        const standby = c.up('h2', '--standby');
+        const standby = steadyUp(c, 'h2', '--standby');
         await standby.waitForLog(/joined as session/);
         up.signal('SIGTERM');
         await up.waitForLog(/draining: 1 run\(s\) to finish by .* \(--drain 30 s\); host h1 disabled/);
@@ -100,7 +114,7 @@ for (const db of bothEngines()) {
         assert.doesNotMatch(up.log(), /runner shut down/);
         assert.match((await c.baton('hosts')).stdout, /^h1\s+drained\s/m);
         // Disabled by the drain only: the next baton up on the host enables it, and runs the waiting job.
-        const again = c.up('h1');
+        const again = steadyUp(c, 'h1');
         await waitUntil(async () => (await status(c.store, later.id))[0] === 'done', 30_000, again.log());
         assert.deepEqual(
           [(await hostOf(c.store, 'h1'))?.enabled, (await hostOf(c.store, 'h1'))?.draining],
@@ -111,7 +125,7 @@ for (const db of bothEngines()) {
     test('a job placed on a draining host is given back, the host marked again, and runs elsewhere', () =>
       withCluster(db, async (c) => {
         const { agent, job, up } = await runningOnH1(c);
-        const other = c.up('h2', '--standby');
+        const other = steadyUp(c, 'h2', '--standby');
         await other.waitForLog(/joined as session/);
         up.signal('SIGTERM');
         await up.waitForLog(/draining: 1 run\(s\) to finish/);
@@ -163,7 +177,7 @@ for (const db of bothEngines()) {
     test('when --drain runs out, the agent is killed and its job requeued, its attempt given back', () =>
       withCluster(db, async (c) => {
         const { job } = await c.store.jobs.enqueue({ key: 'long', command: 'exec sleep 60' });
-        const up = c.up('h1', '--drain', '1s');
+        const up = steadyUp(c, 'h1', '--drain', '1s');
         await waitUntil(async () => agentStarted(c.store, 'long'), 15_000, 'the agent to start');
         up.signal('SIGTERM');
         assert.equal(await exitCode(up), 0, up.log());
@@ -178,7 +192,7 @@ for (const db of bothEngines()) {
     test('a second signal stops it at once, as JSON events with --json', () =>
       withCluster(db, async (c) => {
         const { job } = await c.store.jobs.enqueue({ key: 'long', command: 'exec sleep 60' });
-        const up = c.up('h1', '--drain', '10m', '--json');
+        const up = steadyUp(c, 'h1', '--drain', '10m', '--json');
         await waitUntil(async () => agentStarted(c.store, 'long'), 15_000, 'the agent to start');
         up.signal('SIGTERM');
         await up.waitForLog(/"event":"drain:start"/);
@@ -204,10 +218,10 @@ for (const db of bothEngines()) {
       withCluster(db, async (c) => {
         const agent = gated(c);
         const { job } = await c.store.jobs.enqueue({ key: 'a', command: agent.command });
-        const first = c.up('h1', '--drain', '30s', '--lease-ttl', '60');
+        const first = steadyUp(c, 'h1', '--drain', '30s', '--lease-ttl', '60');
         await first.waitForLog(/leading the dispatcher, term 1/);
         await waitUntil(async () => agentStarted(c.store, 'a'), 15_000, 'the agent to start');
-        const second = c.up('h2', '--lease-ttl', '60');
+        const second = steadyUp(c, 'h2', '--lease-ttl', '60');
         await second.waitForLog(/joined as session/);
         first.signal('SIGTERM');
         // Without the resignation it would wait out the 60 s TTL, long after the agent below has ended.
