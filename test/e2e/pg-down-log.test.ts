@@ -89,6 +89,20 @@ async function upBehindRelay(flags: readonly string[]) {
 
 const skip = server === undefined ? 'no PostgreSQL server' : false;
 
+/**
+ * Waits until `baton up`'s loops run: for its `containment:` line, not `joined as session`. The
+ * joined line comes before the host's containment is written; an outage begun in between fails
+ * that first join, which `baton up` does not retry (it exits, saying why), and the runner whose
+ * line a test then waits for never started. Under load that step took long enough for the relay to
+ * close inside it (docs/decisions/0042). After the containment line nothing yields before the loops
+ * start (daemon/up.ts, joinWith).
+ */
+async function untilRunning(out: () => string): Promise<void> {
+  await waitUntil(() => /joined as session[^]* containment: /.test(out()), 20_000, 'baton up to run').catch(
+    (error: unknown) => assert.fail(`${String(error)}:\n${out()}`),
+  );
+}
+
 test(
   'baton up with PostgreSQL refusing: one runner line, not one a poll, and one when it works again',
   { skip },
@@ -97,9 +111,11 @@ test(
     const up = await upBehindRelay(['--no-http', '--stale-after', '60s']);
     const runnerLines = (): string[] => up.lines(/ runner: /);
     try {
-      await waitUntil(() => /joined as session/.test(up.out()), 20_000, 'baton up to join');
+      await untilRunning(up.out);
       await up.relay.down();
-      await waitUntil(() => runnerLines().length > 0, 30_000, 'the runner to say the database is down');
+      await waitUntil(() => runnerLines().length > 0, 30_000, 'the runner to say the database is down').catch(
+        (error: unknown) => assert.fail(`${String(error)}:\n${up.out()}`),
+      );
       // 6 s down: the runner's heartbeat (2 s) and poll (0.5 s) fail about 15 times.
       await new Promise((resolve) => setTimeout(resolve, 6_000));
       const down = runnerLines();
@@ -148,7 +164,7 @@ test(
     ]);
     const rejoinLines = (): string[] => up.lines(/cannot rejoin yet/);
     try {
-      await waitUntil(() => /joined as session/.test(up.out()), 20_000, 'baton up to join');
+      await untilRunning(up.out);
       await up.relay.down();
       await waitUntil(
         () => rejoinLines().length > 0,
