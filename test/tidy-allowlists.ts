@@ -38,10 +38,12 @@ export const DEAD_EXPORTS_ALLOWED: Readonly<Record<string, string>> = {
     'its live-state plans are checked at scale by test/dashboard/queue-scale.test.ts',
   'src/store/postgres/lifecycle.ts:NEXT': 'its query plan is checked by task-plans.test.ts',
   'src/store/sqlite/lifecycle.ts:NEXT_CANDIDATE': 'its query plan is checked by task-plans.test.ts',
-  'src/store/postgres/tasks-claims.ts:LIST_SQL': 'its query plans are checked by task-plans.test.ts',
   'src/store/sqlite/tasks-claims.ts:listSql': 'its query plans are checked by task-plans.test.ts',
   'src/store/sqlite/output-trim.ts:TRIM_LIVE': 'its query plan is checked by trim-plans.test.ts',
   'src/store/sqlite/output-trim.ts:FINISHED_AFTER': 'its query plan is checked by trim-plans.test.ts',
+  'src/store/postgres/output-trim.ts:SHRINK_SQL': 'its generic plan is checked by generic-plans.test.ts',
+  'src/store/postgres/output-trim.ts:DROP_SQL': 'its generic plan is checked by generic-plans.test.ts',
+  'src/store/sqlite/task-page.ts:HOLDS': 'its query plan is checked by task-plans.test.ts',
   'src/store/postgres/task-page.ts:TASK_PAGE_SQL':
     'its query plan is checked at scale by tasks-scale.test.ts',
   'src/store/sqlite/task-page.ts:TASK_PAGE_SQL': 'its query plan is checked at scale by tasks-scale.test.ts',

@@ -8,7 +8,7 @@
  *    as few as the fleet runs or queues;
  *  - the finished jobs are walked along `jobs_finished`, oldest finish first, in batches, from where
  *    the store's last pass stopped: each job is shrunk once after it ends and dropped once after the
- *    cutoff passes it. A caught-up walk resumes a few minutes back (OVERLAP_MS): on PostgreSQL a
+ *    cutoff passes it. A caught-up walk resumes 10 s back (OVERLAP_MS): on PostgreSQL a
  *    finish's time is taken before its commit, so a job may appear behind a walk that passed its time.
  *
  * The cursors live in the store (each process walks from the start once, in batches), so a new
@@ -28,13 +28,16 @@ export type TrimBatch = (
 ) => Promise<{
   readonly deleted: number;
   readonly read: number;
-  /** The last job read, and the same finish OVERLAP_MS earlier (where a caught-up walk resumes). */
+  /**
+   * The last job read, and OVERLAP_MS before it (before `after` when none was read): where a
+   * caught-up walk resumes.
+   */
   readonly last: FinishedCursor | null;
   readonly back: FinishedCursor | null;
 }>;
 
 /** How far back a caught-up walk resumes. */
-export const OVERLAP_MS = 5 * 60_000;
+export const OVERLAP_MS = 10_000;
 
 /** Jobs per batch, and batches per pass (a history longer than that is walked over several passes). */
 export const TRIM_BATCH = 500;

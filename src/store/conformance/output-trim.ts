@@ -58,7 +58,7 @@ export function exerciseOutputTrim(harness: Harness): void {
         assert.equal(await kept(later ?? 0), OUTPUT_WINDOW);
         // Its finish behind where the walk stopped, as a commit that lands after a pass read past its time.
         const first = (await store.jobs.get(ids[0] ?? 0))?.finishedAt ?? 0;
-        const earlier = harness.name === 'sqlite' ? '- 1' : "- interval '1 millisecond'";
+        const earlier = harness.name.startsWith('sqlite') ? '- 1' : "- interval '1 millisecond'";
         await raw.exec(
           `UPDATE jobs SET finished_at = (SELECT min(finished_at) ${earlier} FROM jobs) WHERE id = ${later}`,
         );
@@ -73,6 +73,25 @@ export function exerciseOutputTrim(harness: Harness): void {
           const read = await store.output.read({ job: id, attempt: 1, offset: 0 });
           assert.equal(read.size, 0, `job ${id} dropped`);
         }
+      }));
+
+    test('a late job behind a walk that ended on a full batch is still shrunk', () =>
+      withFixture(harness, async ({ store, raw }) => {
+        const ids = await givenEnded(store, 'box-1', ['a', 'b']);
+        const pass = { keep: OUTPUT_KEEP_ENDED, endedBefore: 0, batch: 2 };
+        assert.ok((await store.output.trim(pass)) > 0, 'one full batch, then an empty one');
+        const [late] = await givenEnded(store, 'box-2', ['c']);
+        const earlier = harness.name.startsWith('sqlite') ? '- 1' : "- interval '1 millisecond'";
+        await raw.exec(
+          `UPDATE jobs SET finished_at = (SELECT min(finished_at) ${earlier} FROM jobs) WHERE id = ${late}`,
+        );
+        assert.ok((await store.output.trim(pass)) > 0);
+        const read = await store.output.read({ job: late ?? 0, attempt: 1, offset: 0 });
+        const kept = read.size - (read.rows[0]?.offset ?? read.size);
+        assert.ok(
+          kept < 2 * OUTPUT_KEEP_ENDED,
+          `job ${late} kept ${kept} (jobs before it: ${ids.join(', ')})`,
+        );
       }));
   });
 }

@@ -14,6 +14,7 @@ import { freshPostgresStore } from '../../../test/support/databases.js';
 import { statementsOf } from '../../../test/support/pg-statements.js';
 import type { Store } from '../store.js';
 import { CLAIM_NEXT } from './job-steps.js';
+import { DROP_SQL, SHRINK_SQL } from './output-trim.js';
 
 let client: pg.Client;
 let store: Store;
@@ -71,3 +72,17 @@ test('enqueue and retry look for the task’s active job by the task’s id', as
     assert.match(plan, new RegExp(byTask), plan);
   }
 });
+
+// The output trim's walks (output-trim.ts) run every minute on a kept connection: a generic plan
+// that bitmap-scans jobs_finished and sorts every job after the cursor would read the whole
+// log-keep window each pass.
+for (const [name, sql, first] of [
+  ['shrink', SHRINK_SQL, '65536'],
+  ['drop', DROP_SQL, '1700000000000'],
+] as const) {
+  test(`the output trim's ${name} walk seeks jobs_finished from its cursor, in order`, async () => {
+    const plan = await genericPlan(sql, `${first}, '2026-01-01 00:00:00+00', 7, 500, 10000`);
+    assert.match(plan, /Index (Only )?Scan using jobs_finished on jobs/, plan);
+    assert.doesNotMatch(plan, /Bitmap Heap Scan on jobs|Sort Key: jobs\.finished_at/, plan);
+  });
+}

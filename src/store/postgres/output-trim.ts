@@ -24,23 +24,30 @@ const TRIM_LIVE = `WITH d AS (
 SELECT count(*)::int AS n FROM d`;
 
 /**
- * One batch: the next $5 finished jobs after ($3, $4) that ended before $2 (ms; null: any), by
- * finish then id; $6: drop their rows, else shrink each attempt to its last $1 bytes.
+ * One batch of a walk (`part` limits the finished jobs and trims their rows): the next $4 finished
+ * jobs after ($2, $3) by finish then id. Two statements, not one with `$n IS NULL OR`: the executor
+ * keeps its statements, and a generic plan must still seek `jobs_finished` by the cursor (and the
+ * drop's cutoff), in order (generic-plans.test.ts).
  */
-const TRIM_BATCH_SQL = `WITH b AS (
+const batchSql = (part: { readonly where: string; readonly trim: string }): string => `WITH b AS (
   SELECT id, finished_at FROM jobs
-  WHERE status IN ${TERMINAL_SQL} AND ($2::float8 IS NULL OR finished_at < to_timestamp($2::float8 / 1000))
-    AND (finished_at, id) > (coalesce($3::timestamptz, '-infinity'), $4::bigint)
-  ORDER BY finished_at, id LIMIT $5::int
+  WHERE status IN ${TERMINAL_SQL} ${part.where}
+    AND (finished_at, id) > (coalesce($2::timestamptz, '-infinity'), $3::bigint)
+  ORDER BY finished_at, id LIMIT $4::int
 ), d AS (
-  DELETE FROM output_chunks o USING b WHERE o.job_id = b.id AND ($6::boolean OR ${BEHIND})
+  DELETE FROM output_chunks o USING b WHERE o.job_id = b.id ${part.trim}
   RETURNING 1
 ), l AS (
   SELECT id, finished_at FROM b ORDER BY finished_at DESC, id DESC LIMIT 1
 )
 SELECT (SELECT count(*) FROM d)::int AS deleted, (SELECT count(*) FROM b)::int AS read,
   (SELECT id FROM l) AS id, (SELECT finished_at::text FROM l) AS at,
-  (SELECT (finished_at - $7::int * interval '1 millisecond')::text FROM l) AS back_at`;
+  (coalesce((SELECT finished_at FROM l), $2::timestamptz) - $5::int * interval '1 millisecond')::text AS back_at`;
+
+/** $1 the bytes an ended attempt keeps. */
+export const SHRINK_SQL = batchSql({ where: '', trim: `AND ${BEHIND}` });
+/** $1 the cutoff (ms): the jobs that ended before it lose their rows. */
+export const DROP_SQL = batchSql({ where: 'AND finished_at < to_timestamp($1::float8 / 1000)', trim: '' });
 
 interface BatchRow {
   readonly deleted: number;
@@ -50,15 +57,23 @@ interface BatchRow {
   readonly back_at: string | null;
 }
 
-function batch(exec: PgExecutor, keep: number, until: number | null, drop: boolean): TrimBatch {
+/** One batch of the walk `sql` (SHRINK_SQL or DROP_SQL) with its first value `first`. */
+function batch(exec: PgExecutor, sql: string, first: number): TrimBatch {
   return async (after, limit) => {
-    const values = [keep, until, after?.at ?? null, after?.id ?? 0, limit, drop, OVERLAP_MS];
-    const row = (await exec.rows<BatchRow>(TRIM_BATCH_SQL, values))[0];
-    if (row === undefined || row.id === null || row.at === null || row.back_at === null) {
-      return { deleted: row?.deleted ?? 0, read: 0, last: null, back: null };
+    const values = [first, after?.at ?? null, after?.id ?? 0, limit, OVERLAP_MS];
+    const row = (await exec.rows<BatchRow>(sql, values))[0];
+    if (row === undefined || row.id === null || row.at === null) {
+      // Nothing read: the next pass resumes OVERLAP_MS behind where this one stood.
+      const back = row?.back_at === null || row?.back_at === undefined ? null : { at: row.back_at, id: 0 };
+      return { deleted: row?.deleted ?? 0, read: 0, last: null, back };
     }
     const last: FinishedCursor = { at: row.at, id: Number(row.id) };
-    return { deleted: row.deleted, read: row.read, last, back: { at: row.back_at, id: 0 } };
+    return {
+      deleted: row.deleted,
+      read: row.read,
+      last,
+      back: row.back_at === null ? null : { at: row.back_at, id: 0 },
+    };
   };
 }
 
@@ -67,8 +82,8 @@ export function postgresOutputTrim(exec: PgExecutor): OutputStore['output']['tri
   const dropped = new FinishedWalk();
   return async ({ keep, endedBefore, batch: limit = TRIM_BATCH }) => {
     let deleted = (await exec.rows<{ n: number }>(TRIM_LIVE, [keep]))[0]?.n ?? 0;
-    deleted += await shrunk.run(batch(exec, keep, null, false), limit);
-    deleted += await dropped.run(batch(exec, keep, endedBefore, true), limit);
+    deleted += await shrunk.run(batch(exec, SHRINK_SQL, keep), limit);
+    deleted += await dropped.run(batch(exec, DROP_SQL, endedBefore), limit);
     return deleted;
   };
 }

@@ -34,7 +34,8 @@ import { insertAuditRows, releaseSessionHoldings } from './locks.js';
 import type { PgExecutor } from './executor.js';
 import { requeueSessionJobs } from './requeue.js';
 import { Batcher } from './batcher.js';
-import { BLOCKERS, CAN_WAIT, UNQUEUED, type ListedTask } from '../task-list.js';
+import type { ListedTask } from '../task-list.js';
+import { listSql } from './task-list.js';
 import type { Outcome } from '../outcome.js';
 
 /** How often a guarded write that found the state changed under it is tried again. */
@@ -45,19 +46,6 @@ export const sessionNotFound = (id: number): NotFoundError =>
 
 export const sessionNotLive = (id: number, state: string): FencedError =>
   new FencedError(`session ${id} is ${state}`, 'start a new session with `baton session start`');
-
-/** `tasks.list`: given values, PostgreSQL drops the filters not asked for (task-plans.test.ts). */
-export const LIST_SQL = `SELECT ${TASK_COLUMNS},
-    (SELECT coalesce(json_agg(b.key ORDER BY b.key), '[]'::json) ${BLOCKERS}) AS waits_for
-  FROM tasks
-  WHERE ($1::text IS NULL OR project = $1::text)
-    AND ($2::text IS NULL OR assignee = $2::text)
-    AND ($4::text IS NULL OR state = $4::text)
-    AND ($5::text IS NULL OR labels ? $5::text)
-    AND ($6::boolean IS NULL OR (gate IS NOT NULL AND state = 'open') = $6::boolean)
-    AND (NOT $7::boolean OR (${UNQUEUED}))
-    AND ($8::boolean IS NULL OR (${CAN_WAIT} AND EXISTS (SELECT 1 ${BLOCKERS} OFFSET 0)) = $8::boolean)
-  ORDER BY priority, key LIMIT $3::int`;
 
 const taskExists = (key: string): ConflictError =>
   new ConflictError(`task ${key} already exists`, 'pick another key, or use it as is');
@@ -106,19 +94,11 @@ export function postgresTasks(exec: PgExecutor): Store['tasks'] {
       const row = await exec.one<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE key = $1::text`, [key]);
       return row === undefined ? null : toTask(row);
     },
-    list: async (params = {}) =>
-      (
-        await exec.rows<TaskRow & { waits_for: string[] }>(LIST_SQL, [
-          params.project ?? null,
-          params.assignee ?? null,
-          params.limit ?? 1000,
-          params.state ?? null,
-          params.label ?? null,
-          params.gated ?? null,
-          params.unqueued === true,
-          params.blocked ?? null,
-        ])
-      ).map((row): ListedTask => ({ ...toTask(row), waitsFor: row.waits_for })),
+    list: async (params = {}) => {
+      const { sql, values } = listSql(params);
+      const rows = await exec.rows<TaskRow & { waits_for: string[] }>(sql, values);
+      return rows.map((row): ListedTask => ({ ...toTask(row), waitsFor: row.waits_for }));
+    },
     update: async (params) => {
       const row = await exec.one<TaskRow>(UPDATE_TASK, [
         params.key,

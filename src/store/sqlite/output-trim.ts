@@ -41,7 +41,9 @@ function batch(exec: SqliteExecutor, keep: number, until: number, drop: boolean)
         const ids = JSON.stringify(jobs.map((job) => job.id));
         const deleted = exec.prepare(TRIM_JOBS).run({ ids, drop: Number(drop), keep }).changes;
         const last: FinishedCursor | null = jobs.at(-1) ?? null;
-        const back = last === null ? null : { at: Number(last.at) - OVERLAP_MS, id: 0 };
+        // Caught up, the next pass resumes OVERLAP_MS behind the newest job read (or where it stood).
+        const newest = last ?? after;
+        const back = newest === null ? null : { at: Number(newest.at) - OVERLAP_MS, id: 0 };
         return { deleted, read: jobs.length, last, back };
       }),
     );

@@ -8,7 +8,7 @@
 import type { JobState } from '../../core/job.js';
 import { ACTIVE_SQL } from '../job-guard.js';
 import type { TaskHold, TaskPageParams, TaskPageRow } from '../observe-store.js';
-import { blockerOf } from './claim-set.js';
+import { blockerOf, OPEN } from './claim-set.js';
 import { BLOCKERS, CAN_WAIT } from '../task-list.js';
 import { toTask, type TaskRow } from './rows.js';
 import type { SqliteExecutor } from './executor.js';
@@ -51,9 +51,10 @@ export function tasksPageIn(exec: SqliteExecutor, params: TaskPageParams): TaskP
   }));
 }
 
-const HOLDS = `SELECT key, gate, blocker FROM (
+/** The held reasons of a page's tasks, looked up by key (OPEN: never through tasks_live). */
+export const HOLDS = `SELECT key, gate, blocker FROM (
     SELECT t.key, t.gate, ${blockerOf('t')} AS blocker FROM tasks t
-    WHERE t.key IN (SELECT value FROM json_each(@keys)) AND t.state = 'open'
+    WHERE t.key IN (SELECT value FROM json_each(@keys)) AND ${OPEN('t')}
   ) WHERE gate IS NOT NULL OR blocker IS NOT NULL`;
 
 /** observe.taskHolds, inside the caller's read transaction. */

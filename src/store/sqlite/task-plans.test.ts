@@ -11,6 +11,7 @@ import type Database from 'better-sqlite3';
 import { migratedReadOnly, planSteps } from '../../../test/support/sqlite-plans.js';
 import type { TaskListParams } from '../task-list.js';
 import { NEXT_CANDIDATE } from './lifecycle.js';
+import { HOLDS } from './task-page.js';
 import { listSql } from './tasks-claims.js';
 
 let db: Database.Database;
@@ -46,3 +47,8 @@ for (const [name, params, state] of [
     assert.deepEqual(steps, ['SEARCH tasks USING INDEX tasks_live (state=?)'], all);
   });
 }
+
+test("a page's held reasons look its tasks up by key, never through the open tasks", () => {
+  const { steps, all } = onTasks(HOLDS, { keys: '["a"]' });
+  assert.deepEqual(steps, ['SEARCH t USING INDEX sqlite_autoindex_tasks_1 (key=?)'], all);
+});
