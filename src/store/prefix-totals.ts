@@ -76,22 +76,29 @@ export interface KeptState {
 
 /** How far a store's counts move past the persisted ones before it persists them again. */
 const PERSIST_EVERY = 10_000;
+/** Retention batches after which it is persisted too: half the batches `stats_pruned` keeps. */
+const PERSIST_SEEN_EVERY = 500;
 
 const part = (rows: readonly PrefixRow[], name: PrefixRow['part']): number =>
   Number(rows.find((row) => row.part === name)?.n ?? 0);
 
 /**
  * Subtracts from `counts` the retention batches of a read asked at `asked`; false when one may
- * have removed a row the counts do not hold (a kept live id in its range, ids on both sides of
+ * have removed a row the counts do not hold (a kept live id in its range and gone, ids on both sides of
  * the cache's end, or batches pruned out of the log before they were seen).
  */
 function cut(counts: Map<string, number>, asked: PrefixAsk, rows: readonly PrefixRow[]): boolean {
   if (part(rows, 'dropped') > asked.seen) return false;
+  // A kept live id the read still finds was not removed by any batch, whatever its range.
+  const present = new Set(
+    rows.filter((row) => row.part === 'p' && row.id !== null).map((row) => Number(row.id)),
+  );
   for (const row of rows) {
     if (row.part !== 'cut') continue;
     const [lo, hi] = [Number(row.lo), Number(row.hi)];
     if (lo >= asked.from) continue; // past the kept counts: never in them
-    if (hi >= asked.from || asked.pending.some((id) => id >= lo && id <= hi)) return false;
+    if (hi >= asked.from || asked.pending.some((id) => !present.has(id) && id >= lo && id <= hi))
+      return false;
     const left = (counts.get(row.name ?? '') ?? 0) - Number(row.n);
     if (left < 0) return false;
     counts.set(row.name ?? '', left);
@@ -104,6 +111,7 @@ export class PrefixTotals {
   private seen = 0;
   /** `through` of the cache last persisted or taken up, and whether it was counted from 0 since. */
   private persisted = 0;
+  private persistedSeen = 0;
   private recounted = false;
   private counts = new Map<string, number>();
   private mins = new Map<string, number>();
@@ -120,12 +128,18 @@ export class PrefixTotals {
     this.mins = new Map(kept.mins);
     this.pending = [...kept.pending];
     this.persisted = kept.through;
+    this.persistedSeen = kept.seen;
   }
 
-  /** The cache to persist: after a count from 0, or when it moved far past the last one; else null. */
+  /**
+   * The cache to persist: after a count from 0, or when it moved far past the last one (ids or
+   * retention batches); else null.
+   */
   due(): KeptState | null {
     if (this.through === 0 || this.mark === null) return null;
-    if (!this.recounted && this.through - this.persisted < PERSIST_EVERY) return null;
+    const moved =
+      this.through - this.persisted >= PERSIST_EVERY || this.seen - this.persistedSeen >= PERSIST_SEEN_EVERY;
+    if (!this.recounted && !moved) return null;
     return {
       through: this.through,
       mark: this.mark,
@@ -139,6 +153,7 @@ export class PrefixTotals {
   /** Says the cache of `kept` (from due()) was persisted. */
   persistedAs(kept: KeptState): void {
     this.persisted = kept.through;
+    this.persistedSeen = kept.seen;
     if (kept.through === this.through) this.recounted = false;
   }
 

@@ -7,7 +7,10 @@ import type { JobId, JobState } from '../core/job.js';
 import type { Instant } from '../core/time.js';
 import type { TermRef } from './dispatch-store.js';
 
-/** Where a pass's batches are in `jobs_finished`'s order: the last job the previous batch removed. */
+/**
+ * Where a pass's batches are in `jobs_finished`'s order: where the previous batch stopped (its last
+ * removed job, or the last entry of the window it looked at, often a kept one).
+ */
 export interface JobPruneCursor {
   readonly finishedAt: Instant;
   readonly id: JobId;

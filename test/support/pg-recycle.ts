@@ -65,8 +65,8 @@ SELECT md5(string_agg(x, E'\\n' ORDER BY x)) AS fingerprint FROM parts`;
 
 /**
  * Drops the shared test clock's table (test-switches.ts) that clock-moving cases make, empties
- * every table but the migrations' record, zeroes stats' marks and retention log's numbers and rewinds every sequence, in one
- * transaction.
+ * every table but the migrations' record, zeroes stats' marks and retention log's numbers and
+ * rewinds every sequence, in one transaction.
  * `session_replication_role = replica` (superuser only) keeps the append-only triggers of the
  * audit tables, the foreign keys and the wake-up NOTIFYs out of it.
  */

@@ -77,5 +77,25 @@ export function exerciseObserveRetention(harness: Harness): void {
         assert.equal(await jobsMark(fixture), mark + 1, 'a delete outside retention moves the jobs mark');
         await exact(fixture, 'a cancelled job deleted outside retention');
       }));
+
+    test('subtract a batch rather than count again: a change no mark sees stays unseen', () =>
+      withFixture(harness, async (fixture) => {
+        const store = await fixture.clocked();
+        const ids = await cancelled(store, 'a', 4); // three cancelled, the fourth queued
+        await exact(fixture, 'three cancelled jobs and a queued one');
+        // Changed by hand: no mark moves, so only a store that counts again from 0 would see it.
+        await fixture.raw.exec(`UPDATE jobs SET status = 'failed' WHERE id = ${fixture.param(1)}`, [ids[2]]);
+        await fixture.moveClock(2 * DAY);
+        await prune(store, 1, 1); // the oldest cancelled one
+        const byStatus = Object.fromEntries(
+          (await store.observe.stats()).jobsByStatus.map((group) => [group.name, group.count]),
+        );
+        assert.equal(byStatus['cancelled'], 2, JSON.stringify(byStatus));
+        assert.equal(
+          byStatus['failed'] ?? 0,
+          0,
+          `the batch was subtracted, not counted again: ${JSON.stringify(byStatus)}`,
+        );
+      }));
   });
 }

@@ -91,9 +91,9 @@ interface Part {
   readonly rows: (row: TotalsRows) => readonly PrefixRow[];
 }
 
-/** A store's running counts of the jobs, the claims and the ledger, with a horizon of each table. */
 const UPSERT = keptUpsert((position) => `$${position}`);
 
+/** A store's running counts of the jobs, the claims and the ledger, with a horizon of each table. */
 export class StatsTotals {
   private readonly parts: readonly Part[];
 
