@@ -23,6 +23,7 @@ import { NOW, ms } from './rows.js';
 import { PassfileClient } from './pgpass.js';
 import { PgExecutor } from './executor.js';
 import { postgresRuns } from './runs.js';
+import { RECORDED_SQL, versionSql } from '../schema-version.js';
 import { postgresOutput } from './output.js';
 import { postgresOutputTrim } from './output-trim.js';
 import { postgresSessions, postgresTasks } from './tasks-claims.js';
@@ -70,7 +71,8 @@ export interface PostgresStoreOptions {
 
 /** "baton" in ASCII: the advisory lock key that serialises migrations across processes. */
 const MIGRATION_LOCK_KEY = 0x6261746f6e;
-const VERSION = 'SELECT max(version) AS v FROM schema_migrations';
+/** The schema's version (schema-version.ts): every listed migration up to it recorded. */
+const VERSION = versionSql(MIGRATIONS.map((migration) => migration.version));
 
 /**
  * bigint (int8) columns as JS numbers. Ids, epochs and counts stay far below 2^53. Set on this
@@ -307,8 +309,12 @@ async function applyMissing(exec: PgExecutor, target: number): Promise<void> {
       version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL)`);
     const [row] = await querier.exec<{ v: number | null }>(VERSION);
     const current = row?.v ?? 0;
+    const recorded = new Set(
+      (await querier.exec<{ version: number }>(RECORDED_SQL)).map((done) => done.version),
+    );
     for (const migration of MIGRATIONS) {
-      if (migration.version <= current || migration.version > target) continue;
+      if (migration.version <= current || migration.version > target || recorded.has(migration.version))
+        continue;
       // The simple query protocol: a migration is several statements.
       await querier.exec(migration.sql);
       await querier.exec(

@@ -46,6 +46,7 @@ import { sqliteObserve } from './observe.js';
 import { sqliteRetention } from './retention.js';
 import { sqliteTokens } from './tokens.js';
 import { sqliteRuns } from './runs.js';
+import { RECORDED_SQL, versionSql } from '../schema-version.js';
 import { sqliteOutput } from './output.js';
 import { sqliteOutputTrim } from './output-trim.js';
 import { sqliteGithub } from './github.js';
@@ -68,6 +69,9 @@ export interface SqliteStoreOptions {
 }
 
 /** Long enough for another Baton process's transaction (milliseconds), short for the event loop. */
+/** The schema's version (schema-version.ts): every listed migration up to it recorded. */
+const VERSION = versionSql(MIGRATIONS.map((migration) => migration.version));
+
 const BUSY_TIMEOUT_MS = 25;
 
 /**
@@ -98,9 +102,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
       now: () => exec.read(() => exec.now()),
       schema: () =>
         exec.read(() => ({
-          applied:
-            (exec.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: number | null })
-              .v ?? 0,
+          applied: (exec.prepare(VERSION).get() as { v: number | null }).v ?? 0,
           known: Math.max(...MIGRATIONS.map((migration) => migration.version)),
         })),
       close: () => {
@@ -235,10 +237,7 @@ function useAsItIs(exec: SqliteExecutor, path: string): void {
       .prepare("SELECT 1 AS t FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'")
       .get();
     if (table === undefined) return 0;
-    return (
-      (exec.db.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: number | null }).v ??
-      0
-    );
+    return (exec.db.prepare(VERSION).get() as { v: number | null }).v ?? 0;
   });
   if (current === 0) throw noDatabase(path, false);
   const refusal = schemaRefusal(current, Math.max(0, ...MIGRATIONS.map((migration) => migration.version)));
@@ -263,14 +262,16 @@ function migrateWithin(exec: SqliteExecutor, target: number): void {
   exec.write(() => {
     exec.db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`);
-    const row = exec.db.prepare('SELECT max(version) AS v FROM schema_migrations').get() as {
-      v: number | null;
-    };
+    const row = exec.db.prepare(VERSION).get() as { v: number | null };
     const current = row.v ?? 0;
     const known = Math.max(0, ...MIGRATIONS.map((migration) => migration.version));
     if (current > known) throw schemaTooNew(current, known);
+    const recorded = new Set(
+      (exec.db.prepare(RECORDED_SQL).all() as { version: number }[]).map((done) => done.version),
+    );
     for (const migration of MIGRATIONS) {
-      if (migration.version <= current || migration.version > target) continue;
+      if (migration.version <= current || migration.version > target || recorded.has(migration.version))
+        continue;
       exec.db.exec(migration.sql);
       exec.db
         .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
