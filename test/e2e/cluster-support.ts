@@ -54,8 +54,14 @@ export class UpProcess {
     this.child.kill(signal);
   }
 
+  /** Waits for `pattern` in the log; a timeout names the log's last lines, so a failure says why. */
   async waitForLog(pattern: RegExp, timeoutMs = 15_000): Promise<void> {
-    await waitUntil(() => pattern.test(this.log()), timeoutMs, `${this.name} to log ${pattern}`);
+    try {
+      await waitUntil(() => pattern.test(this.log()), timeoutMs, `${this.name} to log ${pattern}`);
+    } catch (error) {
+      const tail = this.log().split('\n').slice(-15).join('\n');
+      throw new Error(`${(error as Error).message}; ${this.name}'s last lines:\n${tail}`, { cause: error });
+    }
   }
 
   exited(): Promise<void> {
