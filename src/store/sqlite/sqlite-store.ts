@@ -68,10 +68,10 @@ export interface SqliteStoreOptions {
   readonly switches?: TestSwitches;
 }
 
-/** Long enough for another Baton process's transaction (milliseconds), short for the event loop. */
 /** The schema's version (schema-version.ts): every listed migration up to it recorded. */
 const VERSION = versionSql(MIGRATIONS.map((migration) => migration.version));
 
+/** Long enough for another Baton process's transaction (milliseconds), short for the event loop. */
 const BUSY_TIMEOUT_MS = 25;
 
 /**
