@@ -43,6 +43,14 @@ export interface FileRange {
   readonly size: number;
 }
 
+/**
+ * How much older than `notBefore` a file may look and still count: the kernel stamps files from a
+ * coarse clock (a tick behind the time Node reads), and the queue time may be another machine's
+ * (PostgreSQL's), so a file written just after its job was queued can read a few ms older. A file
+ * of a database made afresh is older by far more than this.
+ */
+const MTIME_SLACK_MS = 1_000;
+
 /** Opens the file for reading unless it cannot be read here or is older than `notBefore` (ms). */
 function openLog(path: string, notBefore: number): { fd: number; size: number } | null {
   let fd: number;
@@ -52,7 +60,7 @@ function openLog(path: string, notBefore: number): { fd: number; size: number } 
     return null;
   }
   const stat = fstatSync(fd);
-  if (!stat.isFile() || stat.mtimeMs < notBefore) {
+  if (!stat.isFile() || stat.mtimeMs < notBefore - MTIME_SLACK_MS) {
     closeSync(fd);
     return null;
   }
