@@ -11,6 +11,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type pg from 'pg';
 import { freshPostgresStore } from '../../../test/support/databases.js';
+import { genericPlan as planFor } from '../../../test/support/pg-generic-plan.js';
 import { statementsOf } from '../../../test/support/pg-statements.js';
 import type { Store } from '../store.js';
 import { CLAIM_NEXT } from './job-steps.js';
@@ -31,21 +32,7 @@ after(async () => {
 /** A parameter computed once for the statement, as PostgreSQL 15 ($n) or 17 (InitPlan n).col1 prints it. */
 const VALUE = String.raw`(\$\d+|\(InitPlan \d+\)\.col1)`;
 
-/** The generic plan of `sql` for `params` (SQL literals), as EXPLAIN prints it. */
-async function genericPlan(sql: string, params: string): Promise<string> {
-  await client.query('BEGIN');
-  try {
-    await client.query('SET LOCAL plan_cache_mode = force_generic_plan');
-    await client.query(`PREPARE generic AS ${sql}`);
-    const { rows } = await client.query<{ 'QUERY PLAN': string }>(
-      `EXPLAIN (COSTS OFF) EXECUTE generic(${params})`,
-    );
-    return rows.map((row) => row['QUERY PLAN']).join('\n');
-  } finally {
-    await client.query('ROLLBACK');
-    await client.query('DEALLOCATE generic');
-  }
-}
+const genericPlan = (sql: string, params: string): Promise<string> => planFor(client, sql, params);
 
 test('the claim updates the job it locked through jobs_pkey, not by walking the queue', async () => {
   const plan = await genericPlan(CLAIM_NEXT, '1, NULL, true, NULL, NULL');

@@ -9,6 +9,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type pg from 'pg';
 import { freshPostgresClient } from '../../../test/support/databases.js';
+import { genericPlan as planFor } from '../../../test/support/pg-generic-plan.js';
 import type { TaskListParams } from '../task-list.js';
 import { NEXT } from './lifecycle.js';
 import { listSql } from './task-list.js';
@@ -21,23 +22,12 @@ before(async () => {
 
 after(() => client.end());
 
-/** The generic plan of `sql` for `values`. */
-async function genericPlan(sql: string, values: readonly unknown[]): Promise<string> {
-  await client.query('BEGIN');
-  try {
-    await client.query('SET LOCAL plan_cache_mode = force_generic_plan');
-    const literals = values
-      .map((value) => (value === null ? 'NULL' : `'${String(value as string | number | boolean)}'`))
-      .join(', ');
-    await client.query(`PREPARE generic AS ${sql}`);
-    const { rows } = await client.query<{ 'QUERY PLAN': string }>(
-      `EXPLAIN (COSTS OFF) EXECUTE generic(${literals})`,
-    );
-    return rows.map((row) => row['QUERY PLAN']).join('\n');
-  } finally {
-    await client.query('ROLLBACK');
-    await client.query('DEALLOCATE generic').catch(() => undefined);
-  }
+/** The generic plan of `sql` for `values`, given as literals. */
+function genericPlan(sql: string, values: readonly unknown[]): Promise<string> {
+  const literals = values.map((value) =>
+    value === null ? 'NULL' : `'${String(value as string | number | boolean)}'`,
+  );
+  return planFor(client, sql, literals.join(', '));
 }
 
 test("next picks from the open tasks through tasks_live, in next's order", async () => {
