@@ -39,6 +39,11 @@ const DAY = 86_400_000;
  * left out, both, side by side in this run (each on a fresh database).
  */
 const CURSORS = { '0': [false], '1': [true] }[process.env['BATON_BENCH_CURSOR'] ?? ''] ?? [false, true];
+/**
+ * BATON_BENCH_TOKENS=1: each job also gets a revoked run token, as every run of `baton up` with an
+ * API leaves one, so the batch's token reads and deletes meet a table as large as the jobs'.
+ */
+const TOKENS = process.env['BATON_BENCH_TOKENS'] === '1';
 const SERVER = process.env['BATON_BENCH_PG_URL'] ?? 'postgres://postgres:postgres@127.0.0.1:5432/postgres';
 
 /** A 100 ms timer's worst lateness, in ms, until `stop` is called. */
@@ -82,6 +87,16 @@ function seedSqlite(path: string, now: number): void {
      INSERT INTO jobs (task_id, status, priority, queued_at, finished_at)
      SELECT (SELECT min(id) FROM tasks) + x % ${TASKS}, 'done', 100, ${ended} - 60000, ${ended} + x FROM c`,
   ).run();
+  if (TOKENS) {
+    db.prepare(
+      `INSERT INTO sessions (kind, host, pid, started_at, heartbeat_at) VALUES ('agent', 'h', 1, ${now}, ${now})`,
+    ).run();
+    db.prepare(
+      `INSERT INTO tokens (id, hash, scope, session_id, created_at, revoked_at, job_id, job_epoch, claim_epoch)
+       SELECT 'tok-' || id, 'hash-' || id, 'agent', (SELECT max(id) FROM sessions), ${ended}, ${ended}, id, 1, 1
+       FROM jobs`,
+    ).run();
+  }
   db.close();
 }
 
@@ -104,6 +119,17 @@ async function seedPostgres(url: string): Promise<void> {
          now() - interval '40 days' - interval '1 minute', now() - interval '40 days' + x * interval '1 ms', false
        FROM generate_series(0, ${JOBS - 1}) x`,
     );
+    if (TOKENS) {
+      await client.query(
+        `INSERT INTO sessions (kind, host, pid, started_at, heartbeat_at) VALUES ('agent', 'h', 1, now(), now())`,
+      );
+      await client.query(
+        `INSERT INTO tokens (id, hash, scope, session_id, created_at, revoked_at, job_id, job_epoch, claim_epoch)
+         SELECT 'tok-' || id, 'hash-' || id, 'agent', (SELECT max(id) FROM sessions), now(), now(), id, 1, 1
+         FROM jobs`,
+      );
+      await client.query('VACUUM ANALYZE tokens');
+    }
     await client.query('VACUUM ANALYZE jobs');
   });
 }

@@ -16,6 +16,7 @@ import { statementsOf } from '../../../test/support/pg-statements.js';
 import type { Store } from '../store.js';
 import { CLAIM_NEXT } from './job-steps.js';
 import { DROP_SQL, SHRINK_SQL } from './output-trim.js';
+import { PRUNE } from './retention.js';
 
 let client: pg.Client;
 let store: Store;
@@ -73,3 +74,14 @@ for (const [name, sql, first] of [
     assert.doesNotMatch(plan, /Bitmap Heap Scan on jobs|Sort Key: jobs\.finished_at/, plan);
   });
 }
+
+test('a retention batch reaches run tokens by job id, never by reading every token per candidate', async () => {
+  // No term; a retention of 1 s; 500 jobs; no actor; the cursor and window from before any job to
+  // after all (as retention.ts passes them); batch number 1.
+  const params = "NULL, NULL, NULL, 1000, 500, NULL, '-62135596800000000', 0, '253402300799999999', 0, 1";
+  const plan = await genericPlan(PRUNE, params);
+  // Before migration 0041, `NOT IN (SELECT job_id FROM tokens …)` named the batch's clock, so it
+  // was a SubPlan run again for each candidate: a sequential scan of every token per job.
+  assert.doesNotMatch(plan, /Seq Scan on tokens/, plan);
+  assert.equal(plan.match(/Index Scan on tokens_by_job|Index Scan using tokens_by_job/g)?.length, 2, plan);
+});

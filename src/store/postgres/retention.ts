@@ -28,8 +28,8 @@ const CANDIDATES = `FROM jobs j, n, live
   WHERE live.ok AND j.status IN ${TERMINAL_SQL} AND j.finished_at < n.cutoff
     AND EXISTS (SELECT 1 FROM jobs newer WHERE newer.task_id = j.task_id AND newer.id > j.id)
     AND j.id NOT IN (SELECT job_id FROM workspace_locks WHERE job_id IS NOT NULL)
-    AND j.id NOT IN (SELECT job_id FROM tokens WHERE job_id IS NOT NULL AND revoked_at IS NULL
-                     AND (expires_at IS NULL OR expires_at > n.t))
+    AND NOT EXISTS (SELECT 1 FROM tokens k WHERE k.job_id = j.id AND k.revoked_at IS NULL
+                    AND (k.expires_at IS NULL OR k.expires_at > n.t))
     AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = j.task_id
                     AND t.holder_session_id IN (j.session_id, j.agent_session_id))`;
 
@@ -61,7 +61,7 @@ const WINDOW_END = `SELECT ${usOf('j.finished_at')} AS at, j.id FROM jobs j
  * $7 and $8 the cursor (where the previous batch stopped; none: before any time), $9 and $10 the
  * window's end: row comparisons, in microseconds, the index seeks between.
  */
-const PRUNE = `${HEAD}, c AS (
+export const PRUNE = `${HEAD}, c AS (
   SELECT j.id, j.finished_at ${CANDIDATES} AND (j.finished_at, j.id) > (${atUs('$7')}, $8::bigint)
     AND (j.finished_at, j.id) <= (${atUs('$9')}, $10::bigint)
   ORDER BY j.finished_at, j.id LIMIT $5::int FOR UPDATE OF j SKIP LOCKED

@@ -16,14 +16,15 @@ import { retentionState, type StateRow } from '../retention-state.js';
 /**
  * The jobs a batch may remove: over, finished before @cutoff, not the newest of their task, not
  * named by a workspace lock or an unrevoked, unexpired run token, and not of the session that
- * still holds the task's claim. The two NOT IN lists are read once per statement.
+ * still holds the task's claim. The locks' NOT IN list is read once per statement (a few rows);
+ * a job's live run token is looked up by `tokens_by_job` (migration 0041).
  */
 const CANDIDATES = `FROM jobs j INDEXED BY jobs_finished
   WHERE j.status IN ${TERMINAL_SQL} AND j.finished_at < @cutoff
     AND EXISTS (SELECT 1 FROM jobs newer WHERE newer.task_id = j.task_id AND newer.id > j.id)
     AND j.id NOT IN (SELECT job_id FROM workspace_locks WHERE job_id IS NOT NULL)
-    AND j.id NOT IN (SELECT job_id FROM tokens WHERE job_id IS NOT NULL AND revoked_at IS NULL
-                     AND (expires_at IS NULL OR expires_at > @now))
+    AND NOT EXISTS (SELECT 1 FROM tokens k WHERE k.job_id = j.id AND k.revoked_at IS NULL
+                    AND (k.expires_at IS NULL OR k.expires_at > @now))
     AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = j.task_id
                     AND t.holder_session_id IN (j.session_id, j.agent_session_id))`;
 
@@ -38,7 +39,7 @@ const WINDOW_END = `SELECT j.finished_at, j.id FROM jobs j INDEXED BY jobs_finis
  * cursor: from before any time, not an `IS NULL OR` the planner could not seek by): a batch looks
  * at @scan entries at most, however many of them are kept, and a pass at each once.
  */
-const PICK = `SELECT j.id, j.finished_at ${CANDIDATES} AND (j.finished_at, j.id) > (@afterAt, @afterId)
+export const PICK = `SELECT j.id, j.finished_at ${CANDIDATES} AND (j.finished_at, j.id) > (@afterAt, @afterId)
     AND (j.finished_at, j.id) <= (@endAt, @endId)
   ORDER BY j.finished_at, j.id LIMIT @limit`;
 type Position = { finished_at: number; id: number };
@@ -46,10 +47,9 @@ const COUNT = `SELECT count(*) AS n ${CANDIDATES}`;
 const IDS = 'SELECT value FROM json_each(@ids)';
 /**
  * The run tokens of the removed jobs: each is revoked or expired (an unrevoked, unexpired one keeps
- * its job), so no one can present it again; `tokens` has no index on job_id, so one scan a batch,
- * as the candidates' NOT IN reads it.
+ * its job), so no one can present it again; found through `tokens_by_job`, a probe per job.
  */
-const DELETE_TOKENS = `DELETE FROM tokens WHERE job_id IN (${IDS})
+export const DELETE_TOKENS = `DELETE FROM tokens WHERE job_id IN (${IDS})
   AND (revoked_at IS NOT NULL OR expires_at <= @now)`;
 /** Batches stats_pruned keeps: a store that saw fewer counts its jobs again (docs/decisions/0040). */
 const LOGGED_BATCHES = 1000;

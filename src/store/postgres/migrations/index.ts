@@ -36,6 +36,7 @@ import statsMarks from './0037-stats-marks.js';
 import statsRetentionLog from './0038-stats-retention-log.js';
 import rareFinishes from './0039-rare-finishes.js';
 import liveTasks from './0040-live-tasks.js';
+import tokensByJob from './0041-tokens-by-job.js';
 
 export interface Migration {
   readonly version: number;
@@ -86,4 +87,5 @@ export const MIGRATIONS: readonly Migration[] = [
   statsRetentionLog,
   rareFinishes,
   liveTasks,
+  tokensByJob,
 ];

@@ -1,0 +1,35 @@
+/**
+ * The plans of a retention batch's token reads (retention.ts), not their speed: every run of
+ * `baton up` with an API leaves a run token, so `tokens` grows as `jobs` does, and a batch must
+ * reach a job's tokens by its id through `tokens_by_job` (migration 0041), never scan them all.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type Database from 'better-sqlite3';
+import { migratedReadOnly, planSteps } from '../../../test/support/sqlite-plans.js';
+import { DELETE_TOKENS, PICK } from './retention.js';
+
+let db: Database.Database;
+
+before(async () => {
+  db = await migratedReadOnly();
+});
+
+after(() => db.close());
+
+const tokenSteps = (steps: string[]): string[] => steps.filter((step) => /\b(tokens|k)\b/.test(step));
+
+test("a batch asks whether a live run token names a candidate by the candidate's id", () => {
+  const params = { afterAt: 0, afterId: 0, endAt: 1, endId: 1, cutoff: 1, now: 1, limit: 5 };
+  const steps = planSteps(db, PICK, params);
+  assert.deepEqual(tokenSteps(steps), ['SEARCH k USING INDEX tokens_by_job (job_id=?)'], steps.join('\n'));
+});
+
+test('a batch deletes the spent tokens of the jobs it removes by job id', () => {
+  const steps = planSteps(db, DELETE_TOKENS, { ids: '[1,2]', now: 1 });
+  assert.deepEqual(
+    tokenSteps(steps),
+    ['SEARCH tokens USING INDEX tokens_by_job (job_id=?)'],
+    steps.join('\n'),
+  );
+});
