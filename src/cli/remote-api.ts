@@ -268,7 +268,7 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
       if (token === undefined) throw new Error(`token ${made.id} was made but is not listed`);
       return { token, secret: made.token };
     },
-    list: () => this.get('/v1/tokens'),
+    list: (params) => this.get(params?.all === true ? '/v1/tokens?all=true' : '/v1/tokens'),
     revoke: async (id) => {
       const { revoked, ...token } = await this.post<Record<string, unknown>>(
         `/v1/tokens/${encodeURIComponent(String(id))}/revoke`,

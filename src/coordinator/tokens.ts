@@ -62,8 +62,9 @@ export class Tokens {
     return this.store.tokens.create(parseTokenCreate(input));
   }
 
-  list(): Promise<readonly Token[]> {
-    return this.store.tokens.list();
+  /** The tokens that may still open the API; `all`: revoked and expired ones too. */
+  list(params?: { readonly all?: boolean | undefined }): Promise<readonly Token[]> {
+    return this.store.tokens.list({ all: params?.all === true });
   }
 
   /** Revokes the token, naming who asked in the ledger; `revoked: false` when it already was. */
@@ -71,8 +72,8 @@ export class Tokens {
     const checked = validateTokenId(id);
     const revoked = await this.store.tokens.revoke({ id: checked, actor: by?.name });
     verifiedTokens.forget(checked);
-    const token = (await this.store.tokens.list()).find((entry) => entry.id === checked);
-    if (token === undefined) throw new NotFoundError('token', checked, 'list tokens with `baton token list`');
+    const token = await this.store.tokens.get(checked);
+    if (token === null) throw new NotFoundError('token', checked, 'list tokens with `baton token list`');
     return { token, revoked };
   }
 

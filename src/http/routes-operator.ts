@@ -127,13 +127,27 @@ function pruneRoute(app: Api, baton: Coordinator): void {
   );
 }
 
+const TokenListQuery = z.object({
+  all: z.enum(['true', 'false']).optional().openapi({
+    description: 'true: revoked and expired tokens too (a run of `baton up` leaves one per job)',
+  }),
+});
+
 /** Tokens: an operator lists, creates (the secret is shown once) and revokes them. */
 export function tokenRoutes(app: Api, baton: Coordinator): void {
   app.openapi(
-    route({ method: 'get', path: '/v1/tokens', tags: ['tokens'], responses: ok('tokens without secrets') }),
+    route({
+      method: 'get',
+      path: '/v1/tokens',
+      tags: ['tokens'],
+      request: { query: TokenListQuery },
+      responses: ok(
+        'the tokens that may still open the API (all=true: every token), oldest first, without secrets',
+      ),
+    }),
     async (context) => {
       await allow(context, baton, 'token:manage', { what: 'list tokens' });
-      return result(context, await baton.tokens.list());
+      return result(context, await baton.tokens.list({ all: context.req.valid('query').all === 'true' }));
     },
   );
   app.openapi(

@@ -59,6 +59,10 @@ export interface AuthRefusal {
   readonly session?: SessionId | null | undefined;
 }
 
+export interface TokenListParams {
+  readonly all?: boolean | undefined;
+}
+
 export interface TokenStore {
   readonly tokens: {
     /**
@@ -74,8 +78,14 @@ export interface TokenStore {
      * (TokenRun) also dies with that job attempt and its claim.
      */
     verify(secret: string): Promise<TokenCheck>;
-    /** Every token, oldest first, without secrets. */
-    list(): Promise<readonly Token[]>;
+    /**
+     * The tokens that may still open the API (unrevoked and unexpired on the database clock), oldest
+     * first, without secrets; `all`: every token ever made, revoked and expired ones too (a run of
+     * `baton up` with an API leaves one per job, so this grows with the jobs).
+     */
+    list(params?: TokenListParams): Promise<readonly Token[]>;
+    /** The token with this id (revoked or expired too), without its secret; null if unknown. */
+    get(id: string): Promise<Token | null>;
     /** Revokes it and writes `token:revoked`; false if it was already revoked; NotFoundError if unknown. */
     revoke(params: TokenRevokeParams): Promise<boolean>;
     /** Writes `auth:refused`: a request beyond its token's scope, which changed nothing else. */

@@ -89,7 +89,7 @@ for (const db of bothEngines()) {
           5_000,
           'the runner to revoke the token',
         );
-        const revoked = (await store.tokens.list()).find((t) => t.session === job?.agentSession);
+        const revoked = (await store.tokens.list({ all: true })).find((t) => t.session === job?.agentSession);
         assert.ok(revoked?.revokedAt, 'the token carries its revoke time');
       } finally {
         process.env = env;

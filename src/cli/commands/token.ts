@@ -39,13 +39,17 @@ export function registerToken(program: Command): void {
 
   tokenCommand
     .command('list')
-    .description('list tokens, oldest first, without their secrets')
-    .action((_o: unknown, cmd: Command) =>
+    .description('list the tokens that may still open the API, oldest first, without their secrets')
+    .option('--all', 'every token: revoked, expired and spent ones too (`baton up` leaves one per job run)')
+    .action((options: { all?: boolean }, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
-        const tokens = await baton.tokens.list();
+        const tokens = await baton.tokens.list({ all: options.all === true });
         out.result(tokens, () =>
           tokens.length === 0
-            ? 'no tokens: make one with `baton token create --scope viewer`'
+            ? options.all === true
+              ? 'no tokens: make one with `baton token create --scope viewer`'
+              : 'no live tokens (`baton token list --all` shows revoked and expired ones): make one with ' +
+                '`baton token create --scope viewer`'
             : table(
                 ['ID', 'SCOPE', 'BOUND TO', 'NAME', 'CREATED', 'EXPIRES', 'REVOKED'],
                 tokens.map((token) => [

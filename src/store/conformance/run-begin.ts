@@ -100,7 +100,7 @@ export function exerciseRunBegin(harness: Harness): void {
         const begun = await store.runs.begin({ job: guard, session: AGENT, key: 'nope', token: TOKEN });
         assert.ok(begun.ok && begun.claim instanceof Error && !(begun.claim instanceof TaskStateError));
         assert.equal(begun.token, null);
-        assert.deepEqual(await store.tokens.list(), []);
+        assert.deepEqual(await store.tokens.list({ all: true }), []);
         assert.match(begun.claim.message, /nope/);
         assert.equal((await store.jobs.get(guard.id))?.status, 'running');
         assert.equal((await store.sessions.get(begun.session.id))?.state, 'live');
@@ -151,7 +151,7 @@ export function exerciseRunBegin(harness: Harness): void {
         assert.ok((await store.claims.acquire({ key: 'k', session: other.id })).ok);
         const held = await store.runs.begin({ job: guard, session: AGENT, key: 'k', token: TOKEN });
         assert.ok(held.ok && !(held.claim instanceof Error) && !held.claim.ok && held.token === null);
-        assert.deepEqual(await store.tokens.list(), []);
+        assert.deepEqual(await store.tokens.list({ all: true }), []);
         assert.ok(!(await store.audit.list()).some((entry) => entry.type === 'token:created'));
       }));
 

@@ -67,10 +67,60 @@ export function exerciseTokens(harness: Harness): void {
         await assert.rejects(store.tokens.create({ scope: 'agent', session: 9999 }), NotFoundError);
         await store.sessions.end(session.id);
         await assert.rejects(store.tokens.create({ scope: 'agent', session: session.id }), FencedError);
-        assert.deepEqual(await store.tokens.list(), []);
+        assert.deepEqual(await store.tokens.list({ all: true }), []);
         assert.deepEqual(await store.audit.list({ type: 'token:created' }), []);
         const host = await store.tokens.create({ scope: 'host', host: 'box-1' });
         assert.deepEqual([host.token.scope, host.token.session, host.token.host], ['host', null, 'box-1']);
+      }));
+
+    test('the list shows the tokens that may still open the API; all: every token; get reads one by id', () =>
+      withFixture(harness, async ({ clocked, moveClock }) => {
+        const store = await clocked();
+        const revoked = (await store.tokens.create({ scope: 'operator', name: 'revoked' })).token;
+        const expiring = (await store.tokens.create({ scope: 'viewer', name: 'expiring', ttlMs: 60_000 }))
+          .token;
+        await moveClock(1_000);
+        const lasting = (await store.tokens.create({ scope: 'viewer', name: 'lasting', ttlMs: 3_600_000 }))
+          .token;
+        const forever = (await store.tokens.create({ scope: 'host', host: 'box-1' })).token;
+        assert.equal(await store.tokens.revoke({ id: revoked.id }), true);
+        const names = async (all?: boolean) =>
+          (await store.tokens.list(all === undefined ? undefined : { all })).map(
+            (token) => token.name ?? token.host,
+          );
+        assert.deepEqual(await names(), ['expiring', 'lasting', 'box-1'], 'the revoked one is left out');
+        await moveClock(60_000);
+        assert.deepEqual(await names(), ['lasting', 'box-1'], 'so is the expired one');
+        assert.deepEqual(await names(false), ['lasting', 'box-1']);
+        assert.deepEqual(await names(true), ['revoked', 'expiring', 'lasting', 'box-1'], 'all, oldest first');
+        assert.deepEqual(await store.tokens.get(forever.id), forever);
+        assert.deepEqual(await store.tokens.get(lasting.id), lasting);
+        assert.equal((await store.tokens.get(revoked.id))?.revokedAt !== null, true);
+        assert.equal((await store.tokens.get(expiring.id))?.id, expiring.id);
+        assert.equal(await store.tokens.get('nope'), null);
+      }));
+
+    test('the list leaves out a run token whose run is over and an agent token whose session ended', () =>
+      withFixture(harness, async ({ store }) => {
+        const { runner, agent, secret } = await givenRunToken(store, 60_000);
+        const check = await store.tokens.verify(secret);
+        assert.ok(check.ok);
+        const ids = async (all?: boolean) => (await store.tokens.list({ all })).map((token) => token.id);
+        assert.deepEqual(await ids(), [check.token.id]);
+        // The run ends and nobody revokes its token (its runner was killed): it opens nothing.
+        const [job] = await store.jobs.list({ status: ['running'] });
+        assert.ok(job !== undefined);
+        assert.ok(
+          (await store.jobs.finish({ id: job.id, session: runner.id, epoch: job.epoch, status: 'done' })).ok,
+        );
+        assert.deepEqual(await store.tokens.verify(secret), { ok: false, reason: 'ended' });
+        assert.deepEqual(await ids(), []);
+        assert.deepEqual(await ids(true), [check.token.id]);
+        const own = await store.tokens.create({ scope: 'agent', session: agent.id, name: 'own' });
+        assert.deepEqual(await ids(), [own.token.id]);
+        await store.sessions.end(agent.id);
+        assert.deepEqual(await ids(), [], 'its session ended');
+        assert.deepEqual(await ids(true), [check.token.id, own.token.id]);
       }));
 
     test('a revoked token opens nothing; revoking twice answers false; an unknown id is not found', () =>
@@ -80,7 +130,7 @@ export function exerciseTokens(harness: Harness): void {
         assert.deepEqual(await store.tokens.verify(secret), { ok: false, reason: 'revoked' });
         assert.equal(await store.tokens.revoke({ id: token.id }), false);
         await assert.rejects(store.tokens.revoke({ id: 'nope' }), NotFoundError);
-        const [listed] = await store.tokens.list();
+        const [listed] = await store.tokens.list({ all: true });
         assert.ok(listed?.revokedAt !== null);
         const revoked = await store.audit.list({ type: 'token:revoked' });
         assert.deepEqual(

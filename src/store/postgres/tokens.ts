@@ -36,6 +36,18 @@ const RUN_LIVE = `SELECT 1 FROM jobs j
     AND c.session_id = t.session_id AND c.released_at IS NULL AND NOT ${EXPIRED('s')}
     AND NOT ${EXPIRED('r')}`;
 
+const LIST_ALL = `SELECT ${COLUMNS('t')} FROM tokens t ORDER BY t.created_at, t.id`;
+/**
+ * The tokens verify could still accept: unrevoked (through `tokens_live`, migration 0041: the revoked
+ * ones, most of them run tokens, have no entry), unexpired, their session live, their run live (a
+ * runner killed before it revoked its run's token leaves one that opens nothing).
+ */
+export const LIST_LIVE = `SELECT ${COLUMNS('t')} FROM tokens t
+  WHERE t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > ${NOW})
+    AND (t.session_id IS NULL OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = t.session_id AND s.state = 'live'))
+    AND (t.job_id IS NULL OR EXISTS (${RUN_LIVE}))
+  ORDER BY t.created_at, t.id`;
+
 export function postgresTokens(exec: PgExecutor): TokenStore['tokens'] {
   return {
     create: (params) => createToken(exec, params),
@@ -56,10 +68,14 @@ export function postgresTokens(exec: PgExecutor): TokenStore['tokens'] {
       if (row.run_over) return { ok: false, reason: 'ended' };
       return { ok: true, token: toToken(row) };
     },
-    list: async () =>
-      (await exec.rows<TokenRow>(`SELECT ${COLUMNS('t')} FROM tokens t ORDER BY t.created_at, t.id`)).map(
-        toToken,
-      ),
+    list: async (params) =>
+      (await exec.rows<TokenRow>(params?.all === true ? LIST_ALL : LIST_LIVE)).map(toToken),
+    get: async (id) => {
+      const row = await exec.one<TokenRow>(`SELECT ${COLUMNS('t')} FROM tokens t WHERE t.id = $1::text`, [
+        id,
+      ]);
+      return row === undefined ? null : toToken(row);
+    },
     revoke: async ({ id, actor }) => {
       const row = await exec.one<{ known: number; revoked: number }>(
         `WITH t AS (SELECT id FROM tokens WHERE id = $1::text),

@@ -1,13 +1,15 @@
 /**
- * The plans of a retention batch's token reads (retention.ts), not their speed: every run of
- * `baton up` with an API leaves a run token, so `tokens` grows as `jobs` does, and a batch must
- * reach a job's tokens by its id through `tokens_by_job` (migration 0041), never scan them all.
+ * The plans of the reads of `tokens` that run on a schedule or an operator's command, not their
+ * speed: every run of `baton up` with an API leaves a run token, so `tokens` grows as `jobs` does.
+ * A retention batch (retention.ts) reaches a job's tokens by its id through `tokens_by_job`, and
+ * `baton token list` the unrevoked ones through `tokens_live` (migration 0041), never all of them.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type Database from 'better-sqlite3';
 import { migratedReadOnly, planSteps } from '../../../test/support/sqlite-plans.js';
 import { DELETE_TOKENS, PICK } from './retention.js';
+import { LIST_LIVE } from './tokens.js';
 
 let db: Database.Database;
 
@@ -32,4 +34,10 @@ test('a batch deletes the spent tokens of the jobs it removes by job id', () => 
     ['SEARCH tokens USING INDEX tokens_by_job (job_id=?)'],
     steps.join('\n'),
   );
+});
+
+test('the token list reads the unrevoked tokens through tokens_live, in its order', () => {
+  const steps = planSteps(db, LIST_LIVE, { now: 1 });
+  assert.equal(steps[0], 'SCAN tokens USING INDEX tokens_live', steps.join('\n'));
+  assert.ok(!steps.some((step) => step.includes('TEMP B-TREE')), steps.join('\n'));
 });

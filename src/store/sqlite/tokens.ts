@@ -35,6 +35,19 @@ const RUN_LIVE = `SELECT 1 FROM jobs j
     AND c.session_id = tokens.session_id AND c.released_at IS NULL
     AND ${LIVE_WITHIN_TTL('s')} AND ${LIVE_WITHIN_TTL('r')}`;
 
+const SELECT = `SELECT ${TOKEN_COLUMNS}, ${RUN_TASK_KEY('tokens')} FROM tokens`;
+const LIST_ALL = `${SELECT} ORDER BY created_at, id`;
+/**
+ * The tokens verify could still accept: unrevoked (through `tokens_live`, migration 0041: the revoked
+ * ones, most of them run tokens, have no entry), unexpired, their session live, their run live (a
+ * runner killed before it revoked its run's token leaves one that opens nothing).
+ */
+export const LIST_LIVE = `${SELECT} INDEXED BY tokens_live
+  WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > @now)
+    AND (session_id IS NULL OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = tokens.session_id AND s.state = 'live'))
+    AND (job_id IS NULL OR EXISTS (${RUN_LIVE}))
+  ORDER BY created_at, id`;
+
 export function sqliteTokens(exec: SqliteExecutor): Sync<TokenStore['tokens']> {
   return {
     create: (params) => createToken(exec, params),
@@ -58,14 +71,19 @@ export function sqliteTokens(exec: SqliteExecutor): Sync<TokenStore['tokens']> {
         if (row.run_over === 1) return { ok: false, reason: 'ended' } as const;
         return { ok: true, token: toToken(row) } as const;
       }),
-    list: () =>
+    list: (params) =>
       exec.read(() =>
         (
           exec
-            .prepare(`SELECT ${TOKEN_COLUMNS}, ${RUN_TASK_KEY('tokens')} FROM tokens ORDER BY created_at, id`)
-            .all() as TokenRow[]
+            .prepare(params?.all === true ? LIST_ALL : LIST_LIVE)
+            .all(params?.all === true ? {} : { now: exec.now() }) as TokenRow[]
         ).map(toToken),
       ),
+    get: (id) =>
+      exec.read(() => {
+        const row = exec.prepare(`${SELECT} WHERE id = ?`).get(id) as TokenRow | undefined;
+        return row === undefined ? null : toToken(row);
+      }),
     revoke: ({ id, actor }) =>
       exec.write(() => {
         const row = exec.prepare('SELECT revoked_at FROM tokens WHERE id = ?').get(id) as
