@@ -34,6 +34,8 @@ export interface RunnerEvents {
   failed: [error: unknown];
   /** A heartbeat got through: the database answers (after `failed`, it works again). */
   beat: [];
+  /** A look for the jobs placed on this runner returned (draining, it looks no more). */
+  polled: [];
   /** A run ended, however (its job done, failed, requeued or lost), and left the runner. */
   ended: [job: Job];
 }
@@ -261,6 +263,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
     if (this.draining) return;
     const assigned = await this.options.store.dispatch.assigned(this.options.session);
     for (const job of assigned) this.begin(job);
+    this.emit('polled');
   }
 
   /**

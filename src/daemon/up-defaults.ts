@@ -7,6 +7,9 @@ import { availableParallelism } from 'node:os';
 /** How the line that says the daemon joined begins: the CLI times its URL line from it. */
 export const JOINED_LINE_START = 'joined as session ';
 
+/** How the line that says the daemon's loops run begins (running-line.ts): it follows the join. */
+export const RUNNING_LINE_START = 'running as session ';
+
 export const UP_DEFAULTS = {
   leaseTtlMs: 15_000,
   retryIntervalMs: 2_000,

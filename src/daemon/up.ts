@@ -33,6 +33,7 @@ import { LeaderDuties, leaderUpkeep } from './leader-duties.js';
 import { AgentUids, seatedSlots } from './agent-uids.js';
 import { takeBackOrphans } from '../os/lent-record.js';
 import { drainFirst, linkedAbort, type DrainLog } from './drain.js';
+import { startLoops } from './running-line.js';
 
 export type { UpOptions } from './up-options.js';
 import type { UpOptions } from './up-options.js';
@@ -206,9 +207,7 @@ async function joinWith(
   const everyLeader = [...(options.leaderDuties ?? []), ...upkeep];
   const duties = new LeaderDuties({ duties: everyLeader, clock, leading, log });
   duties.start();
-  elector.start();
-  dispatcher.start();
-  runner.start();
+  startLoops({ runner, elector, dispatcher }, session, log); // says when each has run
   // The runner looks only for jobs placed on it: an enqueue or a freed slot is the dispatcher's.
   const pumps = [
     pumpWakeups(store, stop, () => dispatcher.wake()),
