@@ -88,7 +88,7 @@ describe('baton up --agent-uids, its runner killed mid-run', () => {
         await first.exited();
 
         const second = c.up('h1', ...flags);
-        await second.waitForLog(/joined as session/, 30_000);
+        await second.waitRunning(30_000);
         // The directory goes before the line saying so is written: wait for the line.
         const retired =
           /retired worktree .* of crash epoch 1, whose claim is over: work archived to refs\/baton\/archive\//;
@@ -130,7 +130,7 @@ describe('two baton up --agent-uids on one machine', () => {
         chmodSync(c.dir, 0o711);
         const registry = '/run/baton/agent-uids';
         const first = c.up('h1', '--agent-uids', '47021-47022');
-        await first.waitForLog(/joined as session/);
+        await first.waitRunning();
         assert.ok(
           readdirSync(registry).some((name) => name.startsWith(`${first.pid}-`)),
           'registered',
@@ -149,7 +149,7 @@ describe('two baton up --agent-uids on one machine', () => {
           ['h1'],
         );
         const disjoint = c.up('h2', '--agent-uids', '47023-47024');
-        await disjoint.waitForLog(/joined as session/);
+        await disjoint.waitRunning();
         disjoint.signal('SIGTERM');
         await disjoint.exited();
         assert.ok(
@@ -162,7 +162,7 @@ describe('two baton up --agent-uids on one machine', () => {
         first.signal('SIGKILL');
         await first.exited();
         const after = c.up('h3', '--agent-uids', '47021-47022');
-        await after.waitForLog(/joined as session/);
+        await after.waitRunning();
         assert.equal(existsSync(homes), false, "the dead runner's HOMEs removed with its file");
         assert.ok(
           !readdirSync(registry).some((name) => name.startsWith(`${first.pid}-`)),

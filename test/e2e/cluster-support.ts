@@ -35,6 +35,14 @@ const FAST_ARGS = [
   '2',
 ];
 
+/**
+ * Baton's default stale threshold (10 s), for a test about something else than fencing: FAST's
+ * 2 s leaves a trust window of 1 s (minus two 0.5 s beats, core/heartbeat-windows.ts), which a
+ * loaded machine's heartbeat round trip can pass, so the runner fences itself and rejoins
+ * (docs/decisions/0042). Given after FAST's arguments, it is the one that counts.
+ */
+export const STEADY = ['--stale-after', '10'];
+
 export class UpProcess {
   constructor(
     readonly name: string,
@@ -55,9 +63,27 @@ export class UpProcess {
   }
 
   /** Waits for `pattern` in the log; a timeout names the log's last lines, so a failure says why. */
-  async waitForLog(pattern: RegExp, timeoutMs = 15_000): Promise<void> {
+  waitForLog(pattern: RegExp, timeoutMs = 15_000): Promise<void> {
+    return this.waitFor(() => pattern.test(this.log()), timeoutMs, `${this.name} to log ${pattern}`);
+  }
+
+  /**
+   * Waits until this `baton up` has logged its `count`th `running as session N` line (one per join
+   * and rejoin, daemon/running-line.ts): its heartbeat, placement poll, lease and dispatch loops
+   * have each run. `joined as session N` comes before any of that. A timeout names the last lines.
+   */
+  waitRunning(timeoutMs = 15_000, count = 1): Promise<void> {
+    const lines = (): number => this.log().match(/running as session \d+/g)?.length ?? 0;
+    return this.waitFor(
+      () => lines() >= count,
+      timeoutMs,
+      `${this.name}'s loops to run (running line ${count})`,
+    );
+  }
+
+  private async waitFor(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
     try {
-      await waitUntil(() => pattern.test(this.log()), timeoutMs, `${this.name} to log ${pattern}`);
+      await waitUntil(check, timeoutMs, what);
     } catch (error) {
       const tail = this.log().split('\n').slice(-15).join('\n');
       throw new Error(`${(error as Error).message}; ${this.name}'s last lines:\n${tail}`, { cause: error });

@@ -148,7 +148,7 @@ for (const kind of CONTAINMENT_KINDS) {
         const second = c.up('solo', '--containment', kind);
         await second.waitForLog(/killed \d+ process\(es\) left by session \d+/);
         await waitUntil(() => !isAlive(sleeper), 5_000, 'the leftover to be dead');
-        await second.waitForLog(/joined as session/);
+        await second.waitRunning();
         const log = second.log();
         assert.ok(log.indexOf('left by session') < log.indexOf('joined as session'), log);
         const hosts = await c.baton('hosts');

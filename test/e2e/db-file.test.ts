@@ -13,7 +13,7 @@ test('baton up stops with a clear error when its SQLite file is deleted while it
   const c = await clusterFixture(sqliteDatabase());
   try {
     const up = c.up('a');
-    await up.waitForLog(/joined as session/);
+    await up.waitRunning();
     for (const suffix of ['', '-wal', '-shm']) rmSync(`${c.url}${suffix}`, { force: true });
     await waitUntil(() => up.child.exitCode !== null, 15_000, 'baton up to stop');
     assert.equal(up.child.exitCode, 3, up.log());

@@ -134,7 +134,7 @@ for (const db of bothEngines()) {
       const c = await clusterFixture(db);
       try {
         const up = c.up('a');
-        await up.waitForLog(/joined as session/);
+        await up.waitRunning();
         const raw = await rawSql(db, c.url);
         try {
           const p = db.engine === 'sqlite' ? ['?', '?', '?'] : ['$1', '$2', '$3'];

@@ -13,6 +13,7 @@ import { bothEngines, sqliteDatabase } from '../support/databases.js';
 import {
   agentStarted,
   clusterFixture,
+  STEADY,
   withCluster,
   type ClusterFixture,
   type UpProcess,
@@ -26,10 +27,8 @@ import { waitUntil } from '../support/wait.js';
  * on a loaded machine a heartbeat round trip took longer (1.0-1.4 s, "a heartbeat call did not
  * answer"), the runner fenced itself, killed its agent and rejoined, and the drain's tests failed
  * on what followed: no run left to drain, a job done at attempt 2 (docs/decisions/0042).
+ * `c.up` with the STEADY stale threshold (cluster-support.ts); `extra` after it.
  */
-const STEADY = ['--stale-after', '10'];
-
-/** `c.up` with the STEADY stale threshold; `extra` after it. */
 const steadyUp = (c: ClusterFixture, host: string, ...extra: string[]): UpProcess =>
   c.up(host, ...STEADY, ...extra);
 
@@ -70,7 +69,7 @@ for (const db of bothEngines()) {
         const { agent, job, up } = await runningOnH1(c);
         // A warm standby takes the lease: a dispatcher that would place on h1 were it not marked.
         const standby = steadyUp(c, 'h2', '--standby');
-        await standby.waitForLog(/joined as session/);
+        await standby.waitRunning();
         up.signal('SIGTERM');
         await up.waitForLog(/draining: 1 run\(s\) to finish by .* \(--drain 30 s\); host h1 disabled/);
         await standby.waitForLog(/leading the dispatcher/);
@@ -126,7 +125,7 @@ for (const db of bothEngines()) {
       withCluster(db, async (c) => {
         const { agent, job, up } = await runningOnH1(c);
         const other = steadyUp(c, 'h2', '--standby');
-        await other.waitForLog(/joined as session/);
+        await other.waitRunning();
         up.signal('SIGTERM');
         await up.waitForLog(/draining: 1 run\(s\) to finish/);
         await other.waitForLog(/leading the dispatcher/);
@@ -222,7 +221,7 @@ for (const db of bothEngines()) {
         await first.waitForLog(/leading the dispatcher, term 1/);
         await waitUntil(async () => agentStarted(c.store, 'a'), 15_000, 'the agent to start');
         const second = steadyUp(c, 'h2', '--lease-ttl', '60');
-        await second.waitForLog(/joined as session/);
+        await second.waitRunning();
         first.signal('SIGTERM');
         // Without the resignation it would wait out the 60 s TTL, long after the agent below has ended.
         await second

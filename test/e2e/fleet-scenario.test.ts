@@ -124,7 +124,7 @@ async function play(f: Fleet): Promise<{ killed: Set<string>; cancelled: number;
   await a.waitForLog(/leading the dispatcher, term 1/, 30_000);
   const b = f.up('b');
   const c = f.up('c', '--standby');
-  await b.waitForLog(/joined as session/, 30_000);
+  await b.waitRunning(30_000);
   await c.waitForLog(/joined as session .* \(standby/, 30_000);
   await ok(f.c, 'host', 'enable', 'c');
   await enqueueAll(f);
@@ -147,7 +147,7 @@ async function play(f: Fleet): Promise<{ killed: Set<string>; cancelled: number;
   const a2 = f.up('a');
   const c2 = f.up('c');
   await a2.waitForLog(/joined as session .* \(disabled by an operator/, 30_000);
-  await c2.waitForLog(/joined as session/, 30_000);
+  await c2.waitRunning(30_000);
   return { killed: new Set(['a', 'c']), cancelled: victim.id, ups: [b, a2, c2] };
 }
 

@@ -23,6 +23,7 @@ for (const db of bothEngines()) {
         await a.waitForLog(/leading the dispatcher/);
         const b = c.up('b', '--standby');
         await b.waitForLog(/joined as session .* \(standby, as --standby asks/);
+        await b.waitRunning(); // paused below once its loops run, not in the middle of its join
         assert.equal(await enabled(), false);
         assert.equal((await c.baton('host', 'enable', 'b')).code, 0);
 

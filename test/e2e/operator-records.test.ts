@@ -111,7 +111,7 @@ describe('why baton up was fenced off', () => {
     const c = await clusterFixture(sqliteDatabase());
     try {
       const up = c.up('a');
-      await up.waitForLog(/joined as session \d+/);
+      await up.waitRunning(); // its runner heartbeats: the end below is the one that fences it
       const session = /joined as session (\d+)/.exec(up.log())?.[1] ?? '';
       const ended = await c.baton('session', 'end', session);
       assert.equal(ended.code, 0, ended.stderr);

@@ -101,7 +101,7 @@ describe('what an agent sees and spends', () => {
       writeFileSync(join(state, 'logs', 'job-1-attempt-1.log'), 'old output\n', { mode: 0o644 });
       chmodSync(c.url, 0o644);
       const up = c.up('a');
-      await up.waitForLog(/joined as session/);
+      await up.waitRunning();
       assert.match(up.log(), /note: \.baton was 0755, now 0700/);
       assert.equal(statSync(state).mode & 0o777, 0o700);
       assert.equal(statSync(join(state, 'logs')).mode & 0o777, 0o700);
