@@ -11,7 +11,14 @@ import { treeMembers } from '../../src/os/process-tree.js';
 import { startTestServer } from '../dashboard/server.js';
 import { bothEngines } from '../support/databases.js';
 import { waitUntil } from '../support/wait.js';
-import { agentPids, agentStarted, clusterFixture, isAlive, type ClusterFixture } from './cluster-support.js';
+import {
+  agentPids,
+  agentStarted,
+  clusterFixture,
+  isAlive,
+  STEADY,
+  type ClusterFixture,
+} from './cluster-support.js';
 
 /** The job's attempt once its agent runs, with the agent's pid as its run records it. */
 async function runningAttempt(c: ClusterFixture, id: number, attempt: number): Promise<number> {
@@ -128,20 +135,22 @@ for (const db of bothEngines()) {
     test("a new leader's line says whether the one before it died or stepped down", async () => {
       const c = await clusterFixture(db);
       try {
-        const first = c.up('a');
-        await first.waitForLog(/joined as session (\d+)/);
+        // About the lease's ledger, not fencing: STEADY, so a loaded machine does not fence a
+        // process (a new session, and the terms shifted) before the kill (docs/decisions/0042).
+        const first = c.up('a', ...STEADY);
+        await first.waitRunning();
         await first.waitForLog(/leading the dispatcher, term 1$/m);
         const a = Number(/joined as session (\d+)/.exec(first.log())?.[1]);
-        const standby = c.up('b');
-        await standby.waitForLog(/joined as session/);
+        const standby = c.up('b', ...STEADY);
+        await standby.waitRunning();
         first.signal('SIGKILL');
         // Its lease expired unrenewed; the new leader may have rescued its session before it looks.
         await standby.waitForLog(
           new RegExp(`term 2, after session ${a}, which (did not step down: its lease expired|died or hung)`),
         );
         const b = Number(/joined as session (\d+)/.exec(standby.log())?.[1]);
-        const third = c.up('c');
-        await third.waitForLog(/joined as session/);
+        const third = c.up('c', ...STEADY);
+        await third.waitRunning();
         standby.signal('SIGINT');
         await third.waitForLog(
           new RegExp(`leading the dispatcher, term 3, after session ${b}, which stepped down$`, 'm'),
