@@ -19,7 +19,7 @@ import { branchForKey } from '../../src/os/worktree.js';
 import { sqliteDatabase } from '../support/databases.js';
 import { git, isolateGit, makeRepo } from '../support/git.js';
 import { waitUntil } from '../support/wait.js';
-import { clusterFixture, ROOT, type ClusterFixture, type UpProcess } from './cluster-support.js';
+import { clusterFixture, ROOT, STEADY, type ClusterFixture, type UpProcess } from './cluster-support.js';
 
 isolateGit();
 const BIN = join(ROOT, 'bin', 'baton.js');
@@ -124,8 +124,10 @@ async function runTwo(c: ClusterFixture, extra: readonly string[]) {
   chmodSync(meet, 0o1777);
   const workspaces = new Workspaces(c.store);
   await workspaces.addWorkspace({ name: 'repo', path: repo, kind: 'worktree' });
-  const up = c.up('h1', '--slots', '2', ...extra);
-  await up.waitForLog(/joined as session/);
+  // STEADY: with FAST's 1 s trust window, a claim heartbeat late on a loaded machine fenced an
+  // agent (`no beat was sent: this process was too busy`) and its one attempt ended failed.
+  const up = c.up('h1', ...STEADY, '--slots', '2', ...extra);
+  await up.waitRunning();
   for (const [index, key] of KEYS.entries()) {
     await workspaces.addTask({ key, workspace: 'repo' });
     const command = agentScript(meet, up.pid, KEYS[1 - index] ?? '');
@@ -234,7 +236,7 @@ describe('baton up --agent-uids', () => {
         await workspaces.addWorkspace({ name: 'repo', path: repo, kind: 'worktree' });
         await workspaces.addTask({ key: 'closed', workspace: 'repo' });
         await c.store.jobs.enqueue({ key: 'closed', command: 'touch ran', attemptMax: 1 });
-        const up = c.up('h1', '--agent-uids', '47004');
+        const up = c.up('h1', ...STEADY, '--agent-uids', '47004');
         await endOf(c, up, ['closed']);
         const [job] = await c.store.jobs.list({ key: 'closed' });
         assert.equal(job?.status, 'failed', up.log());
