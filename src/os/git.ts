@@ -77,19 +77,23 @@ function gitEnv(extra: Readonly<Record<string, string>> | undefined): NodeJS.Pro
 }
 
 /**
- * git read a linked worktree's files while another process (a second `baton up` on this host)
- * removed them: git lists `.git/worktrees/<id>` and resolves paths beneath it in separate steps,
- * and dies in the second when the entry is gone ("Invalid path '…/.git/worktrees/<id>': No such
- * file or directory", from the fleet scenario). Every command that looks at the worktrees (list,
- * add, remove, branch) does so before it changes anything, so the same command again sees the
- * list without the entry.
+ * git read a linked worktree's files while another process changed them. A removal: git lists
+ * `.git/worktrees/<id>` and resolves paths beneath it in separate steps, and dies in the second
+ * when the entry is gone ("Invalid path '…/.git/worktrees/<id>': No such file or directory", from
+ * the fleet scenario). An addition: `git worktree add` creates the entry's commondir empty and then
+ * writes it, and a git reading it in between dies ("failed to read …/worktrees/<id>/commondir",
+ * CI54; decision 0044). Baton's own processes take turns (worktree-claim.ts), but an agent's or a
+ * person's git does not. Every command that looks at the worktrees (list, add, remove, branch)
+ * does so before it changes anything, so the same command again sees the list as it now is.
  */
-const WORKTREE_VANISHED = /Invalid path '[^']*\/worktrees\/[^']*': No such file or directory/;
-const VANISHED_TRIES = 6;
+const WORKTREE_GONE = /Invalid path '[^']*\/worktrees\/[^']*': No such file or directory/;
+const WORKTREE_HALF_MADE = /failed to read .*\/worktrees\/[^/\s]+\/commondir/;
+const WORKTREE_IN_FLUX = new RegExp(`${WORKTREE_GONE.source}|${WORKTREE_HALF_MADE.source}`);
+const IN_FLUX_TRIES = 6;
 
 /** Runs git and returns its stdout without the trailing newline; GitCommandError on failure. */
 export function git(args: readonly string[], options: GitOptions): Promise<string> {
-  return retried(WORKTREE_VANISHED, VANISHED_TRIES, () => gitOnce(args, options));
+  return retried(WORKTREE_IN_FLUX, IN_FLUX_TRIES, () => gitOnce(args, options));
 }
 
 /** Runs `call` again, with backoff (50, 100, 200 … ms), while git fails with stderr matching `transient`. */

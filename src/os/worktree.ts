@@ -12,7 +12,7 @@ import { ConflictError, FencedError, InvalidInputError } from '../core/errors.js
 import { validateEpoch, validateKey } from '../core/validate.js';
 import { git, gitDirOf, gitMaybe, gitWrite } from './git.js';
 import { archiveWorktree } from './worktree-archive.js';
-import { whileClaimed } from './worktree-claim.js';
+import { whileClaimed, whileWorktreesLocked } from './worktree-claim.js';
 
 export { ARCHIVE_PREFIX } from './worktree-archive.js';
 
@@ -116,12 +116,17 @@ async function commonDirOf(repo: string): Promise<string> {
   return canonical(resolve(repo, await git(['rev-parse', '--git-common-dir'], { cwd: repo })));
 }
 
-/** Runs one worktree change at a time per repository within this process. */
+/**
+ * Runs one worktree change at a time per repository: within this process by a queue, and across
+ * the processes of the machine (several `baton up`, a `baton claim`) by the lock of its worktrees
+ * (worktree-claim.ts, decision 0044), taken in turn so this process never waits on itself.
+ */
 const queues = new Map<string, Promise<unknown>>();
 async function serially<T>(repo: string, work: () => Promise<T>): Promise<T> {
   const key = await commonDirOf(repo);
   const previous = queues.get(key) ?? Promise.resolve();
-  const next = previous.then(work, work);
+  const locked = (): Promise<T> => whileWorktreesLocked(key, work);
+  const next = previous.then(locked, locked);
   queues.set(
     key,
     next.catch(() => undefined),
@@ -180,8 +185,11 @@ export async function prepareWorktree(params: {
           'make a first commit, then try again',
         );
       }
-      await gitWrite(['worktree', 'add', '-b', branch, path, head], { cwd: repo });
+      // The branch first, then the worktree: `worktree add -b` makes the branch before it reads the
+      // other worktrees, so a read git retries (git.ts) would find the branch made.
+      await gitWrite(['branch', '--no-track', branch, head], { cwd: repo });
       await gitWrite(['config', `branch.${branch}.${KEY_CONFIG}`, key], { cwd: repo });
+      await gitWrite(['worktree', 'add', path, branch], { cwd: repo });
     }
     return { path, branch };
   });

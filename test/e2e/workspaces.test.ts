@@ -227,7 +227,8 @@ for (const db of bothEngines()) {
       withCluster(db, async (c) => {
         // In the fleet scenario a `git worktree add` lost a race with another host's git and the
         // job failed for good. Here a ref in the way fails the first attempt the same way (git
-        // refuses to create the branch), and is gone before the second.
+        // refuses to create the branch, which is made before the worktree: decision 0044), and is
+        // gone before the second.
         const { repo } = makeRepo(c.dir);
         const key = 'gh:acme/api#9';
         git(repo, 'branch', `${branchForKey(key)}/in-the-way`);
@@ -246,7 +247,7 @@ for (const db of bothEngines()) {
         assert.equal(first.status, 'queued', `given back, not failed: ${first.reason ?? ''}`);
         assert.match(
           first.reason ?? '',
-          /^requeued: worktree of workspace repo: git worktree add .* fatal: cannot lock ref/,
+          /^requeued: worktree of workspace repo: git branch --no-track .* fatal: cannot lock ref/,
         );
         git(repo, 'branch', '-D', `${branchForKey(key)}/in-the-way`);
         await waitUntil(() => done(c, [key]), 30_000, 'the second attempt to finish');

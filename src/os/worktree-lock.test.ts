@@ -1,0 +1,226 @@
+/**
+ * Worktrees of one repository made and retired by several processes at once (decision 0044): two
+ * `baton up` on one machine, a `baton claim`, an agent's own git. git takes no lock over
+ * `.git/worktrees`, and `git worktree add` writes a new entry's commondir empty first, then its
+ * text: a git listing the worktrees in between died ("failed to read .git/worktrees/<id>/commondir",
+ * CI54's fleet scenario). Real git, real processes: each works through its own Node process, so no
+ * in-process queue orders them.
+ */
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { basename, join } from 'node:path';
+import { git, isolateGit, makeRepo } from '../../test/support/git.js';
+import {
+  ARCHIVE_PREFIX,
+  branchForKey,
+  listClaimWorktrees,
+  prepareWorktree,
+  retireWorktree,
+} from './worktree.js';
+
+const home = isolateGit();
+after(() => rmSync(home, { recursive: true, force: true }));
+
+const WORKTREE_JS = new URL('./worktree.js', import.meta.url).href;
+const CLAIM_JS = new URL('./worktree-claim.js', import.meta.url).href;
+
+/** Runs an ES module script in a Node process of its own; its output (stdout and stderr) once it exits. */
+function runElsewhere(script: string): Promise<string> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { env: process.env });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('close', () => resolve(out.trim()));
+  });
+}
+
+/**
+ * From `at` (epoch ms) on, `rounds` tasks one after another, as `baton up` runs them: a claim's
+ * worktree with a draft, the next epoch's (which retires the first, archiving the draft), and
+ * that one retired. Prints the failures' first lines as JSON.
+ */
+function workElsewhere(repo: string, base: string, id: number, rounds: number, at: number): Promise<string> {
+  return runElsewhere(`
+    import { writeFileSync } from 'node:fs';
+    import { prepareWorktree, retireWorktree } from ${JSON.stringify(WORKTREE_JS)};
+    const where = ${JSON.stringify({ repoPath: repo, baseDir: base })};
+    while (Date.now() < ${at}) {}
+    const failures = [];
+    for (let round = 0; round < ${rounds}; round++) {
+      const key = 'p${id}/task-' + round;
+      try {
+        const first = await prepareWorktree({ ...where, key, epoch: 1 });
+        writeFileSync(first.path + '/draft.txt', key + '\\n');
+        const second = await prepareWorktree({ ...where, key, epoch: 2 });
+        await retireWorktree({ repoPath: where.repoPath, path: second.path, branch: second.branch });
+      } catch (error) {
+        failures.push(error.message.split('\\n')[0]);
+      }
+    }
+    console.log(JSON.stringify(failures));`);
+}
+
+/** From `at` on, lists the claim worktrees as the sweep does until `stop` exists; the failures as JSON. */
+function sweepElsewhere(repo: string, stop: string, at: number): Promise<string> {
+  return runElsewhere(`
+    import { existsSync } from 'node:fs';
+    import { listClaimWorktrees } from ${JSON.stringify(WORKTREE_JS)};
+    while (Date.now() < ${at}) {}
+    const failures = [];
+    while (!existsSync(${JSON.stringify(stop)})) {
+      await listClaimWorktrees(${JSON.stringify(repo)}).catch((error) => failures.push(error.message));
+    }
+    console.log(JSON.stringify(failures));`);
+}
+
+const lockOf = (repo: string): string => join(repo, '.git', 'baton-worktrees-lock');
+const batonFiles = (repo: string): string[] =>
+  readdirSync(join(repo, '.git')).filter((name) => name.startsWith('baton-'));
+
+/** Whether the promise settles within `ms` (it is not waited for any longer than it takes). */
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((done) => (timer = setTimeout(() => done(false), ms)));
+  const settled = promise.then(
+    () => true,
+    () => true,
+  );
+  try {
+    return await Promise.race([settled, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const pendingAfter = async (promise: Promise<unknown>, ms: number): Promise<boolean> =>
+  !(await settlesWithin(promise, ms));
+
+const PROCESSES = 4;
+const ROUNDS = 6;
+/** Processes listing the worktrees meanwhile, as each `baton up`'s sweep does. */
+const SWEEPERS = 3;
+
+describe('worktrees of one repository changed by several processes at once', () => {
+  test(`${PROCESSES} processes making and retiring worktrees while ${SWEEPERS} list them all succeed`, async () => {
+    const { repo, base } = makeRepo(home);
+    const stop = join(home, `stop-${basename(base)}-${Date.now()}`);
+    const at = Date.now() + 1500;
+    const sweeping = Promise.all(Array.from({ length: SWEEPERS }, () => sweepElsewhere(repo, stop, at)));
+    const answers = await Promise.all(
+      Array.from({ length: PROCESSES }, (_, id) => workElsewhere(repo, base, id, ROUNDS, at)),
+    );
+    writeFileSync(stop, '');
+    answers.push(...(await sweeping));
+    assert.deepEqual(answers, Array<string>(PROCESSES + SWEEPERS).fill('[]'), answers.join('\n'));
+    assert.equal(git(repo, 'worktree', 'list').split('\n').length, 1);
+    // Every task's draft archived once, from its first epoch; nothing left locked or claimed.
+    const refs = git(repo, 'for-each-ref', '--format=%(refname)', ARCHIVE_PREFIX).split('\n');
+    assert.equal(refs.length, PROCESSES * ROUNDS, refs.join('\n'));
+    for (let id = 0; id < PROCESSES; id++) {
+      for (let round = 0; round < ROUNDS; round++) {
+        const key = `p${id}/task-${round}`;
+        const ref = `${ARCHIVE_PREFIX}${branchForKey(key).replace(/^baton\//, '')}/1`;
+        assert.equal(git(repo, 'show', `${ref}:draft.txt`), key);
+      }
+    }
+    assert.deepEqual(batonFiles(repo), []);
+  });
+
+  test('waits while a live process holds the lock of the worktrees, for an addition and a retirement', async () => {
+    const { repo, base } = makeRepo(home);
+    const made = await prepareWorktree({ repoPath: repo, key: 'lock/1', epoch: 1, baseDir: base });
+    const holder = spawn('sleep', ['60'], { stdio: 'ignore' });
+    try {
+      writeFileSync(lockOf(repo), `${holder.pid} ${hostname()}`);
+      const adding = prepareWorktree({ repoPath: repo, key: 'lock/2', epoch: 1, baseDir: base });
+      const retiring = retireWorktree({ repoPath: repo, path: made.path, branch: made.branch });
+      assert.equal(
+        await pendingAfter(adding, 700),
+        true,
+        'it added a worktree while another process held the lock',
+      );
+      assert.equal(
+        await pendingAfter(retiring, 0),
+        true,
+        'it retired a worktree while another process held the lock',
+      );
+      assert.equal(git(repo, 'worktree', 'list').split('\n').length, 2);
+      rmSync(lockOf(repo));
+      const added = await adding;
+      assert.equal((await retiring).removed, true);
+      assert.deepEqual(
+        (await listClaimWorktrees(repo)).map((wt) => wt.path),
+        [added.path],
+      );
+      assert.deepEqual(batonFiles(repo), []);
+    } finally {
+      holder.kill();
+    }
+  });
+
+  test('takes over the lock of a Baton process killed with SIGKILL while it held it', async () => {
+    const { repo, base } = makeRepo(home);
+    const child: ChildProcess = spawn(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `import { whileWorktreesLocked } from ${JSON.stringify(CLAIM_JS)};
+         await whileWorktreesLocked(${JSON.stringify(join(repo, '.git'))}, () => {
+           console.log('held');
+           return new Promise(() => setInterval(() => {}, 1000));
+         });`,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    await new Promise<void>((held) => child.stdout?.once('data', () => held()));
+    assert.equal(existsSync(lockOf(repo)), true);
+    const exited = new Promise((done) => child.once('exit', done));
+    child.kill('SIGKILL');
+    await exited;
+    const wt = await prepareWorktree({ repoPath: repo, key: 'lock/3', epoch: 1, baseDir: base });
+    assert.equal(git(wt.path, 'rev-parse', '--abbrev-ref', 'HEAD'), wt.branch);
+    assert.deepEqual(batonFiles(repo), []);
+  });
+
+  test('takes over a lock whose pid another process has since: the start time it names is not that one', async () => {
+    const { repo, base } = makeRepo(home);
+    const other = spawn('sleep', ['60'], { stdio: 'ignore' });
+    try {
+      writeFileSync(lockOf(repo), `${other.pid} ${hostname()} 1`);
+      const adding = prepareWorktree({ repoPath: repo, key: 'lock/4', epoch: 1, baseDir: base });
+      assert.equal(await settlesWithin(adding, 20_000), true, 'it waited for a lock whose holder is gone');
+      assert.equal(existsSync((await adding).path), true);
+      assert.deepEqual(batonFiles(repo), []);
+    } finally {
+      other.kill();
+    }
+  });
+
+  test('git reading an entry another git is still writing (commondir empty) is asked again', async () => {
+    // `git worktree add` by a process that takes no lock (an agent's, a person's) writes the new
+    // entry's commondir empty, then its text; a git listing the worktrees in between dies. That
+    // window is microseconds wide; here the entry stays half-written for 800 ms, within git()'s
+    // retries (1.5 s). A slow start can only make the first try succeed, never the test fail.
+    const { repo, base } = makeRepo(home);
+    const other = await prepareWorktree({ repoPath: repo, key: 'lock/5', epoch: 1, baseDir: base });
+    const commondir = join(repo, '.git', 'worktrees', basename(other.path), 'commondir');
+    writeFileSync(commondir, '');
+    assert.throws(() => git(repo, 'worktree', 'list'), /failed to read .*\/commondir/);
+    let written = setTimeout(() => writeFileSync(commondir, '../..\n'), 800);
+    try {
+      const wt = await prepareWorktree({ repoPath: repo, key: 'lock/6', epoch: 1, baseDir: base });
+      assert.equal(git(wt.path, 'rev-parse', '--abbrev-ref', 'HEAD'), wt.branch);
+      // The sweep's listing, which takes no lock.
+      writeFileSync(commondir, '');
+      written = setTimeout(() => writeFileSync(commondir, '../..\n'), 800);
+      assert.equal((await listClaimWorktrees(repo)).length, 2);
+    } finally {
+      clearTimeout(written);
+    }
+  });
+});
