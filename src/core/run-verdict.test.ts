@@ -31,6 +31,18 @@ describe('judgeRun', () => {
     assert.equal(failed.kind === 'finish' && failed.keepTail, true);
   });
 
+  test("the shell's own exits 126 and 127 are named in the reason, with the check that finds the cause", () => {
+    const missing = judgeRun(seen({ exit: { code: 127, signal: null } }));
+    assert.equal(missing.kind === 'finish' && missing.exitCode, 127);
+    assert.match(
+      missing.kind === 'finish' ? (missing.reason ?? '') : '',
+      /^exit code 127: as the shell exits when it finds no such command .*baton doctor --agent-command/,
+    );
+    assert.match(missing.kind === 'finish' ? missing.log : '', /^failed \(exit code 127: /);
+    const denied = judgeRun(seen({ exit: { code: 126, signal: null } }));
+    assert.match(denied.kind === 'finish' ? (denied.reason ?? '') : '', /^exit code 126: .*could not run it/);
+  });
+
   test('a fenced run writes nothing to the job and releases nothing, whatever the exit said', () => {
     assert.deepEqual(judgeRun(seen({ killedFor: 'fenced', exit: { code: 0, signal: null } })), {
       kind: 'leave',

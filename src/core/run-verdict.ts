@@ -103,8 +103,26 @@ function judgeExit(observation: RunObservation): RunVerdict {
       log: 'done',
     };
   }
-  return failed('failed', exitCode, `exit code ${exitCode}`, `failed (exit code ${exitCode})`);
+  const reason = `exit code ${exitCode}${SHELL_EXITS.get(exitCode) ?? ''}`;
+  return failed('failed', exitCode, reason, `failed (${reason})`);
 }
+
+/**
+ * The exits the shell that runs an agent command (`sh -c`) makes itself, named: a newcomer whose
+ * `claude -p …` fails at once sees why in `baton queue list`, not a bare number. An agent may exit
+ * so for its own reasons too, hence "as the shell exits when".
+ */
+const SHELL_EXITS: ReadonlyMap<number, string> = new Map([
+  [
+    126,
+    ': as the shell exits when it found the program but could not run it (not executable, or a directory)',
+  ],
+  [
+    127,
+    ": as the shell exits when it finds no such command (not on baton up's PATH?" +
+      " `baton doctor --agent-command '<command>'` checks it)",
+  ],
+]);
 
 function failed(
   status: 'failed' | 'oom_killed',
