@@ -115,9 +115,17 @@ async function nextTask(
     epoch,
     granted: true,
     message:
-      `You now hold ${task.key} "${task.title}" at epoch ${epoch}. Work on it; call ` +
+      `You now hold ${titled(task)} at epoch ${epoch}. Work on it; call ` +
       'baton_heartbeat before each change and baton_release when done.',
   });
+}
+
+/**
+ * A task named for the model: its key and its title quoted as a JSON string (a quote in it
+ * escaped), or `(no title)` for a task added without one, rather than an empty `""`.
+ */
+function titled(task: Pick<Task, 'key' | 'title'>): string {
+  return task.title === '' ? `${task.key} (no title)` : `${task.key} ${JSON.stringify(task.title)}`;
 }
 
 function noTaskFree(sid: SessionId, gatedTasks: readonly Task[]): CallToolResult {
@@ -277,6 +285,6 @@ async function showTask({ client }: ToolContext, key: string): Promise<CallToolR
       host: job.host,
       reason: job.reason,
     })),
-    message: `${task.key} "${task.title}": ${who}; ${plural(jobs.length, 'recent job')}.`,
+    message: `${titled(task)}: ${who}; ${plural(jobs.length, 'recent job')}.`,
   });
 }
