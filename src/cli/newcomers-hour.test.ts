@@ -1,0 +1,41 @@
+/**
+ * What a newcomer's first hour with the README found (docs/decisions/0046-a-newcomers-hour.md):
+ * `npm start`'s banner, `baton --version`, and `baton hosts --json` without the column placement
+ * uses. Real databases, the real `baton` command and the real `npm start` entry.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { repoRoot, type Run } from '../../test/support/cli.js';
+
+/** Runs `node <script> ...args` in `cwd` without Baton's variables: its exit code and output. */
+function node(cwd: string, script: string, ...args: string[]): Promise<Run> {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of ['BATON_DB', 'BATON_URL', 'BATON_TOKEN', 'BATON_DEBUG']) delete env[name];
+  return new Promise((done) => {
+    execFile(process.execPath, [script, ...args], { cwd, env, timeout: 20_000 }, (error, stdout, stderr) => {
+      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
+      done({ code, stdout, stderr });
+    });
+  });
+}
+
+test("npm start's banner names this checkout's bin/ to put on PATH, not npx (an unrelated package)", async () => {
+  const cwd = mkdtempSync(join(tmpdir(), 'baton-newcomer-'));
+  try {
+    // --slots 0 is refused before anything is made: the banner, then one line and exit 2.
+    const run = await node(cwd, join(repoRoot(), 'dist', 'src', 'main.js'), '--slots', '0');
+    assert.equal(run.code, 2, run.stderr);
+    assert.doesNotMatch(run.stdout, /npx/);
+    const bin = join(repoRoot(), 'bin');
+    assert.match(run.stdout, new RegExp(`^In another shell: export PATH="${bin}:\\$PATH"$`, 'm'));
+    assert.ok(existsSync(join(bin, 'baton')), 'the folder it names holds the baton command');
+    assert.match(run.stdout, /then: baton enqueue <key> --command '<agent command>' ; baton queue list/);
+    assert.deepEqual(readdirSync(cwd), [], 'nothing made');
+  } finally {
+    rmSync(cwd, { recursive: true, force: true });
+  }
+});
