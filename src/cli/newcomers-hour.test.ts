@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot, type Run } from '../../test/support/cli.js';
@@ -38,4 +38,20 @@ test("npm start's banner names this checkout's bin/ to put on PATH, not npx (an 
   } finally {
     rmSync(cwd, { recursive: true, force: true });
   }
+});
+
+test("baton --version and -V print the package's version, exit 0; with --json an object", async () => {
+  const pkg = JSON.parse(readFileSync(join(repoRoot(), 'package.json'), 'utf8')) as { version: string };
+  const bin = join(repoRoot(), 'bin', 'baton.js');
+  for (const flag of ['--version', '-V']) {
+    const run = await node(tmpdir(), bin, flag);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stdout, `${pkg.version}\n`);
+    assert.equal(run.stderr, '');
+  }
+  const json = await node(tmpdir(), bin, '--json', '--version');
+  assert.equal(json.code, 0, json.stderr);
+  assert.deepEqual(JSON.parse(json.stdout), { version: pkg.version });
+  const help = await node(tmpdir(), bin, '--help');
+  assert.match(help.stdout, /^ {2}-V, --version +print baton's version/m);
 });

@@ -5,6 +5,7 @@
 import { Command, type CommanderError } from 'commander';
 import { DEFAULT_DB } from '../store/open.js';
 import { exitCodeHelp } from './exit-codes.js';
+import { batonVersion } from './version.js';
 
 const DATABASE_HELP = `Database:
   --db <url> or the environment variable BATON_DB names the database; --db wins.
@@ -47,6 +48,12 @@ export async function buildProgram(argv: readonly string[]): Promise<Command> {
     .showSuggestionAfterError(true)
     .addHelpText('after', `\n${DATABASE_HELP}\n\n${exitCodeHelp()}\n\n${EXAMPLE_HELP}`);
   const wanted = commandNamed(argv.slice(2));
+  // Read only where it can be asked for (`baton --version`, `baton --help`): no command named.
+  if (wanted === null) {
+    const version = batonVersion();
+    const shown = argv.includes('--json') ? JSON.stringify({ version }) : version;
+    program.version(shown, '-V, --version', 'print baton\'s version (with --json: {"version"})');
+  }
   const chosen = COMMANDS.filter(([names]) => wanted !== null && names.includes(wanted));
   const registers = await Promise.all((chosen.length > 0 ? chosen : COMMANDS).map(([, load]) => load()));
   for (const register of registers) register(program);

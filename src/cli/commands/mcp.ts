@@ -3,8 +3,6 @@
  * to the protocol, so nothing else is printed there while it serves. `--print-config` prints the
  * snippet a client needs instead (to stdout; where it goes, to stderr).
  */
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { mcpConfig } from '../../agents/mcp/config.js';
 import { installedBatonBin } from '../../coordinator/guard.js';
@@ -14,6 +12,7 @@ import { withoutPassword } from '../../core/redact.js';
 import { absoluteDbUrl } from '../../store/open.js';
 import { writeJson } from '../output.js';
 import { dbUrl, refuseJson, type GlobalOptions } from '../run.js';
+import { batonVersion } from '../version.js';
 
 interface McpOptions {
   readonly printConfig?: string;
@@ -76,11 +75,4 @@ export function registerMcp(program: Command): void {
 /** A duration (`2s`, `500ms`; a bare number is seconds) from 0.1 s to an hour. */
 function intervalMs(raw: string | undefined): number {
   return raw === undefined ? 2000 : validateDuration('--heartbeat-interval', raw, 100, 3_600_000);
-}
-
-function batonVersion(): string {
-  const pkg = JSON.parse(readFileSync(join(dirname(installedBatonBin()), '..', 'package.json'), 'utf8')) as {
-    version?: string;
-  };
-  return pkg.version ?? '0.0.0';
 }
