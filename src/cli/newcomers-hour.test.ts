@@ -3,13 +3,17 @@
  * `npm start`'s banner, `baton --version`, and `baton hosts --json` without the column placement
  * uses. Real databases, the real `baton` command and the real `npm start` entry.
  */
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { repoRoot, type Run } from '../../test/support/cli.js';
+import { openStore } from '../store/open.js';
+import { repoRoot, stopServers, type Run } from '../../test/support/cli.js';
+import { describeCli } from '../../test/support/cli-suite.js';
+
+after(stopServers);
 
 /** Runs `node <script> ...args` in `cwd` without Baton's variables: its exit code and output. */
 function node(cwd: string, script: string, ...args: string[]): Promise<Run> {
@@ -54,4 +58,32 @@ test("baton --version and -V print the package's version, exit 0; with --json an
   assert.deepEqual(JSON.parse(json.stdout), { version: pkg.version });
   const help = await node(tmpdir(), bin, '--help');
   assert.match(help.stdout, /^ {2}-V, --version +print baton's version/m);
+});
+
+describeCli("baton hosts --json after a newcomer's hour", ({ setup }) => {
+  test('hosts --json carries ramAvailableMb, the AVAILABLE the text shows (what placement uses)', async () => {
+    const t = await setup();
+    const store = await openStore(t.db, { intent: 'use' });
+    try {
+      const session = await store.sessions.start({ kind: 'daemon', host: 'box-1', pid: 1, ttlMs: 3_600_000 });
+      // Budget 4000 less the 512 reserve leaves 3488, below the 20,000 the machine has free.
+      await store.hosts.register({
+        name: 'box-1',
+        session: session.id,
+        enabled: true,
+        ramTotalMb: 4_000,
+        ramReservedMb: 512,
+        ramFreeMb: 20_000,
+        slotsMax: 2,
+      });
+    } finally {
+      await store.close();
+    }
+    const text = await t.run('hosts');
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, /^box-1 +enabled +4000 +512 +20000 +3488 /m);
+    const [host] = await t.json<{ name: string; ramAvailableMb: number }[]>(0, 'hosts');
+    assert.equal(host?.name, 'box-1');
+    assert.equal(host?.ramAvailableMb, 3488);
+  });
 });

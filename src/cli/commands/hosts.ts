@@ -102,7 +102,9 @@ export function registerHosts(program: Command): void {
     .action((_o: unknown, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
         const hosts = await hostsShown(baton);
-        out.result(hosts, () =>
+        // AVAILABLE, what placement uses, in --json too: a script need not redo its sum.
+        const shown = hosts.map((host) => ({ ...host, ramAvailableMb: ramAvailableMb(host) }));
+        out.result(shown, () =>
           hosts.length === 0
             ? 'no hosts: start one with `baton up`'
             : [
