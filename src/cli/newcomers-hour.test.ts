@@ -8,9 +8,9 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { openStore } from '../store/open.js';
-import { repoRoot, stopServers, type Run } from '../../test/support/cli.js';
+import { localOnly, repoRoot, stopServers, type Run } from '../../test/support/cli.js';
 import { describeCli } from '../../test/support/cli-suite.js';
 
 after(stopServers);
@@ -86,4 +86,22 @@ describeCli("baton hosts --json after a newcomer's hour", ({ setup }) => {
     assert.equal(host?.name, 'box-1');
     assert.equal(host?.ramAvailableMb, 3488);
   });
+});
+
+describeCli("baton audit verify --json after a newcomer's hour", ({ setup, mode }) => {
+  test(
+    'audit verify --json of the database names its engine, as it does for an export',
+    { skip: localOnly(mode, 'audit verify reads the ledger itself') },
+    async () => {
+      const t = await setup();
+      const engine = t.db.startsWith('postgres') ? 'postgres' : 'sqlite';
+      const report = await t.json(0, 'audit', 'verify');
+      assert.deepEqual([report['source'], report['engine']], ['database', engine]);
+      const exported = join(mkdtempSync(join(tmpdir(), 'baton-newcomer-')), 'ledger.jsonl');
+      assert.equal((await t.run('audit', 'export', '--format', 'jsonl', '--out', exported)).code, 0);
+      const fromFile = await t.json(0, 'audit', 'verify', '--file', exported);
+      assert.equal(fromFile['engine'], engine, 'the same word from the export');
+      rmSync(dirname(exported), { recursive: true, force: true });
+    },
+  );
 });

@@ -260,7 +260,7 @@ async function verify(options: VerifyOptions, cmd: Command): Promise<void> {
       const bar = progressBar('verifying', await baton.ledger.size());
       const report = await baton.ledger.verify(params, (rows) => bar.tick(rows));
       bar.done();
-      printVerify({ ...report, source: 'database', engine: null, partial: false }, out, null);
+      printVerify({ ...report, source: 'database', partial: false }, out, null);
     },
     { scan: true },
   );

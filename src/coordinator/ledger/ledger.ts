@@ -57,9 +57,13 @@ export class Ledger {
   }
 
   /** Verifies the database's ledger; `onRows` is told of each page of rows read (a progress bar). */
-  async verify(params: VerifyParams = {}, onRows?: (count: number) => void): Promise<VerifyReport> {
+  async verify(
+    params: VerifyParams = {},
+    onRows?: (count: number) => void,
+  ): Promise<VerifyReport & { readonly engine: string | null }> {
     const report = await verifyEvents(ledgerEvents(this.store), params, onRows);
-    return withoutHeader(report);
+    // The engine the rows were read from, as an export's header names it (`--json` says it either way).
+    return { ...withoutHeader(report), engine: report.header?.engine ?? null };
   }
 
   /** The newest checkpoint as an anchor; null while nothing is sealed. */
