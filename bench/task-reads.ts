@@ -2,7 +2,8 @@
  * The reads of live tasks at scale (docs/decisions/0043): a backlog of `done` done tasks, 100 open
  * and 20 in review, seeded straight in SQL (setup only, never timed), then each read timed 7 times
  * through the store, the median printed: `next` (one claim each time, a session of its own), the
- * unqueued tasks auto-enqueue reads every 2 s, the review queue's lists, and `task list`.
+ * unqueued tasks auto-enqueue reads every 2 s, the review queue's lists, and `task list`: its first
+ * page and a page from the middle of the done tasks (`after`, docs/decisions/0045).
  *
  * Run alone: `node dist/bench/task-reads.js <new sqlite path | postgres url of an empty database> [done]`.
  */
@@ -57,6 +58,8 @@ async function measure(url: string, done: number): Promise<void> {
   await seed(url, 'open', 'open', 100);
   await seed(url, 'review', 'in_review', 20);
   const store: Store = await openStore(url);
+  // Keys sort as text: done-5 is about the middle of done-1 … done-999999.
+  const middle = `done-${Math.floor(done / 2)}`;
   try {
     const list = (params: TaskListParams) => () => store.tasks.list(params);
     await timed('unqueued tasks (auto-enqueue)', list({ unqueued: true, limit: 100 }));
@@ -64,6 +67,11 @@ async function measure(url: string, done: number): Promise<void> {
     await timed('open and gated (review queue)', list({ state: 'open', gated: true, limit: 500 }));
     await timed('--state open', list({ state: 'open' }));
     await timed('task list, no filter', list({}));
+    // The pages after the first (docs/decisions/0045): from the middle of the done tasks, and of one state.
+    await timed('task list, no filter, --after a middle key', list({ after: middle }));
+    await timed('task list --state done', list({ state: 'done' }));
+    await timed('task list --state done --after a middle key', list({ state: 'done', after: middle }));
+    await timed('task list --limit 50', list({ limit: 50 }));
     const session = await store.sessions.start({
       kind: 'agent',
       host: 'bench',

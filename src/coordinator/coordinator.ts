@@ -8,7 +8,7 @@ import type { Instant } from '../core/time.js';
 import type { AuditEntry } from '../core/audit-event.js';
 import { followAudit, type AuditFollowInput, type AuditFollowPage } from './audit-follow.js';
 import type { ClaimResult, FencedResult } from '../core/claim.js';
-import { NotFoundError } from '../core/errors.js';
+import { InvalidInputError, NotFoundError } from '../core/errors.js';
 import { jobNotFound } from './job-retention.js';
 import type { Job, JobTransitionResult } from '../core/job.js';
 import type { ListedSession, Session } from '../core/session.js';
@@ -168,13 +168,21 @@ export class Coordinator {
   }
 
   /**
-   * Tasks by priority, then key; NotFoundError for a project or a label no task has (a typo, not
-   * an empty filter), as `next` refuses them.
+   * Tasks by priority, then key, at most `limit`, after the task `after` names (the next page);
+   * NotFoundError for a project or a label no task has (a typo, not an empty filter), as `next`
+   * refuses them; InvalidInputError for an `after` no task has (tasks are never removed).
    */
   async listTasks(input: TaskListInput = {}): Promise<readonly ListedTask[]> {
     const params = parseTaskList(input);
     const tasks = await this.store.tasks.list(params);
-    if (tasks.length === 0) await this.lifecycle.refuseUnknown(params.project, params.label);
+    if (tasks.length > 0) return tasks;
+    if (params.after !== undefined && (await this.store.tasks.get(params.after)) === null) {
+      throw new InvalidInputError(
+        `after must be the key of a task, and no task has the key ${JSON.stringify(params.after)}`,
+        'give the key of the last task the page before listed, as its next-page line says',
+      );
+    }
+    await this.lifecycle.refuseUnknown(params.project, params.label);
     return tasks;
   }
 

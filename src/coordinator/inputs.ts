@@ -80,6 +80,8 @@ export interface TaskListInput {
   readonly gated?: unknown;
   /** true (or "true"): only tasks that wait for a task not done; false: only those that wait for none. */
   readonly blocked?: unknown;
+  /** The key of the page before's last task: the tasks after it, by priority then key (the next page). */
+  readonly after?: unknown;
   readonly limit?: unknown;
 }
 
@@ -219,6 +221,7 @@ export function parseTaskList(input: TaskListInput): TaskListParams {
     label: optional(input.label, (value) => validateName('label', value)),
     gated: optional(input.gated, (value) => trueOrFalse('gated', value)),
     blocked: optional(input.blocked, (value) => trueOrFalse('blocked', value)),
+    after: optional(input.after, (value) => validateKey(value)),
     limit: limit(input.limit),
   };
 }

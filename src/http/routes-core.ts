@@ -120,8 +120,14 @@ function taskRoutes(app: Api, baton: Coordinator): void {
       method: 'get',
       path: '/v1/tasks',
       tags: ['tasks'],
-      request: { query: Query(['project', 'assignee', 'state', 'label', 'gated', 'blocked', 'limit']) },
-      responses: ok('tasks by priority, then key; 404 for a project or a label no task has'),
+      request: {
+        query: Query(['project', 'assignee', 'state', 'label', 'gated', 'blocked', 'after', 'limit']),
+      },
+      responses: ok(
+        'tasks by priority, then key, at most limit (default and maximum 1000); with after=KEY, the ' +
+          'tasks after that one (the next page); 404 for a project or a label no task has, 400 for ' +
+          'an after no task has',
+      ),
     }),
     async (context) => result(context, await baton.listTasks(context.req.valid('query'))),
   );

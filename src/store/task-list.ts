@@ -22,6 +22,11 @@ export interface TaskListParams {
   readonly blocked?: boolean | undefined;
   /** true: only the open tasks nothing will work unless someone queues a job (UNQUEUED below). */
   readonly unqueued?: boolean | undefined;
+  /**
+   * The key of the last task of the page before: only the tasks after it in the list's order
+   * (priority, then key), read from where it stands by the `tasks_by_priority` index (keyset paging).
+   */
+  readonly after?: string | undefined;
   readonly limit?: number | undefined;
 }
 

@@ -8,6 +8,7 @@ import { cliActor, stateLine } from './lifecycle.js';
 import { cell, describeHolder, iso, table } from '../output.js';
 import { collect, withApi } from '../run.js';
 import { jobLine } from '../job-format.js';
+import { shellWord } from '../../core/text.js';
 import { registerTaskSet } from './workspace.js';
 import { dependencyLines, registerTaskDeps } from './task-deps.js';
 
@@ -100,6 +101,7 @@ interface ListOptions {
   readonly label?: string;
   readonly gated?: true;
   readonly blocked?: true;
+  readonly after?: string;
   readonly limit?: string;
 }
 
@@ -118,12 +120,30 @@ function registerTaskList(task: Command): void {
     )
     .option('--blocked', 'only tasks waiting for a task that is not done (see `baton task show <key>`)')
     .option('--limit <n>', 'at most this many (default and maximum 1000)')
+    .option('--after <key>', 'only the tasks after this one, by priority then key (the next page)')
     .action((options: ListOptions, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
         const tasks = await baton.listTasks(options);
-        out.result(tasks, () => taskTable(tasks));
+        out.result(tasks, () => [...taskTable(tasks), ...nextPageLine(tasks, options)]);
       }),
     );
+}
+
+/**
+ * When the list stopped at its limit, the exact command for the next page: the same filters,
+ * `--after` its last key (docs/decisions/0045). Printed whenever the page is full, so a list of
+ * exactly the limit gets one more, empty, page (no count is read to know).
+ */
+function nextPageLine(tasks: readonly ListedTask[], options: ListOptions): string[] {
+  const last = tasks.at(-1);
+  if (last === undefined || tasks.length < Number(options.limit ?? 1000)) return [];
+  const flags = (['project', 'assignee', 'state', 'label', 'limit'] as const).flatMap((name) => {
+    const value = options[name];
+    return value === undefined ? [] : [`--${name} ${shellWord(value)}`];
+  });
+  const switches = (['gated', 'blocked'] as const).flatMap((name) => (options[name] ? [`--${name}`] : []));
+  const command = ['baton task list', ...flags, ...switches, `--after ${shellWord(last.key)}`].join(' ');
+  return [`stopped at the limit, ${tasks.length} tasks; the next page: ${command}`];
 }
 
 /** The WAITS_FOR column (the tasks not done it waits for) only when a listed task waits for one. */

@@ -100,6 +100,48 @@ export function exerciseTasksAndSessions(harness: Harness): void {
         assert.deepEqual(await keys({ gated: true, label: 'ui' }), ['a']);
         assert.deepEqual(await keys({}), ['a', 'b', 'c', 'd', 'e']);
       }));
+
+    test('pages the list after a key, by priority then key, each task once, with the filters', () =>
+      withFixture(harness, async ({ store }) => {
+        // Priorities out of key order, ties broken by key, and done tasks among them (decision 0045).
+        for (const [key, priority] of [
+          ['e', 1],
+          ['a', 3],
+          ['d', 1],
+          ['b', 2],
+          ['c', 3],
+          ['f', 2],
+        ] as const)
+          await store.tasks.add({ key, priority });
+        for (const key of ['d', 'a', 'f']) {
+          await store.lifecycle.transition({ key, action: 'close', by: { name: 'alice' } });
+        }
+        const keys = async (params: TaskListParams) =>
+          (await store.tasks.list(params)).map((task) => task.key);
+        assert.deepEqual(await keys({}), ['d', 'e', 'b', 'f', 'a', 'c']);
+        const pages: string[][] = [];
+        let after: string | undefined;
+        // At most 5 pages: a cursor that does not move on would loop for ever.
+        for (let page = await keys({ limit: 2 }); page.length > 0 && pages.length < 5;) {
+          pages.push(page);
+          after = page.at(-1);
+          page = await keys({ limit: 2, after });
+        }
+        assert.deepEqual(pages, [
+          ['d', 'e'],
+          ['b', 'f'],
+          ['a', 'c'],
+        ]);
+        assert.deepEqual(
+          await keys({ after: 'e' }),
+          ['b', 'f', 'a', 'c'],
+          'a tie of priority goes on by key',
+        );
+        assert.deepEqual(await keys({ state: 'closed', after: 'd' }), ['f', 'a']);
+        assert.deepEqual(await keys({ state: 'open', after: 'b', limit: 1 }), ['c']);
+        assert.deepEqual(await keys({ after: 'c' }), [], 'none after the last');
+        assert.deepEqual(await keys({ after: 'nope' }), [], 'none after a key no task has');
+      }));
   });
 
   describe('sessions', () => {

@@ -31,6 +31,11 @@ export function listSql(params: TaskListParams): { readonly sql: string; readonl
   if (params.blocked !== undefined) {
     terms.push(`${params.blocked ? '' : 'NOT '}(${CAN_WAIT} AND EXISTS (SELECT 1 ${BLOCKERS} OFFSET 0))`);
   }
+  // The page after a task: a range of tasks_by_priority from where it stands (docs/decisions/0045).
+  if (params.after !== undefined) {
+    const after = value(params.after, 'text');
+    terms.push(`(priority, key) > ((SELECT a.priority FROM tasks a WHERE a.key = ${after}), ${after})`);
+  }
   const sql = `SELECT ${TASK_COLUMNS},
     (SELECT coalesce(json_agg(b.key ORDER BY b.key), '[]'::json) ${BLOCKERS}) AS waits_for
   FROM tasks WHERE ${terms.join(' AND ')} ORDER BY priority, key LIMIT $1::int`;

@@ -5,7 +5,7 @@
  * a backlog accumulates (docs/decisions/0043). The executor names and keeps its statements, so
  * the plans checked are the generic ones PostgreSQL may use after five runs, for any values.
  */
-import { after, before, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type pg from 'pg';
 import { freshPostgresClient } from '../../../test/support/databases.js';
@@ -50,3 +50,37 @@ for (const [name, params] of [
     assert.doesNotMatch(p, /Seq Scan on tasks$/m, p);
   });
 }
+
+// `baton task list` with no state, or a state tasks_live leaves out, and its next pages (decision
+// 0045): a walk of tasks_by_priority in the list's order, from the start or from the key after,
+// cut at the limit, in the generic plan: never a scan and a sort of every task. On a backlog of
+// 20,000 done tasks with statistics, as a team's: on empty tables a sort of nothing is cheapest.
+describe('on a backlog of done tasks', () => {
+  let backlog: pg.Client;
+
+  before(async () => {
+    backlog = await freshPostgresClient();
+    await backlog.query(`INSERT INTO tasks (key, priority, created_at, state)
+      SELECT 'done-' || g, g % 5, now(), CASE WHEN g % 400 = 0 THEN 'open' ELSE 'done' END
+      FROM generate_series(1, 20000) g`);
+    await backlog.query('ANALYZE tasks');
+  });
+
+  after(() => backlog.end());
+
+  for (const [name, params] of [
+    ['the unfiltered list', {}],
+    ['the unfiltered next page', { after: 'k' }],
+    ['the done tasks', { state: 'done' }],
+    ["the done tasks' next page", { state: 'done', after: 'k' }],
+  ] as const satisfies readonly (readonly [string, TaskListParams])[]) {
+    test(`${name} walks tasks_by_priority in order, with no sort, for any values`, async () => {
+      const { sql, values } = listSql(params);
+      const literals = values.map((value) => `'${String(value as string | number)}'`).join(', ');
+      const p = await planFor(backlog, sql, literals);
+      assert.match(p, /Index Scan using tasks_by_priority on tasks\b/, p);
+      if (params.after !== undefined) assert.match(p, /Index Cond: \(ROW\(priority, key\) > ROW\(/, p);
+      assert.doesNotMatch(p, /Sort Key: (tasks\.)?priority|Seq Scan on tasks$/m, p);
+    });
+  }
+});

@@ -52,3 +52,28 @@ test("a page's held reasons look its tasks up by key, never through the open tas
   const { steps, all } = onTasks(HOLDS, { keys: '["a"]' });
   assert.deepEqual(steps, ['SEARCH t USING INDEX sqlite_autoindex_tasks_1 (key=?)'], all);
 });
+
+// `baton task list` with no state, or a state tasks_live leaves out, and its next pages (decision
+// 0045): a walk of tasks_by_priority in the list's order, from the start or from the key after
+// (`(priority,key)>(?,?)`), cut at the limit: never a scan and a sort of every task.
+for (const [name, params, step] of [
+  ['the unfiltered list', {}, 'SCAN tasks USING INDEX tasks_by_priority'],
+  [
+    'the unfiltered next page',
+    { after: 'k' },
+    'SEARCH tasks USING INDEX tasks_by_priority ((priority,key)>(?,?))',
+  ],
+  ['the done tasks', { state: 'done' }, 'SCAN tasks USING INDEX tasks_by_priority'],
+  [
+    "the done tasks' next page",
+    { state: 'done', after: 'k' },
+    'SEARCH tasks USING INDEX tasks_by_priority ((priority,key)>(?,?))',
+  ],
+] as const satisfies readonly (readonly [string, TaskListParams, string])[]) {
+  test(`${name} walks tasks_by_priority in order, with no sort`, () => {
+    const values = { ...VALUES, state: params.state ?? null, after: params.after ?? null };
+    const { steps, all } = onTasks(listSql(params), values);
+    assert.deepEqual(steps, [step], all);
+    assert.doesNotMatch(all, /TEMP B-TREE/, all);
+  });
+}

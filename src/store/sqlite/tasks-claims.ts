@@ -132,6 +132,7 @@ export function sqliteTasks(exec: SqliteExecutor): Sync<Store['tasks']> {
             assignee: params.assignee ?? null,
             state: params.state ?? null,
             label: params.label ?? null,
+            after: params.after ?? null,
             limit: params.limit ?? 1000,
           }) as (TaskRow & { waits_for: string })[]
         ).map((row): ListedTask => ({
@@ -289,6 +290,12 @@ export function startSessionIn(exec: SqliteExecutor, params: SessionStartParams)
  * SQLite does not drop `@p IS NULL OR …` for a value given, so it would scan every task; a list of
  * one live state (unqueued, gated, `--state in_review`) reads the live tasks' index (tasks_live).
  */
+/**
+ * The tasks after the page before's last one in the list's order (priority, then key), a range of
+ * tasks_by_priority (docs/decisions/0045): no task after a key no task has (the coordinator says so).
+ */
+const AFTER = '(priority, key) > ((SELECT a.priority FROM tasks a WHERE a.key = @after), @after)';
+
 export function listSql(params: TaskListParams): string {
   const terms = ['1'];
   if (params.project !== undefined) terms.push('project = @project');
@@ -302,6 +309,7 @@ export function listSql(params: TaskListParams): string {
   if (params.blocked !== undefined) {
     terms.push(`${params.blocked ? '' : 'NOT '}(${CAN_WAIT} AND EXISTS (SELECT 1 ${BLOCKERS}))`);
   }
+  if (params.after !== undefined) terms.push(AFTER);
   return `SELECT *, (SELECT json_group_array(b.key) ${BLOCKERS}) AS waits_for FROM tasks
     WHERE ${terms.join(' AND ')} ORDER BY priority, key LIMIT @limit`;
 }

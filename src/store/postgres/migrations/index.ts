@@ -37,6 +37,7 @@ import statsRetentionLog from './0038-stats-retention-log.js';
 import rareFinishes from './0039-rare-finishes.js';
 import liveTasks from './0040-live-tasks.js';
 import tokensByJob from './0041-tokens-by-job.js';
+import tasksByPriority from './0042-tasks-by-priority.js';
 
 export interface Migration {
   readonly version: number;
@@ -88,4 +89,5 @@ export const MIGRATIONS: readonly Migration[] = [
   rareFinishes,
   liveTasks,
   tokensByJob,
+  tasksByPriority,
 ];
