@@ -39,7 +39,7 @@ describeCli('baton status and hosts of a draining host', ({ setup }) => {
     assert.equal(status.code, 0, status.stderr);
     assert.match(
       status.stdout,
-      /^hosts +1 live, 1 draining; 1\/2 slots busy, 2 more running on draining hosts$/m,
+      /^hosts +1 live, 1 draining; 1\/2 slots busy, 2 more running on draining hosts \(drain-box\)$/m,
       status.stdout,
     );
   });
@@ -64,7 +64,7 @@ describeCli('baton status and hosts of a draining host', ({ setup }) => {
     assert.equal(
       line?.replace(/^hosts +/, ''),
       '1 live, 1 in warm standby, 1 draining; 1/2 slots busy, ' +
-        '1 more running on draining hosts, 3 more running on standby hosts',
+        '1 more running on draining hosts (drain-box), 3 more running on standby hosts (spare-box)',
       status.stdout,
     );
   });

@@ -8,12 +8,18 @@ import { JOB_STATES, type JobState } from '../core/job.js';
 import type { TaskState } from '../core/task.js';
 import type { DurationMs, Instant } from '../core/time.js';
 import type { Store } from '../store/store.js';
+import { jobsOnHosts, type HostPlace, type JobsOnHosts } from '../core/host-jobs.js';
 import { Cluster, type JudgedHost, type LeaderDetail } from './cluster.js';
 
 export interface FleetStatus {
   readonly now: Instant;
   readonly leader: LeaderDetail;
   readonly hosts: readonly JudgedHost[];
+  /**
+   * The claimed and running jobs by where their host stands (live, silent, down, draining, drained,
+   * standby, disabled), each with the hosts that hold any: from `hosts`, the one read of them.
+   */
+  readonly jobsOnHosts: Readonly<Record<HostPlace, JobsOnHosts>>;
   /** Every job status, 0 when none. */
   readonly jobs: Readonly<Record<JobState, number>>;
   /** Queued jobs that say why they wait (a held task or workspace, no room, a gate). */
@@ -52,6 +58,7 @@ export async function fleetStatus(store: Store): Promise<FleetStatus> {
     now: stats.now,
     leader,
     hosts,
+    jobsOnHosts: jobsOnHosts(hosts),
     jobs,
     waiting: stats.waitingByReason.reduce((sum, reason) => sum + reason.count, 0),
     claims: {

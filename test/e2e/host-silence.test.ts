@@ -54,7 +54,7 @@ test('baton hosts and queue list say when a host is silent or down, and when not
     assert.match(silent.stdout, /^leader +none: term 1 ended or expired — start `baton up` on a host/m);
     assert.match(
       silent.stdout,
-      /^hosts +0 live, 1 silent; 0\/0 slots busy\n +solo silent, last report .* ago/m,
+      /^hosts +0 live, 1 silent; 0\/0 slots busy, 1 more running on silent hosts \(solo\)\n +solo silent, last report .* ago/m,
     );
     assert.match(silent.stdout, /^jobs +1 running, 0 claimed, 1 queued/m);
     const glanceJson = JSON.parse((await c.baton('status', '--json')).stdout) as Record<string, unknown>;

@@ -5,6 +5,7 @@
  */
 import type { Command } from 'commander';
 import { age, hostFlag } from '../../core/host-liveness.js';
+import { HOST_PLACES, jobsOnHosts } from '../../core/host-jobs.js';
 import type { FleetStatus } from '../../coordinator/status.js';
 import { dbUrl, withApi, type GlobalOptions } from '../run.js';
 import { databaseName } from '../db-line.js';
@@ -12,6 +13,8 @@ import { remoteTarget } from '../remote-target.js';
 
 /** Hosts named on their own line when they do not serve: the rest are counted. */
 const HOSTS_NAMED = 5;
+/** Hosts named in the hosts line's group of jobs on hosts of one place: the rest are counted. */
+const NAMES_IN_LINE = 3;
 
 export function registerStatus(program: Command): void {
   program
@@ -57,7 +60,7 @@ function leaderLine({ leader }: FleetStatus): string {
 function hostLines({ hosts }: FleetStatus): string[] {
   if (hosts.length === 0) return [label('hosts', 'none registered — run `baton up` on each machine')];
   // The enabled hosts by liveness, and the standby ones apart, each counted once; slots of live
-  // enabled hosts, and the jobs draining hosts still run (their free slots take nothing) apart.
+  // enabled hosts, and the jobs every other host still holds (their free slots take nothing) apart.
   const enabled = hosts.filter((host) => host.enabled);
   const count = (liveness: string) => enabled.filter((host) => host.liveness === liveness).length;
   const live = enabled.filter((host) => host.liveness === 'live');
@@ -68,10 +71,6 @@ function hostLines({ hosts }: FleetStatus): string[] {
   const standby = disabled.filter((host) => hostFlag(host) === 'standby').length;
   const draining = disabled.filter((host) => hostFlag(host) === 'draining').length;
   const off = disabled.length - standby - draining;
-  // A host that takes no new work still runs what it has: a drain lets its agents finish, and a
-  // host disabled by an operator mid-run (a warm standby now) finishes its jobs too.
-  const runningOn = (flag: 'draining' | 'standby') =>
-    disabled.filter((host) => hostFlag(host) === flag).reduce((sum, host) => sum + host.jobsActive, 0);
   const parts = [
     `${count('live')} live`,
     ...(count('silent') > 0 ? [`${count('silent')} silent`] : []),
@@ -80,12 +79,7 @@ function hostLines({ hosts }: FleetStatus): string[] {
     ...(draining > 0 ? [`${draining} draining`] : []),
     ...(off > 0 ? [`${off} disabled and not serving`] : []),
   ];
-  const more = (['draining', 'standby'] as const)
-    .map((flag) => [runningOn(flag), flag] as const)
-    .filter(([jobs]) => jobs > 0)
-    .map(([jobs, flag]) => `, ${jobs} more running on ${flag} hosts`)
-    .join('');
-  const summary = `${parts.join(', ')}; ${busy}/${slots} slots busy${more}`;
+  const summary = `${parts.join(', ')}; ${busy}/${slots} slots busy${elsewhere(hosts)}`;
   const notServed = enabled.filter((host) => host.liveness !== 'live');
   const named = notServed
     .slice(0, HOSTS_NAMED)
@@ -98,6 +92,24 @@ function hostLines({ hosts }: FleetStatus): string[] {
   const rest =
     notServed.length > HOSTS_NAMED ? [label('', `and ${notServed.length - HOSTS_NAMED} more`)] : [];
   return [label('hosts', summary), ...named, ...rest];
+}
+
+/**
+ * The jobs on hosts that take no work or do not serve, by the host's place, each group naming its
+ * first hosts (decision 0045): a job on a silent or down host waits for recovery, not its agent;
+ * one on a draining, drained, standby or disabled host finishes there (or is recovered) and
+ * takes none of the slots counted before it. Computed from the hosts, so an older server's answer
+ * says it too.
+ */
+function elsewhere(hosts: FleetStatus['hosts']): string {
+  const groups = jobsOnHosts(hosts);
+  return HOST_PLACES.filter((place) => place !== 'live' && groups[place].jobs > 0)
+    .map((place) => {
+      const { jobs, hosts: names } = groups[place];
+      const more = names.length > NAMES_IN_LINE ? ` and ${names.length - NAMES_IN_LINE} more` : '';
+      return `, ${jobs} more running on ${place} hosts (${names.slice(0, NAMES_IN_LINE).join(', ')}${more})`;
+    })
+    .join('');
 }
 
 function jobsLine({ jobs, waiting }: FleetStatus): string {
