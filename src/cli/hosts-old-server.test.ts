@@ -105,6 +105,15 @@ describe('baton task list against a baton serve from before task dependencies', 
         asked.some((url) => url.includes('blocked=true')),
         asked.join(' '),
       );
+      // From before paging too: the first page again for --after, which a script would follow for ever.
+      const paged = await baton(server.url, 'task', 'list', '--after', 'b');
+      assert.equal(paged.code, 2, paged.stdout);
+      assert.equal(paged.stdout, '');
+      assert.match(
+        paged.stderr,
+        /^baton: the API server predates task list paging: it answered the first page/,
+      );
+      assert.equal(paged.stderr.trim().split('\n').length, 1, paged.stderr);
     } finally {
       await server.close();
     }

@@ -6,7 +6,10 @@ import { InvalidInputError } from '../core/errors.js';
 import type { TaskListInput } from '../coordinator/inputs.js';
 import type { ListedTask } from '../store/store.js';
 
-/** GET /v1/tasks: a server from before task dependencies sends no waitsFor and ignores `blocked`. */
+/**
+ * GET /v1/tasks: a server from before task dependencies sends no waitsFor and ignores `blocked`;
+ * one from before paging ignores `after`.
+ */
 export function listedTasks(
   tasks: readonly (Omit<ListedTask, 'waitsFor'> & { readonly waitsFor?: readonly string[] })[],
   input: TaskListInput,
@@ -14,6 +17,15 @@ export function listedTasks(
   if (input.blocked !== undefined && tasks.some((task) => task.waitsFor === undefined)) {
     throw new InvalidInputError(
       'the API server predates task dependencies: it cannot list by --blocked',
+      'upgrade baton where `baton serve` or `baton up` runs, or use --db',
+    );
+  }
+  // A server from before task list paging ignores `after` and answers the first page again, which
+  // holds the key a next-page line names (the last of that page): a script following those lines
+  // would loop (decision 0045).
+  if (input.after !== undefined && tasks.some((task) => task.key === input.after)) {
+    throw new InvalidInputError(
+      'the API server predates task list paging: it answered the first page again for --after',
       'upgrade baton where `baton serve` or `baton up` runs, or use --db',
     );
   }
