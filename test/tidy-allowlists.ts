@@ -26,6 +26,8 @@ export const DEAD_EXPORTS_ALLOWED: Readonly<Record<string, string>> = {
   'src/store/postgres/dispatch-pass.ts:CANDIDATES': 'its query plan is checked by fleet-plans.test.ts',
   'src/store/sqlite/dispatch-pass.ts:CANDIDATES': 'its query plan is checked by fleet-plans.test.ts',
   'src/store/sqlite/dispatch-pass.ts:HELD': 'its query plan is checked by fleet-plans.test.ts',
+  'src/store/postgres/time-limit-sweep.ts:DUE_SQL': 'its query plan is checked by fleet-plans.test.ts',
+  'src/store/sqlite/time-limit-sweep.ts:DUE_JOBS': 'its query plan is checked by fleet-plans.test.ts',
   'src/store/postgres/job-steps.ts:CLAIM_NEXT': 'its query plan is checked at scale by claim-plan.test.ts',
   'src/store/postgres/ledger.ts:UNSEALED_ROWS': 'its query plan is checked by ledger-plan.test.ts',
   'src/store/postgres/observe.ts:JOB_PAGE_SQL': 'its query plan is checked at scale by test/dashboard',

@@ -3,7 +3,9 @@
  * one transaction (decision 0037, "Pull mode in one transaction"): a fault between the two (here a
  * real trigger on the real database that refuses the failing update, where the old code's second
  * commit was) leaves neither, never the audit row beside a running job. And a run that is no
- * longer the session's is not judged: the finish answers lost, as any other.
+ * longer the session's is not judged: the finish answers lost, as any other. The leader's sweep
+ * (progress.sweepTimedOut, "The leader's sweep") is held to the same: its row and its failing finish
+ * commit together, and the worker's late finish is refused with the same line.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -84,6 +86,58 @@ for (const db of bothEngines()) {
         assert.equal(result.finished.ok, false);
         assert.equal(result.finished.job?.status, 'queued');
         assert.deepEqual(await store.audit.list({ jobId: finish.id, type: 'job:timed_out' }), []);
+      } finally {
+        await store.close();
+      }
+    });
+
+    test("a fault in the sweep's failing finish leaves no job:timed_out row; healed, both", async () => {
+      const url = await db.fresh();
+      const store = await openStore(url);
+      const sql = await rawSql(db, url);
+      try {
+        const finish = await pastItsLimit(store);
+        const heal = await refuseFailing(db, sql);
+        await assert.rejects(store.progress.sweepTimedOut({ max: 10 }), /injected fault/);
+        assert.equal((await store.jobs.get(finish.id))?.status, 'running', 'the fault changed nothing');
+        assert.deepEqual(await store.audit.list({ jobId: finish.id, type: 'job:timed_out' }), []);
+        await heal();
+        const { failed } = await store.progress.sweepTimedOut({ max: 10 });
+        assert.deepEqual(
+          failed.map((job) => [job.id, job.status]),
+          [[finish.id, 'failed']],
+        );
+        const types = (await store.audit.list({ jobId: finish.id })).map((row) => row.type);
+        assert.deepEqual(types.slice(-2), ['job:timed_out', 'job:finished']);
+      } finally {
+        await sql.close();
+        await store.close();
+      }
+    });
+
+    test("a finish after the leader's sweep failed the run: the timed-out line, nothing taken", async () => {
+      const store = await openStore(await db.fresh());
+      try {
+        const finish = await pastItsLimit(store);
+        assert.equal((await store.progress.sweepTimedOut({ max: 10 })).failed.length, 1);
+        await store.jobs.enqueue({ key: 'next' });
+        const pull = new Pull(store);
+        for (const [status, ending] of [
+          ['done', /: the leader failed it before this finish came: it is failed, not done$/],
+          ['failed', /: the leader failed it as timed out before this finish came$/],
+        ] as const) {
+          await assert.rejects(pull.finish({ ...finish, status }, true), (error: unknown) => {
+            assert.ok(error instanceof ConflictError);
+            assert.match(
+              error.message,
+              /^job \d+ timed out: ran past its time limit of 1 s \(started .*\): /,
+            );
+            assert.match(error.message, ending);
+            return true;
+          });
+        }
+        const [next] = (await store.jobs.list({ status: ['queued'] })).map((job) => job.key);
+        assert.equal(next, 'next', 'with --next nothing was taken');
       } finally {
         await store.close();
       }

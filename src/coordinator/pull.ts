@@ -185,17 +185,45 @@ export class Pull {
    */
   private async timedOut(params: JobFinishParams): Promise<void> {
     const verdict = await this.store.progress.failTimedOut(params);
-    if (!verdict.timedOut) return;
-    const { id } = params;
-    throw new ConflictError(
-      `job ${id} ${timedOutWords(verdict.startedAt, verdict.limitMs)}: ${endedAs(params.status)}`,
-      `\`baton retry ${id}\` queues it again with the same limit; enqueue it with a longer --time-limit for more`,
-    );
+    if (verdict.timedOut) throw timedOutRefusal(params, verdict.startedAt, verdict.limitMs);
+    if (verdict.reason === 'lost') await this.sweptBefore(params);
+  }
+
+  /**
+   * A run no longer the session's: when the leader's sweep failed it past its limit under this very
+   * epoch (progress.sweepTimedOut), the late finish is refused with the same line as a finish past
+   * the limit; any other loss answers lost as before. One read, only on this rare path.
+   */
+  private async sweptBefore(params: JobFinishParams): Promise<void> {
+    const job = await this.store.jobs.get(params.id);
+    if (job === null || job.status !== 'failed' || job.epoch !== params.epoch) return;
+    if (job.session !== params.session || job.startedAt === null || job.timeLimitMs === null) return;
+    if (job.reason?.startsWith('timed out: ') !== true) return;
+    throw timedOutRefusal(params, job.startedAt, job.timeLimitMs, true);
   }
 }
 
-/** How a timed-out job ended, against what its worker said (`said`), for the refusal's line. */
-function endedAs(said: JobFinishParams['status']): string {
+/** The one line refusing a finish past the job's own limit (exit 3, HTTP 409). */
+function timedOutRefusal(
+  params: JobFinishParams,
+  startedAt: number,
+  limitMs: number,
+  swept = false,
+): ConflictError {
+  const { id } = params;
+  return new ConflictError(
+    `job ${id} ${timedOutWords(startedAt, limitMs)}: ${endedAs(params.status, swept)}`,
+    `\`baton retry ${id}\` queues it again with the same limit; enqueue it with a longer --time-limit for more`,
+  );
+}
+
+/**
+ * How a timed-out job ended, against what its worker said (`said`), for the refusal's line; `swept`:
+ * the leader failed it before this finish came, so the worker's word is not in its reason.
+ */
+function endedAs(said: JobFinishParams['status'], swept: boolean): string {
+  if (swept && said === 'failed') return 'the leader failed it as timed out before this finish came';
+  if (swept) return `the leader failed it before this finish came: it is failed, not ${said}`;
   return said === 'failed'
     ? "it is failed as timed out, the worker's failure kept in its reason"
     : `it is failed, not ${said}`;

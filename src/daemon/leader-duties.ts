@@ -133,9 +133,36 @@ function jobRetentionDuty(
   };
 }
 
+/** How often a leading `baton up` looks for pull-held jobs past their own time limit, and how many per pass. */
+const TIME_LIMIT_SWEEP_EVERY_MS = 2_000;
+const TIME_LIMIT_SWEEP_BATCH = 100;
+
 /**
- * What every leader runs besides dispatch and sealing: auto-enqueue, the output stream's trim and,
- * unless `baton up --retain-jobs off` (retainJobsMs null), job retention under the elector's term.
+ * The time-limit sweep while leading (docs/decisions/0037-run-time-limit.md, "The leader's sweep"):
+ * a running job past its own limit that no runner judges (its session is a pull worker's, not a
+ * `baton up`'s) is failed `timed out` on the database clock, so a worker that hangs or died with
+ * its session still beating no longer holds the job, its task and its workspace for ever. Every
+ * 2 s, as often as a runner checks its own runs; a full batch is followed by the next at once.
+ */
+function timeLimitSweepDuty(store: Store, log: (line: string) => void): LeaderDuty {
+  return {
+    name: 'time-limit sweep',
+    everyMs: TIME_LIMIT_SWEEP_EVERY_MS,
+    run: async () => {
+      for (;;) {
+        const { failed } = await store.progress.sweepTimedOut({ max: TIME_LIMIT_SWEEP_BATCH });
+        for (const job of failed)
+          log(`time limit: failed job ${job.id} (${job.key}): ${job.reason ?? 'timed out'}`);
+        if (failed.length < TIME_LIMIT_SWEEP_BATCH) return;
+      }
+    },
+  };
+}
+
+/**
+ * What every leader runs besides dispatch and sealing: auto-enqueue, the time-limit sweep, the output
+ * stream's trim and, unless `baton up --retain-jobs off` (retainJobsMs null), job retention under the
+ * elector's term.
  */
 export function leaderUpkeep(
   store: Store,
@@ -156,6 +183,7 @@ export function leaderUpkeep(
   const retainMs = options.retainJobsMs === undefined ? JOB_RETAIN_DEFAULT_MS : options.retainJobsMs;
   return [
     autoEnqueueDuty(store, session, log),
+    timeLimitSweepDuty(store, log),
     outputTrimDuty(store, clock, (options.logKeep ?? LOG_KEEP_DEFAULT).maxAgeMs),
     ...(retainMs === null ? [] : [jobRetentionDuty(store, retainMs, term, log)]),
   ];

@@ -6,7 +6,7 @@
  * `job:timed_out`. Marks themselves are not in the ledger: they are frequent and
  * change no ownership.
  */
-import type { JobId, JobTransitionResult } from '../core/job.js';
+import type { Job, JobId, JobTransitionResult } from '../core/job.js';
 import type { Progress, ProgressMark } from '../core/progress.js';
 import type { SessionId } from '../core/session.js';
 import type { Instant } from '../core/time.js';
@@ -86,6 +86,12 @@ export type TimedOutFinishResult =
     }
   | { readonly timedOut: false; readonly reason: 'within' | 'none' | 'lost' };
 
+/** What one leader's sweep (sweepTimedOut) failed: the pull-held jobs past their own limit. */
+export interface TimeLimitSweepResult {
+  /** The jobs failed `timed out`, as they ended, oldest start first. */
+  readonly failed: readonly Job[];
+}
+
 export interface ProgressStore {
   readonly progress: {
     /**
@@ -122,5 +128,15 @@ export interface ProgressStore {
      * is written and the caller finishes the job as asked.
      */
     failTimedOut(params: JobFinishParams): Promise<TimedOutFinishResult>;
+    /**
+     * The leader's sweep (decision 0037, "The leader's sweep"): up to `max` running jobs past their
+     * own time limit on the database clock whose holding session is not a runner's (`daemon`: a
+     * `baton up` judges its own runs), oldest start first, read through the partial index of
+     * running jobs with a limit (migration 0043), each failed `timed out` as a pull finish past
+     * its limit is (its `job:timed_out` row once per epoch, then its failing finish: claim, lock
+     * and task as a failed finish leaves them), all in one transaction. The holder's late finish
+     * under the same epoch then answers lost.
+     */
+    sweepTimedOut(params: { readonly max: number }): Promise<TimeLimitSweepResult>;
   };
 }

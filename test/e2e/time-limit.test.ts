@@ -4,13 +4,18 @@
  * own, `baton enqueue --time-limit`, or its runner's, `baton up --time-limit`), judged on the
  * database clock; its job fails with reason `timed out`, the ledger says so, its process tree is
  * gone. Under the same `baton up`, a job without a limit (or with a longer one of its own) runs on.
+ * A job a pull worker took (`baton job next`) and never finishes is failed by the leading `baton up`'s
+ * sweep once past its own limit, while the worker's session still beats ("The leader's sweep").
  */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { treeMembers } from '../../src/os/process-tree.js';
 import { bothEngines } from '../support/databases.js';
 import { waitUntil } from '../support/wait.js';
-import { type ClusterFixture, withCluster } from './cluster-support.js';
+import { ROOT, type ClusterFixture, withCluster } from './cluster-support.js';
 
 /** Prints a line every 100 ms, for ever: never stalled, never done. */
 const FOREVER = 'while :; do echo working; sleep 0.1; done';
@@ -46,6 +51,35 @@ async function assertTimedOut(c: ClusterFixture, key: string, pid: number, whose
   assert.ok(failed.finishedAt - failed.startedAt >= 2000, 'not before its limit');
   await waitUntil(() => treeMembers(pid).length === 0, 5_000, `the agent tree of ${key} to die`);
   assert.equal((await c.store.tasks.get(key))?.holder, null, 'the claim was released');
+}
+
+/**
+ * A real pull worker that never finishes: a shell that starts its session (a TTL of 60 s, so no
+ * rescue comes first), takes one job with `baton job next` and then only beats, every 0.5 s.
+ */
+function hungWorker(c: ClusterFixture): { session: () => Promise<string>; stop: () => void } {
+  const baton = `"${process.execPath}" "${join(ROOT, 'bin', 'baton.js')}" --db "${c.url}"`;
+  const script = `S=$(${baton} session start --ttl 60s) || exit 1
+echo "$S" > session.txt
+${baton} job next --session "$S" --json > job.json || exit 1
+while :; do ${baton} heartbeat "$S" > /dev/null; sleep 0.5; done`;
+  const child = spawn('bash', ['-c', script], { cwd: c.dir, stdio: 'ignore', detached: true });
+  const session = async (): Promise<string> => {
+    const read = () => readFileSync(join(c.dir, 'session.txt'), 'utf8').trim();
+    await waitUntil(
+      () => {
+        try {
+          return read() !== '';
+        } catch {
+          return false;
+        }
+      },
+      15_000,
+      'the worker session',
+    );
+    return read();
+  };
+  return { session, stop: () => void (child.pid !== undefined && process.kill(-child.pid, 'SIGKILL')) };
 }
 
 for (const db of bothEngines()) {
@@ -115,6 +149,68 @@ for (const db of bothEngines()) {
         const up = await c.baton('up', '--time-limit', 'abc');
         assert.equal(up.code, 2, up.stderr);
         assert.match(up.stderr, /^baton: --time-limit must be a duration/);
+      }));
+
+    test('fails a job a pull worker took and never finishes once past its own limit; its late finish exits 3', () =>
+      withCluster(db, async (c) => {
+        await c.baton('enqueue', 'hung', '--time-limit', '2s');
+        const worker = hungWorker(c);
+        try {
+          const s = await worker.session();
+          await waitUntil(
+            async () => (await job(c, 'hung')).status === 'running',
+            15_000,
+            'the worker to take hung',
+          );
+          const taken = await job(c, 'hung');
+          await c.baton('enqueue', 'long', '--time-limit', '1h');
+          const other = (await c.baton('session', 'start', '--ttl', '60s')).stdout.trim();
+          const long = await c.baton('job', 'next', '--session', other, '--json');
+          assert.equal(long.code, 0, long.stderr);
+          const up = c.up('h1');
+          await waitUntil(async () => (await job(c, 'hung')).status === 'failed', 20_000, 'hung to fail');
+          const failed = await job(c, 'hung');
+          assert.match(
+            failed.reason ?? '',
+            /^timed out: ran past its time limit of 2 s \(started \d{4}-.*\); its worker had not finished it, the leader/,
+          );
+          assert.ok((failed.finishedAt ?? 0) - (failed.startedAt ?? 0) >= 2000, 'not before its limit');
+          const rows = await c.store.audit.list({ jobId: failed.id });
+          assert.deepEqual(
+            rows.slice(-2).map((e) => e.type),
+            ['job:timed_out', 'job:finished'],
+          );
+          assert.equal((await c.store.tasks.get('hung'))?.holder, null, 'the claim was released');
+          await up.waitForLog(new RegExp(`time limit: failed job ${failed.id} \\(hung\\): timed out`));
+          // The worker's session still beats after its job was failed: only the job was taken from it.
+          const beats = async () => (await c.store.sessions.get(Number(s)))?.heartbeatAt ?? 0;
+          await waitUntil(
+            async () => (await beats()) > (failed.finishedAt ?? 0),
+            10_000,
+            'a heartbeat after',
+          );
+          assert.equal((await c.store.sessions.get(Number(s)))?.state, 'live');
+          const late = await c.baton(
+            'job',
+            'finish',
+            String(taken.id),
+            '--session',
+            s,
+            '--epoch',
+            String(taken.epoch),
+          );
+          assert.equal(late.code, 3, late.stderr);
+          const lines = late.stderr.split('\n').filter((line) => line !== '');
+          assert.equal(lines.length, 1, late.stderr);
+          assert.match(
+            lines[0] ?? '',
+            /^baton: job \d+ timed out: ran past its time limit of 2 s \(started .*\): the leader failed it .*: it is failed, not done/,
+          );
+          assert.equal((await job(c, 'long')).status, 'running', 'a pull job within its limit runs on');
+          assert.deepEqual(await c.store.audit.list({ key: 'long', type: 'job:timed_out' }), []);
+        } finally {
+          worker.stop();
+        }
       }));
   });
 }

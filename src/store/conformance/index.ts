@@ -25,6 +25,7 @@ import { exerciseLeases } from './leases.js';
 import { exerciseProgress } from './progress.js';
 import { exerciseRunLimit } from './run-limit.js';
 import { exercisePullTimeLimit } from './pull-time-limit.js';
+import { exerciseTimeLimitSweep } from './time-limit-sweep.js';
 import { exerciseJobList } from './job-list.js';
 import { exerciseLifecycle } from './lifecycle.js';
 import { exerciseHumanSessions } from './human-sessions.js';
@@ -74,6 +75,7 @@ export function exerciseStore(harness: Harness): void {
     exerciseProgress(harness);
     exerciseRunLimit(harness);
     exercisePullTimeLimit(harness);
+    exerciseTimeLimitSweep(harness);
     exerciseJobList(harness);
     exerciseWorkspaces(harness);
     exerciseWorkspaceDispatch(harness);

@@ -12,6 +12,8 @@ import { ORPHANED_JOBS } from './dispatch.js';
 import { takeQueued } from './claim-set.js';
 import { CANDIDATES } from './dispatch-pass.js';
 import { HOST_FLEET, HOST_LIST } from './hosts.js';
+import { genericPlan } from '../../../test/support/pg-generic-plan.js';
+import { DUE_SQL } from './time-limit-sweep.js';
 
 let client: pg.Client;
 
@@ -66,5 +68,15 @@ test("a take looks each queued job's task up by its key, never through an anti-j
     assert.doesNotMatch(p, /Anti Join|Seq Scan on tasks/, p);
   } finally {
     await client.query('SET enable_seqscan = off');
+  }
+});
+
+// The leader's time-limit sweep (decision 0037, "The leader's sweep") reads only the running jobs
+// with a limit of their own, through their partial index, never the finished ones: in the plan of
+// its first runs and in the generic plan PostgreSQL keeps for the statement after five.
+test('the time-limit sweep reads the running jobs with a limit through jobs_running_limited', async () => {
+  for (const p of [await plan(DUE_SQL, [100]), await genericPlan(client, DUE_SQL, '100')]) {
+    assert.match(p, /Index Scan using jobs_running_limited on jobs/, p);
+    assert.doesNotMatch(p, /Seq Scan|jobs_pkey|jobs_finished/, p);
   }
 });

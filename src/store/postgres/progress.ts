@@ -14,6 +14,7 @@ import { progressOf } from '../run-rows.js';
 import { NOW, PG, hostOf, ms, msInterval, type PgEncoding } from './rows.js';
 import type { PgExecutor } from './executor.js';
 import { failTimedOut, markTimedOut } from './run-limit.js';
+import { sweepTimedOut } from './time-limit-sweep.js';
 
 type ProgressRow = shared.ProgressRow<PgEncoding>;
 const toProgress = (row: ProgressRow): Progress => progressOf(PG, row);
@@ -136,5 +137,6 @@ export function postgresProgress(exec: PgExecutor): ProgressStore['progress'] {
     },
     markTimedOut: (params) => markTimedOut(exec, params),
     failTimedOut: (params) => failTimedOut(exec, params),
+    sweepTimedOut: (params) => sweepTimedOut(exec, params),
   };
 }

@@ -72,7 +72,7 @@ export async function markTimedOut(exec: PgExecutor, params: TimeLimitParams): P
 }
 
 /** Inside a transaction: the job locked FOR UPDATE, then judged again and its first verdict audited. */
-async function lockAndMark(querier: Querier, values: readonly unknown[]): Promise<TimeLimitResult> {
+export async function lockAndMark(querier: Querier, values: readonly unknown[]): Promise<TimeLimitResult> {
   await querier.rows(LOCK_SQL, values.slice(0, 3));
   return verdictOf((await querier.rows<LimitRow>(MARK_SQL, values))[0]);
 }

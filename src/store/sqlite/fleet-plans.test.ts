@@ -10,6 +10,7 @@ import { migratedReadOnly, planSteps } from '../../../test/support/sqlite-plans.
 import { ORPHANED_JOBS } from './dispatch.js';
 import { CANDIDATES, HELD } from './dispatch-pass.js';
 import { HOST_FLEET, HOST_LIST } from './hosts.js';
+import { DUE_JOBS } from './time-limit-sweep.js';
 
 let db: Database.Database;
 
@@ -72,4 +73,13 @@ test("a pass reads the held jobs of the queue's head through jobs_queue, and eac
   );
   assert.doesNotMatch(all, /TEMP B-TREE/, all);
   for (const d of steps.slice(4).filter((x) => /^(SCAN|SEARCH)/.test(x))) assert.match(d, /^SEARCH /, all);
+});
+
+// The leader's time-limit sweep (decision 0037, "The leader's sweep") reads only the running jobs
+// with a limit of their own, through their partial index in start order, never the finished ones.
+test('the time-limit sweep reads the running jobs with a limit through jobs_running_limited', () => {
+  const { steps, all } = onJobs(DUE_JOBS, 0, 0, 100);
+  assert.deepEqual(steps, ['SCAN j USING INDEX jobs_running_limited'], all);
+  assert.match(all, /SEARCH s USING INTEGER PRIMARY KEY \(rowid=\?\)/, all);
+  assert.doesNotMatch(all, /USE TEMP B-TREE/, all);
 });

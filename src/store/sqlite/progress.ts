@@ -11,6 +11,7 @@ import { SQLITE, appendAudit, type SqliteEncoding } from './rows.js';
 import { fromSync, type SqliteExecutor } from './executor.js';
 import { sessionRow } from './tasks-claims.js';
 import { failTimedOut, markTimedOut } from './run-limit.js';
+import { sweepTimedOut } from './time-limit-sweep.js';
 
 type ProgressRow = shared.ProgressRow<SqliteEncoding>;
 const toProgress = (row: ProgressRow): Progress => progressOf(SQLITE, row);
@@ -74,6 +75,7 @@ export function sqliteProgress(exec: SqliteExecutor): ProgressStore['progress'] 
     markStalled: (params) => markStalled(exec, params),
     markTimedOut: (params) => markTimedOut(exec, params),
     failTimedOut: (params) => failTimedOut(exec, params),
+    sweepTimedOut: (params) => sweepTimedOut(exec, params),
   });
 }
 

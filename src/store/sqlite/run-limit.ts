@@ -51,7 +51,7 @@ export function markTimedOut(exec: SqliteExecutor, params: TimeLimitParams): Tim
 }
 
 /** The verdict taken again inside the caller's write, and its first `job:timed_out` row written. */
-function judgeAndAudit(exec: SqliteExecutor, params: TimeLimitParams, now: number): TimeLimitResult {
+export function judgeAndAudit(exec: SqliteExecutor, params: TimeLimitParams, now: number): TimeLimitResult {
   const row = limitRow(exec, params, now);
   const verdict = judge(row, now, params.defaultLimitMs);
   if (!verdict.timedOut || !verdict.first || row === undefined) return verdict;

@@ -33,6 +33,7 @@ import rareFinishes from './0039-rare-finishes.js';
 import liveTasks from './0040-live-tasks.js';
 import tokensByJob from './0041-tokens-by-job.js';
 import tasksByPriority from './0042-tasks-by-priority.js';
+import timeLimitSweep from './0043-time-limit-sweep.js';
 
 export interface Migration {
   readonly version: number;
@@ -77,4 +78,5 @@ export const MIGRATIONS: readonly Migration[] = [
   liveTasks,
   tokensByJob,
   tasksByPriority,
+  timeLimitSweep,
 ];

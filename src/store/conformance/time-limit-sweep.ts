@@ -1,0 +1,130 @@
+/**
+ * The leader's time-limit sweep (decision 0037, "The leader's sweep"): progress.sweepTimedOut
+ * fails the running jobs past their own limit that no runner judges, each with its `job:timed_out`
+ * row (once per epoch) and its failing finish, leaving the claim and the task as a pull finish past
+ * its limit does; jobs within their limit, without one, or held by a runner are left alone.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Store } from '../store.js';
+import { givenSession, withFixture, type Harness } from './harness.js';
+
+async function ledgerTypes(store: Store, jobId: number): Promise<string[]> {
+  const rows = await store.audit.list({ jobId });
+  return [...rows].sort((left, right) => left.id - right.id).map((row) => row.type);
+}
+
+async function claimOutcomes(store: Store, key: string): Promise<(string | null)[]> {
+  return (await store.claims.history(key)).map((claim) => claim.outcome);
+}
+
+export function exerciseTimeLimitSweep(harness: Harness): void {
+  describe('time-limit sweep', () => {
+    test('fails a pull-held job past its own limit with both rows; within, none and the finished left', () =>
+      withFixture(harness, async ({ clocked, moveClock }) => {
+        const store = await clocked();
+        const worker = await givenSession(store, 'box-1');
+        await store.jobs.enqueue({ key: 'short', timeLimitMs: 60_000 });
+        await store.jobs.enqueue({ key: 'plain' });
+        await store.jobs.enqueue({ key: 'long', timeLimitMs: 3_600_000 });
+        await store.jobs.enqueue({ key: 'finisher', timeLimitMs: 60_000 });
+        const taken = [];
+        for (let index = 0; index < 4; index++)
+          taken.push(await store.jobs.claimNext({ session: worker.id, start: true }));
+        const [short, plain, long, finisher] = taken;
+        assert.ok(short && plain && long && finisher);
+        assert.deepEqual(await store.progress.sweepTimedOut({ max: 100 }), { failed: [] }, 'all within');
+        await moveClock(61_000);
+        // The same kind of job, finished by its worker past the limit: what the sweep must match.
+        const said = { id: finisher.id, session: worker.id, epoch: finisher.epoch, status: 'done' as const };
+        assert.ok((await store.progress.failTimedOut(said)).timedOut);
+        const { failed } = await store.progress.sweepTimedOut({ max: 100 });
+        assert.deepEqual(
+          failed.map((job) => [job.id, job.status]),
+          [[short.id, 'failed']],
+        );
+        const job = failed[0];
+        const started = new Date(short.startedAt ?? 0).toISOString();
+        assert.equal(
+          job?.reason,
+          `timed out: ran past its time limit of 60 s (started ${started}); ` +
+            'its worker had not finished it, the leader failed it',
+        );
+        assert.deepEqual(await store.jobs.get(short.id), job);
+        const ledger = ['job:enqueued', 'job:claimed', 'job:timed_out', 'job:finished'];
+        assert.deepEqual(await ledgerTypes(store, short.id), ledger);
+        const [row] = await store.audit.list({ jobId: short.id, type: 'job:timed_out' });
+        assert.deepEqual(
+          [row?.epoch, row?.session, row?.detail['limitMs'], row?.detail['own']],
+          [short.epoch, worker.id, 60_000, true],
+        );
+        const [finished] = await store.audit.list({ jobId: short.id, type: 'job:finished' });
+        assert.equal(finished?.detail['status'], 'failed');
+        // Claim and task as the worker's own finish past the limit left them.
+        assert.deepEqual(await claimOutcomes(store, 'short'), await claimOutcomes(store, 'finisher'));
+        assert.equal((await store.tasks.get('short'))?.state, (await store.tasks.get('finisher'))?.state);
+        for (const other of [plain, long]) {
+          assert.equal((await store.jobs.get(other.id))?.status, 'running', `${other.key} runs on`);
+          assert.deepEqual(await ledgerTypes(store, other.id), ['job:enqueued', 'job:claimed']);
+        }
+        // The worker's late finish under its old epoch is lost; a second sweep finds nothing.
+        const late = await store.jobs.finish({
+          id: short.id,
+          session: worker.id,
+          epoch: short.epoch,
+          status: 'done',
+        });
+        assert.equal(late.ok, false);
+        assert.deepEqual(await store.progress.sweepTimedOut({ max: 100 }), { failed: [] });
+        assert.deepEqual(await ledgerTypes(store, short.id), ledger);
+      }));
+
+    test("a runner's job is its runner's to judge; an epoch audited already is not audited twice", () =>
+      withFixture(harness, async ({ clocked, moveClock }) => {
+        const store = await clocked();
+        const runner = await store.sessions.start({ kind: 'daemon', host: 'box-1', pid: 1 });
+        const worker = await givenSession(store, 'box-2');
+        await store.jobs.enqueue({ key: 'run', timeLimitMs: 1_000 });
+        const run = await store.jobs.claimNext({ session: runner.id, start: true });
+        await store.jobs.enqueue({ key: 'pulled', timeLimitMs: 1_000 });
+        const pulled = await store.jobs.claimNext({ session: worker.id, start: true });
+        assert.ok(run !== null && pulled !== null);
+        await moveClock(2_000);
+        for (const [job, session] of [
+          [run, runner.id],
+          [pulled, worker.id],
+        ] as const) {
+          const guard = { id: job.id, session, epoch: job.epoch, defaultLimitMs: null };
+          assert.ok((await store.progress.markTimedOut(guard)).timedOut);
+        }
+        const { failed } = await store.progress.sweepTimedOut({ max: 100 });
+        assert.deepEqual(
+          failed.map((job) => job.id),
+          [pulled.id],
+        );
+        assert.equal((await store.jobs.get(run.id))?.status, 'running', "left to its runner's own verdict");
+        assert.deepEqual(await ledgerTypes(store, run.id), ['job:enqueued', 'job:claimed', 'job:timed_out']);
+        assert.equal((await store.audit.list({ jobId: pulled.id, type: 'job:timed_out' })).length, 1);
+        assert.deepEqual((await ledgerTypes(store, pulled.id)).slice(-2), ['job:timed_out', 'job:finished']);
+      }));
+
+    test('a batch of at most max, oldest start first; the rest at the next', () =>
+      withFixture(harness, async ({ clocked, moveClock }) => {
+        const store = await clocked();
+        const worker = await givenSession(store, 'box-1');
+        const ids: number[] = [];
+        for (let index = 0; index < 3; index++) {
+          await store.jobs.enqueue({ key: `j${index}`, timeLimitMs: 1_000 });
+          ids.push((await store.jobs.claimNext({ session: worker.id, start: true }))?.id ?? 0);
+          await moveClock(10);
+        }
+        await moveClock(1_000);
+        const first = await store.progress.sweepTimedOut({ max: 2 });
+        const second = await store.progress.sweepTimedOut({ max: 2 });
+        assert.deepEqual(
+          [first.failed.map((job) => job.id), second.failed.map((job) => job.id)],
+          [ids.slice(0, 2), ids.slice(2)],
+        );
+      }));
+  });
+}

@@ -1,0 +1,55 @@
+/**
+ * progress.sweepTimedOut on PostgreSQL (progress-store.ts; decision 0037, "The leader's sweep"):
+ * the running jobs past their own time limit that no runner judges, read through the partial index
+ * of running jobs with a limit (migration 0043). A plain read first (nothing is written when none
+ * is due); then one READ COMMITTED transaction for the batch: each job locked FOR UPDATE, judged
+ * again and audited once per epoch (run-limit.ts's statements), then failed by jobs.finish's own
+ * statement, all committed together.
+ */
+import type { Job } from '../../core/job.js';
+import type { TimeLimitSweepResult } from '../progress-store.js';
+import { sweptReason } from '../time-limit-reason.js';
+import type { PgExecutor, Querier } from './executor.js';
+import { FINISH_SQL, finishValues } from './jobs.js';
+import { NOW, msInterval, toJob, type JobRow } from './rows.js';
+import { lockAndMark } from './run-limit.js';
+
+/** Running jobs past their own limit, held by a session that is not a runner's, oldest start first. */
+export const DUE_SQL = `
+SELECT jobs.id, jobs.session_id, jobs.epoch FROM jobs
+WHERE jobs.status = 'running' AND jobs.time_limit_ms IS NOT NULL
+  AND jobs.started_at <= ${NOW} - ${msInterval('jobs.time_limit_ms')}
+  AND (jobs.lease_until IS NULL OR jobs.lease_until > ${NOW})
+  AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = jobs.session_id AND s.kind = 'daemon')
+ORDER BY jobs.started_at LIMIT $1::int`;
+
+interface DueRow {
+  id: string | number;
+  session_id: string | number;
+  epoch: string | number;
+}
+
+/** Thrown inside the transaction to roll the batch back: a failing finish did not match. */
+class SweepLost extends Error {}
+
+export async function sweepTimedOut(
+  exec: PgExecutor,
+  params: { readonly max: number },
+): Promise<TimeLimitSweepResult> {
+  const due = await exec.rows<DueRow>(DUE_SQL, [params.max]);
+  if (due.length === 0) return { failed: [] };
+  return exec.transaction(async (querier: Querier) => {
+    const failed: Job[] = [];
+    for (const row of due) {
+      const guard = { id: Number(row.id), session: Number(row.session_id), epoch: Number(row.epoch) };
+      const verdict = await lockAndMark(querier, [guard.id, guard.session, guard.epoch, null]);
+      if (!verdict.timedOut) continue;
+      const reason = sweptReason(verdict.startedAt, verdict.limitMs);
+      const failing = { ...guard, status: 'failed' as const, exitCode: null, reason };
+      const [finished] = await querier.rows<JobRow>(FINISH_SQL, finishValues(failing));
+      if (finished === undefined) throw new SweepLost(`job ${guard.id}: its failing finish did not match`);
+      failed.push(toJob(finished));
+    }
+    return { failed };
+  });
+}
