@@ -102,5 +102,50 @@ for (const db of bothEngines())
           /^timed out: ran past its time limit of 1 s .*; the worker said failed: boom$/,
         );
       });
+
+      test('a batch member past its limit: timedOut in the JSON, [timed out] in the text; no other', async () => {
+        const cli = cliOn(await db.fresh(), mode);
+        const s = await cli.session();
+        for (const [key, limit] of [
+          ['slow', '1s'],
+          ['quick', '1h'],
+          ['slow2', '1s'],
+        ] as const)
+          await cli.json(0, 'enqueue', key, '--time-limit', limit);
+        await cli.json(0, 'enqueue', 'plain');
+        type Taken = { jobs: JobJson[] };
+        const taken = await cli.json<Taken>(0, 'job', 'next', '--session', s, '--batch', '4');
+        assert.deepEqual(
+          taken.jobs.map((job) => job.key),
+          ['slow', 'quick', 'slow2', 'plain'],
+        );
+        await sleep(1_200);
+        const members = (keys: string[]) =>
+          taken.jobs.filter((job) => keys.includes(job.key)).map((job) => `${job.id}:${job.epoch}`);
+        type Member = { ok: boolean; job: JobJson; timedOut?: boolean };
+        const answer = await cli.json<{ finished: Member[] }>(
+          0,
+          'job',
+          'finish-batch',
+          '--session',
+          s,
+          ...members(['slow', 'quick']),
+        );
+        assert.deepEqual(
+          answer.finished.map((member) => [member.job.key, member.ok, member.job.status, member.timedOut]),
+          [
+            ['slow', true, 'failed', true],
+            ['quick', true, 'done', undefined],
+          ],
+        );
+        assert.ok(!('timedOut' in (answer.finished[1] ?? {})), 'no timedOut field on the others');
+        const text = await cli.run('job', 'finish-batch', '--session', s, ...members(['slow2', 'plain']));
+        assert.equal(text.code, 0, text.stderr);
+        const [timedOut, plain, ...rest] = text.stdout.split('\n').filter((line) => line !== '');
+        assert.deepEqual(rest, []);
+        assert.match(timedOut ?? '', /^finished job \d+ failed .* — timed out: ran past .* \[timed out\]$/);
+        assert.match(plain ?? '', /^finished job \d+ done /);
+        assert.doesNotMatch(plain ?? '', /timed out/);
+      });
     });
   }

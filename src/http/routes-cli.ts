@@ -264,8 +264,9 @@ function batchRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       tags: ['jobs'],
       request: jsonBody(PullFinishBatch),
       responses: ok(
-        '{finished, jobs, leaseUntil}: per member in order {ok, job, reason?} (a fenced one: ok false, ' +
-          'reason lost, the job as it is now; the others still finish), then the jobs taken',
+        '{finished, jobs, leaseUntil}: per member in order {ok, job, reason?, timedOut?} (a fenced one: ok ' +
+          'false, reason lost, the job as it is now; the others still finish; one past its own time limit: ok, ' +
+          'the job failed timed out, timedOut true), then the jobs taken',
       ),
     }),
     async (context) => {

@@ -32,9 +32,17 @@ export interface JobBatchParams {
   readonly leaseMs?: number | undefined;
 }
 
+/**
+ * A member's answer: what jobs.finish would have answered; a member failed past its job's own time
+ * limit (decision 0037) is ok with its job failed `timed out`, and says so with `timedOut: true`
+ * (the others carry no such field).
+ */
+export type JobBatchMember =
+  JobTransitionResult | { readonly ok: true; readonly job: Job; readonly timedOut: true };
+
 export interface JobBatchResult {
-  /** One answer per member of `finish`, in order: what jobs.finish would have answered. */
-  readonly finished: readonly JobTransitionResult[];
+  /** One answer per member of `finish`, in order (JobBatchMember). */
+  readonly finished: readonly JobBatchMember[];
   /** The jobs taken, in queue order, running under the session. */
   readonly taken: readonly Job[];
   /** When the lease of every job taken runs out (database clock); null when none was taken. */

@@ -101,7 +101,7 @@ export function registerPullBatch(job: Command): void {
         out.result(json, () => [
           ...answer.finished.map((result, index) =>
             result.ok
-              ? `finished ${jobLine(result.job)}`
+              ? `finished ${jobLine(result.job)}${'timedOut' in result ? ' [timed out]' : ''}`
               : `job ${members[index] ?? '?'} had moved on: not finished by you`,
           ),
           ...(options.next === undefined ? [] : takenLines(answer, options.session)),

@@ -113,6 +113,12 @@ export function exercisePullTimeLimit(harness: Harness): void {
           `timed out: ran past its time limit of 60 s (started ${started}); the worker said done`,
         );
         assert.deepEqual([plain.job.status, long.job.status], ['done', 'done']);
+        // Scripts are told which member timed out; the others' answers are as before.
+        assert.equal('timedOut' in short && short.timedOut, true);
+        assert.deepEqual(
+          [plain, long].map((member) => 'timedOut' in member),
+          [false, false],
+        );
         assert.deepEqual([plain.job.reason, long.job.reason], [null, null]);
         assert.deepEqual(await ledgerTypes(store, short.job.id), [
           'job:enqueued',

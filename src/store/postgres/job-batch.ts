@@ -27,7 +27,7 @@ import { assert } from '../../core/assert.js';
 import type { Job, JobTransitionResult } from '../../core/job.js';
 import { HELD_SQL, finishGuard } from '../job-guard.js';
 import { LEASE_EXPIRED } from '../rescue.js';
-import type { JobBatchParams, JobBatchResult } from '../job-batch.js';
+import type { JobBatchMember, JobBatchParams, JobBatchResult } from '../job-batch.js';
 import { deleteLocks, insertAuditRows, seqOf } from './locks.js';
 import {
   NOW,
@@ -157,9 +157,10 @@ const JOB_BATCH = `WITH seen AS (
 )
 SELECT coalesce((SELECT state FROM s), seen.state) AS session_state, y.*
 FROM (SELECT 1) one LEFT JOIN seen ON true LEFT JOIN (
-  SELECT 'f' AS step, f.ord AS step_ord, NULL::bigint AS lease_until, ${jobFieldsAsMs('f')}, f.key FROM f
+  SELECT 'f' AS step, f.ord AS step_ord, NULL::bigint AS lease_until, ${jobFieldsAsMs('f')}, f.key,
+    f.timed_out FROM f
   UNION ALL
-  SELECT 'j', j.rank, ${msOf('j.lease_until')}, ${jobFieldsAsMs('j')}, j.key FROM j
+  SELECT 'j', j.rank, ${msOf('j.lease_until')}, ${jobFieldsAsMs('j')}, j.key, false FROM j
 ) y ON true`;
 
 /** Times arrive as Instants (jobFieldsAsMs): hundreds of rows parse no Date. */
@@ -168,6 +169,7 @@ type BatchRow = Partial<JobMsRow> & {
   step: 'f' | 'j' | null;
   step_ord: string | null;
   lease_until: number | null;
+  timed_out: boolean | null;
 };
 
 /**
@@ -176,6 +178,12 @@ type BatchRow = Partial<JobMsRow> & {
  */
 const intArray = (values: readonly (number | null)[]): string =>
   `{${values.map((value) => (value === null ? 'NULL' : String(value))).join(',')}}`;
+
+/** A member the statement finished; `timedOut` only on one failed past its own time limit. */
+function finishedMember(row: BatchRow): JobBatchMember {
+  const job = toJobAsMs(row as JobMsRow);
+  return row.timed_out === true ? { ok: true, job, timedOut: true } : { ok: true, job };
+}
 
 /**
  * jobs.batch: runs the statement and answers each member as jobs.finish would; `lost` reads a
@@ -208,11 +216,11 @@ export async function jobBatch(
   );
   assert(rows.length >= 1, 'jobs.batch answers at least one row');
   if (take > 0) liveOrThrow(params.session, rows[0]?.session_state ?? null);
-  const done = new Map<number, Job>();
+  const done = new Map<number, JobBatchMember>();
   const taken: { rank: number; job: Job }[] = [];
   let leaseUntil: number | null = null;
   for (const row of rows) {
-    if (row.step === 'f') done.set(Number(row.step_ord), toJobAsMs(row as JobMsRow));
+    if (row.step === 'f') done.set(Number(row.step_ord), finishedMember(row));
     if (row.step === 'j') {
       taken.push({ rank: Number(row.step_ord), job: toJobAsMs(row as JobMsRow) });
       leaseUntil = row.lease_until;
@@ -221,9 +229,9 @@ export async function jobBatch(
   taken.sort((left, right) => left.rank - right.rank);
   took(taken.length);
   const finished = await Promise.all(
-    finish.map((member, index): Promise<JobTransitionResult> => {
-      const job = done.get(index + 1);
-      return job === undefined ? lost(member.id) : Promise.resolve({ ok: true, job });
+    finish.map((member, index): Promise<JobBatchMember> => {
+      const answer = done.get(index + 1);
+      return answer === undefined ? lost(member.id) : Promise.resolve(answer);
     }),
   );
   return { finished, taken: taken.map((entry) => entry.job), leaseUntil };

@@ -13,7 +13,7 @@ import { HELD_SQL, finishGuard } from '../job-guard.js';
 import { LEASE_EXPIRED } from '../rescue.js';
 import { claimSet, jobTaskOpen } from './claim-set.js';
 import type { JobFinishParams } from '../store.js';
-import type { JobBatchParams, JobBatchResult } from '../job-batch.js';
+import type { JobBatchMember, JobBatchParams, JobBatchResult } from '../job-batch.js';
 import { releaseJobLocks } from './locks.js';
 import { appendAudit, toJob, type JobRow, type SessionRow, type TaskRow } from './rows.js';
 import type { SqliteExecutor } from './executor.js';
@@ -236,10 +236,11 @@ export function batchIn(exec: SqliteExecutor, params: JobBatchParams): JobBatchR
   const session = take > 0 ? sessionRow(exec, params.session, true) : null;
   const now = exec.now();
   // Each member held to its own time limit first: one past it fails `timed out` alone (decision 0037).
-  const finished = finish.map((member) => {
+  const finished = finish.map((member): JobBatchMember => {
     const asked = { ...member, session: params.session };
     const limit = failIn(exec, asked, now);
-    return limit.timedOut ? limit.finished : finishIn(exec, asked, now);
+    if (!limit.timedOut) return finishIn(exec, asked, now);
+    return limit.finished.ok ? { ...limit.finished, timedOut: true } : limit.finished;
   });
   if (session === null) return { finished, taken: [], leaseUntil: null };
   const leaseUntil = now + (params.leaseMs ?? 0);
