@@ -79,7 +79,14 @@ while :; do ${baton} heartbeat "$S" > /dev/null; sleep 0.5; done`;
     );
     return read();
   };
-  return { session, stop: () => void (child.pid !== undefined && process.kill(-child.pid, 'SIGKILL')) };
+  const stop = (): void => {
+    try {
+      if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL'); // the shell and its baton call
+    } catch {
+      // already gone (it exits at once if `baton job next` fails): nothing to stop
+    }
+  };
+  return { session, stop };
 }
 
 for (const db of bothEngines()) {
