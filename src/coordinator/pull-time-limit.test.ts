@@ -142,5 +142,22 @@ for (const db of bothEngines()) {
         await store.close();
       }
     });
+
+    test("the worker's own finish past its limit, sent again, is lost, not blamed on the leader", async () => {
+      const store = await openStore(await db.fresh());
+      try {
+        const finish = await pastItsLimit(store);
+        const pull = new Pull(store);
+        await assert.rejects(pull.finish(finish, false), /it is failed, not done/);
+        await store.jobs.enqueue({ key: 'next' });
+        // A retried request (a dropped answer): the run is no longer the session's, so it is lost,
+        // and with --next the next job is taken, as for any lost finish.
+        const again = await pull.finish(finish, true);
+        assert.equal(again.finished.ok, false);
+        assert.equal(again.next?.key, 'next');
+      } finally {
+        await store.close();
+      }
+    });
   });
 }

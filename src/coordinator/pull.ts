@@ -15,7 +15,7 @@ import {
   validateText,
 } from '../core/validate.js';
 import type { JobBatchFinish, JobBatchResult } from '../store/job-batch.js';
-import { timedOutWords } from '../store/time-limit-reason.js';
+import { SWEPT_ENDING, timedOutWords } from '../store/time-limit-reason.js';
 import type { JobFinishAndClaimNextResult, JobFinishParams, Store } from '../store/store.js';
 
 /** What a pull-mode worker may end its job as; oom_killed is the runner's to say. */
@@ -198,7 +198,8 @@ export class Pull {
     const job = await this.store.jobs.get(params.id);
     if (job === null || job.status !== 'failed' || job.epoch !== params.epoch) return;
     if (job.session !== params.session || job.startedAt === null || job.timeLimitMs === null) return;
-    if (job.reason?.startsWith('timed out: ') !== true) return;
+    // The sweep's words only: a worker's own finish past the limit, sent again, answers lost as before.
+    if (job.reason?.endsWith(SWEPT_ENDING) !== true) return;
     throw timedOutRefusal(params, job.startedAt, job.timeLimitMs, true);
   }
 }

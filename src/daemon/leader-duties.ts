@@ -1,9 +1,9 @@
 /**
  * Work `baton up` does only while it leads, beside dispatch and sealing: duties handed in by the
  * composition root, so the daemon knows nothing of what they are (the GitHub backlog's sync and
- * label projector, src/github/), and auto-enqueue, the output stream's trim and job retention, which
- * every leader runs. Each duty runs on its own timer; a pass that fails is logged (once per new message) and
- * tried again at the next tick; a standby never runs one.
+ * label projector, src/github/), and auto-enqueue, the time-limit sweep, the output stream's trim and
+ * job retention, which every leader runs. Each duty runs on its own timer; a pass that fails is
+ * logged (once per new message) and tried again at the next tick; a standby never runs one.
  */
 import { autoEnqueue } from '../coordinator/auto-enqueue.js';
 import { OUTPUT_KEEP_ENDED } from '../core/output-stream.js';
@@ -136,20 +136,23 @@ function jobRetentionDuty(
 /** How often a leading `baton up` looks for pull-held jobs past their own time limit, and how many per pass. */
 const TIME_LIMIT_SWEEP_EVERY_MS = 2_000;
 const TIME_LIMIT_SWEEP_BATCH = 100;
+/** Batches in one pass at most: a leader deposed or stopped mid-pass stops within this many. */
+const TIME_LIMIT_SWEEP_BATCHES = 10;
 
 /**
  * The time-limit sweep while leading (docs/decisions/0037-run-time-limit.md, "The leader's sweep"):
  * a running job past its own limit that no runner judges (its session is a pull worker's, not a
  * `baton up`'s) is failed `timed out` on the database clock, so a worker that hangs or died with
  * its session still beating no longer holds the job, its task and its workspace for ever. Every
- * 2 s, as often as a runner checks its own runs; a full batch is followed by the next at once.
+ * 2 s, as often as a runner checks its own runs; a full batch is followed by the next at once, up
+ * to TIME_LIMIT_SWEEP_BATCHES (the next tick goes on), so a pass ends soon after leadership does.
  */
 function timeLimitSweepDuty(store: Store, log: (line: string) => void): LeaderDuty {
   return {
     name: 'time-limit sweep',
     everyMs: TIME_LIMIT_SWEEP_EVERY_MS,
     run: async () => {
-      for (;;) {
+      for (let batch = 0; batch < TIME_LIMIT_SWEEP_BATCHES; batch++) {
         const { failed } = await store.progress.sweepTimedOut({ max: TIME_LIMIT_SWEEP_BATCH });
         for (const job of failed)
           log(`time limit: failed job ${job.id} (${job.key}): ${job.reason ?? 'timed out'}`);

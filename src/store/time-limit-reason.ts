@@ -12,9 +12,12 @@ export function timedOutWords(startedAt: Instant, limitMs: number): string {
   return `timed out: ran past its time limit of ${limitMs / 1000} s (started ${started})`;
 }
 
+/** How the reason of a job the leader's sweep failed ends (sweptReason), told from a worker's own. */
+export const SWEPT_ENDING = '; its worker had not finished it, the leader failed it';
+
 /** The reason of a job the leader's sweep failed: its worker never finished it. */
 export function sweptReason(startedAt: Instant, limitMs: number): string {
-  return `${timedOutWords(startedAt, limitMs)}; its worker had not finished it, the leader failed it`;
+  return `${timedOutWords(startedAt, limitMs)}${SWEPT_ENDING}`;
 }
 
 /** The failed job's reason: the limit's words, then what the worker said (its status, its reason). */

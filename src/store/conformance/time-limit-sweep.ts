@@ -108,6 +108,28 @@ export function exerciseTimeLimitSweep(harness: Harness): void {
         assert.deepEqual((await ledgerTypes(store, pulled.id)).slice(-2), ['job:timed_out', 'job:finished']);
       }));
 
+    test('a job handed to a waiting session is not swept until that session has taken it', () =>
+      withFixture(harness, async ({ clocked, moveClock }) => {
+        const store = await clocked();
+        const worker = await clocked(); // the waiting `job next --wait`'s own store
+        const session = await givenSession(worker, 'box-1');
+        assert.equal(await worker.jobs.claimNext({ session: session.id, start: true, waitMs: 60_000 }), null);
+        const { job } = await store.jobs.enqueue({ key: 'handed', timeLimitMs: 1_000 });
+        assert.deepEqual([job.status, job.session], ['running', session.id], 'handed off at enqueue');
+        await moveClock(2_000);
+        // Not taken (the wait was cut off, say): its next claim takes it back under a new epoch.
+        assert.deepEqual(await store.progress.sweepTimedOut({ max: 100 }), { failed: [] });
+        assert.equal((await store.jobs.get(job.id))?.status, 'running');
+        const taken = await worker.jobs.claimNext({ session: session.id, start: true, waitMs: 60_000 });
+        assert.equal(taken?.id, job.id);
+        const { failed } = await store.progress.sweepTimedOut({ max: 100 });
+        assert.deepEqual(
+          failed.map((swept) => swept.id),
+          [job.id],
+          "taken, it is its worker's, and past its limit",
+        );
+      }));
+
     test('a batch of at most max, oldest start first; the rest at the next', () =>
       withFixture(harness, async ({ clocked, moveClock }) => {
         const store = await clocked();

@@ -14,14 +14,26 @@ import { FINISH_SQL, finishValues } from './jobs.js';
 import { NOW, msInterval, toJob, type JobRow } from './rows.js';
 import { lockAndMark } from './run-limit.js';
 
-/** Running jobs past their own limit, held by a session that is not a runner's, oldest start first. */
+/**
+ * Running jobs past their own limit, held by a session that is not a runner's, oldest start first;
+ * not a job an enqueue handed to a waiting `job next --wait` that has not taken it (decision 0024:
+ * its next claim takes it back under a new epoch, or the rescue requeues it).
+ */
 export const DUE_SQL = `
 SELECT jobs.id, jobs.session_id, jobs.epoch FROM jobs
 WHERE jobs.status = 'running' AND jobs.time_limit_ms IS NOT NULL
   AND jobs.started_at <= ${NOW} - ${msInterval('jobs.time_limit_ms')}
   AND (jobs.lease_until IS NULL OR jobs.lease_until > ${NOW})
-  AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = jobs.session_id AND s.kind = 'daemon')
-ORDER BY jobs.started_at LIMIT $1::int`;
+  AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = jobs.session_id
+                  AND (s.kind = 'daemon' OR s.handed_job = jobs.id))
+ORDER BY jobs.started_at, jobs.id LIMIT $1::int`;
+
+/**
+ * The batch's jobs locked before anything else, in id order, passing over those a worker's finish
+ * or batch holds now (they are judged by that finish, or at the next pass): the sweep never waits
+ * for a job's lock while holding another's, so it cannot deadlock with a worker's batch.
+ */
+const LOCK_FREE = 'SELECT id FROM jobs WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE SKIP LOCKED';
 
 interface DueRow {
   id: string | number;
@@ -40,7 +52,9 @@ export async function sweepTimedOut(
   if (due.length === 0) return { failed: [] };
   return exec.transaction(async (querier: Querier) => {
     const failed: Job[] = [];
-    for (const row of due) {
+    const free = await querier.rows<{ id: string | number }>(LOCK_FREE, [due.map((row) => Number(row.id))]);
+    const locked = new Set(free.map((row) => Number(row.id)));
+    for (const row of due.filter((candidate) => locked.has(Number(candidate.id)))) {
       const guard = { id: Number(row.id), session: Number(row.session_id), epoch: Number(row.epoch) };
       const verdict = await lockAndMark(querier, [guard.id, guard.session, guard.epoch, null]);
       if (!verdict.timedOut) continue;

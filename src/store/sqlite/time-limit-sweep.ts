@@ -18,12 +18,16 @@ interface DueRow {
   epoch: number;
 }
 
-/** Running jobs past their own limit, held by a session that is not a runner's (through jobs_running_limited). */
+/**
+ * Running jobs past their own limit, held by a session that is not a runner's (through
+ * jobs_running_limited); not a job handed to a waiting `job next --wait` not yet taken (decision 0024).
+ */
 export const DUE_JOBS = `SELECT j.id, j.session_id, j.epoch FROM jobs j
   WHERE j.status = 'running' AND j.time_limit_ms IS NOT NULL AND j.started_at + j.time_limit_ms <= ?
     AND (j.lease_until IS NULL OR j.lease_until > ?)
-    AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = j.session_id AND s.kind = 'daemon')
-  ORDER BY j.started_at LIMIT ?`;
+    AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = j.session_id
+                    AND (s.kind = 'daemon' OR s.handed_job = j.id))
+  ORDER BY j.started_at, j.id LIMIT ?`;
 
 /** DUE_JOBS at `now`, at most `max`. */
 function dueJobs(exec: SqliteExecutor, now: number, max: number): DueRow[] {
