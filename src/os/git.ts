@@ -82,9 +82,9 @@ function gitEnv(extra: Readonly<Record<string, string>> | undefined): NodeJS.Pro
  * when the entry is gone ("Invalid path '…/.git/worktrees/<id>': No such file or directory", from
  * the fleet scenario). An addition: `git worktree add` creates the entry's commondir empty and then
  * writes it, and a git reading it in between dies ("failed to read …/worktrees/<id>/commondir",
- * CI54; decision 0044). Baton's own processes take turns (worktree-claim.ts), but an agent's or a
- * person's git does not. Every command that looks at the worktrees (list, add, remove, branch)
- * does so before it changes anything, so the same command again sees the list as it now is.
+ * CI54; decision 0044), whether it is Baton's, an agent's or a person's. Every command that looks
+ * at the worktrees (list, add, remove, branch) does so before it changes anything, so the same
+ * command again sees the list as it now is.
  */
 const WORKTREE_GONE = /Invalid path '[^']*\/worktrees\/[^']*': No such file or directory/;
 const WORKTREE_HALF_MADE = /failed to read .*\/worktrees\/[^/\s]+\/commondir/;

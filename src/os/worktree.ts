@@ -12,7 +12,7 @@ import { ConflictError, FencedError, InvalidInputError } from '../core/errors.js
 import { validateEpoch, validateKey } from '../core/validate.js';
 import { git, gitDirOf, gitMaybe, gitWrite } from './git.js';
 import { archiveWorktree } from './worktree-archive.js';
-import { whileClaimed, whileWorktreesLocked } from './worktree-claim.js';
+import { whileClaimed } from './worktree-claim.js';
 
 export { ARCHIVE_PREFIX } from './worktree-archive.js';
 
@@ -117,16 +117,15 @@ async function commonDirOf(repo: string): Promise<string> {
 }
 
 /**
- * Runs one worktree change at a time per repository: within this process by a queue, and across
- * the processes of the machine (several `baton up`, a `baton claim`) by the lock of its worktrees
- * (worktree-claim.ts, decision 0044), taken in turn so this process never waits on itself.
+ * Runs one worktree change at a time per repository within this process. Other processes (a
+ * second `baton up` on the machine) are not ordered: git's reads of an entry another git is adding
+ * or removing are retried instead (git.ts; decision 0044 says why there is no lock across them).
  */
 const queues = new Map<string, Promise<unknown>>();
 async function serially<T>(repo: string, work: () => Promise<T>): Promise<T> {
   const key = await commonDirOf(repo);
   const previous = queues.get(key) ?? Promise.resolve();
-  const locked = (): Promise<T> => whileWorktreesLocked(key, work);
-  const next = previous.then(locked, locked);
+  const next = previous.then(work, work);
   queues.set(
     key,
     next.catch(() => undefined),
