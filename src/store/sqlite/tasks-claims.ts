@@ -286,16 +286,16 @@ export function startSessionIn(exec: SqliteExecutor, params: SessionStartParams)
 }
 
 /**
- * A task list's statement, with only the conditions asked for (its plans: task-plans.test.ts).
- * SQLite does not drop `@p IS NULL OR …` for a value given, so it would scan every task; a list of
- * one live state (unqueued, gated, `--state in_review`) reads the live tasks' index (tasks_live).
- */
-/**
  * The tasks after the page before's last one in the list's order (priority, then key), a range of
  * tasks_by_priority (docs/decisions/0045): no task after a key no task has (the coordinator says so).
  */
 const AFTER = '(priority, key) > ((SELECT a.priority FROM tasks a WHERE a.key = @after), @after)';
 
+/**
+ * A task list's statement, with only the conditions asked for (its plans: task-plans.test.ts).
+ * SQLite does not drop `@p IS NULL OR …` for a value given, so it would scan every task; a list of
+ * one live state (unqueued, gated, `--state in_review`) reads the live tasks' index (tasks_live).
+ */
 export function listSql(params: TaskListParams): string {
   const terms = ['1'];
   if (params.project !== undefined) terms.push('project = @project');
