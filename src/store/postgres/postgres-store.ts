@@ -123,19 +123,32 @@ async function databaseNow(exec: PgExecutor): Promise<number> {
   return ms(row.now);
 }
 
-export async function openPostgresStore(options: PostgresStoreOptions): Promise<Store> {
-  const server = serverOf(options.url);
-  const config = {
+/**
+ * The settings of every connection the store makes. Times in UTC and ISO whatever the server's
+ * defaults: the ledger's rows are hashed as printed. A transaction left idle past the query timeout
+ * is ended by the server (idle_in_transaction_session_timeout): a process stopped or frozen between
+ * two statements of one (SIGSTOP, a VM paused, a long GC) would otherwise hold its row locks for as
+ * long as it stays stopped, and a leader's FOR SHARE on the lease row kept the standby from taking
+ * the expired lease (test/e2e/cluster.test's paused leader, CI59 and CI61). Baton's transactions
+ * send their statements back to back, so a live process never idles that long inside one.
+ */
+export function connectionConfig(options: PostgresStoreOptions) {
+  const idleMs = options.queryTimeoutMs ?? 5_000;
+  return {
     connectionString: options.url,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
     keepAlive: true,
     application_name: 'baton',
-    // Times in UTC and ISO whatever the server's defaults: the ledger's rows are hashed as printed.
-    options: '-c TimeZone=UTC -c DateStyle=ISO',
+    options: `-c TimeZone=UTC -c DateStyle=ISO -c idle_in_transaction_session_timeout=${idleMs}`,
     types: typeParsers(),
     // A URL without a password takes it from PGPASSWORD or the passfile (pgpass.ts).
     Client: PassfileClient,
   };
+}
+
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<Store> {
+  const server = serverOf(options.url);
+  const config = connectionConfig(options);
   const pool = new pg.Pool({
     ...config,
     max: options.poolSize ?? 10,
