@@ -8,9 +8,9 @@
  */
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
+import { runElsewhere } from '../../test/support/elsewhere.js';
 import { git, isolateGit, makeRepo } from '../../test/support/git.js';
 import { ARCHIVE_PREFIX, branchForKey, listClaimWorktrees, prepareWorktree } from './worktree.js';
 
@@ -18,17 +18,6 @@ const home = isolateGit();
 after(() => rmSync(home, { recursive: true, force: true }));
 
 const WORKTREE_JS = new URL('./worktree.js', import.meta.url).href;
-
-/** Runs an ES module script in a Node process of its own; its output (stdout and stderr) once it exits. */
-function runElsewhere(script: string): Promise<string> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { env: process.env });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    child.on('close', () => resolve(out.trim()));
-  });
-}
 
 /**
  * From `at` (epoch ms) on, `rounds` tasks one after another, as `baton up` runs them: a claim's

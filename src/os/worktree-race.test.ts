@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, join } from 'node:path';
+import { runElsewhere } from '../../test/support/elsewhere.js';
 import { git, isolateGit, makeRepo } from '../../test/support/git.js';
 import { ARCHIVE_PREFIX, prepareWorktree, retireWorktree } from './worktree.js';
 
@@ -29,13 +30,7 @@ function retireElsewhere(repo: string, path: string, branch: string, at: number)
       (r) => console.log(JSON.stringify(r)),
       (e) => { console.log('error: ' + e.message); process.exitCode = 1; },
     );`;
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { env: process.env });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    child.on('close', () => resolve(out.trim()));
-  });
+  return runElsewhere(script);
 }
 
 /** A worktree with a draft, and the file that claims its retirement (worktree-claim.ts). */

@@ -83,6 +83,12 @@ export async function withFixture(
   }
 }
 
+/** The types of a job's ledger rows, oldest first. */
+export async function ledgerTypes(store: Store, jobId: number): Promise<string[]> {
+  const rows = await store.audit.list({ jobId });
+  return [...rows].sort((left, right) => left.id - right.id).map((row) => row.type);
+}
+
 export async function givenSession(store: Store, host = 'host-a', kind: 'agent' | 'human' = 'agent') {
   return store.sessions.start({ kind, host, pid: 4242 });
 }

@@ -5,17 +5,11 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Store } from '../store.js';
-import { givenSession, withFixture, type Harness } from './harness.js';
+import { givenSession, ledgerTypes, withFixture, type Harness } from './harness.js';
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 /** The job's ledger types in order. */
-async function ledgerTypes(store: Store, jobId: number): Promise<string[]> {
-  const rows = await store.audit.list({ jobId });
-  return [...rows].sort((left, right) => left.id - right.id).map((row) => row.type);
-}
-
 export function exercisePullTimeLimit(harness: Harness): void {
   describe('pull time limit', () => {
     test("a finish past the job's own limit: its job:timed_out row and its failing finish in one step", () =>

@@ -7,12 +7,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Store } from '../store.js';
-import { givenSession, withFixture, type Harness } from './harness.js';
-
-async function ledgerTypes(store: Store, jobId: number): Promise<string[]> {
-  const rows = await store.audit.list({ jobId });
-  return [...rows].sort((left, right) => left.id - right.id).map((row) => row.type);
-}
+import { givenSession, ledgerTypes, withFixture, type Harness } from './harness.js';
 
 async function claimOutcomes(store: Store, key: string): Promise<(string | null)[]> {
   return (await store.claims.history(key)).map((claim) => claim.outcome);
