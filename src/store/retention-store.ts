@@ -74,9 +74,9 @@ export interface RetentionStore {
      * Removes up to `limit` jobs in a terminal state (core/job.ts) that finished before the cutoff,
      * oldest finish first, each with its output rows, and writes one `jobs:pruned` ledger row when
      * it removed any, in one transaction. Never a job that is not over, nor one that is kept: the
-     * newest job of its task (so `task show` still explains the task), one a workspace lock or an
-     * unrevoked run token names, or one whose session still holds its task's claim. The run tokens
-     * naming a removed job (revoked or expired, or it would have been kept) go with it. The
+     * newest job of its task (so `task show` still explains the task), one a workspace lock names,
+     * or one whose session still holds its task's claim. The run tokens naming a removed job go with
+     * it: none can open anything, since a run token verifies only while its job runs. The
      * ledger's rows about a removed job stay. Fenced (nothing changed) when `term` is not live.
      */
     pruneJobs(params: JobPruneParams): Promise<JobPruneResult>;

@@ -232,7 +232,7 @@ export function exerciseRetention(harness: Harness): void {
   exerciseRetentionKeeps(harness);
 }
 
-/** The keep-rules for a job something still names (a workspace lock, a run token), and the term's lock. */
+/** The keep-rule for a job a workspace lock names, run tokens (which keep nothing), and the term's lock. */
 function exerciseRetentionKeeps(harness: Harness): void {
   describe('job retention keeps what is still named', () => {
     test('keeps a finished job its workspace lock names until the runner releases the lock', () =>
@@ -260,43 +260,40 @@ function exerciseRetentionKeeps(harness: Harness): void {
         assert.deepEqual(await remaining(store, [job.id, retried.id]), [retried.id]);
       }));
 
-    test('keeps a finished job an unrevoked, unexpired token names; revoked or expired, it goes', () =>
+    test('removes a finished job an unrevoked run token names: that token already opens nothing', () =>
       withFixture(harness, async (fixture) => {
         const store = await fixture.clocked();
         const agent = await givenSession(store);
-        const [revoked, expired, newest] = await givenJobs(store, 'tokens', 3); // two cancelled
-        assert.ok(revoked !== undefined && expired !== undefined && newest !== undefined);
-        // Run tokens outlive their runs until revoked or expired: nobody revokes them at the run's end.
-        const runOf = async (id: JobId) => ({
-          jobId: id,
-          jobEpoch: (await store.jobs.get(id))?.epoch ?? 0,
-          claimEpoch: 1,
-        });
-        const kept = await store.tokens.create({
-          scope: 'agent',
-          session: agent.id,
-          run: await runOf(revoked),
-        });
-        const run = await runOf(expired);
-        await store.tokens.create({ scope: 'agent', session: agent.id, run, ttlMs: DAY });
+        const [named, newest] = await givenJobs(store, 'tokens', 2); // the first cancelled
+        assert.ok(named !== undefined && newest !== undefined);
+        // A runner killed before it revoked its run's token leaves it unrevoked and without expiry.
+        const epoch = (await store.jobs.get(named))?.epoch ?? 0;
+        const run = { jobId: named, jobEpoch: epoch, claimEpoch: 1 };
+        const { secret } = await store.tokens.create({ scope: 'agent', session: agent.id, run });
+        assert.deepEqual(
+          await store.tokens.verify(secret),
+          { ok: false, reason: 'ended' },
+          'its run is over',
+        );
         await fixture.moveClock(2 * DAY);
-        const first = await store.retention.pruneJobs({ olderThanMs: DAY, limit: 10 });
-        assert.deepEqual(first.ok && first.removed, 1, "the expired token's job goes");
-        assert.deepEqual(await remaining(store, [revoked, expired, newest]), [revoked, newest]);
-        assert.ok(await store.tokens.revoke({ id: kept.token.id }));
-        const second = await store.retention.pruneJobs({ olderThanMs: DAY, limit: 10 });
-        assert.deepEqual(second.ok && second.removed, 1, 'revoked, it goes');
-        assert.deepEqual(await remaining(store, [revoked, expired, newest]), [newest]);
+        const pruned = await store.retention.pruneJobs({ olderThanMs: DAY, limit: 10 });
+        assert.deepEqual(pruned.ok && pruned.removed, 1, 'the token does not keep its job');
+        assert.deepEqual(await remaining(store, [named, newest]), [newest]);
+        assert.deepEqual(
+          await store.tokens.verify(secret),
+          { ok: false, reason: 'unknown' },
+          'it went with the job',
+        );
       }));
 
-    test('removes the revoked or expired run tokens of the jobs it removes, and no other token', () =>
+    test('removes every run token of the jobs it removes, and no other token', () =>
       withFixture(harness, async (fixture) => {
         const store = await fixture.clocked();
         const agent = await givenSession(store);
-        const [revoked, expired, live, newest] = await givenJobs(store, 'spent', 4); // three cancelled
+        const [revoked, expired, unrevoked, newest] = await givenJobs(store, 'spent', 4); // three cancelled
         const [other] = await givenJobs(store, 'other', 1); // the newest of its task: kept
         assert.ok(
-          revoked && expired && live && newest && other && (await store.jobs.cancel({ id: other })).ok,
+          revoked && expired && unrevoked && newest && other && (await store.jobs.cancel({ id: other })).ok,
         );
         const mint = async (id: JobId, ttlMs?: number) => {
           const epoch = (await store.jobs.get(id))?.epoch ?? 0;
@@ -306,23 +303,23 @@ function exerciseRetentionKeeps(harness: Harness): void {
         const tokens = {
           revoked: await mint(revoked),
           expired: await mint(expired, DAY),
-          live: await mint(live),
+          unrevoked: await mint(unrevoked),
           other: await mint(other),
         };
         assert.ok(await store.tokens.revoke({ id: tokens.revoked }));
         assert.ok(await store.tokens.revoke({ id: tokens.other }));
         await fixture.moveClock(2 * DAY);
         const pruned = await store.retention.pruneJobs({ olderThanMs: DAY, limit: 10 });
-        assert.deepEqual(pruned.ok && pruned.removed, 2, 'the live token keeps its job');
-        assert.deepEqual(await remaining(store, [revoked, expired, live, other]), [live, other]);
+        assert.deepEqual(pruned.ok && pruned.removed, 3, 'no token keeps a finished job');
+        assert.deepEqual(await remaining(store, [revoked, expired, unrevoked, other]), [other]);
         const left = await fixture.raw.exec('SELECT id FROM tokens WHERE job_id IS NOT NULL ORDER BY id');
         assert.deepEqual(
-          left.map((row) => row['id']).sort(),
-          [tokens.live, tokens.other].sort(),
-          "the removed jobs' tokens went with them; a kept job's revoked token stays",
+          left.map((row) => row['id']),
+          [tokens.other],
+          "the removed jobs' tokens went with them; a kept job's token stays",
         );
         const [row] = await store.audit.list({ type: 'jobs:pruned' });
-        assert.equal(row?.detail['tokens'], 2, 'the ledger row counts them');
+        assert.equal(row?.detail['tokens'], 3, 'the ledger row counts them');
       }));
 
     test(

@@ -84,8 +84,7 @@ test('a retention batch reaches run tokens by job id, never by reading every tok
   // Before migration 0041, `NOT IN (SELECT job_id FROM tokens …)` named the batch's clock, so it
   // was a SubPlan run again for each candidate: a sequential scan of every token per job.
   assert.doesNotMatch(plan, /Seq Scan on tokens/, plan);
-  // The live-token probe may read tokens_by_job or, as the planner likes on tables without
-  // statistics, the few unrevoked tokens in tokens_live; the delete of spent tokens reads by job.
+  // The delete of the removed jobs' tokens reads them by job.
   assert.match(plan, /Delete on tokens\n(.*\n)*? +-> {2}Bitmap Index Scan on tokens_by_job/, plan);
 });
 

@@ -5,7 +5,8 @@
  * committed first (the batch is fenced) or waits for the batch's commit. `c` picks the batch off
  * `jobs_finished`, oldest finish first after the previous batch's last job, locking its rows (a
  * row another transaction holds is left for the next pass); `o`, `k` and `d` remove the jobs'
- * output rows, their run tokens (revoked or expired) and the jobs, whose foreign keys are checked
+ * output rows, their run tokens (none can open anything: a run token verifies only while its job
+ * is claimed or running, and a finished job never is again) and the jobs, whose foreign keys are checked
  * at the end of the statement; `s` counts them by state and `a` writes the ledger row.
  * For stats() (migration 0038) the batch runs in a transaction that first locks `stats_retention`
  * and sets its `quiet` (so the jobs mark stays), `lg` logs the jobs in `stats_pruned` under the
@@ -28,8 +29,6 @@ const CANDIDATES = `FROM jobs j, n, live
   WHERE live.ok AND j.status IN ${TERMINAL_SQL} AND j.finished_at < n.cutoff
     AND EXISTS (SELECT 1 FROM jobs newer WHERE newer.task_id = j.task_id AND newer.id > j.id)
     AND j.id NOT IN (SELECT job_id FROM workspace_locks WHERE job_id IS NOT NULL)
-    AND NOT EXISTS (SELECT 1 FROM tokens k WHERE k.job_id = j.id AND k.revoked_at IS NULL
-                    AND (k.expires_at IS NULL OR k.expires_at > n.t))
     AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = j.task_id
                     AND t.holder_session_id IN (j.session_id, j.agent_session_id))`;
 
@@ -68,8 +67,7 @@ export const PRUNE = `${HEAD}, c AS (
 ), o AS (
   DELETE FROM output_chunks WHERE job_id IN (SELECT id FROM c)
 ), k AS (
-  DELETE FROM tokens WHERE job_id IN (SELECT id FROM c)
-    AND (revoked_at IS NOT NULL OR expires_at <= (SELECT t FROM n)) RETURNING id
+  DELETE FROM tokens WHERE job_id IN (SELECT id FROM c) RETURNING id
 ), d AS (
   DELETE FROM jobs WHERE id IN (SELECT id FROM c) RETURNING id, status
 ), g AS (

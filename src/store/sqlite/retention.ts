@@ -1,7 +1,7 @@
 /**
  * Job retention on SQLite (retention-store.ts): one batch is one `BEGIN IMMEDIATE` that reads the
  * clock, checks the term, picks the batch off `jobs_finished` (oldest finish first, after the
- * previous batch's last job), removes the jobs' output rows, their run tokens (revoked or expired)
+ * previous batch's last job), removes the jobs' output rows, their run tokens
  * and then the jobs (foreign keys are on), counts them in `job_retention` and appends one
  * `jobs:pruned` ledger row. The batch logs its jobs for stats() in `stats_pruned` and sets
  * `stats_retention.quiet` around its delete so the jobs mark stays (migration 0038).
@@ -15,16 +15,13 @@ import { retentionState, type StateRow } from '../retention-state.js';
 
 /**
  * The jobs a batch may remove: over, finished before @cutoff, not the newest of their task, not
- * named by a workspace lock or an unrevoked, unexpired run token, and not of the session that
- * still holds the task's claim. The locks' NOT IN list is read once per statement (a few rows);
- * a job's live run token is looked up by `tokens_by_job` (migration 0041).
+ * named by a workspace lock, and not of the session that still holds the task's claim. The locks'
+ * NOT IN list is read once per statement (a few rows).
  */
 const CANDIDATES = `FROM jobs j INDEXED BY jobs_finished
   WHERE j.status IN ${TERMINAL_SQL} AND j.finished_at < @cutoff
     AND EXISTS (SELECT 1 FROM jobs newer WHERE newer.task_id = j.task_id AND newer.id > j.id)
     AND j.id NOT IN (SELECT job_id FROM workspace_locks WHERE job_id IS NOT NULL)
-    AND NOT EXISTS (SELECT 1 FROM tokens k WHERE k.job_id = j.id AND k.revoked_at IS NULL
-                    AND (k.expires_at IS NULL OR k.expires_at > @now))
     AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = j.task_id
                     AND t.holder_session_id IN (j.session_id, j.agent_session_id))`;
 
@@ -46,11 +43,11 @@ type Position = { finished_at: number; id: number };
 const COUNT = `SELECT count(*) AS n ${CANDIDATES}`;
 const IDS = 'SELECT value FROM json_each(@ids)';
 /**
- * The run tokens of the removed jobs: each is revoked or expired (an unrevoked, unexpired one keeps
- * its job), so no one can present it again; found through `tokens_by_job`, a probe per job.
+ * The run tokens of the removed jobs, found through `tokens_by_job`, a probe per job. None can open
+ * anything, revoked or not: a run token verifies only while its job is claimed or running (RUN_LIVE,
+ * tokens.ts), and a finished job never is again (core/job.ts).
  */
-export const DELETE_TOKENS = `DELETE FROM tokens WHERE job_id IN (${IDS})
-  AND (revoked_at IS NOT NULL OR expires_at <= @now)`;
+export const DELETE_TOKENS = `DELETE FROM tokens WHERE job_id IN (${IDS})`;
 /** Batches stats_pruned keeps: a store that saw fewer counts its jobs again (docs/decisions/0040). */
 const LOGGED_BATCHES = 1000;
 const QUIET = 'UPDATE stats_retention SET quiet = 1 RETURNING seq + 1 AS seq';
@@ -70,7 +67,7 @@ function pruneBatch(exec: SqliteExecutor, params: JobPruneParams): JobPruneResul
     return { ok: false, reason: 'fenced' };
   const cutoff = now - params.olderThanMs;
   if (params.dryRun === true) {
-    const { n } = exec.prepare(COUNT).get({ cutoff, now }) as { n: number };
+    const { n } = exec.prepare(COUNT).get({ cutoff }) as { n: number };
     return { ok: true, removed: n, cutoff, last: null };
   }
   const { after, limit } = params;
@@ -84,7 +81,7 @@ function pruneBatch(exec: SqliteExecutor, params: JobPruneParams): JobPruneResul
   // The window's end as the range's upper bound too: SQLite seeks by one upper bound, the cutoff's
   // (below the end's ms + 1, the end's row value then cuts within that ms).
   const upTo = end === undefined ? cutoff : Math.min(cutoff, end.finished_at + 1);
-  const picked = exec.prepare(PICK).all({ ...from, cutoff: upTo, ...to, now, limit }) as Position[];
+  const picked = exec.prepare(PICK).all({ ...from, cutoff: upTo, ...to, limit }) as Position[];
   const lastRow = picked.at(-1);
   // Where the next batch goes on: after the last removed when the limit cut the window, else past it.
   const stop = picked.length === limit ? lastRow : end;
@@ -96,7 +93,7 @@ function pruneBatch(exec: SqliteExecutor, params: JobPruneParams): JobPruneResul
   const { seq } = exec.prepare(QUIET).get() as { seq: number };
   exec.prepare(LOG).run({ ids: list, seq });
   exec.prepare(`DELETE FROM output_chunks WHERE job_id IN (${IDS})`).run({ ids: list });
-  const tokens = exec.prepare(DELETE_TOKENS).run({ ids: list, now }).changes;
+  const tokens = exec.prepare(DELETE_TOKENS).run({ ids: list }).changes;
   const removed = exec.prepare(`DELETE FROM jobs WHERE id IN (${IDS})`).run({ ids: list }).changes;
   exec.prepare(TRIM).run({ seq });
   exec.prepare(LOGGED).run({ seq });
