@@ -16,6 +16,8 @@ import { unresolvedRefusal } from '../coordinator/refusals.js';
 import { remoteTarget } from './remote-target.js';
 import { commandDone } from './exit-open.js';
 import type { CliApi } from './remote-api.js';
+import { shellWord } from '../core/text.js';
+import { withoutPassword } from '../core/redact.js';
 
 export interface GlobalOptions {
   readonly json?: boolean;
@@ -155,4 +157,18 @@ function commandPath(command: Command): string {
 /** Collects a repeatable option (`--label a --label b`). */
 export function collect(value: string, previous: readonly string[] | undefined): string[] {
   return [...(previous ?? []), value];
+}
+
+/**
+ * The global flags that chose the store or the API, as the caller typed them, for a command this
+ * one prints to be run next (the next page of a list): `--db` (a PostgreSQL URL without its
+ * password: pg then reads PGPASSWORD or ~/.pgpass) and `--api`. Never `--token`, a secret; the
+ * environment (BATON_DB, BATON_URL, BATON_TOKEN) carries over by itself.
+ */
+export function targetFlags(command: Command): string[] {
+  const { db, api } = command.optsWithGlobals<GlobalOptions>();
+  return [
+    ...(db === undefined ? [] : [`--db ${shellWord(withoutPassword(db))}`]),
+    ...(api === undefined ? [] : [`--api ${shellWord(api)}`]),
+  ];
 }

@@ -140,13 +140,24 @@ export async function stopServers(): Promise<void> {
 /** Runs `baton ...args` on `db`: with BATON_DB, or in api mode over HTTP through `baton serve`. */
 export async function batonIn(mode: CliMode, db: string, ...args: string[]): Promise<Run> {
   if (mode === 'db') return baton(db, ...args);
+  const { url, token } = await servedApi(db);
+  return spawnCli(args, cleanEnv({ BATON_URL: url, BATON_TOKEN: token }));
+}
+
+/** Runs `baton ...args` with none of BATON_DB, BATON_URL and BATON_TOKEN set: flags choose the store. */
+export function batonBare(env: NodeJS.ProcessEnv, ...args: string[]): Promise<Run> {
+  return spawnCli(args, cleanEnv(env));
+}
+
+/** The URL and operator token of the `baton serve` batonIn's api mode uses for `db`. */
+export async function servedApi(db: string): Promise<{ url: string; token: string }> {
   let server = served.get(db);
   if (server === undefined) {
     server = serve(db);
     served.set(db, server);
   }
   const { url, token } = await server;
-  return spawnCli(args, cleanEnv({ BATON_URL: url, BATON_TOKEN: token }));
+  return { url, token };
 }
 
 /** Runs `baton ...args` with BATON_DB set to `db`. */

@@ -9,7 +9,7 @@ import { validateId } from '../../core/validate.js';
 import { EXIT_CODE_BY_ERROR, Exit } from '../exit-codes.js';
 import { terminalText, writeErrorLine, writeJson, type Output } from '../output.js';
 import { writeOut } from '../stdio.js';
-import { withApi } from '../run.js';
+import { targetFlags, withApi } from '../run.js';
 import { registerPull } from './pull.js';
 import { registerJobLog } from './job-log.js';
 import { registerJobPrune } from './job-prune.js';
@@ -142,7 +142,7 @@ function registerQueueList(program: Command): void {
         const progress = await baton.progress.ofJobs(jobs);
         const notes = out.json
           ? []
-          : [...(await queueNotes(baton, jobs)), ...(await moreNote(baton, jobs, options))];
+          : [...(await queueNotes(baton, jobs)), ...(await moreNote(baton, jobs, options, targetFlags(cmd)))];
         out.result(
           jobs.map((queued) => jobWithProgress(queued, progress.get(queued.id))),
           () => [...jobTable(jobs, progress), ...notes],
@@ -158,13 +158,13 @@ interface ListOptions {
   readonly before?: string;
 }
 
-/** The command for the page after `last`: the same filters, the finished jobs older than it. */
-function nextPage(options: ListOptions, last: Job): string {
+/** The command for the page after `last`: the same store or API and filters, the finished jobs older than it. */
+function nextPage(options: ListOptions, last: Job, target: string[]): string {
   const flags = (['status', 'key', 'limit'] as const).flatMap((name) => {
     const value = options[name];
     return value === undefined ? [] : [`--${name} ${shellWord(value)}`];
   });
-  return ['baton queue list', ...flags, `--before ${last.id}`].join(' ');
+  return ['baton', ...target, 'queue list', ...flags, `--before ${last.id}`].join(' ');
 }
 
 /**
@@ -173,11 +173,16 @@ function nextPage(options: ListOptions, last: Job): string {
  * counts by status say how many match (for one task's key, that the limit was reached), and
  * narrowing it, or the dashboard's Queue, shows the rest.
  */
-async function moreNote(baton: CliApi, jobs: readonly Job[], options: ListOptions): Promise<string[]> {
+async function moreNote(
+  baton: CliApi,
+  jobs: readonly Job[],
+  options: ListOptions,
+  target: string[],
+): Promise<string[]> {
   if (jobs.length < Number(options.limit ?? 1000)) return [];
   const last = jobs.at(-1);
   if (last !== undefined && isTerminalJobState(last.status)) {
-    return [`stopped at the limit, ${jobs.length} jobs; the next page: ${nextPage(options, last)}`];
+    return [`stopped at the limit, ${jobs.length} jobs; the next page: ${nextPage(options, last, target)}`];
   }
   if (options.key !== undefined) {
     return [

@@ -6,7 +6,7 @@ import type { TaskEvent } from '../../core/task.js';
 import type { ListedTask } from '../../store/task-list.js';
 import { cliActor, stateLine } from './lifecycle.js';
 import { cell, describeHolder, iso, table } from '../output.js';
-import { collect, withApi } from '../run.js';
+import { collect, targetFlags, withApi } from '../run.js';
 import { jobLine } from '../job-format.js';
 import { shellWord } from '../../core/text.js';
 import { registerTaskSet } from './workspace.js';
@@ -124,17 +124,18 @@ function registerTaskList(task: Command): void {
     .action((options: ListOptions, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
         const tasks = await baton.listTasks(options);
-        out.result(tasks, () => [...taskTable(tasks), ...nextPageLine(tasks, options)]);
+        const next = nextPageLine(tasks, options, targetFlags(cmd));
+        out.result(tasks, () => [...taskTable(tasks), ...next]);
       }),
     );
 }
 
 /**
- * When the list stopped at its limit, the exact command for the next page: the same filters,
- * `--after` its last key (docs/decisions/0045). Printed whenever the page is full, so a list of
- * exactly the limit gets one more, empty, page (no count is read to know).
+ * When the list stopped at its limit, the exact command for the next page: the same store or API,
+ * the same filters, `--after` its last key (docs/decisions/0045). Printed whenever the page is
+ * full, so a list of exactly the limit gets one more, empty, page (no count is read to know).
  */
-function nextPageLine(tasks: readonly ListedTask[], options: ListOptions): string[] {
+function nextPageLine(tasks: readonly ListedTask[], options: ListOptions, target: string[]): string[] {
   const last = tasks.at(-1);
   if (last === undefined || tasks.length < Number(options.limit ?? 1000)) return [];
   const flags = (['project', 'assignee', 'state', 'label', 'limit'] as const).flatMap((name) => {
@@ -142,8 +143,8 @@ function nextPageLine(tasks: readonly ListedTask[], options: ListOptions): strin
     return value === undefined ? [] : [`--${name} ${shellWord(value)}`];
   });
   const switches = (['gated', 'blocked'] as const).flatMap((name) => (options[name] ? [`--${name}`] : []));
-  const command = ['baton task list', ...flags, ...switches, `--after ${shellWord(last.key)}`].join(' ');
-  return [`stopped at the limit, ${tasks.length} tasks; the next page: ${command}`];
+  const command = ['baton', ...target, 'task list', ...flags, ...switches, `--after ${shellWord(last.key)}`];
+  return [`stopped at the limit, ${tasks.length} tasks; the next page: ${command.join(' ')}`];
 }
 
 /** The WAITS_FOR column (the tasks not done it waits for) only when a listed task waits for one. */
