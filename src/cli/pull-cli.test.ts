@@ -64,6 +64,12 @@ for (const db of bothEngines())
         );
         assert.equal(last.finished.job?.status, 'failed');
         assert.equal(last.next, null);
+        // A run taken in pull mode writes no log of Baton's: `job show` names no file for it.
+        const shown = await cli.json<{ runs: { logFile: string | null }[] }>(0, 'job', 'show', String(a.id));
+        assert.deepEqual(
+          shown.runs.map((run) => run.logFile),
+          [null],
+        );
         assert.equal(await cli.json(0, 'job', 'next', '--session', s), null);
         const text = await cli.run('job', 'next', '--session', s);
         assert.equal(text.stdout, 'no job is due\n');

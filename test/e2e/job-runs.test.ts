@@ -28,8 +28,13 @@ test('baton job show lists each run of a job whose agent was SIGKILLed, and why 
     assert.match(runs[1] ?? '', /attempt 2 on solo at .*, agent pid \d+: done, exit 0$/);
     assert.match(runs[2] ?? '', new RegExp(`output: \\.baton/logs/job-${job.id}-attempt-<n>\\.log where`));
     const json = JSON.parse((await c.baton('job', 'show', String(job.id), '--json')).stdout) as {
-      runs: { attempt: number; outcome: string; reason: string | null }[];
+      runs: { attempt: number; outcome: string; reason: string | null; logFile: string | null }[];
     };
+    // Each run's log, by name, in the log folder of the `baton up` of its host.
+    assert.deepEqual(
+      json.runs.map((run) => run.logFile),
+      [`job-${job.id}-attempt-1.log`, `job-${job.id}-attempt-2.log`],
+    );
     assert.deepEqual(
       json.runs.map((run) => [run.attempt, run.outcome]),
       [

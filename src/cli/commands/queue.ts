@@ -2,7 +2,8 @@
 import { cliActor } from './lifecycle.js';
 import type { Command } from 'commander';
 import { jobDetail, jobLine, jobTable, jobWithProgress, runLines } from '../job-format.js';
-import { jobRuns, runsWithReason } from '../../core/job-attempts.js';
+import { jobRuns, runsWithReason, type JobRun } from '../../core/job-attempts.js';
+import { jobLogName } from '../../core/job-log.js';
 import { Refusal } from '../refusal.js';
 import { BatonError } from '../../core/errors.js';
 import { validateId } from '../../core/validate.js';
@@ -61,7 +62,9 @@ export function registerQueue(program: Command): void {
       withApi(cmd, async (baton, out) => {
         const shown = await baton.getJob(id);
         const progress = (await baton.progress.ofJobs([shown])).get(shown.id);
-        const runs = runsWithReason(shown, jobRuns(await baton.audit({ job: String(shown.id) })));
+        const runs = runsWithReason(shown, jobRuns(await baton.audit({ job: String(shown.id) }))).map((run) =>
+          withLogFile(shown.id, run),
+        );
         out.result({ ...jobWithProgress(shown, progress), runs }, () => [
           ...jobDetail(shown, progress),
           ...runLines(shown, runs),
@@ -149,6 +152,14 @@ function registerQueueList(program: Command): void {
         );
       }),
     );
+}
+
+/**
+ * A run with the name of its log (`logFile`) in the log folder of the `baton up` of its host: a
+ * runner's agents (a pid) write one, a run taken in pull mode has none (null).
+ */
+function withLogFile(job: number, run: JobRun): JobRun & { logFile: string | null } {
+  return { ...run, logFile: run.pid === null ? null : jobLogName({ id: job, attempt: run.attempt }) };
 }
 
 interface ListOptions {
