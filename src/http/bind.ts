@@ -4,7 +4,8 @@
  * about 0.6 s of CPU that every other command would pay at start, so the CLI imports it only when
  * it serves (commands/serve.ts, serveHttpLazily).
  */
-import { InvalidInputError } from '../core/errors.js';
+import { createServer } from 'node:net';
+import { ConflictError, InvalidInputError, type BatonError } from '../core/errors.js';
 import type { AuthMode } from './auth.js';
 
 export const HTTP_DEFAULT = '127.0.0.1:7070';
@@ -65,4 +66,36 @@ export interface HttpServer {
 export function servingLine(server: HttpServer): string {
   const instead = server.taken === null ? '' : ` (port ${server.taken} is taken; took the next free one)`;
   return `serving the API and dashboard on ${server.url}${instead}`;
+}
+
+/** Why a bind failed: a port the user named that is taken is a conflict (exit 3), the rest bad input. */
+export function bindError(bind: Bind, port: number, error: unknown): BatonError {
+  const code = (error as { code?: unknown }).code;
+  if (code === 'EADDRINUSE' && bind.nextIfTaken !== true) {
+    return new ConflictError(
+      `cannot serve HTTP on ${bind.host}:${bind.port}: another process listens on port ${bind.port}`,
+      `see which with \`ss -ltnp 'sport = :${bind.port}'\`; stop it, or name a free port with --http host:port`,
+    );
+  }
+  const why = code === 'EADDRINUSE' ? `ports ${bind.port} to ${port} are taken` : (error as Error).message;
+  return new InvalidInputError(
+    `cannot serve HTTP on ${bind.host}: ${why}`,
+    'pick another with --http host:port',
+  );
+}
+
+/**
+ * Refuses, before anything else happens, a port the user named that another process holds: `baton
+ * up` opens (and on a new path creates) its database before it serves, so without this a refused
+ * `up` left a new `.baton/baton.db` behind. It listens on the port and closes at once; the server's
+ * own bind still refuses if another process takes the port in between. The default bind and `:0`
+ * (which move on or take any port) pass.
+ */
+export async function checkPortFree(bind: Bind): Promise<void> {
+  if (bind.nextIfTaken === true || bind.port === 0) return;
+  const probe = createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', (error) => reject(bindError(bind, bind.port, error)));
+    probe.listen(bind.port, bind.host, () => probe.close(() => resolve()));
+  });
 }

@@ -9,13 +9,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
 import { Registry } from 'prom-client';
-import { ConflictError, InvalidInputError, type BatonError } from '../core/errors.js';
 import { Coordinator } from '../coordinator/coordinator.js';
 import type { Store } from '../store/store.js';
 import { timedStore } from '../store/timed.js';
 import type { DashboardDeps } from '../dashboard/deps.js';
 import type { AuthMode } from './auth.js';
-import { checkBind, type Bind, type HttpServer } from './bind.js';
+import { bindError, checkBind, type Bind, type HttpServer } from './bind.js';
 import { httpApp } from './app.js';
 import { fastClaims, type Listener } from './fast-claims.js';
 import { shortWayCounter, storeLatencyObserver } from './metrics.js';
@@ -115,19 +114,4 @@ function listen(server: Server, host: string, port: number): Promise<void> {
     server.once('listening', done);
     server.listen(port, host);
   });
-}
-
-function bindError(bind: Bind, port: number, error: unknown): BatonError {
-  const code = (error as { code?: unknown }).code;
-  if (code === 'EADDRINUSE' && bind.nextIfTaken !== true) {
-    return new ConflictError(
-      `cannot serve HTTP on ${bind.host}:${bind.port}: another process listens on port ${bind.port}`,
-      `see which with \`ss -ltnp 'sport = :${bind.port}'\`; stop it, or name a free port with --http host:port`,
-    );
-  }
-  const why = code === 'EADDRINUSE' ? `ports ${bind.port} to ${port} are taken` : (error as Error).message;
-  return new InvalidInputError(
-    `cannot serve HTTP on ${bind.host}: ${why}`,
-    'pick another with --http host:port',
-  );
 }

@@ -9,6 +9,8 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseBind } from '../../src/http/bind.js';
 import { meterStore, serveHttp } from '../../src/http/server.js';
@@ -55,6 +57,20 @@ for (const command of [['serve'], ['up', '--host', 'box-1']]) {
     }
   });
 }
+
+test('baton up --http on a taken port refuses before it makes a database: a new path stays empty', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'baton-port-taken-'));
+  const db = join(dir, '.baton', 'baton.db');
+  const { port, server } = await occupied();
+  try {
+    const run = await baton(db, 'up', '--host', 'box-1', '--http', `127.0.0.1:${port}`);
+    assertOneErrorLine(run, 3, 'baton up');
+    assert.deepEqual(await readdir(dir), [], 'no .baton/, no database file');
+  } finally {
+    server.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+});
 
 test('the default bind (no --http) still moves on to the next free port, and says so', async () => {
   const db = await sqliteDatabase().fresh();

@@ -24,7 +24,7 @@ import { databaseName } from '../db-line.js';
 import { existsSync } from 'node:fs';
 import { jsonText, terminalText } from '../output.js';
 import { collect, dbUrl, stateDir, withStore, type GlobalOptions } from '../run.js';
-import { checkBind, servingLine } from '../../http/bind.js';
+import { checkBind, checkPortFree, servingLine } from '../../http/bind.js';
 import { capacityOf, logOptions } from './up-amounts.js';
 import { parseRetainJobs } from '../../core/job-retention.js';
 import { runWatchFlags, runWatchOptions, type RunWatchFlags } from './up-watch.js';
@@ -267,7 +267,7 @@ function databaseLine(url: string): string {
 }
 
 /** Joins the cluster until SIGINT or SIGTERM: the HTTP server (unless --no-http), then runUp. */
-function up(flags: UpFlags, cmd: Command): Promise<void> {
+async function up(flags: UpFlags, cmd: Command): Promise<void> {
   const options = parseUpFlags(flags, cmd.optsWithGlobals<GlobalOptions>());
   const { bind, auth, forced } = httpOf(flags, options.agentUids !== null);
   checkGithubOnly(flags);
@@ -275,6 +275,7 @@ function up(flags: UpFlags, cmd: Command): Promise<void> {
   // Checked before the store opens, as every flag: a bad value makes no database file.
   const everyMs = validateDuration('--github-every', flags.githubEvery ?? '60s', 1000, 86_400_000);
   const database = databaseLine(dbUrl(cmd.optsWithGlobals<GlobalOptions>()));
+  if (bind !== null) await checkPortFree(bind); // a refusal makes no database file
   return withStore(cmd, async (raw, out) => {
     // Served: every store call of the process (server, runner, dispatcher, duties) is timed for /metrics.
     const metered = bind === null ? null : await meterStoreLazily(raw);
