@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { treeMembers } from '../../src/os/process-tree.js';
 import { bothEngines } from '../support/databases.js';
 import { waitUntil } from '../support/wait.js';
-import { ROOT, type ClusterFixture, withCluster } from './cluster-support.js';
+import { ROOT, STEADY, type ClusterFixture, withCluster } from './cluster-support.js';
 
 const BIN = join(ROOT, 'bin', 'baton.js');
 const STALL_AFTER_S = 1.5;
@@ -35,7 +35,7 @@ for (const db of bothEngines()) {
       withCluster(db, async (c) => {
         await c.baton('enqueue', 'silent', '--command', SILENT);
         await c.baton('enqueue', 'chatty', '--command', CHATTY);
-        const up = c.up('h1', '--stall-after', String(STALL_AFTER_S), '--stall-action', 'none');
+        const up = c.up('h1', ...STEADY, '--stall-after', String(STALL_AFTER_S), '--stall-action', 'none');
         await waitUntil(async () => (await stalledRows(c, 'silent')).length === 1, 20_000, 'silent to stall');
         await up.waitForLog(/job \d+ silent: stalled, no progress since .* \(action none\)/);
         const list = await c.baton('queue', 'list');
@@ -64,7 +64,7 @@ for (const db of bothEngines()) {
     test('by default escalates a silent agent: its task waits for a human, its job and claim end escalated, its tree dies', () =>
       withCluster(db, async (c) => {
         await c.baton('enqueue', 'silent', '--command', SILENT);
-        c.up('h1', '--stall-after', String(STALL_AFTER_S));
+        c.up('h1', ...STEADY, '--stall-after', String(STALL_AFTER_S));
         await waitUntil(async () => (await job(c, 'silent')).pid !== null, 15_000, 'the agent to start');
         const pid = (await job(c, 'silent')).pid ?? 0;
         await waitUntil(async () => (await job(c, 'silent')).status === 'escalated', 20_000, 'escalated');
@@ -84,7 +84,7 @@ for (const db of bothEngines()) {
     test('fails a silent agent with reason stalled and kills its tree with action kill', () =>
       withCluster(db, async (c) => {
         await c.baton('enqueue', 'silent', '--command', SILENT, '--attempts', '1');
-        c.up('h1', '--stall-after', String(STALL_AFTER_S), '--stall-action', 'kill');
+        c.up('h1', ...STEADY, '--stall-after', String(STALL_AFTER_S), '--stall-action', 'kill');
         await waitUntil(async () => (await job(c, 'silent')).pid !== null, 15_000, 'the agent to start');
         const pid = (await job(c, 'silent')).pid ?? 0;
         await waitUntil(async () => (await job(c, 'silent')).status === 'failed', 20_000, 'the job to fail');

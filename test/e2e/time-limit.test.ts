@@ -15,7 +15,7 @@ import assert from 'node:assert/strict';
 import { treeMembers } from '../../src/os/process-tree.js';
 import { bothEngines } from '../support/databases.js';
 import { waitUntil } from '../support/wait.js';
-import { ROOT, type ClusterFixture, withCluster } from './cluster-support.js';
+import { ROOT, STEADY, type ClusterFixture, withCluster } from './cluster-support.js';
 
 /** Prints a line every 100 ms, for ever: never stalled, never done. */
 const FOREVER = 'while :; do echo working; sleep 0.1; done';
@@ -97,7 +97,7 @@ for (const db of bothEngines()) {
         assert.equal(limited.code, 0, limited.stderr);
         await c.baton('enqueue', 'unlimited', '--command', FOREVER);
         await c.baton('enqueue', 'long', '--command', FOREVER, '--time-limit', '1h');
-        const up = c.up('h1', '--slots', '3'); // all three run at once
+        const up = c.up('h1', ...STEADY, '--slots', '3'); // all three run at once
         const pid = await agentPid(c, 'forever');
         const otherPid = await agentPid(c, 'unlimited');
         await agentPid(c, 'long');
@@ -125,7 +125,7 @@ for (const db of bothEngines()) {
       withCluster(db, async (c) => {
         await c.baton('enqueue', 'plain', '--command', FOREVER);
         await c.baton('enqueue', 'own', '--command', FOREVER, '--time-limit', '1h');
-        c.up('h1', '--time-limit', '2s');
+        c.up('h1', ...STEADY, '--time-limit', '2s');
         const pid = await agentPid(c, 'plain');
         const hosts = await c.baton('hosts', '--json');
         assert.deepEqual(
@@ -174,7 +174,7 @@ for (const db of bothEngines()) {
           const other = (await c.baton('session', 'start', '--ttl', '60s')).stdout.trim();
           const long = await c.baton('job', 'next', '--session', other, '--json');
           assert.equal(long.code, 0, long.stderr);
-          const up = c.up('h1');
+          const up = c.up('h1', ...STEADY);
           await waitUntil(async () => (await job(c, 'hung')).status === 'failed', 20_000, 'hung to fail');
           const failed = await job(c, 'hung');
           assert.match(
