@@ -4,6 +4,7 @@
  */
 import { InvalidInputError } from '../core/errors.js';
 import type { TaskListInput } from '../coordinator/inputs.js';
+import type { AuditEntry } from '../core/audit-event.js';
 import type { ListedTask } from '../store/store.js';
 
 /**
@@ -30,4 +31,19 @@ export function listedTasks(
     );
   }
   return tasks.map((task) => ({ ...task, waitsFor: task.waitsFor ?? [] }));
+}
+
+/**
+ * GET /v1/audit: a server from before the `token` filter ignores it (unknown query parameters of a
+ * read are) and answers every row; a row of another token proves it, and a leak's inquiry would
+ * otherwise take every row for the leaked token's doing.
+ */
+export function auditByToken(entries: readonly AuditEntry[], token: unknown): readonly AuditEntry[] {
+  if (token !== undefined && entries.some((entry) => entry.token !== token)) {
+    throw new InvalidInputError(
+      'the API server predates `baton audit --by-token`: it answered rows of other tokens',
+      'upgrade baton where `baton serve` or `baton up` runs, or use --db',
+    );
+  }
+  return entries;
 }

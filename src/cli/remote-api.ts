@@ -35,7 +35,7 @@ import type { Tokens } from '../coordinator/tokens.js';
 import type { Workspaces } from '../coordinator/workspaces.js';
 import type { Job, JobId } from '../core/job.js';
 import type { JobBatchResult } from '../store/job-batch.js';
-import { listedTasks } from './older-servers.js';
+import { auditByToken, listedTasks } from './older-servers.js';
 import { validateId, validateKey } from '../core/validate.js';
 import { fromWire } from '../agents/api-connection.js';
 import { parseJobLog } from '../coordinator/job-log.js';
@@ -193,7 +193,8 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
     return { ok: true, job: fromWire<Job>(this.api.body(answer)) };
   };
 
-  audit: CliApi['audit'] = (input = {}) => this.get(`/v1/audit${query({ ...input })}`);
+  audit: CliApi['audit'] = async (input = {}) =>
+    auditByToken(await this.get(`/v1/audit${query({ ...input })}`), input.token);
 
   // Checked here first, so bad input gets the same one line before any request. The wait cannot be
   // cut short over HTTP: `baton audit --follow` ends without waiting for the answer.

@@ -31,6 +31,7 @@ import {
   validatePriority,
   validateReason,
   validateTitle,
+  validateTokenId,
 } from '../core/validate.js';
 import type {
   AuditListParams,
@@ -145,6 +146,8 @@ export interface AuditInput {
   readonly type?: unknown;
   readonly after?: unknown;
   readonly limit?: unknown;
+  /** Only the rows written with this token (its id, as `baton token list` shows it). */
+  readonly token?: unknown;
 }
 
 /** Applies a check only when the value was given. */
@@ -324,6 +327,7 @@ export function parseAudit(input: AuditInput): AuditListParams {
     type: optional(input.type, (value) => validateOneOf('audit type', value, AUDIT_TYPES)),
     afterId: optional(input.after, (value) => validateInteger('after id', value, 0, Number.MAX_SAFE_INTEGER)),
     limit: limit(input.limit),
+    token: optional(input.token, validateTokenId),
   };
 }
 

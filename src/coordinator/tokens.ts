@@ -3,9 +3,15 @@
  * check of a presented secret and the ledger row of a refusal. Raw input is checked here, as in
  * inputs.ts, before anything reaches the store.
  */
-import { InvalidInputError, NotFoundError } from '../core/errors.js';
+import { NotFoundError } from '../core/errors.js';
 import { SCOPES, type Token, type TokenCheck } from '../core/token.js';
-import { validateDuration, validateId, validateName, validateOneOf } from '../core/validate.js';
+import {
+  validateDuration,
+  validateId,
+  validateName,
+  validateOneOf,
+  validateTokenId,
+} from '../core/validate.js';
 import type { AuthRefusal, TokenCreated, TokenCreateParams } from '../store/token-store.js';
 import type { Store } from '../store/store.js';
 import { asAnyone } from '../store/actor.js';
@@ -42,16 +48,6 @@ function parseTokenCreate(input: TokenCreateInput): TokenCreateParams {
       : null,
     actor: input.by?.name,
   };
-}
-
-function validateTokenId(id: unknown): string {
-  if (typeof id !== 'string' || !/^[0-9a-f]{12}$/.test(id)) {
-    throw new InvalidInputError(
-      `token id must be 12 hexadecimal digits, got ${JSON.stringify(id)}`,
-      'copy the ID column of `baton token list`',
-    );
-  }
-  return id;
 }
 
 export class Tokens {

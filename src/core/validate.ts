@@ -228,3 +228,14 @@ export function isWebAddress(text: string): boolean {
     return false;
   }
 }
+
+/** A token's id as `baton token list` shows it: 12 hexadecimal digits. */
+export function validateTokenId(id: unknown): string {
+  if (typeof id !== 'string' || !/^[0-9a-f]{12}$/.test(id)) {
+    throw new InvalidInputError(
+      `token id must be 12 hexadecimal digits, got ${JSON.stringify(id)}`,
+      'copy the ID column of `baton token list`',
+    );
+  }
+  return id;
+}

@@ -361,9 +361,10 @@ function clusterRoutes(app: Api, baton: Coordinator): void {
       method: 'get',
       path: '/v1/audit',
       tags: ['ledger'],
-      request: { query: Query(['key', 'session', 'job', 'type', 'after', 'limit']) },
+      request: { query: Query(['key', 'session', 'job', 'type', 'after', 'limit', 'token']) },
       responses: ok(
-        'ledger rows, oldest first, each with the token that wrote it; 404 for a key no task has',
+        'ledger rows, oldest first, each with the token that wrote it (`token`: only the rows of that token id); ' +
+          '404 for a key no task has',
       ),
     }),
     async (context) => {

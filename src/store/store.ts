@@ -227,6 +227,8 @@ export interface AuditListParams {
   readonly throughId?: number | undefined;
   /** The host the row names. */
   readonly host?: string | undefined;
+  /** The token the row was written with (audit_events.token_id, by audit_by_token). */
+  readonly token?: string | undefined;
   /** Newest first instead of oldest first: the last `limit` entries that match. */
   readonly newestFirst?: boolean | undefined;
   readonly limit?: number | undefined;

@@ -3,6 +3,8 @@ import type { Command } from 'commander';
 import type { AuditEntry } from '../../core/audit-event.js';
 import { InvalidInputError } from '../../core/errors.js';
 import { parseAuditFollow, type AuditFollowPage } from '../../coordinator/audit-follow.js';
+import { LIST_LIMIT_MAX } from '../../coordinator/inputs.js';
+import { shellWord } from '../../core/text.js';
 import { commandDone } from '../exit-open.js';
 import { iso, jsonText, terminalText, type Output } from '../output.js';
 import type { CliApi } from '../remote-api.js';
@@ -18,6 +20,7 @@ interface AuditOptions {
   readonly type?: string;
   readonly after?: string;
   readonly limit?: string;
+  readonly byToken?: string;
   readonly follow?: boolean;
 }
 
@@ -34,14 +37,22 @@ export function registerAudit(program: Command): void {
     .option('--type <type>', 'only entries of this type, such as claim:granted')
     .option('--after <id>', 'only entries with a larger id (with --follow: 0 prints the whole ledger first)')
     .option('--limit <n>', 'at most this many (default and maximum 1000)')
+    .option(
+      '--by-token <id>',
+      'only entries written with this API token (its id in `baton token list --all`)',
+    )
     .option('--follow', 'keep printing new entries as they are written, in id order, until Ctrl-C')
     .action((options: AuditOptions, cmd: Command) => {
       if (options.follow === true) checkFollow(options);
       return withApi(cmd, async (baton, out) => {
         if (options.follow === true) return follow(baton, out, options);
         // A task no one ever added is a typo, not an empty history: the coordinator refuses it (exit 4).
-        const entries = await baton.audit({ ...options, key: options.task });
-        out.result(entries, () => (entries.length === 0 ? ['no entries'] : entries.map(auditLine)));
+        const entries = await baton.audit({ ...options, key: options.task, token: options.byToken });
+        out.result(entries, () =>
+          entries.length === 0
+            ? ['no entries']
+            : [...entries.map(auditLine), ...nextPageLine(entries, options)],
+        );
       });
     });
   registerAuditLedger(audit);
@@ -50,6 +61,12 @@ export function registerAudit(program: Command): void {
 
 /** Bad input for --follow, refused before anything is opened (exit 2). */
 function checkFollow(options: AuditOptions): void {
+  if (options.byToken !== undefined) {
+    throw new InvalidInputError(
+      '--by-token and --follow do not go together: a follower prints the rows of every token',
+      'leave out --follow to list the rows the token wrote; `baton token revoke <id>` stops it writing more',
+    );
+  }
   if (options.limit !== undefined) {
     throw new InvalidInputError(
       '--limit and --follow do not go together: --follow prints every new entry until stopped',
@@ -101,6 +118,21 @@ async function follow(baton: CliApi, out: Output, options: AuditOptions): Promis
   }
   // An answer still in flight over HTTP is not waited for: the process ends now (exit-open.ts).
   commandDone();
+}
+
+/**
+ * When the page is full, the exact command for the next one: the same filters, `--after` its last
+ * id. Without it a reader of the newest rows saw the oldest 1000 and nothing saying there were more.
+ */
+function nextPageLine(entries: readonly AuditEntry[], options: AuditOptions): string[] {
+  const last = entries.at(-1);
+  if (last === undefined || entries.length < Number(options.limit ?? LIST_LIMIT_MAX)) return [];
+  const flags = (['task', 'session', 'job', 'type', 'limit', 'byToken'] as const).flatMap((name) => {
+    const value = options[name];
+    return value === undefined ? [] : [`--${name === 'byToken' ? 'by-token' : name} ${shellWord(value)}`];
+  });
+  const command = ['baton audit', ...flags, `--after ${last.id}`].join(' ');
+  return [`stopped at the limit, ${entries.length} entries; the next page: ${command}`];
 }
 
 function auditLine(entry: AuditEntry): string {

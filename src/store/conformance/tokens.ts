@@ -284,6 +284,39 @@ export function exerciseTokens(harness: Harness): void {
         assert.equal(rows.find((entry) => entry.type === 'session:started')?.token, null);
       }));
 
+    test('audit.list by token: the rows that token wrote, its refusals included, and no other', () =>
+      withFixture(harness, async ({ store }) => {
+        await actingAs('0123456789ab', async () => {
+          await store.tasks.add({ key: 'k1' });
+          await store.jobs.enqueue({ key: 'k1' });
+        });
+        await store.tasks.add({ key: 'k2' });
+        await actingAs('ba9876543210', () => store.tasks.add({ key: 'k3' }));
+        await actingAs('0123456789ab', () =>
+          store.tokens.refused({ token: '0123456789ab', route: 'POST /v1/x', target: 'x', reason: 'r' }),
+        );
+        const rows = await store.audit.list({ token: '0123456789ab' });
+        assert.deepEqual(
+          rows.map((entry) => [entry.type, entry.key, entry.token]),
+          [
+            ['task:added', 'k1', '0123456789ab'],
+            ['job:enqueued', 'k1', '0123456789ab'],
+            ['auth:refused', null, '0123456789ab'],
+          ],
+        );
+        const newest = await store.audit.list({ token: '0123456789ab', newestFirst: true, limit: 1 });
+        assert.deepEqual(
+          newest.map((entry) => entry.type),
+          ['auth:refused'],
+        );
+        const [first] = rows;
+        assert.deepEqual(
+          (await store.audit.list({ token: '0123456789ab', afterId: first?.id })).map((entry) => entry.type),
+          ['job:enqueued', 'auth:refused'],
+        );
+        assert.deepEqual(await store.audit.list({ token: 'ffffffffffff' }), []);
+      }));
+
     test('a refusal is written as auth:refused with the token, route, target and reason', () =>
       withFixture(harness, async ({ store }) => {
         const session = await givenSession(store);

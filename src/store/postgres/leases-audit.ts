@@ -130,6 +130,7 @@ export function postgresAudit(exec: PgExecutor, horizon: LedgerHorizon): Store['
       }
       if (params.type !== undefined) where.push(`type = ${param(params.type, 'text')}`);
       if (params.host !== undefined) where.push(`host = ${param(params.host, 'text')}`);
+      if (params.token !== undefined) where.push(`token_id = ${param(params.token, 'text')}`);
       if (params.beforeId !== undefined) where.push(`id < ${param(params.beforeId, 'bigint')}`);
       if (params.throughId !== undefined) where.push(`id <= ${param(params.throughId, 'bigint')}`);
       const rows = await exec.rows<AuditRow>(

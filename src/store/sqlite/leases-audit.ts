@@ -90,6 +90,7 @@ export function sqliteAudit(exec: SqliteExecutor): Sync<Store['audit']> {
               ...(params.jobId === undefined ? {} : { job: params.jobId }),
               ...(params.type === undefined ? {} : { type: params.type }),
               ...(params.host === undefined ? {} : { host: params.host }),
+              ...(params.token === undefined ? {} : { token: params.token }),
               ...(params.beforeId === undefined ? {} : { before: params.beforeId }),
               ...(params.throughId === undefined ? {} : { through: params.throughId }),
               after: params.afterId ?? 0,
@@ -127,6 +128,7 @@ function auditWhere(params: Parameters<Store['audit']['list']>[0] = {}): string 
   }
   if (params.type !== undefined) where.push('type = @type');
   if (params.host !== undefined) where.push('host = @host');
+  if (params.token !== undefined) where.push('token_id = @token');
   if (params.beforeId !== undefined) where.push('id < @before');
   if (params.throughId !== undefined) where.push('id <= @through');
   return where.join(' AND ');

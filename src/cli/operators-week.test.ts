@@ -1,0 +1,145 @@
+/**
+ * What an operator's second week found (docs/decisions/0048-an-operators-second-week.md): `baton
+ * audit` stopped at its limit without a word, so a reader of last night's rows saw the oldest 1000
+ * and took them for all; and after a token leaked nothing listed what that token had done, though
+ * every row records its token. Real databases, the real `baton` command, a real `baton serve`.
+ */
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { repoRoot, stopServers, type Run } from '../../test/support/cli.js';
+import { assertOneErrorLine, describeCli } from '../../test/support/cli-suite.js';
+import { call, serve } from '../../test/http/support.js';
+
+after(stopServers);
+
+interface Row {
+  readonly id: number;
+  readonly type: string;
+  readonly key: string | null;
+  readonly token: string | null;
+  readonly detail: Record<string, unknown>;
+}
+
+describeCli("baton audit after an operator's second week", ({ setup }) => {
+  test('a full page ends with the exact command for the next one; following it reads on', async () => {
+    const t = await setup();
+    for (const key of ['a1', 'a2', 'a3']) assert.equal((await t.run('task', 'add', key)).code, 0);
+    const first = await t.run('audit', '--type', 'task:added', '--limit', '2');
+    assert.equal(first.code, 0, first.stderr);
+    const lines = first.stdout.trimEnd().split('\n');
+    assert.equal(lines.length, 3, first.stdout);
+    const lastId = /^#(\d+) /.exec(lines[1] ?? '')?.[1];
+    assert.equal(
+      lines[2],
+      `stopped at the limit, 2 entries; the next page: baton audit --type task:added --limit 2 --after ${lastId}`,
+    );
+    const next = await t.run('audit', '--type', 'task:added', '--limit', '2', '--after', String(lastId));
+    assert.equal(next.code, 0, next.stderr);
+    assert.match(next.stdout, /^#\d+ +\S+ +task:added +a3 /);
+    assert.equal(next.stdout.trimEnd().split('\n').length, 1, 'a page not full: no next-page line');
+    const json = await t.json<Row[]>(0, 'audit', '--type', 'task:added', '--limit', '2');
+    assert.deepEqual(
+      json.map((row) => row.key),
+      ['a1', 'a2'],
+      '--json stays an array',
+    );
+  });
+
+  test('--by-token lists the rows one token wrote, its refusals too, and no other', async () => {
+    const t = await setup();
+    const leaked = await t.json<{ id: string; token: string }>(0, 'token', 'create', '--scope', 'operator');
+    const viewer = await t.json<{ id: string; token: string }>(0, 'token', 'create', '--scope', 'viewer');
+    const server = await serve(t.db);
+    try {
+      const add = await call(server.url, 'POST', '/v1/tasks', {
+        token: leaked.token,
+        body: { key: 'leak-1' },
+      });
+      assert.equal(add.status, 200, JSON.stringify(add.body));
+      const refused = await call(server.url, 'POST', '/v1/tasks', {
+        token: viewer.token,
+        body: { key: 'v-1' },
+      });
+      assert.equal(refused.status, 403, JSON.stringify(refused.body));
+    } finally {
+      await server.stop();
+    }
+    assert.equal((await t.run('task', 'add', 'clean-1')).code, 0);
+    assert.equal((await t.run('token', 'revoke', leaked.id)).code, 0);
+    const mine = await t.json<Row[]>(0, 'audit', '--by-token', leaked.id);
+    assert.deepEqual(
+      mine.map((row) => [row.type, row.key, row.token]),
+      [['task:added', 'leak-1', leaked.id]],
+    );
+    const text = await t.run('audit', '--by-token', leaked.id);
+    assert.match(text.stdout, /^#\d+ +\S+ +task:added +leak-1 +\{"by":"token [0-9a-f]{12}"\}\n$/);
+    const theirs = await t.json<Row[]>(0, 'audit', '--by-token', viewer.id);
+    assert.deepEqual(
+      theirs.map((row) => [row.type, row.token, row.detail['token']]),
+      [['auth:refused', viewer.id, viewer.id]],
+    );
+    assert.deepEqual(await t.json(0, 'audit', '--by-token', 'ffffffffffff'), []);
+  });
+
+  test('a malformed --by-token, or one with --follow, is one line and exit 2', async () => {
+    const t = await setup();
+    const bad = assertOneErrorLine(await t.run('audit', '--by-token', 'nope'), 2, 'malformed');
+    assert.match(
+      bad,
+      /token id must be 12 hexadecimal digits, got "nope" — copy the ID column of `baton token list`/,
+    );
+    const follow = assertOneErrorLine(
+      await t.run('audit', '--follow', '--by-token', '0123456789ab'),
+      2,
+      'with --follow',
+    );
+    assert.match(follow, /--by-token and --follow do not go together/);
+  });
+});
+
+/** A stand-in for an older `baton serve`: GET /v1/audit answers `rows` whatever its query. */
+async function olderServer(rows: readonly unknown[]): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = createServer((request, response) => {
+    const found = request.method === 'GET' && request.url?.split('?')[0] === '/v1/audit';
+    response.writeHead(found ? 200 : 404, { 'content-type': 'application/json' });
+    response.end(JSON.stringify(found ? rows : { error: { code: 'not_found', message: 'no such route' } }));
+  });
+  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((done) => server.close(() => done())) };
+}
+
+function overHttp(url: string, ...args: string[]): Promise<Run> {
+  const env: NodeJS.ProcessEnv = { ...process.env, BATON_URL: url, BATON_TOKEN: 'not-checked' };
+  delete env['BATON_DB'];
+  return new Promise((done) => {
+    execFile(
+      process.execPath,
+      ['bin/baton.js', ...args],
+      { cwd: repoRoot(), env },
+      (error, stdout, stderr) => {
+        done({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
+      },
+    );
+  });
+}
+
+test('--by-token against an older server, which ignores the filter and answers every row: refused', async () => {
+  // Rows as a server sends them (`at` an ISO string), the second of another token (none).
+  const row = (id: number, token: string | null) => ({
+    ...{ id, at: '2026-12-06T00:00:00.000Z', type: 'task:added', key: `k${id}`, jobId: null },
+    ...{ session: null, host: null, epoch: null, detail: {}, token },
+  });
+  const server = await olderServer([row(1, '0123456789ab'), row(2, null)]);
+  try {
+    const run = await overHttp(server.url, 'audit', '--by-token', '0123456789ab');
+    const line = assertOneErrorLine(run, 2, 'older server');
+    assert.match(line, /the API server predates `baton audit --by-token`: it answered rows of other tokens/);
+    assert.equal(run.stdout, '');
+  } finally {
+    await server.close();
+  }
+});
