@@ -84,6 +84,29 @@ describeCli("baton audit after an operator's second week", ({ setup }) => {
     assert.deepEqual(await t.json(0, 'audit', '--by-token', 'ffffffffffff'), []);
   });
 
+  test('a revoked token presented again is refused 401, changes nothing, and the ledger says so once', async () => {
+    const t = await setup();
+    const leaked = await t.json<{ id: string; token: string }>(0, 'token', 'create', '--scope', 'operator');
+    assert.equal((await t.run('token', 'revoke', leaked.id)).code, 0);
+    const server = await serve(t.db);
+    try {
+      for (const key of ['after-1', 'after-2']) {
+        const add = await call(server.url, 'POST', '/v1/tasks', { token: leaked.token, body: { key } });
+        assert.equal(add.status, 401, JSON.stringify(add.body));
+      }
+    } finally {
+      await server.stop();
+    }
+    assert.deepEqual(await t.json(0, 'task', 'list'), [], 'nothing added');
+    const rows = await t.json<Row[]>(0, 'audit', '--by-token', leaked.id);
+    assert.deepEqual(
+      rows.map((row) => [row.type, row.detail['route'], row.detail['token']]),
+      [['auth:refused', 'POST /v1/tasks', leaked.id]],
+      'one row for two uses: at most one a minute per token',
+    );
+    assert.match(String(rows[0]?.detail['reason']), /^the token is revoked; presented again/);
+  });
+
   test('a malformed --by-token, or one with --follow, is one line and exit 2', async () => {
     const t = await setup();
     const bad = assertOneErrorLine(await t.run('audit', '--by-token', 'nope'), 2, 'malformed');

@@ -164,7 +164,7 @@ async function tokenRefusal(
       ? `this repository needs the holder's token: push with -o baton-token="$BATON_TOKEN"`
       : null;
   }
-  const check = await baton.tokens.verify(secret);
+  const check = await baton.tokens.verify(secret, 'git push (baton guard receive)');
   if (!check.ok) {
     return check.reason === 'ended'
       ? "the push's token has ended (its session or run is over)"

@@ -56,7 +56,16 @@ for (const db of bothEngines()) {
         assert.equal((await tokens.verify(secret)).ok, true);
         assert.equal((await tokens.verify(secret)).ok, true);
         await tokens.revoke(made.id);
-        assert.deepEqual(await tokens.verify(secret), { ok: false, reason: 'revoked' });
+        assert.deepEqual(await tokens.verify(secret), { ok: false, reason: 'revoked', id: made.id });
+        // Presented again after its revocation: one auth:refused row under its id, not one a use.
+        assert.equal((await tokens.verify(secret, 'GET /v1/status')).ok, false);
+        const refused = await store.audit.list({ token: made.id });
+        assert.deepEqual(
+          refused.map((row) => [row.type, row.detail['route'], row.token]),
+          [['auth:refused', 'a request', made.id]],
+          'at most one row a minute per token',
+        );
+        assert.match(String(refused[0]?.detail['reason']), /^the token is revoked; presented again/);
       } finally {
         await store.close();
       }

@@ -14,13 +14,17 @@ import {
 } from '../core/validate.js';
 import type { AuthRefusal, TokenCreated, TokenCreateParams } from '../store/token-store.js';
 import type { Store } from '../store/store.js';
-import { asAnyone } from '../store/actor.js';
+import { actingAs, asAnyone } from '../store/actor.js';
 import type { Actor } from '../core/task.js';
 import { verifiedTokens } from './token-cache.js';
 
 /** A token lives at least a minute and at most ten years; left out, until revoked. */
 const TOKEN_TTL_MIN_MS = 60_000;
 const TOKEN_TTL_MAX_MS = 3650 * 86_400_000;
+/** A revoked or expired token presented again: at most one ledger row this often, per token. */
+const REFUSED_USE_EVERY_MS = 60_000;
+const REFUSED_USES_KEPT = 10_000;
+const refusedUses = new Map<string, number>();
 /** A secret is `baton_` and 43 base64url characters; anything much longer is not one. */
 const SECRET_LENGTH_MAX = 200;
 
@@ -75,16 +79,41 @@ export class Tokens {
 
   /**
    * The token a presented secret opens, or why it opens none. A token that opened within the
-   * last TOKEN_CACHE_MS is answered from this process's memory (token-cache.ts).
+   * last TOKEN_CACHE_MS is answered from this process's memory (token-cache.ts). A revoked or
+   * expired token presented again (a leaked one, used after its revocation) is written to the
+   * ledger as `auth:refused` under its id, `route` saying what it was presented for.
    */
-  async verify(secret: string): Promise<TokenCheck> {
+  async verify(secret: string, route = 'a request'): Promise<TokenCheck> {
     if (secret.length > SECRET_LENGTH_MAX) return { ok: false, reason: 'unknown' };
     const known = verifiedTokens.get(secret);
     if (known !== null) return { ok: true, token: known };
     const askedAt = verifiedTokens.clock();
     const check = await asAnyone(() => this.store.tokens.verify(secret));
     if (check.ok) verifiedTokens.put(secret, check.token, askedAt);
+    else if (check.reason === 'revoked' || check.reason === 'expired')
+      await this.usedAfterItsEnd(check, route);
     return check;
+  }
+
+  /**
+   * At most one row a minute per token in this process, so that whoever holds a revoked secret
+   * cannot grow the ledger at the rate of its requests; the first use after the end is always
+   * written. The memory is bounded: past REFUSED_USES_KEPT tokens it starts again.
+   */
+  private async usedAfterItsEnd(check: { id: string; reason: 'revoked' | 'expired' }, route: string) {
+    const now = Date.now();
+    const last = refusedUses.get(check.id);
+    if (last !== undefined && now - last < REFUSED_USE_EVERY_MS) return;
+    if (refusedUses.size >= REFUSED_USES_KEPT) refusedUses.clear();
+    refusedUses.set(check.id, now);
+    await actingAs(check.id, () =>
+      this.refused({
+        token: check.id,
+        route,
+        target: 'anything: the token opens nothing',
+        reason: `the token is ${check.reason}; presented again (written at most once a minute per token)`,
+      }),
+    );
   }
 
   /** Writes `auth:refused` for a request beyond its token's scope. */

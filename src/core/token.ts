@@ -29,10 +29,14 @@ export interface Token {
   readonly revokedAt: Instant | null;
 }
 
-/** What verify answers: the token, or why the secret opens nothing. */
+/**
+ * What verify answers: the token, or why the secret opens nothing; for a revoked or expired token
+ * its id too, so that a use of it after its end is written to the ledger under it.
+ */
 export type TokenCheck =
   | { readonly ok: true; readonly token: Token }
-  | { readonly ok: false; readonly reason: 'unknown' | 'expired' | 'revoked' | 'ended' };
+  | { readonly ok: false; readonly reason: 'expired' | 'revoked'; readonly id: string }
+  | { readonly ok: false; readonly reason: 'unknown' | 'ended' };
 
 /**
  * Everything a request may do, by kind. `own` actions name a session (or the session of a claim

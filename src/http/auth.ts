@@ -89,12 +89,12 @@ export async function identify(
     );
   }
   if (header === undefined && !read) sameOrigin(context);
-  context.set('token', await verified(coordinator, secret));
+  context.set('token', await verified(coordinator, secret, `${context.req.method} ${context.req.path}`));
 }
 
 /** The token a secret opens; AuthError (401) when it opens nothing. */
-export async function verified(coordinator: Coordinator, secret: string): Promise<Token> {
-  const check = await coordinator.tokens.verify(secret);
+export async function verified(coordinator: Coordinator, secret: string, route?: string): Promise<Token> {
+  const check = await coordinator.tokens.verify(secret, route);
   if (check.ok) return check.token;
   const ended = check.reason === 'ended';
   throw new AuthError(

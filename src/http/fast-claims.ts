@@ -122,7 +122,7 @@ async function answer(
 ) {
   count(hot.release ? 'release' : 'claim');
   try {
-    const token = await verified(baton, hot.secret);
+    const token = await verified(baton, hot.secret, `POST ${hot.path}`);
     const asker: Asker = { token, route: () => `POST ${hot.path}` };
     const done =
       'epoch' in asked

@@ -33,7 +33,7 @@ export function loginRoutes(coordinator: Coordinator): Hono<AuthEnv> {
     const secret = typeof form['token'] === 'string' ? form['token'].trim() : '';
     const refuse = (error: string) => context.html(loginPage({ next, error }), 401);
     if (!/^[\x21-\x7e]{1,200}$/.test(secret)) return refuse('enter a token (from `baton token create`)');
-    const check = await coordinator.tokens.verify(secret);
+    const check = await coordinator.tokens.verify(secret, 'POST /login');
     if (!check.ok) {
       const why = check.reason === 'ended' ? 'its session or run has ended' : `it is ${check.reason}`;
       return refuse(`that token opens nothing: ${why}`);

@@ -130,7 +130,7 @@ export function exerciseTokens(harness: Harness): void {
       withFixture(harness, async ({ store }) => {
         const { token, secret } = await store.tokens.create({ scope: 'operator' });
         assert.equal(await store.tokens.revoke({ id: token.id }), true);
-        assert.deepEqual(await store.tokens.verify(secret), { ok: false, reason: 'revoked' });
+        assert.deepEqual(await store.tokens.verify(secret), { ok: false, reason: 'revoked', id: token.id });
         assert.equal(await store.tokens.revoke({ id: token.id }), false);
         await assert.rejects(store.tokens.revoke({ id: 'nope' }), NotFoundError);
         const [listed] = await store.tokens.list({ all: true });
@@ -255,7 +255,7 @@ export function exerciseTokens(harness: Harness): void {
         assert.equal(token.expiresAt, token.createdAt + 60_000);
         assert.equal((await store.tokens.verify(secret)).ok, true);
         await moveClock(61_000);
-        assert.deepEqual(await store.tokens.verify(secret), { ok: false, reason: 'expired' });
+        assert.deepEqual(await store.tokens.verify(secret), { ok: false, reason: 'expired', id: token.id });
       }));
 
     test('every ledger row written while acting as a token records it, and rows written otherwise do not', () =>

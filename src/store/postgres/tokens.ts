@@ -62,8 +62,8 @@ export function postgresTokens(exec: PgExecutor): TokenStore['tokens'] {
         [hashSecret(secret)],
       );
       if (row === undefined) return { ok: false, reason: 'unknown' };
-      if (row.revoked_at !== null) return { ok: false, reason: 'revoked' };
-      if (row.expired) return { ok: false, reason: 'expired' };
+      if (row.revoked_at !== null) return { ok: false, reason: 'revoked', id: row.id };
+      if (row.expired) return { ok: false, reason: 'expired', id: row.id };
       if (row.session_id !== null && row.session_state !== 'live') return { ok: false, reason: 'ended' };
       if (row.run_over) return { ok: false, reason: 'ended' };
       return { ok: true, token: toToken(row) };
