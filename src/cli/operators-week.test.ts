@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { openStore } from '../store/open.js';
 import { repoRoot, stopServers, type Run } from '../../test/support/cli.js';
 import { assertOneErrorLine, describeCli } from '../../test/support/cli-suite.js';
 import { call, serve } from '../../test/http/support.js';
@@ -120,6 +121,34 @@ describeCli("baton audit after an operator's second week", ({ setup }) => {
       'with --follow',
     );
     assert.match(follow, /--by-token and --follow do not go together/);
+  });
+});
+
+describeCli("baton status after an operator's second week", ({ setup }) => {
+  test('a drained host that no baton up serves again is counted as drained and named, with the fix', async () => {
+    const t = await setup();
+    const store = await openStore(t.db, { intent: 'use' });
+    try {
+      for (const name of ['box-1', 'box-2']) {
+        const session = await store.sessions.start({ kind: 'daemon', host: name, pid: 1, ttlMs: 3_600_000 });
+        const capacity = { ramTotalMb: 16_000, ramReservedMb: 1_000, ramFreeMb: 12_000, slotsMax: 2 };
+        await store.hosts.register({ name, session: session.id, ...capacity });
+        if (name === 'box-2') {
+          assert.equal(await store.hosts.drain({ name, session: session.id }), true);
+          await store.sessions.end(session.id);
+        }
+      }
+    } finally {
+      await store.close();
+    }
+    const status = await t.run('status');
+    assert.equal(status.code, 0, status.stderr);
+    assert.match(status.stdout, /^hosts +1 live, 1 drained; 0\/2 slots busy$/m);
+    assert.match(
+      status.stdout,
+      /^ +box-2 drained, last report [\d.]+ m?s ago: its `baton up` stopped after a drain and none serves it — start `baton up --host box-2` there \(that enables it again\)$/m,
+    );
+    assert.doesNotMatch(status.stdout, /disabled and not serving/);
   });
 });
 

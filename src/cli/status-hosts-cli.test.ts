@@ -65,7 +65,8 @@ describeCli('baton status: the jobs on hosts in every state', ({ setup }) => {
     const line = status.stdout.split('\n').find((each) => each.startsWith('hosts '));
     assert.equal(
       line?.replace(/^hosts +/, ''),
-      '1 live, 5 silent, 1 down, 1 in warm standby, 1 draining, 2 disabled and not serving; 1/4 slots busy, ' +
+      '1 live, 5 silent, 1 down, 1 in warm standby, 1 draining, 1 drained, 1 disabled and not serving; ' +
+        '1/4 slots busy, ' +
         '5 more running on silent hosts (quiet-a, quiet-b, quiet-c and 1 more), ' +
         '1 more running on down hosts (gone-box), 1 more running on drained hosts (drained-box), ' +
         '2 more running on disabled hosts (off-box), 1 more running on draining hosts (drain-box), ' +

@@ -6,6 +6,7 @@
 import type { Command } from 'commander';
 import { age, hostFlag } from '../../core/host-liveness.js';
 import { HOST_PLACES, jobsOnHosts } from '../../core/host-jobs.js';
+import { shellWord } from '../../core/text.js';
 import type { FleetStatus } from '../../coordinator/status.js';
 import { dbUrl, withApi, type GlobalOptions } from '../run.js';
 import { databaseName } from '../db-line.js';
@@ -70,28 +71,34 @@ function hostLines({ hosts }: FleetStatus): string[] {
   const disabled = hosts.filter((host) => !host.enabled);
   const standby = disabled.filter((host) => hostFlag(host) === 'standby').length;
   const draining = disabled.filter((host) => hostFlag(host) === 'draining').length;
-  const off = disabled.length - standby - draining;
+  // Drained: its `baton up` stopped after a drain and none serves it again; its next start enables it.
+  const drained = disabled.filter((host) => hostFlag(host) === 'drained');
+  const off = disabled.length - standby - draining - drained.length;
   const parts = [
     `${count('live')} live`,
     ...(count('silent') > 0 ? [`${count('silent')} silent`] : []),
     ...(count('down') > 0 ? [`${count('down')} down`] : []),
     ...(standby > 0 ? [`${standby} in warm standby`] : []),
     ...(draining > 0 ? [`${draining} draining`] : []),
+    ...(drained.length > 0 ? [`${drained.length} drained`] : []),
     ...(off > 0 ? [`${off} disabled and not serving`] : []),
   ];
   const summary = `${parts.join(', ')}; ${busy}/${slots} slots busy${elsewhere(hosts)}`;
-  const notServed = enabled.filter((host) => host.liveness !== 'live');
-  const named = notServed
-    .slice(0, HOSTS_NAMED)
-    .map((host) =>
-      label(
-        '',
-        `${host.name} ${host.liveness}, last report ${age(host.lastReportAgeMs)} ago — \`baton hosts\``,
-      ),
-    );
+  const notServed = [...enabled.filter((host) => host.liveness !== 'live'), ...drained];
+  const named = notServed.slice(0, HOSTS_NAMED).map((host) => label('', notServedLine(host)));
   const rest =
     notServed.length > HOSTS_NAMED ? [label('', `and ${notServed.length - HOSTS_NAMED} more`)] : [];
   return [label('hosts', summary), ...named, ...rest];
+}
+
+/** A host named under the hosts line: enabled and not served, or drained and not started again. */
+function notServedLine(host: FleetStatus['hosts'][number]): string {
+  const last = `last report ${age(host.lastReportAgeMs)} ago`;
+  if (host.enabled) return `${host.name} ${host.liveness}, ${last} — \`baton hosts\``;
+  return (
+    `${host.name} drained, ${last}: its \`baton up\` stopped after a drain and none serves it — ` +
+    `start \`baton up --host ${shellWord(host.name)}\` there (that enables it again)`
+  );
 }
 
 /**
