@@ -7,7 +7,10 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { openStore } from '../store/open.js';
 import { repoRoot, stopServers, type Run } from '../../test/support/cli.js';
@@ -156,6 +159,62 @@ describeCli("baton status after an operator's second week", ({ setup }) => {
     );
     assert.doesNotMatch(status.stdout, /disabled and not serving/);
   });
+});
+
+/** `baton ...args` in `cwd`, its project (no BATON_DB, URL or token). */
+function inProject(cwd: string, ...args: string[]): Promise<Run> {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of ['BATON_DB', 'BATON_URL', 'BATON_TOKEN', 'BATON_DEBUG']) delete env[name];
+  return new Promise((done) => {
+    const bin = join(repoRoot(), 'bin', 'baton.js');
+    execFile(process.execPath, [bin, ...args], { cwd, env }, (error, stdout, stderr) => {
+      done({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
+    });
+  });
+}
+
+test('doctor after a SQLite restore: FAIL ledger while the key sealed a checkpoint the restore lacks', async () => {
+  const project = mkdtempSync(join(tmpdir(), 'baton-operator-'));
+  const run = async (...args: string[]): Promise<Run> => {
+    const answer = await inProject(project, ...args);
+    assert.notEqual(answer.code, 1, `baton ${args.join(' ')}: ${answer.stderr}`);
+    return answer;
+  };
+  const files = ['baton.db', 'baton.db-wal', 'baton.db-shm'];
+  const state = join(project, '.baton');
+  try {
+    for (const args of [['init'], ['ledger', 'init'], ['task', 'add', 'a'], ['audit', 'seal']]) {
+      assert.equal((await run(...args)).code, 0, args.join(' '));
+    }
+    for (const file of files.filter((name) => existsSync(join(state, name)))) {
+      copyFileSync(join(state, file), join(project, `${file}.backup`));
+    }
+    for (const args of [
+      ['task', 'add', 'b'],
+      ['audit', 'seal'],
+    ])
+      assert.equal((await run(...args)).code, 0);
+    const ledgerLine = (out: string) => out.split('\n').find((line) => /^\S+ +ledger /.test(line)) ?? '';
+    assert.match(ledgerLine((await run('doctor')).stdout), /^ok +ledger /);
+    // The restore of operations.md: the three files aside, the backup in.
+    for (const file of files.filter((name) => existsSync(join(state, name)))) rmSync(join(state, file));
+    for (const file of files.filter((name) => existsSync(join(project, `${name}.backup`)))) {
+      copyFileSync(join(project, `${file}.backup`), join(state, file));
+    }
+    const after = await run('doctor');
+    assert.equal(after.code, 7, after.stdout);
+    assert.match(
+      ledgerLine(after.stdout),
+      /^FAIL +ledger +the ledger was rewritten: checkpoint 2 \(sealed last with this key, recorded in .*\) is missing/,
+    );
+    assert.match(after.stdout, /move the record aside \(docs\/operations\.md#restore-a-backup, step 4\)/);
+    // Step 4 done, the check passes: the sealer would seal again.
+    const sealed = join(state, 'ledger.key.sealed');
+    for (const file of readdirSync(sealed)) renameSync(join(sealed, file), join(project, file));
+    assert.match(ledgerLine((await run('doctor')).stdout), /^ok +ledger /);
+  } finally {
+    rmSync(project, { recursive: true, force: true });
+  }
 });
 
 /** A stand-in for an older `baton serve`: GET /v1/audit answers `rows` whatever its query. */

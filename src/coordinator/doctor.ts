@@ -38,6 +38,7 @@ import { looseState } from '../os/private-state.js';
 import type { Store } from '../store/store.js';
 import { Cluster } from './cluster.js';
 import { keyFilePath } from './ledger/keys.js';
+import { sealingRefused } from './ledger/sealed-check.js';
 
 /** What a read of the database refused for want of a privilege needs. */
 export const ROLE_FIX =
@@ -159,7 +160,11 @@ export async function queuedCommands(store: Store): Promise<AgentCommand[]> {
 }
 
 /** The checks the database answers: schema, clock, the ledger's window, the leader and the hosts. */
-export async function databaseChecks(store: Store, keyFile = keyFilePath(undefined)): Promise<DoctorCheck[]> {
+export async function databaseChecks(
+  store: Store,
+  keyFile = keyFilePath(undefined),
+  database?: string,
+): Promise<DoctorCheck[]> {
   // The open refused any schema but this baton's (intent `use`), so this read only names it.
   const schema = await guarded(['schema'], 'read the schema version', ROLE_FIX, async () => [
     check('schema', 'ok', `at migration ${(await store.schema()).applied}, the newest this baton knows`),
@@ -179,7 +184,8 @@ export async function databaseChecks(store: Store, keyFile = keyFilePath(undefin
         window.oldestUnsealedAt === null ? null : Math.max(0, now - window.oldestUnsealedAt),
       keyFileHere: existsSync(keyFile),
     };
-    return [judgeLedger(facts, age)];
+    const refused = database === undefined ? null : await sealingRefused(store, keyFile, database);
+    return [refused ?? judgeLedger(facts, age)];
   });
   const cluster = new Cluster(store);
   const fleet = guarded(

@@ -126,7 +126,7 @@ async function local(url: string, agentCommand: string | null, keyFile: string):
     };
   }
   try {
-    const checks = await databaseChecks(store, keyFile);
+    const checks = await databaseChecks(store, keyFile, url);
     const role = await ledgerPowers(url).then(judgeLedgerPowers, (error: unknown) =>
       check(
         'db-role',
