@@ -1,5 +1,5 @@
 /**
- * The next-page command that `baton queue list` and `baton task list` print when they stop at
+ * The next-page command that `baton queue list`, `task list` and `audit` print when they stop at
  * their limit runs against the same store or API as the list did: it carries the `--db` or `--api`
  * the caller typed (a PostgreSQL URL without its password), never `--token`. Run as printed (the
  * password from PGPASSWORD, the token from BATON_TOKEN), it lists the next page.
@@ -49,13 +49,11 @@ for (const db of bothEngines()) {
     const shown = ['--db', withoutPassword(url)];
     const password = /:\/\/[^:/@]+:([^@]*)@/.exec(url)?.[1];
     const env = password === undefined ? {} : { PGPASSWORD: password };
-    for (const list of [
-      ['queue', 'list', '--status', 'cancelled'],
-      ['task', 'list'],
-    ]) {
+    for (const list of [['queue', 'list', '--status', 'cancelled'], ['task', 'list'], ['audit']]) {
       const { command, next } = await pageOn(target, shown, env, list);
       if (password !== undefined) assert.ok(!command.includes(`:${password}@`), command);
-      assert.match(next, list[0] === 'queue' ? /cancelled/ : /\bb\b/, next);
+      const shownNext = { queue: /cancelled/, task: /\bb\b/, audit: /job:enqueued|task:/ }[list[0] ?? ''];
+      assert.match(next, shownNext ?? /^$/, next);
     }
   });
 }
@@ -65,10 +63,7 @@ test('the next page carries --api as typed and never the token', async () => {
   assert.ok(sqlite !== undefined);
   const { url, token } = await servedApi(await sqlite.fresh());
   await given(['--api', url, '--token', token], {});
-  for (const list of [
-    ['queue', 'list', '--status', 'cancelled'],
-    ['task', 'list'],
-  ]) {
+  for (const list of [['queue', 'list', '--status', 'cancelled'], ['task', 'list'], ['audit']]) {
     const { command } = await pageOn(
       ['--api', url, '--token', token],
       ['--api', url],

@@ -8,7 +8,7 @@ import { shellWord } from '../../core/text.js';
 import { commandDone } from '../exit-open.js';
 import { iso, jsonText, terminalText, type Output } from '../output.js';
 import type { CliApi } from '../remote-api.js';
-import { withApi } from '../run.js';
+import { targetFlags, withApi } from '../run.js';
 import { writeOut } from '../stdio.js';
 import { registerAuditCommits } from './audit-commits.js';
 import { registerAuditLedger } from './audit-ledger.js';
@@ -51,7 +51,7 @@ export function registerAudit(program: Command): void {
         out.result(entries, () =>
           entries.length === 0
             ? ['no entries']
-            : [...entries.map(auditLine), ...nextPageLine(entries, options)],
+            : [...entries.map(auditLine), ...nextPageLine(entries, options, targetFlags(cmd))],
         );
       });
     });
@@ -121,17 +121,17 @@ async function follow(baton: CliApi, out: Output, options: AuditOptions): Promis
 }
 
 /**
- * When the page is full, the exact command for the next one: the same filters, `--after` its last
+ * When the page is full, the exact command for the next one: the same store or API and filters, `--after` its last
  * id. Without it a reader of the newest rows saw the oldest 1000 and nothing saying there were more.
  */
-function nextPageLine(entries: readonly AuditEntry[], options: AuditOptions): string[] {
+function nextPageLine(entries: readonly AuditEntry[], options: AuditOptions, target: string[]): string[] {
   const last = entries.at(-1);
   if (last === undefined || entries.length < Number(options.limit ?? LIST_LIMIT_MAX)) return [];
   const flags = (['task', 'session', 'job', 'type', 'limit', 'byToken'] as const).flatMap((name) => {
     const value = options[name];
     return value === undefined ? [] : [`--${name === 'byToken' ? 'by-token' : name} ${shellWord(value)}`];
   });
-  const command = ['baton audit', ...flags, `--after ${last.id}`].join(' ');
+  const command = ['baton', ...target, 'audit', ...flags, `--after ${last.id}`].join(' ');
   return [`stopped at the limit, ${entries.length} entries; the next page: ${command}`];
 }
 
