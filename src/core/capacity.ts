@@ -24,6 +24,11 @@ export interface HostCapacity {
   readonly ramPromisedMb: number;
   /** The budgets of jobs placed but not started yet: not visible in ramFreeMb. */
   readonly ramPendingMb: number;
+  /**
+   * Whether its runner can run a job enqueued without a command (its `baton up` has an
+   * --agent-command); null or left out: not said (a runner older than migration 0044), taken as able.
+   */
+  readonly agentCommand?: boolean | null | undefined;
 }
 
 /**
@@ -88,18 +93,29 @@ export function fleetOf(hosts: readonly HostCapacity[]): Fleet {
 }
 
 /**
+ * Why a job enqueued without a command waits (docs/decisions/0047-jobs-wait-for-an-agent-command.md):
+ * every live host with a free slot has a runner without an agent command.
+ */
+export const WAITING_FOR_AGENT_COMMAND =
+  'waiting for a host with an agent command: start baton up with --agent-command, or enqueue with --command';
+
+/**
  * Chooses the host for a job needing `ramMb` (0 when unknown): the index in `fleet.open` of the
  * host chosen, or why none fits. Among eligible hosts (live, with a free slot and the RAM), a
  * fresh one before one gone quiet, then the one with the most RAM available, then the fewest
  * active jobs, then by name, so placement is deterministic. One pass over the open hosts without
  * allocating, since a dispatcher pass asks it for each of its jobs over a fleet of thousands of
  * hosts. A host of `open` may have filled up during the pass (afterPlacement): it is passed over.
+ * A job without a command of its own (`needsAgentCommand`) is placed only on a host whose runner
+ * has one (or did not say: an older runner); when the only live hosts with a free slot have none,
+ * it waits with WAITING_FOR_AGENT_COMMAND.
  */
 export function placeOnFleet(
   ramMb: number,
   fleet: Fleet,
   now: Instant,
   staleAfterMs: number,
+  needsAgentCommand = false,
 ): number | string {
   if (fleet.enabled === 0) {
     return fleet.hosts === 0 ? 'no host has registered: run `baton up`' : 'every host is disabled (standby)';
@@ -116,10 +132,15 @@ export function placeOnFleet(
   let chosenFresh = false;
   let roomiest = -1;
   let roomiestRam = 0;
+  let withoutAgentCommand = 0;
   for (let index = 0; index < fleet.open.length; index++) {
     const capacity = fleet.open[index] as HostCapacity;
     const age = now - capacity.heartbeatAt;
     if (age > staleAfterMs || capacity.jobsActive >= capacity.slotsMax) continue;
+    if (needsAgentCommand && capacity.agentCommand === false) {
+      withoutAgentCommand++;
+      continue;
+    }
     const ram = ramAvailableMb(capacity);
     if (roomiest < 0 || ram > roomiestRam) [roomiest, roomiestRam] = [index, ram];
     if (ram < ramMb) continue;
@@ -132,6 +153,7 @@ export function placeOnFleet(
     }
   }
   if (chosen >= 0) return chosen;
+  if (roomiest < 0 && withoutAgentCommand > 0) return WAITING_FOR_AGENT_COMMAND;
   if (roomiest < 0) return 'every live host is at its job limit';
   const name = (fleet.open[roomiest] as HostCapacity).name;
   return `needs ${ramMb} MB; the most free is ${roomiestRam} MB on ${name}`;

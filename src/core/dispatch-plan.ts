@@ -12,17 +12,25 @@
  *   | its task waits behind a gate                     | wait: `waiting for <gate> approval`         |
  *   | its task waits for a task not done (dependency)  | wait: `waits for task K (<its state>)`      |
  *   | its task is claimed (a person, an earlier run)   | wait: `waiting for K, claimed by session S`  |
+ *   | no command, and no live host has an agent one    | wait: `waiting for a host with an agent …`  |
  *   | its plan is unresolved                           | skip, with the cause and the fix            |
  *   | its plan's shared lock is held (as read)         | wait: `waiting for workspace W, held by …`  |
  *   | an earlier placement of this pass takes the lock | behind that placement (reason once written) |
- *   | no host fits (core/capacity.ts)                 | wait, with placeOnFleet's reason            |
+ *   | no host fits (core/capacity.ts; a job without a  | wait, with placeOnFleet's reason            |
+ *   |   command: no host whose runner has an agent one)|                                             |
  *   | else                                             | place on placeOnFleet's host, with the lock |
  * A job that waits does not stop the pass: a smaller job behind it may still fit (backfill).
  * Only a reason that differs from the job's current one is written.
  */
 import { WorkspaceConfigurationError } from './errors.js';
 import type { Job } from './job.js';
-import { afterPlacement, placeOnFleet, type Fleet, type HostCapacity } from './capacity.js';
+import {
+  WAITING_FOR_AGENT_COMMAND,
+  afterPlacement,
+  placeOnFleet,
+  type Fleet,
+  type HostCapacity,
+} from './capacity.js';
 import type { TaskGate } from './task.js';
 import type { Instant } from './time.js';
 import { waitingForWorkspace, type LockHolder } from './workspace-lock.js';
@@ -54,6 +62,11 @@ export interface DispatchCandidate {
   readonly blockedBy: string | null;
   /** The live claim on its task, if any: the job waits for it instead of being placed and refused. */
   readonly claimedBy: TaskClaimHolder | null;
+  /**
+   * It has no command of its own and no enabled host has a live runner with an agent command
+   * (docs/decisions/0047-jobs-wait-for-an-agent-command.md): it waits, read like a held job.
+   */
+  readonly waitsForAgentCommand: boolean;
   /** What its workspace plan is resolved from (core/workspace-plan.ts), without the workspaces. */
   readonly plan: Omit<WorkspacePlanInput, 'workspaces'>;
   /** The workspaces the task, its agent and its project name, each with its live lock. */
@@ -142,6 +155,10 @@ export function decideDispatch(
       waitFor(job, claimedReason(job.key, candidate.claimedBy));
       continue;
     }
+    if (candidate.waitsForAgentCommand) {
+      waitFor(job, WAITING_FOR_AGENT_COMMAND);
+      continue;
+    }
     const lock = lockOf(candidate);
     if (lock instanceof WorkspaceConfigurationError) {
       skip.push({ job, error: lock });
@@ -159,7 +176,7 @@ export function decideDispatch(
       continue;
     }
     const ramMb = job.ramMb ?? 0;
-    const placed = placeOnFleet(ramMb, open, now, staleAfterMs);
+    const placed = placeOnFleet(ramMb, open, now, staleAfterMs, job.command === null);
     if (typeof placed === 'string') {
       waitFor(job, placed);
       continue;

@@ -11,6 +11,7 @@ export const WAITING_CLASSES = [
   'slots',
   'no_host',
   'gate',
+  'agent_command',
   'other',
 ] as const;
 export type WaitingClass = (typeof WAITING_CLASSES)[number];
@@ -24,6 +25,8 @@ const RULES: readonly (readonly [RegExp, WaitingClass])[] = [
   [/at its job limit/, 'slots'],
   [/^no host has registered|^every host is disabled|^no enabled host is live|^no host fits/, 'no_host'],
   [/^waiting for .* approval$/, 'gate'],
+  // A job without a command, and no live host with a free slot has an agent command (core/capacity.ts).
+  [/^waiting for a host with an agent command/, 'agent_command'],
 ];
 
 export function waitingClass(reason: string): WaitingClass {

@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '../../test/support/fake-clock.js';
 import { daemonFixture, type DaemonFixture } from '../../test/support/daemon-fixture.js';
+import { WAITING_FOR_AGENT_COMMAND } from '../core/capacity.js';
 import { DEFAULT_RETRY_POLICY } from '../core/retry.js';
 import type { Job } from '../core/job.js';
 import type { RescueReport } from '../store/dispatch-store.js';
@@ -201,6 +202,50 @@ test('a pass that filled its batch and placed work is followed by the next at on
     assert.equal(s.clock.monotonicNowMs(), 0);
   } finally {
     await s.dispatcher.stop();
+    await s.f.store.close();
+  }
+});
+
+test('a job the store refuses for want of an agent command on its host waits with the reason, unplaced', async () => {
+  const s = await setup(0);
+  try {
+    await lead(s);
+    const { job } = await s.f.store.jobs.enqueue({ key: 'bare' });
+    // h1's runner re-registered without an agent command after this pass read the candidates and
+    // the fleet (decision 0047): both reads are the ones from before, the store judges the new row.
+    const { now, jobs } = await s.f.store.dispatch.candidates({ limit: 50 });
+    const fleet = await s.f.store.hosts.fleet();
+    const [old] = await s.f.store.sessions.list({ liveOnly: true });
+    assert.ok(old !== undefined);
+    await s.f.store.sessions.end(old.id);
+    const session = await s.f.store.sessions.start({ kind: 'daemon', host: 'h1', pid: 2, ttlMs: 60_000 });
+    const capacity = { ramTotalMb: 8_000, ramReservedMb: 0, ramFreeMb: 8_000, slotsMax: 10 };
+    await s.f.store.hosts.register({ name: 'h1', session: session.id, ...capacity, agentCommand: false });
+    const store = {
+      ...s.f.store,
+      dispatch: { ...s.f.store.dispatch, candidates: () => Promise.resolve({ now, jobs }) },
+      hosts: { ...s.f.store.hosts, fleet: () => Promise.resolve(fleet) },
+    };
+    const stale = new Dispatcher({
+      store,
+      elector: s.leader,
+      holder: 'me',
+      clock: s.clock,
+      intervalMs: 1_000,
+      staleAfterMs: 30_000,
+      recoveryIntervalMs: RECOVERY_MS,
+      policy: DEFAULT_RETRY_POLICY,
+    });
+    const waiting: string[] = [];
+    stale.on('waiting', (_job, reason) => waiting.push(reason));
+    await stale.tick();
+    assert.deepEqual(waiting, [WAITING_FOR_AGENT_COMMAND]);
+    const after = await s.f.store.jobs.get(job.id);
+    assert.deepEqual(
+      { status: after?.status, reason: after?.reason, attempt: after?.attempt },
+      { status: 'queued', reason: WAITING_FOR_AGENT_COMMAND, attempt: 0 },
+    );
+  } finally {
     await s.f.store.close();
   }
 });

@@ -18,6 +18,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { assert, assertNever } from '../core/assert.js';
+import { WAITING_FOR_AGENT_COMMAND } from '../core/capacity.js';
 import {
   blockedReason,
   decideDispatch,
@@ -186,8 +187,11 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
     const waits = decision.wait.map((wait) => ({ job: wait.job, reason: wait.reason }));
     // A full batch that placed work may have more behind it: the next pass comes at once (a
     // placement no longer wakes the process that made it: store/postgres/wakeups.ts).
-    // The jobs of gated and blocked tasks the read adds for their reasons are not of that batch.
-    const runnable = jobs.filter((job) => job.gate === null && job.blockedBy === null).length;
+    // The held jobs the read adds for their reasons (gated, blocked, waiting for an agent command)
+    // are not of that batch.
+    const runnable = jobs.filter(
+      (job) => job.gate === null && job.blockedBy === null && !job.waitsForAgentCommand,
+    ).length;
     if (runnable === limit && results.some((result) => result.ok)) this.wake();
     for (const [index, result] of results.entries()) {
       const placement = decision.place[index];
@@ -277,6 +281,9 @@ function refusedReason(
       const reason = blockedReason(row.blocker);
       return job.reason === reason ? null : reason;
     }
+    case 'no_agent_command':
+      // Its host's runner re-registered without one since the fleet was read (decision 0047).
+      return job.reason === WAITING_FOR_AGENT_COMMAND ? null : WAITING_FOR_AGENT_COMMAND;
     case 'lost':
       return null;
     default:

@@ -259,6 +259,8 @@ async function joinAsHost(
       ramFreeMb: memory.availableMb,
       slotsMax: options.slotsMax,
       timeLimitMs: options.timeLimitMs ?? null,
+      // From the command line or its --config file alike: placement reads it (decision 0047).
+      agentCommand: options.agentCommand !== null,
     })
     .catch(async (error: unknown) => {
       // Not joined: end the session rather than leave it for recovery to find.

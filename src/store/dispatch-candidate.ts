@@ -41,6 +41,8 @@ export interface CandidateColumns {
   agent_workspace: string | null;
   project_name: string | null;
   primary_workspace: string | null;
+  /** A boolean on PostgreSQL, 0 or 1 on SQLite: see DispatchCandidate.waitsForAgentCommand. */
+  waits_for_agent_command: boolean | number;
 }
 
 export function candidateOf(
@@ -55,6 +57,7 @@ export function candidateOf(
     gate: row.gate,
     blockedBy: row.blocker,
     claimedBy: claimedBy === null ? null : { ...claimedBy, since: Number(claimedBy.since) },
+    waitsForAgentCommand: Boolean(row.waits_for_agent_command),
     plan: {
       task: { key: row.key, requiresFilesystem, workspace: row.task_workspace },
       agent:

@@ -36,6 +36,8 @@ export interface Host extends HostCapacity {
   readonly draining: boolean;
   /** Its runner's default run time limit (`baton up --time-limit`), as its last register said; null: none. */
   readonly timeLimitMs: number | null;
+  /** Whether its runner runs jobs without a command of their own, as its last register said; null: not said. */
+  readonly agentCommand: boolean | null;
 }
 
 export interface HostContainmentParams {
@@ -62,6 +64,11 @@ export interface HostRegisterParams {
   readonly slotsMax: number;
   /** The runner's default run time limit, written by every register; left out or null: none. */
   readonly timeLimitMs?: number | null | undefined;
+  /**
+   * Whether the runner has an agent command for jobs enqueued without one, written by every
+   * register; left out: not said (null), which placement takes as able (an older runner's row).
+   */
+  readonly agentCommand?: boolean | undefined;
 }
 
 /** The exact lease term a dispatcher acts under; the store refuses it once it is not current. */
@@ -79,6 +86,11 @@ export type PlaceResult =
   | { readonly ok: false; readonly reason: 'gated'; readonly gate: TaskGate | null }
   /** The job's task waits for a task not done (`blocker`: `K (state)`): nothing changed. */
   | { readonly ok: false; readonly reason: 'blocked'; readonly blocker: string }
+  /**
+   * The job has no command of its own and the host's runner has no agent command (its register
+   * said so: hosts.agent_command false): nothing changed (docs/decisions/0047).
+   */
+  | { readonly ok: false; readonly reason: 'no_agent_command' }
   /** The workspace the placement had to lock is held: by which session and job, since when. */
   | { readonly ok: false; readonly reason: 'workspace_held'; readonly holder: LockHolder };
 
@@ -209,6 +221,11 @@ export interface DispatchStore {
      * saturated fleet answers without sending its hosts.
      */
     fleet(): Promise<Fleet>;
+    /**
+     * Whether an enabled host has a live runner that runs jobs enqueued without a command (its
+     * register said it has an agent command, or did not say: an older runner); decision 0047.
+     */
+    agentCommandLive(): Promise<boolean>;
     /** Records the serving runner's containment; false unless that live session serves the host. */
     setContainment(params: HostContainmentParams): Promise<boolean>;
   };
@@ -225,10 +242,11 @@ export interface DispatchStore {
      * With `workspace`, the same step grants the workspace's lock (holder: the host's runner
      * session, job: this job, audited `lock:acquired`), or answers `workspace_held` and changes
      * nothing when any live lock is on it. Checked in this order: fenced, gated (the task waits
-     * behind a gate or is no longer open), an unknown workspace (NotFoundError), workspace_held,
-     * lost. The lock is released by the store in the same step
-     * as the job's finish, requeue or cancel (of a running job: by its runner once the agent is
-     * dead, workspaceLocks.releaseJob), and with its holder's session (end or rescue).
+     * behind a gate or is no longer open), an unknown workspace (NotFoundError), no_agent_command
+     * (a job without a command on a host whose runner has none), workspace_held, lost. The lock
+     * is released by the store in the same step as the job's finish, requeue or cancel (of a
+     * running job: by its runner once the agent is dead, workspaceLocks.releaseJob), and with its
+     * holder's session (end or rescue).
      */
     place(params: PlaceParams): Promise<PlaceResult>;
     /**

@@ -18,6 +18,8 @@ export interface FleetRow<T> {
   ram_reserved_mb: number;
   ram_free_mb: number;
   slots_max: number;
+  /** 0/1 on SQLite, a boolean on PostgreSQL; null: not said (an older runner). */
+  agent_command: boolean | number | null;
   jobs_active: number;
   ram_promised_mb: number;
   ram_pending_mb: number;
@@ -39,6 +41,7 @@ export function fleetOfRows<T>(rows: readonly FleetRow<T>[], instant: (t: T) => 
       jobsActive: row.jobs_active,
       ramPromisedMb: row.ram_promised_mb,
       ramPendingMb: row.ram_pending_mb,
+      agentCommand: row.agent_command === null ? null : Boolean(row.agent_command),
     }));
   const lastBeatAt = first.last_beat_at === null ? null : instant(first.last_beat_at);
   const largestBudgetMb = first.largest_budget_mb === null ? null : Number(first.largest_budget_mb);

@@ -78,6 +78,7 @@ export interface HostRow<E extends Encoding> {
   disk_total_mb: number | null;
   draining: E['flag'];
   time_limit_ms: number | null;
+  agent_command: E['flag'] | null;
   jobs_active: number;
   ram_promised_mb: number;
   ram_pending_mb: number;
@@ -100,6 +101,7 @@ export function hostWithLoadOf<E extends Encoding>(decode: RowDecoder<E>, row: H
     diskTotalMb: row.disk_total_mb,
     draining: decode.flag(row.draining),
     timeLimitMs: row.time_limit_ms,
+    agentCommand: row.agent_command === null ? null : decode.flag(row.agent_command),
     jobsActive: row.jobs_active,
     ramPromisedMb: row.ram_promised_mb,
     ramPendingMb: row.ram_pending_mb,

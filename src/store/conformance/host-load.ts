@@ -97,6 +97,7 @@ export function exerciseHostLoad(harness: Harness): void {
           jobsActive: host.jobsActive,
           ramPromisedMb: host.ramPromisedMb,
           ramPendingMb: host.ramPendingMb,
+          agentCommand: host.agentCommand,
         }));
         assert.deepEqual(fleet, fleetOf(listed), 'as the hosts list says');
       }));

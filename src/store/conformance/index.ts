@@ -11,6 +11,7 @@ import { exerciseRunBegin } from './run-begin.js';
 import { exerciseContainment } from './containment.js';
 import { exerciseDispatch } from './dispatch.js';
 import { exerciseDispatchPass } from './dispatch-pass.js';
+import { exerciseAgentCommand } from './agent-command.js';
 import { exerciseDependencies } from './dependencies.js';
 import { exerciseEffects } from './effects.js';
 import { exerciseForceRelease } from './force-release.js';
@@ -67,6 +68,7 @@ export function exerciseStore(harness: Harness): void {
     exerciseAuditAndMigrations(harness);
     exerciseDispatch(harness);
     exerciseDispatchPass(harness);
+    exerciseAgentCommand(harness);
     exerciseHostLoad(harness);
     exerciseHostDrain(harness);
     exerciseAttempts(harness);

@@ -16,6 +16,14 @@ import { LIVE_TERM, place, placeMany, termParams } from './placement.js';
 import { NOW, jobFields, ms, msInterval, toJob, type JobRow } from './rows.js';
 import type { PgExecutor } from './executor.js';
 import { blockerOf, jobTaskOpen } from './claim-set.js';
+import { AGENT_COMMAND_HOST } from './hosts.js';
+
+/**
+ * A job without a command while no enabled host has a live runner with an agent command
+ * (AGENT_COMMAND_HOST): held, read for its reason and never one of the `limit` that may run, so
+ * no number of them ahead hides a job that may (decision 0047).
+ */
+const WAITS_FOR_AGENT_COMMAND = `(jobs.command IS NULL AND NOT ${AGENT_COMMAND_HOST})`;
 
 /**
  * The queued jobs of open tasks in dispatch order (through jobs_queue), each with what its
@@ -37,22 +45,24 @@ const candidateRows = (jobs: string, where: string): string => `
     (SELECT json_build_object('session', cl.session_id, 'host', cs.host,
         'since', (extract(epoch FROM cl.claimed_at) * 1000)::bigint)
      FROM claims cl JOIN sessions cs ON cs.id = cl.session_id
-     WHERE cl.task_id = t.id AND cl.released_at IS NULL) AS claimed_by
+     WHERE cl.task_id = t.id AND cl.released_at IS NULL) AS claimed_by,
+    ${WAITS_FOR_AGENT_COMMAND} AS waits_for_agent_command
   FROM ${jobs} JOIN tasks t ON t.id = jobs.task_id
     LEFT JOIN agents a ON a.name = t.assignee COLLATE "C"
     LEFT JOIN projects p ON p.name = t.project COLLATE "C"
   WHERE ${where}`;
 
 /** A queued job that may run now: its task open, ungated, waiting for no task (taskOpen). */
-const RUNNABLE = `jobs.status = 'queued' AND jobs.run_after <= n.t AND t.state = 'open' AND ${jobTaskOpen('jobs')}`;
+const RUNNABLE = `jobs.status = 'queued' AND jobs.run_after <= n.t AND t.state = 'open' AND ${jobTaskOpen('jobs')}
+  AND NOT ${WAITS_FOR_AGENT_COMMAND}`;
 
 /**
  * A pass's candidates (docs/decisions/0035-task-dependencies.md, review fixes): the first `limit`
  * jobs that may run (the walk goes on past the jobs of gated and blocked tasks, so no number of
  * them ahead can hide a job that may run), and, for their waiting reasons, the gated and blocked
- * ones among the first `limit` queued jobs of open tasks (the window the pass read before: walked
- * with the task's state alone, only the jobs held in it read whole). `now` is read once, for the
- * backoff and for the caller.
+ * ones, and those waiting for an agent command, among the first `limit` queued jobs of open
+ * tasks (the window the pass read before: walked with the task's state alone, only the jobs held
+ * in it read whole). `now` is read once, for the backoff and for the caller.
  */
 export const CANDIDATES = `
 WITH n AS (SELECT ${NOW} AS t)
@@ -64,7 +74,7 @@ SELECT n.t AS now, c.* FROM n LEFT JOIN LATERAL (
     `(SELECT jw.* FROM jobs jw JOIN tasks tw ON tw.id = jw.task_id
       WHERE jw.status = 'queued' AND jw.run_after <= n.t AND tw.state = 'open'
       ORDER BY jw.priority, jw.queued_at, jw.id LIMIT $1::int) jobs`,
-    `NOT ${jobTaskOpen('jobs')}`,
+    `(NOT ${jobTaskOpen('jobs')} OR ${WAITS_FOR_AGENT_COMMAND})`,
   )}
 ) c ON true
 ORDER BY c.priority, c.queued_at, c.id`;

@@ -57,6 +57,32 @@ test("a pass reads its candidates in dispatch order through jobs_queue, and each
   }
 });
 
+/** The InitPlan or SubPlan a plan line runs under, if any: its nearest such ancestor. */
+function subplanOf(lines: readonly string[], index: number): string | null {
+  const indent = (line: string): number => line.length - line.trimStart().length;
+  let threshold = indent(lines[index] ?? '');
+  for (let at = index - 1; at >= 0; at--) {
+    const line = lines[at] ?? '';
+    if (indent(line) >= threshold) continue;
+    if (/^\s*(InitPlan|SubPlan)/.test(line)) return line.trim();
+    threshold = indent(line);
+  }
+  return null;
+}
+
+// Whether a live host has an agent command (decision 0047) is an uncorrelated subquery: an
+// InitPlan, run once per statement through hosts_agent_command, never a SubPlan run per job.
+test('a pass asks once whether a live host has an agent command, through hosts_agent_command', async () => {
+  const p = await plan(CANDIDATES, [50]);
+  const lines = p.split('\n');
+  const reads = lines.flatMap((line, index) => (/ on hosts ah\b/.test(line) ? [index] : []));
+  assert.ok(reads.length > 0, p);
+  for (const index of reads) {
+    assert.match(lines[index] ?? '', /Index (Only )?Scan using hosts_agent_command on hosts ah/, p);
+    assert.match(subplanOf(lines, index) ?? '', /^InitPlan /, p);
+  }
+});
+
 // As an anti-join, the planner may compare each queued job with every task that is not open,
 // the finished history included (it did, with statistics from a fresh queue).
 test("a take looks each queued job's task up by its key, never through an anti-join", async () => {

@@ -35,6 +35,7 @@ const HOST_FIELDS = [
   'disk_total_mb',
   'draining',
   'time_limit_ms',
+  'agent_command',
 ] as const;
 
 const hostFields = (table: string): string => HOST_FIELDS.map((field) => `${table}.${field}`).join(', ');
@@ -71,12 +72,20 @@ WITH f AS (
 )
 SELECT f.hosts, f.enabled, f.last_beat_at, f.largest_budget_mb, o.* FROM f LEFT JOIN LATERAL (
   SELECT h.name, ${msOf('h.heartbeat_at')} AS heartbeat_at, h.ram_total_mb, h.ram_reserved_mb, h.ram_free_mb,
-    h.slots_max,
+    h.slots_max, h.agent_command,
     ${LOAD_COLUMNS}
   FROM hosts h ${load('h')}
   WHERE h.enabled AND load.jobs_active < h.slots_max
 ) o ON true
 ORDER BY o.name`;
+
+/**
+ * Whether an enabled host has a live runner that runs jobs without a command of their own: its
+ * register said so, or did not say (a runner older than migration 0044); decision 0047. Not
+ * correlated: an InitPlan, run once per statement.
+ */
+export const AGENT_COMMAND_HOST = `EXISTS (SELECT 1 FROM hosts ah JOIN sessions ahs ON ahs.id = ah.session_id
+    WHERE ah.enabled AND ah.agent_command IS NOT FALSE AND ahs.state = 'live')`;
 
 async function fleet(exec: PgExecutor): Promise<Fleet> {
   return fleetOfRows(await exec.rows<FleetRow<Instant>>(HOST_FLEET), (instant) => instant);
@@ -104,15 +113,17 @@ WITH s AS (
   WHERE h.name = $1::text AND o.state = 'live' AND h.session_id <> $2::bigint
 ), up AS (
   INSERT INTO hosts AS h (name, enabled, session_id, ram_total_mb, ram_reserved_mb, ram_free_mb,
-    slots_max, time_limit_ms, heartbeat_at, registered_at)
-  SELECT $1::text, coalesce($3::boolean, true), s.id, $4::int, $5::int, $6::int, $7::int, $8::int, n.t, n.t
+    slots_max, time_limit_ms, agent_command, heartbeat_at, registered_at)
+  SELECT $1::text, coalesce($3::boolean, true), s.id, $4::int, $5::int, $6::int, $7::int, $8::int, $9::boolean,
+    n.t, n.t
   FROM s, n
   WHERE s.state = 'live' AND NOT EXISTS (SELECT 1 FROM other)
   ON CONFLICT (name) DO UPDATE SET enabled = coalesce($3::boolean, h.enabled OR h.draining), draining = false,
     session_id = excluded.session_id,
     ram_total_mb = excluded.ram_total_mb, ram_reserved_mb = excluded.ram_reserved_mb,
     ram_free_mb = excluded.ram_free_mb, slots_max = excluded.slots_max,
-    time_limit_ms = excluded.time_limit_ms, heartbeat_at = excluded.heartbeat_at
+    time_limit_ms = excluded.time_limit_ms, agent_command = excluded.agent_command,
+    heartbeat_at = excluded.heartbeat_at
   WHERE h.session_id IS NULL OR h.session_id = excluded.session_id
     OR EXISTS (SELECT 1 FROM sessions o WHERE o.id = h.session_id AND o.state <> 'live')
   RETURNING ${hostFields('h')}
@@ -120,7 +131,7 @@ WITH s AS (
   INSERT INTO audit_events (at, type, session_id, host, detail)
   SELECT up.heartbeat_at, 'host:registered', s.id, s.host,
     jsonb_build_object('host', up.name, 'enabled', up.enabled, 'ramTotalMb', up.ram_total_mb,
-      'slotsMax', up.slots_max, 'timeLimitMs', up.time_limit_ms)
+      'slotsMax', up.slots_max, 'timeLimitMs', up.time_limit_ms, 'agentCommand', up.agent_command)
   FROM up, s
 )
 SELECT s.state AS session_state, (SELECT min(session_id) FROM other) AS other_session,
@@ -145,6 +156,8 @@ export function postgresHosts(exec: PgExecutor, beat: PgExecutor = exec): Dispat
     drain: (params) => drainHost(exec, params),
     list: async () => (await exec.rows<HostRow>(HOST_LIST)).map(toHost),
     fleet: () => fleet(exec),
+    agentCommandLive: async () =>
+      (await exec.one<{ live: boolean }>(`SELECT ${AGENT_COMMAND_HOST} AS live`))?.live === true,
     setContainment: async (params) => {
       const values = [params.name, params.session, params.containment, params.containmentRef];
       const [row] = await exec.rows<{ set: number }>(SET_CONTAINMENT, values);
@@ -167,6 +180,7 @@ async function registerHost(exec: PgExecutor, params: HostRegisterParams): Promi
       params.ramFreeMb,
       params.slotsMax,
       params.timeLimitMs ?? null,
+      params.agentCommand ?? null,
     ]);
     assert(row !== undefined, 'register returns exactly one row');
     liveOrThrow(params.session, row.session_state);

@@ -68,6 +68,9 @@ const PLACED = claimSet({
  * - `k` inserts the locks: ON CONFLICT on the primary key (one live lock per workspace) inserts
  *   nothing when a lock is there, including one committed after this statement's snapshot, or
  *   one this statement inserted for an earlier row naming the same workspace.
+ * - `q` also leaves out a job without a command bound for a host whose runner said it has no
+ *   agent command (docs/decisions/0047): read from the host row whose session `h` holds FOR KEY
+ *   SHARE, and only a register under a new session (the old one ended) changes it.
  * - `j` places each job on its host under the term, only with its lock when it needs one.
  * Every step joins `l` (through `h`), so the lease row is locked first: lease, sessions, jobs,
  * workspaces; rows of one kind are locked in id (or name) order.
@@ -82,7 +85,7 @@ WITH ${LIVE_TERM}, r AS (
   SELECT r.workspace FROM r
   WHERE r.workspace IS NOT NULL AND NOT EXISTS (SELECT 1 FROM workspaces w WHERE w.name = r.workspace)
 ), h AS (
-  SELECT h.name, h.session_id FROM hosts h JOIN sessions s ON s.id = h.session_id
+  SELECT h.name, h.session_id, h.agent_command FROM hosts h JOIN sessions s ON s.id = h.session_id
   WHERE h.name = ANY ($5::text[]) AND h.enabled AND s.state = 'live'
     AND EXISTS (SELECT 1 FROM l) AND NOT EXISTS (SELECT 1 FROM missing)
   ORDER BY s.id
@@ -91,6 +94,8 @@ WITH ${LIVE_TERM}, r AS (
   SELECT jobs.id FROM jobs
   WHERE jobs.id IN (SELECT r.id FROM r JOIN h ON h.name = r.host)
     AND jobs.status = 'queued' AND jobs.run_after <= ${NOW} AND ${jobTaskOpen('jobs')}
+    AND (jobs.command IS NOT NULL
+      OR jobs.id IN (SELECT r.id FROM r JOIN h ON h.name = r.host WHERE h.agent_command IS NOT FALSE))
   ORDER BY jobs.id
   FOR UPDATE OF jobs
 ), w AS (
@@ -126,7 +131,9 @@ WITH ${LIVE_TERM}, r AS (
 )
 SELECT EXISTS (SELECT 1 FROM l) AS live_term, (SELECT min(workspace) FROM missing) AS missing,
   r.id IN (SELECT q.id FROM q) AS placeable, ${taskOpen('t')} AS task_open,
-  t.gate AS task_gate, ${blockerOf('t')} AS task_blocker, j.*
+  t.gate AS task_gate, ${blockerOf('t')} AS task_blocker,
+  gj.status = 'queued' AND gj.command IS NULL
+    AND (SELECT ah.agent_command FROM hosts ah WHERE ah.name = r.host) IS FALSE AS lacks_agent_command, j.*
 FROM r LEFT JOIN j ON j.id = r.id LEFT JOIN jobs gj ON gj.id = r.id LEFT JOIN tasks t ON t.id = gj.task_id
 ORDER BY r.n`;
 
@@ -137,6 +144,7 @@ type PlaceRow = Partial<JobRow> & {
   task_open: boolean | null;
   task_gate: TaskGate | null;
   task_blocker: string | null;
+  lacks_agent_command: boolean | null;
 };
 
 type Ask = Omit<PlaceParams, 'term'>;
@@ -149,7 +157,7 @@ export async function place(exec: PgExecutor, params: PlaceParams): Promise<Plac
 
 /**
  * PLACE_MANY, then each job's answer, checked in SQLite's order: fenced, gated, an unknown
- * workspace (thrown), workspace_held, lost. A job whose lock was released between the statement
+ * workspace (thrown), no_agent_command, workspace_held, lost. A job whose lock was released between the statement
  * and the look at its holder found the workspace free: it is asked again, with the others so.
  */
 export async function placeMany(exec: PgExecutor, params: PlaceManyParams): Promise<PlaceResult[]> {
@@ -201,6 +209,7 @@ async function answerOf(
   if (!row.live_term) return { ok: false, reason: 'fenced' };
   if (row.task_open === false) return refusedTask(row.task_gate, row.task_blocker);
   if (isPlaced(row)) return { ok: true, job: toJob(row as JobRow) };
+  if (row.lacks_agent_command === true) return { ok: false, reason: 'no_agent_command' };
   const holder = ask.workspace === undefined ? undefined : holders.get(ask.workspace);
   if (holder !== undefined) return { ok: false, reason: 'workspace_held', holder };
   if (!row.placeable || ask.workspace === undefined)

@@ -19,9 +19,18 @@ import { appendAudit, toJob, type JobRow } from './rows.js';
 import { fromSync, type SqliteExecutor } from './executor.js';
 import { blockerOf, OPEN, taskOpen } from './claim-set.js';
 import { existingWorkspace } from './workspaces.js';
+import { AGENT_COMMAND_HOST } from './hosts.js';
 
 /** Placements per write transaction: about a millisecond of work on this machine. */
 const PLACE_CHUNK = 64;
+
+/**
+ * A job (aliased `job`) without a command while no enabled host has a live runner with an agent command
+ * (AGENT_COMMAND_HOST): held, read for its reason and never one of the `limit` that may run, so
+ * no number of them ahead hides a job that may (decision 0047).
+ */
+const WAITS_FOR_AGENT_COMMAND = (job: string): string =>
+  `(${job}.command IS NULL AND NOT ${AGENT_COMMAND_HOST})`;
 
 /**
  * The queued jobs of open tasks in dispatch order (through jobs_queue), each with what its
@@ -40,7 +49,8 @@ const candidateRows = (jobs: string, where: string): string => `
      WHERE w.name IN (t.workspace, a.workspace, p.primary_workspace)) AS workspaces,
     (SELECT json_object('session', c.session_id, 'host', cs.host, 'since', c.claimed_at)
      FROM claims c JOIN sessions cs ON cs.id = c.session_id
-     WHERE c.task_id = t.id AND c.released_at IS NULL) AS claimed_by
+     WHERE c.task_id = t.id AND c.released_at IS NULL) AS claimed_by,
+    ${WAITS_FOR_AGENT_COMMAND('j')} AS waits_for_agent_command
   FROM ${jobs} j JOIN tasks t ON t.id = j.task_id
     LEFT JOIN agents a ON a.name = t.assignee
     LEFT JOIN projects p ON p.name = t.project
@@ -51,19 +61,23 @@ const candidateRows = (jobs: string, where: string): string => `
  * jobs that may run. The walk goes on past the jobs of gated and blocked tasks, so no number of
  * them ahead can hide a job that may run. Parameters: now, limit.
  */
-export const CANDIDATES = `${candidateRows('jobs', `j.status = 'queued' AND j.run_after <= ? AND ${taskOpen('t')}`)}
+export const CANDIDATES = `${candidateRows(
+  'jobs',
+  `j.status = 'queued' AND j.run_after <= ? AND ${taskOpen('t')} AND NOT ${WAITS_FOR_AGENT_COMMAND('j')}`,
+)}
   ORDER BY j.priority, j.queued_at, j.id LIMIT ?`;
 
 /**
- * The gated and blocked jobs among the first `limit` queued jobs of open tasks (the window the
- * pass read before), read with the candidates for their waiting reasons: the window is walked
- * with the task's state alone, and only the jobs held in it are read whole. Parameters: now, limit.
+ * The gated and blocked jobs, and those waiting for an agent command (WAITS_FOR_AGENT_COMMAND),
+ * among the first `limit` queued jobs of open tasks (the window the pass read before), read with
+ * the candidates for their waiting reasons: the window is walked with the task's state alone, and
+ * only the jobs held in it are read whole. Parameters: now, limit.
  */
 export const HELD = candidateRows(
   `(SELECT jw.* FROM jobs jw JOIN tasks tw ON tw.id = jw.task_id
     WHERE jw.status = 'queued' AND jw.run_after <= ? AND ${OPEN('tw')}
     ORDER BY jw.priority, jw.queued_at, jw.id LIMIT ?)`,
-  `NOT (${taskOpen('t')})`,
+  `(NOT (${taskOpen('t')}) OR ${WAITS_FOR_AGENT_COMMAND('j')})`,
 );
 
 /** Dispatch order: priority, then the time queued, then the id. */

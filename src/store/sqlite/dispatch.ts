@@ -48,6 +48,20 @@ export function termIsCurrent(exec: SqliteExecutor, term: TermRef, now: number):
  * gated, an unknown workspace (thrown), workspace_held, lost, else the job claimed on the host
  * for its runner session with its ledger row, and the workspace's lock with the placement.
  */
+/**
+ * A queued job without a command bound for a host whose runner said it has no agent command
+ * (docs/decisions/0047); read in the placement's write transaction, so it holds for the UPDATE.
+ */
+function lacksAgentCommand(exec: SqliteExecutor, params: PlaceParams): boolean {
+  const row = exec
+    .prepare(
+      `SELECT 1 AS lacks FROM jobs j JOIN hosts h ON h.name = ?
+       WHERE j.id = ? AND j.status = 'queued' AND j.command IS NULL AND h.agent_command = 0`,
+    )
+    .get(params.host, params.id);
+  return row !== undefined;
+}
+
 export function placeOne(exec: SqliteExecutor, now: number, params: PlaceParams): PlaceResult {
   const task = exec
     .prepare(
@@ -60,6 +74,7 @@ export function placeOne(exec: SqliteExecutor, now: number, params: PlaceParams)
       return { ok: false, reason: 'blocked', blocker: task.blocker };
     return { ok: false, reason: 'gated', gate: task.gate };
   }
+  if (lacksAgentCommand(exec, params)) return { ok: false, reason: 'no_agent_command' };
   // An exclusive plan: the workspace must be free, and the lock is granted below with the
   // placement, in this transaction, so neither happens without the other.
   const ws = params.workspace === undefined ? null : existingWorkspace(exec, params.workspace);

@@ -48,12 +48,42 @@ test('the rescue sweep reads only the active jobs, never the whole table in id o
   assert.match(steps[0] ?? '', /^SCAN j USING INDEX jobs_active$/, all);
 });
 
+/**
+ * Whether a live host has an agent command (decision 0047) is one uncorrelated subquery, run once
+ * per statement, that walks only the hosts of hosts_agent_command: the one scan a pass may make
+ * besides its walk of the queue. Each step reading it is under a SCALAR SUBQUERY, never a
+ * CORRELATED one (run per job).
+ */
+const AGENT_COMMAND_SCAN = 'SCAN ah USING INDEX hosts_agent_command';
+
+function assertAgentCommandOnce(sql: string): void {
+  const rows = db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(0, 50) as {
+    id: number;
+    parent: number;
+    detail: string;
+  }[];
+  const all = rows.map((row) => row.detail).join('\n');
+  const scans = rows.filter((row) => / ah\b/.test(row.detail) && row.detail.startsWith('SCAN'));
+  assert.ok(scans.length > 0, all);
+  for (const scan of scans) {
+    assert.equal(scan.detail, AGENT_COMMAND_SCAN, all);
+    const parent = rows.find((row) => row.id === scan.parent);
+    assert.match(parent?.detail ?? '', /^SCALAR SUBQUERY \d+$/, all);
+  }
+}
+
 test("a pass reads its candidates in dispatch order through jobs_queue, and each one's bindings by key", () => {
   const steps = planSteps(db, CANDIDATES, 0, 50);
   const all = steps.join('\n');
   assert.equal(steps[0], 'SCAN j USING INDEX jobs_queue', all);
   assert.doesNotMatch(all, /TEMP B-TREE/, all);
-  for (const d of steps.slice(1).filter((x) => /^(SCAN|SEARCH)/.test(x))) assert.match(d, /^SEARCH /, all);
+  for (const d of steps.slice(1).filter((x) => /^(SCAN|SEARCH)/.test(x) && x !== AGENT_COMMAND_SCAN))
+    assert.match(d, /^SEARCH /, all);
+});
+
+test('a pass asks once whether a live host has an agent command, through hosts_agent_command', () => {
+  assertAgentCommandOnce(CANDIDATES);
+  assertAgentCommandOnce(HELD);
 });
 
 // The held jobs are read from a window of the queue's head, walked as the candidates are: the only
@@ -72,7 +102,8 @@ test("a pass reads the held jobs of the queue's head through jobs_queue, and eac
     all,
   );
   assert.doesNotMatch(all, /TEMP B-TREE/, all);
-  for (const d of steps.slice(4).filter((x) => /^(SCAN|SEARCH)/.test(x))) assert.match(d, /^SEARCH /, all);
+  for (const d of steps.slice(4).filter((x) => /^(SCAN|SEARCH)/.test(x) && x !== AGENT_COMMAND_SCAN))
+    assert.match(d, /^SEARCH /, all);
 });
 
 // The leader's time-limit sweep (decision 0037, "The leader's sweep") reads only the running jobs

@@ -42,11 +42,20 @@ export const HOST_FLEET = `
       max(CASE WHEN enabled = 1 THEN ram_total_mb - ram_reserved_mb END) AS largest_budget_mb
     FROM hosts
   ), o AS (
-    SELECT h.name, h.heartbeat_at, h.ram_total_mb, h.ram_reserved_mb, h.ram_free_mb, h.slots_max, ${LOAD}
+    SELECT h.name, h.heartbeat_at, h.ram_total_mb, h.ram_reserved_mb, h.ram_free_mb, h.slots_max,
+      h.agent_command, ${LOAD}
     FROM hosts h ${ACTIVE_JOBS}
     WHERE h.enabled = 1 GROUP BY h.name HAVING count(j.host) < h.slots_max
   )
   SELECT f.hosts, f.enabled, f.last_beat_at, f.largest_budget_mb, o.* FROM f LEFT JOIN o ON true ORDER BY o.name`;
+
+/**
+ * Whether an enabled host has a live runner that runs jobs without a command of their own: its
+ * register said so, or did not say (a runner older than migration 0044); decision 0047. Not
+ * correlated, so a query naming it runs it once.
+ */
+export const AGENT_COMMAND_HOST = `EXISTS (SELECT 1 FROM hosts ah JOIN sessions ahs ON ahs.id = ah.session_id
+    WHERE ah.enabled = 1 AND ah.agent_command IS NOT 0 AND ahs.state = 'live')`;
 
 function fleet(exec: SqliteExecutor): Fleet {
   return fleetOfRows(exec.prepare(HOST_FLEET).all() as FleetRow<number>[], (instant) => instant);
@@ -79,6 +88,10 @@ export function sqliteHosts(exec: SqliteExecutor): Sync<DispatchStore['hosts']> 
     drain: (params) => exec.write(() => drainIn(exec, params)),
     list: () => exec.read(() => (exec.prepare(HOST_LIST).all() as HostRow[]).map(toHost)),
     fleet: () => exec.read(() => fleet(exec)),
+    agentCommandLive: () =>
+      exec.read(
+        () => (exec.prepare(`SELECT ${AGENT_COMMAND_HOST} AS live`).get() as { live: number }).live === 1,
+      ),
     setContainment: (params) =>
       exec.write(
         () =>
@@ -109,15 +122,17 @@ function registerIn(exec: SqliteExecutor, params: HostRegisterParams): Host {
   exec
     .prepare(
       `INSERT INTO hosts (name, enabled, session_id, ram_total_mb, ram_reserved_mb, ram_free_mb,
-               slots_max, time_limit_ms, heartbeat_at, registered_at)
-             VALUES (@name, coalesce(@enabled, 1), @session, @total, @reserved, @free, @slots, @limit, @now, @now)
+               slots_max, time_limit_ms, agent_command, heartbeat_at, registered_at)
+             VALUES (@name, coalesce(@enabled, 1), @session, @total, @reserved, @free, @slots, @limit, @agent,
+               @now, @now)
              ON CONFLICT (name) DO UPDATE SET
                enabled = coalesce(@enabled, CASE WHEN hosts.draining = 1 THEN 1 ELSE hosts.enabled END),
                draining = 0,
                session_id = excluded.session_id,
                ram_total_mb = excluded.ram_total_mb, ram_reserved_mb = excluded.ram_reserved_mb,
                ram_free_mb = excluded.ram_free_mb, slots_max = excluded.slots_max,
-               time_limit_ms = excluded.time_limit_ms, heartbeat_at = excluded.heartbeat_at`,
+               time_limit_ms = excluded.time_limit_ms, agent_command = excluded.agent_command,
+               heartbeat_at = excluded.heartbeat_at`,
     )
     .run({
       name: params.name,
@@ -128,6 +143,7 @@ function registerIn(exec: SqliteExecutor, params: HostRegisterParams): Host {
       free: params.ramFreeMb,
       slots: params.slotsMax,
       limit: params.timeLimitMs ?? null,
+      agent: params.agentCommand === undefined ? null : params.agentCommand ? 1 : 0,
       now,
     });
   const host = hostNamed(exec, params.name) as Host;
@@ -142,6 +158,7 @@ function registerIn(exec: SqliteExecutor, params: HostRegisterParams): Host {
       slotsMax: params.slotsMax,
       // The runner's default limit for jobs without their own (null: none), as the host row has it.
       timeLimitMs: host.timeLimitMs,
+      agentCommand: host.agentCommand,
     },
   });
   return host;

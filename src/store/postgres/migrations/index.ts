@@ -39,6 +39,7 @@ import liveTasks from './0040-live-tasks.js';
 import tokensByJob from './0041-tokens-by-job.js';
 import tasksByPriority from './0042-tasks-by-priority.js';
 import timeLimitSweep from './0043-time-limit-sweep.js';
+import hostAgentCommand from './0044-host-agent-command.js';
 
 export interface Migration {
   readonly version: number;
@@ -92,4 +93,5 @@ export const MIGRATIONS: readonly Migration[] = [
   tokensByJob,
   tasksByPriority,
   timeLimitSweep,
+  hostAgentCommand,
 ];

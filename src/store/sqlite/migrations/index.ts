@@ -34,6 +34,7 @@ import liveTasks from './0040-live-tasks.js';
 import tokensByJob from './0041-tokens-by-job.js';
 import tasksByPriority from './0042-tasks-by-priority.js';
 import timeLimitSweep from './0043-time-limit-sweep.js';
+import hostAgentCommand from './0044-host-agent-command.js';
 
 export interface Migration {
   readonly version: number;
@@ -79,4 +80,5 @@ export const MIGRATIONS: readonly Migration[] = [
   tokensByJob,
   tasksByPriority,
   timeLimitSweep,
+  hostAgentCommand,
 ];
