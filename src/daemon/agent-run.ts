@@ -11,6 +11,7 @@
  * A `recheck` (run-recheck.ts) may cancel the run. The run's end is judged and written by
  * run-report.ts.
  */
+import { assert } from '../core/assert.js';
 import { renderCommand } from '../core/command-template.js';
 import { BatonError } from '../core/errors.js';
 import type { Job } from '../core/job.js';
@@ -71,6 +72,7 @@ export class AgentRun {
   async run(): Promise<void> {
     const job = this.job;
     const guard = { id: job.id, session: this.options.runnerSession, epoch: job.epoch };
+    if (job.command === null && this.options.defaultCommand === null) return await this.giveBack(guard);
     if (!(await recheckBeforeRun(this.options, job, guard))) return;
     // While the start, session and claim are in flight, the agent's process enters the job's cgroups.
     const starting = beginRun(this.options, job, guard, this.begin);
@@ -101,7 +103,7 @@ export class AgentRun {
       const claim = begun.claim;
       if (claim === null) return;
       const command = job.command ?? this.options.defaultCommand;
-      if (command === null) return await this.failWithoutCommand(guard, agent.id, claim.epoch);
+      assert(command !== null, `job ${job.id}: a job without a command was given back before its start`);
       const claimEpoch = claim.epoch;
       const ref = { session: agent.id, key: job.key, epoch: claimEpoch };
       const prepared = await prepareRun(this.options, job, guard, ref, this.reach, begun.reads);
@@ -129,16 +131,26 @@ export class AgentRun {
     }
   }
 
-  /** A job enqueued without a command, on a runner without a default: failed, its claim released. */
-  private async failWithoutCommand(guard: Guard, agentSession: number, epoch: number): Promise<void> {
-    const reason = 'no agent command: enqueue with --command, or start baton up with --agent-command';
-    await this.options.store.jobs.finish({ ...guard, status: 'failed', reason });
-    await this.options.store.claims.release({
-      key: this.job.key,
-      session: agentSession,
-      epoch,
-      outcome: 'failed',
+  /**
+   * A job without a command placed on this runner, which has no agent command: its host row said
+   * otherwise when it was placed (decision 0047: an older runner's row, or a placement racing
+   * this runner's register). Before it is started or its task claimed, it goes back to the queue
+   * at once with its attempt given back (guarded by its epoch): no agent ran, so no attempt is
+   * spent, and the next pass places it on a host that has one, or says why it waits.
+   */
+  private async giveBack(guard: Guard): Promise<void> {
+    const reason =
+      `no agent command on ${this.options.host}: ` +
+      'start baton up with --agent-command, or enqueue with --command';
+    const given = await this.options.store.dispatch.requeue({
+      ...guard,
+      reason,
+      policy: this.options.policy,
+      attemptCounts: false,
     });
+    this.options.log(
+      `job ${this.job.id} ${this.job.key}: not run, ${reason}${given.ok ? '; given back' : ''}`,
+    );
   }
 
   private async supervise(

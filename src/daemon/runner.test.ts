@@ -2,7 +2,8 @@
  * The runner's trust window on a fake process clock, against a real SQLite store: heartbeats
  * that get through keep it trusted, a refused one fences it at once, and one that hangs fences it
  * from its own watchdog once the window has passed, whatever the hanging call does; a good answer
- * that comes back late vouches only for the time its beat was sent.
+ * that comes back late vouches only for the time its beat was sent. A job without a command
+ * placed on this runner, which has no agent command, goes back to the queue unstarted.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -176,16 +177,49 @@ test("placeAndRun places and begins here only what it may: not another host's jo
     const lease = await s.f.store.leases.acquire({ name: 'dispatcher', holder: 'me', ttlMs: 60_000 });
     assert.ok(lease.ok);
     const term = { lease: 'dispatcher', holder: 'me', term: lease.lease.term };
-    const { job: plain } = await s.f.store.jobs.enqueue({ key: 'k' });
-    const { job: github } = await s.f.store.jobs.enqueue({ key: 'github:acme/api#1' });
+    const { job: plain } = await s.f.store.jobs.enqueue({ key: 'k', command: 'true' });
+    const { job: github } = await s.f.store.jobs.enqueue({ key: 'github:acme/api#1', command: 'true' });
+    const { job: bare } = await s.f.store.jobs.enqueue({ key: 'bare' });
     assert.equal(s.runner.placeAndRun(plain, 'h2', term), null, "another host's job");
     assert.equal(s.runner.placeAndRun(github, 'h1', term), null, "a github: task's job");
+    assert.equal(s.runner.placeAndRun(bare, 'h1', term), null, 'a job without a command, here without one');
     const placed = await s.runner.placeAndRun(plain, 'h1', term);
     assert.deepEqual(
       [placed?.status, placed?.session, placed?.epoch],
       ['running', s.session, plain.epoch + 1],
     );
     assert.equal((await s.f.store.jobs.get(github.id))?.status, 'queued', 'left to placeMany');
+    assert.equal((await s.f.store.jobs.get(bare.id))?.status, 'queued', 'left to placeMany');
+  } finally {
+    await done(s);
+  }
+});
+
+test('a job without a command placed on a runner without an agent command goes back, attempt unspent', async () => {
+  const s = await setup();
+  try {
+    // h1's register did not say (an older runner's row): placement takes it as able.
+    const lease = await s.f.store.leases.acquire({ name: 'dispatcher', holder: 'me', ttlMs: 60_000 });
+    assert.ok(lease.ok);
+    const term = { lease: 'dispatcher', holder: 'me', term: lease.lease.term };
+    const { job } = await s.f.store.jobs.enqueue({ key: 'bare' });
+    const placed = await s.f.store.dispatch.place({ id: job.id, host: 'h1', term });
+    assert.ok(placed.ok);
+    assert.equal(placed.job.attempt, 1);
+    s.runner.take(placed.job);
+    await s.runner.idle();
+    const back = await s.f.store.jobs.get(job.id);
+    assert.deepEqual(
+      { status: back?.status, attempt: back?.attempt, session: back?.session, startedAt: back?.startedAt },
+      { status: 'queued', attempt: 0, session: null, startedAt: null },
+    );
+    assert.match(
+      back?.reason ?? '',
+      /^requeued: no agent command on h1: start baton up with --agent-command/,
+    );
+    const types = (await s.f.store.audit.list({ jobId: job.id })).map((entry) => entry.type);
+    assert.deepEqual(types, ['job:enqueued', 'job:placed', 'job:requeued'], 'never started');
+    assert.equal((await s.f.store.tasks.get('bare'))?.holder, null, 'its task never claimed');
   } finally {
     await done(s);
   }

@@ -292,6 +292,8 @@ export class Runner extends EventEmitter<RunnerEvents> {
   placeAndRun(job: Job, host: string, term: TermRef): Promise<Job | null> | null {
     if (host !== this.options.host || this.options.recheck !== undefined) return null;
     if (job.key.startsWith('github:')) return null;
+    // No command to run it with: placed the usual way, where the store says why (decision 0047).
+    if (job.command === null && this.options.defaultCommand === null) return null;
     if (this.runs.has(job.id) || this.abort.signal.aborted || this.draining) return null;
     let answer: (placed: Job | null) => void = () => undefined;
     let fail: (error: unknown) => void = () => undefined;
