@@ -15,7 +15,7 @@ import type { ListedSession, Session } from '../core/session.js';
 import type { Task } from '../core/task.js';
 import { validateId, validateKey } from '../core/validate.js';
 import type { SessionEndReport } from '../store/rescue.js';
-import type { ClaimForceReleaseResult, JobEnqueueResult, ListedTask, Store } from '../store/store.js';
+import type { ClaimForceReleaseResult, ListedTask, Store } from '../store/store.js';
 import { Cluster } from './cluster.js';
 import { Effects } from './effects.js';
 import { ProgressMarks } from './progress.js';
@@ -24,6 +24,7 @@ import { Pull } from './pull.js';
 import { fleetStatus, type FleetStatus } from './status.js';
 import { Views } from './views.js';
 import { withHeldReasons } from './held-reasons.js';
+import { warnedEnqueue, type EnqueueAnswer } from './agent-command-wait.js';
 import { taskDetail, type TaskDetail } from './task-views.js';
 import { Tokens } from './tokens.js';
 import { Workspaces } from './workspaces.js';
@@ -238,9 +239,12 @@ export class Coordinator {
     return this.store.claims.forceRelease(parseForceRelease(input));
   }
 
-  /** Queues a job for the task, creating the task if needed; returns the active job if any. */
-  enqueue(input: EnqueueInput): Promise<JobEnqueueResult> {
-    return this.store.jobs.enqueue(parseEnqueue(input));
+  /**
+   * Queues a job for the task, creating the task if needed; returns the active job if any, and a
+   * warning when the job has no command and no live host runs one (agent-command-wait.ts).
+   */
+  async enqueue(input: EnqueueInput): Promise<EnqueueAnswer> {
+    return warnedEnqueue(this.store, await this.store.jobs.enqueue(parseEnqueue(input)));
   }
 
   /** Jobs as listed; a held queued job without a stored reason is given its task's (held-reasons.ts). */

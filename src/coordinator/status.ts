@@ -4,6 +4,7 @@
  * the hosts and the leader as `baton hosts` and `baton leader` read them, the rest from the one
  * snapshot /metrics reads (store.observe.stats).
  */
+import { WAITING_FOR_AGENT_COMMAND } from '../core/capacity.js';
 import { JOB_STATES, type JobState } from '../core/job.js';
 import type { TaskState } from '../core/task.js';
 import type { DurationMs, Instant } from '../core/time.js';
@@ -24,6 +25,11 @@ export interface FleetStatus {
   readonly jobs: Readonly<Record<JobState, number>>;
   /** Queued jobs that say why they wait (a held task or workspace, no room, a gate). */
   readonly waiting: number;
+  /**
+   * Of those, the jobs without a command that wait for a host whose `baton up` has an
+   * --agent-command (WAITING_FOR_AGENT_COMMAND; decision 0047). Absent from an older server's answer.
+   */
+  readonly waitingForAgentCommand?: number;
   readonly claims: { readonly held: number; readonly oldestHeartbeatAgeMs: DurationMs | null };
   /**
    * What waits for a person, with how long the longest-waiting escalation and review have waited
@@ -61,6 +67,8 @@ export async function fleetStatus(store: Store): Promise<FleetStatus> {
     jobsOnHosts: jobsOnHosts(hosts),
     jobs,
     waiting: stats.waitingByReason.reduce((sum, reason) => sum + reason.count, 0),
+    waitingForAgentCommand:
+      stats.waitingByReason.find((reason) => reason.name === WAITING_FOR_AGENT_COMMAND)?.count ?? 0,
     claims: {
       held: stats.claimsHeld,
       oldestHeartbeatAgeMs: oldest === null ? null : Math.max(0, stats.now - oldest),

@@ -260,6 +260,10 @@ function claimRoutes(app: Api, baton: Coordinator): void {
   );
 }
 
+/** POST /v1/jobs's answer: the warning is coordinator/agent-command-wait.ts's (decision 0047). */
+const ENQUEUED =
+  '{created, job}; with warning when the job has no command and no live baton up has an --agent-command';
+
 /** `/v1/jobs`: enqueue, list, show and cancel jobs. */
 function jobRoutes(app: Api, baton: Coordinator): void {
   app.openapi(
@@ -268,13 +272,12 @@ function jobRoutes(app: Api, baton: Coordinator): void {
       path: '/v1/jobs',
       tags: ['jobs'],
       request: jsonBody(Enqueue),
-      responses: ok('{created, job}'),
+      responses: ok(ENQUEUED),
     }),
     async (context) => {
       const body = context.req.valid('json');
       await allow(context, baton, 'job:enqueue', { what: `enqueue a job for ${body.key}`, key: body.key });
-      const { job, created } = await acting(context, () => baton.enqueue({ ...body, by: actorOf(context) }));
-      return result(context, { created, job });
+      return result(context, await acting(context, () => baton.enqueue({ ...body, by: actorOf(context) })));
     },
   );
   app.openapi(

@@ -43,12 +43,14 @@ export function registerQueue(program: Command): void {
       withApi(cmd, async (baton, out) => {
         const { priority, ramMb, command, attempts, timeLimit } = options;
         const input = { key, priority, ramMb, command, attempts, timeLimit, by: cliActor() };
-        const { job, created } = await baton.enqueue(input);
-        out.result({ created, job }, () =>
+        const { job, created, warning } = await baton.enqueue(input);
+        out.result(warning === undefined ? { created, job } : { created, job, warning }, () =>
           created
             ? `queued job ${job.id} for ${job.key} (priority ${job.priority})`
             : `${job.key} already has an active job, not queued again: ${jobLine(job)}`,
         );
+        // One line on stderr (exit 0: the job is queued); --json also carries it as `warning`.
+        if (warning !== undefined) writeErrorLine(`warning: ${warning}`, undefined);
       }),
     );
 

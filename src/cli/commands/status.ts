@@ -8,6 +8,7 @@ import { age, hostFlag } from '../../core/host-liveness.js';
 import { HOST_PLACES, jobsOnHosts } from '../../core/host-jobs.js';
 import { shellWord } from '../../core/text.js';
 import type { FleetStatus } from '../../coordinator/status.js';
+import { WAITING_FOR_AGENT_COMMAND } from '../../core/capacity.js';
 import { dbUrl, withApi, type GlobalOptions } from '../run.js';
 import { databaseName } from '../db-line.js';
 import { remoteTarget } from '../remote-target.js';
@@ -32,7 +33,20 @@ export function registerStatus(program: Command): void {
 }
 
 export function statusLines(status: FleetStatus): string[] {
-  return [leaderLine(status), ...hostLines(status), jobsLine(status), claimsLine(status), inboxLine(status)];
+  return [
+    leaderLine(status),
+    ...hostLines(status),
+    jobsLine(status),
+    ...agentCommandLine(status),
+    claimsLine(status),
+    inboxLine(status),
+  ];
+}
+
+/** The jobs without a command that wait for a host with an agent command (decision 0047), if any. */
+function agentCommandLine({ waitingForAgentCommand: count = 0 }: FleetStatus): string[] {
+  if (count === 0) return [];
+  return [label('', `${count} ${count === 1 ? 'job' : 'jobs'} ${WAITING_FOR_AGENT_COMMAND}`)];
 }
 
 const label = (name: string, text: string): string => `${name.padEnd(8)} ${text}`;
