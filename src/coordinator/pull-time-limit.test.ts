@@ -98,11 +98,11 @@ for (const db of bothEngines()) {
       try {
         const finish = await pastItsLimit(store);
         const heal = await refuseFailing(db, sql);
-        await assert.rejects(store.progress.sweepTimedOut({ max: 10 }), /injected fault/);
+        await assert.rejects(store.progress.sweepTimedOut({ max: 10, by: finish.session }), /injected fault/);
         assert.equal((await store.jobs.get(finish.id))?.status, 'running', 'the fault changed nothing');
         assert.deepEqual(await store.audit.list({ jobId: finish.id, type: 'job:timed_out' }), []);
         await heal();
-        const { failed } = await store.progress.sweepTimedOut({ max: 10 });
+        const { failed } = await store.progress.sweepTimedOut({ max: 10, by: finish.session });
         assert.deepEqual(
           failed.map((job) => [job.id, job.status]),
           [[finish.id, 'failed']],
@@ -119,7 +119,7 @@ for (const db of bothEngines()) {
       const store = await openStore(await db.fresh());
       try {
         const finish = await pastItsLimit(store);
-        assert.equal((await store.progress.sweepTimedOut({ max: 10 })).failed.length, 1);
+        assert.equal((await store.progress.sweepTimedOut({ max: 10, by: finish.session })).failed.length, 1);
         await store.jobs.enqueue({ key: 'next' });
         const pull = new Pull(store);
         for (const [status, ending] of [

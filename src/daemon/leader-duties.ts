@@ -141,19 +141,20 @@ const TIME_LIMIT_SWEEP_BATCHES = 10;
 
 /**
  * The time-limit sweep while leading (docs/decisions/0037-run-time-limit.md, "The leader's sweep"):
- * a running job past its own limit that no runner judges (its session is a pull worker's, not a
- * `baton up`'s) is failed `timed out` on the database clock, so a worker that hangs or died with
+ * a running job past its own limit that no runner runs (taken in pull mode, not placed by a
+ * dispatcher) is failed `timed out` on the database clock, its rows naming this leader's session
+ * (`by: 'leader'`, `bySession`), so a worker that hangs or died with
  * its session still beating no longer holds the job, its task and its workspace for ever. Every
  * 2 s, as often as a runner checks its own runs; a full batch is followed by the next at once, up
  * to TIME_LIMIT_SWEEP_BATCHES (the next tick goes on), so a pass ends soon after leadership does.
  */
-function timeLimitSweepDuty(store: Store, log: (line: string) => void): LeaderDuty {
+function timeLimitSweepDuty(store: Store, session: SessionId, log: (line: string) => void): LeaderDuty {
   return {
     name: 'time-limit sweep',
     everyMs: TIME_LIMIT_SWEEP_EVERY_MS,
     run: async () => {
       for (let batch = 0; batch < TIME_LIMIT_SWEEP_BATCHES; batch++) {
-        const { failed } = await store.progress.sweepTimedOut({ max: TIME_LIMIT_SWEEP_BATCH });
+        const { failed } = await store.progress.sweepTimedOut({ max: TIME_LIMIT_SWEEP_BATCH, by: session });
         for (const job of failed)
           log(`time limit: failed job ${job.id} (${job.key}): ${job.reason ?? 'timed out'}`);
         if (failed.length < TIME_LIMIT_SWEEP_BATCH) return;
@@ -186,7 +187,7 @@ export function leaderUpkeep(
   const retainMs = options.retainJobsMs === undefined ? JOB_RETAIN_DEFAULT_MS : options.retainJobsMs;
   return [
     autoEnqueueDuty(store, session, log),
-    timeLimitSweepDuty(store, log),
+    timeLimitSweepDuty(store, session, log),
     outputTrimDuty(store, clock, (options.logKeep ?? LOG_KEEP_DEFAULT).maxAgeMs),
     ...(retainMs === null ? [] : [jobRetentionDuty(store, retainMs, term, log)]),
   ];

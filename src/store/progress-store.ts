@@ -86,6 +86,22 @@ export type TimedOutFinishResult =
     }
   | { readonly timedOut: false; readonly reason: 'within' | 'none' | 'lost' };
 
+/**
+ * Who judged a run past its time limit, as its `job:timed_out` row says (`by`): the runner of a
+ * `baton up` (markTimedOut, which then kills the run), a pull worker's finish or batch
+ * (failTimedOut, jobs.batch), or the leader's sweep (sweepTimedOut), which also names the leader's
+ * session (`bySession`) there and in the `job:finished` row it writes. `/metrics` counts the rows
+ * by it (`baton_jobs_timed_out_total`).
+ */
+export type TimedOutBy =
+  { readonly by: 'runner' | 'finish' } | { readonly by: 'leader'; readonly bySession: SessionId };
+
+/** The leader's sweep: at most `max` jobs, audited as failed by the leader's session `by`. */
+export interface TimeLimitSweepParams {
+  readonly max: number;
+  readonly by: SessionId;
+}
+
 /** What one leader's sweep (sweepTimedOut) failed: the pull-held jobs past their own limit. */
 export interface TimeLimitSweepResult {
   /** The jobs failed `timed out`, as they ended, oldest start first. */
@@ -130,13 +146,14 @@ export interface ProgressStore {
     failTimedOut(params: JobFinishParams): Promise<TimedOutFinishResult>;
     /**
      * The leader's sweep (decision 0037, "The leader's sweep"): up to `max` running jobs past their
-     * own time limit on the database clock whose holding session is not a runner's (`daemon`: a
-     * `baton up` judges its own runs), oldest start first, read through the partial index of
-     * running jobs with a limit (migration 0043), each failed `timed out` as a pull finish past
-     * its limit is (its `job:timed_out` row once per epoch, then its failing finish: claim, lock
-     * and task as a failed finish leaves them), all in one transaction. The holder's late finish
-     * under the same epoch then answers lost.
+     * own time limit on the database clock that no runner runs (no dispatcher term: taken in pull
+     * mode, whatever its session's kind; a placed job's runner judges it and kills its tree),
+     * oldest start first, read through the partial index of running jobs with a limit (migration
+     * 0043), each failed `timed out` as a pull finish past its limit is (its `job:timed_out` row
+     * once per epoch, then its failing finish: claim, lock and task as a failed finish leaves
+     * them; both rows say `by: 'leader'` and the leader's session), all in one transaction. The
+     * holder's late finish under the same epoch then answers lost.
      */
-    sweepTimedOut(params: { readonly max: number }): Promise<TimeLimitSweepResult>;
+    sweepTimedOut(params: TimeLimitSweepParams): Promise<TimeLimitSweepResult>;
   };
 }

@@ -55,17 +55,22 @@ async function assertTimedOut(c: ClusterFixture, key: string, pid: number, whose
 
 /**
  * A real pull worker that never finishes: a shell that starts its session (a TTL of 60 s, so no
- * rescue comes first), takes one job with `baton job next` and then only beats, every 0.5 s.
+ * rescue comes first; `--kind daemon` when asked, as a worker may say), takes one job with `baton
+ * job next` and then only beats, every 0.5 s. `name` names its files in the fixture's folder.
  */
-function hungWorker(c: ClusterFixture): { session: () => Promise<string>; stop: () => void } {
+function hungWorker(
+  c: ClusterFixture,
+  name = 'worker',
+  kind = 'agent',
+): { session: () => Promise<string>; stop: () => void } {
   const baton = `"${process.execPath}" "${join(ROOT, 'bin', 'baton.js')}" --db "${c.url}"`;
-  const script = `S=$(${baton} session start --ttl 60s) || exit 1
-echo "$S" > session.txt
-${baton} job next --session "$S" --json > job.json || exit 1
+  const script = `S=$(${baton} session start --ttl 60s --kind ${kind}) || exit 1
+echo "$S" > ${name}.session.txt
+${baton} job next --session "$S" --json > ${name}.job.json || exit 1
 while :; do ${baton} heartbeat "$S" > /dev/null; sleep 0.5; done`;
   const child = spawn('bash', ['-c', script], { cwd: c.dir, stdio: 'ignore', detached: true });
   const session = async (): Promise<string> => {
-    const read = () => readFileSync(join(c.dir, 'session.txt'), 'utf8').trim();
+    const read = () => readFileSync(join(c.dir, `${name}.session.txt`), 'utf8').trim();
     await waitUntil(
       () => {
         try {
@@ -162,6 +167,7 @@ for (const db of bothEngines()) {
       withCluster(db, async (c) => {
         await c.baton('enqueue', 'hung', '--time-limit', '2s');
         const worker = hungWorker(c);
+        const stops = [worker.stop];
         try {
           const s = await worker.session();
           await waitUntil(
@@ -170,6 +176,16 @@ for (const db of bothEngines()) {
             'the worker to take hung',
           );
           const taken = await job(c, 'hung');
+          await c.baton('enqueue', 'hung-daemon-kind', '--time-limit', '2s');
+          // A pull worker whose session says `daemon`: not a runner, so swept all the same.
+          const daemonKind = hungWorker(c, 'daemon-kind', 'daemon');
+          stops.push(daemonKind.stop);
+          await daemonKind.session();
+          await waitUntil(
+            async () => (await job(c, 'hung-daemon-kind')).status === 'running',
+            15_000,
+            'the daemon-kind worker to take hung-daemon-kind',
+          );
           await c.baton('enqueue', 'long', '--time-limit', '1h');
           const other = (await c.baton('session', 'start', '--ttl', '60s')).stdout.trim();
           const long = await c.baton('job', 'next', '--session', other, '--json');
@@ -187,8 +203,23 @@ for (const db of bothEngines()) {
             rows.slice(-2).map((e) => e.type),
             ['job:timed_out', 'job:finished'],
           );
+          // Both rows are the worker's (its session) and name the leader: `baton up`'s session.
+          const leader = (await c.store.hosts.list()).find((host) => host.name === 'h1')?.session;
+          assert.ok(leader !== undefined && leader !== null);
+          for (const row of rows.slice(-2))
+            assert.deepEqual(
+              [row.session, row.detail['by'], row.detail['bySession']],
+              [Number(s), 'leader', leader],
+              row.type,
+            );
           assert.equal((await c.store.tasks.get('hung'))?.holder, null, 'the claim was released');
           await up.waitForLog(new RegExp(`time limit: failed job ${failed.id} \\(hung\\): timed out`));
+          await waitUntil(
+            async () => (await job(c, 'hung-daemon-kind')).status === 'failed',
+            20_000,
+            'hung-daemon-kind to fail',
+          );
+          assert.match((await job(c, 'hung-daemon-kind')).reason ?? '', /the leader failed it$/);
           // The worker's session still beats after its job was failed: only the job was taken from it.
           const beats = async () => (await c.store.sessions.get(Number(s)))?.heartbeatAt ?? 0;
           await waitUntil(
@@ -216,7 +247,7 @@ for (const db of bothEngines()) {
           assert.equal((await job(c, 'long')).status, 'running', 'a pull job within its limit runs on');
           assert.deepEqual(await c.store.audit.list({ key: 'long', type: 'job:timed_out' }), []);
         } finally {
-          worker.stop();
+          for (const stop of stops) stop();
         }
       }));
   });

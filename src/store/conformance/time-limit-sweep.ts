@@ -2,12 +2,17 @@
  * The leader's time-limit sweep (decision 0037, "The leader's sweep"): progress.sweepTimedOut
  * fails the running jobs past their own limit that no runner judges, each with its `job:timed_out`
  * row (once per epoch) and its failing finish, leaving the claim and the task as a pull finish past
- * its limit does; jobs within their limit, without one, or held by a runner are left alone.
+ * its limit does, both rows naming the leader's session; jobs within their limit, without one, or
+ * placed on a runner are left alone, whatever the kind of the session that took a pull job.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Store } from '../store.js';
+import { givenHost, givenLeader } from './dispatch.js';
 import { givenSession, ledgerTypes, withFixture, type Harness } from './harness.js';
+
+/** A leading `baton up`'s session, whose id the sweep's rows carry (`bySession`). */
+const LEADER = 999;
 
 async function claimOutcomes(store: Store, key: string): Promise<(string | null)[]> {
   return (await store.claims.history(key)).map((claim) => claim.outcome);
@@ -28,12 +33,16 @@ export function exerciseTimeLimitSweep(harness: Harness): void {
           taken.push(await store.jobs.claimNext({ session: worker.id, start: true }));
         const [short, plain, long, finisher] = taken;
         assert.ok(short && plain && long && finisher);
-        assert.deepEqual(await store.progress.sweepTimedOut({ max: 100 }), { failed: [] }, 'all within');
+        assert.deepEqual(
+          await store.progress.sweepTimedOut({ max: 100, by: LEADER }),
+          { failed: [] },
+          'all within',
+        );
         await moveClock(61_000);
         // The same kind of job, finished by its worker past the limit: what the sweep must match.
         const said = { id: finisher.id, session: worker.id, epoch: finisher.epoch, status: 'done' as const };
         assert.ok((await store.progress.failTimedOut(said)).timedOut);
-        const { failed } = await store.progress.sweepTimedOut({ max: 100 });
+        const { failed } = await store.progress.sweepTimedOut({ max: 100, by: LEADER });
         assert.deepEqual(
           failed.map((job) => [job.id, job.status]),
           [[short.id, 'failed']],
@@ -53,8 +62,23 @@ export function exerciseTimeLimitSweep(harness: Harness): void {
           [row?.epoch, row?.session, row?.detail['limitMs'], row?.detail['own']],
           [short.epoch, worker.id, 60_000, true],
         );
+        // Both rows stay the holder's (its epoch, its session) and say the leader judged and failed it.
+        assert.deepEqual([row?.detail['by'], row?.detail['bySession']], ['leader', LEADER]);
         const [finished] = await store.audit.list({ jobId: short.id, type: 'job:finished' });
-        assert.equal(finished?.detail['status'], 'failed');
+        assert.deepEqual(
+          [
+            finished?.session,
+            finished?.detail['status'],
+            finished?.detail['by'],
+            finished?.detail['bySession'],
+          ],
+          [worker.id, 'failed', 'leader', LEADER],
+        );
+        // The worker's own finish past the limit says so too, and names no leader.
+        const [own] = await store.audit.list({ jobId: finisher.id, type: 'job:timed_out' });
+        assert.deepEqual([own?.detail['by'], own?.detail['bySession']], ['finish', undefined]);
+        const [ownFinished] = await store.audit.list({ jobId: finisher.id, type: 'job:finished' });
+        assert.equal(ownFinished?.detail['by'], undefined);
         // Claim and task as the worker's own finish past the limit left them.
         assert.deepEqual(await claimOutcomes(store, 'short'), await claimOutcomes(store, 'finisher'));
         assert.equal((await store.tasks.get('short'))?.state, (await store.tasks.get('finisher'))?.state);
@@ -70,37 +94,57 @@ export function exerciseTimeLimitSweep(harness: Harness): void {
           status: 'done',
         });
         assert.equal(late.ok, false);
-        assert.deepEqual(await store.progress.sweepTimedOut({ max: 100 }), { failed: [] });
+        assert.deepEqual(await store.progress.sweepTimedOut({ max: 100, by: LEADER }), { failed: [] });
         assert.deepEqual(await ledgerTypes(store, short.id), ledger);
       }));
 
-    test("a runner's job is its runner's to judge; an epoch audited already is not audited twice", () =>
+    test("a placed job is its runner's to judge; a pull job is swept whatever its session's kind", () =>
       withFixture(harness, async ({ clocked, moveClock }) => {
         const store = await clocked();
-        const runner = await store.sessions.start({ kind: 'daemon', host: 'box-1', pid: 1 });
-        const worker = await givenSession(store, 'box-2');
-        await store.jobs.enqueue({ key: 'run', timeLimitMs: 1_000 });
-        const run = await store.jobs.claimNext({ session: runner.id, start: true });
-        await store.jobs.enqueue({ key: 'pulled', timeLimitMs: 1_000 });
-        const pulled = await store.jobs.claimNext({ session: worker.id, start: true });
-        assert.ok(run !== null && pulled !== null);
-        await moveClock(2_000);
-        for (const [job, session] of [
-          [run, runner.id],
-          [pulled, worker.id],
+        const { session: runner } = await givenHost(store, 'box-1');
+        const term = await givenLeader(store);
+        const { job: placed } = await store.jobs.enqueue({ key: 'run', timeLimitMs: 1_000 });
+        const claimed = await store.dispatch.place({ id: placed.id, host: 'box-1', term });
+        assert.ok(claimed.ok);
+        const run = await store.jobs.start({ id: placed.id, session: runner.id, epoch: claimed.job.epoch });
+        assert.ok(run.ok);
+        // A pull worker whose session says `daemon` (`baton session start --kind daemon`), and one
+        // that says `agent`: neither is a runner, both took their jobs in pull mode.
+        const daemonKind = await store.sessions.start({ kind: 'daemon', host: 'box-2', pid: 2 });
+        const worker = await givenSession(store, 'box-3');
+        const pulled = [];
+        for (const [key, session] of [
+          ['pulled-daemon', daemonKind],
+          ['pulled', worker],
         ] as const) {
-          const guard = { id: job.id, session, epoch: job.epoch, defaultLimitMs: null };
+          await store.jobs.enqueue({ key, timeLimitMs: 1_000 });
+          const job = await store.jobs.claimNext({ session: session.id, start: true });
+          assert.ok(job !== null);
+          pulled.push([job, session] as const);
+        }
+        await moveClock(2_000);
+        for (const [job, session] of [[run.job, runner], ...pulled] as const) {
+          const guard = { id: job.id, session: session.id, epoch: job.epoch, defaultLimitMs: null };
           assert.ok((await store.progress.markTimedOut(guard)).timedOut);
         }
-        const { failed } = await store.progress.sweepTimedOut({ max: 100 });
+        const { failed } = await store.progress.sweepTimedOut({ max: 100, by: LEADER });
         assert.deepEqual(
-          failed.map((job) => job.id),
-          [pulled.id],
+          failed.map((job) => job.id).sort((one, other) => one - other),
+          pulled.map(([job]) => job.id).sort((one, other) => one - other),
         );
-        assert.equal((await store.jobs.get(run.id))?.status, 'running', "left to its runner's own verdict");
-        assert.deepEqual(await ledgerTypes(store, run.id), ['job:enqueued', 'job:claimed', 'job:timed_out']);
-        assert.equal((await store.audit.list({ jobId: pulled.id, type: 'job:timed_out' })).length, 1);
-        assert.deepEqual((await ledgerTypes(store, pulled.id)).slice(-2), ['job:timed_out', 'job:finished']);
+        assert.equal(
+          (await store.jobs.get(run.job.id))?.status,
+          'running',
+          "left to its runner's own verdict",
+        );
+        assert.deepEqual((await ledgerTypes(store, run.job.id)).slice(-2), ['job:started', 'job:timed_out']);
+        const [runnerRow] = await store.audit.list({ jobId: run.job.id, type: 'job:timed_out' });
+        assert.equal(runnerRow?.detail['by'], 'runner', "the runner's own verdict says so");
+        for (const [job] of pulled) {
+          const rows = await store.audit.list({ jobId: job.id, type: 'job:timed_out' });
+          assert.equal(rows.length, 1, 'an epoch audited already is not audited twice');
+          assert.deepEqual((await ledgerTypes(store, job.id)).slice(-2), ['job:timed_out', 'job:finished']);
+        }
       }));
 
     test('a job handed to a waiting session is not swept until that session has taken it', () =>
@@ -113,11 +157,11 @@ export function exerciseTimeLimitSweep(harness: Harness): void {
         assert.deepEqual([job.status, job.session], ['running', session.id], 'handed off at enqueue');
         await moveClock(2_000);
         // Not taken (the wait was cut off, say): its next claim takes it back under a new epoch.
-        assert.deepEqual(await store.progress.sweepTimedOut({ max: 100 }), { failed: [] });
+        assert.deepEqual(await store.progress.sweepTimedOut({ max: 100, by: LEADER }), { failed: [] });
         assert.equal((await store.jobs.get(job.id))?.status, 'running');
         const taken = await worker.jobs.claimNext({ session: session.id, start: true, waitMs: 60_000 });
         assert.equal(taken?.id, job.id);
-        const { failed } = await store.progress.sweepTimedOut({ max: 100 });
+        const { failed } = await store.progress.sweepTimedOut({ max: 100, by: LEADER });
         assert.deepEqual(
           failed.map((swept) => swept.id),
           [job.id],
@@ -136,8 +180,8 @@ export function exerciseTimeLimitSweep(harness: Harness): void {
           await moveClock(10);
         }
         await moveClock(1_000);
-        const first = await store.progress.sweepTimedOut({ max: 2 });
-        const second = await store.progress.sweepTimedOut({ max: 2 });
+        const first = await store.progress.sweepTimedOut({ max: 2, by: LEADER });
+        const second = await store.progress.sweepTimedOut({ max: 2, by: LEADER });
         assert.deepEqual(
           [first.failed.map((job) => job.id), second.failed.map((job) => job.id)],
           [ids.slice(0, 2), ids.slice(2)],

@@ -124,7 +124,7 @@ const JOB_BATCH = `WITH seen AS (
     SELECT f.ord * 3 + 1 AS part, ''::text AS seq, f.finished_at AS at, 'job:timed_out'::text AS type,
       f.key AS task_key, f.id AS job_id, f.session_id, ${SESSION_HOST} AS host, f.epoch,
       jsonb_build_object('startedAt', ${msOf('f.started_at')}, 'limitMs', f.time_limit_ms, 'own', true,
-        'ranMs', ${msOf('f.finished_at')} - ${msOf('f.started_at')}) AS detail
+        'ranMs', ${msOf('f.finished_at')} - ${msOf('f.started_at')}, 'by', 'finish') AS detail
     FROM f WHERE f.timed_out AND NOT EXISTS (SELECT 1 FROM audit_events e
       WHERE e.task_key = f.key AND e.job_id = f.id AND e.type = 'job:timed_out' AND e.epoch = f.epoch)
     UNION ALL

@@ -32,6 +32,8 @@ interface FinishRefs {
   readonly exitCode: string;
   readonly reason: string;
   readonly tail: string;
+  /** A jsonb expression added to the `job:finished` row's detail (who ended it: the leader's sweep). */
+  readonly detail?: string | undefined;
 }
 
 /**
@@ -48,13 +50,16 @@ export const finishSteps = (refs: FinishRefs): string => `f AS (
   RETURNING ${jobColumns('jobs')}
 ), ${deleteLocks('k', 'workspace_locks.job_id = f.id', 'f')}, ${FINISH_TASK_STEP}`;
 
+/** A finish's extra `job:finished` detail, none for the usual one (its SQL text unchanged). */
+const moreDetail = (refs: FinishRefs): string => (refs.detail === undefined ? '' : ` || ${refs.detail}`);
+
 /** Audit rows of a finish step (parts `part` and `part + 1`), for insertAuditRows. */
 export const finishAuditRows = (refs: FinishRefs, part: number): string => `
   SELECT ${part} AS part, ''::text AS seq, f.finished_at AS at, 'job:finished'::text AS type,
     f.key AS task_key, f.id AS job_id, ${refs.session}::bigint AS session_id,
     ${hostOf(`${refs.session}::bigint`)} AS host, ${refs.epoch}::bigint AS epoch,
     jsonb_build_object('status', ${refs.status}::text, 'exitCode', ${refs.exitCode}::int)
-      || ${FINISHED_TASK_JSON} || ${FINISHED_REASON_JSON} AS detail
+      || ${FINISHED_TASK_JSON} || ${FINISHED_REASON_JSON}${moreDetail(refs)} AS detail
   FROM f
   UNION ALL
   ${lockReleasedRows(part + 1, 'k', 'f.finished_at', `'released'`, 'f')}`;

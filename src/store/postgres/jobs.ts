@@ -290,6 +290,18 @@ async function startJob(exec: PgExecutor, params: JobGuardParams): Promise<JobTr
 export const FINISH_SQL = `WITH ${finishSteps(FINISH_REFS)}, a AS (${insertAuditRows(finishAuditRows(FINISH_REFS, 0))})
          SELECT * FROM f`;
 
+/**
+ * FINISH_SQL as the leader's sweep fails a job (time-limit-sweep.ts): its `job:finished` row also
+ * says `by: 'leader'` and the leader's session ($8), as its `job:timed_out` row does.
+ */
+export const SWEPT_FINISH_SQL = `WITH ${finishSteps(FINISH_REFS)}, a AS (${insertAuditRows(
+  finishAuditRows(
+    { ...FINISH_REFS, detail: `jsonb_build_object('by', 'leader', 'bySession', $8::bigint)` },
+    0,
+  ),
+)})
+         SELECT * FROM f`;
+
 /** FINISH_SQL's parameters. */
 export const finishValues = (params: JobFinishParams): unknown[] => [
   ...[params.id, params.session, params.epoch, params.status],

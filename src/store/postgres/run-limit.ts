@@ -7,7 +7,12 @@
  * statement, whose fresh snapshot sees a `job:timed_out` another call committed for the epoch,
  * so two calls at once audit it once (decision 0037, "Review fixes").
  */
-import type { TimeLimitParams, TimeLimitResult, TimedOutFinishResult } from '../progress-store.js';
+import type {
+  TimedOutBy,
+  TimeLimitParams,
+  TimeLimitResult,
+  TimedOutFinishResult,
+} from '../progress-store.js';
 import type { JobFinishParams } from '../store.js';
 import { timedOutReason } from '../time-limit-reason.js';
 import { NOW, hostOf, ms, msInterval, toJob, type JobRow } from './rows.js';
@@ -47,12 +52,13 @@ const LOCK_SQL = `
 SELECT 1 FROM jobs WHERE id = $1::bigint AND session_id = $2::bigint AND epoch = $3::bigint
   AND status = 'running' FOR UPDATE`;
 
-/** The judgement again under that lock, and the first verdict past the limit audited. */
+/** The judgement again under that lock, and the first verdict past the limit audited; $5 says who judged it. */
 const MARK_SQL = `${JUDGE_SQL.trimEnd()}, a AS (
   INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail)
   SELECT past.now, 'job:timed_out', past.key, past.id, $2::bigint, ${hostOf('$2::bigint')}, past.epoch,
     jsonb_build_object('startedAt', ${msOf('past.started_at')}, 'limitMs', past.limit_ms,
       'own', past.time_limit_ms IS NOT NULL, 'ranMs', ${msOf('past.now')} - ${msOf('past.started_at')})
+      || $5::jsonb
   FROM past WHERE NOT EXISTS (SELECT 1 FROM already)
 )${VERDICT}`;
 
@@ -68,13 +74,20 @@ export async function markTimedOut(exec: PgExecutor, params: TimeLimitParams): P
   const values = [params.id, params.session, params.epoch, params.defaultLimitMs];
   const read = verdictOf(await exec.one<LimitRow>(READ_SQL, values));
   if (!read.timedOut || !read.first) return read;
-  return exec.transaction((querier: Querier) => lockAndMark(querier, values));
+  return exec.transaction((querier: Querier) => lockAndMark(querier, values, { by: 'runner' }));
 }
 
-/** Inside a transaction: the job locked FOR UPDATE, then judged again and its first verdict audited. */
-export async function lockAndMark(querier: Querier, values: readonly unknown[]): Promise<TimeLimitResult> {
+/**
+ * Inside a transaction: the job locked FOR UPDATE, then judged again and its first verdict audited,
+ * its row saying who judged it (`by`).
+ */
+export async function lockAndMark(
+  querier: Querier,
+  values: readonly unknown[],
+  by: TimedOutBy,
+): Promise<TimeLimitResult> {
   await querier.rows(LOCK_SQL, values.slice(0, 3));
-  return verdictOf((await querier.rows<LimitRow>(MARK_SQL, values))[0]);
+  return verdictOf((await querier.rows<LimitRow>(MARK_SQL, [...values, JSON.stringify(by)]))[0]);
 }
 
 /** Thrown inside the transaction to roll it back: the failing finish did not match. */
@@ -91,7 +104,7 @@ export async function failTimedOut(exec: PgExecutor, params: JobFinishParams): P
   if (!read.timedOut) return read;
   try {
     return await exec.transaction(async (querier: Querier): Promise<TimedOutFinishResult> => {
-      const verdict = await lockAndMark(querier, values);
+      const verdict = await lockAndMark(querier, values, { by: 'finish' });
       if (!verdict.timedOut) return verdict;
       const reason = timedOutReason(verdict.startedAt, verdict.limitMs, params);
       const [row] = await querier.rows<JobRow>(

@@ -1,31 +1,32 @@
 /**
  * progress.sweepTimedOut on PostgreSQL (progress-store.ts; decision 0037, "The leader's sweep"):
- * the running jobs past their own time limit that no runner judges, read through the partial index
+ * the running jobs past their own time limit that no runner runs, read through the partial index
  * of running jobs with a limit (migration 0043). A plain read first (nothing is written when none
  * is due); then one READ COMMITTED transaction for the batch: each job locked FOR UPDATE, judged
  * again and audited once per epoch (run-limit.ts's statements), then failed by jobs.finish's own
  * statement, all committed together.
  */
 import type { Job } from '../../core/job.js';
-import type { TimeLimitSweepResult } from '../progress-store.js';
+import type { TimeLimitSweepParams, TimeLimitSweepResult } from '../progress-store.js';
 import { sweptReason } from '../time-limit-reason.js';
 import type { PgExecutor, Querier } from './executor.js';
-import { FINISH_SQL, finishValues } from './jobs.js';
+import { SWEPT_FINISH_SQL, finishValues } from './jobs.js';
 import { NOW, msInterval, toJob, type JobRow } from './rows.js';
 import { lockAndMark } from './run-limit.js';
 
 /**
- * Running jobs past their own limit, held by a session that is not a runner's, oldest start first;
- * not a job an enqueue handed to a waiting `job next --wait` that has not taken it (decision 0024:
- * its next claim takes it back under a new epoch, or the rescue requeues it).
+ * Running jobs past their own limit taken in pull mode, oldest start first: no dispatcher term,
+ * whatever the kind of the session that took them, as a placed job (a term) is its runner's to
+ * judge and kill (decision 0037, "The sweep's loose ends"); not a job an enqueue handed to a
+ * waiting `job next --wait` that has not taken it (decision 0024: its next claim takes it back
+ * under a new epoch, or the rescue requeues it).
  */
 export const DUE_SQL = `
 SELECT jobs.id, jobs.session_id, jobs.epoch FROM jobs
 WHERE jobs.status = 'running' AND jobs.time_limit_ms IS NOT NULL
   AND jobs.started_at <= ${NOW} - ${msInterval('jobs.time_limit_ms')}
-  AND (jobs.lease_until IS NULL OR jobs.lease_until > ${NOW})
-  AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = jobs.session_id
-                  AND (s.kind = 'daemon' OR s.handed_job = jobs.id))
+  AND jobs.term IS NULL AND (jobs.lease_until IS NULL OR jobs.lease_until > ${NOW})
+  AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = jobs.session_id AND s.handed_job = jobs.id)
 ORDER BY jobs.started_at, jobs.id LIMIT $1::int`;
 
 /**
@@ -46,8 +47,9 @@ class SweepLost extends Error {}
 
 export async function sweepTimedOut(
   exec: PgExecutor,
-  params: { readonly max: number },
+  params: TimeLimitSweepParams,
 ): Promise<TimeLimitSweepResult> {
+  const by = { by: 'leader', bySession: params.by } as const;
   const due = await exec.rows<DueRow>(DUE_SQL, [params.max]);
   if (due.length === 0) return { failed: [] };
   return exec.transaction(async (querier: Querier) => {
@@ -56,11 +58,11 @@ export async function sweepTimedOut(
     const locked = new Set(free.map((row) => Number(row.id)));
     for (const row of due.filter((candidate) => locked.has(Number(candidate.id)))) {
       const guard = { id: Number(row.id), session: Number(row.session_id), epoch: Number(row.epoch) };
-      const verdict = await lockAndMark(querier, [guard.id, guard.session, guard.epoch, null]);
+      const verdict = await lockAndMark(querier, [guard.id, guard.session, guard.epoch, null], by);
       if (!verdict.timedOut) continue;
       const reason = sweptReason(verdict.startedAt, verdict.limitMs);
       const failing = { ...guard, status: 'failed' as const, exitCode: null, reason };
-      const [finished] = await querier.rows<JobRow>(FINISH_SQL, finishValues(failing));
+      const [finished] = await querier.rows<JobRow>(SWEPT_FINISH_SQL, [...finishValues(failing), params.by]);
       if (finished === undefined) throw new SweepLost(`job ${guard.id}: its failing finish did not match`);
       failed.push(toJob(finished));
     }

@@ -120,6 +120,8 @@ export function finishIn(
   exec: SqliteExecutor,
   params: JobFinishParams,
   now = exec.now(),
+  /** More of the `job:finished` row's detail: who ended it, when not its holder (the leader's sweep). */
+  by: Readonly<Record<string, unknown>> = {},
 ): JobTransitionResult {
   const guard = finishGuard({
     job: 'jobs',
@@ -161,6 +163,7 @@ export function finishIn(
         ...(task === null ? {} : { task }),
         // Why it ended, when the finish said (an exit's cause, a budget): the job row's reason.
         ...(params.reason == null ? {} : { reason: params.reason }),
+        ...by,
       },
     });
     releaseJobLocks(exec, now, params.id, 'released');

@@ -3,7 +3,12 @@
  * its `started_at` on the database clock (exec.now()), by a read first, so a run within its limit
  * takes no write lock; the verdict past it is taken again in the write, with its ledger row.
  */
-import type { TimeLimitParams, TimeLimitResult, TimedOutFinishResult } from '../progress-store.js';
+import type {
+  TimedOutBy,
+  TimeLimitParams,
+  TimeLimitResult,
+  TimedOutFinishResult,
+} from '../progress-store.js';
 import type { JobFinishParams } from '../store.js';
 import { timedOutReason } from '../time-limit-reason.js';
 import { appendAudit } from './rows.js';
@@ -47,11 +52,22 @@ export function markTimedOut(exec: SqliteExecutor, params: TimeLimitParams): Tim
     return judge(limitRow(exec, params, now), now, params.defaultLimitMs);
   });
   if (!first.timedOut || !first.first) return first;
-  return exec.write(() => judgeAndAudit(exec, params, exec.now()));
+  return exec.write(() => judgeAndAudit(exec, params, exec.now(), { by: 'runner' }));
 }
 
-/** The verdict taken again inside the caller's write, and its first `job:timed_out` row written. */
-export function judgeAndAudit(exec: SqliteExecutor, params: TimeLimitParams, now: number): TimeLimitResult {
+/** A pull worker's finish (single or batch) judged the run: its `job:timed_out` row says so. */
+const BY_FINISH: TimedOutBy = { by: 'finish' };
+
+/**
+ * The verdict taken again inside the caller's write, and its first `job:timed_out` row written,
+ * saying who judged it (`by`).
+ */
+export function judgeAndAudit(
+  exec: SqliteExecutor,
+  params: TimeLimitParams,
+  now: number,
+  by: TimedOutBy,
+): TimeLimitResult {
   const row = limitRow(exec, params, now);
   const verdict = judge(row, now, params.defaultLimitMs);
   if (!verdict.timedOut || !verdict.first || row === undefined) return verdict;
@@ -67,6 +83,7 @@ export function judgeAndAudit(exec: SqliteExecutor, params: TimeLimitParams, now
       limitMs: verdict.limitMs,
       own: row.time_limit_ms !== null,
       ranMs: now - row.started_at,
+      ...by,
     },
   });
   return verdict;
@@ -106,7 +123,7 @@ export function failTimedOut(exec: SqliteExecutor, params: JobFinishParams): Tim
  */
 export function failIn(exec: SqliteExecutor, params: JobFinishParams, now: number): TimedOutFinishResult {
   const own = { id: params.id, session: params.session, epoch: params.epoch, defaultLimitMs: null };
-  const verdict = judgeAndAudit(exec, own, now);
+  const verdict = judgeAndAudit(exec, own, now, BY_FINISH);
   if (!verdict.timedOut) return verdict;
   const reason = timedOutReason(verdict.startedAt, verdict.limitMs, params);
   return { ...verdict, finished: finishIn(exec, { ...params, status: 'failed', reason }, now) };

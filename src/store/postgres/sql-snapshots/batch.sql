@@ -86,7 +86,7 @@ WITH seen AS (
     SELECT f.ord * 3 + 1 AS part, ''::text AS seq, f.finished_at AS at, 'job:timed_out'::text AS type,
       f.key AS task_key, f.id AS job_id, f.session_id, (SELECT host FROM seen) AS host, f.epoch,
       jsonb_build_object('startedAt', floor(extract(epoch FROM f.started_at) * 1000)::bigint, 'limitMs', f.time_limit_ms, 'own', true,
-        'ranMs', floor(extract(epoch FROM f.finished_at) * 1000)::bigint - floor(extract(epoch FROM f.started_at) * 1000)::bigint) AS detail
+        'ranMs', floor(extract(epoch FROM f.finished_at) * 1000)::bigint - floor(extract(epoch FROM f.started_at) * 1000)::bigint, 'by', 'finish') AS detail
     FROM f WHERE f.timed_out AND NOT EXISTS (SELECT 1 FROM audit_events e
       WHERE e.task_key = f.key AND e.job_id = f.id AND e.type = 'job:timed_out' AND e.epoch = f.epoch)
     UNION ALL
