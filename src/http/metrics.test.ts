@@ -153,5 +153,50 @@ for (const db of bothEngines()) {
         await store.close();
       }
     });
+
+    test('counts runs timed out by who stopped them, from the database: another process reads the same', async () => {
+      const url = await db.fresh();
+      const store = await openStore(url);
+      const routes = (reads: Coordinator['views']) => {
+        const app = new Hono();
+        app.route('/metrics', metricsRoutes({ reads, registry: new Registry() }));
+        return async (): Promise<string> => (await app.request('/metrics')).text();
+      };
+      const scrape = routes(new Coordinator(store).views);
+      const series = (by: string) => `baton_jobs_timed_out_total{by="${by}"}`;
+      try {
+        const before = await scrape();
+        for (const by of ['runner', 'finish', 'leader']) assert.equal(sample(before, series(by)), 0);
+        const worker = await store.sessions.start({ kind: 'agent', host: 'box', pid: 2 });
+        const jobs = [];
+        for (const key of ['run', 'finish', 'swept']) {
+          await store.jobs.enqueue({ key, timeLimitMs: 1_000 });
+          jobs.push(await store.jobs.claimNext({ session: worker.id, start: true }));
+        }
+        const [run, finish, swept] = jobs;
+        assert.ok(run && finish && swept);
+        await new Promise((resolve) => setTimeout(resolve, 1_100));
+        const guard = { session: worker.id, defaultLimitMs: null };
+        assert.ok((await store.progress.markTimedOut({ ...guard, id: run.id, epoch: run.epoch })).timedOut);
+        const said = { id: finish.id, session: worker.id, epoch: finish.epoch, status: 'done' as const };
+        assert.ok((await store.progress.failTimedOut(said)).timedOut);
+        const daemon = await store.sessions.start({ kind: 'daemon', host: 'box', pid: 1 });
+        // `run` is failed too (no second row: its runner's verdict wrote it), and `swept`.
+        assert.equal((await store.progress.sweepTimedOut({ max: 10, by: daemon.id })).failed.length, 2);
+        const after = await scrape();
+        for (const by of ['runner', 'finish', 'leader']) assert.equal(sample(after, series(by)), 1, by);
+        // A new process (a restarted `baton up`, another leader) reads the same from the database.
+        const other = await openStore(url);
+        try {
+          const again = await routes(new Coordinator(other).views)();
+          for (const by of ['runner', 'finish', 'leader']) assert.equal(sample(again, series(by)), 1, by);
+          assert.equal(promtool(again).code, existsSync(PROMTOOL) ? 0 : null);
+        } finally {
+          await other.close();
+        }
+      } finally {
+        await store.close();
+      }
+    });
   });
 }

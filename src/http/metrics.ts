@@ -4,8 +4,8 @@
  * right whichever process serves it and however many `baton up` share the database. Counters are
  * derived from rows that only grow: claims are never deleted, and terminal jobs count those job
  * retention removed too (its counts by state, decision 0039); started jobs count ledger rows
- * (`job:started`, and `job:claimed` with `started: true`), so a ledger prune shows as a counter
- * reset, which Prometheus handles.
+ * (`job:started`, and `job:claimed` with `started: true`), and timed-out runs `job:timed_out` rows
+ * by who judged them, so a ledger prune shows as a counter reset, which Prometheus handles.
  *
  * The store latency is this process's own: the composition root wraps its Store once with
  * `timedStore(store, storeLatencyObserver(registry))` (meterStore in server.ts) and gives the
@@ -34,6 +34,9 @@ export interface MetricsDeps {
   /** The registry to serve; give the one storeLatencyObserver registered its histogram in. */
   readonly registry?: Registry | undefined;
 }
+
+/** Who stops a run past its time limit: each is shown, 0 until it has (`unrecorded` only when present). */
+const TIMED_OUT_BY = ['runner', 'finish', 'leader'];
 
 /** Claim outcomes the holder did not choose: its claim was taken from it and it was fenced. */
 const FENCING_OUTCOMES = new Set(['abandoned', 'recovered', 'expired', 'escalated', 'force_released']);
@@ -66,6 +69,18 @@ export function shortWayCounter(registry: Registry): (route: 'claim' | 'release'
   const claims = counter.labels('claim');
   const releases = counter.labels('release');
   return (route) => (route === 'claim' ? claims : releases).inc();
+}
+
+/** Runs judged past their time limit (decision 0037), by who stopped them (StoreStats.jobsTimedOut). */
+function timedOutCounter(registry: Registry): Counter<'by'> {
+  return new Counter({
+    name: 'baton_jobs_timed_out_total',
+    help:
+      'Runs judged past their time limit (job:timed_out ledger rows), by who stopped them: runner (baton up ' +
+      "killed the run), finish (a pull worker's finish came past it), leader (the leader's sweep failed it).",
+    labelNames: ['by'] as const,
+    registers: [registry],
+  });
 }
 
 function gauges(registry: Registry) {
@@ -128,6 +143,7 @@ function gauges(registry: Registry) {
       registers,
     }),
     oom: new Counter({ name: 'baton_oom_kills_total', help: 'Jobs ended oom_killed.', registers }),
+    timedOut: timedOutCounter(registry),
     pruned: new Counter({
       name: 'baton_jobs_pruned_total',
       help: 'Finished jobs removed by job retention (baton up --retain-jobs, baton job prune).',
@@ -206,6 +222,8 @@ export function metricsRoutes(deps: MetricsDeps): Hono {
     }
     for (const [reason, jobs] of waiting) metrics.waiting.set({ reason }, jobs);
     setCounter(metrics.oom, finished('oom_killed'));
+    for (const by of new Set([...TIMED_OUT_BY, ...stats.jobsTimedOut.map((entry) => entry.name)]))
+      setCounter(metrics.timedOut, count(stats.jobsTimedOut, by), { by });
     refreshHealth(health, stats);
     return registry.metrics();
   };

@@ -9,8 +9,12 @@
  */
 import type { KeptState } from './prefix-totals.js';
 
-/** The tables, by the name stats_kept gives them. */
-export type KeptTable = 'jobs' | 'claims' | 'audit_events' | 'tasks';
+/**
+ * The tables, by the name stats_kept gives them. The ledger's counts (job starts and timed-out runs
+ * by who judged them) are kept as `ledger` (migration 0045): an `audit_events` row holds the older
+ * counts of starts alone, which would leave out the timed-out rows below it, and is never read.
+ */
+export type KeptTable = 'jobs' | 'claims' | 'ledger' | 'tasks';
 
 export interface KeptRow {
   readonly tbl: string;

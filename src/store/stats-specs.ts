@@ -57,17 +57,22 @@ export const CLAIMS_SPEC: PrefixSpec = {
   retained: false,
 };
 
+/** How a `job:timed_out` row's name in the ledger's counts begins: `timed_out:runner`, … */
+const TIMED_OUT = 'timed_out:';
+
 /**
- * Ledger rows of a job's start (`started`): every ledger row is final. A prune removes the oldest
- * rows (ids up to its last one), so the lowest id is the ledger's deletion mark.
+ * Ledger rows of a job's start (`started`), and of a run judged past its time limit
+ * (`timed_out:<by>`, `by` the engine's expression of the row's `detail.by`: runner, finish, leader;
+ * `unrecorded` for rows written before it was). Every ledger row is final. A prune removes the
+ * oldest rows (ids up to its last one), so the lowest id is the ledger's deletion mark.
  */
-export function ledgerSpec(started: string): PrefixSpec {
+export function ledgerSpec(started: string, by: string): PrefixSpec {
   return {
     table: 'audit_events',
-    name: `'started'`,
+    name: `CASE WHEN type = 'job:timed_out' THEN '${TIMED_OUT}' || coalesce(${by}, 'unrecorded') ELSE 'started' END`,
     final: 'true',
     live: 'false',
-    where: `(${started})`,
+    where: `(${started} OR type = 'job:timed_out')`,
     mark: '(SELECT coalesce(min(id), 0) FROM audit_events)',
     at: 'NULL',
     retained: false,
@@ -115,7 +120,7 @@ export function tasksByState(tasks: PrefixCounts): TaskStateCount[] {
 /** The figures of StoreStats the running counts give. */
 export type Totals = Pick<
   StoreStats,
-  'jobsByStatus' | 'jobsStarted' | 'claimsGranted' | 'claimsHeld' | 'claimsByOutcome'
+  'jobsByStatus' | 'jobsStarted' | 'jobsTimedOut' | 'claimsGranted' | 'claimsHeld' | 'claimsByOutcome'
 >;
 
 const sorted = (map: ReadonlyMap<string, number>): Count[] =>
@@ -131,6 +136,13 @@ export function totalsOf(jobs: PrefixCounts, claims: PrefixCounts, ledger: Prefi
   return {
     jobsByStatus: sorted(new Map([...jobs.final, ...jobs.live])),
     jobsStarted: ledger.final.get('started') ?? 0,
+    jobsTimedOut: sorted(
+      new Map(
+        [...ledger.final]
+          .filter(([name]) => name.startsWith(TIMED_OUT))
+          .map(([name, count]) => [name.slice(TIMED_OUT.length), count]),
+      ),
+    ),
     claimsGranted: held + ended.reduce((sum, outcome) => sum + outcome.count, 0),
     claimsHeld: held,
     claimsByOutcome: ended,

@@ -36,8 +36,20 @@ async function truth({ store, raw }: Fixture) {
     claimsGranted: Number(claims['granted']),
     claimsHeld: Number(claims['granted']) - Number(claims['ended']),
     jobsStarted: (await store.audit.list({ limit: 10_000 })).filter(isStart).length,
+    jobsTimedOut: await timedOutBy(store),
     tasksByState: tasksOf((await store.observe.tasksPage({ limit: 10_000 })).map((row) => row.task)),
   };
+}
+
+/** `job:timed_out` rows by who judged them (`unrecorded`: a row that does not say). */
+async function timedOutBy(store: Fixture['store']): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  for (const row of await store.audit.list({ type: 'job:timed_out', limit: 10_000 })) {
+    const said = row.detail['by'];
+    const by = typeof said === 'string' ? said : 'unrecorded';
+    counts[by] = (counts[by] ?? 0) + 1;
+  }
+  return counts;
 }
 
 /** Tasks by state as stats gives them, counted from the tasks. */
@@ -67,6 +79,7 @@ export async function exact(fixture: Fixture, what: string, store = fixture.stor
         claimsGranted: stats.claimsGranted,
         claimsHeld: stats.claimsHeld,
         jobsStarted: stats.jobsStarted,
+        jobsTimedOut: byName(stats.jobsTimedOut),
         tasksByState: stats.tasksByState,
       },
       await truth(fixture),
@@ -151,6 +164,58 @@ export function exerciseObserveTotals(harness: Harness): void {
         await exact(fixture, 'a done task reopened');
         await pruneThroughFirstStart(fixture);
         await exact(fixture, 'the ledger pruned through a started row');
+      }));
+
+    test('count runs timed out by who judged them; a kept row of the older counts is not taken up', () =>
+      withFixture(harness, async (fixture) => {
+        const { raw, param } = fixture;
+        const store = await fixture.clocked();
+        const worker = await givenSession(store);
+        for (const key of ['run', 'finish', 'swept']) await store.jobs.enqueue({ key, timeLimitMs: 1_000 });
+        const jobs = [];
+        for (let index = 0; index < 3; index++)
+          jobs.push(await store.jobs.claimNext({ session: worker.id, start: true }));
+        const [run, finish, swept] = jobs;
+        assert.ok(run && finish && swept);
+        // A kept row as the code before migration 0045 wrote it: starts alone, through past every row.
+        const [top] = await raw.exec(
+          'SELECT coalesce(max(id), 0) + 1 AS top, coalesce(min(id), 0) AS low FROM audit_events',
+        );
+        await raw.exec(
+          `INSERT INTO stats_kept (tbl, through, mark, seen, counts, mins, pending)
+           VALUES ('audit_events', ${param(1)}, ${param(2)}, 0, '[["started",1000]]', '[]', '[]')`,
+          [Number(top?.['top']) + 1000, Number(top?.['low'])],
+        );
+        await fixture.moveClock(2_000);
+        const guard = (job: typeof run) => ({ id: job.id, session: worker.id, epoch: job.epoch });
+        assert.ok((await store.progress.markTimedOut({ ...guard(run), defaultLimitMs: null })).timedOut);
+        assert.ok((await store.progress.failTimedOut({ ...guard(finish), status: 'done' })).timedOut);
+        // The sweep fails `run` too (a pull job, audited already: no second row) and `swept`.
+        assert.equal((await store.progress.sweepTimedOut({ max: 10, by: worker.id })).failed.length, 2);
+        // A row written before the rows said who judged them.
+        await raw.exec(
+          `INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail)
+          SELECT at, type, task_key, job_id, session_id, host, epoch, '{}' FROM audit_events
+          WHERE type = 'job:timed_out' AND job_id = ${param(1)}`,
+          [run.id],
+        );
+        await exact(fixture, 'one of each', store);
+        assert.deepEqual(
+          (await store.observe.stats()).jobsTimedOut,
+          ['finish', 'leader', 'runner', 'unrecorded'].map((name) => ({ name, count: 1 })),
+        );
+        // Another store starts from the counts this one kept, and reads on past them.
+        const another = await fixture.openAnother();
+        try {
+          await store.jobs.enqueue({ key: 'late', timeLimitMs: 1_000 });
+          const late = await store.jobs.claimNext({ session: worker.id, start: true });
+          assert.ok(late !== null);
+          await fixture.moveClock(2_000);
+          assert.ok((await store.progress.failTimedOut({ ...guard(late), status: 'done' })).timedOut);
+          await exact(fixture, 'another store, after one more', another);
+        } finally {
+          await another.close();
+        }
       }));
   });
 }

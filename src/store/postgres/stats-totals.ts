@@ -24,6 +24,9 @@ import { KEPT_SELECT, keptOf, keptParams, keptUpsert, type KeptRow, type KeptTab
 /** Ledger rows of a job's start: `job:started`, or a claim that started its job (decision 0023). */
 const STARTED = `type = 'job:started' OR (type = 'job:claimed' AND detail @> '{"started": true}')`;
 
+/** Who judged a `job:timed_out` row's run (its detail's `by`, decision 0037). */
+const TIMED_OUT_BY = `detail->>'by'`;
+
 /**
  * One table's read as a JSON array of PrefixRows: the range past the cache gives its final rows
  * grouped by name and its live ones by id (grouping by an expression of the id took seconds on a
@@ -74,7 +77,7 @@ const STATE_AT = 'round(extract(epoch FROM state_at) * 1000)';
 /** The four reads, parameters $1…$16, as the columns jobs_rows, claims_rows, ledger_rows and tasks_rows. */
 export const TOTALS_COLUMNS = `${prefixSql(JOBS_SPEC, 1)} AS jobs_rows,
      ${prefixSql(CLAIMS_SPEC, 5)} AS claims_rows,
-     ${prefixSql(ledgerSpec(STARTED), 9)} AS ledger_rows,
+     ${prefixSql(ledgerSpec(STARTED, TIMED_OUT_BY), 9)} AS ledger_rows,
      ${prefixSql(tasksSpec(STATE_AT), 13)} AS tasks_rows`;
 
 export interface TotalsRows {
@@ -93,22 +96,25 @@ interface Part {
 
 const UPSERT = keptUpsert((position) => `$${position}`);
 
+type HorizonTable = 'jobs' | 'claims' | 'audit_events' | 'tasks';
+
 /** A store's running counts of the jobs, the claims and the ledger, with a horizon of each table. */
 export class StatsTotals {
   private readonly parts: readonly Part[];
 
   constructor(private readonly exec: PgExecutor) {
-    const part = (table: KeptTable, rows: Part['rows']): Part => ({
+    // The horizon settles the ids of the table itself (the ledger's: audit_events).
+    const part = (table: KeptTable, horizonOf: HorizonTable, rows: Part['rows']): Part => ({
       table,
       totals: new PrefixTotals(),
-      horizon: new LedgerHorizon(exec, table),
+      horizon: new LedgerHorizon(exec, horizonOf),
       rows,
     });
     this.parts = [
-      part('jobs', (row) => row.jobs_rows),
-      part('claims', (row) => row.claims_rows),
-      part('audit_events', (row) => row.ledger_rows),
-      part('tasks', (row) => row.tasks_rows),
+      part('jobs', 'jobs', (row) => row.jobs_rows),
+      part('claims', 'claims', (row) => row.claims_rows),
+      part('ledger', 'audit_events', (row) => row.ledger_rows),
+      part('tasks', 'tasks', (row) => row.tasks_rows),
     ];
   }
 

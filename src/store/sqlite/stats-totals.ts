@@ -21,6 +21,9 @@ import type { SqliteExecutor } from './executor.js';
 /** Ledger rows of a job's start: `job:started`, or a claim that started its job (decision 0023). */
 const STARTED = `type = 'job:started' OR (type = 'job:claimed' AND json_extract(detail, '$.started') = 1)`;
 
+/** Who judged a `job:timed_out` row's run (its detail's `by`, decision 0037). */
+const TIMED_OUT_BY = `json_extract(detail, '$.by')`;
+
 /**
  * The read of prefix-totals.ts for one table: its pending ids, then the range past the cache, its
  * final rows grouped by name and its live ones by id (grouping by an expression of the id took
@@ -55,7 +58,7 @@ const RETAINED = `
 const SQL = {
   jobs: prefixSql(JOBS_SPEC),
   claims: prefixSql(CLAIMS_SPEC),
-  ledger: prefixSql(ledgerSpec(STARTED)),
+  ledger: prefixSql(ledgerSpec(STARTED, TIMED_OUT_BY)),
   tasks: prefixSql(tasksSpec('state_at')),
 };
 
@@ -79,7 +82,7 @@ function counted(exec: SqliteExecutor, totals: PrefixTotals, sql: string): Prefi
 const TABLES = [
   ['jobs', 'jobs'],
   ['claims', 'claims'],
-  ['ledger', 'audit_events'],
+  ['ledger', 'ledger'],
   ['tasks', 'tasks'],
 ] as const satisfies readonly (readonly [keyof StatsTotals, KeptTable])[];
 

@@ -40,6 +40,7 @@ import tokensByJob from './0041-tokens-by-job.js';
 import tasksByPriority from './0042-tasks-by-priority.js';
 import timeLimitSweep from './0043-time-limit-sweep.js';
 import hostAgentCommand from './0044-host-agent-command.js';
+import statsKeptLedger from './0045-stats-kept-ledger.js';
 
 export interface Migration {
   readonly version: number;
@@ -94,4 +95,5 @@ export const MIGRATIONS: readonly Migration[] = [
   tasksByPriority,
   timeLimitSweep,
   hostAgentCommand,
+  statsKeptLedger,
 ];
