@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { bothEngines } from '../../test/support/databases.js';
 import { cliModes, cliOn, stopServers } from '../../test/support/cli.js';
+import { openStore } from '../store/open.js';
 
 type JobJson = { id: number; key: string; status: string; epoch: number; reason: string | null };
 type Finish = { finished: { ok: boolean; job: JobJson | null }; next: JobJson | null };
@@ -146,6 +147,71 @@ for (const db of bothEngines())
         assert.match(timedOut ?? '', /^finished job \d+ failed .* — timed out: ran past .* \[timed out\]$/);
         assert.match(plain ?? '', /^finished job \d+ done /);
         assert.doesNotMatch(plain ?? '', /timed out/);
+      });
+
+      test("a batch member the leader's sweep failed: the time-limit line, as a single finish gives it", async () => {
+        const url = await db.fresh();
+        const cli = cliOn(url, mode);
+        const s = await cli.session();
+        const limits = [
+          ['slow', '1s'],
+          ['slow2', '1s'],
+          ['slow3', '1s'],
+          ['quick', '1h'],
+          ['quick2', '1h'],
+        ] as const;
+        for (const [key, limit] of limits) await cli.json(0, 'enqueue', key, '--time-limit', limit);
+        const taken = await cli.json<{ jobs: JobJson[] }>(0, 'job', 'next', '--session', s, '--batch', '5');
+        const member = (key: string) => {
+          const job = taken.jobs.find((one) => one.key === key);
+          assert.ok(job !== undefined, key);
+          return `${job.id}:${job.epoch}`;
+        };
+        await sleep(1_200);
+        // The leading `baton up`'s sweep, on the same database.
+        const store = await openStore(url);
+        try {
+          const leader = await store.sessions.start({ kind: 'daemon', host: 'lead', pid: 1 });
+          assert.equal((await store.progress.sweepTimedOut({ max: 10, by: leader.id })).failed.length, 3);
+        } finally {
+          await store.close();
+        }
+        const line = (key: string) =>
+          new RegExp(
+            `^job ${member(key).split(':')[0]} timed out: ran past its time limit of 1 s \\(started \\d{4}-[^)]*\\): ` +
+              'the leader failed it before this finish came: it is failed, not done',
+          );
+        type Member = { ok: boolean; reason?: string; job: JobJson; timedOut?: boolean; message?: string };
+        type Refused = { error: string; message: string; finished: Member[] };
+        const refused = await cli.json<Refused>(
+          3,
+          'job',
+          'finish-batch',
+          '--session',
+          s,
+          member('slow'),
+          member('quick'),
+        );
+        assert.equal(refused.error, 'lost');
+        assert.match(refused.message, line('slow'));
+        assert.match(refused.message, /; 1 of 2 finished$/);
+        const [swept, quick] = refused.finished;
+        assert.deepEqual(
+          [swept?.ok, swept?.reason, swept?.timedOut, swept?.job.status],
+          [false, 'lost', true, 'failed'],
+        );
+        assert.match(swept?.message ?? '', line('slow'));
+        assert.deepEqual([quick?.ok, quick?.job.status, 'timedOut' in (quick ?? {})], [true, 'done', false]);
+        const text = await cli.run('job', 'finish-batch', '--session', s, member('slow2'), member('quick2'));
+        assert.equal(text.code, 3, text.stderr);
+        const lines = text.stderr.split('\n').filter((one) => one !== '');
+        assert.equal(lines.length, 1, text.stderr);
+        assert.match((lines[0] ?? '').replace(/^baton: /, ''), line('slow2'));
+        // With jobs taken in the same commit it exits 0, and the member's line says why it was not finished.
+        await cli.json(0, 'enqueue', 'more');
+        const next = await cli.run('job', 'finish-batch', '--session', s, member('slow3'), '--next', '1');
+        assert.equal(next.code, 0, next.stderr);
+        assert.match(next.stdout.split('\n')[0] ?? '', line('slow3'));
       });
     });
   }

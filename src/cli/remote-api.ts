@@ -30,11 +30,11 @@ import {
   HTTP_NEXT_WAIT_MAX_MS,
   parseNextWait,
   type Pull,
+  type PullBatchResult,
 } from '../coordinator/pull.js';
 import type { Tokens } from '../coordinator/tokens.js';
 import type { Workspaces } from '../coordinator/workspaces.js';
 import type { Job, JobId } from '../core/job.js';
-import type { JobBatchResult } from '../store/job-batch.js';
 import { auditByToken, listedTasks } from './older-servers.js';
 import { validateId, validateKey } from '../core/validate.js';
 import { fromWire } from '../agents/api-connection.js';
@@ -105,12 +105,12 @@ function query(fields: Readonly<Record<string, unknown>>): string {
 
 /** A batch route's answer: the CLI's --json of `job next --batch` and `job finish-batch`. */
 interface WireBatch {
-  readonly finished?: JobBatchResult['finished'];
+  readonly finished?: PullBatchResult['finished'];
   readonly jobs: readonly Job[];
   readonly leaseUntil: string | null;
 }
 
-const batchResult = (batch: WireBatch): JobBatchResult => ({
+const batchResult = (batch: WireBatch): PullBatchResult => ({
   finished: batch.finished ?? [],
   taken: batch.jobs,
   leaseUntil: batch.leaseUntil === null ? null : Date.parse(batch.leaseUntil),

@@ -4,6 +4,7 @@
  * in the same commit. The session is the script's own (`baton session start`), and every step is
  * guarded by it and by the job's epoch, exactly as the runner's are.
  */
+import type { Instant } from '../core/time.js';
 import { ConflictError, InvalidInputError } from '../core/errors.js';
 import type { Job } from '../core/job.js';
 import {
@@ -14,7 +15,7 @@ import {
   validateOneOf,
   validateText,
 } from '../core/validate.js';
-import type { JobBatchFinish, JobBatchResult } from '../store/job-batch.js';
+import type { JobBatchFinish, JobBatchMember, JobBatchResult } from '../store/job-batch.js';
 import { SWEPT_ENDING, timedOutWords } from '../store/time-limit-reason.js';
 import type { JobFinishAndClaimNextResult, JobFinishParams, Store } from '../store/store.js';
 
@@ -100,6 +101,24 @@ export function parseBatch(input: JobBatchInput) {
   return { session, finish, take, leaseMs };
 }
 
+/**
+ * A batch member the leader's sweep failed past its job's own time limit before this batch came
+ * (decision 0037, "The sweep's loose ends"): lost as any member that moved on, and `timedOut` with
+ * the line a single `baton job finish` of it is refused with (`message`).
+ */
+export interface SweptMember {
+  readonly ok: false;
+  readonly reason: 'lost';
+  readonly job: Job;
+  readonly timedOut: true;
+  readonly message: string;
+}
+
+/** A batch's answer as Pull gives it: the store's, its swept members told apart (SweptMember). */
+export interface PullBatchResult extends Omit<JobBatchResult, 'finished'> {
+  readonly finished: readonly (JobBatchMember | SweptMember)[];
+}
+
 /** The longest `job next --wait` blocks: a script that waits longer asks again. */
 const NEXT_WAIT_MAX_MS = 300_000;
 
@@ -151,14 +170,26 @@ export class Pull {
   /**
    * Batch completion and fetch in one commit: finishes each job given under its own epoch (a
    * fenced one answers lost alone), then takes up to `take` due jobs, each started under its own
-   * epoch and a lease of `lease`.
+   * epoch and a lease of `lease`. A member the leader's sweep failed past its own limit answers
+   * lost with the time-limit line (SweptMember), read from the store's answer: no extra read.
    */
-  batch(input: JobBatchInput): Promise<JobBatchResult> {
-    return this.store.jobs.batch(parseBatch(input));
+  async batch(input: JobBatchInput): Promise<PullBatchResult> {
+    const params = parseBatch(input);
+    const result = await this.store.jobs.batch(params);
+    const finished = result.finished.map((member, index): JobBatchMember | SweptMember => {
+      const given = params.finish[index];
+      if (member.ok || member.job === null || given === undefined) return member;
+      const asked = { ...given, session: params.session };
+      const swept = sweptUnder(member.job, asked);
+      if (swept === null) return member;
+      const message = timedOutRefusal(asked, swept.startedAt, swept.limitMs, true).message;
+      return { ...member, job: member.job, timedOut: true, message };
+    });
+    return { ...result, finished };
   }
 
   /** Takes up to `size` due jobs (at least one) in one commit, each under its own epoch and lease. */
-  nextBatch(input: JobNextBatchInput): Promise<JobBatchResult> {
+  nextBatch(input: JobNextBatchInput): Promise<PullBatchResult> {
     const session = validateId('session', input.session);
     const take = parseBatchSize(input.size);
     return this.batch({ session, take, ...(input.lease === undefined ? {} : { lease: input.lease }) });
@@ -195,19 +226,29 @@ export class Pull {
    * the limit; any other loss answers lost as before. One read, only on this rare path.
    */
   private async sweptBefore(params: JobFinishParams): Promise<void> {
-    const job = await this.store.jobs.get(params.id);
-    if (job === null || job.status !== 'failed' || job.epoch !== params.epoch) return;
-    if (job.session !== params.session || job.startedAt === null || job.timeLimitMs === null) return;
-    // The sweep's words only: a worker's own finish past the limit, sent again, answers lost as before.
-    if (job.reason?.endsWith(SWEPT_ENDING) !== true) return;
-    throw timedOutRefusal(params, job.startedAt, job.timeLimitMs, true);
+    const swept = sweptUnder(await this.store.jobs.get(params.id), params);
+    if (swept !== null) throw timedOutRefusal(params, swept.startedAt, swept.limitMs, true);
   }
+}
+
+/**
+ * The job's start and limit when the leader's sweep failed it under this session and epoch, else
+ * null. The sweep's words only: a worker's own finish past the limit, sent again, answers lost.
+ */
+function sweptUnder(
+  job: Job | null,
+  guard: Pick<JobFinishParams, 'session' | 'epoch'>,
+): { startedAt: Instant; limitMs: number } | null {
+  if (job === null || job.status !== 'failed' || job.epoch !== guard.epoch) return null;
+  if (job.session !== guard.session || job.startedAt === null || job.timeLimitMs === null) return null;
+  if (job.reason?.endsWith(SWEPT_ENDING) !== true) return null;
+  return { startedAt: job.startedAt, limitMs: job.timeLimitMs };
 }
 
 /** The one line refusing a finish past the job's own limit (exit 3, HTTP 409). */
 function timedOutRefusal(
   params: JobFinishParams,
-  startedAt: number,
+  startedAt: Instant,
   limitMs: number,
   swept = false,
 ): ConflictError {

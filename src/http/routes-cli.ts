@@ -266,7 +266,8 @@ function batchRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       responses: ok(
         '{finished, jobs, leaseUntil}: per member in order {ok, job, reason?, timedOut?} (a fenced one: ok ' +
           'false, reason lost, the job as it is now; the others still finish; one past its own time limit: ok, ' +
-          'the job failed timed out, timedOut true), then the jobs taken',
+          "the job failed timed out, timedOut true; one the leader's sweep failed before: ok false, reason lost, " +
+          'timedOut true and message, the time-limit line), then the jobs taken',
       ),
     }),
     async (context) => {

@@ -10,14 +10,15 @@
  *
  * A finish-batch whose members all went through exits 0. One whose members moved on exits 3 when
  * it took no job (the others are finished: the JSON says which); with jobs taken it exits 0, since
- * the script now holds them and must not drop them. Both work over the HTTP API too
- * (POST /v1/jobs/next-batch and /v1/jobs/finish-batch), with the same output and exit codes.
+ * the script now holds them and must not drop them. A member the leader's sweep failed past its own
+ * time limit is told with the line `baton job finish` gives it (`message`, `timedOut` in the JSON).
+ * Both work over the HTTP API too (POST /v1/jobs/next-batch and /v1/jobs/finish-batch), with the
+ * same output and exit codes.
  */
 import type { Command } from 'commander';
-import type { Pull } from '../../coordinator/pull.js';
+import type { Pull, PullBatchResult } from '../../coordinator/pull.js';
 import { InvalidInputError } from '../../core/errors.js';
 import type { Job } from '../../core/job.js';
-import type { JobBatchResult } from '../../store/job-batch.js';
 import { jobLine } from '../job-format.js';
 import { Refusal } from '../refusal.js';
 import { withApi } from '../run.js';
@@ -35,7 +36,7 @@ function member(text: string): { id: string; epoch: string; status?: string } {
   return status === undefined ? { id, epoch } : { id, epoch, status };
 }
 
-const takenLines = (result: JobBatchResult, session: string): string[] => {
+const takenLines = (result: PullBatchResult, session: string): string[] => {
   if (result.taken.length === 0) return ['no job is due'];
   const until =
     result.leaseUntil === null ? '' : `, leases until ${new Date(result.leaseUntil).toISOString()}`;
@@ -71,6 +72,43 @@ interface FinishBatchOptions {
   readonly lease?: string;
 }
 
+/**
+ * A batch that took no job and whose members did not all finish: exit 3, one line. A member the
+ * leader's sweep failed is told with its time-limit line, the others that moved on by their ids.
+ */
+function refuseLost(
+  answer: PullBatchResult,
+  members: readonly string[],
+  json: Record<string, unknown>,
+): void {
+  const swept = answer.finished.flatMap((finished) => ('message' in finished ? [finished.message] : []));
+  const moved = answer.finished.flatMap((finished, index) =>
+    finished.ok || 'message' in finished ? [] : [members[index] ?? '?'],
+  );
+  if (swept.length === 0 && moved.length === 0) return;
+  const all = answer.finished.length;
+  const done = all - swept.length - moved.length;
+  if (swept.length === 0) {
+    const hint = 'they are no longer yours; take more with `baton job next --batch N`';
+    throw new Refusal(
+      'conflict',
+      'lost',
+      `${moved.length} of ${all} jobs moved on (${moved.join(' ')}); ${done} finished`,
+      hint,
+      json,
+    );
+  }
+  const others = moved.length === 0 ? '' : `; ${moved.length} moved on (${moved.join(' ')})`;
+  const hint = '`baton retry <job-id>` queues a timed-out job again with the same limit';
+  throw new Refusal(
+    'conflict',
+    'lost',
+    `${swept.join('; ')}${others}; ${done} of ${all} finished`,
+    hint,
+    json,
+  );
+}
+
 export function registerPullBatch(job: Command): void {
   job
     .command('finish-batch <members...>')
@@ -88,21 +126,15 @@ export function registerPullBatch(job: Command): void {
           ...(options.lease === undefined ? {} : { lease: options.lease }),
         };
         const answer = await baton.pull.batch(input);
-        const lost = answer.finished.flatMap((finished, index) =>
-          finished.ok ? [] : [members[index] ?? '?'],
-        );
         const json = { finished: answer.finished, jobs: answer.taken, leaseUntil: answer.leaseUntil };
-        if (lost.length > 0 && answer.taken.length === 0) {
-          const done = answer.finished.length - lost.length;
-          const hint = 'they are no longer yours; take more with `baton job next --batch N`';
-          const why = `${lost.length} of ${answer.finished.length} jobs moved on (${lost.join(' ')}); ${done} finished`;
-          throw new Refusal('conflict', 'lost', why, hint, json);
-        }
+        if (answer.taken.length === 0) refuseLost(answer, members, json);
         out.result(json, () => [
           ...answer.finished.map((result, index) =>
             result.ok
               ? `finished ${jobLine(result.job)}${'timedOut' in result ? ' [timed out]' : ''}`
-              : `job ${members[index] ?? '?'} had moved on: not finished by you`,
+              : 'message' in result
+                ? result.message
+                : `job ${members[index] ?? '?'} had moved on: not finished by you`,
           ),
           ...(options.next === undefined ? [] : takenLines(answer, options.session)),
         ]);
