@@ -11,8 +11,11 @@
  *    cutoff passes it. A caught-up walk resumes 10 s back (OVERLAP_MS): on PostgreSQL a
  *    finish's time is taken before its commit, so a job may appear behind a walk that passed its time.
  *
- * The cursors live in the store (each process walks from the start once, in batches), so a new
- * leader's first pass reads the whole history once and every later pass only what changed.
+ * The cursors live in the database (`output_trim_walks`, one row per walk), read at the start of
+ * each walk and written at its end: a new leader, or a restarted one, resumes where the last pass
+ * of any process stopped. (Kept in each process's memory before, a new leader's first passes walked
+ * the whole history again, 10,000 jobs a minute, and newly ended jobs waited behind that walk.)
+ * Not fenced by the term: a deposed leader that writes its cursor has trimmed up to it.
  */
 
 /** Where a walk along `jobs_finished` stands: the last job it read, by finish then id, as the engine keeps it. */
@@ -45,23 +48,34 @@ const TRIM_BATCHES_MAX = 20;
 
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-/** A walk along the finished jobs, resumed by each call, giving the event loop back between batches. */
+/** Where a walk's cursor is kept between passes, by the engine (none yet: from the start). */
+export interface WalkCursor {
+  load(): Promise<FinishedCursor | null>;
+  save(cursor: FinishedCursor): Promise<void>;
+}
+
+/**
+ * A walk along the finished jobs, resumed by each call from its kept cursor, giving the event loop
+ * back between batches; the cursor it reached is kept at the end of the call.
+ */
 export class FinishedWalk {
-  private after: FinishedCursor | null = null;
+  constructor(private readonly cursor: WalkCursor) {}
 
   async run(batch: TrimBatch, limit: number): Promise<number> {
+    let after = await this.cursor.load();
     let deleted = 0;
     for (let round = 0; round < TRIM_BATCHES_MAX; round++) {
       if (round > 0) await turn();
-      const step = await batch(this.after, limit);
+      const step = await batch(after, limit);
       deleted += step.deleted;
       if (step.read < limit) {
         // Caught up: the next pass resumes a little behind the newest job read.
-        if (step.back !== null) this.after = step.back;
-        return deleted;
+        after = step.back ?? after;
+        break;
       }
-      this.after = step.last;
+      after = step.last;
     }
+    if (after !== null) await this.cursor.save(after);
     return deleted;
   }
 }

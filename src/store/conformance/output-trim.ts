@@ -93,5 +93,43 @@ export function exerciseOutputTrim(harness: Harness): void {
           `job ${late} kept ${kept} (jobs before it: ${ids.join(', ')})`,
         );
       }));
+
+    test('a second store (a new leader) resumes each walk where the last pass stopped', () =>
+      withFixture(harness, async ({ store, raw, openAnother }) => {
+        const ids = await givenEnded(store, 'box-1', ['a', 'b', 'c']);
+        const pass = { keep: OUTPUT_KEEP_ENDED, endedBefore: 0, batch: 2 };
+        assert.ok((await store.output.trim(pass)) > 0);
+        const walks = await raw.exec('SELECT walk FROM output_trim_walks ORDER BY walk');
+        // The drop walk (nothing ended before its cutoff of 0) read no job, so it keeps none yet.
+        assert.deepEqual(
+          walks.map((row) => row['walk']),
+          ['shrink'],
+          'the shrink walk keeps its cursor',
+        );
+        // A job that ended an hour before every job the walk read: a walk from the start would
+        // shrink it, a resumed one is past it (the 10 s overlap covers commits, not an hour).
+        const [behind] = await givenEnded(store, 'box-2', ['d']);
+        const hourBack = harness.name.startsWith('sqlite') ? '- 3600000' : "- interval '1 hour'";
+        await raw.exec(
+          `UPDATE jobs SET finished_at = (SELECT min(finished_at) ${hourBack} FROM jobs) WHERE id = ${behind}`,
+        );
+        const [after] = await givenEnded(store, 'box-3', ['e']);
+        const second = await openAnother();
+        try {
+          assert.ok((await second.output.trim(pass)) > 0, 'it shrinks the job that ended after the pass');
+          const size = async (id: number): Promise<number> => {
+            const read = await second.output.read({ job: id, attempt: 1, offset: 0 });
+            return read.size - (read.rows[0]?.offset ?? read.size);
+          };
+          assert.ok((await size(after ?? 0)) < 2 * OUTPUT_KEEP_ENDED, 'the new job was shrunk');
+          assert.equal(
+            await size(behind ?? 0),
+            OUTPUT_WINDOW,
+            `resumed past job ${behind}, not from ${ids[0]}`,
+          );
+        } finally {
+          await second.close();
+        }
+      }));
   });
 }

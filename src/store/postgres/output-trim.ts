@@ -5,7 +5,14 @@
  */
 import { HELD_SQL, TERMINAL_SQL } from '../job-guard.js';
 import type { OutputStore } from '../output-store.js';
-import { FinishedWalk, OVERLAP_MS, TRIM_BATCH, type FinishedCursor, type TrimBatch } from '../output-trim.js';
+import {
+  FinishedWalk,
+  OVERLAP_MS,
+  TRIM_BATCH,
+  type FinishedCursor,
+  type TrimBatch,
+  type WalkCursor,
+} from '../output-trim.js';
 import type { PgExecutor } from './executor.js';
 
 /** A row of output_chunks (aliased o) that ends $1 bytes or more before its attempt's newest byte. */
@@ -77,9 +84,27 @@ function batch(exec: PgExecutor, sql: string, first: number): TrimBatch {
   };
 }
 
+/** The cursor's time read back as the server's text, as the walk keeps it (exact to the microsecond). */
+const LOAD = 'SELECT at::text AS at, id FROM output_trim_walks WHERE walk = $1::text';
+const SAVE = `INSERT INTO output_trim_walks (walk, at, id) VALUES ($1::text, $2::timestamptz, $3::bigint)
+  ON CONFLICT (walk) DO UPDATE SET at = excluded.at, id = excluded.id`;
+
+/** The walk's cursor in `output_trim_walks` (migration 0046). */
+function kept(exec: PgExecutor, walk: 'shrink' | 'drop'): WalkCursor {
+  return {
+    load: async () => {
+      const row = (await exec.rows<{ at: string; id: string }>(LOAD, [walk]))[0];
+      return row === undefined ? null : { at: row.at, id: Number(row.id) };
+    },
+    save: async (cursor) => {
+      await exec.rows(SAVE, [walk, cursor.at, cursor.id]);
+    },
+  };
+}
+
 export function postgresOutputTrim(exec: PgExecutor): OutputStore['output']['trim'] {
-  const shrunk = new FinishedWalk();
-  const dropped = new FinishedWalk();
+  const shrunk = new FinishedWalk(kept(exec, 'shrink'));
+  const dropped = new FinishedWalk(kept(exec, 'drop'));
   return async ({ keep, endedBefore, batch: limit = TRIM_BATCH }) => {
     let deleted = (await exec.rows<{ n: number }>(TRIM_LIVE, [keep]))[0]?.n ?? 0;
     deleted += await shrunk.run(batch(exec, SHRINK_SQL, keep), limit);

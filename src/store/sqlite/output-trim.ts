@@ -6,7 +6,14 @@
  */
 import { HELD_SQL, TERMINAL_SQL } from '../job-guard.js';
 import type { OutputStore } from '../output-store.js';
-import { FinishedWalk, OVERLAP_MS, TRIM_BATCH, type FinishedCursor, type TrimBatch } from '../output-trim.js';
+import {
+  FinishedWalk,
+  OVERLAP_MS,
+  TRIM_BATCH,
+  type FinishedCursor,
+  type TrimBatch,
+  type WalkCursor,
+} from '../output-trim.js';
 import type { SqliteExecutor } from './executor.js';
 
 /** A row of output_chunks (aliased o) that ends `keep` bytes or more before its attempt's newest byte. */
@@ -49,9 +56,24 @@ function batch(exec: SqliteExecutor, keep: number, until: number, drop: boolean)
     );
 }
 
+const LOAD = 'SELECT at, id FROM output_trim_walks WHERE walk = @walk';
+const SAVE = `INSERT INTO output_trim_walks (walk, at, id) VALUES (@walk, @at, @id)
+  ON CONFLICT (walk) DO UPDATE SET at = excluded.at, id = excluded.id`;
+
+/** The walk's cursor in `output_trim_walks` (migration 0046). */
+function kept(exec: SqliteExecutor, walk: 'shrink' | 'drop'): WalkCursor {
+  return {
+    load: () => Promise.resolve((exec.prepare(LOAD).get({ walk }) as FinishedCursor | undefined) ?? null),
+    save: (cursor) =>
+      Promise.resolve(
+        exec.writeNotDurable(() => void exec.prepare(SAVE).run({ walk, at: cursor.at, id: cursor.id })),
+      ),
+  };
+}
+
 export function sqliteOutputTrim(exec: SqliteExecutor): OutputStore['output']['trim'] {
-  const shrunk = new FinishedWalk();
-  const dropped = new FinishedWalk();
+  const shrunk = new FinishedWalk(kept(exec, 'shrink'));
+  const dropped = new FinishedWalk(kept(exec, 'drop'));
   return async ({ keep, endedBefore, batch: limit = TRIM_BATCH }) => {
     let deleted = exec.writeNotDurable(() => exec.prepare(TRIM_LIVE).run({ keep }).changes);
     deleted += await shrunk.run(batch(exec, keep, Number.MAX_SAFE_INTEGER, false), limit);

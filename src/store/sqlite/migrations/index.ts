@@ -36,6 +36,7 @@ import tasksByPriority from './0042-tasks-by-priority.js';
 import timeLimitSweep from './0043-time-limit-sweep.js';
 import hostAgentCommand from './0044-host-agent-command.js';
 import statsKeptLedger from './0045-stats-kept-ledger.js';
+import outputTrimWalks from './0046-output-trim-walks.js';
 
 export interface Migration {
   readonly version: number;
@@ -83,4 +84,5 @@ export const MIGRATIONS: readonly Migration[] = [
   timeLimitSweep,
   hostAgentCommand,
   statsKeptLedger,
+  outputTrimWalks,
 ];
