@@ -3,9 +3,11 @@
  * `jobs` finished jobs (fleet-seed.ts) each holding `chunks` output rows of `size` bytes, nothing
  * to trim, seeded straight in SQL (setup only); then `store.output.trim` is timed `passes` times on one
  * store with a 10 ms timer running, printing each pass's time and how late the timer fired at most
- * (what the pass cost `baton up`'s event loop on SQLite).
+ * (what the pass cost `baton up`'s event loop on SQLite). Then a second store on the same file (a
+ * new leader's process) runs `restarts` passes: it resumes from the walks' kept cursors (migration
+ * 0047), where before it walked the whole history again as the first store's first passes did.
  *
- * Run alone: `node dist/bench/output-trim.js <new sqlite path> [jobs] [chunks] [size] [passes]`.
+ * Run alone: `node dist/bench/output-trim.js <new sqlite path> [jobs] [chunks] [size] [passes] [restarts]`.
  */
 import Database from 'better-sqlite3';
 import { OUTPUT_KEEP_ENDED } from '../src/core/output-stream.js';
@@ -19,6 +21,7 @@ async function measure(
   chunks: number,
   size: number,
   passes: number,
+  restarts: number,
 ): Promise<void> {
   await seedHistory(path, { queued: 0, finished: jobs });
   const db = new Database(path);
@@ -29,6 +32,12 @@ async function measure(
   } finally {
     db.close();
   }
+  await timePasses(path, passes, 'pass');
+  await timePasses(path, restarts, 'a new store, pass');
+}
+
+/** `passes` trims on a store of its own, each timed with a 10 ms timer running beside it. */
+async function timePasses(path: string, passes: number, label: string): Promise<void> {
   const store = await openStore(path);
   try {
     for (let pass = 0; pass < passes; pass++) {
@@ -45,7 +54,7 @@ async function measure(
       await new Promise((resolve) => setTimeout(resolve, 30));
       clearInterval(timer);
       console.log(
-        `pass ${pass + 1}: ${ms.toFixed(1)} ms, ${deleted} rows, the timer at most ${late.toFixed(0)} ms late`,
+        `${label} ${pass + 1}: ${ms.toFixed(1)} ms, ${deleted} rows, the timer at most ${late.toFixed(0)} ms late`,
       );
     }
   } finally {
@@ -53,9 +62,18 @@ async function measure(
   }
 }
 
-const [path, jobs, chunks, size, passes] = process.argv.slice(2);
+const [path, jobs, chunks, size, passes, restarts] = process.argv.slice(2);
 if (path === undefined) {
-  console.error('usage: node dist/bench/output-trim.js <new sqlite path> [jobs] [chunks] [size] [passes]');
+  console.error(
+    'usage: node dist/bench/output-trim.js <new sqlite path> [jobs] [chunks] [size] [passes] [restarts]',
+  );
   process.exit(2);
 }
-await measure(path, Number(jobs ?? 100_000), Number(chunks ?? 2), Number(size ?? 1024), Number(passes ?? 12));
+await measure(
+  path,
+  Number(jobs ?? 100_000),
+  Number(chunks ?? 2),
+  Number(size ?? 1024),
+  Number(passes ?? 12),
+  Number(restarts ?? 3),
+);
