@@ -172,7 +172,10 @@ for (const db of bothEngines())
         const store = await openStore(url);
         try {
           const leader = await store.sessions.start({ kind: 'daemon', host: 'lead', pid: 1 });
-          assert.equal((await store.progress.sweepTimedOut({ max: 10, by: leader.id })).failed.length, 3);
+          assert.equal(
+            (await store.progress.sweepTimedOut({ max: 10, leaderSession: leader.id })).failed.length,
+            3,
+          );
         } finally {
           await store.close();
         }

@@ -98,11 +98,14 @@ for (const db of bothEngines()) {
       try {
         const finish = await pastItsLimit(store);
         const heal = await refuseFailing(db, sql);
-        await assert.rejects(store.progress.sweepTimedOut({ max: 10, by: finish.session }), /injected fault/);
+        await assert.rejects(
+          store.progress.sweepTimedOut({ max: 10, leaderSession: finish.session }),
+          /injected fault/,
+        );
         assert.equal((await store.jobs.get(finish.id))?.status, 'running', 'the fault changed nothing');
         assert.deepEqual(await store.audit.list({ jobId: finish.id, type: 'job:timed_out' }), []);
         await heal();
-        const { failed } = await store.progress.sweepTimedOut({ max: 10, by: finish.session });
+        const { failed } = await store.progress.sweepTimedOut({ max: 10, leaderSession: finish.session });
         assert.deepEqual(
           failed.map((job) => [job.id, job.status]),
           [[finish.id, 'failed']],
@@ -119,7 +122,10 @@ for (const db of bothEngines()) {
       const store = await openStore(await db.fresh());
       try {
         const finish = await pastItsLimit(store);
-        assert.equal((await store.progress.sweepTimedOut({ max: 10, by: finish.session })).failed.length, 1);
+        assert.equal(
+          (await store.progress.sweepTimedOut({ max: 10, leaderSession: finish.session })).failed.length,
+          1,
+        );
         await store.jobs.enqueue({ key: 'next' });
         const pull = new Pull(store);
         for (const [status, ending] of [

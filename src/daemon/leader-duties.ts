@@ -154,7 +154,10 @@ function timeLimitSweepDuty(store: Store, session: SessionId, log: (line: string
     everyMs: TIME_LIMIT_SWEEP_EVERY_MS,
     run: async () => {
       for (let batch = 0; batch < TIME_LIMIT_SWEEP_BATCHES; batch++) {
-        const { failed } = await store.progress.sweepTimedOut({ max: TIME_LIMIT_SWEEP_BATCH, by: session });
+        const { failed } = await store.progress.sweepTimedOut({
+          max: TIME_LIMIT_SWEEP_BATCH,
+          leaderSession: session,
+        });
         for (const job of failed)
           log(`time limit: failed job ${job.id} (${job.key}): ${job.reason ?? 'timed out'}`);
         if (failed.length < TIME_LIMIT_SWEEP_BATCH) return;

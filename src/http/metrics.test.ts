@@ -182,7 +182,10 @@ for (const db of bothEngines()) {
         assert.ok((await store.progress.failTimedOut(said)).timedOut);
         const daemon = await store.sessions.start({ kind: 'daemon', host: 'box', pid: 1 });
         // `run` is failed too (no second row: its runner's verdict wrote it), and `swept`.
-        assert.equal((await store.progress.sweepTimedOut({ max: 10, by: daemon.id })).failed.length, 2);
+        assert.equal(
+          (await store.progress.sweepTimedOut({ max: 10, leaderSession: daemon.id })).failed.length,
+          2,
+        );
         const after = await scrape();
         for (const by of ['runner', 'finish', 'leader']) assert.equal(sample(after, series(by)), 1, by);
         // A new process (a restarted `baton up`, another leader) reads the same from the database.

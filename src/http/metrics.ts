@@ -222,6 +222,8 @@ export function metricsRoutes(deps: MetricsDeps): Hono {
     }
     for (const [reason, jobs] of waiting) metrics.waiting.set({ reason }, jobs);
     setCounter(metrics.oom, finished('oom_killed'));
+    // Reset first: a series no longer in the ledger (`unrecorded`, after a prune) goes, as in a new process.
+    metrics.timedOut.reset();
     for (const by of new Set([...TIMED_OUT_BY, ...stats.jobsTimedOut.map((entry) => entry.name)]))
       setCounter(metrics.timedOut, count(stats.jobsTimedOut, by), { by });
     refreshHealth(health, stats);

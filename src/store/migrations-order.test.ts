@@ -1,11 +1,12 @@
 /**
- * The migrations' numbers (docs/decisions/0042-tests-under-load.md). A database records one
- * version, the highest applied, and the runner applies every migration above it in list order: a
- * migration listed after a higher one, or numbered below a version already shipped, is skipped on
- * every database past it. Helpers work in parallel clones, and a merge once landed 0036 before
- * 0035. So each engine's list must be in order, with no number skipped but the historical ones
- * below; every file in an engine's migrations folder must be in its list under its file's number
- * and name; and a number both engines use must name the same change on both.
+ * The migrations' numbers (docs/decisions/0042-tests-under-load.md). A database reads as the
+ * newest version with every listed one below it recorded (schema-version.ts, decision 0043), and
+ * the runner applies what is missing in list order: a migration listed after a higher one, or
+ * numbered apart on the two engines, would run out of order or name two changes. Helpers work in
+ * parallel clones, and a merge once landed 0036 before 0035. So each engine's list must be in
+ * order, with no number skipped but the historical ones below; every file in an engine's
+ * migrations folder must be in its list under its file's number and name; and a number both
+ * engines use must name the same change on both.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -122,7 +122,8 @@ export interface StoreStats {
    * Runs judged past their time limit (`job:timed_out` ledger rows, decision 0037), by who judged
    * them: `runner` (a `baton up` killed the run), `finish` (a pull worker's finish came past it),
    * `leader` (the leader's sweep failed a pull job its worker never finished); `unrecorded` for
-   * rows written before the rows said. Rows present, as jobsStarted.
+   * rows that do not say (written before the field, or by an older `baton up` during a rolling
+   * upgrade). Rows present, as jobsStarted.
    */
   readonly jobsTimedOut: readonly Count[];
   /** Claims ever granted (rows of the claims table) and those live now. */

@@ -96,10 +96,10 @@ export type TimedOutFinishResult =
 export type TimedOutBy =
   { readonly by: 'runner' | 'finish' } | { readonly by: 'leader'; readonly bySession: SessionId };
 
-/** The leader's sweep: at most `max` jobs, audited as failed by the leader's session `by`. */
+/** The leader's sweep: at most `max` jobs, audited as failed by the leader's session `leaderSession`. */
 export interface TimeLimitSweepParams {
   readonly max: number;
-  readonly by: SessionId;
+  readonly leaderSession: SessionId;
 }
 
 /** What one leader's sweep (sweepTimedOut) failed: the pull-held jobs past their own limit. */

@@ -191,7 +191,10 @@ export function exerciseObserveTotals(harness: Harness): void {
         assert.ok((await store.progress.markTimedOut({ ...guard(run), defaultLimitMs: null })).timedOut);
         assert.ok((await store.progress.failTimedOut({ ...guard(finish), status: 'done' })).timedOut);
         // The sweep fails `run` too (a pull job, audited already: no second row) and `swept`.
-        assert.equal((await store.progress.sweepTimedOut({ max: 10, by: worker.id })).failed.length, 2);
+        assert.equal(
+          (await store.progress.sweepTimedOut({ max: 10, leaderSession: worker.id })).failed.length,
+          2,
+        );
         // A row written before the rows said who judged them.
         await raw.exec(
           `INSERT INTO audit_events (at, type, task_key, job_id, session_id, host, epoch, detail)

@@ -34,7 +34,7 @@ export function exerciseTimeLimitSweep(harness: Harness): void {
         const [short, plain, long, finisher] = taken;
         assert.ok(short && plain && long && finisher);
         assert.deepEqual(
-          await store.progress.sweepTimedOut({ max: 100, by: LEADER }),
+          await store.progress.sweepTimedOut({ max: 100, leaderSession: LEADER }),
           { failed: [] },
           'all within',
         );
@@ -42,7 +42,7 @@ export function exerciseTimeLimitSweep(harness: Harness): void {
         // The same kind of job, finished by its worker past the limit: what the sweep must match.
         const said = { id: finisher.id, session: worker.id, epoch: finisher.epoch, status: 'done' as const };
         assert.ok((await store.progress.failTimedOut(said)).timedOut);
-        const { failed } = await store.progress.sweepTimedOut({ max: 100, by: LEADER });
+        const { failed } = await store.progress.sweepTimedOut({ max: 100, leaderSession: LEADER });
         assert.deepEqual(
           failed.map((job) => [job.id, job.status]),
           [[short.id, 'failed']],
@@ -94,7 +94,9 @@ export function exerciseTimeLimitSweep(harness: Harness): void {
           status: 'done',
         });
         assert.equal(late.ok, false);
-        assert.deepEqual(await store.progress.sweepTimedOut({ max: 100, by: LEADER }), { failed: [] });
+        assert.deepEqual(await store.progress.sweepTimedOut({ max: 100, leaderSession: LEADER }), {
+          failed: [],
+        });
         assert.deepEqual(await ledgerTypes(store, short.id), ledger);
       }));
 
@@ -127,7 +129,7 @@ export function exerciseTimeLimitSweep(harness: Harness): void {
           const guard = { id: job.id, session: session.id, epoch: job.epoch, defaultLimitMs: null };
           assert.ok((await store.progress.markTimedOut(guard)).timedOut);
         }
-        const { failed } = await store.progress.sweepTimedOut({ max: 100, by: LEADER });
+        const { failed } = await store.progress.sweepTimedOut({ max: 100, leaderSession: LEADER });
         assert.deepEqual(
           failed.map((job) => job.id).sort((one, other) => one - other),
           pulled.map(([job]) => job.id).sort((one, other) => one - other),
@@ -157,11 +159,13 @@ export function exerciseTimeLimitSweep(harness: Harness): void {
         assert.deepEqual([job.status, job.session], ['running', session.id], 'handed off at enqueue');
         await moveClock(2_000);
         // Not taken (the wait was cut off, say): its next claim takes it back under a new epoch.
-        assert.deepEqual(await store.progress.sweepTimedOut({ max: 100, by: LEADER }), { failed: [] });
+        assert.deepEqual(await store.progress.sweepTimedOut({ max: 100, leaderSession: LEADER }), {
+          failed: [],
+        });
         assert.equal((await store.jobs.get(job.id))?.status, 'running');
         const taken = await worker.jobs.claimNext({ session: session.id, start: true, waitMs: 60_000 });
         assert.equal(taken?.id, job.id);
-        const { failed } = await store.progress.sweepTimedOut({ max: 100, by: LEADER });
+        const { failed } = await store.progress.sweepTimedOut({ max: 100, leaderSession: LEADER });
         assert.deepEqual(
           failed.map((swept) => swept.id),
           [job.id],
@@ -180,8 +184,8 @@ export function exerciseTimeLimitSweep(harness: Harness): void {
           await moveClock(10);
         }
         await moveClock(1_000);
-        const first = await store.progress.sweepTimedOut({ max: 2, by: LEADER });
-        const second = await store.progress.sweepTimedOut({ max: 2, by: LEADER });
+        const first = await store.progress.sweepTimedOut({ max: 2, leaderSession: LEADER });
+        const second = await store.progress.sweepTimedOut({ max: 2, leaderSession: LEADER });
         assert.deepEqual(
           [first.failed.map((job) => job.id), second.failed.map((job) => job.id)],
           [ids.slice(0, 2), ids.slice(2)],

@@ -36,7 +36,7 @@ test('the sweep passes over a job whose lock a worker holds, and fails it at the
   await client.query('BEGIN');
   await client.query('SELECT id FROM jobs WHERE id = $1 FOR UPDATE', [held]);
   try {
-    const sweep = store.progress.sweepTimedOut({ max: 10, by: worker.id });
+    const sweep = store.progress.sweepTimedOut({ max: 10, leaderSession: worker.id });
     const waited = await Promise.race([sweep.then(() => false), sleep(15_000).then(() => true)]);
     assert.equal(waited, false, "the sweep waited for the worker's lock");
     assert.deepEqual(
@@ -46,7 +46,7 @@ test('the sweep passes over a job whose lock a worker holds, and fails it at the
   } finally {
     await client.query('ROLLBACK');
   }
-  const next = await store.progress.sweepTimedOut({ max: 10, by: worker.id });
+  const next = await store.progress.sweepTimedOut({ max: 10, leaderSession: worker.id });
   assert.deepEqual(
     next.failed.map((job) => job.id),
     [held],

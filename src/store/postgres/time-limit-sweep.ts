@@ -49,7 +49,7 @@ export async function sweepTimedOut(
   exec: PgExecutor,
   params: TimeLimitSweepParams,
 ): Promise<TimeLimitSweepResult> {
-  const by = { by: 'leader', bySession: params.by } as const;
+  const by = { by: 'leader', bySession: params.leaderSession } as const;
   const due = await exec.rows<DueRow>(DUE_SQL, [params.max]);
   if (due.length === 0) return { failed: [] };
   return exec.transaction(async (querier: Querier) => {
@@ -62,7 +62,10 @@ export async function sweepTimedOut(
       if (!verdict.timedOut) continue;
       const reason = sweptReason(verdict.startedAt, verdict.limitMs);
       const failing = { ...guard, status: 'failed' as const, exitCode: null, reason };
-      const [finished] = await querier.rows<JobRow>(SWEPT_FINISH_SQL, [...finishValues(failing), params.by]);
+      const [finished] = await querier.rows<JobRow>(SWEPT_FINISH_SQL, [
+        ...finishValues(failing),
+        params.leaderSession,
+      ]);
       if (finished === undefined) throw new SweepLost(`job ${guard.id}: its failing finish did not match`);
       failed.push(toJob(finished));
     }

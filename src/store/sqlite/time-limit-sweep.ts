@@ -39,7 +39,7 @@ function dueJobs(exec: SqliteExecutor, now: number, max: number): DueRow[] {
 class SweepLost extends Error {}
 
 export function sweepTimedOut(exec: SqliteExecutor, params: TimeLimitSweepParams): TimeLimitSweepResult {
-  const by: TimedOutBy = { by: 'leader', bySession: params.by };
+  const by: TimedOutBy = { by: 'leader', bySession: params.leaderSession };
   const due = exec.read(() => dueJobs(exec, exec.now(), params.max));
   if (due.length === 0) return { failed: [] };
   return exec.write(() => {
