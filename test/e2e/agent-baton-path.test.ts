@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bothEngines } from '../support/databases.js';
 import { waitUntil } from '../support/wait.js';
-import { ROOT, clusterFixture } from './cluster-support.js';
+import { ROOT, STEADY, clusterFixture } from './cluster-support.js';
 
 const AGENT = 'command -v baton > which.txt; baton task show "$BATON_KEY" --json > shown.json 2> shown.err';
 
@@ -22,7 +22,7 @@ for (const db of bothEngines()) {
         assert.equal((await c.baton('task', 'add', 'k', '--title', 'shown')).code, 0);
         assert.equal((await c.baton('enqueue', 'k', '--command', AGENT)).code, 0);
         const http = db.name.startsWith('postgres') ? ['--http', '127.0.0.1:0'] : [];
-        const up = c.up('h1', ...http);
+        const up = c.up('h1', ...STEADY, ...http);
         await waitUntil(
           async () => (await c.store.jobs.list({ key: 'k' }))[0]?.status === 'done',
           30_000,

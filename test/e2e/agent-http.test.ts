@@ -10,7 +10,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bothEngines } from '../support/databases.js';
 import { waitUntil } from '../support/wait.js';
-import { clusterFixture, ROOT } from './cluster-support.js';
+import { clusterFixture, ROOT, STEADY } from './cluster-support.js';
 
 const BIN = join(ROOT, 'bin', 'baton.js');
 
@@ -31,7 +31,7 @@ for (const db of bothEngines()) {
         assert.equal((await c.baton('task', 'add', 'other')).code, 0);
         const human = (await c.baton('session', 'start', '--kind', 'human', '--ttl', '1h')).stdout.trim();
         assert.equal((await c.baton('claim', 'other', '--session', human)).code, 0);
-        const up = c.up('h1', '--http', '127.0.0.1:0');
+        const up = c.up('h1', ...STEADY, '--http', '127.0.0.1:0');
         await up.waitForLog(/serving the API and dashboard on http:\/\/127\.0\.0\.1:\d+/);
         const url = /serving the API and dashboard on (http:\/\/127\.0\.0\.1:\d+)/.exec(up.log())?.[1] ?? '';
         const show = join(c.dir, 'show.json');

@@ -15,7 +15,7 @@ import { branchForKey } from '../../src/os/worktree.js';
 import { bothEngines } from '../support/databases.js';
 import { git, isolateGit, makeRepo } from '../support/git.js';
 import { waitUntil } from '../support/wait.js';
-import { clusterFixture } from './cluster-support.js';
+import { STEADY, clusterFixture } from './cluster-support.js';
 
 isolateGit();
 const KEY = 'gh:acme/api#77';
@@ -31,7 +31,7 @@ for (const db of bothEngines()) {
         await workspaces.addTask({ key: KEY, workspace: 'repo' });
         const work = 'echo fix > fix.txt && git add fix.txt && git commit -qm fix && git push origin HEAD';
         await c.store.jobs.enqueue({ key: KEY, command: work, attemptMax: 1 });
-        const up = c.up('a');
+        const up = c.up('a', ...STEADY);
         await waitUntil(
           async () => isTerminalJobState((await c.store.jobs.list({ key: KEY }))[0]?.status ?? 'queued'),
           60_000,

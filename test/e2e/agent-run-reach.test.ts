@@ -12,7 +12,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bothEngines } from '../support/databases.js';
 import { waitUntil } from '../support/wait.js';
-import { clusterFixture } from './cluster-support.js';
+import { STEADY, clusterFixture } from './cluster-support.js';
 
 for (const db of bothEngines()) {
   describe(`a run's token reaches its own task only (${db.name})`, () => {
@@ -22,7 +22,7 @@ for (const db of bothEngines()) {
         const agent = 'env > env.txt && while [ ! -e go ]; do sleep 0.1; done';
         assert.equal((await c.baton('enqueue', 'k', '--command', agent, '--ram-mb', '300')).code, 0);
         for (const key of ['free', 'spare']) assert.equal((await c.baton('task', 'add', key)).code, 0);
-        const up = c.up('h1', '--http', '127.0.0.1:0');
+        const up = c.up('h1', ...STEADY, '--http', '127.0.0.1:0');
         await up.waitForLog(/serving the API and dashboard on http:\/\/127\.0\.0\.1:\d+/);
         const envFile = join(c.dir, 'env.txt');
         await waitUntil(
