@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { postgresDatabase, postgresServers } from '../support/databases.js';
 import { waitUntil } from '../support/wait.js';
-import { agentStarted, clusterFixture } from '../e2e/cluster-support.js';
+import { STEADY, agentStarted, clusterFixture } from '../e2e/cluster-support.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const server = postgresServers()[0];
@@ -42,11 +42,11 @@ test(
     try {
       const agent = 'for i in $(seq 1 40); do echo "step $i of the agent"; sleep 0.5; done';
       const { job } = await c.store.jobs.enqueue({ key: 'k', command: agent });
-      const box1 = c.up('box-1', '--no-http');
+      const box1 = c.up('box-1', ...STEADY, '--no-http');
       await waitUntil(() => agentStarted(c.store, 'k'), 20_000, 'the agent on box-1');
       // A standby takes no work: the run stays box-1's, and box-2 only serves the page.
       const away = mkdtempSync(join(tmpdir(), 'baton-box-2-'));
-      const box2 = c.upAt(away, {}, 'box-2', [...FAST, '--standby', '--http', '127.0.0.1:0']);
+      const box2 = c.upAt(away, {}, 'box-2', [...FAST, ...STEADY, '--standby', '--http', '127.0.0.1:0']);
       await box2.waitForLog(/serving the API and dashboard on \S+/);
       const url = /serving the API and dashboard on (\S+)/.exec(box2.log())?.[1] ?? '';
       const page = await browser.newPage();
