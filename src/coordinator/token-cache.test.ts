@@ -5,6 +5,11 @@ import { openStore } from '../store/open.js';
 import { bothEngines } from '../../test/support/databases.js';
 import { Coordinator } from './coordinator.js';
 import { TokenCache } from './token-cache.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Store } from '../store/store.js';
+import { rawSql } from '../../test/support/raw-sql.js';
+import { RefusalCap } from './refusal-cap.js';
+import { Tokens } from './tokens.js';
 
 const token = (id: string): Token => ({
   id,
@@ -70,5 +75,102 @@ for (const db of bothEngines()) {
         await store.close();
       }
     });
+
+    test("a run's token revoked at its run's end and presented again: ended, and no row", async () => {
+      const store = await openStore(await db.fresh());
+      try {
+        const runner = await store.sessions.start({ kind: 'daemon', host: 'box-1', pid: 1 });
+        const agent = await store.sessions.start({ kind: 'agent', host: 'box-1', pid: 2 });
+        await store.jobs.enqueue({ key: 'k' });
+        const job = await store.jobs.claimNext({ session: runner.id, start: true });
+        assert.ok(job !== null);
+        const claimed = await store.claims.acquire({ key: 'k', session: agent.id });
+        assert.ok(claimed.ok);
+        const run = { jobId: job.id, jobEpoch: job.epoch, claimEpoch: claimed.claim.epoch };
+        const made = await store.tokens.create({ scope: 'agent', session: agent.id, run });
+        assert.ok(
+          (await store.jobs.finish({ id: job.id, session: runner.id, epoch: job.epoch, status: 'done' })).ok,
+        );
+        await store.tokens.revoke({ id: made.token.id }); // as the runner does (agent-token.ts close)
+        const tokens = new Coordinator(store).tokens;
+        assert.deepEqual(await tokens.verify(made.secret), { ok: false, reason: 'ended' });
+        await store.sessions.end(agent.id);
+        assert.deepEqual(await tokens.verify(made.secret), { ok: false, reason: 'ended' });
+        assert.deepEqual(await store.audit.list({ type: 'auth:refused' }), []);
+      } finally {
+        await store.close();
+      }
+    });
+
+    test('a flood of revoked tokens writes at most the cap and one summary row', async () => {
+      const store = await openStore(await db.fresh());
+      try {
+        const tokens = new Tokens(store, new RefusalCap(5, 4_000));
+        const secrets = await revokedTokens(store, 8);
+        const start = Date.now(); // the window starts with the first use: 8 uses well within its 4 s
+        for (const secret of secrets) assert.equal((await tokens.verify(secret)).ok, false);
+        assert.ok(Date.now() - start < 4_000, 'the uses took longer than the window');
+        assert.equal((await store.audit.list({ type: 'auth:refused' })).length, 5, 'the cap');
+        await sleep(4_000 - (Date.now() - start)); // the window ends a little later: its summary then
+        let rows = await store.audit.list({ type: 'auth:refused' });
+        for (let waited = 0; rows.length < 6 && waited < 3_000; waited += 100) {
+          await sleep(100);
+          rows = await store.audit.list({ type: 'auth:refused' });
+        }
+        assert.equal(rows.length, 6, 'the cap and the summary');
+        assert.match(String(rows[5]?.detail['reason']), /^3 more uses of revoked or expired tokens between /);
+        assert.equal((await tokens.verify(secrets[7] ?? '')).ok, false);
+        assert.equal(
+          (await store.audit.list({ type: 'auth:refused' })).length,
+          7,
+          'a new window writes again',
+        );
+      } finally {
+        await store.close();
+      }
+    });
+
+    test('a refusal row the database will not write: 401 all the same, and the next use tries again', async () => {
+      const url = await db.fresh();
+      const store = await openStore(url);
+      const sql = await rawSql(db, url);
+      try {
+        const tokens = new Tokens(store, new RefusalCap());
+        const [secret] = await revokedTokens(store, 1);
+        assert.ok(secret !== undefined);
+        if (db.engine === 'sqlite') {
+          await sql.exec(`CREATE TRIGGER fault_refused BEFORE INSERT ON audit_events WHEN NEW.type = 'auth:refused'
+            BEGIN SELECT RAISE(ABORT, 'injected fault: the refusal row'); END`);
+        } else {
+          await sql.exec(`CREATE FUNCTION fault_refused() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN RAISE EXCEPTION 'injected fault: the refusal row'; END $$`);
+          await sql.exec(`CREATE TRIGGER fault_refused BEFORE INSERT ON audit_events FOR EACH ROW
+            WHEN (NEW.type = 'auth:refused') EXECUTE FUNCTION fault_refused()`);
+        }
+        assert.deepEqual((await tokens.verify(secret)).ok, false, 'refused, not thrown');
+        assert.deepEqual(await store.audit.list({ type: 'auth:refused' }), []);
+        await sql.exec(
+          db.engine === 'sqlite'
+            ? 'DROP TRIGGER fault_refused'
+            : 'DROP TRIGGER fault_refused ON audit_events',
+        );
+        assert.equal((await tokens.verify(secret)).ok, false);
+        assert.equal((await store.audit.list({ type: 'auth:refused' })).length, 1, 'written on the next use');
+      } finally {
+        await sql.close();
+        await store.close();
+      }
+    });
   });
+}
+
+/** `count` viewer tokens, made and revoked: their secrets. */
+async function revokedTokens(store: Store, count: number): Promise<string[]> {
+  const secrets: string[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const made = await store.tokens.create({ scope: 'viewer' });
+    await store.tokens.revoke({ id: made.token.id });
+    secrets.push(made.secret);
+  }
+  return secrets;
 }

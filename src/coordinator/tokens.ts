@@ -17,14 +17,13 @@ import type { Store } from '../store/store.js';
 import { actingAs, asAnyone } from '../store/actor.js';
 import type { Actor } from '../core/task.js';
 import { verifiedTokens } from './token-cache.js';
+import { RefusalCap } from './refusal-cap.js';
 
 /** A token lives at least a minute and at most ten years; left out, until revoked. */
 const TOKEN_TTL_MIN_MS = 60_000;
 const TOKEN_TTL_MAX_MS = 3650 * 86_400_000;
-/** A revoked or expired token presented again: at most one ledger row this often, per token. */
-const REFUSED_USE_EVERY_MS = 60_000;
-const REFUSED_USES_KEPT = 10_000;
-const refusedUses = new Map<string, number>();
+/** A revoked or expired token presented again: the rows this process writes of it (refusal-cap.ts). */
+const processRefusals = new RefusalCap();
 /** A secret is `baton_` and 43 base64url characters; anything much longer is not one. */
 const SECRET_LENGTH_MAX = 200;
 
@@ -55,7 +54,10 @@ function parseTokenCreate(input: TokenCreateInput): TokenCreateParams {
 }
 
 export class Tokens {
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    private readonly refusals: RefusalCap = processRefusals,
+  ) {}
 
   /** Makes a token; its secret is in the answer and nowhere else. */
   create(input: TokenCreateInput): Promise<TokenCreated> {
@@ -96,22 +98,39 @@ export class Tokens {
   }
 
   /**
-   * At most one row a minute per token in this process, so that whoever holds a revoked secret
-   * cannot grow the ledger at the rate of its requests; the first use after the end is always
-   * written. The memory is bounded: past REFUSED_USES_KEPT tokens it starts again.
+   * At most one row a minute per token and 60 a minute in all in this process (refusal-cap.ts), so
+   * that whoever holds revoked secrets cannot grow the ledger at the rate of their requests. A row
+   * that cannot be written (the database busy, a role without the right) is one line on stderr:
+   * the request is still refused 401, and the token's next use is written if it can be.
    */
   private async usedAfterItsEnd(check: { id: string; reason: 'revoked' | 'expired' }, route: string) {
-    const now = Date.now();
-    const last = refusedUses.get(check.id);
-    if (last !== undefined && now - last < REFUSED_USE_EVERY_MS) return;
-    if (refusedUses.size >= REFUSED_USES_KEPT) refusedUses.clear();
-    refusedUses.set(check.id, now);
-    await actingAs(check.id, () =>
+    if (!this.refusals.admit(check.id, (dropped, from, to) => this.notWritten(dropped, from, to))) return;
+    try {
+      await actingAs(check.id, () =>
+        this.refused({
+          token: check.id,
+          route,
+          target: 'anything: the token opens nothing',
+          reason: `the token is ${check.reason}; presented again (written at most once a minute per token)`,
+        }),
+      );
+    } catch (error) {
+      this.refusals.failed(check.id);
+      process.stderr.write(`baton: auth:refused for token ${check.id} not written: ${String(error)}\n`);
+    }
+  }
+
+  /** The summary row of the uses past the cap: how many, and when. */
+  private notWritten(dropped: number, from: number, to: number): Promise<void> {
+    const limit = this.refusals.limit;
+    return asAnyone(() =>
       this.refused({
-        token: check.id,
-        route,
-        target: 'anything: the token opens nothing',
-        reason: `the token is ${check.reason}; presented again (written at most once a minute per token)`,
+        token: '*',
+        route: 'requests with revoked or expired tokens',
+        target: 'anything: the tokens open nothing',
+        reason:
+          `${dropped} more uses of revoked or expired tokens between ${new Date(from).toISOString()} and ` +
+          `${new Date(to).toISOString()} not written (at most ${limit} rows a minute in one process)`,
       }),
     );
   }

@@ -75,7 +75,9 @@ export interface TokenStore {
      * The token whose secret this is, unless it is unknown, revoked, expired (database clock) or,
      * bound to a session, that session is no longer live (`ended`): an agent token dies with its
      * run's session however the run ended, even if nobody revoked it; a token minted for a run
-     * (TokenRun) also dies with that job attempt and its claim.
+     * (TokenRun) also dies with that job attempt and its claim. `ended` is answered before
+     * `revoked` and `expired`: a run's token is revoked at its run's end, and its use after that
+     * is routine, not a leak (decision 0048, review fixes).
      */
     verify(secret: string): Promise<TokenCheck>;
     /**

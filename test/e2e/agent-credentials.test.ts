@@ -79,18 +79,16 @@ for (const db of bothEngines()) {
           20_000,
           'done',
         );
-        // The run's end alone already refuses the token ('ended'); the runner's revoke follows
-        // it, so wait for the revoke itself rather than for the first refusal.
+        // The run's end alone already refuses the token, and says so before the revoke does
+        // ('ended', decision 0048's review fixes); the runner's revoke follows: wait for it.
+        const tokenOfRun = async () =>
+          (await store.tokens.list({ all: true })).find((t) => t.session === job?.agentSession);
         await waitUntil(
-          async () => {
-            const after = await store.tokens.verify(token);
-            return !after.ok && after.reason === 'revoked';
-          },
+          async () => (await tokenOfRun())?.revokedAt != null,
           5_000,
           'the runner to revoke the token',
         );
-        const revoked = (await store.tokens.list({ all: true })).find((t) => t.session === job?.agentSession);
-        assert.ok(revoked?.revokedAt, 'the token carries its revoke time');
+        assert.deepEqual(await store.tokens.verify(token), { ok: false, reason: 'ended' });
       } finally {
         process.env = env;
         stop.abort();

@@ -62,10 +62,11 @@ export function postgresTokens(exec: PgExecutor): TokenStore['tokens'] {
         [hashSecret(secret)],
       );
       if (row === undefined) return { ok: false, reason: 'unknown' };
-      if (row.revoked_at !== null) return { ok: false, reason: 'revoked', id: row.id };
-      if (row.expired) return { ok: false, reason: 'expired', id: row.id };
+      // Ended before revoked (token-store.ts verify): a run's token revoked at its run's end is routine.
       if (row.session_id !== null && row.session_state !== 'live') return { ok: false, reason: 'ended' };
       if (row.run_over) return { ok: false, reason: 'ended' };
+      if (row.revoked_at !== null) return { ok: false, reason: 'revoked', id: row.id };
+      if (row.expired) return { ok: false, reason: 'expired', id: row.id };
       return { ok: true, token: toToken(row) };
     },
     list: async (params) =>

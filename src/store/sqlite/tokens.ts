@@ -63,12 +63,13 @@ export function sqliteTokens(exec: SqliteExecutor): Sync<TokenStore['tokens']> {
           .get({ hash: hashSecret(secret), now: exec.now() }) as
           (TokenRow & { session_state: string | null; run_over: number }) | undefined;
         if (row === undefined) return { ok: false, reason: 'unknown' } as const;
-        if (row.revoked_at !== null) return { ok: false, reason: 'revoked', id: row.id } as const;
-        if (row.expires_at !== null && row.expires_at <= exec.now())
-          return { ok: false, reason: 'expired', id: row.id } as const;
+        // Ended before revoked (token-store.ts verify): a run's token revoked at its run's end is routine.
         if (row.session_id !== null && row.session_state !== 'live')
           return { ok: false, reason: 'ended' } as const;
         if (row.run_over === 1) return { ok: false, reason: 'ended' } as const;
+        if (row.revoked_at !== null) return { ok: false, reason: 'revoked', id: row.id } as const;
+        if (row.expires_at !== null && row.expires_at <= exec.now())
+          return { ok: false, reason: 'expired', id: row.id } as const;
         return { ok: true, token: toToken(row) } as const;
       }),
     list: (params) =>
