@@ -7,7 +7,15 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -212,6 +220,15 @@ test('doctor after a SQLite restore: FAIL ledger while the key sealed a checkpoi
     const sealed = join(state, 'ledger.key.sealed');
     for (const file of readdirSync(sealed)) renameSync(join(sealed, file), join(project, file));
     assert.match(ledgerLine((await run('doctor')).stdout), /^ok +ledger /);
+    // A record that cannot be parsed: the sealer refuses to seal, so doctor fails too.
+    writeFileSync(join(sealed, readdirSync(project).find((name) => name.endsWith('.json')) ?? 'x'), '{no');
+    const corrupt = await run('doctor');
+    assert.equal(corrupt.code, 7, corrupt.stdout);
+    assert.match(
+      ledgerLine(corrupt.stdout),
+      /^FAIL +ledger +the record of what this ledger key sealed last, /,
+    );
+    assert.match(corrupt.stdout, /move it aside \(the next seal writes it again\)/);
   } finally {
     rmSync(project, { recursive: true, force: true });
   }

@@ -6,7 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { ConflictError } from '../../core/errors.js';
+import { ConflictError, InvalidInputError } from '../../core/errors.js';
 import { check, type DoctorCheck } from '../../core/doctor.js';
 import type { Store } from '../../store/store.js';
 import { loadKeyFile } from './keys.js';
@@ -15,8 +15,9 @@ import { SealedRecord } from './sealed-record.js';
 
 /**
  * A failed `ledger` check when the key here sealed a checkpoint in this database (`database`, as
- * the operator names it) that the database no longer holds; null when it holds it, when the key
- * has no record for it, or when the key or the record cannot be read (the sealer says why).
+ * the operator names it) that the database no longer holds, or whose record of it cannot be read or
+ * parsed (the sealer refuses to seal then too); null when it holds it, when the key has no record
+ * for it, or when the key cannot be read (the key's own check says why).
  */
 export async function sealingRefused(
   store: Store,
@@ -26,12 +27,17 @@ export async function sealingRefused(
   if (!existsSync(keyFile)) return null;
   const record = SealedRecord.of(keyFile, database);
   let known;
+  try {
+    known = record.known(); // null when there is none; a record that cannot be read or parsed throws
+  } catch (error) {
+    if (!(error instanceof InvalidInputError)) throw error;
+    return check('ledger', 'fail', error.message, error.hint ?? 'move the record aside');
+  }
   let signer;
   try {
-    known = record.known();
     signer = loadKeyFile(keyFile);
   } catch {
-    return null;
+    return null; // the key check says what is wrong with it
   }
   if (known === null) return null;
   try {
