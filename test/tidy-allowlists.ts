@@ -26,6 +26,7 @@ export const DEAD_EXPORTS_ALLOWED: Readonly<Record<string, string>> = {
   'src/store/postgres/dispatch-pass.ts:CANDIDATES': 'its query plan is checked by fleet-plans.test.ts',
   'src/store/sqlite/dispatch-pass.ts:CANDIDATES': 'its query plan is checked by fleet-plans.test.ts',
   'src/store/sqlite/dispatch-pass.ts:HELD': 'its query plan is checked by fleet-plans.test.ts',
+  'src/store/sqlite/dispatch-pass.ts:BARE': 'its query plan is checked by fleet-plans.test.ts',
   'src/store/postgres/time-limit-sweep.ts:DUE_SQL': 'its query plan is checked by fleet-plans.test.ts',
   'src/store/sqlite/time-limit-sweep.ts:DUE_JOBS': 'its query plan is checked by fleet-plans.test.ts',
   'src/store/postgres/job-steps.ts:CLAIM_NEXT': 'its query plan is checked at scale by claim-plan.test.ts',

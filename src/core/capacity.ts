@@ -97,7 +97,15 @@ export function fleetOf(hosts: readonly HostCapacity[]): Fleet {
  * every live host with a free slot has a runner without an agent command.
  */
 export const WAITING_FOR_AGENT_COMMAND =
-  'waiting for a host with an agent command: start baton up with --agent-command, or enqueue with --command';
+  'waiting for a host with an agent command: start baton up with --agent-command, ' +
+  'take it with `baton job next`, or enqueue with --command';
+
+/**
+ * Why a job enqueued without a command waits while a live host has an agent command: every such
+ * host is full (decision 0047, review fixes). The class is 'slots' (core/waiting.ts).
+ */
+export const WAITING_FOR_AGENT_SLOT =
+  'every live host with an agent command is at its job limit (a job without --command runs only there)';
 
 /**
  * Chooses the host for a job needing `ramMb` (0 when unknown): the index in `fleet.open` of the
@@ -107,8 +115,8 @@ export const WAITING_FOR_AGENT_COMMAND =
  * allocating, since a dispatcher pass asks it for each of its jobs over a fleet of thousands of
  * hosts. A host of `open` may have filled up during the pass (afterPlacement): it is passed over.
  * A job without a command of its own (`needsAgentCommand`) is placed only on a host whose runner
- * has one (or did not say: an older runner); when the only live hosts with a free slot have none,
- * it waits with WAITING_FOR_AGENT_COMMAND.
+ * has one (or did not say: a host not registered again since migration 0044); when the only live
+ * hosts with a free slot have none, it waits with WAITING_FOR_AGENT_SLOT.
  */
 export function placeOnFleet(
   ramMb: number,
@@ -153,7 +161,8 @@ export function placeOnFleet(
     }
   }
   if (chosen >= 0) return chosen;
-  if (roomiest < 0 && withoutAgentCommand > 0) return WAITING_FOR_AGENT_COMMAND;
+  // The pass reads such a job only while a host with an agent command had a free slot: it is full now.
+  if (roomiest < 0 && withoutAgentCommand > 0) return WAITING_FOR_AGENT_SLOT;
   if (roomiest < 0) return 'every live host is at its job limit';
   const name = (fleet.open[roomiest] as HostCapacity).name;
   return `needs ${ramMb} MB; the most free is ${roomiestRam} MB on ${name}`;

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { waitingClass } from './waiting.js';
-import { fleetOf, placeOnFleet, type HostCapacity } from './capacity.js';
+import { WAITING_FOR_AGENT_COMMAND, fleetOf, placeOnFleet, type HostCapacity } from './capacity.js';
 import { waitingForWorkspace } from './workspace-lock.js';
 
 test('classes the reasons the dispatcher writes for a waiting job', () => {
@@ -25,6 +25,11 @@ test('classes the reasons the dispatcher writes for a waiting job', () => {
   assert.equal(waitingClass(reason(placeJob(1, [], 0, 10_000))), 'no_host');
   assert.equal(waitingClass(reason(placeJob(1, [{ ...host, enabled: false }], 0, 10_000))), 'no_host');
   assert.equal(waitingClass(reason(placeJob(1, [host], 60_000, 10_000))), 'no_host');
+  // A job without a command, where the only free hosts have no agent command (decision 0047, review
+  // fixes): the pass read it because one that has is live, so that one is full.
+  const without = { ...host, agentCommand: false };
+  assert.equal(waitingClass(reason(placeOnFleet(1, fleetOf([without]), 0, 10_000, true))), 'slots');
+  assert.equal(waitingClass(WAITING_FOR_AGENT_COMMAND), 'agent_command');
   const holder = { session: 3, host: 'box', jobId: 7, since: 0, epoch: 1 };
   assert.equal(waitingClass(waitingForWorkspace('api', holder)), 'workspace_held');
   // dispatch-plan.ts claimedReason: its task held by a person's claim, or an earlier run stopping.

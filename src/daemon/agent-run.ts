@@ -133,7 +133,7 @@ export class AgentRun {
 
   /**
    * A job without a command placed on this runner, which has no agent command: its host row said
-   * otherwise when it was placed (decision 0047: an older runner's row, or a placement racing
+   * otherwise when it was placed (decision 0047: a row not registered again since the migration, or a placement racing
    * this runner's register). Before it is started or its task claimed, it goes back to the queue
    * at once with its attempt given back (guarded by its epoch): no agent ran, so no attempt is
    * spent, and the next pass places it on a host that has one, or says why it waits.

@@ -188,11 +188,12 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
     // A full batch that placed work may have more behind it: the next pass comes at once (a
     // placement no longer wakes the process that made it: store/postgres/wakeups.ts).
     // The held jobs the read adds for their reasons (gated, blocked, waiting for an agent command)
-    // are not of that batch.
+    // are not of that batch. Its jobs with a command and those without are read up to `limit` each
+    // (decision 0047, review fixes): either full may leave more behind.
     const runnable = jobs.filter(
       (job) => job.gate === null && job.blockedBy === null && !job.waitsForAgentCommand,
     ).length;
-    if (runnable === limit && results.some((result) => result.ok)) this.wake();
+    if (runnable >= limit && results.some((result) => result.ok)) this.wake();
     for (const [index, result] of results.entries()) {
       const placement = decision.place[index];
       assert(placement !== undefined, 'placeMany answers each placement asked, in order');

@@ -251,7 +251,9 @@ export interface DispatchStore {
     place(params: PlaceParams): Promise<PlaceResult>;
     /**
      * The first `limit` queued jobs that may run (their task open, ungated and waiting for no
-     * task), however many jobs of gated or blocked tasks come before them, and, for their reasons,
+     * task), however many jobs of gated or blocked tasks come before them, those with a command
+     * and those without counted apart (up to `limit` of each: decision 0047, review fixes), and,
+     * for their reasons,
      * the gated or blocked ones among the first `limit` queued jobs of open tasks; each with its
      * task's gate and first unfinished dependency, workspace requirements, assignee agent (when
      * it names one), project, and the workspaces those bind with their live locks: what a

@@ -41,7 +41,8 @@ for (const db of bothEngines()) {
         assert.equal(
           bare.stderr,
           'baton: warning: no live baton up has an --agent-command, so this job (no --command) waits ' +
-            'until one has: start baton up with --agent-command, or cancel it and enqueue with --command\n',
+            'until one has: start baton up with --agent-command, take it with `baton job next`, ' +
+            'or cancel it and enqueue with --command\n',
         );
         const told = await c.baton('enqueue', 'told', '--command', 'true');
         assert.equal(told.code, 0, told.stderr);

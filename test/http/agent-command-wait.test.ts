@@ -14,7 +14,7 @@ import { call, serve } from './support.js';
 
 const NO_AGENT_COMMAND_WARNING =
   'no live baton up has an --agent-command, so this job (no --command) waits until one has: ' +
-  'start baton up with --agent-command, or cancel it and enqueue with --command';
+  'start baton up with --agent-command, take it with `baton job next`, or cancel it and enqueue with --command';
 
 for (const db of bothEngines()) {
   describe(`enqueue warnings over HTTP (${db.name})`, () => {
@@ -55,6 +55,32 @@ for (const db of bothEngines()) {
         assert.equal(served.body['created'], true);
         assert.equal(served.body['warning'], undefined, 'a live host has an agent command');
         assert.equal((await read(queued.id))['reason'], null, 'one may run it now: no reason is made up');
+      } finally {
+        await server.stop();
+        await store.close();
+      }
+    });
+
+    // Decision 0047, review fixes: a `baton job next --wait` takes a job without a command (the
+    // script is the agent); one handed to it at enqueue is claimed already, and nothing waits.
+    test('POST /v1/jobs does not warn of a job handed at enqueue to a waiting job next', async () => {
+      const url = await db.fresh();
+      const store = await openStore(url);
+      const server = await serve(url);
+      try {
+        const { secret } = await store.tokens.create({ scope: 'operator', name: 'agent-command' });
+        const worker = await store.sessions.start({ kind: 'agent', host: 'script-box', pid: 1 });
+        assert.equal(await store.jobs.claimNext({ session: worker.id, start: true, waitMs: 60_000 }), null);
+        const handed = await call(server.url, 'POST', '/v1/jobs', { token: secret, body: { key: 'handed' } });
+        assert.equal(handed.status, 200, JSON.stringify(handed.body));
+        assert.equal((handed.body['job'] as { status: string }).status, 'running', 'handed at enqueue');
+        assert.equal(handed.body['warning'], undefined, 'the job is taken: nothing waits');
+        const queued = await call(server.url, 'POST', '/v1/jobs', { token: secret, body: { key: 'next' } });
+        assert.equal(
+          queued.body['warning'],
+          NO_AGENT_COMMAND_WARNING,
+          'the waiter took one: the next is warned',
+        );
       } finally {
         await server.stop();
         await store.close();

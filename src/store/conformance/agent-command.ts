@@ -1,13 +1,13 @@
 /**
  * Jobs without a command wait for a host that can run them (docs/decisions/0047-jobs-wait-for-an-agent-command.md):
  * each register records whether the runner has an agent command; a pass places a job without a
- * command only on such a host (or one that did not say: an older runner), and holds it with its
+ * command only on such a host (or one whose register did not say), and holds it with its
  * reason while none is live, without letting it take the place of a job that may run; placeMany
  * refuses such a placement itself.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { WAITING_FOR_AGENT_COMMAND } from '../../core/capacity.js';
+import { WAITING_FOR_AGENT_COMMAND, WAITING_FOR_AGENT_SLOT } from '../../core/capacity.js';
 import { decideDispatch } from '../../core/dispatch-plan.js';
 import type { Store } from '../store.js';
 import type { TermRef } from '../dispatch-store.js';
@@ -17,7 +17,13 @@ import { withFixture, type Harness } from './harness.js';
 const STALE_AFTER_MS = 60_000;
 
 /** A host whose runner has (true), has not (false) or did not say (undefined) an agent command. */
-async function givenRunner(store: Store, name: string, agentCommand: boolean | undefined, ramFreeMb = 8_000) {
+async function givenRunner(
+  store: Store,
+  name: string,
+  agentCommand: boolean | undefined,
+  ramFreeMb = 8_000,
+  slotsMax = 4,
+) {
   const session = await store.sessions.start({ kind: 'daemon', host: name, pid: 1 });
   const host = await store.hosts.register({
     name,
@@ -25,7 +31,7 @@ async function givenRunner(store: Store, name: string, agentCommand: boolean | u
     ramTotalMb: 16_000,
     ramReservedMb: 1_000,
     ramFreeMb,
-    slotsMax: 4,
+    slotsMax,
     ...(agentCommand === undefined ? {} : { agentCommand }),
   });
   return { session, host };
@@ -75,9 +81,9 @@ export function exerciseAgentCommand(harness: Harness): void {
         await store.sessions.end(second.session.id);
         assert.equal(await store.hosts.agentCommandLive(), false, 'its runner ended');
         const older = await givenRunner(store, 'box-1', undefined);
-        assert.equal(older.host.agentCommand, null, 'an older runner says nothing: null');
+        assert.equal(older.host.agentCommand, null, 'a register that does not say: null');
         assert.equal((await store.hosts.list())[0]?.agentCommand, null);
-        assert.equal(await store.hosts.agentCommandLive(), true, 'an older runner is taken as able');
+        assert.equal(await store.hosts.agentCommandLive(), true, 'null is taken as able');
       }));
 
     test('a pass places a job without a command only on a host with an agent command', () =>
@@ -119,6 +125,35 @@ export function exerciseAgentCommand(harness: Harness): void {
           'bare-2': 'on box-b',
           'bare-3': 'on box-b',
         });
+      }));
+
+    // Decision 0047, review fixes: 60 jobs without a command used to fill the pass's 50 places while
+    // the one host with an agent command was full, and the jobs with a command behind them waited
+    // for ever beside 20 free slots.
+    test('jobs without a command take no more of a pass than the free slots of hosts that can run them', () =>
+      withFixture(harness, async ({ store }) => {
+        await givenRunner(store, 'able', true, 8_000, 1);
+        for (const name of ['box-1', 'box-2', 'box-3', 'box-4', 'box-5'])
+          await givenRunner(store, name, false);
+        const term = await givenLeader(store);
+        const bare = Array.from({ length: 60 }, (_, index) => `bare-${String(index + 1).padStart(2, '0')}`);
+        for (const key of bare) await store.jobs.enqueue({ key });
+        const told = ['told-1', 'told-2', 'told-3', 'told-4', 'told-5'];
+        for (const key of told) await store.jobs.enqueue({ key, command: 'true' });
+        const first = await pass(store, term);
+        assert.equal(first.placed.filter((result) => result.ok).length, 6, 'one tick places all it can');
+        const placed = await where(store);
+        assert.equal(placed['bare-01'], 'on able');
+        for (const key of told) assert.match(placed[key] ?? '', /^on box-\d$/, key);
+        await pass(store, term);
+        const after = await where(store);
+        assert.equal(
+          after['bare-02'],
+          WAITING_FOR_AGENT_SLOT,
+          'a host can run it: the reason says it is full',
+        );
+        const queued = await store.jobs.list({ status: ['queued'] });
+        assert.ok(!queued.some((job) => job.reason === WAITING_FOR_AGENT_COMMAND), 'never "start baton up"');
       }));
 
     test('placeMany refuses a job without a command on a host without an agent command, changing nothing', () =>

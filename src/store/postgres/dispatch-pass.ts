@@ -21,7 +21,8 @@ import { AGENT_COMMAND_HOST } from './hosts.js';
 /**
  * A job without a command while no enabled host has a live runner with an agent command
  * (AGENT_COMMAND_HOST): held, read for its reason and never one of the `limit` that may run, so
- * no number of them ahead hides a job that may (decision 0047).
+ * no number of them ahead hides a job that may (decision 0047). While one is live, those jobs are
+ * walked apart from the jobs with a command (review fixes), so neither kind hides the other.
  */
 const WAITS_FOR_AGENT_COMMAND = `(jobs.command IS NULL AND NOT ${AGENT_COMMAND_HOST})`;
 
@@ -56,10 +57,15 @@ const candidateRows = (jobs: string, where: string): string => `
 const RUNNABLE = `jobs.status = 'queued' AND jobs.run_after <= n.t AND t.state = 'open' AND ${jobTaskOpen('jobs')}
   AND NOT ${WAITS_FOR_AGENT_COMMAND}`;
 
+const IN_ORDER = 'ORDER BY jobs.priority, jobs.queued_at, jobs.id LIMIT $1::int';
+
 /**
  * A pass's candidates (docs/decisions/0035-task-dependencies.md, review fixes): the first `limit`
- * jobs that may run (the walk goes on past the jobs of gated and blocked tasks, so no number of
- * them ahead can hide a job that may run), and, for their waiting reasons, the gated and blocked
+ * jobs with a command that may run and the first `limit` without one (two walks of jobs_queue, so
+ * no number of jobs without a command, waiting for a full host with an agent command, hides a job
+ * with a command from the other hosts: decision 0047, review fixes; each walk goes on past the
+ * jobs of gated and blocked tasks, so no number of them ahead can hide a job that may run), and,
+ * for their waiting reasons, the gated and blocked
  * ones, and those waiting for an agent command, among the first `limit` queued jobs of open
  * tasks (the window the pass read before: walked with the task's state alone, only the jobs held
  * in it read whole). `now` is read once, for the backoff and for the caller.
@@ -67,8 +73,9 @@ const RUNNABLE = `jobs.status = 'queued' AND jobs.run_after <= n.t AND t.state =
 export const CANDIDATES = `
 WITH n AS (SELECT ${NOW} AS t)
 SELECT n.t AS now, c.* FROM n LEFT JOIN LATERAL (
-  (${candidateRows('jobs', RUNNABLE)}
-  ORDER BY jobs.priority, jobs.queued_at, jobs.id LIMIT $1::int)
+  (${candidateRows('jobs', `${RUNNABLE} AND jobs.command IS NOT NULL`)} ${IN_ORDER})
+  UNION ALL
+  (${candidateRows('jobs', `${RUNNABLE} AND jobs.command IS NULL`)} ${IN_ORDER})
   UNION ALL
   ${candidateRows(
     `(SELECT jw.* FROM jobs jw JOIN tasks tw ON tw.id = jw.task_id

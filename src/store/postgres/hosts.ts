@@ -81,7 +81,7 @@ ORDER BY o.name`;
 
 /**
  * Whether an enabled host has a live runner that runs jobs without a command of their own: its
- * register said so, or did not say (a runner older than migration 0044); decision 0047. Not
+ * register said so, or did not say (a host not registered again since migration 0044); decision 0047. Not
  * correlated: an InitPlan, run once per statement.
  */
 export const AGENT_COMMAND_HOST = `EXISTS (SELECT 1 FROM hosts ah JOIN sessions ahs ON ahs.id = ah.session_id

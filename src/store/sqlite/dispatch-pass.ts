@@ -27,7 +27,8 @@ const PLACE_CHUNK = 64;
 /**
  * A job (aliased `job`) without a command while no enabled host has a live runner with an agent command
  * (AGENT_COMMAND_HOST): held, read for its reason and never one of the `limit` that may run, so
- * no number of them ahead hides a job that may (decision 0047).
+ * no number of them ahead hides a job that may (decision 0047). While one is live, those jobs are
+ * walked apart from the jobs with a command (BARE; review fixes), so neither kind hides the other.
  */
 const WAITS_FOR_AGENT_COMMAND = (job: string): string =>
   `(${job}.command IS NULL AND NOT ${AGENT_COMMAND_HOST})`;
@@ -56,14 +57,25 @@ const candidateRows = (jobs: string, where: string): string => `
     LEFT JOIN projects p ON p.name = t.project
   WHERE ${where}`;
 
+const RUNNABLE = `j.status = 'queued' AND j.run_after <= ? AND ${taskOpen('t')}`;
+
 /**
- * A pass's candidates (docs/decisions/0035-task-dependencies.md, review fixes): the first `limit`
- * jobs that may run. The walk goes on past the jobs of gated and blocked tasks, so no number of
- * them ahead can hide a job that may run. Parameters: now, limit.
+ * A pass's candidates with a command (docs/decisions/0035-task-dependencies.md, review fixes): the
+ * first `limit` that may run. The walk goes on past the jobs of gated and blocked tasks, and past
+ * those without a command (decision 0047, review fixes), so no number of them ahead can hide a
+ * job that may run. Parameters: now, limit.
  */
-export const CANDIDATES = `${candidateRows(
+export const CANDIDATES = `${candidateRows('jobs', `${RUNNABLE} AND j.command IS NOT NULL`)}
+  ORDER BY j.priority, j.queued_at, j.id LIMIT ?`;
+
+/**
+ * The candidates without a command, walked apart (decision 0047, review fixes): the first `limit`
+ * that may run while a live host has an agent command, none while none has (then HELD reads them
+ * for their reason). Parameters: now, limit.
+ */
+export const BARE = `${candidateRows(
   'jobs',
-  `j.status = 'queued' AND j.run_after <= ? AND ${taskOpen('t')} AND NOT ${WAITS_FOR_AGENT_COMMAND('j')}`,
+  `${RUNNABLE} AND j.command IS NULL AND NOT ${WAITS_FOR_AGENT_COMMAND('j')}`,
 )}
   ORDER BY j.priority, j.queued_at, j.id LIMIT ?`;
 
@@ -106,16 +118,16 @@ const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve)
 
 type Pass = Pick<DispatchStore['dispatch'], 'candidates' | 'placeMany' | 'setAside'>;
 
+/** The candidates (CANDIDATES, BARE) and the held jobs (HELD) at `now`, in dispatch order. */
+function candidatesAt(exec: SqliteExecutor, now: number, limit: number) {
+  const rows = [CANDIDATES, BARE, HELD].flatMap((sql) => exec.prepare(sql).all(now, limit) as CandidateRow[]);
+  return { now, jobs: rows.sort(inOrder).map(toCandidate) };
+}
+
 export function sqliteDispatchPass(exec: SqliteExecutor): Pass {
   return {
     ...fromSync<Pick<Pass, 'candidates' | 'setAside'>>({
-      candidates: (params) =>
-        exec.read(() => {
-          const now = exec.now();
-          const rows = exec.prepare(CANDIDATES).all(now, params.limit) as CandidateRow[];
-          const held = exec.prepare(HELD).all(now, params.limit) as CandidateRow[];
-          return { now, jobs: [...rows, ...held].sort(inOrder).map(toCandidate) };
-        }),
+      candidates: (params) => exec.read(() => candidatesAt(exec, exec.now(), params.limit)),
       setAside: (params) => {
         if (params.waits.length + params.skips.length === 0) return { waited: [], skipped: [] };
         return exec.write(() => {

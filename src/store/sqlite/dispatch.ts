@@ -44,11 +44,6 @@ export function termIsCurrent(exec: SqliteExecutor, term: TermRef, now: number):
 }
 
 /**
- * One placement inside the caller's write transaction, the term already checked at `now`:
- * gated, an unknown workspace (thrown), workspace_held, lost, else the job claimed on the host
- * for its runner session with its ledger row, and the workspace's lock with the placement.
- */
-/**
  * A queued job without a command bound for a host whose runner said it has no agent command
  * (docs/decisions/0047); read in the placement's write transaction, so it holds for the UPDATE.
  */
@@ -62,6 +57,12 @@ function lacksAgentCommand(exec: SqliteExecutor, params: PlaceParams): boolean {
   return row !== undefined;
 }
 
+/**
+ * One placement inside the caller's write transaction, the term already checked at `now`:
+ * gated or blocked, an unknown workspace (thrown), no_agent_command, workspace_held, lost, else
+ * the job claimed on the host for its runner session with its ledger row, and the workspace's
+ * lock with the placement.
+ */
 export function placeOne(exec: SqliteExecutor, now: number, params: PlaceParams): PlaceResult {
   const task = exec
     .prepare(

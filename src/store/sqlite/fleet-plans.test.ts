@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import type Database from 'better-sqlite3';
 import { migratedReadOnly, planSteps } from '../../../test/support/sqlite-plans.js';
 import { ORPHANED_JOBS } from './dispatch.js';
-import { CANDIDATES, HELD } from './dispatch-pass.js';
+import { BARE, CANDIDATES, HELD } from './dispatch-pass.js';
 import { HOST_FLEET, HOST_LIST } from './hosts.js';
 import { DUE_JOBS } from './time-limit-sweep.js';
 
@@ -72,17 +72,27 @@ function assertAgentCommandOnce(sql: string): void {
   }
 }
 
-test("a pass reads its candidates in dispatch order through jobs_queue, and each one's bindings by key", () => {
-  const steps = planSteps(db, CANDIDATES, 0, 50);
-  const all = steps.join('\n');
-  assert.equal(steps[0], 'SCAN j USING INDEX jobs_queue', all);
-  assert.doesNotMatch(all, /TEMP B-TREE/, all);
-  for (const d of steps.slice(1).filter((x) => /^(SCAN|SEARCH)/.test(x) && x !== AGENT_COMMAND_SCAN))
-    assert.match(d, /^SEARCH /, all);
-});
+// The candidates with a command and those without (BARE), walked apart (decision 0047, review fixes).
+for (const [name, sql] of [
+  ['with a command', CANDIDATES],
+  ['without a command', BARE],
+] as const) {
+  test(`a pass reads its candidates ${name} in dispatch order through jobs_queue, and their bindings by key`, () => {
+    const steps = planSteps(db, sql, 0, 50);
+    const all = steps.join('\n');
+    const walk = steps.findIndex((d) => / j\b/.test(d));
+    assert.equal(steps[walk], 'SCAN j USING INDEX jobs_queue', all);
+    assert.doesNotMatch(all, /TEMP B-TREE/, all);
+    const others = steps.filter(
+      (x, at) => at !== walk && /^(SCAN|SEARCH)/.test(x) && x !== AGENT_COMMAND_SCAN,
+    );
+    for (const d of others) assert.match(d, /^SEARCH /, all);
+  });
+}
 
 test('a pass asks once whether a live host has an agent command, through hosts_agent_command', () => {
   assertAgentCommandOnce(CANDIDATES);
+  assertAgentCommandOnce(BARE);
   assertAgentCommandOnce(HELD);
 });
 
