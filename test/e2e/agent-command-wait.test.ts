@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { WAITING_FOR_AGENT_COMMAND } from '../../src/core/capacity.js';
 import { bothEngines } from '../support/databases.js';
 import { waitUntil } from '../support/wait.js';
-import { type ClusterFixture, withCluster } from './cluster-support.js';
+import { STEADY, type ClusterFixture, withCluster } from './cluster-support.js';
 
 async function job(c: ClusterFixture, key: string) {
   const [found] = await c.store.jobs.list({ key });
@@ -32,7 +32,7 @@ for (const db of bothEngines()) {
   describe(`jobs without a command wait for a host with an agent command (${db.name})`, () => {
     test('waits, saying why, under a baton up without one; runs once a baton up with one joins', () =>
       withCluster(db, async (c) => {
-        const plain = c.up('h1');
+        const plain = c.up('h1', ...STEADY);
         await plain.waitRunning();
         assert.deepEqual(await hostsAgentCommand(c), { h1: false });
         const bare = await c.baton('enqueue', 'bare');
@@ -73,7 +73,7 @@ for (const db of bothEngines()) {
         assert.equal(statusJson['waitingForAgentCommand'], 1);
         assert.deepEqual(await c.store.audit.list({ key: 'bare', type: 'job:placed' }), [], 'no placement');
 
-        const agent = c.up('h2', '--agent-command', 'echo ran {{key}}');
+        const agent = c.up('h2', ...STEADY, '--agent-command', 'echo ran {{key}}');
         await waitUntil(async () => (await job(c, 'bare')).status === 'done', 20_000, 'bare to run on h2');
         const ran = await job(c, 'bare');
         assert.deepEqual({ host: ran.host, attempt: ran.attempt }, { host: 'h2', attempt: 1 });
@@ -90,7 +90,7 @@ for (const db of bothEngines()) {
         const file = join(c.dir, 'up.json');
         writeFileSync(file, JSON.stringify({ 'agent-command': 'echo ran {{key}}' }));
         await c.baton('enqueue', 'bare');
-        c.up('h1', '--config', file);
+        c.up('h1', ...STEADY, '--config', file);
         await waitUntil(async () => (await job(c, 'bare')).status === 'done', 20_000, 'bare to run on h1');
         assert.deepEqual(await hostsAgentCommand(c), { h1: true });
       }));
