@@ -192,8 +192,10 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
     // (decision 0047, review fixes): either full may leave more behind.
     const runnable = jobs.filter(
       (job) => job.gate === null && job.blockedBy === null && !job.waitsForAgentCommand,
-    ).length;
-    if (runnable >= limit && results.some((result) => result.ok)) this.wake();
+    );
+    const full = (bare: boolean): boolean =>
+      runnable.filter((candidate) => (candidate.job.command === null) === bare).length >= limit;
+    if ((full(false) || full(true)) && results.some((result) => result.ok)) this.wake();
     for (const [index, result] of results.entries()) {
       const placement = decision.place[index];
       assert(placement !== undefined, 'placeMany answers each placement asked, in order');

@@ -33,13 +33,13 @@ export async function sealingRefused(
     if (!(error instanceof InvalidInputError)) throw error;
     return check('ledger', 'fail', error.message, error.hint ?? 'move the record aside');
   }
+  if (known === null) return null;
   let signer;
   try {
     signer = loadKeyFile(keyFile);
   } catch {
     return null; // the key check says what is wrong with it
   }
-  if (known === null) return null;
   try {
     await assertStillHolds(store, known, signer);
     return null;
