@@ -16,6 +16,32 @@ after(stopServers);
 for (const db of bothEngines())
   for (const mode of cliModes(db.engine)) {
     describe(`${db.name}: the task lifecycle on the command line, ${mode === 'db' ? 'with --db' : 'over HTTP'}`, () => {
+      test('review and escalation actions on an open task refuse with what was meant, changing nothing', async () => {
+        const t = cliOn(await db.fresh(), mode);
+        await t.json(0, 'task', 'add', 'k', '--title', 'fix the login race');
+        const cases: [string[], RegExp][] = [
+          [
+            ['approve', 'k', '--gate', 'review'],
+            /cannot approve it — it is not in review .*`baton close k --done`$/,
+          ],
+          [
+            ['reject', 'k', '--reason', 'no'],
+            /cannot reject it — .*nothing to reject.*`baton close k --reason R`$/,
+          ],
+          [['resolve', 'k'], /cannot resolve it — it is not escalated.*`baton escalate k --reason R`/],
+          [['reopen', 'k', '--reason', 'again'], /cannot reopen it — it is open already$/],
+        ];
+        for (const [args, line] of cases) {
+          const r = await t.run(...args);
+          assert.equal(r.code, 3, args.join(' '));
+          assert.deepEqual(r.stderr.trimEnd().split('\n').length, 1, r.stderr);
+          assert.match(r.stderr.trimEnd(), line);
+        }
+        const show = await t.json<{ history: Obj[] } & Obj>(0, 'task', 'show', 'k');
+        assert.equal(show['state'], 'open');
+        assert.deepEqual(show.history, []);
+      });
+
       test('a done task refuses claims and jobs (exit 3, task_done) until reopened; closed: task_closed', async () => {
         const t = cliOn(await db.fresh(), mode);
         await t.json(0, 'task', 'add', 'k', '--title', 'fix the login race');

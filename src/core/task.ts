@@ -90,9 +90,32 @@ export function taskStateHint(key: string, state: TaskState, action: TaskAction 
     case 'in_review':
       return `review it: \`baton approve ${key} --gate review\`, or \`baton reject ${key} --reason R\``;
     case 'open':
-      return action === 'reopen'
-        ? 'it is open already'
-        : `only a task in ${TASK_ACTION_FROM[action as TaskAction].join(' or ')} can be told to ${action}`;
+      return openTaskHint(key, action);
+  }
+}
+
+/** Why an open task refuses an action, and what the user may have meant. */
+function openTaskHint(key: string, action: TaskAction | TaskUse): string {
+  switch (action) {
+    case 'reopen':
+      return 'it is open already';
+    case 'resolve':
+      return (
+        'it is not escalated, so there is nothing to resolve ' +
+        `(\`baton escalate ${key} --reason R\` hands it to a human)`
+      );
+    case 'approve':
+      return (
+        `it is not in review (a task waits there after a successful run when it was added with --review required); ` +
+        `to mark it done by hand: \`baton close ${key} --done\``
+      );
+    case 'reject':
+      return (
+        'it is not in review, so there is nothing to reject; ' +
+        `to stop work on it: \`baton close ${key} --reason R\``
+      );
+    default:
+      return `only a task in ${TASK_ACTION_FROM[action as TaskAction].join(' or ')} can be told to ${action}`;
   }
 }
 
