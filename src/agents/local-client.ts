@@ -1,8 +1,10 @@
 /**
  * The AgentClient over the local Coordinator: the database named by --db or BATON_DB (else the
  * default file under the working directory), opened once for the life of the client.
- * openAgentClient() chooses: with BATON_URL and no database named, the HTTP client
- * (http-client.ts), as an agent the runner started gets no database at all.
+ * openAgentClient() chooses by the CLI's rule (--db, else BATON_URL, else BATON_DB): with BATON_URL
+ * and no --db, the HTTP client (http-client.ts), even when BATON_DB is set too. An agent the runner
+ * started holds BATON_URL and a token bound to its run; the MCP config it was given may still name
+ * BATON_DB (`baton mcp --print-config` writes it), and that must not take it past its token.
  */
 import { hostname } from 'node:os';
 import { Coordinator } from '../coordinator/coordinator.js';
@@ -75,14 +77,13 @@ export interface AgentClientSource {
 }
 
 /**
- * The client for this process: the database named by --db or BATON_DB; else, with BATON_URL (and
- * BATON_TOKEN), the HTTP API; else the default database.
+ * The client for this process: the database named by --db; else, with BATON_URL (and
+ * BATON_TOKEN), the HTTP API; else the database BATON_DB names; else the default database.
  */
 export async function openAgentClient(source: AgentClientSource): Promise<AgentClient> {
   const fromEnv = source.env['BATON_DB'];
-  const named = source.db ?? (fromEnv ? fromEnv : undefined);
   const url = source.env['BATON_URL'];
-  if (named === undefined && url) {
+  if (source.db === undefined && url) {
     const token = source.env['BATON_TOKEN'];
     if (!token) {
       throw new InvalidInputError(
@@ -92,6 +93,7 @@ export async function openAgentClient(source: AgentClientSource): Promise<AgentC
     }
     return new HttpAgentClient(url, token);
   }
+  const named = source.db ?? (fromEnv ? fromEnv : undefined);
   const db = absoluteDbUrl(named ?? source.defaultDb ?? projectDb(source.cwd), source.cwd);
   return new LocalAgentClient(await openStore(db, { intent: 'use' }), db);
 }

@@ -43,7 +43,11 @@ async function serve(db: string): Promise<{ url: string; child: ChildProcess }> 
 }
 
 /** An MCP server for a fresh agent session, reaching Baton only through `url` and its token. */
-async function agent(store: Store, url: string): Promise<{ client: Client; session: number }> {
+async function agent(
+  store: Store,
+  url: string,
+  env: Record<string, string> = {},
+): Promise<{ client: Client; session: number; token: string }> {
   const s = await store.sessions.start({ kind: 'agent', host: 'box', pid: 1 });
   const made = await new Coordinator(store).tokens.create({ scope: 'agent', session: s.id });
   const transport = new StdioClientTransport({
@@ -54,12 +58,13 @@ async function agent(store: Store, url: string): Promise<{ client: Client; sessi
       BATON_TOKEN: made.secret,
       BATON_SESSION: String(s.id),
       PATH: process.env['PATH'] ?? '',
+      ...env,
     },
     stderr: 'pipe',
   });
   const client = new Client({ name: 'baton-test', version: '1.0.0' });
   await client.connect(transport);
-  return { client, session: s.id };
+  return { client, session: s.id, token: made.token.id };
 }
 
 for (const db of bothEngines()) {
@@ -130,6 +135,32 @@ for (const db of bothEngines()) {
         assert.deepEqual(refused, [], 'each agent stayed within its own session');
       } finally {
         await Promise.all(clients.map((c) => c.close()));
+        server.child.kill('SIGTERM');
+        await store.close();
+      }
+    });
+
+    test('an MCP config that names BATON_DB does not take an agent holding BATON_URL past its token', async () => {
+      // `baton mcp --print-config` writes BATON_DB into the client's config, and Claude Code starts
+      // the server with it over the environment a runner gave its agent (BATON_URL, a run's token).
+      const dbUrl = await db.fresh();
+      const store = await openStore(dbUrl);
+      const server = await serve(dbUrl);
+      const a = await agent(store, server.url, { BATON_DB: dbUrl });
+      try {
+        await store.tasks.add({ key: 'both', title: 'both named' });
+        const claimed = structured(
+          await a.client.callTool({ name: 'baton_claim', arguments: { key: 'both' } }),
+        );
+        assert.equal(claimed.ok, true, JSON.stringify(claimed));
+        const granted = (await store.audit.list({ key: 'both' })).filter((e) => e.type === 'claim:granted');
+        assert.deepEqual(
+          granted.map((e) => [e.session, e.token]),
+          [[a.session, a.token]],
+          'the claim went through the API under the agent token, not straight to the database',
+        );
+      } finally {
+        await a.client.close();
         server.child.kill('SIGTERM');
         await store.close();
       }
