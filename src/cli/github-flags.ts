@@ -54,6 +54,20 @@ export function checkGithubFlags(repo: string, flags: GithubFlags): void {
   });
 }
 
+/**
+ * `baton up --github`: the token's variable must not be one every agent inherits. Agents get
+ * every BATON_* variable of the runner's environment (daemon/agent-env.ts), so a GitHub token in
+ * BATON_GH would reach each agent's environment, and so the model's hands.
+ */
+export function checkTokenStaysWithRunner(flags: GithubFlags): void {
+  const name = flags.tokenEnv ?? 'GITHUB_TOKEN';
+  if (!name.startsWith('BATON_')) return;
+  throw new InvalidInputError(
+    `--token-env ${name}: every agent baton up starts inherits the BATON_* variables, so it would get the GitHub token`,
+    `keep the token in a variable outside BATON_*, such as GITHUB_TOKEN, and name that with --token-env`,
+  );
+}
+
 /** The flags of `baton up` and `baton serve` that only mean something with `--github`. */
 export interface GithubOnlyFlags extends GithubFlags {
   readonly github?: string | undefined;

@@ -5,7 +5,7 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { baton, cliModes, cliOn, stopServers, repoRoot, type Run } from '../../test/support/cli.js';
@@ -16,13 +16,17 @@ const root = repoRoot();
 
 /** `baton …args` run in `cwd` with no BATON_DB: the default database under cwd. */
 function batonIn(cwd: string, ...args: string[]): Promise<Run> {
-  const env = { ...process.env };
+  return batonWith(cwd, {}, ...args);
+}
+
+function batonWith(cwd: string, more: NodeJS.ProcessEnv, ...args: string[]): Promise<Run> {
+  const env = { ...process.env, ...more };
   delete env['BATON_DB'];
   return new Promise((done) => {
     execFile(
       process.execPath,
       [join(root, 'bin/baton.js'), ...args],
-      { cwd, env },
+      { cwd, env, timeout: 60_000 }, // a `baton up` that started anyway fails the test, not hangs it
       (error, stdout, stderr) => {
         done({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
       },
@@ -128,5 +132,28 @@ describe('baton in the hands of a careless or hostile user', () => {
     assert.equal((await batonIn(cwd, 'task', 'add', 'k')).code, 0);
     assert.equal(statSync(join(cwd, '.baton')).mode & 0o777, 0o700);
     assert.equal(statSync(join(cwd, '.baton', 'baton.db')).mode & 0o777, 0o600);
+  });
+
+  test('baton up --github refuses a token variable under BATON_*, which every agent inherits', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'baton-token-env-'));
+    const secret = 'ghp_never_for_agents_42';
+    const r = await batonWith(
+      dir,
+      { BATON_GH: secret },
+      'up',
+      '--github',
+      'acme/api',
+      '--token-env',
+      'BATON_GH',
+      '--no-http',
+    );
+    assert.equal(r.code, 2, `${r.stdout}${r.stderr}`);
+    assert.match(
+      r.stderr,
+      /^baton: --token-env BATON_GH: every agent baton up starts inherits .* GITHUB_TOKEN/,
+    );
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+    assert.ok(!`${r.stdout}${r.stderr}`.includes(secret), 'the token is not echoed');
+    assert.equal(existsSync(join(dir, '.baton')), false, 'refused before any database was made');
   });
 });
