@@ -168,11 +168,18 @@ describe('baton mcp', () => {
         const cases: [string, Record<string, unknown>, RegExp][] = [
           ['baton_claim', {}, /key is required: the task key/],
           ['baton_claim', { key: '' }, /key must not be empty/],
+          ['baton_heartbeat', { key: 't' }, /epoch is required: the number baton_claim returned/],
           [
             'baton_heartbeat',
             { key: 't', epoch: 'one' },
-            /epoch is required: the number baton_claim returned|epoch/,
+            /epoch must be a JSON number, not "one": the one baton_claim returned/,
           ],
+          [
+            'baton_heartbeat',
+            { key: 't', epoch: '2' },
+            /epoch must be a JSON number, not "2": .*\(2, not "2"\)/,
+          ],
+          ['baton_claim', { key: 12 }, /key must be a string, not 12: the task key/],
           ['baton_heartbeat', { key: 't', epoch: 0 }, /epoch is 1 or more/],
           ['baton_release', { key: 't', epoch: 1, outcome: 'finished' }, /outcome must be done/],
           ['baton_claim', { key: 'nope' }, /task nope not found — add it with `baton task add`/],

@@ -5,15 +5,34 @@
 import { z } from 'zod';
 import { RELEASE_OUTCOMES } from '../../core/claim.js';
 
+/**
+ * The message for a field that is missing or of the wrong type: "is required" only when it is
+ * missing, else what was given (a model that writes "2" for 2 is not told the epoch is missing).
+ */
+const missingOr =
+  (required: string, mustBe: string, hint: string) =>
+  (issue: { readonly input?: unknown }): string =>
+    issue.input === undefined ? required : `${mustBe}, not ${JSON.stringify(issue.input)}: ${hint}`;
+
 const key = z
-  .string({ error: 'key is required: the task key, such as github:acme/api#12 (baton_status lists yours)' })
+  .string({
+    error: missingOr(
+      'key is required: the task key, such as github:acme/api#12 (baton_status lists yours)',
+      'key must be a string',
+      'the task key, such as "github:acme/api#12"',
+    ),
+  })
   .min(1, { error: 'key must not be empty: give the task key, such as github:acme/api#12' })
   .max(200, { error: 'key is at most 200 characters: give the task key, such as github:acme/api#12' })
   .describe('The task key, such as github:acme/api#12.');
 
 const epoch = z
   .number({
-    error: 'epoch is required: the number baton_claim returned for this task (baton_status shows it)',
+    error: missingOr(
+      'epoch is required: the number baton_claim returned for this task (baton_status shows it)',
+      'epoch must be a JSON number',
+      'the one baton_claim returned, written as a number (2, not "2")',
+    ),
   })
   .int({ error: 'epoch is a whole number: the one baton_claim returned' })
   .min(1, { error: 'epoch is 1 or more: the number baton_claim returned' })
