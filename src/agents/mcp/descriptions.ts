@@ -22,7 +22,8 @@ export const TOOL_DESCRIPTIONS = {
     'working on it at once, change nothing more for it, and tell the user.',
   baton_release:
     'Give the task back when you stop working on it, with outcome done (the work is finished), failed ' +
-    '(you could not do it) or released (you stop without finishing). Call it once, at the end. ' +
+    '(you could not do it) or released (you stop without finishing). Call it once, at the end. A task ' +
+    "Baton's runner gave you (BATON_KEY) is finished by your exit instead: released done, it stays held. " +
     'ok:false means the claim was no longer yours: there is nothing to release; stop and tell the user.',
   baton_effect:
     'Record a side effect you make for the task, as or just before you make it: an opened pull request ' +

@@ -31,6 +31,15 @@ export class McpSession {
     if (options.givenClaim !== null) this.claims.set(options.givenClaim.key, options.givenClaim.epoch);
   }
 
+  /**
+   * Whether `claim` is the one a runner made for this run (BATON_SESSION, BATON_KEY, BATON_EPOCH):
+   * the runner releases it when the agent exits, by how the agent exited.
+   */
+  isRunnersClaim(claim: ClaimRef): boolean {
+    const given = this.options.givenClaim;
+    return given !== null && given.key === claim.key && given.epoch === claim.epoch;
+  }
+
   /** Whether this server started the session (and so ends it). */
   get owned(): boolean {
     return this.options.given === null;

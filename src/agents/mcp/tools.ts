@@ -170,12 +170,7 @@ function registerHeldClaimTools(server: McpServer, ctx: ToolContext): void {
       outputSchema: schemas.claimOutput,
       annotations: { ...annotations(false), destructiveHint: true },
     },
-    onHeldClaim(ctx, {
-      step: ({ key, epoch, outcome }, sid) => client.release({ key, epoch, session: sid, outcome }),
-      reply: ({ key, outcome }) => ({ message: `Released ${key} (${outcome}). You no longer hold it.` }),
-      mark: 'baton_release',
-      ends: true,
-    }),
+    releaseUnlessRunners(ctx),
   );
   server.registerTool(
     'baton_effect',
@@ -195,6 +190,41 @@ function registerHeldClaimTools(server: McpServer, ctx: ToolContext): void {
       },
     }),
   );
+}
+
+type ReleaseArgs = {
+  readonly key: string;
+  readonly epoch: number;
+  readonly outcome: 'done' | 'failed' | 'released';
+};
+
+/**
+ * baton_release. A claim a runner made for this run is the runner's to release: it finishes the
+ * job (and so the task) by the agent's exit. Released done from here, the task would be done
+ * while its job runs, so the job would end cancelled and the agent be killed; so a `done` there
+ * is only checked (still current?) and the model told to finish. failed and released go through:
+ * the runner, fenced, stops the run and gives the job back.
+ */
+function releaseUnlessRunners(ctx: ToolContext) {
+  const { client } = ctx;
+  const released = onHeldClaim(ctx, {
+    step: ({ key, epoch, outcome }: ReleaseArgs, sid) =>
+      client.release({ key, epoch, session: sid, outcome }),
+    reply: ({ key, outcome }) => ({ message: `Released ${key} (${outcome}). You no longer hold it.` }),
+    mark: 'baton_release',
+    ends: true,
+  });
+  const leftToRunner = onHeldClaim(ctx, {
+    step: ({ key, epoch }: ReleaseArgs, sid) => client.heartbeat({ session: sid, claim: { key, epoch } }),
+    reply: ({ key }) => ({
+      message:
+        `Nothing released: Baton's runner holds ${key} for this run and records it done when you ` +
+        'finish and exit with status 0. Stop working now and end your turn.',
+    }),
+    mark: 'baton_release',
+  });
+  return (args: ReleaseArgs): Promise<CallToolResult> =>
+    args.outcome === 'done' && ctx.session.isRunnersClaim(args) ? leftToRunner(args) : released(args);
 }
 
 /** baton_escalate: hands the held task to a human, which ends the claim. */
