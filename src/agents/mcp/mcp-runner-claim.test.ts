@@ -6,6 +6,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Coordinator } from '../../coordinator/coordinator.js';
+import { baton } from '../../../test/support/cli.js';
 import { sqliteDatabase } from '../../../test/support/databases.js';
 import { connect, structured, withBaton } from '../../../test/support/mcp-client.js';
 
@@ -61,6 +62,22 @@ describe("baton mcp under a runner's claim", () => {
         } finally {
           await other.close();
         }
+      } finally {
+        await client.close();
+      }
+    }));
+
+  test('baton mcp --help names every tool the server serves', () =>
+    withBaton(sqliteDatabase(), async (db) => {
+      const client = await connect(db);
+      try {
+        const served = (await client.listTools()).tools.map((t) => t.name).sort();
+        const help = await baton(db, 'mcp', '--help');
+        assert.equal(help.code, 0, help.stderr);
+        const named = (/Tools: ([^.]+)\./.exec(help.stdout.replace(/\n/g, ' '))?.[1] ?? '')
+          .split(/,\s*/)
+          .sort();
+        assert.deepEqual(named, served);
       } finally {
         await client.close();
       }

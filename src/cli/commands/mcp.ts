@@ -34,7 +34,8 @@ export function registerMcp(program: Command): void {
         '',
         'The session comes from BATON_SESSION (and the claim from BATON_KEY and BATON_EPOCH), as a runner',
         'gives its agents; otherwise one is started on first use and ended when the client disconnects.',
-        'Tools: baton_claim, baton_heartbeat, baton_release, baton_effect, baton_status, baton_show_task.',
+        'Tools: baton_next, baton_claim, baton_heartbeat, baton_release, baton_effect, baton_escalate,',
+        'baton_status, baton_show_task.',
       ].join('\n'),
     )
     .action(async (options: McpOptions, cmd: Command) => {
