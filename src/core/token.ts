@@ -105,7 +105,9 @@ export interface Target {
   readonly key?: string | undefined;
 }
 
-export type Verdict = { readonly ok: true } | { readonly ok: false; readonly reason: string };
+/** A refusal's `fix`, when given, replaces the general one (ask an operator for a wider token). */
+export type Verdict =
+  { readonly ok: true } | { readonly ok: false; readonly reason: string; readonly fix?: string };
 
 /**
  * Whether the token may take the action on the target. An `agent` token acts only for its own
@@ -146,11 +148,17 @@ export function authorize(
  */
 function runReach(task: string | null, action: Action, target: Target): Verdict {
   if (task === null) return { ok: true };
+  // An agent is not sent looking for a wider token: its run is its task.
+  const fix = `work on ${task} alone: finish it, or escalate it; other tasks get runs of their own`;
   if (action === 'next') {
-    return { ok: false, reason: `this agent token is bound to its run on ${task}: it takes no other task` };
+    return {
+      ok: false,
+      reason: `this agent token is bound to its run on ${task}: it takes no other task`,
+      fix,
+    };
   }
   if (target.key !== undefined && target.key !== task) {
-    return { ok: false, reason: `this agent token is bound to its run on ${task}, not ${target.key}` };
+    return { ok: false, reason: `this agent token is bound to its run on ${task}, not ${target.key}`, fix };
   }
   return { ok: true };
 }

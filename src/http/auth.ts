@@ -236,7 +236,7 @@ export async function allowAsker(
   throw new AuthError(
     'forbidden',
     `refused: ${verdict.reason}`,
-    `ask an operator for a token that may ${action}`,
+    verdict.fix ?? `ask an operator for a token that may ${action}`,
     {
       token: token.id,
       scope: token.scope,

@@ -60,6 +60,9 @@ for (const db of bothEngines()) {
         for (const [path, body] of attempts) {
           const answer = await post(path, body);
           assert.equal(answer.status, 403, `${path}: ${answer.text}`);
+          // The fix keeps the agent on its task, never sends it looking for a wider token.
+          assert.match(answer.text, /work on k alone: finish it, or escalate it/, path);
+          assert.doesNotMatch(answer.text, /ask an operator for a token/, path);
         }
         for (const key of ['free', 'spare']) {
           const task = await c.store.tasks.get(key);
