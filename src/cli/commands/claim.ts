@@ -28,9 +28,30 @@ export function registerClaim(program: Command): void {
     .description('release a claim; exits 3 when the epoch is no longer current (fenced)')
     .requiredOption('--session <id>', 'the session holding the claim')
     .requiredOption('--epoch <n>', 'the epoch printed by `baton claim`')
-    .option('--outcome <outcome>', 'done, failed or released (default released)')
+    .option(
+      '--outcome <outcome>',
+      "done, failed or released (default released); inside a run, done of the run's own claim releases " +
+        'nothing: the runner records it done when the agent exits 0',
+    )
     .action((key: string, options: { session: string; epoch: string; outcome?: string }, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
+        if (options.outcome === 'done' && isRunsOwnClaim(key, options, process.env)) {
+          const beat = await baton.heartbeat({ session: options.session, key, epoch: options.epoch });
+          if (!beat.ok) throw fencedRefusal(key, options.epoch, beat.current, beat.sessionEnded);
+          out.result(
+            {
+              key,
+              session: Number(options.session),
+              epoch: Number(options.epoch),
+              outcome: 'done',
+              released: false,
+            },
+            () =>
+              `nothing released: baton up's runner holds ${key} for this run and records it done when your ` +
+              'command exits with status 0; exit now',
+          );
+          return;
+        }
         const input = { key, session: options.session, epoch: options.epoch, outcome: options.outcome };
         const result = await baton.release(input);
         if (!result.ok) throw fencedRefusal(key, options.epoch, result.current, result.sessionEnded);
@@ -41,4 +62,21 @@ export function registerClaim(program: Command): void {
         );
       }),
     );
+}
+
+/**
+ * Whether the claim named is the one a runner made for the agent running this command (BATON_SESSION,
+ * BATON_KEY and BATON_EPOCH, decision 0051). The runner finishes that job, and so the task, by the
+ * agent's exit: released done from inside, the task would be done while its job runs, so the job would
+ * end cancelled and the agent be killed. So a `done` there only checks the claim and says to exit;
+ * failed and released go through (the runner, fenced, stops the run and gives the job back).
+ */
+function isRunsOwnClaim(
+  key: string,
+  given: { session: string; epoch: string },
+  env: NodeJS.ProcessEnv,
+): boolean {
+  return (
+    env['BATON_KEY'] === key && env['BATON_SESSION'] === given.session && env['BATON_EPOCH'] === given.epoch
+  );
 }
