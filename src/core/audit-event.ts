@@ -49,6 +49,7 @@ export const AUDIT_TYPES = [
   'ledger:key-added',
   'ledger:key-retired',
   'ledger:pruned',
+  'ledger:continued',
   'jobs:pruned',
   'token:created',
   'token:revoked',

@@ -27,6 +27,7 @@ import { newestKnown, SealedRecord } from '../../coordinator/ledger/sealed-recor
 import type { Checkpoint } from '../../core/ledger.js';
 import type { LedgerEvent } from '../../coordinator/ledger/events.js';
 import { verifyEvents, type VerifyParams, type VerifyReport } from '../../coordinator/ledger/verify.js';
+import { continuedLines } from '../ledger-continued.js';
 import { InvalidInputError } from '../../core/errors.js';
 import { fileErrorInWords } from '../../core/file-errors.js';
 import { git } from '../../os/git.js';
@@ -302,6 +303,7 @@ function printVerify(
       `  unsealed: ${report.unsealed.count} rows${from}`,
       ...pruned.map((line) => `  ${line}`),
       ...(note === null ? [] : [`  ${note}`]),
+      ...continuedLines(report.continues),
       `  checked with ${trust}${anchors} (${report.source})`,
     ];
   });

@@ -1,11 +1,12 @@
 /**
  * `baton init`, `baton db migrate` and `baton db roles`: bringing the schema up to date (with the owner's URL
- * once roles are split) and splitting the roles on PostgreSQL (docs/security.md).
+ * once roles are split) and splitting the roles on PostgreSQL (docs/security.md). `baton db copy`: db-copy.ts.
  */
 import type { Command } from 'commander';
 import { redactSecrets } from '../../core/redact.js';
 import { migrateDatabase, setUpRoles } from '../../store/roles.js';
 import { Output } from '../output.js';
+import { registerDbCopy } from './db-copy.js';
 import { dbUrl, refuseRemote, type GlobalOptions } from '../run.js';
 
 interface RolesOptions {
@@ -34,7 +35,9 @@ export function registerDb(program: Command): void {
     });
   const db = program
     .command('db')
-    .description('database administration: migrations and least-privilege roles');
+    .description(
+      'database administration: migrations, least-privilege roles, a copy from SQLite to PostgreSQL',
+    );
   db.command('migrate')
     .description(
       "apply missing schema migrations to an existing database (needs the tables' owner once roles are split)",
@@ -48,6 +51,7 @@ export function registerDb(program: Command): void {
         () => `schema up to date (version ${version})`,
       );
     });
+  registerDbCopy(db);
   db.command('roles')
     .description(
       'PostgreSQL: make an owner role (migrations) and a runtime role that may only append to the ledger',

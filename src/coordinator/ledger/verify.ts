@@ -36,6 +36,26 @@ export interface VerifyReport extends LedgerReport {
   readonly keys: 'pinned' | 'source';
   readonly keyIds: readonly string[];
   readonly anchorsChecked: number;
+  /** The `ledger:continued` row (`baton db copy`): the older ledger this one goes on from; null when none. */
+  readonly continues: ContinuedLedger | null;
+}
+
+/** Where a ledger moved from: its row's id and what it names (the old ledger's last checkpoint). */
+export interface ContinuedLedger {
+  readonly id: number;
+  readonly from: unknown;
+  readonly checkpoint: unknown;
+}
+
+function continuedFrom(columns: Readonly<Record<string, unknown>>): ContinuedLedger | null {
+  if (columns['type'] !== 'ledger:continued') return null;
+  const raw = columns['detail'];
+  const detail = (typeof raw === 'string' ? JSON.parse(raw) : raw) as Record<string, unknown> | null;
+  return {
+    id: Number(columns['id']),
+    from: detail?.['from'] ?? null,
+    checkpoint: detail?.['checkpoint'] ?? null,
+  };
 }
 
 function pinnedKeys(params: VerifyParams): KnownKey[] | null {
@@ -53,6 +73,7 @@ export async function verifyEvents(
   const pinned = pinnedKeys(params);
   let verifier: LedgerVerifier | null = null;
   let header: LedgerHeader | null = null;
+  let continues: ContinuedLedger | null = null;
   const ready = (): LedgerVerifier => {
     verifier ??= new LedgerVerifier(ledgerCrypto(header?.keys ?? [], pinned), {
       complete: params.partial !== true,
@@ -66,7 +87,10 @@ export async function verifyEvents(
       ready().report(event.id, 'edited', event.checkpoint, event.detail);
     else if (event.kind === 'rows') {
       const rowVerifier = ready();
-      for (const columns of event.rows) rowVerifier.row(columns);
+      for (const columns of event.rows) {
+        rowVerifier.row(columns);
+        continues ??= continuedFrom(columns);
+      }
       onRows?.(event.rows.length);
     }
   }
@@ -79,6 +103,7 @@ export async function verifyEvents(
     keys: pinned === null ? 'source' : 'pinned',
     keyIds,
     anchorsChecked: params.anchors?.length ?? 0,
+    continues,
     header,
   };
 }

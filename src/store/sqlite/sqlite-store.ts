@@ -192,7 +192,7 @@ function openDatabase(
  * JavaScript but not the addon, loads it from the installed package; undefined (the package
  * searches itself) when neither holds it.
  */
-function addonPath(): string | undefined {
+export function addonPath(): string | undefined {
   const root = dirname(createRequire(import.meta.url).resolve('better-sqlite3/package.json'));
   return ['Release', 'Debug']
     .map((build) => join(root, 'build', build, 'better_sqlite3.node'))

@@ -1,0 +1,216 @@
+/**
+ * `baton db copy` (docs/decisions/0049): a SQLite backlog with every kind of state moved into a real
+ * PostgreSQL database, read back through the real `baton` on both and compared; each refusal
+ * leaving both sides as they were; a fault mid-copy leaving the target empty; the ledger link.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { openStore } from '../store/open.js';
+import { baton, type Run } from '../../test/support/cli.js';
+import { postgresDatabase, postgresServers, sqliteDatabase } from '../../test/support/databases.js';
+
+type Obj = Record<string, unknown>;
+
+const server = (): ReturnType<typeof postgresDatabase> => {
+  const first = postgresServers()[0];
+  if (first === undefined) throw new Error('no PostgreSQL server (BATON_TEST_PG_SERVERS)');
+  return postgresDatabase(first);
+};
+
+async function ok(db: string, ...args: string[]): Promise<Run> {
+  const run = await baton(db, ...args);
+  assert.equal(run.code, 0, `baton ${args.join(' ')}: ${run.stderr}`);
+  return run;
+}
+
+async function json<T = Obj>(db: string, ...args: string[]): Promise<T> {
+  return JSON.parse((await ok(db, ...args, '--json')).stdout) as T;
+}
+
+async function sql(url: string, text: string, params: unknown[] = []): Promise<Obj[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(text, params)).rows as Obj[];
+  } finally {
+    await client.end();
+  }
+}
+
+/** Rows of every table the copy writes, and whether the database has Baton's tables at all. */
+async function targetRows(url: string): Promise<Obj> {
+  const [tables] = await sql(url, `SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public'`);
+  if (tables?.['n'] === 0) return { tables: 0 };
+  const [row] = await sql(
+    url,
+    `SELECT (SELECT count(*) FROM tasks)::int AS tasks, (SELECT count(*) FROM jobs)::int AS jobs,
+            (SELECT count(*) FROM sessions)::int AS sessions, (SELECT count(*) FROM audit_events)::int AS audit,
+            (SELECT count(*) FROM effects)::int AS effects, (SELECT count(*) FROM github_outbox)::int AS outbox`,
+  );
+  return row ?? {};
+}
+
+/** A sealed SQLite backlog with tasks in every state, jobs, claims, effects, tokens, a host and a lease. */
+async function givenBacklog(): Promise<{ src: string; keyFile: string; keys: string[]; jobs: number[] }> {
+  const src = await sqliteDatabase().fresh();
+  const keyFile = join(mkdtempSync(join(tmpdir(), 'baton-copy-key-')), 'ledger.key');
+  const add = (key: string, ...flags: string[]): Promise<Run> => ok(src, 'task', 'add', key, ...flags);
+  await add('open1', '--title', 'One', '--priority', '5', '--label', 'a', '--label', 'b', '--body', 'why');
+  await add('rev', '--review', 'required');
+  for (const key of ['esc', 'gated', 'done1', 'closed1', 'github:acme/api#7']) await add(key);
+  await add('dep', '--after', 'open1');
+  await ok(src, 'gate', 'gated', 'design');
+  await ok(src, 'close', 'closed1', '--reason', 'not needed');
+  await ok(src, 'close', 'done1', '--done');
+  await ok(src, 'workspace', 'add', 'ws', '--path', tmpdir());
+  await ok(src, 'setting', 'set', 'vague-words', '0');
+  const s = (await ok(src, 'session', 'start')).stdout.trim();
+  const jobs: number[] = [];
+  for (const [key, status] of [
+    ['rev', 'done'],
+    ['esc', 'failed'],
+  ] as const) {
+    await ok(src, 'enqueue', key, '--command', 'true');
+    const taken = await json<{ id: number; epoch: number }>(src, 'job', 'next', '--session', s);
+    jobs.push(taken.id);
+    await ok(
+      src,
+      'job',
+      'finish',
+      String(taken.id),
+      '--session',
+      s,
+      '--epoch',
+      String(taken.epoch),
+      '--status',
+      status,
+      ...(status === 'failed' ? ['--reason', 'boom'] : []),
+    );
+  }
+  const epoch = String((await json<{ epoch: number }>(src, 'claim', 'esc', '--session', s)).epoch);
+  await ok(src, 'effect', 'esc', '--session', s, '--epoch', epoch, '--kind', 'note', '--payload', '{"a":1}');
+  await ok(src, 'escalate', 'esc', '--session', s, '--epoch', epoch, '--reason', 'help');
+  jobs.push((await json<{ job: { id: number } }>(src, 'enqueue', 'open1', '--command', 'echo hi')).job.id);
+  await ok(src, 'session', 'end', s);
+  await ok(src, 'token', 'create', '--scope', 'operator', '--name', 'ops');
+  const viewer = await json<{ id: string }>(src, 'token', 'create', '--scope', 'viewer');
+  await ok(src, 'token', 'revoke', viewer.id);
+  await givenHostAndLease(src);
+  await ok(src, 'ledger', 'init', '--key-file', keyFile);
+  await ok(src, 'audit', 'seal', '--key-file', keyFile);
+  const keys = ['open1', 'rev', 'esc', 'gated', 'done1', 'closed1', 'github:acme/api#7', 'dep'];
+  return { src, keyFile, keys, jobs };
+}
+
+/** A host its runner registered and a dispatcher term it resigned, both over: as a stopped `baton up` leaves them. */
+async function givenHostAndLease(src: string): Promise<void> {
+  const store = await openStore(src);
+  try {
+    const session = await store.sessions.start({ kind: 'daemon', host: 'box-1', pid: 1 });
+    const host = {
+      name: 'box-1',
+      session: session.id,
+      ramTotalMb: 16_000,
+      ramReservedMb: 0,
+      ramFreeMb: 9_000,
+    };
+    await store.hosts.register({ ...host, slotsMax: 2 });
+    const lease = await store.leases.acquire({ name: 'dispatcher', holder: 'box-1', ttlMs: 60_000 });
+    assert.ok(lease.ok);
+    await store.leases.resign({ name: 'dispatcher', holder: 'box-1', term: lease.lease.term });
+    await store.sessions.end(session.id);
+  } finally {
+    await store.close();
+  }
+}
+
+/** What a user reads through the CLI, on either engine. */
+async function reads(db: string, keys: readonly string[], jobs: readonly number[]): Promise<Obj> {
+  const out: Obj = {};
+  const each = [
+    ['task', 'list'],
+    ['queue', 'list'],
+    ['session', 'list'],
+    ['token', 'list'],
+    ['escalations'],
+    ['effects', 'esc'],
+    ['workspace', 'list'],
+    ['setting', 'list'],
+    ['hosts'],
+    ...keys.map((key) => ['task', 'show', key]),
+    ...jobs.map((id) => ['job', 'show', String(id)]),
+  ];
+  for (const args of each) out[args.join(' ')] = await json(db, ...args);
+  // How long ago a host last reported is read against now: the two reads are apart in time.
+  for (const host of out['hosts'] as Obj[]) delete host['lastReportAgeMs'];
+  return out;
+}
+
+test('copies a backlog with every kind of state; the CLI reads the same on PostgreSQL', async () => {
+  const { src, keyFile, keys, jobs } = await givenBacklog();
+  const to = await server().empty();
+  const before = await reads(src, keys, jobs);
+  const copied = await json<{ tables: Obj; linkId: number }>(src, 'db', 'copy', '--to', to);
+  assert.equal(copied.tables['tasks'], keys.length);
+  assert.deepEqual(await reads(to, keys, jobs), before);
+  const oldAudit = await json<Obj[]>(src, 'audit', '--limit', '1000');
+  const newAudit = await json<Obj[]>(to, 'audit', '--limit', '1000');
+  assert.deepEqual(newAudit.slice(0, oldAudit.length), oldAudit, 'the old rows, same ids, same content');
+  assert.equal(newAudit.length, oldAudit.length + 1);
+  assert.equal(newAudit.at(-1)?.['type'], 'ledger:continued');
+  assert.equal(newAudit.at(-1)?.['id'], copied.linkId);
+  // The outbox is the source's own, not the rows the target's triggers wrote for the copied tasks.
+  const outbox = new Database(src, { readonly: true })
+    .prepare('SELECT count(*) AS n FROM github_outbox')
+    .get();
+  assert.equal((await targetRows(to))['outbox'], (outbox as { n: number }).n);
+  // Ids go on past the copied ones.
+  const next = await json<{ job: { id: number } }>(to, 'enqueue', 'new1', '--command', 'true');
+  assert.equal(next.job.id, Math.max(...jobs) + 1);
+  const sessions = await json<{ id: number }[]>(src, 'session', 'list');
+  const fresh = Number((await ok(to, 'session', 'start')).stdout.trim());
+  assert.equal(fresh, Math.max(...sessions.map((row) => row.id)) + 1);
+  await assertLinkVerifies(src, to, keyFile, copied.linkId);
+});
+
+/** The new ledger names the old one's last checkpoint, seals with the same key, and verify says so. */
+async function assertLinkVerifies(src: string, to: string, keyFile: string, linkId: number): Promise<void> {
+  const last = new Database(src, { readonly: true })
+    .prepare(
+      'SELECT seq, hash, last_id AS lastId, key_id AS keyId FROM audit_checkpoints ORDER BY seq DESC LIMIT 1',
+    )
+    .get() as Obj;
+  await ok(to, 'audit', 'seal', '--key-file', keyFile);
+  const report = await json<{ ok: boolean; seals: number; continues: { id: number; checkpoint: Obj } }>(
+    to,
+    'audit',
+    'verify',
+  );
+  assert.equal(report.ok, true);
+  assert.ok(report.seals >= 1);
+  assert.equal(report.continues.id, linkId);
+  assert.deepEqual(
+    { seq: report.continues.checkpoint['seq'], hash: report.continues.checkpoint['hash'] },
+    { seq: last['seq'], hash: last['hash'] },
+  );
+  assert.equal(report.continues.checkpoint['lastId'], last['lastId']);
+  assert.equal(report.continues.checkpoint['keyId'], last['keyId']);
+  const plain = await ok(to, 'audit', 'verify');
+  assert.match(
+    plain.stdout,
+    new RegExp(`continues \\(row #${linkId}\\) the ledger of .*checkpoint ${String(last['seq'])} `),
+  );
+  // The file's own export still verifies as the old ledger's evidence.
+  const exported = join(mkdtempSync(join(tmpdir(), 'baton-copy-export-')), 'old.jsonl');
+  const file = await ok(src, 'audit', 'export', '--format', 'jsonl');
+  writeFileSync(exported, file.stdout);
+  const old = await json<{ ok: boolean; sealedThrough: number }>(src, 'audit', 'verify', '--file', exported);
+  assert.equal(old.ok, true);
+  assert.equal(old.sealedThrough, last['lastId']);
+  assert.ok(readFileSync(exported, 'utf8').includes(String(last['hash'])));
+}
