@@ -25,7 +25,7 @@ import { parseDbUrl } from '../../store/open.js';
 import { migrateDatabase } from '../../store/roles.js';
 import type { Output } from '../output.js';
 import { Refusal } from '../refusal.js';
-import { dbUrl, withCoordinator, type GlobalOptions } from '../run.js';
+import { dbUrl, refuseRemote, withCoordinator, type GlobalOptions } from '../run.js';
 import { cliActor } from './lifecycle.js';
 
 interface CopyOptions {
@@ -47,6 +47,7 @@ export function registerDbCopy(db: Command): void {
 }
 
 async function copy(options: CopyOptions, cmd: Command): Promise<void> {
+  refuseRemote(cmd);
   const globals = cmd.optsWithGlobals<GlobalOptions>();
   const from = parseDbUrl(dbUrl(globals));
   if (from.engine !== 'sqlite') {
@@ -104,7 +105,7 @@ async function copyChecked(run: CopyRun, out: Output): Promise<void> {
       to: where,
       tables: counts,
       notCopied: TABLES_LEFT,
-      checkpoint,
+      checkpoint: shownCheckpoint(checkpoint),
     };
     out.result(result, () => [
       `dry run: would copy ${path} into ${where}${target.batonTables ? '' : ' (after creating its tables)'}:`,
