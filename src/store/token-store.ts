@@ -23,7 +23,10 @@ export interface TokenCreateParams {
 
 export interface TokenRevokeParams {
   readonly id: string;
-  /** Who asked, in words: `by` in the `token:revoked` row. */
+  /**
+   * Who asked, in words: `by` in the `token:revoked` row, kept on the token (`revoked_by`, migration
+   * 0048). Left out only by a runner revoking its run's token at the run's end (AgentReach.close).
+   */
   readonly actor?: string | undefined;
 }
 
@@ -75,9 +78,11 @@ export interface TokenStore {
      * The token whose secret this is, unless it is unknown, revoked, expired (database clock) or,
      * bound to a session, that session is no longer live (`ended`): an agent token dies with its
      * run's session however the run ended, even if nobody revoked it; a token minted for a run
-     * (TokenRun) also dies with that job attempt and its claim. `ended` is answered before
-     * `revoked` and `expired`: a run's token is revoked at its run's end, and its use after that
-     * is routine, not a leak (decision 0048, review fixes).
+     * (TokenRun) also dies with that job attempt and its claim. A token a person revoked (an
+     * actor named) answers `revoked` first, whenever its session or run ended: its use after that is
+     * what a leak inquiry looks for. Otherwise `ended` is answered before `revoked` and `expired`: a
+     * run's token is revoked by its runner at its run's end, and its use after that is routine, not
+     * a leak (decision 0048, review fixes and loose ends).
      */
     verify(secret: string): Promise<TokenCheck>;
     /**

@@ -157,6 +157,47 @@ export function exerciseTokens(harness: Harness): void {
         );
       }));
 
+    test("a token a person revoked answers revoked after its session or run ended; the runner's, ended", () =>
+      withFixture(harness, async ({ store }) => {
+        // A leaked session token revoked by a person while its session lived, then the session ended.
+        const session = await givenSession(store);
+        const leaked = await store.tokens.create({ scope: 'agent', session: session.id });
+        assert.equal(await store.tokens.revoke({ id: leaked.token.id, actor: 'ann@box' }), true);
+        await store.sessions.end(session.id);
+        const revoked = { ok: false, reason: 'revoked', id: leaked.token.id };
+        assert.deepEqual(await store.tokens.verify(leaked.secret), revoked);
+        // A run's token: one revoked by a person during the run, one by its runner (no actor) at its end.
+        const { runner, agent, secret } = await givenRunToken(store, 60_000);
+        const byPerson = (await store.tokens.list()).find((token) => token.session === agent.id);
+        assert.ok(byPerson !== undefined);
+        assert.equal(await store.tokens.revoke({ id: byPerson.id, actor: 'token 0123456789ab' }), true);
+        const job = (await store.jobs.list({ key: 'k' }))[0];
+        assert.ok(job !== undefined);
+        const again = await store.tokens.create({
+          scope: 'agent',
+          session: agent.id,
+          run: { jobId: job.id, jobEpoch: job.epoch, claimEpoch: 1 },
+        });
+        assert.equal(
+          (await store.jobs.finish({ id: job.id, session: runner.id, epoch: job.epoch, status: 'done' })).ok,
+          true,
+        );
+        assert.equal(await store.tokens.revoke({ id: again.token.id }), true); // as AgentReach.close does
+        assert.deepEqual(await store.tokens.verify(secret), {
+          ok: false,
+          reason: 'revoked',
+          id: byPerson.id,
+        });
+        assert.deepEqual(await store.tokens.verify(again.secret), { ok: false, reason: 'ended' });
+        await store.sessions.end(agent.id);
+        assert.deepEqual(await store.tokens.verify(secret), {
+          ok: false,
+          reason: 'revoked',
+          id: byPerson.id,
+        });
+        assert.deepEqual(await store.tokens.verify(again.secret), { ok: false, reason: 'ended' });
+      }));
+
     test("a run's token opens nothing once its claim or job attempt is over, though its session lives on", () =>
       withFixture(harness, async ({ store }) => {
         const runner = await givenSession(store);

@@ -53,16 +53,23 @@ export function postgresTokens(exec: PgExecutor): TokenStore['tokens'] {
     create: (params) => createToken(exec, params),
     verify: async (secret) => {
       const row = await exec.one<
-        TokenRow & { expired: boolean; session_state: string | null; run_over: boolean }
+        TokenRow & {
+          revoked_by: string | null;
+          expired: boolean;
+          session_state: string | null;
+          run_over: boolean;
+        }
       >(
-        `SELECT ${COLUMNS('t')}, t.expires_at IS NOT NULL AND t.expires_at <= ${NOW} AS expired,
+        `SELECT ${COLUMNS('t')}, t.revoked_by, t.expires_at IS NOT NULL AND t.expires_at <= ${NOW} AS expired,
            (SELECT s.state FROM sessions s WHERE s.id = t.session_id) AS session_state,
            t.job_id IS NOT NULL AND NOT EXISTS (${RUN_LIVE}) AS run_over
          FROM tokens t WHERE t.hash = $1::text`,
         [hashSecret(secret)],
       );
       if (row === undefined) return { ok: false, reason: 'unknown' };
-      // Ended before revoked (token-store.ts verify): a run's token revoked at its run's end is routine.
+      // A person's revocation first, then ended (token-store.ts verify): the runner's at its run's end is routine.
+      if (row.revoked_at !== null && row.revoked_by !== null)
+        return { ok: false, reason: 'revoked', id: row.id };
       if (row.session_id !== null && row.session_state !== 'live') return { ok: false, reason: 'ended' };
       if (row.run_over) return { ok: false, reason: 'ended' };
       if (row.revoked_at !== null) return { ok: false, reason: 'revoked', id: row.id };
@@ -81,7 +88,7 @@ export function postgresTokens(exec: PgExecutor): TokenStore['tokens'] {
       const row = await exec.one<{ known: number; revoked: number }>(
         `WITH t AS (SELECT id FROM tokens WHERE id = $1::text),
          r AS (
-           UPDATE tokens SET revoked_at = ${NOW} WHERE id = $1::text AND revoked_at IS NULL
+           UPDATE tokens SET revoked_at = ${NOW}, revoked_by = $2::text WHERE id = $1::text AND revoked_at IS NULL
            RETURNING id, revoked_at
          ), a AS (
            INSERT INTO audit_events (at, type, detail)

@@ -55,18 +55,20 @@ export function sqliteTokens(exec: SqliteExecutor): Sync<TokenStore['tokens']> {
       exec.read(() => {
         const row = exec
           .prepare(
-            `SELECT ${TOKEN_COLUMNS}, ${RUN_TASK_KEY('tokens')},
+            `SELECT ${TOKEN_COLUMNS}, ${RUN_TASK_KEY('tokens')}, tokens.revoked_by,
                (SELECT s.state FROM sessions s WHERE s.id = tokens.session_id) AS session_state,
                tokens.job_id IS NOT NULL AND NOT EXISTS (${RUN_LIVE}) AS run_over
              FROM tokens WHERE hash = @hash`,
           )
           .get({ hash: hashSecret(secret), now: exec.now() }) as
-          (TokenRow & { session_state: string | null; run_over: number }) | undefined;
+          | (TokenRow & { revoked_by: string | null; session_state: string | null; run_over: number })
+          | undefined;
         if (row === undefined) return { ok: false, reason: 'unknown' } as const;
-        // Ended before revoked (token-store.ts verify): a run's token revoked at its run's end is routine.
-        if (row.session_id !== null && row.session_state !== 'live')
+        // A person's revocation first, then ended (token-store.ts verify): the runner's at its run's end is routine.
+        if (row.revoked_at !== null && row.revoked_by !== null)
+          return { ok: false, reason: 'revoked', id: row.id } as const;
+        if ((row.session_id !== null && row.session_state !== 'live') || row.run_over === 1)
           return { ok: false, reason: 'ended' } as const;
-        if (row.run_over === 1) return { ok: false, reason: 'ended' } as const;
         if (row.revoked_at !== null) return { ok: false, reason: 'revoked', id: row.id } as const;
         if (row.expires_at !== null && row.expires_at <= exec.now())
           return { ok: false, reason: 'expired', id: row.id } as const;
@@ -92,7 +94,9 @@ export function sqliteTokens(exec: SqliteExecutor): Sync<TokenStore['tokens']> {
         if (row === undefined) throw tokenNotFound(id);
         if (row.revoked_at !== null) return false;
         const now = exec.now();
-        exec.prepare('UPDATE tokens SET revoked_at = ? WHERE id = ?').run(now, id);
+        exec
+          .prepare('UPDATE tokens SET revoked_at = ?, revoked_by = ? WHERE id = ?')
+          .run(now, actor ?? null, id);
         appendAudit(exec, { at: now, type: 'token:revoked', detail: withActor({ id }, actor) });
         return true;
       }),
