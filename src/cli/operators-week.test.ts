@@ -99,24 +99,42 @@ describeCli("baton audit after an operator's second week", ({ setup }) => {
   test('a revoked token presented again is refused 401, changes nothing, and the ledger says so once', async () => {
     const t = await setup();
     const leaked = await t.json<{ id: string; token: string }>(0, 'token', 'create', '--scope', 'operator');
+    const viewer = await t.json<{ id: string; token: string }>(0, 'token', 'create', '--scope', 'viewer');
     assert.equal((await t.run('token', 'revoke', leaked.id)).code, 0);
     const server = await serve(t.db);
+    let metrics = '';
     try {
       for (const key of ['after-1', 'after-2']) {
         const add = await call(server.url, 'POST', '/v1/tasks', { token: leaked.token, body: { key } });
         assert.equal(add.status, 401, JSON.stringify(add.body));
       }
+      assert.equal((await call(server.url, 'POST', '/v1/tasks', { token: 'baton_nothing' })).status, 401);
+      const beyond = await call(server.url, 'POST', '/v1/tasks', { token: viewer.token, body: { key: 'v' } });
+      assert.equal(beyond.status, 403);
+      metrics = await (await fetch(`${server.url}/metrics`)).text();
     } finally {
-      await server.stop();
+      // Stopped (SIGINT) within the minute: the summary of the use not written is written on the way out.
+      assert.equal(await server.stop(), 0);
     }
+    for (const [reason, count] of [
+      ['revoked', 2],
+      ['unknown', 1],
+      ['scope', 1],
+      ['ended', 0],
+    ] as const)
+      assert.match(metrics, new RegExp(`^baton_auth_refused_total\\{reason="${reason}"\\} ${count}$`, 'm'));
     assert.deepEqual(await t.json(0, 'task', 'list'), [], 'nothing added');
     const rows = await t.json<Row[]>(0, 'audit', '--by-token', leaked.id);
     assert.deepEqual(
       rows.map((row) => [row.type, row.detail['route'], row.detail['token']]),
-      [['auth:refused', 'POST /v1/tasks', leaked.id]],
-      'one row for two uses: at most one a minute per token',
+      [
+        ['auth:refused', 'POST /v1/tasks', leaked.id],
+        ['auth:refused', 'requests with revoked or expired tokens', leaked.id],
+      ],
+      'one row for two uses (at most one a minute per token), and the summary of the other at the stop',
     );
     assert.match(String(rows[0]?.detail['reason']), /^the token is revoked; presented again/);
+    assert.match(String(rows[1]?.detail['reason']), /^1 more uses of this revoked or expired token /);
   });
 
   test('a malformed --by-token, or one with --follow, is one line and exit 2', async () => {

@@ -26,7 +26,7 @@ import { Views } from './views.js';
 import { withHeldReasons } from './held-reasons.js';
 import { warnedEnqueue, type EnqueueAnswer } from './agent-command-wait.js';
 import { taskDetail, type TaskDetail } from './task-views.js';
-import { Tokens } from './tokens.js';
+import { Tokens, type RefusalCaps } from './tokens.js';
 import { Workspaces } from './workspaces.js';
 import { Lifecycle, triaged } from './lifecycle.js';
 import { readJobLog, type JobLogInput } from './job-log.js';
@@ -75,7 +75,11 @@ export interface SessionEndResult extends SessionEndReport {
 }
 
 export class Coordinator {
-  constructor(private readonly store: Store) {}
+  /** `refusals`: caps on auth:refused rows other than this process's own (a test's). */
+  constructor(
+    private readonly store: Store,
+    private readonly refusals?: RefusalCaps,
+  ) {}
 
   /** Pull mode: a script taking and finishing queued jobs itself. */
   get pull(): Pull {
@@ -109,7 +113,7 @@ export class Coordinator {
 
   /** API tokens: create, list, revoke; the HTTP adapter's checks and refusals. */
   get tokens(): Tokens {
-    return new Tokens(this.store);
+    return new Tokens(this.store, this.refusals);
   }
 
   /** The ledger's tamper evidence, export, retention, commit provenance and session report. */

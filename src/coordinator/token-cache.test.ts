@@ -105,7 +105,7 @@ for (const db of bothEngines()) {
     test('a flood of revoked tokens writes at most the cap and one summary row', async () => {
       const store = await openStore(await db.fresh());
       try {
-        const tokens = new Tokens(store, new RefusalCap(5, 4_000));
+        const tokens = new Tokens(store, { dead: new RefusalCap(5, 4_000), forbidden: new RefusalCap() });
         const secrets = await revokedTokens(store, 8);
         const start = Date.now(); // the window starts with the first use: 8 uses well within its 4 s
         for (const secret of secrets) assert.equal((await tokens.verify(secret)).ok, false);
@@ -119,6 +119,7 @@ for (const db of bothEngines()) {
         }
         assert.equal(rows.length, 6, 'the cap and the summary');
         assert.match(String(rows[5]?.detail['reason']), /^3 more uses of revoked or expired tokens between /);
+        assert.deepEqual([rows[5]?.token, rows[5]?.detail['token']], [null, '*'], 'credited to no token');
         assert.equal((await tokens.verify(secrets[7] ?? '')).ok, false);
         assert.equal(
           (await store.audit.list({ type: 'auth:refused' })).length,
@@ -135,7 +136,7 @@ for (const db of bothEngines()) {
       const store = await openStore(url);
       const sql = await rawSql(db, url);
       try {
-        const tokens = new Tokens(store, new RefusalCap());
+        const tokens = new Tokens(store, { dead: new RefusalCap(), forbidden: new RefusalCap() });
         const [secret] = await revokedTokens(store, 1);
         assert.ok(secret !== undefined);
         if (db.engine === 'sqlite') {

@@ -14,18 +14,68 @@ import {
 } from '../core/validate.js';
 import type { AuthRefusal, TokenCreated, TokenCreateParams } from '../store/token-store.js';
 import type { Store } from '../store/store.js';
-import { actingAs, asAnyone } from '../store/actor.js';
+import { actingAs, actingAsNoToken, asAnyone } from '../store/actor.js';
 import type { Actor } from '../core/task.js';
 import { verifiedTokens } from './token-cache.js';
-import { RefusalCap } from './refusal-cap.js';
+import { RefusalCap, type CapSummary } from './refusal-cap.js';
 
 /** A token lives at least a minute and at most ten years; left out, until revoked. */
 const TOKEN_TTL_MIN_MS = 60_000;
 const TOKEN_TTL_MAX_MS = 3650 * 86_400_000;
-/** A revoked or expired token presented again: the rows this process writes of it (refusal-cap.ts). */
-const processRefusals = new RefusalCap();
+/**
+ * The auth:refused rows this process writes (refusal-cap.ts): of revoked or expired tokens
+ * presented again, 60 a minute in all; of requests beyond a live token's scope, 120 a minute and
+ * each token's first in a minute always (live tokens are few, made by operators and runners, and
+ * each refusal says what was tried; every mutating route tried by two tokens is 76).
+ */
+const processRefusals: RefusalCaps = {
+  dead: new RefusalCap(60, 60_000),
+  forbidden: new RefusalCap(120, 60_000, true),
+};
 /** A secret is `baton_` and 43 base64url characters; anything much longer is not one. */
 const SECRET_LENGTH_MAX = 200;
+
+/** This process's caps on `auth:refused` rows: dead tokens presented again (401), requests beyond a scope (403). */
+export interface RefusalCaps {
+  readonly dead: RefusalCap;
+  readonly forbidden: RefusalCap;
+}
+
+/** A refusal of a token: of its id, always. */
+type TokenRefusal = AuthRefusal & { readonly token: string };
+
+/** The words of one kind of refusal's summary rows. */
+interface RefusalKind {
+  readonly route: string;
+  readonly target: string;
+  readonly repeated: string;
+  readonly dropped: string;
+  readonly cap: (caps: RefusalCaps) => number;
+}
+
+const DEAD: RefusalKind = {
+  route: 'requests with revoked or expired tokens',
+  target: 'anything: the tokens open nothing',
+  repeated: 'more uses of this revoked or expired token (a row at most once a minute per token)',
+  dropped: 'more uses of revoked or expired tokens',
+  cap: (caps) => caps.dead.limit,
+};
+
+const BEYOND: RefusalKind = {
+  route: "requests beyond a token's scope",
+  target: "what the token's rows of the same minute name",
+  repeated:
+    'more refusals of requests this token was refused within the minute (a row a minute per token and request)',
+  dropped: "more refusals beyond a token's scope",
+  cap: (caps) => caps.forbidden.limit,
+};
+
+/** The tokens of uses not written, most first, at most ten named: `0123456789ab ×40, … and 3 more`. */
+function tokenCounts(counts: ReadonlyMap<string, number>): string {
+  const sorted = [...counts].sort((one, other) => other[1] - one[1]);
+  const named = sorted.slice(0, 10).map(([token, count]) => `${token} ×${count}`);
+  return sorted.length > 10 ? `${named.join(', ')} and ${sorted.length - 10} more` : named.join(', ');
+}
 
 export interface TokenCreateInput {
   readonly scope: unknown;
@@ -56,7 +106,7 @@ function parseTokenCreate(input: TokenCreateInput): TokenCreateParams {
 export class Tokens {
   constructor(
     private readonly store: Store,
-    private readonly refusals: RefusalCap = processRefusals,
+    private readonly caps: RefusalCaps = processRefusals,
   ) {}
 
   /** Makes a token; its secret is in the answer and nowhere else. */
@@ -104,39 +154,65 @@ export class Tokens {
    * the request is still refused 401, and the token's next use is written if it can be.
    */
   private async usedAfterItsEnd(check: { id: string; reason: 'revoked' | 'expired' }, route: string) {
-    if (!this.refusals.admit(check.id, (dropped, from, to) => this.notWritten(dropped, from, to))) return;
+    if (!this.caps.dead.admit(check.id, check.id, (summary) => this.summaryRows(DEAD, summary))) return;
+    await this.written(this.caps.dead, check.id, {
+      token: check.id,
+      route,
+      target: 'anything: the token opens nothing',
+      reason: `the token is ${check.reason}; presented again (written at most once a minute per token)`,
+    });
+  }
+
+  /**
+   * Writes `auth:refused` for a request beyond its token's scope (403), under the same kind of cap
+   * as a dead token's: one row a minute per token and request, at most 60 a minute in this process
+   * but each token's first in a minute always, the rest summed up (refusal-cap.ts). A row that
+   * cannot be written is one line on stderr; the request is refused 403 all the same.
+   */
+  async refused(refusal: TokenRefusal): Promise<void> {
+    const key = `${refusal.token}\u0000${refusal.route}\u0000${refusal.target}`;
+    if (!this.caps.forbidden.admit(refusal.token, key, (summary) => this.summaryRows(BEYOND, summary)))
+      return;
+    await this.written(this.caps.forbidden, key, refusal);
+  }
+
+  /** Writes the summaries of the refusals not yet summed up; `baton up` and `baton serve` call it on stopping. */
+  async flushRefusals(): Promise<void> {
+    await Promise.all([this.caps.dead.flush(), this.caps.forbidden.flush()]);
+  }
+
+  /** Writes one refusal's row acting as its token; a failure is a line on stderr, and the key is let go. */
+  private async written(cap: RefusalCap, key: string, refusal: TokenRefusal): Promise<void> {
     try {
-      await actingAs(check.id, () =>
-        this.refused({
-          token: check.id,
-          route,
-          target: 'anything: the token opens nothing',
-          reason: `the token is ${check.reason}; presented again (written at most once a minute per token)`,
-        }),
-      );
+      await actingAs(refusal.token, () => this.write(refusal));
     } catch (error) {
-      this.refusals.failed(check.id);
-      process.stderr.write(`baton: auth:refused for token ${check.id} not written: ${String(error)}\n`);
+      cap.failed(key);
+      process.stderr.write(`baton: auth:refused for token ${refusal.token} not written: ${String(error)}\n`);
     }
   }
 
-  /** The summary row of the uses past the cap: how many, and when. */
-  private notWritten(dropped: number, from: number, to: number): Promise<void> {
-    const limit = this.refusals.limit;
-    return asAnyone(() =>
-      this.refused({
-        token: '*',
-        route: 'requests with revoked or expired tokens',
-        target: 'anything: the tokens open nothing',
-        reason:
-          `${dropped} more uses of revoked or expired tokens between ${new Date(from).toISOString()} and ` +
-          `${new Date(to).toISOString()} not written (at most ${limit} rows a minute in one process)`,
-      }),
-    );
+  /** The rows of what a window did not write: one per token for its repeats, one (`*`) past the limit. */
+  private async summaryRows(kind: RefusalKind, summary: CapSummary): Promise<void> {
+    const between = `between ${new Date(summary.from).toISOString()} and ${new Date(summary.to).toISOString()}`;
+    for (const [token, count] of summary.repeated) {
+      await actingAs(token, () =>
+        this.write({
+          token,
+          route: kind.route,
+          target: kind.target,
+          reason: `${count} ${kind.repeated} ${between} not written`,
+        }),
+      );
+    }
+    const count = [...summary.dropped.values()].reduce((sum, uses) => sum + uses, 0);
+    if (count === 0) return;
+    const reason =
+      `${count} ${kind.dropped} ${between} not written (at most ${kind.cap(this.caps)} rows a minute in one ` +
+      `process${kind === BEYOND ? ", each token's first written" : ''}); tokens: ${tokenCounts(summary.dropped)}`;
+    await actingAsNoToken(() => this.write({ token: '*', route: kind.route, target: kind.target, reason }));
   }
 
-  /** Writes `auth:refused` for a request beyond its token's scope. */
-  refused(refusal: AuthRefusal): Promise<void> {
+  private write(refusal: AuthRefusal): Promise<void> {
     return this.store.tokens.refused({
       ...refusal,
       route: printable(refusal.route),

@@ -3,7 +3,8 @@
  * core/token.ts's table says what its scope may do. Reads on a loopback bind need no token unless
  * the server runs with `--auth required`; every mutation needs one. A request beyond its scope is
  * refused with 403 before it touches anything, and the refusal is written to the ledger as
- * `auth:refused` with the token, the route and the target. What an allowed request writes is
+ * `auth:refused` with the token, the route and the target (one row a minute per token and request,
+ * coordinator/refusal-cap.ts). What an allowed request writes is
  * credited to its token (store/actor.ts).
  */
 import type { Context } from 'hono';
@@ -16,16 +17,51 @@ import type { Actor } from '../core/task.js';
 
 export type AuthMode = 'reads-open' | 'required';
 
-/** A refusal of the HTTP adapter's own: no token or a bad one (401), beyond its scope (403). */
+/**
+ * Why a request was refused, the label of `baton_auth_refused_total{reason}`: no token where one is
+ * needed, a header or cookie that is not one, a secret no token has, a token revoked, expired or
+ * whose session or run ended (401), an open read under a name that is not loopback (401), a change
+ * signed in by cookie from another origin (403), a request beyond its token's scope (403).
+ */
+const REFUSED_REASONS = [
+  'missing',
+  'malformed',
+  'unknown',
+  'revoked',
+  'expired',
+  'ended',
+  'host',
+  'origin',
+  'scope',
+] as const;
+export type RefusedReason = (typeof REFUSED_REASONS)[number];
+
+/** This process's refusals by reason since it started, as /metrics reads them. */
+const refusedCounts = new Map<RefusedReason, number>(REFUSED_REASONS.map((reason) => [reason, 0]));
+
+/** Counts one refusal (every AuthError, and a sign-in that opens nothing). */
+export function countRefusal(reason: RefusedReason): void {
+  refusedCounts.set(reason, (refusedCounts.get(reason) ?? 0) + 1);
+}
+
+/** How many requests this process refused, by reason. */
+export const refusalsByReason = (): ReadonlyMap<RefusedReason, number> => refusedCounts;
+
+/**
+ * A refusal of the HTTP adapter's own: no token or a bad one (401), beyond its scope (403). Made
+ * only to be thrown and answered, so it is counted when made (countRefusal).
+ */
 export class AuthError extends Error {
   override readonly name = 'AuthError';
   constructor(
     readonly code: 'unauthorized' | 'forbidden',
+    readonly reason: RefusedReason,
     message: string,
     readonly hint: string,
     readonly details: Readonly<Record<string, unknown>> = {},
   ) {
     super(message);
+    countRefusal(reason);
   }
 }
 
@@ -74,6 +110,7 @@ export async function identify(
     }
     throw new AuthError(
       'unauthorized',
+      'missing',
       read ? 'this server requires a token for reads (--auth required)' : 'a change needs a token',
       'send Authorization: Bearer <token>, or sign in at /login; make one with `baton token create`',
     );
@@ -82,6 +119,7 @@ export async function identify(
   if (secret === undefined) {
     throw new AuthError(
       'unauthorized',
+      'malformed',
       header === undefined
         ? 'the sign-in cookie is not a token'
         : 'the Authorization header is not `Bearer <token>`',
@@ -99,6 +137,7 @@ export async function verified(coordinator: Coordinator, secret: string, route?:
   const ended = check.reason === 'ended';
   throw new AuthError(
     'unauthorized',
+    check.reason,
     ended ? "the token's session or run has ended" : `the token is ${check.reason}`,
     check.reason === 'unknown' ? 'check the token you copied' : 'ask an operator for a new token',
   );
@@ -129,6 +168,7 @@ export function loopbackHost(context: Context): void {
   if (name !== null && LOOPBACK_NAME.test(name)) return;
   throw new AuthError(
     'unauthorized',
+    'host',
     `reads without a token are open to loopback names only, and Host ${host} is not one`,
     'reach this server as 127.0.0.1 or localhost, or send Authorization: Bearer <token>',
   );
@@ -153,6 +193,7 @@ export function sameOrigin(context: Context): void {
   if (from === null || host === undefined || from !== host) {
     throw new AuthError(
       'forbidden',
+      'origin',
       `refused: a change signed in by cookie must come from this server's pages ` +
         `(Origin ${origin ?? 'absent'}, host ${host ?? 'absent'})`,
       'use the dashboard served here, or send Authorization: Bearer <token>',
@@ -206,7 +247,12 @@ export async function allowAsker(
   const token = asker.token;
   if (token === null) {
     if (OPEN_READS.includes(action)) return;
-    throw new AuthError('unauthorized', 'a change needs a token', 'send Authorization: Bearer <token>');
+    throw new AuthError(
+      'unauthorized',
+      'missing',
+      'a change needs a token',
+      'send Authorization: Bearer <token>',
+    );
   }
   const target: Target =
     token.scope === 'host' && subject.host === undefined && hostOf !== undefined
@@ -222,19 +268,19 @@ export async function allowAsker(
   const key = subject.key;
   const named = key === undefined || key.includes('\u0000') || key.length > KEY_LENGTH_MAX ? undefined : key;
   const route = clean(asker.route());
-  await actingAs(token.id, () =>
-    coordinator.tokens.refused({
-      token: token.id,
-      route,
-      target: clean(subject.what),
-      reason: verdict.reason,
-      key: named,
-      jobId: subject.jobId,
-      session: token.session,
-    }),
-  );
+  // Capped, and never thrown: a row that cannot be written is a line on stderr (coordinator/tokens.ts).
+  await coordinator.tokens.refused({
+    token: token.id,
+    route,
+    target: clean(subject.what),
+    reason: verdict.reason,
+    key: named,
+    jobId: subject.jobId,
+    session: token.session,
+  });
   throw new AuthError(
     'forbidden',
+    'scope',
     `refused: ${verdict.reason}`,
     verdict.fix ?? `ask an operator for a token that may ${action}`,
     {

@@ -10,7 +10,15 @@ import { Hono, type Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { Coordinator } from '../coordinator/coordinator.js';
 import { loginPage } from '../dashboard/login-page.js';
-import { AuthError, TOKEN_COOKIE, identify, loopbackHost, sameOrigin, type AuthEnv } from './auth.js';
+import {
+  AuthError,
+  TOKEN_COOKIE,
+  countRefusal,
+  identify,
+  loopbackHost,
+  sameOrigin,
+  type AuthEnv,
+} from './auth.js';
 
 /** A local path to return to after signing in; anything else (another site, `//host`) is `/`. */
 function localPath(next: unknown): string {
@@ -32,9 +40,13 @@ export function loginRoutes(coordinator: Coordinator): Hono<AuthEnv> {
     const next = localPath(form['next']);
     const secret = typeof form['token'] === 'string' ? form['token'].trim() : '';
     const refuse = (error: string) => context.html(loginPage({ next, error }), 401);
-    if (!/^[\x21-\x7e]{1,200}$/.test(secret)) return refuse('enter a token (from `baton token create`)');
+    if (!/^[\x21-\x7e]{1,200}$/.test(secret)) {
+      countRefusal('malformed');
+      return refuse('enter a token (from `baton token create`)');
+    }
     const check = await coordinator.tokens.verify(secret, 'POST /login');
     if (!check.ok) {
+      countRefusal(check.reason);
       const why = check.reason === 'ended' ? 'its session or run has ended' : `it is ${check.reason}`;
       return refuse(`that token opens nothing: ${why}`);
     }

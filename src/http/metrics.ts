@@ -21,6 +21,7 @@ import type { StoreStats } from '../store/observe-store.js';
 import { healthGauges, refreshHealth } from './metrics-health.js';
 import type { StoreCallObserver } from '../store/timed.js';
 import type { RetentionState } from '../store/retention-store.js';
+import { refusalsByReason } from './auth.js';
 
 export interface MetricsReads {
   stats(): Promise<StoreStats>;
@@ -69,6 +70,21 @@ export function shortWayCounter(registry: Registry): (route: 'claim' | 'release'
   const claims = counter.labels('claim');
   const releases = counter.labels('release');
   return (route) => (route === 'claim' ? claims : releases).inc();
+}
+
+/**
+ * Requests this process refused, by why (auth.ts RefusedReason): its own figure, like the store
+ * latency, since most refusals write nothing (an unknown secret) or are capped in the ledger.
+ */
+function refusedCounter(registry: Registry): Counter<'reason'> {
+  return new Counter({
+    name: 'baton_auth_refused_total',
+    help:
+      'Requests this process refused, by reason: missing, malformed, unknown, revoked, expired, ended, host ' +
+      '(401), origin, scope (403).',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
 }
 
 /** Runs judged past their time limit (decision 0037), by who stopped them (StoreStats.jobsTimedOut). */
@@ -144,6 +160,7 @@ function gauges(registry: Registry) {
     }),
     oom: new Counter({ name: 'baton_oom_kills_total', help: 'Jobs ended oom_killed.', registers }),
     timedOut: timedOutCounter(registry),
+    refused: refusedCounter(registry),
     pruned: new Counter({
       name: 'baton_jobs_pruned_total',
       help: 'Finished jobs removed by job retention (baton up --retain-jobs, baton job prune).',
@@ -226,6 +243,7 @@ export function metricsRoutes(deps: MetricsDeps): Hono {
     metrics.timedOut.reset();
     for (const by of new Set([...TIMED_OUT_BY, ...stats.jobsTimedOut.map((entry) => entry.name)]))
       setCounter(metrics.timedOut, count(stats.jobsTimedOut, by), { by });
+    for (const [reason, refused] of refusalsByReason()) setCounter(metrics.refused, refused, { reason });
     refreshHealth(health, stats);
     return registry.metrics();
   };

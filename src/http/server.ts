@@ -92,11 +92,15 @@ export async function serveHttp(metered: MeteredStore, options: ServeOptions): P
   return {
     url: `http://${host}:${actual}`,
     taken: actual !== options.bind.port && options.bind.port !== 0 ? options.bind.port : null,
-    close: () =>
-      new Promise<void>((resolve) => {
+    // Stopped (`baton serve` and `baton up` on SIGTERM or Ctrl-C): once no request is left, the
+    // summaries of the auth:refused rows not written this minute, which a SIGKILL loses.
+    close: async () => {
+      await new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
-      }),
+      });
+      await coordinator.tokens.flushRefusals();
+    },
   };
 }
 

@@ -24,6 +24,15 @@ export function asAnyone<T>(work: () => Promise<T>): Promise<T> {
   return acting.run(ANY, work);
 }
 
+/**
+ * Runs `work` acting with no token: the ledger rows it writes record none (a row of the process's
+ * own, as the summary of refusals not written). Not asAnyone, which is for reads: on PostgreSQL it
+ * leaves the connection carrying whichever token used it last, and a row would be credited to it.
+ */
+export function actingAsNoToken<T>(work: () => Promise<T>): Promise<T> {
+  return acting.exit(work);
+}
+
 /** The token id the current call acts with, or null. */
 export function actingToken(): string | null {
   const actor = acting.getStore();

@@ -11,6 +11,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { Coordinator } from '../../src/coordinator/coordinator.js';
+import { RefusalCap } from '../../src/coordinator/refusal-cap.js';
 import { apiApp, httpApp } from '../../src/http/app.js';
 import { openStore } from '../../src/store/open.js';
 import { bothEngines } from '../support/databases.js';
@@ -81,7 +82,9 @@ for (const db of bothEngines()) {
     test('random and malformed requests on every route get a 4xx with a code or a success, never a 500, and refusals change nothing', async () => {
       const store = await openStore(await db.fresh());
       try {
-        const baton = new Coordinator(store);
+        // Every 403 writes its row here: the caps on repeated refusals are token-cache.test's.
+        const uncapped = { dead: new RefusalCap(Infinity, 0), forbidden: new RefusalCap(Infinity, 0) };
+        const baton = new Coordinator(store, uncapped);
         const s = await baton.startSession({ host: 'h1', pid: 1 });
         await baton.addTask({ key: 'k1' });
         await baton.claim({ key: 'k1', session: s.id });
