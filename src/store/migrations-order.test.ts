@@ -21,9 +21,6 @@ interface Numbered {
   readonly name: string;
 }
 
-/** 47 was assigned to the database copy of session 20 (decision 0049), alongside 48 (token-revoked-by). */
-const SESSION_20 = 'assigned to the database copy (decision 0049), which may land it; 48 landed apart';
-
 /**
  * Numbers an engine skips, each for a reason in its history. A new migration for one engine only
  * adds its number to the other engine's list here, on purpose; a number listed here that the
@@ -38,12 +35,10 @@ const SKIPPED: Readonly<Record<Engine, Readonly<Record<number, string>>>> = {
     25: 'outbox-github-jobs: a PostgreSQL statement trigger',
     26: "hand-off: PostgreSQL's number for SQLite's 0023",
     29: 'leaves-uncompressed: a PostgreSQL storage setting',
-    47: SESSION_20,
   },
   postgres: {
     16: 'host-load-covering: SQLite only; PostgreSQL needed no index (decision 0016)',
     19: 'used by neither engine: no migration ever landed under 19',
-    47: SESSION_20,
   },
 };
 

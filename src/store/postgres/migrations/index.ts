@@ -42,7 +42,7 @@ import timeLimitSweep from './0043-time-limit-sweep.js';
 import hostAgentCommand from './0044-host-agent-command.js';
 import statsKeptLedger from './0045-stats-kept-ledger.js';
 import outputTrimWalks from './0046-output-trim-walks.js';
-import tokenRevokedBy from './0048-token-revoked-by.js';
+import tokenRevokedBy from './0047-token-revoked-by.js';
 
 export interface Migration {
   readonly version: number;

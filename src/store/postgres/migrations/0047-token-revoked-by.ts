@@ -6,7 +6,7 @@
  * rows still in the ledger (one read of it); a revocation whose row was pruned reads as the runner's.
  */
 export default {
-  version: 48,
+  version: 47,
   name: 'token-revoked-by',
   sql: `
 ALTER TABLE tokens ADD COLUMN revoked_by text;
