@@ -1,6 +1,6 @@
 /**
  * What `baton status` and `baton hosts` say of a host whose `baton up` drains (decision 0034) and
- * of a runner's settings (decision 0037): real databases, hosts and jobs made in the real store,
+ * of a runner's settings (decisions 0037 and 0047): real databases, hosts and jobs made in the real store,
  * the real `baton` command, with --db and over HTTP.
  */
 import { after, test } from 'node:test';
@@ -101,5 +101,31 @@ describeCli('baton status and hosts of a draining host', ({ setup }) => {
         ['plain', null],
       ],
     );
+  });
+
+  test('hosts says whether each runner runs jobs without a command (AGENT_CMD: yes, no, ? when not said)', async () => {
+    const t = await setup();
+    await withStore(t.db, async (store) => {
+      const capacity = { ramTotalMb: 8000, ramReservedMb: 0, ramFreeMb: 8000, slotsMax: 2 };
+      for (const [name, agentCommand] of [
+        ['able', true],
+        ['bare', false],
+        ['older', undefined],
+      ] as const) {
+        const session = await store.sessions.start({ kind: 'daemon', host: name, pid: 1 });
+        await store.hosts.register({ name, session: session.id, agentCommand, ...capacity });
+      }
+    });
+    const hosts = await t.run('hosts');
+    assert.equal(hosts.code, 0, hosts.stderr);
+    const [header = '', ...rows] = hosts.stdout.split('\n');
+    const at = header.indexOf('AGENT_CMD');
+    assert.ok(at > 0, header);
+    const flagOf = (name: string) =>
+      rows
+        .find((row) => row.startsWith(`${name} `))
+        ?.slice(at)
+        .split(' ')[0];
+    assert.deepEqual(['able', 'bare', 'older'].map(flagOf), ['yes', 'no', '?'], hosts.stdout);
   });
 });

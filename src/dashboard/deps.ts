@@ -59,6 +59,8 @@ export interface HostRow extends HostCapacity, HostJudgement {
   readonly draining?: boolean;
   /** Its runner's default run time limit (store Host.timeLimitMs); null: none. */
   readonly timeLimitMs?: number | null;
+  /** Whether its runner runs jobs without a command (store Host.agentCommand); null: not said. */
+  readonly agentCommand?: boolean | null;
   readonly running: readonly Job[];
 }
 

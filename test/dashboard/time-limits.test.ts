@@ -1,7 +1,8 @@
 /**
  * The dashboard shows run time limits (docs/decisions/0037-run-time-limit.md) where the CLI does:
  * the Hosts view a runner's default (`baton up --time-limit`, published with its host row), the
- * Queue view each job's own (`queue list`'s TIME_LIMIT). A real server on a real store, both engines.
+ * Queue view each job's own (`queue list`'s TIME_LIMIT); and the Hosts view whether a runner runs
+ * jobs without a command (`baton hosts`' AGENT_CMD, decision 0047). A real server on a real store, both engines.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -58,6 +59,29 @@ for (const db of bothEngines()) {
         const queue = await (await fetch(`${server.url}/`)).text();
         assert.equal(cell(queue, String(own.job.id), 'Time limit'), '2h', queue);
         assert.equal(cell(queue, String(none.job.id), 'Time limit'), '—');
+      } finally {
+        await server.close();
+      }
+    });
+
+    test('Hosts says whether each runner runs jobs without a command, as baton hosts does', async () => {
+      const server = await startTestServer(await db.fresh());
+      try {
+        const { store } = server;
+        for (const [name, agentCommand] of [
+          ['able', true],
+          ['bare', false],
+          ['older', undefined],
+        ] as const) {
+          const session = await store.sessions.start({ kind: 'daemon', host: name, pid: 1 });
+          const capacity = { ramTotalMb: 8000, ramReservedMb: 0, ramFreeMb: 8000, slotsMax: 2 };
+          await store.hosts.register({ name, session: session.id, agentCommand, ...capacity });
+        }
+        const hosts = await (await fetch(`${server.url}/hosts`)).text();
+        const column = 'Agent command (jobs without their own)';
+        assert.equal(cell(hosts, 'able', column), 'yes', hosts);
+        assert.equal(cell(hosts, 'bare', column), 'no: they wait for another host');
+        assert.equal(cell(hosts, 'older', column), 'not reported (taken as yes)');
       } finally {
         await server.close();
       }

@@ -23,10 +23,21 @@ function limitCell(limitMs: number | null | undefined): string {
 }
 
 /**
+ * Whether the host's runner runs jobs enqueued without --command (its `baton up` has an
+ * --agent-command; decision 0047): `yes` or `no`; `?` for a host no register of this build wrote
+ * (taken as able, as placement takes it) or an older server that does not send the flag.
+ */
+function agentCommandCell(agentCommand: boolean | null | undefined): string {
+  if (agentCommand === undefined || agentCommand === null) return '?';
+  return agentCommand ? 'yes' : 'no';
+}
+
+/**
  * RAM_BUDGET is what the host offers jobs in all (`--ram-mb`, else the machine's total) and
  * MACHINE_FREE what the kernel says is free, which may be more than a budget set lower; AVAILABLE
  * is what placement uses, the lesser of the two after the reserve and what is promised. TIME_LIMIT
- * is the runner's default, which holds every job there without a limit of its own.
+ * is the runner's default, which holds every job there without a limit of its own. AGENT_CMD says
+ * whether a job without a command of its own can run there.
  */
 const HOST_COLUMNS = [
   'HOST',
@@ -38,6 +49,7 @@ const HOST_COLUMNS = [
   'JOBS',
   'CONTAINMENT',
   'TIME_LIMIT',
+  'AGENT_CMD',
   'DISK_FREE',
   'LAST_REPORT',
 ];
@@ -120,6 +132,7 @@ export function registerHosts(program: Command): void {
                     `${host.jobsActive}/${host.slotsMax}`,
                     cell(host.containment),
                     limitCell(host.timeLimitMs),
+                    agentCommandCell(host.agentCommand),
                     diskCell(host.diskFreeMb, host.diskTotalMb),
                     reportCell(host),
                   ]),

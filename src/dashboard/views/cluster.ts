@@ -64,6 +64,12 @@ function operatorCell(host: HostRow, apiBase: string): Html {
   </td>`;
 }
 
+/** As `baton hosts`' AGENT_CMD: null is a host not registered since decision 0047, taken as able. */
+function agentCommandWords(agentCommand: boolean | null | undefined): string {
+  if (agentCommand === undefined || agentCommand === null) return 'not reported (taken as yes)';
+  return agentCommand ? 'yes' : 'no: they wait for another host';
+}
+
 function hostRow(host: HostRow, apiBase: string): Html {
   const free = ramAvailableMb(host);
   return html`<tr>
@@ -76,6 +82,7 @@ function hostRow(host: HostRow, apiBase: string): Html {
     <td>
       ${host.timeLimitMs === undefined || host.timeLimitMs === null ? '—' : durationWords(host.timeLimitMs)}
     </td>
+    <td>${agentCommandWords(host.agentCommand)}</td>
     <td>
       ${host.running.length === 0 ? '—' : host.running.map((job) => html`<a href="/jobs/${job.id}">${job.id}</a> `)}
     </td>
@@ -96,6 +103,7 @@ export function hostsView(hosts: readonly HostRow[], apiBase: string): Html {
       'Free on the machine (for new jobs)',
       'Slots used',
       'Time limit (jobs without their own)',
+      'Agent command (jobs without their own)',
       'Running jobs',
       'Last report',
       'Operator',
