@@ -88,6 +88,7 @@ const LOCAL_ONLY: Readonly<Record<string, string>> = {
   init: 'it creates the database (a SQLite file here, or the tables of a PostgreSQL database) itself',
   'db migrate': "it changes the schema with the database owner's credentials",
   'db roles': "it creates database roles with the database owner's credentials",
+  'db backup': 'it copies the SQLite file itself, on the machine that holds it',
   'github sync': "it writes GitHub's issues into the database in bulk",
   'audit seal': 'it signs the ledger with a private key that stays on the database host',
   'audit prune': 'it signs a prune checkpoint with a private key that stays on the database host',

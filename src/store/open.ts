@@ -64,7 +64,12 @@ export function absoluteDbUrl(raw: string, cwd: string): string {
  */
 export async function openStore(
   raw: string,
-  options: OpenOptions & { readonly intent?: OpenIntent; readonly scan?: boolean } = {},
+  options: OpenOptions & {
+    readonly intent?: OpenIntent;
+    readonly scan?: boolean;
+    /** SQLite: open the file read-only (a backup's copy being checked); PostgreSQL has no use for it. */
+    readonly readOnly?: boolean;
+  } = {},
 ): Promise<Store> {
   const target = parseDbUrl(raw);
   const switches = testSwitches(options);
@@ -72,7 +77,8 @@ export async function openStore(
   if (target.engine === 'sqlite') {
     const { openSqliteStore } = await import('./sqlite/sqlite-store.js');
     const scan = options.scan === true;
-    return applySwitches(openSqliteStore({ path: target.path, switches, intent, scan }), switches);
+    const readOnly = options.readOnly === true;
+    return applySwitches(openSqliteStore({ path: target.path, switches, intent, scan, readOnly }), switches);
   }
   const { openPostgresStore } = await import('./postgres/postgres-store.js');
   return applySwitches(await openPostgresStore({ url: target.url, switches, intent }), switches);

@@ -51,6 +51,7 @@ export const DYNAMIC_IMPORTS_ALLOWED: Readonly<Record<string, string>> = {
   'src/store/open.ts': 'the engine loader: only the engine of the URL is loaded',
   'src/store/roles.ts': 'PostgreSQL roles: loads the PostgreSQL engine only when asked',
   'src/store/db-copy.ts': '`baton db copy`: loads the SQLite reader and the PostgreSQL writer only when run',
+  'src/store/backup.ts': 'baton db backup: loads the SQLite engine only when asked',
   'src/cli/commands/mcp.ts': 'a lazy CLI command: the MCP server loads only for `baton mcp`',
   'src/cli/commands/hooks.ts': 'a lazy CLI command: Claude Code hooks load only when a hook runs',
   'src/cli/github-flags.ts': 'the GitHub backlog: octokit loads only for `baton github` and `--github`',

@@ -1,12 +1,14 @@
 /**
  * `baton init`, `baton db migrate` and `baton db roles`: bringing the schema up to date (with the owner's URL
- * once roles are split) and splitting the roles on PostgreSQL (docs/security.md). `baton db copy`: db-copy.ts.
+ * once roles are split) and splitting the roles on PostgreSQL (docs/security.md). `baton db copy`: db-copy.ts;
+ * `baton db backup`: db-backup.ts.
  */
 import type { Command } from 'commander';
 import { redactSecrets } from '../../core/redact.js';
 import { migrateDatabase, setUpRoles } from '../../store/roles.js';
 import { Output } from '../output.js';
 import { registerDbCopy } from './db-copy.js';
+import { registerDbBackup } from './db-backup.js';
 import { dbUrl, refuseRemote, type GlobalOptions } from '../run.js';
 
 interface RolesOptions {
@@ -36,8 +38,10 @@ export function registerDb(program: Command): void {
   const db = program
     .command('db')
     .description(
-      'database administration: migrations, least-privilege roles, a copy from SQLite to PostgreSQL',
+      'database administration: migrations, least-privilege roles, online SQLite backups, ' +
+        'a copy from SQLite to PostgreSQL',
     );
+  registerDbBackup(db);
   db.command('migrate')
     .description(
       "apply missing schema migrations to an existing database (needs the tables' owner once roles are split)",

@@ -64,6 +64,11 @@ export interface SqliteStoreOptions {
   readonly intent?: OpenIntent;
   /** The connection reads the database through once (openStore's `scan`): a small page cache. */
   readonly scan?: boolean;
+  /**
+   * Opened read-only, its journal mode left as the file has it (a copy `baton db backup` checks
+   * before it names it); with intent `use` only.
+   */
+  readonly readOnly?: boolean;
   /** TEST ONLY (test-switches.ts); production never sets it. */
   readonly switches?: TestSwitches;
 }
@@ -85,7 +90,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
   const intent = options.intent ?? 'create';
   const db = openDatabase(options, intent);
   const switches = options.switches ?? SAFE;
-  if (switches.sharedClock) db.exec(CLOCK_TABLE_SQL);
+  if (switches.sharedClock && options.readOnly !== true) db.exec(CLOCK_TABLE_SQL);
   const exec = new SqliteExecutor(db, switches.sharedClock);
   try {
     if (intent === 'use') useAsItIs(exec, options.path);
@@ -159,13 +164,19 @@ function openDatabase(
       keepOutOfGit(dirname(options.path));
       closeSync(openSync(options.path, 'a', 0o600));
     }
-    const db = new Database(options.path, { fileMustExist: intent !== 'create', nativeBinding: addonPath() });
+    const readonly = options.readOnly === true && intent === 'use';
+    const db = new Database(options.path, {
+      fileMustExist: intent !== 'create',
+      readonly,
+      nativeBinding: addonPath(),
+    });
     db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? BUSY_TIMEOUT_MS}`);
     // Used as it is: a file that is not Baton's is refused before the pragmas below change it.
     if (intent === 'use' && options.path !== ':memory:' && !hasBatonTables(db)) {
       db.close();
       throw new NotBatonDatabaseError(options.path);
     }
+    if (readonly) return db;
     db.pragma('journal_mode = WAL');
     // FULL: an acknowledged claim survives power loss, not only a process crash.
     db.pragma('synchronous = FULL');
