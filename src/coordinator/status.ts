@@ -4,7 +4,6 @@
  * the hosts and the leader as `baton hosts` and `baton leader` read them, the rest from the one
  * snapshot /metrics reads (store.observe.stats).
  */
-import { WAITING_FOR_AGENT_COMMAND } from '../core/capacity.js';
 import { JOB_STATES, type JobState } from '../core/job.js';
 import type { TaskState } from '../core/task.js';
 import type { DurationMs, Instant } from '../core/time.js';
@@ -23,11 +22,15 @@ export interface FleetStatus {
   readonly jobsOnHosts: Readonly<Record<HostPlace, JobsOnHosts>>;
   /** Every job status, 0 when none. */
   readonly jobs: Readonly<Record<JobState, number>>;
-  /** Queued jobs that say why they wait (a held task or workspace, no room, a gate). */
+  /**
+   * Queued jobs that say why they wait (a held task or workspace, no room, a gate), and those
+   * without a command that wait for an agent command but store no reason yet.
+   */
   readonly waiting: number;
   /**
    * Of those, the jobs without a command that wait for a host whose `baton up` has an
-   * --agent-command (WAITING_FOR_AGENT_COMMAND; decision 0047). Absent from an older server's answer.
+   * --agent-command (WAITING_FOR_AGENT_COMMAND; decision 0047): every queued one while no live host
+   * has one, over the whole queue (StoreStats.agentCommandWait). Absent from an older server's answer.
    */
   readonly waitingForAgentCommand?: number;
   readonly claims: { readonly held: number; readonly oldestHeartbeatAgeMs: DurationMs | null };
@@ -66,9 +69,11 @@ export async function fleetStatus(store: Store): Promise<FleetStatus> {
     hosts,
     jobsOnHosts: jobsOnHosts(hosts),
     jobs,
-    waiting: stats.waitingByReason.reduce((sum, reason) => sum + reason.count, 0),
-    waitingForAgentCommand:
-      stats.waitingByReason.find((reason) => reason.name === WAITING_FOR_AGENT_COMMAND)?.count ?? 0,
+    // A job without a command beyond the dispatcher's window stores no reason yet, but waits.
+    waiting:
+      stats.waitingByReason.reduce((sum, reason) => sum + reason.count, 0) +
+      stats.agentCommandWait.withoutReason,
+    waitingForAgentCommand: stats.agentCommandWait.jobs,
     claims: {
       held: stats.claimsHeld,
       oldestHeartbeatAgeMs: oldest === null ? null : Math.max(0, stats.now - oldest),

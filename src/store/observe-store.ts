@@ -113,6 +113,13 @@ export interface StoreStats {
   /** Queued jobs that carry a reason (why they wait), by reason text. */
   readonly waitingByReason: readonly Count[];
   /**
+   * Queued jobs without a command while no live host can run one (no enabled host with a live
+   * runner session has an agent command: decision 0047's hold), over the whole queue, whatever
+   * reason each one stores; `withoutReason` of them store none yet (beyond the dispatcher's
+   * window, or no dispatcher ran). Both 0 while such a host is live: the count is not read then.
+   */
+  readonly agentCommandWait: { readonly jobs: number; readonly withoutReason: number };
+  /**
    * Job runs started: `job:started` ledger rows, and `job:claimed` rows of claims that started
    * their job (`started: true`, decision 0023). Rows present: a prune lowers it, which a
    * Prometheus counter reads as a reset.

@@ -3,7 +3,7 @@
  * each register records whether the runner has an agent command; a pass places a job without a
  * command only on such a host (or one whose register did not say), and holds it with its
  * reason while none is live, without letting it take the place of a job that may run; placeMany
- * refuses such a placement itself.
+ * refuses such a placement itself; stats counts such jobs over the whole queue.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -125,6 +125,25 @@ export function exerciseAgentCommand(harness: Harness): void {
           'bare-2': 'on box-b',
           'bare-3': 'on box-b',
         });
+      }));
+
+    test('stats counts every queued job without a command while no live host can run one, past the window too', () =>
+      withFixture(harness, async ({ store }) => {
+        const wait = async () => (await store.observe.stats()).agentCommandWait;
+        assert.deepEqual(await wait(), { jobs: 0, withoutReason: 0 }, 'an empty queue');
+        await givenRunner(store, 'box-a', false);
+        const term = await givenLeader(store);
+        for (const key of ['bare-1', 'bare-2', 'bare-3']) await store.jobs.enqueue({ key });
+        await store.jobs.enqueue({ key: 'told', command: 'true' });
+        assert.deepEqual(await wait(), { jobs: 3, withoutReason: 3 }, 'before any pass: no reason stored');
+        await pass(store, term, 2);
+        assert.deepEqual(await wait(), { jobs: 3, withoutReason: 1 }, 'bare-3 was beyond the window');
+        const stored = (await store.observe.stats()).waitingByReason;
+        assert.equal(stored.find((one) => one.name === WAITING_FOR_AGENT_COMMAND)?.count, 2);
+        await givenRunner(store, 'box-b', true);
+        assert.deepEqual(await wait(), { jobs: 0, withoutReason: 0 }, 'a live host can run them');
+        await store.hosts.setEnabled({ name: 'box-b', enabled: false });
+        assert.deepEqual(await wait(), { jobs: 3, withoutReason: 1 }, 'a disabled host cannot');
       }));
 
     // Decision 0047, review fixes: 60 jobs without a command used to fill the pass's 50 places while

@@ -7,6 +7,7 @@ import type * as shared from '../run-rows.js';
 import { liveClaimOf } from '../run-rows.js';
 import { EXPIRED, NOW, PG, jobColumns, ms, msOrNull, toJob, type JobRow, type PgEncoding } from './rows.js';
 import type { PgExecutor } from './executor.js';
+import { AGENT_COMMAND_HOST } from './hosts.js';
 import { taskHolds, tasksPage } from './task-page.js';
 import { StatsTotals, TOTALS_COLUMNS, type TotalsRows } from './stats-totals.js';
 
@@ -31,6 +32,8 @@ interface LiveClaimRow extends shared.LiveClaimRow<PgEncoding> {
 interface StatsRow extends TotalsRows {
   now: Date;
   waiting: Count[] | null;
+  bare_waiting: number;
+  bare_unreasoned: number;
   oldest: Date | null;
   max_id: number;
   past_ttl: number;
@@ -72,6 +75,14 @@ const LEDGER_WINDOW_SQL = `SELECT (SELECT count(*)::int FROM ledger_keys) AS key
   FROM (SELECT coalesce(max(last_id), 0) AS through FROM audit_checkpoints) s`;
 
 /**
+ * The queued jobs without a command while no live host can run them (StoreStats.agentCommandWait):
+ * AGENT_COMMAND_HOST is an uncorrelated InitPlan, a one-time filter, so while such a host is live
+ * no job is read; otherwise the queued jobs through `jobs_queue`, as the waiting count walks them.
+ */
+const AGENT_COMMAND_WAIT_SQL = `SELECT count(*)::int AS jobs, count(*) FILTER (WHERE reason IS NULL)::int AS unreasoned
+  FROM jobs WHERE status = 'queued' AND command IS NULL AND NOT ${AGENT_COMMAND_HOST}`;
+
+/**
  * store.observe.stats in one statement: the running counts of stats-totals.ts ($1…$9), the live
  * claims' oldest heartbeat and the waiting jobs through their partial indexes, then the health figures.
  */
@@ -81,13 +92,14 @@ const STATS_SQL = `SELECT ${NOW} AS now,
        `SELECT reason AS name, count(*)::int AS count FROM jobs
         WHERE status = 'queued' AND reason IS NOT NULL GROUP BY reason`,
      )} AS waiting,
+     b.jobs AS bare_waiting, b.unreasoned AS bare_unreasoned,
      (SELECT min(heartbeat_at) FROM claims WHERE released_at IS NULL) AS oldest,
      (SELECT coalesce(max(id), 0)::float8 FROM audit_events) AS max_id,
      (SELECT count(*)::int FROM claims cl JOIN sessions s ON s.id = cl.session_id
       WHERE cl.released_at IS NULL AND ${EXPIRED('s')}) AS past_ttl,
      ${HOSTS} AS hosts,
      l.keys, l.unsealed, l.oldest_unsealed
-   FROM (${LEDGER_WINDOW_SQL}) l`;
+   FROM (${LEDGER_WINDOW_SQL}) l, (${AGENT_COMMAND_WAIT_SQL}) b`;
 
 export function postgresObserve(exec: PgExecutor): ObserveStore['observe'] {
   const totals = new StatsTotals(exec);
@@ -130,6 +142,7 @@ export function postgresObserve(exec: PgExecutor): ObserveStore['observe'] {
         now: ms(row.now),
         ...figures,
         waitingByReason: row.waiting ?? [],
+        agentCommandWait: { jobs: row.bare_waiting, withoutReason: row.bare_unreasoned },
         oldestClaimHeartbeatAt: msOrNull(row.oldest),
         auditMaxId: Number(row.max_id),
         claimsPastTtl: row.past_ttl,

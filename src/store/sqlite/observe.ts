@@ -11,6 +11,7 @@ import type { SqliteExecutor, Sync } from './executor.js';
 import { taskHoldsIn, tasksPageIn } from './task-page.js';
 import { persistTotals, totalsIn, type StatsTotals } from './stats-totals.js';
 import { PrefixTotals } from '../prefix-totals.js';
+import { AGENT_COMMAND_HOST } from './hosts.js';
 
 const JOB_SELECT = 'SELECT j.*, t.key FROM jobs j JOIN tasks t ON t.id = j.task_id';
 
@@ -142,10 +143,29 @@ function statsIn(exec: SqliteExecutor, totals: StatsTotals): StoreStats {
         )
         .all() as { name: string; count: number }[],
     ),
+    agentCommandWait: agentCommandWaitIn(exec),
     oldestClaimHeartbeatAt: oldest.oldest,
     auditMaxId: auditMaxId(exec),
     ...healthIn(exec, now),
   };
+}
+
+/**
+ * StoreStats.agentCommandWait: first whether a host that can run such jobs is live (one read of
+ * the hosts_agent_command index; SQLite would still walk the queue under a constant false
+ * condition), and only when none is, the queued jobs without a command through `jobs_queue`, as
+ * the waiting count walks them; in the caller's read transaction, so the two agree.
+ */
+function agentCommandWaitIn(exec: SqliteExecutor): StoreStats['agentCommandWait'] {
+  const able = exec.prepare(`SELECT ${AGENT_COMMAND_HOST} AS live`).get() as { live: number };
+  if (able.live === 1) return { jobs: 0, withoutReason: 0 };
+  const row = exec
+    .prepare(
+      `SELECT count(*) AS jobs, coalesce(sum(reason IS NULL), 0) AS unreasoned FROM jobs
+       WHERE status = 'queued' AND command IS NULL`,
+    )
+    .get() as { jobs: number; unreasoned: number };
+  return { jobs: row.jobs, withoutReason: row.unreasoned };
 }
 
 interface HostRow {
