@@ -19,6 +19,7 @@ import {
   type DoctorCheck,
 } from '../core/doctor.js';
 import {
+  judgeAgentHosts,
   judgeAgents,
   judgeFleetContainment,
   judgeHosts,
@@ -48,8 +49,8 @@ const STATE_FIX =
   '`.baton` must be a directory this user owns: check it with `ls -ld .baton` (and `chown`), ' +
   'or run doctor as the user that runs `baton up`';
 
-/** Queued jobs whose commands are looked at: the newest, one read. */
-const QUEUED_COMMANDS_READ = 200;
+/** Queued jobs whose commands are looked at: the newest, one read (GET /v1/jobs' limit over the API). */
+export const QUEUED_COMMANDS_READ = 200;
 
 export interface MachineOptions {
   /** The state directory `baton up` would use here (`.baton` of the working directory). */
@@ -159,6 +160,28 @@ export async function queuedCommands(store: Store): Promise<AgentCommand[]> {
   );
 }
 
+/**
+ * The newest queued jobs without a command (the agents check's read) against the live hosts'
+ * agent commands (hosts.agentCommandLive, read only when there is such a job): decision 0047.
+ */
+async function agentHostsCheck(store: Store): Promise<DoctorCheck> {
+  const queued = await store.observe.jobsPage({ status: ['queued'], limit: QUEUED_COMMANDS_READ });
+  return agentHostsJudged(
+    queued.map((job) => job.command),
+    () => store.hosts.agentCommandLive(),
+  );
+}
+
+/** The same judgement from the queued jobs' commands and a read of whether an able host is live. */
+export async function agentHostsJudged(
+  commands: readonly (string | null)[],
+  ableLive: () => Promise<boolean>,
+): Promise<DoctorCheck> {
+  const bare = commands.filter((command) => command === null).length;
+  const read = { jobs: commands.length, limit: QUEUED_COMMANDS_READ };
+  return judgeAgentHosts(bare, read, bare === 0 || (await ableLive()));
+}
+
 /** The checks the database answers: schema, clock, the ledger's window, the leader and the hosts. */
 export async function databaseChecks(
   store: Store,
@@ -188,11 +211,17 @@ export async function databaseChecks(
     return [refused ?? judgeLedger(facts, age)];
   });
   const cluster = new Cluster(store);
+  const agentHosts = guarded(
+    ['agent-hosts'],
+    "read the queued jobs and the hosts' agent commands",
+    ROLE_FIX,
+    async () => [await agentHostsCheck(store)],
+  );
   const fleet = guarded(
     ['leader', 'hosts', 'fleet-containment'],
     'read the leader and the hosts',
     ROLE_FIX,
     async () => fleetChecks(await cluster.leader(), await cluster.hosts()),
   );
-  return [...schema, ...clock, ...(await ledger), ...(await fleet)];
+  return [...schema, ...clock, ...(await ledger), ...(await fleet), ...(await agentHosts)];
 }

@@ -14,6 +14,8 @@ export interface FleetHost {
   readonly liveness: HostLiveness;
   readonly lastReportAgeMs: DurationMs;
   readonly containment: string | null;
+  /** Whether its runner runs jobs without a command (decision 0047); null: not said; absent: an older server. */
+  readonly agentCommand?: boolean | null;
 }
 
 export interface FleetLeader {
@@ -78,6 +80,40 @@ export function judgeFleetContainment(hosts: readonly FleetHost[]): DoctorCheck 
     'delegate a cgroup to the user running `baton up` there (systemd Delegate=yes), then restart it; ' +
       'docs/decisions/0009-containment.md',
   );
+}
+
+/**
+ * Queued jobs without a command while no live host can run them (decision 0047): they wait, and
+ * nothing else is wrong, so a warning (as no leader is, decision 0030), never a FAIL. `bare`
+ * counts them among the `read` newest queued jobs; `ableLive` says whether an enabled host with a
+ * live runner has an agent command (or did not say, taken as able).
+ */
+export function judgeAgentHosts(
+  bare: number,
+  read: { readonly jobs: number; readonly limit: number },
+  ableLive: boolean,
+): DoctorCheck {
+  if (bare === 0)
+    return check(
+      'agent-hosts',
+      'ok',
+      'no queued job without a command (they need a baton up with --agent-command)',
+    );
+  const among = read.jobs >= read.limit ? ` among the newest ${read.limit}` : '';
+  const jobs = `${bare} queued job(s) without a command${among}`;
+  if (ableLive) return check('agent-hosts', 'ok', `${jobs}; a live host has an agent command to run them`);
+  return check(
+    'agent-hosts',
+    'warn',
+    `${jobs} wait: no live \`baton up\` has an --agent-command, so none of them runs (\`baton hosts\`: AGENT_CMD)`,
+    'start `baton up --agent-command <template>` (or agent-command in its --config) on a host, ' +
+      'take them with `baton job next`, or cancel them and enqueue with --command',
+  );
+}
+
+/** Whether an enabled host whose runner session is live (live or silent) can run a job without a command. */
+export function ableHostLive(hosts: readonly FleetHost[]): boolean {
+  return hosts.some((host) => host.enabled && host.liveness !== 'down' && host.agentCommand !== false);
 }
 
 export interface AgentCommand {

@@ -10,6 +10,7 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import {
+  agentHostsJudged,
   agentsCheck,
   clockCheck,
   databaseChecks,
@@ -18,9 +19,15 @@ import {
   ROLE_FIX,
   machineChecks,
   queuedCommands,
+  QUEUED_COMMANDS_READ,
 } from '../../coordinator/doctor.js';
 import { check, type DoctorCheck } from '../../core/doctor.js';
-import { judgeLedgerPowers, type FleetHost, type FleetLeader } from '../../core/doctor-fleet.js';
+import {
+  ableHostLive,
+  judgeLedgerPowers,
+  type FleetHost,
+  type FleetLeader,
+} from '../../core/doctor-fleet.js';
 import { ApiConnection, type Answer } from '../../agents/api-connection.js';
 import {
   BatonError,
@@ -43,7 +50,16 @@ interface DoctorOptions {
 }
 
 /** The checks that need the database, skipped with one reason when it cannot be read. */
-const DATABASE_CHECKS = ['schema', 'clock', 'ledger', 'leader', 'hosts', 'fleet-containment', 'db-role'];
+const DATABASE_CHECKS = [
+  'schema',
+  'clock',
+  'ledger',
+  'leader',
+  'hosts',
+  'agent-hosts',
+  'fleet-containment',
+  'db-role',
+];
 /** What doctor does not read over the API: the ledger's window (only /metrics' full count has it), the role. */
 const LOCAL_ONLY = ['ledger', 'db-role'];
 
@@ -218,14 +234,20 @@ async function remote(target: RemoteTarget, agentCommand: string | null): Promis
       ready = await api.ask('GET', '/readyz');
       return ready.ok ? Date.parse(String((ready.body as { now?: unknown } | null)?.now)) : NaN;
     });
-    const [leader, hosts] = await Promise.all([
+    const [leader, hosts, queued] = await Promise.all([
       api.want<FleetLeader>('GET', '/v1/leader'),
       api.want<FleetHost[]>('GET', '/v1/hosts'),
+      api.want<{ command: string | null }[]>('GET', `/v1/jobs?status=queued&limit=${QUEUED_COMMANDS_READ}`),
     ]);
     const [schema, clock] = readiness(ready, timed);
     const database = check('database', 'ok', `over the API at ${target.url}`);
+    // As the store judges it (hosts.agentCommandLive): a live runner session, silent or not.
+    const agentHosts = await agentHostsJudged(
+      queued.map((job) => job.command),
+      () => Promise.resolve(ableHostLive(hosts)),
+    );
     return {
-      checks: [database, schema, clock, ...fleetChecks(leader, hosts), ...localOnly, agents],
+      checks: [database, schema, clock, ...fleetChecks(leader, hosts), agentHosts, ...localOnly, agents],
       exit: null,
     };
   } catch (error) {
