@@ -34,6 +34,19 @@ for (const db of bothEngines())
         const done = await release('--outcome', 'done');
         assert.equal(done.code, 0, done.stderr);
         assert.match(done.stdout, /^nothing released: baton up's runner holds k for this run .* exit now$/m);
+        const padded = await batonBare(
+          env,
+          'release',
+          'k',
+          '--session',
+          `0${s}`,
+          '--epoch',
+          `0${epoch}`,
+          '--outcome',
+          'done',
+        );
+        assert.equal(padded.code, 0, padded.stderr);
+        assert.match(padded.stdout, /^nothing released/m, 'the same claim written 01 is the same claim');
         const asJson = JSON.parse((await release('--outcome', 'done', '--json')).stdout) as Record<
           string,
           unknown

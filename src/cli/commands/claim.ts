@@ -5,6 +5,7 @@
 import type { Command } from 'commander';
 import { fencedRefusal, heldRefusal } from '../../coordinator/refusals.js';
 import { withApi } from '../run.js';
+import { validateEpoch, validateId, validateKey } from '../../core/validate.js';
 
 export function registerClaim(program: Command): void {
   program
@@ -76,7 +77,22 @@ function isRunsOwnClaim(
   given: { session: string; epoch: string },
   env: NodeJS.ProcessEnv,
 ): boolean {
+  const run = claimOf(env['BATON_KEY'], env['BATON_SESSION'], env['BATON_EPOCH']);
+  const named = claimOf(key, given.session, given.epoch);
   return (
-    env['BATON_KEY'] === key && env['BATON_SESSION'] === given.session && env['BATON_EPOCH'] === given.epoch
+    run !== null &&
+    named !== null &&
+    run.key === named.key &&
+    run.session === named.session &&
+    run.epoch === named.epoch
   );
+}
+
+/** A claim's three parts as the store reads them (`01` is epoch 1), or null when one is not valid. */
+function claimOf(key: unknown, session: unknown, epoch: unknown) {
+  try {
+    return { key: validateKey(key), session: validateId('session', session), epoch: validateEpoch(epoch) };
+  } catch {
+    return null;
+  }
 }
