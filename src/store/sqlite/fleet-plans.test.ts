@@ -73,15 +73,16 @@ function assertAgentCommandOnce(sql: string): void {
 }
 
 // The candidates with a command and those without (BARE), walked apart (decision 0047, review fixes).
-for (const [name, sql] of [
-  ['with a command', CANDIDATES],
-  ['without a command', BARE],
+// Each kind walks an index of its own kind only (migration 0048): never past the other kind's jobs.
+for (const [name, sql, index] of [
+  ['with a command', CANDIDATES, 'jobs_queue_command'],
+  ['without a command', BARE, 'jobs_queue_bare'],
 ] as const) {
-  test(`a pass reads its candidates ${name} in dispatch order through jobs_queue, and their bindings by key`, () => {
+  test(`a pass reads its candidates ${name} in dispatch order through ${index}, and their bindings by key`, () => {
     const steps = planSteps(db, sql, 0, 50);
     const all = steps.join('\n');
     const walk = steps.findIndex((d) => / j\b/.test(d));
-    assert.equal(steps[walk], 'SCAN j USING INDEX jobs_queue', all);
+    assert.equal(steps[walk], `SCAN j USING INDEX ${index}`, all);
     assert.doesNotMatch(all, /TEMP B-TREE/, all);
     const others = steps.filter(
       (x, at) => at !== walk && /^(SCAN|SEARCH)/.test(x) && x !== AGENT_COMMAND_SCAN,

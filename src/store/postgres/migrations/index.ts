@@ -43,6 +43,7 @@ import hostAgentCommand from './0044-host-agent-command.js';
 import statsKeptLedger from './0045-stats-kept-ledger.js';
 import outputTrimWalks from './0046-output-trim-walks.js';
 import tokenRevokedBy from './0047-token-revoked-by.js';
+import queueByCommand from './0048-queue-by-command.js';
 
 export interface Migration {
   readonly version: number;
@@ -100,4 +101,5 @@ export const MIGRATIONS: readonly Migration[] = [
   statsKeptLedger,
   outputTrimWalks,
   tokenRevokedBy,
+  queueByCommand,
 ];
