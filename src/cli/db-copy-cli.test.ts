@@ -3,6 +3,7 @@
  * PostgreSQL database, read back through the real `baton` on both and compared; each refusal
  * leaving both sides as they were; a fault mid-copy leaving the target empty; the ledger link.
  */
+import { execFile } from 'node:child_process';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -11,7 +12,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { openStore } from '../store/open.js';
-import { baton, type Run } from '../../test/support/cli.js';
+import { baton, repoRoot, type Run } from '../../test/support/cli.js';
 import { postgresDatabase, postgresServers, sqliteDatabase } from '../../test/support/databases.js';
 
 type Obj = Record<string, unknown>;
@@ -155,10 +156,12 @@ test('copies a backlog with every kind of state; the CLI reads the same on Postg
   const { src, keyFile, keys, jobs } = await givenBacklog();
   const to = await server().empty();
   const before = await reads(src, keys, jobs);
+  const oldAudit = await json<Obj[]>(src, 'audit', '--limit', '1000');
+  const sessions = await json<{ id: number }[]>(src, 'session', 'list');
   const copied = await json<{ tables: Obj; linkId: number }>(src, 'db', 'copy', '--to', to);
   assert.equal(copied.tables['tasks'], keys.length);
   assert.deepEqual(await reads(to, keys, jobs), before);
-  const oldAudit = await json<Obj[]>(src, 'audit', '--limit', '1000');
+  await assertOldFileRefuses(src);
   const newAudit = await json<Obj[]>(to, 'audit', '--limit', '1000');
   assert.deepEqual(newAudit.slice(0, oldAudit.length), oldAudit, 'the old rows, same ids, same content');
   assert.equal(newAudit.length, oldAudit.length + 1);
@@ -172,11 +175,68 @@ test('copies a backlog with every kind of state; the CLI reads the same on Postg
   // Ids go on past the copied ones.
   const next = await json<{ job: { id: number } }>(to, 'enqueue', 'new1', '--command', 'true');
   assert.equal(next.job.id, Math.max(...jobs) + 1);
-  const sessions = await json<{ id: number }[]>(src, 'session', 'list');
   const fresh = Number((await ok(to, 'session', 'start')).stdout.trim());
   assert.equal(fresh, Math.max(...sessions.map((row) => row.id)) + 1);
   await assertLinkVerifies(src, to, keyFile, copied.linkId);
 });
+
+/** Counts of the rows a use of the old file would change, read directly. */
+function fileRows(src: string): Obj {
+  const db = new Database(src, { readonly: true });
+  try {
+    return db
+      .prepare(
+        `SELECT (SELECT count(*) FROM tasks) AS tasks, (SELECT count(*) FROM jobs) AS jobs,
+                (SELECT count(*) FROM sessions) AS sessions, (SELECT count(*) FROM audit_events) AS audit,
+                (SELECT count(*) FROM hosts) AS hosts, (SELECT max(epoch) FROM tasks) AS epoch`,
+      )
+      .get() as Obj;
+  } finally {
+    db.close();
+  }
+}
+
+/** `baton up` or `baton serve`, sent SIGTERM after 20 s if it did not refuse (it then drains and exits 0). */
+function runner(src: string, ...args: string[]): Promise<Run> {
+  const env: NodeJS.ProcessEnv = { ...process.env, BATON_DB: src };
+  delete env['BATON_DEBUG'];
+  return new Promise((done) => {
+    const bin = join(repoRoot(), 'bin/baton.js');
+    execFile(process.execPath, [bin, ...args], { env, timeout: 20_000 }, (error, stdout, stderr) => {
+      done({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
+    });
+  });
+}
+
+/** After the copy the file is evidence only: every use that writes refuses (exit 3), reads for evidence work. */
+async function assertOldFileRefuses(src: string): Promise<void> {
+  const rows = fileRows(src);
+  const uses = [
+    await baton(src, 'task', 'add', 'after-move'),
+    await baton(src, 'enqueue', 'after-move-job', '--command', 'true'),
+    await baton(src, 'task', 'list'),
+    await baton(src, 'db', 'migrate'),
+    await runner(src, 'up', '--no-http', '--host', 'old-host'),
+    await runner(src, 'serve', '--http', '127.0.0.1:0'),
+  ];
+  const codes = uses.map((run) => run.code);
+  assert.deepEqual(
+    codes,
+    [3, 3, 3, 3, 3, 3],
+    `exit 3 on the moved file: ${uses.map((run) => run.stderr).join('')}`,
+  );
+  for (const run of uses) {
+    assert.match(run.stderr, /was moved by baton db copy \(moved to postgres:\/\/.* at \d{4}-/);
+    assert.match(run.stderr, /--db <postgres url>/);
+    assert.doesNotMatch(run.stderr, /postgres:postgres@/, 'no password in the mark');
+  }
+  assert.deepEqual(fileRows(src), rows, 'nothing changed in the file');
+  const again = await baton(src, 'db', 'copy', '--to', await server().empty());
+  assert.equal(again.code, 3, `a second copy of the moved file: ${again.stderr}`);
+  assert.equal((await baton(src, 'audit', 'verify')).code, 0);
+  const backup = join(mkdtempSync(join(tmpdir(), 'baton-copy-backup-')), 'old.db');
+  await ok(src, 'db', 'backup', backup);
+}
 
 /** The new ledger names the old one's last checkpoint, seals with the same key, and verify says so. */
 async function assertLinkVerifies(src: string, to: string, keyFile: string, linkId: number): Promise<void> {

@@ -186,3 +186,24 @@ test('--dry-run prints each table and changes nothing', async () => {
   assert.match(plain.stdout, /nothing changed\n$/);
   assert.deepEqual(await targetRows(to), { tables: 0 });
 });
+
+test('refuses a file another connection is writing (its write lock held), changing nothing', async () => {
+  const { src } = await givenSealed();
+  const to = await server().empty();
+  const before = contentOf(src);
+  // A writer mid-transaction, as a `baton serve` (which opens no session) would be.
+  const writer = new Database(src);
+  writer.exec('BEGIN IMMEDIATE');
+  let run: Run;
+  try {
+    run = await baton(src, 'db', 'copy', '--to', to);
+  } finally {
+    writer.exec('ROLLBACK');
+    writer.close();
+  }
+  const line = assertOneErrorLine(run, 3, 'locked');
+  assert.match(line, /is being written .*the copy needs its write lock/);
+  assert.deepEqual(await targetRows(to), { tables: 0 });
+  assert.deepEqual(contentOf(src), before);
+  await ok(src, 'db', 'copy', '--to', to);
+});

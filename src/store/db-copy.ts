@@ -26,7 +26,7 @@ export interface LastCheckpoint {
   readonly sealedAt: Instant;
 }
 
-/** The SQLite file, read in one snapshot until close(). */
+/** The SQLite file, read in one snapshot under its write lock until markMoved() or close(). */
 export interface CopySource {
   quiescence(): QuiescenceFacts;
   lastCheckpoint(): LastCheckpoint | null;
@@ -35,6 +35,9 @@ export interface CopySource {
   maxId(table: string): number;
   /** Every row of a copied table, a page at a time, in its key's order. */
   pages(table: string): Iterable<Record<string, unknown>[]>;
+  /** Writes the "moved to …" mark and commits, letting the write lock go (after PostgreSQL's commit). */
+  markMoved(value: string): void;
+  /** Lets the write lock go; without markMoved nothing was written. */
   close(): void;
 }
 

@@ -55,7 +55,7 @@ async function backup(file: string, options: BackupOptions, cmd: Command): Promi
   let report: BackupReport;
   try {
     // The database as every command but `baton up` and `baton init` takes it: Baton's, at this schema.
-    await (await openStore(url, { intent: 'use' })).close();
+    await (await openStore(url, { intent: 'use', scan: true })).close();
     await backupSqlite(source, temporary);
     report = await checkCopy(temporary, source, target);
     renameSync(temporary, target);

@@ -66,9 +66,10 @@ async function copy(options: CopyOptions, cmd: Command): Promise<void> {
   await withCoordinator(
     cmd,
     async (baton, out) => {
-      const report = await baton.ledger.verify();
+      // The write lock first: the verify below and every check read what the copy then takes.
       const source = await openCopySource(from.path);
       try {
+        const report = await baton.ledger.verify();
         await copyChecked(
           { path: resolve(from.path), to, source, report, dryRun: options.dryRun === true },
           out,
@@ -121,19 +122,27 @@ async function copyChecked(run: CopyRun, out: Output): Promise<void> {
     const message = error instanceof Error ? error.message : String(error);
     throw new Error(`the copy failed and was rolled back, the target holds no rows of it: ${message}`);
   });
+  const moved = `moved to ${where} at ${new Date().toISOString()}`;
+  source.markMoved(moved);
   const evidence = evidenceCommands(path);
-  out.result({ from: path, to: where, ...copied, notCopied: TABLES_LEFT, continues: link, evidence }, () => [
-    `copied ${path} into ${where} in one transaction:`,
-    ...tableLines(copied.tables),
-    ...leftLines(),
-    checkpoint === null
-      ? `ledger: row #${copied.linkId} ledger:continued (the old ledger had no rows)`
-      : `ledger: row #${copied.linkId} ledger:continued names the old ledger's checkpoint ${checkpoint.seq} ` +
-        `(hash ${checkpoint.hash}, rows through #${checkpoint.lastId}, key ${checkpoint.keyId})`,
-    'keep the old ledger as evidence (the file too), and check it whenever asked:',
-    ...evidence.map((line) => `  ${line}`),
-    `then use the new database: BATON_DB=${where} (baton up seals its ledger with the same key file)`,
-  ]);
+  out.result(
+    { from: path, to: where, ...copied, moved, notCopied: TABLES_LEFT, continues: link, evidence },
+    () => [
+      `copied ${path} into ${where} in one transaction:`,
+      ...tableLines(copied.tables),
+      ...leftLines(),
+      checkpoint === null
+        ? `ledger: row #${copied.linkId} ledger:continued (the old ledger had no rows)`
+        : `ledger: row #${copied.linkId} ledger:continued names the old ledger's checkpoint ${checkpoint.seq} ` +
+          `(hash ${checkpoint.hash}, rows through #${checkpoint.lastId}, key ${checkpoint.keyId})`,
+      `${path} is marked "${moved}": baton up, baton serve and every command that writes refuse it now`,
+      'keep the old ledger as evidence (the file too), and check it whenever asked:',
+      ...evidence.map((line) => `  ${line}`),
+      'the link names the old checkpoint but does not prove the copied rows: to audit the move, compare the old ' +
+        "export's rows with the new ledger's rows up to the link (same ids)",
+      `then use the new database: BATON_DB=${where} (baton up seals its ledger with the same key file)`,
+    ],
+  );
 }
 
 function tableLines(counts: Readonly<Record<string, number>>): string[] {

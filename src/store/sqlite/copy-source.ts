@@ -1,11 +1,14 @@
 /**
- * The SQLite side of `baton db copy`: the file opened read-only, in one read transaction (one
- * snapshot for every check and every row the copy takes), its quiescence facts, its ledger's last
- * checkpoint, and its tables' rows a page at a time, as the driver reads them (times in ms).
+ * The SQLite side of `baton db copy`: the file under its write lock (BEGIN IMMEDIATE: one snapshot
+ * for every check and every row the copy takes, and no writer until close), its quiescence facts, its
+ * ledger's last checkpoint, its tables' rows a page at a time as the driver reads them (times in ms),
+ * and the "moved" mark (moved.ts) committed once PostgreSQL has committed.
  */
 import Database from 'better-sqlite3';
 import { COPIED_TABLES } from '../copy-plan.js';
 import type { CopySource, LastCheckpoint, QuiescenceFacts } from '../db-copy.js';
+import { ConflictError } from '../../core/errors.js';
+import { MOVED_SETTING, movedMark, movedRefusal } from './moved.js';
 import { addonPath } from './sqlite-store.js';
 
 const PAGE_ROWS = 500;
@@ -28,11 +31,24 @@ const ORDER: Readonly<Record<string, readonly string[]>> = {
 };
 
 export function openCopySource(path: string): CopySource {
-  const db = new Database(path, { readonly: true, fileMustExist: true, nativeBinding: addonPath() });
+  const db = new Database(path, { fileMustExist: true, nativeBinding: addonPath() });
   db.pragma('busy_timeout = 5000');
-  // One snapshot from here to close(): WAL readers never block the writer, nor see its later commits.
-  db.exec('BEGIN');
-  db.prepare('SELECT count(*) FROM tasks').get();
+  const mark = movedMark(db);
+  if (mark !== null) {
+    db.close();
+    throw movedRefusal(path, mark);
+  }
+  // The file's write lock from here to close(): every check and every row the copy reads is one
+  // snapshot, and no writer (a `baton serve`, a late `baton up`) slips in between them and the mark.
+  try {
+    db.exec('BEGIN IMMEDIATE');
+  } catch (error) {
+    db.close();
+    throw new ConflictError(
+      `${path} is being written (${(error as Error).message}): the copy needs its write lock`,
+      'stop every baton up and baton serve on the file, then copy again',
+    );
+  }
   const count = (sql: string): number => Number((db.prepare(sql).pluck().get() as number | null) ?? 0);
   return {
     quiescence: () => quiescence(db),
@@ -44,8 +60,18 @@ export function openCopySource(path: string): CopySource {
       return Math.max(count(`SELECT coalesce(max(id), 0) FROM ${table}`), seq, ceiling);
     },
     pages: (table) => pages(db, table),
+    markMoved: (value) => {
+      db.prepare('INSERT INTO settings (name, value, updated_at, updated_by) VALUES (?, ?, ?, ?)').run(
+        MOVED_SETTING,
+        value,
+        Date.now(),
+        'baton db copy',
+      );
+      db.exec('COMMIT');
+    },
     close: () => {
-      if (db.inTransaction) db.exec('COMMIT');
+      // Not marked (a refusal, a dry run, a failed copy): nothing was written, the lock is let go.
+      if (db.inTransaction) db.exec('ROLLBACK');
       db.close();
     },
   };

@@ -50,6 +50,7 @@ import { RECORDED_SQL, versionSql } from '../schema-version.js';
 import { sqliteOutput } from './output.js';
 import { sqliteOutputTrim } from './output-trim.js';
 import { sqliteGithub } from './github.js';
+import { movedMark, movedRefusal } from './moved.js';
 
 export interface SqliteStoreOptions {
   readonly path: string;
@@ -93,6 +94,9 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
   if (switches.sharedClock && options.readOnly !== true) db.exec(CLOCK_TABLE_SQL);
   const exec = new SqliteExecutor(db, switches.sharedClock);
   try {
+    // A file `baton db copy` moved is evidence only: read-through opens (scan, read-only) may read it.
+    const mark = options.scan === true || options.readOnly === true ? null : movedMark(db);
+    if (mark !== null) throw movedRefusal(options.path, mark);
     if (intent === 'use') useAsItIs(exec, options.path);
     else migrate(exec, options.migrateTo ?? Number.MAX_SAFE_INTEGER);
   } catch (error) {
