@@ -95,6 +95,8 @@ async function givenBacklog(): Promise<{ src: string; keyFile: string; keys: str
   }
   const epoch = String((await json<{ epoch: number }>(src, 'claim', 'esc', '--session', s)).epoch);
   await ok(src, 'effect', 'esc', '--session', s, '--epoch', epoch, '--kind', 'note', '--payload', '{"a":1}');
+  // A JSON null payload: copied as JSON null, not SQL NULL (review fix 2).
+  await ok(src, 'effect', 'esc', '--session', s, '--epoch', epoch, '--kind', 'note', '--payload', 'null');
   await ok(src, 'escalate', 'esc', '--session', s, '--epoch', epoch, '--reason', 'help');
   jobs.push((await json<{ job: { id: number } }>(src, 'enqueue', 'open1', '--command', 'echo hi')).job.id);
   await ok(src, 'session', 'end', s);
@@ -155,6 +157,11 @@ async function reads(db: string, keys: readonly string[], jobs: readonly number[
 test('copies a backlog with every kind of state; the CLI reads the same on PostgreSQL', async () => {
   const { src, keyFile, keys, jobs } = await givenBacklog();
   const to = await server().empty();
+  // A number past 2^53, exactly as the file holds it (the CLI would round it as it reads --payload).
+  const file = new Database(src);
+  file.exec(`INSERT INTO effects (task_id, session_id, epoch, kind, payload, recorded_at)
+    SELECT task_id, session_id, epoch, kind, '{"n":12345678901234567890}', recorded_at FROM effects LIMIT 1`);
+  file.close();
   const before = await reads(src, keys, jobs);
   const oldAudit = await json<Obj[]>(src, 'audit', '--limit', '1000');
   const sessions = await json<{ id: number }[]>(src, 'session', 'list');
@@ -162,6 +169,11 @@ test('copies a backlog with every kind of state; the CLI reads the same on Postg
   assert.equal(copied.tables['tasks'], keys.length);
   assert.deepEqual(await reads(to, keys, jobs), before);
   await assertOldFileRefuses(src);
+  const payloads = await sql(to, 'SELECT payload::text AS p FROM effects ORDER BY id');
+  assert.deepEqual(
+    payloads.map((row) => row['p']),
+    ['{"a": 1}', 'null', '{"n": 12345678901234567890}'],
+  );
   const newAudit = await json<Obj[]>(to, 'audit', '--limit', '1000');
   assert.deepEqual(newAudit.slice(0, oldAudit.length), oldAudit, 'the old rows, same ids, same content');
   assert.equal(newAudit.length, oldAudit.length + 1);
@@ -178,7 +190,24 @@ test('copies a backlog with every kind of state; the CLI reads the same on Postg
   const fresh = Number((await ok(to, 'session', 'start')).stdout.trim());
   assert.equal(fresh, Math.max(...sessions.map((row) => row.id)) + 1);
   await assertLinkVerifies(src, to, keyFile, copied.linkId);
+  await assertTamperedLinkReported(to, copied.linkId);
 });
+
+/** An export whose link row's detail was edited into no JSON: verify reports that row, it does not crash. */
+async function assertTamperedLinkReported(to: string, linkId: number): Promise<void> {
+  const lines = (await ok(to, 'audit', 'export', '--format', 'jsonl')).stdout.trim().split('\n');
+  const edited = lines.map((line) => {
+    const record = JSON.parse(line) as { record: string; row?: Obj };
+    if (record.record !== 'row' || record.row?.['id'] !== linkId) return line;
+    return JSON.stringify({ ...record, row: { ...record.row, detail: '{"from": edited' } });
+  });
+  assert.notDeepEqual(edited, lines, 'the link row was found and edited');
+  const file = join(mkdtempSync(join(tmpdir(), 'baton-copy-tampered-')), 'new.jsonl');
+  writeFileSync(file, `${edited.join('\n')}\n`);
+  const run = await baton(to, 'audit', 'verify', '--file', file);
+  assert.equal(run.code, 1, `${run.stdout}${run.stderr}`);
+  assert.match(`${run.stdout}${run.stderr}`, new RegExp(`row ${linkId}\\b.*edited`));
+}
 
 /** Counts of the rows a use of the old file would change, read directly. */
 function fileRows(src: string): Obj {

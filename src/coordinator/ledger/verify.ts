@@ -50,7 +50,13 @@ export interface ContinuedLedger {
 function continuedFrom(columns: Readonly<Record<string, unknown>>): ContinuedLedger | null {
   if (columns['type'] !== 'ledger:continued') return null;
   const raw = columns['detail'];
-  const detail = (typeof raw === 'string' ? JSON.parse(raw) : raw) as Record<string, unknown> | null;
+  let detail: Record<string, unknown> | null;
+  try {
+    detail = (typeof raw === 'string' ? JSON.parse(raw) : raw) as Record<string, unknown> | null;
+  } catch {
+    // An edited detail that is no JSON: the row verifier reports the row; the link says nothing.
+    return null;
+  }
   return {
     id: Number(columns['id']),
     from: detail?.['from'] ?? null,

@@ -1,7 +1,7 @@
 /**
  * The PostgreSQL side of `baton db copy`: whether the database is empty, and the copy itself, in one
  * transaction. Each row goes in as the source stored it, converted by the target column's type
- * (SQLite's integer milliseconds to timestamptz, 0/1 to boolean, JSON text to jsonb, blobs to bytea),
+ * (SQLite's integer milliseconds to timestamptz, 0/1 to boolean, JSON text cast to jsonb, blobs to bytea),
  * ids kept; the identity sequences then continue past the source's highest ids, and the ledger's
  * `ledger:continued` row is appended last. Any error rolls everything back.
  */
@@ -42,7 +42,10 @@ async function targetState(client: PassfileClient): Promise<TargetState> {
   const otherTables = batonTables ? [] : tables.filter((table) => !ours.has(table));
   const nonEmpty: Record<string, number> = {};
   if (batonTables) {
-    for (const table of [...COPIED_TABLES.map((copied) => copied.table), 'audit_checkpoints']) {
+    // Only the tables there are: an older Baton's `baton init` made fewer (the copy migrates it first).
+    const present = new Set(tables);
+    const counted = [...COPIED_TABLES.map((copied) => copied.table), 'audit_checkpoints'];
+    for (const table of counted.filter((name) => present.has(name))) {
       const { rows } = await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${table}`);
       const count = Number(rows[0]?.n ?? 0);
       if (count > 0) nonEmpty[table] = count;
@@ -171,7 +174,9 @@ function convertValue(value: unknown, type: string): unknown {
     return new Date(ms).toISOString();
   }
   if (type === 'boolean') return value === 1 || value === true;
-  if (type === 'jsonb') return typeof value === 'string' ? (JSON.parse(value) as unknown) : value;
+  // JSON text stays text, cast by PostgreSQL (insertBatch): a JS re-parse would turn a JSON `null` into
+  // SQL NULL (jsonb_to_recordset reads it so) and round numbers past 2^53.
+  if (type === 'jsonb') return typeof value === 'string' ? value : JSON.stringify(value);
   if (type === 'bytea') return `\\x${Buffer.from(value as Uint8Array).toString('hex')}`;
   return value;
 }
@@ -189,9 +194,14 @@ async function insertBatch(
   rows: readonly Record<string, unknown>[],
 ): Promise<number> {
   const names = columns.map((column) => `"${column.name}"`).join(', ');
-  const shape = columns.map((column) => `"${column.name}" ${column.type}`).join(', ');
+  const values = columns
+    .map((column) => (column.type === 'jsonb' ? `r."${column.name}"::jsonb` : `r."${column.name}"`))
+    .join(', ');
+  const shape = columns
+    .map((column) => `"${column.name}" ${column.type === 'jsonb' ? 'text' : column.type}`)
+    .join(', ');
   const result = await client.query(
-    `INSERT INTO ${table} (${names}) SELECT ${names} FROM jsonb_to_recordset($1::jsonb) AS r(${shape})`,
+    `INSERT INTO ${table} (${names}) SELECT ${values} FROM jsonb_to_recordset($1::jsonb) AS r(${shape})`,
     [JSON.stringify(rows)],
   );
   return result.rowCount ?? rows.length;
