@@ -38,8 +38,9 @@ export function registerDbCopy(db: Command): void {
     .description(
       'copy a quiescent SQLite backlog (--db) into an empty PostgreSQL database, in one transaction: ' +
         'tasks, states, gates, dependencies, jobs and their history, the ledger (continued by a ' +
-        'ledger:continued row); exit 2 bad flags, 3 refused (work in flight, ledger not verified or ' +
-        'not sealed, target not empty), nothing changed',
+        'ledger:continued row), then marks the file moved (commands that write it refuse it); exit 2 bad ' +
+        'flags, 3 refused (work in flight, the file being written or already moved, ledger not verified ' +
+        'or not sealed, target not empty), nothing changed',
     )
     .option('--to <url>', 'the PostgreSQL database (postgres://…): empty, or with Baton tables and no rows')
     .option('--dry-run', 'check everything and print the rows each table would copy; change nothing')
