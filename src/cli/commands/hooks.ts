@@ -170,15 +170,9 @@ function keeperStarter(client: AgentClient) {
       claude === null
         ? []
         : ['--claude-pid', String(claude.pid), '--claude-start', String(claude.startTicks)];
-    const args = [
-      installedBatonBin(),
-      '--db',
-      client.target,
-      'hook-keeper',
-      '--session',
-      String(session),
-      ...watch,
-    ];
+    // Over HTTP the target is BATON_URL, no database: the keeper inherits BATON_URL and BATON_TOKEN.
+    const db = /^https?:/i.test(client.target) ? [] : ['--db', client.target];
+    const args = [installedBatonBin(), ...db, 'hook-keeper', '--session', String(session), ...watch];
     spawn(process.execPath, args, { detached: true, stdio: 'ignore', env: process.env }).unref();
   };
 }
