@@ -7,7 +7,8 @@
  * when the window ends (or the process stops: `flush`), one row per token sums up its repeats,
  * and one row (token `*`) the uses past the limit. With `firstFree`, a token's first refusal in a
  * window is written even past the limit: one token's flood cannot hide another's refusals (for
- * live tokens, whose number only operators and runners make). No reset of everything at once: the
+ * live tokens, whose number only operators and runners make; `admit` may ask it for one refusal, as
+ * for a token a person revoked). No reset of everything at once: the
  * memory keeps only what was written within the last window.
  */
 
@@ -37,6 +38,8 @@ export class RefusalCap {
   private pending: Promise<void> = Promise.resolve();
   private readonly lastByKey = new Map<string, number>();
   private readonly lastByToken = new Map<string, number>();
+  /** The key of each token's first row in the window, until the window ends. */
+  private readonly firstKey = new Map<string, string>();
 
   constructor(
     readonly limit = 60,
@@ -47,26 +50,34 @@ export class RefusalCap {
 
   /**
    * Whether a refusal of `token` keyed `key` is written now: false when that key wrote within the
-   * window, or when the window's limit is reached and this is not the token's first (both counted).
+   * window, or when the window's limit is reached and this is not the token's first (both counted);
+   * `firstFree` (the cap's own by default) says whether a token's first is written past the limit.
    */
-  admit(token: string, key: string, summary: SummaryWriter): boolean {
+  admit(token: string, key: string, summary: SummaryWriter, firstFree = this.firstFree): boolean {
     const now = Date.now();
     if (now - this.windowStart >= this.windowMs) this.nextWindow(now);
     const last = this.lastByKey.get(key);
     const wroteRecently = (at: number | undefined): boolean => at !== undefined && now - at < this.windowMs;
     if (wroteRecently(last)) return this.hold(this.repeated, token, summary, now);
     const first = !wroteRecently(this.lastByToken.get(token));
-    if (this.written >= this.limit && !(this.firstFree && first))
+    if (this.written >= this.limit && !(firstFree && first))
       return this.hold(this.dropped, token, summary, now);
     this.written += 1;
+    if (first) this.firstKey.set(token, key);
     this.lastByKey.set(key, now);
     this.lastByToken.set(token, now);
     return true;
   }
 
-  /** The row of `key` could not be written: its next use is not held back by it. */
-  failed(key: string): void {
+  /**
+   * The row of `token` keyed `key` could not be written: its next use is not held back by it, and
+   * when it was the token's first of the window, the token's next refusal is its first again.
+   */
+  failed(token: string, key: string): void {
     this.lastByKey.delete(key);
+    if (this.firstKey.get(token) !== key) return;
+    this.firstKey.delete(token);
+    this.lastByToken.delete(token);
   }
 
   /** Writes the summary of the window's uses not written, if any (a stopping process calls it). */
@@ -102,6 +113,7 @@ export class RefusalCap {
     void this.flush();
     for (const memory of [this.lastByKey, this.lastByToken])
       for (const [id, at] of memory) if (now - at >= this.windowMs) memory.delete(id);
+    for (const token of this.firstKey.keys()) if (!this.lastByToken.has(token)) this.firstKey.delete(token);
     this.windowStart = now;
     this.written = 0;
   }

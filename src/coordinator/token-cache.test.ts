@@ -61,7 +61,12 @@ for (const db of bothEngines()) {
         assert.equal((await tokens.verify(secret)).ok, true);
         assert.equal((await tokens.verify(secret)).ok, true);
         await tokens.revoke(made.id);
-        assert.deepEqual(await tokens.verify(secret), { ok: false, reason: 'revoked', id: made.id });
+        assert.deepEqual(await tokens.verify(secret), {
+          ok: false,
+          reason: 'revoked',
+          id: made.id,
+          byPerson: true,
+        });
         // Presented again after its revocation: one auth:refused row under its id, not one a use.
         assert.equal((await tokens.verify(secret, 'GET /v1/status')).ok, false);
         const refused = await store.audit.list({ token: made.id });
@@ -102,11 +107,15 @@ for (const db of bothEngines()) {
       }
     });
 
-    test('a flood of revoked tokens writes at most the cap and one summary row', async () => {
+    test('a flood of expired tokens writes at most the cap and one summary row', async () => {
       const store = await openStore(await db.fresh());
       try {
         const tokens = new Tokens(store, { dead: new RefusalCap(5, 4_000), forbidden: new RefusalCap() });
-        const secrets = await revokedTokens(store, 8);
+        // Expired, not revoked: a token a person revoked (any but a run's) has its first written past the cap.
+        const secrets: string[] = [];
+        for (let i = 0; i < 8; i += 1)
+          secrets.push((await store.tokens.create({ scope: 'viewer', ttlMs: 1 })).secret);
+        await sleep(20);
         const start = Date.now(); // the window starts with the first use: 8 uses well within its 4 s
         for (const secret of secrets) assert.equal((await tokens.verify(secret)).ok, false);
         assert.ok(Date.now() - start < 4_000, 'the uses took longer than the window');
@@ -131,6 +140,65 @@ for (const db of bothEngines()) {
       }
     });
 
+    test('past the dead-token cap, a token a person revoked still has its first refusal written', async () => {
+      const store = await openStore(await db.fresh());
+      try {
+        const tokens = new Tokens(store, { dead: new RefusalCap(2, 60_000), forbidden: new RefusalCap() });
+        const expired = [];
+        for (let i = 0; i < 3; i += 1) expired.push(await store.tokens.create({ scope: 'viewer', ttlMs: 1 }));
+        const person = await store.tokens.create({ scope: 'viewer' });
+        await store.tokens.revoke({ id: person.token.id, actor: 'ann@box' });
+        await sleep(20);
+        for (const made of [...expired, person, person])
+          assert.equal((await tokens.verify(made.secret)).ok, false);
+        const rows = await store.audit.list({ type: 'auth:refused' });
+        const written = [expired[0]?.token.id, expired[1]?.token.id, person.token.id];
+        assert.deepEqual(
+          rows.map((row) => row.token),
+          written,
+          'the cap of 2, then the revoked token',
+        );
+      } finally {
+        await store.close();
+      }
+    });
+
+    test("a token's first refusal row that failed does not count as its first", async () => {
+      const url = await db.fresh();
+      const store = await openStore(url);
+      const sql = await rawSql(db, url);
+      try {
+        const tokens = new Tokens(store, {
+          dead: new RefusalCap(),
+          forbidden: new RefusalCap(1, 60_000, true),
+        });
+        const { token } = await store.tokens.create({ scope: 'viewer' });
+        const refusal = (route: string) => ({
+          token: token.id,
+          route,
+          target: 'a task',
+          reason: 'beyond viewer',
+        });
+        await failRefusalRows(db.engine, sql);
+        await tokens.refused(refusal('POST /v1/a')); // the limit's one row, not written
+        await sql.exec(
+          db.engine === 'sqlite'
+            ? 'DROP TRIGGER fault_refused'
+            : 'DROP TRIGGER fault_refused ON audit_events',
+        );
+        await tokens.refused(refusal('POST /v1/b'));
+        const rows = await store.audit.list({ type: 'auth:refused' });
+        assert.deepEqual(
+          rows.map((row) => [row.token, row.detail['route']]),
+          [[token.id, 'POST /v1/b']],
+          'written past the limit as its first',
+        );
+      } finally {
+        await sql.close();
+        await store.close();
+      }
+    });
+
     test('a refusal row the database will not write: 401 all the same, and the next use tries again', async () => {
       const url = await db.fresh();
       const store = await openStore(url);
@@ -139,15 +207,7 @@ for (const db of bothEngines()) {
         const tokens = new Tokens(store, { dead: new RefusalCap(), forbidden: new RefusalCap() });
         const [secret] = await revokedTokens(store, 1);
         assert.ok(secret !== undefined);
-        if (db.engine === 'sqlite') {
-          await sql.exec(`CREATE TRIGGER fault_refused BEFORE INSERT ON audit_events WHEN NEW.type = 'auth:refused'
-            BEGIN SELECT RAISE(ABORT, 'injected fault: the refusal row'); END`);
-        } else {
-          await sql.exec(`CREATE FUNCTION fault_refused() RETURNS trigger LANGUAGE plpgsql AS $$
-            BEGIN RAISE EXCEPTION 'injected fault: the refusal row'; END $$`);
-          await sql.exec(`CREATE TRIGGER fault_refused BEFORE INSERT ON audit_events FOR EACH ROW
-            WHEN (NEW.type = 'auth:refused') EXECUTE FUNCTION fault_refused()`);
-        }
+        await failRefusalRows(db.engine, sql);
         assert.deepEqual((await tokens.verify(secret)).ok, false, 'refused, not thrown');
         assert.deepEqual(await store.audit.list({ type: 'auth:refused' }), []);
         await sql.exec(
@@ -174,4 +234,17 @@ async function revokedTokens(store: Store, count: number): Promise<string[]> {
     secrets.push(made.secret);
   }
   return secrets;
+}
+
+/** A trigger failing every `auth:refused` row's INSERT (dropped by name `fault_refused`). */
+async function failRefusalRows(engine: string, sql: { exec(text: string): Promise<unknown> }): Promise<void> {
+  if (engine === 'sqlite') {
+    await sql.exec(`CREATE TRIGGER fault_refused BEFORE INSERT ON audit_events WHEN NEW.type = 'auth:refused'
+      BEGIN SELECT RAISE(ABORT, 'injected fault: the refusal row'); END`);
+  } else {
+    await sql.exec(`CREATE FUNCTION fault_refused() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'injected fault: the refusal row'; END $$`);
+    await sql.exec(`CREATE TRIGGER fault_refused BEFORE INSERT ON audit_events FOR EACH ROW
+      WHEN (NEW.type = 'auth:refused') EXECUTE FUNCTION fault_refused()`);
+  }
 }

@@ -149,12 +149,18 @@ export class Tokens {
 
   /**
    * At most one row a minute per token and 60 a minute in all in this process (refusal-cap.ts), so
-   * that whoever holds revoked secrets cannot grow the ledger at the rate of their requests. A row
+   * that whoever holds revoked secrets cannot grow the ledger at the rate of their requests; past the
+   * 60, a token a person revoked still has its first of the minute written (only persons make those). A row
    * that cannot be written (the database busy, a role without the right) is one line on stderr:
    * the request is still refused 401, and the token's next use is written if it can be.
    */
-  private async usedAfterItsEnd(check: { id: string; reason: 'revoked' | 'expired' }, route: string) {
-    if (!this.caps.dead.admit(check.id, check.id, (summary) => this.summaryRows(DEAD, summary))) return;
+  private async usedAfterItsEnd(
+    check: { id: string; reason: 'revoked' | 'expired'; byPerson?: true },
+    route: string,
+  ) {
+    // A token a person revoked: its first refusal of the minute is written past the limit too.
+    const summary = (window: CapSummary) => this.summaryRows(DEAD, window);
+    if (!this.caps.dead.admit(check.id, check.id, summary, check.byPerson === true)) return;
     await this.written(this.caps.dead, check.id, {
       token: check.id,
       route,
@@ -186,7 +192,7 @@ export class Tokens {
     try {
       await actingAs(refusal.token, () => this.write(refusal));
     } catch (error) {
-      cap.failed(key);
+      cap.failed(refusal.token, key);
       process.stderr.write(`baton: auth:refused for token ${refusal.token} not written: ${String(error)}\n`);
     }
   }

@@ -35,7 +35,13 @@ export interface Token {
  */
 export type TokenCheck =
   | { readonly ok: true; readonly token: Token }
-  | { readonly ok: false; readonly reason: 'expired' | 'revoked'; readonly id: string }
+  | {
+      readonly ok: false;
+      readonly reason: 'expired' | 'revoked';
+      readonly id: string;
+      /** A person revoked it (or, before revoked_by was kept, it was no run's token: no runner did). */
+      readonly byPerson?: true;
+    }
   | { readonly ok: false; readonly reason: 'unknown' | 'ended' };
 
 /**

@@ -130,7 +130,12 @@ export function exerciseTokens(harness: Harness): void {
       withFixture(harness, async ({ store }) => {
         const { token, secret } = await store.tokens.create({ scope: 'operator' });
         assert.equal(await store.tokens.revoke({ id: token.id }), true);
-        assert.deepEqual(await store.tokens.verify(secret), { ok: false, reason: 'revoked', id: token.id });
+        assert.deepEqual(await store.tokens.verify(secret), {
+          ok: false,
+          reason: 'revoked',
+          id: token.id,
+          byPerson: true,
+        });
         assert.equal(await store.tokens.revoke({ id: token.id }), false);
         await assert.rejects(store.tokens.revoke({ id: 'nope' }), NotFoundError);
         const [listed] = await store.tokens.list({ all: true });
@@ -164,8 +169,13 @@ export function exerciseTokens(harness: Harness): void {
         const leaked = await store.tokens.create({ scope: 'agent', session: session.id });
         assert.equal(await store.tokens.revoke({ id: leaked.token.id, actor: 'ann@box' }), true);
         await store.sessions.end(session.id);
-        const revoked = { ok: false, reason: 'revoked', id: leaked.token.id };
+        const revoked = { ok: false, reason: 'revoked', id: leaked.token.id, byPerson: true };
         assert.deepEqual(await store.tokens.verify(leaked.secret), revoked);
+        // Revoked before revoked_by was kept (no actor): no run's token, so no runner's: a person's.
+        const older = await store.tokens.create({ scope: 'agent', session: (await givenSession(store)).id });
+        assert.equal(await store.tokens.revoke({ id: older.token.id }), true);
+        await store.sessions.end(older.token.session ?? 0);
+        assert.deepEqual(await store.tokens.verify(older.secret), { ...revoked, id: older.token.id });
         // A run's token: one revoked by a person during the run, one by its runner (no actor) at its end.
         const { runner, agent, secret } = await givenRunToken(store, 60_000);
         const byPerson = (await store.tokens.list()).find((token) => token.session === agent.id);
@@ -183,18 +193,10 @@ export function exerciseTokens(harness: Harness): void {
           true,
         );
         assert.equal(await store.tokens.revoke({ id: again.token.id }), true); // as AgentReach.close does
-        assert.deepEqual(await store.tokens.verify(secret), {
-          ok: false,
-          reason: 'revoked',
-          id: byPerson.id,
-        });
+        assert.deepEqual(await store.tokens.verify(secret), { ...revoked, id: byPerson.id });
         assert.deepEqual(await store.tokens.verify(again.secret), { ok: false, reason: 'ended' });
         await store.sessions.end(agent.id);
-        assert.deepEqual(await store.tokens.verify(secret), {
-          ok: false,
-          reason: 'revoked',
-          id: byPerson.id,
-        });
+        assert.deepEqual(await store.tokens.verify(secret), { ...revoked, id: byPerson.id });
         assert.deepEqual(await store.tokens.verify(again.secret), { ok: false, reason: 'ended' });
       }));
 

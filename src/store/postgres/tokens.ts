@@ -48,19 +48,21 @@ export const LIST_LIVE = `SELECT ${COLUMNS('t')} FROM tokens t
     AND (t.job_id IS NULL OR EXISTS (${RUN_LIVE}))
   ORDER BY t.created_at, t.id`;
 
+/** What `verify` reads of a token: who revoked it, its run, and whether it or its session or run is over. */
+type VerifyRow = TokenRow & {
+  revoked_by: string | null;
+  job_id: string | null;
+  expired: boolean;
+  session_state: string | null;
+  run_over: boolean;
+};
+
 export function postgresTokens(exec: PgExecutor): TokenStore['tokens'] {
   return {
     create: (params) => createToken(exec, params),
     verify: async (secret) => {
-      const row = await exec.one<
-        TokenRow & {
-          revoked_by: string | null;
-          expired: boolean;
-          session_state: string | null;
-          run_over: boolean;
-        }
-      >(
-        `SELECT ${COLUMNS('t')}, t.revoked_by, t.expires_at IS NOT NULL AND t.expires_at <= ${NOW} AS expired,
+      const row = await exec.one<VerifyRow>(
+        `SELECT ${COLUMNS('t')}, t.revoked_by, t.job_id, t.expires_at IS NOT NULL AND t.expires_at <= ${NOW} AS expired,
            (SELECT s.state FROM sessions s WHERE s.id = t.session_id) AS session_state,
            t.job_id IS NOT NULL AND NOT EXISTS (${RUN_LIVE}) AS run_over
          FROM tokens t WHERE t.hash = $1::text`,
@@ -68,8 +70,9 @@ export function postgresTokens(exec: PgExecutor): TokenStore['tokens'] {
       );
       if (row === undefined) return { ok: false, reason: 'unknown' };
       // A person's revocation first, then ended (token-store.ts verify): the runner's at its run's end is routine.
-      if (row.revoked_at !== null && row.revoked_by !== null)
-        return { ok: false, reason: 'revoked', id: row.id };
+      // Only a run's token (job_id set) is ever revoked by a runner: one without, a person's revocation.
+      if (row.revoked_at !== null && (row.revoked_by !== null || row.job_id === null))
+        return { ok: false, reason: 'revoked', id: row.id, byPerson: true };
       if (row.session_id !== null && row.session_state !== 'live') return { ok: false, reason: 'ended' };
       if (row.run_over) return { ok: false, reason: 'ended' };
       if (row.revoked_at !== null) return { ok: false, reason: 'revoked', id: row.id };

@@ -13,6 +13,7 @@ import {
   type TokenRow,
 } from '../token-secret.js';
 import { SESSION_TTL_FALLBACK_MS } from '../../core/session.js';
+import type { TokenCheck } from '../../core/token.js';
 import { withActor } from '../actor.js';
 import { appendAudit } from './rows.js';
 import type { SqliteExecutor, Sync } from './executor.js';
@@ -51,29 +52,7 @@ export const LIST_LIVE = `${SELECT} INDEXED BY tokens_live
 export function sqliteTokens(exec: SqliteExecutor): Sync<TokenStore['tokens']> {
   return {
     create: (params) => createToken(exec, params),
-    verify: (secret) =>
-      exec.read(() => {
-        const row = exec
-          .prepare(
-            `SELECT ${TOKEN_COLUMNS}, ${RUN_TASK_KEY('tokens')}, tokens.revoked_by,
-               (SELECT s.state FROM sessions s WHERE s.id = tokens.session_id) AS session_state,
-               tokens.job_id IS NOT NULL AND NOT EXISTS (${RUN_LIVE}) AS run_over
-             FROM tokens WHERE hash = @hash`,
-          )
-          .get({ hash: hashSecret(secret), now: exec.now() }) as
-          | (TokenRow & { revoked_by: string | null; session_state: string | null; run_over: number })
-          | undefined;
-        if (row === undefined) return { ok: false, reason: 'unknown' } as const;
-        // A person's revocation first, then ended (token-store.ts verify): the runner's at its run's end is routine.
-        if (row.revoked_at !== null && row.revoked_by !== null)
-          return { ok: false, reason: 'revoked', id: row.id } as const;
-        if ((row.session_id !== null && row.session_state !== 'live') || row.run_over === 1)
-          return { ok: false, reason: 'ended' } as const;
-        if (row.revoked_at !== null) return { ok: false, reason: 'revoked', id: row.id } as const;
-        if (row.expires_at !== null && row.expires_at <= exec.now())
-          return { ok: false, reason: 'expired', id: row.id } as const;
-        return { ok: true, token: toToken(row) } as const;
-      }),
+    verify: (secret) => exec.read(() => verifyToken(exec, secret)),
     list: (params) =>
       exec.read(() =>
         (
@@ -167,4 +146,34 @@ export function createTokenIn(
   const detail = withActor(createdDetail(token), params.actor);
   appendAudit(exec, { at: now, type: 'token:created', detail });
   return { token, secret: fresh.secret };
+}
+
+/** The answer of `verify` for a secret (token-store.ts verify). */
+function verifyToken(exec: SqliteExecutor, secret: string): TokenCheck {
+  const row = exec
+    .prepare(
+      `SELECT ${TOKEN_COLUMNS}, ${RUN_TASK_KEY('tokens')}, tokens.revoked_by, tokens.job_id,
+           (SELECT s.state FROM sessions s WHERE s.id = tokens.session_id) AS session_state,
+           tokens.job_id IS NOT NULL AND NOT EXISTS (${RUN_LIVE}) AS run_over
+         FROM tokens WHERE hash = @hash`,
+    )
+    .get({ hash: hashSecret(secret), now: exec.now() }) as
+    | (TokenRow & {
+        revoked_by: string | null;
+        job_id: number | null;
+        session_state: string | null;
+        run_over: number;
+      })
+    | undefined;
+  if (row === undefined) return { ok: false, reason: 'unknown' } as const;
+  // A person's revocation first, then ended (token-store.ts verify): the runner's at its run's end is routine.
+  // Only a run's token (job_id set) is ever revoked by a runner: one without, a person's revocation.
+  if (row.revoked_at !== null && (row.revoked_by !== null || row.job_id === null))
+    return { ok: false, reason: 'revoked', id: row.id, byPerson: true } as const;
+  if ((row.session_id !== null && row.session_state !== 'live') || row.run_over === 1)
+    return { ok: false, reason: 'ended' } as const;
+  if (row.revoked_at !== null) return { ok: false, reason: 'revoked', id: row.id } as const;
+  if (row.expires_at !== null && row.expires_at <= exec.now())
+    return { ok: false, reason: 'expired', id: row.id } as const;
+  return { ok: true, token: toToken(row) } as const;
 }
