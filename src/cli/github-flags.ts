@@ -2,6 +2,7 @@
  * The flags `baton github sync` and `baton up --github` share: the token's variable, label names,
  * comments on or off, and the backlog they open (src/github/backlog.ts).
  */
+import { allowed } from '../daemon/agent-env.js';
 import type { Command } from 'commander';
 import type { Hono } from 'hono';
 import { InvalidInputError } from '../core/errors.js';
@@ -56,15 +57,24 @@ export function checkGithubFlags(repo: string, flags: GithubFlags): void {
 
 /**
  * `baton up --github`: the token's variable must not be one every agent inherits. Agents get
- * every BATON_* variable of the runner's environment (daemon/agent-env.ts), so a GitHub token in
- * BATON_GH would reach each agent's environment, and so the model's hands.
+ * every BATON_* and LC_* variable of the runner's environment and each one --agent-env names
+ * (daemon/agent-env.ts), so a GitHub token in BATON_GH, LC_GH or an --agent-env GH_* would reach
+ * each agent's environment, and so the model's hands. BATON_* is refused whole (BATON_TOKEN too).
  */
-export function checkTokenStaysWithRunner(flags: GithubFlags): void {
+export function checkTokenStaysWithRunner(flags: GithubFlags, agentEnv: readonly string[]): void {
   const name = flags.tokenEnv ?? 'GITHUB_TOKEN';
-  if (!name.startsWith('BATON_')) return;
+  if (name.startsWith('BATON_')) {
+    throw new InvalidInputError(
+      `--token-env ${name}: every agent baton up starts inherits the BATON_* variables, ` +
+        'so it would get the GitHub token',
+      `keep the token in a variable outside BATON_*, such as GITHUB_TOKEN, and name that with --token-env`,
+    );
+  }
+  if (!allowed(name, agentEnv)) return;
+  const why = name.startsWith('LC_') ? 'the LC_* variables' : `${name}, as --agent-env allows`;
   throw new InvalidInputError(
-    `--token-env ${name}: every agent baton up starts inherits the BATON_* variables, so it would get the GitHub token`,
-    `keep the token in a variable outside BATON_*, such as GITHUB_TOKEN, and name that with --token-env`,
+    `--token-env ${name}: every agent baton up starts inherits ${why}, so it would get the GitHub token`,
+    'keep the token in a variable no agent inherits (not LC_*, not named by --agent-env), and name it with --token-env',
   );
 }
 

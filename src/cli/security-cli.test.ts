@@ -156,4 +156,33 @@ describe('baton in the hands of a careless or hostile user', () => {
     assert.ok(!`${r.stdout}${r.stderr}`.includes(secret), 'the token is not echoed');
     assert.equal(existsSync(join(dir, '.baton')), false, 'refused before any database was made');
   });
+
+  test('baton up --github refuses a token variable agents inherit: LC_*, or one --agent-env names', async () => {
+    const cases = [
+      { name: 'LC_GH', extra: [], says: /inherits the LC_\* variables/ },
+      { name: 'GH_TOKEN', extra: ['--agent-env', 'GH_*'], says: /inherits GH_TOKEN, as --agent-env allows/ },
+      { name: 'MY_GH', extra: ['--agent-env', 'MY_GH'], says: /inherits MY_GH, as --agent-env allows/ },
+    ];
+    for (const { name, extra, says } of cases) {
+      const dir = mkdtempSync(join(tmpdir(), 'baton-token-env-'));
+      const secret = 'ghp_never_for_agents_43';
+      const r = await batonWith(
+        dir,
+        { [name]: secret },
+        'up',
+        '--github',
+        'acme/api',
+        '--token-env',
+        name,
+        ...extra,
+        '--no-http',
+      );
+      assert.equal(r.code, 2, `${name}: ${r.stdout}${r.stderr}`);
+      assert.match(r.stderr, new RegExp(`^baton: --token-env ${name}: every agent baton up starts inherits`));
+      assert.match(r.stderr, says);
+      assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+      assert.ok(!`${r.stdout}${r.stderr}`.includes(secret), 'the token is not echoed');
+      assert.equal(existsSync(join(dir, '.baton')), false, 'refused before any database was made');
+    }
+  });
 });

@@ -58,7 +58,8 @@ export function validateAgentEnvName(raw: string): string {
   return raw;
 }
 
-function allowed(name: string, extra: readonly string[]): boolean {
+/** Whether an agent inherits the runner's variable `name`, given the --agent-env names `extra`. */
+export function allowed(name: string, extra: readonly string[]): boolean {
   if (RUNNER_ONLY.has(name)) return extra.includes(name);
   if (ALWAYS.has(name) || ALWAYS_PREFIXES.some((prefix) => name.startsWith(prefix))) return true;
   return extra.some((pattern) =>

@@ -273,7 +273,7 @@ async function up(flags: UpFlags, cmd: Command): Promise<void> {
   const { bind, auth, forced } = httpOf(flags, options.agentUids !== null);
   checkGithubOnly(flags);
   if (flags.github !== undefined) checkGithubFlags(flags.github, flags);
-  if (flags.github !== undefined) checkTokenStaysWithRunner(flags);
+  if (flags.github !== undefined) checkTokenStaysWithRunner(flags, options.agentEnv ?? []);
   // Checked before the store opens, as every flag: a bad value makes no database file.
   const everyMs = validateDuration('--github-every', flags.githubEvery ?? '60s', 1000, 86_400_000);
   const database = databaseLine(dbUrl(cmd.optsWithGlobals<GlobalOptions>()));
