@@ -84,8 +84,13 @@ test('a retention batch reaches run tokens by job id, never by reading every tok
   // Before migration 0041, `NOT IN (SELECT job_id FROM tokens …)` named the batch's clock, so it
   // was a SubPlan run again for each candidate: a sequential scan of every token per job.
   assert.doesNotMatch(plan, /Seq Scan on tokens/, plan);
-  // The delete of the removed jobs' tokens reads them by job.
-  assert.match(plan, /Delete on tokens\n(.*\n)*? +-> {2}Bitmap Index Scan on tokens_by_job/, plan);
+  // The delete of the removed jobs' tokens reads them by job (a bitmap or a plain scan of the
+  // index, as the planner prices the table; CI70 saw the plain one).
+  assert.match(
+    plan,
+    /Delete on tokens\n(.*\n)*? +-> {2}(Bitmap Index Scan on|Index Scan using) tokens_by_job/,
+    plan,
+  );
 });
 
 test('the token list reads the unrevoked tokens through tokens_live', async () => {
