@@ -10,10 +10,10 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import pg from 'pg';
 import { openStore } from '../store/open.js';
 import { baton, repoRoot, type Run } from '../../test/support/cli.js';
 import { postgresDatabase, postgresServers, sqliteDatabase } from '../../test/support/databases.js';
+import { pgRows, targetRows } from '../../test/support/copy-target.js';
 
 type Obj = Record<string, unknown>;
 
@@ -31,29 +31,6 @@ async function ok(db: string, ...args: string[]): Promise<Run> {
 
 async function json<T = Obj>(db: string, ...args: string[]): Promise<T> {
   return JSON.parse((await ok(db, ...args, '--json')).stdout) as T;
-}
-
-async function sql(url: string, text: string, params: unknown[] = []): Promise<Obj[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(text, params)).rows as Obj[];
-  } finally {
-    await client.end();
-  }
-}
-
-/** Rows of every table the copy writes, and whether the database has Baton's tables at all. */
-async function targetRows(url: string): Promise<Obj> {
-  const [tables] = await sql(url, `SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public'`);
-  if (tables?.['n'] === 0) return { tables: 0 };
-  const [row] = await sql(
-    url,
-    `SELECT (SELECT count(*) FROM tasks)::int AS tasks, (SELECT count(*) FROM jobs)::int AS jobs,
-            (SELECT count(*) FROM sessions)::int AS sessions, (SELECT count(*) FROM audit_events)::int AS audit,
-            (SELECT count(*) FROM effects)::int AS effects, (SELECT count(*) FROM github_outbox)::int AS outbox`,
-  );
-  return row ?? {};
 }
 
 /** A sealed SQLite backlog with tasks in every state, jobs, claims, effects, tokens, a host and a lease. */
@@ -169,7 +146,7 @@ test('copies a backlog with every kind of state; the CLI reads the same on Postg
   assert.equal(copied.tables['tasks'], keys.length);
   assert.deepEqual(await reads(to, keys, jobs), before);
   await assertOldFileRefuses(src);
-  const payloads = await sql(to, 'SELECT payload::text AS p FROM effects ORDER BY id');
+  const payloads = await pgRows(to, 'SELECT payload::text AS p FROM effects ORDER BY id');
   assert.deepEqual(
     payloads.map((row) => row['p']),
     ['{"a": 1}', 'null', '{"n": 12345678901234567890}'],

@@ -9,10 +9,10 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import pg from 'pg';
 import { baton, type Run } from '../../test/support/cli.js';
 import { postgresDatabase, postgresServers, sqliteDatabase } from '../../test/support/databases.js';
 import { assertOneErrorLine } from '../../test/support/cli-suite.js';
+import { pgRows, targetRows } from '../../test/support/copy-target.js';
 
 type Obj = Record<string, unknown>;
 
@@ -26,29 +26,6 @@ async function ok(db: string, ...args: string[]): Promise<Run> {
   const run = await baton(db, ...args);
   assert.equal(run.code, 0, `baton ${args.join(' ')}: ${run.stderr}`);
   return run;
-}
-
-async function sql(url: string, text: string): Promise<Obj[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(text)).rows as Obj[];
-  } finally {
-    await client.end();
-  }
-}
-
-/** What the target holds: no tables at all, or its rows in the tables a copy writes. */
-async function targetRows(url: string): Promise<Obj> {
-  const [tables] = await sql(url, `SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public'`);
-  if (tables?.['n'] === 0) return { tables: 0 };
-  const [row] = await sql(
-    url,
-    `SELECT (SELECT count(*) FROM tasks)::int AS tasks, (SELECT count(*) FROM jobs)::int AS jobs,
-            (SELECT count(*) FROM sessions)::int AS sessions, (SELECT count(*) FROM audit_events)::int AS audit,
-            (SELECT count(*) FROM ledger_keys)::int AS keys, (SELECT count(*) FROM github_outbox)::int AS outbox`,
-  );
-  return row ?? {};
 }
 
 /** A small sealed backlog: two tasks (one a GitHub issue), a queued job; its key file. */
@@ -153,7 +130,7 @@ test('refuses a target that holds rows, and leaves them as they were', async () 
 test('a fault mid-copy rolls everything back: the target stays empty', async () => {
   const { src } = await givenSealed();
   const to = await server().fresh();
-  await sql(
+  await pgRows(
     to,
     `CREATE FUNCTION refuse_jobs() RETURNS trigger LANGUAGE plpgsql AS $$
        BEGIN RAISE EXCEPTION 'no jobs here'; END $$;
@@ -164,12 +141,20 @@ test('a fault mid-copy rolls everything back: the target stays empty', async () 
   assert.match(line, /the copy failed and was rolled back, the target holds no rows of it: no jobs here/);
   assert.deepEqual(await targetRows(to), empty);
   assert.equal(empty['tasks'], 0);
-  await sql(to, 'DROP TRIGGER refuse_jobs ON jobs');
+  await pgRows(to, 'DROP TRIGGER refuse_jobs ON jobs');
   await ok(src, 'db', 'copy', '--to', to);
   const source = new Database(src, { readonly: true });
   const outbox = source.prepare('SELECT count(*) FROM github_outbox').pluck().get();
   source.close();
-  assert.deepEqual(await targetRows(to), { tasks: 2, jobs: 1, sessions: 0, audit: 5, keys: 1, outbox });
+  assert.deepEqual(await targetRows(to), {
+    tasks: 2,
+    jobs: 1,
+    sessions: 0,
+    audit: 5,
+    effects: 0,
+    keys: 1,
+    outbox,
+  });
 });
 
 test('--dry-run prints each table and changes nothing', async () => {
