@@ -8,7 +8,7 @@ import Database from 'better-sqlite3';
 import { COPIED_TABLES } from '../copy-plan.js';
 import type { CopySource, LastCheckpoint, QuiescenceFacts } from '../db-copy.js';
 import { ConflictError } from '../../core/errors.js';
-import { MOVED_SETTING, movedMark, movedRefusal } from './moved.js';
+import { MOVED_SETTING, fenceMovedFile, movedMark, movedRefusal } from './moved.js';
 import { addonPath } from './sqlite-store.js';
 
 const PAGE_ROWS = 500;
@@ -67,6 +67,7 @@ export function openCopySource(path: string): CopySource {
         Date.now(),
         'baton db copy',
       );
+      fenceMovedFile(db, value);
       db.exec('COMMIT');
     },
     close: () => {

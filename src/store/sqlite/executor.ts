@@ -19,6 +19,7 @@ import {
   StoreUnavailableError,
 } from '../../core/errors.js';
 import { CLOCK_OFFSET } from '../test-switches.js';
+import { movedWriteRefusal } from './moved.js';
 import { TickBatcher } from './tick-batcher.js';
 import { Turn } from './turn.js';
 
@@ -222,13 +223,16 @@ export class SqliteExecutor {
   }
 
   /**
-   * A damaged file or a full disk met by a call after the open, named with the file (issue 14,
-   * item 12): the driver's error alone says neither which file nor what to do. The driver's
-   * error stays its cause, so isCorrupt and isDiskFull still know it.
+   * A damaged file, a full disk or a file `baton db copy` moved since this process opened it, met
+   * by a call after the open, named with the file (issue 14, item 12): the driver's error alone
+   * says neither which file nor what to do. The driver's error stays its cause, so isCorrupt and
+   * isDiskFull still know it.
    */
   private named(error: unknown): unknown {
     if (!(error instanceof Error)) return error;
     if (isCorrupt(error)) return corruptDatabase(this.db.name, error);
+    const moved = movedWriteRefusal(this.db.name, error);
+    if (moved !== null) return moved;
     if (!isDiskFull(error)) return error;
     const full = diskFullError(`cannot write SQLite database ${this.db.name}`, error.message);
     full.cause = error;
