@@ -3,6 +3,7 @@
  * older ledger this one continues, the checkpoint of it that the `ledger:continued` row names, and
  * how to check that ledger in its turn.
  */
+import type { PreviousCheck } from '../coordinator/ledger/previous.js';
 import type { ContinuedLedger } from '../coordinator/ledger/verify.js';
 
 interface NamedCheckpoint {
@@ -22,6 +23,25 @@ export function continuedLines(continues: ContinuedLedger | null): string[] {
       : `checkpoint ${last.seq} (hash ${last.hash}, rows through #${last.lastId}, key ${last.keyId})`;
   return [
     `  continues (row #${continues.id}) the ledger of ${from?.database ?? '?'}: its ${named}; ` +
-      'verify that ledger with `baton audit verify --file` on its export, and compare its last checkpoint',
+      'check that this ledger continues it with `baton audit verify --previous` and its export',
+  ];
+}
+
+/** `baton audit verify --previous`'s lines: the old ledger checked, and how this one continues it. */
+export function previousLines(check: PreviousCheck, continues: ContinuedLedger | null): string[] {
+  const through = check.checkpoint === null ? 'no checkpoint' : `checkpoint ${check.checkpoint.seq}`;
+  if (check.ok) {
+    return [
+      `  previous ledger: verifies, its last checkpoint (${through}) is the one row #${continues?.id} names, ` +
+        `and its ${check.rows} rows are rows here, unchanged`,
+    ];
+  }
+  const more = check.problemCount - check.problems.length;
+  return [
+    `  previous ledger NOT continued intact: ${check.problemCount} problem${check.problemCount === 1 ? '' : 's'}`,
+    ...check.problems.map(
+      (bad) => `    ${bad.id === 0 ? 'ledger' : `row ${bad.id}`} ${bad.problem}: ${bad.detail}`,
+    ),
+    ...(more > 0 ? [`    … and ${more} more (--json lists the first ${check.problems.length})`] : []),
   ];
 }

@@ -8,34 +8,21 @@
 import { createWriteStream, openSync } from 'node:fs';
 import { once } from 'node:events';
 import type { Command } from 'commander';
-import {
-  appendAnchors,
-  anchorOf,
-  checkAnchorFile,
-  newestAnchored,
-  readAnchors,
-} from '../../coordinator/ledger/anchor.js';
-import { readExport, csvLines, CSV_HEADER, jsonLines } from '../../coordinator/ledger/export-format.js';
-import {
-  keyFilePath,
-  loadKeyFile,
-  parsePublicKey,
-  type LedgerSigner,
-} from '../../coordinator/ledger/keys.js';
+import { appendAnchors, anchorOf, checkAnchorFile, newestAnchored } from '../../coordinator/ledger/anchor.js';
+import { csvLines, CSV_HEADER, jsonLines } from '../../coordinator/ledger/export-format.js';
+import { keyFilePath, loadKeyFile, type LedgerSigner } from '../../coordinator/ledger/keys.js';
 import type { KnownCheckpoint } from '../../coordinator/ledger/seal.js';
 import { newestKnown, SealedRecord } from '../../coordinator/ledger/sealed-record.js';
 import type { Checkpoint } from '../../core/ledger.js';
 import type { LedgerEvent } from '../../coordinator/ledger/events.js';
-import { verifyEvents, type VerifyParams, type VerifyReport } from '../../coordinator/ledger/verify.js';
-import { continuedLines } from '../ledger-continued.js';
 import { InvalidInputError } from '../../core/errors.js';
 import { fileErrorInWords } from '../../core/file-errors.js';
 import { git } from '../../os/git.js';
-import { Exit } from '../exit-codes.js';
-import { Output, refuseTwoFormats, writeErrorLine } from '../output.js';
+import { refuseTwoFormats, writeErrorLine } from '../output.js';
 import { progressBar } from '../progress.js';
 import { collect, dbUrl, stateDir, withCoordinator, type GlobalOptions } from '../run.js';
 import { parseWhen } from '../when.js';
+import { verify, type VerifyOptions } from './audit-verify.js';
 import { KEY_FILE_HELP } from './ledger.js';
 
 interface KeyOptions {
@@ -50,14 +37,6 @@ interface PruneOptions extends KeyOptions {
 interface AnchorOptions {
   readonly out?: string;
   readonly git?: string;
-}
-
-interface VerifyOptions {
-  readonly file?: string;
-  readonly anchor?: string;
-  readonly publicKey?: string[];
-  readonly partial?: boolean;
-  readonly retired?: string[];
 }
 
 interface ExportOptions {
@@ -103,6 +82,10 @@ export function registerAuditLedger(audit: Command): void {
     .option(
       '--partial',
       'with --file: check only the rows of a filtered export (rows it lacks are not missing)',
+    )
+    .option(
+      '--previous <export>',
+      'the export of the ledger `baton db copy` moved from: check it verifies and that its rows are the ones here',
     )
     .action((options: VerifyOptions, cmd: Command) => verify(options, cmd));
   audit
@@ -219,95 +202,6 @@ function anchor(options: AnchorOptions, cmd: Command): Promise<void> {
     }
     out.result(newest, () => JSON.stringify(newest));
   });
-}
-
-function verifyParams(options: VerifyOptions): VerifyParams {
-  if (options.partial === true && options.file === undefined) {
-    throw new InvalidInputError('--partial needs --file', 'the database is always checked whole');
-  }
-  return {
-    publicKeys: (options.publicKey ?? []).map(parsePublicKey),
-    anchors: options.anchor === undefined ? [] : readAnchors(options.anchor),
-    partial: options.partial === true,
-    retired: (options.retired ?? []).map((keyId) => {
-      if (/^[0-9a-f]{16}$/.test(keyId)) return keyId;
-      throw new InvalidInputError(
-        `--retired ${JSON.stringify(keyId)} is not a ledger key id`,
-        'give 16 hex digits',
-      );
-    }),
-  };
-}
-
-async function verify(options: VerifyOptions, cmd: Command): Promise<void> {
-  const params = verifyParams(options);
-  const globals = cmd.optsWithGlobals<GlobalOptions>();
-  if (options.file !== undefined) {
-    const { header, ...report } = await verifyEvents(readExport(options.file), params);
-    const filtered = header?.complete === false;
-    return printVerify(
-      { ...report, source: options.file, engine: header?.engine ?? null, partial: params.partial === true },
-      new Output(globals.json === true),
-      filtered && params.partial !== true
-        ? 'the file says it was filtered: its rows were held to being the whole ledger (pass --partial)'
-        : params.partial === true
-          ? `partial: only the rows in the file were checked (${report.unchecked} unchecked)`
-          : null,
-    );
-  }
-  await withCoordinator(
-    cmd,
-    async (baton, out) => {
-      const bar = progressBar('verifying', await baton.ledger.size());
-      const report = await baton.ledger.verify(params, (rows) => bar.tick(rows));
-      bar.done();
-      printVerify({ ...report, source: 'database', partial: false }, out, null);
-    },
-    { scan: true },
-  );
-}
-
-/**
- * No checkpoint: nothing was verified. Not a failure (exit 0): nothing is damaged, and a ledger
- * nobody chose to seal is the default; but said plainly, with how to start sealing.
- */
-const NOT_SEALED = (rows: number): string =>
-  `ledger not sealed: ${rows} rows and no checkpoint, so nothing was verified — to seal it, run ` +
-  '`baton ledger init` (it makes a key and registers it), then restart a `baton up` that can lead ' +
-  'with the key file in its .baton/; if a key is registered already (`baton ledger key`), copy its ' +
-  'file there from the host where `baton ledger init` ran';
-
-function printVerify(
-  report: VerifyReport & { source: string; engine: string | null; partial: boolean },
-  out: Output,
-  note: string | null,
-): void {
-  out.result(report, () => {
-    const trust =
-      report.keys === 'pinned' ? `pinned keys ${report.keyIds.join(', ')}` : "the source's own keys";
-    const pruned = report.pruned.map(
-      (record) =>
-        `pruned: ids ${record.firstId}..${record.lastId} (${record.rowCount} rows, record ${record.checkpoint})`,
-    );
-    const from = report.unsealed.firstId === null ? '' : ` from ${report.unsealed.firstId}`;
-    const anchors = report.anchorsChecked > 0 ? ` and ${report.anchorsChecked} anchors` : '';
-    const intact = `ledger intact: ${report.rows} rows, ${report.seals} checkpoint(s)`;
-    const head = !report.ok
-      ? `ledger NOT intact: ${report.problemCount} problem${report.problemCount === 1 ? '' : 's'}`
-      : report.seals === 0
-        ? NOT_SEALED(report.rows)
-        : `${intact}, sealed through row ${report.sealedThrough}`;
-    return [
-      head,
-      ...report.problems.slice(0, 10).map((bad) => `  row ${bad.id} ${bad.problem}: ${bad.detail}`),
-      `  unsealed: ${report.unsealed.count} rows${from}`,
-      ...pruned.map((line) => `  ${line}`),
-      ...(note === null ? [] : [`  ${note}`]),
-      ...continuedLines(report.continues),
-      `  checked with ${trust}${anchors} (${report.source})`,
-    ];
-  });
-  if (!report.ok) throw new Exit(1);
 }
 
 async function exportLedger(options: ExportOptions, cmd: Command): Promise<void> {

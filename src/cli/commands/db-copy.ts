@@ -139,8 +139,8 @@ async function copyChecked(run: CopyRun, out: Output): Promise<void> {
       `${path} is marked "${moved}": baton up, baton serve and every command that writes refuse it now`,
       'keep the old ledger as evidence (the file too), and check it whenever asked:',
       ...evidence.map((line) => `  ${line}`),
-      'the link names the old checkpoint but does not prove the copied rows: to audit the move, compare the old ' +
-        "export's rows with the new ledger's rows up to the link (same ids)",
+      'the link names the old checkpoint but does not prove the copied rows; to audit the move (before or after ' +
+        `the first seal): baton audit verify --db ${where} --previous old-ledger.jsonl`,
       `then use the new database: BATON_DB=${where} (baton up seals its ledger with the same key file)`,
     ],
   );

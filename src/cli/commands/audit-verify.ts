@@ -1,0 +1,146 @@
+/**
+ * `baton audit verify`: recomputes every seal of the database's ledger or of an export (`--file`)
+ * and exits 1 naming the first bad row; with `--previous OLD.jsonl`, also proves that this ledger
+ * continues the one `baton db copy` moved from (coordinator/ledger/previous.ts).
+ */
+import type { Command } from 'commander';
+import { readAnchors } from '../../coordinator/ledger/anchor.js';
+import { readExport } from '../../coordinator/ledger/export-format.js';
+import { parsePublicKey } from '../../coordinator/ledger/keys.js';
+import { checkPrevious, type PreviousCheck } from '../../coordinator/ledger/previous.js';
+import { verifyEvents, type VerifyParams, type VerifyReport } from '../../coordinator/ledger/verify.js';
+import { InvalidInputError } from '../../core/errors.js';
+import { Exit } from '../exit-codes.js';
+import { continuedLines, previousLines } from '../ledger-continued.js';
+import { Output } from '../output.js';
+import { progressBar } from '../progress.js';
+import { withCoordinator, type GlobalOptions } from '../run.js';
+
+export interface VerifyOptions {
+  readonly file?: string;
+  readonly anchor?: string;
+  readonly publicKey?: string[];
+  readonly partial?: boolean;
+  readonly retired?: string[];
+  readonly previous?: string;
+}
+
+type Printed = VerifyReport & {
+  source: string;
+  engine: string | null;
+  partial: boolean;
+  previous?: PreviousCheck;
+};
+
+function verifyParams(options: VerifyOptions): VerifyParams {
+  if (options.partial === true && options.file === undefined) {
+    throw new InvalidInputError('--partial needs --file', 'the database is always checked whole');
+  }
+  if (options.partial === true && options.previous !== undefined) {
+    throw new InvalidInputError(
+      '--previous needs the whole ledger, not --partial',
+      'export the new ledger whole, or check the database',
+    );
+  }
+  return {
+    publicKeys: (options.publicKey ?? []).map(parsePublicKey),
+    anchors: options.anchor === undefined ? [] : readAnchors(options.anchor),
+    partial: options.partial === true,
+    retired: (options.retired ?? []).map((keyId) => {
+      if (/^[0-9a-f]{16}$/.test(keyId)) return keyId;
+      throw new InvalidInputError(
+        `--retired ${JSON.stringify(keyId)} is not a ledger key id`,
+        'give 16 hex digits',
+      );
+    }),
+  };
+}
+
+export async function verify(options: VerifyOptions, cmd: Command): Promise<void> {
+  const params = verifyParams(options);
+  const globals = cmd.optsWithGlobals<GlobalOptions>();
+  if (options.file !== undefined) {
+    const file = options.file;
+    const { header, ...report } = await verifyEvents(readExport(file), params);
+    const filtered = header?.complete === false;
+    const previous = await previousOf(options, params, report, () => readExport(file));
+    return printVerify(
+      {
+        ...report,
+        source: file,
+        engine: header?.engine ?? null,
+        partial: params.partial === true,
+        ...previous,
+      },
+      new Output(globals.json === true),
+      filtered && params.partial !== true
+        ? 'the file says it was filtered: its rows were held to being the whole ledger (pass --partial)'
+        : params.partial === true
+          ? `partial: only the rows in the file were checked (${report.unchecked} unchecked)`
+          : null,
+    );
+  }
+  await withCoordinator(
+    cmd,
+    async (baton, out) => {
+      const bar = progressBar('verifying', await baton.ledger.size());
+      const report = await baton.ledger.verify(params, (rows) => bar.tick(rows));
+      bar.done();
+      const previous = await previousOf(options, params, report, () => baton.ledger.events());
+      printVerify({ ...report, source: 'database', partial: false, ...previous }, out, null);
+    },
+    { scan: true },
+  );
+}
+
+/**
+ * No checkpoint: nothing was verified. Not a failure (exit 0): nothing is damaged, and a ledger
+ * nobody chose to seal is the default; but said plainly, with how to start sealing.
+ */
+const NOT_SEALED = (rows: number): string =>
+  `ledger not sealed: ${rows} rows and no checkpoint, so nothing was verified — to seal it, run ` +
+  '`baton ledger init` (it makes a key and registers it), then restart a `baton up` that can lead ' +
+  'with the key file in its .baton/; if a key is registered already (`baton ledger key`), copy its ' +
+  'file there from the host where `baton ledger init` ran';
+
+function printVerify(report: Printed, out: Output, note: string | null): void {
+  out.result(report, () => {
+    const trust =
+      report.keys === 'pinned' ? `pinned keys ${report.keyIds.join(', ')}` : "the source's own keys";
+    const pruned = report.pruned.map(
+      (record) =>
+        `pruned: ids ${record.firstId}..${record.lastId} (${record.rowCount} rows, record ${record.checkpoint})`,
+    );
+    const from = report.unsealed.firstId === null ? '' : ` from ${report.unsealed.firstId}`;
+    const anchors = report.anchorsChecked > 0 ? ` and ${report.anchorsChecked} anchors` : '';
+    const intact = `ledger intact: ${report.rows} rows, ${report.seals} checkpoint(s)`;
+    const head = !report.ok
+      ? `ledger NOT intact: ${report.problemCount} problem${report.problemCount === 1 ? '' : 's'}`
+      : report.seals === 0
+        ? NOT_SEALED(report.rows)
+        : `${intact}, sealed through row ${report.sealedThrough}`;
+    return [
+      head,
+      ...report.problems.slice(0, 10).map((bad) => `  row ${bad.id} ${bad.problem}: ${bad.detail}`),
+      `  unsealed: ${report.unsealed.count} rows${from}`,
+      ...pruned.map((line) => `  ${line}`),
+      ...(note === null ? [] : [`  ${note}`]),
+      ...continuedLines(report.continues),
+      ...(report.previous === undefined ? [] : previousLines(report.previous, report.continues)),
+      `  checked with ${trust}${anchors} (${report.source})`,
+    ];
+  });
+  if (!report.ok || report.previous?.ok === false) throw new Exit(1);
+}
+
+/** The `--previous` check, read after the ledger's own (`previous` absent when not asked for). */
+async function previousOf(
+  options: VerifyOptions,
+  params: VerifyParams,
+  report: VerifyReport,
+  current: () => ReturnType<typeof readExport>,
+): Promise<{ previous?: PreviousCheck }> {
+  const file = options.previous;
+  if (file === undefined) return {};
+  return { previous: await checkPrevious(() => readExport(file), current, report.continues, params) };
+}
