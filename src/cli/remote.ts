@@ -30,10 +30,16 @@ import { REASON_LENGTH_MAX } from '../core/task.js';
 import { ApiConnection, fencedOf, fromWire, type Answer } from '../agents/api-connection.js';
 import type { RemoteTarget } from './remote-target.js';
 
+/**
+ * A release's answer. Over HTTP, a run's own token releasing its run's claim `done` is answered
+ * `released: false`: the server kept the claim for the runner (http/claims.ts, decision 0051).
+ */
+export type ReleaseResult = FencedResult | { readonly ok: true; readonly released: false };
+
 /** What the agent's commands call: the Coordinator locally, RemoteCoordinator over HTTP. */
 export interface AgentApi {
   claim: Coordinator['claim'];
-  release: Coordinator['release'];
+  release: (input: ReleaseInput) => Promise<ReleaseResult>;
   heartbeat: Coordinator['heartbeat'];
   showTask: Coordinator['showTask'];
   getSession: Coordinator['getSession'];
@@ -61,10 +67,14 @@ export class RemoteCoordinator implements AgentApi {
     return { ok: true, granted, claim: fromWire(claim) };
   };
 
-  release = async (input: ReleaseInput): Promise<FencedResult> => {
+  release = async (input: ReleaseInput): Promise<ReleaseResult> => {
     const params = parseRelease(input);
     const body = { session: params.session, epoch: params.epoch, outcome: params.outcome };
-    return this.fenceable(await this.api.ask('POST', `/v1/claims/${key(params.key)}/release`, body));
+    const answer = await this.api.ask('POST', `/v1/claims/${key(params.key)}/release`, body);
+    const fenced = fencedOf(answer);
+    if (fenced !== null) return fenced;
+    const reply = this.api.body<{ released?: unknown }>(answer);
+    return reply.released === false ? { ok: true, released: false } : { ok: true };
   };
 
   heartbeat = async (input: HeartbeatInput): Promise<FencedResult> => {

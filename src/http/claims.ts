@@ -8,6 +8,7 @@ import type { ReleaseOutcome } from '../core/claim.js';
 import type { Coordinator } from '../coordinator/coordinator.js';
 import { fencedRefusal, heldRefusal } from '../coordinator/refusals.js';
 import { actingWith, allowAsker, type Asker } from './auth.js';
+import type { Token } from '../core/token.js';
 
 export async function claimAs(baton: Coordinator, asker: Asker, key: string, session: number) {
   await allowAsker(baton, asker, 'claim', { what: `claim ${key} for session ${session}`, key, session });
@@ -27,7 +28,30 @@ export async function releaseAs(baton: Coordinator, asker: Asker, asked: Release
   const { key, session, epoch, outcome } = asked;
   const what = `release ${key} epoch ${epoch} of session ${session}`;
   await allowAsker(baton, asker, 'release', { what, key, session });
+  if (outcome === 'done' && isRunsOwnClaim(asker.token, key, session)) {
+    const beat = await actingWith(asker.token, () => baton.heartbeat({ session, key, epoch }));
+    if (!beat.ok) throw fencedRefusal(key, String(epoch), beat.current, beat.sessionEnded);
+    return { key, session, epoch, outcome, released: false, message: leftToRunner(key) };
+  }
   const released = await actingWith(asker.token, () => baton.release({ key, session, epoch, outcome }));
   if (!released.ok) throw fencedRefusal(key, String(epoch), released.current, released.sessionEnded);
   return { key, session, epoch, outcome: outcome ?? 'released' };
 }
+
+/**
+ * Whether a release names the claim a runner made for the run this token was minted for: its task,
+ * by its session (decision 0051, finding 8). The token opened at all only while that claim is live
+ * at the run's claim epoch (token-store.ts TokenRun), so the live claim on that task by that session
+ * is the run's; an epoch that is not its epoch fails the heartbeat, fenced, as a release would. The
+ * runner finishes the job, and so the task, by the agent's exit: released done from inside, the task
+ * would be done while its job runs, the job would end cancelled and the agent be killed. So a `done`
+ * there only checks the claim; failed and released go through, and other tokens release as always.
+ */
+function isRunsOwnClaim(token: Token | null, key: string, session: number): boolean {
+  return token !== null && token.scope === 'agent' && token.task === key && token.session === session;
+}
+
+/** What the CLI prints for it (commands/claim.ts) and the MCP tool says, in one line. */
+const leftToRunner = (key: string): string =>
+  `nothing released: baton up's runner holds ${key} for this run and records it done when your ` +
+  'command exits with status 0; exit now';

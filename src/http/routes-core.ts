@@ -251,7 +251,10 @@ function claimRoutes(app: Api, baton: Coordinator): void {
       path: '/v1/claims/{key}/release',
       tags: ['claims'],
       request: { params: z.object({ key: Key }), ...jsonBody(ReleaseBody) },
-      responses: ok('released'),
+      responses: ok(
+        "released; a run's own token releasing its run's claim done gets released: false and a message: " +
+          'the claim is checked and kept, and the runner records the job done when the agent exits 0',
+      ),
     }),
     async (context) => {
       const { key } = context.req.valid('param');

@@ -5,6 +5,9 @@
 import type { Command } from 'commander';
 import { fencedRefusal, heldRefusal } from '../../coordinator/refusals.js';
 import { withApi } from '../run.js';
+import type { CliApi } from '../remote-api.js';
+import type { Output } from '../output.js';
+import { claimFromRun, needed } from '../run-claim.js';
 import { validateEpoch, validateId, validateKey } from '../../core/validate.js';
 
 export function registerClaim(program: Command): void {
@@ -25,44 +28,67 @@ export function registerClaim(program: Command): void {
     );
 
   program
-    .command('release <key>')
+    .command('release')
+    .argument('[key]', "the claim's task (default $BATON_KEY)")
     .description('release a claim; exits 3 when the epoch is no longer current (fenced)')
-    .requiredOption('--session <id>', 'the session holding the claim')
-    .requiredOption('--epoch <n>', 'the epoch printed by `baton claim`')
+    .option('--session <id>', 'the session holding the claim (default $BATON_SESSION)')
+    .option(
+      '--epoch <n>',
+      "the epoch printed by `baton claim` (default $BATON_EPOCH, for the run's own claim only)",
+    )
     .option(
       '--outcome <outcome>',
       "done, failed or released (default released); inside a run, done of the run's own claim releases " +
         'nothing: the runner records it done when the agent exits 0',
     )
-    .action((key: string, options: { session: string; epoch: string; outcome?: string }, cmd: Command) =>
-      withApi(cmd, async (baton, out) => {
-        if (options.outcome === 'done' && isRunsOwnClaim(key, options, process.env)) {
-          const beat = await baton.heartbeat({ session: options.session, key, epoch: options.epoch });
-          if (!beat.ok) throw fencedRefusal(key, options.epoch, beat.current, beat.sessionEnded);
-          out.result(
-            {
-              key,
-              session: Number(options.session),
-              epoch: Number(options.epoch),
-              outcome: 'done',
-              released: false,
-            },
-            () =>
-              `nothing released: baton up's runner holds ${key} for this run and records it done when your ` +
-              'command exits with status 0; exit now',
-          );
-          return;
-        }
-        const input = { key, session: options.session, epoch: options.epoch, outcome: options.outcome };
-        const result = await baton.release(input);
-        if (!result.ok) throw fencedRefusal(key, options.epoch, result.current, result.sessionEnded);
-        const outcome = options.outcome ?? 'released';
-        out.result(
-          { key, session: Number(options.session), epoch: Number(options.epoch), outcome },
-          () => `released ${key} epoch ${options.epoch} (${outcome})`,
-        );
-      }),
-    );
+    .action((given: string | undefined, options: ReleaseOptions, cmd: Command) => {
+      const named = claimFromRun({ ...options, key: given }, process.env);
+      const claim = {
+        key: needed(named, 'key', 'release'),
+        session: needed(named, 'session', 'release'),
+        epoch: needed(named, 'epoch', 'release'),
+      };
+      return withApi(cmd, (baton, out) => release(baton, out, claim, options.outcome));
+    });
+}
+
+interface ReleaseOptions {
+  readonly session?: string;
+  readonly epoch?: string;
+  readonly outcome?: string;
+}
+
+type Named = { readonly key: string; readonly session: string; readonly epoch: string };
+
+async function release(baton: CliApi, out: Output, claim: Named, outcome = 'released'): Promise<void> {
+  const { key, session, epoch } = claim;
+  if (outcome === 'done' && isRunsOwnClaim(key, claim, process.env)) {
+    const beat = await baton.heartbeat({ session, key, epoch });
+    if (!beat.ok) throw fencedRefusal(key, epoch, beat.current, beat.sessionEnded);
+    leftToRunner(out, claim);
+    return;
+  }
+  const result = await baton.release({ key, session, epoch, outcome });
+  if (!result.ok) throw fencedRefusal(key, epoch, result.current, result.sessionEnded);
+  // A run's token released done over HTTP: the server kept the claim for the runner (http/claims.ts).
+  if ('released' in result && result.released === false) {
+    leftToRunner(out, claim);
+    return;
+  }
+  out.result(
+    { key, session: Number(session), epoch: Number(epoch), outcome },
+    () => `released ${key} epoch ${epoch} (${outcome})`,
+  );
+}
+
+function leftToRunner(out: Output, claim: Named): void {
+  const { key } = claim;
+  out.result(
+    { key, session: Number(claim.session), epoch: Number(claim.epoch), outcome: 'done', released: false },
+    () =>
+      `nothing released: baton up's runner holds ${key} for this run and records it done when your ` +
+      'command exits with status 0; exit now',
+  );
 }
 
 /**

@@ -9,25 +9,31 @@ import { parseJsonText } from '../../coordinator/effects.js';
 import { iso } from '../output.js';
 import { withApi } from '../run.js';
 import { fencedRefusal } from '../../coordinator/refusals.js';
+import { claimFromRun, needed } from '../run-claim.js';
 
 interface EffectOptions {
-  readonly session: string;
-  readonly epoch: string;
+  readonly session?: string;
+  readonly epoch?: string;
   readonly kind: string;
   readonly payload?: string;
 }
 
 export function registerEffect(program: Command): void {
   program
-    .command('effect <key>')
+    .command('effect')
+    .argument('[key]', "the claim's task (default $BATON_KEY)")
     .description('record a side effect under a claim; exits 3 when the claim is no longer current (fenced)')
-    .requiredOption('--session <id>', 'the session holding the claim ($BATON_SESSION for an agent)')
-    .requiredOption('--epoch <n>', 'the claim epoch ($BATON_EPOCH for an agent)')
+    .option('--session <id>', 'the session holding the claim (default $BATON_SESSION)')
+    .option('--epoch <n>', "the claim epoch (default $BATON_EPOCH, for the run's own claim only)")
     .requiredOption('--kind <kind>', 'what was done, such as file-write or pr-comment')
     .option('--payload <json>', 'a JSON value describing it (default {})')
-    .action((key: string, options: EffectOptions, cmd: Command) =>
-      withApi(cmd, async (baton, out) => {
-        const { session, epoch, kind } = options;
+    .action((given: string | undefined, options: EffectOptions, cmd: Command) => {
+      const named = claimFromRun({ ...options, key: given }, process.env);
+      const key = needed(named, 'key', 'effect');
+      const session = needed(named, 'session', 'effect');
+      const epoch = needed(named, 'epoch', 'effect');
+      return withApi(cmd, async (baton, out) => {
+        const { kind } = options;
         const payload =
           options.payload === undefined ? undefined : parseJsonText('--payload', options.payload);
         const input = { key, session, epoch, kind, payload };
@@ -38,8 +44,8 @@ export function registerEffect(program: Command): void {
           effect,
           () => `recorded effect ${effect.id} on ${effect.key} (${effect.kind}, epoch ${effect.epoch})`,
         );
-      }),
-    );
+      });
+    });
 
   program
     .command('effects <key>')

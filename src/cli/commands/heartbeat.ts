@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { Refusal } from '../refusal.js';
 import { withApi } from '../run.js';
 import { fencedRefusal } from '../../coordinator/refusals.js';
+import { claimFromRun, needed } from '../run-claim.js';
 
 interface HeartbeatOptions {
   readonly key?: string;
@@ -11,17 +12,27 @@ interface HeartbeatOptions {
 
 export function registerHeartbeat(program: Command): void {
   program
-    .command('heartbeat <session-id>')
+    .command('heartbeat')
+    .argument('[session-id]', "the session (default $BATON_SESSION, and then the run's own claim is checked)")
     .description(
       'record that a session is alive and renew its claims; exits 3 once the named claim is fenced off',
     )
-    .option('--key <key>', 'also check the claim on this task (needs --epoch)')
-    .option('--epoch <n>', 'the epoch of that claim (needs --key)')
-    .action((session: string, options: HeartbeatOptions, cmd: Command) =>
-      withApi(cmd, async (baton, out) => {
-        const result = await baton.heartbeat({ session, key: options.key, epoch: options.epoch });
+    .option('--key <key>', 'also check the claim on this task (needs --epoch; default $BATON_KEY)')
+    .option(
+      '--epoch <n>',
+      "the epoch of that claim (needs --key; default $BATON_EPOCH, for the run's own claim)",
+    )
+    .action((given: string | undefined, options: HeartbeatOptions, cmd: Command) => {
+      // Inside a run, a bare `baton heartbeat` checks the run's claim, not just the session: an agent
+      // asks to learn whether to stop. A session named explicitly beats alone unless a claim is named.
+      const claimed = given === undefined || options.key !== undefined || options.epoch !== undefined;
+      const named = claimFromRun({ ...options, session: given }, process.env, claimed);
+      const session = needed(named, 'session', 'heartbeat');
+      const { key, epoch } = named;
+      return withApi(cmd, async (baton, out) => {
+        const result = await baton.heartbeat({ session, key, epoch });
         if (!result.ok) {
-          if (options.key === undefined || options.epoch === undefined) {
+          if (key === undefined || epoch === undefined) {
             throw new Refusal(
               'fenced',
               'fenced',
@@ -29,14 +40,14 @@ export function registerHeartbeat(program: Command): void {
               'start a new session with `baton session start`',
             );
           }
-          throw fencedRefusal(options.key, options.epoch, result.current, result.sessionEnded);
+          throw fencedRefusal(key, epoch, result.current, result.sessionEnded);
         }
-        const claim = options.key === undefined ? {} : { key: options.key, epoch: Number(options.epoch) };
+        const claim = key === undefined ? {} : { key, epoch: Number(epoch) };
         out.result({ ok: true, session: Number(session), ...claim }, () =>
-          options.key === undefined
+          key === undefined
             ? `session ${session} is alive; its claims are renewed`
-            : `session ${session} is alive and holds ${options.key} at epoch ${options.epoch}`,
+            : `session ${session} is alive and holds ${key} at epoch ${epoch}`,
         );
-      }),
-    );
+      });
+    });
 }

@@ -9,6 +9,7 @@ import type { Actor, Task } from '../../core/task.js';
 import { validateId } from '../../core/validate.js';
 import { cell, iso, table } from '../output.js';
 import { withApi } from '../run.js';
+import { claimFromRun, needed } from '../run-claim.js';
 import { fencedRefusal } from '../../coordinator/refusals.js';
 
 /** The person at this terminal, as the ledger names them: user@host. */
@@ -90,27 +91,25 @@ function registerStates(program: Command): void {
 /** The human-action queue: escalate, escalations, resolve. */
 function registerEscalations(program: Command): void {
   program
-    .command('escalate <key>')
+    .command('escalate')
+    .argument('[key]', 'the task (default $BATON_KEY)')
     .description('hand a task to a human: ends its claim and job as escalated; exits 3 when fenced off')
     .requiredOption('--reason <text>', 'what the human must do')
-    .option('--session <id>', 'the session holding the claim ($BATON_SESSION for an agent)')
-    .option('--epoch <n>', 'the claim epoch ($BATON_EPOCH for an agent)')
-    .action((key: string, options: ActOptions & { epoch?: string }, cmd: Command) =>
-      withApi(cmd, async (baton, out) => {
-        const input = {
-          key,
-          reason: options.reason,
-          session: options.session,
-          epoch: options.epoch,
-          by: cliActor(),
-        };
+    .option('--session <id>', 'the session holding the claim (default $BATON_SESSION)')
+    .option('--epoch <n>', "the claim epoch (default $BATON_EPOCH, for the run's own claim only)")
+    .action((given: string | undefined, options: ActOptions & { epoch?: string }, cmd: Command) => {
+      const named = claimFromRun({ ...options, key: given }, process.env);
+      const key = needed(named, 'key', 'escalate');
+      const { session, epoch } = named;
+      return withApi(cmd, async (baton, out) => {
+        const input = { key, reason: options.reason, session, epoch, by: cliActor() };
         const result = await baton.lifecycle.escalate(input);
-        if (!result.ok) throw fencedRefusal(key, options.epoch ?? '?', result.current, result.sessionEnded);
+        if (!result.ok) throw fencedRefusal(key, epoch ?? '?', result.current, result.sessionEnded);
         out.result({ ...result.task, endedClaimEpoch: result.claimEpoch, endedJob: result.jobId }, () =>
           stateLine(result.task),
         );
-      }),
-    );
+      });
+    });
 
   program
     .command('escalations')
