@@ -73,3 +73,29 @@ test('a baton serve opened before the copy cannot write into the moved file; rea
   assert.equal(counts['tasks'], 1, 'the new database has the task written before the move, and only it');
   assert.equal((await baton(src, 'audit', 'verify')).code, 0, 'the old ledger still verifies');
 });
+
+test("the moved file's evidence still reads after Baton adds a migration; uses still refuse it as moved", async () => {
+  const first = postgresServers()[0];
+  if (first === undefined) throw new Error('no PostgreSQL server (BATON_TEST_PG_SERVERS)');
+  const src = await sqliteDatabase().fresh();
+  const keyFile = join(mkdtempSync(join(tmpdir(), 'baton-copy-key-')), 'ledger.key');
+  await ok(src, 'task', 'add', 'a1');
+  await ok(src, 'ledger', 'init', '--key-file', keyFile);
+  await ok(src, 'audit', 'seal', '--key-file', keyFile);
+  await ok(src, 'db', 'copy', '--to', await postgresDatabase(first).empty());
+  // As if this Baton knew one more migration than the file got: the file is one schema behind.
+  const raw = new Database(src);
+  try {
+    raw.exec('DROP TRIGGER "baton_moved_delete_schema_migrations"');
+    raw.exec('DELETE FROM schema_migrations WHERE version = (SELECT max(version) FROM schema_migrations)');
+  } finally {
+    raw.close();
+  }
+  const exported = await baton(src, 'audit', 'export', '--format', 'jsonl');
+  assert.equal(exported.code, 0, `audit export of the moved file: ${exported.stderr}`);
+  assert.match(exported.stdout, /"record":"end"/);
+  assert.equal((await baton(src, 'audit', 'verify')).code, 0, 'audit verify of the moved file');
+  const used = await baton(src, 'task', 'list');
+  assert.equal(used.code, 3);
+  assert.match(used.stderr, /was moved by baton db copy/, 'refused as moved, not sent to baton db migrate');
+});

@@ -30,17 +30,21 @@ export function continuedLines(continues: ContinuedLedger | null): string[] {
 /** `baton audit verify --previous`'s lines: the old ledger checked, and how this one continues it. */
 export function previousLines(check: PreviousCheck, continues: ContinuedLedger | null): string[] {
   const through = check.checkpoint === null ? 'no checkpoint' : `checkpoint ${check.checkpoint.seq}`;
+  const pruned =
+    check.prunedHere === 0 ? '' : `; ${check.prunedHere} of them pruned here since, not compared`;
+  const keys = check.keys === 'pinned' ? 'the pinned keys' : 'its own keys';
   if (check.ok) {
     return [
-      `  previous ledger: verifies, its last checkpoint (${through}) is the one row #${continues?.id} names, ` +
-        `and its ${check.rows} rows are rows here, unchanged`,
+      `  previous ledger: verifies (with ${keys}), its last checkpoint (${through}) is the one row ` +
+        `#${continues?.id} names, and its ${check.rows} rows are rows here, unchanged${pruned}`,
     ];
   }
   const more = check.problemCount - check.problems.length;
   return [
-    `  previous ledger NOT continued intact: ${check.problemCount} problem${check.problemCount === 1 ? '' : 's'}`,
+    `  previous ledger NOT continued intact: ${check.problemCount} problem${check.problemCount === 1 ? '' : 's'}` +
+      ` (old ledger checked with ${keys})`,
     ...check.problems.map(
-      (bad) => `    ${bad.id === 0 ? 'ledger' : `row ${bad.id}`} ${bad.problem}: ${bad.detail}`,
+      (bad) => `    ${bad.id === null ? 'ledger' : `row ${bad.id}`} ${bad.problem}: ${bad.detail}`,
     ),
     ...(more > 0 ? [`    … and ${more} more (--json lists the first ${check.problems.length})`] : []),
   ];

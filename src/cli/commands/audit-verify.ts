@@ -3,6 +3,7 @@
  * and exits 1 naming the first bad row; with `--previous OLD.jsonl`, also proves that this ledger
  * continues the one `baton db copy` moved from (coordinator/ledger/previous.ts).
  */
+import { closeSync, openSync, readSync } from 'node:fs';
 import type { Command } from 'commander';
 import { readAnchors } from '../../coordinator/ledger/anchor.js';
 import { readExport } from '../../coordinator/ledger/export-format.js';
@@ -10,6 +11,7 @@ import { parsePublicKey } from '../../coordinator/ledger/keys.js';
 import { checkPrevious, type PreviousCheck } from '../../coordinator/ledger/previous.js';
 import { verifyEvents, type VerifyParams, type VerifyReport } from '../../coordinator/ledger/verify.js';
 import { InvalidInputError } from '../../core/errors.js';
+import { fileErrorInWords } from '../../core/file-errors.js';
 import { Exit } from '../exit-codes.js';
 import { continuedLines, previousLines } from '../ledger-continued.js';
 import { Output } from '../output.js';
@@ -58,6 +60,7 @@ function verifyParams(options: VerifyOptions): VerifyParams {
 
 export async function verify(options: VerifyOptions, cmd: Command): Promise<void> {
   const params = verifyParams(options);
+  if (options.previous !== undefined) assertReadable(options.previous);
   const globals = cmd.optsWithGlobals<GlobalOptions>();
   if (options.file !== undefined) {
     const file = options.file;
@@ -104,7 +107,9 @@ const NOT_SEALED = (rows: number): string =>
   'file there from the host where `baton ledger init` ran';
 
 function printVerify(report: Printed, out: Output, note: string | null): void {
-  out.result(report, () => {
+  // A move that does not check out fails the whole answer, as the exit code says.
+  const answer = report.previous === undefined ? report : { ...report, ok: report.ok && report.previous.ok };
+  out.result(answer, () => {
     const trust =
       report.keys === 'pinned' ? `pinned keys ${report.keyIds.join(', ')}` : "the source's own keys";
     const pruned = report.pruned.map(
@@ -142,5 +147,29 @@ async function previousOf(
 ): Promise<{ previous?: PreviousCheck }> {
   const file = options.previous;
   if (file === undefined) return {};
-  return { previous: await checkPrevious(() => readExport(file), current, report.continues, params) };
+  const here = { continues: report.continues, pruned: report.pruned };
+  return { previous: await checkPrevious(() => readExport(file), current, here, params) };
+}
+
+/** Before the (long) verify: the --previous file opens and starts as an export does. */
+function assertReadable(file: string): void {
+  const fix = "pass the old ledger's export (`baton audit export --db OLD.db --format jsonl`)";
+  let head: string;
+  try {
+    const fd = openSync(file, 'r');
+    try {
+      const bytes = Buffer.alloc(64);
+      head = bytes.subarray(0, readSync(fd, bytes, 0, 64, 0)).toString('utf8');
+    } finally {
+      closeSync(fd);
+    }
+  } catch (error) {
+    throw new InvalidInputError(
+      `--previous ${file} cannot be read: ${fileErrorInWords(error, 'it does not exist')}`,
+      fix,
+    );
+  }
+  if (!head.startsWith('{"record":"ledger"') && !head.startsWith('record,')) {
+    throw new InvalidInputError(`--previous ${file} is not a ledger export`, fix);
+  }
 }

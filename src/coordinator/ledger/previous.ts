@@ -8,6 +8,7 @@
  * old ledger did not hold.
  */
 import { canonicalJson, rowId, type Checkpoint } from '../../core/ledger.js';
+import type { PrunedRange } from '../../core/ledger-verify.js';
 import type { LedgerRowColumns } from '../../store/ledger-store.js';
 import type { LedgerEvent } from './events.js';
 import type { ShownOtherwise } from './export-format.js';
@@ -16,8 +17,8 @@ import { verifyEvents, type ContinuedLedger, type VerifyParams } from './verify.
 type Events = AsyncIterable<LedgerEvent | ShownOtherwise>;
 
 export interface PreviousProblem {
-  /** The row's id; 0 for a problem of the whole (the link, the old ledger's own verification). */
-  readonly id: number;
+  /** The row's id; null for a problem of the whole (the link, the old ledger's own verification). */
+  readonly id: number | null;
   readonly problem: 'link' | 'previous' | 'missing' | 'added' | 'edited';
   readonly detail: string;
 }
@@ -30,18 +31,23 @@ export interface PreviousCheck {
   readonly checkpoint: { seq: number; hash: string; lastId: number; keyId: string } | null;
   readonly problems: readonly PreviousProblem[];
   readonly problemCount: number;
+  /** Old rows this ledger has pruned since (inside its prune records' ranges): not compared. */
+  readonly prunedHere: number;
+  /** Whose keys the old export was checked with: `pinned` (--public-key) or its own header's. */
+  readonly keys: 'pinned' | 'source';
 }
 
 const KEPT_PROBLEMS = 20;
 
 /**
  * Checks the old ledger (`previous`, read twice: once to verify, once to compare) against this one
- * (`current`, read once), which continues it by `continues` (null: it continues none).
+ * (`current`, read once), which continues it by `continues` (null: it continues none) and has pruned
+ * `pruned` since (its verify report's ranges).
  */
 export async function checkPrevious(
   previous: () => Events,
   current: () => Events,
-  continues: ContinuedLedger | null,
+  here: { readonly continues: ContinuedLedger | null; readonly pruned: readonly PrunedRange[] },
   params: Pick<VerifyParams, 'publicKeys'>,
 ): Promise<PreviousCheck> {
   const problems: PreviousProblem[] = [];
@@ -51,41 +57,61 @@ export async function checkPrevious(
     if (problems.length < KEPT_PROBLEMS) problems.push(problem);
   };
   let last: Checkpoint | null = null;
+  const keys = params.publicKeys ?? [];
   const old = await verifyEvents(
     tapCheckpoints(previous(), (checkpoint) => (last = checkpoint)),
-    params.publicKeys === undefined ? {} : { publicKeys: params.publicKeys },
+    keys.length === 0 ? {} : { publicKeys: keys },
   );
   const newest = last as Checkpoint | null;
-  if (!old.ok) {
-    const first = old.firstBad === null ? '' : ` (first: row ${old.firstBad.id} ${old.firstBad.problem})`;
-    report({
-      id: 0,
-      problem: 'previous',
-      detail: `the old ledger does not verify: ${old.problemCount} problems${first}`,
-    });
-  } else if (old.header?.complete === false) {
-    report({ id: 0, problem: 'previous', detail: 'the old export was filtered: export the whole ledger' });
-  }
-  if (old.unsealed.count > 0) {
-    const detail = `the old ledger has ${old.unsealed.count} unsealed rows: nothing proves what they said`;
-    report({ id: 0, problem: 'previous', detail });
-  }
+  oldLedgerProblems(old, report);
   const checkpoint =
     newest === null
       ? null
       : { seq: newest.seq, hash: newest.hash, lastId: newest.lastId, keyId: newest.keyId };
-  if (continues === null) {
-    report({
-      id: 0,
-      problem: 'link',
-      detail: 'this ledger has no ledger:continued row: it continues no other ledger',
-    });
-    return { ok: false, rows: 0, checkpoint, problems, problemCount: count };
+  const done = (rows: number, prunedHere: number): PreviousCheck => ({
+    ok: count === 0,
+    rows,
+    checkpoint,
+    problems,
+    problemCount: count,
+    prunedHere,
+    keys: old.keys,
+  });
+  if (here.continues === null) {
+    const pruned = here.pruned.length === 0 ? '' : ' (or its prune records removed it: check before pruning)';
+    report({ id: null, problem: 'link', detail: `this ledger has no ledger:continued row${pruned}` });
+    return done(0, 0);
   }
-  const linkProblem = compareLink(continues, checkpoint);
-  if (linkProblem !== null) report({ id: continues.id, problem: 'link', detail: linkProblem });
-  const rows = await compareRows(previous(), current(), continues.id, report);
-  return { ok: count === 0, rows, checkpoint, problems, problemCount: count };
+  const linkProblem = compareLink(here.continues, checkpoint);
+  if (linkProblem !== null) report({ id: here.continues.id, problem: 'link', detail: linkProblem });
+  const { rows, prunedHere } = await compareRows(
+    previous(),
+    current(),
+    { continues: here.continues, pruned: here.pruned },
+    report,
+  );
+  return done(rows, prunedHere);
+}
+
+/** What makes the old export itself no evidence: it does not verify, was filtered, or has unsealed rows. */
+function oldLedgerProblems(
+  old: Awaited<ReturnType<typeof verifyEvents>>,
+  report: (problem: PreviousProblem) => void,
+): void {
+  if (!old.ok) {
+    const first = old.firstBad === null ? '' : ` (first: row ${old.firstBad.id} ${old.firstBad.problem})`;
+    report({
+      id: null,
+      problem: 'previous',
+      detail: `the old ledger does not verify: ${old.problemCount} problems${first}`,
+    });
+  } else if (old.header?.complete === false) {
+    report({ id: null, problem: 'previous', detail: 'the old export was filtered: export the whole ledger' });
+  }
+  if (old.unsealed.count > 0) {
+    const detail = `the old ledger has ${old.unsealed.count} unsealed rows: nothing proves what they said`;
+    report({ id: null, problem: 'previous', detail });
+  }
 }
 
 /** Passes the events on, telling `seen` of each checkpoint (the last one told is the newest). */
@@ -114,22 +140,40 @@ function compareLink(continues: ContinuedLedger, newest: PreviousCheck['checkpoi
   );
 }
 
-async function* rowsOf(events: Events): AsyncGenerator<LedgerRowColumns> {
-  for await (const event of events) if (event.kind === 'rows') yield* event.rows;
+/** One ledger's rows in id order, and the engine its header names (known before its first row). */
+interface Side {
+  readonly rows: AsyncGenerator<LedgerRowColumns>;
+  /** Whether its `detail` is JSON text (SQLite keeps the text; PostgreSQL's jsonb comes parsed). */
+  readonly detailIsText: () => boolean;
 }
 
-/** Merges the two ledgers by id up to the link; returns how many old rows were read. */
+function sideOf(events: Events): Side {
+  let engine: string | null = null;
+  async function* rows(): AsyncGenerator<LedgerRowColumns> {
+    for await (const event of events) {
+      if (event.kind === 'header') engine = event.header.engine;
+      else if (event.kind === 'rows') yield* event.rows;
+    }
+  }
+  return { rows: rows(), detailIsText: () => engine === 'sqlite' };
+}
+
+/** Merges the two ledgers by id up to the link; old rows inside this ledger's pruned ranges are skipped. */
 async function compareRows(
   previous: Events,
   current: Events,
-  linkId: number,
+  here: { readonly continues: ContinuedLedger; readonly pruned: readonly PrunedRange[] },
   report: (problem: PreviousProblem) => void,
-): Promise<number> {
-  const olds = rowsOf(previous);
-  const news = rowsOf(current);
-  let old = await olds.next();
-  let now = await news.next();
+): Promise<{ rows: number; prunedHere: number }> {
+  const linkId = here.continues.id;
+  const olds = sideOf(previous);
+  const news = sideOf(current);
+  const prunedHere = (id: number): boolean =>
+    here.pruned.some((range) => id >= range.firstId && id <= range.lastId);
+  let old = await olds.rows.next();
+  let now = await news.rows.next();
   let read = 0;
+  let skipped = 0;
   const nowId = (): number => (now.done === true ? Infinity : Math.min(rowId(now.value), linkId));
   while (old.done !== true || nowId() < linkId) {
     const oldId = old.done === true ? Infinity : rowId(old.value);
@@ -139,41 +183,50 @@ async function compareRows(
         problem: 'added',
         detail: 'a row before the link that the old ledger does not hold',
       });
-      now = await news.next();
+      now = await news.rows.next();
       continue;
     }
     read++;
     if (nowId() > oldId || now.done === true) {
-      report({ id: oldId, problem: 'missing', detail: 'a row of the old ledger this ledger does not hold' });
+      if (prunedHere(oldId)) skipped++;
+      else
+        report({
+          id: oldId,
+          problem: 'missing',
+          detail: 'a row of the old ledger this ledger does not hold',
+        });
     } else {
-      const columns = differingColumns(old.value as LedgerRowColumns, now.value);
+      const columns = differingColumns(old.value as LedgerRowColumns, now.value, olds, news);
       if (columns.length > 0)
         report({ id: oldId, problem: 'edited', detail: `${columns.join(', ')} differ` });
-      now = await news.next();
+      now = await news.rows.next();
     }
-    old = await olds.next();
+    old = await olds.rows.next();
   }
-  return read;
+  return { rows: read, prunedHere: skipped };
 }
 
 /** The columns whose values differ once read engine-neutrally. */
-function differingColumns(old: LedgerRowColumns, now: LedgerRowColumns): string[] {
+function differingColumns(old: LedgerRowColumns, now: LedgerRowColumns, olds: Side, news: Side): string[] {
   const names = [...new Set([...Object.keys(old), ...Object.keys(now)])].sort();
-  return names.filter((name) => neutral(name, old[name]) !== neutral(name, now[name]));
+  return names.filter(
+    (name) => neutral(name, old[name], olds.detailIsText()) !== neutral(name, now[name], news.detailIsText()),
+  );
 }
 
 /**
  * A column's value as both engines' rows can be compared: `at` in microseconds since the epoch
  * (SQLite keeps milliseconds, PostgreSQL prints its timestamptz), `detail` as canonical JSON of the
- * value (SQLite keeps the text, PostgreSQL the jsonb with its own key order), the rest as JSON.
+ * value (SQLite's text parsed; PostgreSQL's jsonb as it comes, with its own key order), the rest as JSON.
  */
-function neutral(name: string, value: unknown): string {
+function neutral(name: string, value: unknown, detailIsText: boolean): string {
   if (value === undefined || value === null) return 'null';
   if (name === 'at') {
     if (typeof value === 'number') return `µs:${value * 1000}`;
     if (typeof value === 'string') return timestampMicros(value) ?? `text:${value}`;
   }
-  if (name === 'detail' && typeof value === 'string') {
+  // Only the text an engine stores JSON as is parsed: a jsonb string stays a string.
+  if (name === 'detail' && detailIsText && typeof value === 'string') {
     try {
       return canonicalJson(JSON.parse(value));
     } catch {

@@ -94,10 +94,13 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
   if (switches.sharedClock && options.readOnly !== true) db.exec(CLOCK_TABLE_SQL);
   const exec = new SqliteExecutor(db, switches.sharedClock);
   try {
-    // A file `baton db copy` moved is evidence only: read-through opens (scan, read-only) may read it.
-    const mark = options.scan === true || options.readOnly === true ? null : movedMark(db);
-    if (mark !== null) throw movedRefusal(options.path, mark);
-    if (intent === 'use') useAsItIs(exec, options.path);
+    // A file `baton db copy` moved is evidence only: read-through opens (scan, read-only) may read it,
+    // whatever schema it was left at (it can never be migrated again: its triggers refuse every write,
+    // so a newer Baton's `schemaTooOld` advice, `baton db migrate`, would only be refused in turn).
+    const readThrough = options.scan === true || options.readOnly === true;
+    const mark = movedMark(db);
+    if (mark !== null && !readThrough) throw movedRefusal(options.path, mark);
+    if (intent === 'use') useAsItIs(exec, options.path, mark !== null);
     else migrate(exec, options.migrateTo ?? Number.MAX_SAFE_INTEGER);
   } catch (error) {
     db.close();
@@ -246,7 +249,7 @@ function hasBatonTables(db: Database.Database): boolean {
 }
 
 /** Refuses a file without Baton's tables, or with a schema other than the one this code knows. */
-function useAsItIs(exec: SqliteExecutor, path: string): void {
+function useAsItIs(exec: SqliteExecutor, path: string, anySchema: boolean): void {
   const current = exec.read(() => {
     const table = exec.db
       .prepare("SELECT 1 AS t FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'")
@@ -255,6 +258,7 @@ function useAsItIs(exec: SqliteExecutor, path: string): void {
     return (exec.db.prepare(VERSION).get() as { v: number | null }).v ?? 0;
   });
   if (current === 0) throw noDatabase(path, false);
+  if (anySchema) return;
   const refusal = schemaRefusal(current, Math.max(0, ...MIGRATIONS.map((migration) => migration.version)));
   if (refusal !== null) throw refusal;
 }
