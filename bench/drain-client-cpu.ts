@@ -6,8 +6,8 @@
  * (one store, PG_BATCH_LOOPS loops of drainLoop, batches of DRAIN_BATCH), and reads over the drain
  * only: the client's CPU (process.cpuUsage) and that of the database's backends (/proc/<pid>/stat,
  * every backend of the database but the reader's own; one that connected during the drain counts
- * from zero). A first drain of WARMUP jobs, not counted, compiles the code first (a process's first
- * drain spent up to twice the CPU per job of the next). `--profile FILE` adds one more run, not
+ * from zero). A first drain of as many jobs, not counted, warms the process up (its first drains
+ * spent up to twice the CPU per job of the later ones). `--profile FILE` adds one more run, not
  * counted in the medians (the profiler costs CPU), that records the V8 profile of its drain (FILE,
  * a .cpuprofile) and prints its top functions and groups by self time to stderr. The server must
  * run on this machine:
@@ -26,11 +26,11 @@ import { PG_BATCH_LOOPS } from './throughput.js';
 
 /** /proc/<pid>/stat counts CPU in clock ticks of 10 ms (USER_HZ = 100 on Linux). */
 const MS_PER_TICK = 10;
-/** The uncounted first drain's jobs. */
-const WARMUP = 5_000;
+/** This process's main thread, in /proc: the rest of its CPU is V8's helpers (GC, compilers) and libuv's. */
+const MAIN_THREAD = `self/task/${process.pid}`;
 
-/** User and system CPU of a process so far, ms; 0 when it has gone. */
-function cpuMs(pid: number): number {
+/** User and system CPU of a process (or `task/<tid>` of this one) so far, ms; 0 when it has gone. */
+function cpuMs(pid: number | string): number {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
     return (Number(fields[11]) + Number(fields[12])) * MS_PER_TICK;
@@ -57,6 +57,10 @@ function spent(before: Map<number, number>, after: Map<number, number>): number 
 interface Run {
   readonly jobsPerSecond: number;
   readonly clientUsPerJob: number;
+  /** Of clientUsPerJob: in the kernel (process.cpuUsage().system). */
+  readonly clientSystemUsPerJob: number;
+  /** Of clientUsPerJob: on the main thread (JavaScript, and pg's socket reads and writes). */
+  readonly clientMainUsPerJob: number;
   readonly serverUsPerJob: number;
 }
 
@@ -85,12 +89,14 @@ async function drain(url: string, jobs: number, reader: pg.Client, profile: stri
     const stop = profile === null ? null : await startProfile(profile);
     const server0 = await backendCpu(reader);
     const client0 = process.cpuUsage();
+    const main0 = cpuMs(MAIN_THREAD);
     const wall0 = nowMs();
     const counts = await Promise.all(
       sessions.map((session) => drainLoop(store, session.id, () => undefined, DRAIN_BATCH)),
     );
     const wall = nowMs() - wall0;
     const client = process.cpuUsage(client0);
+    const main = cpuMs(MAIN_THREAD) - main0;
     const server = spent(server0, await backendCpu(reader));
     if (stop !== null) printTop(await stop());
     const total = counts.reduce((sum, part) => sum + part, 0);
@@ -98,6 +104,8 @@ async function drain(url: string, jobs: number, reader: pg.Client, profile: stri
     return {
       jobsPerSecond: Math.round(jobs / (wall / 1000)),
       clientUsPerJob: round1((client.user + client.system) / jobs),
+      clientSystemUsPerJob: round1(client.system / jobs),
+      clientMainUsPerJob: round1((main * 1000) / jobs),
       serverUsPerJob: round1((server * 1000) / jobs),
     };
   } finally {
@@ -160,7 +168,7 @@ const server = process.env['BATON_BENCH_PG_URL'] ?? 'postgres://postgres:postgre
 const runCount = Number(runsArg ?? 3);
 const runs: Run[] = [];
 const jobs = Number(jobsArg ?? 20_000);
-await oneRun(server, WARMUP, null);
+await oneRun(server, jobs, null);
 for (let run = 0; run < runCount; run++) runs.push(await oneRun(server, jobs, null));
 const profiled = profile === null ? undefined : await oneRun(server, jobs, profile);
 const pick = (field: keyof Run): number => median(runs.map((run) => run[field]));
@@ -171,6 +179,8 @@ process.stdout.write(
     median: {
       jobsPerSecond: pick('jobsPerSecond'),
       clientUsPerJob: pick('clientUsPerJob'),
+      clientSystemUsPerJob: pick('clientSystemUsPerJob'),
+      clientMainUsPerJob: pick('clientMainUsPerJob'),
       serverUsPerJob: pick('serverUsPerJob'),
     },
   })}\n`,
