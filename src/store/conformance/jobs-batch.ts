@@ -64,6 +64,56 @@ export function exerciseJobBatch(harness: Harness): void {
         assert.deepEqual(none, { finished: [], taken: [], leaseUntil: null });
       }));
 
+    test('answers each job taken and finished as jobs.get reads it, every field, keys in order', () =>
+      withFixture(harness, async ({ store }) => {
+        // PostgreSQL sends the answer's numbers packed in one column (postgres/job-packed.ts).
+        const session = await givenSession(store, 'box-1');
+        await store.jobs.enqueue({
+          key: 'full',
+          priority: 7,
+          ramMb: 512,
+          command: 'run "a,b"',
+          timeLimitMs: 60_000,
+        });
+        await store.jobs.enqueue({ key: 'bare' });
+        const asRead = (jobs: readonly (Job | null)[]): Promise<(string | undefined)[]> =>
+          Promise.all(jobs.map(async (job) => JSON.stringify(await store.jobs.get(job?.id ?? 0))));
+        const first = await store.jobs.batch({ session: session.id, take: 2, leaseMs: LEASE_MS });
+        const [full, bare] = first.taken;
+        assert.ok(full && bare);
+        assert.deepEqual([full.ramMb, full.command, full.timeLimitMs], [512, 'run "a,b"', 60_000]);
+        assert.deepEqual(
+          first.taken.map((job) => JSON.stringify(job)),
+          await asRead(first.taken),
+        );
+        const result = await store.jobs.batch({
+          session: session.id,
+          finish: [
+            {
+              id: full.id,
+              epoch: full.epoch,
+              status: 'failed',
+              exitCode: -2,
+              reason: 'a, b',
+              outputTail: 'x,y',
+            },
+            { id: bare.id, epoch: bare.epoch, status: 'done' },
+          ],
+        });
+        const finished = result.finished.map((member) => member.job ?? null);
+        assert.deepEqual(
+          finished.map((job) => [job?.exitCode, job?.reason, job?.outputTail, job?.finishedAt !== null]),
+          [
+            [-2, 'a, b', 'x,y', true],
+            [null, null, null, true],
+          ],
+        );
+        assert.deepEqual(
+          finished.map((job) => JSON.stringify(job)),
+          await asRead(finished),
+        );
+      }));
+
     test('finishes every member and takes the next batch in one step, audited member by member', () =>
       withFixture(harness, async ({ store }) => {
         const session = await givenSession(store);

@@ -29,17 +29,8 @@ import { HELD_SQL, finishGuard } from '../job-guard.js';
 import { LEASE_EXPIRED } from '../rescue.js';
 import type { JobBatchMember, JobBatchParams, JobBatchResult } from '../job-batch.js';
 import { deleteLocks, insertAuditRows, seqOf } from './locks.js';
-import {
-  NOW,
-  claimedDetail,
-  hostOf,
-  jobFields,
-  jobFieldsAsMs,
-  msInterval,
-  msOf,
-  toJobAsMs,
-  type JobMsRow,
-} from './rows.js';
+import { NOW, claimedDetail, hostOf, jobFields, msInterval, msOf } from './rows.js';
+import { Packed, jobPacked, toJobPacked, type JobPackedRow } from './job-packed.js';
 import type { PgExecutor } from './executor.js';
 import { FINISH_TASK_STEP, FINISHED_REASON_JSON, FINISHED_TASK_JSON } from './task-state.js';
 import { TAKEN_BY_KEY, claimSet } from './claim-set.js';
@@ -157,21 +148,21 @@ const JOB_BATCH = `WITH seen AS (
 )
 SELECT coalesce((SELECT state FROM s), seen.state) AS session_state, y.*
 FROM (SELECT 1) one LEFT JOIN seen ON true LEFT JOIN (
-  SELECT 'f' AS step, f.ord AS step_ord, NULL::bigint AS lease_until, ${jobFieldsAsMs('f')}, f.key,
-    f.timed_out FROM f
+  SELECT 'f' AS step, ${jobPacked('f', ['f.ord', 'NULL'], 'f.key')}, f.timed_out FROM f
   UNION ALL
-  SELECT 'j', j.rank, ${msOf('j.lease_until')}, ${jobFieldsAsMs('j')}, j.key, false FROM j
+  SELECT 'j', ${jobPacked('j', ['j.rank', msOf('j.lease_until')], 'j.key')}, false FROM j
 ) y ON true`;
 
-/** Times arrive as Instants (jobFieldsAsMs): hundreds of rows parse no Date. */
-type BatchRow = Partial<JobMsRow> & {
+/**
+ * A row of the answer: the session's state, then a member finished (`f`) or a job taken (`j`), its
+ * numbers packed (job-packed.ts) after two of the statement's own: the member's ordinal or the
+ * job's rank, and the lease (taken jobs only). A batch that finished and took nothing has one row.
+ */
+type BatchRow = Partial<JobPackedRow> & {
   session_state: string | null;
   step: 'f' | 'j' | null;
-  step_ord: string | null;
-  lease_until: number | null;
   timed_out: boolean | null;
 };
-
 /**
  * An array of integers (or nulls) as PostgreSQL's array text, built in one join: pg's own encoding
  * escapes element by element, and a batch sends up to three such arrays of 1,000.
@@ -180,9 +171,8 @@ const intArray = (values: readonly (number | null)[]): string =>
   `{${values.map((value) => (value === null ? 'NULL' : String(value))).join(',')}}`;
 
 /** A member the statement finished; `timedOut` only on one failed past its own time limit. */
-function finishedMember(row: BatchRow): JobBatchMember {
-  const job = toJobAsMs(row as JobMsRow);
-  return row.timed_out === true ? { ok: true, job, timedOut: true } : { ok: true, job };
+function finishedMember(job: Job, timedOut: boolean | null): JobBatchMember {
+  return timedOut === true ? { ok: true, job, timedOut: true } : { ok: true, job };
 }
 
 /**
@@ -220,10 +210,15 @@ export async function jobBatch(
   const taken: { rank: number; job: Job }[] = [];
   let leaseUntil: number | null = null;
   for (const row of rows) {
-    if (row.step === 'f') done.set(Number(row.step_ord), finishedMember(row));
-    if (row.step === 'j') {
-      taken.push({ rank: Number(row.step_ord), job: toJobAsMs(row as JobMsRow) });
-      leaseUntil = row.lease_until;
+    if (row.step === null) continue;
+    const numbers = new Packed((row as JobPackedRow).nums);
+    const ord = numbers.required();
+    const lease = numbers.next();
+    const job = toJobPacked(row as JobPackedRow, numbers);
+    if (row.step === 'f') done.set(ord, finishedMember(job, row.timed_out));
+    else {
+      taken.push({ rank: ord, job });
+      leaseUntil = lease;
     }
   }
   taken.sort((left, right) => left.rank - right.rank);

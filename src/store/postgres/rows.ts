@@ -159,41 +159,6 @@ export function jobFields(table: string): string {
   return JOB_FIELDS.map((field) => `${table}.${field}`).join(', ');
 }
 
-/** The job columns that hold times. */
-const JOB_TIMES: ReadonlySet<string> = new Set([
-  'queued_at',
-  'claimed_at',
-  'started_at',
-  'finished_at',
-  'run_after',
-]);
-
-/**
- * jobFields with every time sent as its Instant (msOf), for a statement that answers with
- * hundreds of jobs (jobs.batch): pg then parses numbers, not one Date per time (decision 0017,
- * "Session of 2026-12-03"). Read with toJobAsMs.
- */
-export function jobFieldsAsMs(table: string): string {
-  return JOB_FIELDS.map((field) =>
-    JOB_TIMES.has(field) ? `${msOf(`${table}.${field}`)} AS ${field}` : `${table}.${field}`,
-  ).join(', ');
-}
-
-/** How jobFieldsAsMs sends the times: already Instants. */
-interface MsEncoding extends Encoding {
-  readonly time: Instant;
-  readonly flag: boolean;
-  readonly json: unknown;
-}
-
-export type JobMsRow = rows.JobRow<MsEncoding>;
-const AS_MS: RowDecoder<MsEncoding> = {
-  instant: (value) => value,
-  flag: (value) => value,
-  json: (value) => value,
-};
-export const toJobAsMs = (row: JobMsRow): Job => jobOf(AS_MS, row);
-
 /** The job columns qualified by `table`, plus the task key. For SELECT and RETURNING. */
 export function jobColumns(table: string): string {
   return `${jobFields(table)}, (SELECT key FROM tasks WHERE id = ${table}.task_id) AS key`;
