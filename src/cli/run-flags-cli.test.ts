@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { batonBare, servedApi, stopServers } from '../../test/support/cli.js';
 import { bothEngines } from '../../test/support/databases.js';
 import { openStore } from '../store/open.js';
+import { mintRunToken } from '../../test/support/run-token.js';
 
 after(stopServers);
 
@@ -19,16 +20,8 @@ async function aRun(file: string) {
   const store = await openStore(file, { intent: 'use' });
   try {
     await store.tasks.add({ key: 'k2', title: 'another task' });
-    const runner = await store.sessions.start({ kind: 'daemon', host: 'box-1', pid: 1 });
-    const agent = await store.sessions.start({ kind: 'agent', host: 'box-1', pid: 2 });
-    await store.jobs.enqueue({ key: 'k' });
-    const job = await store.jobs.claimNext({ session: runner.id, start: true });
-    assert.ok(job !== null);
-    const claimed = await store.claims.acquire({ key: 'k', session: agent.id });
-    assert.ok(claimed.ok);
-    const run = { jobId: job.id, jobEpoch: job.epoch, claimEpoch: claimed.claim.epoch };
-    const made = await store.tokens.create({ scope: 'agent', session: agent.id, run });
-    return { session: String(agent.id), epoch: String(claimed.claim.epoch), token: made.secret };
+    const { agent, claim, made } = await mintRunToken(store);
+    return { session: String(agent.id), epoch: String(claim.epoch), token: made.secret };
   } finally {
     await store.close();
   }

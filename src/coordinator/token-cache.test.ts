@@ -8,6 +8,7 @@ import { TokenCache } from './token-cache.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Store } from '../store/store.js';
 import { rawSql } from '../../test/support/raw-sql.js';
+import { mintRunToken } from '../../test/support/run-token.js';
 import { RefusalCap } from './refusal-cap.js';
 import { Tokens } from './tokens.js';
 
@@ -84,15 +85,7 @@ for (const db of bothEngines()) {
     test("a run's token revoked at its run's end and presented again: ended, and no row", async () => {
       const store = await openStore(await db.fresh());
       try {
-        const runner = await store.sessions.start({ kind: 'daemon', host: 'box-1', pid: 1 });
-        const agent = await store.sessions.start({ kind: 'agent', host: 'box-1', pid: 2 });
-        await store.jobs.enqueue({ key: 'k' });
-        const job = await store.jobs.claimNext({ session: runner.id, start: true });
-        assert.ok(job !== null);
-        const claimed = await store.claims.acquire({ key: 'k', session: agent.id });
-        assert.ok(claimed.ok);
-        const run = { jobId: job.id, jobEpoch: job.epoch, claimEpoch: claimed.claim.epoch };
-        const made = await store.tokens.create({ scope: 'agent', session: agent.id, run });
+        const { runner, agent, job, made } = await mintRunToken(store);
         assert.ok(
           (await store.jobs.finish({ id: job.id, session: runner.id, epoch: job.epoch, status: 'done' })).ok,
         );

@@ -11,6 +11,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { batonBare } from '../support/cli.js';
 import { bothEngines } from '../support/databases.js';
+import { envOf } from '../support/run-token.js';
 import { waitUntil } from '../support/wait.js';
 import { STEADY, clusterFixture } from './cluster-support.js';
 
@@ -35,12 +36,7 @@ for (const db of bothEngines()) {
           up.log(),
         );
         const read = (name: string) => readFileSync(join(c.dir, name), 'utf8').trim();
-        const env = Object.fromEntries(
-          read('env.txt')
-            .split('\n')
-            .filter((l) => l.includes('='))
-            .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
-        );
+        const env = envOf(read('env.txt'));
         const [url, token] = [env['BATON_URL'] ?? '', env['BATON_TOKEN'] ?? ''];
         const session = Number(env['BATON_SESSION']);
         const epoch = Number(env['BATON_EPOCH']);

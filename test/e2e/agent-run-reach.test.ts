@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bothEngines } from '../support/databases.js';
+import { envOf } from '../support/run-token.js';
 import { waitUntil } from '../support/wait.js';
 import { STEADY, clusterFixture } from './cluster-support.js';
 
@@ -30,12 +31,7 @@ for (const db of bothEngines()) {
           20_000,
           up.log(),
         );
-        const env = Object.fromEntries(
-          readFileSync(envFile, 'utf8')
-            .split('\n')
-            .filter((l) => l.includes('='))
-            .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
-        );
+        const env = envOf(readFileSync(envFile, 'utf8'));
         const [url, token] = [env['BATON_URL'] ?? '', env['BATON_TOKEN'] ?? ''];
         const session = Number(env['BATON_SESSION']);
         const epoch = Number(env['BATON_EPOCH']);
