@@ -141,6 +141,9 @@ async function copyChecked(run: CopyRun, out: Output): Promise<void> {
       ...evidence.map((line) => `  ${line}`),
       'the link names the old checkpoint but does not prove the copied rows; to audit the move (before or after ' +
         `the first seal): baton audit verify --db ${where} --previous old-ledger.jsonl`,
+      'an anchor file of the old ledger (`--ledger-anchor`, `--anchor`) names its checkpoints: keep it with ' +
+        'that evidence and give the new database a new one (a sealer refuses a file whose newest line the new ' +
+        'ledger does not hold)',
       `then use the new database: BATON_DB=${where} (baton up seals its ledger with the same key file)`,
     ],
   );
