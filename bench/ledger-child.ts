@@ -5,11 +5,12 @@
  *   ledger-child <baton args…>
  */
 import { writeSync } from 'node:fs';
-import { runCli } from '../src/cli/main.js';
+import { COMMANDS } from '../src/cli/command-table.js';
+import { runCli } from '../src/cli/run-cli.js';
 
 const args = process.argv.slice(2);
 const started = performance.now();
-const code = await runCli(['node', 'baton', ...args]);
+const code = await runCli(['node', 'baton', ...args], COMMANDS);
 const result = {
   code,
   maxRssMb: process.resourceUsage().maxRSS / 1024,

@@ -1,10 +1,11 @@
 #!/usr/bin/env node
-// The CLI bundled into one file by `npm run build` (scripts/bundle-cli.mjs), run from the V8 code
-// cache beside it by the launcher bundled beside it (src/cli/launch.ts): a call compiles next to
-// none of Baton's code. CommonJS (bin/package.json), so that a call never starts Node's ES module
-// loader.
+// The CLI bundled by `npm run build` (scripts/bundle-cli.mjs) into one file, and an agent's
+// commands into another, run from the V8 code cache beside each by the launcher bundled beside
+// them (src/cli/launch.ts): a call compiles next to none of Baton's code. CommonJS
+// (bin/package.json), so that a call never starts Node's ES module loader.
 'use strict';
 const { join } = require('node:path');
 
 const bundle = join(__dirname, '..', 'dist', 'src', 'cli-bundle');
-require(join(bundle, 'launch.cjs')).launch(join(bundle, 'main.cjs'), process.argv);
+const { bundleFor, launch } = require(join(bundle, 'launch.cjs'));
+launch(bundleFor(bundle, process.argv), process.argv);

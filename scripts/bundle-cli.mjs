@@ -1,12 +1,15 @@
 #!/usr/bin/env node
 // `npm run build`'s second step: the `baton` command (src/cli/main.ts) as one CommonJS file,
-// dist/src/cli-bundle/main.cjs, which bin/baton.js runs from a V8 code cache kept beside it
+// dist/src/cli-bundle/main.cjs, and its agent's commands alone (src/cli/agent-main.ts) as another,
+// agent.cjs, which bin/baton.js runs (launch.ts's bundleFor) from a V8 code cache kept beside it
 // (src/cli/launch.ts; docs/decisions/0007). CommonJS because Node 20 can cache the compiled code
 // of a vm.Script but not of an ES module. Every module a command or an engine imports lazily
 // (`await import(…)`) stays lazy: esbuild wraps it in an init function that only that command
 // runs. The file sits one folder below dist/src like the modules it merges, so their paths
 // relative to import.meta.url (the agent shim, ../os/…) still resolve. meta.json beside it is
-// esbuild's import graph, which src/cli/lazy-load.test.ts reads.
+// esbuild's import graph of both, which src/cli/lazy-load.test.ts reads. Two bundles, not one:
+// a call deserialises its bundle's whole code cache, and a cache holds every function declared in
+// the bundle, run or not (docs/decisions/0052).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,8 +20,12 @@ const outdir = new URL('../dist/src/cli-bundle', import.meta.url).pathname;
 // The last build's files, its code cache among them, go first.
 rmSync(outdir, { recursive: true, force: true });
 const result = await build({
-  entryPoints: [new URL('../src/cli/main.ts', import.meta.url).pathname],
-  outfile: `${outdir}/main.cjs`,
+  entryPoints: {
+    main: new URL('../src/cli/main.ts', import.meta.url).pathname,
+    agent: new URL('../src/cli/agent-main.ts', import.meta.url).pathname,
+  },
+  outdir,
+  outExtension: { '.js': '.cjs' },
   bundle: true,
   format: 'cjs',
   platform: 'node',
@@ -66,6 +73,7 @@ const result = await build({
 });
 writeFileSync(`${outdir}/meta.json`, JSON.stringify(result.metafile));
 asciiOnly(`${outdir}/main.cjs`);
+asciiOnly(`${outdir}/agent.cjs`);
 
 // The launcher (src/cli/launch.ts) as CommonJS too, for bin/baton.js, which is CommonJS (bin/ has
 // a package.json of its own saying so): a call then never starts Node's ES module loader, whose
@@ -80,11 +88,12 @@ await build({
   logLevel: 'warning',
 });
 
-// The code cache, made now by `baton claim` on a scratch database: the commands agents run over
-// and over (claim, heartbeat, next, job next) then find their code compiled, whichever command
-// runs first after a build. Made by the first call otherwise, a `baton up` or `baton init` left a
-// cache twice the size, most of it code a claim never runs, which every later call deserialised.
-codeCacheFromClaim(new URL('../bin/baton.js', import.meta.url).pathname, `${outdir}/main.cjs.cache`);
+// The code caches, made now on a scratch database: the agent's by `baton claim`, so that the
+// commands agents run over and over (claim, heartbeat, next, job next) find their code compiled,
+// whichever runs first after a build; the whole CLI's by `baton task add`, an operator's most usual
+// call. Made by the first call otherwise, a `baton up` left a cache twice the size, most of it code
+// a call never runs, which every later call deserialised.
+codeCaches(new URL('../bin/baton.js', import.meta.url).pathname, outdir);
 
 /**
  * esbuild escapes non-ASCII characters in strings, but keeps them in comments and in tagged
@@ -112,11 +121,12 @@ function asciiOnly(file) {
 }
 
 /**
- * Runs `baton claim` once on a scratch database with no cache beside the bundle, which writes it.
- * A machine where the built CLI cannot run here (no native addon yet, no writable temporary
- * folder) gets a warning and no cache: the first call makes one, as before.
+ * Runs `baton task add` and `baton claim` once each on a scratch database with no cache beside
+ * their bundles, which writes them. A machine where the built CLI cannot run here (no native addon
+ * yet, no writable temporary folder) gets a warning and no cache: the first call makes one.
  */
-function codeCacheFromClaim(bin, cache) {
+function codeCaches(bin, outdir) {
+  const caches = [`${outdir}/main.cjs.cache`, `${outdir}/agent.cjs.cache`];
   let dir = null;
   try {
     dir = mkdtempSync(join(tmpdir(), 'baton-build-'));
@@ -128,15 +138,15 @@ function codeCacheFromClaim(bin, cache) {
         stdio: 'pipe',
       }).trim();
     baton('init');
-    baton('task', 'add', 'cache');
     const session = baton('session', 'start');
-    rmSync(cache, { force: true });
-    settle(cache.replace(/\.cache$/, ''));
+    for (const cache of caches) rmSync(cache, { force: true });
+    for (const cache of caches) settle(cache.replace(/\.cache$/, ''));
+    baton('task', 'add', 'cache');
     baton('claim', 'cache', '--session', session);
   } catch (error) {
     const why = (error.stderr || error.message || String(error)).trim().split('\n')[0];
     console.warn(`bundle-cli: no code cache made at build (${why}); the first call makes it`);
-    rmSync(cache, { force: true });
+    for (const cache of caches) rmSync(cache, { force: true });
   } finally {
     if (dir !== null) rmSync(dir, { recursive: true, force: true });
   }

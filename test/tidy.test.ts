@@ -164,7 +164,7 @@ test('the dynamic import rule catches import() outside the allowed files, not in
     'src/cli/x.ts:3 uses a dynamic import() (allowed only in src/store/open.ts, src/store/roles.ts, ' +
       'src/store/db-copy.ts, src/store/backup.ts, ' +
       'src/cli/commands/mcp.ts, src/cli/commands/hooks.ts, src/cli/github-flags.ts, src/cli/commands/serve.ts, ' +
-      'src/cli/commands/up.ts, src/cli/program.ts, src/cli/run.ts)',
+      'src/cli/commands/up.ts, src/cli/command-table.ts, src/cli/agent-commands.ts, src/cli/run.ts)',
   ]);
   assert.deepEqual(dynamicImports([{ path: 'src/store/open.ts', text }]), []);
 });

@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import { repoRoot } from '../../test/support/cli.js';
 import { sqliteDatabase } from '../../test/support/databases.js';
 import { openStore } from '../store/open.js';
-import { runCli } from './main.js';
+import { COMMANDS } from './command-table.js';
+import { runCli } from './run-cli.js';
 
 const BIN = join(repoRoot(), 'bin', 'baton.js');
 
@@ -75,7 +76,7 @@ test('runCli in a process that goes on closes its store, WAL and all', async () 
   process.stdout.write = () => true;
   let code: number;
   try {
-    code = await runCli(['node', 'baton', 'claim', 'k5', '--session', String(session), '--db', db]);
+    code = await runCli(['node', 'baton', 'claim', 'k5', '--session', String(session), '--db', db], COMMANDS);
   } finally {
     process.stdout.write = write;
   }

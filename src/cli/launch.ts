@@ -22,9 +22,10 @@
 import { isAscii } from 'node:buffer';
 import { readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Script } from 'node:vm';
 import { POSTGRES_URL } from '../store/db-url.js';
+import { AGENT_COMMAND_NAMES, commandNamed } from './command-named.js';
 
 /** Identifies the file's layout: MAGIC, the bundle's identity and a newline, then V8's payload twice. */
 const MAGIC = 'baton-code-cache-2\n';
@@ -46,6 +47,17 @@ type Wrapped = (
   filename: string,
   dirname: string,
 ) => void;
+
+/**
+ * The bundle in `dir` (scripts/bundle-cli.mjs) that runs the command `argv` names: the agent's
+ * (agent.cjs, its commands only) for a command agents run over and over, else the whole CLI
+ * (main.cjs), which also answers help, an unknown command and anything unclear, as before. Each has
+ * its own caches: a claim's cache then holds none of the other commands' functions.
+ */
+export function bundleFor(dir: string, argv: readonly string[]): string {
+  const named = commandNamed(argv.slice(2));
+  return join(dir, named !== null && AGENT_COMMAND_NAMES.has(named) ? 'agent.cjs' : 'main.cjs');
+}
 
 /** Runs the CLI bundled at `bundlePath` with `argv`, from its code cache when that is valid. */
 export async function launch(bundlePath: string, argv: readonly string[]): Promise<void> {

@@ -1,13 +1,14 @@
 /**
  * A CLI call loads only what its command needs (issue 22, item 4). The bundled CLI
- * (scripts/bundle-cli.mjs) is one file, but esbuild runs a module's code at the start only when
- * the entry reaches it by static imports; whatever sits behind an `await import(…)` runs only when
- * that import does. So what a start runs is the static import graph from src/cli/main.ts in the
- * build's own meta.json: it holds the command tree, and neither any command nor the daemon of
- * `baton up`, nor either engine, nor pg; `baton claim` adds its command and not the daemon. And
- * what a `baton claim` process loads of Node itself: neither its ES module loader (bin/baton.js
- * and the launcher are CommonJS) nor node:child_process (a stand-in loads it on first use). And
- * what the build ships for the launcher: an ASCII bundle and a code cache a call accepts.
+ * (scripts/bundle-cli.mjs) is two files, the whole CLI and the agent's commands, but esbuild runs a
+ * module's code at the start only when the entry reaches it by static imports; whatever sits behind
+ * an `await import(…)` runs only when that import does. So what a start runs is the static import
+ * graph from src/cli/main.ts (or src/cli/agent-main.ts) in the build's own meta.json: it holds the
+ * command tree, and neither any command nor the daemon of `baton up`, nor either engine, nor pg;
+ * `baton claim` adds its command and not the daemon. And what a `baton claim` process loads of
+ * Node itself: neither its ES module loader (bin/baton.js and the launcher are CommonJS) nor
+ * node:child_process (a stand-in loads it on first use). And what the build ships for the
+ * launcher: ASCII bundles and code caches a call accepts.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -48,14 +49,16 @@ function staticallyFrom(from: string, seen = new Set<string>()): Set<string> {
 
 const holds = (files: Set<string>, part: string): string[] => [...files].filter((f) => f.includes(part));
 
-test("the CLI's start runs no command, no engine and no part of the daemon", () => {
-  const start = staticallyFrom(input('src/cli/main.ts'));
-  assert.ok(holds(start, 'src/cli/program.ts').length === 1, 'the start runs the command tree');
-  for (const part of ['src/cli/commands/', 'src/daemon/', 'src/store/sqlite/', 'src/store/postgres/']) {
-    assert.deepEqual(holds(start, part), [], `the start runs ${part}`);
+test("each bundle's start runs no command, no engine and no part of the daemon", () => {
+  for (const entry of ['src/cli/main.ts', 'src/cli/agent-main.ts']) {
+    const start = staticallyFrom(input(entry));
+    assert.ok(holds(start, 'src/cli/program.ts').length === 1, `${entry} runs the command tree`);
+    for (const part of ['src/cli/commands/', 'src/daemon/', 'src/store/sqlite/', 'src/store/postgres/']) {
+      assert.deepEqual(holds(start, part), [], `${entry} runs ${part}`);
+    }
+    assert.deepEqual(holds(start, 'node_modules/pg'), [], `${entry} runs pg`);
+    assert.deepEqual(holds(start, 'node_modules/better-sqlite3'), [], `${entry} runs better-sqlite3`);
   }
-  assert.deepEqual(holds(start, 'node_modules/pg'), [], 'the start runs pg');
-  assert.deepEqual(holds(start, 'node_modules/better-sqlite3'), [], 'the start runs better-sqlite3');
   const sqlite = staticallyFrom(input('src/store/sqlite/sqlite-store.ts'));
   assert.deepEqual(holds(sqlite, 'node_modules/pg'), [], 'the SQLite engine runs pg');
   assert.deepEqual(holds(sqlite, 'src/store/postgres/'), [], 'the SQLite engine runs the other one');
@@ -67,24 +70,56 @@ test('`baton claim` runs its command and the coordinator, not the daemon nor the
   for (const part of ['src/daemon/', 'src/cli/commands/up.ts', 'src/agents/api-connection.ts']) {
     assert.deepEqual(holds(claim, part), [], `baton claim runs ${part}`);
   }
-  const program = meta.inputs[input('src/cli/program.ts')]?.imports ?? [];
+  const program = meta.inputs[input('src/cli/command-table.ts')]?.imports ?? [];
   const up = program.find((i) => i.path.endsWith('src/cli/commands/up.ts'));
   assert.equal(up?.kind, 'dynamic-import', 'the command tree imports `baton up` when it runs');
 });
 
-test('the build ships a one-byte bundle, and a code cache that a call accepts as it is', () => {
+test('the build ships one-byte bundles, and code caches that a call accepts as they are', () => {
   const bundleDir = join(repoRoot(), 'dist', 'src', 'cli-bundle');
-  // Any non-ASCII byte would make the launcher decode the megabyte as UTF-8, into a two-byte string.
-  assert.ok(isAscii(readFileSync(join(bundleDir, 'main.cjs'))), 'main.cjs is ASCII');
-  const cache = join(bundleDir, 'main.cjs.cache');
-  const before = statSync(cache);
-  const help = execFileSync(process.execPath, [join(repoRoot(), 'bin', 'baton.js'), '--help'], {
-    encoding: 'utf8',
-  });
-  assert.match(help, /^Usage: baton/);
-  // A cache the launcher refused (another bundle, another Node) would have been written anew.
-  const after = statSync(cache);
-  assert.deepEqual([after.ino, after.mtimeMs, after.size], [before.ino, before.mtimeMs, before.size]);
+  const calls: [bundle: string, args: string[], prints: RegExp][] = [
+    ['main.cjs', ['--help'], /^Usage: baton \[options\] \[command\]/],
+    ['agent.cjs', ['claim', '--help'], /^Usage: baton claim/],
+  ];
+  for (const [bundle, args, prints] of calls) {
+    // Any non-ASCII byte would make the launcher decode the megabyte as UTF-8, into a two-byte string.
+    assert.ok(isAscii(readFileSync(join(bundleDir, bundle))), `${bundle} is ASCII`);
+    const cache = join(bundleDir, `${bundle}.cache`);
+    const before = statSync(cache);
+    const help = execFileSync(process.execPath, [join(repoRoot(), 'bin', 'baton.js'), ...args], {
+      encoding: 'utf8',
+    });
+    assert.match(help, prints);
+    // A cache the launcher refused (another bundle, another Node) would have been written anew.
+    const after = statSync(cache);
+    const same = [after.ino, after.mtimeMs, after.size];
+    assert.deepEqual(same, [before.ino, before.mtimeMs, before.size], bundle);
+  }
+});
+
+test("the agent's bundle holds its commands and the engines, not the daemon, the server nor GitHub", () => {
+  const outputs = (meta as unknown as { outputs: Record<string, { inputs: Record<string, unknown> }> })
+    .outputs;
+  const agent = Object.entries(outputs).find(([path]) => path.endsWith('cli-bundle/agent.cjs'))?.[1];
+  assert.ok(agent !== undefined, 'the build wrote agent.cjs');
+  const files = new Set(Object.keys(agent.inputs));
+  for (const part of [
+    'src/cli/commands/claim.ts',
+    'src/store/sqlite/',
+    'src/store/postgres/',
+    'node_modules/pg/',
+  ]) {
+    assert.ok(holds(files, part).length > 0, `the agent's bundle lacks ${part}`);
+  }
+  const absent = [
+    'src/daemon/',
+    'src/http/',
+    'src/dashboard/',
+    'src/github/',
+    '@octokit',
+    'src/cli/commands/up.ts',
+  ];
+  for (const part of absent) assert.deepEqual(holds(files, part), [], `the agent's bundle holds ${part}`);
 });
 
 test('a `baton claim` to a pipe starts neither the ES module loader, child_process, crypto nor net', async (t) => {

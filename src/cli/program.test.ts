@@ -6,7 +6,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Command } from 'commander';
-import { buildProgram, commandNamed, COMMANDS } from './program.js';
+import { commandNamed } from './command-named.js';
+import { COMMANDS } from './command-table.js';
+import { buildProgram } from './program.js';
 
 const names = (program: Command): string[] => program.commands.map((c) => c.name());
 
@@ -20,9 +22,9 @@ test('each module registers exactly the top-level commands the table gives it', 
 
 test('a call naming a command registers its module alone; help and anything unclear register all', async () => {
   const all = COMMANDS.flatMap(([listed]) => listed);
-  assert.deepEqual(names(await buildProgram(['node', 'baton', '--help'])), all);
-  assert.deepEqual(names(await buildProgram(['node', 'baton', 'no-such-command'])), all);
-  assert.deepEqual(names(await buildProgram(['node', 'baton', '--db', 'x.db', 'release', 'k'])), [
+  assert.deepEqual(names(await buildProgram(['node', 'baton', '--help'], COMMANDS)), all);
+  assert.deepEqual(names(await buildProgram(['node', 'baton', 'no-such-command'], COMMANDS)), all);
+  assert.deepEqual(names(await buildProgram(['node', 'baton', '--db', 'x.db', 'release', 'k'], COMMANDS)), [
     'claim',
     'release',
   ]);

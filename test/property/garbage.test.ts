@@ -6,7 +6,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { runCli } from '../../src/cli/main.js';
+import { COMMANDS } from '../../src/cli/command-table.js';
+import { runCli } from '../../src/cli/run-cli.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
 import { bothEngines, type TestDatabase } from '../support/databases.js';
@@ -126,7 +127,7 @@ async function quietCli(args: readonly string[]): Promise<number> {
   process.stdout.write = () => true;
   process.stderr.write = () => true;
   try {
-    return await runCli(['node', 'baton', ...args]);
+    return await runCli(['node', 'baton', ...args], COMMANDS);
   } finally {
     process.stdout.write = out;
     process.stderr.write = err;

@@ -57,7 +57,8 @@ export const DYNAMIC_IMPORTS_ALLOWED: Readonly<Record<string, string>> = {
   'src/cli/github-flags.ts': 'the GitHub backlog: octokit loads only for `baton github` and `--github`',
   'src/cli/commands/serve.ts': 'the HTTP server: hono, zod and prom-client load only for `serve` and `up`',
   'src/cli/commands/up.ts': 'the daemon (dispatcher, runner, agent runs) loads only for `baton up`',
-  'src/cli/program.ts': 'the command tree: a call loads the module of the command it names only',
+  'src/cli/command-table.ts': 'the command tree: a call loads the module of the command it names only',
+  'src/cli/agent-commands.ts': "the agent's command tree, likewise",
   'src/cli/run.ts': 'remote mode: the HTTP client loads only when a command goes over the API',
 };
 
