@@ -91,11 +91,38 @@ function sameKey(named: string, run: string | undefined): boolean {
 
 /** Sessions as the store reads them: `07` is session 7; a malformed one is no match (refused later). */
 function sameSession(named: string, run: string | undefined): boolean {
-  if (run === undefined) return false;
+  return same(sessionId, named, run);
+}
+
+/**
+ * Whether the claim named is the one a runner made for the agent running this command (BATON_SESSION,
+ * BATON_KEY and BATON_EPOCH, decision 0051). The runner finishes that job, and so the task, by the
+ * agent's exit: released done from inside, the task would be done while its job runs, so the job would
+ * end cancelled and the agent be killed. So `baton release --outcome done` there only checks the claim
+ * and says to exit (commands/claim.ts). Each part is compared as the store reads it (`07` is session
+ * 7, `01` epoch 1); a part not valid on either side, or a variable unset or empty, is no match.
+ */
+export function isRunsOwnClaim(
+  key: string,
+  given: { readonly session: string; readonly epoch: string },
+  env: NodeJS.ProcessEnv,
+): boolean {
+  return (
+    same(validateKey, key, env['BATON_KEY']) &&
+    same(sessionId, given.session, env['BATON_SESSION']) &&
+    same(validateEpoch, given.epoch, env['BATON_EPOCH'])
+  );
+}
+
+const sessionId = (value: unknown): number => validateId('session', value);
+
+/** Whether two values read alike by `check`; false when either is not valid (it is refused elsewhere). */
+function same<T>(check: (value: unknown) => T, named: unknown, run: unknown): boolean {
   try {
-    return validateId('session', named) === validateId('session', run);
-  } catch {
-    return false;
+    return check(named) === check(run);
+  } catch (error) {
+    if (error instanceof InvalidInputError) return false;
+    throw error;
   }
 }
 

@@ -7,8 +7,7 @@ import { fencedRefusal, heldRefusal } from '../../coordinator/refusals.js';
 import { withApi } from '../run.js';
 import type { CliApi } from '../remote-api.js';
 import type { Output } from '../output.js';
-import { claimFromRun, needed } from '../run-claim.js';
-import { validateEpoch, validateId, validateKey } from '../../core/validate.js';
+import { claimFromRun, isRunsOwnClaim, needed } from '../run-claim.js';
 
 export function registerClaim(program: Command): void {
   program
@@ -89,36 +88,4 @@ function leftToRunner(out: Output, claim: Named): void {
       `nothing released: baton up's runner holds ${key} for this run and records it done when your ` +
       'command exits with status 0; exit now',
   );
-}
-
-/**
- * Whether the claim named is the one a runner made for the agent running this command (BATON_SESSION,
- * BATON_KEY and BATON_EPOCH, decision 0051). The runner finishes that job, and so the task, by the
- * agent's exit: released done from inside, the task would be done while its job runs, so the job would
- * end cancelled and the agent be killed. So a `done` there only checks the claim and says to exit;
- * failed and released go through (the runner, fenced, stops the run and gives the job back).
- */
-function isRunsOwnClaim(
-  key: string,
-  given: { session: string; epoch: string },
-  env: NodeJS.ProcessEnv,
-): boolean {
-  const run = claimOf(env['BATON_KEY'], env['BATON_SESSION'], env['BATON_EPOCH']);
-  const named = claimOf(key, given.session, given.epoch);
-  return (
-    run !== null &&
-    named !== null &&
-    run.key === named.key &&
-    run.session === named.session &&
-    run.epoch === named.epoch
-  );
-}
-
-/** A claim's three parts as the store reads them (`01` is epoch 1), or null when one is not valid. */
-function claimOf(key: unknown, session: unknown, epoch: unknown) {
-  try {
-    return { key: validateKey(key), session: validateId('session', session), epoch: validateEpoch(epoch) };
-  } catch {
-    return null;
-  }
 }
