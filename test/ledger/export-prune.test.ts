@@ -234,6 +234,47 @@ for (const engine of bothEngines()) {
         assert.deepEqual(back.firstBad && [back.firstBad.id, back.firstBad.problem], [1, 'inserted']);
       }));
 
+    test('verify tells a ledger never sealed from one whose sealed rows retention pruned every one of', () =>
+      withLedger(engine, async (f) => {
+        await someActivity(f.store);
+        const cli = cliOn(f.url);
+        const verified = async (): Promise<{ head: string; unsealed: number }> => {
+          const run = await cli.run('audit', 'verify');
+          assert.equal(run.code, 0, run.stderr);
+          const v = await cli.json<{ unsealed: { count: number } }>(0, 'audit', 'verify');
+          return { head: run.stdout.split('\n')[0] ?? '', unsealed: v.unsealed.count };
+        };
+        assert.match((await verified()).head, /^ledger not sealed: \d+ rows and no checkpoint/);
+        const sealed = await cli.run('audit', 'seal', '--key-file', f.keyFile);
+        assert.equal(sealed.code, 0, sealed.stderr);
+        type Pruned = { removed: number; records: { seq: number; firstId: number; lastId: number }[] };
+        const pruned = await cli.json<Pruned>(
+          0,
+          'audit',
+          'prune',
+          '--before',
+          '2999-01-01',
+          '--key-file',
+          f.keyFile,
+        );
+        const record = pruned.records.at(-1);
+        assert.ok(record !== undefined && pruned.records.length === 1 && pruned.removed > 0);
+        const after = await verified();
+        assert.ok(after.unsealed > 0, 'the prune wrote its own row, not sealed yet');
+        assert.equal(
+          after.head,
+          `ledger pruned, not sealed since: retention removed every sealed row (ids 1..${record.lastId}, ` +
+            `prune record ${record.seq} the last) and the ${after.unsealed} rows since have no checkpoint ` +
+            'yet, so no row was verified — `baton audit seal` with the ledger key seals them, as does a ' +
+            '`baton up` that can lead with it',
+        );
+        assert.equal((await cli.run('audit', 'seal', '--key-file', f.keyFile)).code, 0);
+        assert.match(
+          (await verified()).head,
+          /^ledger intact: \d+ rows, 1 checkpoint\(s\), sealed through row/,
+        );
+      }));
+
     test('refuses to prune a ledger that does not verify, and changes nothing', () =>
       withLedger(engine, async (f) => {
         await someActivity(f.store);

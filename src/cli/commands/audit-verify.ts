@@ -106,6 +106,25 @@ const NOT_SEALED = (rows: number): string =>
   'with the key file in its .baton/; if a key is registered already (`baton ledger key`), copy its ' +
   'file there from the host where `baton ledger init` ran';
 
+/**
+ * No checkpoint left, yet prune records: retention (`baton audit prune`) removed every sealed row with
+ * its checkpoints. The records themselves were checked (a bad one fails the answer, exit 1), but no
+ * row: those since the last record wait for the next seal. Exit 0 as NOT_SEALED, and not its advice:
+ * the key exists already.
+ */
+function allPruned(report: Printed): string {
+  const last = report.pruned.at(-1);
+  const first = report.pruned[0];
+  if (last === undefined || first === undefined) return NOT_SEALED(report.rows);
+  const since = report.unsealed.count;
+  return (
+    `ledger pruned, not sealed since: retention removed every sealed row (ids ${first.firstId}..` +
+    `${last.lastId}, prune record ${last.checkpoint} the last) and the ${since} rows since have no ` +
+    'checkpoint yet, so no row was verified — `baton audit seal` with the ledger key seals them, as ' +
+    'does a `baton up` that can lead with it'
+  );
+}
+
 function printVerify(report: Printed, out: Output, note: string | null): void {
   // A move that does not check out fails the whole answer, as the exit code says.
   const answer = report.previous === undefined ? report : { ...report, ok: report.ok && report.previous.ok };
@@ -122,7 +141,9 @@ function printVerify(report: Printed, out: Output, note: string | null): void {
     const head = !report.ok
       ? `ledger NOT intact: ${report.problemCount} problem${report.problemCount === 1 ? '' : 's'}`
       : report.seals === 0
-        ? NOT_SEALED(report.rows)
+        ? report.pruned.length === 0
+          ? NOT_SEALED(report.rows)
+          : allPruned(report)
         : `${intact}, sealed through row ${report.sealedThrough}`;
     return [
       head,
