@@ -23,6 +23,12 @@ export type EscalateResult =
   | { readonly ok: true; readonly task: Task; readonly jobId: number | null }
   | { readonly ok: false; readonly reason: 'fenced'; readonly current: Holder | null };
 
+/**
+ * A release: done, or fenced; or, `released: false`, kept: over HTTP a run's token releasing its run's
+ * claim `done` leaves it to the runner, which records it done by the agent's exit (http/claims.ts).
+ */
+export type ReleaseResult = FencedResult | { readonly ok: true; readonly released: false };
+
 export interface ClaimRef {
   readonly key: string;
   readonly epoch: number;
@@ -56,7 +62,7 @@ export interface AgentClient {
   claim(params: { readonly key: string; readonly session: SessionId }): Promise<ClaimResult>;
   release(
     params: ClaimRef & { readonly session: SessionId; readonly outcome: ReleaseOutcome },
-  ): Promise<FencedResult>;
+  ): Promise<ReleaseResult>;
   /** Records a side effect under the claim; an accepted one also counts as progress. */
   recordEffect(
     params: ClaimRef & { readonly session: SessionId; readonly kind: string; readonly payload?: unknown },

@@ -63,7 +63,11 @@ export class HttpAgentClient implements AgentClient {
   release: AgentClient['release'] = async (params) => {
     const path = `/v1/claims/${encodeURIComponent(params.key)}/release`;
     const body = { session: params.session, epoch: params.epoch, outcome: params.outcome };
-    return this.fenceable(await this.api.ask('POST', path, body));
+    const answer = await this.api.ask('POST', path, body);
+    const fenced = fencedOf(answer);
+    if (fenced !== null) return fenced;
+    const released = this.api.body<{ released?: unknown }>(answer).released;
+    return released === false ? { ok: true, released } : { ok: true };
   };
 
   recordEffect: AgentClient['recordEffect'] = async (params) => {

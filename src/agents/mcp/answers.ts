@@ -104,7 +104,7 @@ interface HeldClaimStep<Args extends ClaimRef, Done extends { readonly ok: true 
   /** The tool to count as progress of the session, if it counts. */
   readonly mark?: ToolName;
   /** Whether the claim ends with the step (release, escalate): the session forgets it. */
-  readonly ends?: boolean;
+  readonly ends?: boolean | ((done: Done) => boolean);
 }
 
 /**
@@ -122,7 +122,7 @@ export function onHeldClaim<Args extends ClaimRef, Done extends { readonly ok: t
       const outcome = await step(args, sid);
       if (mark !== undefined) await markCall(ctx, sid, mark);
       if (!outcome.ok) return fencedAnswer(ctx, args, outcome);
-      if (ends === true) ctx.session.claims.delete(args.key);
+      if (ends === true || (typeof ends === 'function' && ends(outcome))) ctx.session.claims.delete(args.key);
       return answer({ ok: true, key: args.key, session: sid, epoch: args.epoch, ...reply(args, outcome) });
     },
   );

@@ -14,6 +14,7 @@ import { openStore } from '../../store/open.js';
 import type { Store } from '../../store/store.js';
 import { bothEngines } from '../../../test/support/databases.js';
 import { repoRoot } from '../../../test/support/cli.js';
+import { mintRunToken } from '../../../test/support/run-token.js';
 import { waitUntil } from '../../../test/support/wait.js';
 
 const BIN = `${repoRoot()}/bin/baton.js`;
@@ -50,13 +51,24 @@ async function agent(
 ): Promise<{ client: Client; session: number; token: string }> {
   const s = await store.sessions.start({ kind: 'agent', host: 'box', pid: 1 });
   const made = await new Coordinator(store).tokens.create({ scope: 'agent', session: s.id });
+  const client = await mcpOver(url, made.secret, s.id, env);
+  return { client, session: s.id, token: made.token.id };
+}
+
+/** `baton mcp` for session `session`, with BATON_URL, the token `secret` and BATON_SESSION. */
+async function mcpOver(
+  url: string,
+  secret: string,
+  session: number,
+  env: Record<string, string> = {},
+): Promise<Client> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [BIN, 'mcp', '--heartbeat-interval', '60'],
     env: {
       BATON_URL: url,
-      BATON_TOKEN: made.secret,
-      BATON_SESSION: String(s.id),
+      BATON_TOKEN: secret,
+      BATON_SESSION: String(session),
       PATH: process.env['PATH'] ?? '',
       ...env,
     },
@@ -64,7 +76,7 @@ async function agent(
   });
   const client = new Client({ name: 'baton-test', version: '1.0.0' });
   await client.connect(transport);
-  return { client, session: s.id, token: made.token.id };
+  return client;
 }
 
 for (const db of bothEngines()) {
@@ -135,6 +147,37 @@ for (const db of bothEngines()) {
         assert.deepEqual(refused, [], 'each agent stayed within its own session');
       } finally {
         await Promise.all(clients.map((c) => c.close()));
+        server.child.kill('SIGTERM');
+        await store.close();
+      }
+    });
+
+    test("a run's token releasing its claim done, BATON_KEY unset: the server keeps it, the tool says so", async () => {
+      // `baton mcp` knows the run's claim from BATON_KEY and BATON_EPOCH; an MCP client that passes
+      // its server BATON_SESSION and the token alone leaves it to the server (http/claims.ts).
+      const dbUrl = await db.fresh();
+      const store = await openStore(dbUrl);
+      const server = await serve(dbUrl);
+      const { agent: a, claim, made } = await mintRunToken(store, 'run');
+      const client = await mcpOver(server.url, made.secret, a.id);
+      const call = (name: string, args: Record<string, unknown>) =>
+        client.callTool({ name, arguments: args }).then(structured);
+      try {
+        const ref = { key: 'run', epoch: claim.epoch };
+        const done = await call('baton_release', { ...ref, outcome: 'done' });
+        assert.equal(done.ok, true, JSON.stringify(done));
+        assert.match(done.message ?? '', /^Nothing released: Baton's runner holds run for this run and /);
+        assert.deepEqual(
+          [(await store.claims.current('run'))?.epoch, (await store.tasks.get('run'))?.state],
+          [claim.epoch, 'open'],
+          "the claim stays the run's, the task not done",
+        );
+        assert.equal((await call('baton_heartbeat', ref)).ok, true, 'the model still holds it');
+        const failed = await call('baton_release', { ...ref, outcome: 'failed' });
+        assert.match(failed.message ?? '', /^Released run \(failed\)\. You no longer hold it\./);
+        assert.equal(await store.claims.current('run'), null);
+      } finally {
+        await client.close();
         server.child.kill('SIGTERM');
         await store.close();
       }

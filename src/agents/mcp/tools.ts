@@ -24,6 +24,7 @@ import {
   wireHolder,
 } from './answers.js';
 import type { ToolContext } from './answers.js';
+import type { ReleaseResult } from '../client.js';
 import { TOOL_DESCRIPTIONS } from './descriptions.js';
 import * as schemas from './schemas.js';
 
@@ -210,22 +211,32 @@ function releaseUnlessRunners(ctx: ToolContext) {
   const released = onHeldClaim(ctx, {
     step: ({ key, epoch, outcome }: ReleaseArgs, sid) =>
       client.release({ key, epoch, session: sid, outcome }),
-    reply: ({ key, outcome }) => ({ message: `Released ${key} (${outcome}). You no longer hold it.` }),
+    // Kept (`released: false`): over HTTP the server knew the run's claim by its token, this server
+    // did not (no BATON_KEY, BATON_EPOCH): the runner holds it still.
+    reply: ({ key, outcome }, done: Released) =>
+      'released' in done
+        ? keptForRunner(key)
+        : { message: `Released ${key} (${outcome}). You no longer hold it.` },
     mark: 'baton_release',
-    ends: true,
+    ends: (done) => !('released' in done),
   });
   const leftToRunner = onHeldClaim(ctx, {
     step: ({ key, epoch }: ReleaseArgs, sid) => client.heartbeat({ session: sid, claim: { key, epoch } }),
-    reply: ({ key }) => ({
-      message:
-        `Nothing released: Baton's runner holds ${key} for this run and records it done when you ` +
-        'finish and exit with status 0. Stop working now and end your turn.',
-    }),
+    reply: ({ key }) => keptForRunner(key),
     mark: 'baton_release',
   });
   return (args: ReleaseArgs): Promise<CallToolResult> =>
     args.outcome === 'done' && ctx.session.isRunnersClaim(args) ? leftToRunner(args) : released(args);
 }
+
+type Released = Extract<ReleaseResult, { readonly ok: true }>;
+
+/** What baton_release says of a `done` the runner records by the agent's exit, the claim kept. */
+const keptForRunner = (key: string) => ({
+  message:
+    `Nothing released: Baton's runner holds ${key} for this run and records it done when you ` +
+    'finish and exit with status 0. Stop working now and end your turn.',
+});
 
 /** baton_escalate: hands the held task to a human, which ends the claim. */
 function registerEscalateTool(server: McpServer, ctx: ToolContext): void {
