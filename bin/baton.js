@@ -8,4 +8,6 @@ const { join } = require('node:path');
 
 const bundle = join(__dirname, '..', 'dist', 'src', 'cli-bundle');
 const { bundleFor, launch } = require(join(bundle, 'launch.cjs'));
-launch(bundleFor(bundle, process.argv), process.argv);
+// A dist/ built before bundleFor (bin/ pulled, `npm run build` not run yet) has main.cjs alone.
+const file = typeof bundleFor === 'function' ? bundleFor(bundle, process.argv) : join(bundle, 'main.cjs');
+launch(file, process.argv);

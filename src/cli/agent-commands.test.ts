@@ -6,8 +6,18 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
+import { execFile, spawnSync } from 'node:child_process';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
 import { repoRoot } from '../../test/support/cli.js';
 import { AGENT_COMMANDS } from './agent-commands.js';
 import { AGENT_COMMAND_NAMES } from './command-named.js';
@@ -73,5 +83,67 @@ test('both bundles answer each agent command the same: its help, and a usage err
     const [whole, agent] = await Promise.all([runBundle('main.cjs', args), runBundle('agent.cjs', args)]);
     assert.deepEqual(agent, whole, args.join(' '));
     assert.ok(whole.stdout.length + whole.stderr.length > 0, `${args.join(' ')} says something`);
+  }
+});
+
+/** The bundle files `bin/baton.js` compiles in one call, as the launcher names them to V8. */
+function compiledBy(args: readonly string[]): string[] {
+  const dir = mkdtempSync(join(tmpdir(), 'baton-route-'));
+  try {
+    const out = join(dir, 'compiled.txt');
+    const preload = join(dir, 'watch.cjs');
+    writeFileSync(
+      preload,
+      [
+        "const vm = require('node:vm');",
+        'const Script = vm.Script;',
+        'vm.Script = class extends Script {',
+        '  constructor(code, options) {',
+        '    super(code, options);',
+        `    require('node:fs').appendFileSync(${JSON.stringify(out)}, String(options?.filename) + '\\n');`,
+        '  }',
+        '};',
+      ].join('\n'),
+    );
+    spawnSync(process.execPath, ['--require', preload, join(repoRoot(), 'bin', 'baton.js'), ...args], {
+      env: { ...process.env, BATON_DB: join(dir, 'none', 'baton.db') },
+    });
+    return existsSync(out)
+      ? readFileSync(out, 'utf8')
+          .trim()
+          .split('\n')
+          .map((path) => basename(path))
+      : [];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test("bin/baton.js runs the agent's bundle for an agent's command and the whole CLI for the rest", () => {
+  assert.deepEqual(compiledBy(['claim', '--help']), ['agent.cjs']);
+  assert.deepEqual(compiledBy(['--json', 'heartbeat', '--help']), ['agent.cjs']);
+  assert.deepEqual(compiledBy(['task', '--help']), ['main.cjs']);
+  assert.deepEqual(compiledBy(['--help']), ['main.cjs']);
+});
+
+test('bin/baton.js over a dist built before the agent bundle runs its main.cjs, as it did', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'baton-old-dist-'));
+  try {
+    const bundle = join(dir, 'dist', 'src', 'cli-bundle');
+    mkdirSync(join(dir, 'bin'), { recursive: true });
+    mkdirSync(bundle, { recursive: true });
+    copyFileSync(join(repoRoot(), 'bin', 'baton.js'), join(dir, 'bin', 'baton.js'));
+    copyFileSync(join(repoRoot(), 'bin', 'package.json'), join(dir, 'bin', 'package.json'));
+    // The launcher of such a build: launch() alone, here printing the bundle it was handed.
+    writeFileSync(
+      join(bundle, 'launch.cjs'),
+      "exports.launch = (file) => process.stdout.write(require('node:path').basename(file));",
+    );
+    const ran = spawnSync(process.execPath, [join(dir, 'bin', 'baton.js'), 'claim', 'k'], {
+      encoding: 'utf8',
+    });
+    assert.deepEqual([ran.status, ran.stdout, ran.stderr], [0, 'main.cjs', '']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });

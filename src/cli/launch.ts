@@ -16,8 +16,9 @@
  * checksum (node:crypto, node:v8) cost a call more to load than this costs to read. Anything else
  * (no file, another bundle or Node, a torn or flipped byte, V8's own refusal) runs without the
  * cache and writes a fresh one after the command, to a temporary file renamed over the old one. A
- * folder that cannot be written means no cache, never an error. There is one cache per way a call
- * reaches Baton (cacheFor): the build makes the SQLite one, the first settled call each other one.
+ * folder that cannot be written means no cache, never an error. There is one cache per bundle
+ * (bundleFor) and way a call reaches Baton (cacheFor): the build makes each bundle's SQLite one,
+ * the first settled call each other one.
  */
 import { isAscii } from 'node:buffer';
 import { readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -99,8 +100,8 @@ export async function launch(bundlePath: string, argv: readonly string[]): Promi
  * holds what the call that made it ran: a SQLite claim's (made by the build) saves a PostgreSQL
  * claim none of pg's compiling, and a cache holding both costs a SQLite call its larger payload.
  * Read as the CLI reads its options (run.ts, remote-target.ts): --db wins, then --api or
- * BATON_URL, then BATON_DB. A wrong guess costs time, never a wrong answer: any cache of this
- * bundle runs any command.
+ * BATON_URL, then BATON_DB. A wrong guess costs time, never a wrong answer: any cache of a bundle
+ * runs any of its commands.
  */
 function cacheFor(argv: readonly string[], env: NodeJS.ProcessEnv): '' | '.pg' | '.api' {
   const postgres = (url: string | undefined): boolean => POSTGRES_URL.test(url?.trim() ?? '');

@@ -1,6 +1,6 @@
 /**
  * The command tree. Commander's own exits are turned into exceptions (exitOverride) and its error
- * text is silenced, so main.ts prints every error the same way and usage errors exit 2.
+ * text is silenced, so run-cli.ts prints every error the same way and usage errors exit 2.
  */
 import { Command, type CommanderError } from 'commander';
 import { DEFAULT_DB } from '../store/open.js';
@@ -26,10 +26,11 @@ const EXAMPLE_HELP = `Example:
   baton release github:acme/api#1246 --session "$S" --epoch 1 --outcome done`;
 
 /**
- * The tree for one call. Only the module of the command `argv` names is imported and registered,
- * so a call compiles and runs one command's code, not all of them (docs/decisions/0007); help, an
- * unknown command and anything before the command that is not a global option register them all,
- * so commander answers those exactly as with the whole tree.
+ * The tree for one call, from the bundle's table `commands` (command-table.ts, or the agent's).
+ * Only the module of the command `argv` names is imported and registered, so a call compiles and
+ * runs one command's code, not all of them (docs/decisions/0007); help, an unknown command and
+ * anything before the command that is not a global option register the whole table, so commander
+ * answers those exactly as with the whole tree (the launcher sends those calls to the whole CLI).
  */
 export async function buildProgram(argv: readonly string[], commands: CommandTable): Promise<Command> {
   const program = new Command('baton')
@@ -44,7 +45,7 @@ export async function buildProgram(argv: readonly string[], commands: CommandTab
     )
     .option('--api <url>', "Baton's HTTP API instead of the database (default $BATON_URL)")
     .option('--token <token>', 'the API token to present with --api (default $BATON_TOKEN)')
-    // Commander writes to stderr only to complain; main.ts says it in one line instead.
+    // Commander writes to stderr only to complain; run-cli.ts says it in one line instead.
     .configureOutput({ outputError: () => undefined, writeErr: () => undefined })
     .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
     .showSuggestionAfterError(true)

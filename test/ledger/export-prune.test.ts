@@ -261,12 +261,22 @@ for (const engine of bothEngines()) {
         assert.ok(record !== undefined && pruned.records.length === 1 && pruned.removed > 0);
         const after = await verified();
         assert.ok(after.unsealed > 0, 'the prune wrote its own row, not sealed yet');
+        const since = after.unsealed === 1 ? 'the 1 row since has' : `the ${after.unsealed} rows since have`;
         assert.equal(
           after.head,
           `ledger pruned, not sealed since: retention removed every sealed row (ids 1..${record.lastId}, ` +
-            `prune record ${record.seq} the last) and the ${after.unsealed} rows since have no checkpoint ` +
-            'yet, so no row was verified — `baton audit seal` with the ledger key seals them, as does a ' +
-            '`baton up` that can lead with it',
+            `prune record ${record.seq} the last) and ${since} no checkpoint yet, so no row was ` +
+            'verified — `baton audit seal` with the ledger key seals them, as does a `baton up` that ' +
+            'can lead with it',
+        );
+        // An export of it: sealing means sealing the database, then exporting again.
+        const file = join(f.dir, 'pruned.jsonl');
+        await exportTo(f, file, '--format', 'jsonl');
+        const offline = await cli.run('audit', 'verify', '--file', file);
+        assert.equal(offline.code, 0, offline.stderr);
+        assert.match(
+          offline.stdout.split('\n')[0] ?? '',
+          /so no row was verified — seal the database \(`baton audit seal` with the ledger key\) and export it again$/,
         );
         assert.equal((await cli.run('audit', 'seal', '--key-file', f.keyFile)).code, 0);
         assert.match(

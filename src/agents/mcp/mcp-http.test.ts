@@ -167,6 +167,7 @@ for (const db of bothEngines()) {
         const done = await call('baton_release', { ...ref, outcome: 'done' });
         assert.equal(done.ok, true, JSON.stringify(done));
         assert.match(done.message ?? '', /^Nothing released: Baton's runner holds run for this run and /);
+        assert.equal(done['released'], false, 'the answer says so in its fields too');
         assert.deepEqual(
           [(await store.claims.current('run'))?.epoch, (await store.tasks.get('run'))?.state],
           [claim.epoch, 'open'],
@@ -175,6 +176,7 @@ for (const db of bothEngines()) {
         assert.equal((await call('baton_heartbeat', ref)).ok, true, 'the model still holds it');
         const failed = await call('baton_release', { ...ref, outcome: 'failed' });
         assert.match(failed.message ?? '', /^Released run \(failed\)\. You no longer hold it\./);
+        assert.equal(failed['released'], true);
         assert.equal(await store.claims.current('run'), null);
       } finally {
         await client.close();

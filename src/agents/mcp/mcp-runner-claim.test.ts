@@ -30,6 +30,7 @@ describe("baton mcp under a runner's claim", () => {
         const done = await call('baton_release', { key: 'run', epoch, outcome: 'done' });
         assert.equal(done.ok, true, JSON.stringify(done));
         assert.match(done.message ?? '', /^Nothing released: Baton's runner holds run for this run/);
+        assert.equal(done['released'], false);
         assert.equal((await store.claims.current('run'))?.session, runner.id, 'the claim stays the runner’s');
         assert.equal((await store.tasks.get('run'))?.state, 'open');
 

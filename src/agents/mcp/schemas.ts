@@ -135,6 +135,17 @@ export const claimOutput = {
   message,
 };
 
+/** baton_release's answer: a claim's, and whether it was released or kept for the runner. */
+export const releaseOutput = {
+  ...claimOutput,
+  released: z
+    .boolean()
+    .optional()
+    .describe(
+      'false: nothing released, the runner holds the claim for this run and records it by your exit.',
+    ),
+};
+
 export const nextOutput = {
   ...claimOutput,
   key: z.string().nullable().describe('The task you now hold; null when no task was free.'),

@@ -168,7 +168,7 @@ function registerHeldClaimTools(server: McpServer, ctx: ToolContext): void {
     {
       description: TOOL_DESCRIPTIONS.baton_release,
       inputSchema: schemas.releaseInput,
-      outputSchema: schemas.claimOutput,
+      outputSchema: schemas.releaseOutput,
       annotations: { ...annotations(false), destructiveHint: true },
     },
     releaseUnlessRunners(ctx),
@@ -216,7 +216,7 @@ function releaseUnlessRunners(ctx: ToolContext) {
     reply: ({ key, outcome }, done: Released) =>
       'released' in done
         ? keptForRunner(key)
-        : { message: `Released ${key} (${outcome}). You no longer hold it.` },
+        : { released: true, message: `Released ${key} (${outcome}). You no longer hold it.` },
     mark: 'baton_release',
     ends: (done) => !('released' in done),
   });
@@ -233,6 +233,7 @@ type Released = Extract<ReleaseResult, { readonly ok: true }>;
 
 /** What baton_release says of a `done` the runner records by the agent's exit, the claim kept. */
 const keptForRunner = (key: string) => ({
+  released: false,
   message:
     `Nothing released: Baton's runner holds ${key} for this run and records it done when you ` +
     'finish and exit with status 0. Stop working now and end your turn.',

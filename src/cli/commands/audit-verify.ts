@@ -110,18 +110,22 @@ const NOT_SEALED = (rows: number): string =>
  * No checkpoint left, yet prune records: retention (`baton audit prune`) removed every sealed row with
  * its checkpoints. The records themselves were checked (a bad one fails the answer, exit 1), but no
  * row: those since the last record wait for the next seal. Exit 0 as NOT_SEALED, and not its advice:
- * the key exists already.
+ * the key exists already. An export is sealed by sealing its database and exporting again.
  */
 function allPruned(report: Printed): string {
   const last = report.pruned.at(-1);
   const first = report.pruned[0];
   if (last === undefined || first === undefined) return NOT_SEALED(report.rows);
   const since = report.unsealed.count;
+  const rows = since === 1 ? 'the 1 row since has' : `the ${since} rows since have`;
+  const seal =
+    report.source === 'database'
+      ? '`baton audit seal` with the ledger key seals them, as does a `baton up` that can lead with it'
+      : 'seal the database (`baton audit seal` with the ledger key) and export it again';
   return (
     `ledger pruned, not sealed since: retention removed every sealed row (ids ${first.firstId}..` +
-    `${last.lastId}, prune record ${last.checkpoint} the last) and the ${since} rows since have no ` +
-    'checkpoint yet, so no row was verified — `baton audit seal` with the ledger key seals them, as ' +
-    'does a `baton up` that can lead with it'
+    `${last.lastId}, prune record ${last.checkpoint} the last) and ${rows} no checkpoint yet, so no ` +
+    `row was verified — ${seal}`
   );
 }
 
