@@ -6,7 +6,7 @@
  */
 import { Agent as HttpAgent, request as httpRequest, type ClientRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import type { FencedResult, Holder } from '../core/claim.js';
+import type { FencedResult, Holder, ReleaseResult } from '../core/claim.js';
 import { OPAQUE_FIELDS } from '../coordinator/wire.js';
 import { RemoteRefusal } from './remote-refusal.js';
 
@@ -54,6 +54,15 @@ export function fencedOf(answer: Answer): Exclude<FencedResult, { ok: true }> | 
   const current = fromWire<Holder | null>(answer.refusal.details['current']);
   const ended = answer.refusal.details['sessionEnded'] === true ? ({ sessionEnded: true } as const) : {};
   return { ok: false, reason: 'fenced', current, ...ended };
+}
+
+/** A release's answer as a value: fenced, kept for the runner (`released: false`) or done; any other refusal thrown. */
+export function releasedOf(api: ApiConnection, answer: Answer): ReleaseResult {
+  const fenced = fencedOf(answer);
+  if (fenced !== null) return fenced;
+  return api.body<{ released?: unknown }>(answer).released === false
+    ? { ok: true, released: false }
+    : { ok: true };
 }
 
 export class ApiConnection {

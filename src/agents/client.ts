@@ -7,7 +7,7 @@
  * Expected outcomes (held, fenced) are returned values, as in the store; refusals throw
  * BatonErrors with a hint.
  */
-import type { ClaimResult, FencedResult, Holder, ReleaseOutcome } from '../core/claim.js';
+import type { ClaimResult, FencedResult, Holder, ReleaseOutcome, ReleaseResult } from '../core/claim.js';
 import type { EffectResult } from '../core/effect.js';
 import type { Job } from '../core/job.js';
 import type { Session, SessionId, SessionKind } from '../core/session.js';
@@ -22,12 +22,6 @@ export type NextResult =
 export type EscalateResult =
   | { readonly ok: true; readonly task: Task; readonly jobId: number | null }
   | { readonly ok: false; readonly reason: 'fenced'; readonly current: Holder | null };
-
-/**
- * A release: done, or fenced; or, `released: false`, kept: over HTTP a run's token releasing its run's
- * claim `done` leaves it to the runner, which records it done by the agent's exit (http/claims.ts).
- */
-export type ReleaseResult = FencedResult | { readonly ok: true; readonly released: false };
 
 export interface ClaimRef {
   readonly key: string;

@@ -10,7 +10,7 @@
  * open the route).
  */
 import { FencedError } from '../core/errors.js';
-import { ApiConnection, fencedOf, fromWire, type Answer } from './api-connection.js';
+import { ApiConnection, fencedOf, fromWire, releasedOf, type Answer } from './api-connection.js';
 import type { FencedResult, Holder } from '../core/claim.js';
 import type { Session } from '../core/session.js';
 import type { Task } from '../core/task.js';
@@ -63,11 +63,7 @@ export class HttpAgentClient implements AgentClient {
   release: AgentClient['release'] = async (params) => {
     const path = `/v1/claims/${encodeURIComponent(params.key)}/release`;
     const body = { session: params.session, epoch: params.epoch, outcome: params.outcome };
-    const answer = await this.api.ask('POST', path, body);
-    const fenced = fencedOf(answer);
-    if (fenced !== null) return fenced;
-    const released = this.api.body<{ released?: unknown }>(answer).released;
-    return released === false ? { ok: true, released } : { ok: true };
+    return releasedOf(this.api, await this.api.ask('POST', path, body));
   };
 
   recordEffect: AgentClient['recordEffect'] = async (params) => {

@@ -19,7 +19,7 @@ import {
   type ReleaseInput,
 } from '../coordinator/inputs.js';
 import type { EscalateInput, Lifecycle, NextInput, NextOutcome } from '../coordinator/lifecycle.js';
-import type { ClaimResult, FencedResult, Holder } from '../core/claim.js';
+import type { ClaimResult, FencedResult, Holder, ReleaseResult } from '../core/claim.js';
 import { InvalidInputError } from '../core/errors.js';
 import type { JobState } from '../core/job.js';
 import type { Session } from '../core/session.js';
@@ -27,14 +27,8 @@ import type { ClaimForceReleaseResult } from '../store/store.js';
 import type { Task } from '../core/task.js';
 import { validateEpoch, validateId, validateKey, validateReason } from '../core/validate.js';
 import { REASON_LENGTH_MAX } from '../core/task.js';
-import { ApiConnection, fencedOf, fromWire, type Answer } from '../agents/api-connection.js';
+import { ApiConnection, fencedOf, fromWire, releasedOf, type Answer } from '../agents/api-connection.js';
 import type { RemoteTarget } from './remote-target.js';
-
-/**
- * A release's answer. Over HTTP, a run's own token releasing its run's claim `done` is answered
- * `released: false`: the server kept the claim for the runner (http/claims.ts, decision 0051).
- */
-export type ReleaseResult = FencedResult | { readonly ok: true; readonly released: false };
 
 /** What the agent's commands call: the Coordinator locally, RemoteCoordinator over HTTP. */
 export interface AgentApi {
@@ -70,11 +64,7 @@ export class RemoteCoordinator implements AgentApi {
   release = async (input: ReleaseInput): Promise<ReleaseResult> => {
     const params = parseRelease(input);
     const body = { session: params.session, epoch: params.epoch, outcome: params.outcome };
-    const answer = await this.api.ask('POST', `/v1/claims/${key(params.key)}/release`, body);
-    const fenced = fencedOf(answer);
-    if (fenced !== null) return fenced;
-    const reply = this.api.body<{ released?: unknown }>(answer);
-    return reply.released === false ? { ok: true, released: false } : { ok: true };
+    return releasedOf(this.api, await this.api.ask('POST', `/v1/claims/${key(params.key)}/release`, body));
   };
 
   heartbeat = async (input: HeartbeatInput): Promise<FencedResult> => {

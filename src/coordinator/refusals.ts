@@ -128,3 +128,11 @@ export function noEligibleRefusal(
     { gated },
   );
 }
+
+/**
+ * What `baton release --outcome done` of a run's own claim answers (the CLI, commands/claim.ts, and
+ * the server for a run's token, http/claims.ts): the claim was checked and kept for the runner.
+ */
+export const keptForRunnerLine = (key: string): string =>
+  `nothing released: baton up's runner holds ${key} for this run and records it done when your ` +
+  'command exits with status 0; exit now';

@@ -56,3 +56,10 @@ export type FencedResult =
       /** Present when the caller's session is no longer live (ended, or rescued as stale). */
       readonly sessionEnded?: true;
     };
+
+/**
+ * A release's answer over HTTP: done, fenced, or `released: false`, kept: a run's own token
+ * releasing its run's claim `done` leaves it to the runner, which records the job done by the
+ * agent's exit (http/claims.ts, decision 0051).
+ */
+export type ReleaseResult = FencedResult | { readonly ok: true; readonly released: false };

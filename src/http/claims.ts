@@ -6,7 +6,7 @@
  */
 import type { ReleaseOutcome } from '../core/claim.js';
 import type { Coordinator } from '../coordinator/coordinator.js';
-import { fencedRefusal, heldRefusal } from '../coordinator/refusals.js';
+import { fencedRefusal, heldRefusal, keptForRunnerLine } from '../coordinator/refusals.js';
 import { actingWith, allowAsker, type Asker } from './auth.js';
 import type { Token } from '../core/token.js';
 
@@ -31,7 +31,7 @@ export async function releaseAs(baton: Coordinator, asker: Asker, asked: Release
   if (outcome === 'done' && isRunsOwnClaim(asker.token, key, session)) {
     const beat = await actingWith(asker.token, () => baton.heartbeat({ session, key, epoch }));
     if (!beat.ok) throw fencedRefusal(key, String(epoch), beat.current, beat.sessionEnded);
-    return { key, session, epoch, outcome, released: false, message: leftToRunner(key) };
+    return { key, session, epoch, outcome, released: false, message: keptForRunnerLine(key) };
   }
   const released = await actingWith(asker.token, () => baton.release({ key, session, epoch, outcome }));
   if (!released.ok) throw fencedRefusal(key, String(epoch), released.current, released.sessionEnded);
@@ -50,8 +50,3 @@ export async function releaseAs(baton: Coordinator, asker: Asker, asked: Release
 function isRunsOwnClaim(token: Token | null, key: string, session: number): boolean {
   return token !== null && token.scope === 'agent' && token.task === key && token.session === session;
 }
-
-/** What the CLI prints for it (commands/claim.ts) and the MCP tool says, in one line. */
-const leftToRunner = (key: string): string =>
-  `nothing released: baton up's runner holds ${key} for this run and records it done when your ` +
-  'command exits with status 0; exit now';

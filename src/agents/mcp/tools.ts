@@ -24,7 +24,7 @@ import {
   wireHolder,
 } from './answers.js';
 import type { ToolContext } from './answers.js';
-import type { ReleaseResult } from '../client.js';
+import type { ReleaseResult } from '../../core/claim.js';
 import { TOOL_DESCRIPTIONS } from './descriptions.js';
 import * as schemas from './schemas.js';
 

@@ -3,7 +3,7 @@
  * epoch are expected outcomes for the store; here they become exit 3 with the current holder.
  */
 import type { Command } from 'commander';
-import { fencedRefusal, heldRefusal } from '../../coordinator/refusals.js';
+import { fencedRefusal, heldRefusal, keptForRunnerLine } from '../../coordinator/refusals.js';
 import { withApi } from '../run.js';
 import type { CliApi } from '../remote-api.js';
 import type { Output } from '../output.js';
@@ -84,8 +84,6 @@ function leftToRunner(out: Output, claim: Named): void {
   const { key } = claim;
   out.result(
     { key, session: Number(claim.session), epoch: Number(claim.epoch), outcome: 'done', released: false },
-    () =>
-      `nothing released: baton up's runner holds ${key} for this run and records it done when your ` +
-      'command exits with status 0; exit now',
+    () => keptForRunnerLine(key),
   );
 }
