@@ -12,7 +12,7 @@
  * Times are the real wall clock (performance.timeOrigin + now), which the clock-offset preload
  * does not shift, so histories of processes with skewed clocks line up.
  */
-import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 
 export type Phase = 'invoke' | 'ok' | 'fail' | 'info';
@@ -78,4 +78,54 @@ export function readHistory(path: string): HistoryLine[] {
     }
   }
   return out;
+}
+
+/** The complete lines in the last few kilobytes of a history file. */
+export function tailLines(path: string, bytes = 8192): HistoryLine[] {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return [];
+  }
+  try {
+    const size = fstatSync(fd).size;
+    const start = Math.max(0, size - bytes);
+    const buffer = Buffer.alloc(size - start);
+    readSync(fd, buffer, 0, buffer.length, start);
+    const lines = buffer
+      .toString('utf8')
+      .split('\n')
+      .slice(start === 0 ? 0 : 1);
+    return lines.flatMap((l) => {
+      try {
+        return l.trim() === '' ? [] : [JSON.parse(l) as HistoryLine];
+      } catch {
+        return [];
+      }
+    });
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The outcome of the first operation a process invoked at or after `since` under `session`
+ * (real wall-clock ms), or its first unknown outcome after `since` (it gave up and exits), or
+ * null when neither is in the lines yet.
+ */
+export function resumedAttempt(
+  lines: readonly HistoryLine[],
+  pid: number,
+  session: number,
+  since: number,
+): HistoryLine | null {
+  const invoked = new Set<number>();
+  for (const l of lines) {
+    if (l.pid !== pid || l.t < since) continue;
+    if (l.phase === 'info') return l;
+    if (l.phase === 'invoke') invoked.add(l.n);
+    else if (invoked.has(l.n) && l['session'] === session) return l;
+  }
+  return null;
 }

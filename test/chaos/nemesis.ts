@@ -6,12 +6,11 @@
  * aimed at a `baton up` is only injected while the other candidate is healthy, so a failover
  * always has somewhere to go and its bound stays meaningful.
  */
-import { closeSync, openSync, readSync, fstatSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import type { Store } from '../../src/store/store.js';
 import { TIMING } from './config.js';
-import type { HistoryLine } from './history.js';
+import { resumedAttempt, tailLines } from './history.js';
 import type { ChaosPostgres } from './pg-server.js';
 import type { PgProxy } from './proxy.js';
 import type { Rng } from './prng.js';
@@ -33,6 +32,8 @@ export type FaultKind = (typeof SQLITE_FAULTS)[number] | (typeof POSTGRES_FAULTS
 
 /** How much longer a paused worker may wait for its rescue (Nemesis.untilRescued). */
 const RESCUE_WAIT_MS = 8000;
+/** How long a resumed worker has to make its first attempt under the rescued session. */
+const RESUME_WATCH_MS = 6000;
 
 const WEIGHTS: Record<FaultKind, number> = {
   'kill-worker': 2,
@@ -85,6 +86,8 @@ export class Nemesis {
   /** Faults that did not bite (a paused worker never rescued), injected again next. */
   private readonly retry: FaultKind[] = [];
   private stopped = false;
+  /** Pauses whose worker, resumed, made an attempt under its rescued session. */
+  private bitten = 0;
 
   constructor(private readonly o: NemesisOptions) {}
 
@@ -203,19 +206,52 @@ export class Nemesis {
     const detail = `${ms} ms${held ? ', holding the SQLite write lock' : ''}`;
     const lock = held ? { heldWriteLock: true } : {};
     this.record({ kind, phase: 'inject', target: slot, pid: p.pid, until, detail, ...leader, ...lock });
+    const session = kind === 'pause-worker' ? sessionOf(this.o.historyOf(slot), p.pid) : null;
     this.later(ms, async () => {
       // A worker that holds the write lock cannot be rescued while it is stopped: no one writes.
+      let rescued = false;
       if (kind === 'pause-worker' && !held) {
         // Still stopped while it waits for its rescue: no other fault may pick it (a kill would
         // take away the fenced-off attempt its resumption makes).
         p.pausedUntil = Date.now() + RESCUE_WAIT_MS + 1000;
-        if (!(await this.untilRescued(slot, p.pid)) && !this.stopped) this.retry.push('pause-worker');
+        rescued = await this.untilRescued(slot, p.pid);
+        if (!rescued && !this.stopped) this.retry.push('pause-worker');
       }
+      const resumedAt = Date.now();
       if (!p.exited) process.kill(p.pid, 'SIGCONT');
       p.pausedUntil = 0;
       this.record({ kind, phase: 'end', target: slot, pid: p.pid });
+      if (rescued && session !== null) await this.watchResumption(slot, p, session, resumedAt);
     });
     return true;
+  }
+
+  /**
+   * Whether a rescued worker, resumed, made an attempt under its old session (refused as fenced;
+   * accepted when fencing is off), which the faults-bit check [6] needs at least one of. A stop
+   * can land while a request is in flight: the worker's timeout runs on the wall clock, expires
+   * during the stop, and the resumed worker records an unknown outcome and restarts without
+   * trying (CI76). Until one pause has bitten, such a pause is injected again.
+   */
+  private async watchResumption(
+    slot: string,
+    p: { pid: number; exited: boolean },
+    session: number,
+    since: number,
+  ): Promise<void> {
+    const deadline = Date.now() + RESUME_WATCH_MS;
+    let seen = resumedAttempt(tailLines(this.o.historyOf(slot), 65536), p.pid, session, since);
+    while (seen === null && !p.exited && !this.stopped && Date.now() < deadline) {
+      await sleep(200);
+      seen = resumedAttempt(tailLines(this.o.historyOf(slot), 65536), p.pid, session, since);
+    }
+    // Refused as fenced; or accepted, which only a run with fencing off (the negative control) sees.
+    const bit = seen !== null && (seen.phase === 'ok' || seen['reason'] === 'fenced');
+    if (bit) this.bitten++;
+    else if (this.bitten === 0 && !this.stopped) this.retry.push('pause-worker');
+    const detail =
+      seen === null ? 'no attempt seen' : `${seen.op} ${seen.phase} ${JSON.stringify(seen['reason'] ?? '')}`;
+    this.o.log(`nemesis pause of ${slot} ${bit ? 'bit' : 'did not bite'}: ${detail.trim()}`);
   }
 
   /** Whether the process, once stopped, holds the SQLite database's write lock. */
@@ -347,31 +383,10 @@ export class Nemesis {
   }
 }
 
-/** The complete lines in the last few kilobytes of a history file. */
-export function tailLines(path: string, bytes = 8192): HistoryLine[] {
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch {
-    return [];
-  }
-  try {
-    const size = fstatSync(fd).size;
-    const start = Math.max(0, size - bytes);
-    const buffer = Buffer.alloc(size - start);
-    readSync(fd, buffer, 0, buffer.length, start);
-    const lines = buffer
-      .toString('utf8')
-      .split('\n')
-      .slice(start === 0 ? 0 : 1);
-    return lines.flatMap((l) => {
-      try {
-        return l.trim() === '' ? [] : [JSON.parse(l) as HistoryLine];
-      } catch {
-        return [];
-      }
-    });
-  } finally {
-    closeSync(fd);
-  }
+/** The session the process's history last started, or null (it was still opening). */
+function sessionOf(path: string, pid: number): number | null {
+  const start = tailLines(path, 65536)
+    .filter((l) => l.pid === pid && l.op === 'session.start' && l.phase === 'ok')
+    .at(-1);
+  return typeof start?.['session'] === 'number' ? start['session'] : null;
 }
