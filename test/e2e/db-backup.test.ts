@@ -109,13 +109,17 @@ describe('baton db backup (sqlite)', () => {
       assert.deepEqual(readdirSync(dir).sort(), ['kept.db']);
     }));
 
-  test('names no FILE for a copy whose ledger is not intact: exit 1, one line, nothing left', () =>
+  test('names no FILE for a copy whose ledger is not intact (exit 1, one line, nothing left) unless asked to keep it', () =>
     withCluster(sqliteDatabase(), async (c) => {
       const key = join(c.dir, 'ledger.key');
       assert.equal((await c.baton('ledger', 'init', '--key-file', key)).code, 0);
       for (const name of ['a', 'b'])
         assert.equal((await c.baton('enqueue', name, '--command', 'true')).code, 0);
       assert.equal((await c.baton('audit', 'seal', '--key-file', key)).code, 0);
+      const before = mkdtempSync(join(tmpdir(), 'baton-backup-'));
+      const intact = await c.baton('--json', 'db', 'backup', join(before, 'intact.db'));
+      const shown = JSON.parse(intact.stdout) as { ledgerIntact: boolean; ledgerProblems: number };
+      assert.deepEqual([intact.code, shown.ledgerIntact, shown.ledgerProblems], [0, true, 0]);
       // Someone with the file rewrites a sealed row, past the append-only trigger.
       const raw = new Database(c.url);
       raw.exec('DROP TRIGGER audit_events_no_update');
@@ -128,8 +132,27 @@ describe('baton db backup (sqlite)', () => {
         run.stderr,
         /^baton: the copy's ledger is NOT intact \(1 problem\(s\)\); \S+ was not written: /,
       );
+      assert.match(run.stderr, /or pass --keep-damaged-ledger to keep the copy as it is\n$/);
       assert.equal(run.stderr.split('\n').length, 2);
       assert.deepEqual(readdirSync(dir), []);
+
+      // Asked to keep the evidence: the copy is named, 0600, and says what is wrong with it.
+      const file = join(dir, 'kept.db');
+      const kept = await c.baton('db', 'backup', file, '--keep-damaged-ledger');
+      assert.deepEqual([kept.code, kept.stderr], [0, '']);
+      assert.match(
+        kept.stdout,
+        /^backed up \S+ to \S+kept\.db: \d+\.\d MB, ledger \d+ rows NOT intact, 1 problem\(s\) \(`baton --db \S+kept\.db audit verify` lists them\) \(1 checkpoint\(s\)\), schema version \d+, quick_check ok\n$/,
+      );
+      assert.equal(statSync(file).mode & 0o777, 0o600);
+      assert.deepEqual(readdirSync(dir), ['kept.db']);
+      const again = await batonAt(dir, ['--db', file, 'audit', 'verify']);
+      assert.equal(again.code, 1, 'the copy holds the damage as it was');
+      assert.match(again.stdout + again.stderr, /NOT intact/);
+      const json = await c.baton('--json', 'db', 'backup', file, '--force', '--keep-damaged-ledger');
+      assert.equal(json.code, 0);
+      const report = JSON.parse(json.stdout) as { ledgerIntact: boolean; ledgerProblems: number };
+      assert.deepEqual([report.ledgerIntact, report.ledgerProblems], [false, 1]);
     }));
 
   test(

@@ -4,7 +4,8 @@
  * name beside FILE, checked (PRAGMA quick_check, then the ledger as `baton audit verify` checks
  * it, both on the copy opened read-only), and only then renamed to FILE, so FILE is whole and
  * checked or absent. Refused, changing nothing: a PostgreSQL database (pg_dump), an existing
- * FILE without --force, a directory this user may not write.
+ * FILE without --force, a directory this user may not write. A copy whose ledger is not intact
+ * is named only with --keep-damaged-ledger (the evidence, kept as it is, before a repair).
  */
 import { closeSync, existsSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -20,6 +21,7 @@ import { dbUrl, refuseRemote, type GlobalOptions } from '../run.js';
 
 interface BackupOptions {
   readonly force?: boolean;
+  readonly keepDamagedLedger?: boolean;
 }
 
 /** What a backup wrote and found, as `--json` prints it. */
@@ -31,6 +33,9 @@ interface BackupReport {
   readonly quickCheck: 'ok';
   readonly ledgerRows: number;
   readonly checkpoints: number;
+  /** False only with --keep-damaged-ledger: the copy's ledger has `ledgerProblems` problems. */
+  readonly ledgerIntact: boolean;
+  readonly ledgerProblems: number;
 }
 
 export function registerDbBackup(db: Command): void {
@@ -40,6 +45,10 @@ export function registerDbBackup(db: Command): void {
         'PostgreSQL: use pg_dump',
     )
     .option('--force', 'replace FILE if it exists')
+    .option(
+      '--keep-damaged-ledger',
+      "name FILE even when the copy's ledger is not intact (quick_check must still pass), to keep the evidence",
+    )
     .action((file: string, options: BackupOptions, cmd: Command) => backup(file, options, cmd));
 }
 
@@ -57,7 +66,7 @@ async function backup(file: string, options: BackupOptions, cmd: Command): Promi
     // The database as every command but `baton up` and `baton init` takes it: Baton's, at this schema.
     await (await openStore(url, { intent: 'use', scan: true })).close();
     await backupSqlite(source, temporary);
-    report = await checkCopy(temporary, source, target);
+    report = await checkCopy(temporary, source, target, options.keepDamagedLedger === true);
     renameSync(temporary, target);
   } finally {
     rmSync(temporary, { force: true });
@@ -66,7 +75,10 @@ async function backup(file: string, options: BackupOptions, cmd: Command): Promi
   new Output(globals.json === true).result(
     report,
     () =>
-      `backed up ${source} to ${target}: ${megabytes} MB, ledger ${report.ledgerRows} rows intact ` +
+      `backed up ${source} to ${target}: ${megabytes} MB, ledger ${report.ledgerRows} rows ` +
+      (report.ledgerIntact
+        ? 'intact '
+        : `NOT intact, ${report.ledgerProblems} problem(s) (\`baton --db ${target} audit verify\` lists them) `) +
       `(${report.checkpoints} checkpoint(s)), schema version ${report.schemaVersion}, quick_check ok`,
   );
 }
@@ -104,9 +116,15 @@ function createPrivate(path: string): void {
 /**
  * The copy, opened read-only: PRAGMA quick_check, its schema version, and its ledger verified as
  * `baton audit verify` verifies the database's (the keys it holds). A copy that fails either is
- * removed, and the command exits 1 as `audit verify` does, saying so on stderr.
+ * removed, and the command exits 1 as `audit verify` does, saying so on stderr; with `keepDamaged`,
+ * one whose ledger alone fails is kept, and the report says so.
  */
-async function checkCopy(copy: string, source: string, target: string): Promise<BackupReport> {
+async function checkCopy(
+  copy: string,
+  source: string,
+  target: string,
+  keepDamaged: boolean,
+): Promise<BackupReport> {
   const problems = await quickCheckSqlite(copy);
   if (problems.length !== 1 || problems[0] !== 'ok') {
     const found = problems.slice(0, 3).join('; ');
@@ -121,10 +139,10 @@ async function checkCopy(copy: string, source: string, target: string): Promise<
   } finally {
     await store.close();
   }
-  if (!ledger.ok)
+  if (!ledger.ok && !keepDamaged)
     return fail(
       `the copy's ledger is NOT intact (${ledger.problemCount} problem(s)); ${target} was not written: ` +
-        `run \`baton audit verify\` on ${source} to see them`,
+        `run \`baton audit verify\` on ${source} to see them, or pass --keep-damaged-ledger to keep the copy as it is`,
     );
   const bytes = statSync(copy).size;
   return {
@@ -135,6 +153,8 @@ async function checkCopy(copy: string, source: string, target: string): Promise<
     quickCheck: 'ok',
     ledgerRows: ledger.rows,
     checkpoints: ledger.seals,
+    ledgerIntact: ledger.ok,
+    ledgerProblems: ledger.problemCount,
   };
 }
 
