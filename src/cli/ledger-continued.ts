@@ -5,6 +5,7 @@
  */
 import type { PreviousCheck } from '../coordinator/ledger/previous.js';
 import type { ContinuedLedger } from '../coordinator/ledger/verify.js';
+import { rowsText } from '../core/text.js';
 
 interface NamedCheckpoint {
   readonly seq?: number;
@@ -36,7 +37,7 @@ export function previousLines(check: PreviousCheck, continues: ContinuedLedger |
   if (check.ok) {
     return [
       `  previous ledger: verifies (with ${keys}), its last checkpoint (${through}) is the one row ` +
-        `#${continues?.id} names, and its ${check.rows} rows are rows here, unchanged${pruned}`,
+        `#${continues?.id} names, and its ${rowsText(check.rows)} are rows here, unchanged${pruned}`,
     ];
   }
   const more = check.problemCount - check.problems.length;

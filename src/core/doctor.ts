@@ -7,6 +7,7 @@
  */
 import { diskLow } from './disk.js';
 import type { DurationMs } from './time.js';
+import { rowsText } from './text.js';
 
 export type DoctorLevel = 'ok' | 'warn' | 'fail' | 'skip';
 
@@ -142,13 +143,13 @@ export function judgeLedger(facts: LedgerFacts, ageText: (ms: DurationMs) => str
   const waiting =
     facts.oldestUnsealedAgeMs === null
       ? 'no row waits for a seal'
-      : `${facts.unsealedRows} rows unsealed, the oldest for ${ageText(facts.oldestUnsealedAgeMs)}`;
+      : `${rowsText(facts.unsealedRows)} unsealed, the oldest for ${ageText(facts.oldestUnsealedAgeMs)}`;
   const here = facts.keyFileHere ? 'a key file is here' : 'no key file here';
   if (facts.keys === 0)
     return check(
       'ledger',
       'warn',
-      `no ledger key registered: the ledger is append-only but never sealed (${facts.unsealedRows} rows unsealed)`,
+      `no ledger key registered: the ledger is append-only but never sealed (${rowsText(facts.unsealedRows)} unsealed)`,
       'run `baton ledger init` on a host that may lead, then restart its `baton up` (docs/security.md)',
     );
   const found = `${facts.keys} key(s) registered, ${here}; ${waiting}`;

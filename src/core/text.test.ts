@@ -2,7 +2,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { InvalidInputError } from './errors.js';
-import { escapeForTerminal, escapeJsonText } from './text.js';
+import { escapeForTerminal, escapeJsonText, rowsText } from './text.js';
 import { validateKey, validateName, validateText } from './validate.js';
 
 describe('keys and names by Unicode category', () => {
@@ -64,5 +64,9 @@ describe('terminal output', () => {
     const text = escapeJsonText(JSON.stringify(value));
     assert.ok(!/[\u007f-\u009f\u202e\u2028]/.test(text));
     assert.deepEqual(JSON.parse(text), value);
+  });
+
+  test('counts rows in words: one row, any other number of rows', () => {
+    assert.deepEqual([0, 1, 2, 1000].map(rowsText), ['0 rows', '1 row', '2 rows', '1000 rows']);
   });
 });

@@ -101,3 +101,8 @@ export function escapeJsonText(json: string): string {
 export function shellWord(value: string): string {
   return /^[A-Za-z0-9._:@/+=,%-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
 }
+
+/** A count with its noun, singular for one: `rowsText(1)` is "1 row", `rowsText(3)` "3 rows". */
+export function rowsText(count: number): string {
+  return `${count} ${count === 1 ? 'row' : 'rows'}`;
+}

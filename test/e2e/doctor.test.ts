@@ -382,7 +382,7 @@ for (const db of bothEngines()) {
         lagging.checks,
         'ledger',
         'warn',
-        /rows unsealed, the oldest for 11 min: sealing lags.*audit seal/,
+        / 1 row unsealed, the oldest for 11 min: sealing lags.*audit seal/,
       );
       const seal = await baton(cwd, ['--db', url, 'audit', 'seal'], SHARED_CLOCK_ENV);
       assert.equal(seal.code, 0, seal.stderr);

@@ -244,7 +244,7 @@ for (const engine of bothEngines()) {
           const v = await cli.json<{ unsealed: { count: number } }>(0, 'audit', 'verify');
           return { head: run.stdout.split('\n')[0] ?? '', unsealed: v.unsealed.count };
         };
-        assert.match((await verified()).head, /^ledger not sealed: \d+ rows and no checkpoint/);
+        assert.match((await verified()).head, /^ledger not sealed: (1 row|(?!1 )\d+ rows) and no checkpoint/);
         const sealed = await cli.run('audit', 'seal', '--key-file', f.keyFile);
         assert.equal(sealed.code, 0, sealed.stderr);
         type Pruned = { removed: number; records: { seq: number; firstId: number; lastId: number }[] };
@@ -279,10 +279,7 @@ for (const engine of bothEngines()) {
           /so no row was verified — seal the database \(`baton audit seal` with the ledger key\) and export it again$/,
         );
         assert.equal((await cli.run('audit', 'seal', '--key-file', f.keyFile)).code, 0);
-        assert.match(
-          (await verified()).head,
-          /^ledger intact: \d+ rows, 1 checkpoint\(s\), sealed through row/,
-        );
+        assert.match((await verified()).head, /^ledger intact: 1 row, 1 checkpoint\(s\), sealed through row/);
       }));
 
     test('refuses to prune a ledger that does not verify, and changes nothing', () =>

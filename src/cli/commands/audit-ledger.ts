@@ -24,6 +24,7 @@ import { collect, dbUrl, stateDir, withCoordinator, type GlobalOptions } from '.
 import { parseWhen } from '../when.js';
 import { verify, type VerifyOptions } from './audit-verify.js';
 import { KEY_FILE_HELP } from './ledger.js';
+import { rowsText } from '../../core/text.js';
 
 interface KeyOptions {
   readonly keyFile?: string;
@@ -164,7 +165,7 @@ function seal(options: KeyOptions, cmd: Command): Promise<void> {
       () =>
         last === undefined
           ? 'nothing new to seal'
-          : `sealed ${rows} rows in ${sealed.length} checkpoint(s), through row ${last.lastId} ` +
+          : `sealed ${rowsText(rows)} in ${sealed.length} checkpoint(s), through row ${last.lastId} ` +
             `(checkpoint ${last.seq})`,
     );
   });
@@ -186,7 +187,7 @@ function prune(options: PruneOptions, cmd: Command): Promise<void> {
     out.result({ removed, records }, () =>
       last === undefined
         ? `nothing to prune: no sealed checkpoint holds only rows before ${new Date(before).toISOString()}`
-        : `pruned ${removed} rows, ids ${records[0]?.firstId ?? '?'}..${last.lastId} (prune record ${last.seq})`,
+        : `pruned ${rowsText(removed)}, ids ${records[0]?.firstId ?? '?'}..${last.lastId} (prune record ${last.seq})`,
     );
   });
 }

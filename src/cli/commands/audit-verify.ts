@@ -17,6 +17,7 @@ import { continuedLines, previousLines } from '../ledger-continued.js';
 import { Output } from '../output.js';
 import { progressBar } from '../progress.js';
 import { withCoordinator, type GlobalOptions } from '../run.js';
+import { rowsText } from '../../core/text.js';
 
 export interface VerifyOptions {
   readonly file?: string;
@@ -101,7 +102,7 @@ export async function verify(options: VerifyOptions, cmd: Command): Promise<void
  * nobody chose to seal is the default; but said plainly, with how to start sealing.
  */
 const NOT_SEALED = (rows: number): string =>
-  `ledger not sealed: ${rows} rows and no checkpoint, so nothing was verified — to seal it, run ` +
+  `ledger not sealed: ${rowsText(rows)} and no checkpoint, so nothing was verified — to seal it, run ` +
   '`baton ledger init` (it makes a key and registers it), then restart a `baton up` that can lead ' +
   'with the key file in its .baton/; if a key is registered already (`baton ledger key`), copy its ' +
   'file there from the host where `baton ledger init` ran';
@@ -137,11 +138,11 @@ function printVerify(report: Printed, out: Output, note: string | null): void {
       report.keys === 'pinned' ? `pinned keys ${report.keyIds.join(', ')}` : "the source's own keys";
     const pruned = report.pruned.map(
       (record) =>
-        `pruned: ids ${record.firstId}..${record.lastId} (${record.rowCount} rows, record ${record.checkpoint})`,
+        `pruned: ids ${record.firstId}..${record.lastId} (${rowsText(record.rowCount)}, record ${record.checkpoint})`,
     );
     const from = report.unsealed.firstId === null ? '' : ` from ${report.unsealed.firstId}`;
     const anchors = report.anchorsChecked > 0 ? ` and ${report.anchorsChecked} anchors` : '';
-    const intact = `ledger intact: ${report.rows} rows, ${report.seals} checkpoint(s)`;
+    const intact = `ledger intact: ${rowsText(report.rows)}, ${report.seals} checkpoint(s)`;
     const head = !report.ok
       ? `ledger NOT intact: ${report.problemCount} problem${report.problemCount === 1 ? '' : 's'}`
       : report.seals === 0
@@ -152,7 +153,7 @@ function printVerify(report: Printed, out: Output, note: string | null): void {
     return [
       head,
       ...report.problems.slice(0, 10).map((bad) => `  row ${bad.id} ${bad.problem}: ${bad.detail}`),
-      `  unsealed: ${report.unsealed.count} rows${from}`,
+      `  unsealed: ${rowsText(report.unsealed.count)}${from}`,
       ...pruned.map((line) => `  ${line}`),
       ...(note === null ? [] : [`  ${note}`]),
       ...continuedLines(report.continues),

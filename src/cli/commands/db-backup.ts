@@ -18,6 +18,7 @@ import { openStore } from '../../store/open.js';
 import { Exit } from '../exit-codes.js';
 import { Output, writeErrorLine } from '../output.js';
 import { dbUrl, refuseRemote, type GlobalOptions } from '../run.js';
+import { rowsText } from '../../core/text.js';
 
 interface BackupOptions {
   readonly force?: boolean;
@@ -75,7 +76,7 @@ async function backup(file: string, options: BackupOptions, cmd: Command): Promi
   new Output(globals.json === true).result(
     report,
     () =>
-      `backed up ${source} to ${target}: ${megabytes} MB, ledger ${report.ledgerRows} rows ` +
+      `backed up ${source} to ${target}: ${megabytes} MB, ledger ${rowsText(report.ledgerRows)} ` +
       (report.ledgerIntact
         ? 'intact '
         : `NOT intact, ${report.ledgerProblems} problem(s) (\`baton --db ${target} audit verify\` lists them) `) +
