@@ -19,6 +19,7 @@ import {
 import { BODY_LENGTH_MAX, REASON_LENGTH_MAX, TASK_STATES, URL_LENGTH_MAX, type Actor } from '../core/task.js';
 import {
   isWebAddress,
+  refuseHalfCharacter,
   RAM_MB_MAX,
   validateEpoch,
   validateId,
@@ -213,7 +214,7 @@ function validateUrl(value: unknown): string {
       'give the task page, such as https://github.com/acme/api/issues/1246',
     );
   }
-  return text;
+  return refuseHalfCharacter('url', text);
 }
 
 export function parseTaskList(input: TaskListInput): TaskListParams {
@@ -345,6 +346,7 @@ export function validateCommand(value: unknown): string {
   if (value.includes('\u0000')) {
     throw new InvalidInputError('the command template contains a NUL character', 'remove it');
   }
+  refuseHalfCharacter('the command template', value);
   // Unknown placeholders and placeholders where they would not stay data are refused here, at
   // enqueue, rather than failing every attempt on a runner.
   return validateCommandTemplate(value);
@@ -368,5 +370,5 @@ function validateBody(value: unknown): string {
     );
   }
   if (value.includes('\u0000')) throw new InvalidInputError('body contains a NUL character', 'remove it');
-  return value;
+  return refuseHalfCharacter('body', value);
 }

@@ -38,6 +38,8 @@ const EFFECT_KIND_LENGTH_MAX = 100;
 const EFFECT_PAYLOAD_LENGTH_MAX = 16_384;
 
 const KIND_PATTERN = /^[\x21-\x7e]+$/;
+/** With the u flag, \p{Cs} matches only a surrogate that is not half of a pair. */
+const LONE_SURROGATE = /\p{Cs}/u;
 
 export function validateEffectKind(kind: unknown): string {
   if (typeof kind !== 'string' || kind.length === 0) {
@@ -71,14 +73,17 @@ export function validateEffectUrl(kind: string, payload: unknown): void {
 /**
  * The payload as the JSON text both engines store. Refuses what JSON cannot carry the same way
  * on both (undefined, functions, non-finite numbers become null or vanish; PostgreSQL's jsonb
- * refuses the NUL character), and anything longer than the limit.
+ * refuses the NUL character and a lone surrogate), and anything longer than the limit.
  */
 export function encodeEffectPayload(payload: unknown): string {
   if (payload === undefined) return '{}';
   let text: string | undefined;
   try {
-    text = JSON.stringify(payload, (_key, value: unknown) => {
+    text = JSON.stringify(payload, (key, value: unknown) => {
       if (typeof value === 'number' && !Number.isFinite(value)) throw new Error('a non-finite number');
+      // JSON.stringify writes it as a \ud800 escape, which PostgreSQL's jsonb refuses.
+      if (LONE_SURROGATE.test(key) || (typeof value === 'string' && LONE_SURROGATE.test(value)))
+        throw new Error('a string holds half of a character (a lone UTF-16 surrogate)');
       if (typeof value === 'bigint' || typeof value === 'function' || typeof value === 'symbol') {
         throw new Error(`a ${typeof value}`);
       }

@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { InvalidInputError } from './errors.js';
 import { escapeForTerminal, escapeJsonText, rowsText } from './text.js';
-import { validateKey, validateName, validateText } from './validate.js';
+import { validateKey, validateName, validateText, validateTitle } from './validate.js';
 
 describe('keys and names by Unicode category', () => {
   test('refuses bidi overrides, zero-width spaces and a lone no-break space in keys, naming the character', () => {
@@ -68,5 +68,17 @@ describe('terminal output', () => {
 
   test('counts rows in words: one row, any other number of rows', () => {
     assert.deepEqual([0, 1, 2, 1000].map(rowsText), ['0 rows', '1 row', '2 rows', '1000 rows']);
+  });
+
+  test('refuses half of a character (a lone surrogate) in free text and titles, and takes whole ones', () => {
+    for (const half of ['\ud800', 'a\udfffb', '\ud83d']) {
+      assert.throws(
+        () => validateText('reason', half, 100),
+        /reason holds half of a character \(the lone surrogate U\+D/,
+      );
+      assert.throws(() => validateTitle(half), /title holds half of a character/);
+    }
+    assert.equal(validateText('reason', 'done 👩‍💻', 100), 'done 👩‍💻');
+    assert.equal(validateTitle('ship it 🚀'), 'ship it 🚀');
   });
 });

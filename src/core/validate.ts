@@ -53,7 +53,7 @@ export function validateTitle(title: unknown): string {
   if (CONTROL.test(title)) {
     throw new InvalidInputError('title contains control characters', 'remove them');
   }
-  return title;
+  return refuseHalfCharacter('title', title);
 }
 
 /**
@@ -74,6 +74,22 @@ export function validateText(what: string, value: unknown, max: number): string 
     throw new InvalidInputError(
       `${what} contains the control character ${codePointName(bad[0])} at position ${bad.index}`,
       'remove it; line breaks and tabs are fine',
+    );
+  }
+  return refuseHalfCharacter(what, value);
+}
+
+/**
+ * Text whose every character is whole. A lone UTF-16 surrogate (half of a character, which only
+ * JSON's \ud800 escape can carry in: a command line or a file decodes as UTF-8) would be stored as
+ * U+FFFD by both engines, and fails PostgreSQL's jsonb where a ledger row's detail carries it.
+ */
+export function refuseHalfCharacter(what: string, value: string): string {
+  const half = /\p{Cs}/u.exec(value);
+  if (half !== null) {
+    throw new InvalidInputError(
+      `${what} holds half of a character (the lone surrogate ${codePointName(half[0])}) at position ${half.index}`,
+      'send the whole character, or remove it',
     );
   }
   return value;

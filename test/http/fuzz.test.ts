@@ -60,6 +60,9 @@ const junkText = fc.oneof(
     '%E0%A4%A',
     '..',
     '\u0000',
+    // Half of a character: JSON carries it as a \ud800 escape, which PostgreSQL's jsonb refuses.
+    '\ud800',
+    'a\udfffb',
     'x'.repeat(5000),
   ),
 );
@@ -104,7 +107,8 @@ for (const db of bothEngines()) {
           route: fc.constantFrom(...routes),
           params: fc.array(
             fc.oneof(
-              junkText.map(encodeURIComponent),
+              // encodeURIComponent throws on half of a character; a URL cannot carry one.
+              junkText.filter((t) => !/\p{Cs}/u.test(t)).map(encodeURIComponent),
               junkText.filter((t) => !/[/?#]/.test(t)),
               fc.constantFrom('k1', '1', '2'),
             ),
