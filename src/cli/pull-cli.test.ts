@@ -75,6 +75,23 @@ for (const db of bothEngines())
         assert.equal(text.stdout, 'no job is due\n');
       });
 
+      test('an exit code without a status judges the job as the runner would: not 0 fails it', async () => {
+        const cli = cliOn(await db.fresh(), mode);
+        const s = await cli.session();
+        const finish = async (code: string, ...status: string[]) => {
+          const key = `k-${code}-${status.length}`;
+          await cli.json(0, 'enqueue', key);
+          const job = await cli.json<JobJson>(0, 'job', 'next', '--session', s);
+          const done = ['--session', s, '--epoch', String(job.epoch), '--exit-code', code, ...status];
+          const r = await cli.json<Finish>(0, 'job', 'finish', String(job.id), ...done);
+          return [r.finished.job?.status, r.finished.job?.exitCode];
+        };
+        assert.deepEqual(await finish('2'), ['failed', 2]);
+        assert.deepEqual(await finish('0'), ['done', 0]);
+        // Said outright, the status stands: a command whose exit 1 means "nothing to do".
+        assert.deepEqual(await finish('1', '--status', 'done'), ['done', 1]);
+      });
+
       test('--wait waits for the next enqueue, which hands its job over; a wait out of bounds is refused', async () => {
         const url = await db.fresh();
         const cli = cliOn(url, mode);

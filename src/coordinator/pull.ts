@@ -40,10 +40,21 @@ export function parseJobFinish(input: JobFinishInput): JobFinishParams {
     id: validateId('job', input.id),
     session: validateId('session', input.session),
     epoch: validateEpoch(input.epoch),
-    status: input.status === undefined ? 'done' : validateOneOf('status', input.status, PULL_FINISH_STATUSES),
-    exitCode: input.exitCode === undefined ? null : validateInteger('exit code', input.exitCode, 0, 255),
+    ...statusAndExitCode(input),
     reason: reason ?? null,
   };
+}
+
+/**
+ * A finish that gives an exit code but no status is judged by the code, as the runner judges the
+ * jobs it runs: 0 done, anything else failed (`baton job finish 7 … --exit-code $?`). A status
+ * given outright is kept whatever the code (a command whose exit 1 means "nothing to do").
+ */
+function statusAndExitCode(input: JobFinishInput): Pick<JobFinishParams, 'status' | 'exitCode'> {
+  const exitCode = input.exitCode === undefined ? null : validateInteger('exit code', input.exitCode, 0, 255);
+  if (input.status !== undefined)
+    return { status: validateOneOf('status', input.status, PULL_FINISH_STATUSES), exitCode };
+  return { status: exitCode === null || exitCode === 0 ? 'done' : 'failed', exitCode };
 }
 
 /** Jobs one batch may take or finish: bounds the statement and the time its jobs wait. */

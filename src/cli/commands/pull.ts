@@ -79,7 +79,7 @@ export function registerPull(job: Command): void {
     .description('finish a job you took; --next takes the next one in the same commit')
     .requiredOption('--session <id>', 'the session that took the job')
     .requiredOption('--epoch <n>', 'the epoch printed by `baton job next`')
-    .option('--status <status>', 'done, failed or cancelled (default done)')
+    .option('--status <status>', 'done, failed or cancelled (default: done, failed if --exit-code is not 0)')
     .option('--exit-code <n>', 'the exit code of the work, 0 to 255')
     .option('--reason <text>', 'why, for a failed or cancelled job')
     .option('--next', 'also take the next due job, in the same commit')
