@@ -46,6 +46,7 @@ import type {
   TaskAddParams,
   TaskListParams,
 } from '../store/store.js';
+import { quoted } from '../core/text.js';
 
 /** Rows one list call returns at most; matches the engines' own default cap. */
 export const LIST_LIMIT_MAX = 1000;
@@ -210,7 +211,7 @@ function validateUrl(value: unknown): string {
   const text = typeof value === 'string' ? value.trim() : '';
   if (text.length > URL_LENGTH_MAX || !isWebAddress(text)) {
     throw new InvalidInputError(
-      `url must be an http(s) address of at most ${URL_LENGTH_MAX} characters, got ${JSON.stringify(value)}`,
+      `url must be an http(s) address of at most ${URL_LENGTH_MAX} characters, got ${quoted(value)}`,
       'give the task page, such as https://github.com/acme/api/issues/1246',
     );
   }
@@ -234,7 +235,7 @@ function trueOrFalse(name: string, value: unknown): boolean {
   if (value === true || value === 'true') return true;
   if (value === false || value === 'false') return false;
   throw new InvalidInputError(
-    `${name} must be true or false, got ${JSON.stringify(value)}`,
+    `${name} must be true or false, got ${quoted(value)}`,
     `give ${name}=true or false`,
   );
 }

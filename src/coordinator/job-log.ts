@@ -27,6 +27,7 @@ import { joinOutput, OUTPUT_KEEP_ENDED, OUTPUT_WINDOW, type OutputRead } from '.
 import { logHost, readLogRange } from '../os/log-file.js';
 import type { OutputReadParams } from '../store/output-store.js';
 import type { AuditInput } from './inputs.js';
+import { quoted } from '../core/text.js';
 
 export interface JobLogInput {
   readonly id: unknown;
@@ -52,10 +53,7 @@ interface JobLogParams {
 function atLeast(what: string, value: unknown, min: number, hint: string): number {
   const parsed = typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : value;
   if (typeof parsed === 'number' && Number.isSafeInteger(parsed) && parsed >= min) return parsed;
-  throw new InvalidInputError(
-    `${what} must be a whole number of ${min} or more, got ${JSON.stringify(value)}`,
-    hint,
-  );
+  throw new InvalidInputError(`${what} must be a whole number of ${min} or more, got ${quoted(value)}`, hint);
 }
 
 /** Checks a read's raw input: a job id, an attempt of 1 or more, an offset of 0 or more, a tail of 1 or more. */

@@ -15,6 +15,7 @@ import type { TaskPageRow } from '../store/observe-store.js';
 import type { Store } from '../store/store.js';
 import { withHeldReasons } from './held-reasons.js';
 import { Lifecycle } from './lifecycle.js';
+import { quoted } from '../core/text.js';
 
 /** Jobs shown with a task. */
 const TASK_JOBS_SHOWN = 10;
@@ -71,7 +72,7 @@ function flag(name: string, value: unknown): boolean {
   if (value === undefined || value === '' || value === 'false' || value === '0') return false;
   if (value === 'on' || value === '1' || value === 'true') return true;
   throw new InvalidInputError(
-    `${name} must be on or off, got ${JSON.stringify(value)}`,
+    `${name} must be on or off, got ${quoted(value)}`,
     `give ${name}=1 or leave it out`,
   );
 }

@@ -2,8 +2,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { InvalidInputError } from './errors.js';
-import { escapeForTerminal, escapeJsonText, rowsText } from './text.js';
-import { validateKey, validateName, validateText, validateTitle } from './validate.js';
+import { escapeForTerminal, escapeJsonText, quoted, rowsText } from './text.js';
+import { validateInteger, validateKey, validateName, validateText, validateTitle } from './validate.js';
 
 describe('keys and names by Unicode category', () => {
   test('refuses bidi overrides, zero-width spaces and a lone no-break space in keys, naming the character', () => {
@@ -80,5 +80,16 @@ describe('terminal output', () => {
     }
     assert.equal(validateText('reason', 'done 👩‍💻', 100), 'done 👩‍💻');
     assert.equal(validateTitle('ship it 🚀'), 'ship it 🚀');
+  });
+
+  test('quotes a value for an error line, cutting a long one to its start and length', () => {
+    assert.equal(quoted('abc'), '"abc"');
+    assert.equal(quoted(undefined), 'undefined');
+    assert.equal(quoted('x'.repeat(78)), `"${'x'.repeat(78)}"`);
+    assert.equal(quoted('x'.repeat(10_000)), `"${'x'.repeat(59)}… (10002 characters)`);
+    assert.throws(
+      () => validateInteger('limit', 'y'.repeat(10_000), 0, 9),
+      (error: Error) => error.message.length < 200 && /got "y{59}… \(10002 characters\)$/.test(error.message),
+    );
   });
 });

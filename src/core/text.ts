@@ -106,3 +106,12 @@ export function shellWord(value: string): string {
 export function rowsText(count: number): string {
   return `${count} ${count === 1 ? 'row' : 'rows'}`;
 }
+
+/**
+ * A value someone gave, quoted for an error line: JSON, cut to its first 60 characters when
+ * longer than 80 (a 10,000-character value echoed whole would bury the line's advice).
+ */
+export function quoted(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length <= 80 ? text : `${text.slice(0, 60)}… (${text.length} characters)`;
+}

@@ -3,7 +3,7 @@
  * InvalidInputError whose message says what was wrong and whose hint says how to fix it.
  */
 import { InvalidInputError } from './errors.js';
-import { codePointName, findInvisible } from './text.js';
+import { codePointName, findInvisible, quoted } from './text.js';
 
 export const KEY_LENGTH_MAX = 200;
 export const TITLE_LENGTH_MAX = 500;
@@ -152,7 +152,7 @@ export function validateInteger(what: string, value: unknown, min: number, max: 
   const parsed = typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value;
   if (typeof parsed !== 'number' || !Number.isSafeInteger(parsed)) {
     throw new InvalidInputError(
-      `${what} must be a whole number, got ${JSON.stringify(value)}`,
+      `${what} must be a whole number, got ${quoted(value)}`,
       `give a whole number from ${min} to ${max}`,
     );
   }
@@ -183,7 +183,7 @@ export function validateOneOf<const T extends readonly string[]>(
   allowed: T,
 ): T[number] {
   if (typeof value !== 'string' || !allowed.includes(value)) {
-    throw new InvalidInputError(`${what} must be one of ${allowed.join(', ')}, got ${JSON.stringify(value)}`);
+    throw new InvalidInputError(`${what} must be one of ${allowed.join(', ')}, got ${quoted(value)}`);
   }
   return value;
 }
@@ -218,14 +218,14 @@ export function validateDuration(what: string, value: unknown, minMs: number, ma
   const match = typeof text === 'string' ? /^\s*(\d+(?:\.\d+)?|\.\d+)\s*(ms|s|m|h|d)?\s*$/.exec(text) : null;
   if (match === null) {
     throw new InvalidInputError(
-      `${what} must be a duration such as 8h, 90m or 30s, got ${JSON.stringify(value)}`,
+      `${what} must be a duration such as 8h, 90m or 30s, got ${quoted(value)}`,
       'write a number followed by ms, s, m, h or d (a bare number is seconds)',
     );
   }
   const ms = Math.round(Number(match[1]) * (DURATION_UNIT_MS[match[2] ?? 's'] ?? 1000));
   if (ms < minMs || ms > maxMs) {
     throw new InvalidInputError(
-      `${what} must be from ${durationText(minMs)} to ${durationText(maxMs)}, got ${JSON.stringify(value)}`,
+      `${what} must be from ${durationText(minMs)} to ${durationText(maxMs)}, got ${quoted(value)}`,
       'pick a duration within that range',
     );
   }
