@@ -88,6 +88,27 @@ describeCli('baton CLI refusals', ({ mode, setup, fresh }) => {
     assert.ok(Array.isArray(await t.json(0, 'report', 'sessions')));
   });
 
+  test('refuses a switch given both ways with exit 2 and one line naming both, changing nothing', async () => {
+    const t = await setup();
+    await t.json(0, 'task', 'add', 'k1');
+    const before = await t.counts();
+    const cases: [string[], string][] = [
+      [['task', 'set', 'k1', '--requires-filesystem', '--no-requires-filesystem'], '--requires-filesystem'],
+      [
+        ['task', 'set', 'k1', '--no-requires-filesystem', '--requires-filesystem'],
+        '--requires-filesystem',
+      ],
+      [['task', 'set', 'k1', '--workspace', 'w1', '--no-workspace'], '--workspace'],
+    ];
+    for (const [args, flag] of cases) {
+      const line = assertOneErrorLine(await t.run(...args), 2, args.join(' '));
+      assert.ok(line.startsWith(`baton: ${flag} and --no-${flag.slice(2)} were both given — `), line);
+    }
+    assert.deepEqual(await t.counts(), before);
+    // One way at a time still works.
+    await t.json(0, 'task', 'set', 'k1', '--no-requires-filesystem');
+  });
+
   test('names the flag as typed when it refuses its value, and an argument by what it is', async () => {
     const t = await setup();
     const s = await t.session();

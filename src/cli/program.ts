@@ -3,6 +3,7 @@
  * text is silenced, so run-cli.ts prints every error the same way and usage errors exit 2.
  */
 import { Command, type CommanderError } from 'commander';
+import { InvalidInputError } from '../core/errors.js';
 import { DEFAULT_DB } from '../store/open.js';
 import { exitCodeHelp } from './exit-codes.js';
 import { batonVersion } from './version.js';
@@ -61,7 +62,34 @@ export async function buildProgram(argv: readonly string[], commands: CommandTab
   const registers = await Promise.all((chosen.length > 0 ? chosen : commands).map(([, load]) => load()));
   for (const register of registers) register(program);
   throwOnExit(program, 'baton');
+  program.hook('preAction', (_root, action) => refuseBothWays(action, argv));
   return program;
+}
+
+/**
+ * A switch given both ways (`--workspace w1 --no-workspace`, `--http … --no-http`): commander
+ * keeps the last, so one of the two the user typed would be silently dropped.
+ */
+function refuseBothWays(action: Command, argv: readonly string[]): void {
+  const end = argv.indexOf('--');
+  const given = new Set((end === -1 ? argv : argv.slice(0, end)).map((word) => word.split('=')[0]));
+  for (const negative of action.options.filter((option) => option.negate)) {
+    const positive = action.options.find(
+      (option) => !option.negate && option.attributeName() === negative.attributeName(),
+    );
+    if (positive?.long === undefined || negative.long === undefined) continue;
+    if (given.has(positive.long) && given.has(negative.long))
+      throw new InvalidInputError(
+        `${positive.long} and ${negative.long} were both given`,
+        `keep the one you mean; see \`${commandPath(action)} --help\``,
+      );
+  }
+}
+
+function commandPath(command: Command): string {
+  const names: string[] = [];
+  for (let at: Command | null = command; at !== null; at = at.parent) names.unshift(at.name());
+  return names.join(' ');
 }
 
 /** Commander's exit, thrown instead, naming the command whose help to read. */
