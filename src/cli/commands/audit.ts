@@ -57,6 +57,25 @@ export function registerAudit(program: Command): void {
     });
   registerAuditLedger(audit);
   registerAuditCommits(audit);
+  // Commander takes the list's filters on every subcommand too: refused there, not silently ignored.
+  audit.hook('preAction', (self, action) => refuseListFilters(self, action));
+}
+
+/** The list's filters a subcommand reads as its own (`export` reads them through optsWithGlobals). */
+const FILTERS_USED: Readonly<Record<string, readonly string[]>> = { export: ['task', 'session'] };
+
+/** Bad usage, refused before anything is opened (exit 2): a filter of the list given to a subcommand. */
+function refuseListFilters(audit: Command, action: Command): void {
+  if (action === audit) return;
+  const used = FILTERS_USED[action.name()] ?? [];
+  for (const option of audit.options) {
+    const name = option.attributeName();
+    if (used.includes(name) || audit.getOptionValueSource(name) !== 'cli') continue;
+    throw new InvalidInputError(
+      `${option.long ?? option.flags} belongs to \`baton audit\` (the list), not \`baton audit ${action.name()}\``,
+      `leave it out; \`baton audit ${action.name()} --help\` lists what it takes`,
+    );
+  }
 }
 
 /** Bad input for --follow, refused before anything is opened (exit 2). */
