@@ -107,6 +107,24 @@ for (const db of bothEngines())
         const human = (await t.run('session', 'start', '--kind', 'human', '--ttl', '8h')).stdout.trim();
         const session = await t.json(0, 'session', 'list');
         assert.equal((session as unknown as Obj[])[0]?.['ttlMs'], 8 * 3600 * 1000);
+        // --kind and --ttl shape the session `next` starts: with --session they are refused, valid or
+        // not, and without it a bad one is; nothing is claimed either way (high is still claimed below).
+        const refusals = [
+          ['--session', human, '--ttl', 'abc', '--kind', 'bogus'],
+          ['--session', human, '--ttl', '1h', '--kind', 'agent'],
+        ];
+        for (const extra of refusals) {
+          const refused = await t.run('next', ...extra);
+          assert.equal(refused.code, 2, refused.stderr);
+          assert.equal(refused.stderr.trimEnd().split('\n').length, 1, refused.stderr);
+        }
+        const useless = await t.run('next', '--session', human, '--ttl', '1h');
+        assert.match(
+          useless.stderr,
+          /^baton: a session was given, so kind and ttl \(which describe the session `next`/,
+        );
+        assert.equal((await t.run('next', '--ttl', 'abc')).code, 2);
+        assert.equal((await t.run('next', '--kind', 'bogus')).code, 2);
         assert.deepEqual(await t.json(0, 'next', '--session', human), {
           key: 'high',
           title: 'now',

@@ -190,6 +190,13 @@ export class Lifecycle {
   async next(input: NextInput): Promise<NextOutcome> {
     const project = input.project === undefined ? undefined : validateName('project', input.project);
     const label = input.label === undefined ? undefined : validateName('label', input.label);
+    if (input.session !== undefined && (input.kind !== undefined || input.ttl !== undefined)) {
+      // Not silently dropped: a caller who asked for a kind or a TTL would claim under a session without them.
+      throw new InvalidInputError(
+        'a session was given, so kind and ttl (which describe the session `next` starts) have no use',
+        'leave them out, or leave out the session to start a new one of that kind and ttl',
+      );
+    }
     // An unknown project is refused before the session this call would start is written; with
     // the caller's own session, only once nothing was eligible, so a claim pays nothing for it.
     if (input.session === undefined) await this.refuseUnknown(project, label);
