@@ -276,6 +276,8 @@ for (const engine of engines())
             [3, ['workspace', 'add', 'w', '--path', `${SRV}/other`]],
             [2, ['workspace', 'add', 'x', '--path', `${SRV}/x`, '--kind', 'clone']],
             [2, ['workspace', 'add', 'x']],
+            [2, ['workspace', 'add', 'x', '--path', '']],
+            [2, ['workspace', 'add', 'x', '--path', ' ']],
             [2, ['agent', 'add', 'a']],
             [2, ['agent', 'add', 'a', '--role', '']],
           ];
@@ -284,6 +286,9 @@ for (const engine of engines())
             assert.equal(r.code, code, `${args.join(' ')}: ${r.stderr}`);
             assert.match(r.stderr, /^baton: [^\n]+\n$/);
           }
+          const empty = await t.run('workspace', 'add', 'x', '--path', '');
+          assert.match(empty.stderr, /^baton: workspace path is empty — give the directory/);
+          assert.equal((await t.json<Obj[]>(0, 'workspace', 'list')).length, 1, 'only w');
           assert.equal((await t.json(4, 'task', 'show', 'k2'))['error'], 'not_found');
           assert.equal((await t.json<Obj[]>(0, 'audit')).length, before);
         });

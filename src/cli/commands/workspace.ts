@@ -20,7 +20,8 @@ export function registerWorkspace(program: Command): void {
         const ws = baton.workspaces;
         const added = await ws.addWorkspace({
           name,
-          path: resolve(options.path),
+          // resolve('') is the current directory: an empty --path goes to the coordinator as given, refused there.
+          path: options.path.trim() === '' ? options.path : resolve(options.path),
           kind: options.kind,
           by: cliActor(),
         });
