@@ -5,7 +5,7 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { baton, localOnly, repoRoot, stopServers, type Run } from '../../test/support/cli.js';
@@ -67,6 +67,46 @@ describeCli('baton CLI refusals', ({ mode, setup, fresh }) => {
     assert.equal(usage['error'], 'invalid_input');
     assert.match(String(usage['hint']), /baton claim --help/);
     assert.deepEqual(await t.counts(), before);
+  });
+
+  test("a refusal's hint names the flag that was given and reads as English", async () => {
+    const t = await setup();
+    await t.json(0, 'task', 'add', 'k1');
+    const before = await t.counts();
+    const cases: [string[], string][] = [
+      [
+        ['task', 'add', 's4', '--after', 's4'],
+        'task s4 cannot depend on itself — name a task other than s4 to wait for',
+      ],
+      [
+        ['task', 'depend', 'k1', '--on', 'k1'],
+        'task k1 cannot depend on itself — name a task other than k1 to wait for',
+      ],
+      [
+        ['token', 'create', '--scope', 'viewer', '--name', ''],
+        '--name is empty — give a non-empty token name',
+      ],
+      [['task', 'add', 'k2', '--assignee', ''], '--assignee is empty — give a non-empty assignee'],
+      [
+        ['token', 'create', '--scope', 'operator', '--host', 'vm'],
+        'an operator token is not bound to a host — leave out --host',
+      ],
+    ];
+    for (const [args, said] of cases) {
+      assert.equal(assertOneErrorLine(await t.run(...args), 2, args.join(' ')), `baton: ${said}`);
+    }
+    assert.deepEqual(await t.counts(), before);
+    if (mode !== 'db') return;
+    const dir = mkdtempSync(join(tmpdir(), 'baton-key-'));
+    const notKey = join(dir, 'notdb.txt');
+    writeFileSync(notKey, 'hi\n');
+    const line = assertOneErrorLine(await t.run('ledger', 'init', '--key-file', notKey), 2, 'ledger init');
+    assert.equal(
+      line,
+      `baton: the ledger key file ${notKey} is not a private key — name the key file \`baton ledger init\` wrote ` +
+        'with --key-file (or BATON_LEDGER_KEY), or leave both out for .baton/ledger.key',
+    );
+    rmSync(dir, { recursive: true });
   });
 
   test('refuses two output formats at once with exit 2, one line naming both, and nothing on stdout', async () => {

@@ -106,7 +106,7 @@ export function validateReason(what: string, value: unknown, max: number): strin
 /** Project, assignee, host and label names. */
 export function validateName(what: string, value: unknown): string {
   if (typeof value !== 'string' || value.trim().length === 0) {
-    throw new InvalidInputError(`${what} is empty`, `give a ${what} name`);
+    throw new InvalidInputError(`${what} is empty`, `give a non-empty ${what}`);
   }
   if (value.length > NAME_LENGTH_MAX) {
     throw new InvalidInputError(

@@ -5,7 +5,11 @@
 import { ConflictError, InvalidInputError } from '../core/errors.js';
 
 export function selfDependency(key: string): InvalidInputError {
-  return new InvalidInputError(`task ${key} cannot depend on itself`, 'name another task with --on');
+  // Flag-neutral: `task depend --on` and `task add --after` both reach it, and so does the HTTP API.
+  return new InvalidInputError(
+    `task ${key} cannot depend on itself`,
+    `name a task other than ${key} to wait for`,
+  );
 }
 
 export function cycleRefusal(key: string, on: string): InvalidInputError {

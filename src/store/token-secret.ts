@@ -34,7 +34,7 @@ export function bindingsOf(params: TokenCreateParams): {
   const run = params.run ?? null;
   if (params.scope !== 'agent' && run !== null) {
     throw new InvalidInputError(
-      `a ${params.scope} token is not bound to a run`,
+      `${scopeToken(params.scope)} is not bound to a run`,
       'bind only agent tokens to a run',
     );
   }
@@ -42,13 +42,16 @@ export function bindingsOf(params: TokenCreateParams): {
     throw new InvalidInputError('an agent token is bound to one session', 'pass --session <id>');
   }
   if (params.scope !== 'agent' && session !== null) {
-    throw new InvalidInputError(`a ${params.scope} token is not bound to a session`, 'leave out --session');
+    throw new InvalidInputError(
+      `${scopeToken(params.scope)} is not bound to a session`,
+      'leave out --session',
+    );
   }
   if (params.scope === 'host' && host === null) {
     throw new InvalidInputError('a host token is bound to one host', 'pass --host <name>');
   }
   if (params.scope !== 'host' && host !== null) {
-    throw new InvalidInputError(`a ${params.scope} token is not bound to a host`, 'leave out --host');
+    throw new InvalidInputError(`${scopeToken(params.scope)} is not bound to a host`, 'leave out --host');
   }
   return { session, host, run };
 }
@@ -112,3 +115,6 @@ export function createdDetail(token: Token): Record<string, unknown> {
     expiresAt: token.expiresAt,
   };
 }
+
+/** "an operator token", "a host token". */
+const scopeToken = (scope: string): string => `${/^[aeiou]/.test(scope) ? 'an' : 'a'} ${scope} token`;

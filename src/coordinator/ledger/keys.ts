@@ -91,11 +91,16 @@ export function loadKeyFile(path: string): LedgerSigner {
   try {
     key = nodeCrypto().createPrivateKey(readFileSync(path));
   } catch (error) {
-    const why =
-      (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'does not exist' : 'is not a private key';
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+      throw new InvalidInputError(
+        `the ledger key file ${path} does not exist`,
+        'run `baton ledger init`, or pass --key-file (or BATON_LEDGER_KEY) naming the key file',
+      );
+    }
     throw new InvalidInputError(
-      `the ledger key file ${path} ${why}`,
-      'run `baton ledger init`, or pass --key-file (or BATON_LEDGER_KEY) naming the key file',
+      `the ledger key file ${path} is not a private key`,
+      'name the key file `baton ledger init` wrote with --key-file (or BATON_LEDGER_KEY), ' +
+        'or leave both out for .baton/ledger.key',
     );
   }
   if (key.asymmetricKeyType !== 'ed25519') {
