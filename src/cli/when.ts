@@ -11,7 +11,8 @@ const DAY_MS = 86_400_000;
 /** The most days ago a date may be given as: a hundred years. */
 const MOST_DAYS = 36_500;
 const FORMS =
-  'give an ISO date or time such as 2026-01-31, 2026-01-31T10:00 (local) or 2026-01-31T10:00:00Z, or days ago such as 90d';
+  'give an ISO date or time such as 2026-01-31, 2026-01-31T10:00 (local) or 2026-01-31T10:00:00Z, ' +
+  'or days ago such as 90d';
 const ISO =
   /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,3})?)?(Z|[+-](?:\d{2}):(?:\d{2}))?)?$/i;
 
