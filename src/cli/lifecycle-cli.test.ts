@@ -84,6 +84,29 @@ for (const db of bothEngines())
         );
       });
 
+      test('close (also --done) ends the holder claim: its heartbeat, effect and release are fenced', async () => {
+        const t = cliOn(await db.fresh(), mode);
+        for (const [key, close] of [
+          ['w', ['--reason', 'wont do']],
+          ['d', ['--done']],
+        ] as const) {
+          await t.json(0, 'task', 'add', key, '--title', 'fix the login race');
+          const s = await t.session();
+          const epoch = String((await t.json(0, 'claim', key, '--session', s))['epoch']);
+          await t.json(0, 'close', key, ...close);
+          assert.doesNotMatch((await t.run('task', 'show', key)).stdout, /claimed by/);
+          for (const args of [
+            ['heartbeat', s, '--key', key, '--epoch', epoch],
+            ['effect', key, '--session', s, '--epoch', epoch, '--kind', 'pr-push'],
+            ['release', key, '--session', s, '--epoch', epoch, '--outcome', 'done'],
+          ]) {
+            const r = await t.run(...args);
+            assert.equal(r.code, 3, `${args.join(' ')}: ${r.stdout}${r.stderr}`);
+            assert.match(r.stderr, new RegExp(`the claim on ${key} at epoch ${epoch} is not current`));
+          }
+        }
+      });
+
       test('next hands out the most urgent free task as {key, title, epoch}, or null with exit 4', async () => {
         const t = cliOn(await db.fresh(), mode);
         await t.json(0, 'task', 'add', 'low', '--title', 'later', '--priority', '50');

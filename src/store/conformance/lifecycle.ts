@@ -225,6 +225,30 @@ export function exerciseLifecycle(harness: Harness): void {
         assert.deepEqual(await store.lifecycle.escalations(), []);
       }));
 
+    test('a close or a completion ends the live claim released, and fences its old holder', () =>
+      withFixture(harness, async ({ store }) => {
+        for (const action of ['close', 'complete'] as const) {
+          const key = `h-${action}`;
+          await givenTask(store, key);
+          const held = await givenHeld(store, key);
+          await store.lifecycle.transition({ key, action, by: ALICE, reason: 'wont do' });
+          assert.equal(await store.claims.current(key), null, action);
+          assert.equal((await store.tasks.get(key))?.holder, null);
+          assert.equal((await store.claims.history(key))[0]?.outcome, 'released');
+          const rows = await store.audit.list({ key });
+          const end = rows.find((entry) => entry.type === 'claim:released');
+          assert.deepEqual(end?.detail, { outcome: 'released', action, by: ALICE.name });
+          assert.equal(end?.epoch, held.epoch);
+          assert.ok(rows.indexOf(end) < rows.findIndex((entry) => entry.type === 'task:state'));
+          const claim = { key, epoch: held.epoch };
+          assert.equal((await store.sessions.heartbeat({ session: held.session, claim })).ok, false);
+          const effect = await store.effects.record({ ...claim, session: held.session, kind: 'pr-push' });
+          assert.ok(!effect.ok && effect.reason === 'fenced');
+          const release = await store.claims.release({ ...claim, session: held.session, outcome: 'done' });
+          assert.ok(!release.ok && release.reason === 'fenced');
+        }
+      }));
+
     test('lists escalations oldest first, and a task added escalated by the vague-issue rule is among them', () =>
       withFixture(harness, async ({ store }) => {
         // Escalated in this order; two escalations in one millisecond keep it by task id.

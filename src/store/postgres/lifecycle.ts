@@ -8,7 +8,7 @@
  */
 import { assert } from '../../core/assert.js';
 import { ConflictError, NotFoundError } from '../../core/errors.js';
-import type { TaskGate } from '../../core/task.js';
+import { planTaskTransition, type Task, type TaskGate, type TaskState } from '../../core/task.js';
 import type { DependencyOps, LifecycleStore, TaskEscalateResult } from '../lifecycle-store.js';
 import { taskStateRefusal } from '../task-refusal.js';
 import { taskOpen } from './claim-set.js';
@@ -48,7 +48,31 @@ const move = (action: Move['action']): Move => ({
 });
 
 /** Locks task $1 for a move in the same transaction (see moveSql); none when it does not exist. */
-const LOCK_TASK = 'SELECT id FROM tasks WHERE key = $1::text FOR UPDATE';
+const LOCK_TASK = 'SELECT id, state, review_required FROM tasks WHERE key = $1::text FOR UPDATE';
+
+/** Locks the live claim of task $1, if any, ahead of the task. */
+const LOCK_LIVE_CLAIM = `SELECT c.id FROM claims c JOIN tasks t ON t.id = c.task_id
+  WHERE t.key = $1::text AND c.released_at IS NULL FOR UPDATE OF c`;
+
+/**
+ * Only an open task takes claims: a move out of open (close, complete, approve; $2 the action, by
+ * $3) ends task $1's live claim `released`, before the move in its transaction, with a
+ * `claim:released` row naming the action and who took it, so the old holder is fenced.
+ */
+const END_LIVE_CLAIM = `WITH c AS (
+  UPDATE claims SET released_at = ${NOW}, outcome = 'released'
+  FROM tasks tk WHERE tk.key = $1::text AND claims.task_id = tk.id AND claims.released_at IS NULL
+  RETURNING claims.task_id, claims.session_id, claims.epoch, claims.released_at, tk.key
+), h AS (
+  UPDATE tasks SET holder_session_id = NULL, claimed_at = NULL FROM c WHERE tasks.id = c.task_id
+), a AS (
+  ${insertAuditRows(`
+    SELECT 0 AS part, ''::text AS seq, c.released_at AS at, 'claim:released'::text AS type, c.key AS task_key,
+      NULL::bigint AS job_id, c.session_id, ${hostOf('c.session_id')} AS host, c.epoch,
+      jsonb_build_object('outcome', 'released', 'action', $2::text, 'by', $3::text) AS detail
+    FROM c`)}
+)
+SELECT c.epoch FROM c`;
 
 async function taskByKey(querier: Querier, key: string): Promise<TaskRow> {
   const [task] = await querier.rows<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE key = $1::text`, [key]);
@@ -58,15 +82,7 @@ async function taskByKey(querier: Querier, key: string): Promise<TaskRow> {
 
 export function postgresLifecycle(exec: PgExecutor): Omit<LifecycleStore['lifecycle'], DependencyOps> {
   return {
-    transition: async (params) => {
-      const row = await exec.transaction(async (querier) => {
-        await querier.rows(LOCK_TASK, [params.key]);
-        const values = [params.key, params.by.name, params.by.session ?? null, params.reason ?? null];
-        return (await querier.rows<TaskRow>(moveSql(move(params.action), ''), values))[0];
-      });
-      if (row !== undefined) return toTask(row);
-      throw taskStateRefusal(stateFacts(await taskByKey(exec, params.key)), params.action);
-    },
+    transition: (params) => transition(exec, params),
     escalate: (params) => exec.transaction((transaction) => escalate(transaction, params)),
     gate: async (params) => {
       const row = await exec.one<TaskRow & { old_state: string; old_gate: TaskGate | null }>(GATE, [
@@ -116,6 +132,34 @@ export function postgresLifecycle(exec: PgExecutor): Omit<LifecycleStore['lifecy
         )
       ).map(toTask),
   };
+}
+
+/**
+ * A person's move of the task in one transaction: its live claim locked before the task and, for a
+ * move out of open, ended first (END_LIVE_CLAIM), then the move (moveSql).
+ */
+async function transition(
+  exec: PgExecutor,
+  params: Parameters<LifecycleStore['lifecycle']['transition']>[0],
+): Promise<Task> {
+  const row = await exec.transaction(async (querier) => {
+    // Lock order: the live claim before the task (tasks-claims.ts).
+    await querier.rows(LOCK_LIVE_CLAIM, [params.key]);
+    const [locked] = await querier.rows<{ state: TaskState; review_required: boolean }>(LOCK_TASK, [
+      params.key,
+    ]);
+    const plan =
+      locked === undefined
+        ? undefined
+        : planTaskTransition({ state: locked.state, reviewRequired: locked.review_required }, params.action);
+    if (plan?.ok === true && plan.to !== 'open') {
+      await querier.rows(END_LIVE_CLAIM, [params.key, params.action, params.by.name]);
+    }
+    const values = [params.key, params.by.name, params.by.session ?? null, params.reason ?? null];
+    return (await querier.rows<TaskRow>(moveSql(move(params.action), ''), values))[0];
+  });
+  if (row !== undefined) return toTask(row);
+  throw taskStateRefusal(stateFacts(await taskByKey(exec, params.key)), params.action);
 }
 
 /**

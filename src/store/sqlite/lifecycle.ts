@@ -6,13 +6,14 @@
  */
 import { ConflictError, NotFoundError } from '../../core/errors.js';
 import { SESSION_TTL_FALLBACK_MS } from '../../core/session.js';
+import { planTaskTransition, type Task, type TaskState } from '../../core/task.js';
 import type { DependencyOps, LifecycleStore, Setting, TaskEscalateResult } from '../lifecycle-store.js';
 import { taskStateRefusal } from '../task-refusal.js';
 import { taskOpen } from './claim-set.js';
 import { expireStaleHolder, grantClaim } from './claims.js';
 import { appendAudit, holderOf, toClaim, toTask, type TaskRow } from './rows.js';
 import type { SqliteExecutor, Sync } from './executor.js';
-import { changeTaskState, facts } from './task-state.js';
+import { changeTaskState, facts, type StateChange } from './task-state.js';
 import { sessionRow, taskRow } from './tasks-claims.js';
 
 function existing(exec: SqliteExecutor, key: string): TaskRow {
@@ -25,11 +26,7 @@ export function sqliteLifecycle(
   exec: SqliteExecutor,
 ): Sync<Omit<LifecycleStore['lifecycle'], DependencyOps>> {
   return {
-    transition: (params) =>
-      exec.write(() => {
-        const task = existing(exec, params.key);
-        return toTask(changeTaskState(exec, exec.now(), task, params));
-      }),
+    transition: (params) => exec.write(() => transition(exec, params)),
     escalate: (params) => exec.write(() => escalate(exec, params)),
     gate: (params) =>
       exec.write(() => {
@@ -117,6 +114,43 @@ function nextCandidate(
     project: params.project ?? null,
     label: params.label ?? null,
   }) as TaskRow | undefined;
+}
+
+/** A person's move of the task; one out of open ends its live claim first (endLiveClaim). */
+function transition(
+  exec: SqliteExecutor,
+  params: Parameters<LifecycleStore['lifecycle']['transition']>[0],
+): Task {
+  const task = existing(exec, params.key);
+  const now = exec.now();
+  const plan = planTaskTransition(
+    { state: task.state as TaskState, reviewRequired: task.review_required === 1 },
+    params.action,
+  );
+  if (plan.ok && plan.to !== 'open') endLiveClaim(exec, now, task, params);
+  return toTask(changeTaskState(exec, now, existing(exec, params.key), params));
+}
+
+/**
+ * Only an open task takes claims: a move out of open (close, complete, approve) ends the task's
+ * live claim `released` in its transaction, before the move, with a `claim:released` row naming
+ * the action and who took it, so the old holder's heartbeat, effect and release are fenced.
+ */
+function endLiveClaim(exec: SqliteExecutor, now: number, task: TaskRow, change: StateChange): void {
+  const live = exec
+    .prepare('SELECT id, session_id, epoch FROM claims WHERE task_id = ? AND released_at IS NULL')
+    .get(task.id) as { id: number; session_id: number; epoch: number } | undefined;
+  if (live === undefined) return;
+  exec.prepare(`UPDATE claims SET released_at = ?, outcome = 'released' WHERE id = ?`).run(now, live.id);
+  exec.prepare('UPDATE tasks SET holder_session_id = NULL, claimed_at = NULL WHERE id = ?').run(task.id);
+  appendAudit(exec, {
+    at: now,
+    type: 'claim:released',
+    key: task.key,
+    session: live.session_id,
+    epoch: live.epoch,
+    detail: { outcome: 'released', action: change.action, by: change.by.name },
+  });
 }
 
 function escalate(
