@@ -2,6 +2,7 @@
  * Cluster use cases for the adapters: hosts, job retry and who leads. `baton up` itself is the
  * daemon (src/daemon/), which uses this API and is never reached from it.
  */
+import { checkedActor } from './actor-session.js';
 import { validateId, validateName } from '../core/validate.js';
 import { ConflictError } from '../core/errors.js';
 import type { DurationMs, Instant } from '../core/time.js';
@@ -56,6 +57,7 @@ export class Cluster {
         'enable it after it has stopped, or start baton up there again',
       );
     }
+    await checkedActor(this.store, by);
     return this.store.hosts.setEnabled({ name: host, enabled, actor: by.name, by: by.session });
   }
 
@@ -71,6 +73,7 @@ export class Cluster {
     const checked = validateId('job', id);
     const ramMb = parseRetryRam(options.ramMb);
     if ((await this.store.jobs.get(checked)) === null) throw await jobNotFound(this.store, checked);
+    await checkedActor(this.store, by);
     return this.store.jobs.retry({ id: checked, actor: by.name, by: by.session, ramMb });
   }
 

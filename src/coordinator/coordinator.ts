@@ -4,6 +4,7 @@
  * which owns every rule about who may hold what. Expected outcomes (held, fenced, lost) come back
  * as values so each adapter can tell the user who holds the thing now.
  */
+import { checkedActor } from './actor-session.js';
 import type { Instant } from '../core/time.js';
 import type { AuditEntry } from '../core/audit-event.js';
 import { followAudit, type AuditFollowInput, type AuditFollowPage } from './audit-follow.js';
@@ -281,7 +282,8 @@ export class Coordinator {
   /** Cancels a job, naming who did it in the ledger and in the job's reason. */
   async cancelJob(id: unknown, by: Actor): Promise<JobTransitionResult> {
     const job = await this.getJob(id);
-    return this.store.jobs.cancel({ id: job.id, actor: by.name, by: by.session });
+    const actor = await checkedActor(this.store, by);
+    return this.store.jobs.cancel({ id: job.id, actor: actor.name, by: actor.session });
   }
 
   /**

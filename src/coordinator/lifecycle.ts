@@ -5,6 +5,7 @@
  * use case is one store step; who acted comes in as an Actor the adapter names (the CLI: the
  * operating-system user and host; HTTP: its token's name).
  */
+import { checkedActor } from './actor-session.js';
 import { finishedTaskMove } from '../core/audit-event.js';
 import { InvalidInputError, NotFoundError } from '../core/errors.js';
 import type { Claim } from '../core/claim.js';
@@ -130,16 +131,19 @@ export class Lifecycle {
   }
 
   /** Opens the design gate, or approves a task in review (to done). */
-  approve(input: ApproveInput): Promise<Task> {
+  async approve(input: ApproveInput): Promise<Task> {
     const gate = validateOneOf('gate', input.gate, APPROVAL_GATES);
     const note = optionalReason('note', input.reason);
     if (gate === 'review') return this.act(input, 'approve', note);
-    return this.store.lifecycle.approveGate({ key: validateKey(input.key), gate, by: input.by, note });
+    const key = validateKey(input.key);
+    const by = await checkedActor(this.store, input.by);
+    return this.store.lifecycle.approveGate({ key, gate, by, note });
   }
 
-  gate(input: { readonly key: unknown; readonly gate: unknown; readonly by: Actor }): Promise<Task> {
+  async gate(input: { readonly key: unknown; readonly gate: unknown; readonly by: Actor }): Promise<Task> {
     const gate = validateOneOf('gate', input.gate, TASK_GATES);
-    return this.store.lifecycle.gate({ key: validateKey(input.key), gate, by: input.by });
+    const key = validateKey(input.key);
+    return this.store.lifecycle.gate({ key, gate, by: await checkedActor(this.store, input.by) });
   }
 
   /** Makes the task wait until `on` is done (docs/decisions/0035-task-dependencies.md). */
@@ -350,8 +354,14 @@ export class Lifecycle {
     return this.store.settings.list();
   }
 
-  private act(input: ActionInput, action: TaskHandAction, reason: string | null): Promise<Task> {
-    return this.store.lifecycle.transition({ key: validateKey(input.key), action, by: input.by, reason });
+  private async act(input: ActionInput, action: TaskHandAction, reason: string | null): Promise<Task> {
+    const key = validateKey(input.key);
+    return this.store.lifecycle.transition({
+      key,
+      action,
+      by: await checkedActor(this.store, input.by),
+      reason,
+    });
   }
 }
 
