@@ -134,10 +134,7 @@ describeCli('baton CLI refusals', ({ mode, setup, fresh }) => {
     const before = await t.counts();
     const cases: [string[], string][] = [
       [['task', 'set', 'k1', '--requires-filesystem', '--no-requires-filesystem'], '--requires-filesystem'],
-      [
-        ['task', 'set', 'k1', '--no-requires-filesystem', '--requires-filesystem'],
-        '--requires-filesystem',
-      ],
+      [['task', 'set', 'k1', '--no-requires-filesystem', '--requires-filesystem'], '--requires-filesystem'],
       [['task', 'set', 'k1', '--workspace', 'w1', '--no-workspace'], '--workspace'],
     ];
     for (const [args, flag] of cases) {

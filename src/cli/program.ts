@@ -81,12 +81,12 @@ function refuseBothWays(action: Command, argv: readonly string[]): void {
     if (given.has(positive.long) && given.has(negative.long))
       throw new InvalidInputError(
         `${positive.long} and ${negative.long} were both given`,
-        `keep the one you mean; see \`${commandPath(action)} --help\``,
+        `keep the one you mean; see \`${pathOf(action)} --help\``,
       );
   }
 }
 
-function commandPath(command: Command): string {
+function pathOf(command: Command): string {
   const names: string[] = [];
   for (let at: Command | null = command; at !== null; at = at.parent) names.unshift(at.name());
   return names.join(' ');
