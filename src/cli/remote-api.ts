@@ -20,7 +20,7 @@ import {
   type TaskListInput,
 } from '../coordinator/inputs.js';
 import type { Ledger } from '../coordinator/ledger/ledger.js';
-import type { ActionInput, Lifecycle } from '../coordinator/lifecycle.js';
+import type { Lifecycle } from '../coordinator/lifecycle.js';
 import type { JobProgress, ProgressMarks } from '../coordinator/progress.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -35,7 +35,9 @@ import {
 import type { Tokens } from '../coordinator/tokens.js';
 import type { Workspaces } from '../coordinator/workspaces.js';
 import type { Job, JobId } from '../core/job.js';
+import type { Actor } from '../core/task.js';
 import { auditByToken, listedTasks } from './older-servers.js';
+import { noSessionOverHttp } from './remote-target.js';
 import { validateId, validateKey } from '../core/validate.js';
 import { fromWire } from '../agents/api-connection.js';
 import { parseJobLog } from '../coordinator/job-log.js';
@@ -185,7 +187,8 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
     return { ...chunk, bytes: Buffer.from(data, 'base64') };
   };
 
-  cancelJob: CliApi['cancelJob'] = async (id) => {
+  cancelJob: CliApi['cancelJob'] = async (id, by) => {
+    noSessionOverHttp('cancel', by);
     const answer = await this.api.ask('POST', `/v1/jobs/${validateId('job', id)}/cancel`);
     if (!answer.ok && answer.refusal.label === 'lost') {
       return { ok: false, reason: 'lost', job: fromWire<Job | null>(answer.refusal.details['job'] ?? null) };
@@ -221,18 +224,14 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
   override readonly lifecycle: CliApi['lifecycle'] = {
     next: (input) => this.next(input),
     escalate: (input) => this.escalate(input),
-    reopen: (input) => this.act('reopen', input),
-    resolve: (input) => this.act('resolve', input),
-    reject: (input) => this.act('reject', input),
-    close: (input) =>
-      this.post(`/v1/tasks/${enc(input.key)}/close`, { reason: input.reason, done: input.done === true }),
-    approve: (input) =>
-      this.post(`/v1/tasks/${enc(input.key)}/approve`, { gate: input.gate, note: input.reason }),
-    gate: (input) => this.post(`/v1/tasks/${enc(input.key)}/gate`, { gate: input.gate }),
-    depend: (input) =>
-      this.post(`/v1/tasks/${enc(input.key)}/depend`, { on: input.on, session: input.by.session }),
-    undepend: (input) =>
-      this.post(`/v1/tasks/${enc(input.key)}/undepend`, { on: input.on, session: input.by.session }),
+    reopen: (input) => this.step('reopen', input, { reason: input.reason }),
+    resolve: (input) => this.step('resolve', input, { reason: input.reason }),
+    reject: (input) => this.step('reject', input, { reason: input.reason }),
+    close: (input) => this.step('close', input, { reason: input.reason, done: input.done === true }),
+    approve: (input) => this.step('approve', input, { gate: input.gate, note: input.reason }),
+    gate: (input) => this.step('gate', input, { gate: input.gate }),
+    depend: (input) => this.step('depend', input, { on: input.on }),
+    undepend: (input) => this.step('undepend', input, { on: input.on }),
     escalations: (input = {}) => this.get(`/v1/escalations${query({ limit: input.limit })}`),
     setSetting: (input) =>
       this.post(`/v1/settings/${encodeURIComponent(String(input.name))}`, { value: String(input.value) }),
@@ -242,9 +241,12 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
   readonly cluster: CliApi['cluster'] = {
     hosts: () => this.get('/v1/hosts'),
     leader: () => this.get('/v1/leader'),
-    setHostEnabled: (name, enabled) =>
-      this.post(`/v1/hosts/${encodeURIComponent(String(name))}/${enabled ? 'enable' : 'disable'}`),
-    retryJob: (id, _by, options = {}) => {
+    setHostEnabled: (name, enabled, by) => {
+      noSessionOverHttp(enabled ? 'host enable' : 'host disable', by);
+      return this.post(`/v1/hosts/${encodeURIComponent(String(name))}/${enabled ? 'enable' : 'disable'}`);
+    },
+    retryJob: (id, by, options = {}) => {
+      noSessionOverHttp('retry', by);
       const ramMb = parseRetryRam(options.ramMb); // checked here, sent as the number the API takes (0: none)
       return this.post(`/v1/jobs/${validateId('job', id)}/retry`, {
         ramMb: ramMb === undefined ? undefined : (ramMb ?? 0),
@@ -390,10 +392,8 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
     plan: (input) => this.get(`/v1/tasks/${enc(input.key)}/plan${query({ agent: input.agent })}`),
   };
 
-  private act(verb: 'reopen' | 'resolve' | 'reject', input: ActionInput): Promise<never> {
-    return this.post(`/v1/tasks/${enc(input.key)}/${verb}`, {
-      reason: input.reason,
-      session: input.by.session,
-    });
+  /** A step of task `input.key`'s lifecycle, with the session its actor names (the route's `session`). */
+  private step(verb: string, input: { key: unknown; by: Actor }, body: object): Promise<never> {
+    return this.post(`/v1/tasks/${enc(input.key)}/${verb}`, { ...body, session: input.by.session });
   }
 }

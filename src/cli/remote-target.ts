@@ -40,3 +40,16 @@ export function remoteTarget(
   }
   return { url, token };
 }
+
+/**
+ * Over --api the token is who acts, and these routes take no session: a --session given would be
+ * dropped from the ledger's row, so it is refused instead (close, approve, gate, reopen, resolve,
+ * reject, depend and undepend send theirs).
+ */
+export function noSessionOverHttp(command: string, by: { readonly session?: number | undefined }): undefined {
+  if (by.session === undefined) return undefined;
+  throw new InvalidInputError(
+    `baton ${command} --session is not sent over --api: the token is who acts there`,
+    'leave --session out, or run it with --db against the database',
+  );
+}

@@ -26,9 +26,13 @@ const Escalate = z
   .strictObject({ reason: Text, session: SessionId.optional(), epoch: Epoch.optional() })
   .openapi('Escalate');
 const Reason = z.strictObject({ reason: Text.optional(), session: SessionId.optional() }).openapi('Reason');
-const Close = z.strictObject({ reason: Text.optional(), done: z.boolean().optional() }).openapi('Close');
-const Approve = z.strictObject({ gate: z.string().optional(), note: Text.optional() }).openapi('Approve');
-const Gate = z.strictObject({ gate: z.string() }).openapi('Gate');
+const Close = z
+  .strictObject({ reason: Text.optional(), done: z.boolean().optional(), session: SessionId.optional() })
+  .openapi('Close');
+const Approve = z
+  .strictObject({ gate: z.string().optional(), note: Text.optional(), session: SessionId.optional() })
+  .openapi('Approve');
+const Gate = z.strictObject({ gate: z.string(), session: SessionId.optional() }).openapi('Gate');
 const Depend = z.strictObject({ on: z.string(), session: SessionId.optional() }).openapi('Depend');
 const Effect = z
   .strictObject({
@@ -145,7 +149,12 @@ function lifecycleRoutes(app: Api, baton: Coordinator): void {
     async (context) => {
       const { key } = context.req.valid('param');
       const body = context.req.valid('json');
-      const input = { key, reason: body.reason, done: body.done === true, by: actorOf(context) };
+      const input = {
+        key,
+        reason: body.reason,
+        done: body.done === true,
+        by: actorOf(context, body.session),
+      };
       return lifecycleStep(context, baton, 'close', key, () => lifecycle.close(input));
     },
   );
@@ -165,7 +174,7 @@ function approvalRoutes(app: Api, baton: Coordinator): void {
     async (context) => {
       const { key } = context.req.valid('param');
       const body = context.req.valid('json');
-      const input = { key, gate: body.gate, reason: body.note, by: actorOf(context) };
+      const input = { key, gate: body.gate, reason: body.note, by: actorOf(context, body.session) };
       return lifecycleStep(context, baton, 'approve', key, () => lifecycle.approve(input));
     },
   );
@@ -179,7 +188,8 @@ function approvalRoutes(app: Api, baton: Coordinator): void {
     }),
     async (context) => {
       const { key } = context.req.valid('param');
-      const input = { key, gate: context.req.valid('json').gate, by: actorOf(context) };
+      const { gate, session } = context.req.valid('json');
+      const input = { key, gate, by: actorOf(context, session) };
       return lifecycleStep(context, baton, 'gate', key, () => lifecycle.gate(input));
     },
   );
