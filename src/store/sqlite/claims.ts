@@ -49,17 +49,47 @@ export function expireStaleHolder(exec: SqliteExecutor, now: number, task: TaskR
     | undefined;
   if (live === undefined) return true;
   if (live.state === 'live' && !hasExpired(live.heartbeat_at, live.ttl_ms, now)) return false;
-  exec.prepare(`UPDATE claims SET released_at = ?, outcome = 'expired' WHERE id = ?`).run(now, live.id);
+  endClaim(exec, now, task, live, {
+    outcome: 'expired',
+    heartbeatAt: live.heartbeat_at,
+    ttlMs: live.ttl_ms,
+    takenBy: by,
+  });
+  return true;
+}
+
+/** A live claim as the statements that end it read it. */
+export interface LiveClaim {
+  readonly id: number;
+  readonly session_id: number;
+  readonly epoch: number;
+}
+
+/**
+ * Ends `task`'s live claim with `detail.outcome`, now: the claim released, the task's holder
+ * cleared, and a `claim:released` row with `detail` under the claim's session and epoch.
+ */
+export function endClaim(
+  exec: SqliteExecutor,
+  now: number,
+  task: Pick<TaskRow, 'id' | 'key'>,
+  live: LiveClaim,
+  detail: { readonly outcome: 'expired' | 'released' | 'escalated' } & Record<string, unknown>,
+): void {
+  // The outcome as a literal, one statement text per outcome (a closed set, never input).
+  exec
+    .prepare(`UPDATE claims SET released_at = ?, outcome = '${detail.outcome}' WHERE id = ?`)
+    .run(now, live.id);
   exec.prepare('UPDATE tasks SET holder_session_id = NULL, claimed_at = NULL WHERE id = ?').run(task.id);
+  const { key } = task;
   appendAudit(exec, {
     at: now,
     type: 'claim:released',
-    key: task.key,
+    key,
     session: live.session_id,
     epoch: live.epoch,
-    detail: { outcome: 'expired', heartbeatAt: live.heartbeat_at, ttlMs: live.ttl_ms, takenBy: by },
+    detail,
   });
-  return true;
 }
 
 /** Grants a free task (as read in this transaction) to the session, bumping its epoch. */

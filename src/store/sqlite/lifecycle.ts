@@ -10,7 +10,7 @@ import { planTaskTransition, type Task, type TaskState } from '../../core/task.j
 import type { DependencyOps, LifecycleStore, Setting, TaskEscalateResult } from '../lifecycle-store.js';
 import { taskStateRefusal } from '../task-refusal.js';
 import { taskOpen } from './claim-set.js';
-import { expireStaleHolder, grantClaim } from './claims.js';
+import { endClaim, expireStaleHolder, grantClaim, type LiveClaim } from './claims.js';
 import { appendAudit, holderOf, toClaim, toTask, type TaskRow } from './rows.js';
 import type { SqliteExecutor, Sync } from './executor.js';
 import { changeTaskState, facts, type StateChange } from './task-state.js';
@@ -137,20 +137,15 @@ function transition(
  * the action and who took it, so the old holder's heartbeat, effect and release are fenced.
  */
 function endLiveClaim(exec: SqliteExecutor, now: number, task: TaskRow, change: StateChange): void {
-  const live = exec
+  const live = liveClaim(exec, task.id);
+  if (live !== undefined)
+    endClaim(exec, now, task, live, { outcome: 'released', action: change.action, by: change.by.name });
+}
+
+function liveClaim(exec: SqliteExecutor, taskId: number): LiveClaim | undefined {
+  return exec
     .prepare('SELECT id, session_id, epoch FROM claims WHERE task_id = ? AND released_at IS NULL')
-    .get(task.id) as { id: number; session_id: number; epoch: number } | undefined;
-  if (live === undefined) return;
-  exec.prepare(`UPDATE claims SET released_at = ?, outcome = 'released' WHERE id = ?`).run(now, live.id);
-  exec.prepare('UPDATE tasks SET holder_session_id = NULL, claimed_at = NULL WHERE id = ?').run(task.id);
-  appendAudit(exec, {
-    at: now,
-    type: 'claim:released',
-    key: task.key,
-    session: live.session_id,
-    epoch: live.epoch,
-    detail: { outcome: 'released', action: change.action, by: change.by.name },
-  });
+    .get(taskId) as LiveClaim | undefined;
 }
 
 function escalate(
@@ -159,9 +154,7 @@ function escalate(
 ): TaskEscalateResult {
   const task = existing(exec, params.key);
   const now = exec.now();
-  const live = exec
-    .prepare('SELECT id, session_id, epoch FROM claims WHERE task_id = ? AND released_at IS NULL')
-    .get(task.id) as { id: number; session_id: number; epoch: number } | undefined;
+  const live = liveClaim(exec, task.id);
   if (
     params.claim !== undefined &&
     (live?.session_id !== params.claim.session || live.epoch !== params.claim.epoch)
@@ -179,18 +172,7 @@ function escalate(
   const job = exec
     .prepare(`SELECT id FROM jobs WHERE task_id = ? AND status IN ('queued', 'claimed', 'running')`)
     .get(task.id) as { id: number } | undefined;
-  if (live !== undefined) {
-    exec.prepare(`UPDATE claims SET released_at = ?, outcome = 'escalated' WHERE id = ?`).run(now, live.id);
-    exec.prepare('UPDATE tasks SET holder_session_id = NULL, claimed_at = NULL WHERE id = ?').run(task.id);
-    appendAudit(exec, {
-      at: now,
-      type: 'claim:released',
-      key: params.key,
-      session: live.session_id,
-      epoch: live.epoch,
-      detail: { outcome: 'escalated' },
-    });
-  }
+  if (live !== undefined) endClaim(exec, now, task, live, { outcome: 'escalated' });
   const row = changeTaskState(exec, now, existing(exec, params.key), {
     action: 'escalate',
     by: params.by,
