@@ -253,6 +253,27 @@ test('a held job read that answers with the job cancelled kills the agent as can
   }
 });
 
+test('closing the task of a running job (which ends its claim) kills the agent as cancelled, not fenced', async () => {
+  const s = await setup();
+  try {
+    await agentUp(s);
+    s.reads.open();
+    await s.f.store.lifecycle.transition({ key: 'k', action: 'close', by: { name: 'alice@box' } });
+    await pass(s, 2 * TRUST);
+    await s.run.killed;
+    await s.running;
+    assert.deepEqual(s.run.kills, ['cancelled']);
+    const id = s.run.job.id;
+    assert.ok(
+      s.lines.includes(`job ${id} k: killing its agent (cancelled: its job was cancelled)`),
+      s.lines.join('\n'),
+    );
+    assert.ok(s.lines.includes(`job ${id} k: cancelled, process tree killed`), s.lines.join('\n'));
+  } finally {
+    await done(s);
+  }
+});
+
 test('a refused claim heartbeat kills the agent as fenced, and the log says why at once', async () => {
   const s = await setup();
   try {

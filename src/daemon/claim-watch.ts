@@ -101,10 +101,11 @@ function killFor(
   job: Job | null | undefined,
   epoch: number,
 ): { reason: KillReason; why: string } | null {
+  // An escalation, a cancel and a close of the task end the claim too: said as what they are.
   if (job?.status === 'escalated') return { reason: 'escalated', why: 'its job was escalated' };
+  if (job?.status === 'cancelled') return { reason: 'cancelled', why: 'its job was cancelled' };
   if (!beatOk) return { reason: 'fenced', why: 'its claim heartbeat was refused' };
   if (job === undefined) return null; // read again after the next beat
-  if (job?.status === 'cancelled') return { reason: 'cancelled', why: 'its job was cancelled' };
   if (job === null) return { reason: 'fenced', why: 'its job is gone' };
   if (job.epoch !== epoch) return { reason: 'fenced', why: `its job moved to epoch ${job.epoch}` };
   if (job.status !== 'running') return { reason: 'fenced', why: `its job is ${job.status}` };
