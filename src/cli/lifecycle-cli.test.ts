@@ -123,9 +123,11 @@ for (const db of bothEngines())
           ['reopen', 'c', '--reason', 'again'],
           ['cancel', job],
           ['host', 'disable', 'h1'],
+          ['task', 'depend', 'k', '--on', 'c'],
+          ['job', 'prune', '--older-than', '30d'],
         ];
         for (const args of actions) {
-          if (mode !== 'db' && ['cancel', 'host'].includes(args[0] ?? '')) {
+          if (mode !== 'db' && ['cancel', 'host', 'job'].includes(args[0] ?? '')) {
             // Their routes take no session: over --api the token acts, and --session is refused.
             const r = await t.run(...args, '--session', '99');
             assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);

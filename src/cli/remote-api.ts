@@ -252,9 +252,9 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
         ramMb: ramMb === undefined ? undefined : (ramMb ?? 0),
       });
     },
-    // Checked here first: bad input is refused without a request (exit 2), as on the database.
-    pruneJobs: (input) => {
-      parseOlderThan(input.olderThan);
+    pruneJobs: (input, by) => {
+      noSessionOverHttp('job prune', by);
+      parseOlderThan(input.olderThan); // bad input refused without a request (exit 2), as on the database
       return this.post('/v1/jobs/prune', {
         olderThan: String(input.olderThan),
         dryRun: input.dryRun === true,

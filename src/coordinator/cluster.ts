@@ -87,7 +87,10 @@ export class Cluster {
     by: Actor,
   ): Promise<JobPruneReport> {
     const olderThanMs = parseOlderThan(input.olderThan);
-    return pruneJobs(this.store, { olderThanMs, dryRun: input.dryRun === true, by: by.name });
+    const actor = await checkedActor(this.store, by);
+    // The `jobs:pruned` row names who in words; a session acted under is said there.
+    const named = actor.session === undefined ? actor.name : `${actor.name}, session ${actor.session}`;
+    return pruneJobs(this.store, { olderThanMs, dryRun: input.dryRun === true, by: named });
   }
 
   /** The dispatcher leader with its session's host and pid, judged on the database clock. */

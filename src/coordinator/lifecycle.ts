@@ -147,20 +147,14 @@ export class Lifecycle {
   }
 
   /** Makes the task wait until `on` is done (docs/decisions/0035-task-dependencies.md). */
-  depend(input: DependInput): Promise<TaskDependencies> {
-    return this.store.lifecycle.depend({
-      key: validateKey(input.key),
-      on: dependencyKey(input.on),
-      by: input.by,
-    });
+  async depend(input: DependInput): Promise<TaskDependencies> {
+    const [key, on] = [validateKey(input.key), dependencyKey(input.on)];
+    return this.store.lifecycle.depend({ key, on, by: await checkedActor(this.store, input.by) });
   }
 
-  undepend(input: DependInput): Promise<TaskDependencies> {
-    return this.store.lifecycle.undepend({
-      key: validateKey(input.key),
-      on: dependencyKey(input.on),
-      by: input.by,
-    });
+  async undepend(input: DependInput): Promise<TaskDependencies> {
+    const [key, on] = [validateKey(input.key), dependencyKey(input.on)];
+    return this.store.lifecycle.undepend({ key, on, by: await checkedActor(this.store, input.by) });
   }
 
   async escalate(input: EscalateInput) {

@@ -21,7 +21,7 @@ export function registerJobPrune(job: Command): void {
     )
     .requiredOption('--older-than <duration>', 'how long a finished job is kept, e.g. 30d or 12h')
     .option('--dry-run', 'count the jobs that would go; remove none')
-    .option('--session <id>', 'the session you act under, recorded in the ledger')
+    .option('--session <id>', 'the live session you act under, named in the ledger row (not with --api)')
     .action((flags: PruneFlags, cmd: Command) =>
       withApi(cmd, async (baton, out) => {
         const input = { olderThan: flags.olderThan, dryRun: flags.dryRun === true };
