@@ -6,6 +6,7 @@
  */
 import { InvalidInputError } from '../core/errors.js';
 import type { Instant } from '../core/time.js';
+import { quoted } from '../core/text.js';
 
 const DAY_MS = 86_400_000;
 /** The most days ago a date may be given as: a hundred years. */
@@ -27,13 +28,12 @@ export function parseWhen(
   if (ago !== null) {
     const days = Number(ago[1]);
     if (days > MOST_DAYS) {
-      throw new InvalidInputError(`${flag} ${JSON.stringify(raw)} is too far back`, `at most ${MOST_DAYS}d`);
+      throw new InvalidInputError(`${flag} ${quoted(raw)} is too far back`, `at most ${MOST_DAYS}d`);
     }
     return now() - days * DAY_MS;
   }
   const at = ISO.test(text) && isCalendarTime(text) ? Date.parse(text) : NaN;
-  if (!Number.isFinite(at))
-    throw new InvalidInputError(`${flag} ${JSON.stringify(raw)} is not a date`, FORMS);
+  if (!Number.isFinite(at)) throw new InvalidInputError(`${flag} ${quoted(raw)} is not a date`, FORMS);
   return at;
 }
 

@@ -5,7 +5,7 @@ import { jobDetail, jobLine, jobTable, jobWithProgress, runLines } from '../job-
 import { jobRuns, runsWithReason, type JobRun } from '../../core/job-attempts.js';
 import { jobLogName } from '../../core/job-log.js';
 import { Refusal } from '../refusal.js';
-import { BatonError } from '../../core/errors.js';
+import { BatonError, InvalidInputError } from '../../core/errors.js';
 import { validateId } from '../../core/validate.js';
 import { EXIT_CODE_BY_ERROR, Exit } from '../exit-codes.js';
 import { terminalText, writeErrorLine, writeJson, type Output } from '../output.js';
@@ -121,7 +121,8 @@ async function cancelEach(
       results.push({ id: Number(id), ok: true, job: result.job });
       if (!out.json) writeOut(`${terminalText(`cancelled job ${result.job.id} (${result.job.key})`)}\n`);
     } catch (error) {
-      if (!(error instanceof BatonError)) throw error;
+      // Bad input of the whole call (the ids were checked above): said once, as alone.
+      if (!(error instanceof BatonError) || error instanceof InvalidInputError) throw error;
       worst = Math.max(worst, EXIT_CODE_BY_ERROR[error.code]);
       results.push({ id: Number(id), ok: false, error: error.code, message: error.message });
       writeErrorLine(error.message, error.hint);

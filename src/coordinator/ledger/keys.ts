@@ -8,7 +8,7 @@
 import type { KeyObject } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { keepOutOfGit } from '../../os/state-ignore.js';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { ConflictError, InvalidInputError } from '../../core/errors.js';
 import type { LedgerCrypto } from '../../core/ledger-verify.js';
 import { nodeCrypto } from '../../os/node-crypto.js';
@@ -97,10 +97,12 @@ export function loadKeyFile(path: string): LedgerSigner {
         'run `baton ledger init`, or pass --key-file (or BATON_LEDGER_KEY) naming the key file',
       );
     }
+    // The default file itself damaged: pointing back at it would not help.
+    const isDefault = basename(path) === 'ledger.key' && basename(dirname(path)) === '.baton';
     throw new InvalidInputError(
       `the ledger key file ${path} is not a private key`,
-      'name the key file `baton ledger init` wrote with --key-file (or BATON_LEDGER_KEY), ' +
-        'or leave both out for .baton/ledger.key',
+      'name the key file `baton ledger init` wrote with --key-file (or BATON_LEDGER_KEY)' +
+        (isDefault ? ', or restore this one from its backup' : ', or leave both out for .baton/ledger.key'),
     );
   }
   if (key.asymmetricKeyType !== 'ed25519') {

@@ -50,6 +50,10 @@ const move = (action: Move['action']): Move => ({
 /** Locks task $1 for a move in the same transaction (see moveSql); none when it does not exist. */
 const LOCK_TASK = 'SELECT id, state, review_required FROM tasks WHERE key = $1::text FOR UPDATE';
 
+/** Locks the active job of task $1, if any, ahead of its claim and the task (as escalate does). */
+const LOCK_ACTIVE_JOB = `SELECT j.id FROM jobs j JOIN tasks t ON t.id = j.task_id
+  WHERE t.key = $1::text AND j.status IN ('queued', 'claimed', 'running') FOR UPDATE OF j`;
+
 /** Locks the live claim of task $1, if any, ahead of the task. */
 const LOCK_LIVE_CLAIM = `SELECT c.id FROM claims c JOIN tasks t ON t.id = c.task_id
   WHERE t.key = $1::text AND c.released_at IS NULL FOR UPDATE OF c`;
@@ -135,15 +139,16 @@ export function postgresLifecycle(exec: PgExecutor): Omit<LifecycleStore['lifecy
 }
 
 /**
- * A person's move of the task in one transaction: its live claim locked before the task and, for a
- * move out of open, ended first (END_LIVE_CLAIM), then the move (moveSql).
+ * A person's move of the task in one transaction: its active job, live claim and row locked in
+ * that order and, for a move out of open, the claim ended first (END_LIVE_CLAIM), then the move (moveSql).
  */
 async function transition(
   exec: PgExecutor,
   params: Parameters<LifecycleStore['lifecycle']['transition']>[0],
 ): Promise<Task> {
   const row = await exec.transaction(async (querier) => {
-    // Lock order: the live claim before the task (tasks-claims.ts).
+    // Lock order as escalate's and force-release's: the active job, the live claim, the task.
+    await querier.rows(LOCK_ACTIVE_JOB, [params.key]);
     await querier.rows(LOCK_LIVE_CLAIM, [params.key]);
     const [locked] = await querier.rows<{ state: TaskState; review_required: boolean }>(LOCK_TASK, [
       params.key,
