@@ -207,6 +207,17 @@ async function done(s: Setup<Clock>): Promise<void> {
   await s.f.store.close();
 }
 
+/** The agent was killed once, as cancelled, and the log said why and that its tree is gone. */
+function assertKilledAsCancelled(s: Setup<Clock>): void {
+  assert.deepEqual(s.run.kills, ['cancelled']);
+  const id = s.run.job.id;
+  assert.ok(
+    s.lines.includes(`job ${id} k: killing its agent (cancelled: its job was cancelled)`),
+    s.lines.join('\n'),
+  );
+  assert.ok(s.lines.includes(`job ${id} k: cancelled, process tree killed`), s.lines.join('\n'));
+}
+
 test('a job read that hangs stops no heartbeat, and the agent is not fenced while they get through', async () => {
   const s = await setup();
   try {
@@ -239,13 +250,7 @@ test('a held job read that answers with the job cancelled kills the agent as can
     s.reads.open(); // the read goes to the database now, and finds the job cancelled
     await s.run.killed;
     await s.running;
-    assert.deepEqual(s.run.kills, ['cancelled']);
-    const id = s.run.job.id;
-    assert.ok(
-      s.lines.includes(`job ${id} k: killing its agent (cancelled: its job was cancelled)`),
-      s.lines.join('\n'),
-    );
-    assert.ok(s.lines.includes(`job ${id} k: cancelled, process tree killed`), s.lines.join('\n'));
+    assertKilledAsCancelled(s);
     assert.equal((await s.f.store.jobs.get(s.run.job.id))?.status, 'cancelled');
     assert.equal(await s.f.store.claims.current('k'), null);
   } finally {
@@ -262,13 +267,7 @@ test('closing the task of a running job (which ends its claim) kills the agent a
     await pass(s, 2 * TRUST);
     await s.run.killed;
     await s.running;
-    assert.deepEqual(s.run.kills, ['cancelled']);
-    const id = s.run.job.id;
-    assert.ok(
-      s.lines.includes(`job ${id} k: killing its agent (cancelled: its job was cancelled)`),
-      s.lines.join('\n'),
-    );
-    assert.ok(s.lines.includes(`job ${id} k: cancelled, process tree killed`), s.lines.join('\n'));
+    assertKilledAsCancelled(s);
   } finally {
     await done(s);
   }
