@@ -86,6 +86,42 @@ export function exerciseHumanSessions(harness: Harness): void {
         assert.equal(released?.detail['ttlMs'], 2 * HOUR);
       }));
 
+    test('a claim or next asked for by a silent session renews it, so what it gets is not taken over at once', () =>
+      withFixture(harness, async ({ clocked, moveClock }) => {
+        const store = await clocked();
+        for (const key of ['p', 'q', 'r']) await givenTask(store, key);
+        const silent = await store.sessions.start({ kind: 'agent', host: 'h', pid: 1, ttlMs: MINUTE });
+        const other = await store.sessions.start({ kind: 'human', host: 'desk', pid: 2, ttlMs: 2 * HOUR });
+        const heartbeatAt = async (): Promise<number> =>
+          (await store.sessions.get(silent.id))?.heartbeatAt ?? 0;
+        const heldBySilent = async (key: string): Promise<void> => {
+          const taken = await store.claims.acquire({ key, session: other.id });
+          assert.ok(!taken.ok && taken.holder.session === silent.id, `${key}: ${JSON.stringify(taken)}`);
+        };
+        await moveClock(2 * MINUTE);
+        const granted = await store.claims.acquire({ key: 'p', session: silent.id });
+        assert.ok(granted.ok && granted.granted);
+        await heldBySilent('p');
+        await moveClock(2 * MINUTE);
+        const next = await store.lifecycle.next({ session: silent.id });
+        assert.equal(next?.task.key, 'q');
+        await heldBySilent('q');
+        await moveClock(2 * MINUTE);
+        const mine = await store.claims.acquire({ key: 'p', session: silent.id });
+        assert.ok(mine.ok && !mine.granted, 'told it holds p already');
+        await heldBySilent('p');
+        const renewed = await heartbeatAt();
+        await moveClock(MINUTE / 2);
+        assert.ok((await store.claims.acquire({ key: 'r', session: silent.id })).ok);
+        assert.equal(await heartbeatAt(), renewed, 'a session within its TTL is not written');
+        const report = await store.recovery.rescueStale({ staleAfterMs: 10_000, policy: POLICY });
+        assert.deepEqual(report.sessions, [], 'a renewed session is not rescued');
+        await moveClock(2 * MINUTE);
+        const taken = await store.claims.acquire({ key: 'p', session: other.id });
+        assert.ok(taken.ok && taken.granted, 'silent again, with nothing asked, it loses its claims');
+        assert.equal(await heartbeatAt(), renewed, "another session's claim renews nobody else");
+      }));
+
     test('a session without a TTL is held to the fallback; a heartbeat without a key renews every claim', () =>
       withFixture(harness, async ({ clocked, moveClock }) => {
         const store = await clocked();

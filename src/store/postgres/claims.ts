@@ -16,6 +16,7 @@ import { insertAuditRows } from './locks.js';
 import {
   EXPIRED,
   NOW,
+  RENEW_IF_SILENT,
   claimState,
   holderOf,
   hostOf,
@@ -60,14 +61,19 @@ export function postgresClaims(exec: PgExecutor): Store['claims'] {
  * EvalPlanQual re-check of `holder_session_id IS NULL` (and of the task being open) on the
  * newest row version make the second of two racing claimers match nothing. The claims insert and
  * the audit row ride in the same statement; the partial unique index claims_one_live_per_task
- * backs the guard (a violation is retried by the executor and then reads as held).
+ * backs the guard (a violation is retried by the executor and then reads as held). `r` renews a
+ * silent claimant (RENEW_IF_SILENT) whenever the task is open, granted, held or its own, so the
+ * takeover and the answer "yours already" that may follow are not lost at once either.
  */
 const GRANT = `WITH s AS (
   SELECT id, host FROM sessions WHERE id = $2::bigint AND state = 'live' FOR KEY SHARE
+), r AS (
+  ${RENEW_IF_SILENT(`EXISTS (SELECT 1 FROM tasks WHERE key = $1::text AND state = 'open')`)}
 ), t AS (
   UPDATE tasks SET ${taskGrantSet('s.id', NOW)}
   FROM s
   WHERE tasks.key = $1::text AND tasks.holder_session_id IS NULL AND tasks.state = 'open'
+    AND (SELECT count(*) FROM r) >= 0
   RETURNING tasks.id, tasks.key, tasks.epoch, tasks.claimed_at, s.id AS session_id, s.host
 ), c AS (
   INSERT INTO claims (task_id, session_id, epoch, claimed_at, heartbeat_at)

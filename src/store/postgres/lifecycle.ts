@@ -16,6 +16,7 @@ import { insertAuditRows, seqOf } from './locks.js';
 import {
   EXPIRED,
   NOW,
+  RENEW_IF_SILENT,
   TASK_COLUMNS,
   hostOf,
   stateFacts,
@@ -206,16 +207,21 @@ SELECT o.gate AS old_gate, t.* FROM o LEFT JOIN t ON true`;
 /**
  * `next` for session $1 (project $2, label $3). `cand` locks the best eligible task FOR UPDATE
  * SKIP LOCKED: a concurrent `next` skips it and takes the one after. A holder past its TTL has
- * its claim released `expired` (`o`) before the grant (`t` reads `o`). Always one row: the
- * session's state, and the task and claim granted, if any.
+ * its claim released `expired` (`o`) before the grant (`t` reads `o`). `r` renews a silent live
+ * session first (RENEW_IF_SILENT: asking for work is proof of life, found or not), which `cand`
+ * reads from its snapshot as still silent: the session's own held tasks are left out by name, as
+ * SQLite's renewal first leaves them. Always one row: the session's state, and the task and claim
+ * granted, if any.
  */
 export const NEXT = `WITH s AS (
   SELECT id, host, state FROM sessions WHERE id = $1::bigint FOR KEY SHARE
+), r AS (
+  ${RENEW_IF_SILENT('true')}
 ), cand AS (
   SELECT t.id FROM tasks t
-  WHERE ${taskOpen('t')} AND EXISTS (SELECT 1 FROM s WHERE s.state = 'live')
-    AND (t.holder_session_id IS NULL OR EXISTS (
-      SELECT 1 FROM sessions h WHERE h.id = t.holder_session_id AND ${EXPIRED('h')}))
+  WHERE ${taskOpen('t')} AND EXISTS (SELECT 1 FROM s WHERE s.state = 'live') AND (SELECT count(*) FROM r) >= 0
+    AND (t.holder_session_id IS NULL OR (t.holder_session_id <> $1::bigint AND EXISTS (
+      SELECT 1 FROM sessions h WHERE h.id = t.holder_session_id AND ${EXPIRED('h')})))
     AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.task_id = t.id AND j.status IN ('queued', 'claimed', 'running'))
     AND ($2::text IS NULL OR t.project = $2::text)
     AND ($3::text IS NULL OR t.labels ? $3::text)

@@ -45,6 +45,19 @@ export const EXPIRED = (session: string): string =>
     - coalesce(${session}.ttl_ms, ${SESSION_TTL_FALLBACK_MS}) * interval '1 millisecond')`;
 
 /**
+ * A claim or `next` asked for is proof of life (SQLite's renewIfSilent, sqlite/claims.ts): the
+ * session of the CTE `s` (already locked FOR KEY SHARE), live but past its TTL and not yet
+ * rescued, is renewed as a heartbeat renews it, when `also` holds; one within its TTL is not
+ * written. Its statement judges everything else on what it read before this renewal, and takes
+ * its task locks after it (`(SELECT count(*) FROM r) >= 0`), in the lock order: sessions first.
+ */
+export const RENEW_IF_SILENT = (also: string): string =>
+  `UPDATE sessions SET heartbeat_at = ${NOW} FROM s
+  WHERE sessions.id = s.id AND sessions.state = 'live' AND sessions.heartbeat_at < ${NOW}
+    - coalesce(sessions.ttl_ms, ${SESSION_TTL_FALLBACK_MS}) * interval '1 millisecond' AND ${also}
+  RETURNING sessions.id`;
+
+/**
  * The grant of a task's claim, as an UPDATE of `tasks` sets it (SQL): the epoch moves on, the
  * session `session` holds it since `at`. Every statement that grants one splices it in (claims.ts'
  * grant and takeover, lifecycle.ts' next, runs.ts' begin).

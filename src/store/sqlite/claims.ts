@@ -6,7 +6,7 @@
  */
 import type { ClaimResult, FencedResult } from '../../core/claim.js';
 import { NotFoundError } from '../../core/errors.js';
-import { hasExpired } from '../../core/session.js';
+import { hasExpired, SESSION_TTL_FALLBACK_MS } from '../../core/session.js';
 import type { Store } from '../store.js';
 import { taskStateRefusal } from '../task-refusal.js';
 import { appendAudit, holderOf, toClaim, type ClaimRow, type TaskRow } from './rows.js';
@@ -92,6 +92,22 @@ export function endClaim(
   });
 }
 
+/**
+ * A claim or `next` asked for is proof of life: a live session past its TTL but not yet rescued is
+ * renewed, as a heartbeat would renew it, so a claim it is granted (or told it already holds) is
+ * not lost at once to the next claimant's takeover. A session within its TTL is not written: only
+ * past it does any decision (takeover, rescue, host liveness) read the difference. PostgreSQL:
+ * RENEW_IF_SILENT.
+ */
+export function renewIfSilent(exec: SqliteExecutor, now: number, session: number): void {
+  exec
+    .prepare(
+      `UPDATE sessions SET heartbeat_at = @now
+       WHERE id = @session AND state = 'live' AND @now - heartbeat_at > coalesce(ttl_ms, ${SESSION_TTL_FALLBACK_MS})`,
+    )
+    .run({ now, session });
+}
+
 /** Grants a free task (as read in this transaction) to the session, bumping its epoch. */
 export function grantClaim(
   exec: SqliteExecutor,
@@ -127,11 +143,12 @@ export function sqliteClaims(exec: SqliteExecutor): Sync<Store['claims']> {
         }
         sessionRow(exec, params.session, true);
         if (task.state !== 'open') throw taskStateRefusal(facts(task), 'claim');
+        const now = exec.now();
+        renewIfSilent(exec, now, params.session);
         if (task.holder_session_id === params.session) {
           const mine = currentClaim(exec, task.id);
           if (mine !== undefined) return { ok: true, claim: toClaim(mine), granted: false };
         }
-        const now = exec.now();
         if (!expireStaleHolder(exec, now, task, params.session)) {
           const holder = holderOf(exec, task.id);
           if (holder !== null) return { ok: false, reason: 'held', holder };

@@ -10,7 +10,7 @@ import { planTaskTransition, type Task, type TaskState } from '../../core/task.j
 import type { DependencyOps, LifecycleStore, Setting, TaskEscalateResult } from '../lifecycle-store.js';
 import { taskStateRefusal } from '../task-refusal.js';
 import { taskOpen } from './claim-set.js';
-import { endClaim, expireStaleHolder, grantClaim, type LiveClaim } from './claims.js';
+import { endClaim, expireStaleHolder, grantClaim, renewIfSilent, type LiveClaim } from './claims.js';
 import { appendAudit, holderOf, toClaim, toTask, type TaskRow } from './rows.js';
 import type { SqliteExecutor, Sync } from './executor.js';
 import { changeTaskState, facts, type StateChange } from './task-state.js';
@@ -70,6 +70,7 @@ export function sqliteLifecycle(
       exec.write(() => {
         sessionRow(exec, params.session, true);
         const now = exec.now();
+        renewIfSilent(exec, now, params.session); // so its own held tasks are not candidates
         const task = nextCandidate(exec, now, params);
         if (task === undefined) return null;
         expireStaleHolder(exec, now, task, params.session);
