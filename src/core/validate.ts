@@ -28,10 +28,22 @@ function refuseInvisible(what: string, value: string, hint: string, allow = ''):
   );
 }
 
-export function validateKey(key: unknown): string {
-  if (typeof key !== 'string' || key.length === 0) {
+/**
+ * One spelling per key or name: Unicode's NFC (canonical composition), so `café` typed with the
+ * precomposed é (U+00E9) and with e + the combining acute (U+0301) name one task, one workspace,
+ * one host. Not NFKC: compatibility folding changes what was written (`ﬁ` → `fi`, `²` → `2`,
+ * full-width `Ａ` → `A`). Judged after it: the length, and the characters that do not show.
+ * Keys stored before this rule in another form are reported by `baton doctor` (decision 0054).
+ */
+function canonical(text: string): string {
+  return text.normalize('NFC');
+}
+
+export function validateKey(given: unknown): string {
+  if (typeof given !== 'string' || given.length === 0) {
     throw new InvalidInputError('task key is missing', 'give a key such as github:acme/api#1246');
   }
+  const key = canonical(given);
   if (key.length > KEY_LENGTH_MAX) {
     throw new InvalidInputError(
       `task key is ${key.length} characters long; the limit is ${KEY_LENGTH_MAX}`,
@@ -103,11 +115,12 @@ export function validateReason(what: string, value: unknown, max: number): strin
   return validateText(what, value, max);
 }
 
-/** Project, assignee, host and label names. */
-export function validateName(what: string, value: unknown): string {
-  if (typeof value !== 'string' || value.trim().length === 0) {
+/** Project, assignee, host, workspace, agent and label names, in NFC as keys are (canonical). */
+export function validateName(what: string, given: unknown): string {
+  if (typeof given !== 'string' || given.trim().length === 0) {
     throw new InvalidInputError(`${what} is empty`, `give a non-empty ${what}`);
   }
+  const value = canonical(given);
   if (value.length > NAME_LENGTH_MAX) {
     throw new InvalidInputError(
       `${what} is ${value.length} characters long; the limit is ${NAME_LENGTH_MAX}`,

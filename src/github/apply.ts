@@ -199,16 +199,18 @@ function hasLabel(labels: readonly string[], label: string): boolean {
   return labels.some((entry) => entry.toLowerCase() === label.toLowerCase());
 }
 
-/** The labels as task labels: Baton's own left out, names Baton cannot keep dropped. */
+/**
+ * The issue's labels as task labels, in NFC as every name (validateName): Baton's own left out,
+ * names Baton cannot keep dropped.
+ */
 function ownLabels(labels: readonly string[], names: GithubLabels): string[] {
   const kept = labels
     .filter((label) => !hasLabel(managedLabels(names), label))
-    .filter((label) => {
+    .flatMap((label) => {
       try {
-        validateName('label', label);
-        return true;
+        return [validateName('label', label)];
       } catch {
-        return false;
+        return [];
       }
     });
   return [...new Set(kept)].sort().slice(0, LABEL_COUNT_MAX);
