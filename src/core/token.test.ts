@@ -37,6 +37,16 @@ test("a run's agent token acts on its run's task alone and takes no other", () =
   assert.equal(authorize(run, 'claim', { session: 4, key: 'k' }).ok, false, 'its own task, another session');
 });
 
+test("a run's agent token reaches its task in either spelling of an accent, and no look-alike", () => {
+  const run = { ...agent, task: 'caf\u00e9' };
+  assert.deepEqual(authorize(run, 'claim', { session: 3, key: 'cafe\u0301' }), { ok: true }, 'e + U+0301');
+  assert.deepEqual(authorize({ ...agent, task: 'cafe\u0301' }, 'release', { session: 3, key: 'caf\u00e9' }), {
+    ok: true,
+  });
+  assert.equal(authorize(run, 'claim', { session: 3, key: 'cafe' }).ok, false, 'no accent');
+  assert.equal(authorize(run, 'claim', { session: 3, key: 'caf\u00e8' }).ok, false, 'another accent');
+});
+
 test('a host token acts only for its own host', () => {
   assert.deepEqual(authorize(host, 'session:start', { host: 'box-1' }), { ok: true });
   assert.equal(authorize(host, 'session:start', { host: 'box-2' }).ok, false);

@@ -6,6 +6,7 @@
  */
 import type { SessionId } from './session.js';
 import type { Instant } from './time.js';
+import { canonical } from './validate.js';
 
 export const SCOPES = ['viewer', 'agent', 'host', 'operator'] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -163,7 +164,8 @@ function runReach(task: string | null, action: Action, target: Target): Verdict 
       fix,
     };
   }
-  if (target.key !== undefined && target.key !== task) {
+  // Compared in NFC, as the coordinator will name it (validateKey): e + U+0301 is its run's é.
+  if (target.key !== undefined && canonical(target.key) !== canonical(task)) {
     return { ok: false, reason: `this agent token is bound to its run on ${task}, not ${target.key}`, fix };
   }
   return { ok: true };

@@ -35,7 +35,7 @@ function refuseInvisible(what: string, value: string, hint: string, allow = ''):
  * full-width `Ａ` → `A`). Judged after it: the length, and the characters that do not show.
  * Keys stored before this rule in another form are reported by `baton doctor` (decision 0054).
  */
-function canonical(text: string): string {
+export function canonical(text: string): string {
   return text.normalize('NFC');
 }
 
