@@ -269,6 +269,7 @@ export interface Store
     list(params?: TaskListParams): Promise<readonly ListedTask[]>;
     /** Changes the fields given, audited `task:updated`; NotFoundError for an unknown task. */
     update(params: TaskUpdateParams): Promise<Task>;
+    keysBeyondAscii(limit: number): Promise<readonly string[]>; // more bytes than chars, oldest first (0054)
   };
 
   readonly sessions: {

@@ -37,6 +37,16 @@ export function exerciseTasksAndSessions(harness: Harness): void {
         assert.equal((await store.audit.list({ key: 'k1' })).length, 1);
       }));
 
+    test('lists the keys beyond ASCII, oldest first, as stored: composed and decomposed alike (decision 0054)', () =>
+      withFixture(harness, async ({ store }) => {
+        // The store keeps a key as given: only the coordinator's validateKey composes it.
+        const keys = ['plain-1', 'caf\u00e9', 'cafe\u0301', '\u212a-kelvin', '🚀-launch', 'plain-2'];
+        for (const key of keys) await store.tasks.add({ key });
+        assert.deepEqual(await store.tasks.keysBeyondAscii(100), keys.slice(1, 5), 'oldest first');
+        assert.equal((await store.tasks.get('cafe\u0301'))?.key, 'cafe\u0301', 'kept decomposed');
+        assert.deepEqual(await store.tasks.keysBeyondAscii(2), keys.slice(1, 3));
+      }));
+
     test('returns null for an unknown key', () =>
       withFixture(harness, async ({ store }) => {
         assert.equal(await store.tasks.get('nope'), null);

@@ -99,6 +99,13 @@ export function postgresTasks(exec: PgExecutor): Store['tasks'] {
       const rows = await exec.rows<TaskRow & { waits_for: string[] }>(sql, values);
       return rows.map((row): ListedTask => ({ ...toTask(row), waitsFor: row.waits_for }));
     },
+    keysBeyondAscii: async (limit) =>
+      (
+        await exec.rows<{ key: string }>(
+          'SELECT key FROM tasks WHERE octet_length(key) <> char_length(key) ORDER BY id LIMIT $1::int',
+          [limit],
+        )
+      ).map((row) => row.key),
     update: async (params) => {
       const row = await exec.one<TaskRow>(UPDATE_TASK, [
         params.key,

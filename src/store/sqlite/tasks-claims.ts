@@ -142,6 +142,16 @@ export function sqliteTasks(exec: SqliteExecutor): Sync<Store['tasks']> {
         })),
       ),
     update: (params) => exec.write(() => toTask(updateTask(exec, params))),
+    keysBeyondAscii: (limit) =>
+      exec.read(() =>
+        (
+          exec
+            .prepare(
+              'SELECT key FROM tasks WHERE length(CAST(key AS BLOB)) <> length(key) ORDER BY id LIMIT ?',
+            )
+            .all(limit) as { key: string }[]
+        ).map((row) => row.key),
+      ),
   };
 }
 
