@@ -29,6 +29,7 @@ import {
   type FleetHost,
   type FleetLeader,
 } from '../core/doctor-fleet.js';
+import { KEYS_READ, asciiPartners, judgeKeys } from '../core/doctor-keys.js';
 import { age } from '../core/host-liveness.js';
 import type { Instant } from '../core/time.js';
 import { probeContainment } from '../os/containment.js';
@@ -182,7 +183,16 @@ export async function agentHostsJudged(
   return judgeAgentHosts(bare, read, bare === 0 || (await ableLive()));
 }
 
-/** The checks the database answers: schema, clock, the ledger's window, the leader and the hosts. */
+/** Task keys stored before keys were NFC, and pairs that are one key in NFC (decision 0054). */
+async function keysCheck(store: Store): Promise<DoctorCheck[]> {
+  const beyondAscii = await store.tasks.keysBeyondAscii(KEYS_READ);
+  const asciiStored = new Set<string>();
+  for (const form of asciiPartners(beyondAscii))
+    if ((await store.tasks.get(form)) !== null) asciiStored.add(form);
+  return [judgeKeys({ beyondAscii, asciiStored })];
+}
+
+/** The checks the database answers: schema, clock, the ledger's window, the leader, the hosts, the keys. */
 export async function databaseChecks(
   store: Store,
   keyFile = keyFilePath(undefined),
@@ -223,5 +233,6 @@ export async function databaseChecks(
     ROLE_FIX,
     async () => fleetChecks(await cluster.leader(), await cluster.hosts()),
   );
-  return [...schema, ...clock, ...(await ledger), ...(await fleet), ...(await agentHosts)];
+  const keys = guarded(['keys'], 'read the task keys', ROLE_FIX, () => keysCheck(store));
+  return [...schema, ...clock, ...(await ledger), ...(await fleet), ...(await agentHosts), ...(await keys)];
 }

@@ -52,6 +52,7 @@ const IDS = [
   'hosts',
   'agent-hosts',
   'fleet-containment',
+  'keys',
   'db-role',
   'agents',
   'containment',
@@ -185,6 +186,7 @@ for (const db of bothEngines()) {
         'hosts',
         'agent-hosts',
         'fleet-containment',
+        'keys',
         'agents',
         'git',
         'state',
@@ -544,6 +546,7 @@ for (const db of bothEngines()) {
         expectLevel(checks, 'hosts', 'ok');
         expectLevel(checks, 'ledger', 'skip', /\/metrics has the ledger's gauges.*observe\.stats.*--db/);
         expectLevel(checks, 'db-role', 'skip', /local-only/);
+        expectLevel(checks, 'keys', 'skip', /local-only: the keys as stored/);
       }
       const refused = await doctor(workDir(), null, ['--api', api, '--token', 'baton_nosuchtoken']);
       assert.equal(refused.code, 6, 'a token the API refuses keeps its exit code');

@@ -58,10 +58,14 @@ const DATABASE_CHECKS = [
   'hosts',
   'agent-hosts',
   'fleet-containment',
+  'keys',
   'db-role',
 ];
-/** What doctor does not read over the API: the ledger's window (only /metrics' full count has it), the role. */
-const LOCAL_ONLY = ['ledger', 'db-role'];
+/**
+ * What doctor does not read over the API: the ledger's window (only /metrics' full count has
+ * it), the stored keys (no route lists them as stored), the role.
+ */
+const LOCAL_ONLY = ['ledger', 'keys', 'db-role'];
 
 export function registerDoctor(program: Command): void {
   program
@@ -219,6 +223,12 @@ async function remote(target: RemoteTarget, agentCommand: string | null): Promis
         'every table (observe.stats), the read doctor keeps away from',
       "run `baton doctor --db <url>` where the database is reachable, or read /metrics' " +
         'baton_ledger_oldest_unsealed_age_seconds (a viewer token)',
+    ),
+    check(
+      'keys',
+      'skip',
+      'local-only: the keys as stored, before the NFC the API gives every key it is sent',
+      'run `baton doctor --db <url>` where the database is reachable',
     ),
     check(
       'db-role',
