@@ -6,8 +6,9 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { anchorOf, appendAnchors } from '../../src/coordinator/ledger/anchor.js';
+import { anchorOf, appendAnchors, type Anchor } from '../../src/coordinator/ledger/anchor.js';
 import { createKeyFile } from '../../src/coordinator/ledger/keys.js';
 import { sealLedger } from '../../src/coordinator/ledger/seal.js';
 import { bothEngines } from '../support/databases.js';
@@ -104,6 +105,31 @@ for (const engine of bothEngines()) {
           newest,
           'missing',
           1,
+        ]);
+      }));
+
+    test('an anchored checkpoint rolled back by a restore names its first row, when anchoring began later', () =>
+      withLedger(engine, async (f) => {
+        await sealed(f); // checkpoint 1, never anchored (the backup is taken here)
+        const through = (await f.store.audit.list()).at(-1)?.id ?? 0;
+        await someActivity(f.store, 'b');
+        const anchors = join(f.dir, 'anchors.jsonl');
+        await cliOn(f.url).json(0, 'audit', 'seal', '--key-file', f.keyFile, '--anchor', anchors);
+        const [anchor] = readFileSync(anchors, 'utf8')
+          .trim()
+          .split('\n')
+          .map((line) => JSON.parse(line) as Anchor);
+        assert.deepEqual([anchor?.seq, anchor?.firstId], [2, through + 1]);
+        // The restore: the database as it was at checkpoint 1.
+        await f.attacker.unguard();
+        await f.attacker.exec('DELETE FROM audit_checkpoints WHERE seq = 2');
+        await f.attacker.exec(`DELETE FROM audit_events WHERE id > ${f.attacker.p(1)}`, [through]);
+        assert.equal((await verify(f, 0)).ok, true);
+        const v = await verify(f, 1, '--anchor', anchors);
+        assert.deepEqual(v.firstBad && [v.firstBad.id, v.firstBad.problem, v.firstBad.checkpoint], [
+          through + 1,
+          'missing',
+          2,
         ]);
       }));
 

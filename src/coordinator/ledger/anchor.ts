@@ -211,12 +211,9 @@ export function checkAnchors(verifier: LedgerVerifier, anchors: readonly Anchor[
         );
       }
     } else {
-      verifier.report(
-        matchedThrough + 1,
-        'missing',
-        anchor.seq,
-        `checkpoint ${anchor.seq} (${at}) is missing`,
-      );
+      // The rows it covered are gone from firstId on; rows before it may be sealed by checkpoints
+      // that were never anchored (anchoring started after the first seal), and they are intact.
+      verifier.report(anchor.firstId, 'missing', anchor.seq, `checkpoint ${anchor.seq} (${at}) is missing`);
     }
   }
 }
