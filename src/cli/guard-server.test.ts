@@ -105,7 +105,8 @@ for (const engine of engines()) {
           refused.stderr,
           new RegExp(
             `remote: baton: push to refs/heads/${BRANCH} refused: ` +
-              `the claim on \\S+ at epoch 1 is fenced off: it is at epoch ${theirs.epoch}`,
+              `the claim on \\S+ at epoch 1 is fenced off: it is at epoch ${theirs.epoch}` +
+              '.* — your work is fenced off',
           ),
         );
       }
@@ -142,7 +143,11 @@ for (const engine of engines()) {
       commitFile(wt.path, 'c.ts', 'export {};\n');
       const bare = await t.push(wt.path, 'origin', BRANCH);
       assert.notEqual(bare.code, 0);
-      assert.match(bare.stderr, /names no claim/);
+      assert.match(
+        bare.stderr,
+        /names no claim — push with -o baton-key=<key> -o baton-epoch=<epoch>, or commit/,
+      );
+      assert.doesNotMatch(bare.stderr, /fenced/);
       const other = 'baton/github-acme-api-78-f462a279';
       const wrong = await t.push(
         wt.path,
@@ -154,7 +159,11 @@ for (const engine of engines()) {
         `HEAD:${other}`,
       );
       assert.notEqual(wrong.code, 0);
-      assert.match(wrong.stderr, /is not the branch of/);
+      assert.match(
+        wrong.stderr,
+        new RegExp(`is not the branch of \\S+ \\(refs/heads/${BRANCH}\\) — push to refs/heads/${BRANCH}`),
+      );
+      assert.doesNotMatch(wrong.stderr, /fenced/, 'the claim named is the live one');
       commitFile(t.repo, 'main.txt', 'main\n');
       assert.equal((await t.push(t.repo, 'origin', 'main')).code, 0, 'main is not protected');
     });
@@ -171,7 +180,7 @@ for (const engine of engines()) {
       const first = commitFile(wt.path, 'd.ts', 'export {};\n');
       const claimOptions = ['-o', `baton-key=${KEY}`, '-o', `baton-epoch=${mine.epoch}`];
       const refusals: [string[], RegExp][] = [
-        [[], /needs the holder's token: push with -o baton-token=/],
+        [[], /needs the holder's token — push with the holder's token \(-o baton-token=/],
         [['-o', 'baton-token=baton_not-a-token'], /the push's token is unknown/],
         [
           ['-o', `baton-token=${await token('--scope', 'agent', '--session', stranger)}`],

@@ -72,7 +72,12 @@ export interface RefVerdict {
   readonly ref: string;
   readonly ok: boolean;
   readonly why: string;
+  /** A refusal's next step: fenced off only when the claim named is stale, else how to push. */
+  readonly fix?: string;
 }
+
+const FENCED = 'your work is fenced off';
+const TOKEN_FIX = `push with the holder's token (-o baton-token="$BATON_TOKEN" in its session) or an operator's`;
 
 export function readServerConfig(repo: string): ServerConfig {
   const file = join(repo, SERVER_CONFIG_FILE);
@@ -160,9 +165,7 @@ async function tokenRefusal(
   holder: number,
 ): Promise<string | null> {
   if (secret === undefined || secret === '') {
-    return required
-      ? `this repository needs the holder's token: push with -o baton-token="$BATON_TOKEN"`
-      : null;
+    return required ? "this repository needs the holder's token" : null;
   }
   const check = await baton.tokens.verify(secret, 'git push (baton guard receive)');
   if (!check.ok) {
@@ -191,19 +194,24 @@ async function judgeRef(
     return {
       ref,
       ok: false,
-      why:
-        'the push names no claim: push with -o baton-key=<key> -o baton-epoch=<epoch>, ' +
+      why: 'the push names no claim',
+      fix:
+        'push with -o baton-key=<key> -o baton-epoch=<epoch>, ' +
         'or commit with Baton-Task and Baton-Epoch trailers',
     };
   }
   const claim = { key: validateKey(key), epoch: validateEpoch(epoch) };
   const branch = `refs/heads/${branchForKey(claim.key)}`;
-  if (ref !== branch) return { ref, ok: false, why: `${ref} is not the branch of ${claim.key} (${branch})` };
+  if (ref !== branch) {
+    const why = `${ref} is not the branch of ${claim.key} (${branch})`;
+    return { ref, ok: false, why, fix: `push to ${branch}: git push origin HEAD:${branch}` };
+  }
   const { claim: live, holder } = await baton.showTask(claim.key);
   if (live === null || live.epoch !== claim.epoch) {
     const now =
       live === null ? 'no one holds it now' : `it is at epoch ${live.epoch}, held by session ${live.session}`;
-    return { ref, ok: false, why: `the claim on ${claim.key} at epoch ${claim.epoch} is fenced off: ${now}` };
+    const why = `the claim on ${claim.key} at epoch ${claim.epoch} is fenced off: ${now}`;
+    return { ref, ok: false, why, fix: FENCED };
   }
   const session = named.get('baton-session');
   if (session !== undefined) {
@@ -212,10 +220,10 @@ async function judgeRef(
       key: claim.key,
       epoch: claim.epoch,
     });
-    if (!verdict.ok) return { ref, ok: false, why: verdict.why };
+    if (!verdict.ok) return { ref, ok: false, why: verdict.why, fix: FENCED };
   }
   const refused = await tokenRefusal(baton, token.secret, token.required, live.session);
-  if (refused !== null) return { ref, ok: false, why: refused };
+  if (refused !== null) return { ref, ok: false, why: refused, fix: TOKEN_FIX };
   return {
     ref,
     ok: true,
@@ -251,7 +259,8 @@ export async function judgePush(
       // An unknown task, a malformed epoch: a refusal of this ref. An unreachable database
       // propagates, and the hook's failure refuses the whole push.
       if (!(error instanceof BatonError) || error instanceof StoreUnavailableError) throw error;
-      out.push({ ref: update.ref, ok: false, why: error.message });
+      const fix = error.hint ?? 'name the claim you hold with -o baton-key= and -o baton-epoch=';
+      out.push({ ref: update.ref, ok: false, why: error.message, fix });
     }
   }
   return out;

@@ -98,7 +98,7 @@ async function receive(cmd: Command): Promise<void> {
     if (verdict.ok) writeErrorLine(`push to ${verdict.ref} allowed: ${verdict.why}`, undefined);
   }
   for (const verdict of refused.slice(0, -1)) {
-    writeErrorLine(`push to ${verdict.ref} refused: ${verdict.why}`, undefined);
+    writeErrorLine(`push to ${verdict.ref} refused: ${verdict.why}`, verdict.fix);
   }
   const last = refused[refused.length - 1];
   if (last === undefined) {
@@ -110,7 +110,7 @@ async function receive(cmd: Command): Promise<void> {
     'fenced',
     'fenced',
     `push to ${last.ref} refused: ${last.why}`,
-    'your work is fenced off',
+    last.fix ?? 'your work is fenced off',
     {
       refused,
     },
