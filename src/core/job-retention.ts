@@ -28,8 +28,11 @@ export const JOB_PRUNE_PASS_BATCHES = 40;
  */
 export const JOB_PRUNE_EVERY_MS = 600_000;
 
-/** `--retain-jobs`: a duration such as 30d, or `0`/`off` (null: never remove a job). */
-export function parseRetainJobs(what: string, raw: unknown): number | null {
+/**
+ * `--retain-jobs`: a duration such as 30d, or `0`/`off` (null: never remove a job). `keepsAll`:
+ * whether this surface takes `0`/`off`, so that the hint offers it only where it is not refused.
+ */
+export function parseRetainJobs(what: string, raw: unknown, keepsAll = true): number | null {
   if (typeof raw === 'string' && /^\s*(0+|off)\s*$/i.test(raw)) return null;
   if (raw === 0) return null;
   // Elsewhere a bare number is seconds (--lease-ttl 15); here `30` meant as days would remove
@@ -37,7 +40,7 @@ export function parseRetainJobs(what: string, raw: unknown): number | null {
   if (typeof raw === 'number' || (typeof raw === 'string' && /^\s*\d+(\.\d+)?\s*$/.test(raw))) {
     throw new InvalidInputError(
       `${what} needs a unit, got ${JSON.stringify(raw)}`,
-      `write it with one, e.g. ${what} 30d (or 12h); 0 or off keeps every job`,
+      `write it with one, e.g. ${what} 30d (or 12h)${keepsAll ? '; 0 or off keeps every job' : ''}`,
     );
   }
   return validateDuration(what, raw, RETAIN_MIN_MS, RETAIN_MAX_MS);
@@ -45,7 +48,7 @@ export function parseRetainJobs(what: string, raw: unknown): number | null {
 
 /** `baton jobs prune --older-than`: a duration; `off` means nothing to prune, so it is refused. */
 export function parseOlderThan(raw: unknown): number {
-  const ms = parseRetainJobs('--older-than', raw);
+  const ms = parseRetainJobs('--older-than', raw, false);
   if (ms === null) {
     throw new InvalidInputError(
       `--older-than must be a duration such as 30d, got ${JSON.stringify(raw)}`,

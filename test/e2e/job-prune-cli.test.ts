@@ -49,7 +49,7 @@ for (const db of bothEngines()) {
       }
       assert.match(
         (await t.run('job', 'prune', '--older-than', '30')).stderr,
-        /--older-than needs a unit, got "30" — write it with one, e.g. --older-than 30d/,
+        /^baton: --older-than needs a unit, got "30" — write it with one, e.g. --older-than 30d \(or 12h\)\n$/,
       );
       const dry = await t.json(0, 'job', 'prune', '--older-than', '1d', '--dry-run');
       assert.equal(dry['removed'], 2);
