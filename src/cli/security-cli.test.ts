@@ -134,28 +134,30 @@ describe('baton in the hands of a careless or hostile user', () => {
     assert.equal(statSync(join(cwd, '.baton', 'baton.db')).mode & 0o777, 0o600);
   });
 
-  test('baton up --github refuses a token variable under BATON_*, which every agent inherits', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'baton-token-env-'));
-    const secret = 'ghp_never_for_agents_42';
-    const r = await batonWith(
-      dir,
-      { BATON_GH: secret },
-      'up',
-      '--github',
-      'acme/api',
-      '--token-env',
-      'BATON_GH',
-      '--no-http',
-    );
-    assert.equal(r.code, 2, `${r.stdout}${r.stderr}`);
-    assert.match(
-      r.stderr,
-      /^baton: --token-env BATON_GH: every agent baton up starts inherits .* GITHUB_TOKEN/,
-    );
-    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
-    assert.ok(!`${r.stdout}${r.stderr}`.includes(secret), 'the token is not echoed');
-    assert.equal(existsSync(join(dir, '.baton')), false, 'refused before any database was made');
-  });
+  // Set or not: an unset one is not advised to be exported, only to be refused then.
+  for (const set of [true, false])
+    test(`baton up --github refuses a token variable under BATON_* (${set ? 'set' : 'unset'})`, async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'baton-token-env-'));
+      const secret = 'ghp_never_for_agents_42';
+      const r = await batonWith(
+        dir,
+        set ? { BATON_GH: secret } : {},
+        'up',
+        '--github',
+        'acme/api',
+        '--token-env',
+        'BATON_GH',
+        '--no-http',
+      );
+      assert.equal(r.code, 2, `${r.stdout}${r.stderr}`);
+      assert.match(
+        r.stderr,
+        /^baton: --token-env BATON_GH: every agent baton up starts inherits .* GITHUB_TOKEN/,
+      );
+      assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+      assert.ok(!`${r.stdout}${r.stderr}`.includes(secret), 'the token is not echoed');
+      assert.equal(existsSync(join(dir, '.baton')), false, 'refused before any database was made');
+    });
 
   test('baton up --github refuses a token variable agents inherit: LC_*, or one --agent-env names', async () => {
     const cases = [

@@ -272,8 +272,9 @@ async function up(flags: UpFlags, cmd: Command): Promise<void> {
   const options = parseUpFlags(flags, cmd.optsWithGlobals<GlobalOptions>());
   const { bind, auth, forced } = httpOf(flags, options.agentUids !== null);
   checkGithubOnly(flags);
-  if (flags.github !== undefined) checkGithubFlags(flags.github, flags);
+  // Which variable may hold the token, before whether it is set: `export BATON_GH=…` is never advised.
   if (flags.github !== undefined) checkTokenStaysWithRunner(flags, options.agentEnv ?? []);
+  if (flags.github !== undefined) checkGithubFlags(flags.github, flags);
   // Checked before the store opens, as every flag: a bad value makes no database file.
   const everyMs = validateDuration('--github-every', flags.githubEvery ?? '60s', 1000, 86_400_000);
   const database = databaseLine(dbUrl(cmd.optsWithGlobals<GlobalOptions>()));
