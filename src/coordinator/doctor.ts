@@ -40,6 +40,7 @@ import { looseState } from '../os/private-state.js';
 import type { Store } from '../store/store.js';
 import { Cluster } from './cluster.js';
 import { keyFilePath } from './ledger/keys.js';
+import { keyFileRetirement } from './ledger/retire.js';
 import { sealingRefused } from './ledger/sealed-check.js';
 
 /** What a read of the database refused for want of a privilege needs. */
@@ -216,6 +217,7 @@ export async function databaseChecks(
       oldestUnsealedAgeMs:
         window.oldestUnsealedAt === null ? null : Math.max(0, now - window.oldestUnsealedAt),
       keyFileHere: existsSync(keyFile),
+      keyFileRetired: await keyFileRetirement(store, keyFile),
     };
     const refused = database === undefined ? null : await sealingRefused(store, keyFile, database);
     return [refused ?? judgeLedger(facts, age)];

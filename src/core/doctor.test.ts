@@ -39,6 +39,17 @@ test('the ledger: no key warns; a key with rows unsealed past 10 min warns; else
   assert.equal(judgeLedger(facts, age).level, 'ok');
   assert.equal(judgeLedger({ ...facts, oldestUnsealedAgeMs: 11 * 60_000 }, age).level, 'warn');
   assert.equal(judgeLedger({ ...facts, oldestUnsealedAgeMs: null }, age).level, 'ok');
+  // A key file whose key `baton ledger retire` retired: a baton up with it seals nothing.
+  const retired = judgeLedger({ ...facts, keyFileRetired: { keyId: '76bf00aa11223344', row: 40 } }, age);
+  assert.equal(retired.level, 'warn');
+  assert.match(
+    retired.found,
+    /the key file here holds key 76bf00aa11223344, which the ledger retired \(row 40\)/,
+  );
+  assert.match(
+    retired.fix ?? '',
+    /--ledger-key .* or add a new key with `baton ledger init --rotate --key-file FILE`/,
+  );
 });
 
 test('agents: the programs of a command, past assignments and exec, looked up, in subshells too; builtins not', () => {

@@ -137,7 +137,14 @@ export interface LedgerFacts {
   readonly oldestUnsealedAgeMs: DurationMs | null;
   /** Whether this machine holds a key file a leading `baton up` here would seal with. */
   readonly keyFileHere: boolean;
+  /** The key in that file when the ledger retired it (`baton ledger retire`), and its row. */
+  readonly keyFileRetired?: { readonly keyId: string; readonly row: number } | null;
 }
+
+/** What a host whose key file holds a retired key does (doctor, and `baton up`'s start line). */
+export const RETIRED_KEY_FIX =
+  "point --ledger-key (or BATON_LEDGER_KEY) at the current key's file (`baton ledger key` lists the keys), " +
+  'or add a new key with `baton ledger init --rotate --key-file FILE` and point it there; then restart baton up';
 
 export function judgeLedger(facts: LedgerFacts, ageText: (ms: DurationMs) => string): DoctorCheck {
   const waiting =
@@ -151,6 +158,15 @@ export function judgeLedger(facts: LedgerFacts, ageText: (ms: DurationMs) => str
       'warn',
       `no ledger key registered: the ledger is append-only but never sealed (${rowsText(facts.unsealedRows)} unsealed)`,
       'run `baton ledger init` on a host that may lead, then restart its `baton up` (docs/security.md)',
+    );
+  const retired = facts.keyFileRetired ?? null;
+  if (retired !== null)
+    return check(
+      'ledger',
+      'warn',
+      `${facts.keys} key(s) registered; the key file here holds key ${retired.keyId}, which the ledger retired ` +
+        `(row ${retired.row}): a baton up with it seals nothing; ${waiting}`,
+      RETIRED_KEY_FIX,
     );
   const found = `${facts.keys} key(s) registered, ${here}; ${waiting}`;
   if (facts.oldestUnsealedAgeMs !== null && facts.oldestUnsealedAgeMs > SEAL_LAG_WARN_MS)

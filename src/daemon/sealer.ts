@@ -10,6 +10,7 @@
  * is about to seal, the refusal is kept and given again every round, so `baton up` logs it once.
  */
 import { EventEmitter } from 'node:events';
+import { BatonError } from '../core/errors.js';
 import type { Checkpoint } from '../core/ledger.js';
 import type { Clock } from '../core/time.js';
 import { appendAnchors, anchorOf, newestAnchored } from '../coordinator/ledger/anchor.js';
@@ -177,7 +178,8 @@ export function startLeaderSealer(
   });
   sealer.on('failed', (error) => {
     const message = error instanceof Error ? error.message : String(error);
-    if (message !== lastFailure) log(`sealing the ledger failed: ${message}`);
+    const hint = error instanceof BatonError && error.hint !== undefined ? ` — ${error.hint}` : '';
+    if (message !== lastFailure) log(`sealing the ledger failed: ${message}${hint}`);
     lastFailure = message;
   });
   sealer.start();

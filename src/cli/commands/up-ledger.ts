@@ -2,8 +2,10 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { checkAnchorFile } from '../../coordinator/ledger/anchor.js';
-import { keyFilePath, loadKeyFile } from '../../coordinator/ledger/keys.js';
+import { keyFilePath, loadKeyFile, type LedgerSigner } from '../../coordinator/ledger/keys.js';
+import { keyRetirements } from '../../coordinator/ledger/retire.js';
 import { SealedRecord } from '../../coordinator/ledger/sealed-record.js';
+import { RETIRED_KEY_FIX } from '../../core/doctor.js';
 import { InvalidInputError } from '../../core/errors.js';
 import type { UpOptions } from '../../daemon/up.js';
 import type { Store } from '../../store/store.js';
@@ -51,6 +53,16 @@ export function ledgerOptions(
  * on another host) and no key file here, a leader would leave the ledger unsealed without a word
  * more than "no key": say which key, where its file should be, and how to put it there.
  */
+/** `baton up`'s start line on sealing with this key: not, and what to do, when the ledger retired it. */
+export async function sealingLine(store: Store, signer: LedgerSigner): Promise<string> {
+  const row = (await keyRetirements(store)).get(signer.keyId);
+  if (row === undefined) return `sealing the ledger with key ${signer.keyId}`;
+  return (
+    `not sealing the ledger: its key ${signer.keyId} was retired (row ${row}) and signs nothing more — ` +
+    RETIRED_KEY_FIX
+  );
+}
+
 export async function notSealingLine(store: Store, flags: LedgerFlags, stateDir: string): Promise<string> {
   const keys = await store.ledger.keys();
   const key = keys[keys.length - 1];

@@ -29,7 +29,7 @@ import { capacityOf, logOptions } from './up-amounts.js';
 import { parseRetainJobs } from '../../core/job-retention.js';
 import { runWatchFlags, runWatchOptions, type RunWatchFlags } from './up-watch.js';
 import { applyUpConfig } from './up-config.js';
-import { ledgerOptions, notSealingLine } from './up-ledger.js';
+import { ledgerOptions, notSealingLine, sealingLine } from './up-ledger.js';
 import { meterStoreLazily, parseHttpFlags, serveHttpLazily, type HttpFlags } from './serve.js';
 
 import {
@@ -290,7 +290,7 @@ async function up(flags: UpFlags, cmd: Command): Promise<void> {
       `baton up on ${options.host}: lease TTL ${options.leaseTtlMs} ms, ` +
         `heartbeat ${options.heartbeatIntervalMs} ms, ` +
         (options.ledger
-          ? `sealing the ledger with key ${options.ledger.signer.keyId}`
+          ? await sealingLine(store, options.ledger.signer)
           : await notSealingLine(store, flags, stateDir(cmd.optsWithGlobals<GlobalOptions>()))),
     );
     if (forced && bind !== null) log(AUTH_FORCED);

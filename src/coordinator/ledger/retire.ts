@@ -9,7 +9,8 @@ import { KEY_RETIRED, retiredKeyOf } from '../../core/ledger-retirement.js';
 import { rowId } from '../../core/ledger.js';
 import type { LedgerKey, LedgerRowColumns } from '../../store/ledger-store.js';
 import type { Store } from '../../store/store.js';
-import type { LedgerSigner } from './keys.js';
+import { existsSync } from 'node:fs';
+import { loadKeyFile, type LedgerSigner } from './keys.js';
 
 const PAGE = 1000;
 
@@ -38,6 +39,22 @@ export async function keyRetirements(store: Store): Promise<Map<string, number>>
     if (keyId !== null && !retired.has(keyId)) retired.set(keyId, rowId(row));
   }
   return retired;
+}
+
+/** The retirement of the key in this file; null without a readable key file or a retirement. */
+export async function keyFileRetirement(
+  store: Store,
+  keyFile: string,
+): Promise<{ readonly keyId: string; readonly row: number } | null> {
+  if (!existsSync(keyFile)) return null;
+  let keyId: string;
+  try {
+    keyId = loadKeyFile(keyFile).keyId;
+  } catch {
+    return null; // the key's own check says what is wrong with it
+  }
+  const row = (await keyRetirements(store)).get(keyId);
+  return row === undefined ? null : { keyId, row };
 }
 
 function retiredRefusal(signer: LedgerSigner, row: number, usable: readonly string[]): KeyRetiredError {
