@@ -6,6 +6,7 @@ import { InvalidInputError } from '../core/errors.js';
 import type { TaskListInput } from '../coordinator/inputs.js';
 import type { AuditEntry } from '../core/audit-event.js';
 import type { ListedTask } from '../store/store.js';
+import type { Host, HostToggle } from '../store/dispatch-store.js';
 
 /**
  * GET /v1/tasks: a server from before task dependencies sends no waitsFor and ignores `blocked`;
@@ -46,4 +47,13 @@ export function auditByToken(entries: readonly AuditEntry[], token: unknown): re
     );
   }
   return entries;
+}
+
+/**
+ * POST /v1/hosts/{name}/enable|disable: the host and whether it changed; a server from before
+ * `changed` sends the host alone, having written its row every time: changed.
+ */
+export function hostToggled(body: Readonly<Record<string, unknown>>): HostToggle {
+  const { changed, ...host } = body;
+  return { host: host as unknown as Host, changed: changed !== false };
 }

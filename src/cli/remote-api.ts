@@ -30,19 +30,19 @@ import {
   HTTP_NEXT_WAIT_MAX_MS,
   parseNextWait,
   type Pull,
-  type PullBatchResult,
 } from '../coordinator/pull.js';
 import type { Tokens } from '../coordinator/tokens.js';
 import type { Workspaces } from '../coordinator/workspaces.js';
 import type { Job, JobId } from '../core/job.js';
 import type { Actor } from '../core/task.js';
-import { auditByToken, listedTasks } from './older-servers.js';
+import { auditByToken, hostToggled, listedTasks } from './older-servers.js';
 import { noSessionOverHttp } from './remote-target.js';
 import { validateId, validateKey } from '../core/validate.js';
 import { fromWire } from '../agents/api-connection.js';
 import { parseJobLog } from '../coordinator/job-log.js';
 import type { LogChunk } from '../core/job-log.js';
 import { RemoteCoordinator, type AgentApi } from './remote.js';
+import { batchResult, type WireBatch } from './remote-batch.js';
 
 /** The API the CLI's commands use: the Coordinator, or RemoteApi over HTTP. */
 export interface CliApi extends Omit<AgentApi, 'effects' | 'lifecycle'> {
@@ -104,19 +104,6 @@ function query(fields: Readonly<Record<string, unknown>>): string {
     ? ''
     : `?${new URLSearchParams(given.map(([name, value]): [string, string] => [name, String(value)])).toString()}`;
 }
-
-/** A batch route's answer: the CLI's --json of `job next --batch` and `job finish-batch`. */
-interface WireBatch {
-  readonly finished?: PullBatchResult['finished'];
-  readonly jobs: readonly Job[];
-  readonly leaseUntil: string | null;
-}
-
-const batchResult = (batch: WireBatch): PullBatchResult => ({
-  finished: batch.finished ?? [],
-  taken: batch.jobs,
-  leaseUntil: batch.leaseUntil === null ? null : Date.parse(batch.leaseUntil),
-});
 
 const session = (raw: unknown): number | undefined =>
   raw === undefined ? undefined : validateId('session', raw);
@@ -241,9 +228,11 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
   readonly cluster: CliApi['cluster'] = {
     hosts: () => this.get('/v1/hosts'),
     leader: () => this.get('/v1/leader'),
-    setHostEnabled: (name, enabled, by) => {
+    setHostEnabled: async (name, enabled, by) => {
       noSessionOverHttp(enabled ? 'host enable' : 'host disable', by);
-      return this.post(`/v1/hosts/${encodeURIComponent(String(name))}/${enabled ? 'enable' : 'disable'}`);
+      return hostToggled(
+        await this.post(`/v1/hosts/${encodeURIComponent(String(name))}/${enabled ? 'enable' : 'disable'}`),
+      );
     },
     retryJob: (id, by, options = {}) => {
       noSessionOverHttp('retry', by);

@@ -10,7 +10,7 @@ import { judgeHosts, type HostJudgement } from '../core/host-liveness.js';
 
 import type { Session } from '../core/session.js';
 import type { Actor } from '../core/task.js';
-import type { Host } from '../store/dispatch-store.js';
+import type { Host, HostToggle } from '../store/dispatch-store.js';
 import type { JobEnqueueResult, Store } from '../store/store.js';
 import { DISPATCHER_LEASE } from '../core/lease.js';
 import { parseRetryRam } from './inputs.js';
@@ -45,8 +45,11 @@ export class Cluster {
     return judgeHosts(hosts, live, await this.store.now());
   }
 
-  /** An operator's enable or disable, naming who in the ledger (issue 14, item 11). */
-  async setHostEnabled(name: unknown, enabled: boolean, by: Actor): Promise<Host> {
+  /**
+   * An operator's enable or disable, naming who in the ledger (issue 14, item 11); `changed` false,
+   * nothing written, for a host that has that flag already.
+   */
+  async setHostEnabled(name: unknown, enabled: boolean, by: Actor): Promise<HostToggle> {
     const host = validateName('host', name);
     // Enabled while its `baton up` drains, it would take placements nobody starts (the runner
     // gives them back and marks it again): refused, as the dashboard's Enable is.

@@ -66,13 +66,15 @@ export function operatorRoutes(app: Api, baton: Coordinator): void {
         path: `/v1/hosts/{name}/${verb}`,
         tags: ['cluster'],
         request: { params: z.object({ name: z.string().openapi({ param: { in: 'path' } }) }) },
-        responses: ok(`the host, ${verb}d`),
+        responses: ok(
+          `the host, ${verb}d, and changed: false when it was ${verb}d already (nothing written)`,
+        ),
       }),
       async (context) => {
         const { name } = context.req.valid('param');
         await allow(context, baton, 'host:toggle', { what: `${verb} host ${name}`, host: name });
-        const host = await acting(context, () => baton.cluster.setHostEnabled(name, on, actorOf(context)));
-        return result(context, host);
+        const toggled = await acting(context, () => baton.cluster.setHostEnabled(name, on, actorOf(context)));
+        return result(context, { ...toggled.host, changed: toggled.changed });
       },
     );
   }

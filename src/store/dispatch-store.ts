@@ -40,6 +40,13 @@ export interface Host extends HostCapacity {
   readonly agentCommand: boolean | null;
 }
 
+/** An operator's enable or disable: the host after it, and whether it changed anything. */
+export interface HostToggle {
+  readonly host: Host;
+  /** False when the host had that flag already (no drain behind it): nothing written, no ledger row. */
+  readonly changed: boolean;
+}
+
 export interface HostContainmentParams {
   readonly name: string;
   /** The runner session serving the host; nothing is written for any other. */
@@ -197,14 +204,19 @@ export interface DispatchStore {
       /** Free and total space of the runner's state and log directory (MB), when it could tell. */
       readonly disk?: { readonly freeMb: number; readonly totalMb: number } | null | undefined;
     }): Promise<boolean>;
-    /** Enables a host, or disables it into a warm standby; NotFoundError for an unknown host. */
+    /**
+     * Enables a host, or disables it into a warm standby, with its ledger row; NotFoundError for an
+     * unknown host. Judged in the one guarded statement: a host that has that flag already, and no
+     * drain behind it, is left as it is, with no ledger row (`changed` false). A disable of a host
+     * disabled by a drain changes it (the next `baton up` there no longer enables it).
+     */
     setEnabled(params: {
       readonly name: string;
       readonly enabled: boolean;
       readonly by?: SessionId | undefined;
       /** Who asked, in words (`alice@box`, `token t1`): the ledger row's `by`. */
       readonly actor?: string | undefined;
-    }): Promise<Host>;
+    }): Promise<HostToggle>;
     /**
      * The serving runner's drain: its host, while enabled and served by this live session, is
      * disabled and marked draining, with a `host:disabled` ledger row (`by: drain`), so no

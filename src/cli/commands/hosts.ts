@@ -181,8 +181,15 @@ function registerHostToggle(program: Command): void {
       .option('--session <id>', 'the session you act under, recorded in the ledger')
       .action((name: string, options: { session?: string }, cmd: Command) =>
         withApi(cmd, async (baton, out) => {
-          const host = await baton.cluster.setHostEnabled(name, enabled, cliActor(options.session));
-          out.result(host, () => `host ${host.name} ${host.enabled ? 'enabled' : 'disabled (standby)'}`);
+          const { host, changed } = await baton.cluster.setHostEnabled(
+            name,
+            enabled,
+            cliActor(options.session),
+          );
+          const state = host.enabled ? 'enabled' : 'disabled (standby)';
+          out.result({ ...host, changed }, () =>
+            changed ? `host ${host.name} ${state}` : `host ${host.name} is already ${verb}d`,
+          );
         }),
       );
   }

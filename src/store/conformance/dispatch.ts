@@ -94,9 +94,9 @@ export function exerciseDispatch(harness: Harness): void {
       withFixture(harness, async ({ store }) => {
         await givenHost(store);
         const off = await store.hosts.setEnabled({ name: 'box-1', enabled: false, actor: 'alice@box' });
-        assert.equal(off.enabled, false);
+        assert.equal(off.host.enabled, false);
         assert.equal(
-          (await store.hosts.setEnabled({ name: 'box-1', enabled: true, actor: 'bob@box' })).enabled,
+          (await store.hosts.setEnabled({ name: 'box-1', enabled: true, actor: 'bob@box' })).host.enabled,
           true,
         );
         const rows = await store.audit.list();

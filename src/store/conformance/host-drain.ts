@@ -55,9 +55,28 @@ export function exerciseHostDrain(harness: Harness): void {
         const { session } = await givenHost(store);
         assert.equal(await store.hosts.drain({ name: 'box-1', session: session.id }), true);
         const off = await store.hosts.setEnabled({ name: 'box-1', enabled: false, actor: 'alice@box' });
-        assert.equal(off.draining, false);
+        assert.deepEqual([off.host.enabled, off.host.draining, off.changed], [false, false, true]);
         await store.sessions.end(session.id);
         assert.equal((await restart(store)).enabled, false);
+      }));
+
+    test('an enable or disable of a host that has that flag already changes nothing and writes no row', () =>
+      withFixture(harness, async ({ store }) => {
+        await givenHost(store);
+        const rows = async () => (await store.audit.list()).map((entry) => [entry.type, entry.detail['by']]);
+        const toggle = (enabled: boolean, actor: string) =>
+          store.hosts.setEnabled({ name: 'box-1', enabled, actor });
+        assert.equal((await toggle(true, 'alice@box')).changed, false, 'a new host is enabled already');
+        assert.equal((await toggle(false, 'alice@box')).changed, true);
+        const before = await rows();
+        const again = await toggle(false, 'bob@box');
+        assert.deepEqual([again.changed, again.host.enabled, again.host.name], [false, false, 'box-1']);
+        assert.deepEqual(await rows(), before, 'no ledger row for a disable that changed nothing');
+        assert.equal((await toggle(true, 'bob@box')).changed, true);
+        assert.equal((await toggle(true, 'carol@box')).changed, false);
+        assert.deepEqual((await rows()).slice(before.length), [['host:enabled', 'bob@box']]);
+        for (const enabled of [true, false])
+          await assert.rejects(store.hosts.setEnabled({ name: 'nowhere', enabled }), { code: 'not_found' });
       }));
 
     test('a drain by a session that does not serve the host, or has ended, changes nothing', () =>

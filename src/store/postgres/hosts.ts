@@ -8,7 +8,7 @@ import { assert } from '../../core/assert.js';
 import type { Fleet } from '../../core/capacity.js';
 import type { Instant } from '../../core/time.js';
 import { ConflictError, NotFoundError } from '../../core/errors.js';
-import type { DispatchStore, Host, HostRegisterParams } from '../dispatch-store.js';
+import type { DispatchStore, Host, HostRegisterParams, HostToggle } from '../dispatch-store.js';
 import { fleetOfRows, type FleetRow } from '../host-fleet.js';
 import type * as shared from '../run-rows.js';
 import { hostWithLoadOf } from '../run-rows.js';
@@ -226,28 +226,42 @@ async function heartbeatHost(
   return row?.beat === 1;
 }
 
-/** hosts.setEnabled: one statement, with its ledger row; NotFoundError for an unknown host. */
+/**
+ * hosts.setEnabled: one statement, with its ledger row; NotFoundError for an unknown host. The
+ * update is guarded: a host with that flag already and no drain behind it is left as it is, with
+ * no ledger row, and read (FOR SHARE: its newest version, the one the guard judged) as it stands.
+ */
+const SET_ENABLED = `WITH u AS (
+  UPDATE hosts SET enabled = $2::boolean, draining = false
+  WHERE name = $1::text AND NOT (enabled = $2::boolean AND NOT draining)
+  RETURNING ${hostFields('hosts')}
+), a AS (
+  INSERT INTO audit_events (at, type, session_id, host, detail)
+  SELECT ${NOW}, CASE WHEN $2::boolean THEN 'host:enabled' ELSE 'host:disabled' END,
+    $3::bigint, ${hostOf('$3::bigint')}, jsonb_build_object('host', u.name, 'by', $4::text)
+  FROM u
+), kept AS (
+  SELECT ${hostFields('hosts')} FROM hosts WHERE name = $1::text AND NOT EXISTS (SELECT 1 FROM u) FOR SHARE
+), h AS (
+  SELECT ${hostFields('u')}, true AS changed FROM u
+  UNION ALL SELECT ${hostFields('kept')}, false FROM kept
+)
+SELECT ${hostFields('h')}, h.changed, ${LOAD_COLUMNS} FROM h ${load('h')}`;
+
 async function setEnabled(
   exec: PgExecutor,
   params: Parameters<DispatchStore['hosts']['setEnabled']>[0],
-): Promise<Host> {
-  const row = await exec.one<HostRow>(
-    `WITH h AS (
-           UPDATE hosts SET enabled = $2::boolean, draining = false WHERE name = $1::text
-           RETURNING ${hostFields('hosts')}
-         ), a AS (
-           INSERT INTO audit_events (at, type, session_id, host, detail)
-           SELECT ${NOW}, CASE WHEN $2::boolean THEN 'host:enabled' ELSE 'host:disabled' END,
-             $3::bigint, ${hostOf('$3::bigint')}, jsonb_build_object('host', h.name, 'by', $4::text)
-           FROM h
-         )
-         SELECT ${hostFields('h')}, ${LOAD_COLUMNS} FROM h ${load('h')}`,
-    [params.name, params.enabled, params.by ?? null, params.actor ?? null],
-  );
+): Promise<HostToggle> {
+  const row = await exec.one<HostRow & { changed: boolean }>(SET_ENABLED, [
+    params.name,
+    params.enabled,
+    params.by ?? null,
+    params.actor ?? null,
+  ]);
   if (row === undefined) {
     throw new NotFoundError('host', params.name, 'list hosts with `baton hosts`');
   }
-  return toHost(row);
+  return { host: toHost(row), changed: row.changed };
 }
 
 /** hosts.drain: one statement, with its ledger row; false unless enabled and served by the live session. */

@@ -1,7 +1,7 @@
 /** Hosts and their live capacity on SQLite. */
 import type { Fleet } from '../../core/capacity.js';
 import { ConflictError, NotFoundError } from '../../core/errors.js';
-import type { DispatchStore, Host, HostRegisterParams } from '../dispatch-store.js';
+import type { DispatchStore, Host, HostRegisterParams, HostToggle } from '../dispatch-store.js';
 import { fleetOfRows, type FleetRow } from '../host-fleet.js';
 import type * as shared from '../run-rows.js';
 import { hostWithLoadOf } from '../run-rows.js';
@@ -182,22 +182,31 @@ function heartbeatIn(
   return true;
 }
 
-/** hosts.setEnabled, inside the caller's write transaction, with its ledger row. */
+/**
+ * hosts.setEnabled, inside the caller's write transaction, with its ledger row; one guarded update:
+ * a host with that flag already and no drain behind it is left as it is, unchanged and unrecorded.
+ */
 function setEnabledIn(
   exec: SqliteExecutor,
   params: Parameters<DispatchStore['hosts']['setEnabled']>[0],
-): Host {
+): HostToggle {
+  const flag = params.enabled ? 1 : 0;
   const changed = exec
-    .prepare('UPDATE hosts SET enabled = ?, draining = 0 WHERE name = ?')
-    .run(params.enabled ? 1 : 0, params.name).changes;
-  if (changed === 0) throw new NotFoundError('host', params.name, 'list hosts with `baton hosts`');
-  appendAudit(exec, {
-    at: exec.now(),
-    type: params.enabled ? 'host:enabled' : 'host:disabled',
-    session: params.by ?? null,
-    detail: { host: params.name, by: params.actor ?? null },
-  });
-  return hostNamed(exec, params.name) as Host;
+    .prepare(
+      'UPDATE hosts SET enabled = ?, draining = 0 WHERE name = ? AND NOT (enabled = ? AND draining = 0)',
+    )
+    .run(flag, params.name, flag).changes;
+  if (changed === 1) {
+    appendAudit(exec, {
+      at: exec.now(),
+      type: params.enabled ? 'host:enabled' : 'host:disabled',
+      session: params.by ?? null,
+      detail: { host: params.name, by: params.actor ?? null },
+    });
+  }
+  const host = hostNamed(exec, params.name);
+  if (host === null) throw new NotFoundError('host', params.name, 'list hosts with `baton hosts`');
+  return { host, changed: changed === 1 };
 }
 
 /** hosts.drain, in the caller's write transaction: an enabled host its live session serves, disabled by the drain. */
