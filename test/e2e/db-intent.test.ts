@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { baton, type Run } from '../support/cli.js';
+import { baton, batonBare, type Run } from '../support/cli.js';
 import { bothEngines, type TestDatabase } from '../support/databases.js';
 import { rawSql } from '../support/raw-sql.js';
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.js';
@@ -88,6 +88,20 @@ describe('a missing SQLite database', () => {
     const r = await baton(db, 'task', 'list');
     oneLine(r, 2, /is not a Baton database, or it is corrupt .* restore it from a backup/);
     assert.doesNotMatch(r.stderr, /unreachable|check the path/);
+  });
+
+  test('a directory named as the database is bad input (exit 2, one line), not unreachable, creating nothing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'baton-dir-'));
+    const said =
+      /^baton: .*baton-dir-\w+ is a directory, not a database file — check --db \/ BATON_DB: name the/;
+    for (const args of [['status'], ['task', 'list'], ['init'], ['db', 'backup', join(tmpdir(), 'x')]]) {
+      oneLine(await batonBare({}, '--db', dir, ...args), 2, said);
+    }
+    oneLine(await baton(dir, 'task', 'add', 'k1'), 2, said);
+    const json = await batonBare({}, '--db', dir, 'task', 'list', '--json');
+    assert.equal(json.code, 2, json.stderr);
+    assert.equal((JSON.parse(json.stdout) as { error: string }).error, 'invalid_input');
+    assert.deepEqual(readdirSync(dir), [], 'nothing was created in it');
   });
 });
 

@@ -8,12 +8,13 @@
  * inside the write transaction: SQLite is single-host by construction.
  */
 import Database from 'better-sqlite3';
-import { closeSync, existsSync, mkdirSync, openSync, statfsSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, statSync, statfsSync } from 'node:fs';
 import { keepOutOfGit } from '../../os/state-ignore.js';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import {
   diskFullError,
+  InvalidInputError,
   isDiskFull,
   noDatabase,
   NotBatonDatabaseError,
@@ -163,6 +164,9 @@ function openDatabase(
   if (intent !== 'create' && options.path !== ':memory:' && !existsSync(options.path)) {
     throw noDatabase(options.path, true);
   }
+  if (statSync(options.path, { throwIfNoEntry: false })?.isDirectory() === true) {
+    throw aDirectory(options.path);
+  }
   try {
     if (intent === 'create' && options.path !== ':memory:') {
       // Private from birth: directories Baton makes are 0700 and the file 0600; SQLite gives its
@@ -201,6 +205,15 @@ function openDatabase(
       'check the path and its permissions, or pass --db / BATON_DB',
     );
   }
+}
+
+/** A --db / BATON_DB naming a directory: bad input (nothing to retry), not an unreachable database. */
+function aDirectory(path: string): InvalidInputError {
+  return new InvalidInputError(
+    `${path} is a directory, not a database file`,
+    "check --db / BATON_DB: name the database file (a project's is .baton/baton.db), or leave both out " +
+      'in the project',
+  );
 }
 
 /**
