@@ -56,6 +56,8 @@ export interface CliApi extends Omit<AgentApi, 'effects' | 'lifecycle'> {
   getJob: Coordinator['getJob'];
   jobLog: Coordinator['jobLog'];
   cancelJob: Coordinator['cancelJob'];
+  /** The session named with --session, judged once; over HTTP, `command`'s route takes none: refused. */
+  checkActor: (by: Actor, command: string) => Promise<Actor>;
   audit: Coordinator['audit'];
   status: Coordinator['status'];
   auditFollow: Coordinator['auditFollow'];
@@ -172,6 +174,11 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
       `/v1/jobs/${id}/log${asked}`,
     );
     return { ...chunk, bytes: Buffer.from(data, 'base64') };
+  };
+
+  checkActor: CliApi['checkActor'] = (by, command) => {
+    noSessionOverHttp(command, by);
+    return Promise.resolve(by);
   };
 
   cancelJob: CliApi['cancelJob'] = async (id, by) => {

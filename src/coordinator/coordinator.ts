@@ -287,6 +287,15 @@ export class Coordinator {
   }
 
   /**
+   * The session an operator names with --session, judged once for a command over several ids
+   * (`baton cancel 1 2 3 --session S`): NotFoundError when it does not exist, FencedError when it
+   * has ended; the actor as given otherwise.
+   */
+  checkActor(by: Actor): Promise<Actor> {
+    return checkedActor(this.store, by);
+  }
+
+  /**
    * Ledger rows, oldest first. No rows for a task no one added (its first page: no `after`) is a
    * typo, not an empty history: NotFoundError, found by one light lookup of the task alone.
    */

@@ -112,11 +112,13 @@ async function cancelEach(
 ): Promise<void> {
   // Every id checked before any job is cancelled: a bad one is bad input, and nothing changed.
   for (const id of ids) validateId('job', id);
+  // The session too, once: unknown or ended, it refuses the whole call in one line, as alone.
+  const by = await baton.checkActor(cliActor(session), 'cancel');
   let worst = 0;
   const results: Record<string, unknown>[] = [];
   for (const id of ids) {
     try {
-      const result = await baton.cancelJob(id, cliActor(session));
+      const result = await baton.cancelJob(id, by);
       if (!result.ok) throw alreadyEnded(id, result.job);
       results.push({ id: Number(id), ok: true, job: result.job });
       if (!out.json) writeOut(`${terminalText(`cancelled job ${result.job.id} (${result.job.key})`)}\n`);
