@@ -12,6 +12,12 @@ export const EXIT_NOT_FOUND = 4;
 export const EXIT_UNREACHABLE = 5;
 /** `baton doctor`: a check failed (an unreachable database keeps its 5). */
 export const EXIT_CHECK_FAILED = 7;
+/**
+ * A long-running command (`baton up`, `baton serve`, `baton github sync --every`) stopped because
+ * the reader of its stdout went away: it stopped as SIGTERM stops it, which is no clean stop
+ * (docs/decisions/0057). Not 0, so that a supervisor sees it; not 141, as nothing killed it.
+ */
+export const EXIT_OUTPUT_CLOSED = 8;
 
 /**
  * Thrown by a command that has printed its answer and only needs this exit code: `next` (4),
@@ -50,6 +56,7 @@ const MEANING: Readonly<Record<number, string>> = {
   5: 'database (or GitHub) unreachable',
   6: 'not allowed: over the HTTP API, no token, a bad one, or one whose scope does not cover this',
   7: 'baton doctor: a check failed (each FAIL line says how to fix it)',
+  8: 'up, serve, github sync --every: stopped as on SIGTERM because the reader of its output went away',
 };
 
 /** The exit code table for --help, built from the mapping so the two never disagree. */

@@ -10,7 +10,7 @@ import { buildProgram, CommanderExit } from './program.js';
 import { reportError } from './report-error.js';
 import { namedAsTyped } from './typed-flags.js';
 import { endProcessAfterCommand, exitWithoutCleanup } from './exit-open.js';
-import { drained, watchStdio } from './stdio.js';
+import { drained, exitCodeAfterOutput, watchStdio } from './stdio.js';
 
 export async function runCli(argv: readonly string[], commands: CommandTable): Promise<number> {
   // Known before parsing, so that usage errors are printed in the asked-for form too.
@@ -44,7 +44,7 @@ export async function runMain(argv: readonly string[], commands: CommandTable): 
   // `baton queue list | head -1`: a reader that stops early is not an error worth a stack trace.
   watchStdio();
   endProcessAfterCommand();
-  process.exitCode = await runCli(argv, commands);
+  process.exitCode = exitCodeAfterOutput(await runCli(argv, commands));
   if (!exitWithoutCleanup()) return false;
   await drained();
   return true;

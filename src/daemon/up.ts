@@ -76,9 +76,9 @@ export async function runUp(
     );
   }
   // It stops when its SQLite file is deleted or replaced, or the schema passes it (db-file-watch.ts).
-  const inner = new AbortController();
-  const quit = (): void => inner.abort();
-  stop.addEventListener('abort', quit, { once: true });
+  // A stop asked for before this (a closed stdout at the first lines, a signal while the store
+  // opened) has fired its event already: it stops now, before joining.
+  const inner = linkedAbort(stop);
   const lost: { error: Error | null } = { error: null };
   const stopOn = (error: Error): void => {
     lost.error ??= error;
@@ -96,7 +96,7 @@ export async function runUp(
   } finally {
     schema.stop();
     watch?.stop();
-    stop.removeEventListener('abort', quit);
+    inner.unlink();
     now.unlink();
     uids?.close();
   }

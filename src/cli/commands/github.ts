@@ -17,6 +17,7 @@ import {
 } from '../github-flags.js';
 import { jsonText, terminalText } from '../output.js';
 import { collect, refuseRemote, withStore } from '../run.js';
+import { stopOnClosedOutput } from '../stdio.js';
 
 interface SyncFlags extends GithubFlags {
   readonly label?: readonly string[];
@@ -57,6 +58,7 @@ export function registerGithub(program: Command): void {
       const leave = (): void => stop.abort();
       process.once('SIGINT', leave);
       process.once('SIGTERM', leave);
+      if (everyMs !== null) stopOnClosedOutput('baton github sync --every', 'stopping as on SIGTERM', leave);
       for (;;) {
         const pass = async () => {
           const report = await backlog.sync({ labels: flags.label ?? [] });

@@ -19,6 +19,7 @@ import type { Store } from '../../store/store.js';
 import { collect, refuseJson, stateDir, withStore, type GlobalOptions } from '../run.js';
 import { InvalidInputError } from '../../core/errors.js';
 import { terminalText } from '../output.js';
+import { stopOnClosedOutput } from '../stdio.js';
 import {
   backlogFrom,
   checkGithubFlags,
@@ -111,6 +112,7 @@ export function registerServe(program: Command): void {
       await new Promise<void>((resolve) => {
         process.once('SIGINT', resolve);
         process.once('SIGTERM', resolve);
+        stopOnClosedOutput('baton serve', 'stopping as on SIGTERM', resolve);
       });
       await server.close();
     });

@@ -43,6 +43,7 @@ import {
 } from '../github-flags.js';
 import type { Backlog } from '../../github/backlog.js';
 import { markLogHost } from '../../os/log-file.js';
+import { stopOnClosedOutput } from '../stdio.js';
 
 interface UpFlags extends HttpFlags, GithubFlags, RunWatchFlags {
   readonly github?: string;
@@ -283,7 +284,7 @@ async function up(flags: UpFlags, cmd: Command): Promise<void> {
     // Served: every store call of the process (server, runner, dispatcher, duties) is timed for /metrics.
     const metered = bind === null ? null : await meterStoreLazily(raw);
     const store = metered?.store ?? raw;
-    const { stop, now, release } = stopSignals();
+    const { stop, now, release } = stopSignals(options.drainMs ?? DRAIN_MS_DEFAULT);
     const log = upLog(out.json);
     log(database);
     log(
@@ -337,16 +338,25 @@ async function up(flags: UpFlags, cmd: Command): Promise<void> {
   });
 }
 
-/** The first SIGTERM or SIGINT aborts `stop` (a drain), the second `now` (at once), until released. */
-function stopSignals(): { stop: AbortController; now: AbortController; release: () => void } {
+/**
+ * The first SIGTERM or SIGINT aborts `stop` (a drain), the second `now` (at once), until released.
+ * A closed stdout (its reader went away) aborts `stop` too, as a first signal: the agents running
+ * may finish within --drain, the session ends, and the call exits 8 (stdio.ts).
+ */
+function stopSignals(drainMs: number): { stop: AbortController; now: AbortController; release: () => void } {
   const stop = new AbortController();
   const now = new AbortController();
   const leave = (): void => (stop.signal.aborted ? now.abort() : stop.abort());
   process.on('SIGINT', leave);
   process.on('SIGTERM', leave);
+  const stopping =
+    `leaving the cluster as on SIGTERM (running agents get --drain ${drainMs / 1000} s to finish, ` +
+    'then are killed and their jobs requeued; its session ends)';
+  const unwatch = stopOnClosedOutput('baton up', stopping, () => stop.abort());
   const release = (): void => {
     process.removeListener('SIGINT', leave);
     process.removeListener('SIGTERM', leave);
+    unwatch();
   };
   return { stop, now, release };
 }
