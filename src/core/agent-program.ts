@@ -122,7 +122,7 @@ function programOf(words: readonly Word[]): string | null {
       continue;
     }
     if (prefix === 'env' && word.text === '-') continue;
-    if (word.text in PREFIXES) {
+    if (Object.hasOwn(PREFIXES, word.text)) {
       prefix = word.text;
       continue;
     }

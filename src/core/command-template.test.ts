@@ -97,4 +97,13 @@ describe('command templates', () => {
   test('refuses an unknown placeholder, naming the ones there are', () => {
     assert.throws(() => validateCommandTemplate('echo {{tittle}}'), /unknown placeholder \{\{tittle\}\}/);
   });
+
+  test("takes Object's own names as words, never as a placeholder or a program's code flags", () => {
+    for (const name of ['constructor', 'toString', '__proto__', 'hasOwnProperty', 'valueOf']) {
+      assert.throws(() => validateCommandTemplate(`echo {{${name}}}`), /unknown placeholder/, name);
+      const template = `${name} -e {{key}}`;
+      assert.equal(validateCommandTemplate(template), template);
+      assert.equal(renderCommand(template), `${name} -e "\${BATON_KEY}"`);
+    }
+  });
 });

@@ -86,7 +86,7 @@ function evaluatedBy(words: readonly string[]): string | null {
         return `as the command string of ${name} ${rest[flagAt] ?? '-c'}, which runs it as code`;
       }
     }
-    const flags = CODE_FLAGS[name];
+    const flags = Object.hasOwn(CODE_FLAGS, name) ? CODE_FLAGS[name] : undefined;
     if (name === 'awk' && rest.every((word) => word.startsWith('-'))) return 'as the program text of awk';
     // After a script (a word naming a file: a slash or a dot in it), the interpreter's flags end:
     // `node cli.js -p {{key}}` hands the value to cli.js, while `node -p {{key}}` evaluates it.
@@ -114,7 +114,7 @@ function placeholders(template: string): Placeholder[] {
   );
   return found.map((match, index) => {
     const name = match[1] ?? '';
-    if (!(name in TEMPLATE_FIELDS)) {
+    if (!Object.hasOwn(TEMPLATE_FIELDS, name)) {
       throw new InvalidInputError(
         `unknown placeholder {{${name}}} in the command`,
         `use one of ${Object.keys(TEMPLATE_FIELDS)

@@ -101,6 +101,9 @@ test('agents: the programs of every simple command, past prefixes with their opt
     ['cat <<EOF\nnot-a-program here\nEOF', ['cat']],
     ['claude # nosuch in a comment', ['claude']],
     ['exec 2>&1', []],
+    // Object's own names are programs, not the prefixes above.
+    ['toString -x claude', ['toString']],
+    ['constructor claude', ['constructor']],
   ];
   for (const [command, programs] of cases) assert.deepEqual(commandPrograms(command), programs, command);
 });

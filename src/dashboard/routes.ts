@@ -149,7 +149,8 @@ function fragmentRoutes(app: Hono, deps: DashboardDeps, views: Fragments): void 
         const mayRead = deps.mayReadOutput?.(context, job, true) !== false;
         return context.html(outputView(job, mayRead ? await outputOf(deps, job) : OUTPUT_HIDDEN));
       }
-      const view = (views as Record<string, Fragment | undefined>)[name];
+      // Own views only: a name such as `__proto__` or `toString` is no view, not Object's own.
+      const view = Object.hasOwn(views, name) ? views[name as ViewName] : undefined;
       if (view === undefined) return context.html(html`<p role="alert">no view ${name}</p>`, 404);
       return context.html(await view(queryOf(context), param, context));
     } catch (error) {

@@ -98,3 +98,21 @@ test('random and malformed requests get a page or a 4xx, never a 5xx, and change
     await store.close();
   }
 });
+
+test("a fragment named as one of Object's own properties is no view: 404, one line", async () => {
+  const store = await openStore(freshSqlite());
+  try {
+    const app = new Hono();
+    app.route('/', dashboardRoutes({ reads: new Coordinator(store).views }));
+    for (const name of ['__proto__', 'constructor', 'hasOwnProperty', 'valueOf', 'toString', 'nosuch']) {
+      for (const path of [`/ui/frag/${name}`, `/ui/frag/${name}/1`]) {
+        const response = await app.request(`http://dash${path}`);
+        const text = await response.text();
+        assert.equal(response.status, 404, `${path}: ${text}`);
+        assert.equal(text, `<p role="alert">no view ${name}</p>`, path);
+      }
+    }
+  } finally {
+    await store.close();
+  }
+});
