@@ -8,6 +8,7 @@ import { createRoute, OpenAPIHono, z, type RouteConfig } from '@hono/zod-openapi
 import type { Context, MiddlewareHandler } from 'hono';
 import type { Coordinator } from '../coordinator/coordinator.js';
 import { toWire } from '../coordinator/wire.js';
+import { quoted } from '../core/text.js';
 import type { AuthEnv } from './auth.js';
 import { errorBody } from './errors.js';
 
@@ -94,14 +95,26 @@ export const route = <P extends string, R extends Omit<RouteConfig, 'path'> & { 
   return createRoute<P, R>(takesNone ? { ...config, middleware: [...own, noBody] } : config);
 };
 
-/** One message for every way a path id can be wrong (not a number, a fraction, 0, too big). */
-const ID_WORDS = `must be a whole number from 1 to ${Number.MAX_SAFE_INTEGER}`;
-export const Id = z.coerce
-  .number({ error: ID_WORDS })
-  .int({ error: ID_WORDS })
-  .positive({ error: ID_WORDS })
-  .max(Number.MAX_SAFE_INTEGER, { error: ID_WORDS })
-  .openapi({ param: { in: 'path' }, example: 7 });
+/**
+ * A path id: the digits of a whole number from 1, as `baton` prints it, and nothing else. One
+ * message for every way it can be wrong (not a number, a fraction, 0, too big): JavaScript's
+ * Number() would take 0x1, 0b101, 2e0, " 2", "2.0" and 0002 as ids too, and a
+ * `POST /v1/jobs/0x1/cancel` cancelled job 1, where the CLI refuses `baton job show 0x2`.
+ */
+const ID_WORDS = `must be a whole number from 1 to ${Number.MAX_SAFE_INTEGER} in digits`;
+const idWords = (issue: { readonly input?: unknown }) => `${ID_WORDS}, got ${quoted(issue.input)}`;
+export const Id = z
+  .string()
+  .regex(/^[1-9][0-9]{0,15}$/, { error: idWords })
+  .refine((digits) => Number.isSafeInteger(Number(digits)), { error: idWords })
+  .transform(Number)
+  .openapi({
+    param: { in: 'path' },
+    type: 'integer',
+    minimum: 1,
+    maximum: Number.MAX_SAFE_INTEGER,
+    example: 7,
+  });
 export const Key = z
   .string()
   .min(1)
