@@ -10,11 +10,18 @@
  * open the route).
  */
 import { FencedError } from '../core/errors.js';
+import { validateKey } from '../core/validate.js';
 import { ApiConnection, fencedOf, fromWire, releasedOf, type Answer } from './api-connection.js';
 import type { FencedResult, Holder } from '../core/claim.js';
 import type { Session } from '../core/session.js';
 import type { Task } from '../core/task.js';
 import type { AgentClient, TaskView } from './client.js';
+
+/**
+ * A task key as a path segment, checked first as the database mode checks it: a key that is not
+ * text (a lone surrogate) gets validateKey's line, not encodeURIComponent's bare "URI malformed".
+ */
+const enc = (key: string): string => encodeURIComponent(validateKey(key));
 
 export class HttpAgentClient implements AgentClient {
   private readonly api: ApiConnection;
@@ -41,14 +48,14 @@ export class HttpAgentClient implements AgentClient {
       await this.api.want('POST', `/v1/sessions/${params.session}/heartbeat`);
       return { ok: true };
     }
-    const path = `/v1/claims/${encodeURIComponent(params.claim.key)}/heartbeat`;
+    const path = `/v1/claims/${enc(params.claim.key)}/heartbeat`;
     return this.fenceable(
       await this.api.ask('POST', path, { session: params.session, epoch: params.claim.epoch }),
     );
   };
 
   claim: AgentClient['claim'] = async (params) => {
-    const answer = await this.api.ask('POST', `/v1/claims/${encodeURIComponent(params.key)}`, {
+    const answer = await this.api.ask('POST', `/v1/claims/${enc(params.key)}`, {
       session: params.session,
     });
     if (!answer.ok && answer.refusal.label === 'held') {
@@ -61,7 +68,7 @@ export class HttpAgentClient implements AgentClient {
   };
 
   release: AgentClient['release'] = async (params) => {
-    const path = `/v1/claims/${encodeURIComponent(params.key)}/release`;
+    const path = `/v1/claims/${enc(params.key)}/release`;
     const body = { session: params.session, epoch: params.epoch, outcome: params.outcome };
     return releasedOf(this.api, await this.api.ask('POST', path, body));
   };
@@ -80,7 +87,7 @@ export class HttpAgentClient implements AgentClient {
   };
 
   showTask: AgentClient['showTask'] = async (key) => {
-    const view = await this.api.want<TaskView>('GET', `/v1/tasks/${encodeURIComponent(key)}`);
+    const view = await this.api.want<TaskView>('GET', `/v1/tasks/${enc(key)}`);
     return { task: view.task, holder: view.holder, jobs: view.jobs };
   };
 
@@ -101,7 +108,7 @@ export class HttpAgentClient implements AgentClient {
   };
 
   escalate: AgentClient['escalate'] = async (params) => {
-    const path = `/v1/tasks/${encodeURIComponent(params.key)}/escalate`;
+    const path = `/v1/tasks/${enc(params.key)}/escalate`;
     const answer = await this.api.ask('POST', path, {
       reason: params.reason,
       session: params.session,

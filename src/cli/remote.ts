@@ -42,7 +42,8 @@ export interface AgentApi {
   readonly lifecycle: Pick<Lifecycle, 'next' | 'escalate'>;
 }
 
-const key = (raw: string): string => encodeURIComponent(raw);
+/** A task key as a path segment, checked first as the database mode checks it (http-client.ts). */
+const key = (raw: unknown): string => encodeURIComponent(validateKey(raw));
 
 export class RemoteCoordinator implements AgentApi {
   protected readonly api: ApiConnection;
@@ -76,7 +77,7 @@ export class RemoteCoordinator implements AgentApi {
   };
 
   showTask = async (taskKey: unknown): Promise<TaskDetail> => {
-    const detail = await this.api.want<TaskDetail>('GET', `/v1/tasks/${key(validateKey(taskKey))}`);
+    const detail = await this.api.want<TaskDetail>('GET', `/v1/tasks/${key(taskKey)}`);
     return {
       task: detail.task,
       claim: detail.claim,

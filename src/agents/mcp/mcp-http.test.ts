@@ -14,6 +14,7 @@ import { openStore } from '../../store/open.js';
 import type { Store } from '../../store/store.js';
 import { bothEngines } from '../../../test/support/databases.js';
 import { repoRoot } from '../../../test/support/cli.js';
+import { connect, text } from '../../../test/support/mcp-client.js';
 import { mintRunToken } from '../../../test/support/run-token.js';
 import { waitUntil } from '../../../test/support/wait.js';
 
@@ -180,6 +181,36 @@ for (const db of bothEngines()) {
         assert.equal(await store.claims.current('run'), null);
       } finally {
         await client.close();
+        server.child.kill('SIGTERM');
+        await store.close();
+      }
+    });
+
+    test('a key that is not text (a lone surrogate) is refused as in database mode, not "URI malformed"', async () => {
+      const dbUrl = await db.fresh();
+      const store = await openStore(dbUrl);
+      const server = await serve(dbUrl);
+      const a = await agent(store, server.url);
+      const direct = await connect(dbUrl, { BATON_SESSION: String(a.session) });
+      try {
+        const key = 'a\ud800b';
+        for (const [name, args] of [
+          ['baton_claim', { key }],
+          ['baton_show_task', { key }],
+          ['baton_heartbeat', { key, epoch: 1 }],
+          ['baton_release', { key, epoch: 1, outcome: 'done' }],
+          ['baton_escalate', { key, epoch: 1, reason: 'why' }],
+        ] as const) {
+          const [over, here] = await Promise.all(
+            [a.client, direct].map((c) => c.callTool({ name, arguments: args })),
+          );
+          assert.ok(over !== undefined && here !== undefined);
+          assert.match(text(here), /^task key /, `${name} in database mode: ${JSON.stringify(here)}`);
+          assert.equal(text(over), text(here), `${name} over HTTP`);
+          assert.deepEqual([over.isError, here.isError], [true, true], name);
+        }
+      } finally {
+        await Promise.all([a.client.close(), direct.close()]);
         server.child.kill('SIGTERM');
         await store.close();
       }
