@@ -16,6 +16,7 @@ import { mayReadOutput } from './job-output.js';
 import type { Job } from '../core/job.js';
 import { loginRoutes, pageGate, pageReader } from './login.js';
 import { errorBody, errorResponse } from './errors.js';
+import { quoted } from '../core/text.js';
 import { newApi } from './kit.js';
 import { metricsRoutes } from './metrics.js';
 import { coreRoutes } from './routes-core.js';
@@ -51,6 +52,30 @@ const limitBody = (max: number): MiddlewareHandler =>
         413,
       ),
   });
+
+/**
+ * A path or query whose %-escapes do not decode (`%FF`, a bare `%`) is refused with 400: Hono
+ * would take the segment as it is, so `/v1/tasks/a%FFb/close` closed the task whose key is the
+ * text `a%FFb`, which is written `a%25FFb`.
+ */
+const decodableUrl: MiddlewareHandler = async (context, next) => {
+  const url = context.req.url;
+  const at = url.indexOf('/', url.indexOf('//') + 2);
+  const target = at === -1 ? '' : url.slice(at);
+  try {
+    decodeURIComponent(target);
+  } catch {
+    return context.json(
+      errorBody(
+        'invalid_input',
+        `the request's path or query has a %-escape that is not UTF-8: ${quoted(target)}`,
+        "percent-encode each value's UTF-8 bytes (encodeURIComponent), a % itself as %25",
+      ),
+      400,
+    );
+  }
+  return next();
+};
 
 export interface HttpAppOptions {
   readonly coordinator: Coordinator;
@@ -128,6 +153,7 @@ export function httpApp(options: HttpAppOptions): Hono<AuthEnv> {
   app.use('/v1/github/webhook', limitBody(WEBHOOK_BODY_MAX));
   for (const routes of options.routes ?? []) app.route('/', routes);
   app.use('*', limitBody(BODY_MAX));
+  app.use('/v1/*', decodableUrl);
   app.route('/', dashboardAssets());
   app.route('/', loginRoutes(options.coordinator));
   if (options.auth === 'required') {
