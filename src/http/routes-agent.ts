@@ -7,6 +7,7 @@
  */
 import { z } from '@hono/zod-openapi';
 import { Refusal } from '../coordinator/refusals.js';
+import { InvalidInputError } from '../core/errors.js';
 import { checkGuard, parseGuardClaim } from '../coordinator/guard.js';
 import { acting, allow, sessionHost } from './auth.js';
 import { Id, Key, Text, jsonBody, ok, result, route, type Api, type ApiDeps } from './kit.js';
@@ -14,6 +15,15 @@ import { Id, Key, Text, jsonBody, ok, result, route, type Api, type ApiDeps } fr
 const Progress = z
   .strictObject({ toolCalls: z.number().int().min(0).optional(), note: Text.optional() })
   .openapi('ProgressMark');
+
+/** The store's own refusal names the counters a runner marks; this route takes toolCalls alone. */
+function refuseEmptyMark(body: { readonly toolCalls?: number | undefined }): void {
+  if ((body.toolCalls ?? 0) > 0) return;
+  throw new InvalidInputError(
+    'a progress mark must count something',
+    'give toolCalls, the number of tool calls since the last mark (1 or more)',
+  );
+}
 
 export function agentRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
   app.openapi(
@@ -57,6 +67,7 @@ export function agentRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
     async (context) => {
       const { id } = context.req.valid('param');
       const body = context.req.valid('json');
+      refuseEmptyMark(body);
       const subject = { what: `mark progress of session ${id}`, session: id };
       await allow(context, baton, 'progress:mark', subject, sessionHost(baton, id));
       const marked = await acting(context, () => baton.progress.mark({ session: id, ...body }));
