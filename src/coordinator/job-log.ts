@@ -56,14 +56,24 @@ function atLeast(what: string, value: unknown, min: number, hint: string): numbe
   throw new InvalidInputError(`${what} must be a whole number of ${min} or more, got ${quoted(value)}`, hint);
 }
 
-/** Checks a read's raw input: a job id, an attempt of 1 or more, an offset of 0 or more, a tail of 1 or more. */
-export function parseJobLog(input: JobLogInput): JobLogParams {
+/** How a surface names the fields of a read: the CLI's flags by default, the API's query fields. */
+interface JobLogNames {
+  readonly attempt: string;
+  readonly tail: string;
+}
+const JOB_LOG_FLAGS: JobLogNames = { attempt: '--attempt', tail: '--tail' };
+
+/**
+ * Checks a read's raw input: a job id, an attempt of 1 or more, an offset of 0 or more, a tail of
+ * 1 or more; a refusal names the field as `names` does (the HTTP route: `attempt`, not `--attempt`).
+ */
+export function parseJobLog(input: JobLogInput, names: JobLogNames = JOB_LOG_FLAGS): JobLogParams {
   const attempt = (value: unknown): number =>
     atLeast(
-      '--attempt',
+      names.attempt,
       value,
       1,
-      'give an attempt `baton job show` lists, or leave --attempt out for the latest',
+      `give an attempt the job lists (\`baton job show\`), or leave ${names.attempt} out for the latest`,
     );
   const offset = (value: unknown): number =>
     atLeast('offset', value, 0, 'give the byte to read from: 0, or the `next` of the last read');
@@ -75,7 +85,12 @@ export function parseJobLog(input: JobLogInput): JobLogParams {
     tail:
       input.tail === undefined
         ? undefined
-        : atLeast('--tail', input.tail, 1, 'give how many of the last lines to print, such as --tail 20'),
+        : atLeast(
+            names.tail,
+            input.tail,
+            1,
+            `give how many of the last lines to print, such as ${names.tail} 20`,
+          ),
   };
 }
 

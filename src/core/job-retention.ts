@@ -46,13 +46,16 @@ export function parseRetainJobs(what: string, raw: unknown, keepsAll = true): nu
   return validateDuration(what, raw, RETAIN_MIN_MS, RETAIN_MAX_MS);
 }
 
-/** `baton jobs prune --older-than`: a duration; `off` means nothing to prune, so it is refused. */
-export function parseOlderThan(raw: unknown): number {
-  const ms = parseRetainJobs('--older-than', raw, false);
+/**
+ * `baton jobs prune --older-than`: a duration; `off` means nothing to prune, so it is refused. A
+ * refusal names the field as `what` (the HTTP body's `olderThan`).
+ */
+export function parseOlderThan(raw: unknown, what = '--older-than'): number {
+  const ms = parseRetainJobs(what, raw, false);
   if (ms === null) {
     throw new InvalidInputError(
-      `--older-than must be a duration such as 30d, got ${JSON.stringify(raw)}`,
-      'write how long finished jobs are kept, e.g. --older-than 30d',
+      `${what} must be a duration such as 30d, got ${JSON.stringify(raw)}`,
+      `write how long finished jobs are kept, e.g. ${what} 30d`,
     );
   }
   return ms;

@@ -109,6 +109,7 @@ export function refuseHalfCharacter(what: string, value: string): string {
 
 /** A reason or note someone must give (escalate, reject, reopen): validateText, and not empty. */
 export function validateReason(what: string, value: unknown, max: number): string {
+  if (value === undefined) throw new InvalidInputError(`${what} is required`, 'say why in a few words');
   if (typeof value === 'string' && value.trim().length === 0) {
     throw new InvalidInputError(`${what} is empty`, `say it in a few words`);
   }

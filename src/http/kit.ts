@@ -171,10 +171,12 @@ export function newApi(): Api {
         return context.json(unknownFieldsBody(unknown, routeName(context), issues), 400);
       const first = issues[0];
       const where = first === undefined || first.path === '' ? 'the request' : first.path;
+      // zod says a field left out is of the wrong type ("expected string, received undefined").
+      const missing = first !== undefined && first.path !== '' && / received undefined$/.test(first.message);
       return context.json(
         errorBody(
           'invalid_input',
-          `${where}: ${first?.message ?? 'invalid'}`,
+          missing ? `${where} is required` : `${where}: ${first?.message ?? 'invalid'}`,
           'see /openapi.json for the fields this route takes',
           { issues },
         ),

@@ -35,7 +35,10 @@ export function logRoutes(app: Api, { coordinator: baton, logDir }: ApiDeps): vo
     async (context) => {
       const { id } = context.req.valid('param');
       const query = context.req.valid('query');
-      const params = parseJobLog({ ...query, id, follow: query.follow === 'true' });
+      const params = parseJobLog(
+        { ...query, id, follow: query.follow === 'true' },
+        { attempt: 'attempt', tail: 'tail' },
+      );
       const job = await baton.getJob(params.id);
       // An earlier attempt was another agent session's run: an agent token reads its own run's alone.
       const current = params.attempt === undefined || params.attempt === job.attempt;

@@ -6,6 +6,7 @@
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { fencedRefusal, noEligibleRefusal } from '../coordinator/refusals.js';
+import { InvalidInputError } from '../core/errors.js';
 import { acting, actorOf, allow, sessionHost, type AuthEnv } from './auth.js';
 import type { Coordinator } from '../coordinator/coordinator.js';
 import { operatorRoutes, tokenRoutes } from './routes-operator.js';
@@ -26,6 +27,10 @@ const Escalate = z
   .strictObject({ reason: Text, session: SessionId.optional(), epoch: Epoch.optional() })
   .openapi('Escalate');
 const Reason = z.strictObject({ reason: Text.optional(), session: SessionId.optional() }).openapi('Reason');
+/** Reopen and reject say why, as `baton reopen` and `baton reject` require --reason. */
+const ReasonRequired = z
+  .strictObject({ reason: Text, session: SessionId.optional() })
+  .openapi('ReasonRequired');
 const Close = z
   .strictObject({ reason: Text.optional(), done: z.boolean().optional(), session: SessionId.optional() })
   .openapi('Close');
@@ -88,6 +93,11 @@ function takeRoutes(app: Api, baton: Coordinator): void {
     async (context) => {
       const { key } = context.req.valid('param');
       const body = context.req.valid('json');
+      if ((body.session === undefined) !== (body.epoch === undefined))
+        throw new InvalidInputError(
+          'an escalation under a claim needs both the session and the epoch',
+          'give both "session" and "epoch" (an agent: its claim\'s), or neither',
+        );
       await allow(context, baton, 'escalate', {
         what: `escalate ${key} for session ${body.session ?? '-'}`,
         key,
@@ -127,7 +137,10 @@ function lifecycleRoutes(app: Api, baton: Coordinator): void {
         method: 'post',
         path: `/v1/tasks/{key}/${verb}`,
         tags: ['lifecycle'],
-        request: { params: z.object({ key: Key }), ...jsonBody(Reason) },
+        request: {
+          params: z.object({ key: Key }),
+          ...jsonBody(verb === 'resolve' ? Reason : ReasonRequired),
+        },
         responses: ok(`the task after ${verb}`),
       }),
       async (context) => {

@@ -4,6 +4,7 @@
  * routes-more.ts, after the lifecycle's.
  */
 import { z } from '@hono/zod-openapi';
+import { parseOlderThan } from '../core/job-retention.js';
 import { SCOPES } from '../core/token.js';
 import { acting, actorOf, allow } from './auth.js';
 import type { Coordinator } from '../coordinator/coordinator.js';
@@ -122,6 +123,7 @@ function pruneRoute(app: Api, baton: Coordinator): void {
     }),
     async (context) => {
       const { olderThan, dryRun } = context.req.valid('json');
+      parseOlderThan(olderThan, 'olderThan'); // refused as the body names it, not as --older-than
       await allow(context, baton, 'job:prune', { what: `prune jobs older than ${olderThan}` });
       const input = { olderThan, dryRun: dryRun === true };
       return result(context, await acting(context, () => baton.cluster.pruneJobs(input, actorOf(context))));

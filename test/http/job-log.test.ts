@@ -184,7 +184,7 @@ for (const db of bothEngines()) {
             [
               `/v1/jobs/${job.id}/log?attempt=0`,
               400,
-              /--attempt must be a whole number of 1 or more, got "0"/,
+              /^attempt must be a whole number of 1 or more, got "0"/,
             ],
             [`/v1/jobs/${job.id}/log?offset=-1`, 400, /offset must be a whole number of 0 or more/],
             [`/v1/jobs/${job.id}/log?attempt=2`, 404, /job \d+ attempt 2 not found/],
