@@ -14,6 +14,7 @@ import { throttling } from '@octokit/plugin-throttling';
 import { GithubUnavailableError } from '../core/errors.js';
 import type { RepoName } from '../core/github.js';
 import { writePacing } from './pace.js';
+import { readIssue, readIssues, readList, type Read } from './payload.js';
 
 export interface GithubIssue {
   readonly number: number;
@@ -57,37 +58,6 @@ const RestWithPlugins = Octokit.plugin(throttling, retry);
 type Client = InstanceType<typeof RestWithPlugins>;
 
 export const DEFAULT_GITHUB_API_URL = 'https://api.github.com';
-
-interface RawIssue {
-  number: number;
-  title: string;
-  body?: string | null;
-  state: string;
-  labels: (string | { name?: string | undefined })[];
-  html_url: string;
-  updated_at: string;
-  pull_request?: unknown;
-  state_reason?: string | null;
-}
-
-const toIssue = (issue: RawIssue): GithubIssue => ({
-  stateReason: issue.state_reason ?? null,
-  number: issue.number,
-  title: issue.title,
-  body: issue.body ?? '',
-  state: issue.state === 'closed' ? 'closed' : 'open',
-  labels: issue.labels
-    .map((label) => (typeof label === 'string' ? label : (label.name ?? '')))
-    .filter((label) => label !== ''),
-  url: issue.html_url,
-  updatedAt: issue.updated_at,
-  isPullRequest: issue.pull_request !== undefined && issue.pull_request !== null,
-});
-
-/** An issue as a webhook's payload carries it (the REST shape). */
-export function issueFromPayload(value: unknown): GithubIssue {
-  return toIssue(value as RawIssue);
-}
 
 export class GithubApi {
   private readonly client: Client;
@@ -154,7 +124,8 @@ export class GithubApi {
     const path = `/repos/${repo.full}/issues?${query.toString()}`;
     const got = await this.conditional(path, params.page === 1);
     if (got.body === null) return { notModified: true, issues: [], keep: got.keep };
-    return { notModified: false, issues: (JSON.parse(got.body) as RawIssue[]).map(toIssue), keep: got.keep };
+    const issues = this.readable('GET', path, readIssues(JSON.parse(got.body)));
+    return { notModified: false, issues, keep: got.keep };
   }
 
   /** The issue, by one conditional request. */
@@ -162,7 +133,22 @@ export class GithubApi {
     const path = `/repos/${repo.full}/issues/${number}`;
     const got = await this.conditional(path, true, true);
     await got.keep();
-    return toIssue(JSON.parse(got.body ?? 'null') as RawIssue);
+    return this.readable('GET', path, readIssue(JSON.parse(got.body ?? 'null')));
+  }
+
+  /**
+   * What was read of GitHub's answer; an answer of the wrong shape (payload.ts) is GitHub
+   * unavailable, as a 5xx is: the sync's page is not applied, and its next pass asks again.
+   */
+  private readable<T>(method: string, path: string, read: Read<T>): T {
+    if (read.ok) return read.value;
+    throw new GithubUnavailableError(
+      this.scrub(
+        `GitHub ${method} ${path.split('?')[0] ?? path}: an answer Baton cannot read (${read.problem})`,
+      ),
+      "check that GITHUB_API_URL is GitHub's REST API (or your GitHub Enterprise's /api/v3); " +
+        'Baton retries on its next pass',
+    );
   }
 
   /**
@@ -188,7 +174,7 @@ export class GithubApi {
     const first = `/repos/${repo.full}/issues/${number}/timeline?per_page=100`;
     const got = await this.conditional(first, true, true);
     await got.keep();
-    const events = JSON.parse(got.body ?? '[]') as TimelineEvent[];
+    const events = this.readable('GET', first, readList(JSON.parse(got.body ?? '[]'), 'timeline events'));
     let found = mergedHere(events, repo);
     let next = got.link === null ? (events.length >= 100 ? `${first}&page=2` : null) : this.next(got.link);
     for (let page = 2; found === null && next !== null; page++) {
@@ -200,7 +186,7 @@ export class GithubApi {
         return null;
       }
       const more = await this.call('GET', next);
-      found = mergedHere(more.data as TimelineEvent[], repo);
+      found = mergedHere(this.readable('GET', next, readList(more.data, 'timeline events')), repo);
       const link = more.headers['link'];
       next = typeof link === 'string' ? this.next(link) : null;
     }
@@ -341,13 +327,15 @@ interface TimelineEvent {
  * else the end of its `repository_url`, which the issue schema requires; both case-insensitive,
  * as GitHub's names are.
  */
-function mergedHere(events: readonly TimelineEvent[], repo: RepoName): number | null {
+function mergedHere(events: readonly unknown[], repo: RepoName): number | null {
   const want = repo.full.toLowerCase();
-  for (const event of events) {
-    const pr = event.source?.issue;
-    if (event.event !== 'cross-referenced' || pr?.pull_request?.merged_at == null) continue;
-    const from = pr.repository?.full_name ?? /\/repos\/([^/]+\/[^/]+)$/.exec(pr.repository_url ?? '')?.[1];
-    if (from?.toLowerCase() === want && pr.number !== undefined) return pr.number;
+  // Members are GitHub's (checked as a list only): one of another shape is passed over.
+  for (const event of events as readonly (TimelineEvent | null)[]) {
+    const pr = event?.source?.issue;
+    if (event?.event !== 'cross-referenced' || pr?.pull_request?.merged_at == null) continue;
+    const from = pr.repository?.full_name ?? /\/repos\/([^/]+\/[^/]+)$/.exec(String(pr.repository_url))?.[1];
+    if (typeof from === 'string' && from.toLowerCase() === want && typeof pr.number === 'number')
+      return pr.number;
   }
   return null;
 }

@@ -85,6 +85,7 @@ export async function applyIssue(
         url: issue.url,
         labels: theirsUngated,
         byName: ACTOR.name,
+        actor: ACTOR.name,
       }),
     );
     const out: Applied[] = ['added'];

@@ -1,12 +1,16 @@
 /**
- * `POST /v1/github/webhook`: GitHub's issue and pull-request events, applied at once instead of
- * at the next poll. The body is verified against `x-hub-signature-256` with the secret
+ * `POST /v1/github/webhook`: GitHub's issue and pull-request events, applied at once instead of at
+ * the next poll. The body is verified against `x-hub-signature-256` with the secret
  * (GITHUB_WEBHOOK_SECRET) before anything is parsed; a missing or bad signature gets 401 and
- * changes nothing. A verified event is applied like a sync page's issue (apply.ts), so a
- * delivery GitHub repeats changes nothing the second time. The event is a hint, not the state: the
- * issue is read again from GitHub (a conditional GET) and that is applied, so a delivery that
- * arrives late or out of order, or is replayed, applies the issue as it is now, never as it was.
- * An issue the sync would not import (`--github-label`) is not added by a delivery either.
+ * changes nothing. The body is JSON (Content type application/json) or GitHub's default form
+ * encoding, the JSON in its `payload` field; the signature is over the body as sent, either way.
+ * The fields Baton reads are checked (payload.ts): a delivery of the wrong shape gets 400 naming
+ * the field, and changes nothing, GitHub not even asked. A verified event is applied like a sync
+ * page's issue (apply.ts), so a delivery GitHub repeats changes nothing the second time. The event
+ * is a hint, not the state: the issue is read again from GitHub (a conditional GET) and that is
+ * applied, so a delivery that arrives late or out of order, or is replayed, applies the issue as
+ * it is now, never as it was. An issue the sync would not import (`--github-label`) is not added
+ * by a delivery either.
  *
  *   issues (any action)          → the issue read and applied to its task (closed: the job cancelled;
  *                                   deleted, GitHub answering 410: the task closed)
@@ -19,7 +23,8 @@ import { Webhooks } from '@octokit/webhooks';
 import { Hono } from 'hono';
 import { BatonError } from '../core/errors.js';
 import { type RepoName, issueKey, sameRepo } from '../core/github.js';
-import { IssueGoneError, issueFromPayload } from './api.js';
+import { IssueGoneError } from './api.js';
+import { readDelivery, type Delivery, type Read } from './payload.js';
 import { applyGone, applyIssue, type Applied, type BacklogDeps } from './apply.js';
 import { wanted } from './sync.js';
 
@@ -66,21 +71,19 @@ export function githubWebhookRoutes(deps: WebhookDeps): Hono {
       );
     }
     const event = context.req.header('x-github-event') ?? '';
-    let payload: Record<string, unknown>;
-    try {
-      payload = JSON.parse(body) as Record<string, unknown>;
-    } catch {
-      return context.json(
-        failure('invalid_input', 'the body is not JSON', 'send the event as GitHub does'),
-        400,
-      );
+    const parsed = payloadOf(context.req.header('content-type') ?? '', body);
+    const delivery = parsed.ok ? readDelivery(event, parsed.value) : parsed;
+    if (!delivery.ok) {
+      const hint = parsed.ok
+        ? `send ${event === '' ? 'the event' : `the ${event} event`} as GitHub sends it: Baton reads this field`
+        : FORMATS;
+      return context.json(failure('invalid_input', delivery.problem, hint), 400);
     }
-    const repository = payload['repository'] as { full_name?: string } | undefined;
-    if (!sameRepo(repository?.full_name ?? '', deps.repo.full)) {
+    if (!sameRepo(delivery.value.repository ?? '', deps.repo.full)) {
       return context.json({ ok: true, ignored: `not ${deps.repo.full}` }, 202);
     }
     try {
-      const applied = await handle(deps, event, payload);
+      const applied = await handle(deps, delivery.value);
       return applied === null
         ? context.json({ ok: true, ignored: event }, 202)
         : context.json({ ok: true, applied });
@@ -93,29 +96,44 @@ export function githubWebhookRoutes(deps: WebhookDeps): Hono {
   return app;
 }
 
-async function handle(
-  deps: WebhookDeps,
-  event: string,
-  payload: Record<string, unknown>,
-): Promise<readonly Applied[] | null> {
-  if (event === 'issues' && payload['issue'] !== undefined) {
-    const hinted = issueFromPayload(payload['issue']);
-    if (hinted.isPullRequest) return null;
-    const issue = await deps.api.issue(deps.repo, hinted.number).catch((error: unknown) => {
+async function handle(deps: WebhookDeps, delivery: Delivery): Promise<readonly Applied[] | null> {
+  if (delivery.kind === 'issue') {
+    if (delivery.isPullRequest) return null;
+    const issue = await deps.api.issue(deps.repo, delivery.number).catch((error: unknown) => {
       if (error instanceof IssueGoneError) return null;
       throw error;
     });
-    if (issue === null) return applyGone(deps, issueKey(deps.repo, hinted.number));
+    if (issue === null) return applyGone(deps, issueKey(deps.repo, delivery.number));
     return applyIssue(deps, deps.repo, issue, wanted(issue, deps.importLabels ?? []));
   }
-  const pr = payload['pull_request'] as
-    { merged?: boolean; body?: string | null; title?: string } | undefined;
-  if (event === 'pull_request' && payload['action'] === 'closed' && pr?.merged === true) {
+  if (delivery.kind === 'merged') {
     const out: Applied[] = [];
-    for (const issueNumber of closingReferences(`${pr.title ?? ''}\n${pr.body ?? ''}`)) {
+    for (const issueNumber of closingReferences(delivery.text)) {
       out.push(...(await applyIssue(deps, deps.repo, await deps.api.issue(deps.repo, issueNumber))));
     }
     return out;
   }
   return null;
+}
+
+/** The two content types GitHub offers for a webhook, said when a body is neither. */
+const FORMATS =
+  "set the webhook's Content type on GitHub to application/json (or leave it " +
+  'application/x-www-form-urlencoded, the JSON in its payload field)';
+
+/**
+ * The delivery's JSON: the body itself (Content type application/json), or its `payload` field
+ * (application/x-www-form-urlencoded, GitHub's default). Either way the signature was checked over
+ * the body as sent, before this.
+ */
+function payloadOf(contentType: string, body: string): Read<unknown> {
+  const form = contentType.split(';')[0]?.trim().toLowerCase() === 'application/x-www-form-urlencoded';
+  const text = form ? new URLSearchParams(body).get('payload') : body;
+  if (text === null) return { ok: false, problem: 'the form body has no payload field' };
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch (error) {
+    const why = error instanceof SyntaxError ? `: ${error.message.split('\n')[0] ?? ''}` : '';
+    return { ok: false, problem: `${form ? 'the payload field' : 'the body'} is not JSON${why}` };
+  }
 }

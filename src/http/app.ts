@@ -77,6 +77,17 @@ const decodableUrl: MiddlewareHandler = async (context, next) => {
   return next();
 };
 
+/** The webhook's path on a server that mounts none (httpApp). */
+const noWebhook = (context: Context) =>
+  context.json(
+    errorBody(
+      'not_found',
+      'this server serves no GitHub webhook',
+      'start it with --github owner/repo and GITHUB_WEBHOOK_SECRET set (baton serve or baton up)',
+    ),
+    404,
+  );
+
 export interface HttpAppOptions {
   readonly coordinator: Coordinator;
   readonly auth: AuthMode;
@@ -152,6 +163,9 @@ export function httpApp(options: HttpAppOptions): Hono<AuthEnv> {
   // being buffered up to 25 MiB (the webhook answers before the next layer).
   app.use('/v1/github/webhook', limitBody(WEBHOOK_BODY_MAX));
   for (const routes of options.routes ?? []) app.route('/', routes);
+  // Reached when no sub-app above answered (no --github or no secret): 404, not the token check's 401
+  // "a change needs a token"; on this path alone, so every other route still wants its token.
+  app.post('/v1/github/webhook', noWebhook);
   app.use('*', limitBody(BODY_MAX));
   app.use('/v1/*', decodableUrl);
   app.route('/', dashboardAssets());
