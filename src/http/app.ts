@@ -125,6 +125,28 @@ export function apiApp(coordinator: Coordinator, auth: AuthMode, logDir?: string
   return api;
 }
 
+/** `/healthz`: the process is alive; `/readyz`: the database answers, migrated as this process knows. */
+function healthRoutes(app: Hono<AuthEnv>, coordinator: Coordinator): void {
+  app.get('/healthz', (context) => context.json({ ok: true }));
+  app.get('/readyz', async (context) => {
+    try {
+      const { applied, known } = await coordinator.schema();
+      // The database's clock, one cheap read: `baton doctor --api` judges this machine's clock by it.
+      const now = new Date(await coordinator.now()).toISOString();
+      if (applied !== known) {
+        const message = `the database is at migration ${applied}, this process knows ${known}`;
+        return context.json({ ok: false, applied, known, now, message }, 503);
+      }
+      return context.json({ ok: true, migration: applied, now });
+    } catch (error) {
+      return context.json(
+        { ok: false, message: error instanceof Error ? error.message : String(error) },
+        503,
+      );
+    }
+  });
+}
+
 export function httpApp(options: HttpAppOptions): Hono<AuthEnv> {
   const app = new Hono<AuthEnv>();
   app.onError((error, context) => {
@@ -141,24 +163,7 @@ export function httpApp(options: HttpAppOptions): Hono<AuthEnv> {
       404,
     ),
   );
-  app.get('/healthz', (context) => context.json({ ok: true }));
-  app.get('/readyz', async (context) => {
-    try {
-      const { applied, known } = await options.coordinator.schema();
-      // The database's clock, one cheap read: `baton doctor --api` judges this machine's clock by it.
-      const now = new Date(await options.coordinator.now()).toISOString();
-      if (applied !== known) {
-        const message = `the database is at migration ${applied}, this process knows ${known}`;
-        return context.json({ ok: false, applied, known, now, message }, 503);
-      }
-      return context.json({ ok: true, migration: applied, now });
-    } catch (error) {
-      return context.json(
-        { ok: false, message: error instanceof Error ? error.message : String(error) },
-        503,
-      );
-    }
-  });
+  healthRoutes(app, options.coordinator);
   // The webhook's own cap on its path alone: every other body meets BODY_MAX first, not after
   // being buffered up to 25 MiB (the webhook answers before the next layer).
   app.use('/v1/github/webhook', limitBody(WEBHOOK_BODY_MAX));
