@@ -103,7 +103,15 @@ for (const db of bothEngines())
             const r = await t.run(...args);
             assert.equal(r.code, 3, `${args.join(' ')}: ${r.stdout}${r.stderr}`);
             assert.match(r.stderr, new RegExp(`the claim on ${key} at epoch ${epoch} is not current`));
+            // Not "claim it again": a claim of a closed or done task is refused.
+            assert.match(
+              r.stderr,
+              new RegExp(`baton task show ${key}\` says why \\(a closed or done task is reopened`),
+            );
           }
+          const again = await t.run('close', key, ...close);
+          assert.equal(again.code, 3, again.stderr);
+          assert.match(again.stderr, / — it is (closed|done) already$/m);
         }
       });
 

@@ -79,6 +79,9 @@ export function fencedRefusal(
 ): Refusal {
   const details = { key, epoch: Number(epoch), current, ...(sessionEnded ? { sessionEnded } : {}) };
   let hint = 'stop working on it; claim it again if you still need it';
+  // No holder: released, expired, or ended by a close or completion, which a claim would refuse.
+  if (current === null)
+    hint = `stop working on it; \`baton task show ${key}\` says why (a closed or done task is reopened first)`;
   if (sessionEnded) hint = 'stop working on it; start a new session to claim it again if you still need it';
   else if (current !== null && isNeverGranted(Number(epoch), current)) {
     hint = 'give the epoch your claim printed (`baton claim`, `baton next`); claim it first if you hold none';

@@ -84,6 +84,7 @@ export function taskStateHint(key: string, state: TaskState, action: TaskAction 
   switch (state) {
     case 'done':
     case 'closed':
+      if (action === 'close' || (action === 'complete' && state === 'done')) return `it is ${state} already`;
       return `reopen it first: \`baton reopen ${key} --reason R\``;
     case 'escalated':
       return `a human must resolve it first: \`baton resolve ${key} [--note N]\``;

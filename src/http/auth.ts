@@ -138,8 +138,15 @@ export async function verified(coordinator: Coordinator, secret: string, route?:
   throw new AuthError(
     'unauthorized',
     check.reason,
-    ended ? "the token's session or run has ended" : `the token is ${check.reason}`,
-    check.reason === 'unknown' ? 'check the token you copied' : 'ask an operator for a new token',
+    ended
+      ? "the token's session or run has ended (ended, or rescued as stale when its heartbeats stopped)"
+      : `the token is ${check.reason}`,
+    check.reason === 'unknown'
+      ? 'check the token you copied'
+      : ended
+        ? "a run's token dies with its run; for a session's, start a session that stays live " +
+          '(`baton session start --ttl 8h`, or heartbeat it) and create a token for it'
+        : 'ask an operator for a new token',
   );
 }
 

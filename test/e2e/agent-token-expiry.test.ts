@@ -82,7 +82,14 @@ for (const db of bothEngines()) {
           dead.map((a) => a.status),
           [401, 401, 401],
         );
-        assert.match(JSON.stringify(dead[0]?.body), /the token's session or run has ended/);
+        assert.match(
+          JSON.stringify(dead[0]?.body),
+          /the token's session or run has ended \(ended, or rescued as stale/,
+        );
+        assert.match(
+          JSON.stringify(dead[0]?.body),
+          /a run's token dies with its run.*baton session start --ttl/,
+        );
 
         const second = c.up('solo');
         await second.waitForLog(/took over host solo from session \d+/, 30_000);
