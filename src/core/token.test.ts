@@ -40,9 +40,11 @@ test("a run's agent token acts on its run's task alone and takes no other", () =
 test("a run's agent token reaches its task in either spelling of an accent, and no look-alike", () => {
   const run = { ...agent, task: 'caf\u00e9' };
   assert.deepEqual(authorize(run, 'claim', { session: 3, key: 'cafe\u0301' }), { ok: true }, 'e + U+0301');
-  assert.deepEqual(authorize({ ...agent, task: 'cafe\u0301' }, 'release', { session: 3, key: 'caf\u00e9' }), {
-    ok: true,
-  });
+  // A run bound to a key stored decomposed (before keys were NFC) does not reach its NFC twin,
+  // which may be another task (baton doctor's keys check fails such a pair).
+  const old = { ...agent, task: 'cafe\u0301' };
+  assert.equal(authorize(old, 'release', { session: 3, key: 'caf\u00e9' }).ok, false, 'no twin');
+  assert.equal(authorize(old, 'release', { session: 3, key: 'cafe\u0301' }).ok, false, 'asked keys are NFC');
   assert.equal(authorize(run, 'claim', { session: 3, key: 'cafe' }).ok, false, 'no accent');
   assert.equal(authorize(run, 'claim', { session: 3, key: 'caf\u00e8' }).ok, false, 'another accent');
 });
@@ -51,6 +53,12 @@ test('a host token acts only for its own host', () => {
   assert.deepEqual(authorize(host, 'session:start', { host: 'box-1' }), { ok: true });
   assert.equal(authorize(host, 'session:start', { host: 'box-2' }).ok, false);
   assert.equal(authorize(host, 'claim', { host: 'box-1' }).ok, false);
+  const umlaut = { ...host, host: 'b\u00f6x' }; // bound as validateName stores it, in NFC
+  assert.deepEqual(
+    authorize(umlaut, 'session:start', { host: 'bo\u0308x' }),
+    { ok: true },
+    'either spelling',
+  );
 });
 
 test('a viewer changes nothing and an operator may do everything', () => {
@@ -66,6 +74,12 @@ test("an agent token reads its own job's output alone; a host token reads none",
   const run = { ...agent, task: 'k1' };
   assert.deepEqual(authorize(run, 'job:log', { session: agent.session, key: 'k1' }), { ok: true });
   assert.equal(authorize(run, 'job:log', { session: 99, key: 'k2' }).ok, false);
+  // Said by its run's rule, not as a session mismatch ("bound to session 3, not 99").
+  const fix = 'work on k1 alone: finish it, or escalate it; other tasks get runs of their own';
+  const reason =
+    'this agent token is bound to its run on k1 (session 3): it acts on that task and its job alone';
+  assert.deepEqual(authorize(run, 'job:log', { session: 99, key: 'k2' }), { ok: false, reason, fix });
+  assert.deepEqual(authorize(run, 'next', {}), { ok: false, reason, fix }, 'next with no session named');
   assert.equal(authorize(run, 'job:log', { session: agent.session, key: 'k2' }).ok, false);
   assert.deepEqual(authorize(host, 'job:log', { host: 'box-1' }), {
     ok: false,

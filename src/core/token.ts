@@ -133,6 +133,14 @@ export function authorize(
   if (action === 'read' || token.scope === 'operator' || token.scope === 'viewer') return { ok: true };
   if (token.scope === 'agent') {
     if (target.session === undefined || target.session === null || target.session !== token.session) {
+      const task = token.task ?? null;
+      if (task !== null) {
+        // A run's token: the rule is its run's task and job, whatever session the request named.
+        const reason =
+          `this agent token is bound to its run on ${task} (session ${String(token.session)}): ` +
+          'it acts on that task and its job alone';
+        return { ok: false, reason, fix: runFix(task) };
+      }
       return {
         ok: false,
         reason: `this agent token is bound to session ${String(token.session)}, not ${describe(target.session)}`,
@@ -140,7 +148,7 @@ export function authorize(
     }
     return runReach(token.task ?? null, action, target);
   }
-  if (target.host === undefined || target.host === null || target.host !== token.host) {
+  if (target.host === undefined || target.host === null || canonical(target.host) !== token.host) {
     return {
       ok: false,
       reason: `this host token is bound to host ${String(token.host)}, not ${describe(target.host)}`,
@@ -155,8 +163,7 @@ export function authorize(
  */
 function runReach(task: string | null, action: Action, target: Target): Verdict {
   if (task === null) return { ok: true };
-  // An agent is not sent looking for a wider token: its run is its task.
-  const fix = `work on ${task} alone: finish it, or escalate it; other tasks get runs of their own`;
+  const fix = runFix(task);
   if (action === 'next') {
     return {
       ok: false,
@@ -164,11 +171,17 @@ function runReach(task: string | null, action: Action, target: Target): Verdict 
       fix,
     };
   }
-  // Compared in NFC, as the coordinator will name it (validateKey): e + U+0301 is its run's é.
-  if (target.key !== undefined && canonical(target.key) !== canonical(task)) {
+  // The asked key in NFC, as the coordinator will name it (validateKey): e + U+0301 is its run's é.
+  // The bound key as stored: a run on a key stored before keys were NFC reaches no NFC twin of it.
+  if (target.key !== undefined && canonical(target.key) !== task) {
     return { ok: false, reason: `this agent token is bound to its run on ${task}, not ${target.key}`, fix };
   }
   return { ok: true };
+}
+
+/** An agent is not sent looking for a wider token: its run is its task. */
+function runFix(task: string): string {
+  return `work on ${task} alone: finish it, or escalate it; other tasks get runs of their own`;
 }
 
 function describe(value: string | number | null | undefined): string {
