@@ -96,6 +96,12 @@ export function registerServe(program: Command): void {
     return withStore(cmd, async (raw) => {
       const metered = await meterStoreLazily(raw);
       const { store } = metered;
+      // Listened for before the first line: a reader gone during --github's lines stops it too (exit 8).
+      const stopped = new Promise<void>((resolve) => {
+        process.once('SIGINT', resolve);
+        process.once('SIGTERM', resolve);
+        stopOnClosedOutput('baton serve', 'stopping as on SIGTERM', resolve);
+      });
       const log = (line: string): void => void process.stdout.write(`${terminalText(line)}\n`);
       const backlog = flags.github === undefined ? null : await backlogFrom(store, flags.github, flags, log);
       const routes = webhookOf(backlog, flags.githubLabel ?? []);
@@ -109,11 +115,7 @@ export function registerServe(program: Command): void {
         dashboard,
       });
       process.stdout.write(`${servingLine(server)}\n`);
-      await new Promise<void>((resolve) => {
-        process.once('SIGINT', resolve);
-        process.once('SIGTERM', resolve);
-        stopOnClosedOutput('baton serve', 'stopping as on SIGTERM', resolve);
-      });
+      await stopped;
       await server.close();
     });
   });
