@@ -60,3 +60,43 @@ for (const db of allDatabases()) {
     assert.deepEqual(path, ['job:placed', 'job:started', 'job:finished'], lines.join('\n'));
   });
 }
+
+/**
+ * A stop asked for before `runUp` is called (a closed stdout at `baton up`'s first lines, a signal
+ * while the store opened) has fired its abort event already: `runUp` must still see it and return
+ * without joining, rather than run until a second signal (decision 0057).
+ */
+test('sqlite: runUp given a stop asked for already returns without joining', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'baton-early-stop-'));
+  const url = `sqlite:${join(dir, 'baton.db')}`;
+  const store = await openStore(url);
+  try {
+    const { job } = await store.jobs.enqueue({ key: 'k', command: 'true' });
+    const options: UpOptions = {
+      ...{ dbUrl: url, host: 'solo', leaseTtlMs: 15_000, retryIntervalMs: 100 },
+      ...{ heartbeatIntervalMs: 500, staleAfterMs: 10_000, pollIntervalMs: 100 },
+      ...{ recoveryIntervalMs: 3_600_000, slotsMax: 1, ramTotalMb: 1024, ramReservedMb: 0 },
+      ...{ standby: false, agentCommand: null, logDir: join(dir, 'logs'), cwd: dir },
+      containment: 'process-group',
+    };
+    const stop = new AbortController();
+    stop.abort();
+    const lines: string[] = [];
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((done) => (timer = setTimeout(() => done('late'), 30_000)));
+    const ended = await Promise.race([
+      runUp(store, options, systemClock, (l) => lines.push(l), stop.signal).then(() => 'returned' as const),
+      late,
+    ]);
+    clearTimeout(timer);
+    assert.equal(ended, 'returned', `runUp ran on after its stop:\n${lines.join('\n')}`);
+    assert.equal((await store.jobs.get(job.id))?.status, 'queued', 'a stopped runUp placed a job');
+    assert.deepEqual(
+      (await store.sessions.list()).filter((s) => s.state === 'live'),
+      [],
+      'a stopped runUp left a live session',
+    );
+  } finally {
+    await store.close();
+  }
+});
