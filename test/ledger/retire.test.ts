@@ -15,6 +15,8 @@ import { signCheckpoint } from '../../src/coordinator/ledger/seal.js';
 import { LEAF_BYTES, rowContent, rowId, writeLeaf, type Checkpoint } from '../../src/core/ledger.js';
 import { systemClock } from '../../src/daemon/clock.js';
 import { LedgerSealer } from '../../src/daemon/sealer.js';
+import { sealingLine } from '../../src/cli/commands/up-ledger.js';
+import { RETIRED_KEY_FIX } from '../../src/core/doctor.js';
 import { bothEngines } from '../support/databases.js';
 import { cliOn, repoRoot, type Run } from '../support/cli.js';
 import { someActivity, withLedger, type LedgerFixture } from './ledger-fixture.js';
@@ -183,6 +185,17 @@ for (const engine of bothEngines()) {
         const wasRetired = new RegExp(
           `the ledger key ${f.signer.keyId} was retired \\(row ${row}, ledger:key-retired\\): ` +
             `it signs nothing more; seal with ${fresh.signer.keyId}`,
+        );
+        // baton up's start line says the retired key does not seal, and how to fix it; the new one seals.
+        const line = await sealingLine(f.store, f.signer);
+        assert.match(
+          line,
+          new RegExp(`^not sealing the ledger: its key ${f.signer.keyId} was retired \\(row ${row}\\)`),
+        );
+        assert.ok(line.endsWith(RETIRED_KEY_FIX), line);
+        assert.equal(
+          await sealingLine(f.store, fresh.signer),
+          `sealing the ledger with key ${fresh.signer.keyId}`,
         );
         const refused = await cli.run('audit', 'seal', '--key-file', f.keyFile);
         assert.equal(refused.code, 3, refused.stderr);

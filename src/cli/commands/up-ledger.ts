@@ -48,11 +48,6 @@ export function ledgerOptions(
   };
 }
 
-/**
- * Why a `baton up` does not seal. With a key registered in the database (`baton ledger init` ran
- * on another host) and no key file here, a leader would leave the ledger unsealed without a word
- * more than "no key": say which key, where its file should be, and how to put it there.
- */
 /** `baton up`'s start line on sealing with this key: not, and what to do, when the ledger retired it. */
 export async function sealingLine(store: Store, signer: LedgerSigner): Promise<string> {
   const row = (await keyRetirements(store)).get(signer.keyId);
@@ -63,6 +58,11 @@ export async function sealingLine(store: Store, signer: LedgerSigner): Promise<s
   );
 }
 
+/**
+ * Why a `baton up` does not seal. With a key registered in the database (`baton ledger init` ran
+ * on another host) and no key file here, a leader would leave the ledger unsealed without a word
+ * more than "no key": say which key, where its file should be, and how to put it there.
+ */
 export async function notSealingLine(store: Store, flags: LedgerFlags, stateDir: string): Promise<string> {
   const keys = await store.ledger.keys();
   const key = keys[keys.length - 1];
