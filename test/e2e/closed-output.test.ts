@@ -144,4 +144,32 @@ test('closed before its first line (baton up | true), it stops and ends its sess
     }
   }));
 
+/**
+ * `baton serve` likewise, found at its serving line: its reader gone before it, it stops as on
+ * SIGTERM (the server closes) and exits 8 with its one line. After that line it writes nothing, so
+ * it serves on until signalled (decision 0057).
+ */
+test('baton serve whose stdout is closed before its serving line stops; exit 8', () =>
+  withCluster(db, async (c) => {
+    const serve = spawn(process.execPath, [BIN, '--db', c.url, 'serve', '--http', '127.0.0.1:0'], {
+      cwd: c.dir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    serve.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+    serve.stderr.on('data', (chunk: Buffer) => (err += chunk.toString('utf8')));
+    const exited = new Promise<number | null>((resolve) => serve.once('exit', (code) => resolve(code)));
+    try {
+      serve.stdout.destroy();
+      assert.equal(await Promise.race([exited, sleep(20_000).then(() => 'still serving')]), 8, err);
+      assert.match(
+        err,
+        /^baton: baton serve: its standard output was closed \(the reader of its output went away\): stopping as on SIGTERM; exit 8 — send its output to a file or a reader that stays\n$/,
+      );
+    } finally {
+      if (serve.exitCode === null && serve.signalCode === null) serve.kill('SIGKILL');
+    }
+  }));
+
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
