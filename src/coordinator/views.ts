@@ -6,7 +6,7 @@
 import type { TaskDependencies } from '../store/lifecycle-store.js';
 import type { AuditEntry } from '../core/audit-event.js';
 import { AUDIT_TYPES } from '../core/audit-event.js';
-import { InvalidInputError } from '../core/errors.js';
+import { InvalidInputError, NotFoundError } from '../core/errors.js';
 import { JOB_STATES, type Job, type JobState } from '../core/job.js';
 import type { Session } from '../core/session.js';
 import type { SessionReport } from '../core/session-report.js';
@@ -269,10 +269,12 @@ export class Views {
     return { job, history, dependencies: await this.store.lifecycle.dependencies(job.key) };
   }
 
+  /** The ledger's page; no rows for a task no one added (its first page) is a typo: NotFoundError, as in `audit`. */
   async audit(input: AuditInput = {}): Promise<Page<AuditEntry>> {
     const limit = pageLimit(input.limit, 100);
+    const key = optional(input.key, validateKey);
     const entries = await this.store.audit.list({
-      key: optional(input.key, validateKey),
+      key,
       session: optional(input.session, (value) => validateId('session', value)),
       host: optional(input.host, (value) => validateName('host', value)),
       jobId: optional(input.job, (value) => validateId('job', value)),
@@ -281,6 +283,13 @@ export class Views {
       newestFirst: true,
       limit,
     });
+    if (
+      entries.length === 0 &&
+      key !== undefined &&
+      input.before === undefined &&
+      (await this.store.tasks.get(key)) === null
+    )
+      throw new NotFoundError('task', key, 'add it with `baton task add`');
     return { items: entries, next: entries.length === limit ? (entries.at(-1)?.id ?? null) : null };
   }
 

@@ -48,8 +48,8 @@ export function loginPage(params: LoginPageParams): Html {
             />
             <p id="login-help" class="muted">
               A token from <code>baton token create</code>. Viewer tokens see every view; operator tokens may
-              also force-release and toggle hosts. It is kept in an HttpOnly cookie for this site until you
-              sign out or close the browser.
+              also approve, reject and resolve tasks, force-release claims and enable or disable hosts. It is
+              kept in an HttpOnly cookie for this site until you sign out or close the browser.
             </p>
             <button type="submit">Sign in</button>
           </form>

@@ -116,3 +116,26 @@ test("a fragment named as one of Object's own properties is no view: 404, one li
     await store.close();
   }
 });
+
+test('the audit view filtered by a task no one added is 404 naming it, as GET /v1/audit is', async () => {
+  const store = await openStore(freshSqlite());
+  try {
+    await store.tasks.add({ key: 'quiet', title: 'a task with rows' });
+    const app = new Hono();
+    app.route('/', dashboardRoutes({ reads: new Coordinator(store).views }));
+    for (const path of ['/audit?key=nope', '/ui/frag/audit?key=nope']) {
+      const response = await app.request(`http://dash${path}`);
+      const text = await response.text();
+      assert.equal(response.status, 404, `${path}: ${text}`);
+      assert.match(text, /task nope not found/, path);
+    }
+    // A task that exists answers its rows; an older page past a task's rows is empty, not a 404.
+    const known = await app.request('http://dash/ui/frag/audit?key=quiet');
+    assert.equal(known.status, 200);
+    assert.match(await known.text(), /task:added/);
+    const past = await app.request('http://dash/ui/frag/audit?key=nope&before=1');
+    assert.equal(past.status, 200, await past.text());
+  } finally {
+    await store.close();
+  }
+});
