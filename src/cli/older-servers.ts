@@ -7,6 +7,7 @@ import type { TaskListInput } from '../coordinator/inputs.js';
 import type { AuditEntry } from '../core/audit-event.js';
 import type { ListedTask } from '../store/store.js';
 import type { Host, HostToggle } from '../store/dispatch-store.js';
+import type { Token } from '../core/token.js';
 
 /**
  * GET /v1/tasks: a server from before task dependencies sends no waitsFor and ignores `blocked`;
@@ -56,4 +57,12 @@ export function auditByToken(entries: readonly AuditEntry[], token: unknown): re
 export function hostToggled(body: Readonly<Record<string, unknown>>): HostToggle {
   const { changed, ...host } = body;
   return { host: host as unknown as Host, changed: changed !== false };
+}
+
+/**
+ * GET /v1/tokens and POST /v1/tokens/{id}/revoke: a server from before `revokedBy` sends no revoker;
+ * read as null, named by nobody, as a revocation that named nobody is.
+ */
+export function listedToken(token: Readonly<Record<string, unknown>>): Token {
+  return { ...token, revokedBy: token['revokedBy'] ?? null } as unknown as Token;
 }

@@ -35,7 +35,7 @@ import type { Tokens } from '../coordinator/tokens.js';
 import type { Workspaces } from '../coordinator/workspaces.js';
 import type { Job, JobId } from '../core/job.js';
 import type { Actor } from '../core/task.js';
-import { auditByToken, hostToggled, listedTasks } from './older-servers.js';
+import { auditByToken, hostToggled, listedTasks, listedToken } from './older-servers.js';
 import { noSessionOverHttp } from './remote-target.js';
 import { validateId, validateKey } from '../core/validate.js';
 import { fromWire } from '../agents/api-connection.js';
@@ -267,12 +267,15 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
       if (token === undefined) throw new Error(`token ${made.id} was made but is not listed`);
       return { token, secret: made.token };
     },
-    list: (params) => this.get(params?.all === true ? '/v1/tokens?all=true' : '/v1/tokens'),
+    list: async (params) =>
+      (
+        await this.get<Record<string, unknown>[]>(params?.all === true ? '/v1/tokens?all=true' : '/v1/tokens')
+      ).map(listedToken),
     revoke: async (id) => {
       const { revoked, ...token } = await this.post<Record<string, unknown>>(
         `/v1/tokens/${encodeURIComponent(String(id))}/revoke`,
       );
-      return { token: token as never, revoked: revoked === true };
+      return { token: listedToken(token), revoked: revoked === true };
     },
   };
 

@@ -1,7 +1,9 @@
 /**
  * `baton token list` shows the tokens that may still open the API; `--all` every token, revoked
  * and expired ones too (a run of `baton up` with an API leaves one per job, revoked at its end, so
- * the full list grows with the jobs). `baton token revoke` reads the token it revoked by its id.
+ * the full list grows with the jobs). `baton token revoke` reads the token it revoked by its id. A
+ * revoked token shows who revoked it (`revokedBy`, the `by` of its `token:revoked` row; in the table,
+ * `<when> by <who>` in the REVOKED column); a live one null, `-`.
  */
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,7 +16,8 @@ after(stopServers);
 interface Listed {
   readonly id: string;
   readonly name: string | null;
-  readonly revokedAt: number | null;
+  readonly revokedAt: string | null;
+  readonly revokedBy: string | null;
 }
 
 for (const db of bothEngines()) {
@@ -50,18 +53,28 @@ for (const db of bothEngines()) {
           'the revoked token is not listed',
         );
         const all = await cli.json<Listed[]>(0, 'token', 'list', '--all');
+        // Who revoked it: the `by` of its ledger row (this user@host, or over the API the CLI's token).
+        const [row] = await cli.json<{ detail: { by?: string } }[]>(0, 'audit', '--type', 'token:revoked');
+        const by = row?.detail.by;
+        assert.ok(by !== undefined && by.length > 0, JSON.stringify(row));
+        assert.equal(revoked.revokedBy, by);
         assert.deepEqual(
-          all.filter((token) => token.name !== null).map((token) => [token.name, token.revokedAt !== null]),
+          all
+            .filter((token) => token.name !== null)
+            .map((token) => [token.name, token.revokedAt !== null, token.revokedBy]),
           [
-            ['gone', true],
-            ['kept', false],
+            ['gone', true, by],
+            ['kept', false, null],
           ],
         );
         const text = await cli.run('token', 'list');
         assert.equal(text.code, 0, text.stderr);
         assert.ok(text.stdout.includes(kept.id) && !text.stdout.includes(gone.id), text.stdout);
         const again = await cli.run('token', 'list', '--all');
-        assert.ok(again.stdout.includes(kept.id) && again.stdout.includes(gone.id), again.stdout);
+        const line = (id: string) => again.stdout.split('\n').find((text) => text.startsWith(id)) ?? '';
+        assert.ok(line(gone.id).endsWith(` by ${by}`), again.stdout);
+        assert.match(line(gone.id), / \d{4}-\d\d-\d\dT[\d:.]+Z by /, again.stdout);
+        assert.ok(line(kept.id).endsWith(' -') && !line(kept.id).includes(' by '), again.stdout);
       });
     });
   }

@@ -22,6 +22,7 @@ const token = (id: string): Token => ({
   createdAt: 0,
   expiresAt: null,
   revokedAt: null,
+  revokedBy: null,
 });
 
 describe('the cache of verified tokens', () => {

@@ -28,6 +28,13 @@ export interface Token {
   readonly createdAt: Instant;
   readonly expiresAt: Instant | null;
   readonly revokedAt: Instant | null;
+  /**
+   * Who revoked it, in words (`ann@box`, `token 0123456789ab`): the `by` of its `token:revoked` row,
+   * kept on the token (migration 0047). Null while it is unrevoked, and for a revocation that named
+   * nobody: a run's token revoked by its runner at the run's end, or one revoked before 0047 whose
+   * ledger row was pruned.
+   */
+  readonly revokedBy: string | null;
 }
 
 /**

@@ -146,7 +146,9 @@ export function tokenRoutes(app: Api, baton: Coordinator): void {
       tags: ['tokens'],
       request: { query: TokenListQuery },
       responses: ok(
-        'the tokens that may still open the API (all=true: every token), oldest first, without secrets',
+        'the tokens that may still open the API (all=true: every token), oldest first, without secrets; ' +
+          'a revoked one with revokedAt and revokedBy, who revoked it ' +
+          '(null: nobody named, as a runner at the end of its run)',
       ),
     }),
     async (context) => {
@@ -177,7 +179,7 @@ export function tokenRoutes(app: Api, baton: Coordinator): void {
       path: '/v1/tokens/{id}/revoke',
       tags: ['tokens'],
       request: { params: z.object({ id: TokenId }) },
-      responses: ok('the token, revoked'),
+      responses: ok('the token, revoked (revokedBy: who asked)'),
     }),
     async (context) => {
       const { id } = context.req.valid('param');

@@ -76,11 +76,13 @@ export interface TokenRow {
   created_at: number;
   expires_at: number | null;
   revoked_at: number | null;
+  revoked_by: string | null;
   /** The key of the task of the token's run (its job's), where the statement reads it. */
   task_key?: string | null;
 }
 
-export const TOKEN_COLUMNS = 'id, scope, session_id, host, name, created_at, expires_at, revoked_at';
+export const TOKEN_COLUMNS =
+  'id, scope, session_id, host, name, created_at, expires_at, revoked_at, revoked_by';
 
 /** The key of the task of the run a token (`alias`) was minted for: its job's; NULL without one. */
 export const RUN_TASK_KEY = (alias: string): string =>
@@ -98,6 +100,7 @@ export function toToken(row: TokenRow): Token {
     createdAt: row.created_at,
     expiresAt: row.expires_at,
     revokedAt: row.revoked_at,
+    revokedBy: row.revoked_by,
   };
 }
 

@@ -59,7 +59,7 @@ export function registerToken(program: Command): void {
                   cell(token.name),
                   iso(token.createdAt),
                   token.expiresAt === null ? '-' : iso(token.expiresAt),
-                  token.revokedAt === null ? '-' : iso(token.revokedAt),
+                  revokedCell(token),
                 ]),
               ),
         );
@@ -83,6 +83,16 @@ function bound(token: Token): string {
   if (token.session !== null) return `session ${token.session}`;
   if (token.host !== null) return `host ${token.host}`;
   return '-';
+}
+
+/**
+ * When it was revoked and by whom: `2026-… by ann@box`. A revocation that named nobody (a run's
+ * token revoked by its runner at the run's end, one from before migration 0047 whose ledger row
+ * was pruned, or a list from an older server) says so rather than guessing.
+ */
+function revokedCell(token: Token): string {
+  if (token.revokedAt === null) return '-';
+  return `${iso(token.revokedAt)} ${token.revokedBy === null ? '(nobody named)' : `by ${token.revokedBy}`}`;
 }
 
 function describe(token: Token): string {

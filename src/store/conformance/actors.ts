@@ -1,7 +1,8 @@
 /**
  * Issue 14, item 11: every operator action names its actor in the ledger. The adapters pass who
  * asked (`alice@box` at a terminal, `token <id>` over HTTP) and the row's detail keeps it as `by`;
- * a call that names nobody (the daemon, a pull worker) leaves the detail as it was.
+ * a call that names nobody (the daemon, a pull worker) leaves the detail as it was. A revoked token
+ * keeps its revoker (`revokedBy`, migration 0047), listed by `baton token list --all`.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -41,6 +42,33 @@ export function exerciseActors(harness: Harness): void {
         assert.deepEqual(by('token:created'), ['dave@box']);
         assert.deepEqual(by('token:revoked'), ['erin@box']);
         assert.deepEqual(by('ledger:key-added'), ['frank@box']);
+      }));
+
+    test('a revoked token lists with who revoked it; a live one, and one revoked naming nobody, with null', () =>
+      withFixture(harness, async ({ store }) => {
+        const made = async (name: string) =>
+          store.tokens.create({ scope: 'viewer', name, actor: 'dave@box' });
+        const [gone, quiet, kept] = [await made('gone'), await made('quiet'), await made('kept')];
+        assert.equal(gone.token.revokedBy, null);
+        assert.equal(await store.tokens.revoke({ id: gone.token.id, actor: 'erin@box' }), true);
+        assert.equal(await store.tokens.revoke({ id: quiet.token.id }), true); // as a runner at its run's end
+        // Revoked again by another: nothing changes, its first revoker stays.
+        assert.equal(await store.tokens.revoke({ id: gone.token.id, actor: 'mallory@box' }), false);
+        const listed = (await store.tokens.list({ all: true }))
+          .map((token) => [token.name, token.revokedAt !== null, token.revokedBy])
+          .sort((one, other) => String(one[0]).localeCompare(String(other[0])));
+        assert.deepEqual(listed, [
+          ['gone', true, 'erin@box'],
+          ['kept', false, null],
+          ['quiet', true, null],
+        ]);
+        assert.equal((await store.tokens.get(gone.token.id))?.revokedBy, 'erin@box');
+        assert.deepEqual(
+          (await store.tokens.list()).map((token) => [token.name, token.revokedBy]),
+          [['kept', null]],
+        );
+        const check = await store.tokens.verify(kept.secret);
+        assert.ok(check.ok && check.token.revokedBy === null);
       }));
 
     test('a call that names nobody leaves the row without `by`', () =>

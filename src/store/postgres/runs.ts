@@ -246,6 +246,7 @@ function minted(row: BeginRow, secret: string, key: string): TokenCreated {
     ...part<TokenRow>(row, 'k_', ['id', 'scope', 'session_id', 'host', 'name', 'created_at']),
     expires_at: null,
     revoked_at: null,
+    revoked_by: null,
     task_key: key,
   });
   return { token, secret };

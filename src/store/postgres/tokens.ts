@@ -18,7 +18,8 @@ const msOf = (column: string): string => `(extract(epoch FROM ${column}) * 1000)
 const COLUMNS = (alias: string): string =>
   `${alias}.id, ${alias}.scope, ${alias}.session_id, ${alias}.host, ${alias}.name, ${RUN_TASK_KEY(alias)}, ` +
   `${msOf(`${alias}.created_at`)} AS created_at,
-   ${msOf(`${alias}.expires_at`)} AS expires_at, ${msOf(`${alias}.revoked_at`)} AS revoked_at`;
+   ${msOf(`${alias}.expires_at`)} AS expires_at, ${msOf(`${alias}.revoked_at`)} AS revoked_at,
+   ${alias}.revoked_by`;
 
 /**
  * A run-bound token's run is live (token-store.ts TokenRun): its job attempt is claimed or running
@@ -50,7 +51,6 @@ export const LIST_LIVE = `SELECT ${COLUMNS('t')} FROM tokens t
 
 /** What `verify` reads of a token: who revoked it, its run, and whether it or its session or run is over. */
 type VerifyRow = TokenRow & {
-  revoked_by: string | null;
   job_id: string | null;
   expired: boolean;
   session_state: string | null;
@@ -62,7 +62,7 @@ export function postgresTokens(exec: PgExecutor): TokenStore['tokens'] {
     create: (params) => createToken(exec, params),
     verify: async (secret) => {
       const row = await exec.one<VerifyRow>(
-        `SELECT ${COLUMNS('t')}, t.revoked_by, t.job_id, t.expires_at IS NOT NULL AND t.expires_at <= ${NOW} AS expired,
+        `SELECT ${COLUMNS('t')}, t.job_id, t.expires_at IS NOT NULL AND t.expires_at <= ${NOW} AS expired,
            (SELECT s.state FROM sessions s WHERE s.id = t.session_id) AS session_state,
            t.job_id IS NOT NULL AND NOT EXISTS (${RUN_LIVE}) AS run_over
          FROM tokens t WHERE t.hash = $1::text`,

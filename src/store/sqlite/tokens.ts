@@ -152,14 +152,13 @@ export function createTokenIn(
 function verifyToken(exec: SqliteExecutor, secret: string): TokenCheck {
   const row = exec
     .prepare(
-      `SELECT ${TOKEN_COLUMNS}, ${RUN_TASK_KEY('tokens')}, tokens.revoked_by, tokens.job_id,
+      `SELECT ${TOKEN_COLUMNS}, ${RUN_TASK_KEY('tokens')}, tokens.job_id,
            (SELECT s.state FROM sessions s WHERE s.id = tokens.session_id) AS session_state,
            tokens.job_id IS NOT NULL AND NOT EXISTS (${RUN_LIVE}) AS run_over
          FROM tokens WHERE hash = @hash`,
     )
     .get({ hash: hashSecret(secret), now: exec.now() }) as
     | (TokenRow & {
-        revoked_by: string | null;
         job_id: number | null;
         session_state: string | null;
         run_over: number;
