@@ -53,8 +53,7 @@ export const EXPIRED = (session: string): string =>
  */
 export const RENEW_IF_SILENT = (also: string): string =>
   `UPDATE sessions SET heartbeat_at = ${NOW} FROM s
-  WHERE sessions.id = s.id AND sessions.state = 'live' AND sessions.heartbeat_at < ${NOW}
-    - coalesce(sessions.ttl_ms, ${SESSION_TTL_FALLBACK_MS}) * interval '1 millisecond' AND ${also}
+  WHERE sessions.id = s.id AND sessions.state = 'live' AND ${EXPIRED('sessions')} AND ${also}
   RETURNING sessions.id`;
 
 /**

@@ -6,10 +6,10 @@
  */
 import type { ClaimResult, FencedResult } from '../../core/claim.js';
 import { NotFoundError } from '../../core/errors.js';
-import { hasExpired, SESSION_TTL_FALLBACK_MS } from '../../core/session.js';
+import { hasExpired } from '../../core/session.js';
 import type { Store } from '../store.js';
 import { taskStateRefusal } from '../task-refusal.js';
-import { appendAudit, holderOf, toClaim, type ClaimRow, type TaskRow } from './rows.js';
+import { appendAudit, EXPIRED, holderOf, toClaim, type ClaimRow, type TaskRow } from './rows.js';
 import type { SqliteExecutor, Sync } from './executor.js';
 import { facts, changeTaskState } from './task-state.js';
 import { forceRelease } from './force-release.js';
@@ -103,7 +103,7 @@ export function renewIfSilent(exec: SqliteExecutor, now: number, session: number
   exec
     .prepare(
       `UPDATE sessions SET heartbeat_at = @now
-       WHERE id = @session AND state = 'live' AND @now - heartbeat_at > coalesce(ttl_ms, ${SESSION_TTL_FALLBACK_MS})`,
+       WHERE id = @session AND sessions.state = 'live' AND ${EXPIRED('sessions')}`,
     )
     .run({ now, session });
 }

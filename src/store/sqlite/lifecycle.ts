@@ -5,13 +5,12 @@
  * single writer means no other process can pick the same task in between.
  */
 import { ConflictError, NotFoundError } from '../../core/errors.js';
-import { SESSION_TTL_FALLBACK_MS } from '../../core/session.js';
 import { planTaskTransition, type Task, type TaskState } from '../../core/task.js';
 import type { DependencyOps, LifecycleStore, Setting, TaskEscalateResult } from '../lifecycle-store.js';
 import { taskStateRefusal } from '../task-refusal.js';
 import { taskOpen } from './claim-set.js';
 import { endClaim, expireStaleHolder, grantClaim, renewIfSilent, type LiveClaim } from './claims.js';
-import { appendAudit, holderOf, toClaim, toTask, type TaskRow } from './rows.js';
+import { appendAudit, EXPIRED, holderOf, toClaim, toTask, type TaskRow } from './rows.js';
 import type { SqliteExecutor, Sync } from './executor.js';
 import { changeTaskState, facts, type StateChange } from './task-state.js';
 import { sessionRow, taskRow } from './tasks-claims.js';
@@ -93,7 +92,7 @@ export const NEXT_CANDIDATE = `SELECT t.* FROM tasks t
   WHERE t.state = 'open' AND ${taskOpen('t')}
     AND (t.holder_session_id IS NULL OR EXISTS (
       SELECT 1 FROM sessions h WHERE h.id = t.holder_session_id
-        AND (h.state <> 'live' OR h.heartbeat_at < @now - coalesce(h.ttl_ms, @fallback))))
+        AND ${EXPIRED('h')}))
     AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.task_id = t.id
                     AND j.status IN ('queued', 'claimed', 'running'))
     AND (@project IS NULL OR t.project = @project)
@@ -111,7 +110,6 @@ function nextCandidate(
 ): TaskRow | undefined {
   return exec.prepare(NEXT_CANDIDATE).get({
     now,
-    fallback: SESSION_TTL_FALLBACK_MS,
     project: params.project ?? null,
     label: params.label ?? null,
   }) as TaskRow | undefined;

@@ -2,11 +2,10 @@
  * The operator's reads on SQLite (observe-store.ts). Each runs in one read transaction, so its
  * figures agree with one another.
  */
-import { SESSION_TTL_FALLBACK_MS } from '../../core/session.js';
 import type { Count, LedgerWindow, LiveClaim, ObserveStore, StoreStats } from '../observe-store.js';
 import type * as shared from '../run-rows.js';
 import { liveClaimOf } from '../run-rows.js';
-import { SQLITE, toJob, type JobRow, type SqliteEncoding } from './rows.js';
+import { EXPIRED, SQLITE, toJob, type JobRow, type SqliteEncoding } from './rows.js';
 import type { SqliteExecutor, Sync } from './executor.js';
 import { taskHoldsIn, tasksPageIn } from './task-page.js';
 import { persistTotals, totalsIn, type StatsTotals } from './stats-totals.js';
@@ -189,7 +188,7 @@ function healthIn(exec: SqliteExecutor, now: number): Pick<StoreStats, 'claimsPa
     .prepare(
       `SELECT count(*) AS n FROM claims c JOIN sessions s ON s.id = c.session_id
        WHERE c.released_at IS NULL
-         AND (s.state <> 'live' OR @now - s.heartbeat_at > coalesce(s.ttl_ms, ${SESSION_TTL_FALLBACK_MS}))`,
+         AND ${EXPIRED('s')}`,
     )
     .get({ now }) as { n: number };
   return {

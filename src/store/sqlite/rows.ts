@@ -3,7 +3,7 @@ import type { AuditEntry, AuditType } from '../../core/audit-event.js';
 import type { Claim, Holder } from '../../core/claim.js';
 import type { Job } from '../../core/job.js';
 import type { Lease } from '../../core/lease.js';
-import type { Session } from '../../core/session.js';
+import { SESSION_TTL_FALLBACK_MS, type Session } from '../../core/session.js';
 import type { Task } from '../../core/task.js';
 import type * as rows from '../rows.js';
 import {
@@ -28,6 +28,15 @@ export interface SqliteEncoding extends Encoding {
   readonly flag: number;
   readonly json: string;
 }
+
+/**
+ * Whether the session row `session` has passed its TTL (SESSION_TTL_FALLBACK_MS when it declared
+ * none) on the database clock `@now`, or is no longer live: its claims may be taken over (SQL, for
+ * a statement bound with `now`). PostgreSQL: EXPIRED (postgres/rows.ts).
+ */
+export const EXPIRED = (session: string): string =>
+  `(${session}.state <> 'live'
+    OR @now - ${session}.heartbeat_at > coalesce(${session}.ttl_ms, ${SESSION_TTL_FALLBACK_MS}))`;
 
 export const SQLITE: RowDecoder<SqliteEncoding> = {
   instant: (value) => value,

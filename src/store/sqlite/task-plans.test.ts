@@ -29,7 +29,7 @@ function onTasks(sql: string, params: Record<string, unknown>): { steps: string[
 }
 
 test("next picks from the open tasks through tasks_live, in next's order", () => {
-  const { steps, all } = onTasks(NEXT_CANDIDATE, { now: 0, fallback: 0, project: null, label: null });
+  const { steps, all } = onTasks(NEXT_CANDIDATE, { now: 0, project: null, label: null });
   assert.deepEqual(steps, ['SEARCH t USING INDEX tasks_live (state=?)'], all);
   assert.doesNotMatch(all, /TEMP B-TREE/, all);
 });

@@ -12,10 +12,9 @@ import {
   toToken,
   type TokenRow,
 } from '../token-secret.js';
-import { SESSION_TTL_FALLBACK_MS } from '../../core/session.js';
 import type { TokenCheck } from '../../core/token.js';
 import { withActor } from '../actor.js';
-import { appendAudit } from './rows.js';
+import { appendAudit, EXPIRED } from './rows.js';
 import type { SqliteExecutor, Sync } from './executor.js';
 
 /**
@@ -26,15 +25,13 @@ import type { SqliteExecutor, Sync } from './executor.js';
  * its own session with its token: a runner that died would otherwise leave it a token for as long
  * as it kept beating.
  */
-const LIVE_WITHIN_TTL = (alias: string): string =>
-  `${alias}.state = 'live' AND @now - ${alias}.heartbeat_at <= coalesce(${alias}.ttl_ms, ${SESSION_TTL_FALLBACK_MS})`;
 const RUN_LIVE = `SELECT 1 FROM jobs j
   JOIN claims c ON c.task_id = j.task_id AND c.epoch = tokens.claim_epoch
   JOIN sessions s ON s.id = c.session_id
   JOIN sessions r ON r.id = j.session_id
   WHERE j.id = tokens.job_id AND j.epoch = tokens.job_epoch AND j.status IN ('claimed', 'running')
     AND c.session_id = tokens.session_id AND c.released_at IS NULL
-    AND ${LIVE_WITHIN_TTL('s')} AND ${LIVE_WITHIN_TTL('r')}`;
+    AND NOT ${EXPIRED('s')} AND NOT ${EXPIRED('r')}`;
 
 const SELECT = `SELECT ${TOKEN_COLUMNS}, ${RUN_TASK_KEY('tokens')} FROM tokens`;
 const LIST_ALL = `${SELECT} ORDER BY created_at, id`;
