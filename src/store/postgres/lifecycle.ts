@@ -207,11 +207,16 @@ SELECT o.gate AS old_gate, t.* FROM o LEFT JOIN t ON true`;
 /**
  * `next` for session $1 (project $2, label $3). `cand` locks the best eligible task FOR UPDATE
  * SKIP LOCKED: a concurrent `next` skips it and takes the one after. A holder past its TTL has
- * its claim released `expired` (`o`) before the grant (`t` reads `o`). `r` renews a silent live
- * session first (RENEW_IF_SILENT: asking for work is proof of life, found or not), which `cand`
- * reads from its snapshot as still silent: the session's own held tasks are left out by name, as
- * SQLite's renewal first leaves them. Always one row: the session's state, and the task and claim
- * granted, if any.
+ * its claim released `expired` (`o`) before the grant (`t` reads `o`), judged as TAKE_OVER
+ * (claims.ts) judges it: its session row is locked FOR SHARE as the task is filtered, before the
+ * task's lock (sessions first), and its expiry is re-checked on the row's newest version, so a
+ * renewal committed after this statement's snapshot keeps the task. SKIP LOCKED passes over a
+ * holder whose renewal (a heartbeat, or its own claim's or `next`'s `r`) or rescue is in flight:
+ * `next` never waits for one, and takes the next eligible task instead (docs/decisions/0058).
+ * `r` renews a silent live session first (RENEW_IF_SILENT: asking for work is proof of life,
+ * found or not), which `cand` reads from its snapshot as still silent: the session's own held
+ * tasks are left out by name, as SQLite's renewal first leaves them. Always one row: the
+ * session's state, and the task and claim granted, if any.
  */
 export const NEXT = `WITH s AS (
   SELECT id, host, state FROM sessions WHERE id = $1::bigint FOR KEY SHARE
@@ -221,7 +226,7 @@ export const NEXT = `WITH s AS (
   SELECT t.id FROM tasks t
   WHERE ${taskOpen('t')} AND EXISTS (SELECT 1 FROM s WHERE s.state = 'live') AND (SELECT count(*) FROM r) >= 0
     AND (t.holder_session_id IS NULL OR (t.holder_session_id <> $1::bigint AND EXISTS (
-      SELECT 1 FROM sessions h WHERE h.id = t.holder_session_id AND ${EXPIRED('h')})))
+      SELECT 1 FROM sessions h WHERE h.id = t.holder_session_id AND ${EXPIRED('h')} FOR SHARE SKIP LOCKED)))
     AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.task_id = t.id AND j.status IN ('queued', 'claimed', 'running'))
     AND ($2::text IS NULL OR t.project = $2::text)
     AND ($3::text IS NULL OR t.labels ? $3::text)

@@ -34,6 +34,17 @@ test("next picks from the open tasks through tasks_live, in next's order", async
   const p = await genericPlan(NEXT, [1, null, null]);
   assert.match(p, /Index Scan using tasks_live on tasks t/, p);
   assert.match(p, /Index Cond: \(state = 'open'::text\)/, p);
+  // An expired holder's session is locked (FOR SHARE SKIP LOCKED, re-checked: decision 0058) in
+  // the filter of that ordered scan, below the task's LockRows: only holders of the tasks read
+  // are locked, and each before its task.
+  const cand = p.slice(p.indexOf('CTE cand'), p.indexOf('CTE o\n'));
+  assert.match(cand, /Index Scan using tasks_live on tasks t/, p);
+  assert.match(
+    cand,
+    /SubPlan \d+\n\s+->  LockRows\n\s+->  Index Scan using sessions_pkey on sessions h\n/,
+    p,
+  );
+  assert.doesNotMatch(cand, /Sort/, p);
 });
 
 for (const [name, params] of [
