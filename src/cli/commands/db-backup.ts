@@ -77,11 +77,24 @@ async function backup(file: string, options: BackupOptions, cmd: Command): Promi
     report,
     () =>
       `backed up ${source} to ${target}: ${megabytes} MB, ledger ${rowsText(report.ledgerRows)} ` +
-      (report.ledgerIntact
-        ? 'intact '
-        : `NOT intact, ${report.ledgerProblems} problem(s) (\`baton --db ${target} audit verify\` lists them) `) +
-      `(${report.checkpoints} checkpoint(s)), schema version ${report.schemaVersion}, quick_check ok`,
+      ledgerWords(report, target) +
+      `, schema version ${report.schemaVersion}, quick_check ok`,
   );
+}
+
+/**
+ * The copy's ledger in words. No checkpoint: nothing was verified, so not "intact" (`baton audit
+ * verify` says the same and how to start sealing).
+ */
+function ledgerWords(report: BackupReport, target: string): string {
+  if (!report.ledgerIntact)
+    return (
+      `NOT intact, ${report.ledgerProblems} problem(s) (\`baton --db ${target} audit verify\` lists them) ` +
+      `(${report.checkpoints} checkpoint(s))`
+    );
+  if (report.checkpoints === 0)
+    return 'not sealed (no checkpoint, so nothing was verified; `baton audit verify` says how to seal it)';
+  return `intact (${report.checkpoints} checkpoint(s))`;
 }
 
 /** FILE must not be the database, nor a directory, nor exist unless --force. */
