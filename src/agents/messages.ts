@@ -5,7 +5,8 @@
  * and the hooks say the same thing and a test can check all of them.
  */
 import type { Holder } from '../core/claim.js';
-import { describeHolder, fencedReason } from '../coordinator/refusals.js';
+import type { SessionId } from '../core/session.js';
+import { callersOwn, describeHolder, fencedReason } from '../coordinator/refusals.js';
 
 /** Claiming failed: someone else holds the task. */
 export function heldMessage(key: string, holder: Holder): string {
@@ -24,13 +25,24 @@ export type FencedCause = 'moved' | 'released' | 'session_ended';
  * The claim (key, epoch) is not current: the caller was fenced off. The first sentence is the
  * CLI's and the HTTP API's (fencedReason): an epoch never granted, the live claim's epoch of
  * another session, an epoch fenced off, no one holding the task, or the session itself ended.
+ * When the live claim is the caller's own (`caller`, its session), it was given a wrong epoch and
+ * is told the right one, not to stop.
  */
 export function fencedMessage(
   key: string,
   epoch: number,
   current: Holder | null,
   cause?: FencedCause,
+  caller?: SessionId | null,
 ): string {
+  const own = cause === 'session_ended' ? null : callersOwn(current, caller);
+  if (own !== null) {
+    // Not fenced off: this session holds the task, at another epoch than it gave.
+    return (
+      `Baton: ${fencedReason(key, epoch, current, false, caller)}. Nothing changed: keep working on ${key}, ` +
+      `and give epoch ${own.epoch} from now on.`
+    );
+  }
   return (
     `Baton: ${fencedReason(key, epoch, current, cause === 'session_ended')}. ` +
     `Stop working on ${key} now: make no more edits, commits, pushes or comments for it. ` +

@@ -61,8 +61,16 @@ describeCli('baton as the README walks it', ({ setup }) => {
     const beat = (s: string, epoch: string): Promise<string> =>
       t.run('heartbeat', s, '--key', 'k1', '--epoch', epoch).then((run) => assertOneErrorLine(run, 3, epoch));
     const held = `it is held by session ${a} on \\S+ since \\S+ \\(epoch 1\\)`;
+    // Its own claim at another epoch: told the epoch it holds, not that it was fenced off (0059).
     assert.match(
       await beat(a, '7'),
+      new RegExp(
+        `^baton: epoch 7 was never granted for k1: you hold k1 at epoch 1 \\(session ${a} on \\S+ since \\S+\\); ` +
+          "use that epoch — nothing changed; give epoch 1, your claim's, and carry on$",
+      ),
+    );
+    assert.match(
+      await beat(b, '7'),
       new RegExp(`^baton: epoch 7 was never granted for k1: ${held} — give the epoch`),
     );
     assert.match(

@@ -71,7 +71,10 @@ for (const db of bothEngines())
           'done',
         );
         assert.equal(stale.code, 3, 'an epoch not current is refused, as any release');
-        assert.match(stale.stderr, /^baton: epoch 7 was never granted for k: it is held by session \d+/);
+        assert.match(
+          stale.stderr,
+          /^baton: epoch 7 was never granted for k: you hold k at epoch \d+ \(session \d+/,
+        );
 
         const failed = await release('--outcome', 'failed');
         assert.equal(failed.code, 0, failed.stderr);

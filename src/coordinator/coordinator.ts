@@ -18,6 +18,7 @@ import { validateId, validateKey } from '../core/validate.js';
 import type { SessionEndReport } from '../store/rescue.js';
 import type { ClaimForceReleaseResult, ListedTask, Store } from '../store/store.js';
 import { Cluster } from './cluster.js';
+import { refuseUnhandedOut, type Claimer } from './handed-out.js';
 import { Effects } from './effects.js';
 import { ProgressMarks } from './progress.js';
 import { Ledger } from './ledger/ledger.js';
@@ -228,8 +229,15 @@ export class Coordinator {
     return this.store.sessions.heartbeat(parseHeartbeat(input));
   }
 
-  claim(input: ClaimInput): Promise<ClaimResult> {
-    return this.store.claims.acquire(parseClaim(input));
+  /**
+   * Grants the task to the session. An agent's claim (`claimer`, the HTTP adapter's judgement of
+   * its token) takes only work Baton would hand out: not a task behind a gate or waiting for a task
+   * not done, unless its session holds it already (handed-out.ts); a person's takes any open task.
+   */
+  async claim(input: ClaimInput, claimer: Claimer = 'person'): Promise<ClaimResult> {
+    const params = parseClaim(input);
+    if (claimer === 'agent') await refuseUnhandedOut(this.store, params.key, params.session);
+    return this.store.claims.acquire(params);
   }
 
   release(input: ReleaseInput): Promise<FencedResult> {

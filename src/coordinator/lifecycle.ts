@@ -106,6 +106,11 @@ const reasonOf = (what: string, value: unknown): string => validateReason(what, 
 const optionalReason = (what: string, value: unknown): string | null =>
   value === undefined ? null : reasonOf(what, value);
 
+/** How to name the gate an approval opens (the CLI's --gate, the API's `gate` field). */
+const APPROVE_GATE_HINT =
+  'design opens the design gate of an open task, review approves a task in review ' +
+  '(`baton approve K --gate design`; over HTTP {"gate": "design"})';
+
 export class Lifecycle {
   constructor(private readonly store: Store) {}
 
@@ -132,7 +137,7 @@ export class Lifecycle {
 
   /** Opens the design gate, or approves a task in review (to done). */
   async approve(input: ApproveInput): Promise<Task> {
-    const gate = validateOneOf('gate', input.gate, APPROVAL_GATES);
+    const gate = validateOneOf('gate', input.gate, APPROVAL_GATES, APPROVE_GATE_HINT);
     const note = optionalReason('note', input.reason);
     if (gate === 'review') return this.act(input, 'approve', note);
     const key = validateKey(input.key);

@@ -4,6 +4,7 @@
  * with the same message and hint, and keep the outcome's facts (who holds it now) as details.
  */
 import type { Holder } from '../core/claim.js';
+import type { SessionId } from '../core/session.js';
 import { BatonError, type ErrorCode, type WorkspaceConfigurationError } from '../core/errors.js';
 
 export class Refusal extends BatonError {
@@ -51,6 +52,7 @@ export function fencedReason(
   epoch: string | number,
   current: Holder | null,
   sessionEnded = false,
+  caller?: SessionId | null,
 ): string {
   const claim = `the claim on ${key} at epoch ${epoch}`;
   if (sessionEnded) {
@@ -58,12 +60,36 @@ export function fencedReason(
     return `${claim} is not current: its session has ended, and ${now}`;
   }
   if (current === null) return `${claim} is not current: no one holds it now`;
+  if (callersOwn(current, caller) !== null) return wrongEpochReason(key, epoch, current);
   const holder = describeHolder(current);
   const presented = Number(epoch);
   if (isNeverGranted(presented, current))
     return `epoch ${epoch} was never granted for ${key}: it is held by ${holder}`;
   if (presented === current.epoch) return `${claim} is not this session's: it is held by ${holder}`;
   return `${claim} is no longer current: it is now held by ${holder}`;
+}
+
+/**
+ * Whether the live claim is the caller's own: its session presented another epoch than its claim's.
+ * Not a fence: the session holds the task, and claiming it again would answer that epoch anyway
+ * (a claim is idempotent for its holder), so it is told the epoch to use (docs/decisions/0059).
+ */
+export function callersOwn(current: Holder | null, caller: SessionId | null | undefined): Holder | null {
+  return current !== null && caller !== undefined && caller !== null && current.session === caller
+    ? current
+    : null;
+}
+
+/** The caller holds the task at another epoch than it gave. */
+function wrongEpochReason(key: string, epoch: string | number, current: Holder): string {
+  const since = new Date(current.since).toISOString();
+  const which = isNeverGranted(Number(epoch), current)
+    ? 'was never granted for'
+    : 'is not the epoch of your claim on';
+  return (
+    `epoch ${epoch} ${which} ${key}: you hold ${key} at epoch ${current.epoch} ` +
+    `(session ${current.session} on ${current.host} since ${since}); use that epoch`
+  );
 }
 
 function isNeverGranted(presented: number, current: Holder): boolean {
@@ -76,8 +102,15 @@ export function fencedRefusal(
   epoch: string,
   current: Holder | null,
   sessionEnded = false,
+  caller?: SessionId | null,
 ): Refusal {
   const details = { key, epoch: Number(epoch), current, ...(sessionEnded ? { sessionEnded } : {}) };
+  const reason = fencedReason(key, epoch, current, sessionEnded, caller);
+  const own = sessionEnded ? null : callersOwn(current, caller);
+  if (own !== null) {
+    const hint = `nothing changed; give epoch ${own.epoch}, your claim's, and carry on`;
+    return new Refusal('fenced', 'fenced', reason, hint, details);
+  }
   let hint = 'stop working on it; claim it again if you still need it';
   // No holder: released, expired, or ended by a close or completion, which a claim would refuse.
   if (current === null)
@@ -86,7 +119,7 @@ export function fencedRefusal(
   else if (current !== null && isNeverGranted(Number(epoch), current)) {
     hint = 'give the epoch your claim printed (`baton claim`, `baton next`); claim it first if you hold none';
   }
-  return new Refusal('fenced', 'fenced', fencedReason(key, epoch, current, sessionEnded), hint, details);
+  return new Refusal('fenced', 'fenced', reason, hint, details);
 }
 
 /** A force-release with no live claim to end: nothing changed. */

@@ -14,8 +14,8 @@ test('an agent token acts only for its own session, and only within its actions'
   assert.equal(authorize(agent, 'job:cancel', { session: 3 }).ok, false);
   assert.equal(authorize(agent, 'force-release', { session: 3 }).ok, false);
   assert.deepEqual(authorize(agent, 'read'), { ok: true });
-  assert.deepEqual(authorize(agent, 'task:add'), { ok: false, reason: 'an agent token may not task:add' });
-  assert.deepEqual(authorize(host, 'task:add'), { ok: false, reason: 'a host token may not task:add' });
+  assert.deepEqual(authorize(agent, 'task:add'), { ok: false, reason: 'an agent token may not add tasks' });
+  assert.deepEqual(authorize(host, 'task:add'), { ok: false, reason: 'a host token may not add tasks' });
 });
 
 test("a run's agent token acts on its run's task alone and takes no other", () => {
@@ -83,6 +83,20 @@ test("an agent token reads its own job's output alone; a host token reads none",
   assert.equal(authorize(run, 'job:log', { session: agent.session, key: 'k2' }).ok, false);
   assert.deepEqual(authorize(host, 'job:log', { host: 'box-1' }), {
     ok: false,
-    reason: 'a host token may not job:log',
+    reason: "a host token may not read a job's output",
   });
+});
+
+test('a refusal names the action in words, never by its scope name (0059)', () => {
+  assert.deepEqual(authorize(viewer, 'lifecycle'), {
+    ok: false,
+    reason: "a viewer token may not change a task's state, gate or dependencies",
+  });
+  for (const action of ACTIONS) {
+    if (SCOPE_ACTIONS.viewer.includes(action)) continue;
+    const verdict = authorize(viewer, action);
+    assert.ok(!verdict.ok, action);
+    assert.match(verdict.reason, /^a viewer token may not [a-z][a-z ,'-]+$/, action);
+    assert.doesNotMatch(verdict.reason, /:/, `${action}: no scope name`);
+  }
 });

@@ -84,6 +84,34 @@ export const ACTIONS = [
 ] as const;
 export type Action = (typeof ACTIONS)[number];
 
+/** Each action in words, for a refusal: `a viewer token may not change a task's state`. */
+export const ACTION_WORDS: Readonly<Record<Action, string>> = {
+  read: 'read',
+  'job:log': "read a job's output",
+  'task:add': 'add tasks',
+  'task:update': 'change a task',
+  'session:start': 'start sessions',
+  'session:end': 'end sessions',
+  claim: 'claim tasks',
+  heartbeat: 'heartbeat',
+  release: 'release claims',
+  'effect:record': 'record effects',
+  'progress:mark': 'mark progress',
+  next: 'take the next task',
+  escalate: 'escalate tasks',
+  'job:enqueue': 'enqueue jobs',
+  'job:cancel': 'cancel jobs',
+  'job:retry': 'retry jobs',
+  'job:prune': 'prune jobs',
+  'job:run': 'run jobs',
+  lifecycle: "change a task's state, gate or dependencies",
+  'host:toggle': 'enable or disable hosts',
+  'force-release': 'force-release claims',
+  'token:manage': 'manage tokens',
+  settings: 'change settings',
+  'workspace:manage': 'manage workspaces, agents and projects',
+};
+
 /** The table of the issue: what each scope may do. `operator` may do everything. */
 export const SCOPE_ACTIONS: Readonly<Record<Scope, readonly Action[]>> = {
   viewer: ['read', 'job:log'],
@@ -135,7 +163,7 @@ export function authorize(
 ): Verdict {
   if (!SCOPE_ACTIONS[token.scope].includes(action)) {
     const article = token.scope === 'agent' || token.scope === 'operator' ? 'an' : 'a';
-    return { ok: false, reason: `${article} ${token.scope} token may not ${action}` };
+    return { ok: false, reason: `${article} ${token.scope} token may not ${ACTION_WORDS[action]}` };
   }
   if (action === 'read' || token.scope === 'operator' || token.scope === 'viewer') return { ok: true };
   if (token.scope === 'agent') {

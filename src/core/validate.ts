@@ -191,13 +191,20 @@ export function validateId(what: string, value: unknown): number {
   return validateInteger(`${what} id`, value, 1, Number.MAX_SAFE_INTEGER);
 }
 
+/** One of `allowed`; a value not given is said to be required. `hint`: how to give it, if the caller knows. */
 export function validateOneOf<const T extends readonly string[]>(
   what: string,
   value: unknown,
   allowed: T,
+  hint?: string,
 ): T[number] {
+  if (value === undefined || value === null) {
+    const choices =
+      allowed.length < 2 ? allowed.join('') : `${allowed.slice(0, -1).join(', ')} or ${allowed.at(-1)}`;
+    throw new InvalidInputError(`${what} is required (${choices})`, hint);
+  }
   if (typeof value !== 'string' || !allowed.includes(value)) {
-    throw new InvalidInputError(`${what} must be one of ${allowed.join(', ')}, got ${quoted(value)}`);
+    throw new InvalidInputError(`${what} must be one of ${allowed.join(', ')}, got ${quoted(value)}`, hint);
   }
   return value;
 }

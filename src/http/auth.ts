@@ -12,7 +12,7 @@ import { getCookie } from 'hono/cookie';
 import type { Coordinator } from '../coordinator/coordinator.js';
 import { actingAs } from '../store/actor.js';
 import { KEY_LENGTH_MAX } from '../core/validate.js';
-import { authorize, OPEN_READS, type Action, type Target, type Token } from '../core/token.js';
+import { ACTION_WORDS, authorize, OPEN_READS, type Action, type Target, type Token } from '../core/token.js';
 import type { Actor } from '../core/task.js';
 
 export type AuthMode = 'reads-open' | 'required';
@@ -289,7 +289,7 @@ export async function allowAsker(
     'forbidden',
     'scope',
     `refused: ${verdict.reason}`,
-    verdict.fix ?? `ask an operator for a token that may ${action}`,
+    verdict.fix ?? `ask an operator for a token that may ${ACTION_WORDS[action]}`,
     {
       token: token.id,
       scope: token.scope,

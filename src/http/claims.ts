@@ -12,7 +12,9 @@ import type { Token } from '../core/token.js';
 
 export async function claimAs(baton: Coordinator, asker: Asker, key: string, session: number) {
   await allowAsker(baton, asker, 'claim', { what: `claim ${key} for session ${session}`, key, session });
-  const outcome = await actingWith(asker.token, () => baton.claim({ key, session }));
+  // An agent's token takes only work that is handed out (coordinator/handed-out.ts); an operator's is a person's.
+  const claimer = asker.token?.scope === 'agent' ? 'agent' : 'person';
+  const outcome = await actingWith(asker.token, () => baton.claim({ key, session }, claimer));
   if (!outcome.ok) throw heldRefusal(key, outcome.holder);
   return { ...outcome.claim, granted: outcome.granted };
 }
@@ -30,11 +32,11 @@ export async function releaseAs(baton: Coordinator, asker: Asker, asked: Release
   await allowAsker(baton, asker, 'release', { what, key, session });
   if (outcome === 'done' && isRunsOwnClaim(asker.token, key, session)) {
     const beat = await actingWith(asker.token, () => baton.heartbeat({ session, key, epoch }));
-    if (!beat.ok) throw fencedRefusal(key, String(epoch), beat.current, beat.sessionEnded);
+    if (!beat.ok) throw fencedRefusal(key, String(epoch), beat.current, beat.sessionEnded, session);
     return { key, session, epoch, outcome, released: false, message: keptForRunnerLine(key) };
   }
   const released = await actingWith(asker.token, () => baton.release({ key, session, epoch, outcome }));
-  if (!released.ok) throw fencedRefusal(key, String(epoch), released.current, released.sessionEnded);
+  if (!released.ok) throw fencedRefusal(key, String(epoch), released.current, released.sessionEnded, session);
   return { key, session, epoch, outcome: outcome ?? 'released' };
 }
 

@@ -241,7 +241,8 @@ function claimRoutes(app: Api, baton: Coordinator): void {
       const what = `heartbeat ${key} epoch ${epoch} for session ${session}`;
       await allow(context, baton, 'heartbeat', { what, key, session }, sessionHost(baton, session));
       const outcome = await acting(context, () => baton.heartbeat({ session, key, epoch }));
-      if (!outcome.ok) throw fencedRefusal(key, String(epoch), outcome.current, outcome.sessionEnded);
+      if (!outcome.ok)
+        throw fencedRefusal(key, String(epoch), outcome.current, outcome.sessionEnded, session);
       return result(context, { ok: true, session, key, epoch });
     },
   );

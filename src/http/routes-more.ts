@@ -106,7 +106,13 @@ function takeRoutes(app: Api, baton: Coordinator): void {
       const by = actorOf(context, body.session);
       const outcome = await acting(context, () => baton.lifecycle.escalate({ key, ...body, by }));
       if (!outcome.ok)
-        throw fencedRefusal(key, String(body.epoch ?? '?'), outcome.current, outcome.sessionEnded);
+        throw fencedRefusal(
+          key,
+          String(body.epoch ?? '?'),
+          outcome.current,
+          outcome.sessionEnded,
+          body.session,
+        );
       return result(context, {
         ...outcome.task,
         endedClaimEpoch: outcome.claimEpoch,
@@ -257,7 +263,13 @@ function effectRoutes(app: Api, baton: Coordinator): void {
       await allow(context, baton, 'effect:record', subject, sessionHost(baton, body.session));
       const outcome = await acting(context, () => baton.effects.record(body));
       if (!outcome.ok) {
-        throw fencedRefusal(body.key, String(body.epoch), outcome.current, outcome.sessionEnded);
+        throw fencedRefusal(
+          body.key,
+          String(body.epoch),
+          outcome.current,
+          outcome.sessionEnded,
+          body.session,
+        );
       }
       return result(context, outcome.effect);
     },

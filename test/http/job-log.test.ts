@@ -141,7 +141,7 @@ for (const db of bothEngines()) {
 
           for (const [token, reason] of [
             [stranger, `this agent token is bound to session ${other.id}, not ${agent.id}`],
-            [host, 'a host token may not job:log'],
+            [host, "a host token may not read a job's output"],
           ] as const) {
             const refused = await get(server, `/v1/jobs/${job.id}/log`, token);
             assert.equal(refused.status, 403);

@@ -9,6 +9,7 @@ import { BatonError, FencedError } from '../../core/errors.js';
 import type { SessionId } from '../../core/session.js';
 import type { AgentClient, ClaimRef } from '../client.js';
 import { fencedMessage } from '../messages.js';
+import { callersOwn } from '../../coordinator/refusals.js';
 import type { ToolName } from './descriptions.js';
 import type { McpSession } from './session.js';
 
@@ -66,14 +67,16 @@ async function fencedAnswer(
   const live =
     fenced.sessionEnded !== true && (sid === null || (await ctx.client.getSession(sid)).state === 'live');
   const ended = live ? undefined : ('session_ended' as const);
+  // The session's own claim at another epoch than the model gave: told the epoch, not to stop.
+  const own = ended === undefined && callersOwn(holder, sid) !== null;
   return answer({
     ok: false,
     key,
     session: ctx.session.current,
     epoch,
-    reason: 'fenced',
+    reason: own ? 'wrong_epoch' : 'fenced',
     holder: wireHolder(holder),
-    message: fencedMessage(key, epoch, holder, ended),
+    message: fencedMessage(key, epoch, holder, ended, sid),
   });
 }
 

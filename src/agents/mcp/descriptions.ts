@@ -19,7 +19,8 @@ export const TOOL_DESCRIPTIONS = {
     'Check that your claim is still yours. Call it before each step that changes something outside ' +
     'your head (an edit, a commit, a push, a comment) and at least every few minutes. ok:true: carry ' +
     'on. ok:false (reason fenced): someone else holds the task now, or your claim was released; stop ' +
-    'working on it at once, change nothing more for it, and tell the user.',
+    'working on it at once, change nothing more for it, and tell the user. ok:false (reason wrong_epoch): ' +
+    'the task is yours at another epoch; use the epoch it names.',
   baton_release:
     'Give the task back when you stop working on it, with outcome done (the work is finished), failed ' +
     '(you could not do it) or released (you stop without finishing). Call it once, at the end. A task ' +

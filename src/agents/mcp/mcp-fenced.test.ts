@@ -75,6 +75,35 @@ describe('baton mcp, fenced', () => {
       }
     }));
 
+  test("an epoch other than its own claim's is told the right one, not to stop (0059)", () =>
+    withBaton(sqliteDatabase(), async (db, store) => {
+      await store.tasks.add({ key: 't-4', title: 'mine' });
+      const client = await connect(db);
+      try {
+        const claimed = structured(await client.callTool({ name: 'baton_claim', arguments: { key: 't-4' } }));
+        assert.equal(claimed.epoch, 1);
+        const beat = async (epoch: number) =>
+          structured(await client.callTool({ name: 'baton_heartbeat', arguments: { key: 't-4', epoch } }));
+        const wrong = await beat(2);
+        assert.equal(wrong.ok, false);
+        assert.equal(wrong.reason, 'wrong_epoch');
+        assert.match(
+          wrong.message ?? '',
+          new RegExp(
+            `^Baton: epoch 2 was never granted for t-4: you hold t-4 at epoch 1 ` +
+              `\\(session ${String(claimed.session)} ` +
+              'on \\S+ since \\S+\\); use that epoch\\. ' +
+              'Nothing changed: keep working on t-4, and give epoch 1 from now on\\.$',
+          ),
+        );
+        assert.doesNotMatch(wrong.message ?? '', /Stop|fenced/);
+        assert.equal((await beat(1)).ok, true, 'the claim is still current at its own epoch');
+        assert.equal((await store.claims.current('t-4'))?.epoch, 1);
+      } finally {
+        await client.close();
+      }
+    }));
+
   test('a client whose claim was rescued gets ok:false on its next heartbeat, naming who took over', () =>
     withBaton(sqliteDatabase(), async (db, store) => {
       await store.tasks.add({ key: 't-1', title: 'fenced' });

@@ -122,15 +122,18 @@ export const escalateInput = strict({
 
 /** The answer of every claim-bearing tool: ok, and on ok:false why and who holds the task now. */
 export const claimOutput = {
-  ok: z.boolean().describe('true: go on; false: stop working on this task.'),
+  ok: z.boolean().describe('true: go on; false: stop working on this task (unless reason is wrong_epoch).'),
   key: z.string(),
   session: z.number().int().nullable().describe('Your Baton session.'),
   epoch: z.number().int().optional().describe('The epoch of your claim: pass it to the other tools.'),
   granted: z.boolean().optional().describe('false when you held the task already (the same epoch).'),
   reason: z
-    .enum(['held', 'fenced'])
+    .enum(['held', 'fenced', 'wrong_epoch'])
     .optional()
-    .describe('held: someone else has it; fenced: your claim is gone.'),
+    .describe(
+      'held: someone else has it; fenced: your claim is gone; wrong_epoch: you hold it at holder.epoch, ' +
+        'not the epoch you gave: nothing changed, use that epoch.',
+    ),
   holder: holderSchema.nullable().optional().describe('Who holds the task now; null when no one does.'),
   message,
 };

@@ -63,12 +63,12 @@ async function release(baton: CliApi, out: Output, claim: Named, outcome = 'rele
   const { key, session, epoch } = claim;
   if (outcome === 'done' && isRunsOwnClaim(key, claim, process.env)) {
     const beat = await baton.heartbeat({ session, key, epoch });
-    if (!beat.ok) throw fencedRefusal(key, epoch, beat.current, beat.sessionEnded);
+    if (!beat.ok) throw fencedRefusal(key, epoch, beat.current, beat.sessionEnded, Number(session));
     leftToRunner(out, claim);
     return;
   }
   const result = await baton.release({ key, session, epoch, outcome });
-  if (!result.ok) throw fencedRefusal(key, epoch, result.current, result.sessionEnded);
+  if (!result.ok) throw fencedRefusal(key, epoch, result.current, result.sessionEnded, Number(session));
   // A run's token released done over HTTP: the server kept the claim for the runner (http/claims.ts).
   if ('released' in result && result.released === false) {
     leftToRunner(out, claim);

@@ -38,7 +38,7 @@ export function registerEffect(program: Command): void {
           options.payload === undefined ? undefined : parseJsonText('--payload', options.payload);
         const input = { key, session, epoch, kind, payload };
         const result = await baton.effects.record(input);
-        if (!result.ok) throw fencedRefusal(key, epoch, result.current, result.sessionEnded);
+        if (!result.ok) throw fencedRefusal(key, epoch, result.current, result.sessionEnded, Number(session));
         const { effect } = result;
         out.result(
           effect,

@@ -40,7 +40,7 @@ export function registerHeartbeat(program: Command): void {
               'start a new session with `baton session start`',
             );
           }
-          throw fencedRefusal(key, epoch, result.current, result.sessionEnded);
+          throw fencedRefusal(key, epoch, result.current, result.sessionEnded, Number(session));
         }
         const claim = key === undefined ? {} : { key, epoch: Number(epoch) };
         out.result({ ok: true, session: Number(session), ...claim }, () =>

@@ -104,7 +104,8 @@ function registerEscalations(program: Command): void {
       return withApi(cmd, async (baton, out) => {
         const input = { key, reason: options.reason, session, epoch, by: cliActor() };
         const result = await baton.lifecycle.escalate(input);
-        if (!result.ok) throw fencedRefusal(key, epoch ?? '?', result.current, result.sessionEnded);
+        if (!result.ok)
+          throw fencedRefusal(key, epoch ?? '?', result.current, result.sessionEnded, Number(session));
         out.result({ ...result.task, endedClaimEpoch: result.claimEpoch, endedJob: result.jobId }, () =>
           stateLine(result.task),
         );
