@@ -154,10 +154,11 @@ export async function spawnAgent(params: AgentSpawnParams): Promise<AgentProcess
   const child = spawn(file, args, {
     cwd: params.cwd,
     detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    // A pinged shim's stdin is the pipe of its watchdog (os/watchdog.ts); its agent gets /dev/null.
+    stdio: [params.scope.pinged ? 'pipe' : 'ignore', 'pipe', 'pipe'],
     env,
   });
-  if (child.pid !== undefined) params.scope.started(child.pid);
+  if (child.pid !== undefined) params.scope.started(child.pid, child.stdin);
   child.stdout?.on('data', collect);
   child.stderr?.on('data', collect);
   child.on('exit', () => void logFile.end());

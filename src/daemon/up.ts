@@ -8,12 +8,13 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { encodeContainmentRef } from '../core/containment.js';
 import { ConflictError, StoreUnavailableError } from '../core/errors.js';
-import { validateHeartbeatWindows } from '../core/heartbeat-windows.js';
+import { heartbeatWindows, validateHeartbeatWindows } from '../core/heartbeat-windows.js';
 import { hasPassword } from '../core/redact.js';
 import { DEFAULT_RETRY_POLICY } from '../core/retry.js';
 import type { SessionId } from '../core/session.js';
 import type { Clock } from '../core/time.js';
 import { openContainment, type Containment } from '../os/containment.js';
+import type { WatchdogOptions } from '../os/watchdog.js';
 import { readMemory } from '../os/memory.js';
 import { makeStatePrivate } from '../os/private-state.js';
 import { parseDbUrl } from '../store/open.js';
@@ -153,12 +154,36 @@ async function runOnce(
   // What a dead runner lent to agents' uids is the runner's again before the sweep's git touches it.
   const runner = { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
   await takeBackOrphans(lentRecords(options), runner, log);
-  const containment = openContainment({ choice: options.containment ?? 'auto', shimPath: SHIM, warm: true });
+  const containment = openContainment({
+    choice: options.containment ?? 'auto',
+    shimPath: SHIM,
+    warm: true,
+    watchdog: agentWatchdog(options, log),
+  });
   try {
     return await joinWith(store, options, clock, log, stop, containment, first);
   } finally {
     await containment.close();
   }
+}
+
+/**
+ * The agents' watchdog (os/watchdog.ts): pinged every half heartbeat interval, each shim or the
+ * reaper kills its agents after the trust window without a ping (stale-after minus two intervals),
+ * the window after which this runner, once it runs again, fences itself anyway.
+ */
+function agentWatchdog(options: UpOptions, log: DrainLog): WatchdogOptions {
+  const { trustMs } = heartbeatWindows(options.heartbeatIntervalMs, options.staleAfterMs);
+  const seconds = (ms: number): string => (ms / 1000).toFixed(1);
+  return {
+    deadlineMs: trustMs,
+    pingIntervalMs: Math.max(1, Math.floor(options.heartbeatIntervalMs / 2)),
+    onLate: (silentMs) =>
+      log(
+        `this process did not run for ${seconds(silentMs)} s, past its agents' watchdog (${seconds(trustMs)} s): ` +
+          'their shims or its reaper killed them, and recovery may hand their work on',
+      ),
+  };
 }
 
 async function joinWith(

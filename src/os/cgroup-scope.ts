@@ -151,6 +151,9 @@ export class CgroupJob {
   /** Nothing to learn from the spawned pid: membership is the cgroup's. */
   started(_pid: number): void {}
 
+  /** Not pinged: the runner's reaper keeps the watchdog of every job cgroup (reaper.ts). */
+  readonly pinged = false;
+
   /** Whether oomKills() counts the kernel's OOM kills in this job (a memory controller). */
   get countsOom(): boolean {
     return this.hierarchies.some(hasMemory);

@@ -24,6 +24,7 @@ import { killAll, pidsWithEnv } from './process-tree.js';
 import { Launcher } from './launcher.js';
 import { startReaper, type Reaper } from './reaper.js';
 import { WarmSlot, type WarmScope } from './warm-slot.js';
+import { Pinger, type WatchdogOptions } from './watchdog.js';
 
 /** One job's processes, whichever kind holds them. */
 export type JobScope = CgroupJob | GroupJob;
@@ -53,6 +54,11 @@ export interface ContainmentOptions {
   readonly shimPath: string;
   /** Keep a warm slot (cgroup kinds with a launcher): `baton up` does; tests of the plain path do not. */
   readonly warm?: boolean;
+  /**
+   * The agents' watchdog (watchdog.ts): each shim, or the reaper, kills the agents it keeps when
+   * this process sends no ping for the deadline. `baton up` has one; without it, none.
+   */
+  readonly watchdog?: WatchdogOptions | undefined;
 }
 
 /** Opens the containment asked for; `auto` takes the best the host allows. */
@@ -166,7 +172,10 @@ function containment(
   options: ContainmentOptions,
 ): Containment {
   const bases = hierarchies.map((hierarchy) => hierarchy.base);
-  const reaper: Reaper | null = bases.length === 0 ? null : startReaper(bases);
+  const watchdog = options.watchdog ?? null;
+  const pinger = watchdog === null ? null : new Pinger(watchdog);
+  const reaper: Reaper | null = bases.length === 0 ? null : startReaper(bases, watchdog?.deadlineMs ?? null);
+  pinger?.add(reaper?.pings);
   // The process-group kind keeps spawn(): its shim must be this process's child to watch it.
   const launcher = bases.length === 0 ? null : Launcher.open();
   const warm = launcher !== null && options.warm === true ? new WarmSlot(hierarchies, launcher) : null;
@@ -185,11 +194,12 @@ function containment(
     launcher,
     scope: (jobId, epoch, ramMb) =>
       kind === 'process-group'
-        ? new GroupJob(options.shimPath, marker(jobId, epoch))
+        ? new GroupJob(options.shimPath, marker(jobId, epoch), pinger)
         : new CgroupJob(hierarchies, `job-${jobId}-${epoch}`, ramMb, marker(jobId, epoch)),
     warmScope: (jobId, epoch, ramMb) => warm?.take(ramMb, marker(jobId, epoch)) ?? null,
     close: () =>
       (closed ??= (async () => {
+        pinger?.close();
         await warm?.close();
         killAll(pidsWithEnv(RUN_MARKER, `${run}:`).filter((pid) => pid !== process.pid));
         await emptyAndRemove(bases);

@@ -5,18 +5,28 @@
  * (BATON_RUN), which finds the ones that called setsid and were orphaned. Best effort: a process
  * that clears its environment and leaves the tree is not found; the cgroup kinds have no such gap.
  */
+import type { Writable } from 'node:stream';
 import { killAll, killTree, pidsWithEnv, rssMb, treeMembers } from './process-tree.js';
+import type { Pinger } from './watchdog.js';
 
 export const RUN_MARKER = 'BATON_RUN';
 
 export class GroupJob {
   private root: number | null = null;
+  private pings: Writable | null = null;
 
   constructor(
     private readonly shimPath: string,
     /** The marker's value: `<run id>:<job>.<epoch>`. */
     readonly marker: string,
+    /** The runner's pings (watchdog.ts), or null: then the shim has no deadline. */
+    private readonly pinger: Pinger | null = null,
   ) {}
+
+  /** Whether the shim's stdin is a pipe the runner pings it on. */
+  get pinged(): boolean {
+    return this.pinger !== null;
+  }
 
   /** None: the shim must be the runner's own child to watch it, so this kind is spawned. */
   enterFiles(): null {
@@ -24,7 +34,8 @@ export class GroupJob {
   }
 
   spawnArgs(command: string): { file: string; args: string[] } {
-    return { file: process.execPath, args: [this.shimPath, String(process.pid), command] };
+    const deadline = String(this.pinger?.options.deadlineMs ?? 0);
+    return { file: process.execPath, args: [this.shimPath, String(process.pid), deadline, command] };
   }
 
   /** Nothing to make: the shim makes the process group when it starts. */
@@ -34,9 +45,11 @@ export class GroupJob {
     return {};
   }
 
-  /** The shim's pid, once spawned. */
-  started(pid: number): void {
+  /** The shim's pid, once spawned, and its stdin, which the runner pings from now on. */
+  started(pid: number, stdin?: Writable | null): void {
     this.root = pid;
+    this.pings = stdin ?? null;
+    this.pinger?.add(stdin);
   }
 
   readonly enforcesMemory = false;
@@ -74,6 +87,8 @@ export class GroupJob {
 
   /** Kills until nothing of the job is left (about 2 s at most). */
   async close(): Promise<void> {
+    this.pinger?.remove(this.pings);
+    this.pings?.destroy();
     for (let round = 0; round < 100; round++) {
       const left = this.members().filter((pid) => pid !== this.root || isRunning(pid));
       if (left.length === 0) return;

@@ -13,7 +13,7 @@ import { openContainment } from '../../src/os/containment.js';
 import { cgroupPids } from '../../src/os/cgroup.js';
 import { sqliteDatabase } from '../support/databases.js';
 import { waitUntil } from '../support/wait.js';
-import { clusterFixture, isAlive, type ClusterFixture } from './cluster-support.js';
+import { clusterFixture, isAlive, pauseOutsideWriteLock, type ClusterFixture } from './cluster-support.js';
 
 /** Why this host cannot offer the kind, or null when it can (a probe makes and removes a cgroup). */
 async function unavailable(kind: ContainmentKind): Promise<string | null> {
@@ -27,8 +27,10 @@ async function unavailable(kind: ContainmentKind): Promise<string | null> {
 
 const HOG = 'import time\na = []\nwhile True:\n    a.append(b"x" * 10_000_000)\n    time.sleep(0.02)\n';
 
+const db = sqliteDatabase();
+
 async function withCluster(body: (c: ClusterFixture) => Promise<void>): Promise<void> {
-  const c = await clusterFixture(sqliteDatabase());
+  const c = await clusterFixture(db);
   try {
     await body(c);
   } finally {
@@ -127,6 +129,36 @@ for (const kind of CONTAINMENT_KINDS) {
           () => bases.every((base) => !existsSync(base)),
           5_000,
           "the runner's cgroups removed",
+        );
+      }));
+
+    test("a paused runner's agent is dead before its session could be rescued (the watchdog)", () =>
+      withCluster(async (c) => {
+        await c.store.jobs.enqueue({ key: 'paused', command: 'echo $$ > agent.pid; exec sleep 300' });
+        // Heartbeat 0.5 s (FAST), stale-after 4 s: the watchdog's deadline, the trust window, is 3 s.
+        const up = c.up('a', '--containment', kind, '--stale-after', '4');
+        const agent = await pidFrom(c, 'agent.pid');
+        await up.waitForLog(/running as pid/);
+        pauseOutsideWriteLock(db, c.url, up);
+        const paused = performance.now();
+        await new Promise((resolve) => setTimeout(resolve, 1500));
+        assert.ok(isAlive(agent), 'the agent lives on inside the deadline');
+        await waitUntil(
+          () => !isAlive(agent),
+          4000,
+          'the agent to die before stale-after (4 s) from the pause',
+        );
+        // The deadline runs from the last ping, up to a ping interval (0.25 s) before the pause.
+        const deadAfter = performance.now() - paused;
+        assert.ok(deadAfter > 2500 && deadAfter < 4000, `dead ${deadAfter.toFixed(0)} ms after the pause`);
+        up.signal('SIGCONT');
+        await up.waitForLog(/did not run for [\d.]+ s, past its agents' watchdog \(3\.0 s\)/);
+        if (kind !== 'process-group') return;
+        // The shim says why in the job's log.
+        const log = await c.baton('job', 'log', String((await jobOf(c, 'paused'))?.id));
+        assert.match(
+          log.stdout,
+          new RegExp(`agent killed: its runner \\(pid ${up.pid}\\) was silent for 3\\.\\d s`),
         );
       }));
 
