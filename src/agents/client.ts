@@ -12,6 +12,7 @@ import type { EffectResult } from '../core/effect.js';
 import type { Job } from '../core/job.js';
 import type { Session, SessionId, SessionKind } from '../core/session.js';
 import type { Task } from '../core/task.js';
+import type { Instant } from '../core/time.js';
 
 /** What `next` gave the session: a claimed task, or why none was free. */
 export type NextResult =
@@ -36,6 +37,20 @@ export interface TaskView {
   readonly jobs: readonly Job[];
 }
 
+/** A live claim of the session, as the store has it, whichever process made it. */
+export interface HeldClaim extends ClaimRef {
+  readonly host: string;
+  readonly claimedAt: Instant;
+  /** The claim's own last heartbeat. */
+  readonly heartbeatAt: Instant;
+}
+
+export interface SessionClaims {
+  readonly claims: readonly HeldClaim[];
+  /** The session the caller's agent token is bound to (HTTP); null without one (a database client). */
+  readonly tokenSession: SessionId | null;
+}
+
 export interface AgentClient {
   /** Where Baton is reached, for messages: a database URL today, an HTTP URL later. */
   readonly target: string;
@@ -48,6 +63,8 @@ export interface AgentClient {
   /** Ends the session and releases its claims (abandoned); false when it had ended already. */
   endSession(session: SessionId): Promise<boolean>;
   getSession(session: SessionId): Promise<Session>;
+  /** The session's live claims in the store; null from an older server that cannot list them. */
+  sessionClaims(session: SessionId): Promise<SessionClaims | null>;
   /** Liveness; with a claim named, also whether that claim is still current (`fenced` if not). */
   heartbeat(params: {
     readonly session: SessionId;

@@ -15,7 +15,7 @@ import { ApiConnection, fencedOf, fromWire, releasedOf, type Answer } from './ap
 import type { FencedResult, Holder } from '../core/claim.js';
 import type { Session } from '../core/session.js';
 import type { Task } from '../core/task.js';
-import type { AgentClient, TaskView } from './client.js';
+import type { AgentClient, SessionClaims, TaskView } from './client.js';
 
 /**
  * A task key as a path segment, checked first as the database mode checks it: a key that is not
@@ -42,6 +42,24 @@ export class HttpAgentClient implements AgentClient {
 
   getSession: AgentClient['getSession'] = (session) =>
     this.api.want<Session>('GET', `/v1/sessions/${session}`);
+
+  sessionClaims: AgentClient['sessionClaims'] = async (session) => {
+    const answer = await this.api.ask('GET', `/v1/sessions/${session}/claims`);
+    // A server older than the route answers `no route`: the caller falls back to what it knows.
+    if (!answer.ok && answer.refusal.status === 404 && answer.refusal.message.startsWith('no route '))
+      return null;
+    const { claims, tokenSession } = fromWire<SessionClaims>(this.api.body(answer));
+    return {
+      claims: claims.map(({ key, epoch, host, claimedAt, heartbeatAt }) => ({
+        key,
+        epoch,
+        host,
+        claimedAt,
+        heartbeatAt,
+      })),
+      tokenSession,
+    };
+  };
 
   heartbeat: AgentClient['heartbeat'] = async (params) => {
     if (params.claim === undefined) {

@@ -17,6 +17,7 @@ import type { Task } from '../core/task.js';
 import { validateId, validateKey } from '../core/validate.js';
 import type { SessionEndReport } from '../store/rescue.js';
 import type { ClaimForceReleaseResult, ListedTask, Store } from '../store/store.js';
+import type { LiveClaim } from '../store/observe-store.js';
 import { Cluster } from './cluster.js';
 import { refuseUnhandedOut, type Claimer } from './handed-out.js';
 import { Effects } from './effects.js';
@@ -218,6 +219,12 @@ export class Coordinator {
       throw new NotFoundError('session', String(checked), 'start one with `baton session start`');
     }
     return session;
+  }
+
+  /** The session's live claims, oldest heartbeat first; NotFoundError for an unknown session. */
+  async sessionClaims(id: unknown): Promise<readonly LiveClaim[]> {
+    const session = await this.getSession(id);
+    return (await this.store.observe.liveClaims()).filter((claim) => claim.session === session.id);
   }
 
   listSessions(options: { readonly liveOnly?: boolean } = {}): Promise<readonly ListedSession[]> {

@@ -36,6 +36,7 @@ export function agentRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
     }),
     async (context) => result(context, await baton.getSession(context.req.valid('param').id)),
   );
+  sessionClaimsRoute(app, baton);
   app.openapi(
     route({
       method: 'post',
@@ -91,6 +92,27 @@ export function agentRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       const what = `check the push guard of ${key} at epoch ${claim.epoch} for session ${claim.session}`;
       await allow(context, baton, 'read', { what, key, session: claim.session });
       return result(context, await checkGuard(baton, claim));
+    },
+  );
+}
+
+/** A session's live claims, for baton_status after a restart or a context reset (agents/mcp/tools.ts). */
+function sessionClaimsRoute(app: Api, baton: ApiDeps['coordinator']): void {
+  app.openapi(
+    route({
+      method: 'get',
+      path: '/v1/sessions/{id}/claims',
+      tags: ['sessions'],
+      request: { params: z.object({ id: Id }) },
+      responses: ok("the session's live claims, and the session the asking agent token is bound to"),
+    }),
+    async (context) => {
+      const { id } = context.req.valid('param');
+      const claims = await baton.sessionClaims(id);
+      const token = context.get('token');
+      // An agent whose BATON_SESSION is not its token's session learns why its writes are refused.
+      const tokenSession = token?.scope === 'agent' ? token.session : null;
+      return result(context, { session: id, claims, tokenSession });
     },
   );
 }

@@ -37,9 +37,9 @@ export const TOOL_DESCRIPTIONS = {
     'for a human; stop working on it at once and do not release it. ok:false (reason fenced): the claim ' +
     'was no longer yours; stop and tell the user.',
   baton_status:
-    'Show your Baton session: its id, whether it is live, and each claim you made with its epoch and ' +
-    'whether it is still yours. Call it when unsure what you hold, such as after a long pause or a ' +
-    'context reset. A claim with current:false is gone: stop working on that task.',
+    'Show your Baton session: its id, whether it is live, and each claim it holds (whoever made it) ' +
+    'with its epoch, or that you made and lost. Call it when unsure what you hold, such as after a ' +
+    'long pause or a context reset. A claim with current:false is gone: stop working on that task.',
   baton_show_task:
     'Show a task: its title, priority, labels, who holds it (session, host, since, epoch) and its ' +
     'recent jobs. Read-only; use it to see who has a task before you ask the user about it.',

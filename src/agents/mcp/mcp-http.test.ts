@@ -6,43 +6,17 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { Coordinator } from '../../coordinator/coordinator.js';
 import { openStore } from '../../store/open.js';
 import type { Store } from '../../store/store.js';
 import { bothEngines } from '../../../test/support/databases.js';
-import { repoRoot } from '../../../test/support/cli.js';
-import { connect, text } from '../../../test/support/mcp-client.js';
+import { connect, mcpOver, serve, text } from '../../../test/support/mcp-client.js';
 import { mintRunToken } from '../../../test/support/run-token.js';
-import { waitUntil } from '../../../test/support/wait.js';
-
-const BIN = `${repoRoot()}/bin/baton.js`;
 
 type Result = Awaited<ReturnType<Client['callTool']>>;
 type Structured = Record<string, unknown> & { ok?: boolean; message?: string };
 const structured = (r: Result): Structured => (r.structuredContent ?? {}) as Structured;
-
-/** `baton serve` on a free port; its URL from the line it prints. */
-async function serve(db: string): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [BIN, '--db', db, 'serve', '--http', '127.0.0.1:0'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-  let url = '';
-  await waitUntil(
-    () => {
-      url = /(http:\/\/127\.0\.0\.1:\d+)/.exec(out)?.[1] ?? '';
-      return url !== '';
-    },
-    15_000,
-    `baton serve to print its URL: ${out}`,
-  );
-  return { url, child };
-}
 
 /** An MCP server for a fresh agent session, reaching Baton only through `url` and its token. */
 async function agent(
@@ -54,30 +28,6 @@ async function agent(
   const made = await new Coordinator(store).tokens.create({ scope: 'agent', session: s.id });
   const client = await mcpOver(url, made.secret, s.id, env);
   return { client, session: s.id, token: made.token.id };
-}
-
-/** `baton mcp` for session `session`, with BATON_URL, the token `secret` and BATON_SESSION. */
-async function mcpOver(
-  url: string,
-  secret: string,
-  session: number,
-  env: Record<string, string> = {},
-): Promise<Client> {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [BIN, 'mcp', '--heartbeat-interval', '60'],
-    env: {
-      BATON_URL: url,
-      BATON_TOKEN: secret,
-      BATON_SESSION: String(session),
-      PATH: process.env['PATH'] ?? '',
-      ...env,
-    },
-    stderr: 'pipe',
-  });
-  const client = new Client({ name: 'baton-test', version: '1.0.0' });
-  await client.connect(transport);
-  return client;
 }
 
 for (const db of bothEngines()) {

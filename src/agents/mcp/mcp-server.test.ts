@@ -315,6 +315,8 @@ describe('baton mcp', () => {
           key: 'given',
           epoch: 1,
           current: true,
+          since: new Date(claim.claim.claimedAt).toISOString(),
+          heartbeatAt: new Date(claim.claim.heartbeatAt).toISOString(),
           holder: {
             session: s.id,
             host: 'runner-box',

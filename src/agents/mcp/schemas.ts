@@ -177,10 +177,22 @@ export const statusOutput = {
         key: z.string(),
         epoch: z.number().int(),
         current: z.boolean().describe('false: fenced off, stop working on it.'),
+        since: z.string().optional().describe('When your session claimed it (ISO 8601), while it holds it.'),
+        heartbeatAt: z
+          .string()
+          .optional()
+          .describe("The claim's last heartbeat (ISO 8601), while it holds it."),
         holder: holderSchema.nullable().describe('Who holds the task now.'),
       }),
     )
-    .describe('The claims this server made or was given, and whether each is still yours.'),
+    .describe(
+      "Your session's live claims, whichever process made them, and those this server made that are gone.",
+    ),
+  tokenSession: z
+    .number()
+    .int()
+    .optional()
+    .describe('Set when BATON_TOKEN is bound to another session than yours: every change is refused.'),
   message,
 };
 

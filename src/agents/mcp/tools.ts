@@ -24,6 +24,7 @@ import {
   wireHolder,
 } from './answers.js';
 import type { ToolContext } from './answers.js';
+import type { HeldClaim } from '../client.js';
 import type { ReleaseResult } from '../../core/claim.js';
 import { TOOL_DESCRIPTIONS } from './descriptions.js';
 import * as schemas from './schemas.js';
@@ -287,28 +288,77 @@ function registerReadTools(server: McpServer, ctx: ToolContext): void {
   );
 }
 
-async function sessionStatus({ client, session }: ToolContext): Promise<CallToolResult> {
+async function sessionStatus(ctx: ToolContext): Promise<CallToolResult> {
+  const { client, session } = ctx;
   const sid = session.current;
   if (sid === null) {
     const message = 'No Baton session yet: claim a task first.';
     return answer({ session: null, state: 'none', claims: [], message });
   }
-  const { state } = await client.getSession(sid);
-  const claims = [];
-  for (const [key, epoch] of session.claims) {
-    const { holder } = await client.showTask(key);
-    const current = state === 'live' && holder?.session === sid && holder.epoch === epoch;
-    claims.push({ key, epoch, current, holder: wireHolder(holder) });
+  const [{ state }, held] = await Promise.all([client.getSession(sid), client.sessionClaims(sid)]);
+  const tokenSession = held?.tokenSession ?? null;
+  if (tokenSession !== null && tokenSession !== sid) {
+    const message =
+      `BATON_SESSION names session ${sid}, but BATON_TOKEN is bound to session ${tokenSession}: Baton ` +
+      'refuses every change you make. Stop, and tell the user to give you the two of one session.';
+    return answer({ session: sid, state, claims: [], tokenSession, message });
   }
-  const gone = claims.filter((claim) => !claim.current).map((claim) => claim.key);
+  const claims = await statusClaims(ctx, sid, state === 'live', held?.claims ?? null);
+  const gone = claims.filter((claim) => !claim.current).map((claim) => `${claim.key} (epoch ${claim.epoch})`);
   const message =
     state !== 'live'
       ? `Your Baton session ${sid} is ${state}: every claim under it is gone. Stop, and tell the user.`
       : gone.length > 0
         ? `Session ${sid} is live, but these claims are no longer yours: ${gone.join(', ')}. ` +
           'Stop working on them.'
-        : `Session ${sid} is live; you hold ${plural(claims.length, 'claim')}.`;
+        : `Session ${sid} is live; you hold ${plural(claims.length, 'claim')}${heldList(claims)}.`;
   return answer({ session: sid, state, claims, message });
+}
+
+const heldList = (claims: readonly StatusClaim[]): string =>
+  claims.length === 0 ? '' : `: ${claims.map((claim) => `${claim.key} at epoch ${claim.epoch}`).join(', ')}`;
+
+/** A claim as baton_status shows it. */
+interface StatusClaim {
+  readonly key: string;
+  readonly epoch: number;
+  readonly current: boolean;
+  readonly since?: string;
+  readonly heartbeatAt?: string;
+  readonly holder: ReturnType<typeof wireHolder>;
+}
+
+/**
+ * The session's live claims as the store has them (a claim made by the CLI, or by this server
+ * before a restart, is as much the session's), then those this server made that are gone. `listed`
+ * null: a server too old to list them; each claim this server made is then asked after by its task.
+ */
+async function statusClaims(
+  { client, session }: ToolContext,
+  sid: SessionId,
+  live: boolean,
+  listed: readonly HeldClaim[] | null,
+): Promise<StatusClaim[]> {
+  const held = live ? (listed ?? []) : [];
+  const claims: StatusClaim[] = held.map((claim) => {
+    const since = iso(claim.claimedAt);
+    const holder = { session: sid, host: claim.host, since, epoch: claim.epoch };
+    return {
+      key: claim.key,
+      epoch: claim.epoch,
+      current: true,
+      since,
+      heartbeatAt: iso(claim.heartbeatAt),
+      holder,
+    };
+  });
+  for (const [key, epoch] of session.claims) {
+    if (held.some((claim) => claim.key === key && claim.epoch === epoch)) continue;
+    const { holder } = await client.showTask(key);
+    const current = live && listed === null && holder?.session === sid && holder.epoch === epoch;
+    claims.push({ key, epoch, current, holder: wireHolder(holder) });
+  }
+  return claims;
 }
 
 async function showTask({ client }: ToolContext, key: string): Promise<CallToolResult> {
