@@ -23,7 +23,10 @@ export interface IssueRun {
 export interface IssueWorked {
   readonly key: string;
   readonly epoch: number;
-  /** The claim's outcome (done, failed, released, abandoned, recovered), or null while held. */
+  /**
+   * The claim's outcome (done, failed, released, abandoned, recovered, escalated, expired), or null
+   * while held; `force_released` when an operator ended it (`baton force-release`), not its holder.
+   */
   readonly outcome: string | null;
   readonly claimedAt: Instant;
   readonly releasedAt: Instant | null;
@@ -53,7 +56,7 @@ export interface SessionReport {
   readonly attempts: number;
   /** Time its claims were held, summed (a live claim counts up to now). */
   readonly heldMs: number;
-  /** Ledger rows of an escalation kind written by this session. */
+  /** Its claims that ended `escalated`: tasks handed to a human while this session held them. */
   readonly escalations: number;
 }
 

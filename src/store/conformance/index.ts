@@ -39,6 +39,7 @@ import { exerciseTaskPage } from './task-page.js';
 import { exerciseGithub } from './github.js';
 import { exerciseLedger } from './ledger.js';
 import { exerciseSessionEnds } from './session-ends.js';
+import { exerciseSessionReport } from './session-report.js';
 import { exerciseTasksAndSessions } from './tasks-sessions.js';
 import { exerciseWorkspaceDispatch } from './workspace-dispatch.js';
 import { exerciseWorkspaces } from './workspaces.js';
@@ -90,6 +91,7 @@ export function exerciseStore(harness: Harness): void {
     exerciseDependencies(harness);
     exerciseLedger(harness);
     exerciseSessionEnds(harness);
+    exerciseSessionReport(harness);
     exerciseObserve(harness);
     exerciseRetention(harness);
     exerciseObserveTotals(harness);

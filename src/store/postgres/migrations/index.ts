@@ -44,6 +44,7 @@ import statsKeptLedger from './0045-stats-kept-ledger.js';
 import outputTrimWalks from './0046-output-trim-walks.js';
 import tokenRevokedBy from './0047-token-revoked-by.js';
 import queueByCommand from './0048-queue-by-command.js';
+import sessionReportOutcomes from './0049-session-report-outcomes.js';
 
 export interface Migration {
   readonly version: number;
@@ -102,4 +103,5 @@ export const MIGRATIONS: readonly Migration[] = [
   outputTrimWalks,
   tokenRevokedBy,
   queueByCommand,
+  sessionReportOutcomes,
 ];
