@@ -7,11 +7,16 @@
 import type { Command } from 'commander';
 import { resolve } from 'node:path';
 import { Coordinator } from '../coordinator/coordinator.js';
-import { openStore } from '../store/open.js';
+import { openStore, parseDbUrl } from '../store/open.js';
 import { projectDb, projectStateDir } from '../store/project.js';
 import type { Store } from '../store/store.js';
 import { Output } from './output.js';
-import { InvalidInputError, WorkspaceConfigurationError } from '../core/errors.js';
+import {
+  BatonError,
+  InvalidInputError,
+  StoreUnavailableError,
+  WorkspaceConfigurationError,
+} from '../core/errors.js';
 import { unresolvedRefusal } from '../coordinator/refusals.js';
 import { remoteTarget } from './remote-target.js';
 import { commandDone } from './exit-open.js';
@@ -131,10 +136,31 @@ export async function withStore(
   try {
     await work(store, new Output(options.json === true));
     done = true;
+  } catch (error) {
+    throw store.engine === 'sqlite' ? (sqliteFileFailure(dbUrl(options), error) ?? error) : error;
   } finally {
     const ending = done && intent === 'use' && commandDone();
     if (!ending || store.engine !== 'sqlite') await store.close();
   }
+}
+
+/** SQLite's codes of a file it cannot read or write (an I/O error, a read-only or immutable file). */
+const FILE_FAILURE = /^SQLITE_(IOERR|READONLY|CANTOPEN|PERM)/;
+
+/**
+ * A failure of the SQLite file itself met after the open (`disk I/O error` alone named nothing):
+ * the database unavailable (exit 5), naming the file and what to look at; null for any other error.
+ */
+function sqliteFileFailure(url: string, error: unknown): StoreUnavailableError | null {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (error instanceof BatonError || typeof code !== 'string' || !FILE_FAILURE.test(code)) return null;
+  const target = parseDbUrl(url);
+  const path = target.engine === 'sqlite' ? resolve(target.path) : url;
+  return new StoreUnavailableError(
+    `the SQLite database ${path} failed: ${(error as Error).message} (${code})`,
+    `check that file, its -wal and the disk holding them: free space, permissions, attributes (lsattr) and ` +
+      'whether it is mounted read-only; then run again',
+  );
 }
 
 /**

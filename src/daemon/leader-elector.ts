@@ -27,9 +27,16 @@ export interface LeaderElectorOptions {
   readonly name?: string | undefined;
 }
 
+/** Why an elector stepped down. */
+export type LostReason = 'refused' | 'trust-window' | 'stopped' | 'unresigned';
+
 export interface LeaderEvents {
   gained: [term: number];
-  lost: [term: number, reason: 'refused' | 'trust-window' | 'stopped'];
+  /**
+   * Stepped down. `unresigned`: stopped, but its lease could not be resigned (the database did not
+   * answer, `error` says why): it stays on the database until its TTL runs out, no other leads till then.
+   */
+  lost: [term: number, reason: LostReason, error?: unknown];
   unreachable: [error: unknown];
   /** The lease's store answered (a renewal, or a try to take it): after `unreachable`, it works again. */
   reached: [];
@@ -65,15 +72,19 @@ export class LeaderElector extends EventEmitter<LeaderEvents> {
     this.abort.abort();
     await this.loop;
     const term = this.currentTerm;
-    if (term !== null) {
-      this.stepDown('stopped');
-      await this.options.store.leases
-        .resign({ name: this.name, holder: this.options.holder, term })
-        .catch(() => false);
+    if (term === null) return;
+    // No longer trusted from here on; said once the resign has answered, so the line is true.
+    this.currentTerm = null;
+    this.lastTerm = term;
+    try {
+      await this.options.store.leases.resign({ name: this.name, holder: this.options.holder, term });
+      this.emit('lost', term, 'stopped');
+    } catch (error) {
+      this.emit('lost', term, 'unresigned', error);
     }
   }
 
-  private stepDown(reason: 'refused' | 'trust-window' | 'stopped'): void {
+  private stepDown(reason: LostReason): void {
     const term = this.currentTerm;
     if (term === null) return;
     this.currentTerm = null;

@@ -31,7 +31,8 @@ export interface RunnerOptions extends Omit<AgentRunOptions, 'runnerSession' | '
 export interface RunnerEvents {
   /** Why, in words: ended by someone else, declared stale, or the database failing (issue 14, item 12). */
   fenced: [why: string];
-  failed: [error: unknown];
+  /** A loop's failure (a heartbeat, a poll: the database's, mostly), or `run`'s alone. */
+  failed: [error: unknown, run?: Job];
   /** A heartbeat got through: the database answers (after `failed`, it works again). */
   beat: [];
   /** A look for the jobs placed on this runner returned (draining, it looks no more). */
@@ -332,7 +333,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
     const done = run
       .run()
       .catch(async (error: unknown) => {
-        this.emit('failed', error);
+        this.emit('failed', error, job);
         await this.giveBack(job, error);
       })
       .finally(() => {

@@ -21,7 +21,7 @@ import { parseDbUrl } from '../store/open.js';
 import type { Store } from '../store/store.js';
 import { Dispatcher, rescueLine } from './dispatcher.js';
 import { failureLog, type FailureLog } from './failure-log.js';
-import { LeaderElector } from './leader-elector.js';
+import { LeaderElector, type LostReason } from './leader-elector.js';
 import { runnerFor } from './runner-for.js';
 import { afterPredecessor } from './succession.js';
 import { takeOverDeadPredecessor } from './takeover.js';
@@ -118,15 +118,19 @@ async function joinAndRejoin(
   stop: AbortSignal,
 ): Promise<void> {
   let previous: SessionId | null = null;
+  // The session fenced off, until it is ended: a stop before then does not leave cleanly.
+  let unended: SessionId | null = null;
   // An outage longer than the trust window fences the runner, and every retry fails alike: one
   // line, then one per 30 s, as the runner's own failures (a new log for each outage).
   let retries: FailureLog | null = null;
   while (!stop.aborted) {
     let membership: { fenced: string | null; session: SessionId };
     try {
-      if (previous !== null) await store.sessions.end(previous);
+      if (unended !== null) await store.sessions.end(unended);
+      unended = null;
       membership = await runOnce(store, options, clock, log, stop, previous === null);
     } catch (error) {
+      if (error instanceof SessionNotEnded) throw error;
       if (previous === null || !(error instanceof StoreUnavailableError || error instanceof ConflictError))
         throw error;
       retries ??= failureLog(log, 'cannot rejoin yet, retrying', clock);
@@ -137,8 +141,11 @@ async function joinAndRejoin(
     retries = null;
     if (membership.fenced === null) return;
     previous = membership.session;
+    unended = previous;
     log(`fenced off: ${membership.fenced}: agents killed, rejoining as a new session`);
   }
+  // Stopped while the session fenced off could not be ended yet: one last try, else exit 5.
+  if (unended !== null) await endSession(store, unended);
 }
 
 /** One membership, under one session. Resolves with why it was fenced, or null when asked to stop. */
@@ -198,13 +205,12 @@ async function joinWith(
   const session = await joinAsHost(store, options, log, containment, first);
   const { elector, dispatcher } = leadership(store, options, clock, log, String(session));
   const runner = runnerFor(store, options, clock, log, session, containment);
-  // The database down fails every loop every poll: one line, then one per 30 s, then "works again".
+  // The database down, or failing (a disk I/O error, a read-only file), fails every loop every poll:
+  // one line, then one per 30 s, then "works again". A run that failed alone (a spawn, a
+  // workspace) is its own line.
   const failures = failureLog(log, 'runner', clock);
-  // Only the database's failures: a run that failed alone (a spawn, a workspace) is its own line.
   const runFailure = logFailure(log, 'runner');
-  runner.on('failed', (error) =>
-    error instanceof StoreUnavailableError ? failures.failed(error) : runFailure(error),
-  );
+  runner.on('failed', (error, run) => (run === undefined ? failures.failed(error) : runFailure(error)));
   runner.on('beat', () => failures.recovered());
   // A job placed here on this host starts at once, without a round trip through the store; a
   // single one is placed by the runner itself, with its run's begin in the same commit.
@@ -251,8 +257,33 @@ async function joinWith(
   const draining = await drain?.();
   await draining?.waitForRuns();
   await runner.stop(true);
-  if (wasFenced === null) await store.sessions.end(session).catch(() => false);
+  if (wasFenced === null) await endSession(store, session);
   return { fenced: wasFenced, session };
+}
+
+/**
+ * Ends the session of a `baton up` that was asked to stop. One that cannot be ended (the database
+ * lost during the drain) is not said to have left: StoreUnavailableError (exit 5) names it, and the
+ * leader's rescue ends it once it is past its TTL, requeueing whatever it still holds.
+ */
+async function endSession(store: Store, session: SessionId): Promise<void> {
+  try {
+    await store.sessions.end(session);
+  } catch (error) {
+    throw notEnded(session, error);
+  }
+}
+
+/** A stop that could not end its session: never retried as a rejoin, never said to have left. */
+class SessionNotEnded extends StoreUnavailableError {}
+
+function notEnded(session: SessionId, error: unknown): SessionNotEnded {
+  return new SessionNotEnded(
+    `baton up stopped, but its session ${session} could not be ended (${errorText(error)}): ` +
+      "it is left to the leader's rescue, once past its TTL",
+    'once the database answers, `baton status` shows it; a `baton up` that leads (or the next one on this ' +
+      'host) rescues it and requeues the jobs it held',
+  );
 }
 
 /** Joins: a daemon session, this host registered under it, and the host's containment recorded. */
@@ -342,7 +373,7 @@ function leadership(
       () => log(line),
     );
   });
-  elector.on('lost', (term, why) => log(`stepped down from term ${term} (${why})`));
+  elector.on('lost', (term, why, error) => log(steppedDownLine(term, why, error, options.leaseTtlMs)));
   // The database down fails these every round too: throttled as the runner's (failure-log.ts).
   const unreachable = failureLog(log, 'lease renewal failed', clock);
   elector.on('unreachable', (error) => unreachable.failed(error));
@@ -356,14 +387,23 @@ function leadership(
     log(`job ${job.id} ${job.key}: SKIPPED workspace_unresolved: ${error.message}; fix: ${error.hint ?? ''}`),
   );
   dispatcher.on('rescued', (rescue) => log(rescueLine(rescue)));
+  // Every failure of a tick, the database's or not, fails the next tick alike: throttled the same.
   const dispatchFailures = failureLog(log, 'dispatch failed', clock);
-  const dispatchFailure = logFailure(log, 'dispatch failed');
-  dispatcher.on('failed', (error) =>
-    error instanceof StoreUnavailableError ? dispatchFailures.failed(error) : dispatchFailure(error),
-  );
+  dispatcher.on('failed', (error) => dispatchFailures.failed(error));
   dispatcher.on('ticked', () => dispatchFailures.recovered());
   return { elector, dispatcher };
 }
+
+/** The line of a step-down; one whose lease could not be resigned says it lasts until its TTL. */
+function steppedDownLine(term: number, why: LostReason, error: unknown, ttlMs: number): string {
+  if (why !== 'unresigned') return `stepped down from term ${term} (${why})`;
+  return (
+    `stepped down from term ${term}, but could not resign its lease (${errorText(error)}): ` +
+    `it expires on its own within its TTL (${ttlMs / 1000} s); no other \`baton up\` leads till then`
+  );
+}
+
+const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 function joinedAs(enabled: boolean, standby: boolean): string {
   if (standby) return ' (standby, as --standby asks, whatever an operator set before: no work until enabled)';
