@@ -145,7 +145,7 @@ async function joinAndRejoin(
     log(`fenced off: ${membership.fenced}: agents killed, rejoining as a new session`);
   }
   // Stopped while the session fenced off could not be ended yet: one last try, else exit 5.
-  if (unended !== null) await endSession(store, unended);
+  if (unended !== null) await endSession(store, unended, options);
 }
 
 /** One membership, under one session. Resolves with why it was fenced, or null when asked to stop. */
@@ -257,7 +257,7 @@ async function joinWith(
   const draining = await drain?.();
   await draining?.waitForRuns();
   await runner.stop(true);
-  if (wasFenced === null) await endSession(store, session);
+  if (wasFenced === null) await endSession(store, session, options);
   return { fenced: wasFenced, session };
 }
 
@@ -266,20 +266,30 @@ async function joinWith(
  * lost during the drain) is not said to have left: StoreUnavailableError (exit 5) names it, and the
  * leader's rescue ends it once it is past its TTL, requeueing whatever it still holds.
  */
-async function endSession(store: Store, session: SessionId): Promise<void> {
+async function endSession(
+  store: Store,
+  session: SessionId,
+  options: Pick<UpOptions, 'dbUrl' | 'cwd'>,
+): Promise<void> {
   try {
     await store.sessions.end(session);
   } catch (error) {
-    throw notEnded(session, error);
+    // PostgreSQL's failures name the server; SQLite's (`disk I/O error`) name no file.
+    const target = parseDbUrl(options.dbUrl);
+    const file = target.engine === 'sqlite' ? `${resolve(options.cwd, target.path)}: ` : '';
+    throw notEnded(
+      session,
+      error instanceof StoreUnavailableError ? errorText(error) : file + errorText(error),
+    );
   }
 }
 
 /** A stop that could not end its session: never retried as a rejoin, never said to have left. */
 class SessionNotEnded extends StoreUnavailableError {}
 
-function notEnded(session: SessionId, error: unknown): SessionNotEnded {
+function notEnded(session: SessionId, why: string): SessionNotEnded {
   return new SessionNotEnded(
-    `baton up stopped, but its session ${session} could not be ended (${errorText(error)}): ` +
+    `baton up stopped, but its session ${session} could not be ended (${why}): ` +
       "it is left to the leader's rescue, once past its TTL",
     'once the database answers, `baton status` shows it; a `baton up` that leads (or the next one on this ' +
       'host) rescues it and requeues the jobs it held',
