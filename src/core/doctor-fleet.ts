@@ -14,6 +14,8 @@ export interface FleetHost {
   readonly liveness: HostLiveness;
   readonly lastReportAgeMs: DurationMs;
   readonly containment: string | null;
+  /** Its claimed and running jobs; absent from an older server's answer (taken as none). */
+  readonly jobsActive?: number;
   /** Whether its runner runs jobs without a command (decision 0047); null: not said; absent: an older server. */
   readonly agentCommand?: boolean | null;
 }
@@ -43,19 +45,27 @@ export function judgeLeader(leader: FleetLeader): DoctorCheck {
   );
 }
 
-/** Silent hosts (a runner session live on paper that stopped reporting), and the rest in words. */
+/**
+ * Silent hosts (a runner session live on paper that stopped reporting), and the rest in words: an
+ * enabled one, or a disabled or draining one that holds jobs (its `baton up` killed mid-drain:
+ * they await rescue); a disabled one holding none takes no work and waits for nothing.
+ */
 export function judgeHosts(hosts: readonly FleetHost[], age: (ms: DurationMs) => string): DoctorCheck {
   if (hosts.length === 0)
     return check('hosts', 'ok', 'no host registered yet: `baton up` registers the one it runs on');
   const count = (liveness: HostLiveness): number => hosts.filter((host) => host.liveness === liveness).length;
   const found = `${hosts.length} host(s): ${count('live')} live, ${count('silent')} silent, ${count('down')} down`;
-  const silent = hosts.filter((host) => host.liveness === 'silent' && host.enabled);
+  const held = (host: FleetHost): number => host.jobsActive ?? 0;
+  const silent = hosts.filter((host) => host.liveness === 'silent' && (host.enabled || held(host) > 0));
   if (silent.length > 0) {
     const since = Math.min(...silent.map((host) => host.lastReportAgeMs));
+    const jobs = silent.reduce((sum, host) => sum + held(host), 0);
+    const waiting = jobs === 0 ? '' : `; ${jobs} job(s) there await rescue`;
     return check(
       'hosts',
       'warn',
-      `${found}; silent: ${names(silent)} (quiet for ${age(since)} or more: its \`baton up\` is dead or paused)`,
+      `${found}; silent: ${names(silent)} (quiet for ${age(since)} or more: its \`baton up\` is dead or ` +
+        `paused${waiting})`,
       `start \`baton up --host ${silent[0]?.name ?? 'NAME'}\` on that machine, or take it out of service ` +
         `(\`baton host disable ${silent[0]?.name ?? 'NAME'}\`)`,
     );

@@ -60,13 +60,16 @@ export function age(ms: DurationMs): string {
 }
 
 /** Whether a host takes work, as `baton hosts`, `baton status` and the dashboard say it. */
-export type HostFlag = 'enabled' | 'draining' | 'drained' | 'standby' | 'disabled';
+export type HostFlag = 'enabled' | 'draining' | 'drained' | 'standby' | 'disabled' | 'silent';
 
 /**
  * `draining` while its `baton up` drains (SIGTERM: its agents finish, nothing new is placed),
- * `drained` once that process is gone (the next `baton up` there enables it again); `standby`
- * for a disabled host whose `baton up` runs, `disabled` for one that does not. `draining` is
- * optional for a server older than the drain, which never sends it, as `liveness` is for one older still.
+ * `drained` once that process is gone and its session ended (the next `baton up` there enables it
+ * again); `standby` for a disabled host whose `baton up` runs, `disabled` for one that does not.
+ * `silent` for a disabled or draining host whose `baton up` stopped reporting with its session
+ * still live (killed mid-drain, or paused): no drain ended there, and its jobs await rescue.
+ * `draining` is optional for a server older than the drain, which never sends it, as `liveness` is
+ * for one older still.
  */
 export function hostFlag(host: {
   readonly enabled: boolean;
@@ -74,6 +77,7 @@ export function hostFlag(host: {
   readonly liveness?: HostLiveness | undefined;
 }): HostFlag {
   if (host.enabled) return 'enabled';
+  if (host.liveness === 'silent') return 'silent';
   if (host.draining === true) return host.liveness === 'live' ? 'draining' : 'drained';
   return host.liveness === 'live' ? 'standby' : 'disabled';
 }

@@ -86,3 +86,38 @@ test('baton hosts and queue list say when a host is silent or down, and when not
     await c.close();
   }
 });
+
+test('a baton up killed mid-drain is told silent with its job awaiting rescue, not drained', async () => {
+  const c = await clusterFixture(sqliteDatabase());
+  try {
+    await c.store.jobs.enqueue({ key: 'long', command: 'exec sleep 60' });
+    const up = c.up('hd', '--drain', '60s');
+    await waitUntil(async () => agentStarted(c.store, 'long'), 15_000, 'the agent to start');
+    up.signal('SIGTERM');
+    await up.waitForLog(/draining: 1 run\(s\) to finish/);
+    up.signal('SIGKILL');
+    await up.exited();
+    // Its TTL is its --stale-after, 2 s here; nobody is left to rescue its session.
+    await waitUntil(
+      async () => /^hosts +0 live, 1 silent/m.test((await c.baton('status')).stdout),
+      10_000,
+      'the host to show silent',
+    );
+    const status = await c.baton('status');
+    assert.equal(status.code, 0, status.stderr);
+    assert.doesNotMatch(status.stdout, /drained/, status.stdout);
+    assert.match(
+      status.stdout,
+      /^ +hd silent while draining, last report .* ago: its `baton up` is dead or paused and its 1 job\(s\) await rescue/m,
+      status.stdout,
+    );
+    const doctor = await c.baton('doctor');
+    assert.match(
+      doctor.stdout,
+      /^warn +hosts +1 host\(s\): 0 live, 1 silent, 0 down; silent: hd .*1 job\(s\) there await rescue/m,
+    );
+    assert.match((await c.baton('hosts')).stdout, /^hd +silent /m);
+  } finally {
+    await c.close();
+  }
+});

@@ -77,7 +77,10 @@ function hostLines({ hosts }: FleetStatus): string[] {
   // The enabled hosts by liveness, and the standby ones apart, each counted once; slots of live
   // enabled hosts, and the jobs every other host still holds (their free slots take nothing) apart.
   const enabled = hosts.filter((host) => host.enabled);
-  const count = (liveness: string) => enabled.filter((host) => host.liveness === liveness).length;
+  // A disabled or draining host whose runner went silent (killed mid-drain) counts as silent too.
+  const silent = hosts.filter((host) => !host.enabled && hostFlag(host) === 'silent');
+  const count = (liveness: string) =>
+    enabled.filter((host) => host.liveness === liveness).length + (liveness === 'silent' ? silent.length : 0);
   const live = enabled.filter((host) => host.liveness === 'live');
   const busy = live.reduce((sum, host) => sum + host.jobsActive, 0);
   const slots = live.reduce((sum, host) => sum + host.slotsMax, 0);
@@ -87,7 +90,7 @@ function hostLines({ hosts }: FleetStatus): string[] {
   const draining = disabled.filter((host) => hostFlag(host) === 'draining').length;
   // Drained: its `baton up` stopped after a drain and none serves it again; its next start enables it.
   const drained = disabled.filter((host) => hostFlag(host) === 'drained');
-  const off = disabled.length - standby - draining - drained.length;
+  const off = disabled.length - standby - draining - drained.length - silent.length;
   const parts = [
     `${count('live')} live`,
     ...(count('silent') > 0 ? [`${count('silent')} silent`] : []),
@@ -98,17 +101,32 @@ function hostLines({ hosts }: FleetStatus): string[] {
     ...(off > 0 ? [`${off} disabled and not serving`] : []),
   ];
   const summary = `${parts.join(', ')}; ${busy}/${slots} slots busy${elsewhere(hosts)}`;
-  const notServed = [...enabled.filter((host) => host.liveness !== 'live'), ...drained];
+  const notServed = [...enabled.filter((host) => host.liveness !== 'live'), ...silent, ...drained];
   const named = notServed.slice(0, HOSTS_NAMED).map((host) => label('', notServedLine(host)));
   const rest =
     notServed.length > HOSTS_NAMED ? [label('', `and ${notServed.length - HOSTS_NAMED} more`)] : [];
   return [label('hosts', summary), ...named, ...rest];
 }
 
-/** A host named under the hosts line: enabled and not served, or drained and not started again. */
+/**
+ * A host named under the hosts line: enabled and not served; disabled or draining with its runner
+ * silent (its session not ended: no drain ended there, its jobs await rescue); or drained and not
+ * started again.
+ */
 function notServedLine(host: FleetStatus['hosts'][number]): string {
   const last = `last report ${age(host.lastReportAgeMs)} ago`;
   if (host.enabled) return `${host.name} ${host.liveness}, ${last} — \`baton hosts\``;
+  if (hostFlag(host) === 'silent') {
+    const when = host.draining ? ' while draining' : ' while disabled';
+    const jobs =
+      host.jobsActive === 0
+        ? 'its session was never ended'
+        : `its ${host.jobsActive} job(s) await rescue (requeued once a \`baton up\` leads)`;
+    return (
+      `${host.name} silent${when}, ${last}: its \`baton up\` is dead or paused and ${jobs} — ` +
+      `start \`baton up --host ${shellWord(host.name)}\` there`
+    );
+  }
   return (
     `${host.name} drained, ${last}: its \`baton up\` stopped after a drain and none serves it — ` +
     `start \`baton up --host ${shellWord(host.name)}\` there (that enables it again)`

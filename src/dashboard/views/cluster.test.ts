@@ -29,13 +29,16 @@ const cells = async (host: HostRow): Promise<string[]> =>
 test('a disabled host is a warm standby only while its baton up runs', async () => {
   assert.equal((await cells(row('spare', false, 'live')))[0], 'warm standby');
   assert.equal((await cells(row('gone', false, 'down')))[0], 'disabled');
-  assert.equal((await cells(row('paused', false, 'silent')))[0], 'disabled');
+  // Its `baton up` stopped reporting with its session live: silent, whatever jobs await rescue there.
+  assert.equal((await cells(row('paused', false, 'silent')))[0], 'silent');
   assert.equal((await cells(row('box', true, 'down')))[0], 'enabled');
 });
 
 test("a host disabled by its baton up's drain says draining while it runs, drained once gone", async () => {
   assert.equal((await cells({ ...row('box', false, 'live'), draining: true }))[0], 'draining');
   assert.equal((await cells({ ...row('box', false, 'down'), draining: true }))[0], 'drained');
+  // Killed mid-drain: its session never ended, so no drain ended there.
+  assert.equal((await cells({ ...row('box', false, 'silent'), draining: true }))[0], 'silent');
 });
 
 test('a draining host offers no Enable button (refused until its baton up stops); a drained one does', async () => {
