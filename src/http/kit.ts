@@ -4,6 +4,7 @@
  * named. Routes are declared with @hono/zod-openapi, so one schema both checks the request and
  * documents it in /openapi.json.
  */
+import { isUtf8 } from 'node:buffer';
 import { createRoute, OpenAPIHono, z, type RouteConfig } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { Coordinator } from '../coordinator/coordinator.js';
@@ -88,11 +89,38 @@ const noBody: MiddlewareHandler = async (context, next) => {
   );
 };
 
-/** Declares a route (createRoute), one that changes something without a body refusing any. */
+/** A JSON content type, as the route's validator takes one (application/json, application/x+json). */
+const JSON_TYPE = /^application\/([a-z-.]+\+)?json/i;
+
+/**
+ * A JSON body that is not valid UTF-8 is refused with 400, changing nothing. JSON is UTF-8
+ * (RFC 8259), and the validator decodes it leniently: a byte such as 0xFF became U+FFFD, which was
+ * then stored in a task's title or a progress note. Only the bodies of routes that take JSON are
+ * checked here, when they are sent as JSON (any other type is the validator's 415); the bytes are
+ * read once, and the validator parses them from Hono's cache.
+ */
+const utf8Body: MiddlewareHandler = async (context, next) => {
+  if (!JSON_TYPE.test(context.req.header('content-type') ?? '')) return next();
+  if (isUtf8(await context.req.arrayBuffer())) return next();
+  return context.json(
+    errorBody(
+      'invalid_input',
+      `the body is not valid UTF-8: ${routeName(context)} takes JSON, which is UTF-8 text`,
+      'encode the body as UTF-8 (a byte such as 0xFF, or Latin-1 text, is not)',
+    ),
+    400,
+  );
+};
+
+/**
+ * Declares a route (createRoute): one that takes a JSON body checks that it is UTF-8; one that
+ * changes something without a body refuses any.
+ */
 export const route = <P extends string, R extends Omit<RouteConfig, 'path'> & { path: P }>(config: R) => {
   const takesNone = config.method !== 'get' && config.request?.body === undefined;
   const own = config.middleware === undefined ? [] : [config.middleware].flat();
-  return createRoute<P, R>(takesNone ? { ...config, middleware: [...own, noBody] } : config);
+  const checks = takesNone ? [noBody] : config.request?.body === undefined ? [] : [utf8Body];
+  return createRoute<P, R>(checks.length === 0 ? config : { ...config, middleware: [...own, ...checks] });
 };
 
 /**
