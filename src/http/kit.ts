@@ -6,7 +6,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { createRoute, OpenAPIHono, z, type RouteConfig } from '@hono/zod-openapi';
-import type { Context, MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler, ValidationTargets } from 'hono';
 import type { Coordinator } from '../coordinator/coordinator.js';
 import { toWire } from '../coordinator/wire.js';
 import { quoted } from '../core/text.js';
@@ -185,9 +185,33 @@ function unknownFieldsBody(unknown: readonly string[], where: string, issues: re
   );
 }
 
+/**
+ * Whether `issue` is about a field the request left out: zod calls that a value of the wrong type
+ * (code invalid_type), and the input the hook is given has nothing at the issue's path. Read from
+ * the issue's code and the input, not from zod's words ("…, received undefined"), which change
+ * between its versions (zod 4 no longer says what it received in the issue itself).
+ */
+function leftOut(issue: z.core.$ZodIssue | undefined, input: unknown): boolean {
+  if (issue?.code !== 'invalid_type' || issue.path.length === 0) return false;
+  let value = input;
+  for (const step of issue.path) {
+    if (typeof value !== 'object' || value === null) return value === undefined;
+    value = Object.hasOwn(value, step) ? (value as Record<PropertyKey, unknown>)[step] : undefined;
+  }
+  return value === undefined;
+}
+
+/** What the request gave for the part a schema refused: its JSON body (as read), query or path. */
+async function given(context: Context, target: keyof ValidationTargets): Promise<unknown> {
+  if (target === 'json') return context.req.json<unknown>().catch(() => undefined);
+  if (target === 'query') return context.req.query();
+  if (target === 'param') return context.req.param();
+  return undefined;
+}
+
 export function newApi(): Api {
   return new OpenAPIHono<AuthEnv>({
-    defaultHook: (outcome, context) => {
+    defaultHook: async (outcome, context) => {
       if (outcome.success) return undefined;
       const issues = outcome.error.issues.map((issue) => ({
         path: issue.path.join('.'),
@@ -199,8 +223,7 @@ export function newApi(): Api {
         return context.json(unknownFieldsBody(unknown, routeName(context), issues), 400);
       const first = issues[0];
       const where = first === undefined || first.path === '' ? 'the request' : first.path;
-      // zod says a field left out is of the wrong type ("expected string, received undefined").
-      const missing = first !== undefined && first.path !== '' && / received undefined$/.test(first.message);
+      const missing = leftOut(outcome.error.issues[0], await given(context, outcome.target));
       return context.json(
         errorBody(
           'invalid_input',
