@@ -72,6 +72,7 @@ describeCli('baton CLI refusals', ({ mode, setup, fresh }) => {
   test("a refusal's hint names the flag that was given and reads as English", async () => {
     const t = await setup();
     await t.json(0, 'task', 'add', 'k1');
+    const s = await t.session();
     const before = await t.counts();
     const cases: [string[], string][] = [
       [
@@ -90,6 +91,16 @@ describeCli('baton CLI refusals', ({ mode, setup, fresh }) => {
       [
         ['token', 'create', '--scope', 'operator', '--host', 'vm'],
         'an operator token is not bound to a host — leave out --host',
+      ],
+      // The CLI's flags in both modes: over the API, the server's hint names its body's fields instead.
+      [
+        ['token', 'create', '--scope', 'agent'],
+        'an agent token is bound to one session — pass --session <id>',
+      ],
+      [['token', 'create', '--scope', 'host'], 'a host token is bound to one host — pass --host <name>'],
+      [
+        ['token', 'create', '--scope', 'viewer', '--session', s],
+        'a viewer token is not bound to a session — leave out --session',
       ],
     ];
     for (const [args, said] of cases) {

@@ -6,10 +6,57 @@
  */
 import type { SessionId } from './session.js';
 import type { Instant } from './time.js';
+import { InvalidInputError } from './errors.js';
 import { canonical } from './validate.js';
 
 export const SCOPES = ['viewer', 'agent', 'host', 'operator'] as const;
 export type Scope = (typeof SCOPES)[number];
+
+/** "an operator token", "a host token". */
+export const scopeToken = (scope: string): string => `${/^[aeiou]/.test(scope) ? 'an' : 'a'} ${scope} token`;
+
+/**
+ * How a surface tells a token's bindings in a refusal's hint: the CLI by its flags (the default,
+ * and the store's), the HTTP API by its body's fields (BINDING_FIELDS), never the other's.
+ */
+export interface BindingWords {
+  readonly giveSession: string;
+  readonly leaveSession: string;
+  readonly giveHost: string;
+  readonly leaveHost: string;
+}
+const BINDING_FLAGS: BindingWords = {
+  giveSession: 'pass --session <id>',
+  leaveSession: 'leave out --session',
+  giveHost: 'pass --host <name>',
+  leaveHost: 'leave out --host',
+};
+export const BINDING_FIELDS: BindingWords = {
+  giveSession: 'give "session", the id of the session the token acts for',
+  leaveSession: 'leave out "session"',
+  giveHost: 'give "host", the name of the host the token acts for',
+  leaveHost: 'leave out "host"',
+};
+
+/** A session for `agent` only and a host for `host` only, else InvalidInputError in the surface's words. */
+export function checkBindings(
+  scope: Scope,
+  given: { readonly session: boolean; readonly host: boolean },
+  words: BindingWords = BINDING_FLAGS,
+): void {
+  if (scope === 'agent' && !given.session) {
+    throw new InvalidInputError('an agent token is bound to one session', words.giveSession);
+  }
+  if (scope !== 'agent' && given.session) {
+    throw new InvalidInputError(`${scopeToken(scope)} is not bound to a session`, words.leaveSession);
+  }
+  if (scope === 'host' && !given.host) {
+    throw new InvalidInputError('a host token is bound to one host', words.giveHost);
+  }
+  if (scope !== 'host' && given.host) {
+    throw new InvalidInputError(`${scopeToken(scope)} is not bound to a host`, words.leaveHost);
+  }
+}
 
 export interface Token {
   /** Public id, shown by `baton token list` and written in the ledger; never the secret. */

@@ -5,7 +5,7 @@
  */
 import { z } from '@hono/zod-openapi';
 import { parseOlderThan } from '../core/job-retention.js';
-import { SCOPES } from '../core/token.js';
+import { BINDING_FIELDS, checkBindings, SCOPES } from '../core/token.js';
 import { acting, actorOf, allow } from './auth.js';
 import type { Coordinator } from '../coordinator/coordinator.js';
 import { Id, Key, SessionId, Text, jsonBody, ok, result, route, type Api } from './kit.js';
@@ -167,6 +167,12 @@ export function tokenRoutes(app: Api, baton: Coordinator): void {
     async (context) => {
       const body = context.req.valid('json');
       await allow(context, baton, 'token:manage', { what: `create a ${body.scope} token` });
+      // Told by the body's fields ("session"), not by the CLI's flags (--session), as the store would.
+      checkBindings(
+        body.scope,
+        { session: body.session !== undefined, host: body.host !== undefined },
+        BINDING_FIELDS,
+      );
       const { token, secret } = await acting(context, () =>
         baton.tokens.create({ ...body, by: actorOf(context) }),
       );

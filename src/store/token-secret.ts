@@ -5,7 +5,7 @@
  */
 import { FencedError, InvalidInputError, NotFoundError } from '../core/errors.js';
 import type { SessionId } from '../core/session.js';
-import type { Scope, Token } from '../core/token.js';
+import { checkBindings, scopeToken, type Scope, type Token } from '../core/token.js';
 import type { TokenCreateParams, TokenRun } from './token-store.js';
 import { nodeCrypto } from '../os/node-crypto.js';
 
@@ -38,21 +38,7 @@ export function bindingsOf(params: TokenCreateParams): {
       'bind only agent tokens to a run',
     );
   }
-  if (params.scope === 'agent' && session === null) {
-    throw new InvalidInputError('an agent token is bound to one session', 'pass --session <id>');
-  }
-  if (params.scope !== 'agent' && session !== null) {
-    throw new InvalidInputError(
-      `${scopeToken(params.scope)} is not bound to a session`,
-      'leave out --session',
-    );
-  }
-  if (params.scope === 'host' && host === null) {
-    throw new InvalidInputError('a host token is bound to one host', 'pass --host <name>');
-  }
-  if (params.scope !== 'host' && host !== null) {
-    throw new InvalidInputError(`${scopeToken(params.scope)} is not bound to a host`, 'leave out --host');
-  }
+  checkBindings(params.scope, { session: session !== null, host: host !== null });
   return { session, host, run };
 }
 
@@ -118,6 +104,3 @@ export function createdDetail(token: Token): Record<string, unknown> {
     expiresAt: token.expiresAt,
   };
 }
-
-/** "an operator token", "a host token". */
-const scopeToken = (scope: string): string => `${/^[aeiou]/.test(scope) ? 'an' : 'a'} ${scope} token`;

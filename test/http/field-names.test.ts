@@ -1,6 +1,6 @@
 /**
  * A refusal over HTTP names what the route takes: the body's or query's fields, never a CLI flag
- * (`--older-than`, `--attempt`, `--session` for escalate), and never a field the route refuses (the progress
+ * (`--older-than`, `--attempt`, `--session` for escalate and for an agent token), and never a field the route refuses (the progress
  * hint once named filesChanged, which the route answers with "unknown field"). Reopen and reject
  * need a reason, as `baton reopen` and `baton reject` need --reason, and the document says so. A
  * real `baton serve` on both engines; none of these refusals changes anything.
@@ -16,6 +16,9 @@ interface Refusal {
   readonly message: string;
   readonly hint: string | null;
 }
+
+/** The refusal's line, without what the tests here do not compare. */
+const line = ({ message, hint }: Refusal): Refusal => ({ message, hint });
 
 type Document = {
   paths: Record<
@@ -33,7 +36,7 @@ function required(doc: Document, path: string): string[] {
 
 for (const db of bothEngines()) {
   describe(`HTTP refusals name the route's own fields (${db.name})`, () => {
-    test('progress, reopen, reject, job prune, the job log and escalate', async () => {
+    test("progress, reopen, reject, job prune, the job log, escalate and a token's bindings", async () => {
       const url = await db.fresh();
       const store = await openStore(url);
       const server = await serve(url);
@@ -47,7 +50,7 @@ for (const db of bothEngines()) {
           assert.equal(r.status, 400, `${method} ${path}: ${JSON.stringify(r.body)}`);
           const error = r.body['error'] as Refusal;
           assert.doesNotMatch(`${error.message} ${error.hint ?? ''}`, /--[a-z]/, `${path}: no CLI flag`);
-          return error;
+          return line(error);
         };
         const before = await dumpTables(db, raw);
 
@@ -71,6 +74,27 @@ for (const db of bothEngines()) {
         assert.equal(attempt.message, 'attempt must be a whole number of 1 or more, got "0"');
         const half = await refused('POST', '/v1/tasks/k/escalate', { reason: 'why', session });
         assert.equal(half.hint, 'give both "session" and "epoch" (an agent: its claim\'s), or neither');
+        const tokens: [body: Record<string, unknown>, message: string, hint: string][] = [
+          [
+            { scope: 'agent' },
+            'an agent token is bound to one session',
+            'give "session", the id of the session the token acts for',
+          ],
+          [
+            { scope: 'host' },
+            'a host token is bound to one host',
+            'give "host", the name of the host the token acts for',
+          ],
+          [{ scope: 'viewer', session }, 'a viewer token is not bound to a session', 'leave out "session"'],
+          [{ scope: 'operator', host: 'vm' }, 'an operator token is not bound to a host', 'leave out "host"'],
+        ];
+        for (const [body, message, hint] of tokens) {
+          assert.deepEqual(
+            await refused('POST', '/v1/tokens', body),
+            { message, hint },
+            JSON.stringify(body),
+          );
+        }
         assert.equal(await dumpTables(db, raw), before, 'nothing changed');
 
         const marked = await call(server.url, 'POST', progress, { token: secret, body: { toolCalls: 1 } });
