@@ -13,14 +13,10 @@ import type { Effects } from '../coordinator/effects.js';
 import type { Cluster } from '../coordinator/cluster.js';
 import { parseOlderThan } from '../core/job-retention.js';
 import {
-  auditQuery,
   parseEnqueue,
-  parseJobList,
-  parsePage,
   parseRetryRam,
   parseSessionStart,
   parseTaskAdd,
-  parseTaskList,
   type TaskListInput,
 } from '../coordinator/inputs.js';
 import type { Ledger } from '../coordinator/ledger/ledger.js';
@@ -35,13 +31,14 @@ import {
   parseNextWait,
   type Pull,
 } from '../coordinator/pull.js';
-import { checkTokenCreate, type Tokens } from '../coordinator/tokens.js';
+import type { Tokens } from '../coordinator/tokens.js';
 import type { Workspaces } from '../coordinator/workspaces.js';
 import type { Job, JobId } from '../core/job.js';
 import type { Actor } from '../core/task.js';
 import { auditByToken, hostToggled, listedTasks, listedToken } from './older-servers.js';
 import { noSessionOverHttp } from './remote-target.js';
-import { validateId, validateKey } from '../core/validate.js';
+import { checkBindings, SCOPES } from '../core/token.js';
+import { validateId, validateKey, validateOneOf } from '../core/validate.js';
 import { fromWire } from '../agents/api-connection.js';
 import { parseJobLog } from '../coordinator/job-log.js';
 import type { LogChunk } from '../core/job-log.js';
@@ -124,7 +121,7 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
   };
 
   listTasks: CliApi['listTasks'] = async (input: TaskListInput = {}) =>
-    listedTasks(await this.get(`/v1/tasks${query({ ...input, limit: parseTaskList(input).limit })}`), input);
+    listedTasks(await this.get(`/v1/tasks${query({ ...input })}`), input);
 
   status: CliApi['status'] = () => this.get('/v1/status');
 
@@ -166,10 +163,7 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
     return this.post('/v1/jobs', body);
   };
 
-  listJobs: CliApi['listJobs'] = (input = {}) => {
-    const { limit, before } = parseJobList(input);
-    return this.get(`/v1/jobs${query({ ...input, limit, before, progress: 'true' })}`);
-  };
+  listJobs: CliApi['listJobs'] = (input = {}) => this.get(`/v1/jobs${query({ ...input, progress: 'true' })}`);
 
   getJob: CliApi['getJob'] = (id) => this.get(`/v1/jobs/${validateId('job', id)}?progress=true`);
 
@@ -198,20 +192,26 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
   };
 
   audit: CliApi['audit'] = async (input = {}) =>
-    auditByToken(await this.get(`/v1/audit${query(auditQuery(input))}`), input.token);
+    auditByToken(await this.get(`/v1/audit${query({ ...input })}`), input.token);
 
   // Checked here first, so bad input gets the same one line before any request. The wait cannot be
   // cut short over HTTP: `baton audit --follow` ends without waiting for the answer.
   auditFollow: CliApi['auditFollow'] = (input = {}) => {
-    const { filters, after, waitMs } = parseAuditFollow(input);
-    const wire = { key: input.key, session: filters.session, job: filters.jobId, type: input.type, after };
+    const { waitMs } = parseAuditFollow(input);
+    const wire = {
+      key: input.key,
+      session: input.session,
+      job: input.job,
+      type: input.type,
+      after: input.after,
+    };
     return this.get(`/v1/audit/follow${query({ ...wire, wait: `${waitMs}ms` })}`);
   };
 
   override readonly effects: CliApi['effects'] = {
     record: (input) => this.recordEffect(input),
     list: (input) => {
-      const { afterId: after, limit } = parsePage(input);
+      const { after, limit } = input;
       return this.get(`/v1/tasks/${enc(input.key)}/effects${query({ after, limit })}`);
     },
   };
@@ -227,7 +227,7 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
     gate: (input) => this.step('gate', input, { gate: input.gate }),
     depend: (input) => this.step('depend', input, { on: input.on }),
     undepend: (input) => this.step('undepend', input, { on: input.on }),
-    escalations: (input = {}) => this.get(`/v1/escalations${query({ limit: parsePage(input).limit })}`),
+    escalations: (input = {}) => this.get(`/v1/escalations${query({ limit: input.limit })}`),
     setSetting: (input) =>
       this.post(`/v1/settings/${encodeURIComponent(String(input.name))}`, { value: String(input.value) }),
     settings: () => this.get('/v1/settings'),
@@ -262,8 +262,13 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
   readonly tokens: CliApi['tokens'] = {
     create: async (input) => {
       const { host, name, expires } = input;
-      const { scope, session: bound } = checkTokenCreate(input); // in the CLI's words, as on the database
-      const body = { scope, session: bound ?? undefined, host, name, expires };
+      const scope = validateOneOf('scope', input.scope, SCOPES);
+      const body = { scope, session: session(input.session), host, name, expires };
+      // Told here by the CLI's flags first, as on the database: the server names its body's fields.
+      checkBindings(scope, {
+        session: body.session !== undefined,
+        host: host !== undefined && host !== null,
+      });
       const made = await this.post<{ id: string; token: string }>('/v1/tokens', body);
       const token = (await this.tokens.list()).find((listed) => listed.id === made.id);
       if (token === undefined) throw new Error(`token ${made.id} was made but is not listed`);

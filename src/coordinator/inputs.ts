@@ -161,24 +161,6 @@ function limit(value: unknown): number | undefined {
   return optional(value, (raw) => validateInteger('limit', raw, 1, LIST_LIMIT_MAX));
 }
 
-/** `baton audit`'s filters as GET /v1/audit takes them: checked here, its numbers sent as numbers. */
-export function auditQuery(input: AuditInput): Readonly<Record<string, string | number | undefined>> {
-  const checked = parseAudit(input);
-  const { key, session, type, token } = checked;
-  return { key, session, job: checked.jobId, type, after: checked.afterId, limit: checked.limit, token };
-}
-
-/** A page of effects or escalations: after an id (from 0), at most `limit`. */
-export function parsePage(input: { readonly after?: unknown; readonly limit?: unknown }): {
-  readonly afterId: number | undefined;
-  readonly limit: number | undefined;
-} {
-  const afterId = optional(input.after, (raw) =>
-    validateInteger('after id', raw, 0, Number.MAX_SAFE_INTEGER),
-  );
-  return { afterId, limit: limit(input.limit) };
-}
-
 export function parseTaskAdd(input: TaskAddInput): TaskAddParams {
   const labels = input.labels;
   if (labels !== undefined && !Array.isArray(labels)) {

@@ -179,24 +179,6 @@ export function validateInteger(what: string, value: unknown, min: number, max: 
   return parsed;
 }
 
-/** A whole number as a URL writes it (a query's limit, after, session): digits alone, no leading 0. */
-export const URL_DIGITS = /^(0|[1-9][0-9]*)$/;
-export const URL_DIGITS_WORDS = 'must be a whole number in digits, without a sign, spaces or leading zeros';
-
-/**
- * `value`, a query's whole number, written as URL_DIGITS says: `05`, `+5`, ` 5`, `5.0` and `1e1`
- * are refused naming `what`, not read as 5 or 10. Its range is the reader's to check.
- */
-export function validateUrlDigits(what: string, value: string): string {
-  if (!URL_DIGITS.test(value)) {
-    throw new InvalidInputError(
-      `${what} ${URL_DIGITS_WORDS}, got ${quoted(value)}`,
-      'write it in digits alone, such as 50',
-    );
-  }
-  return value;
-}
-
 export function validatePriority(value: unknown): number {
   return validateInteger('priority', value, 0, PRIORITY_MAX);
 }

@@ -10,7 +10,6 @@ import { Hono, type Context } from 'hono';
 import { html } from 'hono/html';
 import { streamSSE } from 'hono/streaming';
 import { BatonError } from '../core/errors.js';
-import { validateUrlDigits } from '../core/validate.js';
 import { APP_CSS, APP_JS } from './assets.js';
 import type { DashboardDeps, Query } from './deps.js';
 import { ChangeFeed } from './feed.js';
@@ -56,7 +55,7 @@ function fragments(deps: DashboardDeps): Fragments {
     sessions: async (query) => sessionsView(await reads.sessions(query), query),
     audit: async (query) => auditView(await reads.audit(query), query),
     job: async (_query, id, context) => {
-      const { job, history, dependencies } = await reads.job(jobId(id));
+      const { job, history, dependencies } = await reads.job(id);
       const earlier = deps.mayReadOutput?.(context, job, false) === false ? OUTPUT_HIDDEN : undefined;
       if (deps.mayReadOutput?.(context, job, true) === false) {
         const hidden = { output: OUTPUT_HIDDEN, logDir: undefined, earlier: OUTPUT_HIDDEN };
@@ -81,25 +80,7 @@ function refusal(error: unknown): { status: 400 | 404 | 503; body: Html } {
   return { status, body };
 }
 
-/** The query's whole numbers: a page's size and where it starts, a session's or a job's id. */
-const WHOLE_PARAMS = ['limit', 'before', 'session', 'job'] as const;
-
-/**
- * The page's query, its whole numbers written as the API takes them (digits alone: `?limit=05`,
- * `+5`, `5.0` are refused naming the parameter, not read as 5); an empty one is no filter, as a
- * form left blank sends it.
- */
-function queryOf(context: Context): Query {
-  const query = context.req.query();
-  for (const name of WHOLE_PARAMS) {
-    const value = query[name];
-    if (value !== undefined && value !== '') validateUrlDigits(name, value);
-  }
-  return query;
-}
-
-/** A job's id in the page's path (/jobs/7), written as the API's path ids are. */
-const jobId = (param: string): string => validateUrlDigits('job id', param);
+const queryOf = (context: Context): Query => context.req.query();
 
 export function dashboardRoutes(deps: DashboardDeps): Hono {
   const app = new Hono();
@@ -164,7 +145,7 @@ function fragmentRoutes(app: Hono, deps: DashboardDeps, views: Fragments): void 
     const param = context.req.param('id') ?? '';
     try {
       if (name === 'output') {
-        const { job } = await deps.reads.job(jobId(param));
+        const { job } = await deps.reads.job(param);
         const mayRead = deps.mayReadOutput?.(context, job, true) !== false;
         return context.html(outputView(job, mayRead ? await outputOf(deps, job) : OUTPUT_HIDDEN));
       }

@@ -10,7 +10,6 @@ import type { Context, MiddlewareHandler, ValidationTargets } from 'hono';
 import type { Coordinator } from '../coordinator/coordinator.js';
 import { toWire } from '../coordinator/wire.js';
 import { quoted } from '../core/text.js';
-import { URL_DIGITS, URL_DIGITS_WORDS } from '../core/validate.js';
 import type { AuthEnv } from './auth.js';
 import { errorBody } from './errors.js';
 
@@ -144,24 +143,6 @@ export const Id = z
     maximum: Number.MAX_SAFE_INTEGER,
     example: 7,
   });
-/**
- * A whole number in a query (limit, after, before, session, job, attempt, offset, epoch), written
- * as a path id is: digits alone, without a sign, spaces or a leading zero (`?limit=05`, `+5`,
- * `5.0` and `1e1` are refused naming the parameter, not read as 5 or 10). Its range is the
- * coordinator's to check, in the words the CLI's flags get.
- */
-export const QueryDigits = z
-  .string()
-  .regex(URL_DIGITS, { error: (issue) => `${URL_DIGITS_WORDS}, got ${quoted(issue.input)}` })
-  .openapi({ type: 'string', pattern: URL_DIGITS.source, example: '50' });
-/** A read's query: each parameter text, those named in `whole` whole numbers in digits (QueryDigits). */
-export const Query = (names: readonly string[], whole: readonly string[] = []) =>
-  z.object(
-    Object.fromEntries([
-      ...names.map((name) => [name, z.string().optional()]),
-      ...whole.map((name) => [name, QueryDigits.optional()]),
-    ]),
-  );
 export const Key = z
   .string()
   .min(1)

@@ -10,7 +10,7 @@ import { Refusal } from '../coordinator/refusals.js';
 import { InvalidInputError } from '../core/errors.js';
 import { checkGuard, parseGuardClaim } from '../coordinator/guard.js';
 import { acting, allow, sessionHost } from './auth.js';
-import { Id, Key, QueryDigits, Text, jsonBody, ok, result, route, type Api, type ApiDeps } from './kit.js';
+import { Id, Key, Text, jsonBody, ok, result, route, type Api, type ApiDeps } from './kit.js';
 
 const Progress = z
   .strictObject({ toolCalls: z.number().int().min(0).optional(), note: Text.optional() })
@@ -82,7 +82,7 @@ export function agentRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       tags: ['claims'],
       request: {
         params: z.object({ key: Key }),
-        query: z.object({ session: QueryDigits.max(20), epoch: QueryDigits.max(20) }),
+        query: z.object({ session: z.string().max(20), epoch: z.string().max(20) }),
       },
       responses: ok("the push guard's verdict: {ok: true} while (session, epoch) is the live claim"),
     }),

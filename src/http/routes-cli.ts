@@ -8,7 +8,7 @@ import { z } from '@hono/zod-openapi';
 import { InvalidInputError, WorkspaceConfigurationError } from '../core/errors.js';
 import { unresolvedRefusal } from '../coordinator/refusals.js';
 import { BATCH_SIZE_MAX, HTTP_NEXT_WAIT_MAX_MS } from '../coordinator/pull.js';
-import { URL_DIGITS, validateDuration } from '../core/validate.js';
+import { validateDuration } from '../core/validate.js';
 import { acting, actorOf, allow, sessionHost } from './auth.js';
 import {
   Epoch,
@@ -107,14 +107,12 @@ const MAX_DATE_MS = 8.64e15;
 /** A time in a query: epoch ms or an ISO date. */
 function instant(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
-  // Epoch ms in digits as a query's whole numbers are (QueryDigits): `05` is no time, not 5 ms.
-  const ms = /^\d+$/.test(value) ? (URL_DIGITS.test(value) ? Number(value) : Number.NaN) : Date.parse(value);
+  const ms = /^\d+$/.test(value) ? Number(value) : Date.parse(value);
   // A date JavaScript can hold (|ms| <= 8.64e15, Date.parse's own range): beyond it PostgreSQL
   // refuses the bigint or the interval, which would answer 500 instead of saying what was wrong.
   if (!Number.isSafeInteger(ms) || Math.abs(ms) > MAX_DATE_MS) {
     throw new InvalidInputError(
-      `${name} must be epoch ms or an ISO time no later than the year 275760 ` +
-        `(ms in digits, without leading zeros), got ${value}`,
+      `${name} must be epoch ms or an ISO time no later than the year 275760, got ${value}`,
     );
   }
   return ms;

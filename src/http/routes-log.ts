@@ -8,11 +8,11 @@
 import { z } from '@hono/zod-openapi';
 import { parseJobLog } from '../coordinator/job-log.js';
 import { allow } from './auth.js';
-import { Id, QueryDigits, ok, result, route, type Api, type ApiDeps } from './kit.js';
+import { Id, ok, result, route, type Api, type ApiDeps } from './kit.js';
 
 const LogQuery = z.object({
-  attempt: QueryDigits.optional().openapi({ description: 'the attempt (default the latest)', example: '1' }),
-  offset: QueryDigits.optional().openapi({ description: 'the byte to read from (default 0)', example: '0' }),
+  attempt: z.string().optional().openapi({ description: 'the attempt (default the latest)', example: '1' }),
+  offset: z.string().optional().openapi({ description: 'the byte to read from (default 0)', example: '0' }),
   follow: z
     .enum(['true', 'false'])
     .optional()
