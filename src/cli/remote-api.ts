@@ -31,14 +31,13 @@ import {
   parseNextWait,
   type Pull,
 } from '../coordinator/pull.js';
-import type { Tokens } from '../coordinator/tokens.js';
+import { checkTokenCreate, type Tokens } from '../coordinator/tokens.js';
 import type { Workspaces } from '../coordinator/workspaces.js';
 import type { Job, JobId } from '../core/job.js';
 import type { Actor } from '../core/task.js';
 import { auditByToken, hostToggled, listedTasks, listedToken } from './older-servers.js';
 import { noSessionOverHttp } from './remote-target.js';
-import { checkBindings, SCOPES } from '../core/token.js';
-import { validateId, validateKey, validateOneOf } from '../core/validate.js';
+import { validateId, validateKey } from '../core/validate.js';
 import { fromWire } from '../agents/api-connection.js';
 import { parseJobLog } from '../coordinator/job-log.js';
 import type { LogChunk } from '../core/job-log.js';
@@ -262,13 +261,8 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
   readonly tokens: CliApi['tokens'] = {
     create: async (input) => {
       const { host, name, expires } = input;
-      const scope = validateOneOf('scope', input.scope, SCOPES);
-      const body = { scope, session: session(input.session), host, name, expires };
-      // Told here by the CLI's flags first, as on the database: the server names its body's fields.
-      checkBindings(scope, {
-        session: body.session !== undefined,
-        host: host !== undefined && host !== null,
-      });
+      const { scope, session: bound } = checkTokenCreate(input); // in the CLI's words, as on the database
+      const body = { scope, session: bound ?? undefined, host, name, expires };
       const made = await this.post<{ id: string; token: string }>('/v1/tokens', body);
       const token = (await this.tokens.list()).find((listed) => listed.id === made.id);
       if (token === undefined) throw new Error(`token ${made.id} was made but is not listed`);

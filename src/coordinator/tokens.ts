@@ -4,7 +4,7 @@
  * inputs.ts, before anything reaches the store.
  */
 import { NotFoundError } from '../core/errors.js';
-import { SCOPES, type Token, type TokenCheck } from '../core/token.js';
+import { checkBindings, SCOPES, type Token, type TokenCheck } from '../core/token.js';
 import {
   validateDuration,
   validateId,
@@ -101,6 +101,16 @@ function parseTokenCreate(input: TokenCreateInput): TokenCreateParams {
       : null,
     actor: input.by?.name,
   };
+}
+
+/**
+ * A create checked as on the database, bindings included, in the CLI's words (--session): `baton
+ * token create` over the API asks this before its request, the server naming its body's fields.
+ */
+export function checkTokenCreate(input: TokenCreateInput): TokenCreateParams {
+  const params = parseTokenCreate(input);
+  checkBindings(params.scope, { session: params.session !== null, host: params.host !== null });
+  return params;
 }
 
 export class Tokens {
