@@ -33,7 +33,7 @@ import { beginRun, prepareRun, type BeginCall, type TaskTexts } from './run-star
 import { LOG_MAX_MB_DEFAULT, logClosedWithin } from './job-log.js';
 import { jobLogName } from '../core/job-log.js';
 import type { AgentRunOptions } from './agent-run-options.js';
-import { reportRun, type Exit, type Guard } from './run-report.js';
+import { reportNotStarted, reportRun, type Exit, type Guard } from './run-report.js';
 
 export class AgentRun {
   private child: AgentChild | null = null;
@@ -45,6 +45,8 @@ export class AgentRun {
   private oomKills = 0;
   private reach: AgentReach | null = null;
   private early: EarlyScope | null = null;
+  /** Why its agent must not start: the runner stopped, drained or was fenced before the spawn. */
+  private heldBack: 'shutdown' | 'fenced' | null = null;
   private readonly limit: RunLimit;
 
   constructor(
@@ -61,12 +63,20 @@ export class AgentRun {
    * logged only after its worktree is retired, seconds later on a busy host.
    */
   kill(reason: KillReason, why?: string): void {
+    if (this.child === null && (reason === 'shutdown' || reason === 'fenced')) this.holdBack(reason);
     if (this.child?.pid === undefined || this.killedFor !== null) return;
     this.killedFor = reason;
     if (why !== undefined)
       this.options.log(`job ${this.job.id} ${this.job.key}: killing its agent (${reason}: ${why})`);
     this.scope?.kill();
     killTree(this.child.pid);
+  }
+
+  /** The runner stops or is fenced as this run starts: no agent (run-report.ts reportNotStarted). */
+  holdBack(reason: 'shutdown' | 'fenced'): boolean {
+    if (this.child !== null) return false;
+    this.heldBack ??= reason;
+    return true;
   }
 
   async run(): Promise<void> {
@@ -105,6 +115,8 @@ export class AgentRun {
       const command = job.command ?? this.options.defaultCommand;
       assert(command !== null, `job ${job.id}: a job without a command was given back before its start`);
       const claimEpoch = claim.epoch;
+      if (this.heldBack !== null)
+        return await reportNotStarted(this.options, job, this.heldBack, guard, agent.id, claimEpoch);
       const ref = { session: agent.id, key: job.key, epoch: claimEpoch };
       const prepared = await prepareRun(this.options, job, guard, ref, this.reach, begun.reads);
       if (prepared.reach !== null) this.reach = prepared.reach; // closed in the finally below
@@ -164,8 +176,12 @@ export class AgentRun {
     const { store, clock } = this.options;
     const job = this.job;
     const progress = await this.startProgress(agentSession, dir);
+    if (this.heldBack !== null)
+      return await reportNotStarted(this.options, job, this.heldBack, guard, agentSession, claimEpoch);
     const started = await this.start(command, dir, agentSession, claimEpoch, texts, guard);
     if (started === null) return;
+    // Held back before (its worktree took seconds: no scope made) or while it spawned: killed at once.
+    if (this.heldBack !== null) this.kill(this.heldBack, 'its runner stopped while it started');
     const { child, scope, oomBefore } = started;
     this.options.output?.watch(job); // its log is open, a foreign file of its name set aside
     const exited = new Promise<Exit>((done) => child.on('exit', (code, signal) => done({ code, signal })));

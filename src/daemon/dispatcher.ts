@@ -181,7 +181,11 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
       host: placement.host,
       workspace: placement.workspace,
     }));
+    // A stopping dispatcher places nothing more: its runner starts nothing, and what it placed
+    // here would wait for the sweep (drain.ts).
+    if (this.abort.signal.aborted) return;
     const here = await this.placeHere(decision.place, ref);
+    if (here === null && this.abort.signal.aborted) return;
     const results =
       here ?? (asks.length === 0 ? [] : await store.dispatch.placeMany({ term: ref, jobs: asks }));
     const waits = decision.wait.map((wait) => ({ job: wait.job, reason: wait.reason }));

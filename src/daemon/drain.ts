@@ -28,10 +28,11 @@ export interface DrainParams {
 }
 
 /**
- * A stop asked for with agents running drains first (--drain, no second signal yet): the runner
- * starts nothing more from now on, and the drain itself (the host marked, the jobs placed here
- * given back) begins when the caller calls what this returns, once its dispatcher has stopped and
- * its elector resigned, so this process places nothing more. Null otherwise: a stop at once.
+ * A stop asked for with agents running or starting drains first (--drain, no second signal yet);
+ * whether it drains or not, the runner starts nothing more from now on. The drain itself (the
+ * host marked, the jobs placed here given back) begins when the caller calls what this returns,
+ * once its dispatcher has stopped and its elector resigned, so this process places nothing more.
+ * Null otherwise: a stop at once.
  */
 export function drainFirst(
   params: Omit<DrainParams, 'drainMs' | 'now' | 'host'>,
@@ -42,8 +43,10 @@ export function drainFirst(
   },
 ): (() => Promise<{ waitForRuns: () => Promise<DrainEnd> }>) | null {
   const drainMs = options.drainMs ?? 0;
-  if (drainMs <= 0 || params.runner.active === 0 || options.stopNow?.aborted === true) return null;
+  // Whatever comes next, nothing more starts: a run still starting (its job being placed here by
+  // this process's dispatcher, its worktree in the making) is counted, and never spawns its agent.
   params.runner.drain();
+  if (drainMs <= 0 || params.runner.active === 0 || options.stopNow?.aborted === true) return null;
   return () => startDrain({ ...params, host: options.host, drainMs, now: options.stopNow });
 }
 

@@ -87,3 +87,26 @@ export async function reportRun(options: AgentRunOptions, job: Job, end: RunEnd)
   await release(verdict.release);
   log(verdict.log);
 }
+
+/**
+ * A run held back before its spawn (its runner stopped, drained or was fenced: agent-run.ts
+ * holdBack): the job queued again, its attempt given back (no agent ran), the claim let go; under
+ * a fence nothing is written, the job is the leader's rescue's. An agent spawned meanwhile
+ * is killed as soon as it is, and its end requeued as a stop's (run-verdict.ts).
+ */
+export async function reportNotStarted(
+  options: AgentRunOptions,
+  job: Job,
+  why: 'shutdown' | 'fenced',
+  guard: Guard,
+  agentSession: number,
+  claimEpoch: number,
+): Promise<void> {
+  const { store, policy } = options;
+  if (why === 'fenced') return options.log(`job ${job.id} ${job.key}: not started, fenced`);
+  const reason = 'runner stopping: its agent was not started';
+  const result = await store.dispatch.requeue({ ...guard, reason, policy, attemptCounts: false });
+  const claim = { key: job.key, session: agentSession, epoch: claimEpoch };
+  await store.claims.release({ ...claim, outcome: 'released' });
+  options.log(`job ${job.id} ${job.key}: ${reason}; ${result.ok ? result.job.status : 'lost'}`);
+}

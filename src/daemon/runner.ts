@@ -21,6 +21,9 @@ import { Nap } from './nap.js';
 import { afterPendingIo } from './pending-io.js';
 import { jobLogName } from '../core/job-log.js';
 
+/** How long runner.stop waits for its killed runs' ends. */
+const STOP_GRACE_MS = 15_000;
+
 export interface RunnerOptions extends Omit<AgentRunOptions, 'runnerSession' | 'trustMs'> {
   readonly session: number;
   readonly pollIntervalMs: number;
@@ -128,12 +131,17 @@ export class Runner extends EventEmitter<RunnerEvents> {
     return `the database refused the heartbeat of session ${this.options.session}`;
   }
 
-  /** Stops picking up work; kills running agents when `killAgents`, else waits for them. */
-  async stop(killAgents: boolean): Promise<void> {
+  /** Starts nothing more, kills (a starting run never spawns), waits ≤ graceMs beating, stops; → runs left. */
+  async stop(killAgents: boolean, graceMs = STOP_GRACE_MS): Promise<number> {
+    this.draining = true;
+    if (killAgents) for (const { run } of this.runs.values()) run.kill('shutdown');
+    const timer = new AbortController();
+    await Promise.race([this.idle(), this.options.clock.sleep(graceMs, timer.signal)]);
+    timer.abort();
+    const left = this.runs.size;
     this.abort.abort();
     await Promise.all(this.loops);
-    if (killAgents) for (const { run } of this.runs.values()) run.kill('shutdown');
-    await Promise.all([...this.runs.values()].map((run) => run.done));
+    return left;
   }
 
   /** How many runs a fence killed, or null when the runner was not fenced. */
@@ -147,6 +155,8 @@ export class Runner extends EventEmitter<RunnerEvents> {
    */
   drain(): void {
     this.draining = true;
+    // A run still starting (its job placed and claimed, its worktree in the making) never spawns.
+    for (const { run } of this.runs.values()) run.holdBack('shutdown');
   }
 
   /**

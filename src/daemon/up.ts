@@ -246,17 +246,19 @@ async function joinWith(
   ];
   const wasFenced = await fenced;
   const drain = wasFenced === null ? drainFirst({ store, runner, session, clock, log }, options) : null;
+  const dispatching = dispatcher.stop(); // at once: a pass under way places nothing more (dispatcher.ts)
   for (const pump of pumps) pump.stop();
   await Promise.all(pumps.map((pump) => pump.done));
   await sealer?.stop();
   await sweeper.stop();
   await pruner.stop();
   await duties.stop();
-  await dispatcher.stop();
+  await dispatching;
   await elector.stop();
   const draining = await drain?.();
   await draining?.waitForRuns();
-  await runner.stop(true);
+  const left = await runner.stop(true); // bounded: a run not ended by then is left to the rescue
+  if (left > 0) log(`stopped waiting for ${left} run(s) to end: their jobs are left to the leader's rescue`);
   if (wasFenced === null) await endSession(store, session, options);
   return { fenced: wasFenced, session };
 }

@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sqliteDatabase } from '../support/databases.js';
 import { waitUntil } from '../support/wait.js';
@@ -141,6 +141,41 @@ test('closed before its first line (baton up | true), it stops and ends its sess
       assert.deepEqual(await liveSessions(c), []);
     } finally {
       killLeft(up);
+    }
+  }));
+
+/**
+ * The reviewer's `baton up --drain 5s | head -1` with a job queued at its start: the stop comes
+ * while its dispatcher's first pass places the job here and its run starts (the hand-off). Before,
+ * in most rounds the run was not counted, its agent started after the stop, the heartbeats stopped
+ * and the process hung past --drain. Now nothing more starts (a run still starting gives its job
+ * back; one spawned already is drained, then killed), and it exits 8 within --drain and a margin.
+ */
+test('closed after its first line while a queued job is being placed, it starts nothing; exit 8', () =>
+  withCluster(db, async (c) => {
+    for (let round = 1; round <= 6; round++) {
+      const pidFile = join(c.dir, `agent-${round}.pid`);
+      const key = `hand-off-${round}`;
+      const { job } = await c.store.jobs.enqueue({ key, command: `echo $$ > '${pidFile}'; exec sleep 120` });
+      const up = pipedUp(c, '--drain', '3s', '--slots', '2');
+      const started = Date.now();
+      try {
+        await up.closeAfter(/database .*: opened/);
+        const code = await Promise.race([up.exited, sleep(3_000 + 12_000).then(() => 'still running')]);
+        assert.equal(code, 8, `round ${round}, after ${Date.now() - started} ms: ${up.err()}`);
+        const agent = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8')) : null;
+        assert.equal(agent !== null && isAlive(agent), false, `round ${round}: no agent left running`);
+        const back = await c.store.jobs.get(job.id);
+        assert.deepEqual(
+          [back?.status, back?.attempt],
+          ['queued', 0],
+          `round ${round}: ${back?.reason ?? ''}`,
+        );
+        assert.deepEqual(await liveSessions(c), [], `round ${round}: no live session`);
+      } finally {
+        killLeft(up);
+      }
+      assert.equal((await c.store.jobs.cancel({ id: job.id })).ok, true);
     }
   }));
 

@@ -43,7 +43,7 @@ import {
 } from '../github-flags.js';
 import type { Backlog } from '../../github/backlog.js';
 import { markLogHost } from '../../os/log-file.js';
-import { stopOnClosedOutput } from '../stdio.js';
+import { stopSignals } from './up-signals.js';
 
 interface UpFlags extends HttpFlags, GithubFlags, RunWatchFlags {
   readonly github?: string;
@@ -270,6 +270,16 @@ function databaseLine(url: string): string {
 
 /** Joins the cluster until SIGINT or SIGTERM: the HTTP server (unless --no-http), then runUp. */
 async function up(flags: UpFlags, cmd: Command): Promise<void> {
+  // Its first lines come after the store opens: a signal meanwhile stops it, before it joins.
+  const signals = stopSignals();
+  try {
+    await upWith(flags, cmd, signals);
+  } finally {
+    signals.release();
+  }
+}
+
+async function upWith(flags: UpFlags, cmd: Command, signals: ReturnType<typeof stopSignals>): Promise<void> {
   const options = parseUpFlags(flags, cmd.optsWithGlobals<GlobalOptions>());
   const { bind, auth, forced } = httpOf(flags, options.agentUids !== null);
   checkGithubOnly(flags);
@@ -284,7 +294,8 @@ async function up(flags: UpFlags, cmd: Command): Promise<void> {
     // Served: every store call of the process (server, runner, dispatcher, duties) is timed for /metrics.
     const metered = bind === null ? null : await meterStoreLazily(raw);
     const store = metered?.store ?? raw;
-    const { stop, now, release } = stopSignals(options.drainMs ?? DRAIN_MS_DEFAULT);
+    const { stop, now } = signals;
+    signals.watchOutput(options.drainMs ?? DRAIN_MS_DEFAULT);
     const log = upLog(out.json);
     log(database);
     log(
@@ -330,35 +341,12 @@ async function up(flags: UpFlags, cmd: Command): Promise<void> {
       announce?.drop(); // refused (the host is served by a live process, say): it never served
       throw error;
     } finally {
-      release();
+      signals.release();
       announce?.now();
       await server?.close();
     }
     log('left the cluster');
   });
-}
-
-/**
- * The first SIGTERM or SIGINT aborts `stop` (a drain), the second `now` (at once), until released.
- * A closed stdout (its reader went away) aborts `stop` too, as a first signal: the agents running
- * may finish within --drain, the session ends, and the call exits 8 (stdio.ts).
- */
-function stopSignals(drainMs: number): { stop: AbortController; now: AbortController; release: () => void } {
-  const stop = new AbortController();
-  const now = new AbortController();
-  const leave = (): void => (stop.signal.aborted ? now.abort() : stop.abort());
-  process.on('SIGINT', leave);
-  process.on('SIGTERM', leave);
-  const stopping =
-    `leaving the cluster as on SIGTERM (running agents get --drain ${drainMs / 1000} s to finish, ` +
-    'then are killed and their jobs requeued; its session ends)';
-  const unwatch = stopOnClosedOutput('baton up', stopping, () => stop.abort());
-  const release = (): void => {
-    process.removeListener('SIGINT', leave);
-    process.removeListener('SIGTERM', leave);
-    unwatch();
-  };
-  return { stop, now, release };
 }
 
 /** `baton up`'s log: a timestamped line, or with --json a JSON Line with the event's fields, for a log shipper. */
