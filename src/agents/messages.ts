@@ -35,7 +35,7 @@ export function fencedMessage(
   cause?: FencedCause,
   caller?: SessionId | null,
 ): string {
-  const own = cause === 'session_ended' ? null : callersOwn(current, caller);
+  const own = cause === 'session_ended' ? null : callersOwn(current, caller, epoch);
   if (own !== null) {
     // Not fenced off: this session holds the task, at another epoch than it gave.
     return (

@@ -60,7 +60,7 @@ export function fencedReason(
     return `${claim} is not current: its session has ended, and ${now}`;
   }
   if (current === null) return `${claim} is not current: no one holds it now`;
-  if (callersOwn(current, caller) !== null) return wrongEpochReason(key, epoch, current);
+  if (callersOwn(current, caller, epoch) !== null) return wrongEpochReason(key, epoch, current);
   const holder = describeHolder(current);
   const presented = Number(epoch);
   if (isNeverGranted(presented, current))
@@ -70,24 +70,27 @@ export function fencedReason(
 }
 
 /**
- * Whether the live claim is the caller's own: its session presented another epoch than its claim's.
- * Not a fence: the session holds the task, and claiming it again would answer that epoch anyway
- * (a claim is idempotent for its holder), so it is told the epoch to use (docs/decisions/0059).
+ * Whether the live claim is the caller's own and the epoch it gave was never granted (above the
+ * claim's): a typo, not a fence. The session holds the task, and claiming it again would answer
+ * that epoch anyway (a claim is idempotent for its holder), so it is told the epoch to use
+ * (docs/decisions/0059). A lower epoch is a claim of its that ended (expired, force-released,
+ * released) before it claimed again, maybe after another session held the task: work done under
+ * it may be overlapped, so that stays a fence.
  */
-export function callersOwn(current: Holder | null, caller: SessionId | null | undefined): Holder | null {
-  return current !== null && caller !== undefined && caller !== null && current.session === caller
-    ? current
-    : null;
+export function callersOwn(
+  current: Holder | null,
+  caller: SessionId | null | undefined,
+  epoch: string | number,
+): Holder | null {
+  const own = current !== null && caller !== undefined && caller !== null && current.session === caller;
+  return own && isNeverGranted(Number(epoch), current) ? current : null;
 }
 
-/** The caller holds the task at another epoch than it gave. */
+/** The caller holds the task at a lower epoch than it gave. */
 function wrongEpochReason(key: string, epoch: string | number, current: Holder): string {
   const since = new Date(current.since).toISOString();
-  const which = isNeverGranted(Number(epoch), current)
-    ? 'was never granted for'
-    : 'is not the epoch of your claim on';
   return (
-    `epoch ${epoch} ${which} ${key}: you hold ${key} at epoch ${current.epoch} ` +
+    `epoch ${epoch} was never granted for ${key}: you hold ${key} at epoch ${current.epoch} ` +
     `(session ${current.session} on ${current.host} since ${since}); use that epoch`
   );
 }
@@ -106,7 +109,7 @@ export function fencedRefusal(
 ): Refusal {
   const details = { key, epoch: Number(epoch), current, ...(sessionEnded ? { sessionEnded } : {}) };
   const reason = fencedReason(key, epoch, current, sessionEnded, caller);
-  const own = sessionEnded ? null : callersOwn(current, caller);
+  const own = sessionEnded ? null : callersOwn(current, caller, epoch);
   if (own !== null) {
     const hint = `nothing changed; give epoch ${own.epoch}, your claim's, and carry on`;
     return new Refusal('fenced', 'fenced', reason, hint, details);

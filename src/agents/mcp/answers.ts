@@ -67,8 +67,8 @@ async function fencedAnswer(
   const live =
     fenced.sessionEnded !== true && (sid === null || (await ctx.client.getSession(sid)).state === 'live');
   const ended = live ? undefined : ('session_ended' as const);
-  // The session's own claim at another epoch than the model gave: told the epoch, not to stop.
-  const own = ended === undefined && callersOwn(holder, sid) !== null;
+  // The session's own claim below an epoch the model made up: told the epoch, not to stop.
+  const own = ended === undefined && callersOwn(holder, sid, epoch) !== null;
   return answer({
     ok: false,
     key,

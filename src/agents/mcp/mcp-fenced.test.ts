@@ -99,6 +99,18 @@ describe('baton mcp, fenced', () => {
         assert.doesNotMatch(wrong.message ?? '', /Stop|fenced/);
         assert.equal((await beat(1)).ok, true, 'the claim is still current at its own epoch');
         assert.equal((await store.claims.current('t-4'))?.epoch, 1);
+        // A lower epoch is a claim of its own that ended: work under it may be overlapped, so a fence.
+        const release = { key: 't-4', epoch: 1, outcome: 'released' };
+        assert.equal(
+          structured(await client.callTool({ name: 'baton_release', arguments: release })).ok,
+          true,
+        );
+        const again = structured(await client.callTool({ name: 'baton_claim', arguments: { key: 't-4' } }));
+        assert.equal(again.epoch, 2);
+        const old = await beat(1);
+        assert.deepEqual([old.ok, old.reason], [false, 'fenced']);
+        assert.match(old.message ?? '', /the claim on t-4 at epoch 1 is no longer current/);
+        assert.doesNotMatch(old.message ?? '', /keep working/);
       } finally {
         await client.close();
       }
