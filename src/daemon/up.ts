@@ -158,16 +158,14 @@ async function runOnce(
   // What a dead runner lent to agents' uids is the runner's again before the sweep's git touches it.
   const runner = { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
   await takeBackOrphans(lentRecords(options), runner, log);
-  // The runner, once it exists: a pause past the watchdog's deadline fences it when it runs again.
-  const late: LateFence = { fence: null };
   const containment = openContainment({
     choice: options.containment ?? 'auto',
     shimPath: SHIM,
     warm: true,
-    watchdog: agentWatchdog(options, log, late),
+    watchdog: agentWatchdog(options, log),
   });
   try {
-    return await joinWith(store, options, clock, log, stop, containment, first, late);
+    return await joinWith(store, options, clock, log, stop, containment, first);
   } finally {
     await containment.close();
   }
@@ -178,27 +176,18 @@ async function runOnce(
  * reaper kills its agents after the trust window without a ping (stale-after minus two intervals),
  * the window after which this runner, once it runs again, fences itself anyway.
  */
-function agentWatchdog(options: UpOptions, log: DrainLog, late: LateFence): WatchdogOptions {
+function agentWatchdog(options: UpOptions, log: DrainLog): WatchdogOptions {
   const { trustMs } = heartbeatWindows(options.heartbeatIntervalMs, options.staleAfterMs);
   const seconds = (ms: number): string => (ms / 1000).toFixed(1);
   return {
     deadlineMs: trustMs,
     pingIntervalMs: Math.max(1, Math.floor(options.heartbeatIntervalMs / 2)),
-    onLate: (silentMs) => {
+    onLate: (silentMs) =>
       log(
         `this process did not run for ${seconds(silentMs)} s, past its agents' watchdog (${seconds(trustMs)} s): ` +
           'their shims or its reaper killed them, and recovery may hand their work on',
-      );
-      // Fenced at once, in the timers phase, before the killed agents' exits are read: a heartbeat
-      // that lands on waking must not let their runs end as failures of their own.
-      late.fence?.(`this process did not run for ${seconds(silentMs)} s, past its agents' watchdog`);
-    },
+      ),
   };
-}
-
-/** How the watchdog's late ping reaches the runner of the membership under way. */
-interface LateFence {
-  fence: ((why: string) => void) | null;
 }
 
 async function joinWith(
@@ -209,14 +198,13 @@ async function joinWith(
   stop: AbortSignal,
   containment: Containment,
   first: boolean,
-  late: LateFence,
 ): Promise<{ fenced: string | null; session: SessionId }> {
   const session = await joinAsHost(store, options, log, containment, first);
   const { elector, dispatcher } = leadership(store, options, clock, log, String(session));
   const runner = runnerFor(store, options, clock, log, session, containment);
-  late.fence = (why) => runner.fence(why);
-  // The database down or failing fails every loop every poll: one line, then one per 30 s, then
-  // "works again". A run that failed alone (a spawn, a workspace) is its own line.
+  // The database down, or failing (a disk I/O error, a read-only file), fails every loop every poll:
+  // one line, then one per 30 s, then "works again". A run that failed alone (a spawn, a
+  // workspace) is its own line.
   const failures = failureLog(log, 'runner', clock);
   const runFailure = logFailure(log, 'runner');
   runner.on('failed', (error, run) => (run === undefined ? failures.failed(error) : runFailure(error)));
