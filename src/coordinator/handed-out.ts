@@ -26,13 +26,13 @@ export type Claimer = 'person' | 'agent';
  * (an unknown task, a state that refuses claims, a holder), which answers as it always did.
  */
 export async function refuseUnhandedOut(store: Store, key: string, session: SessionId): Promise<void> {
-  const [task, links] = await Promise.all([
-    store.tasks.get(key),
-    store.lifecycle.dependencies(key).catch(() => null),
-  ]);
+  const task = await store.tasks.get(key);
   if (task === null || task.state !== 'open' || task.holder?.session === session) return;
   if (task.gate !== null) throw gatedRefusal(task);
-  const pending = (links?.waitsFor ?? []).filter((link) => link.state !== 'done');
+  // Read only for a task that exists, and never swallowed: a failed read refuses the claim (the
+  // caller sees the store's error) rather than letting the agent past an edge it could not see.
+  const links = await store.lifecycle.dependencies(key);
+  const pending = links.waitsFor.filter((link) => link.state !== 'done');
   if (pending.length > 0) throw blockedRefusal(key, pending);
 }
 
