@@ -59,13 +59,60 @@ export const sessionEnded = (session: number): string => `session ${session} end
 export function rescueReason(
   job: RescuedJob,
   lockOutcome: LockOutcome,
-  reason?: string,
+  reason: string,
   attemptCounts = true,
 ): { unstarted: boolean; givenBack: boolean; why: string } {
   const neverRan = job.status === 'claimed' || (job.term !== null && job.pid === null);
   const unstarted = lockOutcome === 'recovered' && neverRan;
-  const why =
-    (reason ?? `session ${job.session_id ?? '-'} (agent ${job.agent_session_id ?? '-'}) is no longer live`) +
-    (unstarted ? ATTEMPT_NOT_COUNTED : attemptCounts ? '' : ATTEMPT_GIVEN_BACK);
+  const why = reason + (unstarted ? ATTEMPT_NOT_COUNTED : attemptCounts ? '' : ATTEMPT_GIVEN_BACK);
   return { unstarted, givenBack: unstarted || !attemptCounts, why };
+}
+
+/**
+ * What the sweep reads beside an orphaned job's row (both engines' ORPHANED_JOBS): whether its
+ * runner's session is live (1/0 on SQLite; when it is, the agent's is not), and the agent session's last claim of
+ * the job's task, its epoch and how it ended (null while it is live, or when the agent never held
+ * one). A claim an operator force-released ends `released` too, but its run is cancelled in the
+ * same commit (claims.forceRelease), so the sweep never meets it.
+ */
+export interface OrphanFacts {
+  readonly key: string;
+  readonly term: number | null;
+  readonly session_id: number | null;
+  readonly agent_session_id: number | null;
+  readonly runner_live: boolean | number | null;
+  readonly claim_epoch: number | null;
+  readonly claim_outcome: string | null;
+}
+
+const isLive = (value: boolean | number | null): boolean => value === true || value === 1;
+
+/**
+ * Why the sweep took back a job whose lease has not passed: its runner's session is gone, or its
+ * agent's is while the runner lives on, and then how the agent's claim ended, which is what ended
+ * the run (decision 0060's amendment). It used to say `session N (agent M) is no longer live`
+ * whichever had ended, naming a live runner as gone when the agent had released its own claim.
+ */
+export function orphanReason(job: OrphanFacts): string {
+  const agent = job.agent_session_id;
+  if (!isLive(job.runner_live)) {
+    // A job taken in pull mode (no term) has no runner: its worker is the session that took it.
+    const who = job.term === null ? 'session' : 'runner session';
+    return `${who} ${job.session_id ?? '-'}${agent === null ? '' : ` (agent ${agent})`} is no longer live`;
+  }
+  const claim = `claim of ${job.key} at epoch ${job.claim_epoch ?? '-'}`;
+  const gone = `agent session ${agent ?? '-'} is no longer live`;
+  switch (job.claim_outcome) {
+    case 'done':
+    case 'failed':
+    case 'released':
+      return (
+        `the agent (session ${agent ?? '-'}) released its ${claim} (${job.claim_outcome}) ` +
+        'before its command exited'
+      );
+    case null:
+      return `${gone} (its runner, session ${job.session_id ?? '-'}, is)`;
+    default:
+      return `${gone}: its ${claim} ended ${job.claim_outcome}`;
+  }
 }

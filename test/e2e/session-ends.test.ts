@@ -92,7 +92,7 @@ for (const db of bothEngines()) {
           [['requeued'], ['requeued'], ['done']],
         );
         assert.equal(runs[0]?.[0]?.reason, 'agent killed by SIGKILL');
-        assert.match(runs[1]?.[0]?.reason ?? '', /^session \d+ \(agent \d+\) is no longer live$/);
+        assert.match(runs[1]?.[0]?.reason ?? '', /^runner session \d+ \(agent \d+\) is no longer live$/);
 
         const table = await c.baton('report', 'sessions');
         assert.equal(table.code, 0, table.stderr);

@@ -31,6 +31,7 @@ import { exerciseJobList } from './job-list.js';
 import { exerciseLifecycle } from './lifecycle.js';
 import { exerciseHumanSessions } from './human-sessions.js';
 import { exerciseNext } from './next.js';
+import { exerciseOrphanReasons } from './orphan-reasons.js';
 import { exerciseObserve } from './observe.js';
 import { exerciseObserveTotals } from './observe-totals.js';
 import { exerciseObserveRetention } from './observe-retention.js';
@@ -73,6 +74,7 @@ export function exerciseStore(harness: Harness): void {
     exerciseHostLoad(harness);
     exerciseHostDrain(harness);
     exerciseAttempts(harness);
+    exerciseOrphanReasons(harness);
     exerciseRunBegin(harness);
     exerciseEffects(harness);
     exerciseProgress(harness);

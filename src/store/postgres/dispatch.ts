@@ -7,7 +7,7 @@
  */
 import type { DispatchStore, JobAttachParams, JobRequeueParams, JobSkipParams } from '../dispatch-store.js';
 import type { JobTransitionResult } from '../../core/job.js';
-import { emptyReport, LEASE_EXPIRED } from '../rescue.js';
+import { emptyReport, LEASE_EXPIRED, orphanReason, type OrphanFacts } from '../rescue.js';
 import { jobById } from './jobs.js';
 import { releaseSessionHoldings } from './locks.js';
 import { postgresDispatchPass } from './dispatch-pass.js';
@@ -147,7 +147,7 @@ export function postgresRecovery(exec: PgExecutor): DispatchStore['recovery'] {
         report.locksReleased += released.locks;
       }
       for (const job of await orphanedJobs(exec, limit)) {
-        const reason = job.lease_passed ? LEASE_EXPIRED : undefined;
+        const reason = job.lease_passed ? LEASE_EXPIRED : orphanReason(job);
         const done = await requeueOrFail(exec, job, params.policy, 'recovered', reason);
         if (done?.outcome === 'requeued') report.jobsRequeued.push(job.id);
         if (done?.outcome === 'failed') report.jobsFailed.push(job.id);
@@ -208,18 +208,29 @@ async function rescueSession(
  * says which. Read after this sweep's sessions committed, so it sees them. The active jobs are
  * read first, through their partial index (a MATERIALIZED CTE): left to itself, the planner walked
  * the whole table in id order for the LIMIT, finished history included, on every sweep.
+ * With what the reason tells (rescue.ts orphanReason), read for the chosen rows alone: whether the
+ * runner's session is live, and the agent session's last claim of the task (by task, then
+ * session: a claim's epoch is the task's, not the job's).
  */
 export const ORPHANED_JOBS = `
-  WITH j AS MATERIALIZED (SELECT * FROM jobs WHERE status IN ('claimed', 'running'))
-  SELECT ${jobColumns('j')}, coalesce(j.lease_until <= ${NOW}, false) AS lease_passed FROM j
-  WHERE EXISTS (SELECT 1 FROM sessions s WHERE s.id = j.session_id AND s.state <> 'live')
-    OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = j.agent_session_id AND s.state <> 'live')
-    OR j.lease_until <= ${NOW}
-  ORDER BY j.id LIMIT $1::int`;
+  WITH j AS MATERIALIZED (SELECT * FROM jobs WHERE status IN ('claimed', 'running')),
+  o AS (
+    SELECT * FROM j
+    WHERE EXISTS (SELECT 1 FROM sessions s WHERE s.id = j.session_id AND s.state <> 'live')
+      OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = j.agent_session_id AND s.state <> 'live')
+      OR j.lease_until <= ${NOW}
+    ORDER BY j.id LIMIT $1::int)
+  SELECT ${jobColumns('o')}, coalesce(o.lease_until <= ${NOW}, false) AS lease_passed,
+    (SELECT r.state = 'live' FROM sessions r WHERE r.id = o.session_id) AS runner_live,
+    c.epoch AS claim_epoch, c.outcome AS claim_outcome
+  FROM o LEFT JOIN LATERAL (
+    SELECT l.epoch, l.outcome FROM claims l
+    WHERE l.task_id = o.task_id AND l.session_id = o.agent_session_id
+    ORDER BY l.epoch DESC LIMIT 1) c ON true
+  ORDER BY o.id`;
 
-async function orphanedJobs(
-  exec: PgExecutor,
-  limit: number,
-): Promise<(JobRow & { lease_passed: boolean })[]> {
-  return exec.rows<JobRow & { lease_passed: boolean }>(ORPHANED_JOBS, [limit]);
+type OrphanRow = JobRow & OrphanFacts & { lease_passed: boolean };
+
+async function orphanedJobs(exec: PgExecutor, limit: number): Promise<OrphanRow[]> {
+  return exec.rows<OrphanRow>(ORPHANED_JOBS, [limit]);
 }

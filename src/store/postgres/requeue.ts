@@ -49,7 +49,7 @@ export async function requeueOrFail(
   job: JobRow,
   policy: RetryPolicy,
   lockOutcome: LockOutcome,
-  reason?: string,
+  reason: string,
   attemptCounts = true,
 ): Promise<{ outcome: 'requeued' | 'failed'; row: JobRow } | null> {
   const { unstarted, givenBack, why } = rescueReason(job, lockOutcome, reason, attemptCounts);

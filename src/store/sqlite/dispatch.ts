@@ -11,7 +11,7 @@ import type {
   QueuedJob,
   TermRef,
 } from '../dispatch-store.js';
-import { emptyReport, LEASE_EXPIRED, type MutableReport } from '../rescue.js';
+import { emptyReport, LEASE_EXPIRED, orphanReason, type MutableReport, type OrphanFacts } from '../rescue.js';
 import { blockerOf, claimSet, OPEN, taskOpen } from './claim-set.js';
 import { jobById } from './jobs.js';
 import { grantLock, liveLock, releaseSessionLocks, toHolder } from './locks.js';
@@ -234,7 +234,7 @@ export function sqliteRecovery(exec: SqliteExecutor): Sync<DispatchStore['recove
       // orphaned job, guarded by the epoch and status it observed.
       for (const candidate of candidates) exec.write(() => rescueOne(exec, candidate, report));
       for (const job of exec.read(() => orphanedJobs(exec, params.limit ?? 100))) {
-        const reason = job.lease_passed === 1 ? LEASE_EXPIRED : undefined;
+        const reason = job.lease_passed === 1 ? LEASE_EXPIRED : orphanReason(job);
         exec.write(() => requeueOrFail(exec, job, params.policy, report, 'recovered', reason));
       }
       return report;
@@ -271,16 +271,26 @@ function rescueOne(
  * them), or whose lease has passed while their session lives on: `lease_passed` says which.
  * Through the active jobs' partial index: left to itself, SQLite walked the whole table in id
  * order for the LIMIT, finished history included, on every sweep. @now is the database's clock.
+ * With what the reason tells (rescue.ts orphanReason): whether the runner's session is live, and
+ * the agent session's last claim of the task (by task, then session: a claim's epoch is the
+ * task's, not the job's).
  */
 export const ORPHANED_JOBS = `
-  SELECT j.*, t.key, coalesce(j.lease_until <= @now, 0) AS lease_passed
+  SELECT j.*, t.key, coalesce(j.lease_until <= @now, 0) AS lease_passed,
+    (SELECT r.state = 'live' FROM sessions r WHERE r.id = j.session_id) AS runner_live,
+    c.epoch AS claim_epoch, c.outcome AS claim_outcome
   FROM jobs j INDEXED BY jobs_active JOIN tasks t ON t.id = j.task_id
+  LEFT JOIN claims c ON c.id = (
+    SELECT l.id FROM claims l WHERE l.task_id = j.task_id AND l.session_id = j.agent_session_id
+    ORDER BY l.epoch DESC LIMIT 1)
   WHERE j.status IN ('claimed', 'running') AND (
     EXISTS (SELECT 1 FROM sessions s WHERE s.id = j.session_id AND s.state <> 'live')
     OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = j.agent_session_id AND s.state <> 'live')
     OR j.lease_until <= @now)
   ORDER BY j.id LIMIT @limit`;
 
-function orphanedJobs(exec: SqliteExecutor, limit: number): (JobRow & { lease_passed: number })[] {
-  return exec.prepare(ORPHANED_JOBS).all({ now: exec.now(), limit }) as (JobRow & { lease_passed: number })[];
+type OrphanRow = JobRow & OrphanFacts & { lease_passed: number };
+
+function orphanedJobs(exec: SqliteExecutor, limit: number): OrphanRow[] {
+  return exec.prepare(ORPHANED_JOBS).all({ now: exec.now(), limit }) as OrphanRow[];
 }

@@ -45,7 +45,7 @@ export function requeueOrFail(
   policy: RetryPolicy,
   report: MutableReport,
   lockOutcome: LockOutcome,
-  reason?: string,
+  reason: string,
   attemptCounts = true,
 ): boolean {
   const now = exec.now();
