@@ -4,7 +4,10 @@
  * `baton up` that serves BATON_URL), else the output stream its runner copies into the database as
  * it runs (docs/decisions/0029), else the last lines the database keeps, with one line on stderr
  * saying where the whole log is. `--follow` reads on from the last byte printed, every POLL_MS
- * while nothing is new, and exits 0 once the run has ended and its log is printed whole. Locally
+ * while nothing is new, and exits 0 once the run has ended and its log is printed whole. A
+ * follower whose run's host stops reporting (its `baton up` killed or paused) says so once on
+ * stderr and follows on: the run ends when a leader takes the job back (decision 0034's
+ * amendment). Locally
  * and over HTTP it is the same loop over the same reads (coordinator/job-log.ts,
  * GET /v1/jobs/{id}/log); docs/decisions/0026-job-log.md.
  */
@@ -14,6 +17,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Command } from 'commander';
 import { parseJobLog } from '../../coordinator/job-log.js';
 import { BatonError } from '../../core/errors.js';
+import { age } from '../../core/host-liveness.js';
 import type { LogChunk, LogSource } from '../../core/job-log.js';
 import { lastLinesStart, type StreamRun } from '../../core/output-stream.js';
 import { jsonText, terminalText, type Output } from '../output.js';
@@ -25,6 +29,8 @@ import { drained, writeErr, writeOut, writeOutBytes } from '../stdio.js';
 const POLL_MS = 250;
 /** Reads with nothing new before a follower says why it sees nothing (the run is elsewhere). */
 const QUIET_READS_BEFORE_NOTE = 8;
+/** Reads with nothing new between two looks at the run's host (about 2 s): one read of the hosts. */
+const QUIET_READS_PER_LOOK = 8;
 
 interface LogOptions {
   readonly attempt?: string;
@@ -72,6 +78,10 @@ class LogReader {
   private source: LogSource = 'none';
   private quiet = 0;
   private said = false;
+  /** Reads with nothing new while the run goes on, for the looks at its host. */
+  private idle = 0;
+  /** The host said silent or down, once: the run's end then says what became of the job. */
+  private runnerGone = false;
   private readonly decoder = new StringDecoder('utf8');
   private readonly chunks: Uint8Array[] = [];
   /** The last chunk read: none before the first read. */
@@ -120,6 +130,7 @@ class LogReader {
       }
       if (!follow || chunk.ended) return this.end(chunk, null);
       this.waiting(chunk);
+      await this.watchRunner(chunk);
       await sleep(POLL_MS);
     }
   }
@@ -251,7 +262,43 @@ class LogReader {
     writeErr(`baton: waiting for job ${chunk.job}'s run to end: ${terminalText(chunk.note)}\n`);
   }
 
-  private end(chunk: LogChunk, gone: string | null): void {
+  /**
+   * A follower of a run whose host no longer reports (the same judgement as `baton hosts`: its
+   * runner's session past its TTL, or ended) would wait in silence for lines that never come: it
+   * says so once on stderr, and follows on. The run ends when a leader's sweep takes the job back
+   * (or the host's `baton up`, started again, does), and the follower with it, exit 0. A look that
+   * fails (an older server, a token that may not read hosts) says nothing: the follow goes on.
+   */
+  private async watchRunner(chunk: LogChunk): Promise<void> {
+    const name = chunk.host;
+    if (this.runnerGone || name === null || this.idle++ % QUIET_READS_PER_LOOK !== 0) return;
+    const host = (await this.baton.cluster.hosts().catch(() => [])).find((each) => each.name === name);
+    if (host === undefined || host.liveness === 'live') return;
+    this.runnerGone = true;
+    const state =
+      host.liveness === 'silent'
+        ? `has been silent for ${age(host.lastReportAgeMs)} (its \`baton up\` is dead or paused)`
+        : 'is down (its `baton up` stopped or was rescued)';
+    writeErr(
+      `baton: the runner of job ${chunk.job} on host ${name} ${state}; its job awaits rescue by a leading ` +
+        `\`baton up\` (or start \`baton up --host ${name}\` on that machine again): following on until the run ends\n`,
+    );
+  }
+
+  /** After the runner was said gone: what became of the job, once its run has ended. */
+  private async afterRescue(chunk: LogChunk): Promise<void> {
+    if (!this.runnerGone || !chunk.ended || this.out.json) return;
+    const job = await this.baton.getJob(String(chunk.job)).catch(() => null);
+    if (job === null) return;
+    const next = job.status === 'queued' ? `; \`baton job log ${job.id} --follow\` follows its next run` : '';
+    const why = job.reason === null ? '' : ` (${terminalText(job.reason)})`;
+    writeErr(
+      `baton: job ${job.id} attempt ${chunk.attempt} ended without its runner: ${job.status}${why}${next}\n`,
+    );
+  }
+
+  private async end(chunk: LogChunk, gone: string | null): Promise<void> {
+    await this.afterRescue(chunk);
     const note = gone === null ? chunk.note : `${gone}: ${chunk.note ?? ''}`;
     const { job, attempt, host, file } = chunk;
     const source = this.source;
