@@ -21,6 +21,11 @@ import type { Store } from '../../src/store/store.js';
 
 /** `baton job log` over the API with this token: its exit code and what it printed. */
 function remoteLog(server: TestServer, token: string, ...args: string[]) {
+  return remoteLogSeen(server, token, () => undefined, ...args);
+}
+
+/** The same, telling `seen` what it has printed so far each time it prints. */
+function remoteLogSeen(server: TestServer, token: string, seen: (stdout: string) => void, ...args: string[]) {
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
     const child = spawn(process.execPath, [join(repoRoot(), 'bin', 'baton.js'), 'job', 'log', ...args], {
       cwd: mkdtempSync(join(tmpdir(), 'baton-remote-log-')),
@@ -28,7 +33,10 @@ function remoteLog(server: TestServer, token: string, ...args: string[]) {
     });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (data: Buffer) => (stdout += data.toString()));
+    child.stdout.on('data', (data: Buffer) => {
+      stdout += data.toString();
+      seen(stdout);
+    });
     child.stderr.on('data', (data: Buffer) => (stderr += data.toString()));
     const timer = setTimeout(() => child.kill('SIGKILL'), 30_000); // a follower that never ends fails
     child.on('close', (code) => {
@@ -124,8 +132,20 @@ for (const db of bothEngines()) {
         assert.deepEqual([tail.code, tail.stdout, tail.stderr], [0, 'step 2\n', '']);
         const refusedTail = await remoteLog(server, stranger, String(job.id), '--tail', '1');
         assert.equal(refusedTail.code, 6, refusedTail.stderr);
-        const follower = remoteLog(server, own, String(job.id), '--tail', '2', '--follow');
-        await new Promise((resolve) => setTimeout(resolve, 700));
+        // The run goes on once the follower has printed its tail (on a loaded machine a follower
+        // started late would read step 3 in its tail, not from the stream).
+        let tailed = (): void => undefined;
+        const printed = new Promise<void>((resolve) => (tailed = resolve));
+        const follower = remoteLogSeen(
+          server,
+          own,
+          (out) => (out.includes('step 2\n') ? tailed() : undefined),
+          String(job.id),
+          '--tail',
+          '2',
+          '--follow',
+        );
+        await Promise.race([printed, follower]); // a follower that ended early fails below
         await stream(26, 'step 3\n', true);
         await store.jobs.finish({ ...guard, status: 'done' });
         const followed = await follower;
