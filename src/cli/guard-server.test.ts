@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { repoRoot, type Run } from '../../test/support/cli.js';
 import { bothEngines, sqliteDatabase, type TestDatabase } from '../../test/support/databases.js';
 import { commitFile, git, isolateGit, makeRepo } from '../../test/support/git.js';
+import { guardPushOptions, withPushOptions } from '../daemon/agent-push-options.js';
 import { prepareWorktree } from '../os/worktree.js';
 
 const KEY = 'github:acme/api#77';
@@ -180,7 +181,7 @@ for (const engine of engines()) {
       const first = commitFile(wt.path, 'd.ts', 'export {};\n');
       const claimOptions = ['-o', `baton-key=${KEY}`, '-o', `baton-epoch=${mine.epoch}`];
       const refusals: [string[], RegExp][] = [
-        [[], /needs the holder's token — push with the holder's token \(-o baton-token=/],
+        [[], /needs the holder's token — send the holder's token from its environment, never a command line/],
         [['-o', 'baton-token=baton_not-a-token'], /the push's token is unknown/],
         [
           ['-o', `baton-token=${await token('--scope', 'agent', '--session', stranger)}`],
@@ -208,6 +209,20 @@ for (const engine of engines()) {
         BRANCH,
       );
       assert.equal(byOperator.code, 0, byOperator.stderr);
+      // From the environment, as `baton up` gives its agents' git the claim and token, a plain push
+      // opens; options on git's command line replace those of its config, the token's included.
+      const last = commitFile(wt.path, 'f.ts', 'export {};\n');
+      const claim = { key: KEY, epoch: mine.epoch, session: Number(mine.session), token: holder };
+      const fromEnv = withPushOptions({}, guardPushOptions(claim));
+      Object.assign(t.env, fromEnv);
+      const replaced = await t.push(wt.path, ...claimOptions, 'origin', BRANCH);
+      const plain = await t.push(wt.path, 'origin', BRANCH);
+      for (const name of Object.keys(fromEnv)) delete t.env[name];
+      assert.notEqual(replaced.code, 0);
+      assert.match(replaced.stderr, /needs the holder's token — .*a push's own -o options replace it/);
+      assert.equal(plain.code, 0, plain.stderr);
+      assert.match(plain.stderr, /allowed: claim on \S+ at epoch \d+ \(push options\)/);
+      assert.equal(t.head(BRANCH), last);
     });
 
     test('installs a hook with no credential and settings readable by its owner only', async () => {

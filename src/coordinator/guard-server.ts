@@ -5,7 +5,8 @@
  * say.
  *
  * How a push names its claim, first match wins:
- * 1. push options: `git push -o baton-key=K -o baton-epoch=N [-o baton-session=S]`;
+ * 1. push options: `git push -o baton-key=K -o baton-epoch=N [-o baton-session=S]`, which `baton up`
+ *    also sets for its agents' git (push.pushOption, daemon/agent-push-options.ts);
  * 2. trailers of the pushed commit: `Baton-Task: K`, `Baton-Epoch: N` (and `Baton-Session: S`).
  * The branch must be the task's (`baton/<slug>`, os/worktree.ts), so a claim on one task does not
  * open another's branch. The claim must be live at that epoch (and session, when named), judged by
@@ -15,7 +16,8 @@
  * What this proves: the pusher names the task's current epoch. An epoch is not a secret (anyone
  * who can read the database can learn it), so this stops stale and fenced-off work, including
  * `--no-verify` pushes and pushes from a copied worktree, not a pusher who lies on purpose. A
- * token closes that: `-o baton-token=<secret>` (an agent's BATON_TOKEN) is checked when sent, and
+ * token closes that: the push option `baton-token=<secret>` (an agent's BATON_TOKEN, which `baton up`
+ * gives its agents' git in their environment, never on a command line: TOKEN_FIX) is checked when sent, and
  * with `server-install --require-token` a protected push without one is refused. It must open
  * (not revoked, expired, nor past its session or run) and be the holder's: an agent token bound to
  * the claim's session, or an operator's. Never read from commit trailers: a secret in a commit
@@ -32,7 +34,7 @@ import type { Coordinator } from './coordinator.js';
 import { checkGuard } from './guard.js';
 
 /** The server hook's settings, kept (0600, no password) in the bare repository. */
-const SERVER_CONFIG_FILE = 'baton-guard.json';
+export const SERVER_CONFIG_FILE = 'baton-guard.json';
 const SERVER_HOOK_MARKER = '# baton-guard-server:';
 export const DEFAULT_PROTECTED = ['refs/heads/baton/*'];
 
@@ -58,7 +60,7 @@ const ZERO = /^0+$/;
 export interface ServerConfig {
   readonly db: string;
   readonly protect: readonly string[];
-  /** Whether a protected push must carry the holder's token (`-o baton-token=`). */
+  /** Whether a protected push must carry the holder's token (the push option `baton-token=`). */
   readonly requireToken?: boolean;
 }
 
@@ -77,7 +79,15 @@ export interface RefVerdict {
 }
 
 const FENCED = 'your work is fenced off';
-const TOKEN_FIX = `push with the holder's token (-o baton-token="$BATON_TOKEN" in its session) or an operator's`;
+/**
+ * Never `-o baton-token=…` nor `git -c`: a command line is readable by every user of the machine
+ * (/proc/<pid>/cmdline), so a sibling agent of another uid would take the token. `baton up` gives
+ * its agents' git the token in their environment (daemon/agent-push-options.ts).
+ */
+const TOKEN_FIX =
+  "send the holder's token from its environment, never a command line: `baton up` gives its agents' " +
+  "git it (push.pushOption; a push's own -o options replace it); elsewhere export GIT_CONFIG_COUNT=1 " +
+  'GIT_CONFIG_KEY_0=push.pushOption GIT_CONFIG_VALUE_0="baton-token=$BATON_TOKEN" first; or an operator\'s';
 
 export function readServerConfig(repo: string): ServerConfig {
   const file = join(repo, SERVER_CONFIG_FILE);

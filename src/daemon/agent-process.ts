@@ -14,6 +14,7 @@ import { RUN_MARKER } from '../os/group-scope.js';
 import type { WaitingAgent } from '../os/launcher.js';
 import { agentEnvironment, withBatonOnPath, withoutDatabase } from './agent-env.js';
 import { asAgent, type AgentIdentity } from '../os/agent-uid.js';
+import { guardPushOptions, hasGuardedRemote, withPushOptions } from './agent-push-options.js';
 import { JobLog, withLogProblem } from './job-log.js';
 
 const TAIL_CHARS = 4000;
@@ -102,6 +103,18 @@ export async function prepareScope(
   return { scope, waiting };
 }
 
+/** What the agent's git pushes with (agent-push-options.ts): none without a guarded remote. */
+async function pushOptionsFor(params: AgentSpawnParams): Promise<string[]> {
+  if (!(await hasGuardedRemote(params.cwd))) return [];
+  const { key, epoch, session } = params.values;
+  return guardPushOptions({
+    key: String(key),
+    epoch: Number(epoch),
+    session: Number(session),
+    token: params.api?.token,
+  });
+}
+
 /**
  * Starts the agent: through the launcher where there is one (no fork of this process), else by
  * spawn(); either way in its own session, with its scope's file and arguments.
@@ -126,11 +139,14 @@ export async function spawnAgent(params: AgentSpawnParams): Promise<AgentProcess
   // Its own HOME and TMPDIR, and a name (no passwd entry needed) in place of the runner's.
   const name = who === undefined ? '' : `baton-${who.uid}`;
   const user = who === undefined ? {} : { HOME: who.home, TMPDIR: who.tmp, USER: name, LOGNAME: name };
-  const env = withBatonOnPath({
-    ...(params.api == null ? all : withoutDatabase(all, params.dbUrl)),
-    ...reach,
-    ...user,
-  });
+  const env = withPushOptions(
+    withBatonOnPath({
+      ...(params.api == null ? all : withoutDatabase(all, params.dbUrl)),
+      ...reach,
+      ...user,
+    }),
+    await pushOptionsFor(params),
+  );
   let tail = '';
   const collect = (chunk: Buffer): void => {
     logFile.write(chunk);

@@ -33,7 +33,7 @@ export function registerGuardServer(guard: Command): void {
     )
     .option(
       '--require-token',
-      "refuse a protected push that does not carry the holder's token (-o baton-token=)",
+      "refuse a protected push that does not carry the holder's token (the push option baton-token=)",
     )
     .action((repo: string, options: ServerInstallOptions, cmd: Command) => serverInstall(repo, options, cmd));
   guard
@@ -65,8 +65,12 @@ async function serverInstall(repo: string, options: ServerInstallOptions, cmd: C
     `wrote ${result.hook}: pushes to ${protect.join(', ')} need the task's live claim`,
     `settings in ${result.config} (database ${withoutPassword(db)}; its password, if any, comes from ` +
       "PGPASSFILE or PGPASSWORD in the git server's environment)",
-    'clients push with: git push -o baton-key="$BATON_KEY" -o baton-epoch="$BATON_EPOCH" ' +
-      `-o baton-token="$BATON_TOKEN" …${options.requireToken === true ? ' (the token is required)' : ''}`,
+    'agents of a `baton up` whose workspace has this repository as a remote push with a plain `git push`: ' +
+      'their git sends the claim and their token as push options (push.pushOption in its environment)' +
+      (options.requireToken === true ? '; the token is required' : ''),
+    'others push with: git push -o baton-key="$BATON_KEY" -o baton-epoch="$BATON_EPOCH", the token only ' +
+      'from the environment, never on a command line: export GIT_CONFIG_COUNT=1 ' +
+      'GIT_CONFIG_KEY_0=push.pushOption GIT_CONFIG_VALUE_0="baton-token=$BATON_TOKEN"',
   ]);
 }
 
