@@ -176,4 +176,12 @@ export interface DashboardDeps {
   readonly mayReadOutput?: ((context: Context, job: Job, current: boolean) => boolean) | undefined;
   /** Who reads this request's page, signed in by the sign-in cookie (the HTTP adapter knows). */
   readonly signedIn?: ((context: Context) => SignedIn | null) | undefined;
+  /**
+   * Whether the token this request came with still opens (the HTTP adapter knows; true for none):
+   * the change stream asks every tokenRecheckMs and ends once it does not, as the token's next
+   * request would be refused. Left out, a stream runs until its reader goes.
+   */
+  readonly tokenOpen?: ((context: Context) => Promise<boolean>) | undefined;
+  /** How often the change stream asks tokenOpen; 5 s by default. */
+  readonly tokenRecheckMs?: number | undefined;
 }

@@ -87,7 +87,10 @@ export function dashboardRoutes(deps: DashboardDeps): Hono {
   const views = fragments(deps);
   pageRoutes(app, deps, views);
   fragmentRoutes(app, deps, views);
-  app.get('/ui/events', changeStream(new ChangeFeed(() => deps.reads.changeMark(), deps.pollMs ?? 500)));
+  app.get(
+    '/ui/events',
+    changeStream(new ChangeFeed(() => deps.reads.changeMark(), deps.pollMs ?? 500), deps),
+  );
   return app;
 }
 
@@ -164,11 +167,24 @@ function fragmentRoutes(app: Hono, deps: DashboardDeps, views: Fragments): void 
  * The change stream as server-sent events: `change` with the database's mark each time it moves,
  * coalescing marks that arrive while one is being sent.
  */
-function changeStream(feed: ChangeFeed) {
+function changeStream(feed: ChangeFeed, deps: Pick<DashboardDeps, 'tokenOpen' | 'tokenRecheckMs'>) {
   return (context: Context) =>
     streamSSE(context, async (stream) => {
       const queue: number[] = [];
       let wake: (() => void) | null = null;
+      // Its token asked again every few seconds: a revoked or expired one's stream ends (the
+      // token cache, coordinator/token-cache.ts, forgets a revoked token at once in this process
+      // and within 2 s in another). An unanswered check ends nothing: the next one asks again.
+      let closed = false;
+      const recheck = setInterval(() => {
+        void deps.tokenOpen?.(context).then(
+          (open) => {
+            closed ||= !open;
+            if (closed) wake?.();
+          },
+          () => {},
+        );
+      }, deps.tokenRecheckMs ?? 5_000);
       // The page's mark, read as it was rendered (?since=): a change after it reloads the view.
       const since = Number(context.req.query('since') ?? Number.NaN);
       const stop = feed.listen(
@@ -183,7 +199,7 @@ function changeStream(feed: ChangeFeed) {
         wake?.();
       });
       await stream.writeSSE({ event: 'hello', data: 'listening' });
-      while (!stream.aborted) {
+      while (!stream.aborted && !closed) {
         const mark = queue.shift();
         if (mark === undefined) {
           // Waits for a change, or 15 s: a comment line keeps idle proxies from closing the stream.
@@ -192,13 +208,15 @@ function changeStream(feed: ChangeFeed) {
             setTimeout(resolve, 15_000).unref();
           });
           wake = null;
-          if (queue.length === 0 && !stream.aborted) await stream.write(': idle\n\n');
+          if (queue.length === 0 && !stream.aborted && !closed) await stream.write(': idle\n\n');
           continue;
         }
         queue.length = 0;
         await stream.writeSSE({ event: 'change', data: String(mark) });
       }
+      clearInterval(recheck);
       stop();
+      if (closed) await stream.writeSSE({ event: 'ended', data: 'the token no longer opens: sign in again' });
     });
 }
 

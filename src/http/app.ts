@@ -11,7 +11,7 @@ import type { Registry } from 'prom-client';
 import type { Coordinator } from '../coordinator/coordinator.js';
 import type { DashboardDeps } from '../dashboard/deps.js';
 import { dashboardAssets, dashboardRoutes } from '../dashboard/routes.js';
-import { authenticate, type AuthEnv, type AuthMode } from './auth.js';
+import { AuthError, authenticate, identify, type AuthEnv, type AuthMode } from './auth.js';
 import { mayReadOutput } from './job-output.js';
 import type { Job } from '../core/job.js';
 import { loginRoutes, pageGate, pageReader } from './login.js';
@@ -192,11 +192,23 @@ export function httpApp(options: HttpAppOptions): Hono<AuthEnv> {
   };
   const mayRead = (context: Context, job: Job, current: boolean): boolean =>
     mayReadOutput((context as Context<AuthEnv>).get('token') ?? null, job, current);
+  // Asked again as a long stream goes on (the change stream): the token this request came with.
+  const tokenOpen = (context: Context): Promise<boolean> =>
+    (context as Context<AuthEnv>).get('token') == null
+      ? Promise.resolve(true)
+      : identify(context as Context<AuthEnv>, options.coordinator, 'required').then(
+          () => true,
+          (error: unknown) => {
+            if (error instanceof AuthError) return false; // refused: revoked, expired, its run ended
+            throw error; // unanswered (the database away): asked again later
+          },
+        );
   const dashboard = {
     ...options.dashboard,
     reads: options.coordinator.views,
     signedIn,
     mayReadOutput: mayRead,
+    tokenOpen,
   };
   app.route('/', dashboardRoutes(dashboard));
   return app;
