@@ -38,6 +38,9 @@ function guarded(path: string): boolean {
 
 /** Whether a remote of the repository at `cwd` is a local repository with Baton's server guard. */
 export async function hasGuardedRemote(cwd: string): Promise<boolean> {
+  // A run with no workspace (its cwd no repository or worktree of its own) starts no git: an
+  // agent's start is on the clock (issue 22's agentStartMs).
+  if (!existsSync(join(cwd, '.git'))) return false;
   // As the runner (root under --agent-uids) in a worktree lent to another uid: git would refuse
   // it as of dubious ownership. Reading the config runs nothing of the repository's.
   const text = await git(['-c', 'safe.directory=*', 'config', '--get-regexp', '^remote\\..*\\.url$'], {
