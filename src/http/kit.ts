@@ -54,6 +54,12 @@ export const ok = (description: string) => ({
   ...ERRORS,
 });
 
+/** A 200 answer whose body the document describes field by field with `schema`. */
+export const okWith = (description: string, schema: z.ZodType) => ({
+  200: { description, content: { 'application/json': { schema } } },
+  ...ERRORS,
+});
+
 /**
  * A route's JSON body. Its schema is strict (z.strictObject, its nested objects too; the document
  * says additionalProperties: false): a field the route does not take, such as a misspelt

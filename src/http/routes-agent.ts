@@ -10,7 +10,7 @@ import { Refusal } from '../coordinator/refusals.js';
 import { InvalidInputError } from '../core/errors.js';
 import { checkGuard, parseGuardClaim } from '../coordinator/guard.js';
 import { acting, allow, sessionHost } from './auth.js';
-import { Id, Key, Text, jsonBody, ok, result, route, type Api, type ApiDeps } from './kit.js';
+import { Id, Key, Text, jsonBody, ok, okWith, result, route, type Api, type ApiDeps } from './kit.js';
 
 const Progress = z
   .strictObject({ toolCalls: z.number().int().min(0).optional(), note: Text.optional() })
@@ -96,6 +96,33 @@ export function agentRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
   );
 }
 
+/**
+ * A claim as GET /v1/sessions/{id}/claims answers it: what baton_status shows (agents/mcp/tools.ts)
+ * and nothing else. The read is open (no token on a loopback bind), so the store's whole row (the
+ * holder's pid and name, its TTL, the task's job with its command) is not handed out here.
+ */
+const HeldClaim = z
+  .strictObject({
+    key: z.string(),
+    epoch: z.number().int().positive(),
+    host: z.string(),
+    claimedAt: z.string().openapi({ format: 'date-time', description: 'when the claim was granted' }),
+    heartbeatAt: z.string().openapi({ format: 'date-time', description: "the claim's last heartbeat" }),
+  })
+  .openapi('HeldClaim');
+const SessionClaims = z
+  .strictObject({
+    session: z.number().int().positive(),
+    claims: z.array(HeldClaim),
+    tokenSession: z
+      .number()
+      .int()
+      .positive()
+      .nullable()
+      .openapi({ description: 'the session the asking agent token is bound to; null for any other' }),
+  })
+  .openapi('SessionClaims');
+
 /** A session's live claims, for baton_status after a restart or a context reset (agents/mcp/tools.ts). */
 function sessionClaimsRoute(app: Api, baton: ApiDeps['coordinator']): void {
   app.openapi(
@@ -104,11 +131,22 @@ function sessionClaimsRoute(app: Api, baton: ApiDeps['coordinator']): void {
       path: '/v1/sessions/{id}/claims',
       tags: ['sessions'],
       request: { params: z.object({ id: Id }) },
-      responses: ok("the session's live claims, and the session the asking agent token is bound to"),
+      responses: okWith(
+        "the session's live claims (key, epoch, host, claimedAt, heartbeatAt), oldest heartbeat first, " +
+          'and the session the asking agent token is bound to',
+        SessionClaims,
+      ),
     }),
     async (context) => {
       const { id } = context.req.valid('param');
-      const claims = await baton.sessionClaims(id);
+      const live = await baton.sessionClaims(id);
+      const claims = live.map(({ key, epoch, host, claimedAt, heartbeatAt }) => ({
+        key,
+        epoch,
+        host,
+        claimedAt,
+        heartbeatAt,
+      }));
       const token = context.get('token');
       // An agent whose BATON_SESSION is not its token's session learns why its writes are refused.
       const tokenSession = token?.scope === 'agent' ? token.session : null;
