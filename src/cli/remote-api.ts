@@ -7,7 +7,6 @@
  * input gets the same one line before any request; text fields go as given and the server's
  * coordinator checks them with the same words.
  */
-import { parseAuditFollow } from '../coordinator/audit-follow.js';
 import type { Coordinator } from '../coordinator/coordinator.js';
 import type { Effects } from '../coordinator/effects.js';
 import type { Cluster } from '../coordinator/cluster.js';
@@ -37,6 +36,7 @@ import type { Job, JobId } from '../core/job.js';
 import type { Actor } from '../core/task.js';
 import { auditByToken, hostToggled, listedTasks, listedToken } from './older-servers.js';
 import { noSessionOverHttp } from './remote-target.js';
+import { auditQuery, followQuery, jobListQuery, pageQuery, query, taskListQuery } from './remote-query.js';
 import { validateId, validateKey } from '../core/validate.js';
 import { fromWire } from '../agents/api-connection.js';
 import { parseJobLog } from '../coordinator/job-log.js';
@@ -99,14 +99,6 @@ export interface CliApi extends Omit<AgentApi, 'effects' | 'lifecycle'> {
 
 const enc = (key: unknown): string => encodeURIComponent(validateKey(key));
 
-/** A query string of the fields given, each as text. */
-function query(fields: Readonly<Record<string, unknown>>): string {
-  const given = Object.entries(fields).filter(([, value]) => value !== undefined && value !== null);
-  return given.length === 0
-    ? ''
-    : `?${new URLSearchParams(given.map(([name, value]): [string, string] => [name, String(value)])).toString()}`;
-}
-
 const session = (raw: unknown): number | undefined =>
   raw === undefined ? undefined : validateId('session', raw);
 
@@ -120,7 +112,7 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
   };
 
   listTasks: CliApi['listTasks'] = async (input: TaskListInput = {}) =>
-    listedTasks(await this.get(`/v1/tasks${query({ ...input })}`), input);
+    listedTasks(await this.get(`/v1/tasks${taskListQuery(input)}`), input);
 
   status: CliApi['status'] = () => this.get('/v1/status');
 
@@ -162,7 +154,7 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
     return this.post('/v1/jobs', body);
   };
 
-  listJobs: CliApi['listJobs'] = (input = {}) => this.get(`/v1/jobs${query({ ...input, progress: 'true' })}`);
+  listJobs: CliApi['listJobs'] = (input = {}) => this.get(`/v1/jobs${jobListQuery(input)}`);
 
   getJob: CliApi['getJob'] = (id) => this.get(`/v1/jobs/${validateId('job', id)}?progress=true`);
 
@@ -191,28 +183,15 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
   };
 
   audit: CliApi['audit'] = async (input = {}) =>
-    auditByToken(await this.get(`/v1/audit${query({ ...input })}`), input.token);
+    auditByToken(await this.get(`/v1/audit${auditQuery(input)}`), input.token);
 
   // Checked here first, so bad input gets the same one line before any request. The wait cannot be
   // cut short over HTTP: `baton audit --follow` ends without waiting for the answer.
-  auditFollow: CliApi['auditFollow'] = (input = {}) => {
-    const { waitMs } = parseAuditFollow(input);
-    const wire = {
-      key: input.key,
-      session: input.session,
-      job: input.job,
-      type: input.type,
-      after: input.after,
-    };
-    return this.get(`/v1/audit/follow${query({ ...wire, wait: `${waitMs}ms` })}`);
-  };
+  auditFollow: CliApi['auditFollow'] = (input = {}) => this.get(`/v1/audit/follow${followQuery(input)}`);
 
   override readonly effects: CliApi['effects'] = {
     record: (input) => this.recordEffect(input),
-    list: (input) => {
-      const { after, limit } = input;
-      return this.get(`/v1/tasks/${enc(input.key)}/effects${query({ after, limit })}`);
-    },
+    list: (input) => this.get(`/v1/tasks/${enc(input.key)}/effects${pageQuery(input)}`),
   };
 
   override readonly lifecycle: CliApi['lifecycle'] = {
@@ -226,7 +205,7 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
     gate: (input) => this.step('gate', input, { gate: input.gate }),
     depend: (input) => this.step('depend', input, { on: input.on }),
     undepend: (input) => this.step('undepend', input, { on: input.on }),
-    escalations: (input = {}) => this.get(`/v1/escalations${query({ limit: input.limit })}`),
+    escalations: (input = {}) => this.get(`/v1/escalations${pageQuery({ limit: input.limit })}`),
     setSetting: (input) =>
       this.post(`/v1/settings/${encodeURIComponent(String(input.name))}`, { value: String(input.value) }),
     settings: () => this.get('/v1/settings'),

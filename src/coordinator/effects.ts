@@ -6,9 +6,9 @@
 import type { Effect, EffectResult } from '../core/effect.js';
 import { validateEffectKind, validateEffectUrl } from '../core/effect.js';
 import { InvalidInputError, NotFoundError } from '../core/errors.js';
-import { validateEpoch, validateId, validateInteger, validateKey } from '../core/validate.js';
+import { validateEpoch, validateId, validateKey } from '../core/validate.js';
 import type { Store } from '../store/store.js';
-import { LIST_LIMIT_MAX } from './inputs.js';
+import { parsePage } from './inputs.js';
 
 export interface EffectInput {
   readonly key: unknown;
@@ -62,14 +62,7 @@ export class Effects {
   /** The task's accepted effects, oldest first; NotFoundError for an unknown task (not an empty list). */
   async list(input: EffectListInput): Promise<readonly Effect[]> {
     const key = validateKey(input.key);
-    const effects = await this.store.effects.list({
-      key,
-      afterId:
-        input.after === undefined
-          ? undefined
-          : validateInteger('after id', input.after, 0, Number.MAX_SAFE_INTEGER),
-      limit: input.limit === undefined ? undefined : validateInteger('limit', input.limit, 1, LIST_LIMIT_MAX),
-    });
+    const effects = await this.store.effects.list({ key, ...parsePage(input) });
     if (effects.length === 0 && (await this.store.tasks.get(key)) === null)
       throw new NotFoundError('task', key, 'add it with `baton task add`');
     return effects;

@@ -321,14 +321,21 @@ export function parseJobList(input: JobListInput): JobListParams {
   };
 }
 
+/** A page of a list read by row id (the ledger, a task's effects): after a row id from 0, a limit. */
+export function parsePage(input: { readonly after?: unknown; readonly limit?: unknown }) {
+  return {
+    afterId: optional(input.after, (value) => validateInteger('after id', value, 0, Number.MAX_SAFE_INTEGER)),
+    limit: limit(input.limit),
+  };
+}
+
 export function parseAudit(input: AuditInput): AuditListParams {
   return {
     key: optional(input.key, validateKey),
     session: optional(input.session, (value) => validateId('session', value)),
     jobId: optional(input.job, (value) => validateId('job', value)),
     type: optional(input.type, (value) => validateOneOf('audit type', value, AUDIT_TYPES)),
-    afterId: optional(input.after, (value) => validateInteger('after id', value, 0, Number.MAX_SAFE_INTEGER)),
-    limit: limit(input.limit),
+    ...parsePage(input),
     token: optional(input.token, validateTokenId),
   };
 }

@@ -32,7 +32,7 @@ import {
 } from '../core/validate.js';
 import type { Setting, TaskDependencies, TaskHandAction } from '../store/lifecycle-store.js';
 import type { Store, TaskAddParams } from '../store/store.js';
-import { LIST_LIMIT_MAX, parseSessionStart, type SessionStartInput } from './inputs.js';
+import { LIST_LIMIT_MAX, parsePage, parseSessionStart, type SessionStartInput } from './inputs.js';
 
 /** The settings the store keeps, each with its check. */
 const SETTINGS = {
@@ -179,9 +179,7 @@ export class Lifecycle {
   }
 
   escalations(input: { readonly limit?: unknown } = {}): Promise<readonly Task[]> {
-    const limit =
-      input.limit === undefined ? undefined : validateInteger('limit', input.limit, 1, LIST_LIMIT_MAX);
-    return this.store.lifecycle.escalations({ limit });
+    return this.store.lifecycle.escalations({ limit: parsePage({ limit: input.limit }).limit });
   }
 
   /**

@@ -8,6 +8,7 @@ import { isUtf8 } from 'node:buffer';
 import { createRoute, OpenAPIHono, z, type RouteConfig } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler, ValidationTargets } from 'hono';
 import type { Coordinator } from '../coordinator/coordinator.js';
+import { LIST_LIMIT_MAX } from '../coordinator/inputs.js';
 import { toWire } from '../coordinator/wire.js';
 import { quoted } from '../core/text.js';
 import type { AuthEnv } from './auth.js';
@@ -129,26 +130,93 @@ export const route = <P extends string, R extends Omit<RouteConfig, 'path'> & { 
   return createRoute<P, R>(checks.length === 0 ? config : { ...config, middleware: [...own, ...checks] });
 };
 
+/** A whole number as Baton writes one: `0`, or digits from 1 without a leading zero. */
+const DIGITS = /^(0|[1-9][0-9]*)$/;
+
 /**
- * A path id: the digits of a whole number from 1, as `baton` prints it, and nothing else. One
- * message for every way it can be wrong (not a number, a fraction, 0, too big): JavaScript's
- * Number() would take 0x1, 0b101, 2e0, " 2", "2.0" and 0002 as ids too, and a
+ * The form of every whole number the API reads from a path or a query, in one set of words: the
+ * range, the form and what was given (`limit: must be a whole number from 1 to 1000 in plain digits
+ * (no sign, spaces, decimals, exponent or leading zeros), got "05"`, the hook adding the name).
+ */
+const wholeForm = (min: number, max: number) =>
+  `a whole number from ${min} to ${max} in plain digits (no sign, spaces, decimals, exponent or leading zeros)`;
+const wholeWords = (min: number, max: number) => (issue: { readonly input?: unknown }) =>
+  `must be ${wholeForm(min, max)}, got ${quoted(issue.input)}`;
+
+/**
+ * A whole number in [min, max] written in plain digits, read as a number; one message for every
+ * way it can be wrong (not a number, a fraction, out of range, an odd form). JavaScript's Number()
+ * and the coordinator's validateInteger (which the CLI's flags go through, trimmed) would take
+ * `05`, ` 5`, `+5`, `5.0`, `1e1` or `0x5` as 5 or 10: in a URL those are typos, refused naming the
+ * parameter rather than read as something the caller did not write.
+ */
+const whole = (min: number, max: number) =>
+  z
+    .string()
+    .refine((digits) => DIGITS.test(digits) && Number(digits) >= min && Number(digits) <= max, {
+      error: wholeWords(min, max),
+    })
+    .transform(Number);
+
+/**
+ * A path id: the digits of a whole number from 1, as `baton` prints it, and nothing else: a
  * `POST /v1/jobs/0x1/cancel` cancelled job 1, where the CLI refuses `baton job show 0x2`.
  */
-const ID_WORDS = `must be a whole number from 1 to ${Number.MAX_SAFE_INTEGER} in digits`;
-const idWords = (issue: { readonly input?: unknown }) => `${ID_WORDS}, got ${quoted(issue.input)}`;
-export const Id = z
-  .string()
-  .regex(/^[1-9][0-9]{0,15}$/, { error: idWords })
-  .refine((digits) => Number.isSafeInteger(Number(digits)), { error: idWords })
-  .transform(Number)
-  .openapi({
-    param: { in: 'path' },
-    type: 'integer',
-    minimum: 1,
-    maximum: Number.MAX_SAFE_INTEGER,
-    example: 7,
+export const Id = whole(1, Number.MAX_SAFE_INTEGER).openapi({
+  param: { in: 'path' },
+  type: 'integer',
+  minimum: 1,
+  maximum: Number.MAX_SAFE_INTEGER,
+  example: 7,
+});
+
+/**
+ * A whole number in a query, in [min, max] (the coordinator's range for it, which it checks again
+ * for the CLI's flags), written as a path id is (`whole`). Documented as an integer parameter.
+ */
+export const QueryNumber = (min: number, max: number, description: string) =>
+  whole(min, max).openapi({ type: 'integer', minimum: min, maximum: max, description });
+
+const MANY = Number.MAX_SAFE_INTEGER;
+/** The whole numbers the reads take in their queries, by name (`Query`). */
+const QUERY_NUMBERS = {
+  limit: QueryNumber(1, LIST_LIMIT_MAX, `at most this many (1 to ${LIST_LIMIT_MAX})`),
+  before: QueryNumber(1, MANY, 'a job id: only the finished jobs older than it'),
+  after: QueryNumber(0, MANY, 'a row id: only the rows after it'),
+  session: QueryNumber(1, MANY, "a session id: only that session's rows"),
+  job: QueryNumber(1, MANY, "a job id: only that job's rows"),
+} as const;
+
+/** A read's query: `names` as text, `numbers` whole numbers as QUERY_NUMBERS checks them. */
+export const Query = (names: readonly string[], numbers: readonly (keyof typeof QUERY_NUMBERS)[] = []) =>
+  z.object({
+    ...Object.fromEntries(names.map((name) => [name, z.string().optional()])),
+    ...Object.fromEntries(numbers.map((name) => [name, QUERY_NUMBERS[name].optional()])),
   });
+
+/** The latest time a JavaScript Date holds, in epoch ms (Date.parse's own range). */
+const MAX_DATE_MS = 8.64e15;
+/** An ISO date, perhaps with its time: 2026-12-07, 2026-12-07T10:00:00Z, +275760-09-13. */
+const ISO_DATE = /^([+-]\d{6}|\d{4})-\d{2}-\d{2}([T ]|$)/;
+const instantMs = (text: string): number =>
+  DIGITS.test(text) ? Number(text) : ISO_DATE.test(text) ? Date.parse(text) : Number.NaN;
+
+/**
+ * A time in a query: epoch ms, in plain digits as every whole number the API reads (`05`, ` 5`
+ * and `+5` were read by Date.parse as May 2001), or an ISO date; one JavaScript holds (|ms| <=
+ * 8.64e15): beyond it PostgreSQL refuses the bigint or the interval, which answered 500.
+ */
+export const QueryInstant = (description: string) =>
+  z
+    .string()
+    .refine((text) => Math.abs(instantMs(text)) <= MAX_DATE_MS, {
+      error: (issue) =>
+        `must be epoch ms, ${wholeForm(0, MAX_DATE_MS)}, or an ISO time no later than the year 275760, ` +
+        `got ${quoted(issue.input)}`,
+    })
+    .transform(instantMs)
+    .openapi({ type: 'string', description, example: '2026-12-07T00:00:00Z' });
+
 export const Key = z
   .string()
   .min(1)

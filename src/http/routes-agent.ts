@@ -10,11 +10,29 @@ import { Refusal } from '../coordinator/refusals.js';
 import { InvalidInputError } from '../core/errors.js';
 import { checkGuard, parseGuardClaim } from '../coordinator/guard.js';
 import { acting, allow, sessionHost } from './auth.js';
-import { Id, Key, Text, jsonBody, ok, okWith, result, route, type Api, type ApiDeps } from './kit.js';
+import {
+  Id,
+  Key,
+  QueryNumber,
+  Text,
+  jsonBody,
+  ok,
+  okWith,
+  result,
+  route,
+  type Api,
+  type ApiDeps,
+} from './kit.js';
 
 const Progress = z
   .strictObject({ toolCalls: z.number().int().min(0).optional(), note: Text.optional() })
   .openapi('ProgressMark');
+
+/** The push guard's claim: its session and epoch, each a whole number from 1 in plain digits. */
+const GuardQuery = z.object({
+  session: QueryNumber(1, Number.MAX_SAFE_INTEGER, "the claim's session id"),
+  epoch: QueryNumber(1, Number.MAX_SAFE_INTEGER, "the claim's epoch"),
+});
 
 /** The store's own refusal names the counters a runner marks; this route takes toolCalls alone. */
 function refuseEmptyMark(body: { readonly toolCalls?: number | undefined }): void {
@@ -82,7 +100,7 @@ export function agentRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       tags: ['claims'],
       request: {
         params: z.object({ key: Key }),
-        query: z.object({ session: z.string().max(20), epoch: z.string().max(20) }),
+        query: GuardQuery,
       },
       responses: ok("the push guard's verdict: {ok: true} while (session, epoch) is the live claim"),
     }),

@@ -5,7 +5,7 @@
  * changes are an operator's, pull mode also a host's for its own sessions.
  */
 import { z } from '@hono/zod-openapi';
-import { InvalidInputError, WorkspaceConfigurationError } from '../core/errors.js';
+import { WorkspaceConfigurationError } from '../core/errors.js';
 import { unresolvedRefusal } from '../coordinator/refusals.js';
 import { BATCH_SIZE_MAX, HTTP_NEXT_WAIT_MAX_MS } from '../coordinator/pull.js';
 import { validateDuration } from '../core/validate.js';
@@ -14,6 +14,7 @@ import {
   Epoch,
   Id,
   Key,
+  QueryInstant,
   SessionId,
   Text,
   jsonBody,
@@ -101,23 +102,6 @@ const TaskUpdate = z
   })
   .openapi('TaskUpdate');
 
-/** The latest time a JavaScript Date holds, in epoch ms. */
-const MAX_DATE_MS = 8.64e15;
-
-/** A time in a query: epoch ms or an ISO date. */
-function instant(name: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const ms = /^\d+$/.test(value) ? Number(value) : Date.parse(value);
-  // A date JavaScript can hold (|ms| <= 8.64e15, Date.parse's own range): beyond it PostgreSQL
-  // refuses the bigint or the interval, which would answer 500 instead of saying what was wrong.
-  if (!Number.isSafeInteger(ms) || Math.abs(ms) > MAX_DATE_MS) {
-    throw new InvalidInputError(
-      `${name} must be epoch ms or an ISO time no later than the year 275760, got ${value}`,
-    );
-  }
-  return ms;
-}
-
 /** A workspace the model cannot resolve is WORKSPACE_UNRESOLVED with its cause and fix, as the CLI says. */
 async function resolving<T>(work: () => Promise<T>): Promise<T> {
   try {
@@ -165,8 +149,8 @@ function settingRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
       tags: ['ledger'],
       request: {
         query: z.object({
-          since: z.string().optional().openapi({ description: 'epoch ms or ISO time' }),
-          until: z.string().optional(),
+          since: QueryInstant('sessions live at or after this time: epoch ms or an ISO time').optional(),
+          until: QueryInstant('sessions live before this time: epoch ms or an ISO time').optional(),
           host: z.string().optional(),
         }),
       },
@@ -174,8 +158,7 @@ function settingRoutes(app: Api, { coordinator: baton }: ApiDeps): void {
     }),
     async (context) => {
       const query = context.req.valid('query');
-      const since = instant('since', query.since);
-      const until = instant('until', query.until);
+      const { since, until } = query;
       return result(
         context,
         await baton.ledger.sessions({

@@ -14,6 +14,7 @@ import {
   Epoch,
   Id,
   Key,
+  Query,
   SessionId,
   Text,
   jsonBody,
@@ -68,8 +69,6 @@ const Enqueue = z
     timeLimit: z.union([z.string(), z.number()]).optional(),
   })
   .openapi('Enqueue');
-const Query = (names: readonly string[]) =>
-  z.object(Object.fromEntries(names.map((name) => [name, z.string().optional()])));
 
 /** Jobs as `baton queue list --json` shows them: each with its progress. */
 async function withProgress(baton: ApiDeps['coordinator'], jobs: readonly Job[]) {
@@ -121,7 +120,7 @@ function taskRoutes(app: Api, baton: Coordinator): void {
       path: '/v1/tasks',
       tags: ['tasks'],
       request: {
-        query: Query(['project', 'assignee', 'state', 'label', 'gated', 'blocked', 'after', 'limit']),
+        query: Query(['project', 'assignee', 'state', 'label', 'gated', 'blocked', 'after'], ['limit']),
       },
       responses: ok(
         'tasks by priority, then key, at most limit (default and maximum 1000); with after=KEY, the ' +
@@ -289,7 +288,7 @@ function jobRoutes(app: Api, baton: Coordinator): void {
       method: 'get',
       path: '/v1/jobs',
       tags: ['jobs'],
-      request: { query: Query(['status', 'key', 'limit', 'progress', 'before']) },
+      request: { query: Query(['status', 'key', 'progress'], ['limit', 'before']) },
       responses: ok(
         'jobs: running, claimed, queued in queue order, then the finished newest first; with progress=true, ' +
           'each with stalled, lastProgressAt and progress; with before=ID, only the finished jobs older than ' +
@@ -368,7 +367,7 @@ function clusterRoutes(app: Api, baton: Coordinator): void {
       method: 'get',
       path: '/v1/audit',
       tags: ['ledger'],
-      request: { query: Query(['key', 'session', 'job', 'type', 'after', 'limit', 'token']) },
+      request: { query: Query(['key', 'type', 'token'], ['session', 'job', 'after', 'limit']) },
       responses: ok(
         'ledger rows, oldest first, each with the token that wrote it (`token`: only the rows of that token id); ' +
           '404 for a key no task has',
@@ -384,7 +383,7 @@ function clusterRoutes(app: Api, baton: Coordinator): void {
       method: 'get',
       path: '/v1/audit/follow',
       tags: ['ledger'],
-      request: { query: Query(['key', 'session', 'job', 'type', 'after', 'wait']) },
+      request: { query: Query(['key', 'type', 'wait'], ['session', 'job', 'after']) },
       responses: ok(
         '{entries, through}: settled ledger rows after `after` (none given: from the newest now), ' +
           'oldest first; waits up to `wait` (a duration, at most 20s) for one; ask again with after=through',

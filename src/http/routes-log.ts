@@ -8,11 +8,11 @@
 import { z } from '@hono/zod-openapi';
 import { parseJobLog } from '../coordinator/job-log.js';
 import { allow } from './auth.js';
-import { Id, ok, result, route, type Api, type ApiDeps } from './kit.js';
+import { Id, QueryNumber, ok, result, route, type Api, type ApiDeps } from './kit.js';
 
 const LogQuery = z.object({
-  attempt: z.string().optional().openapi({ description: 'the attempt (default the latest)', example: '1' }),
-  offset: z.string().optional().openapi({ description: 'the byte to read from (default 0)', example: '0' }),
+  attempt: QueryNumber(1, Number.MAX_SAFE_INTEGER, 'the attempt (default the latest)').optional(),
+  offset: QueryNumber(0, Number.MAX_SAFE_INTEGER, 'the byte to read from (default 0)').optional(),
   follow: z
     .enum(['true', 'false'])
     .optional()

@@ -10,7 +10,19 @@ import { InvalidInputError } from '../core/errors.js';
 import { acting, actorOf, allow, sessionHost, type AuthEnv } from './auth.js';
 import type { Coordinator } from '../coordinator/coordinator.js';
 import { operatorRoutes, tokenRoutes } from './routes-operator.js';
-import { Epoch, Key, SessionId, Text, jsonBody, ok, result, route, type Api, type ApiDeps } from './kit.js';
+import {
+  Epoch,
+  Key,
+  Query,
+  SessionId,
+  Text,
+  jsonBody,
+  ok,
+  result,
+  route,
+  type Api,
+  type ApiDeps,
+} from './kit.js';
 
 const Next = z
   .strictObject({
@@ -217,7 +229,7 @@ function approvalRoutes(app: Api, baton: Coordinator): void {
       method: 'get',
       path: '/v1/escalations',
       tags: ['lifecycle'],
-      request: { query: z.object({ limit: z.string().optional() }) },
+      request: { query: Query([], ['limit']) },
       responses: ok('escalated tasks, oldest first'),
     }),
     async (context) => result(context, await lifecycle.escalations(context.req.valid('query'))),
@@ -281,7 +293,7 @@ function effectRoutes(app: Api, baton: Coordinator): void {
       tags: ['effects'],
       request: {
         params: z.object({ key: Key }),
-        query: z.object({ after: z.string().optional(), limit: z.string().optional() }),
+        query: Query([], ['after', 'limit']),
       },
       responses: ok('effects on the task, oldest first'),
     }),

@@ -107,3 +107,11 @@ export async function dumpTables(db: TestDatabase, raw: RawSql): Promise<string>
   }
   return JSON.stringify(out, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
 }
+
+/**
+ * The API's one refusal of a whole number in a path or a query (http/kit.ts): the parameter, its
+ * range, the form and what was given, as JSON quotes it.
+ */
+export const wholeNumberWords = (name: string, min: number, max: number, got: string): string =>
+  `${name}: must be a whole number from ${min} to ${max} in plain digits ` +
+  `(no sign, spaces, decimals, exponent or leading zeros), got ${JSON.stringify(got)}`;
