@@ -9,6 +9,7 @@ import { commandDone } from '../exit-open.js';
 import { iso, jsonText, terminalText, type Output } from '../output.js';
 import type { CliApi } from '../remote-api.js';
 import { targetFlags, withApi } from '../run.js';
+import { checkArgvSecrets } from '../argv-secrets.js';
 import { writeOut } from '../stdio.js';
 import { registerAuditCommits } from './audit-commits.js';
 import { registerAuditLedger } from './audit-ledger.js';
@@ -44,6 +45,7 @@ export function registerAudit(program: Command): void {
     .option('--follow', 'keep printing new entries as they are written, in id order, until Ctrl-C')
     .action((options: AuditOptions, cmd: Command) => {
       if (options.follow === true) checkFollow(options);
+      if (options.follow === true) checkArgvSecrets('audit --follow', cmd.optsWithGlobals(), false);
       return withApi(cmd, async (baton, out) => {
         if (options.follow === true) return follow(baton, out, options);
         // A task no one ever added is a typo, not an empty history: the coordinator refuses it (exit 4).

@@ -17,6 +17,7 @@ import {
 } from '../github-flags.js';
 import { jsonText, terminalText } from '../output.js';
 import { collect, refuseRemote, withStore } from '../run.js';
+import { checkArgvSecrets } from '../argv-secrets.js';
 import { stopOnClosedOutput } from '../stdio.js';
 
 interface SyncFlags extends GithubFlags {
@@ -49,6 +50,7 @@ export function registerGithub(program: Command): void {
     }
     const everyMs =
       flags.every === undefined ? null : validateDuration('--every', flags.every, 1000, 86_400_000);
+    if (everyMs !== null) checkArgvSecrets('github sync --every', cmd.optsWithGlobals(), false);
     return withStore(cmd, async (store, out) => {
       const log = (line: string): void => {
         if (!out.json) process.stderr.write(`${terminalText(line)}\n`);

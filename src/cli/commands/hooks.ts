@@ -163,6 +163,13 @@ function keeperIntervalMs(): number {
   return Number.isFinite(seconds) && seconds >= 0.1 && seconds <= 3600 ? Math.round(seconds * 1000) : 2000;
 }
 
+/** The environment without BATON_URL: BATON_DB names the keeper's database, as --db did (it wins over BATON_URL). */
+function databaseOnly(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const rest = { ...env };
+  delete rest['BATON_URL'];
+  return rest;
+}
+
 /** Starts the keeper detached, with nothing attached to Claude Code's pipes (it would wait for them). */
 function keeperStarter(client: AgentClient) {
   return (session: number, claude: ProcessIdentity | null): void => {
@@ -171,9 +178,12 @@ function keeperStarter(client: AgentClient) {
         ? []
         : ['--claude-pid', String(claude.pid), '--claude-start', String(claude.startTicks)];
     // Over HTTP the target is BATON_URL, no database: the keeper inherits BATON_URL and BATON_TOKEN.
-    const db = /^https?:/i.test(client.target) ? [] : ['--db', client.target];
-    const args = [installedBatonBin(), ...db, 'hook-keeper', '--session', String(session), ...watch];
-    spawn(process.execPath, args, { detached: true, stdio: 'ignore', env: process.env }).unref();
+    // Else the database goes in BATON_DB, never in its arguments, which every uid reads (its password).
+    const env = /^https?:/i.test(client.target)
+      ? process.env
+      : { ...databaseOnly(process.env), BATON_DB: client.target };
+    const args = [installedBatonBin(), 'hook-keeper', '--session', String(session), ...watch];
+    spawn(process.execPath, args, { detached: true, stdio: 'ignore', env }).unref();
   };
 }
 

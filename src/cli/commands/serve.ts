@@ -20,6 +20,7 @@ import { collect, refuseJson, stateDir, withStore, type GlobalOptions } from '..
 import { InvalidInputError } from '../../core/errors.js';
 import { terminalText } from '../output.js';
 import { stopOnClosedOutput } from '../stdio.js';
+import { checkArgvSecrets } from '../argv-secrets.js';
 import {
   backlogFrom,
   checkGithubFlags,
@@ -91,6 +92,7 @@ export function registerServe(program: Command): void {
     );
     const { bind, auth } = parseHttpFlags(flags);
     if (bind !== null) checkBind(bind, auth);
+    checkArgvSecrets('serve', cmd.optsWithGlobals<GlobalOptions>(), false);
     checkGithubOnly(flags);
     if (flags.github !== undefined) checkWebhookFlags(flags.github, flags);
     return withStore(cmd, async (raw) => {

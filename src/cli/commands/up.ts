@@ -44,6 +44,7 @@ import {
 import type { Backlog } from '../../github/backlog.js';
 import { markLogHost } from '../../os/log-file.js';
 import { stopSignals } from './up-signals.js';
+import { checkArgvSecrets } from '../argv-secrets.js';
 
 interface UpFlags extends HttpFlags, GithubFlags, RunWatchFlags {
   readonly github?: string;
@@ -280,6 +281,8 @@ async function up(flags: UpFlags, cmd: Command): Promise<void> {
 }
 
 async function upWith(flags: UpFlags, cmd: Command, signals: ReturnType<typeof stopSignals>): Promise<void> {
+  // First: under --agent-uids a password in its argv is refused before anything else is looked at.
+  checkArgvSecrets('up', cmd.optsWithGlobals<GlobalOptions>(), flags.agentUids !== undefined);
   const options = parseUpFlags(flags, cmd.optsWithGlobals<GlobalOptions>());
   const { bind, auth, forced } = httpOf(flags, options.agentUids !== null);
   checkGithubOnly(flags);
