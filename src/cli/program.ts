@@ -11,7 +11,9 @@ import { commandNamed } from './command-named.js';
 import type { CommandTable } from './command-table.js';
 
 const DATABASE_HELP = `Database:
-  --db <url> or the environment variable BATON_DB names the database; --db wins.
+  --db <url> or the environment variable BATON_DB names the database; --db wins. Keep a
+  password out of --db (every user can read a process's arguments): BATON_DB, PGPASSWORD or
+  ~/.pgpass; \`baton up --agent-uids\` refuses it, and --token (use BATON_TOKEN), with exit 2.
   --api and --token (or BATON_URL and BATON_TOKEN) reach Baton over its HTTP API instead, as an
   agent started by \`baton up\` does; BATON_URL wins over BATON_DB, --db over both. (--api, not
   --url: \`task add --url\` is a task's link.)

@@ -271,6 +271,8 @@ function databaseLine(url: string): string {
 
 /** Joins the cluster until SIGINT or SIGTERM: the HTTP server (unless --no-http), then runUp. */
 async function up(flags: UpFlags, cmd: Command): Promise<void> {
+  // First: under --agent-uids a password in its argv is refused before anything else is looked at.
+  checkArgvSecrets('up', cmd.optsWithGlobals<GlobalOptions>(), flags.agentUids !== undefined);
   // Its first lines come after the store opens: a signal meanwhile stops it, before it joins.
   const signals = stopSignals();
   try {
@@ -281,8 +283,6 @@ async function up(flags: UpFlags, cmd: Command): Promise<void> {
 }
 
 async function upWith(flags: UpFlags, cmd: Command, signals: ReturnType<typeof stopSignals>): Promise<void> {
-  // First: under --agent-uids a password in its argv is refused before anything else is looked at.
-  checkArgvSecrets('up', cmd.optsWithGlobals<GlobalOptions>(), flags.agentUids !== undefined);
   const options = parseUpFlags(flags, cmd.optsWithGlobals<GlobalOptions>());
   const { bind, auth, forced } = httpOf(flags, options.agentUids !== null);
   checkGithubOnly(flags);
