@@ -15,6 +15,7 @@ import type { ChaosPostgres } from './pg-server.js';
 import type { PgProxy } from './proxy.js';
 import type { Rng } from './prng.js';
 import { holdsSqliteWriteLock, isStopped } from './sqlite-lock.js';
+import { pickWorker, sessionOf, stopBetweenRequests } from './worker-pause.js';
 import type { Supervisor } from './supervisor.js';
 
 export const SQLITE_FAULTS = [
@@ -143,7 +144,8 @@ export class Nemesis {
       case 'kill-worker':
       case 'pause-worker': {
         const slot = this.worker(kind === 'pause-worker');
-        if (slot === null) return this.skip(kind, 'no healthy worker');
+        if (slot === null)
+          return this.skip(kind, `no healthy worker${kind === 'pause-worker' ? ' in a session' : ''}`);
         return kind === 'kill-worker' ? this.kill(kind, slot) : this.pause(kind, slot, pauseMs);
       }
       case 'kill-leader':
@@ -202,8 +204,13 @@ export class Nemesis {
     p.pausedUntil = Date.now() + ms;
     const until = p.pausedUntil;
     const leader = term === undefined ? {} : { term };
+    // Until one has bitten, a worker pause stops its worker between requests (worker-pause.ts).
+    const between =
+      kind === 'pause-worker' &&
+      this.bitten === 0 &&
+      (await stopBetweenRequests(this.o.supervisor, p, this.o.historyOf(slot)));
     const held = await this.holdsWriteLock(p.pid);
-    const detail = `${ms} ms${held ? ', holding the SQLite write lock' : ''}`;
+    const detail = `${ms} ms${held ? ', holding the SQLite write lock' : ''}${between ? ', between requests' : ''}`;
     const lock = held ? { heldWriteLock: true } : {};
     this.record({ kind, phase: 'inject', target: slot, pid: p.pid, until, detail, ...leader, ...lock });
     const session = kind === 'pause-worker' ? sessionOf(this.o.historyOf(slot), p.pid) : null;
@@ -222,6 +229,9 @@ export class Nemesis {
       p.pausedUntil = 0;
       this.record({ kind, phase: 'end', target: slot, pid: p.pid });
       if (rescued && session !== null) await this.watchResumption(slot, p, session, resumedAt);
+      // Stopped before its session began (a worker still starting, slow on a loaded machine): it
+      // had nothing to be fenced off from, so it cannot bite either.
+      else if (rescued && !this.stopped && this.bitten === 0) this.retry.push('pause-worker');
     });
     return true;
   }
@@ -279,22 +289,10 @@ export class Nemesis {
     return false;
   }
 
-  /** A healthy worker; for a pause, one that is inside a claim when there is one. */
-  private worker(insideClaim: boolean): string | null {
-    const healthy = this.o.workers.filter((w) => this.o.supervisor.healthy(w, 500));
-    if (healthy.length === 0) return null;
-    if (insideClaim) {
-      const holding = healthy.filter((w) => {
-        const last = tailLines(this.o.historyOf(w))
-          .filter((l) => ['claim', 'effect', 'release'].includes(l.op))
-          .at(-1);
-        return (
-          last !== undefined && last.op !== 'release' && last.phase !== 'fail' && last.phase !== 'invoke'
-        );
-      });
-      if (holding.length > 0) return this.o.rng.pick(holding);
-    }
-    return this.o.rng.pick(healthy);
+  /** A healthy worker; for a pause, one in a session, inside a claim when one is (worker-pause.ts). */
+  private worker(forPause: boolean): string | null {
+    const { workers, supervisor, historyOf, rng } = this.o;
+    return pickWorker({ workers, supervisor, historyOf, rng }, forPause);
   }
 
   /** The leading `baton up`, when the other candidate is healthy enough to take over. */
@@ -381,12 +379,4 @@ export class Nemesis {
     });
     return true;
   }
-}
-
-/** The session the process's history last started, or null (it was still opening). */
-function sessionOf(path: string, pid: number): number | null {
-  const start = tailLines(path, 65536)
-    .filter((l) => l.pid === pid && l.op === 'session.start' && l.phase === 'ok')
-    .at(-1);
-  return typeof start?.['session'] === 'number' ? start['session'] : null;
 }
