@@ -99,7 +99,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
   }
 
   /** Our session can no longer be trusted: kill every agent at once and report it, once. */
-  private fence(why: string): void {
+  fence(why: string): void {
     if (this.abort.signal.aborted) return;
     this.fencedRuns = this.runs.size;
     for (const { run } of this.runs.values()) run.kill('fenced', `its runner was fenced: ${why}`);

@@ -21,6 +21,7 @@ import type { Store } from '../store/store.js';
 import { failureLog, type FailureLog } from './failure-log.js';
 import { leadership } from './up-leadership.js';
 import { runnerFor } from './runner-for.js';
+import type { Runner } from './runner.js';
 import { takeOverDeadPredecessor } from './takeover.js';
 import { startLeaderSealer } from './sealer.js';
 import { watchDbFile, watchSchema } from './db-file-watch.js';
@@ -158,14 +159,16 @@ async function runOnce(
   // What a dead runner lent to agents' uids is the runner's again before the sweep's git touches it.
   const runner = { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
   await takeBackOrphans(lentRecords(options), runner, log);
+  // The runner, once it exists: a pause past the watchdog's deadline fences it when it runs again.
+  const late: LateFence = { fence: null };
   const containment = openContainment({
     choice: options.containment ?? 'auto',
     shimPath: SHIM,
     warm: true,
-    watchdog: agentWatchdog(options, log),
+    watchdog: agentWatchdog(options, log, late),
   });
   try {
-    return await joinWith(store, options, clock, log, stop, containment, first);
+    return await joinWith(store, options, clock, log, stop, containment, first, late);
   } finally {
     await containment.close();
   }
@@ -174,19 +177,43 @@ async function runOnce(
 /**
  * The agents' watchdog (os/watchdog.ts): pinged every half heartbeat interval, each shim or the
  * reaper kills its agents after the trust window without a ping (stale-after minus two intervals),
- * the window after which this runner, once it runs again, fences itself anyway.
+ * the window after which this runner, once it runs again, fences itself at its first ping when it
+ * had runs under way.
  */
-function agentWatchdog(options: UpOptions, log: DrainLog): WatchdogOptions {
+function agentWatchdog(options: UpOptions, log: DrainLog, late: LateFence): WatchdogOptions {
   const { trustMs } = heartbeatWindows(options.heartbeatIntervalMs, options.staleAfterMs);
   const seconds = (ms: number): string => (ms / 1000).toFixed(1);
   return {
     deadlineMs: trustMs,
     pingIntervalMs: Math.max(1, Math.floor(options.heartbeatIntervalMs / 2)),
-    onLate: (silentMs) =>
+    onLate: (silentMs) => {
       log(
         `this process did not run for ${seconds(silentMs)} s, past its agents' watchdog (${seconds(trustMs)} s): ` +
           'their shims or its reaper killed them, and recovery may hand their work on',
-      ),
+      );
+      // Fenced at once, in the timers phase, before the killed agents' exits are read: a heartbeat
+      // that lands on waking must not let their runs end as failures of their own.
+      late.fence?.(
+        `this process did not run for ${seconds(silentMs)} s (stopped, or starved of CPU), ` +
+          `past its agents' watchdog (${seconds(trustMs)} s)`,
+      );
+    },
+  };
+}
+
+/** How the watchdog's late ping reaches the runner of the membership under way. */
+interface LateFence {
+  fence: ((why: string) => void) | null;
+}
+
+/**
+ * Woken past its agents' watchdog with runs under way, their agents killed (or about to be), the
+ * runner fences at once, before it reads their exits. With none, nothing was lost, and its
+ * heartbeat says whether the session is still its own (refused once rescued: fenced as before).
+ */
+function lateFenceOf(runner: Runner): (why: string) => void {
+  return (why) => {
+    if (runner.active > 0) runner.fence(why);
   };
 }
 
@@ -198,13 +225,14 @@ async function joinWith(
   stop: AbortSignal,
   containment: Containment,
   first: boolean,
+  late: LateFence,
 ): Promise<{ fenced: string | null; session: SessionId }> {
   const session = await joinAsHost(store, options, log, containment, first);
   const { elector, dispatcher } = leadership(store, options, clock, log, String(session));
   const runner = runnerFor(store, options, clock, log, session, containment);
-  // The database down, or failing (a disk I/O error, a read-only file), fails every loop every poll:
-  // one line, then one per 30 s, then "works again". A run that failed alone (a spawn, a
-  // workspace) is its own line.
+  late.fence = lateFenceOf(runner);
+  // The database down or failing fails every loop every poll: one line, then one per 30 s, then
+  // "works again". A run that failed alone (a spawn, a workspace) is its own line.
   const failures = failureLog(log, 'runner', clock);
   const runFailure = logFailure(log, 'runner');
   runner.on('failed', (error, run) => (run === undefined ? failures.failed(error) : runFailure(error)));

@@ -154,6 +154,19 @@ for (const kind of CONTAINMENT_KINDS) {
         assert.ok(deadAfter < 4000, `dead ${deadAfter.toFixed(0)} ms after the pause`);
         up.signal('SIGCONT');
         await up.waitForLog(/did not run for [\d.]+ s, past its agents' watchdog \(3\.0 s\)/);
+        // Woken before any rescue (no other host leads here): it fences itself, so the run its
+        // watchdog killed is left to the rescue and requeued, not failed as an agent's own exit.
+        await up.waitForLog(
+          /fenced off: this process did not run for [\d.]+ s \(stopped, or starved of CPU\), past/,
+        );
+        const id = (await jobOf(c, 'paused'))?.id;
+        await waitUntil(
+          async () => (await c.store.audit.list({ jobId: id })).some((row) => row.type === 'job:requeued'),
+          15_000,
+          `job ${id} requeued:\n${up.log()}`,
+        );
+        const ends = (await c.store.audit.list({ jobId: id })).filter((row) => row.type === 'job:finished');
+        assert.deepEqual(ends, [], 'the paused run ended as a failure of its own');
         if (kind !== 'process-group') return;
         // The shim says why in the job's log.
         const log = await c.baton('job', 'log', String((await jobOf(c, 'paused'))?.id));
