@@ -56,6 +56,7 @@ export const AUDIT_TYPES = [
   'auth:refused',
   'github:label-repaired',
   'github:recheck',
+  'github:issue-closed',
 ] as const;
 export type AuditType = (typeof AUDIT_TYPES)[number];
 

@@ -5,12 +5,18 @@
  *   issue open,  no task        → added (the vague-issue rule applies; `needs-design-review` gates it)
  *   issue open,  task open      → title, body, URL and labels kept up to date; the gate label
  *                                  newly seen gates it
- *   issue open,  task closed/done by this sync, or the issue's state_reason `reopened` → reopened
+ *   issue open,  task closed/done by this sync → reopened (only GitHub can have reopened it)
  *   issue open,  task finished in Baton (an agent's done, `baton close`) → kept finished: the
  *                                  issue simply has not closed yet (its PR is not merged), and
- *                                  reopening would hand the finished work out again
+ *                                  reopening would hand the finished work out again; unless a
+ *                                  reopen NEWER than the finish was observed: a webhook delivery
+ *                                  `reopened`, or the issue seen closed since this finish (the
+ *                                  `github:issue-closed` ledger row naming the finish), then open
+ *                                  again → reopened. The issue's state_reason `reopened` is no such
+ *                                  sign: GitHub keeps it while the issue stays open, reopened long ago
  *   issue closed, task not finished → closed (its queued or running job cancelled with the
  *                                  reason), or done when a merged pull request references it
+ *   issue closed, task finished in Baton → the `github:issue-closed` row, once per finish
  *   issue closed, no task       → nothing
  *   issue deleted (410 Gone)    → its unfinished task closed, as a closed issue's (applyGone)
  *
@@ -60,12 +66,19 @@ export type Applied =
 
 const ACTOR: Actor = { name: 'github sync' };
 
-/** Applies the issue to its task. `mayAdd`: the issue passes the sync's label filter. */
+export interface ApplyOptions {
+  /** The issue passes the sync's label filter (it may be added); true unless said. */
+  readonly mayAdd?: boolean | undefined;
+  /** A webhook delivery of action `reopened`: GitHub reopened the issue just now. */
+  readonly reopened?: boolean | undefined;
+}
+
+/** Applies the issue to its task. */
 export async function applyIssue(
   deps: BacklogDeps,
   repo: RepoName,
   issue: GithubIssue,
-  mayAdd = true,
+  options: ApplyOptions = {},
 ): Promise<readonly Applied[]> {
   const key = issueKey(repo, issue.number);
   const { store } = deps;
@@ -76,7 +89,7 @@ export async function applyIssue(
   const theirs = ownLabels(issue.labels, deps.labels);
   const theirsUngated = theirs.filter((label) => !hasLabel([deps.labels.designReview], label));
   if (task === null) {
-    if (!mayAdd) return ['skipped'];
+    if (options.mayAdd === false) return ['skipped'];
     const added = await store.tasks.add(
       await triaged(store, {
         key,
@@ -99,9 +112,9 @@ export async function applyIssue(
   }
   const out: Applied[] = [];
   if (task.state === 'done' || task.state === 'closed') {
-    // Reopened on GitHub: the sync closed it (so GitHub had closed it), or GitHub says the issue
-    // was reopened. Otherwise the issue has simply not closed yet (its PR is not merged).
-    if (task.stateBy !== ACTOR.name && issue.stateReason !== 'reopened') return ['unchanged'];
+    // Reopened on GitHub only if it was seen closed since this finish (module doc). Otherwise the
+    // issue has simply not closed yet (its PR is not merged).
+    if (!(await reopenedSinceFinish(deps, task, options.reopened === true))) return ['unchanged'];
     await life.reopen({ key, by: ACTOR, reason: 'issue reopened on GitHub' });
     out.push('reopened');
   }
@@ -139,7 +152,10 @@ async function applyClosed(
   issue: GithubIssue,
   task: Task | null,
 ): Promise<readonly Applied[]> {
-  if (!unfinished(task)) return ['unchanged'];
+  if (!unfinished(task)) {
+    if (task !== null) await noteClosedSinceFinish(deps, task);
+    return ['unchanged'];
+  }
   // Closed as not planned or as a duplicate, it is not done, whatever merged PR once mentioned it.
   const completed = issue.stateReason === null || issue.stateReason === 'completed';
   const verdict = closedVerdict(completed ? await deps.api.mergedPullRequest(repo, issue.number) : null);
@@ -155,6 +171,35 @@ export async function applyGone(deps: BacklogDeps, key: string): Promise<readonl
   const task = await deps.store.tasks.get(key);
   if (!unfinished(task)) return ['unchanged'];
   return closeTask(deps, key, { done: false, reason: GONE_REASON });
+}
+
+/** The ledger row saying GitHub's issue was seen closed while its task was finished in Baton. */
+const CLOSED_SEEN = 'github:issue-closed';
+
+/**
+ * Whether GitHub reopened the issue after the task's finish: the sync closed the task, a webhook
+ * delivery said `reopened`, or the issue was seen closed since this finish (its ledger row names
+ * the finish's time, so a later finish makes it stale).
+ */
+async function reopenedSinceFinish(deps: BacklogDeps, task: Task, delivered: boolean): Promise<boolean> {
+  if (task.stateBy === ACTOR.name || delivered) return true;
+  return (await closedSeen(deps, task)) !== null;
+}
+
+async function closedSeen(deps: BacklogDeps, task: Task): Promise<object | null> {
+  const rows = await deps.store.audit.list({ key: task.key, type: CLOSED_SEEN, newestFirst: true, limit: 1 });
+  const last = rows[0];
+  return last !== undefined && last.detail['finishedAt'] === task.stateAt ? last : null;
+}
+
+/** A finished task's issue seen closed: recorded once per finish, so a later open issue reopens it. */
+async function noteClosedSinceFinish(deps: BacklogDeps, task: Task): Promise<void> {
+  if (task.stateBy === ACTOR.name || (await closedSeen(deps, task)) !== null) return;
+  await deps.store.github.note({
+    type: CLOSED_SEEN,
+    key: task.key,
+    detail: { state: task.state, finishedAt: task.stateAt, by: task.stateBy },
+  });
 }
 
 function unfinished(task: Task | null): task is Task {

@@ -75,7 +75,13 @@ export function readList(value: unknown, of: string): Read<readonly unknown[]> {
  * may say which issues it closes; anything else is only looked at for its repository.
  */
 export type Delivery = { readonly repository: string | null } & (
-  | { readonly kind: 'issue'; readonly number: number; readonly isPullRequest: boolean }
+  | {
+      readonly kind: 'issue';
+      readonly number: number;
+      readonly isPullRequest: boolean;
+      /** The action was `reopened`: GitHub reopened the issue just now. */
+      readonly reopened: boolean;
+    }
   | { readonly kind: 'merged'; readonly text: string }
   | { readonly kind: 'other' }
 );
@@ -102,11 +108,12 @@ export function readDelivery(event: string, value: unknown): Read<Delivery> {
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     return { ok: false, problem: `the payload is not a JSON object, got ${shown(value)}` };
   if (event === 'issues') {
-    return read(issuesEvent, value, ({ repository, issue }) => ({
+    return read(issuesEvent, value, ({ repository, action, issue }) => ({
       repository: repository?.full_name ?? null,
       kind: 'issue',
       number: issue.number,
       isPullRequest: issue.pull_request !== undefined && issue.pull_request !== null,
+      reopened: action === 'reopened',
     }));
   }
   if (event === 'pull_request') {

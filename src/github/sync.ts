@@ -70,7 +70,7 @@ export async function syncRepo(deps: BacklogDeps, repo: RepoName, options: SyncO
     for (const issue of got.issues) {
       seen++;
       if (issue.isPullRequest) continue;
-      for (const outcome of await applyIssue(deps, repo, issue, wanted(issue, options.labels))) {
+      for (const outcome of await applyIssue(deps, repo, issue, { mayAdd: wanted(issue, options.labels) })) {
         counts[outcome]++;
       }
     }

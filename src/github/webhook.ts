@@ -104,7 +104,8 @@ async function handle(deps: WebhookDeps, delivery: Delivery): Promise<readonly A
       throw error;
     });
     if (issue === null) return applyGone(deps, issueKey(deps.repo, delivery.number));
-    return applyIssue(deps, deps.repo, issue, wanted(issue, deps.importLabels ?? []));
+    const mayAdd = wanted(issue, deps.importLabels ?? []);
+    return applyIssue(deps, deps.repo, issue, { mayAdd, reopened: delivery.reopened });
   }
   if (delivery.kind === 'merged') {
     const out: Applied[] = [];

@@ -29,7 +29,7 @@ export interface LabelState extends LabelFacts {
 }
 
 export interface GithubNoteParams {
-  readonly type: 'github:label-repaired' | 'github:recheck';
+  readonly type: 'github:label-repaired' | 'github:recheck' | 'github:issue-closed';
   readonly key: string;
   readonly jobId?: number | undefined;
   readonly detail: Readonly<Record<string, unknown>>;

@@ -7,7 +7,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Lifecycle } from '../../src/coordinator/lifecycle.js';
 import { bothEngines } from '../support/databases.js';
-import { drain, githubFixture, key, type GithubFixture } from './fixture.js';
+import { drain, finish, githubFixture, key, type GithubFixture } from './fixture.js';
 
 const by = { name: 'alice@box' };
 
@@ -166,6 +166,38 @@ for (const db of bothEngines()) {
         f.gh.reopen(1);
         assert.equal((await f.backlog.sync({ labels: [] })).reopened, 1, 'reopened on GitHub: reopened');
         assert.equal((await f.store.tasks.get(key(1)))?.state, 'open');
+        // Finished again: the close seen before belongs to the earlier finish, so the issue (its
+        // state_reason still `reopened`) does not reopen this one.
+        await finish(f, 1);
+        f.gh.setLabels(1, ['ui']);
+        assert.equal((await f.backlog.sync({ labels: [] })).reopened, 0);
+        assert.equal((await f.store.tasks.get(key(1)))?.state, 'done', 'finished again: stays finished');
+      }));
+
+    test('an issue reopened before it was imported: its task, finished in Baton, is not reopened by every sync', () =>
+      withFixture(db, async (f) => {
+        f.gh.add(30);
+        f.gh.close(30);
+        f.gh.reopen(30);
+        await f.backlog.sync({ labels: [] });
+        await finish(f, 30);
+        await drain(f);
+        for (const labels of [['bug'], ['bug', 'ui']]) {
+          f.gh.setLabels(30, labels);
+          const r = await f.backlog.sync({ labels: [] });
+          assert.equal(r.seen, 1, 'the issue was read again');
+          assert.equal(r.reopened, 0);
+          assert.equal((await f.store.tasks.get(key(30)))?.state, 'done', 'not handed out again');
+        }
+        const seen = await f.store.audit.list({ key: key(30), type: 'github:issue-closed' });
+        assert.equal(seen.length, 0, 'never seen closed since the finish');
+        f.gh.close(30, { mergedPr: 31 });
+        await f.backlog.sync({ labels: [] });
+        await f.backlog.sync({ labels: [] });
+        const closed = await f.store.audit.list({ key: key(30), type: 'github:issue-closed' });
+        assert.equal(closed.length, 1, 'seen closed: recorded once');
+        f.gh.reopen(30);
+        assert.equal((await f.backlog.sync({ labels: [] })).reopened, 1, 'reopened since the finish');
       }));
 
     test('a design-review label on an escalated issue gates it once a human resolves it', () =>

@@ -2,6 +2,7 @@
  * A store, a GitHub stand-in whose every response is checked against GitHub's OpenAPI
  * description, and the backlog of its repository pointed at it, for the GitHub tests.
  */
+import assert from 'node:assert/strict';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
 import { openBacklog, type Backlog } from '../../src/github/backlog.js';
@@ -82,4 +83,18 @@ export async function drain(f: GithubFixture, timeoutMs = 20_000): Promise<void>
     await f.backlog.project();
     if ((await f.store.github.backlog()) > 0) await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** The task's agent claims it and releases it done, as a run that finished. */
+export async function finish(f: GithubFixture, n: number): Promise<void> {
+  const session = await f.store.sessions.start({ kind: 'agent', host: 'box', pid: 1 });
+  const claimed = await f.store.claims.acquire({ key: key(n), session: session.id });
+  assert.ok(claimed.ok);
+  await f.store.claims.release({
+    key: key(n),
+    session: session.id,
+    epoch: claimed.claim.epoch,
+    outcome: 'done',
+  });
+  assert.equal((await f.store.tasks.get(key(n)))?.state, 'done');
 }

@@ -9,61 +9,16 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { serve } from '@hono/node-server';
 import { Webhooks } from '@octokit/webhooks';
-import { Hono } from 'hono';
-import { parseRepo } from '../../src/core/github.js';
-import { closingReferences, githubWebhookRoutes } from '../../src/github/webhook.js';
+import { closingReferences } from '../../src/github/webhook.js';
 import { parseBind } from '../../src/http/bind.js';
 import { meterStore, serveHttp } from '../../src/http/server.js';
 import { BODY_MAX, WEBHOOK_BODY_MAX } from '../../src/http/app.js';
 import { bothEngines } from '../support/databases.js';
 import { serve as batonServe } from '../http/support.js';
 import type { StoredIssue } from '../support/github-standin.js';
-import { githubFixture, key, REPO, type GithubFixture } from './fixture.js';
-
-const SECRET = 'whsec-stand-in-0123456789';
-
-async function withServer(
-  db: Parameters<typeof githubFixture>[0],
-  body: (
-    f: GithubFixture,
-    post: (event: string, payload: unknown, sign?: string | null) => Promise<Response>,
-  ) => Promise<void>,
-  importLabels: readonly string[] = [],
-): Promise<void> {
-  const f = await githubFixture(db);
-  const app = new Hono();
-  const deps = { ...f.backlog.deps, repo: parseRepo(REPO), secret: SECRET, importLabels };
-  app.route('/', githubWebhookRoutes(deps));
-  const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
-  await new Promise((resolve) => server.once('listening', resolve));
-  const address = server.address();
-  const base = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
-  const post = async (event: string, payload: unknown, sign: string | null = SECRET) => {
-    const text = JSON.stringify(payload);
-    const signature = sign === null ? null : await new Webhooks({ secret: sign }).sign(text);
-    return fetch(`${base}/v1/github/webhook`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'x-github-event': event,
-        'x-github-delivery': '1',
-        ...(signature === null ? {} : { 'x-hub-signature-256': signature }),
-      },
-      body: text,
-    });
-  };
-  try {
-    await body(f, post);
-    assert.deepEqual(f.checker.failures, []);
-  } finally {
-    await new Promise((resolve) => server.close(resolve));
-    await f.close();
-  }
-}
-
-const repository = { full_name: REPO, name: 'api', owner: { login: 'acme' } };
+import { githubFixture, key, REPO } from './fixture.js';
+import { repository, SECRET, withServer } from './webhook-server.js';
 
 describe('closing references', () => {
   test('reads GitHub closing keywords and nothing else', () => {
