@@ -276,7 +276,8 @@ export class GithubApi {
       // issue's end (turned on again, they are all back), so only "deleted" is taken as gone.
       if (status === 410 && !/disabled/i.test(describe(error)))
         throw new IssueGoneError(this.scrub(`GitHub ${method} ${path.split('?')[0] ?? path}: 410 Gone`));
-      throw new GithubUnavailableError(
+      const Unavailable = status === 404 ? GithubNotFoundError : GithubUnavailableError;
+      throw new Unavailable(
         this.scrub(`GitHub ${method} ${path.split('?')[0] ?? path}: ${describe(error)}`),
         'check GITHUB_API_URL, the token and its scopes (issues: read and write); Baton retries on its next pass',
       );
@@ -297,6 +298,12 @@ export class IssueGoneError extends GithubUnavailableError {
     super(message, 'nothing to do: Baton closes the task of a deleted issue');
   }
 }
+
+/**
+ * GitHub answered 404: no such issue, or none the token may read. Unavailable as any failure (the
+ * projector retries it); a merged pull request's reference to it is passed over (webhook.ts).
+ */
+export class GithubNotFoundError extends GithubUnavailableError {}
 
 /** A conditional GET's answer, and how to remember its ETag once the body has been used. */
 interface Conditional {

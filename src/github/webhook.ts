@@ -15,15 +15,17 @@
  *   issues (any action)          → the issue read and applied to its task (closed: the job cancelled;
  *                                   deleted, GitHub answering 410: the task closed)
  *   pull_request closed + merged → each issue the PR says it closes ("fixes #N") read and applied
+ *                                   as an issues event's (the label filter; a PR or an unknown
+ *                                   number passed over; deleted: closed), each on its own
  *   ping, anything else          → 202, nothing done
  *
  * A sub-app: the server mounts it with `app.route('/', githubWebhookRoutes(deps))`.
  */
 import { Webhooks } from '@octokit/webhooks';
 import { Hono } from 'hono';
-import { BatonError } from '../core/errors.js';
+import { BatonError, GithubUnavailableError } from '../core/errors.js';
 import { type RepoName, issueKey, sameRepo } from '../core/github.js';
-import { IssueGoneError } from './api.js';
+import { GithubNotFoundError, IssueGoneError } from './api.js';
 import { readDelivery, type Delivery, type Read } from './payload.js';
 import { applyGone, applyIssue, type Applied, type BacklogDeps } from './apply.js';
 import { wanted } from './sync.js';
@@ -99,22 +101,58 @@ export function githubWebhookRoutes(deps: WebhookDeps): Hono {
 async function handle(deps: WebhookDeps, delivery: Delivery): Promise<readonly Applied[] | null> {
   if (delivery.kind === 'issue') {
     if (delivery.isPullRequest) return null;
-    const issue = await deps.api.issue(deps.repo, delivery.number).catch((error: unknown) => {
-      if (error instanceof IssueGoneError) return null;
-      throw error;
-    });
-    if (issue === null) return applyGone(deps, issueKey(deps.repo, delivery.number));
-    const mayAdd = wanted(issue, deps.importLabels ?? []);
-    return applyIssue(deps, deps.repo, issue, { mayAdd, reopened: delivery.reopened });
+    return applyNumber(deps, delivery.number, delivery.reopened);
   }
-  if (delivery.kind === 'merged') {
-    const out: Applied[] = [];
-    for (const issueNumber of closingReferences(delivery.text)) {
-      out.push(...(await applyIssue(deps, deps.repo, await deps.api.issue(deps.repo, issueNumber))));
-    }
-    return out;
-  }
+  if (delivery.kind === 'merged') return applyReferences(deps, closingReferences(delivery.text));
   return null;
+}
+
+/**
+ * The issue read again and applied as the sync would: one the label filter leaves out is not
+ * added, a pull request is passed over, a deleted one (410) closes its task.
+ */
+async function applyNumber(
+  deps: WebhookDeps,
+  number: number,
+  reopened: boolean,
+): Promise<readonly Applied[]> {
+  const issue = await deps.api.issue(deps.repo, number).catch((error: unknown) => {
+    if (error instanceof IssueGoneError) return null;
+    throw error;
+  });
+  if (issue === null) return applyGone(deps, issueKey(deps.repo, number));
+  if (issue.isPullRequest) return ['skipped'];
+  return applyIssue(deps, deps.repo, issue, { mayAdd: wanted(issue, deps.importLabels ?? []), reopened });
+}
+
+/**
+ * Each issue a merged pull request says it closes, on its own: one GitHub does not know (404) is
+ * passed over and logged; one GitHub failed to answer is named in the 503 after the others are
+ * applied (applying them again changes nothing, so the delivery may be redelivered).
+ */
+async function applyReferences(deps: WebhookDeps, numbers: readonly number[]): Promise<readonly Applied[]> {
+  const out: Applied[] = [];
+  const failed: string[] = [];
+  for (const number of numbers) {
+    try {
+      out.push(...(await applyNumber(deps, number, false)));
+    } catch (error) {
+      if (!(error instanceof GithubUnavailableError)) throw error;
+      if (error instanceof GithubNotFoundError) {
+        deps.log(
+          `${issueKey(deps.repo, number)}: named by a merged pull request, not found on GitHub; passed over`,
+        );
+        out.push('skipped');
+      } else failed.push(`#${number} (${error.message})`);
+    }
+  }
+  if (failed.length > 0) {
+    throw new GithubUnavailableError(
+      `GitHub did not answer for ${failed.join(', ')}; the pull request's other issues were applied`,
+      "redeliver it from the webhook's Recent Deliveries, or let the next sync apply them",
+    );
+  }
+  return out;
 }
 
 /** The two content types GitHub offers for a webhook, said when a body is neither. */
