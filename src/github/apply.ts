@@ -24,6 +24,7 @@
  * between the two sets it next time, and a design a human approved is not gated again while the
  * label stays.
  */
+import { ConflictError } from '../core/errors.js';
 import { validateName } from '../core/validate.js';
 import {
   type GithubLabels,
@@ -90,25 +91,9 @@ export async function applyIssue(
   const theirsUngated = theirs.filter((label) => !hasLabel([deps.labels.designReview], label));
   if (task === null) {
     if (options.mayAdd === false) return ['skipped'];
-    const added = await store.tasks.add(
-      await triaged(store, {
-        key,
-        title: issue.title.slice(0, TITLE_LENGTH_MAX),
-        body: issue.body.slice(0, BODY_LENGTH_MAX),
-        url: issue.url,
-        labels: theirsUngated,
-        byName: ACTOR.name,
-        actor: ACTOR.name,
-      }),
-    );
-    const out: Applied[] = ['added'];
-    if (added.state === 'escalated') out.push('escalated');
-    if (gateWanted && added.state === 'open') {
-      await life.gate({ key, gate: 'design', by: ACTOR });
-      out.push('gated');
-      await store.tasks.update({ key, labels: theirs, by: ACTOR });
-    }
-    return out;
+    const out = await addTask(deps, key, issue, theirs);
+    // Added meanwhile (a delivery and the sync at once): applied as an update to it.
+    return out ?? applyIssue(deps, repo, issue, options);
   }
   const out: Applied[] = [];
   if (task.state === 'done' || task.state === 'closed') {
@@ -140,6 +125,43 @@ export async function applyIssue(
   }
   if (!out.includes('reopened') && (await repairLabels(deps, key, issue))) out.push('repaired');
   return out.length === 0 ? ['unchanged'] : out;
+}
+
+/**
+ * The issue's task added (gated when labelled so), or null when a task of its key was added
+ * between the caller's read and this add (ConflictError, and the task is there).
+ */
+async function addTask(
+  deps: BacklogDeps,
+  key: string,
+  issue: GithubIssue,
+  theirs: readonly string[],
+): Promise<Applied[] | null> {
+  const { store } = deps;
+  const gateWanted = hasLabel(issue.labels, deps.labels.designReview);
+  const theirsUngated = theirs.filter((label) => !hasLabel([deps.labels.designReview], label));
+  const fields = await triaged(store, {
+    key,
+    title: issue.title.slice(0, TITLE_LENGTH_MAX),
+    body: issue.body.slice(0, BODY_LENGTH_MAX),
+    url: issue.url,
+    labels: theirsUngated,
+    byName: ACTOR.name,
+    actor: ACTOR.name,
+  });
+  const added = await store.tasks.add(fields).catch(async (error: unknown) => {
+    if (error instanceof ConflictError && (await store.tasks.get(key)) !== null) return null;
+    throw error;
+  });
+  if (added === null) return null;
+  const out: Applied[] = ['added'];
+  if (added.state === 'escalated') out.push('escalated');
+  if (gateWanted && added.state === 'open') {
+    await new Lifecycle(store).gate({ key, gate: 'design', by: ACTOR });
+    out.push('gated');
+    await store.tasks.update({ key, labels: theirs, by: ACTOR });
+  }
+  return out;
 }
 
 /** Why a task whose issue was deleted on GitHub (410 Gone) closed. */

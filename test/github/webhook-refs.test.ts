@@ -5,9 +5,11 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { parseRepo } from '../../src/core/github.js';
+import { applyIssue } from '../../src/github/apply.js';
 import { bothEngines } from '../support/databases.js';
 import type { StoredIssue } from '../support/github-standin.js';
-import { drain, finish, key } from './fixture.js';
+import { drain, finish, key, REPO } from './fixture.js';
 import { repository, withServer } from './webhook-server.js';
 
 const applied = async (answer: Response): Promise<string[]> => {
@@ -88,6 +90,18 @@ for (const db of bothEngines()) {
         assert.match(body.error.message, /#20 .*other issues were applied/);
         assert.equal((await f.store.tasks.get(key(20)))?.state, 'open');
         assert.equal((await f.store.tasks.get(key(21)))?.state, 'done');
+      }));
+
+    test('a delivery racing the sync on a new issue: both applied, one adds it, the other updates it', () =>
+      withServer(db, async (f) => {
+        f.gh.add(50);
+        const { deps } = f.backlog;
+        const issue = await deps.api.issue(parseRepo(REPO), 50);
+        // Both read "no task" before either adds it: the second add finds it there.
+        const outcomes = await Promise.all([1, 2, 3].map(() => applyIssue(deps, parseRepo(REPO), issue)));
+        assert.equal(outcomes.filter((got) => got.includes('added')).length, 1, JSON.stringify(outcomes));
+        assert.equal((await f.store.tasks.get(key(50)))?.state, 'open');
+        assert.equal((await f.backlog.sync({ labels: [] })).added, 0, 'and the sync adds nothing');
       }));
   });
 }
