@@ -111,7 +111,16 @@ export class GithubApi {
    */
   async listIssues(
     repo: RepoName,
-    params: { readonly since: string | null; readonly state: 'open' | 'all'; readonly page: number },
+    params: {
+      readonly since: string | null;
+      readonly state: 'open' | 'all';
+      readonly page: number;
+      /**
+       * The pass's label filter, as its cursor names it: its ETags are its own (a pass with
+       * another filter applied the page otherwise).
+       */
+      readonly filter?: string | undefined;
+    },
   ): Promise<IssuePage> {
     const query = new URLSearchParams({
       state: params.state,
@@ -122,7 +131,7 @@ export class GithubApi {
       ...(params.since === null ? {} : { since: params.since }),
     });
     const path = `/repos/${repo.full}/issues?${query.toString()}`;
-    const got = await this.conditional(path, params.page === 1);
+    const got = await this.conditional(path, params.page === 1, false, params.filter);
     if (got.body === null) return { notModified: true, issues: [], keep: got.keep };
     const issues = this.readable('GET', path, readIssues(JSON.parse(got.body)));
     return { notModified: false, issues, keep: got.keep };
@@ -241,8 +250,14 @@ export class GithubApi {
    * caller has used the body: a page whose application failed halfway is asked for again
    * unconditionally, not answered 304 until the repository changes.
    */
-  private async conditional(path: string, useCache: boolean, always = false): Promise<Conditional> {
-    const cached = useCache ? await this.options.cache.cached(path) : null;
+  private async conditional(
+    path: string,
+    useCache: boolean,
+    always = false,
+    filter?: string,
+  ): Promise<Conditional> {
+    const url = filter === undefined ? path : `${path} ${filter}`;
+    const cached = useCache ? await this.options.cache.cached(url) : null;
     const headers = cached === null ? {} : { 'if-none-match': cached.etag };
     const got = await this.call('GET', path, undefined, [304], headers);
     if (got.status === 304 && cached !== null)
@@ -251,9 +266,7 @@ export class GithubApi {
     const etag = got.headers['etag'];
     const link = got.headers['link'];
     const keep =
-      useCache && typeof etag === 'string'
-        ? () => this.options.cache.cache({ url: path, etag, body })
-        : nothing;
+      useCache && typeof etag === 'string' ? () => this.options.cache.cache({ url, etag, body }) : nothing;
     return { body, keep, link: typeof link === 'string' ? link : '' };
   }
 

@@ -8,7 +8,9 @@
  * (its ETag kept once its page is applied): a 304 costs no rate limit and changes nothing. A page
  * is asked for by `since` rather than by number, so an issue updated during the pass moves to a
  * later page instead of shifting one out of reach; only when a whole page shares one
- * `updated_at` does the pass turn the page.
+ * `updated_at` does the pass turn the page. Each label filter has its own cursor (cursorKey): a
+ * pass with `--label` moves past the issues it skips, which a pass without it must still read; so
+ * are its pages' ETags (a 304 to one filter says nothing of what another applied).
  */
 import type { RepoName } from '../core/github.js';
 import type { GithubIssue } from './api.js';
@@ -53,7 +55,8 @@ export async function syncRepo(deps: BacklogDeps, repo: RepoName, options: SyncO
     unchanged: 0,
     skipped: 0,
   };
-  let since = await deps.store.github.cursor(repo.full);
+  const cursor = cursorKey(repo, options.labels);
+  let since = await deps.store.github.cursor(cursor);
   const state = since === null ? 'open' : 'all';
   let pages = 0;
   let seen = 0;
@@ -61,7 +64,8 @@ export async function syncRepo(deps: BacklogDeps, repo: RepoName, options: SyncO
   let notModified = false;
   for (;;) {
     if (options.pagesMax !== undefined && pages >= options.pagesMax) break;
-    const got = await deps.api.listIssues(repo, { since, state, page });
+    const filter = cursor === repo.full ? undefined : cursor;
+    const got = await deps.api.listIssues(repo, { since, state, page, filter });
     pages++;
     if (got.notModified) {
       notModified = pages === 1;
@@ -81,7 +85,7 @@ export async function syncRepo(deps: BacklogDeps, repo: RepoName, options: SyncO
     if (newest !== null && newest !== since) {
       since = newest;
       page = 1;
-      await deps.store.github.saveCursor({ repo: repo.full, since });
+      await deps.store.github.saveCursor({ repo: cursor, since });
     } else {
       page++;
     }
@@ -102,6 +106,17 @@ export async function syncRepo(deps: BacklogDeps, repo: RepoName, options: SyncO
     repaired: counts.repaired,
     since,
   };
+}
+
+/**
+ * Where a pass keeps its cursor: per repository and label filter, since a pass with a filter moves
+ * past the issues it skips. `acme/api` with no filter (as before filters had cursors of their
+ * own), `acme/api labels:ai,bug` with one (lower case, sorted: the filter's own matching).
+ */
+function cursorKey(repo: RepoName, labels: readonly string[]): string {
+  if (labels.length === 0) return repo.full;
+  const names = [...new Set(labels.map((label) => label.normalize('NFC').toLowerCase()))].sort();
+  return `${repo.full} labels:${names.join(',')}`;
 }
 
 /** Whether the issue passes the label filter (`--github-label`: any of them; none given, all). */

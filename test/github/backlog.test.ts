@@ -146,6 +146,19 @@ for (const db of bothEngines()) {
         );
       }));
 
+    test('issues a --label pass skipped are imported by a later pass without it (a cursor per filter)', () =>
+      withFixture(db, async (f) => {
+        f.gh.add(1, { labels: ['ai'] });
+        f.gh.add(2);
+        assert.equal((await f.backlog.sync({ labels: ['ai'] })).added, 1);
+        assert.equal(await f.store.tasks.get(key(2)), null, 'skipped by the filter');
+        assert.equal((await f.backlog.sync({ labels: ['AI'] })).added, 0);
+        const all = await f.backlog.sync({ labels: [] });
+        assert.equal(all.added, 1, 'the pass without a filter reads what the filtered one skipped');
+        assert.equal((await f.store.tasks.get(key(2)))?.state, 'open');
+        assert.equal((await f.backlog.sync({ labels: ['ai'] })).added, 0);
+      }));
+
     test('a task finished in Baton stays finished while its issue is still open (its PR not merged yet)', () =>
       withFixture(db, async (f) => {
         f.gh.add(1);
