@@ -6,7 +6,7 @@ import { allowed } from '../daemon/agent-env.js';
 import type { Command } from 'commander';
 import type { Hono } from 'hono';
 import { InvalidInputError } from '../core/errors.js';
-import { DEFAULT_GITHUB_LABELS, parseRepo, validateLabelNames } from '../core/github.js';
+import { DEFAULT_GITHUB_LABELS, parseRepo, tokenVariable, validateLabelNames } from '../core/github.js';
 import type { Store } from '../store/store.js';
 import type { Backlog } from '../github/backlog.js';
 
@@ -39,8 +39,9 @@ export function githubOptions(command: Command): Command {
  */
 export function checkGithubFlags(repo: string, flags: GithubFlags): void {
   parseRepo(repo);
-  const name = flags.tokenEnv ?? 'GITHUB_TOKEN';
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) || (process.env[name] ?? '') === '') {
+  // The name's form first: `export 1X=…` is no advice to give.
+  const name = tokenVariable(flags.tokenEnv);
+  if ((process.env[name] ?? '') === '') {
     throw new InvalidInputError(
       `${name} is not set: Baton needs a GitHub token to read and label issues`,
       `export ${name}=<a token with issues read and write>, or name another variable with --token-env`,

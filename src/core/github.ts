@@ -144,3 +144,15 @@ export function validateLabelNames(names: GithubLabels): GithubLabels {
   }
   return names;
 }
+
+/** The token's variable (`--token-env`, GITHUB_TOKEN by default), refused unless a variable name. */
+export function tokenVariable(name: string | undefined): string {
+  const tokenEnv = name ?? 'GITHUB_TOKEN';
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(tokenEnv)) {
+    throw new InvalidInputError(
+      `--token-env ${JSON.stringify(tokenEnv)} is not a variable name`,
+      'give a name such as GITHUB_TOKEN (letters, digits and _, not starting with a digit)',
+    );
+  }
+  return tokenEnv;
+}

@@ -11,6 +11,7 @@ import {
   type GithubLabels,
   type RepoName,
   validateLabelNames,
+  tokenVariable,
 } from '../core/github.js';
 import type { Job } from '../core/job.js';
 import type { Store } from '../store/store.js';
@@ -51,13 +52,7 @@ const positive = (env: BacklogOptions['env'], name: string): number | undefined 
 };
 
 export function openBacklog(options: BacklogOptions): Backlog {
-  const tokenEnv = options.tokenEnv ?? 'GITHUB_TOKEN';
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(tokenEnv)) {
-    throw new InvalidInputError(
-      `--token-env ${JSON.stringify(tokenEnv)} is not a variable name`,
-      'give a name such as GITHUB_TOKEN',
-    );
-  }
+  const tokenEnv = tokenVariable(options.tokenEnv);
   const token = options.env[tokenEnv] ?? '';
   if (token === '') {
     throw new InvalidInputError(
