@@ -4,13 +4,40 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { batonBare } from '../support/cli.js';
-import { REPO } from './fixture.js';
+import { batonBare, repoRoot } from '../support/cli.js';
+import { sqliteDatabase } from '../support/databases.js';
+import { waitUntil } from '../support/wait.js';
+import { githubFixture, REPO } from './fixture.js';
 
 describe('baton github sync (a process)', () => {
+  test('--every runs pass after pass (12 here) without MaxListenersExceededWarning, and stops on SIGTERM', async () => {
+    const f = await githubFixture(sqliteDatabase());
+    try {
+      f.gh.add(1);
+      const env = { ...process.env, ...f.env, BATON_DB: f.db };
+      const child = spawn(process.execPath, ['bin/baton.js', 'github', 'sync', REPO, '--every', '1s'], {
+        cwd: repoRoot(),
+        env,
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const exited = new Promise<number | null>((done) => child.once('exit', done));
+      const passes = (): number => stdout.split('\n').filter((line) => line.startsWith(REPO)).length;
+      await waitUntil(() => passes() >= 12, 60_000, '12 passes');
+      child.kill('SIGTERM');
+      assert.equal(await exited, 0);
+      assert.doesNotMatch(stderr, /MaxListenersExceeded/);
+    } finally {
+      await f.close();
+    }
+  });
+
   test('--token-env 1X is refused as no variable name, not as a variable to export (exit 2)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'baton-token-env-'));
     const db = join(dir, 'baton.db');

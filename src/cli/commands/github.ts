@@ -4,6 +4,7 @@
  * One pass and exit; with `--every` it keeps running. `--project` also applies the label outbox
  * once per pass, for a setup without `baton up --github` (which projects on its leader).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Command } from 'commander';
 import { GithubUnavailableError, InvalidInputError } from '../../core/errors.js';
 import { validateDuration } from '../../core/validate.js';
@@ -83,10 +84,9 @@ export function registerGithub(program: Command): void {
           },
         );
         process.stdout.write(`${line}\n`);
-        await new Promise((resolve) => {
-          const timer = setTimeout(resolve, everyMs);
-          stop.signal.addEventListener('abort', () => resolve(clearTimeout(timer)), { once: true });
-        });
+        // Ended early by a signal; the wait takes its abort listener away either way (one added per
+        // pass and never removed made Node warn MaxListenersExceededWarning after 11 passes).
+        await sleep(everyMs, undefined, { signal: stop.signal }).catch(() => undefined);
         if (stop.signal.aborted) return;
       }
     });
