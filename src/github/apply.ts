@@ -38,6 +38,7 @@ import {
 import { BODY_LENGTH_MAX, type Actor, type Task } from '../core/task.js';
 import { LABEL_COUNT_MAX, TITLE_LENGTH_MAX } from '../core/validate.js';
 import { Lifecycle, triaged } from '../coordinator/lifecycle.js';
+import type { AuditEntry } from '../core/audit-event.js';
 import type { Store } from '../store/store.js';
 import type { GithubApi, GithubIssue } from './api.js';
 
@@ -99,7 +100,7 @@ export async function applyIssue(
   if (task.state === 'done' || task.state === 'closed') {
     // Reopened on GitHub only if it was seen closed since this finish (module doc). Otherwise the
     // issue has simply not closed yet (its PR is not merged).
-    if (!(await reopenedSinceFinish(deps, task, options.reopened === true))) return ['unchanged'];
+    if (!(await reopenedSinceFinish(deps, task, issue, options.reopened === true))) return ['unchanged'];
     await life.reopen({ key, by: ACTOR, reason: 'issue reopened on GitHub' });
     out.push('reopened');
   }
@@ -175,7 +176,7 @@ async function applyClosed(
   task: Task | null,
 ): Promise<readonly Applied[]> {
   if (!unfinished(task)) {
-    if (task !== null) await noteClosedSinceFinish(deps, task);
+    if (task !== null) await noteClosedSinceFinish(deps, task, issue);
     return ['unchanged'];
   }
   // Closed as not planned or as a duplicate, it is not done, whatever merged PR once mentioned it.
@@ -201,26 +202,43 @@ const CLOSED_SEEN = 'github:issue-closed';
 /**
  * Whether GitHub reopened the issue after the task's finish: the sync closed the task, a webhook
  * delivery said `reopened`, or the issue was seen closed since this finish (its ledger row names
- * the finish's time, so a later finish makes it stale).
+ * the finish's time, so a later finish makes it stale) and this open issue was updated after that
+ * closed one. A sync applies a page read seconds before: an open copy read before the close (a
+ * merge closed it meanwhile, a delivery recorded the close) is older than the close, not a reopen.
+ * Both times are GitHub's `updated_at`, which every change moves on.
  */
-async function reopenedSinceFinish(deps: BacklogDeps, task: Task, delivered: boolean): Promise<boolean> {
+async function reopenedSinceFinish(
+  deps: BacklogDeps,
+  task: Task,
+  issue: GithubIssue,
+  delivered: boolean,
+): Promise<boolean> {
   if (task.stateBy === ACTOR.name || delivered) return true;
-  return (await closedSeen(deps, task)) !== null;
+  const closedAt = (await closedSeen(deps, task))?.detail['issueUpdatedAt'];
+  return typeof closedAt === 'string' && Date.parse(issue.updatedAt) > Date.parse(closedAt);
 }
 
-async function closedSeen(deps: BacklogDeps, task: Task): Promise<object | null> {
+async function closedSeen(deps: BacklogDeps, task: Task): Promise<AuditEntry | null> {
   const rows = await deps.store.audit.list({ key: task.key, type: CLOSED_SEEN, newestFirst: true, limit: 1 });
   const last = rows[0];
   return last !== undefined && last.detail['finishedAt'] === task.stateAt ? last : null;
 }
 
-/** A finished task's issue seen closed: recorded once per finish, so a later open issue reopens it. */
-async function noteClosedSinceFinish(deps: BacklogDeps, task: Task): Promise<void> {
+/**
+ * A finished task's issue seen closed: recorded once per finish, with the closed issue's update
+ * time, so an open issue updated later reopens it.
+ */
+async function noteClosedSinceFinish(deps: BacklogDeps, task: Task, issue: GithubIssue): Promise<void> {
   if (task.stateBy === ACTOR.name || (await closedSeen(deps, task)) !== null) return;
   await deps.store.github.note({
     type: CLOSED_SEEN,
     key: task.key,
-    detail: { state: task.state, finishedAt: task.stateAt, by: task.stateBy },
+    detail: {
+      state: task.state,
+      finishedAt: task.stateAt,
+      by: task.stateBy,
+      issueUpdatedAt: issue.updatedAt,
+    },
   });
 }
 

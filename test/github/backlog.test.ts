@@ -6,6 +6,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Lifecycle } from '../../src/coordinator/lifecycle.js';
+import { applyIssue } from '../../src/github/apply.js';
 import { bothEngines } from '../support/databases.js';
 import { drain, finish, githubFixture, key, type GithubFixture } from './fixture.js';
 
@@ -211,6 +212,26 @@ for (const db of bothEngines()) {
         assert.equal(closed.length, 1, 'seen closed: recorded once');
         f.gh.reopen(30);
         assert.equal((await f.backlog.sync({ labels: [] })).reopened, 1, 'reopened since the finish');
+      }));
+
+    test('an open copy read before the issue closed does not reopen its finished task (a page applied late)', () =>
+      withFixture(db, async (f) => {
+        f.gh.add(40);
+        await f.backlog.sync({ labels: [] });
+        await finish(f, 40);
+        await drain(f);
+        // A sync's page holds the issue open; a merge closes it before the page is applied, and
+        // the close is seen (a delivery, another pass) first.
+        const stale = await f.backlog.deps.api.issue(f.backlog.repo, 40);
+        assert.equal(stale.state, 'open');
+        f.gh.close(40, { mergedPr: 41 });
+        await f.backlog.sync({ labels: [] });
+        assert.equal((await f.store.audit.list({ key: key(40), type: 'github:issue-closed' })).length, 1);
+        assert.deepEqual(await applyIssue(f.backlog.deps, f.backlog.repo, stale), ['unchanged']);
+        assert.equal((await f.store.tasks.get(key(40)))?.state, 'done', 'not reopened by the older copy');
+        f.gh.reopen(40);
+        assert.equal((await f.backlog.sync({ labels: [] })).reopened, 1, 'a reopen after the close reopens');
+        assert.equal((await f.store.tasks.get(key(40)))?.state, 'open');
       }));
 
     test('a design-review label on an escalated issue gates it once a human resolves it', () =>
