@@ -26,6 +26,11 @@ describe('redaction', () => {
     assert.equal(redactSecrets(json), json);
     assert.equal(hasPassword('postgres://u@h/db'), false);
     assert.equal(hasPassword('postgres://u:p@h/db'), true);
+    // A password with a space or a quote, which pg takes whole: still a password on argv.
+    assert.equal(hasPassword('postgres://u:a b@h/db'), true);
+    assert.equal(hasPassword('postgres://u:p"w@h/db'), true);
+    assert.equal(hasPassword('postgres://u:@h/db'), false);
+    assert.equal(hasPassword('/tmp/baton.db'), false);
   });
 
   test('drops the password from a URL to hand on, keeping user, host, database and options', () => {

@@ -22,9 +22,21 @@ export function redactSecrets(text: string): string {
     .replace(KEYWORD_PASSWORD, (_, key: string, value: string) => (value === '' ? key : `${key}${REDACTED}`));
 }
 
-/** Whether the URL (or connection string) names a password of its own. */
+/**
+ * Whether the URL (or connection string) names a password of its own: as the patterns above see
+ * it, or as a URL parser does (a password with a space or a quote, which the patterns stop at and
+ * pg takes whole).
+ */
 export function hasPassword(url: string): boolean {
-  return redactSecrets(url) !== url;
+  return redactSecrets(url) !== url || parsedPassword(url);
+}
+
+function parsedPassword(url: string): boolean {
+  try {
+    return new URL(url).password !== '';
+  } catch {
+    return false; // a path, or no URL at all
+  }
 }
 
 /**

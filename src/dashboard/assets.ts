@@ -81,6 +81,11 @@ export const APP_JS = `
     source.addEventListener('change', function () { htmx.trigger(document.body, 'baton:change'); });
     source.addEventListener('open', function () { if (live) live.textContent = 'live'; });
     source.addEventListener('error', function () { if (live) live.textContent = 'reconnecting'; });
+    // The token no longer opens (revoked, expired): no reconnecting; sign in again.
+    source.addEventListener('ended', function (event) {
+      source.close();
+      if (live) live.textContent = 'stopped: ' + event.data;
+    });
   });
 })();
 `;

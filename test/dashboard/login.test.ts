@@ -45,7 +45,7 @@ void describe('the dashboard under --auth required, in a real browser', { skip }
   before(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-    server = await startTestServer(freshSqlite(), () => {}, { pollMs: 100 }, 'required');
+    server = await startTestServer(freshSqlite(), () => {}, { pollMs: 100, tokenRecheckMs: 200 }, 'required');
     const made = await server.store.tokens.create({ scope: 'viewer', name: 'a viewer' });
     viewer = { id: made.token.id, secret: made.secret };
     await server.store.tasks.add({ key: 'stuck', title: 'an agent stuck on a prompt' });
@@ -113,6 +113,20 @@ void describe('the dashboard under --auth required, in a real browser', { skip }
     assert.deepEqual(await page.context().cookies(), []);
     await page.goto(`${server.url}/claims`);
     assert.equal(new URL(page.url()).pathname, '/login');
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('a page whose token is revoked stops its live updates and says to sign in again', async () => {
+    const page = await browser.newPage();
+    const errors = watch(page, /status of 401/);
+    const made = await server.store.tokens.create({ scope: 'viewer', name: 'revoked while watching' });
+    await page.goto(`${server.url}/claims`);
+    await signIn(page, made.secret);
+    await page.waitForURL(`${server.url}/claims`);
+    await page.locator('#live', { hasText: 'live' }).waitFor();
+    await server.store.tokens.revoke({ id: made.token.id, actor: 'test' });
+    await page.locator('#live', { hasText: 'stopped: the token no longer opens: sign in again' }).waitFor();
     assert.deepEqual(errors, []);
     await page.close();
   });

@@ -273,7 +273,8 @@ class LogReader {
     const name = chunk.host;
     if (this.runnerGone || name === null || this.idle++ % QUIET_READS_PER_LOOK !== 0) return;
     const host = (await this.baton.cluster.hosts().catch(() => [])).find((each) => each.name === name);
-    if (host === undefined || host.liveness === 'live') return;
+    // Only a host judged silent or down: a server too old to judge (no liveness) says nothing.
+    if (host === undefined || (host.liveness !== 'silent' && host.liveness !== 'down')) return;
     this.runnerGone = true;
     const state =
       host.liveness === 'silent'
