@@ -68,5 +68,12 @@ describe('hasGuardedRemote', () => {
     git(repo, 'remote', 'set-url', 'origin', remote.replace(/\.git$/, ''));
     assert.equal(await hasGuardedRemote(repo), true, 'without its .git, as git finds it');
     assert.equal(await hasGuardedRemote(dir), false, 'not a repository: none');
+    // Fetched from the guarded repository, pushed to a host: the token would go to the host.
+    git(repo, 'remote', 'remove', 'far');
+    git(repo, 'remote', 'remove', 'web');
+    git(repo, 'remote', 'set-url', '--push', 'origin', 'https://example.com/acme/api.git');
+    assert.equal(await hasGuardedRemote(repo), false, 'its push URL is a host: not guarded');
+    git(repo, 'remote', 'set-url', '--push', 'origin', remote);
+    assert.equal(await hasGuardedRemote(repo), true, 'its push URL is the guarded repository');
   });
 });

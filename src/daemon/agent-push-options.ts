@@ -36,23 +36,40 @@ function guarded(path: string): boolean {
   return [path, `${path}.git`].some((dir) => existsSync(join(dir, SERVER_CONFIG_FILE)));
 }
 
-/** Whether a remote of the repository at `cwd` is a local repository with Baton's server guard. */
+/**
+ * Whether a remote of the repository at `cwd` pushes only to local repositories with Baton's
+ * server guard: its push URLs (`remote.<name>.pushurl`, where git pushes when one is set), else
+ * its URLs. A remote fetched from a guarded repository and pushed to a host is not guarded.
+ */
 export async function hasGuardedRemote(cwd: string): Promise<boolean> {
   // A run with no workspace (its cwd no repository or worktree of its own) starts no git: an
   // agent's start is on the clock (issue 22's agentStartMs).
   if (!existsSync(join(cwd, '.git'))) return false;
   // As the runner (root under --agent-uids) in a worktree lent to another uid: git would refuse
   // it as of dubious ownership. Reading the config runs nothing of the repository's.
-  const text = await git(['-c', 'safe.directory=*', 'config', '--get-regexp', '^remote\\..*\\.url$'], {
-    cwd,
-  }).catch(() => '');
-  return text
-    .split('\n')
-    .map((line) => line.slice(line.indexOf(' ') + 1).trim())
-    .some((url) => {
-      const path = url === '' ? null : localPath(url, cwd);
-      return path !== null && guarded(path);
-    });
+  const text = await git(
+    ['-c', 'safe.directory=*', 'config', '--get-regexp', '^remote\\..*\\.(url|pushurl)$'],
+    { cwd },
+  ).catch(() => '');
+  const remotes = new Map<string, { urls: string[]; pushUrls: string[] }>();
+  for (const line of text.split('\n')) {
+    const match = /^remote\.(.+)\.(url|pushurl) (.*)$/.exec(line.trim());
+    if (match === null) continue;
+    const [, name = '', kind, url = ''] = match;
+    const remote = remotes.get(name) ?? { urls: [], pushUrls: [] };
+    (kind === 'pushurl' ? remote.pushUrls : remote.urls).push(url.trim());
+    remotes.set(name, remote);
+  }
+  return [...remotes.values()].some(({ urls, pushUrls }) => {
+    const targets = pushUrls.length > 0 ? pushUrls : urls;
+    return (
+      targets.length > 0 &&
+      targets.every((url) => {
+        const path = url === '' ? null : localPath(url, cwd);
+        return path !== null && guarded(path);
+      })
+    );
+  });
 }
 
 /**
