@@ -32,15 +32,7 @@ export class LocalAgentClient implements AgentClient {
   getSession: AgentClient['getSession'] = (session) => this.baton.getSession(session);
 
   sessionClaims: AgentClient['sessionClaims'] = async (session) => {
-    const live = await this.baton.sessionClaims(session);
-    const claims = live.map(({ key, epoch, host, claimedAt, heartbeatAt }) => ({
-      key,
-      epoch,
-      host,
-      claimedAt,
-      heartbeatAt,
-    }));
-    return { claims, tokenSession: null };
+    return { claims: await this.baton.sessionClaims(session), tokenSession: null };
   };
 
   heartbeat: AgentClient['heartbeat'] = (params) =>

@@ -62,6 +62,9 @@ import {
 
 export type { TaskDetail } from './task-views.js';
 
+/** A session's live claim as its caller sees it (Coordinator.sessionClaims). */
+export type SessionClaim = Pick<LiveClaim, 'key' | 'epoch' | 'host' | 'claimedAt' | 'heartbeatAt'>;
+
 export interface TaskUpdateInput {
   readonly key: unknown;
   readonly title?: unknown;
@@ -221,10 +224,15 @@ export class Coordinator {
     return session;
   }
 
-  /** The session's live claims, oldest heartbeat first; NotFoundError for an unknown session. */
-  async sessionClaims(id: unknown): Promise<readonly LiveClaim[]> {
+  /**
+   * The session's live claims, oldest heartbeat first, as its caller may see them (the task, the
+   * epoch, the host and the times; decision 0060); NotFoundError for an unknown session.
+   */
+  async sessionClaims(id: unknown): Promise<readonly SessionClaim[]> {
     const session = await this.getSession(id);
-    return (await this.store.observe.liveClaims()).filter((claim) => claim.session === session.id);
+    return (await this.store.observe.liveClaims())
+      .filter((claim) => claim.session === session.id)
+      .map(({ key, epoch, host, claimedAt, heartbeatAt }) => ({ key, epoch, host, claimedAt, heartbeatAt }));
   }
 
   listSessions(options: { readonly liveOnly?: boolean } = {}): Promise<readonly ListedSession[]> {

@@ -157,14 +157,7 @@ function sessionClaimsRoute(app: Api, baton: ApiDeps['coordinator']): void {
     }),
     async (context) => {
       const { id } = context.req.valid('param');
-      const live = await baton.sessionClaims(id);
-      const claims = live.map(({ key, epoch, host, claimedAt, heartbeatAt }) => ({
-        key,
-        epoch,
-        host,
-        claimedAt,
-        heartbeatAt,
-      }));
+      const claims = await baton.sessionClaims(id);
       const token = context.get('token');
       // An agent whose BATON_SESSION is not its token's session learns why its writes are refused.
       const tokenSession = token?.scope === 'agent' ? token.session : null;
