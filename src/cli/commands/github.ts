@@ -51,8 +51,9 @@ export function registerGithub(program: Command): void {
     }
     const everyMs =
       flags.every === undefined ? null : validateDuration('--every', flags.every, 1000, 86_400_000);
-    if (everyMs !== null) checkArgvSecrets('github sync --every', cmd.optsWithGlobals(), false);
     return withStore(cmd, async (store, out) => {
+      // Once every flag was accepted and the store opened: a refusal stays one line.
+      if (everyMs !== null) checkArgvSecrets('github sync --every', cmd.optsWithGlobals(), false);
       const log = (line: string): void => {
         if (!out.json) process.stderr.write(`${terminalText(line)}\n`);
       };

@@ -92,10 +92,10 @@ export function registerServe(program: Command): void {
     );
     const { bind, auth } = parseHttpFlags(flags);
     if (bind !== null) checkBind(bind, auth);
-    checkArgvSecrets('serve', cmd.optsWithGlobals<GlobalOptions>(), false);
     checkGithubOnly(flags);
     if (flags.github !== undefined) checkWebhookFlags(flags.github, flags);
     return withStore(cmd, async (raw) => {
+      checkArgvSecrets('serve', cmd.optsWithGlobals<GlobalOptions>(), false); // every flag was accepted
       const metered = await meterStoreLazily(raw);
       const { store } = metered;
       // Listened for before the first line: a reader gone during --github's lines stops it too (exit 8).

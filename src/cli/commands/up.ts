@@ -271,8 +271,9 @@ function databaseLine(url: string): string {
 
 /** Joins the cluster until SIGINT or SIGTERM: the HTTP server (unless --no-http), then runUp. */
 async function up(flags: UpFlags, cmd: Command): Promise<void> {
-  // First: under --agent-uids a password in its argv is refused before anything else is looked at.
-  checkArgvSecrets('up', cmd.optsWithGlobals<GlobalOptions>(), flags.agentUids !== undefined);
+  // First: under --agent-uids a password in its argv is refused before anything else is looked at
+  // (without it, the warning waits for the store to open: a refused flag stays one line).
+  if (flags.agentUids !== undefined) checkArgvSecrets('up', cmd.optsWithGlobals<GlobalOptions>(), true);
   // Its first lines come after the store opens: a signal meanwhile stops it, before it joins.
   const signals = stopSignals();
   try {
@@ -294,6 +295,7 @@ async function upWith(flags: UpFlags, cmd: Command, signals: ReturnType<typeof s
   const database = databaseLine(dbUrl(cmd.optsWithGlobals<GlobalOptions>()));
   if (bind !== null) await checkPortFree(bind); // a refusal makes no database file
   return withStore(cmd, async (raw, out) => {
+    checkArgvSecrets('up', cmd.optsWithGlobals<GlobalOptions>(), false); // every flag was accepted
     // Served: every store call of the process (server, runner, dispatcher, duties) is timed for /metrics.
     const metered = bind === null ? null : await meterStoreLazily(raw);
     const store = metered?.store ?? raw;
