@@ -12,6 +12,7 @@ import { openStore } from '../../store/open.js';
 import type { Store } from '../../store/store.js';
 import { baton, repoRoot } from '../../../test/support/cli.js';
 import { sqliteDatabase } from '../../../test/support/databases.js';
+import { fakeClaude, keeperBeating } from '../../../test/support/fake-claude.js';
 import { git, isolateGit, makeRepo } from '../../../test/support/git.js';
 import { waitUntil } from '../../../test/support/wait.js';
 
@@ -243,29 +244,13 @@ describe('baton hook', () => {
 
   test('the keeper heartbeats the session while Claude Code runs, and ends it when Claude Code dies unannounced', () =>
     withFixture(async ({ db, store, cwd, env }) => {
-      // A stand-in for Claude Code: runs the hook through sh -c, then stays up until killed.
-      const line = [process.execPath, BIN, 'hook', 'session-start', ...withTask(db)]
-        .map((a) => `'${a}'`)
-        .join(' ');
-      const script = [
-        `const c = require('child_process').spawn('/bin/sh', ['-c', ${JSON.stringify(line)}],`,
-        `  { stdio: ['pipe', 'ignore', 'inherit'] });`,
-        `c.stdin.end(${JSON.stringify(payload('SessionStart', 'cc-6', cwd))});`,
-        'setInterval(() => {}, 1000);',
-      ].join('\n');
-      const claude = spawn(process.execPath, ['-e', script], {
-        env: { ...env, BATON_HOOK_HEARTBEAT_INTERVAL: '0.2' },
-        stdio: 'ignore',
-      });
+      const claude = fakeClaude(
+        [process.execPath, BIN, 'hook', 'session-start', ...withTask(db)],
+        payload('SessionStart', 'cc-6', cwd),
+        { ...env, BATON_HOOK_HEARTBEAT_INTERVAL: '0.2' },
+      );
       try {
-        await waitUntil(async () => (await store.tasks.get(KEY))?.holder !== null, 20_000, 'the claim');
-        const session = (await store.tasks.get(KEY))?.holder?.session ?? 0;
-        const first = (await store.sessions.get(session))?.heartbeatAt ?? 0;
-        await waitUntil(
-          async () => ((await store.sessions.get(session))?.heartbeatAt ?? 0) > first,
-          10_000,
-          'a beat',
-        );
+        const session = await keeperBeating(store, KEY);
         claude.kill('SIGKILL');
         await waitUntil(
           async () => (await store.sessions.get(session))?.state === 'ended',

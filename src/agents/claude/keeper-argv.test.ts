@@ -6,7 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +14,7 @@ import { hasPassword } from '../../core/redact.js';
 import { openStore } from '../../store/open.js';
 import { repoRoot } from '../../../test/support/cli.js';
 import { postgresDatabase, postgresServers } from '../../../test/support/databases.js';
+import { fakeClaude, keeperBeating } from '../../../test/support/fake-claude.js';
 import { waitUntil } from '../../../test/support/wait.js';
 
 const BIN = join(repoRoot(), 'bin', 'baton.js');
@@ -44,39 +45,23 @@ test(
     const store = await openStore(db);
     const cwd = mkdtempSync(join(tmpdir(), 'baton-keeper-argv-'));
     const stateDir = join(cwd, '.state');
-    let claude: ReturnType<typeof spawn> | null = null;
+    let claude: ChildProcess | null = null;
     try {
       await store.tasks.add({ key: KEY, title: 'keeper argv' });
-      const line = [process.execPath, BIN, 'hook', 'session-start', '--task', KEY]
-        .map((a) => `'${a}'`)
-        .join(' ');
-      const input = JSON.stringify({
-        session_id: 'cc-a',
-        cwd,
-        hook_event_name: 'SessionStart',
-        source: 'startup',
-      });
-      const script = [
-        `const c = require('child_process').spawn('/bin/sh', ['-c', ${JSON.stringify(line)}],`,
-        `  { stdio: ['pipe', 'ignore', 'inherit'] });`,
-        `c.stdin.end(${JSON.stringify(input)});`,
-        'setInterval(() => {}, 1000);',
-      ].join('\n');
       const env = {
         PATH: process.env['PATH'],
         BATON_HOOK_STATE_DIR: stateDir,
         BATON_HOOK_HEARTBEAT_INTERVAL: '0.2',
         BATON_DB: db,
       };
-      claude = spawn(process.execPath, ['-e', script], { env, stdio: 'ignore' });
-      await waitUntil(async () => (await store.tasks.get(KEY))?.holder !== null, 20_000, 'the claim');
-      const session = (await store.tasks.get(KEY))?.holder?.session ?? 0;
-      const first = (await store.sessions.get(session))?.heartbeatAt ?? 0;
-      await waitUntil(
-        async () => ((await store.sessions.get(session))?.heartbeatAt ?? 0) > first,
-        10_000,
-        'a heartbeat from the keeper',
-      );
+      const input = JSON.stringify({
+        session_id: 'cc-a',
+        cwd,
+        hook_event_name: 'SessionStart',
+        source: 'startup',
+      });
+      claude = fakeClaude([process.execPath, BIN, 'hook', 'session-start', '--task', KEY], input, env);
+      const session = await keeperBeating(store, KEY);
       const keepers = keepersOf(stateDir);
       assert.equal(keepers.length, 1, keepers.join('\n'));
       for (const keeper of keepers) {

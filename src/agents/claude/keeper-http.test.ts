@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +13,7 @@ import { Coordinator } from '../../coordinator/coordinator.js';
 import { openStore } from '../../store/open.js';
 import { repoRoot } from '../../../test/support/cli.js';
 import { sqliteDatabase } from '../../../test/support/databases.js';
+import { fakeClaude, keeperBeating } from '../../../test/support/fake-claude.js';
 import { waitUntil } from '../../../test/support/wait.js';
 
 const BIN = join(repoRoot(), 'bin', 'baton.js');
@@ -29,7 +30,7 @@ test('the keeper a hook started over HTTP heartbeats its session through baton s
   let out = '';
   server.stdout.on('data', (d: Buffer) => (out += d.toString()));
   server.stderr.on('data', (d: Buffer) => (out += d.toString()));
-  let claude: ReturnType<typeof spawn> | null = null;
+  let claude: ChildProcess | null = null;
   try {
     await store.tasks.add({ key: KEY, title: 'keeper over HTTP' });
     const token = (await new Coordinator(store).tokens.create({ scope: 'operator' })).secret;
@@ -39,22 +40,6 @@ test('the keeper a hook started over HTTP heartbeats its session through baton s
       15_000,
       'the URL',
     );
-    // As the installed hooks run it: a default database baked in, which BATON_URL overrides.
-    const line = [process.execPath, BIN, 'hook', 'session-start', '--default-db', db, '--task', KEY]
-      .map((a) => `'${a}'`)
-      .join(' ');
-    const input = JSON.stringify({
-      session_id: 'cc-h',
-      cwd,
-      hook_event_name: 'SessionStart',
-      source: 'startup',
-    });
-    const script = [
-      `const c = require('child_process').spawn('/bin/sh', ['-c', ${JSON.stringify(line)}],`,
-      `  { stdio: ['pipe', 'ignore', 'inherit'] });`,
-      `c.stdin.end(${JSON.stringify(input)});`,
-      'setInterval(() => {}, 1000);',
-    ].join('\n');
     const env = {
       PATH: process.env['PATH'],
       BATON_HOOK_STATE_DIR: join(cwd, '.state'),
@@ -62,15 +47,16 @@ test('the keeper a hook started over HTTP heartbeats its session through baton s
       BATON_URL: url,
       BATON_TOKEN: token,
     };
-    claude = spawn(process.execPath, ['-e', script], { env, stdio: 'ignore' });
-    await waitUntil(async () => (await store.tasks.get(KEY))?.holder !== null, 20_000, 'the claim');
-    const session = (await store.tasks.get(KEY))?.holder?.session ?? 0;
-    const first = (await store.sessions.get(session))?.heartbeatAt ?? 0;
-    await waitUntil(
-      async () => ((await store.sessions.get(session))?.heartbeatAt ?? 0) > first,
-      10_000,
-      'a heartbeat from the keeper',
-    );
+    const input = JSON.stringify({
+      session_id: 'cc-h',
+      cwd,
+      hook_event_name: 'SessionStart',
+      source: 'startup',
+    });
+    // As the installed hooks run it: a default database baked in, which BATON_URL overrides.
+    const hook = [process.execPath, BIN, 'hook', 'session-start', '--default-db', db, '--task', KEY];
+    claude = fakeClaude(hook, input, env);
+    const session = await keeperBeating(store, KEY);
     assert.equal((await store.tasks.get(KEY))?.holder?.session, session, 'the claim is kept');
     // Claude Code dies unannounced: the keeper, still running over HTTP, ends the session.
     claude.kill('SIGKILL');
