@@ -51,6 +51,29 @@ describe('judgeRun', () => {
     });
   });
 
+  test("an agent that exited 0 before its runner's own fence keeps its success; any other end under it is left", () => {
+    const exited = (code: number | null, signal: string | null) =>
+      judgeRun(seen({ killedFor: 'fenced', runnerFenced: true, exit: { code, signal } }));
+    assert.deepEqual(exited(0, null), {
+      kind: 'finish',
+      status: 'done',
+      exitCode: 0,
+      reason: null,
+      keepTail: false,
+      release: 'done',
+      log: "done: exited 0 before its runner's fence",
+    });
+    // Killed by the fence (SIGKILL), by its shim's watchdog (exit 114), or failing on its own.
+    for (const [code, signal] of [
+      [null, 'SIGKILL'],
+      [114, null],
+      [1, null],
+    ] as const)
+      assert.deepEqual(exited(code, signal), { kind: 'leave', release: null, log: 'agent killed (fenced)' });
+    const oom = judgeRun(seen({ killedFor: 'fenced', runnerFenced: true, oomInScope: true }));
+    assert.equal(oom.kind === 'finish' && oom.status, 'oom_killed');
+  });
+
   test('a cancelled run releases its claim without a verdict; an escalated one leaves it', () => {
     assert.equal(judgeRun(seen({ killedFor: 'cancelled' })).kind, 'leave');
     const escalated = judgeRun(seen({ killedFor: 'escalated' }));

@@ -9,6 +9,11 @@ export type KillReason = 'fenced' | 'cancelled' | 'escalated' | 'oom' | 'shutdow
 
 export interface RunObservation {
   readonly killedFor: KillReason | null;
+  /**
+   * Whether the kill as fenced was its runner's own fence (a refused heartbeat, or woken past the
+   * agents' watchdog), not its claim's or its job's move. Absent: not.
+   */
+  readonly runnerFenced?: boolean;
   readonly exit: { readonly code: number | null; readonly signal: string | null };
   /** The job's own scope counted OOM kills (a cgroup with a memory controller). */
   readonly oomInScope: boolean;
@@ -50,6 +55,19 @@ export type RunVerdict =
 export function judgeRun(observation: RunObservation): RunVerdict {
   switch (observation.killedFor) {
     case 'fenced':
+      // An agent its runner's fence found already exited 0 (the kill is SIGKILL, and a shim whose
+      // watchdog killed the agent exits SILENT_RUNNER_EXIT): its own success, which the job's
+      // guard writes if the job is still this runner's, instead of running the work again.
+      if (
+        observation.runnerFenced === true &&
+        observation.exit.code === 0 &&
+        observation.exit.signal === null
+      ) {
+        const own = judgeExit(observation);
+        return own.kind === 'finish'
+          ? { ...own, log: `${own.log}: exited 0 before its runner's fence` }
+          : own;
+      }
       // The job is no longer ours to report on, least of all as a success.
       return { kind: 'leave', release: null, log: 'agent killed (fenced)' };
     case 'shutdown':

@@ -6,10 +6,9 @@
  * process group) while this loop heartbeats the claim, watches the job row (claim-watch.ts) and
  * samples the scope's memory. A fenced heartbeat, a cancelled job, a blown RAM budget or a run past
  * its time limit (run-limit.ts) kills the whole scope at once, and what the agent leaves behind
- * dies with the job. A worktree is retired
- * after the agent's exit and before the outcome is written, which releases the workspace's lock.
- * A `recheck` (run-recheck.ts) may cancel the run. The run's end is judged and written by
- * run-report.ts.
+ * dies with the job. A worktree is retired after the agent's exit and before the outcome is written,
+ * which releases the workspace's lock. A `recheck` (run-recheck.ts) may cancel the run. The run's
+ * end is judged and written by run-report.ts.
  */
 import { assert } from '../core/assert.js';
 import { renderCommand } from '../core/command-template.js';
@@ -33,7 +32,7 @@ import { beginRun, prepareRun, type BeginCall, type TaskTexts } from './run-star
 import { LOG_MAX_MB_DEFAULT, logClosedWithin } from './job-log.js';
 import { jobLogName } from '../core/job-log.js';
 import type { AgentRunOptions } from './agent-run-options.js';
-import { reportNotStarted, reportRun, type Exit, type Guard } from './run-report.js';
+import { reportNotStarted, reportRun, type Exit, type Guard, type RunEnd } from './run-report.js';
 
 export class AgentRun {
   private child: AgentChild | null = null;
@@ -45,6 +44,8 @@ export class AgentRun {
   private oomKills = 0;
   private reach: AgentReach | null = null;
   private early: EarlyScope | null = null;
+  /** Killed by its runner's own fence: an agent that had exited 0 keeps its success (run-verdict.ts). */
+  private underRunnerFence = false;
   /** Why its agent must not start: the runner stopped, drained or was fenced before the spawn. */
   private heldBack: 'shutdown' | 'fenced' | null = null;
   private readonly limit: RunLimit;
@@ -62,7 +63,8 @@ export class AgentRun {
    * decided it (a watchdog, a refused beat, the job as read), logged at once: the run's end is
    * logged only after its worktree is retired, seconds later on a busy host.
    */
-  kill(reason: KillReason, why?: string): void {
+  kill(reason: KillReason, why?: string, byRunner = false): void {
+    this.underRunnerFence ||= byRunner;
     if (this.child === null && (reason === 'shutdown' || reason === 'fenced')) this.holdBack(reason);
     if (this.child?.pid === undefined || this.killedFor !== null) return;
     this.killedFor = reason;
@@ -225,24 +227,15 @@ export class AgentRun {
     await this.options.output?.end(job); // its last output in the database before its end is reported
     await this.closeScope(scope);
     await dir.retire();
-    await this.report(exit, oomBefore, agentSession, claimEpoch, guard);
+    await this.report({ exit, oomBefore, agentSession, claimEpoch, guard });
   }
 
   /** Hands what this run saw to run-report.ts, which judges it and writes the job's end. */
-  private report(
-    exit: Exit,
-    oomBefore: number | null,
-    agentSession: number,
-    claimEpoch: number,
-    guard: Guard,
-  ) {
+  private report(seen: Pick<RunEnd, 'exit' | 'oomBefore' | 'agentSession' | 'claimEpoch' | 'guard'>) {
     return reportRun(this.options, this.job, {
-      exit,
-      oomBefore,
-      agentSession,
-      claimEpoch,
-      guard,
+      ...seen,
       killedFor: this.killedFor,
+      runnerFenced: this.underRunnerFence,
       oomKills: this.oomKills,
       peakRssMb: this.peakRssMb,
       scopeCountsOom: this.scope?.countsOom === true,

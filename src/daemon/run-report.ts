@@ -23,6 +23,8 @@ export interface RunEnd {
   readonly claimEpoch: number;
   readonly guard: Guard;
   readonly killedFor: KillReason | null;
+  /** Whether the run's runner fenced itself while it ran (agent-run.ts runnerFenced). */
+  readonly runnerFenced: boolean;
   readonly oomKills: number;
   readonly peakRssMb: number;
   /** Whether the job's scope counts its own OOM kills (a cgroup with a memory controller). */
@@ -43,6 +45,7 @@ export async function reportRun(options: AgentRunOptions, job: Job, end: RunEnd)
   const log = (line: string): void => options.log(`job ${job.id} ${job.key}: ${line}`);
   const verdict = judgeRun({
     killedFor: end.killedFor,
+    runnerFenced: end.runnerFenced,
     exit,
     oomInScope: end.oomKills > 0,
     oomOnMachine:

@@ -102,7 +102,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
   fence(why: string): void {
     if (this.abort.signal.aborted) return;
     this.fencedRuns = this.runs.size;
-    for (const { run } of this.runs.values()) run.kill('fenced', `its runner was fenced: ${why}`);
+    for (const { run } of this.runs.values()) run.kill('fenced', `its runner was fenced: ${why}`, true);
     this.abort.abort();
     this.emit('fenced', why);
   }
