@@ -161,6 +161,9 @@ export function validateLabels(labels: readonly unknown[]): string[] {
   return [...new Set(cleaned)].sort();
 }
 
+/** A whole number as Baton writes one in a URL: `0`, or digits from 1 without a leading zero. */
+export const PLAIN_DIGITS = /^(0|[1-9][0-9]*)$/;
+
 /** A whole number in [min, max], accepting numeric strings from the command line. */
 export function validateInteger(what: string, value: unknown, min: number, max: number): number {
   const parsed = typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value;

@@ -13,6 +13,7 @@ import { BatonError } from '../core/errors.js';
 import { APP_CSS, APP_JS } from './assets.js';
 import type { DashboardDeps, Query } from './deps.js';
 import { ChangeFeed } from './feed.js';
+import { refuseOddNumbers } from './plain-numbers.js';
 import { VIEWS, page, type Html, type ViewName } from './layout.js';
 import { auditView } from './views/audit.js';
 import { claimsView } from './views/claims.js';
@@ -114,6 +115,7 @@ function pageRoutes(app: Hono, deps: DashboardDeps, views: Fragments): void {
         since,
       });
     try {
+      refuseOddNumbers(name, queryOf(context), param);
       return context.html(shell(await views[name](queryOf(context), param, context)));
     } catch (error) {
       const { status, body } = refusal(error);
@@ -147,6 +149,7 @@ function fragmentRoutes(app: Hono, deps: DashboardDeps, views: Fragments): void 
     const name = context.req.param('view');
     const param = context.req.param('id') ?? '';
     try {
+      refuseOddNumbers(name, queryOf(context), param);
       if (name === 'output') {
         const { job } = await deps.reads.job(param);
         const mayRead = deps.mayReadOutput?.(context, job, true) !== false;

@@ -11,6 +11,7 @@ import type { Coordinator } from '../coordinator/coordinator.js';
 import { LIST_LIMIT_MAX } from '../coordinator/inputs.js';
 import { toWire } from '../coordinator/wire.js';
 import { quoted } from '../core/text.js';
+import { PLAIN_DIGITS } from '../core/validate.js';
 import type { AuthEnv } from './auth.js';
 import { errorBody } from './errors.js';
 
@@ -130,9 +131,6 @@ export const route = <P extends string, R extends Omit<RouteConfig, 'path'> & { 
   return createRoute<P, R>(checks.length === 0 ? config : { ...config, middleware: [...own, ...checks] });
 };
 
-/** A whole number as Baton writes one: `0`, or digits from 1 without a leading zero. */
-const DIGITS = /^(0|[1-9][0-9]*)$/;
-
 /**
  * The form of every whole number the API reads from a path or a query, in one set of words: the
  * range, the form and what was given (`limit: must be a whole number from 1 to 1000 in plain digits
@@ -153,7 +151,7 @@ const wholeWords = (min: number, max: number) => (issue: { readonly input?: unkn
 const whole = (min: number, max: number) =>
   z
     .string()
-    .refine((digits) => DIGITS.test(digits) && Number(digits) >= min && Number(digits) <= max, {
+    .refine((digits) => PLAIN_DIGITS.test(digits) && Number(digits) >= min && Number(digits) <= max, {
       error: wholeWords(min, max),
     })
     .transform(Number);
@@ -199,7 +197,7 @@ const MAX_DATE_MS = 8.64e15;
 /** An ISO date, perhaps with its time: 2026-12-07, 2026-12-07T10:00:00Z, +275760-09-13. */
 const ISO_DATE = /^([+-]\d{6}|\d{4})-\d{2}-\d{2}([T ]|$)/;
 const instantMs = (text: string): number =>
-  DIGITS.test(text) ? Number(text) : ISO_DATE.test(text) ? Date.parse(text) : Number.NaN;
+  PLAIN_DIGITS.test(text) ? Number(text) : ISO_DATE.test(text) ? Date.parse(text) : Number.NaN;
 
 /**
  * A time in a query: epoch ms, in plain digits as every whole number the API reads (`05`, ` 5`
