@@ -34,7 +34,7 @@ export interface DrainParams {
  * once its dispatcher has stopped and its elector resigned, so this process places nothing more.
  * Null otherwise: a stop at once.
  */
-export function drainFirst(
+function drainFirst(
   params: Omit<DrainParams, 'drainMs' | 'now' | 'host'>,
   options: {
     readonly host: string;
@@ -48,6 +48,45 @@ export function drainFirst(
   params.runner.drain();
   if (drainMs <= 0 || params.runner.active === 0 || options.stopNow?.aborted === true) return null;
   return () => startDrain({ ...params, host: options.host, drainMs, now: options.stopNow });
+}
+
+/**
+ * The operator's stop with no drain to run (nothing running, or --drain 0): the host is marked as a
+ * drain marks it (disabled until `baton up` starts again here), so a planned stop is told from a
+ * crash: `baton hosts` says drained and the alerts give it the drain's grace, not the 2 minutes of
+ * a host that stopped serving (deploy/prometheus/baton-alerts.yml). A stop that must not wait (a
+ * second signal, the database file lost or its schema passed) marks nothing, as before.
+ */
+async function markStopped(runner: Runner, host: string, log: DrainLog, now: AbortSignal | undefined) {
+  if (now?.aborted === true) return;
+  try {
+    const changed = await runner.markDraining();
+    log(
+      changed
+        ? `host ${host} disabled until baton up starts again here (a planned stop, not a crash)`
+        : `host ${host} already disabled`,
+      { event: 'stop:marked', host, changed },
+    );
+  } catch (error) {
+    log(
+      `could not mark host ${host} stopped (it shows as down until baton up starts again): ${String(error)}`,
+    );
+  }
+}
+
+/**
+ * After a stop (`fenced` null: not a fence), drainFirst, and when it runs no drain, the host marked
+ * as one would (markStopped). After a fence: null, nothing marked.
+ */
+export async function drainOrMark(
+  fenced: string | null,
+  params: Parameters<typeof drainFirst>[0],
+  options: Parameters<typeof drainFirst>[1],
+): Promise<ReturnType<typeof drainFirst>> {
+  if (fenced !== null) return null;
+  const drain = drainFirst(params, options);
+  if (drain === null) await markStopped(params.runner, options.host, params.log, options.stopNow);
+  return drain;
 }
 
 /** An AbortController aborted with `signal` too, until unlinked. */

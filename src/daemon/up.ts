@@ -31,7 +31,7 @@ import { pumpWakeups } from './wakeup-pump.js';
 import { LeaderDuties, leaderUpkeep } from './leader-duties.js';
 import { AgentUids, seatedSlots } from './agent-uids.js';
 import { takeBackOrphans } from '../os/lent-record.js';
-import { drainFirst, linkedAbort, type DrainLog } from './drain.js';
+import { drainOrMark, linkedAbort, type DrainLog } from './drain.js';
 import { startLoops } from './running-line.js';
 
 export type { UpOptions } from './up-options.js';
@@ -270,7 +270,7 @@ async function joinWith(
     pumpWakeups(store, stop, () => runner.wake(), 'placements'),
   ];
   const wasFenced = await fenced;
-  const drain = wasFenced === null ? drainFirst({ store, runner, session, clock, log }, options) : null;
+  const drain = await drainOrMark(wasFenced, { store, runner, session, clock, log }, options);
   const dispatching = dispatcher.stop(); // at once: a pass under way places nothing more (dispatcher.ts)
   for (const pump of pumps) pump.stop();
   await Promise.all(pumps.map((pump) => pump.done));

@@ -188,6 +188,26 @@ for (const db of bothEngines()) {
         );
       }));
 
+    test('an idle baton up stopped by SIGTERM marks its host as a drain does, and the next one enables it', () =>
+      withCluster(db, async (c) => {
+        const up = steadyUp(c, 'h1');
+        await up.waitRunning();
+        up.signal('SIGTERM');
+        assert.equal(await exitCode(up), 0, up.log());
+        assert.match(
+          up.log(),
+          /host h1 disabled until baton up starts again here \(a planned stop, not a crash\)/,
+        );
+        const stopped = await hostOf(c.store, 'h1');
+        assert.deepEqual([stopped?.enabled, stopped?.draining], [false, true]);
+        // Drained, not down: the alerts give it the drain's grace (baton_host_not_serving has no series).
+        assert.match((await c.baton('hosts')).stdout, /^h1\s+drained\s/m);
+        const again = steadyUp(c, 'h1');
+        await again.waitRunning();
+        const back = await hostOf(c.store, 'h1');
+        assert.deepEqual([back?.enabled, back?.draining], [true, false]);
+      }));
+
     test('a second signal stops it at once, as JSON events with --json', () =>
       withCluster(db, async (c) => {
         const { job } = await c.store.jobs.enqueue({ key: 'long', command: 'exec sleep 60' });

@@ -77,11 +77,24 @@ test('baton hosts and queue list say when a host is silent or down, and when not
       10_000,
       'the host served again',
     );
+    // Stopped on purpose (SIGTERM): its host drained, no longer enabled (decision 0034's
+    // amendment). Killed and rescued by another host's leader: still enabled, and down.
     second.signal('SIGTERM');
     await second.exited();
     const stopped = await c.baton('hosts');
-    assert.match(stopped.stdout, /solo .* ago, DOWN/);
-    assert.match(stopped.stdout, /host solo is down: its `baton up` stopped or was rescued/);
+    assert.match(stopped.stdout, /^solo\s+drained\s.* ago, DOWN$/m, stopped.stdout);
+    const third = c.up('solo');
+    await third.waitRunning();
+    third.signal('SIGKILL');
+    await third.exited();
+    c.up('other');
+    await waitUntil(
+      async () => /^solo\s+enabled\s.* ago, DOWN$/m.test((await c.baton('hosts')).stdout),
+      20_000,
+      'solo down',
+    );
+    const down = await c.baton('hosts');
+    assert.match(down.stdout, /host solo is down: its `baton up` stopped or was rescued/);
   } finally {
     await c.close();
   }
