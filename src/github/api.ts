@@ -13,7 +13,7 @@ import { retry } from '@octokit/plugin-retry';
 import { throttling } from '@octokit/plugin-throttling';
 import { GithubUnavailableError } from '../core/errors.js';
 import type { RepoName } from '../core/github.js';
-import { writePacing } from './pace.js';
+import { GithubRateLimitedError, rateLimitPolicy, rateLimited } from './rate-limit.js';
 import { readIssue, readIssues, readList, type Read } from './payload.js';
 
 export interface GithubIssue {
@@ -51,6 +51,14 @@ export interface GithubApiOptions {
   readonly writePaceMs?: number | undefined;
   /** How many times a failed request (5xx, network, timeout) or a rate-limited one is retried. */
   readonly retries?: number | undefined;
+  /**
+   * `wait` (the sync, the projector, a webhook): a rate limit is waited out as GitHub says, up to
+   * `retries` times. `brief` (the re-check before a run, which a placed job waits on): a primary
+   * limit is never waited (its reset is up to an hour away), a secondary one only when GitHub asks
+   * for at most BRIEF_WAIT_MAX_S seconds, once; otherwise the request fails at once with a
+   * GithubRateLimitedError naming the reset.
+   */
+  readonly rateLimits?: 'wait' | 'brief' | undefined;
   readonly log?: ((line: string) => void) | undefined;
 }
 
@@ -77,30 +85,7 @@ export class GithubApi {
         fetch: (url: string, init: RequestInit) =>
           fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) }),
       },
-      retry: { retries, retryAfterBaseValue: options.retryBaseMs ?? 1000 },
-      throttle: {
-        // What a second of GitHub's retry-after or rate-limit reset waits, in ms: 1,000 but in tests.
-        retryAfterBaseValue: options.retryBaseMs ?? 1000,
-        ...writePacing(options.writePaceMs),
-        onRateLimit: (
-          after: number,
-          request: { method: string; url: string },
-          _o: unknown,
-          count: number,
-        ) => {
-          log(`GitHub rate limit reached on ${request.method} ${request.url}; waiting ${after} s`);
-          return count < retries;
-        },
-        onSecondaryRateLimit: (
-          after: number,
-          request: { method: string; url: string },
-          _o: unknown,
-          count: number,
-        ) => {
-          log(`GitHub secondary rate limit on ${request.method} ${request.url}; waiting ${after} s`);
-          return count < retries;
-        },
-      },
+      ...rateLimitPolicy({ ...options, retries, log }),
     });
   }
 
@@ -289,6 +274,12 @@ export class GithubApi {
       // issue's end (turned on again, they are all back), so only "deleted" is taken as gone.
       if (status === 410 && !/disabled/i.test(describe(error)))
         throw new IssueGoneError(this.scrub(`GitHub ${method} ${path.split('?')[0] ?? path}: 410 Gone`));
+      const limited = rateLimited(error, describe(error));
+      if (limited !== null)
+        throw new GithubRateLimitedError(
+          this.scrub(`GitHub ${method} ${path.split('?')[0] ?? path}: ${describe(error)}`),
+          limited,
+        );
       const Unavailable = status === 404 ? GithubNotFoundError : GithubUnavailableError;
       throw new Unavailable(
         this.scrub(`GitHub ${method} ${path.split('?')[0] ?? path}: ${describe(error)}`),

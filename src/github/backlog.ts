@@ -62,7 +62,7 @@ export function openBacklog(options: BacklogOptions): Backlog {
   }
   const labels = validateLabelNames({ ...DEFAULT_GITHUB_LABELS, ...options.labels });
   const retryBaseMs = positive(options.env, 'BATON_GITHUB_RETRY_BASE_MS');
-  const api = new GithubApi({
+  const apiOptions = {
     token,
     baseUrl: options.env['GITHUB_API_URL'] ?? DEFAULT_GITHUB_API_URL,
     cache: options.store.github,
@@ -70,15 +70,19 @@ export function openBacklog(options: BacklogOptions): Backlog {
     retryBaseMs,
     writePaceMs: positive(options.env, 'BATON_GITHUB_WRITE_PACE_MS'),
     log: options.log,
-  });
+  };
+  const api = new GithubApi(apiOptions);
   const deps: BacklogDeps = { store: options.store, api, labels, log: options.log, retryBaseMs };
+  // The re-check's own client: a placed job waits on it, so it does not wait out a rate limit.
+  const briefApi = new GithubApi({ ...apiOptions, rateLimits: 'brief' });
+  const recheckDeps: BacklogDeps = { ...deps, api: briefApi };
   const comments = options.comments ?? true;
   return {
     repo: options.repo,
     deps,
     sync: (syncOptions) => syncRepo(deps, options.repo, syncOptions),
     project: () => project(deps, options.repo, { comments }),
-    recheck: (job) => recheckIssue(deps, job),
+    recheck: (job) => recheckIssue(recheckDeps, job),
     webhook: (secret, importLabels = []) =>
       githubWebhookRoutes({ ...deps, repo: options.repo, secret, importLabels }),
   };

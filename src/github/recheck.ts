@@ -11,6 +11,7 @@ import { parseIssueKey } from '../core/github.js';
 import type { Job } from '../core/job.js';
 import { applyGone, applyIssue, GONE_REASON, type BacklogDeps } from './apply.js';
 import { IssueGoneError } from './api.js';
+import { GithubRateLimitedError } from './rate-limit.js';
 
 export type RecheckOutcome =
   { readonly go: true; readonly checked: boolean } | { readonly go: false; readonly reason: string };
@@ -36,6 +37,23 @@ export async function recheckIssue(deps: BacklogDeps, job: Pick<Job, 'id' | 'key
       await applyGone(deps, job.key);
       await note({ checked: true, state: 'deleted', outcome: 'cancelled', reason: GONE_REASON });
       return { go: false, reason: GONE_REASON };
+    }
+    if (error instanceof GithubRateLimitedError) {
+      const { kind, resetAt } = error;
+      await note({
+        checked: false,
+        outcome: 'run',
+        reason: 'rate-limited',
+        limit: kind,
+        resetAt,
+        error: error.message,
+      });
+      const until = resetAt === null ? '' : ` until ${resetAt}`;
+      deps.log(
+        `job ${job.id} ${job.key}: not re-checked on GitHub: the token's ${kind} rate limit is spent${until}; ` +
+          "running it on the issue's last known state (open)",
+      );
+      return { go: true, checked: false };
     }
     const message = error instanceof Error ? error.message : String(error);
     await note({ checked: false, outcome: 'run', error: message });

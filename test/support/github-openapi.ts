@@ -25,6 +25,9 @@ interface Spec {
 const SHARED: Record<number, string> = {
   304: 'not_modified',
   403: 'forbidden',
+  // A spent rate limit answers 403 or 429, the same error body ("Rate limits for the REST API"); the
+  // description lists no 429, so it is checked against the 403's.
+  429: 'forbidden',
   404: 'not_found',
   500: 'internal_error',
   503: 'service_unavailable',

@@ -74,6 +74,8 @@ export class GithubStandIn {
    * the work and the answer was lost (the client's timeout fires).
    */
   late: RegExp | null = null;
+  /** A rate limit fault's status (GitHub sends 403 or 429) and when it lifts, in seconds from now. */
+  rateLimit: { status: 403 | 429; liftsInS: number } = { status: 403, liftsInS: 1 };
   /** A fault for the issues list only (the sync cannot see GitHub; single reads still work). */
   listDown: Fault | null = null;
   /** Each issue's labels after every change, oldest first. */
@@ -322,18 +324,19 @@ export class GithubStandIn {
     if (fault === '500') {
       this.send(res, method, route, 500, error('Server Error'), {});
     } else if (fault === 'primary') {
-      const reset = String(Math.ceil(Date.now() / 1000) + 1);
+      const reset = String(Math.ceil(Date.now() / 1000) + this.rateLimit.liftsInS);
       const headers = {
         'x-ratelimit-remaining': '0',
         'x-ratelimit-limit': '5000',
         'x-ratelimit-reset': reset,
       };
-      this.send(res, method, route, 403, error('API rate limit exceeded'), headers);
+      this.send(res, method, route, this.rateLimit.status, error('API rate limit exceeded'), headers);
     } else {
       const body = error(
         'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.',
       );
-      this.send(res, method, route, 403, body, { 'retry-after': '1' });
+      const after = String(this.rateLimit.liftsInS);
+      this.send(res, method, route, this.rateLimit.status, body, { 'retry-after': after });
     }
   }
 
@@ -375,7 +378,8 @@ export class GithubStandIn {
       status: 404,
       body: { message: 'Not Found', documentation_url: 'https://docs.github.com/rest' },
     };
-    if (!url.pathname.startsWith(`${prefix}/issues`)) return notFound;
+    // GitHub's owner and repository names are case-insensitive: /repos/Acme/API is acme/api.
+    if (!url.pathname.toLowerCase().startsWith(`${prefix}/issues`.toLowerCase())) return notFound;
     const m = /\/issues\/(\d+)/.exec(url.pathname);
     const issue = m === null ? undefined : this.issues.get(Number(m[1]));
     if (m !== null && issue === undefined) return notFound;
