@@ -58,8 +58,20 @@ export function parseRepo(value: unknown): RepoName {
 /** The key prefix of a task that mirrors a GitHub issue (the outbox's triggers test it too). */
 export const GITHUB_KEY_PREFIX = 'github:';
 
+/**
+ * The issue's task key: `github:owner/repo#N` with the owner/repo in lower case. GitHub's owner and
+ * repository names are case-insensitive (`Acme/API` and `acme/api` are one repository), so one
+ * issue is one key whatever the spelling it came by: a command line, a webhook's `full_name`, a
+ * hand-typed key (validateKey). Decision 0013, amendment "one issue, one key".
+ */
 export function issueKey(repo: RepoName, issue: number): string {
-  return `${GITHUB_KEY_PREFIX}${repo.full}#${issue}`;
+  return `${GITHUB_KEY_PREFIX}${repo.full.toLowerCase()}#${issue}`;
+}
+
+/** A `github:owner/repo#N` key as issueKey spells it; any other key as given. */
+export function canonicalIssueKey(key: string): string {
+  const parsed = parseIssueKey(key);
+  return parsed === null ? key : issueKey(parsed.repo, parsed.issue);
 }
 
 /** The repository and issue number of a `github:owner/repo#N` key, or null for any other key. */

@@ -3,6 +3,7 @@
  * InvalidInputError whose message says what was wrong and whose hint says how to fix it.
  */
 import { InvalidInputError } from './errors.js';
+import { canonicalIssueKey } from './github.js';
 import { codePointName, findInvisible, quoted } from './text.js';
 
 export const KEY_LENGTH_MAX = 200;
@@ -51,7 +52,8 @@ export function validateKey(given: unknown): string {
     );
   }
   refuseInvisible('task key', key, 'use visible characters without spaces, such as github:acme/api#1246');
-  return key;
+  // A GitHub issue's key in one spelling, as GitHub's names are case-insensitive (core/github.ts).
+  return canonicalIssueKey(key);
 }
 
 export function validateTitle(title: unknown): string {

@@ -64,7 +64,7 @@ export async function syncRepo(deps: BacklogDeps, repo: RepoName, options: SyncO
   let notModified = false;
   for (;;) {
     if (options.pagesMax !== undefined && pages >= options.pagesMax) break;
-    const filter = cursor === repo.full ? undefined : cursor;
+    const filter = options.labels.length === 0 ? undefined : cursor;
     const got = await deps.api.listIssues(repo, { since, state, page, filter });
     pages++;
     if (got.notModified) {
@@ -111,12 +111,14 @@ export async function syncRepo(deps: BacklogDeps, repo: RepoName, options: SyncO
 /**
  * Where a pass keeps its cursor: per repository and label filter, since a pass with a filter moves
  * past the issues it skips. `acme/api` with no filter (as before filters had cursors of their
- * own), `acme/api labels:ai,bug` with one (lower case, sorted: the filter's own matching).
+ * own), `acme/api labels:ai,bug` with one (lower case, sorted: the filter's own matching); the
+ * repository in lower case, as in its task keys.
  */
 function cursorKey(repo: RepoName, labels: readonly string[]): string {
-  if (labels.length === 0) return repo.full;
+  const full = repo.full.toLowerCase(); // one cursor whatever the repository's spelling (issueKey)
+  if (labels.length === 0) return full;
   const names = [...new Set(labels.map((label) => label.normalize('NFC').toLowerCase()))].sort();
-  return `${repo.full} labels:${names.join(',')}`;
+  return `${full} labels:${names.join(',')}`;
 }
 
 /** Whether the issue passes the label filter (`--github-label`: any of them; none given, all). */

@@ -16,10 +16,12 @@ export async function withServer(
     post: (event: string, payload: unknown, sign?: string | null) => Promise<Response>,
   ) => Promise<void>,
   importLabels: readonly string[] = [],
+  /** The repository as `baton up --github` was given it. */
+  repo = REPO,
 ): Promise<void> {
   const f = await githubFixture(db);
   const app = new Hono();
-  const deps = { ...f.backlog.deps, repo: parseRepo(REPO), secret: SECRET, importLabels };
+  const deps = { ...f.backlog.deps, repo: parseRepo(repo), secret: SECRET, importLabels };
   app.route('/', githubWebhookRoutes(deps));
   const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
   await new Promise((resolve) => server.once('listening', resolve));

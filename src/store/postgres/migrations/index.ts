@@ -45,6 +45,7 @@ import outputTrimWalks from './0046-output-trim-walks.js';
 import tokenRevokedBy from './0047-token-revoked-by.js';
 import queueByCommand from './0048-queue-by-command.js';
 import sessionReportOutcomes from './0049-session-report-outcomes.js';
+import githubKeysLowerCase from './0050-github-keys-lower-case.js';
 
 export interface Migration {
   readonly version: number;
@@ -104,4 +105,5 @@ export const MIGRATIONS: readonly Migration[] = [
   tokenRevokedBy,
   queueByCommand,
   sessionReportOutcomes,
+  githubKeysLowerCase,
 ];

@@ -1,0 +1,42 @@
+/**
+ * GitHub issue keys in one spelling (docs/decisions/0013, amendment "one issue, one key"): GitHub's
+ * owner and repository names are case-insensitive, and a task key now names its repository in lower
+ * case (`github:acme/api#7`, whatever the spelling given: core/github.ts issueKey, validateKey).
+ * A task stored under another spelling (`github:Acme/API#7`) is renamed to it, with its waiting
+ * outbox rows, unless another task has the same key in lower case: such a pair is two tasks for
+ * one issue already, left as they are for a person to settle (the lower-case one is the one every
+ * command now reaches). A sync cursor is renamed likewise. Claims, jobs and dependencies refer to
+ * the task by id; the ledger keeps the spelling its rows were written with.
+ *
+ * Which keys: those core/github.ts parseIssueKey reads as an issue's (SQLite has no regular
+ * expressions, so GLOB and lengths say the same): owner 1-39 of [A-Za-z0-9-] starting with a
+ * letter or digit, repository 1-100 of [A-Za-z0-9._-] and not `.` or `..`, number 1-10 digits.
+ */
+const issueKey = (col: string): string => `(${col} GLOB 'github:[A-Za-z0-9]*/?*#[1-9]*'
+  AND instr(${col}, '/') BETWEEN 9 AND 47
+  AND NOT substr(${col}, 8, instr(${col}, '/') - 8) GLOB '*[^A-Za-z0-9-]*'
+  AND instr(${col}, '#') - instr(${col}, '/') - 1 BETWEEN 1 AND 100
+  AND NOT substr(${col}, instr(${col}, '/') + 1, instr(${col}, '#') - instr(${col}, '/') - 1) GLOB '*[^A-Za-z0-9._-]*'
+  AND substr(${col}, instr(${col}, '/') + 1, instr(${col}, '#') - instr(${col}, '/') - 1) NOT IN ('.', '..')
+  AND length(${col}) - instr(${col}, '#') BETWEEN 1 AND 10
+  AND NOT substr(${col}, instr(${col}, '#') + 1) GLOB '*[^0-9]*'
+  AND ${col} <> lower(${col}))`;
+
+/** No other task whose key is this one's in lower case (or another spelling of it). */
+const alone = (col: string): string =>
+  `NOT EXISTS (SELECT 1 FROM tasks o WHERE o.key >= 'github:' AND o.key < 'github;'
+    AND lower(o.key) = lower(${col}) AND o.key <> ${col})`;
+
+export default {
+  version: 50,
+  name: 'github-keys-lower-case',
+  sql: `
+UPDATE github_outbox SET task_key = lower(task_key)
+ WHERE ${issueKey('github_outbox.task_key')} AND ${alone('github_outbox.task_key')};
+UPDATE tasks SET key = lower(key) WHERE ${issueKey('tasks.key')} AND ${alone('tasks.key')};
+UPDATE github_sync SET repo = lower(repo)
+ WHERE repo <> lower(repo)
+   AND NOT EXISTS (SELECT 1 FROM github_sync o
+                    WHERE lower(o.repo) = lower(github_sync.repo) AND o.repo <> github_sync.repo);
+`,
+};
