@@ -28,8 +28,13 @@ const TEMPLATE_FIELDS = {
   epoch: 'BATON_EPOCH',
   host: 'BATON_HOST',
   attempt: 'BATON_ATTEMPT',
-  /** The reason of the task's last rejection in review, for the next run ('' when none). */
+  /**
+   * The latest human answer for the next run ('' when none): a rejection's reason in review, or
+   * the note a person resolved the task's escalation with (core/task.ts, Task.feedback).
+   */
   feedback: 'BATON_FEEDBACK',
+  /** Which answer that is: `review`, `escalation`, or '' when there is no feedback. */
+  feedback_from: 'BATON_FEEDBACK_FROM',
 } as const;
 export type TemplateField = keyof typeof TEMPLATE_FIELDS;
 

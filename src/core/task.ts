@@ -11,7 +11,7 @@
  *   open ──finish──▶ done                     (a job ended done, or a claim released done)
  *     │  └─finish──▶ in_review ──approve──▶ done   (the task requires review)
  *     │                   └──reject──▶ open        (the reason is kept for the next run)
- *     ├──escalate──▶ escalated ──resolve──▶ open
+ *     ├──escalate──▶ escalated ──resolve──▶ open   (a note is kept for the next run)
  *     ├──close──▶ closed                          (also from in_review and escalated)
  *     └──complete──▶ done                         (by hand or an importer; also from in_review, escalated)
  *   done | closed ──reopen──▶ open
@@ -170,9 +170,17 @@ export interface Task {
   readonly gate: TaskGate | null;
   /** A successful run leaves the task in review instead of done. */
   readonly reviewRequired: boolean;
-  /** The reason of the last rejection, kept for the next run (BATON_FEEDBACK). */
+  /**
+   * The latest human answer, kept for the next run (BATON_FEEDBACK): a rejection's reason, or the
+   * note `resolve` answered an escalation with. Null when there is none; reaching done clears it.
+   */
   readonly feedback: string | null;
+  /** Which answer `feedback` is (BATON_FEEDBACK_FROM); null exactly when `feedback` is. */
+  readonly feedbackFrom: FeedbackFrom | null;
 }
+
+/** Where a task's feedback came from: a rejection in review, or the answer to an escalation. */
+export type FeedbackFrom = 'review' | 'escalation';
 
 /** Who made a change: a person or a process in words, and the session it acted under, if any. */
 export interface Actor {

@@ -32,6 +32,7 @@ function spawnIn(
       key: 'k-1',
       title: 'a title',
       feedback: '',
+      feedback_from: '',
       session: 7,
       job: 1,
       epoch: 1,

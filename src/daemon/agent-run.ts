@@ -342,8 +342,7 @@ export class AgentRun {
       onLogProblem: (problem) => this.options.log(`job ${job.id} ${job.key}: ${problem}; the job goes on`),
       values: {
         key: job.key,
-        title: texts.title,
-        feedback: texts.feedback,
+        ...texts,
         session: agentSession,
         job: job.id,
         epoch: claimEpoch,

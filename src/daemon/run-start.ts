@@ -180,8 +180,8 @@ async function waitOutStoppingRun(
   return answer;
 }
 
-/** The task's title and feedback, for the command template. */
-export type TaskTexts = { readonly title: string; readonly feedback: string };
+/** The task's title and feedback (and which answer that is, '' when none), for the command template. */
+export type TaskTexts = Readonly<Record<'title' | 'feedback' | 'feedback_from', string>>;
 
 /**
  * What the run needs once its claim is granted: the agent's token (with an
@@ -217,6 +217,13 @@ export async function prepareRun(
   const task = texts.value;
   return {
     reach: made,
-    run: { dir: dir.value, texts: { title: task?.title ?? '', feedback: task?.feedback ?? '' } },
+    run: {
+      dir: dir.value,
+      texts: {
+        title: task?.title ?? '',
+        feedback: task?.feedback ?? '',
+        feedback_from: task?.feedbackFrom ?? '',
+      },
+    },
   };
 }

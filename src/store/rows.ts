@@ -11,7 +11,7 @@ import type { Claim, ClaimOutcome } from '../core/claim.js';
 import type { Job, JobState } from '../core/job.js';
 import type { Lease } from '../core/lease.js';
 import type { Session, SessionKind, SessionState } from '../core/session.js';
-import type { Task, TaskGate, TaskState } from '../core/task.js';
+import type { FeedbackFrom, Task, TaskGate, TaskState } from '../core/task.js';
 import type { Instant } from '../core/time.js';
 import type { WorkspaceLock } from '../core/workspace-lock.js';
 import type { TaskStateFacts } from './task-refusal.js';
@@ -58,6 +58,7 @@ export interface TaskRow<E extends Encoding> {
   body: string;
   url: string | null;
   feedback: string | null;
+  feedback_from: string;
 }
 
 export function taskOf<E extends Encoding>(decode: RowDecoder<E>, row: TaskRow<E>): Task {
@@ -83,6 +84,7 @@ export function taskOf<E extends Encoding>(decode: RowDecoder<E>, row: TaskRow<E
     gate: row.gate as TaskGate | null,
     reviewRequired: decode.flag(row.review_required),
     feedback: row.feedback,
+    feedbackFrom: row.feedback === null ? null : (row.feedback_from as FeedbackFrom),
   };
 }
 

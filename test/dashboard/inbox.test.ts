@@ -127,7 +127,14 @@ void describe('the inbox in a real browser', { skip }, () => {
     const rejected = await task('rev-2');
     assert.equal(rejected?.state, 'open');
     assert.equal(rejected?.feedback, 'add a test for the retry', 'the next run reads it as BATON_FEEDBACK');
-    assert.equal((await task('esc-1'))?.state, 'open');
+    const resolved = await task('esc-1');
+    assert.equal(resolved?.state, 'open');
+    assert.deepEqual(
+      [resolved?.feedback, resolved?.feedbackFrom],
+      ['ship the short form', 'escalation'],
+      'the next run reads the resolve note as BATON_FEEDBACK (decision 0062)',
+    );
+    assert.equal(rejected?.feedbackFrom, 'review');
     assert.equal((await task('gate-1'))?.gate, null);
     // The ledger names the operator's token for every decision.
     for (const [key, type] of [

@@ -113,7 +113,9 @@ for (const db of bothEngines()) {
     test('an agent under baton up escalates: the job ends escalated, the task waits in escalations until resolved', () =>
       withCluster(db, async (c) => {
         const escalate = `${BATON} escalate "$BATON_KEY" --reason "needs a production key" --session "$BATON_SESSION" --epoch "$BATON_EPOCH"`;
-        const agent = `if [ -e "escalated-$BATON_KEY" ]; then echo done; else touch "escalated-$BATON_KEY"; ${escalate}; sleep 30; fi`;
+        // The second run writes what it was told: the resolve note, as BATON_FEEDBACK (decision 0062).
+        const told = `printf '%s: %s' "$BATON_FEEDBACK_FROM" "$BATON_FEEDBACK" > "feedback-$BATON_JOB"`;
+        const agent = `if [ -e "escalated-$BATON_KEY" ]; then ${told}; else touch "escalated-$BATON_KEY"; ${escalate}; sleep 30; fi`;
         await json(c, 0, 'task', 'add', 'esc', '--title', 'rotate the credentials');
         await json(c, 0, 'enqueue', 'esc', '--command', agent);
         // Agents get the database URL without its password; on PostgreSQL they need it passed on.
@@ -135,18 +137,24 @@ for (const db of bothEngines()) {
         await up.waitForLog(/leading the dispatcher/);
         assert.equal((await c.store.jobs.list({ key: 'esc' })).length, 1, 'no further run was placed');
         await json(c, 0, 'resolve', 'esc', '--note', 'key added to the vault');
-        await json(c, 0, 'enqueue', 'esc', '--command', agent);
+        const shown = await c.baton('task', 'show', 'esc');
+        assert.match(shown.stdout, /feedback for the next run \(escalation\): key added to the vault/);
+        const again = await json<{ job: { id: number } }>(c, 0, 'enqueue', 'esc', '--command', agent);
         await waitUntil(
           async () => (await c.store.tasks.get('esc'))?.state === 'done',
           30_000,
           'the second run',
         );
+        const heard = readFileSync(join(c.dir, `feedback-${again.job.id}`), 'utf8');
+        assert.equal(heard, 'escalation: key added to the vault', 'the next run read the answer');
         assert.deepEqual(await json(c, 0, 'escalations'), []);
       }));
 
     test('a gated task is not placed until its design is approved; a reviewed one waits in review, reject reopens it, approve finishes it', () =>
       withCluster(db, async (c) => {
-        const run = 'printf %s "$BATON_FEEDBACK" > "feedback-$BATON_ATTEMPT-$BATON_JOB"';
+        const run =
+          'printf %s "$BATON_FEEDBACK" > "feedback-$BATON_ATTEMPT-$BATON_JOB"; ' +
+          'printf %s "$BATON_FEEDBACK_FROM" > "from-$BATON_JOB"';
         await json(c, 0, 'task', 'add', 'gated', '--title', 'redesign the cache');
         await json(c, 0, 'gate', 'gated', 'design');
         await json(c, 0, 'enqueue', 'gated', '--command', 'true');
@@ -176,6 +184,7 @@ for (const db of bothEngines()) {
         const job = (again['job'] as { id: number }).id;
         const feedback = readFileSync(join(c.dir, `feedback-1-${job}`), 'utf8');
         assert.equal(feedback, 'add a regression test', 'the next run read the rejection');
+        assert.equal(readFileSync(join(c.dir, `from-${job}`), 'utf8'), 'review');
         assert.equal((await json(c, 0, 'approve', 'reviewed', '--gate', 'review'))['state'], 'done');
         const show = await json<{ history: { action: string | null; type: string }[] }>(
           c,

@@ -139,7 +139,7 @@ function registerEscalations(program: Command): void {
   program
     .command('resolve <key>')
     .description('return an escalated task to open, to be queued again (auto-enqueue does it when on)')
-    .option('--note <text>', 'what was done about it')
+    .option('--note <text>', 'what was done about it, or the answer (the next run reads $BATON_FEEDBACK)')
     .option('--session <id>', SESSION_HELP)
     .action((key: string, options: ActOptions, cmd: Command) =>
       withApi(cmd, async (baton, out) => {

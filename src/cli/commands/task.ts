@@ -175,7 +175,9 @@ function showLines({ task, holder, jobs, moreJobs, history, prs, dependencies }:
     `  priority ${task.priority}  project ${cell(task.project)}  assignee ${cell(task.assignee)}`,
     `  labels ${task.labels.length === 0 ? '-' : task.labels.join(', ')}` +
       `  review ${task.reviewRequired ? 'required' : 'none'}`,
-    ...(task.feedback === null ? [] : [`  feedback for the next run: ${task.feedback}`]),
+    ...(task.feedback === null
+      ? []
+      : [`  feedback for the next run (${task.feedbackFrom}): ${task.feedback}`]),
     `  created ${iso(task.createdAt)}  claim epoch ${task.epoch}`,
     holder === null ? '  not claimed' : `  claimed by ${describeHolder(holder)}`,
     ...dependencyLines(dependencies),

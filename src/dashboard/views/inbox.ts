@@ -1,7 +1,8 @@
 /**
  * The inbox: what waits for a person. Escalated tasks, oldest first (resolve one to send it back to
- * work); tasks in review, longest waiting first (approve one to done, or reject it with the reason
- * its next run reads as BATON_FEEDBACK); tasks behind a gate (approve the gate to let runs start).
+ * work, with a note its next run reads as BATON_FEEDBACK); tasks in review, longest waiting first
+ * (approve one to done, or reject it with the reason its next run reads as BATON_FEEDBACK); tasks
+ * behind a gate (approve the gate to let runs start).
  * Each button asks the API's lifecycle routes with the operator's token, as force-release does, so
  * the ledger says who decided; the CLI's `baton escalations`, `resolve`, `approve` and `reject` do
  * the same from a terminal.
@@ -53,7 +54,7 @@ function reviewRow(task: Task, ctx: Ctx, index: number): Html {
     ${taskCell(task)}
     <td>${since(task, ctx)}</td>
     <td>${by(task)}</td>
-    <td class="reason">${task.feedback ?? ''}</td>
+    <td class="reason">${task.feedbackFrom === 'review' ? task.feedback : ''}</td>
     <td>${reviewForms(task, ctx.apiBase, index)}</td>
   </tr>`;
 }
@@ -140,7 +141,7 @@ export function inboxView(inbox: InboxRows, apiBase: string): Html {
       ['Task', 'Escalated', 'By', 'Reason', 'Resolve'],
       escalated.map((task, index) => escalatedRow(task, ctx, index)),
       html`Oldest first; resolving sends a task back to open, to be queued again (by auto-enqueue when it is
-      on)`,
+      on), and its note reaches the next run as BATON_FEEDBACK`,
     ),
   )}
   ${section('In review', review, shown, () =>

@@ -70,7 +70,7 @@ function stateFacts(task: Task, now: number): Html {
       task.feedback === null
         ? ''
         : html`<dt>Feedback for the next run</dt>
-            <dd class="reason">${task.feedback}</dd>`
+            <dd>from ${task.feedbackFrom ?? ''}: <span class="reason">${task.feedback}</span></dd>`
     }`;
 }
 

@@ -29,6 +29,7 @@ import { exercisePullTimeLimit } from './pull-time-limit.js';
 import { exerciseTimeLimitSweep } from './time-limit-sweep.js';
 import { exerciseJobList } from './job-list.js';
 import { exerciseLifecycle } from './lifecycle.js';
+import { exerciseFeedback } from './feedback.js';
 import { exerciseHumanSessions } from './human-sessions.js';
 import { exerciseNext } from './next.js';
 import { exerciseOrphanReasons } from './orphan-reasons.js';
@@ -87,6 +88,7 @@ export function exerciseStore(harness: Harness): void {
     exerciseWakeups(harness);
     exerciseContainment(harness);
     exerciseLifecycle(harness);
+    exerciseFeedback(harness);
     exerciseForceRelease(harness);
     exerciseHumanSessions(harness);
     exerciseNext(harness);

@@ -135,7 +135,7 @@ export const msInterval = (param: string): string => `(${param}::bigint * interv
 
 export const TASK_COLUMNS = `id, key, title, priority, project, assignee, labels, created_at, epoch,
   holder_session_id, claimed_at, state, state_at, state_by, state_reason, gate, review_required, body, url,
-  feedback`;
+  feedback, feedback_from`;
 
 export const SESSION_COLUMNS =
   'id, kind, host, pid, name, started_at, heartbeat_at, ended_at, state, ttl_ms, end_reason, ended_by';

@@ -63,9 +63,6 @@ function moves(move: Move, row: string): string {
 export function moveSet(move: Move, row: string): string {
   const ok = moves(move, row);
   const to = target(move.action, row);
-  // A rejection's reason is kept for the next run; reaching done makes it moot.
-  const feedback =
-    move.action === 'reject' ? move.reason : `CASE WHEN ${to} = 'done' THEN NULL ELSE ${row}.feedback END`;
   const set = (column: string, value: string): string =>
     `${column} = CASE WHEN ${ok} THEN ${value} ELSE ${row}.${column} END`;
   return [
@@ -73,8 +70,28 @@ export function moveSet(move: Move, row: string): string {
     set('state_at', move.at),
     set('state_by', move.by),
     set('state_reason', move.reason),
-    set('feedback', feedback),
+    ...feedbackSet(move, row, to).map(([column, value]) => set(column, value)),
   ].join(',\n    ');
+}
+
+/**
+ * The feedback a move leaves for the next run, as SQLite's moveTask: a rejection's reason (from
+ * review), a resolve's note (from escalation; a resolve without one keeps what was there), none
+ * once done. feedback_from is read only beside a feedback, so other moves leave it alone.
+ */
+function feedbackSet(move: Move, row: string, to: string): (readonly [string, string])[] {
+  if (move.action === 'reject')
+    return [
+      ['feedback', move.reason],
+      ['feedback_from', `'review'`],
+    ];
+  if (move.action === 'resolve') {
+    return [
+      ['feedback', `coalesce(${move.reason}, ${row}.feedback)`],
+      ['feedback_from', `CASE WHEN ${move.reason} IS NULL THEN ${row}.feedback_from ELSE 'escalation' END`],
+    ];
+  }
+  return [['feedback', `CASE WHEN ${to} = 'done' THEN NULL ELSE ${row}.feedback END`]];
 }
 
 /**
@@ -162,7 +179,7 @@ export function endJobAuditRows(part: number): string {
 /** Every task column but those moveReturning gives, qualified by `tasks.`, for a full row. */
 const TASK_REST = `tasks.title, tasks.priority, tasks.project, tasks.assignee, tasks.labels, tasks.created_at,
   tasks.epoch, tasks.holder_session_id, tasks.claimed_at, tasks.state, tasks.gate, tasks.review_required,
-  tasks.body, tasks.url, tasks.feedback`;
+  tasks.body, tasks.url, tasks.feedback, tasks.feedback_from`;
 
 /**
  * One statement moving task $1 by `m` when its state allows (none of its rows when not): its

@@ -61,16 +61,32 @@ export function moveTask(
   );
   if (!plan.ok) throw taskStateRefusal(facts(task), change.action);
   const reason = change.reason ?? null;
-  // A rejection's reason is kept for the next run; reaching done makes it moot.
-  const feedback = change.action === 'reject' ? reason : plan.to === 'done' ? null : task.feedback;
+  const [feedback, from] = feedbackAfter(task, change.action, plan.to, reason);
   const row = exec
     .prepare(
-      `UPDATE tasks SET state = ?, state_at = ?, state_by = ?, state_reason = ?, feedback = ?
+      `UPDATE tasks SET state = ?, state_at = ?, state_by = ?, state_reason = ?, feedback = ?, feedback_from = ?
        WHERE id = ? AND state = ? RETURNING *`,
     )
-    .get(plan.to, now, change.by.name, reason, feedback, task.id, plan.from) as TaskRow | undefined;
+    .get(plan.to, now, change.by.name, reason, feedback, from, task.id, plan.from) as TaskRow | undefined;
   assert(row !== undefined, 'the task row read in this transaction is the one updated');
   return { row, move: { from: plan.from, to: plan.to } };
+}
+
+/**
+ * The feedback a move leaves for the next run, and which answer it is: a rejection's reason (from
+ * review), a resolve's note (from escalation; a resolve without one keeps what was there), none
+ * once done (feedback_from is read only beside a feedback). PostgreSQL's feedbackSet is the same.
+ */
+function feedbackAfter(
+  task: TaskRow,
+  action: TaskAction,
+  to: TaskState,
+  reason: string | null,
+): readonly [string | null, string] {
+  if (action === 'reject' || (action === 'resolve' && reason !== null)) {
+    return [reason, action === 'reject' ? 'review' : 'escalation'];
+  }
+  return [to === 'done' ? null : task.feedback, task.feedback_from];
 }
 
 /**

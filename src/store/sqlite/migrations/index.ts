@@ -41,6 +41,7 @@ import tokenRevokedBy from './0047-token-revoked-by.js';
 import queueByCommand from './0048-queue-by-command.js';
 import sessionReportOutcomes from './0049-session-report-outcomes.js';
 import githubKeysLowerCase from './0050-github-keys-lower-case.js';
+import feedbackFrom from './0051-feedback-from.js';
 
 export interface Migration {
   readonly version: number;
@@ -93,4 +94,5 @@ export const MIGRATIONS: readonly Migration[] = [
   queueByCommand,
   sessionReportOutcomes,
   githubKeysLowerCase,
+  feedbackFrom,
 ];

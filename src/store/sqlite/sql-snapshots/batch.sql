@@ -30,7 +30,7 @@ AND ((jobs.status = 'claimed' AND @status IN ('failed', 'cancelled')) OR (jobs.s
 SELECT * FROM tasks WHERE id = ?;
 
 -- statement 7 of 13
-UPDATE tasks SET state = ?, state_at = ?, state_by = ?, state_reason = ?, feedback = ?
+UPDATE tasks SET state = ?, state_at = ?, state_by = ?, state_reason = ?, feedback = ?, feedback_from = ?
 WHERE id = ? AND state = ? RETURNING *;
 
 -- statement 8 of 13
