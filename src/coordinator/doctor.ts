@@ -30,6 +30,7 @@ import {
   type FleetLeader,
 } from '../core/doctor-fleet.js';
 import { KEYS_READ, asciiPartners, judgeKeys } from '../core/doctor-keys.js';
+import { judgeOutbox } from '../core/doctor-outbox.js';
 import { age } from '../core/host-liveness.js';
 import type { Instant } from '../core/time.js';
 import { probeContainment } from '../os/containment.js';
@@ -193,7 +194,10 @@ async function keysCheck(store: Store): Promise<DoctorCheck[]> {
   return [judgeKeys({ beyondAscii, asciiStored })];
 }
 
-/** The checks the database answers: schema, clock, the ledger's window, the leader, the hosts, the keys. */
+/**
+ * The checks the database answers: schema, clock, the ledger's window, the leader, the hosts, the
+ * keys, the GitHub outbox's rows no sync applies.
+ */
 export async function databaseChecks(
   store: Store,
   keyFile = keyFilePath(undefined),
@@ -236,5 +240,9 @@ export async function databaseChecks(
     async () => fleetChecks(await cluster.leader(), await cluster.hosts()),
   );
   const keys = guarded(['keys'], 'read the task keys', ROLE_FIX, () => keysCheck(store));
-  return [...schema, ...clock, ...(await ledger), ...(await fleet), ...(await agentHosts), ...(await keys)];
+  const outbox = guarded(['github-outbox'], 'read the GitHub outbox', ROLE_FIX, async () => [
+    judgeOutbox(await store.github.unsynced(), await store.now()),
+  ]);
+  const reads = [await ledger, await fleet, await agentHosts, await keys, await outbox];
+  return [...schema, ...clock, ...reads.flat()];
 }

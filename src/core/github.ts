@@ -11,6 +11,7 @@
 import { InvalidInputError } from './errors.js';
 import type { ActiveJobState } from './job.js';
 import type { TaskState } from './task.js';
+import type { Instant } from './time.js';
 
 export interface GithubLabels {
   readonly wip: string;
@@ -167,4 +168,12 @@ export function tokenVariable(name: string | undefined): string {
     );
   }
   return tokenEnv;
+}
+
+/** The outbox rows not yet applied of one repository no sync has run for (`baton doctor`). */
+export interface UnsyncedOutbox {
+  /** `owner/repo` as the keys spell it (the projector matches the key's spelling exactly). */
+  readonly repo: string;
+  readonly rows: number;
+  readonly oldestAt: Instant;
 }

@@ -30,9 +30,15 @@ export const JOB_PRUNE_EVERY_MS = 600_000;
 
 /**
  * `--retain-jobs`: a duration such as 30d, or `0`/`off` (null: never remove a job). `keepsAll`:
- * whether this surface takes `0`/`off`, so that the hint offers it only where it is not refused.
+ * whether this surface takes `0`/`off`, so that the hint offers it only where it is not refused;
+ * `every`: what `0`/`off` keeps (the GitHub outbox's retention reads its flag here too).
  */
-export function parseRetainJobs(what: string, raw: unknown, keepsAll = true): number | null {
+export function parseRetainJobs(
+  what: string,
+  raw: unknown,
+  keepsAll = true,
+  every = 'every job',
+): number | null {
   if (typeof raw === 'string' && /^\s*(0+|off)\s*$/i.test(raw)) return null;
   if (raw === 0) return null;
   // Elsewhere a bare number is seconds (--lease-ttl 15); here `30` meant as days would remove
@@ -40,7 +46,7 @@ export function parseRetainJobs(what: string, raw: unknown, keepsAll = true): nu
   if (typeof raw === 'number' || (typeof raw === 'string' && /^\s*\d+(\.\d+)?\s*$/.test(raw))) {
     throw new InvalidInputError(
       `${what} needs a unit, got ${JSON.stringify(raw)}`,
-      `write it with one, e.g. ${what} 30d (or 12h)${keepsAll ? '; 0 or off keeps every job' : ''}`,
+      `write it with one, e.g. ${what} 30d (or 12h)${keepsAll ? `; 0 or off keeps ${every}` : ''}`,
     );
   }
   return validateDuration(what, raw, RETAIN_MIN_MS, RETAIN_MAX_MS);

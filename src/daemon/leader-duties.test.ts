@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { daemonFixture } from '../../test/support/daemon-fixture.js';
 import { outputRows } from '../core/output-stream.js';
 import type { Clock } from '../core/time.js';
+import { OUTBOX_PRUNE_BATCH } from '../core/outbox-retention.js';
 import { leaderUpkeep, type LeaderDuty } from './leader-duties.js';
 import type { Store } from '../store/store.js';
 
@@ -24,7 +25,13 @@ const at = (wall: number): Clock => ({
 /** The leader's duties on `store` as `baton up` builds them, with an elector at `term` (null: not leading). */
 function duties(
   store: Store,
-  options: { wall?: number; retainJobsMs?: number | null; term?: number | null; log?: string[] },
+  options: {
+    wall?: number;
+    retainJobsMs?: number | null;
+    retainOutboxMs?: number | null;
+    term?: number | null;
+    log?: string[];
+  },
 ): LeaderDuty[] {
   const elector = { name: 'dispatcher', leaderTerm: () => options.term ?? null };
   const logKeep = { maxAgeMs: 14 * DAY_MS, maxBytes: 1 << 30 };
@@ -32,6 +39,7 @@ function duties(
   return leaderUpkeep(store, 1, at(options.wall ?? 0), log, {
     logKeep,
     retainJobsMs: options.retainJobsMs,
+    retainOutboxMs: options.retainOutboxMs,
     elector,
   });
 }
@@ -108,6 +116,39 @@ test('job retention removes old finished jobs under the live term alone; off wit
     assert.equal(await f.store.jobs.get(first.id), null, 'removed under the live term');
     assert.equal((await f.store.jobs.get(newest.id))?.status, 'queued');
     assert.match(log.join('\n'), /^job retention: removed 1 finished jobs that ended before \S+Z$/);
+  } finally {
+    await f.store.close();
+  }
+});
+
+test("outbox retention removes rows applied a week ago in batches, never a pending one; none with off", async () => {
+  const f = await daemonFixture();
+  try {
+    const count = 2 * OUTBOX_PRUNE_BATCH + 1;
+    for (let n = 1; n <= count; n++) await f.store.tasks.add({ key: `github:acme/api#${n}` });
+    await f.store.github.applied((await f.store.github.pending({ limit: count })).map((row) => row.id));
+    await f.store.tasks.add({ key: 'github:acme/hand#1' }); // a repository no sync applies
+    assert.equal(await f.store.github.backlog(), 1);
+    await f.moveDb(8 * DAY_MS);
+    const name = 'github outbox retention';
+    const off = duties(f.store, { retainOutboxMs: null });
+    assert.equal(
+      off.some((one) => one.name === name),
+      false,
+      'off: no such duty',
+    );
+    const log: string[] = [];
+    await duty(duties(f.store, { retainOutboxMs: 9 * DAY_MS, log }), name).run();
+    assert.deepEqual(log, [], 'applied within the retention: kept');
+    await duty(duties(f.store, { log }), name).run();
+    assert.match(log.join('\n'), new RegExp(`^${name}: removed ${count} rows applied before \\S+Z$`));
+    const left = await f.store.github.pending({ limit: 10, key: 'github:acme/hand#1' });
+    assert.equal(left.length, 1, 'the pending row stays, eight days old');
+    assert.equal(
+      (await f.store.github.prune({ olderThanMs: 0, limit: 10 })).removed,
+      0,
+      'nothing else was there',
+    );
   } finally {
     await f.store.close();
   }

@@ -2,7 +2,7 @@
  * Work `baton up` does only while it leads, beside dispatch and sealing: duties handed in by the
  * composition root, so the daemon knows nothing of what they are (the GitHub backlog's sync and
  * label projector, src/github/), and auto-enqueue, the time-limit sweep, the output stream's trim and
- * job retention, which every leader runs. Each duty runs on its own timer; a pass that fails is
+ * job retention and the GitHub outbox's, which every leader runs. Each duty runs on its own timer; a pass that fails is
  * logged (once per new message) and tried again at the next tick; a standby never runs one.
  */
 import { autoEnqueue } from '../coordinator/auto-enqueue.js';
@@ -16,6 +16,12 @@ import type { LogPrunePolicy } from '../os/log-prune.js';
 import type { LeaderElector } from './leader-elector.js';
 import { LOG_KEEP_DEFAULT } from './log-pruner.js';
 import { pruneJobs } from '../coordinator/job-retention.js';
+import {
+  OUTBOX_PRUNE_BATCH,
+  OUTBOX_PRUNE_EVERY_MS,
+  OUTBOX_PRUNE_PASS_BATCHES,
+  OUTBOX_RETAIN_DEFAULT_MS,
+} from '../core/outbox-retention.js';
 import type { JobPruneCursor } from '../store/retention-store.js';
 
 /** How often a leading `baton up` looks for open tasks to queue when auto-enqueue is on. */
@@ -133,6 +139,35 @@ function jobRetentionDuty(
   };
 }
 
+/**
+ * The GitHub outbox's retention while leading (docs/decisions/0013, "Retention of applied rows"): a
+ * pass every 10 minutes removes rows applied more than `retainMs` ago, up to
+ * OUTBOX_PRUNE_PASS_BATCHES batches, the event loop given back between two. Every leader runs it,
+ * with `--github` or without: rows applied under an earlier configuration go too. No term fences
+ * it: removing a row applied long ago is the same whoever does it, and twice is once.
+ */
+function outboxRetentionDuty(store: Store, retainMs: number, log: (line: string) => void): LeaderDuty {
+  return {
+    name: 'github outbox retention',
+    everyMs: OUTBOX_PRUNE_EVERY_MS,
+    run: async () => {
+      let removed = 0;
+      let cutoff = 0;
+      for (let batch = 0; batch < OUTBOX_PRUNE_PASS_BATCHES; batch++) {
+        if (batch > 0) await new Promise((resume) => setImmediate(resume));
+        const result = await store.github.prune({ olderThanMs: retainMs, limit: OUTBOX_PRUNE_BATCH });
+        removed += result.removed;
+        cutoff = result.cutoff;
+        // Not `=== 0`: on PostgreSQL a batch passes over rows the projector holds (SKIP LOCKED).
+        if (result.removed < OUTBOX_PRUNE_BATCH) break;
+      }
+      if (removed === 0) return;
+      const before = new Date(cutoff).toISOString();
+      log(`github outbox retention: removed ${removed} rows applied before ${before}`);
+    },
+  };
+}
+
 /** How often a leading `baton up` looks for pull-held jobs past their own time limit, and how many per pass. */
 const TIME_LIMIT_SWEEP_EVERY_MS = 2_000;
 const TIME_LIMIT_SWEEP_BATCH = 100;
@@ -169,7 +204,7 @@ function timeLimitSweepDuty(store: Store, session: SessionId, log: (line: string
 /**
  * What every leader runs besides dispatch and sealing: auto-enqueue, the time-limit sweep, the output
  * stream's trim and, unless `baton up --retain-jobs off` (retainJobsMs null), job retention under the
- * elector's term.
+ * elector's term; unless `--retain-github-outbox off`, the GitHub outbox's retention.
  */
 export function leaderUpkeep(
   store: Store,
@@ -179,6 +214,7 @@ export function leaderUpkeep(
   options: {
     readonly logKeep?: LogPrunePolicy | undefined;
     readonly retainJobsMs?: number | null | undefined;
+    readonly retainOutboxMs?: number | null | undefined;
     readonly elector: Pick<LeaderElector, 'name' | 'leaderTerm'>;
   },
 ): LeaderDuty[] {
@@ -188,10 +224,12 @@ export function leaderUpkeep(
     return current === null ? null : { lease: elector.name, holder: String(session), term: current };
   };
   const retainMs = options.retainJobsMs === undefined ? JOB_RETAIN_DEFAULT_MS : options.retainJobsMs;
+  const outboxMs = options.retainOutboxMs === undefined ? OUTBOX_RETAIN_DEFAULT_MS : options.retainOutboxMs;
   return [
     autoEnqueueDuty(store, session, log),
     timeLimitSweepDuty(store, session, log),
     outputTrimDuty(store, clock, (options.logKeep ?? LOG_KEEP_DEFAULT).maxAgeMs),
     ...(retainMs === null ? [] : [jobRetentionDuty(store, retainMs, term, log)]),
+    ...(outboxMs === null ? [] : [outboxRetentionDuty(store, outboxMs, log)]),
   ];
 }

@@ -43,6 +43,8 @@ export interface UpOptions {
   readonly ledger?: LeaderSealing | null;
   /** Finished jobs are kept this long, then removed while leading (decision 0039); null: for ever. */
   readonly retainJobsMs?: number | null | undefined;
+  /** Applied GitHub outbox rows are kept this long, then removed while leading (decision 0013); null: for ever. */
+  readonly retainOutboxMs?: number | null | undefined;
   /** Work done only while leading (the GitHub backlog's sync and projector). */
   readonly leaderDuties?: readonly LeaderDuty[] | undefined;
   /** Asked before each run is spawned (the GitHub issue's re-check); may cancel the run. */

@@ -6,7 +6,7 @@
  * conditional requests, and writes the backlog's own ledger rows.
  */
 import type { Instant } from '../core/time.js';
-import type { LabelFacts } from '../core/github.js';
+import type { LabelFacts, UnsyncedOutbox } from '../core/github.js';
 
 export type OutboxKind = 'labels' | 'comment';
 
@@ -21,6 +21,13 @@ export interface OutboxRow {
   readonly createdAt: Instant;
   readonly attempts: number;
   readonly lastError: string | null;
+}
+
+export interface OutboxPruneResult {
+  /** Applied rows removed by this call. */
+  readonly removed: number;
+  /** The database's now less the retention: rows applied before it may go. */
+  readonly cutoff: Instant;
 }
 
 /** What the labels of a task's issue are projected from (core/github.ts), and whose they are. */
@@ -76,5 +83,17 @@ export interface GithubStore {
     cache(params: { readonly url: string; readonly etag: string; readonly body: string }): Promise<void>;
     /** Rows not yet applied, for status and tests. */
     backlog(): Promise<number>;
+    /**
+     * Removes up to `limit` rows applied more than `olderThanMs` before the database's now, oldest
+     * id first, in one transaction. Never a row not yet applied, however old: it is what GitHub
+     * has still to be told (decision 0013, "Retention of applied rows").
+     */
+    prune(params: { readonly olderThanMs: number; readonly limit: number }): Promise<OutboxPruneResult>;
+    /**
+     * Rows not yet applied whose key's repository (`github:OWNER/REPO#N`, spelled as in the key) no
+     * sync has kept a cursor for, with any label filter: rows nothing may ever apply, by repository
+     * (decision 0013, "Keys no sync applies"). Read only, for `baton doctor`.
+     */
+    unsynced(): Promise<readonly UnsyncedOutbox[]>;
   };
 }

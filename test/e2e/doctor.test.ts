@@ -53,6 +53,7 @@ const IDS = [
   'agent-hosts',
   'fleet-containment',
   'keys',
+  'github-outbox',
   'db-role',
   'agents',
   'containment',
@@ -187,6 +188,7 @@ for (const db of bothEngines()) {
         'agent-hosts',
         'fleet-containment',
         'keys',
+        'github-outbox',
         'agents',
         'git',
         'state',
@@ -547,6 +549,7 @@ for (const db of bothEngines()) {
         expectLevel(checks, 'ledger', 'skip', /\/metrics has the ledger's gauges.*observe\.stats.*--db/);
         expectLevel(checks, 'db-role', 'skip', /local-only/);
         expectLevel(checks, 'keys', 'skip', /local-only: the keys as stored/);
+        expectLevel(checks, 'github-outbox', 'skip', /local-only/);
       }
       const refused = await doctor(workDir(), null, ['--api', api, '--token', 'baton_nosuchtoken']);
       assert.equal(refused.code, 6, 'a token the API refuses keeps its exit code');

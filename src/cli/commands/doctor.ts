@@ -59,13 +59,14 @@ const DATABASE_CHECKS = [
   'agent-hosts',
   'fleet-containment',
   'keys',
+  'github-outbox',
   'db-role',
 ];
 /**
  * What doctor does not read over the API: the ledger's window (only /metrics' full count has
- * it), the stored keys (no route lists them as stored), the role.
+ * it), the stored keys (no route lists them as stored), the GitHub outbox, the role.
  */
-const LOCAL_ONLY = ['ledger', 'keys', 'db-role'];
+const LOCAL_ONLY = ['ledger', 'keys', 'github-outbox', 'db-role'];
 
 export function registerDoctor(program: Command): void {
   program
@@ -208,6 +209,36 @@ function openFailure(where: string, error: unknown): DoctorCheck[] {
   return [check('database', 'fail', error.message, fix), ...skip(DATABASE_CHECKS)];
 }
 
+/** What doctor does not read over the API (LOCAL_ONLY), each a skip saying why. */
+const LOCAL_ONLY_SKIPS: readonly DoctorCheck[] = [
+  check(
+    'ledger',
+    'skip',
+    "not read over the API: /metrics has the ledger's gauges (baton_ledger_*), but a scrape counts " +
+      'every table (observe.stats), the read doctor keeps away from',
+    "run `baton doctor --db <url>` where the database is reachable, or read /metrics' " +
+      'baton_ledger_oldest_unsealed_age_seconds (a viewer token)',
+  ),
+  check(
+    'keys',
+    'skip',
+    'local-only: the keys as stored, before the NFC the API gives every key it is sent',
+    'run `baton doctor --db <url>` where the database is reachable',
+  ),
+  check(
+    'github-outbox',
+    'skip',
+    'local-only: no route lists the outbox rows by repository',
+    'run `baton doctor --db <url>` where the database is reachable',
+  ),
+  check(
+    'db-role',
+    'skip',
+    "local-only: the role's privileges are read in the database itself, which the API does not expose",
+    'run `baton doctor --db <url>` where the database is reachable',
+  ),
+];
+
 /**
  * Over Baton's HTTP API: /readyz (no token, two index reads) for the schema and the database's
  * clock, GET /v1/leader and /v1/hosts (any token that may read) for the fleet. Not /v1/status:
@@ -215,28 +246,6 @@ function openFailure(where: string, error: unknown): DoctorCheck[] {
  */
 async function remote(target: RemoteTarget, agentCommand: string | null): Promise<DatabaseResult> {
   const api = new ApiConnection(target.url, target.token);
-  const localOnly = [
-    check(
-      'ledger',
-      'skip',
-      "not read over the API: /metrics has the ledger's gauges (baton_ledger_*), but a scrape counts " +
-        'every table (observe.stats), the read doctor keeps away from',
-      "run `baton doctor --db <url>` where the database is reachable, or read /metrics' " +
-        'baton_ledger_oldest_unsealed_age_seconds (a viewer token)',
-    ),
-    check(
-      'keys',
-      'skip',
-      'local-only: the keys as stored, before the NFC the API gives every key it is sent',
-      'run `baton doctor --db <url>` where the database is reachable',
-    ),
-    check(
-      'db-role',
-      'skip',
-      "local-only: the role's privileges are read in the database itself, which the API does not expose",
-      'run `baton doctor --db <url>` where the database is reachable',
-    ),
-  ];
   const agents = agentsCheck(agentCommands(agentCommand));
   try {
     let ready: Answer | null = null;
@@ -257,7 +266,15 @@ async function remote(target: RemoteTarget, agentCommand: string | null): Promis
       () => Promise.resolve(ableHostLive(hosts)),
     );
     return {
-      checks: [database, schema, clock, ...fleetChecks(leader, hosts), agentHosts, ...localOnly, agents],
+      checks: [
+        database,
+        schema,
+        clock,
+        ...fleetChecks(leader, hosts),
+        agentHosts,
+        ...LOCAL_ONLY_SKIPS,
+        agents,
+      ],
       exit: null,
     };
   } catch (error) {
@@ -272,7 +289,7 @@ async function remote(target: RemoteTarget, agentCommand: string | null): Promis
       checks: [
         failure,
         ...skipped(others, 'not run: the API did not answer (see the database check)'),
-        ...localOnly,
+        ...LOCAL_ONLY_SKIPS,
         agents,
       ],
       exit: keptExit(error),

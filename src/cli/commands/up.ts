@@ -27,6 +27,7 @@ import { collect, dbUrl, stateDir, withStore, type GlobalOptions } from '../run.
 import { checkBind, checkPortFree, servingLine } from '../../http/bind.js';
 import { capacityOf, logOptions } from './up-amounts.js';
 import { parseRetainJobs } from '../../core/job-retention.js';
+import { parseRetainOutbox } from '../../core/outbox-retention.js';
 import { runWatchFlags, runWatchOptions, type RunWatchFlags } from './up-watch.js';
 import { applyUpConfig } from './up-config.js';
 import { ledgerOptions, notSealingLine, sealingLine } from './up-ledger.js';
@@ -70,6 +71,7 @@ interface UpFlags extends HttpFlags, GithubFlags, RunWatchFlags {
   readonly logKeepDays?: string;
   readonly logKeepMb?: string;
   readonly retainJobs?: string;
+  readonly retainGithubOutbox?: string;
   readonly config?: string;
   readonly drain?: string;
 }
@@ -120,6 +122,8 @@ function parseUpFlags(flags: UpFlags, globals: GlobalOptions): UpOptions {
     ...logOptions(flags),
     retainJobsMs:
       flags.retainJobs === undefined ? undefined : parseRetainJobs('--retain-jobs', flags.retainJobs),
+    retainOutboxMs:
+      flags.retainGithubOutbox === undefined ? undefined : parseRetainOutbox(flags.retainGithubOutbox),
     worktreeDir: join(state, 'worktrees'),
     cwd: process.cwd(),
     ...runWatchOptions(flags),
@@ -131,7 +135,7 @@ function parseUpFlags(flags: UpFlags, globals: GlobalOptions): UpOptions {
   };
 }
 
-/** The flags of job logs (the cap of each, how long and how much of them are kept) and of finished jobs. */
+/** The flags of job logs (the cap of each, how long and how much of them are kept), finished jobs, outbox rows. */
 function logFlags(command: Command): Command {
   return command
     .option(
@@ -149,6 +153,10 @@ function logFlags(command: Command): Command {
     .option(
       '--retain-jobs <duration>',
       "finished jobs are removed this long after they ended, each task's newest kept (default 30d; off: never)",
+    )
+    .option(
+      '--retain-github-outbox <duration>',
+      'GitHub outbox rows are removed this long after they were applied, never before (default 7d; off: never)',
     );
 }
 

@@ -1,8 +1,14 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { givenSession, withFixture, type Harness } from './harness.js';
+import { givenSession, withFixture, type Fixture, type Harness } from './harness.js';
 
 const TASK_KEY = 'github:acme/api#7';
+const DAY = 86_400_000;
+
+async function outboxIds(fixture: Fixture): Promise<number[]> {
+  const rows = await fixture.raw.exec('SELECT id FROM github_outbox ORDER BY id');
+  return rows.map((row) => Number(row['id']));
+}
 
 export function exerciseGithub(harness: Harness): void {
   describe('the GitHub outbox', () => {
@@ -87,6 +93,64 @@ export function exerciseGithub(harness: Harness): void {
         await store.github.applied(waiting.map((row) => row.id));
         assert.equal(await store.github.backlog(), 1);
         assert.equal((await store.github.pending({ limit: 100, prefix: 'github:other/' })).length, 0);
+      }));
+
+    test('prunes rows applied before the retention, oldest first, by the limit; never a pending one', () =>
+      withFixture(harness, async (fixture) => {
+        const store = await fixture.clocked();
+        for (const issue of [1, 2, 3]) await store.tasks.add({ key: `github:acme/api#${issue}` });
+        const [one, two, three] = await store.github.pending({ limit: 100 });
+        assert.ok(one !== undefined && two !== undefined && three !== undefined);
+        await store.github.applied([one.id, two.id]);
+        await store.github.failed({ ids: [three.id], error: 'GitHub 500', retryAfterMs: 0 });
+        await fixture.moveClock(2 * DAY);
+        await store.jobs.enqueue({ key: 'github:acme/api#1' });
+        const recent = (await store.github.pending({ limit: 100, key: 'github:acme/api#1' })).map(
+          (row) => row.id,
+        );
+        await store.github.applied(recent);
+        const first = await store.github.prune({ olderThanMs: DAY, limit: 1 });
+        assert.equal(first.removed, 1, 'at most the limit');
+        const now = await store.now();
+        assert.ok(
+          first.cutoff <= now - DAY && first.cutoff > now - DAY - 60_000,
+          'the database clock less a day',
+        );
+        assert.deepEqual(await outboxIds(fixture), [two.id, three.id, ...recent], 'the oldest went first');
+        assert.equal((await store.github.prune({ olderThanMs: DAY, limit: 100 })).removed, 1);
+        assert.equal((await store.github.prune({ olderThanMs: DAY, limit: 100 })).removed, 0);
+        assert.deepEqual(await outboxIds(fixture), [three.id, ...recent], 'pending and recent rows stay');
+        await fixture.moveClock(30 * DAY);
+        assert.equal((await store.github.prune({ olderThanMs: DAY, limit: 100 })).removed, recent.length);
+        const [left] = await store.github.pending({ limit: 100, key: 'github:acme/api#3' });
+        assert.equal(
+          left?.id,
+          three.id,
+          'a row never applied stays, however old and however often it failed',
+        );
+        assert.equal(left?.attempts, 1);
+      }));
+
+    test('names the repositories whose pending rows no sync has a cursor for, as the keys spell them', () =>
+      withFixture(harness, async ({ store }) => {
+        const keys = ['acme/api#1', 'acme/web#2', 'Acme/API#3', 'acme/hand#4', 'acme/hand#5', 'done/x#6'];
+        for (const key of keys) await store.tasks.add({ key: `github:${key}` });
+        await store.tasks.add({ key: 'local-7' });
+        await store.github.saveCursor({ repo: 'acme/api', since: '2026-01-01T00:00:00Z' });
+        await store.github.saveCursor({ repo: 'acme/web labels:ai', since: '2026-01-01T00:00:00Z' });
+        await store.github.applied(
+          (await store.github.pending({ limit: 10, key: 'github:done/x#6' })).map((row) => row.id),
+        );
+        const now = await store.now();
+        const found = await store.github.unsynced();
+        assert.deepEqual(
+          found.map(({ repo, rows }) => ({ repo, rows })),
+          [
+            { repo: 'Acme/API', rows: 1 },
+            { repo: 'acme/hand', rows: 2 },
+          ],
+        );
+        assert.ok(found.every((one) => one.oldestAt <= now && one.oldestAt > now - 60_000));
       }));
 
     test('keeps cursors and cached answers, and audits repairs and re-checks', () =>

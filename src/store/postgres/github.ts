@@ -1,12 +1,12 @@
 /**
- * The GitHub backlog's outbox, cursors and ETag cache on PostgreSQL (github-store.ts), in three
- * parts: the outbox the label projector drains, the labels' state it reads and the repairs and
- * notes it records, and what the sync keeps between runs.
+ * The GitHub backlog's outbox, cursors and ETag cache on PostgreSQL (github-store.ts), in four
+ * parts: the outbox the label projector drains, its upkeep (retention, rows no sync applies), the
+ * labels' state it reads and the repairs and notes it records, and what the sync keeps between runs.
  */
 import type { GithubStore, LabelState, OutboxRow } from '../github-store.js';
 import { ACTIVE_SQL } from '../job-guard.js';
 import { outboxRowOf, type OutboxColumns } from '../run-rows.js';
-import { NOW, PG, msInterval, type PgEncoding } from './rows.js';
+import { NOW, PG, msInterval, msOf, type PgEncoding } from './rows.js';
 import type { PgExecutor } from './executor.js';
 
 type Row = OutboxColumns<PgEncoding>;
@@ -57,6 +57,38 @@ function outbox(exec: PgExecutor): Pick<Github, 'pending' | 'applied' | 'failed'
         (await exec.one<{ n: string }>('SELECT count(*) AS n FROM github_outbox WHERE applied_at IS NULL'))
           ?.n ?? 0,
       ),
+  };
+}
+
+/**
+ * The outbox's upkeep: applied rows removed past the retention, and the pending rows of repositories
+ * no sync has run for (decision 0013, "Retention of applied rows"; "Keys no sync applies").
+ */
+function upkeep(exec: PgExecutor): Pick<Github, 'prune' | 'unsynced'> {
+  return {
+    prune: async ({ olderThanMs, limit }) => {
+      // SKIP LOCKED: a row the projector is marking applied right now is left for the next pass.
+      const row = await exec.one<{ removed: number; cutoff: string }>(
+        `WITH n AS (SELECT ${NOW} - ${msInterval('$1')} AS cutoff),
+         d AS (DELETE FROM github_outbox WHERE id IN (SELECT o.id FROM github_outbox o, n
+           WHERE o.applied_at IS NOT NULL AND o.applied_at < n.cutoff
+           ORDER BY o.id LIMIT $2::int FOR UPDATE OF o SKIP LOCKED) RETURNING 1)
+         SELECT (SELECT count(*)::int FROM d) AS removed, ${msOf('n.cutoff')} AS cutoff FROM n`,
+        [olderThanMs, limit],
+      );
+      return { removed: row?.removed ?? 0, cutoff: Number(row?.cutoff ?? 0) };
+    },
+    unsynced: async () =>
+      (
+        await exec.rows<{ repo: string; rows: number; oldest_at: string }>(
+          `SELECT repo, count(*)::int AS rows, ${msOf('min(created_at)')} AS oldest_at FROM (
+             SELECT substr(task_key, 8, strpos(task_key, '#') - 8) AS repo, created_at
+             FROM github_outbox WHERE applied_at IS NULL AND strpos(task_key, '#') > 8) o
+           WHERE NOT EXISTS (SELECT 1 FROM github_sync s
+             WHERE s.repo = o.repo OR left(s.repo, length(o.repo) + 8) = o.repo || ' labels:')
+           GROUP BY repo ORDER BY repo COLLATE "C"`,
+        )
+      ).map((row) => ({ repo: row.repo, rows: row.rows, oldestAt: Number(row.oldest_at) })),
   };
 }
 
@@ -126,5 +158,5 @@ function syncState(exec: PgExecutor): Pick<Github, 'cursor' | 'saveCursor' | 'ca
 }
 
 export function postgresGithub(exec: PgExecutor): Github {
-  return { ...outbox(exec), ...labels(exec), ...syncState(exec) };
+  return { ...outbox(exec), ...upkeep(exec), ...labels(exec), ...syncState(exec) };
 }

@@ -1,7 +1,7 @@
 /**
- * The GitHub backlog's outbox, cursors and ETag cache on SQLite (github-store.ts), in three parts:
- * the outbox the label projector drains, the labels' state it reads and the repairs and notes it
- * records, and what the sync keeps between runs.
+ * The GitHub backlog's outbox, cursors and ETag cache on SQLite (github-store.ts), in four
+ * parts: the outbox the label projector drains, its upkeep (retention, rows no sync applies), the
+ * labels' state it reads and the repairs and notes it records, and what the sync keeps between runs.
  */
 import type { GithubStore, LabelState, OutboxRow } from '../github-store.js';
 import { ACTIVE_SQL } from '../job-guard.js';
@@ -68,6 +68,44 @@ function outbox(exec: SqliteExecutor): Sync<Pick<Github, 'pending' | 'applied' |
               n: number;
             }
           ).n,
+      ),
+  };
+}
+
+/**
+ * The outbox's upkeep: applied rows removed past the retention, and the pending rows of repositories
+ * no sync has run for (decision 0013, "Retention of applied rows"; "Keys no sync applies").
+ */
+function upkeep(exec: SqliteExecutor): Sync<Pick<Github, 'prune' | 'unsynced'>> {
+  return {
+    prune: ({ olderThanMs, limit }) =>
+      exec.write(() => {
+        const cutoff = exec.now() - olderThanMs;
+        // By id, the primary key: rows are applied roughly in id order, so the oldest applied ones
+        // are at the head; an index on applied_at would cost every projector write for a pass
+        // made every ten minutes over a table retention keeps small.
+        const { changes } = exec
+          .prepare(
+            `DELETE FROM github_outbox WHERE id IN (SELECT id FROM github_outbox
+               WHERE applied_at IS NOT NULL AND applied_at < ? ORDER BY id LIMIT ?)`,
+          )
+          .run(cutoff, limit);
+        return { removed: changes, cutoff };
+      }),
+    unsynced: () =>
+      exec.read(() =>
+        (
+          exec
+            .prepare(
+              `SELECT repo, count(*) AS rows, min(created_at) AS oldest_at FROM (
+                 SELECT substr(task_key, 8, instr(task_key, '#') - 8) AS repo, created_at
+                 FROM github_outbox WHERE applied_at IS NULL AND instr(task_key, '#') > 8) o
+               WHERE NOT EXISTS (SELECT 1 FROM github_sync s
+                 WHERE s.repo = o.repo OR substr(s.repo, 1, length(o.repo) + 8) = o.repo || ' labels:')
+               GROUP BY repo ORDER BY repo`,
+            )
+            .all() as { repo: string; rows: number; oldest_at: number }[]
+        ).map((row) => ({ repo: row.repo, rows: row.rows, oldestAt: row.oldest_at })),
       ),
   };
 }
@@ -154,5 +192,5 @@ function syncState(exec: SqliteExecutor): Sync<Pick<Github, 'cursor' | 'saveCurs
 }
 
 export function sqliteGithub(exec: SqliteExecutor): Github {
-  return fromSync<Github>({ ...outbox(exec), ...labels(exec), ...syncState(exec) });
+  return fromSync<Github>({ ...outbox(exec), ...upkeep(exec), ...labels(exec), ...syncState(exec) });
 }
