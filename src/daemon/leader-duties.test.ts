@@ -121,7 +121,7 @@ test('job retention removes old finished jobs under the live term alone; off wit
   }
 });
 
-test("outbox retention removes rows applied a week ago in batches, never a pending one; none with off", async () => {
+test('outbox retention removes rows applied a week ago in batches, never a pending one; none with off', async () => {
   const f = await daemonFixture();
   try {
     const count = 2 * OUTBOX_PRUNE_BATCH + 1;
