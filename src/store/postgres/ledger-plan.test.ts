@@ -55,6 +55,17 @@ test('it hands out what the plain range did: the first rows after the sealed id,
   );
 });
 
+// Under load the rows past the settled id are a round's worth of the writers' rows; a scan that ran
+// on to its limit through them read, and checked the visibility of, twice the rows it handed out.
+test('the sealer’s read stops at the settled id: it fetches no row written after it', async () => {
+  const { rows } = await client.query<{ 'QUERY PLAN': string }>(
+    `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ${UNSEALED_ROWS}`,
+    [10_000, 11_000, CHECKPOINT_ROWS_MAX],
+  );
+  const p = rows.map((r) => r['QUERY PLAN']).join('\n');
+  assert.match(p, /->\s+Limit \(actual rows=1000 loops=1\)/, p);
+});
+
 // Leaves are hashes behind 8-byte ids: pglz, tried by default, works through a checkpoint's 320 KB
 // and gives up (under 25 % saved), ~11 ms of server CPU per checkpoint for nothing (migration 0029).
 test('a checkpoint’s leaves are stored out of line with no compression attempt (STORAGE EXTERNAL)', async () => {

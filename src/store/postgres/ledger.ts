@@ -74,10 +74,15 @@ const appendValues = (checkpoint: Checkpoint, leaves: Uint8Array | null): unknow
  * (a backlog, a bulk load), is estimated at a few thousand rows below the limit, so PostgreSQL
  * read every row in it and sorted them (a million rows: 0.7 s at rest, past the 5 s query timeout
  * on a loaded machine). One side alone is estimated at a third of the table, and the scan walks
- * `audit_events_pkey` and stops at the limit.
+ * `audit_events_pkey` and stops at the limit. Ids are distinct integers, so at most `$2 - $1` rows
+ * lie in the range: the limit is never more than that, or the scan would go on past the settled
+ * id through the rows written since (under load, a round's worth: the sealer's read fetched twice
+ * the rows it sealed, docs/decisions/0011, "Session of 2026-12-07").
  */
 export const UNSEALED_ROWS = `
-SELECT * FROM (SELECT * FROM audit_events WHERE id > $1::bigint ORDER BY id LIMIT $3::int) n
+SELECT * FROM (
+  SELECT * FROM audit_events WHERE id > $1::bigint ORDER BY id LIMIT least($3::int, $2::bigint - $1::bigint)
+) n
 WHERE id <= $2::bigint ORDER BY id`;
 
 /** date, time, timestamp, timestamptz, timetz, interval: kept as the server's text. */
