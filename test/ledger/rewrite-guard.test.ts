@@ -168,6 +168,26 @@ for (const engine of bothEngines()) {
         assert.equal(await checkpointCount(f), 0);
       }));
 
+    test('a round that reads its last checkpoint as the newest needs no read of its own; one replaced is refused', () =>
+      withLedger(engine, async (f) => {
+        const sealer = sealerOn(f, null);
+        await someActivity(f.store);
+        assert.equal((await sealer.sealNow()).length, 1);
+        const checkpoints = f.store.ledger.checkpoints.bind(f.store.ledger);
+        let reads = 0;
+        Object.assign(f.store.ledger, {
+          checkpoints: (params: Parameters<typeof checkpoints>[0]) => (reads++, checkpoints(params)),
+        });
+        await someActivity(f.store, 'b');
+        assert.equal((await sealer.sealNow()).length, 1);
+        assert.equal(reads, 0, 'the unsealed read’s newest checkpoint is the one this sealer signed');
+        await f.attacker.unguard();
+        await f.attacker.exec(`UPDATE audit_checkpoints SET hash = '${'0'.repeat(64)}' WHERE seq = 2`);
+        await someActivity(f.store, 'c');
+        await assert.rejects(sealer.sealNow(), /checkpoint 2 \(sealed by this process\) has another hash/);
+        assert.equal(await checkpointCount(f), 2);
+      }));
+
     test('without an anchor file, a restarted sealer and `audit seal` refuse once what the key sealed last is gone', () =>
       withLedger(engine, async (f) => {
         const record = SealedRecord.of(f.keyFile, f.url);

@@ -125,6 +125,11 @@ export async function assertStillHolds(
   );
 }
 
+/** Whether this checkpoint is the known one: the same seq and hash. */
+function isKnown(checkpoint: Checkpoint | null, known: KnownCheckpoint): boolean {
+  return checkpoint !== null && checkpoint.seq === known.seq && checkpoint.hash === known.hash;
+}
+
 /**
  * Null when the prune record is intact and signed by one of `trusted`; otherwise what is wrong with
  * it, worded to follow "prune record N".
@@ -144,15 +149,20 @@ export async function sealLedger(
   signer: LedgerSigner,
   options: SealOptions = {},
 ): Promise<SealResult> {
-  if (options.follows !== undefined) await assertStillHolds(store, options.follows, signer);
   const sealed: Checkpoint[] = [];
   const checkpointsMax = options.checkpointsMax ?? 128;
+  let follows = options.follows;
   while (sealed.length < checkpointsMax) {
     const limit = Math.min(CHECKPOINTS_PER_READ, checkpointsMax - sealed.length) * CHECKPOINT_ROWS_MAX;
     const unsealed = await store.ledger.unsealed({
       limit,
       ...(options.settleTimeoutMs === undefined ? {} : { settleTimeoutMs: options.settleTimeoutMs }),
     });
+    // Before anything is signed. The read's newest checkpoint is, in a sealer's steady state, the
+    // one it sealed last: then that one holds, with no read of its own (a round trip every round).
+    if (follows !== undefined && !isKnown(unsealed.newest, follows))
+      await assertStillHolds(store, follows, signer);
+    follows = undefined;
     await assertNotRetiredIn(store, signer, unsealed.rows);
     let after = { newest: unsealed.newest, sealedThrough: unsealed.sealedThrough };
     for (let start = 0; start < unsealed.rows.length; start += CHECKPOINT_ROWS_MAX) {
