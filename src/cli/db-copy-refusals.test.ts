@@ -10,7 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { baton, type Run } from '../../test/support/cli.js';
-import { postgresDatabase, postgresServers, sqliteDatabase } from '../../test/support/databases.js';
+import {
+  postgresDatabase,
+  postgresServers,
+  refusedUrls,
+  sqliteDatabase,
+} from '../../test/support/databases.js';
 import { assertOneErrorLine } from '../../test/support/cli-suite.js';
 import { pgRows, targetRows } from '../../test/support/copy-target.js';
 
@@ -64,6 +69,29 @@ test('refuses bad flags with exit 2, before it reads anything', async () => {
   const fromPg = assertOneErrorLine(await baton(to, 'db', 'copy', '--to', to), 2, '--db on PostgreSQL');
   assert.match(fromPg, /--db must name the SQLite file/);
   assert.deepEqual(await targetRows(to), { tables: 0 });
+});
+
+test('a target database that does not exist is exit 4, a refused login 5, each with its fix', async () => {
+  const { src } = await givenSealed();
+  const { missing, wrongPassword } = await refusedUrls(await server().empty());
+  const before = contentOf(src);
+  const gone = assertOneErrorLine(await baton(src, 'db', 'copy', '--to', missing), 4, 'no such database');
+  const name = new URL(missing).pathname.slice(1);
+  assert.match(
+    gone,
+    new RegExp(`database ${name} on PostgreSQL at \\S+ not found — create it \\(createdb ${name}\\)`),
+  );
+  if (wrongPassword !== null) {
+    const run = await baton(src, 'db', 'copy', '--to', wrongPassword);
+    const refused = assertOneErrorLine(run, 5, 'a wrong password');
+    assert.match(
+      refused,
+      /cannot use PostgreSQL at \S+: password authentication failed .* — check the user and password/,
+    );
+    assert.match(refused, /PGPASSWORD/);
+    assert.doesNotMatch(refused, /not-the-password/);
+  }
+  assert.deepEqual(contentOf(src), before, 'the file unchanged');
 });
 
 test('refuses a backlog with work in flight, changing nothing; drained, it copies', async () => {

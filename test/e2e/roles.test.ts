@@ -13,7 +13,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { freshPostgresUrl } from '../support/databases.js';
+import { freshPostgresUrl, refusedUrls } from '../support/databases.js';
+import { withoutPassword } from '../../src/core/redact.js';
 import { waitUntil } from '../support/wait.js';
 import { ROOT, UpProcess } from './cluster-support.js';
 
@@ -153,5 +154,31 @@ describe('PostgreSQL roles', () => {
         await c.query(`DROP ROLE ${owner}`);
       });
     }
+  });
+
+  test('a database that does not exist is exit 4, a refused password 5, each one line with its fix', async () => {
+    const adminUrl = await freshPostgresUrl();
+    const cwd = mkdtempSync(join(tmpdir(), 'baton-roles-refused-'));
+    const { missing, wrongPassword } = await refusedUrls(adminUrl);
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    delete env['BATON_DEBUG'];
+    const gone = await run(['--db', missing, 'db', 'roles'], cwd, env);
+    assert.equal(gone.code, 4, gone.stderr);
+    const name = new URL(missing).pathname.slice(1);
+    assert.match(
+      gone.stderr,
+      new RegExp(`^baton: database ${name} on PostgreSQL at \\S+ not found — create it`),
+    );
+    assert.equal(gone.stderr.trim().split('\n').length, 1, gone.stderr);
+    if (wrongPassword === null) return; // the server lets any password in
+    // As docs/security.md gives it: the URL without a password, the password in PGPASSWORD.
+    const bad = { ...env, PGPASSWORD: 'not-the-password' };
+    const refused = await run(['--db', withoutPassword(adminUrl), 'db', 'roles'], cwd, bad);
+    assert.equal(refused.code, 5, refused.stderr);
+    assert.match(
+      refused.stderr,
+      /^baton: cannot use PostgreSQL at \S+: password authentication failed .* — check the user/,
+    );
+    assert.equal(refused.stderr.trim().split('\n').length, 1, refused.stderr);
   });
 });

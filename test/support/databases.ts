@@ -231,3 +231,21 @@ export async function seedQueue(
   await db.query('ANALYZE tasks');
   await db.query('ANALYZE jobs');
 }
+
+/**
+ * `url` on a database that does not exist, and `url` with a wrong password, for the refusals
+ * (exit 4, exit 5); the second is null when the server lets that login in anyway (trust auth).
+ */
+export async function refusedUrls(url: string): Promise<{ missing: string; wrongPassword: string | null }> {
+  const missing = new URL(url);
+  missing.pathname = `/baton_missing_${randomBytes(4).toString('hex')}`;
+  const wrong = new URL(url);
+  wrong.password = 'not-the-password';
+  const probe = new pg.Client({ connectionString: wrong.href });
+  const refused = await probe.connect().then(
+    () => false,
+    () => true,
+  );
+  await probe.end().catch(() => undefined);
+  return { missing: missing.href, wrongPassword: refused ? wrong.href : null };
+}

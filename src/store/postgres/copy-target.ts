@@ -7,7 +7,8 @@
  */
 import { COPIED_TABLES, TABLES_LEFT } from '../copy-plan.js';
 import type { CopyResult, CopySource, TargetState } from '../db-copy.js';
-import { PassfileClient } from './pgpass.js';
+import type { PassfileClient } from './pgpass.js';
+import { connectClient } from './executor.js';
 
 /** The most bytes of row data one INSERT carries (output chunks hold up to 64 KiB each). */
 const BATCH_BYTES = 4 * 1024 * 1024;
@@ -16,11 +17,8 @@ const BATCH_ROWS = 500;
 
 type Column = { readonly name: string; readonly type: string };
 
-async function connect(url: string): Promise<PassfileClient> {
-  const client = new PassfileClient({ connectionString: url, application_name: 'baton db copy' });
-  await client.connect();
-  return client;
-}
+/** A database that does not exist is exit 4, a refused login 5, as the store's open says them. */
+const connect = (url: string): Promise<PassfileClient> => connectClient(url, 'baton db copy');
 
 export async function readTargetState(url: string): Promise<TargetState> {
   const client = await connect(url);

@@ -9,6 +9,7 @@
 import type pg from 'pg';
 import { NotFoundError, StoreUnavailableError } from '../../core/errors.js';
 import { queryRowsBeforeCommit } from './rows-before-commit.js';
+import { PassfileClient } from './pgpass.js';
 import { actingAsAnyone, actingToken } from '../actor.js';
 
 /** serialization_failure, deadlock_detected, unique_violation. */
@@ -169,25 +170,9 @@ export class PgExecutor implements Querier {
     }
   }
 
-  /**
-   * StoreUnavailableError for a connection failure; any other error as it is. A database that
-   * does not exist is not found (exit 4), as a SQLite path with no file is: waiting will not help.
-   */
+  /** The error as the store reports it (translatePgError). */
   translate(error: unknown): unknown {
-    if (codeOf(error) === '3D000') {
-      const name = /database "(.*)" does not exist/.exec((error as Error).message)?.[1] ?? '?';
-      return new NotFoundError(
-        'database',
-        `${name} on PostgreSQL at ${this.server}`,
-        `create it (createdb ${name}), then \`baton init\` makes Baton's tables; or fix the database URL`,
-      );
-    }
-    const reason = connectionFailure(error);
-    if (reason === null) return error;
-    return new StoreUnavailableError(
-      `cannot use PostgreSQL at ${this.server}: ${reason.message}`,
-      reason.hint,
-    );
+    return translatePgError(error, this.server);
   }
 
   private config(sql: string, values: readonly unknown[]): pg.QueryConfig {
@@ -201,6 +186,52 @@ export class PgExecutor implements Querier {
 
   private text(sql: string): string {
     return this.rewrite === null ? sql : this.rewrite(sql);
+  }
+}
+
+/**
+ * StoreUnavailableError for a connection failure; any other error as it is. A database that
+ * does not exist is not found (exit 4), as a SQLite path with no file is: waiting will not help.
+ * `server` is host:port (serverOf). The store's open and every client of its own (`baton db copy`'s
+ * target, `baton db roles`: connectClient) report failures so.
+ */
+function translatePgError(error: unknown, server: string): unknown {
+  if (codeOf(error) === '3D000') {
+    const name = /database "(.*)" does not exist/.exec((error as Error).message)?.[1] ?? '?';
+    return new NotFoundError(
+      'database',
+      `${name} on PostgreSQL at ${server}`,
+      `create it (createdb ${name}), then \`baton init\` makes Baton's tables; or fix the database URL`,
+    );
+  }
+  const reason = connectionFailure(error);
+  if (reason === null) return error;
+  return new StoreUnavailableError(`cannot use PostgreSQL at ${server}: ${reason.message}`, reason.hint);
+}
+
+/** A client of its own connected to `url`; a failure to connect is reported as the store's open reports it. */
+export async function connectClient(url: string, application: string): Promise<PassfileClient> {
+  const client = new PassfileClient({ connectionString: url, application_name: application });
+  try {
+    await client.connect();
+  } catch (error) {
+    throw translatePgError(error, serverOf(url));
+  }
+  return client;
+}
+
+/** host:port from the URL, for messages; the password never appears. */
+export function serverOf(url: string): string {
+  try {
+    const parsed = new URL(url);
+    const socketHost = parsed.searchParams.get('host');
+    const host = socketHost ?? (parsed.hostname === '' ? 'localhost' : parsed.hostname);
+    return `${host}:${parsed.port === '' ? '5432' : parsed.port}`;
+  } catch {
+    throw new StoreUnavailableError(
+      'the PostgreSQL URL is malformed',
+      'write it as postgres://user:password@host:5432/database',
+    );
   }
 }
 

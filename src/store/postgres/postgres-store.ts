@@ -21,7 +21,7 @@ import { postgresWakeups } from './wakeups.js';
 import { MIGRATIONS } from './migrations/index.js';
 import { NOW, ms } from './rows.js';
 import { PassfileClient } from './pgpass.js';
-import { PgExecutor } from './executor.js';
+import { PgExecutor, serverOf } from './executor.js';
 import { postgresRuns } from './runs.js';
 import { RECORDED_SQL, versionSql } from '../schema-version.js';
 import { postgresOutput } from './output.js';
@@ -350,20 +350,5 @@ async function createClockTable(pool: pg.Pool): Promise<void> {
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     if (code !== '23505' && code !== '42P07') throw error;
-  }
-}
-
-/** host:port from the URL, for messages; the password never appears. */
-function serverOf(url: string): string {
-  try {
-    const parsed = new URL(url);
-    const socketHost = parsed.searchParams.get('host');
-    const host = socketHost ?? (parsed.hostname === '' ? 'localhost' : parsed.hostname);
-    return `${host}:${parsed.port === '' ? '5432' : parsed.port}`;
-  } catch {
-    throw new StoreUnavailableError(
-      'the PostgreSQL URL is malformed',
-      'write it as postgres://user:password@host:5432/database',
-    );
   }
 }

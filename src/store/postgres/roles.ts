@@ -8,7 +8,7 @@
  */
 import type { LedgerPowers } from '../../core/doctor-fleet.js';
 import { InvalidInputError } from '../../core/errors.js';
-import { PassfileClient } from './pgpass.js';
+import { connectClient } from './executor.js';
 
 /** Tables the runtime role may read and append to, never change. */
 export const APPEND_ONLY_TABLES = ['audit_events', 'effects'] as const;
@@ -90,8 +90,7 @@ export function rolesSql(
 
 /** Creates (or updates) the two roles and their privileges on the database `url` names. */
 export async function applyRoles(url: string, params: RolesParams, apply: boolean): Promise<string[]> {
-  const client = new PassfileClient({ connectionString: url, application_name: 'baton db roles' });
-  await client.connect();
+  const client = await connectClient(url, 'baton db roles');
   try {
     const [{ schema, db, version } = { schema: 'public', db: '', version: 0 }] = (
       await client.query<{ schema: string; db: string; version: number }>(
@@ -145,8 +144,7 @@ export async function applyRoles(url: string, params: RolesParams, apply: boolea
 
 /** The role's power over audit_events, from the catalog (store/roles.ts ledgerPowers). */
 export async function readLedgerPowers(url: string): Promise<LedgerPowers> {
-  const client = new PassfileClient({ connectionString: url, application_name: 'baton doctor' });
-  await client.connect();
+  const client = await connectClient(url, 'baton doctor');
   try {
     const { rows } = await client.query<{
       role: string;
