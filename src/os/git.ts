@@ -134,11 +134,17 @@ function gitOnce(args: readonly string[], options: GitOptions): Promise<string> 
           return;
         }
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+          // Node says ENOENT for a missing cwd too: that is the directory's fault, not git's.
           reject(
-            new InvalidInputError(
-              'git is not installed or not on PATH',
-              `install git ${GIT_MINIMUM} or later`,
-            ),
+            isDirectory(options.cwd)
+              ? new InvalidInputError(
+                  'git is not installed or not on PATH',
+                  `install git ${GIT_MINIMUM} or later`,
+                )
+              : new InvalidInputError(
+                  `the directory ${options.cwd} does not exist`,
+                  'give the path of a git checkout',
+                ),
           );
           return;
         }
@@ -173,13 +179,7 @@ export async function gitMaybe(args: readonly string[], options: GitOptions): Pr
  * `.git/worktrees/<name>` of a linked one); InvalidInputError when `dir` is not in a git repository.
  */
 export async function gitDirOf(dir: string, what = 'directory'): Promise<string> {
-  let isDir = false;
-  try {
-    isDir = statSync(dir).isDirectory();
-  } catch {
-    isDir = false;
-  }
-  if (!isDir) {
+  if (!isDirectory(dir)) {
     throw new InvalidInputError(`the ${what} ${dir} does not exist`, 'give the path of a git checkout');
   }
   const gitDir = await gitMaybe(['rev-parse', '--absolute-git-dir'], { cwd: dir });
@@ -190,6 +190,32 @@ export async function gitDirOf(dir: string, what = 'directory'): Promise<string>
     );
   }
   return gitDir;
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * InvalidInputError when git has no committer identity in `dir` (no user.email and none it can
+ * guess: root or cron with an empty HOME), which `git notes` and `git commit` need; asked before
+ * anything is written.
+ */
+export async function requireCommitter(dir: string): Promise<void> {
+  try {
+    await git(['var', 'GIT_COMMITTER_IDENT'], { cwd: dir });
+  } catch (error) {
+    if (!(error instanceof GitCommandError)) throw error;
+    throw new InvalidInputError(
+      `git has no committer identity in ${dir} (${gitFailureLine(error)})`,
+      `set one in that repository (git -C ${dir} config user.email you@example.com, and user.name), ` +
+        'or set GIT_COMMITTER_EMAIL and GIT_COMMITTER_NAME for the command',
+    );
+  }
 }
 
 /** `git --version`'s answer (`git version 2.39.5`), or null when git is not on PATH. */

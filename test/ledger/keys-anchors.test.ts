@@ -6,7 +6,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bothEngines } from '../support/databases.js';
@@ -94,6 +94,46 @@ for (const engine of bothEngines()) {
       assert.deepEqual([ok.ok, ok.anchorsChecked, ok.keys], [true, 1, 'pinned']);
       const nothing = await cli.run('audit', 'anchor');
       assert.equal(nothing.code, 0);
+    });
+
+    test('audit anchor --git refuses a missing directory, a non-repository, no commit, no committer: exit 2, nothing anchored', async () => {
+      const cli = cliOn(await engine.fresh());
+      const dir = mkdtempSync(join(tmpdir(), 'baton-anchor-git-'));
+      const key = join(dir, 'ledger.key');
+      await cli.json(0, 'ledger', 'init', '--key-file', key);
+      await cli.json(0, 'audit', 'seal', '--key-file', key);
+      const bare = join(dir, 'no-commit');
+      git(dir, 'init', '--quiet', bare);
+      // No user.email and no guessing from the host name (root or cron with an empty HOME).
+      const nobody = makeRepo(dir).repo;
+      git(nobody, 'config', '--unset', 'user.email');
+      git(nobody, 'config', '--unset', 'user.name');
+      git(nobody, 'config', 'user.useConfigOnly', 'true');
+      const out = join(dir, 'anchors.jsonl');
+      for (const [repo, message] of [
+        [
+          join(dir, 'nonexistent'),
+          /the --git repository \S+ does not exist — give the path of a git checkout/,
+        ],
+        [dir, /the --git repository \S+ is not a git repository/],
+        [bare, /the --git repository \S+ has no commit yet/],
+        [
+          nobody,
+          /git has no committer identity in \S+ \(fatal: .*\) — set one in that repository \(git -C \S+ config user\.email/,
+        ],
+      ] as const) {
+        const refused = await cli.run('audit', 'anchor', '--git', repo, '--out', out);
+        assert.equal(refused.code, 2, `${repo}: ${refused.stderr}`);
+        assert.match(refused.stderr, new RegExp(`^baton: ${message.source}`));
+        assert.equal(refused.stderr.trim().split('\n').length, 1, refused.stderr);
+        assert.doesNotMatch(
+          refused.stderr,
+          /"format"|git is not installed/,
+          'neither the anchor nor "git missing"',
+        );
+      }
+      assert.equal(existsSync(out), false, 'no anchor written');
+      assert.equal(git(nobody, 'notes', '--ref=baton-ledger', 'list'), '');
     });
 
     test('an anchor file that cannot be written, or a sealer flag without a key, is refused before anything changes', async () => {

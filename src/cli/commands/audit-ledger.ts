@@ -15,9 +15,9 @@ import type { KnownCheckpoint } from '../../coordinator/ledger/seal.js';
 import { newestKnown, SealedRecord } from '../../coordinator/ledger/sealed-record.js';
 import type { Checkpoint } from '../../core/ledger.js';
 import type { LedgerEvent } from '../../coordinator/ledger/events.js';
-import { InvalidInputError } from '../../core/errors.js';
+import { ConflictError, InvalidInputError } from '../../core/errors.js';
 import { fileErrorInWords } from '../../core/file-errors.js';
-import { git } from '../../os/git.js';
+import { git, gitDirOf, gitFailureLine, gitMaybe, isGitFailure, requireCommitter } from '../../os/git.js';
 import { refuseTwoFormats, writeErrorLine } from '../output.js';
 import { progressBar } from '../progress.js';
 import { collect, dbUrl, stateDir, withCoordinator, type GlobalOptions } from '../run.js';
@@ -196,13 +196,34 @@ function anchor(options: AnchorOptions, cmd: Command): Promise<void> {
   return withCoordinator(cmd, async (baton, out) => {
     const newest = await baton.ledger.newestAnchor();
     if (newest === null) throw new InvalidInputError('nothing is sealed yet', 'run `baton audit seal` first');
+    if (options.git !== undefined) await refuseNoteTarget(options.git);
     if (options.out !== undefined) appendAnchors(options.out, [newest]);
     if (options.git !== undefined) {
       const note = JSON.stringify(newest);
-      await git(['notes', '--ref=baton-ledger', 'append', '-m', note, 'HEAD'], { cwd: options.git });
+      await git(['notes', '--ref=baton-ledger', 'append', '-m', note, 'HEAD'], { cwd: options.git }).catch(
+        (error: unknown) => {
+          // Git's verdict, not the whole command: its -m argument is the anchor, a line of JSON.
+          if (!isGitFailure(error)) throw error;
+          throw new ConflictError(
+            `git notes append on HEAD failed in ${options.git}: ${gitFailureLine(error)}`,
+          );
+        },
+      );
     }
     out.result(newest, () => JSON.stringify(newest));
   });
+}
+
+/** What `--git` needs, checked before any anchor is written: a git checkout, a commit, a committer. */
+async function refuseNoteTarget(dir: string): Promise<void> {
+  await gitDirOf(dir, '--git repository');
+  if ((await gitMaybe(['rev-parse', '--verify', '--quiet', 'HEAD'], { cwd: dir })) === null) {
+    throw new InvalidInputError(
+      `the --git repository ${dir} has no commit yet`,
+      'commit something first: the note goes on HEAD',
+    );
+  }
+  await requireCommitter(dir);
 }
 
 async function exportLedger(options: ExportOptions, cmd: Command): Promise<void> {
