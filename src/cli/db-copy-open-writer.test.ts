@@ -50,12 +50,20 @@ test('a baton serve opened before the copy cannot write into the moved file; rea
   assert.equal((await remote(['task', 'list'])).code, 0, 'the serve answers before the copy');
   await ok(src, 'ledger', 'init', '--key-file', keyFile);
   await ok(src, 'audit', 'seal', '--key-file', keyFile);
-  await ok(src, 'db', 'copy', '--to', to);
+  const copied = await ok(src, 'db', 'copy', '--to', to);
+  // docs/operations.md: the password goes in PGPASSWORD or ~/.pgpass, never in the URL.
+  const user = new URL(to).username;
+  assert.match(
+    copied.stdout,
+    new RegExp(`BATON_DB=postgres://${user}@\\S+, its password in PGPASSWORD or ~/.pgpass`),
+  );
+  assert.doesNotMatch(copied.stdout, /with its password/);
   const before = rowsOf(src);
 
   const added = await remote(['task', 'add', 'after-move', '--title', 'lost if written']);
   const line = assertOneErrorLine(added, 3, 'the serve writing after the move');
   assert.match(line, /was moved by baton db copy \(moved to postgres:\/\/.* at \d{4}-/);
+  assert.match(line, /BATON_DB=<postgres url>, its password in PGPASSWORD or ~\/.pgpass, never in the URL/);
   const enqueued = await remote(['enqueue', 'after-move-job', '--command', 'true']);
   assert.equal(enqueued.code, 3, `enqueue through the serve: ${enqueued.stderr}`);
   const listed = await remote(['task', 'list']);

@@ -9,7 +9,7 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { InvalidInputError } from '../../core/errors.js';
-import { redactSecrets } from '../../core/redact.js';
+import { redactSecrets, withoutPassword } from '../../core/redact.js';
 import type { VerifyReport } from '../../coordinator/ledger/verify.js';
 import { COPIED_TABLES, TABLES_LEFT } from '../../store/copy-plan.js';
 import {
@@ -144,7 +144,9 @@ async function copyChecked(run: CopyRun, out: Output): Promise<void> {
       'an anchor file of the old ledger (`--ledger-anchor`, `--anchor`) names its checkpoints: keep it with ' +
         'that evidence and give the new database a new one (a sealer refuses a file whose newest line the new ' +
         'ledger does not hold)',
-      `then use the new database: BATON_DB=${where} (baton up seals its ledger with the same key file)`,
+      // docs/operations.md: the password in PGPASSWORD or ~/.pgpass, never in the URL.
+      `then use the new database: BATON_DB=${withoutPassword(to)}, its password in PGPASSWORD or ~/.pgpass, ` +
+        'never in the URL (baton up seals its ledger with the same key file)',
     ],
   );
 }

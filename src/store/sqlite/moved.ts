@@ -64,7 +64,8 @@ export function movedRefusal(path: string, mark: string): ConflictError {
   return new ConflictError(
     `${path} was moved by baton db copy (${mark}): it is kept as the old ledger's evidence and must not be ` +
       'used again (baton up or baton serve on it would run its jobs a second time)',
-    'use the new database: --db <postgres url> or BATON_DB=<postgres url> (with its password); ' +
+    'use the new database: --db <postgres url> or BATON_DB=<postgres url>, its password in PGPASSWORD or ' +
+      '~/.pgpass, never in the URL; ' +
       'baton audit export, baton audit verify and baton db backup still read this file',
   );
 }
