@@ -1,5 +1,5 @@
 /**
- * `baton hooks install claude | uninstall` writes Baton's hooks into a project's
+ * `baton hooks install claude | uninstall` (hooks-install.ts) writes Baton's hooks into a project's
  * `.claude/settings.json`; `baton hook <event>` is what those hooks run (src/agents/claude/). A
  * hook speaks Claude Code's contract, not the CLI's: JSON in on stdin, and for PreToolUse exit 0
  * to allow and exit 2 to block with the reason on stderr, so it sets its own exit code. A hook
@@ -7,19 +7,15 @@
  */
 import { spawn } from 'node:child_process';
 import { hostname } from 'node:os';
-import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { AgentClient } from '../../agents/client.js';
-import { installHooks, uninstallHooks, type ReleaseOn } from '../../agents/claude/settings.js';
 import { installedBatonBin } from '../../coordinator/guard.js';
 import { BatonError, InvalidInputError } from '../../core/errors.js';
-import { validateId, validateInteger, validateKey, validateOneOf } from '../../core/validate.js';
+import { validateId, validateInteger } from '../../core/validate.js';
 import { invokingProgram, type ProcessIdentity } from '../../os/process-ancestry.js';
-import { withoutPassword } from '../../core/redact.js';
-import { absoluteDbUrl } from '../../store/open.js';
 import { Exit } from '../exit-codes.js';
-import { Output } from '../output.js';
-import { dbUrl, refuseJson, type GlobalOptions } from '../run.js';
+import { refuseJson, type GlobalOptions } from '../run.js';
+import { registerHooksInstall } from './hooks-install.js';
 
 interface HookOptions {
   readonly defaultDb?: string;
@@ -28,44 +24,7 @@ interface HookOptions {
 
 export function registerHooks(program: Command): void {
   const hooks = program.command('hooks').description("install Baton's hooks into an agent's settings");
-  hooks
-    .command('install <agent>')
-    .description("merge Baton's hooks into <dir>/.claude/settings.json (agent: claude); idempotent")
-    .option('--dir <dir>', 'the project (default: the current directory)')
-    .option('--task <key>', 'the task every session here works (default: BATON_KEY, else the branch)')
-    .option('--release-on <when>', 'give the claim back at each stop (default) or at session-end only')
-    .action((agent: string, options: { dir?: string; task?: string; releaseOn?: string }, cmd: Command) => {
-      claudeOnly(agent);
-      const globals = cmd.optsWithGlobals<GlobalOptions>();
-      const releaseOn: ReleaseOn =
-        options.releaseOn === undefined
-          ? 'stop'
-          : validateOneOf('--release-on', options.releaseOn, ['stop', 'session-end']);
-      const result = installHooks({
-        dir: resolve(options.dir ?? '.'),
-        node: process.execPath,
-        batonBin: installedBatonBin(),
-        db: withoutPassword(absoluteDbUrl(dbUrl(globals), process.cwd())),
-        task: options.task === undefined ? null : validateKey(options.task),
-        releaseOn,
-      });
-      new Output(globals.json === true).result(result, () =>
-        result.changed
-          ? `installed Baton's hooks in ${result.file} (${result.events.join(', ')})`
-          : `${result.file} already has them`,
-      );
-    });
-  hooks
-    .command('uninstall [agent]')
-    .description("remove Baton's hooks from <dir>/.claude/settings.json, keeping everything else")
-    .option('--dir <dir>', 'the project (default: the current directory)')
-    .action((agent: string | undefined, options: { dir?: string }, cmd: Command) => {
-      if (agent !== undefined) claudeOnly(agent);
-      const result = uninstallHooks(resolve(options.dir ?? '.'));
-      new Output(cmd.optsWithGlobals<GlobalOptions>().json === true).result(result, () =>
-        result.changed ? `removed Baton's hooks from ${result.file}` : `no Baton hooks in ${result.file}`,
-      );
-    });
+  registerHooksInstall(hooks);
 
   program
     .command('hook <event>')
@@ -83,15 +42,6 @@ export function registerHooks(program: Command): void {
     .action((options: { session: string; claudePid?: string; claudeStart?: string }, cmd: Command) =>
       runKeeper(options, cmd),
     );
-}
-
-function claudeOnly(agent: string): void {
-  if (agent !== 'claude') {
-    throw new InvalidInputError(
-      `no hooks for ${JSON.stringify(agent)}`,
-      'Baton has hooks for claude (Claude Code)',
-    );
-  }
 }
 
 async function runHookCommand(event: string, options: HookOptions, cmd: Command): Promise<void> {
