@@ -1,21 +1,27 @@
 /**
  * `baton mcp`: serves Baton's tools to an MCP client over stdio (src/agents/mcp/). stdout belongs
  * to the protocol, so nothing else is printed there while it serves. `--print-config` prints the
- * snippet a client needs instead (to stdout; where it goes, to stderr).
+ * snippet a client needs instead (to stdout; where it goes, to stderr); `--install` merges it into
+ * the client's config file (src/agents/mcp/install.ts).
  */
 import type { Command } from 'commander';
+import { resolve } from 'node:path';
 import { mcpConfig } from '../../agents/mcp/config.js';
+import { defaultMcpFile, installMcpConfig } from '../../agents/mcp/install.js';
+import { InvalidInputError } from '../../core/errors.js';
 import { installedBatonBin } from '../../coordinator/guard.js';
 import { validateDuration } from '../../core/validate.js';
 import { systemClock } from '../../daemon/clock.js';
 import { withoutPassword } from '../../core/redact.js';
 import { absoluteDbUrl } from '../../store/open.js';
-import { writeJson } from '../output.js';
+import { Output, writeJson } from '../output.js';
 import { dbUrl, refuseJson, type GlobalOptions } from '../run.js';
 import { batonVersion } from '../version.js';
 
 interface McpOptions {
   readonly printConfig?: string;
+  readonly install?: string;
+  readonly file?: string;
   readonly heartbeatInterval?: string;
 }
 
@@ -26,6 +32,14 @@ export function registerMcp(program: Command): void {
     .option(
       '--print-config <client>',
       'print the config snippet for claude, codex or cursor (with --json: as JSON), and exit',
+    )
+    .option(
+      '--install <client>',
+      "merge Baton's server into the config file of claude, codex or cursor (idempotent), and exit",
+    )
+    .option(
+      '--file <path>',
+      'with --install: the file (default: .mcp.json, ~/.codex/config.toml, .cursor/mcp.json)',
     )
     .option('--heartbeat-interval <duration>', "how often the server's session heartbeats (default 2)")
     .addHelpText(
@@ -40,6 +54,7 @@ export function registerMcp(program: Command): void {
     )
     .action(async (options: McpOptions, cmd: Command) => {
       const globals = cmd.optsWithGlobals<GlobalOptions>();
+      if (options.install !== undefined || options.file !== undefined) return install(options, globals);
       if (options.printConfig !== undefined) {
         const batonBin = installedBatonBin();
         const db = withoutPassword(absoluteDbUrl(dbUrl(globals), process.cwd()));
@@ -71,6 +86,28 @@ export function registerMcp(program: Command): void {
         await client.close();
       }
     });
+}
+
+function install(options: McpOptions, globals: GlobalOptions): void {
+  if (options.install === undefined || options.printConfig !== undefined) {
+    throw new InvalidInputError(
+      options.install === undefined
+        ? '--file goes with --install'
+        : '--install and --print-config ask for two things',
+      'give `--install <client>` (and --file to name its config file), or `--print-config <client>` alone',
+    );
+  }
+  const launch = {
+    node: process.execPath,
+    batonBin: installedBatonBin(),
+    db: withoutPassword(absoluteDbUrl(dbUrl(globals), process.cwd())),
+  };
+  const explicit = options.file !== undefined;
+  const file = explicit ? resolve(options.file as string) : defaultMcpFile(options.install, process.env);
+  const result = installMcpConfig(options.install, launch, file, !explicit);
+  new Output(globals.json === true).result(result, () =>
+    result.changed ? `wrote Baton's MCP server into ${result.file}` : `${result.file} already has it`,
+  );
 }
 
 /** A duration (`2s`, `500ms`; a bare number is seconds) from 0.1 s to an hour. */
