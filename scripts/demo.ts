@@ -1,7 +1,7 @@
 /**
  * `npm run demo`: a small backlog worked by two `baton up` processes on a fresh SQLite file, in
  * about a minute. The demo agent sleeps, writes a file, sometimes fails, and one job blows its
- * RAM budget; halfway through, the leader is SIGKILLed and the standby takes over.
+ * RAM budget; once the leader runs jobs, it is SIGKILLed: the standby takes over and requeues them.
  *
  *   npm run demo [-- --quick]     (--quick: shorter sleeps, for CI)
  */
@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, openSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { TERMINAL_JOB_STATES } from '../src/core/job.js';
+import { TERMINAL_JOB_STATES, type Job } from '../src/core/job.js';
 import { openStore } from '../src/store/open.js';
 
 const quick = process.argv.includes('--quick');
@@ -91,27 +91,26 @@ const procs = new Map([
   ['beta', up('beta')],
 ]);
 const started = Date.now();
-let killed = false;
+/** The jobs running on the leader when it was SIGKILLed, with the epoch each ran under. */
+let victims: { id: number; key: string; epoch: number }[] | null = null;
 let last = '';
+const KILL_WAIT_MS = 60_000;
 for (;;) {
-  await new Promise((r) => setTimeout(r, 1000));
+  // Quick polls until the leader is killed, so that the jobs seen running on it are still running.
+  await new Promise((r) => setTimeout(r, victims === null ? 250 : 1000));
   const jobs = await store.jobs.list({ limit: 100 });
   const line = jobs
     .map((j) => `${j.key.replace('github:acme/api', '')}:${j.status}${j.host ? `@${j.host}` : ''}`)
     .join('  ');
   if (line !== last) say(`${String(Math.round((Date.now() - started) / 1000)).padStart(3)}s  ${line}`);
   last = line;
-  const lease = await store.leases.get('dispatcher');
-  if (!killed && Date.now() - started > (quick ? 2500 : 6000) && lease?.holder != null) {
-    const leader = await store.sessions.get(Number(lease.holder));
-    const victim = leader === null ? undefined : procs.get(leader.host);
-    if (victim !== undefined && leader !== null) {
-      victim.kill('SIGKILL');
-      killed = true;
-      say(
-        `\n      SIGKILL the leader (${leader.host}, term ${lease.term}); its agents die with it and are requeued\n`,
-      );
-    }
+  if (victims === null) victims = await killLeaderWhenBusy(jobs);
+  if (victims === null && Date.now() - started > KILL_WAIT_MS) {
+    say(
+      `no job ran on the leader within ${KILL_WAIT_MS / 1000} s, so it was not killed; see the logs in ${dir}`,
+    );
+    process.exitCode = 1;
+    break;
   }
   if (jobs.every((j) => (TERMINAL_JOB_STATES as readonly string[]).includes(j.status))) break;
   if (Date.now() - started > 120_000) {
@@ -120,11 +119,44 @@ for (;;) {
     break;
   }
 }
+
+/**
+ * SIGKILLs the leader once the store shows jobs running on its host (a fixed delay killed it before
+ * any was placed on a loaded machine, and nothing was requeued): those jobs, or null while none is.
+ */
+async function killLeaderWhenBusy(
+  jobs: readonly Job[],
+): Promise<{ id: number; key: string; epoch: number }[] | null> {
+  const lease = await store.leases.get('dispatcher');
+  if (lease?.holder == null) return null;
+  const leader = await store.sessions.get(Number(lease.holder));
+  const victim = leader === null ? undefined : procs.get(leader.host);
+  const running = jobs.filter((j) => j.status === 'running' && j.host === leader?.host);
+  if (victim === undefined || leader === null || running.length === 0) return null;
+  victim.kill('SIGKILL');
+  const keys = running.map((j) => j.key.replace('github:acme/api', '')).join(', ');
+  say(
+    `\n      SIGKILL the leader (${leader.host}, term ${lease.term}) while it runs ${keys}; ` +
+      'its agents die with it and are requeued\n',
+  );
+  return running.map((j) => ({ id: j.id, key: j.key, epoch: j.epoch }));
+}
+
 const lease = await store.leases.get('dispatcher');
 say(`\nAll jobs ended. The dispatcher lease is at term ${lease?.term ?? '?'}.`);
 for (const j of await store.jobs.list({ limit: 100 })) {
   const line = `  ${j.key.padEnd(20)} ${j.status.padEnd(10)} attempt ${j.attempt}  ${j.host ?? '-'}  ${j.reason ?? ''}`;
   say(line.trimEnd());
+}
+const ended = new Map((await store.jobs.list({ limit: 100 })).map((j) => [j.id, j]));
+const requeued = (victims ?? []).filter((v) => (ended.get(v.id)?.epoch ?? 0) > v.epoch);
+if (victims !== null) {
+  const words = requeued.map((v) => {
+    const j = ended.get(v.id);
+    return `${v.key} (${j?.status ?? '?'} on ${j?.host ?? '-'})`;
+  });
+  say(`\nRequeued after the SIGKILL and run again: ${words.length === 0 ? 'none' : words.join(', ')}`);
+  if (requeued.length === 0) process.exitCode = 1;
 }
 say(`\nTry: node bin/baton.js --db ${db} audit --task github:acme/api#6`);
 for (const p of procs.values()) p.kill('SIGTERM');
