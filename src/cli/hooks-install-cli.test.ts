@@ -31,7 +31,11 @@ for (const database of bothEngines()) {
       const refused = await baton(db, 'hooks', 'install', 'claude', '--dir', dir, '--task', TYPO);
       assert.match(
         assertOneErrorLine(refused, 4, 'a task not in Baton'),
-        /^baton: task github:acme\/api#77 not found — the hooks would claim nothing and guard no edit; add it with `baton task add github:acme\/api#77`, find its key with `baton task list`, or give --task-added-later/,
+        new RegExp(
+          '^baton: task github:acme/api#77 not found — the hooks would claim nothing and guard no edit; ' +
+            'add it with `baton task add github:acme/api#77`, find its key with `baton task list`, ' +
+            'or give --task-added-later',
+        ),
       );
       assert.equal(existsSync(join(dir, '.claude')), false, 'nothing written');
       const json = await baton(db, '--json', 'hooks', 'install', 'claude', '--dir', dir, '--task', TYPO);

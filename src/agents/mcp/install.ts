@@ -65,7 +65,8 @@ function mergeJson(text: string | null, server: unknown, file: string): string {
   }
   const config = parsed as { mcpServers?: unknown };
   const servers = config?.mcpServers;
-  const isObject = (v: unknown): boolean => typeof v === 'object' && v !== null && !Array.isArray(v);
+  const isObject = (value: unknown): boolean =>
+    typeof value === 'object' && value !== null && !Array.isArray(value);
   if (!isObject(config) || (servers !== undefined && !isObject(servers))) {
     throw new InvalidInputError(
       `${file} does not hold a JSON object with an "mcpServers" object; nothing was changed`,
@@ -77,20 +78,20 @@ function mergeJson(text: string | null, server: unknown, file: string): string {
 }
 
 /** The file with Baton's table in place of the old one (or appended), every other byte kept. */
-export function mergeToml(text: string, ours: string, file: string): string {
+function mergeToml(text: string, ours: string, file: string): string {
   const statements = tomlStatements(text, file, BATON_TABLE);
   const spans: { start: number; end: number }[] = [];
   let inOurs = false;
-  for (const s of statements) {
-    if (s.kind !== 'key') inOurs = s.kind === 'table' && startsWith(s.path, BATON_TABLE);
-    if (s.kind === 'table' && inOurs) {
-      spans.push({ start: text.lastIndexOf('\n', s.start - 1) + 1, end: s.end });
+  for (const st of statements) {
+    if (st.kind !== 'key') inOurs = st.kind === 'table' && startsWith(st.path, BATON_TABLE);
+    if (st.kind === 'table' && inOurs) {
+      spans.push({ start: text.lastIndexOf('\n', st.start - 1) + 1, end: st.end });
     } else if (inOurs) {
-      (spans.at(-1) as { end: number }).end = s.end;
-    } else if (startsWith(s.path, BATON_TABLE) || startsWith(BATON_TABLE, s.path)) {
-      if (s.kind !== 'table') {
+      (spans.at(-1) as { end: number }).end = st.end;
+    } else if (startsWith(st.path, BATON_TABLE) || startsWith(BATON_TABLE, st.path)) {
+      if (st.kind !== 'table') {
         throw new InvalidInputError(
-          `${file} defines Baton's server as ${s.path.join('.')} in a form this does not edit; nothing was changed`,
+          `${file} defines Baton's server as ${st.path.join('.')} in a form this does not edit; nothing was changed`,
           'remove that entry, or write the table `baton mcp --print-config codex` prints by hand',
         );
       }
@@ -98,12 +99,12 @@ export function mergeToml(text: string, ours: string, file: string): string {
   }
   if (spans.length === 0) return text === '' ? ours : `${text}${text.endsWith('\n') ? '' : '\n'}\n${ours}`;
   let out = text.slice(spans.at(-1)?.end);
-  for (let i = spans.length - 1; i >= 0; i--) {
-    const span = spans[i] as { start: number; end: number };
+  for (let at = spans.length - 1; at >= 0; at--) {
+    const span = spans[at] as { start: number; end: number };
     const gap =
-      i === 0 ? text.slice(0, span.start) : text.slice((spans[i - 1] as { end: number }).end, span.start);
+      at === 0 ? text.slice(0, span.start) : text.slice((spans[at - 1] as { end: number }).end, span.start);
     // Between two of Baton's tables, only comments are kept: blank lines went with the table.
-    out = (i === 0 ? `${gap}${ours}` : gap.trim() === '' ? '' : gap) + out;
+    out = (at === 0 ? `${gap}${ours}` : gap.trim() === '' ? '' : gap) + out;
   }
   return out;
 }

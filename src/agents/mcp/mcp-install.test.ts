@@ -10,7 +10,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { baton } from '../../../test/support/cli.js';
 import { assertOneErrorLine } from '../../../test/support/cli-suite.js';
-import { mergeToml } from './install.js';
 
 const MINE = [
   '# my codex settings',
@@ -112,10 +111,14 @@ describe('baton mcp --install', () => {
     assert.equal(readFileSync(file, 'utf8'), '{ "mcpServers": ');
   });
 
-  test("replaces Baton's table and its subtables in place, nothing else", () => {
-    const ours = '[mcp_servers.baton]\ncommand = "new"\n';
-    const text =
-      'a = 1\n\n[mcp_servers.baton]\ncommand = "old"\n\n[mcp_servers.baton.env]\nX = "1"\n# kept\n[b]\nc = 2\n';
-    assert.equal(mergeToml(text, ours, 'f'), `a = 1\n\n${ours}# kept\n[b]\nc = 2\n`);
+  test("replaces Baton's table and its subtables in place, nothing else", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'baton-codex-')), 'config.toml');
+    const ours = (await baton('/srv/a.db', 'mcp', '--print-config', 'codex')).stdout;
+    writeFileSync(
+      file,
+      'a = 1\n\n[mcp_servers.baton]\ncommand = "old"\n\n[mcp_servers.baton.env]\nX = "1"\n# kept\n[b]\nc = 2\n',
+    );
+    assert.equal((await baton('/srv/a.db', 'mcp', '--install', 'codex', '--file', file)).code, 0);
+    assert.equal(readFileSync(file, 'utf8'), `a = 1\n\n${ours}# kept\n[b]\nc = 2\n`);
   });
 });

@@ -58,12 +58,12 @@ class Reader {
     }
   }
   keyPart(): string {
-    const c = this.text[this.pos];
-    if (c === '"' || c === "'") {
+    const ch = this.text[this.pos];
+    if (ch === '"' || ch === "'") {
       const from = this.pos;
       this.string();
       const raw = this.text.slice(from, this.pos);
-      return c === "'" ? raw.slice(1, -1) : (JSON.parse(raw) as string);
+      return ch === "'" ? raw.slice(1, -1) : (JSON.parse(raw) as string);
     }
     const from = this.pos;
     while (BARE.test(this.text[this.pos] ?? '')) this.pos++;
@@ -77,9 +77,9 @@ class Reader {
     const close = multi ? quote.repeat(3) : quote;
     this.pos += close.length;
     while (this.pos < this.text.length) {
-      const c = this.text[this.pos];
-      if (quote === '"' && c === '\\') this.pos += 2;
-      else if (!multi && c === '\n') this.fail('a string is not closed');
+      const ch = this.text[this.pos];
+      if (quote === '"' && ch === '\\') this.pos += 2;
+      else if (!multi && ch === '\n') this.fail('a string is not closed');
       else if (this.text.startsWith(close, this.pos)) {
         this.pos += close.length;
         while (multi && this.text[this.pos] === quote) this.pos++;
@@ -94,16 +94,18 @@ class Reader {
     const from = this.pos;
     for (;;) {
       this.skipSpaces();
-      const c = this.text[this.pos];
-      if (c === undefined) break;
-      if (c === '"' || c === "'") this.string();
-      else if (c === '[' || c === '{') (depth++, this.pos++);
-      else if (c === ']' || c === '}') {
-        if (--depth < 0) this.fail(`an unmatched ${c}`);
+      const ch = this.text[this.pos];
+      if (ch === undefined) break;
+      if (ch === '"' || ch === "'") this.string();
+      else if (ch === '[' || ch === '{') {
+        depth++;
         this.pos++;
-      } else if (c === '#' || c === '\n' || c === '\r') {
+      } else if (ch === ']' || ch === '}') {
+        if (--depth < 0) this.fail(`an unmatched ${ch}`);
+        this.pos++;
+      } else if (ch === '#' || ch === '\n' || ch === '\r') {
         if (depth === 0) break;
-        this.pos = c === '#' ? this.lineEnd() - 1 : this.pos + 1;
+        this.pos = ch === '#' ? this.lineEnd() - 1 : this.pos + 1;
       } else this.pos++;
     }
     if (depth > 0) this.fail('an array or inline table is not closed');
@@ -118,51 +120,51 @@ class Reader {
  * table, appended twice by an earlier `>>`).
  */
 export function tomlStatements(text: string, file: string, replaced: readonly string[]): TomlStatement[] {
-  const r = new Reader(text, file);
+  const reader = new Reader(text, file);
   const statements: TomlStatement[] = [];
   // What is defined, by path; a new element of an array of tables starts its own (forgets its prefix).
   const seen = new Map<string, readonly string[]>();
   const define = (path: readonly string[], what: string, at: number): void => {
     const name = JSON.stringify(path);
     if (seen.has(name) && !startsWith(path, replaced)) {
-      r.pos = at; // the refusal names the line of the second definition
-      r.fail(`${what} ${path.join('.')} is defined twice`);
+      reader.pos = at; // the refusal names the line of the second definition
+      reader.fail(`${what} ${path.join('.')} is defined twice`);
     }
     seen.set(name, path);
   };
   let table: string[] = [];
-  while (r.pos < text.length) {
-    r.skipSpaces();
-    const start = r.pos;
-    const c = text[r.pos];
-    if (c === '#' || c === '\n' || c === '\r') {
-      r.endLine();
+  while (reader.pos < text.length) {
+    reader.skipSpaces();
+    const start = reader.pos;
+    const ch = text[reader.pos];
+    if (ch === '#' || ch === '\n' || ch === '\r') {
+      reader.endLine();
       continue;
     }
-    if (c === '[') {
-      const array = text[r.pos + 1] === '[';
-      r.pos += array ? 2 : 1;
-      table = r.key();
-      if (!text.startsWith(array ? ']]' : ']', r.pos)) r.fail('a table header is not closed');
-      r.pos += array ? 2 : 1;
-      r.endLine();
+    if (ch === '[') {
+      const array = text[reader.pos + 1] === '[';
+      reader.pos += array ? 2 : 1;
+      table = reader.key();
+      if (!text.startsWith(array ? ']]' : ']', reader.pos)) reader.fail('a table header is not closed');
+      reader.pos += array ? 2 : 1;
+      reader.endLine();
       if (array) {
         for (const [name, path] of seen) if (startsWith(path, table)) seen.delete(name);
       } else define(table, 'table', start);
-      statements.push({ kind: array ? 'array-table' : 'table', path: table, start, end: r.pos });
+      statements.push({ kind: array ? 'array-table' : 'table', path: table, start, end: reader.pos });
       continue;
     }
-    const path = [...table, ...r.key()];
-    if (text[r.pos] !== '=') r.fail('a key must be followed by =');
-    r.pos++;
-    r.value();
+    const path = [...table, ...reader.key()];
+    if (text[reader.pos] !== '=') reader.fail('a key must be followed by =');
+    reader.pos++;
+    reader.value();
     define(path, 'key', start);
-    statements.push({ kind: 'key', path, start, end: r.pos });
+    statements.push({ kind: 'key', path, start, end: reader.pos });
   }
   return statements;
 }
 
 /** Whether `path` is `prefix` or below it. */
 export function startsWith(path: readonly string[], prefix: readonly string[]): boolean {
-  return prefix.every((part, i) => path[i] === part);
+  return prefix.every((part, at) => path[at] === part);
 }

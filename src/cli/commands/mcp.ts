@@ -103,7 +103,7 @@ function install(options: McpOptions, globals: GlobalOptions): void {
     db: withoutPassword(absoluteDbUrl(dbUrl(globals), process.cwd())),
   };
   const explicit = options.file !== undefined;
-  const file = explicit ? resolve(options.file as string) : defaultMcpFile(options.install, process.env);
+  const file = explicit ? resolve(options.file) : defaultMcpFile(options.install, process.env);
   const result = installMcpConfig(options.install, launch, file, !explicit);
   new Output(globals.json === true).result(result, () =>
     result.changed ? `wrote Baton's MCP server into ${result.file}` : `${result.file} already has it`,
