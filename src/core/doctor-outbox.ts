@@ -27,8 +27,10 @@ export function judgeOutbox(unsynced: readonly UnsyncedOutbox[], now: Instant): 
     'warn',
     `${rows} GitHub outbox row(s) of github: tasks wait for repositories no sync has run for, so ` +
       `nothing tells GitHub: ${each.join(', ')}${more}`,
-    `\`baton up --github ${first}\` (or \`baton github sync ${first} --project\`), spelled as in the ` +
-      'keys, applies them: labels from each task as it is then, comments in order. They are kept ' +
-      'until then; keys of work GitHub should not hear of need no `github:` prefix',
+    `\`baton up --github ${first}\` (or \`baton github sync ${first} --project\`) applies them: ` +
+      'labels from each task as it is then, comments in order. They are kept until then; keys of ' +
+      'work GitHub should not hear of need no `github:` prefix. A repository spelled with capitals ' +
+      'is a task migration 0050 left as one of two spellings of one issue: settle the pair ' +
+      '(docs/decisions/0013-github-backlog.md, "one issue, one key")',
   );
 }

@@ -172,7 +172,10 @@ export function tokenVariable(name: string | undefined): string {
 
 /** The outbox rows not yet applied of one repository no sync has run for (`baton doctor`). */
 export interface UnsyncedOutbox {
-  /** `owner/repo` as the keys spell it (the projector matches the key's spelling exactly). */
+  /**
+   * `owner/repo` as the keys spell it: in lower case (issueKey), but for a pair migration 0050 left
+   * (the projector reads lower-case keys only).
+   */
   readonly repo: string;
   readonly rows: number;
   readonly oldestAt: Instant;

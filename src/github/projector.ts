@@ -15,6 +15,7 @@ import {
   type GithubLabels,
   type RepoName,
   desiredLabels,
+  GITHUB_KEY_PREFIX,
   labelChanges,
   parseIssueKey,
   sameRepo,
@@ -54,7 +55,8 @@ export async function project(
   const report = { applied: 0, failed: 0, labelsAdded: 0, labelsRemoved: 0, comments: 0 };
   const rows = await deps.store.github.pending({
     limit: options.batchMax ?? 200,
-    prefix: `github:${repo.full}#`,
+    // Keys name their repository in lower case (issueKey), whatever the spelling of --github.
+    prefix: `${GITHUB_KEY_PREFIX}${repo.full.toLowerCase()}#`,
   });
   const byKey = new Map<string, OutboxRow[]>();
   for (const row of rows) byKey.set(row.key, [...(byKey.get(row.key) ?? []), row]);

@@ -7,6 +7,7 @@
  * issue here; so is a deleted one (410 Gone). GitHub unreachable: the run goes ahead, and the
  * ledger says it was not re-checked.
  */
+import { GithubUnavailableError } from '../core/errors.js';
 import { parseIssueKey } from '../core/github.js';
 import type { Job } from '../core/job.js';
 import { applyGone, applyIssue, GONE_REASON, type BacklogDeps } from './apply.js';
@@ -26,7 +27,14 @@ export async function recheckIssue(deps: BacklogDeps, job: Pick<Job, 'id' | 'key
     const issue = await deps.api.issue(parsed.repo, parsed.issue);
     state = issue.state;
     if (state === 'closed') {
-      await applyIssue(deps, parsed.repo, issue);
+      const unsettled = await settleClosed(deps, parsed.repo, issue);
+      if (unsettled !== null) {
+        // Known closed, its verdict (done by a merged pull request, or closed) not read: no agent
+        // runs on it; the task is left to the sync, which waits the limit out.
+        const reason = `issue closed on GitHub (not settled: ${unsettled}; the next sync settles the task)`;
+        await note({ checked: true, state, outcome: 'cancelled', reason });
+        return { go: false, reason };
+      }
       const task = await deps.store.tasks.get(job.key);
       const reason = task?.stateReason ?? 'issue closed on GitHub';
       await note({ checked: true, state, outcome: 'cancelled', reason });
@@ -62,4 +70,19 @@ export async function recheckIssue(deps: BacklogDeps, job: Pick<Job, 'id' | 'key
   }
   await note({ checked: true, state, outcome: 'run' });
   return { go: true, checked: true };
+}
+
+/** Applies a closed issue to its task; null once applied, else why GitHub's part failed. */
+async function settleClosed(
+  deps: BacklogDeps,
+  repo: Parameters<typeof applyIssue>[1],
+  issue: Parameters<typeof applyIssue>[2],
+): Promise<string | null> {
+  try {
+    await applyIssue(deps, repo, issue);
+    return null;
+  } catch (error) {
+    if (!(error instanceof GithubUnavailableError) || error instanceof IssueGoneError) throw error;
+    return error.message;
+  }
 }

@@ -58,7 +58,11 @@ for (const db of bothEngines()) {
         assert.equal(await store.github.backlog(), 2, 'doctor removes nothing');
 
         await store.github.saveCursor({ repo: 'Acme/Hand', since: '2026-01-01T00:00:00Z' });
-        assert.equal((await doctor(url)).outbox?.level, 'warn', 'a sync of another spelling applies none');
+        assert.equal(
+          (await doctor(url)).outbox?.level,
+          'warn',
+          'a cursor in capitals (a pair 0050 left) applies none: keys are lower-case',
+        );
         await store.github.saveCursor({ repo: 'acme/hand labels:ai', since: '2026-01-01T00:00:00Z' });
         const synced = await doctor(url);
         assert.equal(synced.outbox?.level, 'ok', synced.outbox?.found);

@@ -68,6 +68,32 @@ before(() => {
 
 for (const db of bothEngines()) {
   describe(`a spent GitHub rate limit (${db.name})`, () => {
+    test(
+      'an issue read closed whose merged-PR look-up is limited runs no agent; the sync settles it',
+      {
+        timeout: 120_000,
+      },
+      () =>
+        withFixture(db, async (f) => {
+          const job = await placed(f);
+          f.gh.rateLimit = { status: 403, liftsInS: FAR_S };
+          f.gh.close(1, { mergedPr: 9 }); // closed as completed: its verdict needs the timeline
+          f.gh.timelineDown = 'primary';
+          const verdict = await f.backlog.recheck(job);
+          assert.equal(verdict.go, false, JSON.stringify(verdict));
+          const reason = verdict.go ? '' : verdict.reason;
+          assert.match(
+            reason,
+            /^issue closed on GitHub \(not settled: .*rate limit.*; the next sync settles the task\)$/,
+          );
+          assert.equal((await f.store.tasks.get(key(1)))?.state, 'open', 'left to the sync');
+          const rows = await f.store.audit.list({ key: key(1), type: 'github:recheck' });
+          assert.deepEqual([rows.length, rows[0]?.detail['outcome']], [1, 'cancelled']);
+          f.gh.timelineDown = null;
+          await f.backlog.sync({ labels: [] });
+          assert.equal((await f.store.tasks.get(key(1)))?.state, 'done', 'done by its merged pull request');
+        }),
+    );
     for (const status of [403, 429] as const) {
       test(
         `the re-check lets the run go at once on a primary limit (${status}), saying until when`,

@@ -62,6 +62,22 @@ for (const db of bothEngines()) {
         'acme/api',
       ));
 
+    test("a backlog opened as Acme/API projects its tasks' label changes to GitHub", async () => {
+      const f = await githubFixture(db);
+      try {
+        f.gh.add(5);
+        const backlog = spelled(f, 'Acme/API');
+        await backlog.sync({ labels: [] });
+        await f.store.jobs.enqueue({ key: key(5) });
+        const report = await backlog.project();
+        assert.equal(report.applied > 0, true, JSON.stringify(report));
+        assert.equal(await f.store.github.backlog(), 0, 'every row applied');
+        assert.deepEqual(f.gh.labels(5), ['ai-dev-queued']);
+      } finally {
+        await f.close();
+      }
+    });
+
     test('a hand-typed key in another spelling names the same task', async () => {
       const f = await githubFixture(db);
       try {

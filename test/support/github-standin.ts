@@ -78,6 +78,8 @@ export class GithubStandIn {
   rateLimit: { status: 403 | 429; liftsInS: number } = { status: 403, liftsInS: 1 };
   /** A fault for the issues list only (the sync cannot see GitHub; single reads still work). */
   listDown: Fault | null = null;
+  /** A fault for issues' timelines only (an issue read works, the merged-PR look-up does not). */
+  timelineDown: Fault | null = null;
   /** Each issue's labels after every change, oldest first. */
   readonly history = new Map<number, string[][]>();
   readonly sent: SentResponse[] = [];
@@ -300,7 +302,9 @@ export class GithubStandIn {
     const url = new URL(req.url ?? '/', this.url);
     const method = req.method ?? 'GET';
     const listing = method === 'GET' && /^\/repos\/[^/]+\/[^/]+\/issues$/.test(url.pathname);
-    const fault = this.faults.shift() ?? this.down ?? (listing ? this.listDown : null);
+    const timeline = method === 'GET' && /^\/repos\/[^/]+\/[^/]+\/issues\/\d+\/timeline$/.test(url.pathname);
+    const fault =
+      this.faults.shift() ?? this.down ?? (listing ? this.listDown : timeline ? this.timelineDown : null);
     if (fault !== null && fault !== undefined) return this.fault(fault, method, url.pathname, res);
     const routed = this.route(method, url, input as Record<string, unknown>);
     if (this.late?.test(`${method} ${url.pathname}${url.search}`) === true) return;

@@ -16,10 +16,15 @@ const issueKey = (col: string): string => `(${col} ~ ${ISSUE_KEY}
   AND split_part(split_part(${col}, '/', 2), '#', 1) NOT IN ('.', '..')
   AND ${col} <> lower(${col}))`;
 
-/** No other task whose key is this one's in lower case (or another spelling of it). */
+/**
+ * No other task whose key is this one's in lower case (or another spelling of it): no two tasks
+ * share its lower case, and none is keyed by it. Both read once or by the key's unique index, not
+ * per row over every github: task (a correlated lower() scan was quadratic in a large backlog).
+ */
 const alone = (col: string): string =>
-  `NOT EXISTS (SELECT 1 FROM tasks o WHERE o.key >= 'github:' AND o.key < 'github;'
-    AND lower(o.key) = lower(${col}) AND o.key <> ${col})`;
+  `lower(${col}) NOT IN (SELECT lower(key) FROM tasks WHERE key >= 'github:' AND key < 'github;'
+                          GROUP BY lower(key) HAVING count(*) > 1)
+   AND NOT EXISTS (SELECT 1 FROM tasks o WHERE o.key = lower(${col}) AND o.key <> ${col})`;
 
 export default {
   version: 50,
