@@ -5,9 +5,10 @@
  * nothing, reinstalling replaces them in place of the old ones, and uninstalling removes exactly
  * them, keeping every other setting and hook, and the order of the file's keys.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { InvalidInputError } from '../../core/errors.js';
+import { replaceConfigFile } from '../../os/config-file.js';
 import type { HookCommand } from './hook-input.js';
 
 /** The tools whose use needs a current claim: the ones that change files or run commands. */
@@ -155,9 +156,6 @@ function readSettings(file: string): { settings: Settings; text: string | null }
 /** Writes the file whole (by rename) when it changes; true when it did. */
 function write(file: string, before: string | null, after: string): boolean {
   if (before === after) return false;
-  mkdirSync(dirname(file), { recursive: true });
-  const tmp = `${file}.baton-${process.pid}.tmp`;
-  writeFileSync(tmp, after);
-  renameSync(tmp, file);
+  replaceConfigFile(file, after);
   return true;
 }

@@ -4,10 +4,11 @@
  * nothing, it replaces Baton's entry where it was, keeps everything else (a TOML file byte for
  * byte), and refuses a file it cannot read rather than rewrite it.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { InvalidInputError } from '../../core/errors.js';
+import { replaceConfigFile } from '../../os/config-file.js';
 import { mcpConfig, type McpLaunch } from './config.js';
 import { startsWith, tomlStatements } from './toml-tables.js';
 
@@ -46,10 +47,7 @@ export function installMcpConfig(
       ? mergeToml(before ?? '', snippet.text, file)
       : mergeJson(before, (snippet.settings as { mcpServers: { baton: unknown } }).mcpServers.baton, file);
   if (before === after) return { client, file, changed: false };
-  mkdirSync(dirname(file), { recursive: true });
-  const tmp = `${file}.baton-${process.pid}.tmp`;
-  writeFileSync(tmp, after);
-  renameSync(tmp, file);
+  replaceConfigFile(file, after);
   return { client, file, changed: true };
 }
 

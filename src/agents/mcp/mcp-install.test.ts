@@ -5,7 +5,17 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { baton } from '../../../test/support/cli.js';
@@ -92,6 +102,21 @@ describe('baton mcp --install', () => {
     const missing = join(home, 'nope', 'config.toml');
     assertOneErrorLine(await baton('/srv/a.db', 'mcp', '--install', 'codex', '--file', missing), 2, 'folder');
     assert.equal(existsSync(join(home, 'nope')), false);
+  });
+
+  test('codex: a private file stays private, and a linked file is written through its link', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'baton-codex-'));
+    const dotfiles = join(home, 'dotfiles-config.toml');
+    writeFileSync(dotfiles, MINE, { mode: 0o600 });
+    chmodSync(dotfiles, 0o600);
+    const file = join(home, 'config.toml');
+    symlinkSync(dotfiles, file);
+    const installed = await baton('/srv/a.db', 'mcp', '--install', 'codex', '--file', file);
+    assert.equal(installed.code, 0, installed.stderr);
+    assert.equal(lstatSync(file).isSymbolicLink(), true, 'the link stays a link');
+    assert.equal(headers(readFileSync(dotfiles, 'utf8')), headers(MINE) + 1, 'its target holds Baton');
+    assert.equal(statSync(dotfiles).mode & 0o777, 0o600, 'still private');
+    assert.deepEqual(readdirSync(home).sort(), ['config.toml', 'dotfiles-config.toml'], 'no temporary left');
   });
 
   test("claude: merges into .mcp.json, keeping the user's other servers, idempotently", async () => {
