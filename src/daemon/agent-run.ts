@@ -64,10 +64,10 @@ export class AgentRun {
    * logged only after its worktree is retired, seconds later on a busy host.
    */
   kill(reason: KillReason, why?: string, byRunner = false): void {
-    this.underRunnerFence ||= byRunner;
     if (this.child === null && (reason === 'shutdown' || reason === 'fenced')) this.holdBack(reason);
     if (this.child?.pid === undefined || this.killedFor !== null) return;
     this.killedFor = reason;
+    this.underRunnerFence = byRunner; // only when the runner's fence is what killed it
     if (why !== undefined)
       this.options.log(`job ${this.job.id} ${this.job.key}: killing its agent (${reason}: ${why})`);
     this.scope?.kill();
