@@ -112,7 +112,13 @@ for (;;) {
     process.exitCode = 1;
     break;
   }
-  if (jobs.every((j) => (TERMINAL_JOB_STATES as readonly string[]).includes(j.status))) break;
+  if (jobs.every((j) => (TERMINAL_JOB_STATES as readonly string[]).includes(j.status))) {
+    if (victims === null) {
+      say('every job ended before one ran on the leader, so it was not killed: no failover to show');
+      process.exitCode = 1;
+    }
+    break;
+  }
   if (Date.now() - started > 120_000) {
     say('the demo took too long; see the logs in ' + dir);
     process.exitCode = 1;
