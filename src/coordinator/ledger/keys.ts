@@ -79,10 +79,25 @@ export function createKeyFile(path: string): LedgerSigner {
   }
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   keepOutOfGit(dirname(path));
-  const { privateKey } = nodeCrypto().generateKeyPairSync('ed25519');
+  const privateKey = newEd25519Key();
   const pem = privateKey.export({ format: 'pem', type: 'pkcs8' });
   writeFileSync(path, pem, { mode: 0o600, flag: 'wx' });
   return signerOf(privateKey);
+}
+
+/** PKCS#8's DER for an Ed25519 private key up to its 32-byte seed (RFC 8410). */
+const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
+
+/**
+ * A new Ed25519 private key from 32 random bytes, its seed. Not generateKeyPairSync: on Node 20 its
+ * key-generation job, left to the garbage collector, can be collected during a later export of the
+ * same key, whose lock its destructor then waits for: `baton ledger init` hung for good (seen twice
+ * in one CI run, the main thread in ~KeyGenJob under ExportJWKEdKey). A key from its seed has no job.
+ */
+function newEd25519Key(): KeyObject {
+  const crypto = nodeCrypto();
+  const der = Buffer.concat([ED25519_PKCS8_PREFIX, crypto.randomBytes(32)]);
+  return crypto.createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
 }
 
 /** The signer in a key file; InvalidInputError when it is missing or not an Ed25519 private key. */
