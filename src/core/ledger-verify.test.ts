@@ -6,23 +6,19 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { generateKeyPairSync, sign, createPublicKey } from 'node:crypto';
-import { ledgerCrypto, keyIdOf, sha256Hex, type LedgerSigner } from '../coordinator/ledger/keys.js';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createKeyFile, ledgerCrypto, sha256Hex, type LedgerSigner } from '../coordinator/ledger/keys.js';
 import { signCheckpoint } from '../coordinator/ledger/seal.js';
 import { encodeLeaves, GENESIS_HASH, rowContent, type Checkpoint } from './ledger.js';
 import { LedgerVerifier, type LedgerReport } from './ledger-verify.js';
 
 type Row = Record<string, unknown>;
 
+/** A key as `baton ledger init` makes it (not generateKeyPairSync, which can hang on Node 20: keys.ts). */
 function signer(): LedgerSigner {
-  const { privateKey } = generateKeyPairSync('ed25519');
-  const x = createPublicKey(privateKey).export({ format: 'jwk' }).x ?? '';
-  const publicKey = Buffer.from(x, 'base64url').toString('base64');
-  return {
-    keyId: keyIdOf(publicKey),
-    publicKey,
-    sign: (h) => sign(null, Buffer.from(h, 'hex'), privateKey).toString('base64'),
-  };
+  return createKeyFile(join(mkdtempSync(join(tmpdir(), 'baton-ledger-verify-')), 'ledger.key'));
 }
 
 const key = signer();

@@ -3,35 +3,16 @@
  * (written here through the store, which keeps a key as given) are named, a pair that is one key
  * in NFC fails the check (exit 7), and nothing is renamed or merged by looking.
  */
-import { execFile } from 'node:child_process';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openStore } from '../../src/store/open.js';
-import { repoRoot } from '../support/cli.js';
 import { bothEngines } from '../support/databases.js';
+import { doctorCheck, type DoctorCheck } from '../support/doctor.js';
 
-interface Check {
-  readonly id: string;
-  readonly level: string;
-  readonly found: string;
-  readonly fix: string | null;
-}
-
-function doctor(url: string): Promise<{ code: number; keys: Check | undefined }> {
-  const env = { ...process.env };
-  for (const name of ['BATON_DB', 'BATON_URL', 'BATON_TOKEN', 'BATON_DEBUG']) delete env[name];
-  return new Promise((done) => {
-    execFile(
-      process.execPath,
-      ['bin/baton.js', '--db', url, 'doctor', '--json'],
-      { cwd: repoRoot(), env },
-      (error, stdout) => {
-        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
-        const checks = (JSON.parse(stdout) as { checks: Check[] }).checks;
-        done({ code, keys: checks.find((one) => one.id === 'keys') });
-      },
-    );
-  });
+/** `baton doctor --json` on the database; its `keys` check. */
+async function doctor(url: string): Promise<{ code: number; keys: DoctorCheck | undefined }> {
+  const { code, check } = await doctorCheck(url, 'keys');
+  return { code, keys: check };
 }
 
 for (const db of bothEngines()) {

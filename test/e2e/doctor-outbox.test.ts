@@ -4,35 +4,16 @@
  * applies; doctor names the repository (a warning, exit 0) and removes nothing; once a sync has run
  * for the repository, as the keys spell it, the check is ok.
  */
-import { execFile } from 'node:child_process';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openStore } from '../../src/store/open.js';
-import { repoRoot } from '../support/cli.js';
 import { bothEngines } from '../support/databases.js';
+import { doctorCheck, type DoctorCheck } from '../support/doctor.js';
 
-interface Check {
-  readonly id: string;
-  readonly level: string;
-  readonly found: string;
-  readonly fix: string | null;
-}
-
-function doctor(url: string): Promise<{ code: number; outbox: Check | undefined }> {
-  const env = { ...process.env };
-  for (const name of ['BATON_DB', 'BATON_URL', 'BATON_TOKEN', 'BATON_DEBUG']) delete env[name];
-  return new Promise((done) => {
-    execFile(
-      process.execPath,
-      ['bin/baton.js', '--db', url, 'doctor', '--json'],
-      { cwd: repoRoot(), env },
-      (error, stdout) => {
-        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
-        const checks = (JSON.parse(stdout) as { checks: Check[] }).checks;
-        done({ code, outbox: checks.find((one) => one.id === 'github-outbox') });
-      },
-    );
-  });
+/** `baton doctor --json` on the database; its `github-outbox` check. */
+async function doctor(url: string): Promise<{ code: number; outbox: DoctorCheck | undefined }> {
+  const { code, check } = await doctorCheck(url, 'github-outbox');
+  return { code, outbox: check };
 }
 
 for (const db of bothEngines()) {

@@ -91,8 +91,8 @@ const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'he
 /**
  * A new Ed25519 private key from 32 random bytes, its seed. Not generateKeyPairSync: on Node 20 its
  * key-generation job, left to the garbage collector, can be collected during a later export of the
- * same key, whose lock its destructor then waits for: `baton ledger init` hung for good (seen twice
- * in one CI run, the main thread in ~KeyGenJob under ExportJWKEdKey). A key from its seed has no job.
+ * same key, whose lock its destructor then waits for: `baton ledger init` hung for good (seen three
+ * times in one CI run, the main thread in ~KeyGenJob under ExportJWKEdKey). A key from its seed has no job.
  */
 function newEd25519Key(): KeyObject {
   const crypto = nodeCrypto();
