@@ -96,8 +96,9 @@ export function pageGate(coordinator: Coordinator) {
 
 /**
  * Reads open: a page still shows who is signed in by cookie; a cookie that opens nothing is
- * ignored. A page or fragment asked for with neither a bearer token nor the sign-in cookie must
- * name a loopback Host, as an open read of the API must (auth.ts loopbackHost: DNS rebinding).
+ * ignored. A page or fragment asked for with neither a bearer token nor the sign-in cookie, or with
+ * one that opens nothing, must name a loopback Host, as an open read of the API must (auth.ts
+ * loopbackHost: DNS rebinding).
  */
 export function pageReader(coordinator: Coordinator) {
   return async (context: Context<AuthEnv>, next: () => Promise<void>): Promise<void> => {
@@ -107,7 +108,12 @@ export function pageReader(coordinator: Coordinator) {
     ) {
       const signedIn = getCookie(context, TOKEN_COOKIE) !== undefined;
       if (context.req.header('authorization') === undefined && !signedIn) loopbackHost(context);
-      await identify(context, coordinator, 'reads-open').catch(() => context.set('token', null));
+      // A credential that opens nothing is no credential: the Host must then be a loopback name,
+      // or a rebound page would read by sending any `Authorization` header or cookie at all.
+      await identify(context, coordinator, 'reads-open').catch(() => {
+        loopbackHost(context);
+        context.set('token', null);
+      });
     }
     await next();
   };

@@ -80,9 +80,9 @@ void describe('baton serve', () => {
     const server = await serve(db, ['serve', '--http', '127.0.0.1:0']);
     try {
       const { port } = new URL(server.url);
-      const asHost = (host: string, path: string, token?: string): Promise<number> =>
-        new Promise((resolve, reject) => {
-          const headers: Record<string, string> = { host };
+      const asHost = (host: string, path: string, token?: string, more: Record<string, string> = {}) =>
+        new Promise<number>((resolve, reject) => {
+          const headers: Record<string, string> = { host, ...more };
           if (token !== undefined) headers['authorization'] = `Bearer ${token}`;
           const req = request({ host: '127.0.0.1', port, path, headers }, (res) => {
             res.resume();
@@ -95,10 +95,31 @@ void describe('baton serve', () => {
         assert.equal(await asHost(host, '/v1/tasks'), 200, host);
       for (const path of ['/v1/tasks', '/', '/v1/audit', '/metrics'])
         assert.equal(await asHost(`rebound.example:${port}`, path), 401, path);
+      // A credential that opens nothing (any bearer, any cookie) does not make a rebound page's read open.
+      const pages = ['/', '/audit', '/metrics', '/jobs/1', '/ui/frag/output/1', '/v1/tasks'];
+      for (const path of pages) {
+        assert.equal(await asHost(`rebound.example:${port}`, path, 'junk'), 401, `${path}, a junk bearer`);
+        const cookie = { cookie: 'baton_token=junk' };
+        assert.equal(
+          await asHost(`rebound.example:${port}`, path, undefined, cookie),
+          401,
+          `${path}, a junk cookie`,
+        );
+      }
+      assert.equal(
+        await asHost(`localhost:${port}`, '/', undefined, { cookie: 'baton_token=junk' }),
+        200,
+        'loopback',
+      );
       assert.equal(
         await asHost(`rebound.example:${port}`, '/v1/tasks', viewer.token),
         200,
         'a token opens it',
+      );
+      assert.equal(
+        await asHost(`rebound.example:${port}`, '/audit', viewer.token),
+        200,
+        'a token opens a page',
       );
     } finally {
       await server.stop();
