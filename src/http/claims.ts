@@ -9,6 +9,7 @@ import type { Coordinator } from '../coordinator/coordinator.js';
 import { fencedRefusal, heldRefusal, keptForRunnerLine } from '../coordinator/refusals.js';
 import { actingWith, allowAsker, type Asker } from './auth.js';
 import type { Token } from '../core/token.js';
+import { canonical } from '../core/validate.js';
 
 export async function claimAs(baton: Coordinator, asker: Asker, key: string, session: number) {
   await allowAsker(baton, asker, 'claim', { what: `claim ${key} for session ${session}`, key, session });
@@ -48,7 +49,10 @@ export async function releaseAs(baton: Coordinator, asker: Asker, asked: Release
  * runner finishes the job, and so the task, by the agent's exit: released done from inside, the task
  * would be done while its job runs, the job would end cancelled and the agent be killed. So a `done`
  * there only checks the claim; failed and released go through, and other tokens release as always.
+ * The key is compared in NFC, as `authorize` and the release read it: its NFD spelling is the same claim.
  */
 function isRunsOwnClaim(token: Token | null, key: string, session: number): boolean {
-  return token !== null && token.scope === 'agent' && token.task === key && token.session === session;
+  return (
+    token !== null && token.scope === 'agent' && token.task === canonical(key) && token.session === session
+  );
 }

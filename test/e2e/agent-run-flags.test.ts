@@ -15,6 +15,10 @@ import { envOf } from '../support/run-token.js';
 import { waitUntil } from '../support/wait.js';
 import { STEADY, clusterFixture } from './cluster-support.js';
 
+/** A key beyond ASCII: the run's own claim is the same key in NFD, as `authorize` reads it. */
+const KEY = 'th\u00e9';
+const NFD = encodeURIComponent('the\u0301');
+
 const AGENT = [
   `baton effect --kind pr --payload '{"url": "https://example.com/pr/7"}' > effect.out 2>&1; echo $? > effect.rc`,
   'baton heartbeat > beat.out 2>&1; echo $? > beat.rc',
@@ -27,7 +31,7 @@ for (const db of bothEngines()) {
     test('no flags inside the run; a raw release done keeps the claim and the job ends done', async () => {
       const c = await clusterFixture(db);
       try {
-        assert.equal((await c.baton('enqueue', 'k', '--command', AGENT)).code, 0);
+        assert.equal((await c.baton('enqueue', KEY, '--command', AGENT)).code, 0);
         const up = c.up('h1', ...STEADY, '--http', '127.0.0.1:0');
         const envFile = join(c.dir, 'env.txt');
         await waitUntil(
@@ -43,14 +47,17 @@ for (const db of bothEngines()) {
 
         // The agent's own calls, with no flags.
         assert.equal(read('effect.rc'), '0', read('effect.out'));
-        assert.match(read('effect.out'), new RegExp(`^recorded effect \\d+ on k \\(pr, epoch ${epoch}\\)$`));
-        const effects = await c.store.effects.list({ key: 'k' });
+        assert.match(
+          read('effect.out'),
+          new RegExp(`^recorded effect \\d+ on ${KEY} \\(pr, epoch ${epoch}\\)$`),
+        );
+        const effects = await c.store.effects.list({ key: KEY });
         assert.deepEqual(
           effects.map((e) => [e.kind, e.session, e.epoch, e.payload]),
           [['pr', session, epoch, { url: 'https://example.com/pr/7' }]],
         );
         assert.equal(read('beat.rc'), '0', read('beat.out'));
-        assert.equal(read('beat.out'), `session ${session} is alive and holds k at epoch ${epoch}`);
+        assert.equal(read('beat.out'), `session ${session} is alive and holds ${KEY} at epoch ${epoch}`);
 
         const post = async (path: string, body: unknown) => {
           const response = await fetch(`${url}${path}`, {
@@ -60,17 +67,29 @@ for (const db of bothEngines()) {
           });
           return { status: response.status, body: (await response.json()) as Record<string, unknown> };
         };
-        const done = await post('/v1/claims/k/release', { session, epoch, outcome: 'done' });
+        const done = await post(`/v1/claims/${encodeURIComponent(KEY)}/release`, {
+          session,
+          epoch,
+          outcome: 'done',
+        });
         assert.equal(done.status, 200, JSON.stringify(done.body));
         assert.deepEqual(
           { ...done.body, message: undefined },
-          { key: 'k', session, epoch, outcome: 'done', released: false, message: undefined },
+          { key: KEY, session, epoch, outcome: 'done', released: false, message: undefined },
         );
         assert.match(
           String(done.body['message']),
-          /^nothing released: baton up's runner holds k .* exit now$/,
+          new RegExp(`^nothing released: baton up's runner holds ${KEY} .* exit now$`),
         );
-        const stale = await post('/v1/claims/k/release', { session, epoch: epoch + 1, outcome: 'done' });
+        // The same key spelt in NFD is the same claim: still nothing released (a review's finding).
+        const nfd = await post(`/v1/claims/${NFD}/release`, { session, epoch, outcome: 'done' });
+        assert.equal(nfd.status, 200, JSON.stringify(nfd.body));
+        assert.equal(nfd.body['released'], false, JSON.stringify(nfd.body));
+        const stale = await post(`/v1/claims/${encodeURIComponent(KEY)}/release`, {
+          session,
+          epoch: epoch + 1,
+          outcome: 'done',
+        });
         assert.equal(stale.status, 409, 'an epoch not current is fenced, as any release');
         assert.equal((stale.body['error'] as Record<string, unknown>)['code'], 'fenced');
 
@@ -79,7 +98,7 @@ for (const db of bothEngines()) {
         const cli = await batonBare(
           { BATON_URL: url, BATON_TOKEN: token, BATON_SESSION: String(session) },
           'release',
-          'k',
+          KEY,
           '--epoch',
           String(epoch),
           '--outcome',
@@ -88,24 +107,24 @@ for (const db of bothEngines()) {
         );
         assert.equal(cli.code, 0, cli.stderr);
         assert.deepEqual(JSON.parse(cli.stdout), {
-          key: 'k',
+          key: KEY,
           session,
           epoch,
           outcome: 'done',
           released: false,
         });
 
-        assert.equal((await c.store.claims.current('k'))?.epoch, epoch, 'the run still holds its claim');
-        assert.equal((await c.store.tasks.get('k'))?.state, 'open');
+        assert.equal((await c.store.claims.current(KEY))?.epoch, epoch, 'the run still holds its claim');
+        assert.equal((await c.store.tasks.get(KEY))?.state, 'open');
         writeFileSync(join(c.dir, 'go'), '');
         await waitUntil(
-          async () => (await c.store.jobs.list({ key: 'k' }))[0]?.status === 'done',
+          async () => (await c.store.jobs.list({ key: KEY }))[0]?.status === 'done',
           20_000,
           up.log(),
         );
-        const [job] = await c.store.jobs.list({ key: 'k' });
+        const [job] = await c.store.jobs.list({ key: KEY });
         assert.equal(job?.status, 'done', `not cancelled: ${String(job?.reason)}`);
-        assert.equal((await c.store.tasks.get('k'))?.state, 'done');
+        assert.equal((await c.store.tasks.get(KEY))?.state, 'done');
       } finally {
         await c.close();
       }
