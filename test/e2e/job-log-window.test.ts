@@ -5,8 +5,8 @@
  * a directory without logs. `--tail N` with N larger than the window ends, and prints the window's
  * last whole lines in order; without `--follow` it prints N lines, not what came after. A follower
  * of a run given back and rerun on another host, whose log starts anew, says so and prints the
- * rerun's output from its start; a reader in the first host's directory prints the rerun's stream,
- * not its dead file.
+ * rerun's output from its start (in the rerun host's directory too, from its file); a reader in the
+ * first host's directory prints the rerun's stream, not its dead file.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -38,7 +38,7 @@ function spawnLog(
   db: string,
   args: readonly string[],
   cwd = mkdtempSync(join(tmpdir(), 'baton-laptop-')),
-): { readonly stdout: () => string; readonly done: Promise<Ran> } {
+): { readonly stdout: () => string; readonly stderr: () => string; readonly done: Promise<Ran> } {
   const child = spawn(process.execPath, [join(ROOT, 'bin', 'baton.js'), '--db', db, 'job', 'log', ...args], {
     cwd,
   });
@@ -53,7 +53,7 @@ function spawnLog(
       resolve({ code, stdout, stderr });
     }),
   );
-  return { stdout: () => stdout, done };
+  return { stdout: () => stdout, stderr: () => stderr, done };
 }
 
 /** Line `i` of the agent's output: 64 bytes, so line i starts at byte 64 i. */
@@ -148,7 +148,13 @@ test('a follower of a run given back and rerun on another host says so, and prin
     const before = 'box-1 line 1\nbox-1 line 2\n';
     await append(box1, first.job.epoch, 0, before);
     const follower = spawnLog(db, [String(job.id), '--follow']);
+    // A second follower in box-2's directory, where the rerun's log file will be written.
+    const box2Dir = mkdtempSync(join(tmpdir(), 'baton-box-2-'));
+    mkdirSync(join(box2Dir, '.baton', 'logs'), { recursive: true });
+    writeFileSync(join(box2Dir, '.baton', 'logs.host'), 'box-2\n');
+    const followerOnBox2 = spawnLog(db, [String(job.id), '--follow'], box2Dir);
     await waitUntil(() => Promise.resolve(follower.stdout() === before), 10_000, "box-1's lines printed");
+    await waitUntil(() => Promise.resolve(followerOnBox2.stdout() === before), 10_000, 'and on box-2');
     // box-1 shuts down gracefully: the run is given back, its attempt with it, and box-2 runs it anew.
     const back = {
       id: job.id,
@@ -158,12 +164,29 @@ test('a follower of a run given back and rerun on another host says so, and prin
       attemptCounts: false,
     };
     assert.ok((await store.dispatch.requeue({ ...back, policy: { backoffBaseMs: 1, backoffMaxMs: 1 } })).ok);
+    // box-1's `baton up` has ended: its host reads down, and the followers say the job was given
+    // back (not that it awaits a rescue, nor that box-1 should be started again).
+    await store.sessions.end(box1);
+    const givenBack = `baton: host box-1 is down (its \`baton up\` stopped or was rescued); job ${job.id} was given back to the queue (requeued: stopping; the agent did not fail, so the attempt does not count): following on until it runs again or ends\n`;
+    for (const each of [follower, followerOnBox2])
+      await waitUntil(() => Promise.resolve(each.stderr() === givenBack), 10_000, 'given back said').catch(
+        () => {
+          throw new Error(`given back not said: ${JSON.stringify(each.stderr())}`);
+        },
+      );
     await new Promise((resolve) => setTimeout(resolve, 5));
     const again = await store.dispatch.place({ id: job.id, host: 'box-2', term });
     assert.ok(again.ok);
     assert.equal(again.job.attempt, 1, 'the rerun keeps the attempt number');
     await store.jobs.start({ id: job.id, session: box2, epoch: again.job.epoch });
+    // box-2's runner writes its file (a follower there reads it from then on) and streams it.
     const rerun = Array.from({ length: 6 }, (_, at) => `box-2 line ${at + 1}\n`).join('');
+    writeFileSync(join(box2Dir, '.baton', 'logs', `job-${job.id}-attempt-1.log`), rerun);
+    await waitUntil(
+      () => followerOnBox2.stdout() === before + rerun,
+      10_000,
+      'the file printed from its start',
+    );
     await append(box2, again.job.epoch, 0, rerun);
     await append(box2, again.job.epoch, rerun.length, '', true);
     await store.jobs.finish({
@@ -176,9 +199,17 @@ test('a follower of a run given back and rerun on another host says so, and prin
     const ran = await follower.done;
     assert.equal(ran.code, 0, ran.stderr);
     assert.equal(ran.stdout, before + rerun, "box-1's lines, then the whole rerun");
+    const again2 = `baton: job ${job.id} attempt 1 was run again on box-2: printing its output from its start\n`;
     assert.equal(
       ran.stderr,
-      `baton: job ${job.id} attempt 1 was run again on box-2: printing its output from its start\n`,
+      givenBack + again2,
+      'and nothing after: the run ended on box-2, not without its runner',
+    );
+    // On box-2 the rerun's bytes come from its file, not the stream: printed from its start too.
+    const ranOnBox2 = await followerOnBox2.done;
+    assert.deepEqual(
+      [ranOnBox2.code, ranOnBox2.stdout, ranOnBox2.stderr],
+      [0, before + rerun, givenBack + again2],
     );
 
     // box-1's directory still holds its run's file, now dead: the reader there prints box-2's

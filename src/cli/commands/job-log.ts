@@ -82,12 +82,16 @@ class LogReader {
   private idle = 0;
   /** The host said silent or down, once: the run's end then says what became of the job. */
   private runnerGone = false;
+  /** That host. */
+  private goneHost: string | null = null;
   private readonly decoder = new StringDecoder('utf8');
   private readonly chunks: Uint8Array[] = [];
   /** The last chunk read: none before the first read. */
   private last: LogChunk | null = null;
   /** The stream's run whose bytes were printed: null before any, or when they are not the stream's. */
   private printedRun: StreamRun | null = null;
+  /** The host whose run's bytes were printed: null before any. */
+  private printedHost: string | null = null;
 
   constructor(
     private readonly baton: CliApi,
@@ -125,6 +129,7 @@ class LogReader {
         this.source = chunk.source;
         this.offset = chunk.next;
         this.printedRun = chunk.run ?? this.printedRun;
+        this.printedHost = chunk.host;
         await this.print(chunk);
         continue;
       }
@@ -156,6 +161,7 @@ class LogReader {
     const start = lastLinesStart(span.bytes, lines) ?? 0;
     this.source = span.last.source;
     this.printedRun = span.last.run ?? null;
+    this.printedHost = span.last.host;
     this.offset = span.from + span.bytes.length;
     const bytes = span.bytes.subarray(start);
     await this.print({ ...span.last, offset: span.from + start, next: this.offset, bytes });
@@ -168,18 +174,33 @@ class LogReader {
    * the same file: its bytes start past what was printed, and follow on.
    */
   private rerun(chunk: LogChunk): boolean {
-    const run = chunk.run ?? null;
-    const printed = this.printedRun;
-    if (chunk.source !== 'stream' || run === null || printed === null || run.epoch === printed.epoch)
-      return false;
-    this.printedRun = run;
-    if (run.from >= this.offset) return false;
+    if (!this.rerunOfStream(chunk) && !this.rerunInFile(chunk)) return false;
     const where = chunk.host === null ? '' : ` on ${chunk.host}`;
     writeErr(
       `baton: job ${chunk.job} attempt ${chunk.attempt} was run again${where}: printing its output from its start\n`,
     );
     this.offset = 0;
     return true;
+  }
+
+  private rerunOfStream(chunk: LogChunk): boolean {
+    const run = chunk.run ?? null;
+    const printed = this.printedRun;
+    if (chunk.source !== 'stream' || run === null || printed === null || run.epoch === printed.epoch)
+      return false;
+    this.printedRun = run;
+    return run.from < this.offset;
+  }
+
+  /**
+   * The stream of a run on another host was printed, and the bytes now come from this directory's
+   * log file: the file of a rerun here, whose log started anew, not the rest of what was printed.
+   */
+  private rerunInFile(chunk: LogChunk): boolean {
+    if (chunk.source !== 'file' || this.source !== 'stream' || chunk.host === this.printedHost) return false;
+    this.printedHost = chunk.host;
+    this.printedRun = null;
+    return this.offset > 0;
   }
 
   /** The bytes from `from` up to `end` at least (or as far as there are), in as many reads as it takes. */
@@ -276,10 +297,21 @@ class LogReader {
     // Only a host judged silent or down: a server too old to judge (no liveness) says nothing.
     if (host === undefined || (host.liveness !== 'silent' && host.liveness !== 'down')) return;
     this.runnerGone = true;
+    this.goneHost = name;
     const state =
       host.liveness === 'silent'
         ? `has been silent for ${age(host.lastReportAgeMs)} (its \`baton up\` is dead or paused)`
         : 'is down (its `baton up` stopped or was rescued)';
+    // Given back already (a graceful stop, or a rescue): no rescue to wait for, nor a host to start.
+    const job = await this.baton.getJob(String(chunk.job)).catch(() => null);
+    if (job !== null && (job.status === 'queued' || (job.host !== null && job.host !== name))) {
+      const why = job.reason === null ? '' : ` (${terminalText(job.reason)})`;
+      writeErr(
+        `baton: host ${name} ${state}; job ${chunk.job} was given back to the queue${why}: following on ` +
+          'until it runs again or ends\n',
+      );
+      return;
+    }
     writeErr(
       `baton: the runner of job ${chunk.job} on host ${name} ${state}; its job awaits rescue by a leading ` +
         `\`baton up\` (or start \`baton up --host ${name}\` on that machine again): following on until the run ends\n`,
@@ -290,7 +322,8 @@ class LogReader {
   private async afterRescue(chunk: LogChunk): Promise<void> {
     if (!this.runnerGone || !chunk.ended || this.out.json) return;
     const job = await this.baton.getJob(String(chunk.job)).catch(() => null);
-    if (job === null) return;
+    // Run to its end by another host's runner, whose output was printed: nothing to add.
+    if (job === null || (job.status !== 'queued' && job.host !== null && job.host !== this.goneHost)) return;
     const next = job.status === 'queued' ? `; \`baton job log ${job.id} --follow\` follows its next run` : '';
     const why = job.reason === null ? '' : ` (${terminalText(job.reason)})`;
     writeErr(
