@@ -5,17 +5,19 @@
  * as the runner copies them into the database, long before the run ends, and every byte of the
  * runner's log file in order by the end; `--tail N` prints the last N lines, from the file and from
  * the stream alike; a chatty agent's stream keeps its window, and a reader from 0 is told how
- * many bytes it skipped; a bad N exits 2 with one line and prints nothing.
+ * many bytes it skipped; a bad N exits 2 with one line and prints nothing. A follower on another
+ * host of a run that has streamed nothing yet says it follows the stream (not that the output
+ * cannot be read), and a one-off read then still says where the whole log is.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { postgresDatabase, postgresServers } from '../support/databases.js';
 import { waitUntil } from '../support/wait.js';
-import { clusterFixture, ROOT, type ClusterFixture } from './cluster-support.js';
+import { agentStarted, clusterFixture, ROOT, type ClusterFixture } from './cluster-support.js';
 
 interface Ran {
   readonly code: number | null;
@@ -25,8 +27,8 @@ interface Ran {
   readonly firstOutputAt: number | null;
 }
 
-/** `baton --db <url> job log <args>` in `cwd`, its stdout kept as bytes. */
-function jobLog(c: ClusterFixture, cwd: string, ...args: string[]): Promise<Ran> {
+/** `baton --db <url> job log <args>` in `cwd`, its stdout kept as bytes; `stderrNow` what it said so far. */
+function jobLog(c: ClusterFixture, cwd: string, ...args: string[]): Promise<Ran> & { stderrNow(): string } {
   const bin = join(ROOT, 'bin', 'baton.js');
   const child = spawn(process.execPath, [bin, '--db', c.url, 'job', 'log', ...args], { cwd });
   const out: Buffer[] = [];
@@ -38,12 +40,13 @@ function jobLog(c: ClusterFixture, cwd: string, ...args: string[]): Promise<Ran>
   });
   child.stderr.on('data', (data: Buffer) => (stderr += data.toString()));
   const timer = setTimeout(() => child.kill('SIGKILL'), 40_000); // a follower that never ends fails
-  return new Promise((resolve) =>
+  const ran = new Promise<Ran>((resolve) =>
     child.on('close', (code) => {
       clearTimeout(timer);
       resolve({ code, stdout: Buffer.concat(out), stderr, firstOutputAt });
     }),
   );
+  return Object.assign(ran, { stderrNow: () => stderr });
 }
 
 const ended = (c: ClusterFixture, id: number): Promise<void> =>
@@ -141,6 +144,55 @@ test(
       );
       const tail = await jobLog(c, away, String(job.id), '--tail', '2');
       assert.equal(tail.stdout.toString(), '0374999\n0375000\n');
+    } finally {
+      await c.close();
+    }
+  },
+);
+
+test(
+  'a follower on another host of a run that streamed nothing yet says it follows the stream, then prints it',
+  { timeout: 90_000, skip: server === undefined ? 'no PostgreSQL server' : false },
+  async () => {
+    const c = await clusterFixture(postgresDatabase(server ?? { name: '', url: '' }));
+    try {
+      // box-2's machine: a `baton up` there once, so its log folder is box-2's (a laptop's is no one's).
+      const away = mkdtempSync(join(tmpdir(), 'baton-box-2-'));
+      const marked = join(away, '.baton', 'logs.host');
+      const box2 = c.upAt(away, {}, 'box-2', ['--drain', '0']);
+      await waitUntil(() => existsSync(marked), 30_000, "box-2's log folder to be marked");
+      box2.signal('SIGTERM');
+      await box2.exited();
+      assert.equal(readFileSync(marked, 'utf8'), 'box-2\n');
+      // Silent until the test lets it go on: a follower's quiet reads come first, then the lines.
+      const go = join(c.dir, 'go');
+      const agent = `while [ ! -e ${go} ]; do sleep 0.1; done; echo "line 1 of the agent"; echo "line 2"`;
+      const { job } = await c.store.jobs.enqueue({ key: 'quiet', command: agent });
+      const up = c.up('box-1');
+      await waitUntil(async () => agentStarted(c.store, 'quiet'), 30_000, 'the agent to start');
+      const follower = jobLog(c, away, String(job.id), '--follow');
+      const said =
+        `baton: job ${job.id} attempt 1 runs on box-1 and has streamed no output yet: following its output ` +
+        `stream in the database until the run ends (the whole log is job-${job.id}-attempt-1.log on box-1's disk)\n`;
+      // A one-off read meanwhile: nothing yet, and where the whole log is, as before.
+      const once = await jobLog(c, away, String(job.id));
+      assert.equal(once.code, 0, once.stderr);
+      assert.equal(once.stdout.length, 0);
+      assert.equal(
+        once.stderr,
+        `baton: job ${job.id} attempt 1: the output is in job-${job.id}-attempt-1.log on box-1's disk ` +
+          '(its log folder), which this process cannot read\n',
+      );
+      await waitUntil(() => follower.stderrNow() !== '', 30_000, 'the follower to say why it sees nothing');
+      assert.equal(follower.stderrNow(), said);
+      writeFileSync(go, '');
+      const followed = await follower;
+      assert.equal(followed.code, 0, `${followed.stderr}\n${up.log()}`);
+      assert.equal((await c.store.jobs.get(job.id))?.status, 'done', up.log());
+      const file = readFileSync(join(c.dir, '.baton', 'logs', `job-${job.id}-attempt-1.log`));
+      assert.equal(file.toString(), 'line 1 of the agent\nline 2\n');
+      assert.deepEqual(followed.stdout, file, 'every byte, from the stream');
+      assert.equal(followed.stderr, said, 'said once, and nothing saying it cannot be read');
     } finally {
       await c.close();
     }

@@ -306,7 +306,8 @@ for (const db of bothEngines()) {
           await waitUntil(() => live.stderr !== '', 20_000, 'the follower to say why it sees nothing');
           assert.equal(
             live.stderr,
-            `baton: waiting for job ${job.id}'s run to end: the output is in ${where}\n`,
+            `baton: job ${job.id} attempt 1 runs on box-1 and has streamed no output yet: following its output ` +
+              `stream in the database until the run ends (the whole log is job-${job.id}-attempt-1.log on box-1's disk)\n`,
           );
           await store.jobs.finish({ ...guard, status: 'failed', exitCode: 1, outputTail: 'last words\n' });
           const followed = await follower;

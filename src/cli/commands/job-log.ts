@@ -271,7 +271,12 @@ class LogReader {
     }
   }
 
-  /** A follower that has seen nothing for a while says once why, if the run's log is not here. */
+  /**
+   * A follower that has seen nothing for a while says once why, if the run's log is not here: it
+   * follows the output stream its runner copies into the database, which has nothing yet. Not the
+   * read's note (`… which this process cannot read`), which is a one-off read's: said to a
+   * follower, it read as if nothing would come, and the stream's lines then came all the same.
+   */
   private waiting(chunk: LogChunk): void {
     if (this.said || this.out.json || chunk.note === null) return;
     // Said once its agent runs elsewhere: not before it is placed or while its agent starts, and
@@ -280,7 +285,12 @@ class LogReader {
     this.quiet += 1;
     if (this.quiet < QUIET_READS_BEFORE_NOTE) return;
     this.said = true;
-    writeErr(`baton: waiting for job ${chunk.job}'s run to end: ${terminalText(chunk.note)}\n`);
+    const host = terminalText(chunk.host ?? 'another host');
+    writeErr(
+      `baton: job ${chunk.job} attempt ${chunk.attempt} runs on ${host} and has streamed no output yet: ` +
+        `following its output stream in the database until the run ends (the whole log is ` +
+        `${terminalText(chunk.file)} on ${host}'s disk)\n`,
+    );
   }
 
   /**
