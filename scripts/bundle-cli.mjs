@@ -53,11 +53,15 @@ const result = await build({
   ],
   // The file is one function expression, Node's CommonJS wrapper around the modules, which
   // launch.ts compiles as it is (no copy of a megabyte string to wrap it). Each merged module's
-  // import.meta.url is the bundle's own URL: the same folder as before.
+  // import.meta.url is the bundle's own URL: the same folder as before. The expression is handed
+  // through `directRun` first: compiled by launch.ts (a script, where no `module` is in scope) it
+  // is the function itself; run by Node as a file (`node dist/src/cli-bundle/main.cjs status`),
+  // it runs the launcher on this file, as bin/baton.js does, where it used to do nothing, exit 0.
   banner: {
     js:
+      `(${directRun})(` +
       // Strict mode first, as the ES modules were: a directive only counts at the body's start.
-      '(function (exports, require, module, __filename, __dirname) {"use strict";' +
+      'function (exports, require, module, __filename, __dirname) {"use strict";' +
       'const __batonBundleUrl = require("node:url").pathToFileURL(__filename).href;',
   },
   footer: { js: '})' },
@@ -94,6 +98,18 @@ await build({
 // call. Made by the first call otherwise, a `baton up` left a cache twice the size, most of it code
 // a call never runs, which every later call deserialised.
 codeCaches(new URL('../bin/baton.js', import.meta.url).pathname, outdir);
+
+/**
+ * The bundle's first call, written into it as text: the bundle's function when compiled by the
+ * launcher (a script run in the global scope, which has no `module`), else, when Node runs the
+ * file as the main module, a run of it by the launcher beside it (bin/baton.js's, with its code
+ * cache), whose answer this call then ignores. Required by another module, it does nothing.
+ */
+function directRun(bundle) {
+  if (typeof module !== 'object' || module === null || require.main !== module) return bundle;
+  require('./launch.cjs').launch(__filename, process.argv);
+  return undefined;
+}
 
 /**
  * esbuild escapes non-ASCII characters in strings, but keeps them in comments and in tagged

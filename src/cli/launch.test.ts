@@ -2,7 +2,9 @@
  * The CLI's code cache (launch.ts), with real processes on a bundle of the same shape as
  * scripts/bundle-cli.mjs writes: a cache is used while it matches the bundle and this Node, and
  * anything else (a bundle changed in place, a flipped or cut cache, a folder that cannot take
- * one) runs the bundle as it is, never an old copy of it, and never fails the call.
+ * one) runs the bundle as it is, never an old copy of it, and never fails the call. The real
+ * bundles, run by Node directly (`node dist/src/cli-bundle/main.cjs status`), run their command as
+ * bin/baton.js does: they used to do nothing, exit 0.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -182,4 +184,53 @@ test('a cache that cannot be written is no error: the call runs without one', as
   assert.ok(statSync(s.cache).isDirectory());
   const left = readdirSync(dirname(s.cache)).filter((name) => name.endsWith('.tmp'));
   assert.deepEqual(left, [], 'no temporary file is left behind');
+});
+
+/** `node <file> <args>` in `cwd`, with its exit code (BATON_URL and BATON_DB unset). */
+function node(
+  cwd: string,
+  file: string,
+  ...args: string[]
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const env = { ...process.env };
+  delete env['BATON_URL'];
+  delete env['BATON_DB'];
+  return new Promise((resolve) => {
+    execFile(process.execPath, [file, ...args], { cwd, env }, (error, stdout, stderr) =>
+      resolve({ code: error === null ? 0 : Number(error.code), stdout, stderr }),
+    );
+  });
+}
+
+test('a bundle run by Node directly runs the command, as bin/baton.js does', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'baton-direct-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const bundles = join(repoRoot(), 'dist', 'src', 'cli-bundle');
+  const bin = join(repoRoot(), 'bin', 'baton.js');
+  const db = join(dir, 'baton.db');
+  assert.equal((await node(dir, bin, '--db', db, 'init')).code, 0);
+  // It did nothing and exited 0: `status` said nothing, `task add` added nothing.
+  const direct = await node(dir, join(bundles, 'main.cjs'), '--db', db, 'task', 'add', 'direct');
+  assert.deepEqual([direct.code, direct.stderr], [0, '']);
+  for (const args of [['status'], ['task', 'list'], [], ['nonsense']]) {
+    const [bundled, binned] = await Promise.all([
+      node(dir, join(bundles, 'main.cjs'), '--db', db, ...args),
+      node(dir, bin, '--db', db, ...args),
+    ]);
+    assert.deepEqual(bundled, binned, `main.cjs ${args.join(' ')}`);
+  }
+  assert.match((await node(dir, bin, '--db', db, 'task', 'list')).stdout, /direct/);
+  const session = (await node(dir, bin, '--db', db, 'session', 'start')).stdout.trim();
+  const claimed = await node(
+    dir,
+    join(bundles, 'agent.cjs'),
+    '--db',
+    db,
+    'claim',
+    'direct',
+    '--session',
+    session,
+  );
+  assert.deepEqual([claimed.code, claimed.stderr], [0, ''], 'the agent bundle too');
+  assert.match((await node(dir, bin, '--db', db, 'task', 'show', 'direct')).stdout, /claimed/);
 });
