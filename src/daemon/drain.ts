@@ -11,6 +11,18 @@ import type { Clock } from '../core/time.js';
 import type { Store } from '../store/store.js';
 import type { Runner } from './runner.js';
 
+/**
+ * The reason a stop is aborted with when no operator asked for it: `baton up`'s stdout was closed
+ * (its terminal or the pipe's reader gone, decision 0057). It stops as SIGTERM does, but it is no
+ * planned stop: the host is not left marked as one (`drained`), and once its session ends it reads
+ * `down` and BatonHostNotServing pages, as for a crash (decision 0034's amendment "a closed stdout
+ * is no planned stop").
+ */
+export const STOP_OUTPUT_CLOSED = 'output closed';
+
+/** Whether a stop was the operator's (a signal): every stop but a closed stdout's. */
+export const isPlannedStop = (stop: AbortSignal): boolean => stop.reason !== STOP_OUTPUT_CLOSED;
+
 /** A drain's log line and, for `baton up --json`, the same as an event's fields. */
 export type DrainLog = (line: string, event?: Readonly<Record<string, unknown>>) => void;
 
@@ -76,23 +88,57 @@ async function markStopped(runner: Runner, host: string, log: DrainLog, now: Abo
 
 /**
  * After a stop (`fenced` null: not a fence), drainFirst, and when it runs no drain, the host marked
- * as one would (markStopped). After a fence: null, nothing marked.
+ * as one would (markStopped), when the operator asked for the stop (`stop`'s reason: isPlannedStop).
+ * After a fence: null, nothing marked.
  */
 export async function drainOrMark(
   fenced: string | null,
   params: Parameters<typeof drainFirst>[0],
-  options: Parameters<typeof drainFirst>[1],
+  options: Parameters<typeof drainFirst>[1] & { readonly stop: AbortSignal },
 ): Promise<ReturnType<typeof drainFirst>> {
   if (fenced !== null) return null;
   const drain = drainFirst(params, options);
-  if (drain === null) await markStopped(params.runner, options.host, params.log, options.stopNow);
-  return drain;
+  if (drain !== null) return drain;
+  if (isPlannedStop(options.stop))
+    await markStopped(params.runner, options.host, params.log, options.stopNow);
+  else params.log(unplannedLine(options.host), { event: 'stop:unplanned', host: options.host });
+  return null;
+}
+
+const unplannedLine = (host: string): string =>
+  `host ${host} left enabled: a closed stdout is no planned stop, so once its session ends it shows ` +
+  'down, and BatonHostNotServing pages, until baton up starts again here';
+
+/**
+ * After an unplanned stop's drain, its session ended: the host its drain marked (so that nothing
+ * was placed on it while its agents finished) is enabled again, and reads `down` as after a crash.
+ * A host no longer draining (an operator's disable or enable since) is left as the operator left it.
+ */
+export async function unmarkUnplanned(
+  store: Store,
+  host: string,
+  session: number,
+  log: DrainLog,
+): Promise<void> {
+  try {
+    const row = (await store.hosts.list()).find((each) => each.name === host);
+    if (row?.draining !== true) return;
+    await store.hosts.setEnabled({
+      name: host,
+      enabled: true,
+      by: session,
+      actor: 'baton up (stdout closed)',
+    });
+    log(unplannedLine(host), { event: 'stop:unplanned', host });
+  } catch (error) {
+    log(`could not enable host ${host} again after its drain (it shows drained, not down): ${String(error)}`);
+  }
 }
 
 /** An AbortController aborted with `signal` too, until unlinked. */
 export function linkedAbort(signal: AbortSignal | undefined): AbortController & { unlink: () => void } {
   const controller = new AbortController();
-  const follow = (): void => controller.abort();
+  const follow = (): void => controller.abort(signal?.reason);
   if (signal?.aborted === true) follow();
   signal?.addEventListener('abort', follow, { once: true });
   return Object.assign(controller, { unlink: () => signal?.removeEventListener('abort', follow) });

@@ -31,7 +31,7 @@ import { pumpWakeups } from './wakeup-pump.js';
 import { LeaderDuties, leaderUpkeep } from './leader-duties.js';
 import { AgentUids, seatedSlots } from './agent-uids.js';
 import { takeBackOrphans } from '../os/lent-record.js';
-import { drainOrMark, linkedAbort, type DrainLog } from './drain.js';
+import { drainOrMark, isPlannedStop, linkedAbort, unmarkUnplanned, type DrainLog } from './drain.js';
 import { startLoops } from './running-line.js';
 
 export type { UpOptions } from './up-options.js';
@@ -270,7 +270,7 @@ async function joinWith(
     pumpWakeups(store, stop, () => runner.wake(), 'placements'),
   ];
   const wasFenced = await fenced;
-  const drain = await drainOrMark(wasFenced, { store, runner, session, clock, log }, options);
+  const drain = await drainOrMark(wasFenced, { store, runner, session, clock, log }, { ...options, stop });
   const dispatching = dispatcher.stop(); // at once: a pass under way places nothing more (dispatcher.ts)
   for (const pump of pumps) pump.stop();
   await Promise.all(pumps.map((pump) => pump.done));
@@ -284,22 +284,25 @@ async function joinWith(
   await draining?.waitForRuns();
   const left = await runner.stop(true); // bounded: a run not ended by then is left to the rescue
   if (left > 0) log(`stopped waiting for ${left} run(s) to end: their jobs are left to the leader's rescue`);
-  if (wasFenced === null) await endSession(store, session, options);
+  if (wasFenced === null) await endSession(store, session, options, isPlannedStop(stop) ? undefined : log);
   return { fenced: wasFenced, session };
 }
 
 /**
  * Ends the session of a `baton up` that was asked to stop. One that cannot be ended (the database
  * lost during the drain) is not said to have left: StoreUnavailableError (exit 5) names it, and the
- * leader's rescue ends it once it is past its TTL, requeueing whatever it still holds.
+ * leader's rescue ends it once it is past its TTL, requeueing whatever it still holds. After a stop
+ * no one planned (`unplanned`, its log), the host its drain marked is then enabled again (drain.ts).
  */
 async function endSession(
   store: Store,
   session: SessionId,
-  options: Pick<UpOptions, 'dbUrl' | 'cwd'>,
+  options: Pick<UpOptions, 'dbUrl' | 'cwd' | 'host'>,
+  unplanned?: DrainLog,
 ): Promise<void> {
   try {
     await store.sessions.end(session);
+    if (unplanned !== undefined) await unmarkUnplanned(store, options.host, session, unplanned);
   } catch (error) {
     // PostgreSQL's failures name the server; SQLite's (`disk I/O error`) name no file.
     const target = parseDbUrl(options.dbUrl);

@@ -2,7 +2,7 @@
  * A `baton up` whose stdout is closed under it (`baton up | head -1`, a log reader that died) stops
  * as SIGTERM stops it, not quietly (docs/decisions/0057): its running agents are drained, or with
  * `--drain 0` killed and their jobs requeued, its session ends, and it exits 8 with one line on
- * stderr. Before, it exited 0 at once and left its jobs `running` under a live session. Real `baton
+ * stderr. Its host is not left marked as a planned stop (drained): it reads down, as after a crash. Before, it exited 0 at once and left its jobs `running` under a live session. Real `baton
  * up` processes whose stdout is a pipe the test closes.
  */
 import { test } from 'node:test';
@@ -65,9 +65,23 @@ async function liveSessions(c: ClusterFixture): Promise<string[]> {
   return sessions.map((session) => `${session.id} ${session.kind} ${session.name ?? ''}`);
 }
 
+/** h1's flags: a host stopped by a closed stdout is no planned stop (drain.ts STOP_OUTPUT_CLOSED). */
+async function hostFlags(c: ClusterFixture): Promise<{ enabled: boolean; draining: boolean } | undefined> {
+  const host = (await c.store.hosts.list()).find((each) => each.name === 'h1');
+  return host === undefined ? undefined : { enabled: host.enabled, draining: host.draining };
+}
+
+/** h1's enable and disable rows in the ledger, oldest first: each `type by`. */
+async function hostRows(c: ClusterFixture): Promise<string[]> {
+  const rows = [...(await c.store.audit.list({ host: 'h1' }))].sort((a, b) => a.id - b.id);
+  return rows
+    .filter((row) => row.type === 'host:enabled' || row.type === 'host:disabled')
+    .map((row) => `${row.type} ${String(row.detail['by'])}`);
+}
+
 const db = sqliteDatabase();
 const LINE =
-  /^baton: baton up: its standard output was closed \(the reader of its output went away\): leaving the cluster as on SIGTERM \(running agents get --drain (\d+) s to finish, then are killed and their jobs requeued; its session ends\); exit 8 — send its output to a file or a reader that stays\n$/;
+  /^baton: baton up: its standard output was closed \(the reader of its output went away\): leaving the cluster as on SIGTERM \(running agents get --drain (\d+) s to finish, then are killed and their jobs requeued; its session ends, its host left enabled: no planned stop\); exit 8 — send its output to a file or a reader that stays\n$/;
 
 test('with --drain 0, a closed stdout kills the agent, requeues its job, ends the session; exit 8', () =>
   withCluster(db, async (c) => {
@@ -91,12 +105,15 @@ test('with --drain 0, a closed stdout kills the agent, requeues its job, ends th
       assert.match(requeued?.reason ?? '', /^requeued: runner shut down/);
       assert.deepEqual(await liveSessions(c), [], 'its session and its agents ended');
       assert.equal(isAlive(agentPid), false, 'the agent was killed');
+      // No planned stop: h1 is not marked stopped (drained) but left enabled, down as after a crash.
+      assert.deepEqual(await hostFlags(c), { enabled: true, draining: false });
+      assert.deepEqual(await hostRows(c), []);
     } finally {
       killLeft(up);
     }
   }));
 
-test('with a drain, a closed stdout drains as SIGTERM does: the agent finishes, the host is marked; exit 8', () =>
+test('with a drain, a closed stdout drains as SIGTERM does: the agent finishes, the host is left enabled; exit 8', () =>
   withCluster(db, async (c) => {
     const go = join(c.dir, 'go');
     const gated = `for i in $(seq 600); do test -e '${go}' && exit 0; sleep 0.1; done; exit 1`;
@@ -125,7 +142,9 @@ test('with a drain, a closed stdout drains as SIGTERM does: the agent finishes, 
       // placed as the drain began and given back: either way, nothing is left running.
       assert.ok(['done', 'queued'].includes((await c.store.jobs.get(next.id))?.status ?? ''));
       assert.deepEqual(await liveSessions(c), []);
-      assert.equal((await c.store.hosts.list()).find((host) => host.name === 'h1')?.enabled, false);
+      // Marked while its agent finished, so nothing was placed on it; then no planned stop: enabled.
+      assert.deepEqual(await hostFlags(c), { enabled: true, draining: false });
+      assert.deepEqual(await hostRows(c), ['host:disabled drain', 'host:enabled baton up (stdout closed)']);
     } finally {
       killLeft(up);
     }

@@ -1,4 +1,5 @@
 /** How `baton up` is asked to stop (decisions 0034 and 0057): its signals and a closed stdout. */
+import { STOP_OUTPUT_CLOSED } from '../../daemon/drain.js';
 import { stopOnClosedOutput } from '../stdio.js';
 
 /**
@@ -6,7 +7,7 @@ import { stopOnClosedOutput } from '../stdio.js';
  * from the start of the command, so a signal before the store opened stops it too (no join).
  * A closed stdout (its reader went away) aborts `stop` too, as a first signal, once `watchOutput`
  * is called: the agents running may finish within --drain, the session ends, and the call exits 8
- * (stdio.ts).
+ * (stdio.ts); the host is not left marked as a planned stop (drain.ts STOP_OUTPUT_CLOSED).
  */
 export function stopSignals(): {
   stop: AbortController;
@@ -23,8 +24,8 @@ export function stopSignals(): {
   const watchOutput = (drainMs: number): void => {
     const stopping =
       `leaving the cluster as on SIGTERM (running agents get --drain ${drainMs / 1000} s to finish, ` +
-      'then are killed and their jobs requeued; its session ends)';
-    unwatch = stopOnClosedOutput('baton up', stopping, () => stop.abort());
+      'then are killed and their jobs requeued; its session ends, its host left enabled: no planned stop)';
+    unwatch = stopOnClosedOutput('baton up', stopping, () => stop.abort(STOP_OUTPUT_CLOSED));
   };
   const release = (): void => {
     process.removeListener('SIGINT', leave);
