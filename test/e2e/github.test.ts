@@ -90,6 +90,47 @@ for (const db of bothEngines()) {
         );
       }));
 
+    test('with auto-enqueue on, an issue closed whose merged-PR look-up is limited is not queued again', () =>
+      withBacklog(db, async (c, gh) => {
+        gh.add(1);
+        assert.equal((await c.baton('github', 'sync', REPO)).code, 0);
+        assert.equal((await c.baton('setting', 'set', 'auto-enqueue', 'on')).code, 0);
+        // Said to lift in 2 s, again at each ask while the timeline is down: the leader's sync waits
+        // and asks again, the re-check before a run does not wait (decision 0013).
+        gh.rateLimit = { status: 403, liftsInS: 2 };
+        gh.close(1, { mergedPr: 9 }); // closed as completed: its verdict needs the timeline
+        gh.timelineDown = 'primary';
+        const up = c.up('h1', '--github', REPO, '--agent-command', 'true', '--github-every', '2s');
+        await up.waitForLog(/not run, issue closed on GitHub \(not settled: /);
+        // Auto-enqueue's later passes (every 2 s): each queues what a task added now waits for.
+        for (const n of [1, 2, 3]) {
+          assert.equal((await c.baton('task', 'add', `later-${n}`)).code, 0);
+          await waitUntil(
+            async () => (await c.store.jobs.list({ key: `later-${n}` }))[0]?.status === 'done',
+            30_000,
+            `auto-enqueue to queue and run later-${n}:\n${up.log()}`,
+          );
+        }
+        const jobs = await c.store.jobs.list({ key: key(1) });
+        assert.deepEqual(
+          jobs.map((job) => job.status),
+          ['cancelled'],
+          `one job, cancelled; not queued again:\n${up.log()}`,
+        );
+        assert.equal(
+          (await c.store.tasks.get(key(1)))?.state,
+          'open',
+          'the task kept, for the sync to settle',
+        );
+        gh.timelineDown = null; // the limit lifts: the next sync settles it
+        await waitUntil(
+          async () => (await c.store.tasks.get(key(1)))?.state === 'done',
+          30_000,
+          `the sync to settle the task:\n${up.log()}`,
+        );
+        assert.equal((await c.store.jobs.list({ key: key(1) })).length, 1, 'no job after it settled');
+      }));
+
     test('enqueue, claim and finish show ai-dev-queued, then WIP, then no label', () =>
       withBacklog(db, async (c, gh) => {
         gh.add(2, { labels: ['bug'] });
