@@ -219,14 +219,18 @@ export class GithubApi {
   }
 
   /**
-   * Whether a comment made since `since` (an hour's slack for the clocks) contains `marker`.
-   * GitHub lists an issue's comments oldest first, so the window, not the page, bounds the read.
+   * Whether a comment made since `since` (an hour's slack for the clocks) ends with `marker`, as
+   * the projector's posts do. Ends, not contains: a marker quoted inside a comment's text (a note or
+   * a reason that holds one, a person's comment) is not that post. GitHub lists an issue's comments
+   * oldest first, so the window, not the page, bounds the read.
    */
   async hasComment(repo: RepoName, number: number, marker: string, since: number): Promise<boolean> {
     const after = new Date(since - 3_600_000).toISOString();
     const path = `/repos/${repo.full}/issues/${number}/comments?per_page=100&since=${after}`;
     const got = await this.call('GET', path);
-    return (got.data as { body?: string }[]).some((comment) => (comment.body ?? '').includes(marker));
+    return (got.data as { body?: string }[]).some((comment) =>
+      (comment.body ?? '').trimEnd().endsWith(marker),
+    );
   }
 
   /**

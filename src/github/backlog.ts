@@ -28,7 +28,7 @@ export interface BacklogOptions {
   readonly tokenEnv?: string | undefined;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly labels?: Partial<GithubLabels> | undefined;
-  /** Post escalation reasons and review rejections as comments (default true). */
+  /** Post escalation reasons, review rejections and resolve notes as comments (default true). */
   readonly comments?: boolean | undefined;
   readonly log: (line: string) => void;
 }

@@ -5,8 +5,9 @@
  * projector reads the task's state now (which is at least as new as every row it read), reads
  * the issue's labels (a conditional GET), and adds and removes only the difference among the
  * labels Baton manages, so applying twice is applying once, and a human's other labels are never
- * touched. A `comment` row is posted with a marker naming the row; a retried one first looks for
- * its marker, so a post whose answer was lost is not posted twice. A failure holds the issue's
+ * touched. A `comment` row (an escalation's reason, a rejection's, a resolve's note) is posted
+ * with a marker naming the row, at its end; every try first looks for a comment ending with it, so a
+ * post whose answer was lost is not posted twice. A failure holds the issue's
  * remaining rows back with a growing delay (the store keeps them; nothing is lost), and the
  * next pass resumes from the same row; an issue deleted on GitHub (410) closes its task and drops
  * its rows instead, which could never apply.
@@ -25,7 +26,7 @@ import { applyGone, GONE_REASON, type BacklogDeps } from './apply.js';
 import { IssueGoneError } from './api.js';
 
 export interface ProjectOptions {
-  /** Post escalation reasons and review rejections as issue comments (on by default). */
+  /** Post escalation reasons, review rejections and resolve notes as issue comments (on by default). */
   readonly comments: boolean;
   readonly batchMax?: number | undefined;
 }
@@ -141,8 +142,41 @@ async function postComment(
 
 function commentText(row: OutboxRow, labels: GithubLabels): string {
   const body = row.body ?? '';
-  return row.cause === 'task:rejected'
-    ? `**Baton: review rejected.** ${body}\n\nThe next run is given this reason as its feedback.`
-    : `**Baton: handed to a human** (\`${labels.human}\`): ${body}\n\n` +
-        `When it is sorted out: \`baton resolve ${row.key} --note "..."\`.`;
+  switch (row.cause) {
+    case 'task:rejected':
+      return `**Baton: review rejected.** ${body}\n\nThe next run is given this reason as its feedback.`;
+    case 'task:resolved':
+      return resolvedText(body, row.actor);
+    default:
+      return (
+        `**Baton: handed to a human** (\`${labels.human}\`): ${body}\n\n` +
+        `When it is sorted out: \`baton resolve ${row.key} --note "..."\`.`
+      );
+  }
 }
+
+/**
+ * A resolve's note (migration 0052), shown verbatim in a code block: it is exactly what the next
+ * run is given as BATON_FEEDBACK, and nothing in it acts on GitHub (no @mention notifies anyone, no
+ * #N links another issue, no image is fetched, no HTML or marker hides), since whoever may resolve
+ * through Baton need not be someone who may speak on the issue, and the post goes with Baton's token
+ * (docs/decisions/0062, amendment "the note on GitHub"). Who resolved is shown as code likewise.
+ */
+function resolvedText(note: string, actor: string | null): string {
+  const who = actor === null ? '' : ` by ${codeSpan(actor)}`;
+  return `**Baton: resolved${who}.** The next run is given this note as its feedback:\n\n${codeBlock(note)}`;
+}
+
+/** The longest run of backticks in `text`: a fence or span one longer cannot be closed inside it. */
+const longestTicks = (text: string): number =>
+  Math.max(0, ...[...text.matchAll(/`+/g)].map((run) => run[0].length));
+
+const codeBlock = (text: string): string => {
+  const fence = '`'.repeat(Math.max(3, longestTicks(text) + 1));
+  return `${fence}text\n${text}\n${fence}`;
+};
+
+const codeSpan = (text: string): string => {
+  const ticks = '`'.repeat(longestTicks(text) + 1);
+  return `${ticks} ${text} ${ticks}`;
+};

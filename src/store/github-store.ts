@@ -18,6 +18,8 @@ export interface OutboxRow {
   readonly cause: string;
   /** A comment's text. */
   readonly body: string | null;
+  /** Who made the change a comment tells of, where the row keeps it (a resolve's: migration 0052). */
+  readonly actor: string | null;
   readonly createdAt: Instant;
   readonly attempts: number;
   readonly lastError: string | null;

@@ -193,6 +193,7 @@ export interface OutboxColumns<E extends Encoding> {
   kind: 'labels' | 'comment';
   cause: string;
   body: string | null;
+  actor: string | null;
   created_at: E['time'];
   attempts: number;
   last_error: string | null;
@@ -205,6 +206,7 @@ export function outboxRowOf<E extends Encoding>(decode: RowDecoder<E>, row: Outb
     kind: row.kind,
     cause: row.cause,
     body: row.body,
+    actor: row.actor,
     createdAt: decode.instant(row.created_at),
     attempts: row.attempts,
     lastError: row.last_error,

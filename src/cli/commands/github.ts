@@ -36,7 +36,10 @@ export function registerGithub(program: Command): void {
       .option('--label <name>', 'import only issues with this label; repeatable (any of them)', collect)
       .option('--every <duration>', 'keep running, a pass every so often, such as 60s')
       .option('--project', 'also apply pending label changes and comments after each pass')
-      .option('--no-comments', 'with --project: do not post escalations and rejections as comments'),
+      .option(
+        '--no-comments',
+        'with --project: do not post escalations, rejections and resolve notes as comments',
+      ),
   ).action((repo: string, flags: SyncFlags, cmd: Command) => {
     // First: over the HTTP API no flag of it can be put right, so that is what to say.
     refuseRemote(cmd);

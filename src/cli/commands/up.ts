@@ -241,7 +241,7 @@ function upFlags(upCommand: Command): Command {
     )
     .option('--github-every <duration>', 'how often the leader syncs the issues (default 60s)')
     .option('--github-label <name>', 'import only issues with this label; repeatable (any of them)', collect)
-    .option('--no-github-comments', 'do not post escalations and review rejections as issue comments');
+    .option('--no-github-comments', 'do not post escalations, rejections and resolve notes as comments');
 }
 
 /**

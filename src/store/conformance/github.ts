@@ -50,6 +50,41 @@ export function exerciseGithub(harness: Harness): void {
         assert.deepEqual(facts, { key: TASK_KEY, state: 'escalated', held: false, jobStatus: null });
       }));
 
+    test("writes a resolve's note as one comment row with who resolved, after its labels row; no note, none", () =>
+      withFixture(harness, async ({ store }) => {
+        const alice = { name: 'alice@box' };
+        const note = 'use the staging database\n@octocat see #8 ```sh\nrm -rf /\n```';
+        for (const key of [TASK_KEY, 'local-3']) {
+          await store.tasks.add({ key });
+          assert.ok(
+            (await store.lifecycle.escalate({ key, reason: 'which database?', by: { name: 'agent' } })).ok,
+          );
+          await store.lifecycle.transition({ key, action: 'resolve', by: alice, reason: note });
+        }
+        assert.ok(
+          (await store.lifecycle.escalate({ key: TASK_KEY, reason: 'and now?', by: { name: 'agent' } })).ok,
+        );
+        await store.lifecycle.transition({ key: TASK_KEY, action: 'resolve', by: alice });
+        const rows = await store.github.pending({ limit: 100 });
+        assert.ok(
+          rows.every((row) => row.key === TASK_KEY),
+          'nothing for a task without a GitHub key',
+        );
+        const comments = rows.filter((row) => row.kind === 'comment');
+        assert.deepEqual(
+          comments.map((row) => [row.cause, row.body, row.actor]),
+          [
+            ['task:escalated', 'which database?', null],
+            ['task:resolved', note, 'alice@box'],
+            ['task:escalated', 'and now?', null],
+          ],
+          'one row for the note, as written; the resolve without a note adds none',
+        );
+        const resolved = rows.findIndex((row) => row.cause === 'task:resolved');
+        assert.equal(`${rows[resolved - 1]?.kind} ${rows[resolved - 1]?.cause}`, 'labels task:open');
+        assert.ok(rows.filter((row) => row.kind === 'labels').every((row) => row.actor === null));
+      }));
+
     test("writes a github: job's batch take, its finish and its retry, and nothing for another task's", () =>
       withFixture(harness, async ({ store }) => {
         for (const key of [TASK_KEY, 'local-2']) await store.jobs.enqueue({ key });

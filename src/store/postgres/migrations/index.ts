@@ -47,6 +47,7 @@ import queueByCommand from './0048-queue-by-command.js';
 import sessionReportOutcomes from './0049-session-report-outcomes.js';
 import githubKeysLowerCase from './0050-github-keys-lower-case.js';
 import feedbackFrom from './0051-feedback-from.js';
+import resolveNoteComment from './0052-resolve-note-comment.js';
 
 export interface Migration {
   readonly version: number;
@@ -108,4 +109,5 @@ export const MIGRATIONS: readonly Migration[] = [
   sessionReportOutcomes,
   githubKeysLowerCase,
   feedbackFrom,
+  resolveNoteComment,
 ];
