@@ -71,6 +71,8 @@ export const DEAD_EXPORTS_ALLOWED: Readonly<Record<string, string>> = {
   'src/core/token.ts:ACTIONS': TESTED,
   'src/core/token.ts:SCOPE_ACTIONS': TESTED,
   'src/github/webhook.ts:closingReferences': TESTED,
+  'src/github/rate-limit.ts:limitMet': TESTED,
+  'src/github/rate-limit.ts:waitsFor': TESTED,
   'src/http/app.ts:apiApp': TESTED,
   'src/http/app.ts:BODY_MAX': TESTED,
   'src/http/app.ts:WEBHOOK_BODY_MAX': TESTED,

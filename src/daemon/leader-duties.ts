@@ -30,7 +30,11 @@ const AUTO_ENQUEUE_EVERY_MS = 2_000;
 export interface LeaderDuty {
   readonly name: string;
   readonly everyMs: number;
-  run(): Promise<void>;
+  /**
+   * One pass. `signal` is the duties' stop: a pass that may wait long (GitHub's rate limit, up to
+   * an hour) ends at once on it, so `baton up` stops within a second or so, not at GitHub's reset.
+   */
+  run(signal?: AbortSignal): Promise<void>;
 }
 
 export class LeaderDuties {
@@ -62,11 +66,13 @@ export class LeaderDuties {
       const leading = this.options.leading();
       if (leading) {
         try {
-          await duty.run();
+          await duty.run(this.abort.signal);
           lastFailure = '';
         } catch (error) {
           const message = error instanceof Error ? error.message : String(error);
-          if (message !== lastFailure) this.options.log(`${duty.name} failed: ${message}`);
+          // A pass ended by the stop did not fail: said once, as what it was doing.
+          if (this.abort.signal.aborted) this.options.log(`${duty.name}: ended by the stop: ${message}`);
+          else if (message !== lastFailure) this.options.log(`${duty.name} failed: ${message}`);
           lastFailure = message;
         }
       }

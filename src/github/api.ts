@@ -13,8 +13,15 @@ import { retry } from '@octokit/plugin-retry';
 import { throttling } from '@octokit/plugin-throttling';
 import { GithubUnavailableError } from '../core/errors.js';
 import type { RepoName } from '../core/github.js';
-import { GithubRateLimitedError, rateLimitPolicy, rateLimited } from './rate-limit.js';
-import { readIssue, readIssues, readList, type Read } from './payload.js';
+import {
+  GithubRateLimitedError,
+  rateLimitPolicy,
+  rateLimited,
+  waitingOut,
+  type RateLimits,
+} from './rate-limit.js';
+import { mergedHere, readIssue, readIssues, readList, type Read } from './payload.js';
+import { GithubStoppedError, stoppableFetch } from './stop.js';
 
 export interface GithubIssue {
   readonly number: number;
@@ -52,13 +59,14 @@ export interface GithubApiOptions {
   /** How many times a failed request (5xx, network, timeout) or a rate-limited one is retried. */
   readonly retries?: number | undefined;
   /**
-   * `wait` (the sync, the projector, a webhook): a rate limit is waited out as GitHub says, up to
+   * `wait` (the sync, the projector; the default): a rate limit is waited out as GitHub says, up to
    * `retries` times. `brief` (the re-check before a run, which a placed job waits on): a primary
    * limit is never waited (its reset is up to an hour away), a secondary one only when GitHub asks
-   * for at most BRIEF_WAIT_MAX_S seconds, once; otherwise the request fails at once with a
-   * GithubRateLimitedError naming the reset.
+   * for at most 10 s, once. `never` (a webhook delivery, which GitHub gives 10 s): not at all.
+   * A limit not waited fails the request at once with a GithubRateLimitedError naming the reset
+   * (rate-limit.ts).
    */
-  readonly rateLimits?: 'wait' | 'brief' | undefined;
+  readonly rateLimits?: RateLimits | undefined;
   readonly log?: ((line: string) => void) | undefined;
 }
 
@@ -70,23 +78,34 @@ export const DEFAULT_GITHUB_API_URL = 'https://api.github.com';
 export class GithubApi {
   private readonly client: Client;
   private readonly token: string;
+  /** Ends this view's requests and rate-limit waits (stoppedBy): a stop of the pass. */
+  private readonly signal: AbortSignal | undefined;
 
-  constructor(private readonly options: GithubApiOptions) {
+  constructor(
+    private readonly options: GithubApiOptions,
+    view?: { readonly client: Client; readonly signal: AbortSignal },
+  ) {
     this.token = options.token;
-    const retries = options.retries ?? 3;
+    this.signal = view?.signal;
     const timeoutMs = options.timeoutMs ?? 15_000;
-    const log = options.log ?? (() => undefined);
-    this.client = new RestWithPlugins({
-      auth: options.token,
-      baseUrl: options.baseUrl.replace(/\/+$/, ''),
-      userAgent: 'baton',
-      log: { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined },
-      request: {
-        fetch: (url: string, init: RequestInit) =>
-          fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) }),
-      },
-      ...rateLimitPolicy({ ...options, retries, log }),
-    });
+    this.client =
+      view?.client ??
+      new RestWithPlugins({
+        auth: options.token,
+        baseUrl: options.baseUrl.replace(/\/+$/, ''),
+        userAgent: 'baton',
+        log: { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined },
+        request: { fetch: (url: string, init: RequestInit) => stoppableFetch(url, init, timeoutMs) },
+        ...rateLimitPolicy({ ...options, retries: options.retries ?? 3 }),
+      });
+  }
+
+  /**
+   * This client (its octokit, its pacing of writes) for one pass that `signal` may stop: a request
+   * under way is abandoned and a rate limit's wait ends at once, both with GithubStoppedError.
+   */
+  stoppedBy(signal: AbortSignal | undefined): GithubApi {
+    return signal === undefined ? this : new GithubApi(this.options, { client: this.client, signal });
   }
 
   /**
@@ -262,14 +281,30 @@ export class GithubApi {
   private async call(
     method: 'GET' | 'POST' | 'DELETE',
     path: string,
-    data?: Record<string, unknown>,
+    data: Record<string, unknown> = {},
     accepted: readonly number[] = [],
     headers: Record<string, string> = {},
   ): Promise<{ status: number; data: unknown; headers: Record<string, unknown> }> {
+    const route = `${method} ${path}`;
+    const request = {
+      ...(data['request'] as object | undefined),
+      ...(this.signal && { signal: this.signal }),
+    };
     try {
-      const response = await this.client.request(`${method} ${path}`, { ...data, headers });
+      const response = await waitingOut(() => this.client.request(route, { ...data, headers, request }), {
+        request: route,
+        rateLimits: this.options.rateLimits ?? 'wait',
+        retries: this.options.retries ?? 3,
+        baseMs: this.options.retryBaseMs ?? 1000,
+        log: this.options.log ?? (() => undefined),
+        signal: this.signal,
+      });
       return { status: response.status, data: response.data, headers: response.headers };
     } catch (error) {
+      const where = `GitHub ${method} ${path.split('?')[0] ?? path}`;
+      if (error instanceof GithubStoppedError) throw error;
+      if (this.signal?.aborted === true)
+        throw new GithubStoppedError(`${where}: stopped before GitHub answered`);
       const status = (error as { status?: unknown }).status;
       if (typeof status === 'number' && accepted.includes(status)) {
         return { status, data: null, headers: {} };
@@ -277,16 +312,13 @@ export class GithubApi {
       // 410 is also GitHub's answer when a repository's issues are turned off: that is not the
       // issue's end (turned on again, they are all back), so only "deleted" is taken as gone.
       if (status === 410 && !/disabled/i.test(describe(error)))
-        throw new IssueGoneError(this.scrub(`GitHub ${method} ${path.split('?')[0] ?? path}: 410 Gone`));
+        throw new IssueGoneError(this.scrub(`${where}: 410 Gone`));
       const limited = rateLimited(error, describe(error));
       if (limited !== null)
-        throw new GithubRateLimitedError(
-          this.scrub(`GitHub ${method} ${path.split('?')[0] ?? path}: ${describe(error)}`),
-          limited,
-        );
+        throw new GithubRateLimitedError(this.scrub(`${where}: ${describe(error)}`), limited);
       const Unavailable = status === 404 ? GithubNotFoundError : GithubUnavailableError;
       throw new Unavailable(
-        this.scrub(`GitHub ${method} ${path.split('?')[0] ?? path}: ${describe(error)}`),
+        this.scrub(`${where}: ${describe(error)}`),
         'check GITHUB_API_URL, the token and its scopes (issues: read and write); Baton retries on its next pass',
       );
     }
@@ -323,37 +355,6 @@ interface Conditional {
 
 /** Timeline pages mergedPullRequest reads, 100 events each, before it gives up. */
 const TIMELINE_PAGES_MAX = 10;
-
-interface TimelineEvent {
-  event?: string;
-  source?: {
-    issue?: {
-      number?: number;
-      repository_url?: string;
-      repository?: { full_name?: string };
-      pull_request?: { merged_at?: string | null };
-    };
-  };
-}
-
-/**
- * The first merged pull request of `repo` cross-referenced in these events, or null. The PR's
- * repository is `source.issue.repository.full_name` (GitHub sends it on cross-referenced events),
- * else the end of its `repository_url`, which the issue schema requires; both case-insensitive,
- * as GitHub's names are.
- */
-function mergedHere(events: readonly unknown[], repo: RepoName): number | null {
-  const want = repo.full.toLowerCase();
-  // Members are GitHub's (checked as a list only): one of another shape is passed over.
-  for (const event of events as readonly (TimelineEvent | null)[]) {
-    const pr = event?.source?.issue;
-    if (event?.event !== 'cross-referenced' || pr?.pull_request?.merged_at == null) continue;
-    const from = pr.repository?.full_name ?? /\/repos\/([^/]+\/[^/]+)$/.exec(String(pr.repository_url))?.[1];
-    if (typeof from === 'string' && from.toLowerCase() === want && typeof pr.number === 'number')
-      return pr.number;
-  }
-  return null;
-}
 
 /** One page of a repository's issues; `keep` caches its ETag, to call once the page is applied. */
 export interface IssuePage {

@@ -36,12 +36,15 @@ export interface BacklogOptions {
 export interface Backlog {
   readonly repo: RepoName;
   readonly deps: BacklogDeps;
+  /** A pass; `options.signal` (a stop) ends it at once, even in a rate limit's wait (GithubStoppedError). */
   sync(options: SyncOptions): Promise<SyncReport>;
-  project(): Promise<ProjectReport>;
+  /** A pass of the label projector; `signal` as the sync's. */
+  project(signal?: AbortSignal): Promise<ProjectReport>;
   recheck(job: Pick<Job, 'id' | 'key'>): Promise<RecheckOutcome>;
   /**
    * `POST /v1/github/webhook` for this repository, signed with the secret (webhook.ts); it adds
-   * only issues with one of `importLabels` (none: all), as the sync does.
+   * only issues with one of `importLabels` (none: all), as the sync does. Its client never waits a
+   * rate limit: GitHub gives a delivery 10 s, and a limited one is left to the next sync.
    */
   webhook(secret: string, importLabels?: readonly string[]): Hono;
 }
@@ -76,14 +79,19 @@ export function openBacklog(options: BacklogOptions): Backlog {
   // The re-check's own client: a placed job waits on it, so it does not wait out a rate limit.
   const briefApi = new GithubApi({ ...apiOptions, rateLimits: 'brief' });
   const recheckDeps: BacklogDeps = { ...deps, api: briefApi };
+  // The webhook's: GitHub gives a delivery 10 s and does not deliver it again on its own.
+  const webhookDeps: BacklogDeps = { ...deps, api: new GithubApi({ ...apiOptions, rateLimits: 'never' }) };
+  // A pass that a stop may end: its requests and waits on the client bound to the signal.
+  const during = (signal: AbortSignal | undefined): BacklogDeps =>
+    signal === undefined ? deps : { ...deps, api: api.stoppedBy(signal) };
   const comments = options.comments ?? true;
   return {
     repo: options.repo,
     deps,
-    sync: (syncOptions) => syncRepo(deps, options.repo, syncOptions),
-    project: () => project(deps, options.repo, { comments }),
+    sync: (syncOptions) => syncRepo(during(syncOptions.signal), options.repo, syncOptions),
+    project: (signal) => project(during(signal), options.repo, { comments }),
     recheck: (job) => recheckIssue(recheckDeps, job),
     webhook: (secret, importLabels = []) =>
-      githubWebhookRoutes({ ...deps, repo: options.repo, secret, importLabels }),
+      githubWebhookRoutes({ ...webhookDeps, repo: options.repo, secret, importLabels }),
   };
 }

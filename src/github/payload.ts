@@ -8,6 +8,7 @@
  * (GithubUnavailableError, tried again on the next pass: api.ts).
  */
 import { z } from 'zod';
+import type { RepoName } from '../core/github.js';
 import type { GithubIssue } from './api.js';
 
 /** What was read, or what was wrong with it in one line. */
@@ -151,4 +152,35 @@ function shown(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
+interface TimelineEvent {
+  event?: string;
+  source?: {
+    issue?: {
+      number?: number;
+      repository_url?: string;
+      repository?: { full_name?: string };
+      pull_request?: { merged_at?: string | null };
+    };
+  };
+}
+
+/**
+ * The first merged pull request of `repo` cross-referenced in these events, or null. The PR's
+ * repository is `source.issue.repository.full_name` (GitHub sends it on cross-referenced events),
+ * else the end of its `repository_url`, which the issue schema requires; both case-insensitive,
+ * as GitHub's names are.
+ */
+export function mergedHere(events: readonly unknown[], repo: RepoName): number | null {
+  const want = repo.full.toLowerCase();
+  // Members are GitHub's (checked as a list only): one of another shape is passed over.
+  for (const event of events as readonly (TimelineEvent | null)[]) {
+    const pr = event?.source?.issue;
+    if (event?.event !== 'cross-referenced' || pr?.pull_request?.merged_at == null) continue;
+    const from = pr.repository?.full_name ?? /\/repos\/([^/]+\/[^/]+)$/.exec(String(pr.repository_url))?.[1];
+    if (typeof from === 'string' && from.toLowerCase() === want && typeof pr.number === 'number')
+      return pr.number;
+  }
+  return null;
 }

@@ -10,7 +10,8 @@
  * post whose answer was lost is not posted twice. A failure holds the issue's
  * remaining rows back with a growing delay (the store keeps them; nothing is lost), and the
  * next pass resumes from the same row; an issue deleted on GitHub (410) closes its task and drops
- * its rows instead, which could never apply.
+ * its rows instead, which could never apply. A stop (GithubStoppedError) ends the pass and leaves
+ * the rows not yet applied untouched.
  */
 import {
   type GithubLabels,
@@ -24,6 +25,7 @@ import {
 import type { OutboxRow } from '../store/github-store.js';
 import { applyGone, GONE_REASON, type BacklogDeps } from './apply.js';
 import { IssueGoneError } from './api.js';
+import { GithubStoppedError } from './stop.js';
 
 export interface ProjectOptions {
   /** Post escalation reasons, review rejections and resolve notes as issue comments (on by default). */
@@ -85,6 +87,8 @@ export async function project(
         next = runEnd;
       }
     } catch (error) {
+      // A stop is no failure of the rows: they stay as they are, for the next pass (the next leader).
+      if (error instanceof GithubStoppedError) throw error;
       const left = list.slice(next);
       if (error instanceof IssueGoneError) {
         // Deleted on GitHub: nothing of it can ever apply. Its task is closed, its rows dropped.

@@ -21,6 +21,11 @@ export interface SyncOptions {
   readonly labels: readonly string[];
   /** Stop after this many pages (a test's "killed halfway"); no limit by default. */
   readonly pagesMax?: number | undefined;
+  /**
+   * A stop: ends the pass at once, in a request or a rate limit's wait, with GithubStoppedError;
+   * the cursor stays where the last applied page put it (Backlog.sync).
+   */
+  readonly signal?: AbortSignal | undefined;
 }
 
 export interface SyncReport {

@@ -19,6 +19,13 @@
  *                                   number passed over; deleted: closed), each on its own
  *   ping, anything else          → 202, nothing done
  *
+ * GitHub gives a delivery 10 s to be answered 2xx, else records it failed and does not send it
+ * again on its own (its docs: "Best practices for using webhooks", "Handling failed webhook
+ * deliveries"). So the routes' client never waits a rate limit (backlog.ts): a delivery that meets
+ * the token's limit spent is answered 202 at once, `deferred`, with one log line naming the limit
+ * and its reset; the change is on GitHub, newer than the sync's cursor, and the next sync after
+ * the reset reads and applies it (a merged PR's issues applied before the limit stay applied).
+ *
  * A sub-app: the server mounts it with `app.route('/', githubWebhookRoutes(deps))`.
  */
 import { Webhooks } from '@octokit/webhooks';
@@ -26,6 +33,7 @@ import { Hono } from 'hono';
 import { BatonError, GithubUnavailableError } from '../core/errors.js';
 import { type RepoName, issueKey, sameRepo } from '../core/github.js';
 import { GithubNotFoundError, IssueGoneError } from './api.js';
+import { GithubRateLimitedError } from './rate-limit.js';
 import { readDelivery, type Delivery, type Read } from './payload.js';
 import { applyGone, applyIssue, type Applied, type BacklogDeps } from './apply.js';
 import { wanted } from './sync.js';
@@ -90,6 +98,7 @@ export function githubWebhookRoutes(deps: WebhookDeps): Hono {
         ? context.json({ ok: true, ignored: event }, 202)
         : context.json({ ok: true, applied });
     } catch (error) {
+      if (error instanceof Deferred) return context.json(deferral(deps, error), 202);
       if (!(error instanceof BatonError)) throw error;
       const status = STATUS[error.code] ?? 409;
       return context.json(failure(error.code, error.message, error.hint ?? null), status);
@@ -101,7 +110,10 @@ export function githubWebhookRoutes(deps: WebhookDeps): Hono {
 async function handle(deps: WebhookDeps, delivery: Delivery): Promise<readonly Applied[] | null> {
   if (delivery.kind === 'issue') {
     if (delivery.isPullRequest) return null;
-    return applyNumber(deps, delivery.number, delivery.reopened);
+    const { number, reopened } = delivery;
+    return applyNumber(deps, number, reopened).catch((error: unknown) => {
+      throw error instanceof GithubRateLimitedError ? new Deferred([], [number], error) : error;
+    });
   }
   if (delivery.kind === 'merged') return applyReferences(deps, closingReferences(delivery.text));
   return null;
@@ -133,10 +145,12 @@ async function applyNumber(
 async function applyReferences(deps: WebhookDeps, numbers: readonly number[]): Promise<readonly Applied[]> {
   const out: Applied[] = [];
   const failed: string[] = [];
-  for (const number of numbers) {
+  for (const [at, number] of numbers.entries()) {
     try {
       out.push(...(await applyNumber(deps, number, false)));
     } catch (error) {
+      // The limit is the token's: the issues left would meet it too.
+      if (error instanceof GithubRateLimitedError) throw new Deferred(out, numbers.slice(at), error);
       if (!(error instanceof GithubUnavailableError)) throw error;
       if (error instanceof GithubNotFoundError) {
         deps.log(
@@ -153,6 +167,27 @@ async function applyReferences(deps: WebhookDeps, numbers: readonly number[]): P
     );
   }
   return out;
+}
+
+/** A delivery's issues left to the next sync: the token's rate limit is spent. */
+class Deferred extends Error {
+  constructor(
+    readonly applied: readonly Applied[],
+    readonly numbers: readonly number[],
+    readonly limit: GithubRateLimitedError,
+  ) {
+    super(limit.message);
+  }
+}
+
+/** The 202 of a deferred delivery, said once in the log with the limit and its reset. */
+function deferral(deps: WebhookDeps, deferred: Deferred) {
+  const keys = deferred.numbers.map((number) => issueKey(deps.repo, number));
+  const { kind, resetAt } = deferred.limit;
+  const spent = `the token's ${kind} rate limit is spent ${resetAt === null ? 'for a while' : `until ${resetAt}`}`;
+  deps.log(`GitHub webhook: ${keys.join(', ')} left to the next sync: ${spent}`);
+  const message = `${spent}; the next sync after it lifts applies the change`;
+  return { ok: true, applied: deferred.applied, deferred: keys, message };
 }
 
 /** The two content types GitHub offers for a webhook, said when a body is neither. */

@@ -5,7 +5,9 @@
  *  - an issue closed on GitHub while its job is queued: the runner's re-check cancels the job and
  *    nothing runs (the sync is kept from seeing it: the stand-in's issue list is down);
  *  - enqueue, claim and finish show ai-dev-queued, then WIP, then no label;
- *  - an agent escalates from inside its run: human-action appears, `baton resolve` removes it.
+ *  - an agent escalates from inside its run: human-action appears, `baton resolve` removes it;
+ *  - SIGTERM while the sync waits out a spent rate limit (its reset ten days away): `baton up`
+ *    exits 0 at once, its host drained, as an idle stop.
  * No output of any process carries the token.
  */
 import { describe, test } from 'node:test';
@@ -15,6 +17,7 @@ import { join } from 'node:path';
 import { bothEngines } from '../support/databases.js';
 import { GithubStandIn } from '../support/github-standin.js';
 import { OpenApiChecker } from '../support/github-openapi.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { waitUntil } from '../support/wait.js';
 import { clusterFixture, ROOT, type ClusterFixture } from './cluster-support.js';
 
@@ -176,6 +179,32 @@ for (const db of bothEngines()) {
         assert.equal(resolved.code, 0, resolved.stderr);
         await waitUntil(() => managed(gh, 3).length === 0, 20_000, 'human-action removed');
         assert.equal(gh.comments(3).length, 1, 'one comment');
+      }));
+
+    test('SIGTERM while the sync waits out a spent rate limit: exit 0 at once, the host drained', () =>
+      withBacklog(db, async (c, gh) => {
+        gh.add(4);
+        gh.rateLimit = { status: 403, liftsInS: 864_000 }; // ten days: at 50 ms a second, twelve hours
+        gh.down = 'primary';
+        const up = c.up('h1', '--github', REPO);
+        await up.waitForLog(
+          /GitHub rate limit reached on GET \/repos\/acme\/api\/issues\S*; waiting \d+ s/,
+          30_000,
+        );
+        up.signal('SIGTERM');
+        // Generous: the wait it was in ends in ten days (twelve hours here), a stop in about a second.
+        const ended = await Promise.race([up.exited().then(() => true), sleep(20_000).then(() => false)]);
+        assert.ok(ended, `still running 20 s after SIGTERM:\n${up.log()}`);
+        assert.equal(up.child.exitCode, 0, up.log());
+        assert.match(
+          up.log(),
+          /github sync: ended by the stop: GitHub GET \/repos\/acme\/api\/issues: stopped while waiting out the primary rate limit, spent until \d{4}-/,
+        );
+        assert.doesNotMatch(up.log(), /github sync failed/);
+        assert.match((await c.baton('hosts')).stdout, /^h1\s+drained\s/m, 'a planned stop, as an idle one');
+        assert.deepEqual(await c.store.sessions.list({ liveOnly: true }), [], 'its session ended');
+        assert.equal(await c.store.github.cursor(REPO), null, 'no page applied, no cursor');
+        assert.equal(await c.store.tasks.get(key(4)), null);
       }));
   });
 }

@@ -3,14 +3,18 @@
  * hour on GitHub, three times over with octokit's retries, while the job sat placed); it lets the
  * run go ahead on the issue's last known state at once, and says so once, with the reset, in the
  * ledger and the log. The sync still waits a short limit; when it gives up, its error names the
- * limit and its reset, and no wait is announced that is not made (decision 0013).
+ * limit and its reset, and no wait is announced that is not made. A stop ends the sync's or the
+ * projector's wait for a far reset at once, leaving the cursor and the outbox as they were
+ * (decision 0013).
  */
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { bothEngines } from '../support/databases.js';
 import { OpenApiChecker } from '../support/github-openapi.js';
 import { GithubUnavailableError } from '../../src/core/errors.js';
-import { githubFixture, key, TOKEN, type GithubFixture } from './fixture.js';
+import { GithubStoppedError } from '../../src/github/stop.js';
+import { waitUntil } from '../support/wait.js';
+import { githubFixture, key, REPO, TOKEN, type GithubFixture } from './fixture.js';
 
 /** Ten days: waited out, even at the tests' 20 ms a second, it would hold the job for hours. */
 const FAR_S = 864_000;
@@ -182,5 +186,76 @@ for (const db of bothEngines()) {
         assert.equal(f.logs.filter((l) => /rate limit reached .*; waiting/.test(l)).length, 3);
         assert.equal((await f.backlog.sync({ labels: [] })).added, 1, 'and goes on once it lifts');
       }));
+
+    test(
+      'a stop ends the sync in its wait for a far reset; the cursor stays where the last page put it',
+      { timeout: 60_000 },
+      () =>
+        withFixture(db, async (f) => {
+          f.gh.add(1);
+          await f.backlog.sync({ labels: [] });
+          const cursor = await f.store.github.cursor(REPO);
+          assert.notEqual(cursor, null);
+          f.gh.add(2);
+          f.gh.rateLimit = { status: 403, liftsInS: FAR_S };
+          f.gh.down = 'primary';
+          const stop = new AbortController();
+          const pass = f.backlog.sync({ labels: [], signal: stop.signal }).then(
+            () => assert.fail('the pass ended as if GitHub answered'),
+            (e: unknown) => e,
+          );
+          await waitUntil(
+            () => f.logs.some((l) => /rate limit reached .*; waiting \d+ s/.test(l)),
+            20_000,
+            'a wait',
+          );
+          stop.abort();
+          const error = await pass;
+          assert.ok(error instanceof GithubStoppedError, String(error));
+          assert.match(
+            error.message,
+            /^GitHub GET \/repos\/acme\/api\/issues: stopped while waiting out the primary rate limit, spent until \d{4}-/,
+          );
+          const waits = f.logs.filter((l) => /waiting/.test(l));
+          assert.equal(waits.length, 1, waits.join('\n'));
+          // Waited as the throttling plugin did: a second past the reset, ten days away.
+          const seconds = Number(/waiting (\d+) s$/.exec(waits[0] ?? '')?.[1]);
+          assert.ok(seconds >= FAR_S && seconds <= FAR_S + 2, String(seconds));
+          assert.equal(await f.store.github.cursor(REPO), cursor, 'the cursor did not move');
+          assert.equal(await f.store.tasks.get(key(2)), null);
+          f.gh.down = null;
+          assert.equal((await f.backlog.sync({ labels: [] })).added, 1, 'the next pass reads on from it');
+        }),
+    );
+
+    test(
+      'a stop ends the projector in its wait; its rows stay as they were, not counted failed',
+      { timeout: 60_000 },
+      () =>
+        withFixture(db, async (f) => {
+          f.gh.add(1);
+          await f.backlog.sync({ labels: [] });
+          await f.store.jobs.enqueue({ key: key(1) });
+          const before = await f.store.github.pending({ limit: 10 });
+          assert.ok(before.length > 0);
+          f.gh.rateLimit = { status: 429, liftsInS: FAR_S };
+          f.gh.down = 'primary';
+          const stop = new AbortController();
+          const pass = f.backlog.project(stop.signal).then(
+            () => assert.fail('the pass ended as if GitHub answered'),
+            (e: unknown) => e,
+          );
+          await waitUntil(() => f.logs.some((l) => /waiting \d+ s/.test(l)), 20_000, 'a wait');
+          stop.abort();
+          assert.ok((await pass) instanceof GithubStoppedError);
+          f.gh.down = null;
+          assert.deepEqual(
+            await f.store.github.pending({ limit: 10 }),
+            before,
+            'untouched: no attempt, no error',
+          );
+          assert.ok(!f.logs.some((l) => /not projected yet/.test(l)), f.logs.join('\n'));
+        }),
+    );
   });
 }

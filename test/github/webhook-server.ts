@@ -4,7 +4,7 @@ import { serve } from '@hono/node-server';
 import { Webhooks } from '@octokit/webhooks';
 import { Hono } from 'hono';
 import { parseRepo } from '../../src/core/github.js';
-import { githubWebhookRoutes } from '../../src/github/webhook.js';
+import { openBacklog } from '../../src/github/backlog.js';
 import { githubFixture, REPO, type GithubFixture } from './fixture.js';
 
 export const SECRET = 'whsec-stand-in-0123456789';
@@ -21,8 +21,12 @@ export async function withServer(
 ): Promise<void> {
   const f = await githubFixture(db);
   const app = new Hono();
-  const deps = { ...f.backlog.deps, repo: parseRepo(repo), secret: SECRET, importLabels };
-  app.route('/', githubWebhookRoutes(deps));
+  // The routes as `baton up --github` mounts them: the backlog's, with its own client (no waits).
+  const backlog =
+    repo === REPO
+      ? f.backlog
+      : openBacklog({ store: f.store, repo: parseRepo(repo), env: f.env, log: (l) => f.logs.push(l) });
+  app.route('/', backlog.webhook(SECRET, importLabels));
   const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
   await new Promise((resolve) => server.once('listening', resolve));
   const address = server.address();

@@ -66,10 +66,12 @@ export function registerGithub(program: Command): void {
       process.once('SIGINT', leave);
       process.once('SIGTERM', leave);
       if (everyMs !== null) stopOnClosedOutput('baton github sync --every', 'stopping as on SIGTERM', leave);
+      // With --every a stop ends a pass at once, even in a rate limit's wait (GithubStoppedError).
+      const signal = everyMs === null ? undefined : stop.signal;
       for (;;) {
         const pass = async () => {
-          const report = await backlog.sync({ labels: flags.label ?? [] });
-          const projected = flags.project === true ? await backlog.project() : null;
+          const report = await backlog.sync({ labels: flags.label ?? [], signal });
+          const projected = flags.project === true ? await backlog.project(signal) : null;
           return { report, value: projected === null ? report : { ...report, projected } };
         };
         if (everyMs === null) {
@@ -81,6 +83,8 @@ export function registerGithub(program: Command): void {
         const line = await pass().then(
           ({ report, value }) => (out.json ? jsonText(value) : summary(report)),
           (error: unknown) => {
+            const message = error instanceof Error ? error.message : String(error); // stopped: said, then ends
+            if (stop.signal.aborted) return out.json ? jsonText({ stopped: message }) : message;
             if (!(error instanceof GithubUnavailableError)) throw error;
             return out.json
               ? jsonText({ error: error.code, message: error.message })

@@ -384,14 +384,14 @@ function githubDuties(
       {
         name: 'github sync',
         everyMs,
-        run: async () => {
-          const report = await backlog.sync({ labels: flags.githubLabel ?? [] });
+        run: async (signal) => {
+          const report = await backlog.sync({ labels: flags.githubLabel ?? [], signal });
           const changed =
             report.added + report.updated + report.closed + report.done + report.reopened + report.repaired;
           if (changed > 0) log(`github sync ${report.repo}: ${JSON.stringify(report)}`);
         },
       },
-      { name: 'github labels', everyMs: 1000, run: async () => void (await backlog.project()) },
+      { name: 'github labels', everyMs: 1000, run: async (signal) => void (await backlog.project(signal)) },
     ],
     recheck: (job) => backlog.recheck(job),
   };
