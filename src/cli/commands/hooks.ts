@@ -77,7 +77,7 @@ async function runHookCommand(event: string, options: HookOptions, cmd: Command)
   } catch (error) {
     const why =
       error instanceof BatonError && error.hint ? `${error.message} — ${error.hint}` : String(error);
-    const claimed = sessionId !== null && readState(stateDir(process.env), sessionId)?.key;
+    const claimed = sessionId !== null && knownKey(readState, stateDir(process.env), sessionId);
     const guarded = event === 'pre-tool' && (claimed || process.env['BATON_KEY'] || task !== null);
     outcome = guarded
       ? {
@@ -95,6 +95,19 @@ async function runHookCommand(event: string, options: HookOptions, cmd: Command)
   if (outcome.stdout !== undefined) process.stdout.write(outcome.stdout);
   if (outcome.stderr !== undefined) process.stderr.write(outcome.stderr);
   if (outcome.exitCode !== 0) throw new Exit(outcome.exitCode);
+}
+
+/** The task the state names; null when it cannot be read (its folder refused: the error says why). */
+function knownKey(
+  read: (dir: string, id: string) => { readonly key: string | null } | null,
+  dir: string,
+  id: string,
+): string | null {
+  try {
+    return read(dir, id)?.key ?? null;
+  } catch {
+    return null;
+  }
 }
 
 async function openClient(
