@@ -9,6 +9,7 @@ import { InvalidInputError } from '../core/errors.js';
 import { DEFAULT_GITHUB_LABELS, parseRepo, tokenVariable, validateLabelNames } from '../core/github.js';
 import type { Store } from '../store/store.js';
 import type { Backlog } from '../github/backlog.js';
+import { parseAuthors } from '../github/trust.js';
 
 export interface GithubFlags {
   readonly tokenEnv?: string;
@@ -19,6 +20,8 @@ export interface GithubFlags {
   /** commander's negation of --no-comments / --no-github-comments */
   readonly comments?: boolean;
   readonly githubComments?: boolean;
+  /** --github-authors: whose issues are imported (src/github/trust.ts). */
+  readonly githubAuthors?: string;
 }
 
 export function githubOptions(command: Command): Command {
@@ -30,6 +33,11 @@ export function githubOptions(command: Command): Command {
     .option(
       '--label-design <name>',
       'label that puts an issue behind the design gate (default needs-design-review)',
+    )
+    .option(
+      '--github-authors <which>',
+      "whose issues are imported, by GitHub's author association: members (OWNER, MEMBER, " +
+        'COLLABORATOR; the default), any, or a list such as members,CONTRIBUTOR',
     );
 }
 
@@ -39,6 +47,7 @@ export function githubOptions(command: Command): Command {
  */
 export function checkGithubFlags(repo: string, flags: GithubFlags): void {
   parseRepo(repo);
+  parseAuthors(flags.githubAuthors);
   // The name's form first: `export 1X=…` is no advice to give.
   const name = tokenVariable(flags.tokenEnv);
   if ((process.env[name] ?? '') === '') {
@@ -109,6 +118,7 @@ export function checkGithubOnly(flags: GithubOnlyFlags): void {
     ['--label-queued', flags.labelQueued !== undefined],
     ['--label-human', flags.labelHuman !== undefined],
     ['--label-design', flags.labelDesign !== undefined],
+    ['--github-authors', flags.githubAuthors !== undefined],
   ];
   const flag = given.find(([, isGiven]) => isGiven)?.[0];
   if (flag === undefined) return;
@@ -150,6 +160,7 @@ export async function backlogFrom(
       ...(flags.labelDesign === undefined ? {} : { designReview: flags.labelDesign }),
     },
     comments: flags.comments !== false && flags.githubComments !== false,
+    authors: parseAuthors(flags.githubAuthors),
     log,
   });
 }

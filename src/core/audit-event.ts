@@ -57,6 +57,7 @@ export const AUDIT_TYPES = [
   'github:label-repaired',
   'github:recheck',
   'github:issue-closed',
+  'github:text-changed',
 ] as const;
 export type AuditType = (typeof AUDIT_TYPES)[number];
 

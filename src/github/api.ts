@@ -34,6 +34,8 @@ export interface GithubIssue {
   readonly isPullRequest: boolean;
   /** Why a closed issue closed (`completed`, `not_planned`, `duplicate`); null when GitHub says none. */
   readonly stateReason: string | null;
+  /** GitHub's `author_association` (OWNER, MEMBER, NONE, ...); null when not sent (trust.ts). */
+  readonly authorAssociation: string | null;
 }
 
 /** Where conditional requests keep what they saw (the store's github_cache). */

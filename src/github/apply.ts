@@ -41,6 +41,7 @@ import { Lifecycle, triaged } from '../coordinator/lifecycle.js';
 import type { AuditEntry } from '../core/audit-event.js';
 import type { Store } from '../store/store.js';
 import type { GithubApi, GithubIssue } from './api.js';
+import { authorTrusted, MEMBERS } from './trust.js';
 
 export interface BacklogDeps {
   readonly store: Store;
@@ -52,6 +53,8 @@ export interface BacklogDeps {
    * `BATON_GITHUB_RETRY_BASE_MS` says otherwise (the tests shorten it, as they do octokit's).
    */
   readonly retryBaseMs?: number | undefined;
+  /** The author associations whose issues are added (trust.ts; OWNER, MEMBER, COLLABORATOR unless said). */
+  readonly authors?: ReadonlySet<string> | undefined;
 }
 
 export type Applied =
@@ -64,7 +67,8 @@ export type Applied =
   | 'escalated'
   | 'repaired'
   | 'unchanged'
-  | 'skipped';
+  | 'skipped'
+  | 'untrusted';
 
 const ACTOR: Actor = { name: 'github sync' };
 
@@ -92,6 +96,13 @@ export async function applyIssue(
   const theirsUngated = theirs.filter((label) => !hasLabel([deps.labels.designReview], label));
   if (task === null) {
     if (options.mayAdd === false) return ['skipped'];
+    if (!authorTrusted(issue.authorAssociation, deps.authors ?? MEMBERS)) {
+      deps.log(
+        `${key}: not imported: its author is ${issue.authorAssociation ?? 'not said'} ` +
+          '(--github-authors imports more than OWNER, MEMBER and COLLABORATOR)',
+      );
+      return ['untrusted'];
+    }
     const out = await addTask(deps, key, issue, theirs);
     // Added meanwhile (a delivery and the sync at once): applied as an update to it.
     return out ?? applyIssue(deps, repo, issue, options);
@@ -113,6 +124,7 @@ export async function applyIssue(
   // the label came keeps it out, so the gate is set once the task is open.
   const gateSet = out.includes('gated') || hasLabel(task.labels, deps.labels.designReview);
   const labels = gateSet ? theirs : theirsUngated;
+  if (!out.includes('gated') && (await holdEditedText(deps, task, issue))) out.push('gated');
   if (changed(task, issue, labels)) {
     await store.tasks.update({
       key,
@@ -126,6 +138,39 @@ export async function applyIssue(
   }
   if (!out.includes('reopened') && (await repairLabels(deps, key, issue))) out.push('repaired');
   return out.length === 0 ? ['unchanged'] : out;
+}
+
+/** Why a task waits behind the design gate after its issue's text changed (decision 0013). */
+export const EDITED_REASON = "the issue's title or body changed on GitHub, and its author is not a member";
+
+/**
+ * An open task whose issue's title or body changed, its author not OWNER, MEMBER or COLLABORATOR:
+ * GitHub does not say who edited, and the author may edit after a maintainer queued it, so the new
+ * text waits behind the design gate for a human (a queued job waits; a placed one is cancelled by
+ * the re-check). Issues of members are edited only by people with write access: no gate. True when gated.
+ */
+async function holdEditedText(deps: BacklogDeps, task: Task, issue: GithubIssue): Promise<boolean> {
+  if (task.state !== 'open' || task.gate !== null || authorTrusted(issue.authorAssociation, MEMBERS))
+    return false;
+  if (!textChanged(task, issue)) return false;
+  await new Lifecycle(deps.store).gate({ key: task.key, gate: 'design', by: ACTOR });
+  await deps.store.github.note({
+    type: 'github:text-changed',
+    key: task.key,
+    detail: { author: issue.authorAssociation, issueUpdatedAt: issue.updatedAt, reason: EDITED_REASON },
+  });
+  deps.log(
+    `${task.key}: gated for design approval: ${EDITED_REASON} (baton approve ${task.key} --gate design)`,
+  );
+  return true;
+}
+
+/** Whether the issue's title or body differ from the task's. */
+export function textChanged(task: Task, issue: GithubIssue): boolean {
+  return (
+    task.title !== issue.title.slice(0, TITLE_LENGTH_MAX) ||
+    task.body !== issue.body.slice(0, BODY_LENGTH_MAX)
+  );
 }
 
 /**
@@ -304,8 +349,7 @@ function ownLabels(labels: readonly string[], names: GithubLabels): string[] {
 
 function changed(task: Task, issue: GithubIssue, labels: readonly string[]): boolean {
   return (
-    task.title !== issue.title.slice(0, TITLE_LENGTH_MAX) ||
-    task.body !== issue.body.slice(0, BODY_LENGTH_MAX) ||
+    textChanged(task, issue) ||
     task.url !== issue.url ||
     JSON.stringify([...task.labels].sort()) !== JSON.stringify(labels)
   );

@@ -30,6 +30,8 @@ export interface BacklogOptions {
   readonly labels?: Partial<GithubLabels> | undefined;
   /** Post escalation reasons, review rejections and resolve notes as comments (default true). */
   readonly comments?: boolean | undefined;
+  /** Whose issues are imported (`--github-authors`, trust.ts); OWNER, MEMBER and COLLABORATOR by default. */
+  readonly authors?: ReadonlySet<string> | undefined;
   readonly log: (line: string) => void;
 }
 
@@ -75,7 +77,14 @@ export function openBacklog(options: BacklogOptions): Backlog {
     log: options.log,
   };
   const api = new GithubApi(apiOptions);
-  const deps: BacklogDeps = { store: options.store, api, labels, log: options.log, retryBaseMs };
+  const deps: BacklogDeps = {
+    store: options.store,
+    api,
+    labels,
+    log: options.log,
+    retryBaseMs,
+    authors: options.authors,
+  };
   // The re-check's own client: a placed job waits on it, so it does not wait out a rate limit.
   const briefApi = new GithubApi({ ...apiOptions, rateLimits: 'brief' });
   const recheckDeps: BacklogDeps = { ...deps, api: briefApi };

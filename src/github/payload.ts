@@ -36,10 +36,12 @@ const rawIssue = z.object({
   updated_at: z.string(),
   pull_request: z.unknown().optional(),
   state_reason: z.string().nullish(),
+  author_association: z.string().nullish(),
 });
 
 const toIssue = (issue: z.infer<typeof rawIssue>): GithubIssue => ({
   stateReason: issue.state_reason ?? null,
+  authorAssociation: issue.author_association ?? null,
   number: issue.number,
   title: issue.title,
   body: issue.body ?? '',

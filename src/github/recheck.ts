@@ -6,11 +6,17 @@
  * request that says it fixes the issue is merged, so "a linked PR is already merged" is a closed
  * issue here; so is a deleted one (410 Gone). GitHub unreachable: the run goes ahead, and the
  * ledger says it was not re-checked.
+ *
+ * An open issue whose title or body changed, its author not a member, is applied first (which
+ * gates the task: apply.ts holdEditedText); a task behind a gate now (set after its job was placed)
+ * does not run: the job is cancelled with the reason, so no agent is given text no trusted human
+ * saw. Once approved, the task is queued again by hand.
  */
 import { GithubUnavailableError } from '../core/errors.js';
 import { parseIssueKey } from '../core/github.js';
 import type { Job } from '../core/job.js';
-import { applyGone, applyIssue, GONE_REASON, type BacklogDeps } from './apply.js';
+import { applyGone, applyIssue, EDITED_REASON, GONE_REASON, textChanged, type BacklogDeps } from './apply.js';
+import { authorTrusted, MEMBERS } from './trust.js';
 import { IssueGoneError } from './api.js';
 import { GithubRateLimitedError } from './rate-limit.js';
 
@@ -39,6 +45,11 @@ export async function recheckIssue(deps: BacklogDeps, job: Pick<Job, 'id' | 'key
       const reason = task?.stateReason ?? 'issue closed on GitHub';
       await note({ checked: true, state, outcome: 'cancelled', reason });
       return { go: false, reason };
+    }
+    const held = await gatedNow(deps, parsed.repo, issue, job.key);
+    if (held !== null) {
+      await note({ checked: true, state, outcome: 'cancelled', reason: held });
+      return { go: false, reason: held };
     }
   } catch (error) {
     if (error instanceof IssueGoneError) {
@@ -70,6 +81,28 @@ export async function recheckIssue(deps: BacklogDeps, job: Pick<Job, 'id' | 'key
   }
   await note({ checked: true, state, outcome: 'run' });
   return { go: true, checked: true };
+}
+
+/** Why the open issue's task may not run now (it is gated, maybe just now by an edit), else null. */
+async function gatedNow(
+  deps: BacklogDeps,
+  repo: Parameters<typeof applyIssue>[1],
+  issue: Parameters<typeof applyIssue>[2],
+  key: string,
+): Promise<string | null> {
+  let task = await deps.store.tasks.get(key);
+  if (task === null) return null;
+  const edited =
+    task.gate === null && !authorTrusted(issue.authorAssociation, MEMBERS) && textChanged(task, issue);
+  if (edited) {
+    await applyIssue(deps, repo, issue);
+    task = await deps.store.tasks.get(key);
+  }
+  if (task === null || task.gate === null) return null;
+  return (
+    `the task waits behind the ${task.gate} gate, set after its job was placed` +
+    `${edited ? ` (${EDITED_REASON})` : ''}; approve it (baton approve ${key} --gate ${task.gate}) and queue it again`
+  );
 }
 
 /** Applies a closed issue to its task; null once applied, else why GitHub's part failed. */

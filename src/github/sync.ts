@@ -41,6 +41,8 @@ export interface SyncReport {
   readonly gated: number;
   readonly escalated: number;
   readonly repaired: number;
+  /** Issues not imported: their author is not one `--github-authors` trusts (trust.ts), each logged. */
+  readonly passedOver: number;
   /** The cursor after the pass. */
   readonly since: string | null;
 }
@@ -59,6 +61,7 @@ export async function syncRepo(deps: BacklogDeps, repo: RepoName, options: SyncO
     repaired: 0,
     unchanged: 0,
     skipped: 0,
+    untrusted: 0,
   };
   const cursor = cursorKey(repo, options.labels);
   let since = await deps.store.github.cursor(cursor);
@@ -109,6 +112,7 @@ export async function syncRepo(deps: BacklogDeps, repo: RepoName, options: SyncO
     gated: counts.gated,
     escalated: counts.escalated,
     repaired: counts.repaired,
+    passedOver: counts.untrusted,
     since,
   };
 }

@@ -38,7 +38,7 @@ export interface LabelState extends LabelFacts {
 }
 
 export interface GithubNoteParams {
-  readonly type: 'github:label-repaired' | 'github:recheck' | 'github:issue-closed';
+  readonly type: 'github:label-repaired' | 'github:recheck' | 'github:issue-closed' | 'github:text-changed';
   readonly key: string;
   readonly jobId?: number | undefined;
   readonly detail: Readonly<Record<string, unknown>>;

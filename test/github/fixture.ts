@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
 import { openBacklog, type Backlog } from '../../src/github/backlog.js';
+import { parseAuthors } from '../../src/github/trust.js';
 import { parseRepo } from '../../src/core/github.js';
 import { handBack, type TestDatabase } from '../support/databases.js';
 import { GithubStandIn } from '../support/github-standin.js';
@@ -33,6 +34,8 @@ export async function githubFixture(
   db: TestDatabase,
   o: {
     readonly comments?: boolean;
+    /** --github-authors (src/github/trust.ts): members by default. */
+    readonly authors?: string;
     /** One request's limit (BATON_GITHUB_TIMEOUT_MS): 400 ms, ample for the local stand-in. */
     readonly timeoutMs?: number;
   } = {},
@@ -55,6 +58,7 @@ export async function githubFixture(
     repo: parseRepo(REPO),
     env,
     comments: o.comments,
+    authors: parseAuthors(o.authors),
     log: (line) => logs.push(line),
   });
   return {

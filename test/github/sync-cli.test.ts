@@ -1,6 +1,7 @@
 /**
  * `baton github sync` as a process, against the stand-in: `--every` keeps running pass after pass
- * without piling up abort listeners, and a `--token-env` that is no variable name is said so.
+ * without piling up abort listeners, and a `--token-env` that is no variable name, or a
+ * `--github-authors` that names no author association, is said so.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -47,6 +48,19 @@ describe('baton github sync (a process)', () => {
     assert.equal(run.code, 2);
     assert.match(run.stderr, /--token-env "1X" is not a variable name/);
     assert.doesNotMatch(run.stderr, /export 1X/);
+    assert.equal(created, false, 'refused before the database was opened');
+  });
+
+  test('a --github-authors naming no author association is refused in one line (exit 2), nothing made', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'baton-authors-'));
+    const db = join(dir, 'baton.db');
+    const env = { BATON_DB: db, GITHUB_TOKEN: 'x' };
+    const run = await batonBare(env, 'github', 'sync', REPO, '--github-authors', 'members,friends');
+    const created = existsSync(db);
+    rmSync(dir, { recursive: true, force: true });
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, /"FRIENDS" is not one of GitHub's author associations/);
+    assert.equal(run.stderr.trim().split('\n').length, 1);
     assert.equal(created, false, 'refused before the database was opened');
   });
 });

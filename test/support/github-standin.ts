@@ -38,6 +38,8 @@ export interface StoredIssue {
   /** Labeled events in the timeline before the cross-reference (the timeline pages by 100). */
   eventsBefore: number;
   isPr: boolean;
+  /** GitHub's author_association of its author: OWNER unless a test says. */
+  author: string;
 }
 
 const USER = (base: string) => ({
@@ -115,7 +117,10 @@ export class GithubStandIn {
     return new Date(this.clock).toISOString().replace(/\.\d{3}Z$/, 'Z');
   }
 
-  add(number: number, o: { title?: string; body?: string; labels?: string[]; isPr?: boolean } = {}): void {
+  add(
+    number: number,
+    o: { title?: string; body?: string; labels?: string[]; isPr?: boolean; author?: string } = {},
+  ): void {
     const at = this.tick();
     this.issues.set(number, {
       number,
@@ -132,7 +137,16 @@ export class GithubStandIn {
       mergedPrRepo: null,
       eventsBefore: 0,
       isPr: o.isPr === true,
+      author: o.author ?? 'OWNER',
     });
+  }
+
+  /** Its title or body edited, as its author (or anyone with write access) may. */
+  edit(number: number, o: { title?: string; body?: string }): void {
+    const issue = this.must(number);
+    issue.title = o.title ?? issue.title;
+    issue.body = o.body ?? issue.body;
+    issue.updatedAt = this.tick();
   }
 
   /**
@@ -229,7 +243,7 @@ export class GithubStandIn {
       closed_at: issue.closedAt,
       created_at: issue.createdAt,
       updated_at: issue.updatedAt,
-      author_association: 'OWNER',
+      author_association: issue.author,
     };
   }
 

@@ -113,6 +113,7 @@ function summary(report: SyncReport): string {
     gated: report.gated,
     escalated: report.escalated,
     'labels repaired': report.repaired,
+    'passed over (author not trusted: --github-authors)': report.passedOver,
   })
     .filter(([, count]) => count > 0)
     .map(([what, count]) => `${count} ${what}`);
