@@ -3,7 +3,7 @@
  * first in a shared /tmp, or one others may write, is refused; a symlink planted there is not
  * written through.
  */
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import {
@@ -12,6 +12,7 @@ import {
   mkdirSync,
   mkdtempSync,
   readFileSync,
+  rmSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
@@ -32,8 +33,13 @@ const STATE: HookState = {
   lastTool: null,
 };
 
+const made: string[] = [];
+after(() => made.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
 function scratch(): string {
-  return mkdtempSync(join(tmpdir(), 'baton-hook-state-test-'));
+  const dir = mkdtempSync(join(tmpdir(), 'baton-hook-state-test-'));
+  made.push(dir);
+  return dir;
 }
 
 test('a state folder owned by another uid is refused, read and write', (t) => {
