@@ -61,8 +61,13 @@ export function hostToggled(body: Readonly<Record<string, unknown>>): HostToggle
 
 /**
  * GET /v1/tokens and POST /v1/tokens/{id}/revoke: a server from before `revokedBy` sends no revoker;
- * read as null, named by nobody, as a revocation that named nobody is.
+ * read as null, named by nobody, as a revocation that named nobody is. One from before dashboard
+ * sign-ins had their own tokens (`loginOf`) made none: null.
  */
 export function listedToken(token: Readonly<Record<string, unknown>>): Token {
-  return { ...token, revokedBy: token['revokedBy'] ?? null } as unknown as Token;
+  return {
+    ...token,
+    revokedBy: token['revokedBy'] ?? null,
+    loginOf: token['loginOf'] ?? null,
+  } as unknown as Token;
 }

@@ -3,13 +3,16 @@
  * and expired ones too (a run of `baton up` with an API leaves one per job, revoked at its end, so
  * the full list grows with the jobs). `baton token revoke` reads the token it revoked by its id. A
  * revoked token shows who revoked it (`revokedBy`, the `by` of its `token:revoked` row; in the table,
- * `<when> by <who>` in the REVOKED column); a live one null, `-`.
+ * `<when> by <who>` in the REVOKED column); a live one null, `-`. A dashboard sign-in shows the
+ * token it was made from (`loginOf`; in the table, `sign-in of <id>` under BOUND TO).
  */
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cliModes, cliOn, stopServers } from '../../test/support/cli.js';
 import { bothEngines, sqliteDatabase } from '../../test/support/databases.js';
 import { call, serve } from '../../test/http/support.js';
+import { openStore } from '../store/open.js';
+import { Tokens } from '../coordinator/tokens.js';
 
 after(stopServers);
 
@@ -101,3 +104,29 @@ test('GET /v1/tokens?all= takes true or false; anything else is 400 and lists no
     await server.stop();
   }
 });
+
+for (const mode of cliModes('sqlite')) {
+  test(`${mode}: a dashboard sign-in is listed as one, with the token it was made from`, async () => {
+    const db = await sqliteDatabase().fresh();
+    const cli = cliOn(db, mode);
+    const viewer = await cli.json<{ id: string }>(0, 'token', 'create', '--scope', 'viewer');
+    const store = await openStore(db);
+    try {
+      const presented = await store.tokens.get(viewer.id);
+      assert.ok(presented !== null);
+      const signIn = (await new Tokens(store).signIn(presented)).token;
+      const listed = await cli.json<(Listed & { loginOf: string | null })[]>(0, 'token', 'list');
+      assert.deepEqual(
+        listed
+          .filter((token) => token.id === viewer.id || token.id === signIn.id)
+          .map((token) => token.loginOf),
+        [null, viewer.id],
+      );
+      const text = await cli.run('token', 'list');
+      const line = text.stdout.split('\n').find((row) => row.startsWith(signIn.id)) ?? '';
+      assert.match(line, new RegExp(`sign-in of ${viewer.id} +dashboard sign-in`), text.stdout);
+    } finally {
+      await store.close();
+    }
+  });
+}

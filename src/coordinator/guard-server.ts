@@ -184,6 +184,9 @@ async function tokenRefusal(
       : `the push's token is ${check.reason}`;
   }
   const { token } = check;
+  // A dashboard sign-in's token (http/login.ts) opens the dashboard by its cookie, and nothing else.
+  if (token.loginOf !== null)
+    return `the push's token ${token.id} is a dashboard sign-in's, not one for pushes`;
   if (token.scope === 'operator' || (token.scope === 'agent' && token.session === holder)) return null;
   const whose = token.session === null ? token.scope : `${token.scope}, session ${token.session}`;
   return `the push's token (${whose}) is not the holder's (session ${holder})`;

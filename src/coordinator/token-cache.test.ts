@@ -23,6 +23,7 @@ const token = (id: string): Token => ({
   expiresAt: null,
   revokedAt: null,
   revokedBy: null,
+  loginOf: null,
 });
 
 describe('the cache of verified tokens', () => {

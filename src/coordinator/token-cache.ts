@@ -60,12 +60,19 @@ export class TokenCache {
     }
   }
 
-  /** Forgets the token with this id (it was revoked): its next use asks the store. */
+  /**
+   * Forgets the token with this id (it was revoked), and the dashboard sign-ins made from it,
+   * which open nothing once it is revoked: their next use asks the store.
+   */
   forget(id: string): void {
-    for (const [key, entry] of this.entries) if (entry.token.id === id) this.entries.delete(key);
     const now = this.now();
     for (const [old, at] of this.forgotten) if (now - at >= FORGOTTEN_KEEP_MS) this.forgotten.delete(old);
     this.forgotten.set(id, now);
+    for (const [key, entry] of this.entries) {
+      if (entry.token.id !== id && entry.token.loginOf !== id) continue;
+      this.entries.delete(key);
+      this.forgotten.set(entry.token.id, now);
+    }
   }
 
   /** This cache's clock, to stamp a check before it asks the store. */

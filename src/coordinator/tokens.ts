@@ -32,6 +32,8 @@ const processRefusals: RefusalCaps = {
   dead: new RefusalCap(60, 60_000),
   forbidden: new RefusalCap(120, 60_000, true),
 };
+/** How long a dashboard sign-in lasts at most: a working day, then sign in again. */
+const SIGN_IN_TTL_MS = 12 * 3_600_000;
 /** A secret is `baton_` and 43 base64url characters; anything much longer is not one. */
 const SECRET_LENGTH_MAX = 200;
 
@@ -122,6 +124,23 @@ export class Tokens {
   /** Makes a token; its secret is in the answer and nowhere else. */
   create(input: TokenCreateInput): Promise<TokenCreated> {
     return this.store.tokens.create(parseTokenCreate(input));
+  }
+
+  /**
+   * A dashboard sign-in's token (http/login.ts) for a token just verified: its scope and bindings,
+   * lasting SIGN_IN_TTL_MS or until the token presented ends, whichever is sooner, and no longer
+   * than that token is unrevoked. Its secret is the cookie's; the presented one never is.
+   */
+  signIn(presented: Token): Promise<TokenCreated> {
+    return this.store.tokens.create({
+      scope: presented.scope,
+      session: presented.session,
+      host: presented.host,
+      name: 'dashboard sign-in',
+      ttlMs: SIGN_IN_TTL_MS,
+      loginOf: presented.id,
+      actor: `token ${presented.id}`,
+    });
   }
 
   /** The tokens that may still open the API; `all`: revoked and expired ones too. */

@@ -82,6 +82,11 @@ export interface Token {
    * ledger row was pruned.
    */
   readonly revokedBy: string | null;
+  /**
+   * A dashboard sign-in's token (http/login.ts): the id of the token presented at `POST /login`,
+   * which minted this one for the browser's cookie. Null for every other token.
+   */
+  readonly loginOf: string | null;
 }
 
 /**
@@ -201,13 +206,25 @@ export type Verdict =
 /**
  * Whether the token may take the action on the target. An `agent` token acts only for its own
  * session, and one minted for a run only on that run's task, taking no other (`next`); a `host`
- * token only for its own host (and sessions on it). Nothing else is consulted.
+ * token only for its own host (and sessions on it). A dashboard sign-in's token (loginOf) manages no
+ * tokens. Nothing else is consulted.
  */
 export function authorize(
-  token: Pick<Token, 'scope' | 'session' | 'host'> & { readonly task?: string | null },
+  token: Pick<Token, 'scope' | 'session' | 'host'> & {
+    readonly task?: string | null;
+    readonly loginOf?: string | null;
+  },
   action: Action,
   target: Target = {},
 ): Verdict {
+  if (action === 'token:manage' && (token.loginOf ?? null) !== null) {
+    // Its cookie is seen by every page on the host's other ports: it must not mint what outlives it.
+    return {
+      ok: false,
+      reason: 'a dashboard sign-in may not manage tokens',
+      fix: `use the token it was made from (${String(token.loginOf)}) with \`baton token\``,
+    };
+  }
   if (!SCOPE_ACTIONS[token.scope].includes(action)) {
     const article = token.scope === 'agent' || token.scope === 'operator' ? 'an' : 'a';
     return { ok: false, reason: `${article} ${token.scope} token may not ${ACTION_WORDS[action]}` };

@@ -188,7 +188,11 @@ export function httpApp(options: HttpAppOptions): Hono<AuthEnv> {
   app.route('/metrics', metricsRoutes({ reads: options.coordinator.views, registry: options.registry }));
   const signedIn = (context: Context): SignedIn | null => {
     const token = (context as Context<AuthEnv>).get('token') ?? null;
-    return token === null ? null : { id: token.id, scope: token.scope, name: token.name };
+    if (token === null) return null;
+    // A dashboard sign-in is shown as the token signed in with, whose id its reader knows.
+    return token.loginOf === null
+      ? { id: token.id, scope: token.scope, name: token.name }
+      : { id: token.loginOf, scope: token.scope, name: null };
   };
   const mayRead = (context: Context, job: Job, current: boolean): boolean =>
     mayReadOutput((context as Context<AuthEnv>).get('token') ?? null, job, current);

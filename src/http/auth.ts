@@ -70,11 +70,17 @@ export interface AuthEnv {
 }
 
 /**
- * The dashboard's sign-in cookie (login.ts): the token's secret, HttpOnly and SameSite=Strict,
- * which authenticates like `Authorization: Bearer`. A change it authenticates must also come
- * from this server's own pages: its Origin header must name this host (sameOrigin).
+ * The name of the dashboard's sign-in cookie (login.ts), with the port the browser reached this
+ * server at (`baton_token_7070`): a browser sends a host's cookies to every port of it, so two
+ * servers on one host would otherwise overwrite each other's. It holds a sign-in's own token,
+ * never the secret signed in with, HttpOnly and SameSite=Strict, and authenticates like
+ * `Authorization: Bearer`. A change it authenticates must also come from this server's own
+ * pages: its Origin header must name this host (sameOrigin).
  */
-export const TOKEN_COOKIE = 'baton_token';
+export function tokenCookie(context: Context): string {
+  const url = new URL(context.req.url);
+  return `baton_token_${url.port === '' ? (url.protocol === 'https:' ? '443' : '80') : url.port}`;
+}
 
 const BEARER = /^Bearer ([\x21-\x7e]+)$/;
 const COOKIE_VALUE = /^[\x21-\x7e]{1,200}$/;
@@ -101,7 +107,7 @@ export async function identify(
 ): Promise<void> {
   const header = context.req.header('authorization');
   const read = isRead(context);
-  const cookie = header === undefined ? getCookie(context, TOKEN_COOKIE) : undefined;
+  const cookie = header === undefined ? getCookie(context, tokenCookie(context)) : undefined;
   if (header === undefined && cookie === undefined) {
     if (read && mode === 'reads-open') {
       loopbackHost(context);
@@ -127,7 +133,27 @@ export async function identify(
     );
   }
   if (header === undefined && !read) sameOrigin(context);
-  context.set('token', await verified(coordinator, secret, `${context.req.method} ${context.req.path}`));
+  const token = await verified(coordinator, secret, `${context.req.method} ${context.req.path}`);
+  context.set('token', carried(token, header === undefined));
+}
+
+/**
+ * A dashboard sign-in's token (loginOf) opens by the sign-in cookie alone, and every other token
+ * by the bearer header alone; else AuthError (401). The cookie is sent to every page on this
+ * host's other ports too (login.ts): what it holds opens nothing the cookie could not, where a
+ * change by cookie must come from this server's pages (sameOrigin). And a token of the CLI's is
+ * never a cookie: none is set but by /login.
+ */
+export function carried(token: Token, byCookie: boolean): Token {
+  if ((token.loginOf !== null) === byCookie) return token;
+  throw new AuthError(
+    'unauthorized',
+    'malformed',
+    byCookie
+      ? 'the sign-in cookie holds a token, not a dashboard sign-in'
+      : `token ${token.id} is a dashboard sign-in's: it opens the dashboard by its cookie alone, not as a bearer token`,
+    byCookie ? 'sign in again at /login' : 'send a token from `baton token create`',
+  );
 }
 
 /** The token a secret opens; AuthError (401) when it opens nothing. */

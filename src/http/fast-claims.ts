@@ -17,7 +17,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RELEASE_OUTCOMES, type ReleaseOutcome } from '../core/claim.js';
 import type { Coordinator } from '../coordinator/coordinator.js';
 import { toWire } from '../coordinator/wire.js';
-import { bearerSecret, verified, type Asker } from './auth.js';
+import { bearerSecret, carried, verified, type Asker } from './auth.js';
 import { claimAs, releaseAs, type ReleaseAsked } from './claims.js';
 import { errorResponse } from './errors.js';
 
@@ -122,7 +122,7 @@ async function answer(
 ) {
   count(hot.release ? 'release' : 'claim');
   try {
-    const token = await verified(baton, hot.secret, `POST ${hot.path}`);
+    const token = carried(await verified(baton, hot.secret, `POST ${hot.path}`), false);
     const asker: Asker = { token, route: () => `POST ${hot.path}` };
     const done =
       'epoch' in asked

@@ -1,22 +1,27 @@
 /**
  * Signing in to the dashboard with a token (issue 17): a browser sends no bearer header, so
- * `POST /login` checks the token it is given and keeps it in a cookie that authenticates like
- * the header (auth.ts): HttpOnly (no script reads it), SameSite=Strict (no other site's page
- * sends it), Secure when the request came over https, Path=/, for the browser's session.
- * `POST /logout` clears it. Under `--auth required`, a page asked for without a token is
- * redirected here (pageGate) instead of answered with JSON.
+ * `POST /login` checks the token it is given, mints a sign-in's own token from it (no wider, at
+ * most 12 hours, coordinator/tokens.ts signIn) and keeps that one in a cookie that authenticates
+ * like the header (auth.ts): HttpOnly (no script reads it), SameSite=Strict (no other site's page
+ * sends it), Secure when the request came over https, Path=/, for the browser's session. The
+ * secret signed in with is never a cookie: a browser sends a host's cookies to all its ports, so
+ * any local server the browser visits (an agent's dev server on 127.0.0.1:5173) reads the cookie
+ * (decision 0012, amendment "The sign-in cookie"). `POST /logout` revokes the sign-in's token and
+ * clears the cookie. Under `--auth required`, a page asked for without a token is redirected here
+ * (pageGate) instead of answered with JSON.
  */
 import { Hono, type Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { Coordinator } from '../coordinator/coordinator.js';
+import type { Token } from '../core/token.js';
 import { loginPage } from '../dashboard/login-page.js';
 import {
   AuthError,
-  TOKEN_COOKIE,
   countRefusal,
   identify,
   loopbackHost,
   sameOrigin,
+  tokenCookie,
   type AuthEnv,
 } from './auth.js';
 
@@ -50,7 +55,14 @@ export function loginRoutes(coordinator: Coordinator): Hono<AuthEnv> {
       const why = check.reason === 'ended' ? 'its session or run has ended' : `it is ${check.reason}`;
       return refuse(`that token opens nothing: ${why}`);
     }
-    setCookie(context, TOKEN_COOKIE, secret, {
+    const unfit = signInRefusal(check.token);
+    if (unfit !== null) {
+      countRefusal('malformed');
+      return refuse(unfit);
+    }
+    await endSignIn(context, coordinator);
+    const minted = await coordinator.tokens.signIn(check.token);
+    setCookie(context, tokenCookie(context), minted.secret, {
       httpOnly: true,
       sameSite: 'Strict',
       secure: overHttps(context),
@@ -58,11 +70,36 @@ export function loginRoutes(coordinator: Coordinator): Hono<AuthEnv> {
     });
     return context.redirect(next, 303);
   });
-  app.post('/logout', (context) => {
-    deleteCookie(context, TOKEN_COOKIE, { path: '/', secure: overHttps(context) });
+  app.post('/logout', async (context) => {
+    await endSignIn(context, coordinator);
+    deleteCookie(context, tokenCookie(context), { path: '/', secure: overHttps(context) });
     return context.html(loginPage({ next: '/', notice: 'Signed out.' }));
   });
   return app;
+}
+
+/**
+ * Why a token that opens may not sign in, or null: a sign-in's own (it would mint more of itself,
+ * each living 12 hours on), or a run's (bound to a job attempt no sign-in can copy).
+ */
+function signInRefusal(token: Token): string | null {
+  if (token.loginOf !== null)
+    return 'that is a dashboard sign-in, not a token: sign in with one from `baton token create`';
+  if (token.task !== null)
+    return "that is a run's agent token: sign in with one from `baton token create` (a viewer token sees every view)";
+  return null;
+}
+
+/**
+ * Revokes the sign-in the request's cookie holds, if it holds one that still opens: a harvested
+ * copy of the cookie opens nothing after. Anything else in the cookie is left alone.
+ */
+async function endSignIn(context: Context, coordinator: Coordinator): Promise<void> {
+  const secret = getCookie(context, tokenCookie(context));
+  if (secret === undefined) return;
+  const check = await coordinator.tokens.verify(secret, `${context.req.method} ${context.req.path}`);
+  if (check.ok && check.token.loginOf !== null)
+    await coordinator.tokens.revoke(check.token.id, { name: `sign-out of token ${check.token.loginOf}` });
 }
 
 /** A browser asking for a page (not the API, not a fragment): it gets the sign-in page, not JSON. */
@@ -86,7 +123,7 @@ export function pageGate(coordinator: Coordinator) {
       await identify(context, coordinator, 'required');
     } catch (error) {
       if (!(error instanceof AuthError) || error.code !== 'unauthorized' || !wantsPage(context)) throw error;
-      deleteCookie(context, TOKEN_COOKIE, { path: '/' });
+      deleteCookie(context, tokenCookie(context), { path: '/' });
       const back = localPath(`${context.req.path}${new URL(context.req.url).search}`);
       return context.redirect(`/login?next=${encodeURIComponent(back)}`, 303);
     }
@@ -106,7 +143,7 @@ export function pageReader(coordinator: Coordinator) {
       !context.req.path.startsWith('/v1/') &&
       (context.req.method === 'GET' || context.req.method === 'HEAD')
     ) {
-      const signedIn = getCookie(context, TOKEN_COOKIE) !== undefined;
+      const signedIn = getCookie(context, tokenCookie(context)) !== undefined;
       if (context.req.header('authorization') === undefined && !signedIn) loopbackHost(context);
       // A credential that opens nothing is no credential: the Host must then be a loopback name,
       // or a rebound page would read by sending any `Authorization` header or cookie at all.

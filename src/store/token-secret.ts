@@ -63,12 +63,13 @@ export interface TokenRow {
   expires_at: number | null;
   revoked_at: number | null;
   revoked_by: string | null;
+  login_of: string | null;
   /** The key of the task of the token's run (its job's), where the statement reads it. */
   task_key?: string | null;
 }
 
 export const TOKEN_COLUMNS =
-  'id, scope, session_id, host, name, created_at, expires_at, revoked_at, revoked_by';
+  'id, scope, session_id, host, name, created_at, expires_at, revoked_at, revoked_by, login_of';
 
 /** The key of the task of the run a token (`alias`) was minted for: its job's; NULL without one. */
 export const RUN_TASK_KEY = (alias: string): string =>
@@ -87,6 +88,7 @@ export function toToken(row: TokenRow): Token {
     expiresAt: row.expires_at,
     revokedAt: row.revoked_at,
     revokedBy: row.revoked_by,
+    loginOf: row.login_of ?? null,
   };
 }
 
@@ -102,5 +104,6 @@ export function createdDetail(token: Token): Record<string, unknown> {
     host: token.host,
     name: token.name,
     expiresAt: token.expiresAt,
+    ...(token.loginOf === null ? {} : { loginOf: token.loginOf }),
   };
 }

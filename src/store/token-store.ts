@@ -19,6 +19,12 @@ export interface TokenCreateParams {
   readonly run?: TokenRun | null | undefined;
   /** Who asked, in words (`alice@box`, `token t1`): `by` in the `token:created` row. */
   readonly actor?: string | undefined;
+  /**
+   * A dashboard sign-in (http/login.ts): the id of the token presented, whose bindings the caller
+   * copies. The new token never outlives it (its expiry is the sooner of the two) and opens nothing
+   * once it is revoked or expired.
+   */
+  readonly loginOf?: string | null | undefined;
 }
 
 export interface TokenRevokeParams {

@@ -1,9 +1,10 @@
 /**
  * The dashboard under `--auth required`, in a real browser (Debian's chromium, headless): a page
  * asked for without a token goes to /login; signing in with a token sets an HttpOnly,
- * SameSite=Strict cookie that authenticates like the bearer header; a viewer sees the views but
- * its force-release is refused (403, written to the ledger), an operator's goes through and is
- * credited to its token; signing out clears the cookie. A change carried by the cookie from
+ * SameSite=Strict cookie holding a sign-in's own token (sign-in-cookie.test.ts) that authenticates
+ * like the bearer header; a viewer sees the views but its force-release is refused (403, written
+ * to the ledger), an operator's goes through and is credited to its sign-in; signing out clears
+ * the cookie. A change carried by the cookie from
  * another origin, or with no Origin at all, is refused and changes nothing.
  */
 import { after, before, describe, test } from 'node:test';
@@ -11,6 +12,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Store } from '../../src/store/store.js';
 import { repoRoot } from '../support/cli.js';
 import { freshSqlite, startTestServer, type TestServer } from './server.js';
 
@@ -34,6 +36,14 @@ async function signIn(page: Page, token: string): Promise<void> {
   // By keyboard: the field is focused on load, Enter submits.
   await page.getByLabel('Token').fill(token);
   await page.getByLabel('Token').press('Enter');
+}
+
+/** The id of the sign-in the page's cookie holds, checked to be one of the token `of`. */
+async function signInOf(page: Page, store: Store, of: string): Promise<string> {
+  const [cookie] = await page.context().cookies();
+  const check = await store.tokens.verify(cookie?.value ?? '');
+  assert.ok(check.ok && check.token.loginOf === of, `the cookie holds a sign-in of token ${of}`);
+  return check.token.id;
 }
 
 void describe('the dashboard under --auth required, in a real browser', { skip }, () => {
@@ -86,7 +96,8 @@ void describe('the dashboard under --auth required, in a real browser', { skip }
     await signIn(page, viewer.secret);
     await page.waitForURL(`${server.url}/claims`);
     const [cookie] = await page.context().cookies();
-    assert.equal(cookie?.name, 'baton_token');
+    assert.equal(cookie?.name, `baton_token_${new URL(server.url).port}`);
+    assert.notEqual(cookie?.value, viewer.secret, "a sign-in's own token, not the secret signed in with");
     assert.equal(cookie?.httpOnly, true);
     assert.equal(cookie?.sameSite, 'Strict');
     assert.equal(cookie?.secure, false, 'plain http: not Secure');
@@ -103,7 +114,11 @@ void describe('the dashboard under --auth required, in a real browser', { skip }
     assert.equal((await server.store.claims.current('stuck'))?.session, holder);
     const refused = await server.store.audit.list({ type: 'auth:refused' });
     assert.equal(refused.length, 1);
-    assert.equal(refused[0]?.detail['token'], viewer.id);
+    assert.equal(
+      refused[0]?.detail['token'],
+      await signInOf(page, server.store, viewer.id),
+      "credited to the sign-in's token",
+    );
     await page.goto(`${server.url}/audit`);
     assert.match(await page.locator('#view').innerText(), /auth:refused/);
     await page.screenshot({ path: join(ARTIFACTS, 'signed-in-viewer.png'), fullPage: true });
@@ -132,7 +147,10 @@ void describe('the dashboard under --auth required, in a real browser', { skip }
   });
 
   test('refuses a change carried by the cookie from another origin or with none, changing nothing', async () => {
-    const cookie = `baton_token=${server.operatorToken}`;
+    const signIn = await server.coordinator.tokens.signIn(
+      (await server.store.tokens.get(server.operatorTokenId))!,
+    );
+    const cookie = `baton_token_${new URL(server.url).port}=${signIn.secret}`;
     const before = await server.store.audit.list({});
     const path = `${server.url}/v1/claims/stuck/force-release`;
     const body = JSON.stringify({ reason: 'from elsewhere' });
@@ -155,7 +173,7 @@ void describe('the dashboard under --auth required, in a real browser', { skip }
     assert.equal(login.headers.get('set-cookie'), null);
   });
 
-  test('an operator signed in force-releases, credited to its token', async () => {
+  test('an operator signed in force-releases, credited to its sign-in', async () => {
     const page = await browser.newPage();
     const errors = watch(page, /^$/);
     await page.goto(`${server.url}/claims`);
@@ -172,7 +190,7 @@ void describe('the dashboard under --auth required, in a real browser', { skip }
       (e) => e.type === 'claim:force_released',
     );
     assert.equal(forced.length, 1);
-    assert.equal(forced[0]?.token, server.operatorTokenId);
+    assert.equal(forced[0]?.token, await signInOf(page, server.store, server.operatorTokenId));
     assert.deepEqual(errors, []);
     await page.close();
   });

@@ -14,6 +14,7 @@ import { httpApp } from '../../src/http/app.js';
 import type { AuthEnv, AuthMode } from '../../src/http/auth.js';
 import type { DashboardDeps } from '../../src/dashboard/deps.js';
 import { openStore } from '../../src/store/open.js';
+import type { OpenOptions } from '../../src/store/test-switches.js';
 import type { Store } from '../../src/store/store.js';
 
 export interface TestServer {
@@ -32,8 +33,9 @@ export async function startTestServer(
   extra: (app: Hono<AuthEnv>, store: Store) => void = () => {},
   deps: Partial<DashboardDeps> = {},
   auth: AuthMode = 'reads-open',
+  open: OpenOptions = {},
 ): Promise<TestServer> {
-  const store = await openStore(db);
+  const store = await openStore(db, open);
   const coordinator = new Coordinator(store);
   // The real API beside the dashboard, as `baton serve` mounts them, with an operator token.
   const operator = await store.tokens.create({ scope: 'operator', name: 'dashboard test' });

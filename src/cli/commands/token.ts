@@ -79,10 +79,13 @@ export function registerToken(program: Command): void {
     );
 }
 
+const binding = (token: Token): string | null =>
+  token.session !== null ? `session ${token.session}` : token.host !== null ? `host ${token.host}` : null;
+
+/** Its binding, and for a dashboard sign-in the token it was made from: `session 7, sign-in of 0123…`. */
 function bound(token: Token): string {
-  if (token.session !== null) return `session ${token.session}`;
-  if (token.host !== null) return `host ${token.host}`;
-  return '-';
+  const signIn = token.loginOf === null ? null : `sign-in of ${token.loginOf}`;
+  return [binding(token), signIn].filter((part) => part !== null).join(', ') || '-';
 }
 
 /**
@@ -96,6 +99,6 @@ function revokedCell(token: Token): string {
 }
 
 function describe(token: Token): string {
-  const binding = bound(token);
-  return binding === '-' ? token.scope : `${token.scope}, ${binding}`;
+  const bindings = binding(token);
+  return bindings === null ? token.scope : `${token.scope}, ${bindings}`;
 }

@@ -47,6 +47,7 @@ import { exerciseWorkspaceDispatch } from './workspace-dispatch.js';
 import { exerciseWorkspaces } from './workspaces.js';
 import { exerciseWakeups } from './wakeups.js';
 import { exerciseTokens } from './tokens.js';
+import { exerciseSignIns } from './sign-ins.js';
 import { exerciseOutput } from './output.js';
 import { exerciseOutputTrim } from './output-trim.js';
 import { exerciseRetention } from './retention.js';
@@ -103,6 +104,7 @@ export function exerciseStore(harness: Harness): void {
     exerciseObserveKept(harness);
     exerciseTaskPage(harness);
     exerciseTokens(harness);
+    exerciseSignIns(harness);
     exerciseGithub(harness);
     exerciseActors(harness);
     exerciseOutput(harness);

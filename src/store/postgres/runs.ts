@@ -247,6 +247,7 @@ function minted(row: BeginRow, secret: string, key: string): TokenCreated {
     expires_at: null,
     revoked_at: null,
     revoked_by: null,
+    login_of: null,
     task_key: key,
   });
   return { token, secret };

@@ -19,7 +19,7 @@ const COLUMNS = (alias: string): string =>
   `${alias}.id, ${alias}.scope, ${alias}.session_id, ${alias}.host, ${alias}.name, ${RUN_TASK_KEY(alias)}, ` +
   `${msOf(`${alias}.created_at`)} AS created_at,
    ${msOf(`${alias}.expires_at`)} AS expires_at, ${msOf(`${alias}.revoked_at`)} AS revoked_at,
-   ${alias}.revoked_by`;
+   ${alias}.revoked_by, ${alias}.login_of`;
 
 /**
  * A run-bound token's run is live (token-store.ts TokenRun): its job attempt is claimed or running
@@ -37,6 +37,10 @@ const RUN_LIVE = `SELECT 1 FROM jobs j
     AND c.session_id = t.session_id AND c.released_at IS NULL AND NOT ${EXPIRED('s')}
     AND NOT ${EXPIRED('r')}`;
 
+/** A sign-in's token (login_of set) opens only while the token presented for it is unrevoked and unexpired. */
+const LOGIN_LIVE = `SELECT 1 FROM tokens p WHERE p.id = t.login_of AND p.revoked_at IS NULL
+  AND (p.expires_at IS NULL OR p.expires_at > ${NOW})`;
+
 const LIST_ALL = `SELECT ${COLUMNS('t')} FROM tokens t ORDER BY t.created_at, t.id`;
 /**
  * The tokens verify could still accept: unrevoked (through `tokens_live`, migration 0041: the revoked
@@ -47,6 +51,7 @@ export const LIST_LIVE = `SELECT ${COLUMNS('t')} FROM tokens t
   WHERE t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > ${NOW})
     AND (t.session_id IS NULL OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = t.session_id AND s.state = 'live'))
     AND (t.job_id IS NULL OR EXISTS (${RUN_LIVE}))
+    AND (t.login_of IS NULL OR EXISTS (${LOGIN_LIVE}))
   ORDER BY t.created_at, t.id`;
 
 /** What `verify` reads of a token: who revoked it, its run, and whether it or its session or run is over. */
@@ -55,6 +60,7 @@ type VerifyRow = TokenRow & {
   expired: boolean;
   session_state: string | null;
   run_over: boolean;
+  login_over: boolean;
 };
 
 export function postgresTokens(exec: PgExecutor): TokenStore['tokens'] {
@@ -64,7 +70,8 @@ export function postgresTokens(exec: PgExecutor): TokenStore['tokens'] {
       const row = await exec.one<VerifyRow>(
         `SELECT ${COLUMNS('t')}, t.job_id, t.expires_at IS NOT NULL AND t.expires_at <= ${NOW} AS expired,
            (SELECT s.state FROM sessions s WHERE s.id = t.session_id) AS session_state,
-           t.job_id IS NOT NULL AND NOT EXISTS (${RUN_LIVE}) AS run_over
+           t.job_id IS NOT NULL AND NOT EXISTS (${RUN_LIVE}) AS run_over,
+           t.login_of IS NOT NULL AND NOT EXISTS (${LOGIN_LIVE}) AS login_over
          FROM tokens t WHERE t.hash = $1::text`,
         [hashSecret(secret)],
       );
@@ -77,6 +84,8 @@ export function postgresTokens(exec: PgExecutor): TokenStore['tokens'] {
       if (row.run_over) return { ok: false, reason: 'ended' };
       if (row.revoked_at !== null) return { ok: false, reason: 'revoked', id: row.id };
       if (row.expired) return { ok: false, reason: 'expired', id: row.id };
+      // A sign-in expires no later than its token (token-store.ts loginOf): what is left is its revocation.
+      if (row.login_over) return { ok: false, reason: 'revoked', id: row.id };
       return { ok: true, token: toToken(row) };
     },
     list: async (params) =>
@@ -133,15 +142,19 @@ export async function createToken(exec: PgExecutor, params: Parameters<Create>[0
          s AS (SELECT state FROM sessions WHERE id = $4::bigint),
          ins AS (
            INSERT INTO tokens (id, hash, scope, session_id, host, name, created_at, expires_at,
-             job_id, job_epoch, claim_epoch)
+             job_id, job_epoch, claim_epoch, login_of)
            SELECT $1::text, $2::text, $3::text, $4::bigint, $5::text, $6::text, n.t,
-             n.t + $7::float8 * interval '1 millisecond', $8::bigint, $9::bigint, $10::bigint
+             -- A sign-in never outlives the token presented for it (least() passes over a NULL).
+             least(n.t + $7::float8 * interval '1 millisecond',
+               (SELECT p.expires_at FROM tokens p WHERE p.id = $12::text)),
+             $8::bigint, $9::bigint, $10::bigint, $12::text
            FROM n WHERE $4::bigint IS NULL OR (SELECT state FROM s) = 'live'
            RETURNING *
          ), a AS (
            INSERT INTO audit_events (at, type, detail)
            SELECT created_at, 'token:created', jsonb_build_object('id', id, 'scope', scope,
              'session', session_id, 'host', host, 'name', name, 'expiresAt', ${msOf('expires_at')})
+             || CASE WHEN login_of IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('loginOf', login_of) END
              || ${actorJson('$11')}
            FROM ins
          )
@@ -159,6 +172,7 @@ export async function createToken(exec: PgExecutor, params: Parameters<Create>[0
       bound?.jobEpoch ?? null,
       bound?.claimEpoch ?? null,
       params.actor ?? null,
+      params.loginOf ?? null,
     ],
   );
   assert(row !== undefined, 'the statement answers one row');

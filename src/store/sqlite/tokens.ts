@@ -33,6 +33,10 @@ const RUN_LIVE = `SELECT 1 FROM jobs j
     AND c.session_id = tokens.session_id AND c.released_at IS NULL
     AND NOT ${EXPIRED('s')} AND NOT ${EXPIRED('r')}`;
 
+/** A sign-in's token (login_of set) opens only while the token presented for it is unrevoked and unexpired. */
+const LOGIN_LIVE = `SELECT 1 FROM tokens p WHERE p.id = tokens.login_of AND p.revoked_at IS NULL
+  AND (p.expires_at IS NULL OR p.expires_at > @now)`;
+
 const SELECT = `SELECT ${TOKEN_COLUMNS}, ${RUN_TASK_KEY('tokens')} FROM tokens`;
 const LIST_ALL = `${SELECT} ORDER BY created_at, id`;
 /**
@@ -44,6 +48,7 @@ export const LIST_LIVE = `${SELECT} INDEXED BY tokens_live
   WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > @now)
     AND (session_id IS NULL OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = tokens.session_id AND s.state = 'live'))
     AND (job_id IS NULL OR EXISTS (${RUN_LIVE}))
+    AND (login_of IS NULL OR EXISTS (${LOGIN_LIVE}))
   ORDER BY created_at, id`;
 
 export function sqliteTokens(exec: SqliteExecutor): Sync<TokenStore['tokens']> {
@@ -115,11 +120,20 @@ export function createTokenIn(
       { state: string } | undefined;
     if (row?.state !== 'live') throw sessionRefusal(session, row?.state ?? null);
   }
+  const loginOf = params.loginOf ?? null;
+  let expiresAt = params.ttlMs === null || params.ttlMs === undefined ? null : now + params.ttlMs;
+  if (loginOf !== null) {
+    // A sign-in never outlives the token presented for it (token-store.ts loginOf).
+    const of = exec.prepare('SELECT expires_at FROM tokens WHERE id = ?').get(loginOf) as
+      { expires_at: number | null } | undefined;
+    if (of !== undefined && of.expires_at !== null)
+      expiresAt = expiresAt === null ? of.expires_at : Math.min(expiresAt, of.expires_at);
+  }
   const row = exec
     .prepare(
       `INSERT INTO tokens (id, hash, scope, session_id, host, name, created_at, expires_at,
-           job_id, job_epoch, claim_epoch)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ${TOKEN_COLUMNS}`,
+           job_id, job_epoch, claim_epoch, login_of)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ${TOKEN_COLUMNS}`,
     )
     .get(
       fresh.id,
@@ -129,10 +143,11 @@ export function createTokenIn(
       host,
       params.name ?? null,
       now,
-      params.ttlMs === null || params.ttlMs === undefined ? null : now + params.ttlMs,
+      expiresAt,
       bound?.jobId ?? null,
       bound?.jobEpoch ?? null,
       bound?.claimEpoch ?? null,
+      loginOf,
     ) as TokenRow;
   const task =
     bound === null
@@ -151,7 +166,8 @@ function verifyToken(exec: SqliteExecutor, secret: string): TokenCheck {
     .prepare(
       `SELECT ${TOKEN_COLUMNS}, ${RUN_TASK_KEY('tokens')}, tokens.job_id,
            (SELECT s.state FROM sessions s WHERE s.id = tokens.session_id) AS session_state,
-           tokens.job_id IS NOT NULL AND NOT EXISTS (${RUN_LIVE}) AS run_over
+           tokens.job_id IS NOT NULL AND NOT EXISTS (${RUN_LIVE}) AS run_over,
+           tokens.login_of IS NOT NULL AND NOT EXISTS (${LOGIN_LIVE}) AS login_over
          FROM tokens WHERE hash = @hash`,
     )
     .get({ hash: hashSecret(secret), now: exec.now() }) as
@@ -159,6 +175,7 @@ function verifyToken(exec: SqliteExecutor, secret: string): TokenCheck {
         job_id: number | null;
         session_state: string | null;
         run_over: number;
+        login_over: number;
       })
     | undefined;
   if (row === undefined) return { ok: false, reason: 'unknown' } as const;
@@ -171,5 +188,7 @@ function verifyToken(exec: SqliteExecutor, secret: string): TokenCheck {
   if (row.revoked_at !== null) return { ok: false, reason: 'revoked', id: row.id } as const;
   if (row.expires_at !== null && row.expires_at <= exec.now())
     return { ok: false, reason: 'expired', id: row.id } as const;
+  // A sign-in expires no later than its token (token-store.ts loginOf): what is left is its revocation.
+  if (row.login_over === 1) return { ok: false, reason: 'revoked', id: row.id } as const;
   return { ok: true, token: toToken(row) } as const;
 }

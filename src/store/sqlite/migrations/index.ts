@@ -43,6 +43,7 @@ import sessionReportOutcomes from './0049-session-report-outcomes.js';
 import githubKeysLowerCase from './0050-github-keys-lower-case.js';
 import feedbackFrom from './0051-feedback-from.js';
 import resolveNoteComment from './0052-resolve-note-comment.js';
+import tokenLoginOf from './0053-token-login-of.js';
 
 export interface Migration {
   readonly version: number;
@@ -97,4 +98,5 @@ export const MIGRATIONS: readonly Migration[] = [
   githubKeysLowerCase,
   feedbackFrom,
   resolveNoteComment,
+  tokenLoginOf,
 ];
