@@ -61,6 +61,7 @@ export function loginRoutes(coordinator: Coordinator): Hono<AuthEnv> {
       return refuse(unfit);
     }
     await endSignIn(context, coordinator);
+    dropLegacyCookie(context);
     const minted = await coordinator.tokens.signIn(check.token);
     setCookie(context, tokenCookie(context), minted.secret, {
       httpOnly: true,
@@ -72,6 +73,7 @@ export function loginRoutes(coordinator: Coordinator): Hono<AuthEnv> {
   });
   app.post('/logout', async (context) => {
     await endSignIn(context, coordinator);
+    dropLegacyCookie(context);
     deleteCookie(context, tokenCookie(context), { path: '/', secure: overHttps(context) });
     return context.html(loginPage({ next: '/', notice: 'Signed out.' }));
   });
@@ -102,6 +104,18 @@ async function endSignIn(context: Context, coordinator: Coordinator): Promise<vo
     await coordinator.tokens.revoke(check.token.id, { name: `sign-out of token ${check.token.loginOf}` });
 }
 
+/**
+ * The cookie of a Baton before sign-ins had tokens of their own (`baton_token`, no port) held the
+ * secret signed in with, and a browser sends it to every port of the host: deleted whenever a
+ * browser that still has it comes by (a page, a fragment, sign-in, sign-out), never read.
+ */
+const LEGACY_TOKEN_COOKIE = 'baton_token';
+
+function dropLegacyCookie(context: Context): void {
+  if (getCookie(context, LEGACY_TOKEN_COOKIE) !== undefined)
+    deleteCookie(context, LEGACY_TOKEN_COOKIE, { path: '/', secure: overHttps(context) });
+}
+
 /** A browser asking for a page (not the API, not a fragment): it gets the sign-in page, not JSON. */
 function wantsPage(context: Context): boolean {
   const path = context.req.path;
@@ -119,6 +133,7 @@ function wantsPage(context: Context): boolean {
  */
 export function pageGate(coordinator: Coordinator) {
   return async (context: Context<AuthEnv>, next: () => Promise<void>): Promise<Response | void> => {
+    dropLegacyCookie(context);
     try {
       await identify(context, coordinator, 'required');
     } catch (error) {
@@ -143,6 +158,7 @@ export function pageReader(coordinator: Coordinator) {
       !context.req.path.startsWith('/v1/') &&
       (context.req.method === 'GET' || context.req.method === 'HEAD')
     ) {
+      dropLegacyCookie(context);
       const signedIn = getCookie(context, tokenCookie(context)) !== undefined;
       if (context.req.header('authorization') === undefined && !signedIn) loopbackHost(context);
       // A credential that opens nothing is no credential: the Host must then be a loopback name,

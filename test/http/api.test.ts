@@ -126,6 +126,46 @@ void describe('baton serve', () => {
     }
   });
 
+  test('an old baton_token cookie (it held the secret signed in with) is deleted, whatever the mode', async () => {
+    const db = await sqliteDatabase().fresh();
+    const viewer = await cliOn(db).json<{ token: string }>(0, 'token', 'create', '--scope', 'viewer');
+    const cookieOf = (url: string, path: string, method = 'GET') =>
+      new Promise<{ status: number; cookies: readonly string[] }>((resolve, reject) => {
+        const { port } = new URL(url);
+        const headers = { cookie: `baton_token=${viewer.token}`, accept: 'text/html', origin: url };
+        const req = request({ host: '127.0.0.1', port, path, method, headers }, (res) => {
+          res.resume();
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 0, cookies: res.headers['set-cookie'] ?? [] }),
+          );
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    const deleted = (cookies: readonly string[]): boolean =>
+      cookies.some((one) => /^baton_token=;/.test(one) && /Max-Age=0/i.test(one));
+    for (const mode of [[], ['--auth', 'required']]) {
+      const server = await serve(db, ['serve', '--http', '127.0.0.1:0', ...mode]);
+      try {
+        for (const [path, method] of [
+          ['/', 'GET'],
+          ['/audit', 'GET'],
+          ['/logout', 'POST'],
+        ] as const) {
+          const got = await cookieOf(server.url, path, method);
+          assert.ok(
+            deleted(got.cookies),
+            `${mode.join(' ')} ${method} ${path}: ${got.status} ${got.cookies.join(' | ')}`,
+          );
+        }
+        // Never read: the old cookie opens nothing where a token is needed.
+        if (mode.length > 0) assert.equal((await cookieOf(server.url, '/')).status, 303);
+      } finally {
+        await server.stop();
+      }
+    }
+  });
+
   test('serves a valid OpenAPI 3.1 document that lists every route of the contract', async () => {
     const server = await serve(await sqliteDatabase().fresh());
     try {
