@@ -179,7 +179,8 @@ describeCli("baton status after an operator's second week", ({ setup }) => {
     assert.ok(
       named?.endsWith(
         'its `baton up` stopped after a drain and none serves it — ' +
-          'start `baton up --host box-2` there (that enables it again)',
+          'start `baton up --host box-2` there (that enables it again), ' +
+          'or `baton host retire box-2` if it is gone for good',
       ),
       status.stdout,
     );

@@ -78,7 +78,7 @@ export interface CliApi extends Omit<AgentApi, 'effects' | 'lifecycle'> {
     | 'setSetting'
     | 'settings'
   >;
-  readonly cluster: Pick<Cluster, 'hosts' | 'leader' | 'setHostEnabled' | 'retryJob' | 'pruneJobs'>;
+  readonly cluster: Pick<Cluster, 'hosts' | 'leader' | 'setHostEnabled' | 'retireHost' | 'retryJob' | 'pruneJobs'>;
   readonly tokens: Pick<Tokens, 'create' | 'list' | 'revoke'>;
   readonly progress: Pick<ProgressMarks, 'ofJobs'>;
   readonly pull: Pick<Pull, 'next' | 'finish' | 'nextBatch' | 'batch'>;
@@ -219,6 +219,10 @@ export class RemoteApi extends RemoteCoordinator implements CliApi {
       return hostToggled(
         await this.post(`/v1/hosts/${encodeURIComponent(String(name))}/${enabled ? 'enable' : 'disable'}`),
       );
+    },
+    retireHost: (name, by) => {
+      noSessionOverHttp('host retire', by);
+      return this.post(`/v1/hosts/${encodeURIComponent(String(name))}/retire`);
     },
     retryJob: (id, by, options = {}) => {
       noSessionOverHttp('retry', by);

@@ -65,6 +65,31 @@ export class Cluster {
   }
 
   /**
+   * An operator's retire of a host for good (a laptop's host brought over by `baton db copy`, a
+   * machine gone): its row leaves hosts, status, /metrics and doctor, with a `host:retired` ledger
+   * row. Refused (ConflictError, nothing written) while a live `baton up` serves it or jobs there
+   * are claimed or running. A later `baton up --host <name>` registers it again as a new host.
+   */
+  async retireHost(name: unknown, by: Actor): Promise<{ readonly name: string; readonly retired: true }> {
+    const host = validateName('host', name);
+    await checkedActor(this.store, by);
+    const done = await this.store.hosts.retire({ name: host, actor: by.name, by: by.session });
+    if (done.outcome === 'serving') {
+      throw new ConflictError(
+        `host ${host} is served by a live baton up (live or silent in baton hosts): it cannot be retired`,
+        `stop its baton up (SIGTERM drains it) and retire it once baton hosts shows it drained or disabled`,
+      );
+    }
+    if (done.outcome === 'busy') {
+      throw new ConflictError(
+        `host ${host} has ${done.jobs} claimed or running job(s): it cannot be retired`,
+        'wait until a leading baton up requeues them (it rescues a dead host), or cancel them, then retire it',
+      );
+    }
+    return { name: host, retired: true };
+  }
+
+  /**
    * Queues an ended job again, naming who asked in the ledger; with `ramMb`, under that RAM budget
    * (0: none) instead of the ended job's, as for a job the budget killed (`oom_killed`).
    */

@@ -15,6 +15,7 @@ export const AUDIT_TYPES = [
   'host:registered',
   'host:enabled',
   'host:disabled',
+  'host:retired',
   'claim:granted',
   'claim:released',
   'claim:force_released',

@@ -1,5 +1,5 @@
 /**
- * An operator's routes over HTTP: repairs (force-release a claim, enable or disable a host, retry a
+ * An operator's routes over HTTP: repairs (force-release a claim, enable, disable or retire a host, retry a
  * job) and tokens (list, create with the secret shown once, revoke). Registered by moreRoutes in
  * routes-more.ts, after the lifecycle's.
  */
@@ -60,25 +60,7 @@ export function operatorRoutes(app: Api, baton: Coordinator): void {
       });
     },
   );
-  for (const [verb, on] of HOST_TOGGLES) {
-    app.openapi(
-      route({
-        method: 'post',
-        path: `/v1/hosts/{name}/${verb}`,
-        tags: ['cluster'],
-        request: { params: z.object({ name: z.string().openapi({ param: { in: 'path' } }) }) },
-        responses: ok(
-          `the host, ${verb}d, and changed: false when it was ${verb}d already (nothing written)`,
-        ),
-      }),
-      async (context) => {
-        const { name } = context.req.valid('param');
-        await allow(context, baton, 'host:toggle', { what: `${verb} host ${name}`, host: name });
-        const toggled = await acting(context, () => baton.cluster.setHostEnabled(name, on, actorOf(context)));
-        return result(context, { ...toggled.host, changed: toggled.changed });
-      },
-    );
-  }
+  hostRoutes(app, baton);
   app.openapi(
     route({
       method: 'post',
@@ -110,6 +92,45 @@ const PruneBody = z
   });
 
 /** `baton job prune` over HTTP: an operator's job retention, as the leader's pass does it. */
+/** Enable, disable or retire a host, each under the `host:toggle` permission. */
+function hostRoutes(app: Api, baton: Coordinator): void {
+  for (const [verb, on] of HOST_TOGGLES) {
+    app.openapi(
+      route({
+        method: 'post',
+        path: `/v1/hosts/{name}/${verb}`,
+        tags: ['cluster'],
+        request: { params: z.object({ name: z.string().openapi({ param: { in: 'path' } }) }) },
+        responses: ok(
+          `the host, ${verb}d, and changed: false when it was ${verb}d already (nothing written)`,
+        ),
+      }),
+      async (context) => {
+        const { name } = context.req.valid('param');
+        await allow(context, baton, 'host:toggle', { what: `${verb} host ${name}`, host: name });
+        const toggled = await acting(context, () => baton.cluster.setHostEnabled(name, on, actorOf(context)));
+        return result(context, { ...toggled.host, changed: toggled.changed });
+      },
+    );
+  }
+  app.openapi(
+    route({
+      method: 'post',
+      path: '/v1/hosts/{name}/retire',
+      tags: ['cluster'],
+      request: { params: z.object({ name: z.string().openapi({ param: { in: 'path' } }) }) },
+      responses: ok(
+        '{name, retired: true}: the host is gone; 409 while a live baton up serves it or jobs run there',
+      ),
+    }),
+    async (context) => {
+      const { name } = context.req.valid('param');
+      await allow(context, baton, 'host:toggle', { what: `retire host ${name}`, host: name });
+      return result(context, await acting(context, () => baton.cluster.retireHost(name, actorOf(context))));
+    },
+  );
+}
+
 function pruneRoute(app: Api, baton: Coordinator): void {
   app.openapi(
     route({

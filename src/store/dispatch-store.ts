@@ -40,6 +40,15 @@ export interface Host extends HostCapacity {
   readonly agentCommand: boolean | null;
 }
 
+/**
+ * An operator's retire (`baton host retire`): `retired` once its row is gone; `serving` while a
+ * live runner session serves it, `busy` while jobs there are claimed or running (`jobs` of them).
+ */
+export type HostRetire =
+  | { readonly outcome: 'retired' }
+  | { readonly outcome: 'serving' }
+  | { readonly outcome: 'busy'; readonly jobs: number };
+
 /** An operator's enable or disable: the host after it, and whether it changed anything. */
 export interface HostToggle {
   readonly host: Host;
@@ -217,6 +226,17 @@ export interface DispatchStore {
       /** Who asked, in words (`alice@box`, `token t1`): the ledger row's `by`. */
       readonly actor?: string | undefined;
     }): Promise<HostToggle>;
+    /**
+     * Removes a host no `baton up` serves and no job runs on, with a `host:retired` ledger row;
+     * NotFoundError for an unknown host. Judged in the one guarded statement: a host whose runner
+     * session is live (live or silent) or with claimed or running jobs is left as it is, unrecorded.
+     * A later register of the name makes it again, as a new host.
+     */
+    retire(params: {
+      readonly name: string;
+      readonly by?: SessionId | undefined;
+      readonly actor?: string | undefined;
+    }): Promise<HostRetire>;
     /**
      * The serving runner's drain: its host, while enabled and served by this live session, is
      * disabled and marked draining, with a `host:disabled` ledger row (`by: drain`), so no

@@ -103,7 +103,9 @@ function judgedNotes(hosts: readonly JudgedHost[]): string[] {
           ? `has not reported for ${age(host.lastReportAgeMs)}: its \`baton up\` is dead or paused${jobs}`
           : `is down: its \`baton up\` stopped or was rescued`;
       const start = `baton up --host ${shellWord(host.name)}`;
-      return `host ${host.name} ${what} — start \`${start}\` on that machine to serve it again`;
+      const retire =
+        host.liveness === 'down' ? `, or \`baton host retire ${shellWord(host.name)}\` if it is gone` : '';
+      return `host ${host.name} ${what} — start \`${start}\` on that machine to serve it again${retire}`;
     });
 }
 
@@ -166,9 +168,11 @@ export function registerHosts(program: Command): void {
     );
 }
 
-/** `baton host enable|disable <name>`, naming who acted in the ledger. */
+/** `baton host enable|disable|retire <name>`, naming who acted in the ledger. */
 function registerHostToggle(program: Command): void {
-  const hostCommand = program.command('host').description('enable a host, or disable it into a warm standby');
+  const hostCommand = program
+    .command('host')
+    .description('enable a host, disable it into a warm standby, or retire it for good');
   for (const [verb, enabled] of [
     ['enable', true],
     ['disable', false],
@@ -186,11 +190,28 @@ function registerHostToggle(program: Command): void {
             enabled,
             cliActor(options.session),
           );
-          const state = host.enabled ? 'enabled' : 'disabled (standby)';
+          // In the word `baton hosts` shows (standby only while its `baton up` runs), judged by the same read.
+          const judged = (await hostsShown(baton)).find((one) => one.name === host.name);
+          const flag = hostFlag(judged ?? host);
+          const state = host.enabled ? 'enabled' : `disabled${flag === 'disabled' ? '' : ` (${flag})`}`;
           out.result({ ...host, changed }, () =>
             changed ? `host ${host.name} ${state}` : `host ${host.name} is already ${verb}d`,
           );
         }),
       );
   }
+  hostCommand
+    .command('retire <name>')
+    .description('forget a host no baton up serves any more: gone from hosts, status, metrics and doctor')
+    .option('--session <id>', 'the session you act under, recorded in the ledger')
+    .action((name: string, options: { session?: string }, cmd: Command) =>
+      withApi(cmd, async (baton, out) => {
+        const retired = await baton.cluster.retireHost(name, cliActor(options.session));
+        out.result(
+          retired,
+          () =>
+            `host ${retired.name} retired: \`baton up --host ${shellWord(retired.name)}\` registers it again`,
+        );
+      }),
+    );
 }

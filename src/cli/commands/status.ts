@@ -129,7 +129,8 @@ function notServedLine(host: FleetStatus['hosts'][number]): string {
   }
   return (
     `${host.name} drained, ${last}: its \`baton up\` stopped after a drain and none serves it — ` +
-    `start \`baton up --host ${shellWord(host.name)}\` there (that enables it again)`
+    `start \`baton up --host ${shellWord(host.name)}\` there (that enables it again), ` +
+    `or \`baton host retire ${shellWord(host.name)}\` if it is gone for good`
   );
 }
 

@@ -18,6 +18,7 @@ import { exerciseForceRelease } from './force-release.js';
 import type { Harness } from './harness.js';
 import { exerciseHandOff } from './hand-off.js';
 import { exerciseHostDrain } from './host-drain.js';
+import { exerciseHostRetire } from './host-retire.js';
 import { exerciseHostLoad } from './host-load.js';
 import { exerciseJobs } from './jobs.js';
 import { exerciseJobLoop } from './jobs-loop.js';
@@ -75,6 +76,7 @@ export function exerciseStore(harness: Harness): void {
     exerciseAgentCommand(harness);
     exerciseHostLoad(harness);
     exerciseHostDrain(harness);
+    exerciseHostRetire(harness);
     exerciseAttempts(harness);
     exerciseOrphanReasons(harness);
     exerciseRunBegin(harness);

@@ -8,7 +8,7 @@ import { assert } from '../../core/assert.js';
 import type { Fleet } from '../../core/capacity.js';
 import type { Instant } from '../../core/time.js';
 import { ConflictError, NotFoundError } from '../../core/errors.js';
-import type { DispatchStore, Host, HostRegisterParams, HostToggle } from '../dispatch-store.js';
+import type { DispatchStore, Host, HostRegisterParams, HostRetire, HostToggle } from '../dispatch-store.js';
 import { fleetOfRows, type FleetRow } from '../host-fleet.js';
 import type * as shared from '../run-rows.js';
 import { hostWithLoadOf } from '../run-rows.js';
@@ -154,6 +154,7 @@ export function postgresHosts(exec: PgExecutor, beat: PgExecutor = exec): Dispat
     heartbeat: (params) => heartbeatHost(beat, params),
     setEnabled: (params) => setEnabled(exec, params),
     drain: (params) => drainHost(exec, params),
+    retire: (params) => retireHost(exec, params),
     list: async () => (await exec.rows<HostRow>(HOST_LIST)).map(toHost),
     fleet: () => fleet(exec),
     agentCommandLive: async () =>
@@ -285,4 +286,41 @@ async function drainHost(
     [params.name, params.session],
   );
   return row?.drained === 1;
+}
+
+/**
+ * hosts.retire: one statement, with its ledger row. The delete's own guard reads the row it
+ * deletes (a register that took the host meanwhile is seen, and the host stays); the counts say
+ * why it stayed, from the same snapshot.
+ */
+const RETIRE = `WITH d AS (
+  DELETE FROM hosts WHERE name = $1::text
+    AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = hosts.session_id AND s.state = 'live')
+    AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.host = $1::text AND j.status IN ('claimed', 'running'))
+  RETURNING name
+), a AS (
+  INSERT INTO audit_events (at, type, session_id, host, detail)
+  SELECT ${NOW}, 'host:retired', $2::bigint, ${hostOf('$2::bigint')},
+    jsonb_build_object('host', d.name, 'by', $3::text)
+  FROM d
+)
+SELECT (SELECT count(*)::int FROM d) AS retired,
+  (SELECT count(*)::int FROM hosts WHERE name = $1::text) AS found,
+  EXISTS (SELECT 1 FROM hosts h JOIN sessions s ON s.id = h.session_id
+    WHERE h.name = $1::text AND s.state = 'live') AS serving,
+  (SELECT count(*)::int FROM jobs WHERE host = $1::text AND status IN ('claimed', 'running')) AS busy`;
+
+async function retireHost(
+  exec: PgExecutor,
+  params: Parameters<DispatchStore['hosts']['retire']>[0],
+): Promise<HostRetire> {
+  const row = await exec.one<{ retired: number; found: number; serving: boolean; busy: number }>(RETIRE, [
+    params.name,
+    params.by ?? null,
+    params.actor ?? null,
+  ]);
+  assert(row !== undefined, 'the retire answers one row');
+  if (row.retired === 1) return { outcome: 'retired' };
+  if (row.found === 0) throw new NotFoundError('host', params.name, 'list hosts with `baton hosts`');
+  return row.serving ? { outcome: 'serving' } : { outcome: 'busy', jobs: row.busy };
 }

@@ -1,7 +1,7 @@
 /** Hosts and their live capacity on SQLite. */
 import type { Fleet } from '../../core/capacity.js';
 import { ConflictError, NotFoundError } from '../../core/errors.js';
-import type { DispatchStore, Host, HostRegisterParams, HostToggle } from '../dispatch-store.js';
+import type { DispatchStore, Host, HostRegisterParams, HostRetire, HostToggle } from '../dispatch-store.js';
 import { fleetOfRows, type FleetRow } from '../host-fleet.js';
 import type * as shared from '../run-rows.js';
 import { hostWithLoadOf } from '../run-rows.js';
@@ -86,6 +86,7 @@ export function sqliteHosts(exec: SqliteExecutor): Sync<DispatchStore['hosts']> 
     heartbeat: (params) => exec.write(() => heartbeatIn(exec, params)),
     setEnabled: (params) => exec.write(() => setEnabledIn(exec, params)),
     drain: (params) => exec.write(() => drainIn(exec, params)),
+    retire: (params) => exec.write(() => retireIn(exec, params)),
     list: () => exec.read(() => (exec.prepare(HOST_LIST).all() as HostRow[]).map(toHost)),
     fleet: () => exec.read(() => fleet(exec)),
     agentCommandLive: () =>
@@ -225,4 +226,27 @@ function drainIn(exec: SqliteExecutor, params: Parameters<DispatchStore['hosts']
     detail: { host: params.name, by: 'drain' },
   });
   return true;
+}
+
+/** hosts.retire, in the caller's write transaction: a host no live session serves and no job runs on, removed. */
+function retireIn(exec: SqliteExecutor, params: Parameters<DispatchStore['hosts']['retire']>[0]): HostRetire {
+  const host = exec.prepare('SELECT session_id FROM hosts WHERE name = ?').get(params.name) as
+    { session_id: number | null } | undefined;
+  if (host === undefined) throw new NotFoundError('host', params.name, 'list hosts with `baton hosts`');
+  const serving = exec
+    .prepare("SELECT 1 AS live FROM sessions WHERE id = ? AND state = 'live'")
+    .get(host.session_id) as { live: number } | undefined;
+  if (serving !== undefined) return { outcome: 'serving' };
+  const { jobs } = exec
+    .prepare("SELECT count(*) AS jobs FROM jobs WHERE host = ? AND status IN ('claimed', 'running')")
+    .get(params.name) as { jobs: number };
+  if (jobs > 0) return { outcome: 'busy', jobs };
+  exec.prepare('DELETE FROM hosts WHERE name = ?').run(params.name);
+  appendAudit(exec, {
+    at: exec.now(),
+    type: 'host:retired',
+    session: params.by ?? null,
+    detail: { host: params.name, by: params.actor ?? null },
+  });
+  return { outcome: 'retired' };
 }
