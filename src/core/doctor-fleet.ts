@@ -4,7 +4,10 @@
  * modes; core/doctor.ts has the rest and the levels.
  */
 import { check, type DoctorCheck } from './doctor.js';
+import { DRAINED_TOO_LONG_MS, hostsDrainedTooLong, hostsNotServing } from './host-alerts.js';
+import { HOST_PLACES, hostPlace } from './host-jobs.js';
 import type { HostLiveness } from './host-liveness.js';
+import { shellWord } from './text.js';
 import { commandPrograms } from './agent-program.js';
 import type { DurationMs } from './time.js';
 
@@ -14,6 +17,8 @@ export interface FleetHost {
   readonly liveness: HostLiveness;
   readonly lastReportAgeMs: DurationMs;
   readonly containment: string | null;
+  /** Disabled by its own `baton up`'s drain; absent from an older server's answer (taken as not). */
+  readonly draining?: boolean;
   /** Its claimed and running jobs; absent from an older server's answer (taken as none). */
   readonly jobsActive?: number;
   /** Whether its runner runs jobs without a command (decision 0047); null: not said; absent: an older server. */
@@ -30,8 +35,12 @@ export interface FleetLeader {
 const NAMED = 5;
 
 function names(hosts: readonly FleetHost[]): string {
-  const shown = hosts.slice(0, NAMED).map((host) => host.name);
-  return hosts.length > NAMED ? `${shown.join(', ')} and ${hosts.length - NAMED} more` : shown.join(', ');
+  return words(hosts.map((host) => host.name));
+}
+
+function words(all: readonly string[]): string {
+  const shown = all.slice(0, NAMED);
+  return all.length > NAMED ? `${shown.join(', ')} and ${all.length - NAMED} more` : shown.join(', ');
 }
 
 export function judgeLeader(leader: FleetLeader): DoctorCheck {
@@ -45,32 +54,74 @@ export function judgeLeader(leader: FleetLeader): DoctorCheck {
   );
 }
 
+/** What the hosts check says of one kind of trouble: the hosts, in words, and how to fix the first. */
+interface HostTrouble {
+  readonly found: string;
+  readonly fix: string;
+}
+
+const start = (name: string): string => `start \`baton up --host ${shellWord(name)}\` on that machine`;
+
+/** The alerts' conditions (core/host-alerts.ts, as /metrics judges them), each naming its hosts and a fix. */
+function alertTroubles(hosts: readonly FleetHost[], age: (ms: DurationMs) => string): HostTrouble[] {
+  const troubles: HostTrouble[] = [];
+  const notServing = hostsNotServing(hosts);
+  const [first] = notServing;
+  if (first !== undefined) {
+    const each = notServing.map((host) => `${host.name} ${host.liveness}`);
+    const name = shellWord(first.name);
+    const retire = first.liveness === 'down' ? `, or \`baton host retire ${name}\` if it left for good` : '';
+    troubles.push({
+      found: `enabled and not served (BatonHostNotServing, after 2 min): ${words(each)}`,
+      fix: `${start(first.name)}${retire} (\`baton host disable ${name}\` while it is away)`,
+    });
+  }
+  const drained = hostsDrainedTooLong(hosts);
+  const [oldest] = [...drained].sort((a, b) => b.lastReportAgeMs - a.lastReportAgeMs);
+  if (oldest !== undefined) {
+    troubles.push({
+      found:
+        `drained and not back for over ${age(DRAINED_TOO_LONG_MS)} (BatonHostDrainedTooLong): ` +
+        `${names(drained)} (last report ${age(oldest.lastReportAgeMs)} ago)`,
+      fix: `${start(oldest.name)}, or \`baton host retire ${shellWord(oldest.name)}\` if it left for good`,
+    });
+  }
+  return troubles;
+}
+
 /**
- * Silent hosts (a runner session live on paper that stopped reporting), and the rest in words: an
- * enabled one, or a disabled or draining one that holds jobs (its `baton up` killed mid-drain:
- * they await rescue); a disabled one holding none takes no work and waits for nothing.
+ * The hosts by where each stands, in `baton status`'s words (drained, not down, for one its own
+ * drain stopped); a warning while an alert's condition holds (core/host-alerts.ts: the same
+ * judgement as /metrics), and for a silent disabled or draining host that holds jobs (its `baton
+ * up` killed mid-drain: they await rescue); a disabled one holding none waits for nothing.
  */
 export function judgeHosts(hosts: readonly FleetHost[], age: (ms: DurationMs) => string): DoctorCheck {
   if (hosts.length === 0)
     return check('hosts', 'ok', 'no host registered yet: `baton up` registers the one it runs on');
-  const count = (liveness: HostLiveness): number => hosts.filter((host) => host.liveness === liveness).length;
-  const found = `${hosts.length} host(s): ${count('live')} live, ${count('silent')} silent, ${count('down')} down`;
+  const places = HOST_PLACES.flatMap((place) => {
+    const count = hosts.filter((host) => hostPlace(host) === place).length;
+    return place === 'live' || count > 0 ? [`${count} ${place}`] : [];
+  });
+  const found = `${hosts.length} host(s): ${places.join(', ')}`;
+  const troubles = alertTroubles(hosts, age);
   const held = (host: FleetHost): number => host.jobsActive ?? 0;
-  const silent = hosts.filter((host) => host.liveness === 'silent' && (host.enabled || held(host) > 0));
+  const silent = hosts.filter((host) => !host.enabled && host.liveness === 'silent' && held(host) > 0);
   if (silent.length > 0) {
-    const since = Math.min(...silent.map((host) => host.lastReportAgeMs));
     const jobs = silent.reduce((sum, host) => sum + held(host), 0);
-    const waiting = jobs === 0 ? '' : `; ${jobs} job(s) there await rescue`;
-    return check(
-      'hosts',
-      'warn',
-      `${found}; silent: ${names(silent)} (quiet for ${age(since)} or more: its \`baton up\` is dead or ` +
-        `paused${waiting})`,
-      `start \`baton up --host ${silent[0]?.name ?? 'NAME'}\` on that machine, or take it out of service ` +
-        `(\`baton host disable ${silent[0]?.name ?? 'NAME'}\`)`,
-    );
+    troubles.push({
+      found:
+        `silent while disabled or draining: ${names(silent)} ` +
+        `(its \`baton up\` is dead or paused; ${jobs} job(s) there await rescue)`,
+      fix: `${start(silent[0]?.name ?? 'NAME')}, or start \`baton up\` on another host to lead and rescue them`,
+    });
   }
-  return check('hosts', 'ok', found);
+  if (troubles.length === 0) return check('hosts', 'ok', found);
+  return check(
+    'hosts',
+    'warn',
+    [found, ...troubles.map((trouble) => trouble.found)].join('; '),
+    troubles.map((trouble) => trouble.fix).join('; '),
+  );
 }
 
 /** Hosts whose runner keeps its agents in a process group only: no cgroup, so no kernel RAM limit. */

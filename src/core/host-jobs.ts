@@ -34,7 +34,8 @@ interface PlacedHost {
   readonly jobsActive: number;
 }
 
-function hostPlace(host: Omit<PlacedHost, 'name' | 'jobsActive'>): HostPlace {
+/** Where a host stands, in the words `baton status` and `baton hosts` use (doctor's hosts check too). */
+export function hostPlace(host: Omit<PlacedHost, 'name' | 'jobsActive'>): HostPlace {
   const flag = hostFlag(host);
   return flag === 'enabled' ? (host.liveness ?? 'live') : flag;
 }

@@ -5,6 +5,7 @@
  * on the database clock (`stats.now`), so every process that serves them agrees.
  */
 import { Gauge, type Registry } from 'prom-client';
+import { hostsDrained, hostsNotServing } from '../core/host-alerts.js';
 import { judgeHosts, type HostLiveness } from '../core/host-liveness.js';
 import { TASK_STATES } from '../core/task.js';
 import type { Instant } from '../core/time.js';
@@ -124,7 +125,7 @@ export function refreshHealth(gauges: HealthGauges, stats: StoreStats): void {
       gauges.hosts.set({ liveness, enabled: String(enabled), draining: String(draining) }, hosts);
     }
   }
-  const drained = judged.filter((host) => host.draining && host.liveness !== 'live');
+  const drained = hostsDrained(judged);
   const oldest = drained.reduce<Instant | null>(
     (at, host) => (at === null || host.heartbeatAt < at ? host.heartbeatAt : at),
     null,
@@ -132,7 +133,7 @@ export function refreshHealth(gauges: HealthGauges, stats: StoreStats): void {
   gauges.drainedOldest.set(ageSeconds(oldest, stats.now));
   // Reset first: a host back in service (or gone from the table) drops its series.
   gauges.notServing.reset();
-  for (const host of judged.filter((each) => each.enabled && each.liveness !== 'live'))
+  for (const host of hostsNotServing(judged))
     gauges.notServing.set({ host: host.name, liveness: host.liveness }, 1);
   gauges.drainedAge.reset();
   for (const host of drained)

@@ -243,7 +243,7 @@ for (const db of bothEngines()) {
       assert.equal(code, 0, 'warnings only');
       expectLevel(checks, 'ledger', 'ok', /1 key\(s\) registered, a key file is here/);
       expectLevel(checks, 'leader', 'ok', /box-1 leads, term 1/);
-      expectLevel(checks, 'hosts', 'warn', /silent: box-9 .*baton up --host box-9.*baton host disable box-9/);
+      expectLevel(checks, 'hosts', 'warn', /box-9 silent.*baton up --host box-9.*baton host disable box-9/);
       expectLevel(checks, 'fleet-containment', 'warn', /box-1 run agents without a cgroup/);
     });
 

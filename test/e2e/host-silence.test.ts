@@ -127,7 +127,7 @@ test('a baton up killed mid-drain is told silent with its job awaiting rescue, n
     const doctor = await c.baton('doctor');
     assert.match(
       doctor.stdout,
-      /^warn +hosts +1 host\(s\): 0 live, 1 silent, 0 down; silent: hd .*1 job\(s\) there await rescue/m,
+      /^warn +hosts +1 host\(s\): 0 live, 1 silent; silent while disabled or draining: hd .*1 job\(s\) there await rescue/m,
     );
     assert.match((await c.baton('hosts')).stdout, /^hd +silent /m);
   } finally {
