@@ -9,6 +9,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { baton, type Run } from '../../test/support/cli.js';
 import {
   postgresDatabase,
@@ -219,4 +220,38 @@ test('refuses a file another connection is writing (its write lock held), changi
   assert.deepEqual(await targetRows(to), { tables: 0 });
   assert.deepEqual(contentOf(src), before);
   await ok(src, 'db', 'copy', '--to', to);
+});
+
+test('a role that may not create tables in schema public (PostgreSQL 15): exit 6, dry run and copy', async () => {
+  const { src } = await givenSealed();
+  const to = await server().empty();
+  const role = `copy_owner_${process.pid}`;
+  const admin = new pg.Client({ connectionString: to });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD 'ow'`);
+    // As on PostgreSQL 15 and later for any role but public's owner (older servers granted it to all).
+    await admin.query(`REVOKE CREATE ON SCHEMA public FROM PUBLIC`);
+    const as = new URL(to);
+    as.username = role;
+    as.password = 'ow';
+    const before = contentOf(src);
+    for (const dry of [['--dry-run'], []]) {
+      const run = await baton(src, 'db', 'copy', '--to', as.toString(), ...dry);
+      const line = assertOneErrorLine(run, 6, `copy ${dry.join(' ')} as a role without CREATE`);
+      assert.match(line, new RegExp(`role ${role} may not create tables in schema public`));
+      assert.match(
+        line,
+        new RegExp(`ALTER SCHEMA public OWNER TO ${role} \\(or GRANT CREATE ON SCHEMA public TO ${role}\\)`),
+      );
+    }
+    assert.deepEqual(contentOf(src), before, 'the file is not marked moved');
+    assert.deepEqual(await targetRows(to), { tables: 0 });
+    await admin.query(`GRANT CREATE ON SCHEMA public TO ${role}`);
+    await ok(src, 'db', 'copy', '--to', as.toString(), '--dry-run');
+  } finally {
+    await admin.query(`DROP OWNED BY ${role}`);
+    await admin.query(`DROP ROLE ${role}`);
+    await admin.end();
+  }
 });

@@ -54,7 +54,9 @@ const MEANING: Readonly<Record<number, string>> = {
   3: "conflict: held by another session, lost the race, fenced off, or the task's state refuses it",
   4: 'not found',
   5: 'database (or GitHub) unreachable',
-  6: 'not allowed: over the HTTP API, no token, a bad one, or one whose scope does not cover this',
+  6:
+    'not allowed: over the HTTP API, no token, a bad one, or one whose scope does not cover this; ' +
+    'db copy: the role may not create tables in the target schema',
   7: 'baton doctor: a check failed (each FAIL line says how to fix it)',
   8: 'up, serve, github sync --every: stopped as on SIGTERM because the reader of its output went away',
 };

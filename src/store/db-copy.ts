@@ -48,6 +48,10 @@ export interface TargetState {
   readonly otherTables: readonly string[];
   /** Copied tables (and the ledger's) already holding rows, with their counts. */
   readonly nonEmpty: Readonly<Record<string, number>>;
+  /** The role the URL logs in as, its current schema, and whether it may create tables there. */
+  readonly role: string;
+  readonly schema: string;
+  readonly canCreate: boolean;
 }
 
 export interface CopyResult {

@@ -40,7 +40,8 @@ export function registerDbCopy(db: Command): void {
         'tasks, states, gates, dependencies, jobs and their history, the ledger (continued by a ' +
         'ledger:continued row), then marks the file moved (commands that write it refuse it); exit 2 bad ' +
         'flags, 3 refused (work in flight, the file being written or already moved, ledger not verified ' +
-        'or not sealed, target not empty), nothing changed',
+        'or not sealed, target not empty), 4 target database missing, 5 database unreachable or login ' +
+        'refused, 6 the role may not create tables in the target schema; nothing changed',
     )
     .option('--to <url>', 'the PostgreSQL database (postgres://…): empty, or with Baton tables and no rows')
     .option('--dry-run', 'check everything and print the rows each table would copy; change nothing')
@@ -98,6 +99,7 @@ async function copyChecked(run: CopyRun, out: Output): Promise<void> {
   refuseLedger(report, checkpoint, path);
   const target = await readTargetState(to);
   refuseTarget(target, redactSecrets(to));
+  refusePrivilege(target, redactSecrets(to));
   const counts = Object.fromEntries(COPIED_TABLES.map(({ table }) => [table, source.count(table)]));
   const where = redactSecrets(to);
   if (run.dryRun) {
@@ -145,8 +147,10 @@ async function copyChecked(run: CopyRun, out: Output): Promise<void> {
         'that evidence and give the new database a new one (a sealer refuses a file whose newest line the new ' +
         'ledger does not hold)',
       // docs/operations.md: the password in PGPASSWORD or ~/.pgpass, never in the URL.
-      `then use the new database: BATON_DB=${withoutPassword(to)}, its password in PGPASSWORD or ~/.pgpass, ` +
-        'never in the URL (baton up seals its ledger with the same key file)',
+      `then split the roles (docs/security.md): baton --db ${withoutPassword(to)} db roles --owner <owner> ` +
+        '--runtime <runtime role>, and run everything else under the runtime role: ' +
+        `BATON_DB=${runtimeUrl(to)}, its password in PGPASSWORD or ~/.pgpass, never in the URL ` +
+        '(baton up seals its ledger with the same key file)',
     ],
   );
 }
@@ -243,5 +247,25 @@ function refuseTarget(target: TargetState, where: string): void {
       ? `${where} is not empty (rows: ${held.slice(0, 6).join(', ')}): the copy fills an empty database only`
       : `${where} holds tables that are not Baton's (${target.otherTables.slice(0, 6).join(', ')})`,
     'create an empty database (CREATE DATABASE baton) and pass it with --to',
+  );
+}
+
+/** The target's URL for the runtime role, without a password: `postgres://<runtime role>@host/db`. */
+function runtimeUrl(to: string): string {
+  const url = new URL(withoutPassword(to));
+  url.username = 'RUNTIME_ROLE';
+  return url.toString().replace('RUNTIME_ROLE', '<runtime role>');
+}
+
+/** A role that may not create the tables (PostgreSQL 15: public is its owner's), refused before anything. */
+function refusePrivilege(target: TargetState, where: string): void {
+  if (target.batonTables || target.canCreate) return;
+  throw new Refusal(
+    'forbidden',
+    'schema_privilege',
+    `${where}: role ${target.role} may not create tables in schema ${target.schema} (PostgreSQL 15 and ` +
+      'later give CREATE on public to its owner only), so the copy cannot make its tables',
+    `as a superuser or the database's owner: ALTER SCHEMA ${target.schema} OWNER TO ${target.role} ` +
+      `(or GRANT CREATE ON SCHEMA ${target.schema} TO ${target.role}), then copy again`,
   );
 }

@@ -49,7 +49,22 @@ async function targetState(client: PassfileClient): Promise<TargetState> {
       if (count > 0) nonEmpty[table] = count;
     }
   }
-  return { batonTables, otherTables, nonEmpty };
+  // PostgreSQL 15 grants CREATE on schema public to its owner only: a role that does not own it
+  // passes every check above and fails at its first CREATE TABLE (the ops walk, with exit 5).
+  const [privilege] = (
+    await client.query<{ role: string; schema: string; can_create: boolean }>(
+      `SELECT current_user AS role, current_schema() AS schema,
+         has_schema_privilege(current_schema(), 'CREATE') AS can_create`,
+    )
+  ).rows;
+  return {
+    batonTables,
+    otherTables,
+    nonEmpty,
+    role: privilege?.role ?? '?',
+    schema: privilege?.schema ?? 'public',
+    canCreate: privilege?.can_create === true,
+  };
 }
 
 export async function copyIntoPostgres(
