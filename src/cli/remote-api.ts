@@ -78,7 +78,10 @@ export interface CliApi extends Omit<AgentApi, 'effects' | 'lifecycle'> {
     | 'setSetting'
     | 'settings'
   >;
-  readonly cluster: Pick<Cluster, 'hosts' | 'leader' | 'setHostEnabled' | 'retireHost' | 'retryJob' | 'pruneJobs'>;
+  readonly cluster: Pick<
+    Cluster,
+    'hosts' | 'leader' | 'setHostEnabled' | 'retireHost' | 'retryJob' | 'pruneJobs'
+  >;
   readonly tokens: Pick<Tokens, 'create' | 'list' | 'revoke'>;
   readonly progress: Pick<ProgressMarks, 'ofJobs'>;
   readonly pull: Pick<Pull, 'next' | 'finish' | 'nextBatch' | 'batch'>;

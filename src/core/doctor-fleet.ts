@@ -77,7 +77,7 @@ function alertTroubles(hosts: readonly FleetHost[], age: (ms: DurationMs) => str
     });
   }
   const drained = hostsDrainedTooLong(hosts);
-  const [oldest] = [...drained].sort((a, b) => b.lastReportAgeMs - a.lastReportAgeMs);
+  const [oldest] = [...drained].sort((one, other) => other.lastReportAgeMs - one.lastReportAgeMs);
   if (oldest !== undefined) {
     troubles.push({
       found:
