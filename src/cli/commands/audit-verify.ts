@@ -152,7 +152,8 @@ function printVerify(report: Printed, out: Output, note: string | null): void {
         : `${intact}, sealed through row ${report.sealedThrough}`;
     return [
       head,
-      ...report.problems.slice(0, 10).map((bad) => `  row ${bad.id} ${bad.problem}: ${bad.detail}`),
+      ...report.problems.slice(0, SHOWN).map((bad) => `  row ${bad.id} ${bad.problem}: ${bad.detail}`),
+      ...notShown(report),
       `  unsealed: ${rowsText(report.unsealed.count)}${from}`,
       ...pruned.map((line) => `  ${line}`),
       ...(note === null ? [] : [`  ${note}`]),
@@ -198,4 +199,14 @@ function assertReadable(file: string): void {
   if (!head.startsWith('{"record":"ledger"') && !head.startsWith('record,')) {
     throw new InvalidInputError(`--previous ${file} is not a ledger export`, fix);
   }
+}
+
+/** Problems listed one a line; the rest counted, so that the head's count and the lines agree. */
+const SHOWN = 10;
+
+function notShown(report: VerifyReport): string[] {
+  const rest = report.problemCount - Math.min(SHOWN, report.problems.length);
+  return rest > 0
+    ? [`  and ${rest} more problem${rest === 1 ? '' : 's'} not shown (--json lists those it holds)`]
+    : [];
 }
