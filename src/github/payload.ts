@@ -84,6 +84,8 @@ export type Delivery = { readonly repository: string | null } & (
       readonly isPullRequest: boolean;
       /** The action was `reopened`: GitHub reopened the issue just now. */
       readonly reopened: boolean;
+      /** The action was `deleted`: the issue is gone from GitHub (and from every sync's pages). */
+      readonly deleted: boolean;
     }
   | { readonly kind: 'merged'; readonly text: string }
   | { readonly kind: 'other' }
@@ -117,6 +119,7 @@ export function readDelivery(event: string, value: unknown): Read<Delivery> {
       number: issue.number,
       isPullRequest: issue.pull_request !== undefined && issue.pull_request !== null,
       reopened: action === 'reopened',
+      deleted: action === 'deleted',
     }));
   }
   if (event === 'pull_request') {

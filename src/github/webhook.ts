@@ -25,6 +25,9 @@
  * the token's limit spent is answered 202 at once, `deferred`, with one log line naming the limit
  * and its reset; the change is on GitHub, newer than the sync's cursor, and the next sync after
  * the reset reads and applies it (a merged PR's issues applied before the limit stay applied).
+ * Not an issue `deleted` or `reopened`, which no sync sees (a deleted issue is on no page; a
+ * reopen of a task finished in Baton is told only by the delivery's action): answered 503 at once,
+ * logged, so GitHub records it failed and a person redelivers it after the reset.
  *
  * A sub-app: the server mounts it with `app.route('/', githubWebhookRoutes(deps))`.
  */
@@ -110,9 +113,11 @@ export function githubWebhookRoutes(deps: WebhookDeps): Hono {
 async function handle(deps: WebhookDeps, delivery: Delivery): Promise<readonly Applied[] | null> {
   if (delivery.kind === 'issue') {
     if (delivery.isPullRequest) return null;
-    const { number, reopened } = delivery;
+    const { number, reopened, deleted } = delivery;
     return applyNumber(deps, number, reopened).catch((error: unknown) => {
-      throw error instanceof GithubRateLimitedError ? new Deferred([], [number], error) : error;
+      if (!(error instanceof GithubRateLimitedError)) throw error;
+      if (reopened || deleted) throw unseenBySync(deps, number, deleted ? 'deleted' : 'reopened', error);
+      throw new Deferred([], [number], error);
     });
   }
   if (delivery.kind === 'merged') return applyReferences(deps, closingReferences(delivery.text));
@@ -178,6 +183,27 @@ class Deferred extends Error {
   ) {
     super(limit.message);
   }
+}
+
+/**
+ * A `deleted` or `reopened` delivery under a spent limit is not deferred: the sync cannot see it (a
+ * deleted issue is on no page; a reopen is told from an open issue only by the delivery's action),
+ * so it is answered 503 and the delivery stays failed on GitHub, to be redelivered after the reset.
+ */
+function unseenBySync(
+  deps: WebhookDeps,
+  number: number,
+  action: string,
+  limit: GithubRateLimitedError,
+): GithubUnavailableError {
+  const { kind, resetAt } = limit;
+  const spent = `the token's ${kind} rate limit is spent ${resetAt === null ? 'for a while' : `until ${resetAt}`}`;
+  const message = `${issueKey(deps.repo, number)} ${action}: not applied, ${spent}; the next sync would not see it`;
+  deps.log(`GitHub webhook: ${message}`);
+  return new GithubUnavailableError(
+    message,
+    "redeliver it after the reset from the webhook's Recent Deliveries on GitHub",
+  );
 }
 
 /** The 202 of a deferred delivery, said once in the log with the limit and its reset. */

@@ -4,13 +4,14 @@
  * client does not wait the limit out (it waited up to three resets): the delivery is answered 202
  * at once, `deferred`, with one log line naming the limit and its reset, and the change is not
  * lost: it is newer than the sync's cursor, so the next sync after the reset reads and applies it.
+ * An issue deleted or reopened is not deferred, since no sync sees it: 503, to be redelivered.
  */
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { bothEngines } from '../support/databases.js';
 import { OpenApiChecker } from '../support/github-openapi.js';
 import type { StoredIssue } from '../support/github-standin.js';
-import { key, REPO } from './fixture.js';
+import { drain, finish, key, REPO } from './fixture.js';
 import { repository, withServer } from './webhook-server.js';
 
 /** Ten days: waited out, even at the tests' 20 ms a second, it would hold the delivery for hours. */
@@ -102,6 +103,52 @@ for (const db of bothEngines()) {
           await f.backlog.sync({ labels: [] });
           assert.equal((await f.store.tasks.get(key(3)))?.state, 'done');
           assert.equal((await f.store.tasks.get(key(4)))?.state, 'done');
+        }),
+    );
+
+    test(
+      'a deleted or reopened issue is answered 503, not deferred (no sync sees it); redelivered, applied',
+      { timeout: 60_000 },
+      () =>
+        withServer(db, async (f, post) => {
+          f.gh.add(5);
+          f.gh.add(6);
+          await f.backlog.sync({ labels: [] });
+          await finish(f, 6);
+          await drain(f);
+          const deleted = f.gh.issueJson(f.gh.issues.get(5) as StoredIssue);
+          f.gh.delete(5);
+          f.gh.close(6);
+          f.gh.reopen(6);
+          const reopened = f.gh.issueJson(f.gh.issues.get(6) as StoredIssue);
+          f.gh.rateLimit = { status: 403, liftsInS: FAR_S };
+          f.gh.down = 'primary';
+          const deliveries = [
+            { action: 'deleted', issue: deleted, repository },
+            { action: 'closed', issue: reopened, repository },
+            { action: 'reopened', issue: reopened, repository },
+          ];
+          const statuses = [];
+          for (const delivery of deliveries) statuses.push((await post('issues', delivery)).status);
+          assert.deepEqual(statuses, [503, 202, 503]);
+          const said = f.logs.filter((l) => l.startsWith('GitHub webhook:'));
+          assert.equal(said.length, 3, said.join('\n'));
+          assert.match(
+            said[0] ?? '',
+            /#5 deleted: not applied, the token's primary rate limit is spent until/,
+          );
+          f.gh.down = null; // the limit lifts: the sync sees an open issue and a finished task
+          await f.backlog.sync({ labels: [] });
+          assert.equal(
+            (await f.store.tasks.get(key(6)))?.state,
+            'done',
+            'the sync alone cannot tell the reopen',
+          );
+          for (const delivery of [deliveries[0], deliveries[2]]) {
+            assert.equal((await post('issues', delivery)).status, 200, 'redelivered after the reset');
+          }
+          assert.equal((await f.store.tasks.get(key(5)))?.stateReason, 'issue deleted on GitHub');
+          assert.equal((await f.store.tasks.get(key(6)))?.state, 'open');
         }),
     );
   });
