@@ -77,6 +77,9 @@ type Client = InstanceType<typeof RestWithPlugins>;
 
 export const DEFAULT_GITHUB_API_URL = 'https://api.github.com';
 
+/** Each client's token's login (GithubApi.login): views of one client share it. */
+const LOGINS = new WeakMap<object, Promise<string>>();
+
 export class GithubApi {
   private readonly client: Client;
   private readonly token: string;
@@ -240,18 +243,34 @@ export class GithubApi {
   }
 
   /**
-   * Whether a comment made since `since` (an hour's slack for the clocks) ends with `marker`, as
-   * the projector's posts do. Ends, not contains: a marker quoted inside a comment's text (a note or
-   * a reason that holds one, a person's comment) is not that post. GitHub lists an issue's comments
-   * oldest first, so the window, not the page, bounds the read.
+   * Whether a comment made since `since` (an hour's slack for the clocks) by the token's own user
+   * ends with `marker`, as the projector's posts do. Ends, not contains: a marker quoted inside a
+   * comment's text (a note or a reason that holds one, a person's comment) is not that post. By the
+   * token's user: the markers are sequential and invisible when rendered, so anyone who may comment
+   * could otherwise post one ahead and stop Baton's post. GitHub lists an issue's comments oldest
+   * first, so the window, not the page, bounds the read.
    */
   async hasComment(repo: RepoName, number: number, marker: string, since: number): Promise<boolean> {
+    const self = (await this.login()).toLowerCase();
     const after = new Date(since - 3_600_000).toISOString();
     const path = `/repos/${repo.full}/issues/${number}/comments?per_page=100&since=${after}`;
     const got = await this.call('GET', path);
-    return (got.data as { body?: string }[]).some((comment) =>
-      (comment.body ?? '').trimEnd().endsWith(marker),
+    return (got.data as { body?: string; user?: { login?: string } | null }[]).some(
+      (comment) =>
+        (comment.user?.login ?? '').toLowerCase() === self && (comment.body ?? '').trimEnd().endsWith(marker),
     );
+  }
+
+  /** The token's own user (`GET /user`, its `login`), asked once per client; a failure is not kept. */
+  private login(): Promise<string> {
+    const known = LOGINS.get(this.client);
+    if (known !== undefined) return known;
+    const asked = this.call('GET', '/user').then((got) =>
+      String((got.data as { login?: unknown }).login ?? ''),
+    );
+    LOGINS.set(this.client, asked);
+    asked.catch(() => LOGINS.delete(this.client));
+    return asked;
   }
 
   /**

@@ -97,6 +97,27 @@ for (const db of bothEngines()) {
         ]);
       }));
 
+    test("another user's comment ending with the marker is not the post: the note is still posted", () =>
+      withFixture(db, async (f) => {
+        await escalated(f, 12);
+        const by = { name: 'alice@box' };
+        await f.store.lifecycle.transition({ key: key(12), action: 'resolve', by, reason: 'go ahead' });
+        const [row] = (await f.store.github.pending({ limit: 100, key: key(12) })).filter(
+          (r) => r.kind === 'comment',
+        );
+        assert.ok(row !== undefined);
+        f.gh.commenter = 'mallory';
+        await f.backlog.deps.api.comment(
+          parseRepo(REPO),
+          12,
+          `looks done\n\n<!-- baton:outbox:${row.id} -->`,
+        );
+        f.gh.commenter = 'octo';
+        await drain(f);
+        assert.equal(resolvedComments(f, 12).length, 1, 'posted by Baton, once');
+        assert.equal(f.gh.sent.filter((r) => r.route === '/user').length, 1, 'GET /user asked once');
+      }));
+
     test('with comments off, the note is not posted and its row is marked applied', () =>
       withFixture(
         db,

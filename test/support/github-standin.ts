@@ -31,7 +31,7 @@ export interface StoredIssue {
   createdAt: string;
   updatedAt: string;
   closedAt: string | null;
-  comments: { id: number; body: string; at: string }[];
+  comments: { id: number; body: string; at: string; by: string }[];
   mergedPr: number | null;
   /** The merged PR's repository (owner/name): this one unless a fork's PR mentioned the issue. */
   mergedPrRepo: string | null;
@@ -67,6 +67,8 @@ export class GithubStandIn {
   readonly issues = new Map<number, StoredIssue>();
   readonly faults: Fault[] = [];
   readonly deleted = new Set<number>();
+  /** Who the token is (`GET /user`) is `octo`; a comment is posted as this user (a test's other person). */
+  commenter = 'octo';
   /** The repository's issues turned off: every issue request answers 410, as GitHub does. */
   issuesDisabled = false;
   /** Faults applied to every request whose path matches, until cleared (GitHub "down"). */
@@ -396,6 +398,7 @@ export class GithubStandIn {
       status: 404,
       body: { message: 'Not Found', documentation_url: 'https://docs.github.com/rest' },
     };
+    if (method === 'GET' && route === '/user') return { route, status: 200, body: this.userJson() };
     // GitHub's owner and repository names are case-insensitive: /repos/Acme/API is acme/api.
     if (!url.pathname.toLowerCase().startsWith(`${prefix}/issues`.toLowerCase())) return notFound;
     const m = /\/issues\/(\d+)/.exec(url.pathname);
@@ -439,6 +442,7 @@ export class GithubStandIn {
           id: this.nextComment++,
           body: typeof input['body'] === 'string' ? input['body'] : '',
           at: this.tick(),
+          by: this.commenter,
         };
         issue.comments.push(c);
         issue.updatedAt = c.at;
@@ -449,9 +453,27 @@ export class GithubStandIn {
     }
   }
 
+  /** `GET /user` of the token's user, as GitHub answers another's view of it (public-user). */
+  private userJson(): Record<string, unknown> {
+    const none = { bio: null, blog: null, company: null, email: null, hireable: null, location: null };
+    const at = '2020-01-01T00:00:00Z';
+    return {
+      ...USER(this.url),
+      ...none,
+      name: null,
+      followers: 0,
+      following: 0,
+      public_gists: 0,
+      public_repos: 0,
+      created_at: at,
+      updated_at: at,
+      user_view_type: 'public',
+    };
+  }
+
   private commentJson(
     issue: StoredIssue,
-    c: { id: number; body: string; at: string },
+    c: { id: number; body: string; at: string; by: string },
   ): Record<string, unknown> {
     return {
       id: c.id,
@@ -459,7 +481,7 @@ export class GithubStandIn {
       url: `${this.url}/repos/${this.repo}/issues/comments/${c.id}`,
       html_url: `https://github.example/${this.repo}/issues/${issue.number}#issuecomment-${c.id}`,
       body: c.body,
-      user: USER(this.url),
+      user: { ...USER(this.url), login: c.by },
       created_at: c.at,
       updated_at: c.at,
       issue_url: `${this.url}/repos/${this.repo}/issues/${issue.number}`,
