@@ -1,7 +1,8 @@
 /**
  * `baton github sync` as a process, against the stand-in: `--every` keeps running pass after pass
  * without piling up abort listeners, and a `--token-env` that is no variable name, or a
- * `--github-authors` that names no author association, is said so.
+ * `--github-authors` that names no author association, is said so. After a stop, only a stop is a
+ * clean end: a store that failed keeps its error (exit 5).
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,6 +14,9 @@ import { batonBare, repoRoot } from '../support/cli.js';
 import { sqliteDatabase } from '../support/databases.js';
 import { waitUntil } from '../support/wait.js';
 import { githubFixture, REPO } from './fixture.js';
+import { failedPass } from '../../src/cli/commands/github.js';
+import { GithubUnavailableError, StoreUnavailableError } from '../../src/core/errors.js';
+import { GithubStoppedError } from '../../src/github/stop.js';
 
 describe('baton github sync (a process)', () => {
   test('--every runs pass after pass (12 here) without MaxListenersExceededWarning, and stops on SIGTERM', async () => {
@@ -62,5 +66,18 @@ describe('baton github sync (a process)', () => {
     assert.match(run.stderr, /"FRIENDS" is not one of GitHub's author associations/);
     assert.equal(run.stderr.trim().split('\n').length, 1);
     assert.equal(created, false, 'refused before the database was opened');
+  });
+});
+
+describe("--every's failed pass", () => {
+  test('after a stop only GithubStoppedError is a clean stop; a store failure is thrown (exit 5)', () => {
+    const stopped = new GithubStoppedError('GitHub GET /repos/acme/api/issues: stopped');
+    assert.equal(failedPass(stopped, true, false), stopped.message);
+    assert.equal(failedPass(stopped, true, true), JSON.stringify({ stopped: stopped.message }));
+    const store = new StoreUnavailableError('the database is not answering', 'start it');
+    assert.throws(() => failedPass(store, true, false), StoreUnavailableError);
+    assert.throws(() => failedPass(store, false, false), StoreUnavailableError);
+    const github = new GithubUnavailableError('GitHub answered 502', 'later');
+    assert.equal(failedPass(github, false, false), 'GitHub answered 502; next pass later');
   });
 });

@@ -9,6 +9,7 @@ import type { Command } from 'commander';
 import { GithubUnavailableError, InvalidInputError } from '../../core/errors.js';
 import { validateDuration } from '../../core/validate.js';
 import type { SyncReport } from '../../github/sync.js';
+import { GithubStoppedError } from '../../github/stop.js';
 import {
   backlogFrom,
   checkGithubFlags,
@@ -82,14 +83,7 @@ export function registerGithub(program: Command): void {
         // Kept running: a pass GitHub refused is reported, and the next one tries again.
         const line = await pass().then(
           ({ report, value }) => (out.json ? jsonText(value) : summary(report)),
-          (error: unknown) => {
-            const message = error instanceof Error ? error.message : String(error); // stopped: said, then ends
-            if (stop.signal.aborted) return out.json ? jsonText({ stopped: message }) : message;
-            if (!(error instanceof GithubUnavailableError)) throw error;
-            return out.json
-              ? jsonText({ error: error.code, message: error.message })
-              : `${error.message}; next pass later`;
-          },
+          (error: unknown) => failedPass(error, stop.signal.aborted, out.json),
         );
         process.stdout.write(`${line}\n`);
         // Ended early by a signal; the wait takes its abort listener away either way (one added per
@@ -99,6 +93,19 @@ export function registerGithub(program: Command): void {
       }
     });
   });
+}
+
+/**
+ * The line a failed pass of `--every` prints: a stop (GithubStoppedError after SIGTERM) is said, and
+ * the loop then ends, exit 0; GitHub unavailable is said, the next pass tries again. Anything else
+ * is thrown, stopped or not (a StoreUnavailableError keeps its exit 5).
+ */
+export function failedPass(error: unknown, stopped: boolean, json: boolean): string {
+  if (stopped && error instanceof GithubStoppedError) {
+    return json ? jsonText({ stopped: error.message }) : error.message;
+  }
+  if (!(error instanceof GithubUnavailableError)) throw error;
+  return json ? jsonText({ error: error.code, message: error.message }) : `${error.message}; next pass later`;
 }
 
 function summary(report: SyncReport): string {
