@@ -60,18 +60,23 @@ interface LimitMet {
  * The limit of a failed request as octokit's throttling plugin (11.x) reads it, which waited it
  * until this module did: "secondary rate" in the message, `retry-after` seconds (60 when absent);
  * else `x-ratelimit-remaining: 0`, until a second past `x-ratelimit-reset` (GitHub: ask again
- * after the reset). Null: no limit to wait for (a 403 for the token's rights, say).
+ * after the reset); else a bare `retry-after` (a plain 429 of a proxy or GitHub Enterprise Server),
+ * a secondary limit, as `rateLimited` reads it: 429 is not retried, so it must be waited here.
+ * Null: no limit to wait for (a 403 for the token's rights, say).
  */
 export function limitMet(error: unknown, nowMs: number): LimitMet | null {
   const status = (error as { status?: unknown }).status;
   if (status !== 403 && status !== 429) return null;
   const headers = (error as { response?: { headers?: Record<string, unknown> } }).response?.headers ?? {};
-  const message = error instanceof Error ? error.message : '';
-  if (/\bsecondary rate\b/i.test(message))
-    return { kind: 'secondary', afterS: Number(headers['retry-after']) || SECONDARY_FALLBACK_S };
-  if (headers['x-ratelimit-remaining'] !== '0') return null;
-  const resetMs = Math.trunc(Number(headers['x-ratelimit-reset']) || 0) * 1000;
-  return { kind: 'primary', afterS: Math.max(Math.ceil((resetMs - nowMs) / 1000) + 1, 0) };
+  const secondary = /\bsecondary rate\b/i.test(error instanceof Error ? error.message : '');
+  if (!secondary && headers['x-ratelimit-remaining'] === '0') {
+    const resetMs = Math.trunc(Number(headers['x-ratelimit-reset']) || 0) * 1000;
+    return { kind: 'primary', afterS: Math.max(Math.ceil((resetMs - nowMs) / 1000) + 1, 0) };
+  }
+  const retryAfter = Number(headers['retry-after']);
+  if (secondary || Number.isFinite(retryAfter))
+    return { kind: 'secondary', afterS: retryAfter || SECONDARY_FALLBACK_S };
+  return null;
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { limitMet, waitingOut, waitsFor, type RateLimits } from '../../src/github/rate-limit.js';
+import { limitMet, rateLimited, waitingOut, waitsFor, type RateLimits } from '../../src/github/rate-limit.js';
 import { GithubStoppedError } from '../../src/github/stop.js';
 
 /** A failed request as octokit's request error carries it. */
@@ -70,6 +70,16 @@ describe("the GitHub client's rate-limit wait", () => {
     assert.equal(limitMet(refused(403, 'Resource not accessible by integration', {}), now), null);
     assert.equal(limitMet(refused(429, 'Too many', { 'x-ratelimit-remaining': '12' }), now), null);
     assert.equal(limitMet(refused(500, 'secondary rate', {}), now), null);
+  });
+
+  test('a plain 429 with only retry-after (a proxy, GHES) is a limit waited out, as rateLimited reads it', async () => {
+    const plain = refused(429, 'Too Many Requests', { 'retry-after': '3' });
+    assert.deepEqual(limitMet(plain, 0), { kind: 'secondary', afterS: 3 });
+    assert.equal(rateLimited(plain, plain.message)?.kind, 'secondary');
+    const run = limited(refused(429, 'Too Many Requests', { 'retry-after': '0' }), 'wait');
+    await run.done;
+    assert.equal(run.sends(), 4, 'sent again after each of its 3 waits');
+    assert.equal(run.logs.length, 3);
   });
 
   test('waits as often as its client does: wait 3 times, brief a short secondary once, never not at all', () => {
