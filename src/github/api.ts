@@ -257,7 +257,9 @@ export class GithubApi {
     const got = await this.call('GET', path);
     return (got.data as { body?: string; user?: { login?: string } | null }[]).some(
       (comment) =>
-        (comment.user?.login ?? '').toLowerCase() === self && (comment.body ?? '').trimEnd().endsWith(marker),
+        self !== '' &&
+        (comment.user?.login ?? '').toLowerCase() === self &&
+        (comment.body ?? '').trimEnd().endsWith(marker),
     );
   }
 
@@ -265,9 +267,10 @@ export class GithubApi {
   private login(): Promise<string> {
     const known = LOGINS.get(this.client);
     if (known !== undefined) return known;
-    const asked = this.call('GET', '/user').then((got) =>
-      String((got.data as { login?: unknown }).login ?? ''),
-    );
+    const asked = this.call('GET', '/user').then((got) => {
+      const login = (got.data as { login?: unknown }).login;
+      return typeof login === 'string' ? login : '';
+    });
     LOGINS.set(this.client, asked);
     asked.catch(() => LOGINS.delete(this.client));
     return asked;
