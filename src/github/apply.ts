@@ -124,16 +124,14 @@ export async function applyIssue(
   // the label came keeps it out, so the gate is set once the task is open.
   const gateSet = out.includes('gated') || hasLabel(task.labels, deps.labels.designReview);
   const labels = gateSet ? theirs : theirsUngated;
-  if (!out.includes('gated') && (await holdEditedText(deps, task, issue))) out.push('gated');
-  if (changed(task, issue, labels)) {
-    await store.tasks.update({
-      key,
-      title: issue.title.slice(0, TITLE_LENGTH_MAX),
-      body: issue.body.slice(0, BODY_LENGTH_MAX),
-      url: issue.url,
-      labels,
-      by: ACTOR,
-    });
+  const hold = await holdEditedText(deps, task, issue, out);
+  if (hold === 'gated') out.push('gated');
+  // Held back (the task is not open): the stored text stays until the task is open and gated.
+  const text = hold === 'held' ? task : { title: issue.title, body: issue.body };
+  const title = text.title.slice(0, TITLE_LENGTH_MAX);
+  const body = text.body.slice(0, BODY_LENGTH_MAX);
+  if (changed(task, { title, body, url: issue.url }, labels)) {
+    await store.tasks.update({ key, title, body, url: issue.url, labels, by: ACTOR });
     out.push('updated');
   }
   if (!out.includes('reopened') && (await repairLabels(deps, key, issue))) out.push('repaired');
@@ -144,25 +142,38 @@ export async function applyIssue(
 export const EDITED_REASON = "the issue's title or body changed on GitHub, and its author is not a member";
 
 /**
- * An open task whose issue's title or body changed, its author not OWNER, MEMBER or COLLABORATOR:
- * GitHub does not say who edited, and the author may edit after a maintainer queued it, so the new
- * text waits behind the design gate for a human (a queued job waits; a placed one is cancelled by
- * the re-check). Issues of members are edited only by people with write access: no gate. True when gated.
+ * An issue whose title or body changed, its author not OWNER, MEMBER or COLLABORATOR: GitHub does
+ * not say who edited, and the author may edit after a maintainer queued it, so the new text waits
+ * behind the design gate for a human (a queued job waits; a placed one is cancelled by the
+ * re-check), each such edit a `github:text-changed` row, even when the task is gated already (the
+ * human approves the text they read). A task open, or reopened by this very call (`out`), is
+ * gated; one in review or escalated cannot be: its new text is held back ('held', not stored), so
+ * once the task is open again the re-check before a run (or the next sync of the issue) sees the
+ * difference and gates it. Issues of members are edited only by people with write access: no gate.
  */
-async function holdEditedText(deps: BacklogDeps, task: Task, issue: GithubIssue): Promise<boolean> {
-  if (task.state !== 'open' || task.gate !== null || authorTrusted(issue.authorAssociation, MEMBERS))
-    return false;
-  if (!textChanged(task, issue)) return false;
-  await new Lifecycle(deps.store).gate({ key: task.key, gate: 'design', by: ACTOR });
+async function holdEditedText(
+  deps: BacklogDeps,
+  task: Task,
+  issue: GithubIssue,
+  out: readonly Applied[],
+): Promise<'gated' | 'noted' | 'held' | null> {
+  if (authorTrusted(issue.authorAssociation, MEMBERS) || !textChanged(task, issue)) return null;
+  const gated = task.gate !== null || out.includes('gated');
+  if (!gated && task.state !== 'open' && !out.includes('reopened')) {
+    deps.log(`${task.key}: new title or body held back while the task is ${task.state}: ${EDITED_REASON}`);
+    return 'held';
+  }
+  if (!gated) await new Lifecycle(deps.store).gate({ key: task.key, gate: 'design', by: ACTOR });
   await deps.store.github.note({
     type: 'github:text-changed',
     key: task.key,
     detail: { author: issue.authorAssociation, issueUpdatedAt: issue.updatedAt, reason: EDITED_REASON },
   });
+  const approve = `baton approve ${task.key} --gate design`;
   deps.log(
-    `${task.key}: gated for design approval: ${EDITED_REASON} (baton approve ${task.key} --gate design)`,
+    `${task.key}: ${gated ? 'text changed behind' : 'gated for'} design approval: ${EDITED_REASON} (${approve})`,
   );
-  return true;
+  return gated ? 'noted' : 'gated';
 }
 
 /** Whether the issue's title or body differ from the task's. */
@@ -347,10 +358,15 @@ function ownLabels(labels: readonly string[], names: GithubLabels): string[] {
   return [...new Set(kept)].sort().slice(0, LABEL_COUNT_MAX);
 }
 
-function changed(task: Task, issue: GithubIssue, labels: readonly string[]): boolean {
+function changed(
+  task: Task,
+  fields: { readonly title: string; readonly body: string; readonly url: string },
+  labels: readonly string[],
+): boolean {
   return (
-    textChanged(task, issue) ||
-    task.url !== issue.url ||
+    task.title !== fields.title ||
+    task.body !== fields.body ||
+    task.url !== fields.url ||
     JSON.stringify([...task.labels].sort()) !== JSON.stringify(labels)
   );
 }

@@ -114,5 +114,57 @@ for (const db of bothEngines()) {
         const [row] = await f.store.audit.list({ key: key(1), type: 'github:recheck' });
         assert.equal(row?.detail['outcome'], 'cancelled');
       }));
+    test('an edit while the issue was closed is gated when the issue reopens', () =>
+      withFixture(db, 'any', async (f) => {
+        f.gh.add(1, { author: 'NONE' });
+        await f.backlog.sync({ labels: [] });
+        f.gh.close(1, { reason: 'not_planned' });
+        await f.backlog.sync({ labels: [] });
+        f.gh.edit(1, { body: INJECTED });
+        await f.backlog.sync({ labels: [] });
+        f.gh.reopen(1);
+        const r = await f.backlog.sync({ labels: [] });
+        assert.deepEqual([r.reopened, r.gated], [1, 1]);
+        const task = await f.store.tasks.get(key(1));
+        assert.deepEqual([task?.state, task?.gate, task?.body], ['open', 'design', INJECTED]);
+        assert.equal((await f.store.audit.list({ key: key(1), type: 'github:text-changed' })).length, 1);
+      }));
+
+    test('an edit while the task is in review is held back, and gated once a reject opens it', () =>
+      withFixture(db, 'any', async (f) => {
+        f.gh.add(1, { author: 'NONE' });
+        await f.backlog.sync({ labels: [] });
+        const before = (await f.store.tasks.get(key(1)))?.body;
+        await f.store.tasks.update({ key: key(1), reviewRequired: true, by: { name: 'alice@box' } });
+        const session = await f.store.sessions.start({ kind: 'agent', host: 'box', pid: 1 });
+        const claimed = await f.store.claims.acquire({ key: key(1), session: session.id });
+        assert.ok(claimed.ok);
+        const epoch = claimed.claim.epoch;
+        await f.store.claims.release({ key: key(1), session: session.id, epoch, outcome: 'done' });
+        assert.equal((await f.store.tasks.get(key(1)))?.state, 'in_review');
+        f.gh.edit(1, { body: INJECTED });
+        await f.backlog.sync({ labels: [] });
+        assert.equal((await f.store.tasks.get(key(1)))?.body, before, 'not stored while it cannot be gated');
+        await new Lifecycle(f.store).reject({ key: key(1), reason: 'redo it', by: { name: 'alice@box' } });
+        const { job } = await f.store.jobs.enqueue({ key: key(1) });
+        const verdict = await f.backlog.recheck(job);
+        assert.ok(!verdict.go && verdict.reason.includes(EDITED_REASON), JSON.stringify(verdict));
+        const task = await f.store.tasks.get(key(1));
+        assert.deepEqual([task?.state, task?.gate, task?.body], ['open', 'design', INJECTED]);
+      }));
+
+    test("a second edit of a gated outsider's issue writes its own ledger row", () =>
+      withFixture(db, 'any', async (f) => {
+        f.gh.add(1, { author: 'NONE' });
+        await f.backlog.sync({ labels: [] });
+        f.gh.edit(1, { body: 'first edit' });
+        await f.backlog.sync({ labels: [] });
+        f.gh.edit(1, { body: INJECTED });
+        await f.backlog.sync({ labels: [] });
+        const task = await f.store.tasks.get(key(1));
+        assert.deepEqual([task?.gate, task?.body], ['design', INJECTED]);
+        const rows = await f.store.audit.list({ key: key(1), type: 'github:text-changed' });
+        assert.equal(rows.length, 2, 'the human is told of the text they approve');
+      }));
   });
 }
