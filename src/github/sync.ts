@@ -10,11 +10,13 @@
  * later page instead of shifting one out of reach; only when a whole page shares one
  * `updated_at` does the pass turn the page. Each label filter has its own cursor (cursorKey): a
  * pass with `--label` moves past the issues it skips, which a pass without it must still read; so
- * are its pages' ETags (a 304 to one filter says nothing of what another applied).
+ * are its pages' ETags (a 304 to one filter says nothing of what another applied). So has each
+ * `--github-authors` setting: a pass moves past the issues it passes over, which a wider one reads.
  */
 import type { RepoName } from '../core/github.js';
 import type { GithubIssue } from './api.js';
 import { applyIssue, type Applied, type BacklogDeps } from './apply.js';
+import { MEMBERS } from './trust.js';
 
 export interface SyncOptions {
   /** Import only issues carrying one of these labels; empty: every issue. */
@@ -63,7 +65,7 @@ export async function syncRepo(deps: BacklogDeps, repo: RepoName, options: SyncO
     skipped: 0,
     untrusted: 0,
   };
-  const cursor = cursorKey(repo, options.labels);
+  const cursor = cursorKey(repo, options.labels, deps.authors ?? MEMBERS);
   let since = await deps.store.github.cursor(cursor);
   const state = since === null ? 'open' : 'all';
   let pages = 0;
@@ -72,7 +74,7 @@ export async function syncRepo(deps: BacklogDeps, repo: RepoName, options: SyncO
   let notModified = false;
   for (;;) {
     if (options.pagesMax !== undefined && pages >= options.pagesMax) break;
-    const filter = options.labels.length === 0 ? undefined : cursor;
+    const filter = cursor === repo.full.toLowerCase() ? undefined : cursor;
     const got = await deps.api.listIssues(repo, { since, state, page, filter });
     pages++;
     if (got.notModified) {
@@ -118,16 +120,23 @@ export async function syncRepo(deps: BacklogDeps, repo: RepoName, options: SyncO
 }
 
 /**
- * Where a pass keeps its cursor: per repository and label filter, since a pass with a filter moves
- * past the issues it skips. `acme/api` with no filter (as before filters had cursors of their
- * own), `acme/api labels:ai,bug` with one (lower case, sorted: the filter's own matching); the
- * repository in lower case, as in its task keys.
+ * Where a pass keeps its cursor: per repository, label filter and trusted authors, since a pass
+ * with a filter moves past the issues it skips, and one trusting fewer authors past the issues it
+ * passes over (a widened `--github-authors` must read them again). `acme/api` with no filter and
+ * the default authors (as before filters had cursors of their own), `acme/api labels:ai,bug` with
+ * a filter (lower case, sorted: the filter's own matching), ` authors:contributor,member,...` added
+ * for any other authors; the repository in lower case, as in its task keys.
  */
-function cursorKey(repo: RepoName, labels: readonly string[]): string {
+function cursorKey(repo: RepoName, labels: readonly string[], authors: ReadonlySet<string>): string {
   const full = repo.full.toLowerCase(); // one cursor whatever the repository's spelling (issueKey)
-  if (labels.length === 0) return full;
   const names = [...new Set(labels.map((label) => label.normalize('NFC').toLowerCase()))].sort();
-  return `${full} labels:${names.join(',')}`;
+  const filter = labels.length === 0 ? full : `${full} labels:${names.join(',')}`;
+  const members = authors.size === MEMBERS.size && [...MEMBERS].every((entry) => authors.has(entry));
+  if (members) return filter;
+  return `${filter} authors:${[...authors]
+    .map((entry) => entry.toLowerCase())
+    .sort()
+    .join(',')}`;
 }
 
 /** Whether the issue passes the label filter (`--github-label`: any of them; none given, all). */

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { Lifecycle } from '../../src/coordinator/lifecycle.js';
 import { InvalidInputError } from '../../src/core/errors.js';
 import { EDITED_REASON } from '../../src/github/apply.js';
+import { syncRepo } from '../../src/github/sync.js';
 import { parseAuthors } from '../../src/github/trust.js';
 import { bothEngines } from '../support/databases.js';
 import { githubFixture, key, type GithubFixture } from './fixture.js';
@@ -40,6 +41,11 @@ test('--github-authors takes members, any or a list of associations, and names a
   ]);
   assert.throws(() => parseAuthors('members,friends'), InvalidInputError);
 });
+
+const counts = async (report: ReturnType<typeof syncRepo>): Promise<number[]> => {
+  const r = await report;
+  return [r.added, r.passedOver];
+};
 
 for (const db of bothEngines()) {
   describe(`github: whose text the agent is given (${db.name})`, () => {
@@ -165,6 +171,16 @@ for (const db of bothEngines()) {
         assert.deepEqual([task?.gate, task?.body], ['design', INJECTED]);
         const rows = await f.store.audit.list({ key: key(1), type: 'github:text-changed' });
         assert.equal(rows.length, 2, 'the human is told of the text they approve');
+      }));
+    test('a widened --github-authors reads again the issues a narrower pass moved past', () =>
+      withFixture(db, undefined, async (f) => {
+        f.gh.add(1);
+        f.gh.add(2, { author: 'CONTRIBUTOR' });
+        f.gh.add(3); // the newest: the cursor stops at it, past the contributor's issue
+        assert.deepEqual(await counts(f.backlog.sync({ labels: [] })), [2, 1]);
+        const wider = { ...f.backlog.deps, authors: parseAuthors('members,contributor') };
+        assert.deepEqual(await counts(syncRepo(wider, f.backlog.repo, { labels: [] })), [1, 0]);
+        assert.notEqual(await f.store.tasks.get(key(2)), null);
       }));
   });
 }
