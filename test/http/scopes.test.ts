@@ -59,6 +59,7 @@ function hostile(ids: Ids): Record<string, { path: string; body?: unknown }> {
     'POST /v1/effects': { path: '/v1/effects', body: { key: ids.key, session: s, epoch: 1, kind: 'pr' } },
     'POST /v1/hosts/{name}/enable': { path: '/v1/hosts/host-b/enable' },
     'POST /v1/hosts/{name}/disable': { path: '/v1/hosts/host-b/disable' },
+    'POST /v1/hosts/{name}/retire': { path: '/v1/hosts/host-b/retire' },
     'POST /v1/tokens': { path: '/v1/tokens', body: { scope: 'operator' } },
     'POST /v1/tokens/{id}/revoke': { path: `/v1/tokens/${ids.token}/revoke` },
     'POST /v1/settings/{name}': { path: '/v1/settings/vague-words', body: { value: '3' } },
