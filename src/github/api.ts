@@ -78,7 +78,7 @@ type Client = InstanceType<typeof RestWithPlugins>;
 export const DEFAULT_GITHUB_API_URL = 'https://api.github.com';
 
 /** Each client's token's login (GithubApi.login): views of one client share it. */
-const LOGINS = new WeakMap<object, Promise<string>>();
+const LOGINS = new WeakMap<object, Promise<string | null>>();
 
 export class GithubApi {
   private readonly client: Client;
@@ -251,23 +251,30 @@ export class GithubApi {
    * first, so the window, not the page, bounds the read.
    */
   async hasComment(repo: RepoName, number: number, marker: string, since: number): Promise<boolean> {
-    const self = (await this.login()).toLowerCase();
+    const self = await this.login();
     const after = new Date(since - 3_600_000).toISOString();
     const path = `/repos/${repo.full}/issues/${number}/comments?per_page=100&since=${after}`;
     const got = await this.call('GET', path);
-    return (got.data as { body?: string; user?: { login?: string } | null }[]).some(
-      (comment) =>
-        self !== '' &&
-        (comment.user?.login ?? '').toLowerCase() === self &&
-        (comment.body ?? '').trimEnd().endsWith(marker),
+    const mine = (user: { login?: string; type?: string } | null | undefined): boolean =>
+      self === null
+        ? user?.type === 'Bot'
+        : self !== '' && (user?.login ?? '').toLowerCase() === self.toLowerCase();
+    return (got.data as { body?: string; user?: { login?: string; type?: string } | null }[]).some(
+      (comment) => mine(comment.user) && (comment.body ?? '').trimEnd().endsWith(marker),
     );
   }
 
-  /** The token's own user (`GET /user`, its `login`), asked once per client; a failure is not kept. */
-  private login(): Promise<string> {
+  /**
+   * The token's own user (`GET /user`, its `login`), asked once per client; a failure is not kept.
+   * Null for a GitHub App's installation token (an Actions GITHUB_TOKEN too), which GitHub refuses
+   * `GET /user` (403 "Resource not accessible by integration"): its comments are its bot user's,
+   * `type: Bot`, which no person commenting can be.
+   */
+  private login(): Promise<string | null> {
     const known = LOGINS.get(this.client);
     if (known !== undefined) return known;
-    const asked = this.call('GET', '/user').then((got) => {
+    const asked = this.call('GET', '/user', undefined, [403, 404]).then((got) => {
+      if (got.status === 403 || got.status === 404) return null;
       const login = (got.data as { login?: unknown }).login;
       return typeof login === 'string' ? login : '';
     });
@@ -330,7 +337,12 @@ export class GithubApi {
       if (this.signal?.aborted === true)
         throw new GithubStoppedError(`${where}: stopped before GitHub answered`);
       const status = (error as { status?: unknown }).status;
-      if (typeof status === 'number' && accepted.includes(status)) {
+      // Accepted, but never a spent rate limit (a 403 or 429 that is one ends as GithubRateLimitedError).
+      if (
+        typeof status === 'number' &&
+        accepted.includes(status) &&
+        rateLimited(error, describe(error)) === null
+      ) {
         return { status, data: null, headers: {} };
       }
       // 410 is also GitHub's answer when a repository's issues are turned off: that is not the

@@ -118,6 +118,35 @@ for (const db of bothEngines()) {
         assert.equal(f.gh.sent.filter((r) => r.route === '/user').length, 1, 'GET /user asked once');
       }));
 
+    test("with a GitHub App's token (GET /user refused), its bot's post counts and another's marker does not", () =>
+      withFixture(db, async (f) => {
+        f.gh.appToken = true;
+        f.gh.commenter = 'baton-app[bot]';
+        await escalated(f, 13);
+        const by = { name: 'alice@box' };
+        await f.store.lifecycle.transition({ key: key(13), action: 'resolve', by, reason: 'go ahead' });
+        const [row] = (await f.store.github.pending({ limit: 100, key: key(13) })).filter(
+          (r) => r.kind === 'comment',
+        );
+        assert.ok(row !== undefined);
+        f.gh.commenter = 'mallory';
+        await f.backlog.deps.api.comment(
+          parseRepo(REPO),
+          13,
+          `looks done\n\n<!-- baton:outbox:${row.id} -->`,
+        );
+        f.gh.commenter = 'baton-app[bot]';
+        f.gh.late = /^POST .*\/comments$/;
+        await f.backlog.project().catch(() => undefined);
+        f.gh.late = null;
+        await drain(f, 30_000);
+        assert.equal(
+          resolvedComments(f, 13).length,
+          1,
+          "posted by the app's bot once, the lost answer's retry found it",
+        );
+      }));
+
     test('with comments off, the note is not posted and its row is marked applied', () =>
       withFixture(
         db,

@@ -69,6 +69,11 @@ export class GithubStandIn {
   readonly deleted = new Set<number>();
   /** Who the token is (`GET /user`) is `octo`; a comment is posted as this user (a test's other person). */
   commenter = 'octo';
+  /**
+   * The token is a GitHub App's installation token: `GET /user` answers 403, and its comments are
+   * its bot user's (`baton-app[bot]`, type Bot), as GitHub answers an integration.
+   */
+  appToken = false;
   /** The repository's issues turned off: every issue request answers 410, as GitHub does. */
   issuesDisabled = false;
   /** Faults applied to every request whose path matches, until cleared (GitHub "down"). */
@@ -398,6 +403,14 @@ export class GithubStandIn {
       status: 404,
       body: { message: 'Not Found', documentation_url: 'https://docs.github.com/rest' },
     };
+    if (method === 'GET' && route === '/user' && this.appToken) {
+      const body = {
+        message: 'Resource not accessible by integration',
+        documentation_url: 'https://docs.github.com/rest/users/users#get-the-authenticated-user',
+        status: '403',
+      };
+      return { route, status: 403, body };
+    }
     if (method === 'GET' && route === '/user') return { route, status: 200, body: this.userJson() };
     // GitHub's owner and repository names are case-insensitive: /repos/Acme/API is acme/api.
     if (!url.pathname.toLowerCase().startsWith(`${prefix}/issues`.toLowerCase())) return notFound;
@@ -481,7 +494,7 @@ export class GithubStandIn {
       url: `${this.url}/repos/${this.repo}/issues/comments/${c.id}`,
       html_url: `https://github.example/${this.repo}/issues/${issue.number}#issuecomment-${c.id}`,
       body: c.body,
-      user: { ...USER(this.url), login: c.by },
+      user: { ...USER(this.url), login: c.by, type: c.by.endsWith('[bot]') ? 'Bot' : 'User' },
       created_at: c.at,
       updated_at: c.at,
       issue_url: `${this.url}/repos/${this.repo}/issues/${issue.number}`,
