@@ -22,6 +22,7 @@ import {
 } from './rate-limit.js';
 import { mergedHere, readIssue, readIssues, readList, type Read } from './payload.js';
 import { GithubStoppedError, stoppableFetch } from './stop.js';
+import { GithubNotFoundError, IssueGoneError } from './errors.js';
 
 export interface GithubIssue {
   readonly number: number;
@@ -364,22 +365,6 @@ export class GithubApi {
     return this.token.length === 0 ? text : text.split(this.token).join('[token]');
   }
 }
-
-/**
- * GitHub answered 410 Gone: the issue was deleted (GitHub answers 404, not 410, when the token
- * cannot read the repository it went to, so a 404 stays "unavailable" and is retried).
- */
-export class IssueGoneError extends GithubUnavailableError {
-  constructor(message: string) {
-    super(message, 'nothing to do: Baton closes the task of a deleted issue');
-  }
-}
-
-/**
- * GitHub answered 404: no such issue, or none the token may read. Unavailable as any failure (the
- * projector retries it); a merged pull request's reference to it is passed over (webhook.ts).
- */
-export class GithubNotFoundError extends GithubUnavailableError {}
 
 /** A conditional GET's answer, and how to remember its ETag once the body has been used. */
 interface Conditional {

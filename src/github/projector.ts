@@ -24,7 +24,7 @@ import {
 } from '../core/github.js';
 import type { OutboxRow } from '../store/github-store.js';
 import { applyGone, GONE_REASON, type BacklogDeps } from './apply.js';
-import { IssueGoneError } from './api.js';
+import { IssueGoneError } from './errors.js';
 import { GithubStoppedError } from './stop.js';
 
 export interface ProjectOptions {

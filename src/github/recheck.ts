@@ -17,7 +17,7 @@ import { parseIssueKey } from '../core/github.js';
 import type { Job } from '../core/job.js';
 import { applyGone, applyIssue, EDITED_REASON, GONE_REASON, textChanged, type BacklogDeps } from './apply.js';
 import { authorTrusted, MEMBERS } from './trust.js';
-import { IssueGoneError } from './api.js';
+import { IssueGoneError } from './errors.js';
 import { GithubRateLimitedError } from './rate-limit.js';
 
 export type RecheckOutcome =

@@ -35,7 +35,7 @@ import { Webhooks } from '@octokit/webhooks';
 import { Hono } from 'hono';
 import { BatonError, GithubUnavailableError } from '../core/errors.js';
 import { type RepoName, issueKey, sameRepo } from '../core/github.js';
-import { GithubNotFoundError, IssueGoneError } from './api.js';
+import { GithubNotFoundError, IssueGoneError } from './errors.js';
 import { GithubRateLimitedError } from './rate-limit.js';
 import { readDelivery, type Delivery, type Read } from './payload.js';
 import { applyGone, applyIssue, type Applied, type BacklogDeps } from './apply.js';
