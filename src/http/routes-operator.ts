@@ -1,7 +1,7 @@
 /**
- * An operator's routes over HTTP: repairs (force-release a claim, enable, disable or retire a host, retry a
- * job) and tokens (list, create with the secret shown once, revoke). Registered by moreRoutes in
- * routes-more.ts, after the lifecycle's.
+ * An operator's routes over HTTP: repairs (force-release a claim, enable, disable or retire a host,
+ * retry a job) and tokens (list, create with the secret shown once, revoke). Registered by
+ * moreRoutes in routes-more.ts, after the lifecycle's.
  */
 import { z } from '@hono/zod-openapi';
 import { parseOlderThan } from '../core/job-retention.js';
@@ -91,7 +91,6 @@ const PruneBody = z
     description: 'remove finished jobs that ended more than olderThan ago (decision 0039)',
   });
 
-/** `baton job prune` over HTTP: an operator's job retention, as the leader's pass does it. */
 /** Enable, disable or retire a host, each under the `host:toggle` permission. */
 function hostRoutes(app: Api, baton: Coordinator): void {
   for (const [verb, on] of HOST_TOGGLES) {
@@ -131,6 +130,7 @@ function hostRoutes(app: Api, baton: Coordinator): void {
   );
 }
 
+/** `baton job prune` over HTTP: an operator's job retention, as the leader's pass does it. */
 function pruneRoute(app: Api, baton: Coordinator): void {
   app.openapi(
     route({
