@@ -94,7 +94,12 @@ describe('a missing SQLite database', () => {
     const dir = mkdtempSync(join(tmpdir(), 'baton-dir-'));
     const said =
       /^baton: .*baton-dir-\w+ is a directory, not a database file — check --db \/ BATON_DB: name the/;
-    for (const args of [['status'], ['task', 'list'], ['init'], ['db', 'backup', join(tmpdir(), 'x')]]) {
+    for (const args of [
+      ['status'],
+      ['task', 'list'],
+      ['init'],
+      ['db', 'backup', join(mkdtempSync(join(tmpdir(), 'baton-out-')), 'x')],
+    ]) {
       oneLine(await batonBare({}, '--db', dir, ...args), 2, said);
     }
     oneLine(await baton(dir, 'task', 'add', 'k1'), 2, said);

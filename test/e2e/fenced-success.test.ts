@@ -38,7 +38,8 @@ test('an agent that exited 0 while its runner was paused past the watchdog is do
     writeFileSync(join(c.dir, 'go'), ''); // the agent exits 0 while its runner is stopped
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, paused + 10_300 - performance.now())));
     up.signal('SIGCONT');
-    await up.waitForLog(/fenced off: this process did not run for [\d.]+ s \(stopped, or starved of CPU\)/);
+    // The watchdog's fence as a rule; on a loaded machine the heartbeat's may come first (CI91).
+    await up.waitForLog(/fenced off: /);
     const job = (await c.store.jobs.list({ key: 'paused-done' }))[0];
     await waitUntil(
       async () => (await c.store.jobs.get(job?.id ?? 0))?.status !== 'running',
@@ -51,7 +52,10 @@ test('an agent that exited 0 while its runner was paused past the watchdog is do
     const rows = (await c.store.audit.list({ jobId: job?.id ?? 0 })).map((row) => row.type);
     assert.equal(rows.filter((type) => type === 'job:requeued').length, 0, rows.join(', '));
     assert.equal(rows.filter((type) => type === 'job:finished').length, 1, rows.join(', '));
-    assert.match(up.log(), /done: exited 0 before its runner's fence/);
+    // Kept through the fence, or reported done before the fence came: either way once, never rerun.
+    const log = up.log();
+    if (!/done: exited 0 before its runner's fence/.test(log))
+      assert.ok(log.indexOf('paused-done: done') < log.indexOf('fenced off:'), log);
     await up.waitRunning(30_000, 2); // rejoined under a new session: nothing runs the work again
     assert.equal(readFileSync(join(c.dir, 'runs'), 'utf8'), 'ran\n');
   } finally {

@@ -15,5 +15,13 @@ test("reads the state of a target an older Baton's init made (fewer tables), wit
   // Version 34: no job_retention (0035) nor any later table.
   await (await openPostgresStore({ url, migrateTo: 34 })).close();
   const state = await readTargetState(url);
-  assert.deepEqual(state, { batonTables: true, otherTables: [], nonEmpty: {} });
+  const { role, ...rest } = state;
+  assert.ok(role.length > 0 && role !== '?', `the role is read: ${role}`);
+  assert.deepEqual(rest, {
+    batonTables: true,
+    otherTables: [],
+    nonEmpty: {},
+    schema: 'public',
+    canCreate: true,
+  });
 });
