@@ -196,8 +196,7 @@ function unseenBySync(
   action: string,
   limit: GithubRateLimitedError,
 ): GithubUnavailableError {
-  const { kind, resetAt } = limit;
-  const spent = `the token's ${kind} rate limit is spent ${resetAt === null ? 'for a while' : `until ${resetAt}`}`;
+  const spent = spentOf(limit);
   const message = `${issueKey(deps.repo, number)} ${action}: not applied, ${spent}; the next sync would not see it`;
   deps.log(`GitHub webhook: ${message}`);
   return new GithubUnavailableError(
@@ -206,11 +205,15 @@ function unseenBySync(
   );
 }
 
+/** What a webhook's log and answer say of the limit met. */
+function spentOf({ kind, resetAt }: GithubRateLimitedError): string {
+  return `the token's ${kind} rate limit is spent ${resetAt === null ? 'for a while' : `until ${resetAt}`}`;
+}
+
 /** The 202 of a deferred delivery, said once in the log with the limit and its reset. */
 function deferral(deps: WebhookDeps, deferred: Deferred) {
   const keys = deferred.numbers.map((number) => issueKey(deps.repo, number));
-  const { kind, resetAt } = deferred.limit;
-  const spent = `the token's ${kind} rate limit is spent ${resetAt === null ? 'for a while' : `until ${resetAt}`}`;
+  const spent = spentOf(deferred.limit);
   deps.log(`GitHub webhook: ${keys.join(', ')} left to the next sync: ${spent}`);
   const message = `${spent}; the next sync after it lifts applies the change`;
   return { ok: true, applied: deferred.applied, deferred: keys, message };

@@ -10,12 +10,13 @@
  * removed. Two runners starting at once with overlapping ranges may both refuse; neither runs with
  * the other's uids.
  */
-import { lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, isAbsolute, join } from 'node:path';
 import type { AgentUidRange } from '../core/agent-uids.js';
-import { ConflictError, InvalidInputError } from '../core/errors.js';
+import { ConflictError } from '../core/errors.js';
 import { isRunning, processIdentity, type ProcessIdentity } from './process-ancestry.js';
+import { ownPrivateDir } from './private-state.js';
 
 const SYSTEM_DIR = '/run/baton/agent-uids';
 
@@ -26,17 +27,7 @@ function registryPath(): string {
 
 /** The registry: the system one when this process may make it, else one of its own user's. */
 function registry(): string {
-  const uid = process.getuid?.() ?? 0;
-  const dir = registryPath();
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const stat = lstatSync(dir);
-  // In a shared temporary directory someone else could have made it first: use only our own.
-  if (!stat.isDirectory() || stat.uid !== uid || (stat.mode & 0o022) !== 0)
-    throw new InvalidInputError(
-      `--agent-uids: ${dir} is not a directory only this user may write`,
-      `remove it (rm -r ${dir}) and start baton up again`,
-    );
-  return dir;
+  return ownPrivateDir(registryPath(), '--agent-uids:', ' and start baton up again');
 }
 
 interface Held extends AgentUidRange, ProcessIdentity {

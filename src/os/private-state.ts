@@ -4,8 +4,9 @@
  * files. The database holds every task and command; the logs hold agent output. `baton up`
  * tightens what an earlier version (or a umask) left readable by others, and says so.
  */
-import { chmodSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { InvalidInputError } from '../core/errors.js';
 import { keepOutOfGit } from './state-ignore.js';
 
 const DIR_MODE = 0o700;
@@ -137,4 +138,21 @@ export function makeStatePrivate(options: {
   if (files > 0)
     notes.push(`${files} files of Baton's state were readable by others, now ${octal(FILE_MODE)}`);
   return notes;
+}
+
+/**
+ * `dir` made if need be (0700), and used only when it is a directory (not a symlink) of this
+ * process's uid that neither group nor others may write: in a shared temporary directory another
+ * user could have made it first, or planted a symlink there. Else InvalidInputError: `what` and
+ * the folder, then "remove it (rm -r <dir>)" and `then`.
+ */
+export function ownPrivateDir(dir: string, what: string, then: string): string {
+  mkdirSync(dir, { recursive: true, mode: DIR_MODE });
+  const stat = lstatSync(dir);
+  if (!stat.isDirectory() || stat.uid !== (process.getuid?.() ?? 0) || (stat.mode & 0o022) !== 0)
+    throw new InvalidInputError(
+      `${what} ${dir} is not a directory only this user may write`,
+      `remove it (rm -r ${dir})${then}`,
+    );
+  return dir;
 }

@@ -14,22 +14,12 @@
  * the state file is opened with O_NOFOLLOW: neither follows a symlink.
  */
 import { randomBytes } from 'node:crypto';
-import {
-  closeSync,
-  constants,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { closeSync, constants, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import type { Holder } from '../../core/claim.js';
-import { InvalidInputError } from '../../core/errors.js';
 import type { ProcessIdentity } from '../../os/process-ancestry.js';
+import { ownPrivateDir } from '../../os/private-state.js';
 
 /**
  * - `holding`: the claim (key, epoch) was current at the last look;
@@ -67,14 +57,11 @@ export function stateDir(env: NodeJS.ProcessEnv): string {
 
 /** Makes `dir` if need be; throws unless it is a directory of this uid that only it may write. */
 function ownDir(dir: string): string {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const stat = lstatSync(dir);
-  if (!stat.isDirectory() || stat.uid !== userInfo().uid || (stat.mode & 0o022) !== 0)
-    throw new InvalidInputError(
-      `the hooks' state folder ${dir} is not a directory only this user may write`,
-      `remove it (rm -r ${dir}), or set BATON_HOOK_STATE_DIR to a folder of your own`,
-    );
-  return dir;
+  return ownPrivateDir(
+    dir,
+    "the hooks' state folder",
+    ', or set BATON_HOOK_STATE_DIR to a folder of your own',
+  );
 }
 
 function stateFile(dir: string, claudeSession: string): string {
